@@ -1,0 +1,75 @@
+"""lazynd: lazy NDArrays on a dependency engine, on NumPy (CPU) and CuPy (GPU).
+
+``import lazynd as mx`` gives MXNet's familiar faces: ``mx.nd``, ``mx.sym``,
+``mx.kv``, ``mx.cpu()``, ``mx.gpu()``, ``mx.io``, ``mx.image``, ``mx.recordio``,
+``mx.profiler``, ``mx.optimizer``, ``mx.init``, ``mx.metric``, ``mx.model``,
+``mx.viz``.  The symbolic and kvstore faces are imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from . import ndarray
+from . import ndarray as nd
+from . import random
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .engine import waitall
+from .errors import (
+    ContextError,
+    DataError,
+    EngineError,
+    FormatError,
+    LazyNDError,
+    OperatorError,
+    ShapeError,
+)
+from .ndarray import NDArray
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Context", "cpu", "cpu_pinned", "gpu", "current_context", "num_gpus", "nd", "ndarray", "NDArray",
+    "random", "waitall", "LazyNDError", "ContextError", "EngineError", "OperatorError", "ShapeError",
+    "FormatError", "DataError",
+]
+
+# name -> module imported on first access (keeps `import lazynd` light and free of lazynd_sym/_kv)
+_LAZY = {
+    "sym": "lazynd_sym",
+    "symbol": "lazynd_sym",
+    "kv": "lazynd_kv",
+    "kvstore": "lazynd_kv",
+    "model": "lazynd_sym.model",
+    "viz": "lazynd_sym.visualization",
+    "visualization": "lazynd_sym.visualization",
+    "io": "lazynd.io",
+    "image": "lazynd.image",
+    "img": "lazynd.image",
+    "recordio": "lazynd.recordio",
+    "profiler": "lazynd.profiler",
+    "optimizer": "lazynd.optimizer",
+    "lr_scheduler": "lazynd.lr_scheduler",
+    "init": "lazynd.initializer",
+    "initializer": "lazynd.initializer",
+    "metric": "lazynd.metric",
+    "callback": "lazynd.callback",
+    "datasets": "lazynd.datasets",
+    "test_utils": "lazynd.test_utils",
+    "testing": "lazynd.testing",
+    "engine": "lazynd.engine",
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'lazynd' has no attribute {name!r}")
+    module = importlib.import_module(target)
+    globals()[name] = module
+    return module
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

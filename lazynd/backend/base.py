@@ -1,0 +1,46 @@
+"""The small interface the engine and the operators need from one kind of device."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+class Backend:
+    """One device kind.  ``xp`` is its array module (NumPy or CuPy).
+
+    Kernels receive backend arrays and write into the output buffers they are
+    given; everything device-specific (streams, events, pools) stays here.
+    """
+
+    name = "base"
+    xp: Any = np
+
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        raise NotImplementedError
+
+    def zeros(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        raise NotImplementedError
+
+    def full(self, shape: tuple[int, ...], value: Any, dtype: Any) -> Any:
+        raise NotImplementedError
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        """A host copy (or the array itself on the CPU); the caller has waited."""
+        raise NotImplementedError
+
+    def wrap(self, fn: Callable[..., Any], reads: Sequence[Any], writes: Sequence[Any], kind: str = "compute") -> Callable[..., Any]:
+        """Return the callable the engine runs for ``fn`` on this device.
+
+        On the GPU this selects the stream for ``kind`` ('compute', 'h2d', 'd2h'),
+        waits for the events of the vars read and written, runs ``fn`` and records
+        the event of the vars written.  On the CPU it is ``fn`` itself.
+        """
+        return fn
+
+    def synchronize(self) -> None:
+        """Wait for all work queued on this device."""
+
+    def empty_cache(self) -> None:
+        """Return cached memory to the system."""

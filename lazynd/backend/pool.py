@@ -1,0 +1,79 @@
+"""Size-bucketed pool of host buffers for temporaries.
+
+Large NumPy allocations go to ``mmap`` and page-fault on first touch, so a
+training loop that makes a fresh multi-megabyte temporary every step pays for
+it every step.  The pool keeps freed buffers by size class and hands them out
+again.
+
+A buffer is free when nothing but the pool refers to it: every NumPy view
+keeps its base alive, so ``sys.getrefcount`` on the base tells whether any
+array (an NDArray, a pending operation, a user's view) still uses it.  No
+finalizers are needed and a buffer can never be reused while still visible.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+
+# below this, malloc is faster than any Python-level bookkeeping
+MIN_POOLED_BYTES = 1 << 16
+_ALIGN = 64
+
+
+def _size_class(nbytes: int) -> int:
+    """Round up to 1/4 steps between powers of two (at most 25% waste)."""
+    top = 1 << (nbytes - 1).bit_length()
+    step = top >> 3
+    return (nbytes + step - 1) // step * step
+
+
+class HostPool:
+    """Reuses host buffers of at least :data:`MIN_POOLED_BYTES` bytes."""
+
+    def __init__(self, limit_bytes: int = 1 << 30) -> None:
+        self.limit_bytes = limit_bytes
+        self._buckets: dict[int, list[np.ndarray]] = {}
+        self._held = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if nbytes < MIN_POOLED_BYTES:
+            return np.empty(shape, dtype)
+        size = _size_class(nbytes)
+        with self._lock:
+            bucket = self._buckets.get(size)
+            if bucket is not None:
+                for i in range(len(bucket)):
+                    # bucket[i] (list) + the call's argument = 2 references when free
+                    if sys.getrefcount(bucket[i]) <= 2:
+                        buf = bucket[i]
+                        self.hits += 1
+                        return buf[:nbytes].view(dtype).reshape(shape)
+            self.misses += 1
+            buf = np.empty(size, np.uint8)
+            if self._held + size <= self.limit_bytes:
+                self._buckets.setdefault(size, []).append(buf)
+                self._held += size
+        return buf[:nbytes].view(dtype).reshape(shape)
+
+    def held_bytes(self) -> int:
+        """Bytes the pool keeps (in use or free)."""
+        return self._held
+
+    def release_free(self) -> int:
+        """Drop the buffers no array uses; return the bytes released."""
+        released = 0
+        with self._lock:
+            for size, bucket in self._buckets.items():
+                keep = [b for b in bucket if sys.getrefcount(b) > 3]
+                released += size * (len(bucket) - len(keep))
+                bucket[:] = keep
+            self._held -= released
+        return released

@@ -1,0 +1,131 @@
+"""Device contexts: where an NDArray lives and where its operations run."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from .errors import ContextError
+
+_DEVICE_TYPES = {"cpu": 1, "gpu": 2, "cpu_pinned": 3}
+_DEVICE_NAMES = {v: k for k, v in _DEVICE_TYPES.items()}
+
+
+class Context:
+    """A device: ``cpu(0)``, ``gpu(1)``...
+
+    Usable as a context manager that sets the default context of the calling
+    thread::
+
+        >>> import lazynd as mx
+        >>> with mx.cpu(0):
+        ...     mx.nd.zeros((2,)).context
+        cpu(0)
+    """
+
+    __slots__ = ("device_type", "device_id", "_old")
+
+    _local = threading.local()
+
+    def __init__(self, device_type: str | int | Context, device_id: int = 0) -> None:
+        if isinstance(device_type, Context):
+            self.device_type, self.device_id = device_type.device_type, device_type.device_id
+        else:
+            if isinstance(device_type, int):
+                if device_type not in _DEVICE_NAMES:
+                    raise ContextError(f"unknown device type id {device_type}; expected one of {sorted(_DEVICE_NAMES)}")
+                device_type = _DEVICE_NAMES[device_type]
+            if device_type not in _DEVICE_TYPES:
+                raise ContextError(f"unknown device type {device_type!r}; expected one of {sorted(_DEVICE_TYPES)}")
+            if int(device_id) < 0:
+                raise ContextError(f"device id must be >= 0, got {device_id}")
+            self.device_type = device_type
+            self.device_id = int(device_id)
+        self._old: list[Context] = []
+
+    @property
+    def device_typeid(self) -> int:
+        """MXNet's numeric device type (cpu 1, gpu 2, cpu_pinned 3)."""
+        return _DEVICE_TYPES[self.device_type]
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.device_type == "gpu"
+
+    def __eq__(self, other: Any) -> bool:
+        return (
+            isinstance(other, Context)
+            and self.device_type == other.device_type
+            and self.device_id == other.device_id
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self) -> str:
+        return f"{self.device_type}({self.device_id})"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple:
+        return (Context, (self.device_type, self.device_id))
+
+    def __enter__(self) -> Context:
+        stack = _stack()
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _stack().pop()
+
+    def empty_cache(self) -> None:
+        """Release cached device memory (GPU pool); a no-op on the CPU."""
+        if self.is_gpu:
+            from .backend import get_backend
+
+            get_backend(self).empty_cache()
+
+
+def _stack() -> list[Context]:
+    stack = getattr(Context._local, "stack", None)
+    if stack is None:
+        stack = Context._local.stack = []
+    return stack
+
+
+def cpu(device_id: int = 0) -> Context:
+    """The CPU context (``device_id`` is kept for MXNet compatibility)."""
+    return Context("cpu", device_id)
+
+
+def cpu_pinned(device_id: int = 0) -> Context:
+    """Page-locked host memory context, as in MXNet."""
+    return Context("cpu_pinned", device_id)
+
+
+def gpu(device_id: int = 0) -> Context:
+    """GPU ``device_id``. Using it needs CuPy and a visible NVIDIA GPU.
+
+    Creating the object always works; the first array allocated on it raises a
+    :class:`lazynd.ContextError` saying why when no GPU can be used.
+    """
+    return Context("gpu", device_id)
+
+
+_DEFAULT = Context("cpu", 0)
+
+
+def current_context() -> Context:
+    """The default context of this thread: the innermost ``with ctx:``, else ``cpu(0)``."""
+    stack = getattr(Context._local, "stack", None)
+    return stack[-1] if stack else _DEFAULT
+
+
+def num_gpus() -> int:
+    """Number of GPUs CuPy can see (0 without CuPy or without a driver)."""
+    try:
+        import cupy  # noqa: F401
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:
+        return 0

@@ -1,0 +1,45 @@
+"""The dependency engine: ``push`` operations with the vars they read and write."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import LazyNDError
+from .base import Engine, Operation
+from .naive import NaiveEngine
+from .threaded import ThreadedEngine
+from .var import Var
+
+__all__ = ["Engine", "Operation", "Var", "NaiveEngine", "ThreadedEngine", "get_engine", "set_engine", "waitall"]
+
+_ENGINES = {"threaded": ThreadedEngine, "threadedengine": ThreadedEngine, "naive": NaiveEngine, "naiveengine": NaiveEngine}
+_engine: Engine | None = None
+
+
+def _create(name: str) -> Engine:
+    key = name.strip().lower()
+    if key not in _ENGINES:
+        raise LazyNDError(f"unknown engine {name!r} (LAZYND_ENGINE); choose 'threaded' or 'naive'")
+    return _ENGINES[key]()
+
+
+def get_engine() -> Engine:
+    """The process-wide engine (created on first use from ``LAZYND_ENGINE``, default threaded)."""
+    global _engine
+    if _engine is None:
+        _engine = _create(os.environ.get("LAZYND_ENGINE", "threaded"))
+    return _engine
+
+
+def set_engine(name: str) -> Engine:
+    """Switch engines ('threaded' or 'naive') after waiting for all pending work."""
+    global _engine
+    if _engine is not None:
+        _engine.waitall()
+    _engine = _create(name)
+    return _engine
+
+
+def waitall() -> None:
+    """Wait for every pushed operation; raise the first error not yet reported."""
+    get_engine().waitall()

@@ -1,0 +1,131 @@
+"""What every engine shares: the operation record and error propagation."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Sequence
+
+from ..errors import EngineError
+from .var import Var
+
+
+class Operation:
+    """One pushed operation: ``fn(*args)`` reading and writing some vars."""
+
+    __slots__ = ("fn", "args", "reads", "writes", "checks", "name", "device", "wait", "done")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any] | None,
+        args: tuple,
+        reads: Sequence[Var],
+        writes: Sequence[Var],
+        checks: Sequence[Var],
+        name: str,
+        device: Any,
+    ) -> None:
+        self.fn = fn
+        self.args = args
+        self.reads = reads
+        self.writes = writes
+        # vars whose errors this op inherits: everything it reads, in-place targets included
+        self.checks = checks
+        self.name = name
+        self.device = device
+        self.wait = 0
+        self.done: threading.Event | None = None
+
+
+def split_vars(reads: Sequence[Var], writes: Sequence[Var]) -> tuple[list[Var], list[Var]]:
+    """Deduplicate; a var both read and written is scheduled as a write."""
+    unique_writes: list[Var] = []
+    for v in writes:
+        if v not in unique_writes:
+            unique_writes.append(v)
+    unique_reads: list[Var] = []
+    for v in reads:
+        if v not in unique_writes and v not in unique_reads:
+            unique_reads.append(v)
+    return unique_reads, unique_writes
+
+
+class Engine:
+    """Common part of the engines: error bookkeeping and the profiler hook.
+
+    Subclasses implement :meth:`push`, :meth:`wait_for_var` and :meth:`waitall`.
+    """
+
+    name = "base"
+
+    def __init__(self) -> None:
+        self._unreported: dict[int, BaseException] = {}
+        self._error_lock = threading.Lock()
+        # set by lazynd.profiler while it runs: called as hook(op, start_s, end_s)
+        self.profiler_hook: Callable[[Operation, float, float], None] | None = None
+
+    # -- interface -----------------------------------------------------------------------------
+    def push(
+        self,
+        fn: Callable[..., Any],
+        args: tuple,
+        reads: Sequence[Var],
+        writes: Sequence[Var],
+        name: str = "op",
+        device: Any = None,
+        inline_ok: bool = False,
+    ) -> None:
+        raise NotImplementedError
+
+    def wait_for_var(self, var: Var, for_write: bool = False) -> None:
+        raise NotImplementedError
+
+    def waitall(self) -> None:
+        raise NotImplementedError
+
+    # -- shared helpers ------------------------------------------------------------------------
+    def _run(self, op: Operation) -> None:
+        """Run ``op`` unless an input failed; record its own failure on what it writes."""
+        exc = None
+        for v in op.checks:
+            if v.exc is not None:
+                exc = v.exc
+                break
+        if exc is None:
+            hook = self.profiler_hook
+            try:
+                if hook is None:
+                    op.fn(*op.args)  # type: ignore[misc]
+                else:
+                    from time import perf_counter
+
+                    start = perf_counter()
+                    op.fn(*op.args)  # type: ignore[misc]
+                    hook(op, start, perf_counter())
+            except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
+                exc = EngineError(f"operator '{op.name}' failed: {type(err).__name__}: {err}", op.name)
+                exc.__cause__ = err
+                with self._error_lock:
+                    self._unreported[id(exc)] = exc
+            for v in op.writes:
+                v.exc = exc
+        else:
+            for v in op.writes:
+                v.exc = exc
+
+    def _raise_for_var(self, var: Var) -> None:
+        exc = var.exc
+        if exc is not None:
+            with self._error_lock:
+                self._unreported.pop(id(exc), None)
+            raise exc
+
+    def _raise_unreported(self) -> None:
+        with self._error_lock:
+            if not self._unreported:
+                return
+            errors = list(self._unreported.values())
+            self._unreported.clear()
+        first = errors[0]
+        if len(errors) > 1:
+            first.add_note(f"{len(errors) - 1} more operator(s) failed since the last wait")
+        raise first

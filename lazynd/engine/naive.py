@@ -1,0 +1,44 @@
+"""NaiveEngine: runs every operation synchronously when it is pushed (for debugging)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from .base import Engine, Operation
+from .var import Var
+
+
+class NaiveEngine(Engine):
+    """Synchronous engine chosen with ``LAZYND_ENGINE=naive``.
+
+    Errors still surface at the next wait, exactly as with the threaded engine,
+    so programs behave the same under both.
+    """
+
+    name = "naive"
+
+    def push(
+        self,
+        fn: Callable[..., Any],
+        args: tuple,
+        reads: Sequence[Var],
+        writes: Sequence[Var],
+        name: str = "op",
+        device: Any = None,
+        inline_ok: bool = False,
+    ) -> None:
+        self._run(Operation(fn, args, reads, writes, reads, name, device))
+
+    def wait_for_var(self, var: Var, for_write: bool = False) -> None:
+        if var.event is not None:
+            var.event.synchronize()
+        self._raise_for_var(var)
+
+    def waitall(self) -> None:
+        from ..backend import synchronize_all
+
+        synchronize_all()
+        self._raise_unreported()
+
+    def num_pending(self) -> int:
+        return 0

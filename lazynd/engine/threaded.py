@@ -1,0 +1,227 @@
+"""ThreadedEngine: MXNet's dependency engine on Python worker threads.
+
+Scheduling rules (per var): reads run concurrently; a write waits for every
+earlier read and write and blocks later ones; operations touching a var are
+ordered as they were pushed.
+
+Workers are fed through ``queue.SimpleQueue`` (a push is well under a
+microsecond).  One pool serves the CPU; each GPU device has one thread of its
+own, so launches on its streams keep push order.  An operation whose
+dependencies are already met and which the caller marks ``inline_ok`` (cheap
+CPU work, or an asynchronous GPU launch) runs at once on the pushing thread:
+a thread hand-off would cost more than the work itself, and the result is the
+same as if a worker had run it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from queue import SimpleQueue
+from typing import Any, Callable, Sequence
+
+from .base import Engine, Operation, split_vars
+from .var import Var
+
+
+def default_cpu_workers() -> int:
+    env = os.environ.get("LAZYND_CPU_WORKERS")
+    if env:
+        return max(1, int(env))
+    return max(2, min(os.cpu_count() or 2, 8))
+
+
+class ThreadedEngine(Engine):
+    """The default engine.  See the module docstring for its rules."""
+
+    name = "threaded"
+
+    def __init__(self, num_workers: int | None = None) -> None:
+        super().__init__()
+        self.num_workers = num_workers or default_cpu_workers()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._pending = 0  # pushed and not completed (inline ops excluded)
+        self._cpu_queue: SimpleQueue[Operation | None] = SimpleQueue()
+        self._device_queues: dict[Any, SimpleQueue[Operation | None]] = {}
+        self._threads: list[threading.Thread] = []
+        for i in range(self.num_workers):
+            self._start_worker(self._cpu_queue, f"lazynd-cpu-{i}")
+
+    def _start_worker(self, queue: SimpleQueue, name: str) -> None:
+        thread = threading.Thread(target=self._worker, args=(queue,), name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _queue_for(self, device: Any) -> SimpleQueue:
+        if device is None or not getattr(device, "is_gpu", False):
+            return self._cpu_queue
+        queue = self._device_queues.get(device)
+        if queue is None:
+            with self._lock:
+                queue = self._device_queues.get(device)
+                if queue is None:
+                    queue = SimpleQueue()
+                    self._start_worker(queue, f"lazynd-{device}")
+                    self._device_queues[device] = queue
+        return queue
+
+    # -- pushing -------------------------------------------------------------------------------
+    def push(
+        self,
+        fn: Callable[..., Any],
+        args: tuple,
+        reads: Sequence[Var],
+        writes: Sequence[Var],
+        name: str = "op",
+        device: Any = None,
+        inline_ok: bool = False,
+    ) -> None:
+        checks = reads
+        if len(reads) + len(writes) > 1:
+            reads, writes = split_vars(reads, writes)
+        op = Operation(fn, args, reads, writes, checks, name, device)
+        with self._lock:
+            wait = 0
+            for v in reads:
+                if v.writing or v.queue:
+                    if v.queue is None:
+                        v.queue = deque()
+                    v.queue.append((op, False))
+                    wait += 1
+            for v in writes:
+                if v.writing or v.pending_reads or v.queue:
+                    if v.queue is None:
+                        v.queue = deque()
+                    v.queue.append((op, True))
+                    wait += 1
+            if wait == 0:
+                for v in reads:
+                    v.pending_reads += 1
+                for v in writes:
+                    v.writing = True
+                if not inline_ok:
+                    self._pending += 1
+            else:
+                op.wait = wait
+                self._pending += 1
+                return
+        if inline_ok:
+            self._run(op)
+            self._complete(op, counted=False)
+        else:
+            self._queue_for(device).put(op)
+
+    # -- completion ----------------------------------------------------------------------------
+    def _worker(self, queue: SimpleQueue) -> None:
+        run, complete = self._run, self._complete
+        while True:
+            op = queue.get()
+            if op is None:
+                return
+            run(op)
+            complete(op)
+
+    def _complete(self, op: Operation, counted: bool = True) -> None:
+        ready: list[Operation] = []
+        with self._lock:
+            for v in op.reads:
+                v.pending_reads -= 1
+                if v.pending_reads == 0 and v.queue:
+                    self._release(v, ready)
+            for v in op.writes:
+                v.writing = False
+                if v.queue:
+                    self._release(v, ready)
+            if counted:
+                self._pending -= 1
+            i = 0
+            while i < len(ready):
+                if ready[i].fn is None:
+                    # a wait marker completes the moment it is granted; that may grant more
+                    self._finish_marker(ready.pop(i), ready)
+                else:
+                    i += 1
+            if self._pending == 0:
+                self._idle.notify_all()
+        for r in ready:
+            self._queue_for(r.device).put(r)
+
+    def _release(self, v: Var, ready: list[Operation]) -> None:
+        """Grant ``v`` to the operations at the head of its queue (lock held)."""
+        queue = v.queue
+        assert queue is not None
+        while queue:
+            op, is_write = queue[0]
+            if is_write:
+                if v.pending_reads or v.writing:
+                    return
+                queue.popleft()
+                v.writing = True
+                op.wait -= 1
+                if op.wait == 0:
+                    ready.append(op)
+                return
+            if v.writing:
+                return
+            queue.popleft()
+            v.pending_reads += 1
+            op.wait -= 1
+            if op.wait == 0:
+                ready.append(op)
+
+    def _finish_marker(self, marker: Operation, ready: list[Operation]) -> None:
+        for v in marker.reads:
+            v.pending_reads -= 1
+            if v.pending_reads == 0 and v.queue:
+                self._release(v, ready)
+        for v in marker.writes:
+            v.writing = False
+            if v.queue:
+                self._release(v, ready)
+        self._pending -= 1
+        assert marker.done is not None
+        marker.done.set()
+
+    # -- waiting -------------------------------------------------------------------------------
+    def wait_for_var(self, var: Var, for_write: bool = False) -> None:
+        """Block until every write (and, ``for_write``, every read) pushed so far is done."""
+        with self._lock:
+            busy = var.writing or bool(var.queue) or (for_write and var.pending_reads > 0)
+            if busy:
+                marker = Operation(None, (), [] if for_write else [var], [var] if for_write else [], (), "wait", None)
+                marker.done = threading.Event()
+                if for_write:
+                    if var.queue is None:
+                        var.queue = deque()
+                    var.queue.append((marker, True))
+                elif var.writing or var.queue:
+                    if var.queue is None:
+                        var.queue = deque()
+                    var.queue.append((marker, False))
+                marker.wait = 1
+                self._pending += 1
+        if busy:
+            marker.done.wait()
+        if var.event is not None:
+            var.event.synchronize()
+        self._raise_for_var(var)
+
+    def waitall(self) -> None:
+        """Block until every pushed operation has completed, then raise unreported errors."""
+        with self._lock:
+            while self._pending:
+                self._idle.wait()
+        self._synchronize_devices()
+        self._raise_unreported()
+
+    def _synchronize_devices(self) -> None:
+        if self._device_queues:
+            from ..backend import synchronize_all
+
+            synchronize_all()
+
+    def num_pending(self) -> int:
+        with self._lock:
+            return self._pending

@@ -1,0 +1,52 @@
+"""The exception hierarchy of lazynd.
+
+Every error lazynd raises on purpose derives from :class:`LazyNDError`, so
+``except lazynd.LazyNDError`` catches them all.  Subclasses also derive from
+the built-in exception a Python user would expect (``ValueError`` for a bad
+argument, ``TypeError`` for a wrong type, ``OSError``-free format errors are
+``ValueError``), so existing ``except ValueError`` code keeps working.
+"""
+
+from __future__ import annotations
+
+
+class LazyNDError(Exception):
+    """Base class of every error raised by lazynd, lazynd_sym and lazynd_kv."""
+
+
+class ContextError(LazyNDError, RuntimeError):
+    """A device context cannot be used (no CuPy, no GPU, bad device id)."""
+
+
+class EngineError(LazyNDError, RuntimeError):
+    """An operation pushed to the engine failed.
+
+    Raised at the wait (``wait_to_read``, ``asnumpy``, ``waitall``) that touches
+    the failed operation's outputs or anything computed from them.  The original
+    exception is chained as ``__cause__``.
+
+    Attributes
+    ----------
+    op_name : str
+        Name of the operation that failed first.
+    """
+
+    def __init__(self, message: str, op_name: str = "") -> None:
+        super().__init__(message)
+        self.op_name = op_name
+
+
+class OperatorError(LazyNDError, ValueError):
+    """An operator was called with a bad parameter, input or dtype."""
+
+
+class ShapeError(OperatorError):
+    """Shapes are inconsistent (names the op, the argument, given vs expected)."""
+
+
+class FormatError(LazyNDError, ValueError):
+    """A file or buffer is truncated, corrupted or not in the expected format."""
+
+
+class DataError(LazyNDError, RuntimeError):
+    """A dataset cannot be found, downloaded or verified."""

@@ -1,0 +1,45 @@
+"""``lazynd.nd``: the NDArray, its creation functions, save/load, and one function per operator."""
+
+from __future__ import annotations
+
+from .. import ops as _ops  # noqa: F401 - registers every operator
+from ..engine import waitall
+from ..ops import registry as _registry
+from .creation import (
+    arange,
+    array,
+    concatenate,
+    empty,
+    from_dlpack,
+    from_numpy,
+    full,
+    ones,
+    to_dlpack_for_read,
+    to_dlpack_for_write,
+    zeros,
+)
+from .dispatch import make_function as _make_function
+from .ndarray import NDArray
+from .serialization import load, save
+
+__all__ = [
+    "NDArray", "arange", "array", "concatenate", "empty", "from_dlpack", "from_numpy", "full", "ones",
+    "zeros", "load", "save", "waitall", "to_dlpack_for_read", "to_dlpack_for_write", "moveaxis",
+]
+
+
+def moveaxis(tensor: NDArray, source: int, destination: int) -> NDArray:
+    """Move an axis to a new position (a transpose)."""
+    axes = list(range(tensor.ndim))
+    axes.insert(destination % tensor.ndim, axes.pop(source % tensor.ndim))
+    return transpose(tensor, axes=tuple(axes))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _install_operator_functions() -> None:
+    namespace = globals()
+    for public_name, op in _registry.all_names().items():
+        if public_name not in namespace or public_name in ("uniform", "normal"):
+            namespace[public_name] = _make_function(op, public_name)
+
+
+_install_operator_functions()

@@ -1,0 +1,225 @@
+"""Copies between arrays and devices, views, and indexing, all through the engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..backend import get_backend
+from ..context import Context
+from ..engine import get_engine
+from ..errors import OperatorError, ShapeError
+from . import dispatch
+from .dispatch import new_array, push_kernel
+
+
+def _copy_cpu(src: np.ndarray, dst: np.ndarray) -> None:
+    np.copyto(dst, src, casting="unsafe")
+
+
+def _copy_h2d(src: np.ndarray, dst: Any) -> None:
+    if src.dtype != dst.dtype or not src.flags.c_contiguous:
+        src = np.ascontiguousarray(src, dtype=dst.dtype)
+    if dst.flags.c_contiguous:
+        dst.set(src)
+    else:
+        import cupy
+
+        dst[...] = cupy.asarray(src)
+
+
+def _copy_d2h(src: Any, dst: np.ndarray) -> None:
+    import cupy
+
+    host = src.get(stream=cupy.cuda.get_current_stream())
+    np.copyto(dst, host, casting="unsafe")
+
+
+def _copy_d2d(src: Any, dst: Any) -> None:
+    import cupy
+
+    if src.device.id == dst.device.id:
+        cupy.copyto(dst, src, casting="unsafe")
+        return
+    if src.dtype != dst.dtype or not (src.flags.c_contiguous and dst.flags.c_contiguous):
+        with src.device:
+            src = cupy.ascontiguousarray(src.astype(dst.dtype, copy=False))
+        tmp = cupy.empty(dst.shape, dst.dtype)
+        tmp.data.copy_from_device_async(src.data, src.nbytes)
+        cupy.copyto(dst, tmp)
+        return
+    dst.data.copy_from_device_async(src.data, src.nbytes)
+
+
+def copy_into(src: Any, dst: Any) -> Any:
+    """Push a copy of NDArray ``src`` into NDArray ``dst`` (any devices; dtype converted)."""
+    if tuple(src.shape) != tuple(dst.shape):
+        raise ShapeError(f"copyto: source has shape {src.shape}, destination has shape {dst.shape}")
+    sctx, dctx = src._ctx, dst._ctx
+    reads, writes = [src._var], [dst._var]
+    if sctx.device_type != "gpu" and dctx.device_type != "gpu":
+        push_kernel(dctx, _copy_cpu, (src._data, dst._data), reads, writes, "_copyto", src.size)
+    elif sctx.device_type != "gpu":
+        fn = get_backend(dctx).wrap(_copy_h2d, reads, writes, "h2d")
+        get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_h2d", dctx, inline_ok=True)
+    elif dctx.device_type != "gpu":
+        fn = get_backend(sctx).wrap(_copy_d2h, reads, writes, "d2h")
+        get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_d2h", sctx, inline_ok=False)
+    else:
+        fn = get_backend(dctx).wrap(_copy_d2d, reads, writes, "compute")
+        get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_d2d", dctx, inline_ok=True)
+    return dst
+
+
+def copyto(src: Any, other: Any) -> Any:
+    if isinstance(other, Context):
+        return copy_into(src, new_array(src.shape, src._data.dtype, other))
+    if isinstance(other, dispatch.NDArray):
+        if other._var is src._var and other._data is src._data:
+            return other
+        return copy_into(src, other)
+    raise OperatorError(f"copyto: target must be an NDArray or a Context, got {type(other).__name__}")
+
+
+def view(arr: Any, shape: tuple[int, ...]) -> Any:
+    """A view with a new shape sharing ``arr``'s storage and var."""
+    data = arr._data
+    try:
+        if isinstance(data, np.ndarray):
+            new = np.reshape(data, shape, copy=False)
+        else:
+            new = data.view()
+            new.shape = shape
+    except (ValueError, AttributeError) as err:
+        text = str(err)
+        if "copy" in text or "in-place" in text or "incompatible" in text.lower():
+            # the layout does not allow a view (e.g. a strided slice): reshape a copy
+            return view(arr.copy(), shape)
+        raise ShapeError(f"reshape: cannot reshape array of shape {arr.shape} into {tuple(shape)}") from None
+    return dispatch.NDArray(new, arr._var, arr._ctx)
+
+
+# -- indexing ------------------------------------------------------------------------------------
+_BASIC = (int, np.integer, slice, type(Ellipsis), type(None))
+
+
+def _is_basic(key: Any) -> bool:
+    if isinstance(key, tuple):
+        return all(isinstance(k, _BASIC) and not isinstance(k, bool) for k in key)
+    return isinstance(key, _BASIC) and not isinstance(key, bool)
+
+
+def _normalize_key(arr: Any, key: Any) -> Any:
+    if isinstance(key, dispatch.NDArray):
+        return key.asnumpy().astype(np.int64)
+    if isinstance(key, tuple):
+        return tuple(k.asnumpy().astype(np.int64) if isinstance(k, dispatch.NDArray) else k for k in key)
+    if isinstance(key, list):
+        return np.asarray(key)
+    return key
+
+
+def getitem(arr: Any, key: Any) -> Any:
+    """Basic indexing gives a view sharing memory (writes go through); advanced indexing a copy."""
+    key = _normalize_key(arr, key)
+    data = arr._data
+    if _is_basic(key):
+        try:
+            sub = data[key]
+        except IndexError as err:
+            raise OperatorError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
+        if getattr(sub, "ndim", 0) == 0:
+            # a single element: keep a (1,)-shaped view, as MXNet does
+            sub = data[_last_int_as_slice(key, arr.shape)]
+        return dispatch.NDArray(sub, arr._var, arr._ctx)
+    xp = get_backend(arr._ctx).xp
+    try:
+        probe = np.broadcast_to(np.empty((), data.dtype), arr.shape)[_host_key(key)]
+    except IndexError as err:
+        raise OperatorError(f"index is out of bounds for shape {arr.shape}: {err}") from None
+    out = new_array(probe.shape, data.dtype, arr._ctx)
+    device_key = _device_key(key, xp)
+
+    def gather(src: Any, dst: Any) -> None:
+        dst[...] = src[device_key]
+
+    push_kernel(arr._ctx, gather, (data, out._data), [arr._var], [out._var], "_getitem", out.size)
+    return out
+
+
+def _last_int_as_slice(key: Any, shape: tuple[int, ...]) -> tuple:
+    keys = list(key) if isinstance(key, tuple) else [key]
+    axis = len(keys) - 1
+    k = int(keys[axis]) % shape[axis]
+    keys[axis] = slice(k, k + 1)
+    return tuple(keys)
+
+
+def _host_key(key: Any) -> Any:
+    return key
+
+
+def _device_key(key: Any, xp: Any) -> Any:
+    if xp is np:
+        return key
+    if isinstance(key, tuple):
+        return tuple(xp.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+    return xp.asarray(key) if isinstance(key, np.ndarray) else key
+
+
+def setitem(arr: Any, key: Any, value: Any) -> None:
+    """``arr[key] = value`` with a scalar, NDArray or array-like; lazy, through the engine."""
+    key = _normalize_key(arr, key)
+    xp = get_backend(arr._ctx).xp
+    device_key = _device_key(key, xp)
+    data = arr._data
+    if _is_basic(key):
+        try:
+            target_shape = data[key].shape if not isinstance(key, (int, np.integer)) or data.ndim > 1 else ()
+        except IndexError as err:
+            raise OperatorError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
+    else:
+        target_shape = np.broadcast_to(np.empty((), data.dtype), arr.shape)[key].shape
+    if isinstance(value, dispatch.NDArray):
+        if value._ctx != arr._ctx:
+            value = value.as_in_context(arr._ctx)
+        _check_broadcast(value.shape, target_shape)
+
+        def assign(dst: Any, src: Any) -> None:
+            dst[device_key] = src
+
+        push_kernel(arr._ctx, assign, (data, value._data), [value._var, arr._var], [arr._var], "_set_value", arr.size)
+        return
+    if isinstance(value, (int, float, bool, np.generic)):
+        scalar = value
+
+        def fill(dst: Any) -> None:
+            dst[device_key] = scalar
+
+        push_kernel(arr._ctx, fill, (data,), [arr._var], [arr._var], "_set_value", arr.size)
+        return
+    host = np.array(value, dtype=data.dtype, copy=True)  # snapshot now: the caller may change it
+    _check_broadcast(host.shape, target_shape)
+    src = host if xp is np else None
+    if xp is not np:
+        from .creation import array
+
+        setitem(arr, key, array(host, ctx=arr._ctx, dtype=data.dtype))
+        return
+
+    def assign_host(dst: Any) -> None:
+        dst[device_key] = src
+
+    push_kernel(arr._ctx, assign_host, (data,), [arr._var], [arr._var], "_set_value", arr.size)
+
+
+def _check_broadcast(value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> None:
+    try:
+        np.broadcast_shapes(value_shape, target_shape)
+        if len(value_shape) > len(target_shape) and any(d != 1 for d in value_shape[: len(value_shape) - len(target_shape)]):
+            raise ValueError
+    except ValueError:
+        raise ShapeError(f"__setitem__: cannot assign a value of shape {value_shape} to a target of shape {target_shape}") from None
+    if np.broadcast_shapes(value_shape, target_shape) != tuple(target_shape) and len(target_shape) >= len(value_shape):
+        raise ShapeError(f"__setitem__: cannot assign a value of shape {value_shape} to a target of shape {target_shape}")

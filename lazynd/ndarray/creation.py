@@ -1,0 +1,251 @@
+"""Creating NDArrays: empty, zeros, ones, full, array, arange, concatenate."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..backend import cpu_backend, get_backend
+from ..context import Context, current_context
+from ..engine.var import Var
+from ..errors import OperatorError, ShapeError
+from ..ops.params import parse_dtype
+from . import dispatch
+from .dispatch import new_array, push_kernel
+
+DEFAULT_DTYPE = "float32"
+
+
+def _dtype(dtype: Any, default: Any = DEFAULT_DTYPE) -> np.dtype:
+    if dtype is None:
+        dtype = default
+    try:
+        return np.dtype(parse_dtype(dtype))
+    except ValueError as err:
+        raise OperatorError(f"unsupported dtype {dtype!r}: {err}") from None
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    try:
+        shape = tuple(int(d) for d in shape)
+    except TypeError:
+        raise ShapeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"shape must not have negative dimensions, got {shape}")
+    return shape
+
+
+def _ctx(ctx: Context | None) -> Context:
+    if ctx is None:
+        return current_context()
+    if isinstance(ctx, str):
+        from ..ops.params import parse_context
+
+        return parse_context(ctx)
+    return ctx
+
+
+def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
+    """A new array whose values are undefined.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.empty((2, 3)).shape
+    (2, 3)
+    """
+    return new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
+
+
+def _fill(data: Any, value: Any) -> None:
+    data.fill(value)
+
+
+def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, out: Any = None) -> Any:
+    """A new array (or ``out``) filled with ``val``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.full((2,), 7).asnumpy()
+    array([7., 7.], dtype=float32)
+    """
+    if out is None:
+        out = new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
+    push_kernel(out._ctx, _fill, (out._data, val), [], [out._var], "_full", out.size)
+    return out
+
+
+def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> Any:
+    """A new array of zeros.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.zeros((2, 2), dtype='int32').asnumpy()
+    array([[0, 0],
+           [0, 0]], dtype=int32)
+    """
+    ctx = _ctx(ctx)
+    if ctx.device_type != "gpu":
+        return dispatch.NDArray(cpu_backend.zeros(_shape(shape), _dtype(dtype)), Var(), ctx)
+    return full(shape, 0, ctx, dtype)
+
+
+def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> Any:
+    """A new array of ones.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.ones((3,)).asnumpy()
+    array([1., 1., 1.], dtype=float32)
+    """
+    return full(shape, 1, ctx, dtype)
+
+
+def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
+    """An array holding a copy of ``source`` (NumPy array, list, NDArray, scalar).
+
+    The dtype defaults to ``source.dtype`` for an NDArray and to float32 otherwise,
+    as in MXNet.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.array([[1, 2], [3, 4]]).asnumpy()
+    array([[1., 2.],
+           [3., 4.]], dtype=float32)
+    """
+    if isinstance(source, dispatch.NDArray):
+        target = new_array(source.shape, _dtype(dtype, source._data.dtype), _ctx(ctx) if ctx else source._ctx)
+        return source.copyto(target)
+    if hasattr(source, "__cuda_array_interface__") or hasattr(source, "__dlpack__") and not isinstance(source, np.ndarray):
+        try:
+            source = source.get() if hasattr(source, "get") else np.from_dlpack(source)
+        except Exception:
+            source = np.asarray(source)
+    try:
+        host = np.asarray(source)
+    except (ValueError, TypeError) as err:
+        raise OperatorError(f"array: cannot convert {type(source).__name__} to an array: {err}") from None
+    if host.dtype == object:
+        raise OperatorError(f"array: source is ragged or holds non-numbers ({type(source).__name__})")
+    dt = _dtype(dtype)
+    ctx = _ctx(ctx)
+    if ctx.device_type != "gpu":
+        data = cpu_backend.empty(host.shape, dt)
+        np.copyto(data, host, casting="unsafe")  # a snapshot: the caller may change source later
+        return dispatch.NDArray(data, Var(), ctx)
+    out = new_array(host.shape, dt, ctx)
+    staged = dispatch.NDArray(np.array(host, dtype=dt, copy=True), Var(), Context("cpu", 0))
+    return staged.copyto(out)
+
+
+def arange(
+    start: float,
+    stop: float | None = None,
+    step: float = 1.0,
+    repeat: int = 1,
+    ctx: Context | None = None,
+    dtype: Any = None,
+) -> Any:
+    """Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.arange(0, 3, repeat=2).asnumpy()
+    array([0., 0., 1., 1., 2., 2.], dtype=float32)
+    """
+    if repeat < 1:
+        raise OperatorError(f"arange: repeat must be >= 1, got {repeat}")
+    if step == 0:
+        raise OperatorError("arange: step must not be 0")
+    values = np.arange(start, stop, step, dtype=np.float64)
+    if repeat > 1:
+        values = np.repeat(values, repeat)
+    return array(values, ctx=ctx, dtype=dtype)
+
+
+def _concat(arrays: Sequence[Any], out: Any, axis: int) -> None:
+    if isinstance(out, np.ndarray):
+        np.concatenate(arrays, axis=axis, out=out)
+    else:
+        import cupy
+
+        cupy.concatenate(arrays, axis=axis, out=out)
+
+
+def concatenate(arrays: Sequence[Any], axis: int = 0, always_copy: bool = True) -> Any:
+    """Join arrays along an existing axis (all on one context, same dtype).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.concatenate([mx.nd.ones((1, 2)), mx.nd.zeros((1, 2))]).shape
+    (2, 2)
+    """
+    arrays = list(arrays)
+    if not arrays:
+        raise OperatorError("concatenate: needs at least one array")
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    first = arrays[0]
+    ndim = first.ndim
+    if not -ndim <= axis < ndim:
+        raise OperatorError(f"concatenate: axis {axis} is out of range for {ndim}-D arrays")
+    axis %= ndim
+    for i, a in enumerate(arrays):
+        if a.ndim != ndim or any(a.shape[d] != first.shape[d] for d in range(ndim) if d != axis):
+            raise ShapeError(f"concatenate: array {i} has shape {a.shape}, incompatible with {first.shape} on axis {axis}")
+        if a._ctx != first._ctx:
+            raise OperatorError(f"concatenate: array {i} is on {a._ctx}, expected {first._ctx}")
+    shape = list(first.shape)
+    shape[axis] = sum(a.shape[axis] for a in arrays)
+    dtype = np.result_type(*[a._data.dtype for a in arrays])
+    out = new_array(tuple(shape), dtype, first._ctx)
+    push_kernel(
+        first._ctx,
+        _concat,
+        ([a._data for a in arrays], out._data, axis),
+        [a._var for a in arrays],
+        [out._var],
+        "concatenate",
+        out.size,
+    )
+    return out
+
+
+def from_numpy(source: np.ndarray, zero_copy: bool = False) -> Any:
+    """An NDArray from a NumPy array; ``zero_copy=True`` shares its memory."""
+    if zero_copy:
+        return dispatch.NDArray(source, Var(), Context("cpu", 0))
+    return array(source, dtype=source.dtype)
+
+
+def from_dlpack(source: Any) -> Any:
+    """Zero-copy import of a DLPack-capable array (NumPy, CuPy, PyTorch...)."""
+    device_type, device_id = source.__dlpack_device__() if hasattr(source, "__dlpack_device__") else (1, 0)
+    if int(device_type) == 1:
+        return dispatch.NDArray(np.from_dlpack(source), Var(), Context("cpu", 0))
+    if int(device_type) == 2:
+        ctx = Context("gpu", int(device_id))
+        xp = get_backend(ctx).xp
+        return dispatch.NDArray(xp.from_dlpack(source), Var(), ctx)
+    raise OperatorError(f"from_dlpack: unsupported DLPack device type {device_type}")
+
+
+def to_dlpack_for_read(arr: Any) -> Any:
+    """A DLPack capsule of ``arr`` after its pending writes are done."""
+    arr.wait_to_read()
+    return arr._data.__dlpack__()
+
+
+def to_dlpack_for_write(arr: Any) -> Any:
+    """A DLPack capsule of ``arr`` after all its pending reads and writes are done."""
+    arr.wait_to_write()
+    return arr._data.__dlpack__()

@@ -1,0 +1,300 @@
+"""How NDArray calls reach kernels: operator invocation, arithmetic fast paths, copies.
+
+``invoke`` is the one imperative path for every registered operator: parse
+parameters, infer output shapes and types, allocate the outputs, and push the
+kernel to the engine with the vars it reads and writes.  Elementwise arithmetic
+between same-shaped CPU arrays (``a + b``) takes a shorter path to the same
+kernels, because it is the most common call in user code.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..backend import cpu_backend, get_backend
+from ..context import Context, current_context
+from ..engine import get_engine
+from ..engine.var import Var
+from ..errors import OperatorError, ShapeError
+from ..ops import registry
+from ..ops.registry import KernelContext, OpDef
+
+NDArray: Any = None  # bound by ndarray.py (circular import)
+
+# CPU operations this small run on the pushing thread when their inputs are ready
+INLINE_MAX_ELEMENTS = int(os.environ.get("LAZYND_INLINE_MAX", "32768"))
+
+_kernel_contexts: dict[tuple[Context, bool], KernelContext] = {}
+
+
+def kernel_context(ctx: Context, is_train: bool = False) -> KernelContext:
+    key = (ctx, is_train)
+    kctx = _kernel_contexts.get(key)
+    if kctx is None:
+        backend = get_backend(ctx)
+        kctx = KernelContext(backend.xp, backend, ctx.device_id, is_train)
+        _kernel_contexts[key] = kctx
+    return kctx
+
+
+def push_kernel(
+    ctx: Context,
+    fn: Callable[..., Any],
+    args: tuple,
+    reads: Sequence[Var],
+    writes: Sequence[Var],
+    name: str,
+    work: int,
+    kind: str = "compute",
+) -> None:
+    """Push ``fn(*args)`` on ``ctx``'s device; GPU work is wrapped with stream/event handling."""
+    if ctx.device_type == "gpu":
+        fn = get_backend(ctx).wrap(fn, reads, writes, kind)
+        get_engine().push(fn, args, reads, writes, name, ctx, inline_ok=True)
+    else:
+        get_engine().push(fn, args, reads, writes, name, ctx, inline_ok=work <= INLINE_MAX_ELEMENTS)
+
+
+def new_array(shape: tuple[int, ...], dtype: Any, ctx: Context) -> Any:
+    backend = cpu_backend if ctx.device_type != "gpu" else get_backend(ctx)
+    return NDArray(backend.empty(shape, dtype), Var(), ctx)
+
+
+# -- generic operator invocation -----------------------------------------------------------------
+def _context_of(op: OpDef, inputs: Sequence[Any], attrs: dict) -> Context:
+    if inputs:
+        ctx = inputs[0]._ctx
+        for i, x in enumerate(inputs[1:], 1):
+            if x._ctx != ctx:
+                raise OperatorError(f"{op.name}: input {i} is on {x._ctx}, expected {ctx} like input 0")
+        return ctx
+    ctx = attrs.get("ctx")
+    return ctx if ctx is not None else current_context()
+
+
+def invoke(
+    op: OpDef,
+    inputs: Sequence[Any],
+    kwargs: dict[str, Any],
+    out: Any = None,
+    is_train: bool = False,
+) -> Any:
+    """Run operator ``op`` imperatively; return its visible output(s)."""
+    attrs = op.parse(kwargs)
+    if op.variadic and attrs.get("num_args") is None:
+        attrs["num_args"] = len(inputs) - len(op.aux)
+    names = op.input_names(attrs)
+    n_in = len(names)
+    if len(inputs) != n_in + len(op.aux):
+        expected = ", ".join(names + list(op.aux))
+        raise OperatorError(f"{op.name}: expected {n_in + len(op.aux)} input(s) ({expected}), got {len(inputs)}")
+    for i, x in enumerate(inputs):
+        if not isinstance(x, NDArray):
+            label = (names + list(op.aux))[i]
+            raise OperatorError(f"{op.name}: input '{label}' must be an NDArray, got {type(x).__name__}")
+    data_inputs, aux_inputs = list(inputs[:n_in]), list(inputs[n_in:])
+    ctx = _context_of(op, inputs, attrs)
+
+    in_shapes = [x.shape for x in data_inputs]
+    aux_shapes = [x.shape for x in aux_inputs]
+    new_in, out_shapes, _ = op.infer_shape(attrs, list(in_shapes), list(aux_shapes))
+    for name, given, inferred in zip(names, in_shapes, new_in):
+        if inferred is not None and tuple(inferred) != tuple(given):
+            raise ShapeError(f"{op.name}: shape of '{name}' is {given}, expected {tuple(inferred)}")
+    in_types = [x._data.dtype.name for x in data_inputs]
+    _, out_types, _ = op.infer_type(attrs, in_types, [x._data.dtype.name for x in aux_inputs])
+
+    n_out = len(out_shapes)
+    outputs = _prepare_outputs(op, out, out_shapes, out_types, ctx, n_out)
+    for shape in out_shapes:
+        if shape is None or any(d is None or d < 0 for d in shape):
+            raise ShapeError(f"{op.name}: cannot infer the output shape from inputs {in_shapes}")
+
+    kctx = kernel_context(ctx, is_train)
+    reads = [x._var for x in inputs]
+    writes = [o._var for o in outputs]
+    if is_train and op.aux and op.writes_aux_in_train:
+        writes += [a._var for a in aux_inputs]
+    if op.needs_random:
+        from ..random import generator_for
+
+        state = generator_for(ctx)
+        kctx = KernelContext(kctx.xp, kctx.backend, kctx.device_id, is_train, state.generator)
+        writes.append(state.var)
+    fn = op.forward_gpu if (ctx.device_type == "gpu" and op.forward_gpu is not None) else op.forward
+    args = (kctx, attrs, [x._data for x in data_inputs], [o._data for o in outputs], [a._data for a in aux_inputs])
+    work = sum(x._data.size for x in inputs) + sum(o._data.size for o in outputs)
+    push_kernel(ctx, fn, args, reads, writes, op.name, work)
+
+    visible = op.num_visible_outputs(attrs)
+    if out is not None:
+        return out
+    return outputs[0] if visible == 1 else outputs[:visible]
+
+
+def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Context, n_out: int) -> list:
+    if out is None:
+        for shape in shapes:
+            if shape is None or any(not isinstance(d, (int, np.integer)) or d < 0 for d in shape):
+                raise ShapeError(f"{op.name}: cannot infer the output shape (got {shape})")
+        return [new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes, types)]
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(outs) > n_out:
+        raise OperatorError(f"{op.name}: {len(outs)} out arrays given, the operator has {n_out} output(s)")
+    # outputs the caller did not ask for (e.g. BatchNorm's saved mean) get fresh buffers
+    outs += [new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes[len(outs) :], types[len(outs) :])]
+    for i, (o, shape) in enumerate(zip(outs, shapes)):
+        if not isinstance(o, NDArray):
+            raise OperatorError(f"{op.name}: out must be an NDArray, got {type(o).__name__}")
+        if tuple(o.shape) != tuple(shape):
+            raise ShapeError(f"{op.name}: out[{i}] has shape {o.shape}, expected {tuple(shape)}")
+        if o._ctx != ctx:
+            raise OperatorError(f"{op.name}: out[{i}] is on {o._ctx}, expected {ctx}")
+    return outs
+
+
+def invoke_by_name(name: str, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any = None) -> Any:
+    return invoke(registry.get(name), inputs, kwargs, out)
+
+
+def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
+    """The ``lazynd.nd.<name>`` function of an operator."""
+    param_names = list(op.params)
+
+    def function(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        is_train = bool(kwargs.pop("is_train", False))
+        attrs_given: dict[str, Any] = {}
+        inputs: list[Any] = []
+        positional_params: list[Any] = []
+        for a in args:
+            if isinstance(a, NDArray) and not positional_params:
+                inputs.append(a)
+            elif isinstance(a, (list, tuple)) and a and all(isinstance(v, NDArray) for v in a) and op.variadic:
+                inputs.extend(a)
+            else:
+                positional_params.append(a)
+        probe = {k: v for k, v in kwargs.items() if k in op.params}
+        try:
+            names = op.input_names(op.parse(probe)) if not op.variadic else []
+        except OperatorError:
+            names = op.input_names({k: p.default for k, p in op.params.items()}) if not op.variadic else []
+        named_inputs = {}
+        for key in list(kwargs):
+            if key in names or key in op.aux:
+                named_inputs[key] = kwargs.pop(key)
+        for key, value in kwargs.items():
+            attrs_given[key] = value
+        free_params = [p for p in param_names if p not in attrs_given and p != "num_args"]
+        if len(positional_params) > len(free_params):
+            raise OperatorError(f"{op.name}: too many positional arguments ({len(args)})")
+        for key, value in zip(free_params, positional_params):
+            attrs_given[key] = value
+        if named_inputs:
+            if not op.variadic:
+                ordered = list(inputs)
+                for key in names + list(op.aux):
+                    if key in named_inputs:
+                        ordered.append(named_inputs[key])
+                inputs = ordered
+        return invoke(op, inputs, attrs_given, out, is_train)
+
+    function.__name__ = public_name
+    function.__qualname__ = public_name
+    function.__doc__ = _function_doc(op)
+    return function
+
+
+def _function_doc(op: OpDef) -> str:
+    lines = [op.doc.strip() or f"The {op.name} operator.", "", "Parameters", "----------"]
+    for name in op.input_names({k: p.default for k, p in op.params.items()}) if not op.variadic else ["*data"]:
+        lines.append(f"{name} : NDArray")
+    for name, p in op.params.items():
+        default = "required" if p.required else f"default {p.default!r}"
+        lines.append(f"{name} : {getattr(p.parser, '__name__', 'value')}, {default}")
+        if p.doc:
+            lines.append(f"    {p.doc}")
+    lines.append("out : NDArray, optional\n    Write the result here instead of a new array.")
+    return "\n".join(lines)
+
+
+_functions: dict[str, Callable[..., Any]] = {}
+
+
+def method(name: str) -> Callable[..., Any] | None:
+    """The registered operator ``name`` as an NDArray method (``x.sum(axis=1)``), if any."""
+    fn = _functions.get(name)
+    if fn is None and not name.startswith("_") and registry.exists(name):
+        fn = make_function(registry.get(name), name)
+        _functions[name] = fn
+    return fn
+
+
+# -- arithmetic fast path ------------------------------------------------------------------------
+# kind -> (same-shape op, broadcast op, scalar op, reflected scalar op)
+BINARY_OPS = {
+    "add": ("_plus", "broadcast_add", "_plus_scalar", "_plus_scalar"),
+    "sub": ("_minus", "broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+    "mul": ("_mul", "broadcast_mul", "_mul_scalar", "_mul_scalar"),
+    "div": ("_div", "broadcast_div", "_div_scalar", "_rdiv_scalar"),
+    "mod": ("_mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+    "power": ("_power", "broadcast_power", "_power_scalar", "_rpower_scalar"),
+    "equal": ("_equal", "broadcast_equal", "_equal_scalar", "_equal_scalar"),
+    "not_equal": ("_not_equal", "broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar"),
+    "greater": ("_greater", "broadcast_greater", "_greater_scalar", "_lesser_scalar"),
+    "greater_equal": ("_greater_equal", "broadcast_greater_equal", "_greater_equal_scalar", "_lesser_equal_scalar"),
+    "lesser": ("_lesser", "broadcast_lesser", "_lesser_scalar", "_greater_scalar"),
+    "lesser_equal": ("_lesser_equal", "broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar"),
+}
+
+from ..ops.elemwise_binary import FAST_KERNELS as CPU_FAST_KERNELS
+
+_float_kinds = frozenset("fc")
+
+
+def binary(kind: str, lhs: Any, rhs: Any, reflected: bool = False, out: Any = None) -> Any:
+    if isinstance(rhs, NDArray):
+        ld, rd = lhs._data, rhs._data
+        ctx = lhs._ctx
+        if (
+            ld.shape == rd.shape
+            and ld.dtype == rd.dtype
+            and ctx.device_type == "cpu"
+            and ctx == rhs._ctx
+            and ld.dtype.kind in _float_kinds
+        ):
+            kernel = CPU_FAST_KERNELS.get(kind)
+            if kernel is not None:
+                if out is None:
+                    res = NDArray(cpu_backend.empty(ld.shape, ld.dtype), Var(), ctx)
+                else:
+                    if out._data.shape != ld.shape:
+                        raise ShapeError(f"{BINARY_OPS[kind][0]}: out has shape {out.shape}, expected {ld.shape}")
+                    res = out
+                get_engine().push(
+                    kernel,
+                    (ld, rd, res._data),
+                    (lhs._var, rhs._var),
+                    (res._var,),
+                    BINARY_OPS[kind][0],
+                    ctx,
+                    ld.size <= INLINE_MAX_ELEMENTS,
+                )
+                return res
+        names = BINARY_OPS[kind]
+        op_name = names[0] if ld.shape == rd.shape else names[1]
+        return invoke(registry.get(op_name), [lhs, rhs], {}, out)
+    if isinstance(rhs, (numbers.Number, np.generic)):
+        names = BINARY_OPS[kind]
+        return invoke(registry.get(names[3] if reflected else names[2]), [lhs], {"scalar": rhs}, out)
+    if isinstance(rhs, (np.ndarray, list, tuple)):
+        from .creation import array
+
+        other = array(rhs, ctx=lhs._ctx, dtype=lhs._data.dtype)
+        if reflected:
+            return binary(kind, other, lhs, out=out)
+        return binary(kind, lhs, other, out=out)
+    return NotImplemented

@@ -1,0 +1,314 @@
+"""The NDArray: a lazily computed array on a device.
+
+An NDArray is a backend array (NumPy or CuPy, possibly a view) plus the engine
+var of the storage it lives in.  Its buffer is allocated when it is created;
+its *values* are written by operations the engine runs later.  Shape, dtype
+and context are known at once; reading values waits (``asnumpy``,
+``wait_to_read``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+
+from .. import engine as _engine_mod
+from ..backend import get_backend
+from ..context import Context
+from ..engine.var import Var
+from ..errors import LazyNDError, OperatorError
+from . import copying as _copying
+from . import dispatch as _ops_table
+
+_get_engine = _engine_mod.get_engine
+
+
+class NDArray:
+    """A multi-dimensional array on a device whose operations run lazily.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> a = mx.nd.ones((2, 3))
+    >>> b = a * 2 + 1        # returns at once; the engine computes it
+    >>> b.asnumpy()          # waits for the result
+    array([[3., 3., 3.],
+           [3., 3., 3.]], dtype=float32)
+    """
+
+    __slots__ = ("_data", "_var", "_ctx", "__weakref__")
+    # make NumPy defer to our reflected operators (np.float32(2) * nd)
+    __array_priority__ = 1000.0
+
+    def __init__(self, data: Any, var: Var | None = None, ctx: Context | None = None) -> None:
+        self._data = data
+        self._var = var if var is not None else Var()
+        self._ctx = ctx if ctx is not None else _CPU
+
+    # -- properties ----------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def dtype(self) -> type:
+        """The element type as a NumPy scalar type (``numpy.float32``), as in MXNet."""
+        return self._data.dtype.type
+
+    @property
+    def context(self) -> Context:
+        return self._ctx
+
+    ctx = context
+
+    @property
+    def handle(self) -> Var:
+        """The engine var of this array's storage (shared with its views)."""
+        return self._var
+
+    @property
+    def T(self) -> NDArray:
+        if self.ndim > 2:
+            raise OperatorError(f"NDArray.T: only 1-D and 2-D arrays, got {self.ndim}-D; use transpose(axes)")
+        return _ops_table.invoke_by_name("transpose", [self], {})
+
+    # -- waiting and host access ---------------------------------------------------------------
+    def wait_to_read(self) -> None:
+        """Block until every pending write to this array is done; raise its error if one failed."""
+        _get_engine().wait_for_var(self._var)
+
+    def wait_to_write(self) -> None:
+        """Block until every pending read and write of this array is done."""
+        _get_engine().wait_for_var(self._var, for_write=True)
+
+    def asnumpy(self) -> np.ndarray:
+        """A NumPy copy of the values (waits for pending writes)."""
+        _get_engine().wait_for_var(self._var)
+        data = self._data
+        if self._ctx.device_type == "gpu":
+            return get_backend(self._ctx).to_numpy(data)
+        return np.array(data, copy=True)
+
+    def asscalar(self) -> Any:
+        """The value of a one-element array as a NumPy scalar."""
+        if self.size != 1:
+            raise OperatorError(f"asscalar: the array has shape {self.shape}, expected exactly one element")
+        return self.asnumpy().reshape(-1)[0]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.asnumpy()
+        return out.astype(dtype, copy=False) if dtype is not None else out
+
+    def tolist(self) -> list:
+        return self.asnumpy().tolist()
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d NDArray")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[NDArray]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise LazyNDError(
+                f"the truth value of an NDArray with {self.size} elements is ambiguous; use .asnumpy().any() or .all()"
+            )
+        return bool(self.asscalar())
+
+    def __float__(self) -> float:
+        return float(self.asscalar())
+
+    def __int__(self) -> int:
+        return int(self.asscalar())
+
+    def __index__(self) -> int:
+        if not np.issubdtype(self._data.dtype, np.integer):
+            raise TypeError("only integer NDArrays can be used as an index")
+        return int(self.asscalar())
+
+    def __repr__(self) -> str:
+        try:
+            values = str(self.asnumpy())
+        except LazyNDError as err:
+            values = f"<error: {err}>"
+        shape = "x".join(str(d) for d in self.shape)
+        return f"\n{values}\n<NDArray {shape} {self._ctx} {self._data.dtype.name}>"
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+    # -- pickling ------------------------------------------------------------------------------
+    def __reduce__(self) -> tuple:
+        return (_unpickle, (self.asnumpy(), self._ctx.device_type, self._ctx.device_id))
+
+    # -- copies, conversion, shape -------------------------------------------------------------
+    def copyto(self, other: NDArray | Context) -> NDArray:
+        """Copy into ``other`` (an NDArray of the same shape, or a new array on a context)."""
+        return _copying.copyto(self, other)
+
+    def copy(self) -> NDArray:
+        return _copying.copyto(self, self._ctx)
+
+    def as_in_context(self, ctx: Context) -> NDArray:
+        """This array if it is already on ``ctx``, else a copy there."""
+        if ctx == self._ctx:
+            return self
+        return _copying.copyto(self, ctx)
+
+    def astype(self, dtype: Any, copy: bool = True) -> NDArray:
+        if not copy and np.dtype(dtype) == self._data.dtype:
+            return self
+        return _ops_table.invoke_by_name("Cast", [self], {"dtype": np.dtype(dtype).name})
+
+    def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
+        """A view with a new shape (``-1`` infers one dimension; MXNet codes 0/-2/-3/-4 via ``nd.Reshape``)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        if kwargs:
+            if "shape" in kwargs:
+                shape = tuple(kwargs.pop("shape"))
+            if kwargs:
+                return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape, **kwargs})
+        if any(d in (0, -2, -3, -4) for d in shape):
+            return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape})
+        return _copying.view(self, shape)
+
+    def flatten(self) -> NDArray:
+        return self.reshape(self.shape[0] if self.ndim else 1, -1)
+
+    def broadcast_to(self, shape: tuple[int, ...]) -> NDArray:
+        return _ops_table.invoke_by_name("broadcast_to", [self], {"shape": shape})
+
+    def __getattr__(self, name: str) -> Any:
+        # x.sum(axis=1), x.transpose(), x.exp() ... forward to the registered operator
+        fn = _ops_table.method(name)
+        if fn is None:
+            raise AttributeError(f"'NDArray' object has no attribute {name!r}")
+        return lambda *args, **kwargs: fn(self, *args, **kwargs)
+
+    # -- indexing (see indexing.py) ------------------------------------------------------------
+    def __getitem__(self, key: Any) -> NDArray:
+        return _copying.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _copying.setitem(self, key, value)
+
+    # -- DLPack --------------------------------------------------------------------------------
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        self.wait_to_write()
+        if stream is not None and self._ctx.device_type == "gpu":
+            return self._data.__dlpack__(stream=stream, **kwargs)
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._data.__dlpack_device__()
+
+    # -- arithmetic ----------------------------------------------------------------------------
+    def __add__(self, other: Any) -> NDArray:
+        return _ops_table.binary("add", self, other)
+
+    def __radd__(self, other: Any) -> NDArray:
+        return _ops_table.binary("add", self, other)
+
+    def __sub__(self, other: Any) -> NDArray:
+        return _ops_table.binary("sub", self, other)
+
+    def __rsub__(self, other: Any) -> NDArray:
+        return _ops_table.binary("sub", self, other, reflected=True)
+
+    def __mul__(self, other: Any) -> NDArray:
+        return _ops_table.binary("mul", self, other)
+
+    def __rmul__(self, other: Any) -> NDArray:
+        return _ops_table.binary("mul", self, other)
+
+    def __truediv__(self, other: Any) -> NDArray:
+        return _ops_table.binary("div", self, other)
+
+    def __rtruediv__(self, other: Any) -> NDArray:
+        return _ops_table.binary("div", self, other, reflected=True)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __mod__(self, other: Any) -> NDArray:
+        return _ops_table.binary("mod", self, other)
+
+    def __rmod__(self, other: Any) -> NDArray:
+        return _ops_table.binary("mod", self, other, reflected=True)
+
+    def __pow__(self, other: Any) -> NDArray:
+        return _ops_table.binary("power", self, other)
+
+    def __rpow__(self, other: Any) -> NDArray:
+        return _ops_table.binary("power", self, other, reflected=True)
+
+    def __eq__(self, other: Any) -> NDArray:  # type: ignore[override]
+        return _ops_table.binary("equal", self, other)
+
+    def __ne__(self, other: Any) -> NDArray:  # type: ignore[override]
+        return _ops_table.binary("not_equal", self, other)
+
+    def __gt__(self, other: Any) -> NDArray:
+        return _ops_table.binary("greater", self, other)
+
+    def __ge__(self, other: Any) -> NDArray:
+        return _ops_table.binary("greater_equal", self, other)
+
+    def __lt__(self, other: Any) -> NDArray:
+        return _ops_table.binary("lesser", self, other)
+
+    def __le__(self, other: Any) -> NDArray:
+        return _ops_table.binary("lesser_equal", self, other)
+
+    __hash__ = object.__hash__
+
+    def __neg__(self) -> NDArray:
+        return _ops_table.invoke_by_name("negative", [self], {})
+
+    def __pos__(self) -> NDArray:
+        return self
+
+    def __abs__(self) -> NDArray:
+        return _ops_table.invoke_by_name("abs", [self], {})
+
+    def __iadd__(self, other: Any) -> NDArray:
+        return _ops_table.binary("add", self, other, out=self)
+
+    def __isub__(self, other: Any) -> NDArray:
+        return _ops_table.binary("sub", self, other, out=self)
+
+    def __imul__(self, other: Any) -> NDArray:
+        return _ops_table.binary("mul", self, other, out=self)
+
+    def __itruediv__(self, other: Any) -> NDArray:
+        return _ops_table.binary("div", self, other, out=self)
+
+    __idiv__ = __itruediv__
+
+    def __imod__(self, other: Any) -> NDArray:
+        return _ops_table.binary("mod", self, other, out=self)
+
+
+_CPU = Context("cpu", 0)
+
+
+def _unpickle(values: np.ndarray, device_type: str, device_id: int) -> NDArray:
+    from .creation import array
+
+    return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
+
+
+_ops_table.NDArray = NDArray

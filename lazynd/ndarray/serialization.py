@@ -1,0 +1,64 @@
+"""``nd.save`` / ``nd.load`` in MXNet's binary NDArray-list format (see ``lazynd.ndarray_format``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..context import Context
+from ..errors import OperatorError
+from .creation import array
+
+
+def save(fname: str, data: Any) -> None:
+    """Save an NDArray, a list of NDArrays or a dict name -> NDArray to ``fname`` (atomically).
+
+    ``fname`` may be a local path or a URL (``s3://``, ``memory://``...) when fsspec is installed.
+
+    Examples
+    --------
+    >>> import lazynd as mx, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), 'x.params')
+    >>> mx.nd.save(path, {'w': mx.nd.ones((2,))})
+    >>> mx.nd.load(path)['w'].asnumpy()
+    array([1., 1.], dtype=float32)
+    """
+    from .. import ndarray_format as fmt
+    from .ndarray import NDArray
+
+    def record(value: Any, key: str) -> Any:
+        if not isinstance(value, NDArray):
+            raise OperatorError(f"save: {key} must be an NDArray, got {type(value).__name__}")
+        return fmt.ArrayRecord(value.asnumpy(), value.context.device_typeid, value.context.device_id)
+
+    if isinstance(data, NDArray):
+        data = [data]
+    if isinstance(data, dict):
+        payload: Any = {}
+        for k, v in data.items():
+            if not isinstance(k, str):
+                raise OperatorError(f"save: dict keys must be strings, got {type(k).__name__}")
+            payload[k] = record(v, f"value of {k!r}")
+    elif isinstance(data, (list, tuple)):
+        payload = [record(v, f"item {i}") for i, v in enumerate(data)]
+    else:
+        raise OperatorError(f"save: data must be an NDArray, a list or a dict, got {type(data).__name__}")
+    fmt.save_arrays(fname, payload)
+
+
+def load(fname: str, ctx: Context | None = None) -> Any:
+    """Load what :func:`save` (or MXNet's ``nd.save``) wrote: a list, or a dict when names were saved.
+
+    Arrays go to ``ctx`` when given, else to the CPU (MXNet files record their
+    device; loading onto a GPU that is not there would fail).
+    """
+    from .. import ndarray_format as fmt
+
+    loaded = fmt.load_arrays(fname)
+    target = ctx if ctx is not None else Context("cpu", 0)
+
+    def convert(rec: Any) -> Any:
+        return array(rec.array, ctx=target, dtype=rec.array.dtype)
+
+    if isinstance(loaded, dict):
+        return {k: convert(v) for k, v in loaded.items()}
+    return [convert(v) for v in loaded]

@@ -1,0 +1,294 @@
+"""Binary elementwise operators: same-shape, broadcasting and scalar forms, with gradients."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .cuda_elemwise import ElementwiseFamily
+from .params import Param, parse_float
+from .registry import OpDef, merge_shape, register
+
+# name -> (NumPy ufunc, C expression in a and b)
+ARITHMETIC = {
+    "plus": (np.add, "a + b"),
+    "minus": (np.subtract, "a - b"),
+    "mul": (np.multiply, "a * b"),
+    "div": (np.divide, "a / b"),
+    "mod": (np.mod, "lazynd_mod(a, b)"),
+    "power": (np.power, "lazynd_pow(a, b)"),
+    "maximum": (np.maximum, "(a > b ? a : b)"),
+    "minimum": (np.minimum, "(a < b ? a : b)"),
+    "hypot": (np.hypot, "sqrt((double)a * a + (double)b * b)"),
+    "equal": (np.equal, "(a == b ? 1 : 0)"),
+    "not_equal": (np.not_equal, "(a != b ? 1 : 0)"),
+    "greater": (np.greater, "(a > b ? 1 : 0)"),
+    "greater_equal": (np.greater_equal, "(a >= b ? 1 : 0)"),
+    "lesser": (np.less, "(a < b ? 1 : 0)"),
+    "lesser_equal": (np.less_equal, "(a <= b ? 1 : 0)"),
+}
+BROADCAST_NAMES = {"plus": "add", "minus": "sub"}
+REFLECTED = {"minus", "div", "mod", "power"}
+GPU = ElementwiseFamily("binary", "binary", {name: expr for name, (_, expr) in ARITHMETIC.items()})
+
+# NDArray's fast path for same-shape float arrays (``a + b``): kind -> kernel(a, b, out)
+FAST_KERNELS: dict[str, Callable[..., Any]] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "mod": np.mod,
+    "power": np.power,
+    "equal": np.equal,
+    "not_equal": np.not_equal,
+    "greater": np.greater,
+    "greater_equal": np.greater_equal,
+    "lesser": np.less,
+    "lesser_equal": np.less_equal,
+}
+
+
+def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
+    if out.dtype.kind in "iub":
+        if ufunc is np.divide:
+            # C semantics, as MXNet: integer division truncates toward zero
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.trunc(np.divide(a, b, dtype=np.float64), out=out, casting="unsafe")
+            return
+        if ufunc is np.hypot:
+            np.hypot(a, b, out=out, dtype=np.float64, casting="unsafe")
+            return
+        ufunc(a, b, out=out, casting="unsafe")
+        return
+    ufunc(a, b, out=out)
+
+
+def _binary_forward(name: str) -> tuple[Callable, Callable]:
+    ufunc = ARITHMETIC[name][0]
+
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        _cpu_apply(ufunc, inputs[0], inputs[1], outputs[0])
+
+    def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        GPU.binary(kctx.device_id, name, inputs[0], inputs[1], outputs[0])
+
+    return forward, forward_gpu
+
+
+def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
+    ufunc = ARITHMETIC[name][0]
+
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        x = inputs[0]
+        s = x.dtype.type(attrs["scalar"])  # MXNet casts the scalar to the array's dtype
+        if reflected:
+            _cpu_apply(ufunc, s, x, outputs[0])
+        else:
+            _cpu_apply(ufunc, x, s, outputs[0])
+
+    def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        GPU.scalar(kctx.device_id, name, inputs[0], attrs["scalar"], outputs[0], reflected)
+
+    return forward, forward_gpu
+
+
+def broadcast_shape(op: str, lhs: tuple | None, rhs: tuple | None) -> tuple | None:
+    """NumPy broadcasting of two partial shapes (0 = unknown dim)."""
+    if lhs is None or rhs is None:
+        return None
+    ndim = max(len(lhs), len(rhs))
+    a = (1,) * (ndim - len(lhs)) + tuple(lhs)
+    b = (1,) * (ndim - len(rhs)) + tuple(rhs)
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        elif x == 0 or y == 0:
+            out.append(x or y)
+        else:
+            from ..errors import ShapeError
+
+            raise ShapeError(f"{op}: shapes {tuple(lhs)} and {tuple(rhs)} cannot be broadcast together")
+    return tuple(out)
+
+
+def _broadcast_infer(op: str) -> Callable:
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        return in_shapes, [broadcast_shape(op, in_shapes[0], in_shapes[1])], aux_shapes
+
+    return infer
+
+
+# -- gradients (written with operators of the namespace F) ---------------------------------------
+def _grads(name: str, F: Any, a: Any, b: Any, out: Any, og: Any) -> list:
+    if name == "plus":
+        return [og, og]
+    if name == "minus":
+        return [og, F.negative(og)]
+    if name == "mul":
+        return [F._mul(og, b), F._mul(og, a)]
+    if name == "div":
+        return [F._div(og, b), F.negative(F._div(F._mul(og, out), b))]
+    if name == "mod":
+        return [og, F.negative(F._mul(og, F.floor(F._div(a, b))))]
+    if name == "power":
+        return [F._mul(og, F._mul(b, F._power(a, F._minus_scalar(b, scalar=1.0)))), F._mul(og, F._mul(out, F.log(a)))]
+    if name == "maximum":
+        return [F._mul(og, F._greater_equal(a, b)), F._mul(og, F._lesser(a, b))]
+    if name == "minimum":
+        return [F._mul(og, F._lesser_equal(a, b)), F._mul(og, F._greater(a, b))]
+    if name == "hypot":
+        return [F._mul(og, F._div(a, out)), F._mul(og, F._div(b, out))]
+    return [None, None]  # comparisons have no gradient
+
+
+def _elementwise_gradient(name: str) -> Callable:
+    def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+        return _grads(name, F, inputs[0], inputs[1], outputs[0], out_grads[0])
+
+    return gradient
+
+
+def _broadcast_gradient(name: str) -> Callable:
+    def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+        a, b = inputs
+        out, og = outputs[0], out_grads[0]
+        if name in ("mul", "div", "power", "maximum", "minimum", "hypot", "mod"):
+            # the elementwise rules need operands of the output's shape
+            a_full, b_full = F.broadcast_like(a, out), F.broadcast_like(b, out)
+            ga, gb = _grads(name, F, a_full, b_full, out, og)
+        else:
+            ga, gb = _grads(name, F, a, b, out, og)
+        return [None if ga is None else F._reduce_to_like(ga, a), None if gb is None else F._reduce_to_like(gb, b)]
+
+    return gradient
+
+
+def _scalar_gradient(name: str, reflected: bool) -> Callable:
+    def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+        x, out, og, s = inputs[0], outputs[0], out_grads[0], attrs["scalar"]
+        if name in ("plus",) or (name in ("minus", "mod") and not reflected):
+            return [og]
+        if name == "minus":
+            return [F.negative(og)]
+        if name == "mul":
+            return [F._mul_scalar(og, scalar=s)]
+        if name == "div":
+            return [F._div_scalar(og, scalar=s)] if not reflected else [F.negative(F._div(F._mul(og, out), x))]
+        if name == "power":
+            if reflected:
+                return [F._mul_scalar(F._mul(og, out), scalar=float(np.log(s)))]
+            return [F._mul(og, F._mul_scalar(F._power_scalar(x, scalar=s - 1.0), scalar=s))]
+        if name == "maximum":
+            return [F._mul(og, F._greater_equal_scalar(x, scalar=s))]
+        if name == "minimum":
+            return [F._mul(og, F._lesser_equal_scalar(x, scalar=s))]
+        if name == "hypot":
+            return [F._mul(og, F._div(x, out))]
+        if name == "mod":
+            return [F.negative(F._mul(og, F.floor(F._rdiv_scalar(x, scalar=s))))]
+        return [None]
+
+    return gradient
+
+
+_INPLACE = ((0, 0),)
+for _name in ARITHMETIC:
+    _fwd, _fwd_gpu = _binary_forward(_name)
+    _aliases = [f"elemwise_{_name}"] if _name in ("plus", "minus", "mul", "div") else []
+    if _name == "plus":
+        _aliases += ["_add", "elemwise_add"]
+        _aliases.remove("elemwise_plus")
+    if _name == "minus":
+        _aliases += ["_sub", "elemwise_sub"]
+        _aliases.remove("elemwise_minus")
+    register(
+        OpDef(
+            f"_{_name}",
+            _fwd,
+            forward_gpu=_fwd_gpu,
+            inputs=("lhs", "rhs"),
+            gradient=_elementwise_gradient(_name),
+            inplace=_INPLACE,
+            aliases=_aliases,
+            doc=f"Elementwise {_name} of two arrays of the same shape.",
+        )
+    )
+    _bname = f"broadcast_{BROADCAST_NAMES.get(_name, _name)}"
+    register(
+        OpDef(
+            _bname,
+            _fwd,
+            forward_gpu=_fwd_gpu,
+            inputs=("lhs", "rhs"),
+            infer_shape=_broadcast_infer(_bname),
+            gradient=_broadcast_gradient(_name),
+            aliases=["broadcast_plus"] if _name == "plus" else (["broadcast_minus"] if _name == "minus" else []),
+            doc=f"Elementwise {_name} with NumPy broadcasting.",
+        )
+    )
+    for _reflected in (False, True) if _name in REFLECTED else (False,):
+        _sfwd, _sfwd_gpu = _scalar_forward(_name, _reflected)
+        register(
+            OpDef(
+                f"_{'r' if _reflected else ''}{_name}_scalar",
+                _sfwd,
+                forward_gpu=_sfwd_gpu,
+                params={"scalar": Param(parse_float, doc="the scalar operand")},
+                gradient=_scalar_gradient(_name, _reflected),
+                inplace=_INPLACE,
+                doc=f"Elementwise {_name} of an array and a scalar{' (scalar on the left)' if _reflected else ''}.",
+            )
+        )
+
+
+# -- helpers for broadcast gradients -------------------------------------------------------------
+def _reduce_to_like_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    grad, out = inputs[0], outputs[0]
+    target = out.shape
+    lead = grad.ndim - len(target)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(target) if d == 1 and grad.shape[lead + i] != 1)
+    summed = grad.sum(axis=axes, keepdims=False) if axes else grad
+    out[...] = xp.reshape(summed, target)
+
+
+def _reduce_to_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    return in_shapes, [in_shapes[1]], aux_shapes
+
+
+register(
+    OpDef(
+        "_reduce_to_like",
+        _reduce_to_like_forward,
+        inputs=("data", "like"),
+        infer_shape=_reduce_to_like_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        gradient=lambda F, attrs, inputs, outputs, og: [F.broadcast_like(og[0], inputs[0]), None],
+        doc="Sum ``data`` over the axes broadcast to reach it from ``like``'s shape (gradient of broadcasting).",
+    )
+)
+
+
+def _broadcast_like_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    outputs[0][...] = kctx.xp.broadcast_to(inputs[0], outputs[0].shape)
+
+
+def _broadcast_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    return in_shapes, [merge_shape("broadcast_like", "like", in_shapes[1], None)], aux_shapes
+
+
+register(
+    OpDef(
+        "broadcast_like",
+        _broadcast_like_forward,
+        inputs=("lhs", "rhs"),
+        infer_shape=_broadcast_like_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        gradient=lambda F, attrs, inputs, outputs, og: [F._reduce_to_like(og[0], inputs[0]), None],
+        doc="Broadcast ``lhs`` to the shape of ``rhs``.",
+    )
+)

@@ -1,0 +1,178 @@
+"""Matrix products: ``dot`` (1-D to N-D, optional transposes) and ``batch_dot``; cuBLAS on the GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ShapeError
+from .params import Param, parse_bool
+from .registry import OpDef, register
+
+_TRANSPOSE_PARAMS = {
+    "transpose_a": Param(parse_bool, False, "use the transpose of lhs"),
+    "transpose_b": Param(parse_bool, False, "use the transpose of rhs"),
+}
+
+
+def _as_matrix(x: Any, transpose: bool, lhs: bool) -> Any:
+    """MXNet's dot: lhs is (prod(shape[:-1]), shape[-1]); rhs is (shape[0], prod(shape[1:]))."""
+    if x.ndim == 1:
+        m = x.reshape(1, -1) if lhs else x.reshape(-1, 1)
+        return m.T if transpose else m
+    if transpose:
+        # transposing an N-D operand reverses all its axes, as MXNet does
+        x = x.transpose(tuple(reversed(range(x.ndim))))
+    if lhs:
+        return x.reshape(-1, x.shape[-1])
+    return x.reshape(x.shape[0], -1)
+
+
+def _dot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    a = _as_matrix(inputs[0], attrs["transpose_a"], True)
+    b = _as_matrix(inputs[1], attrs["transpose_b"], False)
+    out = outputs[0]
+    target = out.reshape(a.shape[0], b.shape[1]) if out.flags.c_contiguous else None
+    if target is not None and target.base is not None or target is not None:
+        xp.matmul(a, b, out=target)
+    else:
+        out[...] = xp.matmul(a, b).reshape(out.shape)
+
+
+def _dims(shape: tuple, transpose: bool) -> tuple:
+    return tuple(reversed(shape)) if transpose else tuple(shape)
+
+
+def _dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    lhs, rhs = in_shapes
+    if lhs is None or rhs is None:
+        return in_shapes, [None], aux_shapes
+    a = _dims(lhs, attrs["transpose_a"])
+    b = _dims(rhs, attrs["transpose_b"])
+    k_a = a[-1]
+    k_b = b[0]
+    if k_a and k_b and k_a != k_b:
+        raise ShapeError(
+            f"dot: inner dimensions differ: lhs {tuple(lhs)} (transpose_a={attrs['transpose_a']}) "
+            f"and rhs {tuple(rhs)} (transpose_b={attrs['transpose_b']})"
+        )
+    out = a[:-1] + b[1:]
+    return in_shapes, [out if out else (1,)], aux_shapes
+
+
+def _dot_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    a, b = inputs
+    og = out_grads[0]
+    return [F._dot_backward_lhs(og, b, a, **attrs), F._dot_backward_rhs(og, a, b, **attrs)]
+
+
+register(
+    OpDef(
+        "dot",
+        _dot_forward,
+        inputs=("lhs", "rhs"),
+        params=dict(_TRANSPOSE_PARAMS),
+        infer_shape=_dot_infer,
+        gradient=_dot_gradient,
+        doc="Matrix product of two arrays (MXNet's ``dot``: contracts lhs's last axis with rhs's first).",
+    )
+)
+
+
+def _matrix_grad_forward(which: str) -> Any:
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        xp = kctx.xp
+        og, other, like = inputs
+        out = outputs[0]
+        ta, tb = attrs["transpose_a"], attrs["transpose_b"]
+        g = og.reshape(-1, og.shape[-1]) if og.ndim > 1 else og.reshape(1, -1)
+        if which == "lhs":
+            # C = A' B'  with A' = op(A): dA' = dC B'^T
+            bm = _as_matrix(other, tb, False)
+            g = og.reshape(-1, bm.shape[1])
+            da = xp.matmul(g, bm.T)
+            if ta:
+                da = da.T
+            out[...] = _restore(xp, da, like.shape, ta)
+        else:
+            am = _as_matrix(other, ta, True)
+            g = og.reshape(am.shape[0], -1)
+            db = xp.matmul(am.T, g)
+            if tb:
+                db = db.T
+            out[...] = _restore(xp, db, like.shape, tb)
+
+    return forward
+
+
+def _restore(xp: Any, m: Any, shape: tuple, transposed: bool) -> Any:
+    if transposed and len(shape) > 2:
+        rev = tuple(reversed(shape))
+        return m.reshape(rev).transpose(tuple(reversed(range(len(shape)))))
+    return m.reshape(shape)
+
+
+for _which in ("lhs", "rhs"):
+    register(
+        OpDef(
+            f"_dot_backward_{_which}",
+            _matrix_grad_forward(_which),
+            inputs=("out_grad", "other", "like"),
+            params=dict(_TRANSPOSE_PARAMS),
+            infer_shape=lambda attrs, s, a: (s, [s[2]], a),
+            doc=f"Gradient of ``dot`` with respect to its {_which}.",
+        )
+    )
+
+
+# -- batch_dot -----------------------------------------------------------------------------------
+def _batch_dot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    a, b = inputs
+    if attrs["transpose_a"]:
+        a = a.transpose(0, 2, 1)
+    if attrs["transpose_b"]:
+        b = b.transpose(0, 2, 1)
+    xp.matmul(a, b, out=outputs[0])
+
+
+def _batch_dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    lhs, rhs = in_shapes
+    if lhs is None or rhs is None:
+        return in_shapes, [None], aux_shapes
+    if len(lhs) != 3 or len(rhs) != 3:
+        raise ShapeError(f"batch_dot: inputs must be 3-D, got {tuple(lhs)} and {tuple(rhs)}")
+    a = (lhs[0], lhs[2], lhs[1]) if attrs["transpose_a"] else tuple(lhs)
+    b = (rhs[0], rhs[2], rhs[1]) if attrs["transpose_b"] else tuple(rhs)
+    if (a[0] and b[0] and a[0] != b[0]) or (a[2] and b[1] and a[2] != b[1]):
+        raise ShapeError(f"batch_dot: incompatible shapes {tuple(lhs)} and {tuple(rhs)} (after transposes {a}, {b})")
+    return in_shapes, [(a[0] or b[0], a[1], b[2])], aux_shapes
+
+
+def _batch_dot_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    a, b = inputs
+    og = out_grads[0]
+    ta, tb = attrs["transpose_a"], attrs["transpose_b"]
+    # C = op(A) op(B): d op(A) = dC op(B)^T, d op(B) = op(A)^T dC
+    if not ta:
+        ga = F.batch_dot(og, b, transpose_a=False, transpose_b=not tb)
+    else:
+        ga = F.batch_dot(b, og, transpose_a=tb, transpose_b=True)
+    if not tb:
+        gb = F.batch_dot(a, og, transpose_a=not ta, transpose_b=False)
+    else:
+        gb = F.batch_dot(og, a, transpose_a=True, transpose_b=ta)
+    return [ga, gb]
+
+
+register(
+    OpDef(
+        "batch_dot",
+        _batch_dot_forward,
+        inputs=("lhs", "rhs"),
+        params=dict(_TRANSPOSE_PARAMS),
+        infer_shape=_batch_dot_infer,
+        gradient=_batch_dot_gradient,
+        doc="Batched matrix product of two 3-D arrays.",
+    )
+)

@@ -1,0 +1,193 @@
+"""Typed operator parameters: parsed from Python values or from the strings symbol JSON stores."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import OperatorError
+
+REQUIRED = object()
+
+DTYPE_NAMES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
+
+
+def _literal(value: Any) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        if text in ("None", ""):
+            return None
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return text
+    return value
+
+
+def parse_int(value: Any) -> int:
+    value = _literal(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
+        raise ValueError("expected an integer")
+    if float(value) != int(value):
+        raise ValueError("expected an integer")
+    return int(value)
+
+
+def parse_float(value: Any) -> float:
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("inf", "+inf", "-inf", "nan"):
+            return float(text)
+    value = _literal(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError("expected a number")
+    return float(value)
+
+
+def parse_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("true", "1"):
+            return True
+        if text in ("false", "0"):
+            return False
+        raise ValueError("expected a boolean (True/False/1/0)")
+    if isinstance(value, (bool, np.bool_, int, np.integer)) and int(value) in (0, 1):
+        return bool(value)
+    raise ValueError("expected a boolean")
+
+
+def parse_shape(value: Any) -> tuple[int, ...]:
+    value = _literal(value)
+    if value is None:
+        return ()
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),)
+    if isinstance(value, (list, tuple)):
+        return tuple(parse_int(v) for v in value)
+    raise ValueError("expected a shape such as (3, 3)")
+
+
+def parse_float_tuple(value: Any) -> tuple[float, ...]:
+    value = _literal(value)
+    if isinstance(value, (int, float, np.number)):
+        return (float(value),)
+    if isinstance(value, (list, tuple)):
+        return tuple(parse_float(v) for v in value)
+    raise ValueError("expected a tuple of numbers")
+
+
+def parse_axis(value: Any) -> int | tuple[int, ...] | None:
+    """``None`` (all axes), an int, or a tuple of ints; ``()`` means all axes as in MXNet."""
+    value = _literal(value)
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        axes = tuple(parse_int(v) for v in value)
+        return axes if axes else None
+    return parse_int(value)
+
+
+def parse_dtype(value: Any) -> str:
+    if value is None:
+        raise ValueError("expected a dtype")
+    try:
+        name = np.dtype(value).name
+    except TypeError as err:
+        raise ValueError("expected a dtype") from err
+    if name not in DTYPE_NAMES:
+        raise ValueError(f"expected one of {', '.join(DTYPE_NAMES)}")
+    return name
+
+
+def parse_str(value: Any) -> str:
+    return str(value)
+
+
+def optional(parser: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Wrap a parser so that ``None``/``'None'`` stays ``None``."""
+
+    def parse(value: Any) -> Any:
+        if value is None or (isinstance(value, str) and value.strip() in ("None", "")):
+            return None
+        return parser(value)
+
+    parse.__name__ = f"optional_{parser.__name__}"
+    return parse
+
+
+def enum(*choices: str) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        text = str(value)
+        if text not in choices:
+            raise ValueError(f"expected one of {', '.join(repr(c) for c in choices)}")
+        return text
+
+    parse.__name__ = "enum"
+    parse.choices = choices  # type: ignore[attr-defined]
+    return parse
+
+
+def parse_context(value: Any) -> Any:
+    from ..context import Context
+
+    if value is None or isinstance(value, Context):
+        return value
+    text = str(value).strip()
+    if "(" in text and text.endswith(")"):
+        kind, _, rest = text.partition("(")
+        return Context(kind, int(rest[:-1] or 0))
+    return Context(text, 0)
+
+
+class Param:
+    """One typed parameter of an operator."""
+
+    __slots__ = ("parser", "default", "doc")
+
+    def __init__(self, parser: Callable[[Any], Any], default: Any = REQUIRED, doc: str = "") -> None:
+        self.parser = parser
+        self.default = default
+        self.doc = doc
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def parse(self, op: str, name: str, value: Any) -> Any:
+        try:
+            return self.parser(value)
+        except (ValueError, TypeError, OverflowError) as err:
+            raise OperatorError(f"{op}: invalid value {value!r} for parameter '{name}': {err}") from None
+
+
+def parse_params(op: str, spec: dict[str, Param], given: dict[str, Any], ignore: Sequence[str] = ()) -> dict[str, Any]:
+    """Parse ``given`` against ``spec``; fill defaults; reject unknown and missing ones."""
+    attrs: dict[str, Any] = {}
+    for key, value in given.items():
+        param = spec.get(key)
+        if param is None:
+            if key in ignore or (key.startswith("__") and key.endswith("__")):
+                continue
+            allowed = ", ".join(sorted(spec)) or "none"
+            raise OperatorError(f"{op}: unknown parameter '{key}' (allowed: {allowed})")
+        attrs[key] = param.parse(op, key, value)
+    for key, param in spec.items():
+        if key not in attrs:
+            if param.default is REQUIRED:
+                raise OperatorError(f"{op}: required parameter '{key}' is missing")
+            attrs[key] = param.default
+    return attrs
+
+
+def format_value(value: Any) -> str:
+    """The string symbol JSON stores for a parameter value (MXNet's spelling)."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(format_value(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if value is None:
+        return "None"
+    return str(value)

@@ -1,0 +1,218 @@
+"""The operator registry: one definition per operator feeds NDArray, Symbol and both backends.
+
+An :class:`OpDef` carries everything about an operator:
+
+- ``inputs`` / ``outputs`` / ``aux`` names (``inputs`` may depend on parameters,
+  e.g. ``no_bias``; variadic operators list ``num_args`` inputs);
+- typed ``params`` (:class:`~lazynd.ops.params.Param`);
+- ``infer_shape(attrs, in_shapes, aux_shapes) -> (in_shapes, out_shapes, aux_shapes)``
+  working forward and backward on partial shapes (``None`` = unknown shape, ``0`` =
+  unknown dimension);
+- ``infer_type(attrs, in_types, aux_types) -> (in_types, out_types, aux_types)``;
+- ``forward(kctx, attrs, inputs, outputs, aux)``: the kernel, writing into the
+  given output buffers; ``kctx.xp`` is NumPy or CuPy.  ``forward_gpu`` overrides it
+  on the GPU (our RawKernels);
+- ``gradient(F, attrs, inputs, outputs, out_grads) -> list`` of input gradients
+  (``None`` for none), written with the operators of the namespace ``F`` — the
+  symbol namespace in the gradient pass — so one rule serves every use;
+- ``inplace``: ``(input_index, output_index)`` pairs the output may overwrite.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ..errors import OperatorError, ShapeError
+from .params import Param, parse_params
+
+Shape = tuple[int, ...]
+
+
+class KernelContext:
+    """What a kernel may use besides its buffers."""
+
+    __slots__ = ("xp", "backend", "device_id", "is_train", "rng")
+
+    def __init__(self, xp: Any, backend: Any, device_id: int = 0, is_train: bool = False, rng: Any = None) -> None:
+        self.xp = xp
+        self.backend = backend
+        self.device_id = device_id
+        self.is_train = is_train
+        self.rng = rng
+
+
+def _same_shape_infer(op: OpDef, attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    names = op.input_names(attrs)
+    shape = unify_shapes(op.name, names, list(in_shapes))
+    return [shape] * len(in_shapes), [shape] * op.num_outputs(attrs), list(aux_shapes)
+
+
+def _same_type_infer(op: OpDef, attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    dtype = next((t for t in in_types if t is not None), None)
+    for name, t in zip(op.input_names(attrs), in_types):
+        if t is not None and dtype is not None and t != dtype:
+            raise OperatorError(f"{op.name}: input '{name}' has dtype {t}, expected {dtype} like the other inputs")
+    return [dtype] * len(in_types), [dtype] * op.num_outputs(attrs), [dtype if t is None else t for t in aux_types]
+
+
+def merge_shape(op: str, arg: str, given: Shape | None, expected: Shape | None) -> Shape | None:
+    """Merge two partial shapes (0 = unknown dim); raise ShapeError when they disagree."""
+    if given is None:
+        return expected
+    if expected is None:
+        return tuple(given)
+    if len(given) != len(expected):
+        raise ShapeError(f"{op}: shape of '{arg}' is {tuple(given)}, expected {tuple(expected)}")
+    merged = []
+    for g, e in zip(given, expected):
+        if g and e and g != e:
+            raise ShapeError(f"{op}: shape of '{arg}' is {tuple(given)}, expected {tuple(expected)}")
+        merged.append(g or e)
+    return tuple(merged)
+
+
+def unify_shapes(op: str, names: Sequence[str], shapes: list[Shape | None]) -> Shape | None:
+    """The common shape of inputs that must all have the same shape."""
+    result: Shape | None = None
+    for name, shape in zip(names, shapes):
+        result = merge_shape(op, name, shape, result) if shape is not None else result
+    return result
+
+
+def shape_is_known(shape: Shape | None) -> bool:
+    return shape is not None and all(d > 0 for d in shape)
+
+
+class OpDef:
+    """The definition of one operator (see the module docstring)."""
+
+    def __init__(
+        self,
+        name: str,
+        forward: Callable[..., None],
+        *,
+        inputs: Sequence[str] | Callable[[dict], Sequence[str]] = ("data",),
+        outputs: Sequence[str] | Callable[[dict], Sequence[str]] = ("output",),
+        aux: Sequence[str] = (),
+        params: dict[str, Param] | None = None,
+        infer_shape: Callable[..., tuple[list, list, list]] | None = None,
+        infer_type: Callable[..., tuple[list, list, list]] | None = None,
+        forward_gpu: Callable[..., None] | None = None,
+        gradient: Callable[..., list] | None = None,
+        inplace: Sequence[tuple[int, int]] = (),
+        num_visible_outputs: int | Callable[[dict], int] | None = None,
+        aliases: Sequence[str] = (),
+        variadic: bool = False,
+        needs_random: bool = False,
+        is_loss: bool = False,
+        writes_aux_in_train: bool = True,
+        creates_output: bool = False,
+        doc: str = "",
+    ) -> None:
+        self.name = name
+        self.forward = forward
+        self.forward_gpu = forward_gpu
+        self._inputs = inputs
+        self._outputs = outputs
+        self.aux = tuple(aux)
+        self.params = dict(params or {})
+        if variadic and "num_args" not in self.params:
+            from .params import parse_int
+
+            self.params["num_args"] = Param(parse_int, None, "number of inputs")
+        self._infer_shape = infer_shape
+        self._infer_type = infer_type
+        self.gradient = gradient
+        self.inplace = tuple(inplace)
+        self._num_visible = num_visible_outputs
+        self.aliases = tuple(aliases)
+        self.variadic = variadic
+        self.needs_random = needs_random
+        self.is_loss = is_loss
+        self.writes_aux_in_train = writes_aux_in_train
+        # an operator without data inputs (zeros, uniform): ctx/shape/dtype come from params
+        self.creates_output = creates_output
+        self.doc = doc
+
+    # -- structure -----------------------------------------------------------------------------
+    def parse(self, given: dict[str, Any]) -> dict[str, Any]:
+        return parse_params(self.name, self.params, given)
+
+    def input_names(self, attrs: dict) -> list[str]:
+        if self.variadic:
+            return [f"arg{i}" for i in range(attrs.get("num_args") or 0)]
+        names = self._inputs(attrs) if callable(self._inputs) else self._inputs
+        return list(names)
+
+    def output_names(self, attrs: dict) -> list[str]:
+        names = self._outputs(attrs) if callable(self._outputs) else self._outputs
+        return list(names)
+
+    def num_outputs(self, attrs: dict) -> int:
+        return len(self.output_names(attrs))
+
+    def num_visible_outputs(self, attrs: dict) -> int:
+        if self._num_visible is None:
+            return self.num_outputs(attrs)
+        if callable(self._num_visible):
+            return self._num_visible(attrs)
+        return self._num_visible
+
+    # -- inference -----------------------------------------------------------------------------
+    def infer_shape(self, attrs: dict, in_shapes: list, aux_shapes: list | None = None) -> tuple[list, list, list]:
+        aux_shapes = list(aux_shapes) if aux_shapes is not None else [None] * len(self.aux)
+        if self._infer_shape is None:
+            return _same_shape_infer(self, attrs, list(in_shapes), aux_shapes)
+        return self._infer_shape(attrs, list(in_shapes), aux_shapes)
+
+    def infer_type(self, attrs: dict, in_types: list, aux_types: list | None = None) -> tuple[list, list, list]:
+        aux_types = list(aux_types) if aux_types is not None else [None] * len(self.aux)
+        if self._infer_type is None:
+            return _same_type_infer(self, attrs, list(in_types), aux_types)
+        return self._infer_type(attrs, list(in_types), aux_types)
+
+    def __repr__(self) -> str:
+        return f"<OpDef {self.name}>"
+
+
+_OPS: dict[str, OpDef] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    """Add ``op`` (and its aliases) to the registry."""
+    for key in (op.name, *op.aliases):
+        if key in _OPS or key in _ALIASES:
+            raise ValueError(f"operator {key!r} registered twice")
+    _OPS[op.name] = op
+    for alias in op.aliases:
+        _ALIASES[alias] = op.name
+    return op
+
+
+def get(name: str) -> OpDef:
+    """The operator registered as ``name`` (or an alias of it)."""
+    op = _OPS.get(name)
+    if op is None:
+        real = _ALIASES.get(name)
+        if real is None:
+            raise OperatorError(f"unknown operator {name!r}")
+        op = _OPS[real]
+    return op
+
+
+def exists(name: str) -> bool:
+    return name in _OPS or name in _ALIASES
+
+
+def list_ops() -> list[str]:
+    """Names of all registered operators (without aliases)."""
+    return sorted(_OPS)
+
+
+def all_names() -> dict[str, OpDef]:
+    """Every name (operators and aliases) mapped to its definition."""
+    names = dict(_OPS)
+    for alias, real in _ALIASES.items():
+        names[alias] = _OPS[real]
+    return names

@@ -1,0 +1,1 @@
+"""Command-line tools, run as ``python -m lazynd.tools.<name>``."""

@@ -1,0 +1,43 @@
+"""Shared fixtures: contexts (cpu, and gpu when present), the data folder, engines."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import lazynd as mx
+
+
+def _has_gpu() -> bool:
+    return mx.num_gpus() > 0
+
+
+HAS_GPU = _has_gpu()
+requires_gpu = pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU with CuPy (none visible)")
+
+
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=[pytest.mark.gpu, requires_gpu])])
+def ctx(request: pytest.FixtureRequest) -> mx.Context:
+    """Each test using it runs on cpu(0) and, where a GPU is present, on gpu(0)."""
+    return mx.cpu(0) if request.param == "cpu" else mx.gpu(0)
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    """The real datasets folder ($LAZYND_DATA_DIR); tests using it skip when it is not set."""
+    path = os.environ.get("LAZYND_DATA_DIR")
+    if not path or not Path(path).is_dir():
+        pytest.skip("LAZYND_DATA_DIR is not set to the shared data folder (see README: Tests)")
+    return Path(path)
+
+
+@pytest.fixture(params=["threaded", "naive"])
+def engine_name(request: pytest.FixtureRequest):
+    """Run a test under both engines, restoring the default afterwards."""
+    from lazynd import engine
+
+    engine.set_engine(request.param)
+    yield request.param
+    engine.set_engine("threaded")

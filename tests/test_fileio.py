@@ -1,0 +1,261 @@
+"""Tests for lazynd.fileio: atomic local writes and fsspec-backed URLs."""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from lazynd import fileio
+from lazynd.errors import LazyNDError
+
+
+def _failing_chunks():
+    yield b"new start"
+    raise RuntimeError("producer failed midway")
+
+
+def _listing(directory) -> list[str]:
+    return sorted(os.listdir(directory))
+
+
+# --- local paths -----------------------------------------------------------
+
+
+def test_write_atomic_then_read_returns_the_bytes(tmp_path):
+    path = tmp_path / "data.bin"
+    fileio.write_atomic(path, b"\x00\x01payload")
+    assert fileio.open_for_read(path) == b"\x00\x01payload"
+
+
+def test_write_atomic_joins_chunks_of_any_buffer_type(tmp_path):
+    path = str(tmp_path / "data.bin")
+    chunks = [b"ab", bytearray(b"cd"), memoryview(b"ef"), np.array([1], dtype="<u2")]
+    fileio.write_atomic(path, iter(chunks))
+    assert fileio.open_for_read(path) == b"abcdef\x01\x00"
+
+
+def test_write_atomic_replaces_an_existing_file(tmp_path):
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"old contents that are longer")
+    fileio.write_atomic(path, b"new")
+    assert path.read_bytes() == b"new"
+    assert _listing(tmp_path) == ["data.bin"]
+
+
+def test_failing_data_keeps_old_file_and_removes_temporary(tmp_path):
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"old")
+    with pytest.raises(RuntimeError, match="producer failed midway"):
+        fileio.write_atomic(path, _failing_chunks())
+    assert path.read_bytes() == b"old"
+    assert _listing(tmp_path) == ["data.bin"]
+
+
+def test_failing_replace_keeps_old_file_and_removes_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"old")
+
+    def refuse_replace(source, target):
+        raise OSError("simulated failure of os.replace")
+
+    monkeypatch.setattr(fileio.os, "replace", refuse_replace)
+    with pytest.raises(OSError, match="simulated failure"):
+        fileio.write_atomic(path, b"new")
+    assert path.read_bytes() == b"old"
+    assert _listing(tmp_path) == ["data.bin"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="permission bits are POSIX")
+def test_new_file_gets_permissions_from_umask_like_open(tmp_path):
+    previous = os.umask(0o027)
+    try:
+        fileio.write_atomic(tmp_path / "data.bin", b"x")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "data.bin").stat().st_mode & 0o777 == 0o640
+
+
+def test_write_atomic_rejects_text(tmp_path):
+    with pytest.raises(TypeError, match="got str"):
+        fileio.write_atomic(tmp_path / "data.bin", "text")
+    assert _listing(tmp_path) == []
+
+
+def test_file_url_is_written_as_a_local_path(tmp_path):
+    path = tmp_path / "data.bin"
+    fileio.write_atomic(path.as_uri(), b"via url")
+    assert path.read_bytes() == b"via url"
+    assert fileio.open_for_read(path.as_uri()) == b"via url"
+
+
+def test_storage_options_for_a_local_path_raise(tmp_path):
+    with pytest.raises(LazyNDError, match="remote URLs only"):
+        fileio.write_atomic(tmp_path / "data.bin", b"x", storage_options={"anon": True})
+
+
+def test_reading_a_missing_local_file_raises_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        fileio.open_for_read(tmp_path / "missing.bin")
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("s3://bucket/key.params", True),
+        ("memory://x", True),
+        ("file:///tmp/x", True),
+        ("simplecache::s3://bucket/key", True),
+        ("/tmp/x.params", False),
+        ("relative/dir/x.params", False),
+        ("C:\\models\\x.params", False),
+        ("C://models/x.params", False),
+    ],
+)
+def test_is_url_tells_urls_from_paths(uri, expected):
+    assert fileio.is_url(uri) is expected
+
+
+# --- fsspec URLs -----------------------------------------------------------
+
+
+def test_memory_url_round_trip():
+    pytest.importorskip("fsspec")
+    uri = f"memory://lazynd-tests/{uuid.uuid4().hex}/data.bin"
+    fileio.write_atomic(uri, [b"in ", b"memory"])
+    assert fileio.open_for_read(uri) == b"in memory"
+
+
+def test_failing_data_never_touches_the_remote_object():
+    pytest.importorskip("fsspec")
+    uri = f"memory://lazynd-tests/{uuid.uuid4().hex}/data.bin"
+    fileio.write_atomic(uri, b"old")
+    with pytest.raises(RuntimeError, match="producer failed midway"):
+        fileio.write_atomic(uri, _failing_chunks())
+    assert fileio.open_for_read(uri) == b"old"
+
+
+def test_missing_remote_object_raises_file_not_found():
+    pytest.importorskip("fsspec")
+    with pytest.raises(FileNotFoundError):
+        fileio.open_for_read(f"memory://lazynd-tests/{uuid.uuid4().hex}/missing.bin")
+
+
+def test_url_without_fsspec_asks_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "fsspec", None)
+    with pytest.raises(LazyNDError, match="pip install fsspec s3fs"):
+        fileio.open_for_read("s3://bucket/key.params")
+
+
+def test_url_without_its_backend_names_the_package(monkeypatch):
+    pytest.importorskip("fsspec")
+    monkeypatch.setitem(sys.modules, "gcsfs", None)
+    with pytest.raises(LazyNDError, match="pip install gcsfs"):
+        fileio.write_atomic("gcs://bucket/key.params", b"x")
+
+
+def test_unknown_protocol_raises_lazynd_error():
+    pytest.importorskip("fsspec")
+    with pytest.raises(LazyNDError, match="nosuchprotocol"):
+        fileio.open_for_read("nosuchprotocol://x/y")
+
+
+# --- filesystems that are not object stores: temporary name, then rename -----
+
+
+@pytest.fixture
+def rename_filesystem(monkeypatch):
+    """A memory filesystem registered under a protocol that is not an object store."""
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class RenameFileSystem(MemoryFileSystem):
+        protocol = "lazyndrenamefs"
+        store: ClassVar[dict] = {}
+        pseudo_dirs: ClassVar[list[str]] = [""]
+        fail_rename = False
+
+        @classmethod
+        def _strip_protocol(cls, path):
+            return MemoryFileSystem._strip_protocol(
+                path.removeprefix("lazyndrenamefs://")
+            )
+
+        def mv(self, path1, path2, **kwargs):
+            if self.fail_rename:
+                raise OSError("simulated failure of rename")
+            return super().mv(path1, path2, **kwargs)
+
+    fsspec.register_implementation("lazyndrenamefs", RenameFileSystem, clobber=True)
+    yield RenameFileSystem
+    RenameFileSystem.store.clear()
+    RenameFileSystem.clear_instance_cache()
+
+
+def test_rename_filesystem_write_leaves_only_the_target(rename_filesystem):
+    fileio.write_atomic("lazyndrenamefs://dir/data.bin", b"renamed into place")
+    assert (
+        fileio.open_for_read("lazyndrenamefs://dir/data.bin") == b"renamed into place"
+    )
+    assert list(rename_filesystem.store) == ["/dir/data.bin"]
+
+
+def test_rename_filesystem_failed_rename_keeps_old_file(rename_filesystem):
+    fileio.write_atomic("lazyndrenamefs://dir/data.bin", b"old")
+    rename_filesystem.fail_rename = True
+    with pytest.raises(OSError, match="simulated failure of rename"):
+        fileio.write_atomic("lazyndrenamefs://dir/data.bin", b"new")
+    assert fileio.open_for_read("lazyndrenamefs://dir/data.bin") == b"old"
+    assert list(rename_filesystem.store) == ["/dir/data.bin"]
+
+
+# --- S3, against a local moto server ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def s3_options():
+    """Storage options pointing s3fs at a moto S3 server on a free local port."""
+    pytest.importorskip("s3fs", reason="the S3 test needs s3fs (pip install s3fs)")
+    moto_server = pytest.importorskip(
+        "moto.server",
+        reason="the S3 test needs moto's server (pip install 'moto[server]')",
+    )
+    server = moto_server.ThreadedMotoServer(
+        ip_address="127.0.0.1", port=0, verbose=False
+    )
+    server.start()
+    host, port = server.get_host_and_port()
+    options = {
+        "key": "testing",
+        "secret": "testing",
+        "client_kwargs": {
+            "endpoint_url": f"http://{host}:{port}",
+            "region_name": "eu-west-1",
+        },
+    }
+    import s3fs
+
+    s3fs.S3FileSystem(**options).mkdir("lazynd-bucket")
+    yield options
+    server.stop()
+
+
+def test_s3_round_trip(s3_options):
+    uri = "s3://lazynd-bucket/models/data.bin"
+    payload = bytes(range(256)) * 1000
+    fileio.write_atomic(
+        uri, [payload[:1000], payload[1000:]], storage_options=s3_options
+    )
+    assert fileio.open_for_read(uri, storage_options=s3_options) == payload
+
+
+def test_s3_failing_data_keeps_old_object(s3_options):
+    uri = "s3://lazynd-bucket/models/kept.bin"
+    fileio.write_atomic(uri, b"old", storage_options=s3_options)
+    with pytest.raises(RuntimeError, match="producer failed midway"):
+        fileio.write_atomic(uri, _failing_chunks(), storage_options=s3_options)
+    assert fileio.open_for_read(uri, storage_options=s3_options) == b"old"
