@@ -18,7 +18,7 @@ def _nvrtc_compile(code: str, name: str, options: tuple[str, ...], arch: str, na
     try:
         for expr in name_expressions:
             nvrtc.addNameExpression(prog, expr)
-        opts = [o.encode() for o in options] + [f"--gpu-architecture={arch}".encode()]
+        opts = list(options) + [f"--gpu-architecture={arch}"]
         try:
             nvrtc.compileProgram(prog, opts)
         except nvrtc.NVRTCError as err:

@@ -13,6 +13,7 @@ finalizers are needed and a buffer can never be reused while still visible.
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 
@@ -43,7 +44,7 @@ class HostPool:
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         dtype = np.dtype(dtype)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        nbytes = math.prod(shape) * dtype.itemsize
         if nbytes < MIN_POOLED_BYTES:
             return np.empty(shape, dtype)
         size = _size_class(nbytes)

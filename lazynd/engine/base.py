@@ -102,15 +102,20 @@ class Engine:
                     op.fn(*op.args)  # type: ignore[misc]
                     hook(op, start, perf_counter())
             except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
-                exc = EngineError(f"operator '{op.name}' failed: {type(err).__name__}: {err}", op.name)
-                exc.__cause__ = err
-                with self._error_lock:
-                    self._unreported[id(exc)] = exc
+                exc = self._make_error(op.name, err)
             for v in op.writes:
                 v.exc = exc
         else:
             for v in op.writes:
                 v.exc = exc
+
+    def _make_error(self, name: str, err: BaseException) -> EngineError:
+        """Wrap an operator's exception (chained) and remember it until a wait reports it."""
+        exc = EngineError(f"operator '{name}' failed: {type(err).__name__}: {err}", name)
+        exc.__cause__ = err
+        with self._error_lock:
+            self._unreported[id(exc)] = exc
+        return exc
 
     def _raise_for_var(self, var: Var) -> None:
         exc = var.exc

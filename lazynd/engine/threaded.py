@@ -78,11 +78,80 @@ class ThreadedEngine(Engine):
         device: Any = None,
         inline_ok: bool = False,
     ) -> None:
+        if inline_ok:
+            # fast path: claim every var if all are free, run here, release
+            lock = self._lock
+            lock.acquire()
+            for v in reads:
+                if v.writing or v.queue:
+                    break
+            else:
+                for v in writes:
+                    if v.writing or v.pending_reads or v.queue:
+                        break
+                else:
+                    for v in reads:
+                        v.pending_reads += 1
+                    for v in writes:
+                        v.writing = True
+                    lock.release()
+                    self._run_inline(fn, args, reads, writes, name, device)
+                    return
+            lock.release()
+        self._push_queued(fn, args, reads, writes, name, device)
+
+    def _run_inline(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any) -> None:
+        exc = None
+        for v in reads:
+            if v.exc is not None:
+                exc = v.exc
+                break
+        if exc is None and self.profiler_hook is None:
+            try:
+                fn(*args)
+            except BaseException as err:  # noqa: BLE001 - recorded on the outputs, raised at a wait
+                exc = self._make_error(name, err)
+        elif exc is None:
+            op = Operation(fn, args, reads, writes, reads, name, device)
+            self._run(op)
+            exc = writes[0].exc if writes else None
+        for v in writes:
+            v.exc = exc
+        ready = None
+        with self._lock:
+            for v in reads:
+                v.pending_reads -= 1
+                if v.queue and v.pending_reads == 0:
+                    if ready is None:
+                        ready = []
+                    self._release(v, ready)
+            for v in writes:
+                v.writing = False
+                if v.queue:
+                    if ready is None:
+                        ready = []
+                    self._release(v, ready)
+            if ready:
+                self._finish_markers(ready)
+        if ready:
+            for r in ready:
+                self._queue_for(r.device).put(r)
+
+    def _push_queued(
+        self,
+        fn: Callable[..., Any],
+        args: tuple,
+        reads: Sequence[Var],
+        writes: Sequence[Var],
+        name: str,
+        device: Any,
+    ) -> None:
         checks = reads
         if len(reads) + len(writes) > 1:
             reads, writes = split_vars(reads, writes)
         op = Operation(fn, args, reads, writes, checks, name, device)
         with self._lock:
+            # a free var is granted at once; a busy one queues the op behind earlier users
             wait = 0
             for v in reads:
                 if v.writing or v.queue:
@@ -90,28 +159,21 @@ class ThreadedEngine(Engine):
                         v.queue = deque()
                     v.queue.append((op, False))
                     wait += 1
+                else:
+                    v.pending_reads += 1
             for v in writes:
                 if v.writing or v.pending_reads or v.queue:
                     if v.queue is None:
                         v.queue = deque()
                     v.queue.append((op, True))
                     wait += 1
-            if wait == 0:
-                for v in reads:
-                    v.pending_reads += 1
-                for v in writes:
+                else:
                     v.writing = True
-                if not inline_ok:
-                    self._pending += 1
-            else:
+            self._pending += 1
+            if wait:
                 op.wait = wait
-                self._pending += 1
                 return
-        if inline_ok:
-            self._run(op)
-            self._complete(op, counted=False)
-        else:
-            self._queue_for(device).put(op)
+        self._queue_for(device).put(op)
 
     # -- completion ----------------------------------------------------------------------------
     def _worker(self, queue: SimpleQueue) -> None:
@@ -123,7 +185,7 @@ class ThreadedEngine(Engine):
             run(op)
             complete(op)
 
-    def _complete(self, op: Operation, counted: bool = True) -> None:
+    def _complete(self, op: Operation) -> None:
         ready: list[Operation] = []
         with self._lock:
             for v in op.reads:
@@ -134,15 +196,9 @@ class ThreadedEngine(Engine):
                 v.writing = False
                 if v.queue:
                     self._release(v, ready)
-            if counted:
-                self._pending -= 1
-            i = 0
-            while i < len(ready):
-                if ready[i].fn is None:
-                    # a wait marker completes the moment it is granted; that may grant more
-                    self._finish_marker(ready.pop(i), ready)
-                else:
-                    i += 1
+            self._pending -= 1
+            if ready:
+                self._finish_markers(ready)
             if self._pending == 0:
                 self._idle.notify_all()
         for r in ready:
@@ -170,6 +226,15 @@ class ThreadedEngine(Engine):
             op.wait -= 1
             if op.wait == 0:
                 ready.append(op)
+
+    def _finish_markers(self, ready: list[Operation]) -> None:
+        """Complete the wait markers in ``ready`` (lock held); that may grant more operations."""
+        i = 0
+        while i < len(ready):
+            if ready[i].fn is None:
+                self._finish_marker(ready.pop(i), ready)
+            else:
+                i += 1
 
     def _finish_marker(self, marker: Operation, ready: list[Operation]) -> None:
         for v in marker.reads:

@@ -117,6 +117,7 @@ def invoke(
     kctx = kernel_context(ctx, is_train)
     reads = [x._var for x in inputs]
     writes = [o._var for o in outputs]
+    writes += [data_inputs[i]._var for i in op.mutates]
     if is_train and op.aux and op.writes_aux_in_train:
         writes += [a._var for a in aux_inputs]
     if op.needs_random:
@@ -255,35 +256,39 @@ from ..ops.elemwise_binary import FAST_KERNELS as CPU_FAST_KERNELS
 _float_kinds = frozenset("fc")
 
 
+
 def binary(kind: str, lhs: Any, rhs: Any, reflected: bool = False, out: Any = None) -> Any:
-    if isinstance(rhs, NDArray):
-        ld, rd = lhs._data, rhs._data
+    if rhs.__class__ is NDArray:
+        ld = lhs._data
+        rd = rhs._data
         ctx = lhs._ctx
+        shape = ld.shape
+        dtype = ld.dtype
         if (
-            ld.shape == rd.shape
-            and ld.dtype == rd.dtype
+            shape == rd.shape
+            and dtype is rd.dtype
+            and dtype.kind in _float_kinds
             and ctx.device_type == "cpu"
-            and ctx == rhs._ctx
-            and ld.dtype.kind in _float_kinds
+            and (ctx is rhs._ctx or ctx == rhs._ctx)
         ):
-            kernel = CPU_FAST_KERNELS.get(kind)
-            if kernel is not None:
-                if out is None:
-                    res = NDArray(cpu_backend.empty(ld.shape, ld.dtype), Var(), ctx)
-                else:
-                    if out._data.shape != ld.shape:
-                        raise ShapeError(f"{BINARY_OPS[kind][0]}: out has shape {out.shape}, expected {ld.shape}")
-                    res = out
-                get_engine().push(
-                    kernel,
-                    (ld, rd, res._data),
-                    (lhs._var, rhs._var),
-                    (res._var,),
-                    BINARY_OPS[kind][0],
-                    ctx,
-                    ld.size <= INLINE_MAX_ELEMENTS,
-                )
-                return res
+            size = ld.size
+            if out is None:
+                data = np.empty(shape, dtype) if size < 16384 else cpu_backend.empty(shape, dtype)
+                res = NDArray(data, Var(), ctx)
+            else:
+                if out._data.shape != shape:
+                    raise ShapeError(f"{BINARY_OPS[kind][0]}: out has shape {out.shape}, expected {shape}")
+                res = out
+            get_engine().push(
+                CPU_FAST_KERNELS[kind],
+                (ld, rd, res._data),
+                (lhs._var, rhs._var),
+                (res._var,),
+                BINARY_OPS[kind][0],
+                ctx,
+                size <= INLINE_MAX_ELEMENTS,
+            )
+            return res
         names = BINARY_OPS[kind]
         op_name = names[0] if ld.shape == rd.shape else names[1]
         return invoke(registry.get(op_name), [lhs, rhs], {}, out)

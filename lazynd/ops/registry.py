@@ -15,7 +15,9 @@ An :class:`OpDef` carries everything about an operator:
 - ``gradient(F, attrs, inputs, outputs, out_grads) -> list`` of input gradients
   (``None`` for none), written with the operators of the namespace ``F`` — the
   symbol namespace in the gradient pass — so one rule serves every use;
-- ``inplace``: ``(input_index, output_index)`` pairs the output may overwrite.
+- ``inplace``: ``(input_index, output_index)`` pairs the output may overwrite;
+- ``mutates``: indices of inputs the kernel updates in place (optimizer states such
+  as ``mom``), so the engine schedules them as writes.
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ class OpDef:
         is_loss: bool = False,
         writes_aux_in_train: bool = True,
         creates_output: bool = False,
+        mutates: Sequence[int] = (),
         doc: str = "",
     ) -> None:
         self.name = name
@@ -132,6 +135,7 @@ class OpDef:
         self.writes_aux_in_train = writes_aux_in_train
         # an operator without data inputs (zeros, uniform): ctx/shape/dtype come from params
         self.creates_output = creates_output
+        self.mutates = tuple(mutates)
         self.doc = doc
 
     # -- structure -----------------------------------------------------------------------------

@@ -1,0 +1,164 @@
+"""The data-iterator protocol: ``DataDesc``, ``DataBatch`` and ``DataIter``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+
+
+class DataDesc(tuple):
+    """Name and shape of one input, with its dtype and layout.
+
+    A ``DataDesc`` is a ``(name, shape)`` tuple, so code that unpacks
+    ``provide_data`` as pairs keeps working; ``dtype`` and ``layout`` ride
+    along as attributes.  ``layout`` says which axis is the batch (``'N'``).
+
+    Examples
+    --------
+    >>> desc = DataDesc("data", (32, 3, 28, 28))
+    >>> name, shape = desc
+    >>> name, shape, desc.layout, DataDesc.get_batch_axis("TNC")
+    ('data', (32, 3, 28, 28), 'NCHW', 1)
+    """
+
+    def __new__(cls, name: str, shape: Sequence[int], dtype: Any = np.float32, layout: str = "NCHW") -> DataDesc:
+        if not isinstance(name, str):
+            raise DataError(f"DataDesc: name must be a str, got {type(name).__name__}")
+        desc = super().__new__(cls, (name, tuple(int(d) for d in shape)))
+        desc.dtype = np.dtype(dtype).type
+        desc.layout = layout
+        return desc
+
+    @property
+    def name(self) -> str:
+        return self[0]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"DataDesc[{self.name},{self.shape},{np.dtype(self.dtype).name},{self.layout}]"
+
+    def __getnewargs__(self) -> tuple:
+        return (self.name, self.shape, self.dtype, self.layout)
+
+    @staticmethod
+    def get_batch_axis(layout: str | None) -> int:
+        """The axis of ``'N'`` in ``layout``; 0 when the layout is unknown.
+
+        Examples
+        --------
+        >>> DataDesc.get_batch_axis("NTC"), DataDesc.get_batch_axis(None)
+        (0, 0)
+        """
+        if layout is None:
+            return 0
+        axis = layout.find("N")
+        if axis < 0:
+            raise DataError(f"DataDesc: layout {layout!r} has no batch axis 'N'")
+        return axis
+
+    @staticmethod
+    def get_list(shapes: Sequence[tuple[str, Sequence[int]]], types: Sequence[tuple[str, Any]] | None = None) -> list[DataDesc]:
+        """``DataDesc`` list from ``(name, shape)`` pairs and optional ``(name, dtype)`` pairs."""
+        if types is None:
+            return [DataDesc(name, shape) for name, shape in shapes]
+        dtypes = dict(types)
+        return [DataDesc(name, shape, dtypes.get(name, np.float32)) for name, shape in shapes]
+
+
+class DataBatch:
+    """One batch: lists of data and label NDArrays plus bookkeeping.
+
+    ``pad`` counts the examples at the end of the batch that only fill it up
+    (they repeat earlier ones and must not be scored).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> batch = DataBatch([mx.nd.zeros((2, 3))], [mx.nd.zeros((2,))], pad=1)
+    >>> batch.pad, batch.data[0].shape
+    (1, (2, 3))
+    """
+
+    def __init__(
+        self,
+        data: list[Any],
+        label: list[Any] | None = None,
+        pad: int | None = None,
+        index: Any = None,
+        bucket_key: Any = None,
+        provide_data: list[DataDesc] | None = None,
+        provide_label: list[DataDesc] | None = None,
+    ) -> None:
+        if data is not None and not isinstance(data, (list, tuple)):
+            raise DataError(f"DataBatch: data must be a list of NDArrays, got {type(data).__name__}")
+        if label is not None and not isinstance(label, (list, tuple)):
+            raise DataError(f"DataBatch: label must be a list of NDArrays, got {type(label).__name__}")
+        self.data = data
+        self.label = label
+        self.pad = pad
+        self.index = index
+        self.bucket_key = bucket_key
+        self.provide_data = provide_data
+        self.provide_label = provide_label
+
+    def __repr__(self) -> str:
+        data_shapes = [d.shape for d in self.data]
+        label_shapes = [d.shape for d in self.label] if self.label else None
+        return f"DataBatch: data shapes: {data_shapes} label shapes: {label_shapes}"
+
+
+class DataIter:
+    """Base of all iterators: subclasses implement ``iter_next`` and the getters.
+
+    Iterating gives ``DataBatch`` objects until the epoch ends; ``reset``
+    starts the next epoch.
+    """
+
+    def __init__(self, batch_size: int = 0) -> None:
+        self.batch_size = batch_size
+
+    def __iter__(self) -> Iterator[DataBatch]:
+        return self
+
+    def reset(self) -> None:
+        """Go back to the start of the data (the next epoch)."""
+
+    def next(self) -> DataBatch:
+        """The next batch; raises ``StopIteration`` at the end of the epoch."""
+        if self.iter_next():
+            return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(), index=self.getindex())
+        raise StopIteration
+
+    def __next__(self) -> DataBatch:
+        return self.next()
+
+    def iter_next(self) -> bool:
+        """Move to the next batch; False at the end of the epoch."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement iter_next")
+
+    def getdata(self) -> list[Any]:
+        raise NotImplementedError(f"{type(self).__name__} does not implement getdata")
+
+    def getlabel(self) -> list[Any] | None:
+        return None
+
+    def getindex(self) -> Any:
+        return None
+
+    def getpad(self) -> int:
+        return 0
+
+    @property
+    def provide_data(self) -> list[DataDesc]:
+        raise NotImplementedError(f"{type(self).__name__} does not implement provide_data")
+
+    @property
+    def provide_label(self) -> list[DataDesc]:
+        return []

@@ -1,0 +1,108 @@
+"""``MNISTIter``: MNIST (or Fashion-MNIST) straight from its IDX files."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+from .ndarray_iter import NDArrayIter
+
+
+def _load_pair(image: str | None, label: str | None, data_dir: Any, train: bool, dataset: str) -> tuple[np.ndarray, np.ndarray]:
+    from .. import datasets
+
+    if (image is None) != (label is None):
+        raise DataError(f"MNISTIter: give both image and label paths or neither, got image={image!r} label={label!r}")
+    if image is None:
+        return datasets.load_mnist(dataset, data_dir, train)
+    paths = []
+    for path in (image, label):
+        path = os.fspath(path)
+        if data_dir is not None and not os.path.isabs(path):
+            path = os.path.join(os.fspath(data_dir), path)
+        if not os.path.exists(path) and os.path.exists(path + ".gz"):
+            path += ".gz"
+        if not os.path.exists(path):
+            raise DataError(f"MNISTIter: no IDX file at {path!r} (nor {path + '.gz'!r})")
+        paths.append(path)
+    return datasets.read_idx(paths[0]), datasets.read_idx(paths[1])
+
+
+class MNISTIter(NDArrayIter):
+    """Batches of MNIST images scaled to [0, 1] with their labels.
+
+    Parameters
+    ----------
+    image, label : str, optional
+        Paths of the IDX image and label files, gzipped or not (a missing
+        ``.gz`` suffix is tolerated).  Leave both out to use
+        ``lazynd.datasets.load_mnist`` (``$LAZYND_DATA_DIR`` or ``data_dir``).
+    batch_size : int
+    shuffle : bool
+        New order every epoch, drawn from ``seed``.
+    flat : bool
+        Give ``(batch, 784)`` instead of ``(batch, 1, 28, 28)``.
+    seed : int
+    data_dir : str, optional
+        Folder for relative paths, or the dataset root when no path is given.
+    train : bool
+        Which split to load when no path is given.
+    num_parts, part_index : int
+        Use only part ``part_index`` of ``num_parts`` equal parts (one per worker).
+
+    Examples
+    --------
+    >>> it = MNISTIter(batch_size=100, train=False)  # doctest: +SKIP
+    >>> it.provide_data  # doctest: +SKIP
+    [DataDesc[data,(100, 1, 28, 28),float32,NCHW]]
+    """
+
+    def __init__(
+        self,
+        image: str | None = None,
+        label: str | None = None,
+        batch_size: int = 128,
+        shuffle: bool = True,
+        flat: bool = False,
+        seed: int = 0,
+        data_dir: Any = None,
+        train: bool = True,
+        dataset: str = "mnist",
+        num_parts: int = 1,
+        part_index: int = 0,
+        data_name: str = "data",
+        label_name: str = "softmax_label",
+        ctx: Any = None,
+    ) -> None:
+        images, labels = _load_pair(image, label, data_dir, train, dataset)
+        if images.ndim != 3 or labels.shape != images.shape[:1]:
+            raise DataError(f"MNISTIter: expected images (N, rows, cols) and N labels, got {images.shape} and {labels.shape}")
+        if not 0 <= part_index < num_parts:
+            raise DataError(f"MNISTIter: part_index must be in [0, {num_parts}), got {part_index}")
+        size = len(images) // num_parts
+        images = images[part_index * size : (part_index + 1) * size]
+        labels = labels[part_index * size : (part_index + 1) * size]
+        pixels = images.astype(np.float32) / np.float32(255.0)
+        pixels = pixels.reshape(len(images), -1) if flat else pixels[:, None, :, :]
+        self._rng = np.random.default_rng(seed)
+        self._mnist_shuffle = shuffle
+        super().__init__(
+            pixels,
+            labels.astype(np.float32),
+            batch_size=batch_size,
+            shuffle=False,
+            last_batch_handle="pad",
+            data_name=data_name,
+            label_name=label_name,
+            layout="NC" if flat else "NCHW",
+            ctx=ctx,
+        )
+
+    def reset(self) -> None:
+        super().reset()
+        # seeded per iterator, so two runs with the same seed see the same order
+        if getattr(self, "_mnist_shuffle", False):
+            self._order = self._rng.permutation(self.num_data)

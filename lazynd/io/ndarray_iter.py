@@ -1,0 +1,207 @@
+"""``NDArrayIter``: batches over in-memory NumPy arrays or NDArrays."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+from .base import DataBatch, DataDesc, DataIter
+
+_LAST_BATCH_MODES = ("pad", "discard", "roll_over")
+
+
+def _as_numpy(value: Any, what: str) -> np.ndarray:
+    if hasattr(value, "asnumpy"):
+        return value.asnumpy()
+    if isinstance(value, (np.ndarray, list, tuple)) or np.isscalar(value):
+        return np.asarray(value)
+    raise DataError(f"NDArrayIter: {what} must be a NumPy array or NDArray, got {type(value).__name__}")
+
+
+def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[str, np.ndarray]]:
+    """Normalise one array, a list of arrays or a dict into ``(name, array)`` pairs.
+
+    A plain dict is taken in key order (so that the order does not depend on
+    how the dict was built); an ``OrderedDict`` keeps its own order.
+    """
+    if source is None:
+        return []
+    if isinstance(source, OrderedDict):
+        items = list(source.items())
+    elif isinstance(source, dict):
+        items = sorted(source.items())
+    elif isinstance(source, (list, tuple)) and source and not np.isscalar(source[0]) and (
+        hasattr(source[0], "asnumpy") or isinstance(source[0], np.ndarray)
+    ):
+        items = [(default_name if i == 0 else f"_{i}_{default_name}", v) for i, v in enumerate(source)]
+    else:
+        items = [(default_name, source)]
+    return [(str(name), _as_numpy(value, f"{what} {name!r}")) for name, value in items]
+
+
+class NDArrayIter(DataIter):
+    """Iterate over arrays in batches along the batch axis of ``layout``.
+
+    Parameters
+    ----------
+    data, label : array, list of arrays or dict name -> array
+        NumPy arrays or NDArrays; all must have the same number of examples.
+    batch_size : int
+    shuffle : bool
+        Draw a new order at every epoch (from NumPy's global generator).
+    last_batch_handle : {'pad', 'discard', 'roll_over'}
+        What to do with the examples that do not fill a batch: pad the last
+        batch with examples from the start (``getpad`` counts them), drop
+        them, or carry them into the first batch of the next epoch.
+    data_name, label_name : str
+        Names used when ``data``/``label`` are not dicts.
+    layout : str
+        Layout of the data; its ``'N'`` is the batch axis.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> it = NDArrayIter(np.arange(10).reshape(5, 2), np.arange(5), batch_size=2)
+    >>> [batch.pad for batch in it]
+    [0, 0, 1]
+    >>> it.provide_data
+    [DataDesc[data,(2, 2),float32,NCHW]]
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        label: Any = None,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        last_batch_handle: str = "pad",
+        data_name: str = "data",
+        label_name: str = "softmax_label",
+        layout: str = "NCHW",
+        dtype: Any = np.float32,
+        ctx: Any = None,
+    ) -> None:
+        super().__init__(batch_size)
+        if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
+            raise DataError(f"NDArrayIter: batch_size must be a positive int, got {batch_size!r}")
+        if last_batch_handle not in _LAST_BATCH_MODES:
+            raise DataError(f"NDArrayIter: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}")
+        self.layout = layout
+        self.batch_axis = DataDesc.get_batch_axis(layout)
+        self.data = init_named_arrays(data, data_name, "data")
+        self.label = init_named_arrays(label, label_name, "label")
+        if not self.data:
+            raise DataError("NDArrayIter: no data given")
+        counts = {name: self._count(name, arr) for name, arr in self.data + self.label}
+        if len(set(counts.values())) != 1:
+            raise DataError(f"NDArrayIter: all inputs must have the same number of examples, got {counts}")
+        self.num_data = next(iter(counts.values()))
+        if last_batch_handle == "discard" and self.num_data < batch_size:
+            raise DataError(f"NDArrayIter: batch_size {batch_size} is larger than the {self.num_data} examples")
+        self.dtype = np.dtype(dtype)
+        self.shuffle = shuffle
+        self.last_batch_handle = last_batch_handle
+        self.ctx = ctx
+        self._carry = np.zeros(0, dtype=np.int64)
+        self._order = np.arange(self.num_data)
+        self._cursor = 0
+        self._batch: tuple[np.ndarray, int] | None = None
+        self.reset()
+
+    def _count(self, name: str, arr: np.ndarray) -> int:
+        axis = self.batch_axis if arr.ndim > self.batch_axis else 0
+        if arr.ndim == 0:
+            raise DataError(f"NDArrayIter: input {name!r} is a scalar; it needs a batch axis")
+        return int(arr.shape[axis])
+
+    def _axis(self, arr: np.ndarray) -> int:
+        # labels are usually 1-D even when the data layout puts N elsewhere
+        return self.batch_axis if arr.ndim > self.batch_axis else 0
+
+    def _desc(self, pairs: list[tuple[str, np.ndarray]]) -> list[DataDesc]:
+        descs = []
+        for name, arr in pairs:
+            shape = list(arr.shape)
+            shape[self._axis(arr)] = self.batch_size
+            dtype = self.dtype if arr.dtype.kind == "f" or self.dtype.kind == "f" else arr.dtype
+            descs.append(DataDesc(name, shape, dtype, self.layout))
+        return descs
+
+    @property
+    def provide_data(self) -> list[DataDesc]:
+        return self._desc(self.data)
+
+    @property
+    def provide_label(self) -> list[DataDesc]:
+        return self._desc(self.label)
+
+    def reset(self) -> None:
+        order = np.random.permutation(self.num_data) if self.shuffle else np.arange(self.num_data)
+        if self.last_batch_handle == "roll_over":
+            order = np.concatenate([self._carry, order])
+        self._order = order
+        self._cursor = 0
+        self._carry = np.zeros(0, dtype=np.int64)
+        self._batch = None
+
+    def iter_next(self) -> bool:
+        start, total = self._cursor, len(self._order)
+        if start >= total:
+            self._batch = None
+            return False
+        stop = start + self.batch_size
+        if stop <= total:
+            self._batch = (self._order[start:stop], 0)
+        elif self.last_batch_handle == "pad":
+            pad = stop - total
+            fill = np.resize(self._order[: min(total, self.num_data)], pad)
+            self._batch = (np.concatenate([self._order[start:], fill]), pad)
+        else:
+            if self.last_batch_handle == "roll_over":
+                self._carry = self._order[start:]
+            self._cursor = total
+            self._batch = None
+            return False
+        self._cursor = stop
+        return True
+
+    def _take(self, pairs: list[tuple[str, np.ndarray]]) -> list[Any]:
+        from .. import ndarray as nd
+
+        if self._batch is None:
+            raise DataError("NDArrayIter: no current batch; call iter_next() or next() first")
+        index = self._batch[0]
+        out = []
+        for _, arr in pairs:
+            part = np.take(arr, index, axis=self._axis(arr))
+            if part.dtype != self.dtype and (part.dtype.kind != "f" or self.dtype.kind == "f"):
+                part = part.astype(self.dtype)
+            out.append(nd.array(part, ctx=self.ctx, dtype=part.dtype))
+        return out
+
+    def getdata(self) -> list[Any]:
+        return self._take(self.data)
+
+    def getlabel(self) -> list[Any]:
+        return self._take(self.label)
+
+    def getpad(self) -> int:
+        return 0 if self._batch is None else self._batch[1]
+
+    def getindex(self) -> np.ndarray | None:
+        return None if self._batch is None else self._batch[0]
+
+    def next(self) -> DataBatch:
+        if not self.iter_next():
+            raise StopIteration
+        return DataBatch(
+            data=self.getdata(),
+            label=self.getlabel(),
+            pad=self.getpad(),
+            index=self.getindex(),
+            provide_data=self.provide_data,
+            provide_label=self.provide_label,
+        )

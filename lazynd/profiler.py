@@ -1,0 +1,295 @@
+"""The profiler: times every engine operation and writes Chrome Trace Event JSON.
+
+While it runs, the engine calls :func:`_record` after each operation with its
+start and end (``time.perf_counter`` seconds).  When stopped the engine's hook is
+``None``, so profiling costs one attribute read per operation.
+
+Modes
+-----
+``'all'``
+    every operation the engine runs.
+``'symbolic'``
+    only operations pushed by symbolic executors, recognised by their name:
+    executors name their operations ``executor_forward``, ``executor_backward`` or
+    ``executor:<node>``, i.e. every name starting with ``"executor"``.
+
+Events
+------
+``dump()`` writes complete (``"ph": "X"``) events with ``ts``/``dur`` in
+microseconds since the profiler started, one ``pid`` per device and one ``tid`` per
+worker thread, plus ``process_name``/``thread_name`` metadata events, which
+chrome://tracing and Perfetto load.  Operations whose name contains ``copyto``
+get the category ``copy``, the others ``operator``.  GPU operations are timed
+with the CUDA event their launch recorded on the stream: such an operation ends
+when its event fires and starts at its launch or when the previous operation on
+the same stream ended, whichever is later.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+from typing import Any
+
+from .errors import LazyNDError
+
+__all__ = ["set_config", "set_state", "dump", "dumps", "reset", "profiler_set_config", "profiler_set_state", "dump_profile"]
+
+_MODES = ("symbolic", "all")
+_STATES = ("run", "stop")
+
+_config = {"mode": "symbolic", "filename": "profile.json"}
+_state = "stop"
+_origin = 0.0  # perf_counter at the first run: trace time zero
+_engine: Any = None  # the engine the hook is installed on
+# (name, device, thread ident, start_s, end_s, gpu end event or None); list.append is atomic
+_records: list[tuple[Any, ...]] = []
+_thread_names: dict[int, str] = {}
+_gpu_anchor: dict[Any, tuple[Any, float]] = {}  # device -> (CUDA event, perf_counter when it fired)
+
+
+def _record(op: Any, start: float, end: float) -> None:
+    """The engine hook (mode 'all')."""
+    ident = threading.get_ident()
+    if ident not in _thread_names:
+        _thread_names[ident] = threading.current_thread().name
+    device = op.device
+    event = None
+    if device is not None and getattr(device, "is_gpu", False) and op.writes:
+        event = getattr(op.writes[0], "event", None)
+    _records.append((op.name, device, ident, start, end, event))
+
+
+def _record_symbolic(op: Any, start: float, end: float) -> None:
+    """The engine hook (mode 'symbolic'): executor operations only."""
+    if op.name.startswith("executor"):
+        _record(op, start, end)
+
+
+def set_config(mode: str = "symbolic", filename: str = "profile.json") -> None:
+    """Choose what to record and where :func:`dump` writes.
+
+    Parameters
+    ----------
+    mode : {'symbolic', 'all'}
+        'all' records every engine operation; 'symbolic' only executor operations.
+    filename : str
+        Output path of :func:`dump`.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.profiler.set_config(mode='all', filename='profile.json')
+    """
+    if mode not in _MODES:
+        raise LazyNDError(f"profiler.set_config: mode {mode!r} is not one of {list(_MODES)}")
+    if not isinstance(filename, (str, os.PathLike)) or not str(filename):
+        raise LazyNDError(f"profiler.set_config: filename must be a non-empty path, got {filename!r}")
+    _config["mode"] = mode
+    _config["filename"] = os.fspath(filename)
+    if _state == "run":
+        _install()
+
+
+def _install() -> None:
+    global _engine
+    from .engine import get_engine
+
+    engine = get_engine()
+    if _engine is not None and _engine is not engine:
+        _engine.profiler_hook = None
+    engine.profiler_hook = _record if _config["mode"] == "all" else _record_symbolic
+    _engine = engine
+
+
+def _uninstall() -> None:
+    global _engine
+    if _engine is not None:
+        _engine.profiler_hook = None
+    _engine = None
+
+
+def _follow_engine() -> None:
+    """Move the hook onto the current engine if ``lazynd.engine.set_engine`` replaced it."""
+    if _state == "run":
+        from .engine import get_engine
+
+        if get_engine() is not _engine:
+            _install()
+
+
+def set_state(state: str = "stop") -> None:
+    """Start ('run') or stop ('stop') recording.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.profiler.set_state('run')
+    >>> mx.profiler.set_state('stop')
+    """
+    global _state, _origin
+    if state not in _STATES:
+        raise LazyNDError(f"profiler.set_state: state {state!r} is not one of {list(_STATES)}")
+    if state == "run":
+        if not _records:
+            _origin = time.perf_counter()
+        _install()
+    else:
+        _uninstall()
+    _state = state
+
+
+def get_state() -> str:
+    """'run' or 'stop'."""
+    return _state
+
+
+def reset() -> None:
+    """Forget every recorded operation."""
+    global _origin
+    _records.clear()
+    _gpu_anchor.clear()
+    _origin = time.perf_counter()
+
+
+# -- GPU event times -----------------------------------------------------------------------------
+def _gpu_times(records: list[tuple[Any, ...]]) -> list[tuple[float, float]]:
+    """(start, end) in perf_counter seconds per record; GPU records from their CUDA events."""
+    times = [(r[3], r[4]) for r in records]
+    if not any(r[5] is not None for r in records):
+        return times
+    try:
+        import cupy
+    except ImportError:
+        return times
+    last_end: dict[Any, float] = {}
+    for i, (_, device, _, start, end, event) in enumerate(records):
+        if event is None:
+            continue
+        try:
+            event.event.synchronize()
+            anchor = _gpu_anchor.get(device)
+            if anchor is None:
+                with cupy.cuda.Device(device.device_id):
+                    mark = cupy.cuda.Event()
+                    mark.record(event.stream)
+                    mark.synchronize()
+                anchor = (mark, time.perf_counter())
+                _gpu_anchor[device] = anchor
+            gpu_end = anchor[1] + cupy.cuda.get_elapsed_time(anchor[0], event.event) / 1e3
+        except Exception:  # noqa: BLE001 - keep the host times when the events cannot be read
+            continue
+        gpu_start = max(start, last_end.get(id(event.stream), start))
+        gpu_end = max(gpu_end, gpu_start)
+        last_end[id(event.stream)] = gpu_end
+        times[i] = (gpu_start, gpu_end)
+    return times
+
+
+# -- output ----------------------------------------------------------------------------------------
+def _device_label(device: Any) -> str:
+    return "cpu(0)" if device is None else str(device)
+
+
+def trace_events() -> list[dict[str, Any]]:
+    """The recorded operations as a list of Chrome Trace Event dicts (metadata first)."""
+    records = list(_records)
+    times = _gpu_times(records)
+    pids: dict[str, int] = {}
+    tids: dict[int, int] = {}
+    events: list[dict[str, Any]] = []
+    meta: list[dict[str, Any]] = []
+    seen_threads: set[tuple[int, int]] = set()
+    for (name, device, ident, _, _, _), (start, end) in zip(records, times):
+        label = _device_label(device)
+        pid = pids.get(label)
+        if pid is None:
+            pid = pids[label] = len(pids)
+            meta.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": label}})
+        tid = tids.get(ident)
+        if tid is None:
+            tid = tids[ident] = len(tids)
+        if (pid, tid) not in seen_threads:
+            seen_threads.add((pid, tid))
+            thread = _thread_names.get(ident, f"thread-{ident}")
+            meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": thread}})
+        # round both ends, not the duration, so events on one thread never overlap by a rounding error
+        ts = round((start - _origin) * 1e6, 3)
+        te = round((end - _origin) * 1e6, 3)
+        category = "copy" if "copyto" in name else "operator"
+        events.append({"name": name, "cat": category, "ph": "X", "ts": ts, "dur": max(round(te - ts, 3), 0.0), "pid": pid, "tid": tid})
+    return meta + events
+
+
+def dump(finished: bool = True) -> str:
+    """Write the trace to the configured filename (atomically) and return the path.
+
+    Parameters
+    ----------
+    finished : bool
+        Also stop the profiler and forget the written records (MXNet's meaning).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> path = mx.profiler.dump()
+    """
+    _follow_engine()
+    from .engine import get_engine
+
+    get_engine().waitall()
+    document = {"traceEvents": trace_events(), "displayTimeUnit": "ms"}
+    path = _config["filename"]
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".profile-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(document, f)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    if finished:
+        set_state("stop")
+        reset()
+    return path
+
+
+def dumps(reset: bool = False) -> str:
+    """A table of the recorded operations per name: count and total/mean/min/max time in ms.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> print(mx.profiler.dumps())  # doctest: +SKIP
+    """
+    _follow_engine()
+    records = list(_records)
+    stats: dict[str, list[float]] = {}
+    for (name, *_), (start, end) in zip(records, _gpu_times(records)):
+        ms = (end - start) * 1e3
+        row = stats.get(name)
+        if row is None:
+            stats[name] = [1, ms, ms, ms]
+        else:
+            row[0] += 1
+            row[1] += ms
+            row[2] = min(row[2], ms)
+            row[3] = max(row[3], ms)
+    width = max([len("operator")] + [len(n) for n in stats])
+    lines = [f"{'operator':<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
+    for name, (count, total, low, high) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
+        lines.append(f"{name:<{width}} {int(count):>8d} {total:>12.4f} {total / count:>10.4f} {low:>10.4f} {high:>10.4f}")
+    if reset:
+        globals()["reset"]()
+    return "\n".join(lines)
+
+
+# MXNet 0.9 names
+profiler_set_config = set_config
+profiler_set_state = set_state
+dump_profile = dump

@@ -1,0 +1,397 @@
+"""Helpers for testing operators: forward vs a NumPy reference, numerical gradients, cpu/gpu consistency.
+
+Every check takes an operator (its name or its :class:`~lazynd.ops.registry.OpDef`),
+NumPy inputs and the operator's parameters, so users writing their own operators
+can test them the way lazynd tests its own.  The numerical gradient check runs in
+float64: it compares the operator's ``gradient`` rule (evaluated with
+``F = lazynd.nd``) with central differences of ``sum(output * head)`` for a random
+``head``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .context import Context, cpu, gpu, num_gpus
+from .ops import registry
+from .ops.registry import KernelContext, OpDef
+
+_default_ctx: Context | None = None
+
+# (rtol, atol) by dtype, loose enough for float16 arithmetic and the GPU's fast math
+DEFAULT_TOLERANCES = {
+    np.dtype(np.float16): (1e-2, 1e-2),
+    np.dtype(np.float32): (1e-4, 1e-5),
+    np.dtype(np.float64): (1e-7, 1e-9),
+}
+
+
+def default_context() -> Context:
+    """The context tests run on unless told otherwise (``cpu(0)`` by default).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd.testing import default_context
+    >>> default_context()
+    cpu(0)
+    """
+    return _default_ctx if _default_ctx is not None else cpu(0)
+
+
+def set_default_context(ctx: Context) -> None:
+    """Make ``ctx`` the context tests run on.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd.testing import set_default_context, default_context
+    >>> set_default_context(mx.cpu(0)); default_context()
+    cpu(0)
+    """
+    global _default_ctx
+    if not isinstance(ctx, Context):
+        raise TypeError(f"set_default_context: expected a Context, got {type(ctx).__name__}")
+    _default_ctx = ctx
+
+
+# -- comparisons -----------------------------------------------------------------------------------
+def _as_numpy(a: Any) -> np.ndarray:
+    if hasattr(a, "asnumpy"):
+        return a.asnumpy()
+    return np.asarray(a)
+
+
+def _tolerances(a: np.ndarray, b: np.ndarray, rtol: float | None, atol: float | None) -> tuple[float, float]:
+    kinds = [x.dtype for x in (a, b) if x.dtype.kind == "f"]
+    default = max((DEFAULT_TOLERANCES.get(d, (1e-7, 1e-9)) for d in kinds), default=(0.0, 0.0))
+    return (default[0] if rtol is None else rtol), (default[1] if atol is None else atol)
+
+
+def reldiff(a: Any, b: Any) -> float:
+    """``sum|a - b| / (sum|a| + sum|b|)``, 0 when both are zero.
+
+    Examples
+    --------
+    >>> from lazynd.testing import reldiff
+    >>> reldiff([1.0, 2.0], [1.0, 2.0])
+    0.0
+    """
+    a, b = _as_numpy(a).astype(np.float64), _as_numpy(b).astype(np.float64)
+    diff = float(np.sum(np.abs(a - b)))
+    norm = float(np.sum(np.abs(a)) + np.sum(np.abs(b)))
+    return 0.0 if norm == 0 else diff / norm
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` (NDArrays or NumPy arrays) hold exactly the same values.
+
+    Examples
+    --------
+    >>> from lazynd.testing import same
+    >>> same([1, 2], [1, 2]), same([1, 2], [1, 3])
+    (True, False)
+    """
+    return bool(np.array_equal(_as_numpy(a), _as_numpy(b)))
+
+
+def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None, equal_nan: bool = False) -> bool:
+    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere (and the shapes agree).
+
+    Examples
+    --------
+    >>> from lazynd.testing import almost_equal
+    >>> almost_equal([1.0], [1.0 + 1e-9]), almost_equal([1.0], [1.1])
+    (True, False)
+    """
+    a, b = _as_numpy(a), _as_numpy(b)
+    if a.shape != b.shape:
+        return False
+    rtol, atol = _tolerances(a, b, rtol, atol)
+    return bool(np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def assert_almost_equal(
+    a: Any,
+    b: Any,
+    rtol: float | None = None,
+    atol: float | None = None,
+    names: tuple[str, str] = ("a", "b"),
+    equal_nan: bool = False,
+) -> None:
+    """Raise ``AssertionError`` naming the worst element when ``a`` and ``b`` differ beyond tolerance.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd.testing import assert_almost_equal
+    >>> assert_almost_equal(mx.nd.ones((2,)), [1.0, 1.0])
+    """
+    a, b = _as_numpy(a), _as_numpy(b)
+    if a.shape != b.shape:
+        raise AssertionError(f"shape of {names[0]} is {a.shape}, shape of {names[1]} is {b.shape}")
+    rtol, atol = _tolerances(a, b, rtol, atol)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    close = np.isclose(a64, b64, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    if close.all():
+        return
+    with np.errstate(invalid="ignore"):
+        excess = np.abs(a64 - b64) - (atol + rtol * np.abs(b64))
+    excess = np.where(close, -np.inf, np.nan_to_num(excess, nan=np.inf))
+    where = np.unravel_index(int(np.argmax(excess)), a.shape) if a.ndim else ()
+    raise AssertionError(
+        f"{names[0]} and {names[1]} differ (rtol={rtol}, atol={atol}): {int((~close).sum())} of {a.size} elements; "
+        f"worst at index {tuple(int(i) for i in where)}: {names[0]}={a64[where]!r}, {names[1]}={b64[where]!r}"
+    )
+
+
+# -- random inputs ---------------------------------------------------------------------------------
+def rand_shape_2d(dim0: int = 10, dim1: int = 10) -> tuple[int, int]:
+    """A random 2-D shape with sides in ``1..dim0`` and ``1..dim1``.
+
+    Examples
+    --------
+    >>> from lazynd.testing import rand_shape_2d
+    >>> len(rand_shape_2d())
+    2
+    """
+    return int(np.random.randint(1, dim0 + 1)), int(np.random.randint(1, dim1 + 1))
+
+
+def rand_shape_nd(num_dim: int, dim: int = 10) -> tuple[int, ...]:
+    """A random ``num_dim``-D shape with sides in ``1..dim``.
+
+    Examples
+    --------
+    >>> from lazynd.testing import rand_shape_nd
+    >>> len(rand_shape_nd(4))
+    4
+    """
+    return tuple(int(v) for v in np.random.randint(1, dim + 1, size=num_dim))
+
+
+def rand_ndarray(shape: Sequence[int], stype: str = "default", density: float | None = None, dtype: Any = None, ctx: Context | None = None) -> Any:
+    """An NDArray of uniform random values in [0, 1) (only the dense ``stype`` exists in lazynd).
+
+    Examples
+    --------
+    >>> from lazynd.testing import rand_ndarray
+    >>> rand_ndarray((2, 3)).shape
+    (2, 3)
+    """
+    from . import ndarray as nd
+
+    if stype != "default":
+        from .errors import OperatorError
+
+        raise OperatorError(f"rand_ndarray: storage type {stype!r} is not supported, expected 'default'")
+    values = np.random.uniform(size=tuple(shape)).astype(dtype or np.float32)
+    return nd.array(values, ctx=ctx or default_context(), dtype=values.dtype)
+
+
+def np_reduce(dat: np.ndarray, axis: int | Sequence[int] | None, keepdims: bool, numpy_reduce_func: Callable) -> np.ndarray:
+    """Reduce ``dat`` over ``axis`` (an int, a tuple or None for all) one axis at a time with ``numpy_reduce_func``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lazynd.testing import np_reduce
+    >>> np_reduce(np.ones((2, 3)), 1, False, np.sum)
+    array([3., 3.])
+    """
+    if axis is None:
+        axes: Sequence[int] = range(dat.ndim)
+    elif isinstance(axis, int):
+        axes = [axis]
+    else:
+        axes = list(axis)
+    ret = dat
+    for ax in sorted((a % dat.ndim for a in axes), reverse=True):
+        ret = numpy_reduce_func(ret, axis=ax, keepdims=True)
+    if not keepdims:
+        ret = ret.reshape([d for i, d in enumerate(dat.shape) if i not in {a % dat.ndim for a in axes}])
+    return ret
+
+
+# -- operator checks -------------------------------------------------------------------------------
+def _opdef(op: str | OpDef) -> OpDef:
+    return op if isinstance(op, OpDef) else registry.get(op)
+
+
+def _invoke(opdef: OpDef, inputs: Sequence[Any], params: dict, is_train: bool = False) -> list:
+    from .ndarray.dispatch import invoke
+
+    out = invoke(opdef, list(inputs), dict(params), None, is_train)
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def _to_nd(values: Sequence[Any], ctx: Context, dtype: Any = None) -> list:
+    from . import ndarray as nd
+
+    arrays = []
+    for v in values:
+        v = np.asarray(v)
+        arrays.append(nd.array(v, ctx=ctx, dtype=dtype or v.dtype))
+    return arrays
+
+
+def check_forward(
+    op: str | OpDef,
+    inputs: Sequence[np.ndarray],
+    params: dict | None = None,
+    reference: Callable[..., Any] | None = None,
+    ctx: Context | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> list[np.ndarray]:
+    """Run ``op`` on ``inputs`` and compare each visible output with ``reference(*inputs)``.
+
+    Returns the outputs as NumPy arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lazynd.testing import check_forward
+    >>> _ = check_forward("exp", [np.zeros((2, 2), np.float32)], {}, np.exp)
+    """
+    opdef = _opdef(op)
+    ctx = ctx or default_context()
+    outs = [o.asnumpy() for o in _invoke(opdef, _to_nd(inputs, ctx), params or {})]
+    if reference is not None:
+        expected = reference(*[np.asarray(x) for x in inputs])
+        expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+        if len(expected) != len(outs):
+            raise AssertionError(f"{opdef.name}: {len(outs)} output(s), the reference gave {len(expected)}")
+        for i, (got, want) in enumerate(zip(outs, expected)):
+            assert_almost_equal(got, np.asarray(want), rtol, atol, names=(f"{opdef.name} output {i}", "reference"))
+    return outs
+
+
+def _numeric_forward(opdef: OpDef, attrs: dict, inputs: list[np.ndarray], aux: list[np.ndarray], is_train: bool) -> list[np.ndarray]:
+    """The CPU kernel called directly (no engine): thousands of perturbed forwards stay fast."""
+    _, out_shapes, _ = opdef.infer_shape(attrs, [x.shape for x in inputs], [a.shape for a in aux])
+    _, out_types, _ = opdef.infer_type(attrs, [x.dtype.name for x in inputs], [a.dtype.name for a in aux])
+    outputs = [np.empty(tuple(s), dtype=t or np.float64) for s, t in zip(out_shapes, out_types)]
+    kctx = KernelContext(np, None, 0, is_train, np.random.default_rng(0))
+    opdef.forward(kctx, attrs, inputs, outputs, [a.copy() for a in aux])
+    return outputs
+
+
+def check_gradient(
+    op: str | OpDef,
+    inputs: Sequence[np.ndarray],
+    params: dict | None = None,
+    ctx: Context | None = None,
+    wrt: Sequence[int] | None = None,
+    rtol: float = 1e-2,
+    atol: float = 1e-4,
+    eps: float = 1e-4,
+    aux: Sequence[np.ndarray] = (),
+    is_train: bool = False,
+    seed: int = 0,
+) -> list:
+    """Compare ``op``'s gradient rule with float64 central differences of ``sum(output * head)``.
+
+    ``wrt`` lists the input indices to check (default: every input the rule gives
+    a gradient for).  Returns the analytic gradients (NumPy arrays, None where the
+    rule gives none).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lazynd.testing import check_gradient
+    >>> _ = check_gradient("exp", [np.linspace(-1, 1, 6).reshape(2, 3)])
+    """
+    from . import ndarray as nd
+
+    opdef = _opdef(op)
+    if opdef.gradient is None:
+        raise AssertionError(f"{opdef.name}: the operator has no gradient rule")
+    ctx = ctx or default_context()
+    params = dict(params or {})
+    x64 = [np.array(x, dtype=np.float64) for x in inputs]
+    aux64 = [np.array(a, dtype=np.float64) for a in aux]
+    attrs = opdef.parse(params)
+    if opdef.variadic and attrs.get("num_args") is None:
+        attrs["num_args"] = len(x64)
+
+    in_nd = _to_nd(x64, ctx, np.float64)
+    outputs = _invoke(opdef, in_nd + _to_nd(aux64, ctx, np.float64), params, is_train)
+    n_visible = opdef.num_visible_outputs(attrs)
+    rng = np.random.default_rng(seed)
+    heads = [rng.normal(size=o.shape) if i < n_visible else np.zeros(o.shape) for i, o in enumerate(outputs)]
+    grads = opdef.gradient(nd, attrs, in_nd, outputs, _to_nd(heads, ctx, np.float64))
+    analytic = [None if g is None else g.asnumpy() for g in grads]
+    if len(analytic) != len(x64):
+        raise AssertionError(f"{opdef.name}: the gradient rule gave {len(analytic)} gradients for {len(x64)} inputs")
+
+    def objective(values: list[np.ndarray]) -> float:
+        outs = _numeric_forward(opdef, attrs, values, aux64, is_train)
+        return float(sum(np.sum(o * h) for o, h in zip(outs[:n_visible], heads)))
+
+    targets = [i for i, g in enumerate(analytic) if g is not None] if wrt is None else list(wrt)
+    for i in targets:
+        if analytic[i] is None:
+            raise AssertionError(f"{opdef.name}: no gradient for input {i}, but it was asked for in wrt")
+        numeric = np.zeros_like(x64[i])
+        flat = x64[i].reshape(-1)
+        for j in range(flat.size):
+            saved = flat[j]
+            flat[j] = saved + eps
+            plus = objective(x64)
+            flat[j] = saved - eps
+            minus = objective(x64)
+            flat[j] = saved
+            numeric.reshape(-1)[j] = (plus - minus) / (2 * eps)
+        name = opdef.input_names(attrs)[i]
+        assert_almost_equal(analytic[i], numeric, rtol, atol, names=(f"{opdef.name} d/d{name} (rule)", "numeric"))
+    return analytic
+
+
+def check_consistency(
+    op: str | OpDef,
+    inputs: Sequence[np.ndarray],
+    params: dict | None = None,
+    ctx_list: Sequence[Context] | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    grad: bool = True,
+) -> list[list[np.ndarray]]:
+    """Run ``op`` (forward and, when ``grad``, its gradient rule) on each context and compare with the first.
+
+    ``ctx_list`` defaults to ``cpu(0)`` plus ``gpu(0)`` when a GPU is present.
+    Returns, per context, the outputs followed by the input gradients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lazynd.testing import check_consistency
+    >>> _ = check_consistency("exp", [np.ones((2, 2), np.float32)])
+    """
+    from . import ndarray as nd
+
+    opdef = _opdef(op)
+    params = dict(params or {})
+    contexts = list(ctx_list) if ctx_list is not None else [cpu(0)] + ([gpu(0)] if num_gpus() > 0 else [])
+    attrs = opdef.parse(params)
+    if opdef.variadic and attrs.get("num_args") is None:
+        attrs["num_args"] = len(inputs)
+    results: list[list[np.ndarray]] = []
+    heads: list[np.ndarray] | None = None
+    for ctx in contexts:
+        in_nd = _to_nd(inputs, ctx)
+        outputs = _invoke(opdef, in_nd, params)
+        values = [o.asnumpy() for o in outputs]
+        if grad and opdef.gradient is not None and all(v.dtype.kind == "f" for v in values):
+            if heads is None:
+                rng = np.random.default_rng(0)
+                heads = [rng.normal(size=v.shape).astype(v.dtype) for v in values]
+            grads = opdef.gradient(nd, attrs, in_nd, outputs, _to_nd(heads, ctx))
+            values += [g.asnumpy() for g in grads if g is not None]
+        results.append(values)
+    for ctx, values in zip(contexts[1:], results[1:]):
+        for i, (got, want) in enumerate(zip(values, results[0])):
+            assert_almost_equal(got, want, rtol, atol, names=(f"{opdef.name} result {i} on {ctx}", f"on {contexts[0]}"))
+    return results

@@ -1,0 +1,84 @@
+"""Symbol attributes: the allowed keys and the ``AttrScope`` that applies them to new symbols."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from lazynd.errors import LazyNDError
+
+# plain keys a user may give; they are stored as __key__
+PLAIN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring")
+
+
+def is_attribute_key(key: str) -> bool:
+    """Whether ``key`` names a symbol attribute (as opposed to an operator parameter)."""
+    return key in PLAIN_KEYS or (len(key) > 4 and key.startswith("__") and key.endswith("__"))
+
+
+def normalize_attrs(attrs: dict[str, Any] | None, where: str = "symbol") -> dict[str, str]:
+    """Check attribute keys and store them as ``__key__`` strings.
+
+    Examples
+    --------
+    >>> normalize_attrs({"ctx_group": "dev1", "__mood__": "ok"})
+    {'__ctx_group__': 'dev1', '__mood__': 'ok'}
+    """
+    out: dict[str, str] = {}
+    for key, value in (attrs or {}).items():
+        if not isinstance(key, str) or not is_attribute_key(key):
+            raise LazyNDError(
+                f"{where}: attribute {key!r} is not allowed; use one of {', '.join(PLAIN_KEYS)} "
+                "or a name of the form __xxx__"
+            )
+        stored = key if key.startswith("__") else f"__{key}__"
+        out[stored] = value if isinstance(value, str) else str(value)
+    return out
+
+
+class AttrScope:
+    """Attributes given to every symbol created inside the scope.
+
+    Examples
+    --------
+    >>> with AttrScope(ctx_group="stage1"):
+    ...     AttrScope.current.get(None)
+    {'__ctx_group__': 'stage1'}
+    """
+
+    _local = threading.local()
+
+    def __init__(self, **attrs: Any) -> None:
+        self._attr = normalize_attrs(attrs, "AttrScope")
+        self._old: AttrScope | None = None
+
+    def get(self, attr: dict[str, Any] | None) -> dict[str, str]:
+        """The scope's attributes updated with ``attr`` (which wins)."""
+        merged = dict(self._attr)
+        merged.update(normalize_attrs(attr))
+        return merged
+
+    def __enter__(self) -> AttrScope:
+        self._old = _current()
+        # nested scopes accumulate
+        merged = dict(self._old._attr)
+        merged.update(self._attr)
+        self._attr = merged
+        AttrScope._local.value = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        AttrScope._local.value = self._old
+
+    class _Current:
+        def __get__(self, obj: Any, owner: Any) -> AttrScope:
+            return _current()
+
+    current = _Current()
+
+
+_default = AttrScope()
+
+
+def _current() -> AttrScope:
+    return getattr(AttrScope._local, "value", None) or _default

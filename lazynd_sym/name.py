@@ -1,0 +1,69 @@
+"""Automatic names for symbols: ``NameManager`` counts per hint, ``Prefix`` prepends a string."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+
+class NameManager:
+    """Gives operators without a user name the name ``<hint><count>`` (``fullyconnected0``).
+
+    Examples
+    --------
+    >>> with NameManager():
+    ...     NameManager.current.get(None, "fullyconnected")
+    'fullyconnected0'
+    """
+
+    _local = threading.local()
+
+    def __init__(self) -> None:
+        self._counter: dict[str, int] = {}
+        self._old: NameManager | None = None
+
+    def get(self, name: str | None, hint: str) -> str:
+        if name is not None:
+            return name
+        count = self._counter.get(hint, 0)
+        self._counter[hint] = count + 1
+        return f"{hint}{count}"
+
+    def __enter__(self) -> NameManager:
+        self._old = _current()
+        NameManager._local.value = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        NameManager._local.value = self._old
+
+    class _Current:
+        def __get__(self, obj: Any, owner: Any) -> NameManager:
+            return _current()
+
+    current = _Current()
+
+
+class Prefix(NameManager):
+    """A name manager that prepends ``prefix`` to every name, given or automatic.
+
+    Examples
+    --------
+    >>> with Prefix("mlp_"):
+    ...     NameManager.current.get("fc1", "fullyconnected")
+    'mlp_fc1'
+    """
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self._prefix = prefix
+
+    def get(self, name: str | None, hint: str) -> str:
+        return self._prefix + super().get(name, hint)
+
+
+_default = NameManager()
+
+
+def _current() -> NameManager:
+    return getattr(NameManager._local, "value", None) or _default

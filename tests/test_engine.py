@@ -1,0 +1,147 @@
+"""The dependency engine: ordering, errors, threads, and a differential test against eager NumPy."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.engine import NaiveEngine, ThreadedEngine, Var, get_engine
+
+
+def _slow_write(target: np.ndarray, value: float, delay: float) -> None:
+    time.sleep(delay)
+    target[...] = value
+
+
+def test_write_then_read_is_ordered() -> None:
+    engine = ThreadedEngine(num_workers=2)
+    data, var = np.zeros(4), Var()
+    seen: list[float] = []
+    engine.push(_slow_write, (data, 1.0, 0.05), [], [var], "slow_write")
+    engine.push(lambda: seen.append(float(data[0])), (), [var], [], "read")
+    engine.wait_for_var(var)
+    engine.waitall()
+    assert seen == [1.0]
+
+
+def test_writes_are_exclusive_and_in_push_order() -> None:
+    engine = ThreadedEngine(num_workers=4)
+    var, log = Var(), []
+    for i in range(50):
+        engine.push(lambda i=i: (time.sleep(0.0005 * (i % 3)), log.append(i)), (), [], [var], f"w{i}")
+    engine.waitall()
+    assert log == list(range(50))
+
+
+def test_reads_run_concurrently() -> None:
+    engine = ThreadedEngine(num_workers=2)
+    var = Var()
+    barrier = threading.Barrier(2, timeout=5)
+    engine.push(barrier.wait, (), [var], [], "read_a")
+    engine.push(barrier.wait, (), [var], [], "read_b")
+    engine.waitall()  # would raise BrokenBarrierError (inside an op) if reads were serialised
+    assert not barrier.broken
+
+
+def test_write_waits_for_earlier_reads() -> None:
+    engine = ThreadedEngine(num_workers=2)
+    data, var, seen = np.zeros(1), Var(), []
+    engine.push(lambda: (time.sleep(0.05), seen.append(float(data[0]))), (), [var], [], "slow_read")
+    engine.push(lambda: data.fill(7), (), [], [var], "write")
+    engine.waitall()
+    assert seen == [0.0] and data[0] == 7
+
+
+def test_failing_op_raises_at_wait_with_name_and_cause(engine_name: str) -> None:
+    a = mx.nd.ones((3,))
+    bad = mx.nd.dot(a.reshape((1, 3)), mx.nd.ones((3, 2)))
+    # force a kernel failure: an operator that raises inside
+    get_engine().push(_raise_value_error, (), [], [bad.handle], "exploding_op")
+    with pytest.raises(mx.EngineError, match="exploding_op") as info:
+        bad.asnumpy()
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def _raise_value_error() -> None:
+    raise ValueError("boom")
+
+
+def test_dependents_inherit_error_and_engine_keeps_working(engine_name: str) -> None:
+    x = mx.nd.ones((4,))
+    get_engine().push(_raise_value_error, (), [], [x.handle], "failing_producer")
+    y = x + 1
+    z = y * 2
+    for arr in (y, z):
+        with pytest.raises(mx.EngineError, match="failing_producer"):
+            arr.wait_to_read()
+    with pytest.raises(mx.EngineError):  # a second wait raises again: no silent garbage
+        z.asnumpy()
+    ok = mx.nd.ones((2,)) + 1
+    assert ok.asnumpy().tolist() == [2.0, 2.0]
+    mx.nd.waitall()  # already reported: nothing more to raise
+
+
+def test_waitall_raises_unreported_error_once(engine_name: str) -> None:
+    x = mx.nd.zeros((2,))
+    get_engine().push(_raise_value_error, (), [], [x.handle], "silent_failure")
+    with pytest.raises(mx.EngineError, match="silent_failure"):
+        mx.nd.waitall()
+    mx.nd.waitall()
+
+
+def test_full_overwrite_after_failure_recovers(engine_name: str) -> None:
+    x = mx.nd.zeros((2,))
+    get_engine().push(_raise_value_error, (), [], [x.handle], "fails")
+    with pytest.raises(mx.EngineError):
+        x.wait_to_read()
+    mx.nd.ones((2,)).copyto(x)
+    assert x.asnumpy().tolist() == [1.0, 1.0]
+
+
+def test_engine_is_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lazynd import engine as engine_module
+
+    monkeypatch.setenv("LAZYND_ENGINE", "naive")
+    monkeypatch.setattr(engine_module, "_engine", None)
+    assert isinstance(engine_module.get_engine(), NaiveEngine)
+    monkeypatch.setenv("LAZYND_ENGINE", "bogus")
+    monkeypatch.setattr(engine_module, "_engine", None)
+    with pytest.raises(mx.LazyNDError, match="bogus"):
+        engine_module.get_engine()
+    monkeypatch.setattr(engine_module, "_engine", None)
+    monkeypatch.delenv("LAZYND_ENGINE")
+    assert isinstance(engine_module.get_engine(), ThreadedEngine)
+
+
+def test_worker_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAZYND_CPU_WORKERS", "3")
+    assert ThreadedEngine().num_workers == 3
+
+
+def test_four_threads_pushing_into_shared_arrays() -> None:
+    shared = [mx.nd.zeros((64,)) for _ in range(4)]
+    locks = [threading.Lock() for _ in range(4)]
+    expected = [np.zeros(64, np.float32) for _ in range(4)]
+    expected_lock = threading.Lock()
+
+    def worker(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        for _ in range(200):
+            k = int(rng.integers(4))
+            value = float(rng.integers(1, 5))
+            with locks[k]:
+                shared[k] += value
+                with expected_lock:
+                    expected[k] += value
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for arr, ref in zip(shared, expected):
+        np.testing.assert_array_equal(arr.asnumpy(), ref)

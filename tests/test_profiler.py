@@ -1,0 +1,159 @@
+"""The profiler: Chrome trace structure, coverage of a known program, the summary table."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd import profiler
+from lazynd.engine import get_engine
+
+
+@pytest.fixture(autouse=True)
+def stopped_profiler():
+    profiler.set_state("stop")
+    profiler.reset()
+    yield
+    profiler.set_state("stop")
+    profiler.reset()
+
+
+def _known_program() -> np.ndarray:
+    # 256x256 is above the inline limit: these ops run on the engine's worker threads
+    a = mx.nd.ones((256, 256))
+    b = a + a
+    c = mx.nd.dot(b, a)
+    d = c.copyto(mx.cpu())
+    return d.asnumpy()
+
+
+def _run_profiled(tmp_path, mode="all"):
+    path = tmp_path / "trace.json"
+    profiler.set_config(mode=mode, filename=str(path))
+    profiler.set_state("run")
+    result = _known_program()
+    written = profiler.dump()
+    assert written == str(path)
+    with open(path) as f:
+        return json.load(f), result
+
+
+def test_stopped_profiler_leaves_no_hook():
+    profiler.set_state("run")
+    assert get_engine().profiler_hook is not None
+    profiler.set_state("stop")
+    assert get_engine().profiler_hook is None
+
+
+def test_trace_events_have_chrome_keys_and_types(tmp_path):
+    doc, _ = _run_profiled(tmp_path)
+    events = doc["traceEvents"]
+    assert isinstance(events, list) and events
+    complete = [e for e in events if e["ph"] == "X"]
+    meta = [e for e in events if e["ph"] == "M"]
+    assert len(complete) + len(meta) == len(events)
+    for e in complete:
+        assert set(e) == {"name", "cat", "ph", "ts", "dur", "pid", "tid"}
+        assert isinstance(e["name"], str)
+        assert isinstance(e["ts"], (int, float)) and isinstance(e["dur"], (int, float))
+        assert isinstance(e["pid"], int) and isinstance(e["tid"], int)
+    process_names = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
+    thread_names = {(e["pid"], e["tid"]): e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    for e in complete:
+        assert e["pid"] in process_names
+        assert (e["pid"], e["tid"]) in thread_names
+    assert "cpu(0)" in process_names.values()
+    assert any(name.startswith("lazynd-cpu") for name in thread_names.values())
+
+
+def test_every_op_of_known_program_appears(tmp_path):
+    doc, result = _run_profiled(tmp_path)
+    np.testing.assert_allclose(result, np.full((256, 256), 512.0))
+    names = [e["name"] for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert any("plus" in n or "add" in n for n in names), names
+    assert any("dot" in n for n in names), names
+    assert any("copyto" in n for n in names), names
+
+
+def test_copies_get_copy_category(tmp_path):
+    doc, _ = _run_profiled(tmp_path)
+    cats = {e["name"]: e["cat"] for e in doc["traceEvents"] if e["ph"] == "X"}
+    for name, cat in cats.items():
+        assert cat == ("copy" if "copyto" in name else "operator")
+
+
+def test_times_are_sane_and_do_not_overlap_per_thread(tmp_path):
+    doc, _ = _run_profiled(tmp_path)
+    per_thread = defaultdict(list)
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            assert e["ts"] >= 0 and e["dur"] >= 0
+            assert e["dur"] < 60e6  # under a minute: the program takes milliseconds
+            per_thread[e["tid"]].append((e["ts"], e["ts"] + e["dur"]))
+    for spans in per_thread.values():
+        spans.sort()
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            assert start >= end - 1e-3  # µs values are rounded to 3 decimals
+
+
+def test_symbolic_mode_records_only_executor_ops(tmp_path):
+    path = tmp_path / "sym.json"
+    profiler.set_config(mode="symbolic", filename=str(path))
+    profiler.set_state("run")
+    _known_program()
+    engine = get_engine()
+    engine.push(lambda: None, (), [], [], name="executor_forward")
+    engine.waitall()
+    profiler.dump()
+    names = [e["name"] for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert names == ["executor_forward"]
+
+
+def test_dumps_table_counts_each_op(tmp_path):
+    profiler.set_config(mode="all", filename=str(tmp_path / "t.json"))
+    profiler.set_state("run")
+    x = mx.nd.ones((8,))
+    for _ in range(5):
+        x = mx.nd.exp(x * 0)
+    x.asnumpy()
+    mx.waitall()
+    table = profiler.dumps()
+    header, *rows = table.splitlines()
+    assert header.split() == ["operator", "count", "total", "ms", "mean", "ms", "min", "ms", "max", "ms"]
+    exp_rows = [r.split() for r in rows if r.split()[0] == "exp"]
+    assert len(exp_rows) == 1
+    count, total, mean, low, high = exp_rows[0][1:]
+    assert int(count) == 5
+    assert float(low) <= float(mean) <= float(high) <= float(total)
+
+
+def test_bad_mode_and_state_raise_clear_errors():
+    with pytest.raises(mx.LazyNDError, match="mode 'fast'"):
+        profiler.set_config(mode="fast")
+    with pytest.raises(mx.LazyNDError, match="state 'go'"):
+        profiler.set_state("go")
+
+
+def test_mxnet_aliases_exist():
+    assert profiler.profiler_set_config is profiler.set_config
+    assert profiler.profiler_set_state is profiler.set_state
+    assert mx.profiler is profiler
+
+
+def test_hook_follows_engine_switch(tmp_path):
+    from lazynd.engine import set_engine
+
+    profiler.set_config(mode="all", filename=str(tmp_path / "s.json"))
+    profiler.set_state("run")
+    old = get_engine().name
+    try:
+        set_engine("naive")
+        mx.nd.ones((4,)).asnumpy()
+        profiler.dumps()  # notices the new engine
+        assert get_engine().profiler_hook is not None
+    finally:
+        set_engine(old)
