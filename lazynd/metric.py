@@ -1,0 +1,353 @@
+"""Evaluation metrics (``mx.metric``): accumulate a score over batches.
+
+Labels and predictions arrive as lists of NDArrays (or NumPy arrays); the
+scores are computed on the host in float64 so that sums over an epoch do not
+drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+from .errors import DataError
+
+_REGISTRY: dict[str, type[EvalMetric]] = {}
+
+
+def register(*names: str) -> Callable[[type[EvalMetric]], type[EvalMetric]]:
+    """Register a metric class under its lower-case class name and ``names``."""
+
+    def add(cls: type[EvalMetric]) -> type[EvalMetric]:
+        for name in (cls.__name__.lower(), *names):
+            _REGISTRY[name] = cls
+        return cls
+
+    return add
+
+
+def _host(value: Any) -> numpy.ndarray:
+    return value.asnumpy() if hasattr(value, "asnumpy") else numpy.asarray(value)
+
+
+def check_label_shapes(labels: Sequence[Any], preds: Sequence[Any], shape: bool = False) -> None:
+    """Raise ``DataError`` unless there are as many labels as predictions (and, with ``shape``, equal shapes)."""
+    if len(labels) != len(preds):
+        raise DataError(f"metric: {len(labels)} label arrays but {len(preds)} prediction arrays")
+    if shape:
+        for label, pred in zip(labels, preds):
+            if tuple(label.shape) != tuple(pred.shape):
+                raise DataError(f"metric: label shape {tuple(label.shape)} differs from prediction shape {tuple(pred.shape)}")
+
+
+class EvalMetric:
+    """Base class: ``update`` adds a batch, ``get`` gives ``(name, value)``.
+
+    Subclasses add to ``sum_metric`` and ``num_inst``; the value is their
+    ratio (NaN before any update).
+    """
+
+    def __init__(self, name: str, output_names: list[str] | None = None, label_names: list[str] | None = None, **kwargs: Any) -> None:
+        self.name = str(name)
+        self.output_names = output_names
+        self.label_names = label_names
+        self._kwargs = kwargs
+        self.reset()
+
+    def __str__(self) -> str:
+        return f"EvalMetric: {dict(self.get_name_value())}"
+
+    def get_config(self) -> dict[str, Any]:
+        config = dict(self._kwargs)
+        config.update(metric=type(self).__name__, name=self.name, output_names=self.output_names, label_names=self.label_names)
+        return config
+
+    def update_dict(self, label: dict[str, Any], pred: dict[str, Any]) -> None:
+        """Update from dicts name -> array, picking ``label_names``/``output_names`` when set."""
+        preds = [pred[n] for n in self.output_names] if self.output_names is not None else list(pred.values())
+        labels = [label[n] for n in self.label_names] if self.label_names is not None else list(label.values())
+        self.update(labels, preds)
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not implement update")
+
+    def reset(self) -> None:
+        self.num_inst = 0
+        self.sum_metric = 0.0
+
+    def get(self) -> tuple[Any, Any]:
+        if self.num_inst == 0:
+            return self.name, float("nan")
+        return self.name, self.sum_metric / self.num_inst
+
+    def get_name_value(self) -> list[tuple[str, float]]:
+        name, value = self.get()
+        if not isinstance(name, list):
+            name, value = [name], [value]
+        return list(zip(name, value))
+
+
+@register("composite")
+class CompositeEvalMetric(EvalMetric):
+    """Several metrics updated together; ``get`` returns lists of names and values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = CompositeEvalMetric([Accuracy(), CrossEntropy()])
+    >>> m.update([np.array([1, 0])], [np.array([[0.2, 0.8], [0.6, 0.4]])])
+    >>> m.get()[0]
+    ['accuracy', 'cross-entropy']
+    """
+
+    def __init__(self, metrics: list[Any] | None = None, name: str = "composite", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.metrics = [create(m) for m in (metrics or [])]
+
+    def add(self, metric: Any) -> None:
+        self.metrics.append(create(metric))
+
+    def get_metric(self, index: int) -> EvalMetric:
+        if not 0 <= index < len(self.metrics):
+            raise DataError(f"CompositeEvalMetric: index {index} out of range for {len(self.metrics)} metrics")
+        return self.metrics[index]
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        for metric in self.metrics:
+            metric.update(labels, preds)
+
+    def reset(self) -> None:
+        for metric in getattr(self, "metrics", []):
+            metric.reset()
+
+    def get(self) -> tuple[list[str], list[float]]:
+        names: list[str] = []
+        values: list[float] = []
+        for metric in self.metrics:
+            name, value = metric.get()
+            names.extend(name if isinstance(name, list) else [name])
+            values.extend(value if isinstance(value, list) else [value])
+        return names, values
+
+
+@register("acc")
+class Accuracy(EvalMetric):
+    """Fraction of predictions (argmax over ``axis``) equal to the label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = Accuracy()
+    >>> m.update([np.array([0, 1, 1])], [np.array([[0.3, 0.7], [0, 1.0], [0.4, 0.6]])])
+    >>> m.get()
+    ('accuracy', 0.6666666666666666)
+    """
+
+    def __init__(self, axis: int = 1, name: str = "accuracy", **kwargs: Any) -> None:
+        super().__init__(name, axis=axis, **kwargs)
+        self.axis = axis
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        check_label_shapes(labels, preds)
+        for label, pred in zip(labels, preds):
+            pred_np, label_np = _host(pred), _host(label)
+            if pred_np.shape != label_np.shape:
+                pred_np = pred_np.argmax(axis=self.axis)
+            pred_np = pred_np.astype(numpy.int64).ravel()
+            label_np = label_np.astype(numpy.int64).ravel()
+            if pred_np.shape != label_np.shape:
+                raise DataError(f"Accuracy: {label_np.size} labels but {pred_np.size} predicted classes")
+            self.sum_metric += float((pred_np == label_np).sum())
+            self.num_inst += len(pred_np)
+
+
+@register("top_k_accuracy", "top_k_acc")
+class TopKAccuracy(EvalMetric):
+    """Fraction of labels among the ``top_k`` highest-scored classes."""
+
+    def __init__(self, top_k: int = 1, name: str = "top_k_accuracy", **kwargs: Any) -> None:
+        if top_k < 1:
+            raise DataError(f"TopKAccuracy: top_k must be >= 1, got {top_k}")
+        super().__init__(f"{name}_{top_k}", top_k=top_k, **kwargs)
+        self.top_k = top_k
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        check_label_shapes(labels, preds)
+        for label, pred in zip(labels, preds):
+            pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
+            if pred_np.ndim != 2:
+                raise DataError(f"TopKAccuracy: predictions must be (batch, classes), got shape {pred_np.shape}")
+            top = numpy.argsort(pred_np, axis=1, kind="stable")[:, ::-1][:, : self.top_k]
+            self.sum_metric += float((top == label_np[:, None]).any(axis=1).sum())
+            self.num_inst += len(label_np)
+
+
+@register()
+class F1(EvalMetric):
+    """F1 score of the positive class for binary classification (2 output columns)."""
+
+    def __init__(self, name: str = "f1", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        check_label_shapes(labels, preds)
+        for label, pred in zip(labels, preds):
+            pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
+            if pred_np.ndim != 2 or pred_np.shape[1] != 2:
+                raise DataError(f"F1: predictions must be (batch, 2), got shape {pred_np.shape}")
+            if numpy.setdiff1d(numpy.unique(label_np), [0, 1]).size:
+                raise DataError(f"F1: labels must be 0 or 1, got {numpy.unique(label_np).tolist()}")
+            predicted = pred_np.argmax(axis=1)
+            true_pos = float(((predicted == 1) & (label_np == 1)).sum())
+            false_pos = float(((predicted == 1) & (label_np == 0)).sum())
+            false_neg = float(((predicted == 0) & (label_np == 1)).sum())
+            precision = true_pos / (true_pos + false_pos) if true_pos + false_pos > 0 else 0.0
+            recall = true_pos / (true_pos + false_neg) if true_pos + false_neg > 0 else 0.0
+            score = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+            # averaged over batches, as MXNet does
+            self.sum_metric += score
+            self.num_inst += 1
+
+
+class _Regression(EvalMetric):
+    def _errors(self, labels: Sequence[Any], preds: Sequence[Any]) -> Any:
+        check_label_shapes(labels, preds)
+        for label, pred in zip(labels, preds):
+            label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
+            if label_np.ndim == 1 and pred_np.ndim == 2 and pred_np.shape[1] == 1:
+                label_np = label_np[:, None]
+            if label_np.shape != pred_np.shape:
+                raise DataError(f"{type(self).__name__}: label shape {label_np.shape} differs from prediction shape {pred_np.shape}")
+            yield label_np - pred_np
+
+
+@register()
+class MSE(_Regression):
+    """Mean squared error, averaged over batches."""
+
+    def __init__(self, name: str = "mse", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        for diff in self._errors(labels, preds):
+            self.sum_metric += float((diff**2).mean())
+            self.num_inst += 1
+
+
+@register()
+class MAE(_Regression):
+    """Mean absolute error, averaged over batches."""
+
+    def __init__(self, name: str = "mae", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        for diff in self._errors(labels, preds):
+            self.sum_metric += float(numpy.abs(diff).mean())
+            self.num_inst += 1
+
+
+@register()
+class RMSE(_Regression):
+    """Root mean squared error, averaged over batches."""
+
+    def __init__(self, name: str = "rmse", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        for diff in self._errors(labels, preds):
+            self.sum_metric += float(numpy.sqrt((diff**2).mean()))
+            self.num_inst += 1
+
+
+@register("ce")
+class CrossEntropy(EvalMetric):
+    """Mean of ``-log(p[label] + eps)`` over examples, for probability outputs."""
+
+    def __init__(self, eps: float = 1e-12, name: str = "cross-entropy", **kwargs: Any) -> None:
+        super().__init__(name, eps=eps, **kwargs)
+        self.eps = eps
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        check_label_shapes(labels, preds)
+        for label, pred in zip(labels, preds):
+            label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _host(pred).astype(numpy.float64)
+            if pred_np.ndim != 2 or pred_np.shape[0] != label_np.size:
+                raise DataError(f"CrossEntropy: predictions must be ({label_np.size}, classes), got {pred_np.shape}")
+            if label_np.size and (label_np.min() < 0 or label_np.max() >= pred_np.shape[1]):
+                raise DataError(f"CrossEntropy: labels must be in [0, {pred_np.shape[1]}), got {label_np.min()}..{label_np.max()}")
+            prob = pred_np[numpy.arange(label_np.size), label_np]
+            self.sum_metric += float((-numpy.log(prob + self.eps)).sum())
+            self.num_inst += label_np.size
+
+
+@register("custom")
+class CustomMetric(EvalMetric):
+    """A metric from a function ``feval(label, pred) -> value or (sum, count)`` on NumPy arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = CustomMetric(lambda label, pred: float(np.abs(label - pred).max()), name="maxerr")
+    >>> m.update([np.array([1.0, 2.0])], [np.array([1.5, 2.0])])
+    >>> m.get()
+    ('maxerr', 0.5)
+    """
+
+    def __init__(self, feval: Callable[..., Any], name: str | None = None, allow_extra_outputs: bool = False, **kwargs: Any) -> None:
+        if not callable(feval):
+            raise DataError(f"CustomMetric: feval must be callable, got {type(feval).__name__}")
+        if name is None:
+            name = getattr(feval, "__name__", "custom")
+            if "<" in name:
+                name = f"custom({name})"
+        super().__init__(name, **kwargs)
+        self._feval = feval
+        self._allow_extra_outputs = allow_extra_outputs
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        if not self._allow_extra_outputs:
+            check_label_shapes(labels, preds)
+        for label, pred in zip(labels, preds):
+            result = self._feval(_host(label), _host(pred))
+            if isinstance(result, tuple):
+                total, count = result
+                self.sum_metric += float(total)
+                self.num_inst += int(count)
+            else:
+                self.sum_metric += float(result)
+                self.num_inst += 1
+
+
+def np(numpy_feval: Callable[..., Any], name: str | None = None, allow_extra_outputs: bool = False) -> CustomMetric:  # noqa: A001
+    """Wrap a NumPy function ``feval(label, pred)`` as a ``CustomMetric`` (MXNet's ``mx.metric.np``)."""
+
+    def feval(label: Any, pred: Any) -> Any:
+        return numpy_feval(label, pred)
+
+    feval.__name__ = numpy_feval.__name__
+    return CustomMetric(feval, name, allow_extra_outputs)
+
+
+def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
+    """A metric from a name (``'acc'``, ``'ce'``, ...), a function, an ``EvalMetric`` or a list of those.
+
+    Examples
+    --------
+    >>> create("acc").name, create(["mse", "mae"]).get()[0]
+    ('accuracy', ['mse', 'mae'])
+    """
+    if isinstance(metric, EvalMetric):
+        return metric
+    if callable(metric) and not isinstance(metric, type):
+        return CustomMetric(metric, *args, **kwargs)
+    if isinstance(metric, (list, tuple)):
+        return CompositeEvalMetric([create(m, *args, **kwargs) for m in metric])
+    if isinstance(metric, str):
+        cls = _REGISTRY.get(metric.lower())
+        if cls is None:
+            raise DataError(f"metric.create: unknown metric {metric!r}; known: {sorted(_REGISTRY)}")
+        return cls(*args, **kwargs)
+    raise DataError(f"metric.create: expected a name, function, EvalMetric or list, got {type(metric).__name__}")

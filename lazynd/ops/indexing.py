@@ -1,0 +1,503 @@
+"""Joining, splitting and indexing: Concat, SliceChannel, stack, slice, slice_axis, take, batch_take,
+one_hot and where (MXNet semantics and defaults), with their backward operators.
+
+Kernels use ``kctx.xp``; the scatter-adds of the backward operators go through
+``_scatter_add`` because NumPy and CuPy spell it differently.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import OperatorError, ShapeError
+from .params import REQUIRED, Param, enum, optional, parse_bool, parse_dtype, parse_float, parse_int
+from .registry import OpDef, merge_shape, register
+from .shape import normalize_axis
+
+
+def _scatter_add(xp: Any, target: Any, index: tuple, values: Any) -> None:
+    if xp.__name__ == "numpy":
+        xp.add.at(target, index, values)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(target, index, values)
+
+
+def as_list(result: Any, n: int) -> list:
+    """The outputs of a multi-output op as a list (nd gives a lone array when there is one)."""
+    return [result] if n == 1 else [result[i] for i in range(n)]
+
+
+# -- Concat ----------------------------------------------------------------------------------------
+def _concat_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
+    """Inputs agree on every axis but ``dim``; one unknown ``dim`` size is inferred from the output."""
+    known = [s for s in in_shapes if s is not None]
+    out = out_shapes[0] if out_shapes else None
+    ref = known[0] if known else out
+    if ref is None:
+        return in_shapes, [None], aux_shapes
+    ndim = len(ref)
+    dim = normalize_axis("Concat", attrs["dim"], ndim, "dim")
+    common: tuple | None = None
+    for i, s in enumerate([*in_shapes, out]):
+        if s is None:
+            continue
+        name = f"arg{i}" if i < len(in_shapes) else "output"
+        if len(s) != ndim:
+            raise ShapeError(f"Concat: shape of '{name}' is {tuple(s)}, expected {ndim} dims like {tuple(ref)}")
+        masked = tuple(0 if a == dim else d for a, d in enumerate(s))
+        common = merge_shape("Concat", name, masked, common)
+    assert common is not None
+    sizes = [s[dim] if s is not None else 0 for s in in_shapes]
+    if out is not None and out[dim] and sizes.count(0) == 1:
+        missing = sizes.index(0)
+        sizes[missing] = out[dim] - sum(sizes)
+        if sizes[missing] <= 0:
+            raise ShapeError(f"Concat: output size {out[dim]} along dim {dim} is too small for inputs {in_shapes}")
+    new_in = [common[:dim] + (d,) + common[dim + 1 :] for d in sizes]
+    total = sum(sizes) if all(sizes) else 0
+    if out is not None and out[dim] and total and out[dim] != total:
+        raise ShapeError(f"Concat: output size along dim {dim} is {out[dim]}, inputs sum to {total}")
+    return new_in, [common[:dim] + (total or (out[dim] if out else 0),) + common[dim + 1 :]], aux_shapes
+
+
+def _concat_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    dim = normalize_axis("Concat", attrs["dim"], inputs[0].ndim, "dim")
+    kctx.xp.concatenate(inputs, axis=dim, out=outputs[0])
+
+
+def _concat_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    n = len(inputs)
+    return as_list(F._backward_Concat(out_grads[0], *inputs, dim=attrs["dim"], num_args=n + 1), n)
+
+
+register(
+    OpDef(
+        "Concat",
+        _concat_forward,
+        params={"dim": Param(parse_int, 1, "the axis to join along")},
+        variadic=True,
+        infer_shape=_concat_infer,
+        gradient=_concat_gradient,
+        aliases=("concat",),
+        doc="Join arrays along ``dim``.",
+    )
+)
+
+
+def _split_sections(xp: Any, grad: Any, sizes: list[int], axis: int, outputs: list) -> None:
+    start = 0
+    for size, out in zip(sizes, outputs):
+        index = (slice(None),) * axis + (slice(start, start + size),)
+        out[...] = grad[index].reshape(out.shape)
+        start += size
+
+
+def _backward_concat_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    dim = normalize_axis("Concat", attrs["dim"], inputs[0].ndim, "dim")
+    _split_sections(kctx.xp, inputs[0], [x.shape[dim] for x in inputs[1:]], dim, outputs)
+
+
+register(
+    OpDef(
+        "_backward_Concat",
+        _backward_concat_forward,
+        params={"dim": Param(parse_int, 1, "the axis of the forward Concat")},
+        variadic=True,
+        outputs=lambda attrs: [f"grad{i}" for i in range((attrs.get("num_args") or 1) - 1)],
+        infer_shape=lambda attrs, s, a: (s, list(s[1:]), a),
+        infer_type=lambda attrs, t, a: (t, [t[0]] * (len(t) - 1), a),
+        doc="Gradient of ``Concat``: the output gradient cut into the inputs' pieces (inputs: grad, *likes).",
+    )
+)
+
+
+# -- SliceChannel -------------------------------------------------------------------------------------
+def _slice_channel_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
+    n, squeeze = attrs["num_outputs"], attrs["squeeze_axis"]
+    if n < 1:
+        raise OperatorError(f"SliceChannel: num_outputs={n} must be at least 1")
+    data = in_shapes[0]
+    piece = next((s for s in out_shapes or [] if s is not None), None)
+    if data is None and piece is not None:
+        axis = attrs["axis"] if attrs["axis"] >= 0 else attrs["axis"] + len(piece) + int(squeeze)
+        piece = tuple(piece)
+        data = (piece[:axis] + (n,) + piece[axis:]) if squeeze else piece[:axis] + (piece[axis] * n,) + piece[axis + 1 :]
+    if data is None:
+        return in_shapes, [None] * n, aux_shapes
+    axis = normalize_axis("SliceChannel", attrs["axis"], len(data))
+    if data[axis] and data[axis] % n:
+        raise ShapeError(f"SliceChannel: size {data[axis]} of axis {axis} in {tuple(data)} does not divide into {n} outputs")
+    if squeeze and data[axis] and data[axis] != n:
+        raise ShapeError(f"SliceChannel: squeeze_axis needs axis {axis} of size num_outputs={n}, got {tuple(data)}")
+    out = data[:axis] + (() if squeeze else (data[axis] // n,)) + data[axis + 1 :]
+    return [tuple(data)], [out] * n, aux_shapes
+
+
+def _slice_channel_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    x, n = inputs[0], attrs["num_outputs"]
+    axis = normalize_axis("SliceChannel", attrs["axis"], x.ndim)
+    _split_sections(kctx.xp, x, [x.shape[axis] // n] * n, axis, outputs)
+
+
+def _slice_channel_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    grads = list(out_grads)
+    if attrs["squeeze_axis"]:
+        grads = [F.expand_dims(g, axis=attrs["axis"]) for g in grads]
+    return [F.Concat(*grads, dim=attrs["axis"], num_args=len(grads))]
+
+
+register(
+    OpDef(
+        "SliceChannel",
+        _slice_channel_forward,
+        params={
+            "num_outputs": Param(parse_int, REQUIRED, "number of equal pieces"),
+            "axis": Param(parse_int, 1, "the axis to split"),
+            "squeeze_axis": Param(parse_bool, False, "drop the split axis (its size must equal num_outputs)"),
+        },
+        outputs=lambda attrs: [f"output{i}" for i in range(attrs.get("num_outputs") or 1)],
+        infer_shape=_slice_channel_infer,
+        gradient=_slice_channel_gradient,
+        aliases=("split",),
+        doc="Split an array into ``num_outputs`` equal pieces along ``axis``.",
+    )
+)
+
+
+# -- stack -------------------------------------------------------------------------------------------
+def _stack_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    common = None
+    for i, s in enumerate(in_shapes):
+        common = merge_shape("stack", f"arg{i}", s, common)
+    if common is None:
+        return in_shapes, [None], aux_shapes
+    axis = normalize_axis("stack", attrs["axis"], len(common), extra=1)
+    return [common] * len(in_shapes), [common[:axis] + (len(in_shapes),) + common[axis:]], aux_shapes
+
+
+def _stack_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    axis = normalize_axis("stack", attrs["axis"], inputs[0].ndim, extra=1)
+    kctx.xp.stack(inputs, axis=axis, out=outputs[0])
+
+
+def _stack_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    n = len(inputs)
+    pieces = F.SliceChannel(out_grads[0], num_outputs=n, axis=attrs["axis"], squeeze_axis=True)
+    return as_list(pieces, n)
+
+
+register(
+    OpDef(
+        "stack",
+        _stack_forward,
+        params={"axis": Param(parse_int, 0, "where the new axis goes")},
+        variadic=True,
+        infer_shape=_stack_infer,
+        gradient=_stack_gradient,
+        doc="Join arrays of one shape along a new axis.",
+    )
+)
+
+
+# -- slice, slice_axis ---------------------------------------------------------------------------------
+def _parse_optional_ints(value: Any) -> tuple:
+    from .params import _literal
+
+    value = _literal(value)
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        value = (value,)
+    return tuple(None if v is None else parse_int(v) for v in value)
+
+
+def _slice_index(attrs: dict, shape: tuple) -> tuple[slice, ...]:
+    begin, end, step = attrs["begin"], attrs["end"], attrs["step"] or (None,) * len(attrs["begin"])
+    if len(begin) != len(end) or len(step) != len(begin) or len(begin) > len(shape):
+        raise ShapeError(
+            f"slice: begin={begin}, end={end}, step={attrs['step']} must have one entry per sliced axis "
+            f"(at most {len(shape)} for input {tuple(shape)})"
+        )
+    index = []
+    for axis, (b, e, s) in enumerate(zip(begin, end, step)):
+        if s == 0:
+            raise OperatorError(f"slice: step on axis {axis} must not be 0")
+        piece = slice(b, e, s)
+        if shape[axis] and len(range(*piece.indices(shape[axis]))) == 0:
+            raise ShapeError(f"slice: begin={b}, end={e}, step={s} selects nothing on axis {axis} of size {shape[axis]}")
+        index.append(piece)
+    return tuple(index)
+
+
+def _slice_shape(attrs: dict, shape: tuple) -> tuple:
+    index = _slice_index(attrs, shape)
+    sliced = tuple(len(range(*p.indices(n))) if n else 0 for p, n in zip(index, shape))
+    return sliced + tuple(shape[len(index) :])
+
+
+def _slice_axis_index(attrs: dict, shape: tuple) -> tuple[slice, ...]:
+    axis = normalize_axis("slice_axis", attrs["axis"], len(shape))
+    piece = slice(attrs["begin"], attrs["end"])
+    if shape[axis] and len(range(*piece.indices(shape[axis]))) == 0:
+        raise ShapeError(
+            f"slice_axis: begin={attrs['begin']}, end={attrs['end']} selects nothing on axis {axis} of size {shape[axis]}"
+        )
+    return (slice(None),) * axis + (piece,)
+
+
+def _slice_axis_shape(attrs: dict, shape: tuple) -> tuple:
+    axis = normalize_axis("slice_axis", attrs["axis"], len(shape))
+    _slice_axis_index(attrs, shape)
+    size = len(range(*slice(attrs["begin"], attrs["end"]).indices(shape[axis]))) if shape[axis] else 0
+    return shape[:axis] + (size,) + shape[axis + 1 :]
+
+
+_SLICE_PARAMS = {
+    "begin": Param(_parse_optional_ints, REQUIRED, "start per axis (None = from the start)"),
+    "end": Param(_parse_optional_ints, REQUIRED, "stop per axis (None = to the end)"),
+    "step": Param(_parse_optional_ints, (), "step per axis (empty = 1)"),
+}
+_SLICE_AXIS_PARAMS = {
+    "axis": Param(parse_int, REQUIRED, "the axis to slice"),
+    "begin": Param(parse_int, REQUIRED, "start (negative counts from the end)"),
+    "end": Param(optional(parse_int), REQUIRED, "stop (None = to the end)"),
+}
+
+
+def _register_slice(name: str, index_of: Any, shape_of: Any, params: dict, aliases: tuple) -> None:
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        outputs[0][...] = inputs[0][index_of(attrs, inputs[0].shape)]
+
+    def backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        out = outputs[0]
+        out[...] = 0
+        out[index_of(attrs, out.shape)] = inputs[0]
+
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        data = in_shapes[0]
+        return in_shapes, [None if data is None else shape_of(attrs, tuple(data))], aux_shapes
+
+    register(
+        OpDef(
+            name,
+            forward,
+            params=dict(params),
+            infer_shape=infer,
+            gradient=lambda F, attrs, inputs, outputs, og: [getattr(F, f"_backward_{name}")(og[0], inputs[0], **attrs)],
+            aliases=aliases,
+            doc=f"Take a contiguous or strided region ({name}).",
+        )
+    )
+    register(
+        OpDef(
+            f"_backward_{name}",
+            backward,
+            inputs=("out_grad", "like"),
+            params=dict(params),
+            infer_shape=lambda attrs, s, a: (s, [s[1]], a),
+            infer_type=lambda attrs, t, a: (t, [t[0]], a),
+            doc=f"Gradient of ``{name}``: the output gradient placed in a zero array of the input's shape.",
+        )
+    )
+
+
+_register_slice("slice", _slice_index, _slice_shape, _SLICE_PARAMS, ("crop",))
+_register_slice("slice_axis", _slice_axis_index, _slice_axis_shape, _SLICE_AXIS_PARAMS, ())
+
+
+# -- take, batch_take ----------------------------------------------------------------------------------
+def _take_indices(xp: Any, indices: Any, n: int, mode: str) -> Any:
+    idx = indices.astype(xp.int64)
+    if mode == "clip":
+        return xp.clip(idx, 0, n - 1)
+    if mode == "wrap":
+        return idx % n
+    bad = (idx < 0) | (idx >= n)
+    if bool(bad.any()):
+        first = int(idx[bad].ravel()[0])
+        raise OperatorError(f"take: index {first} is out of range for an axis of size {n} (mode='raise')")
+    return idx
+
+
+def _take_layout(attrs: dict, a_shape: tuple) -> tuple[int, int, int, int]:
+    axis = normalize_axis("take", attrs["axis"], len(a_shape))
+    return axis, math.prod(a_shape[:axis]), a_shape[axis], math.prod(a_shape[axis + 1 :])
+
+
+def _take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    a, indices = inputs
+    axis, pre, n, post = _take_layout(attrs, a.shape)
+    idx = _take_indices(xp, indices.reshape(-1), n, attrs["mode"])
+    picked = xp.take(a.reshape(pre, n, post), idx, axis=1)
+    outputs[0][...] = picked.reshape(outputs[0].shape)
+
+
+def _take_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    a, indices = in_shapes
+    if a is None or indices is None:
+        return in_shapes, [None], aux_shapes
+    if not a:
+        raise ShapeError("take: 'a' must have at least 1 dim, got shape ()")
+    axis = normalize_axis("take", attrs["axis"], len(a))
+    return in_shapes, [tuple(a[:axis]) + tuple(indices) + tuple(a[axis + 1 :])], aux_shapes
+
+
+def _backward_take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    grad, indices = inputs[0], inputs[1]
+    out = outputs[0]
+    axis, pre, n, post = _take_layout(attrs, out.shape)
+    idx = _take_indices(xp, indices.reshape(-1), n, "wrap" if attrs["mode"] == "wrap" else "clip")
+    target = xp.zeros((pre, n, post), dtype=out.dtype)
+    _scatter_add(xp, target, (slice(None), idx, slice(None)), grad.reshape(pre, idx.size, post))
+    out[...] = target.reshape(out.shape)
+
+
+_TAKE_PARAMS = {
+    "axis": Param(parse_int, 0, "the axis to index"),
+    "mode": Param(enum("clip", "wrap", "raise"), "clip", "what out-of-range indices do"),
+}
+register(
+    OpDef(
+        "take",
+        _take_forward,
+        inputs=("a", "indices"),
+        params=dict(_TAKE_PARAMS),
+        infer_shape=_take_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_take(og[0], inputs[1], inputs[0], **attrs), None],
+        doc="Gather slices of ``a`` along ``axis`` at ``indices``.",
+    )
+)
+register(
+    OpDef(
+        "_backward_take",
+        _backward_take_forward,
+        inputs=("out_grad", "indices", "like"),
+        params=dict(_TAKE_PARAMS),
+        infer_shape=lambda attrs, s, a: (s, [s[2]], a),
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        doc="Gradient of ``take``: scatter-add the output gradient to the gathered positions.",
+    )
+)
+
+
+def _batch_take_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    a, indices = in_shapes
+    if a is not None and len(a) != 2:
+        raise ShapeError(f"batch_take: 'a' must be 2-D (batch, n), got {tuple(a)}")
+    if indices is not None and len(indices) != 1:
+        raise ShapeError(f"batch_take: 'indices' must be 1-D, got {tuple(indices)}")
+    if a is not None:
+        indices = merge_shape("batch_take", "indices", indices, (a[0],))
+    return [a, indices], [indices], aux_shapes
+
+
+def _batch_take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    a, indices = inputs
+    idx = xp.clip(indices.astype(xp.int64), 0, a.shape[1] - 1)
+    outputs[0][...] = a[xp.arange(a.shape[0]), idx]
+
+
+register(
+    OpDef(
+        "batch_take",
+        _batch_take_forward,
+        inputs=("a", "indices"),
+        infer_shape=_batch_take_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        gradient=lambda F, attrs, inputs, outputs, og: [None, None],
+        doc="``out[i] = a[i, indices[i]]`` (indices clipped to the row).",
+    )
+)
+
+
+# -- one_hot, where ------------------------------------------------------------------------------------
+def _one_hot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    idx = inputs[0].astype(xp.int64)[..., None]
+    hot = idx == xp.arange(attrs["depth"])
+    outputs[0][...] = xp.where(hot, attrs["on_value"], attrs["off_value"])
+
+
+def _one_hot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if attrs["depth"] < 1:
+        raise OperatorError(f"one_hot: depth={attrs['depth']} must be at least 1")
+    data = in_shapes[0]
+    return in_shapes, [None if data is None else tuple(data) + (attrs["depth"],)], aux_shapes
+
+
+register(
+    OpDef(
+        "one_hot",
+        _one_hot_forward,
+        inputs=("indices",),
+        params={
+            "depth": Param(parse_int, REQUIRED, "number of classes"),
+            "on_value": Param(parse_float, 1.0, "value at the index"),
+            "off_value": Param(parse_float, 0.0, "value elsewhere"),
+            "dtype": Param(parse_dtype, "float32", "output dtype"),
+        },
+        infer_shape=_one_hot_infer,
+        infer_type=lambda attrs, t, a: (t, [attrs["dtype"]], a),
+        gradient=lambda F, attrs, inputs, outputs, og: [None],
+        doc="One-hot encode integer indices into a trailing axis of length ``depth``.",
+    )
+)
+
+
+def _condition(xp: Any, condition: Any, ndim: int) -> Any:
+    mask = condition != 0
+    return mask.reshape(mask.shape + (1,) * (ndim - mask.ndim))
+
+
+def _where_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    condition, x, y = inputs
+    outputs[0][...] = xp.where(_condition(xp, condition, x.ndim), x, y)
+
+
+def _where_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    condition, x, y = in_shapes
+    x = y = merge_shape("where", "y", y, merge_shape("where", "x", x, None))
+    if condition is not None and x is not None and tuple(condition) != tuple(x[:1]):
+        condition = merge_shape("where", "condition", condition, x)
+    return [condition, x, y], [x], aux_shapes
+
+
+def _backward_where_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    grad, condition = inputs
+    mask = _condition(xp, condition, grad.ndim)
+    zero = xp.zeros((), dtype=grad.dtype)
+    outputs[0][...] = xp.where(mask, grad, zero)
+    outputs[1][...] = xp.where(mask, zero, grad)
+
+
+register(
+    OpDef(
+        "where",
+        _where_forward,
+        inputs=("condition", "x", "y"),
+        infer_shape=_where_infer,
+        infer_type=lambda attrs, t, a: (t, [t[1] or t[2]], a),
+        gradient=lambda F, attrs, inputs, outputs, og: [None, *as_list(F._backward_where(og[0], inputs[0]), 2)],
+        doc="``x`` where ``condition`` is non-zero, else ``y`` (condition: x's shape, or 1-D over the first axis).",
+    )
+)
+register(
+    OpDef(
+        "_backward_where",
+        _backward_where_forward,
+        inputs=("out_grad", "condition"),
+        outputs=("x_grad", "y_grad"),
+        infer_shape=lambda attrs, s, a: (s, [s[0], s[0]], a),
+        infer_type=lambda attrs, t, a: (t, [t[0], t[0]], a),
+        doc="Gradient of ``where``: the output gradient routed to x or y.",
+    )
+)

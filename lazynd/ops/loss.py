@@ -1,0 +1,276 @@
+"""Output layers and losses with MXNet's gradient semantics.
+
+``SoftmaxOutput``, the regression outputs and ``MakeLoss`` are *loss heads*: their
+gradient does not use the incoming head gradient (a graph ending in them needs
+none), it is computed from the output and the label alone, e.g.
+``(softmax(data) - one_hot(label)) * grad_scale`` for ``SoftmaxOutput``.  Each
+gradient is a registered ``_backward_<Op>`` operator, so the same rule serves
+NDArray and Symbol.  ``BlockGrad`` passes values through and stops gradients.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import OperatorError
+from .params import Param, enum, parse_bool, parse_float
+from .registry import OpDef, merge_shape, register
+from .softmax import softmax_into
+
+_NORMALIZATION = Param(enum("null", "batch", "valid"), "null", "divide the gradient by nothing, the batch size or the valid count")
+
+
+def _label_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    dtype = in_types[0] or "float32"
+    label = in_types[1] if len(in_types) > 1 and in_types[1] is not None else dtype
+    return [dtype, label][: len(in_types)], [dtype], aux_types
+
+
+def _passthrough_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    return [None] * len(inputs)
+
+
+# -- SoftmaxOutput ---------------------------------------------------------------------------------
+def _softmax_axis(attrs: dict, ndim: int) -> int:
+    if attrs["multi_output"]:
+        if ndim < 2:
+            raise OperatorError(f"SoftmaxOutput: multi_output needs data with at least 2 dimensions, got {ndim}")
+        return 1
+    return ndim - 1
+
+
+def _softmax_view(attrs: dict, x: Any) -> Any:
+    # without multi_output or preserve_shape the class axis is everything after the batch axis
+    if not attrs["multi_output"] and not attrs["preserve_shape"] and x.ndim != 2:
+        return x.reshape(x.shape[0], -1)
+    return x
+
+
+def _softmax_label_shape(attrs: dict, data: tuple[int, ...]) -> tuple[int, ...]:
+    if attrs["multi_output"]:
+        return (data[0],) + tuple(data[2:])
+    if attrs["preserve_shape"]:
+        return tuple(data[:-1])
+    return (data[0],)
+
+
+def _softmax_output_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data, label = in_shapes
+    if data is None:
+        return in_shapes, [None], aux_shapes
+    label = merge_shape("SoftmaxOutput", "label", label, _softmax_label_shape(attrs, tuple(data)))
+    return [tuple(data), label], [tuple(data)], aux_shapes
+
+
+def _softmax_output_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    x, out = _softmax_view(attrs, inputs[0]), outputs[0]
+    target = _softmax_view(attrs, out)
+    softmax_into(kctx, x, target, _softmax_axis(attrs, x.ndim))
+    if not out.flags.c_contiguous:
+        out[...] = target.reshape(out.shape)
+
+
+def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    prob, label = inputs
+    grad = outputs[0]
+    p = _softmax_view(attrs, prob)
+    axis = _softmax_axis(attrs, p.ndim)
+    outer, classes = int(np.prod(p.shape[:axis], dtype=np.int64)), p.shape[axis]
+    g = xp.array(p, copy=True).reshape(outer, classes, -1)
+    labels = label.reshape(outer, -1).astype(np.int64)
+    valid = labels != int(attrs["ignore_label"]) if attrs["use_ignore"] else xp.ones(labels.shape, dtype=bool)
+    if xp is np:
+        bad = valid & ((labels < 0) | (labels >= classes))
+        if bad.any():
+            raise OperatorError(
+                f"SoftmaxOutput: label {int(labels[bad][0])} is out of range for {classes} classes (expected 0..{classes - 1})"
+            )
+    rows, cols = xp.nonzero(valid)
+    alpha = attrs["smooth_alpha"]
+    if alpha and classes > 1:
+        # smoothed target: 1 - alpha on the label, alpha / (classes - 1) elsewhere
+        g -= alpha / (classes - 1)
+        g[rows, labels[rows, cols], cols] -= 1 - alpha - alpha / (classes - 1)
+    else:
+        g[rows, labels[rows, cols], cols] -= 1
+    if attrs["use_ignore"]:
+        g *= valid[:, None, :]
+    scale = attrs["grad_scale"]
+    if attrs["normalization"] == "batch":
+        scale /= prob.shape[0]
+    elif attrs["normalization"] == "valid":
+        scale /= max(int(valid.sum()), 1)
+    g *= scale
+    grad[...] = g.reshape(grad.shape)
+
+
+_SOFTMAX_PARAMS = {
+    "grad_scale": Param(parse_float, 1.0, "scale of the gradient"),
+    "ignore_label": Param(parse_float, -1.0, "label whose positions get no gradient when use_ignore"),
+    "multi_output": Param(parse_bool, False, "softmax over axis 1, one label per remaining position"),
+    "use_ignore": Param(parse_bool, False, "give no gradient where the label is ignore_label"),
+    "preserve_shape": Param(parse_bool, False, "softmax over the last axis, label shape = data.shape[:-1]"),
+    "normalization": _NORMALIZATION,
+    "out_grad": Param(parse_bool, False, "accepted for MXNet compatibility; the head gradient is not used"),
+    "smooth_alpha": Param(parse_float, 0.0, "label smoothing: target 1 - alpha on the label, alpha / (classes - 1) elsewhere"),
+}
+
+register(
+    OpDef(
+        "SoftmaxOutput",
+        _softmax_output_forward,
+        inputs=("data", "label"),
+        params=_SOFTMAX_PARAMS,
+        infer_shape=_softmax_output_shape,
+        infer_type=_label_type,
+        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_SoftmaxOutput(outputs[0], inputs[1], **attrs), None],
+        is_loss=True,
+        aliases=("Softmax",),
+        doc="Softmax in the forward pass; (softmax - one_hot(label)) * grad_scale as the gradient.",
+    )
+)
+register(
+    OpDef(
+        "_backward_SoftmaxOutput",
+        _softmax_output_backward,
+        inputs=("output", "label"),
+        params=_SOFTMAX_PARAMS,
+        infer_shape=lambda attrs, s, a: (s, [s[0]], a),
+        infer_type=_label_type,
+        doc="Gradient of SoftmaxOutput with respect to its data.",
+    )
+)
+
+
+# -- regression outputs ------------------------------------------------------------------------------
+def _regression_shape(name: str) -> Any:
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        data, label = in_shapes
+        if data is None:
+            data = label
+        if data is None:
+            return in_shapes, [None], aux_shapes
+        data = tuple(data)
+        if label is not None and len(label) == 1 and len(data) == 2 and data[1] == 1:
+            return [data, tuple(label)], [data], aux_shapes  # (n,) labels for an (n, 1) output
+        return [data, merge_shape(name, "label", label, data)], [data], aux_shapes
+
+    return infer
+
+
+def _make_regression(name: str, activation: Any, residual: Any, doc: str) -> None:
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        activation(kctx.xp, inputs[0], outputs[0])
+
+    def backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        out, label = inputs
+        grad = outputs[0]
+        per_row = label.size // label.shape[0] if label.ndim and label.shape[0] else 1
+        kctx.xp.subtract(out, label.reshape(out.shape), out=grad)
+        residual(kctx.xp, grad)
+        grad *= attrs["grad_scale"] / per_row
+
+    params = {"grad_scale": Param(parse_float, 1.0, "scale of the gradient")}
+    register(
+        OpDef(
+            name,
+            forward,
+            inputs=("data", "label"),
+            params=params,
+            infer_shape=_regression_shape(name),
+            infer_type=_label_type,
+            gradient=lambda F, attrs, inputs, outputs, og: [getattr(F, f"_backward_{name}")(outputs[0], inputs[1], **attrs), None],
+            is_loss=True,
+            doc=doc,
+        )
+    )
+    register(
+        OpDef(
+            f"_backward_{name}",
+            backward,
+            inputs=("output", "label"),
+            params=dict(params),
+            infer_shape=lambda attrs, s, a: (s, [s[0]], a),
+            infer_type=_label_type,
+            doc=f"Gradient of {name} with respect to its data.",
+        )
+    )
+
+
+def _identity(xp: Any, x: Any, out: Any) -> None:
+    out[...] = x
+
+
+def _sigmoid(xp: Any, x: Any, out: Any) -> None:
+    # 1 / (1 + exp(-x)) written in place; exp overflow to inf gives the right limit 0
+    with np.errstate(over="ignore"):
+        xp.negative(x, out=out)
+        xp.exp(out, out=out)
+        out += 1
+        xp.reciprocal(out, out=out)
+
+
+_make_regression("LinearRegressionOutput", _identity, lambda xp, g: None, "Identity; gradient (out - label) * grad_scale / outputs per row.")
+_make_regression("LogisticRegressionOutput", _sigmoid, lambda xp, g: None, "Sigmoid; gradient (out - label) * grad_scale / outputs per row.")
+_make_regression(
+    "MAERegressionOutput", _identity, lambda xp, g: xp.sign(g, out=g), "Identity; gradient sign(out - label) * grad_scale / outputs per row."
+)
+
+
+# -- MakeLoss and BlockGrad ---------------------------------------------------------------------------
+def _copy_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    if outputs[0] is not inputs[0]:
+        outputs[0][...] = inputs[0]
+
+
+def _make_loss_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    out, grad = inputs[0], outputs[0]
+    scale = attrs["grad_scale"]
+    if attrs["normalization"] == "batch":
+        scale /= out.shape[0] if out.ndim else 1
+    elif attrs["normalization"] == "valid":
+        scale /= max(int((out > attrs["valid_thresh"]).sum()), 1)
+    grad.fill(scale)
+
+
+_MAKE_LOSS_PARAMS = {
+    "grad_scale": Param(parse_float, 1.0, "the gradient of every element"),
+    "valid_thresh": Param(parse_float, 0.0, "elements above this count as valid for normalization='valid'"),
+    "normalization": _NORMALIZATION,
+}
+
+register(
+    OpDef(
+        "MakeLoss",
+        _copy_forward,
+        params=_MAKE_LOSS_PARAMS,
+        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_MakeLoss(outputs[0], **attrs)],
+        is_loss=True,
+        inplace=((0, 0),),
+        aliases=("make_loss",),
+        doc="Mark ``data`` as a loss: its gradient is grad_scale (normalised), whatever the head gradient.",
+    )
+)
+register(
+    OpDef(
+        "_backward_MakeLoss",
+        _make_loss_backward,
+        inputs=("output",),
+        params=_MAKE_LOSS_PARAMS,
+        doc="Gradient of MakeLoss with respect to its data.",
+    )
+)
+register(
+    OpDef(
+        "BlockGrad",
+        _copy_forward,
+        gradient=_passthrough_gradient,
+        is_loss=True,
+        inplace=((0, 0),),
+        aliases=("stop_gradient",),
+        doc="Pass ``data`` through unchanged; no gradient flows back to it.",
+    )
+)

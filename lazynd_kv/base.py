@@ -1,0 +1,265 @@
+"""The KVStore interface: keys, argument checking, updaters, optimizer states, the registry.
+
+A store keeps one NDArray per key.  ``push`` sums the values given for a key
+(one per device, one per worker) and hands the sum to the *updater*,
+``updater(key, received, stored)``, which updates the stored value in place;
+with no updater the stored value is replaced by the sum.  ``pull`` copies the
+stored value into one or more outputs.  Everything is pushed to the engine and
+returns at once.
+
+Subclasses implement :meth:`KVStore._init_key`, :meth:`KVStore._push_groups` and
+:meth:`KVStore._pull_key`; the checks below run before any of them, so a bad call
+raises without changing anything.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import tempfile
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from lazynd.errors import LazyNDError, ShapeError
+from lazynd.ndarray import NDArray
+
+Key = int | str
+Updater = Callable[[Key, NDArray, NDArray], None]
+
+_STORES: dict[str, type[KVStore]] = {}
+
+
+def register(*names: str) -> Callable[[type[KVStore]], type[KVStore]]:
+    """Class decorator: make ``create(name)`` build this store for each of ``names``."""
+
+    def deco(cls: type[KVStore]) -> type[KVStore]:
+        for name in names:
+            _STORES[name] = cls
+        return cls
+
+    return deco
+
+
+def supported_types() -> list[str]:
+    """The names :func:`create` accepts."""
+    return sorted(_STORES)
+
+
+def create(name: str = "local") -> KVStore:
+    """Create a KVStore of type ``name``.
+
+    Parameters
+    ----------
+    name : str
+        'local' (aggregate and update on the CPU), 'device' (on the GPUs holding the
+        values), 'dist_sync' (across MPI processes) or 'dist_device_sync'.
+
+    Examples
+    --------
+    >>> import lazynd_kv
+    >>> kv = lazynd_kv.create('local')
+    >>> kv.type, kv.rank, kv.num_workers
+    ('local', 0, 1)
+    """
+    if isinstance(name, KVStore):
+        return name
+    if not isinstance(name, str) or name not in _STORES:
+        raise LazyNDError(f"unknown KVStore type {name!r}; supported types: {', '.join(supported_types())}")
+    return _STORES[name](name)
+
+
+class KVKeyError(LazyNDError, KeyError):
+    """A key is missing from the store, or initialised twice."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
+
+
+def _check_key(key: Any) -> Key:
+    if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer, str)):
+        raise LazyNDError(f"KVStore keys are int or str, got {key!r} of type {type(key).__name__}")
+    return int(key) if isinstance(key, np.integer) else key
+
+
+def _as_list(value: Any, what: str, key: Any) -> list[NDArray]:
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        raise LazyNDError(f"{what}: key {key!r} was given an empty list of arrays")
+    for v in values:
+        if not isinstance(v, NDArray):
+            raise LazyNDError(f"{what}: key {key!r} expects NDArray values, got {type(v).__name__}")
+    return values
+
+
+def group_pairs(key: Any, value: Any, what: str) -> list[tuple[Key, list[NDArray]]]:
+    """Normalise ``(key, value)`` into ``[(key, [arrays...]), ...]``, merging repeated keys in order."""
+    if isinstance(key, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(key):
+            given = len(value) if isinstance(value, (list, tuple)) else type(value).__name__
+            raise LazyNDError(f"{what}: {len(key)} keys need a list of {len(key)} values (or lists), got {given}")
+        pairs = [(_check_key(k), _as_list(v, what, k)) for k, v in zip(key, value)]
+    else:
+        pairs = [(_check_key(key), _as_list(value, what, key))]
+    groups: dict[Key, list[NDArray]] = {}
+    for k, vs in pairs:
+        groups.setdefault(k, []).extend(vs)
+    return list(groups.items())
+
+
+class KVStore:
+    """A key-value store of NDArrays that sums pushes and applies an updater.
+
+    Examples
+    --------
+    >>> import lazynd as mx, lazynd_kv
+    >>> kv = lazynd_kv.create('local')
+    >>> kv.init(3, mx.nd.ones((2, 3)))
+    >>> kv.push(3, [mx.nd.ones((2, 3)) * 2] * 4)     # summed: 8
+    >>> out = mx.nd.zeros((2, 3))
+    >>> kv.pull(3, out=out)
+    >>> out.asnumpy()[0]
+    array([8., 8., 8.], dtype=float32)
+    """
+
+    def __init__(self, name: str) -> None:
+        self._type = name
+        self._store: dict[Key, NDArray] = {}
+        self._updater: Updater | None = None
+
+    # -- properties ----------------------------------------------------------------------------
+    @property
+    def type(self) -> str:
+        return self._type
+
+    @property
+    def rank(self) -> int:
+        return 0
+
+    @property
+    def num_workers(self) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return f"<KVStore {self._type} rank={self.rank}/{self.num_workers} keys={len(self._store)}>"
+
+    # -- public API ----------------------------------------------------------------------------
+    def init(self, key: Any, value: Any) -> None:
+        """Initialise ``key`` (or a list of keys) with ``value``; with a list of values the first is used."""
+        groups = group_pairs(key, value, "init")
+        for k, _ in groups:
+            if k in self._store:
+                raise KVKeyError(f"KVStore.init: key {k!r} is already initialised (init each key once)")
+        for k, values in groups:
+            self._store[k] = self._init_key(k, values[0])
+
+    def push(self, key: Any, value: Any, priority: int = 0) -> None:
+        """Push values for ``key`` (or lists); the values of one key are summed, then the updater runs."""
+        _check_priority(priority)
+        groups = group_pairs(key, value, "push")
+        for k, values in groups:
+            stored = self._stored(k, "push")
+            for v in values:
+                if v.shape != stored.shape:
+                    raise ShapeError(f"KVStore.push: key {k!r} holds shape {stored.shape}, pushed value has shape {v.shape}")
+                if v._data.dtype != stored._data.dtype:
+                    raise ShapeError(
+                        f"KVStore.push: key {k!r} holds dtype {stored._data.dtype.name}, "
+                        f"pushed value has dtype {v._data.dtype.name}"
+                    )
+        self._push_groups(groups)
+
+    def pull(self, key: Any, out: Any = None, priority: int = 0) -> None:
+        """Copy the value of ``key`` (or lists) into ``out`` (an NDArray or a list, e.g. one per device)."""
+        _check_priority(priority)
+        if out is None:
+            raise LazyNDError("KVStore.pull: out= is required (an NDArray or a list of NDArrays per key)")
+        groups = group_pairs(key, out, "pull")
+        for k, outs in groups:
+            stored = self._stored(k, "pull")
+            for o in outs:
+                if o.shape != stored.shape:
+                    raise ShapeError(f"KVStore.pull: key {k!r} holds shape {stored.shape}, output has shape {o.shape}")
+        for k, outs in groups:
+            for o in outs:
+                self._pull_key(k, o)
+
+    def set_updater(self, updater: Updater) -> None:
+        """Use ``updater(key, received, stored)`` to merge pushed sums into the stored values."""
+        if not callable(updater):
+            raise LazyNDError(f"set_updater: expected a callable(key, recv, stored), got {type(updater).__name__}")
+        self._updater = updater
+
+    _set_updater = set_updater
+
+    def set_optimizer(self, optimizer: Any) -> None:
+        """Update the stored values with ``optimizer`` (a :mod:`lazynd.optimizer` Optimizer)."""
+        from lazynd import optimizer as opt
+
+        self.set_updater(opt.get_updater(optimizer))
+
+    def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
+        """Write the optimizer states of the installed Updater to ``fname`` (atomically)."""
+        updater = self._optimizer_updater("save_optimizer_states")
+        get_states = updater.get_states
+        params = inspect.signature(get_states).parameters
+        data = get_states(dump_optimizer) if params else get_states()
+        if isinstance(data, str):
+            data = data.encode("latin-1")
+        directory = os.path.dirname(os.path.abspath(fname))
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".states")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, fname)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    def load_optimizer_states(self, fname: str) -> None:
+        """Restore optimizer states written by :meth:`save_optimizer_states`."""
+        updater = self._optimizer_updater("load_optimizer_states")
+        with open(fname, "rb") as f:
+            updater.set_states(f.read())
+
+    def barrier(self) -> None:
+        """Wait until every worker gets here (and, locally, until pushed work is done)."""
+        from lazynd.engine import waitall
+
+        waitall()
+
+    # -- helpers for subclasses ----------------------------------------------------------------
+    def _stored(self, key: Key, what: str) -> NDArray:
+        stored = self._store.get(key)
+        if stored is None:
+            raise KVKeyError(f"KVStore.{what}: key {key!r} is not initialised; call init({key!r}, value) first")
+        return stored
+
+    def _optimizer_updater(self, what: str) -> Any:
+        updater = self._updater
+        if updater is None or not hasattr(updater, "get_states"):
+            raise LazyNDError(f"{what}: no optimizer is set; call set_optimizer(optimizer) first")
+        return updater
+
+    def _apply_update(self, key: Key, merged: NDArray, stored: NDArray) -> None:
+        if self._updater is None:
+            if merged is not stored:
+                merged.copyto(stored)
+        else:
+            self._updater(key, merged, stored)
+
+    # -- what each store implements ------------------------------------------------------------
+    def _init_key(self, key: Key, value: NDArray) -> NDArray:
+        raise NotImplementedError
+
+    def _push_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
+        raise NotImplementedError
+
+    def _pull_key(self, key: Key, out: NDArray) -> None:
+        self._store[key].copyto(out)
+
+
+def _check_priority(priority: Any) -> None:
+    if isinstance(priority, bool) or not isinstance(priority, (int, np.integer)):
+        raise LazyNDError(f"priority must be an int, got {priority!r}")

@@ -1,0 +1,271 @@
+"""``dist_sync`` and ``dist_device_sync``: synchronous data parallelism over MPI.
+
+Start one process per worker with ``mpiexec -n 4 python train.py``.  ``init``
+broadcasts rank 0's value, so every worker starts from the same weights.  A
+``push`` sums each key's values on the worker, then sums across workers with an
+MPI Allreduce, and every worker runs the same updater on the same sum: all
+workers hold the same weights after every step, as a parameter server would
+give.  Every worker must therefore push the same keys in the same order.
+
+Transfers: a key of ``BATCH_BYTES`` or more is reduced alone, in one call,
+straight from the pushed array into the key's receive buffer (in place when the
+value had to be summed locally first); smaller keys pushed together are packed
+into one buffer per dtype and reduced in one call.  ``dist_device_sync`` sums
+on the GPU and stages through host memory (the ``mpich`` wheel is not CUDA-aware).
+
+Every MPI call runs as an engine operation writing one var of the store, so
+collectives run in push order on every rank, one at a time.  A worker that dies
+or stops must not leave the others hanging: a watchdog ends the whole job with
+``MPI_Abort`` and a message naming the collective, once one has waited longer
+than ``LAZYND_KV_TIMEOUT`` seconds (default 300).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from lazynd.context import Context, cpu, gpu, num_gpus
+from lazynd.engine import get_engine, waitall
+from lazynd.engine.var import Var
+from lazynd.errors import LazyNDError
+from lazynd.ndarray import NDArray
+from lazynd.ndarray.dispatch import new_array
+
+from .base import Key, KVStore, register
+from .local import sum_arrays
+
+BATCH_BYTES = 1 << 20
+DEFAULT_TIMEOUT = 300.0
+
+
+def import_mpi() -> Any:
+    """``mpi4py.MPI``, or a clear error saying how to install it."""
+    try:
+        from mpi4py import MPI
+    except ImportError as err:
+        raise LazyNDError(
+            "the dist_* KVStores need mpi4py and an MPI library: pip install 'lazynd[dist]' "
+            "(mpi4py mpich), then start the workers with: mpiexec -n 4 python train.py"
+        ) from err
+    return MPI
+
+
+def timeout_from_env() -> float:
+    text = os.environ.get("LAZYND_KV_TIMEOUT", "")
+    if not text:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise LazyNDError(f"LAZYND_KV_TIMEOUT must be a positive number of seconds, got {text!r}")
+    return value
+
+
+class Watchdog:
+    """Waits for MPI requests; ends the job when one waits longer than ``timeout`` or fails."""
+
+    def __init__(self, mpi: Any, comm: Any, timeout: float) -> None:
+        self._mpi = mpi
+        self._comm = comm
+        self.timeout = timeout
+        self._deadline: float | None = None
+        self._what = ""
+        # with THREAD_MULTIPLE a blocking Wait runs at full speed while this thread watches the clock
+        self._threaded = mpi.Query_thread() == mpi.THREAD_MULTIPLE
+        if self._threaded:
+            threading.Thread(target=self._watch, name="lazynd-kv-watchdog", daemon=True).start()
+
+    def wait(self, start: Callable[[], Any], what: str) -> None:
+        """Start a request with ``start()`` and wait for it within the timeout."""
+        try:
+            request = start()
+            if self._threaded:
+                self._what = what
+                self._deadline = time.monotonic() + self.timeout
+                try:
+                    request.Wait()
+                finally:
+                    self._deadline = None
+            else:
+                deadline = time.monotonic() + self.timeout
+                while not request.Test():
+                    if time.monotonic() > deadline:
+                        self.fail(f"{what} did not complete within {self.timeout:g} s")
+                    time.sleep(0)
+        except self._mpi.Exception as err:
+            self.fail(f"{what} failed: {err}")
+
+    def _watch(self) -> None:
+        step = min(0.05, self.timeout / 20)
+        while True:
+            time.sleep(step)
+            deadline = self._deadline
+            if deadline is not None and time.monotonic() > deadline:
+                self.fail(f"{self._what} did not complete within {self.timeout:g} s")
+
+    def fail(self, reason: str) -> None:
+        comm = self._comm
+        sys.stderr.write(
+            f"lazynd_kv: rank {comm.Get_rank()} of {comm.Get_size()}: {reason}; a worker has died or stopped "
+            f"responding (timeout LAZYND_KV_TIMEOUT={self.timeout:g} s). Aborting the MPI job.\n"
+        )
+        sys.stderr.flush()
+        comm.Abort(1)
+        os._exit(1)  # Abort does not return; this is for an MPI that lets it
+
+
+@register("dist_sync", "dist_device_sync", "dist")
+class DistSyncStore(KVStore):
+    """Synchronous KVStore across MPI processes (see the module docstring).
+
+    Examples
+    --------
+    >>> import lazynd as mx, lazynd_kv                       # doctest: +SKIP
+    >>> kv = lazynd_kv.create('dist_sync')                  # doctest: +SKIP
+    >>> kv.init('w', mx.nd.ones((2,)) * kv.rank)            # rank 0's value wins  # doctest: +SKIP
+    >>> kv.push('w', mx.nd.ones((2,)))                      # summed over workers  # doctest: +SKIP
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__("dist_sync" if name == "dist" else name)
+        mpi = import_mpi()
+        self._mpi = mpi
+        self._comm = mpi.COMM_WORLD.Dup()  # our collectives never interleave with the user's
+        self._watchdog = Watchdog(mpi, self._comm, timeout_from_env())
+        self._on_device = name == "dist_device_sync"
+        self._comm_var = Var()
+        self._next_gpu = 0
+        self._host: dict[Key, NDArray] = {}  # per key: merge, staging and receive buffer on the host
+        self._device_recv: dict[Key, NDArray] = {}
+        self._batches: dict[tuple[Key, ...], tuple[NDArray, list[NDArray]]] = {}
+
+    @property
+    def rank(self) -> int:
+        return self._comm.Get_rank()
+
+    @property
+    def num_workers(self) -> int:
+        return self._comm.Get_size()
+
+    # -- engine operations -----------------------------------------------------------------------
+    def _push_mpi(self, fn: Callable[..., None], args: tuple, reads: list[Var], writes: list[Var], name: str) -> None:
+        get_engine().push(fn, args, reads, [*writes, self._comm_var], name, None, inline_ok=False)
+
+    def _bcast(self, buf: np.ndarray, key: Key) -> None:
+        self._watchdog.wait(lambda: self._comm.Ibcast(buf, root=0), f"the broadcast of key {key!r} (init)")
+
+    def _allreduce(self, send: Any, recv: np.ndarray, what: str) -> None:
+        sum_op = self._mpi.SUM
+        self._watchdog.wait(lambda: self._comm.Iallreduce(send, recv, op=sum_op), what)
+
+    def _allreduce_batch(self, flat: np.ndarray, sources: list[np.ndarray], keys: tuple[Key, ...]) -> None:
+        offset = 0
+        for src in sources:
+            flat[offset : offset + src.size] = src.reshape(-1)
+            offset += src.size
+        self._allreduce(self._mpi.IN_PLACE, flat, f"the Allreduce of keys {list(keys)!r}")
+
+    # -- KVStore ---------------------------------------------------------------------------------
+    def _store_context(self, value: NDArray) -> Context:
+        if not self._on_device:
+            return cpu()
+        if value._ctx.device_type == "gpu":
+            return value._ctx
+        count = num_gpus()
+        if count == 0:
+            return cpu()
+        ctx = gpu(self._next_gpu % count)
+        self._next_gpu += 1
+        return ctx
+
+    def _init_key(self, key: Key, value: NDArray) -> NDArray:
+        stored = value.copyto(self._store_context(value))
+        host = stored if stored._ctx.device_type != "gpu" else stored.copyto(cpu())
+        self._push_mpi(self._bcast, (host._data, key), [], [host._var], "_kvstore_bcast")
+        if host is not stored:
+            host.copyto(stored)
+        return stored
+
+    def _host_buffer(self, key: Key, stored: NDArray) -> NDArray:
+        buf = self._host.get(key)
+        if buf is None:
+            buf = new_array(stored.shape, stored._data.dtype, cpu())
+            self._host[key] = buf
+        return buf
+
+    def _local_sum(self, key: Key, values: list[NDArray], stored: NDArray) -> NDArray:
+        """The sum of this worker's values, on the host: a pushed array itself, or the key's host buffer."""
+        host = self._host_buffer(key, stored)
+        if len(values) == 1 and values[0]._ctx.device_type != "gpu" and values[0]._data.flags.c_contiguous:
+            return values[0]
+        if stored._ctx.device_type == "gpu" and len(values) > 1:
+            # sum on the GPU, move one array to the host
+            return sum_arrays(values, self._device_buffer(key, stored)).copyto(host)
+        return sum_arrays(values, host)
+
+    def _device_buffer(self, key: Key, stored: NDArray) -> NDArray:
+        buf = self._device_recv.get(key)
+        if buf is None:
+            buf = new_array(stored.shape, stored._data.dtype, stored._ctx)
+            self._device_recv[key] = buf
+        return buf
+
+    def _push_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
+        summed: list[tuple[Key, NDArray, NDArray]] = []
+        for key, values in groups:
+            stored = self._store[key]
+            summed.append((key, stored, self._local_sum(key, values, stored)))
+        results: dict[Key, NDArray] = {}
+        small: dict[np.dtype, list[tuple[Key, NDArray]]] = {}
+        for key, stored, send in summed:
+            if stored._data.nbytes < BATCH_BYTES:
+                small.setdefault(stored._data.dtype, []).append((key, send))
+                continue
+            recv = self._host[key]
+            what = f"the Allreduce of key {key!r}"
+            if send is recv:
+                self._push_mpi(self._allreduce, (self._mpi.IN_PLACE, recv._data, what), [], [recv._var], "_kvstore_allreduce")
+            else:
+                args = (send._data, recv._data, what)
+                self._push_mpi(self._allreduce, args, [send._var], [recv._var], "_kvstore_allreduce")
+            results[key] = recv
+        for dtype, items in small.items():
+            keys = tuple(k for k, _ in items)
+            flat, views = self._batch_buffers(keys, dtype)
+            sources = [send for _, send in items]
+            args = (flat._data, [s._data for s in sources], keys)
+            self._push_mpi(self._allreduce_batch, args, [s._var for s in sources], [flat._var], "_kvstore_allreduce_batch")
+            results.update(zip(keys, views))
+        for key, stored, _ in summed:
+            merged = results[key]
+            if stored._ctx.device_type == "gpu":
+                merged = merged.copyto(self._device_buffer(key, stored))
+            self._apply_update(key, merged, stored)
+
+    def _batch_buffers(self, keys: tuple[Key, ...], dtype: np.dtype) -> tuple[NDArray, list[NDArray]]:
+        """One flat host buffer for a group of small keys, and a view of it per key (cached per group)."""
+        cached = self._batches.get(keys)
+        if cached is None:
+            shapes = [self._store[k].shape for k in keys]
+            sizes = [int(np.prod(s)) for s in shapes]
+            flat = new_array((sum(sizes),), dtype, cpu())
+            views, offset = [], 0
+            for shape, size in zip(shapes, sizes):
+                views.append(NDArray(flat._data[offset : offset + size].reshape(shape), flat._var, flat._ctx))
+                offset += size
+            cached = (flat, views)
+            self._batches[keys] = cached
+        return cached
+
+    def barrier(self) -> None:
+        """Wait for this worker's pushed work, then for every worker to get here."""
+        waitall()
+        self._watchdog.wait(self._comm.Ibarrier, "the barrier")

@@ -1,0 +1,70 @@
+"""The ``local`` store: values are summed and updated on the CPU.
+
+Each key keeps its stored value and, once a key is pushed several values at a
+time, a merge buffer of its own, reused on every push; the engine orders the
+reuse after the previous update has read it.  A single pushed value that
+already lives where the key is stored is handed to the updater as it is, with
+no copy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from lazynd.backend import get_backend
+from lazynd.context import Context, cpu
+from lazynd.ndarray import NDArray
+from lazynd.ndarray.dispatch import new_array, push_kernel
+
+from .base import Key, KVStore, register
+
+
+def _sum_into(xp: Any, out: Any, *sources: Any) -> None:
+    xp.add(sources[0], sources[1], out=out)
+    for src in sources[2:]:
+        xp.add(out, src, out=out)
+
+
+def sum_arrays(values: Sequence[NDArray], out: NDArray) -> NDArray:
+    """Push ``out = values[0] + values[1] + ...`` on ``out``'s device (values copied there first)."""
+    ctx = out._ctx
+    local = [v if v._ctx == ctx else v.copyto(ctx) for v in values]
+    if len(local) == 1:
+        return local[0].copyto(out)
+    xp = get_backend(ctx).xp
+    args = (xp, out._data, *(v._data for v in local))
+    reads = [v._var for v in local]
+    push_kernel(ctx, _sum_into, args, reads, [out._var], "_kvstore_sum", out.size * len(local))
+    return out
+
+
+@register("local")
+class LocalStore(KVStore):
+    """Aggregation and update on the CPU (see :class:`lazynd_kv.base.KVStore`)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._merge_buffers: dict[Key, NDArray] = {}
+
+    def _store_context(self, value: NDArray) -> Context:
+        return cpu()
+
+    def _init_key(self, key: Key, value: NDArray) -> NDArray:
+        return value.copyto(self._store_context(value))
+
+    def _merge_buffer(self, key: Key, stored: NDArray) -> NDArray:
+        buf = self._merge_buffers.get(key)
+        if buf is None:
+            buf = new_array(stored.shape, stored._data.dtype, stored._ctx)
+            self._merge_buffers[key] = buf
+        return buf
+
+    def _merge(self, key: Key, values: list[NDArray], stored: NDArray) -> NDArray:
+        if len(values) == 1 and values[0]._ctx == stored._ctx:
+            return values[0]
+        return sum_arrays(values, self._merge_buffer(key, stored))
+
+    def _push_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
+        for key, values in groups:
+            stored = self._store[key]
+            self._apply_update(key, self._merge(key, values, stored), stored)

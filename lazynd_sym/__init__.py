@@ -1,0 +1,45 @@
+"""lazynd_sym: symbolic graphs of lazynd's operators, their passes and executors.
+
+``import lazynd as mx; mx.sym.Variable('data')``.  One function per registered
+operator is generated here; operators registered after import resolve on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from lazynd.ops import registry as _registry
+
+from . import passes
+from .attribute import AttrScope
+from .executor import Executor
+from .json_format import load, load_json
+from .name import NameManager, Prefix
+from .symbol import Group, Symbol, Variable, make_function, var
+
+_LAZY_MODULES = {"model": "lazynd_sym.model", "visualization": "lazynd_sym.visualization", "viz": "lazynd_sym.visualization"}
+
+
+def _install_ops() -> None:
+    for public, op in _registry.all_names().items():
+        if public not in globals():
+            globals()[public] = make_function(op, public)
+
+
+_install_ops()
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        module = importlib.import_module(_LAZY_MODULES[name])
+        globals()[name] = module
+        return module
+    if not name.startswith("__") and _registry.exists(name):
+        function = make_function(_registry.get(name), name)
+        globals()[name] = function
+        return function
+    raise AttributeError(f"module 'lazynd_sym' has no attribute {name!r} (no such operator is registered)")
+
+
+__all__ = ["AttrScope", "Executor", "Group", "NameManager", "Prefix", "Symbol", "Variable", "load", "load_json", "passes", "var"]

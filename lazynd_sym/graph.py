@@ -1,0 +1,131 @@
+"""The graph under a symbol: nodes, their output entries, and the indexed view the passes work on."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from lazynd.ops.registry import OpDef
+
+Entry = tuple["Node", int]
+
+
+class Node:
+    """One operator application or one variable (``op is None``).
+
+    ``inputs`` holds the data inputs followed by the auxiliary states; ``params``
+    keeps the operator parameters as given (strings in JSON), ``attrs`` the parsed
+    values the kernels use, ``user`` the ``__xxx__`` attributes.
+    """
+
+    __slots__ = ("op", "name", "params", "attrs", "user", "inputs", "__weakref__")
+
+    def __init__(
+        self,
+        op: OpDef | None,
+        name: str,
+        params: dict[str, str] | None = None,
+        attrs: dict[str, Any] | None = None,
+        user: dict[str, str] | None = None,
+        inputs: list[Entry] | None = None,
+    ) -> None:
+        self.op = op
+        self.name = name
+        self.params = dict(params or {})
+        self.attrs = dict(attrs or {})
+        self.user = dict(user or {})
+        self.inputs = list(inputs or [])
+
+    @property
+    def is_variable(self) -> bool:
+        return self.op is None
+
+    def num_data_inputs(self) -> int:
+        return len(self.inputs) - (len(self.op.aux) if self.op is not None else 0)
+
+    def num_outputs(self) -> int:
+        return 1 if self.op is None else self.op.num_outputs(self.attrs)
+
+    def num_visible_outputs(self) -> int:
+        return 1 if self.op is None else self.op.num_visible_outputs(self.attrs)
+
+    def output_name(self, index: int) -> str:
+        if self.op is None:
+            return self.name
+        return f"{self.name}_{self.op.output_names(self.attrs)[index]}"
+
+    def input_names(self) -> list[str]:
+        assert self.op is not None
+        return self.op.input_names(self.attrs) + list(self.op.aux)
+
+
+def topo_order(heads: Iterable[Entry]) -> list[Node]:
+    """Nodes reachable from ``heads`` in depth-first post-order (inputs before users)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    for head, _ in heads:
+        if id(head) in seen:
+            continue
+        stack: list[tuple[Node, int]] = [(head, 0)]
+        seen.add(id(head))
+        while stack:
+            node, i = stack[-1]
+            if i < len(node.inputs):
+                stack[-1] = (node, i + 1)
+                child = node.inputs[i][0]
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, 0))
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def aux_variables(nodes: Iterable[Node]) -> set[int]:
+    """ids of the variables used as auxiliary states."""
+    aux: set[int] = set()
+    for node in nodes:
+        if node.op is not None and node.op.aux:
+            for child, _ in node.inputs[node.num_data_inputs() :]:
+                aux.add(id(child))
+    return aux
+
+
+class IndexedGraph:
+    """Nodes numbered in topological order and their output entries numbered densely.
+
+    ``entry(node_index, output)`` is the entry id; ``attrs`` collects what passes
+    compute (``shape``, ``dtype``, ``storage_id``...).
+    """
+
+    def __init__(self, heads: list[Entry]) -> None:
+        self.nodes = topo_order(heads)
+        self.index = {id(n): i for i, n in enumerate(self.nodes)}
+        self.row_ptr = [0]
+        for node in self.nodes:
+            self.row_ptr.append(self.row_ptr[-1] + node.num_outputs())
+        self.heads = [self.entry_of(e) for e in heads]
+        self.aux_ids = aux_variables(self.nodes)
+        self.attrs: dict[str, Any] = {}
+
+    @property
+    def num_entries(self) -> int:
+        return self.row_ptr[-1]
+
+    def entry(self, node_index: int, output: int = 0) -> int:
+        return self.row_ptr[node_index] + output
+
+    def entry_of(self, entry: Entry) -> int:
+        return self.row_ptr[self.index[id(entry[0])]] + entry[1]
+
+    def input_entries(self, node_index: int) -> list[int]:
+        return [self.entry_of(e) for e in self.nodes[node_index].inputs]
+
+    def entry_name(self, eid: int) -> str:
+        for i in range(len(self.nodes)):
+            if self.row_ptr[i] <= eid < self.row_ptr[i + 1]:
+                return self.nodes[i].output_name(eid - self.row_ptr[i])
+        raise IndexError(eid)
+
+    def variables(self) -> list[int]:
+        return [i for i, n in enumerate(self.nodes) if n.op is None]

@@ -1,0 +1,113 @@
+"""Shape inference over a graph: forward and backward sweeps of each operator's rule to a fixed point."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazynd.errors import ShapeError
+
+from ..graph import IndexedGraph
+
+Shape = tuple[int, ...]
+
+
+def shape_known(shape: Shape | None) -> bool:
+    return shape is not None and all(d > 0 for d in shape)
+
+
+def _merge(node_name: str, arg: str, given: Shape | None, inferred: Shape | None) -> Shape | None:
+    if inferred is None:
+        return given
+    inferred = tuple(int(d) for d in inferred)
+    if given is None:
+        return inferred
+    if len(given) != len(inferred) or any(g and i and g != i for g, i in zip(given, inferred)):
+        raise ShapeError(
+            f"infer_shape: node '{node_name}', argument '{arg}': provided shape {given}, inferred shape {inferred}"
+        )
+    return tuple(g or i for g, i in zip(given, inferred))
+
+
+def _variable_hint(node: Any) -> Shape | None:
+    text = node.user.get("__shape__")
+    if text is None:
+        return None
+    import ast
+
+    return tuple(int(d) for d in ast.literal_eval(text))
+
+
+def infer_shape(
+    graph: IndexedGraph, known: dict[int, Shape], same_shape: list[tuple[int, int]] | None = None
+) -> list[Shape | None]:
+    """Shapes of every entry (None or 0 dims where unknown); stores them in ``graph.attrs['shape']``.
+
+    ``known`` maps entry ids to given shapes; ``same_shape`` lists entry pairs that must
+    agree (a head gradient and its output, a gradient and its argument).
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> from lazynd_sym.graph import IndexedGraph
+    >>> g = IndexedGraph((sym.Variable("a") * 2)._outputs)
+    >>> infer_shape(g, {0: (3,)})
+    [(3,), (3,)]
+    """
+    shapes: list[Shape | None] = [None] * graph.num_entries
+    for i in graph.variables():
+        node = graph.nodes[i]
+        shapes[graph.entry(i)] = _merge(node.name, node.name, _variable_hint(node), None)
+    for eid, shape in known.items():
+        node_name = graph.entry_name(eid)
+        shapes[eid] = _merge(node_name, node_name, shapes[eid], shape)
+    op_nodes = [i for i, n in enumerate(graph.nodes) if n.op is not None]
+    pairs = same_shape or []
+    changed = True
+    sweep = 0
+    while changed:
+        changed = False
+        order = op_nodes if sweep % 2 == 0 else op_nodes[::-1]
+        sweep += 1
+        for i in order:
+            changed |= _apply_node(graph, i, shapes)
+        for a, b in pairs:
+            for x, y in ((a, b), (b, a)):
+                merged = _merge(graph.entry_name(x), graph.entry_name(x), shapes[x], shapes[y])
+                if merged != shapes[x]:
+                    shapes[x] = merged
+                    changed = True
+        if sweep > 2 * len(op_nodes) + 4:
+            break
+    graph.attrs["shape"] = shapes
+    return shapes
+
+
+def _apply_node(graph: IndexedGraph, i: int, shapes: list) -> bool:
+    node = graph.nodes[i]
+    op = node.op
+    in_entries = graph.input_entries(i)
+    n_data = node.num_data_inputs()
+    names = node.input_names()
+    in_shapes = [shapes[e] for e in in_entries[:n_data]]
+    aux_shapes = [shapes[e] for e in in_entries[n_data:]]
+    try:
+        new_in, new_out, new_aux = op.infer_shape(node.attrs, list(in_shapes), list(aux_shapes))
+    except ShapeError as err:
+        raise ShapeError(f"infer_shape: node '{node.name}' ({op.name}): {err}") from err
+    except (TypeError, ValueError, IndexError) as err:
+        if all(shape_known(s) for s in in_shapes):
+            raise ShapeError(f"infer_shape: node '{node.name}' ({op.name}) failed on input shapes {in_shapes}: {err}") from err
+        return False  # the rule needs more than is known yet
+    changed = False
+    for e, arg, shape in zip(in_entries, names, list(new_in) + list(new_aux)):
+        merged = _merge(node.name, arg, shapes[e], shape)
+        if merged != shapes[e]:
+            shapes[e] = merged
+            changed = True
+    for k, shape in enumerate(new_out):
+        e = graph.entry(i, k)
+        merged = _merge(node.name, node.output_name(k), shapes[e], shape)
+        if merged != shapes[e]:
+            shapes[e] = merged
+            changed = True
+    return changed

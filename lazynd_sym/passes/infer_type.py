@@ -1,0 +1,58 @@
+"""Type inference over a graph with each operator's ``infer_type`` rule, to a fixed point."""
+
+from __future__ import annotations
+
+from lazynd.errors import OperatorError
+
+from ..graph import IndexedGraph
+
+
+def _merge(node: str, arg: str, given: str | None, inferred: str | None) -> str | None:
+    if inferred is None:
+        return given
+    if given is not None and given != inferred:
+        raise OperatorError(f"infer_type: node '{node}', argument '{arg}': provided dtype {given}, inferred {inferred}")
+    return inferred
+
+
+def infer_type(graph: IndexedGraph, known: dict[int, str], same_type: list[tuple[int, int]] | None = None) -> list[str | None]:
+    """Dtype names of every entry (None where unknown); stored in ``graph.attrs['dtype']``.
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> from lazynd_sym.graph import IndexedGraph
+    >>> infer_type(IndexedGraph((sym.Variable("a") + 1)._outputs), {0: "float64"})
+    ['float64', 'float64']
+    """
+    types: list[str | None] = [None] * graph.num_entries
+    for i in graph.variables():
+        types[graph.entry(i)] = graph.nodes[i].user.get("__dtype__")
+    for eid, dtype in known.items():
+        types[eid] = _merge(graph.entry_name(eid), graph.entry_name(eid), types[eid], dtype)
+    op_nodes = [i for i, n in enumerate(graph.nodes) if n.op is not None]
+    for sweep in range(2 * len(op_nodes) + 4):
+        changed = False
+        for i in op_nodes if sweep % 2 == 0 else op_nodes[::-1]:
+            node = graph.nodes[i]
+            entries = graph.input_entries(i)
+            n_data = node.num_data_inputs()
+            new_in, new_out, new_aux = node.op.infer_type(
+                node.attrs, [types[e] for e in entries[:n_data]], [types[e] for e in entries[n_data:]]
+            )
+            updates = list(zip(entries, node.input_names(), list(new_in) + list(new_aux)))
+            updates += [(graph.entry(i, k), node.output_name(k), t) for k, t in enumerate(new_out)]
+            for e, arg, t in updates:
+                merged = _merge(node.name, arg, types[e], t)
+                if merged != types[e]:
+                    types[e] = merged
+                    changed = True
+        for a, b in same_type or []:
+            if types[a] is None and types[b] is not None:
+                types[a], changed = types[b], True
+            elif types[b] is None and types[a] is not None:
+                types[b], changed = types[a], True
+        if not changed:
+            break
+    graph.attrs["dtype"] = types
+    return types

@@ -1,0 +1,455 @@
+"""``Symbol``: a handle on outputs of a graph of registered operators.
+
+Symbols are composed by calling operator functions (``lazynd_sym.FullyConnected``),
+with arithmetic, or by calling a symbol to replace its free variables.  Shape and
+type inference, JSON, and binding to executors are reached from here.
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+import numbers
+from typing import Any, Sequence
+
+from lazynd.errors import LazyNDError, OperatorError
+from lazynd.ops import registry
+from lazynd.ops.registry import OpDef
+
+from .attribute import AttrScope, is_attribute_key, normalize_attrs
+from .graph import Entry, IndexedGraph, Node, aux_variables, topo_order
+from .name import NameManager
+
+
+class Symbol:
+    """Outputs of a symbolic graph.
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> a, b = sym.Variable("A"), sym.Variable("B")
+    >>> c = (a + b) / 10
+    >>> (c + 1).list_outputs()
+    ['_plusscalar0_output']
+    """
+
+    __slots__ = ("_outputs", "__weakref__")
+    __hash__ = object.__hash__
+
+    def __init__(self, outputs: list[Entry]) -> None:
+        self._outputs = list(outputs)
+
+    # -- structure -----------------------------------------------------------------------------
+    @property
+    def name(self) -> str | None:
+        """The name of the single output's node (None for a group)."""
+        return self._outputs[0][0].name if len(self._outputs) == 1 else None
+
+    def _nodes(self) -> list[Node]:
+        return topo_order(self._outputs)
+
+    def list_arguments(self) -> list[str]:
+        nodes = self._nodes()
+        aux = aux_variables(nodes)
+        return [n.name for n in nodes if n.op is None and id(n) not in aux]
+
+    def list_auxiliary_states(self) -> list[str]:
+        nodes = self._nodes()
+        aux = aux_variables(nodes)
+        return [n.name for n in nodes if n.op is None and id(n) in aux]
+
+    def list_inputs(self) -> list[str]:
+        return [n.name for n in self._nodes() if n.op is None]
+
+    def list_outputs(self) -> list[str]:
+        return [node.output_name(i) for node, i in self._outputs]
+
+    def __len__(self) -> int:
+        return len(self._outputs)
+
+    def __iter__(self) -> Any:
+        return (Symbol([e]) for e in self._outputs)
+
+    def __getitem__(self, index: int | str) -> Symbol:
+        if isinstance(index, str):
+            names = self.list_outputs()
+            if index not in names:
+                raise LazyNDError(f"symbol has no output named {index!r}; outputs are {names}")
+            index = names.index(index)
+        if not isinstance(index, int) or not -len(self._outputs) <= index < len(self._outputs):
+            raise LazyNDError(f"output index {index!r} out of range for a symbol with {len(self._outputs)} output(s)")
+        return Symbol([self._outputs[index]])
+
+    def get_internals(self) -> Symbol:
+        """A group of every output of every node, in topological order."""
+        entries = [(n, i) for n in self._nodes() for i in range(n.num_outputs())]
+        return Symbol(entries)
+
+    def get_children(self) -> Symbol | None:
+        """The inputs of this symbol's (single) node, or None for a variable."""
+        node = self._single_node("get_children")
+        return Symbol(list(node.inputs)) if node.inputs else None
+
+    def _single_node(self, what: str) -> Node:
+        if len(self._outputs) != 1:
+            raise LazyNDError(f"{what} needs a symbol with one output, this one has {len(self._outputs)}")
+        return self._outputs[0][0]
+
+    # -- attributes ----------------------------------------------------------------------------
+    def attr(self, key: str) -> str | None:
+        """The attribute ``key`` (``ctx_group`` or ``__ctx_group__``) of this symbol's node."""
+        user = self._single_node("attr").user
+        return user.get(key, user.get(f"__{key}__"))
+
+    def list_attr(self, recursive: bool = False) -> dict[str, str]:
+        if not recursive:
+            return dict(self._single_node("list_attr").user)
+        return {f"{n.name}${k}": v for n in self._nodes() for k, v in n.user.items()}
+
+    def attr_dict(self) -> dict[str, dict[str, str]]:
+        """``{node name: {key: value}}`` for every node with attributes or parameters."""
+        out: dict[str, dict[str, str]] = {}
+        for n in self._nodes():
+            merged = {**n.params, **n.user}
+            if merged:
+                out[n.name] = merged
+        return out
+
+    def _set_attr(self, **kwargs: Any) -> None:
+        self._single_node("_set_attr").user.update(normalize_attrs(kwargs))
+
+    # -- composition ---------------------------------------------------------------------------
+    def __call__(self, *args: Symbol, **kwargs: Any) -> Symbol:
+        """A copy of this graph with free variables replaced (positionally or by name)."""
+        kwargs.pop("name", None)
+        result = self.__copy__()
+        arguments = result.list_arguments()
+        mapping: dict[str, Symbol] = {}
+        if len(args) > len(arguments):
+            raise LazyNDError(f"compose: {len(args)} positional symbols given, the symbol has {len(arguments)} arguments")
+        for name, value in zip(arguments, args):
+            mapping[name] = value
+        for name, value in kwargs.items():
+            if name not in arguments:
+                raise LazyNDError(f"compose: {name!r} is not an argument of the symbol; arguments are {arguments}")
+            mapping[name] = value
+        entries = {}
+        for name, value in mapping.items():
+            if not isinstance(value, Symbol) or len(value._outputs) != 1:
+                raise LazyNDError(f"compose: {name!r} must be a symbol with one output")
+            entries[name] = value._outputs[0]
+        for node in result._nodes():
+            node.inputs = [entries.get(c.name, (c, i)) if c.op is None else (c, i) for c, i in node.inputs]
+        result._outputs = [entries.get(n.name, (n, i)) if n.op is None else (n, i) for n, i in result._outputs]
+        return result
+
+    def __copy__(self) -> Symbol:
+        memo: dict[int, Node] = {}
+        for node in self._nodes():
+            memo[id(node)] = Node(node.op, node.name, node.params, node.attrs, node.user, [(memo[id(c)], i) for c, i in node.inputs])
+        return Symbol([(memo[id(n)], i) for n, i in self._outputs])
+
+    def __deepcopy__(self, memo: dict) -> Symbol:
+        return self.__copy__()
+
+    def __getstate__(self) -> dict:
+        return {"json": self.tojson()}
+
+    def __setstate__(self, state: dict) -> None:
+        from .json_format import load_json
+
+        self._outputs = load_json(state["json"])._outputs
+
+    # -- arithmetic ----------------------------------------------------------------------------
+    def _binary(self, other: Any, op: str, scalar_op: str) -> Symbol:
+        if isinstance(other, Symbol):
+            return invoke(op, [self, other], {})
+        if isinstance(other, numbers.Number):
+            return invoke(scalar_op, [self], {"scalar": other})
+        raise TypeError(f"unsupported operand type for symbol arithmetic: {type(other).__name__}")
+
+    def __add__(self, o: Any) -> Symbol:
+        return self._binary(o, "_plus", "_plus_scalar")
+
+    __radd__ = __add__
+
+    def __sub__(self, o: Any) -> Symbol:
+        return self._binary(o, "_minus", "_minus_scalar")
+
+    def __rsub__(self, o: Any) -> Symbol:
+        return self._binary(o, "_minus", "_rminus_scalar")
+
+    def __mul__(self, o: Any) -> Symbol:
+        return self._binary(o, "_mul", "_mul_scalar")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o: Any) -> Symbol:
+        return self._binary(o, "_div", "_div_scalar")
+
+    def __rtruediv__(self, o: Any) -> Symbol:
+        return self._binary(o, "_div", "_rdiv_scalar")
+
+    def __mod__(self, o: Any) -> Symbol:
+        return self._binary(o, "_mod", "_mod_scalar")
+
+    def __rmod__(self, o: Any) -> Symbol:
+        return self._binary(o, "_mod", "_rmod_scalar")
+
+    def __pow__(self, o: Any) -> Symbol:
+        return self._binary(o, "_power", "_power_scalar")
+
+    def __rpow__(self, o: Any) -> Symbol:
+        return self._binary(o, "_power", "_rpower_scalar")
+
+    def __neg__(self) -> Symbol:
+        return invoke("_mul_scalar", [self], {"scalar": -1.0})
+
+    def __eq__(self, o: Any) -> Symbol:  # type: ignore[override]
+        return self._binary(o, "_equal", "_equal_scalar")
+
+    def __ne__(self, o: Any) -> Symbol:  # type: ignore[override]
+        return self._binary(o, "_not_equal", "_not_equal_scalar")
+
+    def __gt__(self, o: Any) -> Symbol:
+        return self._binary(o, "_greater", "_greater_scalar")
+
+    def __ge__(self, o: Any) -> Symbol:
+        return self._binary(o, "_greater_equal", "_greater_equal_scalar")
+
+    def __lt__(self, o: Any) -> Symbol:
+        return self._binary(o, "_lesser", "_lesser_scalar")
+
+    def __le__(self, o: Any) -> Symbol:
+        return self._binary(o, "_lesser_equal", "_lesser_equal_scalar")
+
+    def __bool__(self) -> bool:
+        raise LazyNDError("a symbol has no truth value (comparisons build new symbols)")
+
+    # -- inference -----------------------------------------------------------------------------
+    def _known_by_name(self, graph: IndexedGraph, args: tuple, kwargs: dict, what: str) -> dict[int, Any]:
+        arg_nodes = [i for i in graph.variables() if id(graph.nodes[i]) not in graph.aux_ids]
+        names = [graph.nodes[i].name for i in arg_nodes]
+        known: dict[int, Any] = {}
+        if args and kwargs:
+            raise LazyNDError(f"{what}: give either positional or keyword arguments, not both")
+        if len(args) > len(names):
+            raise LazyNDError(f"{what}: {len(args)} positional values for {len(names)} arguments {names}")
+        for i, value in zip(arg_nodes, args):
+            if value is not None:
+                known[graph.entry(i)] = value
+        by_name = {graph.nodes[i].name: i for i in graph.variables()}
+        for key, value in kwargs.items():
+            if key not in by_name:
+                raise LazyNDError(f"{what}: {key!r} is not an input of the symbol; inputs are {list(by_name)}")
+            if value is not None:
+                known[graph.entry(by_name[key])] = value
+        return known
+
+    def _split(self, graph: IndexedGraph, values: list) -> tuple[list, list, list]:
+        args, aux = [], []
+        for i in graph.variables():
+            (aux if id(graph.nodes[i]) in graph.aux_ids else args).append(values[graph.entry(i)])
+        return args, [values[e] for e in graph.heads], aux
+
+    def infer_shape(self, *args: Any, **kwargs: Any) -> tuple[list | None, list | None, list | None]:
+        """``(arg_shapes, out_shapes, aux_shapes)``, or ``(None, None, None)`` when incomplete.
+
+        Examples
+        --------
+        >>> import lazynd_sym as sym
+        >>> c = sym.Variable("A") + sym.Variable("B")
+        >>> c.infer_shape(A=(10,))
+        ([(10,), (10,)], [(10,)], [])
+        """
+        arg_shapes, out_shapes, aux_shapes = self.infer_shape_partial(*args, **kwargs)
+        from .passes.infer_shape import shape_known
+
+        if all(shape_known(s) for s in arg_shapes + out_shapes + aux_shapes):
+            return arg_shapes, out_shapes, aux_shapes
+        return None, None, None
+
+    def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
+        from .passes.infer_shape import infer_shape
+
+        graph = IndexedGraph(self._outputs)
+        known = self._known_by_name(graph, args, kwargs, "infer_shape")
+        shapes = infer_shape(graph, {k: tuple(v) for k, v in known.items()})
+        return self._split(graph, shapes)
+
+    def infer_type(self, *args: Any, **kwargs: Any) -> tuple[list | None, list | None, list | None]:
+        """``(arg_types, out_types, aux_types)`` as NumPy dtypes, or Nones when incomplete."""
+        import numpy as np
+
+        from .passes.infer_type import infer_type
+
+        graph = IndexedGraph(self._outputs)
+        known = self._known_by_name(graph, args, kwargs, "infer_type")
+        types = infer_type(graph, {k: np.dtype(v).name for k, v in known.items()})
+        if any(t is None for t in types):
+            return None, None, None
+        arg, out, aux = self._split(graph, [np.dtype(t).type for t in types])
+        return arg, out, aux
+
+    # -- text ----------------------------------------------------------------------------------
+    def debug_str(self) -> str:
+        """The graph as text: outputs, variables, and each operator with inputs and parameters."""
+        lines = ["Symbol Outputs:"]
+        for i, (node, k) in enumerate(self._outputs):
+            lines.append(f"\toutput[{i}]={node.name}({k})")
+        for node in self._nodes():
+            if node.op is None:
+                lines.append(f"Variable:{node.name}")
+                continue
+            lines += ["--------------------", f"Op:{node.op.name}, Name={node.name}", "Inputs:"]
+            for j, (child, k) in enumerate(node.inputs):
+                lines.append(f"\targ[{j}]={child.name}({k})" + (" version=0" if child.op is None else ""))
+            if node.params:
+                lines.append("Attrs:")
+                lines += [f"\t{key}={value}" for key, value in node.params.items()]
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        name = self.name
+        return f"<Symbol {name}>" if name is not None else f"<Symbol group [{', '.join(self.list_outputs())}]>"
+
+    def tojson(self) -> str:
+        from .json_format import to_json
+
+        return to_json(self)
+
+    def save(self, fname: str) -> None:
+        """Write the symbol's JSON to ``fname`` (atomically)."""
+        from .json_format import save
+
+        save(self, fname)
+
+    # -- executors -----------------------------------------------------------------------------
+    def bind(self, ctx: Any, args: Any, args_grad: Any = None, grad_req: Any = "write", aux_states: Any = None,
+             group2ctx: Any = None, shared_exec: Any = None) -> Any:
+        from .executor import Executor
+
+        return Executor.bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
+
+    def simple_bind(self, ctx: Any, grad_req: Any = "write", type_dict: Any = None, group2ctx: Any = None,
+                    shared_exec: Any = None, **shapes: Any) -> Any:
+        from .executor import Executor
+
+        return Executor.simple_bind(self, ctx, grad_req, type_dict, group2ctx, shared_exec, shapes)
+
+
+def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | None = None, lr_mult: float | None = None,
+             wd_mult: float | None = None, dtype: Any = None, init: Any = None, **kwargs: Any) -> Symbol:
+    """A free input of a graph.
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> sym.Variable("data", shape=(2, 3)).attr("__shape__")
+    '(2, 3)'
+    """
+    if not isinstance(name, str) or not name:
+        raise LazyNDError(f"Variable: name must be a non-empty string, got {name!r}")
+    user = AttrScope.current.get(attr)
+    if shape is not None:
+        user["__shape__"] = str(tuple(int(d) for d in shape))
+    if lr_mult is not None:
+        user["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        user["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        import numpy as np
+
+        user["__dtype__"] = np.dtype(dtype).name
+    if init is not None:
+        user["__init__"] = init if isinstance(init, str) else (init.dumps() if hasattr(init, "dumps") else str(init))
+    user.update(normalize_attrs(kwargs, f"Variable {name!r}"))
+    return Symbol([(Node(None, name, user=user), 0)])
+
+
+var = Variable
+
+
+def Group(symbols: Sequence[Symbol]) -> Symbol:
+    """One symbol holding the outputs of several."""
+    entries: list[Entry] = []
+    for s in symbols:
+        if not isinstance(s, Symbol):
+            raise LazyNDError(f"Group: expected symbols, got {type(s).__name__}")
+        entries += s._outputs
+    return Symbol(entries)
+
+
+def name_hint(op: OpDef) -> str:
+    """The prefix of automatic names: the lowercase op name, ``_plus_scalar`` as ``_plusscalar``."""
+    name = op.name.lower()
+    if name.endswith("_scalar"):
+        name = name[: -len("_scalar")] + "scalar"
+    return name
+
+
+def _param_text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_param_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return str(value)
+
+
+def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any]) -> Symbol:
+    """Apply an operator to symbols: the body of every ``lazynd_sym.<op>`` function."""
+    op = op_name if isinstance(op_name, OpDef) else registry.get(op_name)
+    kwargs = dict(kwargs)
+    name = kwargs.pop("name", None)
+    user = AttrScope.current.get(kwargs.pop("attr", None))
+    positional: list[Symbol] = []
+    for a in args:
+        if isinstance(a, Symbol):
+            positional.append(a)
+        elif isinstance(a, (list, tuple)) and all(isinstance(s, Symbol) for s in a):
+            positional.extend(a)
+        else:
+            raise OperatorError(f"{op.name}: positional arguments must be symbols, got {type(a).__name__}")
+    named: dict[str, Symbol] = {}
+    params: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if isinstance(value, Symbol):
+            named[key] = value
+        elif key in op.params:
+            params[key] = value
+        elif is_attribute_key(key):
+            user.update(normalize_attrs({key: value}, op.name))
+        else:
+            params[key] = value  # parse() names the unknown parameter
+    if op.variadic and params.get("num_args") is None:
+        params["num_args"] = len(positional) - len(op.aux)
+    attrs = op.parse(params)
+    node_name = NameManager.current.get(name, name_hint(op))
+    input_names = op.input_names(attrs) + list(op.aux)
+    if len(positional) > len(input_names):
+        raise OperatorError(f"{op.name}: {len(positional)} input symbols given, it takes {len(input_names)} ({input_names})")
+    inputs: list[Entry] = []
+    for i, input_name in enumerate(input_names):
+        source = positional[i] if i < len(positional) else named.pop(input_name, None)
+        if source is None:
+            source = Symbol([(Node(None, f"{node_name}_{input_name}", user=dict(user)), 0)])
+        if len(source._outputs) != 1:
+            raise OperatorError(f"{op.name}: input '{input_name}' is a group of {len(source._outputs)} outputs, expected one")
+        inputs.append(source._outputs[0])
+    if named:
+        raise OperatorError(f"{op.name}: unknown input(s) {sorted(named)}; inputs are {input_names}")
+    params_text = {k: _param_text(v) for k, v in params.items()}
+    node = Node(op, node_name, params_text, attrs, user, inputs)
+    return Symbol([(node, i) for i in range(node.num_visible_outputs())])
+
+
+def make_function(op: OpDef, public_name: str) -> Any:
+    """The ``lazynd_sym.<public_name>`` function of ``op``."""
+
+    def function(*args: Any, **kwargs: Any) -> Symbol:
+        return invoke(op, args, kwargs)
+
+    function.__name__ = public_name
+    function.__qualname__ = public_name
+    function.__doc__ = op.doc or f"Symbolic {op.name}."
+    return function
+
+
+__all__ = ["Symbol", "Variable", "var", "Group", "invoke", "make_function", "name_hint", "_copy"]

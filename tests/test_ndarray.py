@@ -1,0 +1,233 @@
+"""The NDArray API: creation, properties, arithmetic, indexing and views, copies, conversion."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64"]
+
+
+def test_context_equality_hash_repr_and_scope() -> None:
+    assert mx.cpu(0) == mx.cpu() and mx.gpu(1) != mx.gpu(0) and mx.cpu(0) != mx.gpu(0)
+    assert len({mx.cpu(0), mx.cpu(0), mx.gpu(1)}) == 2
+    assert repr(mx.cpu(0)) == "cpu(0)" and repr(mx.gpu(1)) == "gpu(1)"
+    assert mx.current_context() == mx.cpu(0)
+    with mx.cpu(1):
+        assert mx.current_context() == mx.cpu(1)
+        assert mx.nd.zeros((2,)).context == mx.cpu(1)
+    assert mx.current_context() == mx.cpu(0)
+    with pytest.raises(mx.ContextError, match="tpu"):
+        mx.Context("tpu")
+
+
+@pytest.mark.skipif(mx.num_gpus() > 0, reason="checks the message given when no GPU is usable")
+def test_gpu_without_device_raises_clear_error() -> None:
+    with pytest.raises(mx.ContextError, match=r"gpu\(0\)"):
+        mx.nd.zeros((2,), ctx=mx.gpu(0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_creation_functions_and_dtypes(ctx: mx.Context, dtype: str) -> None:
+    assert mx.nd.zeros((2, 3), ctx, dtype).asnumpy().tolist() == [[0] * 3] * 2
+    ones = mx.nd.ones((2,), ctx=ctx, dtype=dtype)
+    assert ones.dtype == np.dtype(dtype).type and ones.asnumpy().tolist() == [1, 1]
+    assert mx.nd.full((3,), 5, ctx=ctx, dtype=dtype).asnumpy().tolist() == [5] * 3
+    assert mx.nd.empty((4, 1), ctx=ctx, dtype=dtype).shape == (4, 1)
+    arr = mx.nd.array([[1, 2], [3, 4]], ctx=ctx, dtype=dtype)
+    np.testing.assert_array_equal(arr.asnumpy(), np.array([[1, 2], [3, 4]], dtype=dtype))
+
+
+def test_array_defaults_to_float32_and_snapshots_source() -> None:
+    source = np.arange(4)
+    arr = mx.nd.array(source)
+    source[:] = 100
+    assert arr.dtype == np.float32 and arr.asnumpy().tolist() == [0, 1, 2, 3]
+    assert mx.nd.array(mx.nd.ones((2,), dtype="int32")).dtype == np.int32
+
+
+def test_arange_with_repeat_and_concatenate() -> None:
+    np.testing.assert_array_equal(mx.nd.arange(1, 4, repeat=2).asnumpy(), [1, 1, 2, 2, 3, 3])
+    np.testing.assert_array_equal(mx.nd.arange(5).asnumpy(), np.arange(5, dtype=np.float32))
+    cat = mx.nd.concatenate([mx.nd.ones((1, 2)), mx.nd.zeros((2, 2))])
+    np.testing.assert_array_equal(cat.asnumpy(), [[1, 1], [0, 0], [0, 0]])
+    with pytest.raises(mx.ShapeError, match=r"\(1, 3\)"):
+        mx.nd.concatenate([mx.nd.ones((1, 2)), mx.nd.ones((1, 3))])
+
+
+def test_properties_and_repr() -> None:
+    a = mx.nd.ones((2, 3), dtype="float64")
+    assert (a.shape, a.size, a.ndim, a.dtype, a.context, a.ctx) == ((2, 3), 6, 2, np.float64, mx.cpu(0), mx.cpu(0))
+    text = repr(a)
+    assert "2x3" in text and "cpu(0)" in text and "float64" in text and "1." in text
+
+
+def test_arithmetic_with_broadcasting_and_scalars_on_both_sides(ctx: mx.Context) -> None:
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) + 1
+    y = np.array([1, 2, 4], dtype=np.float32)
+    a, b = mx.nd.array(x, ctx), mx.nd.array(y, ctx)
+    cases = {
+        "a+b": (a + b, x + y), "a-b": (a - b, x - y), "a*b": (a * b, x * y), "a/b": (a / b, x / y),
+        "2-a": (2 - a, 2 - x), "2/a": (2 / a, 2 / x), "a**2": (a**2, x**2), "2**a": (2**a, 2**x),
+        "a%3": (a % 3, x % 3), "-a": (-a, -x), "abs": (abs(-a), x), "a>b": (a > b, (x > y).astype(np.float32)),
+        "a==3": (a == 3, (x == 3).astype(np.float32)), "a<=a": (a <= a, np.ones_like(x)),
+    }
+    for name, (got, want) in cases.items():
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6, err_msg=name)
+
+
+def test_integer_division_truncates_like_mxnet() -> None:
+    a = mx.nd.array([7, -7], dtype="int32")
+    assert (a / 2).asnumpy().tolist() == [3, -3]
+
+
+def test_inplace_operators_mutate_the_array_and_its_views() -> None:
+    a = mx.nd.zeros((4, 2))
+    view = a[1:3]
+    a += 1
+    a *= 3
+    a -= mx.nd.ones((4, 2))
+    a /= 2
+    assert view.asnumpy().tolist() == [[1, 1], [1, 1]]
+    view += 10
+    assert a.asnumpy()[:, 0].tolist() == [1, 11, 11, 1]
+
+
+def test_first_axis_index_and_slice_are_views_sharing_memory() -> None:
+    a = mx.nd.zeros((3, 2))
+    row = a[1]
+    row[:] = 5
+    part = a[0:1]
+    part[:] = mx.nd.array([[1, 2]])
+    np.testing.assert_array_equal(a.asnumpy(), [[1, 2], [5, 5], [0, 0]])
+    assert a[1].shape == (2,) and mx.nd.arange(4)[2].shape == (1,)
+
+
+def test_general_getitem_and_setitem() -> None:
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    a = mx.nd.array(x)
+    np.testing.assert_array_equal(a[::2, -3:].asnumpy(), x[::2, -3:])
+    np.testing.assert_array_equal(a[[0, 3]].asnumpy(), x[[0, 3]])
+    np.testing.assert_array_equal(a[mx.nd.array([1, 2], dtype="int32")].asnumpy(), x[[1, 2]])
+    a[:, 1] = 0
+    x[:, 1] = 0
+    a[[0, 2], 0] = mx.nd.array([-1, -2])
+    x[[0, 2], 0] = [-1, -2]
+    a[3] = np.arange(6)
+    x[3] = np.arange(6)
+    np.testing.assert_array_equal(a.asnumpy(), x)
+    with pytest.raises(mx.LazyNDError, match="out of bounds"):
+        a[10]
+    with pytest.raises(mx.ShapeError, match=r"\(5,\)"):
+        a[0] = np.ones(5)
+
+
+def test_reshape_is_a_view_and_checks_size() -> None:
+    a = mx.nd.zeros((2, 3))
+    r = a.reshape((3, -1))
+    r[:] = 7
+    assert r.shape == (3, 2) and a.asnumpy().sum() == 42
+    with pytest.raises(mx.ShapeError, match=r"\(2, 3\)"):
+        a.reshape((4, 4))
+
+
+def test_copyto_copy_as_in_context_astype() -> None:
+    a = mx.nd.arange(4)
+    b = mx.nd.zeros((4,))
+    a.copyto(b)
+    c = a.copy()
+    c += 1
+    assert b.asnumpy().tolist() == [0, 1, 2, 3] and a.asnumpy().tolist() == [0, 1, 2, 3]
+    assert a.as_in_context(mx.cpu(0)) is a and a.as_in_context(mx.cpu(1)).context == mx.cpu(1)
+    assert a.astype("int32").dtype == np.int32
+    with pytest.raises(mx.ShapeError):
+        a.copyto(mx.nd.zeros((5,)))
+
+
+def test_scalar_conversion_len_iter_bool() -> None:
+    one = mx.nd.array([3.5])
+    assert one.asscalar() == 3.5 and float(one) == 3.5 and bool(one)
+    rows = list(mx.nd.ones((3, 2)))
+    assert len(rows) == 3 and rows[0].shape == (2,)
+    assert len(mx.nd.zeros((5, 1))) == 5
+    with pytest.raises(mx.LazyNDError, match="ambiguous"):
+        bool(mx.nd.ones((2,)))
+    with pytest.raises(mx.OperatorError, match="exactly one"):
+        mx.nd.ones((2,)).asscalar()
+    np.testing.assert_array_equal(np.asarray(mx.nd.ones((2,))), [1, 1])
+
+
+def test_pickle_round_trips_values_dtype_and_context() -> None:
+    a = mx.nd.array(np.arange(6).reshape(2, 3), ctx=mx.cpu(1), dtype="int64")
+    b = pickle.loads(pickle.dumps(a))
+    assert b.dtype == np.int64 and b.context == mx.cpu(1)
+    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_dlpack_exchange_with_numpy_is_zero_copy() -> None:
+    a = mx.nd.arange(4) * 2
+    view = np.from_dlpack(a)
+    np.testing.assert_array_equal(view, [0, 2, 4, 6])
+    source = np.arange(3, dtype=np.float32)
+    b = mx.nd.from_dlpack(source)
+    source[0] = 9
+    assert b.asnumpy()[0] == 9
+
+
+def test_dlpack_exchange_with_torch() -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    t = torch.arange(4, dtype=torch.float32)
+    a = mx.nd.from_dlpack(t)
+    a += 1
+    assert t.tolist() == [0, 1, 2, 3] or a.asnumpy().tolist() == [1, 2, 3, 4]
+    back = torch.from_dlpack(mx.nd.ones((2,)) * 3)
+    assert back.tolist() == [3.0, 3.0]
+
+
+def test_random_is_reproducible_per_seed(ctx: mx.Context) -> None:
+    mx.random.seed(7)
+    a = mx.random.uniform(-1, 1, shape=(5,), ctx=ctx).asnumpy()
+    n1 = mx.random.normal(0, 1, shape=(3,), ctx=ctx).asnumpy()
+    mx.random.seed(7)
+    b = mx.random.uniform(-1, 1, shape=(5,), ctx=ctx).asnumpy()
+    n2 = mx.random.normal(0, 1, shape=(3,), ctx=ctx).asnumpy()
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(n1, n2)
+    assert a.min() >= -1 and a.max() < 1
+    ints = mx.random.randint(0, 3, shape=(100,), ctx=ctx).asnumpy()
+    assert set(ints.tolist()) <= {0, 1, 2}
+
+
+def test_dot_matches_numpy() -> None:
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    y = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
+    np.testing.assert_allclose(mx.nd.dot(mx.nd.array(x), mx.nd.array(y)).asnumpy(), x @ y, rtol=1e-5)
+    np.testing.assert_allclose(
+        mx.nd.dot(mx.nd.array(y), mx.nd.array(x), transpose_a=True, transpose_b=True).asnumpy(), y.T @ x.T, rtol=1e-5
+    )
+    with pytest.raises(mx.ShapeError, match="dot"):
+        mx.nd.dot(mx.nd.array(x), mx.nd.array(x))
+
+
+def test_bad_operator_parameter_names_op_parameter_and_value() -> None:
+    with pytest.raises(mx.OperatorError, match=r"dot: invalid value 'maybe' for parameter 'transpose_a'"):
+        mx.nd.dot(mx.nd.ones((2, 2)), mx.nd.ones((2, 2)), transpose_a="maybe")
+    with pytest.raises(mx.OperatorError, match="unknown parameter 'bogus'"):
+        mx.nd.dot(mx.nd.ones((2, 2)), mx.nd.ones((2, 2)), bogus=1)
+
+
+def test_host_pool_reuses_only_free_buffers() -> None:
+    from lazynd.backend.pool import HostPool
+
+    pool = HostPool()
+    a = pool.empty((100_000,), np.float32)
+    address = a.__array_interface__["data"][0]
+    b = pool.empty((100_000,), np.float32)
+    assert b.__array_interface__["data"][0] != address  # a is alive: never handed out twice
+    del a
+    c = pool.empty((99_000,), np.float32)
+    assert c.__array_interface__["data"][0] == address and pool.hits == 1
