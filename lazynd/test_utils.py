@@ -8,7 +8,8 @@ called, so ``lazynd`` never depends on ``lazynd_sym`` at import time).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -31,9 +32,22 @@ from .testing import (
 )
 
 __all__ = [
-    "DEFAULT_TOLERANCES", "almost_equal", "assert_almost_equal", "check_consistency", "check_forward",
-    "check_gradient", "default_context", "np_reduce", "rand_ndarray", "rand_shape_2d", "rand_shape_nd",
-    "reldiff", "same", "set_default_context", "check_numeric_gradient", "check_symbolic_forward",
+    "DEFAULT_TOLERANCES",
+    "almost_equal",
+    "assert_almost_equal",
+    "check_consistency",
+    "check_forward",
+    "check_gradient",
+    "default_context",
+    "np_reduce",
+    "rand_ndarray",
+    "rand_shape_2d",
+    "rand_shape_nd",
+    "reldiff",
+    "same",
+    "set_default_context",
+    "check_numeric_gradient",
+    "check_symbolic_forward",
     "check_symbolic_backward",
 ]
 
@@ -50,7 +64,7 @@ def _named(sym: Any, values: Any, names: list[str], what: str) -> dict[str, np.n
     values = list(values)
     if len(values) != len(names):
         raise ValueError(f"{what}: {len(values)} arrays given, the symbol has {len(names)} ({names})")
-    return {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v) for k, v in zip(names, values)}
+    return {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v) for k, v in zip(names, values, strict=False)}
 
 
 def _bind(sym: Any, location: dict, aux: dict, ctx: Context, dtype: Any, grad_req: Any = "write") -> Any:
@@ -90,8 +104,10 @@ def check_symbolic_forward(
     expected_list = [expected[k] for k in sym.list_outputs()] if isinstance(expected, dict) else list(expected)
     if len(expected_list) != len(outputs):
         raise AssertionError(f"the symbol has {len(outputs)} output(s), {len(expected_list)} expected arrays given")
-    for name, got, want in zip(sym.list_outputs(), outputs, expected_list):
-        assert_almost_equal(got, np.asarray(want), rtol, atol, names=(f"output {name}", "expected"), equal_nan=equal_nan)
+    for name, got, want in zip(sym.list_outputs(), outputs, expected_list, strict=False):
+        assert_almost_equal(
+            got, np.asarray(want), rtol, atol, names=(f"output {name}", "expected"), equal_nan=equal_nan
+        )
     return outputs
 
 
@@ -130,11 +146,13 @@ def check_symbolic_backward(
     exe.forward(is_train=True)
     heads = _named(sym, out_grads, sym.list_outputs(), "out_grads")
     exe.backward([nd.array(heads[k], ctx=ctx, dtype=dtype) for k in sym.list_outputs()])
-    grads = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays) if g is not None}
+    grads = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
     for name, value in want.items():
         if name not in grads:
             raise AssertionError(f"no gradient was computed for argument '{name}'")
-        assert_almost_equal(grads[name], value, rtol, atol, names=(f"gradient of {name}", "expected"), equal_nan=equal_nan)
+        assert_almost_equal(
+            grads[name], value, rtol, atol, names=(f"gradient of {name}", "expected"), equal_nan=equal_nan
+        )
     return grads
 
 
@@ -175,14 +193,14 @@ def check_numeric_gradient(
     rng = np.random.default_rng(0)
     heads = [rng.normal(size=o.shape) for o in exe.outputs]
     exe.backward([nd.array(h, ctx=ctx, dtype=dtype) for h in heads])
-    analytic = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays) if g is not None}
+    analytic = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
 
     def objective() -> float:
         # aux states change in training forwards; restore them so every evaluation sees the same ones
         for k, v in aux.items():
             exe.aux_dict[k][:] = v
         exe.forward(is_train=use_forward_train)
-        return float(sum(np.sum(o.asnumpy() * h) for o, h in zip(exe.outputs, heads)))
+        return float(sum(np.sum(o.asnumpy() * h) for o, h in zip(exe.outputs, heads, strict=False)))
 
     for name in nodes:
         if name not in analytic:
@@ -202,6 +220,9 @@ def check_numeric_gradient(
             numeric[j] = (plus - minus) / (2 * numeric_eps)
         exe.arg_dict[name][:] = values
         assert_almost_equal(
-            analytic[name], numeric.reshape(values.shape), rtol, atol if atol is not None else 1e-4,
+            analytic[name],
+            numeric.reshape(values.shape),
+            rtol,
+            atol if atol is not None else 1e-4,
             names=(f"gradient of {name} (backward)", "numeric"),
         )

@@ -10,7 +10,8 @@ float64: it compares the operator's ``gradient`` rule (evaluated with
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -172,7 +173,13 @@ def rand_shape_nd(num_dim: int, dim: int = 10) -> tuple[int, ...]:
     return tuple(int(v) for v in np.random.randint(1, dim + 1, size=num_dim))
 
 
-def rand_ndarray(shape: Sequence[int], stype: str = "default", density: float | None = None, dtype: Any = None, ctx: Context | None = None) -> Any:
+def rand_ndarray(
+    shape: Sequence[int],
+    stype: str = "default",
+    density: float | None = None,
+    dtype: Any = None,
+    ctx: Context | None = None,
+) -> Any:
     """An NDArray of uniform random values in [0, 1) (only the dense ``stype`` exists in lazynd).
 
     Examples
@@ -191,7 +198,9 @@ def rand_ndarray(shape: Sequence[int], stype: str = "default", density: float | 
     return nd.array(values, ctx=ctx or default_context(), dtype=values.dtype)
 
 
-def np_reduce(dat: np.ndarray, axis: int | Sequence[int] | None, keepdims: bool, numpy_reduce_func: Callable) -> np.ndarray:
+def np_reduce(
+    dat: np.ndarray, axis: int | Sequence[int] | None, keepdims: bool, numpy_reduce_func: Callable
+) -> np.ndarray:
     """Reduce ``dat`` over ``axis`` (an int, a tuple or None for all) one axis at a time with ``numpy_reduce_func``.
 
     Examples
@@ -264,16 +273,18 @@ def check_forward(
         expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
         if len(expected) != len(outs):
             raise AssertionError(f"{opdef.name}: {len(outs)} output(s), the reference gave {len(expected)}")
-        for i, (got, want) in enumerate(zip(outs, expected)):
+        for i, (got, want) in enumerate(zip(outs, expected, strict=False)):
             assert_almost_equal(got, np.asarray(want), rtol, atol, names=(f"{opdef.name} output {i}", "reference"))
     return outs
 
 
-def _numeric_forward(opdef: OpDef, attrs: dict, inputs: list[np.ndarray], aux: list[np.ndarray], is_train: bool) -> list[np.ndarray]:
+def _numeric_forward(
+    opdef: OpDef, attrs: dict, inputs: list[np.ndarray], aux: list[np.ndarray], is_train: bool
+) -> list[np.ndarray]:
     """The CPU kernel called directly (no engine): thousands of perturbed forwards stay fast."""
     _, out_shapes, _ = opdef.infer_shape(attrs, [x.shape for x in inputs], [a.shape for a in aux])
     _, out_types, _ = opdef.infer_type(attrs, [x.dtype.name for x in inputs], [a.dtype.name for a in aux])
-    outputs = [np.empty(tuple(s), dtype=t or np.float64) for s, t in zip(out_shapes, out_types)]
+    outputs = [np.empty(tuple(s), dtype=t or np.float64) for s, t in zip(out_shapes, out_types, strict=False)]
     kctx = KernelContext(np, None, 0, is_train, np.random.default_rng(0))
     opdef.forward(kctx, attrs, inputs, outputs, [a.copy() for a in aux])
     return outputs
@@ -329,7 +340,7 @@ def check_gradient(
 
     def objective(values: list[np.ndarray]) -> float:
         outs = _numeric_forward(opdef, attrs, values, aux64, is_train)
-        return float(sum(np.sum(o * h) for o, h in zip(outs[:n_visible], heads)))
+        return float(sum(np.sum(o * h) for o, h in zip(outs[:n_visible], heads, strict=False)))
 
     targets = [i for i, g in enumerate(analytic) if g is not None] if wrt is None else list(wrt)
     for i in targets:
@@ -391,7 +402,7 @@ def check_consistency(
             grads = opdef.gradient(nd, attrs, in_nd, outputs, _to_nd(heads, ctx))
             values += [g.asnumpy() for g in grads if g is not None]
         results.append(values)
-    for ctx, values in zip(contexts[1:], results[1:]):
-        for i, (got, want) in enumerate(zip(values, results[0])):
+    for ctx, values in zip(contexts[1:], results[1:], strict=False):
+        for i, (got, want) in enumerate(zip(values, results[0], strict=False)):
             assert_almost_equal(got, want, rtol, atol, names=(f"{opdef.name} result {i} on {ctx}", f"on {contexts[0]}"))
     return results

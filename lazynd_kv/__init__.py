@@ -10,6 +10,4 @@ from __future__ import annotations
 from . import device, dist, local
 from .base import KVKeyError, KVStore, create, register, supported_types
 
-KVStoreBase = KVStore
-
 __all__ = ["KVStore", "KVKeyError", "create", "register", "supported_types", "local", "device", "dist"]

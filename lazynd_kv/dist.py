@@ -122,7 +122,7 @@ class Watchdog:
         os._exit(1)  # Abort does not return; this is for an MPI that lets it
 
 
-@register("dist_sync", "dist_device_sync", "dist")
+@register("dist_sync", "dist_device_sync")
 class DistSyncStore(KVStore):
     """Synchronous KVStore across MPI processes (see the module docstring).
 
@@ -135,7 +135,7 @@ class DistSyncStore(KVStore):
     """
 
     def __init__(self, name: str) -> None:
-        super().__init__("dist_sync" if name == "dist" else name)
+        super().__init__(name)
         mpi = import_mpi()
         self._mpi = mpi
         self._comm = mpi.COMM_WORLD.Dup()  # our collectives never interleave with the user's

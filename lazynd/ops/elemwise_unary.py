@@ -1,72 +1,331 @@
-"""Unary elementwise operators (math, activations), with NumPy and CUDA kernels and gradients."""
+"""Unary elementwise operators (math, rounding, trigonometry, activations), with NumPy and CUDA kernels and gradients.
+
+Each operator is one row of a table: its NumPy kernel, its C expression for the
+generated CUDA family, and its gradient written with operators of ``F``.  The
+activations' gradients are small fused backward operators (``_backward_relu``...)
+so the GPU runs them in one kernel.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .cuda_elemwise import FLOAT_DTYPES, ElementwiseFamily
-from .params import Param, parse_dtype
+from ..errors import OperatorError
+from . import _special
+from .cuda_elemwise import ALL_DTYPES, FLOAT_DTYPES, ElementwiseFamily
+from .params import Param, parse_dtype, parse_float
 from .registry import OpDef, register
 
-# name -> (NumPy kernel(x, out), C expression in x, gradient(F, x, out, og) or None, float-only)
-UNARY: dict[str, tuple[Callable[[Any, Any], Any], str, Callable | None, bool]] = {
-    "negative": (lambda x, out: np.negative(x, out=out), "-x", lambda F, x, y, g: F.negative(g), False),
-    "abs": (lambda x, out: np.absolute(x, out=out), "(x < 0 ? -x : x)", lambda F, x, y, g: F._mul(g, F.sign(x)), False),
-    "sign": (lambda x, out: np.sign(x, out=out), "(x > 0 ? 1 : (x < 0 ? -1 : 0))", None, False),
-    "floor": (lambda x, out: np.floor(x, out=out), "floor((double)x)", None, False),
-    "log": (lambda x, out: np.log(x, out=out), "log(x)", lambda F, x, y, g: F._div(g, x), True),
-    "exp": (lambda x, out: np.exp(x, out=out), "exp(x)", lambda F, x, y, g: F._mul(g, y), True),
-    "identity": (lambda x, out: np.copyto(out, x), "x", lambda F, x, y, g: g, False),
+
+class Unary(NamedTuple):
+    kernel: Callable[[Any, Any], Any]  # (x, out) -> None, NumPy
+    expr: str  # C expression in x
+    grad: Callable | None  # (F, x, y, og) -> input gradient
+    float_only: bool  # integer inputs are computed in float64 on the CPU and rejected on the GPU
+
+
+def _ufunc(f: np.ufunc) -> Callable[[Any, Any], Any]:
+    def kernel(x: Any, out: Any) -> None:
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            f(x, out=out)
+
+    return kernel
+
+
+def _special_kernel(f: Callable[[np.ndarray], np.ndarray]) -> Callable[[Any, Any], Any]:
+    def kernel(x: Any, out: Any) -> None:
+        out[...] = f(x)
+
+    return kernel
+
+
+def _round_half_away(x: Any, out: Any) -> None:
+    if x.dtype.kind in "iub":
+        np.copyto(out, x)
+        return
+    # MXNet's round is C's: halves go away from zero (NumPy's goes to even)
+    magnitude = np.floor(np.abs(x) + 0.5)
+    np.copysign(magnitude, x, out=out)
+
+
+def _sigmoid(x: Any, out: Any) -> None:
+    with np.errstate(over="ignore"):
+        np.negative(x, out=out)
+        np.exp(out, out=out)
+        out += 1
+        np.reciprocal(out, out=out)
+
+
+def _softsign(x: Any, out: Any) -> None:
+    np.divide(x, 1 + np.abs(x), out=out)
+
+
+def _rsqrt(x: Any, out: Any) -> None:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.sqrt(x, out=out)
+        np.reciprocal(out, out=out)
+
+
+def _scale(factor: float) -> Callable:
+    return lambda F, x, y, g: F._mul_scalar(g, scalar=factor)
+
+
+def _inv_sqrt(F: Any, v: Any) -> Any:
+    return F.rsqrt(v)
+
+
+# every gradient is (F, x, y, og) -> input gradient
+UNARY: dict[str, Unary] = {
+    "negative": Unary(_ufunc(np.negative), "-x", lambda F, x, y, g: F.negative(g), False),
+    "identity": Unary(lambda x, out: np.copyto(out, x), "x", lambda F, x, y, g: g, False),
+    "abs": Unary(_ufunc(np.absolute), "(x < 0 ? -x : x)", lambda F, x, y, g: F._mul(g, F.sign(x)), False),
+    "sign": Unary(
+        _ufunc(np.sign), "(x > 0 ? 1 : (x < 0 ? -1 : 0))", lambda F, x, y, g: F._mul_scalar(g, scalar=0.0), False
+    ),
+    "round": Unary(_round_half_away, "round((double)x)", None, False),
+    "ceil": Unary(_ufunc(np.ceil), "ceil((double)x)", None, False),
+    "floor": Unary(_ufunc(np.floor), "floor((double)x)", None, False),
+    "rint": Unary(_ufunc(np.rint), "rint((double)x)", None, False),
+    "fix": Unary(_ufunc(np.trunc), "trunc((double)x)", None, False),
+    "square": Unary(_ufunc(np.square), "x * x", lambda F, x, y, g: F._mul(g, F._mul_scalar(x, scalar=2.0)), False),
+    "sqrt": Unary(_ufunc(np.sqrt), "sqrt(x)", lambda F, x, y, g: F._div(g, F._mul_scalar(y, scalar=2.0)), True),
+    "rsqrt": Unary(
+        _rsqrt,
+        "rsqrt(x)",
+        lambda F, x, y, g: F._mul(g, F._mul_scalar(F._power_scalar(y, scalar=3.0), scalar=-0.5)),
+        True,
+    ),
+    "exp": Unary(_ufunc(np.exp), "exp(x)", lambda F, x, y, g: F._mul(g, y), True),
+    "log": Unary(_ufunc(np.log), "log(x)", lambda F, x, y, g: F._div(g, x), True),
+    "log10": Unary(
+        _ufunc(np.log10), "log10(x)", lambda F, x, y, g: F._div(g, F._mul_scalar(x, scalar=math.log(10))), True
+    ),
+    "log2": Unary(_ufunc(np.log2), "log2(x)", lambda F, x, y, g: F._div(g, F._mul_scalar(x, scalar=math.log(2))), True),
+    "log1p": Unary(_ufunc(np.log1p), "log1p(x)", lambda F, x, y, g: F._div(g, F._plus_scalar(x, scalar=1.0)), True),
+    "expm1": Unary(_ufunc(np.expm1), "expm1(x)", lambda F, x, y, g: F._mul(g, F.exp(x)), True),
+    "sin": Unary(_ufunc(np.sin), "sin(x)", lambda F, x, y, g: F._mul(g, F.cos(x)), True),
+    "cos": Unary(_ufunc(np.cos), "cos(x)", lambda F, x, y, g: F.negative(F._mul(g, F.sin(x))), True),
+    "tan": Unary(_ufunc(np.tan), "tan(x)", lambda F, x, y, g: F._mul(g, F._plus_scalar(F.square(y), scalar=1.0)), True),
+    "arcsin": Unary(
+        _ufunc(np.arcsin),
+        "asin(x)",
+        lambda F, x, y, g: F._mul(g, _inv_sqrt(F, F._rminus_scalar(F.square(x), scalar=1.0))),
+        True,
+    ),
+    "arccos": Unary(
+        _ufunc(np.arccos),
+        "acos(x)",
+        lambda F, x, y, g: F.negative(F._mul(g, _inv_sqrt(F, F._rminus_scalar(F.square(x), scalar=1.0)))),
+        True,
+    ),
+    "arctan": Unary(
+        _ufunc(np.arctan), "atan(x)", lambda F, x, y, g: F._div(g, F._plus_scalar(F.square(x), scalar=1.0)), True
+    ),
+    "sinh": Unary(_ufunc(np.sinh), "sinh(x)", lambda F, x, y, g: F._mul(g, F.cosh(x)), True),
+    "cosh": Unary(_ufunc(np.cosh), "cosh(x)", lambda F, x, y, g: F._mul(g, F.sinh(x)), True),
+    "tanh": Unary(_ufunc(np.tanh), "tanh(x)", lambda F, x, y, g: F._backward_tanh(g, y), True),
+    "arcsinh": Unary(
+        _ufunc(np.arcsinh),
+        "asinh(x)",
+        lambda F, x, y, g: F._mul(g, _inv_sqrt(F, F._plus_scalar(F.square(x), scalar=1.0))),
+        True,
+    ),
+    "arccosh": Unary(
+        _ufunc(np.arccosh),
+        "acosh(x)",
+        lambda F, x, y, g: F._mul(g, _inv_sqrt(F, F._minus_scalar(F.square(x), scalar=1.0))),
+        True,
+    ),
+    "arctanh": Unary(
+        _ufunc(np.arctanh), "atanh(x)", lambda F, x, y, g: F._div(g, F._rminus_scalar(F.square(x), scalar=1.0)), True
+    ),
+    "degrees": Unary(_ufunc(np.degrees), "x * (180.0 / 3.14159265358979323846)", _scale(180.0 / math.pi), True),
+    "radians": Unary(_ufunc(np.radians), "x * (3.14159265358979323846 / 180.0)", _scale(math.pi / 180.0), True),
+    "relu": Unary(
+        lambda x, out: np.maximum(x, 0, out=out), "(x > 0 ? x : 0)", lambda F, x, y, g: F._backward_relu(g, y), False
+    ),
+    "sigmoid": Unary(_sigmoid, "1 / (1 + exp(-x))", lambda F, x, y, g: F._backward_sigmoid(g, y), True),
+    "softsign": Unary(_softsign, "x / (1 + (x < 0 ? -x : x))", lambda F, x, y, g: F._backward_softsign(g, x), True),
+    "gamma": Unary(
+        _special_kernel(_special.gamma), "tgamma(x)", lambda F, x, y, g: F._mul(g, F._mul(y, F._digamma(x))), True
+    ),
+    "gammaln": Unary(_special_kernel(_special.gammaln), "lgamma(x)", lambda F, x, y, g: F._mul(g, F._digamma(x)), True),
+    "_digamma": Unary(_special_kernel(_special.digamma), _special.DIGAMMA_C, None, True),
 }
-ALIASES = {"identity": ["_copy"]}
-
-
-def _dtypes(float_only: bool) -> tuple[str, ...]:
-    from .cuda_elemwise import ALL_DTYPES
-
-    return FLOAT_DTYPES if float_only else ALL_DTYPES
-
+ALIASES = {"identity": ("_copy",)}
 
 GPU = ElementwiseFamily(
     "unary",
     "unary",
-    {name: spec[1] for name, spec in UNARY.items()},
-    {name: _dtypes(spec[3]) for name, spec in UNARY.items()},
+    {name: spec.expr for name, spec in UNARY.items()},
+    {name: FLOAT_DTYPES if spec.float_only else ALL_DTYPES for name, spec in UNARY.items()},
 )
 
 
-def _make(name: str, kernel: Callable, grad: Callable | None) -> OpDef:
+def _make(name: str, spec: Unary) -> OpDef:
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
-        if out.dtype.kind in "iu" and x.dtype.kind in "iu" and name not in ("negative", "abs", "sign", "identity"):
-            out[...] = kernel(x.astype(np.float64), None)
+        if spec.float_only and x.dtype.kind in "iub":
+            out[...] = _float64_result(spec.kernel, x)
         else:
-            kernel(x, out)
+            spec.kernel(x, out)
 
     def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         GPU.unary(kctx.device_id, name, inputs[0], outputs[0])
 
-    gradient = None
-    if grad is not None:
+    grad = spec.grad
 
-        def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-            return [grad(F, inputs[0], outputs[0], out_grads[0])]
+    def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+        if grad is None:
+            return [None]
+        return [grad(F, inputs[0], outputs[0], out_grads[0])]
 
     return OpDef(
         name,
         forward,
         forward_gpu=forward_gpu,
-        gradient=gradient or (lambda F, attrs, inputs, outputs, og: [None]),
+        gradient=gradient,
         inplace=((0, 0),),
         aliases=ALIASES.get(name, ()),
-        doc=f"Elementwise {name}.",
+        doc=f"Elementwise {name.lstrip('_')}.",
     )
 
 
-for _name, (_kernel, _expr, _grad, _float_only) in UNARY.items():
-    register(_make(_name, _kernel, _grad))
+def _float64_result(kernel: Callable, x: Any) -> np.ndarray:
+    result = np.empty(x.shape, dtype=np.float64)
+    kernel(x.astype(np.float64), result)
+    return result
+
+
+for _name, _spec in UNARY.items():
+    register(_make(_name, _spec))
+
+
+# -- fused activation gradients: (out_grad, y or x) -> input gradient ---------------------------
+BACKWARD = {
+    "_backward_relu": (lambda g, y, out: np.multiply(g, y > 0, out=out), "(b > 0 ? a : 0)"),
+    "_backward_sigmoid": (lambda g, y, out: np.multiply(g, y * (1 - y), out=out), "a * b * (1 - b)"),
+    "_backward_tanh": (lambda g, y, out: np.multiply(g, 1 - y * y, out=out), "a * (1 - b * b)"),
+    "_backward_softsign": (
+        lambda g, x, out: np.divide(g, np.square(1 + np.abs(x)), out=out),
+        "a / ((1 + (b < 0 ? -b : b)) * (1 + (b < 0 ? -b : b)))",
+    ),
+}
+GPU_BACKWARD = ElementwiseFamily(
+    "unary_backward",
+    "binary",
+    {name: expr for name, (_, expr) in BACKWARD.items()},
+    {name: FLOAT_DTYPES for name in BACKWARD},
+)
+
+
+def _make_backward(name: str, kernel: Callable) -> OpDef:
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        kernel(inputs[0], inputs[1], outputs[0])
+
+    def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        GPU_BACKWARD.binary(kctx.device_id, name, inputs[0], inputs[1], outputs[0])
+
+    return OpDef(
+        name,
+        forward,
+        forward_gpu=forward_gpu,
+        inputs=("out_grad", "data"),
+        inplace=((0, 0),),
+        doc=f"Gradient of {name[10:]}.",
+    )
+
+
+for _name, (_kernel, _expr) in BACKWARD.items():
+    register(_make_backward(_name, _kernel))
+
+
+# -- operators with scalar parameters: smooth_l1, clip -------------------------------------------
+_SMOOTH_L1 = "((a < 0 ? -a : a) < 1 / (b * b) ? 0.5 * b * b * a * a : (a < 0 ? -a : a) - 0.5 / (b * b))"
+_SMOOTH_L1_SLOPE = "((a < 0 ? -a : a) < 1 / (b * b) ? b * b * a : (a > 0 ? 1 : (a < 0 ? -1 : 0)))"
+GPU_SCALAR = ElementwiseFamily(
+    "unary_scalar",
+    "binary",
+    {"smooth_l1": _SMOOTH_L1, "_smooth_l1_slope": _SMOOTH_L1_SLOPE},
+    {"smooth_l1": FLOAT_DTYPES, "_smooth_l1_slope": FLOAT_DTYPES},
+)
+
+
+def _smooth_l1_cpu(x: Any, sigma: float, out: Any) -> None:
+    s2 = sigma * sigma
+    ax = np.abs(x)
+    out[...] = np.where(ax < 1.0 / s2, 0.5 * s2 * x * x, ax - 0.5 / s2)
+
+
+def _smooth_l1_slope_cpu(x: Any, sigma: float, out: Any) -> None:
+    s2 = sigma * sigma
+    out[...] = np.where(np.abs(x) < 1.0 / s2, s2 * x, np.sign(x))
+
+
+for _name, _cpu, _grad in (
+    (
+        "smooth_l1",
+        _smooth_l1_cpu,
+        lambda F, attrs, i, o, g: [F._mul(g[0], F._smooth_l1_slope(i[0], scalar=attrs["scalar"]))],
+    ),
+    ("_smooth_l1_slope", _smooth_l1_slope_cpu, None),
+):
+
+    def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list, _cpu: Callable = _cpu) -> None:
+        _cpu(inputs[0], attrs["scalar"], outputs[0])
+
+    def _forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list, _name: str = _name) -> None:
+        GPU_SCALAR.scalar(kctx.device_id, _name, inputs[0], attrs["scalar"], outputs[0])
+
+    register(
+        OpDef(
+            _name,
+            _forward,
+            forward_gpu=_forward_gpu,
+            params={"scalar": Param(parse_float, 1.0, "sigma: the quadratic part covers |x| < 1/sigma^2")},
+            gradient=_grad or (lambda F, attrs, i, o, g: [None]),
+            inplace=((0, 0),),
+            doc="Smooth L1: 0.5 (sigma x)^2 where |x| < 1/sigma^2, else |x| - 0.5/sigma^2."
+            if _name == "smooth_l1"
+            else "Derivative of smooth_l1 with respect to its input.",
+        )
+    )
+
+
+def _clip_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # the same call on NumPy and CuPy; CuPy's clip is one elementwise kernel
+    kctx.xp.clip(inputs[0], attrs["a_min"], attrs["a_max"], out=outputs[0])
+
+
+def _clip_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    x = inputs[0]
+    inside = F._mul(F._greater_equal_scalar(x, scalar=attrs["a_min"]), F._lesser_equal_scalar(x, scalar=attrs["a_max"]))
+    return [F._mul(out_grads[0], inside)]
+
+
+def _clip_infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if attrs["a_min"] > attrs["a_max"]:
+        raise OperatorError(
+            f"clip: a_min={attrs['a_min']} is greater than a_max={attrs['a_max']}, expected a_min <= a_max"
+        )
+    return in_shapes, [in_shapes[0]], aux_shapes
+
+
+register(
+    OpDef(
+        "clip",
+        _clip_forward,
+        params={"a_min": Param(parse_float, doc="lower bound"), "a_max": Param(parse_float, doc="upper bound")},
+        infer_shape=_clip_infer_shape,
+        gradient=_clip_gradient,
+        inplace=((0, 0),),
+        doc="Clip values into [a_min, a_max].",
+    )
+)
 
 
 # -- Cast ----------------------------------------------------------------------------------------
@@ -80,7 +339,9 @@ register(
         _cast_forward,
         params={"dtype": Param(parse_dtype, doc="the output dtype")},
         infer_type=lambda attrs, t, a: (t, [attrs["dtype"]], a),
-        gradient=lambda F, attrs, inputs, outputs, og: [F.Cast(og[0], dtype=attrs["_in_dtype"])] if "_in_dtype" in attrs else [og[0]],
+        gradient=lambda F, attrs, inputs, outputs, og: (
+            [F.Cast(og[0], dtype=attrs["_in_dtype"])] if "_in_dtype" in attrs else [og[0]]
+        ),
         aliases=("cast",),
         doc="Convert to ``dtype``.",
     )

@@ -1,0 +1,153 @@
+"""Training callbacks (``mx.callback``): called at the end of each batch or epoch.
+
+Batch-end callbacks receive a ``BatchEndParam`` (``epoch``, ``nbatch``,
+``eval_metric``, ``locals``); epoch-end callbacks receive
+``(epoch, symbol, arg_params, aux_params)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import time
+from collections import namedtuple
+from collections.abc import Callable
+from typing import Any
+
+from .errors import DataError
+
+BatchEndParam = namedtuple("BatchEndParam", ["epoch", "nbatch", "eval_metric", "locals"])
+
+
+def _metric_text(eval_metric: Any) -> str:
+    if eval_metric is None:
+        return ""
+    return "\t".join(f"{name}={value:f}" for name, value in eval_metric.get_name_value())
+
+
+def do_checkpoint(prefix: str, period: int = 1) -> Callable[[int, Any, dict, dict], None]:
+    """Epoch-end callback saving ``prefix-symbol.json`` and ``prefix-%04d.params`` every ``period`` epochs.
+
+    Examples
+    --------
+    >>> callback = do_checkpoint("/tmp/mlp", period=2)
+    >>> callable(callback)
+    True
+    """
+    period = int(max(1, period))
+
+    def save(iter_no: int, sym: Any, arg: dict, aux: dict) -> None:
+        if (iter_no + 1) % period == 0:
+            from lazynd_sym.model import save_checkpoint
+
+            save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
+
+    return save
+
+
+def log_train_metric(period: int, auto_reset: bool = False) -> Callable[[BatchEndParam], None]:
+    """Batch-end callback logging the training metric every ``period`` batches."""
+
+    def log(param: BatchEndParam) -> None:
+        if param.nbatch % period == 0 and param.eval_metric is not None:
+            for name, value in param.eval_metric.get_name_value():
+                logging.info("Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch, name, value)
+            if auto_reset:
+                param.eval_metric.reset()
+
+    return log
+
+
+class Speedometer:
+    """Log samples per second (and the metric) every ``frequent`` batches.
+
+    Examples
+    --------
+    >>> meter = Speedometer(batch_size=100, frequent=10)
+    >>> for nbatch in range(12):
+    ...     meter(BatchEndParam(epoch=0, nbatch=nbatch, eval_metric=None, locals=None))
+    >>> meter.last_speed > 0
+    True
+    """
+
+    def __init__(self, batch_size: int, frequent: int = 50, auto_reset: bool = True) -> None:
+        if batch_size <= 0 or frequent <= 0:
+            raise DataError(f"Speedometer: batch_size and frequent must be positive, got {batch_size} and {frequent}")
+        self.batch_size = batch_size
+        self.frequent = frequent
+        self.auto_reset = auto_reset
+        self.init = False
+        self.tic = 0.0
+        self.last_count = 0
+        self.last_speed = 0.0
+
+    def __call__(self, param: BatchEndParam) -> None:
+        count = param.nbatch
+        if self.last_count > count:
+            self.init = False  # a new epoch started
+        self.last_count = count
+        if not self.init:
+            self.init = True
+            self.tic = time.perf_counter()
+            return
+        if count % self.frequent != 0:
+            return
+        elapsed = max(time.perf_counter() - self.tic, 1e-9)
+        self.last_speed = self.frequent * self.batch_size / elapsed
+        text = _metric_text(param.eval_metric)
+        if param.eval_metric is not None and self.auto_reset:
+            param.eval_metric.reset()
+        logging.info("Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\t%s", param.epoch, count, self.last_speed, text)
+        self.tic = time.perf_counter()
+
+
+class ProgressBar:
+    """Log a text progress bar ``[====...]`` of ``total`` batches."""
+
+    def __init__(self, total: int, length: int = 80) -> None:
+        if total <= 0:
+            raise DataError(f"ProgressBar: total must be positive, got {total}")
+        self.total = total
+        self.bar_len = length
+
+    def render(self, count: int) -> str:
+        filled = int(round(self.bar_len * count / float(self.total)))
+        percents = math.ceil(100.0 * count / float(self.total))
+        return f"[{'=' * filled}{'-' * (self.bar_len - filled)}] {percents}%"
+
+    def __call__(self, param: BatchEndParam) -> None:
+        logging.info("%s\r", self.render(param.nbatch))
+
+
+class EpochProgress:
+    """A tqdm bar over one epoch's batches showing samples/s and the current metric.
+
+    Shown only when ``enabled`` and stderr is a terminal (so logs and CI output
+    stay clean); otherwise every method does nothing.
+    """
+
+    def __init__(self, epoch: int, total: int | None, batch_size: int, enabled: bool = True, stream: Any = None) -> None:
+        stream = sys.stderr if stream is None else stream
+        self.batch_size = batch_size
+        self.bar = None
+        self.start = time.perf_counter()
+        self.samples = 0
+        if enabled and getattr(stream, "isatty", lambda: False)():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=f"Epoch {epoch}", unit="batch", file=stream, leave=False, dynamic_ncols=True)
+
+    def update(self, eval_metric: Any = None) -> None:
+        self.samples += self.batch_size
+        if self.bar is None:
+            return
+        postfix = {"samples/s": f"{self.samples / max(time.perf_counter() - self.start, 1e-9):.0f}"}
+        if eval_metric is not None:
+            postfix.update({name: f"{value:.4f}" for name, value in eval_metric.get_name_value()})
+        self.bar.set_postfix(postfix, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,39 @@
+"""Image decoding, transforms, augmenters and iterators (``mx.image``, ``mx.img``)."""
+
+from __future__ import annotations
+
+from .augmenters import (
+    Augmenter,
+    CastAug,
+    CenterCropAug,
+    ColorJitterAug,
+    ColorNormalizeAug,
+    CreateAugmenter,
+    HorizontalFlipAug,
+    LightingAug,
+    RandomCropAug,
+    RandomOrderAug,
+    RandomSizedCropAug,
+    ResizeAug,
+)
+from .image import (
+    center_crop,
+    color_normalize,
+    copyMakeBorder,
+    fixed_crop,
+    imdecode,
+    imread,
+    imresize,
+    random_crop,
+    random_size_crop,
+    resize_short,
+    scale_down,
+)
+from .image_iter import ImageIter, ImageRecordIter
+
+__all__ = [
+    "imdecode", "imread", "imresize", "resize_short", "scale_down", "fixed_crop", "random_crop", "center_crop",
+    "random_size_crop", "color_normalize", "copyMakeBorder", "Augmenter", "ResizeAug", "RandomCropAug",
+    "RandomSizedCropAug", "CenterCropAug", "HorizontalFlipAug", "ColorJitterAug", "LightingAug",
+    "ColorNormalizeAug", "CastAug", "RandomOrderAug", "CreateAugmenter", "ImageIter", "ImageRecordIter",
+]

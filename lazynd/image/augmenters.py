@@ -1,0 +1,270 @@
+"""Augmenters: callable objects that transform an (H, W, C) image NDArray.
+
+``aug(src)`` returns the augmented image.  ``aug.augment(src, label)`` also
+transforms a detection label the way the pixels moved: ``label`` is a float
+array of rows ``[class, xmin, ymin, xmax, ymax, ...]`` with coordinates as
+fractions of the image width and height (MXNet's detection convention); rows
+with a negative class are padding and pass through untouched.  Boxes cropped
+away entirely get class -1.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import OperatorError
+from . import image as img
+
+__all__ = [
+    "Augmenter", "ResizeAug", "RandomCropAug", "RandomSizedCropAug", "CenterCropAug", "HorizontalFlipAug",
+    "ColorJitterAug", "LightingAug", "ColorNormalizeAug", "CastAug", "RandomOrderAug", "CreateAugmenter",
+]
+
+
+class Augmenter:
+    """Base class: subclasses implement :meth:`augment`."""
+
+    def __call__(self, src: Any) -> Any:
+        return self.augment(src, None)[0]
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        raise NotImplementedError(f"{type(self).__name__} does not implement augment")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def crop_label(label: np.ndarray | None, rect: tuple[int, int, int, int], size: tuple[int, int]) -> np.ndarray | None:
+    """Boxes of ``label`` seen through the crop ``rect`` (x0, y0, w, h) of an image of ``size`` (w, h)."""
+    if label is None:
+        return None
+    out = np.array(label, dtype=np.float32, copy=True)
+    x0, y0, w, h = rect
+    width, height = size
+    valid = out[:, 0] >= 0
+    xs = (out[:, [1, 3]] * width - x0) / w
+    ys = (out[:, [2, 4]] * height - y0) / h
+    xs, ys = np.clip(xs, 0, 1), np.clip(ys, 0, 1)
+    out[valid, 1], out[valid, 3] = xs[valid, 0], xs[valid, 1]
+    out[valid, 2], out[valid, 4] = ys[valid, 0], ys[valid, 1]
+    gone = valid & ((out[:, 3] <= out[:, 1]) | (out[:, 4] <= out[:, 2]))
+    out[gone, 0] = -1
+    return out
+
+
+def _size(src: Any) -> tuple[int, int]:
+    return int(src.shape[1]), int(src.shape[0])
+
+
+class ResizeAug(Augmenter):
+    """Resize the shorter side to ``size`` (fractional boxes do not change)."""
+
+    def __init__(self, size: int, interp: int = 2) -> None:
+        self.size, self.interp = size, interp
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        return img.resize_short(src, self.size, self.interp), label
+
+
+class RandomCropAug(Augmenter):
+    """Crop a random region of ``size`` (w, h)."""
+
+    def __init__(self, size: tuple[int, int], interp: int = 2) -> None:
+        self.size, self.interp = tuple(size), interp
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        out, rect = img.random_crop(src, self.size, self.interp)
+        return out, crop_label(label, rect, _size(src))
+
+
+class RandomSizedCropAug(Augmenter):
+    """Crop a random region of random ``area`` fraction and aspect ``ratio``, resized to ``size``."""
+
+    def __init__(self, size: tuple[int, int], area: float | tuple[float, float], ratio: tuple[float, float], interp: int = 2) -> None:
+        self.size, self.area, self.ratio, self.interp = tuple(size), area, tuple(ratio), interp
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        out, rect = img.random_size_crop(src, self.size, self.area, self.ratio, self.interp)
+        return out, crop_label(label, rect, _size(src))
+
+
+class CenterCropAug(Augmenter):
+    """Crop the central region of ``size`` (w, h)."""
+
+    def __init__(self, size: tuple[int, int], interp: int = 2) -> None:
+        self.size, self.interp = tuple(size), interp
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        out, rect = img.center_crop(src, self.size, self.interp)
+        return out, crop_label(label, rect, _size(src))
+
+
+def _flip(src: np.ndarray, out: np.ndarray) -> None:
+    out[...] = src[:, ::-1]
+
+
+class HorizontalFlipAug(Augmenter):
+    """Mirror left-right with probability ``p``."""
+
+    def __init__(self, p: float) -> None:
+        self.p = p
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        if random.random() >= self.p:
+            return src, label
+        out = img.image_op("flip", _flip, src, src.shape, src._data.dtype)
+        if label is None:
+            return out, None
+        flipped = np.array(label, dtype=np.float32, copy=True)
+        valid = flipped[:, 0] >= 0
+        flipped[valid, 1], flipped[valid, 3] = 1 - label[valid, 3], 1 - label[valid, 1]
+        return out, flipped
+
+
+_GRAY = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+
+
+def _jitter(src: np.ndarray, out: np.ndarray, steps: list[tuple[str, float]]) -> None:
+    x = src.astype(np.float32)
+    for kind, alpha in steps:
+        if kind == "brightness":
+            x = x * alpha
+        elif kind == "contrast":
+            gray = float((x * _GRAY).sum(axis=2).mean())
+            x = x * alpha + gray * (1 - alpha)
+        else:
+            gray = (x * _GRAY).sum(axis=2, keepdims=True)
+            x = x * alpha + gray * (1 - alpha)
+    out[...] = x
+
+
+class ColorJitterAug(Augmenter):
+    """Random brightness, contrast and saturation (each alpha in [1 - v, 1 + v]), in random order; float32 out."""
+
+    def __init__(self, brightness: float, contrast: float, saturation: float) -> None:
+        self.brightness, self.contrast, self.saturation = brightness, contrast, saturation
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        if src.shape[2] != 3 and (self.contrast or self.saturation):
+            raise OperatorError(f"ColorJitterAug: contrast and saturation need 3 channels, image has shape {src.shape}")
+        steps = [(k, 1.0 + random.uniform(-v, v)) for k, v in
+                 (("brightness", self.brightness), ("contrast", self.contrast), ("saturation", self.saturation)) if v > 0]
+        random.shuffle(steps)
+        return img.image_op("color_jitter", _jitter, src, src.shape, np.float32, steps), label
+
+
+def _add_rgb(src: np.ndarray, out: np.ndarray, rgb: np.ndarray) -> None:
+    np.add(src, rgb, out=out, casting="unsafe")
+
+
+class LightingAug(Augmenter):
+    """AlexNet-style PCA lighting noise with standard deviation ``alphastd``; float32 out."""
+
+    def __init__(self, alphastd: float, eigval: Sequence[float], eigvec: Sequence[Sequence[float]]) -> None:
+        self.alphastd = alphastd
+        self.eigval = np.asarray(eigval, dtype=np.float32)
+        self.eigvec = np.asarray(eigvec, dtype=np.float32)
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        alpha = np.random.normal(0, self.alphastd, size=(3,)).astype(np.float32)
+        rgb = (self.eigvec @ (alpha * self.eigval)).astype(np.float32)
+        return img.image_op("lighting", _add_rgb, src, src.shape, np.float32, rgb), label
+
+
+class ColorNormalizeAug(Augmenter):
+    """``(src - mean) / std`` per channel; float32 out."""
+
+    def __init__(self, mean: Any, std: Any) -> None:
+        self.mean, self.std = mean, std
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        return img.color_normalize(src, self.mean, self.std), label
+
+
+def _cast(src: np.ndarray, out: np.ndarray) -> None:
+    np.copyto(out, src, casting="unsafe")
+
+
+class CastAug(Augmenter):
+    """Convert to dtype ``typ``."""
+
+    def __init__(self, typ: str = "float32") -> None:
+        self.typ = np.dtype(typ)
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        if src._data.dtype == self.typ:
+            return src, label
+        return img.image_op("cast", _cast, src, src.shape, self.typ), label
+
+
+class RandomOrderAug(Augmenter):
+    """Apply the augmenters ``ts`` in a random order."""
+
+    def __init__(self, ts: Sequence[Augmenter]) -> None:
+        self.ts = list(ts)
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        order = list(self.ts)
+        random.shuffle(order)
+        for aug in order:
+            src, label = aug.augment(src, label)
+        return src, label
+
+
+_EIGVAL = [55.46, 4.794, 1.148]
+_EIGVEC = [[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]]
+
+
+def CreateAugmenter(  # noqa: N802 - MXNet's name
+    data_shape: Sequence[int],
+    resize: int = 0,
+    rand_crop: bool = False,
+    rand_resize: bool = False,
+    rand_mirror: bool = False,
+    mean: Any = None,
+    std: Any = None,
+    brightness: float = 0,
+    contrast: float = 0,
+    saturation: float = 0,
+    pca_noise: float = 0,
+    inter_method: int = 2,
+) -> list[Augmenter]:
+    """The standard augmenter list for images of ``data_shape`` (C, H, W).
+
+    ``mean=True``/``std=True`` use ImageNet's statistics.
+
+    Examples
+    --------
+    >>> from lazynd import image
+    >>> [type(a).__name__ for a in image.CreateAugmenter((3, 224, 224), resize=256, rand_mirror=True)]
+    ['ResizeAug', 'CenterCropAug', 'HorizontalFlipAug', 'CastAug']
+    """
+    if len(data_shape) != 3:
+        raise OperatorError(f"CreateAugmenter: data_shape must be (channels, height, width), got {tuple(data_shape)}")
+    augs: list[Augmenter] = []
+    if resize > 0:
+        augs.append(ResizeAug(resize, inter_method))
+    crop = (int(data_shape[2]), int(data_shape[1]))
+    if rand_resize:
+        augs.append(RandomSizedCropAug(crop, 0.08, (3.0 / 4.0, 4.0 / 3.0), inter_method))
+    elif rand_crop:
+        augs.append(RandomCropAug(crop, inter_method))
+    else:
+        augs.append(CenterCropAug(crop, inter_method))
+    if rand_mirror:
+        augs.append(HorizontalFlipAug(0.5))
+    augs.append(CastAug())
+    if brightness or contrast or saturation:
+        augs.append(ColorJitterAug(brightness, contrast, saturation))
+    if pca_noise > 0:
+        augs.append(LightingAug(pca_noise, _EIGVAL, _EIGVEC))
+    if mean is True:
+        mean = np.array([123.68, 116.28, 103.53])
+    if std is True:
+        std = np.array([58.395, 57.12, 57.375])
+    if mean is not None:
+        augs.append(ColorNormalizeAug(mean, std))
+    return augs

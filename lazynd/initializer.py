@@ -1,0 +1,337 @@
+"""Parameter initializers (``mx.init``).
+
+An initializer is called with a parameter's name and its NDArray and fills
+the array according to the name's suffix (``*_weight``, ``*_bias``,
+``*_gamma``, ``*_beta``, ``*_moving_mean``, ``*_moving_var``).  A variable's
+``__init__`` attribute (an initializer's ``dumps()``) overrides that choice.
+Random draws go through ``lazynd.random``, so ``mx.random.seed`` makes them
+reproducible.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import ndarray as nd
+from . import random as _random
+from .errors import DataError, ShapeError
+
+_REGISTRY: dict[str, type[Initializer]] = {}
+
+
+def register(*aliases: str) -> Callable[[type[Initializer]], type[Initializer]]:
+    """Register an initializer class under its lower-case name (and aliases) for ``create``/``__init__``."""
+
+    def add(cls: type[Initializer]) -> type[Initializer]:
+        for name in (cls.__name__.lower(), *aliases):
+            _REGISTRY[name] = cls
+        return cls
+
+    return add
+
+
+class InitDesc(str):
+    """A parameter name carrying the variable's attributes and a fallback initializer."""
+
+    def __new__(cls, name: str, attrs: dict[str, str] | None = None, global_init: Initializer | None = None) -> InitDesc:
+        desc = super().__new__(cls, name)
+        desc.attrs = dict(attrs or {})
+        desc.global_init = global_init
+        return desc
+
+
+class Initializer:
+    """Base class; subclasses override ``_init_weight`` (and others if they need to)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._kwargs = kwargs
+
+    def dumps(self) -> str:
+        """JSON ``[name, kwargs]`` as MXNet stores it in a variable's ``__init__`` attribute.
+
+        Examples
+        --------
+        >>> Xavier(factor_type="in", magnitude=2).dumps()
+        '["xavier", {"rnd_type": "uniform", "factor_type": "in", "magnitude": 2}]'
+        """
+        return json.dumps([type(self).__name__.lower(), self._kwargs])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._kwargs.items())})"
+
+    def __call__(self, desc: str, arr: Any) -> None:
+        if not isinstance(desc, str):
+            raise DataError(f"initializer: the first argument must be the parameter name, got {type(desc).__name__}")
+        init = getattr(desc, "attrs", {}).get("__init__", "")
+        if init:
+            create(init)._init_weight(desc, arr)
+            return
+        name = str(desc)
+        if name.startswith("upsampling"):
+            self._init_bilinear(name, arr)
+        elif name.endswith("bias"):
+            self._init_bias(name, arr)
+        elif name.endswith("gamma"):
+            self._init_gamma(name, arr)
+        elif name.endswith("beta"):
+            self._init_beta(name, arr)
+        elif name.endswith("weight"):
+            self._init_weight(name, arr)
+        elif name.endswith("moving_mean") or name.endswith("moving_inv_var") or name.endswith("moving_avg"):
+            self._init_zero(name, arr)
+        elif name.endswith("moving_var"):
+            self._init_one(name, arr)
+        elif name.endswith("min"):
+            self._init_zero(name, arr)
+        elif name.endswith("max"):
+            self._init_one(name, arr)
+        else:
+            self._init_default(name, arr)
+
+    def _init_bilinear(self, _: str, arr: Any) -> None:
+        shape = arr.shape
+        weight = np.zeros(int(np.prod(shape)), dtype="float32")
+        f = np.ceil(shape[3] / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        for i in range(weight.size):
+            x = i % shape[3]
+            y = (i // shape[3]) % shape[2]
+            weight[i] = (1 - abs(x / f - c)) * (1 - abs(y / f - c))
+        arr[:] = weight.reshape(shape)
+
+    def _init_zero(self, _: str, arr: Any) -> None:
+        arr[:] = 0.0
+
+    def _init_one(self, _: str, arr: Any) -> None:
+        arr[:] = 1.0
+
+    def _init_bias(self, _: str, arr: Any) -> None:
+        arr[:] = 0.0
+
+    def _init_gamma(self, _: str, arr: Any) -> None:
+        arr[:] = 1.0
+
+    def _init_beta(self, _: str, arr: Any) -> None:
+        arr[:] = 0.0
+
+    def _init_weight(self, name: str, arr: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not initialize weights ({name})")
+
+    def _init_default(self, name: str, _: Any) -> None:
+        raise DataError(
+            f"initializer: do not know how to initialize {name!r}: the name must end in weight, bias, gamma, beta, "
+            "moving_mean or moving_var, or the variable needs an __init__ attribute"
+        )
+
+
+@register()
+class Load(Initializer):
+    """Take values from saved parameters (a dict or an ``nd.save`` file), else ``default_init``.
+
+    ``arg:``/``aux:`` prefixes of checkpoint files are stripped.
+    """
+
+    def __init__(self, param: str | dict[str, Any], default_init: Initializer | None = None, verbose: bool = False) -> None:
+        if isinstance(param, str):
+            param = nd.load(param)
+        if not isinstance(param, dict):
+            raise DataError(f"Load: expected a dict of named arrays, got {type(param).__name__}")
+        self.param = {(k[4:] if k.startswith(("arg:", "aux:")) else k): v for k, v in param.items()}
+        self.default_init = default_init
+        self.verbose = verbose
+        super().__init__()
+
+    def __call__(self, name: str, arr: Any) -> None:
+        if name in self.param:
+            value = self.param[name]
+            if tuple(value.shape) != tuple(arr.shape):
+                raise ShapeError(f"Load: parameter {name!r} has shape {tuple(value.shape)} in the file but {tuple(arr.shape)} in the model")
+            arr[:] = value.asnumpy() if hasattr(value, "asnumpy") else value
+        elif self.default_init is not None:
+            self.default_init(name, arr)
+        else:
+            raise DataError(f"Load: {name!r} is not among the loaded parameters and no default_init was given")
+
+
+@register()
+class Mixed(Initializer):
+    """Pick the initializer of the first regular expression that matches the name.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> init = Mixed(["conv.*", ".*"], [Constant(0.5), Uniform(0.1)])
+    >>> arr = mx.nd.zeros((2, 2)); init("conv1_weight", arr); arr.asnumpy().tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
+
+    def __init__(self, patterns: Sequence[str], initializers: Sequence[Initializer]) -> None:
+        if len(patterns) != len(initializers):
+            raise DataError(f"Mixed: {len(patterns)} patterns but {len(initializers)} initializers")
+        self.map = [(re.compile(p), init) for p, init in zip(patterns, initializers)]
+        super().__init__()
+
+    def __call__(self, name: str, arr: Any) -> None:
+        for pattern, init in self.map:
+            if pattern.match(name):
+                init(name, arr)
+                return
+        raise DataError(f"Mixed: no pattern matches {name!r}; add a '.*' pattern as the default")
+
+
+@register("zeros")
+class Zero(Initializer):
+    """All zeros."""
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        arr[:] = 0.0
+
+
+@register("ones")
+class One(Initializer):
+    """All ones."""
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        arr[:] = 1.0
+
+
+@register()
+class Constant(Initializer):
+    """Every weight equal to ``value``."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__(value=value)
+        self.value = value
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        arr[:] = self.value
+
+
+@register()
+class Uniform(Initializer):
+    """Weights drawn from U(-scale, scale).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> arr = mx.nd.zeros((100,)); Uniform(0.1)("w_weight", arr)
+    >>> bool(abs(arr.asnumpy()).max() <= 0.1)
+    True
+    """
+
+    def __init__(self, scale: float = 0.07) -> None:
+        super().__init__(scale=scale)
+        self.scale = scale
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        _random.uniform(-self.scale, self.scale, out=arr)
+
+
+@register()
+class Normal(Initializer):
+    """Weights drawn from N(0, sigma^2)."""
+
+    def __init__(self, sigma: float = 0.01) -> None:
+        super().__init__(sigma=sigma)
+        self.sigma = sigma
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        _random.normal(0, self.sigma, out=arr)
+
+
+@register()
+class Orthogonal(Initializer):
+    """Orthogonal rows (or columns) from the SVD of a random matrix, times ``scale``."""
+
+    def __init__(self, scale: float = 1.414, rand_type: str = "uniform") -> None:
+        if rand_type not in ("uniform", "normal"):
+            raise DataError(f"Orthogonal: rand_type must be 'uniform' or 'normal', got {rand_type!r}")
+        super().__init__(scale=scale, rand_type=rand_type)
+        self.scale = scale
+        self.rand_type = rand_type
+
+    def _init_weight(self, name: str, arr: Any) -> None:
+        if len(arr.shape) < 2:
+            raise ShapeError(f"Orthogonal: {name!r} needs at least 2 dimensions, got shape {tuple(arr.shape)}")
+        rows, cols = arr.shape[0], int(np.prod(arr.shape[1:]))
+        draw = _random.uniform if self.rand_type == "uniform" else _random.normal
+        sample = draw(-1.0, 1.0, shape=(rows, cols)) if self.rand_type == "uniform" else draw(0.0, 1.0, shape=(rows, cols))
+        u, _, v = np.linalg.svd(sample.asnumpy().astype(np.float64), full_matrices=False)
+        basis = u if u.shape == (rows, cols) else v
+        arr[:] = (self.scale * basis).reshape(arr.shape).astype(np.float32)
+
+
+@register()
+class Xavier(Initializer):
+    """Scale from fan-in/fan-out: ``sqrt(magnitude / factor)``.
+
+    Parameters
+    ----------
+    rnd_type : {'uniform', 'gaussian'}
+    factor_type : {'avg', 'in', 'out'}
+        ``factor`` is the mean of fan-in and fan-out, fan-in, or fan-out.
+    magnitude : float
+    """
+
+    def __init__(self, rnd_type: str = "uniform", factor_type: str = "avg", magnitude: float = 3) -> None:
+        if rnd_type not in ("uniform", "gaussian"):
+            raise DataError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
+        if factor_type not in ("avg", "in", "out"):
+            raise DataError(f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
+        super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
+        self.rnd_type = rnd_type
+        self.factor_type = factor_type
+        self.magnitude = float(magnitude)
+
+    def _init_weight(self, name: str, arr: Any) -> None:
+        shape = tuple(arr.shape)
+        if len(shape) < 2:
+            raise ShapeError(f"Xavier: {name!r} needs at least 2 dimensions, got shape {shape}")
+        receptive = float(np.prod(shape[2:])) if len(shape) > 2 else 1.0
+        fan_in, fan_out = shape[1] * receptive, shape[0] * receptive
+        factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}[self.factor_type]
+        scale = float(np.sqrt(self.magnitude / factor))
+        if self.rnd_type == "uniform":
+            _random.uniform(-scale, scale, out=arr)
+        else:
+            _random.normal(0, scale, out=arr)
+
+
+@register()
+class MSRAPrelu(Xavier):
+    """He/MSRA initialization for PReLU nets: Gaussian Xavier with magnitude ``2 / (1 + slope^2)``."""
+
+    def __init__(self, factor_type: str = "avg", slope: float = 0.25) -> None:
+        super().__init__("gaussian", factor_type, 2.0 / (1 + slope**2))
+        self._kwargs = {"factor_type": factor_type, "slope": slope}
+
+
+def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
+    """An initializer from a name (``'xavier'``), a ``dumps()`` string, or an instance.
+
+    Examples
+    --------
+    >>> create('["uniform", {"scale": 0.5}]').scale
+    0.5
+    """
+    if isinstance(spec, Initializer):
+        return spec
+    if not isinstance(spec, str):
+        raise DataError(f"initializer.create: expected a name or JSON string, got {type(spec).__name__}")
+    if spec.lstrip().startswith("["):
+        try:
+            name, params = json.loads(spec)
+        except (ValueError, TypeError) as exc:
+            raise DataError(f"initializer.create: {spec!r} is not a JSON [name, kwargs] pair") from exc
+        params = {**params, **kwargs}
+    else:
+        name, params = spec, kwargs
+    cls = _REGISTRY.get(str(name).lower())
+    if cls is None:
+        raise DataError(f"initializer.create: unknown initializer {name!r}; known: {sorted(_REGISTRY)}")
+    return cls(**params)

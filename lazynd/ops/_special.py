@@ -1,0 +1,100 @@
+"""Vectorised special functions for the CPU kernels (gamma, log-gamma, digamma) without SciPy.
+
+Gamma uses the Lanczos approximation (g = 7, nine coefficients; relative error
+about 1e-15 in float64) with the reflection formula below 0.5.  Digamma shifts
+its argument above 6 by the recurrence psi(x) = psi(x + 1) - 1/x and then sums
+the asymptotic series; negative arguments use the reflection formula.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_LANCZOS_G = 7.0
+_LANCZOS_COEFFICIENTS = np.array(
+    [
+        0.99999999999980993,
+        676.5203681218851,
+        -1259.1392167224028,
+        771.32342877765313,
+        -176.61502916214059,
+        12.507343278686905,
+        -0.13857109526572012,
+        9.9843695780195716e-6,
+        1.5056327351493116e-7,
+    ]
+)
+_HALF_LOG_TWO_PI = 0.5 * np.log(2.0 * np.pi)
+
+
+def _lanczos_log_gamma(z: np.ndarray) -> np.ndarray:
+    """log Gamma(z) for z >= 0.5."""
+    z = z - 1.0
+    series = np.full_like(z, _LANCZOS_COEFFICIENTS[0])
+    for k in range(1, len(_LANCZOS_COEFFICIENTS)):
+        series += _LANCZOS_COEFFICIENTS[k] / (z + k)
+    t = z + _LANCZOS_G + 0.5
+    return _HALF_LOG_TWO_PI + (z + 0.5) * np.log(t) - t + np.log(series)
+
+
+def gammaln(x: np.ndarray) -> np.ndarray:
+    """log|Gamma(x)| elementwise, in float64; +inf at the poles (0, -1, -2, ...)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reflect = x < 0.5
+        direct = _lanczos_log_gamma(np.where(reflect, 1.0 - x, x))
+        # Gamma(x) Gamma(1 - x) = pi / sin(pi x)
+        reflected = np.log(np.pi / np.abs(np.sin(np.pi * x))) - direct
+        out = np.where(reflect, reflected, direct)
+        out[(x <= 0) & (x == np.floor(x))] = np.inf
+    return out
+
+
+def gamma(x: np.ndarray) -> np.ndarray:
+    """Gamma(x) elementwise, in float64; nan at the poles (0, -1, -2, ...) as C's ``tgamma`` gives +-inf/nan."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        reflect = x < 0.5
+        direct = np.exp(_lanczos_log_gamma(np.where(reflect, 1.0 - x, x)))
+        out = np.where(reflect, np.pi / (np.sin(np.pi * x) * direct), direct)
+        out[(x <= 0) & (x == np.floor(x))] = np.nan
+        out[x == 0] = np.copysign(np.inf, x[x == 0])
+    return out
+
+
+def digamma(x: np.ndarray) -> np.ndarray:
+    """The digamma function psi(x) = d/dx log Gamma(x), in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reflect = x < 0.5
+        z = np.where(reflect, 1.0 - x, x)
+        result = np.zeros_like(z)
+        for _ in range(6):
+            small = z < 6.0
+            result -= np.where(small, 1.0 / z, 0.0)
+            z = np.where(small, z + 1.0, z)
+        inv2 = 1.0 / (z * z)
+        series = inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 * (1.0 / 240 - inv2 / 132))))
+        result += np.log(z) - 0.5 / z - series
+        # psi(1 - x) - psi(x) = pi / tan(pi x)
+        result = np.where(reflect, result - np.pi / np.tan(np.pi * x), result)
+        result[(x <= 0) & (x == np.floor(x))] = np.nan
+    return result
+
+
+# The same digamma for the CUDA kernels, as an immediately invoked lambda (the
+# generated elementwise kernels take one C expression in ``x``).
+DIGAMMA_C = (
+    "[](double v) -> double {"
+    " const double pi = 3.14159265358979323846;"
+    ' if (v <= 0.0 && v == floor(v)) return nan("");'
+    " double shift = 0.0;"
+    " bool reflect = v < 0.5;"
+    " double z = reflect ? 1.0 - v : v;"
+    " while (z < 6.0) { shift -= 1.0 / z; z += 1.0; }"
+    " double i2 = 1.0 / (z * z);"
+    " double r = shift + log(z) - 0.5 / z"
+    "  - i2 * (1.0 / 12 - i2 * (1.0 / 120 - i2 * (1.0 / 252 - i2 * (1.0 / 240 - i2 / 132))));"
+    " return reflect ? r - pi / tan(pi * v) : r;"
+    " }((double)x)"
+)

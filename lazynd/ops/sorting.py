@@ -1,0 +1,198 @@
+"""Sorting along an axis: topk, sort and argsort (MXNet semantics and defaults).
+
+Indices come out as floats by default (``dtype='float32'``), as in MXNet.  Only
+``topk(ret_typ='value')`` has a gradient: the output gradient scattered back to the
+positions the values came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import OperatorError
+from .params import Param, enum, optional, parse_bool, parse_dtype, parse_int
+from .registry import OpDef, register
+from .shape import normalize_axis
+
+
+def _argsort(xp: Any, x: Any, axis: int, ascend: bool) -> Any:
+    # a stable sort keeps equal values in their original order; CuPy's sort is always stable
+    order = xp.argsort(x, axis=axis, kind="stable") if xp.__name__ == "numpy" else xp.argsort(x, axis=axis)
+    return order if ascend else xp.flip(order, axis=axis)
+
+
+def _layout(op: str, attrs: dict, x: Any) -> tuple[Any, int]:
+    """The array to sort and the axis; ``axis=None`` sorts the flattened array."""
+    if attrs["axis"] is None:
+        return x.reshape(-1), 0
+    return x, normalize_axis(op, attrs["axis"], x.ndim)
+
+
+def _k(attrs: dict, n: int) -> int:
+    k = attrs["k"]
+    if k > n:
+        raise OperatorError(f"topk: k={k} is larger than the {n} elements along the axis")
+    # MXNet: k < 1 means all elements
+    return n if k < 1 else k
+
+
+def _topk_order(kctx: Any, attrs: dict, x: Any) -> tuple[Any, Any, int]:
+    xp = kctx.xp
+    data, axis = _layout("topk", attrs, x)
+    k = _k(attrs, data.shape[axis])
+    order = _argsort(xp, data, axis, attrs["is_ascend"])
+    top = xp.take(order, xp.arange(k), axis=axis)
+    return data, top, axis
+
+
+def _topk_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    data, top, axis = _topk_order(kctx, attrs, inputs[0])
+    ret = attrs["ret_typ"]
+    if ret == "mask":
+        mask = xp.zeros(data.shape, dtype=outputs[0].dtype)
+        _put(xp, mask, top, 1, axis)
+        outputs[0][...] = mask.reshape(outputs[0].shape)
+        return
+    values = xp.take_along_axis(data, top, axis=axis)
+    if ret == "value":
+        outputs[0][...] = values
+    elif ret == "indices":
+        outputs[0][...] = top
+    else:
+        outputs[0][...] = values
+        outputs[1][...] = top
+
+
+def _put(xp: Any, target: Any, index: Any, value: Any, axis: int) -> None:
+    grids = list(xp.indices(index.shape, sparse=True))
+    grids[axis] = index
+    target[tuple(grids)] = value
+
+
+def _topk_shape(attrs: dict, shape: tuple) -> tuple:
+    if attrs["axis"] is None:
+        n = 1
+        for d in shape:
+            n *= d
+        return (_k(attrs, n) if n else max(attrs["k"], 0),)
+    axis = normalize_axis("topk", attrs["axis"], len(shape))
+    k = _k(attrs, shape[axis]) if shape[axis] else max(attrs["k"], 0)
+    return shape[:axis] + (k,) + shape[axis + 1 :]
+
+
+def _topk_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data = in_shapes[0]
+    n_out = 2 if attrs["ret_typ"] == "both" else 1
+    if data is None:
+        return in_shapes, [None] * n_out, aux_shapes
+    data = tuple(data)
+    out = data if attrs["ret_typ"] == "mask" else _topk_shape(attrs, data)
+    return in_shapes, [out] * n_out, aux_shapes
+
+
+def _topk_types(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    ret = attrs["ret_typ"]
+    if ret == "both":
+        return in_types, [in_types[0], attrs["dtype"]], aux_types
+    return in_types, [attrs["dtype"] if ret == "indices" else in_types[0]], aux_types
+
+
+def _topk_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    if attrs["ret_typ"] != "value":
+        return [None]
+    return [F._backward_topk(out_grads[0], inputs[0], **attrs)]
+
+
+def _backward_topk_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    grad, x = inputs
+    data, top, axis = _topk_order(kctx, attrs, x)
+    target = xp.zeros(data.shape, dtype=outputs[0].dtype)
+    _put(xp, target, top, grad.reshape(top.shape), axis)
+    outputs[0][...] = target.reshape(outputs[0].shape)
+
+
+_TOPK_PARAMS = {
+    "axis": Param(optional(parse_int), -1, "the axis to search; None flattens the input"),
+    "k": Param(parse_int, 1, "how many elements (k < 1: all)"),
+    "ret_typ": Param(enum("indices", "value", "both", "mask"), "indices", "what to return"),
+    "is_ascend": Param(parse_bool, False, "take the smallest instead of the largest"),
+    "dtype": Param(parse_dtype, "float32", "dtype of returned indices"),
+}
+register(
+    OpDef(
+        "topk",
+        _topk_forward,
+        params=dict(_TOPK_PARAMS),
+        outputs=lambda attrs: ["value", "indices"] if attrs.get("ret_typ") == "both" else ["output"],
+        infer_shape=_topk_infer,
+        infer_type=_topk_types,
+        gradient=_topk_gradient,
+        doc="The k largest (or smallest) elements along ``axis``: their indices, values, both, or a mask.",
+    )
+)
+register(
+    OpDef(
+        "_backward_topk",
+        _backward_topk_forward,
+        inputs=("out_grad", "data"),
+        params=dict(_TOPK_PARAMS),
+        infer_shape=lambda attrs, s, a: (s, [s[1]], a),
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        doc="Gradient of ``topk(ret_typ='value')``: scatter the gradient to the chosen positions.",
+    )
+)
+
+
+def _sort_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None], aux_shapes
+    data = tuple(data)
+    if attrs["axis"] is None:
+        size = 1
+        for d in data:
+            size *= d
+        return in_shapes, [(size,)], aux_shapes
+    normalize_axis("sort", attrs["axis"], len(data))
+    return in_shapes, [data], aux_shapes
+
+
+def _sort_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    data, axis = _layout("sort", attrs, inputs[0])
+    order = _argsort(xp, data, axis, attrs["is_ascend"])
+    outputs[0][...] = xp.take_along_axis(data, order, axis=axis)
+
+
+def _argsort_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    data, axis = _layout("argsort", attrs, inputs[0])
+    outputs[0][...] = _argsort(kctx.xp, data, axis, attrs["is_ascend"])
+
+
+_SORT_PARAMS = {
+    "axis": Param(optional(parse_int), -1, "the axis to sort; None flattens the input"),
+    "is_ascend": Param(parse_bool, True, "ascending (True) or descending order"),
+}
+register(
+    OpDef(
+        "sort",
+        _sort_forward,
+        params=dict(_SORT_PARAMS),
+        infer_shape=_sort_shape,
+        gradient=lambda F, attrs, inputs, outputs, og: [None],
+        doc="Sorted copy along ``axis``.",
+    )
+)
+register(
+    OpDef(
+        "argsort",
+        _argsort_forward,
+        params={**_SORT_PARAMS, "dtype": Param(parse_dtype, "float32", "dtype of the indices")},
+        infer_shape=_sort_shape,
+        infer_type=lambda attrs, t, a: (t, [attrs["dtype"]], a),
+        gradient=lambda F, attrs, inputs, outputs, og: [None],
+        doc="Indices that sort the input along ``axis``.",
+    )
+)

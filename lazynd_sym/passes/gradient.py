@@ -1,0 +1,100 @@
+"""The gradient pass: append the backward graph built from each operator's gradient rule.
+
+Gradients are written with the symbol namespace (``F = lazynd_sym``), so the rule an
+operator gives for imperative use serves here too.  An entry read by several nodes
+receives the sum of their gradients.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazynd.errors import OperatorError
+from lazynd.ops import registry
+
+from ..graph import Entry, Node, topo_order
+
+
+class GradientResult:
+    """What the pass adds: one gradient entry per requested variable, and the head-gradient variables.
+
+    ``grads[k]`` is the entry holding d(heads)/d(wrt[k]) (None when no gradient reaches
+    it); ``head_grads`` lists ``(output index, variable node)`` for outputs that take
+    a gradient from the caller (loss outputs take none).
+    """
+
+    def __init__(self, grads: list[Entry | None], head_grads: list[tuple[int, Node]]) -> None:
+        self.grads = grads
+        self.head_grads = head_grads
+
+
+def _total(F: Any, terms: list[Any]) -> Any:
+    if len(terms) == 1:
+        return terms[0]
+    if len(terms) > 2 and registry.exists("ElementWiseSum"):
+        return F.ElementWiseSum(*terms)
+    total = terms[0]
+    for term in terms[1:]:
+        total = F._plus(total, term)
+    return total
+
+
+def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
+    """Build gradient entries of ``outputs`` with respect to the variables ``wrt``.
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> a = sym.Variable("a")
+    >>> out = a * a
+    >>> result = gradient(out._outputs, [a._outputs[0][0]])
+    >>> len(result.head_grads), result.grads[0] is not None
+    (1, True)
+    """
+    import lazynd_sym as F
+
+    from ..name import Prefix
+    from ..symbol import Symbol
+
+    grads: dict[tuple[int, int], list[Any]] = {}
+    head_grads: list[tuple[int, Node]] = []
+    with Prefix("_grad_"):
+        for k, (node, i) in enumerate(outputs):
+            if node.op is not None and node.op.is_loss:
+                continue
+            var = Node(None, f"{node.output_name(i)}_head_grad")
+            head_grads.append((k, var))
+            grads.setdefault((id(node), i), []).append(Symbol([(var, 0)]))
+        loss_heads = {id(n) for n, _ in outputs if n.op is not None and n.op.is_loss}
+        for node in reversed(topo_order(outputs)):
+            if node.op is None:
+                continue
+            out_grads = [grads.get((id(node), i)) for i in range(node.num_outputs())]
+            if not any(out_grads) and id(node) not in loss_heads:
+                continue
+            if node.op.gradient is None:
+                raise OperatorError(f"gradient: operator {node.op.name} (node '{node.name}') has no gradient rule")
+            summed: list[Any] = []
+            for i, terms in enumerate(out_grads):
+                if terms:
+                    summed.append(_total(F, terms))
+                elif i < node.num_visible_outputs() and id(node) not in loss_heads:
+                    summed.append(F._mul_scalar(Symbol([(node, i)]), scalar=0.0))
+                else:
+                    summed.append(None)
+            n_data = node.num_data_inputs()
+            inputs = [Symbol([e]) for e in node.inputs[:n_data]]
+            outs = [Symbol([(node, i)]) for i in range(node.num_outputs())]
+            result = node.op.gradient(F, node.attrs, inputs, outs, summed)
+            if len(result) != n_data:
+                raise OperatorError(
+                    f"gradient: rule of {node.op.name} returned {len(result)} gradients for {n_data} inputs"
+                )
+            for (child, j), g in zip(node.inputs[:n_data], result):
+                if g is not None:
+                    grads.setdefault((id(child), j), []).append(g)
+        final: list[Entry | None] = []
+        for var in wrt:
+            terms = grads.get((id(var), 0))
+            final.append(_total(F, terms)._outputs[0] if terms else None)
+    return GradientResult(final, head_grads)

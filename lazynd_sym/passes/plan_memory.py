@@ -1,0 +1,127 @@
+"""Memory planning: reference-count entries, share storage in place, reuse freed blocks.
+
+Every entry computed by the graph gets a storage id; entries that live in arrays the
+executor is given (arguments, gradients, auxiliary states) are marked external (-1)
+and are never handed to another entry.  Graph outputs are kept for their lifetime.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..graph import IndexedGraph
+
+EXTERNAL = -1
+# a freed block serves a request of at most this many times less bytes
+MATCH_RANGE = 4
+
+
+def entry_bytes(shape: Sequence[int] | None, dtype: str | None) -> int:
+    if shape is None:
+        return 0
+    return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype or "float32").itemsize
+
+
+def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -> list[int]:
+    """Storage id of every entry, stored with block sizes in ``graph.attrs``.
+
+    ``order`` lists the operator nodes in execution order; ``external`` the entries held
+    in caller-given arrays.  Sets ``graph.attrs['storage_id']``, ``['storage_bytes']``,
+    ``['inplace']`` (entry -> entry it overwrote) and ``['naive_bytes']``.
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> from lazynd_sym.graph import IndexedGraph
+    >>> from lazynd_sym.passes.infer_shape import infer_shape
+    >>> from lazynd_sym.passes.infer_type import infer_type
+    >>> g = IndexedGraph(((sym.Variable("x") * 2) + 1)._outputs)
+    >>> _ = infer_shape(g, {0: (4,)}), infer_type(g, {0: "float32"})
+    >>> plan_memory(g, [1, 2], {0})
+    [-1, 0, 0]
+    """
+    shapes, dtypes = graph.attrs["shape"], graph.attrs["dtype"]
+    nbytes = [entry_bytes(s, t) for s, t in zip(shapes, dtypes)]
+    readers = [0] * graph.num_entries
+    for i in order:
+        for e in graph.input_entries(i):
+            readers[e] += 1
+    pinned_entries = set(graph.heads)
+    storage = [EXTERNAL] * graph.num_entries
+    sizes: list[int] = []
+    live: list[int] = []  # live entries sharing each block
+    pinned_blocks: set[int] = set()
+    free: list[int] = []
+    inplace: dict[int, int] = {}
+
+    def allocate(need: int) -> int:
+        best = None
+        for sid in free:
+            if need <= sizes[sid] <= need * MATCH_RANGE and (best is None or sizes[sid] < sizes[best]):
+                best = sid
+        if best is None:
+            sizes.append(need)
+            live.append(0)
+            return len(sizes) - 1
+        free.remove(best)
+        return best
+
+    def release(e: int) -> None:
+        sid = storage[e]
+        if sid < 0:
+            return
+        live[sid] -= 1
+        if live[sid] == 0 and sid not in pinned_blocks:
+            free.append(sid)
+
+    for i in order:
+        node = graph.nodes[i]
+        ins = graph.input_entries(i)
+        taken: set[int] = set()
+        for k in range(node.num_outputs()):
+            out = graph.entry(i, k)
+            if out in external:
+                continue
+            sid = None
+            for in_index, out_index in node.op.inplace:
+                if out_index != k or in_index >= len(ins):
+                    continue
+                src = ins[in_index]
+                s = storage[src]
+                if (
+                    s >= 0
+                    and src not in external
+                    and readers[src] == 1
+                    and ins.count(src) == 1
+                    and live[s] == 1
+                    and s not in pinned_blocks
+                    and s not in taken
+                    and nbytes[src] == nbytes[out]
+                ):
+                    sid = s
+                    inplace[out] = src
+                    break
+            if sid is None:
+                sid = allocate(nbytes[out])
+            taken.add(sid)
+            storage[out] = sid
+            live[sid] += 1
+            if out in pinned_entries:
+                pinned_blocks.add(sid)
+        for e in ins:
+            readers[e] -= 1
+            if readers[e] == 0 and e not in pinned_entries:
+                release(e)
+        for k in range(node.num_outputs()):
+            out = graph.entry(i, k)
+            if readers[out] == 0 and out not in pinned_entries:
+                release(out)
+    graph.attrs["storage_id"] = storage
+    graph.attrs["storage_bytes"] = sizes
+    graph.attrs["inplace"] = inplace
+    computed = {graph.entry(i, k) for i in order for k in range(graph.nodes[i].num_outputs())}
+    graph.attrs["naive_bytes"] = sum(nbytes[e] for e in computed)
+    graph.attrs["planned_bytes"] = sum(sizes)
+    return storage

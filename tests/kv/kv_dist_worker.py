@@ -1,0 +1,150 @@
+"""One worker of the dist_sync tests, started by tests/kv/test_kvstore_dist.py under mpiexec.
+
+``python kv_dist_worker.py MODE [STORE]``; prints ``OK <rank>`` on success.
+Modes: ``semantics``, ``train``, ``train_optimizer``, ``die``, ``stall``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        raise AssertionError(what)
+
+
+def semantics(kv, mx) -> None:
+    rank, n = kv.rank, kv.num_workers
+    shape = (3, 5)
+    kv.init("w", mx.nd.ones(shape) * (rank + 7))  # rank 0's value wins
+    out = mx.nd.zeros(shape)
+    kv.pull("w", out=out)
+    check(np.all(out.asnumpy() == 7), f"init broadcast: {out.asnumpy()[0]}")
+    kv.push("w", mx.nd.ones(shape) * (rank + 1))  # assign the sum over workers
+    outs = [mx.nd.zeros(shape) for _ in range(3)]
+    kv.pull("w", out=outs)
+    total = n * (n + 1) / 2
+    check(all(np.all(o.asnumpy() == total) for o in outs), "push sums workers")
+    kv.push("w", [mx.nd.ones(shape)] * 4)  # four local values, then all workers
+    kv.pull("w", out=out)
+    check(np.all(out.asnumpy() == 4 * n), "list of four values")
+    # small keys are batched into one buffer, the large one goes alone
+    big = 300_000
+    keys = ["a", "b", "big", 4]
+    kv.init(keys, [mx.nd.zeros((10,)), mx.nd.zeros((2, 2)), mx.nd.zeros((big,)), mx.nd.zeros((7,), dtype="float64")])
+    kv.set_updater(lambda key, recv, stored: stored.__iadd__(recv * 2))
+    for step in range(3):
+        values = [mx.nd.ones((10,)) * rank, mx.nd.ones((2, 2)), mx.nd.ones((big,)) * (rank + step), mx.nd.ones((7,), dtype="float64")]
+        kv.push(keys, values)
+    outs = [mx.nd.zeros((10,)), mx.nd.zeros((2, 2)), mx.nd.zeros((big,)), mx.nd.zeros((7,), dtype="float64")]
+    kv.pull(keys, out=outs)
+    expect = [3 * 2 * n * (n - 1) / 2, 3 * 2 * n, 2 * sum(n * (n - 1) / 2 + n * s for s in range(3)), 3 * 2 * n]
+    for k, o, e in zip(keys, outs, expect):
+        check(np.all(o.asnumpy() == e), f"key {k}: {o.asnumpy().ravel()[:3]} != {e}")
+    kv.barrier()
+
+
+def make_data(n_workers: int, per_worker: int, steps: int):
+    rng = np.random.default_rng(0)
+    n = n_workers * per_worker
+    xs = rng.standard_normal((steps, n, 6)).astype(np.float32)
+    ys = rng.standard_normal((steps, n, 3)).astype(np.float32)
+    params = {
+        "w1": (rng.standard_normal((6, 8)) * 0.5).astype(np.float32),
+        "b1": np.zeros((1, 8), np.float32),
+        "w2": (rng.standard_normal((8, 3)) * 0.5).astype(np.float32),
+        "b2": np.zeros((1, 3), np.float32),
+    }
+    return xs, ys, params
+
+
+def gradients(F, dot, badd, ones, x, y, p, n_total):
+    """MLP with a sigmoid hidden layer and squared error; the same code runs on NumPy and on lazynd."""
+    h = 1.0 / (1.0 + F.exp(-badd(dot(x, p["w1"]), p["b1"])))
+    err = (badd(dot(h, p["w2"]), p["b2"]) - y) * (1.0 / n_total)
+    dz = dot(err, p["w2"], transpose_b=True) * h * (1.0 - h)
+    row = ones((1, x.shape[0]))
+    return {"w1": dot(x, dz, transpose_a=True), "b1": dot(row, dz), "w2": dot(h, err, transpose_a=True), "b2": dot(row, err)}
+
+
+def np_dot(a, b, transpose_a=False, transpose_b=False):
+    return (a.T if transpose_a else a) @ (b.T if transpose_b else b)
+
+
+def train(kv, mx, use_optimizer: bool) -> None:
+    rank, n = kv.rank, kv.num_workers
+    steps, per_worker, lr, momentum = 8, 5, 0.5, 0.9
+    xs, ys, init = make_data(n, per_worker, steps)
+    names = sorted(init)
+    # every rank starts from its own weights: init must hand out rank 0's
+    params = {k: mx.nd.array(v + rank) for k, v in init.items()}
+    kv.init(names, [params[k] for k in names])
+    if use_optimizer:
+        kv.set_optimizer(mx.optimizer.create("sgd", learning_rate=lr, momentum=momentum, rescale_grad=1.0))
+    else:
+        kv.set_updater(lambda key, grad, weight: weight.__isub__(grad * lr))
+    kv.pull(names, out=[params[k] for k in names])
+    lo, hi = rank * per_worker, (rank + 1) * per_worker
+    for step in range(steps):
+        x, y = mx.nd.array(xs[step, lo:hi]), mx.nd.array(ys[step, lo:hi])
+        grads = gradients(mx.nd, mx.nd.dot, mx.nd.broadcast_add, mx.nd.ones, x, y, params, n * per_worker)
+        kv.push(names, [grads[k] for k in names])
+        kv.pull(names, out=[params[k] for k in names])
+        if use_optimizer and step == steps // 2:
+            path = os.path.join(tempfile.gettempdir(), f"lazynd-kv-{os.getpid()}.states")
+            kv.save_optimizer_states(path)
+            kv.load_optimizer_states(path)
+            os.unlink(path)
+    # the same training in one process, on the combined batch, in float64
+    ref = {k: v.astype(np.float64) for k, v in init.items()}
+    moms = {k: np.zeros_like(v) for k, v in ref.items()}
+    for step in range(steps):
+        g = gradients(np, np_dot, np.add, np.ones, xs[step].astype(np.float64), ys[step], ref, n * per_worker)
+        for k in names:
+            if use_optimizer:
+                moms[k] = momentum * moms[k] - lr * g[k]
+                ref[k] = ref[k] + moms[k]
+            else:
+                ref[k] = ref[k] - lr * g[k]
+    mine = np.concatenate([params[k].asnumpy().ravel() for k in names])
+    expect = np.concatenate([ref[k].ravel() for k in names])
+    np.testing.assert_allclose(mine, expect, rtol=1e-4, atol=1e-5)
+    check(not np.allclose(mine, np.concatenate([init[k].ravel() for k in names])), "training changed the weights")
+    everyone = kv._comm.allgather(mine.tobytes())
+    check(all(b == everyone[0] for b in everyone), "every rank holds identical weights")
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    store = sys.argv[2] if len(sys.argv) > 2 else "dist_sync"
+    import lazynd as mx
+
+    kv = mx.kv.create(store)
+    check(kv.type == store and kv.num_workers >= 1, "store properties")
+    if mode == "semantics":
+        semantics(kv, mx)
+    elif mode in ("train", "train_optimizer"):
+        train(kv, mx, mode == "train_optimizer")
+    elif mode in ("die", "stall"):
+        kv.init(0, mx.nd.ones((4,)))
+        kv.barrier()
+        if kv.rank == 1:
+            if mode == "die":
+                os._exit(3)
+            time.sleep(600)
+        kv.push(0, mx.nd.ones((4,)))
+        kv.pull(0, out=mx.nd.zeros((4,)))
+        raise AssertionError("a push with a dead worker must not complete")
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+    print(f"OK {kv.rank}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""The documented KVStore semantics on the in-process stores ('local', 'device')."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_kv
+from lazynd.errors import LazyNDError, ShapeError
+
+SHAPE = (4, 4)
+
+
+@pytest.fixture(params=["local", "device"])
+def kv(request: pytest.FixtureRequest) -> lazynd_kv.KVStore:
+    return lazynd_kv.create(request.param)
+
+
+def _pulled(kv: lazynd_kv.KVStore, key, shape=SHAPE) -> np.ndarray:
+    out = mx.nd.zeros(shape)
+    kv.pull(key, out=out)
+    return out.asnumpy()
+
+
+def test_create_unknown_type_lists_supported_types():
+    with pytest.raises(LazyNDError, match=r"unknown KVStore type 'dist_async'.*device.*dist_sync.*local"):
+        lazynd_kv.create("dist_async")
+
+
+def test_mx_kv_create_gives_a_local_store_with_rank_and_workers():
+    kv = mx.kv.create()
+    assert (kv.type, kv.rank, kv.num_workers) == ("local", 0, 1)
+
+
+def test_init_then_pull_gives_the_initial_value(kv):
+    kv.init(3, mx.nd.ones(SHAPE) * 5)
+    np.testing.assert_array_equal(_pulled(kv, 3), np.full(SHAPE, 5, np.float32))
+
+
+def test_init_copies_the_value(kv):
+    value = mx.nd.ones(SHAPE)
+    kv.init(3, value)
+    value[:] = 7
+    np.testing.assert_array_equal(_pulled(kv, 3), np.ones(SHAPE, np.float32))
+
+
+def test_push_without_updater_replaces_the_value(kv):
+    kv.init(3, mx.nd.ones(SHAPE))
+    kv.push(3, mx.nd.ones(SHAPE) * 8)
+    np.testing.assert_array_equal(_pulled(kv, 3), np.full(SHAPE, 8, np.float32))
+
+
+def test_push_of_a_list_of_four_values_sums_them(kv):
+    kv.init(3, mx.nd.zeros(SHAPE))
+    kv.push(3, [mx.nd.ones(SHAPE) * (i + 1) for i in range(4)])
+    np.testing.assert_array_equal(_pulled(kv, 3), np.full(SHAPE, 10, np.float32))
+
+
+def test_custom_updater_accumulates(kv):
+    def update(key, recv, stored):
+        stored += recv * 2
+
+    kv.set_updater(update)
+    kv.init(3, mx.nd.ones(SHAPE))
+    kv.push(3, mx.nd.ones(SHAPE))
+    kv.push(3, [mx.nd.ones(SHAPE)] * 4)
+    np.testing.assert_array_equal(_pulled(kv, 3), np.full(SHAPE, 1 + 2 + 8, np.float32))
+
+
+def test_private_set_updater_receives_the_key(kv):
+    seen = []
+    kv._set_updater(lambda key, recv, stored: seen.append(key))
+    kv.init("w", mx.nd.ones(SHAPE))
+    kv.push("w", mx.nd.ones(SHAPE))
+    assert seen == ["w"]
+
+
+def test_lists_of_keys_init_push_and_pull(kv):
+    keys = [5, 7, 9]
+    kv.init(keys, [mx.nd.ones(SHAPE)] * 3)
+    kv.push(keys, [[mx.nd.ones(SHAPE) * k] * 2 for k in keys])
+    outs = [mx.nd.zeros(SHAPE) for _ in keys]
+    kv.pull(keys, out=outs)
+    for k, out in zip(keys, outs):
+        np.testing.assert_array_equal(out.asnumpy(), np.full(SHAPE, 2 * k, np.float32))
+
+
+def test_pull_into_several_outputs(kv):
+    kv.init("w", mx.nd.ones(SHAPE) * 3)
+    outs = [mx.nd.zeros(SHAPE) for _ in range(4)]
+    kv.pull("w", out=outs)
+    for out in outs:
+        np.testing.assert_array_equal(out.asnumpy(), np.full(SHAPE, 3, np.float32))
+
+
+def test_int_and_str_keys_are_distinct(kv):
+    kv.init(3, mx.nd.ones(SHAPE))
+    kv.init("3", mx.nd.ones(SHAPE) * 2)
+    assert _pulled(kv, 3)[0, 0] == 1 and _pulled(kv, "3")[0, 0] == 2
+
+
+def test_pull_of_an_uninitialised_key_names_it(kv):
+    with pytest.raises(lazynd_kv.KVKeyError, match="key 'nope' is not initialised"):
+        kv.pull("nope", out=mx.nd.zeros(SHAPE))
+
+
+def test_push_of_an_uninitialised_key_changes_nothing(kv):
+    kv.init(1, mx.nd.ones(SHAPE))
+    with pytest.raises(lazynd_kv.KVKeyError, match="key 2 is not initialised"):
+        kv.push([1, 2], [mx.nd.ones(SHAPE) * 9, mx.nd.ones(SHAPE)])
+    np.testing.assert_array_equal(_pulled(kv, 1), np.ones(SHAPE, np.float32))
+
+
+def test_push_with_a_wrong_shape_names_key_and_shapes(kv):
+    kv.init(3, mx.nd.ones(SHAPE))
+    with pytest.raises(ShapeError, match=r"key 3 holds shape \(4, 4\), pushed value has shape \(2, 8\)"):
+        kv.push(3, mx.nd.ones((2, 8)))
+    np.testing.assert_array_equal(_pulled(kv, 3), np.ones(SHAPE, np.float32))
+
+
+def test_push_with_a_wrong_dtype_names_key_and_dtypes(kv):
+    kv.init(3, mx.nd.ones(SHAPE))
+    with pytest.raises(ShapeError, match="key 3 holds dtype float32, pushed value has dtype float64"):
+        kv.push(3, mx.nd.ones(SHAPE, dtype="float64"))
+    np.testing.assert_array_equal(_pulled(kv, 3), np.ones(SHAPE, np.float32))
+
+
+def test_pull_into_a_wrong_shape_names_the_key(kv):
+    kv.init("w", mx.nd.ones(SHAPE))
+    with pytest.raises(ShapeError, match="key 'w' holds shape"):
+        kv.pull("w", out=mx.nd.zeros((3,)))
+
+
+def test_second_init_of_a_key_fails_and_keeps_the_value(kv):
+    kv.init(3, mx.nd.ones(SHAPE))
+    with pytest.raises(lazynd_kv.KVKeyError, match="key 3 is already initialised"):
+        kv.init([4, 3], [mx.nd.zeros(SHAPE), mx.nd.zeros(SHAPE)])
+    np.testing.assert_array_equal(_pulled(kv, 3), np.ones(SHAPE, np.float32))
+    with pytest.raises(lazynd_kv.KVKeyError, match="key 4 is not initialised"):
+        kv.pull(4, out=mx.nd.zeros(SHAPE))
+
+
+def test_bad_keys_priority_and_updater_are_refused(kv):
+    with pytest.raises(LazyNDError, match="keys are int or str"):
+        kv.init(1.5, mx.nd.ones(SHAPE))
+    kv.init(1, mx.nd.ones(SHAPE))
+    with pytest.raises(LazyNDError, match="priority must be an int"):
+        kv.push(1, mx.nd.ones(SHAPE), priority="high")
+    with pytest.raises(LazyNDError, match="expected a callable"):
+        kv.set_updater(42)
+    with pytest.raises(LazyNDError, match="out= is required"):
+        kv.pull(1)
+
+
+def test_priority_is_accepted(kv):
+    kv.init(1, mx.nd.ones(SHAPE))
+    kv.push(1, mx.nd.ones(SHAPE) * 2, priority=-3)
+    out = mx.nd.zeros(SHAPE)
+    kv.pull(1, out=out, priority=5)
+    assert out.asnumpy()[0, 0] == 2
+
+
+def test_semantics_hold_under_both_engines(engine_name):
+    kv = lazynd_kv.create("local")
+    kv.set_updater(lambda key, recv, stored: stored.__isub__(recv * 0.5))
+    kv.init(0, mx.nd.ones(SHAPE) * 10)
+    for _ in range(6):
+        kv.push(0, [mx.nd.ones(SHAPE)] * 2)
+    np.testing.assert_array_equal(_pulled(kv, 0), np.full(SHAPE, 4, np.float32))
+
+
+def test_save_optimizer_states_without_optimizer_is_an_error(kv, tmp_path):
+    with pytest.raises(LazyNDError, match="no optimizer is set"):
+        kv.save_optimizer_states(str(tmp_path / "x.states"))
+
+
+def test_device_store_pushes_from_the_gpu(ctx):
+    kv = lazynd_kv.create("device")
+    kv.init(0, mx.nd.zeros(SHAPE, ctx=ctx))
+    kv.push(0, [mx.nd.ones(SHAPE, ctx=ctx) * 2] * 3)
+    outs = [mx.nd.zeros(SHAPE, ctx=ctx), mx.nd.zeros(SHAPE)]
+    kv.pull(0, out=outs)
+    for out in outs:
+        np.testing.assert_array_equal(out.asnumpy(), np.full(SHAPE, 6, np.float32))

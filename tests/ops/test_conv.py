@@ -1,0 +1,168 @@
+"""Convolution and Deconvolution: forward vs a naive loop reference, gradients, layouts, shape errors."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import lazynd
+from lazynd.errors import ShapeError
+from lazynd.ops import registry
+
+
+def naive_conv(x, w, b, stride, pad, dilate, groups):
+    """Direct convolution with loops (N, C, *spatial) x (F, C/g, *k): the reference."""
+    nd = x.ndim - 2
+    x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    n, c = x.shape[:2]
+    f, cg = w.shape[:2]
+    k = w.shape[2:]
+    out = [(x.shape[2 + i] - dilate[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    y = np.zeros((n, f, *out))
+    fg = f // groups
+    for o in itertools.product(*[range(v) for v in out]):
+        for kk in itertools.product(*[range(v) for v in k]):
+            idx = tuple(o[i] * stride[i] + kk[i] * dilate[i] for i in range(nd))
+            patch = x[(slice(None), slice(None), *idx)]  # (n, c)
+            for g in range(groups):
+                wk = w[(slice(g * fg, (g + 1) * fg), slice(None), *kk)]  # (fg, cg)
+                y[(slice(None), slice(g * fg, (g + 1) * fg), *o)] += patch[:, g * cg : (g + 1) * cg] @ wk.T
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * nd)
+    return y
+
+
+def numeric_gradient_check(op_name, arrays, params, rtol=1e-4, atol=1e-6, eps=1e-6):
+    """Compare op.gradient (with F = lazynd.nd) against central differences of sum(out * head), in float64."""
+    op = registry.get(op_name)
+    fn = getattr(lazynd.nd, op_name)
+    rng = np.random.default_rng(3)
+    inputs = [lazynd.nd.array(a, dtype="float64") for a in arrays]
+    out = fn(*inputs, **params)
+    head = rng.standard_normal(out.shape)
+    grads = op.gradient(lazynd.nd, op.parse(params), inputs, [out], [lazynd.nd.array(head, dtype="float64")])
+    for i, (a, g) in enumerate(zip(arrays, grads)):
+        numeric = np.zeros_like(a)
+        for j in range(a.size):
+            plus, minus = a.copy(), a.copy()
+            plus.flat[j] += eps
+            minus.flat[j] -= eps
+            args_p = [lazynd.nd.array(plus if k == i else v, dtype="float64") for k, v in enumerate(arrays)]
+            args_m = [lazynd.nd.array(minus if k == i else v, dtype="float64") for k, v in enumerate(arrays)]
+            fp = (fn(*args_p, **params).asnumpy() * head).sum()
+            fm = (fn(*args_m, **params).asnumpy() * head).sum()
+            numeric.flat[j] = (fp - fm) / (2 * eps)
+        np.testing.assert_allclose(g.asnumpy(), numeric, rtol=rtol, atol=atol, err_msg=f"{op_name} input {i}")
+
+
+@pytest.mark.parametrize(
+    "shape,kernel,stride,pad,dilate,groups",
+    [
+        ((2, 3, 9), (3,), (2,), (1,), (1,), 1),
+        ((2, 4, 7, 8), (3, 2), (1, 2), (1, 0), (2, 1), 2),
+        ((1, 2, 5, 4, 6), (2, 3, 2), (1, 1, 2), (0, 1, 1), (1, 1, 1), 1),
+    ],
+)
+def test_convolution_matches_naive_reference(shape, kernel, stride, pad, dilate, groups):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype("float32")
+    w = rng.standard_normal((4, shape[1] // groups, *kernel)).astype("float32")
+    b = rng.standard_normal(4).astype("float32")
+    y = lazynd.nd.Convolution(
+        lazynd.nd.array(x), lazynd.nd.array(w), lazynd.nd.array(b),
+        kernel=kernel, stride=stride, pad=pad, dilate=dilate, num_filter=4, num_group=groups,
+    )
+    np.testing.assert_allclose(y.asnumpy(), naive_conv(x, w, b, stride, pad, dilate, groups), rtol=1e-4, atol=1e-4)
+
+
+def test_convolution_gradient_matches_central_differences():
+    rng = np.random.default_rng(1)
+    x, w, b = rng.standard_normal((2, 2, 5, 4)), rng.standard_normal((4, 1, 3, 2)), rng.standard_normal(4)
+    params = dict(kernel=(3, 2), stride=(2, 1), pad=(1, 1), dilate=(1, 2), num_filter=4, num_group=2)
+    numeric_gradient_check("Convolution", [x, w, b], params)
+
+
+def test_convolution_without_bias_has_two_gradients():
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((1, 2, 4)), rng.standard_normal((3, 2, 2))
+    numeric_gradient_check("Convolution", [x, w], dict(kernel=(2,), num_filter=3, no_bias=True))
+
+
+def test_convolution_nhwc_agrees_with_nchw():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 6, 5)).astype("float32")
+    w = rng.standard_normal((4, 3, 3, 3)).astype("float32")
+    b = rng.standard_normal(4).astype("float32")
+    params = dict(kernel=(3, 3), stride=(2, 1), pad=(1, 1), num_filter=4)
+    nchw = lazynd.nd.Convolution(lazynd.nd.array(x), lazynd.nd.array(w), lazynd.nd.array(b), **params)
+    nhwc = lazynd.nd.Convolution(
+        lazynd.nd.array(x.transpose(0, 2, 3, 1)), lazynd.nd.array(w.transpose(0, 2, 3, 1)), lazynd.nd.array(b),
+        layout="NHWC", **params,
+    )
+    np.testing.assert_allclose(nhwc.asnumpy().transpose(0, 3, 1, 2), nchw.asnumpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_convolution_nhwc_gradient_matches_central_differences():
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((1, 4, 3, 2)), rng.standard_normal((2, 2, 2, 2))
+    numeric_gradient_check("Convolution", [x, w], dict(kernel=(2, 2), num_filter=2, no_bias=True, layout="NHWC"))
+
+
+def test_convolution_infers_weight_and_bias_shapes():
+    op = registry.get("Convolution")
+    attrs = op.parse(dict(kernel=(5, 5), num_filter=20, stride=(2, 2)))
+    ins, outs, _ = op.infer_shape(attrs, [(128, 3, 28, 28), None, None])
+    assert ins[1:] == [(20, 3, 5, 5), (20,)]
+    assert outs == [(128, 20, 12, 12)]
+
+
+def test_convolution_rejects_mismatched_weight():
+    x, w = lazynd.nd.zeros((1, 3, 8, 8)), lazynd.nd.zeros((4, 2, 3, 3))
+    with pytest.raises(ShapeError, match="weight"):
+        lazynd.nd.Convolution(x, w, kernel=(3, 3), num_filter=4, no_bias=True)
+
+
+def test_convolution_rejects_kernel_larger_than_input():
+    with pytest.raises(ShapeError, match="smaller than kernel"):
+        lazynd.nd.Convolution(lazynd.nd.zeros((1, 1, 2, 2)), lazynd.nd.zeros((1, 1, 3, 3)), kernel=(3, 3), num_filter=1, no_bias=True)
+
+
+def naive_deconv(x, w, stride, pad, adj):
+    """Scatter each input pixel times the kernel into the output: the transpose of convolution."""
+    n, c, h, wd = x.shape
+    f, kh, kw = w.shape[1:]
+    full = np.zeros((n, f, (h - 1) * stride[0] + kh + adj[0], (wd - 1) * stride[1] + kw + adj[1]))
+    for i in range(h):
+        for j in range(wd):
+            full[:, :, i * stride[0] : i * stride[0] + kh, j * stride[1] : j * stride[1] + kw] += np.einsum(
+                "nc,cfab->nfab", x[:, :, i, j], w
+            )
+    return full[:, :, pad[0] : full.shape[2] - pad[0], pad[1] : full.shape[3] - pad[1]]
+
+
+def test_deconvolution_matches_naive_reference():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 3, 4, 5))
+    w = rng.standard_normal((3, 2, 3, 3))
+    y = lazynd.nd.Deconvolution(
+        lazynd.nd.array(x, dtype="float64"), lazynd.nd.array(w, dtype="float64"),
+        kernel=(3, 3), stride=(2, 2), pad=(1, 1), adj=(1, 0), num_filter=2,
+    )
+    np.testing.assert_allclose(y.asnumpy(), naive_deconv(x, w, (2, 2), (1, 1), (1, 0)), rtol=1e-10)
+
+
+def test_deconvolution_target_shape_sets_output_size():
+    y = lazynd.nd.Deconvolution(
+        lazynd.nd.zeros((1, 2, 4, 4)), lazynd.nd.zeros((2, 3, 4, 4)), kernel=(4, 4), stride=(2, 2),
+        target_shape=(8, 8), num_filter=3,
+    )
+    assert y.shape == (1, 3, 8, 8)
+
+
+def test_deconvolution_gradient_matches_central_differences():
+    rng = np.random.default_rng(7)
+    x, w, b = rng.standard_normal((1, 2, 3, 2)), rng.standard_normal((2, 2, 2, 3)), rng.standard_normal(4)
+    params = dict(kernel=(2, 3), stride=(2, 1), pad=(1, 0), adj=(1, 0), num_filter=4, num_group=2, no_bias=False)
+    numeric_gradient_check("Deconvolution", [x, w, b], params)

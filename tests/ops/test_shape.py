@@ -1,0 +1,190 @@
+"""Reshape, Flatten, transpose, SwapAxis, expand_dims, reshape_like, flip, tile, repeat, Pad."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import OperatorError, ShapeError
+from lazynd.ops import registry
+from lazynd.testing import check_forward, check_gradient
+
+RNG = np.random.default_rng(7)
+
+
+def rand(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    "spec, reverse, dshape, expected",
+    [
+        ((0, -1), False, (2, 3, 4), (2, 12)),
+        ((-2,), False, (2, 3, 4), (2, 3, 4)),
+        ((2, -2), False, (2, 3, 4), (2, 3, 4)),
+        ((-3, 4), False, (2, 3, 4), (6, 4)),
+        ((-4, 1, 2, -2), False, (2, 3, 4), (1, 2, 3, 4)),
+        ((0, -4, -1, 1, 0), False, (2, 3, 4), (2, 3, 1, 4)),
+        ((-1, 0), True, (10, 5, 4), (50, 4)),
+        ((-1, 0), False, (10, 5, 4), (40, 5)),
+        ((6, 1, -1), False, (2, 3, 4), (6, 1, 4)),
+    ],
+)
+def test_reshape_special_codes_give_mxnet_shapes(spec, reverse, dshape, expected, ctx):
+    x = rand(*dshape)
+    out = check_forward("Reshape", [x], {"shape": spec, "reverse": reverse}, lambda a: a.reshape(expected), ctx=ctx)
+    assert out[0].shape == expected
+
+
+def test_reshape_accepts_string_params_as_symbol_json_stores_them():
+    out = mx.nd.Reshape(mx.nd.array(rand(2, 3, 4)), shape="(0, -1)", reverse="False")
+    assert out.shape == (2, 12)
+
+
+def test_reshape_partial_shape_keeps_unknown_dims_unknown():
+    _, out, _ = registry.get("Reshape").infer_shape({"shape": (0, -3), "reverse": False}, [(0, 3, 4)])
+    assert out == [(0, 12)]
+    _, out, _ = registry.get("Reshape").infer_shape({"shape": (0, -1), "reverse": False}, [(0, 3, 4)])
+    assert out == [(0, 0)]
+
+
+def test_reshape_rejects_wrong_element_count():
+    with pytest.raises(ShapeError, match=r"Reshape: shape=\(5, 5\) on input \(2, 3, 4\).*expected 24"):
+        mx.nd.Reshape(mx.nd.array(rand(2, 3, 4)), shape=(5, 5))
+
+
+def test_reshape_rejects_two_inferred_dims():
+    with pytest.raises(ShapeError, match="only one -1"):
+        mx.nd.Reshape(mx.nd.array(rand(2, 3, 4)), shape=(-1, -1))
+
+
+def test_reshape_rejects_unknown_code():
+    with pytest.raises(ShapeError, match="invalid code -7"):
+        mx.nd.Reshape(mx.nd.array(rand(2, 3)), shape=(-7,))
+
+
+def test_reshape_rejects_a_split_that_does_not_divide():
+    with pytest.raises(ShapeError, match="-4 cannot split dim 6 into"):
+        mx.nd.Reshape(mx.nd.array(rand(6, 2)), shape=(-4, 4, -1, 0))
+
+
+def test_reshape_requires_shape_param():
+    with pytest.raises(OperatorError, match="required parameter 'shape'"):
+        mx.nd.Reshape(mx.nd.array(rand(2, 3)))
+
+
+def test_ndarray_reshape_method_with_codes_routes_to_reshape_op():
+    x = rand(2, 3, 4)
+    np.testing.assert_array_equal(mx.nd.array(x).reshape((0, -1)).asnumpy(), x.reshape(2, 12))
+
+
+def test_reshape_gradient_matches_numeric():
+    check_gradient("Reshape", [rand(2, 3, 4)], {"shape": (-3, -1)})
+
+
+def test_reshape_like_takes_the_shape_of_rhs_and_checks_sizes(ctx):
+    a, b = rand(2, 6), rand(3, 4)
+    check_forward("reshape_like", [a, b], {}, lambda x, y: x.reshape(y.shape), ctx=ctx)
+    with pytest.raises(ShapeError, match=r"reshape_like: lhs \(2, 6\) has 12 elements, rhs \(5,\) has 5"):
+        mx.nd.reshape_like(mx.nd.array(a), mx.nd.array(rand(5)))
+
+
+def test_flatten_collapses_trailing_axes(ctx):
+    check_forward("Flatten", [rand(2, 3, 4)], {}, lambda a: a.reshape(2, 12), ctx=ctx)
+    check_gradient("Flatten", [rand(2, 3, 2)])
+    assert mx.nd.flatten(mx.nd.array(rand(5))).shape == (5, 1)
+
+
+@pytest.mark.parametrize("axes", [(), (1, 0, 2), (2, 0, 1), (-1, 0, 1)])
+def test_transpose_matches_numpy_and_inverts_in_gradient(axes, ctx):
+    x = rand(2, 3, 4)
+    check_forward("transpose", [x], {"axes": axes}, lambda a: np.transpose(a, axes or None), ctx=ctx)
+    check_gradient("transpose", [x], {"axes": axes})
+
+
+def test_transpose_rejects_non_permutation():
+    with pytest.raises(ShapeError, match=r"transpose: axes=\(0, 0, 1\) is not a permutation"):
+        mx.nd.transpose(mx.nd.array(rand(2, 3, 4)), axes=(0, 0, 1))
+
+
+def test_ndarray_transpose_and_T_methods_route_to_transpose():
+    x = rand(2, 3, 4)
+    np.testing.assert_array_equal(mx.nd.array(x).transpose().asnumpy(), x.T)
+    np.testing.assert_array_equal(mx.nd.array(x).transpose(axes=(1, 0, 2)).asnumpy(), x.transpose(1, 0, 2))
+    np.testing.assert_array_equal(mx.nd.array(x[0]).T.asnumpy(), x[0].T)
+
+
+def test_swapaxis_matches_numpy(ctx):
+    x = rand(2, 3, 4)
+    check_forward("SwapAxis", [x], {"dim1": 0, "dim2": 2}, lambda a: np.swapaxes(a, 0, 2), ctx=ctx)
+    check_gradient("swapaxes", [x], {"dim1": 1, "dim2": 2})
+    with pytest.raises(ShapeError, match="SwapAxis: dim2=3 is out of range for a 3-D input"):
+        mx.nd.SwapAxis(mx.nd.array(x), dim1=0, dim2=3)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 3, -1, -4])
+def test_expand_dims_inserts_axis(axis, ctx):
+    x = rand(2, 3, 4)
+    check_forward("expand_dims", [x], {"axis": axis}, lambda a: np.expand_dims(a, axis), ctx=ctx)
+
+
+def test_expand_dims_rejects_out_of_range_axis():
+    with pytest.raises(ShapeError, match="expand_dims: axis=4 is out of range"):
+        mx.nd.expand_dims(mx.nd.array(rand(2, 3, 4)), axis=4)
+
+
+@pytest.mark.parametrize("axis", [0, 2, (0, 1)])
+def test_flip_matches_numpy(axis, ctx):
+    x = rand(2, 3, 4)
+    check_forward("flip", [x], {"axis": axis}, lambda a: np.flip(a, axis), ctx=ctx)
+    check_gradient("reverse", [x], {"axis": axis})
+
+
+@pytest.mark.parametrize("reps", [(2,), (2, 3), (1, 2, 2)])
+def test_tile_matches_numpy_and_sums_in_gradient(reps, ctx):
+    x = rand(2, 3)
+    check_forward("tile", [x], {"reps": reps}, lambda a: np.tile(a, reps), ctx=ctx)
+    check_gradient("tile", [x], {"reps": reps})
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_repeat_matches_numpy_and_sums_in_gradient(axis, ctx):
+    x = rand(2, 3)
+    check_forward("repeat", [x], {"repeats": 3, "axis": axis}, lambda a: np.repeat(a, 3, axis=axis), ctx=ctx)
+    check_gradient("repeat", [x], {"repeats": 2, "axis": axis})
+
+
+def test_repeat_rejects_negative_repeats():
+    with pytest.raises(OperatorError, match="repeat: repeats=-1 must not be negative"):
+        mx.nd.repeat(mx.nd.array(rand(2)), repeats=-1)
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
+def test_pad_matches_numpy(mode, ctx):
+    x = rand(1, 2, 3, 4)
+    width = (0, 0, 0, 0, 1, 2, 2, 1)
+    pairs = [(0, 0), (0, 0), (1, 2), (2, 1)]
+    params = {"mode": mode, "pad_width": width, "constant_value": 1.5}
+    kwargs = {"constant_values": 1.5} if mode == "constant" else {}
+    check_forward("Pad", [x], params, lambda a: np.pad(a, pairs, mode=mode, **kwargs), ctx=ctx)
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
+def test_pad_gradient_matches_numeric(mode):
+    check_gradient("pad", [rand(1, 1, 3, 3)], {"mode": mode, "pad_width": (0, 0, 0, 0, 2, 1, 1, 2)})
+
+
+def test_pad_rejects_wrong_pad_width_length():
+    with pytest.raises(ShapeError, match=r"Pad: pad_width=\(1, 1\) must hold 2 non-negative values per axis.*8 values"):
+        mx.nd.Pad(mx.nd.array(rand(1, 1, 2, 2)), pad_width=(1, 1))
+
+
+def test_pad_rejects_reflection_wider_than_axis():
+    with pytest.raises(ShapeError, match="reflect padding"):
+        mx.nd.Pad(mx.nd.array(rand(1, 1, 2, 2)), mode="reflect", pad_width=(0, 0, 0, 0, 2, 2, 0, 0))
+
+
+def test_pad_rejects_unknown_mode():
+    with pytest.raises(OperatorError, match="Pad: invalid value 'wrap' for parameter 'mode'"):
+        mx.nd.Pad(mx.nd.array(rand(1, 1, 2, 2)), mode="wrap", pad_width=(0,) * 8)

@@ -1,0 +1,223 @@
+"""NDArrayIter, MNISTIter, CSVIter, PrefetchingIter, ResizeIter and DataDesc."""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import DataError
+from lazynd.io import CSVIter, DataBatch, DataDesc, DataIter, MNISTIter, NDArrayIter, PrefetchingIter, ResizeIter
+
+
+def _epoch(it: DataIter) -> list[list[float]]:
+    return [batch.data[0].asnumpy().tolist() for batch in it]
+
+
+def test_datadesc_unpacks_as_name_shape_pair_and_keeps_layout() -> None:
+    desc = DataDesc("data", [4, 3], layout="NC")
+    name, shape = desc
+    assert (name, shape, desc.layout, desc.dtype) == ("data", (4, 3), "NC", np.float32)
+
+
+def test_datadesc_batch_axis_follows_layout() -> None:
+    assert DataDesc.get_batch_axis("TNC") == 1
+    assert DataDesc.get_batch_axis(None) == 0
+    with pytest.raises(DataError, match="no batch axis"):
+        DataDesc.get_batch_axis("CHW")
+
+
+def test_datadesc_survives_pickle() -> None:
+    desc = pickle.loads(pickle.dumps(DataDesc("x", (2, 2), np.int32, "NC")))
+    assert (desc.name, desc.shape, desc.dtype, desc.layout) == ("x", (2, 2), np.int32, "NC")
+
+
+def test_pad_fills_last_batch_from_the_start_and_reports_pad() -> None:
+    it = NDArrayIter(np.arange(5), np.arange(5), batch_size=2)
+    batches = list(it)
+    assert [b.pad for b in batches] == [0, 0, 1]
+    assert batches[-1].data[0].asnumpy().tolist() == [4.0, 0.0]
+    assert batches[-1].label[0].asnumpy().tolist() == [4.0, 0.0]
+
+
+def test_discard_drops_incomplete_last_batch() -> None:
+    it = NDArrayIter(np.arange(5), batch_size=2, last_batch_handle="discard")
+    assert _epoch(it) == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_roll_over_carries_leftovers_into_next_epoch() -> None:
+    it = NDArrayIter(np.arange(5), batch_size=2, last_batch_handle="roll_over")
+    assert _epoch(it) == [[0.0, 1.0], [2.0, 3.0]]
+    it.reset()
+    assert _epoch(it) == [[4.0, 0.0], [1.0, 2.0], [3.0, 4.0]]
+
+
+def test_reset_starts_the_same_epoch_again() -> None:
+    it = NDArrayIter(np.arange(6).reshape(3, 2), batch_size=2)
+    first = _epoch(it)
+    it.reset()
+    assert _epoch(it) == first
+
+
+def test_shuffle_permutes_examples_consistently_with_labels() -> None:
+    np.random.seed(3)
+    data = np.arange(20, dtype=np.float32)
+    it = NDArrayIter(data, data * 10, batch_size=5, shuffle=True)
+    seen_data, seen_label = [], []
+    for batch in it:
+        seen_data += batch.data[0].asnumpy().tolist()
+        seen_label += batch.label[0].asnumpy().tolist()
+    assert sorted(seen_data) == data.tolist()
+    assert seen_data != data.tolist()
+    assert np.allclose(np.array(seen_label), np.array(seen_data) * 10)
+
+
+def test_dict_inputs_are_named_and_sorted() -> None:
+    it = NDArrayIter({"b": np.zeros((4, 2)), "a": np.ones((4, 3))}, {"lab": np.zeros(4)}, batch_size=2)
+    assert [d.name for d in it.provide_data] == ["a", "b"]
+    assert [d.shape for d in it.provide_data] == [(2, 3), (2, 2)]
+    assert it.provide_label[0].name == "lab"
+
+
+def test_ordered_dict_keeps_its_order() -> None:
+    it = NDArrayIter(OrderedDict([("b", np.zeros(4)), ("a", np.zeros(4))]), batch_size=2)
+    assert [d.name for d in it.provide_data] == ["b", "a"]
+
+
+def test_ndarray_inputs_are_accepted() -> None:
+    it = NDArrayIter(mx.nd.array(np.arange(4)), batch_size=2)
+    assert _epoch(it) == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_layout_with_batch_axis_one_slices_along_it() -> None:
+    data = np.arange(12).reshape(3, 4)  # T=3, N=4
+    it = NDArrayIter(data, np.arange(4), batch_size=2, layout="TN")
+    first = next(it)
+    assert first.data[0].shape == (3, 2)
+    assert first.data[0].asnumpy().tolist() == data[:, :2].tolist()
+    assert it.provide_data[0].shape == (3, 2)
+
+
+def test_mismatched_example_counts_raise() -> None:
+    with pytest.raises(DataError, match="same number of examples"):
+        NDArrayIter(np.zeros(4), np.zeros(5), batch_size=2)
+
+
+def test_bad_last_batch_handle_raises() -> None:
+    with pytest.raises(DataError, match="last_batch_handle"):
+        NDArrayIter(np.zeros(4), batch_size=2, last_batch_handle="wrap")
+
+
+def test_bad_batch_size_raises() -> None:
+    with pytest.raises(DataError, match="batch_size"):
+        NDArrayIter(np.zeros(4), batch_size=0)
+
+
+def test_databatch_rejects_non_list_data() -> None:
+    with pytest.raises(DataError, match="list"):
+        DataBatch(mx.nd.zeros((2,)))
+
+
+def test_resize_iter_gives_exactly_size_batches() -> None:
+    it = ResizeIter(NDArrayIter(np.arange(4), batch_size=2), size=3)
+    assert _epoch(it) == [[0.0, 1.0], [2.0, 3.0], [0.0, 1.0]]
+    it.reset()
+    assert len(_epoch(it)) == 3
+
+
+def test_prefetching_iter_gives_the_same_batches_every_epoch() -> None:
+    inner = NDArrayIter(np.arange(6), np.arange(6), batch_size=2)
+    it = PrefetchingIter(inner)
+    assert _epoch(it) == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    it.reset()
+    assert _epoch(it) == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    assert it.provide_label[0].name == "softmax_label"
+
+
+def test_prefetching_iter_joins_and_renames_several_iterators() -> None:
+    it = PrefetchingIter(
+        [NDArrayIter(np.zeros(4), batch_size=2), NDArrayIter(np.ones(4), batch_size=2)],
+        rename_data=[{"data": "a"}, {"data": "b"}],
+    )
+    assert [d.name for d in it.provide_data] == ["a", "b"]
+    batch = next(it)
+    assert [d.asnumpy().tolist() for d in batch.data] == [[0.0, 0.0], [1.0, 1.0]]
+
+
+class _SlowIter(DataIter):
+    """Takes 50 ms per batch and records when each batch was made."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(1)
+        self.count, self.made = count, []
+
+    def next(self) -> DataBatch:
+        if len(self.made) == self.count:
+            raise StopIteration
+        time.sleep(0.05)
+        self.made.append(len(self.made))
+        return DataBatch([mx.nd.zeros((1,))])
+
+
+def test_prefetching_iter_loads_the_next_batch_in_the_background() -> None:
+    inner = _SlowIter(3)
+    it = PrefetchingIter(inner)
+    next(it)
+    time.sleep(0.2)  # while "training" on batch 0, batch 1 is made
+    assert inner.made == [0, 1]
+
+
+class _FailingIter(DataIter):
+    def next(self) -> DataBatch:
+        raise ValueError("disk on fire")
+
+
+def test_prefetching_iter_reraises_errors_of_the_wrapped_iterator() -> None:
+    it = PrefetchingIter(_FailingIter(1))
+    with pytest.raises(DataError, match="disk on fire"):
+        next(it)
+
+
+def test_csv_iter_reads_data_and_labels(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,2,3,4\n5,6,7,8\n9,10,11,12\n")
+    (tmp_path / "l.csv").write_text("0\n1\n2\n")
+    it = CSVIter(str(tmp_path / "d.csv"), (2, 2), str(tmp_path / "l.csv"), batch_size=2)
+    batches = list(it)
+    assert batches[0].data[0].shape == (2, 2, 2)
+    assert batches[1].label[0].asnumpy().tolist() == [2.0, 0.0]
+    assert batches[1].pad == 1
+
+
+def test_csv_iter_wrong_column_count_raises(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,2,3\n")
+    with pytest.raises(DataError, match="3 columns"):
+        CSVIter(str(tmp_path / "d.csv"), (2, 2), batch_size=1)
+
+
+def test_mnist_iter_reads_idx_files_scaled_to_unit_range(data_dir) -> None:
+    folder = data_dir / "mnist"
+    it = MNISTIter(str(folder / "t10k-images-idx3-ubyte.gz"), str(folder / "t10k-labels-idx1-ubyte.gz"), batch_size=100, shuffle=False)
+    batch = next(it)
+    pixels = batch.data[0].asnumpy()
+    assert pixels.shape == (100, 1, 28, 28)
+    assert 0.0 <= pixels.min() and pixels.max() <= 1.0
+    assert batch.label[0].asnumpy()[:5].tolist() == [7.0, 2.0, 1.0, 0.0, 4.0]
+    assert sum(1 for _ in it) == 99
+
+
+def test_mnist_iter_flat_and_seeded_shuffle_is_reproducible(data_dir) -> None:
+    first = MNISTIter(batch_size=50, shuffle=True, flat=True, seed=7, data_dir=data_dir, train=False)
+    second = MNISTIter(batch_size=50, shuffle=True, flat=True, seed=7, data_dir=data_dir, train=False)
+    a, b = next(first), next(second)
+    assert a.data[0].shape == (50, 784)
+    assert np.array_equal(a.label[0].asnumpy(), b.label[0].asnumpy())
+    assert a.label[0].asnumpy().tolist() != [7.0, 2.0, 1.0, 0.0, 4.0] + a.label[0].asnumpy().tolist()[5:]
+
+
+def test_mnist_iter_missing_file_names_the_path(tmp_path) -> None:
+    with pytest.raises(DataError, match="no IDX file"):
+        MNISTIter(str(tmp_path / "nope"), str(tmp_path / "nope2"))
