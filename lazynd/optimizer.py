@@ -212,20 +212,21 @@ Optimizer.opt_registry["ccsgd"] = SGD
 
 @register
 class NAG(SGD):
-    """Nesterov accelerated SGD."""
+    """Nesterov accelerated SGD: ``mom = momentum*mom - lr*g; weight += momentum*mom - lr*g``."""
 
     def update(self, index: Any, weight: nd.NDArray, grad: nd.NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         g = self._prepared_grad(grad)
-        if state is None:
-            weight -= (g + weight * wd) * lr
-            return
         g += weight * wd
+        g *= lr
+        if state is None:
+            weight -= g
+            return
+        # MXNet's convention: the state holds -lr * (accumulated gradient)
         state *= self.momentum
-        state += g
-        g += state * self.momentum
-        weight -= g * lr
+        state -= g
+        weight += state * self.momentum - g
 
 
 @register

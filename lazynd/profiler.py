@@ -36,7 +36,16 @@ from typing import Any
 
 from .errors import LazyNDError
 
-__all__ = ["set_config", "set_state", "dump", "dumps", "reset", "profiler_set_config", "profiler_set_state", "dump_profile"]
+__all__ = [
+    "set_config",
+    "set_state",
+    "dump",
+    "dumps",
+    "reset",
+    "profiler_set_config",
+    "profiler_set_state",
+    "dump_profile",
+]
 
 _MODES = ("symbolic", "all")
 _STATES = ("run", "stop")
@@ -166,7 +175,7 @@ def _gpu_times(records: list[tuple[Any, ...]]) -> list[tuple[float, float]]:
     except ImportError:
         return times
     last_end: dict[Any, float] = {}
-    for i, (_, device, _, start, end, event) in enumerate(records):
+    for i, (_, device, _, start, _end, event) in enumerate(records):
         if event is None:
             continue
         try:
@@ -203,7 +212,7 @@ def trace_events() -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     meta: list[dict[str, Any]] = []
     seen_threads: set[tuple[int, int]] = set()
-    for (name, device, ident, _, _, _), (start, end) in zip(records, times):
+    for (name, device, ident, _, _, _), (start, end) in zip(records, times, strict=False):
         label = _device_label(device)
         pid = pids.get(label)
         if pid is None:
@@ -220,7 +229,17 @@ def trace_events() -> list[dict[str, Any]]:
         ts = round((start - _origin) * 1e6, 3)
         te = round((end - _origin) * 1e6, 3)
         category = "copy" if "copyto" in name else "operator"
-        events.append({"name": name, "cat": category, "ph": "X", "ts": ts, "dur": max(round(te - ts, 3), 0.0), "pid": pid, "tid": tid})
+        events.append(
+            {
+                "name": name,
+                "cat": category,
+                "ph": "X",
+                "ts": ts,
+                "dur": max(round(te - ts, 3), 0.0),
+                "pid": pid,
+                "tid": tid,
+            }
+        )
     return meta + events
 
 
@@ -270,7 +289,7 @@ def dumps(reset: bool = False) -> str:
     _follow_engine()
     records = list(_records)
     stats: dict[str, list[float]] = {}
-    for (name, *_), (start, end) in zip(records, _gpu_times(records)):
+    for (name, *_), (start, end) in zip(records, _gpu_times(records), strict=False):
         ms = (end - start) * 1e3
         row = stats.get(name)
         if row is None:
@@ -283,7 +302,9 @@ def dumps(reset: bool = False) -> str:
     width = max([len("operator")] + [len(n) for n in stats])
     lines = [f"{'operator':<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
     for name, (count, total, low, high) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
-        lines.append(f"{name:<{width}} {int(count):>8d} {total:>12.4f} {total / count:>10.4f} {low:>10.4f} {high:>10.4f}")
+        lines.append(
+            f"{name:<{width}} {int(count):>8d} {total:>12.4f} {total / count:>10.4f} {low:>10.4f} {high:>10.4f}"
+        )
     if reset:
         globals()["reset"]()
     return "\n".join(lines)

@@ -96,7 +96,7 @@ def test_times_are_sane_and_do_not_overlap_per_thread(tmp_path):
             per_thread[e["tid"]].append((e["ts"], e["ts"] + e["dur"]))
     for spans in per_thread.values():
         spans.sort()
-        for (_, end), (start, _) in zip(spans, spans[1:]):
+        for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
             assert start >= end - 1e-3  # µs values are rounded to 3 decimals
 
 

@@ -34,9 +34,12 @@ def get_engine() -> Engine:
 def set_engine(name: str) -> Engine:
     """Switch engines ('threaded' or 'naive') after waiting for all pending work."""
     global _engine
-    if _engine is not None:
-        _engine.waitall()
+    old = _engine
+    if old is not None:
+        old.waitall()
     _engine = _create(name)
+    if old is not None:
+        _engine.profiler_hook = old.profiler_hook  # a running profiler keeps recording
     return _engine
 
 

@@ -11,7 +11,8 @@ away entirely get class -1.
 from __future__ import annotations
 
 import random
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -19,8 +20,18 @@ from ..errors import OperatorError
 from . import image as img
 
 __all__ = [
-    "Augmenter", "ResizeAug", "RandomCropAug", "RandomSizedCropAug", "CenterCropAug", "HorizontalFlipAug",
-    "ColorJitterAug", "LightingAug", "ColorNormalizeAug", "CastAug", "RandomOrderAug", "CreateAugmenter",
+    "Augmenter",
+    "ResizeAug",
+    "RandomCropAug",
+    "RandomSizedCropAug",
+    "CenterCropAug",
+    "HorizontalFlipAug",
+    "ColorJitterAug",
+    "LightingAug",
+    "ColorNormalizeAug",
+    "CastAug",
+    "RandomOrderAug",
+    "CreateAugmenter",
 ]
 
 
@@ -83,7 +94,9 @@ class RandomCropAug(Augmenter):
 class RandomSizedCropAug(Augmenter):
     """Crop a random region of random ``area`` fraction and aspect ``ratio``, resized to ``size``."""
 
-    def __init__(self, size: tuple[int, int], area: float | tuple[float, float], ratio: tuple[float, float], interp: int = 2) -> None:
+    def __init__(
+        self, size: tuple[int, int], area: float | tuple[float, float], ratio: tuple[float, float], interp: int = 2
+    ) -> None:
         self.size, self.area, self.ratio, self.interp = tuple(size), area, tuple(ratio), interp
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
@@ -150,8 +163,11 @@ class ColorJitterAug(Augmenter):
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         if src.shape[2] != 3 and (self.contrast or self.saturation):
             raise OperatorError(f"ColorJitterAug: contrast and saturation need 3 channels, image has shape {src.shape}")
-        steps = [(k, 1.0 + random.uniform(-v, v)) for k, v in
-                 (("brightness", self.brightness), ("contrast", self.contrast), ("saturation", self.saturation)) if v > 0]
+        steps = [
+            (k, 1.0 + random.uniform(-v, v))
+            for k, v in (("brightness", self.brightness), ("contrast", self.contrast), ("saturation", self.saturation))
+            if v > 0
+        ]
         random.shuffle(steps)
         return img.image_op("color_jitter", _jitter, src, src.shape, np.float32, steps), label
 

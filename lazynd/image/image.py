@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -27,8 +28,17 @@ except ImportError:  # pragma: no cover - opencv-python-headless is a dependency
     cv2 = None
 
 __all__ = [
-    "imdecode", "imread", "imresize", "resize_short", "scale_down", "fixed_crop", "random_crop",
-    "center_crop", "random_size_crop", "color_normalize", "copyMakeBorder",
+    "imdecode",
+    "imread",
+    "imresize",
+    "resize_short",
+    "scale_down",
+    "fixed_crop",
+    "random_crop",
+    "center_crop",
+    "random_size_crop",
+    "color_normalize",
+    "copyMakeBorder",
 ]
 
 
@@ -353,7 +363,13 @@ def _border(src: np.ndarray, out: np.ndarray, top: int, bot: int, left: int, rig
 
 
 def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
-    src: Any, top: int, bot: int, left: int, right: int, type: int = 0, value: Any = 0  # noqa: A002
+    src: Any,
+    top: int,
+    bot: int,
+    left: int,
+    right: int,
+    type: int = 0,
+    value: Any = 0,  # noqa: A002
 ) -> Any:
     """Pad the image by the given pixel counts (OpenCV border ``type``; 0 = constant ``value``).
 

@@ -109,6 +109,12 @@ class PrefetchingIter(DataIter):
             return list(descs)
         return [DataDesc(renames.get(d.name, d.name), d.shape, d.dtype, d.layout) for d in descs]
 
+    def _joined(self, batches: list[Any], field: str, renames: list[dict[str, str]] | None) -> list[DataDesc] | None:
+        descs = [getattr(b, field) for b in batches]
+        if any(d is None for d in descs):
+            return None
+        return [d for desc, r in zip(descs, renames or [None] * len(descs)) for d in self._renamed(desc, r)]
+
     @property
     def provide_data(self) -> list[DataDesc]:
         renames = self.rename_data or [None] * len(self.iters)
@@ -138,8 +144,8 @@ class PrefetchingIter(DataIter):
             label=[lab for b in batches for lab in (b.label or [])],  # type: ignore[union-attr]
             pad=batches[0].pad,  # type: ignore[union-attr]
             index=batches[0].index,  # type: ignore[union-attr]
-            provide_data=self.provide_data,
-            provide_label=self.provide_label,
+            provide_data=self._joined(batches, "provide_data", self.rename_data),
+            provide_label=self._joined(batches, "provide_label", self.rename_label),
         )
         for worker in self._workers:
             worker.request()

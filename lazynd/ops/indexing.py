@@ -48,6 +48,12 @@ def _concat_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: li
         if len(s) != ndim:
             raise ShapeError(f"Concat: shape of '{name}' is {tuple(s)}, expected {ndim} dims like {tuple(ref)}")
         masked = tuple(0 if a == dim else d for a, d in enumerate(s))
+        if common is not None and any(g and e and g != e for g, e in zip(masked, common, strict=True)):
+            wanted = tuple("_" if a == dim else d or "_" for a, d in enumerate(common))
+            raise ShapeError(
+                f"Concat: shape of '{name}' is {tuple(s)}, expected ({', '.join(map(str, wanted))}) "
+                f"(inputs must agree on every axis but dim={dim})"
+            )
         common = merge_shape("Concat", name, masked, common)
     assert common is not None
     sizes = [s[dim] if s is not None else 0 for s in in_shapes]
@@ -89,7 +95,7 @@ register(
 
 def _split_sections(xp: Any, grad: Any, sizes: list[int], axis: int, outputs: list) -> None:
     start = 0
-    for size, out in zip(sizes, outputs):
+    for size, out in zip(sizes, outputs, strict=True):
         index = (slice(None),) * axis + (slice(start, start + size),)
         out[...] = grad[index].reshape(out.shape)
         start += size
@@ -124,12 +130,16 @@ def _slice_channel_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_sha
     if data is None and piece is not None:
         axis = attrs["axis"] if attrs["axis"] >= 0 else attrs["axis"] + len(piece) + int(squeeze)
         piece = tuple(piece)
-        data = (piece[:axis] + (n,) + piece[axis:]) if squeeze else piece[:axis] + (piece[axis] * n,) + piece[axis + 1 :]
+        data = (
+            (piece[:axis] + (n,) + piece[axis:]) if squeeze else piece[:axis] + (piece[axis] * n,) + piece[axis + 1 :]
+        )
     if data is None:
         return in_shapes, [None] * n, aux_shapes
     axis = normalize_axis("SliceChannel", attrs["axis"], len(data))
     if data[axis] and data[axis] % n:
-        raise ShapeError(f"SliceChannel: size {data[axis]} of axis {axis} in {tuple(data)} does not divide into {n} outputs")
+        raise ShapeError(
+            f"SliceChannel: size {data[axis]} of axis {axis} in {tuple(data)} does not divide into {n} outputs"
+        )
     if squeeze and data[axis] and data[axis] != n:
         raise ShapeError(f"SliceChannel: squeeze_axis needs axis {axis} of size num_outputs={n}, got {tuple(data)}")
     out = data[:axis] + (() if squeeze else (data[axis] // n,)) + data[axis + 1 :]
@@ -222,19 +232,21 @@ def _slice_index(attrs: dict, shape: tuple) -> tuple[slice, ...]:
             f"(at most {len(shape)} for input {tuple(shape)})"
         )
     index = []
-    for axis, (b, e, s) in enumerate(zip(begin, end, step)):
+    for axis, (b, e, s) in enumerate(zip(begin, end, step, strict=True)):
         if s == 0:
             raise OperatorError(f"slice: step on axis {axis} must not be 0")
         piece = slice(b, e, s)
         if shape[axis] and len(range(*piece.indices(shape[axis]))) == 0:
-            raise ShapeError(f"slice: begin={b}, end={e}, step={s} selects nothing on axis {axis} of size {shape[axis]}")
+            raise ShapeError(
+                f"slice: begin={b}, end={e}, step={s} selects nothing on axis {axis} of size {shape[axis]}"
+            )
         index.append(piece)
     return tuple(index)
 
 
 def _slice_shape(attrs: dict, shape: tuple) -> tuple:
     index = _slice_index(attrs, shape)
-    sliced = tuple(len(range(*p.indices(n))) if n else 0 for p, n in zip(index, shape))
+    sliced = tuple(len(range(*p.indices(n))) if n else 0 for p, n in zip(index, shape, strict=False))
     return sliced + tuple(shape[len(index) :])
 
 

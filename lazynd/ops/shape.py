@@ -304,13 +304,13 @@ def _tile_layout(reps: tuple[int, ...], shape: tuple[int, ...]) -> tuple[tuple[i
 
 def _tile_shape(attrs: dict, s: tuple) -> tuple:
     reps, shape = _tile_layout(attrs["reps"], s)
-    return tuple(r * d for r, d in zip(reps, shape))
+    return tuple(r * d for r, d in zip(reps, shape, strict=True))
 
 
 def _backward_tile_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     og, out = inputs[0], outputs[0]
     reps, shape = _tile_layout(attrs["reps"], out.shape)
-    interleaved = [v for pair in zip(reps, shape) for v in pair]
+    interleaved = [v for pair in zip(reps, shape, strict=True) for v in pair]
     summed = og.reshape(interleaved).sum(axis=tuple(range(0, 2 * len(reps), 2)))
     out[...] = summed.reshape(out.shape)
 
@@ -396,9 +396,11 @@ def _pad_pairs(attrs: dict, shape: tuple) -> list[tuple[int, int]]:
         )
     pairs = [(width[2 * i], width[2 * i + 1]) for i in range(len(shape))]
     if attrs["mode"] == "reflect":
-        for axis, ((before, after), n) in enumerate(zip(pairs, shape)):
+        for axis, ((before, after), n) in enumerate(zip(pairs, shape, strict=True)):
             if n and max(before, after) >= n:
-                raise ShapeError(f"Pad: reflect padding {(before, after)} on axis {axis} must be smaller than its size {n}")
+                raise ShapeError(
+                    f"Pad: reflect padding {(before, after)} on axis {axis} must be smaller than its size {n}"
+                )
     return pairs
 
 
@@ -428,7 +430,7 @@ def _backward_pad_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, a
     xp = kctx.xp
     grad, out = inputs[0], outputs[0]
     pairs = _pad_pairs(attrs, out.shape)
-    for axis, (n, (before, after)) in enumerate(zip(out.shape, pairs)):
+    for axis, (n, (before, after)) in enumerate(zip(out.shape, pairs, strict=True)):
         src, valid = _source_index(xp, attrs["mode"], n, before, after)
         # the adjoint of a gather along one axis: a 0/1 matrix (padded -> source) applied to that axis
         adjoint = xp.zeros((n + before + after, n), dtype=grad.dtype)
@@ -438,7 +440,7 @@ def _backward_pad_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, a
 
 
 def _pad_shape(attrs: dict, s: tuple) -> tuple:
-    return tuple(d + before + after for d, (before, after) in zip(s, _pad_pairs(attrs, s)))
+    return tuple(d + before + after for d, (before, after) in zip(s, _pad_pairs(attrs, s), strict=True))
 
 
 _PAD_PARAMS = {

@@ -16,7 +16,7 @@ import numpy as np
 from ..backend.cuda_kernels import launch_config, load_file
 from ..errors import OperatorError
 from .params import Param, enum, parse_float, parse_int, optional
-from .registry import OpDef, register
+from .registry import OpDef, register, unify_shapes
 
 _KERNEL_DTYPES = ("float32", "float64")
 
@@ -89,11 +89,26 @@ def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log
 
 
 def _check_temperature(op: str, temperature: float | None) -> float:
-    if temperature is None:
-        return 1.0
-    if not temperature > 0:
-        raise OperatorError(f"{op}: temperature must be > 0, got {temperature}")
-    return temperature
+    return 1.0 if temperature is None else temperature
+
+
+def _positive(value: Any) -> float:
+    number = parse_float(value)
+    if not number > 0:
+        raise ValueError("expected a number > 0")
+    return number
+
+
+def _axis_checked_shape(name: str, axis_of: Any) -> Any:
+    """Same-shape inference that also rejects a bad axis at call time (not later inside the kernel)."""
+
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        shape = unify_shapes(name, [f"input {i}" for i in range(len(in_shapes))], list(in_shapes))
+        if shape is not None:
+            axis_of(attrs, len(shape))
+        return [shape] * len(in_shapes), [shape], aux_shapes
+
+    return infer
 
 
 def _make_softmax(name: str, log: bool) -> None:
@@ -113,16 +128,18 @@ def _make_softmax(name: str, log: bool) -> None:
 
     params = {
         "axis": Param(parse_int, -1, "the axis to normalise over"),
-        "temperature": Param(optional(parse_float), None, "divide the input by this before the softmax"),
+        "temperature": Param(optional(_positive), None, "divide the input by this before the softmax"),
     }
     what = "log of the softmax" if log else "softmax"
-    register(OpDef(name, forward, params=params, gradient=gradient, doc=f"The {what} of ``data`` along ``axis``."))
+    infer = _axis_checked_shape(name, lambda attrs, ndim: _normalize_axis(name, attrs["axis"], ndim))
+    register(OpDef(name, forward, params=params, infer_shape=infer, gradient=gradient, doc=f"The {what} of ``data`` along ``axis``."))
     register(
         OpDef(
             f"_backward_{name}",
             backward,
             inputs=("out_grad", "output"),
             params=dict(params),
+            infer_shape=infer,
             doc=f"Input gradient of {name}.",
         )
     )
@@ -174,6 +191,7 @@ register(
         "SoftmaxActivation",
         _activation_forward,
         params=dict(_MODE),
+        infer_shape=_axis_checked_shape("SoftmaxActivation", lambda attrs, ndim: _activation_axis("SoftmaxActivation", attrs["mode"], ndim)),
         gradient=lambda F, attrs, inputs, outputs, og: [F._backward_SoftmaxActivation(og[0], outputs[0], mode=attrs["mode"])],
         doc="Softmax per instance (over all but the batch axis) or per channel (over axis 1).",
     )

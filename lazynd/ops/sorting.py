@@ -15,10 +15,18 @@ from .registry import OpDef, register
 from .shape import normalize_axis
 
 
+def _stable_argsort(xp: Any, x: Any, axis: int) -> Any:
+    # CuPy's sort is always stable and takes no ``kind``
+    return xp.argsort(x, axis=axis, kind="stable") if xp.__name__ == "numpy" else xp.argsort(x, axis=axis)
+
+
 def _argsort(xp: Any, x: Any, axis: int, ascend: bool) -> Any:
-    # a stable sort keeps equal values in their original order; CuPy's sort is always stable
-    order = xp.argsort(x, axis=axis, kind="stable") if xp.__name__ == "numpy" else xp.argsort(x, axis=axis)
-    return order if ascend else xp.flip(order, axis=axis)
+    """Sort order with equal values kept in their original order in both directions, as MXNet does."""
+    if ascend:
+        return _stable_argsort(xp, x, axis)
+    # ascending order of the reversed array, read backwards, is descending with ties still first-come
+    backwards = xp.flip(_stable_argsort(xp, xp.flip(x, axis=axis), axis), axis=axis)
+    return x.shape[axis] - 1 - backwards
 
 
 def _layout(op: str, attrs: dict, x: Any) -> tuple[Any, int]:

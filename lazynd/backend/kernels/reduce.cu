@@ -1,0 +1,57 @@
+// Row reductions over the last axis of a C-contiguous array: one block per row (grid-stride over rows),
+// a strided pass per thread, then a shared-memory tree. float16 is stored as 16 bits and summed in float.
+// Launch with a power-of-two block of at most LAZYND_REDUCE_THREADS threads.
+
+#define LAZYND_REDUCE_THREADS 256
+
+__device__ __forceinline__ float lazynd_reduce_load(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ float lazynd_reduce_load(float v) { return v; }
+__device__ __forceinline__ double lazynd_reduce_load(double v) { return v; }
+__device__ __forceinline__ void lazynd_reduce_store(unsigned short* p, float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); *p = h; }
+__device__ __forceinline__ void lazynd_reduce_store(float* p, float f) { *p = f; }
+__device__ __forceinline__ void lazynd_reduce_store(double* p, double f) { *p = f; }
+
+// OP: 0 = sum, 1 = max, 2 = min; max/min propagate NaN as NumPy does
+template <int OP, typename A> __device__ __forceinline__ A lazynd_reduce_combine(A a, A b) {
+  if (OP == 0) return a + b;
+  if (a != a) return a;
+  if (b != b) return b;
+  if (OP == 1) return a > b ? a : b;
+  return a < b ? a : b;
+}
+
+template <int OP, typename S, typename A>
+__device__ void lazynd_reduce_rows(const S* __restrict__ in, S* __restrict__ out, long long rows, long long cols, A scale) {
+  __shared__ A partial[LAZYND_REDUCE_THREADS];
+  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
+    const S* row = in + r * cols;
+    A acc = OP == 0 ? (A)0 : lazynd_reduce_load(row[0]);
+    for (long long c = threadIdx.x; c < cols; c += blockDim.x) {
+      acc = lazynd_reduce_combine<OP, A>(acc, lazynd_reduce_load(row[c]));
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (threadIdx.x < s) partial[threadIdx.x] = lazynd_reduce_combine<OP, A>(partial[threadIdx.x], partial[threadIdx.x + s]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) lazynd_reduce_store(out + r, OP == 0 ? partial[0] * scale : partial[0]);
+    __syncthreads();
+  }
+}
+
+#define LAZYND_REDUCE_KERNEL(NAME, OP, S, A)                                                                   \
+  extern "C" __global__ void lazynd_reduce_last_##NAME(const S* __restrict__ in, S* __restrict__ out,        \
+                                                       long long rows, long long cols, A scale) {             \
+    lazynd_reduce_rows<OP, S, A>(in, out, rows, cols, scale);                                                 \
+  }
+
+LAZYND_REDUCE_KERNEL(sum_float32, 0, float, float)
+LAZYND_REDUCE_KERNEL(sum_float64, 0, double, double)
+LAZYND_REDUCE_KERNEL(sum_float16, 0, unsigned short, float)
+LAZYND_REDUCE_KERNEL(max_float32, 1, float, float)
+LAZYND_REDUCE_KERNEL(max_float64, 1, double, double)
+LAZYND_REDUCE_KERNEL(max_float16, 1, unsigned short, float)
+LAZYND_REDUCE_KERNEL(min_float32, 2, float, float)
+LAZYND_REDUCE_KERNEL(min_float64, 2, double, double)
+LAZYND_REDUCE_KERNEL(min_float16, 2, unsigned short, float)

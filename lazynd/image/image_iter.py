@@ -1,0 +1,290 @@
+"""ImageIter and ImageRecordIter: batches of decoded, augmented images.
+
+A batch pushes every decode and augmentation at once, so the engine's workers
+run them in parallel; one final operation stacks the images into the batch.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..engine import get_engine
+from ..errors import EngineError, FormatError, OperatorError, ShapeError
+from ..io import DataBatch, DataDesc, DataIter
+from ..ndarray.dispatch import new_array
+from ..recordio import MXIndexedRecordIO, MXRecordIO
+from ..recordio_pack import unpack
+from .augmenters import Augmenter, CreateAugmenter
+from .image import imdecode
+
+__all__ = ["ImageIter", "ImageRecordIter"]
+
+
+def _stack(images: list[np.ndarray], out: np.ndarray, nchw: bool) -> None:
+    for i, image in enumerate(images):
+        out[i] = image.transpose(2, 0, 1) if nchw else image
+
+
+class ImageIter(DataIter):
+    """Images from a RecordIO file, a ``.lst`` file or a list, in batches of ``batch_size``.
+
+    Parameters follow MXNet's ``mx.image.ImageIter``; ``skip_bad=True`` skips
+    records that do not decode (with a warning) instead of raising.
+    The last batch of an epoch is filled by repeating its first images; its
+    ``pad`` says how many.
+
+    Examples
+    --------
+    >>> from lazynd import image
+    >>> it = image.ImageIter(4, (3, 28, 28), path_imgrec='mnist50.rec')  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        batch_size: int,
+        data_shape: Sequence[int],
+        label_width: int = 1,
+        path_imgrec: str | None = None,
+        path_imglist: str | None = None,
+        path_root: str | None = None,
+        path_imgidx: str | None = None,
+        shuffle: bool = False,
+        part_index: int = 0,
+        num_parts: int = 1,
+        aug_list: list[Augmenter] | None = None,
+        imglist: list | None = None,
+        data_name: str = "data",
+        label_name: str = "softmax_label",
+        layout: str = "NCHW",
+        skip_bad: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(batch_size)
+        if len(data_shape) != 3 or data_shape[0] not in (1, 3):
+            raise OperatorError(f"ImageIter: data_shape must be (1 or 3, height, width), got {tuple(data_shape)}")
+        if layout not in ("NCHW", "NHWC"):
+            raise OperatorError(f"ImageIter: layout must be 'NCHW' or 'NHWC', got {layout!r}")
+        if not (path_imgrec or path_imglist or imglist is not None):
+            raise OperatorError("ImageIter: give path_imgrec, path_imglist or imglist")
+        self.data_shape = tuple(int(s) for s in data_shape)
+        self.label_width, self.layout, self.skip_bad = label_width, layout, skip_bad
+        self.shuffle, self.path_root = shuffle, path_root or ""
+        self.data_name, self.label_name = data_name, label_name
+        self.auglist = aug_list if aug_list is not None else CreateAugmenter(self.data_shape, **kwargs)
+        self._flag = 0 if self.data_shape[0] == 1 else 1
+        self.imgrec: MXRecordIO | None = None
+        self.imglist: dict[Any, tuple[np.ndarray, str]] | None = None
+        self.path_imgrec = path_imgrec
+        if path_imgrec:
+            if path_imgidx or shuffle or num_parts > 1:
+                if not path_imgidx:
+                    path_imgidx = os.path.splitext(path_imgrec)[0] + ".idx"
+                self.imgrec = MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
+                self.seq: list[Any] | None = list(self.imgrec.keys)  # type: ignore[attr-defined]
+            else:
+                self.imgrec = MXRecordIO(path_imgrec, "r")
+                self.seq = None
+        else:
+            self.imglist = self._load_list(path_imglist, imglist)
+            self.seq = list(self.imglist)
+        if num_parts > 1:
+            if self.seq is None or not 0 <= part_index < num_parts:
+                raise OperatorError(f"ImageIter: part_index {part_index} must be in [0, {num_parts})")
+            per = len(self.seq) // num_parts
+            self.seq = self.seq[part_index * per : (part_index + 1) * per]
+        self.cur = 0
+        self.reset()
+
+    def _load_list(self, path: str | None, items: list | None) -> dict[Any, tuple[np.ndarray, str]]:
+        result: dict[Any, tuple[np.ndarray, str]] = {}
+        if path:
+            with open(path) as f:
+                for lineno, line in enumerate(f, 1):
+                    parts = line.strip().split("\t")
+                    if len(parts) < 3:
+                        raise FormatError(
+                            f"{path}:{lineno}: expected 'index<TAB>label(s)<TAB>path', got {line.strip()!r}"
+                        )
+                    result[int(parts[0])] = (np.array(parts[1:-1], dtype=np.float32), parts[-1])
+        else:
+            for i, item in enumerate(items or []):
+                label = np.array(item[0] if len(item) == 2 else item[:-1], dtype=np.float32).reshape(-1)
+                result[i] = (label, item[-1])
+        return result
+
+    @property
+    def provide_data(self) -> list[DataDesc]:
+        c, h, w = self.data_shape
+        shape = (self.batch_size, c, h, w) if self.layout == "NCHW" else (self.batch_size, h, w, c)
+        return [DataDesc(self.data_name, shape, np.float32, self.layout)]
+
+    @property
+    def provide_label(self) -> list[DataDesc]:
+        shape = (self.batch_size,) if self.label_width == 1 else (self.batch_size, self.label_width)
+        return [DataDesc(self.label_name, shape, np.float32, "N")]
+
+    def reset(self) -> None:
+        if self.shuffle and self.seq is not None:
+            random.shuffle(self.seq)
+        if self.imgrec is not None and self.seq is None:
+            self.imgrec.reset()
+        self.cur = 0
+
+    def next_sample(self) -> tuple[np.ndarray, Any, str] | None:
+        """(label, decoded image NDArray, source) of the next example, or None at the end."""
+        if self.seq is not None:
+            if self.cur >= len(self.seq):
+                return None
+            key = self.seq[self.cur]
+            self.cur += 1
+            if self.imgrec is not None:
+                header, payload = unpack(self.imgrec.read_idx(key))  # type: ignore[attr-defined]
+                source = f"record {key} of {self.path_imgrec}"
+                return np.asarray(header.label, np.float32).reshape(-1), payload, source
+            assert self.imglist is not None
+            label, fname = self.imglist[key]
+            path = os.path.join(self.path_root, fname)
+            with open(path, "rb") as f:
+                return label, f.read(), f"file {path!r}"
+        assert self.imgrec is not None
+        raw = self.imgrec.read()
+        if raw is None:
+            return None
+        header, payload = unpack(raw)
+        self.cur += 1
+        return (
+            np.asarray(header.label, np.float32).reshape(-1),
+            payload,
+            f"record #{self.cur - 1} of {self.path_imgrec}",
+        )
+
+    def _decode(self, payload: bytes, source: str) -> Any:
+        try:
+            image = imdecode(payload, self._flag, source=source)
+            if self.skip_bad:
+                image.wait_to_read()
+            return image
+        except (FormatError, EngineError) as err:
+            if not self.skip_bad:
+                raise
+            warnings.warn(f"ImageIter: skipping {source}: {err}", stacklevel=3)
+            return None
+
+    def augment(self, image: Any, source: str) -> Any:
+        for aug in self.auglist:
+            image = aug(image)
+        c, h, w = self.data_shape
+        if tuple(image.shape) != (h, w, c):
+            raise ShapeError(
+                f"ImageIter: {source} has shape {image.shape} after augmentation, expected {(h, w, c)}; "
+                "add a resize or crop augmenter"
+            )
+        return image
+
+    def next(self) -> DataBatch:
+        images: list[Any] = []
+        labels: list[np.ndarray] = []
+        while len(images) < self.batch_size:
+            sample = self.next_sample()
+            if sample is None:
+                break
+            label, payload, source = sample
+            image = self._decode(payload, source)
+            if image is None:
+                continue
+            images.append(self.augment(image, source))
+            labels.append(label)
+        if not images:
+            raise StopIteration
+        pad = self.batch_size - len(images)
+        for i in range(pad):
+            images.append(images[i % (self.batch_size - pad)])
+            labels.append(labels[i % (self.batch_size - pad)])
+        data = new_array(self.provide_data[0].shape, np.float32, images[0]._ctx)
+        get_engine().push(
+            _stack,
+            ([im._data for im in images], data._data, self.layout == "NCHW"),
+            [im._var for im in images],
+            [data._var],
+            "image_batch",
+            data._ctx,
+        )
+        label_np = np.stack([lab[: self.label_width] for lab in labels]).astype(np.float32)
+        from .. import ndarray as nd
+
+        label = nd.array(label_np.reshape(self.provide_label[0].shape))
+        return DataBatch([data], [label], pad=pad, provide_data=self.provide_data, provide_label=self.provide_label)
+
+
+class ImageRecordIter(ImageIter):
+    """MXNet's ``ImageRecordIter`` arguments on top of :class:`ImageIter` (a RecordIO source).
+
+    ``(pixel - mean) / std * scale`` with per-channel ``mean_r/g/b`` and ``std_r/g/b``;
+    ``preprocess_threads`` and ``prefetch_buffer`` are accepted for compatibility
+    (the engine's workers decode in parallel).
+    """
+
+    def __init__(
+        self,
+        path_imgrec: str,
+        data_shape: Sequence[int],
+        batch_size: int,
+        label_width: int = 1,
+        path_imgidx: str | None = None,
+        shuffle: bool = False,
+        part_index: int = 0,
+        num_parts: int = 1,
+        resize: int = -1,
+        rand_crop: bool = False,
+        rand_mirror: bool = False,
+        mean_r: float = 0.0,
+        mean_g: float = 0.0,
+        mean_b: float = 0.0,
+        std_r: float = 1.0,
+        std_g: float = 1.0,
+        std_b: float = 1.0,
+        scale: float = 1.0,
+        inter_method: int = 2,
+        data_name: str = "data",
+        label_name: str = "softmax_label",
+        skip_bad: bool = False,
+        seed: int | None = None,
+        preprocess_threads: int = 4,
+        prefetch_buffer: int = 4,
+        round_batch: bool = True,
+    ) -> None:
+        if seed is not None:
+            random.seed(seed)
+            np.random.seed(seed)
+        channels = int(data_shape[0])
+        mean = np.array([mean_r, mean_g, mean_b][:channels], np.float32)
+        std = np.array([std_r, std_g, std_b][:channels], np.float32) / scale
+        augs = CreateAugmenter(
+            data_shape,
+            resize=max(resize, 0),
+            rand_crop=rand_crop,
+            rand_mirror=rand_mirror,
+            mean=mean,
+            std=std,
+            inter_method=inter_method,
+        )
+        super().__init__(
+            batch_size,
+            data_shape,
+            label_width,
+            path_imgrec=path_imgrec,
+            path_imgidx=path_imgidx,
+            shuffle=shuffle,
+            part_index=part_index,
+            num_parts=num_parts,
+            aug_list=augs,
+            data_name=data_name,
+            label_name=label_name,
+            skip_bad=skip_bad,
+        )

@@ -1,0 +1,376 @@
+"""Dense layers and activations: FullyConnected, Activation, LeakyReLU, Dropout, Embedding.
+
+FullyConnected is one GEMM written straight into the output (it dominates MLP
+training); its backward op runs three GEMM/reductions into its outputs.
+Activation gradients use only the output, so memory planning may run them in
+place.  GPU activations come from ``kernels/activation.cu``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..backend.cuda_kernels import launch_config, load_file
+from ..errors import OperatorError, ShapeError
+from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int
+from .registry import OpDef, merge_shape, register
+
+
+# -- FullyConnected ------------------------------------------------------------------------------
+FC_PARAMS = {
+    "num_hidden": Param(parse_int, doc="number of output units"),
+    "no_bias": Param(parse_bool, False, "leave out the bias"),
+    "flatten": Param(parse_bool, True, "flatten all axes after the first (else apply to the last axis)"),
+}
+
+
+def _fc_inputs(attrs: dict) -> tuple[str, ...]:
+    return ("data", "weight") if attrs["no_bias"] else ("data", "weight", "bias")
+
+
+def _as_2d(x: Any, flatten: bool) -> Any:
+    return x.reshape(x.shape[0], -1) if flatten else x.reshape(-1, x.shape[-1])
+
+
+def _fc_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    x2d = _as_2d(inputs[0], attrs["flatten"])
+    out = outputs[0]
+    out2d = out.reshape(x2d.shape[0], -1)
+    xp.matmul(x2d, inputs[1].T, out=out2d)
+    if not attrs["no_bias"]:
+        out2d += inputs[2]
+
+
+def _fc_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    hidden = attrs["num_hidden"]
+    if hidden <= 0:
+        raise OperatorError(f"FullyConnected: num_hidden must be positive, got {hidden}")
+    data = in_shapes[0]
+    in_dim = 0
+    if data is not None:
+        if len(data) == 0:
+            raise ShapeError("FullyConnected: data must have at least one axis, got shape ()")
+        rest = data[1:] if attrs["flatten"] else data[-1:]
+        in_dim = int(np.prod(rest)) if all(rest) else 0
+    in_shapes[1] = merge_shape("FullyConnected", "weight", in_shapes[1], (hidden, in_dim))
+    if not attrs["no_bias"]:
+        in_shapes[2] = merge_shape("FullyConnected", "bias", in_shapes[2], (hidden,))
+    if data is None:
+        return in_shapes, [None], aux_shapes
+    out = (data[0], hidden) if attrs["flatten"] else (*data[:-1], hidden)
+    return in_shapes, [out], aux_shapes
+
+
+def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    out_grad, data, weight = inputs
+    x2d = _as_2d(data, attrs["flatten"])
+    g2d = out_grad.reshape(x2d.shape[0], -1)
+    xp.matmul(g2d, weight, out=outputs[0].reshape(x2d.shape))
+    xp.matmul(g2d.T, x2d, out=outputs[1])
+    if not attrs["no_bias"]:
+        g2d.sum(axis=0, out=outputs[2])
+
+
+def _fc_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    return list(F._backward_FullyConnected(out_grads[0], inputs[0], inputs[1], **attrs))
+
+
+def _grad_names(attrs: dict) -> tuple[str, ...]:
+    return ("data_grad", "weight_grad") if attrs["no_bias"] else ("data_grad", "weight_grad", "bias_grad")
+
+
+def _fc_backward_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    outs = [in_shapes[1], in_shapes[2]] + ([] if attrs["no_bias"] else [(attrs["num_hidden"],)])
+    return in_shapes, outs, aux_shapes
+
+
+register(
+    OpDef(
+        "FullyConnected",
+        _fc_forward,
+        inputs=_fc_inputs,
+        params=dict(FC_PARAMS),
+        infer_shape=_fc_infer,
+        gradient=_fc_gradient,
+        doc="Dense layer: ``data @ weight.T + bias``.",
+    )
+)
+register(
+    OpDef(
+        "_backward_FullyConnected",
+        _fc_backward,
+        inputs=("out_grad", "data", "weight"),
+        outputs=_grad_names,
+        params=dict(FC_PARAMS),
+        infer_shape=_fc_backward_infer,
+        doc="Gradients of FullyConnected with respect to data, weight and bias.",
+    )
+)
+
+
+# -- Activation ----------------------------------------------------------------------------------
+ACT_TYPES = ("relu", "sigmoid", "tanh", "softrelu", "softsign")
+_ACT_PARAMS = {"act_type": Param(enum(*ACT_TYPES), doc="the activation function")}
+_ACT_SOURCE = load_file("activation.cu")
+
+
+def _launch_activation(kctx: Any, which: str, arrays: tuple, out: Any, act_type: str) -> None:
+    xp = kctx.xp
+    dtype = out.dtype.name
+    if dtype not in ("float32", "float64"):
+        raise OperatorError(f"Activation on the GPU supports float32 and float64, got {dtype}")
+    arrays = tuple(xp.ascontiguousarray(a) for a in arrays)
+    target = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=out.dtype)
+    fn = _ACT_SOURCE.function(kctx.device_id, f"lazynd_activation_{which}_{dtype}")
+    grid, block = launch_config(out.size)
+    fn(grid, block, (*arrays, target, np.int64(out.size), np.int32(ACT_TYPES.index(act_type))))
+    if target is not out:
+        out[...] = target
+
+
+def _act_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    x, out = inputs[0], outputs[0]
+    kind = attrs["act_type"]
+    if kind == "relu":
+        np.maximum(x, 0, out=out)
+    elif kind == "sigmoid":
+        with np.errstate(over="ignore"):
+            np.exp(np.negative(x), out=out)
+        out += 1
+        np.reciprocal(out, out=out)
+    elif kind == "tanh":
+        np.tanh(x, out=out)
+    elif kind == "softrelu":
+        np.logaddexp(0, x, out=out)
+    else:
+        np.divide(x, 1 + np.abs(x), out=out)
+
+
+def _act_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    dy, y = inputs
+    out = outputs[0]
+    kind = attrs["act_type"]
+    if kind == "relu":
+        np.multiply(dy, y > 0, out=out)
+    elif kind == "sigmoid":
+        np.multiply(dy, y * (1 - y), out=out)
+    elif kind == "tanh":
+        np.multiply(dy, 1 - y * y, out=out)
+    elif kind == "softrelu":
+        np.multiply(dy, -np.expm1(-y), out=out)
+    else:
+        np.multiply(dy, np.square(1 - np.abs(y)), out=out)
+
+
+register(
+    OpDef(
+        "Activation",
+        _act_forward,
+        forward_gpu=lambda kctx, attrs, i, o, a: _launch_activation(kctx, "fwd", (i[0],), o[0], attrs["act_type"]),
+        params=dict(_ACT_PARAMS),
+        inplace=((0, 0),),
+        gradient=lambda F, attrs, i, o, og: [F._backward_Activation(og[0], o[0], **attrs)],
+        doc="Elementwise activation: relu, sigmoid, tanh, softrelu (softplus) or softsign.",
+    )
+)
+register(
+    OpDef(
+        "_backward_Activation",
+        _act_backward,
+        forward_gpu=lambda kctx, attrs, i, o, a: _launch_activation(kctx, "bwd", (i[0], i[1]), o[0], attrs["act_type"]),
+        inputs=("out_grad", "output"),
+        params=dict(_ACT_PARAMS),
+        inplace=((0, 0), (1, 0)),
+        doc="Gradient of Activation, computed from the output alone.",
+    )
+)
+
+
+# -- LeakyReLU -----------------------------------------------------------------------------------
+LEAKY_PARAMS = {
+    "act_type": Param(enum("leaky", "prelu", "elu"), "leaky", "leaky, prelu (learned slope gamma) or elu"),
+    "slope": Param(parse_float, 0.25, "negative slope (leaky) or scale (elu)"),
+    "lower_bound": Param(parse_float, 0.125, "accepted for MXNet compatibility"),
+    "upper_bound": Param(parse_float, 0.334, "accepted for MXNet compatibility"),
+}
+
+
+def _leaky_inputs(attrs: dict) -> tuple[str, ...]:
+    return ("data", "gamma") if attrs["act_type"] == "prelu" else ("data",)
+
+
+def _channel_view(gamma: Any, ndim: int) -> Any:
+    return gamma.reshape((1, -1) + (1,) * (ndim - 2)) if ndim > 1 else gamma
+
+
+def _leaky_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    x, out = inputs[0], outputs[0]
+    kind = attrs["act_type"]
+    if kind == "elu":
+        out[...] = xp.where(x > 0, x, attrs["slope"] * xp.expm1(xp.minimum(x, 0)))
+    else:
+        slope = _channel_view(inputs[1], x.ndim) if kind == "prelu" else attrs["slope"]
+        out[...] = xp.where(x > 0, x, x * slope)
+
+
+def _leaky_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    dy, x = inputs[0], inputs[1]
+    kind = attrs["act_type"]
+    if kind == "elu":
+        outputs[0][...] = xp.where(x > 0, dy, dy * attrs["slope"] * xp.exp(xp.minimum(x, 0)))
+        return
+    slope = _channel_view(inputs[2], x.ndim) if kind == "prelu" else attrs["slope"]
+    outputs[0][...] = xp.where(x > 0, dy, dy * slope)
+    if kind == "prelu":
+        axes = tuple(i for i in range(x.ndim) if i != 1)
+        outputs[1][...] = xp.where(x > 0, 0, dy * x).sum(axis=axes)
+
+
+def _leaky_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data = in_shapes[0]
+    if attrs["act_type"] == "prelu" and data is not None:
+        in_shapes[1] = merge_shape("LeakyReLU", "gamma", in_shapes[1], (data[1] if len(data) > 1 else data[0],))
+    return in_shapes, [data], aux_shapes
+
+
+register(
+    OpDef(
+        "LeakyReLU",
+        _leaky_forward,
+        inputs=_leaky_inputs,
+        params=dict(LEAKY_PARAMS),
+        infer_shape=_leaky_infer,
+        gradient=lambda F, attrs, i, o, og: list(F._backward_LeakyReLU(og[0], *i, **attrs))
+        if attrs["act_type"] == "prelu"
+        else [F._backward_LeakyReLU(og[0], i[0], **attrs)],
+        doc="Leaky rectifier: fixed slope (leaky), learned per-channel slope (prelu) or elu.",
+    )
+)
+register(
+    OpDef(
+        "_backward_LeakyReLU",
+        _leaky_backward,
+        inputs=lambda attrs: ("out_grad",) + _leaky_inputs(attrs),
+        outputs=lambda attrs: ("data_grad", "gamma_grad") if attrs["act_type"] == "prelu" else ("data_grad",),
+        params=dict(LEAKY_PARAMS),
+        infer_shape=lambda attrs, s, a: (s, list(s[1:]), a),
+        doc="Gradient of LeakyReLU.",
+    )
+)
+
+
+# -- Dropout -------------------------------------------------------------------------------------
+def _dropout_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    x, out, mask = inputs[0], outputs[0], outputs[1]
+    p = attrs["p"]
+    if not (kctx.is_train or attrs["mode"] == "always") or p == 0:
+        mask[...] = 1
+        out[...] = x
+        return
+    if p >= 1:
+        mask[...] = 0
+    else:
+        # the mask holds the kept units already scaled by 1/(1-p), so backward is one multiply
+        keep = kctx.rng.uniform(0.0, 1.0, x.shape) >= p
+        mask[...] = keep * (1.0 / (1.0 - p))
+    kctx.xp.multiply(x, mask, out=out)
+
+
+def _dropout_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if not 0 <= attrs["p"] <= 1:
+        raise OperatorError(f"Dropout: p must lie in [0, 1], got {attrs['p']}")
+    return in_shapes, [in_shapes[0], in_shapes[0]], aux_shapes
+
+
+register(
+    OpDef(
+        "Dropout",
+        _dropout_forward,
+        outputs=("output", "mask"),
+        num_visible_outputs=1,
+        params={
+            "p": Param(parse_float, 0.5, "fraction of units dropped in training"),
+            "mode": Param(enum("training", "always"), "training", "drop only in training, or always"),
+        },
+        infer_shape=_dropout_infer,
+        gradient=lambda F, attrs, i, o, og: [F._mul(og[0], o[1])],
+        needs_random=True,
+        doc="Zero a random fraction p of the units in training (scaling the rest by 1/(1-p)); identity otherwise.",
+    )
+)
+
+
+# -- Embedding -----------------------------------------------------------------------------------
+EMBED_PARAMS = {
+    "input_dim": Param(parse_int, doc="vocabulary size"),
+    "output_dim": Param(parse_int, doc="embedding size"),
+    "dtype": Param(parse_dtype, "float32", "dtype of the weight"),
+    "sparse_grad": Param(parse_bool, False, "accepted for MXNet compatibility"),
+}
+
+
+def _indices(xp: Any, data: Any, input_dim: int) -> Any:
+    # out-of-range indices are clipped, as MXNet does
+    return xp.clip(data.astype("int64"), 0, input_dim - 1)
+
+
+def _embed_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    idx = _indices(xp, inputs[0], attrs["input_dim"]).reshape(-1)
+    xp.take(inputs[1], idx, axis=0, out=outputs[0].reshape(idx.size, -1))
+
+
+def _embed_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    in_dim, out_dim = attrs["input_dim"], attrs["output_dim"]
+    if in_dim <= 0 or out_dim <= 0:
+        raise OperatorError(f"Embedding: input_dim and output_dim must be positive, got {in_dim}, {out_dim}")
+    in_shapes[1] = merge_shape("Embedding", "weight", in_shapes[1], (in_dim, out_dim))
+    data = in_shapes[0]
+    return in_shapes, [None if data is None else (*data, out_dim)], aux_shapes
+
+
+def _embed_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    dy, data = inputs
+    idx = _indices(xp, data, attrs["input_dim"]).reshape(-1)
+    grad = outputs[0]
+    grad[...] = 0
+    rows = dy.reshape(idx.size, -1)
+    if xp is np:
+        np.add.at(grad, idx, rows)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(grad, idx, rows)
+
+
+register(
+    OpDef(
+        "Embedding",
+        _embed_forward,
+        inputs=("data", "weight"),
+        params=dict(EMBED_PARAMS),
+        infer_shape=_embed_infer,
+        infer_type=lambda attrs, t, a: ([t[0], t[1] or attrs["dtype"]], [t[1] or attrs["dtype"]], a),
+        gradient=lambda F, attrs, i, o, og: [None, F._backward_Embedding(og[0], i[0], **attrs)],
+        doc="Look up rows of ``weight`` (input_dim, output_dim) for the integer indices in ``data``.",
+    )
+)
+register(
+    OpDef(
+        "_backward_Embedding",
+        _embed_backward,
+        inputs=("out_grad", "data"),
+        params=dict(EMBED_PARAMS),
+        infer_shape=lambda attrs, s, a: (s, [(attrs["input_dim"], attrs["output_dim"])], a),
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        doc="Gradient of Embedding with respect to its weight (rows summed per index).",
+    )
+)
+

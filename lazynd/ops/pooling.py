@@ -1,0 +1,286 @@
+"""Pooling (max/avg/sum over 1-D to 3-D windows, valid/full conventions, layouts) and nearest UpSampling.
+
+CPU kernels loop over kernel offsets (never pixels), each step one vectorised
+NumPy operation over strided slabs of the padded input.  The avg divisor counts
+padding but not the extra rows the ``full`` convention adds, as MXNet does.
+GPU kernels are in ``kernels/pooling.cu``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..backend.cuda_kernels import launch_config, load_file
+from ..errors import OperatorError, ShapeError
+from .conv import LAYOUTS
+from .params import Param, enum, optional, parse_bool, parse_int, parse_shape
+from .registry import OpDef, register
+
+_MODES = {"max": 0, "avg": 1, "sum": 2}
+
+POOL_PARAMS = {
+    "kernel": Param(parse_shape, (), "window size (ignored with global_pool)"),
+    "pool_type": Param(enum("max", "avg", "sum"), "max", "reduction over the window"),
+    "global_pool": Param(parse_bool, False, "pool over all spatial positions"),
+    "pooling_convention": Param(enum("valid", "full"), "valid", "round output size down (valid) or up (full)"),
+    "stride": Param(parse_shape, (), "stride per spatial axis (default 1)"),
+    "pad": Param(parse_shape, (), "padding per spatial axis (default 0)"),
+    "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
+    "layout": Param(optional(enum(*LAYOUTS)), None, "data layout (default channels second)"),
+}
+
+
+class PoolGeometry:
+    def __init__(self, attrs: dict, shape: tuple) -> None:
+        nd = len(shape) - 2
+        if nd not in (1, 2, 3):
+            raise ShapeError(f"Pooling: data must be 3-D to 5-D, got shape {tuple(shape)}")
+        layout = attrs.get("layout")
+        self.channel_last = layout is not None and layout.endswith("C")
+        if layout is not None and len(layout) != len(shape):
+            raise ShapeError(f"Pooling: layout {layout} does not fit data of shape {tuple(shape)}")
+        spatial = tuple(shape[1:-1]) if self.channel_last else tuple(shape[2:])
+        self.nd = nd
+        if attrs["global_pool"]:
+            self.kernel, self.stride, self.pad = spatial, (1,) * nd, (0,) * nd
+        else:
+            self.kernel = tuple(attrs["kernel"])
+            if len(self.kernel) != nd or any(k <= 0 for k in self.kernel):
+                raise OperatorError(f"Pooling: kernel {self.kernel} must have {nd} positive sizes for data {tuple(shape)}")
+            self.stride = tuple(attrs["stride"]) or (1,) * nd
+            self.pad = tuple(attrs["pad"]) or (0,) * nd
+            if len(self.stride) != nd or len(self.pad) != nd:
+                raise OperatorError(f"Pooling: stride {self.stride} and pad {self.pad} must have {nd} entries")
+        full = attrs["pooling_convention"] == "full"
+        out = []
+        for size, k, s, p in zip(spatial, self.kernel, self.stride, self.pad):
+            if size and size + 2 * p < k:
+                raise ShapeError(f"Pooling: kernel {self.kernel} is larger than the padded input {spatial}")
+            span = size + 2 * p - k
+            out.append((-(-span // s) if full else span // s) + 1 if size else 0)
+        self.spatial, self.out = spatial, tuple(out)
+
+    def to_nc(self, x: Any) -> Any:
+        return x.transpose((0, x.ndim - 1, *range(1, x.ndim - 1))) if self.channel_last else x
+
+    def out_shape(self, shape: tuple) -> tuple:
+        if self.channel_last:
+            return (shape[0], *self.out, shape[-1])
+        return (shape[0], shape[1], *self.out)
+
+    def padded(self) -> tuple[int, ...]:
+        # room for the last window of the full convention, beyond the symmetric padding
+        return tuple(max(s + 2 * p, (o - 1) * st + k) for s, p, o, st, k in zip(self.spatial, self.pad, self.out, self.stride, self.kernel))
+
+    def windows(self) -> Any:
+        for offset in itertools.product(*[range(k) for k in self.kernel]):
+            yield (slice(None), slice(None)) + tuple(
+                slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offset, self.stride, self.out)
+            )
+
+    def inner(self) -> tuple:
+        return (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(self.pad, self.spatial))
+
+
+def _avg_divisor(g: PoolGeometry, dtype: Any) -> np.ndarray:
+    ones = np.zeros(g.padded(), dtype=dtype)
+    ones[tuple(slice(0, s + 2 * p) for s, p in zip(g.spatial, g.pad))] = 1
+    count = np.zeros(g.out, dtype=dtype)
+    for window in g.windows():
+        count += ones[window[2:]]
+    return count
+
+
+_SOURCE = load_file("pooling.cu")
+
+
+def _gpu_args(g: PoolGeometry) -> list:
+    fill = 3 - g.nd
+    dims = [1] * fill + list(g.spatial) + [1] * fill + list(g.kernel) + [1] * fill + list(g.out)
+    dims += [1] * fill + list(g.stride) + [0] * fill + list(g.pad)
+    return [np.int32(v) for v in dims]
+
+
+def _gpu_kernel(kctx: Any, which: str, dtype: Any) -> Any:
+    if dtype.name not in ("float32", "float64"):
+        raise OperatorError(f"Pooling on the GPU supports float32 and float64, got {dtype.name}")
+    return _SOURCE.function(kctx.device_id, f"lazynd_pool_{which}_{dtype.name}")
+
+
+def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    g = PoolGeometry(attrs, inputs[0].shape)
+    x = g.to_nc(inputs[0])
+    out = g.to_nc(outputs[0])
+    mode = attrs["pool_type"]
+    if xp is not np:
+        x = xp.ascontiguousarray(x)
+        y = xp.empty(out.shape, dtype=x.dtype)
+        grid, block = launch_config(y.size)
+        _gpu_kernel(kctx, "fwd", x.dtype)(grid, block, (x, y, np.int64(y.size), np.int32(_MODES[mode]), *_gpu_args(g)))
+        out[...] = y
+        return
+    fill = -np.inf if mode == "max" else 0
+    padded = np.full(x.shape[:2] + g.padded(), fill, dtype=x.dtype)
+    padded[g.inner()] = x
+    combine = np.maximum if mode == "max" else np.add
+    acc = np.full(out.shape, fill, dtype=x.dtype)
+    for window in g.windows():
+        combine(acc, padded[window], out=acc)
+    if mode == "avg":
+        acc /= _avg_divisor(g, x.dtype)
+    out[...] = acc
+
+
+def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    g = PoolGeometry(attrs, inputs[1].shape)
+    dy, x, y = (g.to_nc(a) for a in inputs)
+    dx = g.to_nc(outputs[0])
+    mode = attrs["pool_type"]
+    if xp is not np:
+        x, y, dy = (xp.ascontiguousarray(a) for a in (x, y, dy))
+        result = xp.zeros(x.shape, dtype=x.dtype)
+        grid, block = launch_config(dy.size)
+        args = (x, y, dy, result, np.int64(dy.size), np.int32(_MODES[mode]), *_gpu_args(g))
+        _gpu_kernel(kctx, "bwd", x.dtype)(grid, block, args)
+        dx[...] = result
+        return
+    grad = np.zeros(x.shape[:2] + g.padded(), dtype=x.dtype)
+    if mode == "max":
+        padded = np.full(grad.shape, -np.inf, dtype=x.dtype)
+        padded[g.inner()] = x
+        # each output's gradient goes to the first maximum of its window, as the GPU kernel does
+        unclaimed = np.ones(y.shape, dtype=bool)
+        for window in g.windows():
+            hit = unclaimed & (padded[window] == y)
+            grad[window] += np.where(hit, dy, 0)
+            unclaimed &= ~hit
+    else:
+        share = dy / _avg_divisor(g, x.dtype) if mode == "avg" else dy
+        for window in g.windows():
+            grad[window] += share
+    dx[...] = grad[g.inner()]
+
+
+def _pool_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None], aux_shapes
+    return in_shapes, [PoolGeometry(attrs, tuple(data)).out_shape(tuple(data))], aux_shapes
+
+
+def _pool_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    return [F._backward_Pooling(out_grads[0], inputs[0], outputs[0], **attrs)]
+
+
+register(
+    OpDef(
+        "Pooling",
+        _pool_forward,
+        params=dict(POOL_PARAMS),
+        infer_shape=_pool_infer,
+        gradient=_pool_gradient,
+        doc="Max, average or sum pooling over 1-D to 3-D windows.",
+    )
+)
+register(
+    OpDef(
+        "_backward_Pooling",
+        _pool_backward,
+        inputs=("out_grad", "data", "output"),
+        params=dict(POOL_PARAMS),
+        infer_shape=lambda attrs, s, a: (s, [s[1]], a),
+        doc="Gradient of Pooling with respect to its data.",
+    )
+)
+
+
+# -- UpSampling (nearest) ------------------------------------------------------------------------
+UPSAMPLING_PARAMS = {
+    "scale": Param(parse_int, doc="upsampling factor of the first input"),
+    "sample_type": Param(enum("nearest"), "nearest", "interpolation (nearest only)"),
+    "num_filter": Param(parse_int, 0, "accepted for MXNet compatibility"),
+    "multi_input_mode": Param(enum("concat", "sum"), "concat", "how several inputs are combined"),
+    "workspace": Param(parse_int, 512, "accepted for MXNet compatibility"),
+}
+
+
+def _factors(attrs: dict, shapes: list) -> list[int]:
+    target = shapes[0][2] * attrs["scale"]
+    factors = []
+    for shape in shapes:
+        if len(shape) != 4 or target % shape[2] or (target // shape[2]) * shape[3] != shapes[0][3] * attrs["scale"]:
+            raise ShapeError(f"UpSampling: input of shape {tuple(shape)} cannot be scaled to {target} rows")
+        factors.append(target // shape[2])
+    return factors
+
+
+def _upsample_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    factors = _factors(attrs, [x.shape for x in inputs])
+    out = outputs[0]
+    if attrs["multi_input_mode"] == "sum":
+        out[...] = 0
+    begin = 0
+    for x, f in zip(inputs, factors):
+        big = xp.repeat(xp.repeat(x, f, axis=2), f, axis=3)
+        if attrs["multi_input_mode"] == "sum":
+            out += big
+        else:
+            out[:, begin : begin + x.shape[1]] = big
+            begin += x.shape[1]
+
+
+def _upsample_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if any(s is None for s in in_shapes) or not in_shapes:
+        return in_shapes, [None], aux_shapes
+    _factors(attrs, in_shapes)
+    n, _, h, w = in_shapes[0]
+    s = attrs["scale"]
+    channels = in_shapes[0][1] if attrs["multi_input_mode"] == "sum" else sum(x[1] for x in in_shapes)
+    return in_shapes, [(n, channels, h * s, w * s)], aux_shapes
+
+
+def _upsample_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    grads, begin = [], 0
+    for x in inputs:
+        channels = x.shape[1]
+        start = 0 if attrs["multi_input_mode"] == "sum" else begin
+        grads.append(F._backward_UpSampling(out_grads[0], x, begin=start))
+        begin += channels
+    return grads
+
+
+def _upsample_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    dy, like = inputs
+    n, c, h, w = like.shape
+    f = dy.shape[2] // h
+    part = dy[:, attrs["begin"] : attrs["begin"] + c]
+    outputs[0][...] = part.reshape(n, c, h, f, w, f).sum(axis=(3, 5))
+
+
+register(
+    OpDef(
+        "UpSampling",
+        _upsample_forward,
+        variadic=True,
+        params=dict(UPSAMPLING_PARAMS),
+        infer_shape=_upsample_infer,
+        gradient=_upsample_gradient,
+        doc="Nearest-neighbour upsampling of one or more NCHW inputs to a common size.",
+    )
+)
+register(
+    OpDef(
+        "_backward_UpSampling",
+        _upsample_backward,
+        inputs=("out_grad", "like"),
+        params={"begin": Param(parse_int, 0, "first channel of this input in the output")},
+        infer_shape=lambda attrs, s, a: (s, [s[1]], a),
+        doc="Gradient of nearest UpSampling for one of its inputs.",
+    )
+)

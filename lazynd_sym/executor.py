@@ -1,0 +1,444 @@
+"""Executors: a bound graph compiled at bind time into kernel calls over planned storage.
+
+At bind the passes run once (gradient, shapes, types, memory plan) and the forward and
+backward passes become lists of ``(kernel, kctx, attrs, inputs, outputs, aux)`` over
+preallocated buffers.  On the CPU each pass is pushed to the engine as ONE operation
+(bulk execution: a kernel call costs a Python call); on the GPU each kernel is pushed
+on its own, since launches are asynchronous anyway.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+import lazynd.ndarray as nd
+from lazynd.backend import get_backend
+from lazynd.context import Context
+from lazynd.engine import get_engine
+from lazynd.engine.var import Var
+from lazynd.errors import ContextError, LazyNDError, ShapeError
+from lazynd.ndarray.dispatch import kernel_context, push_kernel
+from lazynd.ops.registry import KernelContext
+
+from . import passes
+from .graph import IndexedGraph
+from .passes.infer_shape import shape_known
+from .passes.plan_memory import entry_bytes
+
+GRAD_REQS = ("write", "add", "null")
+
+
+def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = False) -> list[Any]:
+    if values is None:
+        return [None] * len(names)
+    if isinstance(values, dict):
+        unknown = set(values) - set(names)
+        if unknown:
+            raise LazyNDError(f"bind: {what} has unknown names {sorted(unknown)}; expected names from {names}")
+        missing = [n for n in names if n not in values]
+        if missing and not allow_missing:
+            raise LazyNDError(f"bind: {what} misses {missing}")
+        return [values.get(n) for n in names]
+    values = list(values)
+    if len(values) != len(names):
+        raise LazyNDError(f"bind: {what} has {len(values)} arrays, expected {len(names)} ({names})")
+    return values
+
+
+def _check_contexts(ctx: Context, group2ctx: dict | None) -> None:
+    for group, other in (group2ctx or {}).items():
+        if other != ctx:
+            raise ContextError(
+                f"bind: group2ctx places group {group!r} on {other}, but this executor runs every node on {ctx}; "
+                "placing groups on other devices is not supported yet"
+            )
+
+
+class Executor:
+    """A symbol bound to arrays on one context.
+
+    Examples
+    --------
+    >>> import lazynd as mx, lazynd_sym as sym
+    >>> a, b = sym.Variable("A"), sym.Variable("B")
+    >>> ex = ((a + b) / 10).simple_bind(mx.cpu(), A=(2,), B=(2,))
+    >>> ex.forward(A=mx.nd.ones((2,)), B=mx.nd.ones((2,)))[0].asnumpy()
+    array([0.2, 0.2], dtype=float32)
+    """
+
+    def __init__(self, symbol: Any, ctx: Context, args: list, grads: list, reqs: list, aux: list) -> None:
+        self._symbol = symbol
+        self._ctx = ctx
+        self.arg_names = symbol.list_arguments()
+        self.aux_names = symbol.list_auxiliary_states()
+        self.output_names = symbol.list_outputs()
+        self.arg_arrays = args
+        self.grad_arrays = [g if r != "null" else None for g, r in zip(grads, reqs)]
+        self.grad_req = reqs
+        self.aux_arrays = aux
+        self._monitor: Callable[[str, Any], None] | None = None
+        self._compile()
+
+    # -- construction --------------------------------------------------------------------------
+    @classmethod
+    def bind(cls, symbol: Any, ctx: Context, args: Any, args_grad: Any, grad_req: Any, aux_states: Any,
+             group2ctx: Any, shared_exec: Any) -> Executor:
+        _check_contexts(ctx, group2ctx)
+        arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+        arrays = _as_list(args, arg_names, "args")
+        if any(a is None for a in arrays):
+            raise LazyNDError(f"bind: args misses {[n for n, a in zip(arg_names, arrays) if a is None]}")
+        grads = _as_list(args_grad, arg_names, "args_grad", allow_missing=True)
+        if isinstance(grad_req, str):
+            reqs = [grad_req] * len(arg_names)
+        elif isinstance(grad_req, dict):
+            reqs = [grad_req.get(n, "null") for n in arg_names]
+        else:
+            reqs = list(grad_req)
+        for name, req, grad in zip(arg_names, reqs, grads):
+            if req not in GRAD_REQS:
+                raise LazyNDError(f"bind: grad_req of {name!r} is {req!r}, expected one of {GRAD_REQS}")
+        reqs = [r if g is not None else "null" for r, g in zip(reqs, grads)]
+        aux = _as_list(aux_states, aux_names, "aux_states")
+        if any(a is None for a in aux):
+            raise LazyNDError(f"bind: aux_states misses {[n for n, a in zip(aux_names, aux) if a is None]}")
+        return cls(symbol, ctx, arrays, grads, reqs, aux)
+
+    @classmethod
+    def simple_bind(cls, symbol: Any, ctx: Context, grad_req: Any, type_dict: Any, group2ctx: Any,
+                    shared_exec: Any, shapes: dict) -> Executor:
+        _check_contexts(ctx, group2ctx)
+        arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
+        if arg_shapes is None:
+            partial = symbol.infer_shape_partial(**shapes)[0]
+            unknown = [n for n, s in zip(symbol.list_arguments(), partial) if not shape_known(s)]
+            raise ShapeError(f"simple_bind: cannot infer the shapes of {unknown} from {shapes}")
+        arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
+        names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+        if arg_types is None:
+            arg_types, aux_types = [np.float32] * len(names), [np.float32] * len(aux_names)
+        shared = shared_exec.arg_dict if shared_exec is not None else {}
+        shared_grads = shared_exec.grad_dict if shared_exec is not None else {}
+
+        def make(name: str, shape: tuple, dtype: Any, pool: dict) -> Any:
+            old = pool.get(name)
+            if old is not None and tuple(old.shape) == tuple(shape):
+                return old
+            return nd.zeros(shape, ctx=ctx, dtype=dtype)
+
+        args = [make(n, s, t, shared) for n, s, t in zip(names, arg_shapes, arg_types)]
+        if isinstance(grad_req, str):
+            reqs = [grad_req] * len(names)
+        elif isinstance(grad_req, dict):
+            reqs = [grad_req.get(n, "null") for n in names]
+        else:
+            reqs = list(grad_req)
+        grads = [make(n, s, t, shared_grads) if r != "null" else None for n, s, t, r in zip(names, arg_shapes, arg_types, reqs)]
+        aux = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_shapes, aux_types)]
+        return cls(symbol, ctx, args, grads, reqs, aux)
+
+    def _compile(self) -> None:
+        sym = self._symbol
+        outputs = list(sym._outputs)
+        self._n_outputs = len(outputs)
+        graph0 = IndexedGraph(outputs)
+        var_nodes = [graph0.nodes[i] for i in graph0.variables()]
+        arg_nodes = [n for n in var_nodes if id(n) not in graph0.aux_ids]
+        aux_nodes = [n for n in var_nodes if id(n) in graph0.aux_ids]
+        wrt = [n for n, r in zip(arg_nodes, self.grad_req) if r != "null"]
+        grad = passes.gradient(outputs, wrt) if wrt else None
+        grad_entries = [e for e in (grad.grads if grad else []) if e is not None]
+        graph = IndexedGraph(outputs + grad_entries)
+        self._graph = graph
+        forward_nodes = {id(n) for n in graph0.nodes}
+        ops = [i for i, n in enumerate(graph.nodes) if n.op is not None]
+        self._forward_order = [i for i in ops if id(graph.nodes[i]) in forward_nodes]
+        self._backward_order = [i for i in ops if id(graph.nodes[i]) not in forward_nodes]
+
+        known_shape, known_type = {}, {}
+        bound = list(zip(arg_nodes, self.arg_arrays)) + list(zip(aux_nodes, self.aux_arrays))
+        for node, arr in bound:
+            eid = graph.entry(graph.index[id(node)])
+            known_shape[eid], known_type[eid] = tuple(arr.shape), np.dtype(arr.dtype).name
+        same = []
+        self._head_grads = []
+        for k, var in grad.head_grads if grad else []:
+            same.append((graph.entry(graph.index[id(var)]), graph.heads[k]))
+            self._head_grads.append((k, graph.entry(graph.index[id(var)])))
+        wrt_index = {id(n): j for j, n in enumerate(arg_nodes)}
+        self._grad_entry: dict[int, int] = {}
+        for node, entry in zip(wrt, grad.grads if grad else []):
+            if entry is not None:
+                j = wrt_index[id(node)]
+                self._grad_entry[j] = graph.entry_of(entry)
+                same.append((self._grad_entry[j], graph.entry(graph.index[id(node)])))
+        shapes = passes.infer_shape(graph, known_shape, same)
+        types = passes.infer_type(graph, known_type, same)
+        for eid, (s, t) in enumerate(zip(shapes, types)):
+            if not shape_known(s) or t is None:
+                raise ShapeError(f"bind: cannot infer shape/dtype of '{graph.entry_name(eid)}' (got {s}, {t})")
+
+        # entries that live in caller-visible arrays: variables, and 'write' gradients made by an op
+        external = {graph.entry(i) for i in graph.variables()}
+        self._direct_grads: dict[int, int] = {}
+        claimed: set[int] = set()
+        fwd_heads = set(graph.heads[: self._n_outputs])
+        for j, eid in self._grad_entry.items():
+            if self.grad_req[j] == "write" and eid not in external and eid not in claimed and eid not in fwd_heads:
+                self._direct_grads[j] = eid
+                claimed.add(eid)
+        external |= claimed
+        storage = passes.plan_memory(graph, self._forward_order + self._backward_order, external)
+        for user_pass in passes.bind_passes():
+            graph = user_pass(graph) or graph
+        self._allocate(storage, claimed)
+
+    def _allocate(self, storage: list[int], claimed: set[int]) -> None:
+        graph, ctx = self._graph, self._ctx
+        backend = get_backend(ctx)
+        shapes, types = graph.attrs["shape"], graph.attrs["dtype"]
+        blocks = [backend.empty((max(size, 1),), "uint8") for size in graph.attrs["storage_bytes"]]
+        buffers: list[Any] = [None] * graph.num_entries
+        for eid, sid in enumerate(storage):
+            if sid >= 0:
+                n = entry_bytes(shapes[eid], types[eid])
+                buffers[eid] = blocks[sid][:n].view(types[eid]).reshape(shapes[eid])
+        arg_nodes = [i for i in graph.variables() if id(graph.nodes[i]) not in graph.aux_ids]
+        name_to_arg = {graph.nodes[i].name: i for i in arg_nodes}
+        for name, arr in zip(self.arg_names, self.arg_arrays):
+            buffers[graph.entry(name_to_arg[name])] = arr._data
+        aux_index = {graph.nodes[i].name: i for i in graph.variables() if id(graph.nodes[i]) in graph.aux_ids}
+        for name, arr in zip(self.aux_names, self.aux_arrays):
+            buffers[graph.entry(aux_index[name])] = arr._data
+        for _, eid in self._head_grads:
+            buffers[eid] = backend.zeros(shapes[eid], types[eid])
+        for j, eid in self._direct_grads.items():
+            buffers[eid] = self.grad_arrays[j]._data
+        self._buffers = buffers
+        self._internal = Var()
+        self.outputs = [nd.NDArray(buffers[e], Var(), ctx) for e in graph.heads[: self._n_outputs]]
+        self._steps = {True: self._build(self._forward_order, True), False: self._build(self._forward_order, False)}
+        self._backward_steps = self._build(self._backward_order, True)
+        self._finish_grads = []
+        for j, eid in self._grad_entry.items():
+            if j in self._direct_grads:
+                continue
+            target = self.grad_arrays[j]._data
+            self._finish_grads.append((self.grad_req[j], buffers[eid], target))
+        for j, req in enumerate(self.grad_req):
+            if req == "write" and j not in self._grad_entry:
+                self._finish_grads.append(("zero", None, self.grad_arrays[j]._data))
+        uses_random = any(graph.nodes[i].op.needs_random for i in self._forward_order + self._backward_order)
+        self._random_var = None
+        if uses_random:
+            from lazynd.random import generator_for
+
+            self._random_var = generator_for(ctx).var
+        self._writes_aux = any(graph.nodes[i].op.aux and graph.nodes[i].op.writes_aux_in_train for i in self._forward_order)
+
+    def _build(self, order: list[int], is_train: bool) -> list[tuple]:
+        graph, ctx = self._graph, self._ctx
+        kctx = kernel_context(ctx, is_train)
+        steps = []
+        for i in order:
+            node = graph.nodes[i]
+            op = node.op
+            step_ctx = kctx
+            if op.needs_random:
+                from lazynd.random import generator_for
+
+                step_ctx = KernelContext(kctx.xp, kctx.backend, kctx.device_id, is_train, generator_for(ctx).generator)
+            fn = op.forward_gpu if ctx.device_type == "gpu" and op.forward_gpu is not None else op.forward
+            entries = graph.input_entries(i)
+            n_data = node.num_data_inputs()
+            ins = [self._buffers[e] for e in entries[:n_data]]
+            aux = [self._buffers[e] for e in entries[n_data:]]
+            outs = [self._buffers[graph.entry(i, k)] for k in range(node.num_outputs())]
+            steps.append((fn, step_ctx, node.attrs, ins, outs, aux, node))
+        return steps
+
+    # -- running -------------------------------------------------------------------------------
+    def _run_steps(self, steps: list[tuple]) -> None:
+        monitor = self._monitor
+        for fn, kctx, attrs, ins, outs, aux, node in steps:
+            fn(kctx, attrs, ins, outs, aux)
+            if monitor is not None:
+                for k, out in enumerate(outs[: node.num_visible_outputs()]):
+                    monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), self._ctx))
+
+    def _push(self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None) -> None:
+        if self._ctx.device_type == "gpu":
+            for step in steps:
+                push_kernel(self._ctx, self._run_steps, ([step],), reads, writes, step[6].name, 0)
+            if tail is not None:
+                push_kernel(self._ctx, tail, (), reads, writes, name + "_grads", 0)
+            return
+
+        def run() -> None:
+            self._run_steps(steps)
+            if tail is not None:
+                tail()
+
+        get_engine().push(run, (), reads, writes, name, self._ctx)
+
+    def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
+        """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``."""
+        for key, value in kwargs.items():
+            if key not in self.arg_dict:
+                raise LazyNDError(f"forward: {key!r} is not an argument; arguments are {self.arg_names}")
+            target = self.arg_dict[key]
+            if isinstance(value, nd.NDArray):
+                if tuple(value.shape) != tuple(target.shape):
+                    raise ShapeError(f"forward: {key!r} has shape {value.shape}, the executor was bound with {target.shape}")
+                value.copyto(target)
+            else:
+                target[:] = value
+        reads = [a._var for a in self.arg_arrays]
+        writes = [o._var for o in self.outputs] + [self._internal]
+        if is_train and self._writes_aux:
+            writes += [a._var for a in self.aux_arrays]
+        else:
+            reads += [a._var for a in self.aux_arrays]
+        if self._random_var is not None:
+            writes.append(self._random_var)
+        self._push(self._steps[bool(is_train)], reads, writes, "executor_forward")
+        return self.outputs
+
+    def backward(self, out_grads: Any = None) -> None:
+        """Push the backward pass; ``out_grads`` feed the outputs that are not losses."""
+        if not self._grad_entry and not self._finish_grads:
+            return
+        if out_grads is None:
+            given = []
+        elif isinstance(out_grads, nd.NDArray):
+            given = [out_grads]
+        else:
+            given = list(out_grads)
+        reads = [a._var for a in self.arg_arrays] + [a._var for a in self.aux_arrays] + [o._var for o in self.outputs]
+        head_copies = []
+        for k, eid in self._head_grads:
+            if k < len(given) and given[k] is not None:
+                g = given[k]
+                if tuple(g.shape) != tuple(self._buffers[eid].shape):
+                    raise ShapeError(f"backward: out_grads[{k}] has shape {g.shape}, expected {self._buffers[eid].shape}")
+                head_copies.append((self._buffers[eid], g._data))
+                reads.append(g._var)
+            elif self._head_grads:
+                raise LazyNDError(f"backward: output {self.output_names[k]!r} is not a loss and needs out_grads[{k}]")
+        writes = [g._var for g in self.grad_arrays if g is not None] + [self._internal]
+        if self._random_var is not None:
+            writes.append(self._random_var)
+        steps = list(self._backward_steps)
+        finish = self._finish_grads
+
+        def copy_heads_then_finish() -> None:
+            for req, src, dst in finish:
+                if req == "write":
+                    dst[...] = src
+                elif req == "add":
+                    dst += src
+                else:
+                    dst[...] = 0
+
+        if head_copies:
+            steps = [(_copy_kernel, None, None, [src for _, src in head_copies], [dst for dst, _ in head_copies], [], _COPY_NODE)] + steps
+        self._push(steps, reads, writes, "executor_backward", copy_heads_then_finish)
+
+    # -- views ---------------------------------------------------------------------------------
+    @property
+    def arg_dict(self) -> dict[str, Any]:
+        return dict(zip(self.arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self) -> dict[str, Any]:
+        return {n: g for n, g in zip(self.arg_names, self.grad_arrays) if g is not None}
+
+    @property
+    def aux_dict(self) -> dict[str, Any]:
+        return dict(zip(self.aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self) -> dict[str, Any]:
+        return dict(zip(self.output_names, self.outputs))
+
+    def set_monitor_callback(self, callback: Callable[[str, Any], None]) -> None:
+        """Call ``callback(name, array)`` with every operator output as it is computed."""
+        self._monitor = callback
+
+    def copy_params_from(self, arg_params: dict, aux_params: dict | None = None, allow_extra_params: bool = False) -> None:
+        """Copy parameter arrays into this executor's arguments and auxiliary states (lazily)."""
+        for params, table, what in ((arg_params, self.arg_dict, "argument"), (aux_params or {}, self.aux_dict, "auxiliary state")):
+            for name, value in params.items():
+                if name in table:
+                    value.copyto(table[name]) if isinstance(value, nd.NDArray) else table[name].__setitem__(slice(None), value)
+                elif not allow_extra_params:
+                    raise LazyNDError(f"copy_params_from: {name!r} is not an {what} of the executor")
+
+    def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **shapes: Any) -> Executor:
+        """A new executor for new input shapes, sharing this one's arrays where shapes allow."""
+        arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
+        if arg_shapes is None:
+            raise ShapeError(f"reshape: cannot infer every shape from {shapes}")
+
+        def share(old: Any, shape: tuple) -> Any:
+            if old is None:
+                return None
+            if tuple(old.shape) == tuple(shape):
+                return old
+            size = int(np.prod(shape))
+            if size <= old.size:
+                return nd.NDArray(old._data.reshape(-1)[:size].reshape(shape), old._var, old._ctx)
+            if not allow_up_sizing:
+                raise ShapeError(f"reshape: new shape {shape} is larger than {old.shape}; pass allow_up_sizing=True")
+            return nd.zeros(shape, ctx=self._ctx, dtype=old.dtype)
+
+        args = [share(a, s) for a, s in zip(self.arg_arrays, arg_shapes)]
+        grads = [share(g, s) for g, s in zip(self.grad_arrays, arg_shapes)]
+        aux = [share(a, s) for a, s in zip(self.aux_arrays, aux_shapes)]
+        return Executor(self._symbol, self._ctx, args, grads, list(self.grad_req), aux)
+
+    def debug_str(self) -> str:
+        """The compiled graph: each entry with its storage id, and planned vs naive bytes."""
+        graph = self._graph
+        storage = graph.attrs["storage_id"]
+        inplace = graph.attrs["inplace"]
+        lines = []
+        for title, order in (("forward", self._forward_order), ("backward", self._backward_order)):
+            lines.append(f"== {title} ==")
+            for i in order:
+                node = graph.nodes[i]
+                ins = ", ".join(graph.entry_name(e) for e in graph.input_entries(i))
+                for k in range(node.num_outputs()):
+                    eid = graph.entry(i, k)
+                    sid = storage[eid]
+                    where = "external" if sid < 0 else f"storage {sid}"
+                    note = f" (in place of {graph.entry_name(inplace[eid])})" if eid in inplace else ""
+                    lines.append(f"{node.op.name} {node.output_name(k)} {graph.attrs['shape'][eid]} <- [{ins}]: {where}{note}")
+        lines.append(f"Total planned {graph.attrs['planned_bytes'] / 2**20:.3f} MB (naive {graph.attrs['naive_bytes'] / 2**20:.3f} MB)")
+        lines.append(f"planned_bytes={graph.attrs['planned_bytes']} naive_bytes={graph.attrs['naive_bytes']}")
+        return "\n".join(lines) + "\n"
+
+    @property
+    def planned_bytes(self) -> int:
+        return int(self._graph.attrs["planned_bytes"])
+
+    @property
+    def naive_bytes(self) -> int:
+        return int(self._graph.attrs["naive_bytes"])
+
+
+def _copy_kernel(kctx: Any, attrs: Any, ins: list, outs: list, aux: list) -> None:
+    for src, dst in zip(ins, outs):
+        dst[...] = src
+
+
+class _CopyNode:
+    name = "head_grads"
+
+    def num_visible_outputs(self) -> int:
+        return 0
+
+
+_COPY_NODE = _CopyNode()

@@ -1,0 +1,103 @@
+"""Augmenters, including how they move detection boxes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd import image
+
+
+@pytest.fixture
+def src():
+    return mx.nd.array(np.arange(40 * 60 * 3).reshape(40, 60, 3) % 251, dtype="uint8")
+
+
+def test_center_crop_aug_moves_boxes_with_pixels(src):
+    # a box covering x 15..45, y 10..30 of the 60x40 image; crop the central 30x20
+    label = np.array([[1, 15 / 60, 10 / 40, 45 / 60, 30 / 40], [-1, 0, 0, 0, 0]], np.float32)
+    out, new = image.CenterCropAug((30, 20)).augment(src, label)
+    assert out.shape == (20, 30, 3)
+    np.testing.assert_allclose(new[0], [1, 0, 0, 1, 1], atol=1e-6)
+    np.testing.assert_array_equal(new[1], label[1])
+
+
+def test_crop_drops_boxes_outside_the_crop(src):
+    label = np.array([[2, 0.0, 0.0, 0.1, 0.1]], np.float32)
+    _, new = image.CenterCropAug((30, 20)).augment(src, label)
+    assert new[0, 0] == -1
+
+
+def test_random_crop_box_matches_pixels(src):
+    label = np.array([[0, 0.5, 0.5, 0.6, 0.6]], np.float32)
+    for _ in range(5):
+        out, new = image.RandomCropAug((50, 30)).augment(src, label)
+        if new[0, 0] >= 0:
+            assert 0 <= new[0, 1] < new[0, 3] <= 1 and 0 <= new[0, 2] < new[0, 4] <= 1
+
+
+def test_horizontal_flip_mirrors_pixels_and_boxes(src):
+    label = np.array([[3, 0.1, 0.2, 0.4, 0.5]], np.float32)
+    out, new = image.HorizontalFlipAug(1.0).augment(src, label)
+    np.testing.assert_array_equal(out.asnumpy(), src.asnumpy()[:, ::-1])
+    np.testing.assert_allclose(new[0], [3, 0.6, 0.2, 0.9, 0.5], atol=1e-6)
+
+
+def test_flip_with_zero_probability_is_identity(src):
+    assert image.HorizontalFlipAug(0.0)(src) is src
+
+
+def test_resize_aug_resizes_short_side(src):
+    assert image.ResizeAug(20)(src).shape == (20, 30, 3)
+
+
+def test_cast_aug_gives_float32(src):
+    out = image.CastAug()(src)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out.asnumpy(), src.asnumpy().astype(np.float32))
+
+
+def test_color_jitter_brightness_scales_pixels(src):
+    out = image.ColorJitterAug(0.5, 0, 0)(image.CastAug()(src)).asnumpy()
+    ratio = out[src.asnumpy() > 0] / src.asnumpy()[src.asnumpy() > 0]
+    assert np.allclose(ratio, ratio[0], rtol=1e-4) and 0.5 <= ratio[0] <= 1.5
+
+
+def test_lighting_adds_one_offset_per_channel(src):
+    base = image.CastAug()(src)
+    diff = image.LightingAug(0.1, [55.46, 4.794, 1.148], np.eye(3))(base).asnumpy() - base.asnumpy()
+    np.testing.assert_allclose(diff, np.broadcast_to(diff[0, 0], diff.shape), atol=1e-3)
+
+
+def test_color_normalize_aug(src):
+    out = image.ColorNormalizeAug(np.array([1.0, 2, 3]), np.array([2.0, 2, 2]))(src).asnumpy()
+    np.testing.assert_allclose(out, (src.asnumpy() - [1, 2, 3]) / 2.0, rtol=1e-6)
+
+
+def test_random_order_applies_all(src):
+    out = image.RandomOrderAug([image.CastAug(), image.HorizontalFlipAug(1.0)])(src)
+    np.testing.assert_array_equal(out.asnumpy(), src.asnumpy()[:, ::-1].astype(np.float32))
+
+
+def test_create_augmenter_builds_standard_list():
+    augs = image.CreateAugmenter(
+        (3, 24, 24), resize=32, rand_crop=True, rand_mirror=True, mean=True, std=True, brightness=0.1, pca_noise=0.1
+    )
+    names = [type(a).__name__ for a in augs]
+    assert names == [
+        "ResizeAug",
+        "RandomCropAug",
+        "HorizontalFlipAug",
+        "CastAug",
+        "ColorJitterAug",
+        "LightingAug",
+        "ColorNormalizeAug",
+    ]
+
+
+def test_create_augmenter_output_has_data_shape(src):
+    out = src
+    for aug in image.CreateAugmenter((3, 24, 24), resize=30, rand_resize=True, rand_mirror=True, mean=True):
+        out = aug(out)
+    assert out.shape == (24, 24, 3) and out.dtype == np.float32

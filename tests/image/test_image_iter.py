@@ -1,0 +1,125 @@
+"""ImageIter / ImageRecordIter over RecordIO files, .lst files and lists."""
+
+from __future__ import annotations
+
+import os
+
+import cv2
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd import image, recordio
+
+
+def test_mnist50_record_iter_yields_all_images_and_labels(data_dir):
+    rec = os.path.join(data_dir, "mxnet", "mnist50.rec")
+    it = image.ImageIter(8, (1, 28, 28), path_imgrec=rec, aug_list=[])
+    labels, count = [], 0
+    for batch in it:
+        n = 8 - batch.pad
+        assert batch.data[0].shape == (8, 1, 28, 28)
+        labels.extend(batch.label[0].asnumpy()[:n].tolist())
+        count += n
+    assert count == 50
+    assert labels == [float(i % 10) for i in range(50)]
+
+
+def test_mnist50_indexed_shuffle_covers_every_record(data_dir):
+    base = os.path.join(data_dir, "mxnet", "mnist50")
+    it = image.ImageIter(
+        10, (1, 28, 28), path_imgrec=base + ".rec", path_imgidx=base + ".idx", shuffle=True, aug_list=[]
+    )
+    reader = recordio.MXIndexedRecordIO(base + ".idx", base + ".rec", "r")
+    batch = next(iter(it))
+    keys = it.seq[:10]
+    for i, key in enumerate(keys):
+        header, payload = recordio.unpack(reader.read_idx(key))
+        pixels = cv2.imdecode(np.frombuffer(payload, np.uint8), cv2.IMREAD_GRAYSCALE)
+        np.testing.assert_array_equal(batch.data[0].asnumpy()[i, 0], pixels)
+        assert batch.label[0].asnumpy()[i] == header.label
+
+
+def test_mnist50_partitions_split_the_keys(data_dir):
+    base = os.path.join(data_dir, "mxnet", "mnist50")
+    parts = [
+        image.ImageIter(5, (1, 28, 28), path_imgrec=base + ".rec", part_index=i, num_parts=2, aug_list=[]).seq
+        for i in range(2)
+    ]
+    assert len(parts[0]) == 25 and not set(parts[0]) & set(parts[1])
+
+
+@pytest.fixture
+def jpeg_folder(tmp_path):
+    rng = np.random.default_rng(1)
+    lines = []
+    for i in range(6):
+        pixels = rng.integers(0, 255, (20 + i, 30, 3), dtype=np.uint8)
+        cv2.imwrite(str(tmp_path / f"img{i}.jpg"), pixels)
+        lines.append(f"{i}\t{i % 3}\timg{i}.jpg\n")
+    (tmp_path / "list.lst").write_text("".join(lines))
+    return tmp_path
+
+
+def test_imglist_iter_with_augmenters(jpeg_folder):
+    augs = image.CreateAugmenter((3, 16, 16), resize=18, rand_mirror=True, mean=True, std=True)
+    it = image.ImageIter(
+        4, (3, 16, 16), path_imglist=str(jpeg_folder / "list.lst"), path_root=str(jpeg_folder), aug_list=augs
+    )
+    batches = list(it)
+    assert [b.pad for b in batches] == [0, 2]
+    assert batches[0].data[0].shape == (4, 3, 16, 16)
+    assert batches[0].label[0].asnumpy().tolist() == [0, 1, 2, 0]
+    assert np.isfinite(batches[0].data[0].asnumpy()).all()
+
+
+def test_nhwc_layout_from_python_list(jpeg_folder):
+    items = [[float(i), f"img{i}.jpg"] for i in range(4)]
+    it = image.ImageIter(
+        2,
+        (3, 16, 16),
+        imglist=items,
+        path_root=str(jpeg_folder),
+        layout="NHWC",
+        aug_list=[image.CenterCropAug((16, 16))],
+    )
+    assert next(it).data[0].shape == (2, 16, 16, 3)
+
+
+def _bad_rec(tmp_path):
+    path = str(tmp_path / "bad.rec")
+    good = cv2.imencode(".png", np.full((8, 8, 3), 7, np.uint8))[1].tobytes()
+    with recordio.MXRecordIO(path, "w") as writer:
+        writer.write(recordio.pack(recordio.IRHeader(0, 1.0, 0, 0), good))
+        writer.write(recordio.pack(recordio.IRHeader(0, 2.0, 1, 0), b"this is not an image"))
+        writer.write(recordio.pack(recordio.IRHeader(0, 3.0, 2, 0), good))
+    return path
+
+
+def test_bad_record_raises_naming_it(tmp_path):
+    it = image.ImageIter(3, (3, 8, 8), path_imgrec=_bad_rec(tmp_path), aug_list=[])
+    with pytest.raises(mx.FormatError, match=r"record #1 of .*bad\.rec"):
+        next(it)
+
+
+def test_bad_record_skipped_with_warning(tmp_path):
+    it = image.ImageIter(2, (3, 8, 8), path_imgrec=_bad_rec(tmp_path), aug_list=[], skip_bad=True)
+    with pytest.warns(UserWarning, match="record #1"):
+        batch = next(it)
+    assert batch.label[0].asnumpy().tolist() == [1.0, 3.0]
+
+
+def test_wrong_shape_after_augmentation_is_explained(jpeg_folder):
+    it = image.ImageIter(
+        2, (3, 16, 16), path_imglist=str(jpeg_folder / "list.lst"), path_root=str(jpeg_folder), aug_list=[]
+    )
+    with pytest.raises(mx.ShapeError, match="add a resize or crop augmenter"):
+        next(it)
+
+
+def test_image_record_iter_normalizes(data_dir):
+    rec = os.path.join(data_dir, "mxnet", "mnist50.rec")
+    it = image.ImageRecordIter(rec, (1, 28, 28), 10, mean_r=128.0, std_r=2.0, scale=0.5)
+    batch = next(it)
+    raw = next(image.ImageIter(10, (1, 28, 28), path_imgrec=rec, aug_list=[])).data[0].asnumpy()
+    np.testing.assert_allclose(batch.data[0].asnumpy(), (raw - 128.0) / 4.0, rtol=1e-6)

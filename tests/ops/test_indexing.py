@@ -1,0 +1,199 @@
+"""Concat, SliceChannel, stack, slice, slice_axis, take, batch_take, one_hot, where."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import EngineError, OperatorError, ShapeError
+from lazynd.ops import registry
+from lazynd.testing import check_forward, check_gradient
+
+RNG = np.random.default_rng(11)
+
+
+def rand(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_concat_matches_numpy(dim, ctx):
+    arrays = [rand(2, 3, 4), rand(2, 3, 4), rand(2, 3, 4)]
+    check_forward("Concat", arrays, {"dim": dim}, lambda *a: np.concatenate(a, axis=dim), ctx=ctx)
+
+
+def test_concat_default_dim_is_one_and_alias_works():
+    a, b = rand(2, 3), rand(2, 5)
+    out = mx.nd.concat(mx.nd.array(a), mx.nd.array(b))
+    np.testing.assert_array_equal(out.asnumpy(), np.concatenate([a, b], axis=1))
+
+
+def test_concat_gradient_cuts_output_gradient_into_inputs():
+    check_gradient("Concat", [rand(2, 3), rand(2, 1), rand(2, 2)], {"dim": 1})
+
+
+def test_concat_rejects_mismatched_other_axes():
+    with pytest.raises(
+        ShapeError,
+        match=r"Concat: shape of 'arg1' is \(3, 2\), expected \(2, _\) \(inputs must agree on every axis but dim=1\)",
+    ):
+        mx.nd.Concat(mx.nd.array(rand(2, 3)), mx.nd.array(rand(3, 2)), dim=1)
+
+
+def test_concat_infers_one_missing_input_size_from_the_output():
+    infer = registry.get("Concat")._infer_shape
+    in_shapes, out, _ = infer({"dim": 1, "num_args": 2}, [(2, 3), None], [], out_shapes=[(2, 7)])
+    assert in_shapes == [(2, 3), (2, 4)] and out == [(2, 7)]
+
+
+def test_concat_fills_unknown_dims_from_other_inputs():
+    in_shapes, out, _ = registry.get("Concat").infer_shape({"dim": 0, "num_args": 2}, [(2, 0), (1, 5)])
+    assert in_shapes == [(2, 5), (1, 5)] and out == [(3, 5)]
+
+
+@pytest.mark.parametrize("axis, squeeze", [(1, False), (0, False), (-1, False), (0, True)])
+def test_slice_channel_splits_evenly(axis, squeeze, ctx):
+    x = rand(3, 6, 3)
+    n = x.shape[axis] if squeeze else 3
+
+    def reference(a):
+        parts = np.split(a, n, axis=axis)
+        return [p.squeeze(axis) for p in parts] if squeeze else parts
+
+    params = {"num_outputs": n, "axis": axis, "squeeze_axis": squeeze}
+    check_forward("SliceChannel", [x], params, reference, ctx=ctx)
+    check_gradient("split", [x], params)
+
+
+def test_slice_channel_rejects_uneven_split():
+    with pytest.raises(ShapeError, match=r"SliceChannel: size 5 of axis 1 in \(2, 5\) does not divide into 2 outputs"):
+        mx.nd.SliceChannel(mx.nd.array(rand(2, 5)), num_outputs=2)
+
+
+def test_slice_channel_infers_input_from_outputs():
+    infer = registry.get("SliceChannel")._infer_shape
+    attrs = {"num_outputs": 3, "axis": 1, "squeeze_axis": False}
+    in_shapes, out, _ = infer(attrs, [None], [], out_shapes=[(2, 2), None, None])
+    assert in_shapes == [(2, 6)] and out == [(2, 2)] * 3
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_stack_matches_numpy(axis, ctx):
+    arrays = [rand(2, 3), rand(2, 3)]
+    check_forward("stack", arrays, {"axis": axis}, lambda *a: np.stack(a, axis=axis), ctx=ctx)
+    check_gradient("stack", arrays, {"axis": axis})
+
+
+def test_stack_rejects_different_shapes():
+    with pytest.raises(ShapeError, match=r"stack: shape of 'arg1' is \(3, 2\), expected \(2, 3\)"):
+        mx.nd.stack(mx.nd.array(rand(2, 3)), mx.nd.array(rand(3, 2)))
+
+
+@pytest.mark.parametrize(
+    "begin, end, step",
+    [((1,), (3,), ()), ((0, 1), (2, None), ()), ((None, -1), (None, 0), (1, -1)), ((0, 0), (4, 5), (2, 2))],
+)
+def test_slice_matches_python_slicing(begin, end, step, ctx):
+    x = rand(4, 5, 2)
+    index = tuple(slice(b, e, s) for b, e, s in zip(begin, end, step or (None,) * len(begin), strict=True))
+    check_forward("slice", [x], {"begin": begin, "end": end, "step": step}, lambda a: a[index], ctx=ctx)
+    check_gradient("crop", [x], {"begin": begin, "end": end, "step": step})
+
+
+def test_slice_rejects_an_empty_selection():
+    with pytest.raises(ShapeError, match="slice: begin=3, end=1, step=None selects nothing on axis 0 of size 4"):
+        mx.nd.slice(mx.nd.array(rand(4, 5)), begin=(3,), end=(1,))
+
+
+def test_slice_rejects_mismatched_begin_end():
+    with pytest.raises(ShapeError, match="must have one entry per sliced axis"):
+        mx.nd.slice(mx.nd.array(rand(4, 5)), begin=(0, 0), end=(1,))
+
+
+def test_slice_parses_none_from_strings():
+    out = mx.nd.slice(mx.nd.array(rand(4, 5)), begin="(1, None)", end="(None, 3)")
+    assert out.shape == (3, 3)
+
+
+@pytest.mark.parametrize("axis, begin, end", [(0, 1, 3), (1, -3, None), (-1, 0, 1)])
+def test_slice_axis_matches_numpy(axis, begin, end, ctx):
+    x = rand(4, 5, 2)
+    index = (slice(None),) * (axis % 3) + (slice(begin, end),)
+    params = {"axis": axis, "begin": begin, "end": end}
+    check_forward("slice_axis", [x], params, lambda a: a[index], ctx=ctx)
+    check_gradient("slice_axis", [x], params)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+def test_take_matches_numpy(axis, mode, ctx):
+    a = rand(4, 5, 3)
+    indices = np.array([[0, 2], [7, -1]], dtype=np.float32)
+    check_forward(
+        "take",
+        [a, indices],
+        {"axis": axis, "mode": mode},
+        lambda x, i: np.take(x, i.astype(np.int64), axis=axis, mode=mode),
+        ctx=ctx,
+    )
+
+
+def test_take_gradient_scatter_adds_repeated_indices():
+    a = rand(4, 3)
+    indices = np.array([1, 1, 3, 0], dtype=np.float64)
+    grads = check_gradient("take", [a, indices], {"axis": 0}, wrt=[0])
+    assert grads[1] is None
+
+
+def test_take_raise_mode_reports_the_bad_index():
+    out = mx.nd.take(mx.nd.array(rand(3, 2)), mx.nd.array([0, 5]), mode="raise")
+    with pytest.raises(EngineError) as info:
+        out.asnumpy()
+    assert "index 5 is out of range for an axis of size 3" in str(info.value.__cause__)
+
+
+def test_batch_take_picks_one_element_per_row(ctx):
+    a = rand(3, 4)
+    idx = np.array([0, 3, 9], dtype=np.float32)
+    check_forward("batch_take", [a, idx], {}, lambda x, i: x[np.arange(3), np.clip(i.astype(int), 0, 3)], ctx=ctx)
+
+
+def test_batch_take_rejects_wrong_indices_length():
+    with pytest.raises(ShapeError, match=r"batch_take: shape of 'indices' is \(2,\), expected \(3,\)"):
+        mx.nd.batch_take(mx.nd.array(rand(3, 4)), mx.nd.array([0, 1]))
+
+
+def test_one_hot_encodes_with_on_and_off_values(ctx):
+    idx = np.array([[1, 0], [3, -1]], dtype=np.float32)
+    params = {"depth": 3, "on_value": 5.0, "off_value": -1.0, "dtype": "int32"}
+
+    def reference(i):
+        return np.where(i[..., None].astype(int) == np.arange(3), 5, -1).astype(np.int32)
+
+    out = check_forward("one_hot", [idx], params, reference, ctx=ctx)
+    assert out[0].dtype == np.int32
+
+
+def test_one_hot_rejects_zero_depth():
+    with pytest.raises(OperatorError, match="one_hot: depth=0 must be at least 1"):
+        mx.nd.one_hot(mx.nd.array([1]), depth=0)
+
+
+def test_where_selects_elementwise_and_by_row(ctx):
+    x, y = rand(3, 4), rand(3, 4)
+    cond = (rand(3, 4) > 0).astype(np.float32)
+    check_forward("where", [cond, x, y], {}, lambda c, a, b: np.where(c != 0, a, b), ctx=ctx)
+    rows = np.array([1, 0, 1], dtype=np.float32)
+    check_forward("where", [rows, x, y], {}, lambda c, a, b: np.where(c[:, None] != 0, a, b), ctx=ctx)
+
+
+def test_where_gradient_routes_to_x_or_y():
+    cond = np.array([[1, 0, 1], [0, 0, 1]], dtype=np.float64)
+    grads = check_gradient("where", [cond, rand(2, 3), rand(2, 3)])
+    assert grads[0] is None
+
+
+def test_where_rejects_mismatched_condition():
+    with pytest.raises(ShapeError, match=r"where: shape of 'condition' is \(2, 2\), expected \(3, 4\)"):
+        mx.nd.where(mx.nd.array(rand(2, 2)), mx.nd.array(rand(3, 4)), mx.nd.array(rand(3, 4)))

@@ -1,0 +1,181 @@
+"""Output layers and losses: forward values and MXNet's gradient semantics (head gradient ignored)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import EngineError, OperatorError, ShapeError
+from lazynd.ops import registry
+from lazynd.testing import assert_almost_equal
+
+
+def np_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def loss_gradient(name: str, inputs: list, head: float = 1.0, **params) -> list:
+    """Forward ``name`` then evaluate its gradient rule with a (deliberately odd) head gradient."""
+    op = registry.get(name)
+    out = getattr(mx.nd, name)(*inputs, **params)
+    head_grad = mx.nd.ones(out.shape, ctx=out.context) * head
+    grads = op.gradient(mx.nd, op.parse(params), inputs, [out], [head_grad])
+    return [None if g is None else g.asnumpy() for g in grads]
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(3)
+
+
+def test_softmax_output_forward_is_softmax_over_classes(ctx, rng):
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    y = mx.nd.SoftmaxOutput(mx.nd.array(x, ctx=ctx), mx.nd.array([0, 1, 2, 3], ctx=ctx))
+    assert_almost_equal(y.asnumpy(), np_softmax(x), rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_output_gradient_is_prob_minus_onehot_times_grad_scale(ctx, rng):
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    label = np.array([0, 2, 1, 2])
+    grads = loss_gradient("SoftmaxOutput", [mx.nd.array(x, ctx=ctx), mx.nd.array(label, ctx=ctx)], head=7.0, grad_scale=0.5)
+    expected = (np_softmax(x) - np.eye(3)[label]) * 0.5
+    assert_almost_equal(grads[0], expected, rtol=1e-5, atol=1e-6)
+    assert grads[1] is None
+
+
+def test_softmax_output_batch_normalization_divides_by_batch(rng):
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    label = np.array([0, 2, 1, 2])
+    grads = loss_gradient("SoftmaxOutput", [mx.nd.array(x), mx.nd.array(label)], normalization="batch")
+    assert_almost_equal(grads[0], (np_softmax(x) - np.eye(3)[label]) / 4, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_output_ignore_label_zeroes_rows_and_valid_normalization_counts_the_rest(rng):
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    label = np.array([0, -1, 1, -1])
+    grads = loss_gradient(
+        "SoftmaxOutput", [mx.nd.array(x), mx.nd.array(label)], use_ignore=True, ignore_label=-1, normalization="valid"
+    )
+    expected = np_softmax(x) - np.eye(3)[np.maximum(label, 0)]
+    expected[label == -1] = 0
+    assert_almost_equal(grads[0], expected / 2, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_output_multi_output_uses_axis_1_and_spatial_labels(rng):
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    label = rng.integers(0, 3, size=(2, 4))
+    y = mx.nd.SoftmaxOutput(mx.nd.array(x), mx.nd.array(label), multi_output=True)
+    assert_almost_equal(y.asnumpy(), np_softmax(x, 1), rtol=1e-5, atol=1e-6)
+    grads = loss_gradient("SoftmaxOutput", [mx.nd.array(x), mx.nd.array(label)], multi_output=True)
+    onehot = np.moveaxis(np.eye(3)[label], -1, 1)
+    assert_almost_equal(grads[0], np_softmax(x, 1) - onehot, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_output_preserve_shape_uses_last_axis(rng):
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    label = rng.integers(0, 4, size=(2, 3))
+    grads = loss_gradient("SoftmaxOutput", [mx.nd.array(x), mx.nd.array(label)], preserve_shape=True)
+    assert_almost_equal(grads[0], np_softmax(x, -1) - np.eye(4)[label], rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_output_flattens_trailing_axes_without_multi_output(rng):
+    x = rng.standard_normal((2, 3, 2)).astype(np.float32)
+    y = mx.nd.SoftmaxOutput(mx.nd.array(x), mx.nd.array([0, 5]))
+    assert_almost_equal(y.asnumpy(), np_softmax(x.reshape(2, 6)).reshape(x.shape), rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_output_infers_label_shape_from_data():
+    op = registry.get("SoftmaxOutput")
+    assert op.infer_shape(op.parse({}), [(8, 10), None])[0][1] == (8,)
+    assert op.infer_shape(op.parse({"multi_output": True}), [(8, 10, 5, 5), None])[0][1] == (8, 5, 5)
+    assert op.infer_shape(op.parse({"preserve_shape": True}), [(8, 4, 10), None])[0][1] == (8, 4)
+    assert op.input_names({}) == ["data", "label"]
+
+
+def test_softmax_output_rejects_a_label_of_the_wrong_shape():
+    with pytest.raises(ShapeError, match="label"):
+        mx.nd.SoftmaxOutput(mx.nd.ones((4, 3)), mx.nd.ones((5,)))
+
+
+def test_softmax_output_gradient_rejects_out_of_range_labels():
+    with pytest.raises((OperatorError, EngineError), match="out of range"):
+        loss_gradient("SoftmaxOutput", [mx.nd.ones((2, 3)), mx.nd.array([0, 3])])
+
+
+def test_softmax_is_an_alias_of_softmax_output():
+    assert registry.get("Softmax") is registry.get("SoftmaxOutput")
+
+
+def test_label_smoothing_spreads_alpha_over_other_classes(rng):
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    label = np.array([1, 3])
+    grads = loss_gradient("SoftmaxOutput", [mx.nd.array(x), mx.nd.array(label)], smooth_alpha=0.3)
+    target = np.full((2, 4), 0.1)
+    target[np.arange(2), label] = 0.7
+    assert_almost_equal(grads[0], np_softmax(x) - target, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_regression_gradient_divides_by_outputs_per_row(ctx):
+    data = np.array([[1.0, 2, 3], [1, 1, 1]], dtype=np.float32)
+    label = np.array([[1.0, 2, 3], [0, 0, 0]], dtype=np.float32)
+    inputs = [mx.nd.array(data, ctx=ctx), mx.nd.array(label, ctx=ctx)]
+    assert_almost_equal(mx.nd.LinearRegressionOutput(*inputs).asnumpy(), data)
+    grads = loss_gradient("LinearRegressionOutput", inputs, head=3.0, grad_scale=2.0)
+    assert_almost_equal(grads[0], (data - label) * 2.0 / 3, rtol=1e-6)
+
+
+def test_logistic_regression_forward_is_sigmoid_and_gradient_is_residual(ctx, rng):
+    data = rng.standard_normal((3, 2)).astype(np.float32) * 50
+    label = (rng.random((3, 2)) > 0.5).astype(np.float32)
+    inputs = [mx.nd.array(data, ctx=ctx), mx.nd.array(label, ctx=ctx)]
+    prob = 1 / (1 + np.exp(-data.astype(np.float64)))
+    assert_almost_equal(mx.nd.LogisticRegressionOutput(*inputs).asnumpy(), prob, rtol=1e-5, atol=1e-7)
+    assert_almost_equal(loss_gradient("LogisticRegressionOutput", inputs)[0], (prob - label) / 2, rtol=1e-5, atol=1e-6)
+
+
+def test_mae_regression_gradient_is_sign_of_residual(ctx):
+    inputs = [mx.nd.array([[0.5], [-2.0], [1.0]], ctx=ctx), mx.nd.array([1.0, -3.0, 1.0], ctx=ctx)]
+    assert_almost_equal(loss_gradient("MAERegressionOutput", inputs)[0], [[-1.0], [1.0], [0.0]])
+
+
+def test_regression_output_rejects_a_label_of_the_wrong_shape():
+    with pytest.raises(ShapeError, match="label"):
+        mx.nd.LinearRegressionOutput(mx.nd.ones((4, 3)), mx.nd.ones((4, 2)))
+
+
+def test_make_loss_gradient_is_grad_scale_whatever_the_head():
+    data = mx.nd.array([[1.0, 2, 3], [1, 1, 1]])
+    assert_almost_equal(loss_gradient("MakeLoss", [data], head=9.0, grad_scale=0.25)[0], np.full((2, 3), 0.25))
+    assert_almost_equal(loss_gradient("MakeLoss", [data], normalization="batch")[0], np.full((2, 3), 0.5))
+    valid = loss_gradient("MakeLoss", [data], normalization="valid", valid_thresh=1.5)[0]
+    assert_almost_equal(valid, np.full((2, 3), 0.5))
+
+
+def test_block_grad_passes_values_and_stops_gradients():
+    x = mx.nd.array([1.0, -2.0])
+    assert_almost_equal(mx.nd.BlockGrad(x).asnumpy(), [1.0, -2.0])
+    assert loss_gradient("stop_gradient", [x]) == [None]
+
+
+@pytest.mark.parametrize(
+    "name", ["SoftmaxOutput", "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput", "MakeLoss", "BlockGrad"]
+)
+def test_loss_heads_are_marked_as_losses(name):
+    assert registry.get(name).is_loss
+
+
+def test_softmax_output_gradient_trains_a_linear_classifier(rng):
+    centers = np.array([[3.0, 0.0], [-3.0, 0.0], [0.0, 3.0]])
+    label = rng.integers(0, 3, size=90)
+    x = (centers[label] + rng.standard_normal((90, 2)) * 0.5).astype(np.float32)
+    data, lab = mx.nd.array(x), mx.nd.array(label)
+    weight, op = mx.nd.zeros((2, 3)), registry.get("SoftmaxOutput")
+    attrs = op.parse({"normalization": "batch"})
+    for _ in range(30):
+        prob = mx.nd.SoftmaxOutput(mx.nd.dot(data, weight), lab, normalization="batch")
+        dlogits = op.gradient(mx.nd, attrs, [None, lab], [prob], [None])[0]
+        mx.nd.sgd_update(weight, mx.nd.dot(data, dlogits, transpose_a=True), out=weight, lr=1.0)
+    accuracy = (mx.nd.dot(data, weight).asnumpy().argmax(1) == label).mean()
+    assert accuracy > 0.95

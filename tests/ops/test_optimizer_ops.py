@@ -1,0 +1,137 @@
+"""Fused optimizer updates: in place on weight and states, against NumPy reference formulas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import OperatorError, ShapeError
+from lazynd.ops import registry
+from lazynd.testing import assert_almost_equal
+
+COMMON = {"lr": 0.1, "wd": 0.01, "rescale_grad": 0.5, "clip_gradient": 1.0}
+
+
+def clipped(grad: np.ndarray, clip: float) -> np.ndarray:
+    return np.clip(grad, -clip, clip) if clip >= 0 else grad
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(11)
+
+
+def steps(rng: np.random.Generator, shape=(3, 4), n=3) -> tuple[np.ndarray, list[np.ndarray]]:
+    return rng.standard_normal(shape).astype(np.float32), [rng.standard_normal(shape).astype(np.float32) * 3 for _ in range(n)]
+
+
+@pytest.mark.parametrize("clip", [1.0, -1.0])
+def test_sgd_update_matches_reference_in_place(ctx, rng, clip):
+    w0, grads = steps(rng)
+    params = dict(COMMON, clip_gradient=clip)
+    weight, ref = mx.nd.array(w0, ctx=ctx), w0.astype(np.float64)
+    for g in grads:
+        result = mx.nd.sgd_update(weight, mx.nd.array(g, ctx=ctx), out=weight, **params)
+        ref = (1 - 0.1 * 0.01) * ref - 0.1 * clipped(0.5 * g, clip)
+    assert result is weight
+    assert_almost_equal(weight.asnumpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_sgd_update_without_out_leaves_the_weight_alone(rng):
+    w0, grads = steps(rng, n=1)
+    weight = mx.nd.array(w0)
+    new = mx.nd.sgd_update(weight, mx.nd.array(grads[0]), lr=0.1)
+    assert_almost_equal(weight.asnumpy(), w0)
+    assert_almost_equal(new.asnumpy(), w0 - 0.1 * grads[0], rtol=1e-6)
+
+
+def test_sgd_mom_update_updates_weight_and_momentum(ctx, rng):
+    w0, grads = steps(rng)
+    weight, mom = mx.nd.array(w0, ctx=ctx), mx.nd.zeros(w0.shape, ctx=ctx)
+    ref_w, ref_m = w0.astype(np.float64), np.zeros(w0.shape)
+    for g in grads:
+        mx.nd.sgd_mom_update(weight, mx.nd.array(g, ctx=ctx), mom, out=weight, momentum=0.9, **COMMON)
+        ref_m = 0.9 * ref_m - 0.1 * 0.01 * ref_w - 0.1 * clipped(0.5 * g, 1.0)
+        ref_w = ref_w + ref_m
+    assert_almost_equal(weight.asnumpy(), ref_w, rtol=1e-5, atol=1e-6)
+    assert_almost_equal(mom.asnumpy(), ref_m, rtol=1e-5, atol=1e-6)
+
+
+def test_adam_update_updates_weight_mean_and_var(ctx, rng):
+    w0, grads = steps(rng)
+    weight, mean, var = mx.nd.array(w0, ctx=ctx), mx.nd.zeros(w0.shape, ctx=ctx), mx.nd.zeros(w0.shape, ctx=ctx)
+    ref_w, ref_m, ref_v = w0.astype(np.float64), np.zeros(w0.shape), np.zeros(w0.shape)
+    for g in grads:
+        mx.nd.adam_update(weight, mx.nd.array(g, ctx=ctx), mean, var, out=weight, beta1=0.8, beta2=0.99, epsilon=1e-6, **COMMON)
+        eff = clipped(0.5 * g + 0.01 * ref_w, 1.0)
+        ref_m = 0.8 * ref_m + 0.2 * eff
+        ref_v = 0.99 * ref_v + 0.01 * eff**2
+        ref_w = ref_w - 0.1 * ref_m / (np.sqrt(ref_v) + 1e-6)
+    assert_almost_equal(mean.asnumpy(), ref_m, rtol=1e-5, atol=1e-6)
+    assert_almost_equal(var.asnumpy(), ref_v, rtol=1e-5, atol=1e-7)
+    assert_almost_equal(weight.asnumpy(), ref_w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("clip_weights", [-1.0, 0.5])
+def test_rmsprop_update_updates_weight_and_state(ctx, rng, clip_weights):
+    w0, grads = steps(rng)
+    weight, state = mx.nd.array(w0, ctx=ctx), mx.nd.zeros(w0.shape, ctx=ctx)
+    ref_w, ref_n = w0.astype(np.float64), np.zeros(w0.shape)
+    for g in grads:
+        mx.nd.rmsprop_update(weight, mx.nd.array(g, ctx=ctx), state, out=weight, gamma1=0.9, epsilon=1e-6, clip_weights=clip_weights, **COMMON)
+        eff = clipped(0.5 * g + 0.01 * ref_w, 1.0)
+        ref_n = 0.1 * eff**2 + 0.9 * ref_n
+        ref_w = clipped(ref_w - 0.1 * eff / np.sqrt(ref_n + 1e-6), clip_weights)
+    assert_almost_equal(state.asnumpy(), ref_n, rtol=1e-5, atol=1e-7)
+    assert_almost_equal(weight.asnumpy(), ref_w, rtol=1e-4, atol=1e-5)
+
+
+def test_float64_parameters_stay_float64(rng):
+    w0, grads = steps(rng, n=1)
+    weight = mx.nd.array(w0.astype(np.float64), dtype="float64")
+    mx.nd.sgd_update(weight, mx.nd.array(grads[0].astype(np.float64), dtype="float64"), out=weight, lr=0.5)
+    assert weight.dtype == np.float64
+    assert_almost_equal(weight.asnumpy(), w0.astype(np.float64) - 0.5 * grads[0], rtol=1e-7)
+
+
+@pytest.mark.parametrize(("name", "states"), [("sgd_mom_update", ("mom",)), ("adam_update", ("mean", "var")), ("rmsprop_update", ("n",))])
+def test_state_inputs_are_declared_as_written(name, states):
+    op = registry.get(name)
+    names = op.input_names(op.parse({"lr": 0.1}))
+    assert [names[i] for i in op.mutates] == list(states)
+
+
+def test_momentum_update_followed_by_a_read_sees_the_new_state():
+    weight, mom = mx.nd.ones((1000,)), mx.nd.zeros((1000,))
+    for _ in range(5):
+        mx.nd.sgd_mom_update(weight, mx.nd.ones((1000,)), mom, out=weight, lr=0.1, momentum=0.5)
+    # with lr=0.1 and momentum 0.5 the velocity approaches -0.2
+    assert_almost_equal(mom.asnumpy(), np.full(1000, -0.1 * (1 - 0.5**5) / 0.5))
+
+
+def test_missing_learning_rate_is_an_error():
+    with pytest.raises(OperatorError, match="required parameter 'lr'"):
+        mx.nd.sgd_update(mx.nd.ones((2,)), mx.nd.ones((2,)))
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "message"),
+    [
+        ("adam_update", {"beta1": 1.5}, "beta1"),
+        ("adam_update", {"epsilon": -1}, "epsilon"),
+        ("rmsprop_update", {"gamma1": -0.1}, "gamma1"),
+        ("sgd_mom_update", {"momentum": 2}, "momentum"),
+        ("sgd_update", {"lr": -0.1}, "lr"),
+    ],
+)
+def test_out_of_range_hyperparameters_are_errors(name, params, message):
+    n_inputs = len(registry.get(name).input_names({}))
+    arrays = [mx.nd.ones((2,)) for _ in range(n_inputs)]
+    with pytest.raises(OperatorError, match=message):
+        getattr(mx.nd, name)(*arrays, **{"lr": 0.1, **params})
+
+
+def test_gradient_of_another_shape_is_an_error():
+    with pytest.raises(ShapeError, match="grad"):
+        mx.nd.sgd_update(mx.nd.ones((2, 3)), mx.nd.ones((3, 2)), lr=0.1)

@@ -1,0 +1,130 @@
+"""topk, sort, argsort."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import OperatorError, ShapeError
+from lazynd.testing import check_forward, check_gradient
+
+
+def distinct(*shape: int, seed: int = 3) -> np.ndarray:
+    """Values without ties, so every order is unique."""
+    rng = np.random.default_rng(seed)
+    return rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float32)
+
+
+def top_indices(a: np.ndarray, k: int, axis: int, ascend: bool) -> np.ndarray:
+    order = np.argsort(a if ascend else -a, axis=axis)
+    return np.take(order, np.arange(k), axis=axis)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+@pytest.mark.parametrize("ascend", [False, True])
+def test_topk_indices_match_numpy(axis, ascend, ctx):
+    x = distinct(4, 5, 3)
+    params = {"axis": axis, "k": 2, "is_ascend": ascend}
+    out = check_forward("topk", [x], params, lambda a: top_indices(a, 2, axis, ascend).astype(np.float32), ctx=ctx)
+    assert out[0].dtype == np.float32
+
+
+def test_topk_defaults_to_largest_index_along_last_axis():
+    x = distinct(3, 6)
+    out = mx.nd.topk(mx.nd.array(x)).asnumpy()
+    np.testing.assert_array_equal(out, np.argmax(x, axis=-1)[:, None])
+
+
+def test_topk_value_and_both(ctx):
+    x = distinct(3, 6)
+    values = np.take_along_axis(x, top_indices(x, 3, -1, False), axis=-1)
+    check_forward("topk", [x], {"k": 3, "ret_typ": "value"}, lambda a: values, ctx=ctx)
+    both = mx.nd.topk(mx.nd.array(x, ctx=ctx), k=3, ret_typ="both", dtype="int32")
+    np.testing.assert_array_equal(both[0].asnumpy(), values)
+    np.testing.assert_array_equal(both[1].asnumpy(), top_indices(x, 3, -1, False))
+    assert both[1].asnumpy().dtype == np.int32
+
+
+def test_topk_mask_marks_chosen_positions(ctx):
+    x = distinct(3, 6)
+
+    def reference(a):
+        mask = np.zeros_like(a)
+        np.put_along_axis(mask, top_indices(a, 2, 1, False), 1, axis=1)
+        return mask
+
+    check_forward("topk", [x], {"k": 2, "ret_typ": "mask", "axis": 1}, reference, ctx=ctx)
+
+
+def test_topk_axis_none_searches_the_flattened_array():
+    x = distinct(3, 4)
+    out = mx.nd.topk(mx.nd.array(x), axis=None, k=3, ret_typ="value").asnumpy()
+    np.testing.assert_array_equal(out, np.sort(x.ravel())[::-1][:3])
+
+
+def test_topk_k_below_one_returns_everything_sorted():
+    x = distinct(2, 5)
+    out = mx.nd.topk(mx.nd.array(x), k=0, ret_typ="value").asnumpy()
+    np.testing.assert_array_equal(out, -np.sort(-x, axis=-1))
+
+
+def test_topk_value_gradient_scatters_to_chosen_positions():
+    check_gradient("topk", [distinct(3, 5)], {"k": 2, "ret_typ": "value"})
+
+
+def test_topk_rejects_k_larger_than_axis():
+    with pytest.raises(OperatorError, match="topk: k=7 is larger than the 5 elements along the axis"):
+        mx.nd.topk(mx.nd.array(distinct(2, 5)), k=7)
+
+
+def test_topk_rejects_unknown_ret_typ():
+    with pytest.raises(OperatorError, match="topk: invalid value 'values' for parameter 'ret_typ'"):
+        mx.nd.topk(mx.nd.array(distinct(2, 5)), ret_typ="values")
+
+
+@pytest.mark.parametrize("axis", [-1, 0, None])
+@pytest.mark.parametrize("ascend", [True, False])
+def test_sort_matches_numpy(axis, ascend, ctx):
+    x = distinct(4, 5)
+
+    def reference(a):
+        s = np.sort(a, axis=axis)
+        return s if ascend else np.flip(s, axis=0 if axis is None else axis)
+
+    check_forward("sort", [x], {"axis": axis, "is_ascend": ascend}, reference, ctx=ctx)
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+@pytest.mark.parametrize("ascend", [True, False])
+def test_argsort_matches_numpy(axis, ascend, ctx):
+    x = distinct(4, 5)
+    expected = np.argsort(x if ascend else -x, axis=axis).astype(np.float32)
+    check_forward("argsort", [x], {"axis": axis, "is_ascend": ascend}, lambda a: expected, ctx=ctx)
+
+
+@pytest.mark.parametrize("ascend, expected", [(True, [1, 3, 0, 2]), (False, [0, 2, 1, 3])])
+def test_argsort_keeps_ties_in_original_order(ascend, expected):
+    x = np.array([2.0, 1.0, 2.0, 1.0], dtype=np.float32)
+    np.testing.assert_array_equal(mx.nd.argsort(mx.nd.array(x), is_ascend=ascend).asnumpy(), expected)
+
+
+def test_topk_breaks_ties_by_first_position():
+    x = np.array([[2.0, 1.0, 2.0, 1.0]], dtype=np.float32)
+    np.testing.assert_array_equal(mx.nd.topk(mx.nd.array(x), k=4).asnumpy(), [[0, 2, 1, 3]])
+
+
+def test_argsort_honours_dtype():
+    out = mx.nd.argsort(mx.nd.array(distinct(2, 3)), dtype="int64")
+    assert out.asnumpy().dtype == np.int64
+
+
+def test_sort_rejects_out_of_range_axis():
+    with pytest.raises(ShapeError, match="sort: axis=2 is out of range for a 2-D input"):
+        mx.nd.sort(mx.nd.array(distinct(2, 3)), axis=2)
+
+
+def test_sort_works_on_integers():
+    x = np.array([[3, 1, 2], [0, 5, 4]], dtype=np.int32)
+    out = mx.nd.sort(mx.nd.array(x, dtype="int32"), is_ascend=False).asnumpy()
+    np.testing.assert_array_equal(out, [[3, 2, 1], [5, 4, 0]])

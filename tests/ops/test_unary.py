@@ -1,0 +1,175 @@
+"""Unary elementwise operators: forward vs NumPy, gradients vs central differences, errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.testing import assert_almost_equal, check_consistency, check_forward, check_gradient
+
+_gamma = np.vectorize(math.gamma)
+_lgamma = np.vectorize(math.lgamma)
+
+
+def _round_half_away(x):
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+# name -> (NumPy reference, (low, high) of the test inputs)
+REFERENCES = {
+    "abs": (np.abs, (-2, 2)),
+    "sign": (np.sign, (-2, 2)),
+    "round": (_round_half_away, (-3, 3)),
+    "ceil": (np.ceil, (-3, 3)),
+    "floor": (np.floor, (-3, 3)),
+    "rint": (np.rint, (-3, 3)),
+    "fix": (np.trunc, (-3, 3)),
+    "square": (np.square, (-2, 2)),
+    "sqrt": (np.sqrt, (0.1, 4)),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), (0.1, 4)),
+    "exp": (np.exp, (-2, 2)),
+    "log": (np.log, (0.1, 4)),
+    "log10": (np.log10, (0.1, 4)),
+    "log2": (np.log2, (0.1, 4)),
+    "log1p": (np.log1p, (-0.5, 3)),
+    "expm1": (np.expm1, (-2, 2)),
+    "sin": (np.sin, (-3, 3)),
+    "cos": (np.cos, (-3, 3)),
+    "tan": (np.tan, (-1.2, 1.2)),
+    "arcsin": (np.arcsin, (-0.9, 0.9)),
+    "arccos": (np.arccos, (-0.9, 0.9)),
+    "arctan": (np.arctan, (-3, 3)),
+    "sinh": (np.sinh, (-2, 2)),
+    "cosh": (np.cosh, (-2, 2)),
+    "tanh": (np.tanh, (-2, 2)),
+    "arcsinh": (np.arcsinh, (-3, 3)),
+    "arccosh": (np.arccosh, (1.1, 4)),
+    "arctanh": (np.arctanh, (-0.9, 0.9)),
+    "degrees": (np.degrees, (-3, 3)),
+    "radians": (np.radians, (-200, 200)),
+    "negative": (np.negative, (-2, 2)),
+    "identity": (lambda x: x, (-2, 2)),
+    "relu": (lambda x: np.maximum(x, 0), (-2, 2)),
+    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), (-4, 4)),
+    "softsign": (lambda x: x / (1 + np.abs(x)), (-4, 4)),
+    "gamma": (_gamma, (-2.5, 5)),
+    "gammaln": (_lgamma, (-2.5, 5)),
+}
+# rounding steps and sign have zero or undefined derivatives; their rules are not checked numerically
+NOT_DIFFERENTIABLE = {"round", "ceil", "floor", "rint", "fix", "sign"}
+
+
+def _inputs(name: str, shape=(3, 5), seed: int = 0) -> np.ndarray:
+    low, high = REFERENCES[name][1]
+    x = np.random.default_rng(seed).uniform(low, high, size=shape)
+    if name in ("gamma", "gammaln"):
+        x[np.abs(x - np.round(x)) < 0.1] += 0.3  # stay off the poles at 0, -1, -2
+    return x
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_unary_forward_matches_numpy(name, dtype, ctx):
+    x = _inputs(name).astype(dtype)
+    reference = REFERENCES[name][0]
+    check_forward(
+        name,
+        [x],
+        {},
+        lambda v: reference(v.astype(np.float64)).astype(dtype),
+        ctx=ctx,
+        rtol=1e-4 if dtype == "float32" else 1e-10,
+        atol=1e-5,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(set(REFERENCES) - NOT_DIFFERENTIABLE))
+def test_unary_gradient_matches_numeric(name, ctx):
+    check_gradient(name, [_inputs(name, shape=(2, 3), seed=1)], ctx=ctx)
+
+
+@pytest.mark.parametrize("name", ["exp", "sigmoid", "relu", "gamma", "floor"])
+def test_unary_float16_is_computed_at_half_precision(name, ctx):
+    x = _inputs(name).astype(np.float16)
+    reference = REFERENCES[name][0]
+    check_forward(name, [x], {}, lambda v: reference(v.astype(np.float64)), ctx=ctx, rtol=2e-3, atol=2e-3)
+
+
+def test_round_takes_halves_away_from_zero():
+    out = mx.nd.round(mx.nd.array([0.5, -0.5, 1.5, 2.5, -2.5]))
+    assert_almost_equal(out, np.array([1, -1, 2, 3, -3], dtype=np.float32))
+
+
+@pytest.mark.parametrize("name", ["abs", "negative", "square", "relu", "floor", "round", "sign"])
+def test_integer_inputs_stay_integers(name, ctx):
+    x = np.array([[-3, 0, 2], [5, -1, 7]], dtype=np.int32)
+    out = check_forward(name, [x], {}, lambda v: REFERENCES[name][0](v).astype(np.int32), ctx=ctx)
+    assert out[0].dtype == np.int32
+
+
+def test_float_functions_of_integers_truncate_like_mxnet():
+    assert_almost_equal(mx.nd.sqrt(mx.nd.array([4, 10], dtype="int32")), np.array([2, 3], dtype=np.int32))
+
+
+def test_gamma_at_integers_is_factorial():
+    out = mx.nd.gamma(mx.nd.array([1, 2, 3, 4, 5, 6], dtype="float64"))
+    assert_almost_equal(out, np.array([1, 1, 2, 6, 24, 120], dtype=np.float64), rtol=1e-12)
+
+
+def test_gammaln_is_log_gamma_for_large_arguments():
+    x = np.array([20.5, 100.0, 171.3])
+    assert_almost_equal(mx.nd.gammaln(mx.nd.array(x, dtype="float64")), _lgamma(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("sigma", [1.0, 2.0, 0.5])
+def test_smooth_l1_forward_and_gradient(sigma, ctx):
+    x = np.linspace(-3, 3, 14) + 0.013
+    s2 = sigma * sigma
+
+    def reference(v):
+        return np.where(np.abs(v) < 1 / s2, 0.5 * s2 * v * v, np.abs(v) - 0.5 / s2)
+
+    check_forward("smooth_l1", [x.astype(np.float32)], {"scalar": sigma}, reference, ctx=ctx)
+    check_gradient("smooth_l1", [x], {"scalar": sigma}, ctx=ctx)
+
+
+def test_clip_forward_gradient_and_string_params(ctx):
+    x = np.linspace(-3, 3, 12) + 0.01
+    check_forward("clip", [x.astype(np.float32)], {"a_min": "-1", "a_max": "2"}, lambda v: np.clip(v, -1, 2), ctx=ctx)
+    check_gradient("clip", [x], {"a_min": -1.0, "a_max": 2.0}, ctx=ctx)
+
+
+def test_clip_rejects_inverted_bounds():
+    with pytest.raises(mx.OperatorError, match="a_min=3.0 is greater than a_max=1.0"):
+        mx.nd.clip(mx.nd.ones((2,)), a_min=3, a_max=1)
+
+
+def test_clip_requires_its_bounds():
+    with pytest.raises(mx.OperatorError, match="a_max"):
+        mx.nd.clip(mx.nd.ones((2,)), a_min=0)
+
+
+def test_unary_writes_into_out():
+    x = mx.nd.array([1.0, 4.0])
+    out = mx.nd.zeros((2,))
+    result = mx.nd.sqrt(x, out=out)
+    assert result is out
+    assert_almost_equal(out, np.array([1.0, 2.0], dtype=np.float32))
+
+
+def test_float_only_op_rejects_integers_on_gpu_with_clear_error():
+    pytest.importorskip("cupy")
+    if mx.num_gpus() == 0:
+        pytest.skip("needs an NVIDIA GPU with CuPy (none visible)")
+    x = mx.nd.array([1, 2], dtype="int32", ctx=mx.gpu(0))
+    with pytest.raises(mx.LazyNDError, match="sqrt: dtype int32 is not supported on the GPU"):
+        mx.nd.sqrt(x).asnumpy()
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "tanh", "gamma", "log1p", "round"])
+def test_unary_cpu_and_gpu_agree(name):
+    results = check_consistency(name, [_inputs(name).astype(np.float32)], rtol=1e-4, atol=1e-5)
+    assert results[0][0].shape == (3, 5)

@@ -1,0 +1,82 @@
+"""Batch- and epoch-end callbacks."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import numpy as np
+
+from lazynd import callback, metric
+
+
+def _param(nbatch: int, eval_metric=None) -> callback.BatchEndParam:
+    return callback.BatchEndParam(epoch=2, nbatch=nbatch, eval_metric=eval_metric, locals=None)
+
+
+def test_speedometer_logs_speed_and_metric_every_frequent_batches(caplog) -> None:
+    acc = metric.Accuracy()
+    acc.update([np.array([1])], [np.array([[0.0, 1.0]])])
+    meter = callback.Speedometer(batch_size=10, frequent=2)
+    with caplog.at_level(logging.INFO):
+        for nbatch in range(5):
+            meter(_param(nbatch, acc))
+    lines = [r.getMessage() for r in caplog.records if "Speed" in r.getMessage()]
+    assert len(lines) == 2
+    assert lines[0].startswith("Epoch[2] Batch [2]") and "accuracy=1.000000" in lines[0]
+
+
+def test_speedometer_auto_reset_clears_the_metric() -> None:
+    acc = metric.Accuracy()
+    acc.update([np.array([1])], [np.array([[0.0, 1.0]])])
+    meter = callback.Speedometer(batch_size=10, frequent=1)
+    meter(_param(0, acc))
+    meter(_param(1, acc))
+    assert acc.num_inst == 0
+
+
+def test_log_train_metric_logs_each_period(caplog) -> None:
+    acc = metric.Accuracy()
+    acc.update([np.array([0])], [np.array([[0.0, 1.0]])])
+    log = callback.log_train_metric(period=3)
+    with caplog.at_level(logging.INFO):
+        for nbatch in range(7):
+            log(_param(nbatch, acc))
+    assert [r.getMessage() for r in caplog.records] == [f"Iter[2] Batch[{n}] Train-accuracy=0.000000" for n in (0, 3, 6)]
+
+
+def test_progress_bar_renders_fraction() -> None:
+    bar = callback.ProgressBar(total=4, length=8)
+    assert bar.render(2) == "[====----] 50%"
+
+
+def test_epoch_progress_is_silent_when_not_a_terminal() -> None:
+    stream = io.StringIO()
+    progress = callback.EpochProgress(0, total=3, batch_size=5, stream=stream)
+    progress.update()
+    progress.close()
+    assert progress.bar is None and stream.getvalue() == ""
+    assert progress.samples == 5
+
+
+def test_epoch_progress_draws_a_tqdm_bar_on_a_terminal() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    progress = callback.EpochProgress(1, total=2, batch_size=5, stream=stream)
+    progress.update(metric.Accuracy())
+    progress.close()
+    assert "Epoch 1" in stream.getvalue()
+
+
+def test_do_checkpoint_saves_every_period(monkeypatch) -> None:
+    import lazynd_sym.model as model
+
+    saved = []
+    monkeypatch.setattr(model, "save_checkpoint", lambda *args: saved.append(args[:2]))
+    save = callback.do_checkpoint("/tmp/x", period=2)
+    for epoch in range(4):
+        save(epoch, None, {}, {})
+    assert saved == [("/tmp/x", 2), ("/tmp/x", 4)]

@@ -1,0 +1,128 @@
+"""Initializers: name dispatch, distributions, serialisation and overrides."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd import initializer as init
+from lazynd.errors import DataError, ShapeError
+
+
+def _filled(initializer, name: str, shape) -> np.ndarray:
+    arr = mx.nd.zeros(shape) + 7.0
+    initializer(name, arr)
+    return arr.asnumpy()
+
+
+@pytest.mark.parametrize(
+    "name, value", [("fc1_bias", 0.0), ("bn_gamma", 1.0), ("bn_beta", 0.0), ("bn_moving_mean", 0.0), ("bn_moving_var", 1.0)]
+)
+def test_name_suffix_picks_the_fill(name, value) -> None:
+    assert np.all(_filled(init.Uniform(0.5), name, (3,)) == value)
+
+
+def test_unknown_suffix_raises_naming_the_parameter() -> None:
+    with pytest.raises(DataError, match="'fc1_something'"):
+        _filled(init.Uniform(), "fc1_something", (3,))
+
+
+def test_uniform_weights_stay_within_scale_and_vary() -> None:
+    values = _filled(init.Uniform(0.1), "fc_weight", (50, 40))
+    assert np.abs(values).max() <= 0.1
+    assert values.std() > 0.04  # U(-0.1, 0.1) has std 0.0577
+
+
+def test_normal_weights_have_the_given_sigma() -> None:
+    values = _filled(init.Normal(0.5), "fc_weight", (100, 100))
+    assert values.std() == pytest.approx(0.5, rel=0.05)
+    assert abs(values.mean()) < 0.02
+
+
+def test_xavier_uniform_bound_uses_average_fan() -> None:
+    values = _filled(init.Xavier(magnitude=3), "conv_weight", (16, 8, 3, 3))
+    fan_in, fan_out = 8 * 9, 16 * 9
+    bound = np.sqrt(3 / ((fan_in + fan_out) / 2))
+    assert np.abs(values).max() <= bound
+    assert np.abs(values).max() > 0.9 * bound
+
+
+def test_xavier_gaussian_in_factor_std() -> None:
+    values = _filled(init.Xavier("gaussian", "in", 2), "fc_weight", (200, 400))
+    assert values.std() == pytest.approx(np.sqrt(2 / 400), rel=0.05)
+
+
+def test_xavier_rejects_one_dimensional_weights() -> None:
+    with pytest.raises(ShapeError, match="at least 2 dimensions"):
+        _filled(init.Xavier(), "w_weight", (5,))
+
+
+def test_msraprelu_std_uses_slope() -> None:
+    values = _filled(init.MSRAPrelu("in", slope=0.0), "fc_weight", (200, 400))
+    assert values.std() == pytest.approx(np.sqrt(2 / 400), rel=0.05)
+
+
+def test_orthogonal_rows_are_orthonormal_times_scale() -> None:
+    values = _filled(init.Orthogonal(scale=2.0), "fc_weight", (4, 10)).astype(np.float64)
+    assert np.allclose(values @ values.T, 4.0 * np.eye(4), atol=1e-5)
+
+
+@pytest.mark.parametrize("initializer, value", [(init.Zero(), 0.0), (init.One(), 1.0), (init.Constant(2.5), 2.5)])
+def test_constant_initializers_fill_weights(initializer, value) -> None:
+    assert np.all(_filled(initializer, "fc_weight", (2, 3)) == value)
+
+
+def test_seed_makes_initialization_reproducible() -> None:
+    mx.random.seed(11)
+    a = _filled(init.Xavier(), "fc_weight", (5, 5))
+    mx.random.seed(11)
+    b = _filled(init.Xavier(), "fc_weight", (5, 5))
+    assert np.array_equal(a, b)
+
+
+def test_dumps_matches_mxnet_json() -> None:
+    assert json.loads(init.Xavier(factor_type="in", magnitude=2).dumps()) == [
+        "xavier",
+        {"rnd_type": "uniform", "factor_type": "in", "magnitude": 2},
+    ]
+    assert init.MSRAPrelu().dumps() == '["msraprelu", {"factor_type": "avg", "slope": 0.25}]'
+    assert init.Zero().dumps() == '["zero", {}]'
+
+
+def test_create_round_trips_dumps() -> None:
+    made = init.create(init.Normal(0.3).dumps())
+    assert isinstance(made, init.Normal) and made.sigma == 0.3
+    assert isinstance(init.create("xavier", magnitude=2), init.Xavier)
+
+
+def test_create_unknown_name_raises() -> None:
+    with pytest.raises(DataError, match="unknown initializer 'nope'"):
+        init.create("nope")
+
+
+def test_init_attribute_overrides_name_dispatch() -> None:
+    desc = init.InitDesc("fc1_bias", attrs={"__init__": init.Constant(3.0).dumps()})
+    assert np.all(_filled(init.Uniform(), desc, (4,)) == 3.0)
+
+
+def test_load_takes_saved_values_and_strips_prefixes(tmp_path) -> None:
+    path = str(tmp_path / "p.params")
+    mx.nd.save(path, {"arg:fc_weight": mx.nd.ones((2, 2)) * 5})
+    loader = init.Load(path, default_init=init.Constant(1.0))
+    assert np.all(_filled(loader, "fc_weight", (2, 2)) == 5.0)
+    assert np.all(_filled(loader, "other_weight", (2,)) == 1.0)
+
+
+def test_load_shape_mismatch_raises() -> None:
+    loader = init.Load({"fc_weight": mx.nd.ones((2, 2))})
+    with pytest.raises(ShapeError, match=r"\(2, 2\) in the file but \(3, 2\)"):
+        _filled(loader, "fc_weight", (3, 2))
+
+
+def test_mixed_uses_first_matching_pattern() -> None:
+    mixed = init.Mixed(["conv.*", ".*"], [init.One(), init.Zero()])
+    assert np.all(_filled(mixed, "conv1_weight", (2, 2)) == 1.0)
+    assert np.all(_filled(mixed, "fc1_weight", (2, 2)) == 0.0)

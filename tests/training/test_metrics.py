@@ -1,0 +1,130 @@
+"""Evaluation metrics against NumPy formulas."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd import metric
+from lazynd.errors import DataError
+
+PROBS = np.array([[0.1, 0.7, 0.2], [0.6, 0.3, 0.1], [0.2, 0.3, 0.5], [0.25, 0.45, 0.3]], dtype=np.float32)
+LABELS = np.array([1, 2, 2, 0], dtype=np.float32)
+
+
+def test_accuracy_counts_argmax_matches_over_batches() -> None:
+    m = metric.Accuracy()
+    m.update([mx.nd.array(LABELS)], [mx.nd.array(PROBS)])
+    m.update([mx.nd.array([1.0])], [mx.nd.array([[0.0, 1.0, 0.0]])])
+    assert m.get() == ("accuracy", 3 / 5)
+
+
+def test_accuracy_accepts_class_predictions_of_label_shape() -> None:
+    m = metric.Accuracy()
+    m.update([np.array([1, 2])], [np.array([1, 0])])
+    assert m.get()[1] == 0.5
+
+
+def test_get_before_update_is_nan_and_reset_clears() -> None:
+    m = metric.Accuracy()
+    assert math.isnan(m.get()[1])
+    m.update([LABELS], [PROBS])
+    m.reset()
+    assert m.num_inst == 0 and math.isnan(m.get()[1])
+
+
+def test_top_k_accuracy_counts_label_among_k_best() -> None:
+    m = metric.TopKAccuracy(top_k=2)
+    m.update([LABELS], [PROBS])
+    # top-2 sets: {1,2}, {0,1}, {2,1}, {1,2}
+    assert m.get() == ("top_k_accuracy_2", 2 / 4)
+
+
+def test_cross_entropy_is_mean_negative_log_probability() -> None:
+    m = metric.CrossEntropy()
+    m.update([LABELS], [PROBS])
+    expected = -np.log(PROBS[np.arange(4), LABELS.astype(int)].astype(np.float64) + 1e-12).mean()
+    assert m.get()[0] == "cross-entropy"
+    assert m.get()[1] == pytest.approx(expected)
+
+
+def test_cross_entropy_label_out_of_range_raises() -> None:
+    with pytest.raises(DataError, match="labels must be in"):
+        metric.CrossEntropy().update([np.array([5])], [PROBS[:1]])
+
+
+@pytest.mark.parametrize(
+    "name, formula",
+    [
+        ("mse", lambda d: (d**2).mean()),
+        ("mae", lambda d: np.abs(d).mean()),
+        ("rmse", lambda d: np.sqrt((d**2).mean())),
+    ],
+)
+def test_regression_metrics_match_numpy(name, formula) -> None:
+    label, pred = np.array([1.0, 2.0, 3.0]), np.array([1.5, 1.0, 3.0])
+    m = metric.create(name)
+    m.update([label], [pred])
+    assert m.get() == (name, pytest.approx(formula(label - pred)))
+
+
+def test_regression_accepts_column_predictions() -> None:
+    m = metric.MSE()
+    m.update([np.array([1.0, 2.0])], [np.array([[1.0], [4.0]])])
+    assert m.get()[1] == pytest.approx(2.0)
+
+
+def test_f1_of_binary_predictions() -> None:
+    m = metric.F1()
+    pred = np.array([[0.2, 0.8], [0.9, 0.1], [0.3, 0.7], [0.6, 0.4]])
+    m.update([np.array([1, 1, 0, 0])], [pred])
+    # tp=1, fp=1, fn=1 -> precision=recall=0.5
+    assert m.get() == ("f1", pytest.approx(0.5))
+
+
+def test_f1_rejects_non_binary_labels() -> None:
+    with pytest.raises(DataError, match="0 or 1"):
+        metric.F1().update([np.array([2, 0])], [np.zeros((2, 2))])
+
+
+def test_composite_reports_every_metric() -> None:
+    m = metric.create(["acc", "ce"])
+    m.update([LABELS], [PROBS])
+    names, values = m.get()
+    assert names == ["accuracy", "cross-entropy"]
+    assert values[0] == 0.5
+    assert dict(m.get_name_value())["accuracy"] == 0.5
+
+
+def test_custom_metric_with_sum_and_count() -> None:
+    m = metric.CustomMetric(lambda label, pred: ((label == pred.argmax(1)).sum(), len(label)), name="mine")
+    m.update([LABELS], [PROBS])
+    assert m.get() == ("mine", 0.5)
+
+
+def test_np_wraps_a_numpy_function_and_takes_its_name() -> None:
+    def wrongness(label, pred):
+        return float((label != pred.argmax(1)).mean())
+
+    m = metric.np(wrongness)
+    m.update([LABELS], [PROBS])
+    assert m.get() == ("wrongness", 0.5)
+
+
+def test_create_accepts_callables_and_instances() -> None:
+    acc = metric.Accuracy()
+    assert metric.create(acc) is acc
+    assert isinstance(metric.create(lambda label, pred: 0.0), metric.CustomMetric)
+
+
+def test_create_unknown_name_lists_known_ones() -> None:
+    with pytest.raises(DataError, match="unknown metric 'nope'.*acc"):
+        metric.create("nope")
+
+
+def test_mismatched_number_of_arrays_raises() -> None:
+    with pytest.raises(DataError, match="1 label arrays but 2 prediction arrays"):
+        metric.Accuracy().update([LABELS], [PROBS, PROBS])
