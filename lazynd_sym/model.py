@@ -7,6 +7,7 @@ layout MXNet writes, so checkpoints move between the two.
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -225,3 +226,170 @@ class FeedForward:
             kwargs.setdefault("rescale_grad", 1.0 / batch_size)
             return opt_module.create(self.optimizer, sym=self.symbol, param_idx2name=dict(enumerate(param_names)), **kwargs)
         return self.optimizer
+
+    # -- training --------------------------------------------------------------------------------
+    def fit(
+        self,
+        X: Any,
+        y: Any = None,
+        eval_data: Any = None,
+        eval_metric: Any = "acc",
+        epoch_end_callback: Any = None,
+        batch_end_callback: Any = None,
+        kvstore: Any = "local",
+        logger: logging.Logger | None = None,
+        eval_batch_end_callback: Any = None,
+    ) -> FeedForward:
+        """Train for ``num_epoch`` epochs, logging the training (and validation) metric each epoch.
+
+        ``kvstore`` is a store or its name; on one device the gradients need no
+        store, so a name is accepted and ignored, while a store object gets
+        every gradient pushed and pulled (as a ``dist`` store needs).
+        """
+        logger = logger or logging.getLogger()
+        if self.num_epoch is None:
+            raise DataError("FeedForward.fit: num_epoch is not set")
+        data = self._init_iter(X, y, is_train=True)
+        if self.epoch_size is not None:
+            data = mx_io.ResizeIter(data, self.epoch_size, reset_internal=False)
+        eval_iter = self._init_eval_iter(eval_data)
+        eval_metric = metric_module.create(eval_metric)
+        input_descs = list(data.provide_data) + list(data.provide_label)
+        input_shapes = {desc[0]: tuple(desc[1]) for desc in input_descs}
+        param_names, _ = self._init_params(input_shapes)
+        executor = self._bind(input_shapes, for_training=True)
+        optimizer = self._create_optimizer(data.batch_size, param_names)
+        updater = opt_module.get_updater(optimizer)
+        store = None if isinstance(kvstore, str) or kvstore is None else kvstore
+        weights = [executor.arg_dict[n] for n in param_names]
+        grads = [executor.grad_dict[n] for n in param_names]
+        if store is not None:
+            for index, weight in enumerate(weights):
+                store.init(index, weight)
+        data_names = [d[0] for d in data.provide_data]
+        label_names = [d[0] for d in data.provide_label]
+        total = getattr(data, "size", None)
+        for epoch in range(self.begin_epoch, self.num_epoch):
+            tic = time.perf_counter()
+            eval_metric.reset()
+            data.reset()
+            progress = EpochProgress(epoch, total, data.batch_size, enabled=self.progress_bar)
+            nbatch = 0
+            for batch in data:
+                feed = dict(zip(data_names, batch.data))
+                feed.update(zip(label_names, batch.label or []))
+                executor.forward(is_train=True, **feed)
+                executor.backward()
+                for index, (weight, grad) in enumerate(zip(weights, grads)):
+                    if store is not None:
+                        store.push(index, grad)
+                        store.pull(index, grad)
+                    updater(index, grad, weight)
+                self._update_metric(eval_metric, batch, executor.outputs)
+                progress.update(eval_metric)
+                _call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
+                nbatch += 1
+            progress.close()
+            for name, value in eval_metric.get_name_value():
+                logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
+            logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
+            self._sync_params_from(executor)
+            _call_all(epoch_end_callback, epoch, self.symbol, self.arg_params, self.aux_params)
+            if eval_iter is not None:
+                score_metric = copy.deepcopy(eval_metric)
+                score_metric.reset()
+                self._run(eval_iter, score_metric, None, eval_batch_end_callback, epoch)
+                for name, value in score_metric.get_name_value():
+                    logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
+        self._pred_exec = None
+        return self
+
+    @staticmethod
+    def _update_metric(eval_metric: metric_module.EvalMetric, batch: mx_io.DataBatch, outputs: list[Any]) -> None:
+        keep = batch.data[0].shape[0] - (batch.pad or 0)
+        labels = [label.asnumpy()[:keep] for label in batch.label or []]
+        preds = [out.asnumpy()[:keep] for out in outputs[: len(labels)]]
+        eval_metric.update(labels, preds)
+
+    # -- inference -------------------------------------------------------------------------------
+    def _pred_executor(self, data: mx_io.DataIter) -> Any:
+        input_shapes = {desc[0]: tuple(desc[1]) for desc in data.provide_data}
+        if self.arg_params is None:
+            raise DataError("FeedForward: the model has no parameters yet; fit it or pass arg_params")
+        cached = self._pred_exec
+        if cached is not None and all(tuple(cached.arg_dict[n].shape) == s for n, s in input_shapes.items()):
+            return cached
+        self._pred_exec = self._bind(input_shapes, for_training=False)
+        return self._pred_exec
+
+    def _run(self, data: mx_io.DataIter, eval_metric: Any, num_batch: int | None, batch_end_callback: Any,
+             epoch: int = 0, reset: bool = True) -> list[list[np.ndarray]]:
+        if reset:
+            data.reset()
+        executor = self._pred_executor(data)
+        data_names = [d[0] for d in data.provide_data]
+        outputs: list[list[np.ndarray]] = []
+        for nbatch, batch in enumerate(data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            executor.forward(is_train=False, **dict(zip(data_names, batch.data)))
+            if eval_metric is not None:
+                self._update_metric(eval_metric, batch, executor.outputs)
+                _call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            else:
+                keep = batch.data[0].shape[0] - (batch.pad or 0)
+                outputs.append([out.asnumpy()[:keep] for out in executor.outputs])
+        return outputs
+
+    def predict(self, X: Any, num_batch: int | None = None, reset: bool = True) -> np.ndarray | list[np.ndarray]:
+        """Outputs of the network on ``X`` (NumPy), one array per output, padding removed.
+
+        Examples
+        --------
+        >>> model = FeedForward.load("mnist_mlp", 3)  # doctest: +SKIP
+        >>> model.predict(images).shape  # doctest: +SKIP
+        (10000, 10)
+        """
+        data = self._init_iter(X, None, is_train=False)
+        batches = self._run(data, None, num_batch, None, reset=reset)
+        if not batches:
+            raise DataError("FeedForward.predict: the data gave no batches")
+        merged = [np.concatenate([b[k] for b in batches]) for k in range(len(batches[0]))]
+        return merged[0] if len(merged) == 1 else merged
+
+    def score(self, X: Any, eval_metric: Any = "acc", num_batch: int | None = None, batch_end_callback: Any = None,
+              reset: bool = True) -> float:
+        """The metric of the network's predictions on ``X`` (an iterator with labels)."""
+        data = self._init_iter(X, None, is_train=False)
+        if not data.provide_label:
+            raise DataError("FeedForward.score: the data has no labels")
+        eval_metric = metric_module.create(eval_metric)
+        eval_metric.reset()
+        self._run(data, eval_metric, num_batch, batch_end_callback, reset=reset)
+        return eval_metric.get()[1]
+
+    # -- persistence -----------------------------------------------------------------------------
+    def save(self, prefix: str, epoch: int | None = None) -> None:
+        """Checkpoint the model as ``prefix-symbol.json`` and ``prefix-%04d.params`` (default: ``num_epoch``)."""
+        epoch = self.num_epoch if epoch is None else epoch
+        if epoch is None or self.arg_params is None:
+            raise DataError("FeedForward.save: needs an epoch number and parameters (fit first)")
+        save_checkpoint(prefix, epoch, self.symbol, self.arg_params, self.aux_params or {})
+
+    @staticmethod
+    def load(prefix: str, epoch: int, ctx: Any = None, **kwargs: Any) -> FeedForward:
+        """A model from a checkpoint, ready to ``predict`` or to continue training from ``epoch``."""
+        symbol, arg_params, aux_params = load_checkpoint(prefix, epoch)
+        return FeedForward(symbol, ctx=ctx, arg_params=arg_params, aux_params=aux_params, begin_epoch=epoch, **kwargs)
+
+    @staticmethod
+    def create(symbol: Any, X: Any, y: Any = None, ctx: Any = None, num_epoch: int | None = None, epoch_size: int | None = None,
+               optimizer: Any = "sgd", initializer: init_module.Initializer | None = None, eval_data: Any = None,
+               eval_metric: Any = "acc", epoch_end_callback: Callable | None = None, batch_end_callback: Callable | None = None,
+               kvstore: Any = "local", logger: logging.Logger | None = None, **kwargs: Any) -> FeedForward:
+        """Build a model and ``fit`` it in one call."""
+        model = FeedForward(symbol, ctx=ctx, num_epoch=num_epoch, epoch_size=epoch_size, optimizer=optimizer,
+                            initializer=initializer, **kwargs)
+        model.fit(X, y, eval_data=eval_data, eval_metric=eval_metric, epoch_end_callback=epoch_end_callback,
+                  batch_end_callback=batch_end_callback, kvstore=kvstore, logger=logger)
+        return model

@@ -163,11 +163,28 @@ class OpDef:
         return self._num_visible
 
     # -- inference -----------------------------------------------------------------------------
-    def infer_shape(self, attrs: dict, in_shapes: list, aux_shapes: list | None = None) -> tuple[list, list, list]:
+    def infer_shape(
+        self, attrs: dict, in_shapes: list, aux_shapes: list | None = None, out_shapes: list | None = None
+    ) -> tuple[list, list, list]:
+        """Infer shapes; ``out_shapes`` (known output shapes) reach rules that accept them (backward inference)."""
         aux_shapes = list(aux_shapes) if aux_shapes is not None else [None] * len(self.aux)
         if self._infer_shape is None:
+            if out_shapes and any(s is not None for s in out_shapes) and self.num_outputs(attrs) == 1 and in_shapes:
+                # same-shape ops: a known output shape determines every input
+                in_shapes = [out_shapes[0] if s is None else s for s in in_shapes]
             return _same_shape_infer(self, attrs, list(in_shapes), aux_shapes)
+        if out_shapes is not None and self._accepts_out_shapes:
+            return self._infer_shape(attrs, list(in_shapes), aux_shapes, out_shapes=list(out_shapes))
         return self._infer_shape(attrs, list(in_shapes), aux_shapes)
+
+    @property
+    def _accepts_out_shapes(self) -> bool:
+        import inspect
+
+        try:
+            return "out_shapes" in inspect.signature(self._infer_shape).parameters  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
 
     def infer_type(self, attrs: dict, in_types: list, aux_types: list | None = None) -> tuple[list, list, list]:
         aux_types = list(aux_types) if aux_types is not None else [None] * len(self.aux)

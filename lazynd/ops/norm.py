@@ -1,0 +1,165 @@
+"""Normalisation layers: BatchNorm (with moving statistics), InstanceNorm, L2Normalization, LRN.
+
+BatchNorm views its data as (outer, C, inner) around ``axis``; its outputs are
+(output, mean, var) with only the first visible, so the backward op reuses the
+statistics the forward pass used.  On the GPU it runs ``kernels/norm.cu``; the
+other layers are written once with ``xp`` and run on both backends.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..backend.cuda_kernels import launch_config, load_file
+from ..errors import OperatorError, ShapeError
+from .params import Param, enum, parse_bool, parse_float, parse_int
+from .registry import OpDef, merge_shape, register
+
+BN_PARAMS = {
+    "eps": Param(parse_float, 1e-3, "added to the variance"),
+    "momentum": Param(parse_float, 0.9, "decay of the moving statistics"),
+    "fix_gamma": Param(parse_bool, True, "use gamma = 1 (and give it no gradient)"),
+    "use_global_stats": Param(parse_bool, False, "normalise with the moving statistics, also in training"),
+    "output_mean_var": Param(parse_bool, False, "also return the batch mean and variance"),
+    "axis": Param(parse_int, 1, "the channel axis"),
+    "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
+}
+_SOURCE = load_file("norm.cu")
+
+
+def _split(shape: tuple, axis: int) -> tuple[int, int, int]:
+    if not -len(shape) <= axis < len(shape):
+        raise ShapeError(f"BatchNorm: axis {axis} is out of range for data of shape {tuple(shape)}")
+    axis %= len(shape)
+    return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
+
+
+def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    data, gamma, beta = inputs
+    out, mean, var = outputs
+    moving_mean, moving_var = aux
+    outer, channels, inner = _split(data.shape, attrs["axis"])
+    x = xp.ascontiguousarray(data).reshape(outer, channels, inner)
+    batch_stats = kctx.is_train and not attrs["use_global_stats"]
+    gpu = xp is not np
+    if not batch_stats:
+        mean[...] = moving_mean
+        var[...] = moving_var
+    elif gpu:
+        _kernel(kctx, "stats", x.dtype)((channels,), (256,), (x, mean, var, np.int64(outer), np.int32(channels), np.int64(inner)))
+    else:
+        x.mean(axis=(0, 2), out=mean)
+        centered = x - mean.reshape(1, -1, 1)
+        np.square(centered, out=centered)
+        centered.mean(axis=(0, 2), out=var)
+    if batch_stats:
+        # moving statistics follow the biased batch variance, as MXNet's do
+        m = attrs["momentum"]
+        moving_mean *= m
+        moving_mean += (1 - m) * mean
+        moving_var *= m
+        moving_var += (1 - m) * var
+    if gpu:
+        y = out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
+        grid, block = launch_config(x.size)
+        args = (x, y, mean, var, gamma, beta, x.dtype.type(attrs["eps"]), np.int32(attrs["fix_gamma"]))
+        _kernel(kctx, "fwd", x.dtype)(grid, block, (*args, np.int64(x.size), np.int32(channels), np.int64(inner)))
+        if y is not out:
+            out[...] = y
+        return
+    scale = 1.0 / np.sqrt(var + attrs["eps"])
+    if not attrs["fix_gamma"]:
+        scale = scale * gamma
+    shift = beta - mean * scale
+    y = out.reshape(outer, channels, inner)
+    np.multiply(x, scale.reshape(1, -1, 1), out=y)
+    y += shift.reshape(1, -1, 1)
+
+
+def _kernel(kctx: Any, which: str, dtype: Any) -> Any:
+    if dtype.name not in ("float32", "float64"):
+        raise OperatorError(f"BatchNorm on the GPU supports float32 and float64, got {dtype.name}")
+    return _SOURCE.function(kctx.device_id, f"lazynd_bn_{which}_{dtype.name}")
+
+
+def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    out_grad, data, gamma, mean, var = inputs
+    dx, dgamma, dbeta = outputs
+    outer, channels, inner = _split(data.shape, attrs["axis"])
+    x = xp.ascontiguousarray(data).reshape(outer, channels, inner)
+    dy = xp.ascontiguousarray(out_grad).reshape(outer, channels, inner)
+    m = outer * inner
+    eps = attrs["eps"]
+    if xp is not np:
+        sum_dy, sum_dy_xhat = xp.empty_like(mean), xp.empty_like(mean)
+        reduce_args = (dy, x, mean, var, x.dtype.type(eps), sum_dy, sum_dy_xhat)
+        _kernel(kctx, "bwd_reduce", x.dtype)((channels,), (256,), (*reduce_args, np.int64(outer), np.int32(channels), np.int64(inner)))
+        result = xp.empty(x.shape, x.dtype)
+        grid, block = launch_config(x.size)
+        args = (dy, x, mean, var, gamma, sum_dy, sum_dy_xhat, result, x.dtype.type(eps), np.int32(attrs["fix_gamma"]))
+        args += (np.int32(attrs["use_global_stats"]), np.int64(m), np.int64(x.size), np.int32(channels), np.int64(inner))
+        _kernel(kctx, "bwd", x.dtype)(grid, block, args)
+        dx[...] = result.reshape(dx.shape)
+    else:
+        inv = 1.0 / np.sqrt(var + eps)
+        xhat = (x - mean.reshape(1, -1, 1)) * inv.reshape(1, -1, 1)
+        sum_dy = dy.sum(axis=(0, 2))
+        sum_dy_xhat = (dy * xhat).sum(axis=(0, 2))
+        g = np.ones_like(gamma) if attrs["fix_gamma"] else gamma
+        coef = (g * inv).reshape(1, -1, 1)
+        if attrs["use_global_stats"]:
+            dx[...] = (dy * coef).reshape(dx.shape)
+        else:
+            centred = dy - (sum_dy / m).reshape(1, -1, 1) - xhat * (sum_dy_xhat / m).reshape(1, -1, 1)
+            dx[...] = (centred * coef).reshape(dx.shape)
+    dbeta[...] = sum_dy
+    dgamma[...] = 0 if attrs["fix_gamma"] else sum_dy_xhat
+
+
+def _bn_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None, None, None], aux_shapes
+    _, channels, _ = _split(tuple(data), attrs["axis"])
+    names = ("gamma", "beta")
+    for i, name in enumerate(names, 1):
+        in_shapes[i] = merge_shape("BatchNorm", name, in_shapes[i], (channels,))
+    for i, name in enumerate(("moving_mean", "moving_var")):
+        aux_shapes[i] = merge_shape("BatchNorm", name, aux_shapes[i], (channels,))
+    return in_shapes, [tuple(data), (channels,), (channels,)], aux_shapes
+
+
+def _bn_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    return list(F._backward_BatchNorm(out_grads[0], inputs[0], inputs[1], outputs[1], outputs[2], **attrs))
+
+
+register(
+    OpDef(
+        "BatchNorm",
+        _bn_forward,
+        inputs=("data", "gamma", "beta"),
+        outputs=("output", "mean", "var"),
+        aux=("moving_mean", "moving_var"),
+        num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
+        params=dict(BN_PARAMS),
+        infer_shape=_bn_infer,
+        gradient=_bn_gradient,
+        doc="Batch normalisation over ``axis``; moving statistics are updated in training.",
+    )
+)
+register(
+    OpDef(
+        "_backward_BatchNorm",
+        _bn_backward,
+        inputs=("out_grad", "data", "gamma", "mean", "var"),
+        outputs=("data_grad", "gamma_grad", "beta_grad"),
+        params=dict(BN_PARAMS),
+        infer_shape=lambda attrs, s, a: (s, [s[1], s[2], s[2]], a),
+        doc="Gradients of BatchNorm with respect to data, gamma and beta.",
+    )
+)
