@@ -17,7 +17,8 @@ from __future__ import annotations
 import inspect
 import os
 import tempfile
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -98,7 +99,7 @@ def group_pairs(key: Any, value: Any, what: str) -> list[tuple[Key, list[NDArray
         if not isinstance(value, (list, tuple)) or len(value) != len(key):
             given = len(value) if isinstance(value, (list, tuple)) else type(value).__name__
             raise LazyNDError(f"{what}: {len(key)} keys need a list of {len(key)} values (or lists), got {given}")
-        pairs = [(_check_key(k), _as_list(v, what, k)) for k, v in zip(key, value)]
+        pairs = [(_check_key(k), _as_list(v, what, k)) for k, v in zip(key, value, strict=True)]
     else:
         pairs = [(_check_key(key), _as_list(value, what, key))]
     groups: dict[Key, list[NDArray]] = {}
@@ -161,7 +162,9 @@ class KVStore:
             stored = self._stored(k, "push")
             for v in values:
                 if v.shape != stored.shape:
-                    raise ShapeError(f"KVStore.push: key {k!r} holds shape {stored.shape}, pushed value has shape {v.shape}")
+                    raise ShapeError(
+                        f"KVStore.push: key {k!r} holds shape {stored.shape}, pushed value has shape {v.shape}"
+                    )
                 if v._data.dtype != stored._data.dtype:
                     raise ShapeError(
                         f"KVStore.push: key {k!r} holds dtype {stored._data.dtype.name}, "

@@ -22,11 +22,13 @@ than ``LAZYND_KV_TIMEOUT`` seconds (default 300).
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -122,6 +124,16 @@ class Watchdog:
         os._exit(1)  # Abort does not return; this is for an MPI that lets it
 
 
+_drain_registered = False
+
+
+def _drain_engine() -> None:
+    try:
+        waitall()
+    except LazyNDError:
+        pass  # already raised to the user, or the process is exiting on an error of its own
+
+
 @register("dist_sync", "dist_device_sync")
 class DistSyncStore(KVStore):
     """Synchronous KVStore across MPI processes (see the module docstring).
@@ -146,6 +158,12 @@ class DistSyncStore(KVStore):
         self._host: dict[Key, NDArray] = {}  # per key: merge, staging and receive buffer on the host
         self._device_recv: dict[Key, NDArray] = {}
         self._batches: dict[tuple[Key, ...], tuple[NDArray, list[NDArray]]] = {}
+        # mpi4py finalises MPI at exit, which would hang behind a collective still pending in the
+        # engine; draining first (atexit runs newest first) keeps that wait under the watchdog
+        global _drain_registered
+        if not _drain_registered:
+            atexit.register(_drain_engine)
+            _drain_registered = True
 
     @property
     def rank(self) -> int:
@@ -232,7 +250,9 @@ class DistSyncStore(KVStore):
             recv = self._host[key]
             what = f"the Allreduce of key {key!r}"
             if send is recv:
-                self._push_mpi(self._allreduce, (self._mpi.IN_PLACE, recv._data, what), [], [recv._var], "_kvstore_allreduce")
+                self._push_mpi(
+                    self._allreduce, (self._mpi.IN_PLACE, recv._data, what), [], [recv._var], "_kvstore_allreduce"
+                )
             else:
                 args = (send._data, recv._data, what)
                 self._push_mpi(self._allreduce, args, [send._var], [recv._var], "_kvstore_allreduce")
@@ -241,9 +261,11 @@ class DistSyncStore(KVStore):
             keys = tuple(k for k, _ in items)
             flat, views = self._batch_buffers(keys, dtype)
             sources = [send for _, send in items]
-            args = (flat._data, [s._data for s in sources], keys)
-            self._push_mpi(self._allreduce_batch, args, [s._var for s in sources], [flat._var], "_kvstore_allreduce_batch")
-            results.update(zip(keys, views))
+            batch_args = (flat._data, [s._data for s in sources], keys)
+            self._push_mpi(
+                self._allreduce_batch, batch_args, [s._var for s in sources], [flat._var], "_kvstore_allreduce_batch"
+            )
+            results.update(zip(keys, views, strict=True))
         for key, stored, _ in summed:
             merged = results[key]
             if stored._ctx.device_type == "gpu":
@@ -258,7 +280,7 @@ class DistSyncStore(KVStore):
             sizes = [int(np.prod(s)) for s in shapes]
             flat = new_array((sum(sizes),), dtype, cpu())
             views, offset = [], 0
-            for shape, size in zip(shapes, sizes):
+            for shape, size in zip(shapes, sizes, strict=True):
                 views.append(NDArray(flat._data[offset : offset + size].reshape(shape), flat._var, flat._ctx))
                 offset += size
             cached = (flat, views)

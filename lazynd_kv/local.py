@@ -9,7 +9,8 @@ no copy.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from lazynd.backend import get_backend
 from lazynd.context import Context, cpu

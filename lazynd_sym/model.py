@@ -318,6 +318,8 @@ class FeedForward:
             raise DataError("FeedForward: the model has no parameters yet; fit it or pass arg_params")
         cached = self._pred_exec
         if cached is not None and all(tuple(cached.arg_dict[n].shape) == s for n, s in input_shapes.items()):
+            # parameters may have changed since (training, or the user assigning arg_params)
+            cached.copy_params_from(self.arg_params, self.aux_params or {}, allow_extra_params=True)
             return cached
         self._pred_exec = self._bind(input_shapes, for_training=False)
         return self._pred_exec

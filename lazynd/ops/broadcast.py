@@ -107,6 +107,13 @@ def _sum_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     if len(inputs) == 1:
         out[...] = inputs[0]
         return
+    if any(xp.may_share_memory(x, out) for x in inputs[1:]):
+        # out aliases a later input (add_n(a, a, out=a)): accumulating into it would change that input
+        total = inputs[0] + inputs[1]
+        for x in inputs[2:]:
+            total += x
+        out[...] = total
+        return
     # the output may be input 0's buffer (in place): it is read by the first add before anything is written
     xp.add(inputs[0], inputs[1], out=out)
     for x in inputs[2:]:

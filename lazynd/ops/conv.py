@@ -96,8 +96,18 @@ _SOURCE = load_file("conv.cu")
 def _gpu_dims(g: Geometry, spatial: tuple, out: tuple) -> list[int]:
     pad3 = 3 - g.nd
     return (
-        [1] * pad3 + list(spatial) + [1] * pad3 + list(g.kernel) + [1] * pad3 + list(out)
-        + [1] * pad3 + list(g.stride) + [1] * pad3 + list(g.dilate) + [0] * pad3 + list(g.pad)
+        [1] * pad3
+        + list(spatial)
+        + [1] * pad3
+        + list(g.kernel)
+        + [1] * pad3
+        + list(out)
+        + [1] * pad3
+        + list(g.stride)
+        + [1] * pad3
+        + list(g.dilate)
+        + [0] * pad3
+        + list(g.pad)
     )
 
 
@@ -116,7 +126,11 @@ def im2col(kctx: Any, x: Any, g: Geometry) -> Any:
         col = xp.empty((*x.shape[:2], *g.kernel, *out), dtype=x.dtype)
         fn = _SOURCE.function(kctx.device_id, f"lazynd_im2col_{_check_gpu_dtype(x)}")
         grid, block = launch_config(col.size)
-        fn(grid, block, (x, col, np.int64(col.size), np.int32(x.shape[1]), *[np.int32(v) for v in _gpu_dims(g, x.shape[2:], out)]))
+        fn(
+            grid,
+            block,
+            (x, col, np.int64(col.size), np.int32(x.shape[1]), *[np.int32(v) for v in _gpu_dims(g, x.shape[2:], out)]),
+        )
         return col
     if any(g.pad):
         x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in g.pad])

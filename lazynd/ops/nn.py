@@ -17,7 +17,6 @@ from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 
-
 # -- FullyConnected ------------------------------------------------------------------------------
 FC_PARAMS = {
     "num_hidden": Param(parse_int, doc="number of output units"),
@@ -246,9 +245,11 @@ register(
         inputs=_leaky_inputs,
         params=dict(LEAKY_PARAMS),
         infer_shape=_leaky_infer,
-        gradient=lambda F, attrs, i, o, og: list(F._backward_LeakyReLU(og[0], *i, **attrs))
-        if attrs["act_type"] == "prelu"
-        else [F._backward_LeakyReLU(og[0], i[0], **attrs)],
+        gradient=lambda F, attrs, i, o, og: (
+            list(F._backward_LeakyReLU(og[0], *i, **attrs))
+            if attrs["act_type"] == "prelu"
+            else [F._backward_LeakyReLU(og[0], i[0], **attrs)]
+        ),
         doc="Leaky rectifier: fixed slope (leaky), learned per-channel slope (prelu) or elu.",
     )
 )
@@ -373,4 +374,3 @@ register(
         doc="Gradient of Embedding with respect to its weight (rows summed per index).",
     )
 )
-

@@ -49,7 +49,9 @@ class PoolGeometry:
         else:
             self.kernel = tuple(attrs["kernel"])
             if len(self.kernel) != nd or any(k <= 0 for k in self.kernel):
-                raise OperatorError(f"Pooling: kernel {self.kernel} must have {nd} positive sizes for data {tuple(shape)}")
+                raise OperatorError(
+                    f"Pooling: kernel {self.kernel} must have {nd} positive sizes for data {tuple(shape)}"
+                )
             self.stride = tuple(attrs["stride"]) or (1,) * nd
             self.pad = tuple(attrs["pad"]) or (0,) * nd
             if len(self.stride) != nd or len(self.pad) != nd:
@@ -73,7 +75,10 @@ class PoolGeometry:
 
     def padded(self) -> tuple[int, ...]:
         # room for the last window of the full convention, beyond the symmetric padding
-        return tuple(max(s + 2 * p, (o - 1) * st + k) for s, p, o, st, k in zip(self.spatial, self.pad, self.out, self.stride, self.kernel))
+        return tuple(
+            max(s + 2 * p, (o - 1) * st + k)
+            for s, p, o, st, k in zip(self.spatial, self.pad, self.out, self.stride, self.kernel)
+        )
 
     def windows(self) -> Any:
         for offset in itertools.product(*[range(k) for k in self.kernel]):

@@ -40,12 +40,17 @@ def semantics(kv, mx) -> None:
     kv.init(keys, [mx.nd.zeros((10,)), mx.nd.zeros((2, 2)), mx.nd.zeros((big,)), mx.nd.zeros((7,), dtype="float64")])
     kv.set_updater(lambda key, recv, stored: stored.__iadd__(recv * 2))
     for step in range(3):
-        values = [mx.nd.ones((10,)) * rank, mx.nd.ones((2, 2)), mx.nd.ones((big,)) * (rank + step), mx.nd.ones((7,), dtype="float64")]
+        values = [
+            mx.nd.ones((10,)) * rank,
+            mx.nd.ones((2, 2)),
+            mx.nd.ones((big,)) * (rank + step),
+            mx.nd.ones((7,), dtype="float64"),
+        ]
         kv.push(keys, values)
     outs = [mx.nd.zeros((10,)), mx.nd.zeros((2, 2)), mx.nd.zeros((big,)), mx.nd.zeros((7,), dtype="float64")]
     kv.pull(keys, out=outs)
     expect = [3 * 2 * n * (n - 1) / 2, 3 * 2 * n, 2 * sum(n * (n - 1) / 2 + n * s for s in range(3)), 3 * 2 * n]
-    for k, o, e in zip(keys, outs, expect):
+    for k, o, e in zip(keys, outs, expect, strict=True):
         check(np.all(o.asnumpy() == e), f"key {k}: {o.asnumpy().ravel()[:3]} != {e}")
     kv.barrier()
 
@@ -70,7 +75,12 @@ def gradients(F, dot, badd, ones, x, y, p, n_total):
     err = (badd(dot(h, p["w2"]), p["b2"]) - y) * (1.0 / n_total)
     dz = dot(err, p["w2"], transpose_b=True) * h * (1.0 - h)
     row = ones((1, x.shape[0]))
-    return {"w1": dot(x, dz, transpose_a=True), "b1": dot(row, dz), "w2": dot(h, err, transpose_a=True), "b2": dot(row, err)}
+    return {
+        "w1": dot(x, dz, transpose_a=True),
+        "b1": dot(row, dz),
+        "w2": dot(h, err, transpose_a=True),
+        "b2": dot(row, err),
+    }
 
 
 def np_dot(a, b, transpose_a=False, transpose_b=False):
@@ -139,7 +149,9 @@ def main() -> None:
                 os._exit(3)
             time.sleep(600)
         kv.push(0, mx.nd.ones((4,)))
-        kv.pull(0, out=mx.nd.zeros((4,)))
+        out = mx.nd.zeros((4,))
+        kv.pull(0, out=out)
+        out.asnumpy()
         raise AssertionError("a push with a dead worker must not complete")
     else:
         raise SystemExit(f"unknown mode {mode!r}")

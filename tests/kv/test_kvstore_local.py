@@ -82,7 +82,7 @@ def test_lists_of_keys_init_push_and_pull(kv):
     kv.push(keys, [[mx.nd.ones(SHAPE) * k] * 2 for k in keys])
     outs = [mx.nd.zeros(SHAPE) for _ in keys]
     kv.pull(keys, out=outs)
-    for k, out in zip(keys, outs):
+    for k, out in zip(keys, outs, strict=True):
         np.testing.assert_array_equal(out.asnumpy(), np.full(SHAPE, 2 * k, np.float32))
 
 
@@ -183,3 +183,42 @@ def test_device_store_pushes_from_the_gpu(ctx):
     kv.pull(0, out=outs)
     for out in outs:
         np.testing.assert_array_equal(out.asnumpy(), np.full(SHAPE, 6, np.float32))
+
+
+def _sgd_steps(kv, weight_key, grads):
+    for g in grads:
+        kv.push(weight_key, mx.nd.array(g))
+    return _pulled(kv, weight_key, (3,))
+
+
+def test_set_optimizer_applies_momentum_sgd():
+    kv = lazynd_kv.create("local")
+    kv.set_optimizer(mx.optimizer.create("sgd", learning_rate=0.1, momentum=0.9))
+    kv.init(0, mx.nd.ones((3,)))
+    grads = [np.array([1.0, 2.0, -1.0], np.float32)] * 2
+    # mom1 = -0.1 g, w1 = 1 - 0.1 g; mom2 = 0.9 mom1 - 0.1 g, w2 = w1 + mom2 = 1 - 0.29 g
+    np.testing.assert_allclose(_sgd_steps(kv, 0, grads), 1 - 0.29 * grads[0], rtol=1e-6)
+
+
+def test_optimizer_states_survive_save_and_load(tmp_path):
+    rng = np.random.default_rng(1)
+    grads = [rng.standard_normal(3).astype(np.float32) for _ in range(4)]
+
+    def fresh():
+        kv = lazynd_kv.create("local")
+        kv.set_optimizer(mx.optimizer.create("sgd", learning_rate=0.1, momentum=0.9))
+        return kv
+
+    straight = fresh()
+    straight.init(0, mx.nd.ones((3,)))
+    expect = _sgd_steps(straight, 0, grads)
+    first = fresh()
+    first.init(0, mx.nd.ones((3,)))
+    halfway = _sgd_steps(first, 0, grads[:2])
+    path = tmp_path / "opt.states"
+    first.save_optimizer_states(str(path))
+    assert [p.name for p in tmp_path.iterdir()] == ["opt.states"]  # no temp file left behind
+    second = fresh()
+    second.init(0, mx.nd.array(halfway))
+    second.load_optimizer_states(str(path))
+    np.testing.assert_allclose(_sgd_steps(second, 0, grads[2:]), expect, rtol=1e-6)

@@ -71,8 +71,15 @@ def test_convolution_matches_naive_reference(shape, kernel, stride, pad, dilate,
     w = rng.standard_normal((4, shape[1] // groups, *kernel)).astype("float32")
     b = rng.standard_normal(4).astype("float32")
     y = lazynd.nd.Convolution(
-        lazynd.nd.array(x), lazynd.nd.array(w), lazynd.nd.array(b),
-        kernel=kernel, stride=stride, pad=pad, dilate=dilate, num_filter=4, num_group=groups,
+        lazynd.nd.array(x),
+        lazynd.nd.array(w),
+        lazynd.nd.array(b),
+        kernel=kernel,
+        stride=stride,
+        pad=pad,
+        dilate=dilate,
+        num_filter=4,
+        num_group=groups,
     )
     np.testing.assert_allclose(y.asnumpy(), naive_conv(x, w, b, stride, pad, dilate, groups), rtol=1e-4, atol=1e-4)
 
@@ -98,8 +105,11 @@ def test_convolution_nhwc_agrees_with_nchw():
     params = dict(kernel=(3, 3), stride=(2, 1), pad=(1, 1), num_filter=4)
     nchw = lazynd.nd.Convolution(lazynd.nd.array(x), lazynd.nd.array(w), lazynd.nd.array(b), **params)
     nhwc = lazynd.nd.Convolution(
-        lazynd.nd.array(x.transpose(0, 2, 3, 1)), lazynd.nd.array(w.transpose(0, 2, 3, 1)), lazynd.nd.array(b),
-        layout="NHWC", **params,
+        lazynd.nd.array(x.transpose(0, 2, 3, 1)),
+        lazynd.nd.array(w.transpose(0, 2, 3, 1)),
+        lazynd.nd.array(b),
+        layout="NHWC",
+        **params,
     )
     np.testing.assert_allclose(nhwc.asnumpy().transpose(0, 3, 1, 2), nchw.asnumpy(), rtol=1e-5, atol=1e-5)
 
@@ -126,7 +136,9 @@ def test_convolution_rejects_mismatched_weight():
 
 def test_convolution_rejects_kernel_larger_than_input():
     with pytest.raises(ShapeError, match="smaller than kernel"):
-        lazynd.nd.Convolution(lazynd.nd.zeros((1, 1, 2, 2)), lazynd.nd.zeros((1, 1, 3, 3)), kernel=(3, 3), num_filter=1, no_bias=True)
+        lazynd.nd.Convolution(
+            lazynd.nd.zeros((1, 1, 2, 2)), lazynd.nd.zeros((1, 1, 3, 3)), kernel=(3, 3), num_filter=1, no_bias=True
+        )
 
 
 def naive_deconv(x, w, stride, pad, adj):
@@ -147,16 +159,25 @@ def test_deconvolution_matches_naive_reference():
     x = rng.standard_normal((2, 3, 4, 5))
     w = rng.standard_normal((3, 2, 3, 3))
     y = lazynd.nd.Deconvolution(
-        lazynd.nd.array(x, dtype="float64"), lazynd.nd.array(w, dtype="float64"),
-        kernel=(3, 3), stride=(2, 2), pad=(1, 1), adj=(1, 0), num_filter=2,
+        lazynd.nd.array(x, dtype="float64"),
+        lazynd.nd.array(w, dtype="float64"),
+        kernel=(3, 3),
+        stride=(2, 2),
+        pad=(1, 1),
+        adj=(1, 0),
+        num_filter=2,
     )
     np.testing.assert_allclose(y.asnumpy(), naive_deconv(x, w, (2, 2), (1, 1), (1, 0)), rtol=1e-10)
 
 
 def test_deconvolution_target_shape_sets_output_size():
     y = lazynd.nd.Deconvolution(
-        lazynd.nd.zeros((1, 2, 4, 4)), lazynd.nd.zeros((2, 3, 4, 4)), kernel=(4, 4), stride=(2, 2),
-        target_shape=(8, 8), num_filter=3,
+        lazynd.nd.zeros((1, 2, 4, 4)),
+        lazynd.nd.zeros((2, 3, 4, 4)),
+        kernel=(4, 4),
+        stride=(2, 2),
+        target_shape=(8, 8),
+        num_filter=3,
     )
     assert y.shape == (1, 3, 8, 8)
 

@@ -1,0 +1,151 @@
+"""KVStore benchmark: push+pull through lazynd_kv against the same work done by hand.
+
+    python bench/kvstore.py            # local rows, then starts the dist rows with mpiexec -n 2
+    mpiexec -n 2 python bench/kvstore.py --dist
+
+Rows
+- local, 16 MB: push one float32 array of 4M elements, pull it back (updater: assign);
+  by hand: np.copyto into the store, np.copyto out.
+- local, 100 small keys: push and pull 100 keys of 1,000 float32 in one call each.
+- dist_sync, 16 MB, 2 ranks: push+pull of 4M float32 against a raw mpi4py
+  ``Allreduce`` of the same buffer (the goal: at least 70% of its bandwidth).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import lazynd as mx  # noqa: E402
+import lazynd_kv  # noqa: E402
+
+BIG = 4 * 1024 * 1024  # float32 elements: 16 MB
+SMALL_KEYS, SMALL = 100, 1000
+
+
+def best_of(fn, repeat: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def row(name: str, ours: float, ref: float, nbytes: int, ref_name: str) -> str:
+    gbps = nbytes / ours / 1e9
+    return f"| {name} | {ours * 1e3:8.3f} ms | {gbps:6.2f} GB/s | {ref_name} {ref * 1e3:8.3f} ms | {ref / ours * 100:5.0f}% |"
+
+
+def local_rows() -> list[str]:
+    kv = lazynd_kv.create("local")
+    value, out = mx.nd.ones((BIG,)), mx.nd.zeros((BIG,))
+    kv.init("big", value)
+
+    def kv_big():
+        kv.push("big", value)
+        kv.pull("big", out=out)
+        out.wait_to_read()
+
+    src, store, dst = np.ones(BIG, np.float32), np.zeros(BIG, np.float32), np.zeros(BIG, np.float32)
+
+    def np_big():
+        np.copyto(store, src)
+        np.copyto(dst, store)
+
+    keys = list(range(SMALL_KEYS))
+    values = [mx.nd.ones((SMALL,)) for _ in keys]
+    outs = [mx.nd.zeros((SMALL,)) for _ in keys]
+    kv.init(keys, values)
+
+    def kv_small():
+        kv.push(keys, values)
+        kv.pull(keys, out=outs)
+        mx.waitall()
+
+    srcs = [np.ones(SMALL, np.float32) for _ in keys]
+    stores = [np.zeros(SMALL, np.float32) for _ in keys]
+
+    def np_small():
+        for s, t, d in zip(srcs, stores, srcs, strict=True):
+            np.copyto(t, s)
+            np.copyto(d, t)
+
+    return [
+        row("local push+pull 16 MB", best_of(kv_big, 20), best_of(np_big, 20), 2 * BIG * 4, "numpy copies"),
+        row(
+            "local push+pull 100 x 4 KB",
+            best_of(kv_small, 50),
+            best_of(np_small, 50),
+            2 * SMALL_KEYS * SMALL * 4,
+            "numpy copies",
+        ),
+    ]
+
+
+def dist_rows() -> list[str]:
+    from mpi4py import MPI
+
+    kv = lazynd_kv.create("dist_sync")
+    comm = MPI.COMM_WORLD
+    value, out = mx.nd.ones((BIG,)), mx.nd.zeros((BIG,))
+    kv.init("big", value)
+
+    def kv_big():
+        kv.push("big", value)
+        kv.pull("big", out=out)
+        out.wait_to_read()
+
+    buf = np.ones(BIG, np.float32)
+
+    def raw():
+        comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM)
+
+    # alternate the two, several rounds, so a noisy neighbour hits both alike
+    ours, ref = [], []
+    for _ in range(3):
+        comm.Barrier()
+        ref.append(best_of(raw, 10))
+        comm.Barrier()
+        ours.append(best_of(kv_big, 10))
+    # the slowest rank decides the step time
+    t_ours = comm.allreduce(min(ours), op=MPI.MAX)
+    t_ref = comm.allreduce(min(ref), op=MPI.MAX)
+    return [row(f"dist_sync push+pull 16 MB, {comm.Get_size()} ranks", t_ours, t_ref, BIG * 4, "raw Allreduce")]
+
+
+HEADER = ["| case | lazynd_kv | bandwidth | reference | ours vs ref |", "| --- | --- | --- | --- | --- |"]
+
+
+def main() -> None:
+    if "--dist" in sys.argv:
+        rows = dist_rows()
+        from mpi4py import MPI
+
+        if MPI.COMM_WORLD.Get_rank() == 0:
+            print("\n".join(rows), flush=True)
+        return
+    print("\n".join(HEADER))
+    print("\n".join(local_rows()), flush=True)
+    mpiexec = shutil.which("mpiexec")
+    if mpiexec is None:
+        print("| dist_sync | skipped: mpiexec not found (pip install 'lazynd[dist]') | | | |")
+        return
+    env = dict(os.environ, LAZYND_CPU_WORKERS="2", OMP_NUM_THREADS="1")
+    cmd = [mpiexec, "-launcher", "fork", "-n", "2", sys.executable, __file__, "--dist"]
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    print(result.stdout.strip() or f"| dist_sync | failed: {result.stderr.strip()[-300:]} | | | |")
+
+
+if __name__ == "__main__":
+    main()

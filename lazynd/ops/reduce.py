@@ -1,0 +1,276 @@
+"""Reductions (``sum mean prod max min nansum nanprod norm``) and arg-reductions, with gradients.
+
+Shapes follow MXNet: ``axis`` is an int, a tuple or None (all axes); ``exclude``
+reduces over every axis *not* listed; a reduction to a scalar has shape ``(1,)``.
+On the GPU, reducing the last axis of a contiguous float array uses our row
+kernels (``kernels/reduce.cu``); other cases use CuPy's single-pass reductions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import OperatorError
+from .params import Param, enum, optional, parse_axis, parse_bool, parse_int
+from .registry import OpDef, register
+
+
+def reduced_axes(op: str, attrs: dict, ndim: int) -> tuple[int, ...]:
+    """The sorted, non-negative axes an operator with ``axis``/``exclude`` reduces over."""
+    axis = attrs.get("axis")
+    if axis is None:
+        axes: tuple[int, ...] = tuple(range(ndim))
+    else:
+        given = (axis,) if isinstance(axis, int) else tuple(axis)
+        for a in given:
+            if not -ndim <= a < ndim:
+                raise OperatorError(f"{op}: axis {a} is out of range for an input of {ndim} dims")
+        axes = tuple(sorted({a % ndim for a in given}))
+        if len(axes) != len(given):
+            raise OperatorError(f"{op}: axis {axis} names an axis twice")
+    if attrs.get("exclude"):
+        axes = tuple(a for a in range(ndim) if a not in axes)
+    return axes
+
+
+def reduced_shape(shape: tuple, axes: tuple[int, ...], keepdims: bool) -> tuple:
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    out = tuple(d for i, d in enumerate(shape) if i not in axes)
+    return out or (1,)  # MXNet has no 0-d arrays
+
+
+def _infer(name: str) -> Callable:
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        data = in_shapes[0]
+        if data is None:
+            return in_shapes, [None], aux_shapes
+        axes = reduced_axes(name, attrs, len(data))
+        return in_shapes, [reduced_shape(tuple(data), axes, attrs.get("keepdims", False))], aux_shapes
+
+    return infer
+
+
+def _norm(xp: Any, x: Any, axis: tuple, keepdims: bool, ord: int) -> Any:
+    if ord == 1:
+        return xp.sum(xp.abs(x), axis=axis, keepdims=keepdims)
+    return xp.sqrt(xp.sum(xp.square(x), axis=axis, keepdims=keepdims))
+
+
+# name -> reduction(xp, x, axes, attrs) returning keepdims=True results
+REDUCERS: dict[str, Callable[..., Any]] = {
+    "sum": lambda xp, x, axes, attrs: xp.sum(x, axis=axes, keepdims=True, dtype=_acc(x)),
+    "mean": lambda xp, x, axes, attrs: xp.mean(x, axis=axes, keepdims=True, dtype=_acc(x)),
+    "prod": lambda xp, x, axes, attrs: xp.prod(x, axis=axes, keepdims=True, dtype=_acc(x)),
+    "max": lambda xp, x, axes, attrs: xp.max(x, axis=axes, keepdims=True),
+    "min": lambda xp, x, axes, attrs: xp.min(x, axis=axes, keepdims=True),
+    "nansum": lambda xp, x, axes, attrs: xp.nansum(x, axis=axes, keepdims=True, dtype=_acc(x)),
+    "nanprod": lambda xp, x, axes, attrs: xp.nanprod(x, axis=axes, keepdims=True, dtype=_acc(x)),
+    "norm": lambda xp, x, axes, attrs: _norm(xp, x.astype(_acc(x) or x.dtype, copy=False), axes, True, attrs["ord"]),
+}
+ALIASES = {"sum": ("sum_axis",), "max": ("max_axis",), "min": ("min_axis",)}
+
+
+def _acc(x: Any) -> Any:
+    """Accumulate float16 in float32 (as MXNet does); other dtypes in their own type."""
+    return np.float32 if x.dtype == np.float16 else None
+
+
+def _reduce_forward(name: str) -> Callable:
+    reducer = REDUCERS[name]
+
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        x, out = inputs[0], outputs[0]
+        if x.size == 0 and name in ("max", "min"):
+            raise OperatorError(f"{name}: cannot reduce an empty array of shape {x.shape}")
+        axes = reduced_axes(name, attrs, x.ndim)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result = reducer(kctx.xp, x, axes, attrs)
+        out[...] = result.reshape(out.shape)
+
+    return forward
+
+
+_ROW_KERNELS = {"sum": "sum", "mean": "sum", "max": "max", "min": "min"}
+
+
+def _reduce_forward_gpu(name: str) -> Callable:
+    cpu_style = _reduce_forward(name)
+
+    def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        x, out = inputs[0], outputs[0]
+        axes = reduced_axes(name, attrs, x.ndim)
+        kernel = _ROW_KERNELS.get(name)
+        rows_last = x.ndim > 0 and axes == (x.ndim - 1,) and x.size > 0
+        if kernel and rows_last and x.flags.c_contiguous and out.flags.c_contiguous and x.dtype.name in _FLOAT_NAMES:
+            cols = x.shape[-1]
+            scale = 1.0 / cols if name == "mean" else 1.0
+            _launch_row_reduction(kctx.device_id, kernel, x, out, x.size // cols, cols, scale)
+            return
+        cpu_style(kctx, attrs, inputs, outputs, aux)
+
+    return forward_gpu
+
+
+_FLOAT_NAMES = ("float32", "float64", "float16")
+
+
+def _launch_row_reduction(device_id: int, kind: str, x: Any, out: Any, rows: int, cols: int, scale: float) -> None:
+    from ..backend.cuda_kernels import load_file
+
+    threads = 32
+    while threads < 256 and threads < cols:
+        threads *= 2
+    grid = (min(rows, 65535 * 8),)
+    scale_value = np.float64(scale) if x.dtype == np.float64 else np.float32(scale)
+    kernel = load_file("reduce.cu").function(device_id, f"lazynd_reduce_last_{kind}_{x.dtype.name}")
+    kernel(grid, (threads,), (x, out, np.int64(rows), np.int64(cols), scale_value))
+
+
+# -- gradients -----------------------------------------------------------------------------------
+def _backward_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    og, x, y = inputs
+    grad = outputs[0]
+    name = attrs["reducer"]
+    axes = reduced_axes(name, attrs, x.ndim)
+    keep = reduced_shape(x.shape, axes, True)
+    og, y = og.reshape(keep), y.reshape(keep)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if name == "sum":
+            local = 1
+        elif name == "mean":
+            local = 1.0 / max(int(np.prod([x.shape[a] for a in axes])), 1)
+        elif name in ("prod", "nanprod"):
+            local = xp.where(xp.isnan(x), 0, y / x) if name == "nanprod" else y / x
+        elif name in ("max", "min"):
+            local = x == y
+        elif name == "nansum":
+            local = ~xp.isnan(x)
+        elif name == "norm":
+            local = xp.sign(x) if attrs["ord"] == 1 else xp.where(y == 0, 0, x / y)
+        else:
+            raise OperatorError(f"_backward_reduce: unknown reducer {name!r}")
+        grad[...] = xp.broadcast_to(og * local, x.shape)
+
+
+_REDUCE_PARAMS = {
+    "axis": Param(parse_axis, None, "axes to reduce (int or tuple); None reduces all"),
+    "keepdims": Param(parse_bool, False, "keep reduced axes with size 1"),
+    "exclude": Param(parse_bool, False, "reduce over the axes NOT in axis"),
+}
+
+
+def _parse_ord(value: Any) -> int:
+    text = str(value).strip()
+    if text not in ("1", "2"):
+        raise ValueError("expected 1 or 2")
+    return int(text)
+
+
+_NORM_PARAMS = {
+    "ord": Param(_parse_ord, 2, "1 (sum of magnitudes) or 2 (Euclidean)"),
+    "axis": _REDUCE_PARAMS["axis"],
+    "keepdims": _REDUCE_PARAMS["keepdims"],
+}
+
+register(
+    OpDef(
+        "_backward_reduce",
+        _backward_forward,
+        inputs=("out_grad", "data", "output"),
+        params={
+            "reducer": Param(enum(*REDUCERS), doc="the forward reduction"),
+            "ord": Param(_parse_ord, 2, "norm order"),
+            **_REDUCE_PARAMS,
+        },
+        infer_shape=lambda attrs, s, a: (s, [s[1]], a),
+        infer_type=lambda attrs, t, a: (t, [t[1]], a),
+        doc="Gradient of a reduction with respect to its input.",
+    )
+)
+
+
+def _reduce_gradient(name: str) -> Callable:
+    def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+        params = {"axis": attrs["axis"], "keepdims": attrs["keepdims"], "exclude": attrs.get("exclude", False)}
+        if name == "norm":
+            params["ord"] = attrs["ord"]
+        return [F._backward_reduce(out_grads[0], inputs[0], outputs[0], reducer=name, **params)]
+
+    return gradient
+
+
+for _name in REDUCERS:
+    register(
+        OpDef(
+            _name,
+            _reduce_forward(_name),
+            forward_gpu=_reduce_forward_gpu(_name),
+            params=dict(_NORM_PARAMS if _name == "norm" else _REDUCE_PARAMS),
+            infer_shape=_infer(_name),
+            gradient=_reduce_gradient(_name),
+            aliases=ALIASES.get(_name, ()),
+            doc=f"The {_name} over ``axis`` (all axes by default).",
+        )
+    )
+
+
+# -- arg-reductions: indices as floats in the input's dtype, as MXNet returns them --------------
+def _arg_forward(name: str) -> Callable:
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        xp = kctx.xp
+        x, out = inputs[0], outputs[0]
+        if x.size == 0:
+            raise OperatorError(f"{name}: cannot take the {name} of an empty array of shape {x.shape}")
+        fn = xp.argmax if name in ("argmax", "argmax_channel") else xp.argmin
+        axis = -1 if name == "argmax_channel" else attrs["axis"]
+        index = fn(x) if axis is None else fn(x, axis=axis)
+        out[...] = xp.reshape(index, out.shape)
+
+    return forward
+
+
+def _arg_infer(name: str) -> Callable:
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        data = in_shapes[0]
+        if data is None:
+            return in_shapes, [None], aux_shapes
+        if name == "argmax_channel":
+            return in_shapes, [tuple(data[:-1]) or (1,)], aux_shapes
+        axis = attrs["axis"]
+        if axis is None:
+            return in_shapes, [(1,) * len(data) if attrs["keepdims"] else (1,)], aux_shapes
+        axes = reduced_axes(name, {"axis": axis}, len(data))
+        return in_shapes, [reduced_shape(tuple(data), axes, attrs["keepdims"])], aux_shapes
+
+    return infer
+
+
+def _arg_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    dtype = in_types[0]
+    return in_types, [dtype if dtype in _FLOAT_NAMES else "float32"], aux_types
+
+
+for _name in ("argmax", "argmin", "argmax_channel"):
+    register(
+        OpDef(
+            _name,
+            _arg_forward(_name),
+            params={}
+            if _name == "argmax_channel"
+            else {
+                "axis": Param(optional(parse_int), None, "the axis; None searches the flattened array"),
+                "keepdims": Param(parse_bool, False, "keep the reduced axis with size 1"),
+            },
+            infer_shape=_arg_infer(_name),
+            infer_type=_arg_type,
+            gradient=lambda F, attrs, inputs, outputs, og: [None],
+            doc=f"Indices of the {_name.replace('arg', '').replace('_channel', '')} along an axis"
+            + (" (the last one)" if _name == "argmax_channel" else "")
+            + ".",
+        )
+    )

@@ -1,0 +1,191 @@
+"""Look at a network: a layer table (``print_summary``) and a Graphviz graph (``plot_network``).
+
+Both read the symbol's JSON (the MXNet graph format), so they work for any
+symbol that can be saved, including ones loaded from MXNet checkpoints.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from lazynd.errors import LazyNDError
+
+
+def _graph(symbol: Any) -> list[dict[str, Any]]:
+    return json.loads(symbol.tojson())["nodes"]
+
+
+def _output_shapes(symbol: Any, shape: dict[str, tuple] | None) -> dict[str, tuple]:
+    """Shape of every internal output by its name (``fc1_output``, ``fc1_weight``...), if ``shape`` is given."""
+    if not shape:
+        return {}
+    internals = symbol.get_internals()
+    _, out_shapes, _ = internals.infer_shape(**shape)
+    if out_shapes is None:
+        raise LazyNDError(f"visualization: cannot infer the shapes of the network from {shape}")
+    return dict(zip(internals.list_outputs(), out_shapes))
+
+
+def _entry_name(nodes: list[dict[str, Any]], entry: list[int]) -> str:
+    node = nodes[entry[0]]
+    return node["name"] if node["op"] == "null" else f"{node['name']}_output"
+
+
+def _layer_params(nodes: list[dict[str, Any]], node: dict[str, Any], shapes: dict[str, tuple], inputs: set[str]) -> int:
+    total = 0
+    for entry in node["inputs"]:
+        source = nodes[entry[0]]
+        # labels are inputs too, even when the caller gave no shape for them
+        is_label = source["name"].endswith("label")
+        if source["op"] == "null" and source["name"] not in inputs and not is_label and source["name"] in shapes:
+            total += int(np.prod(shapes[source["name"]]))
+    return total
+
+
+def print_summary(symbol: Any, shape: dict[str, tuple] | None = None, line_length: int = 100,
+                  positions: tuple[float, ...] = (0.40, 0.62, 0.74, 1.0), file: Any = None) -> int:
+    """Print one row per layer (name and type, output shape, parameter count, inputs); return the total parameter count.
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=10, name="fc")
+    >>> print_summary(net, {"data": (1, 784)})  # doctest: +ELLIPSIS
+    ____...
+    Layer (type)                ...
+    Total params: 7850
+    ...
+    7850
+    """
+    nodes = _graph(symbol)
+    shapes = _output_shapes(symbol, shape)
+    inputs = set(shape or {})
+    columns = [int(line_length * p) for p in positions]
+    lines: list[str] = []
+
+    def row(fields: list[str]) -> None:
+        text = ""
+        for field, stop in zip(fields, columns):
+            text = (text + field)[: stop - 1].ljust(stop)
+        lines.append(text.rstrip())
+
+    lines.append("_" * line_length)
+    row(["Layer (type)", "Output Shape", "Param #", "Previous Layer"])
+    lines.append("=" * line_length)
+    total = 0
+    for node in nodes:
+        if node["op"] == "null" and node["name"] not in inputs:
+            continue
+        if node["op"] == "null":
+            row([f"{node['name']}(null)", str(shapes.get(node["name"], "")), "0", ""])
+        else:
+            params = _layer_params(nodes, node, shapes, inputs)
+            total += params
+            previous = [
+                _entry_name(nodes, e) for e in node["inputs"]
+                if nodes[e[0]]["op"] != "null" or nodes[e[0]]["name"] in inputs
+            ]
+            out_shape = shapes.get(f"{node['name']}_output", "")
+            row([f"{node['name']}({node['op']})", str(out_shape), str(params), ", ".join(previous)])
+        lines.append("_" * line_length)
+    lines.append(f"Total params: {total}")
+    lines.append("_" * line_length)
+    print("\n".join(lines), file=file)
+    return total
+
+
+_FILL = {
+    "FullyConnected": "#fb8072", "Convolution": "#fb8072", "Deconvolution": "#fb8072",
+    "Activation": "#ffffb3", "LeakyReLU": "#ffffb3", "BatchNorm": "#bebada", "Pooling": "#80b1d3",
+    "Concat": "#fdb462", "Flatten": "#fdb462", "Reshape": "#fdb462", "SoftmaxOutput": "#b3de69",
+}
+
+
+def _label(node: dict[str, Any]) -> str:
+    attrs = node.get("attrs", node.get("param", {})) or {}
+    op = node["op"]
+    if op == "FullyConnected":
+        return f"FullyConnected\\n{attrs.get('num_hidden', '')}"
+    if op == "Convolution":
+        kernel = attrs.get("kernel", "").strip("()").replace(", ", "x").replace(",", "x")
+        return f"Convolution\\n{kernel}, {attrs.get('num_filter', '')}"
+    if op == "Pooling":
+        kernel = attrs.get("kernel", "").strip("()").replace(", ", "x").replace(",", "x")
+        return f"Pooling\\n{attrs.get('pool_type', '')}, {kernel}"
+    if op in ("Activation", "LeakyReLU"):
+        return f"{op}\\n{attrs.get('act_type', '')}"
+    return op if op != "null" else node["name"]
+
+
+class Network:
+    """Graphviz DOT source of a network; ``render`` needs the ``graphviz`` package."""
+
+    def __init__(self, source: str, title: str, save_format: str) -> None:
+        self.source = source
+        self.title = title
+        self.save_format = save_format
+
+    def __str__(self) -> str:
+        return self.source
+
+    def render(self, filename: str | None = None, **kwargs: Any) -> str:
+        try:
+            import graphviz
+        except ImportError as exc:
+            raise LazyNDError("plot_network: rendering needs the 'graphviz' package (pip install graphviz); "
+                              "the DOT text is in .source") from exc
+        return graphviz.Source(self.source, format=self.save_format).render(filename or self.title, **kwargs)
+
+
+def plot_network(symbol: Any, title: str = "plot", save_format: str = "pdf", shape: dict[str, tuple] | None = None,
+                 node_attrs: dict[str, str] | None = None, hide_weights: bool = True) -> Network:
+    """The network as a Graphviz digraph: one box per layer, edges labelled with shapes when ``shape`` is given.
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> net = sym.Activation(sym.FullyConnected(sym.Variable("data"), num_hidden=10, name="fc"), act_type="relu", name="relu")
+    >>> print(plot_network(net, shape={"data": (1, 5)}).source)  # doctest: +ELLIPSIS
+    digraph "plot" {
+    ...
+      "fc" -> "data" [label="5"...];
+    ...
+    """
+    nodes = _graph(symbol)
+    shapes = _output_shapes(symbol, shape)
+    inputs = set(shape or {}) | {"data"}
+    style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}
+    style.update(node_attrs or {})
+
+    def hidden(node: dict[str, Any]) -> bool:
+        return hide_weights and node["op"] == "null" and node["name"] not in inputs
+
+    lines = [f'digraph "{title}" {{', "  rankdir=BT;"]
+    for node in nodes:
+        if hidden(node):
+            continue
+        fill = _FILL.get(node["op"], "#8dd3c7" if node["op"] == "null" else "#fccde5")
+        attrs = {**style, "label": _label(node), "fillcolor": fill}
+        if node["op"] == "null":
+            attrs["shape"] = "oval"
+        text = ", ".join(f'{k}="{v}"' for k, v in attrs.items())
+        lines.append(f'  "{node["name"]}" [{text}];')
+    for node in nodes:
+        if node["op"] == "null":
+            continue
+        for entry in node["inputs"]:
+            source = nodes[entry[0]]
+            if hidden(source):
+                continue
+            edge = {"dir": "back", "arrowtail": "open"}
+            if shapes:
+                edge_shape = shapes.get(_entry_name(nodes, entry))
+                if edge_shape is not None:
+                    edge["label"] = "x".join(str(d) for d in edge_shape[1:] or edge_shape)
+            text = ", ".join(f'{k}="{v}"' for k, v in sorted(edge.items(), key=lambda kv: kv[0] != "label"))
+            lines.append(f'  "{node["name"]}" -> "{source["name"]}" [{text}];')
+    lines.append("}")
+    return Network("\n".join(lines) + "\n", title, save_format)

@@ -1,0 +1,127 @@
+"""dist_sync across processes: several workers started by mpiexec on this machine (127.0.0.1).
+
+Each test runs ``kv_dist_worker.py`` under ``mpiexec -launcher fork -n N``; a worker
+prints ``OK <rank>`` when its checks pass.  A subprocess timeout turns any hang
+into a failure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import lazynd_kv
+from lazynd.errors import LazyNDError
+from lazynd_kv import dist
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKER = Path(__file__).with_name("kv_dist_worker.py")
+MPIEXEC = shutil.which("mpiexec")
+HAS_MPI4PY = importlib.util.find_spec("mpi4py") is not None
+HANG_LIMIT_S = 90
+
+requires_mpi = pytest.mark.skipif(
+    MPIEXEC is None or not HAS_MPI4PY, reason="needs mpiexec and mpi4py (pip install 'lazynd[dist]')"
+)
+
+
+def _env(timeout_s: float) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["LAZYND_KV_TIMEOUT"] = str(timeout_s)
+    env["LAZYND_CPU_WORKERS"] = "2"
+    env["OMP_NUM_THREADS"] = "1"
+    return env
+
+
+def run_workers(n: int, *args: str, timeout_s: float = 30, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    cmd = [MPIEXEC, "-launcher", "fork", *extra, "-n", str(n), sys.executable, str(WORKER), *args]
+    return subprocess.run(cmd, cwd=ROOT, env=_env(timeout_s), capture_output=True, text=True, timeout=HANG_LIMIT_S)
+
+
+def assert_all_ok(result: subprocess.CompletedProcess, n: int) -> None:
+    assert result.returncode == 0, f"rc={result.returncode}\n{result.stdout}\n{result.stderr}"
+    ranks = sorted(int(rank) for rank in re.findall(r"OK (\d+)", result.stdout))
+    assert ranks == list(range(n)), result.stdout
+
+
+@pytest.mark.mpi
+@requires_mpi
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("store", ["dist_sync", "dist_device_sync"])
+def test_workers_agree_on_init_push_pull_and_updater(n, store):
+    assert_all_ok(run_workers(n, "semantics", store), n)
+
+
+@pytest.mark.mpi
+@requires_mpi
+@pytest.mark.parametrize("n", [2, 3])
+def test_dist_training_matches_one_process_on_the_combined_batch(n):
+    assert_all_ok(run_workers(n, "train"), n)
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_dist_training_with_set_optimizer_matches_one_process():
+    if importlib.util.find_spec("lazynd.optimizer") is None:
+        pytest.skip("lazynd.optimizer is not in the tree yet")
+    assert_all_ok(run_workers(2, "train_optimizer"), 2)
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_a_dead_worker_makes_the_others_fail_with_a_clear_error():
+    # without hydra's auto-cleanup the survivors are left in the Allreduce: the watchdog must end them
+    start = time.monotonic()
+    result = run_workers(3, "die", timeout_s=3, extra=("-disable-auto-cleanup",))
+    assert result.returncode != 0
+    assert "did not complete within 3 s; a worker has died or stopped responding" in result.stderr
+    assert "a push with a dead worker must not complete" not in result.stderr
+    assert time.monotonic() - start < HANG_LIMIT_S
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_a_dead_worker_ends_the_job_under_default_mpiexec():
+    result = run_workers(2, "die", timeout_s=3)
+    assert result.returncode != 0
+    assert "a push with a dead worker must not complete" not in result.stderr
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_a_stalled_worker_trips_the_watchdog():
+    result = run_workers(2, "stall", timeout_s=2)
+    assert result.returncode != 0
+    assert "lazynd_kv: rank 0 of 2: the Allreduce of keys [0] did not complete within 2 s" in result.stderr
+
+
+def _worker_without_mpiexec() -> subprocess.CompletedProcess:
+    cmd = [sys.executable, str(WORKER), "semantics"]
+    return subprocess.run(cmd, cwd=ROOT, env=_env(30), capture_output=True, text=True, timeout=HANG_LIMIT_S)
+
+
+@pytest.mark.skipif(not HAS_MPI4PY, reason="needs mpi4py (pip install 'lazynd[dist]')")
+def test_dist_sync_runs_as_a_single_worker_without_mpiexec():
+    assert_all_ok(_worker_without_mpiexec(), 1)
+
+
+def test_missing_mpi4py_gives_install_instructions(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mpi4py", None)
+    with pytest.raises(LazyNDError, match=r"pip install 'lazynd\[dist\]'"):
+        lazynd_kv.create("dist_sync")
+
+
+@pytest.mark.parametrize("text", ["soon", "0", "-4"])
+def test_bad_timeout_setting_is_refused(monkeypatch, text):
+    monkeypatch.setenv("LAZYND_KV_TIMEOUT", text)
+    with pytest.raises(LazyNDError, match=f"LAZYND_KV_TIMEOUT must be a positive number of seconds, got '{text}'"):
+        dist.timeout_from_env()

@@ -1,0 +1,96 @@
+"""broadcast_to, broadcast_axis and ElementWiseSum: values, gradients, shape errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.testing import assert_almost_equal, check_consistency, check_forward, check_gradient
+
+
+def _data(shape, seed=0):
+    return np.random.default_rng(seed).normal(size=shape)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_broadcast_to_matches_numpy(dtype, ctx):
+    x = (_data((1, 3, 1)) * 10).astype(dtype)
+    check_forward("broadcast_to", [x], {"shape": (2, 3, 4)}, lambda v: np.broadcast_to(v, (2, 3, 4)), ctx=ctx)
+
+
+def test_broadcast_to_zero_keeps_the_input_size():
+    out = mx.nd.broadcast_to(mx.nd.ones((1, 3)), shape=(4, 0))
+    assert out.shape == (4, 3)
+
+
+def test_broadcast_to_rejects_growing_a_non_unit_axis():
+    with pytest.raises(mx.ShapeError, match="cannot broadcast axis 1 of size 3 to 5"):
+        mx.nd.broadcast_to(mx.nd.ones((1, 3)), shape=(2, 5))
+
+
+def test_broadcast_to_rejects_a_different_rank():
+    with pytest.raises(mx.ShapeError, match="has 3 dims"):
+        mx.nd.broadcast_to(mx.nd.ones((1, 3)), shape=(2, 2, 3))
+
+
+def test_broadcast_to_gradient_sums_over_broadcast_axes(ctx):
+    check_gradient("broadcast_to", [_data((1, 3, 1))], {"shape": (2, 3, 4)}, ctx=ctx)
+
+
+@pytest.mark.parametrize("name", ["broadcast_axis", "broadcast_axes"])
+def test_broadcast_axis_matches_numpy(name, ctx):
+    x = _data((1, 3, 1)).astype(np.float32)
+    check_forward(name, [x], {"axis": (0, 2), "size": (2, 4)}, lambda v: np.broadcast_to(v, (2, 3, 4)), ctx=ctx)
+
+
+def test_broadcast_axis_with_an_int_axis_and_string_params():
+    out = mx.nd.broadcast_axis(mx.nd.ones((2, 1)), axis="1", size="(5,)")
+    assert out.shape == (2, 5)
+
+
+def test_broadcast_axis_gradient(ctx):
+    check_gradient("broadcast_axis", [_data((2, 1, 3))], {"axis": 1, "size": 4}, ctx=ctx)
+
+
+def test_broadcast_axis_needs_one_size_per_axis():
+    with pytest.raises(mx.OperatorError, match="expected one size per axis"):
+        mx.nd.broadcast_axis(mx.nd.ones((1, 1)), axis=(0, 1), size=(3,))
+
+
+def test_broadcast_axis_rejects_a_non_unit_axis():
+    with pytest.raises(mx.ShapeError, match="axis 0 of the input \\(2, 1\\) has size 2, expected 1"):
+        mx.nd.broadcast_axis(mx.nd.ones((2, 1)), axis=0, size=3)
+
+
+@pytest.mark.parametrize("count", [1, 2, 5])
+def test_add_n_sums_every_input(count, ctx):
+    arrays = [_data((3, 4), seed=i).astype(np.float32) for i in range(count)]
+    check_forward("add_n", arrays, {}, lambda *v: np.sum(v, axis=0), ctx=ctx, rtol=1e-5)
+
+
+def test_elementwise_sum_accepts_a_list():
+    a, b = mx.nd.ones((2, 2)), mx.nd.full((2, 2), 3.0)
+    assert_almost_equal(mx.nd.ElementWiseSum([a, b]), np.full((2, 2), 4.0, dtype=np.float32))
+
+
+def test_elementwise_sum_gradient_reaches_every_input(ctx):
+    grads = check_gradient("ElementWiseSum", [_data((2, 3), seed=i) for i in range(3)], ctx=ctx)
+    assert len(grads) == 3
+
+
+def test_elementwise_sum_rejects_mismatched_shapes():
+    with pytest.raises(mx.ShapeError, match="ElementWiseSum"):
+        mx.nd.add_n(mx.nd.ones((2, 2)), mx.nd.ones((2, 3)))
+
+
+def test_elementwise_sum_writes_into_out():
+    a = mx.nd.ones((2, 2))
+    out = mx.nd.add_n(a, a, a, out=a)
+    assert out is a
+    assert_almost_equal(a, np.full((2, 2), 3.0, dtype=np.float32))
+
+
+def test_broadcast_cpu_and_gpu_agree():
+    check_consistency("broadcast_to", [_data((1, 3)).astype(np.float32)], {"shape": (4, 3)})
+    check_consistency("add_n", [_data((3, 3), seed=i).astype(np.float32) for i in range(3)])

@@ -1,0 +1,125 @@
+"""FullyConnected, Activation, LeakyReLU, Dropout, Embedding: forward references, gradients, modes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd
+from lazynd.errors import OperatorError, ShapeError
+from lazynd.ops import registry
+from lazynd.testing import check_gradient
+
+rng = np.random.default_rng(0)
+
+
+def test_fully_connected_matches_numpy():
+    x, w, b = rng.standard_normal((4, 2, 3)), rng.standard_normal((5, 6)), rng.standard_normal(5)
+    y = lazynd.nd.FullyConnected(lazynd.nd.array(x), lazynd.nd.array(w), lazynd.nd.array(b), num_hidden=5)
+    np.testing.assert_allclose(y.asnumpy(), x.reshape(4, 6) @ w.T + b, rtol=1e-5, atol=1e-5)
+
+
+def test_fully_connected_without_flatten_applies_to_last_axis():
+    x, w = rng.standard_normal((4, 2, 3)), rng.standard_normal((5, 3))
+    y = lazynd.nd.FullyConnected(lazynd.nd.array(x), lazynd.nd.array(w), num_hidden=5, no_bias=True, flatten=False)
+    np.testing.assert_allclose(y.asnumpy(), x @ w.T, rtol=1e-5, atol=1e-5)
+
+
+def test_fully_connected_infers_weight_and_bias():
+    op = registry.get("FullyConnected")
+    ins, outs, _ = op.infer_shape(op.parse({"num_hidden": 10}), [(32, 1, 28, 28), None, None])
+    assert ins[1:] == [(10, 784), (10,)] and outs == [(32, 10)]
+
+
+def test_fully_connected_rejects_wrong_weight():
+    with pytest.raises(ShapeError, match="weight"):
+        lazynd.nd.FullyConnected(lazynd.nd.zeros((2, 3)), lazynd.nd.zeros((4, 2)), num_hidden=4, no_bias=True)
+
+
+def test_fully_connected_gradient():
+    check_gradient(
+        "FullyConnected",
+        [rng.standard_normal((3, 4)), rng.standard_normal((2, 4)), rng.standard_normal(2)],
+        {"num_hidden": 2},
+    )
+
+
+ACTIVATIONS = {
+    "relu": lambda x: np.maximum(x, 0),
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "tanh": np.tanh,
+    "softrelu": lambda x: np.log1p(np.exp(x)),
+    "softsign": lambda x: x / (1 + np.abs(x)),
+}
+
+
+@pytest.mark.parametrize("act_type", sorted(ACTIVATIONS))
+def test_activation_matches_numpy(act_type):
+    x = rng.standard_normal((3, 5))
+    y = lazynd.nd.Activation(lazynd.nd.array(x, dtype="float64"), act_type=act_type)
+    np.testing.assert_allclose(y.asnumpy(), ACTIVATIONS[act_type](x), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("act_type", sorted(ACTIVATIONS))
+def test_activation_gradient(act_type):
+    x = rng.standard_normal((3, 4))
+    x[np.abs(x) < 0.05] = 0.5  # keep away from relu's kink
+    check_gradient("Activation", [x], {"act_type": act_type}, rtol=1e-4, atol=1e-6)
+
+
+def test_activation_rejects_unknown_type():
+    with pytest.raises(OperatorError, match="act_type"):
+        lazynd.nd.Activation(lazynd.nd.zeros((2,)), act_type="swish")
+
+
+@pytest.mark.parametrize("act_type", ["leaky", "elu"])
+def test_leaky_relu_forward_and_gradient(act_type):
+    x = rng.standard_normal((2, 3, 4))
+    x[np.abs(x) < 0.05] = 0.5
+    y = lazynd.nd.LeakyReLU(lazynd.nd.array(x, dtype="float64"), act_type=act_type, slope=0.3).asnumpy()
+    expected = np.where(x > 0, x, 0.3 * x if act_type == "leaky" else 0.3 * np.expm1(x))
+    np.testing.assert_allclose(y, expected, rtol=1e-10)
+    check_gradient("LeakyReLU", [x], {"act_type": act_type, "slope": 0.3}, rtol=1e-4, atol=1e-6)
+
+
+def test_prelu_uses_per_channel_gamma_and_has_its_gradient():
+    x, gamma = rng.standard_normal((2, 3, 4)), np.array([0.1, 0.2, 0.3])
+    x[np.abs(x) < 0.05] = 0.5
+    y = lazynd.nd.LeakyReLU(lazynd.nd.array(x), lazynd.nd.array(gamma), act_type="prelu").asnumpy()
+    np.testing.assert_allclose(y, np.where(x > 0, x, x * gamma.reshape(1, 3, 1)), rtol=1e-6)
+    check_gradient("LeakyReLU", [x, gamma], {"act_type": "prelu"}, rtol=1e-4, atol=1e-6)
+
+
+def test_dropout_training_zeroes_about_p_and_scales_the_rest():
+    x = lazynd.nd.ones((200, 100))
+    y = lazynd.nd.Dropout(x, p=0.3, is_train=True).asnumpy()
+    kept = y[y != 0]
+    np.testing.assert_allclose(kept, 1 / 0.7, rtol=1e-6)
+    assert abs((y == 0).mean() - 0.3) < 0.03
+
+
+def test_dropout_inference_is_identity():
+    x = rng.standard_normal((4, 5)).astype("float32")
+    np.testing.assert_array_equal(lazynd.nd.Dropout(lazynd.nd.array(x), p=0.5).asnumpy(), x)
+
+
+def test_dropout_gradient_multiplies_by_the_hidden_mask():
+    op = registry.get("Dropout")
+    x, head = lazynd.nd.ones((10, 10)), lazynd.nd.ones((10, 10))
+    output = lazynd.nd.Dropout(x, p=0.5, is_train=True)
+    outputs = [output, lazynd.nd.array(output.asnumpy())]  # the mask equals the output for an all-ones input
+    grad = op.gradient(lazynd.nd, op.parse({"p": 0.5}), [x], outputs, [head])[0]
+    np.testing.assert_array_equal(grad.asnumpy(), output.asnumpy())
+    assert 0 < (output.asnumpy() == 0).sum() < 100
+
+
+def test_embedding_looks_up_rows_and_scatters_gradient():
+    w = rng.standard_normal((5, 3))
+    idx = np.array([[0, 4], [4, 2]])
+    y = lazynd.nd.Embedding(lazynd.nd.array(idx), lazynd.nd.array(w), input_dim=5, output_dim=3)
+    np.testing.assert_allclose(y.asnumpy(), w[idx].astype("float32"), rtol=1e-6)
+    op = registry.get("Embedding")
+    attrs = op.parse({"input_dim": 5, "output_dim": 3})
+    grad = op.gradient(lazynd.nd, attrs, [lazynd.nd.array(idx), lazynd.nd.array(w)], [y], [lazynd.nd.ones((2, 2, 3))])
+    assert grad[0] is None
+    np.testing.assert_allclose(grad[1].asnumpy()[:, 0], [1, 0, 1, 0, 2])

@@ -1,0 +1,93 @@
+"""Pooling (max/avg/sum, valid/full, global, NHWC) and nearest UpSampling."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import lazynd
+from lazynd.errors import ShapeError
+from lazynd.testing import check_gradient
+
+rng = np.random.default_rng(0)
+
+
+def naive_pool(x, kernel, stride, pad, pool_type, full=False):
+    n, c, h, w = x.shape
+    outs = []
+    for size, k, s, p in zip((h, w), kernel, stride, pad):
+        span = size + 2 * p - k
+        outs.append((-(-span // s) if full else span // s) + 1)
+    y = np.zeros((n, c, *outs))
+    for i, j in itertools.product(range(outs[0]), range(outs[1])):
+        r0, c0 = i * stride[0] - pad[0], j * stride[1] - pad[1]
+        r1, c1 = min(r0 + kernel[0], h + pad[0]), min(c0 + kernel[1], w + pad[1])
+        window = x[:, :, max(r0, 0) : min(r1, h), max(c0, 0) : min(c1, w)]
+        if pool_type == "max":
+            y[:, :, i, j] = window.max(axis=(2, 3))
+        elif pool_type == "sum":
+            y[:, :, i, j] = window.sum(axis=(2, 3))
+        else:
+            y[:, :, i, j] = window.sum(axis=(2, 3)) / ((r1 - r0) * (c1 - c0))
+    return y
+
+
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
+@pytest.mark.parametrize("convention", ["valid", "full"])
+def test_pooling_matches_naive_reference(pool_type, convention):
+    x = rng.standard_normal((2, 3, 7, 6))
+    params = dict(kernel=(3, 2), stride=(2, 2), pad=(1, 0), pool_type=pool_type, pooling_convention=convention)
+    y = lazynd.nd.Pooling(lazynd.nd.array(x, dtype="float64"), **params)
+    expected = naive_pool(x, (3, 2), (2, 2), (1, 0), pool_type, convention == "full")
+    np.testing.assert_allclose(y.asnumpy(), expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
+def test_pooling_gradient(pool_type):
+    x = rng.permutation(60).reshape(1, 3, 4, 5) / 10.0  # distinct values: max is unambiguous
+    params = dict(kernel=(2, 3), stride=(2, 1), pad=(1, 1), pool_type=pool_type, pooling_convention="full")
+    check_gradient("Pooling", [x], params, rtol=1e-4, atol=1e-6)
+
+
+def test_global_pooling_reduces_all_spatial_positions():
+    x = rng.standard_normal((2, 3, 4, 5))
+    y = lazynd.nd.Pooling(lazynd.nd.array(x, dtype="float64"), global_pool=True, pool_type="avg")
+    np.testing.assert_allclose(y.asnumpy(), x.mean(axis=(2, 3), keepdims=True), rtol=1e-10)
+
+
+def test_pooling_nhwc_agrees_with_nchw():
+    x = rng.standard_normal((2, 3, 6, 5)).astype("float32")
+    params = dict(kernel=(3, 3), stride=(2, 1), pad=(1, 1), pool_type="max")
+    nchw = lazynd.nd.Pooling(lazynd.nd.array(x), **params).asnumpy()
+    nhwc = lazynd.nd.Pooling(lazynd.nd.array(x.transpose(0, 2, 3, 1)), layout="NHWC", **params).asnumpy()
+    np.testing.assert_array_equal(nhwc.transpose(0, 3, 1, 2), nchw)
+
+
+def test_pooling_1d_and_3d():
+    x1 = rng.standard_normal((2, 3, 8))
+    y1 = lazynd.nd.Pooling(lazynd.nd.array(x1, dtype="float64"), kernel=(2,), stride=(2,), pool_type="max")
+    np.testing.assert_allclose(y1.asnumpy(), x1.reshape(2, 3, 4, 2).max(axis=3))
+    x3 = rng.standard_normal((1, 2, 4, 4, 4))
+    y3 = lazynd.nd.Pooling(lazynd.nd.array(x3, dtype="float64"), kernel=(2, 2, 2), stride=(2, 2, 2), pool_type="sum")
+    np.testing.assert_allclose(y3.asnumpy(), x3.reshape(1, 2, 2, 2, 2, 2, 2, 2).sum(axis=(3, 5, 7)), rtol=1e-10)
+
+
+def test_pooling_rejects_kernel_larger_than_input():
+    with pytest.raises(ShapeError, match="larger"):
+        lazynd.nd.Pooling(lazynd.nd.zeros((1, 1, 2, 2)), kernel=(3, 3))
+
+
+def test_upsampling_nearest_repeats_pixels_and_sums_gradient():
+    x = rng.standard_normal((1, 2, 2, 3))
+    y = lazynd.nd.UpSampling(lazynd.nd.array(x, dtype="float64"), scale=2, sample_type="nearest")
+    np.testing.assert_array_equal(y.asnumpy(), x.repeat(2, axis=2).repeat(2, axis=3))
+    check_gradient("UpSampling", [x], dict(scale=2, sample_type="nearest"), rtol=1e-4, atol=1e-6)
+
+
+def test_upsampling_concatenates_inputs_scaled_to_a_common_size():
+    a, b = rng.standard_normal((1, 1, 2, 2)), rng.standard_normal((1, 2, 4, 4))
+    y = lazynd.nd.UpSampling(lazynd.nd.array(a), lazynd.nd.array(b), scale=4, sample_type="nearest", num_args=2)
+    assert y.shape == (1, 3, 8, 8)
+    np.testing.assert_allclose(y.asnumpy()[:, 1:], b.repeat(2, axis=2).repeat(2, axis=3).astype("float32"))

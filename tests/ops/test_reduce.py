@@ -1,0 +1,157 @@
+"""Reductions: values vs NumPy over axes/keepdims/exclude, MXNet shapes, gradients, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.testing import assert_almost_equal, check_consistency, check_forward, check_gradient, np_reduce
+
+NUMPY = {
+    "sum": np.sum,
+    "mean": np.mean,
+    "prod": np.prod,
+    "max": np.max,
+    "min": np.min,
+    "nansum": np.nansum,
+    "nanprod": np.nanprod,
+}
+AXES = [None, 0, 1, -1, (0, 2), (1, 2)]
+
+
+def _data(dtype="float64", shape=(2, 3, 4), seed=0):
+    return np.random.default_rng(seed).uniform(0.5, 1.5, size=shape).astype(dtype)
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("name", sorted(NUMPY))
+def test_reduction_matches_numpy(name, axis, keepdims, ctx):
+    x = _data("float32")
+
+    def reference(v):
+        out = np_reduce(v.astype(np.float64), axis, keepdims, NUMPY[name])
+        return out.reshape(out.shape or (1,))
+
+    check_forward(name, [x], {"axis": axis, "keepdims": keepdims}, reference, ctx=ctx, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32"])
+@pytest.mark.parametrize("name", ["sum", "max", "mean"])
+def test_last_axis_reduction_over_long_rows(name, dtype, ctx):
+    # rows longer than one GPU block exercise the row kernel's strided pass and tree
+    x = np.random.default_rng(1).uniform(-2, 2, size=(5, 1000)).astype(dtype)
+    want = NUMPY[name](x.astype(np.float64), axis=-1)
+    got = check_forward(name, [x], {"axis": -1}, None, ctx=ctx)[0]
+    tol = {"float16": 5e-2, "float32": 1e-4}.get(dtype, 1e-9)
+    assert_almost_equal(got.astype(np.float64), want.astype(x.dtype).astype(np.float64), rtol=tol, atol=tol)
+
+
+def test_reduce_all_axes_has_shape_one():
+    assert mx.nd.sum(mx.nd.ones((2, 3))).shape == (1,)
+    assert mx.nd.sum(mx.nd.ones((2, 3)), keepdims=True).shape == (1, 1)
+
+
+def test_exclude_reduces_the_other_axes(ctx):
+    x = _data()
+    check_forward("sum", [x], {"axis": 1, "exclude": True}, lambda v: v.sum(axis=(0, 2)), ctx=ctx)
+
+
+def test_axis_given_as_string_like_symbol_json():
+    x = _data()
+    check_forward("max", [x], {"axis": "(0, 2)", "keepdims": "True"}, lambda v: v.max(axis=(0, 2), keepdims=True))
+
+
+def test_old_axis_names_are_aliases():
+    x = mx.nd.array(_data())
+    assert_almost_equal(mx.nd.sum_axis(x, axis=1), mx.nd.sum(x, axis=1))
+    assert_almost_equal(mx.nd.max_axis(x, axis=2), mx.nd.max(x, axis=2))
+    assert_almost_equal(mx.nd.min_axis(x, axis=0), mx.nd.min(x, axis=0))
+
+
+def test_reduction_as_ndarray_method():
+    x = mx.nd.array(_data())
+    assert_almost_equal(x.sum(axis=1), _data().sum(axis=1).astype(np.float32))
+
+
+def test_nan_reductions_skip_nans():
+    x = np.array([[1.0, np.nan, 2.0], [np.nan, 3.0, 4.0]])
+    check_forward("nansum", [x], {"axis": 1}, lambda v: np.nansum(v, axis=1))
+    check_forward("nanprod", [x], {"axis": 1}, lambda v: np.nanprod(v, axis=1))
+
+
+@pytest.mark.parametrize("ord", [1, 2])
+@pytest.mark.parametrize("axis", [None, 1, (0, 2)])
+def test_norm_matches_numpy(ord, axis, ctx):
+    x = _data() - 1.0
+
+    def reference(v):
+        out = np_reduce(np.abs(v) ** ord, axis, False, np.sum) ** (1.0 / ord)
+        return out.reshape(out.shape or (1,))
+
+    check_forward("norm", [x], {"ord": ord, "axis": axis}, reference, ctx=ctx)
+
+
+@pytest.mark.parametrize("params", [{}, {"axis": 1}, {"axis": (0, 2), "keepdims": True}, {"axis": 0, "exclude": True}])
+@pytest.mark.parametrize("name", sorted(NUMPY))
+def test_reduction_gradient_matches_numeric(name, params, ctx):
+    check_gradient(name, [_data(seed=2)], params, ctx=ctx)
+
+
+@pytest.mark.parametrize("ord", [1, 2])
+def test_norm_gradient_matches_numeric(ord, ctx):
+    check_gradient("norm", [_data(seed=3) - 1.0], {"ord": ord, "axis": 1}, ctx=ctx)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_arg_reductions_match_numpy(name, axis, ctx):
+    x = _data("float32")
+    fn = getattr(np, name)
+    out = check_forward(name, [x], {"axis": axis}, lambda v: fn(v, axis=axis).astype(np.float32), ctx=ctx)
+    assert out[0].dtype == np.float32
+
+
+def test_argmax_without_axis_searches_the_flat_array():
+    x = _data("float32")
+    assert_almost_equal(mx.nd.argmax(mx.nd.array(x)), np.array([np.argmax(x)], dtype=np.float32))
+    assert mx.nd.argmin(mx.nd.array(x), axis=1, keepdims=True).shape == (2, 1, 4)
+
+
+def test_argmax_channel_reduces_the_last_axis(ctx):
+    x = _data("float32", shape=(4, 5))
+    check_forward("argmax_channel", [x], {}, lambda v: np.argmax(v, axis=-1).astype(np.float32), ctx=ctx)
+
+
+def test_arg_reductions_have_no_gradient():
+    assert mx.nd.argmax  # registered
+    from lazynd.ops import registry
+
+    assert registry.get("argmax").gradient(mx.nd, {}, [None], [None], [None]) == [None]
+
+
+def test_axis_out_of_range_is_a_clear_error():
+    with pytest.raises(mx.OperatorError, match="sum: axis 3 is out of range for an input of 2 dims"):
+        mx.nd.sum(mx.nd.ones((2, 3)), axis=3)
+
+
+def test_repeated_axis_is_rejected():
+    with pytest.raises(mx.OperatorError, match="names an axis twice"):
+        mx.nd.sum(mx.nd.ones((2, 3)), axis=(1, -1))
+
+
+def test_bad_norm_order_is_rejected():
+    with pytest.raises(mx.OperatorError, match="norm: invalid value 3 for parameter 'ord'"):
+        mx.nd.norm(mx.nd.ones((2,)), ord=3)
+
+
+def test_max_of_empty_array_raises():
+    with pytest.raises(mx.LazyNDError, match="empty"):
+        mx.nd.max(mx.nd.zeros((0, 3)), axis=0).asnumpy()
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod", "norm"])
+def test_reductions_cpu_and_gpu_agree(name):
+    check_consistency(name, [_data("float32", shape=(3, 300))], {"axis": -1}, rtol=1e-4, atol=1e-4)
+    check_consistency(name, [_data("float32")], {"axis": (0, 2)}, rtol=1e-4, atol=1e-4)

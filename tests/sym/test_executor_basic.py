@@ -1,0 +1,156 @@
+"""Executors: bind, simple_bind, forward/backward, grad_req, gradients vs numerical ones, memory plan."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.errors import LazyNDError
+
+
+def _seed():
+    a, b = sym.Variable("A"), sym.Variable("B")
+    return (a + b) / 10 + 1
+
+
+def test_seed_example_bind_forward_backward():
+    a_np, b_np = np.arange(10, dtype=np.float32), np.ones(10, np.float32)
+    grads = {"A": mx.nd.zeros((10,)), "B": mx.nd.zeros((10,))}
+    ex = _seed().bind(mx.cpu(), {"A": mx.nd.array(a_np), "B": mx.nd.array(b_np)}, args_grad=grads)
+    ex.forward(is_train=True)
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), (a_np + b_np) / 10 + 1, rtol=1e-6)
+    ex.backward(mx.nd.ones((10,)) * 2)
+    np.testing.assert_allclose(grads["A"].asnumpy(), np.full(10, 0.2), rtol=1e-6)
+    np.testing.assert_allclose(grads["B"].asnumpy(), np.full(10, 0.2), rtol=1e-6)
+
+
+def test_seed_example_simple_bind():
+    ex = _seed().simple_bind(mx.cpu(), A=(10,), B=(10,))
+    out = ex.forward(A=mx.nd.ones((10,)), B=mx.nd.ones((10,)))[0]
+    np.testing.assert_allclose(out.asnumpy(), np.full(10, 1.2), rtol=1e-6)
+    assert sorted(ex.grad_dict) == ["A", "B"]
+
+
+def _numeric_grad(f, x, eps=1e-3):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        old = x[i]
+        x[i] = old + eps
+        up = f()
+        x[i] = old - eps
+        down = f()
+        x[i] = old
+        g[i] = (up - down) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("build", [
+    lambda a, b: a * b + a,
+    lambda a, b: sym.exp(a) / (b * b + 1),
+    lambda a, b: sym.relu(sym.dot(a, b)) * 0.5,
+])
+def test_gradient_matches_numerical(build):
+    rng = np.random.default_rng(0)
+    a_np = rng.uniform(0.5, 1.5, (3, 3))
+    b_np = rng.uniform(0.5, 1.5, (3, 3))
+    head = rng.standard_normal((3, 3))
+    net = build(sym.Variable("a"), sym.Variable("b"))
+    ex = net.simple_bind(mx.cpu(), type_dict={"a": np.float64, "b": np.float64}, a=(3, 3), b=(3, 3))
+
+    def loss():
+        ex.forward(a=mx.nd.array(a_np, dtype=np.float64), b=mx.nd.array(b_np, dtype=np.float64))
+        return float((ex.outputs[0].asnumpy() * head).sum())
+
+    loss()
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array(head, dtype=np.float64))
+    np.testing.assert_allclose(ex.grad_dict["a"].asnumpy(), _numeric_grad(loss, a_np), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(ex.grad_dict["b"].asnumpy(), _numeric_grad(loss, b_np), rtol=1e-4, atol=1e-6)
+
+
+def test_reused_entry_gradients_are_summed():
+    a = sym.Variable("a")
+    ex = (a * a * a).simple_bind(mx.cpu(), a=(4,))
+    x = np.array([1.0, 2.0, -1.0, 0.5], np.float32)
+    ex.forward(is_train=True, a=mx.nd.array(x))
+    ex.backward(mx.nd.ones((4,)))
+    np.testing.assert_allclose(ex.grad_dict["a"].asnumpy(), 3 * x**2, rtol=1e-6)
+
+
+def test_grad_req_add_accumulates_and_null_skips():
+    a, b = sym.Variable("a"), sym.Variable("b")
+    ex = (a * b).simple_bind(mx.cpu(), grad_req={"a": "add", "b": "null"}, a=(2,), b=(2,))
+    assert "b" not in ex.grad_dict
+    for _ in range(2):
+        ex.forward(is_train=True, a=mx.nd.ones((2,)), b=mx.nd.array([3.0, 4.0]))
+        ex.backward(mx.nd.ones((2,)))
+    np.testing.assert_allclose(ex.grad_dict["a"].asnumpy(), [6.0, 8.0])
+
+
+def test_non_loss_output_requires_out_grads():
+    ex = (sym.Variable("a") * 2).simple_bind(mx.cpu(), a=(2,))
+    ex.forward(is_train=True)
+    with pytest.raises(LazyNDError, match="needs out_grads"):
+        ex.backward()
+
+
+def test_loss_output_needs_no_out_grads():
+    net = sym.SoftmaxOutput(sym.Variable("data"), name="softmax")
+    ex = net.simple_bind(mx.cpu(), grad_req={"data": "write"}, data=(2, 3), softmax_label=(2,))
+    logits = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]], np.float32)
+    ex.forward(is_train=True, data=mx.nd.array(logits), softmax_label=mx.nd.array([2, 0]))
+    ex.backward()
+    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), p - np.eye(3)[[2, 0]], rtol=1e-5, atol=1e-6)
+
+
+def test_memory_plan_shares_storage_in_place_and_is_correct():
+    x = sym.Variable("x")
+    net = sym.exp(sym.relu(x * 2 + 1))
+    ex = net.simple_bind(mx.cpu(), grad_req="null", x=(64,))
+    assert ex.planned_bytes < ex.naive_bytes
+    assert "in place of" in ex.debug_str()
+    v = np.linspace(-2, 2, 64).astype(np.float32)
+    np.testing.assert_allclose(ex.forward(x=mx.nd.array(v))[0].asnumpy(), np.exp(np.maximum(v * 2 + 1, 0)), rtol=1e-5)
+
+
+def test_shared_arrays_and_imperative_updates_run_in_order():
+    w = sym.Variable("w")
+    train = (w * 2).simple_bind(mx.cpu(), w=(3,))
+    test = (w * 2).bind(mx.cpu(), {"w": train.arg_dict["w"]})
+    train.arg_dict["w"][:] = mx.nd.ones((3,))
+    train.arg_dict["w"][:] = train.arg_dict["w"] + 1
+    np.testing.assert_allclose(test.forward()[0].asnumpy(), [4.0, 4.0, 4.0])
+
+
+def test_reshape_shares_memory_and_copy_params_from():
+    ex = (sym.Variable("x") + sym.Variable("y")).simple_bind(mx.cpu(), x=(4, 2), y=(4, 2))
+    ex.copy_params_from({"x": mx.nd.ones((4, 2)), "y": mx.nd.ones((4, 2)) * 2})
+    small = ex.reshape(x=(2, 2), y=(2, 2))
+    np.testing.assert_allclose(small.forward()[0].asnumpy(), np.full((2, 2), 3.0))
+    with pytest.raises(LazyNDError):
+        ex.copy_params_from({"z": mx.nd.ones((1,))})
+
+
+def test_monitor_callback_sees_every_output():
+    seen = []
+    ex = sym.relu(sym.Variable("x") * 2, name="act").simple_bind(mx.cpu(), x=(2,))
+    ex.set_monitor_callback(lambda name, arr: seen.append((name, arr.asnumpy().copy())))
+    ex.forward(x=mx.nd.array([-1.0, 1.0]))
+    mx.nd.waitall()
+    assert [n for n, _ in seen][-1] == "act_output"
+    np.testing.assert_allclose(seen[-1][1], [0.0, 2.0])
+
+
+def test_user_pass_runs_at_bind():
+    from lazynd_sym import passes
+
+    counts = []
+    passes.register("_test_count_nodes", lambda g: counts.append(len(g.nodes)), at_bind=True)
+    try:
+        (sym.Variable("x") * 2).simple_bind(mx.cpu(), x=(2,))
+    finally:
+        passes.unregister("_test_count_nodes")
+    assert counts and counts[0] >= 2

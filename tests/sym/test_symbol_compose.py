@@ -1,0 +1,105 @@
+"""Symbol composition, naming, attributes, arithmetic and copies."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.errors import LazyNDError, OperatorError
+
+
+def test_seed_example_lists_arguments_and_outputs():
+    with sym.NameManager():
+        a, b = sym.Variable("A"), sym.Variable("B")
+        d = (a + b) / 10 + 1
+    assert d.list_arguments() == ["A", "B"]
+    assert d.list_outputs() == ["_plusscalar0_output"]
+
+
+def test_mx_sym_is_lazynd_sym():
+    assert mx.sym.Variable("data").list_arguments() == ["data"]
+
+
+def test_missing_inputs_become_named_variables():
+    out = sym.SoftmaxOutput(sym.Variable("data"), name="softmax")
+    assert out.list_arguments() == ["data", "softmax_label"]
+    assert out.list_outputs() == ["softmax_output"]
+
+
+def test_automatic_names_count_per_operator():
+    with sym.NameManager():
+        x = sym.Variable("x")
+        y = sym.relu(sym.relu(x))
+    assert [n for n in y.get_internals().list_outputs()] == ["x", "relu0_output", "relu1_output"]
+
+
+def test_prefix_scope_prepends_names():
+    with sym.Prefix("mlp_"):
+        y = sym.relu(sym.Variable("x"), name="act")
+    assert y.name == "mlp_act"
+
+
+def test_getitem_by_index_and_output_name():
+    g = sym.Group([sym.Variable("a"), sym.Variable("b") * 2])
+    name = g.list_outputs()[1]
+    assert g[1].list_outputs() == g[name].list_outputs() == [name]
+    with pytest.raises(LazyNDError, match="no output named"):
+        g["nope"]
+
+
+def test_compose_by_call_replaces_free_variable():
+    net1 = sym.relu(sym.Variable("data"), name="r1")
+    net2 = sym.exp(sym.Variable("data2"), name="e1")
+    composed = net2(data2=net1)
+    assert composed.list_arguments() == ["data"]
+    assert net2.list_arguments() == ["data2"]
+
+
+def test_compose_unknown_name_raises():
+    with pytest.raises(LazyNDError, match="not an argument"):
+        sym.relu(sym.Variable("x"))(y=sym.Variable("z"))
+
+
+def test_attributes_allowed_keys_are_stored_with_underscores():
+    with sym.AttrScope(ctx_group="stage1"):
+        v = sym.Variable("w", lr_mult=0.5)
+    assert v.attr("ctx_group") == "stage1"
+    assert v.list_attr() == {"__ctx_group__": "stage1", "__lr_mult__": "0.5"}
+
+
+def test_unknown_attribute_raises():
+    with pytest.raises(LazyNDError, match="not allowed"):
+        sym.Variable("w", attr={"mood": "angry"})
+
+
+def test_operator_attribute_kwargs_and_unknown_params():
+    y = sym.relu(sym.Variable("x"), name="r", ctx_group="dev2", __layout__="NC")
+    assert y.attr_dict()["r"] == {"__ctx_group__": "dev2", "__layout__": "NC"}
+    with pytest.raises(OperatorError):
+        sym.relu(sym.Variable("x"), bogus=3)
+
+
+def test_operators_registered_later_resolve_dynamically():
+    from lazynd.ops import registry
+    from lazynd.ops.registry import OpDef
+
+    if not registry.exists("_sym_test_late_op"):
+        registry.register(OpDef("_sym_test_late_op", lambda k, a, i, o, x: None))
+    assert sym._sym_test_late_op(sym.Variable("x")).list_arguments() == ["x"]
+
+
+def test_pickle_copy_deepcopy_keep_the_graph():
+    y = sym.relu(sym.Variable("x") * 3, name="act")
+    for clone in (pickle.loads(pickle.dumps(y)), copy.copy(y), copy.deepcopy(y)):
+        assert clone.tojson() == y.tojson()
+
+
+def test_get_children_and_debug_str():
+    y = sym.relu(sym.Variable("x"), name="act")
+    assert y.get_children().list_outputs() == ["x"]
+    text = y.debug_str()
+    assert "Op:relu, Name=act" in text and "Variable:x" in text

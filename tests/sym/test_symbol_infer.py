@@ -1,0 +1,45 @@
+"""Shape and type inference over symbols."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd_sym as sym
+from lazynd.errors import ShapeError
+
+
+def test_seed_example_infers_shapes():
+    a, b = sym.Variable("A"), sym.Variable("B")
+    d = (a + b) / 10 + 1
+    assert d.infer_shape(A=(10,)) == ([(10,), (10,)], [(10,)], [])
+
+
+def test_backward_inference_fills_inputs_from_outputs_peers():
+    a, b = sym.Variable("A"), sym.Variable("B")
+    assert (a * b).infer_shape(B=(2, 3))[0] == [(2, 3), (2, 3)]
+
+
+def test_incomplete_inference_returns_nones_and_partial_keeps_known():
+    a, b = sym.Variable("A"), sym.Variable("B")
+    net = sym.dot(a, b)
+    assert net.infer_shape(A=(2, 3)) == (None, None, None)
+    args, outs, _ = net.infer_shape_partial(A=(2, 3))
+    assert args[0] == (2, 3) and args[1] is None
+
+
+def test_inconsistent_shape_error_names_node_and_shapes():
+    a, b = sym.Variable("A"), sym.Variable("B")
+    with pytest.raises(ShapeError, match=r"\(2, 3\)"):
+        sym.relu(a + b, name="act").infer_shape(A=(2, 3), B=(3, 2))
+
+
+def test_shape_attribute_of_variable_is_used():
+    y = sym.Variable("x", shape=(4, 5)) * 2
+    assert y.infer_shape()[1] == [(4, 5)]
+
+
+def test_infer_type_propagates_dtype():
+    y = sym.Variable("x") + 1
+    assert y.infer_type(x=np.float64) == ([np.float64], [np.float64], [])
+    assert y.infer_type() == (None, None, None)

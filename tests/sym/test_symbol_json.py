@@ -1,0 +1,69 @@
+"""Symbol JSON: writing and reading MXNet's 0.8, 0.9 and 1.x forms."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import lazynd_sym as sym
+from lazynd.errors import FormatError
+from lazynd.ops import registry
+
+
+def _needs(*ops):
+    missing = [o for o in ops if not registry.exists(o)]
+    if missing:
+        pytest.skip(f"operators not registered yet: {missing}")
+
+
+def test_round_trip_preserves_arguments_outputs_and_attrs(tmp_path):
+    with sym.AttrScope(ctx_group="g"):
+        y = sym.relu(sym.Variable("x", lr_mult=2) * 3, name="act")
+    path = tmp_path / "net.json"
+    y.save(str(path))
+    back = sym.load(str(path))
+    assert back.list_arguments() == ["x"] and back.list_outputs() == ["act_output"]
+    assert back.attr_dict() == y.attr_dict()
+    assert back.tojson() == y.tojson()
+
+
+def test_written_json_has_mxnet_keys():
+    doc = json.loads((sym.Variable("a") + 1).tojson())
+    assert set(doc) == {"nodes", "arg_nodes", "node_row_ptr", "heads", "attrs"}
+    assert doc["nodes"][1]["attrs"] == {"scalar": "1"}
+
+
+def test_legacy_09_attr_key_is_read():
+    text = json.dumps({"nodes": [{"op": "null", "name": "x", "inputs": []},
+                                 {"op": "_plus_scalar", "name": "p", "attr": {"scalar": "2", "ctx_group": "a"}, "inputs": [[0, 0]]}],
+                       "arg_nodes": [0], "heads": [[1, 0]]})
+    s = sym.load_json(text)
+    assert s.attr("ctx_group") == "a" and s.list_outputs() == ["p_output"]
+
+
+def test_bad_json_raises_format_error():
+    with pytest.raises(FormatError):
+        sym.load_json("{not json")
+    with pytest.raises(FormatError, match="not registered"):
+        sym.load_json(json.dumps({"nodes": [{"op": "NoSuchOp", "name": "n", "inputs": []}], "heads": [[0, 0]]}))
+
+
+def test_load_mxnet_08_file_upgrades_batchnorm_and_attrs(data_dir):
+    _needs("FullyConnected", "Activation", "BatchNorm", "SoftmaxOutput")
+    s = sym.load(os.path.join(data_dir, "mxnet", "save_000800.json"))
+    assert s.list_auxiliary_states() == ["batchnorm0_moving_mean", "batchnorm0_moving_var"]
+    assert "fc1_weight" in s.list_arguments() and s.list_outputs() == ["softmax_output"]
+    attrs = s.attr_dict()
+    assert attrs["data"]["__ctx_group__"] == "stage1" and attrs["data"]["__lr_mult__"] == "0.2"
+    assert attrs["fc1_weight"]["__lr_mult__"] == "1.2" and attrs["fc1_weight"]["__wd_mult__"] == "0.3"
+    assert sym.load_json(s.tojson()).tojson() == s.tojson()
+
+
+def test_load_mxnet_19_mlp_checkpoint_symbol(data_dir):
+    _needs("FullyConnected", "Activation", "Flatten", "SoftmaxOutput")
+    s = sym.load(os.path.join(data_dir, "mxnet", "mnist_mlp-symbol.json"))
+    assert s.list_arguments() == ["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "fc3_weight", "fc3_bias", "softmax_label"]
+    assert s.infer_shape(data=(5, 1, 28, 28))[1] == [(5, 10)]
+    assert sym.load_json(s.tojson()).tojson() == s.tojson()

@@ -1,0 +1,239 @@
+"""lazynd.optimizer and lazynd.lr_scheduler: registry, multipliers, updates vs NumPy, states."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd import lr_scheduler, optimizer
+from lazynd.errors import LazyNDError
+from lazynd.testing import assert_almost_equal
+
+
+@pytest.fixture
+def problem() -> tuple[np.ndarray, list[np.ndarray]]:
+    rng = np.random.default_rng(5)
+    return rng.standard_normal(6).astype(np.float32), [rng.standard_normal(6).astype(np.float32) * 3 for _ in range(4)]
+
+
+def run(opt: optimizer.Optimizer, w0: np.ndarray, grads: list[np.ndarray], index=0) -> np.ndarray:
+    updater = optimizer.get_updater(opt)
+    weight = mx.nd.array(w0)
+    for g in grads:
+        updater(index, mx.nd.array(g), weight)
+    return weight.asnumpy()
+
+
+def prep(g: np.ndarray, rescale: float = 0.5, clip: float = 1.0) -> np.ndarray:
+    return np.clip(g * rescale, -clip, clip)
+
+
+KW = {"wd": 0.01, "rescale_grad": 0.5, "clip_gradient": 1.0}
+
+
+def test_sgd_with_momentum_matches_reference(problem):
+    w0, grads = problem
+    w, m = w0.astype(np.float64), np.zeros(6)
+    for g in grads:
+        m = 0.9 * m - 0.1 * (prep(g) + 0.01 * w)
+        w = w + m
+    assert_almost_equal(run(optimizer.create("sgd", learning_rate=0.1, momentum=0.9, **KW), w0, grads), w, rtol=1e-5)
+
+
+def test_plain_sgd_and_ccsgd_alias_match_reference(problem):
+    w0, grads = problem
+    w = w0.astype(np.float64)
+    for g in grads:
+        w = w - 0.1 * (prep(g) + 0.01 * w)
+    assert_almost_equal(run(optimizer.create("ccsgd", learning_rate=0.1, **KW), w0, grads), w, rtol=1e-5)
+    assert isinstance(optimizer.create("ccsgd"), optimizer.SGD)
+
+
+def test_nag_matches_reference(problem):
+    w0, grads = problem
+    w, m = w0.astype(np.float64), np.zeros(6)
+    for g in grads:
+        eff = prep(g) + 0.01 * w
+        m = 0.9 * m - 0.1 * eff
+        w = w + 0.9 * m - 0.1 * eff
+    assert_almost_equal(run(optimizer.create("nag", learning_rate=0.1, momentum=0.9, **KW), w0, grads), w, rtol=1e-5)
+
+
+def test_adam_applies_bias_correction_to_the_learning_rate(problem):
+    w0, grads = problem
+    w, m, v = w0.astype(np.float64), np.zeros(6), np.zeros(6)
+    for t, g in enumerate(grads, 1):
+        eff = np.clip(0.5 * g + 0.01 * w, -1, 1)
+        m = 0.9 * m + 0.1 * eff
+        v = 0.999 * v + 0.001 * eff**2
+        lr = 0.01 * math.sqrt(1 - 0.999**t) / (1 - 0.9**t)
+        w = w - lr * m / (np.sqrt(v) + 1e-8)
+    assert_almost_equal(run(optimizer.create("adam", learning_rate=0.01, **KW), w0, grads), w, rtol=1e-4, atol=1e-6)
+
+
+def test_rmsprop_matches_reference(problem):
+    w0, grads = problem
+    w, n = w0.astype(np.float64), np.zeros(6)
+    for g in grads:
+        eff = np.clip(0.5 * g + 0.01 * w, -1, 1)
+        n = 0.1 * eff**2 + 0.9 * n
+        w = w - 0.01 * eff / np.sqrt(n + 1e-8)
+    assert_almost_equal(run(optimizer.create("rmsprop", learning_rate=0.01, **KW), w0, grads), w, rtol=1e-4, atol=1e-6)
+
+
+def test_centered_rmsprop_matches_reference(problem):
+    w0, grads = problem
+    w, n, gm, delta = w0.astype(np.float64), np.zeros(6), np.zeros(6), np.zeros(6)
+    for g in grads:
+        eff = np.clip(0.5 * g + 0.01 * w, -1, 1)
+        n = 0.1 * eff**2 + 0.9 * n
+        gm = 0.1 * eff + 0.9 * gm
+        delta = 0.9 * delta - 0.01 * eff / np.sqrt(n - gm**2 + 1e-8)
+        w = np.clip(w + delta, -1, 1)
+    opt = optimizer.create("rmsprop", learning_rate=0.01, centered=True, clip_weights=1.0, **KW)
+    assert_almost_equal(run(opt, w0, grads), w, rtol=1e-4, atol=1e-5)
+
+
+def test_adagrad_matches_reference(problem):
+    w0, grads = problem
+    w, h = w0.astype(np.float64), np.zeros(6)
+    for g in grads:
+        eff = prep(g)
+        h = h + eff**2
+        w = w - 0.1 * (eff / np.sqrt(h + 1e-7) + 0.01 * w)
+    assert_almost_equal(run(optimizer.create("adagrad", learning_rate=0.1, **KW), w0, grads), w, rtol=1e-5)
+
+
+def test_adadelta_matches_reference(problem):
+    w0, grads = problem
+    w, acc_g, acc_d = w0.astype(np.float64), np.zeros(6), np.zeros(6)
+    for g in grads:
+        eff = prep(g)
+        acc_g = 0.9 * acc_g + 0.1 * eff**2
+        step = np.sqrt(acc_d + 1e-5) / np.sqrt(acc_g + 1e-5) * eff
+        acc_d = 0.9 * acc_d + 0.1 * step**2
+        w = w - step - 0.01 * w
+    assert_almost_equal(run(optimizer.create("adadelta", **KW), w0, grads), w, rtol=1e-5)
+
+
+def test_unknown_optimizer_name_is_an_error():
+    with pytest.raises(LazyNDError, match="unknown optimizer 'sgdd'"):
+        optimizer.create("sgdd")
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "message"),
+    [
+        ("sgd", {"learning_rate": -1}, "learning_rate"),
+        ("sgd", {"momentum": 1.5}, "momentum"),
+        ("sgd", {"clip_gradient": -2}, "clip_gradient"),
+        ("adam", {"beta1": 1.0}, "beta1"),
+        ("rmsprop", {"gamma1": 2}, "gamma1"),
+        ("adadelta", {"rho": -0.5}, "rho"),
+    ],
+)
+def test_bad_hyperparameters_are_errors(name, kwargs, message):
+    with pytest.raises(LazyNDError, match=message):
+        optimizer.create(name, **kwargs)
+
+
+def test_register_adds_a_custom_optimizer():
+    @optimizer.register
+    class HalveOnly(optimizer.Optimizer):
+        def update(self, index, weight, grad, state):
+            weight[:] = weight * 0.5
+
+    opt = optimizer.Optimizer.create_optimizer("halveonly")
+    assert run(opt, np.ones(2, np.float32), [np.ones(2, np.float32)]).tolist() == [0.5, 0.5]
+
+
+def test_biases_get_no_weight_decay_and_multipliers_apply_by_name():
+    opt = optimizer.create("sgd", learning_rate=1.0, wd=0.1, param_idx2name={0: "fc_weight", 1: "fc_bias", 2: "bn_gamma"})
+    opt.set_lr_mult({"fc_weight": 0.5})
+    assert opt._get_wd(0) == pytest.approx(0.1)
+    assert opt._get_wd(1) == 0.0
+    assert opt._get_wd(2) == pytest.approx(0.1)
+    assert opt._get_lr(0) == 0.5
+    assert opt._get_lr(1) == 1.0
+
+
+def test_multipliers_come_from_symbol_attributes():
+    import lazynd_sym as sym
+
+    net = sym.Variable("w", lr_mult=3.0, wd_mult=0.0)
+    opt = optimizer.create("sgd", learning_rate=0.1, wd=0.2, sym=net, param_idx2name={0: "w"})
+    assert opt._get_lr(0) == pytest.approx(0.3)
+    assert opt._get_wd(0) == 0.0
+
+
+def test_lr_scheduler_drives_the_learning_rate_by_update_count():
+    opt = optimizer.create("sgd", learning_rate=1.0, lr_scheduler=lr_scheduler.FactorScheduler(step=2, factor=0.5))
+    weight = mx.nd.zeros((1,))
+    updater = optimizer.get_updater(opt)
+    for _ in range(5):
+        updater(0, mx.nd.ones((1,)), weight)
+    # updates 1-2 at lr 1, 3-4 at 0.5, 5 at 0.25
+    assert_almost_equal(weight.asnumpy(), [-3.25])
+    assert opt.num_update == 5
+
+
+def test_begin_num_update_offsets_the_count():
+    opt = optimizer.create("sgd", begin_num_update=10)
+    optimizer.get_updater(opt)(0, mx.nd.ones((1,)), mx.nd.zeros((1,)))
+    assert opt.num_update == 11
+
+
+def test_factor_scheduler_steps_and_floors():
+    sched = lr_scheduler.FactorScheduler(step=10, factor=0.1, stop_factor_lr=0.005, base_lr=1.0)
+    assert [sched(n) for n in (1, 10, 11, 21, 31, 41)] == pytest.approx([1.0, 1.0, 0.1, 0.01, 0.005, 0.005])
+
+
+def test_multi_factor_scheduler_steps_at_each_listed_update():
+    sched = lr_scheduler.MultiFactorScheduler(step=[5, 8], factor=0.5, base_lr=2.0)
+    assert [sched(n) for n in (5, 6, 8, 9, 100)] == pytest.approx([2.0, 1.0, 1.0, 0.5, 0.5])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: lr_scheduler.FactorScheduler(step=0),
+        lambda: lr_scheduler.FactorScheduler(step=5, factor=2.0),
+        lambda: lr_scheduler.MultiFactorScheduler(step=[5, 3]),
+        lambda: lr_scheduler.MultiFactorScheduler(step=[]),
+    ],
+)
+def test_bad_scheduler_arguments_are_errors(make):
+    with pytest.raises(LazyNDError):
+        make()
+
+
+def test_updater_states_round_trip_through_bytes(problem):
+    w0, grads = problem
+    opt = optimizer.create("adam", learning_rate=0.01)
+    updater = optimizer.get_updater(opt)
+    weight = mx.nd.array(w0)
+    updater(0, mx.nd.array(grads[0]), weight)
+    saved = updater.get_states()
+    assert isinstance(saved, bytes)
+    restored = optimizer.get_updater(optimizer.create("adam", learning_rate=0.01))
+    restored.set_states(saved)
+    for a, b in zip(updater.states[0], restored.states[0]):
+        assert_almost_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_updater_rejects_states_that_are_not_pickled_dicts():
+    import pickle
+
+    updater = optimizer.get_updater(optimizer.create("sgd"))
+    with pytest.raises(LazyNDError, match="could not unpickle"):
+        updater.set_states(b"not a pickle")
+    with pytest.raises(LazyNDError, match="expected a pickled dict"):
+        updater.set_states(pickle.dumps([1, 2]))
+
+
+def test_sgd_without_momentum_keeps_no_state():
+    assert optimizer.create("sgd").create_state(0, mx.nd.ones((2,))) is None
+    assert optimizer.create("sgd", momentum=0.9).create_state(0, mx.nd.ones((2,))).shape == (2,)

@@ -1,0 +1,124 @@
+"""FeedForward: fit, predict, score, save/load on small synthetic problems."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.callback import do_checkpoint
+from lazynd.errors import ContextError, DataError
+from lazynd_sym.model import FeedForward
+
+
+def _net(num_classes: int = 2) -> sym.Symbol:
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=16, name="fc1")
+    net = sym.Activation(net, act_type="relu", name="relu1")
+    net = sym.FullyConnected(net, num_hidden=num_classes, name="fc2")
+    return sym.SoftmaxOutput(net, name="softmax")
+
+
+def _blobs(count: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    label = rng.integers(0, 2, count)
+    data = rng.normal(size=(count, 5)).astype(np.float32) + (label[:, None] * 2.0 - 1.0) * 1.5
+    return data, label.astype(np.float32)
+
+
+def _fitted(**kwargs) -> FeedForward:
+    mx.random.seed(0)
+    data, label = _blobs()
+    ff = FeedForward(_net(), num_epoch=kwargs.pop("num_epoch", 5), numpy_batch_size=40, learning_rate=0.1, momentum=0.9,
+                     initializer=mx.init.Xavier(), progress_bar=False, **kwargs)
+    return ff.fit(data, label)
+
+
+def test_fit_learns_a_separable_problem() -> None:
+    ff = _fitted()
+    data, label = _blobs(200, seed=1)
+    assert ff.score(mx.io.NDArrayIter(data, label, batch_size=50)) > 0.95
+
+
+def test_fit_logs_train_and_validation_metrics(caplog) -> None:
+    data, label = _blobs()
+    ff = FeedForward(_net(), num_epoch=1, numpy_batch_size=40, learning_rate=0.1, progress_bar=False)
+    with caplog.at_level(logging.INFO):
+        ff.fit(data, label, eval_data=(data, label), eval_metric=["acc", "ce"])
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("Epoch[0] Train-accuracy=") for m in messages)
+    assert any(m.startswith("Epoch[0] Validation-cross-entropy=") for m in messages)
+
+
+def test_predict_removes_padding_and_gives_probabilities() -> None:
+    ff = _fitted(num_epoch=1)
+    data, _ = _blobs(45)
+    probs = ff.predict(data)
+    assert probs.shape == (45, 2)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_batch_and_epoch_callbacks_are_called() -> None:
+    seen_batches, seen_epochs = [], []
+    data, label = _blobs(80)
+    ff = FeedForward(_net(), num_epoch=2, numpy_batch_size=40, progress_bar=False)
+    ff.fit(data, label, batch_end_callback=lambda p: seen_batches.append((p.epoch, p.nbatch)),
+           epoch_end_callback=lambda epoch, s, arg, aux: seen_epochs.append((epoch, sorted(arg))))
+    assert seen_batches == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert seen_epochs[1] == (1, ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"])
+
+
+def test_save_and_load_give_the_same_predictions(tmp_path) -> None:
+    ff = _fitted(num_epoch=2)
+    prefix = str(tmp_path / "blob")
+    ff.save(prefix)
+    loaded = FeedForward.load(prefix, 2)
+    data, _ = _blobs(30, seed=2)
+    np.testing.assert_allclose(loaded.predict(data), ff.predict(data), rtol=1e-6)
+    assert loaded.begin_epoch == 2
+
+
+def test_do_checkpoint_callback_writes_each_epoch(tmp_path) -> None:
+    data, label = _blobs(80)
+    prefix = str(tmp_path / "ck")
+    FeedForward(_net(), num_epoch=2, numpy_batch_size=40, progress_bar=False).fit(data, label, epoch_end_callback=do_checkpoint(prefix))
+    assert (tmp_path / "ck-0001.params").exists() and (tmp_path / "ck-0002.params").exists()
+
+
+def test_init_attribute_overrides_the_initializer() -> None:
+    weight = sym.Variable("fc1_weight", init=mx.init.Constant(0.5))
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable("data"), weight=weight, num_hidden=2, name="fc1"), name="softmax")
+    data, label = _blobs(40)
+    ff = FeedForward(net, num_epoch=1, numpy_batch_size=40, learning_rate=0.0, progress_bar=False)
+    ff.fit(data, label)
+    assert np.all(ff.arg_params["fc1_weight"].asnumpy() == 0.5)
+
+
+def test_given_arg_params_are_used_and_checked() -> None:
+    data, label = _blobs(40)
+    ff = FeedForward(_net(), num_epoch=1, numpy_batch_size=40, progress_bar=False, arg_params={"fc1_weight": mx.nd.ones((3, 3))})
+    with pytest.raises(DataError, match="'fc1_weight' has shape \\(3, 3\\), the symbol needs \\(16, 5\\)"):
+        ff.fit(data, label)
+
+
+def test_create_builds_and_fits() -> None:
+    data, label = _blobs(80)
+    ff = FeedForward.create(_net(), data, label, num_epoch=1, numpy_batch_size=40, progress_bar=False)
+    assert sorted(ff.arg_params) == ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"]
+
+
+def test_fit_without_labels_raises() -> None:
+    with pytest.raises(DataError, match="y is needed"):
+        FeedForward(_net(), num_epoch=1, progress_bar=False).fit(np.zeros((4, 5)))
+
+
+def test_predict_before_fit_raises() -> None:
+    with pytest.raises(DataError, match="no parameters"):
+        FeedForward(_net()).predict(np.zeros((4, 5)))
+
+
+def test_several_devices_are_refused_with_a_clear_error() -> None:
+    with pytest.raises(ContextError, match="one device"):
+        FeedForward(_net(), ctx=[mx.cpu(0), mx.cpu(1)])

@@ -1,0 +1,38 @@
+"""print_summary and plot_network."""
+
+from __future__ import annotations
+
+import io
+
+import lazynd_sym as sym
+from lazynd_sym.visualization import plot_network, print_summary
+
+
+def _lenet_head() -> sym.Symbol:
+    net = sym.Convolution(sym.Variable("data"), kernel=(5, 5), num_filter=20, name="conv1")
+    net = sym.Pooling(net, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool1")
+    net = sym.FullyConnected(sym.Flatten(net, name="flat"), num_hidden=10, name="fc")
+    return sym.SoftmaxOutput(net, name="softmax")
+
+
+def test_summary_counts_parameters_per_layer_and_total() -> None:
+    out = io.StringIO()
+    total = print_summary(_lenet_head(), {"data": (1, 1, 28, 28)}, file=out)
+    assert total == 20 * 25 + 20 + 10 * 2880 + 10
+    text = out.getvalue()
+    assert "conv1(Convolution)" in text and "(1, 20, 24, 24)" in text and "520" in text
+    assert "pool1(Pooling)" in text and "(1, 20, 12, 12)" in text
+    assert f"Total params: {total}" in text
+
+
+def test_plot_network_gives_dot_with_layers_and_shaped_edges() -> None:
+    dot = plot_network(_lenet_head(), shape={"data": (1, 1, 28, 28)}).source
+    assert dot.startswith('digraph "plot" {')
+    assert '"conv1" [' in dot and "Convolution\\n5x5, 20" in dot
+    assert '"pool1" -> "conv1" [label="20x24x24"' in dot
+    assert "conv1_weight" not in dot
+
+
+def test_plot_network_can_show_weights() -> None:
+    dot = plot_network(_lenet_head(), hide_weights=False).source
+    assert '"conv1_weight"' in dot and '"conv1" -> "conv1_weight"' in dot
