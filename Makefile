@@ -27,5 +27,8 @@ gpu-test:
 kernels-check:
 	$(PYTHON) -m lazynd.backend.check_kernels
 
+mnist:
+	$(PYTHON) tutorials/mnist_feedforward.py --epochs 10
+
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache
