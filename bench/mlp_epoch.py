@@ -28,8 +28,11 @@ def data(n: int = 60000) -> tuple[np.ndarray, np.ndarray]:
 def init_params() -> list[np.ndarray]:
     rng = np.random.default_rng(1)
     params = []
-    for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:]):
-        params += [(rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(np.float32), np.zeros((1, fan_out), np.float32)]
+    for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:], strict=False):
+        params += [
+            (rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)).astype(np.float32),
+            np.zeros((1, fan_out), np.float32),
+        ]
     return params
 
 
@@ -97,8 +100,14 @@ def run_numpy(x: np.ndarray, y: np.ndarray) -> float:
         d3 = (p - eye[yb]) / BATCH
         d2 = (d3 @ w3.T) * (h2 > 0)
         d1 = (d2 @ w2.T) * (h1 > 0)
-        for w, g in ((w3, h2.T @ d3), (b3, d3.sum(0, keepdims=True)), (w2, h1.T @ d2), (b2, d2.sum(0, keepdims=True)),
-                     (w1, xb.T @ d1), (b1, d1.sum(0, keepdims=True))):
+        for w, g in (
+            (w3, h2.T @ d3),
+            (b3, d3.sum(0, keepdims=True)),
+            (w2, h1.T @ d2),
+            (b2, d2.sum(0, keepdims=True)),
+            (w1, xb.T @ d1),
+            (b1, d1.sum(0, keepdims=True)),
+        ):
             w -= LR * g
     return time.perf_counter() - start
 

@@ -2,17 +2,23 @@
 
 Run: ``python bench/optimizer.py [--size 1000000] [--repeat 50]``.  Prints one
 table; the goal (issue 5) is fused <= 1.1x hand NumPy on a 1M-element parameter.
+"kernel only" calls the operator's CPU kernel directly, without the engine, to
+separate the kernel's cost from the hand-off to a worker thread
+(``LAZYND_ENGINE=naive`` runs every operator on the calling thread).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 import lazynd as mx
+from lazynd.context import cpu
+from lazynd.ndarray.dispatch import kernel_context
+from lazynd.ops import registry
 
 LR, MOMENTUM, WD, RESCALE = 0.01, 0.9, 1e-4, 1.0 / 128
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
@@ -45,11 +51,23 @@ def sgd_mom_cases(size: int) -> dict[str, Callable[[], None]]:
     def fused() -> None:
         mx.nd.sgd_mom_update(weight, grad, mom, out=weight, lr=LR, momentum=MOMENTUM, wd=WD, rescale_grad=RESCALE)
 
+    op = registry.get("sgd_mom_update")
+    attrs = op.parse({"lr": LR, "momentum": MOMENTUM, "wd": WD, "rescale_grad": RESCALE})
+    raw = [weight._data, grad._data, mom._data]
+
+    def kernel_only() -> None:
+        op.forward(kernel_context(cpu()), attrs, raw, raw[:1], [])
+
     def separate() -> None:
         mom[:] = mom * MOMENTUM - (grad * RESCALE + weight * WD) * LR
         weight[:] = weight + mom
 
-    return {"hand NumPy": hand_numpy, "fused sgd_mom_update": fused, "separate NDArray ops": separate}
+    return {
+        "hand NumPy": hand_numpy,
+        "fused sgd_mom_update": fused,
+        "kernel only": kernel_only,
+        "separate NDArray ops": separate,
+    }
 
 
 def adam_cases(size: int) -> dict[str, Callable[[], None]]:
@@ -77,13 +95,25 @@ def adam_cases(size: int) -> dict[str, Callable[[], None]]:
     def fused() -> None:
         mx.nd.adam_update(weight, grad, nd_mean, nd_var, out=weight, lr=LR, wd=WD, rescale_grad=RESCALE)
 
+    op = registry.get("adam_update")
+    attrs = op.parse({"lr": LR, "wd": WD, "rescale_grad": RESCALE})
+    raw = [weight._data, grad._data, nd_mean._data, nd_var._data]
+
+    def kernel_only() -> None:
+        op.forward(kernel_context(cpu()), attrs, raw, raw[:1], [])
+
     def separate() -> None:
         eff = grad * RESCALE + weight * WD
         nd_mean[:] = nd_mean * BETA1 + eff * (1 - BETA1)
         nd_var[:] = nd_var * BETA2 + eff * eff * (1 - BETA2)
         weight[:] = weight - nd_mean * LR / (nd_var**0.5 + EPS)
 
-    return {"hand NumPy": hand_numpy, "fused adam_update": fused, "separate NDArray ops": separate}
+    return {
+        "hand NumPy": hand_numpy,
+        "fused adam_update": fused,
+        "kernel only": kernel_only,
+        "separate NDArray ops": separate,
+    }
 
 
 def main() -> None:
@@ -91,7 +121,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=50)
     args = parser.parse_args()
-    print(f"parameter of {args.size:,} float32 elements, best of {args.repeat}, cpu")
+    engine = type(mx.engine.get_engine()).__name__
+    print(f"parameter of {args.size:,} float32 elements, best of {args.repeat}, cpu, {engine}")
     print(f"{'update':<10} {'implementation':<24} {'ms':>8} {'x NumPy':>8}")
     for label, cases in (("sgd_mom", sgd_mom_cases(args.size)), ("adam", adam_cases(args.size))):
         base = None

@@ -127,7 +127,9 @@ class EpochProgress:
     stay clean); otherwise every method does nothing.
     """
 
-    def __init__(self, epoch: int, total: int | None, batch_size: int, enabled: bool = True, stream: Any = None) -> None:
+    def __init__(
+        self, epoch: int, total: int | None, batch_size: int, enabled: bool = True, stream: Any = None
+    ) -> None:
         stream = sys.stderr if stream is None else stream
         self.batch_size = batch_size
         self.bar = None
@@ -136,7 +138,9 @@ class EpochProgress:
         if enabled and getattr(stream, "isatty", lambda: False)():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=f"Epoch {epoch}", unit="batch", file=stream, leave=False, dynamic_ncols=True)
+            self.bar = tqdm(
+                total=total, desc=f"Epoch {epoch}", unit="batch", file=stream, leave=False, dynamic_ncols=True
+            )
 
     def update(self, eval_metric: Any = None) -> None:
         self.samples += self.batch_size

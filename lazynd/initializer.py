@@ -38,7 +38,12 @@ def register(*aliases: str) -> Callable[[type[Initializer]], type[Initializer]]:
 class InitDesc(str):
     """A parameter name carrying the variable's attributes and a fallback initializer."""
 
-    def __new__(cls, name: str, attrs: dict[str, str] | None = None, global_init: Initializer | None = None) -> InitDesc:
+    attrs: dict[str, str]
+    global_init: Initializer | None
+
+    def __new__(
+        cls, name: str, attrs: dict[str, str] | None = None, global_init: Initializer | None = None
+    ) -> InitDesc:
         desc = super().__new__(cls, name)
         desc.attrs = dict(attrs or {})
         desc.global_init = global_init
@@ -136,7 +141,9 @@ class Load(Initializer):
     ``arg:``/``aux:`` prefixes of checkpoint files are stripped.
     """
 
-    def __init__(self, param: str | dict[str, Any], default_init: Initializer | None = None, verbose: bool = False) -> None:
+    def __init__(
+        self, param: str | dict[str, Any], default_init: Initializer | None = None, verbose: bool = False
+    ) -> None:
         if isinstance(param, str):
             param = nd.load(param)
         if not isinstance(param, dict):
@@ -150,7 +157,9 @@ class Load(Initializer):
         if name in self.param:
             value = self.param[name]
             if tuple(value.shape) != tuple(arr.shape):
-                raise ShapeError(f"Load: parameter {name!r} has shape {tuple(value.shape)} in the file but {tuple(arr.shape)} in the model")
+                raise ShapeError(
+                    f"Load: parameter {name!r} has shape {tuple(value.shape)} in the file but {tuple(arr.shape)} in the model"
+                )
             arr[:] = value.asnumpy() if hasattr(value, "asnumpy") else value
         elif self.default_init is not None:
             self.default_init(name, arr)
@@ -173,7 +182,7 @@ class Mixed(Initializer):
     def __init__(self, patterns: Sequence[str], initializers: Sequence[Initializer]) -> None:
         if len(patterns) != len(initializers):
             raise DataError(f"Mixed: {len(patterns)} patterns but {len(initializers)} initializers")
-        self.map = [(re.compile(p), init) for p, init in zip(patterns, initializers)]
+        self.map = [(re.compile(p), init) for p, init in zip(patterns, initializers, strict=False)]
         super().__init__()
 
     def __call__(self, name: str, arr: Any) -> None:
@@ -260,7 +269,9 @@ class Orthogonal(Initializer):
             raise ShapeError(f"Orthogonal: {name!r} needs at least 2 dimensions, got shape {tuple(arr.shape)}")
         rows, cols = arr.shape[0], int(np.prod(arr.shape[1:]))
         draw = _random.uniform if self.rand_type == "uniform" else _random.normal
-        sample = draw(-1.0, 1.0, shape=(rows, cols)) if self.rand_type == "uniform" else draw(0.0, 1.0, shape=(rows, cols))
+        sample = (
+            draw(-1.0, 1.0, shape=(rows, cols)) if self.rand_type == "uniform" else draw(0.0, 1.0, shape=(rows, cols))
+        )
         u, _, v = np.linalg.svd(sample.asnumpy().astype(np.float64), full_matrices=False)
         basis = u if u.shape == (rows, cols) else v
         arr[:] = (self.scale * basis).reshape(arr.shape).astype(np.float32)

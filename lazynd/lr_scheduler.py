@@ -8,7 +8,7 @@ from its own ``learning_rate`` when it is given the scheduler.
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from collections.abc import Sequence
 
 from .errors import LazyNDError
 

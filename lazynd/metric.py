@@ -37,9 +37,11 @@ def check_label_shapes(labels: Sequence[Any], preds: Sequence[Any], shape: bool 
     if len(labels) != len(preds):
         raise DataError(f"metric: {len(labels)} label arrays but {len(preds)} prediction arrays")
     if shape:
-        for label, pred in zip(labels, preds):
+        for label, pred in zip(labels, preds, strict=False):
             if tuple(label.shape) != tuple(pred.shape):
-                raise DataError(f"metric: label shape {tuple(label.shape)} differs from prediction shape {tuple(pred.shape)}")
+                raise DataError(
+                    f"metric: label shape {tuple(label.shape)} differs from prediction shape {tuple(pred.shape)}"
+                )
 
 
 class EvalMetric:
@@ -49,7 +51,9 @@ class EvalMetric:
     ratio (NaN before any update).
     """
 
-    def __init__(self, name: str, output_names: list[str] | None = None, label_names: list[str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, name: str, output_names: list[str] | None = None, label_names: list[str] | None = None, **kwargs: Any
+    ) -> None:
         self.name = str(name)
         self.output_names = output_names
         self.label_names = label_names
@@ -61,7 +65,9 @@ class EvalMetric:
 
     def get_config(self) -> dict[str, Any]:
         config = dict(self._kwargs)
-        config.update(metric=type(self).__name__, name=self.name, output_names=self.output_names, label_names=self.label_names)
+        config.update(
+            metric=type(self).__name__, name=self.name, output_names=self.output_names, label_names=self.label_names
+        )
         return config
 
     def update_dict(self, label: dict[str, Any], pred: dict[str, Any]) -> None:
@@ -86,7 +92,7 @@ class EvalMetric:
         name, value = self.get()
         if not isinstance(name, list):
             name, value = [name], [value]
-        return list(zip(name, value))
+        return list(zip(name, value, strict=False))
 
 
 @register("composite")
@@ -151,7 +157,7 @@ class Accuracy(EvalMetric):
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         check_label_shapes(labels, preds)
-        for label, pred in zip(labels, preds):
+        for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label)
             if pred_np.shape != label_np.shape:
                 pred_np = pred_np.argmax(axis=self.axis)
@@ -175,7 +181,7 @@ class TopKAccuracy(EvalMetric):
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         check_label_shapes(labels, preds)
-        for label, pred in zip(labels, preds):
+        for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
             if pred_np.ndim != 2:
                 raise DataError(f"TopKAccuracy: predictions must be (batch, classes), got shape {pred_np.shape}")
@@ -193,7 +199,7 @@ class F1(EvalMetric):
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         check_label_shapes(labels, preds)
-        for label, pred in zip(labels, preds):
+        for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
             if pred_np.ndim != 2 or pred_np.shape[1] != 2:
                 raise DataError(f"F1: predictions must be (batch, 2), got shape {pred_np.shape}")
@@ -214,12 +220,14 @@ class F1(EvalMetric):
 class _Regression(EvalMetric):
     def _errors(self, labels: Sequence[Any], preds: Sequence[Any]) -> Any:
         check_label_shapes(labels, preds)
-        for label, pred in zip(labels, preds):
+        for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
             if label_np.ndim == 1 and pred_np.ndim == 2 and pred_np.shape[1] == 1:
                 label_np = label_np[:, None]
             if label_np.shape != pred_np.shape:
-                raise DataError(f"{type(self).__name__}: label shape {label_np.shape} differs from prediction shape {pred_np.shape}")
+                raise DataError(
+                    f"{type(self).__name__}: label shape {label_np.shape} differs from prediction shape {pred_np.shape}"
+                )
             yield label_np - pred_np
 
 
@@ -272,12 +280,14 @@ class CrossEntropy(EvalMetric):
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         check_label_shapes(labels, preds)
-        for label, pred in zip(labels, preds):
+        for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _host(pred).astype(numpy.float64)
             if pred_np.ndim != 2 or pred_np.shape[0] != label_np.size:
                 raise DataError(f"CrossEntropy: predictions must be ({label_np.size}, classes), got {pred_np.shape}")
             if label_np.size and (label_np.min() < 0 or label_np.max() >= pred_np.shape[1]):
-                raise DataError(f"CrossEntropy: labels must be in [0, {pred_np.shape[1]}), got {label_np.min()}..{label_np.max()}")
+                raise DataError(
+                    f"CrossEntropy: labels must be in [0, {pred_np.shape[1]}), got {label_np.min()}..{label_np.max()}"
+                )
             prob = pred_np[numpy.arange(label_np.size), label_np]
             self.sum_metric += float((-numpy.log(prob + self.eps)).sum())
             self.num_inst += label_np.size
@@ -296,7 +306,9 @@ class CustomMetric(EvalMetric):
     ('maxerr', 0.5)
     """
 
-    def __init__(self, feval: Callable[..., Any], name: str | None = None, allow_extra_outputs: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, feval: Callable[..., Any], name: str | None = None, allow_extra_outputs: bool = False, **kwargs: Any
+    ) -> None:
         if not callable(feval):
             raise DataError(f"CustomMetric: feval must be callable, got {type(feval).__name__}")
         if name is None:
@@ -310,7 +322,7 @@ class CustomMetric(EvalMetric):
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         if not self._allow_extra_outputs:
             check_label_shapes(labels, preds)
-        for label, pred in zip(labels, preds):
+        for label, pred in zip(labels, preds, strict=False):
             result = self._feval(_host(label), _host(pred))
             if isinstance(result, tuple):
                 total, count = result

@@ -13,7 +13,7 @@ Examples
 >>> w, g = mx.nd.ones((2,)), mx.nd.ones((2,))
 >>> updater = mx.optimizer.get_updater(opt)
 >>> updater(0, g, w)
->>> w.asnumpy().round(2).tolist()
+>>> [round(float(v), 4) for v in w.asnumpy()]
 [0.9, 0.9]
 """
 
@@ -21,15 +21,32 @@ from __future__ import annotations
 
 import math
 import pickle
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from . import ndarray as nd
+from . import ndarray as _ndarray
 from .errors import LazyNDError
 from .lr_scheduler import LRScheduler
+from .ndarray import NDArray
 
-__all__ = ["Optimizer", "SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Updater", "create", "get_updater", "register"]
+# operator functions are generated at import time, so type checkers cannot see them
+nd: Any = _ndarray
+
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "NAG",
+    "Adam",
+    "RMSProp",
+    "AdaGrad",
+    "AdaDelta",
+    "Updater",
+    "create",
+    "get_updater",
+    "register",
+]
 
 
 class Optimizer:
@@ -92,11 +109,11 @@ class Optimizer:
         return klass(**kwargs)
 
     # -- to override -------------------------------------------------------------------------------
-    def create_state(self, index: Any, weight: nd.NDArray) -> Any:
+    def create_state(self, index: Any, weight: NDArray) -> Any:
         """The state (e.g. momentum) kept for parameter ``index``; ``None`` when none is needed."""
         return None
 
-    def update(self, index: Any, weight: nd.NDArray, grad: nd.NDArray, state: Any) -> None:
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         """Update ``weight`` in place from ``grad`` and ``state``."""
         raise NotImplementedError(f"{type(self).__name__} does not implement update()")
 
@@ -165,7 +182,7 @@ class Optimizer:
             "clip_gradient": -1.0 if self.clip_gradient is None else self.clip_gradient,
         }
 
-    def _prepared_grad(self, grad: nd.NDArray) -> nd.NDArray:
+    def _prepared_grad(self, grad: NDArray) -> NDArray:
         """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators."""
         g = grad * self.rescale_grad
         if self.clip_gradient is not None:
@@ -177,11 +194,11 @@ register = Optimizer.register
 create = Optimizer.create_optimizer
 
 
-def _zeros_like(weight: nd.NDArray) -> nd.NDArray:
+def _zeros_like(weight: NDArray) -> NDArray:
     return nd.zeros(weight.shape, ctx=weight.context, dtype=weight.dtype)
 
 
-def _sqrt(x: nd.NDArray) -> nd.NDArray:
+def _sqrt(x: NDArray) -> NDArray:
     return x**0.5
 
 
@@ -195,10 +212,10 @@ class SGD(Optimizer):
             raise LazyNDError(f"SGD: momentum must be in [0, 1], got {momentum}")
         self.momentum = momentum
 
-    def create_state(self, index: Any, weight: nd.NDArray) -> Any:
+    def create_state(self, index: Any, weight: NDArray) -> Any:
         return _zeros_like(weight) if self.momentum != 0.0 else None
 
-    def update(self, index: Any, weight: nd.NDArray, grad: nd.NDArray, state: Any) -> None:
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         args = self._fused_args(index)
         if state is None:
@@ -214,7 +231,7 @@ Optimizer.opt_registry["ccsgd"] = SGD
 class NAG(SGD):
     """Nesterov accelerated SGD: ``mom = momentum*mom - lr*g; weight += momentum*mom - lr*g``."""
 
-    def update(self, index: Any, weight: nd.NDArray, grad: nd.NDArray, state: Any) -> None:
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         g = self._prepared_grad(grad)
@@ -233,23 +250,32 @@ class NAG(SGD):
 class Adam(Optimizer):
     """Adam: bias correction folded into the learning rate, then one fused ``adam_update``."""
 
-    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        learning_rate: float = 0.001,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-8,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(learning_rate=learning_rate, **kwargs)
         for name, value in (("beta1", beta1), ("beta2", beta2)):
             if not 0.0 <= value < 1.0:
                 raise LazyNDError(f"Adam: {name} must be in [0, 1), got {value}")
         self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
 
-    def create_state(self, index: Any, weight: nd.NDArray) -> Any:
+    def create_state(self, index: Any, weight: NDArray) -> Any:
         return (_zeros_like(weight), _zeros_like(weight))
 
-    def update(self, index: Any, weight: nd.NDArray, grad: nd.NDArray, state: Any) -> None:
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         t = self._index_update_count[index]
         args = self._fused_args(index)
         args["lr"] *= math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
         mean, var = state
-        nd.adam_update(weight, grad, mean, var, out=weight, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon, **args)
+        nd.adam_update(
+            weight, grad, mean, var, out=weight, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon, **args
+        )
 
 
 @register
@@ -273,17 +299,26 @@ class RMSProp(Optimizer):
         self.centered = centered
         self.clip_weights = clip_weights
 
-    def create_state(self, index: Any, weight: nd.NDArray) -> Any:
+    def create_state(self, index: Any, weight: NDArray) -> Any:
         if self.centered:
             return (_zeros_like(weight), _zeros_like(weight), _zeros_like(weight))
         return (_zeros_like(weight),)
 
-    def update(self, index: Any, weight: nd.NDArray, grad: nd.NDArray, state: Any) -> None:
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         args = self._fused_args(index)
         clip_weights = -1.0 if self.clip_weights is None else self.clip_weights
         if not self.centered:
-            nd.rmsprop_update(weight, grad, state[0], out=weight, gamma1=self.gamma1, epsilon=self.epsilon, clip_weights=clip_weights, **args)
+            nd.rmsprop_update(
+                weight,
+                grad,
+                state[0],
+                out=weight,
+                gamma1=self.gamma1,
+                epsilon=self.epsilon,
+                clip_weights=clip_weights,
+                **args,
+            )
             return
         n, mean_g, delta = state
         g = grad * self.rescale_grad + weight * args["wd"]
@@ -305,10 +340,10 @@ class AdaGrad(Optimizer):
         super().__init__(**kwargs)
         self.float_stable_eps = eps
 
-    def create_state(self, index: Any, weight: nd.NDArray) -> Any:
+    def create_state(self, index: Any, weight: NDArray) -> Any:
         return _zeros_like(weight)
 
-    def update(self, index: Any, weight: nd.NDArray, grad: nd.NDArray, state: Any) -> None:
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         g = self._prepared_grad(grad)
@@ -326,10 +361,10 @@ class AdaDelta(Optimizer):
             raise LazyNDError(f"AdaDelta: rho must be in [0, 1), got {rho}")
         self.rho, self.epsilon = rho, epsilon
 
-    def create_state(self, index: Any, weight: nd.NDArray) -> Any:
+    def create_state(self, index: Any, weight: NDArray) -> Any:
         return (_zeros_like(weight), _zeros_like(weight))
 
-    def update(self, index: Any, weight: nd.NDArray, grad: nd.NDArray, state: Any) -> None:
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         wd = self._get_wd(index)
         g = self._prepared_grad(grad)
@@ -347,7 +382,7 @@ class Updater:
         self.optimizer = optimizer
         self.states: dict[Any, Any] = {}
 
-    def __call__(self, index: Any, grad: nd.NDArray, weight: nd.NDArray) -> None:
+    def __call__(self, index: Any, grad: NDArray, weight: NDArray) -> None:
         if index not in self.states:
             self.states[index] = self.optimizer.create_state(index, weight)
         self.optimizer.update(index, weight, grad, self.states[index])
@@ -368,7 +403,7 @@ class Updater:
 
 
 def _to_numpy(state: Any) -> Any:
-    if isinstance(state, nd.NDArray):
+    if isinstance(state, NDArray):
         return state.asnumpy()
     if isinstance(state, (tuple, list)):
         return type(state)(_to_numpy(s) for s in state)
@@ -383,6 +418,6 @@ def _from_numpy(state: Any) -> Any:
     return state
 
 
-def get_updater(optimizer: Optimizer) -> Callable[[Any, nd.NDArray, nd.NDArray], None]:
+def get_updater(optimizer: Optimizer) -> Callable[[Any, NDArray, NDArray], None]:
     """An :class:`Updater` for ``optimizer``, called as ``updater(index, grad, weight)``."""
     return Updater(optimizer)

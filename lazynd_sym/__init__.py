@@ -18,7 +18,11 @@ from .json_format import load, load_json
 from .name import NameManager, Prefix
 from .symbol import Group, Symbol, Variable, make_function, var
 
-_LAZY_MODULES = {"model": "lazynd_sym.model", "visualization": "lazynd_sym.visualization", "viz": "lazynd_sym.visualization"}
+_LAZY_MODULES = {
+    "model": "lazynd_sym.model",
+    "visualization": "lazynd_sym.visualization",
+    "viz": "lazynd_sym.visualization",
+}
 
 
 def _install_ops() -> None:
@@ -42,4 +46,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'lazynd_sym' has no attribute {name!r} (no such operator is registered)")
 
 
-__all__ = ["AttrScope", "Executor", "Group", "NameManager", "Prefix", "Symbol", "Variable", "load", "load_json", "passes", "var"]
+__all__ = [
+    "AttrScope",
+    "Executor",
+    "Group",
+    "NameManager",
+    "Prefix",
+    "Symbol",
+    "Variable",
+    "load",
+    "load_json",
+    "passes",
+    "var",
+]

@@ -9,7 +9,8 @@ on its own, since launches are asynchronous anyway.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -75,7 +76,7 @@ class Executor:
         self.aux_names = symbol.list_auxiliary_states()
         self.output_names = symbol.list_outputs()
         self.arg_arrays = args
-        self.grad_arrays = [g if r != "null" else None for g, r in zip(grads, reqs)]
+        self.grad_arrays = [g if r != "null" else None for g, r in zip(grads, reqs, strict=False)]
         self.grad_req = reqs
         self.aux_arrays = aux
         self._monitor: Callable[[str, Any], None] | None = None
@@ -83,13 +84,22 @@ class Executor:
 
     # -- construction --------------------------------------------------------------------------
     @classmethod
-    def bind(cls, symbol: Any, ctx: Context, args: Any, args_grad: Any, grad_req: Any, aux_states: Any,
-             group2ctx: Any, shared_exec: Any) -> Executor:
+    def bind(
+        cls,
+        symbol: Any,
+        ctx: Context,
+        args: Any,
+        args_grad: Any,
+        grad_req: Any,
+        aux_states: Any,
+        group2ctx: Any,
+        shared_exec: Any,
+    ) -> Executor:
         _check_contexts(ctx, group2ctx)
         arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
         arrays = _as_list(args, arg_names, "args")
         if any(a is None for a in arrays):
-            raise LazyNDError(f"bind: args misses {[n for n, a in zip(arg_names, arrays) if a is None]}")
+            raise LazyNDError(f"bind: args misses {[n for n, a in zip(arg_names, arrays, strict=False) if a is None]}")
         grads = _as_list(args_grad, arg_names, "args_grad", allow_missing=True)
         if isinstance(grad_req, str):
             reqs = [grad_req] * len(arg_names)
@@ -97,23 +107,26 @@ class Executor:
             reqs = [grad_req.get(n, "null") for n in arg_names]
         else:
             reqs = list(grad_req)
-        for name, req, grad in zip(arg_names, reqs, grads):
+        for name, req, _grad in zip(arg_names, reqs, grads, strict=False):
             if req not in GRAD_REQS:
                 raise LazyNDError(f"bind: grad_req of {name!r} is {req!r}, expected one of {GRAD_REQS}")
-        reqs = [r if g is not None else "null" for r, g in zip(reqs, grads)]
+        reqs = [r if g is not None else "null" for r, g in zip(reqs, grads, strict=False)]
         aux = _as_list(aux_states, aux_names, "aux_states")
         if any(a is None for a in aux):
-            raise LazyNDError(f"bind: aux_states misses {[n for n, a in zip(aux_names, aux) if a is None]}")
+            raise LazyNDError(
+                f"bind: aux_states misses {[n for n, a in zip(aux_names, aux, strict=False) if a is None]}"
+            )
         return cls(symbol, ctx, arrays, grads, reqs, aux)
 
     @classmethod
-    def simple_bind(cls, symbol: Any, ctx: Context, grad_req: Any, type_dict: Any, group2ctx: Any,
-                    shared_exec: Any, shapes: dict) -> Executor:
+    def simple_bind(
+        cls, symbol: Any, ctx: Context, grad_req: Any, type_dict: Any, group2ctx: Any, shared_exec: Any, shapes: dict
+    ) -> Executor:
         _check_contexts(ctx, group2ctx)
         arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
         if arg_shapes is None:
             partial = symbol.infer_shape_partial(**shapes)[0]
-            unknown = [n for n, s in zip(symbol.list_arguments(), partial) if not shape_known(s)]
+            unknown = [n for n, s in zip(symbol.list_arguments(), partial, strict=False) if not shape_known(s)]
             raise ShapeError(f"simple_bind: cannot infer the shapes of {unknown} from {shapes}")
         arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
         names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
@@ -128,15 +141,18 @@ class Executor:
                 return old
             return nd.zeros(shape, ctx=ctx, dtype=dtype)
 
-        args = [make(n, s, t, shared) for n, s, t in zip(names, arg_shapes, arg_types)]
+        args = [make(n, s, t, shared) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
         if isinstance(grad_req, str):
             reqs = [grad_req] * len(names)
         elif isinstance(grad_req, dict):
             reqs = [grad_req.get(n, "null") for n in names]
         else:
             reqs = list(grad_req)
-        grads = [make(n, s, t, shared_grads) if r != "null" else None for n, s, t, r in zip(names, arg_shapes, arg_types, reqs)]
-        aux = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_shapes, aux_types)]
+        grads = [
+            make(n, s, t, shared_grads) if r != "null" else None
+            for n, s, t, r in zip(names, arg_shapes, arg_types, reqs, strict=False)
+        ]
+        aux = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_shapes, aux_types, strict=False)]
         return cls(symbol, ctx, args, grads, reqs, aux)
 
     def _compile(self) -> None:
@@ -147,7 +163,7 @@ class Executor:
         var_nodes = [graph0.nodes[i] for i in graph0.variables()]
         arg_nodes = [n for n in var_nodes if id(n) not in graph0.aux_ids]
         aux_nodes = [n for n in var_nodes if id(n) in graph0.aux_ids]
-        wrt = [n for n, r in zip(arg_nodes, self.grad_req) if r != "null"]
+        wrt = [n for n, r in zip(arg_nodes, self.grad_req, strict=False) if r != "null"]
         grad = passes.gradient(outputs, wrt) if wrt else None
         grad_entries = [e for e in (grad.grads if grad else []) if e is not None]
         graph = IndexedGraph(outputs + grad_entries)
@@ -158,7 +174,9 @@ class Executor:
         self._backward_order = [i for i in ops if id(graph.nodes[i]) not in forward_nodes]
 
         known_shape, known_type = {}, {}
-        bound = list(zip(arg_nodes, self.arg_arrays)) + list(zip(aux_nodes, self.aux_arrays))
+        bound = list(zip(arg_nodes, self.arg_arrays, strict=False)) + list(
+            zip(aux_nodes, self.aux_arrays, strict=False)
+        )
         for node, arr in bound:
             eid = graph.entry(graph.index[id(node)])
             known_shape[eid], known_type[eid] = tuple(arr.shape), np.dtype(arr.dtype).name
@@ -169,14 +187,14 @@ class Executor:
             self._head_grads.append((k, graph.entry(graph.index[id(var)])))
         wrt_index = {id(n): j for j, n in enumerate(arg_nodes)}
         self._grad_entry: dict[int, int] = {}
-        for node, entry in zip(wrt, grad.grads if grad else []):
+        for node, entry in zip(wrt, grad.grads if grad else [], strict=False):
             if entry is not None:
                 j = wrt_index[id(node)]
                 self._grad_entry[j] = graph.entry_of(entry)
                 same.append((self._grad_entry[j], graph.entry(graph.index[id(node)])))
         shapes = passes.infer_shape(graph, known_shape, same)
         types = passes.infer_type(graph, known_type, same)
-        for eid, (s, t) in enumerate(zip(shapes, types)):
+        for eid, (s, t) in enumerate(zip(shapes, types, strict=False)):
             if not shape_known(s) or t is None:
                 raise ShapeError(f"bind: cannot infer shape/dtype of '{graph.entry_name(eid)}' (got {s}, {t})")
 
@@ -207,10 +225,10 @@ class Executor:
                 buffers[eid] = blocks[sid][:n].view(types[eid]).reshape(shapes[eid])
         arg_nodes = [i for i in graph.variables() if id(graph.nodes[i]) not in graph.aux_ids]
         name_to_arg = {graph.nodes[i].name: i for i in arg_nodes}
-        for name, arr in zip(self.arg_names, self.arg_arrays):
+        for name, arr in zip(self.arg_names, self.arg_arrays, strict=False):
             buffers[graph.entry(name_to_arg[name])] = arr._data
         aux_index = {graph.nodes[i].name: i for i in graph.variables() if id(graph.nodes[i]) in graph.aux_ids}
-        for name, arr in zip(self.aux_names, self.aux_arrays):
+        for name, arr in zip(self.aux_names, self.aux_arrays, strict=False):
             buffers[graph.entry(aux_index[name])] = arr._data
         for _, eid in self._head_grads:
             buffers[eid] = backend.zeros(shapes[eid], types[eid])
@@ -236,7 +254,9 @@ class Executor:
             from lazynd.random import generator_for
 
             self._random_var = generator_for(ctx).var
-        self._writes_aux = any(graph.nodes[i].op.aux and graph.nodes[i].op.writes_aux_in_train for i in self._forward_order)
+        self._writes_aux = any(
+            graph.nodes[i].op.aux and graph.nodes[i].op.writes_aux_in_train for i in self._forward_order
+        )
 
     def _build(self, order: list[int], is_train: bool) -> list[tuple]:
         graph, ctx = self._graph, self._ctx
@@ -268,7 +288,9 @@ class Executor:
                 for k, out in enumerate(outs[: node.num_visible_outputs()]):
                     monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), self._ctx))
 
-    def _push(self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None) -> None:
+    def _push(
+        self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None
+    ) -> None:
         if self._ctx.device_type == "gpu":
             for step in steps:
                 push_kernel(self._ctx, self._run_steps, ([step],), reads, writes, step[6].name, 0)
@@ -291,7 +313,9 @@ class Executor:
             target = self.arg_dict[key]
             if isinstance(value, nd.NDArray):
                 if tuple(value.shape) != tuple(target.shape):
-                    raise ShapeError(f"forward: {key!r} has shape {value.shape}, the executor was bound with {target.shape}")
+                    raise ShapeError(
+                        f"forward: {key!r} has shape {value.shape}, the executor was bound with {target.shape}"
+                    )
                 value.copyto(target)
             else:
                 target[:] = value
@@ -322,7 +346,9 @@ class Executor:
             if k < len(given) and given[k] is not None:
                 g = given[k]
                 if tuple(g.shape) != tuple(self._buffers[eid].shape):
-                    raise ShapeError(f"backward: out_grads[{k}] has shape {g.shape}, expected {self._buffers[eid].shape}")
+                    raise ShapeError(
+                        f"backward: out_grads[{k}] has shape {g.shape}, expected {self._buffers[eid].shape}"
+                    )
                 head_copies.append((self._buffers[eid], g._data))
                 reads.append(g._var)
             elif self._head_grads:
@@ -343,36 +369,53 @@ class Executor:
                     dst[...] = 0
 
         if head_copies:
-            steps = [(_copy_kernel, None, None, [src for _, src in head_copies], [dst for dst, _ in head_copies], [], _COPY_NODE)] + steps
+            steps = [
+                (
+                    _copy_kernel,
+                    None,
+                    None,
+                    [src for _, src in head_copies],
+                    [dst for dst, _ in head_copies],
+                    [],
+                    _COPY_NODE,
+                )
+            ] + steps
         self._push(steps, reads, writes, "executor_backward", copy_heads_then_finish)
 
     # -- views ---------------------------------------------------------------------------------
     @property
     def arg_dict(self) -> dict[str, Any]:
-        return dict(zip(self.arg_names, self.arg_arrays))
+        return dict(zip(self.arg_names, self.arg_arrays, strict=False))
 
     @property
     def grad_dict(self) -> dict[str, Any]:
-        return {n: g for n, g in zip(self.arg_names, self.grad_arrays) if g is not None}
+        return {n: g for n, g in zip(self.arg_names, self.grad_arrays, strict=False) if g is not None}
 
     @property
     def aux_dict(self) -> dict[str, Any]:
-        return dict(zip(self.aux_names, self.aux_arrays))
+        return dict(zip(self.aux_names, self.aux_arrays, strict=False))
 
     @property
     def output_dict(self) -> dict[str, Any]:
-        return dict(zip(self.output_names, self.outputs))
+        return dict(zip(self.output_names, self.outputs, strict=False))
 
     def set_monitor_callback(self, callback: Callable[[str, Any], None]) -> None:
         """Call ``callback(name, array)`` with every operator output as it is computed."""
         self._monitor = callback
 
-    def copy_params_from(self, arg_params: dict, aux_params: dict | None = None, allow_extra_params: bool = False) -> None:
+    def copy_params_from(
+        self, arg_params: dict, aux_params: dict | None = None, allow_extra_params: bool = False
+    ) -> None:
         """Copy parameter arrays into this executor's arguments and auxiliary states (lazily)."""
-        for params, table, what in ((arg_params, self.arg_dict, "argument"), (aux_params or {}, self.aux_dict, "auxiliary state")):
+        for params, table, what in (
+            (arg_params, self.arg_dict, "argument"),
+            (aux_params or {}, self.aux_dict, "auxiliary state"),
+        ):
             for name, value in params.items():
                 if name in table:
-                    value.copyto(table[name]) if isinstance(value, nd.NDArray) else table[name].__setitem__(slice(None), value)
+                    value.copyto(table[name]) if isinstance(value, nd.NDArray) else table[name].__setitem__(
+                        slice(None), value
+                    )
                 elif not allow_extra_params:
                     raise LazyNDError(f"copy_params_from: {name!r} is not an {what} of the executor")
 
@@ -394,9 +437,9 @@ class Executor:
                 raise ShapeError(f"reshape: new shape {shape} is larger than {old.shape}; pass allow_up_sizing=True")
             return nd.zeros(shape, ctx=self._ctx, dtype=old.dtype)
 
-        args = [share(a, s) for a, s in zip(self.arg_arrays, arg_shapes)]
-        grads = [share(g, s) for g, s in zip(self.grad_arrays, arg_shapes)]
-        aux = [share(a, s) for a, s in zip(self.aux_arrays, aux_shapes)]
+        args = [share(a, s) for a, s in zip(self.arg_arrays, arg_shapes, strict=False)]
+        grads = [share(g, s) for g, s in zip(self.grad_arrays, arg_shapes, strict=False)]
+        aux = [share(a, s) for a, s in zip(self.aux_arrays, aux_shapes, strict=False)]
         return Executor(self._symbol, self._ctx, args, grads, list(self.grad_req), aux)
 
     def debug_str(self) -> str:
@@ -415,8 +458,12 @@ class Executor:
                     sid = storage[eid]
                     where = "external" if sid < 0 else f"storage {sid}"
                     note = f" (in place of {graph.entry_name(inplace[eid])})" if eid in inplace else ""
-                    lines.append(f"{node.op.name} {node.output_name(k)} {graph.attrs['shape'][eid]} <- [{ins}]: {where}{note}")
-        lines.append(f"Total planned {graph.attrs['planned_bytes'] / 2**20:.3f} MB (naive {graph.attrs['naive_bytes'] / 2**20:.3f} MB)")
+                    lines.append(
+                        f"{node.op.name} {node.output_name(k)} {graph.attrs['shape'][eid]} <- [{ins}]: {where}{note}"
+                    )
+        lines.append(
+            f"Total planned {graph.attrs['planned_bytes'] / 2**20:.3f} MB (naive {graph.attrs['naive_bytes'] / 2**20:.3f} MB)"
+        )
         lines.append(f"planned_bytes={graph.attrs['planned_bytes']} naive_bytes={graph.attrs['naive_bytes']}")
         return "\n".join(lines) + "\n"
 
@@ -430,7 +477,7 @@ class Executor:
 
 
 def _copy_kernel(kctx: Any, attrs: Any, ins: list, outs: list, aux: list) -> None:
-    for src, dst in zip(ins, outs):
+    for src, dst in zip(ins, outs, strict=False):
         dst[...] = src
 
 

@@ -30,7 +30,9 @@ from .json_format import load as load_symbol
 __all__ = ["BatchEndParam", "FeedForward", "load_checkpoint", "save_checkpoint"]
 
 
-def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
+def save_checkpoint(
+    prefix: str, epoch: int, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]
+) -> None:
     """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (``arg:``/``aux:`` keys), each atomically.
 
     Examples
@@ -82,8 +84,21 @@ def _contexts(ctx: Any) -> list[Context]:
     if not contexts or not all(isinstance(c, Context) for c in contexts):
         raise ContextError(f"FeedForward: ctx must be a Context or a list of them, got {ctx!r}")
     if len(contexts) > 1:
-        raise ContextError(f"FeedForward: trains on one device; got {len(contexts)} ({contexts}). Use lazynd_kv for several")
+        raise ContextError(
+            f"FeedForward: trains on one device; got {len(contexts)} ({contexts}). Use lazynd_kv for several"
+        )
     return contexts
+
+
+def _num_batches(data: Any) -> int | None:
+    """Batches per epoch when the iterator can tell (for the progress bar), else None."""
+    if isinstance(data, mx_io.ResizeIter):
+        return data.size
+    if isinstance(data, mx_io.PrefetchingIter):
+        return _num_batches(data.iters[0])
+    if isinstance(data, mx_io.NDArrayIter) and data.last_batch_handle == "pad":
+        return -(-data.num_data // data.batch_size)
+    return None
 
 
 def _call_all(callbacks: Any, *args: Any) -> None:
@@ -163,7 +178,9 @@ class FeedForward:
             if len(label) != count:
                 raise DataError(f"FeedForward: X has {count} examples but y has {len(label)}")
             batch_size = min(count, self.numpy_batch_size)
-            return mx_io.NDArrayIter(X, label, batch_size, shuffle=is_train, last_batch_handle="roll_over" if is_train else "pad")
+            return mx_io.NDArrayIter(
+                X, label, batch_size, shuffle=is_train, last_batch_handle="roll_over" if is_train else "pad"
+            )
         raise DataError(f"FeedForward: X must be a DataIter, NumPy array or NDArray, got {type(X).__name__}")
 
     def _init_eval_iter(self, eval_data: Any) -> mx_io.DataIter | None:
@@ -189,17 +206,20 @@ class FeedForward:
             extra = sorted(set(given_args) - set(param_names)) + sorted(set(given_aux) - set(aux_names))
             if extra:
                 raise DataError(f"FeedForward: parameters {extra} are not in the symbol (pass allow_extra_params=True)")
-        shapes = dict(zip(arg_names, arg_shapes))
-        arg_params, aux_params = {}, {}
+        shapes = dict(zip(arg_names, arg_shapes, strict=False))
+        arg_params: dict[str, Any] = {}
+        aux_params: dict[str, Any] = {}
         for table, names, source, out in (
             (shapes, param_names, given_args, arg_params),
-            (dict(zip(aux_names, aux_shapes)), aux_names, given_aux, aux_params),
+            (dict(zip(aux_names, aux_shapes, strict=False)), aux_names, given_aux, aux_params),
         ):
             for name in names:
                 arr = nd.zeros(table[name])
                 if name in source:
                     if tuple(source[name].shape) != tuple(table[name]):
-                        raise DataError(f"FeedForward: {name!r} has shape {tuple(source[name].shape)}, the symbol needs {table[name]}")
+                        raise DataError(
+                            f"FeedForward: {name!r} has shape {tuple(source[name].shape)}, the symbol needs {table[name]}"
+                        )
                     source[name].copyto(arr)
                 else:
                     self.initializer(init_module.InitDesc(name, attrs.get(name, {})), arr)
@@ -224,7 +244,9 @@ class FeedForward:
         if isinstance(self.optimizer, str):
             kwargs = dict(self.kwargs)
             kwargs.setdefault("rescale_grad", 1.0 / batch_size)
-            return opt_module.create(self.optimizer, sym=self.symbol, param_idx2name=dict(enumerate(param_names)), **kwargs)
+            return opt_module.create(
+                self.optimizer, sym=self.symbol, param_idx2name=dict(enumerate(param_names)), **kwargs
+            )
         return self.optimizer
 
     # -- training --------------------------------------------------------------------------------
@@ -268,7 +290,7 @@ class FeedForward:
                 store.init(index, weight)
         data_names = [d[0] for d in data.provide_data]
         label_names = [d[0] for d in data.provide_label]
-        total = getattr(data, "size", None)
+        total = _num_batches(data)
         for epoch in range(self.begin_epoch, self.num_epoch):
             tic = time.perf_counter()
             eval_metric.reset()
@@ -276,11 +298,11 @@ class FeedForward:
             progress = EpochProgress(epoch, total, data.batch_size, enabled=self.progress_bar)
             nbatch = 0
             for batch in data:
-                feed = dict(zip(data_names, batch.data))
-                feed.update(zip(label_names, batch.label or []))
+                feed = dict(zip(data_names, batch.data, strict=False))
+                feed.update(zip(label_names, batch.label or [], strict=False))
                 executor.forward(is_train=True, **feed)
                 executor.backward()
-                for index, (weight, grad) in enumerate(zip(weights, grads)):
+                for index, (weight, grad) in enumerate(zip(weights, grads, strict=False)):
                     if store is not None:
                         store.push(index, grad)
                         store.pull(index, grad)
@@ -324,8 +346,15 @@ class FeedForward:
         self._pred_exec = self._bind(input_shapes, for_training=False)
         return self._pred_exec
 
-    def _run(self, data: mx_io.DataIter, eval_metric: Any, num_batch: int | None, batch_end_callback: Any,
-             epoch: int = 0, reset: bool = True) -> list[list[np.ndarray]]:
+    def _run(
+        self,
+        data: mx_io.DataIter,
+        eval_metric: Any,
+        num_batch: int | None,
+        batch_end_callback: Any,
+        epoch: int = 0,
+        reset: bool = True,
+    ) -> list[list[np.ndarray]]:
         if reset:
             data.reset()
         executor = self._pred_executor(data)
@@ -334,7 +363,7 @@ class FeedForward:
         for nbatch, batch in enumerate(data):
             if num_batch is not None and nbatch == num_batch:
                 break
-            executor.forward(is_train=False, **dict(zip(data_names, batch.data)))
+            executor.forward(is_train=False, **dict(zip(data_names, batch.data, strict=False)))
             if eval_metric is not None:
                 self._update_metric(eval_metric, batch, executor.outputs)
                 _call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
@@ -359,8 +388,14 @@ class FeedForward:
         merged = [np.concatenate([b[k] for b in batches]) for k in range(len(batches[0]))]
         return merged[0] if len(merged) == 1 else merged
 
-    def score(self, X: Any, eval_metric: Any = "acc", num_batch: int | None = None, batch_end_callback: Any = None,
-              reset: bool = True) -> float:
+    def score(
+        self,
+        X: Any,
+        eval_metric: Any = "acc",
+        num_batch: int | None = None,
+        batch_end_callback: Any = None,
+        reset: bool = True,
+    ) -> float:
         """The metric of the network's predictions on ``X`` (an iterator with labels)."""
         data = self._init_iter(X, None, is_train=False)
         if not data.provide_label:
@@ -385,13 +420,41 @@ class FeedForward:
         return FeedForward(symbol, ctx=ctx, arg_params=arg_params, aux_params=aux_params, begin_epoch=epoch, **kwargs)
 
     @staticmethod
-    def create(symbol: Any, X: Any, y: Any = None, ctx: Any = None, num_epoch: int | None = None, epoch_size: int | None = None,
-               optimizer: Any = "sgd", initializer: init_module.Initializer | None = None, eval_data: Any = None,
-               eval_metric: Any = "acc", epoch_end_callback: Callable | None = None, batch_end_callback: Callable | None = None,
-               kvstore: Any = "local", logger: logging.Logger | None = None, **kwargs: Any) -> FeedForward:
+    def create(
+        symbol: Any,
+        X: Any,
+        y: Any = None,
+        ctx: Any = None,
+        num_epoch: int | None = None,
+        epoch_size: int | None = None,
+        optimizer: Any = "sgd",
+        initializer: init_module.Initializer | None = None,
+        eval_data: Any = None,
+        eval_metric: Any = "acc",
+        epoch_end_callback: Callable | None = None,
+        batch_end_callback: Callable | None = None,
+        kvstore: Any = "local",
+        logger: logging.Logger | None = None,
+        **kwargs: Any,
+    ) -> FeedForward:
         """Build a model and ``fit`` it in one call."""
-        model = FeedForward(symbol, ctx=ctx, num_epoch=num_epoch, epoch_size=epoch_size, optimizer=optimizer,
-                            initializer=initializer, **kwargs)
-        model.fit(X, y, eval_data=eval_data, eval_metric=eval_metric, epoch_end_callback=epoch_end_callback,
-                  batch_end_callback=batch_end_callback, kvstore=kvstore, logger=logger)
+        model = FeedForward(
+            symbol,
+            ctx=ctx,
+            num_epoch=num_epoch,
+            epoch_size=epoch_size,
+            optimizer=optimizer,
+            initializer=initializer,
+            **kwargs,
+        )
+        model.fit(
+            X,
+            y,
+            eval_data=eval_data,
+            eval_metric=eval_metric,
+            epoch_end_callback=epoch_end_callback,
+            batch_end_callback=batch_end_callback,
+            kvstore=kvstore,
+            logger=logger,
+        )
         return model

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import copy as _copy
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from lazynd.errors import LazyNDError, OperatorError
 from lazynd.ops import registry
@@ -125,8 +126,10 @@ class Symbol:
         arguments = result.list_arguments()
         mapping: dict[str, Symbol] = {}
         if len(args) > len(arguments):
-            raise LazyNDError(f"compose: {len(args)} positional symbols given, the symbol has {len(arguments)} arguments")
-        for name, value in zip(arguments, args):
+            raise LazyNDError(
+                f"compose: {len(args)} positional symbols given, the symbol has {len(arguments)} arguments"
+            )
+        for name, value in zip(arguments, args, strict=False):
             mapping[name] = value
         for name, value in kwargs.items():
             if name not in arguments:
@@ -145,7 +148,9 @@ class Symbol:
     def __copy__(self) -> Symbol:
         memo: dict[int, Node] = {}
         for node in self._nodes():
-            memo[id(node)] = Node(node.op, node.name, node.params, node.attrs, node.user, [(memo[id(c)], i) for c, i in node.inputs])
+            memo[id(node)] = Node(
+                node.op, node.name, node.params, node.attrs, node.user, [(memo[id(c)], i) for c, i in node.inputs]
+            )
         return Symbol([(memo[id(n)], i) for n, i in self._outputs])
 
     def __deepcopy__(self, memo: dict) -> Symbol:
@@ -234,7 +239,7 @@ class Symbol:
             raise LazyNDError(f"{what}: give either positional or keyword arguments, not both")
         if len(args) > len(names):
             raise LazyNDError(f"{what}: {len(args)} positional values for {len(names)} arguments {names}")
-        for i, value in zip(arg_nodes, args):
+        for i, value in zip(arg_nodes, args, strict=False):
             if value is not None:
                 known[graph.entry(i)] = value
         by_name = {graph.nodes[i].name: i for i in graph.variables()}
@@ -324,21 +329,44 @@ class Symbol:
         save(self, fname)
 
     # -- executors -----------------------------------------------------------------------------
-    def bind(self, ctx: Any, args: Any, args_grad: Any = None, grad_req: Any = "write", aux_states: Any = None,
-             group2ctx: Any = None, shared_exec: Any = None) -> Any:
+    def bind(
+        self,
+        ctx: Any,
+        args: Any,
+        args_grad: Any = None,
+        grad_req: Any = "write",
+        aux_states: Any = None,
+        group2ctx: Any = None,
+        shared_exec: Any = None,
+    ) -> Any:
         from .executor import Executor
 
         return Executor.bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
 
-    def simple_bind(self, ctx: Any, grad_req: Any = "write", type_dict: Any = None, group2ctx: Any = None,
-                    shared_exec: Any = None, **shapes: Any) -> Any:
+    def simple_bind(
+        self,
+        ctx: Any,
+        grad_req: Any = "write",
+        type_dict: Any = None,
+        group2ctx: Any = None,
+        shared_exec: Any = None,
+        **shapes: Any,
+    ) -> Any:
         from .executor import Executor
 
         return Executor.simple_bind(self, ctx, grad_req, type_dict, group2ctx, shared_exec, shapes)
 
 
-def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | None = None, lr_mult: float | None = None,
-             wd_mult: float | None = None, dtype: Any = None, init: Any = None, **kwargs: Any) -> Symbol:
+def Variable(
+    name: str,
+    attr: dict | None = None,
+    shape: Sequence[int] | None = None,
+    lr_mult: float | None = None,
+    wd_mult: float | None = None,
+    dtype: Any = None,
+    init: Any = None,
+    **kwargs: Any,
+) -> Symbol:
     """A free input of a graph.
 
     Examples
@@ -424,14 +452,18 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any]) ->
     node_name = NameManager.current.get(name, name_hint(op))
     input_names = op.input_names(attrs) + list(op.aux)
     if len(positional) > len(input_names):
-        raise OperatorError(f"{op.name}: {len(positional)} input symbols given, it takes {len(input_names)} ({input_names})")
+        raise OperatorError(
+            f"{op.name}: {len(positional)} input symbols given, it takes {len(input_names)} ({input_names})"
+        )
     inputs: list[Entry] = []
     for i, input_name in enumerate(input_names):
         source = positional[i] if i < len(positional) else named.pop(input_name, None)
         if source is None:
             source = Symbol([(Node(None, f"{node_name}_{input_name}", user=dict(user)), 0)])
         if len(source._outputs) != 1:
-            raise OperatorError(f"{op.name}: input '{input_name}' is a group of {len(source._outputs)} outputs, expected one")
+            raise OperatorError(
+                f"{op.name}: input '{input_name}' is a group of {len(source._outputs)} outputs, expected one"
+            )
         inputs.append(source._outputs[0])
     if named:
         raise OperatorError(f"{op.name}: unknown input(s) {sorted(named)}; inputs are {input_names}")

@@ -26,7 +26,7 @@ def _output_shapes(symbol: Any, shape: dict[str, tuple] | None) -> dict[str, tup
     _, out_shapes, _ = internals.infer_shape(**shape)
     if out_shapes is None:
         raise LazyNDError(f"visualization: cannot infer the shapes of the network from {shape}")
-    return dict(zip(internals.list_outputs(), out_shapes))
+    return dict(zip(internals.list_outputs(), out_shapes, strict=False))
 
 
 def _entry_name(nodes: list[dict[str, Any]], entry: list[int]) -> str:
@@ -45,8 +45,13 @@ def _layer_params(nodes: list[dict[str, Any]], node: dict[str, Any], shapes: dic
     return total
 
 
-def print_summary(symbol: Any, shape: dict[str, tuple] | None = None, line_length: int = 100,
-                  positions: tuple[float, ...] = (0.40, 0.62, 0.74, 1.0), file: Any = None) -> int:
+def print_summary(
+    symbol: Any,
+    shape: dict[str, tuple] | None = None,
+    line_length: int = 100,
+    positions: tuple[float, ...] = (0.40, 0.62, 0.74, 1.0),
+    file: Any = None,
+) -> int:
     """Print one row per layer (name and type, output shape, parameter count, inputs); return the total parameter count.
 
     Examples
@@ -68,7 +73,7 @@ def print_summary(symbol: Any, shape: dict[str, tuple] | None = None, line_lengt
 
     def row(fields: list[str]) -> None:
         text = ""
-        for field, stop in zip(fields, columns):
+        for field, stop in zip(fields, columns, strict=False):
             text = (text + field)[: stop - 1].ljust(stop)
         lines.append(text.rstrip())
 
@@ -85,7 +90,8 @@ def print_summary(symbol: Any, shape: dict[str, tuple] | None = None, line_lengt
             params = _layer_params(nodes, node, shapes, inputs)
             total += params
             previous = [
-                _entry_name(nodes, e) for e in node["inputs"]
+                _entry_name(nodes, e)
+                for e in node["inputs"]
                 if nodes[e[0]]["op"] != "null" or nodes[e[0]]["name"] in inputs
             ]
             out_shape = shapes.get(f"{node['name']}_output", "")
@@ -98,9 +104,17 @@ def print_summary(symbol: Any, shape: dict[str, tuple] | None = None, line_lengt
 
 
 _FILL = {
-    "FullyConnected": "#fb8072", "Convolution": "#fb8072", "Deconvolution": "#fb8072",
-    "Activation": "#ffffb3", "LeakyReLU": "#ffffb3", "BatchNorm": "#bebada", "Pooling": "#80b1d3",
-    "Concat": "#fdb462", "Flatten": "#fdb462", "Reshape": "#fdb462", "SoftmaxOutput": "#b3de69",
+    "FullyConnected": "#fb8072",
+    "Convolution": "#fb8072",
+    "Deconvolution": "#fb8072",
+    "Activation": "#ffffb3",
+    "LeakyReLU": "#ffffb3",
+    "BatchNorm": "#bebada",
+    "Pooling": "#80b1d3",
+    "Concat": "#fdb462",
+    "Flatten": "#fdb462",
+    "Reshape": "#fdb462",
+    "SoftmaxOutput": "#b3de69",
 }
 
 
@@ -135,13 +149,21 @@ class Network:
         try:
             import graphviz
         except ImportError as exc:
-            raise LazyNDError("plot_network: rendering needs the 'graphviz' package (pip install graphviz); "
-                              "the DOT text is in .source") from exc
+            raise LazyNDError(
+                "plot_network: rendering needs the 'graphviz' package (pip install graphviz); "
+                "the DOT text is in .source"
+            ) from exc
         return graphviz.Source(self.source, format=self.save_format).render(filename or self.title, **kwargs)
 
 
-def plot_network(symbol: Any, title: str = "plot", save_format: str = "pdf", shape: dict[str, tuple] | None = None,
-                 node_attrs: dict[str, str] | None = None, hide_weights: bool = True) -> Network:
+def plot_network(
+    symbol: Any,
+    title: str = "plot",
+    save_format: str = "pdf",
+    shape: dict[str, tuple] | None = None,
+    node_attrs: dict[str, str] | None = None,
+    hide_weights: bool = True,
+) -> Network:
     """The network as a Graphviz digraph: one box per layer, edges labelled with shapes when ``shape`` is given.
 
     Examples

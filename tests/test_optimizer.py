@@ -151,7 +151,9 @@ def test_register_adds_a_custom_optimizer():
 
 
 def test_biases_get_no_weight_decay_and_multipliers_apply_by_name():
-    opt = optimizer.create("sgd", learning_rate=1.0, wd=0.1, param_idx2name={0: "fc_weight", 1: "fc_bias", 2: "bn_gamma"})
+    opt = optimizer.create(
+        "sgd", learning_rate=1.0, wd=0.1, param_idx2name={0: "fc_weight", 1: "fc_bias", 2: "bn_gamma"}
+    )
     opt.set_lr_mult({"fc_weight": 0.5})
     assert opt._get_wd(0) == pytest.approx(0.1)
     assert opt._get_wd(1) == 0.0
@@ -220,7 +222,7 @@ def test_updater_states_round_trip_through_bytes(problem):
     assert isinstance(saved, bytes)
     restored = optimizer.get_updater(optimizer.create("adam", learning_rate=0.01))
     restored.set_states(saved)
-    for a, b in zip(updater.states[0], restored.states[0]):
+    for a, b in zip(updater.states[0], restored.states[0], strict=True):
         assert_almost_equal(a.asnumpy(), b.asnumpy())
 
 

@@ -9,5 +9,12 @@ from .ndarray_iter import NDArrayIter
 from .prefetch import PrefetchingIter, ResizeIter
 
 __all__ = [
-    "DataDesc", "DataBatch", "DataIter", "NDArrayIter", "MNISTIter", "PrefetchingIter", "ResizeIter", "CSVIter",
+    "DataDesc",
+    "DataBatch",
+    "DataIter",
+    "NDArrayIter",
+    "MNISTIter",
+    "PrefetchingIter",
+    "ResizeIter",
+    "CSVIter",
 ]

@@ -25,6 +25,9 @@ class DataDesc(tuple):
     ('data', (32, 3, 28, 28), 'NCHW', 1)
     """
 
+    dtype: Any
+    layout: str
+
     def __new__(cls, name: str, shape: Sequence[int], dtype: Any = np.float32, layout: str = "NCHW") -> DataDesc:
         if not isinstance(name, str):
             raise DataError(f"DataDesc: name must be a str, got {type(name).__name__}")
@@ -64,7 +67,9 @@ class DataDesc(tuple):
         return axis
 
     @staticmethod
-    def get_list(shapes: Sequence[tuple[str, Sequence[int]]], types: Sequence[tuple[str, Any]] | None = None) -> list[DataDesc]:
+    def get_list(
+        shapes: Sequence[tuple[str, Sequence[int]]], types: Sequence[tuple[str, Any]] | None = None
+    ) -> list[DataDesc]:
         """``DataDesc`` list from ``(name, shape)`` pairs and optional ``(name, dtype)`` pairs."""
         if types is None:
             return [DataDesc(name, shape) for name, shape in shapes]

@@ -21,7 +21,9 @@ def _read_csv(path: str, shape: tuple[int, ...], what: str, dtype: Any) -> np.nd
         raise DataError(f"CSVIter: {what} file {path!r} is not numeric CSV: {exc}") from exc
     width = int(np.prod(shape))
     if rows.shape[1] != width:
-        raise DataError(f"CSVIter: {what} file {path!r} has {rows.shape[1]} columns per row, expected {width} for shape {shape}")
+        raise DataError(
+            f"CSVIter: {what} file {path!r} has {rows.shape[1]} columns per row, expected {width} for shape {shape}"
+        )
     return rows.reshape((len(rows),) + tuple(shape))
 
 

@@ -11,7 +11,9 @@ from ..errors import DataError
 from .ndarray_iter import NDArrayIter
 
 
-def _load_pair(image: str | None, label: str | None, data_dir: Any, train: bool, dataset: str) -> tuple[np.ndarray, np.ndarray]:
+def _load_pair(
+    image: str | None, label: str | None, data_dir: Any, train: bool, dataset: str
+) -> tuple[np.ndarray, np.ndarray]:
     from .. import datasets
 
     if (image is None) != (label is None):
@@ -19,8 +21,8 @@ def _load_pair(image: str | None, label: str | None, data_dir: Any, train: bool,
     if image is None:
         return datasets.load_mnist(dataset, data_dir, train)
     paths = []
-    for path in (image, label):
-        path = os.fspath(path)
+    for given in (image, label):
+        path = os.fspath(given)  # type: ignore[arg-type]  # both set: checked above
         if data_dir is not None and not os.path.isabs(path):
             path = os.path.join(os.fspath(data_dir), path)
         if not os.path.exists(path) and os.path.exists(path + ".gz"):
@@ -79,7 +81,9 @@ class MNISTIter(NDArrayIter):
     ) -> None:
         images, labels = _load_pair(image, label, data_dir, train, dataset)
         if images.ndim != 3 or labels.shape != images.shape[:1]:
-            raise DataError(f"MNISTIter: expected images (N, rows, cols) and N labels, got {images.shape} and {labels.shape}")
+            raise DataError(
+                f"MNISTIter: expected images (N, rows, cols) and N labels, got {images.shape} and {labels.shape}"
+            )
         if not 0 <= part_index < num_parts:
             raise DataError(f"MNISTIter: part_index must be in [0, {num_parts}), got {part_index}")
         size = len(images) // num_parts

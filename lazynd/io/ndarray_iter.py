@@ -33,8 +33,11 @@ def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[s
         items = list(source.items())
     elif isinstance(source, dict):
         items = sorted(source.items())
-    elif isinstance(source, (list, tuple)) and source and not np.isscalar(source[0]) and (
-        hasattr(source[0], "asnumpy") or isinstance(source[0], np.ndarray)
+    elif (
+        isinstance(source, (list, tuple))
+        and source
+        and not np.isscalar(source[0])
+        and (hasattr(source[0], "asnumpy") or isinstance(source[0], np.ndarray))
     ):
         items = [(default_name if i == 0 else f"_{i}_{default_name}", v) for i, v in enumerate(source)]
     else:
@@ -88,7 +91,9 @@ class NDArrayIter(DataIter):
         if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
             raise DataError(f"NDArrayIter: batch_size must be a positive int, got {batch_size!r}")
         if last_batch_handle not in _LAST_BATCH_MODES:
-            raise DataError(f"NDArrayIter: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}")
+            raise DataError(
+                f"NDArrayIter: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}"
+            )
         self.layout = layout
         self.batch_axis = DataDesc.get_batch_axis(layout)
         self.data = init_named_arrays(data, data_name, "data")

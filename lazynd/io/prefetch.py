@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import DataError
@@ -92,7 +93,9 @@ class PrefetchingIter(DataIter):
         super().__init__(self.iters[0].batch_size)
         for what, renames in (("rename_data", rename_data), ("rename_label", rename_label)):
             if renames is not None and len(renames) != len(self.iters):
-                raise DataError(f"PrefetchingIter: {what} needs one dict per iterator ({len(self.iters)}), got {len(renames)}")
+                raise DataError(
+                    f"PrefetchingIter: {what} needs one dict per iterator ({len(self.iters)}), got {len(renames)}"
+                )
         self.rename_data = rename_data
         self.rename_label = rename_label
         self._workers = [_Worker(source) for source in self.iters]
@@ -109,21 +112,25 @@ class PrefetchingIter(DataIter):
             return list(descs)
         return [DataDesc(renames.get(d.name, d.name), d.shape, d.dtype, d.layout) for d in descs]
 
-    def _joined(self, batches: list[Any], field: str, renames: list[dict[str, str]] | None) -> list[DataDesc] | None:
+    def _joined(
+        self, batches: list[Any], field: str, renames: Sequence[dict[str, str] | None] | None
+    ) -> list[DataDesc] | None:
         descs = [getattr(b, field) for b in batches]
         if any(d is None for d in descs):
             return None
-        return [d for desc, r in zip(descs, renames or [None] * len(descs)) for d in self._renamed(desc, r)]
+        return [
+            d for desc, r in zip(descs, renames or [None] * len(descs), strict=False) for d in self._renamed(desc, r)
+        ]
 
     @property
     def provide_data(self) -> list[DataDesc]:
-        renames = self.rename_data or [None] * len(self.iters)
-        return [d for it, r in zip(self.iters, renames) for d in self._renamed(it.provide_data, r)]
+        renames: Sequence[dict[str, str] | None] = self.rename_data or [None] * len(self.iters)
+        return [d for it, r in zip(self.iters, renames, strict=False) for d in self._renamed(it.provide_data, r)]
 
     @property
     def provide_label(self) -> list[DataDesc]:
-        renames = self.rename_label or [None] * len(self.iters)
-        return [d for it, r in zip(self.iters, renames) for d in self._renamed(it.provide_label, r)]
+        renames: Sequence[dict[str, str] | None] = self.rename_label or [None] * len(self.iters)
+        return [d for it, r in zip(self.iters, renames, strict=False) for d in self._renamed(it.provide_label, r)]
 
     def reset(self) -> None:
         for worker in self._workers:
@@ -136,7 +143,7 @@ class PrefetchingIter(DataIter):
                 raise DataError("PrefetchingIter: the wrapped iterators ended after different numbers of batches")
             self.current_batch = None
             return False
-        pads = {b.pad for b in batches}  # type: ignore[union-attr]
+        pads = {b.pad or 0 for b in batches}  # type: ignore[union-attr]
         if len(pads) != 1:
             raise DataError(f"PrefetchingIter: the wrapped iterators gave different pads {sorted(pads)}")
         self.current_batch = DataBatch(

@@ -19,7 +19,9 @@ from .params import Param, enum, parse_bool, parse_float
 from .registry import OpDef, merge_shape, register
 from .softmax import softmax_into
 
-_NORMALIZATION = Param(enum("null", "batch", "valid"), "null", "divide the gradient by nothing, the batch size or the valid count")
+_NORMALIZATION = Param(
+    enum("null", "batch", "valid"), "null", "divide the gradient by nothing, the batch size or the valid count"
+)
 
 
 def _label_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
@@ -115,7 +117,9 @@ _SOFTMAX_PARAMS = {
     "preserve_shape": Param(parse_bool, False, "softmax over the last axis, label shape = data.shape[:-1]"),
     "normalization": _NORMALIZATION,
     "out_grad": Param(parse_bool, False, "accepted for MXNet compatibility; the head gradient is not used"),
-    "smooth_alpha": Param(parse_float, 0.0, "label smoothing: target 1 - alpha on the label, alpha / (classes - 1) elsewhere"),
+    "smooth_alpha": Param(
+        parse_float, 0.0, "label smoothing: target 1 - alpha on the label, alpha / (classes - 1) elsewhere"
+    ),
 }
 
 register(
@@ -126,7 +130,10 @@ register(
         params=_SOFTMAX_PARAMS,
         infer_shape=_softmax_output_shape,
         infer_type=_label_type,
-        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_SoftmaxOutput(outputs[0], inputs[1], **attrs), None],
+        gradient=lambda F, attrs, inputs, outputs, og: [
+            F._backward_SoftmaxOutput(outputs[0], inputs[1], **attrs),
+            None,
+        ],
         is_loss=True,
         aliases=("Softmax",),
         doc="Softmax in the forward pass; (softmax - one_hot(label)) * grad_scale as the gradient.",
@@ -182,7 +189,10 @@ def _make_regression(name: str, activation: Any, residual: Any, doc: str) -> Non
             params=params,
             infer_shape=_regression_shape(name),
             infer_type=_label_type,
-            gradient=lambda F, attrs, inputs, outputs, og: [getattr(F, f"_backward_{name}")(outputs[0], inputs[1], **attrs), None],
+            gradient=lambda F, attrs, inputs, outputs, og: [
+                getattr(F, f"_backward_{name}")(outputs[0], inputs[1], **attrs),
+                None,
+            ],
             is_loss=True,
             doc=doc,
         )
@@ -213,10 +223,23 @@ def _sigmoid(xp: Any, x: Any, out: Any) -> None:
         xp.reciprocal(out, out=out)
 
 
-_make_regression("LinearRegressionOutput", _identity, lambda xp, g: None, "Identity; gradient (out - label) * grad_scale / outputs per row.")
-_make_regression("LogisticRegressionOutput", _sigmoid, lambda xp, g: None, "Sigmoid; gradient (out - label) * grad_scale / outputs per row.")
 _make_regression(
-    "MAERegressionOutput", _identity, lambda xp, g: xp.sign(g, out=g), "Identity; gradient sign(out - label) * grad_scale / outputs per row."
+    "LinearRegressionOutput",
+    _identity,
+    lambda xp, g: None,
+    "Identity; gradient (out - label) * grad_scale / outputs per row.",
+)
+_make_regression(
+    "LogisticRegressionOutput",
+    _sigmoid,
+    lambda xp, g: None,
+    "Sigmoid; gradient (out - label) * grad_scale / outputs per row.",
+)
+_make_regression(
+    "MAERegressionOutput",
+    _identity,
+    lambda xp, g: xp.sign(g, out=g),
+    "Identity; gradient sign(out - label) * grad_scale / outputs per row.",
 )
 
 

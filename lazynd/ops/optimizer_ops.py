@@ -15,7 +15,8 @@ the GPU kernels (``kernels/optimizer.cu``) do the whole update in one launch.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -148,7 +149,9 @@ def _sgd_mom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
 
 
 # -- adam ------------------------------------------------------------------------------------------
-def _adam_block(xp: Any, attrs: dict, weight: Any, grad: Any, mean: Any, var: Any, out: Any, g: Any, scratch: Any) -> None:
+def _adam_block(
+    xp: Any, attrs: dict, weight: Any, grad: Any, mean: Any, var: Any, out: Any, g: Any, scratch: Any
+) -> None:
     beta1, beta2 = attrs["beta1"], attrs["beta2"]
     _scaled_gradient_into(xp, grad, attrs, g, scratch, weight)
     mean *= beta1
@@ -168,7 +171,15 @@ def _adam_block(xp: Any, attrs: dict, weight: Any, grad: Any, mean: Any, var: An
 def _adam_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     arrays = [*inputs, outputs[0]]
     if _gpu_ready(kctx, arrays):
-        scalars = [attrs["lr"], attrs["beta1"], attrs["beta2"], attrs["epsilon"], attrs["wd"], attrs["rescale_grad"], attrs["clip_gradient"]]
+        scalars = [
+            attrs["lr"],
+            attrs["beta1"],
+            attrs["beta2"],
+            attrs["epsilon"],
+            attrs["wd"],
+            attrs["rescale_grad"],
+            attrs["clip_gradient"],
+        ]
         _launch(kctx, "adam_update", arrays, scalars)
     else:
         _run_blocked(kctx, _adam_block, attrs, arrays)
@@ -194,7 +205,15 @@ def _rmsprop_block(xp: Any, attrs: dict, weight: Any, grad: Any, state: Any, out
 def _rmsprop_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     arrays = [*inputs, outputs[0]]
     if _gpu_ready(kctx, arrays):
-        scalars = [attrs["lr"], attrs["gamma1"], attrs["epsilon"], attrs["wd"], attrs["rescale_grad"], attrs["clip_gradient"], attrs["clip_weights"]]
+        scalars = [
+            attrs["lr"],
+            attrs["gamma1"],
+            attrs["epsilon"],
+            attrs["wd"],
+            attrs["rescale_grad"],
+            attrs["clip_gradient"],
+            attrs["clip_weights"],
+        ]
         _launch(kctx, "rmsprop_update", arrays, scalars)
     else:
         _run_blocked(kctx, _rmsprop_block, attrs, arrays)
@@ -215,7 +234,13 @@ def _register(name: str, forward: Callable, inputs: tuple[str, ...], extra: dict
     )
 
 
-_register("sgd_update", _sgd_forward, ("weight", "grad"), {}, "weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad).")
+_register(
+    "sgd_update",
+    _sgd_forward,
+    ("weight", "grad"),
+    {},
+    "weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad).",
+)
 _register(
     "sgd_mom_update",
     _sgd_mom_forward,

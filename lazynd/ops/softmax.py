@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backend.cuda_kernels import launch_config, load_file
 from ..errors import OperatorError
-from .params import Param, enum, parse_float, parse_int, optional
+from .params import Param, enum, optional, parse_float, parse_int
 from .registry import OpDef, register, unify_shapes
 
 _KERNEL_DTYPES = ("float32", "float64")
@@ -51,7 +51,9 @@ def softmax_into(kctx: Any, x: Any, out: Any, axis: int, temperature: float = 1.
         out /= out.sum(axis=axis, keepdims=True)
 
 
-def softmax_grad_into(kctx: Any, dy: Any, y: Any, dx: Any, axis: int, temperature: float = 1.0, log: bool = False) -> None:
+def softmax_grad_into(
+    kctx: Any, dy: Any, y: Any, dx: Any, axis: int, temperature: float = 1.0, log: bool = False
+) -> None:
     """Write the input gradient of softmax (or log-softmax) given the output ``y`` and head gradient ``dy``."""
     xp = kctx.xp
     if xp is not np and y.dtype.name in _KERNEL_DTYPES and y.size:
@@ -132,7 +134,16 @@ def _make_softmax(name: str, log: bool) -> None:
     }
     what = "log of the softmax" if log else "softmax"
     infer = _axis_checked_shape(name, lambda attrs, ndim: _normalize_axis(name, attrs["axis"], ndim))
-    register(OpDef(name, forward, params=params, infer_shape=infer, gradient=gradient, doc=f"The {what} of ``data`` along ``axis``."))
+    register(
+        OpDef(
+            name,
+            forward,
+            params=params,
+            infer_shape=infer,
+            gradient=gradient,
+            doc=f"The {what} of ``data`` along ``axis``.",
+        )
+    )
     register(
         OpDef(
             f"_backward_{name}",
@@ -191,8 +202,12 @@ register(
         "SoftmaxActivation",
         _activation_forward,
         params=dict(_MODE),
-        infer_shape=_axis_checked_shape("SoftmaxActivation", lambda attrs, ndim: _activation_axis("SoftmaxActivation", attrs["mode"], ndim)),
-        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_SoftmaxActivation(og[0], outputs[0], mode=attrs["mode"])],
+        infer_shape=_axis_checked_shape(
+            "SoftmaxActivation", lambda attrs, ndim: _activation_axis("SoftmaxActivation", attrs["mode"], ndim)
+        ),
+        gradient=lambda F, attrs, inputs, outputs, og: [
+            F._backward_SoftmaxActivation(og[0], outputs[0], mode=attrs["mode"])
+        ],
         doc="Softmax per instance (over all but the batch axis) or per channel (over axis 1).",
     )
 )

@@ -7,7 +7,8 @@ executor then runs it on its indexed graph after memory planning.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lazynd.errors import LazyNDError
 
@@ -59,7 +60,22 @@ def bind_passes() -> list[Callable[..., Any]]:
     return [_PASSES[n] for n in _AT_BIND]
 
 
-for _name, _fn in (("infer_shape", infer_shape), ("infer_type", infer_type), ("gradient", gradient), ("plan_memory", plan_memory)):
+for _name, _fn in (
+    ("infer_shape", infer_shape),
+    ("infer_type", infer_type),
+    ("gradient", gradient),
+    ("plan_memory", plan_memory),
+):
     register(_name, _fn)
 
-__all__ = ["register", "unregister", "get", "list_passes", "bind_passes", "infer_shape", "infer_type", "gradient", "plan_memory"]
+__all__ = [
+    "register",
+    "unregister",
+    "get",
+    "list_passes",
+    "bind_passes",
+    "infer_shape",
+    "infer_type",
+    "gradient",
+    "plan_memory",
+]

@@ -90,7 +90,7 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
                 raise OperatorError(
                     f"gradient: rule of {node.op.name} returned {len(result)} gradients for {n_data} inputs"
                 )
-            for (child, j), g in zip(node.inputs[:n_data], result):
+            for (child, j), g in zip(node.inputs[:n_data], result, strict=False):
                 if g is not None:
                     grads.setdefault((id(child), j), []).append(g)
         final: list[Entry | None] = []

@@ -21,11 +21,11 @@ def _merge(node_name: str, arg: str, given: Shape | None, inferred: Shape | None
     inferred = tuple(int(d) for d in inferred)
     if given is None:
         return inferred
-    if len(given) != len(inferred) or any(g and i and g != i for g, i in zip(given, inferred)):
+    if len(given) != len(inferred) or any(g and i and g != i for g, i in zip(given, inferred, strict=False)):
         raise ShapeError(
             f"infer_shape: node '{node_name}', argument '{arg}': provided shape {given}, inferred shape {inferred}"
         )
-    return tuple(g or i for g, i in zip(given, inferred))
+    return tuple(g or i for g, i in zip(given, inferred, strict=False))
 
 
 def _variable_hint(node: Any) -> Shape | None:
@@ -96,10 +96,12 @@ def _apply_node(graph: IndexedGraph, i: int, shapes: list) -> bool:
         raise ShapeError(f"infer_shape: node '{node.name}' ({op.name}): {err}") from err
     except (TypeError, ValueError, IndexError) as err:
         if all(shape_known(s) for s in in_shapes):
-            raise ShapeError(f"infer_shape: node '{node.name}' ({op.name}) failed on input shapes {in_shapes}: {err}") from err
+            raise ShapeError(
+                f"infer_shape: node '{node.name}' ({op.name}) failed on input shapes {in_shapes}: {err}"
+            ) from err
         return False  # the rule needs more than is known yet
     changed = False
-    for e, arg, shape in zip(in_entries, names, list(new_in) + list(new_aux)):
+    for e, arg, shape in zip(in_entries, names, list(new_in) + list(new_aux), strict=False):
         merged = _merge(node.name, arg, shapes[e], shape)
         if merged != shapes[e]:
             shapes[e] = merged

@@ -15,7 +15,9 @@ def _merge(node: str, arg: str, given: str | None, inferred: str | None) -> str 
     return inferred
 
 
-def infer_type(graph: IndexedGraph, known: dict[int, str], same_type: list[tuple[int, int]] | None = None) -> list[str | None]:
+def infer_type(
+    graph: IndexedGraph, known: dict[int, str], same_type: list[tuple[int, int]] | None = None
+) -> list[str | None]:
     """Dtype names of every entry (None where unknown); stored in ``graph.attrs['dtype']``.
 
     Examples
@@ -40,7 +42,7 @@ def infer_type(graph: IndexedGraph, known: dict[int, str], same_type: list[tuple
             new_in, new_out, new_aux = node.op.infer_type(
                 node.attrs, [types[e] for e in entries[:n_data]], [types[e] for e in entries[n_data:]]
             )
-            updates = list(zip(entries, node.input_names(), list(new_in) + list(new_aux)))
+            updates = list(zip(entries, node.input_names(), list(new_in) + list(new_aux), strict=False))
             updates += [(graph.entry(i, k), node.output_name(k), t) for k, t in enumerate(new_out)]
             for e, arg, t in updates:
                 merged = _merge(node.name, arg, types[e], t)

@@ -7,7 +7,7 @@ and are never handed to another entry.  Graph outputs are kept for their lifetim
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -43,7 +43,7 @@ def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -
     [-1, 0, 0]
     """
     shapes, dtypes = graph.attrs["shape"], graph.attrs["dtype"]
-    nbytes = [entry_bytes(s, t) for s, t in zip(shapes, dtypes)]
+    nbytes = [entry_bytes(s, t) for s, t in zip(shapes, dtypes, strict=False)]
     readers = [0] * graph.num_entries
     for i in order:
         for e in graph.input_entries(i):

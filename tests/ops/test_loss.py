@@ -39,7 +39,9 @@ def test_softmax_output_forward_is_softmax_over_classes(ctx, rng):
 def test_softmax_output_gradient_is_prob_minus_onehot_times_grad_scale(ctx, rng):
     x = rng.standard_normal((4, 3)).astype(np.float32)
     label = np.array([0, 2, 1, 2])
-    grads = loss_gradient("SoftmaxOutput", [mx.nd.array(x, ctx=ctx), mx.nd.array(label, ctx=ctx)], head=7.0, grad_scale=0.5)
+    grads = loss_gradient(
+        "SoftmaxOutput", [mx.nd.array(x, ctx=ctx), mx.nd.array(label, ctx=ctx)], head=7.0, grad_scale=0.5
+    )
     expected = (np_softmax(x) - np.eye(3)[label]) * 0.5
     assert_almost_equal(grads[0], expected, rtol=1e-5, atol=1e-6)
     assert grads[1] is None
@@ -160,7 +162,15 @@ def test_block_grad_passes_values_and_stops_gradients():
 
 
 @pytest.mark.parametrize(
-    "name", ["SoftmaxOutput", "LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput", "MakeLoss", "BlockGrad"]
+    "name",
+    [
+        "SoftmaxOutput",
+        "LinearRegressionOutput",
+        "LogisticRegressionOutput",
+        "MAERegressionOutput",
+        "MakeLoss",
+        "BlockGrad",
+    ],
 )
 def test_loss_heads_are_marked_as_losses(name):
     assert registry.get(name).is_loss

@@ -23,7 +23,9 @@ def rng() -> np.random.Generator:
 
 
 def steps(rng: np.random.Generator, shape=(3, 4), n=3) -> tuple[np.ndarray, list[np.ndarray]]:
-    return rng.standard_normal(shape).astype(np.float32), [rng.standard_normal(shape).astype(np.float32) * 3 for _ in range(n)]
+    return rng.standard_normal(shape).astype(np.float32), [
+        rng.standard_normal(shape).astype(np.float32) * 3 for _ in range(n)
+    ]
 
 
 @pytest.mark.parametrize("clip", [1.0, -1.0])
@@ -63,7 +65,9 @@ def test_adam_update_updates_weight_mean_and_var(ctx, rng):
     weight, mean, var = mx.nd.array(w0, ctx=ctx), mx.nd.zeros(w0.shape, ctx=ctx), mx.nd.zeros(w0.shape, ctx=ctx)
     ref_w, ref_m, ref_v = w0.astype(np.float64), np.zeros(w0.shape), np.zeros(w0.shape)
     for g in grads:
-        mx.nd.adam_update(weight, mx.nd.array(g, ctx=ctx), mean, var, out=weight, beta1=0.8, beta2=0.99, epsilon=1e-6, **COMMON)
+        mx.nd.adam_update(
+            weight, mx.nd.array(g, ctx=ctx), mean, var, out=weight, beta1=0.8, beta2=0.99, epsilon=1e-6, **COMMON
+        )
         eff = clipped(0.5 * g + 0.01 * ref_w, 1.0)
         ref_m = 0.8 * ref_m + 0.2 * eff
         ref_v = 0.99 * ref_v + 0.01 * eff**2
@@ -79,7 +83,16 @@ def test_rmsprop_update_updates_weight_and_state(ctx, rng, clip_weights):
     weight, state = mx.nd.array(w0, ctx=ctx), mx.nd.zeros(w0.shape, ctx=ctx)
     ref_w, ref_n = w0.astype(np.float64), np.zeros(w0.shape)
     for g in grads:
-        mx.nd.rmsprop_update(weight, mx.nd.array(g, ctx=ctx), state, out=weight, gamma1=0.9, epsilon=1e-6, clip_weights=clip_weights, **COMMON)
+        mx.nd.rmsprop_update(
+            weight,
+            mx.nd.array(g, ctx=ctx),
+            state,
+            out=weight,
+            gamma1=0.9,
+            epsilon=1e-6,
+            clip_weights=clip_weights,
+            **COMMON,
+        )
         eff = clipped(0.5 * g + 0.01 * ref_w, 1.0)
         ref_n = 0.1 * eff**2 + 0.9 * ref_n
         ref_w = clipped(ref_w - 0.1 * eff / np.sqrt(ref_n + 1e-6), clip_weights)
@@ -95,7 +108,9 @@ def test_float64_parameters_stay_float64(rng):
     assert_almost_equal(weight.asnumpy(), w0.astype(np.float64) - 0.5 * grads[0], rtol=1e-7)
 
 
-@pytest.mark.parametrize(("name", "states"), [("sgd_mom_update", ("mom",)), ("adam_update", ("mean", "var")), ("rmsprop_update", ("n",))])
+@pytest.mark.parametrize(
+    ("name", "states"), [("sgd_mom_update", ("mom",)), ("adam_update", ("mean", "var")), ("rmsprop_update", ("n",))]
+)
 def test_state_inputs_are_declared_as_written(name, states):
     op = registry.get(name)
     names = op.input_names(op.parse({"lr": 0.1}))

@@ -67,7 +67,9 @@ def test_softmax_activation_instance_mode_normalises_all_but_batch(ctx, rng):
 
 def test_softmax_activation_channel_mode_normalises_axis_1(ctx, rng):
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
-    check_forward("SoftmaxActivation", [x], {"mode": "channel"}, lambda a: np_softmax(a, 1), ctx=ctx, rtol=1e-5, atol=1e-6)
+    check_forward(
+        "SoftmaxActivation", [x], {"mode": "channel"}, lambda a: np_softmax(a, 1), ctx=ctx, rtol=1e-5, atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("mode", ["instance", "channel"])

@@ -46,11 +46,14 @@ def _numeric_grad(f, x, eps=1e-3):
     return g
 
 
-@pytest.mark.parametrize("build", [
-    lambda a, b: a * b + a,
-    lambda a, b: sym.exp(a) / (b * b + 1),
-    lambda a, b: sym.relu(sym.dot(a, b)) * 0.5,
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda a, b: a * b + a,
+        lambda a, b: sym.exp(a) / (b * b + 1),
+        lambda a, b: sym.relu(sym.dot(a, b)) * 0.5,
+    ],
+)
 def test_gradient_matches_numerical(build):
     rng = np.random.default_rng(0)
     a_np = rng.uniform(0.5, 1.5, (3, 3))

@@ -21,17 +21,30 @@ def test_two_layer_mlp_trains_on_mnist(data_dir):
     test_images, test_labels = load_mnist(data_dir=f"{data_dir}/mnist", train=False, download=False)
     x = (images.reshape(-1, 784) / 255.0).astype(np.float32)
     batch, lr = 100, 0.5
-    shapes = {"data": (batch, 784), "w1": (784, 64), "b1": (1, 64), "w2": (64, 10), "b2": (1, 10), "softmax_label": (batch,)}
+    shapes = {
+        "data": (batch, 784),
+        "w1": (784, 64),
+        "b1": (1, 64),
+        "w2": (64, 10),
+        "b2": (1, 10),
+        "softmax_label": (batch,),
+    }
     params = ["w1", "b1", "w2", "b2"]
     train = _mlp().simple_bind(mx.cpu(), grad_req={p: "write" for p in params}, **shapes)
     rng = np.random.default_rng(0)
     for name in ("w1", "w2"):
         fan_in = shapes[name][0]
-        train.arg_dict[name][:] = mx.nd.array(rng.standard_normal(shapes[name]).astype(np.float32) * np.sqrt(2 / fan_in))
-    test = _mlp().bind(mx.cpu(), {**train.arg_dict, "data": mx.nd.zeros((batch, 784)), "softmax_label": mx.nd.zeros((batch,))})
+        train.arg_dict[name][:] = mx.nd.array(
+            rng.standard_normal(shapes[name]).astype(np.float32) * np.sqrt(2 / fan_in)
+        )
+    test = _mlp().bind(
+        mx.cpu(), {**train.arg_dict, "data": mx.nd.zeros((batch, 784)), "softmax_label": mx.nd.zeros((batch,))}
+    )
     for step in range(400):
         k = (step * batch) % len(x)
-        train.forward(is_train=True, data=mx.nd.array(x[k : k + batch]), softmax_label=mx.nd.array(labels[k : k + batch]))
+        train.forward(
+            is_train=True, data=mx.nd.array(x[k : k + batch]), softmax_label=mx.nd.array(labels[k : k + batch])
+        )
         train.backward()
         for name in params:
             w, g = train.arg_dict[name], train.grad_dict[name]

@@ -36,9 +36,16 @@ def test_written_json_has_mxnet_keys():
 
 
 def test_legacy_09_attr_key_is_read():
-    text = json.dumps({"nodes": [{"op": "null", "name": "x", "inputs": []},
-                                 {"op": "_plus_scalar", "name": "p", "attr": {"scalar": "2", "ctx_group": "a"}, "inputs": [[0, 0]]}],
-                       "arg_nodes": [0], "heads": [[1, 0]]})
+    text = json.dumps(
+        {
+            "nodes": [
+                {"op": "null", "name": "x", "inputs": []},
+                {"op": "_plus_scalar", "name": "p", "attr": {"scalar": "2", "ctx_group": "a"}, "inputs": [[0, 0]]},
+            ],
+            "arg_nodes": [0],
+            "heads": [[1, 0]],
+        }
+    )
     s = sym.load_json(text)
     assert s.attr("ctx_group") == "a" and s.list_outputs() == ["p_output"]
 
@@ -64,6 +71,15 @@ def test_load_mxnet_08_file_upgrades_batchnorm_and_attrs(data_dir):
 def test_load_mxnet_19_mlp_checkpoint_symbol(data_dir):
     _needs("FullyConnected", "Activation", "Flatten", "SoftmaxOutput")
     s = sym.load(os.path.join(data_dir, "mxnet", "mnist_mlp-symbol.json"))
-    assert s.list_arguments() == ["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "fc3_weight", "fc3_bias", "softmax_label"]
+    assert s.list_arguments() == [
+        "data",
+        "fc1_weight",
+        "fc1_bias",
+        "fc2_weight",
+        "fc2_bias",
+        "fc3_weight",
+        "fc3_bias",
+        "softmax_label",
+    ]
     assert s.infer_shape(data=(5, 1, 28, 28))[1] == [(5, 10)]
     assert sym.load_json(s.tojson()).tojson() == s.tojson()

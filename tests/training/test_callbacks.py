@@ -42,7 +42,9 @@ def test_log_train_metric_logs_each_period(caplog) -> None:
     with caplog.at_level(logging.INFO):
         for nbatch in range(7):
             log(_param(nbatch, acc))
-    assert [r.getMessage() for r in caplog.records] == [f"Iter[2] Batch[{n}] Train-accuracy=0.000000" for n in (0, 3, 6)]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Iter[2] Batch[{n}] Train-accuracy=0.000000" for n in (0, 3, 6)
+    ]
 
 
 def test_progress_bar_renders_fraction() -> None:

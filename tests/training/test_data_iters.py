@@ -200,7 +200,12 @@ def test_csv_iter_wrong_column_count_raises(tmp_path) -> None:
 
 def test_mnist_iter_reads_idx_files_scaled_to_unit_range(data_dir) -> None:
     folder = data_dir / "mnist"
-    it = MNISTIter(str(folder / "t10k-images-idx3-ubyte.gz"), str(folder / "t10k-labels-idx1-ubyte.gz"), batch_size=100, shuffle=False)
+    it = MNISTIter(
+        str(folder / "t10k-images-idx3-ubyte.gz"),
+        str(folder / "t10k-labels-idx1-ubyte.gz"),
+        batch_size=100,
+        shuffle=False,
+    )
     batch = next(it)
     pixels = batch.data[0].asnumpy()
     assert pixels.shape == (100, 1, 28, 28)

@@ -31,8 +31,16 @@ def _blobs(count: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 def _fitted(**kwargs) -> FeedForward:
     mx.random.seed(0)
     data, label = _blobs()
-    ff = FeedForward(_net(), num_epoch=kwargs.pop("num_epoch", 5), numpy_batch_size=40, learning_rate=0.1, momentum=0.9,
-                     initializer=mx.init.Xavier(), progress_bar=False, **kwargs)
+    ff = FeedForward(
+        _net(),
+        num_epoch=kwargs.pop("num_epoch", 5),
+        numpy_batch_size=40,
+        learning_rate=0.1,
+        momentum=0.9,
+        initializer=mx.init.Xavier(),
+        progress_bar=False,
+        **kwargs,
+    )
     return ff.fit(data, label)
 
 
@@ -64,8 +72,12 @@ def test_batch_and_epoch_callbacks_are_called() -> None:
     seen_batches, seen_epochs = [], []
     data, label = _blobs(80)
     ff = FeedForward(_net(), num_epoch=2, numpy_batch_size=40, progress_bar=False)
-    ff.fit(data, label, batch_end_callback=lambda p: seen_batches.append((p.epoch, p.nbatch)),
-           epoch_end_callback=lambda epoch, s, arg, aux: seen_epochs.append((epoch, sorted(arg))))
+    ff.fit(
+        data,
+        label,
+        batch_end_callback=lambda p: seen_batches.append((p.epoch, p.nbatch)),
+        epoch_end_callback=lambda epoch, s, arg, aux: seen_epochs.append((epoch, sorted(arg))),
+    )
     assert seen_batches == [(0, 0), (0, 1), (1, 0), (1, 1)]
     assert seen_epochs[1] == (1, ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"])
 
@@ -83,13 +95,17 @@ def test_save_and_load_give_the_same_predictions(tmp_path) -> None:
 def test_do_checkpoint_callback_writes_each_epoch(tmp_path) -> None:
     data, label = _blobs(80)
     prefix = str(tmp_path / "ck")
-    FeedForward(_net(), num_epoch=2, numpy_batch_size=40, progress_bar=False).fit(data, label, epoch_end_callback=do_checkpoint(prefix))
+    FeedForward(_net(), num_epoch=2, numpy_batch_size=40, progress_bar=False).fit(
+        data, label, epoch_end_callback=do_checkpoint(prefix)
+    )
     assert (tmp_path / "ck-0001.params").exists() and (tmp_path / "ck-0002.params").exists()
 
 
 def test_init_attribute_overrides_the_initializer() -> None:
     weight = sym.Variable("fc1_weight", init=mx.init.Constant(0.5))
-    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable("data"), weight=weight, num_hidden=2, name="fc1"), name="softmax")
+    net = sym.SoftmaxOutput(
+        sym.FullyConnected(sym.Variable("data"), weight=weight, num_hidden=2, name="fc1"), name="softmax"
+    )
     data, label = _blobs(40)
     ff = FeedForward(net, num_epoch=1, numpy_batch_size=40, learning_rate=0.0, progress_bar=False)
     ff.fit(data, label)
@@ -98,7 +114,9 @@ def test_init_attribute_overrides_the_initializer() -> None:
 
 def test_given_arg_params_are_used_and_checked() -> None:
     data, label = _blobs(40)
-    ff = FeedForward(_net(), num_epoch=1, numpy_batch_size=40, progress_bar=False, arg_params={"fc1_weight": mx.nd.ones((3, 3))})
+    ff = FeedForward(
+        _net(), num_epoch=1, numpy_batch_size=40, progress_bar=False, arg_params={"fc1_weight": mx.nd.ones((3, 3))}
+    )
     with pytest.raises(DataError, match="'fc1_weight' has shape \\(3, 3\\), the symbol needs \\(16, 5\\)"):
         ff.fit(data, label)
 

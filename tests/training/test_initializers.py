@@ -19,7 +19,8 @@ def _filled(initializer, name: str, shape) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    "name, value", [("fc1_bias", 0.0), ("bn_gamma", 1.0), ("bn_beta", 0.0), ("bn_moving_mean", 0.0), ("bn_moving_var", 1.0)]
+    "name, value",
+    [("fc1_bias", 0.0), ("bn_gamma", 1.0), ("bn_beta", 0.0), ("bn_moving_mean", 0.0), ("bn_moving_var", 1.0)],
 )
 def test_name_suffix_picks_the_fill(name, value) -> None:
     assert np.all(_filled(init.Uniform(0.5), name, (3,)) == value)
