@@ -101,6 +101,22 @@ def _num_batches(data: Any) -> int | None:
     return None
 
 
+def _kvstore(kvstore: Any) -> Any:
+    """The store to aggregate gradients through, or None where one device needs none."""
+    if kvstore is None or (isinstance(kvstore, str) and kvstore in ("local", "device")):
+        return None
+    if isinstance(kvstore, str):
+        import lazynd_kv  # only a distributed store is worth creating for one device
+
+        return lazynd_kv.create(kvstore)
+    for method in ("init", "push", "pull"):
+        if not callable(getattr(kvstore, method, None)):
+            raise DataError(
+                f"FeedForward.fit: kvstore must be a store name or have init/push/pull, got {type(kvstore).__name__}"
+            )
+    return kvstore
+
+
 def _call_all(callbacks: Any, *args: Any) -> None:
     if callbacks is None:
         return
@@ -282,7 +298,7 @@ class FeedForward:
         executor = self._bind(input_shapes, for_training=True)
         optimizer = self._create_optimizer(data.batch_size, param_names)
         updater = opt_module.get_updater(optimizer)
-        store = None if isinstance(kvstore, str) or kvstore is None else kvstore
+        store = _kvstore(kvstore)
         weights = [executor.arg_dict[n] for n in param_names]
         grads = [executor.grad_dict[n] for n in param_names]
         if store is not None:

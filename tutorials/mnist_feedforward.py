@@ -37,6 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--lr-halve-epochs", type=int, default=2, help="halve the learning rate every N epochs")
     parser.add_argument("--data-dir", default=None, help="folder holding mnist/ (default: $LAZYND_DATA_DIR)")
     parser.add_argument("--max-batches", type=int, default=None, help="batches per epoch (and for the test pass)")
     parser.add_argument(
@@ -66,6 +67,8 @@ def main(argv: list[str] | None = None) -> float:
         test = mx.io.ResizeIter(test, min(args.max_batches, 10_000 // args.batch_size))
     train = mx.io.PrefetchingIter(train)
 
+    batches_per_epoch = args.max_batches or 60_000 // args.batch_size
+    schedule = mx.lr_scheduler.FactorScheduler(step=batches_per_epoch * args.lr_halve_epochs, factor=0.5)
     callbacks = []
     if args.model_prefix:
         os.makedirs(os.path.dirname(os.path.abspath(args.model_prefix)), exist_ok=True)
@@ -78,6 +81,7 @@ def main(argv: list[str] | None = None) -> float:
         optimizer="sgd",
         initializer=mx.init.Xavier(),
         learning_rate=args.lr,
+        lr_scheduler=schedule,
         momentum=0.9,
         wd=1e-4,
         progress_bar=not args.no_progress,

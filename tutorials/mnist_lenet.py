@@ -1,8 +1,8 @@
 """Train LeNet on MNIST: two convolution/pooling stages, then two dense layers.
 
 ``--batchnorm`` adds BatchNorm after each convolution, ``--dropout P`` adds
-Dropout before the last layer.  Uses ``FeedForward`` with Adam-free plain
-SGD + momentum, the classic recipe that reaches about 99% in a few epochs.
+Dropout before the last layer.  Trains with ``FeedForward`` and SGD with
+momentum, the classic recipe for about 99% test accuracy in a few epochs.
 
 Run::
 

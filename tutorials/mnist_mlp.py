@@ -39,6 +39,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--lr-halve-epochs", type=int, default=2, help="halve the learning rate every N epochs")
     parser.add_argument("--momentum", type=float, default=0.9)
     parser.add_argument("--wd", type=float, default=1e-4)
     parser.add_argument("--data-dir", default=None, help="folder holding mnist/ (default: $LAZYND_DATA_DIR)")
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> float:
     for epoch in range(args.epochs):
         tic = time.perf_counter()
         train_metric = mx.metric.Accuracy()
+        learning_rate = args.lr * 0.5 ** (epoch // args.lr_halve_epochs)
         train_iter.reset()
         for nbatch, batch in enumerate(train_iter):
             if args.max_batches is not None and nbatch == args.max_batches:
@@ -107,7 +109,7 @@ def main(argv: list[str] | None = None) -> float:
                     grad,
                     momenta[name],
                     out=weight,
-                    lr=args.lr,
+                    lr=learning_rate,
                     momentum=args.momentum,
                     wd=args.wd,
                     rescale_grad=1.0 / args.batch_size,

@@ -140,3 +140,54 @@ def test_predict_before_fit_raises() -> None:
 def test_several_devices_are_refused_with_a_clear_error() -> None:
     with pytest.raises(ContextError, match="one device"):
         FeedForward(_net(), ctx=[mx.cpu(0), mx.cpu(1)])
+
+
+class _RecordingStore:
+    """A minimal store: keeps the last pushed gradient per key and hands it back on pull."""
+
+    def __init__(self) -> None:
+        self.values: dict = {}
+        self.pushes = 0
+
+    def init(self, key, value) -> None:
+        self.values[key] = value.copy()
+
+    def push(self, key, value) -> None:
+        self.pushes += 1
+        self.values[key] = value.copy()
+
+    def pull(self, key, out) -> None:
+        self.values[key].copyto(out)
+
+
+def test_fit_pushes_and_pulls_every_gradient_through_a_given_store() -> None:
+    mx.random.seed(0)
+    store = _RecordingStore()
+    data, label = _blobs()
+    ff = FeedForward(
+        _net(),
+        num_epoch=3,
+        numpy_batch_size=40,
+        learning_rate=0.1,
+        momentum=0.9,
+        initializer=mx.init.Xavier(),
+        progress_bar=False,
+    )
+    ff.fit(data, label, kvstore=store)
+    assert store.pushes == 3 * 10 * 4  # epochs x batches x parameters
+    assert ff.score(mx.io.NDArrayIter(data, label, batch_size=50)) > 0.95
+
+
+def test_fit_rejects_a_kvstore_that_is_not_a_store() -> None:
+    data, label = _blobs(40)
+    with pytest.raises(DataError, match="kvstore must be a store name or have init/push/pull, got int"):
+        FeedForward(_net(), num_epoch=1, numpy_batch_size=40, progress_bar=False).fit(data, label, kvstore=3)
+
+
+def test_fit_accepts_a_lazynd_kv_local_store_object() -> None:
+    import lazynd_kv
+
+    data, label = _blobs(80)
+    ff = FeedForward(_net(), num_epoch=1, numpy_batch_size=40, progress_bar=False)
+    ff.fit(data, label, kvstore=lazynd_kv.create("local"))
+    assert sorted(ff.arg_params) == ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"]
