@@ -12,7 +12,7 @@ import pytest
 
 TUTORIALS = Path(__file__).resolve().parent.parent / "tutorials"
 SCRIPTS = ["mnist_mlp.py", "mnist_feedforward.py", "mnist_lenet.py"]
-MARKDOWN = ["ndarray_basics.md", "symbol_basics.md"]
+MARKDOWN = sorted(path.name for path in TUTORIALS.glob("*.md"))
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

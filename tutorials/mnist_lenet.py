@@ -41,7 +41,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ctx", choices=["cpu", "gpu"], default="cpu")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=100)
-    parser.add_argument("--lr", type=float, default=0.1)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--lr-halve-epochs", type=int, default=1, help="halve the learning rate every N epochs")
     parser.add_argument("--data-dir", default=None, help="folder holding mnist/ (default: $LAZYND_DATA_DIR)")
     parser.add_argument("--max-batches", type=int, default=None, help="batches per epoch (and for the test pass)")
     parser.add_argument("--batchnorm", action="store_true")
@@ -71,6 +72,8 @@ def main(argv: list[str] | None = None) -> float:
         train = mx.io.ResizeIter(train, args.max_batches)
         test = mx.io.ResizeIter(test, min(args.max_batches, 10_000 // args.batch_size))
 
+    batches_per_epoch = args.max_batches or 60_000 // args.batch_size
+    schedule = mx.lr_scheduler.FactorScheduler(step=batches_per_epoch * args.lr_halve_epochs, factor=0.5)
     model = mx.model.FeedForward(
         net,
         ctx=ctx,
@@ -78,6 +81,7 @@ def main(argv: list[str] | None = None) -> float:
         optimizer="sgd",
         initializer=mx.init.Xavier(factor_type="in", magnitude=2.34),
         learning_rate=args.lr,
+        lr_scheduler=schedule,
         momentum=0.9,
         wd=1e-4,
         progress_bar=not args.no_progress,
