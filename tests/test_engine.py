@@ -145,3 +145,53 @@ def test_four_threads_pushing_into_shared_arrays() -> None:
         t.join()
     for arr, ref in zip(shared, expected):
         np.testing.assert_array_equal(arr.asnumpy(), ref)
+
+
+# -- run_now: ready, small arithmetic runs at once on the calling thread -----------------------------
+def test_run_now_refuses_vars_with_pending_writes_or_errors(engine_name: str) -> None:
+    from lazynd.engine.base import NOT_READY
+
+    engine = get_engine()
+    free = Var()
+    assert engine.run_now(lambda x: x + 1, (41,), [free]) == 42
+    failed = Var()
+    failed.exc = mx.EngineError("earlier failure", "op")
+    assert engine.run_now(lambda: 1, (), [failed]) is NOT_READY
+    assert engine.run_now(_raise_value_error, (), [free]) is NOT_READY  # the caller pushes it instead
+    if engine_name == "threaded":
+        busy = Var()
+        busy.writing = True
+        assert engine.run_now(lambda: 1, (), [busy]) is NOT_READY
+
+
+def test_same_shape_arithmetic_sees_writes_still_running_on_workers(engine_name: str) -> None:
+    # a reduction over a large array runs on a worker; the small sum after it must wait for it
+    rng = np.random.default_rng(0)
+    big_np = rng.standard_normal((64, 1024)).astype(np.float32)
+    big = mx.nd.array(big_np)
+    a, b = mx.nd.zeros((1024,)), mx.nd.ones((1024,))
+    for i in range(300):
+        mx.nd.sum(big * float(i % 7), axis=0, out=a)
+        c = a + b
+        d = c * a
+        expected = big_np.sum(axis=0) * float(i % 7) + 1
+        np.testing.assert_allclose(c.asnumpy(), expected, rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(d.asnumpy(), expected * (expected - 1), rtol=1e-4, atol=1e-3)
+
+
+def test_same_shape_arithmetic_inherits_a_failed_input(engine_name: str) -> None:
+    x, y = mx.nd.ones((4,)), mx.nd.ones((4,))
+    get_engine().push(_raise_value_error, (), [], [x.handle], "failing_producer")
+    z = x + y  # returns at once; the error waits for a wait
+    with pytest.raises(mx.EngineError, match="failing_producer"):
+        z.asnumpy()
+
+
+def test_arithmetic_on_strided_views_gives_contiguous_arrays_whose_reshape_is_a_view() -> None:
+    base = mx.nd.array(np.arange(24, dtype=np.float32).reshape(4, 6))
+    view = base[:, ::2]
+    c = view + view
+    np.testing.assert_array_equal(c.asnumpy(), 2 * np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::2])
+    flat = c.reshape((-1,))
+    flat[:] = 5
+    assert (c.asnumpy() == 5).all()

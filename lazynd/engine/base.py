@@ -9,6 +9,16 @@ from ..errors import EngineError
 from .var import Var
 
 
+class _NotReady:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_READY"
+
+
+NOT_READY: Any = _NotReady()
+
+
 class Operation:
     """One pushed operation: ``fn(*args)`` reading and writing some vars."""
 
@@ -81,6 +91,17 @@ class Engine:
 
     def waitall(self) -> None:
         raise NotImplementedError
+
+    def run_now(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var]) -> Any:
+        """Run the pure function ``fn(*args)`` on this thread if its inputs are ready.
+
+        For operations that only read ``reads`` and return a *new* array (so they write no
+        existing var): when no pending or queued write touches any var in ``reads`` and none
+        carries an error, the result is computed at once and returned; otherwise (or while the
+        profiler records, or if ``fn`` raises) :data:`NOT_READY` is returned and the caller
+        pushes the operation as usual, so errors still surface at a wait.
+        """
+        return NOT_READY
 
     # -- shared helpers ------------------------------------------------------------------------
     def _run(self, op: Operation) -> None:

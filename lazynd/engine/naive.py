@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .base import Engine, Operation
+from .base import NOT_READY, Engine, Operation
 from .var import Var
 
 
@@ -28,6 +28,17 @@ class NaiveEngine(Engine):
         inline_ok: bool = False,
     ) -> None:
         self._run(Operation(fn, args, reads, writes, reads, name, device))
+
+    def run_now(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var]) -> Any:
+        if self.profiler_hook is not None:
+            return NOT_READY
+        for v in reads:
+            if v.exc is not None:
+                return NOT_READY
+        try:
+            return fn(*args)
+        except Exception:  # noqa: BLE001 - pushed again by the caller: the error reaches a wait
+            return NOT_READY
 
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
         if var.event is not None:

@@ -21,7 +21,7 @@ from collections import deque
 from queue import SimpleQueue
 from typing import Any, Callable, Sequence
 
-from .base import Engine, Operation, split_vars
+from .base import NOT_READY, Engine, Operation, split_vars
 from .var import Var
 
 
@@ -99,6 +99,22 @@ class ThreadedEngine(Engine):
                     return
             lock.release()
         self._push_queued(fn, args, reads, writes, name, device)
+
+    def run_now(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var]) -> Any:
+        # No lock: every write pushed before this call either holds ``v.writing`` or sits in
+        # ``v.queue``, and ``_release`` sets ``writing`` before it pops the queue, so reading
+        # ``queue`` first and ``writing`` second can never see a pushed write as neither.
+        # Only a write pushed concurrently by another thread could slip in; that is a race in
+        # the caller's program (it has no order with this push), exactly as it is in NumPy.
+        if self.profiler_hook is not None:
+            return NOT_READY
+        for v in reads:
+            if v.queue or v.writing or v.exc is not None:
+                return NOT_READY
+        try:
+            return fn(*args)
+        except Exception:  # noqa: BLE001 - pushed again by the caller: the error reaches a wait
+            return NOT_READY
 
     def _run_inline(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any) -> None:
         exc = None
@@ -213,8 +229,8 @@ class ThreadedEngine(Engine):
             if is_write:
                 if v.pending_reads or v.writing:
                     return
+                v.writing = True  # before the pop: see run_now
                 queue.popleft()
-                v.writing = True
                 op.wait -= 1
                 if op.wait == 0:
                     ready.append(op)

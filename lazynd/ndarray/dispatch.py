@@ -15,9 +15,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import engine as _engine_mod
 from ..backend import cpu_backend, get_backend
 from ..context import Context, current_context
 from ..engine import get_engine
+from ..engine.base import NOT_READY
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
 from ..ops import registry
@@ -255,6 +257,53 @@ from ..ops.elemwise_binary import FAST_KERNELS as CPU_FAST_KERNELS
 
 _float_kinds = frozenset("fc")
 
+
+def _allocating(ufunc: np.ufunc) -> Callable[[Any, Any], Any]:
+    def kernel(lhs: Any, rhs: Any) -> Any:
+        return ufunc(lhs, rhs, order="C")
+
+    kernel.__name__ = ufunc.__name__
+    return kernel
+
+
+# arithmetic that returns a fresh array of its inputs' dtype: run at once when the inputs are ready
+_RUN_NOW_KERNELS = {kind: _allocating(CPU_FAST_KERNELS[kind]) for kind in ("add", "sub", "mul", "div", "mod", "power")}
+
+
+def binary_method(kind: str) -> Callable[[Any, Any], Any]:
+    """``NDArray.__add__`` and friends: ``binary(kind, ...)`` with a shortcut for the commonest case.
+
+    Same-shape floating-point arithmetic on the CPU whose inputs are ready and small runs at
+    once on the calling thread, into a fresh array, with no engine bookkeeping at all (the
+    engine still checks, under its lock, that no pending write touches the inputs).
+    """
+    run_kernel = _RUN_NOW_KERNELS.get(kind)
+    # a 1-D result is contiguous whatever the inputs' strides: the bare ufunc will do
+    run_kernel_1d = CPU_FAST_KERNELS[kind]
+
+    def method(lhs: Any, rhs: Any) -> Any:
+        if run_kernel is not None and rhs.__class__ is NDArray:
+            ld = lhs._data
+            rd = rhs._data
+            ctx = lhs._ctx
+            if (
+                ld.shape == rd.shape
+                and ld.dtype is rd.dtype
+                and ld.size <= INLINE_MAX_ELEMENTS
+                and ld.ndim
+                and ld.dtype.kind in _float_kinds
+                and (ctx is rhs._ctx or ctx == rhs._ctx)
+                and ctx.device_type == "cpu"
+            ):
+                engine = _engine_mod._engine or get_engine()
+                kernel = run_kernel_1d if ld.ndim == 1 else run_kernel
+                data = engine.run_now(kernel, (ld, rd), (lhs._var, rhs._var))
+                if data is not NOT_READY:
+                    return NDArray(data, Var(), ctx)
+        return binary(kind, lhs, rhs)
+
+    method.__name__ = f"__{kind}__"
+    return method
 
 
 def binary(kind: str, lhs: Any, rhs: Any, reflected: bool = False, out: Any = None) -> Any:

@@ -216,26 +216,22 @@ class NDArray:
         return self._data.__dlpack_device__()
 
     # -- arithmetic ----------------------------------------------------------------------------
-    def __add__(self, other: Any) -> NDArray:
-        return _ops_table.binary("add", self, other)
+    __add__ = _ops_table.binary_method("add")
 
     def __radd__(self, other: Any) -> NDArray:
         return _ops_table.binary("add", self, other)
 
-    def __sub__(self, other: Any) -> NDArray:
-        return _ops_table.binary("sub", self, other)
+    __sub__ = _ops_table.binary_method("sub")
 
     def __rsub__(self, other: Any) -> NDArray:
         return _ops_table.binary("sub", self, other, reflected=True)
 
-    def __mul__(self, other: Any) -> NDArray:
-        return _ops_table.binary("mul", self, other)
+    __mul__ = _ops_table.binary_method("mul")
 
     def __rmul__(self, other: Any) -> NDArray:
         return _ops_table.binary("mul", self, other)
 
-    def __truediv__(self, other: Any) -> NDArray:
-        return _ops_table.binary("div", self, other)
+    __truediv__ = _ops_table.binary_method("div")
 
     def __rtruediv__(self, other: Any) -> NDArray:
         return _ops_table.binary("div", self, other, reflected=True)
@@ -243,14 +239,12 @@ class NDArray:
     __div__ = __truediv__
     __rdiv__ = __rtruediv__
 
-    def __mod__(self, other: Any) -> NDArray:
-        return _ops_table.binary("mod", self, other)
+    __mod__ = _ops_table.binary_method("mod")
 
     def __rmod__(self, other: Any) -> NDArray:
         return _ops_table.binary("mod", self, other, reflected=True)
 
-    def __pow__(self, other: Any) -> NDArray:
-        return _ops_table.binary("power", self, other)
+    __pow__ = _ops_table.binary_method("power")
 
     def __rpow__(self, other: Any) -> NDArray:
         return _ops_table.binary("power", self, other, reflected=True)
