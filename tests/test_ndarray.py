@@ -231,3 +231,56 @@ def test_host_pool_reuses_only_free_buffers() -> None:
     del a
     c = pool.empty((99_000,), np.float32)
     assert c.__array_interface__["data"][0] == address and pool.hits == 1
+
+
+def test_repeated_calls_reuse_one_plan_and_parameters_stay_distinct() -> None:
+    from lazynd.ndarray import dispatch
+
+    x = mx.nd.array(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4))
+    dispatch._plans.clear()
+    for _ in range(5):
+        mx.nd.relu(x)
+    assert len(dispatch._plans) == 1
+    low = mx.nd.clip(x, a_min=-1.0, a_max=1.0)
+    high = mx.nd.clip(x, a_min=0.0, a_max=1.5)
+    np.testing.assert_array_equal(low.asnumpy(), np.clip(x.asnumpy(), -1.0, 1.0))
+    np.testing.assert_array_equal(high.asnumpy(), np.clip(x.asnumpy(), 0.0, 1.5))
+    # a list parameter cannot key the cache; the call still works
+    np.testing.assert_array_equal(mx.nd.transpose(x, axes=[1, 0]).asnumpy(), x.asnumpy().T)
+
+
+def test_a_rejected_call_is_rejected_every_time() -> None:
+    a, b = mx.nd.ones((2, 3)), mx.nd.ones((3, 2))
+    for _ in range(2):
+        with pytest.raises(mx.LazyNDError, match="_plus"):
+            mx.nd.elemwise_add(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_scalar_arithmetic_keeps_the_array_dtype_on_both_sides(dtype: str) -> None:
+    x_np = np.linspace(0.5, 3.0, 8).astype(dtype).reshape(2, 4)
+    x = mx.nd.array(x_np, dtype=dtype)
+    s = x_np.dtype.type
+    cases = {
+        "x * 0.1": (x * 0.1, x_np * s(0.1)),
+        "2 - x": (2 - x, s(2) - x_np),
+        "1.5 / x": (1.5 / x, s(1.5) / x_np),
+        "x ** 2": (x**2, x_np ** s(2)),
+        "3.0 % x": (3.0 % x, np.mod(s(3.0), x_np)),
+    }
+    for label, (got, expected) in cases.items():
+        assert got.dtype == x_np.dtype, label
+        np.testing.assert_array_equal(got.asnumpy(), expected, err_msg=label)
+
+
+def test_whole_array_assignment_waits_for_its_source_and_blocks_later_readers() -> None:
+    weight, grad = mx.nd.ones((64, 64)), mx.nd.full((64, 64), 3.0)
+    big = mx.nd.array(np.full((256, 4096), 2.0, np.float32))
+    # grad is rewritten by work queued on a worker; weight[:] = grad must copy the new values
+    mx.nd.broadcast_to(mx.nd.sum(big, axis=(0, 1), keepdims=True), shape=(64, 64), out=grad)
+    weight[:] = grad
+    seen = weight * 1.0
+    expected = np.full((64, 64), 2.0 * 256 * 4096, np.float32)
+    np.testing.assert_array_equal(seen.asnumpy(), expected)
+    with pytest.raises(mx.LazyNDError, match="shape"):
+        weight[:] = mx.nd.ones((3, 3))

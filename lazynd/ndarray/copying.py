@@ -168,8 +168,20 @@ def _device_key(key: Any, xp: Any) -> Any:
     return xp.asarray(key) if isinstance(key, np.ndarray) else key
 
 
+_WHOLE = slice(None)
+
+
 def setitem(arr: Any, key: Any, value: Any) -> None:
     """``arr[key] = value`` with a scalar, NDArray or array-like; lazy, through the engine."""
+    if (
+        key.__class__ is slice
+        and key == _WHOLE
+        and value.__class__ is dispatch.NDArray
+        and value._data.shape == arr._data.shape
+        and value._ctx == arr._ctx
+    ):
+        copy_into(value, arr)  # the commonest form, ``weight[:] = new``: a plain copy
+        return
     key = _normalize_key(arr, key)
     xp = get_backend(arr._ctx).xp
     device_key = _device_key(key, xp)

@@ -78,6 +78,79 @@ def _context_of(op: OpDef, inputs: Sequence[Any], attrs: dict) -> Context:
     return ctx if ctx is not None else current_context()
 
 
+class _Plan:
+    """What one imperative call needs beyond its arrays; the same for every call with the same
+    operator, parameters and input shapes, dtypes and contexts (see :func:`invoke`)."""
+
+    __slots__ = ("attrs", "n_in", "out_shapes", "out_types", "ctx", "fn", "kctx", "n_visible", "work")
+
+    def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
+        attrs = op.parse(kwargs)
+        if op.variadic and attrs.get("num_args") is None:
+            attrs["num_args"] = len(inputs) - len(op.aux)
+        names = op.input_names(attrs)
+        n_in = len(names)
+        if len(inputs) != n_in + len(op.aux):
+            expected = ", ".join(names + list(op.aux))
+            raise OperatorError(f"{op.name}: expected {n_in + len(op.aux)} input(s) ({expected}), got {len(inputs)}")
+        for i, x in enumerate(inputs):
+            if not isinstance(x, NDArray):
+                label = (names + list(op.aux))[i]
+                raise OperatorError(f"{op.name}: input '{label}' must be an NDArray, got {type(x).__name__}")
+        data_inputs, aux_inputs = inputs[:n_in], inputs[n_in:]
+        ctx = _context_of(op, inputs, attrs)
+
+        in_shapes = [x.shape for x in data_inputs]
+        new_in, out_shapes, _ = op.infer_shape(attrs, list(in_shapes), [x.shape for x in aux_inputs])
+        for name, given, inferred in zip(names, in_shapes, new_in):
+            if inferred is not None and tuple(inferred) != tuple(given):
+                raise ShapeError(f"{op.name}: shape of '{name}' is {given}, expected {tuple(inferred)}")
+        for shape in out_shapes:
+            if shape is None or any(not isinstance(d, (int, np.integer)) or d < 0 for d in shape):
+                raise ShapeError(f"{op.name}: cannot infer the output shape from inputs {in_shapes} (got {shape})")
+        in_types = [x._data.dtype.name for x in data_inputs]
+        _, out_types, _ = op.infer_type(attrs, in_types, [x._data.dtype.name for x in aux_inputs])
+
+        self.attrs = attrs
+        self.n_in = n_in
+        self.out_shapes = [tuple(int(d) for d in s) for s in out_shapes]
+        self.out_types = [t or "float32" for t in out_types]
+        self.ctx = ctx
+        self.fn = op.forward_gpu if (ctx.device_type == "gpu" and op.forward_gpu is not None) else op.forward
+        self.kctx = kernel_context(ctx, is_train)
+        self.n_visible = op.num_visible_outputs(attrs)
+        self.work = sum(x._data.size for x in inputs) + sum(int(np.prod(s)) for s in self.out_shapes)
+
+
+# plans by (operator, is_train, parameters with their types, input shapes/dtypes/contexts)
+_plans: dict[tuple, _Plan] = {}
+_MAX_PLANS = 4096
+
+
+def _plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> _Plan:
+    if not inputs:  # creation operators: the context may come from a ``with`` scope
+        return _Plan(op, inputs, kwargs, is_train)
+    key: list[Any] = [op, is_train]
+    for k, v in kwargs.items():
+        key += (k, v.__class__, v)  # the type too: 1 and 1.0 may parse differently
+    for x in inputs:
+        if x.__class__ is not NDArray:
+            return _Plan(op, inputs, kwargs, is_train)  # raises the clear error, or a subclass
+        data = x._data
+        key += (data.shape, data.dtype, x._ctx)
+    frozen = tuple(key)
+    try:
+        plan = _plans.get(frozen)
+    except TypeError:  # an unhashable parameter value (a list): plan this call alone
+        return _Plan(op, inputs, kwargs, is_train)
+    if plan is None:
+        plan = _Plan(op, inputs, kwargs, is_train)
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        _plans[frozen] = plan
+    return plan
+
+
 def invoke(
     op: OpDef,
     inputs: Sequence[Any],
@@ -85,58 +158,44 @@ def invoke(
     out: Any = None,
     is_train: bool = False,
 ) -> Any:
-    """Run operator ``op`` imperatively; return its visible output(s)."""
-    attrs = op.parse(kwargs)
-    if op.variadic and attrs.get("num_args") is None:
-        attrs["num_args"] = len(inputs) - len(op.aux)
-    names = op.input_names(attrs)
-    n_in = len(names)
-    if len(inputs) != n_in + len(op.aux):
-        expected = ", ".join(names + list(op.aux))
-        raise OperatorError(f"{op.name}: expected {n_in + len(op.aux)} input(s) ({expected}), got {len(inputs)}")
-    for i, x in enumerate(inputs):
-        if not isinstance(x, NDArray):
-            label = (names + list(op.aux))[i]
-            raise OperatorError(f"{op.name}: input '{label}' must be an NDArray, got {type(x).__name__}")
-    data_inputs, aux_inputs = list(inputs[:n_in]), list(inputs[n_in:])
-    ctx = _context_of(op, inputs, attrs)
+    """Run operator ``op`` imperatively; return its visible output(s).
 
-    in_shapes = [x.shape for x in data_inputs]
-    aux_shapes = [x.shape for x in aux_inputs]
-    new_in, out_shapes, _ = op.infer_shape(attrs, list(in_shapes), list(aux_shapes))
-    for name, given, inferred in zip(names, in_shapes, new_in):
-        if inferred is not None and tuple(inferred) != tuple(given):
-            raise ShapeError(f"{op.name}: shape of '{name}' is {given}, expected {tuple(inferred)}")
-    in_types = [x._data.dtype.name for x in data_inputs]
-    _, out_types, _ = op.infer_type(attrs, in_types, [x._data.dtype.name for x in aux_inputs])
+    Parsing, validation and shape/type inference are done once per distinct call signature
+    and cached (:class:`_Plan`); a repeated call only allocates its outputs and pushes.
+    """
+    plan = _plan_for(op, inputs, kwargs, is_train)
+    ctx = plan.ctx
+    n_in = plan.n_in
+    if out is None:
+        outputs = [new_array(s, t, ctx) for s, t in zip(plan.out_shapes, plan.out_types)]
+    else:
+        outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx, len(plan.out_shapes))
 
-    n_out = len(out_shapes)
-    outputs = _prepare_outputs(op, out, out_shapes, out_types, ctx, n_out)
-    for shape in out_shapes:
-        if shape is None or any(d is None or d < 0 for d in shape):
-            raise ShapeError(f"{op.name}: cannot infer the output shape from inputs {in_shapes}")
-
-    kctx = kernel_context(ctx, is_train)
+    kctx = plan.kctx
     reads = [x._var for x in inputs]
     writes = [o._var for o in outputs]
-    writes += [data_inputs[i]._var for i in op.mutates]
+    if op.mutates:
+        writes += [inputs[i]._var for i in op.mutates]
     if is_train and op.aux and op.writes_aux_in_train:
-        writes += [a._var for a in aux_inputs]
+        writes += [a._var for a in inputs[n_in:]]
     if op.needs_random:
         from ..random import generator_for
 
         state = generator_for(ctx)
         kctx = KernelContext(kctx.xp, kctx.backend, kctx.device_id, is_train, state.generator)
         writes.append(state.var)
-    fn = op.forward_gpu if (ctx.device_type == "gpu" and op.forward_gpu is not None) else op.forward
-    args = (kctx, attrs, [x._data for x in data_inputs], [o._data for o in outputs], [a._data for a in aux_inputs])
-    work = sum(x._data.size for x in inputs) + sum(o._data.size for o in outputs)
-    push_kernel(ctx, fn, args, reads, writes, op.name, work)
+    args = (
+        kctx,
+        plan.attrs,
+        [x._data for x in inputs[:n_in]],
+        [o._data for o in outputs],
+        [a._data for a in inputs[n_in:]],
+    )
+    push_kernel(ctx, plan.fn, args, reads, writes, op.name, plan.work)
 
-    visible = op.num_visible_outputs(attrs)
     if out is not None:
         return out
-    return outputs[0] if visible == 1 else outputs[:visible]
+    return outputs[0] if plan.n_visible == 1 else outputs[: plan.n_visible]
 
 
 def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Context, n_out: int) -> list:
@@ -167,6 +226,8 @@ def invoke_by_name(name: str, inputs: Sequence[Any], kwargs: dict[str, Any], out
 def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
     """The ``lazynd.nd.<name>`` function of an operator."""
     param_names = list(op.params)
+    # input names that do not depend on parameters (most operators): computed once
+    static_names = None if (op.variadic or callable(op._inputs)) else list(op._inputs)
 
     def function(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
         is_train = bool(kwargs.pop("is_train", False))
@@ -180,11 +241,14 @@ def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
                 inputs.extend(a)
             else:
                 positional_params.append(a)
-        probe = {k: v for k, v in kwargs.items() if k in op.params}
-        try:
-            names = op.input_names(op.parse(probe)) if not op.variadic else []
-        except OperatorError:
-            names = op.input_names({k: p.default for k, p in op.params.items()}) if not op.variadic else []
+        if static_names is not None:
+            names = static_names
+        else:
+            probe = {k: v for k, v in kwargs.items() if k in op.params}
+            try:
+                names = op.input_names(op.parse(probe)) if not op.variadic else []
+            except OperatorError:
+                names = op.input_names({k: p.default for k, p in op.params.items()}) if not op.variadic else []
         named_inputs = {}
         for key in list(kwargs):
             if key in names or key in op.aux:
@@ -270,39 +334,57 @@ def _allocating(ufunc: np.ufunc) -> Callable[[Any, Any], Any]:
 _RUN_NOW_KERNELS = {kind: _allocating(CPU_FAST_KERNELS[kind]) for kind in ("add", "sub", "mul", "div", "mod", "power")}
 
 
-def binary_method(kind: str) -> Callable[[Any, Any], Any]:
-    """``NDArray.__add__`` and friends: ``binary(kind, ...)`` with a shortcut for the commonest case.
+def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
+    """``NDArray.__add__`` and friends: ``binary(kind, ...)`` with a shortcut for the commonest cases.
 
-    Same-shape floating-point arithmetic on the CPU whose inputs are ready and small runs at
-    once on the calling thread, into a fresh array, with no engine bookkeeping at all (the
-    engine still checks, under its lock, that no pending write touches the inputs).
+    Floating-point arithmetic on the CPU between two same-shape arrays, or between an array
+    and a Python scalar, whose inputs are ready and small runs at once on the calling thread,
+    into a fresh array, with no engine bookkeeping at all (the engine still checks that no
+    pending write touches the inputs, see :meth:`lazynd.engine.Engine.run_now`).
     """
     run_kernel = _RUN_NOW_KERNELS.get(kind)
     # a 1-D result is contiguous whatever the inputs' strides: the bare ufunc will do
     run_kernel_1d = CPU_FAST_KERNELS[kind]
 
     def method(lhs: Any, rhs: Any) -> Any:
-        if run_kernel is not None and rhs.__class__ is NDArray:
+        if run_kernel is not None:
+            cls = rhs.__class__
             ld = lhs._data
-            rd = rhs._data
             ctx = lhs._ctx
-            if (
-                ld.shape == rd.shape
-                and ld.dtype is rd.dtype
+            if cls is NDArray:
+                rd = rhs._data
+                if (
+                    ld.shape == rd.shape
+                    and ld.dtype is rd.dtype
+                    and ld.size <= INLINE_MAX_ELEMENTS
+                    and ld.ndim
+                    and ld.dtype.kind in _float_kinds
+                    and (ctx is rhs._ctx or ctx == rhs._ctx)
+                    and ctx.device_type == "cpu"
+                ):
+                    engine = _engine_mod._engine or get_engine()
+                    kernel = run_kernel_1d if ld.ndim == 1 else run_kernel
+                    args = (rd, ld) if reflected else (ld, rd)
+                    data = engine.run_now(kernel, args, (lhs._var, rhs._var))
+                    if data is not NOT_READY:
+                        return NDArray(data, Var(), ctx)
+            elif (
+                (cls is float or cls is int)
                 and ld.size <= INLINE_MAX_ELEMENTS
                 and ld.ndim
                 and ld.dtype.kind in _float_kinds
-                and (ctx is rhs._ctx or ctx == rhs._ctx)
                 and ctx.device_type == "cpu"
             ):
+                scalar = ld.dtype.type(rhs)  # MXNet casts the scalar to the array's dtype
                 engine = _engine_mod._engine or get_engine()
                 kernel = run_kernel_1d if ld.ndim == 1 else run_kernel
-                data = engine.run_now(kernel, (ld, rd), (lhs._var, rhs._var))
+                args = (scalar, ld) if reflected else (ld, scalar)
+                data = engine.run_now(kernel, args, (lhs._var,))
                 if data is not NOT_READY:
                     return NDArray(data, Var(), ctx)
-        return binary(kind, lhs, rhs)
+        return binary(kind, lhs, rhs, reflected)
 
-    method.__name__ = f"__{kind}__"
+    method.__name__ = f"__{'r' if reflected else ''}{kind}__"
     return method
 
 

@@ -218,36 +218,30 @@ class NDArray:
     # -- arithmetic ----------------------------------------------------------------------------
     __add__ = _ops_table.binary_method("add")
 
-    def __radd__(self, other: Any) -> NDArray:
-        return _ops_table.binary("add", self, other)
+    __radd__ = _ops_table.binary_method("add")
 
     __sub__ = _ops_table.binary_method("sub")
 
-    def __rsub__(self, other: Any) -> NDArray:
-        return _ops_table.binary("sub", self, other, reflected=True)
+    __rsub__ = _ops_table.binary_method("sub", reflected=True)
 
     __mul__ = _ops_table.binary_method("mul")
 
-    def __rmul__(self, other: Any) -> NDArray:
-        return _ops_table.binary("mul", self, other)
+    __rmul__ = _ops_table.binary_method("mul")
 
     __truediv__ = _ops_table.binary_method("div")
 
-    def __rtruediv__(self, other: Any) -> NDArray:
-        return _ops_table.binary("div", self, other, reflected=True)
+    __rtruediv__ = _ops_table.binary_method("div", reflected=True)
 
     __div__ = __truediv__
     __rdiv__ = __rtruediv__
 
     __mod__ = _ops_table.binary_method("mod")
 
-    def __rmod__(self, other: Any) -> NDArray:
-        return _ops_table.binary("mod", self, other, reflected=True)
+    __rmod__ = _ops_table.binary_method("mod", reflected=True)
 
     __pow__ = _ops_table.binary_method("power")
 
-    def __rpow__(self, other: Any) -> NDArray:
-        return _ops_table.binary("power", self, other, reflected=True)
+    __rpow__ = _ops_table.binary_method("power", reflected=True)
 
     def __eq__(self, other: Any) -> NDArray:  # type: ignore[override]
         return _ops_table.binary("equal", self, other)
