@@ -2,9 +2,10 @@
 
 A chain is a list of :class:`FusedStep` (an operator, its parsed parameters and where
 each of its inputs comes from: an input of the fused node, or ``ACC``, the value the
-previous step produced).  On the CPU the chain runs as one pass of the members' own
-NumPy kernels, every step writing into the fused node's output buffer (``out=``), so
-no intermediate array is stored.  On the GPU the chain becomes one generated CUDA
+previous step produced).  On the CPU the chain runs the members' own NumPy
+kernels, every step writing into the fused node's output buffer (``out=``), so no
+intermediate array is stored; large arrays go through the whole chain one
+cache-sized chunk at a time.  On the GPU the chain becomes one generated CUDA
 kernel (``lazynd_fused_<hash>_<dtype>``) that loads each input once, computes every
 step in registers and stores the result once; sources are compiled on first use and
 cached per device.
@@ -22,6 +23,8 @@ from lazynd.ops.cuda_elemwise import CUDA_TYPES, FLOAT_DTYPES, PRELUDE
 from lazynd.ops.registry import OpDef
 
 ACC = -1  # input reference: the previous step's result
+CPU_CHUNK = 1 << 17  # elements per cache-sized chunk of a fused chain on the CPU
+CPU_CHUNK_FROM = 1 << 21  # smaller arrays stay in cache anyway; chunking would only add calls
 
 # Activation / _backward_Activation by act_type: C expressions in x (forward) or a = dy, b = y
 _ACTIVATION = {
@@ -74,11 +77,15 @@ def cuda_expression(op: OpDef, attrs: dict) -> tuple[str, str, tuple[float, ...]
     if name == "clip":
         return "clip", "(x < lo ? lo : (x > hi ? hi : x))", (float(attrs["a_min"]), float(attrs["a_max"]))
     if name.endswith("_scalar"):
-        base = name[1:-len("_scalar")]
+        base = name[1 : -len("_scalar")]
         reflected = base.startswith("r") and base[1:] in elemwise_binary.REFLECTED
         base = base[1:] if reflected else base
         if base in elemwise_binary.ARITHMETIC:
-            return ("rscalar" if reflected else "scalar"), elemwise_binary.ARITHMETIC[base][1], (float(attrs["scalar"]),)
+            return (
+                ("rscalar" if reflected else "scalar"),
+                elemwise_binary.ARITHMETIC[base][1],
+                (float(attrs["scalar"]),),
+            )
         return None
     if name.startswith("_") and name[1:] in elemwise_binary.ARITHMETIC:
         return "binary", elemwise_binary.ARITHMETIC[name[1:]][1], ()
@@ -123,7 +130,9 @@ def cuda_source(steps: list[FusedStep], num_inputs: int, dtype: str) -> tuple[st
         elif kind == "rscalar":
             body = f"{ct} a = ({ct}){names[0]}; {ct} b = {operand(step.refs[0], previous)};"
         else:  # clip
-            body = f"{ct} x = {operand(step.refs[0], previous)}; {ct} lo = ({ct}){names[0]}; {ct} hi = ({ct}){names[1]};"
+            body = (
+                f"{ct} x = {operand(step.refs[0], previous)}; {ct} lo = ({ct}){names[0]}; {ct} hi = ({ct}){names[1]};"
+            )
         lines.append(f"    {ct} {result}; {{ {body} {result} = ({ct})({expr}); }}")
         previous = result
     params = [f"const {st}* in{j}" for j in range(num_inputs)] + [f"{st}* out"]
@@ -161,7 +170,20 @@ def _kernel(name: str, code: str, device_id: int) -> Any:
 # -- the fused operator ----------------------------------------------------------------------------
 def _forward_cpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out = outputs[0]
-    for step in attrs["steps"]:
+    steps = attrs["steps"]
+    if out.size < CPU_CHUNK_FROM or not all(x.flags.c_contiguous for x in (out, *inputs)):
+        _run_cpu_steps(kctx, steps, inputs, out)
+        return
+    # chunk by chunk, so a chunk stays in cache through every step of the chain
+    flat_out = out.reshape(-1)
+    flat_in = [x.reshape(-1) for x in inputs]
+    for start in range(0, out.size, CPU_CHUNK):
+        part = slice(start, start + CPU_CHUNK)
+        _run_cpu_steps(kctx, steps, [x[part] for x in flat_in], flat_out[part])
+
+
+def _run_cpu_steps(kctx: Any, steps: list[FusedStep], inputs: list, out: Any) -> None:
+    for step in steps:
         step.op.forward(kctx, step.attrs, [out if r == ACC else inputs[r] for r in step.refs], [out], [])
 
 
@@ -180,7 +202,9 @@ def _forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     args = [cupy.ascontiguousarray(x) for x in inputs]
     target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
     grid, block = launch_config(out.size)
-    _kernel(name, code, kctx.device_id)(grid, block, (*args, target, *[np.float64(s) for s in scalars], np.int64(out.size)))
+    _kernel(name, code, kctx.device_id)(
+        grid, block, (*args, target, *[np.float64(s) for s in scalars], np.int64(out.size))
+    )
     if target is not out:
         out[...] = target
 

@@ -24,7 +24,7 @@ def bind_and_run(net, shapes, monkeypatch, fuse, ctx=None, seed=0):
     monkeypatch.setenv("LAZYND_SYM_FUSION", "1" if fuse else "0")
     ex = net.simple_bind(ctx or mx.cpu(), **{k: v for k, v in shapes.items() if k in net.list_arguments()})
     rng = np.random.default_rng(seed)
-    for name, arr in ex.arg_dict.items():
+    for arr in ex.arg_dict.values():
         arr[:] = rng.uniform(-1.5, 1.5, arr.shape).astype(np.float32)
     ex.forward(is_train=True)
     ex.backward([mx.nd.ones(o.shape, ctx=o.context) for o in ex.outputs])
@@ -196,3 +196,19 @@ def test_fused_gpu_matches_unfused_cpu(seed, monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
     for name in grads_c:
         np.testing.assert_allclose(grads_g[name], grads_c[name], rtol=1e-4, atol=1e-5)
+
+
+def test_chunked_cpu_path_matches_unfused(monkeypatch):
+    import lazynd_sym.fused_kernel as fused_kernel
+
+    monkeypatch.setattr(fused_kernel, "CPU_CHUNK_FROM", 64)
+    monkeypatch.setattr(fused_kernel, "CPU_CHUNK", 48)  # 1000 elements: 20 full chunks and a partial one
+    x, y = sym.Variable("x"), sym.Variable("y")
+    net = sym.tanh(sym.relu((x * 0.5 + y) * 3 - 1) * y)
+    shapes = {"x": (10, 100), "y": (10, 100)}
+    ex, out_f, grads_f = bind_and_run(net, shapes, monkeypatch, fuse=True)
+    assert fused_names(ex)
+    _, out_u, grads_u = bind_and_run(net, shapes, monkeypatch, fuse=False)
+    np.testing.assert_array_equal(out_f[0], out_u[0])
+    for name in grads_u:
+        np.testing.assert_array_equal(grads_f[name], grads_u[name])
