@@ -149,9 +149,7 @@ class Symbol:
             mapping[arg_name] = value
         for arg_name, value in kwargs.items():
             if arg_name not in arguments:
-                raise LazyNDError(
-                    f"compose: {arg_name!r} is not an argument of the symbol; arguments are {arguments}"
-                )
+                raise LazyNDError(f"compose: {arg_name!r} is not an argument of the symbol; arguments are {arguments}")
             mapping[arg_name] = value
         entries = {}
         for arg_name, value in mapping.items():
