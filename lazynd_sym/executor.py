@@ -19,12 +19,14 @@ from lazynd.backend import get_backend
 from lazynd.context import Context
 from lazynd.engine import get_engine
 from lazynd.engine.var import Var
-from lazynd.errors import ContextError, LazyNDError, ShapeError
+from lazynd.errors import LazyNDError, ShapeError
 from lazynd.ndarray.dispatch import kernel_context, push_kernel
 from lazynd.ops.registry import KernelContext
 
 from . import passes
+from .bind_graph import prepare_bind_graph
 from .graph import IndexedGraph
+from .passes.fuse_elemwise import fusion_enabled
 from .passes.infer_shape import shape_known
 from .passes.plan_memory import entry_bytes
 
@@ -48,13 +50,10 @@ def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = Fal
     return values
 
 
-def _check_contexts(ctx: Context, group2ctx: dict | None) -> None:
-    for group, other in (group2ctx or {}).items():
-        if other != ctx:
-            raise ContextError(
-                f"bind: group2ctx places group {group!r} on {other}, but this executor runs every node on {ctx}; "
-                "placing groups on other devices is not supported yet"
-            )
+def _executor_class(ctx: Context, group2ctx: dict | None) -> type:
+    from .placed_executor import PlacedExecutor, needs_placement
+
+    return PlacedExecutor if needs_placement(ctx, group2ctx) else Executor
 
 
 class Executor:
@@ -69,9 +68,12 @@ class Executor:
     array([0.2, 0.2], dtype=float32)
     """
 
-    def __init__(self, symbol: Any, ctx: Context, args: list, grads: list, reqs: list, aux: list) -> None:
+    def __init__(
+        self, symbol: Any, ctx: Context, args: list, grads: list, reqs: list, aux: list, group2ctx: Any = None
+    ) -> None:
         self._symbol = symbol
         self._ctx = ctx
+        self._group2ctx = dict(group2ctx or {})
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self.output_names = symbol.list_outputs()
@@ -95,7 +97,6 @@ class Executor:
         group2ctx: Any,
         shared_exec: Any,
     ) -> Executor:
-        _check_contexts(ctx, group2ctx)
         arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
         arrays = _as_list(args, arg_names, "args")
         if any(a is None for a in arrays):
@@ -116,13 +117,12 @@ class Executor:
             raise LazyNDError(
                 f"bind: aux_states misses {[n for n, a in zip(aux_names, aux, strict=False) if a is None]}"
             )
-        return cls(symbol, ctx, arrays, grads, reqs, aux)
+        return _executor_class(ctx, group2ctx)(symbol, ctx, arrays, grads, reqs, aux, group2ctx)
 
     @classmethod
     def simple_bind(
         cls, symbol: Any, ctx: Context, grad_req: Any, type_dict: Any, group2ctx: Any, shared_exec: Any, shapes: dict
     ) -> Executor:
-        _check_contexts(ctx, group2ctx)
         arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
         if arg_shapes is None:
             partial = symbol.infer_shape_partial(**shapes)[0]
@@ -134,12 +134,14 @@ class Executor:
             arg_types, aux_types = [np.float32] * len(names), [np.float32] * len(aux_names)
         shared = shared_exec.arg_dict if shared_exec is not None else {}
         shared_grads = shared_exec.grad_dict if shared_exec is not None else {}
+        executor_class = _executor_class(ctx, group2ctx)
+        where = executor_class.variable_contexts(symbol, ctx, group2ctx)
 
         def make(name: str, shape: tuple, dtype: Any, pool: dict) -> Any:
             old = pool.get(name)
             if old is not None and tuple(old.shape) == tuple(shape):
                 return old
-            return nd.zeros(shape, ctx=ctx, dtype=dtype)
+            return nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype)
 
         args = [make(n, s, t, shared) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
         if isinstance(grad_req, str):
@@ -152,8 +154,20 @@ class Executor:
             make(n, s, t, shared_grads) if r != "null" else None
             for n, s, t, r in zip(names, arg_shapes, arg_types, reqs, strict=False)
         ]
-        aux = [nd.zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_shapes, aux_types, strict=False)]
-        return cls(symbol, ctx, args, grads, reqs, aux)
+        aux = [
+            nd.zeros(s, ctx=where.get(n, ctx), dtype=t)
+            for n, s, t in zip(aux_names, aux_shapes, aux_types, strict=False)
+        ]
+        return executor_class(symbol, ctx, args, grads, reqs, aux, group2ctx)
+
+    @staticmethod
+    def variable_contexts(symbol: Any, ctx: Context, group2ctx: Any) -> dict[str, Context]:
+        """Where ``simple_bind`` allocates each argument: everything on ``ctx`` here."""
+        return {}
+
+    def _placement(self, arg_nodes: list, aux_nodes: list, wrt: list) -> Any:
+        """Device placement of the bound graph (None: every node on ``ctx``)."""
+        return None
 
     def _compile(self) -> None:
         sym = self._symbol
@@ -165,10 +179,16 @@ class Executor:
         aux_nodes = [n for n in var_nodes if id(n) in graph0.aux_ids]
         wrt = [n for n, r in zip(arg_nodes, self.grad_req, strict=False) if r != "null"]
         grad = passes.gradient(outputs, wrt) if wrt else None
-        grad_entries = [e for e in (grad.grads if grad else []) if e is not None]
+        # bind-time rewrites (device placement, elementwise fusion) work on copies of the graph
+        prepared = prepare_bind_graph(
+            outputs, list(grad.grads) if grad else [], self._placement(arg_nodes, aux_nodes, wrt), fusion_enabled()
+        )
+        outputs, grad_list, forward_nodes = prepared.outputs, prepared.grads, prepared.forward_ids
+        grad_entries = [e for e in grad_list if e is not None]
         graph = IndexedGraph(outputs + grad_entries)
+        if prepared.node_ctx is not None:
+            graph.attrs["context"] = [prepared.node_ctx[id(n)] for n in graph.nodes]
         self._graph = graph
-        forward_nodes = {id(n) for n in graph0.nodes}
         ops = [i for i, n in enumerate(graph.nodes) if n.op is not None]
         self._forward_order = [i for i in ops if id(graph.nodes[i]) in forward_nodes]
         self._backward_order = [i for i in ops if id(graph.nodes[i]) not in forward_nodes]
@@ -187,7 +207,7 @@ class Executor:
             self._head_grads.append((k, graph.entry(graph.index[id(var)])))
         wrt_index = {id(n): j for j, n in enumerate(arg_nodes)}
         self._grad_entry: dict[int, int] = {}
-        for node, entry in zip(wrt, grad.grads if grad else [], strict=False):
+        for node, entry in zip(wrt, grad_list, strict=False):
             if entry is not None:
                 j = wrt_index[id(node)]
                 self._grad_entry[j] = graph.entry_of(entry)
@@ -440,7 +460,7 @@ class Executor:
         args = [share(a, s) for a, s in zip(self.arg_arrays, arg_shapes, strict=False)]
         grads = [share(g, s) for g, s in zip(self.grad_arrays, arg_shapes, strict=False)]
         aux = [share(a, s) for a, s in zip(self.aux_arrays, aux_shapes, strict=False)]
-        return Executor(self._symbol, self._ctx, args, grads, list(self.grad_req), aux)
+        return type(self)(self._symbol, self._ctx, args, grads, list(self.grad_req), aux, self._group2ctx)
 
     def debug_str(self) -> str:
         """The compiled graph: each entry with its storage id, and planned vs naive bytes."""
@@ -458,6 +478,8 @@ class Executor:
                     sid = storage[eid]
                     where = "external" if sid < 0 else f"storage {sid}"
                     note = f" (in place of {graph.entry_name(inplace[eid])})" if eid in inplace else ""
+                    if "members" in node.attrs:  # a fused elementwise chain
+                        note += f" [fused: {' -> '.join(node.attrs['members'])}]"
                     lines.append(
                         f"{node.op.name} {node.output_name(k)} {graph.attrs['shape'][eid]} <- [{ins}]: {where}{note}"
                     )

@@ -120,8 +120,24 @@ class Symbol:
 
     # -- composition ---------------------------------------------------------------------------
     def __call__(self, *args: Symbol, **kwargs: Any) -> Symbol:
-        """A copy of this graph with free variables replaced (positionally or by name)."""
-        kwargs.pop("name", None)
+        """A copy of this graph with free variables replaced (positionally or by name).
+
+        With ``name``, every operator of this graph and every variable it created for a
+        missing input is renamed ``<name>_<old name>``, so one sub-network can be
+        applied twice with separate parameters; variables the user named keep their
+        names.  Replaced arguments are looked up by their names before renaming.
+
+        Examples
+        --------
+        >>> import lazynd_sym as sym
+        >>> net = sym.FullyConnected(sym.Variable("data"), name="fc1", num_hidden=4)
+        >>> net2 = sym.FullyConnected(sym.Variable("data2"), name="net2", num_hidden=4)
+        >>> net(data=net2, name="compose").list_arguments()
+        ['data2', 'net2_weight', 'net2_bias', 'compose_fc1_weight', 'compose_fc1_bias']
+        """
+        name = kwargs.pop("name", None)
+        if name is not None and (not isinstance(name, str) or not name):
+            raise LazyNDError(f"compose: name must be a non-empty string, got {name!r}")
         result = self.__copy__()
         arguments = result.list_arguments()
         mapping: dict[str, Symbol] = {}
@@ -129,18 +145,21 @@ class Symbol:
             raise LazyNDError(
                 f"compose: {len(args)} positional symbols given, the symbol has {len(arguments)} arguments"
             )
-        for name, value in zip(arguments, args, strict=False):
-            mapping[name] = value
-        for name, value in kwargs.items():
-            if name not in arguments:
-                raise LazyNDError(f"compose: {name!r} is not an argument of the symbol; arguments are {arguments}")
-            mapping[name] = value
+        for arg_name, value in zip(arguments, args, strict=False):
+            mapping[arg_name] = value
+        for arg_name, value in kwargs.items():
+            if arg_name not in arguments:
+                raise LazyNDError(f"compose: {arg_name!r} is not an argument of the symbol; arguments are {arguments}")
+            mapping[arg_name] = value
         entries = {}
-        for name, value in mapping.items():
+        for arg_name, value in mapping.items():
             if not isinstance(value, Symbol) or len(value._outputs) != 1:
-                raise LazyNDError(f"compose: {name!r} must be a symbol with one output")
-            entries[name] = value._outputs[0]
-        for node in result._nodes():
+                raise LazyNDError(f"compose: {arg_name!r} must be a symbol with one output")
+            entries[arg_name] = value._outputs[0]
+        own_nodes = result._nodes()
+        if name is not None:
+            _prefix_names(own_nodes, f"{name}_", set(mapping))
+        for node in own_nodes:
             node.inputs = [entries.get(c.name, (c, i)) if c.op is None else (c, i) for c, i in node.inputs]
         result._outputs = [entries.get(n.name, (n, i)) if n.op is None else (n, i) for n, i in result._outputs]
         return result
@@ -355,6 +374,20 @@ class Symbol:
         from .executor import Executor
 
         return Executor.simple_bind(self, ctx, grad_req, type_dict, group2ctx, shared_exec, shapes)
+
+
+def _prefix_names(nodes: list[Node], prefix: str, keep: set[str]) -> None:
+    """Prefix operator names and the names of the variables they created (``<op>_<input>``)."""
+    created: set[int] = set()
+    for node in nodes:
+        if node.op is None:
+            continue
+        for (child, _), input_name in zip(node.inputs, node.input_names(), strict=False):
+            if child.op is None and child.name == f"{node.name}_{input_name}" and child.name not in keep:
+                created.add(id(child))
+    for node in nodes:
+        if node.op is not None or id(node) in created:
+            node.name = prefix + node.name
 
 
 def Variable(

@@ -7,6 +7,7 @@ receives the sum of their gradients.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 from lazynd.errors import OperatorError
@@ -53,6 +54,7 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
     """
     import lazynd_sym as F
 
+    from ..attribute import AttrScope
     from ..name import Prefix
     from ..symbol import Symbol
 
@@ -85,7 +87,10 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
             n_data = node.num_data_inputs()
             inputs = [Symbol([e]) for e in node.inputs[:n_data]]
             outs = [Symbol([(node, i)]) for i in range(node.num_outputs())]
-            result = node.op.gradient(F, node.attrs, inputs, outs, summed)
+            # gradient nodes run in the forward node's ctx_group (device placement)
+            group = node.user.get("__ctx_group__")
+            with AttrScope(__ctx_group__=group) if group is not None else nullcontext():
+                result = node.op.gradient(F, node.attrs, inputs, outs, summed)
             if len(result) != n_data:
                 raise OperatorError(
                     f"gradient: rule of {node.op.name} returned {len(result)} gradients for {n_data} inputs"

@@ -28,7 +28,9 @@ def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -
     """Storage id of every entry, stored with block sizes in ``graph.attrs``.
 
     ``order`` lists the operator nodes in execution order; ``external`` the entries held
-    in caller-given arrays.  Sets ``graph.attrs['storage_id']``, ``['storage_bytes']``,
+    in caller-given arrays.  When ``graph.attrs['context']`` gives each node a context
+    (device placement), a block only ever serves entries of one context, recorded in
+    ``graph.attrs['storage_context']``.  Sets ``graph.attrs['storage_id']``, ``['storage_bytes']``,
     ``['inplace']`` (entry -> entry it overwrote) and ``['naive_bytes']``.
 
     Examples
@@ -55,15 +57,22 @@ def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -
     pinned_blocks: set[int] = set()
     free: list[int] = []
     inplace: dict[int, int] = {}
+    node_context = graph.attrs.get("context")
+    block_context: list = []
 
-    def allocate(need: int) -> int:
+    def allocate(need: int, where: object = None) -> int:
         best = None
         for sid in free:
-            if need <= sizes[sid] <= need * MATCH_RANGE and (best is None or sizes[sid] < sizes[best]):
+            if (
+                need <= sizes[sid] <= need * MATCH_RANGE
+                and block_context[sid] == where
+                and (best is None or sizes[sid] < sizes[best])
+            ):
                 best = sid
         if best is None:
             sizes.append(need)
             live.append(0)
+            block_context.append(where)
             return len(sizes) - 1
         free.remove(best)
         return best
@@ -104,7 +113,7 @@ def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -
                     inplace[out] = src
                     break
             if sid is None:
-                sid = allocate(nbytes[out])
+                sid = allocate(nbytes[out], node_context[i] if node_context is not None else None)
             taken.add(sid)
             storage[out] = sid
             live[sid] += 1
@@ -120,6 +129,7 @@ def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -
                 release(out)
     graph.attrs["storage_id"] = storage
     graph.attrs["storage_bytes"] = sizes
+    graph.attrs["storage_context"] = block_context
     graph.attrs["inplace"] = inplace
     computed = {graph.entry(i, k) for i in order for k in range(graph.nodes[i].num_outputs())}
     graph.attrs["naive_bytes"] = sum(nbytes[e] for e in computed)

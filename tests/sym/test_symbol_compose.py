@@ -103,3 +103,49 @@ def test_get_children_and_debug_str():
     assert y.get_children().list_outputs() == ["x"]
     text = y.debug_str()
     assert "Op:relu, Name=act" in text and "Variable:x" in text
+
+
+def test_compose_with_name_prefixes_created_names_as_in_mxnet_docs():
+    net = sym.FullyConnected(sym.Variable("data"), name="fc1", num_hidden=128)
+    net2 = sym.FullyConnected(sym.Variable("data2"), name="net2", num_hidden=128)
+    composed = net(data=net2, name="compose")
+    assert composed.list_arguments() == ["data2", "net2_weight", "net2_bias", "compose_fc1_weight", "compose_fc1_bias"]
+    assert composed.list_outputs() == ["compose_fc1_output"]
+    # the called symbol itself is unchanged
+    assert net.list_arguments() == ["data", "fc1_weight", "fc1_bias"]
+
+
+def test_compose_mxnet_test_symbol_compose_replaces_created_variable():
+    data = sym.Variable("data")
+    net1 = sym.FullyConnected(data=data, name="fc1", num_hidden=10)
+    net1 = sym.FullyConnected(data=net1, name="fc2", num_hidden=100)
+    net2 = sym.FullyConnected(name="fc3", num_hidden=10)
+    net2 = sym.Activation(data=net2, act_type="relu", name="act")
+    net2 = sym.FullyConnected(data=net2, name="fc4", num_hidden=20)
+    composed = net2(fc3_data=net1, name="composed")
+    assert composed.list_arguments() == [
+        "data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias",
+        "composed_fc3_weight", "composed_fc3_bias", "composed_fc4_weight", "composed_fc4_bias",
+    ]  # fmt: skip
+    assert len(sym.Group([composed, net1]).list_outputs()) == 2
+    arg_shapes, out_shapes, _ = composed.infer_shape(data=(5, 7))
+    assert out_shapes == [(5, 20)] and arg_shapes[5] == (10, 100)
+
+
+def test_compose_twice_with_names_gives_separate_parameters():
+    block = sym.FullyConnected(sym.Variable("x"), name="fc", num_hidden=3)
+    first = block(x=sym.Variable("data"), name="a")
+    second = block(x=first, name="b")
+    assert second.list_arguments() == ["data", "a_fc_weight", "a_fc_bias", "b_fc_weight", "b_fc_bias"]
+
+
+def test_compose_keeps_user_named_variables_and_positional_args():
+    w = sym.Variable("myweight")
+    net = sym.FullyConnected(sym.Variable("data"), weight=w, name="fc1", num_hidden=4)
+    composed = net(sym.Variable("input"), name="c")
+    assert composed.list_arguments() == ["input", "myweight", "c_fc1_bias"]
+
+
+def test_compose_rejects_a_bad_name():
+    with pytest.raises(LazyNDError, match="name must be a non-empty string"):
+        sym.relu(sym.Variable("x"))(x=sym.Variable("y"), name="")

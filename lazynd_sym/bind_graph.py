@@ -1,0 +1,63 @@
+"""The graph an executor compiles: the symbol's outputs and gradients, placed on devices and fused.
+
+``prepare_bind_graph`` runs the bind-time rewrites in order: device placement with
+cross-device copies (when the executor spans several contexts), then elementwise
+fusion.  Each rewrite copies the graph, so the user's symbol is never changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from lazynd.context import Context
+
+from .graph import Entry, Node, topo_order
+from .passes.fuse_elemwise import fuse_elementwise
+from .passes.place_device import insert_copies, place_device
+
+
+class Placement(NamedTuple):
+    """What device placement needs: the default context, the groups, and where arrays live."""
+
+    default_ctx: Context
+    group2ctx: dict[str, Context]
+    fixed: dict[int, Context]  # id(variable node) -> context of its bound array
+    grad_ctx: list[Context | None]  # per gradient head: the context of its gradient array
+
+
+class PreparedGraph(NamedTuple):
+    outputs: list[Entry]
+    grads: list[Entry | None]
+    forward_ids: set[int]  # ids of the nodes the outputs need
+    node_ctx: dict[int, Context] | None  # id(node) -> context, when placed
+    fused: list[Node]
+
+
+def prepare_bind_graph(
+    outputs: list[Entry], grads: list[Entry | None], placement: Placement | None, fuse: bool
+) -> PreparedGraph:
+    """Apply placement (if ``placement``) and fusion (if ``fuse``) to outputs + gradients."""
+    n_out = len(outputs)
+    present = [j for j, g in enumerate(grads) if g is not None]
+    heads = list(outputs) + [grads[j] for j in present]
+    node_ctx = None
+    if placement is not None:
+        where = place_device(topo_order(heads), placement.default_ctx, placement.group2ctx, placement.fixed)
+        targets: list[Any] = [None] * n_out + [placement.grad_ctx[j] for j in present]
+        heads, _, node_ctx = insert_copies(heads, where, targets)
+    fused: list[Node] = []
+    if fuse:
+        forward_ids = {id(n) for n in topo_order(heads[:n_out])}
+        ctx_of = node_ctx
+
+        def key(node: Node) -> tuple:
+            return (id(node) in forward_ids, ctx_of[id(node)] if ctx_of is not None else None)
+
+        heads, new, fused = fuse_elementwise(heads, key)
+        if node_ctx is not None:
+            node_ctx = {id(n): ctx_of[old] for old, n in new.items()}
+    new_grads: list[Entry | None] = [None] * len(grads)
+    for j, entry in zip(present, heads[n_out:], strict=False):
+        new_grads[j] = entry
+    forward_ids = {id(n) for n in topo_order(heads[:n_out])}
+    return PreparedGraph(heads[:n_out], new_grads, forward_ids, node_ctx, fused)

@@ -1,0 +1,190 @@
+"""Executors spanning several contexts: ``bind(..., group2ctx={'dev1': ctx1, ...})``.
+
+Nodes carrying ``ctx_group`` (set with ``AttrScope(ctx_group='dev1')``) run on the
+context ``group2ctx`` names; the placement pass decides the rest and inserts a
+``_CrossDeviceCopy`` wherever a value crosses devices, forward and backward (see
+:mod:`lazynd_sym.passes.place_device`).  Each storage block is allocated on its
+context; each kernel runs with its node's kernel context.
+
+On CPU contexts only, a pass is still pushed to the engine as one operation.  With a
+GPU involved, each step is pushed on its own device (copies on the copy streams).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lazynd.ndarray as nd
+from lazynd.backend import get_backend
+from lazynd.context import Context
+from lazynd.engine import get_engine
+from lazynd.engine.var import Var
+from lazynd.errors import ContextError
+from lazynd.ndarray.dispatch import kernel_context
+from lazynd.ops.registry import KernelContext
+
+from .bind_graph import Placement
+from .executor import Executor
+from .passes.place_device import CROSS_DEVICE_COPY, place_device
+from .passes.plan_memory import entry_bytes
+
+
+def needs_placement(ctx: Context, group2ctx: dict | None) -> bool:
+    """Whether ``group2ctx`` sends some group off ``ctx``."""
+    for group, other in (group2ctx or {}).items():
+        if not isinstance(other, Context):
+            raise ContextError(f"bind: group2ctx[{group!r}] must be a Context, got {type(other).__name__}")
+        if other != ctx:
+            return True
+    return False
+
+
+class PlacedExecutor(Executor):
+    """An :class:`Executor` whose nodes run on several contexts."""
+
+    @staticmethod
+    def variable_contexts(symbol: Any, ctx: Context, group2ctx: Any) -> dict[str, Context]:
+        """Where each variable lives: its own group, else where its first reader runs."""
+        nodes = symbol._nodes()
+        where = place_device(nodes, ctx, dict(group2ctx or {}), {})
+        return {n.name: where[id(n)] for n in nodes if n.op is None}
+
+    def _placement(self, arg_nodes: list, aux_nodes: list, wrt: list) -> Placement:
+        fixed = {id(n): a._ctx for n, a in zip(arg_nodes, self.arg_arrays, strict=False)}
+        fixed.update({id(n): a._ctx for n, a in zip(aux_nodes, self.aux_arrays, strict=False)})
+        index = {id(n): j for j, n in enumerate(arg_nodes)}
+        grad_ctx = [self.grad_arrays[index[id(n)]]._ctx for n in wrt]
+        return Placement(self._ctx, self._group2ctx, fixed, grad_ctx)
+
+    # -- storage on each context ---------------------------------------------------------------
+    def _entry_contexts(self) -> list[Context]:
+        graph = self._graph
+        node_ctx = graph.attrs["context"]
+        return [node_ctx[i] for i, n in enumerate(graph.nodes) for _ in range(n.num_outputs())]
+
+    def _allocate(self, storage: list[int], claimed: set[int]) -> None:
+        graph = self._graph
+        entry_ctx = self._entry_contexts()
+        shapes, types = graph.attrs["shape"], graph.attrs["dtype"]
+        blocks = [
+            get_backend(where).empty((max(size, 1),), "uint8")
+            for size, where in zip(graph.attrs["storage_bytes"], graph.attrs["storage_context"], strict=False)
+        ]
+        buffers: list[Any] = [None] * graph.num_entries
+        for eid, sid in enumerate(storage):
+            if sid >= 0:
+                n = entry_bytes(shapes[eid], types[eid])
+                buffers[eid] = blocks[sid][:n].view(types[eid]).reshape(shapes[eid])
+        variables = {graph.nodes[i].name: graph.entry(i) for i in graph.variables()}
+        for name, arr in zip(self.arg_names + self.aux_names, self.arg_arrays + self.aux_arrays, strict=False):
+            buffers[variables[name]] = arr._data
+        for _, eid in self._head_grads:
+            buffers[eid] = get_backend(entry_ctx[eid]).zeros(shapes[eid], types[eid])
+        for j, eid in self._direct_grads.items():
+            buffers[eid] = self.grad_arrays[j]._data
+        self._buffers = buffers
+        self._internal = Var()
+        self.outputs = [nd.NDArray(buffers[e], Var(), entry_ctx[e]) for e in graph.heads[: self._n_outputs]]
+        self._push_target: dict[int, tuple[Context, str]] = {}
+        self._step_ctx: dict[int, Context] = {}
+        self._steps = {True: self._build(self._forward_order, True), False: self._build(self._forward_order, False)}
+        self._backward_steps = self._build(self._backward_order, True)
+        self._finish_grads = []
+        for j, eid in self._grad_entry.items():
+            if j not in self._direct_grads:
+                self._finish_grads.append((self.grad_req[j], buffers[eid], self.grad_arrays[j]._data))
+        for j, req in enumerate(self.grad_req):
+            if req == "write" and j not in self._grad_entry:
+                self._finish_grads.append(("zero", None, self.grad_arrays[j]._data))
+        random_ctx = [graph.attrs["context"][i] for i in self._forward_order + self._backward_order
+                      if graph.nodes[i].op.needs_random]  # fmt: skip
+        self._random_var = None
+        if random_ctx:
+            from lazynd.random import generator_for
+
+            self._random_var = generator_for(random_ctx[0]).var
+        self._writes_aux = any(
+            graph.nodes[i].op.aux and graph.nodes[i].op.writes_aux_in_train for i in self._forward_order
+        )
+        self._uses_gpu = any(c.device_type == "gpu" for c in graph.attrs["context"])
+
+    def _build(self, order: list[int], is_train: bool) -> list[tuple]:
+        graph = self._graph
+        node_ctx = graph.attrs["context"]
+        steps = []
+        for i in order:
+            node, where = graph.nodes[i], node_ctx[i]
+            op = node.op
+            kctx = kernel_context(where, is_train)
+            if op.needs_random:
+                from lazynd.random import generator_for
+
+                kctx = KernelContext(kctx.xp, kctx.backend, kctx.device_id, is_train, generator_for(where).generator)
+            fn = op.forward_gpu if where.device_type == "gpu" and op.forward_gpu is not None else op.forward
+            entries = graph.input_entries(i)
+            n_data = node.num_data_inputs()
+            ins = [self._buffers[e] for e in entries[:n_data]]
+            aux = [self._buffers[e] for e in entries[n_data:]]
+            outs = [self._buffers[graph.entry(i, k)] for k in range(node.num_outputs())]
+            step = (fn, kctx, node.attrs, ins, outs, aux, node)
+            steps.append(step)
+            self._push_target[id(step)] = self._push_target_of(i, where)
+            self._step_ctx[id(step)] = where
+        return steps
+
+    def _push_target_of(self, i: int, where: Context) -> tuple[Context, str]:
+        """The device and stream kind a step is pushed with: copies go on the GPU side's copy streams."""
+        graph = self._graph
+        if graph.nodes[i].op is not CROSS_DEVICE_COPY:
+            return where, "compute"
+        source_node = graph.index[id(graph.nodes[i].inputs[0][0])]
+        source = graph.attrs["context"][source_node]
+        if source.device_type == "gpu" and where.device_type != "gpu":
+            return source, "d2h"
+        if source.device_type != "gpu" and where.device_type == "gpu":
+            return where, "h2d"
+        return where, "compute"
+
+    # -- running -------------------------------------------------------------------------------
+    def _run_steps(self, steps: list[tuple]) -> None:
+        monitor = self._monitor
+        for step in steps:
+            fn, kctx, attrs, ins, outs, aux, node = step
+            fn(kctx, attrs, ins, outs, aux)
+            if monitor is not None:
+                where = self._step_ctx.get(id(step), self._ctx)
+                for k, out in enumerate(outs[: node.num_visible_outputs()]):
+                    monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), where))
+
+    def _push(self, steps: list[tuple], reads: list, writes: list, name: str, tail: Any = None) -> None:
+        if not self._uses_gpu:
+            # host memory only: the whole pass is one engine operation, as on one CPU
+            def run() -> None:
+                self._run_steps(steps)
+                if tail is not None:
+                    tail()
+
+            get_engine().push(run, (), reads, writes, name, self._ctx)
+            return
+        # every push reads and writes the executor's internal var, so the steps run in order
+        for step in steps:
+            where, kind = self._push_target.get(id(step), (self._ctx, "compute"))
+            self._push_one(where, kind, self._run_steps, ([step],), reads, writes, step[6].name)
+        if tail is not None:
+            self._push_one(self._ctx, "compute", tail, (), reads, writes, name + "_grads")
+
+    @staticmethod
+    def _push_one(where: Context, kind: str, fn: Any, args: tuple, reads: list, writes: list, name: str) -> None:
+        if where.device_type == "gpu":
+            fn = get_backend(where).wrap(fn, reads, writes, kind)
+            get_engine().push(fn, args, reads, writes, name, where, inline_ok=True)
+        else:
+            get_engine().push(fn, args, reads, writes, name, where)
+
+    def debug_str(self) -> str:
+        """The base listing, then the context of every operator."""
+        graph = self._graph
+        lines = [super().debug_str().rstrip("\n"), "== placement =="]
+        for i in self._forward_order + self._backward_order:
+            lines.append(f"{graph.nodes[i].name}: {graph.attrs['context'][i]}")
+        return "\n".join(lines) + "\n"
