@@ -59,17 +59,25 @@ _LAZY = {
     "test_utils": "lazynd.test_utils",
     "testing": "lazynd.testing",
     "engine": "lazynd.engine",
+    "name": "lazynd_sym.name",
+    "attribute": "lazynd_sym.attribute",
 }
+# name -> (module, attribute): classes MXNet exposes at the top level
+_LAZY_ATTRS = {"AttrScope": ("lazynd_sym.attribute", "AttrScope")}
 
 
 def __getattr__(name: str) -> Any:
     target = _LAZY.get(name)
-    if target is None:
+    if target is not None:
+        value = importlib.import_module(target)
+    elif name in _LAZY_ATTRS:
+        module_name, attribute = _LAZY_ATTRS[name]
+        value = getattr(importlib.import_module(module_name), attribute)
+    else:
         raise AttributeError(f"module 'lazynd' has no attribute {name!r}")
-    module = importlib.import_module(target)
-    globals()[name] = module
-    return module
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_ATTRS))
