@@ -129,7 +129,7 @@ def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
                 f"got {v._data.dtype.name} {v.shape} on {v._ctx}"
             )
     root = devices.index(out._ctx.device_id)
-    backends = [get_backend(v._ctx) for v in values]
+    backends: list[Any] = [get_backend(v._ctx) for v in values]
     value_vars = [v._var for v in values]
     out_var = out._var
     buffers = [v._data for v in values]
@@ -139,8 +139,8 @@ def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
     def run() -> None:
         from lazynd.backend.cupy_backend import StreamEvent
 
-        nccl = nccl_module()
-        comms = communicators(devices)
+        comms = communicators(devices)  # raises when NCCL is missing
+        nccl: Any = nccl_module()
         kind = _nccl_dtype(nccl, dtype)
         streams = [b.compute_stream for b in backends]
         for rank, (backend, stream) in enumerate(zip(backends, streams, strict=True)):
