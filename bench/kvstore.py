@@ -75,9 +75,10 @@ def local_rows() -> list[str]:
 
     srcs = [np.ones(SMALL, np.float32) for _ in keys]
     stores = [np.zeros(SMALL, np.float32) for _ in keys]
+    dsts = [np.zeros(SMALL, np.float32) for _ in keys]
 
     def np_small():
-        for s, t, d in zip(srcs, stores, srcs, strict=True):
+        for s, t, d in zip(srcs, stores, dsts, strict=True):
             np.copyto(t, s)
             np.copyto(d, t)
 

@@ -13,6 +13,7 @@ MODULES = [
     "lazynd.ndarray.ndarray",
     "lazynd.ndarray.serialization",
     "lazynd.random",
+    "lazynd_kv.device",
 ]
 
 

@@ -150,3 +150,62 @@ def test_out_of_range_hyperparameters_are_errors(name, params, message):
 def test_gradient_of_another_shape_is_an_error():
     with pytest.raises(ShapeError, match="grad"):
         mx.nd.sgd_update(mx.nd.ones((2, 3)), mx.nd.ones((3, 2)), lr=0.1)
+
+
+def _reference_step(name: str, w: np.ndarray, g: np.ndarray, states: list[np.ndarray], p: dict) -> np.ndarray:
+    """One float64 step of ``name`` (MXNet's formulas); updates ``states`` in place, returns the weight."""
+    if name == "sgd_update":
+        return (1 - p["lr"] * p["wd"]) * w - p["lr"] * clipped(p["rescale_grad"] * g, p["clip_gradient"])
+    if name == "sgd_mom_update":
+        eff = clipped(p["rescale_grad"] * g, p["clip_gradient"])
+        states[0][:] = p["momentum"] * states[0] - p["lr"] * p["wd"] * w - p["lr"] * eff
+        return w + states[0]
+    eff = clipped(p["rescale_grad"] * g + p["wd"] * w, p["clip_gradient"])
+    if name == "adam_update":
+        states[0][:] = 0.9 * states[0] + 0.1 * eff
+        states[1][:] = 0.999 * states[1] + 0.001 * eff**2
+        return w - p["lr"] * states[0] / (np.sqrt(states[1]) + 1e-8)
+    states[0][:] = 0.05 * eff**2 + 0.95 * states[0]
+    return w - p["lr"] * eff / np.sqrt(states[0] + 1e-8)
+
+
+UPDATES = [("sgd_update", 0, {}), ("sgd_mom_update", 1, {"momentum": 0.9}), ("adam_update", 2, {}), ("rmsprop_update", 1, {})]
+
+
+@pytest.mark.parametrize(("name", "n_states", "extra"), UPDATES)
+@pytest.mark.parametrize("clip", [0.05, -1.0])
+def test_update_of_a_parameter_spanning_several_cpu_blocks_matches_reference(rng, name, n_states, extra, clip):
+    # 2.3 blocks of the CPU kernel: every block, and the short last one, must get the whole update
+    from lazynd.ops.optimizer_ops import BLOCK_BYTES
+
+    size = int(2.3 * BLOCK_BYTES / 4)
+    w0 = rng.standard_normal(size).astype(np.float32)
+    params = {"lr": 0.05, "wd": 0.01, "rescale_grad": 0.25, "clip_gradient": clip, **extra}
+    weight = mx.nd.array(w0)
+    states = [mx.nd.zeros((size,)) for _ in range(n_states)]
+    ref_w, ref_states = w0.astype(np.float64), [np.zeros(size) for _ in range(n_states)]
+    for _ in range(3):
+        g = rng.standard_normal(size).astype(np.float32)
+        getattr(mx.nd, name)(weight, mx.nd.array(g), *states, out=weight, **params)
+        ref_w = _reference_step(name, ref_w, g.astype(np.float64), ref_states, params)
+    assert weight.dtype == np.float32
+    for state, ref in zip(states, ref_states, strict=True):
+        assert_almost_equal(state.asnumpy(), ref, rtol=1e-4, atol=1e-6)
+    assert_almost_equal(weight.asnumpy(), ref_w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(("name", "n_states", "extra"), UPDATES)
+def test_update_of_a_strided_view_matches_the_contiguous_update(rng, name, n_states, extra):
+    w0, (g0,) = steps(rng, shape=(6, 8), n=1)
+    params = {"lr": 0.1, "wd": 0.01, "rescale_grad": 0.5, "clip_gradient": 1.0, **extra}
+    contiguous = [mx.nd.array(w0[:, ::2].copy()), mx.nd.array(g0[:, ::2].copy())]
+    contiguous += [mx.nd.zeros((6, 4)) for _ in range(n_states)]
+    getattr(mx.nd, name)(*contiguous, out=contiguous[0], **params)
+    # the kernel's non-contiguous path, fed NumPy views directly
+    op = registry.get(name)
+    strided = [w0.copy()[:, ::2], g0.copy()[:, ::2]] + [np.zeros((6, 8), np.float32)[:, ::2] for _ in range(n_states)]
+    from lazynd.context import cpu
+    from lazynd.ndarray.dispatch import kernel_context
+
+    op.forward(kernel_context(cpu()), op.parse(params), strided, strided[:1], [])
+    assert_almost_equal(strided[0], contiguous[0].asnumpy(), rtol=1e-6, atol=1e-7)
