@@ -96,7 +96,7 @@ def _wait_for_vars(stream: Any, reads: Sequence[Any], writes: Sequence[Any]) -> 
         ev = v.event
         if ev is not None and ev.stream is not stream:
             stream.wait_event(ev.event)
-        for rev in v.read_events or ():
+        for rev in (v.read_events or {}).values():
             if rev.stream is not stream:
                 stream.wait_event(rev.event)
 
@@ -160,7 +160,9 @@ def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
                 done = StreamEvent(stream.record(), stream)
             # a later event on a stream supersedes earlier ones there: keep one read event per stream
             var = value_vars[rank]
-            var.read_events = [e for e in var.read_events or () if e.stream is not stream] + [done]
+            if var.read_events is None:
+                var.read_events = {}
+            var.read_events[stream] = done
             if rank == root:
                 out_var.event = done
                 out_var.read_events = None

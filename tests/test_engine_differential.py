@@ -12,10 +12,13 @@ N_STEPS = 12
 SHAPE = (6, 4)
 
 
-def _run_program(seed: int) -> None:
+def _run_program(seed: int, ctx: mx.Context | None = None, other_ctx: mx.Context | None = None) -> None:
+    """One random program on ``ctx`` (default cpu(0)); copies go to ``other_ctx`` and back."""
+    ctx = ctx or mx.cpu(0)
+    other_ctx = other_ctx or mx.cpu(1)
     rng = np.random.default_rng(seed)
     ref = [rng.integers(-3, 4, SHAPE).astype(np.float32) for _ in range(3)]
-    arrs = [mx.nd.array(r) for r in ref]
+    arrs = [mx.nd.array(r, ctx=ctx) for r in ref]
     for step in range(N_STEPS):
         choice = int(rng.integers(9))
         i, j = (int(v) for v in rng.integers(3, size=2))
@@ -34,8 +37,8 @@ def _run_program(seed: int) -> None:
         elif choice == 3:  # slice assignment from another (aliasing) array
             arrs[i][lo:hi] = arrs[j][lo:hi] - 1
             ref[i][lo:hi] = ref[j][lo:hi] - 1
-        elif choice == 4:  # copy across contexts (cpu(0) -> cpu(1) -> back)
-            other = arrs[j].copyto(mx.cpu(1))
+        elif choice == 4:  # copy across contexts (ctx -> other_ctx -> back)
+            other = arrs[j].copyto(other_ctx)
             other += 2
             other.copyto(arrs[i])
             ref[i] = ref[j] + 2

@@ -92,7 +92,7 @@ class CupyBackend(Backend):
                     if ev is not None and ev.stream is not stream:
                         stream.wait_event(ev.event)
                     if v.read_events:
-                        for rev in v.read_events:
+                        for rev in v.read_events.values():
                             if rev.stream is not stream:
                                 stream.wait_event(rev.event)
                 fn(*args)
@@ -101,11 +101,14 @@ class CupyBackend(Backend):
                 v.event = done
                 v.read_events = None
             for v in reads:
-                ev = v.event
-                if ev is not None and ev.stream is not stream:
-                    if v.read_events is None:
-                        v.read_events = []
-                    v.read_events.append(done)
+                if v.event is done:  # read and written by this operation
+                    continue
+                # every read, whatever stream wrote the var last: a later write on another
+                # stream must wait for it.  One event per stream (a later one covers the earlier);
+                # concurrent readers only ever store into the dict, which is safe under the GIL.
+                if v.read_events is None:
+                    v.read_events = {}
+                v.read_events[stream] = done
             if kind == "d2h":
                 # the destination is host memory that CPU operations read on completion
                 stream.synchronize()

@@ -21,8 +21,9 @@ class Var:
         Error of the last failed operation that wrote this var.
     event : object or None
         Device event recorded by the last write (GPU); ``synchronize()`` waits for it.
-    read_events : list or None
-        Device events of reads on other streams since the last write (GPU).
+    read_events : dict or None
+        Device events of the reads since the last write, the latest per stream (GPU): a
+        write on another stream waits for them.
     """
 
     __slots__ = ("pending_reads", "writing", "queue", "exc", "event", "read_events", "__weakref__")
@@ -33,7 +34,7 @@ class Var:
         self.queue: deque[Any] | None = None
         self.exc: BaseException | None = None
         self.event: Any = None
-        self.read_events: list[Any] | None = None
+        self.read_events: dict[Any, Any] | None = None
 
     def __repr__(self) -> str:
         state = "writing" if self.writing else f"reads={self.pending_reads}"
