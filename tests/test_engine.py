@@ -195,3 +195,23 @@ def test_arithmetic_on_strided_views_gives_contiguous_arrays_whose_reshape_is_a_
     flat = c.reshape((-1,))
     flat[:] = 5
     assert (c.asnumpy() == 5).all()
+
+
+def test_a_waiting_thread_runs_queued_operations_itself() -> None:
+    engine = ThreadedEngine(num_workers=1)
+    gate = threading.Event()
+    safety = threading.Timer(5.0, gate.set)  # never hang, even if helping were broken
+    safety.start()
+    try:
+        blocker, target = Var(), Var()
+        ran_on: list[str] = []
+        engine.push(gate.wait, (), [], [blocker], "occupies_the_only_worker")
+        engine.push(lambda: ran_on.append(threading.current_thread().name), (), [], [target], "queued")
+        start = time.perf_counter()
+        engine.wait_for_var(target)
+        assert time.perf_counter() - start < 2.0
+        assert ran_on == [threading.current_thread().name]
+    finally:
+        gate.set()
+        safety.cancel()
+    engine.waitall()
