@@ -205,7 +205,9 @@ def test_a_waiting_thread_runs_queued_operations_itself() -> None:
     try:
         blocker, target = Var(), Var()
         ran_on: list[str] = []
-        engine.push(gate.wait, (), [], [blocker], "occupies_the_only_worker")
+        started = threading.Event()
+        engine.push(lambda: (started.set(), gate.wait()), (), [], [blocker], "occupies_the_only_worker")
+        assert started.wait(5.0)
         engine.push(lambda: ran_on.append(threading.current_thread().name), (), [], [target], "queued")
         start = time.perf_counter()
         engine.wait_for_var(target)
