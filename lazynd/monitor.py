@@ -150,6 +150,8 @@ class Monitor:
         texts = []
         for value in values:
             if not isinstance(value, NDArray):
-                raise LazyNDError(f"Monitor: stat_func must return an NDArray or a list of them, got {type(value).__name__}")
+                raise LazyNDError(
+                    f"Monitor: stat_func must return an NDArray or a list of them, got {type(value).__name__}"
+                )
             texts.append(str(value.asscalar()) if value.size == 1 else str(value.asnumpy()))
         return "\t".join(texts)

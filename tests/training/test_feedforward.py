@@ -153,16 +153,16 @@ class _RecordingStore:
         self.pushes = 0
 
     def init(self, keys, values) -> None:
-        for key, value in zip(keys, values):
+        for key, value in zip(keys, values, strict=True):
             self.values[key] = value.copy()
 
     def push(self, keys, values) -> None:
-        for key, per_device in zip(keys, values):
+        for key, per_device in zip(keys, values, strict=True):
             self.pushes += 1
             self.values[key] = per_device[0].copy()
 
     def pull(self, keys, outs) -> None:
-        for key, per_device in zip(keys, outs):
+        for key, per_device in zip(keys, outs, strict=True):
             for out in per_device:
                 self.values[key].copyto(out)
 

@@ -28,7 +28,9 @@ HANG_LIMIT_S = 120
 
 pytestmark = [
     pytest.mark.mpi,
-    pytest.mark.skipif(MPIEXEC is None or not HAS_MPI4PY, reason="needs mpiexec and mpi4py (pip install 'lazynd[dist]')"),
+    pytest.mark.skipif(
+        MPIEXEC is None or not HAS_MPI4PY, reason="needs mpiexec and mpi4py (pip install 'lazynd[dist]')"
+    ),
 ]
 if importlib.util.find_spec("pytest_timeout") is not None:  # the subprocess timeout below guards without it
     pytestmark.append(pytest.mark.timeout(HANG_LIMIT_S + 30))

@@ -108,17 +108,25 @@ def test_adam_on_two_devices_matches_one_device() -> None:
     _assert_same_weights(got, want)
 
 
-def test_every_device_holds_the_same_weights_after_training() -> None:
-    data, label, _ = _problem()
-    ff = _train([mx.cpu(0), mx.cpu(1)], epochs=1)
-    # the executors are internal to fit; check through a fresh group and the returned parameters instead
-    group = DataParallelExecutorGroup(
-        ff.symbol, [mx.cpu(0), mx.cpu(1)], None, [("data", (BATCH, 7)), ("softmax_label", (BATCH,))],
-        sorted(ff.arg_params), ff.arg_params, {}, False,
+@pytest.mark.parametrize("kvstore", ["local", "aggregate_only"])
+def test_every_device_holds_the_same_weights_after_every_batch(kvstore, monkeypatch) -> None:
+    if kvstore == "aggregate_only":  # each device runs its own optimizer on the summed gradients
+        monkeypatch.setattr(model_module, "LOCAL_UPDATE_LIMIT", 0)
+    data, label, params = _problem()
+    seen = []
+
+    def check_devices(param) -> None:
+        group = param.locals["group"]
+        assert [exe.arg_dict["data"].shape for exe in group.execs] == [(BATCH // 2, 7)] * 2
+        for per_device in group.param_arrays:
+            np.testing.assert_array_equal(per_device[0].asnumpy(), per_device[1].asnumpy())
+        seen.append(param.nbatch)
+
+    ff = FeedForward(
+        _net(), ctx=[mx.cpu(0), mx.cpu(1)], num_epoch=1, learning_rate=0.5, momentum=0.9, progress_bar=False
     )
-    for per_device in group.param_arrays:
-        np.testing.assert_array_equal(per_device[0].asnumpy(), per_device[1].asnumpy())
-    assert group.execs[0].arg_dict["data"].shape == (BATCH // 2, 7)
+    ff.fit(mx.io.NDArrayIter(data, label, batch_size=BATCH), batch_end_callback=check_devices, kvstore="local")
+    assert seen == list(range(STEPS))
 
 
 def test_predict_and_score_after_training_on_two_devices(single_device) -> None:

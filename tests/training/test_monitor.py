@@ -23,7 +23,7 @@ def _net() -> sym.Symbol:
 
 def _executor():
     ex = _net().simple_bind(mx.cpu(), data=(3, 5), softmax_label=(3,))
-    for name, arr in ex.arg_dict.items():
+    for arr in ex.arg_dict.values():
         arr[:] = np.linspace(-1, 1, arr.size).reshape(arr.shape).astype(np.float32)
     return ex
 
