@@ -3,7 +3,10 @@
 Runs ``tutorials/mnist_feedforward.py`` in subprocesses, side by side in one
 run, and reads the ``Time cost`` the script logs (training only, no
 evaluation).  With ``dist_sync`` each of the N workers trains on its own
-1/N of the data, so one epoch is still 60,000 images.
+1/N of the data, so one epoch is still 60,000 images.  Every configuration
+runs with one BLAS thread per process (``OMP_NUM_THREADS=1`` unless set): on a
+loaded machine OpenBLAS's spinning threads made the same epoch 10-30x slower
+and the comparison meaningless.
 
 Run::
 
@@ -28,6 +31,8 @@ def epoch_seconds(prefix: list[str], args: list[str]) -> float:
     """The slowest worker's logged epoch time."""
     command = [*prefix, sys.executable, str(SCRIPT), *args]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("OPENBLAS_NUM_THREADS", env["OMP_NUM_THREADS"])
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{result.stderr[-2000:]}")

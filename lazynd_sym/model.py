@@ -495,6 +495,7 @@ class FeedForward:
         batch_end_callback: Callable | None = None,
         kvstore: Any = "local",
         logger: logging.Logger | None = None,
+        work_load_list: Sequence[float] | None = None,
         **kwargs: Any,
     ) -> FeedForward:
         """Build a model and ``fit`` it in one call."""
@@ -516,5 +517,6 @@ class FeedForward:
             batch_end_callback=batch_end_callback,
             kvstore=kvstore,
             logger=logger,
+            work_load_list=work_load_list,
         )
         return model
