@@ -13,6 +13,8 @@ MODULES = [
     "lazynd.ndarray.ndarray",
     "lazynd.ndarray.serialization",
     "lazynd.random",
+    "lazynd.monitor",
+    "lazynd_sym.executor_group",
 ]
 
 
