@@ -329,7 +329,7 @@ class FeedForward:
             batch_size *= int(getattr(store, "num_workers", 1))  # the gradients are summed over the workers
         num_device = len(self.ctx)
         optimizer = self._create_optimizer(batch_size, param_names, 1 if update_on_kvstore else num_device)
-        updater = None
+        updater: Callable[[int, Any, Any], None] | None = None
         if update_on_kvstore:
             store.set_optimizer(optimizer)
         else:
@@ -362,6 +362,7 @@ class FeedForward:
                     if store is not None:
                         store.push(keys, group.grad_arrays)
                         store.pull(keys, group.grad_arrays)
+                    assert updater is not None
                     for index, (weights, grads) in enumerate(zip(group.param_arrays, group.grad_arrays, strict=True)):
                         for k, (weight, grad) in enumerate(zip(weights, grads, strict=True)):
                             updater(index * num_device + k, grad, weight)
