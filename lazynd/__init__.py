@@ -3,7 +3,7 @@
 ``import lazynd as mx`` gives MXNet's familiar faces: ``mx.nd``, ``mx.sym``,
 ``mx.kv``, ``mx.cpu()``, ``mx.gpu()``, ``mx.io``, ``mx.image``, ``mx.recordio``,
 ``mx.profiler``, ``mx.optimizer``, ``mx.init``, ``mx.metric``, ``mx.model``,
-``mx.viz``.  The symbolic and kvstore faces are imported on first use.
+``mx.viz``, ``mx.mon``.  The symbolic and kvstore faces are imported on first use.
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ _LAZY = {
     "initializer": "lazynd.initializer",
     "metric": "lazynd.metric",
     "callback": "lazynd.callback",
+    "mon": "lazynd.monitor",
+    "monitor": "lazynd.monitor",
     "datasets": "lazynd.datasets",
     "test_utils": "lazynd.test_utils",
     "testing": "lazynd.testing",

@@ -25,9 +25,12 @@ from lazynd.callback import BatchEndParam, EpochProgress
 from lazynd.context import Context
 from lazynd.errors import ContextError, DataError, FormatError
 
+from .executor_group import DataParallelExecutorGroup
 from .json_format import load as load_symbol
 
 __all__ = ["BatchEndParam", "FeedForward", "load_checkpoint", "save_checkpoint"]
+
+LOCAL_UPDATE_LIMIT = 16 * 1024 * 1024  # elements; a larger parameter is updated on the devices, not in the store
 
 
 def save_checkpoint(
@@ -82,11 +85,7 @@ def _contexts(ctx: Any) -> list[Context]:
         return [mx.current_context()]
     contexts = list(ctx) if isinstance(ctx, (list, tuple)) else [ctx]
     if not contexts or not all(isinstance(c, Context) for c in contexts):
-        raise ContextError(f"FeedForward: ctx must be a Context or a list of them, got {ctx!r}")
-    if len(contexts) > 1:
-        raise ContextError(
-            f"FeedForward: trains on one device; got {len(contexts)} ({contexts}). Use lazynd_kv for several"
-        )
+        raise ContextError(f"FeedForward: ctx must be a Context or a non-empty list of them, got {ctx!r}")
     return contexts
 
 
@@ -101,20 +100,36 @@ def _num_batches(data: Any) -> int | None:
     return None
 
 
-def _kvstore(kvstore: Any) -> Any:
-    """The store to aggregate gradients through, or None where one device needs none."""
-    if kvstore is None or (isinstance(kvstore, str) and kvstore in ("local", "device")):
-        return None
-    if isinstance(kvstore, str):
-        import lazynd_kv  # only a distributed store is worth creating for one device
+def _create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -> tuple[Any, bool]:
+    """The store to aggregate gradients through (or None) and whether the optimizer runs on it.
 
-        return lazynd_kv.create(kvstore)
+    As in MXNet: one device needs no store unless it is distributed; a store
+    created by name runs the optimizer (``update_on_kvstore``), except a
+    ``local`` store for parameters over 16M elements, where each device updates
+    its own copy from the summed gradients instead.  A store object runs the
+    optimizer when it has ``set_optimizer``; otherwise it only sums gradients.
+    """
+    if kvstore is None:
+        return None, False
+    if isinstance(kvstore, str):
+        if num_device == 1 and "dist" not in kvstore:
+            return None, False
+        import lazynd_kv
+
+        store = lazynd_kv.create(kvstore)
+        largest = max((int(np.prod(v.shape)) for v in arg_params.values()), default=0)
+        return store, not (kvstore == "local" and largest > LOCAL_UPDATE_LIMIT)
     for method in ("init", "push", "pull"):
         if not callable(getattr(kvstore, method, None)):
             raise DataError(
                 f"FeedForward.fit: kvstore must be a store name or have init/push/pull, got {type(kvstore).__name__}"
             )
-    return kvstore
+    return kvstore, callable(getattr(kvstore, "set_optimizer", None))
+
+
+def _is_dist_sync(store: Any) -> bool:
+    kind = getattr(store, "type", "")
+    return isinstance(kind, str) and "dist" in kind and "async" not in kind
 
 
 def _call_all(callbacks: Any, *args: Any) -> None:
@@ -250,19 +265,13 @@ class FeedForward:
         executor.copy_params_from(self.arg_params or {}, self.aux_params or {}, allow_extra_params=True)
         return executor
 
-    def _sync_params_from(self, executor: Any) -> None:
-        for name, arr in (self.arg_params or {}).items():
-            executor.arg_dict[name].copyto(arr)
-        for name, arr in (self.aux_params or {}).items():
-            executor.aux_dict[name].copyto(arr)
-
-    def _create_optimizer(self, batch_size: int, param_names: list[str]) -> Any:
+    def _create_optimizer(self, batch_size: int, param_names: list[str], copies: int) -> Any:
+        """The optimizer; ``copies`` updater indices per parameter (one per device when each updates its own)."""
         if isinstance(self.optimizer, str):
             kwargs = dict(self.kwargs)
             kwargs.setdefault("rescale_grad", 1.0 / batch_size)
-            return opt_module.create(
-                self.optimizer, sym=self.symbol, param_idx2name=dict(enumerate(param_names)), **kwargs
-            )
+            idx2name = {i * copies + k: name for i, name in enumerate(param_names) for k in range(copies)}
+            return opt_module.create(self.optimizer, sym=self.symbol, param_idx2name=idx2name, **kwargs)
         return self.optimizer
 
     # -- training --------------------------------------------------------------------------------
@@ -276,13 +285,21 @@ class FeedForward:
         batch_end_callback: Any = None,
         kvstore: Any = "local",
         logger: logging.Logger | None = None,
+        work_load_list: Sequence[float] | None = None,
+        monitor: Any = None,
         eval_batch_end_callback: Any = None,
     ) -> FeedForward:
         """Train for ``num_epoch`` epochs, logging the training (and validation) metric each epoch.
 
-        ``kvstore`` is a store or its name; on one device the gradients need no
-        store, so a name is accepted and ignored, while a store object gets
-        every gradient pushed and pulled (as a ``dist`` store needs).
+        With several contexts each batch is split across them along its batch
+        axis (in proportion to ``work_load_list``), one executor per device,
+        and the gradients are summed through ``kvstore`` (a store or its name:
+        ``'local'``, ``'device'``, ``'dist_sync'``...).  One device needs no
+        store unless it is distributed.  Whether the optimizer runs on the store
+        or on every device follows MXNet (see :func:`_create_kvstore`); either
+        way the parameters stay identical on every device (and, with
+        ``dist_sync``, on every worker).  ``monitor`` (a :class:`lazynd.monitor.Monitor`)
+        is installed on the training executors and printed every ``interval`` batches.
         """
         logger = logger or logging.getLogger()
         if self.num_epoch is None:
@@ -295,15 +312,33 @@ class FeedForward:
         input_descs = list(data.provide_data) + list(data.provide_label)
         input_shapes = {desc[0]: tuple(desc[1]) for desc in input_descs}
         param_names, _ = self._init_params(input_shapes)
-        executor = self._bind(input_shapes, for_training=True)
-        optimizer = self._create_optimizer(data.batch_size, param_names)
-        updater = opt_module.get_updater(optimizer)
-        store = _kvstore(kvstore)
-        weights = [executor.arg_dict[n] for n in param_names]
-        grads = [executor.grad_dict[n] for n in param_names]
+        arg_params, aux_params = self.arg_params or {}, self.aux_params or {}
+        group = DataParallelExecutorGroup(
+            self.symbol, self.ctx, work_load_list, input_descs, param_names, arg_params, aux_params, True
+        )
+        if monitor is not None:
+            group.install_monitor(monitor)
+        store, update_on_kvstore = _create_kvstore(kvstore, len(self.ctx), arg_params)
+        if store is None and len(self.ctx) > 1:
+            raise DataError(
+                f"FeedForward.fit: {len(self.ctx)} devices need a kvstore to sum their gradients "
+                "(kvstore='local' or 'device'), got kvstore=None"
+            )
+        batch_size = data.batch_size
+        if store is not None and _is_dist_sync(store):
+            batch_size *= int(getattr(store, "num_workers", 1))  # the gradients are summed over the workers
+        num_device = len(self.ctx)
+        optimizer = self._create_optimizer(batch_size, param_names, 1 if update_on_kvstore else num_device)
+        updater: Callable[[int, Any, Any], None] | None = None
+        if update_on_kvstore:
+            store.set_optimizer(optimizer)
+        else:
+            updater = opt_module.get_updater(optimizer)
+        keys = list(range(len(param_names)))
         if store is not None:
-            for index, weight in enumerate(weights):
-                store.init(index, weight)
+            # every device (and every worker: a dist store broadcasts rank 0's values) starts from the store's
+            store.init(keys, [arg_params[name] for name in param_names])
+            store.pull(keys, group.param_arrays)
         data_names = [d[0] for d in data.provide_data]
         label_names = [d[0] for d in data.provide_label]
         total = _num_batches(data)
@@ -314,16 +349,26 @@ class FeedForward:
             progress = EpochProgress(epoch, total, data.batch_size, enabled=self.progress_bar)
             nbatch = 0
             for batch in data:
-                feed = dict(zip(data_names, batch.data, strict=False))
-                feed.update(zip(label_names, batch.label or [], strict=False))
-                executor.forward(is_train=True, **feed)
-                executor.backward()
-                for index, (weight, grad) in enumerate(zip(weights, grads, strict=False)):
+                group.load_batch(data_names, batch.data)
+                group.load_batch(label_names, batch.label or [])
+                if monitor is not None:
+                    monitor.tic()
+                group.forward(is_train=True)
+                group.backward()
+                if update_on_kvstore:
+                    store.push(keys, group.grad_arrays)
+                    store.pull(keys, group.param_arrays)
+                else:
                     if store is not None:
-                        store.push(index, grad)
-                        store.pull(index, grad)
-                    updater(index, grad, weight)
-                self._update_metric(eval_metric, batch, executor.outputs)
+                        store.push(keys, group.grad_arrays)
+                        store.pull(keys, group.grad_arrays)
+                    assert updater is not None
+                    for index, (weights, grads) in enumerate(zip(group.param_arrays, group.grad_arrays, strict=True)):
+                        for k, (weight, grad) in enumerate(zip(weights, grads, strict=True)):
+                            updater(index * num_device + k, grad, weight)
+                if monitor is not None:
+                    monitor.toc_print()
+                group.update_metric(eval_metric, label_names, batch.label or [], batch.pad or 0)
                 progress.update(eval_metric)
                 _call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
                 nbatch += 1
@@ -331,7 +376,7 @@ class FeedForward:
             for name, value in eval_metric.get_name_value():
                 logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
-            self._sync_params_from(executor)
+            group.copy_params_to(arg_params, aux_params)
             _call_all(epoch_end_callback, epoch, self.symbol, self.arg_params, self.aux_params)
             if eval_iter is not None:
                 score_metric = copy.deepcopy(eval_metric)
@@ -451,6 +496,7 @@ class FeedForward:
         batch_end_callback: Callable | None = None,
         kvstore: Any = "local",
         logger: logging.Logger | None = None,
+        work_load_list: Sequence[float] | None = None,
         **kwargs: Any,
     ) -> FeedForward:
         """Build a model and ``fit`` it in one call."""
@@ -472,5 +518,6 @@ class FeedForward:
             batch_end_callback=batch_end_callback,
             kvstore=kvstore,
             logger=logger,
+            work_load_list=work_load_list,
         )
         return model

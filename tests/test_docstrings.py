@@ -14,6 +14,8 @@ MODULES = [
     "lazynd.ndarray.serialization",
     "lazynd.random",
     "lazynd_kv.device",
+    "lazynd.monitor",
+    "lazynd_sym.executor_group",
 ]
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +43,36 @@ def test_tutorial_script_trains_a_few_batches(script, data_dir, tmp_path) -> Non
     assert 0.0 <= float(match.group(1)) <= 1.0
     if script == "mnist_feedforward.py":
         assert (tmp_path / "mlp-0001.params").exists() and (tmp_path / "mlp-symbol.json").exists()
+
+
+def _run_script(command: list[str], tmp_path: Path) -> list[float]:
+    env = {**os.environ, "PYTHONPATH": str(TUTORIALS.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return [float(a) for a in re.findall(r"test accuracy: (\d\.\d+)", result.stdout)]
+
+
+QUICK = ["--epochs", "1", "--batch-size", "20", "--max-batches", "3", "--no-progress", "--model-prefix", ""]
+
+
+def test_feedforward_script_trains_on_two_cpu_contexts(data_dir, tmp_path) -> None:
+    command = [sys.executable, str(TUTORIALS / "mnist_feedforward.py"), "--num-devices", "2", *QUICK]
+    accuracies = _run_script([*command, "--data-dir", str(data_dir)], tmp_path)
+    assert len(accuracies) == 1 and 0.0 <= accuracies[0] <= 1.0
+
+
+@pytest.mark.mpi
+@pytest.mark.skipif(
+    shutil.which("mpiexec") is None or importlib.util.find_spec("mpi4py") is None, reason="needs mpiexec and mpi4py"
+)
+@pytest.mark.parametrize("script", ["mnist_feedforward.py", "mnist_mlp.py"])
+def test_script_trains_with_dist_sync_under_mpiexec(script, data_dir, tmp_path) -> None:
+    options = QUICK if script == "mnist_feedforward.py" else QUICK[:6]
+    command = [shutil.which("mpiexec"), "-launcher", "fork", "-n", "2", sys.executable, str(TUTORIALS / script)]
+    command += ["--kv-store", "dist_sync", *options, "--data-dir", str(data_dir)]
+    accuracies = _run_script(command, tmp_path)
+    # each rank trained on its own half of the data, with the summed gradients: the same weights everywhere
+    assert len(accuracies) == 2 and accuracies[0] == accuracies[1]
 
 
 def _python_blocks(path: Path) -> list[str]:

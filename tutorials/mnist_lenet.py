@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import logging
 
+import _common
+
 import lazynd as mx
 import lazynd_sym as sym
 
@@ -37,19 +39,11 @@ def lenet(batchnorm: bool = False, dropout: float = 0.0) -> sym.Symbol:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ctx", choices=["cpu", "gpu"], default="cpu")
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--batch-size", type=int, default=100)
-    parser.add_argument("--lr", type=float, default=0.05)
-    parser.add_argument("--lr-halve-epochs", type=int, default=1, help="halve the learning rate every N epochs")
-    parser.add_argument("--data-dir", default=None, help="folder holding mnist/ (default: $LAZYND_DATA_DIR)")
-    parser.add_argument("--max-batches", type=int, default=None, help="batches per epoch (and for the test pass)")
+    parser = _common.base_parser(__doc__.splitlines()[0], epochs=5, lr=0.05, lr_halve_epochs=1)
     parser.add_argument("--batchnorm", action="store_true")
     parser.add_argument("--dropout", type=float, default=0.0)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--summary", action="store_true", help="print the layer table first")
-    parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args(argv)
 
 
@@ -57,31 +51,20 @@ def main(argv: list[str] | None = None) -> float:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     mx.random.seed(args.seed)
-    ctx = mx.gpu(0) if args.ctx == "gpu" else mx.cpu()
     net = lenet(args.batchnorm, args.dropout)
     if args.summary:
         mx.viz.print_summary(net, {"data": (1, 1, 28, 28)})
+    kvstore = _common.create_kvstore(args)
+    train, test = _common.mnist_iters(args, kvstore)
 
-    train: mx.io.DataIter = mx.io.MNISTIter(
-        batch_size=args.batch_size, shuffle=True, seed=args.seed, data_dir=args.data_dir, train=True
-    )
-    test: mx.io.DataIter = mx.io.MNISTIter(
-        batch_size=args.batch_size, shuffle=False, data_dir=args.data_dir, train=False
-    )
-    if args.max_batches is not None:
-        train = mx.io.ResizeIter(train, args.max_batches)
-        test = mx.io.ResizeIter(test, min(args.max_batches, 10_000 // args.batch_size))
-
-    batches_per_epoch = args.max_batches or 60_000 // args.batch_size
-    schedule = mx.lr_scheduler.FactorScheduler(step=batches_per_epoch * args.lr_halve_epochs, factor=0.5)
     model = mx.model.FeedForward(
         net,
-        ctx=ctx,
+        ctx=_common.contexts(args),
         num_epoch=args.epochs,
         optimizer="sgd",
         initializer=mx.init.Xavier(factor_type="in", magnitude=2.34),
         learning_rate=args.lr,
-        lr_scheduler=schedule,
+        lr_scheduler=_common.lr_schedule(args, kvstore),
         momentum=0.9,
         wd=1e-4,
         progress_bar=not args.no_progress,
@@ -91,6 +74,7 @@ def main(argv: list[str] | None = None) -> float:
         eval_data=test,
         eval_metric="acc",
         batch_end_callback=mx.callback.Speedometer(args.batch_size, 100),
+        kvstore=kvstore,
     )
     accuracy = model.score(test)
     print(f"test accuracy: {accuracy:.4f}")

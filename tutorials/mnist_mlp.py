@@ -10,6 +10,7 @@ Run::
 
     python tutorials/mnist_mlp.py --epochs 10           # about 98% test accuracy
     python tutorials/mnist_mlp.py --ctx gpu --max-batches 50
+    mpiexec -n 2 python tutorials/mnist_mlp.py --kv-store dist_sync
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+
+import _common
 
 import lazynd as mx
 import lazynd_sym as sym
@@ -34,19 +37,9 @@ def mlp() -> sym.Symbol:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ctx", choices=["cpu", "gpu"], default="cpu")
-    parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--batch-size", type=int, default=100)
-    parser.add_argument("--lr", type=float, default=0.1)
-    parser.add_argument("--lr-halve-epochs", type=int, default=2, help="halve the learning rate every N epochs")
+    parser = _common.base_parser(__doc__.splitlines()[0], epochs=10, lr=0.1, lr_halve_epochs=2, several_devices=False)
     parser.add_argument("--momentum", type=float, default=0.9)
     parser.add_argument("--wd", type=float, default=1e-4)
-    parser.add_argument("--data-dir", default=None, help="folder holding mnist/ (default: $LAZYND_DATA_DIR)")
-    parser.add_argument(
-        "--max-batches", type=int, default=None, help="stop each epoch (and the test pass) after this many batches"
-    )
-    parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args(argv)
 
 
@@ -65,13 +58,13 @@ def evaluate(test_exec: object, test_iter: mx.io.DataIter, max_batches: int | No
 def main(argv: list[str] | None = None) -> float:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    ctx = mx.gpu(0) if args.ctx == "gpu" else mx.cpu()
+    (ctx,) = _common.contexts(args)
     mx.random.seed(args.seed)
-
-    train_iter = mx.io.MNISTIter(
-        batch_size=args.batch_size, shuffle=True, seed=args.seed, data_dir=args.data_dir, train=True
-    )
-    test_iter = mx.io.MNISTIter(batch_size=1000, shuffle=False, data_dir=args.data_dir, train=False)
+    kvstore = _common.create_kvstore(args)
+    _, num_workers = _common.worker_of(kvstore)
+    # one device sums nothing locally: only a distributed store is used here
+    store = None if isinstance(kvstore, str) else kvstore
+    train_iter, test_iter = _common.mnist_iters(args, kvstore, test_batch_size=1000, resize=False)
 
     net = mlp()
     param_names = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
@@ -89,6 +82,11 @@ def main(argv: list[str] | None = None) -> float:
     initializer = mx.init.Xavier()
     for name in param_names:
         initializer(name, train_exec.arg_dict[name])
+    weights = [train_exec.arg_dict[name] for name in param_names]
+    grads = [train_exec.grad_dict[name] for name in param_names]
+    if store is not None:
+        store.init(param_names, weights)
+        store.pull(param_names, out=weights)  # every worker starts from rank 0's weights
     momenta = {name: mx.nd.zeros(train_exec.arg_dict[name].shape, ctx=ctx) for name in param_names}
 
     accuracy = float("nan")
@@ -102,8 +100,11 @@ def main(argv: list[str] | None = None) -> float:
                 break
             train_exec.forward(is_train=True, data=batch.data[0], softmax_label=batch.label[0])
             train_exec.backward()
-            for name in param_names:
-                weight, grad = train_exec.arg_dict[name], train_exec.grad_dict[name]
+            if store is not None:
+                # the sum of every worker's gradients comes back into grads
+                store.push(param_names, grads)
+                store.pull(param_names, out=grads)
+            for weight, grad, name in zip(weights, grads, param_names, strict=True):
                 mx.nd.sgd_mom_update(
                     weight,
                     grad,
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> float:
                     lr=learning_rate,
                     momentum=args.momentum,
                     wd=args.wd,
-                    rescale_grad=1.0 / args.batch_size,
+                    rescale_grad=1.0 / (args.batch_size * num_workers),
                 )
             train_metric.update([batch.label[0]], [train_exec.outputs[0]])
         elapsed = time.perf_counter() - tic

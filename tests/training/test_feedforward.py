@@ -137,27 +137,34 @@ def test_predict_before_fit_raises() -> None:
         FeedForward(_net()).predict(np.zeros((4, 5)))
 
 
-def test_several_devices_are_refused_with_a_clear_error() -> None:
-    with pytest.raises(ContextError, match="one device"):
-        FeedForward(_net(), ctx=[mx.cpu(0), mx.cpu(1)])
+def test_a_ctx_that_is_not_a_context_is_refused_with_a_clear_error() -> None:
+    with pytest.raises(ContextError, match="ctx must be a Context or a non-empty list of them, got \\[\\]"):
+        FeedForward(_net(), ctx=[])
 
 
 class _RecordingStore:
-    """A minimal store: keeps the last pushed gradient per key and hands it back on pull."""
+    """A minimal store without an optimizer: keeps the last pushed gradient per key and hands it back on pull.
+
+    Keys and values come as lists (one value list per key, one array per device), as MXNet's stores take them.
+    """
 
     def __init__(self) -> None:
         self.values: dict = {}
         self.pushes = 0
 
-    def init(self, key, value) -> None:
-        self.values[key] = value.copy()
+    def init(self, keys, values) -> None:
+        for key, value in zip(keys, values, strict=True):
+            self.values[key] = value.copy()
 
-    def push(self, key, value) -> None:
-        self.pushes += 1
-        self.values[key] = value.copy()
+    def push(self, keys, values) -> None:
+        for key, per_device in zip(keys, values, strict=True):
+            self.pushes += 1
+            self.values[key] = per_device[0].copy()
 
-    def pull(self, key, out) -> None:
-        self.values[key].copyto(out)
+    def pull(self, keys, outs) -> None:
+        for key, per_device in zip(keys, outs, strict=True):
+            for out in per_device:
+                self.values[key].copyto(out)
 
 
 def test_fit_pushes_and_pulls_every_gradient_through_a_given_store() -> None:

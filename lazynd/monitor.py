@@ -1,0 +1,157 @@
+"""``Monitor`` (``mx.mon.Monitor``): statistics of outputs, weights and gradients while training.
+
+A monitor is installed on executors (``install``), which then hand it every
+operator output they compute.  It records only during the batches it is
+activated for — one in every ``interval``, opened by ``tic()`` before the
+forward pass and closed by ``toc()`` after the update — so the other batches
+pay nothing but a test.  ``toc()`` adds the arguments (weights), their
+gradients (``<name>_grad``) and the auxiliary states of every executor, applies
+``stat_func`` to everything recorded whose name matches ``pattern`` and returns
+``(batch, name, text)`` rows; ``toc_print()`` logs them.
+
+The executor calls the monitor from an engine worker, with a private copy of
+each output; the monitor only stores that copy there, and computes the
+statistics in the caller's thread at ``toc()``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from . import ndarray as nd
+from .errors import LazyNDError
+from .ndarray import NDArray
+
+__all__ = ["Monitor", "mean_abs_norm"]
+
+
+def mean_abs_norm(array: NDArray) -> NDArray:
+    """The default statistic: ``norm(x) / sqrt(x.size)``, the root mean square of ``x``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> float(mean_abs_norm(mx.nd.ones((2, 8)) * 3).asscalar())
+    3.0
+    """
+    return nd.norm(array) / math.sqrt(max(array.size, 1))
+
+
+class Monitor:
+    """Record a statistic of every output, weight and gradient once every ``interval`` batches.
+
+    Parameters
+    ----------
+    interval : int
+        Record during one batch in every ``interval`` (the first one, then every ``interval``-th).
+    stat_func : callable, optional
+        ``stat_func(NDArray) -> NDArray`` (or a list of them); default :func:`mean_abs_norm`.
+    pattern : str
+        A regular expression; only names it matches (from the start, as ``re.match``) are recorded.
+    sort : bool
+        Sort the rows of ``toc()`` by name.
+
+    Examples
+    --------
+    >>> import lazynd as mx, lazynd_sym as sym
+    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
+    >>> ex = net.simple_bind(mx.cpu(), data=(1, 3))
+    >>> ex.arg_dict["fc_weight"][:] = 1.0
+    >>> mon = mx.mon.Monitor(1, pattern="fc_(output|weight)$", sort=True)
+    >>> mon.install(ex)
+    >>> mon.tic()
+    >>> _ = ex.forward(data=mx.nd.ones((1, 3)))
+    >>> [(step, name) for step, name, _ in mon.toc()]
+    [(1, 'fc_output'), (1, 'fc_weight')]
+    """
+
+    def __init__(
+        self,
+        interval: int,
+        stat_func: Callable[[NDArray], Any] | None = None,
+        pattern: str = ".*",
+        sort: bool = False,
+    ) -> None:
+        if isinstance(interval, bool) or not isinstance(interval, int) or interval <= 0:
+            raise LazyNDError(f"Monitor: interval must be a positive int, got {interval!r}")
+        if stat_func is not None and not callable(stat_func):
+            raise LazyNDError(f"Monitor: stat_func must be callable, got {type(stat_func).__name__}")
+        try:
+            self.re_prog = re.compile(pattern)
+        except (re.error, TypeError) as err:
+            raise LazyNDError(f"Monitor: pattern {pattern!r} is not a regular expression: {err}") from err
+        self.interval = interval
+        self.stat_func = stat_func if stat_func is not None else mean_abs_norm
+        self.sort = sort
+        self.step = 0
+        self.activated = False
+        self.exes: list[Any] = []
+        self.queue: list[tuple[int, str, NDArray]] = []
+        self._lock = threading.Lock()
+
+    def stat_helper(self, name: str, array: NDArray) -> None:
+        """The executor's callback: keep ``array`` (already a private copy) when recording and ``name`` matches."""
+        if not self.activated or not self.re_prog.match(name):
+            return
+        with self._lock:
+            self.queue.append((self.step, name, array))
+
+    def install(self, exe: Any) -> None:
+        """Have executor ``exe`` report its outputs to this monitor (and its arrays at ``toc``)."""
+        if not callable(getattr(exe, "set_monitor_callback", None)):
+            raise LazyNDError(f"Monitor.install: expected an Executor, got {type(exe).__name__}")
+        exe.set_monitor_callback(self.stat_helper)
+        self.exes.append(exe)
+
+    def tic(self) -> None:
+        """Call before each forward pass: starts recording on every ``interval``-th batch."""
+        if self.step % self.interval == 0:
+            self._wait_for_executors()  # outputs of earlier batches must not land in this one
+            with self._lock:
+                self.queue = []
+            self.activated = True
+        self.step += 1
+
+    def toc(self) -> list[tuple[int, str, str]]:
+        """Call after the update: end recording and return ``(batch, name, statistic as text)`` rows."""
+        if not self.activated:
+            return []
+        self._wait_for_executors()
+        self.activated = False
+        with self._lock:
+            recorded, self.queue = self.queue, []
+        for exe in self.exes:
+            arrays = list(zip(exe.arg_names, exe.arg_arrays, strict=False))
+            arrays += [(f"{n}_grad", g) for n, g in zip(exe.arg_names, exe.grad_arrays, strict=False) if g is not None]
+            arrays += list(zip(exe.aux_names, exe.aux_arrays, strict=False))
+            recorded += [(self.step, name, array) for name, array in arrays if self.re_prog.match(name)]
+        if self.sort:
+            recorded.sort(key=lambda row: row[1])
+        return [(step, name, self._format(self.stat_func(array))) for step, name, array in recorded]
+
+    def toc_print(self) -> None:
+        """``toc()``, each row logged at INFO level."""
+        for step, name, text in self.toc():
+            logging.info("Batch: %7d %-30s %s", step, name, text)
+
+    def _wait_for_executors(self) -> None:
+        for exe in self.exes:
+            for array in [*exe.arg_arrays, *(g for g in exe.grad_arrays if g is not None), *exe.outputs]:
+                array.wait_to_read()
+
+    @staticmethod
+    def _format(stats: Any) -> str:
+        values = stats if isinstance(stats, (list, tuple)) else [stats]
+        texts = []
+        for value in values:
+            if not isinstance(value, NDArray):
+                raise LazyNDError(
+                    f"Monitor: stat_func must return an NDArray or a list of them, got {type(value).__name__}"
+                )
+            texts.append(str(value.asscalar()) if value.size == 1 else str(value.asnumpy()))
+        return "\t".join(texts)

@@ -1,0 +1,206 @@
+"""Data parallelism over several devices: one executor per device, each on a slice of the batch.
+
+``DataParallelExecutorGroup`` binds the symbol once per context with the batch
+split along the batch axis of each input (the ``'N'`` of its ``DataDesc``
+layout), in proportion to ``work_load_list``.  Every batch is copied slice by
+slice into the executors, which run forward and backward side by side on the
+engine.  The parameters of one name on all devices are exposed together
+(``param_arrays[i][k]`` is parameter ``i`` on device ``k``), ready to be summed
+through a KVStore and updated; the caller keeps them equal on every device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from lazynd import metric as metric_module
+from lazynd import ndarray as nd
+from lazynd.context import Context
+from lazynd.errors import DataError
+from lazynd.io import DataDesc
+
+__all__ = ["DataParallelExecutorGroup", "split_input_slice"]
+
+
+def split_input_slice(batch_size: int, work_load_list: Sequence[float]) -> list[slice]:
+    """Split ``range(batch_size)`` into one slice per device, sized in proportion to ``work_load_list``.
+
+    Examples
+    --------
+    >>> split_input_slice(10, [1, 1])
+    [slice(0, 5, None), slice(5, 10, None)]
+    >>> split_input_slice(10, [1, 3])
+    [slice(0, 2, None), slice(2, 10, None)]
+    """
+    loads = [float(w) for w in work_load_list]
+    if not loads or any(not w > 0 for w in loads):
+        raise DataError(f"work_load_list must hold one positive number per device, got {list(work_load_list)}")
+    total = sum(loads)
+    sizes = [round(w * batch_size / total) for w in loads]
+    sizes[-1] += batch_size - sum(sizes)
+    slices, start = [], 0
+    for size in sizes:
+        stop = min(start + size, batch_size)
+        if stop <= start:
+            raise DataError(
+                f"a batch of {batch_size} cannot be split over {len(loads)} devices with work loads {loads}: "
+                "some devices would get no examples (use a larger batch or fewer devices)"
+            )
+        slices.append(slice(start, stop))
+        start = stop
+    return slices
+
+
+def batch_axis_of(desc: Any) -> int:
+    """The batch axis of an input: the ``'N'`` of its layout (0 without one, or for a 1-D label)."""
+    layout = getattr(desc, "layout", None)
+    axis = DataDesc.get_batch_axis(layout) if layout else 0
+    return axis if len(desc[1]) > axis else 0
+
+
+def _take(array: Any, axis: int, index: slice) -> Any:
+    if axis == 0:
+        return array[index]
+    return nd.slice_axis(array, axis=axis, begin=index.start, end=index.stop)
+
+
+class DataParallelExecutorGroup:
+    """Executors of one symbol on several devices, each bound to its slice of the batch.
+
+    Parameters
+    ----------
+    symbol : Symbol
+    contexts : list of Context
+    work_load_list : list of float, optional
+        Relative share of the batch for each device (default: equal).
+    input_descs : list of DataDesc or (name, shape)
+        The data and label inputs with the full batch shape.
+    param_names : list of str
+        The arguments that are learned (they get gradients when ``for_training``).
+    arg_params, aux_params : dict of str to NDArray
+        Starting values, copied onto every device.
+    for_training : bool
+
+    Examples
+    --------
+    >>> import lazynd as mx, lazynd_sym as sym
+    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
+    >>> params = {"fc_weight": mx.nd.ones((2, 3)), "fc_bias": mx.nd.zeros((2,))}
+    >>> group = DataParallelExecutorGroup(
+    ...     net, [mx.cpu(0), mx.cpu(1)], None, [("data", (4, 3))], ["fc_weight", "fc_bias"], params, {}, True)
+    >>> [exe.arg_dict["data"].shape for exe in group.execs]
+    [(2, 3), (2, 3)]
+    """
+
+    def __init__(
+        self,
+        symbol: Any,
+        contexts: Sequence[Context],
+        work_load_list: Sequence[float] | None,
+        input_descs: Sequence[Any],
+        param_names: Sequence[str],
+        arg_params: dict[str, Any],
+        aux_params: dict[str, Any],
+        for_training: bool,
+    ) -> None:
+        self.contexts = list(contexts)
+        if work_load_list is None:
+            work_load_list = [1] * len(self.contexts)
+        if len(work_load_list) != len(self.contexts):
+            raise DataError(
+                f"work_load_list has {len(work_load_list)} entries for {len(self.contexts)} devices; give one per device"
+            )
+        self.input_names = [desc[0] for desc in input_descs]
+        self.batch_axes = {desc[0]: batch_axis_of(desc) for desc in input_descs}
+        sizes = {desc[0]: int(desc[1][self.batch_axes[desc[0]]]) for desc in input_descs}
+        if not sizes or len(set(sizes.values())) != 1:
+            raise DataError(f"the inputs must share one batch size along their batch axes, got {sizes}")
+        self.batch_size = next(iter(sizes.values()))
+        self.slices = split_input_slice(self.batch_size, work_load_list)
+        self.param_names = list(param_names)
+        grad_req = {name: ("write" if for_training else "null") for name in self.param_names}
+        self.execs = []
+        for ctx, part in zip(self.contexts, self.slices, strict=True):
+            shapes = {}
+            for desc in input_descs:
+                shape = list(desc[1])
+                shape[self.batch_axes[desc[0]]] = part.stop - part.start
+                shapes[desc[0]] = tuple(shape)
+            exe = symbol.simple_bind(ctx, grad_req=grad_req, **shapes)
+            exe.copy_params_from(arg_params, aux_params, allow_extra_params=True)
+            self.execs.append(exe)
+        self.aux_names = symbol.list_auxiliary_states()
+        self.param_arrays = [[exe.arg_dict[name] for exe in self.execs] for name in self.param_names]
+        self.grad_arrays = (
+            [[exe.grad_dict[name] for exe in self.execs] for name in self.param_names] if for_training else []
+        )
+        self.aux_arrays = [[exe.aux_dict[name] for exe in self.execs] for name in self.aux_names]
+
+    def load_batch(self, names: Sequence[str], arrays: Sequence[Any]) -> None:
+        """Copy each device's slice of the batch ``arrays`` (the inputs ``names``) into its executor."""
+        for name, array in zip(names, arrays, strict=False):
+            if not isinstance(array, nd.NDArray):
+                array = nd.array(np.asarray(array))
+            axis = self.batch_axes[name]
+            if array.shape[axis] != self.batch_size:
+                raise DataError(
+                    f"input {name!r} has {array.shape[axis]} examples on axis {axis}, "
+                    f"the executors were bound for batches of {self.batch_size}"
+                )
+            for exe, part in zip(self.execs, self.slices, strict=True):
+                _take(array, axis, part).copyto(exe.arg_dict[name])
+
+    def forward(self, is_train: bool = False) -> None:
+        for exe in self.execs:
+            exe.forward(is_train=is_train)
+
+    def backward(self) -> None:
+        for exe in self.execs:
+            exe.backward()
+
+    def update_metric(
+        self, eval_metric: metric_module.EvalMetric, label_names: Sequence[str], labels: Sequence[Any], pad: int = 0
+    ) -> None:
+        """Update ``eval_metric`` with each device's outputs against its slice of ``labels``, padding left out."""
+        keep = self.batch_size - (pad or 0)
+        host_labels = [(label.asnumpy() if hasattr(label, "asnumpy") else np.asarray(label)) for label in labels]
+        axes = [self.batch_axes.get(name, 0) for name in label_names]
+        for exe, part in zip(self.execs, self.slices, strict=True):
+            stop = min(part.stop, keep)
+            if stop <= part.start:
+                continue
+            dev_labels = [
+                np.take(lab, np.arange(part.start, stop), axis=ax) for lab, ax in zip(host_labels, axes, strict=True)
+            ]
+            preds = [out.asnumpy()[: stop - part.start] for out in exe.outputs[: len(dev_labels)]]
+            eval_metric.update(dev_labels, preds)
+
+    def set_params(self, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
+        """Copy ``arg_params`` and ``aux_params`` onto every device."""
+        for exe in self.execs:
+            exe.copy_params_from(arg_params, aux_params, allow_extra_params=True)
+
+    def copy_params_to(self, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
+        """Write the parameters into ``arg_params`` (from the first device, all hold the same) and the
+        auxiliary states into ``aux_params`` (averaged: BatchNorm statistics differ between devices)."""
+        for name, arrays in zip(self.param_names, self.param_arrays, strict=True):
+            if name in arg_params:
+                arrays[0].copyto(arg_params[name])
+        for name, arrays in zip(self.aux_names, self.aux_arrays, strict=True):
+            if name not in aux_params:
+                continue
+            if len(arrays) == 1:
+                arrays[0].copyto(aux_params[name])
+                continue
+            target = aux_params[name]
+            total = arrays[0].copyto(target.context)
+            for array in arrays[1:]:
+                total += array.copyto(target.context)
+            (total / len(arrays)).copyto(target)
+
+    def install_monitor(self, monitor: Any) -> None:
+        for exe in self.execs:
+            monitor.install(exe)
