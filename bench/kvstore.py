@@ -33,7 +33,7 @@ import lazynd_kv  # noqa: E402
 
 BIG = 4 * 1024 * 1024  # float32 elements: 16 MB
 SMALL_KEYS, SMALL = 100, 1000
-DIST_REPEAT = 15
+DIST_REPEAT = 25
 
 
 def best_of(fn, repeat: int, warmup: int = 2) -> float:
