@@ -7,11 +7,15 @@ MPI Allreduce, and every worker runs the same updater on the same sum: all
 workers hold the same weights after every step, as a parameter server would
 give.  Every worker must therefore push the same keys in the same order.
 
-Transfers: a key of ``BATCH_BYTES`` or more is reduced alone, in one call,
-straight from the pushed array into the key's receive buffer (in place when the
-value had to be summed locally first); smaller keys pushed together are packed
-into one buffer per dtype and reduced in one call.  ``dist_device_sync`` sums
-on the GPU and stages through host memory (the ``mpich`` wheel is not CUDA-aware).
+Transfers: a key of ``BATCH_BYTES`` or more is reduced alone, with no updater
+straight into the stored value, else into the key's persistent host buffer.  A
+pushed array is left unchanged, so the sum cannot be formed in place there;
+instead of MPI's out-of-place Allreduce (which first copies the pushed array
+into the result) :mod:`lazynd_kv.mpi_allreduce` folds that copy into the first
+sum.  Values summed locally first land in the target and are reduced in place in
+one ``Iallreduce``.  Smaller keys pushed together are packed into one buffer per
+dtype and reduced in one call.  ``dist_device_sync`` sums on the GPU and stages
+through host memory (the ``mpich`` wheel is not CUDA-aware).
 
 Every MPI call runs as an engine operation writing one var of the store, so
 collectives run in push order on every rank, one at a time.  A worker that dies
