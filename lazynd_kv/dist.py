@@ -7,11 +7,15 @@ MPI Allreduce, and every worker runs the same updater on the same sum: all
 workers hold the same weights after every step, as a parameter server would
 give.  Every worker must therefore push the same keys in the same order.
 
-Transfers: a key of ``BATCH_BYTES`` or more is reduced alone, in one call,
-straight from the pushed array into the key's receive buffer (in place when the
-value had to be summed locally first); smaller keys pushed together are packed
-into one buffer per dtype and reduced in one call.  ``dist_device_sync`` sums
-on the GPU and stages through host memory (the ``mpich`` wheel is not CUDA-aware).
+Transfers: a key of ``BATCH_BYTES`` or more is reduced alone, with no updater
+straight into the stored value, else into the key's persistent host buffer.  A
+pushed array is left unchanged, so the sum cannot be formed in place there;
+instead of MPI's out-of-place Allreduce (which first copies the pushed array
+into the result) :mod:`lazynd_kv.mpi_allreduce` folds that copy into the first
+sum.  Values summed locally first land in the target and are reduced in place in
+one ``Iallreduce``.  Smaller keys pushed together are packed into one buffer per
+dtype and reduced in one call.  ``dist_device_sync`` sums on the GPU and stages
+through host memory (the ``mpich`` wheel is not CUDA-aware).
 
 Every MPI call runs as an engine operation writing one var of the store, so
 collectives run in push order on every rank, one at a time.  A worker that dies
@@ -41,6 +45,7 @@ from lazynd.ndarray.dispatch import new_array
 
 from .base import Key, KVStore, register
 from .local import sum_arrays
+from .mpi_allreduce import allreduce_into
 
 BATCH_BYTES = 1 << 20
 DEFAULT_TIMEOUT = 300.0
@@ -87,23 +92,31 @@ class Watchdog:
 
     def wait(self, start: Callable[[], Any], what: str) -> None:
         """Start a request with ``start()`` and wait for it within the timeout."""
+        self.run(lambda: self.wait_requests([start()], what), what)
+
+    def run(self, body: Callable[[], None], what: str) -> None:
+        """Run ``body`` (which waits with :meth:`wait_requests`), ending the job if an MPI call fails."""
         try:
-            request = start()
-            if self._threaded:
-                self._what = what
-                self._deadline = time.monotonic() + self.timeout
-                try:
-                    request.Wait()
-                finally:
-                    self._deadline = None
-            else:
-                deadline = time.monotonic() + self.timeout
-                while not request.Test():
-                    if time.monotonic() > deadline:
-                        self.fail(f"{what} did not complete within {self.timeout:g} s")
-                    time.sleep(0)
+            body()
         except self._mpi.Exception as err:
             self.fail(f"{what} failed: {err}")
+
+    def wait_requests(self, requests: list[Any], what: str) -> None:
+        """Wait for ``requests`` within the timeout (MPI errors propagate to :meth:`run`)."""
+        if self._threaded:
+            # measured: Wait and a Test loop with sleep(0) cost the same; a sleeping backoff costs ~20%
+            self._what = what
+            self._deadline = time.monotonic() + self.timeout
+            try:
+                self._mpi.Request.Waitall(requests)
+            finally:
+                self._deadline = None
+            return
+        deadline = time.monotonic() + self.timeout
+        while not self._mpi.Request.Testall(requests):
+            if time.monotonic() > deadline:
+                self.fail(f"{what} did not complete within {self.timeout:g} s")
+            time.sleep(0)
 
     def _watch(self) -> None:
         step = min(0.05, self.timeout / 20)
@@ -158,6 +171,7 @@ class DistSyncStore(KVStore):
         self._host: dict[Key, NDArray] = {}  # per key: merge, staging and receive buffer on the host
         self._device_recv: dict[Key, NDArray] = {}
         self._batches: dict[tuple[Key, ...], tuple[NDArray, list[NDArray]]] = {}
+        self._scratch: dict[np.dtype, np.ndarray] = {}  # one block of the reduce-scatter, from 3 workers on
         # mpi4py finalises MPI at exit, which would hang behind a collective still pending in the
         # engine; draining first (atexit runs newest first) keeps that wait under the watchdog
         global _drain_registered
@@ -180,16 +194,30 @@ class DistSyncStore(KVStore):
     def _bcast(self, buf: np.ndarray, key: Key) -> None:
         self._watchdog.wait(lambda: self._comm.Ibcast(buf, root=0), f"the broadcast of key {key!r} (init)")
 
-    def _allreduce(self, send: Any, recv: np.ndarray, what: str) -> None:
-        sum_op = self._mpi.SUM
-        self._watchdog.wait(lambda: self._comm.Iallreduce(send, recv, op=sum_op), what)
+    def _allreduce(self, send: np.ndarray | None, recv: np.ndarray, what: str) -> None:
+        """Sum ``send`` over the workers into ``recv``; ``send=None`` sums ``recv`` in place."""
+        if send is None:
+            mpi = self._mpi
+            self._watchdog.wait(lambda: self._comm.Iallreduce(mpi.IN_PLACE, recv, op=mpi.SUM), what)
+            return
+
+        def wait(requests: list[Any]) -> None:
+            self._watchdog.wait_requests(requests, what)
+
+        def scratch(size: int) -> np.ndarray:
+            buf = self._scratch.get(recv.dtype)
+            if buf is None or buf.size < size:
+                buf = self._scratch[recv.dtype] = np.empty(size, recv.dtype)
+            return buf
+
+        self._watchdog.run(lambda: allreduce_into(self._comm, self._mpi, send, recv, scratch, wait), what)
 
     def _allreduce_batch(self, flat: np.ndarray, sources: list[np.ndarray], keys: tuple[Key, ...]) -> None:
         offset = 0
         for src in sources:
             flat[offset : offset + src.size] = src.reshape(-1)
             offset += src.size
-        self._allreduce(self._mpi.IN_PLACE, flat, f"the Allreduce of keys {list(keys)!r}")
+        self._allreduce(None, flat, f"the Allreduce of keys {list(keys)!r}")
 
     # -- KVStore ---------------------------------------------------------------------------------
     def _store_context(self, value: NDArray) -> Context:
@@ -219,15 +247,27 @@ class DistSyncStore(KVStore):
             self._host[key] = buf
         return buf
 
-    def _local_sum(self, key: Key, values: list[NDArray], stored: NDArray) -> NDArray:
-        """The sum of this worker's values, on the host: a pushed array itself, or the key's host buffer."""
-        host = self._host_buffer(key, stored)
-        if len(values) == 1 and values[0]._ctx.device_type != "gpu" and values[0]._data.flags.c_contiguous:
-            return values[0]
+    def _reduce_target(self, key: Key, stored: NDArray) -> NDArray:
+        """Where a large key's sum over the workers lands: the stored value itself when there is no
+        updater and it lives on the host, else the key's persistent host buffer."""
+        if self._updater is None and stored._ctx.device_type != "gpu":
+            return stored
+        return self._host_buffer(key, stored)
+
+    def _local_sum(self, key: Key, values: list[NDArray], stored: NDArray, target: NDArray) -> NDArray:
+        """This worker's sum, on the host: a pushed array itself (left unchanged), or ``target``."""
+        first = values[0]
+        if (
+            len(values) == 1
+            and first._ctx.device_type != "gpu"
+            and first._data.flags.c_contiguous
+            and not np.may_share_memory(first._data, target._data)
+        ):
+            return first
         if stored._ctx.device_type == "gpu" and len(values) > 1:
             # sum on the GPU, move one array to the host
-            return sum_arrays(values, self._device_buffer(key, stored)).copyto(host)
-        return sum_arrays(values, host)
+            return sum_arrays(values, self._device_buffer(key, stored)).copyto(target)
+        return sum_arrays(values, target)
 
     def _device_buffer(self, key: Key, stored: NDArray) -> NDArray:
         buf = self._device_recv.get(key)
@@ -237,26 +277,26 @@ class DistSyncStore(KVStore):
         return buf
 
     def _push_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
-        summed: list[tuple[Key, NDArray, NDArray]] = []
-        for key, values in groups:
-            stored = self._store[key]
-            summed.append((key, stored, self._local_sum(key, values, stored)))
+        summed: list[tuple[Key, NDArray]] = []
         results: dict[Key, NDArray] = {}
         small: dict[np.dtype, list[tuple[Key, NDArray]]] = {}
-        for key, stored, send in summed:
+        for key, values in groups:
+            stored = self._store[key]
+            summed.append((key, stored))
             if stored._data.nbytes < BATCH_BYTES:
+                send = self._local_sum(key, values, stored, self._host_buffer(key, stored))
                 small.setdefault(stored._data.dtype, []).append((key, send))
                 continue
-            recv = self._host[key]
+            # a large key alone: reduced straight into its target, in place when summed there locally
+            target = self._reduce_target(key, stored)
+            send = self._local_sum(key, values, stored, target)
             what = f"the Allreduce of key {key!r}"
-            if send is recv:
-                self._push_mpi(
-                    self._allreduce, (self._mpi.IN_PLACE, recv._data, what), [], [recv._var], "_kvstore_allreduce"
-                )
+            if send is target:
+                self._push_mpi(self._allreduce, (None, target._data, what), [], [target._var], "_kvstore_allreduce")
             else:
-                args = (send._data, recv._data, what)
-                self._push_mpi(self._allreduce, args, [send._var], [recv._var], "_kvstore_allreduce")
-            results[key] = recv
+                args = (send._data, target._data, what)
+                self._push_mpi(self._allreduce, args, [send._var], [target._var], "_kvstore_allreduce")
+            results[key] = target
         for dtype, items in small.items():
             keys = tuple(k for k, _ in items)
             flat, views = self._batch_buffers(keys, dtype)
@@ -266,9 +306,12 @@ class DistSyncStore(KVStore):
                 self._allreduce_batch, batch_args, [s._var for s in sources], [flat._var], "_kvstore_allreduce_batch"
             )
             results.update(zip(keys, views, strict=True))
-        for key, stored, _ in summed:
+        for key, stored in summed:
             merged = results[key]
             if stored._ctx.device_type == "gpu":
+                if self._updater is None:
+                    merged.copyto(stored)  # host sum straight into the stored value
+                    continue
                 merged = merged.copyto(self._device_buffer(key, stored))
             self._apply_update(key, merged, stored)
 

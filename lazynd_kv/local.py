@@ -28,10 +28,10 @@ def _sum_into(xp: Any, out: Any, *sources: Any) -> None:
 
 def sum_arrays(values: Sequence[NDArray], out: NDArray) -> NDArray:
     """Push ``out = values[0] + values[1] + ...`` on ``out``'s device (values copied there first)."""
+    if len(values) == 1:
+        return values[0].copyto(out)  # one copy, across devices too: no staging array
     ctx = out._ctx
     local = [v if v._ctx == ctx else v.copyto(ctx) for v in values]
-    if len(local) == 1:
-        return local[0].copyto(out)
     xp = get_backend(ctx).xp
     args = (xp, out._data, *(v._data for v in local))
     reads = [v._var for v in local]

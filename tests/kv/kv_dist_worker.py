@@ -1,7 +1,7 @@
 """One worker of the dist_sync tests, started by tests/kv/test_kvstore_dist.py under mpiexec.
 
 ``python kv_dist_worker.py MODE [STORE]``; prints ``OK <rank>`` on success.
-Modes: ``semantics``, ``train``, ``train_optimizer``, ``die``, ``stall``.
+Modes: ``semantics``, ``large_keys``, ``train``, ``train_optimizer``, ``die``, ``die_large``, ``stall``.
 """
 
 from __future__ import annotations
@@ -52,6 +52,33 @@ def semantics(kv, mx) -> None:
     expect = [3 * 2 * n * (n - 1) / 2, 3 * 2 * n, 2 * sum(n * (n - 1) / 2 + n * s for s in range(3)), 3 * 2 * n]
     for k, o, e in zip(keys, outs, expect, strict=True):
         check(np.all(o.asnumpy() == e), f"key {k}: {o.asnumpy().ravel()[:3]} != {e}")
+    kv.barrier()
+
+
+def large_keys(kv, mx) -> None:
+    """Keys of 1 MB and more are reduced alone; with no updater straight into the stored value."""
+    rank, n = kv.rank, kv.num_workers
+    size = 300_001  # not a multiple of 2 or 3: uneven blocks in the reduce-scatter
+    ramp = np.arange(size, dtype=np.float32) % 97
+    kv.init(["f32", "f64"], [mx.nd.zeros((size,)), mx.nd.zeros((size,), dtype="float64")])
+    pushed = mx.nd.array(ramp * (rank + 1))
+    out = mx.nd.zeros((size,))
+    for _ in range(2):  # the second push replaces the first sum (no updater)
+        kv.push("f32", pushed)
+        kv.pull("f32", out=out)
+        check(np.array_equal(out.asnumpy(), ramp * (n * (n + 1) // 2)), f"f32 sum: {out.asnumpy()[:4]}")
+    check(np.array_equal(pushed.asnumpy(), ramp * (rank + 1)), "the pushed array is left unchanged")
+    # the pulled array pushed back: a new sum, the old one read before it is overwritten
+    kv.push("f32", out)
+    kv.pull("f32", out=out)
+    check(np.array_equal(out.asnumpy(), ramp * (n * n * (n + 1) // 2)), "push of the pulled array")
+    # a list is summed locally into the stored value, then reduced in place
+    kv.push("f64", [mx.nd.ones((size,), dtype="float64") * (rank + 1)] * 3)
+    out64 = mx.nd.zeros((size,), dtype="float64")
+    kv.pull("f64", out=out64)
+    check(np.all(out64.asnumpy() == 3 * n * (n + 1) / 2), f"f64 list sum: {out64.asnumpy()[:4]}")
+    everyone = kv._comm.allgather(out.asnumpy().tobytes())
+    check(all(b == everyone[0] for b in everyone), "every rank holds identical sums")
     kv.barrier()
 
 
@@ -139,17 +166,20 @@ def main() -> None:
     check(kv.type == store and kv.num_workers >= 1, "store properties")
     if mode == "semantics":
         semantics(kv, mx)
+    elif mode == "large_keys":
+        large_keys(kv, mx)
     elif mode in ("train", "train_optimizer"):
         train(kv, mx, mode == "train_optimizer")
-    elif mode in ("die", "stall"):
-        kv.init(0, mx.nd.ones((4,)))
+    elif mode in ("die", "stall", "die_large"):
+        shape = (500_000,) if mode == "die_large" else (4,)  # 2 MB: the reduce-scatter path
+        kv.init(0, mx.nd.ones(shape))
         kv.barrier()
         if kv.rank == 1:
-            if mode == "die":
+            if mode != "stall":
                 os._exit(3)
             time.sleep(600)
-        kv.push(0, mx.nd.ones((4,)))
-        out = mx.nd.zeros((4,))
+        kv.push(0, mx.nd.ones(shape))
+        out = mx.nd.zeros(shape)
         kv.pull(0, out=out)
         out.asnumpy()
         raise AssertionError("a push with a dead worker must not complete")

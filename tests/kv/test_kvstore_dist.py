@@ -64,6 +64,13 @@ def test_workers_agree_on_init_push_pull_and_updater(n, store):
 @pytest.mark.mpi
 @requires_mpi
 @pytest.mark.parametrize("n", [2, 3])
+def test_large_keys_are_summed_into_the_stored_value_leaving_the_pushed_array(n):
+    assert_all_ok(run_workers(n, "large_keys"), n)
+
+
+@pytest.mark.mpi
+@requires_mpi
+@pytest.mark.parametrize("n", [2, 3])
 def test_dist_training_matches_one_process_on_the_combined_batch(n):
     assert_all_ok(run_workers(n, "train"), n)
 
@@ -86,6 +93,15 @@ def test_a_dead_worker_makes_the_others_fail_with_a_clear_error():
     assert "did not complete within 3 s; a worker has died or stopped responding" in result.stderr
     assert "a push with a dead worker must not complete" not in result.stderr
     assert time.monotonic() - start < HANG_LIMIT_S
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_a_dead_worker_in_the_reduce_scatter_of_a_large_key_trips_the_watchdog():
+    result = run_workers(3, "die_large", timeout_s=3, extra=("-disable-auto-cleanup",))
+    assert result.returncode != 0
+    assert "the Allreduce of key 0 did not complete within 3 s; a worker has died" in result.stderr
+    assert "a push with a dead worker must not complete" not in result.stderr
 
 
 @pytest.mark.mpi
