@@ -163,7 +163,9 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     if img is not None:
         get_engine().push(_to_output, (img, out._data, swap_channels), [], [out._var], "imdecode", out._ctx)
     else:
-        get_engine().push(_decode_into, (data, cv_flag, swap_channels, out._data, source), [], [out._var], "imdecode", out._ctx)
+        get_engine().push(
+            _decode_into, (data, cv_flag, swap_channels, out._data, source), [], [out._var], "imdecode", out._ctx
+        )
     return out
 
 
