@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -114,6 +115,24 @@ def _decode_into(data: np.ndarray, cv_flag: int, swap_channels: bool, out: np.nd
         raise FormatError(f"imdecode: {source}: {err}") from None
 
 
+# A worker woken by a push, or back from a decode, needs the GIL for a few µs before OpenCV lets
+# go of it again; a thread running Python (a loop of imdecode calls) holds the GIL for the whole
+# switch interval (5 ms), so without help the workers sit idle until the pushing loop ends.  Every
+# _YIELD_NS the pushing thread hands the GIL over: often enough against decodes of hundreds of µs,
+# rarely enough that the hand-overs (thread switches) cost little.  A yield at every push costs
+# more CPU than it wins on two cores.
+_YIELD_NS = 200_000
+_last_yield = 0
+
+
+def _yield_gil() -> None:
+    global _last_yield
+    now = time.perf_counter_ns()
+    if now - _last_yield >= _YIELD_NS:
+        _last_yield = now
+        time.sleep(0)  # releases the GIL; a thread waiting for it runs
+
+
 def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, source: str | None = None) -> Any:
     """Decode an encoded image (JPEG, PNG, ...) into a uint8 NDArray of shape (H, W, C).
 
@@ -146,7 +165,7 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     data = _as_bytes(buf)
     source = source or "image buffer"
     cv_flag, swap_channels = _decode_flag(flag, to_rgb)
-    size = image_size(memoryview(data))
+    size = image_size(buf if isinstance(buf, bytes) else memoryview(data))
     if size is None:
         # unknown format or EXIF orientation: the shape is only known after decoding
         img = _decode_now(data, cv_flag, source)
@@ -166,6 +185,10 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
         get_engine().push(
             _decode_into, (data, cv_flag, swap_channels, out._data, source), [], [out._var], "imdecode", out._ctx
         )
+    # Hand the GIL over: a worker woken by this push needs it for a few µs to start OpenCV, but a
+    # thread running Python (a list comprehension of imdecode calls) keeps it for the whole switch
+    # interval (5 ms), so without this the workers sit idle until the pushing loop ends.
+    _yield_gil()
     return out
 
 
