@@ -381,7 +381,26 @@ def random_size_crop(
     return center_crop(src, size, interp)
 
 
+def _per_row(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """Per-channel ``values`` repeated along one image row of (H, W, C) ``shape``, or None if not per-channel."""
+    if (
+        len(shape) != 3
+        or values.size not in (1, shape[2])
+        or values.ndim > 1
+        and values.shape[:-1] != (1,) * (values.ndim - 1)
+    ):
+        return None
+    return np.tile(values.reshape(-1), shape[1] * shape[2] // values.size)
+
+
 def _normalize(src: np.ndarray, out: np.ndarray, mean: np.ndarray, std: np.ndarray | None) -> None:
+    row_mean = _per_row(mean, out.shape)
+    row_std = None if std is None else _per_row(std, out.shape)
+    if row_mean is not None and (std is None or row_std is not None) and src.flags.c_contiguous:
+        # A length-C operand makes NumPy's inner loop C elements long (slow for C = 3); as one
+        # image row repeats the channel pattern, work on (H, W*C) rows instead: same arithmetic.
+        height = out.shape[0]
+        src, out, mean, std = src.reshape(height, -1), out.reshape(height, -1), row_mean, row_std
     np.subtract(src, mean, out=out, casting="unsafe")
     if std is not None:
         np.divide(out, std, out=out)
