@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from time import perf_counter_ns
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import EngineError
 from .var import Var
