@@ -1,8 +1,9 @@
 """The profiler: times every engine operation and writes Chrome Trace Event JSON.
 
-While it runs, the engine calls :func:`_record` after each operation with its
-start and end (``time.perf_counter`` seconds).  When stopped the engine's hook is
-``None``, so profiling costs one attribute read per operation.
+While it runs, the engine calls its ``profiler_hook`` after each operation with
+the operation's name, device, written vars and start and end
+(``time.perf_counter_ns``); the hook appends one tuple to a list.  When stopped
+the hook is ``None``, so profiling costs one attribute test per operation.
 
 Modes
 -----
@@ -32,6 +33,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import LazyNDError
@@ -52,30 +54,32 @@ _STATES = ("run", "stop")
 
 _config = {"mode": "symbolic", "filename": "profile.json"}
 _state = "stop"
-_origin = 0.0  # perf_counter at the first run: trace time zero
+_origin = 0  # perf_counter_ns at the first run: trace time zero
 _engine: Any = None  # the engine the hook is installed on
-# (name, device, thread ident, start_s, end_s, gpu end event or None); list.append is atomic
+# (name, device, thread ident, start_ns, end_ns, device event of the first written var or None).
+# Recording is one tuple and one list.append per operation (atomic under the GIL, so no lock);
+# everything else -- GPU event times, names, JSON -- waits for dump()/dumps().
 _records: list[tuple[Any, ...]] = []
 _thread_names: dict[int, str] = {}
-_gpu_anchor: dict[Any, tuple[Any, float]] = {}  # device -> (CUDA event, perf_counter when it fired)
+_gpu_anchor: dict[Any, tuple[Any, int]] = {}  # device -> (CUDA event, perf_counter_ns when it fired)
 
 
-def _record(op: Any, start: float, end: float) -> None:
-    """The engine hook (mode 'all')."""
-    ident = threading.get_ident()
-    if ident not in _thread_names:
-        _thread_names[ident] = threading.current_thread().name
-    device = op.device
-    event = None
-    if device is not None and getattr(device, "is_gpu", False) and op.writes:
-        event = getattr(op.writes[0], "event", None)
-    _records.append((op.name, device, ident, start, end, event))
+def _make_hook(symbolic: bool) -> Callable[[str, Any, Sequence[Any], int, int], None]:
+    """The engine hook: ``hook(name, device, writes, start_ns, end_ns)`` after each operation."""
+    append = _records.append
+    names = _thread_names
+    get_ident = threading.get_ident
 
+    def record(name: str, device: Any, writes: Sequence[Any], start: int, end: int) -> None:
+        if symbolic and not name.startswith("executor"):
+            return
+        ident = get_ident()
+        if ident not in names:
+            names[ident] = threading.current_thread().name
+        # CPU vars never carry an event; a GPU write's event is read now, before a later write replaces it
+        append((name, device, ident, start, end, writes[0].event if writes else None))
 
-def _record_symbolic(op: Any, start: float, end: float) -> None:
-    """The engine hook (mode 'symbolic'): executor operations only."""
-    if op.name.startswith("executor"):
-        _record(op, start, end)
+    return record
 
 
 def set_config(mode: str = "symbolic", filename: str = "profile.json") -> None:
@@ -110,7 +114,7 @@ def _install() -> None:
     engine = get_engine()
     if _engine is not None and _engine is not engine:
         _engine.profiler_hook = None
-    engine.profiler_hook = _record if _config["mode"] == "all" else _record_symbolic
+    engine.profiler_hook = _make_hook(symbolic=_config["mode"] == "symbolic")
     _engine = engine
 
 
@@ -144,7 +148,7 @@ def set_state(state: str = "stop") -> None:
         raise LazyNDError(f"profiler.set_state: state {state!r} is not one of {list(_STATES)}")
     if state == "run":
         if not _records:
-            _origin = time.perf_counter()
+            _origin = time.perf_counter_ns()
         _install()
     else:
         _uninstall()
@@ -161,12 +165,12 @@ def reset() -> None:
     global _origin
     _records.clear()
     _gpu_anchor.clear()
-    _origin = time.perf_counter()
+    _origin = time.perf_counter_ns()
 
 
 # -- GPU event times -----------------------------------------------------------------------------
-def _gpu_times(records: list[tuple[Any, ...]]) -> list[tuple[float, float]]:
-    """(start, end) in perf_counter seconds per record; GPU records from their CUDA events."""
+def _gpu_times(records: list[tuple[Any, ...]]) -> list[tuple[int, int]]:
+    """(start, end) in perf_counter_ns per record; GPU records from their CUDA events."""
     times = [(r[3], r[4]) for r in records]
     if not any(r[5] is not None for r in records):
         return times
@@ -174,9 +178,9 @@ def _gpu_times(records: list[tuple[Any, ...]]) -> list[tuple[float, float]]:
         import cupy
     except ImportError:
         return times
-    last_end: dict[Any, float] = {}
+    last_end: dict[Any, int] = {}
     for i, (_, device, _, start, _end, event) in enumerate(records):
-        if event is None:
+        if event is None or not getattr(device, "is_gpu", False):
             continue
         try:
             event.event.synchronize()
@@ -186,9 +190,9 @@ def _gpu_times(records: list[tuple[Any, ...]]) -> list[tuple[float, float]]:
                     mark = cupy.cuda.Event()
                     mark.record(event.stream)
                     mark.synchronize()
-                anchor = (mark, time.perf_counter())
+                anchor = (mark, time.perf_counter_ns())
                 _gpu_anchor[device] = anchor
-            gpu_end = anchor[1] + cupy.cuda.get_elapsed_time(anchor[0], event.event) / 1e3
+            gpu_end = anchor[1] + round(cupy.cuda.get_elapsed_time(anchor[0], event.event) * 1e6)
         except Exception:  # noqa: BLE001 - keep the host times when the events cannot be read
             continue
         gpu_start = max(start, last_end.get(id(event.stream), start))
@@ -225,9 +229,8 @@ def trace_events() -> list[dict[str, Any]]:
             seen_threads.add((pid, tid))
             thread = _thread_names.get(ident, f"thread-{ident}")
             meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": thread}})
-        # round both ends, not the duration, so events on one thread never overlap by a rounding error
-        ts = round((start - _origin) * 1e6, 3)
-        te = round((end - _origin) * 1e6, 3)
+        # integer nanoseconds until here: ts + dur of one event never passes the next event's ts
+        ts = (start - _origin) / 1e3
         category = "copy" if "copyto" in name else "operator"
         events.append(
             {
@@ -235,7 +238,7 @@ def trace_events() -> list[dict[str, Any]]:
                 "cat": category,
                 "ph": "X",
                 "ts": ts,
-                "dur": max(round(te - ts, 3), 0.0),
+                "dur": max(end - start, 0) / 1e3,
                 "pid": pid,
                 "tid": tid,
             }
@@ -290,7 +293,7 @@ def dumps(reset: bool = False) -> str:
     records = list(_records)
     stats: dict[str, list[float]] = {}
     for (name, *_), (start, end) in zip(records, _gpu_times(records), strict=False):
-        ms = (end - start) * 1e3
+        ms = (end - start) / 1e6
         row = stats.get(name)
         if row is None:
             stats[name] = [1, ms, ms, ms]

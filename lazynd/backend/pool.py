@@ -37,6 +37,7 @@ class HostPool:
     def __init__(self, limit_bytes: int = 1 << 30) -> None:
         self.limit_bytes = limit_bytes
         self._buckets: dict[int, list[np.ndarray]] = {}
+        self._cursor: dict[int, int] = {}  # size class -> where the next search starts
         self._held = 0
         self._lock = threading.Lock()
         self.hits = 0
@@ -51,10 +52,17 @@ class HostPool:
         with self._lock:
             bucket = self._buckets.get(size)
             if bucket is not None:
-                for i in range(len(bucket)):
+                # next fit: start after the buffer handed out last, so a loop holding many buffers
+                # of one size (a batch of decoded images) finds a free one at once, not after
+                # re-testing every buffer it already holds
+                count = len(bucket)
+                start = self._cursor.get(size, 0)
+                for k in range(count):
+                    i = (start + k) % count
                     # bucket[i] (list) + the call's argument = 2 references when free
                     if sys.getrefcount(bucket[i]) <= 2:
                         buf = bucket[i]
+                        self._cursor[size] = i + 1
                         self.hits += 1
                         return buf[:nbytes].view(dtype).reshape(shape)
             self.misses += 1

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from time import perf_counter_ns
+from typing import Any
 
 from ..errors import EngineError
 from .var import Var
@@ -70,8 +72,9 @@ class Engine:
     def __init__(self) -> None:
         self._unreported: dict[int, BaseException] = {}
         self._error_lock = threading.Lock()
-        # set by lazynd.profiler while it runs: called as hook(op, start_s, end_s)
-        self.profiler_hook: Callable[[Operation, float, float], None] | None = None
+        # set by lazynd.profiler while it runs: called after each successful operation as
+        # hook(name, device, writes, start_ns, end_ns), times from time.perf_counter_ns
+        self.profiler_hook: Callable[[str, Any, Sequence[Var], int, int], None] | None = None
 
     # -- interface -----------------------------------------------------------------------------
     def push(
@@ -117,11 +120,9 @@ class Engine:
                 if hook is None:
                     op.fn(*op.args)  # type: ignore[misc]
                 else:
-                    from time import perf_counter
-
-                    start = perf_counter()
+                    start = perf_counter_ns()
                     op.fn(*op.args)  # type: ignore[misc]
-                    hook(op, start, perf_counter())
+                    hook(op.name, op.device, op.writes, start, perf_counter_ns())
             except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
                 exc = self._make_error(op.name, err)
             for v in op.writes:

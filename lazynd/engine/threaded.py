@@ -19,6 +19,7 @@ import os
 import threading
 from collections import deque
 from queue import Empty, SimpleQueue
+from time import perf_counter_ns
 from typing import Any, Callable, Sequence
 
 from .base import NOT_READY, Engine, Operation, split_vars
@@ -122,15 +123,17 @@ class ThreadedEngine(Engine):
             if v.exc is not None:
                 exc = v.exc
                 break
-        if exc is None and self.profiler_hook is None:
+        if exc is None:
+            hook = self.profiler_hook
             try:
-                fn(*args)
+                if hook is None:
+                    fn(*args)
+                else:
+                    start = perf_counter_ns()
+                    fn(*args)
+                    hook(name, device, writes, start, perf_counter_ns())
             except BaseException as err:  # noqa: BLE001 - recorded on the outputs, raised at a wait
                 exc = self._make_error(name, err)
-        elif exc is None:
-            op = Operation(fn, args, reads, writes, reads, name, device)
-            self._run(op)
-            exc = writes[0].exc if writes else None
         for v in writes:
             v.exc = exc
         ready = None

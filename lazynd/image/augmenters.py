@@ -115,7 +115,16 @@ class CenterCropAug(Augmenter):
         return out, crop_label(label, rect, _size(src))
 
 
+# element types cv2.flip takes as they are
+_CV_FLIP_TYPES = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float32, np.float64)}
+
+
 def _flip(src: np.ndarray, out: np.ndarray) -> None:
+    if src.shape[2] <= 4 and src.dtype in _CV_FLIP_TYPES and src.flags.c_contiguous and out.flags.c_contiguous:
+        # OpenCV copies whole pixels; NumPy's reversed view copies element by element (~20x slower)
+        result = img._opencv().flip(src, 1, dst=out)
+        if np.shares_memory(result, out):
+            return
     out[...] = src[:, ::-1]
 
 

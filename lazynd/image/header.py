@@ -35,12 +35,12 @@ def jpeg_size(buf: bytes | memoryview) -> tuple[int, int, int] | None:
         length = (buf[pos + 2] << 8) | buf[pos + 3]
         if length < 2:
             return None
-        if marker == 0xE1 and bytes(buf[pos + 4 : pos + 8]) == b"Exif":
+        if marker == 0xE1 and buf[pos + 4 : pos + 8] == b"Exif":
             return None
         if marker in _SOF_MARKERS:
             if pos + 10 > end:
                 return None
-            height, width = struct.unpack(">HH", bytes(buf[pos + 5 : pos + 9]))
+            height, width = struct.unpack_from(">HH", buf, pos + 5)
             components = buf[pos + 9]
             if height == 0 or width == 0 or components not in (1, 3, 4):
                 return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -58,41 +59,78 @@ def _as_bytes(buf: Any) -> np.ndarray:
     raise OperatorError(f"imdecode: buf must be bytes, bytearray, a uint8 array or NDArray, got {type(buf).__name__}")
 
 
-def _cv_flag(flag: int) -> int:
-    cv = _opencv()
-    if flag > 0:
-        return cv.IMREAD_COLOR
-    if flag == 0:
-        return cv.IMREAD_GRAYSCALE
-    return cv.IMREAD_UNCHANGED
+def _to_output(img: np.ndarray, out: np.ndarray, swap_channels: bool) -> None:
+    """Write an OpenCV result into ``out`` of shape (H, W, C), swapping B and R if asked.
 
-
-def _to_output(img: np.ndarray, out: np.ndarray, to_rgb: bool) -> None:
-    """Write an OpenCV result (BGR order) into ``out`` of shape (H, W, C)."""
+    OpenCV does the swap and the copy (one pass, GIL released); a NumPy copy
+    through a reversed channel view is element by element and costs as much as
+    the JPEG decode itself.
+    """
     if img.ndim == 2:
         img = img[:, :, None]
     if img.shape != out.shape:
         raise FormatError(f"decoded image has shape {img.shape}, header said {out.shape}")
-    if to_rgb and img.shape[2] >= 3:
-        out[:, :, :3] = img[:, :, 2::-1]
-        out[:, :, 3:] = img[:, :, 3:]
-    else:
+    if img.dtype != out.dtype:  # e.g. a 16-bit PNG read unchanged: cast like MXNet
+        if swap_channels and img.shape[2] >= 3:
+            img = np.concatenate([img[:, :, 2::-1], img[:, :, 3:]], axis=2)
         out[...] = img
+    elif swap_channels and img.shape[2] in (3, 4):
+        cv = _opencv()
+        code = cv.COLOR_BGR2RGB if img.shape[2] == 3 else cv.COLOR_BGRA2RGBA
+        result = cv.cvtColor(img, code, dst=out)
+        if not np.shares_memory(result, out):  # OpenCV allocated its own output: copy it in
+            np.copyto(out, result.reshape(out.shape))
+    else:
+        np.copyto(out, img)
 
 
-def _decode_now(data: np.ndarray, flag: int, source: str) -> np.ndarray:
-    img = _opencv().imdecode(data, _cv_flag(flag))
+def _decode_flag(flag: int, to_rgb: bool) -> tuple[int, bool]:
+    """OpenCV's read flag, and whether B and R still need swapping after the decode.
+
+    OpenCV 4.11+ decodes colour straight to RGB (libjpeg-turbo writes RGB at
+    no extra cost), which saves a pass over the pixels.
+    """
+    cv = _opencv()
+    if flag > 0:
+        if to_rgb and hasattr(cv, "IMREAD_COLOR_RGB"):
+            return cv.IMREAD_COLOR_RGB, False
+        return cv.IMREAD_COLOR, to_rgb
+    if flag == 0:
+        return cv.IMREAD_GRAYSCALE, False
+    return cv.IMREAD_UNCHANGED, to_rgb
+
+
+def _decode_now(data: np.ndarray, cv_flag: int, source: str) -> np.ndarray:
+    img = _opencv().imdecode(data, cv_flag)
     if img is None:
         raise FormatError(f"imdecode: cannot decode {source}: not a valid image ({data.size} bytes)")
     return img
 
 
-def _decode_into(data: np.ndarray, flag: int, to_rgb: bool, out: np.ndarray, source: str) -> None:
-    img = _decode_now(data, flag, source)
+def _decode_into(data: np.ndarray, cv_flag: int, swap_channels: bool, out: np.ndarray, source: str) -> None:
+    img = _decode_now(data, cv_flag, source)
     try:
-        _to_output(img, out, to_rgb)
+        _to_output(img, out, swap_channels)
     except FormatError as err:
         raise FormatError(f"imdecode: {source}: {err}") from None
+
+
+# A worker woken by a push, or back from a decode, needs the GIL for a few µs before OpenCV lets
+# go of it again; a thread running Python (a loop of imdecode calls) holds the GIL for the whole
+# switch interval (5 ms), so without help the workers sit idle until the pushing loop ends.  Every
+# _YIELD_NS the pushing thread hands the GIL over: often enough against decodes of hundreds of µs,
+# rarely enough that the hand-overs (thread switches) cost little.  A yield at every push costs
+# more CPU than it wins on two cores.
+_YIELD_NS = 200_000
+_last_yield = 0
+
+
+def _yield_gil() -> None:
+    global _last_yield
+    now = time.perf_counter_ns()
+    if now - _last_yield >= _YIELD_NS:
+        _last_yield = now
+        time.sleep(0)  # releases the GIL; a thread waiting for it runs
 
 
 def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, source: str | None = None) -> Any:
@@ -126,10 +164,11 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     """
     data = _as_bytes(buf)
     source = source or "image buffer"
-    size = image_size(memoryview(data))
+    cv_flag, swap_channels = _decode_flag(flag, to_rgb)
+    size = image_size(buf if isinstance(buf, bytes) else memoryview(data))
     if size is None:
         # unknown format or EXIF orientation: the shape is only known after decoding
-        img = _decode_now(data, flag, source)
+        img = _decode_now(data, cv_flag, source)
         if img.ndim == 2:
             img = img[:, :, None]
         shape = img.shape
@@ -141,9 +180,15 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     elif tuple(out.shape) != shape or out._data.dtype != np.uint8:
         raise OperatorError(f"imdecode: out has shape {out.shape} and dtype {out._data.dtype}, expected {shape} uint8")
     if img is not None:
-        get_engine().push(_to_output, (img, out._data, to_rgb), [], [out._var], "imdecode", out._ctx)
+        get_engine().push(_to_output, (img, out._data, swap_channels), [], [out._var], "imdecode", out._ctx)
     else:
-        get_engine().push(_decode_into, (data, flag, to_rgb, out._data, source), [], [out._var], "imdecode", out._ctx)
+        get_engine().push(
+            _decode_into, (data, cv_flag, swap_channels, out._data, source), [], [out._var], "imdecode", out._ctx
+        )
+    # Hand the GIL over: a worker woken by this push needs it for a few µs to start OpenCV, but a
+    # thread running Python (a list comprehension of imdecode calls) keeps it for the whole switch
+    # interval (5 ms), so without this the workers sit idle until the pushing loop ends.
+    _yield_gil()
     return out
 
 
@@ -336,7 +381,26 @@ def random_size_crop(
     return center_crop(src, size, interp)
 
 
+def _per_row(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """Per-channel ``values`` repeated along one image row of (H, W, C) ``shape``, or None if not per-channel."""
+    if (
+        len(shape) != 3
+        or values.size not in (1, shape[2])
+        or values.ndim > 1
+        and values.shape[:-1] != (1,) * (values.ndim - 1)
+    ):
+        return None
+    return np.tile(values.reshape(-1), shape[1] * shape[2] // values.size)
+
+
 def _normalize(src: np.ndarray, out: np.ndarray, mean: np.ndarray, std: np.ndarray | None) -> None:
+    row_mean = _per_row(mean, out.shape)
+    row_std = None if std is None else _per_row(std, out.shape)
+    if row_mean is not None and (std is None or row_std is not None) and src.flags.c_contiguous:
+        # A length-C operand makes NumPy's inner loop C elements long (slow for C = 3); as one
+        # image row repeats the channel pattern, work on (H, W*C) rows instead: same arithmetic.
+        height = out.shape[0]
+        src, out, mean, std = src.reshape(height, -1), out.reshape(height, -1), row_mean, row_std
     np.subtract(src, mean, out=out, casting="unsafe")
     if std is not None:
         np.divide(out, std, out=out)
