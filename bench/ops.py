@@ -97,7 +97,10 @@ def unary_cases() -> list[Case]:
             lambda: torch.clamp(tx, -0.5, 0.5),
         ),
         Case(
-            "unary", "Cast f32->f16", lambda: mx.nd.Cast(a, dtype="float16"), lambda: x.astype(np.float16),
+            "unary",
+            "Cast f32->f16",
+            lambda: mx.nd.Cast(a, dtype="float16"),
+            lambda: x.astype(np.float16),
             lambda: tx.to(torch.float16),
         ),
     ]
@@ -112,10 +115,15 @@ def binary_cases() -> list[Case]:
         Case("binary", "a * b", lambda: a * b, lambda: x * y, lambda: tx * ty),
         Case("binary", "a / b", lambda: a / b, lambda: x / y, lambda: tx / ty),
         Case("binary", "a + 2 (scalar)", lambda: a + 2.0, lambda: x + np.float32(2.0), lambda: tx + 2.0),
-        Case("binary", "maximum", lambda: mx.nd._maximum(a, b), lambda: np.maximum(x, y), lambda: torch.maximum(tx, ty)),
+        Case(
+            "binary", "maximum", lambda: mx.nd._maximum(a, b), lambda: np.maximum(x, y), lambda: torch.maximum(tx, ty)
+        ),
         Case("binary", "a ** 2.0 (scalar)", lambda: a**2.0, lambda: np.square(x), lambda: tx**2.0),
         Case(
-            "binary", "add_n (3 inputs)", lambda: mx.nd.add_n(a, b, a), lambda: np.add(np.add(x, y), x, out=None),
+            "binary",
+            "add_n (3 inputs)",
+            lambda: mx.nd.add_n(a, b, a),
+            lambda: np.add(np.add(x, y), x, out=None),
             lambda: tx + ty + tx,
         ),
     ]
@@ -126,12 +134,27 @@ def broadcast_cases() -> list[Case]:
     a, r, c = mx.nd.array(x), mx.nd.array(row), mx.nd.array(col)
     tx, tr, tc = _t(x), _t(row), _t(col)
     return [
-        Case("broadcast", "broadcast_add (N,N)+(1,N)", lambda: mx.nd.broadcast_add(a, r), lambda: x + row,
-             lambda: tx + tr),
-        Case("broadcast", "broadcast_mul (N,N)*(N,1)", lambda: mx.nd.broadcast_mul(a, c), lambda: x * col,
-             lambda: tx * tc),
-        Case("broadcast", "broadcast_to (1,N)->(N,N)", lambda: mx.nd.broadcast_to(r, shape=(N, N)),
-             lambda: np.broadcast_to(row, (N, N)).copy(), lambda: tr.expand(N, N).contiguous()),
+        Case(
+            "broadcast",
+            "broadcast_add (N,N)+(1,N)",
+            lambda: mx.nd.broadcast_add(a, r),
+            lambda: x + row,
+            lambda: tx + tr,
+        ),
+        Case(
+            "broadcast",
+            "broadcast_mul (N,N)*(N,1)",
+            lambda: mx.nd.broadcast_mul(a, c),
+            lambda: x * col,
+            lambda: tx * tc,
+        ),
+        Case(
+            "broadcast",
+            "broadcast_to (1,N)->(N,N)",
+            lambda: mx.nd.broadcast_to(r, shape=(N, N)),
+            lambda: np.broadcast_to(row, (N, N)).copy(),
+            lambda: tr.expand(N, N).contiguous(),
+        ),
     ]
 
 
@@ -143,12 +166,15 @@ def reduce_cases() -> list[Case]:
         Case("reduce", "sum axis=0", lambda: mx.nd.sum(a, axis=0), lambda: x.sum(axis=0), lambda: tx.sum(0)),
         Case("reduce", "sum axis=1", lambda: mx.nd.sum(a, axis=1), lambda: x.sum(axis=1), lambda: tx.sum(1)),
         Case("reduce", "mean axis=1", lambda: mx.nd.mean(a, axis=1), lambda: x.mean(axis=1), lambda: tx.mean(1)),
-        Case("reduce", "max axis=1", lambda: mx.nd.max(a, axis=1), lambda: x.max(axis=1),
-             lambda: tx.amax(1)),
-        Case("reduce", "argmax axis=1", lambda: mx.nd.argmax(a, axis=1), lambda: x.argmax(axis=1).astype(np.float32),
-             lambda: tx.argmax(1)),
-        Case("reduce", "norm", lambda: mx.nd.norm(a), lambda: np.linalg.norm(x),
-             lambda: torch.linalg.vector_norm(tx)),
+        Case("reduce", "max axis=1", lambda: mx.nd.max(a, axis=1), lambda: x.max(axis=1), lambda: tx.amax(1)),
+        Case(
+            "reduce",
+            "argmax axis=1",
+            lambda: mx.nd.argmax(a, axis=1),
+            lambda: x.argmax(axis=1).astype(np.float32),
+            lambda: tx.argmax(1),
+        ),
+        Case("reduce", "norm", lambda: mx.nd.norm(a), lambda: np.linalg.norm(x), lambda: torch.linalg.vector_norm(tx)),
     ]
 
 
@@ -168,28 +194,72 @@ def shape_cases() -> list[Case]:
         return out
 
     return [
-        Case("shape", "transpose", lambda: mx.nd.transpose(a), lambda: np.ascontiguousarray(x.T),
-             lambda: tx.t().contiguous()),
-        Case("shape", "Reshape op (a copy)", lambda: mx.nd.Reshape(a, shape=(-1, 4)),
-             lambda: x.reshape(-1, 4).copy(), lambda: tx.reshape(-1, 4).clone()),
-        Case("shape", "NDArray.reshape (a view)", lambda: a.reshape((-1, 4)), lambda: x.reshape(-1, 4),
-             lambda: tx.reshape(-1, 4)),
-        Case("shape", "Concat dim=1", lambda: mx.nd.Concat(h1, h2, dim=1), lambda: np.concatenate([half1, half2], 1),
-             lambda: torch.cat([th1, th2], 1)),
-        Case("shape", "slice_axis 1/2", lambda: mx.nd.slice_axis(a, axis=1, begin=0, end=N // 2),
-             lambda: x[:, : N // 2].copy(), lambda: tx[:, : N // 2].contiguous()),
-        Case("shape", "flip axis=1", lambda: mx.nd.flip(a, axis=1), lambda: x[:, ::-1].copy(),
-             lambda: torch.flip(tx, (1,))),
-        Case("shape", "take rows", lambda: mx.nd.take(a, i), lambda: np.take(x, idx.astype(np.intp), axis=0),
-             lambda: tx[ti]),
-        Case("shape", "one_hot", lambda: mx.nd.one_hot(lab, depth=N), np_one_hot,
-             lambda: TF.one_hot(ti, N).float()),
-        Case("shape", "where", lambda: mx.nd.where(cnd, a, a * 0), lambda: np.where(cond != 0, x, zeros),
-             lambda: torch.where(tcond != 0, tx, tx * 0), check=True),
-        Case("shape", "tile (N,N/2)x(1,2)", lambda: mx.nd.tile(h1, reps=(1, 2)), lambda: np.tile(half1, (1, 2)),
-             lambda: th1.repeat(1, 2)),
-        Case("shape", "sort axis=1", lambda: mx.nd.sort(a), lambda: np.sort(x, axis=-1),
-             lambda: torch.sort(tx, -1)[0]),
+        Case(
+            "shape",
+            "transpose",
+            lambda: mx.nd.transpose(a),
+            lambda: np.ascontiguousarray(x.T),
+            lambda: tx.t().contiguous(),
+        ),
+        Case(
+            "shape",
+            "Reshape op (a copy)",
+            lambda: mx.nd.Reshape(a, shape=(-1, 4)),
+            lambda: x.reshape(-1, 4).copy(),
+            lambda: tx.reshape(-1, 4).clone(),
+        ),
+        Case(
+            "shape",
+            "NDArray.reshape (a view)",
+            lambda: a.reshape((-1, 4)),
+            lambda: x.reshape(-1, 4),
+            lambda: tx.reshape(-1, 4),
+        ),
+        Case(
+            "shape",
+            "Concat dim=1",
+            lambda: mx.nd.Concat(h1, h2, dim=1),
+            lambda: np.concatenate([half1, half2], 1),
+            lambda: torch.cat([th1, th2], 1),
+        ),
+        Case(
+            "shape",
+            "slice_axis 1/2",
+            lambda: mx.nd.slice_axis(a, axis=1, begin=0, end=N // 2),
+            lambda: x[:, : N // 2].copy(),
+            lambda: tx[:, : N // 2].contiguous(),
+        ),
+        Case(
+            "shape",
+            "flip axis=1",
+            lambda: mx.nd.flip(a, axis=1),
+            lambda: x[:, ::-1].copy(),
+            lambda: torch.flip(tx, (1,)),
+        ),
+        Case(
+            "shape",
+            "take rows",
+            lambda: mx.nd.take(a, i),
+            lambda: np.take(x, idx.astype(np.intp), axis=0),
+            lambda: tx[ti],
+        ),
+        Case("shape", "one_hot", lambda: mx.nd.one_hot(lab, depth=N), np_one_hot, lambda: TF.one_hot(ti, N).float()),
+        Case(
+            "shape",
+            "where",
+            lambda: mx.nd.where(cnd, a, a * 0),
+            lambda: np.where(cond != 0, x, zeros),
+            lambda: torch.where(tcond != 0, tx, tx * 0),
+            check=True,
+        ),
+        Case(
+            "shape",
+            "tile (N,N/2)x(1,2)",
+            lambda: mx.nd.tile(h1, reps=(1, 2)),
+            lambda: np.tile(half1, (1, 2)),
+            lambda: th1.repeat(1, 2),
+        ),
+        Case("shape", "sort axis=1", lambda: mx.nd.sort(a), lambda: np.sort(x, axis=-1), lambda: torch.sort(tx, -1)[0]),
     ]
 
 
@@ -200,10 +270,16 @@ def linalg_cases() -> list[Case]:
     tx, tw, tbx, tby = _t(x), _t(w), _t(bx), _t(by)
     return [
         Case("linalg", "dot (N,N)x(N,64)", lambda: mx.nd.dot(a, b), lambda: x @ w, lambda: tx @ tw),
-        Case("linalg", "dot transpose_a", lambda: mx.nd.dot(a, b, transpose_a=True), lambda: x.T @ w,
-             lambda: tx.t() @ tw),
-        Case("linalg", "batch_dot 100x(100,100)", lambda: mx.nd.batch_dot(ba, bb), lambda: np.matmul(bx, by),
-             lambda: torch.bmm(tbx, tby)),
+        Case(
+            "linalg", "dot transpose_a", lambda: mx.nd.dot(a, b, transpose_a=True), lambda: x.T @ w, lambda: tx.t() @ tw
+        ),
+        Case(
+            "linalg",
+            "batch_dot 100x(100,100)",
+            lambda: mx.nd.batch_dot(ba, bb),
+            lambda: np.matmul(bx, by),
+            lambda: torch.bmm(tbx, tby),
+        ),
     ]
 
 
@@ -257,25 +333,57 @@ def nn_cases() -> list[Case]:
         return np.multiply(out, np.float32(0.25), out=out)
 
     return [
-        Case("nn", "FullyConnected 1000->256", lambda: mx.nd.FullyConnected(a, wa, ba, num_hidden=256),
-             lambda: np.add(x @ w.T, bias), lambda: TF.linear(tx, tw, tb)),
-        Case("nn", "Activation relu", lambda: mx.nd.Activation(a, act_type="relu"), lambda: np.maximum(x, 0),
-             lambda: torch.relu(tx)),
-        Case("nn", "Activation tanh", lambda: mx.nd.Activation(a, act_type="tanh"), lambda: np.tanh(x),
-             lambda: torch.tanh(tx)),
-        Case("nn", "softmax axis=-1", lambda: mx.nd.softmax(a), lambda: np_softmax(x),
-             lambda: torch.softmax(tx, -1)),
-        Case("nn", "log_softmax", lambda: mx.nd.log_softmax(a), lambda: np_log_softmax(x),
-             lambda: torch.log_softmax(tx, -1)),
-        Case("nn", "BatchNorm train (128,20,24,24)",
-             lambda: mx.nd.BatchNorm(bnx, bng, bnb, mm, mv, fix_gamma=False, is_train=True),
-             np_batchnorm,
-             lambda: TF.batch_norm(t_bn[0], t_bn[3], t_bn[4], t_bn[1], t_bn[2], training=True, eps=eps),
-             check=True),
-        Case("nn", "Pooling max 2x2/2", lambda: mx.nd.Pooling(bnx, kernel=(2, 2), stride=(2, 2), pool_type="max"),
-             np_pool, lambda: TF.max_pool2d(t_bn[0], 2, 2)),
-        Case("nn", "Pooling avg 2x2/2", lambda: mx.nd.Pooling(bnx, kernel=(2, 2), stride=(2, 2), pool_type="avg"),
-             np_avg_pool, lambda: TF.avg_pool2d(t_bn[0], 2, 2)),
+        Case(
+            "nn",
+            "FullyConnected 1000->256",
+            lambda: mx.nd.FullyConnected(a, wa, ba, num_hidden=256),
+            lambda: np.add(x @ w.T, bias),
+            lambda: TF.linear(tx, tw, tb),
+        ),
+        Case(
+            "nn",
+            "Activation relu",
+            lambda: mx.nd.Activation(a, act_type="relu"),
+            lambda: np.maximum(x, 0),
+            lambda: torch.relu(tx),
+        ),
+        Case(
+            "nn",
+            "Activation tanh",
+            lambda: mx.nd.Activation(a, act_type="tanh"),
+            lambda: np.tanh(x),
+            lambda: torch.tanh(tx),
+        ),
+        Case("nn", "softmax axis=-1", lambda: mx.nd.softmax(a), lambda: np_softmax(x), lambda: torch.softmax(tx, -1)),
+        Case(
+            "nn",
+            "log_softmax",
+            lambda: mx.nd.log_softmax(a),
+            lambda: np_log_softmax(x),
+            lambda: torch.log_softmax(tx, -1),
+        ),
+        Case(
+            "nn",
+            "BatchNorm train (128,20,24,24)",
+            lambda: mx.nd.BatchNorm(bnx, bng, bnb, mm, mv, fix_gamma=False, is_train=True),
+            np_batchnorm,
+            lambda: TF.batch_norm(t_bn[0], t_bn[3], t_bn[4], t_bn[1], t_bn[2], training=True, eps=eps),
+            check=True,
+        ),
+        Case(
+            "nn",
+            "Pooling max 2x2/2",
+            lambda: mx.nd.Pooling(bnx, kernel=(2, 2), stride=(2, 2), pool_type="max"),
+            np_pool,
+            lambda: TF.max_pool2d(t_bn[0], 2, 2),
+        ),
+        Case(
+            "nn",
+            "Pooling avg 2x2/2",
+            lambda: mx.nd.Pooling(bnx, kernel=(2, 2), stride=(2, 2), pool_type="avg"),
+            np_avg_pool,
+            lambda: TF.avg_pool2d(t_bn[0], 2, 2),
+        ),
     ]
 
 
@@ -311,8 +419,10 @@ def _np_conv_backward(
 def conv_cases() -> list[Case]:
     """LeNet's two convolutions: (128,1,28,28) -> 20 filters 5x5; (128,20,12,12) -> 50 filters 5x5."""
     cases = []
-    for label, (n, c, s, f) in (("conv1 128x1x28x28 -> 20@5x5", (128, 1, 28, 20)),
-                                ("conv2 128x20x12x12 -> 50@5x5", (128, 20, 12, 50))):
+    for label, (n, c, s, f) in (
+        ("conv1 128x1x28x28 -> 20@5x5", (128, 1, 28, 20)),
+        ("conv2 128x20x12x12 -> 50@5x5", (128, 20, 12, 50)),
+    ):
         x, w, b = rand(n, c, s, s), rand(f, c, 5, 5, low=-0.1, high=0.1), rand(f)
         o = s - 4
         dy = rand(n, f, o, o)
@@ -382,12 +492,23 @@ def loss_cases() -> list[Case]:
         return grad
 
     return [
-        Case("loss", "SoftmaxOutput fwd", lambda: mx.nd.SoftmaxOutput(a, lab), np_softmax,
-             lambda: torch.softmax(tx, -1)),
-        Case("loss", "SoftmaxOutput bwd", lambda: mx.nd._backward_SoftmaxOutput(p, lab), np_softmax_output_grad,
-             torch_softmax_output_grad),
-        Case("loss", "LinearRegressionOutput bwd", lambda: mx.nd._backward_LinearRegressionOutput(a, tgt),
-             np_linreg_grad, lambda: (tx - tt).mul_(1.0 / N)),
+        Case(
+            "loss", "SoftmaxOutput fwd", lambda: mx.nd.SoftmaxOutput(a, lab), np_softmax, lambda: torch.softmax(tx, -1)
+        ),
+        Case(
+            "loss",
+            "SoftmaxOutput bwd",
+            lambda: mx.nd._backward_SoftmaxOutput(p, lab),
+            np_softmax_output_grad,
+            torch_softmax_output_grad,
+        ),
+        Case(
+            "loss",
+            "LinearRegressionOutput bwd",
+            lambda: mx.nd._backward_LinearRegressionOutput(a, tgt),
+            np_linreg_grad,
+            lambda: (tx - tt).mul_(1.0 / N),
+        ),
     ]
 
 
@@ -395,7 +516,7 @@ def optimizer_cases() -> list[Case]:
     lr, mom, wd, rescale = 0.01, 0.9, 1e-4, 1.0 / 128
     w0, g = rand(N, N), rand(N, N)
     weight, grad, state = mx.nd.array(w0), mx.nd.array(g), mx.nd.zeros((N, N))
-    weight2, state2 = mx.nd.array(w0), mx.nd.zeros((N, N))
+    weight2 = mx.nd.array(w0)
     w_np, m_np = w0.copy(), np.zeros((N, N), np.float32)
     w_np2 = w0.copy()
     tmp = np.empty((N, N), np.float32)
@@ -421,13 +542,24 @@ def optimizer_cases() -> list[Case]:
         return tw.add_(tm)
 
     return [
-        Case("optimizer", "sgd_update", lambda: mx.nd.sgd_update(weight2, grad, out=weight2, lr=lr, wd=wd,
-                                                                  rescale_grad=rescale),
-             np_sgd, lambda: tw.sub_(tg * rescale + tw * wd, alpha=lr), check=False),
-        Case("optimizer", "sgd_mom_update",
-             lambda: mx.nd.sgd_mom_update(weight, grad, state, out=weight, lr=lr, momentum=mom, wd=wd,
-                                          rescale_grad=rescale),
-             np_sgd_mom, torch_sgd_mom, check=False),
+        Case(
+            "optimizer",
+            "sgd_update",
+            lambda: mx.nd.sgd_update(weight2, grad, out=weight2, lr=lr, wd=wd, rescale_grad=rescale),
+            np_sgd,
+            lambda: tw.sub_(tg * rescale + tw * wd, alpha=lr),
+            check=False,
+        ),
+        Case(
+            "optimizer",
+            "sgd_mom_update",
+            lambda: mx.nd.sgd_mom_update(
+                weight, grad, state, out=weight, lr=lr, momentum=mom, wd=wd, rescale_grad=rescale
+            ),
+            np_sgd_mom,
+            torch_sgd_mom,
+            check=False,
+        ),
     ]
 
 

@@ -184,9 +184,9 @@ def im2col_batch_last(x: np.ndarray, g: Geometry) -> np.ndarray:
         xt = np.pad(xt, [(0, 0)] + [(p, p) for p in g.pad] + [(0, 0)])
     else:
         xt = np.ascontiguousarray(xt)
-    spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate)]
+    spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
     win = np.lib.stride_tricks.sliding_window_view(xt, spans, axis=tuple(range(1, 1 + g.nd)))
-    index = (slice(None),) + tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out))
+    index = (slice(None),) + tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True))
     index += (slice(None),) + tuple(slice(None, None, d) for d in g.dilate)
     perm = (0, *range(2 + g.nd, 2 + 2 * g.nd), *range(1, 1 + g.nd), 1 + g.nd)
     return np.ascontiguousarray(win[index].transpose(perm))
@@ -196,15 +196,15 @@ def col2im_batch_last(col: np.ndarray, spatial: tuple[int, ...], g: Geometry) ->
     """Sum columns (C, *kernel, *out, N) back into a (C, *spatial, N) array (the adjoint of im2col_batch_last)."""
     c, n = col.shape[0], col.shape[-1]
     out = col.shape[1 + g.nd : 1 + 2 * g.nd]
-    padded = [s + 2 * p for s, p in zip(spatial, g.pad)]
+    padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
     x = np.zeros((c, *padded, n), dtype=col.dtype)
     for offset in itertools.product(*[range(k) for k in g.kernel]):
         target = (slice(None),) + tuple(
-            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out)
+            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out, strict=True)
         )
         x[target] += col[(slice(None), *offset)]
     if any(g.pad):
-        x = x[(slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial)])]
+        x = x[(slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
     return x
 
 

@@ -119,7 +119,7 @@ def test_convolution_batch_last_backward_matches_per_sample_backward(
     batch_last = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, args[0], args[1], **params)]
     monkeypatch.setattr(conv, "BATCH_LAST_MIN_BATCH", 1 << 30)
     per_sample = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, args[0], args[1], **params)]
-    for got, want in zip(batch_last, per_sample):
+    for got, want in zip(batch_last, per_sample, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 
