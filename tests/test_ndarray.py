@@ -231,3 +231,14 @@ def test_host_pool_reuses_only_free_buffers() -> None:
     del a
     c = pool.empty((99_000,), np.float32)
     assert c.__array_interface__["data"][0] == address and pool.hits == 1
+
+
+def test_power_by_two_equals_numpy_power_exactly():
+    # the square fast path must give numpy.power's results bit for bit, overflow and signs included
+    x = np.array([-3.5, -0.0, 0.0, 1e-30, 2.5, 1e20, -1e20, np.inf, np.nan], dtype=np.float32)
+    got = (mx.nd.array(x) ** 2.0).asnumpy()
+    with np.errstate(over="ignore"):
+        want = np.power(x, np.float32(2.0))
+    np.testing.assert_array_equal(got, want)
+    ints = np.array([-3, 0, 7], dtype=np.int32)
+    np.testing.assert_array_equal((mx.nd.array(ints, dtype="int32") ** 2).asnumpy(), ints**2)
