@@ -284,3 +284,14 @@ def test_whole_array_assignment_waits_for_its_source_and_blocks_later_readers() 
     np.testing.assert_array_equal(seen.asnumpy(), expected)
     with pytest.raises(mx.LazyNDError, match="shape"):
         weight[:] = mx.nd.ones((3, 3))
+
+
+def test_power_by_two_equals_numpy_power_exactly():
+    # the square fast path must give numpy.power's results bit for bit, overflow and signs included
+    x = np.array([-3.5, -0.0, 0.0, 1e-30, 2.5, 1e20, -1e20, np.inf, np.nan], dtype=np.float32)
+    got = (mx.nd.array(x) ** 2.0).asnumpy()
+    with np.errstate(over="ignore"):
+        want = np.power(x, np.float32(2.0))
+    np.testing.assert_array_equal(got, want)
+    ints = np.array([-3, 0, 7], dtype=np.int32)
+    np.testing.assert_array_equal((mx.nd.array(ints, dtype="int32") ** 2).asnumpy(), ints**2)

@@ -169,6 +169,45 @@ def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry) -> Any:
     return x
 
 
+# Batch-last layout for the CPU backward: with the batch axis innermost, every slab that
+# im2col copies and col2im adds is a run of (out width x batch) contiguous elements
+# instead of one output row, and the weight gradient is one GEMM instead of a GEMM per
+# sample plus a sum.  Worth it once the batch is a few rows long.
+BATCH_LAST_MIN_BATCH = 8
+
+
+def im2col_batch_last(x: np.ndarray, g: Geometry) -> np.ndarray:
+    """(N, C, *spatial) -> contiguous columns (C, *kernel, *out, N) (NumPy only)."""
+    out = g.out_size("Convolution", tuple(x.shape[2:]))
+    xt = np.moveaxis(x, 0, -1)  # (C, *spatial, N)
+    if any(g.pad):
+        xt = np.pad(xt, [(0, 0)] + [(p, p) for p in g.pad] + [(0, 0)])
+    else:
+        xt = np.ascontiguousarray(xt)
+    spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
+    win = np.lib.stride_tricks.sliding_window_view(xt, spans, axis=tuple(range(1, 1 + g.nd)))
+    index = (slice(None),) + tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True))
+    index += (slice(None),) + tuple(slice(None, None, d) for d in g.dilate)
+    perm = (0, *range(2 + g.nd, 2 + 2 * g.nd), *range(1, 1 + g.nd), 1 + g.nd)
+    return np.ascontiguousarray(win[index].transpose(perm))
+
+
+def col2im_batch_last(col: np.ndarray, spatial: tuple[int, ...], g: Geometry) -> np.ndarray:
+    """Sum columns (C, *kernel, *out, N) back into a (C, *spatial, N) array (the adjoint of im2col_batch_last)."""
+    c, n = col.shape[0], col.shape[-1]
+    out = col.shape[1 + g.nd : 1 + 2 * g.nd]
+    padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
+    x = np.zeros((c, *padded, n), dtype=col.dtype)
+    for offset in itertools.product(*[range(k) for k in g.kernel]):
+        target = (slice(None),) + tuple(
+            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out, strict=True)
+        )
+        x[target] += col[(slice(None), *offset)]
+    if any(g.pad):
+        x = x[(slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
+    return x
+
+
 def _store(g: Geometry, out: Any, value_nc: Any) -> None:
     g.to_nc(out)[...] = value_nc.reshape(g.to_nc(out).shape)
 
@@ -231,6 +270,9 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     out_grad, data, weight = inputs
     g = Geometry("Convolution", attrs, data.ndim)
     x, w, dy = g.to_nc(data), g.to_nc(weight), g.to_nc(out_grad)
+    if xp is np and x.shape[0] >= BATCH_LAST_MIN_BATCH:
+        _conv_backward_batch_last(attrs, g, x, w, dy, outputs)
+        return
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
     positions = math.prod(dy.shape[2:])
     dym = xp.ascontiguousarray(dy).reshape(n, groups, filters // groups, positions)
@@ -245,6 +287,22 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     g.to_nc(outputs[0])[...] = col2im(kctx, dcol, tuple(x.shape[2:]), g)
     if not attrs["no_bias"]:
         outputs[2][...] = dym.reshape(n, filters, positions).sum(axis=(0, 2))
+
+
+def _conv_backward_batch_last(attrs: dict, g: Geometry, x: Any, w: Any, dy: Any, outputs: list) -> None:
+    """The CPU backward in the batch-last layout: two GEMMs over (channels x kernel, positions x batch)."""
+    groups, filters = attrs["num_group"], w.shape[0]
+    col = im2col_batch_last(x, g)  # (C, *kernel, *out, N)
+    col_shape = col.shape
+    col = col.reshape(groups, -1, col[0].size // math.prod(g.kernel))
+    dyt = np.ascontiguousarray(np.moveaxis(dy, 0, -1)).reshape(groups, filters // groups, -1)  # (F, *out * N)
+    dw = np.matmul(dyt, col.transpose(0, 2, 1))
+    g.to_nc(outputs[1])[...] = dw.reshape(w.shape)
+    wm = w.reshape(groups, filters // groups, -1)
+    dcol = np.matmul(wm.transpose(0, 2, 1), dyt).reshape(col_shape)
+    g.to_nc(outputs[0])[...] = np.moveaxis(col2im_batch_last(dcol, tuple(x.shape[2:]), g), -1, 0)
+    if not attrs["no_bias"]:
+        outputs[2][...] = dyt.reshape(filters, -1).sum(axis=1)
 
 
 def _backward_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

@@ -84,6 +84,10 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
         s = x.dtype.type(attrs["scalar"])  # MXNet casts the scalar to the array's dtype
         if reflected:
             _cpu_apply(ufunc, s, x, outputs[0])
+        elif name == "power" and s == 2 and x.dtype.kind == "f":
+            # x ** 2 is exactly x * x; np.power with an array exponent has no such fast path
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.square(x, out=outputs[0])
         else:
             _cpu_apply(ufunc, x, s, outputs[0])
 

@@ -330,7 +330,13 @@ register(
 
 # -- Cast ----------------------------------------------------------------------------------------
 def _cast_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    outputs[0][...] = inputs[0].astype(outputs[0].dtype, copy=False)
+    # assignment converts as it copies (NumPy and CuPy): no astype temporary
+    outputs[0][...] = inputs[0]
+
+
+def _backward_cast_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    # the gradient of a cast has the dtype of the cast's input, whatever the output's
+    return in_types, [in_types[1]], aux_types
 
 
 register(
@@ -339,10 +345,18 @@ register(
         _cast_forward,
         params={"dtype": Param(parse_dtype, doc="the output dtype")},
         infer_type=lambda attrs, t, a: (t, [attrs["dtype"]], a),
-        gradient=lambda F, attrs, inputs, outputs, og: (
-            [F.Cast(og[0], dtype=attrs["_in_dtype"])] if "_in_dtype" in attrs else [og[0]]
-        ),
+        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_Cast(og[0], inputs[0])],
         aliases=("cast",),
         doc="Convert to ``dtype``.",
+    )
+)
+register(
+    OpDef(
+        "_backward_Cast",
+        _cast_forward,
+        inputs=("out_grad", "data"),
+        infer_shape=lambda attrs, s, a: ([s[0] or s[1], s[1] or s[0]], [s[1] or s[0]], a),
+        infer_type=_backward_cast_type,
+        doc="Gradient of Cast: the output gradient converted back to the dtype of the cast's input.",
     )
 )

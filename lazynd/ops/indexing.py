@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..errors import OperatorError, ShapeError
 from .params import REQUIRED, Param, enum, optional, parse_bool, parse_dtype, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
@@ -344,8 +346,13 @@ def _take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     a, indices = inputs
     axis, pre, n, post = _take_layout(attrs, a.shape)
     idx = _take_indices(xp, indices.reshape(-1), n, attrs["mode"])
-    picked = xp.take(a.reshape(pre, n, post), idx, axis=1)
-    outputs[0][...] = picked.reshape(outputs[0].shape)
+    out = outputs[0]
+    if out.flags.c_contiguous:
+        # indices are checked above; NumPy's default mode='raise' would also buffer the output
+        mode = {"mode": "clip"} if xp is np else {}
+        xp.take(a.reshape(pre, n, post), idx, axis=1, out=out.reshape(pre, idx.size, post), **mode)
+    else:
+        out[...] = xp.take(a.reshape(pre, n, post), idx, axis=1).reshape(out.shape)
 
 
 def _take_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
@@ -431,10 +438,17 @@ register(
 
 # -- one_hot, where ------------------------------------------------------------------------------------
 def _one_hot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # fill with off_value, then write on_value at each in-range index: no (N, depth) temporaries
     xp = kctx.xp
-    idx = inputs[0].astype(xp.int64)[..., None]
-    hot = idx == xp.arange(attrs["depth"])
-    outputs[0][...] = xp.where(hot, attrs["on_value"], attrs["off_value"])
+    depth, out = attrs["depth"], outputs[0]
+    idx = inputs[0].reshape(-1).astype(xp.int64)
+    rows = xp.nonzero((idx >= 0) & (idx < depth))[0]
+    table = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=out.dtype)
+    flat = table.reshape(-1, depth)
+    flat.fill(attrs["off_value"])
+    flat[rows, idx[rows]] = attrs["on_value"]
+    if table is not out:
+        out[...] = table
 
 
 def _one_hot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

@@ -81,7 +81,10 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
     p = _softmax_view(attrs, prob)
     axis = _softmax_axis(attrs, p.ndim)
     outer, classes = int(np.prod(p.shape[:axis], dtype=np.int64)), p.shape[axis]
-    g = xp.array(p, copy=True).reshape(outer, classes, -1)
+    # work in the output buffer when it is contiguous: no copy of the probabilities, no copy back
+    direct = grad.flags.c_contiguous
+    g = grad.reshape(outer, classes, -1) if direct else xp.empty((outer, classes, p.size // (outer * classes)), p.dtype)
+    g[...] = p.reshape(g.shape)
     labels = label.reshape(outer, -1).astype(np.int64)
     valid = labels != int(attrs["ignore_label"]) if attrs["use_ignore"] else xp.ones(labels.shape, dtype=bool)
     if xp is np:
@@ -105,8 +108,10 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
         scale /= prob.shape[0]
     elif attrs["normalization"] == "valid":
         scale /= max(int(valid.sum()), 1)
-    g *= scale
-    grad[...] = g.reshape(grad.shape)
+    if scale != 1.0:
+        g *= scale
+    if not direct:
+        grad[...] = g.reshape(grad.shape)
 
 
 _SOFTMAX_PARAMS = {

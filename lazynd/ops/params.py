@@ -91,12 +91,13 @@ def parse_axis(value: Any) -> int | tuple[int, ...] | None:
 
 
 def parse_dtype(value: Any) -> str:
+    allowed = f"expected a dtype, one of {', '.join(DTYPE_NAMES)}"
     if value is None:
-        raise ValueError("expected a dtype")
+        raise ValueError(allowed)
     try:
         name = np.dtype(value).name
     except TypeError as err:
-        raise ValueError("expected a dtype") from err
+        raise ValueError(allowed) from err
     if name not in DTYPE_NAMES:
         raise ValueError(f"expected one of {', '.join(DTYPE_NAMES)}")
     return name

@@ -129,15 +129,24 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         out[...] = y
         return
     fill = -np.inf if mode == "max" else 0
-    padded = np.full(x.shape[:2] + g.padded(), fill, dtype=x.dtype)
-    padded[g.inner()] = x
+    if g.padded() == g.spatial:
+        source = x  # every window lies inside the input: no padded copy
+    else:
+        source = np.full(x.shape[:2] + g.padded(), fill, dtype=x.dtype)
+        source[g.inner()] = x
     combine = np.maximum if mode == "max" else np.add
-    acc = np.full(out.shape, fill, dtype=x.dtype)
-    for window in g.windows():
-        combine(acc, padded[window], out=acc)
+    windows = list(g.windows())
+    # accumulate straight into the output: no fill, no temporary
+    if len(windows) == 1:
+        out[...] = source[windows[0]]
+    else:
+        combine(source[windows[0]], source[windows[1]], out=out)
+    for window in windows[2:]:
+        combine(out, source[window], out=out)
     if mode == "avg":
-        acc /= _avg_divisor(g, x.dtype)
-    out[...] = acc
+        divisor = _avg_divisor(g, x.dtype)
+        first = divisor.flat[0]
+        np.divide(out, first if (divisor == first).all() else divisor, out=out)
 
 
 def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

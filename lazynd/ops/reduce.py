@@ -57,6 +57,11 @@ def _infer(name: str) -> Callable:
 def _norm(xp: Any, x: Any, axis: tuple, keepdims: bool, ord: int) -> Any:
     if ord == 1:
         return xp.sum(xp.abs(x), axis=axis, keepdims=keepdims)
+    if len(axis) == x.ndim and x.flags.c_contiguous and x.dtype.kind == "f":
+        # the whole array: one BLAS dot, no squared temporary (as numpy.linalg.norm does)
+        flat = x.reshape(-1)
+        total = xp.sqrt(xp.dot(flat, flat))
+        return total.reshape((1,) * x.ndim) if keepdims else total
     return xp.sqrt(xp.sum(xp.square(x), axis=axis, keepdims=keepdims))
 
 

@@ -307,6 +307,18 @@ def _tile_shape(attrs: dict, s: tuple) -> tuple:
     return tuple(r * d for r, d in zip(reps, shape, strict=True))
 
 
+def _tile_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # the output seen as (r0, d0, r1, d1, ...) is the input broadcast over the r axes: one copy, no temporary
+    x, out = inputs[0], outputs[0]
+    reps, shape = _tile_layout(attrs["reps"], x.shape)
+    interleaved = [v for pair in zip(reps, shape, strict=True) for v in pair]
+    spread = [v for d in shape for v in (1, d)]
+    if out.flags.c_contiguous:
+        out.reshape(interleaved)[...] = x.reshape(spread)
+    else:
+        copy_into(out, kctx.xp.tile(x, attrs["reps"]))
+
+
 def _backward_tile_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     og, out = inputs[0], outputs[0]
     reps, shape = _tile_layout(attrs["reps"], out.shape)
@@ -318,7 +330,7 @@ def _backward_tile_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, 
 register(
     OpDef(
         "tile",
-        lambda kctx, attrs, inputs, outputs, aux: copy_into(outputs[0], kctx.xp.tile(inputs[0], attrs["reps"])),
+        _tile_forward,
         params={"reps": Param(parse_shape, REQUIRED, "repetitions per axis (numpy.tile rules)")},
         infer_shape=_unary_infer(_tile_shape),
         gradient=lambda F, attrs, inputs, outputs, og: [F._backward_tile(og[0], inputs[0], reps=attrs["reps"])],

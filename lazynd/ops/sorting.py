@@ -168,10 +168,15 @@ def _sort_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
 
 
 def _sort_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # equal values are indistinguishable, so sorted values need no stable order and no gather
     xp = kctx.xp
     data, axis = _layout("sort", attrs, inputs[0])
-    order = _argsort(xp, data, axis, attrs["is_ascend"])
-    outputs[0][...] = xp.take_along_axis(data, order, axis=axis)
+    out = outputs[0]
+    if attrs["is_ascend"]:
+        out[...] = data.reshape(out.shape)
+        out.sort(axis=axis)
+    else:
+        out[...] = xp.flip(xp.sort(data, axis=axis), axis=axis).reshape(out.shape)
 
 
 def _argsort_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

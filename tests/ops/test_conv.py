@@ -91,6 +91,44 @@ def test_convolution_gradient_matches_central_differences():
     numeric_gradient_check("Convolution", [x, w, b], params)
 
 
+@pytest.mark.parametrize(
+    "shape,kernel,stride,pad,dilate,groups,layout",
+    [
+        ((9, 3, 9), (3,), (2,), (1,), (1,), 1, None),
+        ((8, 4, 7, 8), (3, 2), (1, 2), (1, 0), (2, 1), 2, None),
+        ((8, 2, 5, 4, 6), (2, 3, 2), (1, 1, 2), (0, 1, 1), (1, 1, 1), 1, None),
+        ((10, 6, 5, 4), (3, 3), (1, 1), (1, 1), (1, 1), 1, "NHWC"),
+    ],
+)
+def test_convolution_batch_last_backward_matches_per_sample_backward(
+    monkeypatch, shape, kernel, stride, pad, dilate, groups, layout
+):
+    # batches of BATCH_LAST_MIN_BATCH or more take the batch-last CPU backward
+    from lazynd.ops import conv
+
+    rng = np.random.default_rng(7)
+    channels = shape[-1] if layout else shape[1]
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((4, channels // groups, *kernel))
+    if layout:
+        w = np.moveaxis(w, 1, -1)
+    params = dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate, num_filter=4, num_group=groups, layout=layout)
+    args = [lazynd.nd.array(a, dtype="float64") for a in (x, w, rng.standard_normal(4))]
+    y = lazynd.nd.Convolution(*args, **params)
+    dy = lazynd.nd.array(rng.standard_normal(y.shape), dtype="float64")
+    batch_last = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, args[0], args[1], **params)]
+    monkeypatch.setattr(conv, "BATCH_LAST_MIN_BATCH", 1 << 30)
+    per_sample = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, args[0], args[1], **params)]
+    for got, want in zip(batch_last, per_sample, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+def test_convolution_gradient_at_batch_8_matches_central_differences():
+    rng = np.random.default_rng(8)
+    x, w, b = rng.standard_normal((8, 2, 4, 3)), rng.standard_normal((2, 2, 2, 2)), rng.standard_normal(2)
+    numeric_gradient_check("Convolution", [x, w, b], dict(kernel=(2, 2), pad=(1, 0), num_filter=2))
+
+
 def test_convolution_without_bias_has_two_gradients():
     rng = np.random.default_rng(2)
     x, w = rng.standard_normal((1, 2, 4)), rng.standard_normal((3, 2, 2))

@@ -173,3 +173,36 @@ def test_float_only_op_rejects_integers_on_gpu_with_clear_error():
 def test_unary_cpu_and_gpu_agree(name):
     results = check_consistency(name, [_inputs(name).astype(np.float32)], rtol=1e-4, atol=1e-5)
     assert results[0][0].shape == (3, 5)
+
+
+def test_cast_gradient_has_the_input_dtype_imperatively():
+    x = mx.nd.array(np.array([[0.5, -1.25], [2.0, 3.5]]), dtype="float16")
+    y = mx.nd.Cast(x, dtype="float32")
+    head = mx.nd.array(np.array([[1.5, -2.0], [0.25, 4.0]]), dtype="float32")
+    op = mx.ops.registry.get("Cast")
+    (grad,) = op.gradient(mx.nd, op.parse({"dtype": "float32"}), [x], [y], [head])
+    assert y.dtype == np.float32
+    assert grad.dtype == np.float16
+    np.testing.assert_array_equal(grad.asnumpy(), head.asnumpy().astype(np.float16))
+
+
+def test_cast_gradient_matches_numeric_in_float64():
+    rng = np.random.default_rng(3)
+    (grad,) = check_gradient("Cast", [rng.standard_normal((3, 4))], {"dtype": "float64"})
+    assert grad.dtype == np.float64
+
+
+def test_cast_gradient_has_the_input_dtype_in_a_graph():
+    import lazynd_sym as sym
+
+    data = sym.Variable("x")
+    out = sym.Cast(data, dtype="float32")
+    exe = out.simple_bind(mx.cpu(), type_dict={"x": "float16"}, x=(2, 3))
+    exe.arg_dict["x"][:] = np.arange(6, dtype=np.float16).reshape(2, 3)
+    exe.forward(is_train=True)
+    assert exe.outputs[0].dtype == np.float32
+    head = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    exe.backward([mx.nd.array(head)])
+    grad = exe.grad_dict["x"]
+    assert grad.dtype == np.float16
+    np.testing.assert_array_equal(grad.asnumpy(), head.astype(np.float16))
