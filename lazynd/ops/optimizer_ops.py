@@ -110,6 +110,11 @@ def _launch(kctx: Any, kernel: str, arrays: list, scalars: list) -> None:
 # -- sgd -------------------------------------------------------------------------------------------
 def _sgd_block(xp: Any, attrs: dict, weight: Any, grad: Any, out: Any, g: Any, scratch: Any) -> None:
     lr, wd = attrs["lr"], attrs["wd"]
+    if not wd and attrs["clip_gradient"] < 0:
+        # the plain update in two passes, as written by hand: out = weight - (lr * rescale) * grad
+        xp.multiply(grad, lr * attrs["rescale_grad"], out=g)
+        xp.subtract(weight, g, out=out)
+        return
     _scaled_gradient_into(xp, grad, attrs, g, scratch)
     g *= lr
     if wd:
