@@ -76,14 +76,32 @@ def _context_of(op: OpDef, inputs: Sequence[Any], attrs: dict) -> Context:
     return ctx if ctx is not None else current_context()
 
 
-def invoke(
-    op: OpDef,
-    inputs: Sequence[Any],
-    kwargs: dict[str, Any],
-    out: Any = None,
-    is_train: bool = False,
-) -> Any:
-    """Run operator ``op`` imperatively; return its visible output(s)."""
+# Parsed parameters and inferred output shapes/types of recent calls.  They depend only on
+# the operator, the parameters and the input shapes and dtypes, and a training loop makes
+# the same calls (one optimizer update per parameter) every step.
+_inferred: dict[tuple, tuple[dict, list, list]] = {}
+_INFERRED_MAX = 4096
+_PLAIN_TYPES = (int, float, str, bool, type(None), np.dtype, type, Context)
+
+
+def _inferred_key(op: OpDef, kwargs: dict[str, Any], inputs: Sequence[Any]) -> tuple | None:
+    items = []
+    for key, value in kwargs.items():
+        cls = value.__class__
+        if cls is tuple:
+            if not all(isinstance(v, _PLAIN_TYPES) for v in value):
+                return None
+        elif not isinstance(value, _PLAIN_TYPES):
+            return None
+        items.append((key, cls, value))
+    try:
+        return (op, tuple(items), tuple([(x._data.shape, x._data.dtype) for x in inputs]))
+    except AttributeError:  # an input that is not an NDArray: invoke's checks name it
+        return None
+
+
+def _parse_and_infer(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any]) -> tuple[dict, list, list]:
+    """Parameters, output shapes and output types of ``op`` on ``inputs``, with every check."""
     attrs = op.parse(kwargs)
     if op.variadic and attrs.get("num_args") is None:
         attrs["num_args"] = len(inputs) - len(op.aux)
@@ -96,9 +114,7 @@ def invoke(
         if not isinstance(x, NDArray):
             label = (names + list(op.aux))[i]
             raise OperatorError(f"{op.name}: input '{label}' must be an NDArray, got {type(x).__name__}")
-    data_inputs, aux_inputs = list(inputs[:n_in]), list(inputs[n_in:])
-    ctx = _context_of(op, inputs, attrs)
-
+    data_inputs, aux_inputs = inputs[:n_in], inputs[n_in:]
     in_shapes = [x.shape for x in data_inputs]
     aux_shapes = [x.shape for x in aux_inputs]
     new_in, out_shapes, _ = op.infer_shape(attrs, list(in_shapes), list(aux_shapes))
@@ -107,12 +123,35 @@ def invoke(
             raise ShapeError(f"{op.name}: shape of '{name}' is {given}, expected {tuple(inferred)}")
     in_types = [x._data.dtype.name for x in data_inputs]
     _, out_types, _ = op.infer_type(attrs, in_types, [x._data.dtype.name for x in aux_inputs])
+    return attrs, out_shapes, out_types
+
+
+def invoke(
+    op: OpDef,
+    inputs: Sequence[Any],
+    kwargs: dict[str, Any],
+    out: Any = None,
+    is_train: bool = False,
+) -> Any:
+    """Run operator ``op`` imperatively; return its visible output(s)."""
+    key = _inferred_key(op, kwargs, inputs)
+    known = _inferred.get(key) if key is not None else None
+    if known is None:
+        known = _parse_and_infer(op, inputs, kwargs)
+        if key is not None:
+            if len(_inferred) >= _INFERRED_MAX:
+                _inferred.clear()
+            _inferred[key] = known
+    attrs, out_shapes, out_types = known
+    n_in = len(inputs) - len(op.aux)
+    data_inputs, aux_inputs = list(inputs[:n_in]), list(inputs[n_in:])
+    ctx = _context_of(op, inputs, attrs)
 
     n_out = len(out_shapes)
     outputs = _prepare_outputs(op, out, out_shapes, out_types, ctx, n_out)
     for shape in out_shapes:
         if shape is None or any(d is None or d < 0 for d in shape):
-            raise ShapeError(f"{op.name}: cannot infer the output shape from inputs {in_shapes}")
+            raise ShapeError(f"{op.name}: cannot infer the output shape from inputs {[x.shape for x in data_inputs]}")
 
     kctx = kernel_context(ctx, is_train)
     reads = [x._var for x in inputs]
@@ -165,6 +204,13 @@ def invoke_by_name(name: str, inputs: Sequence[Any], kwargs: dict[str, Any], out
 def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
     """The ``lazynd.nd.<name>`` function of an operator."""
     param_names = list(op.params)
+    # keyword names that are surely parameters, not inputs: calls using only these skip the input probe
+    try:
+        defaults = {k: p.default for k, p in op.params.items()}
+        possible_inputs = set(op.aux) | (set() if op.variadic else set(op.input_names(defaults)))
+        param_only_kwargs: frozenset[str] | None = frozenset(k for k in op.params if k not in possible_inputs)
+    except Exception:  # noqa: BLE001 - an input rule that needs real parameters: always probe
+        param_only_kwargs = None
 
     def function(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
         is_train = bool(kwargs.pop("is_train", False))
@@ -178,15 +224,16 @@ def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
                 inputs.extend(a)
             else:
                 positional_params.append(a)
-        probe = {k: v for k, v in kwargs.items() if k in op.params}
-        try:
-            names = op.input_names(op.parse(probe)) if not op.variadic else []
-        except OperatorError:
-            names = op.input_names({k: p.default for k, p in op.params.items()}) if not op.variadic else []
         named_inputs = {}
-        for key in list(kwargs):
-            if key in names or key in op.aux:
-                named_inputs[key] = kwargs.pop(key)
+        if param_only_kwargs is None or not all(k in param_only_kwargs for k in kwargs):
+            probe = {k: v for k, v in kwargs.items() if k in op.params}
+            try:
+                names = op.input_names(op.parse(probe)) if not op.variadic else []
+            except OperatorError:
+                names = op.input_names({k: p.default for k, p in op.params.items()}) if not op.variadic else []
+            for key in list(kwargs):
+                if key in names or key in op.aux:
+                    named_inputs[key] = kwargs.pop(key)
         for key, value in kwargs.items():
             attrs_given[key] = value
         free_params = [p for p in param_names if p not in attrs_given and p != "num_args"]
