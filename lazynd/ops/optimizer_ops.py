@@ -88,6 +88,13 @@ def _run_blocked(kctx: Any, update: Callable[..., None], attrs: dict, arrays: li
     """Call ``update(xp, attrs, *arrays, g, scratch)`` over blocks of CHUNK elements (whole arrays on the GPU)."""
     xp = kctx.xp
     if xp is np and all(a.flags.c_contiguous for a in arrays):
+        size = arrays[0].size
+        if size <= CHUNK:
+            # one block: no flattening, the scratch blocks take the arrays' shape
+            g, scratch = _cpu_scratch(arrays[0].dtype, size)
+            shape = arrays[0].shape
+            update(xp, attrs, *arrays, g.reshape(shape), scratch.reshape(shape))
+            return
         flat = [a.reshape(-1) for a in arrays]
         for begin in range(0, flat[0].size, CHUNK):
             block = [a[begin : begin + CHUNK] for a in flat]
