@@ -228,7 +228,9 @@ class Executor:
                 self._direct_grads[j] = eid
                 claimed.add(eid)
         external |= claimed
-        storage = passes.plan_memory(graph, self._forward_order + self._backward_order, external)
+        order = self._forward_order + self._backward_order
+        self._skipped = _unread_optional_outputs(graph, order, external)
+        storage = passes.plan_memory(graph, order, external | self._skipped)
         for user_pass in passes.bind_passes():
             graph = user_pass(graph) or graph
         self._allocate(storage, claimed)
@@ -277,6 +279,8 @@ class Executor:
         self._writes_aux = any(
             graph.nodes[i].op.aux and graph.nodes[i].op.writes_aux_in_train for i in self._forward_order
         )
+        self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}
+        self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _build(self, order: list[int], is_train: bool) -> list[tuple]:
         graph, ctx = self._graph, self._ctx
@@ -302,11 +306,19 @@ class Executor:
     # -- running -------------------------------------------------------------------------------
     def _run_steps(self, steps: list[tuple]) -> None:
         monitor = self._monitor
+        if monitor is None:
+            for fn, kctx, attrs, ins, outs, aux, _node in steps:
+                fn(kctx, attrs, ins, outs, aux)
+            return
         for fn, kctx, attrs, ins, outs, aux, node in steps:
             fn(kctx, attrs, ins, outs, aux)
-            if monitor is not None:
-                for k, out in enumerate(outs[: node.num_visible_outputs()]):
+            for k, out in enumerate(outs[: node.num_visible_outputs()]):
+                if out is not None:
                     monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), self._ctx))
+
+    def _run_steps_then(self, steps: list[tuple], tail: Callable[[], None]) -> None:
+        self._run_steps(steps)
+        tail()
 
     def _push(
         self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None
@@ -317,13 +329,10 @@ class Executor:
             if tail is not None:
                 push_kernel(self._ctx, tail, (), reads, writes, name + "_grads", 0)
             return
-
-        def run() -> None:
-            self._run_steps(steps)
-            if tail is not None:
-                tail()
-
-        get_engine().push(run, (), reads, writes, name, self._ctx)
+        if tail is None:
+            get_engine().push(self._run_steps, (steps,), reads, writes, name, self._ctx)
+        else:
+            get_engine().push(self._run_steps_then, (steps, tail), reads, writes, name, self._ctx)
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
         """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``."""
@@ -339,6 +348,12 @@ class Executor:
                 value.copyto(target)
             else:
                 target[:] = value
+        is_train = bool(is_train)
+        reads, writes = self._forward_vars[is_train]
+        self._push(self._steps[is_train], reads, writes, "executor_forward")
+        return self.outputs
+
+    def _vars_of_forward(self, is_train: bool) -> tuple[list[Var], list[Var]]:
         reads = [a._var for a in self.arg_arrays]
         writes = [o._var for o in self.outputs] + [self._internal]
         if is_train and self._writes_aux:
@@ -347,8 +362,7 @@ class Executor:
             reads += [a._var for a in self.aux_arrays]
         if self._random_var is not None:
             writes.append(self._random_var)
-        self._push(self._steps[bool(is_train)], reads, writes, "executor_forward")
-        return self.outputs
+        return reads, writes
 
     def backward(self, out_grads: Any = None) -> None:
         """Push the backward pass; ``out_grads`` feed the outputs that are not losses."""
@@ -376,18 +390,7 @@ class Executor:
         writes = [g._var for g in self.grad_arrays if g is not None] + [self._internal]
         if self._random_var is not None:
             writes.append(self._random_var)
-        steps = list(self._backward_steps)
-        finish = self._finish_grads
-
-        def copy_heads_then_finish() -> None:
-            for req, src, dst in finish:
-                if req == "write":
-                    dst[...] = src
-                elif req == "add":
-                    dst += src
-                else:
-                    dst[...] = 0
-
+        steps = self._backward_steps
         if head_copies:
             steps = [
                 (
@@ -400,7 +403,7 @@ class Executor:
                     _COPY_NODE,
                 )
             ] + steps
-        self._push(steps, reads, writes, "executor_backward", copy_heads_then_finish)
+        self._push(steps, reads, writes, "executor_backward", self._finish)
 
     # -- views ---------------------------------------------------------------------------------
     @property
@@ -477,6 +480,8 @@ class Executor:
                     eid = graph.entry(i, k)
                     sid = storage[eid]
                     where = "external" if sid < 0 else f"storage {sid}"
+                    if eid in self._skipped:
+                        where = "not computed (unread)"
                     note = f" (in place of {graph.entry_name(inplace[eid])})" if eid in inplace else ""
                     if "members" in node.attrs:  # a fused elementwise chain
                         note += f" [fused: {' -> '.join(node.attrs['members'])}]"
@@ -496,6 +501,33 @@ class Executor:
     @property
     def naive_bytes(self) -> int:
         return int(self._graph.attrs["naive_bytes"])
+
+
+def _unread_optional_outputs(graph: IndexedGraph, order: list[int], keep: set[int]) -> set[int]:
+    """Outputs of ``optional_outputs`` operators that no node reads and no one sees: never computed."""
+    read = {e for i in order for e in graph.input_entries(i)}
+    keep = read | keep | set(graph.heads)
+    unread = set()
+    for i in order:
+        node = graph.nodes[i]
+        if node.op.optional_outputs:
+            unread.update(e for e in range(graph.entry(i), graph.entry(i + 1)) if e not in keep)
+    return unread
+
+
+def _finish_kernel(finish: list[tuple]) -> Callable[[], None]:
+    """The tail of a backward pass: copy, add or zero the gradients not written in place."""
+
+    def run() -> None:
+        for req, src, dst in finish:
+            if req == "write":
+                dst[...] = src
+            elif req == "add":
+                dst += src
+            else:
+                dst[...] = 0
+
+    return run
 
 
 def _copy_kernel(kctx: Any, attrs: Any, ins: list, outs: list, aux: list) -> None:

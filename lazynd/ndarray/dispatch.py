@@ -204,6 +204,8 @@ def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Contex
             if shape is None or any(not isinstance(d, (int, np.integer)) or d < 0 for d in shape):
                 raise ShapeError(f"{op.name}: cannot infer the output shape (got {shape})")
         return [new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes, types)]
+    if out.__class__ is NDArray and n_out == 1 and out._data.shape == tuple(shapes[0]) and out._ctx == ctx:
+        return [out]  # the common ``out=weight`` of an update: one check of shape and device
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if len(outs) > n_out:
         raise OperatorError(f"{op.name}: {len(outs)} out arrays given, the operator has {n_out} output(s)")

@@ -74,12 +74,43 @@ def _softmax_output_forward(kctx: Any, attrs: dict, inputs: list, outputs: list,
         out[...] = target.reshape(out.shape)
 
 
+def _check_labels(labels: Any, classes: int) -> None:
+    bad = (labels < 0) | (labels >= classes)
+    if bad.any():
+        raise OperatorError(
+            f"SoftmaxOutput: label {int(labels[bad][0])} is out of range for {classes} classes (expected 0..{classes - 1})"
+        )
+
+
+def _softmax_output_backward_rows(xp: Any, attrs: dict, p: Any, label: Any, grad: Any) -> None:
+    """The common case (one label per row, no ignore label, no smoothing): two passes, written into ``grad``."""
+    rows, classes = p.shape
+    labels = label.reshape(-1).astype(np.int64)
+    if xp is np:
+        _check_labels(labels, classes)
+    scale = attrs["grad_scale"]
+    if attrs["normalization"] in ("batch", "valid"):
+        scale /= max(rows, 1)
+    xp.multiply(p, p.dtype.type(scale), out=grad)
+    grad[xp.arange(rows), labels] -= p.dtype.type(scale)
+
+
 def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     prob, label = inputs
     grad = outputs[0]
     p = _softmax_view(attrs, prob)
     axis = _softmax_axis(attrs, p.ndim)
+    if (
+        p.ndim == 2
+        and axis == 1
+        and not attrs["use_ignore"]
+        and not attrs["smooth_alpha"]
+        and grad.flags.c_contiguous
+        and label.size == p.shape[0]
+    ):
+        _softmax_output_backward_rows(xp, attrs, p, label, grad.reshape(p.shape))
+        return
     outer, classes = int(np.prod(p.shape[:axis], dtype=np.int64)), p.shape[axis]
     # work in the output buffer when it is contiguous: no copy of the probabilities, no copy back
     direct = grad.flags.c_contiguous
@@ -88,11 +119,7 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
     labels = label.reshape(outer, -1).astype(np.int64)
     valid = labels != int(attrs["ignore_label"]) if attrs["use_ignore"] else xp.ones(labels.shape, dtype=bool)
     if xp is np:
-        bad = valid & ((labels < 0) | (labels >= classes))
-        if bad.any():
-            raise OperatorError(
-                f"SoftmaxOutput: label {int(labels[bad][0])} is out of range for {classes} classes (expected 0..{classes - 1})"
-            )
+        _check_labels(labels[valid], classes)
     rows, cols = xp.nonzero(valid)
     alpha = attrs["smooth_alpha"]
     if alpha and classes > 1:

@@ -64,13 +64,16 @@ def _fc_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, lis
 
 
 def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # an executor passes None for a gradient nobody reads (the data gradient of a first layer)
     xp = kctx.xp
     out_grad, data, weight = inputs
     x2d = _as_2d(data, attrs["flatten"])
     g2d = out_grad.reshape(x2d.shape[0], -1)
-    xp.matmul(g2d, weight, out=outputs[0].reshape(x2d.shape))
-    xp.matmul(g2d.T, x2d, out=outputs[1])
-    if not attrs["no_bias"]:
+    if outputs[0] is not None:
+        xp.matmul(g2d, weight, out=outputs[0].reshape(x2d.shape))
+    if outputs[1] is not None:
+        xp.matmul(g2d.T, x2d, out=outputs[1])
+    if not attrs["no_bias"] and outputs[2] is not None:
         g2d.sum(axis=0, out=outputs[2])
 
 
@@ -106,6 +109,7 @@ register(
         outputs=_grad_names,
         params=dict(FC_PARAMS),
         infer_shape=_fc_backward_infer,
+        optional_outputs=True,
         doc="Gradients of FullyConnected with respect to data, weight and bias.",
     )
 )

@@ -97,9 +97,15 @@ def _run_blocked(kctx: Any, update: Callable[..., None], attrs: dict, arrays: li
     """Call ``update(xp, attrs, *arrays, g, scratch)`` block by block (whole arrays on the GPU)."""
     xp = kctx.xp
     if xp is np and all(a.flags.c_contiguous for a in arrays):
-        flat = [a.reshape(-1) for a in arrays]
-        size, dtype = flat[0].size, flat[0].dtype
+        size, dtype = arrays[0].size, arrays[0].dtype
         step = max(1, BLOCK_BYTES // dtype.itemsize)
+        if size <= step:
+            # one block: no flattening, the scratch blocks take the arrays' shape
+            g, scratch = _cpu_scratch(dtype, size)
+            shape = arrays[0].shape
+            update(xp, attrs, *arrays, g.reshape(shape), scratch.reshape(shape))
+            return
+        flat = [a.reshape(-1) for a in arrays]
         g, scratch = _cpu_scratch(dtype, min(step, size))
         for begin in range(0, size, step):
             end = min(begin + step, size)

@@ -17,12 +17,15 @@ An :class:`OpDef` carries everything about an operator:
   symbol namespace in the gradient pass — so one rule serves every use;
 - ``inplace``: ``(input_index, output_index)`` pairs the output may overwrite;
 - ``mutates``: indices of inputs the kernel updates in place (optimizer states such
-  as ``mom``), so the engine schedules them as writes.
+  as ``mom``), so the engine schedules them as writes;
+- ``optional_outputs``: the kernel accepts ``None`` for an output nobody reads and then
+  skips computing it (MXNet's ``kNullOp``), e.g. the data gradient of a first layer.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, parse_params
@@ -51,7 +54,7 @@ def _same_shape_infer(op: OpDef, attrs: dict, in_shapes: list, aux_shapes: list)
 
 def _same_type_infer(op: OpDef, attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
     dtype = next((t for t in in_types if t is not None), None)
-    for name, t in zip(op.input_names(attrs), in_types):
+    for name, t in zip(op.input_names(attrs), in_types, strict=False):
         if t is not None and dtype is not None and t != dtype:
             raise OperatorError(f"{op.name}: input '{name}' has dtype {t}, expected {dtype} like the other inputs")
     return [dtype] * len(in_types), [dtype] * op.num_outputs(attrs), [dtype if t is None else t for t in aux_types]
@@ -66,7 +69,7 @@ def merge_shape(op: str, arg: str, given: Shape | None, expected: Shape | None) 
     if len(given) != len(expected):
         raise ShapeError(f"{op}: shape of '{arg}' is {tuple(given)}, expected {tuple(expected)}")
     merged = []
-    for g, e in zip(given, expected):
+    for g, e in zip(given, expected, strict=False):
         if g and e and g != e:
             raise ShapeError(f"{op}: shape of '{arg}' is {tuple(given)}, expected {tuple(expected)}")
         merged.append(g or e)
@@ -76,7 +79,7 @@ def merge_shape(op: str, arg: str, given: Shape | None, expected: Shape | None) 
 def unify_shapes(op: str, names: Sequence[str], shapes: list[Shape | None]) -> Shape | None:
     """The common shape of inputs that must all have the same shape."""
     result: Shape | None = None
-    for name, shape in zip(names, shapes):
+    for name, shape in zip(names, shapes, strict=False):
         result = merge_shape(op, name, shape, result) if shape is not None else result
     return result
 
@@ -110,6 +113,7 @@ class OpDef:
         writes_aux_in_train: bool = True,
         creates_output: bool = False,
         mutates: Sequence[int] = (),
+        optional_outputs: bool = False,
         doc: str = "",
     ) -> None:
         self.name = name
@@ -136,6 +140,7 @@ class OpDef:
         # an operator without data inputs (zeros, uniform): ctx/shape/dtype come from params
         self.creates_output = creates_output
         self.mutates = tuple(mutates)
+        self.optional_outputs = optional_outputs
         self.doc = doc
 
     # -- structure -----------------------------------------------------------------------------
