@@ -24,7 +24,7 @@ from lazynd.ndarray.dispatch import kernel_context
 from lazynd.ops.registry import KernelContext
 
 from .bind_graph import Placement
-from .executor import Executor
+from .executor import Executor, _finish_kernel
 from .passes.place_device import CROSS_DEVICE_COPY, place_device
 from .passes.plan_memory import entry_bytes
 
@@ -107,6 +107,8 @@ class PlacedExecutor(Executor):
             graph.nodes[i].op.aux and graph.nodes[i].op.writes_aux_in_train for i in self._forward_order
         )
         self._uses_gpu = any(c.device_type == "gpu" for c in graph.attrs["context"])
+        self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}
+        self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _build(self, order: list[int], is_train: bool) -> list[tuple]:
         graph = self._graph
@@ -154,7 +156,8 @@ class PlacedExecutor(Executor):
             if monitor is not None:
                 where = self._step_ctx.get(id(step), self._ctx)
                 for k, out in enumerate(outs[: node.num_visible_outputs()]):
-                    monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), where))
+                    if out is not None:  # an optional output nobody reads is not computed
+                        monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), where))
 
     def _push(self, steps: list[tuple], reads: list, writes: list, name: str, tail: Any = None) -> None:
         if not self._uses_gpu:
