@@ -217,3 +217,18 @@ def test_a_waiting_thread_runs_queued_operations_itself() -> None:
         gate.set()
         safety.cancel()
     engine.waitall()
+
+
+def test_a_chain_of_dependent_operations_stays_on_one_worker() -> None:
+    engine = ThreadedEngine(num_workers=2)
+    var, gate = Var(), threading.Event()
+    names: list[str] = []
+    started = threading.Event()
+    engine.push(lambda: (started.set(), gate.wait()), (), [], [var], "first")
+    assert started.wait(5.0)  # on a worker, not stolen by a waiting thread
+    for i in range(20):
+        engine.push(lambda: names.append(threading.current_thread().name), (), [], [var], f"link{i}")
+    gate.set()
+    engine.wait_for_var(var)
+    assert len(names) == 20 and len(set(names)) == 1, set(names)
+    engine.waitall()

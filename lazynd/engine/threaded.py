@@ -201,10 +201,18 @@ class ThreadedEngine(Engine):
             op = queue.get()
             if op is None:
                 return
-            run(op)
-            complete(op)
+            # an operation that this one made ready runs next on this thread: a chain of
+            # dependent operations stays on one worker instead of bouncing between them
+            while op is not None:
+                run(op)
+                op = complete(op, queue)
 
-    def _complete(self, op: Operation) -> None:
+    def _complete(self, op: Operation, keep_for: SimpleQueue | None = None) -> Operation | None:
+        """Release ``op``'s vars and queue what that makes ready.
+
+        With ``keep_for``, the first ready operation that belongs on that queue is returned
+        instead of queued, for the calling worker to run next.
+        """
         ready: list[Operation] = []
         with self._lock:
             for v in op.reads:
@@ -220,8 +228,14 @@ class ThreadedEngine(Engine):
                 self._finish_markers(ready)
             if self._pending == 0:
                 self._idle.notify_all()
+        kept = None
         for r in ready:
-            self._queue_for(r.device).put(r)
+            target = self._queue_for(r.device)
+            if kept is None and target is keep_for:
+                kept = r
+            else:
+                target.put(r)
+        return kept
 
     def _release(self, v: Var, ready: list[Operation]) -> None:
         """Grant ``v`` to the operations at the head of its queue (lock held)."""
