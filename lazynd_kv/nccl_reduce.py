@@ -86,21 +86,6 @@ def _nccl_dtype(nccl: Any, name: str) -> int:
     return codes[name]
 
 
-def _wait_for_vars(stream: Any, reads: Sequence[Any], writes: Sequence[Any]) -> None:
-    """Make ``stream`` wait for the last writes of ``reads`` and every access of ``writes`` on other streams."""
-    for v in reads:
-        ev = v.event
-        if ev is not None and ev.stream is not stream:
-            stream.wait_event(ev.event)
-    for v in writes:
-        ev = v.event
-        if ev is not None and ev.stream is not stream:
-            stream.wait_event(ev.event)
-        for rev in (v.read_events or {}).values():
-            if rev.stream is not stream:
-                stream.wait_event(rev.event)
-
-
 def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
     """Push ``out = values[0] + values[1] + ...`` as one NCCL reduce onto ``out``'s GPU.
 
@@ -137,7 +122,7 @@ def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
     count = int(result.size)
 
     def run() -> None:
-        from lazynd.backend.cupy_backend import StreamEvent
+        from lazynd.backend.cupy_backend import StreamEvent, wait_for_vars
 
         comms = communicators(devices)  # raises when NCCL is missing
         nccl: Any = nccl_module()
@@ -145,7 +130,7 @@ def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
         streams = [b.compute_stream for b in backends]
         for rank, (backend, stream) in enumerate(zip(backends, streams, strict=True)):
             with backend.device:
-                _wait_for_vars(stream, [value_vars[rank]], [out_var] if rank == root else [])
+                wait_for_vars(stream, [value_vars[rank]], [out_var] if rank == root else [])
         nccl.groupStart()
         try:
             for rank, (backend, stream) in enumerate(zip(backends, streams, strict=True)):

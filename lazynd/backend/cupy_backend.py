@@ -31,6 +31,23 @@ class StreamEvent:
         self.event.synchronize()
 
 
+def wait_for_vars(stream: Any, reads: Sequence[Any], writes: Sequence[Any]) -> None:
+    """Make ``stream`` wait for the last write of every var in ``reads``, and for every access
+    (the last write and the reads since) of every var in ``writes``, made on other streams."""
+    for v in reads:
+        ev = v.event
+        if ev is not None and ev.stream is not stream:
+            stream.wait_event(ev.event)
+    for v in writes:
+        ev = v.event
+        if ev is not None and ev.stream is not stream:
+            stream.wait_event(ev.event)
+        if v.read_events:
+            for rev in v.read_events.values():
+                if rev.stream is not stream:
+                    stream.wait_event(rev.event)
+
+
 class CupyBackend(Backend):
     """Arrays are ``cupy.ndarray`` on one device; memory comes from CuPy's pool."""
 
@@ -83,18 +100,7 @@ class CupyBackend(Backend):
 
         def run(*args: Any) -> None:
             with device, stream:
-                for v in reads:
-                    ev = v.event
-                    if ev is not None and ev.stream is not stream:
-                        stream.wait_event(ev.event)
-                for v in writes:
-                    ev = v.event
-                    if ev is not None and ev.stream is not stream:
-                        stream.wait_event(ev.event)
-                    if v.read_events:
-                        for rev in v.read_events.values():
-                            if rev.stream is not stream:
-                                stream.wait_event(rev.event)
+                wait_for_vars(stream, reads, writes)
                 fn(*args)
                 done = StreamEvent(stream.record(), stream)
             for v in writes:
