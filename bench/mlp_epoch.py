@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 
 
 def _threads_from_argv(default: int = 1) -> int:
@@ -84,7 +85,14 @@ def accuracy(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> float:
     return float((h.argmax(axis=1) == y).mean())
 
 
-def run_lazynd(x: np.ndarray, y: np.ndarray, ctx_name: str) -> tuple[float, list[np.ndarray]]:
+def lazynd_trainer(
+    x: np.ndarray, y: np.ndarray, ctx_name: str = "cpu"
+) -> tuple[Callable[[], None], Callable[[], list[np.ndarray]], int]:
+    """Bind the MLP with the shared initial weights.
+
+    Returns a function training one pass over ``x``/``y`` (waiting at the end), one giving the
+    parameters as NumPy arrays, and the number of parameters (one update each per batch).
+    """
     import lazynd as mx
     from lazynd.ops import registry
 
@@ -107,21 +115,33 @@ def run_lazynd(x: np.ndarray, y: np.ndarray, ctx_name: str) -> tuple[float, list
     data, label = ex.arg_dict["data"], ex.arg_dict["softmax_label"]
     pairs = [(ex.arg_dict[n], ex.grad_dict[n]) for n in names]
     mx.nd.waitall()
+
+    def train() -> None:
+        for k in range(0, len(x) - BATCH + 1, BATCH):
+            xs[k : k + BATCH].copyto(data)
+            ys[k : k + BATCH].copyto(label)
+            ex.forward(is_train=True)
+            ex.backward()
+            for w, g in pairs:
+                mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / BATCH, out=w)
+        mx.nd.waitall()
+
+    def final_params() -> list[np.ndarray]:
+        final = []
+        for i in range(3):
+            w, b = ex.arg_dict[f"w{i + 1}"].asnumpy(), ex.arg_dict[f"b{i + 1}"].asnumpy()
+            final += [w.T if fc else w, b.reshape(1, -1)]
+        return final
+
+    return train, final_params, len(pairs)
+
+
+def run_lazynd(x: np.ndarray, y: np.ndarray, ctx_name: str) -> tuple[float, list[np.ndarray]]:
+    train, final_params, _ = lazynd_trainer(x, y, ctx_name)
     start = time.perf_counter()
-    for k in range(0, len(x) - BATCH + 1, BATCH):
-        xs[k : k + BATCH].copyto(data)
-        ys[k : k + BATCH].copyto(label)
-        ex.forward(is_train=True)
-        ex.backward()
-        for w, g in pairs:
-            mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / BATCH, out=w)
-    mx.nd.waitall()
+    train()
     elapsed = time.perf_counter() - start
-    final = []
-    for i in range(3):
-        w, b = ex.arg_dict[f"w{i + 1}"].asnumpy(), ex.arg_dict[f"b{i + 1}"].asnumpy()
-        final += [w.T if fc else w, b.reshape(1, -1)]
-    return elapsed, final
+    return elapsed, final_params()
 
 
 def run_numpy(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:

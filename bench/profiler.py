@@ -24,7 +24,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 sys.path.insert(0, os.path.dirname(__file__))
 from _table import print_table  # noqa: E402
-from mlp_epoch import BATCH, LR, data, init_params, mlp_symbol  # noqa: E402
+from mlp_epoch import BATCH, data, lazynd_trainer  # noqa: E402
 
 import lazynd as mx  # noqa: E402
 from lazynd import profiler  # noqa: E402
@@ -35,40 +35,10 @@ STATES = ("stop", "symbolic", "all")
 
 def mlp_trainer(batches: int) -> tuple[Callable[[], None], int]:
     """A function training ``batches`` batches of the MLP, and the engine ops it pushes per batch."""
-    from lazynd.ops import registry
-
     x, y = data()
     batches = min(batches, len(x) // BATCH)
-    net = mlp_symbol()
-    fc = registry.exists("FullyConnected")
-    params = init_params()
-    shapes = {"data": (BATCH, 784), "softmax_label": (BATCH,)}
-    for i in range(3):
-        w, b = params[2 * i], params[2 * i + 1]
-        shapes[f"w{i + 1}"] = w.T.shape if fc else w.shape
-        shapes[f"b{i + 1}"] = (b.shape[1],) if fc else b.shape
-    names = [n for n in shapes if n not in ("data", "softmax_label")]
-    ex = net.simple_bind(mx.cpu(), grad_req={n: "write" for n in names}, **shapes)
-    for i in range(3):
-        w, b = params[2 * i], params[2 * i + 1]
-        ex.arg_dict[f"w{i + 1}"][:] = mx.nd.array(w.T.copy() if fc else w)
-        ex.arg_dict[f"b{i + 1}"][:] = mx.nd.array(b.reshape(shapes[f"b{i + 1}"]))
-    xs, ys = mx.nd.array(x[: batches * BATCH]), mx.nd.array(y[: batches * BATCH])
-    inputs, label = ex.arg_dict["data"], ex.arg_dict["softmax_label"]
-    pairs = [(ex.arg_dict[n], ex.grad_dict[n]) for n in names]
-    mx.nd.waitall()
-
-    def train() -> None:
-        for k in range(0, batches * BATCH, BATCH):
-            xs[k : k + BATCH].copyto(inputs)
-            ys[k : k + BATCH].copyto(label)
-            ex.forward(is_train=True)
-            ex.backward()
-            for w, g in pairs:
-                mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / BATCH, out=w)
-        mx.nd.waitall()
-
-    ops_per_batch = 2 + 2 + len(pairs)  # two copies, forward, backward, one update per parameter
+    train, _, n_params = lazynd_trainer(x[: batches * BATCH], y[: batches * BATCH])
+    ops_per_batch = 2 + 2 + n_params  # two copies, forward, backward, one update per parameter
     return train, ops_per_batch
 
 
