@@ -283,25 +283,35 @@ class Executor:
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _build(self, order: list[int], is_train: bool) -> list[tuple]:
-        graph, ctx = self._graph, self._ctx
-        kctx = kernel_context(ctx, is_train)
+        """The steps ``(fn, kctx, attrs, ins, outs, aux, node)`` of the nodes in ``order``."""
+        graph = self._graph
         steps = []
         for i in order:
             node = graph.nodes[i]
             op = node.op
-            step_ctx = kctx
+            where = self._node_context(i)
+            kctx = kernel_context(where, is_train)
             if op.needs_random:
                 from lazynd.random import generator_for
 
-                step_ctx = KernelContext(kctx.xp, kctx.backend, kctx.device_id, is_train, generator_for(ctx).generator)
-            fn = op.forward_gpu if ctx.device_type == "gpu" and op.forward_gpu is not None else op.forward
+                kctx = KernelContext(kctx.xp, kctx.backend, kctx.device_id, is_train, generator_for(where).generator)
+            fn = op.forward_gpu if where.device_type == "gpu" and op.forward_gpu is not None else op.forward
             entries = graph.input_entries(i)
             n_data = node.num_data_inputs()
             ins = [self._buffers[e] for e in entries[:n_data]]
             aux = [self._buffers[e] for e in entries[n_data:]]
             outs = [self._buffers[graph.entry(i, k)] for k in range(node.num_outputs())]
-            steps.append((fn, step_ctx, node.attrs, ins, outs, aux, node))
+            step = (fn, kctx, node.attrs, ins, outs, aux, node)
+            self._step_built(step, i, where)
+            steps.append(step)
         return steps
+
+    def _node_context(self, i: int) -> Context:
+        """Where node ``i`` runs: the bind context (a placed executor overrides this)."""
+        return self._ctx
+
+    def _step_built(self, step: tuple, i: int, where: Context) -> None:
+        """Called for every step :meth:`_build` makes (a placed executor records its push target)."""
 
     # -- running -------------------------------------------------------------------------------
     def _run_steps(self, steps: list[tuple]) -> None:

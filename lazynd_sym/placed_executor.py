@@ -20,8 +20,6 @@ from lazynd.context import Context
 from lazynd.engine import get_engine
 from lazynd.engine.var import Var
 from lazynd.errors import ContextError
-from lazynd.ndarray.dispatch import kernel_context
-from lazynd.ops.registry import KernelContext
 
 from .bind_graph import Placement
 from .executor import Executor, _finish_kernel
@@ -110,29 +108,12 @@ class PlacedExecutor(Executor):
         self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
-    def _build(self, order: list[int], is_train: bool) -> list[tuple]:
-        graph = self._graph
-        node_ctx = graph.attrs["context"]
-        steps = []
-        for i in order:
-            node, where = graph.nodes[i], node_ctx[i]
-            op = node.op
-            kctx = kernel_context(where, is_train)
-            if op.needs_random:
-                from lazynd.random import generator_for
+    def _node_context(self, i: int) -> Context:
+        return self._graph.attrs["context"][i]
 
-                kctx = KernelContext(kctx.xp, kctx.backend, kctx.device_id, is_train, generator_for(where).generator)
-            fn = op.forward_gpu if where.device_type == "gpu" and op.forward_gpu is not None else op.forward
-            entries = graph.input_entries(i)
-            n_data = node.num_data_inputs()
-            ins = [self._buffers[e] for e in entries[:n_data]]
-            aux = [self._buffers[e] for e in entries[n_data:]]
-            outs = [self._buffers[graph.entry(i, k)] for k in range(node.num_outputs())]
-            step = (fn, kctx, node.attrs, ins, outs, aux, node)
-            steps.append(step)
-            self._push_target[id(step)] = self._push_target_of(i, where)
-            self._step_ctx[id(step)] = where
-        return steps
+    def _step_built(self, step: tuple, i: int, where: Context) -> None:
+        self._push_target[id(step)] = self._push_target_of(i, where)
+        self._step_ctx[id(step)] = where
 
     def _push_target_of(self, i: int, where: Context) -> tuple[Context, str]:
         """The device and stream kind a step is pushed with: copies go on the GPU side's copy streams."""
