@@ -11,6 +11,12 @@ dependencies are already met and which the caller marks ``inline_ok`` (cheap
 CPU work, or an asynchronous GPU launch) runs at once on the pushing thread:
 a thread hand-off would cost more than the work itself, and the result is the
 same as if a worker had run it.
+
+Three more ways to avoid hand-offs: ``run_now`` computes a pure function of
+ready vars on the calling thread with no bookkeeping at all (small arithmetic
+into a fresh array); a worker runs the operation its own completion made ready
+next, so a dependent chain stays on one thread; and a thread that waits runs
+queued operations itself instead of sleeping.
 """
 
 from __future__ import annotations
