@@ -22,6 +22,7 @@ from .errors import (
     EngineError,
     FormatError,
     LazyNDError,
+    MXNetError,
     OperatorError,
     ShapeError,
 )
@@ -32,7 +33,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Context", "cpu", "cpu_pinned", "gpu", "current_context", "num_gpus", "nd", "ndarray", "NDArray",
     "random", "waitall", "LazyNDError", "ContextError", "EngineError", "OperatorError", "ShapeError",
-    "FormatError", "DataError",
+    "FormatError", "DataError", "MXNetError",
 ]
 
 # name -> module imported on first access (keeps `import lazynd` light and free of lazynd_sym/_kv)

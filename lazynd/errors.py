@@ -14,6 +14,10 @@ class LazyNDError(Exception):
     """Base class of every error raised by lazynd, lazynd_sym and lazynd_kv."""
 
 
+# the name MXNet code catches (``except mx.MXNetError``) is the same class
+MXNetError = LazyNDError
+
+
 class ContextError(LazyNDError, RuntimeError):
     """A device context cannot be used (no CuPy, no GPU, bad device id)."""
 

@@ -109,6 +109,7 @@ def set_config(mode: str = "symbolic", filename: str = "profile.json") -> None:
 
 def _install() -> None:
     global _engine
+    from . import engine as engine_mod
     from .engine import get_engine
 
     engine = get_engine()
@@ -116,13 +117,16 @@ def _install() -> None:
         _engine.profiler_hook = None
     engine.profiler_hook = _make_hook(symbolic=_config["mode"] == "symbolic")
     _engine = engine
+    engine_mod.recording = True
 
 
 def _uninstall() -> None:
     global _engine
+    from . import engine as engine_mod
     if _engine is not None:
         _engine.profiler_hook = None
     _engine = None
+    engine_mod.recording = False
 
 
 def _follow_engine() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -195,6 +197,51 @@ def test_arithmetic_on_strided_views_gives_contiguous_arrays_whose_reshape_is_a_
     flat = c.reshape((-1,))
     flat[:] = 5
     assert (c.asnumpy() == 5).all()
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "%", "**"])
+def test_fast_arithmetic_matches_numpy_for_every_operand_kind(op: str) -> None:
+    # same key (fast), other shape (broadcast), int dtype, 0-d, strided view, scalars, mixed dtypes
+    rng = np.random.default_rng(1)
+    x32 = rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
+    y32 = rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
+    cases = [
+        (x32, y32),
+        (x32, y32[:1]),
+        (x32.astype(np.int32) + 1, y32.astype(np.int32) + 1),
+        (np.float32(1.5), np.float32(2.5)),
+    ]
+    for lhs_np, rhs_np in cases:
+        got = eval(f"lhs {op} rhs", {"lhs": mx.nd.array(lhs_np, dtype=lhs_np.dtype), "rhs": mx.nd.array(rhs_np, dtype=rhs_np.dtype)})
+        want = eval(f"lhs {op} rhs", {"lhs": lhs_np, "rhs": rhs_np})
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6, err_msg=f"{lhs_np.dtype}{lhs_np.shape} {op} {rhs_np.dtype}")
+    with pytest.raises(mx.MXNetError, match="dtype float64, expected float32"):
+        eval(f"lhs {op} rhs", {"lhs": mx.nd.array(x32), "rhs": mx.nd.array(y32, dtype=np.float64)})
+    base = mx.nd.array(x32)
+    view = base[:, ::2]
+    np.testing.assert_allclose(eval(f"view {op} view").asnumpy(), eval(f"x32[:, ::2] {op} x32[:, ::2]"), rtol=1e-6)
+    for scalar in (3, 0.5):
+        a = mx.nd.array(x32)
+        np.testing.assert_allclose(eval(f"a {op} scalar").asnumpy(), eval(f"x32 {op} np.float32(scalar)"), rtol=1e-6)
+        np.testing.assert_allclose(eval(f"scalar {op} a").asnumpy(), eval(f"np.float32(scalar) {op} x32"), rtol=1e-6)
+        assert eval(f"a {op} scalar").dtype == np.float32
+
+
+def test_fast_arithmetic_goes_through_the_engine_while_the_profiler_records(tmp_path: Any) -> None:
+    a, b = mx.nd.ones((8,)), mx.nd.ones((8,))
+    mx.profiler.set_config(mode="all", filename=str(tmp_path / "trace.json"))
+    mx.profiler.set_state("run")
+    try:
+        c = a + b
+        d = 2.0 * c
+        mx.nd.waitall()
+    finally:
+        mx.profiler.set_state("stop")
+    mx.profiler.dump()
+    names = [e["name"] for e in json.loads((tmp_path / "trace.json").read_text())["traceEvents"]]
+    assert len([n for n in names if "add" in n or "plus" in n]) >= 1, names
+    assert len([n for n in names if "mul" in n]) >= 1, names
+    np.testing.assert_array_equal(d.asnumpy(), np.full(8, 4, np.float32))
 
 
 def test_a_waiting_thread_runs_queued_operations_itself() -> None:

@@ -14,6 +14,9 @@ __all__ = ["Engine", "Operation", "Var", "NaiveEngine", "ThreadedEngine", "get_e
 
 _ENGINES = {"threaded": ThreadedEngine, "threadedengine": ThreadedEngine, "naive": NaiveEngine, "naiveengine": NaiveEngine}
 _engine: Engine | None = None
+# True while the profiler's hook is installed: every op must then go through the engine to be
+# timed, so the arithmetic fast path (lazynd.ndarray.dispatch.binary_method) stands aside
+recording = False
 
 
 def _create(name: str) -> Engine:

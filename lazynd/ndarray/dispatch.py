@@ -10,6 +10,7 @@ kernels, because it is the most common call in user code.
 from __future__ import annotations
 
 import numbers
+import operator
 import os
 from typing import Any, Callable, Sequence
 
@@ -324,70 +325,152 @@ from ..ops.elemwise_binary import FAST_KERNELS as CPU_FAST_KERNELS
 _float_kinds = frozenset("fc")
 
 
-def _allocating(ufunc: np.ufunc) -> Callable[[Any, Any], Any]:
-    def kernel(lhs: Any, rhs: Any) -> Any:
-        return ufunc(lhs, rhs, order="C")
+# Python's operators reach the same ufuncs as CPU_FAST_KERNELS, a little sooner; on two C-contiguous
+# inputs (or one and a scalar) they return a fresh C-contiguous array of the inputs' dtype
+_RUN_NOW_KERNELS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.truediv,
+    "mod": operator.mod,
+    "power": operator.pow,
+}
 
-    kernel.__name__ = ufunc.__name__
-    return kernel
+
+class _FastKey:
+    """What the arithmetic fast path needs to know of an array, shared by every array alike.
+
+    Arrays that are C-contiguous, floating-point, of at least one dimension, on the CPU and of
+    at most ``INLINE_MAX_ELEMENTS`` elements get the one key interned for their (context, shape,
+    dtype); two arrays can then be added at once exactly when their keys are the same object.
+    """
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype: np.dtype) -> None:
+        self.dtype = dtype
 
 
-# arithmetic that returns a fresh array of its inputs' dtype: run at once when the inputs are ready
-_RUN_NOW_KERNELS = {kind: _allocating(CPU_FAST_KERNELS[kind]) for kind in ("add", "sub", "mul", "div", "mod", "power")}
+_fast_keys: dict[tuple[Any, ...], _FastKey] = {}
+
+
+def fast_key(arr: Any) -> Any:
+    """The array's :class:`_FastKey`, or ``False`` when the fast path does not apply to it.
+
+    Computed once per array and kept in its ``_fast`` slot: an NDArray's ``_data`` never changes.
+    (So a change to ``INLINE_MAX_ELEMENTS`` applies to arrays made after it.)
+    """
+    data = arr._data
+    ctx = arr._ctx
+    key: Any = False
+    if (
+        ctx.device_type == "cpu"
+        and data.ndim
+        and data.size <= INLINE_MAX_ELEMENTS
+        and data.dtype.kind in _float_kinds
+        and data.flags.c_contiguous
+    ):
+        spec = (ctx, data.shape, data.dtype)
+        key = _fast_keys.get(spec)
+        if key is None:
+            if len(_fast_keys) > 4096:  # programs with ever-new shapes: keep the table small
+                _fast_keys.clear()
+            key = _fast_keys.setdefault(spec, _FastKey(data.dtype))
+    arr._fast = key
+    return key
+
+
+_new_object = object.__new__
 
 
 def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
     """``NDArray.__add__`` and friends: ``binary(kind, ...)`` with a shortcut for the commonest cases.
 
-    Floating-point arithmetic on the CPU between two same-shape arrays, or between an array
-    and a Python scalar, whose inputs are ready and small runs at once on the calling thread,
-    into a fresh array, with no engine bookkeeping at all (the engine still checks that no
-    pending write touches the inputs, see :meth:`lazynd.engine.Engine.run_now`).
+    Floating-point arithmetic on the CPU between two same-shape C-contiguous arrays, or between
+    such an array and a Python scalar, whose inputs are idle and small runs at once on the
+    calling thread, into a fresh array, with no engine bookkeeping at all.  This is
+    :meth:`lazynd.engine.Engine.run_now` written out in place (``var.idle``'s test included)
+    because it is the path of ``c = a + b`` in a user's loop, where every line costs.
+    Otherwise, or when the kernel raises, the op is pushed as usual and errors reach a wait.
     """
     run_kernel = _RUN_NOW_KERNELS.get(kind)
-    # a 1-D result is contiguous whatever the inputs' strides: the bare ufunc will do
-    run_kernel_1d = CPU_FAST_KERNELS[kind]
 
     def method(lhs: Any, rhs: Any) -> Any:
-        if run_kernel is not None:
-            cls = rhs.__class__
-            ld = lhs._data
-            ctx = lhs._ctx
-            if cls is NDArray:
-                rd = rhs._data
-                if (
-                    ld.shape == rd.shape
-                    and ld.dtype is rd.dtype
-                    and ld.size <= INLINE_MAX_ELEMENTS
-                    and ld.ndim
-                    and ld.dtype.kind in _float_kinds
-                    and (ctx is rhs._ctx or ctx == rhs._ctx)
-                    and ctx.device_type == "cpu"
-                ):
-                    engine = _engine_mod._engine or get_engine()
-                    kernel = run_kernel_1d if ld.ndim == 1 else run_kernel
-                    args = (rd, ld) if reflected else (ld, rd)
-                    data = engine.run_now(kernel, args, (lhs._var, rhs._var))
-                    if data is not NOT_READY:
-                        return NDArray(data, Var(), ctx)
-            elif (
-                (cls is float or cls is int)
-                and ld.size <= INLINE_MAX_ELEMENTS
-                and ld.ndim
-                and ld.dtype.kind in _float_kinds
-                and ctx.device_type == "cpu"
-            ):
-                scalar = ld.dtype.type(rhs)  # MXNet casts the scalar to the array's dtype
-                engine = _engine_mod._engine or get_engine()
-                kernel = run_kernel_1d if ld.ndim == 1 else run_kernel
-                args = (scalar, ld) if reflected else (ld, scalar)
-                data = engine.run_now(kernel, args, (lhs._var,))
-                if data is not NOT_READY:
-                    return NDArray(data, Var(), ctx)
         return binary(kind, lhs, rhs, reflected)
 
-    method.__name__ = f"__{'r' if reflected else ''}{kind}__"
-    return method
+    def forward(lhs: Any, rhs: Any) -> Any:
+        key = lhs._fast
+        cls = rhs.__class__
+        if cls is NDArray:
+            if key is not rhs._fast or key is None:
+                key = fast_key(lhs) if key is None else key
+                if (rhs._fast if rhs._fast is not None else fast_key(rhs)) is not key:
+                    key = False
+            vx = lhs._var
+            vy = rhs._var
+            if (
+                key
+                and not (vx.queue or vx.writing or vx.exc is not None)
+                and not (vy.queue or vy.writing or vy.exc is not None)
+                and not _engine_mod.recording
+            ):
+                try:
+                    data = run_kernel(lhs._data, rhs._data)
+                except Exception:  # noqa: BLE001, S110 - pushed below: the error reaches a wait
+                    pass
+                else:
+                    res = _new_object(NDArray)  # NDArray.__init__'s work, minus its defaults
+                    res._data = data
+                    res._var = Var()
+                    res._ctx = lhs._ctx
+                    res._fast = key
+                    return res
+        elif cls is float or cls is int:
+            if key is None:
+                key = fast_key(lhs)
+            vx = lhs._var
+            if key and not (vx.queue or vx.writing or vx.exc is not None) and not _engine_mod.recording:
+                try:
+                    data = run_kernel(lhs._data, key.dtype.type(rhs))  # MXNet casts to the array's dtype
+                except Exception:  # noqa: BLE001, S110 - pushed below: the error reaches a wait
+                    pass
+                else:
+                    res = _new_object(NDArray)
+                    res._data = data
+                    res._var = Var()
+                    res._ctx = lhs._ctx
+                    res._fast = key
+                    return res
+        return binary(kind, lhs, rhs, False)
+
+    def backward(lhs: Any, rhs: Any) -> Any:  # scalar - array (NDArray - NDArray never comes here)
+        cls = rhs.__class__
+        if cls is float or cls is int:
+            key = lhs._fast
+            if key is None:
+                key = fast_key(lhs)
+            vx = lhs._var
+            if (
+                key
+                and not (vx.queue or vx.writing or vx.exc is not None)
+                and not _engine_mod.recording
+            ):
+                try:
+                    data = run_kernel(key.dtype.type(rhs), lhs._data)
+                except Exception:  # noqa: BLE001, S110 - pushed below: the error reaches a wait
+                    pass
+                else:
+                    res = _new_object(NDArray)
+                    res._data = data
+                    res._var = Var()
+                    res._ctx = lhs._ctx
+                    res._fast = key
+                    return res
+        return binary(kind, lhs, rhs, True)
+
+    chosen = method if run_kernel is None else backward if reflected else forward
+    chosen.__name__ = f"__{'r' if reflected else ''}{kind}__"
+    return chosen
 
 
 def binary(kind: str, lhs: Any, rhs: Any, reflected: bool = False, out: Any = None) -> Any:

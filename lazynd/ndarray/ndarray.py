@@ -37,7 +37,8 @@ class NDArray:
            [3., 3., 3.]], dtype=float32)
     """
 
-    __slots__ = ("_data", "_var", "_ctx", "__weakref__")
+    # _fast: the arithmetic fast path's cached verdict on this array (see dispatch.fast_key)
+    __slots__ = ("_data", "_var", "_ctx", "_fast", "__weakref__")
     # make NumPy defer to our reflected operators (np.float32(2) * nd)
     __array_priority__ = 1000.0
 
@@ -45,6 +46,7 @@ class NDArray:
         self._data = data
         self._var = var if var is not None else Var()
         self._ctx = ctx if ctx is not None else _CPU
+        self._fast = None
 
     # -- properties ----------------------------------------------------------------------------
     @property
