@@ -426,46 +426,33 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
                     res._fast = key
                     return res
         elif cls is float or cls is int:
-            if key is None:
-                key = fast_key(lhs)
-            vx = lhs._var
-            if key and not (vx.queue or vx.writing or vx.exc is not None) and not _engine_mod.recording:
-                try:
-                    data = run_kernel(lhs._data, key.dtype.type(rhs))  # MXNet casts to the array's dtype
-                except Exception:  # noqa: BLE001, S110 - pushed below: the error reaches a wait
-                    pass
-                else:
-                    res = _new_object(NDArray)
-                    res._data = data
-                    res._var = Var()
-                    res._ctx = lhs._ctx
-                    res._fast = key
-                    return res
+            return with_scalar(lhs, rhs, False)
         return binary(kind, lhs, rhs, False)
+
+    def with_scalar(lhs: Any, rhs: Any, reflected: bool) -> Any:  # array op scalar, scalar op array
+        key = lhs._fast
+        if key is None:
+            key = fast_key(lhs)
+        vx = lhs._var
+        if key and not (vx.queue or vx.writing or vx.exc is not None) and not _engine_mod.recording:
+            scalar = key.dtype.type(rhs)  # MXNet casts the scalar to the array's dtype
+            try:
+                data = run_kernel(scalar, lhs._data) if reflected else run_kernel(lhs._data, scalar)
+            except Exception:  # noqa: BLE001, S110 - pushed below: the error reaches a wait
+                pass
+            else:
+                res = _new_object(NDArray)
+                res._data = data
+                res._var = Var()
+                res._ctx = lhs._ctx
+                res._fast = key
+                return res
+        return binary(kind, lhs, rhs, reflected)
 
     def backward(lhs: Any, rhs: Any) -> Any:  # scalar - array (NDArray - NDArray never comes here)
         cls = rhs.__class__
         if cls is float or cls is int:
-            key = lhs._fast
-            if key is None:
-                key = fast_key(lhs)
-            vx = lhs._var
-            if (
-                key
-                and not (vx.queue or vx.writing or vx.exc is not None)
-                and not _engine_mod.recording
-            ):
-                try:
-                    data = run_kernel(key.dtype.type(rhs), lhs._data)
-                except Exception:  # noqa: BLE001, S110 - pushed below: the error reaches a wait
-                    pass
-                else:
-                    res = _new_object(NDArray)
-                    res._data = data
-                    res._var = Var()
-                    res._ctx = lhs._ctx
-                    res._fast = key
-                    return res
+            return with_scalar(lhs, rhs, True)
         return binary(kind, lhs, rhs, True)
 
     chosen = method if run_kernel is None else backward if reflected else forward
