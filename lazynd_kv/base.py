@@ -265,7 +265,9 @@ class KVStore:
             stored = self._stored(k, what)
             for o in outs:
                 if o.shape != stored.shape:
-                    raise ShapeError(f"KVStore.{what}: key {k!r} holds shape {stored.shape}, output has shape {o.shape}")
+                    raise ShapeError(
+                        f"KVStore.{what}: key {k!r} holds shape {stored.shape}, output has shape {o.shape}"
+                    )
 
     def _pull_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
         for k, outs in groups:
