@@ -15,6 +15,8 @@ Rows
   ``Allreduce(send, recv)``.  Same processes and buffer size, every case warmed
   up, samples interleaved and started from a barrier with the engine idle, best
   of ``DIST_REPEAT`` per rank, slowest rank.
+- dist_sync, 100 keys of 4 KB in one call (batched into one Allreduce) by push+pull
+  and by pushpull, against a raw in-place ``Allreduce`` of the same bytes packed.
 """
 
 from __future__ import annotations
@@ -147,7 +149,25 @@ def dist_rows() -> list[str]:
         kv.pushpull("big", value, out=out)
         mx.waitall()  # the store's copy of out included
 
+    keys = [f"small{i}" for i in range(SMALL_KEYS)]
+    kv.init(keys, [mx.nd.zeros((SMALL,)) for _ in keys])
+    small_values = [mx.nd.ones((SMALL,)) for _ in keys]
+    small_outs = [mx.nd.zeros((SMALL,)) for _ in keys]
+    packed = np.ones(SMALL_KEYS * SMALL, np.float32)
+
+    def small_push_pull():
+        kv.push(keys, small_values)
+        kv.pull(keys, out=small_outs)
+        mx.waitall()
+
+    def small_pushpull():
+        kv.pushpull(keys, small_values, out=small_outs)
+        mx.waitall()
+
     cases = {
+        "raw_small": timed(lambda: comm.Allreduce(MPI.IN_PLACE, packed, op=MPI.SUM), lambda: packed.fill(1.0)),
+        "small_push_pull": timed(small_push_pull),
+        "small_pushpull": timed(small_pushpull),
         "raw_in_place": timed(lambda: comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM), reset_buf),
         "raw_send_recv": timed(lambda: comm.Allreduce(src, dst, op=MPI.SUM)),
         "push_pull": timed(push_pull),
@@ -167,7 +187,12 @@ def dist_rows() -> list[str]:
     best = {name: comm.allreduce(min(times), op=MPI.MAX) for name, times in samples.items()}
     ranks = f"16 MB, {comm.Get_size()} ranks"
     in_place, send_recv = "raw Allreduce(IN_PLACE, buf)", "raw Allreduce(send, recv)"
+    small = f"{SMALL_KEYS} x 4 KB, {comm.Get_size()} ranks"
+    packed_ref = "raw Allreduce(IN_PLACE) of them packed"
+    nbytes = SMALL_KEYS * SMALL * 4
     return [
+        row(f"dist_sync push+pull {small}", best["small_push_pull"], best["raw_small"], nbytes, packed_ref),
+        row(f"dist_sync pushpull {small}", best["small_pushpull"], best["raw_small"], nbytes, packed_ref),
         row(f"dist_sync push+pull {ranks}", best["push_pull"], best["raw_in_place"], BIG * 4, in_place),
         row(f"dist_sync push+pull {ranks}", best["push_pull"], best["raw_send_recv"], BIG * 4, send_recv),
         row(f"dist_sync pushpull(value, out) {ranks}", best["pushpull"], best["raw_in_place"], BIG * 4, in_place),
