@@ -309,7 +309,14 @@ class DistSyncStore(KVStore):
             super()._pushpull_groups(groups, out_groups)
             return
         outs_of = dict(out_groups)
-        results = self._reduce_groups(groups, {key: outs[0] for key, outs in out_groups})
+        # a key's sum may land in its first output only if no other key pushes that array: push then
+        # pull reads every pushed value before it writes any output
+        pushed_by: dict[int, set[Key]] = {}
+        for key, values in groups:
+            for value in values:
+                pushed_by.setdefault(id(value._var), set()).add(key)
+        first_outs = {key: outs[0] for key, outs in out_groups if pushed_by.get(id(outs[0]._var), set()) <= {key}}
+        results = self._reduce_groups(groups, first_outs)
         self._copy_pairs([(results[key], dst) for key, _ in groups for dst in (self._store[key], *outs_of[key])])
 
     def _copy_pairs(self, pairs: list[tuple[NDArray, NDArray]]) -> None:

@@ -162,6 +162,12 @@ def pushpull(kv, mx, store) -> None:
     kept = mx.nd.zeros((BIG,))
     kv.pull("big", out=kept)
     check(np.all(kept.asnumpy() == n * (n + 1) / 2), "the store keeps the sum after the first output is cleared")
+    # an output of one key that is pushed for a later key: every value is read before any output is written
+    kv.init("big2", mx.nd.zeros((BIG,)))
+    a, b, c = (mx.nd.ones((BIG,)) * (rank + 1) * m for m in (1, 10, 0))
+    kv.pushpull(["big", "big2"], [a, b], out=[b, c])
+    check(np.all(b.asnumpy() == n * (n + 1) / 2), f"first key into the second key's value: {b.asnumpy()[:3]}")
+    check(np.all(c.asnumpy() == 10 * n * (n + 1) / 2), f"the second key summed the value before: {c.asnumpy()[:3]}")
     kv.barrier()
 
 
