@@ -9,8 +9,8 @@ returns at once.
 
 ``pushpull`` does both in one call.
 
-Subclasses implement :meth:`KVStore._init_key`, :meth:`KVStore._push_groups` and
-:meth:`KVStore._pull_key`, and may override :meth:`KVStore._pushpull_groups`; the
+Subclasses implement :meth:`KVStore._init_key` and :meth:`KVStore._push_groups`,
+and may override :meth:`KVStore._pull_groups` and :meth:`KVStore._pushpull_groups`; the
 checks below run before any of them, so a bad call raises without changing
 anything.
 """
@@ -25,13 +25,16 @@ from typing import Any
 
 import numpy as np
 
+from lazynd.context import cpu
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.ndarray import NDArray
+from lazynd.ndarray.dispatch import push_kernel
 
 Key = int | str
 Updater = Callable[[Key, NDArray, NDArray], None]
 
 _STORES: dict[str, type[KVStore]] = {}
+BUNDLE_BYTES = 1 << 20  # copies of host arrays smaller than this share one engine operation
 
 
 def register(*names: str) -> Callable[[type[KVStore]], type[KVStore]]:
@@ -270,9 +273,7 @@ class KVStore:
                     )
 
     def _pull_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
-        for k, outs in groups:
-            for o in outs:
-                self._pull_key(k, o)
+        copy_pairs([(self._store[k], o) for k, outs in groups for o in outs])
 
     def _stored(self, key: Key, what: str) -> NDArray:
         stored = self._store.get(key)
@@ -300,15 +301,40 @@ class KVStore:
     def _push_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
         raise NotImplementedError
 
-    def _pull_key(self, key: Key, out: NDArray) -> None:
-        self._store[key].copyto(out)
-
     def _pushpull_groups(
         self, groups: Sequence[tuple[Key, list[NDArray]]], out_groups: Sequence[tuple[Key, list[NDArray]]]
     ) -> None:
         """Push then pull; a store that can do better overrides this (see :class:`lazynd_kv.dist.DistSyncStore`)."""
         self._push_groups(groups)
         self._pull_groups(out_groups)
+
+
+def copy_pairs(pairs: Sequence[tuple[NDArray, NDArray]]) -> None:
+    """Push a copy of each ``(source, destination)`` pair, skipping a source already in place.
+
+    A large array's copy is one engine operation, so that several run side by side; the copies
+    between small host arrays go in one operation, which saves an engine hand-off per key.
+    """
+    small: list[tuple[NDArray, NDArray]] = []
+    for src, dst in pairs:
+        if dst._data is src._data:
+            continue
+        if src._data.nbytes < BUNDLE_BYTES and src._ctx.device_type != "gpu" and dst._ctx.device_type != "gpu":
+            small.append((src, dst))
+        else:
+            src.copyto(dst)
+    if len(small) == 1:
+        small[0][0].copyto(small[0][1])
+    elif small:
+        reads = list(dict.fromkeys(src._var for src, _ in small))
+        writes = list(dict.fromkeys(dst._var for _, dst in small))
+        args = ([(src._data, dst._data) for src, dst in small],)
+        push_kernel(cpu(), _copy_host_pairs, args, reads, writes, "_kvstore_copy", sum(s.size for s, _ in small))
+
+
+def _copy_host_pairs(pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    for src, dst in pairs:
+        np.copyto(dst, src, casting="unsafe")
 
 
 def _check_priority(priority: Any) -> None:

@@ -49,9 +49,9 @@ from lazynd.engine import get_engine, waitall
 from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError
 from lazynd.ndarray import NDArray
-from lazynd.ndarray.dispatch import new_array, push_kernel
+from lazynd.ndarray.dispatch import new_array
 
-from .base import Key, KVStore, register
+from .base import Key, KVStore, copy_pairs, register
 from .local import sum_arrays
 from .mpi_allreduce import allreduce_into
 
@@ -288,7 +288,7 @@ class DistSyncStore(KVStore):
     def _push_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
         results = self._reduce_groups(groups, {})
         if self._updater is None:
-            self._copy_pairs([(results[key], self._store[key]) for key, _ in groups])
+            copy_pairs([(results[key], self._store[key]) for key, _ in groups])
             return
         for key, _ in groups:
             stored = self._store[key]
@@ -317,32 +317,7 @@ class DistSyncStore(KVStore):
                 pushed_by.setdefault(id(value._var), set()).add(key)
         first_outs = {key: outs[0] for key, outs in out_groups if pushed_by.get(id(outs[0]._var), set()) <= {key}}
         results = self._reduce_groups(groups, first_outs)
-        self._copy_pairs([(results[key], dst) for key, _ in groups for dst in (self._store[key], *outs_of[key])])
-
-    def _copy_pairs(self, pairs: list[tuple[NDArray, NDArray]]) -> None:
-        """Copy each ``(sum, destination)`` pair, skipping a sum already in place.
-
-        A large key's copies are one engine operation each, so that they run side by side; the
-        copies of the small keys on the host go in one operation, which saves an engine hand-off
-        per key.
-        """
-        small: list[tuple[NDArray, NDArray]] = []
-        for src, dst in pairs:
-            if dst._data is src._data:
-                continue
-            if src._data.nbytes < BATCH_BYTES and src._ctx.device_type != "gpu" and dst._ctx.device_type != "gpu":
-                small.append((src, dst))
-            else:
-                src.copyto(dst)
-        if len(small) == 1:
-            small[0][0].copyto(small[0][1])
-        elif small:
-            reads = list({id(src._var): src._var for src, _ in small}.values())
-            writes = list({id(dst._var): dst._var for _, dst in small}.values())
-            args = ([(src._data, dst._data) for src, dst in small],)
-            push_kernel(
-                cpu(), _copy_host_pairs, args, reads, writes, "_kvstore_copy_out", sum(s.size for s, _ in small)
-            )
+        copy_pairs([(results[key], dst) for key, _ in groups for dst in (self._store[key], *outs_of[key])])
 
     def _reduce_groups(
         self, groups: Sequence[tuple[Key, list[NDArray]]], first_outs: dict[Key, NDArray]
@@ -419,8 +394,3 @@ def _can_reduce_into(out: NDArray, stored: NDArray, values: list[NDArray]) -> bo
         if index > 1 or value._data is not out._data:
             return False
     return True
-
-
-def _copy_host_pairs(pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    for src, dst in pairs:
-        np.copyto(dst, src, casting="unsafe")
