@@ -14,8 +14,8 @@ instead of MPI's out-of-place Allreduce (which first copies the pushed array
 into the result) :mod:`lazynd_kv.mpi_allreduce` folds that copy into the first
 sum.  Values summed locally first land in the target and are reduced there in
 place, by the same exchange of messages.  Smaller keys pushed together are
-packed into one buffer per dtype and reduced in one ``Iallreduce``.
-``dist_device_sync`` sums on the GPU and stages through host memory (the
+packed into one buffer per dtype and reduced in one ``Iallreduce``; their sums
+are copied out in one engine operation.  ``dist_device_sync`` sums on the GPU and stages through host memory (the
 ``mpich`` wheel is not CUDA-aware).
 
 ``pushpull`` with no updater reduces a large key straight into its first output
@@ -287,16 +287,13 @@ class DistSyncStore(KVStore):
 
     def _push_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
         results = self._reduce_groups(groups, {})
-        if self._updater is None:
+        if self._updater is None:  # assign: the sum is the new value (the host sum straight to a GPU)
             copy_pairs([(results[key], self._store[key]) for key, _ in groups])
             return
         for key, _ in groups:
             stored = self._store[key]
             merged = results[key]
             if stored._ctx.device_type == "gpu":
-                if self._updater is None:
-                    merged.copyto(stored)  # host sum straight into the stored value
-                    continue
                 merged = merged.copyto(self._device_buffer(key, stored))
             self._apply_update(key, merged, stored)
 
