@@ -7,9 +7,12 @@ with no updater the stored value is replaced by the sum.  ``pull`` copies the
 stored value into one or more outputs.  Everything is pushed to the engine and
 returns at once.
 
-Subclasses implement :meth:`KVStore._init_key`, :meth:`KVStore._push_groups` and
-:meth:`KVStore._pull_key`; the checks below run before any of them, so a bad call
-raises without changing anything.
+``pushpull`` does both in one call.
+
+Subclasses implement :meth:`KVStore._init_key` and :meth:`KVStore._push_groups`,
+and may override :meth:`KVStore._pull_groups` and :meth:`KVStore._pushpull_groups`; the
+checks below run before any of them, so a bad call raises without changing
+anything.
 """
 
 from __future__ import annotations
@@ -22,13 +25,16 @@ from typing import Any
 
 import numpy as np
 
+from lazynd.context import cpu
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.ndarray import NDArray
+from lazynd.ndarray.dispatch import push_kernel
 
 Key = int | str
 Updater = Callable[[Key, NDArray, NDArray], None]
 
 _STORES: dict[str, type[KVStore]] = {}
+BUNDLE_BYTES = 1 << 20  # copies of host arrays smaller than this share one engine operation
 
 
 def register(*names: str) -> Callable[[type[KVStore]], type[KVStore]]:
@@ -158,18 +164,7 @@ class KVStore:
         """Push values for ``key`` (or lists); the values of one key are summed, then the updater runs."""
         _check_priority(priority)
         groups = group_pairs(key, value, "push")
-        for k, values in groups:
-            stored = self._stored(k, "push")
-            for v in values:
-                if v.shape != stored.shape:
-                    raise ShapeError(
-                        f"KVStore.push: key {k!r} holds shape {stored.shape}, pushed value has shape {v.shape}"
-                    )
-                if v._data.dtype != stored._data.dtype:
-                    raise ShapeError(
-                        f"KVStore.push: key {k!r} holds dtype {stored._data.dtype.name}, "
-                        f"pushed value has dtype {v._data.dtype.name}"
-                    )
+        self._check_values(groups, "push")
         self._push_groups(groups)
 
     def pull(self, key: Any, out: Any = None, priority: int = 0) -> None:
@@ -178,14 +173,35 @@ class KVStore:
         if out is None:
             raise LazyNDError("KVStore.pull: out= is required (an NDArray or a list of NDArrays per key)")
         groups = group_pairs(key, out, "pull")
-        for k, outs in groups:
-            stored = self._stored(k, "pull")
-            for o in outs:
-                if o.shape != stored.shape:
-                    raise ShapeError(f"KVStore.pull: key {k!r} holds shape {stored.shape}, output has shape {o.shape}")
-        for k, outs in groups:
-            for o in outs:
-                self._pull_key(k, o)
+        self._check_outs(groups, "pull")
+        self._pull_groups(groups)
+
+    def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
+        """Push ``value`` for ``key`` (or lists), then pull the key's new value into ``out``.
+
+        The result is that of ``push(key, value)`` followed by ``pull(key, out)``, with
+        the arguments of both checked before anything runs; ``out=None`` pulls into
+        ``value`` itself (gradients summed in place).  With no updater the distributed
+        stores sum straight into the first output of each key, in one Allreduce, and
+        copy the sum into the store from there; a later ``pull`` still returns the sum
+        when ``out`` has been written since.
+
+        Examples
+        --------
+        >>> import lazynd as mx, lazynd_kv
+        >>> kv = lazynd_kv.create('local')
+        >>> kv.init('g', mx.nd.zeros((2,)))
+        >>> grads = [mx.nd.ones((2,)), mx.nd.ones((2,)) * 2]     # one per device
+        >>> kv.pushpull('g', grads)                              # each now holds the sum
+        >>> [g.asnumpy().tolist() for g in grads]
+        [[3.0, 3.0], [3.0, 3.0]]
+        """
+        _check_priority(priority)
+        groups = group_pairs(key, value, "pushpull")
+        out_groups = groups if out is None else group_pairs(key, out, "pushpull")
+        self._check_values(groups, "pushpull")
+        self._check_outs(out_groups, "pushpull")
+        self._pushpull_groups(groups, out_groups)
 
     def set_updater(self, updater: Updater) -> None:
         """Use ``updater(key, received, stored)`` to merge pushed sums into the stored values."""
@@ -233,6 +249,32 @@ class KVStore:
         waitall()
 
     # -- helpers for subclasses ----------------------------------------------------------------
+    def _check_values(self, groups: Sequence[tuple[Key, list[NDArray]]], what: str) -> None:
+        for k, values in groups:
+            stored = self._stored(k, what)
+            for v in values:
+                if v.shape != stored.shape:
+                    raise ShapeError(
+                        f"KVStore.{what}: key {k!r} holds shape {stored.shape}, pushed value has shape {v.shape}"
+                    )
+                if v._data.dtype != stored._data.dtype:
+                    raise ShapeError(
+                        f"KVStore.{what}: key {k!r} holds dtype {stored._data.dtype.name}, "
+                        f"pushed value has dtype {v._data.dtype.name}"
+                    )
+
+    def _check_outs(self, groups: Sequence[tuple[Key, list[NDArray]]], what: str) -> None:
+        for k, outs in groups:
+            stored = self._stored(k, what)
+            for o in outs:
+                if o.shape != stored.shape:
+                    raise ShapeError(
+                        f"KVStore.{what}: key {k!r} holds shape {stored.shape}, output has shape {o.shape}"
+                    )
+
+    def _pull_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
+        copy_pairs([(self._store[k], o) for k, outs in groups for o in outs])
+
     def _stored(self, key: Key, what: str) -> NDArray:
         stored = self._store.get(key)
         if stored is None:
@@ -259,8 +301,40 @@ class KVStore:
     def _push_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
         raise NotImplementedError
 
-    def _pull_key(self, key: Key, out: NDArray) -> None:
-        self._store[key].copyto(out)
+    def _pushpull_groups(
+        self, groups: Sequence[tuple[Key, list[NDArray]]], out_groups: Sequence[tuple[Key, list[NDArray]]]
+    ) -> None:
+        """Push then pull; a store that can do better overrides this (see :class:`lazynd_kv.dist.DistSyncStore`)."""
+        self._push_groups(groups)
+        self._pull_groups(out_groups)
+
+
+def copy_pairs(pairs: Sequence[tuple[NDArray, NDArray]]) -> None:
+    """Push a copy of each ``(source, destination)`` pair, skipping a source already in place.
+
+    A large array's copy is one engine operation, so that several run side by side; the copies
+    between small host arrays go in one operation, which saves an engine hand-off per key.
+    """
+    small: list[tuple[NDArray, NDArray]] = []
+    for src, dst in pairs:
+        if dst._data is src._data:
+            continue
+        if src._data.nbytes < BUNDLE_BYTES and src._ctx.device_type != "gpu" and dst._ctx.device_type != "gpu":
+            small.append((src, dst))
+        else:
+            src.copyto(dst)
+    if len(small) == 1:
+        small[0][0].copyto(small[0][1])
+    elif small:
+        reads = list(dict.fromkeys(src._var for src, _ in small))
+        writes = list(dict.fromkeys(dst._var for _, dst in small))
+        args = ([(src._data, dst._data) for src, dst in small],)
+        push_kernel(cpu(), _copy_host_pairs, args, reads, writes, "_kvstore_copy", sum(s.size for s, _ in small))
+
+
+def _copy_host_pairs(pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    for src, dst in pairs:
+        np.copyto(dst, src, casting="unsafe")
 
 
 def _check_priority(priority: Any) -> None:

@@ -12,10 +12,18 @@ straight into the stored value, else into the key's persistent host buffer.  A
 pushed array is left unchanged, so the sum cannot be formed in place there;
 instead of MPI's out-of-place Allreduce (which first copies the pushed array
 into the result) :mod:`lazynd_kv.mpi_allreduce` folds that copy into the first
-sum.  Values summed locally first land in the target and are reduced in place in
-one ``Iallreduce``.  Smaller keys pushed together are packed into one buffer per
-dtype and reduced in one call.  ``dist_device_sync`` sums on the GPU and stages
-through host memory (the ``mpich`` wheel is not CUDA-aware).
+sum.  Values summed locally first land in the target and are reduced there in
+place, by the same exchange of messages.  Smaller keys pushed together are
+packed into one buffer per dtype and reduced in one ``Iallreduce``; their sums
+are copied out in one engine operation.  ``dist_device_sync`` sums on the GPU and stages through host memory (the
+``mpich`` wheel is not CUDA-aware).
+
+``pushpull`` with no updater reduces a large key straight into its first output
+(in place when the output is the pushed array, as for gradients), then copies
+that output into the stored value and the other outputs.  Those copies only
+read the output, so they run beside whatever reads it next; a later write to it
+waits for them, and a later ``pull`` returns the sum.  With an updater,
+``pushpull`` is ``push`` then ``pull``.
 
 Every MPI call runs as an engine operation writing one var of the store, so
 collectives run in push order on every rank, one at a time.  A worker that dies
@@ -43,7 +51,7 @@ from lazynd.errors import LazyNDError
 from lazynd.ndarray import NDArray
 from lazynd.ndarray.dispatch import new_array
 
-from .base import Key, KVStore, register
+from .base import Key, KVStore, copy_pairs, register
 from .local import sum_arrays
 from .mpi_allreduce import allreduce_into
 
@@ -194,12 +202,8 @@ class DistSyncStore(KVStore):
     def _bcast(self, buf: np.ndarray, key: Key) -> None:
         self._watchdog.wait(lambda: self._comm.Ibcast(buf, root=0), f"the broadcast of key {key!r} (init)")
 
-    def _allreduce(self, send: np.ndarray | None, recv: np.ndarray, what: str) -> None:
-        """Sum ``send`` over the workers into ``recv``; ``send=None`` sums ``recv`` in place."""
-        if send is None:
-            mpi = self._mpi
-            self._watchdog.wait(lambda: self._comm.Iallreduce(mpi.IN_PLACE, recv, op=mpi.SUM), what)
-            return
+    def _allreduce(self, send: np.ndarray, recv: np.ndarray, what: str) -> None:
+        """Sum ``send`` over the workers into ``recv``; ``send is recv`` sums in place."""
 
         def wait(requests: list[Any]) -> None:
             self._watchdog.wait_requests(requests, what)
@@ -217,7 +221,9 @@ class DistSyncStore(KVStore):
         for src in sources:
             flat[offset : offset + src.size] = src.reshape(-1)
             offset += src.size
-        self._allreduce(None, flat, f"the Allreduce of keys {list(keys)!r}")
+        mpi = self._mpi
+        what = f"the Allreduce of keys {list(keys)!r}"
+        self._watchdog.wait(lambda: self._comm.Iallreduce(mpi.IN_PLACE, flat, op=mpi.SUM), what)
 
     # -- KVStore ---------------------------------------------------------------------------------
     def _store_context(self, value: NDArray) -> Context:
@@ -247,9 +253,12 @@ class DistSyncStore(KVStore):
             self._host[key] = buf
         return buf
 
-    def _reduce_target(self, key: Key, stored: NDArray) -> NDArray:
-        """Where a large key's sum over the workers lands: the stored value itself when there is no
-        updater and it lives on the host, else the key's persistent host buffer."""
+    def _reduce_target(self, key: Key, values: list[NDArray], stored: NDArray, out: NDArray | None) -> NDArray:
+        """Where a large key's sum over the workers lands: ``out`` (the first output of a pushpull
+        with no updater) when the sum can be written there, else the stored value itself when there
+        is no updater and it lives on the host, else the key's persistent host buffer."""
+        if self._updater is None and out is not None and _can_reduce_into(out, stored, values):
+            return out
         if self._updater is None and stored._ctx.device_type != "gpu":
             return stored
         return self._host_buffer(key, stored)
@@ -277,25 +286,60 @@ class DistSyncStore(KVStore):
         return buf
 
     def _push_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
-        summed: list[tuple[Key, NDArray]] = []
+        results = self._reduce_groups(groups, {})
+        if self._updater is None:  # assign: the sum is the new value (the host sum straight to a GPU)
+            copy_pairs([(results[key], self._store[key]) for key, _ in groups])
+            return
+        for key, _ in groups:
+            stored = self._store[key]
+            merged = results[key]
+            if stored._ctx.device_type == "gpu":
+                merged = merged.copyto(self._device_buffer(key, stored))
+            self._apply_update(key, merged, stored)
+
+    def _pushpull_groups(
+        self, groups: Sequence[tuple[Key, list[NDArray]]], out_groups: Sequence[tuple[Key, list[NDArray]]]
+    ) -> None:
+        """With no updater the sum is the new value: each output and the stored value are copies of
+        it (a large key's is reduced straight into its first output), so none waits for another."""
+        if self._updater is not None:
+            super()._pushpull_groups(groups, out_groups)
+            return
+        outs_of = dict(out_groups)
+        # a key's sum may land in its first output only if no other key pushes that array: push then
+        # pull reads every pushed value before it writes any output
+        pushed_by: dict[int, set[Key]] = {}
+        for key, values in groups:
+            for value in values:
+                pushed_by.setdefault(id(value._var), set()).add(key)
+        first_outs = {key: outs[0] for key, outs in out_groups if pushed_by.get(id(outs[0]._var), set()) <= {key}}
+        results = self._reduce_groups(groups, first_outs)
+        copy_pairs([(results[key], dst) for key, _ in groups for dst in (self._store[key], *outs_of[key])])
+
+    def _reduce_groups(
+        self, groups: Sequence[tuple[Key, list[NDArray]]], first_outs: dict[Key, NDArray]
+    ) -> dict[Key, NDArray]:
+        """Push the Allreduces of ``groups``: one per large key, one per dtype for the small ones.
+
+        Returns where each key's sum over the workers lands.  ``first_outs`` (pushpull, no
+        updater) names an output per key that a large key may be reduced straight into.  The
+        collectives depend only on the keys' sizes and dtypes, so every rank issues the same
+        ones in the same order whatever its arrays look like.
+        """
         results: dict[Key, NDArray] = {}
         small: dict[np.dtype, list[tuple[Key, NDArray]]] = {}
         for key, values in groups:
             stored = self._store[key]
-            summed.append((key, stored))
             if stored._data.nbytes < BATCH_BYTES:
                 send = self._local_sum(key, values, stored, self._host_buffer(key, stored))
                 small.setdefault(stored._data.dtype, []).append((key, send))
                 continue
             # a large key alone: reduced straight into its target, in place when summed there locally
-            target = self._reduce_target(key, stored)
+            target = self._reduce_target(key, values, stored, first_outs.get(key))
             send = self._local_sum(key, values, stored, target)
-            what = f"the Allreduce of key {key!r}"
-            if send is target:
-                self._push_mpi(self._allreduce, (None, target._data, what), [], [target._var], "_kvstore_allreduce")
-            else:
-                args = (send._data, target._data, what)
-                self._push_mpi(self._allreduce, args, [send._var], [target._var], "_kvstore_allreduce")
+            args = (target._data if send is target else send._data, target._data, f"the Allreduce of key {key!r}")
+            reads = [] if send is target else [send._var]
+            self._push_mpi(self._allreduce, args, reads, [target._var], "_kvstore_allreduce")
             results[key] = target
         for dtype, items in small.items():
             keys = tuple(k for k, _ in items)
@@ -306,14 +350,7 @@ class DistSyncStore(KVStore):
                 self._allreduce_batch, batch_args, [s._var for s in sources], [flat._var], "_kvstore_allreduce_batch"
             )
             results.update(zip(keys, views, strict=True))
-        for key, stored in summed:
-            merged = results[key]
-            if stored._ctx.device_type == "gpu":
-                if self._updater is None:
-                    merged.copyto(stored)  # host sum straight into the stored value
-                    continue
-                merged = merged.copyto(self._device_buffer(key, stored))
-            self._apply_update(key, merged, stored)
+        return results
 
     def _batch_buffers(self, keys: tuple[Key, ...], dtype: np.dtype) -> tuple[NDArray, list[NDArray]]:
         """One flat host buffer for a group of small keys, and a view of it per key (cached per group)."""
@@ -334,3 +371,23 @@ class DistSyncStore(KVStore):
         """Wait for this worker's pushed work, then for every worker to get here."""
         waitall()
         self._watchdog.wait(self._comm.Ibarrier, "the barrier")
+
+
+def _can_reduce_into(out: NDArray, stored: NDArray, values: list[NDArray]) -> bool:
+    """Whether a key's local sum of ``values`` and then its sum over the workers can be formed in ``out``.
+
+    ``out`` must be a C-contiguous host array of the stored dtype.  It may be one of the first
+    two values itself (the local sum reads each element before writing it: gradients summed in
+    place), but must not overlap any other value, which the local sum would overwrite before
+    reading it.
+    """
+    if out._ctx.device_type == "gpu" or out._data.dtype != stored._data.dtype or not out._data.flags.c_contiguous:
+        return False
+    if len(values) == 1:
+        return True  # one value is copied into out, overlapping or not
+    for index, value in enumerate(values):
+        if value._ctx.device_type == "gpu" or not np.may_share_memory(value._data, out._data):
+            continue
+        if index > 1 or value._data is not out._data:
+            return False
+    return True

@@ -13,6 +13,12 @@ into the reduction instead:
    one pass); later ones go through one ``scratch`` block;
 2. ``Allgatherv`` in place hands every rank the other blocks.
 
+With ``send is recv`` the same steps sum in place, the first contribution going
+through ``scratch`` too.  The KVStore reduces every large key this way, in place
+or not, so the ranks exchange the same messages whatever each summed locally
+first (MPICH's in-place ``Allreduce`` would not match this protocol on a rank
+that reduces out of place).
+
 Each step is one set of non-blocking requests that the caller waits for (under
 the KVStore's watchdog), so a dead peer cannot hang it.
 """
@@ -57,17 +63,20 @@ def allreduce_into(
     comm, mpi
         The communicator and the ``mpi4py.MPI`` module.
     send, recv
-        This rank's contribution (left unchanged) and the buffer for the sum; they must not overlap.
+        This rank's contribution (left unchanged) and the buffer for the sum: the same array
+        (summed in place) or arrays that do not overlap.
     scratch
         ``scratch(n)`` returns a buffer of at least ``n`` elements of ``send``'s dtype, needed
-        from 3 ranks on; the caller keeps it between calls.
+        from 3 ranks on, or in place; the caller keeps it between calls.
     wait
         Waits for a list of MPI requests (the caller's watchdog bounds the wait).
     """
     rank, num_ranks = comm.Get_rank(), comm.Get_size()
     flat_send, flat_recv = send.reshape(-1), recv.reshape(-1)
+    in_place = send is recv
     if num_ranks == 1:
-        np.copyto(flat_recv, flat_send)
+        if not in_place:
+            np.copyto(flat_recv, flat_send)
         return
     counts, offsets = block_layout(flat_send.size, num_ranks)
 
@@ -77,9 +86,9 @@ def allreduce_into(
     mine = block(flat_recv, rank)
     for step in range(1, num_ranks):
         dest, source = (rank + step) % num_ranks, (rank - step) % num_ranks
-        into = mine if step == 1 else scratch(counts[rank])[: counts[rank]]
+        into = mine if step == 1 and not in_place else scratch(counts[rank])[: counts[rank]]
         wait([comm.Irecv(into, source, _TAG), comm.Isend(block(flat_send, dest), dest, _TAG)])
-        if step == 1:
+        if into is mine:
             np.add(mine, block(flat_send, rank), out=mine)
         else:
             mine += into

@@ -127,6 +127,17 @@ def _create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -
     return kvstore, callable(getattr(kvstore, "set_optimizer", None))
 
 
+def _push_pull(store: Any, keys: list[int], values: Any, outs: Any) -> None:
+    """Push ``values`` and pull into ``outs`` in one ``pushpull`` where the store has one, as MXNet
+    1.x does (a dist store with no optimizer then sums the gradients in place, in one Allreduce)."""
+    pushpull = getattr(store, "pushpull", None)
+    if callable(pushpull):
+        pushpull(keys, values, out=outs)
+    else:
+        store.push(keys, values)
+        store.pull(keys, outs)
+
+
 def _is_dist_sync(store: Any) -> bool:
     kind = getattr(store, "type", "")
     return isinstance(kind, str) and "dist" in kind and "async" not in kind
@@ -356,12 +367,10 @@ class FeedForward:
                 group.forward(is_train=True)
                 group.backward()
                 if update_on_kvstore:
-                    store.push(keys, group.grad_arrays)
-                    store.pull(keys, group.param_arrays)
+                    _push_pull(store, keys, group.grad_arrays, group.param_arrays)
                 else:
-                    if store is not None:
-                        store.push(keys, group.grad_arrays)
-                        store.pull(keys, group.grad_arrays)
+                    if store is not None:  # the summed gradients come back in place
+                        _push_pull(store, keys, group.grad_arrays, group.grad_arrays)
                     assert updater is not None
                     for index, (weights, grads) in enumerate(zip(group.param_arrays, group.grad_arrays, strict=True)):
                         for k, (weight, grad) in enumerate(zip(weights, grads, strict=True)):

@@ -13,7 +13,9 @@ MODULES = [
     "lazynd.ndarray.ndarray",
     "lazynd.ndarray.serialization",
     "lazynd.random",
+    "lazynd_kv.base",
     "lazynd_kv.device",
+    "lazynd_kv.mpi_allreduce",
     "lazynd.monitor",
     "lazynd_sym.executor_group",
 ]

@@ -212,9 +212,14 @@ def test_fast_arithmetic_matches_numpy_for_every_operand_kind(op: str) -> None:
         (np.float32(1.5), np.float32(2.5)),
     ]
     for lhs_np, rhs_np in cases:
-        got = eval(f"lhs {op} rhs", {"lhs": mx.nd.array(lhs_np, dtype=lhs_np.dtype), "rhs": mx.nd.array(rhs_np, dtype=rhs_np.dtype)})
+        got = eval(
+            f"lhs {op} rhs",
+            {"lhs": mx.nd.array(lhs_np, dtype=lhs_np.dtype), "rhs": mx.nd.array(rhs_np, dtype=rhs_np.dtype)},
+        )
         want = eval(f"lhs {op} rhs", {"lhs": lhs_np, "rhs": rhs_np})
-        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6, err_msg=f"{lhs_np.dtype}{lhs_np.shape} {op} {rhs_np.dtype}")
+        np.testing.assert_allclose(
+            got.asnumpy(), want, rtol=1e-6, err_msg=f"{lhs_np.dtype}{lhs_np.shape} {op} {rhs_np.dtype}"
+        )
     with pytest.raises(mx.MXNetError, match="dtype float64, expected float32"):
         eval(f"lhs {op} rhs", {"lhs": mx.nd.array(x32), "rhs": mx.nd.array(y32, dtype=np.float64)})
     base = mx.nd.array(x32)
@@ -279,3 +284,14 @@ def test_a_chain_of_dependent_operations_stays_on_one_worker() -> None:
     engine.wait_for_var(var)
     assert len(names) == 20 and len(set(names)) == 1, set(names)
     engine.waitall()
+
+
+@pytest.mark.parametrize("count", [2, 40])  # few vars and many (the hashed path)
+def test_split_vars_deduplicates_in_order_and_schedules_a_read_and_written_var_as_a_write(count):
+    from lazynd.engine.base import split_vars
+
+    vars_ = [Var() for _ in range(count)]
+    both, only_read, only_written = vars_[0], vars_[1:], [Var(), Var()]
+    reads, writes = split_vars([*only_read, both, *only_read], [both, *only_written, both])
+    assert writes == [both, *only_written]
+    assert reads == only_read

@@ -50,6 +50,10 @@ class Operation:
 
 def split_vars(reads: Sequence[Var], writes: Sequence[Var]) -> tuple[list[Var], list[Var]]:
     """Deduplicate; a var both read and written is scheduled as a write."""
+    if len(reads) + len(writes) > 8:
+        # many vars (a KVStore call over many keys): hash them, the loops below are quadratic
+        write_set = dict.fromkeys(writes)
+        return [v for v in dict.fromkeys(reads) if v not in write_set], list(write_set)
     unique_writes: list[Var] = []
     for v in writes:
         if v not in unique_writes:

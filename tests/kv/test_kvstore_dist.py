@@ -71,6 +71,27 @@ def test_large_keys_are_summed_into_the_stored_value_leaving_the_pushed_array(n)
 @pytest.mark.mpi
 @requires_mpi
 @pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("store", ["dist_sync", "dist_device_sync"])
+def test_pushpull_gives_push_then_pull_and_the_store_keeps_the_sum(n, store):
+    assert_all_ok(run_workers(n, "pushpull", store), n)
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_bad_pushpull_calls_raise_before_any_collective():
+    assert_all_ok(run_workers(2, "pushpull_errors"), 2)
+
+
+@pytest.mark.mpi
+@requires_mpi
+@pytest.mark.parametrize("n", [2, 3])
+def test_ranks_that_sum_a_large_key_differently_first_still_agree(n):
+    assert_all_ok(run_workers(n, "uneven_local_sums"), n)
+
+
+@pytest.mark.mpi
+@requires_mpi
+@pytest.mark.parametrize("n", [2, 3])
 def test_dist_training_matches_one_process_on_the_combined_batch(n):
     assert_all_ok(run_workers(n, "train"), n)
 

@@ -1,11 +1,14 @@
 """One worker of the FeedForward ``dist_sync`` test, started by test_feedforward_dist.py under mpiexec.
 
-``python ff_dist_worker.py OUT_DIR NUM_DEVICES``: trains the small network of
+``python ff_dist_worker.py OUT_DIR NUM_DEVICES [gradients_only]``: trains the small network of
 :func:`problem` with ``FeedForward.fit(kvstore=dist_sync)`` on this rank's part
 of every combined batch, starting from weights that differ per rank (the store
 must hand out rank 0's), then writes its weights to ``OUT_DIR/rank<r>.npz`` and
 prints ``OK <rank>``.  The test compares the files across ranks and with
 single-process training on the combined batches (:func:`train_single`).
+With ``gradients_only`` the store is handed over without ``set_optimizer``, so
+``fit`` only sums the gradients through it (``pushpull`` in place) and every
+device updates its own weights.
 """
 
 from __future__ import annotations
@@ -69,8 +72,18 @@ def train_single(mx, num_workers: int) -> dict[str, np.ndarray]:
     return {k: v.asnumpy() for k, v in ff.arg_params.items()}
 
 
+class GradientsOnly:
+    """A dist store seen without ``set_optimizer``: ``fit`` then sums gradients through it, updating locally."""
+
+    def __init__(self, store) -> None:
+        self._store = store
+        self.type, self.num_workers = store.type, store.num_workers
+        self.init, self.push, self.pull, self.pushpull = store.init, store.push, store.pull, store.pushpull
+
+
 def main() -> None:
     out_dir, num_devices = sys.argv[1], int(sys.argv[2])
+    gradients_only = sys.argv[3:] == ["gradients_only"]
     import lazynd as mx
 
     kv = mx.kv.create("dist_sync")
@@ -80,7 +93,7 @@ def main() -> None:
     ctx = [mx.cpu(i) for i in range(num_devices)] if num_devices > 1 else mx.cpu()
     ff = model(mx, ctx, params)
     train = mx.io.NDArrayIter(rank_part(data, n, rank), rank_part(label, n, rank), batch_size=PER_WORKER)
-    ff.fit(train, kvstore=kv)
+    ff.fit(train, kvstore=GradientsOnly(kv) if gradients_only else kv)
     np.savez(os.path.join(out_dir, f"rank{rank}.npz"), **{k: v.asnumpy() for k, v in ff.arg_params.items()})
     kv.barrier()
     print(f"OK {rank}", flush=True)

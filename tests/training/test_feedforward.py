@@ -185,6 +185,29 @@ def test_fit_pushes_and_pulls_every_gradient_through_a_given_store() -> None:
     assert ff.score(mx.io.NDArrayIter(data, label, batch_size=50)) > 0.95
 
 
+class _PushPullStore(_RecordingStore):
+    """The recording store with MXNet 1.x's ``pushpull``, which ``fit`` must use instead of push then pull."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pushpulls = 0
+
+    def pushpull(self, keys, values, out=None) -> None:
+        self.pushpulls += 1
+        self.push(keys, values)
+        self.pull(keys, values if out is None else out)
+
+
+def test_fit_sums_gradients_through_pushpull_when_the_store_has_it() -> None:
+    mx.random.seed(0)
+    store = _PushPullStore()
+    data, label = _blobs()
+    ff = FeedForward(_net(), num_epoch=3, numpy_batch_size=40, learning_rate=0.1, momentum=0.9, progress_bar=False)
+    ff.fit(data, label, kvstore=store)
+    assert (store.pushpulls, store.pushes) == (3 * 10, 3 * 10 * 4)  # one call per batch, every parameter
+    assert ff.score(mx.io.NDArrayIter(data, label, batch_size=50)) > 0.95
+
+
 def test_fit_rejects_a_kvstore_that_is_not_a_store() -> None:
     data, label = _blobs(40)
     with pytest.raises(DataError, match="kvstore must be a store name or have init/push/pull, got int"):

@@ -43,20 +43,36 @@ def _worker_module():
     return module
 
 
-def _run(n: int, num_devices: int, out_dir: Path) -> dict[int, dict[str, np.ndarray]]:
+def _run(n: int, num_devices: int, out_dir: Path, *options: str) -> dict[int, dict[str, np.ndarray]]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env.update(LAZYND_KV_TIMEOUT="60", LAZYND_CPU_WORKERS="2", OMP_NUM_THREADS="1")
-    cmd = [MPIEXEC, "-launcher", "fork", "-n", str(n), sys.executable, str(WORKER), str(out_dir), str(num_devices)]
+    cmd = [
+        MPIEXEC,
+        "-launcher",
+        "fork",
+        "-n",
+        str(n),
+        sys.executable,
+        str(WORKER),
+        str(out_dir),
+        str(num_devices),
+        *options,
+    ]
     result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=HANG_LIMIT_S)
     assert result.returncode == 0, f"rc={result.returncode}\n{result.stdout}\n{result.stderr[-3000:]}"
     assert sorted(int(r) for r in re.findall(r"OK (\d+)", result.stdout)) == list(range(n)), result.stdout
     return {rank: dict(np.load(out_dir / f"rank{rank}.npz")) for rank in range(n)}
 
 
-@pytest.mark.parametrize(("n", "num_devices"), [(2, 1), (2, 2)])
-def test_dist_sync_fit_leaves_identical_weights_equal_to_one_process(tmp_path, n, num_devices) -> None:
-    weights = _run(n, num_devices, tmp_path)
+@pytest.mark.parametrize(
+    ("n", "num_devices", "options"),
+    [(2, 1, ()), (2, 2, ()), (2, 2, ("gradients_only",))],
+    ids=["1dev", "2dev", "2dev-grads"],
+)
+def test_dist_sync_fit_leaves_identical_weights_equal_to_one_process(tmp_path, n, num_devices, options) -> None:
+    # gradients_only: the store sums the gradients in place (pushpull) and every device updates its weights
+    weights = _run(n, num_devices, tmp_path, *options)
     for rank in range(1, n):
         for name, value in weights[0].items():
             np.testing.assert_array_equal(weights[rank][name], value, err_msg=f"rank {rank}, {name}")
