@@ -169,15 +169,35 @@ def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry) -> Any:
     return x
 
 
-# Batch-last layout for the CPU backward: with the batch axis innermost, every slab that
-# im2col copies and col2im adds is a run of (out width x batch) contiguous elements
-# instead of one output row, and the weight gradient is one GEMM instead of a GEMM per
-# sample plus a sum.  Worth it once the batch is a few rows long.
+# Batch-last layout on the CPU: with the batch axis innermost, every slab that im2col copies
+# and col2im adds is a run of (out width x batch) contiguous elements instead of one output
+# row, and each product is one GEMM over (channels x kernel, positions x batch) instead of a
+# GEMM per sample (plus a sum over the batch for the weight gradient).  Worth it once the
+# batch is a few rows long.  The forward pays a transpose of its output back to batch-first,
+# so it takes this layout only when the per-sample GEMMs would be thin (few output
+# positions): there the batch-first im2col copies runs of one short output row and OpenBLAS
+# runs far below its peak on (filters x positions) products.
 BATCH_LAST_MIN_BATCH = 8
+BATCH_LAST_MAX_FORWARD_POSITIONS = 256
 
 
-def im2col_batch_last(x: np.ndarray, g: Geometry) -> np.ndarray:
-    """(N, C, *spatial) -> contiguous columns (C, *kernel, *out, N) (NumPy only)."""
+def _uses_batch_last(xp: Any, batch: int, positions: int | None = None) -> bool:
+    """Whether the CPU kernels take the batch-last layout (``positions``: the forward's output positions)."""
+    if xp is not np or batch < BATCH_LAST_MIN_BATCH:
+        return False
+    return positions is None or positions <= BATCH_LAST_MAX_FORWARD_POSITIONS
+
+
+def _host_empty(kctx: Any) -> Any:
+    """The backend's pooled ``empty`` (a fresh multi-megabyte buffer page-faults on every call)."""
+    return kctx.backend.empty if kctx.backend is not None else np.empty
+
+
+def im2col_batch_last(x: np.ndarray, g: Geometry, empty: Any = np.empty) -> np.ndarray:
+    """(N, C, *spatial) -> contiguous columns (C, *kernel, *out, N) (NumPy only).
+
+    ``empty(shape, dtype)`` allocates the result (the backend's pool in a kernel).
+    """
     out = g.out_size("Convolution", tuple(x.shape[2:]))
     xt = np.moveaxis(x, 0, -1)  # (C, *spatial, N)
     if any(g.pad):
@@ -189,7 +209,10 @@ def im2col_batch_last(x: np.ndarray, g: Geometry) -> np.ndarray:
     index = (slice(None),) + tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True))
     index += (slice(None),) + tuple(slice(None, None, d) for d in g.dilate)
     perm = (0, *range(2 + g.nd, 2 + 2 * g.nd), *range(1, 1 + g.nd), 1 + g.nd)
-    return np.ascontiguousarray(win[index].transpose(perm))
+    view = win[index].transpose(perm)
+    col = empty(view.shape, x.dtype)
+    np.copyto(col, view)
+    return col
 
 
 def col2im_batch_last(col: np.ndarray, spatial: tuple[int, ...], g: Geometry) -> np.ndarray:
@@ -228,6 +251,10 @@ def _conv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     x = g.to_nc(data)
     w = g.to_nc(weight)
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
+    bias = None if attrs["no_bias"] else inputs[2]
+    if _uses_batch_last(xp, n, math.prod(g.out_size("Convolution", tuple(x.shape[2:])))):
+        _conv_forward_batch_last(kctx, g, groups, x, w, bias, g.to_nc(outputs[0]))
+        return
     col = im2col(kctx, x, g)
     positions = math.prod(col.shape[2 + g.nd :])
     col = col.reshape(n, groups, -1, positions)
@@ -239,8 +266,30 @@ def _conv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     else:
         _store(g, out, xp.matmul(wm, col))
         target = g.to_nc(out)
-    if not attrs["no_bias"]:
-        target += inputs[2].reshape(_bias_shape(g))
+    if bias is not None:
+        target += bias.reshape(_bias_shape(g))
+
+
+def _conv_forward_batch_last(
+    kctx: Any, g: Geometry, groups: int, x: np.ndarray, w: np.ndarray, bias: Any, out_nc: np.ndarray
+) -> None:
+    """The CPU forward in the batch-last layout: one GEMM (F, C x kernel) @ (C x kernel, positions x N)."""
+    empty = _host_empty(kctx)
+    col = im2col_batch_last(x, g, empty)  # (C, *kernel, *out, N)
+    filters = w.shape[0]
+    y = empty((filters, *col.shape[1 + g.nd :]), x.dtype)  # (F, *out, N)
+    columns = y[0].size
+    np.matmul(
+        w.reshape(groups, filters // groups, -1),
+        col.reshape(groups, -1, columns),
+        out=y.reshape(groups, filters // groups, columns),
+    )
+    # back to batch-first in the one pass that adds the bias
+    y = np.moveaxis(y, -1, 0)
+    if bias is None:
+        np.copyto(out_nc, y)
+    else:
+        np.add(y, bias.reshape(_bias_shape(g)), out=out_nc)
 
 
 def _conv_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
@@ -270,8 +319,8 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     out_grad, data, weight = inputs
     g = Geometry("Convolution", attrs, data.ndim)
     x, w, dy = g.to_nc(data), g.to_nc(weight), g.to_nc(out_grad)
-    if xp is np and x.shape[0] >= BATCH_LAST_MIN_BATCH:
-        _conv_backward_batch_last(attrs, g, x, w, dy, outputs)
+    if _uses_batch_last(xp, x.shape[0]):
+        _conv_backward_batch_last(kctx, attrs, g, x, w, dy, outputs)
         return
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
     positions = math.prod(dy.shape[2:])
@@ -289,18 +338,22 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         outputs[2][...] = dym.reshape(n, filters, positions).sum(axis=(0, 2))
 
 
-def _conv_backward_batch_last(attrs: dict, g: Geometry, x: Any, w: Any, dy: Any, outputs: list) -> None:
+def _conv_backward_batch_last(kctx: Any, attrs: dict, g: Geometry, x: Any, w: Any, dy: Any, outputs: list) -> None:
     """The CPU backward in the batch-last layout: two GEMMs over (channels x kernel, positions x batch)."""
+    empty = _host_empty(kctx)
     groups, filters = attrs["num_group"], w.shape[0]
-    col = im2col_batch_last(x, g)  # (C, *kernel, *out, N)
+    col = im2col_batch_last(x, g, empty)  # (C, *kernel, *out, N)
     col_shape = col.shape
     col = col.reshape(groups, -1, col[0].size // math.prod(g.kernel))
-    dyt = np.ascontiguousarray(np.moveaxis(dy, 0, -1)).reshape(groups, filters // groups, -1)  # (F, *out * N)
+    dyt = empty((filters, *dy.shape[2:], dy.shape[0]), dy.dtype)  # (F, *out, N)
+    np.copyto(dyt, np.moveaxis(dy, 0, -1))
+    dyt = dyt.reshape(groups, filters // groups, -1)
     dw = np.matmul(dyt, col.transpose(0, 2, 1))
     g.to_nc(outputs[1])[...] = dw.reshape(w.shape)
     wm = w.reshape(groups, filters // groups, -1)
-    dcol = np.matmul(wm.transpose(0, 2, 1), dyt).reshape(col_shape)
-    g.to_nc(outputs[0])[...] = np.moveaxis(col2im_batch_last(dcol, tuple(x.shape[2:]), g), -1, 0)
+    dcol = empty(col.shape, col.dtype)
+    np.matmul(wm.transpose(0, 2, 1), dyt, out=dcol)
+    g.to_nc(outputs[0])[...] = np.moveaxis(col2im_batch_last(dcol.reshape(col_shape), tuple(x.shape[2:]), g), -1, 0)
     if not attrs["no_bias"]:
         outputs[2][...] = dyt.reshape(filters, -1).sum(axis=1)
 
