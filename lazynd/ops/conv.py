@@ -10,12 +10,15 @@ im2col/col2im come from our kernels (``kernels/conv.cu``), GEMMs go to cuBLAS.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ..backend.blas import blas_section
 from ..backend.cuda_kernels import launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, optional, parse_bool, parse_int, parse_shape, parse_str
@@ -134,11 +137,11 @@ def im2col(kctx: Any, x: Any, g: Geometry) -> Any:
         return col
     if any(g.pad):
         x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in g.pad])
-    spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate)]
+    spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
     axes = tuple(range(2, 2 + g.nd))
     win = np.lib.stride_tricks.sliding_window_view(x, spans, axis=axes)
     index = (slice(None), slice(None))
-    index += tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out))
+    index += tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True))
     index += tuple(slice(None, None, d) for d in g.dilate)
     win = win[index]
     perm = (0, 1, *range(2 + g.nd, 2 + 2 * g.nd), *range(2, 2 + g.nd))
@@ -157,15 +160,15 @@ def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry) -> Any:
         grid, block = launch_config(col.size)
         fn(grid, block, (col, x, np.int64(col.size), np.int32(c), *[np.int32(v) for v in _gpu_dims(g, spatial, out)]))
         return x
-    padded = [s + 2 * p for s, p in zip(spatial, g.pad)]
+    padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
     x = np.zeros((n, c, *padded), dtype=col.dtype)
     for offset in itertools.product(*[range(k) for k in g.kernel]):
         target = (slice(None), slice(None)) + tuple(
-            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out)
+            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out, strict=True)
         )
         x[target] += col[(slice(None), slice(None), *offset)]
     if any(g.pad):
-        x = x[(slice(None), slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial)])]
+        x = x[(slice(None), slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
     return x
 
 
@@ -229,6 +232,18 @@ def col2im_batch_last(col: np.ndarray, spatial: tuple[int, ...], g: Geometry) ->
     if any(g.pad):
         x = x[(slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
     return x
+
+
+def _in_blas_section(kernel: Callable[..., None]) -> Callable[..., None]:
+    """Run a kernel's CPU calls inside :func:`~lazynd.backend.blas.blas_section`: two GEMM-heavy
+    kernels on the engine's workers at once only slow each other down under a threaded BLAS."""
+
+    @functools.wraps(kernel)
+    def run(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        with blas_section(kctx.xp is np):
+            kernel(kctx, attrs, inputs, outputs, aux)
+
+    return run
 
 
 def _store(g: Geometry, out: Any, value_nc: Any) -> None:
@@ -376,7 +391,7 @@ def _grad_outputs(attrs: dict) -> tuple[str, ...]:
 register(
     OpDef(
         "Convolution",
-        _conv_forward,
+        _in_blas_section(_conv_forward),
         inputs=_conv_inputs,
         params=_common_params(False),
         infer_shape=_conv_infer,
@@ -387,7 +402,7 @@ register(
 register(
     OpDef(
         "_backward_Convolution",
-        _conv_backward,
+        _in_blas_section(_conv_backward),
         inputs=("out_grad", "data", "weight"),
         outputs=_grad_outputs,
         params=_common_params(False),
@@ -422,7 +437,7 @@ def _deconv_geometry(attrs: dict, spatial: tuple[int, ...], ndim: int | None = N
             pads.append((total + 1) // 2)
             adjs.append(total % 2)
         g.pad, adj = tuple(pads), tuple(adjs)
-    if any(a >= s for a, s in zip(adj, g.stride)):
+    if any(a >= s for a, s in zip(adj, g.stride, strict=True)):
         raise OperatorError(f"Deconvolution: adj {adj} must be smaller than stride {g.stride}")
     out = tuple(
         g.stride[i] * (size - 1) + g.dilate[i] * (g.kernel[i] - 1) + 1 - 2 * g.pad[i] + adj[i] if size else 0
@@ -444,9 +459,9 @@ def _deconv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     xm = xp.ascontiguousarray(x).reshape(n, groups, c_in // groups, positions)
     wm = w.reshape(groups, c_in // groups, -1).transpose(0, 2, 1)
     col = xp.matmul(wm, xm).reshape(n, groups * fg, *g.kernel, *x.shape[2:])
-    padded = tuple(o + 2 * p for o, p in zip(out_spatial, g.pad))
+    padded = tuple(o + 2 * p for o, p in zip(out_spatial, g.pad, strict=True))
     full = col2im(kctx, col, padded, _no_pad(g))
-    result = full[(slice(None), slice(None), *[slice(p, p + o) for p, o in zip(g.pad, out_spatial)])]
+    result = full[(slice(None), slice(None), *[slice(p, p + o) for p, o in zip(g.pad, out_spatial, strict=True)])]
     target = g.to_nc(outputs[0])
     target[...] = result
     if not attrs["no_bias"]:
@@ -511,7 +526,7 @@ def _deconv_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads
 register(
     OpDef(
         "Deconvolution",
-        _deconv_forward,
+        _in_blas_section(_deconv_forward),
         inputs=_conv_inputs,
         params=_deconv_params(),
         infer_shape=_deconv_infer,
@@ -522,7 +537,7 @@ register(
 register(
     OpDef(
         "_backward_Deconvolution",
-        _deconv_backward,
+        _in_blas_section(_deconv_backward),
         inputs=("out_grad", "data", "weight"),
         outputs=_grad_outputs,
         params=_deconv_params(),

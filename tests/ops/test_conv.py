@@ -43,7 +43,7 @@ def numeric_gradient_check(op_name, arrays, params, rtol=1e-4, atol=1e-6, eps=1e
     out = fn(*inputs, **params)
     head = rng.standard_normal(out.shape)
     grads = op.gradient(lazynd.nd, op.parse(params), inputs, [out], [lazynd.nd.array(head, dtype="float64")])
-    for i, (a, g) in enumerate(zip(arrays, grads)):
+    for i, (a, g) in enumerate(zip(arrays, grads, strict=True)):
         numeric = np.zeros_like(a)
         for j in range(a.size):
             plus, minus = a.copy(), a.copy()
