@@ -6,6 +6,11 @@ contiguous column buffer ``(N, C, *kernel, *out)``; the GEMM is one batched
 layout allows.  col2im adds each kernel offset's slab back (a loop over kernel
 positions, never over pixels).  On the GPU the same code runs with CuPy; only
 im2col/col2im come from our kernels (``kernels/conv.cu``), GEMMs go to cuBLAS.
+
+On the CPU, batches of 8 or more take a batch-last layout instead (see
+``BATCH_LAST_MIN_BATCH``): columns ``(C, *kernel, *out, N)`` and one plain GEMM
+per product, for the whole backward and for forwards with few output positions.
+CPU kernels run inside :func:`~lazynd.backend.blas.blas_section`.
 """
 
 from __future__ import annotations
