@@ -12,7 +12,7 @@ best of ``--repeat`` timings, per call.  Before timing, every lazynd result is
 checked against the NumPy reference so both columns compute the same thing.
 The hand-NumPy references are what a careful NumPy user writes: ``out=`` where
 it saves a temporary, views instead of copies, the fastest formulation we found.
-PyTorch runs with its default thread count (printed); NumPy's BLAS likewise.
+PyTorch runs with its default thread count; NumPy's BLAS likewise (both printed).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _table import best_of, print_table  # noqa: E402
 
 import lazynd as mx  # noqa: E402
+from lazynd.backend.blas import BLAS_THREADS  # noqa: E402
 
 try:
     import torch
@@ -623,7 +624,8 @@ def main() -> None:
             else:
                 row += ["-", "-"]
             rows.append(row)
-    threads = f"torch {torch.__version__}, {torch.get_num_threads()} threads" if torch is not None else "no torch"
+    threads = f"NumPy BLAS {BLAS_THREADS} threads, "
+    threads += f"torch {torch.__version__} {torch.get_num_threads()} threads" if torch is not None else "no torch"
     print_table(
         f"operators, float32, cpu, best of {args.repeat} x {args.calls} calls, ms per call ({threads})",
         ["family", "op", "NumPy ms", "lazynd ms", "x NumPy", "naive ms", "x NumPy", "torch ms", "lazynd x torch"],

@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "lazynd.backend.blas",
     "lazynd.context",
     "lazynd.ndarray.creation",
     "lazynd.ndarray.ndarray",

@@ -43,7 +43,7 @@ def numeric_gradient_check(op_name, arrays, params, rtol=1e-4, atol=1e-6, eps=1e
     out = fn(*inputs, **params)
     head = rng.standard_normal(out.shape)
     grads = op.gradient(lazynd.nd, op.parse(params), inputs, [out], [lazynd.nd.array(head, dtype="float64")])
-    for i, (a, g) in enumerate(zip(arrays, grads)):
+    for i, (a, g) in enumerate(zip(arrays, grads, strict=True)):
         numeric = np.zeros_like(a)
         for j in range(a.size):
             plus, minus = a.copy(), a.copy()
@@ -121,6 +121,53 @@ def test_convolution_batch_last_backward_matches_per_sample_backward(
     per_sample = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, args[0], args[1], **params)]
     for got, want in zip(batch_last, per_sample, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "shape,kernel,stride,pad,dilate,groups,layout",
+    [
+        ((9, 3, 9), (3,), (2,), (1,), (1,), 1, None),
+        ((8, 4, 7, 8), (3, 2), (1, 2), (1, 0), (2, 1), 2, None),
+        ((8, 4, 9, 9), (3, 3), (2, 2), (2, 1), (1, 2), 4, None),
+        ((8, 2, 5, 4, 6), (2, 3, 2), (1, 1, 2), (0, 1, 1), (1, 1, 1), 1, None),
+        ((10, 6, 5, 4), (3, 3), (1, 1), (1, 1), (1, 1), 1, "NHWC"),
+        ((8, 7, 6, 6), (5, 5), (1, 1), (0, 0), (1, 1), 1, None),
+    ],
+)
+def test_convolution_batch_last_forward_matches_naive_reference(shape, kernel, stride, pad, dilate, groups, layout):
+    # batches of BATCH_LAST_MIN_BATCH or more with few output positions take the batch-last CPU forward
+    from lazynd.ops import conv
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(shape).astype("float32")
+    channels = shape[-1] if layout else shape[1]
+    w = rng.standard_normal((4, channels // groups, *kernel)).astype("float32")
+    b = rng.standard_normal(4).astype("float32")
+    x_nc = np.moveaxis(x, -1, 1) if layout else x
+    w_given = np.moveaxis(w, 1, -1) if layout else w
+    geometry = conv.Geometry("Convolution", dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate), x.ndim)
+    positions = int(np.prod(geometry.out_size("Convolution", x_nc.shape[2:])))
+    assert conv._uses_batch_last(np, shape[0], positions)
+    params = dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate, num_filter=4, num_group=groups, layout=layout)
+    for no_bias in (False, True):
+        args = [lazynd.nd.array(a) for a in ((x, w_given) if no_bias else (x, w_given, b))]
+        y = lazynd.nd.Convolution(*args, no_bias=no_bias, **params).asnumpy()
+        want = naive_conv(x_nc, w, None if no_bias else b, stride, pad, dilate, groups)
+        got = np.moveaxis(y, -1, 1) if layout else y
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_convolution_forward_layouts_agree_at_batch_8(monkeypatch):
+    from lazynd.ops import conv
+
+    rng = np.random.default_rng(10)
+    args = [rng.standard_normal(s) for s in ((8, 6, 7, 7), (6, 3, 3, 3), (6,))]
+    params = dict(kernel=(3, 3), stride=(2, 1), pad=(1, 1), num_filter=6, num_group=2)
+    arrays = [lazynd.nd.array(a, dtype="float64") for a in args]
+    batch_last = lazynd.nd.Convolution(*arrays, **params).asnumpy()
+    monkeypatch.setattr(conv, "BATCH_LAST_MAX_FORWARD_POSITIONS", 0)
+    batch_first = lazynd.nd.Convolution(*arrays, **params).asnumpy()
+    np.testing.assert_allclose(batch_last, batch_first, rtol=1e-12, atol=1e-12)
 
 
 def test_convolution_gradient_at_batch_8_matches_central_differences():

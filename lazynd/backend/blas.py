@@ -1,0 +1,54 @@
+"""The host BLAS's own threads, and a section that keeps GEMM-heavy CPU kernels from overlapping.
+
+A multi-threaded OpenBLAS runs one level-3 call at a time: a second thread that
+calls GEMM meanwhile waits on a lock inside the library, while the library's
+worker threads spin.  Two engine workers that each run a GEMM-heavy kernel (a
+convolution's forward next to an independent backward) therefore gain nothing
+on their GEMMs and lose on the rest: their copies and sums compete with the
+BLAS threads for the same cores, and a GEMM split across descheduled threads
+waits for the slowest.  Such a kernel runs inside :func:`blas_section`, which
+lets one of them run at a time while BLAS has threads of its own.  With a
+single-threaded BLAS (``OPENBLAS_NUM_THREADS=1``, the setting for running
+independent operations in parallel on the engine's workers) it does nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Mapping
+
+# the variables OpenBLAS (then MKL, then OpenMP) reads, in its order of precedence
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def host_blas_threads(environ: Mapping[str, str] | None = None) -> int:
+    """The thread count the host BLAS takes when it loads: the first positive
+    ``*_NUM_THREADS`` of :data:`THREAD_VARIABLES`, else one thread per core.
+
+    Examples
+    --------
+    >>> host_blas_threads({"OMP_NUM_THREADS": "4", "OPENBLAS_NUM_THREADS": "1"})
+    1
+    >>> host_blas_threads({"OMP_NUM_THREADS": "4"})
+    4
+    """
+    variables = os.environ if environ is None else environ
+    for name in THREAD_VARIABLES:
+        value = variables.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
+
+
+# read once, like the BLAS library itself (it was loaded with NumPy, before this module)
+BLAS_THREADS = host_blas_threads()
+_section_lock = threading.Lock()
+_no_section = contextlib.nullcontext()
+
+
+def blas_section(on_host: bool = True) -> contextlib.AbstractContextManager:
+    """A context for one GEMM-heavy kernel: exclusive among such kernels when the host BLAS
+    is multi-threaded, a no-op otherwise (or when ``on_host`` is False: GPU kernels)."""
+    return _section_lock if on_host and BLAS_THREADS > 1 else _no_section
