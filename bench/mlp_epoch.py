@@ -114,7 +114,19 @@ def lazynd_trainer(
     xs, ys = mx.nd.array(x, ctx=ctx), mx.nd.array(y, ctx=ctx)
     data, label = ex.arg_dict["data"], ex.arg_dict["softmax_label"]
     pairs = [(ex.arg_dict[n], ex.grad_dict[n]) for n in names]
+    weights = [w for w, _ in pairs]
+    interleaved = [a for pair in pairs for a in pair]
     mx.nd.waitall()
+
+    def update() -> None:
+        if registry.exists("multi_sgd_update"):  # every parameter in one operation
+            mx.nd.multi_sgd_update(
+                *interleaved, out=weights, lrs=(LR,) * len(pairs), wds=(0.0,) * len(pairs),
+                rescale_grad=1.0 / BATCH, num_weights=len(pairs),
+            )  # fmt: skip
+        else:
+            for w, g in pairs:
+                mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / BATCH, out=w)
 
     def train() -> None:
         for k in range(0, len(x) - BATCH + 1, BATCH):
@@ -122,8 +134,7 @@ def lazynd_trainer(
             ys[k : k + BATCH].copyto(label)
             ex.forward(is_train=True)
             ex.backward()
-            for w, g in pairs:
-                mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / BATCH, out=w)
+            update()
         mx.nd.waitall()
 
     def final_params() -> list[np.ndarray]:
