@@ -2,13 +2,29 @@
 
 At bind the passes run once (gradient, shapes, types, memory plan) and the forward and
 backward passes become lists of ``(kernel, kctx, attrs, inputs, outputs, aux)`` over
-preallocated buffers.  On the CPU each pass is pushed to the engine as ONE operation
-(bulk execution: a kernel call costs a Python call); on the GPU each kernel is pushed
-on its own, since launches are asynchronous anyway.
+preallocated buffers.
+
+Bulk execution (MXNet's term): on a CPU context each pass is pushed to the engine as ONE
+operation, a "segment" that reads every argument and auxiliary state and writes every
+output and gradient, and whose function calls the precomputed kernels in order.  Each
+kernel then costs a Python call instead of an engine push with its own var bookkeeping
+and, possibly, a hand-off to a worker thread.  What stays per operator:
+
+- an exception names the failing operator: ``EngineError: operator 'fc1'
+  (FullyConnected, in 'executor_forward') failed: ...``, raised at the next wait as
+  for any operation;
+- while a monitor is installed (:meth:`Executor.set_monitor_callback`) or the profiler
+  records, each operator is pushed on its own (named ``executor:<node>``), so both see
+  every operator;
+- ``LAZYND_EXEC_BULK=0`` (read when an executor is bound) pushes one operation per
+  operator always, for debugging or comparison.
+
+On a GPU each kernel is pushed on its own, since launches are asynchronous anyway.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +33,8 @@ import numpy as np
 import lazynd.ndarray as nd
 from lazynd.backend import get_backend
 from lazynd.context import Context
-from lazynd.engine import get_engine
+import lazynd.engine as engine_module
+from lazynd.engine import StepFailure, get_engine
 from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.ndarray.dispatch import kernel_context, push_kernel
@@ -31,6 +48,11 @@ from .passes.infer_shape import shape_known
 from .passes.plan_memory import entry_bytes
 
 GRAD_REQS = ("write", "add", "null")
+
+
+def bulk_enabled() -> bool:
+    """Whether executors bound now push a whole pass as one operation (``LAZYND_EXEC_BULK``, default on)."""
+    return os.environ.get("LAZYND_EXEC_BULK", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = False) -> list[Any]:
@@ -82,6 +104,7 @@ class Executor:
         self.grad_req = reqs
         self.aux_arrays = aux
         self._monitor: Callable[[str, Any], None] | None = None
+        self._bulk = bulk_enabled()
         self._compile()
 
     # -- construction --------------------------------------------------------------------------
@@ -316,19 +339,27 @@ class Executor:
     # -- running -------------------------------------------------------------------------------
     def _run_steps(self, steps: list[tuple]) -> None:
         monitor = self._monitor
-        if monitor is None:
-            for fn, kctx, attrs, ins, outs, aux, _node in steps:
+        node = None
+        try:
+            if monitor is None:
+                for fn, kctx, attrs, ins, outs, aux, node in steps:
+                    fn(kctx, attrs, ins, outs, aux)
+                return
+            for fn, kctx, attrs, ins, outs, aux, node in steps:
                 fn(kctx, attrs, ins, outs, aux)
-            return
-        for fn, kctx, attrs, ins, outs, aux, node in steps:
-            fn(kctx, attrs, ins, outs, aux)
-            for k, out in enumerate(outs[: node.num_visible_outputs()]):
-                if out is not None:
-                    monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), self._ctx))
+                for k, out in enumerate(outs[: node.num_visible_outputs()]):
+                    if out is not None:
+                        monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), self._ctx))
+        except Exception as err:
+            raise _step_failure(node, err) from err
 
     def _run_steps_then(self, steps: list[tuple], tail: Callable[[], None]) -> None:
         self._run_steps(steps)
         tail()
+
+    def _bulk_now(self) -> bool:
+        """Push a pass as one operation?  Not while a monitor or the profiler wants every operator."""
+        return self._bulk and self._monitor is None and not engine_module.recording
 
     def _push(
         self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None
@@ -339,10 +370,22 @@ class Executor:
             if tail is not None:
                 push_kernel(self._ctx, tail, (), reads, writes, name + "_grads", 0)
             return
-        if tail is None:
-            get_engine().push(self._run_steps, (steps,), reads, writes, name, self._ctx)
+        engine = get_engine()
+        if not self._bulk_now():
+            # one operation per operator; each one writes the executor's internal var, so they run in
+            # order, and all but the first read it too, so they inherit the error of an earlier step
+            # of this pass (and are skipped) as the rest of a bulked pass would be
+            chained = [*reads, self._internal]
+            for k, step in enumerate(steps):
+                engine.push(
+                    self._run_steps, ([step],), chained if k else reads, writes, "executor:" + step[6].name, self._ctx
+                )
+            if tail is not None:
+                engine.push(tail, (), chained if steps else reads, writes, name + "_grads", self._ctx)
+        elif tail is None:
+            engine.push(self._run_steps, (steps,), reads, writes, name, self._ctx)
         else:
-            get_engine().push(self._run_steps_then, (steps, tail), reads, writes, name, self._ctx)
+            engine.push(self._run_steps_then, (steps, tail), reads, writes, name, self._ctx)
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
         """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``."""
@@ -523,6 +566,14 @@ def _unread_optional_outputs(graph: IndexedGraph, order: list[int], keep: set[in
         if node.op.optional_outputs:
             unread.update(e for e in range(graph.entry(i), graph.entry(i + 1)) if e not in keep)
     return unread
+
+
+def _step_failure(node: Any, err: Exception) -> StepFailure:
+    """The error of a failed step, naming its node and operator (the engine reports it at a wait)."""
+    if node is None:
+        return StepFailure("executor", err)
+    op = getattr(node, "op", None)
+    return StepFailure(node.name, err, op.name if op is not None else "")
 
 
 def _finish_kernel(finish: list[tuple]) -> Callable[[], None]:
