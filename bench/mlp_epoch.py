@@ -112,7 +112,6 @@ def lazynd_trainer(
         ex.arg_dict[f"w{i + 1}"][:] = mx.nd.array(w.T.copy() if fc else w, ctx=ctx)
         ex.arg_dict[f"b{i + 1}"][:] = mx.nd.array(b.reshape(shapes[f"b{i + 1}"]), ctx=ctx)
     xs, ys = mx.nd.array(x, ctx=ctx), mx.nd.array(y, ctx=ctx)
-    data, label = ex.arg_dict["data"], ex.arg_dict["softmax_label"]
     pairs = [(ex.arg_dict[n], ex.grad_dict[n]) for n in names]
     weights = [w for w, _ in pairs]
     interleaved = [a for pair in pairs for a in pair]
@@ -130,9 +129,8 @@ def lazynd_trainer(
 
     def train() -> None:
         for k in range(0, len(x) - BATCH + 1, BATCH):
-            xs[k : k + BATCH].copyto(data)
-            ys[k : k + BATCH].copyto(label)
-            ex.forward(is_train=True)
+            # the batch copies into the bound data/label arrays run as the first steps of the pass
+            ex.forward(is_train=True, data=xs[k : k + BATCH], softmax_label=ys[k : k + BATCH])
             ex.backward()
             update()
         mx.nd.waitall()

@@ -388,23 +388,46 @@ class Executor:
             engine.push(self._run_steps_then, (steps, tail), reads, writes, name, self._ctx)
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
-        """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``."""
+        """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``.
+
+        In a bulked pass the copies of NDArray arguments on the executor's host are the
+        first steps of the pass itself rather than engine operations of their own.
+        """
+        is_train = bool(is_train)
+        reads, writes = self._forward_vars[is_train]
+        steps = self._steps[is_train]
+        if kwargs:
+            copies = self._copy_arguments(kwargs)
+            if copies:
+                reads = reads + [src._var for src, _ in copies]
+                writes = writes + [dst._var for _, dst in copies]
+                sources, targets = [src._data for src, _ in copies], [dst._data for _, dst in copies]
+                steps = [(_copy_kernel, None, None, sources, targets, [], _INPUT_COPY_NODE), *steps]
+        self._push(steps, reads, writes, "executor_forward")
+        return self.outputs
+
+    def _copy_arguments(self, kwargs: dict[str, Any]) -> list[tuple[Any, Any]]:
+        """Copy ``kwargs`` into the named arguments; return the ``(source, target)`` copies left to the pass."""
+        arg_dict = self.arg_dict
+        fold = self._bulk_now()
+        left = []
         for key, value in kwargs.items():
-            if key not in self.arg_dict:
+            target = arg_dict.get(key)
+            if target is None:
                 raise LazyNDError(f"forward: {key!r} is not an argument; arguments are {self.arg_names}")
-            target = self.arg_dict[key]
             if isinstance(value, nd.NDArray):
                 if tuple(value.shape) != tuple(target.shape):
                     raise ShapeError(
                         f"forward: {key!r} has shape {value.shape}, the executor was bound with {target.shape}"
                     )
-                value.copyto(target)
+                if fold and value._ctx == target._ctx and target._ctx.device_type != "gpu":
+                    if value._var is not target._var or value._data is not target._data:
+                        left.append((value, target))
+                else:
+                    value.copyto(target)
             else:
                 target[:] = value
-        is_train = bool(is_train)
-        reads, writes = self._forward_vars[is_train]
-        self._push(self._steps[is_train], reads, writes, "executor_forward")
-        return self.outputs
+        return left
 
     def _vars_of_forward(self, is_train: bool) -> tuple[list[Var], list[Var]]:
         reads = [a._var for a in self.arg_arrays]
@@ -597,10 +620,14 @@ def _copy_kernel(kctx: Any, attrs: Any, ins: list, outs: list, aux: list) -> Non
 
 
 class _CopyNode:
-    name = "head_grads"
+    """The node of a copy step a pass adds in front of its kernels (no outputs a monitor sees)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def num_visible_outputs(self) -> int:
         return 0
 
 
-_COPY_NODE = _CopyNode()
+_COPY_NODE = _CopyNode("head_grads")
+_INPUT_COPY_NODE = _CopyNode("argument_copies")

@@ -145,6 +145,9 @@ class PlacedExecutor(Executor):
         except Exception as err:
             raise _step_failure(node, err) from err
 
+    def _bulk_now(self) -> bool:
+        return not self._uses_gpu and super()._bulk_now()
+
     def _push(self, steps: list[tuple], reads: list, writes: list, name: str, tail: Any = None) -> None:
         if not self._uses_gpu and not self._bulk_now():
             super()._push(steps, reads, writes, name, tail)  # one CPU operation per operator

@@ -253,3 +253,40 @@ def test_shared_weight_training_is_the_same_with_and_without_bulk(engine_name, m
         np.testing.assert_array_equal(a, b)
     for name, arr in bulk_weights[-1].items():
         np.testing.assert_array_equal(arr, single_weights[-1][name])
+
+
+def test_argument_copies_of_a_bulked_forward_are_part_of_the_pass(recording_engine, monkeypatch):
+    ex = _bind(_mlp(), MLP_SHAPES, True, monkeypatch)
+    data, label = mx.nd.ones(MLP_SHAPES["data"]), mx.nd.zeros(MLP_SHAPES["softmax_label"])
+    recording_engine.names.clear()
+    ex.forward(is_train=True, data=data, softmax_label=label)
+    assert recording_engine.names == ["executor_forward"]
+    np.testing.assert_array_equal(ex.arg_dict["data"].asnumpy(), data.asnumpy())
+
+
+@pytest.mark.parametrize("bulk", [True, False], ids=["bulk", "per-op"])
+def test_forward_with_arguments_matches_copying_them_first(bulk, engine_name, monkeypatch):
+    rng = np.random.default_rng(12)
+    batches = [rng.standard_normal(MLP_SHAPES["data"]).astype(np.float32) for _ in range(3)]
+    given, copied = _bind(_mlp(), MLP_SHAPES, bulk, monkeypatch), _bind(_mlp(), MLP_SHAPES, bulk, monkeypatch)
+    for batch in batches:
+        source = mx.nd.array(batch)
+        given.forward(is_train=True, data=source, softmax_label=mx.nd.array(np.arange(8) % 4, dtype="float64"))
+        # written right after the push, with no wait: the pass must have read the old values
+        source[:] = 0.0
+        copied.arg_dict["data"][:] = batch
+        copied.arg_dict["softmax_label"][:] = np.arange(8) % 4
+        copied.forward(is_train=True)
+        for ex in (given, copied):
+            ex.backward()
+        np.testing.assert_array_equal(given.outputs[0].asnumpy(), copied.outputs[0].asnumpy())
+        np.testing.assert_array_equal(given.grad_dict["fc1_weight"].asnumpy(), copied.grad_dict["fc1_weight"].asnumpy())
+    assert given.arg_dict["softmax_label"].dtype == np.float32
+
+
+def test_forward_with_an_argument_of_the_wrong_shape_is_an_error(monkeypatch):
+    ex = _bind(_mlp(), MLP_SHAPES, True, monkeypatch)
+    with pytest.raises(mx.LazyNDError, match=r"forward: 'data' has shape \(2, 12\).*\(8, 12\)"):
+        ex.forward(data=mx.nd.ones((2, 12)))
+    with pytest.raises(mx.LazyNDError, match="'weights' is not an argument"):
+        ex.forward(weights=mx.nd.ones((2, 12)))
