@@ -16,10 +16,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import OperatorError
 from .optimizer_ops import _COMMON, _gpu_ready, _in_range, _launch, _run_blocked, _sgd_block, _sgd_mom_block
 from .params import Param, parse_float_tuple, parse_int
 from .registry import OpDef, merge_shape, register
+
+
+# A parameter of at most SMALL_BYTES (a bias, a small layer) is updated whole with two fresh
+# scratch arrays: the blocked walk's bookkeeping costs more than the update itself (about
+# 3.5 us against 1.8 us for a bias of 128 floats).  Larger ones take the blocked walk and its
+# reused scratch: fresh scratch of hundreds of KiB may come from mmap and fault in every page.
+SMALL_BYTES = 1 << 15
 
 
 def _positive_int(value: Any) -> int:
@@ -38,8 +47,8 @@ _MULTI_COMMON = {
 }
 
 
-def _per_weight(name: str, attrs: dict) -> list[dict]:
-    """One ``sgd_update``-style parameter dict per weight, after checking ``lrs`` and ``wds``."""
+def _check_per_weight(name: str, attrs: dict) -> None:
+    """``lrs`` and ``wds`` hold one non-negative value per weight."""
     n = attrs["num_weights"]
     for key in ("lrs", "wds"):
         values = attrs[key]
@@ -48,8 +57,6 @@ def _per_weight(name: str, attrs: dict) -> list[dict]:
         negative = [v for v in values if not v >= 0]
         if negative:
             raise OperatorError(f"{name}: {key} must be >= 0, got {negative[0]}")
-    shared = {k: attrs[k] for k in ("rescale_grad", "clip_gradient", "momentum") if k in attrs}
-    return [dict(shared, lr=lr, wd=wd) for lr, wd in zip(attrs["lrs"], attrs["wds"], strict=True)]
 
 
 def _make(
@@ -64,7 +71,7 @@ def _make(
         return [f"output_{i}" for i in range(attrs["num_weights"])]
 
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-        _per_weight(name, attrs)
+        _check_per_weight(name, attrs)
         names = inputs(attrs)
         out_shapes = []
         for i in range(attrs["num_weights"]):
@@ -91,9 +98,16 @@ def _make(
         return in_types, out_types, aux_types
 
     def forward(kctx: Any, attrs: dict, ins: list, outs: list, aux: list) -> None:
-        for i, params in enumerate(_per_weight(name, attrs)):
+        # lrs and wds were checked against num_weights by infer_shape; one dict serves every weight
+        params = {k: attrs[k] for k in ("rescale_grad", "clip_gradient", "momentum") if k in attrs}
+        on_host = kctx.xp is np
+        for i, (lr, wd) in enumerate(zip(attrs["lrs"], attrs["wds"], strict=True)):
+            params["lr"], params["wd"] = lr, wd
             arrays = [*ins[stride * i : stride * (i + 1)], outs[i]]
-            if _gpu_ready(kctx, arrays):
+            if on_host and arrays[0].nbytes <= SMALL_BYTES:
+                weight = arrays[0]
+                block(np, params, *arrays, np.empty_like(weight), np.empty_like(weight))
+            elif _gpu_ready(kctx, arrays):
                 _launch(kctx, kernel, arrays, [params[k] for k in scalar_names])
             else:
                 _run_blocked(kctx, block, params, arrays)
