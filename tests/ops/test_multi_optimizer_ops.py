@@ -134,3 +134,29 @@ def test_a_gradient_of_another_dtype_is_an_error_naming_it():
 def test_num_weights_below_one_is_an_error():
     with pytest.raises(OperatorError, match="num_weights"):
         mx.nd.multi_sgd_update(lrs=(), wds=(), num_weights=0)
+
+
+@pytest.mark.parametrize("name", ["multi_sgd_update", "multi_sgd_mom_update"])
+def test_small_and_large_parameters_in_one_call_match_the_single_updates(name):
+    # under SMALL_BYTES (whole-array path), one CPU block, and 2.3 blocks (the blocked walk)
+    from lazynd.ops.multi_optimizer_ops import SMALL_BYTES
+    from lazynd.ops.optimizer_ops import BLOCK_BYTES
+
+    sizes = [SMALL_BYTES // 4 - 3, SMALL_BYTES // 4 + 5, int(2.3 * BLOCK_BYTES / 4)]
+    rng = np.random.default_rng(8)
+    stride = 3 if "mom" in name else 2
+    params = {"rescale_grad": 0.5, "clip_gradient": 0.7, **({"momentum": 0.8} if stride == 3 else {})}
+    weights = [mx.nd.array(rng.standard_normal(n).astype(np.float32)) for n in sizes]
+    states = [mx.nd.zeros((n,)) for n in sizes] if stride == 3 else []
+    single_w, single_s = _copies(weights), _copies(states)
+    for _ in range(2):
+        grads = [mx.nd.array(rng.standard_normal(n).astype(np.float32) * 2) for n in sizes]
+        groups = zip(weights, grads, states, strict=True) if stride == 3 else zip(weights, grads, strict=True)
+        flat = [a for group in groups for a in group]
+        getattr(mx.nd, name)(*flat, out=weights, lrs=LRS[:3], wds=WDS[:3], num_weights=3, **params)
+        single = name.replace("multi_", "")
+        for k, (w, g) in enumerate(zip(single_w, grads, strict=True)):
+            extra = [single_s[k]] if stride == 3 else []
+            getattr(mx.nd, single)(w, g, *extra, out=w, lr=LRS[k], wd=WDS[k], **params)
+    for got, expected in zip(weights + states, single_w + single_s, strict=True):
+        assert_almost_equal(got.asnumpy(), expected.asnumpy(), rtol=1e-6, atol=1e-7)
