@@ -303,6 +303,7 @@ class Executor:
             graph.nodes[i].op.aux and graph.nodes[i].op.writes_aux_in_train for i in self._forward_order
         )
         self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}
+        self._backward_vars = self._vars_of_backward()
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _build(self, order: list[int], is_train: bool) -> list[tuple]:
@@ -440,6 +441,13 @@ class Executor:
             writes.append(self._random_var)
         return reads, writes
 
+    def _vars_of_backward(self) -> tuple[list[Var], list[Var]]:
+        reads = [a._var for a in self.arg_arrays] + [a._var for a in self.aux_arrays] + [o._var for o in self.outputs]
+        writes = [g._var for g in self.grad_arrays if g is not None] + [self._internal]
+        if self._random_var is not None:
+            writes.append(self._random_var)
+        return reads, writes
+
     def backward(self, out_grads: Any = None) -> None:
         """Push the backward pass; ``out_grads`` feed the outputs that are not losses."""
         if not self._grad_entry and not self._finish_grads:
@@ -450,7 +458,7 @@ class Executor:
             given = [out_grads]
         else:
             given = list(out_grads)
-        reads = [a._var for a in self.arg_arrays] + [a._var for a in self.aux_arrays] + [o._var for o in self.outputs]
+        reads, writes = self._backward_vars
         head_copies = []
         for k, eid in self._head_grads:
             if k < len(given) and given[k] is not None:
@@ -460,12 +468,9 @@ class Executor:
                         f"backward: out_grads[{k}] has shape {g.shape}, expected {self._buffers[eid].shape}"
                     )
                 head_copies.append((self._buffers[eid], g._data))
-                reads.append(g._var)
+                reads = [*reads, g._var]
             elif self._head_grads:
                 raise LazyNDError(f"backward: output {self.output_names[k]!r} is not a loss and needs out_grads[{k}]")
-        writes = [g._var for g in self.grad_arrays if g is not None] + [self._internal]
-        if self._random_var is not None:
-            writes.append(self._random_var)
         steps = self._backward_steps
         if head_copies:
             steps = [

@@ -107,6 +107,7 @@ class PlacedExecutor(Executor):
         )
         self._uses_gpu = any(c.device_type == "gpu" for c in graph.attrs["context"])
         self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}
+        self._backward_vars = self._vars_of_backward()
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _node_context(self, i: int) -> Context:
