@@ -99,6 +99,7 @@ class Executor:
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self.output_names = symbol.list_outputs()
+        self._arg_index = {name: i for i, name in enumerate(self.arg_names)}
         self.arg_arrays = args
         self.grad_arrays = [g if r != "null" else None for g, r in zip(grads, reqs, strict=False)]
         self.grad_req = reqs
@@ -409,13 +410,13 @@ class Executor:
 
     def _copy_arguments(self, kwargs: dict[str, Any]) -> list[tuple[Any, Any]]:
         """Copy ``kwargs`` into the named arguments; return the ``(source, target)`` copies left to the pass."""
-        arg_dict = self.arg_dict
         fold = self._bulk_now()
         left = []
         for key, value in kwargs.items():
-            target = arg_dict.get(key)
-            if target is None:
+            index = self._arg_index.get(key)
+            if index is None:
                 raise LazyNDError(f"forward: {key!r} is not an argument; arguments are {self.arg_names}")
+            target = self.arg_arrays[index]
             if isinstance(value, nd.NDArray):
                 if tuple(value.shape) != tuple(target.shape):
                     raise ShapeError(

@@ -208,6 +208,13 @@ def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Contex
         return [new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes, types)]
     if out.__class__ is NDArray and n_out == 1 and out._data.shape == tuple(shapes[0]) and out._ctx == ctx:
         return [out]  # the common ``out=weight`` of an update: one check of shape and device
+    if out.__class__ is list and len(out) == n_out:
+        # ``out=weights`` of a multi-parameter update: every array in place, on the device, of its shape
+        for o, shape in zip(out, shapes):
+            if o.__class__ is not NDArray or o._data.shape != tuple(shape) or (o._ctx is not ctx and o._ctx != ctx):
+                break
+        else:
+            return list(out)
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if len(outs) > n_out:
         raise OperatorError(f"{op.name}: {len(outs)} out arrays given, the operator has {n_out} output(s)")
