@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
+import lazynd.engine as engine_module
 import lazynd.ndarray as nd
 from lazynd.backend import get_backend
 from lazynd.context import Context
-import lazynd.engine as engine_module
 from lazynd.engine import StepFailure, get_engine
 from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError, ShapeError
@@ -341,10 +341,10 @@ class Executor:
     # -- running -------------------------------------------------------------------------------
     def _run_steps(self, steps: list[tuple]) -> None:
         monitor = self._monitor
-        node = None
+        node = None  # the step running: the except clause names it
         try:
             if monitor is None:
-                for fn, kctx, attrs, ins, outs, aux, node in steps:
+                for fn, kctx, attrs, ins, outs, aux, node in steps:  # noqa: B007 - node: see above
                     fn(kctx, attrs, ins, outs, aux)
                 return
             for fn, kctx, attrs, ins, outs, aux, node in steps:

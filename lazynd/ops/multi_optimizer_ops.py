@@ -23,7 +23,6 @@ from .optimizer_ops import _COMMON, _gpu_ready, _in_range, _launch, _run_blocked
 from .params import Param, parse_float_tuple, parse_int
 from .registry import OpDef, merge_shape, register
 
-
 # A parameter of at most SMALL_BYTES (a bias, a small layer) is updated whole with two fresh
 # scratch arrays: the blocked walk's bookkeeping costs more than the update itself (about
 # 3.5 us against 1.8 us for a bias of 128 floats).  Larger ones take the blocked walk and its
