@@ -112,18 +112,27 @@ def lazynd_trainer(
         ex.arg_dict[f"w{i + 1}"][:] = mx.nd.array(w.T.copy() if fc else w, ctx=ctx)
         ex.arg_dict[f"b{i + 1}"][:] = mx.nd.array(b.reshape(shapes[f"b{i + 1}"]), ctx=ctx)
     xs, ys = mx.nd.array(x, ctx=ctx), mx.nd.array(y, ctx=ctx)
-    data, label = ex.arg_dict["data"], ex.arg_dict["softmax_label"]
     pairs = [(ex.arg_dict[n], ex.grad_dict[n]) for n in names]
+    weights = [w for w, _ in pairs]
+    interleaved = [a for pair in pairs for a in pair]
     mx.nd.waitall()
+
+    def update() -> None:
+        if registry.exists("multi_sgd_update"):  # every parameter in one operation
+            mx.nd.multi_sgd_update(
+                *interleaved, out=weights, lrs=(LR,) * len(pairs), wds=(0.0,) * len(pairs),
+                rescale_grad=1.0 / BATCH, num_weights=len(pairs),
+            )  # fmt: skip
+        else:
+            for w, g in pairs:
+                mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / BATCH, out=w)
 
     def train() -> None:
         for k in range(0, len(x) - BATCH + 1, BATCH):
-            xs[k : k + BATCH].copyto(data)
-            ys[k : k + BATCH].copyto(label)
-            ex.forward(is_train=True)
+            # the batch copies into the bound data/label arrays run as the first steps of the pass
+            ex.forward(is_train=True, data=xs[k : k + BATCH], softmax_label=ys[k : k + BATCH])
             ex.backward()
-            for w, g in pairs:
-                mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / BATCH, out=w)
+            update()
         mx.nd.waitall()
 
     def final_params() -> list[np.ndarray]:

@@ -2,7 +2,9 @@
 
 ``SGD`` and ``Adam`` make one fused call per parameter (``sgd_update``,
 ``sgd_mom_update``, ``adam_update``), writing the weight and its states in
-place; the others are written with NDArray operators.  An :class:`Updater`
+place; the others are written with NDArray operators.  Given lists, an updater
+hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
+``multi_sgd_update`` / ``multi_sgd_mom_update`` operation for all of them.  An :class:`Updater`
 applies an optimizer to indexed parameters and keeps their states, which it can
 save and restore as pickled bytes.
 
@@ -117,6 +119,11 @@ class Optimizer:
         """Update ``weight`` in place from ``grad`` and ``state``."""
         raise NotImplementedError(f"{type(self).__name__} does not implement update()")
 
+    def update_multi(self, indices: list, weights: list[NDArray], grads: list[NDArray], states: list) -> None:
+        """Update several parameters; an optimizer with a multi-parameter operator overrides this."""
+        for index, weight, grad, state in zip(indices, weights, grads, states, strict=True):
+            self.update(index, weight, grad, state)
+
     # -- learning rate and multipliers -------------------------------------------------------------
     @property
     def learning_rate(self) -> float:
@@ -222,6 +229,32 @@ class SGD(Optimizer):
             nd.sgd_update(weight, grad, out=weight, **args)
         else:
             nd.sgd_mom_update(weight, grad, state, out=weight, momentum=self.momentum, **args)
+
+    def update_multi(self, indices: list, weights: list[NDArray], grads: list[NDArray], states: list) -> None:
+        """One ``multi_sgd_update`` / ``multi_sgd_mom_update`` for parameters on one device with one dtype."""
+        first = weights[0] if weights else None
+        same = first is not None and all(
+            w.context == first.context and w.dtype == first.dtype and g.context == first.context
+            for w, g in zip(weights, grads, strict=True)
+        )
+        if not same or len(weights) == 1:
+            super().update_multi(indices, weights, grads, states)
+            return
+        for index in indices:
+            self._update_count(index)
+        shared = {
+            "lrs": tuple(self._get_lr(i) for i in indices),
+            "wds": tuple(self._get_wd(i) for i in indices),
+            "rescale_grad": self.rescale_grad,
+            "clip_gradient": -1.0 if self.clip_gradient is None else self.clip_gradient,
+            "num_weights": len(weights),
+        }
+        if self.momentum == 0.0:
+            flat = [a for pair in zip(weights, grads, strict=True) for a in pair]
+            nd.multi_sgd_update(*flat, out=list(weights), **shared)
+        else:
+            flat = [a for group in zip(weights, grads, states, strict=True) for a in group]
+            nd.multi_sgd_mom_update(*flat, out=list(weights), momentum=self.momentum, **shared)
 
 
 Optimizer.opt_registry["ccsgd"] = SGD
@@ -382,7 +415,20 @@ class Updater:
         self.optimizer = optimizer
         self.states: dict[Any, Any] = {}
 
-    def __call__(self, index: Any, grad: NDArray, weight: NDArray) -> None:
+    def __call__(self, index: Any, grad: Any, weight: Any) -> None:
+        """Update one parameter, or several at once when given lists (as MXNet 1.x's updater)."""
+        if isinstance(index, (list, tuple)):
+            indices, grads, weights = list(index), list(grad), list(weight)
+            if not len(indices) == len(grads) == len(weights):
+                raise LazyNDError(
+                    f"Updater: {len(indices)} indices, {len(grads)} gradients and {len(weights)} weights; "
+                    "expected one gradient and one weight per index"
+                )
+            for i, w in zip(indices, weights, strict=True):
+                if i not in self.states:
+                    self.states[i] = self.optimizer.create_state(i, w)
+            self.optimizer.update_multi(indices, weights, grads, [self.states[i] for i in indices])
+            return
         if index not in self.states:
             self.states[index] = self.optimizer.create_state(index, weight)
         self.optimizer.update(index, weight, grad, self.states[index])

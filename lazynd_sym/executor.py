@@ -2,22 +2,39 @@
 
 At bind the passes run once (gradient, shapes, types, memory plan) and the forward and
 backward passes become lists of ``(kernel, kctx, attrs, inputs, outputs, aux)`` over
-preallocated buffers.  On the CPU each pass is pushed to the engine as ONE operation
-(bulk execution: a kernel call costs a Python call); on the GPU each kernel is pushed
-on its own, since launches are asynchronous anyway.
+preallocated buffers.
+
+Bulk execution (MXNet's term): on a CPU context each pass is pushed to the engine as ONE
+operation, a "segment" that reads every argument and auxiliary state and writes every
+output and gradient, and whose function calls the precomputed kernels in order.  Each
+kernel then costs a Python call instead of an engine push with its own var bookkeeping
+and, possibly, a hand-off to a worker thread.  What stays per operator:
+
+- an exception names the failing operator: ``EngineError: operator 'fc1'
+  (FullyConnected, in 'executor_forward') failed: ...``, raised at the next wait as
+  for any operation;
+- while a monitor is installed (:meth:`Executor.set_monitor_callback`) or the profiler
+  records, each operator is pushed on its own (named ``executor:<node>``), so both see
+  every operator;
+- ``LAZYND_EXEC_BULK=0`` (read when an executor is bound) pushes one operation per
+  operator always, for debugging or comparison.
+
+On a GPU each kernel is pushed on its own, since launches are asynchronous anyway.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+import lazynd.engine as engine_module
 import lazynd.ndarray as nd
 from lazynd.backend import get_backend
 from lazynd.context import Context
-from lazynd.engine import get_engine
+from lazynd.engine import StepFailure, get_engine
 from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.ndarray.dispatch import kernel_context, push_kernel
@@ -31,6 +48,11 @@ from .passes.infer_shape import shape_known
 from .passes.plan_memory import entry_bytes
 
 GRAD_REQS = ("write", "add", "null")
+
+
+def bulk_enabled() -> bool:
+    """Whether executors bound now push a whole pass as one operation (``LAZYND_EXEC_BULK``, default on)."""
+    return os.environ.get("LAZYND_EXEC_BULK", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = False) -> list[Any]:
@@ -77,11 +99,13 @@ class Executor:
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self.output_names = symbol.list_outputs()
+        self._arg_index = {name: i for i, name in enumerate(self.arg_names)}
         self.arg_arrays = args
         self.grad_arrays = [g if r != "null" else None for g, r in zip(grads, reqs, strict=False)]
         self.grad_req = reqs
         self.aux_arrays = aux
         self._monitor: Callable[[str, Any], None] | None = None
+        self._bulk = bulk_enabled()
         self._compile()
 
     # -- construction --------------------------------------------------------------------------
@@ -280,6 +304,7 @@ class Executor:
             graph.nodes[i].op.aux and graph.nodes[i].op.writes_aux_in_train for i in self._forward_order
         )
         self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}
+        self._backward_vars = self._vars_of_backward()
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _build(self, order: list[int], is_train: bool) -> list[tuple]:
@@ -316,19 +341,27 @@ class Executor:
     # -- running -------------------------------------------------------------------------------
     def _run_steps(self, steps: list[tuple]) -> None:
         monitor = self._monitor
-        if monitor is None:
-            for fn, kctx, attrs, ins, outs, aux, _node in steps:
+        node = None  # the step running: the except clause names it
+        try:
+            if monitor is None:
+                for fn, kctx, attrs, ins, outs, aux, node in steps:  # noqa: B007 - node: see above
+                    fn(kctx, attrs, ins, outs, aux)
+                return
+            for fn, kctx, attrs, ins, outs, aux, node in steps:
                 fn(kctx, attrs, ins, outs, aux)
-            return
-        for fn, kctx, attrs, ins, outs, aux, node in steps:
-            fn(kctx, attrs, ins, outs, aux)
-            for k, out in enumerate(outs[: node.num_visible_outputs()]):
-                if out is not None:
-                    monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), self._ctx))
+                for k, out in enumerate(outs[: node.num_visible_outputs()]):
+                    if out is not None:
+                        monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), self._ctx))
+        except Exception as err:
+            raise _step_failure(node, err) from err
 
     def _run_steps_then(self, steps: list[tuple], tail: Callable[[], None]) -> None:
         self._run_steps(steps)
         tail()
+
+    def _bulk_now(self) -> bool:
+        """Push a pass as one operation?  Not while a monitor or the profiler wants every operator."""
+        return self._bulk and self._monitor is None and not engine_module.recording
 
     def _push(
         self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None
@@ -339,29 +372,64 @@ class Executor:
             if tail is not None:
                 push_kernel(self._ctx, tail, (), reads, writes, name + "_grads", 0)
             return
-        if tail is None:
-            get_engine().push(self._run_steps, (steps,), reads, writes, name, self._ctx)
+        engine = get_engine()
+        if not self._bulk_now():
+            # one operation per operator; each one writes the executor's internal var, so they run in
+            # order, and all but the first read it too, so they inherit the error of an earlier step
+            # of this pass (and are skipped) as the rest of a bulked pass would be
+            chained = [*reads, self._internal]
+            for k, step in enumerate(steps):
+                engine.push(
+                    self._run_steps, ([step],), chained if k else reads, writes, "executor:" + step[6].name, self._ctx
+                )
+            if tail is not None:
+                engine.push(tail, (), chained if steps else reads, writes, name + "_grads", self._ctx)
+        elif tail is None:
+            engine.push(self._run_steps, (steps,), reads, writes, name, self._ctx)
         else:
-            get_engine().push(self._run_steps_then, (steps, tail), reads, writes, name, self._ctx)
+            engine.push(self._run_steps_then, (steps, tail), reads, writes, name, self._ctx)
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
-        """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``."""
+        """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``.
+
+        In a bulked pass the copies of NDArray arguments on the executor's host are the
+        first steps of the pass itself rather than engine operations of their own.
+        """
+        is_train = bool(is_train)
+        reads, writes = self._forward_vars[is_train]
+        steps = self._steps[is_train]
+        if kwargs:
+            copies = self._copy_arguments(kwargs)
+            if copies:
+                reads = reads + [src._var for src, _ in copies]
+                writes = writes + [dst._var for _, dst in copies]
+                sources, targets = [src._data for src, _ in copies], [dst._data for _, dst in copies]
+                steps = [(_copy_kernel, None, None, sources, targets, [], _INPUT_COPY_NODE), *steps]
+        self._push(steps, reads, writes, "executor_forward")
+        return self.outputs
+
+    def _copy_arguments(self, kwargs: dict[str, Any]) -> list[tuple[Any, Any]]:
+        """Copy ``kwargs`` into the named arguments; return the ``(source, target)`` copies left to the pass."""
+        fold = self._bulk_now()
+        left = []
         for key, value in kwargs.items():
-            if key not in self.arg_dict:
+            index = self._arg_index.get(key)
+            if index is None:
                 raise LazyNDError(f"forward: {key!r} is not an argument; arguments are {self.arg_names}")
-            target = self.arg_dict[key]
+            target = self.arg_arrays[index]
             if isinstance(value, nd.NDArray):
                 if tuple(value.shape) != tuple(target.shape):
                     raise ShapeError(
                         f"forward: {key!r} has shape {value.shape}, the executor was bound with {target.shape}"
                     )
-                value.copyto(target)
+                if fold and value._ctx == target._ctx and target._ctx.device_type != "gpu":
+                    if value._var is not target._var or value._data is not target._data:
+                        left.append((value, target))
+                else:
+                    value.copyto(target)
             else:
                 target[:] = value
-        is_train = bool(is_train)
-        reads, writes = self._forward_vars[is_train]
-        self._push(self._steps[is_train], reads, writes, "executor_forward")
-        return self.outputs
+        return left
 
     def _vars_of_forward(self, is_train: bool) -> tuple[list[Var], list[Var]]:
         reads = [a._var for a in self.arg_arrays]
@@ -370,6 +438,13 @@ class Executor:
             writes += [a._var for a in self.aux_arrays]
         else:
             reads += [a._var for a in self.aux_arrays]
+        if self._random_var is not None:
+            writes.append(self._random_var)
+        return reads, writes
+
+    def _vars_of_backward(self) -> tuple[list[Var], list[Var]]:
+        reads = [a._var for a in self.arg_arrays] + [a._var for a in self.aux_arrays] + [o._var for o in self.outputs]
+        writes = [g._var for g in self.grad_arrays if g is not None] + [self._internal]
         if self._random_var is not None:
             writes.append(self._random_var)
         return reads, writes
@@ -384,7 +459,7 @@ class Executor:
             given = [out_grads]
         else:
             given = list(out_grads)
-        reads = [a._var for a in self.arg_arrays] + [a._var for a in self.aux_arrays] + [o._var for o in self.outputs]
+        reads, writes = self._backward_vars
         head_copies = []
         for k, eid in self._head_grads:
             if k < len(given) and given[k] is not None:
@@ -394,12 +469,9 @@ class Executor:
                         f"backward: out_grads[{k}] has shape {g.shape}, expected {self._buffers[eid].shape}"
                     )
                 head_copies.append((self._buffers[eid], g._data))
-                reads.append(g._var)
+                reads = [*reads, g._var]
             elif self._head_grads:
                 raise LazyNDError(f"backward: output {self.output_names[k]!r} is not a loss and needs out_grads[{k}]")
-        writes = [g._var for g in self.grad_arrays if g is not None] + [self._internal]
-        if self._random_var is not None:
-            writes.append(self._random_var)
         steps = self._backward_steps
         if head_copies:
             steps = [
@@ -525,6 +597,14 @@ def _unread_optional_outputs(graph: IndexedGraph, order: list[int], keep: set[in
     return unread
 
 
+def _step_failure(node: Any, err: Exception) -> StepFailure:
+    """The error of a failed step, naming its node and operator (the engine reports it at a wait)."""
+    if node is None:
+        return StepFailure("executor", err)
+    op = getattr(node, "op", None)
+    return StepFailure(node.name, err, op.name if op is not None else "")
+
+
 def _finish_kernel(finish: list[tuple]) -> Callable[[], None]:
     """The tail of a backward pass: copy, add or zero the gradients not written in place."""
 
@@ -546,10 +626,14 @@ def _copy_kernel(kctx: Any, attrs: Any, ins: list, outs: list, aux: list) -> Non
 
 
 class _CopyNode:
-    name = "head_grads"
+    """The node of a copy step a pass adds in front of its kernels (no outputs a monitor sees)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def num_visible_outputs(self) -> int:
         return 0
 
 
-_COPY_NODE = _CopyNode()
+_COPY_NODE = _CopyNode("head_grads")
+_INPUT_COPY_NODE = _CopyNode("argument_copies")

@@ -372,9 +372,13 @@ class FeedForward:
                     if store is not None:  # the summed gradients come back in place
                         _push_pull(store, keys, group.grad_arrays, group.grad_arrays)
                     assert updater is not None
-                    for index, (weights, grads) in enumerate(zip(group.param_arrays, group.grad_arrays, strict=True)):
-                        for k, (weight, grad) in enumerate(zip(weights, grads, strict=True)):
-                            updater(index * num_device + k, grad, weight)
+                    # one call per device with every parameter: SGD makes it one multi_sgd_update
+                    for k in range(num_device):
+                        updater(
+                            [index * num_device + k for index in range(len(param_names))],
+                            [grads[k] for grads in group.grad_arrays],
+                            [weights[k] for weights in group.param_arrays],
+                        )
                 if monitor is not None:
                     monitor.toc_print()
                 group.update_metric(eval_metric, label_names, batch.label or [], batch.pad or 0)

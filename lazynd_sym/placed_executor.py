@@ -6,8 +6,9 @@ context ``group2ctx`` names; the placement pass decides the rest and inserts a
 :mod:`lazynd_sym.passes.place_device`).  Each storage block is allocated on its
 context; each kernel runs with its node's kernel context.
 
-On CPU contexts only, a pass is still pushed to the engine as one operation.  With a
-GPU involved, each step is pushed on its own device (copies on the copy streams).
+On CPU contexts only, a pass is still pushed to the engine as one operation (unless
+bulk execution is off: see :mod:`lazynd_sym.executor`).  With a GPU involved, each step
+is pushed on its own device (copies on the copy streams).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from lazynd.engine.var import Var
 from lazynd.errors import ContextError
 
 from .bind_graph import Placement
-from .executor import Executor, _finish_kernel
+from .executor import Executor, _finish_kernel, _step_failure
 from .passes.place_device import CROSS_DEVICE_COPY, place_device
 from .passes.plan_memory import entry_bytes
 
@@ -106,6 +107,7 @@ class PlacedExecutor(Executor):
         )
         self._uses_gpu = any(c.device_type == "gpu" for c in graph.attrs["context"])
         self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}
+        self._backward_vars = self._vars_of_backward()
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _node_context(self, i: int) -> Context:
@@ -131,16 +133,26 @@ class PlacedExecutor(Executor):
     # -- running -------------------------------------------------------------------------------
     def _run_steps(self, steps: list[tuple]) -> None:
         monitor = self._monitor
-        for step in steps:
-            fn, kctx, attrs, ins, outs, aux, node = step
-            fn(kctx, attrs, ins, outs, aux)
-            if monitor is not None:
-                where = self._step_ctx.get(id(step), self._ctx)
-                for k, out in enumerate(outs[: node.num_visible_outputs()]):
-                    if out is not None:  # an optional output nobody reads is not computed
-                        monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), where))
+        node = None
+        try:
+            for step in steps:
+                fn, kctx, attrs, ins, outs, aux, node = step
+                fn(kctx, attrs, ins, outs, aux)
+                if monitor is not None:
+                    where = self._step_ctx.get(id(step), self._ctx)
+                    for k, out in enumerate(outs[: node.num_visible_outputs()]):
+                        if out is not None:  # an optional output nobody reads is not computed
+                            monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), where))
+        except Exception as err:
+            raise _step_failure(node, err) from err
+
+    def _bulk_now(self) -> bool:
+        return not self._uses_gpu and super()._bulk_now()
 
     def _push(self, steps: list[tuple], reads: list, writes: list, name: str, tail: Any = None) -> None:
+        if not self._uses_gpu and not self._bulk_now():
+            super()._push(steps, reads, writes, name, tail)  # one CPU operation per operator
+            return
         if not self._uses_gpu:
             # host memory only: the whole pass is one engine operation, as on one CPU
             def run() -> None:

@@ -239,3 +239,49 @@ def test_updater_rejects_states_that_are_not_pickled_dicts():
 def test_sgd_without_momentum_keeps_no_state():
     assert optimizer.create("sgd").create_state(0, mx.nd.ones((2,))) is None
     assert optimizer.create("sgd", momentum=0.9).create_state(0, mx.nd.ones((2,))).shape == (2,)
+
+
+# -- updaters given lists: one multi-parameter operation -----------------------------------------
+def _params(seed: int) -> tuple[list[np.ndarray], list[list[np.ndarray]]]:
+    rng = np.random.default_rng(seed)
+    shapes = [(4, 3), (3,), (2, 2)]
+    weights = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    return weights, [[rng.standard_normal(s).astype(np.float32) * 3 for s in shapes] for _ in range(3)]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [("sgd", {}), ("sgd", {"momentum": 0.9}), ("adam", {})])
+def test_updater_given_lists_matches_one_call_per_parameter(name, kwargs):
+    w0, steps = _params(7)
+    names = {0: "fc_weight", 1: "fc_bias", 2: "out_weight"}
+
+    def make():
+        opt = optimizer.create(name, learning_rate=0.1, param_idx2name=names, **KW, **kwargs)
+        opt.set_lr_mult({"out_weight": 0.5})
+        return opt, optimizer.get_updater(opt)
+
+    (opt_a, listed), (opt_b, single) = make(), make()
+    weights_a, weights_b = [mx.nd.array(w) for w in w0], [mx.nd.array(w) for w in w0]
+    for grads in steps:
+        listed([0, 1, 2], [mx.nd.array(g) for g in grads], weights_a)
+        for i, g in enumerate(grads):
+            single(i, mx.nd.array(g), weights_b[i])
+    for a, b in zip(weights_a, weights_b, strict=True):
+        assert_almost_equal(a.asnumpy(), b.asnumpy(), rtol=1e-6, atol=1e-7)
+    assert opt_a.num_update == opt_b.num_update == 3
+    assert sorted(listed.states) == [0, 1, 2]
+
+
+def test_updater_given_lists_of_different_lengths_is_an_error():
+    updater = optimizer.get_updater(optimizer.create("sgd"))
+    with pytest.raises(LazyNDError, match="2 indices, 1 gradients and 2 weights"):
+        updater([0, 1], [mx.nd.ones((2,))], [mx.nd.ones((2,)), mx.nd.ones((2,))])
+
+
+def test_sgd_with_parameters_of_two_dtypes_falls_back_to_one_update_each():
+    updater = optimizer.get_updater(optimizer.create("sgd", learning_rate=0.5))
+    weights = [mx.nd.ones((2,)), mx.nd.ones((2,), dtype="float64")]
+    grads = [mx.nd.ones((2,)), mx.nd.ones((2,), dtype="float64")]
+    updater([0, 1], grads, weights)
+    for w in weights:
+        assert_almost_equal(w.asnumpy(), np.full(2, 0.5))
+    assert weights[1].dtype == np.float64

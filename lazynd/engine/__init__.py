@@ -5,12 +5,22 @@ from __future__ import annotations
 import os
 
 from ..errors import LazyNDError
-from .base import Engine, Operation
+from .base import Engine, Operation, StepFailure
 from .naive import NaiveEngine
 from .threaded import ThreadedEngine
 from .var import Var
 
-__all__ = ["Engine", "Operation", "Var", "NaiveEngine", "ThreadedEngine", "get_engine", "set_engine", "waitall"]
+__all__ = [
+    "Engine",
+    "Operation",
+    "StepFailure",
+    "Var",
+    "NaiveEngine",
+    "ThreadedEngine",
+    "get_engine",
+    "set_engine",
+    "waitall",
+]
 
 _ENGINES = {"threaded": ThreadedEngine, "threadedengine": ThreadedEngine, "naive": NaiveEngine, "naiveengine": NaiveEngine}
 _engine: Engine | None = None

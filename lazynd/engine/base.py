@@ -21,6 +21,21 @@ class _NotReady:
 NOT_READY: Any = _NotReady()
 
 
+class StepFailure(Exception):
+    """Raised by an operation that runs several steps (an executor's bulked pass) when one fails.
+
+    The engine reports the step, not the whole operation: the error raised at the wait
+    names ``step`` (its ``kind``, e.g. the operator, and the operation it ran in) and
+    chains the step's own exception.
+    """
+
+    def __init__(self, step: str, cause: BaseException, kind: str = "") -> None:
+        super().__init__(step, cause)
+        self.step = step
+        self.cause = cause
+        self.kind = kind
+
+
 class Operation:
     """One pushed operation: ``fn(*args)`` reading and writing some vars."""
 
@@ -137,7 +152,12 @@ class Engine:
 
     def _make_error(self, name: str, err: BaseException) -> EngineError:
         """Wrap an operator's exception (chained) and remember it until a wait reports it."""
-        exc = EngineError(f"operator '{name}' failed: {type(err).__name__}: {err}", name)
+        if isinstance(err, StepFailure):  # one step of a bulked operation: name that step
+            where = f"{err.kind}, in '{name}'" if err.kind else f"in '{name}'"
+            label, name, err = f"'{err.step}' ({where})", err.step, err.cause
+        else:
+            label = f"'{name}'"
+        exc = EngineError(f"operator {label} failed: {type(err).__name__}: {err}", name)
         exc.__cause__ = err
         with self._error_lock:
             self._unreported[id(exc)] = exc

@@ -83,7 +83,7 @@ class _Plan:
     """What one imperative call needs beyond its arrays; the same for every call with the same
     operator, parameters and input shapes, dtypes and contexts (see :func:`invoke`)."""
 
-    __slots__ = ("attrs", "n_in", "out_shapes", "out_types", "ctx", "fn", "kctx", "n_visible", "work")
+    __slots__ = ("attrs", "n_in", "out_shapes", "out_types", "ctx", "fn", "kctx", "n_visible", "work", "mutated")
 
     def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
         attrs = op.parse(kwargs)
@@ -120,6 +120,7 @@ class _Plan:
         self.fn = op.forward_gpu if (ctx.device_type == "gpu" and op.forward_gpu is not None) else op.forward
         self.kctx = kernel_context(ctx, is_train)
         self.n_visible = op.num_visible_outputs(attrs)
+        self.mutated = op.mutated_inputs(attrs)
         self.work = sum(x._data.size for x in inputs) + sum(int(np.prod(s)) for s in self.out_shapes)
 
 
@@ -175,8 +176,8 @@ def invoke(
     kctx = plan.kctx
     reads = [x._var for x in inputs]
     writes = [o._var for o in outputs]
-    if op.mutates:
-        writes += [inputs[i]._var for i in op.mutates]
+    if plan.mutated:
+        writes += [inputs[i]._var for i in plan.mutated]
     if is_train and op.aux and op.writes_aux_in_train:
         writes += [a._var for a in inputs[n_in:]]
     if op.needs_random:
@@ -207,6 +208,13 @@ def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Contex
         return [new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes, types)]
     if out.__class__ is NDArray and n_out == 1 and out._data.shape == tuple(shapes[0]) and out._ctx == ctx:
         return [out]  # the common ``out=weight`` of an update: one check of shape and device
+    if out.__class__ is list and len(out) == n_out:
+        # ``out=weights`` of a multi-parameter update: every array in place, on the device, of its shape
+        for o, shape in zip(out, shapes, strict=False):
+            if o.__class__ is not NDArray or o._data.shape != tuple(shape) or (o._ctx is not ctx and o._ctx != ctx):
+                break
+        else:
+            return list(out)
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if len(outs) > n_out:
         raise OperatorError(f"{op.name}: {len(outs)} out arrays given, the operator has {n_out} output(s)")
@@ -246,6 +254,8 @@ def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
                 positional_params.append(a)
         if static_names is not None:
             names = static_names
+        elif all(key in op.params for key in kwargs):
+            names = []  # no keyword can name an input: no parse needed to find the input names
         else:
             probe = {k: v for k, v in kwargs.items() if k in op.params}
             try:

@@ -17,7 +17,8 @@ An :class:`OpDef` carries everything about an operator:
   symbol namespace in the gradient pass — so one rule serves every use;
 - ``inplace``: ``(input_index, output_index)`` pairs the output may overwrite;
 - ``mutates``: indices of inputs the kernel updates in place (optimizer states such
-  as ``mom``), so the engine schedules them as writes;
+  as ``mom``), so the engine schedules them as writes (a function of the parameters
+  when the number of inputs depends on them, as in ``multi_sgd_mom_update``);
 - ``optional_outputs``: the kernel accepts ``None`` for an output nobody reads and then
   skips computing it (MXNet's ``kNullOp``), e.g. the data gradient of a first layer.
 """
@@ -112,7 +113,7 @@ class OpDef:
         is_loss: bool = False,
         writes_aux_in_train: bool = True,
         creates_output: bool = False,
-        mutates: Sequence[int] = (),
+        mutates: Sequence[int] | Callable[[dict], Sequence[int]] = (),
         optional_outputs: bool = False,
         doc: str = "",
     ) -> None:
@@ -139,7 +140,7 @@ class OpDef:
         self.writes_aux_in_train = writes_aux_in_train
         # an operator without data inputs (zeros, uniform): ctx/shape/dtype come from params
         self.creates_output = creates_output
-        self.mutates = tuple(mutates)
+        self.mutates = mutates if callable(mutates) else tuple(mutates)
         self.optional_outputs = optional_outputs
         self.doc = doc
 
@@ -156,6 +157,10 @@ class OpDef:
     def output_names(self, attrs: dict) -> list[str]:
         names = self._outputs(attrs) if callable(self._outputs) else self._outputs
         return list(names)
+
+    def mutated_inputs(self, attrs: dict) -> tuple[int, ...]:
+        """Indices of the inputs the kernel updates in place."""
+        return tuple(self.mutates(attrs)) if callable(self.mutates) else self.mutates
 
     def num_outputs(self, attrs: dict) -> int:
         return len(self.output_names(attrs))
