@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
@@ -20,7 +20,7 @@ def print_table(title: str, header: list[str], rows: list[list[object]]) -> None
     cells = [header] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     print(f"\n{title}")
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(cells[0], widths)) + " |")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(cells[0], widths, strict=True)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in cells[1:]:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")

@@ -11,9 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import ndarray
+from . import ndarray, random
 from . import ndarray as nd
-from . import random
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .engine import waitall
 from .errors import (

@@ -213,7 +213,7 @@ def _digests(
 def _check_sums(
     path: object, given: tuple[str, str], expected: tuple[str, str]
 ) -> None:
-    for algorithm, got, want in zip(("md5", "sha256"), given, expected):
+    for algorithm, got, want in zip(("md5", "sha256"), given, expected, strict=True):
         if got != want:
             raise DataError(f"{path}: {algorithm} is {got}, expected {want}")
 

@@ -248,7 +248,7 @@ def decode(buf: BytesLike, source: str = "<bytes>") -> Decoded:
         )
     if not names:
         return records
-    result = dict(zip(names, records))
+    result = dict(zip(names, records, strict=True))
     if len(result) != len(names):
         duplicated = sorted({name for name in names if names.count(name) > 1})
         raise reader.error(f"duplicate array names {duplicated}")

@@ -145,7 +145,7 @@ def test_four_threads_pushing_into_shared_arrays() -> None:
         t.start()
     for t in threads:
         t.join()
-    for arr, ref in zip(shared, expected):
+    for arr, ref in zip(shared, expected, strict=True):
         np.testing.assert_array_equal(arr.asnumpy(), ref)
 
 
@@ -191,7 +191,7 @@ def test_same_shape_arithmetic_inherits_a_failed_input(engine_name: str) -> None
 
 def test_arithmetic_on_strided_views_gives_contiguous_arrays_whose_reshape_is_a_view() -> None:
     base = mx.nd.array(np.arange(24, dtype=np.float32).reshape(4, 6))
-    view = base[:, ::2]
+    view = base[:, ::2]  # noqa: F841 - read by the eval below
     c = view + view
     np.testing.assert_array_equal(c.asnumpy(), 2 * np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::2])
     flat = c.reshape((-1,))
@@ -223,10 +223,10 @@ def test_fast_arithmetic_matches_numpy_for_every_operand_kind(op: str) -> None:
     with pytest.raises(mx.MXNetError, match="dtype float64, expected float32"):
         eval(f"lhs {op} rhs", {"lhs": mx.nd.array(x32), "rhs": mx.nd.array(y32, dtype=np.float64)})
     base = mx.nd.array(x32)
-    view = base[:, ::2]
+    view = base[:, ::2]  # noqa: F841 - read by the eval below
     np.testing.assert_allclose(eval(f"view {op} view").asnumpy(), eval(f"x32[:, ::2] {op} x32[:, ::2]"), rtol=1e-6)
-    for scalar in (3, 0.5):
-        a = mx.nd.array(x32)
+    for scalar in (3, 0.5):  # noqa: B007 - read by the evals below
+        a = mx.nd.array(x32)  # noqa: F841 - read by the evals below
         np.testing.assert_allclose(eval(f"a {op} scalar").asnumpy(), eval(f"x32 {op} np.float32(scalar)"), rtol=1e-6)
         np.testing.assert_allclose(eval(f"scalar {op} a").asnumpy(), eval(f"np.float32(scalar) {op} x32"), rtol=1e-6)
         assert eval(f"a {op} scalar").dtype == np.float32

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_engine_differential import _run_program
 
 import lazynd as mx
-from test_engine_differential import _run_program
 
 pytestmark = [
     pytest.mark.gpu,

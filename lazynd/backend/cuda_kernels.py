@@ -10,8 +10,9 @@ Kernel names carry the ``lazynd_`` prefix.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 KERNEL_DIR = Path(__file__).with_name("kernels")
 DEFAULT_OPTIONS = ("--std=c++14",)

@@ -9,7 +9,8 @@ and context are known at once; reading values waits (``asnumpy``,
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -105,7 +106,7 @@ def broadcast_shape(op: str, lhs: tuple | None, rhs: tuple | None) -> tuple | No
     a = (1,) * (ndim - len(lhs)) + tuple(lhs)
     b = (1,) * (ndim - len(rhs)) + tuple(rhs)
     out = []
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         if x == y or y == 1:
             out.append(x)
         elif x == 1:

@@ -58,7 +58,7 @@ class PoolGeometry:
                 raise OperatorError(f"Pooling: stride {self.stride} and pad {self.pad} must have {nd} entries")
         full = attrs["pooling_convention"] == "full"
         out = []
-        for size, k, s, p in zip(spatial, self.kernel, self.stride, self.pad):
+        for size, k, s, p in zip(spatial, self.kernel, self.stride, self.pad, strict=True):
             if size and size + 2 * p < k:
                 raise ShapeError(f"Pooling: kernel {self.kernel} is larger than the padded input {spatial}")
             span = size + 2 * p - k
@@ -77,22 +77,22 @@ class PoolGeometry:
         # room for the last window of the full convention, beyond the symmetric padding
         return tuple(
             max(s + 2 * p, (o - 1) * st + k)
-            for s, p, o, st, k in zip(self.spatial, self.pad, self.out, self.stride, self.kernel)
+            for s, p, o, st, k in zip(self.spatial, self.pad, self.out, self.stride, self.kernel, strict=True)
         )
 
     def windows(self) -> Any:
         for offset in itertools.product(*[range(k) for k in self.kernel]):
             yield (slice(None), slice(None)) + tuple(
-                slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offset, self.stride, self.out)
+                slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offset, self.stride, self.out, strict=True)
             )
 
     def inner(self) -> tuple:
-        return (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(self.pad, self.spatial))
+        return (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(self.pad, self.spatial, strict=True))
 
 
 def _avg_divisor(g: PoolGeometry, dtype: Any) -> np.ndarray:
     ones = np.zeros(g.padded(), dtype=dtype)
-    ones[tuple(slice(0, s + 2 * p) for s, p in zip(g.spatial, g.pad))] = 1
+    ones[tuple(slice(0, s + 2 * p) for s, p in zip(g.spatial, g.pad, strict=True))] = 1
     count = np.zeros(g.out, dtype=dtype)
     for window in g.windows():
         count += ones[window[2:]]
@@ -240,7 +240,7 @@ def _upsample_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: 
     if attrs["multi_input_mode"] == "sum":
         out[...] = 0
     begin = 0
-    for x, f in zip(inputs, factors):
+    for x, f in zip(inputs, factors, strict=True):
         big = xp.repeat(xp.repeat(x, f, axis=2), f, axis=3)
         if attrs["multi_input_mode"] == "sum":
             out += big

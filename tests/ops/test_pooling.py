@@ -17,7 +17,7 @@ rng = np.random.default_rng(0)
 def naive_pool(x, kernel, stride, pad, pool_type, full=False):
     n, c, h, w = x.shape
     outs = []
-    for size, k, s, p in zip((h, w), kernel, stride, pad):
+    for size, k, s, p in zip((h, w), kernel, stride, pad, strict=True):
         span = size + 2 * p - k
         outs.append((-(-span // s) if full else span // s) + 1)
     y = np.zeros((n, c, *outs))
