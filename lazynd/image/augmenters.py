@@ -82,7 +82,6 @@ class ResizeAug(Augmenter):
         return img.resize_short(src, self.size, self.interp), label
 
 
-
 def _pair(value: Sequence[_T]) -> tuple[_T, _T]:
     """``value`` as a tuple: a (w, h) size or a (low, high) range, as given (the crops unpack it)."""
     return cast("tuple[_T, _T]", tuple(value))
