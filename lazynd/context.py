@@ -24,6 +24,8 @@ class Context:
     """
 
     __slots__ = ("device_type", "device_id", "_old")
+    device_type: str
+    device_id: int
 
     _local = threading.local()
 

@@ -27,6 +27,9 @@ from . import ndarray as nd
 from .errors import LazyNDError
 from .ndarray import NDArray
 
+# the operator functions are generated at import time, so type checkers cannot see them
+_nd_ops: Any = nd
+
 __all__ = ["Monitor", "mean_abs_norm"]
 
 
@@ -39,7 +42,7 @@ def mean_abs_norm(array: NDArray) -> NDArray:
     >>> float(mean_abs_norm(mx.nd.ones((2, 8)) * 3).asscalar())
     3.0
     """
-    return nd.norm(array) / math.sqrt(max(array.size, 1))
+    return _nd_ops.norm(array) / math.sqrt(max(array.size, 1))
 
 
 class Monitor:

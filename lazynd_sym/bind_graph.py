@@ -39,7 +39,7 @@ def prepare_bind_graph(
     """Apply placement (if ``placement``) and fusion (if ``fuse``) to outputs + gradients."""
     n_out = len(outputs)
     present = [j for j, g in enumerate(grads) if g is not None]
-    heads = list(outputs) + [grads[j] for j in present]
+    heads: list[Entry] = list(outputs) + [g for g in grads if g is not None]
     node_ctx = None
     if placement is not None:
         where = place_device(topo_order(heads), placement.default_ctx, placement.group2ctx, placement.fixed)
@@ -54,7 +54,7 @@ def prepare_bind_graph(
             return (id(node) in forward_ids, ctx_of[id(node)] if ctx_of is not None else None)
 
         heads, new, fused = fuse_elementwise(heads, key)
-        if node_ctx is not None:
+        if ctx_of is not None:
             node_ctx = {id(n): ctx_of[old] for old, n in new.items()}
     new_grads: list[Entry | None] = [None] * len(grads)
     for j, entry in zip(present, heads[n_out:], strict=False):

@@ -72,7 +72,7 @@ def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = Fal
     return values
 
 
-def _executor_class(ctx: Context, group2ctx: dict | None) -> type:
+def _executor_class(ctx: Context, group2ctx: dict | None) -> type[Executor]:
     from .placed_executor import PlacedExecutor, needs_placement
 
     return PlacedExecutor if needs_placement(ctx, group2ctx) else Executor
@@ -189,6 +189,13 @@ class Executor:
         """Where ``simple_bind`` allocates each argument: everything on ``ctx`` here."""
         return {}
 
+    def _grad_array(self, j: int) -> Any:
+        """The gradient array of argument ``j``; only arguments whose ``grad_req`` is not ``"null"`` have one."""
+        grad = self.grad_arrays[j]
+        if grad is None:
+            raise LazyNDError(f"executor: argument {self.arg_names[j]!r} has grad_req 'null': it has no gradient array")
+        return grad
+
     def _placement(self, arg_nodes: list, aux_nodes: list, wrt: list) -> Any:
         """Device placement of the bound graph (None: every node on ``ctx``)."""
         return None
@@ -279,7 +286,7 @@ class Executor:
         for _, eid in self._head_grads:
             buffers[eid] = backend.zeros(shapes[eid], types[eid])
         for j, eid in self._direct_grads.items():
-            buffers[eid] = self.grad_arrays[j]._data
+            buffers[eid] = self._grad_array(j)._data
         self._buffers = buffers
         self._internal = Var()
         self.outputs = [nd.NDArray(buffers[e], Var(), ctx) for e in graph.heads[: self._n_outputs]]
@@ -289,19 +296,19 @@ class Executor:
         for j, eid in self._grad_entry.items():
             if j in self._direct_grads:
                 continue
-            target = self.grad_arrays[j]._data
+            target = self._grad_array(j)._data
             self._finish_grads.append((self.grad_req[j], buffers[eid], target))
         for j, req in enumerate(self.grad_req):
             if req == "write" and j not in self._grad_entry:
-                self._finish_grads.append(("zero", None, self.grad_arrays[j]._data))
-        uses_random = any(graph.nodes[i].op.needs_random for i in self._forward_order + self._backward_order)
+                self._finish_grads.append(("zero", None, self._grad_array(j)._data))
+        uses_random = any(graph.nodes[i].opdef.needs_random for i in self._forward_order + self._backward_order)
         self._random_var = None
         if uses_random:
             from lazynd.random import generator_for
 
             self._random_var = generator_for(ctx).var
         self._writes_aux = any(
-            graph.nodes[i].op.aux and graph.nodes[i].op.writes_aux_in_train for i in self._forward_order
+            graph.nodes[i].opdef.aux and graph.nodes[i].opdef.writes_aux_in_train for i in self._forward_order
         )
         self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}
         self._backward_vars = self._vars_of_backward()
@@ -313,7 +320,7 @@ class Executor:
         steps = []
         for i in order:
             node = graph.nodes[i]
-            op = node.op
+            op = node.opdef
             where = self._node_context(i)
             kctx = kernel_context(where, is_train)
             if op.needs_random:
@@ -568,7 +575,7 @@ class Executor:
                     if "members" in node.attrs:  # a fused elementwise chain
                         note += f" [fused: {' -> '.join(node.attrs['members'])}]"
                     lines.append(
-                        f"{node.op.name} {node.output_name(k)} {graph.attrs['shape'][eid]} <- [{ins}]: {where}{note}"
+                        f"{node.opdef.name} {node.output_name(k)} {graph.attrs['shape'][eid]} <- [{ins}]: {where}{note}"
                     )
         lines.append(
             f"Total planned {graph.attrs['planned_bytes'] / 2**20:.3f} MB (naive {graph.attrs['naive_bytes'] / 2**20:.3f} MB)"
@@ -589,10 +596,10 @@ def _unread_optional_outputs(graph: IndexedGraph, order: list[int], keep: set[in
     """Outputs of ``optional_outputs`` operators that no node reads and no one sees: never computed."""
     read = {e for i in order for e in graph.input_entries(i)}
     keep = read | keep | set(graph.heads)
-    unread = set()
+    unread: set[int] = set()
     for i in order:
         node = graph.nodes[i]
-        if node.op.optional_outputs:
+        if node.opdef.optional_outputs:
             unread.update(e for e in range(graph.entry(i), graph.entry(i + 1)) if e not in keep)
     return unread
 

@@ -22,6 +22,9 @@ from lazynd.context import Context
 from lazynd.errors import DataError
 from lazynd.io import DataDesc
 
+# the operator functions are generated at import time, so type checkers cannot see them
+_nd_ops: Any = nd
+
 __all__ = ["DataParallelExecutorGroup", "split_input_slice"]
 
 
@@ -64,7 +67,7 @@ def batch_axis_of(desc: Any) -> int:
 def _take(array: Any, axis: int, index: slice) -> Any:
     if axis == 0:
         return array[index]
-    return nd.slice_axis(array, axis=axis, begin=index.start, end=index.stop)
+    return _nd_ops.slice_axis(array, axis=axis, begin=index.start, end=index.stop)
 
 
 class DataParallelExecutorGroup:

@@ -40,6 +40,14 @@ class Node:
     def is_variable(self) -> bool:
         return self.op is None
 
+    @property
+    def opdef(self) -> OpDef:
+        """The operator of an operator node; a variable node has none and raises."""
+        op = self.op
+        if op is None:
+            raise TypeError(f"graph node {self.name!r} is a variable: it has no operator")
+        return op
+
     def num_data_inputs(self) -> int:
         return len(self.inputs) - (len(self.op.aux) if self.op is not None else 0)
 
@@ -55,8 +63,8 @@ class Node:
         return f"{self.name}_{self.op.output_names(self.attrs)[index]}"
 
     def input_names(self) -> list[str]:
-        assert self.op is not None
-        return self.op.input_names(self.attrs) + list(self.op.aux)
+        op = self.opdef
+        return op.input_names(self.attrs) + list(op.aux)
 
 
 def topo_order(heads: Iterable[Entry]) -> list[Node]:

@@ -340,7 +340,7 @@ class FeedForward:
             batch_size *= int(getattr(store, "num_workers", 1))  # the gradients are summed over the workers
         num_device = len(self.ctx)
         optimizer = self._create_optimizer(batch_size, param_names, 1 if update_on_kvstore else num_device)
-        updater: Callable[[int, Any, Any], None] | None = None
+        updater: Callable[[Any, Any, Any], None] | None = None
         if update_on_kvstore:
             store.set_optimizer(optimizer)
         else:

@@ -52,7 +52,7 @@ class PlacedExecutor(Executor):
         fixed = {id(n): a._ctx for n, a in zip(arg_nodes, self.arg_arrays, strict=False)}
         fixed.update({id(n): a._ctx for n, a in zip(aux_nodes, self.aux_arrays, strict=False)})
         index = {id(n): j for j, n in enumerate(arg_nodes)}
-        grad_ctx = [self.grad_arrays[index[id(n)]]._ctx for n in wrt]
+        grad_ctx = [self._grad_array(index[id(n)])._ctx for n in wrt]
         return Placement(self._ctx, self._group2ctx, fixed, grad_ctx)
 
     # -- storage on each context ---------------------------------------------------------------
@@ -80,7 +80,7 @@ class PlacedExecutor(Executor):
         for _, eid in self._head_grads:
             buffers[eid] = get_backend(entry_ctx[eid]).zeros(shapes[eid], types[eid])
         for j, eid in self._direct_grads.items():
-            buffers[eid] = self.grad_arrays[j]._data
+            buffers[eid] = self._grad_array(j)._data
         self._buffers = buffers
         self._internal = Var()
         self.outputs = [nd.NDArray(buffers[e], Var(), entry_ctx[e]) for e in graph.heads[: self._n_outputs]]
@@ -91,19 +91,19 @@ class PlacedExecutor(Executor):
         self._finish_grads = []
         for j, eid in self._grad_entry.items():
             if j not in self._direct_grads:
-                self._finish_grads.append((self.grad_req[j], buffers[eid], self.grad_arrays[j]._data))
+                self._finish_grads.append((self.grad_req[j], buffers[eid], self._grad_array(j)._data))
         for j, req in enumerate(self.grad_req):
             if req == "write" and j not in self._grad_entry:
-                self._finish_grads.append(("zero", None, self.grad_arrays[j]._data))
+                self._finish_grads.append(("zero", None, self._grad_array(j)._data))
         random_ctx = [graph.attrs["context"][i] for i in self._forward_order + self._backward_order
-                      if graph.nodes[i].op.needs_random]  # fmt: skip
+                      if graph.nodes[i].opdef.needs_random]  # fmt: skip
         self._random_var = None
         if random_ctx:
             from lazynd.random import generator_for
 
             self._random_var = generator_for(random_ctx[0]).var
         self._writes_aux = any(
-            graph.nodes[i].op.aux and graph.nodes[i].op.writes_aux_in_train for i in self._forward_order
+            graph.nodes[i].opdef.aux and graph.nodes[i].opdef.writes_aux_in_train for i in self._forward_order
         )
         self._uses_gpu = any(c.device_type == "gpu" for c in graph.attrs["context"])
         self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}

@@ -270,7 +270,8 @@ class Symbol:
         return known
 
     def _split(self, graph: IndexedGraph, values: list) -> tuple[list, list, list]:
-        args, aux = [], []
+        args: list[Any] = []
+        aux: list[Any] = []
         for i in graph.variables():
             (aux if id(graph.nodes[i]) in graph.aux_ids else args).append(values[graph.entry(i)])
         return args, [values[e] for e in graph.heads], aux

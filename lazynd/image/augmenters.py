@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from ..errors import OperatorError
 from . import image as img
+
+_T = TypeVar("_T")
 
 __all__ = [
     "Augmenter",
@@ -80,11 +82,16 @@ class ResizeAug(Augmenter):
         return img.resize_short(src, self.size, self.interp), label
 
 
+def _pair(value: Sequence[_T]) -> tuple[_T, _T]:
+    """``value`` as a tuple: a (w, h) size or a (low, high) range, as given (the crops unpack it)."""
+    return cast("tuple[_T, _T]", tuple(value))
+
+
 class RandomCropAug(Augmenter):
     """Crop a random region of ``size`` (w, h)."""
 
     def __init__(self, size: tuple[int, int], interp: int = 2) -> None:
-        self.size, self.interp = tuple(size), interp
+        self.size, self.interp = _pair(size), interp
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         out, rect = img.random_crop(src, self.size, self.interp)
@@ -97,7 +104,7 @@ class RandomSizedCropAug(Augmenter):
     def __init__(
         self, size: tuple[int, int], area: float | tuple[float, float], ratio: tuple[float, float], interp: int = 2
     ) -> None:
-        self.size, self.area, self.ratio, self.interp = tuple(size), area, tuple(ratio), interp
+        self.size, self.area, self.ratio, self.interp = _pair(size), area, _pair(ratio), interp
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         out, rect = img.random_size_crop(src, self.size, self.area, self.ratio, self.interp)
@@ -108,7 +115,7 @@ class CenterCropAug(Augmenter):
     """Crop the central region of ``size`` (w, h)."""
 
     def __init__(self, size: tuple[int, int], interp: int = 2) -> None:
-        self.size, self.interp = tuple(size), interp
+        self.size, self.interp = _pair(size), interp
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         out, rect = img.center_crop(src, self.size, self.interp)

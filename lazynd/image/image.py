@@ -13,6 +13,7 @@ import os
 import random
 import time
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from ..errors import FormatError, OperatorError
 from ..ndarray.dispatch import new_array
 from .header import decoded_channels, image_size
 
+cv2: ModuleType | None
 try:
     import cv2
 except ImportError:  # pragma: no cover - opencv-python-headless is a dependency
@@ -165,7 +167,7 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     data = _as_bytes(buf)
     source = source or "image buffer"
     cv_flag, swap_channels = _decode_flag(flag, to_rgb)
-    size = image_size(buf if isinstance(buf, bytes) else memoryview(data))
+    size = image_size(buf if isinstance(buf, bytes) else data.data)
     if size is None:
         # unknown format or EXIF orientation: the shape is only known after decoding
         img = _decode_now(data, cv_flag, source)
@@ -264,6 +266,8 @@ def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, i
     >>> scale_down((640, 480), (720, 120))
     (640, 106)
     """
+    w: float
+    h: float
     w, h = size
     sw, sh = src_size
     if sh < h:

@@ -145,7 +145,7 @@ def im2col(kctx: Any, x: Any, g: Geometry) -> Any:
     spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
     axes = tuple(range(2, 2 + g.nd))
     win = np.lib.stride_tricks.sliding_window_view(x, spans, axis=axes)
-    index = (slice(None), slice(None))
+    index: tuple[slice, ...] = (slice(None), slice(None))
     index += tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True))
     index += tuple(slice(None, None, d) for d in g.dilate)
     win = win[index]
@@ -228,7 +228,8 @@ def col2im_batch_last(col: np.ndarray, spatial: tuple[int, ...], g: Geometry) ->
         target = (slice(None),) + tuple(
             slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out, strict=True)
         )
-        x[target] += col[(slice(None), *offset)]
+        source: tuple[slice | int, ...] = (slice(None), *offset)
+        x[target] += col[source]
     if any(g.pad):
         x = x[(slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
     return x

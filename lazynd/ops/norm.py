@@ -105,7 +105,18 @@ def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
         )
         result = xp.empty(x.shape, x.dtype)
         grid, block = launch_config(x.size)
-        args = (dy, x, mean, var, gamma, sum_dy, sum_dy_xhat, result, x.dtype.type(eps), np.int32(attrs["fix_gamma"]))
+        args: tuple[Any, ...] = (
+            dy,
+            x,
+            mean,
+            var,
+            gamma,
+            sum_dy,
+            sum_dy_xhat,
+            result,
+            x.dtype.type(eps),
+            np.int32(attrs["fix_gamma"]),
+        )
         args += (
             np.int32(attrs["use_global_stats"]),
             np.int64(m),

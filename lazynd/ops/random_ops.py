@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -59,7 +60,7 @@ def _randint(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
         out[...] = kctx.rng.randint(low, high, out.shape)
 
 
-_NO_GRAD = lambda F, attrs, inputs, outputs, og: []  # noqa: E731 - no inputs, nothing to differentiate
+_NO_GRAD: Callable[..., list] = lambda F, attrs, inputs, outputs, og: []  # noqa: E731 - no inputs, nothing to differentiate
 
 register(
     OpDef(

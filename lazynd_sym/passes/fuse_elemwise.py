@@ -139,7 +139,7 @@ def _fused_node(chain: list[Node], new: dict[int, Node]) -> Node:
                 index[(id(child), k)] = len(inputs)
                 inputs.append((new[id(child)], k))
             refs.append(index[(id(child), k)])
-        steps.append(FusedStep(node.op, node.attrs, tuple(refs)))
+        steps.append(FusedStep(node.opdef, node.attrs, tuple(refs)))
     last = chain[-1]
     op = make_fused_op(steps, len(inputs))
     attrs = {"steps": steps, "members": [n.name for n in chain]}

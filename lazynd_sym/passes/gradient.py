@@ -52,8 +52,9 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
     >>> len(result.head_grads), result.grads[0] is not None
     (1, True)
     """
-    import lazynd_sym as F
+    import lazynd_sym
 
+    F: Any = lazynd_sym  # the operator functions are module attributes made at import time
     from ..attribute import AttrScope
     from ..name import Prefix
     from ..symbol import Symbol

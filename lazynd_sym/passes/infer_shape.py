@@ -84,7 +84,7 @@ def infer_shape(
 
 def _apply_node(graph: IndexedGraph, i: int, shapes: list) -> bool:
     node = graph.nodes[i]
-    op = node.op
+    op = node.opdef
     in_entries = graph.input_entries(i)
     n_data = node.num_data_inputs()
     names = node.input_names()

@@ -39,7 +39,7 @@ def infer_type(
             node = graph.nodes[i]
             entries = graph.input_entries(i)
             n_data = node.num_data_inputs()
-            new_in, new_out, new_aux = node.op.infer_type(
+            new_in, new_out, new_aux = node.opdef.infer_type(
                 node.attrs, [types[e] for e in entries[:n_data]], [types[e] for e in entries[n_data:]]
             )
             updates = list(zip(entries, node.input_names(), list(new_in) + list(new_aux), strict=False))

@@ -94,7 +94,7 @@ def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -
             if out in external:
                 continue
             sid = None
-            for in_index, out_index in node.op.inplace:
+            for in_index, out_index in node.opdef.inplace:
                 if out_index != k or in_index >= len(ins):
                     continue
                 src = ins[in_index]

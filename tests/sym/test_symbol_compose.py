@@ -149,3 +149,13 @@ def test_compose_keeps_user_named_variables_and_positional_args():
 def test_compose_rejects_a_bad_name():
     with pytest.raises(LazyNDError, match="name must be a non-empty string"):
         sym.relu(sym.Variable("x"))(x=sym.Variable("y"), name="")
+
+
+def test_graph_node_opdef_names_the_operator_and_rejects_a_variable():
+    out = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
+    node = out._outputs[0][0]
+    assert node.opdef.name == "FullyConnected"
+    data = node.inputs[0][0]
+    assert data.is_variable
+    with pytest.raises(TypeError, match="'data' is a variable"):
+        _ = data.opdef
