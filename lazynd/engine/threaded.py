@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import deque
 from queue import Empty, SimpleQueue
 from time import perf_counter_ns
@@ -32,11 +33,28 @@ from .base import NOT_READY, Engine, Operation, split_vars
 from .var import Var
 
 
+# the watcher looks at the deferred slot this often while operations are being pushed; an
+# operation still there at its next look (after one to two ticks) goes to the workers
+DEFERRED_TICK_S = 0.0005
+# after this many looks at an empty slot in a row the watcher sleeps until the next deferral
+WATCH_LINGER_TICKS = 200
+
+
 def default_cpu_workers() -> int:
     env = os.environ.get("LAZYND_CPU_WORKERS")
     if env:
         return max(1, int(env))
     return max(2, min(os.cpu_count() or 2, 8))
+
+
+def _shares_a_var(op: Operation, other: Operation) -> bool:
+    for v in op.reads:
+        if v in other.writes:
+            return True
+    for v in op.writes:
+        if v in other.writes or v in other.reads:
+            return True
+    return False
 
 
 class ThreadedEngine(Engine):
@@ -55,6 +73,15 @@ class ThreadedEngine(Engine):
         self._threads: list[threading.Thread] = []
         for i in range(self.num_workers):
             self._start_worker(self._cpu_queue, f"lazynd-cpu-{i}")
+        # the deferred slot: one ready CPU operation not yet handed to the workers (see the
+        # module docstring); ``_deferrals`` counts what entered it, for the watcher
+        self._deferred: Operation | None = None
+        self._deferrals = 0
+        self._watcher_asleep = False
+        self._watcher_wake = threading.Condition(self._lock)
+        watcher = threading.Thread(target=self._watch, name="lazynd-deferred-watcher", daemon=True)
+        watcher.start()
+        self._threads.append(watcher)
 
     def _start_worker(self, queue: SimpleQueue, name: str) -> None:
         thread = threading.Thread(target=self._worker, args=(queue,), name=name, daemon=True)
@@ -101,7 +128,13 @@ class ThreadedEngine(Engine):
                         v.pending_reads += 1
                     for v in writes:
                         v.writing = True
-                    lock.release()
+                    deferred = self._deferred
+                    if deferred is None:
+                        lock.release()
+                    else:  # the pusher works on: the deferred operation goes to a worker
+                        self._deferred = None
+                        lock.release()
+                        self._cpu_queue.put(deferred)
                     self._run_inline(fn, args, reads, writes, name, device)
                     return
             lock.release()
@@ -175,6 +208,7 @@ class ThreadedEngine(Engine):
         if len(reads) + len(writes) > 1:
             reads, writes = split_vars(reads, writes)
         op = Operation(fn, args, reads, writes, checks, name, device)
+        queue = self._queue_for(device)
         with self._lock:
             # a free var is granted at once; a busy one queues the op behind earlier users
             wait = 0
@@ -195,10 +229,62 @@ class ThreadedEngine(Engine):
                 else:
                     v.writing = True
             self._pending += 1
+            deferred = self._deferred
             if wait:
                 op.wait = wait
-                return
-        self._queue_for(device).put(op)
+                # the deferred operation stays deferred when this one waits for it (a chain the
+                # pusher will most likely wait on); otherwise the pusher works on without it
+                if deferred is None or _shares_a_var(op, deferred):
+                    return
+                self._deferred = None
+                op = None
+            elif queue is self._cpu_queue:
+                self._deferred = op
+                self._deferrals += 1
+                if self._watcher_asleep:
+                    self._watcher_asleep = False
+                    self._watcher_wake.notify()
+                if deferred is None:
+                    return
+                op = None
+            elif deferred is not None:
+                self._deferred = None
+        if deferred is not None:
+            self._cpu_queue.put(deferred)
+        if op is not None:
+            queue.put(op)
+
+    def _watch(self) -> None:
+        """Hand an operation left in the deferred slot for a tick or two to the workers.
+
+        A pusher that neither pushes again nor waits (it sleeps, computes in Python, or has
+        exited) must not hold its operation back: this thread bounds the delay.  It looks at
+        the slot every :data:`DEFERRED_TICK_S` while operations are being deferred and sleeps
+        on a condition after :data:`WATCH_LINGER_TICKS` empty looks; the next deferral wakes it.
+        """
+        lock = self._lock
+        seen = -1  # ``_deferrals`` when the slot was last seen holding an operation
+        empty_looks = 0
+        while True:
+            time.sleep(DEFERRED_TICK_S)
+            with lock:
+                op = self._deferred
+                if op is None:
+                    seen = -1
+                    empty_looks += 1
+                    if empty_looks >= WATCH_LINGER_TICKS:
+                        self._watcher_asleep = True
+                        while self._watcher_asleep:
+                            self._watcher_wake.wait()
+                        empty_looks = 0
+                    continue
+                empty_looks = 0
+                if self._deferrals != seen:  # deferred since the last look: leave it a tick
+                    seen = self._deferrals
+                    continue
+                self._deferred = None
+                seen = -1
+            self._cpu_queue.put(op)
 
     # -- completion ----------------------------------------------------------------------------
     def _worker(self, queue: SimpleQueue) -> None:
@@ -336,27 +422,51 @@ class ThreadedEngine(Engine):
     def _help_until(self, done: threading.Event) -> None:
         """Run ready CPU operations on this waiting thread until ``done`` is set.
 
-        The operation waited for often still sits in the queue; running it here instead of
-        sleeping until a worker wakes up saves two thread hand-offs, and on a busy machine
-        each one costs tens to hundreds of microseconds.
+        The operation waited for often sits in the deferred slot or still in the queue; running
+        it here instead of sleeping until a worker wakes up saves two thread hand-offs, and on a
+        busy machine each one costs tens to hundreds of microseconds.  An operation that one of
+        these completions makes ready runs here next while the wait lasts (a chain the caller
+        waits for the end of), and goes to the workers once it is over.
         """
+        queue = self._cpu_queue
         while not done.is_set():
-            if not self._help_once():
+            op = self._ready_cpu_operation()
+            if op is None:
                 done.wait()
                 return
+            while op is not None:
+                self._run(op)
+                op = self._complete(op, queue)
+                if op is not None and done.is_set():
+                    queue.put(op)
+                    return
 
     def _help_once(self) -> bool:
-        """Run one ready CPU operation from the queue here; False when there is none."""
+        """Run one ready CPU operation here, and what it makes ready; False when there is none."""
+        queue = self._cpu_queue
+        op = self._ready_cpu_operation()
+        if op is None:
+            return False
+        while op is not None:
+            self._run(op)
+            op = self._complete(op, queue)
+        return True
+
+    def _ready_cpu_operation(self) -> Operation | None:
+        """Take the deferred operation, else one from the CPU queue; None when there is none."""
+        if self._deferred is not None:
+            with self._lock:
+                op = self._deferred
+                self._deferred = None
+            if op is not None:
+                return op
         try:
             op = self._cpu_queue.get_nowait()
         except Empty:
-            return False
+            return None
         if op is None:  # a worker's stop signal: leave it for the workers
             self._cpu_queue.put(None)
-            return False
-        self._run(op)
-        self._complete(op)
-        return True
+        return op
 
     def num_pending(self) -> int:
         with self._lock:
