@@ -12,6 +12,27 @@ CPU work, or an asynchronous GPU launch) runs at once on the pushing thread:
 a thread hand-off would cost more than the work itself, and the result is the
 same as if a worker had run it.
 
+Handing an operation to a worker is what costs: the put wakes a thread, which
+then fights the pushing thread for the GIL and for a core, and on a busy
+machine that is 50-200 us, more than many 1M-element kernels take.  So a ready
+CPU operation is not handed over at once.  It waits in the *deferred slot*
+(one per engine) for what the pushing program does next:
+
+- it waits (``wait_to_read``, ``asnumpy``, ``waitall``, from any thread): the
+  waiting thread runs the deferred operation itself, and then each operation
+  that this makes ready while its wait lasts (no hand-off, no wake-up);
+- it pushes another operation that is ready (queued or inline): the deferred
+  one goes to a worker and the new one, if queued, takes the slot, so two
+  independent operations pushed back to back still run in parallel;
+- it pushes an operation that waits for the deferred one: the slot is kept
+  (a chain, most likely waited for next); one that waits for something else
+  sends the deferred operation to a worker;
+- it does none of these (computes in Python, sleeps, its thread exits): a
+  watcher thread that looks at the slot every ``DEFERRED_TICK_S`` while
+  operations are being deferred hands it to a worker after one to two ticks
+  (about 1 ms; the GIL may add its switch interval).  After
+  ``WATCH_LINGER_TICKS`` empty looks the watcher sleeps until the next deferral.
+
 Three more ways to avoid hand-offs: ``run_now`` computes a pure function of
 ready vars on the calling thread with no bookkeeping at all (small arithmetic
 into a fresh array); a worker runs the operation its own completion made ready
@@ -25,13 +46,13 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from queue import Empty, SimpleQueue
 from time import perf_counter_ns
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .base import NOT_READY, Engine, Operation, split_vars
 from .var import Var
-
 
 # the watcher looks at the deferred slot this often while operations are being pushed; an
 # operation still there at its next look (after one to two ticks) goes to the workers
@@ -175,7 +196,7 @@ class ThreadedEngine(Engine):
                 exc = self._make_error(name, err)
         for v in writes:
             v.exc = exc
-        ready = None
+        ready: list[Operation] | None = None
         with self._lock:
             for v in reads:
                 v.pending_reads -= 1
@@ -230,6 +251,7 @@ class ThreadedEngine(Engine):
                     v.writing = True
             self._pending += 1
             deferred = self._deferred
+            to_device = False
             if wait:
                 op.wait = wait
                 # the deferred operation stays deferred when this one waits for it (a chain the
@@ -237,7 +259,6 @@ class ThreadedEngine(Engine):
                 if deferred is None or _shares_a_var(op, deferred):
                     return
                 self._deferred = None
-                op = None
             elif queue is self._cpu_queue:
                 self._deferred = op
                 self._deferrals += 1
@@ -246,12 +267,12 @@ class ThreadedEngine(Engine):
                     self._watcher_wake.notify()
                 if deferred is None:
                     return
-                op = None
-            elif deferred is not None:
+            else:  # ready on a GPU: to its device thread at once
                 self._deferred = None
+                to_device = True
         if deferred is not None:
             self._cpu_queue.put(deferred)
-        if op is not None:
+        if to_device:
             queue.put(op)
 
     def _watch(self) -> None:
@@ -377,26 +398,42 @@ class ThreadedEngine(Engine):
     # -- waiting -------------------------------------------------------------------------------
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
         """Block until every write (and, ``for_write``, every read) pushed so far is done."""
-        with self._lock:
-            busy = var.writing or bool(var.queue) or (for_write and var.pending_reads > 0)
-            if busy:
-                marker = Operation(None, (), [] if for_write else [var], [var] if for_write else [], (), "wait", None)
-                marker.done = threading.Event()
-                if for_write:
-                    if var.queue is None:
-                        var.queue = deque()
-                    var.queue.append((marker, True))
-                elif var.writing or var.queue:
-                    if var.queue is None:
-                        var.queue = deque()
-                    var.queue.append((marker, False))
-                marker.wait = 1
-                self._pending += 1
-        if busy:
+        queue = self._cpu_queue
+        marker = None
+        while True:
+            with self._lock:
+                if not (var.writing or var.queue or (for_write and var.pending_reads)):
+                    break
+                op = self._deferred
+                if op is None:
+                    marker = self._wait_marker(var, for_write)
+                    break
+                self._deferred = None
+            # the deferred operation is most often the one waited for: run it here, and the
+            # chain it starts while the var stays busy (no marker, no event, no hand-off)
+            while op is not None:
+                self._run(op)
+                op = self._complete(op, queue)
+                if op is not None and not (var.writing or var.queue or (for_write and var.pending_reads)):
+                    queue.put(op)
+                    break
+        if marker is not None:
+            assert marker.done is not None
             self._help_until(marker.done)
         if var.event is not None:
             var.event.synchronize()
         self._raise_for_var(var)
+
+    def _wait_marker(self, var: Var, for_write: bool) -> Operation:
+        """Queue a marker on busy ``var`` that completes when the wait is over (lock held)."""
+        marker = Operation(None, (), [] if for_write else [var], [var] if for_write else [], (), "wait", None)
+        marker.done = threading.Event()
+        if var.queue is None:
+            var.queue = deque()
+        var.queue.append((marker, for_write))
+        marker.wait = 1
+        self._pending += 1
+        return marker
 
     def waitall(self) -> None:
         """Block until every pushed operation has completed, then raise unreported errors."""
@@ -454,6 +491,7 @@ class ThreadedEngine(Engine):
 
     def _ready_cpu_operation(self) -> Operation | None:
         """Take the deferred operation, else one from the CPU queue; None when there is none."""
+        op: Operation | None
         if self._deferred is not None:
             with self._lock:
                 op = self._deferred
