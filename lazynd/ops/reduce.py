@@ -84,8 +84,13 @@ def _acc(x: Any) -> Any:
     return np.float32 if x.dtype == np.float16 else None
 
 
+# reductions that are one NumPy ufunc's ``reduce``: on the CPU they write straight into the output
+_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
 def _reduce_forward(name: str) -> Callable:
     reducer = REDUCERS[name]
+    ufunc = _UFUNCS.get(name)
 
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
@@ -93,6 +98,16 @@ def _reduce_forward(name: str) -> Callable:
             raise OperatorError(f"{name}: cannot reduce an empty array of shape {x.shape}")
         axes = reduced_axes(name, attrs, x.ndim)
         with np.errstate(invalid="ignore", divide="ignore"):
+            if (
+                ufunc is not None
+                and kctx.xp is np
+                and _acc(x) is None
+                and out.dtype == x.dtype
+                and out.flags.c_contiguous
+            ):
+                # straight into the output: no temporary, no copy
+                ufunc.reduce(x, axis=axes, out=out.reshape(reduced_shape(x.shape, axes, True)), keepdims=True)
+                return
             result = reducer(kctx.xp, x, axes, attrs)
         out[...] = result.reshape(out.shape)
 

@@ -19,7 +19,11 @@ An :class:`OpDef` carries everything about an operator:
 - ``mutates``: indices of inputs the kernel updates in place (optimizer states such
   as ``mom``), so the engine schedules them as writes;
 - ``optional_outputs``: the kernel accepts ``None`` for an output nobody reads and then
-  skips computing it (MXNet's ``kNullOp``), e.g. the data gradient of a first layer.
+  skips computing it (MXNet's ``kNullOp``), e.g. the data gradient of a first layer;
+- ``forward_into_zeros``: optionally, the CPU kernel for outputs that are known to be
+  zero-filled; an imperative call that allocates its outputs itself then takes them
+  from the allocator's zeroed pages (cheaper than writing zeros) and runs this kernel
+  instead of ``forward`` (``one_hot``: only the ones are written).
 """
 
 from __future__ import annotations
@@ -114,6 +118,7 @@ class OpDef:
         creates_output: bool = False,
         mutates: Sequence[int] = (),
         optional_outputs: bool = False,
+        forward_into_zeros: Callable[..., None] | None = None,
         doc: str = "",
     ) -> None:
         self.name = name
@@ -141,6 +146,7 @@ class OpDef:
         self.creates_output = creates_output
         self.mutates = tuple(mutates)
         self.optional_outputs = optional_outputs
+        self.forward_into_zeros = forward_into_zeros
         self.doc = doc
 
     # -- structure -----------------------------------------------------------------------------
