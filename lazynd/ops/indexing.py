@@ -345,8 +345,18 @@ def _take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     xp = kctx.xp
     a, indices = inputs
     axis, pre, n, post = _take_layout(attrs, a.shape)
-    idx = _take_indices(xp, indices.reshape(-1), n, attrs["mode"])
     out = outputs[0]
+    if xp is np and attrs["mode"] == "clip" and out.flags.c_contiguous:
+        # NumPy's take clips by itself: no clipped copy of the indices
+        np.take(
+            a.reshape(pre, n, post),
+            indices.reshape(-1).astype(np.intp),
+            axis=1,
+            out=out.reshape(pre, -1, post),
+            mode="clip",
+        )
+        return
+    idx = _take_indices(xp, indices.reshape(-1), n, attrs["mode"])
     if out.flags.c_contiguous:
         # indices are checked above; NumPy's default mode='raise' would also buffer the output
         mode = {"mode": "clip"} if xp is np else {}
