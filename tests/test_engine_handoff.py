@@ -182,3 +182,31 @@ def test_operations_pushed_from_several_threads_all_run_in_each_threads_order(
     assert logs == [list(range(per_thread))] * threads
     assert len(shared_count) == threads * per_thread
     assert engine.num_pending() == 0
+
+
+def test_waitall_returns_when_an_inline_operation_ends_the_last_wait(engine: ThreadedEngine) -> None:
+    # the only pending item is another thread's wait on a var held by an inline operation: when
+    # that operation ends, the wait ends and waitall, sleeping on the engine's idle condition,
+    # must be woken
+    var, gate, started = Var(), threading.Event(), threading.Event()
+    inline = threading.Thread(
+        target=engine.push,
+        args=(lambda: (started.set(), gate.wait(TIMEOUT)), (), [], [var], "inline_holder"),
+        kwargs={"inline_ok": True},
+    )
+    inline.start()
+    assert started.wait(TIMEOUT)
+    reader = threading.Thread(target=engine.wait_for_var, args=(var,))
+    reader.start()
+    for _ in range(1000):  # the reader's wait is queued: it is the one pending item
+        if engine.num_pending() == 1:
+            break
+        threading.Event().wait(0.005)
+    assert engine.num_pending() == 1
+    waiter = threading.Thread(target=engine.waitall, daemon=True)
+    waiter.start()
+    threading.Event().wait(0.05)  # let waitall reach its sleep (it is correct either way)
+    gate.set()
+    for t in (inline, reader, waiter):
+        t.join(TIMEOUT)
+    assert not waiter.is_alive(), "waitall was never woken"

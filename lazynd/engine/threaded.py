@@ -89,6 +89,7 @@ class ThreadedEngine(Engine):
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._pending = 0  # pushed and not completed (inline ops excluded)
+        self._idle_waiters = 0  # threads in waitall waiting on ``_idle``
         self._cpu_queue: SimpleQueue[Operation | None] = SimpleQueue()
         self._device_queues: dict[Any, SimpleQueue[Operation | None]] = {}
         self._threads: list[threading.Thread] = []
@@ -177,7 +178,9 @@ class ThreadedEngine(Engine):
         except Exception:  # noqa: BLE001 - pushed again by the caller: the error reaches a wait
             return NOT_READY
 
-    def _run_inline(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any) -> None:
+    def _run_inline(
+        self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
+    ) -> None:
         exc = None
         for v in reads:
             if v.exc is not None:
@@ -211,7 +214,9 @@ class ThreadedEngine(Engine):
                         ready = []
                     self._release(v, ready)
             if ready:
-                self._finish_markers(ready)
+                self._finish_markers(ready)  # a finished wait marker may have been the last pending
+                if self._pending == 0 and self._idle_waiters:
+                    self._idle.notify_all()
         if ready:
             for r in ready:
                 self._queue_for(r.device).put(r)
@@ -226,8 +231,9 @@ class ThreadedEngine(Engine):
         device: Any,
     ) -> None:
         checks = reads
-        if len(reads) + len(writes) > 1:
-            reads, writes = split_vars(reads, writes)
+        n_reads = len(reads)
+        if n_reads + len(writes) > 1 and not (n_reads == 1 and len(writes) == 1 and reads[0] is not writes[0]):
+            reads, writes = split_vars(reads, writes)  # one read and one other write: nothing to split
         op = Operation(fn, args, reads, writes, checks, name, device)
         queue = self._queue_for(device)
         with self._lock:
@@ -339,7 +345,7 @@ class ThreadedEngine(Engine):
             self._pending -= 1
             if ready:
                 self._finish_markers(ready)
-            if self._pending == 0:
+            if self._pending == 0 and self._idle_waiters:
                 self._idle.notify_all()
         kept = None
         for r in ready:
@@ -443,8 +449,12 @@ class ThreadedEngine(Engine):
                     break
             if not self._help_once():
                 with self._lock:
-                    while self._pending:
-                        self._idle.wait()
+                    self._idle_waiters += 1
+                    try:
+                        while self._pending:
+                            self._idle.wait()
+                    finally:
+                        self._idle_waiters -= 1
                 break
         self._synchronize_devices()
         self._raise_unreported()
