@@ -31,7 +31,8 @@ CPU operation is not handed over at once.  It waits in the *deferred slot*
   watcher thread that looks at the slot every ``DEFERRED_TICK_S`` while
   operations are being deferred hands it to a worker after one to two ticks
   (about 1 ms; the GIL may add its switch interval).  After
-  ``WATCH_LINGER_TICKS`` empty looks the watcher sleeps until the next deferral.
+  ``WATCH_LINGER_TICKS`` looks without a new deferral the watcher sleeps until
+  the next one, so it does not disturb long operations running in parallel.
 
 Three more ways to avoid hand-offs: ``run_now`` computes a pure function of
 ready vars on the calling thread with no bookkeeping at all (small arithmetic
@@ -57,8 +58,8 @@ from .var import Var
 # the watcher looks at the deferred slot this often while operations are being pushed; an
 # operation still there at its next look (after one to two ticks) goes to the workers
 DEFERRED_TICK_S = 0.0005
-# after this many looks at an empty slot in a row the watcher sleeps until the next deferral
-WATCH_LINGER_TICKS = 200
+# after this many looks without a new deferral the watcher sleeps until the next deferral
+WATCH_LINGER_TICKS = 4
 
 
 def default_cpu_workers() -> int:
@@ -286,28 +287,34 @@ class ThreadedEngine(Engine):
 
         A pusher that neither pushes again nor waits (it sleeps, computes in Python, or has
         exited) must not hold its operation back: this thread bounds the delay.  It looks at
-        the slot every :data:`DEFERRED_TICK_S` while operations are being deferred and sleeps
-        on a condition after :data:`WATCH_LINGER_TICKS` empty looks; the next deferral wakes it.
+        the slot every :data:`DEFERRED_TICK_S` while operations are being deferred and, after
+        :data:`WATCH_LINGER_TICKS` looks without a new deferral, sleeps on a condition that the
+        next deferral signals (so it costs nothing while the engine is idle or the workers run
+        long operations).
         """
         lock = self._lock
         seen = -1  # ``_deferrals`` when the slot was last seen holding an operation
-        empty_looks = 0
+        last = 0  # ``_deferrals`` at the previous look
+        quiet_looks = 0
         while True:
             time.sleep(DEFERRED_TICK_S)
             with lock:
+                count = self._deferrals
+                if count != last:
+                    last, quiet_looks = count, 0
+                else:
+                    quiet_looks += 1
                 op = self._deferred
                 if op is None:
                     seen = -1
-                    empty_looks += 1
-                    if empty_looks >= WATCH_LINGER_TICKS:
+                    if quiet_looks >= WATCH_LINGER_TICKS:
                         self._watcher_asleep = True
                         while self._watcher_asleep:
                             self._watcher_wake.wait()
-                        empty_looks = 0
+                        last, quiet_looks = self._deferrals, 0
                     continue
-                empty_looks = 0
-                if self._deferrals != seen:  # deferred since the last look: leave it a tick
-                    seen = self._deferrals
+                if count != seen:  # deferred since the last look: leave it a tick
+                    seen = count
                     continue
                 self._deferred = None
                 seen = -1
