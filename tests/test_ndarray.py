@@ -233,6 +233,23 @@ def test_host_pool_reuses_only_free_buffers() -> None:
     assert c.__array_interface__["data"][0] == address and pool.hits == 1
 
 
+def test_host_pool_hands_a_loop_the_buffers_it_released_last() -> None:
+    # a loop that keeps its previous result alive should alternate between two (cache-warm)
+    # buffers, not cycle through every free buffer of the size class
+    from lazynd.backend.pool import HostPool
+
+    pool = HostPool()
+    held = [pool.empty((100_000,), np.float32) for _ in range(6)]
+    del held
+    addresses = set()
+    previous = None
+    for _ in range(12):
+        current = pool.empty((100_000,), np.float32)
+        addresses.add(current.__array_interface__["data"][0])
+        previous = current  # noqa: F841 - alive until the next allocation, like a loop's last result
+    assert len(addresses) == 2
+
+
 def test_repeated_calls_reuse_one_plan_and_parameters_stay_distinct() -> None:
     from lazynd.ndarray import dispatch
 

@@ -12,6 +12,28 @@ CPU work, or an asynchronous GPU launch) runs at once on the pushing thread:
 a thread hand-off would cost more than the work itself, and the result is the
 same as if a worker had run it.
 
+Handing an operation to a worker is what costs: the put wakes a thread, which
+then fights the pushing thread for the GIL and for a core, and on a busy
+machine that is 50-200 us, more than many 1M-element kernels take.  So a ready
+CPU operation is not handed over at once.  It waits in the *deferred slot*
+(one per engine) for what the pushing program does next:
+
+- it waits (``wait_to_read``, ``asnumpy``, ``waitall``, from any thread): the
+  waiting thread runs the deferred operation itself, and then each operation
+  that this makes ready while its wait lasts (no hand-off, no wake-up);
+- it pushes another operation that is ready (queued or inline): the deferred
+  one goes to a worker and the new one, if queued, takes the slot, so two
+  independent operations pushed back to back still run in parallel;
+- it pushes an operation that waits for the deferred one: the slot is kept
+  (a chain, most likely waited for next); one that waits for something else
+  sends the deferred operation to a worker;
+- it does none of these (computes in Python, sleeps, its thread exits): a
+  watcher thread that looks at the slot every ``DEFERRED_TICK_S`` while
+  operations are being deferred hands it to a worker after one to two ticks
+  (about 1 ms; the GIL may add its switch interval).  After
+  ``WATCH_LINGER_TICKS`` looks without a new deferral the watcher sleeps until
+  the next one, so it does not disturb long operations running in parallel.
+
 Three more ways to avoid hand-offs: ``run_now`` computes a pure function of
 ready vars on the calling thread with no bookkeeping at all (small arithmetic
 into a fresh array); a worker runs the operation its own completion made ready
@@ -23,13 +45,21 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from queue import Empty, SimpleQueue
 from time import perf_counter_ns
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .base import NOT_READY, Engine, Operation, split_vars
 from .var import Var
+
+# the watcher looks at the deferred slot this often while operations are being pushed; an
+# operation still there at its next look (after one to two ticks) goes to the workers
+DEFERRED_TICK_S = 0.0005
+# after this many looks without a new deferral the watcher sleeps until the next deferral
+WATCH_LINGER_TICKS = 4
 
 
 def default_cpu_workers() -> int:
@@ -37,6 +67,16 @@ def default_cpu_workers() -> int:
     if env:
         return max(1, int(env))
     return max(2, min(os.cpu_count() or 2, 8))
+
+
+def _shares_a_var(op: Operation, other: Operation) -> bool:
+    for v in op.reads:
+        if v in other.writes:
+            return True
+    for v in op.writes:
+        if v in other.writes or v in other.reads:
+            return True
+    return False
 
 
 class ThreadedEngine(Engine):
@@ -50,11 +90,21 @@ class ThreadedEngine(Engine):
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._pending = 0  # pushed and not completed (inline ops excluded)
+        self._idle_waiters = 0  # threads in waitall waiting on ``_idle``
         self._cpu_queue: SimpleQueue[Operation | None] = SimpleQueue()
         self._device_queues: dict[Any, SimpleQueue[Operation | None]] = {}
         self._threads: list[threading.Thread] = []
         for i in range(self.num_workers):
             self._start_worker(self._cpu_queue, f"lazynd-cpu-{i}")
+        # the deferred slot: one ready CPU operation not yet handed to the workers (see the
+        # module docstring); ``_deferrals`` counts what entered it, for the watcher
+        self._deferred: Operation | None = None
+        self._deferrals = 0
+        self._watcher_asleep = False
+        self._watcher_wake = threading.Condition(self._lock)
+        watcher = threading.Thread(target=self._watch, name="lazynd-deferred-watcher", daemon=True)
+        watcher.start()
+        self._threads.append(watcher)
 
     def _start_worker(self, queue: SimpleQueue, name: str) -> None:
         thread = threading.Thread(target=self._worker, args=(queue,), name=name, daemon=True)
@@ -101,7 +151,13 @@ class ThreadedEngine(Engine):
                         v.pending_reads += 1
                     for v in writes:
                         v.writing = True
-                    lock.release()
+                    deferred = self._deferred
+                    if deferred is None:
+                        lock.release()
+                    else:  # the pusher works on: the deferred operation goes to a worker
+                        self._deferred = None
+                        lock.release()
+                        self._cpu_queue.put(deferred)
                     self._run_inline(fn, args, reads, writes, name, device)
                     return
             lock.release()
@@ -123,7 +179,9 @@ class ThreadedEngine(Engine):
         except Exception:  # noqa: BLE001 - pushed again by the caller: the error reaches a wait
             return NOT_READY
 
-    def _run_inline(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any) -> None:
+    def _run_inline(
+        self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
+    ) -> None:
         exc = None
         for v in reads:
             if v.exc is not None:
@@ -142,7 +200,7 @@ class ThreadedEngine(Engine):
                 exc = self._make_error(name, err)
         for v in writes:
             v.exc = exc
-        ready = None
+        ready: list[Operation] | None = None
         with self._lock:
             for v in reads:
                 v.pending_reads -= 1
@@ -157,7 +215,9 @@ class ThreadedEngine(Engine):
                         ready = []
                     self._release(v, ready)
             if ready:
-                self._finish_markers(ready)
+                self._finish_markers(ready)  # a finished wait marker may have been the last pending
+                if self._pending == 0 and self._idle_waiters:
+                    self._idle.notify_all()
         if ready:
             for r in ready:
                 self._queue_for(r.device).put(r)
@@ -172,9 +232,11 @@ class ThreadedEngine(Engine):
         device: Any,
     ) -> None:
         checks = reads
-        if len(reads) + len(writes) > 1:
-            reads, writes = split_vars(reads, writes)
+        n_reads = len(reads)
+        if n_reads + len(writes) > 1 and not (n_reads == 1 and len(writes) == 1 and reads[0] is not writes[0]):
+            reads, writes = split_vars(reads, writes)  # one read and one other write: nothing to split
         op = Operation(fn, args, reads, writes, checks, name, device)
+        queue = self._queue_for(device)
         with self._lock:
             # a free var is granted at once; a busy one queues the op behind earlier users
             wait = 0
@@ -195,10 +257,68 @@ class ThreadedEngine(Engine):
                 else:
                     v.writing = True
             self._pending += 1
+            deferred = self._deferred
+            to_device = False
             if wait:
                 op.wait = wait
-                return
-        self._queue_for(device).put(op)
+                # the deferred operation stays deferred when this one waits for it (a chain the
+                # pusher will most likely wait on); otherwise the pusher works on without it
+                if deferred is None or _shares_a_var(op, deferred):
+                    return
+                self._deferred = None
+            elif queue is self._cpu_queue:
+                self._deferred = op
+                self._deferrals += 1
+                if self._watcher_asleep:
+                    self._watcher_asleep = False
+                    self._watcher_wake.notify()
+                if deferred is None:
+                    return
+            else:  # ready on a GPU: to its device thread at once
+                self._deferred = None
+                to_device = True
+        if deferred is not None:
+            self._cpu_queue.put(deferred)
+        if to_device:
+            queue.put(op)
+
+    def _watch(self) -> None:
+        """Hand an operation left in the deferred slot for a tick or two to the workers.
+
+        A pusher that neither pushes again nor waits (it sleeps, computes in Python, or has
+        exited) must not hold its operation back: this thread bounds the delay.  It looks at
+        the slot every :data:`DEFERRED_TICK_S` while operations are being deferred and, after
+        :data:`WATCH_LINGER_TICKS` looks without a new deferral, sleeps on a condition that the
+        next deferral signals (so it costs nothing while the engine is idle or the workers run
+        long operations).
+        """
+        lock = self._lock
+        seen = -1  # ``_deferrals`` when the slot was last seen holding an operation
+        last = 0  # ``_deferrals`` at the previous look
+        quiet_looks = 0
+        while True:
+            time.sleep(DEFERRED_TICK_S)
+            with lock:
+                count = self._deferrals
+                if count != last:
+                    last, quiet_looks = count, 0
+                else:
+                    quiet_looks += 1
+                op = self._deferred
+                if op is None:
+                    seen = -1
+                    if quiet_looks >= WATCH_LINGER_TICKS:
+                        self._watcher_asleep = True
+                        while self._watcher_asleep:
+                            self._watcher_wake.wait()
+                        last, quiet_looks = self._deferrals, 0
+                    continue
+                if count != seen:  # deferred since the last look: leave it a tick
+                    seen = count
+                    continue
+                self._deferred = None
+                seen = -1
+            self._cpu_queue.put(op)
 
     # -- completion ----------------------------------------------------------------------------
     def _worker(self, queue: SimpleQueue) -> None:
@@ -232,7 +352,7 @@ class ThreadedEngine(Engine):
             self._pending -= 1
             if ready:
                 self._finish_markers(ready)
-            if self._pending == 0:
+            if self._pending == 0 and self._idle_waiters:
                 self._idle.notify_all()
         kept = None
         for r in ready:
@@ -291,26 +411,42 @@ class ThreadedEngine(Engine):
     # -- waiting -------------------------------------------------------------------------------
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
         """Block until every write (and, ``for_write``, every read) pushed so far is done."""
-        with self._lock:
-            busy = var.writing or bool(var.queue) or (for_write and var.pending_reads > 0)
-            if busy:
-                marker = Operation(None, (), [] if for_write else [var], [var] if for_write else [], (), "wait", None)
-                marker.done = threading.Event()
-                if for_write:
-                    if var.queue is None:
-                        var.queue = deque()
-                    var.queue.append((marker, True))
-                elif var.writing or var.queue:
-                    if var.queue is None:
-                        var.queue = deque()
-                    var.queue.append((marker, False))
-                marker.wait = 1
-                self._pending += 1
-        if busy:
+        queue = self._cpu_queue
+        marker = None
+        while True:
+            with self._lock:
+                if not (var.writing or var.queue or (for_write and var.pending_reads)):
+                    break
+                op = self._deferred
+                if op is None:
+                    marker = self._wait_marker(var, for_write)
+                    break
+                self._deferred = None
+            # the deferred operation is most often the one waited for: run it here, and the
+            # chain it starts while the var stays busy (no marker, no event, no hand-off)
+            while op is not None:
+                self._run(op)
+                op = self._complete(op, queue)
+                if op is not None and not (var.writing or var.queue or (for_write and var.pending_reads)):
+                    queue.put(op)
+                    break
+        if marker is not None:
+            assert marker.done is not None
             self._help_until(marker.done)
         if var.event is not None:
             var.event.synchronize()
         self._raise_for_var(var)
+
+    def _wait_marker(self, var: Var, for_write: bool) -> Operation:
+        """Queue a marker on busy ``var`` that completes when the wait is over (lock held)."""
+        marker = Operation(None, (), [] if for_write else [var], [var] if for_write else [], (), "wait", None)
+        marker.done = threading.Event()
+        if var.queue is None:
+            var.queue = deque()
+        var.queue.append((marker, for_write))
+        marker.wait = 1
+        self._pending += 1
+        return marker
 
     def waitall(self) -> None:
         """Block until every pushed operation has completed, then raise unreported errors."""
@@ -320,8 +456,12 @@ class ThreadedEngine(Engine):
                     break
             if not self._help_once():
                 with self._lock:
-                    while self._pending:
-                        self._idle.wait()
+                    self._idle_waiters += 1
+                    try:
+                        while self._pending:
+                            self._idle.wait()
+                    finally:
+                        self._idle_waiters -= 1
                 break
         self._synchronize_devices()
         self._raise_unreported()
@@ -336,27 +476,52 @@ class ThreadedEngine(Engine):
     def _help_until(self, done: threading.Event) -> None:
         """Run ready CPU operations on this waiting thread until ``done`` is set.
 
-        The operation waited for often still sits in the queue; running it here instead of
-        sleeping until a worker wakes up saves two thread hand-offs, and on a busy machine
-        each one costs tens to hundreds of microseconds.
+        The operation waited for often sits in the deferred slot or still in the queue; running
+        it here instead of sleeping until a worker wakes up saves two thread hand-offs, and on a
+        busy machine each one costs tens to hundreds of microseconds.  An operation that one of
+        these completions makes ready runs here next while the wait lasts (a chain the caller
+        waits for the end of), and goes to the workers once it is over.
         """
+        queue = self._cpu_queue
         while not done.is_set():
-            if not self._help_once():
+            op = self._ready_cpu_operation()
+            if op is None:
                 done.wait()
                 return
+            while op is not None:
+                self._run(op)
+                op = self._complete(op, queue)
+                if op is not None and done.is_set():
+                    queue.put(op)
+                    return
 
     def _help_once(self) -> bool:
-        """Run one ready CPU operation from the queue here; False when there is none."""
+        """Run one ready CPU operation here, and what it makes ready; False when there is none."""
+        queue = self._cpu_queue
+        op = self._ready_cpu_operation()
+        if op is None:
+            return False
+        while op is not None:
+            self._run(op)
+            op = self._complete(op, queue)
+        return True
+
+    def _ready_cpu_operation(self) -> Operation | None:
+        """Take the deferred operation, else one from the CPU queue; None when there is none."""
+        op: Operation | None
+        if self._deferred is not None:
+            with self._lock:
+                op = self._deferred
+                self._deferred = None
+            if op is not None:
+                return op
         try:
             op = self._cpu_queue.get_nowait()
         except Empty:
-            return False
+            return None
         if op is None:  # a worker's stop signal: leave it for the workers
             self._cpu_queue.put(None)
-            return False
-        self._run(op)
-        self._complete(op)
-        return True
+        return op
 
     def num_pending(self) -> int:
         with self._lock:

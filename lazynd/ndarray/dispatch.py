@@ -83,7 +83,22 @@ class _Plan:
     """What one imperative call needs beyond its arrays; the same for every call with the same
     operator, parameters and input shapes, dtypes and contexts (see :func:`invoke`)."""
 
-    __slots__ = ("attrs", "n_in", "out_shapes", "out_types", "ctx", "fn", "kctx", "n_visible", "work", "mutated")
+    __slots__ = (
+        "attrs",
+        "n_in",
+        "out_shapes",
+        "out_types",
+        "ctx",
+        "fn",
+        "into_zeros",
+        "fresh_fn",
+        "backend",
+        "kctx",
+        "n_visible",
+        "work",
+        "plain",
+        "mutated",
+    )
 
     def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
         attrs = op.parse(kwargs)
@@ -117,11 +132,19 @@ class _Plan:
         self.out_shapes = [tuple(int(d) for d in s) for s in out_shapes]
         self.out_types = [t or "float32" for t in out_types]
         self.ctx = ctx
-        self.fn = op.forward_gpu if (ctx.device_type == "gpu" and op.forward_gpu is not None) else op.forward
+        on_gpu = ctx.device_type == "gpu"
+        self.fn = op.forward_gpu if (on_gpu and op.forward_gpu is not None) else op.forward
+        # outputs of its own allocation: zero-filled ones where the operator has a kernel for them
+        # (on the CPU the allocator's fresh zeroed pages are cheaper than filling a buffer)
+        self.into_zeros = not on_gpu and op.forward_into_zeros is not None
+        self.fresh_fn = op.forward_into_zeros if op.forward_into_zeros is not None and self.into_zeros else self.fn
+        self.backend = get_backend(ctx) if on_gpu else cpu_backend
         self.kctx = kernel_context(ctx, is_train)
         self.n_visible = op.num_visible_outputs(attrs)
         self.mutated = op.mutated_inputs(attrs)
         self.work = sum(x._data.size for x in inputs) + sum(int(np.prod(s)) for s in self.out_shapes)
+        # only the arrays' own vars are read and written: no mutated inputs, aux states or generator
+        self.plain = not (self.mutated or op.needs_random or (is_train and op.aux and op.writes_aux_in_train))
 
 
 # plans by (operator, is_train, parameters with their types, input shapes/dtypes/contexts)
@@ -169,31 +192,43 @@ def invoke(
     ctx = plan.ctx
     n_in = plan.n_in
     if out is None:
-        outputs = [new_array(s, t, ctx) for s, t in zip(plan.out_shapes, plan.out_types)]
+        fn = plan.fresh_fn
+        alloc = plan.backend.zeros if plan.into_zeros else plan.backend.empty
+        outputs = [NDArray(alloc(s, t), Var(), ctx) for s, t in zip(plan.out_shapes, plan.out_types)]
     else:
+        fn = plan.fn
         outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx, len(plan.out_shapes))
 
     kctx = plan.kctx
-    reads = [x._var for x in inputs]
-    writes = [o._var for o in outputs]
-    if plan.mutated:
-        writes += [inputs[i]._var for i in plan.mutated]
-    if is_train and op.aux and op.writes_aux_in_train:
-        writes += [a._var for a in inputs[n_in:]]
-    if op.needs_random:
-        from ..random import generator_for
+    args: tuple
+    if plan.plain and n_in == len(inputs):  # the common case, written out
+        args = (kctx, plan.attrs, [x._data for x in inputs], [o._data for o in outputs], [])
+        reads = [x._var for x in inputs]
+        writes = [o._var for o in outputs]
+    else:
+        reads = [x._var for x in inputs]
+        writes = [o._var for o in outputs]
+        if plan.mutated:
+            writes += [inputs[i]._var for i in plan.mutated]
+        if is_train and op.aux and op.writes_aux_in_train:
+            writes += [a._var for a in inputs[n_in:]]
+        if op.needs_random:
+            from ..random import generator_for
 
-        state = generator_for(ctx)
-        kctx = KernelContext(kctx.xp, kctx.backend, kctx.device_id, is_train, state.generator)
-        writes.append(state.var)
-    args = (
-        kctx,
-        plan.attrs,
-        [x._data for x in inputs[:n_in]],
-        [o._data for o in outputs],
-        [a._data for a in inputs[n_in:]],
-    )
-    push_kernel(ctx, plan.fn, args, reads, writes, op.name, plan.work)
+            state = generator_for(ctx)
+            kctx = KernelContext(kctx.xp, kctx.backend, kctx.device_id, is_train, state.generator)
+            writes.append(state.var)
+        args = (
+            kctx,
+            plan.attrs,
+            [x._data for x in inputs[:n_in]],
+            [o._data for o in outputs],
+            [a._data for a in inputs[n_in:]],
+        )
+    if ctx.device_type == "gpu":
+        push_kernel(ctx, fn, args, reads, writes, op.name, plan.work)
+    else:
+        get_engine().push(fn, args, reads, writes, op.name, ctx, plan.work <= INLINE_MAX_ELEMENTS)
 
     if out is not None:
         return out
@@ -239,8 +274,17 @@ def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
     param_names = list(op.params)
     # input names that do not depend on parameters (most operators): computed once
     static_names = None if (op.variadic or callable(op._inputs)) else list(op._inputs)
+    # keywords that the common call never uses: naming an input, or asking for training mode
+    special = None if static_names is None else frozenset((*static_names, *op.aux, "is_train"))
 
     def function(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        if special is not None and special.isdisjoint(kwargs):
+            # the common call, ``f(x, y, param=value)``: arrays by position, parameters by name
+            for a in args:
+                if a.__class__ is not NDArray:
+                    break
+            else:
+                return invoke(op, args, kwargs, out)
         is_train = bool(kwargs.pop("is_train", False))
         attrs_given: dict[str, Any] = {}
         inputs: list[Any] = []

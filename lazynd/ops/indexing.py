@@ -345,8 +345,18 @@ def _take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     xp = kctx.xp
     a, indices = inputs
     axis, pre, n, post = _take_layout(attrs, a.shape)
-    idx = _take_indices(xp, indices.reshape(-1), n, attrs["mode"])
     out = outputs[0]
+    if xp is np and attrs["mode"] == "clip" and out.flags.c_contiguous:
+        # NumPy's take clips by itself: no clipped copy of the indices
+        np.take(
+            a.reshape(pre, n, post),
+            indices.reshape(-1).astype(np.intp),
+            axis=1,
+            out=out.reshape(pre, -1, post),
+            mode="clip",
+        )
+        return
+    idx = _take_indices(xp, indices.reshape(-1), n, attrs["mode"])
     if out.flags.c_contiguous:
         # indices are checked above; NumPy's default mode='raise' would also buffer the output
         mode = {"mode": "clip"} if xp is np else {}
@@ -439,14 +449,28 @@ register(
 # -- one_hot, where ------------------------------------------------------------------------------------
 def _one_hot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     # fill with off_value, then write on_value at each in-range index: no (N, depth) temporaries
-    xp = kctx.xp
-    depth, out = attrs["depth"], outputs[0]
-    idx = inputs[0].reshape(-1).astype(xp.int64)
-    rows = xp.nonzero((idx >= 0) & (idx < depth))[0]
+    _one_hot_write(kctx.xp, attrs, inputs[0], outputs[0], filled=False)
+
+
+def _one_hot_into_zeros(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # the output is zero-filled already: with the default off_value only the ones are written
+    _one_hot_write(kctx.xp, attrs, inputs[0], outputs[0], filled=attrs["off_value"] == 0)
+
+
+def _one_hot_write(xp: Any, attrs: dict, indices: Any, out: Any, filled: bool) -> None:
+    depth = attrs["depth"]
+    idx = indices.reshape(-1).astype(xp.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= depth):
+        # an index out of range gives a row of off_value
+        rows = xp.nonzero((idx >= 0) & (idx < depth))[0]
+        cols = idx[rows]
+    else:
+        rows, cols = xp.arange(idx.size), idx
     table = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=out.dtype)
     flat = table.reshape(-1, depth)
-    flat.fill(attrs["off_value"])
-    flat[rows, idx[rows]] = attrs["on_value"]
+    if not filled or table is not out:
+        flat.fill(attrs["off_value"])
+    flat[rows, cols] = attrs["on_value"]
     if table is not out:
         out[...] = table
 
@@ -472,6 +496,7 @@ register(
         infer_shape=_one_hot_infer,
         infer_type=lambda attrs, t, a: (t, [attrs["dtype"]], a),
         gradient=lambda F, attrs, inputs, outputs, og: [None],
+        forward_into_zeros=_one_hot_into_zeros,
         doc="One-hot encode integer indices into a trailing axis of length ``depth``.",
     )
 )

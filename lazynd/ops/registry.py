@@ -20,7 +20,11 @@ An :class:`OpDef` carries everything about an operator:
   as ``mom``), so the engine schedules them as writes (a function of the parameters
   when the number of inputs depends on them, as in ``multi_sgd_mom_update``);
 - ``optional_outputs``: the kernel accepts ``None`` for an output nobody reads and then
-  skips computing it (MXNet's ``kNullOp``), e.g. the data gradient of a first layer.
+  skips computing it (MXNet's ``kNullOp``), e.g. the data gradient of a first layer;
+- ``forward_into_zeros``: optionally, the CPU kernel for outputs that are known to be
+  zero-filled; an imperative call that allocates its outputs itself then takes them
+  from the allocator's zeroed pages (cheaper than writing zeros) and runs this kernel
+  instead of ``forward`` (``one_hot``: only the ones are written).
 """
 
 from __future__ import annotations
@@ -115,6 +119,7 @@ class OpDef:
         creates_output: bool = False,
         mutates: Sequence[int] | Callable[[dict], Sequence[int]] = (),
         optional_outputs: bool = False,
+        forward_into_zeros: Callable[..., None] | None = None,
         doc: str = "",
     ) -> None:
         self.name = name
@@ -142,6 +147,7 @@ class OpDef:
         self.creates_output = creates_output
         self.mutates = mutates if callable(mutates) else tuple(mutates)
         self.optional_outputs = optional_outputs
+        self.forward_into_zeros = forward_into_zeros
         self.doc = doc
 
     # -- structure -----------------------------------------------------------------------------

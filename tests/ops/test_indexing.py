@@ -175,6 +175,17 @@ def test_one_hot_encodes_with_on_and_off_values(ctx):
     assert out[0].dtype == np.int32
 
 
+def test_one_hot_into_a_given_out_overwrites_every_element():
+    # a call that allocates its output takes it zero-filled and writes only the ones; one given
+    # an out= buffer must still write the off values
+    idx = mx.nd.array([2, 0, 7])
+    out = mx.nd.full((3, 4), 9.0)
+    mx.nd.one_hot(idx, depth=4, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), [[0, 0, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]])
+    fresh = mx.nd.one_hot(idx, depth=4, off_value=-2.0)
+    np.testing.assert_array_equal(fresh.asnumpy(), [[-2, -2, 1, -2], [1, -2, -2, -2], [-2, -2, -2, -2]])
+
+
 def test_one_hot_rejects_zero_depth():
     with pytest.raises(OperatorError, match="one_hot: depth=0 must be at least 1"):
         mx.nd.one_hot(mx.nd.array([1]), depth=0)
