@@ -12,7 +12,8 @@ from __future__ import annotations
 import numbers
 import operator
 import os
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -20,7 +21,6 @@ from .. import engine as _engine_mod
 from ..backend import cpu_backend, get_backend
 from ..context import Context, current_context
 from ..engine import get_engine
-from ..engine.base import NOT_READY
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
 from ..ops import registry
@@ -118,7 +118,7 @@ class _Plan:
 
         in_shapes = [x.shape for x in data_inputs]
         new_in, out_shapes, _ = op.infer_shape(attrs, list(in_shapes), [x.shape for x in aux_inputs])
-        for name, given, inferred in zip(names, in_shapes, new_in):
+        for name, given, inferred in zip(names, in_shapes, new_in, strict=False):
             if inferred is not None and tuple(inferred) != tuple(given):
                 raise ShapeError(f"{op.name}: shape of '{name}' is {given}, expected {tuple(inferred)}")
         for shape in out_shapes:
@@ -194,7 +194,7 @@ def invoke(
     if out is None:
         fn = plan.fresh_fn
         alloc = plan.backend.zeros if plan.into_zeros else plan.backend.empty
-        outputs = [NDArray(alloc(s, t), Var(), ctx) for s, t in zip(plan.out_shapes, plan.out_types)]
+        outputs = [NDArray(alloc(s, t), Var(), ctx) for s, t in zip(plan.out_shapes, plan.out_types, strict=True)]
     else:
         fn = plan.fn
         outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx, len(plan.out_shapes))
@@ -240,7 +240,7 @@ def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Contex
         for shape in shapes:
             if shape is None or any(not isinstance(d, (int, np.integer)) or d < 0 for d in shape):
                 raise ShapeError(f"{op.name}: cannot infer the output shape (got {shape})")
-        return [new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes, types)]
+        return [new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes, types, strict=True)]
     if out.__class__ is NDArray and n_out == 1 and out._data.shape == tuple(shapes[0]) and out._ctx == ctx:
         return [out]  # the common ``out=weight`` of an update: one check of shape and device
     if out.__class__ is list and len(out) == n_out:
@@ -254,8 +254,8 @@ def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Contex
     if len(outs) > n_out:
         raise OperatorError(f"{op.name}: {len(outs)} out arrays given, the operator has {n_out} output(s)")
     # outputs the caller did not ask for (e.g. BatchNorm's saved mean) get fresh buffers
-    outs += [new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes[len(outs) :], types[len(outs) :])]
-    for i, (o, shape) in enumerate(zip(outs, shapes)):
+    outs += [new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes[len(outs) :], types[len(outs) :], strict=True)]
+    for i, (o, shape) in enumerate(zip(outs, shapes, strict=True)):
         if not isinstance(o, NDArray):
             raise OperatorError(f"{op.name}: out must be an NDArray, got {type(o).__name__}")
         if tuple(o.shape) != tuple(shape):
@@ -315,7 +315,7 @@ def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
         free_params = [p for p in param_names if p not in attrs_given and p != "num_args"]
         if len(positional_params) > len(free_params):
             raise OperatorError(f"{op.name}: too many positional arguments ({len(args)})")
-        for key, value in zip(free_params, positional_params):
+        for key, value in zip(free_params, positional_params, strict=False):
             attrs_given[key] = value
         if named_inputs:
             if not op.variadic:
@@ -374,7 +374,7 @@ BINARY_OPS = {
     "lesser_equal": ("_lesser_equal", "broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar"),
 }
 
-from ..ops.elemwise_binary import FAST_KERNELS as CPU_FAST_KERNELS
+from ..ops.elemwise_binary import FAST_KERNELS as CPU_FAST_KERNELS  # noqa: E402 - next to the fast-path tables that use it
 
 _float_kinds = frozenset("fc")
 
@@ -448,6 +448,8 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
     Otherwise, or when the kernel raises, the op is pushed as usual and errors reach a wait.
     """
     run_kernel = _RUN_NOW_KERNELS.get(kind)
+    # the closures below are chosen only when there is a kernel (see ``chosen``)
+    kernel = cast(Callable[[Any, Any], Any], run_kernel)
 
     def method(lhs: Any, rhs: Any) -> Any:
         return binary(kind, lhs, rhs, reflected)
@@ -469,7 +471,7 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
                 and not _engine_mod.recording
             ):
                 try:
-                    data = run_kernel(lhs._data, rhs._data)
+                    data = kernel(lhs._data, rhs._data)
                 except Exception:  # noqa: BLE001, S110 - pushed below: the error reaches a wait
                     pass
                 else:
@@ -491,7 +493,7 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
         if key and not (vx.queue or vx.writing or vx.exc is not None) and not _engine_mod.recording:
             scalar = key.dtype.type(rhs)  # MXNet casts the scalar to the array's dtype
             try:
-                data = run_kernel(scalar, lhs._data) if reflected else run_kernel(lhs._data, scalar)
+                data = kernel(scalar, lhs._data) if reflected else kernel(lhs._data, scalar)
             except Exception:  # noqa: BLE001, S110 - pushed below: the error reaches a wait
                 pass
             else:

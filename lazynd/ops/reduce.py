@@ -155,6 +155,7 @@ def _backward_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: 
     axes = reduced_axes(name, attrs, x.ndim)
     keep = reduced_shape(x.shape, axes, True)
     og, y = og.reshape(keep), y.reshape(keep)
+    local: Any
     with np.errstate(invalid="ignore", divide="ignore"):
         if name == "sum":
             local = 1
