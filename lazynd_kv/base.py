@@ -250,26 +250,23 @@ class KVStore:
 
     # -- helpers for subclasses ----------------------------------------------------------------
     def _check_values(self, groups: Sequence[tuple[Key, list[NDArray]]], what: str) -> None:
-        for k, values in groups:
-            stored = self._stored(k, what)
-            for v in values:
-                if v.shape != stored.shape:
-                    raise ShapeError(
-                        f"KVStore.{what}: key {k!r} holds shape {stored.shape}, pushed value has shape {v.shape}"
-                    )
-                if v._data.dtype != stored._data.dtype:
-                    raise ShapeError(
-                        f"KVStore.{what}: key {k!r} holds dtype {stored._data.dtype.name}, "
-                        f"pushed value has dtype {v._data.dtype.name}"
-                    )
+        self._check_like_stored(groups, what, "pushed value", check_dtype=True)
 
     def _check_outs(self, groups: Sequence[tuple[Key, list[NDArray]]], what: str) -> None:
-        for k, outs in groups:
+        self._check_like_stored(groups, what, "output", check_dtype=False)
+
+    def _check_like_stored(
+        self, groups: Sequence[tuple[Key, list[NDArray]]], what: str, role: str, check_dtype: bool
+    ) -> None:
+        for k, arrays in groups:
             stored = self._stored(k, what)
-            for o in outs:
-                if o.shape != stored.shape:
+            for v in arrays:
+                if v.shape != stored.shape:
+                    raise ShapeError(f"KVStore.{what}: key {k!r} holds shape {stored.shape}, {role} has shape {v.shape}")
+                if check_dtype and v._data.dtype != stored._data.dtype:
                     raise ShapeError(
-                        f"KVStore.{what}: key {k!r} holds shape {stored.shape}, output has shape {o.shape}"
+                        f"KVStore.{what}: key {k!r} holds dtype {stored._data.dtype.name}, "
+                        f"{role} has dtype {v._data.dtype.name}"
                     )
 
     def _pull_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
