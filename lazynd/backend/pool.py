@@ -26,7 +26,7 @@ _ALIGN = 64
 RECENT_BUFFERS = 4
 
 
-def _size_class(nbytes: int) -> int:
+def size_class(nbytes: int) -> int:
     """Round up to 1/4 steps between powers of two (at most 25% waste)."""
     top = 1 << (nbytes - 1).bit_length()
     step = top >> 3
@@ -51,7 +51,15 @@ class HostPool:
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes < MIN_POOLED_BYTES:
             return np.empty(shape, dtype)
-        size = _size_class(nbytes)
+        return self.take(shape, dtype, size_class(nbytes))
+
+    def take(self, shape: tuple[int, ...], dtype: np.dtype, size: int) -> np.ndarray:
+        """A C-contiguous array of ``shape`` and ``dtype`` (a ``np.dtype``) in a buffer of ``size``.
+
+        ``size`` is the size class of the array's bytes (see :func:`size_class`); callers
+        that allocate the same shape again and again compute it once (``empty`` does it each
+        time).
+        """
         with self._lock:
             bucket = self._buckets.get(size)
             if bucket is not None:
@@ -65,7 +73,7 @@ class HostPool:
                         recent.remove(i)
                         recent.append(i)
                         self.hits += 1
-                        return bucket[i][:nbytes].view(dtype).reshape(shape)
+                        return np.ndarray(shape, dtype, bucket[i])
                 # then next fit: start after the buffer found last, so a loop holding many
                 # buffers of one size (a batch of decoded images) finds a free one at once, not
                 # after re-testing every buffer it already holds
@@ -79,7 +87,7 @@ class HostPool:
                         self._cursor[size] = i + 1
                         self._remember(recent, i)
                         self.hits += 1
-                        return buf[:nbytes].view(dtype).reshape(shape)
+                        return np.ndarray(shape, dtype, buf)
             self.misses += 1
             buf = np.empty(size, np.uint8)
             if self._held + size <= self.limit_bytes:
@@ -87,7 +95,7 @@ class HostPool:
                 bucket.append(buf)
                 self._remember(self._recent.setdefault(size, []), len(bucket) - 1)
                 self._held += size
-        return buf[:nbytes].view(dtype).reshape(shape)
+        return np.ndarray(shape, dtype, buf)
 
     @staticmethod
     def _remember(recent: list[int], index: int) -> None:

@@ -236,7 +236,7 @@ class ThreadedEngine(Engine):
         if n_reads + len(writes) > 1 and not (n_reads == 1 and len(writes) == 1 and reads[0] is not writes[0]):
             reads, writes = split_vars(reads, writes)  # one read and one other write: nothing to split
         op = Operation(fn, args, reads, writes, checks, name, device)
-        queue = self._queue_for(device)
+        queue = self._cpu_queue if getattr(device, "device_type", None) != "gpu" else self._queue_for(device)
         with self._lock:
             # a free var is granted at once; a busy one queues the op behind earlier users
             wait = 0
@@ -435,7 +435,8 @@ class ThreadedEngine(Engine):
             self._help_until(marker.done)
         if var.event is not None:
             var.event.synchronize()
-        self._raise_for_var(var)
+        if var.exc is not None:
+            self._raise_for_var(var)
 
     def _wait_marker(self, var: Var, for_write: bool) -> Operation:
         """Queue a marker on busy ``var`` that completes when the wait is over (lock held)."""

@@ -9,6 +9,7 @@ kernels, because it is the most common call in user code.
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 import os
@@ -19,6 +20,7 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from ..backend import cpu_backend, get_backend
+from ..backend.pool import MIN_POOLED_BYTES, size_class
 from ..context import Context, current_context
 from ..engine import get_engine
 from ..engine.var import Var
@@ -27,6 +29,8 @@ from ..ops import registry
 from ..ops.registry import KernelContext, OpDef
 
 NDArray: Any = None  # bound by ndarray.py (circular import)
+
+_pool_take = cpu_backend.pool.take
 
 # CPU operations this small run on the pushing thread when their inputs are ready
 INLINE_MAX_ELEMENTS = int(os.environ.get("LAZYND_INLINE_MAX", "32768"))
@@ -98,6 +102,7 @@ class _Plan:
         "work",
         "plain",
         "mutated",
+        "pooled",
     )
 
     def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
@@ -145,6 +150,14 @@ class _Plan:
         self.work = sum(x._data.size for x in inputs) + sum(int(np.prod(s)) for s in self.out_shapes)
         # only the arrays' own vars are read and written: no mutated inputs, aux states or generator
         self.plain = not (self.mutated or op.needs_random or (is_train and op.aux and op.writes_aux_in_train))
+        # fresh CPU outputs all large enough for the pool: (shape, dtype, size class) of each, so a
+        # call takes its buffers with no arithmetic (see ``invoke``); None otherwise
+        self.pooled: list[tuple[tuple[int, ...], np.dtype, int]] | None = None
+        if not on_gpu and not self.into_zeros:
+            specs = [(s, np.dtype(t)) for s, t in zip(self.out_shapes, self.out_types, strict=True)]
+            sizes = [math.prod(s) * t.itemsize for s, t in specs]
+            if all(n >= MIN_POOLED_BYTES for n in sizes):
+                self.pooled = [(s, t, size_class(n)) for (s, t), n in zip(specs, sizes, strict=True)]
 
 
 # plans by (operator, is_train, parameters with their types, input shapes/dtypes/contexts)
@@ -162,7 +175,8 @@ def _plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train
         if x.__class__ is not NDArray:
             return _Plan(op, inputs, kwargs, is_train)  # raises the clear error, or a subclass
         data = x._data
-        key += (data.shape, data.dtype, x._ctx)
+        ctx = x._ctx
+        key += (data.shape, data.dtype, ctx.device_type, ctx.device_id)  # no Python __hash__ call
     frozen = tuple(key)
     try:
         plan = _plans.get(frozen)
@@ -191,17 +205,32 @@ def invoke(
     plan = _plan_for(op, inputs, kwargs, is_train)
     ctx = plan.ctx
     n_in = plan.n_in
+    # the common calls are written out: each step saved is felt on 1M-element arrays too, where
+    # this Python runs with caches the previous kernel has just emptied
     if out is None:
         fn = plan.fresh_fn
-        alloc = plan.backend.zeros if plan.into_zeros else plan.backend.empty
-        outputs = [NDArray(alloc(s, t), Var(), ctx) for s, t in zip(plan.out_shapes, plan.out_types, strict=True)]
+        pooled = plan.pooled
+        if pooled is not None and len(pooled) == 1:
+            shape, dtype, size = pooled[0]
+            outputs = [NDArray(_pool_take(shape, dtype, size), Var(), ctx)]
+        elif pooled is not None:
+            outputs = [NDArray(_pool_take(shape, dtype, size), Var(), ctx) for shape, dtype, size in pooled]
+        else:
+            alloc = plan.backend.zeros if plan.into_zeros else plan.backend.empty
+            outputs = [NDArray(alloc(s, t), Var(), ctx) for s, t in zip(plan.out_shapes, plan.out_types, strict=True)]
     else:
         fn = plan.fn
         outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx, len(plan.out_shapes))
 
     kctx = plan.kctx
     args: tuple
-    if plan.plain and n_in == len(inputs):  # the common case, written out
+    if plan.plain and n_in == len(inputs) and n_in == 1 and len(outputs) == 1:
+        x = inputs[0]
+        o = outputs[0]
+        args = (kctx, plan.attrs, [x._data], [o._data], [])
+        reads = [x._var]
+        writes = [o._var]
+    elif plan.plain and n_in == len(inputs):
         args = (kctx, plan.attrs, [x._data for x in inputs], [o._data for o in outputs], [])
         reads = [x._var for x in inputs]
         writes = [o._var for o in outputs]
@@ -228,7 +257,7 @@ def invoke(
     if ctx.device_type == "gpu":
         push_kernel(ctx, fn, args, reads, writes, op.name, plan.work)
     else:
-        get_engine().push(fn, args, reads, writes, op.name, ctx, plan.work <= INLINE_MAX_ELEMENTS)
+        (_engine_mod._engine or get_engine()).push(fn, args, reads, writes, op.name, ctx, plan.work <= INLINE_MAX_ELEMENTS)
 
     if out is not None:
         return out
@@ -450,6 +479,7 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
     run_kernel = _RUN_NOW_KERNELS.get(kind)
     # the closures below are chosen only when there is a kernel (see ``chosen``)
     kernel = cast(Callable[[Any, Any], Any], run_kernel)
+    scalar_ops = (registry.get(BINARY_OPS[kind][2]), registry.get(BINARY_OPS[kind][3]))  # array op s, s op array
 
     def method(lhs: Any, rhs: Any) -> Any:
         return binary(kind, lhs, rhs, reflected)
@@ -503,7 +533,7 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
                 res._ctx = lhs._ctx
                 res._fast = key
                 return res
-        return binary(kind, lhs, rhs, reflected)
+        return invoke(scalar_ops[reflected], [lhs], {"scalar": rhs})
 
     def backward(lhs: Any, rhs: Any) -> Any:  # scalar - array (NDArray - NDArray never comes here)
         cls = rhs.__class__

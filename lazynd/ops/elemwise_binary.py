@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.fperr import quiet
 from .cuda_elemwise import ElementwiseFamily
 from .params import Param, parse_float
 from .registry import OpDef, merge_shape, register
@@ -54,7 +55,7 @@ def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
     if out.dtype.kind in "iub":
         if ufunc is np.divide:
             # C semantics, as MXNet: integer division truncates toward zero
-            with np.errstate(divide="ignore", invalid="ignore"):
+            with quiet():
                 np.trunc(np.divide(a, b, dtype=np.float64), out=out, casting="unsafe")
             return
         if ufunc is np.hypot:
@@ -87,7 +88,7 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
             _cpu_apply(ufunc, s, x, outputs[0])
         elif name == "power" and s == 2 and x.dtype.kind == "f":
             # x ** 2 is exactly x * x; np.power with an array exponent has no such fast path
-            with np.errstate(over="ignore", invalid="ignore"):
+            with quiet():
                 np.square(x, out=outputs[0])
         else:
             _cpu_apply(ufunc, x, s, outputs[0])

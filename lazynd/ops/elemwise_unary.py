@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..backend.fperr import quiet
 from ..errors import OperatorError
 from . import _special
 from .cuda_elemwise import ALL_DTYPES, FLOAT_DTYPES, ElementwiseFamily
@@ -30,7 +31,7 @@ class Unary(NamedTuple):
 
 def _ufunc(f: np.ufunc) -> Callable[[Any, Any], Any]:
     def kernel(x: Any, out: Any) -> None:
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        with quiet():
             f(x, out=out)
 
     return kernel
@@ -53,7 +54,7 @@ def _round_half_away(x: Any, out: Any) -> None:
 
 
 def _sigmoid(x: Any, out: Any) -> None:
-    with np.errstate(over="ignore"):
+    with quiet():
         np.negative(x, out=out)
         np.exp(out, out=out)
         out += 1
@@ -65,7 +66,7 @@ def _softsign(x: Any, out: Any) -> None:
 
 
 def _rsqrt(x: Any, out: Any) -> None:
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet():
         np.sqrt(x, out=out)
         np.reciprocal(out, out=out)
 

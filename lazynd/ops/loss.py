@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.fperr import quiet
 from ..errors import OperatorError
 from .params import Param, enum, parse_bool, parse_float
 from .registry import OpDef, merge_shape, register
@@ -248,7 +249,7 @@ def _identity(xp: Any, x: Any, out: Any) -> None:
 
 def _sigmoid(xp: Any, x: Any, out: Any) -> None:
     # 1 / (1 + exp(-x)) written in place; exp overflow to inf gives the right limit 0
-    with np.errstate(over="ignore"):
+    with quiet():
         xp.negative(x, out=out)
         xp.exp(out, out=out)
         out += 1

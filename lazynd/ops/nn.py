@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..backend.cuda_kernels import launch_config, load_file
+from ..backend.fperr import quiet
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
@@ -141,7 +142,7 @@ def _act_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     if kind == "relu":
         np.maximum(x, 0, out=out)
     elif kind == "sigmoid":
-        with np.errstate(over="ignore"):
+        with quiet():
             np.exp(np.negative(x), out=out)
         out += 1
         np.reciprocal(out, out=out)

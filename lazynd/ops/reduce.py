@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.fperr import quiet
 from ..errors import OperatorError
 from .params import Param, enum, optional, parse_axis, parse_bool, parse_int
 from .registry import OpDef, register
@@ -100,7 +101,7 @@ def _reduce_forward(name: str) -> Callable:
         if x.size == 0 and name in ("max", "min"):
             raise OperatorError(f"{name}: cannot reduce an empty array of shape {x.shape}")
         axes = reduced_axes(name, attrs, x.ndim)
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with quiet():
             if ufunc is not None and kctx.xp is np and x.dtype.kind == "f" and _acc(x) is None:
                 result = ufunc.reduce(x, axis=axes)
             else:
@@ -156,7 +157,7 @@ def _backward_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: 
     keep = reduced_shape(x.shape, axes, True)
     og, y = og.reshape(keep), y.reshape(keep)
     local: Any
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with quiet():
         if name == "sum":
             local = 1
         elif name == "mean":
