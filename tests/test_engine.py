@@ -295,3 +295,26 @@ def test_split_vars_deduplicates_in_order_and_schedules_a_read_and_written_var_a
     reads, writes = split_vars([*only_read, both, *only_read], [both, *only_written, both])
     assert writes == [both, *only_written]
     assert reads == only_read
+
+
+def test_set_engine_stops_the_old_engines_threads():
+    import threading
+
+    from lazynd.engine import get_engine, set_engine
+
+    before = threading.active_count()
+    try:
+        for _ in range(5):
+            set_engine("threaded")
+            a = mx.nd.ones((300, 300))
+            assert float((a * 2).asnumpy().sum()) == 2 * 300 * 300
+        old = get_engine()
+        set_engine("naive")
+        for t in old._threads:
+            t.join(timeout=5)
+        assert not any(t.is_alive() for t in old._threads)
+        # switching five times leaves at most one engine's threads behind (the first one's,
+        # if another test made it): not five
+        assert threading.active_count() <= before + 1
+    finally:
+        set_engine("threaded")

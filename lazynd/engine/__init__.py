@@ -45,14 +45,19 @@ def get_engine() -> Engine:
 
 
 def set_engine(name: str) -> Engine:
-    """Switch engines ('threaded' or 'naive') after waiting for all pending work."""
+    """Switch engines ('threaded' or 'naive') after waiting for all pending work.
+
+    The old engine finishes what was pushed to it and its worker threads exit.
+    """
     global _engine
     old = _engine
     if old is not None:
-        old.waitall()
-    _engine = _create(name)
+        old.waitall()  # raises the old engine's unreported errors before anything changes
+    new = _create(name)
     if old is not None:
-        _engine.profiler_hook = old.profiler_hook  # a running profiler keeps recording
+        new.profiler_hook = old.profiler_hook  # a running profiler keeps recording
+        old.shutdown()
+    _engine = new
     return _engine
 
 

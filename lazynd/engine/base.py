@@ -114,6 +114,10 @@ class Engine:
     def waitall(self) -> None:
         raise NotImplementedError
 
+    def shutdown(self) -> None:
+        """Finish pending work and release the engine's threads; the engine is not used after."""
+        self.waitall()
+
     def run_now(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var]) -> Any:
         """Run the pure function ``fn(*args)`` on this thread if its inputs are ready.
 

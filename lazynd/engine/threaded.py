@@ -102,9 +102,23 @@ class ThreadedEngine(Engine):
         self._deferrals = 0
         self._watcher_asleep = False
         self._watcher_wake = threading.Condition(self._lock)
+        self._closed = False
         watcher = threading.Thread(target=self._watch, name="lazynd-deferred-watcher", daemon=True)
         watcher.start()
         self._threads.append(watcher)
+
+    def shutdown(self) -> None:
+        """Finish what was pushed, then stop this engine's threads (see :func:`lazynd.engine.set_engine`)."""
+        self.waitall()
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._watcher_asleep = False
+            self._watcher_wake.notify()
+            queues = [self._cpu_queue] * self.num_workers + list(self._device_queues.values())
+        for queue in queues:
+            queue.put(None)  # one stop signal per worker
 
     def _start_worker(self, queue: SimpleQueue, name: str) -> None:
         thread = threading.Thread(target=self._worker, args=(queue,), name=name, daemon=True)
@@ -296,29 +310,35 @@ class ThreadedEngine(Engine):
         seen = -1  # ``_deferrals`` when the slot was last seen holding an operation
         last = 0  # ``_deferrals`` at the previous look
         quiet_looks = 0
-        while True:
+        op: Operation | None
+        while not self._closed:
             time.sleep(DEFERRED_TICK_S)
             with lock:
+                if self._closed:
+                    return
                 count = self._deferrals
                 if count != last:
                     last, quiet_looks = count, 0
                 else:
                     quiet_looks += 1
-                op = self._deferred
-                if op is None:
+                # (no local reference to the deferred operation unless it is handed over: one
+                # kept until the next tick would keep its output buffers from the pool's reuse)
+                if self._deferred is None:
                     seen = -1
                     if quiet_looks >= WATCH_LINGER_TICKS:
                         self._watcher_asleep = True
-                        while self._watcher_asleep:
+                        while self._watcher_asleep and not self._closed:
                             self._watcher_wake.wait()
                         last, quiet_looks = self._deferrals, 0
                     continue
                 if count != seen:  # deferred since the last look: leave it a tick
                     seen = count
                     continue
+                op = self._deferred
                 self._deferred = None
                 seen = -1
             self._cpu_queue.put(op)
+            op = None
 
     # -- completion ----------------------------------------------------------------------------
     def _worker(self, queue: SimpleQueue) -> None:
