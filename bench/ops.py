@@ -191,9 +191,9 @@ def shape_cases() -> list[Case]:
     idx = RNG.integers(0, N, size=N).astype(np.float32)
     labels = RNG.integers(0, N, size=N).astype(np.float32)
     cond = (rand(N, N) > 0).astype(np.float32)
-    a, h1, h2, i, lab, cnd = (mx.nd.array(v) for v in (x, half1, half2, idx, labels, cond))
-    tx, th1, th2, ti, tcond = _t(x), _t(half1), _t(half2), torch.from_numpy(idx.astype(np.int64)), _t(cond)
     zeros = np.zeros((N, N), np.float32)
+    a, h1, h2, i, lab, cnd, zs = (mx.nd.array(v) for v in (x, half1, half2, idx, labels, cond, zeros))
+    tx, th1, th2, ti, tcond, tzeros = _t(x), _t(half1), _t(half2), torch.from_numpy(idx.astype(np.int64)), _t(cond), _t(zeros)
 
     def np_one_hot() -> np.ndarray:
         out = np.zeros((N, N), np.float32)
@@ -254,9 +254,9 @@ def shape_cases() -> list[Case]:
         Case(
             "shape",
             "where",
-            lambda: mx.nd.where(cnd, a, a * 0),
+            lambda: mx.nd.where(cnd, a, zs),
             lambda: np.where(cond != 0, x, zeros),
-            lambda: torch.where(tcond != 0, tx, tx * 0),
+            lambda: torch.where(tcond != 0, tx, tzeros),
             check=True,
         ),
         Case(

@@ -86,8 +86,8 @@ def view(arr: Any, shape: tuple[int, ...]) -> Any:
     """A view with a new shape sharing ``arr``'s storage and var."""
     data = arr._data
     try:
-        if isinstance(data, np.ndarray):
-            new = np.reshape(data, shape, copy=False)
+        if data.__class__ is np.ndarray:
+            new = data.reshape(shape, copy=False)  # the method: no array-function dispatch
         else:
             new = data.view()
             new.shape = shape

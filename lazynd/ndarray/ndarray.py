@@ -177,14 +177,14 @@ class NDArray:
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """A view with a new shape (``-1`` infers one dimension; MXNet codes 0/-2/-3/-4 via ``nd.Reshape``)."""
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        if len(shape) == 1 and shape[0].__class__ in (tuple, list):
             shape = tuple(shape[0])
         if kwargs:
             if "shape" in kwargs:
                 shape = tuple(kwargs.pop("shape"))
             if kwargs:
                 return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape, **kwargs})
-        if any(d in (0, -2, -3, -4) for d in shape):
+        if 0 in shape or -2 in shape or -3 in shape or -4 in shape:
             return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape})
         return _copying.view(self, shape)
 
