@@ -157,6 +157,22 @@ def test_a_push_that_waits_on_something_else_hands_the_deferred_operation_to_a_w
         gate.set()
 
 
+def test_a_long_chain_pushed_without_waiting_starts_on_a_worker(engine_without_watcher: ThreadedEngine) -> None:
+    engine = engine_without_watcher
+    started = threading.Event()
+    first = Var()
+    engine.push(started.set, (), [], [first], "deferred")
+    links = [first]
+    for k in range(threaded_module.DEFERRED_CHAIN_MAX):
+        # a short chain keeps the first operation deferred (the pusher is likely to wait on it)
+        assert not started.is_set(), f"handed over after {k} chained pushes"
+        links.append(Var())
+        engine.push(lambda: None, (), [first, links[-2]], [links[-1]], f"link{k}")  # each reads first
+    # DEFERRED_CHAIN_MAX operations waiting on it: a training loop queueing passes; it starts now
+    assert started.wait(TIMEOUT), "the start of a long chain stayed deferred"
+    engine.wait_for_var(links[-1])
+
+
 # -- several pushing threads ---------------------------------------------------------------------
 def test_operations_pushed_from_several_threads_all_run_in_each_threads_order(
     engine_without_watcher: ThreadedEngine,

@@ -25,8 +25,10 @@ CPU operation is not handed over at once.  It waits in the *deferred slot*
   one goes to a worker and the new one, if queued, takes the slot, so two
   independent operations pushed back to back still run in parallel;
 - it pushes an operation that waits for the deferred one: the slot is kept
-  (a chain, most likely waited for next); one that waits for something else
-  sends the deferred operation to a worker;
+  (a chain, most likely waited for next), up to ``DEFERRED_CHAIN_MAX`` such
+  operations (a longer chain, such as a training loop's passes, starts on a
+  worker at once); one that waits for something else sends the deferred
+  operation to a worker;
 - it does none of these (computes in Python, sleeps, its thread exits): a
   watcher thread that looks at the slot every ``DEFERRED_TICK_S`` while
   operations are being deferred hands it to a worker after one to two ticks
@@ -60,6 +62,9 @@ from .var import Var
 DEFERRED_TICK_S = 0.0005
 # after this many looks without a new deferral the watcher sleeps until the next deferral
 WATCH_LINGER_TICKS = 4
+# the deferred operation goes to a worker when this many operations waiting for it have been
+# pushed since it was deferred (a chain this long is not about to be waited for)
+DEFERRED_CHAIN_MAX = 4
 
 
 def default_cpu_workers() -> int:
@@ -100,6 +105,7 @@ class ThreadedEngine(Engine):
         # module docstring); ``_deferrals`` counts what entered it, for the watcher
         self._deferred: Operation | None = None
         self._deferrals = 0
+        self._chained = 0  # operations pushed since the deferral that wait for the deferred one
         self._watcher_asleep = False
         self._watcher_wake = threading.Condition(self._lock)
         self._closed = False
@@ -276,12 +282,19 @@ class ThreadedEngine(Engine):
             if wait:
                 op.wait = wait
                 # the deferred operation stays deferred when this one waits for it (a chain the
-                # pusher will most likely wait on); otherwise the pusher works on without it
-                if deferred is None or _shares_a_var(op, deferred):
+                # pusher will most likely wait on), but only for a few such operations: a pusher
+                # that queues a longer chain (a training loop) works on without waiting, and
+                # the chain must start now, not when the watcher gets the GIL from it
+                if deferred is None:
                     return
+                if _shares_a_var(op, deferred):
+                    self._chained += 1
+                    if self._chained < DEFERRED_CHAIN_MAX:
+                        return
                 self._deferred = None
             elif queue is self._cpu_queue:
                 self._deferred = op
+                self._chained = 0
                 self._deferrals += 1
                 if self._watcher_asleep:
                     self._watcher_asleep = False
