@@ -305,9 +305,12 @@ def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
     static_names = None if (op.variadic or callable(op._inputs)) else list(op._inputs)
     # keywords that the common call never uses: naming an input, or asking for training mode
     special = None if static_names is None else frozenset((*static_names, *op.aux, "is_train"))
+    # operators whose inputs depend on their parameters (multi_sgd_update...): keywords that are
+    # all parameters name no input either
+    param_set = frozenset(op.params)
 
     def function(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
-        if special is not None and special.isdisjoint(kwargs):
+        if special.isdisjoint(kwargs) if special is not None else (not op.variadic and param_set.issuperset(kwargs)):
             # the common call, ``f(x, y, param=value)``: arrays by position, parameters by name
             for a in args:
                 if a.__class__ is not NDArray:

@@ -42,13 +42,16 @@ def softmax_into(kctx: Any, x: Any, out: Any, axis: int, temperature: float = 1.
     if temperature != 1.0:
         xp.divide(x, temperature, out=out)
         x = out
-    xp.subtract(x, x.max(axis=axis, keepdims=True), out=out)
+    # the ufuncs' own reductions: ``x.max(axis=...)`` goes through Python wrappers that cost
+    # more than the reduction itself on a batch of logits (7 us against 2 us for 128 x 10)
+    on_host = xp is np
+    xp.subtract(x, np.maximum.reduce(x, axis=axis, keepdims=True) if on_host else x.max(axis=axis, keepdims=True), out=out)
     if log:
-        total = xp.exp(out).sum(axis=axis, keepdims=True)
-        out -= xp.log(total)
+        e = xp.exp(out)
+        out -= xp.log(np.add.reduce(e, axis=axis, keepdims=True) if on_host else e.sum(axis=axis, keepdims=True))
     else:
         xp.exp(out, out=out)
-        out /= out.sum(axis=axis, keepdims=True)
+        out /= np.add.reduce(out, axis=axis, keepdims=True) if on_host else out.sum(axis=axis, keepdims=True)
 
 
 def softmax_grad_into(
