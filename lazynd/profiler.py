@@ -125,6 +125,9 @@ def _uninstall() -> None:
     from . import engine as engine_mod
     if _engine is not None:
         _engine.profiler_hook = None
+    # set_engine hands the hook on to a new engine: that one must stop recording too
+    if engine_mod._engine is not None:
+        engine_mod._engine.profiler_hook = None
     _engine = None
     engine_mod.recording = False
 

@@ -157,4 +157,8 @@ def test_hook_follows_engine_switch(tmp_path):
         profiler.dumps()  # notices the new engine
         assert get_engine().profiler_hook is not None
     finally:
-        set_engine(old)
+        set_engine(old)  # hands the hook on again
+        profiler.set_state("stop")
+    # stopping removes the hook from the engine in use, not only from the one it was installed on
+    assert get_engine().profiler_hook is None
+    assert get_engine().run_now(lambda v: v + 1, (41,), []) == 42

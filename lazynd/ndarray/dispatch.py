@@ -407,6 +407,7 @@ BINARY_OPS = {
 }
 
 from ..ops.elemwise_binary import FAST_KERNELS as CPU_FAST_KERNELS  # noqa: E402 - next to the fast-path tables that use it
+from ..ops.elemwise_binary import quietly  # noqa: E402
 
 _float_kinds = frozenset("fc")
 
@@ -417,9 +418,9 @@ _RUN_NOW_KERNELS: dict[str, Callable[[Any, Any], Any]] = {
     "add": operator.add,
     "sub": operator.sub,
     "mul": operator.mul,
-    "div": operator.truediv,
-    "mod": operator.mod,
-    "power": operator.pow,
+    "div": quietly(operator.truediv),
+    "mod": quietly(operator.mod),
+    "power": quietly(operator.pow),
 }
 
 

@@ -34,14 +34,25 @@ BROADCAST_NAMES = {"plus": "add", "minus": "sub"}
 REFLECTED = {"minus", "div", "mod", "power"}
 GPU = ElementwiseFamily("binary", "binary", {name: expr for name, (_, expr) in ARITHMETIC.items()})
 
-# NDArray's fast path for same-shape float arrays (``a + b``): kind -> kernel(a, b, out)
+def quietly(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``f`` with NumPy's divide/overflow/invalid warnings off (MXNet gives inf and nan silently)."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with quiet():
+            return f(*args, **kwargs)
+
+    return run
+
+
+# NDArray's fast path for same-shape float arrays (``a + b``): kind -> kernel(a, b, out); the kinds
+# that meet a zero divisor or overflow at ordinary values run quietly
 FAST_KERNELS: dict[str, Callable[..., Any]] = {
     "add": np.add,
     "sub": np.subtract,
     "mul": np.multiply,
-    "div": np.divide,
-    "mod": np.mod,
-    "power": np.power,
+    "div": quietly(np.divide),
+    "mod": quietly(np.mod),
+    "power": quietly(np.power),
     "equal": np.equal,
     "not_equal": np.not_equal,
     "greater": np.greater,
@@ -63,7 +74,8 @@ def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
             return
         ufunc(a, b, out=out, casting="unsafe")
         return
-    ufunc(a, b, out=out)
+    with quiet():
+        ufunc(a, b, out=out)
 
 
 def _binary_forward(name: str) -> tuple[Callable, Callable]:
