@@ -374,10 +374,14 @@ class Executor:
         self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None
     ) -> None:
         if self._ctx.device_type == "gpu":
-            for step in steps:
-                push_kernel(self._ctx, self._run_steps, ([step],), reads, writes, step[6].name, 0)
+            # one launch per operator; as below, all but the first read the internal var that every
+            # one writes, so a failed step's error passes down the pass instead of being cleared
+            # by the next step's successful write
+            chained = [*reads, self._internal]
+            for k, step in enumerate(steps):
+                push_kernel(self._ctx, self._run_steps, ([step],), chained if k else reads, writes, step[6].name, 0)
             if tail is not None:
-                push_kernel(self._ctx, tail, (), reads, writes, name + "_grads", 0)
+                push_kernel(self._ctx, tail, (), chained if steps else reads, writes, name + "_grads", 0)
             return
         engine = get_engine()
         if not self._bulk_now():

@@ -162,12 +162,14 @@ class PlacedExecutor(Executor):
 
             get_engine().push(run, (), reads, writes, name, self._ctx)
             return
-        # every push reads and writes the executor's internal var, so the steps run in order
-        for step in steps:
+        # every push writes the executor's internal var, so the steps run in order, and all but
+        # the first read it too, so they inherit (and keep) the error of a step that failed
+        chained = [*reads, self._internal]
+        for k, step in enumerate(steps):
             where, kind = self._push_target.get(id(step), (self._ctx, "compute"))
-            self._push_one(where, kind, self._run_steps, ([step],), reads, writes, step[6].name)
+            self._push_one(where, kind, self._run_steps, ([step],), chained if k else reads, writes, step[6].name)
         if tail is not None:
-            self._push_one(self._ctx, "compute", tail, (), reads, writes, name + "_grads")
+            self._push_one(self._ctx, "compute", tail, (), chained if steps else reads, writes, name + "_grads")
 
     @staticmethod
     def _push_one(where: Context, kind: str, fn: Any, args: tuple, reads: list, writes: list, name: str) -> None:

@@ -290,3 +290,32 @@ def test_forward_with_an_argument_of_the_wrong_shape_is_an_error(monkeypatch):
         ex.forward(data=mx.nd.ones((2, 12)))
     with pytest.raises(mx.LazyNDError, match="'weights' is not an argument"):
         ex.forward(weights=mx.nd.ones((2, 12)))
+
+
+def _failing_placed_net():
+    with sym.AttrScope(ctx_group="host"):
+        x = sym.FullyConnected(sym.Variable("data"), num_hidden=6, name="fc1")
+    with sym.AttrScope(ctx_group="device"):
+        x = sym._test_fail_on_negative(x, name="guard")
+        x = sym.FullyConnected(x, num_hidden=3, name="fc2")
+    return sym.SoftmaxOutput(x, name="softmax")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
+@pytest.mark.parametrize("placed", [False, True], ids=["gpu", "cpu+gpu"])
+def test_a_failed_step_of_a_gpu_pass_is_not_cleared_by_the_next_steps(placed):
+    # on a GPU every operator of a pass is its own operation; the steps after the failed one
+    # must inherit its error, not write over it with their own success
+    if placed:
+        net = _failing_placed_net()
+        ex = net.simple_bind(mx.cpu(), group2ctx={"host": mx.cpu(), "device": mx.gpu(0)}, **MLP_SHAPES)
+    else:
+        ex = _failing_net().simple_bind(mx.gpu(0), **MLP_SHAPES)
+    ex.arg_dict["fc1_weight"][:] = -1.0
+    ex.arg_dict["fc1_bias"][:] = -1.0
+    ex.arg_dict["data"][:] = 1.0  # every fc1 output is negative: 'guard' raises
+    ex.forward(is_train=True)
+    with pytest.raises(EngineError, match="guard"):
+        ex.outputs[0].asnumpy()
+    mx.nd.waitall()
