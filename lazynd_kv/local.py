@@ -17,7 +17,7 @@ from lazynd.context import Context, cpu
 from lazynd.ndarray import NDArray
 from lazynd.ndarray.dispatch import new_array, push_kernel
 
-from .base import Key, KVStore, register
+from .base import Key, KVStore, copy_pairs, register
 
 
 def _sum_into(xp: Any, out: Any, *sources: Any) -> None:
@@ -61,11 +61,19 @@ class LocalStore(KVStore):
         return buf
 
     def _merge(self, key: Key, values: list[NDArray], stored: NDArray) -> NDArray:
-        if len(values) == 1 and values[0]._ctx == stored._ctx:
+        if len(values) == 1 and (values[0]._ctx is stored._ctx or values[0]._ctx == stored._ctx):
             return values[0]
         return sum_arrays(values, self._merge_buffer(key, stored))
 
     def _push_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
+        if self._updater is None:
+            # no updater: the merged values are copied in, the small ones in one engine operation
+            pairs = []
+            for key, values in groups:
+                stored = self._store[key]
+                pairs.append((self._merge(key, values, stored), stored))
+            copy_pairs(pairs)
+            return
         for key, values in groups:
             stored = self._store[key]
             self._apply_update(key, self._merge(key, values, stored), stored)

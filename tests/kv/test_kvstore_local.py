@@ -86,6 +86,22 @@ def test_lists_of_keys_init_push_and_pull(kv):
         np.testing.assert_array_equal(out.asnumpy(), np.full(SHAPE, 2 * k, np.float32))
 
 
+def test_a_key_given_twice_in_one_push_sums_all_its_values(kv):
+    kv.init([1, 2], [mx.nd.zeros(SHAPE)] * 2)
+    # numpy integer keys are the same keys as Python ints
+    kv.push([1, 2, np.int64(1)], [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE) * 5, [mx.nd.ones(SHAPE) * 2] * 2])
+    assert _pulled(kv, 1)[0, 0] == 1 + 2 + 2 and _pulled(kv, 2)[0, 0] == 5
+
+
+def test_many_small_keys_push_and_pull_in_one_call(kv):
+    keys = list(range(40))
+    kv.init(keys, [mx.nd.zeros((3,))] * len(keys))
+    kv.push(keys, [mx.nd.ones((3,)) * k for k in keys])
+    outs = [mx.nd.zeros((3,)) for _ in keys]
+    kv.pull(keys, out=outs)
+    np.testing.assert_array_equal(np.stack([o.asnumpy() for o in outs]), np.repeat(np.arange(40.0)[:, None], 3, 1))
+
+
 def test_pull_into_several_outputs(kv):
     kv.init("w", mx.nd.ones(SHAPE) * 3)
     outs = [mx.nd.zeros(SHAPE) for _ in range(4)]
