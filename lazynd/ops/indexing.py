@@ -460,7 +460,8 @@ def _one_hot_into_zeros(kctx: Any, attrs: dict, inputs: list, outputs: list, aux
 def _one_hot_write(xp: Any, attrs: dict, indices: Any, out: Any, filled: bool) -> None:
     depth = attrs["depth"]
     idx = indices.reshape(-1).astype(xp.int64)
-    if idx.size and (idx.min() < 0 or idx.max() >= depth):
+    low, high = (np.minimum.reduce, np.maximum.reduce) if xp is np else (xp.min, xp.max)
+    if idx.size and (low(idx) < 0 or high(idx) >= depth):
         # an index out of range gives a row of off_value
         rows = xp.nonzero((idx >= 0) & (idx < depth))[0]
         cols = idx[rows]

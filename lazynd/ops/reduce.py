@@ -18,10 +18,28 @@ from ..errors import OperatorError
 from .params import Param, enum, optional, parse_axis, parse_bool, parse_int
 from .registry import OpDef, register
 
+_axes_memo: dict[tuple, tuple[int, ...]] = {}
+
 
 def reduced_axes(op: str, attrs: dict, ndim: int) -> tuple[int, ...]:
     """The sorted, non-negative axes an operator with ``axis``/``exclude`` reduces over."""
     axis = attrs.get("axis")
+    try:
+        memo_key = (axis, attrs.get("exclude"), ndim)
+        axes = _axes_memo.get(memo_key)
+    except TypeError:  # an unhashable axis (a list): worked out below
+        memo_key, axes = None, None
+    if axes is not None:
+        return axes
+    axes = _reduced_axes(op, axis, attrs.get("exclude"), ndim)
+    if memo_key is not None:  # only valid answers are kept: a bad axis raises every time
+        if len(_axes_memo) > 1024:
+            _axes_memo.clear()
+        _axes_memo[memo_key] = axes
+    return axes
+
+
+def _reduced_axes(op: str, axis: Any, exclude: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         axes: tuple[int, ...] = tuple(range(ndim))
     else:
@@ -32,7 +50,7 @@ def reduced_axes(op: str, attrs: dict, ndim: int) -> tuple[int, ...]:
         axes = tuple(sorted({a % ndim for a in given}))
         if len(axes) != len(given):
             raise OperatorError(f"{op}: axis {axis} names an axis twice")
-    if attrs.get("exclude"):
+    if exclude:
         axes = tuple(a for a in range(ndim) if a not in axes)
     return axes
 
