@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 try:  # NumPy 2: the ufunc error state is a context variable holding an opaque object
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - NumPy 1.x
     _extobj_contextvar = None
 
