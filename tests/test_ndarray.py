@@ -135,6 +135,18 @@ def test_reshape_is_a_view_and_checks_size() -> None:
         a.reshape((4, 4))
 
 
+def test_reshape_forms_and_a_strided_array_that_cannot_give_a_view() -> None:
+    a = mx.nd.array(np.arange(24, dtype=np.float32).reshape(4, 6))
+    assert a.reshape(2, 12).shape == a.reshape([2, 12]).shape == a.reshape(shape=(2, 12)).shape == (2, 12)
+    assert a.reshape((0, -1)).shape == (4, 6)  # MXNet's special codes go through the Reshape operator
+    # an array over strided memory (as from DLPack): a copy, with the right values, is all there is
+    strided = mx.nd.from_dlpack(np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::2])
+    flat = strided.reshape(-1)
+    np.testing.assert_array_equal(flat.asnumpy(), np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::2].reshape(-1))
+    with pytest.raises(mx.ShapeError, match=r"\(4, 3\)"):
+        strided.reshape(5, 5)
+
+
 def test_copyto_copy_as_in_context_astype() -> None:
     a = mx.nd.arange(4)
     b = mx.nd.zeros((4,))
