@@ -429,11 +429,12 @@ class Executor:
                 raise LazyNDError(f"forward: {key!r} is not an argument; arguments are {self.arg_names}")
             target = self.arg_arrays[index]
             if isinstance(value, nd.NDArray):
-                if tuple(value.shape) != tuple(target.shape):
+                if value._data.shape != target._data.shape:
                     raise ShapeError(
                         f"forward: {key!r} has shape {value.shape}, the executor was bound with {target.shape}"
                     )
-                if fold and value._ctx == target._ctx and target._ctx.device_type != "gpu":
+                same_ctx = value._ctx is target._ctx or value._ctx == target._ctx
+                if fold and same_ctx and target._ctx.device_type != "gpu":
                     if value._var is not target._var or value._data is not target._data:
                         left.append((value, target))
                 else:

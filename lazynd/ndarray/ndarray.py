@@ -214,6 +214,10 @@ class NDArray:
 
     # -- indexing (see indexing.py) ------------------------------------------------------------
     def __getitem__(self, key: Any) -> NDArray:
+        if key.__class__ is slice:  # x[i:j], the batch loop's call: a view, written out
+            view = _new_ndarray(NDArray)
+            view._data, view._var, view._ctx, view._fast = self._data[key], self._var, self._ctx, None
+            return view
         return _copying.getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
