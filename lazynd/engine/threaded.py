@@ -373,23 +373,29 @@ class ThreadedEngine(Engine):
         instead of queued, for the calling worker to run next.
         """
         ready: list[Operation] = []
+        release = self._release
         with self._lock:
             for v in op.reads:
                 v.pending_reads -= 1
                 if v.pending_reads == 0 and v.queue:
-                    self._release(v, ready)
+                    release(v, ready)
             for v in op.writes:
                 v.writing = False
                 if v.queue:
-                    self._release(v, ready)
+                    release(v, ready)
             self._pending -= 1
-            if ready:
-                self._finish_markers(ready)
+            for r in ready:
+                if r.fn is None:  # a wait marker among them: complete it (and what it grants)
+                    self._finish_markers(ready)
+                    break
             if self._pending == 0 and self._idle_waiters:
                 self._idle.notify_all()
+        if not ready:
+            return None
         kept = None
+        cpu_queue = self._cpu_queue
         for r in ready:
-            target = self._queue_for(r.device)
+            target = cpu_queue if getattr(r.device, "device_type", None) != "gpu" else self._queue_for(r.device)
             if kept is None and target is keep_for:
                 kept = r
             else:
@@ -398,8 +404,7 @@ class ThreadedEngine(Engine):
 
     def _release(self, v: Var, ready: list[Operation]) -> None:
         """Grant ``v`` to the operations at the head of its queue (lock held)."""
-        queue = v.queue
-        assert queue is not None
+        queue = v.queue  # not empty: the callers test it
         while queue:
             op, is_write = queue[0]
             if is_write:
