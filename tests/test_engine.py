@@ -300,21 +300,21 @@ def test_split_vars_deduplicates_in_order_and_schedules_a_read_and_written_var_a
 def test_set_engine_stops_the_old_engines_threads():
     import threading
 
-    from lazynd.engine import get_engine, set_engine
+    from lazynd.engine import set_engine
 
     before = threading.active_count()
+    engines = []
     try:
         for _ in range(5):
-            set_engine("threaded")
+            engines.append(set_engine("threaded"))
             a = mx.nd.ones((300, 300))
             assert float((a * 2).asnumpy().sum()) == 2 * 300 * 300
-        old = get_engine()
         set_engine("naive")
-        for t in old._threads:
-            t.join(timeout=5)
-        assert not any(t.is_alive() for t in old._threads)
-        # switching five times leaves at most one engine's threads behind (the first one's,
-        # if another test made it): not five
-        assert threading.active_count() <= before + 1
+        for engine in engines:  # each was stopped when the next one replaced it
+            for t in engine._threads:
+                t.join(timeout=5)
+            assert not any(t.is_alive() for t in engine._threads)
+        # the engine in use before the test was stopped too: no thread is left behind
+        assert threading.active_count() <= before
     finally:
         set_engine("threaded")
