@@ -22,7 +22,6 @@ from ..errors import OperatorError
 from .optimizer_ops import (
     _COMMON,
     BLOCK_BYTES,
-    _cpu_scratch,
     _gpu_ready,
     _in_range,
     _launch,
@@ -72,25 +71,26 @@ def _check_per_weight(name: str, attrs: dict) -> None:
 def _plain_sgd_on_host(attrs: dict, ins: list, outs: list) -> None:
     """multi_sgd_update on the CPU without gradient clipping: two NumPy passes per weight.
 
-    ``w - lr * (rescale * g + wd * w) = w * (1 - lr * wd) - (lr * rescale) * g``, with the
-    scaled gradient in the calling thread's scratch block: no per-weight temporaries and no
-    blocked walk (a weight this path meets fits the last-level cache whole or is walked in
-    blocks by the general path).  The same results as ``sgd_update``'s kernel, bit for bit.
+    ``w - lr * (rescale * g + wd * w) = w * (1 - lr * wd) - (lr * rescale) * g``.  A weight of
+    at most ``BLOCK_BYTES`` is updated whole, with one temporary for the scaled gradient (as
+    ``w -= lr * g`` makes); a larger one takes the blocked walk of ``sgd_update``.  The same
+    results as ``sgd_update``'s kernel, bit for bit.
     """
     rescale = attrs["rescale_grad"]
+    multiply, subtract = np.multiply, np.subtract
     for i, (lr, wd) in enumerate(zip(attrs["lrs"], attrs["wds"], strict=True)):
         weight, grad, out = ins[2 * i], ins[2 * i + 1], outs[i]
-        if weight.nbytes > BLOCK_BYTES or not (weight.flags.c_contiguous and grad.flags.c_contiguous):
+        if weight.nbytes > BLOCK_BYTES:
             params = {"lr": lr, "wd": wd, "rescale_grad": rescale, "clip_gradient": -1.0}
             _run_blocked(_HOST, _sgd_block, params, [weight, grad, out])
             continue
-        scaled = _cpu_scratch(weight.dtype, weight.size)[0].reshape(weight.shape)
-        np.multiply(grad, lr * rescale, out=scaled)
+        # a temporary of at most BLOCK_BYTES: cheaper to take from malloc than to slice scratch
+        scaled = multiply(grad, lr * rescale)
         if wd:
             np.multiply(weight, 1 - lr * wd, out=out)
             out -= scaled
         else:
-            np.subtract(weight, scaled, out=out)
+            subtract(weight, scaled, out=out)
 
 
 def _make(
