@@ -373,32 +373,31 @@ class Executor:
     def _push(
         self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None
     ) -> None:
-        if self._ctx.device_type == "gpu":
-            # one launch per operator; as below, all but the first read the internal var that every
-            # one writes, so a failed step's error passes down the pass instead of being cleared
-            # by the next step's successful write
-            chained = [*reads, self._internal]
-            for k, step in enumerate(steps):
-                push_kernel(self._ctx, self._run_steps, ([step],), chained if k else reads, writes, step[6].name, 0)
-            if tail is not None:
-                push_kernel(self._ctx, tail, (), chained if steps else reads, writes, name + "_grads", 0)
+        if self._bulk_now() and self._ctx.device_type != "gpu":
+            engine = get_engine()
+            if tail is None:
+                engine.push(self._run_steps, (steps,), reads, writes, name, self._ctx)
+            else:
+                engine.push(self._run_steps_then, (steps, tail), reads, writes, name, self._ctx)
             return
-        engine = get_engine()
-        if not self._bulk_now():
-            # one operation per operator; each one writes the executor's internal var, so they run in
-            # order, and all but the first read it too, so they inherit the error of an earlier step
-            # of this pass (and are skipped) as the rest of a bulked pass would be
-            chained = [*reads, self._internal]
-            for k, step in enumerate(steps):
-                engine.push(
-                    self._run_steps, ([step],), chained if k else reads, writes, "executor:" + step[6].name, self._ctx
-                )
-            if tail is not None:
-                engine.push(tail, (), chained if steps else reads, writes, name + "_grads", self._ctx)
-        elif tail is None:
-            engine.push(self._run_steps, (steps,), reads, writes, name, self._ctx)
+        # one operation per operator; each one writes the executor's internal var, so they run in
+        # order, and all but the first read it too, so they inherit the error of an earlier step
+        # of this pass (and are skipped) as the rest of a bulked pass would be, instead of clearing
+        # it with their own success
+        chained = [*reads, self._internal]
+        for k, step in enumerate(steps):
+            self._push_step(step, self._run_steps, ([step],), chained if k else reads, writes, step[6].name)
+        if tail is not None:
+            self._push_step(None, tail, (), chained if steps else reads, writes, name + "_grads")
+
+    def _push_step(
+        self, step: tuple | None, fn: Callable[..., Any], args: tuple, reads: list, writes: list, name: str
+    ) -> None:
+        """Push one operation of a pass run operator by operator (``step`` is None for the tail)."""
+        if self._ctx.device_type == "gpu":
+            push_kernel(self._ctx, fn, args, reads, writes, name, 0)
         else:
-            engine.push(self._run_steps_then, (steps, tail), reads, writes, name, self._ctx)
+            get_engine().push(fn, args, reads, writes, "executor:" + name if step is not None else name, self._ctx)
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
         """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``.

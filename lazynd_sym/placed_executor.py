@@ -147,32 +147,15 @@ class PlacedExecutor(Executor):
             raise _step_failure(node, err) from err
 
     def _bulk_now(self) -> bool:
+        # with a GPU in the graph every operator is pushed where it is placed (see _push_step)
         return not self._uses_gpu and super()._bulk_now()
 
-    def _push(self, steps: list[tuple], reads: list, writes: list, name: str, tail: Any = None) -> None:
-        if not self._uses_gpu and not self._bulk_now():
-            super()._push(steps, reads, writes, name, tail)  # one CPU operation per operator
+    def _push_step(self, step: tuple | None, fn: Any, args: tuple, reads: list, writes: list, name: str) -> None:
+        if not self._uses_gpu:  # host memory only: as on one CPU
+            super()._push_step(step, fn, args, reads, writes, name)
             return
-        if not self._uses_gpu:
-            # host memory only: the whole pass is one engine operation, as on one CPU
-            def run() -> None:
-                self._run_steps(steps)
-                if tail is not None:
-                    tail()
-
-            get_engine().push(run, (), reads, writes, name, self._ctx)
-            return
-        # every push writes the executor's internal var, so the steps run in order, and all but
-        # the first read it too, so they inherit (and keep) the error of a step that failed
-        chained = [*reads, self._internal]
-        for k, step in enumerate(steps):
-            where, kind = self._push_target.get(id(step), (self._ctx, "compute"))
-            self._push_one(where, kind, self._run_steps, ([step],), chained if k else reads, writes, step[6].name)
-        if tail is not None:
-            self._push_one(self._ctx, "compute", tail, (), chained if steps else reads, writes, name + "_grads")
-
-    @staticmethod
-    def _push_one(where: Context, kind: str, fn: Any, args: tuple, reads: list, writes: list, name: str) -> None:
+        # each operator where it is placed; copies go on the GPU side's copy streams
+        where, kind = self._push_target.get(id(step), (self._ctx, "compute")) if step is not None else (self._ctx, "compute")
         if where.device_type == "gpu":
             fn = get_backend(where).wrap(fn, reads, writes, kind)
             get_engine().push(fn, args, reads, writes, name, where, inline_ok=True)

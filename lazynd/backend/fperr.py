@@ -14,6 +14,7 @@ a NumPy without that variable it falls back to ``np.errstate``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,14 +30,13 @@ _MAX_STATES = 64
 _quiet_states: dict[Any, Any] = {}
 
 
-def _quiet_state(current: Any) -> Any:
-    state = _quiet_states.get(current)
-    if state is None:
-        # _make_extobj starts from the current state: only the three settings named change
-        state = _make_extobj(divide="ignore", over="ignore", invalid="ignore")
-        if len(_quiet_states) >= _MAX_STATES:
-            _quiet_states.clear()
-        _quiet_states[current] = state
+def _new_quiet_state(current: Any) -> Any:
+    """Build and remember the quiet variant of ``current``, the calling thread's state."""
+    # _make_extobj starts from the current state: only the three settings named change
+    state = _make_extobj(divide="ignore", over="ignore", invalid="ignore")
+    if len(_quiet_states) >= _MAX_STATES:
+        _quiet_states.clear()
+    _quiet_states[current] = state
     return state
 
 
@@ -49,11 +49,21 @@ class quiet:  # noqa: N801 - used like np.errstate
         current = _extobj_contextvar.get()
         state = _quiet_states.get(current)
         if state is None:
-            state = _quiet_state(current)
+            state = _new_quiet_state(current)
         self._token = _extobj_contextvar.set(state)
 
     def __exit__(self, *exc_info: object) -> None:
         _extobj_contextvar.reset(self._token)
+
+
+def quietly(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``f`` run under :class:`quiet` (for kernels passed around as functions)."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with quiet():
+            return f(*args, **kwargs)
+
+    return run
 
 
 if _extobj_contextvar is None:  # pragma: no cover - NumPy 1.x

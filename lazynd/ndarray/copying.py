@@ -87,7 +87,9 @@ def view(arr: Any, shape: tuple[int, ...]) -> Any:
     data = arr._data
     try:
         if data.__class__ is np.ndarray:
-            new = data.reshape(shape, copy=False)  # the method: no array-function dispatch
+            # the method, not np.reshape (no array-function dispatch); a C-contiguous array always
+            # reshapes to a view, so it needs no copy=False keyword to parse
+            new = data.reshape(shape) if data.flags.c_contiguous else data.reshape(shape, copy=False)
         else:
             new = data.view()
             new.shape = shape

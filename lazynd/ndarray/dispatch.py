@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from ..backend import cpu_backend, get_backend
+from ..backend.fperr import quietly
 from ..backend.pool import MIN_POOLED_BYTES, size_class
 from ..context import Context, current_context
 from ..engine import get_engine
@@ -407,7 +408,6 @@ BINARY_OPS = {
 }
 
 from ..ops.elemwise_binary import FAST_KERNELS as CPU_FAST_KERNELS  # noqa: E402 - next to the fast-path tables that use it
-from ..ops.elemwise_binary import quietly  # noqa: E402
 
 _float_kinds = frozenset("fc")
 

@@ -179,17 +179,6 @@ class NDArray:
         """A view with a new shape (``-1`` infers one dimension; MXNet codes 0/-2/-3/-4 via ``nd.Reshape``)."""
         if len(shape) == 1 and shape[0].__class__ in (tuple, list):
             shape = tuple(shape[0])
-        if not kwargs and self._data.__class__ is np.ndarray and not (0 in shape or -2 in shape or -3 in shape or -4 in shape):
-            # the common call on the CPU, written out: a NumPy view, when the layout allows one
-            data = self._data
-            try:
-                # a C-contiguous array always reshapes to a view: no copy=False keyword to parse
-                data = data.reshape(shape) if data.flags.c_contiguous else data.reshape(shape, copy=False)
-            except (ValueError, TypeError):
-                return _copying.view(self, shape)  # a copy, or the clear error
-            view = _new_ndarray(NDArray)
-            view._data, view._var, view._ctx, view._fast = data, self._var, self._ctx, None
-            return view
         if kwargs:
             if "shape" in kwargs:
                 shape = tuple(kwargs.pop("shape"))

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.fperr import quiet
+from ..backend.fperr import quiet, quietly
 from .cuda_elemwise import ElementwiseFamily
 from .params import Param, parse_float
 from .registry import OpDef, merge_shape, register
@@ -33,16 +33,6 @@ ARITHMETIC = {
 BROADCAST_NAMES = {"plus": "add", "minus": "sub"}
 REFLECTED = {"minus", "div", "mod", "power"}
 GPU = ElementwiseFamily("binary", "binary", {name: expr for name, (_, expr) in ARITHMETIC.items()})
-
-def quietly(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``f`` with NumPy's divide/overflow/invalid warnings off (MXNet gives inf and nan silently)."""
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        with quiet():
-            return f(*args, **kwargs)
-
-    return run
-
 
 # NDArray's fast path for same-shape float arrays (``a + b``): kind -> kernel(a, b, out); the kinds
 # that meet a zero divisor or overflow at ordinary values run quietly
