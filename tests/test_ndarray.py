@@ -278,6 +278,30 @@ def test_repeated_calls_reuse_one_plan_and_parameters_stay_distinct() -> None:
     np.testing.assert_array_equal(mx.nd.transpose(x, axes=[1, 0]).asnumpy(), x.asnumpy().T)
 
 
+def test_plans_never_mix_arrays_of_another_shape_dtype_or_view() -> None:
+    from lazynd.ndarray import dispatch
+
+    base = np.arange(12, dtype=np.float64).reshape(3, 4) - 5.5
+    arrays = [
+        mx.nd.array(base, dtype="float32"),
+        mx.nd.array(base, dtype="float64"),
+        mx.nd.array(base.reshape(4, 3), dtype="float32"),
+        mx.nd.array(base, dtype="float32")[1:],  # a view: a signature of its own shape
+    ]
+    for emptied in (False, True):
+        if emptied:  # arrays signed before the table was emptied keep working, and stay apart
+            dispatch._signatures.clear()
+            dispatch._plans.clear()
+        for x in arrays:
+            got = mx.nd.abs(x)
+            assert got.shape == x.shape and got.dtype == x.dtype
+            np.testing.assert_array_equal(got.asnumpy(), np.abs(x.asnumpy()))
+    # one interned signature per (shape, dtype, device), however many arrays share it
+    a, b = mx.nd.zeros((2, 5)), mx.nd.ones((2, 5))
+    assert dispatch.signature(a) is dispatch.signature(b)
+    assert dispatch.signature(a) is not dispatch.signature(mx.nd.zeros((2, 5), dtype="float64"))
+
+
 def test_a_rejected_call_is_rejected_every_time() -> None:
     a, b = mx.nd.ones((2, 3)), mx.nd.ones((3, 2))
     for _ in range(2):

@@ -161,9 +161,44 @@ class _Plan:
                 self.pooled = [(s, t, size_class(n)) for (s, t), n in zip(specs, sizes, strict=True)]
 
 
-# plans by (operator, is_train, parameters with their types, input shapes/dtypes/contexts)
+# plans by (operator, is_train, parameters with their types, input signatures)
 _plans: dict[tuple, _Plan] = {}
 _MAX_PLANS = 4096
+
+
+class _Signature:
+    """An array's (shape, dtype, device type, device id), interned: equal signatures are one object.
+
+    The plan cache keys on signatures by identity, so a key of many inputs (a multi-parameter
+    update has a dozen) hashes a pointer per input instead of a shape tuple and a dtype.
+    """
+
+    __slots__ = ("spec",)
+
+    def __init__(self, spec: tuple) -> None:
+        self.spec = spec
+
+
+_signatures: dict[tuple, _Signature] = {}
+
+
+def signature(arr: Any) -> _Signature:
+    """The array's interned :class:`_Signature`, computed once and kept in its ``_sig`` slot.
+
+    An NDArray's ``_data`` never changes, so neither does its signature.  When the table is
+    emptied (a program with ever-new shapes), arrays keep their old signature objects: their
+    plans are still right, only no longer shared with arrays signed after.
+    """
+    data = arr._data
+    ctx = arr._ctx
+    spec = (data.shape, data.dtype, ctx.device_type, ctx.device_id)
+    sig = _signatures.get(spec)
+    if sig is None:
+        if len(_signatures) >= _MAX_PLANS:
+            _signatures.clear()
+        sig = _signatures.setdefault(spec, _Signature(spec))
+    arr._sig = sig
+    return sig
 
 
 def _plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> _Plan:
@@ -175,9 +210,8 @@ def _plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train
     for x in inputs:
         if x.__class__ is not NDArray:
             return _Plan(op, inputs, kwargs, is_train)  # raises the clear error, or a subclass
-        data = x._data
-        ctx = x._ctx
-        key += (data.shape, data.dtype, ctx.device_type, ctx.device_id)  # no Python __hash__ call
+        sig = x._sig
+        key.append(sig if sig is not None else signature(x))
     frozen = tuple(key)
     try:
         plan = _plans.get(frozen)
@@ -514,6 +548,7 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
                     res._var = Var()
                     res._ctx = lhs._ctx
                     res._fast = key
+                    res._sig = None
                     return res
         elif cls is float or cls is int:
             return with_scalar(lhs, rhs, False)
@@ -536,6 +571,7 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
                 res._var = Var()
                 res._ctx = lhs._ctx
                 res._fast = key
+                res._sig = None
                 return res
         return invoke(scalar_ops[reflected], [lhs], {"scalar": rhs})
 

@@ -38,8 +38,9 @@ class NDArray:
            [3., 3., 3.]], dtype=float32)
     """
 
-    # _fast: the arithmetic fast path's cached verdict on this array (see dispatch.fast_key)
-    __slots__ = ("_data", "_var", "_ctx", "_fast", "__weakref__")
+    # _fast: the arithmetic fast path's cached verdict on this array (see dispatch.fast_key);
+    # _sig: its interned (shape, dtype, device), the call-plan cache's key (see dispatch.signature)
+    __slots__ = ("_data", "_var", "_ctx", "_fast", "_sig", "__weakref__")
     # make NumPy defer to our reflected operators (np.float32(2) * nd)
     __array_priority__ = 1000.0
 
@@ -48,6 +49,7 @@ class NDArray:
         self._var = var if var is not None else Var()
         self._ctx = ctx if ctx is not None else _CPU
         self._fast = None
+        self._sig = None
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -205,7 +207,7 @@ class NDArray:
     def __getitem__(self, key: Any) -> NDArray:
         if key.__class__ is slice:  # x[i:j], the batch loop's call: a view, written out
             view = _new_ndarray(NDArray)
-            view._data, view._var, view._ctx, view._fast = self._data[key], self._var, self._ctx, None
+            view._data, view._var, view._ctx, view._fast, view._sig = self._data[key], self._var, self._ctx, None, None
             return view
         return _copying.getitem(self, key)
 
