@@ -301,18 +301,28 @@ def _conv_forward_batch_last(
         np.add(y, bias.reshape(_bias_shape(g)), out=out_nc)
 
 
-def _conv_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    g = Geometry("Convolution", attrs)
+def _checked_geometry(op: str, attrs: dict, data: Any) -> tuple[Geometry, tuple[int, ...] | None, int]:
+    """The geometry of a (de)convolution, the data shape in NC order (None if unknown) and its channels.
+
+    Checks what both operators require: ``num_filter`` a positive multiple of ``num_group``,
+    data of ``nd + 2`` axes for an ``nd``-D kernel, channels a multiple of ``num_group``.
+    """
+    g = Geometry(op, attrs)
     filters, groups = attrs["num_filter"], attrs["num_group"]
     if filters <= 0 or groups <= 0 or filters % groups:
-        raise OperatorError(f"Convolution: num_filter {filters} must be a positive multiple of num_group {groups}")
-    data = in_shapes[0]
+        raise OperatorError(f"{op}: num_filter {filters} must be a positive multiple of num_group {groups}")
     if data is not None and len(data) != g.nd + 2:
-        raise ShapeError(f"Convolution: data must be {g.nd + 2}-D for kernel {g.kernel}, got shape {tuple(data)}")
+        raise ShapeError(f"{op}: data must be {g.nd + 2}-D for kernel {g.kernel}, got shape {tuple(data)}")
     nc = g.to_nc_shape(tuple(data)) if data is not None else None
     channels = nc[1] if nc is not None else 0
     if channels and channels % groups:
-        raise ShapeError(f"Convolution: data has {channels} channels, not a multiple of num_group {groups}")
+        raise ShapeError(f"{op}: data has {channels} channels, not a multiple of num_group {groups}")
+    return g, nc, channels
+
+
+def _conv_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    g, nc, channels = _checked_geometry("Convolution", attrs, in_shapes[0])
+    filters, groups = attrs["num_filter"], attrs["num_group"]
     wshape = g.from_nc_shape((filters, channels // groups if channels else 0, *g.kernel))
     in_shapes[1] = merge_shape("Convolution", "weight", in_shapes[1], wshape)
     if not attrs["no_bias"]:
@@ -468,17 +478,8 @@ def _no_pad(g: Geometry) -> Geometry:
 
 
 def _deconv_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    g = Geometry("Deconvolution", attrs)
+    g, nc, channels = _checked_geometry("Deconvolution", attrs, in_shapes[0])
     filters, groups = attrs["num_filter"], attrs["num_group"]
-    if filters <= 0 or groups <= 0 or filters % groups:
-        raise OperatorError(f"Deconvolution: num_filter {filters} must be a positive multiple of num_group {groups}")
-    data = in_shapes[0]
-    if data is not None and len(data) != g.nd + 2:
-        raise ShapeError(f"Deconvolution: data must be {g.nd + 2}-D for kernel {g.kernel}, got shape {tuple(data)}")
-    nc = g.to_nc_shape(tuple(data)) if data is not None else None
-    channels = nc[1] if nc is not None else 0
-    if channels and channels % groups:
-        raise ShapeError(f"Deconvolution: data has {channels} channels, not a multiple of num_group {groups}")
     wshape = g.from_nc_shape((channels, filters // groups, *g.kernel))
     in_shapes[1] = merge_shape("Deconvolution", "weight", in_shapes[1], wshape)
     if not attrs["no_bias"]:

@@ -226,6 +226,23 @@ def test_convolution_rejects_kernel_larger_than_input():
         )
 
 
+@pytest.mark.parametrize("op_name", ["Convolution", "Deconvolution"])
+@pytest.mark.parametrize(
+    ("data", "params", "message"),
+    [
+        ((1, 4, 8, 8), dict(num_filter=3, num_group=2), "num_filter 3 must be a positive multiple of num_group 2"),
+        ((1, 4, 8, 8), dict(num_filter=0), "num_filter 0 must be a positive multiple of num_group 1"),
+        ((4, 8, 8), dict(num_filter=2), r"data must be 4-D for kernel \(3, 3\), got shape \(4, 8, 8\)"),
+        ((1, 3, 8, 8), dict(num_filter=2, num_group=2), "data has 3 channels, not a multiple of num_group 2"),
+    ],
+)
+def test_convolutions_reject_bad_groups_and_data_rank_naming_the_operator(op_name, data, params, message):
+    op = registry.get(op_name)
+    attrs = op.parse(dict(kernel=(3, 3), **params))
+    with pytest.raises(lazynd.LazyNDError, match=f"^{op_name}: {message}"):
+        op.infer_shape(attrs, [data, None, None])
+
+
 def naive_deconv(x, w, stride, pad, adj):
     """Scatter each input pixel times the kernel into the output: the transpose of convolution."""
     n, c, h, wd = x.shape
