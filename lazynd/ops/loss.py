@@ -76,7 +76,8 @@ def _softmax_output_forward(kctx: Any, attrs: dict, inputs: list, outputs: list,
 
 
 def _check_labels(labels: Any, classes: int) -> None:
-    if not labels.size or (np.minimum.reduce(labels) >= 0 and np.maximum.reduce(labels) < classes):
+    # int64 labels seen as uint64: a negative one is at least 2**63, so one reduction checks both ends
+    if not labels.size or np.maximum.reduce(labels.view(np.uint64)) < classes:
         return
     bad = (labels < 0) | (labels >= classes)
     if bad.any():
@@ -95,7 +96,10 @@ def _softmax_output_backward_rows(xp: Any, attrs: dict, p: Any, label: Any, grad
     if attrs["normalization"] in ("batch", "valid"):
         scale /= max(rows, 1)
     xp.multiply(p, p.dtype.type(scale), out=grad)
-    grad[xp.arange(rows), labels] -= p.dtype.type(scale)
+    # each row's label entry, by flat index (one per row, so ``-=`` is exact): cheaper than
+    # grad[arange(rows), labels], which indexes two arrays
+    labels += xp.arange(0, rows * classes, classes)
+    grad.reshape(-1)[labels] -= p.dtype.type(scale)
 
 
 def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
