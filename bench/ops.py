@@ -1,6 +1,6 @@
 """Operators, family by family: lazynd vs the same computation hand-written in NumPy and in PyTorch (CPU).
 
-Run: ``python bench/ops.py [--repeat 7] [--calls 5] [--only conv]``.  Prints one
+Run: ``python bench/ops.py [--repeat 15] [--calls 5] [--only conv]``.  Prints one
 table.  Goal (issue 3): lazynd within 1.2x of hand NumPy on 1M-element arrays
 and on a LeNet-sized convolution batch; convolution forward+backward within
 1.5x of PyTorch CPU.
@@ -8,7 +8,8 @@ and on a LeNet-sized convolution batch; convolution forward+backward within
 lazynd is measured as a user runs it: call the operator, then ``wait_to_read()``
 its result, on the default ThreadedEngine and again on NaiveEngine (which runs
 the kernel on the calling thread: the difference is the hand-off to a worker).
-Each timing runs ``--calls`` calls back to back; the columns are timed in turns,
+Each timing runs calls back to back, as many as fill about 2 ms (at least ``--calls``, the same
+count for every column of a case); the columns are timed in turns,
 ``--repeat`` rounds, and the table shows each column's best timing, per call.  Before timing, every lazynd result is
 checked against the NumPy reference so both columns compute the same thing.
 The hand-NumPy references are what a careful NumPy user writes: ``out=`` where
@@ -45,6 +46,9 @@ N = 1000  # 1000 x 1000 = 1M elements
 # column waits this long so that it does not share the two cores with them
 TORCH_SETTLE_S = 0.02
 RNG = np.random.default_rng(0)
+# each timing runs a case this long (in calls of its NumPy reference), within these bounds
+TIMING_S = 0.002
+MAX_CALLS = 200
 
 
 @dataclass
@@ -594,6 +598,18 @@ def _timer(fn: Callable[[], object], calls: int, sync: Callable[[object], None] 
     return run
 
 
+def _calls_for(fn: Callable[[], object], at_least: int) -> int:
+    """Calls per timing for a case: enough that one timing lasts about ``TIMING_S`` (at least ``at_least``).
+
+    The first call of a timing meets what the previous column left behind (caches, BLAS's
+    sleeping threads); over five calls of a 50 us operation that alone adds about 20% to
+    whichever column it hits.  Every column of a case gets the same count.
+    """
+    fn()
+    one = best_of(fn, 3)
+    return max(at_least, min(MAX_CALLS, int(TIMING_S / max(one, 1e-7))))
+
+
 def _use(engine: mx.engine.Engine) -> None:
     """Make ``engine`` the process's engine, keeping the other one alive for the next turn."""
     mx.engine.waitall()
@@ -611,7 +627,7 @@ def _check(case: Case) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7, help="timings per case and column, taken in turns (best is shown)")
+    parser.add_argument("--repeat", type=int, default=15, help="timings per case and column, taken in turns (best is shown)")
     parser.add_argument("--calls", type=int, default=5, help="calls per timing")
     parser.add_argument("--only", nargs="*", default=None, help=f"families to run, from {list(FAMILIES)}")
     args = parser.parse_args()
@@ -627,15 +643,16 @@ def main() -> None:
         for case in make():
             if case.check:
                 _check(case)
+            calls = _calls_for(case.numpy, args.calls)
             # the columns are timed in turns, one timing of each per round, so a burst of load
             # on this shared machine hits them alike; each keeps its best
             runs = {
-                "threaded": _timer(case.lazynd, args.calls, _wait),
-                "naive": _timer(case.lazynd, args.calls, _wait),
-                "numpy": _timer(case.numpy, args.calls, None),
+                "threaded": _timer(case.lazynd, calls, _wait),
+                "naive": _timer(case.lazynd, calls, _wait),
+                "numpy": _timer(case.numpy, calls, None),
             }
             if torch is not None and case.torch is not None:
-                runs["torch"] = _timer(case.torch, args.calls, None)
+                runs["torch"] = _timer(case.torch, calls, None)
             best = dict.fromkeys(runs, float("inf"))
             columns = list(runs)
             for _ in range(args.repeat):
@@ -647,12 +664,12 @@ def main() -> None:
                     run = runs[column]
                     if column in engines:
                         _use(engines[column])
-                    best[column] = min(best[column], best_of(run, 1) / args.calls)
+                    best[column] = min(best[column], best_of(run, 1) / calls)
                     if column == "torch":
                         time.sleep(TORCH_SETTLE_S)
             _use(engines["threaded"])
             lz, naive, ref = best["threaded"], best["naive"], best["numpy"]
-            row = [family, case.name, ref * 1e3, lz * 1e3, f"{lz / ref:.2f}", naive * 1e3, f"{naive / ref:.2f}"]
+            row = [family, case.name, calls, ref * 1e3, lz * 1e3, f"{lz / ref:.2f}", naive * 1e3, f"{naive / ref:.2f}"]
             if "torch" in best:
                 pt = best["torch"]
                 row += [pt * 1e3, f"{lz / pt:.2f}"]
@@ -662,8 +679,8 @@ def main() -> None:
     threads = f"NumPy BLAS {BLAS_THREADS} threads, "
     threads += f"torch {torch.__version__} {torch.get_num_threads()} threads" if torch is not None else "no torch"
     print_table(
-        f"operators, float32, cpu, best of {args.repeat} x {args.calls} calls, ms per call ({threads})",
-        ["family", "op", "NumPy ms", "lazynd ms", "x NumPy", "naive ms", "x NumPy", "torch ms", "lazynd x torch"],
+        f"operators, float32, cpu, best of {args.repeat} timings of 'calls' calls each, ms per call ({threads})",
+        ["family", "op", "calls", "NumPy ms", "lazynd ms", "x NumPy", "naive ms", "x NumPy", "torch ms", "lazynd x torch"],
         rows,
     )
     print("lazynd: ThreadedEngine (the default); naive: the same calls on NaiveEngine (no hand-off to a worker)")
