@@ -103,8 +103,11 @@ def test_convolution_gradient_matches_central_differences():
 def test_convolution_batch_last_backward_matches_per_sample_backward(
     monkeypatch, shape, kernel, stride, pad, dilate, groups, layout
 ):
-    # batches of BATCH_LAST_MIN_BATCH or more take the batch-last CPU backward
+    # batches of BATCH_LAST_MIN_BATCH or more take the batch-last CPU backward (forced here for
+    # columns of any length), against the per-sample one
     from lazynd.ops import conv
+
+    monkeypatch.setattr(conv, "BATCH_LAST_MIN_BACKWARD_COLUMN", 0)
 
     rng = np.random.default_rng(7)
     channels = shape[-1] if layout else shape[1]
@@ -155,6 +158,22 @@ def test_convolution_batch_last_forward_matches_naive_reference(shape, kernel, s
         want = naive_conv(x_nc, w, None if no_bias else b, stride, pad, dilate, groups)
         got = np.moveaxis(y, -1, 1) if layout else y
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("channels", "kernel", "batch_last"), [(1, 5, False), (3, 3, False), (4, 3, True), (20, 5, True)])
+def test_convolution_backward_takes_batch_last_only_for_long_columns(monkeypatch, channels, kernel, batch_last):
+    from lazynd.ops import conv
+
+    taken = []
+    real = conv._conv_backward_batch_last
+    monkeypatch.setattr(conv, "_conv_backward_batch_last", lambda *a: (taken.append(True), real(*a)))
+    rng = np.random.default_rng(11)
+    x = lazynd.nd.array(rng.standard_normal((8, channels, 9, 9)).astype("float32"))
+    w = lazynd.nd.array(rng.standard_normal((4, channels, kernel, kernel)).astype("float32"))
+    dy = lazynd.nd.array(rng.standard_normal((8, 4, 10 - kernel, 10 - kernel)).astype("float32"))
+    grads = lazynd.nd._backward_Convolution(dy, x, w, kernel=(kernel, kernel), num_filter=4, no_bias=True)
+    assert all(np.isfinite(g.asnumpy()).all() for g in grads)
+    assert bool(taken) is batch_last
 
 
 def test_convolution_forward_layouts_agree_at_batch_8(monkeypatch):
