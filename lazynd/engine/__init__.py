@@ -25,7 +25,7 @@ __all__ = [
 _ENGINES = {"threaded": ThreadedEngine, "threadedengine": ThreadedEngine, "naive": NaiveEngine, "naiveengine": NaiveEngine}
 _engine: Engine | None = None
 # True while the profiler's hook is installed: every op must then go through the engine to be
-# timed, so the arithmetic fast path (lazynd.ndarray.dispatch.binary_method) stands aside
+# timed, so the arithmetic fast path (lazynd.ndarray.arithmetic.binary_method) stands aside
 recording = False
 
 

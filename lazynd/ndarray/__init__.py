@@ -18,7 +18,7 @@ from .creation import (
     to_dlpack_for_write,
     zeros,
 )
-from .dispatch import make_function as _make_function
+from .functions import make_function as _make_function
 from .ndarray import NDArray
 from .serialization import load, save
 

@@ -19,8 +19,10 @@ from ..backend import get_backend
 from ..context import Context
 from ..engine.var import Var
 from ..errors import LazyNDError, OperatorError
+from . import arithmetic as _arithmetic
 from . import copying as _copying
 from . import dispatch as _ops_table
+from . import functions as _functions
 
 _get_engine = _engine_mod.get_engine
 
@@ -38,7 +40,7 @@ class NDArray:
            [3., 3., 3.]], dtype=float32)
     """
 
-    # _fast: the arithmetic fast path's cached verdict on this array (see dispatch.fast_key);
+    # _fast: the arithmetic fast path's cached verdict on this array (see arithmetic.fast_key);
     # _sig: its interned (shape, dtype, device), the call-plan cache's key (see dispatch.signature)
     __slots__ = ("_data", "_var", "_ctx", "_fast", "_sig", "__weakref__")
     # make NumPy defer to our reflected operators (np.float32(2) * nd)
@@ -198,7 +200,7 @@ class NDArray:
 
     def __getattr__(self, name: str) -> Any:
         # x.sum(axis=1), x.transpose(), x.exp() ... forward to the registered operator
-        fn = _ops_table.method(name)
+        fn = _functions.method(name)
         if fn is None:
             raise AttributeError(f"'NDArray' object has no attribute {name!r}")
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
@@ -225,50 +227,50 @@ class NDArray:
         return self._data.__dlpack_device__()
 
     # -- arithmetic ----------------------------------------------------------------------------
-    __add__ = _ops_table.binary_method("add")
+    __add__ = _arithmetic.binary_method("add")
 
-    __radd__ = _ops_table.binary_method("add")
+    __radd__ = _arithmetic.binary_method("add")
 
-    __sub__ = _ops_table.binary_method("sub")
+    __sub__ = _arithmetic.binary_method("sub")
 
-    __rsub__ = _ops_table.binary_method("sub", reflected=True)
+    __rsub__ = _arithmetic.binary_method("sub", reflected=True)
 
-    __mul__ = _ops_table.binary_method("mul")
+    __mul__ = _arithmetic.binary_method("mul")
 
-    __rmul__ = _ops_table.binary_method("mul")
+    __rmul__ = _arithmetic.binary_method("mul")
 
-    __truediv__ = _ops_table.binary_method("div")
+    __truediv__ = _arithmetic.binary_method("div")
 
-    __rtruediv__ = _ops_table.binary_method("div", reflected=True)
+    __rtruediv__ = _arithmetic.binary_method("div", reflected=True)
 
     __div__ = __truediv__
     __rdiv__ = __rtruediv__
 
-    __mod__ = _ops_table.binary_method("mod")
+    __mod__ = _arithmetic.binary_method("mod")
 
-    __rmod__ = _ops_table.binary_method("mod", reflected=True)
+    __rmod__ = _arithmetic.binary_method("mod", reflected=True)
 
-    __pow__ = _ops_table.binary_method("power")
+    __pow__ = _arithmetic.binary_method("power")
 
-    __rpow__ = _ops_table.binary_method("power", reflected=True)
+    __rpow__ = _arithmetic.binary_method("power", reflected=True)
 
     def __eq__(self, other: Any) -> NDArray:  # type: ignore[override]
-        return _ops_table.binary("equal", self, other)
+        return _arithmetic.binary("equal", self, other)
 
     def __ne__(self, other: Any) -> NDArray:  # type: ignore[override]
-        return _ops_table.binary("not_equal", self, other)
+        return _arithmetic.binary("not_equal", self, other)
 
     def __gt__(self, other: Any) -> NDArray:
-        return _ops_table.binary("greater", self, other)
+        return _arithmetic.binary("greater", self, other)
 
     def __ge__(self, other: Any) -> NDArray:
-        return _ops_table.binary("greater_equal", self, other)
+        return _arithmetic.binary("greater_equal", self, other)
 
     def __lt__(self, other: Any) -> NDArray:
-        return _ops_table.binary("lesser", self, other)
+        return _arithmetic.binary("lesser", self, other)
 
     def __le__(self, other: Any) -> NDArray:
-        return _ops_table.binary("lesser_equal", self, other)
+        return _arithmetic.binary("lesser_equal", self, other)
 
     __hash__ = object.__hash__
 
@@ -282,21 +284,21 @@ class NDArray:
         return _ops_table.invoke_by_name("abs", [self], {})
 
     def __iadd__(self, other: Any) -> NDArray:
-        return _ops_table.binary("add", self, other, out=self)
+        return _arithmetic.binary("add", self, other, out=self)
 
     def __isub__(self, other: Any) -> NDArray:
-        return _ops_table.binary("sub", self, other, out=self)
+        return _arithmetic.binary("sub", self, other, out=self)
 
     def __imul__(self, other: Any) -> NDArray:
-        return _ops_table.binary("mul", self, other, out=self)
+        return _arithmetic.binary("mul", self, other, out=self)
 
     def __itruediv__(self, other: Any) -> NDArray:
-        return _ops_table.binary("div", self, other, out=self)
+        return _arithmetic.binary("div", self, other, out=self)
 
     __idiv__ = __itruediv__
 
     def __imod__(self, other: Any) -> NDArray:
-        return _ops_table.binary("mod", self, other, out=self)
+        return _arithmetic.binary("mod", self, other, out=self)
 
 
 _CPU = Context("cpu", 0)
@@ -309,4 +311,4 @@ def _unpickle(values: np.ndarray, device_type: str, device_id: int) -> NDArray:
     return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
 
 
-_ops_table.NDArray = NDArray
+_ops_table.NDArray = _arithmetic.NDArray = _functions.NDArray = NDArray

@@ -1,0 +1,109 @@
+"""The public ``lazynd.nd.<Op>`` functions and NDArray methods (``x.sum(axis=1)``) of the registry's operators.
+
+Each function sorts its arguments into input arrays and parameters the way MXNet's
+generated functions do (arrays by position or by input name, parameters by keyword or
+by position after the arrays) and calls :func:`.dispatch.invoke`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import OperatorError
+from ..ops import registry
+from ..ops.registry import OpDef
+from .dispatch import invoke
+
+NDArray: Any = None  # bound by ndarray.py (circular import)
+
+
+def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
+    """The ``lazynd.nd.<name>`` function of an operator."""
+    param_names = list(op.params)
+    # input names that do not depend on parameters (most operators): computed once
+    static_names = None if (op.variadic or callable(op._inputs)) else list(op._inputs)
+    # keywords that the common call never uses: naming an input, or asking for training mode
+    special = None if static_names is None else frozenset((*static_names, *op.aux, "is_train"))
+    # operators whose inputs depend on their parameters (multi_sgd_update...): keywords that are
+    # all parameters name no input either
+    param_set = frozenset(op.params)
+
+    def function(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        if special.isdisjoint(kwargs) if special is not None else (not op.variadic and param_set.issuperset(kwargs)):
+            # the common call, ``f(x, y, param=value)``: arrays by position, parameters by name
+            for a in args:
+                if a.__class__ is not NDArray:
+                    break
+            else:
+                return invoke(op, args, kwargs, out)
+        is_train = bool(kwargs.pop("is_train", False))
+        attrs_given: dict[str, Any] = {}
+        inputs: list[Any] = []
+        positional_params: list[Any] = []
+        for a in args:
+            if isinstance(a, NDArray) and not positional_params:
+                inputs.append(a)
+            elif isinstance(a, (list, tuple)) and a and all(isinstance(v, NDArray) for v in a) and op.variadic:
+                inputs.extend(a)
+            else:
+                positional_params.append(a)
+        if static_names is not None:
+            names = static_names
+        elif all(key in op.params for key in kwargs):
+            names = []  # no keyword can name an input: no parse needed to find the input names
+        else:
+            probe = {k: v for k, v in kwargs.items() if k in op.params}
+            try:
+                names = op.input_names(op.parse(probe)) if not op.variadic else []
+            except OperatorError:
+                names = op.input_names({k: p.default for k, p in op.params.items()}) if not op.variadic else []
+        named_inputs = {}
+        for key in list(kwargs):
+            if key in names or key in op.aux:
+                named_inputs[key] = kwargs.pop(key)
+        for key, value in kwargs.items():
+            attrs_given[key] = value
+        free_params = [p for p in param_names if p not in attrs_given and p != "num_args"]
+        if len(positional_params) > len(free_params):
+            raise OperatorError(f"{op.name}: too many positional arguments ({len(args)})")
+        for key, value in zip(free_params, positional_params, strict=False):
+            attrs_given[key] = value
+        if named_inputs:
+            if not op.variadic:
+                ordered = list(inputs)
+                for key in names + list(op.aux):
+                    if key in named_inputs:
+                        ordered.append(named_inputs[key])
+                inputs = ordered
+        return invoke(op, inputs, attrs_given, out, is_train)
+
+    function.__name__ = public_name
+    function.__qualname__ = public_name
+    function.__doc__ = _function_doc(op)
+    return function
+
+
+def _function_doc(op: OpDef) -> str:
+    lines = [op.doc.strip() or f"The {op.name} operator.", "", "Parameters", "----------"]
+    for name in op.input_names({k: p.default for k, p in op.params.items()}) if not op.variadic else ["*data"]:
+        lines.append(f"{name} : NDArray")
+    for name, p in op.params.items():
+        default = "required" if p.required else f"default {p.default!r}"
+        lines.append(f"{name} : {getattr(p.parser, '__name__', 'value')}, {default}")
+        if p.doc:
+            lines.append(f"    {p.doc}")
+    lines.append("out : NDArray, optional\n    Write the result here instead of a new array.")
+    return "\n".join(lines)
+
+
+_functions: dict[str, Callable[..., Any]] = {}
+
+
+def method(name: str) -> Callable[..., Any] | None:
+    """The registered operator ``name`` as an NDArray method (``x.sum(axis=1)``), if any."""
+    fn = _functions.get(name)
+    if fn is None and not name.startswith("_") and registry.exists(name):
+        fn = make_function(registry.get(name), name)
+        _functions[name] = fn
+    return fn
