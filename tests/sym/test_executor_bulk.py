@@ -183,25 +183,53 @@ def test_monitor_makes_a_bulked_executor_push_one_operation_per_operator(recordi
     assert recording_engine.names == ["executor:fc1", "executor:relu1", "executor:fc2", "executor:softmax"]
 
 
-def test_profiler_sees_every_operator_of_a_bulked_executor(tmp_path, monkeypatch):
+@pytest.mark.parametrize("engine_kind", ["threaded", "naive"])
+def test_profiler_sees_every_operator_of_a_bulked_pass_nested_in_the_pass(tmp_path, monkeypatch, engine_kind):
+    engine.set_engine(engine_kind)
+    try:
+        ex = _bind(_mlp(), MLP_SHAPES, True, monkeypatch)
+        mx.nd.waitall()
+        path = tmp_path / "trace.json"
+        profiler.set_config(mode="symbolic", filename=str(path))
+        profiler.set_state("run")
+        try:
+            assert ex._bulk_now()  # recording does not split a pass into an operation per operator
+            ex.forward(is_train=True)
+            ex.backward()
+            mx.nd.waitall()
+        finally:
+            profiler.set_state("stop")
+        profiler.dump()
+        profiler.reset()
+    finally:
+        engine.set_engine("threaded")
+    events = [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
+    names = [e["name"] for e in events]
+    assert names[:5] == ["executor:fc1", "executor:relu1", "executor:fc2", "executor:softmax", "executor_forward"]
+    assert names.count("executor_forward") == names.count("executor_backward") == 1
+    backward = names[5 : names.index("executor_backward")]
+    assert backward and all(name.startswith("executor:_grad_") for name in backward), backward
+    # every operator's event lies inside its pass's event, on the same thread
+    for pass_name, members in (("executor_forward", names[:4]), ("executor_backward", backward)):
+        outer = events[names.index(pass_name)]
+        for member in members:
+            inner = events[names.index(member)]
+            assert inner["tid"] == outer["tid"]
+            assert outer["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 1
+
+
+def test_a_recorded_bulked_pass_is_still_one_engine_operation(recording_engine, monkeypatch):
     ex = _bind(_mlp(), MLP_SHAPES, True, monkeypatch)
-    mx.nd.waitall()
-    path = tmp_path / "trace.json"
-    profiler.set_config(mode="symbolic", filename=str(path))
     profiler.set_state("run")
     try:
+        recording_engine.names.clear()
         ex.forward(is_train=True)
         ex.backward()
         mx.nd.waitall()
     finally:
         profiler.set_state("stop")
-    profiler.dump()
-    profiler.reset()
-    names = [e["name"] for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
-    assert names[:4] == ["executor:fc1", "executor:relu1", "executor:fc2", "executor:softmax"]
-    assert len(names) > 4 and all(name.startswith("executor:") for name in names), names
-    # recording stopped: one operation per pass again
-    assert ex._bulk_now()
+        profiler.reset()
+    assert recording_engine.names == ["executor_forward", "executor_backward"]
 
 
 def _train_and_test(shared_bulk, monkeypatch, steps=3, lr=0.1):
