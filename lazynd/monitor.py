@@ -4,7 +4,8 @@ A monitor is installed on executors (``install``), which then hand it every
 operator output they compute.  It records only during the batches it is
 activated for — one in every ``interval``, opened by ``tic()`` before the
 forward pass and closed by ``toc()`` after the update — so the other batches
-pay nothing but a test.  ``toc()`` adds the arguments (weights), their
+pay nothing but a test (the executor asks before each pass and copies no output
+for them).  ``toc()`` adds the arguments (weights), their
 gradients (``<name>_grad``) and the auxiliary states of every executor, applies
 ``stat_func`` to everything recorded whose name matches ``pattern`` and returns
 ``(batch, name, text)`` rows; ``toc_print()`` logs them.
@@ -108,7 +109,8 @@ class Monitor:
         """Have executor ``exe`` report its outputs to this monitor (and its arrays at ``toc``)."""
         if not callable(getattr(exe, "set_monitor_callback", None)):
             raise LazyNDError(f"Monitor.install: expected an Executor, got {type(exe).__name__}")
-        exe.set_monitor_callback(self.stat_helper)
+        # the executor asks whether this batch is recorded before it copies any output
+        exe.set_monitor_callback(self.stat_helper, active=lambda: self.activated)
         self.exes.append(exe)
 
     def tic(self) -> None:

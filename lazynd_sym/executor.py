@@ -13,8 +13,8 @@ and, possibly, a hand-off to a worker thread.  What stays per operator:
 - an exception names the failing operator: ``EngineError: operator 'fc1'
   (FullyConnected, in 'executor_forward') failed: ...``, raised at the next wait as
   for any operation;
-- while a monitor is installed (:meth:`Executor.set_monitor_callback`) each operator is
-  pushed on its own (named ``executor:<node>``), so the monitor sees every operator;
+- a monitor (:meth:`Executor.set_monitor_callback`) is called after each operator of the
+  pass, with a private copy of each output (no copies while its ``active`` predicate says no);
 - while the profiler records, a pass stays one operation and times each of its operators
   for the profiler as ``executor:<node>``: in the trace they nest inside the pass's own
   event (``executor_forward``, ``executor_backward``) on the same thread;
@@ -108,6 +108,7 @@ class Executor:
         self.grad_req = reqs
         self.aux_arrays = aux
         self._monitor: Callable[[str, Any], None] | None = None
+        self._monitor_active: Callable[[], bool] | None = None
         self._bulk = bulk_enabled()
         self._compile()
 
@@ -349,8 +350,15 @@ class Executor:
         """Called for every step :meth:`_build` makes (a placed executor records its push target)."""
 
     # -- running -------------------------------------------------------------------------------
-    def _run_steps(self, steps: list[tuple]) -> None:
+    def _monitor_now(self) -> Callable[[str, Any], None] | None:
+        """The monitor callback, if one is installed and its ``active`` predicate (if any) says yes now."""
         monitor = self._monitor
+        if monitor is not None and self._monitor_active is not None and not self._monitor_active():
+            return None
+        return monitor
+
+    def _run_steps(self, steps: list[tuple]) -> None:
+        monitor = self._monitor_now()
         node = None  # the step running: the except clause names it
         try:
             if monitor is None:
@@ -384,8 +392,8 @@ class Executor:
             tail()
 
     def _bulk_now(self) -> bool:
-        """Push a pass as one operation?  Not while a monitor wants to see every operator."""
-        return self._bulk and self._monitor is None
+        """Push a pass as one operation (see the module docstring)?"""
+        return self._bulk
 
     def _push(
         self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None
@@ -528,9 +536,23 @@ class Executor:
     def output_dict(self) -> dict[str, Any]:
         return dict(zip(self.output_names, self.outputs, strict=False))
 
-    def set_monitor_callback(self, callback: Callable[[str, Any], None]) -> None:
-        """Call ``callback(name, array)`` with every operator output as it is computed."""
+    def set_monitor_callback(
+        self, callback: Callable[[str, Any], None] | None, active: Callable[[], bool] | None = None
+    ) -> None:
+        """Call ``callback(name, array)`` with every operator output as it is computed.
+
+        ``array`` is a private copy of the output (the planned buffer is reused by later
+        operators).  ``active``, when given, is asked before each pass: while it returns False
+        the executor neither copies outputs nor calls ``callback`` (``mx.mon.Monitor`` passes
+        its activation, so the batches it does not record cost nothing).  ``None`` removes the
+        callback.
+        """
+        if callback is not None and not callable(callback):
+            raise LazyNDError(f"set_monitor_callback: callback must be callable, got {type(callback).__name__}")
+        if active is not None and not callable(active):
+            raise LazyNDError(f"set_monitor_callback: active must be callable, got {type(active).__name__}")
         self._monitor = callback
+        self._monitor_active = active if callback is not None else None
 
     def copy_params_from(
         self, arg_params: dict, aux_params: dict | None = None, allow_extra_params: bool = False

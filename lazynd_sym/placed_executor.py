@@ -132,7 +132,7 @@ class PlacedExecutor(Executor):
 
     # -- running -------------------------------------------------------------------------------
     def _run_steps(self, steps: list[tuple]) -> None:
-        monitor = self._monitor
+        monitor = self._monitor_now()
         node = None
         try:
             for step in steps:

@@ -175,12 +175,44 @@ def test_monitor_sees_every_operator_in_order(bulk, engine_name, monkeypatch):
     np.testing.assert_array_equal(seen[3][1], ex.outputs[0].asnumpy())
 
 
-def test_monitor_makes_a_bulked_executor_push_one_operation_per_operator(recording_engine, monkeypatch):
+def test_a_monitored_bulked_pass_is_still_one_engine_operation(recording_engine, monkeypatch):
     ex = _bind(_mlp(), MLP_SHAPES, True, monkeypatch)
-    ex.set_monitor_callback(lambda name, arr: None)
+    seen = []
+    ex.set_monitor_callback(lambda name, arr: seen.append(name))
     recording_engine.names.clear()
     ex.forward(is_train=True)
-    assert recording_engine.names == ["executor:fc1", "executor:relu1", "executor:fc2", "executor:softmax"]
+    assert recording_engine.names == ["executor_forward"]
+    assert seen == ["fc1_output", "relu1_output", "fc2_output", "softmax_output"]
+
+
+@pytest.mark.parametrize("bulk", [True, False], ids=["bulk", "per-op"])
+def test_an_inactive_monitor_gets_no_outputs_and_no_copies(bulk, monkeypatch):
+    ex = _bind(_mlp(), MLP_SHAPES, bulk, monkeypatch)
+    seen, state = [], {"on": False}
+    ex.set_monitor_callback(lambda name, arr: seen.append(name), active=lambda: state["on"])
+    copies = []
+    real_array = mx.nd.NDArray
+    monkeypatch.setattr(mx.nd, "NDArray", lambda *a: (copies.append(1), real_array(*a))[1])
+    ex.forward(is_train=True)
+    ex.backward()
+    mx.nd.waitall()
+    assert seen == [] and copies == []
+    state["on"] = True
+    ex.forward(is_train=True)
+    mx.nd.waitall()
+    assert seen == ["fc1_output", "relu1_output", "fc2_output", "softmax_output"] and len(copies) == 4
+    ex.set_monitor_callback(None)  # removed: nothing is called any more
+    ex.forward(is_train=True)
+    mx.nd.waitall()
+    assert len(seen) == 4
+
+
+def test_set_monitor_callback_rejects_what_cannot_be_called(monkeypatch):
+    ex = _bind(_mlp(), MLP_SHAPES, True, monkeypatch)
+    with pytest.raises(mx.LazyNDError, match="callback must be callable, got int"):
+        ex.set_monitor_callback(3)
+    with pytest.raises(mx.LazyNDError, match="active must be callable, got bool"):
+        ex.set_monitor_callback(print, active=True)
 
 
 @pytest.mark.parametrize("engine_kind", ["threaded", "naive"])
