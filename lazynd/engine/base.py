@@ -87,6 +87,9 @@ class Engine:
     """
 
     name = "base"
+    # whether operations may run on worker threads rather than the pushing one (a pusher holding
+    # the GIL can then starve them; see lazynd.image's push loop)
+    has_workers = False
 
     def __init__(self) -> None:
         self._unreported: dict[int, BaseException] = {}

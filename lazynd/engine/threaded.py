@@ -88,6 +88,7 @@ class ThreadedEngine(Engine):
     """The default engine.  See the module docstring for its rules."""
 
     name = "threaded"
+    has_workers = True
 
     def __init__(self, num_workers: int | None = None) -> None:
         super().__init__()

@@ -139,3 +139,26 @@ def test_copy_make_border_pads_with_value(picture):
     assert out.shape == (40, 60, 3)
     assert (out[0] == 9).all() and (out[:, -1] == 9).all()
     np.testing.assert_array_equal(out[1:38, 3:56], picture)
+
+
+@pytest.mark.parametrize(("engine_name", "hands_over"), [("threaded", True), ("naive", False)])
+def test_a_decode_loop_hands_the_gil_to_workers_only_when_there_are_workers(monkeypatch, picture, engine_name, hands_over):
+    import time
+    from types import SimpleNamespace
+
+    from lazynd.image import image as image_module
+
+    buf = _encode(".jpg", picture)
+    sleeps = []
+    # the image module's own view of ``time`` (the engine's threads keep the real one)
+    fake_time = SimpleNamespace(perf_counter_ns=time.perf_counter_ns, sleep=sleeps.append)
+    monkeypatch.setattr(image_module, "time", fake_time)
+    monkeypatch.setattr(image_module, "_YIELD_NS", 0)  # every push is due for a hand-over
+    mx.engine.set_engine(engine_name)
+    try:
+        decoded = [image.imdecode(buf) for _ in range(3)]
+        for arr in decoded:
+            np.testing.assert_array_equal(arr.asnumpy(), decoded[0].asnumpy())
+    finally:
+        mx.engine.set_engine("threaded")
+    assert (len(sleeps) == 3) is hands_over and (sleeps == []) is not hands_over
