@@ -542,7 +542,8 @@ class Executor:
         """Call ``callback(name, array)`` with every operator output as it is computed.
 
         ``array`` is a private copy of the output (the planned buffer is reused by later
-        operators).  ``active``, when given, is asked before each pass: while it returns False
+        operators).  ``active``, when given, is asked before each pass (before each operator
+        when operators are pushed one by one): while it returns False
         the executor neither copies outputs nor calls ``callback`` (``mx.mon.Monitor`` passes
         its activation, so the batches it does not record cost nothing).  ``None`` removes the
         callback.

@@ -60,45 +60,26 @@ _RUN_NOW_KERNELS: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-class _FastKey:
-    """What the arithmetic fast path needs to know of an array, shared by every array alike.
-
-    Arrays that are C-contiguous, floating-point, of at least one dimension, on the CPU and of
-    at most ``dispatch.INLINE_MAX_ELEMENTS`` elements get the one key interned for their (context, shape,
-    dtype); two arrays can then be added at once exactly when their keys are the same object.
-    """
-
-    __slots__ = ("dtype",)
-
-    def __init__(self, dtype: np.dtype) -> None:
-        self.dtype = dtype
-
-
-_fast_keys: dict[tuple[Any, ...], _FastKey] = {}
-
-
 def fast_key(arr: Any) -> Any:
-    """The array's :class:`_FastKey`, or ``False`` when the fast path does not apply to it.
+    """The array's interned signature (:func:`.dispatch.signature`) when the fast path applies to it, else ``False``.
 
+    It applies to arrays that are C-contiguous, floating-point, of at least one dimension, on
+    the CPU and of at most ``dispatch.INLINE_MAX_ELEMENTS`` elements; two such arrays can then be
+    added at once exactly when their keys are the same object (same shape, dtype and device).
     Computed once per array and kept in its ``_fast`` slot: an NDArray's ``_data`` never changes.
     (So a change to ``dispatch.INLINE_MAX_ELEMENTS`` applies to arrays made after it.)
     """
     data = arr._data
-    ctx = arr._ctx
     key: Any = False
     if (
-        ctx.device_type == "cpu"
+        arr._ctx.device_type == "cpu"
         and data.ndim
         and data.size <= _dispatch.INLINE_MAX_ELEMENTS
         and data.dtype.kind in _float_kinds
         and data.flags.c_contiguous
     ):
-        spec = (ctx, data.shape, data.dtype)
-        key = _fast_keys.get(spec)
-        if key is None:
-            if len(_fast_keys) > 4096:  # programs with ever-new shapes: keep the table small
-                _fast_keys.clear()
-            key = _fast_keys.setdefault(spec, _FastKey(data.dtype))
+        sig = arr._sig
+        key = sig if sig is not None else _dispatch.signature(arr)
     arr._fast = key
     return key
 
@@ -150,7 +131,7 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
                     res._var = Var()
                     res._ctx = lhs._ctx
                     res._fast = key
-                    res._sig = None
+                    res._sig = key  # a result has its operand's shape, dtype and device
                     return res
         elif cls is float or cls is int:
             return with_scalar(lhs, rhs, False)
@@ -173,7 +154,7 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
                 res._var = Var()
                 res._ctx = lhs._ctx
                 res._fast = key
-                res._sig = None
+                res._sig = key  # a result has its operand's shape, dtype and device
                 return res
         return invoke(scalar_ops[reflected], [lhs], {"scalar": rhs})
 

@@ -168,13 +168,16 @@ class _Signature:
     """An array's (shape, dtype, device type, device id), interned: equal signatures are one object.
 
     The plan cache keys on signatures by identity, so a key of many inputs (a multi-parameter
-    update has a dozen) hashes a pointer per input instead of a shape tuple and a dtype.
+    update has a dozen) hashes a pointer per input instead of a shape tuple and a dtype.  The
+    arithmetic fast path uses them too (:func:`.arithmetic.fast_key`): two arrays may be added
+    at once when they share one.
     """
 
-    __slots__ = ("spec",)
+    __slots__ = ("spec", "dtype")
 
     def __init__(self, spec: tuple) -> None:
         self.spec = spec
+        self.dtype = spec[1]
 
 
 _signatures: dict[tuple, _Signature] = {}
