@@ -105,9 +105,9 @@ def test_convolution_batch_last_backward_matches_per_sample_backward(
 ):
     # batches of BATCH_LAST_MIN_BATCH or more take the batch-last CPU backward (forced here for
     # columns of any length), against the per-sample one
-    from lazynd.ops import conv
+    from lazynd.ops import conv_columns
 
-    monkeypatch.setattr(conv, "BATCH_LAST_MIN_BACKWARD_COLUMN", 0)
+    monkeypatch.setattr(conv_columns, "BATCH_LAST_MIN_BACKWARD_COLUMN", 0)
 
     rng = np.random.default_rng(7)
     channels = shape[-1] if layout else shape[1]
@@ -120,7 +120,7 @@ def test_convolution_batch_last_backward_matches_per_sample_backward(
     y = lazynd.nd.Convolution(*args, **params)
     dy = lazynd.nd.array(rng.standard_normal(y.shape), dtype="float64")
     batch_last = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, args[0], args[1], **params)]
-    monkeypatch.setattr(conv, "BATCH_LAST_MIN_BATCH", 1 << 30)
+    monkeypatch.setattr(conv_columns, "BATCH_LAST_MIN_BATCH", 1 << 30)
     per_sample = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, args[0], args[1], **params)]
     for got, want in zip(batch_last, per_sample, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
@@ -139,7 +139,7 @@ def test_convolution_batch_last_backward_matches_per_sample_backward(
 )
 def test_convolution_batch_last_forward_matches_naive_reference(shape, kernel, stride, pad, dilate, groups, layout):
     # batches of BATCH_LAST_MIN_BATCH or more with few output positions take the batch-last CPU forward
-    from lazynd.ops import conv
+    from lazynd.ops import conv_columns
 
     rng = np.random.default_rng(9)
     x = rng.standard_normal(shape).astype("float32")
@@ -148,9 +148,9 @@ def test_convolution_batch_last_forward_matches_naive_reference(shape, kernel, s
     b = rng.standard_normal(4).astype("float32")
     x_nc = np.moveaxis(x, -1, 1) if layout else x
     w_given = np.moveaxis(w, 1, -1) if layout else w
-    geometry = conv.Geometry("Convolution", dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate), x.ndim)
+    geometry = conv_columns.Geometry("Convolution", dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate), x.ndim)
     positions = int(np.prod(geometry.out_size("Convolution", x_nc.shape[2:])))
-    assert conv._uses_batch_last(np, shape[0], positions)
+    assert conv_columns.uses_batch_last(np, shape[0], positions)
     params = dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate, num_filter=4, num_group=groups, layout=layout)
     for no_bias in (False, True):
         args = [lazynd.nd.array(a) for a in ((x, w_given) if no_bias else (x, w_given, b))]
@@ -177,14 +177,14 @@ def test_convolution_backward_takes_batch_last_only_for_long_columns(monkeypatch
 
 
 def test_convolution_forward_layouts_agree_at_batch_8(monkeypatch):
-    from lazynd.ops import conv
+    from lazynd.ops import conv_columns
 
     rng = np.random.default_rng(10)
     args = [rng.standard_normal(s) for s in ((8, 6, 7, 7), (6, 3, 3, 3), (6,))]
     params = dict(kernel=(3, 3), stride=(2, 1), pad=(1, 1), num_filter=6, num_group=2)
     arrays = [lazynd.nd.array(a, dtype="float64") for a in args]
     batch_last = lazynd.nd.Convolution(*arrays, **params).asnumpy()
-    monkeypatch.setattr(conv, "BATCH_LAST_MAX_FORWARD_POSITIONS", 0)
+    monkeypatch.setattr(conv_columns, "BATCH_LAST_MAX_FORWARD_POSITIONS", 0)
     batch_first = lazynd.nd.Convolution(*arrays, **params).asnumpy()
     np.testing.assert_allclose(batch_last, batch_first, rtol=1e-12, atol=1e-12)
 

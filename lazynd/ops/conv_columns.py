@@ -1,0 +1,214 @@
+"""The column machinery behind Convolution and Deconvolution: window geometry, im2col and col2im.
+
+:class:`Geometry` holds a window's kernel, stride, dilation and padding.  The CPU
+im2col is a strided view of the (padded) input copied once into a contiguous
+column buffer ``(N, C, *kernel, *out)``; col2im, its adjoint, adds each kernel
+offset's slab back (a loop over kernel positions, never over pixels).  On the GPU
+both come from our kernels (``kernels/conv.cu``).
+
+On the CPU, batches of 8 or more may take a batch-last layout instead (see
+``BATCH_LAST_MIN_BATCH``): columns ``(C, *kernel, *out, N)``, so that each product
+is one plain GEMM; :func:`uses_batch_last` and :func:`uses_batch_last_backward`
+decide when.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..backend.cuda_kernels import launch_config, load_file
+from ..errors import OperatorError, ShapeError
+
+
+class Geometry:
+    """Kernel, stride, dilation and padding of a convolution, one entry per spatial axis."""
+
+    def __init__(self, op: str, attrs: dict, ndim: int | None = None) -> None:
+        kernel = tuple(attrs["kernel"])
+        nd = len(kernel)
+        if nd not in (1, 2, 3) or any(k <= 0 for k in kernel):
+            raise OperatorError(f"{op}: kernel must have 1 to 3 positive sizes, got {kernel}")
+        if ndim is not None and ndim != nd + 2:
+            raise ShapeError(f"{op}: data must be {nd + 2}-D for a {nd}-D kernel {kernel}, got {ndim}-D")
+        layout = attrs.get("layout")
+        if layout is not None and len(layout) != nd + 2:
+            raise OperatorError(f"{op}: layout {layout} does not fit a {nd}-D kernel {kernel}")
+
+        def fill(name: str, default: int) -> tuple[int, ...]:
+            value = tuple(attrs.get(name) or ()) or (default,) * nd
+            if len(value) != nd:
+                raise OperatorError(f"{op}: {name} {value} must have {nd} entries like kernel {kernel}")
+            return value
+
+        self.nd = nd
+        self.kernel = kernel
+        self.stride = fill("stride", 1)
+        self.dilate = fill("dilate", 1)
+        self.pad = fill("pad", 0)
+        if any(s <= 0 for s in self.stride) or any(d <= 0 for d in self.dilate) or any(p < 0 for p in self.pad):
+            raise OperatorError(f"{op}: stride/dilate must be positive and pad non-negative")
+        self.channel_last = layout is not None and layout.endswith("C")
+
+    def out_size(self, op: str, spatial: tuple[int, ...]) -> tuple[int, ...]:
+        out = []
+        for i, size in enumerate(spatial):
+            span = self.dilate[i] * (self.kernel[i] - 1) + 1
+            if size and size + 2 * self.pad[i] < span:
+                raise ShapeError(f"{op}: input size {spatial} with pad {self.pad} is smaller than kernel {self.kernel}")
+            out.append((size + 2 * self.pad[i] - span) // self.stride[i] + 1 if size else 0)
+        return tuple(out)
+
+    # channel-last arrays are handled as transposed views of channels-second ones
+    def to_nc(self, x: Any) -> Any:
+        return x.transpose((0, x.ndim - 1, *range(1, x.ndim - 1))) if self.channel_last else x
+
+    def from_nc_shape(self, shape: tuple) -> tuple:
+        return (shape[0], *shape[2:], shape[1]) if self.channel_last else tuple(shape)
+
+    def to_nc_shape(self, shape: tuple) -> tuple:
+        return (shape[0], shape[-1], *shape[1:-1]) if self.channel_last else tuple(shape)
+
+
+# -- im2col / col2im -----------------------------------------------------------------------------
+_SOURCE = load_file("conv.cu")
+
+
+def _gpu_dims(g: Geometry, spatial: tuple, out: tuple) -> list[int]:
+    pad3 = 3 - g.nd
+    return (
+        [1] * pad3
+        + list(spatial)
+        + [1] * pad3
+        + list(g.kernel)
+        + [1] * pad3
+        + list(out)
+        + [1] * pad3
+        + list(g.stride)
+        + [1] * pad3
+        + list(g.dilate)
+        + [0] * pad3
+        + list(g.pad)
+    )
+
+
+def _check_gpu_dtype(x: Any) -> str:
+    if x.dtype.name not in ("float32", "float64"):
+        raise OperatorError(f"convolution on the GPU supports float32 and float64, got {x.dtype.name}")
+    return x.dtype.name
+
+
+def im2col(kctx: Any, x: Any, g: Geometry) -> Any:
+    """(N, C, *spatial) -> contiguous columns (N, C, *kernel, *out)."""
+    xp = kctx.xp
+    out = g.out_size("Convolution", tuple(x.shape[2:]))
+    if xp is not np:
+        x = xp.ascontiguousarray(x)
+        col = xp.empty((*x.shape[:2], *g.kernel, *out), dtype=x.dtype)
+        fn = _SOURCE.function(kctx.device_id, f"lazynd_im2col_{_check_gpu_dtype(x)}")
+        grid, block = launch_config(col.size)
+        fn(
+            grid,
+            block,
+            (x, col, np.int64(col.size), np.int32(x.shape[1]), *[np.int32(v) for v in _gpu_dims(g, x.shape[2:], out)]),
+        )
+        return col
+    if any(g.pad):
+        x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in g.pad])
+    spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
+    axes = tuple(range(2, 2 + g.nd))
+    win = np.lib.stride_tricks.sliding_window_view(x, spans, axis=axes)
+    index: tuple[slice, ...] = (slice(None), slice(None))
+    index += tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True))
+    index += tuple(slice(None, None, d) for d in g.dilate)
+    win = win[index]
+    perm = (0, 1, *range(2 + g.nd, 2 + 2 * g.nd), *range(2, 2 + g.nd))
+    return np.ascontiguousarray(win.transpose(perm))
+
+
+def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry) -> Any:
+    """Sum columns (N, C, *kernel, *out) back into an (N, C, *spatial) array (the adjoint of im2col)."""
+    xp = kctx.xp
+    n, c = col.shape[:2]
+    out = col.shape[2 + g.nd :]
+    if xp is not np:
+        col = xp.ascontiguousarray(col)
+        x = xp.zeros((n, c, *spatial), dtype=col.dtype)
+        fn = _SOURCE.function(kctx.device_id, f"lazynd_col2im_{_check_gpu_dtype(col)}")
+        grid, block = launch_config(col.size)
+        fn(grid, block, (col, x, np.int64(col.size), np.int32(c), *[np.int32(v) for v in _gpu_dims(g, spatial, out)]))
+        return x
+    padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
+    x = np.zeros((n, c, *padded), dtype=col.dtype)
+    for offset in itertools.product(*[range(k) for k in g.kernel]):
+        target = (slice(None), slice(None)) + tuple(
+            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out, strict=True)
+        )
+        x[target] += col[(slice(None), slice(None), *offset)]
+    if any(g.pad):
+        x = x[(slice(None), slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
+    return x
+
+
+# Batch-last layout on the CPU: with the batch axis innermost, every slab that im2col copies
+# and col2im adds is a run of (out width x batch) contiguous elements instead of one output
+# row, and each product is one GEMM over (channels x kernel, positions x batch) instead of a
+# GEMM per sample (plus a sum over the batch for the weight gradient).  Worth it once the
+# batch is a few rows long.  The forward pays a transpose of its output back to batch-first,
+# so it takes this layout only when the per-sample GEMMs would be thin (few output
+# positions): there the batch-first im2col copies runs of one short output row and OpenBLAS
+# runs far below its peak on (filters x positions) products.
+BATCH_LAST_MIN_BATCH = 8
+BATCH_LAST_MAX_FORWARD_POSITIONS = 256
+# The backward's batch-last layout pays for its transposed copies of dy and of the data gradient
+# only with long enough columns (channels per group x kernel size).  Measured at batch 128: 1 x 3x3
+# (9) runs 2.3x faster in the batch-first layout, 1 x 5x5 (25) and 3 x 3x3 (27) 2-6% faster;
+# 4 x 3x3 (36) 1.5x slower, 20 x 5x5 (500, LeNet's second layer) 2.2x slower.
+BATCH_LAST_MIN_BACKWARD_COLUMN = 32
+
+
+def uses_batch_last(xp: Any, batch: int, positions: int | None = None) -> bool:
+    """Whether the CPU kernels take the batch-last layout (``positions``: the forward's output positions)."""
+    if xp is not np or batch < BATCH_LAST_MIN_BATCH:
+        return False
+    return positions is None or positions <= BATCH_LAST_MAX_FORWARD_POSITIONS
+
+
+def uses_batch_last_backward(xp: Any, batch: int, column: int) -> bool:
+    """Whether the CPU backward takes the batch-last layout (``column``: channels per group x kernel size)."""
+    return uses_batch_last(xp, batch) and column >= BATCH_LAST_MIN_BACKWARD_COLUMN
+
+
+def im2col_batch_last(x: np.ndarray, g: Geometry) -> np.ndarray:
+    """(N, C, *spatial) -> contiguous columns (C, *kernel, *out, N) (NumPy only)."""
+    out = g.out_size("Convolution", tuple(x.shape[2:]))
+    xt = np.moveaxis(x, 0, -1)  # (C, *spatial, N)
+    if any(g.pad):
+        xt = np.pad(xt, [(0, 0)] + [(p, p) for p in g.pad] + [(0, 0)])
+    else:
+        xt = np.ascontiguousarray(xt)
+    spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
+    win = np.lib.stride_tricks.sliding_window_view(xt, spans, axis=tuple(range(1, 1 + g.nd)))
+    index = (slice(None),) + tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True))
+    index += (slice(None),) + tuple(slice(None, None, d) for d in g.dilate)
+    perm = (0, *range(2 + g.nd, 2 + 2 * g.nd), *range(1, 1 + g.nd), 1 + g.nd)
+    return np.ascontiguousarray(win[index].transpose(perm))
+
+
+def col2im_batch_last(col: np.ndarray, spatial: tuple[int, ...], g: Geometry) -> np.ndarray:
+    """Sum columns (C, *kernel, *out, N) back into a (C, *spatial, N) array (the adjoint of im2col_batch_last)."""
+    c, n = col.shape[0], col.shape[-1]
+    out = col.shape[1 + g.nd : 1 + 2 * g.nd]
+    padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
+    x = np.zeros((c, *padded, n), dtype=col.dtype)
+    for offset in itertools.product(*[range(k) for k in g.kernel]):
+        target = (slice(None),) + tuple(
+            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out, strict=True)
+        )
+        source: tuple[slice | int, ...] = (slice(None), *offset)
+        x[target] += col[source]
+    if any(g.pad):
+        x = x[(slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
+    return x

@@ -1,0 +1,238 @@
+"""Operators that copy elements to new places, reversed, repeated or around a border: flip, tile,
+repeat and Pad (MXNet semantics and defaults), with their backward operators.
+
+The kernels are written once against ``kctx.xp``, so NumPy and CuPy run the same code.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import OperatorError, ShapeError
+from .params import REQUIRED, Param, enum, optional, parse_axis, parse_float, parse_int, parse_shape
+from .registry import OpDef, merge_shape, register
+from .shape import as_axes, copy_into, normalize_axis, unary_infer
+
+
+# -- flip, tile, repeat ------------------------------------------------------------------------------
+def _flip_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    x = inputs[0]
+    outputs[0][...] = kctx.xp.flip(x, axis=as_axes("flip", attrs["axis"], x.ndim))
+
+
+def _flip_shape(attrs: dict, s: tuple) -> tuple:
+    as_axes("flip", attrs["axis"], len(s))
+    return s
+
+
+register(
+    OpDef(
+        "flip",
+        _flip_forward,
+        params={"axis": Param(parse_axis, REQUIRED, "the axis or axes to reverse")},
+        infer_shape=unary_infer(_flip_shape),
+        gradient=lambda F, attrs, inputs, outputs, og: [F.flip(og[0], axis=attrs["axis"])],
+        aliases=("reverse",),
+        doc="Reverse the order of elements along ``axis``.",
+    )
+)
+
+
+def _tile_layout(reps: tuple[int, ...], shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Reps and input shape padded on the left to the same length, as numpy.tile does."""
+    if any(r < 0 for r in reps):
+        raise OperatorError(f"tile: reps={reps} must not be negative")
+    n = max(len(reps), len(shape))
+    return (1,) * (n - len(reps)) + tuple(reps), (1,) * (n - len(shape)) + tuple(shape)
+
+
+def _tile_shape(attrs: dict, s: tuple) -> tuple:
+    reps, shape = _tile_layout(attrs["reps"], s)
+    return tuple(r * d for r, d in zip(reps, shape, strict=True))
+
+
+def _tile_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # the output seen as (r0, d0, r1, d1, ...) is the input broadcast over the r axes: one copy, no temporary
+    x, out = inputs[0], outputs[0]
+    reps, shape = _tile_layout(attrs["reps"], x.shape)
+    interleaved = [v for pair in zip(reps, shape, strict=True) for v in pair]
+    spread = [v for d in shape for v in (1, d)]
+    if out.flags.c_contiguous:
+        out.reshape(interleaved)[...] = x.reshape(spread)
+    else:
+        copy_into(out, kctx.xp.tile(x, attrs["reps"]))
+
+
+def _backward_tile_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    og, out = inputs[0], outputs[0]
+    reps, shape = _tile_layout(attrs["reps"], out.shape)
+    interleaved = [v for pair in zip(reps, shape, strict=True) for v in pair]
+    summed = og.reshape(interleaved).sum(axis=tuple(range(0, 2 * len(reps), 2)))
+    out[...] = summed.reshape(out.shape)
+
+
+register(
+    OpDef(
+        "tile",
+        _tile_forward,
+        params={"reps": Param(parse_shape, REQUIRED, "repetitions per axis (numpy.tile rules)")},
+        infer_shape=unary_infer(_tile_shape),
+        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_tile(og[0], inputs[0], reps=attrs["reps"])],
+        doc="Repeat the whole array ``reps`` times along each axis.",
+    )
+)
+register(
+    OpDef(
+        "_backward_tile",
+        _backward_tile_forward,
+        inputs=("out_grad", "like"),
+        params={"reps": Param(parse_shape, REQUIRED, "repetitions of the forward tile")},
+        infer_shape=lambda attrs, s, a: (s, [s[1]], a),
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        doc="Gradient of ``tile``: sum over the tiles.",
+    )
+)
+
+
+def _repeat_shape(attrs: dict, s: tuple) -> tuple:
+    if attrs["repeats"] < 0:
+        raise OperatorError(f"repeat: repeats={attrs['repeats']} must not be negative")
+    if attrs["axis"] is None:
+        return (math.prod(s) * attrs["repeats"],)
+    axis = normalize_axis("repeat", attrs["axis"], len(s))
+    return s[:axis] + (s[axis] * attrs["repeats"],) + s[axis + 1 :]
+
+
+def _backward_repeat_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    og, out, r = inputs[0], outputs[0], attrs["repeats"]
+    if attrs["axis"] is None:
+        out[...] = og.reshape(-1, r).sum(axis=1).reshape(out.shape)
+        return
+    axis = normalize_axis("repeat", attrs["axis"], out.ndim)
+    split = out.shape[:axis] + (out.shape[axis], r) + out.shape[axis + 1 :]
+    out[...] = og.reshape(split).sum(axis=axis + 1)
+
+
+_REPEAT_PARAMS = {
+    "repeats": Param(parse_int, REQUIRED, "how often each element repeats"),
+    "axis": Param(optional(parse_int), None, "the axis; None repeats the flattened array"),
+}
+register(
+    OpDef(
+        "repeat",
+        lambda kctx, attrs, inputs, outputs, aux: copy_into(
+            outputs[0], kctx.xp.repeat(inputs[0], attrs["repeats"], axis=attrs["axis"])
+        ),
+        params=dict(_REPEAT_PARAMS),
+        infer_shape=unary_infer(_repeat_shape),
+        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_repeat(og[0], inputs[0], **attrs)],
+        doc="Repeat each element ``repeats`` times along ``axis``.",
+    )
+)
+register(
+    OpDef(
+        "_backward_repeat",
+        _backward_repeat_forward,
+        inputs=("out_grad", "like"),
+        params=dict(_REPEAT_PARAMS),
+        infer_shape=lambda attrs, s, a: (s, [s[1]], a),
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        doc="Gradient of ``repeat``: sum over the repeats.",
+    )
+)
+
+
+# -- Pad -------------------------------------------------------------------------------------------
+def _pad_pairs(attrs: dict, shape: tuple) -> list[tuple[int, int]]:
+    width = attrs["pad_width"]
+    if len(width) != 2 * len(shape) or any(w < 0 for w in width):
+        raise ShapeError(
+            f"Pad: pad_width={tuple(width)} must hold 2 non-negative values per axis of the "
+            f"{len(shape)}-D input {tuple(shape)} ({2 * len(shape)} values)"
+        )
+    pairs = [(width[2 * i], width[2 * i + 1]) for i in range(len(shape))]
+    if attrs["mode"] == "reflect":
+        for axis, ((before, after), n) in enumerate(zip(pairs, shape, strict=True)):
+            if n and max(before, after) >= n:
+                raise ShapeError(
+                    f"Pad: reflect padding {(before, after)} on axis {axis} must be smaller than its size {n}"
+                )
+    return pairs
+
+
+def _pad_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    x = inputs[0]
+    pairs = _pad_pairs(attrs, x.shape)
+    if attrs["mode"] == "constant":
+        padded = kctx.xp.pad(x, pairs, mode="constant", constant_values=attrs["constant_value"])
+    else:
+        padded = kctx.xp.pad(x, pairs, mode=attrs["mode"])
+    outputs[0][...] = padded
+
+
+def _source_index(xp: Any, mode: str, n: int, before: int, after: int) -> tuple[Any, Any]:
+    """For each padded position along one axis, the input index it copies and whether it copies one."""
+    idx = xp.arange(-before, n + after)
+    if mode == "constant":
+        return xp.clip(idx, 0, n - 1), (idx >= 0) & (idx < n)
+    if mode == "edge":
+        return xp.clip(idx, 0, n - 1), xp.ones(idx.shape, dtype=bool)
+    period = max(2 * (n - 1), 1)
+    folded = xp.abs(idx) % period
+    return xp.where(folded >= n, period - folded, folded), xp.ones(idx.shape, dtype=bool)
+
+
+def _backward_pad_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    grad, out = inputs[0], outputs[0]
+    pairs = _pad_pairs(attrs, out.shape)
+    for axis, (n, (before, after)) in enumerate(zip(out.shape, pairs, strict=True)):
+        src, valid = _source_index(xp, attrs["mode"], n, before, after)
+        # the adjoint of a gather along one axis: a 0/1 matrix (padded -> source) applied to that axis
+        adjoint = xp.zeros((n + before + after, n), dtype=grad.dtype)
+        adjoint[xp.arange(n + before + after), src] = valid.astype(grad.dtype)
+        grad = xp.moveaxis(xp.moveaxis(grad, axis, -1) @ adjoint, -1, axis)
+    out[...] = grad
+
+
+def _pad_shape(attrs: dict, s: tuple) -> tuple:
+    return tuple(d + before + after for d, (before, after) in zip(s, _pad_pairs(attrs, s), strict=True))
+
+
+_PAD_PARAMS = {
+    "mode": Param(enum("constant", "edge", "reflect"), "constant", "how to fill the border"),
+    "pad_width": Param(parse_shape, REQUIRED, "(before, after) for every axis, flattened"),
+    "constant_value": Param(parse_float, 0.0, "fill value in constant mode"),
+}
+register(
+    OpDef(
+        "Pad",
+        _pad_forward,
+        params=dict(_PAD_PARAMS),
+        infer_shape=unary_infer(_pad_shape),
+        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_Pad(og[0], inputs[0], **attrs)],
+        aliases=("pad",),
+        doc="Pad every axis with a constant, the edge value or a reflection.",
+    )
+)
+
+
+def _backward_pad_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    grad, like = in_shapes
+    if like is not None:
+        grad = merge_shape("_backward_Pad", "out_grad", grad, _pad_shape(attrs, tuple(like)))
+    return [grad, like], [like], aux_shapes
+
+
+register(
+    OpDef(
+        "_backward_Pad",
+        _backward_pad_forward,
+        inputs=("out_grad", "like"),
+        params=dict(_PAD_PARAMS),
+        infer_shape=_backward_pad_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        doc="Gradient of ``Pad``: every padded value flows back to the input element it copies.",
+    )
+)
