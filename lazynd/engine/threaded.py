@@ -39,8 +39,14 @@ CPU operation is not handed over at once.  It waits in the *deferred slot*
 Three more ways to avoid hand-offs: ``run_now`` computes a pure function of
 ready vars on the calling thread with no bookkeeping at all (small arithmetic
 into a fresh array); a worker runs the operation its own completion made ready
-next, so a dependent chain stays on one thread; and a thread that waits runs
-queued operations itself instead of sleeping.
+next, so a dependent chain stays on one thread (:mod:`.completion`); and a
+thread that waits runs queued operations itself instead of sleeping
+(:mod:`.waiting`).
+
+The engine is built in layers, one idea each: :class:`.CompletingEngine`
+(releasing a finished operation's vars), :class:`.WaitingEngine` (waiting,
+and working meanwhile) and, here, the worker threads, pushing and the deferred
+slot with its watcher.
 """
 
 from __future__ import annotations
@@ -50,12 +56,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from queue import Empty, SimpleQueue
+from queue import SimpleQueue
 from time import perf_counter_ns
 from typing import Any
 
-from .base import NOT_READY, Engine, Operation, split_vars
+from .base import NOT_READY, Operation, split_vars
 from .var import Var
+from .waiting import WaitingEngine
 
 # the watcher looks at the deferred slot this often while operations are being pushed; an
 # operation still there at its next look (after one to two ticks) goes to the workers
@@ -84,7 +91,7 @@ def _shares_a_var(op: Operation, other: Operation) -> bool:
     return False
 
 
-class ThreadedEngine(Engine):
+class ThreadedEngine(WaitingEngine):
     """The default engine.  See the module docstring for its rules."""
 
     name = "threaded"
@@ -353,215 +360,6 @@ class ThreadedEngine(Engine):
                 seen = -1
             self._cpu_queue.put(op)
             op = None
-
-    # -- completion ----------------------------------------------------------------------------
-    def _worker(self, queue: SimpleQueue) -> None:
-        run, complete = self._run, self._complete
-        while True:
-            op = queue.get()
-            if op is None:
-                return
-            # an operation that this one made ready runs next on this thread: a chain of
-            # dependent operations stays on one worker instead of bouncing between them
-            while op is not None:
-                run(op)
-                op = complete(op, queue)
-
-    def _complete(self, op: Operation, keep_for: SimpleQueue | None = None) -> Operation | None:
-        """Release ``op``'s vars and queue what that makes ready.
-
-        With ``keep_for``, the first ready operation that belongs on that queue is returned
-        instead of queued, for the calling worker to run next.
-        """
-        ready: list[Operation] = []
-        release = self._release
-        with self._lock:
-            for v in op.reads:
-                v.pending_reads -= 1
-                if v.pending_reads == 0 and v.queue:
-                    release(v, ready)
-            for v in op.writes:
-                v.writing = False
-                if v.queue:
-                    release(v, ready)
-            self._pending -= 1
-            for r in ready:
-                if r.fn is None:  # a wait marker among them: complete it (and what it grants)
-                    self._finish_markers(ready)
-                    break
-            if self._pending == 0 and self._idle_waiters:
-                self._idle.notify_all()
-        if not ready:
-            return None
-        kept = None
-        cpu_queue = self._cpu_queue
-        for r in ready:
-            target = cpu_queue if getattr(r.device, "device_type", None) != "gpu" else self._queue_for(r.device)
-            if kept is None and target is keep_for:
-                kept = r
-            else:
-                target.put(r)
-        return kept
-
-    def _release(self, v: Var, ready: list[Operation]) -> None:
-        """Grant ``v`` to the operations at the head of its queue (lock held)."""
-        queue = v.queue  # not empty: the callers test it
-        while queue:
-            op, is_write = queue[0]
-            if is_write:
-                if v.pending_reads or v.writing:
-                    return
-                v.writing = True  # before the pop: see run_now
-                queue.popleft()
-                op.wait -= 1
-                if op.wait == 0:
-                    ready.append(op)
-                return
-            if v.writing:
-                return
-            queue.popleft()
-            v.pending_reads += 1
-            op.wait -= 1
-            if op.wait == 0:
-                ready.append(op)
-
-    def _finish_markers(self, ready: list[Operation]) -> None:
-        """Complete the wait markers in ``ready`` (lock held); that may grant more operations."""
-        i = 0
-        while i < len(ready):
-            if ready[i].fn is None:
-                self._finish_marker(ready.pop(i), ready)
-            else:
-                i += 1
-
-    def _finish_marker(self, marker: Operation, ready: list[Operation]) -> None:
-        for v in marker.reads:
-            v.pending_reads -= 1
-            if v.pending_reads == 0 and v.queue:
-                self._release(v, ready)
-        for v in marker.writes:
-            v.writing = False
-            if v.queue:
-                self._release(v, ready)
-        self._pending -= 1
-        assert marker.done is not None
-        marker.done.set()
-
-    # -- waiting -------------------------------------------------------------------------------
-    def wait_for_var(self, var: Var, for_write: bool = False) -> None:
-        """Block until every write (and, ``for_write``, every read) pushed so far is done."""
-        queue = self._cpu_queue
-        marker = None
-        while True:
-            with self._lock:
-                if not (var.writing or var.queue or (for_write and var.pending_reads)):
-                    break
-                op = self._deferred
-                if op is None:
-                    marker = self._wait_marker(var, for_write)
-                    break
-                self._deferred = None
-            # the deferred operation is most often the one waited for: run it here, and the
-            # chain it starts while the var stays busy (no marker, no event, no hand-off)
-            while op is not None:
-                self._run(op)
-                op = self._complete(op, queue)
-                if op is not None and not (var.writing or var.queue or (for_write and var.pending_reads)):
-                    queue.put(op)
-                    break
-        if marker is not None:
-            assert marker.done is not None
-            self._help_until(marker.done)
-        if var.event is not None:
-            var.event.synchronize()
-        if var.exc is not None:
-            self._raise_for_var(var)
-
-    def _wait_marker(self, var: Var, for_write: bool) -> Operation:
-        """Queue a marker on busy ``var`` that completes when the wait is over (lock held)."""
-        marker = Operation(None, (), [] if for_write else [var], [var] if for_write else [], (), "wait", None)
-        marker.done = threading.Event()
-        if var.queue is None:
-            var.queue = deque()
-        var.queue.append((marker, for_write))
-        marker.wait = 1
-        self._pending += 1
-        return marker
-
-    def waitall(self) -> None:
-        """Block until every pushed operation has completed, then raise unreported errors."""
-        while True:
-            with self._lock:
-                if not self._pending:
-                    break
-            if not self._help_once():
-                with self._lock:
-                    self._idle_waiters += 1
-                    try:
-                        while self._pending:
-                            self._idle.wait()
-                    finally:
-                        self._idle_waiters -= 1
-                break
-        self._synchronize_devices()
-        self._raise_unreported()
-
-    def _synchronize_devices(self) -> None:
-        if self._device_queues:
-            from ..backend import synchronize_all
-
-            synchronize_all()
-
-    # -- a waiting thread works meanwhile ------------------------------------------------------
-    def _help_until(self, done: threading.Event) -> None:
-        """Run ready CPU operations on this waiting thread until ``done`` is set.
-
-        The operation waited for often sits in the deferred slot or still in the queue; running
-        it here instead of sleeping until a worker wakes up saves two thread hand-offs, and on a
-        busy machine each one costs tens to hundreds of microseconds.  An operation that one of
-        these completions makes ready runs here next while the wait lasts (a chain the caller
-        waits for the end of), and goes to the workers once it is over.
-        """
-        queue = self._cpu_queue
-        while not done.is_set():
-            op = self._ready_cpu_operation()
-            if op is None:
-                done.wait()
-                return
-            while op is not None:
-                self._run(op)
-                op = self._complete(op, queue)
-                if op is not None and done.is_set():
-                    queue.put(op)
-                    return
-
-    def _help_once(self) -> bool:
-        """Run one ready CPU operation here, and what it makes ready; False when there is none."""
-        queue = self._cpu_queue
-        op = self._ready_cpu_operation()
-        if op is None:
-            return False
-        while op is not None:
-            self._run(op)
-            op = self._complete(op, queue)
-        return True
-
-    def _ready_cpu_operation(self) -> Operation | None:
-        """Take the deferred operation, else one from the CPU queue; None when there is none."""
-        op: Operation | None
-        if self._deferred is not None:
-            with self._lock:
-                op = self._deferred
-                self._deferred = None
-            if op is not None:
-                return op
-        try:
-            op = self._cpu_queue.get_nowait()
-        except Empty:
-            return None
-        if op is None:  # a worker's stop signal: leave it for the workers
-            self._cpu_queue.put(None)
-        return op
 
     def num_pending(self) -> int:
         with self._lock:
