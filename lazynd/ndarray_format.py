@@ -8,21 +8,8 @@ Layout, all little-endian::
     uint64 num_names        0 (a list) or `count` (a dict), then per name:
                             uint64 length, UTF-8 bytes
 
-Array records come in four versions.  We write V2; we read them all:
-
-=========  ==============  =====================================================
-version    magic (uint32)  after the magic
-=========  ==============  =====================================================
-legacy     none            uint32 ndim, uint32 dims (the magic slot is the ndim)
-V1         0xF993FAC8      uint32 ndim, int64 dims
-V2         0xF993FAC9      int32 storage type (0 = dense), uint32 ndim, int64 dims
-V3         0xF993FACA      as V2 but int32 ndim; MXNet's NumPy-shape mode
-=========  ==============  =====================================================
-
-If the shape is empty (ndim 0; in V3, ndim -1) the record ends there: it is an
-empty ("none") array, read as ``ArrayRecord(None)``.  Otherwise follow int32
-dev_type, int32 dev_id (the context it was saved from), int32 dtype flag and
-the raw C-order data.
+Array records come in four versions (legacy, V1, V2, V3): we write V2 and read
+them all; their layout is in :mod:`lazynd.ndarray_format_record`.
 
 Readers check every count and size against the bytes that remain before they
 allocate anything, so a corrupted or hostile file raises
@@ -31,76 +18,29 @@ allocate anything, so a corrupted or hostile file raises
 
 from __future__ import annotations
 
-import math
 import os
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .errors import FormatError
 from .fileio import BytesLike, open_for_read, write_atomic
+from .ndarray_format_record import DENSE_STORAGE as DENSE_STORAGE
+from .ndarray_format_record import DTYPE_TO_FLAG as DTYPE_TO_FLAG
+from .ndarray_format_record import FLAG_TO_DTYPE as FLAG_TO_DTYPE
+from .ndarray_format_record import KNOWN_DEV_TYPES as KNOWN_DEV_TYPES
+from .ndarray_format_record import MAX_NDIM as MAX_NDIM
+from .ndarray_format_record import UNDEFINED_STORAGE as UNDEFINED_STORAGE
+from .ndarray_format_record import V1_MAGIC as V1_MAGIC
+from .ndarray_format_record import V2_MAGIC as V2_MAGIC
+from .ndarray_format_record import V3_MAGIC as V3_MAGIC
+from .ndarray_format_record import ArrayRecord, ByteReader, encode_record, read_record
 
 LIST_MAGIC = 0x112
-V1_MAGIC = 0xF993FAC8
-V2_MAGIC = 0xF993FAC9
-V3_MAGIC = 0xF993FACA
 
-DENSE_STORAGE = 0
-UNDEFINED_STORAGE = -1
-_SPARSE_STORAGE_NAMES = {1: "row_sparse", 2: "csr"}
-
-# mshadow's type flags, as MXNet 1.9.1 knows them (12 is bfloat16: no NumPy dtype).
-FLAG_TO_DTYPE: dict[int, np.dtype] = {
-    0: np.dtype(np.float32),
-    1: np.dtype(np.float64),
-    2: np.dtype(np.float16),
-    3: np.dtype(np.uint8),
-    4: np.dtype(np.int32),
-    5: np.dtype(np.int8),
-    6: np.dtype(np.int64),
-    7: np.dtype(np.bool_),
-}
-DTYPE_TO_FLAG: dict[np.dtype, int] = {
-    dtype: flag for flag, dtype in FLAG_TO_DTYPE.items()
-}
-
-# MXNet's device types: cpu, gpu, cpu_pinned, cpu_shared.
-KNOWN_DEV_TYPES = frozenset({1, 2, 3, 5})
-MAX_NDIM = 64  # NumPy's limit; MXNet never writes more
-
-_U32 = struct.Struct("<I")
-_I32 = struct.Struct("<i")
 _U64 = struct.Struct("<Q")
-_CONTEXT_AND_FLAG = struct.Struct("<iii")
 _LIST_HEADER = struct.Struct("<QQQ")
-
-
-@dataclass
-class ArrayRecord:
-    """One array of an NDArray file and the context it was saved from.
-
-    Attributes
-    ----------
-    array : numpy.ndarray or None
-        The data; None for MXNet's empty ("none") array, which has no shape.
-    dev_type : int
-        MXNet device type: 1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared.
-    dev_id : int
-        Device number.
-    """
-
-    array: np.ndarray | None
-    dev_type: int = 1
-    dev_id: int = 0
-
-    def __post_init__(self) -> None:
-        if self.array is not None and not isinstance(self.array, np.ndarray):
-            raise TypeError(
-                f"ArrayRecord.array must be a numpy.ndarray or None, got {type(self.array).__name__}"
-            )
 
 
 ArrayData = Sequence[ArrayRecord | np.ndarray] | Mapping[str, ArrayRecord | np.ndarray]
@@ -223,7 +163,7 @@ def decode(buf: BytesLike, source: str = "<bytes>") -> Decoded:
     >>> decode(encode([np.float64([1.5])]))[0].array
     array([1.5])
     """
-    reader = _Reader(memoryview(buf).cast("B"), source)
+    reader = ByteReader(memoryview(buf).cast("B"), source)
     magic, _reserved, count = reader.unpack(_LIST_HEADER, "file header")
     if magic != LIST_MAGIC:
         raise reader.error(
@@ -235,7 +175,7 @@ def decode(buf: BytesLike, source: str = "<bytes>") -> Decoded:
         raise reader.error(
             f"header claims {count} arrays but only {reader.remaining} bytes follow", 16
         )
-    records = [_read_record(reader, index) for index in range(count)]
+    records = [read_record(reader, index) for index in range(count)]
     (num_names,) = reader.unpack(_U64, "number of names")
     if num_names not in (0, count):
         raise reader.error(
@@ -255,126 +195,7 @@ def decode(buf: BytesLike, source: str = "<bytes>") -> Decoded:
     return result
 
 
-class _Reader:
-    """A cursor over the file's bytes that refuses to read past their end."""
-
-    def __init__(self, view: memoryview, source: str) -> None:
-        self.view = view
-        self.source = source
-        self.position = 0
-
-    @property
-    def remaining(self) -> int:
-        return len(self.view) - self.position
-
-    def error(self, message: str, position: int | None = None) -> FormatError:
-        at = self.position if position is None else position
-        return FormatError(
-            f"{self.source}: {message} (at byte {at} of {len(self.view)})"
-        )
-
-    def take(self, size: int, what: str) -> memoryview:
-        if size > self.remaining:
-            raise self.error(
-                f"truncated: {what} needs {size} bytes, only {self.remaining} left"
-            )
-        chunk = self.view[self.position : self.position + size]
-        self.position += size
-        return chunk
-
-    def unpack(self, layout: struct.Struct, what: str) -> tuple[Any, ...]:
-        return layout.unpack(self.take(layout.size, what))
-
-
-def _read_record(reader: _Reader, index: int) -> ArrayRecord:
-    start = reader.position
-    what = f"array {index}"
-    (first,) = reader.unpack(_U32, f"{what} magic")
-    if first in (V2_MAGIC, V3_MAGIC):
-        (storage,) = reader.unpack(_I32, f"{what} storage type")
-        if storage in _SPARSE_STORAGE_NAMES:
-            raise reader.error(
-                f"{what} has {_SPARSE_STORAGE_NAMES[storage]} storage; only dense arrays are supported",
-                start,
-            )
-        if storage not in (DENSE_STORAGE, UNDEFINED_STORAGE):
-            raise reader.error(f"{what} has unknown storage type {storage}", start)
-        ndim_layout = _I32 if first == V3_MAGIC else _U32
-        (ndim,) = reader.unpack(ndim_layout, f"{what} ndim")
-        if first == V3_MAGIC and ndim == -1:
-            return ArrayRecord(None)
-        if first == V2_MAGIC and ndim == 0:
-            return ArrayRecord(None)
-        shape = _read_dims(reader, ndim, "<q", what)
-        if storage == UNDEFINED_STORAGE:
-            raise reader.error(f"{what} has undefined storage but shape {shape}", start)
-    elif first == V1_MAGIC:
-        (ndim,) = reader.unpack(_U32, f"{what} ndim")
-        if ndim == 0:
-            return ArrayRecord(None)
-        shape = _read_dims(reader, ndim, "<q", what)
-    else:
-        if first > MAX_NDIM:
-            raise reader.error(
-                f"{what}: {first:#x} is neither a record magic "
-                f"({V1_MAGIC:#x}, {V2_MAGIC:#x}, {V3_MAGIC:#x}) nor a legacy ndim (at most {MAX_NDIM})",
-                start,
-            )
-        if first == 0:
-            return ArrayRecord(None)
-        shape = _read_dims(reader, first, "<u4", what)
-
-    dev_type, dev_id, flag = reader.unpack(
-        _CONTEXT_AND_FLAG, f"{what} context and dtype"
-    )
-    if dev_type not in KNOWN_DEV_TYPES or dev_id < 0:
-        raise reader.error(
-            f"{what} has an invalid context (dev_type {dev_type}, dev_id {dev_id}); "
-            f"expected dev_type in {sorted(KNOWN_DEV_TYPES)} and dev_id >= 0"
-        )
-    dtype = FLAG_TO_DTYPE.get(flag)
-    if dtype is None:
-        known = ", ".join(f"{f} {d.name}" for f, d in FLAG_TO_DTYPE.items())
-        extra = " (bfloat16 has no NumPy dtype)" if flag == 12 else ""
-        raise reader.error(
-            f"{what} has unknown dtype flag {flag}{extra}; known: {known}"
-        )
-    size = math.prod(shape)
-    raw = reader.take(
-        size * dtype.itemsize, f"{what} data of shape {shape} {dtype.name}"
-    )
-    # One copy: out of the file buffer into aligned memory the array owns.
-    flat = np.frombuffer(raw, dtype=dtype.newbyteorder("<"), count=size).astype(dtype)
-    try:
-        array = flat.reshape(shape)
-    except ValueError as error:  # a zero-size shape whose other dims overflow
-        raise reader.error(
-            f"{what} has shape {shape}, which NumPy cannot represent"
-        ) from error
-    if dtype == np.bool_ and size and np.frombuffer(raw, dtype=np.uint8).max() > 1:
-        raise reader.error(f"{what} is boolean but holds bytes other than 0 and 1")
-    return ArrayRecord(array, dev_type, dev_id)
-
-
-def _read_dims(
-    reader: _Reader, ndim: int, dim_format: str, what: str
-) -> tuple[int, ...]:
-    if ndim < 0 or ndim > MAX_NDIM:
-        raise reader.error(f"{what} has ndim {ndim}; expected 0 to {MAX_NDIM}")
-    item = np.dtype(dim_format)
-    raw = reader.take(ndim * item.itemsize, f"{what} shape of {ndim} dims")
-    shape = tuple(int(dim) for dim in np.frombuffer(raw, dtype=item))
-    if any(dim < 0 for dim in shape):
-        raise reader.error(f"{what} has a negative dimension in shape {shape}")
-    # Compare the data size with what is left before anything is allocated.
-    if math.prod(shape) > reader.remaining:
-        raise reader.error(
-            f"{what} has shape {shape}, larger than the {reader.remaining} bytes left"
-        )
-    return shape
-
-
-def _read_name(reader: _Reader, index: int) -> str:
+def _read_name(reader: ByteReader, index: int) -> str:
     (length,) = reader.unpack(_U64, f"length of name {index}")
     raw = reader.take(length, f"name {index}")
     try:
@@ -404,46 +225,9 @@ def _encode_chunks(data: ArrayData) -> list[BytesLike]:
 
     chunks: list[BytesLike] = [_LIST_HEADER.pack(LIST_MAGIC, 0, len(items))]
     for label, item in items:
-        chunks.extend(_encode_record(label, item))
+        chunks.extend(encode_record(label, item))
     chunks.append(_U64.pack(len(names)))
     for name in names:
         encoded = name.encode("utf-8")
         chunks.append(_U64.pack(len(encoded)) + encoded)
     return chunks
-
-
-def _encode_record(label: str, item: ArrayRecord | np.ndarray) -> list[BytesLike]:
-    record = item if isinstance(item, ArrayRecord) else ArrayRecord(item)
-    array = record.array
-    if array is None:
-        return [struct.pack("<IiI", V2_MAGIC, DENSE_STORAGE, 0)]
-    if array.ndim == 0:
-        raise FormatError(
-            f"array {label} is 0-d; MXNet's format reads an empty shape as an empty array "
-            "and would drop its value: reshape it to (1,)"
-        )
-    flag = DTYPE_TO_FLAG.get(array.dtype.newbyteorder("="))
-    if flag is None:
-        supported = ", ".join(dtype.name for dtype in FLAG_TO_DTYPE.values())
-        raise FormatError(
-            f"array {label} has dtype {array.dtype}, which MXNet cannot store; supported: {supported}"
-        )
-    if record.dev_type not in KNOWN_DEV_TYPES or not 0 <= record.dev_id < 2**31:
-        raise FormatError(
-            f"array {label} has an invalid context (dev_type {record.dev_type}, dev_id {record.dev_id}); "
-            f"expected dev_type in {sorted(KNOWN_DEV_TYPES)} and 0 <= dev_id < 2**31"
-        )
-    little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-    header = struct.pack(
-        f"<IiI{array.ndim}qiii",
-        V2_MAGIC,
-        DENSE_STORAGE,
-        array.ndim,
-        *array.shape,
-        record.dev_type,
-        record.dev_id,
-        flag,
-    )
-    if little.size == 0:
-        return [header]
-    return [header, little.data.cast("B")]

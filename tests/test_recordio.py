@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lazynd import recordio, recordio_pack
+from lazynd import recordio, recordio_file, recordio_indexed, recordio_pack
 from lazynd.errors import FormatError
 
 MAGIC = struct.pack("<I", 0xCED7230A)
@@ -415,7 +415,7 @@ def test_bad_image_or_quality_raises_value_error() -> None:
         recordio.pack_img(header, np.zeros(4, np.uint8))
 
 
-@pytest.mark.parametrize("module", [recordio, recordio_pack])
+@pytest.mark.parametrize("module", [recordio_file, recordio_indexed, recordio_pack])
 def test_docstring_examples_run(module) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import OperatorError
 from . import image as img
+from .opencv import opencv
 
 _T = TypeVar("_T")
 
@@ -129,7 +130,7 @@ _CV_FLIP_TYPES = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, 
 def _flip(src: np.ndarray, out: np.ndarray) -> None:
     if src.shape[2] <= 4 and src.dtype in _CV_FLIP_TYPES and src.flags.c_contiguous and out.flags.c_contiguous:
         # OpenCV copies whole pixels; NumPy's reversed view copies element by element (~20x slower)
-        result = img._opencv().flip(src, 1, dst=out)
+        result = opencv().flip(src, 1, dst=out)
         if np.shares_memory(result, out):
             return
     out[...] = src[:, ::-1]

@@ -1,34 +1,42 @@
-"""Decoding and basic transforms of images held in (height, width, channels) NDArrays.
+"""Decoding images into (height, width, channels) NDArrays: :func:`imdecode` and :func:`imread`.
 
 Every function returns at once: the work is pushed to the engine and runs on its
 workers with OpenCV, which releases the GIL, so a list comprehension of
 ``imdecode`` calls decodes in parallel.  Output shapes are known before the work
 runs (``imdecode`` reads them from the JPEG/PNG header), so results can be
 chained without waiting.
+
+The basic transforms (:func:`imresize`, the crops, :func:`color_normalize`,
+:func:`copyMakeBorder`) live in :mod:`lazynd.image.transforms`; this module
+hands them on, as MXNet's ``mxnet.image.image`` has them all.
 """
 
 from __future__ import annotations
 
 import os
-import random
 import time
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from ..context import Context, cpu
+from ..context import cpu
 from ..engine import get_engine
 from ..errors import FormatError, OperatorError
 from ..ndarray.dispatch import new_array
 from .header import decoded_channels, image_size
-
-cv2: ModuleType | None
-try:
-    import cv2
-except ImportError:  # pragma: no cover - opencv-python-headless is a dependency
-    cv2 = None
+from .opencv import opencv
+from .transforms import (
+    center_crop,
+    color_normalize,
+    copyMakeBorder,
+    fixed_crop,
+    imresize,
+    random_crop,
+    random_size_crop,
+    resize_short,
+    scale_down,
+)
+from .transforms import image_op as image_op
 
 __all__ = [
     "imdecode",
@@ -43,12 +51,6 @@ __all__ = [
     "color_normalize",
     "copyMakeBorder",
 ]
-
-
-def _opencv() -> Any:
-    if cv2 is None:
-        raise ImportError("lazynd.image needs OpenCV: pip install opencv-python-headless")
-    return cv2
 
 
 def _as_bytes(buf: Any) -> np.ndarray:
@@ -77,7 +79,7 @@ def _to_output(img: np.ndarray, out: np.ndarray, swap_channels: bool) -> None:
             img = np.concatenate([img[:, :, 2::-1], img[:, :, 3:]], axis=2)
         out[...] = img
     elif swap_channels and img.shape[2] in (3, 4):
-        cv = _opencv()
+        cv = opencv()
         code = cv.COLOR_BGR2RGB if img.shape[2] == 3 else cv.COLOR_BGRA2RGBA
         result = cv.cvtColor(img, code, dst=out)
         if not np.shares_memory(result, out):  # OpenCV allocated its own output: copy it in
@@ -92,7 +94,7 @@ def _decode_flag(flag: int, to_rgb: bool) -> tuple[int, bool]:
     OpenCV 4.11+ decodes colour straight to RGB (libjpeg-turbo writes RGB at
     no extra cost), which saves a pass over the pixels.
     """
-    cv = _opencv()
+    cv = opencv()
     if flag > 0:
         if to_rgb and hasattr(cv, "IMREAD_COLOR_RGB"):
             return cv.IMREAD_COLOR_RGB, False
@@ -103,7 +105,7 @@ def _decode_flag(flag: int, to_rgb: bool) -> tuple[int, bool]:
 
 
 def _decode_now(data: np.ndarray, cv_flag: int, source: str) -> np.ndarray:
-    img = _opencv().imdecode(data, cv_flag)
+    img = opencv().imdecode(data, cv_flag)
     if img is None:
         raise FormatError(f"imdecode: cannot decode {source}: not a valid image ({data.size} bytes)")
     return img
@@ -212,248 +214,3 @@ def imread(filename: str | os.PathLike[str], flag: int = 1, to_rgb: bool = True,
     except OSError as err:
         raise FormatError(f"imread: cannot read {path!r}: {err.strerror}") from None
     return imdecode(buf, flag, to_rgb, out, source=f"file {path!r}")
-
-
-# -- lazy transforms -------------------------------------------------------------------------------
-def image_op(name: str, fn: Callable[..., None], src: Any, shape: tuple[int, ...], dtype: Any, *args: Any) -> Any:
-    """Push ``fn(src_data, out_data, *args)`` writing a new array of ``shape``; return it."""
-    if not hasattr(src, "_var"):
-        raise OperatorError(f"{name}: src must be an NDArray, got {type(src).__name__}")
-    if len(src.shape) != 3:
-        raise OperatorError(f"{name}: src must have shape (height, width, channels), got {src.shape}")
-    ctx: Context = src._ctx
-    if ctx.device_type == "gpu":
-        raise OperatorError(f"{name}: image functions run on the CPU; src is on {ctx}")
-    out = new_array(tuple(int(s) for s in shape), dtype, ctx)
-    get_engine().push(fn, (src._data, out._data, *args), [src._var], [out._var], name, ctx)
-    return out
-
-
-def _interp(interp: int, src_hw: tuple[int, int], dst_hw: tuple[int, int]) -> int:
-    """OpenCV interpolation code; 9 picks by scale, 10 at random (MXNet's codes)."""
-    if interp == 9:
-        return 3 if dst_hw[0] * dst_hw[1] < src_hw[0] * src_hw[1] else 2
-    if interp == 10:
-        return random.randint(0, 4)
-    if interp not in (0, 1, 2, 3, 4):
-        raise OperatorError(f"interp must be 0-4, 9 (auto) or 10 (random), got {interp}")
-    return interp
-
-
-def _resize(src: np.ndarray, out: np.ndarray, interp: int) -> None:
-    result = _opencv().resize(src, (out.shape[1], out.shape[0]), interpolation=interp)
-    out[...] = result.reshape(out.shape)
-
-
-def imresize(src: Any, w: int, h: int, interp: int = 1) -> Any:
-    """Resize to width ``w`` and height ``h``.
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> from lazynd import image
-    >>> image.imresize(mx.nd.zeros((8, 8, 3), dtype='uint8'), 4, 2).shape
-    (2, 4, 3)
-    """
-    if w <= 0 or h <= 0:
-        raise OperatorError(f"imresize: width and height must be positive, got w={w}, h={h}")
-    code = _interp(interp, src.shape[:2], (h, w))
-    return image_op("imresize", _resize, src, (h, w, src.shape[2]), src._data.dtype, code)
-
-
-def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]:
-    """Shrink crop ``size`` (w, h) keeping its aspect ratio until it fits ``src_size`` (w, h).
-
-    Examples
-    --------
-    >>> scale_down((640, 480), (720, 120))
-    (640, 106)
-    """
-    w: float
-    h: float
-    w, h = size
-    sw, sh = src_size
-    if sh < h:
-        w, h = float(w * sh) / h, sh
-    if sw < w:
-        w, h = sw, float(h * sw) / w
-    return int(w), int(h)
-
-
-def resize_short(src: Any, size: int, interp: int = 2) -> Any:
-    """Resize so that the shorter side is ``size``, keeping the aspect ratio.
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> from lazynd import image
-    >>> image.resize_short(mx.nd.zeros((20, 40, 3), dtype='uint8'), 10).shape
-    (10, 20, 3)
-    """
-    h, w = src.shape[:2]
-    if h > w:
-        new_h, new_w = size * h // w, size
-    else:
-        new_h, new_w = size, size * w // h
-    return imresize(src, new_w, new_h, interp)
-
-
-def _crop(src: np.ndarray, out: np.ndarray, x0: int, y0: int, w: int, h: int, interp: int) -> None:
-    region = src[y0 : y0 + h, x0 : x0 + w]
-    if region.shape[:2] == out.shape[:2]:
-        out[...] = region
-    else:
-        _resize(np.ascontiguousarray(region), out, interp)
-
-
-def fixed_crop(src: Any, x0: int, y0: int, w: int, h: int, size: tuple[int, int] | None = None, interp: int = 2) -> Any:
-    """Crop the (w, h) region at (x0, y0), then resize it to ``size`` (w, h) if given.
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> from lazynd import image
-    >>> image.fixed_crop(mx.nd.zeros((10, 10, 3), dtype='uint8'), 2, 2, 4, 6).shape
-    (6, 4, 3)
-    """
-    height, width = src.shape[:2]
-    if x0 < 0 or y0 < 0 or w <= 0 or h <= 0 or x0 + w > width or y0 + h > height:
-        raise OperatorError(f"fixed_crop: region x0={x0} y0={y0} w={w} h={h} is outside the {width}x{height} image")
-    out_w, out_h = size if size is not None else (w, h)
-    code = _interp(interp, (h, w), (out_h, out_w))
-    return image_op("fixed_crop", _crop, src, (out_h, out_w, src.shape[2]), src._data.dtype, x0, y0, w, h, code)
-
-
-def random_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, tuple[int, int, int, int]]:
-    """Crop a random region of ``size`` (w, h) (scaled down to fit); return it and (x0, y0, w, h).
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> from lazynd import image
-    >>> out, rect = image.random_crop(mx.nd.zeros((10, 10, 3), dtype='uint8'), (4, 4))
-    >>> out.shape
-    (4, 4, 3)
-    """
-    h, w = src.shape[:2]
-    new_w, new_h = scale_down((w, h), size)
-    x0 = random.randint(0, w - new_w)
-    y0 = random.randint(0, h - new_h)
-    return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
-
-
-def center_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, tuple[int, int, int, int]]:
-    """Crop the central region of ``size`` (w, h) (scaled down to fit); return it and (x0, y0, w, h).
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> from lazynd import image
-    >>> image.center_crop(mx.nd.zeros((10, 10, 3), dtype='uint8'), (4, 4))[1]
-    (3, 3, 4, 4)
-    """
-    h, w = src.shape[:2]
-    new_w, new_h = scale_down((w, h), size)
-    x0 = (w - new_w) // 2
-    y0 = (h - new_h) // 2
-    return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
-
-
-def random_size_crop(
-    src: Any, size: tuple[int, int], area: float | tuple[float, float], ratio: tuple[float, float], interp: int = 2
-) -> tuple[Any, tuple[int, int, int, int]]:
-    """Crop a random region covering a random fraction ``area`` of the image with aspect ``ratio``.
-
-    Falls back to :func:`center_crop` after 10 tries that do not fit.
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> from lazynd import image
-    >>> image.random_size_crop(mx.nd.zeros((20, 20, 3), dtype='uint8'), (8, 8), 0.5, (0.75, 1.33))[0].shape
-    (8, 8, 3)
-    """
-    h, w = src.shape[:2]
-    low, high = (area, 1.0) if isinstance(area, (int, float)) else area
-    for _ in range(10):
-        target = random.uniform(low, high) * w * h
-        log_ratio = (np.log(ratio[0]), np.log(ratio[1]))
-        aspect = float(np.exp(random.uniform(*log_ratio)))
-        new_w = int(round(np.sqrt(target * aspect)))
-        new_h = int(round(np.sqrt(target / aspect)))
-        if 0 < new_w <= w and 0 < new_h <= h:
-            x0 = random.randint(0, w - new_w)
-            y0 = random.randint(0, h - new_h)
-            return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
-    return center_crop(src, size, interp)
-
-
-def _per_row(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
-    """Per-channel ``values`` repeated along one image row of (H, W, C) ``shape``, or None if not per-channel."""
-    if (
-        len(shape) != 3
-        or values.size not in (1, shape[2])
-        or values.ndim > 1
-        and values.shape[:-1] != (1,) * (values.ndim - 1)
-    ):
-        return None
-    return np.tile(values.reshape(-1), shape[1] * shape[2] // values.size)
-
-
-def _normalize(src: np.ndarray, out: np.ndarray, mean: np.ndarray, std: np.ndarray | None) -> None:
-    row_mean = _per_row(mean, out.shape)
-    row_std = None if std is None else _per_row(std, out.shape)
-    if row_mean is not None and (std is None or row_std is not None) and src.flags.c_contiguous:
-        # A length-C operand makes NumPy's inner loop C elements long (slow for C = 3); as one
-        # image row repeats the channel pattern, work on (H, W*C) rows instead: same arithmetic.
-        height = out.shape[0]
-        src, out, mean, std = src.reshape(height, -1), out.reshape(height, -1), row_mean, row_std
-    np.subtract(src, mean, out=out, casting="unsafe")
-    if std is not None:
-        np.divide(out, std, out=out)
-
-
-def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
-    """``(src - mean) / std`` per channel, as float32.
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> from lazynd import image
-    >>> image.color_normalize(mx.nd.ones((1, 1, 3)) * 4, [1, 2, 3], [1, 2, 3]).asnumpy().ravel().tolist()
-    [3.0, 1.0, 0.33333334326744385]
-    """
-    mean_np = np.asarray(mean.asnumpy() if hasattr(mean, "asnumpy") else mean, dtype=np.float32)
-    std_np = None if std is None else np.asarray(std.asnumpy() if hasattr(std, "asnumpy") else std, dtype=np.float32)
-    return image_op("color_normalize", _normalize, src, src.shape, np.float32, mean_np, std_np)
-
-
-def _border(src: np.ndarray, out: np.ndarray, top: int, bot: int, left: int, right: int, kind: int, value: Any) -> None:
-    result = _opencv().copyMakeBorder(src, top, bot, left, right, kind, value=value)
-    out[...] = result.reshape(out.shape)
-
-
-def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
-    src: Any,
-    top: int,
-    bot: int,
-    left: int,
-    right: int,
-    type: int = 0,
-    value: Any = 0,  # noqa: A002
-) -> Any:
-    """Pad the image by the given pixel counts (OpenCV border ``type``; 0 = constant ``value``).
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> from lazynd import image
-    >>> image.copyMakeBorder(mx.nd.zeros((2, 2, 3), dtype='uint8'), 1, 1, 2, 2).shape
-    (4, 6, 3)
-    """
-    if min(top, bot, left, right) < 0:
-        raise OperatorError(f"copyMakeBorder: border sizes must be >= 0, got {(top, bot, left, right)}")
-    h, w, c = src.shape
-    fill = value if isinstance(value, (list, tuple)) else [value] * 4
-    shape = (h + top + bot, w + left + right, c)
-    return image_op("copyMakeBorder", _border, src, shape, src._data.dtype, top, bot, left, right, type, fill)

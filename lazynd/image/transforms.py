@@ -1,0 +1,280 @@
+"""Lazy transforms of (height, width, channels) image NDArrays: resize, crop, normalise, pad.
+
+Each function pushes its work to the engine (:func:`image_op`) and returns the
+output array at once, its shape computed up front, so transforms chain without
+waiting.  The work runs on the engine's workers with OpenCV or NumPy, which
+release the GIL.
+
+Part of :mod:`lazynd.image.image`, which hands these names on.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..context import Context
+from ..engine import get_engine
+from ..errors import OperatorError
+from ..ndarray.dispatch import new_array
+from .opencv import opencv
+
+__all__ = [
+    "image_op",
+    "imresize",
+    "resize_short",
+    "scale_down",
+    "fixed_crop",
+    "random_crop",
+    "center_crop",
+    "random_size_crop",
+    "color_normalize",
+    "copyMakeBorder",
+]
+
+
+def image_op(name: str, fn: Callable[..., None], src: Any, shape: tuple[int, ...], dtype: Any, *args: Any) -> Any:
+    """Push ``fn(src_data, out_data, *args)`` writing a new array of ``shape``; return it."""
+    if not hasattr(src, "_var"):
+        raise OperatorError(f"{name}: src must be an NDArray, got {type(src).__name__}")
+    if len(src.shape) != 3:
+        raise OperatorError(f"{name}: src must have shape (height, width, channels), got {src.shape}")
+    ctx: Context = src._ctx
+    if ctx.device_type == "gpu":
+        raise OperatorError(f"{name}: image functions run on the CPU; src is on {ctx}")
+    out = new_array(tuple(int(s) for s in shape), dtype, ctx)
+    get_engine().push(fn, (src._data, out._data, *args), [src._var], [out._var], name, ctx)
+    return out
+
+
+def _interp(interp: int, src_hw: tuple[int, int], dst_hw: tuple[int, int]) -> int:
+    """OpenCV interpolation code; 9 picks by scale, 10 at random (MXNet's codes)."""
+    if interp == 9:
+        return 3 if dst_hw[0] * dst_hw[1] < src_hw[0] * src_hw[1] else 2
+    if interp == 10:
+        return random.randint(0, 4)
+    if interp not in (0, 1, 2, 3, 4):
+        raise OperatorError(f"interp must be 0-4, 9 (auto) or 10 (random), got {interp}")
+    return interp
+
+
+def _resize(src: np.ndarray, out: np.ndarray, interp: int) -> None:
+    result = opencv().resize(src, (out.shape[1], out.shape[0]), interpolation=interp)
+    out[...] = result.reshape(out.shape)
+
+
+def imresize(src: Any, w: int, h: int, interp: int = 1) -> Any:
+    """Resize to width ``w`` and height ``h``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd import image
+    >>> image.imresize(mx.nd.zeros((8, 8, 3), dtype='uint8'), 4, 2).shape
+    (2, 4, 3)
+    """
+    if w <= 0 or h <= 0:
+        raise OperatorError(f"imresize: width and height must be positive, got w={w}, h={h}")
+    code = _interp(interp, src.shape[:2], (h, w))
+    return image_op("imresize", _resize, src, (h, w, src.shape[2]), src._data.dtype, code)
+
+
+def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]:
+    """Shrink crop ``size`` (w, h) keeping its aspect ratio until it fits ``src_size`` (w, h).
+
+    Examples
+    --------
+    >>> scale_down((640, 480), (720, 120))
+    (640, 106)
+    """
+    w: float
+    h: float
+    w, h = size
+    sw, sh = src_size
+    if sh < h:
+        w, h = float(w * sh) / h, sh
+    if sw < w:
+        w, h = sw, float(h * sw) / w
+    return int(w), int(h)
+
+
+def resize_short(src: Any, size: int, interp: int = 2) -> Any:
+    """Resize so that the shorter side is ``size``, keeping the aspect ratio.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd import image
+    >>> image.resize_short(mx.nd.zeros((20, 40, 3), dtype='uint8'), 10).shape
+    (10, 20, 3)
+    """
+    h, w = src.shape[:2]
+    if h > w:
+        new_h, new_w = size * h // w, size
+    else:
+        new_h, new_w = size, size * w // h
+    return imresize(src, new_w, new_h, interp)
+
+
+def _crop(src: np.ndarray, out: np.ndarray, x0: int, y0: int, w: int, h: int, interp: int) -> None:
+    region = src[y0 : y0 + h, x0 : x0 + w]
+    if region.shape[:2] == out.shape[:2]:
+        out[...] = region
+    else:
+        _resize(np.ascontiguousarray(region), out, interp)
+
+
+def fixed_crop(src: Any, x0: int, y0: int, w: int, h: int, size: tuple[int, int] | None = None, interp: int = 2) -> Any:
+    """Crop the (w, h) region at (x0, y0), then resize it to ``size`` (w, h) if given.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd import image
+    >>> image.fixed_crop(mx.nd.zeros((10, 10, 3), dtype='uint8'), 2, 2, 4, 6).shape
+    (6, 4, 3)
+    """
+    height, width = src.shape[:2]
+    if x0 < 0 or y0 < 0 or w <= 0 or h <= 0 or x0 + w > width or y0 + h > height:
+        raise OperatorError(f"fixed_crop: region x0={x0} y0={y0} w={w} h={h} is outside the {width}x{height} image")
+    out_w, out_h = size if size is not None else (w, h)
+    code = _interp(interp, (h, w), (out_h, out_w))
+    return image_op("fixed_crop", _crop, src, (out_h, out_w, src.shape[2]), src._data.dtype, x0, y0, w, h, code)
+
+
+def random_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, tuple[int, int, int, int]]:
+    """Crop a random region of ``size`` (w, h) (scaled down to fit); return it and (x0, y0, w, h).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd import image
+    >>> out, rect = image.random_crop(mx.nd.zeros((10, 10, 3), dtype='uint8'), (4, 4))
+    >>> out.shape
+    (4, 4, 3)
+    """
+    h, w = src.shape[:2]
+    new_w, new_h = scale_down((w, h), size)
+    x0 = random.randint(0, w - new_w)
+    y0 = random.randint(0, h - new_h)
+    return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
+
+
+def center_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, tuple[int, int, int, int]]:
+    """Crop the central region of ``size`` (w, h) (scaled down to fit); return it and (x0, y0, w, h).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd import image
+    >>> image.center_crop(mx.nd.zeros((10, 10, 3), dtype='uint8'), (4, 4))[1]
+    (3, 3, 4, 4)
+    """
+    h, w = src.shape[:2]
+    new_w, new_h = scale_down((w, h), size)
+    x0 = (w - new_w) // 2
+    y0 = (h - new_h) // 2
+    return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
+
+
+def random_size_crop(
+    src: Any, size: tuple[int, int], area: float | tuple[float, float], ratio: tuple[float, float], interp: int = 2
+) -> tuple[Any, tuple[int, int, int, int]]:
+    """Crop a random region covering a random fraction ``area`` of the image with aspect ``ratio``.
+
+    Falls back to :func:`center_crop` after 10 tries that do not fit.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd import image
+    >>> image.random_size_crop(mx.nd.zeros((20, 20, 3), dtype='uint8'), (8, 8), 0.5, (0.75, 1.33))[0].shape
+    (8, 8, 3)
+    """
+    h, w = src.shape[:2]
+    low, high = (area, 1.0) if isinstance(area, (int, float)) else area
+    for _ in range(10):
+        target = random.uniform(low, high) * w * h
+        log_ratio = (np.log(ratio[0]), np.log(ratio[1]))
+        aspect = float(np.exp(random.uniform(*log_ratio)))
+        new_w = int(round(np.sqrt(target * aspect)))
+        new_h = int(round(np.sqrt(target / aspect)))
+        if 0 < new_w <= w and 0 < new_h <= h:
+            x0 = random.randint(0, w - new_w)
+            y0 = random.randint(0, h - new_h)
+            return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
+    return center_crop(src, size, interp)
+
+
+def _per_row(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """Per-channel ``values`` repeated along one image row of (H, W, C) ``shape``, or None if not per-channel."""
+    if (
+        len(shape) != 3
+        or values.size not in (1, shape[2])
+        or values.ndim > 1
+        and values.shape[:-1] != (1,) * (values.ndim - 1)
+    ):
+        return None
+    return np.tile(values.reshape(-1), shape[1] * shape[2] // values.size)
+
+
+def _normalize(src: np.ndarray, out: np.ndarray, mean: np.ndarray, std: np.ndarray | None) -> None:
+    row_mean = _per_row(mean, out.shape)
+    row_std = None if std is None else _per_row(std, out.shape)
+    if row_mean is not None and (std is None or row_std is not None) and src.flags.c_contiguous:
+        # A length-C operand makes NumPy's inner loop C elements long (slow for C = 3); as one
+        # image row repeats the channel pattern, work on (H, W*C) rows instead: same arithmetic.
+        height = out.shape[0]
+        src, out, mean, std = src.reshape(height, -1), out.reshape(height, -1), row_mean, row_std
+    np.subtract(src, mean, out=out, casting="unsafe")
+    if std is not None:
+        np.divide(out, std, out=out)
+
+
+def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
+    """``(src - mean) / std`` per channel, as float32.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd import image
+    >>> image.color_normalize(mx.nd.ones((1, 1, 3)) * 4, [1, 2, 3], [1, 2, 3]).asnumpy().ravel()
+    array([3.        , 1.        , 0.33333334], dtype=float32)
+    """
+    mean_np = np.asarray(mean.asnumpy() if hasattr(mean, "asnumpy") else mean, dtype=np.float32)
+    std_np = None if std is None else np.asarray(std.asnumpy() if hasattr(std, "asnumpy") else std, dtype=np.float32)
+    return image_op("color_normalize", _normalize, src, src.shape, np.float32, mean_np, std_np)
+
+
+def _border(src: np.ndarray, out: np.ndarray, top: int, bot: int, left: int, right: int, kind: int, value: Any) -> None:
+    result = opencv().copyMakeBorder(src, top, bot, left, right, kind, value=value)
+    out[...] = result.reshape(out.shape)
+
+
+def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
+    src: Any,
+    top: int,
+    bot: int,
+    left: int,
+    right: int,
+    type: int = 0,
+    value: Any = 0,  # noqa: A002
+) -> Any:
+    """Pad the image by the given pixel counts (OpenCV border ``type``; 0 = constant ``value``).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd import image
+    >>> image.copyMakeBorder(mx.nd.zeros((2, 2, 3), dtype='uint8'), 1, 1, 2, 2).shape
+    (4, 6, 3)
+    """
+    if min(top, bot, left, right) < 0:
+        raise OperatorError(f"copyMakeBorder: border sizes must be >= 0, got {(top, bot, left, right)}")
+    h, w, c = src.shape
+    fill = value if isinstance(value, (list, tuple)) else [value] * 4
+    shape = (h + top + bot, w + left + right, c)
+    return image_op("copyMakeBorder", _border, src, shape, src._data.dtype, top, bot, left, right, type, fill)

@@ -1,0 +1,167 @@
+"""Random access to a RecordIO file by key, through its index file: :class:`MXIndexedRecordIO`.
+
+The index file (``.idx``) holds one ``key<TAB>offset`` line per record: the
+byte offset in the ``.rec`` file where the record stored under ``key`` starts.
+Both files are written atomically, like a :class:`~lazynd.recordio.MXRecordIO`
+writer's.
+
+Part of :mod:`lazynd.recordio`, which hands these names on.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable
+from typing import IO, Any
+
+from lazynd.errors import FormatError
+from lazynd.recordio_file import MXRecordIO, atomic_temp
+
+__all__ = ["MXIndexedRecordIO"]
+
+
+class MXIndexedRecordIO(MXRecordIO):
+    """A RecordIO file with an index file for random access by key.
+
+    Parameters
+    ----------
+    idx_path : str or os.PathLike
+        Path of the index file (``key<TAB>offset`` lines).
+    uri : str or os.PathLike
+        Path of the ``.rec`` file.
+    flag : {'r', 'w'}
+        ``'r'`` to read, ``'w'`` to write (both files are written atomically).
+    key_type : callable
+        Turns the key text of the index file into a key (default ``int``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> idx, rec = os.path.join(folder, "a.idx"), os.path.join(folder, "a.rec")
+    >>> with MXIndexedRecordIO(idx, rec, "w") as writer:
+    ...     for key in range(3):
+    ...         writer.write_idx(key, b"record %d" % key)
+    >>> with MXIndexedRecordIO(idx, rec, "r") as reader:
+    ...     reader.keys, reader.read_idx(2)
+    ([0, 1, 2], b'record 2')
+    """
+
+    def __init__(
+        self,
+        idx_path: str | os.PathLike[str],
+        uri: str | os.PathLike[str],
+        flag: str,
+        key_type: Callable[[str], Any] = int,
+    ) -> None:
+        self.idx_path = os.fspath(idx_path)
+        self.key_type = key_type
+        self.idx: dict[Any, int] = {}
+        self.keys: list[Any] = []
+        self._idx_file: IO[str] | None = None
+        self._idx_tmp_path: str | None = None
+        super().__init__(uri, flag)
+
+    def open(self) -> None:
+        """Open both files; a reader loads the whole index."""
+        super().open()
+        self.idx = {}
+        self.keys = []
+        if self.writable:
+            raw, self._idx_tmp_path = atomic_temp(self.idx_path)
+            self._idx_file = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+        else:
+            try:
+                self._load_index()
+            except BaseException:
+                super().close()
+                raise
+
+    def _load_index(self) -> None:
+        with open(self.idx_path, encoding="utf-8") as file:
+            for number, line in enumerate(file, start=1):
+                if not line.strip():
+                    continue
+                fields = line.rstrip("\r\n").split("\t")
+                try:
+                    if len(fields) != 2:
+                        raise ValueError(f"{len(fields)} tab-separated fields")
+                    key, offset = self.key_type(fields[0]), int(fields[1])
+                except ValueError as error:
+                    raise FormatError(
+                        f"{self.idx_path}: line {number} is {line.rstrip()!r}; expected "
+                        f"'key<TAB>offset' ({error})"
+                    ) from None
+                self.idx[key] = offset
+                self.keys.append(key)
+
+    def close(self) -> None:
+        """Close both files; a writer's files are then moved into place."""
+        was_open = self.is_open
+        super().close()
+        if was_open and self._idx_file is not None:
+            file, self._idx_file = self._idx_file, None
+            file.flush()
+            os.fsync(file.fileno())
+            file.close()
+            tmp_path, self._idx_tmp_path = self._idx_tmp_path, None
+            assert tmp_path is not None
+            os.replace(tmp_path, self.idx_path)
+
+    def _discard(self) -> None:
+        super()._discard()
+        if self._idx_file is not None:
+            self._idx_file.close()
+            self._idx_file = None
+            assert self._idx_tmp_path is not None
+            os.unlink(self._idx_tmp_path)
+            self._idx_tmp_path = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        for name in ("_idx_file", "_idx_tmp_path", "idx", "keys"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._idx_file = None
+        self._idx_tmp_path = None
+        self.idx, self.keys = {}, []
+        super().__setstate__(state)
+
+    def seek(self, idx: Any) -> None:
+        """Move the reader to the record stored under key ``idx``."""
+        self._check(writing=False)
+        try:
+            position = self.idx[idx]
+        except KeyError:
+            raise KeyError(
+                f"key {idx!r} is not in index {self.idx_path} ({len(self.keys)} keys)"
+            ) from None
+        self._seek_to(position)
+
+    def read_idx(self, idx: Any) -> bytes:
+        """Read the record stored under key ``idx``."""
+        self.seek(idx)
+        record = self.read()
+        if record is None:
+            raise FormatError(
+                f"{self.idx_path}: key {idx!r} points at offset {self.idx[idx]}, "
+                f"past the last record of {self.uri}"
+            )
+        return record
+
+    def write_idx(self, idx: Any, buf: bytes | bytearray | memoryview) -> None:
+        """Append a record holding ``buf`` and index it under key ``idx``."""
+        key_text = str(idx)
+        if "\t" in key_text or "\n" in key_text or "\r" in key_text:
+            raise ValueError(
+                f"index keys may not hold tabs or line breaks; given {idx!r}"
+            )
+        position = self.tell()
+        self.write(buf)
+        assert self._idx_file is not None
+        self._idx_file.write(f"{key_text}\t{position}\n")
+        self.idx[idx] = position
+        self.keys.append(idx)
