@@ -13,10 +13,11 @@ from lazynd.ops import registry as _registry
 
 from . import passes
 from .attribute import AttrScope
+from .creation import Group, Variable, make_function, var
 from .executor import Executor
 from .json_format import load, load_json
 from .name import NameManager, Prefix
-from .symbol import Group, Symbol, Variable, make_function, var
+from .symbol import Symbol
 
 _LAZY_MODULES = {
     "model": "lazynd_sym.model",

@@ -1,8 +1,10 @@
-"""``FeedForward`` training and MXNet-compatible checkpoints (``mx.model``).
+"""``FeedForward``: train a symbol on one or several devices, MXNet 0.9 style (``mx.model``).
 
-A checkpoint is ``prefix-symbol.json`` plus ``prefix-%04d.params``, an
-``nd.save`` dict whose keys are ``arg:<name>`` and ``aux:<name>`` — the
-layout MXNet writes, so checkpoints move between the two.
+``fit`` splits each batch across the devices, sums the gradients through a
+kvstore and runs the optimizer on the store or on every device; ``predict``
+and ``score`` come from :mod:`lazynd_sym.model_predict`.  Checkpoints
+(``save_checkpoint``, ``load_checkpoint``) live in :mod:`lazynd_sym.checkpoint`
+and are handed on from here.
 """
 
 from __future__ import annotations
@@ -15,89 +17,23 @@ from typing import Any
 
 import numpy as np
 
-import lazynd as mx
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
 from lazynd import metric as metric_module
 from lazynd import ndarray as nd
 from lazynd import optimizer as opt_module
 from lazynd.callback import BatchEndParam, EpochProgress
-from lazynd.context import Context
-from lazynd.errors import ContextError, DataError, FormatError
+from lazynd.errors import DataError
 
+from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import load_params as load_params  # handed on: it was defined here before
 from .executor_group import DataParallelExecutorGroup
-from .json_format import load as load_symbol
+from .model_inputs import call_all, context_list, init_eval_iter, init_iter, num_batches
+from .model_predict import InferenceMixin
 
 __all__ = ["BatchEndParam", "FeedForward", "load_checkpoint", "save_checkpoint"]
 
 LOCAL_UPDATE_LIMIT = 16 * 1024 * 1024  # elements; a larger parameter is updated on the devices, not in the store
-
-
-def save_checkpoint(
-    prefix: str, epoch: int, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]
-) -> None:
-    """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (``arg:``/``aux:`` keys), each atomically.
-
-    Examples
-    --------
-    >>> import os, tempfile, lazynd as mx, lazynd_sym as sym
-    >>> prefix = os.path.join(tempfile.mkdtemp(), "net")
-    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
-    >>> save_checkpoint(prefix, 1, net, {"fc_weight": mx.nd.ones((2, 3))}, {})
-    >>> sorted(load_checkpoint(prefix, 1)[1])
-    ['fc_weight']
-    """
-    if symbol is not None:
-        symbol.save(f"{prefix}-symbol.json")
-    payload = {f"arg:{k}": v.as_in_context(mx.cpu()) for k, v in arg_params.items()}
-    payload.update({f"aux:{k}": v.as_in_context(mx.cpu()) for k, v in (aux_params or {}).items()})
-    path = f"{prefix}-{int(epoch):04d}.params"
-    nd.save(path, payload)
-    logging.info('Saved checkpoint to "%s"', path)
-
-
-def load_params(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split a ``.params`` file into ``arg_params`` and ``aux_params``."""
-    saved = nd.load(path)
-    if not isinstance(saved, dict):
-        raise FormatError(f"{path}: a checkpoint holds a dict of named arrays, found a list of {len(saved)}")
-    arg_params, aux_params = {}, {}
-    for key, value in saved.items():
-        kind, _, name = key.partition(":")
-        if kind == "arg":
-            arg_params[name] = value
-        elif kind == "aux":
-            aux_params[name] = value
-        else:
-            raise FormatError(f"{path}: key {key!r} does not start with 'arg:' or 'aux:'")
-    return arg_params, aux_params
-
-
-def load_checkpoint(prefix: str, epoch: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """Read ``(symbol, arg_params, aux_params)`` written by ``save_checkpoint`` (ours or MXNet's)."""
-    symbol = load_symbol(f"{prefix}-symbol.json")
-    arg_params, aux_params = load_params(f"{prefix}-{int(epoch):04d}.params")
-    return symbol, arg_params, aux_params
-
-
-def _contexts(ctx: Any) -> list[Context]:
-    if ctx is None:
-        return [mx.current_context()]
-    contexts = list(ctx) if isinstance(ctx, (list, tuple)) else [ctx]
-    if not contexts or not all(isinstance(c, Context) for c in contexts):
-        raise ContextError(f"FeedForward: ctx must be a Context or a non-empty list of them, got {ctx!r}")
-    return contexts
-
-
-def _num_batches(data: Any) -> int | None:
-    """Batches per epoch when the iterator can tell (for the progress bar), else None."""
-    if isinstance(data, mx_io.ResizeIter):
-        return data.size
-    if isinstance(data, mx_io.PrefetchingIter):
-        return _num_batches(data.iters[0])
-    if isinstance(data, mx_io.NDArrayIter) and data.last_batch_handle == "pad":
-        return -(-data.num_data // data.batch_size)
-    return None
 
 
 def _create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -> tuple[Any, bool]:
@@ -143,14 +79,7 @@ def _is_dist_sync(store: Any) -> bool:
     return isinstance(kind, str) and "dist" in kind and "async" not in kind
 
 
-def _call_all(callbacks: Any, *args: Any) -> None:
-    if callbacks is None:
-        return
-    for callback in callbacks if isinstance(callbacks, (list, tuple)) else [callbacks]:
-        callback(*args)
-
-
-class FeedForward:
+class FeedForward(InferenceMixin):
     """Train and run a symbol, MXNet-0.9 style.
 
     Parameters
@@ -188,7 +117,7 @@ class FeedForward:
         **kwargs: Any,
     ) -> None:
         self.symbol = symbol
-        self.ctx = _contexts(ctx)
+        self.ctx = context_list(ctx)
         self.num_epoch = num_epoch
         self.epoch_size = epoch_size
         self.optimizer = optimizer
@@ -201,36 +130,6 @@ class FeedForward:
         self.progress_bar = progress_bar
         self.kwargs = kwargs
         self._pred_exec: Any = None
-
-    # -- data ------------------------------------------------------------------------------------
-    def _init_iter(self, X: Any, y: Any, is_train: bool) -> mx_io.DataIter:
-        if isinstance(X, mx_io.DataIter):
-            return X
-        if X is None:
-            raise DataError("FeedForward: X (the data) is None")
-        if hasattr(X, "asnumpy") or isinstance(X, np.ndarray):
-            count = int(X.shape[0])
-            if y is None:
-                if is_train:
-                    raise DataError("FeedForward.fit: y is needed when X is an array")
-                y = np.zeros(count, dtype=np.float32)
-            label = y.asnumpy() if hasattr(y, "asnumpy") else np.asarray(y)
-            if label.ndim > 1 and label.shape[1] == 1:
-                label = label.reshape(-1)
-            if len(label) != count:
-                raise DataError(f"FeedForward: X has {count} examples but y has {len(label)}")
-            batch_size = min(count, self.numpy_batch_size)
-            return mx_io.NDArrayIter(
-                X, label, batch_size, shuffle=is_train, last_batch_handle="roll_over" if is_train else "pad"
-            )
-        raise DataError(f"FeedForward: X must be a DataIter, NumPy array or NDArray, got {type(X).__name__}")
-
-    def _init_eval_iter(self, eval_data: Any) -> mx_io.DataIter | None:
-        if eval_data is None or isinstance(eval_data, mx_io.DataIter):
-            return eval_data
-        if isinstance(eval_data, (list, tuple)) and len(eval_data) == 2:
-            return self._init_iter(eval_data[0], eval_data[1], is_train=False)
-        raise DataError("FeedForward: eval_data must be a DataIter or an (X, y) pair")
 
     # -- parameters ------------------------------------------------------------------------------
     def _param_names(self, input_names: Sequence[str]) -> list[str]:
@@ -268,13 +167,6 @@ class FeedForward:
                 out[name] = arr
         self.arg_params, self.aux_params = arg_params, aux_params
         return param_names, aux_names
-
-    def _bind(self, input_shapes: dict[str, tuple], for_training: bool) -> Any:
-        inputs = list(input_shapes)
-        grad_req = {n: ("null" if n in inputs or not for_training else "write") for n in self.symbol.list_arguments()}
-        executor = self.symbol.simple_bind(self.ctx[0], grad_req=grad_req, **input_shapes)
-        executor.copy_params_from(self.arg_params or {}, self.aux_params or {}, allow_extra_params=True)
-        return executor
 
     def _create_optimizer(self, batch_size: int, param_names: list[str], copies: int) -> Any:
         """The optimizer; ``copies`` updater indices per parameter (one per device when each updates its own)."""
@@ -315,10 +207,10 @@ class FeedForward:
         logger = logger or logging.getLogger()
         if self.num_epoch is None:
             raise DataError("FeedForward.fit: num_epoch is not set")
-        data = self._init_iter(X, y, is_train=True)
+        data = init_iter(X, y, self.numpy_batch_size, is_train=True)
         if self.epoch_size is not None:
             data = mx_io.ResizeIter(data, self.epoch_size, reset_internal=False)
-        eval_iter = self._init_eval_iter(eval_data)
+        eval_iter = init_eval_iter(eval_data, self.numpy_batch_size)
         eval_metric = metric_module.create(eval_metric)
         input_descs = list(data.provide_data) + list(data.provide_label)
         input_shapes = {desc[0]: tuple(desc[1]) for desc in input_descs}
@@ -352,7 +244,7 @@ class FeedForward:
             store.pull(keys, group.param_arrays)
         data_names = [d[0] for d in data.provide_data]
         label_names = [d[0] for d in data.provide_label]
-        total = _num_batches(data)
+        total = num_batches(data)
         for epoch in range(self.begin_epoch, self.num_epoch):
             tic = time.perf_counter()
             eval_metric.reset()
@@ -383,14 +275,14 @@ class FeedForward:
                     monitor.toc_print()
                 group.update_metric(eval_metric, label_names, batch.label or [], batch.pad or 0)
                 progress.update(eval_metric)
-                _call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
+                call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
                 nbatch += 1
             progress.close()
             for name, value in eval_metric.get_name_value():
                 logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
             group.copy_params_to(arg_params, aux_params)
-            _call_all(epoch_end_callback, epoch, self.symbol, self.arg_params, self.aux_params)
+            call_all(epoch_end_callback, epoch, self.symbol, self.arg_params, self.aux_params)
             if eval_iter is not None:
                 score_metric = copy.deepcopy(eval_metric)
                 score_metric.reset()
@@ -399,85 +291,6 @@ class FeedForward:
                     logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
         self._pred_exec = None
         return self
-
-    @staticmethod
-    def _update_metric(eval_metric: metric_module.EvalMetric, batch: mx_io.DataBatch, outputs: list[Any]) -> None:
-        keep = batch.data[0].shape[0] - (batch.pad or 0)
-        labels = [label.asnumpy()[:keep] for label in batch.label or []]
-        preds = [out.asnumpy()[:keep] for out in outputs[: len(labels)]]
-        eval_metric.update(labels, preds)
-
-    # -- inference -------------------------------------------------------------------------------
-    def _pred_executor(self, data: mx_io.DataIter) -> Any:
-        input_shapes = {desc[0]: tuple(desc[1]) for desc in data.provide_data}
-        if self.arg_params is None:
-            raise DataError("FeedForward: the model has no parameters yet; fit it or pass arg_params")
-        cached = self._pred_exec
-        if cached is not None and all(tuple(cached.arg_dict[n].shape) == s for n, s in input_shapes.items()):
-            # parameters may have changed since (training, or the user assigning arg_params)
-            cached.copy_params_from(self.arg_params, self.aux_params or {}, allow_extra_params=True)
-            return cached
-        self._pred_exec = self._bind(input_shapes, for_training=False)
-        return self._pred_exec
-
-    def _run(
-        self,
-        data: mx_io.DataIter,
-        eval_metric: Any,
-        num_batch: int | None,
-        batch_end_callback: Any,
-        epoch: int = 0,
-        reset: bool = True,
-    ) -> list[list[np.ndarray]]:
-        if reset:
-            data.reset()
-        executor = self._pred_executor(data)
-        data_names = [d[0] for d in data.provide_data]
-        outputs: list[list[np.ndarray]] = []
-        for nbatch, batch in enumerate(data):
-            if num_batch is not None and nbatch == num_batch:
-                break
-            executor.forward(is_train=False, **dict(zip(data_names, batch.data, strict=False)))
-            if eval_metric is not None:
-                self._update_metric(eval_metric, batch, executor.outputs)
-                _call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
-            else:
-                keep = batch.data[0].shape[0] - (batch.pad or 0)
-                outputs.append([out.asnumpy()[:keep] for out in executor.outputs])
-        return outputs
-
-    def predict(self, X: Any, num_batch: int | None = None, reset: bool = True) -> np.ndarray | list[np.ndarray]:
-        """Outputs of the network on ``X`` (NumPy), one array per output, padding removed.
-
-        Examples
-        --------
-        >>> model = FeedForward.load("mnist_mlp", 3)  # doctest: +SKIP
-        >>> model.predict(images).shape  # doctest: +SKIP
-        (10000, 10)
-        """
-        data = self._init_iter(X, None, is_train=False)
-        batches = self._run(data, None, num_batch, None, reset=reset)
-        if not batches:
-            raise DataError("FeedForward.predict: the data gave no batches")
-        merged = [np.concatenate([b[k] for b in batches]) for k in range(len(batches[0]))]
-        return merged[0] if len(merged) == 1 else merged
-
-    def score(
-        self,
-        X: Any,
-        eval_metric: Any = "acc",
-        num_batch: int | None = None,
-        batch_end_callback: Any = None,
-        reset: bool = True,
-    ) -> float:
-        """The metric of the network's predictions on ``X`` (an iterator with labels)."""
-        data = self._init_iter(X, None, is_train=False)
-        if not data.provide_label:
-            raise DataError("FeedForward.score: the data has no labels")
-        eval_metric = metric_module.create(eval_metric)
-        eval_metric.reset()
-        self._run(data, eval_metric, num_batch, batch_end_callback, reset=reset)
-        return eval_metric.get()[1]
 
     # -- persistence -----------------------------------------------------------------------------
     def save(self, prefix: str, epoch: int | None = None) -> None:

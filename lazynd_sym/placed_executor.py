@@ -7,7 +7,7 @@ context ``group2ctx`` names; the placement pass decides the rest and inserts a
 context; each kernel runs with its node's kernel context.
 
 On CPU contexts only, a pass is still pushed to the engine as one operation (unless
-bulk execution is off: see :mod:`lazynd_sym.executor`).  With a GPU involved, each step
+bulk execution is off: see :mod:`lazynd_sym.executor_run`).  With a GPU involved, each step
 is pushed on its own device (copies on the copy streams).
 """
 
@@ -23,7 +23,8 @@ from lazynd.engine.var import Var
 from lazynd.errors import ContextError
 
 from .bind_graph import Placement
-from .executor import Executor, _finish_kernel, _step_failure
+from .executor import Executor
+from .executor_run import _finish_kernel, _step_failure
 from .passes.place_device import CROSS_DEVICE_COPY, place_device
 from .passes.plan_memory import entry_bytes
 

@@ -1,0 +1,116 @@
+"""Binding a symbol: the arrays given to ``bind`` checked, those of ``simple_bind`` allocated.
+
+Both hand the arrays, in argument order, to the executor class the contexts call for: an
+:class:`~lazynd_sym.executor.Executor` on one context, a
+:class:`~lazynd_sym.placed_executor.PlacedExecutor` when ``group2ctx`` sends nodes elsewhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import lazynd.ndarray as nd
+from lazynd.context import Context
+from lazynd.errors import LazyNDError, ShapeError
+
+from .executor import Executor
+from .passes.infer_shape import shape_known
+from .placed_executor import PlacedExecutor, needs_placement
+
+GRAD_REQS = ("write", "add", "null")
+
+
+def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = False) -> list[Any]:
+    if values is None:
+        return [None] * len(names)
+    if isinstance(values, dict):
+        unknown = set(values) - set(names)
+        if unknown:
+            raise LazyNDError(f"bind: {what} has unknown names {sorted(unknown)}; expected names from {names}")
+        missing = [n for n in names if n not in values]
+        if missing and not allow_missing:
+            raise LazyNDError(f"bind: {what} misses {missing}")
+        return [values.get(n) for n in names]
+    values = list(values)
+    if len(values) != len(names):
+        raise LazyNDError(f"bind: {what} has {len(values)} arrays, expected {len(names)} ({names})")
+    return values
+
+
+def _executor_class(ctx: Context, group2ctx: dict | None) -> type[Executor]:
+    return PlacedExecutor if needs_placement(ctx, group2ctx) else Executor
+
+
+def bind(
+    symbol: Any,
+    ctx: Context,
+    args: Any,
+    args_grad: Any,
+    grad_req: Any,
+    aux_states: Any,
+    group2ctx: Any,
+    shared_exec: Any,
+) -> Executor:
+    """The executor of ``symbol.bind``: the given arrays checked against the symbol's arguments."""
+    arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+    arrays = _as_list(args, arg_names, "args")
+    if any(a is None for a in arrays):
+        raise LazyNDError(f"bind: args misses {[n for n, a in zip(arg_names, arrays, strict=False) if a is None]}")
+    grads = _as_list(args_grad, arg_names, "args_grad", allow_missing=True)
+    if isinstance(grad_req, str):
+        reqs = [grad_req] * len(arg_names)
+    elif isinstance(grad_req, dict):
+        reqs = [grad_req.get(n, "null") for n in arg_names]
+    else:
+        reqs = list(grad_req)
+    for name, req, _grad in zip(arg_names, reqs, grads, strict=False):
+        if req not in GRAD_REQS:
+            raise LazyNDError(f"bind: grad_req of {name!r} is {req!r}, expected one of {GRAD_REQS}")
+    reqs = [r if g is not None else "null" for r, g in zip(reqs, grads, strict=False)]
+    aux = _as_list(aux_states, aux_names, "aux_states")
+    if any(a is None for a in aux):
+        raise LazyNDError(f"bind: aux_states misses {[n for n, a in zip(aux_names, aux, strict=False) if a is None]}")
+    return _executor_class(ctx, group2ctx)(symbol, ctx, arrays, grads, reqs, aux, group2ctx)
+
+
+def simple_bind(
+    symbol: Any, ctx: Context, grad_req: Any, type_dict: Any, group2ctx: Any, shared_exec: Any, shapes: dict
+) -> Executor:
+    """The executor of ``symbol.simple_bind``: arrays of the inferred shapes, or ``shared_exec``'s."""
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
+    if arg_shapes is None:
+        partial = symbol.infer_shape_partial(**shapes)[0]
+        unknown = [n for n, s in zip(symbol.list_arguments(), partial, strict=False) if not shape_known(s)]
+        raise ShapeError(f"simple_bind: cannot infer the shapes of {unknown} from {shapes}")
+    arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
+    names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+    if arg_types is None:
+        arg_types, aux_types = [np.float32] * len(names), [np.float32] * len(aux_names)
+    shared = shared_exec.arg_dict if shared_exec is not None else {}
+    shared_grads = shared_exec.grad_dict if shared_exec is not None else {}
+    executor_class = _executor_class(ctx, group2ctx)
+    where = executor_class.variable_contexts(symbol, ctx, group2ctx)
+
+    def make(name: str, shape: tuple, dtype: Any, pool: dict) -> Any:
+        old = pool.get(name)
+        if old is not None and tuple(old.shape) == tuple(shape):
+            return old
+        return nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype)
+
+    args = [make(n, s, t, shared) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
+    if isinstance(grad_req, str):
+        reqs = [grad_req] * len(names)
+    elif isinstance(grad_req, dict):
+        reqs = [grad_req.get(n, "null") for n in names]
+    else:
+        reqs = list(grad_req)
+    grads = [
+        make(n, s, t, shared_grads) if r != "null" else None
+        for n, s, t, r in zip(names, arg_shapes, arg_types, reqs, strict=False)
+    ]
+    aux = [
+        nd.zeros(s, ctx=where.get(n, ctx), dtype=t) for n, s, t in zip(aux_names, aux_shapes, aux_types, strict=False)
+    ]
+    return executor_class(symbol, ctx, args, grads, reqs, aux, group2ctx)

@@ -1,0 +1,65 @@
+"""MXNet-compatible checkpoints: ``prefix-symbol.json`` plus ``prefix-%04d.params``.
+
+The ``.params`` file is an ``nd.save`` dict whose keys are ``arg:<name>`` and
+``aux:<name>`` — the layout MXNet writes, so checkpoints move between the two.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import lazynd as mx
+from lazynd import ndarray as nd
+from lazynd.errors import FormatError
+
+from .json_format import load as load_symbol
+
+__all__ = ["load_checkpoint", "load_params", "save_checkpoint"]
+
+
+def save_checkpoint(
+    prefix: str, epoch: int, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]
+) -> None:
+    """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (``arg:``/``aux:`` keys), each atomically.
+
+    Examples
+    --------
+    >>> import os, tempfile, lazynd as mx, lazynd_sym as sym
+    >>> prefix = os.path.join(tempfile.mkdtemp(), "net")
+    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
+    >>> save_checkpoint(prefix, 1, net, {"fc_weight": mx.nd.ones((2, 3))}, {})
+    >>> sorted(load_checkpoint(prefix, 1)[1])
+    ['fc_weight']
+    """
+    if symbol is not None:
+        symbol.save(f"{prefix}-symbol.json")
+    payload = {f"arg:{k}": v.as_in_context(mx.cpu()) for k, v in arg_params.items()}
+    payload.update({f"aux:{k}": v.as_in_context(mx.cpu()) for k, v in (aux_params or {}).items()})
+    path = f"{prefix}-{int(epoch):04d}.params"
+    nd.save(path, payload)
+    logging.info('Saved checkpoint to "%s"', path)
+
+
+def load_params(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a ``.params`` file into ``arg_params`` and ``aux_params``."""
+    saved = nd.load(path)
+    if not isinstance(saved, dict):
+        raise FormatError(f"{path}: a checkpoint holds a dict of named arrays, found a list of {len(saved)}")
+    arg_params, aux_params = {}, {}
+    for key, value in saved.items():
+        kind, _, name = key.partition(":")
+        if kind == "arg":
+            arg_params[name] = value
+        elif kind == "aux":
+            aux_params[name] = value
+        else:
+            raise FormatError(f"{path}: key {key!r} does not start with 'arg:' or 'aux:'")
+    return arg_params, aux_params
+
+
+def load_checkpoint(prefix: str, epoch: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """Read ``(symbol, arg_params, aux_params)`` written by ``save_checkpoint`` (ours or MXNet's)."""
+    symbol = load_symbol(f"{prefix}-symbol.json")
+    arg_params, aux_params = load_params(f"{prefix}-{int(epoch):04d}.params")
+    return symbol, arg_params, aux_params

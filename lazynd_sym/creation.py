@@ -1,0 +1,160 @@
+"""Creating symbols: free variables, groups, and registered operators applied to symbols.
+
+``invoke`` is the body of every ``lazynd_sym.<op>`` function (``make_function`` makes
+them) and of the arithmetic operators of :class:`~lazynd_sym.symbol.Symbol`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lazynd.errors import LazyNDError, OperatorError
+from lazynd.ops import registry
+from lazynd.ops.registry import OpDef
+
+from .attribute import AttrScope, is_attribute_key, normalize_attrs
+from .graph import Entry, Node
+from .name import NameManager
+from .symbol import Symbol
+
+
+def Variable(
+    name: str,
+    attr: dict | None = None,
+    shape: Sequence[int] | None = None,
+    lr_mult: float | None = None,
+    wd_mult: float | None = None,
+    dtype: Any = None,
+    init: Any = None,
+    **kwargs: Any,
+) -> Symbol:
+    """A free input of a graph.
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> sym.Variable("data", shape=(2, 3)).attr("__shape__")
+    '(2, 3)'
+    """
+    if not isinstance(name, str) or not name:
+        raise LazyNDError(f"Variable: name must be a non-empty string, got {name!r}")
+    user = AttrScope.current.get(attr)
+    if shape is not None:
+        user["__shape__"] = str(tuple(int(d) for d in shape))
+    if lr_mult is not None:
+        user["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        user["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        import numpy as np
+
+        user["__dtype__"] = np.dtype(dtype).name
+    if init is not None:
+        user["__init__"] = init if isinstance(init, str) else (init.dumps() if hasattr(init, "dumps") else str(init))
+    user.update(normalize_attrs(kwargs, f"Variable {name!r}"))
+    return Symbol([(Node(None, name, user=user), 0)])
+
+
+var = Variable
+
+
+def Group(symbols: Sequence[Symbol]) -> Symbol:
+    """One symbol holding the outputs of several."""
+    entries: list[Entry] = []
+    for s in symbols:
+        if not isinstance(s, Symbol):
+            raise LazyNDError(f"Group: expected symbols, got {type(s).__name__}")
+        entries += s._outputs
+    return Symbol(entries)
+
+
+def name_hint(op: OpDef) -> str:
+    """The prefix of automatic names: the lowercase op name, ``_plus_scalar`` as ``_plusscalar``."""
+    name = op.name.lower()
+    if name.endswith("_scalar"):
+        name = name[: -len("_scalar")] + "scalar"
+    return name
+
+
+def _param_text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_param_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return str(value)
+
+
+def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any]) -> Symbol:
+    """Apply an operator to symbols: the body of every ``lazynd_sym.<op>`` function."""
+    op = op_name if isinstance(op_name, OpDef) else registry.get(op_name)
+    kwargs = dict(kwargs)
+    name = kwargs.pop("name", None)
+    user = AttrScope.current.get(kwargs.pop("attr", None))
+    positional: list[Symbol] = []
+    for a in args:
+        if isinstance(a, Symbol):
+            positional.append(a)
+        elif isinstance(a, (list, tuple)) and all(isinstance(s, Symbol) for s in a):
+            positional.extend(a)
+        else:
+            raise OperatorError(f"{op.name}: positional arguments must be symbols, got {type(a).__name__}")
+    named: dict[str, Symbol] = {}
+    params: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if isinstance(value, Symbol):
+            named[key] = value
+        elif key in op.params:
+            params[key] = value
+        elif is_attribute_key(key):
+            user.update(normalize_attrs({key: value}, op.name))
+        else:
+            params[key] = value  # parse() names the unknown parameter
+    if op.variadic and params.get("num_args") is None:
+        params["num_args"] = len(positional) - len(op.aux)
+    attrs = op.parse(params)
+    node_name = NameManager.current.get(name, name_hint(op))
+    input_names = op.input_names(attrs) + list(op.aux)
+    if len(positional) > len(input_names):
+        raise OperatorError(
+            f"{op.name}: {len(positional)} input symbols given, it takes {len(input_names)} ({input_names})"
+        )
+    inputs: list[Entry] = []
+    for i, input_name in enumerate(input_names):
+        source = positional[i] if i < len(positional) else named.pop(input_name, None)
+        if source is None:
+            source = Symbol([(Node(None, f"{node_name}_{input_name}", user=dict(user)), 0)])
+        if len(source._outputs) != 1:
+            raise OperatorError(
+                f"{op.name}: input '{input_name}' is a group of {len(source._outputs)} outputs, expected one"
+            )
+        inputs.append(source._outputs[0])
+    if named:
+        raise OperatorError(f"{op.name}: unknown input(s) {sorted(named)}; inputs are {input_names}")
+    params_text = {k: _param_text(v) for k, v in params.items()}
+    node = Node(op, node_name, params_text, attrs, user, inputs)
+    return Symbol([(node, i) for i in range(node.num_visible_outputs())])
+
+
+def _prefix_names(nodes: list[Node], prefix: str, keep: set[str]) -> None:
+    """Prefix operator names and the names of the variables they created (``<op>_<input>``, as :func:`invoke` names them)."""
+    created: set[int] = set()
+    for node in nodes:
+        if node.op is None:
+            continue
+        for (child, _), input_name in zip(node.inputs, node.input_names(), strict=False):
+            if child.op is None and child.name == f"{node.name}_{input_name}" and child.name not in keep:
+                created.add(id(child))
+    for node in nodes:
+        if node.op is not None or id(node) in created:
+            node.name = prefix + node.name
+
+
+def make_function(op: OpDef, public_name: str) -> Any:
+    """The ``lazynd_sym.<public_name>`` function of ``op``."""
+
+    def function(*args: Any, **kwargs: Any) -> Symbol:
+        return invoke(op, args, kwargs)
+
+    function.__name__ = public_name
+    function.__qualname__ = public_name
+    function.__doc__ = op.doc or f"Symbolic {op.name}."
+    return function

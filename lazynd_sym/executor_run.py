@@ -1,0 +1,304 @@
+"""Running an executor's compiled passes: pushing them to the engine and calling their kernels.
+
+Bulk execution (MXNet's term): on a CPU context each pass is pushed to the engine as ONE
+operation, a "segment" that reads every argument and auxiliary state and writes every
+output and gradient, and whose function calls the precomputed kernels in order.  Each
+kernel then costs a Python call instead of an engine push with its own var bookkeeping
+and, possibly, a hand-off to a worker thread.  What stays per operator:
+
+- an exception names the failing operator: ``EngineError: operator 'fc1'
+  (FullyConnected, in 'executor_forward') failed: ...``, raised at the next wait as
+  for any operation;
+- a monitor (:meth:`Executor.set_monitor_callback`) is called after each operator of the
+  pass, with a private copy of each output (no copies while its ``active`` predicate says no);
+- while the profiler records, a pass stays one operation and times each of its operators
+  for the profiler as ``executor:<node>``: in the trace they nest inside the pass's own
+  event (``executor_forward``, ``executor_backward``) on the same thread;
+- ``LAZYND_EXEC_BULK=0`` (read when an executor is bound) pushes one operation per
+  operator always, for debugging or comparison.
+
+On a GPU each kernel is pushed on its own, since launches are asynchronous anyway.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from time import perf_counter_ns
+from typing import Any
+
+import lazynd.engine as engine_module
+import lazynd.ndarray as nd
+from lazynd.context import Context
+from lazynd.engine import StepFailure, get_engine
+from lazynd.engine.var import Var
+from lazynd.errors import LazyNDError, ShapeError
+from lazynd.ndarray.dispatch import push_kernel
+
+
+def bulk_enabled() -> bool:
+    """Whether executors bound now push a whole pass as one operation (``LAZYND_EXEC_BULK``, default on)."""
+    return os.environ.get("LAZYND_EXEC_BULK", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+class PassRunner:
+    """The run-time half of :class:`~lazynd_sym.executor.Executor`: its passes pushed and run.
+
+    The executor compiles, at bind, what these methods read: the steps
+    ``(fn, kctx, attrs, ins, outs, aux, node)`` of each pass, the buffers they use, and
+    the vars each pass reads and writes.
+    """
+
+    arg_names: list[str]
+    output_names: list[str]
+    arg_arrays: list
+    grad_arrays: list
+    aux_arrays: list
+    outputs: list
+    _ctx: Context
+    _arg_index: dict[str, int]
+    _monitor: Callable[[str, Any], None] | None
+    _monitor_active: Callable[[], bool] | None
+    _bulk: bool
+    _internal: Var
+    _random_var: Var | None
+    _writes_aux: bool
+    _buffers: list[Any]
+    _steps: dict[bool, list[tuple]]
+    _backward_steps: list[tuple]
+    _forward_vars: dict[bool, tuple[list[Var], list[Var]]]
+    _backward_vars: tuple[list[Var], list[Var]]
+    _head_grads: list[tuple[int, int]]
+    _grad_entry: dict[int, int]
+    _finish_grads: list[tuple]
+    _finish: Callable[[], None] | None
+
+    def set_monitor_callback(
+        self, callback: Callable[[str, Any], None] | None, active: Callable[[], bool] | None = None
+    ) -> None:
+        """Call ``callback(name, array)`` with every operator output as it is computed.
+
+        ``array`` is a private copy of the output (the planned buffer is reused by later
+        operators).  ``active``, when given, is asked before each pass (before each operator
+        when operators are pushed one by one): while it returns False
+        the executor neither copies outputs nor calls ``callback`` (``mx.mon.Monitor`` passes
+        its activation, so the batches it does not record cost nothing).  ``None`` removes the
+        callback.
+        """
+        if callback is not None and not callable(callback):
+            raise LazyNDError(f"set_monitor_callback: callback must be callable, got {type(callback).__name__}")
+        if active is not None and not callable(active):
+            raise LazyNDError(f"set_monitor_callback: active must be callable, got {type(active).__name__}")
+        self._monitor = callback
+        self._monitor_active = active if callback is not None else None
+
+    def _monitor_now(self) -> Callable[[str, Any], None] | None:
+        """The monitor callback, if one is installed and its ``active`` predicate (if any) says yes now."""
+        monitor = self._monitor
+        if monitor is not None and self._monitor_active is not None and not self._monitor_active():
+            return None
+        return monitor
+
+    def _run_steps(self, steps: list[tuple]) -> None:
+        monitor = self._monitor_now()
+        node = None  # the step running: the except clause names it
+        try:
+            if monitor is None:
+                for fn, kctx, attrs, ins, outs, aux, node in steps:  # noqa: B007 - node: see above
+                    fn(kctx, attrs, ins, outs, aux)
+                return
+            for fn, kctx, attrs, ins, outs, aux, node in steps:
+                fn(kctx, attrs, ins, outs, aux)
+                for k, out in enumerate(outs[: node.num_visible_outputs()]):
+                    if out is not None:
+                        monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), self._ctx))
+        except Exception as err:
+            raise _step_failure(node, err) from err
+
+    def _run_bulk(self, steps: list[tuple], tail: Callable[[], None] | None = None) -> None:
+        """Run a bulked pass (one engine operation), then ``tail``.
+
+        While the profiler records, each step is timed and handed to the engine's profiler
+        hook as ``executor:<node>``, so the trace shows every operator without the pass being
+        split into an engine operation per operator (that split cost the MLP epoch 25%).
+        """
+        hook = get_engine().profiler_hook if engine_module.recording else None
+        if hook is None:
+            self._run_steps(steps)
+        else:
+            for step in steps:
+                start = perf_counter_ns()
+                self._run_steps([step])
+                hook("executor:" + step[6].name, self._ctx, (), start, perf_counter_ns())
+        if tail is not None:
+            tail()
+
+    def _bulk_now(self) -> bool:
+        """Push a pass as one operation (see the module docstring)?"""
+        return self._bulk
+
+    def _push(
+        self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None
+    ) -> None:
+        if self._bulk_now() and self._ctx.device_type != "gpu":
+            get_engine().push(self._run_bulk, (steps, tail), reads, writes, name, self._ctx)
+            return
+        # one operation per operator; each one writes the executor's internal var, so they run in
+        # order, and all but the first read it too, so they inherit the error of an earlier step
+        # of this pass (and are skipped) as the rest of a bulked pass would be, instead of clearing
+        # it with their own success
+        chained = [*reads, self._internal]
+        for k, step in enumerate(steps):
+            self._push_step(step, self._run_steps, ([step],), chained if k else reads, writes, step[6].name)
+        if tail is not None:
+            self._push_step(None, tail, (), chained if steps else reads, writes, name + "_grads")
+
+    def _push_step(
+        self, step: tuple | None, fn: Callable[..., Any], args: tuple, reads: list, writes: list, name: str
+    ) -> None:
+        """Push one operation of a pass run operator by operator (``step`` is None for the tail)."""
+        if self._ctx.device_type == "gpu":
+            push_kernel(self._ctx, fn, args, reads, writes, name, 0)
+        else:
+            get_engine().push(fn, args, reads, writes, "executor:" + name if step is not None else name, self._ctx)
+
+    def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
+        """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``.
+
+        In a bulked pass the copies of NDArray arguments on the executor's host are the
+        first steps of the pass itself rather than engine operations of their own.
+        """
+        is_train = bool(is_train)
+        reads, writes = self._forward_vars[is_train]
+        steps = self._steps[is_train]
+        if kwargs:
+            copies = self._copy_arguments(kwargs)
+            if copies:
+                reads = reads + [src._var for src, _ in copies]
+                writes = writes + [dst._var for _, dst in copies]
+                sources, targets = [src._data for src, _ in copies], [dst._data for _, dst in copies]
+                steps = [(_copy_kernel, None, None, sources, targets, [], _INPUT_COPY_NODE), *steps]
+        self._push(steps, reads, writes, "executor_forward")
+        return self.outputs
+
+    def _copy_arguments(self, kwargs: dict[str, Any]) -> list[tuple[Any, Any]]:
+        """Copy ``kwargs`` into the named arguments; return the ``(source, target)`` copies left to the pass."""
+        fold = self._bulk_now()
+        left = []
+        for key, value in kwargs.items():
+            index = self._arg_index.get(key)
+            if index is None:
+                raise LazyNDError(f"forward: {key!r} is not an argument; arguments are {self.arg_names}")
+            target = self.arg_arrays[index]
+            if isinstance(value, nd.NDArray):
+                if value._data.shape != target._data.shape:
+                    raise ShapeError(
+                        f"forward: {key!r} has shape {value.shape}, the executor was bound with {target.shape}"
+                    )
+                same_ctx = value._ctx is target._ctx or value._ctx == target._ctx
+                if fold and same_ctx and target._ctx.device_type != "gpu":
+                    if value._var is not target._var or value._data is not target._data:
+                        left.append((value, target))
+                else:
+                    value.copyto(target)
+            else:
+                target[:] = value
+        return left
+
+    def _vars_of_forward(self, is_train: bool) -> tuple[list[Var], list[Var]]:
+        reads = [a._var for a in self.arg_arrays]
+        writes = [o._var for o in self.outputs] + [self._internal]
+        if is_train and self._writes_aux:
+            writes += [a._var for a in self.aux_arrays]
+        else:
+            reads += [a._var for a in self.aux_arrays]
+        if self._random_var is not None:
+            writes.append(self._random_var)
+        return reads, writes
+
+    def _vars_of_backward(self) -> tuple[list[Var], list[Var]]:
+        reads = [a._var for a in self.arg_arrays] + [a._var for a in self.aux_arrays] + [o._var for o in self.outputs]
+        writes = [g._var for g in self.grad_arrays if g is not None] + [self._internal]
+        if self._random_var is not None:
+            writes.append(self._random_var)
+        return reads, writes
+
+    def backward(self, out_grads: Any = None) -> None:
+        """Push the backward pass; ``out_grads`` feed the outputs that are not losses."""
+        if not self._grad_entry and not self._finish_grads:
+            return
+        if out_grads is None:
+            given = []
+        elif isinstance(out_grads, nd.NDArray):
+            given = [out_grads]
+        else:
+            given = list(out_grads)
+        reads, writes = self._backward_vars
+        head_copies = []
+        for k, eid in self._head_grads:
+            if k < len(given) and given[k] is not None:
+                g = given[k]
+                if tuple(g.shape) != tuple(self._buffers[eid].shape):
+                    raise ShapeError(
+                        f"backward: out_grads[{k}] has shape {g.shape}, expected {self._buffers[eid].shape}"
+                    )
+                head_copies.append((self._buffers[eid], g._data))
+                reads = [*reads, g._var]
+            elif self._head_grads:
+                raise LazyNDError(f"backward: output {self.output_names[k]!r} is not a loss and needs out_grads[{k}]")
+        steps = self._backward_steps
+        if head_copies:
+            steps = [
+                (
+                    _copy_kernel,
+                    None,
+                    None,
+                    [src for _, src in head_copies],
+                    [dst for dst, _ in head_copies],
+                    [],
+                    _COPY_NODE,
+                )
+            ] + steps
+        self._push(steps, reads, writes, "executor_backward", self._finish)
+
+
+def _step_failure(node: Any, err: Exception) -> StepFailure:
+    """The error of a failed step, naming its node and operator (the engine reports it at a wait)."""
+    if node is None:
+        return StepFailure("executor", err)
+    op = getattr(node, "op", None)
+    return StepFailure(node.name, err, op.name if op is not None else "")
+
+
+def _finish_kernel(finish: list[tuple]) -> Callable[[], None]:
+    """The tail of a backward pass: copy, add or zero the gradients not written in place."""
+
+    def run() -> None:
+        for req, src, dst in finish:
+            if req == "write":
+                dst[...] = src
+            elif req == "add":
+                dst += src
+            else:
+                dst[...] = 0
+
+    return run
+
+
+def _copy_kernel(kctx: Any, attrs: Any, ins: list, outs: list, aux: list) -> None:
+    for src, dst in zip(ins, outs, strict=False):
+        dst[...] = src
+
+
+class _CopyNode:
+    """The node of a copy step a pass adds in front of its kernels (no outputs a monitor sees)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def num_visible_outputs(self) -> int:
+        return 0
+
+
+_COPY_NODE = _CopyNode("head_grads")
+_INPUT_COPY_NODE = _CopyNode("argument_copies")

@@ -1,0 +1,84 @@
+"""``FeedForward``'s flexible arguments in the one form it works with.
+
+A context or a list of them becomes a list; the data — an iterator, or NumPy
+arrays and NDArrays (with labels, or zeros for prediction) — becomes an
+iterator: an ``NDArrayIter``, shuffled and rolled over for training, padded
+for inference; ``num_batches`` tells the progress bar how many batches an
+epoch holds when the iterator can tell; a callback or a list of them is called
+as one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import lazynd as mx
+from lazynd import io as mx_io
+from lazynd.context import Context
+from lazynd.errors import ContextError, DataError
+
+__all__ = ["call_all", "context_list", "init_eval_iter", "init_iter", "num_batches"]
+
+
+def context_list(ctx: Any) -> list[Context]:
+    """``ctx`` (None for the current context, one context or a list) as a non-empty list."""
+    if ctx is None:
+        return [mx.current_context()]
+    contexts = list(ctx) if isinstance(ctx, (list, tuple)) else [ctx]
+    if not contexts or not all(isinstance(c, Context) for c in contexts):
+        raise ContextError(f"FeedForward: ctx must be a Context or a non-empty list of them, got {ctx!r}")
+    return contexts
+
+
+def init_iter(X: Any, y: Any, numpy_batch_size: int, is_train: bool) -> mx_io.DataIter:
+    """``X`` (and labels ``y``) as an iterator: arrays become an ``NDArrayIter`` of ``numpy_batch_size``."""
+    if isinstance(X, mx_io.DataIter):
+        return X
+    if X is None:
+        raise DataError("FeedForward: X (the data) is None")
+    if hasattr(X, "asnumpy") or isinstance(X, np.ndarray):
+        count = int(X.shape[0])
+        if y is None:
+            if is_train:
+                raise DataError("FeedForward.fit: y is needed when X is an array")
+            y = np.zeros(count, dtype=np.float32)
+        label = y.asnumpy() if hasattr(y, "asnumpy") else np.asarray(y)
+        if label.ndim > 1 and label.shape[1] == 1:
+            label = label.reshape(-1)
+        if len(label) != count:
+            raise DataError(f"FeedForward: X has {count} examples but y has {len(label)}")
+        batch_size = min(count, numpy_batch_size)
+        return mx_io.NDArrayIter(
+            X, label, batch_size, shuffle=is_train, last_batch_handle="roll_over" if is_train else "pad"
+        )
+    raise DataError(f"FeedForward: X must be a DataIter, NumPy array or NDArray, got {type(X).__name__}")
+
+
+def init_eval_iter(eval_data: Any, numpy_batch_size: int) -> mx_io.DataIter | None:
+    """The validation data (an iterator or an ``(X, y)`` pair) as an iterator, or None."""
+    if eval_data is None or isinstance(eval_data, mx_io.DataIter):
+        return eval_data
+    if isinstance(eval_data, (list, tuple)) and len(eval_data) == 2:
+        return init_iter(eval_data[0], eval_data[1], numpy_batch_size, is_train=False)
+    raise DataError("FeedForward: eval_data must be a DataIter or an (X, y) pair")
+
+
+def num_batches(data: Any) -> int | None:
+    """Batches per epoch when the iterator can tell (for the progress bar), else None."""
+    if isinstance(data, mx_io.ResizeIter):
+        return data.size
+    if isinstance(data, mx_io.PrefetchingIter):
+        return num_batches(data.iters[0])
+    if isinstance(data, mx_io.NDArrayIter) and data.last_batch_handle == "pad":
+        return -(-data.num_data // data.batch_size)
+    return None
+
+
+def call_all(callbacks: Any, *args: Any) -> None:
+    """Call ``callbacks`` (None, one callable or a list of them) with ``args``."""
+    if callbacks is None:
+        return
+    for callback in callbacks if isinstance(callbacks, (list, tuple)) else [callbacks]:
+        callback(*args)

@@ -1,0 +1,119 @@
+"""``FeedForward``'s inference: a cached prediction executor, ``predict`` and ``score``.
+
+:class:`InferenceMixin` is the half of ``FeedForward`` that runs a trained
+network forward: it binds one executor for the input shapes (rebound only when
+they change, its parameters refreshed on every use), runs batches through it,
+and either gathers the outputs without padding or updates a metric.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lazynd import io as mx_io
+from lazynd import metric as metric_module
+from lazynd.callback import BatchEndParam
+from lazynd.context import Context
+from lazynd.errors import DataError
+
+from .model_inputs import call_all, init_iter
+
+__all__ = ["InferenceMixin"]
+
+
+class InferenceMixin:
+    """``predict`` and ``score`` for ``FeedForward``, which sets the attributes declared here."""
+
+    symbol: Any
+    ctx: list[Context]
+    numpy_batch_size: int
+    arg_params: dict[str, Any] | None
+    aux_params: dict[str, Any] | None
+    _pred_exec: Any
+
+    def _bind(self, input_shapes: dict[str, tuple], for_training: bool) -> Any:
+        inputs = list(input_shapes)
+        grad_req = {n: ("null" if n in inputs or not for_training else "write") for n in self.symbol.list_arguments()}
+        executor = self.symbol.simple_bind(self.ctx[0], grad_req=grad_req, **input_shapes)
+        executor.copy_params_from(self.arg_params or {}, self.aux_params or {}, allow_extra_params=True)
+        return executor
+
+    @staticmethod
+    def _update_metric(eval_metric: metric_module.EvalMetric, batch: mx_io.DataBatch, outputs: list[Any]) -> None:
+        keep = batch.data[0].shape[0] - (batch.pad or 0)
+        labels = [label.asnumpy()[:keep] for label in batch.label or []]
+        preds = [out.asnumpy()[:keep] for out in outputs[: len(labels)]]
+        eval_metric.update(labels, preds)
+
+    def _pred_executor(self, data: mx_io.DataIter) -> Any:
+        input_shapes = {desc[0]: tuple(desc[1]) for desc in data.provide_data}
+        if self.arg_params is None:
+            raise DataError("FeedForward: the model has no parameters yet; fit it or pass arg_params")
+        cached = self._pred_exec
+        if cached is not None and all(tuple(cached.arg_dict[n].shape) == s for n, s in input_shapes.items()):
+            # parameters may have changed since (training, or the user assigning arg_params)
+            cached.copy_params_from(self.arg_params, self.aux_params or {}, allow_extra_params=True)
+            return cached
+        self._pred_exec = self._bind(input_shapes, for_training=False)
+        return self._pred_exec
+
+    def _run(
+        self,
+        data: mx_io.DataIter,
+        eval_metric: Any,
+        num_batch: int | None,
+        batch_end_callback: Any,
+        epoch: int = 0,
+        reset: bool = True,
+    ) -> list[list[np.ndarray]]:
+        if reset:
+            data.reset()
+        executor = self._pred_executor(data)
+        data_names = [d[0] for d in data.provide_data]
+        outputs: list[list[np.ndarray]] = []
+        for nbatch, batch in enumerate(data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            executor.forward(is_train=False, **dict(zip(data_names, batch.data, strict=False)))
+            if eval_metric is not None:
+                self._update_metric(eval_metric, batch, executor.outputs)
+                call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            else:
+                keep = batch.data[0].shape[0] - (batch.pad or 0)
+                outputs.append([out.asnumpy()[:keep] for out in executor.outputs])
+        return outputs
+
+    def predict(self, X: Any, num_batch: int | None = None, reset: bool = True) -> np.ndarray | list[np.ndarray]:
+        """Outputs of the network on ``X`` (NumPy), one array per output, padding removed.
+
+        Examples
+        --------
+        >>> model = FeedForward.load("mnist_mlp", 3)  # doctest: +SKIP
+        >>> model.predict(images).shape  # doctest: +SKIP
+        (10000, 10)
+        """
+        data = init_iter(X, None, self.numpy_batch_size, is_train=False)
+        batches = self._run(data, None, num_batch, None, reset=reset)
+        if not batches:
+            raise DataError("FeedForward.predict: the data gave no batches")
+        merged = [np.concatenate([b[k] for b in batches]) for k in range(len(batches[0]))]
+        return merged[0] if len(merged) == 1 else merged
+
+    def score(
+        self,
+        X: Any,
+        eval_metric: Any = "acc",
+        num_batch: int | None = None,
+        batch_end_callback: Any = None,
+        reset: bool = True,
+    ) -> float:
+        """The metric of the network's predictions on ``X`` (an iterator with labels)."""
+        data = init_iter(X, None, self.numpy_batch_size, is_train=False)
+        if not data.provide_label:
+            raise DataError("FeedForward.score: the data has no labels")
+        eval_metric = metric_module.create(eval_metric)
+        eval_metric.reset()
+        self._run(data, eval_metric, num_batch, batch_end_callback, reset=reset)
+        return eval_metric.get()[1]
