@@ -1,0 +1,40 @@
+"""Optimizers (MXNet's API): a registry, per-parameter learning-rate and weight-decay multipliers.
+
+``SGD`` and ``Adam`` make one fused call per parameter (``sgd_update``,
+``sgd_mom_update``, ``adam_update``), writing the weight and its states in
+place; the others are written with NDArray operators.  Given lists, an updater
+hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
+``multi_sgd_update`` / ``multi_sgd_mom_update`` operation for all of them.  An :class:`Updater`
+applies an optimizer to indexed parameters and keeps their states, which it can
+save and restore as pickled bytes.
+
+Examples
+--------
+>>> import lazynd as mx
+>>> opt = mx.optimizer.create('sgd', learning_rate=0.1, momentum=0.9)
+>>> w, g = mx.nd.ones((2,)), mx.nd.ones((2,))
+>>> updater = mx.optimizer.get_updater(opt)
+>>> updater(0, g, w)
+>>> [round(float(v), 4) for v in w.asnumpy()]
+[0.9, 0.9]
+"""
+
+from __future__ import annotations
+
+from .base import Optimizer, create, register
+from .optimizers import NAG, SGD, AdaDelta, AdaGrad, Adam, RMSProp
+from .updater import Updater, get_updater
+
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "NAG",
+    "Adam",
+    "RMSProp",
+    "AdaGrad",
+    "AdaDelta",
+    "Updater",
+    "create",
+    "get_updater",
+    "register",
+]

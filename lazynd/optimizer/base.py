@@ -1,0 +1,171 @@
+"""The optimizer base class and its registry: learning rate, weight decay, multipliers, update counts.
+
+:class:`Optimizer` holds what every update rule shares (the learning rate or
+its scheduler, weight decay, gradient rescaling and clipping, per-parameter
+multipliers by name or index, and the update counts); ``register`` and
+``create`` map lower-case names to optimizer classes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ndarray as _ndarray
+from ..errors import LazyNDError
+from ..lr_scheduler import LRScheduler
+from ..ndarray import NDArray
+
+# operator functions are generated at import time, so type checkers cannot see them
+nd: Any = _ndarray
+
+__all__ = ["Optimizer", "create", "register"]
+
+
+class Optimizer:
+    """Base class: learning rate, weight decay, gradient rescaling and clipping, update counts."""
+
+    opt_registry: dict[str, type[Optimizer]] = {}
+
+    def __init__(
+        self,
+        rescale_grad: float = 1.0,
+        param_idx2name: dict[int, str] | None = None,
+        wd: float = 0.0,
+        clip_gradient: float | None = None,
+        learning_rate: float = 0.01,
+        lr_scheduler: LRScheduler | None = None,
+        sym: Any = None,
+        begin_num_update: int = 0,
+        param_dict: dict | None = None,
+    ) -> None:
+        if learning_rate < 0:
+            raise LazyNDError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
+        if wd < 0:
+            raise LazyNDError(f"{type(self).__name__}: wd must be >= 0, got {wd}")
+        if clip_gradient is not None and clip_gradient < 0:
+            raise LazyNDError(f"{type(self).__name__}: clip_gradient must be >= 0 or None, got {clip_gradient}")
+        if param_idx2name is not None and not isinstance(param_idx2name, dict):
+            raise LazyNDError(f"param_idx2name must be a dict of index -> name, got {type(param_idx2name).__name__}")
+        self.rescale_grad = rescale_grad
+        self.lr = learning_rate
+        self.lr_scheduler = lr_scheduler
+        if lr_scheduler is not None:
+            lr_scheduler.base_lr = learning_rate
+        self.wd = wd
+        self.clip_gradient = clip_gradient
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        self._index_update_count: dict[Any, int] = {}
+        self.idx2name = dict(param_idx2name or {})
+        self.sym = sym
+        self.param_dict = param_dict or {}
+        self.lr_mult: dict[Any, float] = {}
+        self.wd_mult: dict[Any, float] = {}
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    # -- registry ----------------------------------------------------------------------------------
+    @staticmethod
+    def register(klass: type[Optimizer]) -> type[Optimizer]:
+        """Register an optimizer class under its lower-case name (usable as a decorator)."""
+        Optimizer.opt_registry[klass.__name__.lower()] = klass
+        return klass
+
+    @staticmethod
+    def create_optimizer(name: str, **kwargs: Any) -> Optimizer:
+        """An instance of the optimizer registered as ``name`` (case-insensitive)."""
+        klass = Optimizer.opt_registry.get(str(name).lower())
+        if klass is None:
+            known = ", ".join(sorted(Optimizer.opt_registry))
+            raise LazyNDError(f"unknown optimizer {name!r} (registered: {known})")
+        return klass(**kwargs)
+
+    # -- to override -------------------------------------------------------------------------------
+    def create_state(self, index: Any, weight: NDArray) -> Any:
+        """The state (e.g. momentum) kept for parameter ``index``; ``None`` when none is needed."""
+        return None
+
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        """Update ``weight`` in place from ``grad`` and ``state``."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement update()")
+
+    def update_multi(self, indices: list, weights: list[NDArray], grads: list[NDArray], states: list) -> None:
+        """Update several parameters; an optimizer with a multi-parameter operator overrides this."""
+        for index, weight, grad, state in zip(indices, weights, grads, states, strict=True):
+            self.update(index, weight, grad, state)
+
+    # -- learning rate and multipliers -------------------------------------------------------------
+    @property
+    def learning_rate(self) -> float:
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def set_learning_rate(self, lr: float) -> None:
+        if self.lr_scheduler is not None:
+            raise LazyNDError("set_learning_rate: this optimizer has an lr_scheduler, which sets the rate")
+        self.lr = lr
+
+    def set_lr_mult(self, args_lr_mult: dict) -> None:
+        """Learning-rate multipliers by parameter name or index; symbol ``__lr_mult__`` attributes first."""
+        self.lr_mult = dict(self._symbol_multipliers("__lr_mult__"))
+        self.lr_mult.update(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult: dict) -> None:
+        """Weight-decay multipliers; parameters not named ``*_weight`` or ``*_gamma`` (biases, betas) get 0."""
+        self.wd_mult = {}
+        for name in self.idx2name.values():
+            if not (name.endswith("_weight") or name.endswith("_gamma")):
+                self.wd_mult[name] = 0.0
+        self.wd_mult.update(self._symbol_multipliers("__wd_mult__"))
+        self.wd_mult.update(args_wd_mult)
+
+    def _symbol_multipliers(self, key: str) -> dict[str, float]:
+        if self.sym is None:
+            return {}
+        attrs = self.sym.attr_dict() if hasattr(self.sym, "attr_dict") else {}
+        names = self.sym.list_arguments() if hasattr(self.sym, "list_arguments") else list(attrs)
+        found = {}
+        for name in names:
+            value = attrs.get(name, {}).get(key)
+            if value is None and key.strip("_") in attrs.get(name, {}):
+                value = attrs[name][key.strip("_")]
+            if value is not None:
+                found[name] = float(value)
+        return found
+
+    def _update_count(self, index: Any) -> None:
+        count = self._index_update_count.get(index, self.begin_num_update) + 1
+        self._index_update_count[index] = count
+        self.num_update = max(count, self.num_update)
+
+    def _multiplier(self, table: dict, index: Any) -> float:
+        if index in table:
+            return table[index]
+        name = self.idx2name.get(index)
+        return table.get(name, 1.0) if name is not None else 1.0
+
+    def _get_lr(self, index: Any) -> float:
+        return self.learning_rate * self._multiplier(self.lr_mult, index)
+
+    def _get_wd(self, index: Any) -> float:
+        return self.wd * self._multiplier(self.wd_mult, index)
+
+    def _fused_args(self, index: Any) -> dict[str, float]:
+        return {
+            "lr": self._get_lr(index),
+            "wd": self._get_wd(index),
+            "rescale_grad": self.rescale_grad,
+            "clip_gradient": -1.0 if self.clip_gradient is None else self.clip_gradient,
+        }
+
+    def _prepared_grad(self, grad: NDArray) -> NDArray:
+        """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators."""
+        g = grad * self.rescale_grad
+        if self.clip_gradient is not None:
+            g = nd._minimum_scalar(nd._maximum_scalar(g, scalar=-self.clip_gradient), scalar=self.clip_gradient)
+        return g
+
+
+register = Optimizer.register
+create = Optimizer.create_optimizer

@@ -1,0 +1,85 @@
+"""The updater: apply an optimizer to indexed parameters, keeping (and saving) their states.
+
+An :class:`Updater` creates each parameter's state on first use, hands lists
+of parameters to ``Optimizer.update_multi`` in one call, and saves and
+restores the states as pickled bytes (NDArrays stored as NumPy arrays).
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import ndarray as _ndarray
+from ..errors import LazyNDError
+from ..ndarray import NDArray
+from .base import Optimizer
+
+# operator functions are generated at import time, so type checkers cannot see them
+nd: Any = _ndarray
+
+__all__ = ["Updater", "get_updater"]
+
+
+class Updater:
+    """Apply ``optimizer`` to indexed parameters, creating each state on first use."""
+
+    def __init__(self, optimizer: Optimizer) -> None:
+        self.optimizer = optimizer
+        self.states: dict[Any, Any] = {}
+
+    def __call__(self, index: Any, grad: Any, weight: Any) -> None:
+        """Update one parameter, or several at once when given lists (as MXNet 1.x's updater)."""
+        if isinstance(index, (list, tuple)):
+            indices, grads, weights = list(index), list(grad), list(weight)
+            if not len(indices) == len(grads) == len(weights):
+                raise LazyNDError(
+                    f"Updater: {len(indices)} indices, {len(grads)} gradients and {len(weights)} weights; "
+                    "expected one gradient and one weight per index"
+                )
+            for i, w in zip(indices, weights, strict=True):
+                if i not in self.states:
+                    self.states[i] = self.optimizer.create_state(i, w)
+            self.optimizer.update_multi(indices, weights, grads, [self.states[i] for i in indices])
+            return
+        if index not in self.states:
+            self.states[index] = self.optimizer.create_state(index, weight)
+        self.optimizer.update(index, weight, grad, self.states[index])
+
+    def get_states(self) -> bytes:
+        """The states as pickled bytes (NDArrays stored as NumPy arrays)."""
+        return pickle.dumps({k: _to_numpy(v) for k, v in self.states.items()})
+
+    def set_states(self, states: bytes) -> None:
+        """Restore states saved by :meth:`get_states` (onto the CPU)."""
+        try:
+            loaded = pickle.loads(states)
+        except Exception as err:
+            raise LazyNDError(f"Updater.set_states: could not unpickle the states: {err}") from err
+        if not isinstance(loaded, dict):
+            raise LazyNDError(f"Updater.set_states: expected a pickled dict of states, got {type(loaded).__name__}")
+        self.states = {k: _from_numpy(v) for k, v in loaded.items()}
+
+
+def _to_numpy(state: Any) -> Any:
+    if isinstance(state, NDArray):
+        return state.asnumpy()
+    if isinstance(state, (tuple, list)):
+        return type(state)(_to_numpy(s) for s in state)
+    return state
+
+
+def _from_numpy(state: Any) -> Any:
+    if isinstance(state, np.ndarray):
+        return nd.array(state, dtype=state.dtype)
+    if isinstance(state, (tuple, list)):
+        return type(state)(_from_numpy(s) for s in state)
+    return state
+
+
+def get_updater(optimizer: Optimizer) -> Callable[[Any, NDArray, NDArray], None]:
+    """An :class:`Updater` for ``optimizer``, called as ``updater(index, grad, weight)``."""
+    return Updater(optimizer)
