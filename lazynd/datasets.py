@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gzip
 import hashlib
 import http.client
-import io
-import math
 import os
-import struct
 import sys
 import tempfile
 import urllib.request
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -27,18 +22,12 @@ from urllib.error import HTTPError
 import numpy as np
 
 from .errors import DataError, FormatError
+from .idx_format import _GZIP_MAGIC, read_idx
 
 __all__ = ["default_folder", "find_dataset", "load_mnist", "read_idx", "verify_checksums"]  # fmt: skip
 
 DOWNLOAD_TIMEOUT_S = 30.0
 _CHUNK_BYTES = 1 << 20
-_GZIP_MAGIC = b"\x1f\x8b"
-# Deflate cannot expand data by more than about 1032:1; a header declaring more
-# than that is corrupt, and we must not allocate what it asks for.
-_MAX_DEFLATE_RATIO = 1032
-
-# IDX type codes (third byte of the magic number); the data are big-endian.
-_IDX_DTYPES = {0x08: "u1", 0x09: "i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}  # fmt: skip
 
 _FILES = {  # logical file -> published (gzip) file name
     ("train", "images"): "train-images-idx3-ubyte.gz",
@@ -67,87 +56,6 @@ MIRRORS = {  # base URLs, tried in order
     "mnist": ("https://ossci-datasets.s3.amazonaws.com/mnist/", "http://yann.lecun.com/exdb/mnist/"),
     "fashion-mnist": ("http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",),
 }  # fmt: skip
-
-
-def _fail(path: Path, problem: str) -> FormatError:
-    return FormatError(f"{path}: {problem}")
-
-
-def _read_exact(stream: io.BufferedIOBase, size: int, path: Path, what: str) -> bytes:
-    data = stream.read(size)
-    if len(data) != size:
-        raise _fail(path, f"truncated in {what}: {len(data)} of {size} bytes")
-    return data
-
-
-def _read_idx_stream(
-    stream: io.BufferedIOBase, path: Path, file_size: int, compressed: bool
-) -> np.ndarray:
-    magic = _read_exact(stream, 4, path, "the magic number")
-    if magic[:2] != b"\0\0" or magic[2] not in _IDX_DTYPES or magic[3] == 0:
-        raise _fail(
-            path,
-            f"not an IDX file: magic number {int.from_bytes(magic, 'big')} "
-            f"(0x{magic.hex()}), expected 0x0000TTDD with type TT in 08 09 0b 0c "
-            "0d 0e and DD >= 1 dimensions (2051 for images, 2049 for labels)",
-        )
-    ndim, dtype = magic[3], np.dtype(_IDX_DTYPES[magic[2]])
-    dims = struct.unpack(f">{ndim}I", _read_exact(stream, 4 * ndim, path, "dims"))
-    payload = math.prod(dims) * dtype.itemsize
-    # Check the size before allocating: a corrupt header may ask for terabytes.
-    limit = file_size * _MAX_DEFLATE_RATIO if compressed else file_size - 4 - 4 * ndim
-    if payload > limit:
-        problem = (
-            f"more than a {file_size}-byte gzip file can hold"
-            if compressed
-            else f"truncated: the file has {limit}"
-        )
-        raise _fail(path, f"header declares shape {dims} ({payload} bytes), {problem}")
-    array = np.empty(dims, dtype=dtype)
-    received = stream.readinto(array.reshape(-1).view(np.uint8).data)
-    if received != payload:
-        raise _fail(
-            path, f"truncated: shape {dims} needs {payload} bytes, got {received}"
-        )
-    # For gzip, reading past the data also reaches the end and checks the CRC.
-    if stream.read(1):
-        raise _fail(path, f"trailing bytes after the {payload} bytes of shape {dims}")
-    return array if dtype.itemsize == 1 else array.astype(dtype.newbyteorder("="))
-
-
-def read_idx(path: str | os.PathLike[str]) -> np.ndarray:
-    """Read an IDX file (the format of MNIST), gzip-compressed or not.
-
-    Compression is told from the content, not the name.  The result is
-    writable, in native byte order, with the header's shape and dtype.
-
-    Raises
-    ------
-    FormatError
-        If the file is not IDX, is truncated, has trailing bytes or a corrupt
-        gzip stream; the message names the file and the problem.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = pathlib.Path(folder) / "labels-idx1-ubyte"
-    ...     _ = path.write_bytes(bytes([0, 0, 0x08, 1, 0, 0, 0, 3, 7, 2, 1]))
-    ...     read_idx(path)
-    array([7, 2, 1], dtype=uint8)
-    """
-    path = Path(path)
-    with open(path, "rb") as raw:
-        file_size = os.fstat(raw.fileno()).st_size
-        compressed = raw.read(2) == _GZIP_MAGIC
-        raw.seek(0)
-        if not compressed:
-            return _read_idx_stream(raw, path, file_size, compressed=False)
-        try:
-            with gzip.GzipFile(fileobj=raw, mode="rb") as stream:
-                return _read_idx_stream(stream, path, file_size, compressed=True)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            raise _fail(path, f"corrupt or truncated gzip data ({exc})") from exc
 
 
 def _canonical_name(name: str) -> str:
@@ -195,9 +103,7 @@ def _progress_bar(total: str | None, label: str) -> Any:
     return tqdm(total=size, unit="B", unit_scale=True, desc=label, leave=False)
 
 
-def _digests(
-    source: IO[bytes], copy_to: IO[bytes] | None = None, bar: Any = None
-) -> tuple[str, str]:
+def _digests(source: IO[bytes], copy_to: IO[bytes] | None = None, bar: Any = None) -> tuple[str, str]:
     """(md5, sha256) of what *source* holds, copied to *copy_to* on the way."""
     md5, sha256 = hashlib.md5(usedforsecurity=False), hashlib.sha256()
     while chunk := source.read(_CHUNK_BYTES):
@@ -210,9 +116,7 @@ def _digests(
     return md5.hexdigest(), sha256.hexdigest()
 
 
-def _check_sums(
-    path: object, given: tuple[str, str], expected: tuple[str, str]
-) -> None:
+def _check_sums(path: object, given: tuple[str, str], expected: tuple[str, str]) -> None:
     for algorithm, got, want in zip(("md5", "sha256"), given, expected, strict=True):
         if got != want:
             raise DataError(f"{path}: {algorithm} is {got}, expected {want}")
@@ -221,9 +125,7 @@ def _check_sums(
 def _fetch(url: str, destination: Path, expected: tuple[str, str]) -> None:
     """Download *url* to *destination* atomically, or raise and leave nothing."""
     request = urllib.request.Request(url, headers={"User-Agent": "lazynd"})
-    handle, temp = tempfile.mkstemp(
-        dir=destination.parent, prefix=f".{destination.name}.", suffix=".part"
-    )
+    handle, temp = tempfile.mkstemp(dir=destination.parent, prefix=f".{destination.name}.", suffix=".part")
     try:
         with (
             os.fdopen(handle, "wb") as out,
@@ -300,10 +202,7 @@ def find_dataset(
     target = folders[0] if data_dir is not None else folders[-1]
     missing = _missing(target)
     if not download:
-        raise DataError(
-            f"{name}: {', '.join(missing)} not found and download=False. "
-            + _where_to_put(name, data_dir)
-        )
+        raise DataError(f"{name}: {', '.join(missing)} not found and download=False. " + _where_to_put(name, data_dir))
     if mirrors is None:
         configured = os.environ.get("LAZYND_DATASET_MIRROR", "").replace(",", " ")
         mirrors = configured.split() or MIRRORS[name]
@@ -423,13 +322,11 @@ def load_mnist(
     images, labels = _read_shared(image_path), _read_shared(label_path)
     if images.dtype != np.uint8 or images.shape[1:] != (28, 28):
         raise FormatError(
-            f"{image_path}: expected uint8 images of shape (N, 28, 28), "
-            f"got {images.dtype} {images.shape}"
+            f"{image_path}: expected uint8 images of shape (N, 28, 28), got {images.dtype} {images.shape}"
         )
     if labels.dtype != np.uint8 or labels.shape != images.shape[:1]:
         raise FormatError(
-            f"{label_path}: expected {len(images)} uint8 labels, one per image, "
-            f"got {labels.dtype} {labels.shape}"
+            f"{label_path}: expected {len(images)} uint8 labels, one per image, got {labels.dtype} {labels.shape}"
         )
     if labels.size and labels.max() > 9:
         raise FormatError(f"{label_path}: labels must be 0-9, found {labels.max()}")
