@@ -16,9 +16,9 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from ..backend.opencv import opencv
 from ..errors import OperatorError
 from . import image as img
-from .opencv import opencv
 
 _T = TypeVar("_T")
 

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.opencv import opencv
 from ..context import cpu
 from ..engine import get_engine
 from ..errors import FormatError, OperatorError
 from ..ndarray.dispatch import new_array
 from .header import decoded_channels, image_size
-from .opencv import opencv
 from .transforms import (
     center_crop,
     color_normalize,

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.opencv import opencv
 from ..context import Context
 from ..engine import get_engine
 from ..errors import OperatorError
 from ..ndarray.dispatch import new_array
-from .opencv import opencv
 
 __all__ = [
     "image_op",

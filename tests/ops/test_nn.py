@@ -7,7 +7,7 @@ import pytest
 
 import lazynd
 from lazynd.errors import OperatorError, ShapeError
-from lazynd.ops import registry
+from lazynd.ops import nn, registry
 from lazynd.testing import check_gradient
 
 rng = np.random.default_rng(0)
@@ -34,6 +34,43 @@ def test_fully_connected_infers_weight_and_bias():
 def test_fully_connected_rejects_wrong_weight():
     with pytest.raises(ShapeError, match="weight"):
         lazynd.nd.FullyConnected(lazynd.nd.zeros((2, 3)), lazynd.nd.zeros((4, 2)), num_hidden=4, no_bias=True)
+
+
+def test_fully_connected_transposes_weights_where_it_pays():
+    f32 = np.float32
+    assert nn.transposes_weight(128, np.empty((128, 784), f32))  # the MNIST MLP's first layer
+    assert nn.transposes_weight(32, np.empty((256, 1000), np.float64))
+    assert not nn.transposes_weight(128, np.empty((1024, 1024), f32))  # too large a copy
+    assert not nn.transposes_weight(2, np.empty((64, 128), f32))  # too little work
+    assert not nn.transposes_weight(128, np.empty((128, 784), np.float16))  # no BLAS float16
+    assert not nn.transposes_weight(128, np.empty((128, 1568), f32)[:, ::2])  # not contiguous
+
+
+class _CountingTranspose:
+    """Stands in front of OpenCV (the real one does the work) and counts the transposes."""
+
+    def __init__(self, cv2):
+        self.cv2, self.calls = cv2, 0
+
+    def transpose(self, a):
+        self.calls += 1
+        return self.cv2.transpose(a)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fully_connected_with_transposed_weight_matches_numpy(monkeypatch, dtype):
+    x, w, b = (rng.standard_normal(s).astype(dtype) for s in ((128, 2, 392), (128, 784), (128,)))
+    spy = _CountingTranspose(nn.opencv_or_none())
+    monkeypatch.setattr(nn, "opencv_or_none", lambda: spy)
+    args = [lazynd.nd.array(v, dtype=dtype) for v in (x, w, b)]
+    y = lazynd.nd.FullyConnected(*args, num_hidden=128).asnumpy()
+    assert spy.calls == 1
+    monkeypatch.setattr(nn, "TRANSPOSED_WEIGHT_MAX", 0)  # the plain x @ W.T
+    plain = lazynd.nd.FullyConnected(*args, num_hidden=128).asnumpy()
+    assert spy.calls == 1
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(y, x.reshape(128, -1) @ w.T + b, rtol=tol, atol=tol)
+    np.testing.assert_allclose(y, plain, rtol=tol, atol=tol)
 
 
 def test_fully_connected_gradient():
