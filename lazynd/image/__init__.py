@@ -16,20 +16,19 @@ from .augmenters import (
     RandomSizedCropAug,
     ResizeAug,
 )
-from .image import (
+from .image import imdecode, imread
+from .image_iter import ImageIter, ImageRecordIter
+from .transforms import (
     center_crop,
     color_normalize,
     copyMakeBorder,
     fixed_crop,
-    imdecode,
-    imread,
     imresize,
     random_crop,
     random_size_crop,
     resize_short,
     scale_down,
 )
-from .image_iter import ImageIter, ImageRecordIter
 
 __all__ = [
     "imdecode",

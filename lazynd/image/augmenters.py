@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backend.opencv import opencv
 from ..errors import OperatorError
-from . import image as img
+from . import transforms as img
 
 _T = TypeVar("_T")
 

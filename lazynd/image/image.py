@@ -7,8 +7,7 @@ runs (``imdecode`` reads them from the JPEG/PNG header), so results can be
 chained without waiting.
 
 The basic transforms (:func:`imresize`, the crops, :func:`color_normalize`,
-:func:`copyMakeBorder`) live in :mod:`lazynd.image.transforms`; this module
-hands them on, as MXNet's ``mxnet.image.image`` has them all.
+:func:`copyMakeBorder`) are in :mod:`lazynd.image.transforms`.
 """
 
 from __future__ import annotations
@@ -25,32 +24,8 @@ from ..engine import get_engine
 from ..errors import FormatError, OperatorError
 from ..ndarray.dispatch import new_array
 from .header import decoded_channels, image_size
-from .transforms import (
-    center_crop,
-    color_normalize,
-    copyMakeBorder,
-    fixed_crop,
-    imresize,
-    random_crop,
-    random_size_crop,
-    resize_short,
-    scale_down,
-)
-from .transforms import image_op as image_op
 
-__all__ = [
-    "imdecode",
-    "imread",
-    "imresize",
-    "resize_short",
-    "scale_down",
-    "fixed_crop",
-    "random_crop",
-    "center_crop",
-    "random_size_crop",
-    "color_normalize",
-    "copyMakeBorder",
-]
+__all__ = ["imdecode", "imread"]
 
 
 def _as_bytes(buf: Any) -> np.ndarray:

@@ -4,8 +4,6 @@ Each function pushes its work to the engine (:func:`image_op`) and returns the
 output array at once, its shape computed up front, so transforms chain without
 waiting.  The work runs on the engine's workers with OpenCV or NumPy, which
 release the GIL.
-
-Part of :mod:`lazynd.image.image`, which hands these names on.
 """
 
 from __future__ import annotations
