@@ -274,18 +274,25 @@ def _one_hot_into_zeros(kctx: Any, attrs: dict, inputs: list, outputs: list, aux
 def _one_hot_write(xp: Any, attrs: dict, indices: Any, out: Any, filled: bool) -> None:
     depth = attrs["depth"]
     idx = indices.reshape(-1).astype(xp.int64)
-    low, high = (np.minimum.reduce, np.maximum.reduce) if xp is np else (xp.min, xp.max)
-    if idx.size and (low(idx) < 0 or high(idx) >= depth):
-        # an index out of range gives a row of off_value
-        rows = xp.nonzero((idx >= 0) & (idx < depth))[0]
-        cols = idx[rows]
+    n = idx.size
+    # on the host, int64 indices seen as uint64: a negative one is at least 2**63, so one
+    # reduction checks both ends of the range
+    if xp is np:
+        in_range = not n or np.maximum.reduce(idx.view(np.uint64)) < depth
     else:
-        rows, cols = xp.arange(idx.size), idx
+        in_range = not n or bool(idx.min() >= 0) and bool(idx.max() < depth)
+    # each row's entry by flat index (row * depth + index): cheaper than indexing two arrays
+    if in_range:
+        positions = xp.arange(0, n * depth, depth)
+        positions += idx
+    else:  # an index out of range leaves its row at off_value
+        rows = xp.nonzero((idx >= 0) & (idx < depth))[0]
+        positions = rows * depth + idx[rows]
     table = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=out.dtype)
-    flat = table.reshape(-1, depth)
+    flat = table.reshape(-1)
     if not filled or table is not out:
         flat.fill(attrs["off_value"])
-    flat[rows, cols] = attrs["on_value"]
+    flat[positions] = attrs["on_value"]
     if table is not out:
         out[...] = table
 

@@ -110,12 +110,30 @@ def _acc(x: Any) -> Any:
 _UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
+def _whole_array_norm(kctx: Any, attrs: dict, x: Any, out: Any) -> bool:
+    """The 2-norm of a whole contiguous float32/float64 array on the host: one BLAS dot into ``out``.
+
+    The common ``mx.nd.norm(x)`` call, written out: on a 1M-element array the general path's
+    bookkeeping (axes, error state, keepdims reshapes) cost 5 us around a 61 us dot.
+    """
+    if kctx.xp is not np or attrs["ord"] != 2 or attrs.get("axis") is not None or not x.flags.c_contiguous:
+        return False
+    if x.dtype != np.float32 and x.dtype != np.float64:
+        return False
+    flat = x.reshape(-1)
+    out[...] = np.sqrt(np.dot(flat, flat))
+    return True
+
+
 def _reduce_forward(name: str) -> Callable:
     reducer = REDUCERS[name]
     ufunc = _UFUNCS.get(name)
+    whole_norm = name == "norm"
 
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
+        if whole_norm and _whole_array_norm(kctx, attrs, x, out):
+            return
         if x.size == 0 and name in ("max", "min"):
             raise OperatorError(f"{name}: cannot reduce an empty array of shape {x.shape}")
         axes = reduced_axes(name, attrs, x.ndim)

@@ -93,6 +93,19 @@ def test_norm_matches_numpy(ord, axis, ctx):
     check_forward("norm", [x], {"ord": ord, "axis": axis}, reference, ctx=ctx)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_norm_of_a_whole_array(dtype, keepdims):
+    # float32/float64 take one BLAS dot; float16 the general path (accumulated in float32)
+    x = (_data(seed=3) - 1.0).astype(dtype)
+    got = mx.nd.norm(mx.nd.array(x, dtype=dtype), keepdims=keepdims)
+    assert got.shape == ((1, 1, 1) if keepdims else (1,)) and got.dtype == np.dtype(dtype)
+    tol = 1e-2 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(got.asnumpy().reshape(()), np.linalg.norm(x.astype(np.float64)), rtol=tol)
+    whole = mx.nd.norm(mx.nd.array(x, dtype=dtype), axis=(0, 1, 2)).asnumpy()
+    np.testing.assert_allclose(got.asnumpy().reshape(()), whole.reshape(()), rtol=tol)
+
+
 @pytest.mark.parametrize("params", [{}, {"axis": 1}, {"axis": (0, 2), "keepdims": True}, {"axis": 0, "exclude": True}])
 @pytest.mark.parametrize("name", sorted(NUMPY))
 def test_reduction_gradient_matches_numeric(name, params, ctx):
