@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from .base import Backend
-from .pool import HostPool
+from .pool import MIN_POOLED_BYTES, HostPool, aligned_empty
 
 
 class NumpyBackend(Backend):
@@ -23,8 +24,13 @@ class NumpyBackend(Backend):
         return self.pool.empty(shape, dtype)
 
     def zeros(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        # calloc'd pages are zero for free: faster than filling a pooled buffer
-        return np.zeros(shape, dtype)
+        # calloc'd pages are zero for free: faster than filling a pooled buffer; a large one is
+        # aligned as the pool's are
+        dtype = np.dtype(dtype)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes < MIN_POOLED_BYTES:
+            return np.zeros(shape, dtype)
+        return aligned_empty(nbytes, zero=True).view(dtype).reshape(shape)
 
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any) -> np.ndarray:
         out = self.pool.empty(shape, dtype)
