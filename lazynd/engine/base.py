@@ -39,7 +39,7 @@ class StepFailure(Exception):
 class Operation:
     """One pushed operation: ``fn(*args)`` reading and writing some vars."""
 
-    __slots__ = ("fn", "args", "reads", "writes", "checks", "name", "device", "wait", "done")
+    __slots__ = ("fn", "args", "reads", "writes", "checks", "name", "device", "wait", "done", "parts", "access")
 
     def __init__(
         self,
@@ -61,6 +61,10 @@ class Operation:
         self.device = device
         self.wait = 0
         self.done: threading.Event | None = None
+        # operations merged into this one (see lazynd.engine.merging): each part's
+        # (fn, args, checks, writes, name), this one's own first; None when nothing merged
+        self.parts: list[tuple] | None = None
+        self.access: dict[Var, bool] | None = None  # var -> written?, once something merged
 
 
 def split_vars(reads: Sequence[Var], writes: Sequence[Var]) -> tuple[list[Var], list[Var]]:
@@ -135,6 +139,9 @@ class Engine:
     # -- shared helpers ------------------------------------------------------------------------
     def _run(self, op: Operation) -> None:
         """Run ``op`` unless an input failed; record its own failure on what it writes."""
+        if op.parts is not None:
+            self._run_parts(op.parts, op.device)
+            return
         exc = None
         for v in op.checks:
             if v.exc is not None:
@@ -155,6 +162,28 @@ class Engine:
                 v.exc = exc
         else:
             for v in op.writes:
+                v.exc = exc
+
+    def _run_parts(self, parts: list[tuple], device: Any) -> None:
+        """Run the parts of a merged operation in order, each as :meth:`_run` runs an operation."""
+        hook = self.profiler_hook
+        for fn, args, checks, writes, name in parts:
+            exc = None
+            for v in checks:
+                if v.exc is not None:
+                    exc = v.exc
+                    break
+            if exc is None:
+                try:
+                    if hook is None:
+                        fn(*args)
+                    else:
+                        start = perf_counter_ns()
+                        fn(*args)
+                        hook(name, device, writes, start, perf_counter_ns())
+                except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
+                    exc = self._make_error(name, err)
+            for v in writes:
                 v.exc = exc
 
     def _make_error(self, name: str, err: BaseException) -> EngineError:

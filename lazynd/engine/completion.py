@@ -33,6 +33,7 @@ class CompletingEngine(Engine):
     _pending: int  # pushed and not completed (inline ops excluded)
     _idle_waiters: int  # threads in waitall waiting on ``_idle``
     _cpu_queue: SimpleQueue[Operation | None]
+    _tail: Operation | None  # the last operation pushed through the queues (see merging)
 
     def _queue_for(self, device: Any) -> SimpleQueue:
         """The worker queue of ``device`` (the CPU pool's for None or a CPU)."""
@@ -59,6 +60,8 @@ class CompletingEngine(Engine):
         ready: list[Operation] = []
         release = self._release
         with self._lock:
+            if op is self._tail:  # no longer mergeable: do not keep its arguments alive
+                self._tail = None
             for v in op.reads:
                 v.pending_reads -= 1
                 if v.pending_reads == 0 and v.queue:

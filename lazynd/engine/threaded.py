@@ -43,6 +43,11 @@ next, so a dependent chain stays on one thread (:mod:`.completion`); and a
 thread that waits runs queued operations itself instead of sleeping
 (:mod:`.waiting`).
 
+A chain pushed faster than it runs (a training loop's forward, backward and update, again
+and again) is merged: an operation that depends on the one pushed just before it, which has not
+started, becomes that operation's next part (:mod:`.merging`, MXNet's engine bulk), so the
+vars are queued on and released once for up to ``merging.MAX_PARTS`` operations.
+
 The engine is built in layers, one idea each: :class:`.CompletingEngine`
 (releasing a finished operation's vars), :class:`.WaitingEngine` (waiting,
 and working meanwhile) and, here, the worker threads, pushing and the deferred
@@ -61,6 +66,7 @@ from time import perf_counter_ns
 from typing import Any
 
 from .base import NOT_READY, Operation, split_vars
+from .merging import merge_into
 from .var import Var
 from .waiting import WaitingEngine
 
@@ -114,6 +120,9 @@ class ThreadedEngine(WaitingEngine):
         self._deferred: Operation | None = None
         self._deferrals = 0
         self._chained = 0  # operations pushed since the deferral that wait for the deferred one
+        # the CPU operation pushed last through the queues: the next one may merge into it while
+        # it has not started (lazynd.engine.merging); cleared when it completes
+        self._tail: Operation | None = None
         self._watcher_asleep = False
         self._watcher_wake = threading.Condition(self._lock)
         self._closed = False
@@ -265,57 +274,80 @@ class ThreadedEngine(WaitingEngine):
             reads, writes = split_vars(reads, writes)  # one read and one other write: nothing to split
         op = Operation(fn, args, reads, writes, checks, name, device)
         queue = self._cpu_queue if getattr(device, "device_type", None) != "gpu" else self._queue_for(device)
+        on_cpu = queue is self._cpu_queue
         with self._lock:
-            # a free var is granted at once; a busy one queues the op behind earlier users
-            wait = 0
-            for v in reads:
-                if v.writing or v.queue:
-                    if v.queue is None:
-                        v.queue = deque()
-                    v.queue.append((op, False))
-                    wait += 1
-                else:
-                    v.pending_reads += 1
-            for v in writes:
-                if v.writing or v.pending_reads or v.queue:
-                    if v.queue is None:
-                        v.queue = deque()
-                    v.queue.append((op, True))
-                    wait += 1
-                else:
-                    v.writing = True
-            self._pending += 1
-            deferred = self._deferred
-            to_device = False
-            if wait:
-                op.wait = wait
-                # the deferred operation stays deferred when this one waits for it (a chain the
-                # pusher will most likely wait on), but only for a few such operations: a pusher
-                # that queues a longer chain (a training loop) works on without waiting, and
-                # the chain must start now, not when the watcher gets the GIL from it
+            tail = self._tail
+            if tail is not None and on_cpu and (tail.wait or tail is self._deferred) and merge_into(tail, op):
+                # one more part of the operation pushed last (see lazynd.engine.merging); for
+                # the deferred operation it counts as a push that waits for it (or not) as above
+                deferred = self._deferred
                 if deferred is None:
                     return
-                if _shares_a_var(op, deferred):
+                if deferred is tail or _shares_a_var(op, deferred):
                     self._chained += 1
                     if self._chained < DEFERRED_CHAIN_MAX:
                         return
                 self._deferred = None
-            elif queue is self._cpu_queue:
-                self._deferred = op
-                self._chained = 0
-                self._deferrals += 1
-                if self._watcher_asleep:
-                    self._watcher_asleep = False
-                    self._watcher_wake.notify()
+            else:
+                self._tail = op if on_cpu else None
+                deferred = self._enqueue(op, queue)
                 if deferred is None:
                     return
-            else:  # ready on a GPU: to its device thread at once
-                self._deferred = None
-                to_device = True
-        if deferred is not None:
-            self._cpu_queue.put(deferred)
-        if to_device:
-            queue.put(op)
+        self._cpu_queue.put(deferred)
+
+    def _enqueue(self, op: Operation, queue: SimpleQueue) -> Operation | None:
+        """Queue ``op`` on its busy vars, or make it ready (lock held).
+
+        Returns the deferred operation when it must go to a worker now (the caller puts it
+        there, after releasing the lock), else None.  A GPU operation ready at once goes to its
+        device thread here.
+        """
+        wait = 0
+        # a free var is granted at once; a busy one queues the op behind earlier users
+        for v in op.reads:
+            if v.writing or v.queue:
+                if v.queue is None:
+                    v.queue = deque()
+                v.queue.append((op, False))
+                wait += 1
+            else:
+                v.pending_reads += 1
+        for v in op.writes:
+            if v.writing or v.pending_reads or v.queue:
+                if v.queue is None:
+                    v.queue = deque()
+                v.queue.append((op, True))
+                wait += 1
+            else:
+                v.writing = True
+        self._pending += 1
+        deferred = self._deferred
+        if wait:
+            op.wait = wait
+            # the deferred operation stays deferred when this one waits for it (a chain the
+            # pusher will most likely wait on), but only for a few such operations: a pusher
+            # that queues a longer chain (a training loop) works on without waiting, and
+            # the chain must start now, not when the watcher gets the GIL from it
+            if deferred is None:
+                return None
+            if _shares_a_var(op, deferred):
+                self._chained += 1
+                if self._chained < DEFERRED_CHAIN_MAX:
+                    return None
+            self._deferred = None
+            return deferred
+        if queue is self._cpu_queue:
+            self._deferred = op
+            self._chained = 0
+            self._deferrals += 1
+            if self._watcher_asleep:
+                self._watcher_asleep = False
+                self._watcher_wake.notify()
+            return deferred
+        # ready on a GPU: to its device thread at once, and the deferred one to a worker
+        self._deferred = None
+        queue.put(op)
+        return deferred
 
     def _watch(self) -> None:
         """Hand an operation left in the deferred slot for a tick or two to the workers.

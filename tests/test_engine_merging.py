@@ -1,0 +1,156 @@
+"""ThreadedEngine merges a dependent CPU operation into the one pushed just before it (lazynd.engine.merging)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.engine import ThreadedEngine, merging
+from lazynd.engine import threaded as threaded_module
+from lazynd.engine.var import Var
+
+TIMEOUT = 10.0  # generous: only a broken engine comes near it
+
+
+@pytest.fixture
+def engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[ThreadedEngine]:
+    """An engine whose watcher never hands the deferred operation over during a test."""
+    monkeypatch.setattr(threaded_module, "DEFERRED_TICK_S", 600.0)
+    eng = ThreadedEngine(num_workers=2)
+    yield eng
+    eng.shutdown()
+
+
+def _gated(gate: threading.Event, log: list[str], name: str):
+    def run() -> None:
+        assert gate.wait(TIMEOUT)
+        log.append(name)
+
+    return run
+
+
+def test_a_dependent_chain_becomes_one_operation_run_in_push_order(engine: ThreadedEngine) -> None:
+    gate, log = threading.Event(), []
+    blocker = Var()
+    engine.push(_gated(gate, log, "blocker"), (), [], [blocker], "blocker")
+    engine.push(lambda: log.append("other"), (), [], [Var()], "other")  # the blocker goes to a worker
+    chain = [blocker]
+    for k in range(merging.MAX_PARTS):
+        chain.append(Var())
+        engine.push(log.append, (f"link{k}",), [chain[-2]], [chain[-1]], f"link{k}")
+    tail = engine._tail  # link0 (waiting for the blocker), with every later link merged into it
+    assert tail is not None and tail.parts is not None and tail.wait == 1
+    assert [part[4] for part in tail.parts] == [f"link{k}" for k in range(merging.MAX_PARTS)]
+    chain.append(Var())
+    engine.push(log.append, ("next",), [chain[-2]], [chain[-1]], "next")  # a full operation: a new one
+    assert engine._tail is not tail and engine._tail.parts is None
+    gate.set()
+    engine.wait_for_var(chain[-1])
+    assert log[log.index("blocker") :] == ["blocker"] + [f"link{k}" for k in range(merging.MAX_PARTS)] + ["next"]
+
+
+def test_independent_operations_and_readers_of_one_var_are_not_merged(engine: ThreadedEngine) -> None:
+    gate, log = threading.Event(), []
+    shared, busy = Var(), Var()
+    engine.push(_gated(gate, log, "writer"), (), [], [busy], "writer")
+    engine.push(lambda: None, (), [], [Var()], "other")
+    engine.push(lambda: None, (), [busy, shared], [Var()], "read_a")  # waits for the writer
+    engine.push(lambda: None, (), [busy, shared], [Var()], "read_b")  # reads the same: independent
+    engine.push(lambda: None, (), [Var()], [Var()], "unrelated")
+    assert engine._tail is not None and engine._tail.parts is None
+    gate.set()
+    engine.waitall()
+
+
+def test_a_failing_part_fails_what_depends_on_it_and_nothing_else(engine: ThreadedEngine) -> None:
+    a, b, c, d = Var(), Var(), Var(), Var()
+    gate, log = threading.Event(), []
+    engine.push(_gated(gate, log, "first"), (), [], [a], "first")
+    engine.push(lambda: None, (), [], [Var()], "other")  # "first" goes to a worker
+
+    def explode() -> None:
+        raise ValueError("part two failed")
+
+    engine.push(log.append, ("reads a",), [a], [b], "reads_a")
+    engine.push(explode, (), [b], [c], "exploding_part")
+    engine.push(log.append, ("skipped",), [c], [d], "needs_c")
+    engine.push(log.append, ("runs",), [b], [Var()], "needs_only_b")
+    assert engine._tail is not None and len(engine._tail.parts) == 4
+    gate.set()
+    with pytest.raises(mx.EngineError, match="exploding_part") as info:
+        engine.wait_for_var(d)
+    assert isinstance(info.value.__cause__, ValueError)
+    engine.waitall()
+    assert log == ["first", "reads a", "runs"]
+
+
+def test_a_read_claim_becomes_a_write_and_keeps_the_order(engine: ThreadedEngine) -> None:
+    data, seen = np.zeros(1), []
+    v, start = Var(), Var()
+    gate = threading.Event()
+    engine.push(lambda: gate.wait(TIMEOUT), (), [], [start], "start")
+    engine.push(lambda: None, (), [], [Var()], "other")
+    engine.push(lambda: seen.append(float(data[0])), (), [start, v], [Var()], "reads_v")
+    engine.push(lambda: data.fill(5), (), [start], [v], "writes_v")  # merged: the read claim upgrades
+    assert engine._tail is not None and engine._tail.parts is not None
+    assert v in engine._tail.writes and v not in engine._tail.reads
+    gate.set()
+    engine.wait_for_var(v)
+    assert seen == [0.0] and data[0] == 5
+
+
+def test_the_deferred_operation_takes_only_free_vars(engine: ThreadedEngine) -> None:
+    # merged with an operation that needs a busy var, the deferred operation would no longer be
+    # ready: a wait for its own output would then wait for that var too
+    gate, log = threading.Event(), []
+    a, b = Var(), Var()
+    engine.push(_gated(gate, log, "holds_b"), (), [], [b], "holds_b")
+    engine.push(log.append, ("writes_a",), [], [a], "writes_a")  # holds_b to a worker; this deferred
+    engine.push(log.append, ("needs_b",), [a], [b], "needs_b")
+    engine.wait_for_var(a)  # runs the deferred operation here, while holds_b still waits
+    assert log == ["writes_a"]
+    gate.set()
+    engine.waitall()
+    assert log == ["writes_a", "holds_b", "needs_b"]
+
+
+def test_each_part_reaches_the_profiler_under_its_own_name(engine: ThreadedEngine) -> None:
+    names: list[str] = []
+    engine.profiler_hook = lambda name, device, writes, start, end: names.append(name)
+    first = Var()
+    engine.push(lambda: None, (), [], [first], "part0")
+    engine.push(lambda: None, (), [first], [Var()], "part1")
+    engine.wait_for_var(first)
+    assert names == ["part0", "part1"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_programs_match_running_them_in_order(engine: ThreadedEngine, seed: int) -> None:
+    """Operations over a few arrays, some slow: pushed without waiting, then compared with eager NumPy."""
+    rng = np.random.default_rng(seed)
+    arrays = [np.full(3, float(k)) for k in range(5)]
+    expected = [a.copy() for a in arrays]
+    variables = [Var() for _ in arrays]
+
+    def step(dst: int, srcs: tuple[int, ...], scale: float, store: list[np.ndarray], slow: bool) -> None:
+        if slow:
+            threading.Event().wait(0.001)
+        total = sum(store[s].sum() for s in srcs)
+        store[dst] *= scale
+        store[dst] += total
+
+    for _ in range(40):
+        dst = int(rng.integers(len(arrays)))
+        srcs = tuple(int(s) for s in rng.choice(len(arrays), size=int(rng.integers(0, 3)), replace=False))
+        scale = float(rng.choice([0.5, 1.0, -1.0]))
+        slow = bool(rng.random() < 0.2)
+        step(dst, srcs, scale, expected, False)
+        reads = [variables[s] for s in srcs]
+        engine.push(step, (dst, srcs, scale, arrays, slow), reads, [variables[dst]], "step")
+    engine.waitall()
+    for got, want in zip(arrays, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
