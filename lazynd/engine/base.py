@@ -138,12 +138,31 @@ class Engine:
 
     # -- shared helpers ------------------------------------------------------------------------
     def _run(self, op: Operation) -> None:
-        """Run ``op`` unless an input failed; record its own failure on what it writes."""
-        if op.parts is not None:
-            self._run_parts(op.parts, op.device)
+        """Run ``op`` (each part of a merged one, in order) as :meth:`_run_call` runs a call."""
+        parts = op.parts
+        if parts is None:
+            self._run_call(op.fn, op.args, op.checks, op.writes, op.name, op.device)  # type: ignore[arg-type]
             return
+        device = op.device
+        for fn, args, checks, writes, name in parts:
+            self._run_call(fn, args, checks, writes, name, device)
+
+    def _run_call(
+        self,
+        fn: Callable[..., Any],
+        args: tuple,
+        checks: Sequence[Var],
+        writes: Sequence[Var],
+        name: str,
+        device: Any,
+    ) -> None:
+        """Run ``fn(*args)`` unless a var in ``checks`` failed; record the outcome on ``writes``.
+
+        An input's error passes on to the outputs (the call is skipped); the call's own
+        failure is wrapped by :meth:`_make_error`; a success clears the outputs' errors.
+        """
         exc = None
-        for v in op.checks:
+        for v in checks:
             if v.exc is not None:
                 exc = v.exc
                 break
@@ -151,40 +170,15 @@ class Engine:
             hook = self.profiler_hook
             try:
                 if hook is None:
-                    op.fn(*op.args)  # type: ignore[misc]
+                    fn(*args)
                 else:
                     start = perf_counter_ns()
-                    op.fn(*op.args)  # type: ignore[misc]
-                    hook(op.name, op.device, op.writes, start, perf_counter_ns())
+                    fn(*args)
+                    hook(name, device, writes, start, perf_counter_ns())
             except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
-                exc = self._make_error(op.name, err)
-            for v in op.writes:
-                v.exc = exc
-        else:
-            for v in op.writes:
-                v.exc = exc
-
-    def _run_parts(self, parts: list[tuple], device: Any) -> None:
-        """Run the parts of a merged operation in order, each as :meth:`_run` runs an operation."""
-        hook = self.profiler_hook
-        for fn, args, checks, writes, name in parts:
-            exc = None
-            for v in checks:
-                if v.exc is not None:
-                    exc = v.exc
-                    break
-            if exc is None:
-                try:
-                    if hook is None:
-                        fn(*args)
-                    else:
-                        start = perf_counter_ns()
-                        fn(*args)
-                        hook(name, device, writes, start, perf_counter_ns())
-                except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
-                    exc = self._make_error(name, err)
-            for v in writes:
-                v.exc = exc
+                exc = self._make_error(name, err)
+        for v in writes:
+            v.exc = exc
 
     def _make_error(self, name: str, err: BaseException) -> EngineError:
         """Wrap an operator's exception (chained) and remember it until a wait reports it."""

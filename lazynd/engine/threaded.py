@@ -62,7 +62,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from queue import SimpleQueue
-from time import perf_counter_ns
 from typing import Any
 
 from .base import NOT_READY, Operation, split_vars
@@ -219,24 +218,7 @@ class ThreadedEngine(WaitingEngine):
     def _run_inline(
         self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
     ) -> None:
-        exc = None
-        for v in reads:
-            if v.exc is not None:
-                exc = v.exc
-                break
-        if exc is None:
-            hook = self.profiler_hook
-            try:
-                if hook is None:
-                    fn(*args)
-                else:
-                    start = perf_counter_ns()
-                    fn(*args)
-                    hook(name, device, writes, start, perf_counter_ns())
-            except BaseException as err:  # noqa: BLE001 - recorded on the outputs, raised at a wait
-                exc = self._make_error(name, err)
-        for v in writes:
-            v.exc = exc
+        self._run_call(fn, args, reads, writes, name, device)
         ready: list[Operation] | None = None
         with self._lock:
             for v in reads:
