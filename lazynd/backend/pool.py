@@ -36,6 +36,12 @@ def size_class(nbytes: int) -> int:
     return (nbytes + step - 1) // step * step
 
 
+def aligned_block(nbytes: int, zero: bool = False) -> tuple[np.ndarray, int]:
+    """A uint8 block owning its memory, and the offset in it where :data:`ALIGN`-aligned ``nbytes`` start."""
+    block = (np.zeros if zero else np.empty)(nbytes + ALIGN, np.uint8)
+    return block, -block.ctypes.data % ALIGN
+
+
 def aligned_empty(nbytes: int, zero: bool = False) -> np.ndarray:
     """A uint8 buffer of ``nbytes`` starting on an :data:`ALIGN`-byte boundary (zero-filled if asked).
 
@@ -46,9 +52,8 @@ def aligned_empty(nbytes: int, zero: bool = False) -> np.ndarray:
     >>> aligned_empty(1 << 20).ctypes.data % ALIGN
     0
     """
-    raw = (np.zeros if zero else np.empty)(nbytes + ALIGN, np.uint8)
-    start = -raw.ctypes.data % ALIGN
-    return raw[start : start + nbytes]
+    block, start = aligned_block(nbytes, zero)
+    return block[start : start + nbytes]
 
 
 class HostPool:
@@ -111,8 +116,7 @@ class HostPool:
                         self.hits += 1
                         return np.ndarray(shape, dtype, buf, self._starts[size][i])
             self.misses += 1
-            buf = np.empty(size + ALIGN, np.uint8)
-            start = -buf.ctypes.data % ALIGN
+            buf, start = aligned_block(size)
             if self._held + size <= self.limit_bytes:
                 bucket = self._buckets.setdefault(size, [])
                 bucket.append(buf)
