@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.ops import registry
 
 DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64"]
 
@@ -289,12 +290,23 @@ def test_repeated_calls_reuse_one_plan_and_parameters_stay_distinct() -> None:
     from lazynd.ndarray import dispatch
 
     x = mx.nd.array(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4))
-    dispatch._plans.clear()
+    # one array and no parameters: the plan hangs on the array's signature
+    sig = dispatch.signature(x)
+    sig.plans.clear()
     for _ in range(5):
         mx.nd.relu(x)
+    assert list(sig.plans) == [registry.get("relu")]
+    plan = sig.plans[registry.get("relu")]
+    mx.nd.relu(mx.nd.zeros((3, 4)))  # another array of the same signature: the same plan
+    assert sig.plans[registry.get("relu")] is plan and len(sig.plans) == 1
+    # with parameters: one plan per distinct call in the shared table
+    dispatch._plans.clear()
+    for _ in range(5):
+        mx.nd.clip(x, a_min=-1.0, a_max=1.0)
     assert len(dispatch._plans) == 1
     low = mx.nd.clip(x, a_min=-1.0, a_max=1.0)
     high = mx.nd.clip(x, a_min=0.0, a_max=1.5)
+    assert len(dispatch._plans) == 2
     np.testing.assert_array_equal(low.asnumpy(), np.clip(x.asnumpy(), -1.0, 1.0))
     np.testing.assert_array_equal(high.asnumpy(), np.clip(x.asnumpy(), 0.0, 1.5))
     # a list parameter cannot key the cache; the call still works

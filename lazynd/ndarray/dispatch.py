@@ -102,6 +102,7 @@ class _Plan:
         "plain",
         "mutated",
         "pooled",
+        "small",
     )
 
     def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
@@ -152,10 +153,16 @@ class _Plan:
         # fresh CPU outputs all large enough for the pool: (shape, dtype, size class) of each, so a
         # call takes its buffers with no arithmetic (see ``invoke``); None otherwise
         self.pooled: list[tuple[tuple[int, ...], np.dtype, int]] | None = None
-        if not on_gpu and not self.into_zeros:
+        # fresh CPU outputs all too small for the pool: (shape, dtype) of each, for NumPy's own
+        # allocator directly (the backend's ``empty`` works out the dtype and size on every call,
+        # 2.4 us right after a 1M-element kernel has emptied the caches); None otherwise
+        self.small: list[tuple[tuple[int, ...], np.dtype]] | None = None
+        if not on_gpu:
             specs = [(s, np.dtype(t)) for s, t in zip(self.out_shapes, self.out_types, strict=True)]
             sizes = [math.prod(s) * t.itemsize for s, t in specs]
-            if all(n >= MIN_POOLED_BYTES for n in sizes):
+            if all(n < MIN_POOLED_BYTES for n in sizes):
+                self.small = specs  # zero-filled or not, NumPy's allocator serves them
+            elif not self.into_zeros and all(n >= MIN_POOLED_BYTES for n in sizes):
                 self.pooled = [(s, t, size_class(n)) for (s, t), n in zip(specs, sizes, strict=True)]
 
 
@@ -173,11 +180,14 @@ class _Signature:
     at once when they share one.
     """
 
-    __slots__ = ("spec", "dtype")
+    __slots__ = ("spec", "dtype", "plans")
 
     def __init__(self, spec: tuple) -> None:
         self.spec = spec
         self.dtype = spec[1]
+        # plans of the operators called on an array of this signature alone, with no parameters
+        # (``nd.exp(x)``, ``nd.norm(x)``): found by one lookup keyed on the operator
+        self.plans: dict[OpDef, _Plan] = {}
 
 
 _signatures: dict[tuple, _Signature] = {}
@@ -205,6 +215,18 @@ def signature(arr: Any) -> _Signature:
 def _plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> _Plan:
     if not inputs:  # creation operators: the context may come from a ``with`` scope
         return _Plan(op, inputs, kwargs, is_train)
+    if not kwargs and not is_train and len(inputs) == 1:
+        # one array, no parameters: the plan hangs on the array's signature (no key to build,
+        # a lookup that stays cheap when a large kernel has just emptied the caches)
+        x = inputs[0]
+        if x.__class__ is NDArray:
+            sig = x._sig
+            if sig is None:
+                sig = signature(x)
+            plan = sig.plans.get(op)
+            if plan is None:
+                plan = sig.plans[op] = _Plan(op, inputs, kwargs, is_train)
+            return plan
     key: list[Any] = [op, is_train]
     for k, v in kwargs.items():
         key += (k, v.__class__, v)  # the type too: 1 and 1.0 may parse differently
@@ -251,6 +273,9 @@ def invoke(
             outputs = [NDArray(_pool_take(shape, dtype, size), Var(), ctx)]
         elif pooled is not None:
             outputs = [NDArray(_pool_take(shape, dtype, size), Var(), ctx) for shape, dtype, size in pooled]
+        elif plan.small is not None:
+            alloc = np.zeros if plan.into_zeros else np.empty
+            outputs = [NDArray(alloc(shape, dtype), Var(), ctx) for shape, dtype in plan.small]
         else:
             alloc = plan.backend.zeros if plan.into_zeros else plan.backend.empty
             outputs = [NDArray(alloc(s, t), Var(), ctx) for s, t in zip(plan.out_shapes, plan.out_types, strict=True)]
