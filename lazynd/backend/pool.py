@@ -21,10 +21,16 @@ import numpy as np
 
 # below this, malloc is faster than any Python-level bookkeeping
 MIN_POOLED_BYTES = 1 << 16
-# pooled buffers start on this boundary (a cache line, and any SIMD width). malloc gives large
-# blocks 16-byte alignment (mmap'd pages plus its header), and OpenBLAS's dot is 1.5x slower
-# there: 60 against 41 us on 1M float32 (ufuncs and GEMMs do not care)
-ALIGN = 64
+# pooled buffers start on this boundary: a page.  Two reasons, both measured on 1M float32:
+# - malloc gives large blocks 16-byte alignment (mmap'd pages plus its header), and OpenBLAS's
+#   dot is 1.5x slower there: 60 against 41 us;
+# - a kernel that streams an input into an output whose address is 64 or 128 bytes past the
+#   input's, modulo 4096, runs into 4K aliasing (a load looks like it depends on an earlier
+#   store to another page at the same offset): NumPy's tanh took 411 and 380 us there against
+#   356 us at any other distance.  Buffers all starting on a page are always 0 apart modulo
+#   4096.  (With 64-byte alignment, buffers made one after the other sit 64 bytes apart.)
+# The cost: up to 4 KiB more per buffer of at least MIN_POOLED_BYTES (64 KiB), at most 6%.
+ALIGN = 4096
 # buffers per size class tried first, the most recently handed out first
 RECENT_BUFFERS = 4
 
