@@ -50,6 +50,7 @@ RNG = np.random.default_rng(0)
 # each timing runs a case this long (in calls of its NumPy reference), within these bounds
 TIMING_S = 0.002
 MAX_CALLS = 200
+GOAL = 1.2  # issue 3: within 1.2x of hand NumPy
 
 
 @dataclass
@@ -60,6 +61,9 @@ class Case:
     numpy: Callable[[], object]
     torch: Callable[[], object] | None = None
     check: bool = True
+    # counted against the 1.2x goal; False for a row with no work on the elements (a view's O(1)
+    # Python call against NumPy's C attribute), which is shown for information
+    goal: bool = True
 
 
 def _wait(result: object) -> None:
@@ -234,6 +238,7 @@ def shape_cases() -> list[Case]:
             lambda: a.reshape((-1, 4)),
             lambda: x.reshape(-1, 4),
             lambda: tx.reshape(-1, 4),
+            goal=False,
         ),
         Case(
             "shape",
@@ -646,6 +651,7 @@ def main() -> None:
     engines = {"threaded": mx.engine.get_engine(), "naive": mx.engine.NaiveEngine()}
     order = random.Random(0)
     rows = []
+    goal_rows: list[tuple[str, float, float]] = []
     for family, make in FAMILIES.items():
         if args.only and family not in args.only:
             continue
@@ -678,7 +684,10 @@ def main() -> None:
                         time.sleep(TORCH_SETTLE_S)
             _use(engines["threaded"])
             lz, naive, ref = best["threaded"], best["naive"], best["numpy"]
-            row = [family, case.name, calls, ref * 1e3, lz * 1e3, f"{lz / ref:.2f}", naive * 1e3, f"{naive / ref:.2f}"]
+            if case.goal:
+                goal_rows.append((case.name, lz / ref, naive / ref))
+            label = case.name if case.goal else case.name + " *"
+            row = [family, label, calls, ref * 1e3, lz * 1e3, f"{lz / ref:.2f}", naive * 1e3, f"{naive / ref:.2f}"]
             if "torch" in best:
                 pt = best["torch"]
                 row += [pt * 1e3, f"{lz / pt:.2f}"]
@@ -693,6 +702,10 @@ def main() -> None:
         rows,
     )
     print("lazynd: ThreadedEngine (the default); naive: the same calls on NaiveEngine (no hand-off to a worker)")
+    print("* no work on the elements (an O(1) view): shown for information, not counted in the goal")
+    for column, k in (("ThreadedEngine", 1), ("NaiveEngine", 2)):
+        over = [f"{r[0]} {r[k]:.2f}" for r in goal_rows if r[k] > GOAL]
+        print(f"{column}: {len(goal_rows) - len(over)} of {len(goal_rows)} rows within {GOAL}x of NumPy; over: {', '.join(over) or 'none'}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .base import Backend
-from .pool import MIN_POOLED_BYTES, HostPool, aligned_empty
+from .pool import MIN_POOLED_BYTES, HostPool, aligned_zeros
 
 
 class NumpyBackend(Backend):
@@ -30,7 +30,7 @@ class NumpyBackend(Backend):
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes < MIN_POOLED_BYTES:
             return np.zeros(shape, dtype)
-        return aligned_empty(nbytes, zero=True).view(dtype).reshape(shape)
+        return aligned_zeros(shape, dtype, nbytes)
 
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any) -> np.ndarray:
         out = self.pool.empty(shape, dtype)

@@ -48,6 +48,22 @@ def aligned_block(nbytes: int, zero: bool = False) -> tuple[np.ndarray, int]:
     return block, -block.ctypes.data % ALIGN
 
 
+def aligned_zeros(shape: tuple[int, ...], dtype: np.dtype, nbytes: int) -> np.ndarray:
+    """A zero-filled array of ``shape`` and ``dtype`` (``nbytes`` in all) starting on an :data:`ALIGN` boundary.
+
+    Fresh pages from calloc: zero at no cost until touched, which is cheaper than filling a
+    pooled buffer for an output written sparsely (``one_hot``).
+
+    Examples
+    --------
+    >>> a = aligned_zeros((3, 4), np.dtype(np.float32), 48)
+    >>> a.ctypes.data % ALIGN, float(a.sum())
+    (0, 0.0)
+    """
+    block, start = aligned_block(nbytes, zero=True)
+    return np.ndarray(shape, dtype, block, start)
+
+
 def aligned_empty(nbytes: int, zero: bool = False) -> np.ndarray:
     """A uint8 buffer of ``nbytes`` starting on an :data:`ALIGN`-byte boundary (zero-filled if asked).
 

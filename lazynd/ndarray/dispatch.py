@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from ..backend import cpu_backend, get_backend
-from ..backend.pool import MIN_POOLED_BYTES, size_class
+from ..backend.pool import MIN_POOLED_BYTES, aligned_zeros, size_class
 from ..context import Context, current_context
 from ..engine import get_engine
 from ..engine.var import Var
@@ -103,6 +103,7 @@ class _Plan:
         "mutated",
         "pooled",
         "small",
+        "zeroed",
     )
 
     def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
@@ -157,12 +158,16 @@ class _Plan:
         # allocator directly (the backend's ``empty`` works out the dtype and size on every call,
         # 2.4 us right after a 1M-element kernel has emptied the caches); None otherwise
         self.small: list[tuple[tuple[int, ...], np.dtype]] | None = None
+        # zero-filled CPU outputs all large enough to be page-aligned: (shape, dtype, bytes) of each
+        self.zeroed: list[tuple[tuple[int, ...], np.dtype, int]] | None = None
         if not on_gpu:
             specs = [(s, np.dtype(t)) for s, t in zip(self.out_shapes, self.out_types, strict=True)]
             sizes = [math.prod(s) * t.itemsize for s, t in specs]
             if all(n < MIN_POOLED_BYTES for n in sizes):
                 self.small = specs  # zero-filled or not, NumPy's allocator serves them
-            elif not self.into_zeros and all(n >= MIN_POOLED_BYTES for n in sizes):
+            elif self.into_zeros and all(n >= MIN_POOLED_BYTES for n in sizes):
+                self.zeroed = [(s, t, n) for (s, t), n in zip(specs, sizes, strict=True)]
+            elif all(n >= MIN_POOLED_BYTES for n in sizes):
                 self.pooled = [(s, t, size_class(n)) for (s, t), n in zip(specs, sizes, strict=True)]
 
 
@@ -274,8 +279,10 @@ def invoke(
         elif pooled is not None:
             outputs = [NDArray(_pool_take(shape, dtype, size), Var(), ctx) for shape, dtype, size in pooled]
         elif plan.small is not None:
-            alloc = np.zeros if plan.into_zeros else np.empty
-            outputs = [NDArray(alloc(shape, dtype), Var(), ctx) for shape, dtype in plan.small]
+            new = np.zeros if plan.into_zeros else np.empty
+            outputs = [NDArray(new(shape, dtype), Var(), ctx) for shape, dtype in plan.small]
+        elif plan.zeroed is not None:
+            outputs = [NDArray(aligned_zeros(shape, dtype, n), Var(), ctx) for shape, dtype, n in plan.zeroed]
         else:
             alloc = plan.backend.zeros if plan.into_zeros else plan.backend.empty
             outputs = [NDArray(alloc(s, t), Var(), ctx) for s, t in zip(plan.out_shapes, plan.out_types, strict=True)]
