@@ -59,20 +59,26 @@ def bind(
     if any(a is None for a in arrays):
         raise LazyNDError(f"bind: args misses {[n for n, a in zip(arg_names, arrays, strict=False) if a is None]}")
     grads = _as_list(args_grad, arg_names, "args_grad", allow_missing=True)
-    if isinstance(grad_req, str):
-        reqs = [grad_req] * len(arg_names)
-    elif isinstance(grad_req, dict):
-        reqs = [grad_req.get(n, "null") for n in arg_names]
-    else:
-        reqs = list(grad_req)
-    for name, req, _grad in zip(arg_names, reqs, grads, strict=False):
-        if req not in GRAD_REQS:
-            raise LazyNDError(f"bind: grad_req of {name!r} is {req!r}, expected one of {GRAD_REQS}")
+    reqs = _grad_reqs("bind", grad_req, arg_names)
     reqs = [r if g is not None else "null" for r, g in zip(reqs, grads, strict=False)]
     aux = _as_list(aux_states, aux_names, "aux_states")
     if any(a is None for a in aux):
         raise LazyNDError(f"bind: aux_states misses {[n for n, a in zip(aux_names, aux, strict=False) if a is None]}")
     return _executor_class(ctx, group2ctx)(symbol, ctx, arrays, grads, reqs, aux, group2ctx)
+
+
+def _grad_reqs(caller: str, grad_req: Any, names: list[str]) -> list[str]:
+    """``grad_req`` (one string, a dict by name, or a list) as one checked request per argument."""
+    if isinstance(grad_req, str):
+        reqs = [grad_req] * len(names)
+    elif isinstance(grad_req, dict):
+        reqs = [grad_req.get(n, "null") for n in names]
+    else:
+        reqs = list(grad_req)
+    for name, req in zip(names, reqs, strict=False):
+        if req not in GRAD_REQS:
+            raise LazyNDError(f"{caller}: grad_req of {name!r} is {req!r}, expected one of {GRAD_REQS}")
+    return reqs
 
 
 def simple_bind(
@@ -100,12 +106,7 @@ def simple_bind(
         return nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype)
 
     args = [make(n, s, t, shared) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
-    if isinstance(grad_req, str):
-        reqs = [grad_req] * len(names)
-    elif isinstance(grad_req, dict):
-        reqs = [grad_req.get(n, "null") for n in names]
-    else:
-        reqs = list(grad_req)
+    reqs = _grad_reqs("simple_bind", grad_req, names)
     grads = [
         make(n, s, t, shared_grads) if r != "null" else None
         for n, s, t, r in zip(names, arg_shapes, arg_types, reqs, strict=False)

@@ -92,6 +92,16 @@ def test_grad_req_add_accumulates_and_null_skips():
     np.testing.assert_allclose(ex.grad_dict["a"].asnumpy(), [6.0, 8.0])
 
 
+@pytest.mark.parametrize("grad_req", ["wirte", {"a": "wirte"}, ["wirte"]])
+def test_a_misspelt_grad_req_is_rejected_by_bind_and_simple_bind(grad_req):
+    # simple_bind once took it silently and left the gradient at zero
+    net = sym.Variable("a") * 2
+    with pytest.raises(LazyNDError, match="simple_bind: grad_req of 'a' is 'wirte', expected one of"):
+        net.simple_bind(mx.cpu(), grad_req=grad_req, a=(2,))
+    with pytest.raises(LazyNDError, match="bind: grad_req of 'a' is 'wirte'"):
+        net.bind(mx.cpu(), args=[mx.nd.ones((2,))], args_grad=[mx.nd.zeros((2,))], grad_req=grad_req)
+
+
 def test_non_loss_output_requires_out_grads():
     ex = (sym.Variable("a") * 2).simple_bind(mx.cpu(), a=(2,))
     ex.forward(is_train=True)
