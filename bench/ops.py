@@ -34,7 +34,7 @@ from _table import best_of, print_table  # noqa: E402
 
 import lazynd as mx  # noqa: E402
 from lazynd.backend.blas import BLAS_THREADS  # noqa: E402
-from lazynd.backend.pool import aligned_empty  # noqa: E402
+from lazynd.backend.pool import aligned_block  # noqa: E402
 
 try:
     import torch
@@ -77,13 +77,13 @@ def _as_numpy(result: object) -> list[np.ndarray]:
 
 
 def rand(*shape: int, low: float = -1.0, high: float = 1.0, dtype: str = "float32") -> np.ndarray:
-    """Uniform values in a 64-byte aligned array, as lazynd's own buffers are.
+    """Uniform values in an array aligned as lazynd's own large buffers are (on a page).
 
     malloc gives a large block 16-byte alignment, and OpenBLAS's dot runs 1.5x slower there:
     without this, the ``norm`` row measured the reference array's alignment, not the code.
     """
     values = RNG.uniform(low, high, size=shape).astype(dtype)
-    aligned = np.ndarray(values.shape, values.dtype, aligned_empty(values.nbytes))
+    aligned = np.ndarray(values.shape, values.dtype, *aligned_block(values.nbytes))
     aligned[...] = values
     return aligned
 

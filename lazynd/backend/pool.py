@@ -64,20 +64,6 @@ def aligned_zeros(shape: tuple[int, ...], dtype: np.dtype, nbytes: int) -> np.nd
     return np.ndarray(shape, dtype, block, start)
 
 
-def aligned_empty(nbytes: int, zero: bool = False) -> np.ndarray:
-    """A uint8 buffer of ``nbytes`` starting on an :data:`ALIGN`-byte boundary (zero-filled if asked).
-
-    It is a view into a slightly larger block, which it keeps alive as its ``base``.
-
-    Examples
-    --------
-    >>> aligned_empty(1 << 20).ctypes.data % ALIGN
-    0
-    """
-    block, start = aligned_block(nbytes, zero)
-    return block[start : start + nbytes]
-
-
 class HostPool:
     """Reuses host buffers of at least :data:`MIN_POOLED_BYTES` bytes."""
 
