@@ -20,6 +20,7 @@ from ..backend.cuda_kernels import launch_config, load_file
 from ..backend.fperr import quiet
 from ..backend.opencv import opencv_or_none
 from ..errors import OperatorError, ShapeError
+from .host_reduce import column_sum_into
 from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 
@@ -108,7 +109,10 @@ def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     if outputs[1] is not None:
         xp.matmul(g2d.T, x2d, out=outputs[1])
     if not attrs["no_bias"] and outputs[2] is not None:
-        g2d.sum(axis=0, out=outputs[2])
+        if xp is np:
+            column_sum_into(g2d, outputs[2])
+        else:
+            g2d.sum(axis=0, out=outputs[2])
 
 
 def _fc_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:

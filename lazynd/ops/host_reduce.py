@@ -1,0 +1,62 @@
+"""Faster NumPy forms of two reductions the CPU kernels run on every training step.
+
+NumPy reduces a C-contiguous ``(rows, n)`` array along its last axis with an inner loop
+of ``n``, slow when ``n`` is short: for MNIST's ``(128, 10)`` logits
+``np.maximum.reduce(x, axis=1)`` takes 6.6 us and ``np.add.reduce`` 3.5 us (one BLAS
+thread, AMD EPYC).  Here:
+
+- the maximum along a last axis of at most ``SHORT_AXIS`` comes from a transposed copy
+  reduced over its first axis (2.1 us); a maximum is exact, so the result is the same;
+- a float32/float64 sum along the first or the last axis is one BLAS matrix-vector
+  product with a vector of ones: 1.2 us for the logits, 1.7 against 3.9 us for a
+  ``(128, 128)`` bias gradient, 27 against 167 us for ``1000 x 1000`` along the last
+  axis.  BLAS accumulates in the array's precision, as MXNet's CPU kernels do, so the
+  last bits may differ from NumPy's pairwise sum; the operators that promise NumPy's
+  sums (``sum``, ``mean``...) keep NumPy's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SHORT_AXIS = 32
+_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_ones: dict[tuple[int, np.dtype], np.ndarray] = {}
+
+
+def ones(n: int, dtype: np.dtype) -> np.ndarray:
+    """A read-only vector of ``n`` ones, made once per length and dtype."""
+    vector = _ones.get((n, dtype))
+    if vector is None:
+        vector = np.ones(n, dtype)
+        vector.flags.writeable = False
+        _ones[(n, dtype)] = vector
+    return vector
+
+
+def host_max(x: np.ndarray, axis: int) -> np.ndarray:
+    """``np.maximum.reduce(x, axis=axis, keepdims=True)``, faster along a short last axis."""
+    n = x.shape[axis] if x.ndim else 1
+    if axis == x.ndim - 1 and 1 < n <= SHORT_AXIS and x.size >= 16 * n and x.flags.c_contiguous:
+        lines = np.ascontiguousarray(x.reshape(-1, n).T)  # (n, rows)
+        return np.maximum.reduce(lines, axis=0).reshape(*x.shape[:-1], 1)
+    return np.maximum.reduce(x, axis=axis, keepdims=True)
+
+
+def host_sum(x: np.ndarray, axis: int) -> np.ndarray:
+    """``np.add.reduce(x, axis=axis, keepdims=True)``; a float sum along the first or last axis by BLAS."""
+    if x.ndim and x.dtype in _BLAS_FLOATS and x.size and x.flags.c_contiguous:
+        n = x.shape[axis]
+        if axis == x.ndim - 1 and n > 1:
+            return np.matmul(x.reshape(-1, n), ones(n, x.dtype)).reshape(*x.shape[:-1], 1)
+        if axis == 0 and n > 1:
+            return np.matmul(ones(n, x.dtype), x.reshape(n, -1)).reshape(1, *x.shape[1:])
+    return np.add.reduce(x, axis=axis, keepdims=True)
+
+
+def column_sum_into(x: np.ndarray, out: np.ndarray) -> None:
+    """Write the sum of a 2-D ``x`` over its rows into the 1-D ``out`` (a bias gradient)."""
+    if x.dtype in _BLAS_FLOATS and out.dtype == x.dtype and x.flags.c_contiguous and x.shape[0] > 1:
+        np.matmul(ones(x.shape[0], x.dtype), x, out=out)
+    else:
+        np.add.reduce(x, axis=0, out=out)
