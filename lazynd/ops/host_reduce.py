@@ -17,9 +17,13 @@ thread, AMD EPYC).  Here:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 SHORT_AXIS = 32
+# vectors of ones kept at most (a program softmaxing ever-new lengths starts the table again)
+MAX_ONES = 256
 _BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _ones: dict[tuple[int, np.dtype], np.ndarray] = {}
 
@@ -30,12 +34,16 @@ def ones(n: int, dtype: np.dtype) -> np.ndarray:
     if vector is None:
         vector = np.ones(n, dtype)
         vector.flags.writeable = False
+        if len(_ones) >= MAX_ONES:
+            _ones.clear()
         _ones[(n, dtype)] = vector
     return vector
 
 
-def host_max(x: np.ndarray, axis: int) -> np.ndarray:
-    """``np.maximum.reduce(x, axis=axis, keepdims=True)``, faster along a short last axis."""
+def max_along(x: Any, axis: int) -> Any:
+    """``x.max(axis=axis, keepdims=True)``; a NumPy array's is faster along a short last axis."""
+    if x.__class__ is not np.ndarray:  # a device array: its own reduction
+        return x.max(axis=axis, keepdims=True)
     n = x.shape[axis] if x.ndim else 1
     if axis == x.ndim - 1 and 1 < n <= SHORT_AXIS and x.size >= 16 * n and x.flags.c_contiguous:
         lines = np.ascontiguousarray(x.reshape(-1, n).T)  # (n, rows)
@@ -43,8 +51,10 @@ def host_max(x: np.ndarray, axis: int) -> np.ndarray:
     return np.maximum.reduce(x, axis=axis, keepdims=True)
 
 
-def host_sum(x: np.ndarray, axis: int) -> np.ndarray:
-    """``np.add.reduce(x, axis=axis, keepdims=True)``; a float sum along the first or last axis by BLAS."""
+def sum_along(x: Any, axis: int) -> Any:
+    """``x.sum(axis=axis, keepdims=True)``; a NumPy float sum along the first or last axis by BLAS."""
+    if x.__class__ is not np.ndarray:
+        return x.sum(axis=axis, keepdims=True)
     if x.ndim and x.dtype in _BLAS_FLOATS and x.size and x.flags.c_contiguous:
         n = x.shape[axis]
         if axis == x.ndim - 1 and n > 1:
@@ -54,9 +64,11 @@ def host_sum(x: np.ndarray, axis: int) -> np.ndarray:
     return np.add.reduce(x, axis=axis, keepdims=True)
 
 
-def column_sum_into(x: np.ndarray, out: np.ndarray) -> None:
+def column_sum_into(x: Any, out: Any) -> None:
     """Write the sum of a 2-D ``x`` over its rows into the 1-D ``out`` (a bias gradient)."""
-    if x.dtype in _BLAS_FLOATS and out.dtype == x.dtype and x.flags.c_contiguous and x.shape[0] > 1:
+    if x.__class__ is not np.ndarray:
+        x.sum(axis=0, out=out)
+    elif x.dtype in _BLAS_FLOATS and out.dtype == x.dtype and x.flags.c_contiguous and x.shape[0] > 1:
         np.matmul(ones(x.shape[0], x.dtype), x, out=out)
     else:
         np.add.reduce(x, axis=0, out=out)

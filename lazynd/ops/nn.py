@@ -109,10 +109,7 @@ def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     if outputs[1] is not None:
         xp.matmul(g2d.T, x2d, out=outputs[1])
     if not attrs["no_bias"] and outputs[2] is not None:
-        if xp is np:
-            column_sum_into(g2d, outputs[2])
-        else:
-            g2d.sum(axis=0, out=outputs[2])
+        column_sum_into(g2d, outputs[2])
 
 
 def _fc_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:

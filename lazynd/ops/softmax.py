@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backend.cuda_kernels import launch_config, load_file
 from ..errors import OperatorError
-from .host_reduce import host_max, host_sum
+from .host_reduce import max_along, sum_along
 from .params import Param, enum, optional, parse_float, parse_int
 from .registry import OpDef, register, unify_shapes
 
@@ -43,16 +43,13 @@ def softmax_into(kctx: Any, x: Any, out: Any, axis: int, temperature: float = 1.
     if temperature != 1.0:
         xp.divide(x, temperature, out=out)
         x = out
-    # the ufuncs' own reductions: ``x.max(axis=...)`` goes through Python wrappers that cost
-    # more than the reduction itself on a batch of logits
-    on_host = xp is np
-    xp.subtract(x, host_max(x, axis) if on_host else x.max(axis=axis, keepdims=True), out=out)
+    xp.subtract(x, max_along(x, axis), out=out)
     if log:
         e = xp.exp(out)
-        out -= xp.log(host_sum(e, axis) if on_host else e.sum(axis=axis, keepdims=True))
+        out -= xp.log(sum_along(e, axis))
     else:
         xp.exp(out, out=out)
-        out /= host_sum(out, axis) if on_host else out.sum(axis=axis, keepdims=True)
+        out /= sum_along(out, axis)
 
 
 def softmax_grad_into(
@@ -63,13 +60,11 @@ def softmax_grad_into(
     if xp is not np and y.dtype.name in _KERNEL_DTYPES and y.size:
         _softmax_gpu(kctx, dy, dx, axis, temperature, log, y=y)
         return
-    on_host = xp is np
     if log:
-        xp.multiply(xp.exp(y), host_sum(dy, axis) if on_host else dy.sum(axis=axis, keepdims=True), out=dx)
+        xp.multiply(xp.exp(y), sum_along(dy, axis), out=dx)
         xp.subtract(dy, dx, out=dx)
     else:
-        product = dy * y
-        total = host_sum(product, axis) if on_host else product.sum(axis=axis, keepdims=True)
+        total = sum_along(dy * y, axis)
         xp.subtract(dy, total, out=dx)
         dx *= y
     if temperature != 1.0:
