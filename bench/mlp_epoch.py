@@ -1,7 +1,7 @@
 """One MNIST-sized epoch of a 784-128-64-10 MLP three ways: lazynd executor, hand NumPy, PyTorch CPU.
 
 ReLU, softmax cross-entropy, plain SGD, batch 128, float32.  Run:
-``python bench/mlp_epoch.py [--ctx gpu] [--repeat 3] [--threads 1] [--batches N]``; prints one table.
+``python bench/mlp_epoch.py [--ctx gpu] [--repeat 5] [--threads 1] [--batches N]``; prints one table.
 
 All three run the same batches from the same initial weights; the table also gives each
 one's accuracy on the first 10,000 training images after the epoch, so a faster but wrong
@@ -249,7 +249,7 @@ def run_torch(x: np.ndarray, y: np.ndarray, threads: int) -> tuple[float, list[n
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ctx", default="cpu", choices=("cpu", "gpu"))
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5, help="epochs per implementation, taken in turns (best is shown)")
     parser.add_argument("--threads", type=int, default=1, help="BLAS / PyTorch threads for every implementation")
     parser.add_argument("--batches", type=int, default=0, help="run only this many batches (0: the whole epoch)")
     args = parser.parse_args()

@@ -59,7 +59,9 @@ class CompletingEngine(Engine):
         """
         ready: list[Operation] = []
         release = self._release
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: see ThreadedEngine._push_queued
+        try:
             if op is self._tail:  # no longer mergeable: do not keep its arguments alive
                 self._tail = None
             for v in op.reads:
@@ -77,6 +79,8 @@ class CompletingEngine(Engine):
                     break
             if self._pending == 0 and self._idle_waiters:
                 self._idle.notify_all()
+        finally:
+            lock.release()
         if not ready:
             return None
         kept = None

@@ -38,9 +38,11 @@ class WaitingEngine(CompletingEngine):
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
         """Block until every write (and, ``for_write``, every read) pushed so far is done."""
         queue = self._cpu_queue
+        lock = self._lock
         marker = None
         while True:
-            with self._lock:
+            lock.acquire()  # not ``with``: see ThreadedEngine._push_queued
+            try:
                 if not (var.writing or var.queue or (for_write and var.pending_reads)):
                     break
                 op = self._deferred
@@ -48,14 +50,23 @@ class WaitingEngine(CompletingEngine):
                     marker = self._wait_marker(var, for_write)
                     break
                 self._deferred = None
+            finally:
+                lock.release()
             # the deferred operation is most often the one waited for: run it here, and the
             # chain it starts while the var stays busy (no marker, no event, no hand-off)
             while op is not None:
-                self._run(op)
+                if op.parts is None:
+                    self._run_call(op.fn, op.args, op.checks, op.writes, op.name, op.device)  # type: ignore[arg-type]
+                else:
+                    self._run(op)
                 op = self._complete(op, queue)
                 if op is not None and not (var.writing or var.queue or (for_write and var.pending_reads)):
                     queue.put(op)
                     break
+            # done when the var is free: read without the lock, as ``run_now`` does (this thread's
+            # own completions are seen; a push from another thread since is a race of the program)
+            if not (var.writing or var.queue or (for_write and var.pending_reads)):
+                break
         if marker is not None:
             assert marker.done is not None
             self._help_until(marker.done)
