@@ -102,7 +102,9 @@ class HostPool:
         that allocate the same shape again and again compute it once (``empty`` does it each
         time).
         """
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: half the cost, on every large output of an operator
+        try:
             bucket = self._buckets.get(size)
             if bucket is not None:
                 # the buffers handed out last come first: one released since is likely still in
@@ -138,6 +140,8 @@ class HostPool:
                 self._starts.setdefault(size, []).append(start)
                 self._remember(self._recent.setdefault(size, []), len(bucket) - 1)
                 self._held += size
+        finally:
+            lock.release()
         return np.ndarray(shape, dtype, buf, start)
 
     @staticmethod
