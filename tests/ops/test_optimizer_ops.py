@@ -174,11 +174,16 @@ UPDATES = [("sgd_update", 0, {}), ("sgd_mom_update", 1, {"momentum": 0.9}), ("ad
 
 @pytest.mark.parametrize(("name", "n_states", "extra"), UPDATES)
 @pytest.mark.parametrize("clip", [0.05, -1.0])
-def test_update_of_a_parameter_spanning_several_cpu_blocks_matches_reference(rng, name, n_states, extra, clip):
+def test_update_of_a_parameter_spanning_several_cpu_blocks_matches_reference(
+    rng, monkeypatch, name, n_states, extra, clip
+):
     # 2.3 blocks of the CPU kernel: every block, and the short last one, must get the whole update
-    from lazynd.ops.optimizer_ops import BLOCK_BYTES
+    # (blocks of 256 KiB here: the arithmetic is the same at any block size, and a smaller array
+    # keeps the test quick)
+    from lazynd.ops import optimizer_ops
 
-    size = int(2.3 * BLOCK_BYTES / 4)
+    monkeypatch.setattr(optimizer_ops, "BLOCK_BYTES", 1 << 18)
+    size = int(2.3 * optimizer_ops.BLOCK_BYTES / 4)
     w0 = rng.standard_normal(size).astype(np.float32)
     params = {"lr": 0.05, "wd": 0.01, "rescale_grad": 0.25, "clip_gradient": clip, **extra}
     weight = mx.nd.array(w0)
@@ -209,3 +214,15 @@ def test_update_of_a_strided_view_matches_the_contiguous_update(rng, name, n_sta
 
     op.forward(kernel_context(cpu()), op.parse(params), strided, strided[:1], [])
     assert_almost_equal(strided[0], contiguous[0].asnumpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_cpu_scratch_blocks_start_on_a_page_and_grow_when_needed():
+    from lazynd.backend.pool import ALIGN
+    from lazynd.ops.optimizer_ops import _cpu_scratch
+
+    for n in (10, 50_000, 300_000):
+        g, scratch = _cpu_scratch(np.dtype(np.float32), n)
+        assert g.shape == scratch.shape == (n,) and g.dtype == np.float32
+        assert g.__array_interface__["data"][0] % ALIGN == 0
+        assert scratch.__array_interface__["data"][0] % ALIGN == 0
+        assert not np.shares_memory(g, scratch)
