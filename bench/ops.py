@@ -672,6 +672,8 @@ def main() -> None:
     )
     parser.add_argument("--json", default=None, help=argparse.SUPPRESS)  # where a run of --runs leaves its ratios
     args = parser.parse_args()
+    if args.runs < 1:
+        parser.error(f"--runs must be at least 1, got {args.runs}")
     if args.runs > 1:
         summarise_runs(args)
         return
