@@ -1,9 +1,9 @@
 """Operators, family by family: lazynd vs the same computation hand-written in NumPy and in PyTorch (CPU).
 
 Run: ``python bench/ops.py [--repeat 15] [--calls 5] [--only conv] [--runs 5]``.  Prints one
-table (with ``--runs K``, one per fresh process and then each row's median ratio).  Goal (issue 3): lazynd within 1.2x of hand NumPy on 1M-element arrays
-and on a LeNet-sized convolution batch; convolution forward+backward within
-1.5x of PyTorch CPU.
+table (with ``--runs K``: one per fresh process, then each row's median ratio and range).
+Goal (issue 3): lazynd within 1.2x of hand NumPy on 1M-element arrays and on a LeNet-sized
+convolution batch; convolution forward+backward within 1.5x of PyTorch CPU.
 
 lazynd is measured as a user runs it: call the operator, then ``wait_to_read()``
 its result, on the default ThreadedEngine and again on NaiveEngine (which runs
@@ -101,8 +101,8 @@ def nd(*arrays: np.ndarray) -> list:
 
     Every column then reads the same bytes: ``mx.nd.array`` would copy each input to an
     address of its own, and a copy kernel such as ``broadcast_to`` runs 10-30% faster or
-    slower with where its source row sits relative to the rows it writes (4K aliasing), so
-    the comparison would measure that placement instead of the operator.
+    slower with where its source row sits relative to the rows it writes (most likely 4K
+    aliasing), so the comparison would measure that placement instead of the operator.
     """
     for v in arrays:
         assert v.flags.c_contiguous and v.__array_interface__["data"][0] % 4096 == 0, "inputs come from rand/aligned"
