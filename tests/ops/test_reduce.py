@@ -171,3 +171,17 @@ def test_max_of_empty_array_raises():
 def test_reductions_cpu_and_gpu_agree(name):
     check_consistency(name, [_data("float32", shape=(3, 300))], {"axis": -1}, rtol=1e-4, atol=1e-4)
     check_consistency(name, [_data("float32")], {"axis": (0, 2)}, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_arg_reduction_of_an_array_empty_along_another_axis_is_empty(name):
+    # NumPy's rule: only an empty reduced axis has no answer
+    out = getattr(mx.nd, name)(mx.nd.ones((0, 3)), axis=1)
+    assert out.shape == (0,) and out.asnumpy().shape == (0,)
+    assert getattr(mx.nd, name)(mx.nd.ones((2, 0, 3)), axis=-1).asnumpy().shape == (2, 0)
+
+
+@pytest.mark.parametrize(("shape", "axis", "message"), [((0, 3), 0, "along axis 0"), ((0,), None, "empty array")])
+def test_arg_reduction_over_an_empty_axis_raises_naming_it(shape, axis, message):
+    with pytest.raises(mx.LazyNDError, match=message):
+        mx.nd.argmax(mx.nd.ones(shape), axis=axis).wait_to_read()
