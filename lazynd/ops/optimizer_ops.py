@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..backend.cuda_kernels import launch_config, load_file
-from ..backend.pool import aligned_block
+from ..backend.pool import aligned_empty
 from .params import Param, parse_float
 from .registry import OpDef, register
 
@@ -95,9 +95,8 @@ def _cpu_scratch(dtype: np.dtype, n: int) -> tuple[Any, Any]:
     if pair is None or pair[0].size < n:
         # on a page, as the pool's buffers are: with malloc's placement the 1M-element sgd_update
         # took 248-264 us against 239-249 us
-        pair = buffers[dtype] = tuple(
-            np.ndarray((n,), dtype, *aligned_block(n * np.dtype(dtype).itemsize)) for _ in range(2)
-        )
+        nbytes = n * dtype.itemsize
+        pair = buffers[dtype] = (aligned_empty((n,), dtype, nbytes), aligned_empty((n,), dtype, nbytes))
     return pair[0][:n], pair[1][:n]
 
 
