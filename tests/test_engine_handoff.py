@@ -7,6 +7,7 @@ way the operation can run: they would hang (and fail on their timeouts) if it we
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -73,6 +74,34 @@ def test_an_operation_pushed_by_a_thread_that_exits_still_runs(engine: ThreadedE
     pusher.start()
     pusher.join()
     assert done.wait(TIMEOUT), "the operation of a thread that exited never ran"
+    assert ran_on[0].startswith("lazynd-cpu-")
+
+
+def test_an_operation_left_after_many_prompt_waits_still_reaches_a_worker(
+    engine: ThreadedEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every push waited for at once: the watcher finds the slot empty and looks less and less
+    # often (up to WATCH_BACKOFF ticks); an operation then left alone must still be handed over
+    looks: list[float] = []
+    sleep = threaded_module.time.sleep
+
+    def counted_sleep(seconds: float) -> None:
+        if threading.current_thread().name == "lazynd-deferred-watcher":
+            looks.append(seconds)
+        sleep(seconds)
+
+    monkeypatch.setattr(threaded_module.time, "sleep", counted_sleep)
+    longest = threaded_module.DEFERRED_TICK_S * threaded_module.WATCH_BACKOFF
+    deadline = time.monotonic() + TIMEOUT
+    while not (looks and max(looks) >= longest) and time.monotonic() < deadline:
+        out = Var()
+        engine.push(sleep, (0.0001,), [], [out], "prompt")
+        engine.wait_for_var(out)
+    assert looks and max(looks) == longest, looks[-10:]
+    ran_on: list[str] = []
+    done = threading.Event()
+    engine.push(_record_thread, (ran_on, done), [], [Var()], "left_alone_after_backoff")
+    assert done.wait(TIMEOUT), "the deferred operation never ran"
     assert ran_on[0].startswith("lazynd-cpu-")
 
 

@@ -30,11 +30,18 @@ CPU operation is not handed over at once.  It waits in the *deferred slot*
   worker at once); one that waits for something else sends the deferred
   operation to a worker;
 - it does none of these (computes in Python, sleeps, its thread exits): a
-  watcher thread that looks at the slot every ``DEFERRED_TICK_S`` while
-  operations are being deferred hands it to a worker after one to two ticks
-  (about 1 ms; the GIL may add its switch interval).  After
-  ``WATCH_LINGER_TICKS`` looks without a new deferral the watcher sleeps until
-  the next one, so it does not disturb long operations running in parallel.
+  watcher thread that looks at the slot every tick while operations are being
+  deferred hands it to a worker after one to two ticks.  A tick is
+  ``DEFERRED_TICK_S`` (0.5 ms; the GIL may add its switch interval) after the
+  watcher last had to hand an operation over; each look that finds the slot
+  empty (the program collected what it deferred) doubles it, up to
+  ``WATCH_BACKOFF`` times that, so a program that waits for each result
+  right away is not woken up 2000 times a second (each wake-up takes the GIL:
+  0.5 us of every 50 us push-then-wait measured).  An operation left in the
+  slot after such a phase goes to a worker within 8 ms, and the tick is short
+  again.  After ``WATCH_LINGER_TICKS`` looks without a new deferral the watcher
+  sleeps until the next one, so it does not disturb long operations running in
+  parallel.
 
 Three more ways to avoid hand-offs: ``run_now`` computes a pure function of
 ready vars on the calling thread with no bookkeeping at all (small arithmetic
@@ -72,6 +79,8 @@ from .waiting import WaitingEngine
 # the watcher looks at the deferred slot this often while operations are being pushed; an
 # operation still there at its next look (after one to two ticks) goes to the workers
 DEFERRED_TICK_S = 0.0005
+# the tick doubles with each look at an empty slot, up to this many times DEFERRED_TICK_S
+WATCH_BACKOFF = 8
 # after this many looks without a new deferral the watcher sleeps until the next deferral
 WATCH_LINGER_TICKS = 4
 # the deferred operation goes to a worker when this many operations waiting for it have been
@@ -346,18 +355,20 @@ class ThreadedEngine(WaitingEngine):
 
         A pusher that neither pushes again nor waits (it sleeps, computes in Python, or has
         exited) must not hold its operation back: this thread bounds the delay.  It looks at
-        the slot every :data:`DEFERRED_TICK_S` while operations are being deferred and, after
-        :data:`WATCH_LINGER_TICKS` looks without a new deferral, sleeps on a condition that the
-        next deferral signals (so it costs nothing while the engine is idle or the workers run
-        long operations).
+        the slot every tick while operations are being deferred: :data:`DEFERRED_TICK_S` at
+        first and after each hand-over, twice as long after each look at an empty slot (up to
+        :data:`WATCH_BACKOFF` times).  After :data:`WATCH_LINGER_TICKS` looks without a new
+        deferral it sleeps on a condition that the next deferral signals (so it costs nothing
+        while the engine is idle or the workers run long operations).
         """
         lock = self._lock
         seen = -1  # ``_deferrals`` when the slot was last seen holding an operation
         last = 0  # ``_deferrals`` at the previous look
         quiet_looks = 0
+        tick = DEFERRED_TICK_S
         op: Operation | None
         while not self._closed:
-            time.sleep(DEFERRED_TICK_S)
+            time.sleep(tick)
             with lock:
                 if self._closed:
                     return
@@ -369,12 +380,15 @@ class ThreadedEngine(WaitingEngine):
                 # (no local reference to the deferred operation unless it is handed over: one
                 # kept until the next tick would keep its output buffers from the pool's reuse)
                 if self._deferred is None:
+                    # what was deferred has been collected: the program waits for its results
+                    # or pushes on, and the slot needs fewer looks
                     seen = -1
+                    tick = min(tick * 2, DEFERRED_TICK_S * WATCH_BACKOFF)
                     if quiet_looks >= WATCH_LINGER_TICKS:
                         self._watcher_asleep = True
                         while self._watcher_asleep and not self._closed:
                             self._watcher_wake.wait()
-                        last, quiet_looks = self._deferrals, 0
+                        last, quiet_looks, tick = self._deferrals, 0, DEFERRED_TICK_S
                     continue
                 if count != seen:  # deferred since the last look: leave it a tick
                     seen = count
@@ -382,6 +396,7 @@ class ThreadedEngine(WaitingEngine):
                 op = self._deferred
                 self._deferred = None
                 seen = -1
+                tick = DEFERRED_TICK_S  # the program leaves operations in the slot: look often
             self._cpu_queue.put(op)
             op = None
 

@@ -186,6 +186,23 @@ def test_one_hot_into_a_given_out_overwrites_every_element():
     np.testing.assert_array_equal(fresh.asnumpy(), [[-2, -2, 1, -2], [1, -2, -2, -2], [-2, -2, -2, -2]])
 
 
+def test_one_hot_of_changing_shapes_and_ranges(engine_name):
+    # the host kernel keeps each (rows, depth)'s row starts; every call must still see its own
+    from lazynd.ops import indexing
+
+    calls = [((4,), 5), ((2, 3), 5), ((4,), 7), ((4,), 5), ((6,), 5)]
+    rng = np.random.default_rng(3)
+    for shape, depth in calls * 2:
+        idx = rng.integers(-2, depth + 2, size=shape).astype(np.float32)
+        got = mx.nd.one_hot(mx.nd.array(idx), depth=depth).asnumpy()
+        want = (idx[..., None].astype(int) == np.arange(depth)).astype(np.float32)
+        np.testing.assert_array_equal(got, want, err_msg=f"indices {idx.tolist()}, depth {depth}")
+        in_range = idx[(idx >= 0) & (idx < depth)]
+        assert got.sum() == in_range.size  # an index out of range leaves its row at off_value
+    starts = indexing._row_starts(4, 5)
+    assert starts.tolist() == [0, 5, 10, 15] and not starts.flags.writeable
+
+
 def test_one_hot_rejects_zero_depth():
     with pytest.raises(OperatorError, match="one_hot: depth=0 must be at least 1"):
         mx.nd.one_hot(mx.nd.array([1]), depth=0)

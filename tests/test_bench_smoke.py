@@ -1,0 +1,30 @@
+"""The operator benchmark runs where PyTorch is not installed (its column is then left out)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# bench/ops.py with ``import torch`` failing, as on a machine without PyTorch
+_WITHOUT_TORCH = """
+import runpy, sys
+sys.modules["torch"] = None
+sys.argv = ["bench/ops.py", "--only", "reduce", "shape", "--repeat", "1", "--calls", "1"]
+runpy.run_path("bench/ops.py", run_name="__main__")
+"""
+
+
+def test_bench_ops_runs_without_pytorch() -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_TORCH], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "no torch" in done.stdout
+    for row in ("| reduce | norm", "| shape  | one_hot"):
+        assert row in done.stdout, done.stdout[-3000:]
+    assert "ThreadedEngine: " in done.stdout and "NaiveEngine: " in done.stdout
