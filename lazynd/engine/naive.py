@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .base import NOT_READY, Engine, Operation
+from .base import NOT_READY, Engine
 from .var import Var
 
 
@@ -28,7 +28,7 @@ class NaiveEngine(Engine):
         device: Any = None,
         inline_ok: bool = False,
     ) -> None:
-        self._run(Operation(fn, args, reads, writes, reads, name, device))
+        self._run_call(fn, args, reads, writes, name, device)  # what _run does for an Operation of one part
 
     def run_now(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var]) -> Any:
         if self.profiler_hook is not None:
@@ -44,7 +44,8 @@ class NaiveEngine(Engine):
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
         if var.event is not None:
             var.event.synchronize()
-        self._raise_for_var(var)
+        if var.exc is not None:
+            self._raise_for_var(var)
 
     def waitall(self) -> None:
         from ..backend import synchronize_all

@@ -91,7 +91,9 @@ class NDArray:
     # -- waiting and host access ---------------------------------------------------------------
     def wait_to_read(self) -> None:
         """Block until every pending write to this array is done; raise its error if one failed."""
-        _get_engine().wait_for_var(self._var)
+        # the engine module's global rather than a call to get_engine: every call counts here, and
+        # after a large kernel each Python function entered costs several cache misses
+        (_engine_mod._engine or _get_engine()).wait_for_var(self._var)
 
     def wait_to_write(self) -> None:
         """Block until every pending read and write of this array is done."""
