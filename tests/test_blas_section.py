@@ -76,3 +76,94 @@ def test_convolution_kernels_run_inside_the_section(monkeypatch):
     np.testing.assert_array_equal(out, np.full((1, 1, 2, 2), 4, "float32"))
     assert held == [True]
     assert not blas._section_lock.locked()
+
+
+def _fresh_plans(monkeypatch) -> None:
+    """Drop the imperative call plans (each holds the BLAS var it was planned with)."""
+    from lazynd.ndarray import dispatch
+
+    monkeypatch.setattr(dispatch, "_plans", {})
+    monkeypatch.setattr(dispatch, "_signatures", {})
+
+
+def _convolution_pair() -> tuple:
+    """A convolution's forward and its independent backward, pushed back to back, each kernel
+    recording the thread it ran on; returns the four outputs.  Large enough not to run inline."""
+    import numpy as np
+
+    import lazynd as mx
+
+    rng = np.random.default_rng(0)
+    x = mx.nd.array(rng.standard_normal((8, 1, 40, 40)).astype("float32"))
+    w = mx.nd.array(rng.standard_normal((3, 1, 3, 3)).astype("float32"))
+    b = mx.nd.zeros((3,))
+    dy = mx.nd.ones((8, 3, 38, 38))
+    mx.nd.waitall()
+    y = mx.nd.Convolution(x, w, b, kernel=(3, 3), num_filter=3)
+    grads = mx.nd._backward_Convolution(dy, x, w, kernel=(3, 3), num_filter=3)
+    return (y, *grads)
+
+
+def _recording_kernels(monkeypatch, names: list[str]) -> None:
+    import threading
+
+    from lazynd.ops import registry
+
+    for name in ("Convolution", "_backward_Convolution"):
+        op = registry.get(name)
+        kernel = op.forward
+
+        def recorded(*args, _kernel=kernel, _name=name):
+            names.append((_name, threading.current_thread().name))
+            return _kernel(*args)
+
+        monkeypatch.setattr(op, "forward", recorded)
+
+
+def test_gemm_heavy_operators_run_in_push_order_on_the_waiting_thread_under_a_threaded_blas(monkeypatch):
+    import threading
+
+    import lazynd as mx
+    from lazynd.engine import threaded
+
+    monkeypatch.setattr(threaded, "DEFERRED_TICK_S", 600.0)  # no watcher: only the engine's rules decide
+    monkeypatch.setattr(blas, "BLAS_VAR", blas.Var())
+    _fresh_plans(monkeypatch)
+    engine = threaded.ThreadedEngine(num_workers=2)
+    monkeypatch.setattr(mx.engine, "_engine", engine)
+    names: list = []
+    _recording_kernels(monkeypatch, names)
+    try:
+        outputs = _convolution_pair()
+        for out in outputs:
+            out.wait_to_read()
+    finally:
+        engine.shutdown()
+    me = threading.current_thread().name
+    assert names == [("Convolution", me), ("_backward_Convolution", me)]
+    assert not blas.BLAS_VAR.writing and not blas.BLAS_VAR.queue
+
+
+def test_gemm_heavy_operators_still_run_in_parallel_under_a_single_threaded_blas(monkeypatch):
+    import threading
+
+    import lazynd as mx
+    from lazynd.engine import threaded
+
+    monkeypatch.setattr(threaded, "DEFERRED_TICK_S", 600.0)
+    monkeypatch.setattr(blas, "BLAS_VAR", None)
+    _fresh_plans(monkeypatch)
+    engine = threaded.ThreadedEngine(num_workers=2)
+    monkeypatch.setattr(mx.engine, "_engine", engine)
+    names: list = []
+    _recording_kernels(monkeypatch, names)
+    try:
+        outputs = _convolution_pair()
+        for out in outputs:
+            out.wait_to_read()
+    finally:
+        engine.shutdown()
+    # the backward's push hands the deferred forward to a worker; the wait runs the backward here
+    threads = dict(names)
+    assert threads["Convolution"].startswith("lazynd-cpu-")
+    assert threads["_backward_Convolution"] == threading.current_thread().name

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import engine as _engine_mod
-from ..backend import cpu_backend, get_backend
+from ..backend import blas, cpu_backend, get_backend
 from ..backend.pool import MIN_POOLED_BYTES, aligned_zeros, size_class
 from ..context import Context, current_context
 from ..engine import get_engine
@@ -104,6 +104,7 @@ class _Plan:
         "pooled",
         "small",
         "zeroed",
+        "blas_var",
     )
 
     def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
@@ -150,7 +151,14 @@ class _Plan:
         self.mutated = op.mutated_inputs(attrs)
         self.work = sum(x._data.size for x in inputs) + sum(int(np.prod(s)) for s in self.out_shapes)
         # only the arrays' own vars are read and written: no mutated inputs, aux states or generator
-        self.plain = not (self.mutated or op.needs_random or (is_train and op.aux and op.writes_aux_in_train))
+        # a GEMM-heavy kernel under a multi-threaded host BLAS also writes the BLAS var
+        self.blas_var = blas.BLAS_VAR if op.blas_heavy and not on_gpu else None
+        self.plain = not (
+            self.mutated
+            or op.needs_random
+            or (is_train and op.aux and op.writes_aux_in_train)
+            or self.blas_var is not None
+        )
         # fresh CPU outputs all large enough for the pool: (shape, dtype, size class) of each, so a
         # call takes its buffers with no arithmetic (see ``invoke``); None otherwise
         self.pooled: list[tuple[tuple[int, ...], np.dtype, int]] | None = None
@@ -309,6 +317,8 @@ def invoke(
             writes += [inputs[i]._var for i in plan.mutated]
         if is_train and op.aux and op.writes_aux_in_train:
             writes += [a._var for a in inputs[n_in:]]
+        if plan.blas_var is not None:
+            writes.append(plan.blas_var)
         if op.needs_random:
             from ..random import generator_for
 

@@ -216,6 +216,7 @@ register(
     OpDef(
         "Convolution",
         _in_blas_section(_conv_forward),
+        blas_heavy=True,
         inputs=_conv_inputs,
         params=_common_params(False),
         infer_shape=_conv_infer,
@@ -227,6 +228,7 @@ register(
     OpDef(
         "_backward_Convolution",
         _in_blas_section(_conv_backward),
+        blas_heavy=True,
         inputs=("out_grad", "data", "weight"),
         outputs=_grad_outputs,
         params=_common_params(False),
@@ -342,6 +344,7 @@ register(
     OpDef(
         "Deconvolution",
         _in_blas_section(_deconv_forward),
+        blas_heavy=True,
         inputs=_conv_inputs,
         params=_deconv_params(),
         infer_shape=_deconv_infer,
@@ -353,6 +356,7 @@ register(
     OpDef(
         "_backward_Deconvolution",
         _in_blas_section(_deconv_backward),
+        blas_heavy=True,
         inputs=("out_grad", "data", "weight"),
         outputs=_grad_outputs,
         params=_deconv_params(),

@@ -24,7 +24,12 @@ An :class:`OpDef` carries everything about an operator:
 - ``forward_into_zeros``: optionally, the CPU kernel for outputs that are known to be
   zero-filled; an imperative call that allocates its outputs itself then takes them
   from the allocator's zeroed pages (cheaper than writing zeros) and runs this kernel
-  instead of ``forward`` (``one_hot``: only the ones are written).
+  instead of ``forward`` (``one_hot``: only the ones are written);
+- ``blas_heavy``: the CPU kernel is mostly level-3 BLAS (convolution).  While the host BLAS
+  runs threads of its own, an imperative call also writes
+  :data:`lazynd.backend.blas.BLAS_VAR`, so the engine runs such operations one after the
+  other in push order instead of handing them to workers that would only queue on
+  :func:`~lazynd.backend.blas.blas_section`.
 """
 
 from __future__ import annotations
@@ -120,6 +125,7 @@ class OpDef:
         mutates: Sequence[int] | Callable[[dict], Sequence[int]] = (),
         optional_outputs: bool = False,
         forward_into_zeros: Callable[..., None] | None = None,
+        blas_heavy: bool = False,
         doc: str = "",
     ) -> None:
         self.name = name
@@ -148,6 +154,7 @@ class OpDef:
         self.mutates = mutates if callable(mutates) else tuple(mutates)
         self.optional_outputs = optional_outputs
         self.forward_into_zeros = forward_into_zeros
+        self.blas_heavy = blas_heavy
         self.doc = doc
 
     # -- structure -----------------------------------------------------------------------------
