@@ -318,3 +318,14 @@ def test_set_engine_stops_the_old_engines_threads():
         assert threading.active_count() <= before
     finally:
         set_engine("threaded")
+
+
+def test_set_engine_rejects_an_unknown_name_or_a_non_name_clearly():
+    from lazynd.engine import set_engine
+
+    before = get_engine()
+    with pytest.raises(mx.LazyNDError, match="unknown engine 'fast'"):
+        set_engine("fast")
+    with pytest.raises(mx.LazyNDError, match="expected an engine name, 'threaded' or 'naive', got NaiveEngine"):
+        set_engine(NaiveEngine())  # type: ignore[arg-type]
+    assert get_engine() is before  # a rejected switch leaves the engine in place

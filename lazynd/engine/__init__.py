@@ -30,6 +30,8 @@ recording = False
 
 
 def _create(name: str) -> Engine:
+    if not isinstance(name, str):
+        raise LazyNDError(f"engine: expected an engine name, 'threaded' or 'naive', got {type(name).__name__}")
     key = name.strip().lower()
     if key not in _ENGINES:
         raise LazyNDError(f"unknown engine {name!r} (LAZYND_ENGINE); choose 'threaded' or 'naive'")
