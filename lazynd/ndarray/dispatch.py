@@ -150,8 +150,9 @@ class _Plan:
         self.n_visible = op.num_visible_outputs(attrs)
         self.mutated = op.mutated_inputs(attrs)
         self.work = sum(x._data.size for x in inputs) + sum(int(np.prod(s)) for s in self.out_shapes)
-        # only the arrays' own vars are read and written: no mutated inputs, aux states or generator
         # a GEMM-heavy kernel under a multi-threaded host BLAS also writes the BLAS var
+        # (lazynd.backend.blas); ``plain``: only the arrays' own vars are read and written (no
+        # mutated inputs, aux states, generator or BLAS var)
         self.blas_var = blas.BLAS_VAR if op.blas_heavy and not on_gpu else None
         self.plain = not (
             self.mutated

@@ -101,7 +101,7 @@ class NDArray:
 
     def asnumpy(self) -> np.ndarray:
         """A NumPy copy of the values (waits for pending writes)."""
-        _get_engine().wait_for_var(self._var)
+        (_engine_mod._engine or _get_engine()).wait_for_var(self._var)  # as in wait_to_read
         data = self._data
         if self._ctx.device_type == "gpu":
             return get_backend(self._ctx).to_numpy(data)

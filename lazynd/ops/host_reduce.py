@@ -13,6 +13,14 @@ thread, AMD EPYC).  Here:
   axis.  BLAS accumulates in the array's precision, as MXNet's CPU kernels do, so the
   last bits may differ from NumPy's pairwise sum; the operators that promise NumPy's
   sums (``sum``, ``mean``...) keep NumPy's.
+
+While the host BLAS has threads of its own, a product large enough for OpenBLAS to
+split across them (:data:`THREADED_GEMV_MIN` elements) is not used: each call then
+wakes BLAS's threads, and on a busy machine one that is not running makes the call
+wait for it.  A ``1000 x 1000`` softmax took 1.9 instead of 1.1 ms in whole runs of
+the benchmark that way, in either engine.  A long last axis is summed by
+``einsum`` instead (54 us for ``1000 x 1000``, as fast as the product on one thread),
+a first axis by NumPy.
 """
 
 from __future__ import annotations
@@ -21,7 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.blas import BLAS_THREADS
+
 SHORT_AXIS = 32
+# OpenBLAS splits a matrix-vector product of at least this many elements across its threads
+# (2304 * GEMM_MULTITHREAD_THRESHOLD, 4 by default, in its interface/gemv.c)
+THREADED_GEMV_MIN = 9216
 # vectors of ones kept at most (a program softmaxing ever-new lengths starts the table again)
 MAX_ONES = 256
 _BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -51,6 +64,11 @@ def max_along(x: Any, axis: int) -> Any:
     return np.maximum.reduce(x, axis=axis, keepdims=True)
 
 
+def _single_threaded_gemv(x: np.ndarray) -> bool:
+    """Whether BLAS runs a product with ``x`` on the calling thread alone (see the module docstring)."""
+    return BLAS_THREADS == 1 or x.size < THREADED_GEMV_MIN
+
+
 def sum_along(x: Any, axis: int) -> Any:
     """``x.sum(axis=axis, keepdims=True)``; a NumPy float sum along the first or last axis by BLAS."""
     if x.__class__ is not np.ndarray:
@@ -58,8 +76,11 @@ def sum_along(x: Any, axis: int) -> Any:
     if x.ndim and x.dtype in _BLAS_FLOATS and x.size and x.flags.c_contiguous:
         n = x.shape[axis]
         if axis == x.ndim - 1 and n > 1:
-            return np.matmul(x.reshape(-1, n), ones(n, x.dtype)).reshape(*x.shape[:-1], 1)
-        if axis == 0 and n > 1:
+            lines = x.reshape(-1, n)
+            if _single_threaded_gemv(x):
+                return np.matmul(lines, ones(n, x.dtype)).reshape(*x.shape[:-1], 1)
+            return np.einsum("ij->i", lines).reshape(*x.shape[:-1], 1)
+        if axis == 0 and n > 1 and _single_threaded_gemv(x):
             return np.matmul(ones(n, x.dtype), x.reshape(n, -1)).reshape(1, *x.shape[1:])
     return np.add.reduce(x, axis=axis, keepdims=True)
 
@@ -68,7 +89,13 @@ def column_sum_into(x: Any, out: Any) -> None:
     """Write the sum of a 2-D ``x`` over its rows into the 1-D ``out`` (a bias gradient)."""
     if x.__class__ is not np.ndarray:
         x.sum(axis=0, out=out)
-    elif x.dtype in _BLAS_FLOATS and out.dtype == x.dtype and x.flags.c_contiguous and x.shape[0] > 1:
+    elif (
+        x.dtype in _BLAS_FLOATS
+        and out.dtype == x.dtype
+        and x.flags.c_contiguous
+        and x.shape[0] > 1
+        and _single_threaded_gemv(x)
+    ):
         np.matmul(ones(x.shape[0], x.dtype), x, out=out)
     else:
         np.add.reduce(x, axis=0, out=out)

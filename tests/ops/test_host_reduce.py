@@ -83,3 +83,29 @@ def test_other_array_types_take_their_own_reductions():
     out = np.empty(10, np.float32).view(Tagged)
     column_sum_into(x, out)
     np.testing.assert_allclose(np.asarray(out), np.asarray(x).sum(axis=0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("blas_threads", [1, 2])
+def test_large_sums_keep_off_a_threaded_blas(monkeypatch, blas_threads):
+    # with BLAS threads of its own, a product OpenBLAS would split across them is not used (a
+    # busy machine stalls it); the sums stay right either way
+    monkeypatch.setattr(host_reduce, "BLAS_THREADS", blas_threads)
+    products = []
+    matmul = np.matmul
+
+    def counted(*args, **kwargs):
+        products.append(args[0].shape)
+        return matmul(*args, **kwargs)
+
+    monkeypatch.setattr(host_reduce.np, "matmul", counted)
+    x = np.random.default_rng(5).uniform(-1, 1, (200, 100)).astype(np.float32)
+    assert x.size >= host_reduce.THREADED_GEMV_MIN
+    for axis in (0, 1):
+        np.testing.assert_allclose(sum_along(x, axis), x.sum(axis=axis, keepdims=True), rtol=1e-5, atol=1e-4)
+    out = np.empty(100, np.float32)
+    column_sum_into(x, out)
+    np.testing.assert_allclose(out, x.sum(axis=0), rtol=1e-5, atol=1e-4)
+    assert len(products) == (3 if blas_threads == 1 else 0)
+    small = x[:50, :20].copy()  # below the threshold: BLAS on the calling thread either way
+    np.testing.assert_allclose(sum_along(small, 1), small.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+    assert len(products) == (4 if blas_threads == 1 else 1)
