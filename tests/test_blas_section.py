@@ -120,25 +120,32 @@ def _recording_kernels(monkeypatch, names: list[str]) -> None:
         monkeypatch.setattr(op, "forward", recorded)
 
 
-def test_gemm_heavy_operators_run_in_push_order_on_the_waiting_thread_under_a_threaded_blas(monkeypatch):
-    import threading
-
+def _kernel_threads(monkeypatch, blas_var) -> list:
+    """Push a convolution's forward and backward on a fresh engine without a watcher (only the
+    engine's rules decide where they run) with ``BLAS_VAR`` set to ``blas_var``, wait for every
+    output; return each kernel's (operator, thread name) in the order they ran."""
     import lazynd as mx
     from lazynd.engine import threaded
 
-    monkeypatch.setattr(threaded, "DEFERRED_TICK_S", 600.0)  # no watcher: only the engine's rules decide
-    monkeypatch.setattr(blas, "BLAS_VAR", blas.Var())
+    monkeypatch.setattr(threaded, "DEFERRED_TICK_S", 600.0)
+    monkeypatch.setattr(blas, "BLAS_VAR", blas_var)
     _fresh_plans(monkeypatch)
     engine = threaded.ThreadedEngine(num_workers=2)
     monkeypatch.setattr(mx.engine, "_engine", engine)
     names: list = []
     _recording_kernels(monkeypatch, names)
     try:
-        outputs = _convolution_pair()
-        for out in outputs:
+        for out in _convolution_pair():
             out.wait_to_read()
     finally:
         engine.shutdown()
+    return names
+
+
+def test_gemm_heavy_operators_run_in_push_order_on_the_waiting_thread_under_a_threaded_blas(monkeypatch):
+    import threading
+
+    names = _kernel_threads(monkeypatch, blas.Var())
     me = threading.current_thread().name
     assert names == [("Convolution", me), ("_backward_Convolution", me)]
     assert not blas.BLAS_VAR.writing and not blas.BLAS_VAR.queue
@@ -147,23 +154,7 @@ def test_gemm_heavy_operators_run_in_push_order_on_the_waiting_thread_under_a_th
 def test_gemm_heavy_operators_still_run_in_parallel_under_a_single_threaded_blas(monkeypatch):
     import threading
 
-    import lazynd as mx
-    from lazynd.engine import threaded
-
-    monkeypatch.setattr(threaded, "DEFERRED_TICK_S", 600.0)
-    monkeypatch.setattr(blas, "BLAS_VAR", None)
-    _fresh_plans(monkeypatch)
-    engine = threaded.ThreadedEngine(num_workers=2)
-    monkeypatch.setattr(mx.engine, "_engine", engine)
-    names: list = []
-    _recording_kernels(monkeypatch, names)
-    try:
-        outputs = _convolution_pair()
-        for out in outputs:
-            out.wait_to_read()
-    finally:
-        engine.shutdown()
+    threads = dict(_kernel_threads(monkeypatch, None))
     # the backward's push hands the deferred forward to a worker; the wait runs the backward here
-    threads = dict(names)
     assert threads["Convolution"].startswith("lazynd-cpu-")
     assert threads["_backward_Convolution"] == threading.current_thread().name
