@@ -174,10 +174,11 @@ class _Plan:
             sizes = [math.prod(s) * t.itemsize for s, t in specs]
             if all(n < MIN_POOLED_BYTES for n in sizes):
                 self.small = specs  # zero-filled or not, NumPy's allocator serves them
-            elif self.into_zeros and all(n >= MIN_POOLED_BYTES for n in sizes):
-                self.zeroed = [(s, t, n) for (s, t), n in zip(specs, sizes, strict=True)]
             elif all(n >= MIN_POOLED_BYTES for n in sizes):
-                self.pooled = [(s, t, size_class(n)) for (s, t), n in zip(specs, sizes, strict=True)]
+                if self.into_zeros:
+                    self.zeroed = [(s, t, n) for (s, t), n in zip(specs, sizes, strict=True)]
+                else:
+                    self.pooled = [(s, t, size_class(n)) for (s, t), n in zip(specs, sizes, strict=True)]
 
 
 # plans by (operator, is_train, parameters with their types, input signatures)

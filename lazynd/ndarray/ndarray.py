@@ -97,7 +97,7 @@ class NDArray:
 
     def wait_to_write(self) -> None:
         """Block until every pending read and write of this array is done."""
-        _get_engine().wait_for_var(self._var, for_write=True)
+        (_engine_mod._engine or _get_engine()).wait_for_var(self._var, for_write=True)  # as in wait_to_read
 
     def asnumpy(self) -> np.ndarray:
         """A NumPy copy of the values (waits for pending writes)."""

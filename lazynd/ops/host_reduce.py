@@ -70,7 +70,8 @@ def _single_threaded_gemv(x: np.ndarray) -> bool:
 
 
 def sum_along(x: Any, axis: int) -> Any:
-    """``x.sum(axis=axis, keepdims=True)``; a NumPy float sum along the first or last axis by BLAS."""
+    """``x.sum(axis=axis, keepdims=True)``; a NumPy float sum along the first or last axis by BLAS
+    (along a long last axis by ``einsum`` while BLAS would split the product across its threads)."""
     if x.__class__ is not np.ndarray:
         return x.sum(axis=axis, keepdims=True)
     if x.ndim and x.dtype in _BLAS_FLOATS and x.size and x.flags.c_contiguous:
