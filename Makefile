@@ -2,7 +2,7 @@ PYTHON ?= python
 PYTEST ?= $(PYTHON) -m pytest
 export LAZYND_DATA_DIR ?= $(abspath ../shared/data)
 
-.PHONY: install test test-all lint bench gpu-test kernels-check mnist clean
+.PHONY: install test test-all lint bench gpu-test gpu-emu gpu-check kernels-check mnist clean
 
 install:
 	$(PYTHON) -m pip install -e '.[test,dev,kernels,dist]'
@@ -20,9 +20,20 @@ lint:
 bench:
 	for b in bench/*.py; do echo "== $$b"; $(PYTHON) $$b || exit 1; done
 
+# the gpu-marked tests, once (skipped without a GPU)
 gpu-test:
 	$(PYTEST) -q -m gpu
-	LAZYND_TEST_CTX=gpu $(PYTEST) -q tests/ops
+
+# the same tests on ../shared/tools/cuda-emu, a CPU emulator of our CUDA kernels and of CuPy's
+# signatures: a pre-flight of kernel arithmetic and CuPy calls, never a GPU result
+CUDA_EMU ?= ../shared/tools/cuda-emu
+gpu-emu:
+	PYTHONPATH=$(CUDA_EMU)/fake:. $(PYTEST) -p fakeplugin -q -m gpu
+
+# everything a machine with a GPU can tell us (tests, stream ordering, benchmarks); OUT= a folder
+OUT ?= /tmp/lazynd-gpu-check
+gpu-check:
+	bash tools/gpu_check.sh $(OUT)
 
 kernels-check:
 	$(PYTHON) -m lazynd.backend.check_kernels

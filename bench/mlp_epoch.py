@@ -219,14 +219,19 @@ def run_numpy_same_work(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.nd
     return time.perf_counter() - start, [w1.T, b1, w2.T, b2, w3.T, b3]
 
 
-def run_torch(x: np.ndarray, y: np.ndarray, threads: int) -> tuple[float, list[np.ndarray]] | None:
+def run_torch(x: np.ndarray, y: np.ndarray, threads: int, device: str = "cpu") -> tuple[float, list[np.ndarray]] | None:
     try:
         import torch
     except ImportError:
         return None
+    if device == "cuda" and not torch.cuda.is_available():
+        return None
     torch.set_num_threads(threads)
-    params = [torch.tensor(p.T.copy() if p.shape[0] != 1 else p[0], requires_grad=True) for p in init_params()]
-    xs, ys = torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))
+    params = [torch.tensor(p.T.copy() if p.shape[0] != 1 else p[0], requires_grad=True, device=device) for p in init_params()]
+    # the data set sits on the device, as lazynd's executor row holds it
+    xs, ys = torch.from_numpy(x).to(device), torch.from_numpy(y.astype(np.int64)).to(device)
+    if device == "cuda":
+        torch.cuda.synchronize()
     start = time.perf_counter()
     for k in range(0, len(x) - BATCH + 1, BATCH):
         h = xs[k : k + BATCH]
@@ -241,9 +246,17 @@ def run_torch(x: np.ndarray, y: np.ndarray, threads: int) -> tuple[float, list[n
         with torch.no_grad():
             for p in params:
                 p -= LR * p.grad
+    if device == "cuda":
+        torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
-    final = [p.detach().numpy() for p in params]
+    final = [p.detach().cpu().numpy() for p in params]
     return elapsed, [final[i].T if i % 2 == 0 else final[i].reshape(1, -1) for i in range(6)]
+
+
+def set_batch(size: int) -> None:
+    """Use ``size`` images per batch in every implementation."""
+    global BATCH
+    BATCH = size
 
 
 def main() -> None:
@@ -252,7 +265,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="epochs per implementation, taken in turns (best is shown)")
     parser.add_argument("--threads", type=int, default=1, help="BLAS / PyTorch threads for every implementation")
     parser.add_argument("--batches", type=int, default=0, help="run only this many batches (0: the whole epoch)")
+    parser.add_argument("--batch", type=int, default=BATCH, help="images per batch (default 128)")
     args = parser.parse_args()
+    set_batch(args.batch)
     all_x, all_y = data()
     check_x, check_y = all_x[:10000], all_y[:10000]
     x, y = (all_x[: args.batches * BATCH], all_y[: args.batches * BATCH]) if args.batches else (all_x, all_y)
@@ -260,6 +275,7 @@ def main() -> None:
         "lazynd executor": lambda: run_lazynd(x, y, args.ctx),
         "hand NumPy": lambda: run_numpy(x, y),
         "PyTorch CPU": lambda: run_torch(x, y, args.threads),
+        **({"PyTorch CUDA": lambda: run_torch(x, y, args.threads, "cuda")} if args.ctx == "gpu" else {}),
         "NumPy, same work": lambda: run_numpy_same_work(x, y),
     }
     times: dict[str, list[float]] = {name: [] for name in runs}

@@ -18,6 +18,7 @@ from .engine import waitall
 from .errors import (
     ContextError,
     DataError,
+    DeviceMemoryError,
     EngineError,
     FormatError,
     LazyNDError,
@@ -31,7 +32,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Context", "cpu", "cpu_pinned", "gpu", "current_context", "num_gpus", "nd", "ndarray", "NDArray",
-    "random", "waitall", "LazyNDError", "ContextError", "EngineError", "OperatorError", "ShapeError",
+    "random", "waitall", "LazyNDError", "ContextError", "DeviceMemoryError", "EngineError", "OperatorError", "ShapeError",
     "FormatError", "DataError", "MXNetError",
 ]
 

@@ -52,5 +52,22 @@ class FormatError(LazyNDError, ValueError):
     """A file or buffer is truncated, corrupted or not in the expected format."""
 
 
+class DeviceMemoryError(LazyNDError, MemoryError):
+    """A device ran out of memory.  ``except MemoryError`` catches it too.
+
+    Attributes
+    ----------
+    ctx : str
+        The context that was asked (``"gpu(0)"``).
+    nbytes : int
+        The bytes asked for.
+    """
+
+    def __init__(self, message: str, ctx: str = "", nbytes: int = 0) -> None:
+        super().__init__(message)
+        self.ctx = ctx
+        self.nbytes = nbytes
+
+
 class DataError(LazyNDError, RuntimeError):
     """A dataset cannot be found, downloaded or verified."""

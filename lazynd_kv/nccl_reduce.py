@@ -31,6 +31,7 @@ from lazynd.ndarray import NDArray
 NCCL_DTYPES = ("float16", "float32", "float64")
 
 _lock = threading.Lock()
+_NCCL_ISSUE_LOCK = threading.Lock()
 _nccl: Any = None
 _nccl_checked = False
 _communicators: dict[tuple[int, ...], list[Any]] = {}
@@ -122,7 +123,7 @@ def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
     count = int(result.size)
 
     def run() -> None:
-        from lazynd.backend.cupy_backend import StreamEvent, wait_for_vars
+        from lazynd.backend.cupy_backend import wait_for_vars
 
         comms = communicators(devices)  # raises when NCCL is missing
         nccl: Any = nccl_module()
@@ -131,26 +132,21 @@ def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
         for rank, (backend, stream) in enumerate(zip(backends, streams, strict=True)):
             with backend.device:
                 wait_for_vars(stream, [value_vars[rank]], [out_var] if rank == root else [])
-        nccl.groupStart()
-        try:
-            for rank, (backend, stream) in enumerate(zip(backends, streams, strict=True)):
-                with backend.device:
-                    # the receive buffer is read only on the root
-                    recv = result.data.ptr if rank == root else 0
-                    comms[rank].reduce(buffers[rank].data.ptr, recv, count, kind, nccl.NCCL_SUM, root, stream.ptr)
-        finally:
-            nccl.groupEnd()
+        # NCCL calls on one set of communicators must be issued by one thread at a time, in one
+        # order: reduces of keys homed on different GPUs run on different device threads
+        with _NCCL_ISSUE_LOCK:
+            nccl.groupStart()
+            try:
+                for rank, (backend, stream) in enumerate(zip(backends, streams, strict=True)):
+                    with backend.device:
+                        # the receive buffer is read only on the root
+                        recv = result.data.ptr if rank == root else 0
+                        comms[rank].reduce(buffers[rank].data.ptr, recv, count, kind, nccl.NCCL_SUM, root, stream.ptr)
+            finally:
+                nccl.groupEnd()
         for rank, (backend, stream) in enumerate(zip(backends, streams, strict=True)):
             with backend.device:
-                done = StreamEvent(stream.record(), stream)
-            # a later event on a stream supersedes earlier ones there: keep one read event per stream
-            var = value_vars[rank]
-            if var.read_events is None:
-                var.read_events = {}
-            var.read_events[stream] = done
-            if rank == root:
-                out_var.event = done
-                out_var.read_events = None
+                backend.record_done(stream, [value_vars[rank]], [out_var] if rank == root else [])
 
     get_engine().push(run, (), value_vars, [out_var], "_kvstore_nccl_reduce", out._ctx, inline_ok=True)
     return out

@@ -5,6 +5,8 @@ Every test here needs an NVIDIA GPU with CuPy and is skipped without one.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from test_engine_differential import _run_program
@@ -71,6 +73,117 @@ def test_an_error_in_a_gpu_operator_surfaces_at_the_next_wait_and_the_engine_goe
 
 
 def test_out_of_memory_is_a_clear_error() -> None:
-    with pytest.raises(mx.LazyNDError):
+    with pytest.raises(mx.DeviceMemoryError, match=r"gpu\(0\).*4,398,046,511,104 bytes") as caught:
         huge = mx.nd.empty((1 << 40,), ctx=mx.gpu(0))  # 4 TiB
         huge.wait_to_read()
+    assert isinstance(caught.value, MemoryError) and caught.value.nbytes == 1 << 42
+
+
+# -- ordering across streams that only a real device can break ------------------------------------
+N = 4096  # GEMMs of this size keep an H100's compute stream busy for milliseconds each
+
+
+def _backend() -> Any:
+    from lazynd.backend import get_backend
+
+    return get_backend(mx.gpu(0))
+
+
+def _asynchronous_streams() -> bool:
+    """Whether kernels run behind the host here (a real GPU; the CPU emulator runs them at launch)."""
+    a = mx.nd.ones((1024, 1024), ctx=mx.gpu(0))
+    mx.nd.waitall()
+    products = [mx.nd.dot(a, a) for _ in range(8)]
+    running = not _backend().compute_stream.done
+    del products
+    mx.nd.waitall()
+    return running
+
+
+needs_async = pytest.mark.skipif(
+    mx.num_gpus() == 0 or not _asynchronous_streams(),
+    reason="kernels finish at launch here (CPU emulator): a race between streams cannot show",
+)
+
+
+@needs_async
+def test_waitall_waits_for_gpu_work_launched_inline() -> None:
+    a = mx.nd.ones((N, N), ctx=mx.gpu(0))
+    a.wait_to_read()
+    products = [mx.nd.dot(a, a) for _ in range(20)]
+    mx.nd.waitall()
+    backend = _backend()
+    assert all(stream.done for stream in backend.streams.values()), "waitall returned with kernels running"
+    del products
+
+
+def _corrupted_products_after_reuse(trials: int = 3) -> int:
+    """A is read by long GEMMs; A is dropped and a fresh array of the same size is filled from the
+    host at once: the pool may hand out A's block, and the copy must wait for the GEMMs."""
+    ones, threes = np.ones((N, N), np.float32), np.full((N, N), 3.0, np.float32)
+    corrupted = 0
+    for _ in range(trials):
+        a = mx.nd.array(ones, ctx=mx.gpu(0))
+        a.wait_to_read()
+        products = [mx.nd.dot(a, a) for _ in range(30)]
+        del a
+        b = mx.nd.array(threes, ctx=mx.gpu(0))
+        corrupted += sum(int(not np.all(p.asnumpy() == N)) for p in products)
+        assert float(b[0, 0].asscalar()) == 3.0
+        del products, b
+    return corrupted
+
+
+@needs_async
+def test_a_freed_block_is_reused_only_after_its_readers_finish() -> None:
+    assert _corrupted_products_after_reuse() == 0
+
+
+@needs_async
+def test_the_reuse_test_detects_a_missing_fence(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the ordering of the previous test removed: it must then see corrupted products
+    import lazynd.backend.cupy_backend as cuda_backend
+
+    plain_wait = cuda_backend.wait_for_vars
+    monkeypatch.setattr(cuda_backend, "wait_for_vars", lambda stream, reads, writes, compute=None: plain_wait(stream, reads, writes))
+    monkeypatch.setattr(cuda_backend.DeviceVar, "__del__", lambda self: None)
+    assert _corrupted_products_after_reuse(trials=4) > 0
+
+
+@needs_async
+def test_a_write_waits_for_reads_on_the_compute_stream_and_the_test_sees_it_when_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lazynd.backend.cupy_backend as cuda_backend
+
+    def run_once() -> int:
+        host_two = mx.nd.from_numpy(np.full((N, N), 2.0, np.float32), zero_copy=True)
+        x = mx.nd.array(np.ones((N, N), np.float32), ctx=mx.gpu(0))
+        x.wait_to_read()
+        products = [mx.nd.dot(x, x) for _ in range(30)]
+        host_two.copyto(x)  # h2d stream: must wait for the 30 reads
+        bad = sum(int(not np.all(p.asnumpy() == N)) for p in products)
+        assert float(x[0, 0].asscalar()) == 2.0
+        return bad
+
+    assert run_once() == 0
+
+    def no_read_waits(stream: Any, reads: Any, writes: Any, compute: Any = None) -> None:
+        for v in [*reads, *writes]:
+            if v.event is not None and v.event.stream is not stream:
+                stream.wait_event(v.event.event)
+
+    monkeypatch.setattr(cuda_backend, "wait_for_vars", no_read_waits)
+    assert sum(run_once() for _ in range(3)) > 0
+
+
+def test_from_dlpack_waits_for_the_producer_stream() -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch here has no CUDA")
+    for _ in range(3):
+        a = torch.ones((N, N), device="cuda")
+        b = a
+        for _ in range(20):
+            b = (b @ a) / float(N)  # stays exactly 1.0; tens of milliseconds on torch's stream
+        c = b * 5.0 + 2.0
+        got = (mx.nd.from_dlpack(c) * 2).asnumpy()
+        assert np.all(got == 14.0), "from_dlpack read the tensor before PyTorch finished writing it"

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.var import Var
+
 
 class Backend:
     """One device kind.  ``xp`` is its array module (NumPy or CuPy).
@@ -26,6 +28,10 @@ class Backend:
 
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any) -> Any:
         raise NotImplementedError
+
+    def new_var(self, data: Any) -> Var:
+        """The engine var of ``data``, an array fresh from :meth:`empty`."""
+        return Var()
 
     def to_numpy(self, array: Any) -> np.ndarray:
         """A host copy (or the array itself on the CPU); the caller has waited."""

@@ -5,6 +5,18 @@ event on its stream after launching and stores it on the vars it wrote; an
 operation on another stream ``wait_event``s on it, and a host read synchronises
 on it.  Reads on other streams are remembered too, so a later write waits for
 them (write-after-read across streams).
+
+Memory is CuPy's pool, allocated on the compute stream (the pool keeps one arena per
+stream and hands a freed block out again only to allocations on the stream it came
+from, in that stream's order).  Work on the copy streams is not in that order, so two
+rules close the gaps, as MXNet frees storage through the engine:
+
+- the var of a fresh array is a :class:`DeviceVar` that holds the block: when the last
+  array of the chunk is gone, the compute stream waits for the var's own events on the
+  copy streams before the block returns to the pool;
+- a var that no GPU operation has written yet (a fresh block, perhaps just reused) is
+  first touched on a copy stream only after the compute stream's work issued so far
+  (see :func:`wait_for_vars`).
 """
 
 from __future__ import annotations
@@ -14,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.var import Var
+from ..errors import DeviceMemoryError
 from .base import Backend
 
 STREAM_KINDS = ("compute", "h2d", "d2h")
@@ -32,21 +46,60 @@ class StreamEvent:
         self.event.synchronize()
 
 
-def wait_for_vars(stream: Any, reads: Sequence[Any], writes: Sequence[Any]) -> None:
+class DeviceVar(Var):
+    """The var of a chunk of device memory fresh from the pool; it keeps the block alive.
+
+    When the var goes (every array of the chunk is gone and no pending operation holds it), the
+    compute stream is made to wait for the var's events on other streams: the pool hands the
+    block out again only in the compute stream's order, so its next user runs after them.
+    """
+
+    __slots__ = ("memory", "compute")
+
+    def __init__(self, memory: Any, compute: Any) -> None:
+        super().__init__()
+        self.memory = memory
+        self.compute = compute
+
+    def __del__(self) -> None:
+        compute = self.compute
+        events = [self.event, *(self.read_events or {}).values()]
+        try:
+            for event in events:
+                if event is not None and event.stream is not compute:
+                    compute.wait_event(event.event)
+        except Exception:  # noqa: BLE001 - at interpreter exit CUDA may be gone; nothing to order
+            pass
+
+
+def wait_for_vars(stream: Any, reads: Sequence[Any], writes: Sequence[Any], compute: Any = None) -> None:
     """Make ``stream`` wait for the last write of every var in ``reads``, and for every access
-    (the last write and the reads since) of every var in ``writes``, made on other streams."""
+    (the last write and the reads since) of every var in ``writes``, made on other streams.
+
+    A var with no event yet was never written on the device: its block may have been freed by
+    kernels that ``compute`` (the device's compute stream) has not finished, so a copy stream
+    waits for the compute stream first.
+    """
+    fresh = False
     for v in reads:
         ev = v.event
-        if ev is not None and ev.stream is not stream:
+        if ev is None:
+            fresh = True
+        elif ev.stream is not stream:
             stream.wait_event(ev.event)
     for v in writes:
         ev = v.event
-        if ev is not None and ev.stream is not stream:
+        if ev is None:
+            fresh = True
+        elif ev.stream is not stream:
             stream.wait_event(ev.event)
-        if v.read_events:
-            for rev in v.read_events.values():
+        read_events = v.read_events
+        if read_events:
+            for rev in list(read_events.values()):
                 if rev.stream is not stream:
                     stream.wait_event(rev.event)
+    if fresh and compute is not None and compute is not stream:
+        stream.wait_event(compute.record())
 
 
 class CupyBackend(Backend):
@@ -64,30 +117,48 @@ class CupyBackend(Backend):
         with self.device:
             self.streams = {kind: cupy.cuda.Stream(non_blocking=True) for kind in STREAM_KINDS}
         self.compute_stream = self.streams["compute"]
+        self.copy_streams = (self.streams["h2d"], self.streams["d2h"])
 
     # -- memory --------------------------------------------------------------------------------
+    def _allocate(self, make: Callable[[], Any], shape: tuple[int, ...], dtype: Any) -> Any:
+        try:
+            with self.device, self.compute_stream:
+                array = make()
+        except self.cupy.cuda.memory.OutOfMemoryError as err:
+            nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            raise DeviceMemoryError(
+                f"gpu({self.device_id}) is out of memory: asked for {nbytes:,} bytes "
+                f"(shape {tuple(shape)}, {np.dtype(dtype).name}); {err}",
+                ctx=f"gpu({self.device_id})",
+                nbytes=nbytes,
+            ) from None
+        return array
+
     def empty(self, shape: tuple[int, ...], dtype: Any) -> Any:
-        with self.device:
-            return self.cupy.empty(shape, dtype)
+        return self._allocate(lambda: self.cupy.empty(shape, dtype), shape, dtype)
 
     def zeros(self, shape: tuple[int, ...], dtype: Any) -> Any:
-        with self.device, self.compute_stream:
-            out = self.cupy.zeros(shape, dtype)
+        out = self._allocate(lambda: self.cupy.zeros(shape, dtype), shape, dtype)
         self.compute_stream.synchronize()
         return out
 
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any) -> Any:
-        with self.device, self.compute_stream:
-            out = self.cupy.full(shape, value, dtype)
+        out = self._allocate(lambda: self.cupy.full(shape, value, dtype), shape, dtype)
         self.compute_stream.synchronize()
         return out
+
+    def new_var(self, data: Any) -> Var:
+        """The var of ``data``, an array fresh from :meth:`empty` (see :class:`DeviceVar`)."""
+        return DeviceVar(data.data, self.compute_stream)
 
     def to_numpy(self, array: Any) -> np.ndarray:
         with self.device:
             return array.get(stream=self.streams["d2h"])
 
     def empty_cache(self) -> None:
-        self.cupy.get_default_memory_pool().free_all_blocks()
+        """Return this device's unused pool blocks to the driver."""
+        with self.device:
+            self.cupy.get_default_memory_pool().free_all_blocks()
 
     def memory_in_use(self) -> int:
         """Bytes CuPy's pool has handed out on this device."""
@@ -97,30 +168,48 @@ class CupyBackend(Backend):
     # -- streams and events --------------------------------------------------------------------
     def wrap(self, fn: Callable[..., Any], reads: Sequence[Any], writes: Sequence[Any], kind: str = "compute") -> Callable[..., Any]:
         stream = self.streams[kind]
+        compute = self.compute_stream
         device = self.device
+        backend = self
 
         def run(*args: Any) -> None:
             with device, stream:
-                wait_for_vars(stream, reads, writes)
+                wait_for_vars(stream, reads, writes, compute)
                 fn(*args)
-                done = StreamEvent(stream.record(), stream)
-            for v in writes:
-                v.event = done
-                v.read_events = None
-            for v in reads:
-                if v.event is done:  # read and written by this operation
-                    continue
-                # every read, whatever stream wrote the var last: a later write on another
-                # stream must wait for it.  One event per stream (a later one covers the earlier);
-                # concurrent readers only ever store into the dict, which is safe under the GIL.
-                if v.read_events is None:
-                    v.read_events = {}
-                v.read_events[stream] = done
+                backend.record_done(stream, reads, writes)
             if kind == "d2h":
                 # the destination is host memory that CPU operations read on completion
                 stream.synchronize()
 
         return run
+
+    def record_done(self, stream: Any, reads: Sequence[Any], writes: Sequence[Any]) -> StreamEvent:
+        """Record an event on ``stream`` after an operation was launched there, and note it on the
+        vars: the last write of each var in ``writes``, a read of each other var in ``reads``.
+        Every GPU operation (kernels, copies, NCCL) ends with this; the device must be current."""
+        done = StreamEvent(stream.record(), stream)
+        for v in writes:
+            v.event = done
+            v.read_events = None
+        for v in reads:
+            if v.event is done:  # read and written by this operation
+                continue
+            # every read, whatever stream wrote the var last: a later write on another stream
+            # must wait for it.  One event per stream (a later one covers the earlier); a new
+            # dict is published whole, so a thread iterating the old one is never disturbed
+            events = dict(v.read_events) if v.read_events else {}
+            events[stream] = done
+            v.read_events = events
+        return done
+
+    def import_external(self, make: Callable[[], Any]) -> tuple[Any, Any]:
+        """Run ``make`` (a DLPack import) with the compute stream current, so a producer that
+        honours the consumer stream orders it after its own work, and return the array with an
+        event on the compute stream for the new var."""
+        with self.device, self.compute_stream:
+            array = make()
+            event = StreamEvent(self.compute_stream.record(), self.compute_stream)
+        return array, event
 
     def synchronize(self) -> None:
         with self.device:

@@ -42,8 +42,7 @@ class NaiveEngine(Engine):
             return NOT_READY
 
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
-        if var.event is not None:
-            var.event.synchronize()
+        var.synchronize(for_write)
         if var.exc is not None:
             self._raise_for_var(var)
 

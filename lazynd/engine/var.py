@@ -36,6 +36,18 @@ class Var:
         self.event: Any = None
         self.read_events: dict[Any, Any] | None = None
 
+    def synchronize(self, for_write: bool = False) -> None:
+        """Block until the device work behind this var is done: its last write, and for a write
+        also the reads since (a device event's ``synchronize()``; nothing on the CPU)."""
+        event = self.event
+        if event is not None:
+            event.synchronize()
+        if for_write:
+            read_events = self.read_events
+            if read_events:
+                for read_event in list(read_events.values()):
+                    read_event.synchronize()
+
     def __repr__(self) -> str:
         state = "writing" if self.writing else f"reads={self.pending_reads}"
         waiting = len(self.queue) if self.queue else 0

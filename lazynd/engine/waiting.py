@@ -67,8 +67,8 @@ class WaitingEngine(CompletingEngine):
         if marker is not None:
             assert marker.done is not None
             self._help_until(marker.done)
-        if var.event is not None:
-            var.event.synchronize()
+        if var.event is not None or var.read_events:
+            var.synchronize(for_write)
         if var.exc is not None:
             self._raise_for_var(var)
 
@@ -102,10 +102,11 @@ class WaitingEngine(CompletingEngine):
         self._raise_unreported()
 
     def _synchronize_devices(self) -> None:
-        if self._device_queues:
-            from ..backend import synchronize_all
+        # every device that was used, queued work or not: GPU launches made inline on the pushing
+        # thread never pass through a device queue, and may still run on their streams
+        from ..backend import synchronize_all
 
-            synchronize_all()
+        synchronize_all()
 
     # -- a waiting thread works meanwhile ------------------------------------------------------
     def _help_until(self, done: threading.Event) -> None:

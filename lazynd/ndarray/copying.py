@@ -37,19 +37,33 @@ def _copy_d2h(src: Any, dst: np.ndarray) -> None:
 
 
 def _copy_d2d(src: Any, dst: Any) -> None:
+    """Runs on the destination's compute stream, which already waits for ``src``'s last write."""
     import cupy
 
     if src.device.id == dst.device.id:
         cupy.copyto(dst, src, casting="unsafe")
         return
-    if src.dtype != dst.dtype or not (src.flags.c_contiguous and dst.flags.c_contiguous):
-        with src.device:
-            src = cupy.ascontiguousarray(src.astype(dst.dtype, copy=False))
-        tmp = cupy.empty(dst.shape, dst.dtype)
-        tmp.data.copy_from_device_async(src.data, src.nbytes)
-        cupy.copyto(dst, tmp)
-        return
-    dst.data.copy_from_device_async(src.data, src.nbytes)
+    here = cupy.cuda.get_current_stream()
+    src_stream = None
+    if not src.flags.c_contiguous:
+        # a peer copy moves contiguous bytes: pack them on the source device, on its compute
+        # stream, ordered after this stream (and so after src's last write) and before the copy
+        src_stream = get_backend(Context("gpu", src.device.id)).compute_stream
+        ready = here.record()
+        with src.device, src_stream:
+            src_stream.wait_event(ready)
+            src = cupy.ascontiguousarray(src)
+            packed = src_stream.record()
+        here.wait_event(packed)
+    if src.dtype == dst.dtype and dst.flags.c_contiguous:
+        dst.data.copy_from_device_async(src.data, src.nbytes)
+    else:
+        landed = cupy.empty(src.shape, src.dtype)
+        landed.data.copy_from_device_async(src.data, src.nbytes)
+        cupy.copyto(dst, landed, casting="unsafe")  # the dtype changes on the destination device
+    if src_stream is not None:
+        # the packed block returns to the source stream's arena: not before the copy has read it
+        src_stream.wait_event(here.record())
 
 
 def copy_into(src: Any, dst: Any) -> Any:

@@ -235,8 +235,13 @@ def from_dlpack(source: Any) -> Any:
         return dispatch.NDArray(np.from_dlpack(source), Var(), Context("cpu", 0))
     if int(device_type) == 2:
         ctx = Context("gpu", int(device_id))
-        xp = get_backend(ctx).xp
-        return dispatch.NDArray(xp.from_dlpack(source), Var(), ctx)
+        backend = get_backend(ctx)
+        # imported with our compute stream current: the producer (PyTorch, CuPy...) orders that
+        # stream after its own pending work, and the event makes our other streams wait too
+        data, event = backend.import_external(lambda: backend.xp.from_dlpack(source))
+        var = Var()
+        var.event = event
+        return dispatch.NDArray(data, var, ctx)
     raise OperatorError(f"from_dlpack: unsupported DLPack device type {device_type}")
 
 

@@ -66,8 +66,11 @@ def push_kernel(
 
 
 def new_array(shape: tuple[int, ...], dtype: Any, ctx: Context) -> Any:
-    backend = cpu_backend if ctx.device_type != "gpu" else get_backend(ctx)
-    return NDArray(backend.empty(shape, dtype), Var(), ctx)
+    if ctx.device_type != "gpu":
+        return NDArray(cpu_backend.empty(shape, dtype), Var(), ctx)
+    backend = get_backend(ctx)
+    data = backend.empty(shape, dtype)
+    return NDArray(data, backend.new_var(data), ctx)
 
 
 # -- generic operator invocation -----------------------------------------------------------------
@@ -294,8 +297,10 @@ def invoke(
         elif plan.zeroed is not None:
             outputs = [NDArray(aligned_zeros(shape, dtype, n), Var(), ctx) for shape, dtype, n in plan.zeroed]
         else:
-            alloc = plan.backend.zeros if plan.into_zeros else plan.backend.empty
-            outputs = [NDArray(alloc(s, t), Var(), ctx) for s, t in zip(plan.out_shapes, plan.out_types, strict=True)]
+            backend = plan.backend
+            alloc = backend.zeros if plan.into_zeros else backend.empty
+            fresh = [alloc(s, t) for s, t in zip(plan.out_shapes, plan.out_types, strict=True)]
+            outputs = [NDArray(data, backend.new_var(data), ctx) for data in fresh]
     else:
         fn = plan.fn
         outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx, len(plan.out_shapes))

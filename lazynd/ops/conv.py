@@ -216,6 +216,7 @@ register(
     OpDef(
         "Convolution",
         _in_blas_section(_conv_forward),
+        gpu_float16_as_float32=True,
         blas_heavy=True,
         inputs=_conv_inputs,
         params=_common_params(False),
@@ -228,6 +229,7 @@ register(
     OpDef(
         "_backward_Convolution",
         _in_blas_section(_conv_backward),
+        gpu_float16_as_float32=True,
         blas_heavy=True,
         inputs=("out_grad", "data", "weight"),
         outputs=_grad_outputs,
@@ -344,6 +346,7 @@ register(
     OpDef(
         "Deconvolution",
         _in_blas_section(_deconv_forward),
+        gpu_float16_as_float32=True,
         blas_heavy=True,
         inputs=_conv_inputs,
         params=_deconv_params(),
@@ -356,6 +359,7 @@ register(
     OpDef(
         "_backward_Deconvolution",
         _in_blas_section(_deconv_backward),
+        gpu_float16_as_float32=True,
         blas_heavy=True,
         inputs=("out_grad", "data", "weight"),
         outputs=_grad_outputs,

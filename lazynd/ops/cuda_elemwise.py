@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..backend.cuda_kernels import KernelSource, launch_config, register_source
 
 # dtype -> (storage type, compute type)
@@ -41,8 +43,15 @@ template <> __device__ __forceinline__ unsigned short lazynd_store<unsigned shor
 template <typename T> __device__ __forceinline__ T lazynd_mod(T a, T b) { T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 __device__ __forceinline__ float lazynd_mod(float a, float b) { float r = fmodf(a, b); return (r != 0.f && ((r < 0.f) != (b < 0.f))) ? r + b : r; }
 __device__ __forceinline__ double lazynd_mod(double a, double b) { double r = fmod(a, b); return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r; }
-template <typename T> __device__ __forceinline__ T lazynd_pow(T a, T b) { return (T)pow((double)a, (double)b); }
+template <typename T> __device__ __forceinline__ T lazynd_pow(T a, T b) {
+  // integers: exact, by squaring, wrapping as NumPy's integer power does (a rounded float pow is
+  // off by one for results like 3 ** 1 = 2.9999...); a negative exponent truncates as 1 / a**-b
+  if (b < 0) return a == 1 ? (T)1 : (a == -1 ? ((-b) % 2 ? (T)-1 : (T)1) : (T)0);
+  T r = 1;
+  while (b) { if (b & 1) r = (T)(r * a); b >>= 1; if (b) a = (T)(a * a); }
+  return r; }
 __device__ __forceinline__ float lazynd_pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double lazynd_pow(double a, double b) { return pow(a, b); }
 """
 
 _UNARY = """
@@ -143,15 +152,15 @@ class ElementwiseFamily:
         else:
             dims, sa, sb = broadcast_strides(lhs, rhs, target.shape)
             pad = MAX_BROADCAST_DIMS - len(dims)
-            args = [lhs, rhs, target, n, len(dims)] + [int(d) for d in dims] + [1] * pad
-            args += [int(s) for s in sa] + [0] * pad + [int(s) for s in sb] + [0] * pad
+            # C types spelled out: the kernel takes (long long n, int ndim, long long dims/strides...)
+            args = [lhs, rhs, target, np.int64(n), np.int32(len(dims))]
+            args += [np.int64(v) for v in [*dims, *[1] * pad, *sa, *[0] * pad, *sb, *[0] * pad]]
             self._kernel(device_id, "bcast_", name, dtype)(grid, block, tuple(args))
         if target is not out:
             out[...] = target
 
     def scalar(self, device_id: int, name: str, x: Any, scalar: Any, out: Any, reflected: bool = False) -> None:
         import cupy
-        import numpy as np
 
         x = cupy.ascontiguousarray(x)
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")

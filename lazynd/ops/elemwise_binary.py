@@ -20,8 +20,8 @@ ARITHMETIC = {
     "div": (np.divide, "a / b"),
     "mod": (np.mod, "lazynd_mod(a, b)"),
     "power": (np.power, "lazynd_pow(a, b)"),
-    "maximum": (np.maximum, "(a > b ? a : b)"),
-    "minimum": (np.minimum, "(a < b ? a : b)"),
+    "maximum": (np.maximum, "(a > b || a != a ? a : b)"),  # NaN wins, as in NumPy
+    "minimum": (np.minimum, "(a < b || a != a ? a : b)"),
     "hypot": (np.hypot, "sqrt((double)a * a + (double)b * b)"),
     "equal": (np.equal, "(a == b ? 1 : 0)"),
     "not_equal": (np.not_equal, "(a != b ? 1 : 0)"),
@@ -80,12 +80,21 @@ def _binary_forward(name: str) -> tuple[Callable, Callable]:
     return forward, forward_gpu
 
 
+def scalar_as(dtype: Any, scalar: float) -> Any:
+    """``scalar`` cast to the array's dtype, as MXNet's ``static_cast<DType>`` does on both devices:
+    toward zero for an integer dtype, then wrapped to its width (300 -> 44 for uint8)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iub":
+        return np.array(int(scalar), dtype=np.int64).astype(dtype)[()]
+    return dtype.type(scalar)
+
+
 def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
     ufunc = ARITHMETIC[name][0]
 
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x = inputs[0]
-        s = x.dtype.type(attrs["scalar"])  # MXNet casts the scalar to the array's dtype
+        s = scalar_as(x.dtype, attrs["scalar"])
         if reflected:
             _cpu_apply(ufunc, s, x, outputs[0])
         elif name == "power" and s == 2 and x.dtype.kind == "f":
@@ -96,7 +105,7 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
             _cpu_apply(ufunc, x, s, outputs[0])
 
     def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        GPU.scalar(kctx.device_id, name, inputs[0], attrs["scalar"], outputs[0], reflected)
+        GPU.scalar(kctx.device_id, name, inputs[0], scalar_as(inputs[0].dtype, attrs["scalar"]), outputs[0], reflected)
 
     return forward, forward_gpu
 

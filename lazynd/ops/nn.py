@@ -208,6 +208,7 @@ register(
     OpDef(
         "Activation",
         _act_forward,
+        gpu_float16_as_float32=True,
         forward_gpu=lambda kctx, attrs, i, o, a: _launch_activation(kctx, "fwd", (i[0],), o[0], attrs["act_type"]),
         params=dict(_ACT_PARAMS),
         inplace=((0, 0),),
@@ -219,6 +220,7 @@ register(
     OpDef(
         "_backward_Activation",
         _act_backward,
+        gpu_float16_as_float32=True,
         forward_gpu=lambda kctx, attrs, i, o, a: _launch_activation(kctx, "bwd", (i[0], i[1]), o[0], attrs["act_type"]),
         inputs=("out_grad", "output"),
         params=dict(_ACT_PARAMS),

@@ -163,6 +163,7 @@ register(
     OpDef(
         "BatchNorm",
         _bn_forward,
+        gpu_float16_as_float32=True,
         inputs=("data", "gamma", "beta"),
         outputs=("output", "mean", "var"),
         aux=("moving_mean", "moving_var"),
@@ -177,6 +178,7 @@ register(
     OpDef(
         "_backward_BatchNorm",
         _bn_backward,
+        gpu_float16_as_float32=True,
         inputs=("out_grad", "data", "gamma", "mean", "var"),
         outputs=("data_grad", "gamma_grad", "beta_grad"),
         params=dict(BN_PARAMS),

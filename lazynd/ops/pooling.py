@@ -195,6 +195,7 @@ register(
     OpDef(
         "Pooling",
         _pool_forward,
+        gpu_float16_as_float32=True,
         params=dict(POOL_PARAMS),
         infer_shape=_pool_infer,
         gradient=_pool_gradient,
@@ -205,6 +206,7 @@ register(
     OpDef(
         "_backward_Pooling",
         _pool_backward,
+        gpu_float16_as_float32=True,
         inputs=("out_grad", "data", "output"),
         params=dict(POOL_PARAMS),
         infer_shape=lambda attrs, s, a: (s, [s[1]], a),

@@ -28,6 +28,12 @@ def _infer_creation_type(attrs: dict, in_types: list, aux_types: list) -> tuple[
     return in_types, [attrs["dtype"]], aux_types
 
 
+def _gpu_draw_dtype(out: Any) -> str:
+    """CuPy draws float32 or float64: float64 for a float64 output (all its bits random), float32
+    for the rest (cast on store)."""
+    return "float64" if out.dtype == np.float64 else "float32"
+
+
 def _uniform(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out = outputs[0]
     low, high = attrs["low"], attrs["high"]
@@ -36,7 +42,7 @@ def _uniform(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     if kctx.xp is np:
         out[...] = kctx.rng.uniform(low, high, out.shape)
     else:
-        out[...] = kctx.rng.uniform(low, high, out.shape, dtype=out.dtype if out.dtype.kind == "f" and out.itemsize >= 4 else "float32")
+        out[...] = kctx.rng.uniform(low, high, out.shape, dtype=_gpu_draw_dtype(out))
 
 
 def _normal(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -46,7 +52,7 @@ def _normal(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> N
     if kctx.xp is np:
         out[...] = kctx.rng.normal(attrs["loc"], attrs["scale"], out.shape)
     else:
-        out[...] = kctx.rng.normal(attrs["loc"], attrs["scale"], out.shape, dtype="float32")
+        out[...] = kctx.rng.normal(attrs["loc"], attrs["scale"], out.shape, dtype=_gpu_draw_dtype(out))
 
 
 def _randint(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

@@ -98,6 +98,32 @@ def shape_is_known(shape: Shape | None) -> bool:
     return shape is not None and all(d > 0 for d in shape)
 
 
+def float16_as_float32(kernel: Callable[..., None]) -> Callable[..., None]:
+    """A kernel that runs ``kernel`` in float32 when any of its arrays is float16 (on the GPU, for
+    operators whose CUDA kernels exist in float32 and float64 only): float16 inputs, outputs and
+    auxiliary states are widened, computed on, and the results narrowed back into the outputs and
+    the auxiliary states (BatchNorm's moving statistics)."""
+    import numpy as np
+
+    half = np.dtype(np.float16)
+
+    def widen(a: Any) -> Any:
+        return a.astype(np.float32) if a.dtype == half else a
+
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        if not any(a.dtype == half for group in (inputs, outputs, aux) for a in group):
+            kernel(kctx, attrs, inputs, outputs, aux)
+            return
+        # outputs start from their values: a kernel may accumulate into them
+        wide_outputs, wide_aux = [widen(o) for o in outputs], [widen(a) for a in aux]
+        kernel(kctx, attrs, [widen(x) for x in inputs], wide_outputs, wide_aux)
+        for target, wide in zip([*outputs, *aux], [*wide_outputs, *wide_aux], strict=True):
+            if wide is not target:
+                target[...] = wide
+
+    return forward
+
+
 class OpDef:
     """The definition of one operator (see the module docstring)."""
 
@@ -126,10 +152,13 @@ class OpDef:
         optional_outputs: bool = False,
         forward_into_zeros: Callable[..., None] | None = None,
         blas_heavy: bool = False,
+        gpu_float16_as_float32: bool = False,
         doc: str = "",
     ) -> None:
         self.name = name
         self.forward = forward
+        if gpu_float16_as_float32:
+            forward_gpu = float16_as_float32(forward_gpu or forward)
         self.forward_gpu = forward_gpu
         self._inputs = inputs
         self._outputs = outputs

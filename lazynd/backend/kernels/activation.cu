@@ -9,7 +9,7 @@ extern "C" __global__ void lazynd_activation_fwd_##SUFFIX(const T* __restrict__ 
        i += (long long)gridDim.x * blockDim.x) {                                                              \
     T v = x[i];                                                                                               \
     T r;                                                                                                      \
-    if (mode == 0) r = v > (T)0 ? v : (T)0;                                                                   \
+    if (mode == 0) r = (v > (T)0 || v != v) ? v : (T)0; /* NaN stays NaN, as np.maximum */                \
     else if (mode == 1) r = (T)1 / ((T)1 + EXP(-v));                                                          \
     else if (mode == 2) r = TANH(v);                                                                          \
     else if (mode == 3) r = v > (T)20 ? v : LOG1P(EXP(v));                                                    \

@@ -21,7 +21,7 @@ extern "C" __global__ void lazynd_pool_fwd_##SUFFIX(                            
       for (int b = max(b1, 0); b < min(e1, D1); ++b)                                                           \
         for (int c = max(b2, 0); c < min(e2, D2); ++c) {                                                       \
           T v = base[((long long)a * D1 + b) * D2 + c];                                                        \
-          if (mode == 0) { if (v > acc) acc = v; } else { acc += v; }                                          \
+          if (mode == 0) { if (v > acc || v != v) acc = v; } else { acc += v; }                                               \
         }                                                                                                      \
     y[i] = mode == 1 ? acc / count : acc;                                                                      \
   }                                                                                                            \
@@ -50,5 +50,6 @@ extern "C" __global__ void lazynd_pool_bwd_##SUFFIX(                            
   }                                                                                                            \
 }
 
-LAZYND_POOL(float, float32, -3.402823466e+38f)
-LAZYND_POOL(double, float64, -1.7976931348623157e+308)
+// max starts at -inf, as NumPy's maximum over padding does; a NaN in a window wins (NumPy's rule)
+LAZYND_POOL(float, float32, -(1.0f / 0.0f))
+LAZYND_POOL(double, float64, -(1.0 / 0.0))

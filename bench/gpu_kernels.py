@@ -1,0 +1,99 @@
+"""Bandwidth of lazynd's GPU kernels on 64M float32 elements, against a device-to-device copy of
+the same bytes and against PyTorch on the same card (when it has CUDA).
+
+Rows: elementwise ``a + b``, broadcast ``a + row``, a whole-array and a last-axis ``sum``, and a
+last-axis ``softmax`` of (2048, 32768) and of (32, 32000).  Each figure is the best of ``--repeat``
+timed launches after a warm-up, host clock around ``waitall`` / ``torch.cuda.synchronize``; GB/s
+counts the bytes each operation must read and write once.  Run: ``python bench/gpu_kernels.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+
+def _best(run: Callable[[], object], sync: Callable[[], None], repeat: int) -> float:
+    run()
+    sync()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        sync()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--elements", type=int, default=64 << 20, help="elements per array (default 64M)")
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args()
+
+    import lazynd as mx
+
+    if mx.num_gpus() == 0:
+        print("bench/gpu_kernels.py: no GPU visible; nothing to measure")
+        return
+    try:
+        import torch
+
+        has_torch = torch.cuda.is_available()
+    except ImportError:
+        has_torch = False
+
+    n, cols = args.elements, 32768
+    rows = n // cols
+    ctx = mx.gpu(0)
+    rng = np.random.default_rng(0)
+    host = rng.standard_normal((rows, cols), dtype=np.float32)
+    a, b = mx.nd.array(host, ctx=ctx), mx.nd.array(host[::-1].copy(), ctx=ctx)
+    row = mx.nd.array(host[:1], ctx=ctx)
+    small = mx.nd.array(rng.standard_normal((32, 32000), dtype=np.float32), ctx=ctx)
+    out = mx.nd.empty(a.shape, ctx=ctx)
+    mx.nd.waitall()
+    nbytes = a.size * 4
+    cases: list[tuple[str, Callable[[], object], float, Callable[[], object] | None]] = [
+        ("d2d copy", lambda: a.copyto(out), 2 * nbytes, None),
+        ("a + b", lambda: mx.nd.elemwise_add(a, b, out=out), 3 * nbytes, None),
+        ("a + row (broadcast)", lambda: mx.nd.broadcast_add(a, row, out=out), 2 * nbytes, None),
+        ("sum (all)", lambda: mx.nd.sum(a), nbytes, None),
+        ("sum (last axis)", lambda: mx.nd.sum(a, axis=1), nbytes, None),
+        ("softmax (2048, 32768)", lambda: mx.nd.softmax(a, axis=-1, out=out), 2 * nbytes, None),
+        ("softmax (32, 32000)", lambda: mx.nd.softmax(small, axis=-1), 2 * small.size * 4, None),
+    ]
+    if has_torch:
+        ta, tb = torch.from_numpy(host).cuda(), torch.from_numpy(host[::-1].copy()).cuda()
+        trow, tsmall, tout = ta[:1].clone(), torch.from_numpy(small.asnumpy()).cuda(), torch.empty_like(ta)
+        torch_runs: list[Callable[[], object]] = [
+            lambda: tout.copy_(ta),
+            lambda: torch.add(ta, tb, out=tout),
+            lambda: torch.add(ta, trow, out=tout),
+            lambda: ta.sum(),
+            lambda: ta.sum(dim=1),
+            lambda: torch.softmax(ta, dim=-1),
+            lambda: torch.softmax(tsmall, dim=-1),
+        ]
+        cases = [(name, run, moved, torch_run) for (name, run, moved, _), torch_run in zip(cases, torch_runs, strict=True)]
+
+    device = torch.cuda.get_device_name(0) if has_torch else "gpu(0)"
+    print(f"GPU kernels, {n / 2**20:.0f}M float32 ({nbytes / 2**20:.0f} MiB per array) on {device}; best of {args.repeat}")
+    print(f"{'operation':<24}{'lazynd ms':>10}{'GB/s':>8}{'of copy':>9}{'torch ms':>10}{'GB/s':>8}")
+    copy_rate = None
+    for name, run, moved, torch_run in cases:
+        seconds = _best(run, mx.nd.waitall, args.repeat)
+        rate = moved / seconds / 1e9
+        copy_rate = copy_rate or rate
+        line = f"{name:<24}{seconds * 1e3:>10.3f}{rate:>8.0f}{rate / copy_rate:>8.0%} "
+        if torch_run is not None:
+            torch_seconds = _best(torch_run, torch.cuda.synchronize, args.repeat)
+            line += f"{torch_seconds * 1e3:>10.3f}{moved / torch_seconds / 1e9:>8.0f}"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The one command for a machine with an NVIDIA GPU: `make gpu-check OUT=<folder>`.
+#
+# From the repository root, with CuPy (and NVRTC), NumPy and pytest installed; PyTorch and
+# pytest-timeout are used when present.  No network.  Steps: the environment, every CUDA source
+# compiled by NVRTC, the gpu-marked tests (device agreement of every operator, executor training
+# passes, stream ordering: pool reuse under long compute, waitall, DLPack from PyTorch,
+# write-after-read, and the mutation tests proving those checks can fail), then the GPU benchmarks.
+# Each step runs under a timeout and the script goes on after a failure; logs and a summary of
+# one line per step go to the folder given (default /tmp/lazynd-gpu-check).  The whole run is
+# bounded by GPU_CHECK_BUDGET_S (default 450 s): a step that would start past it is skipped.
+set -u
+OUT_DIR="${1:-/tmp/lazynd-gpu-check}"
+mkdir -p "$OUT_DIR"
+SUMMARY="$OUT_DIR/summary.txt"
+: >"$SUMMARY"
+BUDGET="${GPU_CHECK_BUDGET_S:-450}"
+START=$SECONDS
+PY="${PYTHON:-python3}"
+export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export CUPY_CACHE_DIR="${CUPY_CACHE_DIR:-$OUT_DIR/.cupy-cache}"
+
+say() { echo "$*" | tee -a "$SUMMARY"; }
+
+# run_step NAME LIMIT_S LOG COMMAND...: the command under timeout min(LIMIT, budget left)
+run_step() {
+  local name="$1" limit="$2" log="$3"
+  shift 3
+  local left=$((BUDGET - (SECONDS - START)))
+  if [ "$left" -lt 15 ]; then
+    say "SKIP $name: budget of ${BUDGET}s spent"
+    return 0
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  local begin=$SECONDS
+  echo "### $name: $* (limit ${limit}s)" >>"$OUT_DIR/$log"
+  timeout --kill-after=10 "$limit" "$@" >>"$OUT_DIR/$log" 2>&1
+  local rc=$?
+  local verdict="ok"
+  [ "$rc" -ne 0 ] && verdict="FAILED rc=$rc"
+  [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && verdict="TIMEOUT after ${limit}s"
+  say "$(printf '%-34s %-22s %4ss  %s' "$name" "$verdict" $((SECONDS - begin)) "$log")"
+}
+
+[ -f lazynd/backend/cupy_backend.py ] || { echo "run from the lazynd repository root" >&2; exit 2; }
+
+{
+  echo "date $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
+  "$PY" - <<'PYEOF'
+import sys
+import numpy
+print("python", sys.version.split()[0], "numpy", numpy.__version__)
+try:
+    import cupy
+    from cupy.cuda import nvrtc, runtime
+    print("cupy", cupy.__version__, "runtime", runtime.runtimeGetVersion(), "driver", runtime.driverGetVersion(), "nvrtc", nvrtc.getVersion())
+    for i in range(runtime.getDeviceCount()):
+        p = runtime.getDeviceProperties(i)
+        print(f"gpu({i}): {p['name'].decode()}, compute capability {p['major']}.{p['minor']}, {p['totalGlobalMem'] / 2**30:.1f} GiB")
+    try:
+        from cupy.cuda import nccl
+        print("nccl", nccl.get_version() if getattr(nccl, "available", False) else "not available")
+    except Exception as err:  # noqa: BLE001
+        print("nccl: not available:", err)
+except Exception as err:  # noqa: BLE001
+    print("cupy: NOT USABLE:", type(err).__name__, err)
+try:
+    import torch
+    print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())
+except ImportError:
+    print("torch: not installed")
+import lazynd
+print("lazynd", lazynd.__version__, "sees", lazynd.num_gpus(), "GPU(s)")
+PYEOF
+} >"$OUT_DIR/env.log" 2>&1
+say "environment: $(grep -m1 '^gpu(0)' "$OUT_DIR/env.log" || echo 'no gpu(0) visible: see env.log')"
+
+PYTEST_ARGS=(-q -m gpu -p no:cacheprovider -rfEs)
+"$PY" -c "import pytest_timeout" 2>/dev/null && PYTEST_ARGS+=(--timeout 180)
+
+run_step "kernels compile (NVRTC)" 120 kernels.log "$PY" -m lazynd.backend.check_kernels
+run_step "gpu-marked tests" 300 tests.log "$PY" -m pytest "${PYTEST_ARGS[@]}"
+grep -E '^(FAILED|ERROR)|^SKIPPED|passed|failed' "$OUT_DIR/tests.log" | tail -n 30 | sed 's/^/    /' | tee -a "$SUMMARY"
+run_step "bench/gpu_kernels.py" 90 bench.txt "$PY" bench/gpu_kernels.py
+run_step "bench/mlp_epoch.py gpu batch 128" 90 bench.txt "$PY" bench/mlp_epoch.py --ctx gpu --repeat 3 --batch 128
+run_step "bench/mlp_epoch.py gpu batch 1024" 60 bench.txt "$PY" bench/mlp_epoch.py --ctx gpu --repeat 3 --batch 1024
+say "total $((SECONDS - START))s; logs in $OUT_DIR"
