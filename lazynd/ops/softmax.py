@@ -71,15 +71,30 @@ def softmax_grad_into(
         dx /= temperature
 
 
+ROW_THREADS = 256  # LAZYND_ROW_THREADS in softmax.cu
+
+
 def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log: bool, y: Any = None) -> None:
     xp = kctx.xp
     source = load_file("softmax.cu")
     dtype = out.dtype.name
     outer, n, inner = _lines(out.shape, axis)
     target = out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
-    grid, block = launch_config(outer * inner)
     inv_temp = out.dtype.type(1.0 / temperature)
     x = xp.ascontiguousarray(x)
+    if inner == 1:
+        # the last axis: one block of ROW_THREADS per row (coalesced reads, shared-memory reductions)
+        grid, block = (min(outer, 1 << 16),), (ROW_THREADS,)
+        lines = (np.int64(outer), np.int64(n), inv_temp, np.int32(log))
+        if y is None:
+            source.function(kctx.device_id, f"lazynd_softmax_rows_{dtype}")(grid, block, (x, target, *lines))
+        else:
+            y = xp.ascontiguousarray(y)
+            source.function(kctx.device_id, f"lazynd_softmax_grad_rows_{dtype}")(grid, block, (x, y, target, *lines))
+        if target is not out:
+            out[...] = target
+        return
+    grid, block = launch_config(outer * inner)
     if y is None:
         fn = source.function(kctx.device_id, f"lazynd_softmax_{dtype}")
         fn(grid, block, (x, target, np.int64(outer), np.int64(n), np.int64(inner), inv_temp, np.int32(log)))

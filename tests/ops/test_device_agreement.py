@@ -134,3 +134,11 @@ def test_gpu_normal_draws_every_bit_of_float64() -> None:
     assert x.dtype == np.float64
     # float32 draws widened to float64 would survive a round trip through float32
     assert np.mean(x.astype(np.float32).astype(np.float64) != x) > 0.99
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize(("shape", "axis"), [((3, 1000), -1), ((40, 7), -1), ((2, 5, 7), 1)], ids=["long-rows", "short-rows", "middle-axis"])
+def test_softmax_agrees(op: str, shape: tuple[int, ...], axis: int, dtype: str) -> None:
+    x = _random(shape, dtype) * 10
+    _agree(op, [x], {"axis": axis, "temperature": 2.0}, dtype)
