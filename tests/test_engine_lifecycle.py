@@ -54,3 +54,45 @@ def test_threads_racing_on_first_use_create_exactly_one_engine() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "engines created: 1" in result.stdout
+
+
+def test_errors_no_wait_reported_are_printed_at_exit_with_their_count() -> None:
+    result = _run_fresh(
+        """
+        import lazynd as mx
+        from lazynd.engine import get_engine
+
+        def explode(name):
+            raise ValueError(f"boom from {name}")
+
+        for name in ("first_failure", "second_failure"):
+            x = mx.nd.zeros((4,))
+            get_engine().push(explode, (name,), [], [x.handle], name)
+        print("exiting")
+        """
+    )
+    assert result.returncode == 0 and "exiting" in result.stdout
+    assert "2 operator errors were never reported" in result.stderr
+    assert "first_failure" in result.stderr and "second_failure" in result.stderr
+    assert "boom from first_failure" in result.stderr  # the original exception, chained
+
+
+def test_a_clean_exit_prints_nothing() -> None:
+    result = _run_fresh(
+        """
+        import lazynd as mx
+        from lazynd.engine import get_engine
+
+        def explode():
+            raise ValueError("boom")
+
+        x = mx.nd.zeros((4,))
+        get_engine().push(explode, (), [], [x.handle], "reported_failure")
+        try:
+            x.asnumpy()
+        except mx.EngineError:
+            pass
+        y = mx.nd.ones((4,)) + 1
+        """
+    )
+    assert result.returncode == 0 and result.stderr == ""

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import sys
 import threading
+import traceback
 
 from ..errors import LazyNDError
 from .base import Engine, Operation, StepFailure
@@ -75,3 +78,37 @@ def set_engine(name: str) -> Engine:
 def waitall() -> None:
     """Wait for every pushed operation; raise the first error not yet reported."""
     get_engine().waitall()
+
+
+# errors printed in full at exit; the rest are counted
+EXIT_REPORT_MAX = 10
+
+
+def report_unreported_at_exit() -> None:
+    """Print to stderr the errors that no wait reported before the interpreter exits.
+
+    Registered with :mod:`atexit`: pending operations are finished first, then each error
+    still unreported is printed with its traceback (the first ``EXIT_REPORT_MAX`` in full),
+    under a line that says how many there are.  The exit status is left as it is.
+    """
+    engine = _engine
+    if engine is None:
+        return
+    engine.wait_idle()
+    errors = engine.take_unreported()
+    if not errors:
+        return
+    count = len(errors)
+    lines = [
+        f"lazynd: {count} operator error{'s were' if count > 1 else ' was'} never reported by a wait "
+        "(wait_to_read, asnumpy, waitall) before exit:\n"
+    ]
+    for err in errors[:EXIT_REPORT_MAX]:
+        lines.extend(traceback.format_exception(err))
+    if count > EXIT_REPORT_MAX:
+        lines.append(f"lazynd: ... and {count - EXIT_REPORT_MAX} more\n")
+    sys.stderr.write("".join(lines))
+    sys.stderr.flush()
+
+
+atexit.register(report_unreported_at_exit)
