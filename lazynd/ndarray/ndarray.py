@@ -148,10 +148,9 @@ class NDArray:
         return int(self.asscalar())
 
     def __repr__(self) -> str:
-        try:
-            values = str(self.asnumpy())
-        except LazyNDError as err:
-            values = f"<error: {err}>"
+        # a wait like any other, as in MXNet: an operator's error is raised here (and so counts as
+        # reported), never turned into text that a log line would swallow
+        values = str(self.asnumpy())
         shape = "x".join(str(d) for d in self.shape)
         return f"\n{values}\n<NDArray {shape} {self._ctx} {self._data.dtype.name}>"
 
