@@ -6,15 +6,19 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
+
+# the fresh interpreter imports lazynd from this checkout, not from wherever it is installed
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run_fresh(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter; a hang fails the test instead of stalling the suite."""
     try:
         return subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout
+            [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT
         )
     except subprocess.TimeoutExpired as err:
         pytest.fail(f"the fresh interpreter hung (killed after {timeout} s); its output: {err.stdout!r} {err.stderr!r}")

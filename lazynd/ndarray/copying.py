@@ -113,13 +113,38 @@ def _is_basic(key: Any) -> bool:
 
 
 def _normalize_key(arr: Any, key: Any) -> Any:
-    if isinstance(key, dispatch.NDArray):
-        return key.asnumpy().astype(np.int64)
+    """The key with its index arrays on the host, checked: see :func:`_index_array`."""
+    index_arrays = (dispatch.NDArray, np.ndarray, list)  # (NDArray is bound after this module loads)
     if isinstance(key, tuple):
-        return tuple(k.asnumpy().astype(np.int64) if isinstance(k, dispatch.NDArray) else k for k in key)
-    if isinstance(key, list):
-        return np.asarray(key)
+        return tuple(_index_array(k) if isinstance(k, index_arrays) else k for k in key)
+    if isinstance(key, index_arrays):
+        return _index_array(key)
     return key
+
+
+def _index_array(index: Any) -> np.ndarray:
+    """An index array as NumPy reads it: a boolean array is a mask, an integer array positions.
+
+    An NDArray index is read (this waits for it).  A floating-point index is refused rather
+    than read as positions: MXNet's comparisons (``a > 2``) give 0/1 floats, and read as
+    positions they select rows 0 and 1 again and again, silently.
+    """
+    if isinstance(index, dispatch.NDArray):
+        values = index.asnumpy()
+    else:
+        values = np.asarray(index)
+        if values.size == 0 and isinstance(index, list):
+            values = values.astype(np.int64)  # ``a[[]]``: no positions, as in NumPy
+    kind = values.dtype.kind
+    if kind == "b":
+        return values
+    if kind in "iu":
+        return values.astype(np.int64, copy=False)
+    raise OperatorError(
+        f"index: an index array of dtype {values.dtype} (shape {values.shape}) is neither a mask nor positions; "
+        "comparisons give 0/1 floats as in MXNet: use .astype('bool') for a boolean mask, "
+        "or an integer dtype (.astype('int64')) for positions"
+    )
 
 
 def getitem(arr: Any, key: Any) -> Any:
@@ -139,7 +164,7 @@ def getitem(arr: Any, key: Any) -> Any:
     try:
         probe = np.broadcast_to(np.empty((), data.dtype), arr.shape)[_host_key(key)]
     except IndexError as err:
-        raise OperatorError(f"index is out of bounds for shape {arr.shape}: {err}") from None
+        raise OperatorError(f"index does not fit shape {arr.shape}: {err}") from None
     out = new_array(probe.shape, data.dtype, arr._ctx)
     device_key = _device_key(key, xp)
 
