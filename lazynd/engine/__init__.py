@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import sys
+import threading
+import traceback
 
 from ..errors import LazyNDError
 from .base import Engine, Operation, StepFailure
@@ -24,6 +28,9 @@ __all__ = [
 
 _ENGINES = {"threaded": ThreadedEngine, "threadedengine": ThreadedEngine, "naive": NaiveEngine, "naiveengine": NaiveEngine}
 _engine: Engine | None = None
+# guards creating and replacing ``_engine``: threads racing on first use must all get one engine
+# (several would each own some vars' pending work, and a wait on one never sees the others finish)
+_engine_lock = threading.Lock()
 # True while the profiler's hook is installed: every op must then go through the engine to be
 # timed, so the arithmetic fast path (lazynd.ndarray.arithmetic.binary_method) stands aside
 recording = False
@@ -41,9 +48,13 @@ def _create(name: str) -> Engine:
 def get_engine() -> Engine:
     """The process-wide engine (created on first use from ``LAZYND_ENGINE``, default threaded)."""
     global _engine
-    if _engine is None:
-        _engine = _create(os.environ.get("LAZYND_ENGINE", "threaded"))
-    return _engine
+    engine = _engine
+    if engine is None:
+        with _engine_lock:
+            engine = _engine
+            if engine is None:  # no other thread created it while this one waited for the lock
+                engine = _engine = _create(os.environ.get("LAZYND_ENGINE", "threaded"))
+    return engine
 
 
 def set_engine(name: str) -> Engine:
@@ -52,17 +63,52 @@ def set_engine(name: str) -> Engine:
     The old engine finishes what was pushed to it and its worker threads exit.
     """
     global _engine
-    old = _engine
-    if old is not None:
-        old.waitall()  # raises the old engine's unreported errors before anything changes
-    new = _create(name)
-    if old is not None:
-        new.profiler_hook = old.profiler_hook  # a running profiler keeps recording
-        old.shutdown()
-    _engine = new
-    return _engine
+    with _engine_lock:
+        old = _engine
+        if old is not None:
+            old.waitall()  # raises the old engine's unreported errors before anything changes
+        new = _create(name)
+        if old is not None:
+            new.profiler_hook = old.profiler_hook  # a running profiler keeps recording
+            old.shutdown()
+        _engine = new
+    return new
 
 
 def waitall() -> None:
     """Wait for every pushed operation; raise the first error not yet reported."""
     get_engine().waitall()
+
+
+# errors printed in full at exit; the rest are counted
+EXIT_REPORT_MAX = 10
+
+
+def report_unreported_at_exit() -> None:
+    """Print to stderr the errors that no wait reported before the interpreter exits.
+
+    Registered with :mod:`atexit`: pending operations are finished first, then each error
+    still unreported is printed with its traceback (the first ``EXIT_REPORT_MAX`` in full),
+    under a line that says how many there are.  The exit status is left as it is.
+    """
+    engine = _engine
+    if engine is None:
+        return
+    engine.wait_idle()
+    errors = engine.take_unreported()
+    if not errors:
+        return
+    count = len(errors)
+    lines = [
+        f"lazynd: {count} operator error{'s were' if count > 1 else ' was'} never reported by a wait "
+        "(wait_to_read, asnumpy, waitall) before exit:\n"
+    ]
+    for err in errors[:EXIT_REPORT_MAX]:
+        lines.extend(traceback.format_exception(err))
+    if count > EXIT_REPORT_MAX:
+        lines.append(f"lazynd: ... and {count - EXIT_REPORT_MAX} more\n")
+    sys.stderr.write("".join(lines))
+    sys.stderr.flush()
+
+
+atexit.register(report_unreported_at_exit)

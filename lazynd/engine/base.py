@@ -118,8 +118,21 @@ class Engine:
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
         raise NotImplementedError
 
-    def waitall(self) -> None:
+    def wait_idle(self) -> None:
+        """Block until every pushed operation has completed; raise nothing (see :meth:`waitall`)."""
         raise NotImplementedError
+
+    def waitall(self) -> None:
+        """Block until every pushed operation has completed, then raise the first unreported error."""
+        self.wait_idle()
+        self._raise_unreported()
+
+    def take_unreported(self) -> list[BaseException]:
+        """The errors no wait has reported yet, oldest first; they count as reported from now on."""
+        with self._error_lock:
+            errors = list(self._unreported.values())
+            self._unreported.clear()
+        return errors
 
     def shutdown(self) -> None:
         """Finish pending work and release the engine's threads; the engine is not used after."""
@@ -201,11 +214,9 @@ class Engine:
             raise exc
 
     def _raise_unreported(self) -> None:
-        with self._error_lock:
-            if not self._unreported:
-                return
-            errors = list(self._unreported.values())
-            self._unreported.clear()
+        errors = self.take_unreported()
+        if not errors:
+            return
         first = errors[0]
         if len(errors) > 1:
             first.add_note(f"{len(errors) - 1} more operator(s) failed since the last wait")

@@ -46,11 +46,10 @@ class NaiveEngine(Engine):
         if var.exc is not None:
             self._raise_for_var(var)
 
-    def waitall(self) -> None:
+    def wait_idle(self) -> None:
         from ..backend import synchronize_all
 
         synchronize_all()
-        self._raise_unreported()
 
     def num_pending(self) -> int:
         return 0

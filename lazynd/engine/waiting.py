@@ -83,8 +83,8 @@ class WaitingEngine(CompletingEngine):
         self._pending += 1
         return marker
 
-    def waitall(self) -> None:
-        """Block until every pushed operation has completed, then raise unreported errors."""
+    def wait_idle(self) -> None:
+        """Block until every pushed operation has completed (``waitall`` then raises errors)."""
         while True:
             with self._lock:
                 if not self._pending:
@@ -99,7 +99,6 @@ class WaitingEngine(CompletingEngine):
                         self._idle_waiters -= 1
                 break
         self._synchronize_devices()
-        self._raise_unreported()
 
     def _synchronize_devices(self) -> None:
         # every device that was used, queued work or not: GPU launches made inline on the pushing

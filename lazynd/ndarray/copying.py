@@ -127,13 +127,38 @@ def _is_basic(key: Any) -> bool:
 
 
 def _normalize_key(arr: Any, key: Any) -> Any:
-    if isinstance(key, dispatch.NDArray):
-        return key.asnumpy().astype(np.int64)
+    """The key with its index arrays on the host, checked: see :func:`_index_array`."""
+    index_arrays = (dispatch.NDArray, np.ndarray, list)  # (NDArray is bound after this module loads)
     if isinstance(key, tuple):
-        return tuple(k.asnumpy().astype(np.int64) if isinstance(k, dispatch.NDArray) else k for k in key)
-    if isinstance(key, list):
-        return np.asarray(key)
+        return tuple(_index_array(k) if isinstance(k, index_arrays) else k for k in key)
+    if isinstance(key, index_arrays):
+        return _index_array(key)
     return key
+
+
+def _index_array(index: Any) -> np.ndarray:
+    """An index array as NumPy reads it: a boolean array is a mask, an integer array positions.
+
+    An NDArray index is read (this waits for it).  A floating-point index is refused rather
+    than read as positions: MXNet's comparisons (``a > 2``) give 0/1 floats, and read as
+    positions they select rows 0 and 1 again and again, silently.
+    """
+    if isinstance(index, dispatch.NDArray):
+        values = index.asnumpy()
+    else:
+        values = np.asarray(index)
+        if values.size == 0 and isinstance(index, list):
+            values = values.astype(np.int64)  # ``a[[]]``: no positions, as in NumPy
+    kind = values.dtype.kind
+    if kind == "b":
+        return values
+    if kind in "iu":
+        return values.astype(np.int64, copy=False)
+    raise OperatorError(
+        f"index: an index array of dtype {values.dtype} (shape {values.shape}) is neither a mask nor positions; "
+        "comparisons give 0/1 floats as in MXNet: use .astype('bool') for a boolean mask, "
+        "or an integer dtype (.astype('int64')) for positions"
+    )
 
 
 def getitem(arr: Any, key: Any) -> Any:
@@ -153,7 +178,7 @@ def getitem(arr: Any, key: Any) -> Any:
     try:
         probe = np.broadcast_to(np.empty((), data.dtype), arr.shape)[_host_key(key)]
     except IndexError as err:
-        raise OperatorError(f"index is out of bounds for shape {arr.shape}: {err}") from None
+        raise OperatorError(f"index does not fit shape {arr.shape}: {err}") from None
     out = new_array(probe.shape, data.dtype, arr._ctx)
     device_key = _device_key(key, xp)
 
@@ -202,13 +227,10 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     xp = get_backend(arr._ctx).xp
     device_key = _device_key(key, xp)
     data = arr._data
-    if _is_basic(key):
-        try:
-            target_shape = data[key].shape if not isinstance(key, (int, np.integer)) or data.ndim > 1 else ()
-        except IndexError as err:
-            raise OperatorError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
-    else:
-        target_shape = np.broadcast_to(np.empty((), data.dtype), arr.shape)[key].shape
+    target_shape, every_element = _assignment_target(arr, key)
+    # a write of every element does not read the old values, so it neither waits on them nor
+    # inherits their error: ``x[:] = 1`` recovers an array that inherited one, as a copy does
+    old_values = [] if every_element else [arr._var]
     if isinstance(value, dispatch.NDArray):
         if value._ctx != arr._ctx:
             value = value.as_in_context(arr._ctx)
@@ -217,7 +239,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         def assign(dst: Any, src: Any) -> None:
             dst[device_key] = src
 
-        push_kernel(arr._ctx, assign, (data, value._data), [value._var, arr._var], [arr._var], "_set_value", arr.size)
+        push_kernel(arr._ctx, assign, (data, value._data), [value._var, *old_values], [arr._var], "_set_value", arr.size)
         return
     if isinstance(value, (int, float, bool, np.generic)):
         scalar = value
@@ -225,11 +247,10 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         def fill(dst: Any) -> None:
             dst[device_key] = scalar
 
-        push_kernel(arr._ctx, fill, (data,), [arr._var], [arr._var], "_set_value", arr.size)
+        push_kernel(arr._ctx, fill, (data,), old_values, [arr._var], "_set_value", arr.size)
         return
     host = np.array(value, dtype=data.dtype, copy=True)  # snapshot now: the caller may change it
     _check_broadcast(host.shape, target_shape)
-    src = host if xp is np else None
     if xp is not np:
         from .creation import array
 
@@ -237,9 +258,23 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         return
 
     def assign_host(dst: Any) -> None:
-        dst[device_key] = src
+        dst[device_key] = host
 
-    push_kernel(arr._ctx, assign_host, (data,), [arr._var], [arr._var], "_set_value", arr.size)
+    push_kernel(arr._ctx, assign_host, (data,), old_values, [arr._var], "_set_value", arr.size)
+
+
+def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
+    """The shape ``arr[key]`` selects, and whether it selects every element of ``arr``."""
+    data = arr._data
+    try:
+        if _is_basic(key):
+            target = data[key]
+            # basic indexing never selects an element twice: as many elements as ``arr`` is all of it
+            shape = target.shape if not isinstance(key, (int, np.integer)) or data.ndim > 1 else ()
+            return shape, int(getattr(target, "size", 1)) == data.size
+        return np.broadcast_to(np.empty((), data.dtype), arr.shape)[key].shape, False
+    except IndexError as err:
+        raise OperatorError(f"__setitem__: index {key!r} does not fit shape {arr.shape}: {err}") from None
 
 
 def _check_broadcast(value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> None:

@@ -23,6 +23,7 @@ from . import arithmetic as _arithmetic
 from . import copying as _copying
 from . import dispatch as _ops_table
 from . import functions as _functions
+from . import numpy_protocol as _numpy_protocol
 
 _get_engine = _engine_mod.get_engine
 
@@ -117,6 +118,16 @@ class NDArray:
         out = self.asnumpy()
         return out.astype(dtype, copy=False) if dtype is not None else out
 
+    # -- NumPy's protocols (see numpy_protocol.py): the lazynd operator, or NumPy after a wait --
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return _numpy_protocol.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        return _numpy_protocol.array_function(func, args, kwargs)
+
+    def __format__(self, spec: str) -> str:
+        return _numpy_protocol.format_ndarray(self, spec)
+
     def tolist(self) -> list:
         return self.asnumpy().tolist()
 
@@ -148,10 +159,9 @@ class NDArray:
         return int(self.asscalar())
 
     def __repr__(self) -> str:
-        try:
-            values = str(self.asnumpy())
-        except LazyNDError as err:
-            values = f"<error: {err}>"
+        # a wait like any other, as in MXNet: an operator's error is raised here (and so counts as
+        # reported), never turned into text that a log line would swallow
+        values = str(self.asnumpy())
         shape = "x".join(str(d) for d in self.shape)
         return f"\n{values}\n<NDArray {shape} {self._ctx} {self._data.dtype.name}>"
 
@@ -313,4 +323,4 @@ def _unpickle(values: np.ndarray, device_type: str, device_id: int) -> NDArray:
     return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
 
 
-_ops_table.NDArray = _arithmetic.NDArray = _functions.NDArray = NDArray
+_ops_table.NDArray = _arithmetic.NDArray = _functions.NDArray = _numpy_protocol.NDArray = NDArray
