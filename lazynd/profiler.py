@@ -175,6 +175,7 @@ def set_state(state: str = "stop") -> None:
     >>> mx.profiler.set_state('stop')
     >>> os.path.exists(path)
     True
+    >>> mx.profiler.reset()  # forget the records
     """
     global _state, _origin, _exit_hook_registered
     if state not in _STATES:
