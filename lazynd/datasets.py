@@ -12,7 +12,6 @@ import hashlib
 import http.client
 import os
 import sys
-import tempfile
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from urllib.error import HTTPError
 import numpy as np
 
 from .errors import DataError, FormatError
+from .fileio import AtomicWriter, open_atomic
 from .idx_format import _GZIP_MAGIC, read_idx
 
 __all__ = ["default_folder", "find_dataset", "load_mnist", "read_idx", "verify_checksums"]  # fmt: skip
@@ -103,7 +103,7 @@ def _progress_bar(total: str | None, label: str) -> Any:
     return tqdm(total=size, unit="B", unit_scale=True, desc=label, leave=False)
 
 
-def _digests(source: IO[bytes], copy_to: IO[bytes] | None = None, bar: Any = None) -> tuple[str, str]:
+def _digests(source: IO[bytes], copy_to: AtomicWriter | None = None, bar: Any = None) -> tuple[str, str]:
     """(md5, sha256) of what *source* holds, copied to *copy_to* on the way."""
     md5, sha256 = hashlib.md5(usedforsecurity=False), hashlib.sha256()
     while chunk := source.read(_CHUNK_BYTES):
@@ -125,18 +125,13 @@ def _check_sums(path: object, given: tuple[str, str], expected: tuple[str, str])
 def _fetch(url: str, destination: Path, expected: tuple[str, str]) -> None:
     """Download *url* to *destination* atomically, or raise and leave nothing."""
     request = urllib.request.Request(url, headers={"User-Agent": "lazynd"})
-    handle, temp = tempfile.mkstemp(dir=destination.parent, prefix=f".{destination.name}.", suffix=".part")
-    try:
-        with (
-            os.fdopen(handle, "wb") as out,
-            urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_S) as response,
-            _progress_bar(response.headers["Content-Length"], destination.name) as bar,
-        ):
-            given = _digests(response, out, bar)
-        _check_sums(url, given, expected)
-        os.replace(temp, destination)
-    finally:
-        Path(temp).unlink(missing_ok=True)
+    with (
+        open_atomic(destination) as out,
+        urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_S) as response,
+        _progress_bar(response.headers["Content-Length"], destination.name) as bar,
+    ):
+        given = _digests(response, out, bar)
+        _check_sums(url, given, expected)  # raising here discards the download
 
 
 def _where_to_put(name: str, data_dir: str | os.PathLike[str] | None) -> str:

@@ -6,7 +6,13 @@ readers see either the old file or the new one.
 
 Local paths (and ``file://`` URLs) are written to a temporary file in the same
 directory, flushed to disk with ``fsync`` and moved over the target with
-``os.replace``, which is atomic on POSIX and Windows.
+``os.replace``, which is atomic on POSIX and Windows.  A new file gets the
+permissions a plain ``open`` would give it (``0o666`` less the umask: ``0o644``
+under the usual umask ``022``); a file that is replaced keeps its permission
+bits.  Temporaries are named ``.lazynd-tmp-<pid>-<machine>-<random>-<name>``;
+a process killed in the middle of a save (``SIGKILL``, power loss) leaves one
+behind, and the next save to that directory removes those whose process is
+gone.
 
 Other URLs (``s3://bucket/key``, ``memory://x``, ``hdfs://...``) go through
 `fsspec <https://filesystem-spec.readthedocs.io>`_, an optional dependency
@@ -27,15 +33,24 @@ cannot pass options (``nd.save(fname, data)``) reaches a non-default store.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
-import secrets
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import IO, Any
 
 from .errors import LazyNDError
+from .fileio_temporary import TEMPORARY_PREFIX as TEMPORARY_PREFIX
+from .fileio_temporary import (
+    create_temporary,
+    fsync_directory,
+    keep_permissions,
+    remove_stale_temporaries,
+    temporary_basename,
+    unlink_quietly,
+)
 
 BytesLike = bytes | bytearray | memoryview
 """Anything with the buffer protocol that a binary file's ``write`` accepts."""
@@ -163,17 +178,173 @@ def write_atomic(
     b'abcd'
     """
     chunks = _as_chunks(data)
+    with open_atomic(uri, storage_options) as handle:
+        for chunk in chunks:
+            handle.write(chunk)
+
+
+def open_atomic(
+    uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
+) -> AtomicWriter:
+    """Open ``uri`` for writing bit by bit; the target is replaced only at commit.
+
+    Use it as a context manager (commit on a normal exit, discard on an
+    exception) or call :meth:`AtomicWriter.commit` / :meth:`AtomicWriter.discard`.
+
+    Parameters
+    ----------
+    uri : str or os.PathLike
+        Local path, ``file://`` URL, or any URL fsspec understands.  Remote
+        contents are kept in memory until the commit.
+    storage_options : mapping, optional
+        Keyword arguments for the fsspec filesystem of a remote URL.
+
+    Returns
+    -------
+    AtomicWriter
+        A binary file-like object with ``write``, ``commit`` and ``discard``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.bin")
+    >>> with open_atomic(path) as handle:
+    ...     _ = handle.write(b"ab")
+    ...     _ = handle.write(b"cd")
+    >>> open_for_read(path)
+    b'abcd'
+    """
+    return AtomicWriter(uri, storage_options)
+
+
+def open_for_stream(
+    uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
+) -> IO[bytes]:
+    """Open a local file or remote object for reading, seekable, without loading it whole.
+
+    Parameters
+    ----------
+    uri : str or os.PathLike
+        Local path, ``file://`` URL, or any URL fsspec understands.
+    storage_options : mapping, optional
+        Keyword arguments for the fsspec filesystem of a remote URL.
+
+    Returns
+    -------
+    binary file object
+        The caller closes it.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file or object does not exist.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.bin")
+    >>> write_atomic(path, b"abc")
+    >>> with open_for_stream(path) as handle:
+    ...     _ = handle.seek(1)
+    ...     handle.read()
+    b'bc'
+    """
     local = _local_path(uri, storage_options)
     if local is not None:
-        _write_local_atomic(local, chunks)
-        return
-    payload = b"".join(chunks)
+        return open(local, "rb")  # noqa: SIM115 - the caller owns it
     filesystem, path = _remote_filesystem(str(uri), storage_options)
-    protocol = str(uri).split(":", 1)[0].lower()
+    return filesystem.open(path, "rb")
+
+
+class AtomicWriter:
+    """A binary file being written that replaces its target only at :meth:`commit`.
+
+    Made by :func:`open_atomic`.  A local target is written to a temporary
+    file beside it (see the module docstring for its name and permissions);
+    a remote target is assembled in memory and stored at the commit.
+
+    Attributes
+    ----------
+    uri : str
+        The target.
+    """
+
+    def __init__(self, uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> None:
+        self.uri = os.fspath(uri)
+        self._local = _local_path(uri, storage_options)
+        self._temporary: str | None = None
+        self._handle: IO[bytes]
+        if self._local is None:
+            # Resolve the store now, so a missing backend fails before any work is done.
+            self._remote = _remote_filesystem(self.uri, storage_options)
+            self._buffer = self._handle = io.BytesIO()
+        else:
+            directory = os.path.dirname(os.path.abspath(self._local))
+            remove_stale_temporaries(directory)
+            self._temporary, self._handle = create_temporary(directory, os.path.basename(self._local))
+        self.closed = False
+
+    def write(self, data: BytesLike) -> int:
+        """Append ``data``; returns the number of bytes written."""
+        if self.closed:
+            raise ValueError(f"{self.uri}: write to an atomic file that was already committed or discarded")
+        return self._handle.write(data)
+
+    def commit(self) -> None:
+        """Move the written contents over the target; on failure the target is untouched."""
+        if self.closed:
+            raise ValueError(f"{self.uri}: atomic file already committed or discarded")
+        self.closed = True
+        if self._local is None:
+            filesystem, path = self._remote
+            _store_remote(filesystem, path, self.uri, self._buffer.getvalue())
+            return
+        temporary = self._temporary
+        assert temporary is not None
+        try:
+            with self._handle as handle:
+                handle.flush()
+                os.fsync(handle.fileno())
+            keep_permissions(self._local, temporary)
+            os.replace(temporary, self._local)
+        except BaseException:
+            unlink_quietly(temporary)
+            raise
+        fsync_directory(os.path.dirname(os.path.abspath(self._local)))
+
+    def discard(self) -> None:
+        """Throw the written contents away and leave the target as it was."""
+        if self.closed:
+            return
+        self.closed = True
+        self._handle.close()
+        if self._temporary is not None:
+            unlink_quietly(self._temporary)
+
+    def __del__(self) -> None:
+        # A writer dropped without a commit never completed: its temporary goes.
+        if not getattr(self, "closed", True):
+            with contextlib.suppress(Exception):
+                self.discard()
+
+    def __enter__(self) -> AtomicWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def _store_remote(filesystem: Any, path: str, uri: str, payload: bytes) -> None:
+    """Store ``payload`` at ``path``: in one upload on object stores, else by temporary name and rename."""
+    protocol = uri.split(":", 1)[0].lower()
     if protocol in _OBJECT_STORE_PROTOCOLS:
         filesystem.pipe_file(path, payload)
         return
-    temporary = _temporary_name(path)
+    head, _, tail = path.rpartition("/")
+    temporary = f"{head}/{temporary_basename(tail)}" if head else temporary_basename(tail)
     try:
         filesystem.pipe_file(temporary, payload)
         filesystem.mv(temporary, path)
@@ -222,60 +393,6 @@ def _local_path(
             f"storage_options apply to remote URLs only; {uri!r} is a local path"
         )
     return path
-
-
-def _write_local_atomic(path: str, chunks: Iterable[BytesLike]) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    temporary = _create_temporary(directory, os.path.basename(path))
-    try:
-        with open(temporary, "wb") as handle:
-            handle.writelines(chunks)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_directory(directory)
-
-
-def _create_temporary(directory: str, name: str) -> str:
-    """Create an empty, uniquely named file beside the target.
-
-    ``os.open`` with mode 0o666 lets the umask decide the permissions, as a
-    plain ``open`` would; ``tempfile.mkstemp`` would leave the result at 0o600.
-    """
-    while True:
-        temporary = os.path.join(directory, _temporary_name(name))
-        try:
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            continue
-        os.close(descriptor)
-        return temporary
-
-
-def _temporary_name(path: str) -> str:
-    head, _, tail = path.rpartition("/")
-    hidden = f".{tail}.{secrets.token_hex(6)}.tmp"
-    return f"{head}/{hidden}" if head else hidden
-
-
-def _fsync_directory(directory: str) -> None:
-    """Make the rename itself durable; not every platform can open a directory."""
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
 
 
 def _remote_filesystem(

@@ -14,6 +14,16 @@ Modes
     executors name their operations ``executor_forward``, ``executor_backward`` or
     ``executor:<node>``, i.e. every name starting with ``"executor"``.
 
+Output
+------
+As in MXNet 0.9, the trace is written without a ``dump()`` call once
+:func:`set_config` has named the file: when :func:`set_state` stops a running
+profiler, and at interpreter exit if operations were recorded since the last
+write.  Records are kept until :func:`dump` or :func:`reset`, so each write
+holds everything recorded so far.  Every write goes through
+:func:`lazynd.fileio.write_atomic`: the filename may be a URL (``s3://``,
+``memory://``...) when fsspec is installed.
+
 Events
 ------
 ``dump()`` writes complete (``"ph": "X"``) events with ``ts``/``dur`` in
@@ -28,15 +38,16 @@ the same stream ended, whichever is later.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import LazyNDError
+from .fileio import write_atomic
 
 __all__ = [
     "set_config",
@@ -54,6 +65,9 @@ _STATES = ("run", "stop")
 
 _config = {"mode": "symbolic", "filename": "profile.json"}
 _state = "stop"
+_output_named = False  # set_config was called: stopping and exiting write the trace
+_written = 0  # how many records the last write held
+_exit_hook_registered = False
 _origin = 0  # perf_counter_ns at the first run: trace time zero
 _engine: Any = None  # the engine the hook is installed on
 # (name, device, thread ident, start_ns, end_ns, device event of the first written var or None).
@@ -90,19 +104,22 @@ def set_config(mode: str = "symbolic", filename: str = "profile.json") -> None:
     mode : {'symbolic', 'all'}
         'all' records every engine operation; 'symbolic' only executor operations.
     filename : str
-        Output path of :func:`dump`.
+        Where the trace is written (by :func:`dump`, at stop and at exit): a
+        path, or a URL when fsspec is installed.
 
     Examples
     --------
-    >>> import lazynd as mx
-    >>> mx.profiler.set_config(mode='all', filename='profile.json')
+    >>> import lazynd as mx, os, tempfile
+    >>> mx.profiler.set_config(mode='all', filename=os.path.join(tempfile.mkdtemp(), 'profile.json'))
     """
+    global _output_named
     if mode not in _MODES:
         raise LazyNDError(f"profiler.set_config: mode {mode!r} is not one of {list(_MODES)}")
     if not isinstance(filename, (str, os.PathLike)) or not str(filename):
         raise LazyNDError(f"profiler.set_config: filename must be a non-empty path, got {filename!r}")
     _config["mode"] = mode
     _config["filename"] = os.fspath(filename)
+    _output_named = True
     if _state == "run":
         _install()
 
@@ -144,22 +161,49 @@ def _follow_engine() -> None:
 def set_state(state: str = "stop") -> None:
     """Start ('run') or stop ('stop') recording.
 
+    Stopping a running profiler writes the trace to the configured filename
+    once :func:`set_config` has named one (waiting for pending operations
+    first), as does interpreter exit; see the module docstring.
+
     Examples
     --------
-    >>> import lazynd as mx
+    >>> import lazynd as mx, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), 'profile.json')
+    >>> mx.profiler.set_config(mode='all', filename=path)
     >>> mx.profiler.set_state('run')
+    >>> (mx.nd.ones((2,)) + 1).wait_to_read()
     >>> mx.profiler.set_state('stop')
+    >>> os.path.exists(path)
+    True
+    >>> mx.profiler.reset()  # forget the records
     """
-    global _state, _origin
+    global _state, _origin, _exit_hook_registered
     if state not in _STATES:
         raise LazyNDError(f"profiler.set_state: state {state!r} is not one of {list(_STATES)}")
     if state == "run":
         if not _records:
             _origin = time.perf_counter_ns()
         _install()
-    else:
-        _uninstall()
-    _state = state
+        _state = state
+        if not _exit_hook_registered:
+            atexit.register(_write_at_exit)
+            _exit_hook_registered = True
+        return
+    writes = _state == "run" and _output_named
+    if writes:
+        from .engine import get_engine
+
+        _follow_engine()
+        get_engine().waitall()  # operations still pending belong in the trace
+    _stop_recording()
+    if writes:
+        _write_trace()
+
+
+def _stop_recording() -> None:
+    global _state
+    _uninstall()
+    _state = "stop"
 
 
 def get_state() -> str:
@@ -169,8 +213,9 @@ def get_state() -> str:
 
 def reset() -> None:
     """Forget every recorded operation."""
-    global _origin
+    global _origin, _written
     _records.clear()
+    _written = 0
     _gpu_anchor.clear()
     _origin = time.perf_counter_ns()
 
@@ -263,29 +308,39 @@ def dump(finished: bool = True) -> str:
 
     Examples
     --------
-    >>> import lazynd as mx
+    >>> import lazynd as mx, os, tempfile
+    >>> mx.profiler.set_config(filename=os.path.join(tempfile.mkdtemp(), 'profile.json'))
     >>> path = mx.profiler.dump()
     """
     _follow_engine()
+    path = _write_trace()
+    if finished:
+        _stop_recording()
+        reset()
+    return path
+
+
+def _write_trace() -> str:
+    """Wait for pending operations, then write every record so far to the configured filename."""
+    global _written
     from .engine import get_engine
 
     get_engine().waitall()
+    count = len(_records)
     document = {"traceEvents": trace_events(), "displayTimeUnit": "ms"}
     path = _config["filename"]
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".profile-", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(document, f)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    if finished:
-        set_state("stop")
-        reset()
+        write_atomic(path, json.dumps(document).encode("utf-8"))
+    except OSError as err:
+        raise LazyNDError(f"profiler: cannot write the trace to {path!r}: {err}") from err
+    _written = count
     return path
+
+
+def _write_at_exit() -> None:
+    """MXNet writes the trace when the process ends; so do we, if something is left unwritten."""
+    if _output_named and len(_records) > _written:
+        _write_trace()
 
 
 def dumps(reset: bool = False) -> str:

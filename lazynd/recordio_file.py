@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import secrets
 import struct
 from collections.abc import Iterator
 from typing import IO, Any, Self
@@ -24,6 +23,7 @@ from typing import IO, Any, Self
 import numpy as np
 
 from lazynd.errors import FormatError
+from lazynd.fileio import AtomicWriter, open_atomic, open_for_stream
 
 __all__ = ["MXRecordIO"]
 
@@ -66,27 +66,19 @@ def _encode_record(data: bytes) -> bytes:
     return b"".join(chunks)
 
 
-def atomic_temp(path: str) -> tuple[IO[bytes], str]:
-    """Open a temporary file beside ``path``, to be moved over it when complete."""
-    folder, name = os.path.split(os.path.abspath(path))
-    tmp_path = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # os.open with mode 0o666 honours the umask, as a plain open() of path would
-    # (tempfile.mkstemp would leave the finished file readable by its owner only).
-    fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    return os.fdopen(fd, "wb"), tmp_path
-
-
 class MXRecordIO:
     """A RecordIO file read or written one record at a time.
 
     Parameters
     ----------
     uri : str or os.PathLike
-        Path of the ``.rec`` file.
+        Path of the ``.rec`` file, or a URL (``s3://``, ``memory://``...) when
+        fsspec is installed.
     flag : {'r', 'w'}
-        ``'r'`` to read, ``'w'`` to write.  A file being written goes to a
-        temporary file in the same directory and replaces ``uri`` at
-        :meth:`close`, so readers never see a half-written file; leaving a
+        ``'r'`` to read, ``'w'`` to write.  A file being written goes through
+        :func:`lazynd.fileio.open_atomic` (a temporary file in the same
+        directory; a URL's contents are held in memory) and replaces ``uri``
+        at :meth:`close`, so readers never see a half-written file; leaving a
         ``with`` block on an exception discards it.
 
     Examples
@@ -106,8 +98,7 @@ class MXRecordIO:
         self.uri = os.fspath(uri)
         self.flag = flag
         self.is_open = False
-        self._file: IO[bytes] | None = None
-        self._tmp_path: str | None = None
+        self._file: IO[bytes] | AtomicWriter | None = None
         self._pos = 0
         self.open()
 
@@ -121,9 +112,9 @@ class MXRecordIO:
         if self.is_open:
             self.close()
         if self.writable:
-            self._file, self._tmp_path = atomic_temp(self.uri)
+            self._file = open_atomic(self.uri)
         else:
-            self._file = open(self.uri, "rb")  # noqa: SIM115 - lives as long as self
+            self._file = open_for_stream(self.uri)
         self._pos = 0
         self.is_open = True
 
@@ -133,34 +124,22 @@ class MXRecordIO:
             return
         self.is_open = False
         file, self._file = self._file, None
-        if not self.writable:
+        if isinstance(file, AtomicWriter):
+            file.commit()
+        else:
             file.close()
-            return
-        try:
-            file.flush()
-            os.fsync(file.fileno())
-        finally:
-            file.close()
-        tmp_path, self._tmp_path = self._tmp_path, None
-        assert tmp_path is not None
-        os.replace(tmp_path, self.uri)
 
     def _discard(self) -> None:
         """Close a writer without replacing ``uri``."""
-        if self.is_open and self.writable and self._file is not None:
-            self._file.close()
+        if self.is_open and isinstance(self._file, AtomicWriter):
+            self._file.discard()
             self._file = None
             self.is_open = False
-            if self._tmp_path is not None:
-                os.unlink(self._tmp_path)
-                self._tmp_path = None
 
     def reset(self) -> None:
         """Rewind a reader to the first record; a writer starts the file over."""
         if self.is_open and not self.writable:
-            assert self._file is not None
-            self._file.seek(0)
-            self._pos = 0
+            self._seek_to(0)
         else:
             self.close()
             self.open()
@@ -187,7 +166,7 @@ class MXRecordIO:
                 "writing; close it first"
             )
         state = {
-            k: v for k, v in self.__dict__.items() if k not in ("_file", "_tmp_path")
+            k: v for k, v in self.__dict__.items() if k != "_file"
         }
         state["_resume"] = (self.is_open, self._pos)
         state["is_open"] = False
@@ -197,12 +176,12 @@ class MXRecordIO:
         was_open, position = state.pop("_resume")
         self.__dict__.update(state)
         self._file = None
-        self._tmp_path = None
         if was_open:
             self.open()
             self._seek_to(position)
 
-    def _check(self, writing: bool) -> IO[bytes]:
+    def _check(self, writing: bool) -> Any:
+        """The open file (an :class:`AtomicWriter` when writing), after checking the mode."""
         if not self.is_open or self._file is None:
             raise ValueError(f"{self.uri}: I/O operation on a closed record file")
         if writing != self.writable:

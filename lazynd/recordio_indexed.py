@@ -3,7 +3,7 @@
 The index file (``.idx``) holds one ``key<TAB>offset`` line per record: the
 byte offset in the ``.rec`` file where the record stored under ``key`` starts.
 Both files are written atomically, like a :class:`~lazynd.recordio.MXRecordIO`
-writer's.
+writer's, and both may be URLs when fsspec is installed.
 
 Part of :mod:`lazynd.recordio`, which hands these names on.
 """
@@ -13,10 +13,11 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
 from lazynd.errors import FormatError
-from lazynd.recordio_file import MXRecordIO, atomic_temp
+from lazynd.fileio import AtomicWriter, open_atomic, open_for_read
+from lazynd.recordio_file import MXRecordIO
 
 __all__ = ["MXIndexedRecordIO"]
 
@@ -27,9 +28,9 @@ class MXIndexedRecordIO(MXRecordIO):
     Parameters
     ----------
     idx_path : str or os.PathLike
-        Path of the index file (``key<TAB>offset`` lines).
+        Path or URL of the index file (``key<TAB>offset`` lines).
     uri : str or os.PathLike
-        Path of the ``.rec`` file.
+        Path or URL of the ``.rec`` file.
     flag : {'r', 'w'}
         ``'r'`` to read, ``'w'`` to write (both files are written atomically).
     key_type : callable
@@ -59,8 +60,7 @@ class MXIndexedRecordIO(MXRecordIO):
         self.key_type = key_type
         self.idx: dict[Any, int] = {}
         self.keys: list[Any] = []
-        self._idx_file: IO[str] | None = None
-        self._idx_tmp_path: str | None = None
+        self._idx_file: AtomicWriter | None = None
         super().__init__(uri, flag)
 
     def open(self) -> None:
@@ -69,8 +69,7 @@ class MXIndexedRecordIO(MXRecordIO):
         self.idx = {}
         self.keys = []
         if self.writable:
-            raw, self._idx_tmp_path = atomic_temp(self.idx_path)
-            self._idx_file = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+            self._idx_file = open_atomic(self.idx_path)
         else:
             try:
                 self._load_index()
@@ -79,7 +78,7 @@ class MXIndexedRecordIO(MXRecordIO):
                 raise
 
     def _load_index(self) -> None:
-        with open(self.idx_path, encoding="utf-8") as file:
+        with io.StringIO(open_for_read(self.idx_path).decode("utf-8"), newline=None) as file:
             for number, line in enumerate(file, start=1):
                 if not line.strip():
                     continue
@@ -102,31 +101,22 @@ class MXIndexedRecordIO(MXRecordIO):
         super().close()
         if was_open and self._idx_file is not None:
             file, self._idx_file = self._idx_file, None
-            file.flush()
-            os.fsync(file.fileno())
-            file.close()
-            tmp_path, self._idx_tmp_path = self._idx_tmp_path, None
-            assert tmp_path is not None
-            os.replace(tmp_path, self.idx_path)
+            file.commit()
 
     def _discard(self) -> None:
         super()._discard()
         if self._idx_file is not None:
-            self._idx_file.close()
+            self._idx_file.discard()
             self._idx_file = None
-            assert self._idx_tmp_path is not None
-            os.unlink(self._idx_tmp_path)
-            self._idx_tmp_path = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
-        for name in ("_idx_file", "_idx_tmp_path", "idx", "keys"):
+        for name in ("_idx_file", "idx", "keys"):
             state.pop(name, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._idx_file = None
-        self._idx_tmp_path = None
         self.idx, self.keys = {}, []
         super().__setstate__(state)
 
@@ -162,6 +152,6 @@ class MXIndexedRecordIO(MXRecordIO):
         position = self.tell()
         self.write(buf)
         assert self._idx_file is not None
-        self._idx_file.write(f"{key_text}\t{position}\n")
+        self._idx_file.write(f"{key_text}\t{position}\n".encode())
         self.idx[idx] = position
         self.keys.append(idx)

@@ -17,9 +17,6 @@ anything.
 
 from __future__ import annotations
 
-import inspect
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +26,7 @@ from lazynd.context import cpu
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.ndarray import NDArray
 from lazynd.ndarray.dispatch import push_kernel
+from lazynd.optimizer.states_file import load_states, save_states
 
 Key = int | str
 Updater = Callable[[Key, NDArray, NDArray], None]
@@ -225,29 +223,24 @@ class KVStore:
         self.set_updater(opt.get_updater(optimizer))
 
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
-        """Write the optimizer states of the installed Updater to ``fname`` (atomically)."""
-        updater = self._optimizer_updater("save_optimizer_states")
-        get_states = updater.get_states
-        params = inspect.signature(get_states).parameters
-        data = get_states(dump_optimizer) if params else get_states()
-        if isinstance(data, str):
-            data = data.encode("latin-1")
-        directory = os.path.dirname(os.path.abspath(fname))
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".states")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, fname)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        """Write the optimizer states of the installed Updater to ``fname`` (atomically).
+
+        States made of arrays (those of every built-in optimizer) are written
+        as an NDArray file that loads without ``pickle``; other states as the
+        updater's pickled ``get_states()``.  ``fname`` may be a URL when fsspec
+        is installed.  See :mod:`lazynd.optimizer.states_file`.
+        """
+        save_states(self._optimizer_updater("save_optimizer_states"), fname, dump_optimizer)
 
     def load_optimizer_states(self, fname: str) -> None:
-        """Restore optimizer states written by :meth:`save_optimizer_states`."""
-        updater = self._optimizer_updater("load_optimizer_states")
-        with open(fname, "rb") as f:
-            updater.set_states(f.read())
+        """Restore optimizer states written by :meth:`save_optimizer_states`.
+
+        .. warning:: A file that is not in the NDArray format (a custom
+           optimizer's states, or a file from an older lazynd) is unpickled,
+           and unpickling runs whatever code the file names: load only files
+           you trust.
+        """
+        load_states(self._optimizer_updater("load_optimizer_states"), fname)
 
     def barrier(self) -> None:
         """Wait until every worker gets here (and, locally, until pushed work is done)."""

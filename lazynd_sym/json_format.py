@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any
 
 from lazynd.errors import FormatError, LazyNDError
+from lazynd.fileio import open_for_read, write_atomic
 from lazynd.ops import registry
 
 from .attribute import PLAIN_KEYS, is_attribute_key
@@ -42,18 +42,9 @@ def to_json(symbol: Any) -> str:
     return json.dumps(document, indent=2)
 
 
-def save(symbol: Any, fname: str) -> None:
-    text = to_json(symbol)
-    folder = os.path.dirname(os.path.abspath(fname))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".symbol-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, fname)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def save(symbol: Any, fname: str | os.PathLike[str]) -> None:
+    """Write the symbol's JSON to ``fname`` atomically: a path, or a URL when fsspec is installed."""
+    write_atomic(fname, to_json(symbol).encode("utf-8"))
 
 
 def _upgrade_attr(node_json: dict, name: str, is_variable: bool) -> tuple[dict[str, str], dict[str, str]]:
@@ -119,13 +110,14 @@ def load_json(text: str) -> Any:
     return Symbol(outputs)
 
 
-def load(fname: str) -> Any:
-    """A symbol from a JSON file written by MXNet or by ``Symbol.save``."""
+def load(fname: str | os.PathLike[str]) -> Any:
+    """A symbol from a JSON file written by MXNet or by ``Symbol.save``: a path, or a URL when fsspec is installed."""
     try:
-        with open(fname) as f:
-            text = f.read()
+        text = open_for_read(fname).decode("utf-8")
     except OSError as err:
         raise FormatError(f"cannot read symbol file {fname!r}: {err}") from err
+    except UnicodeDecodeError as err:
+        raise FormatError(f"symbol file {fname!r} is not UTF-8 text: {err}") from err
     return load_json(text)
 
 

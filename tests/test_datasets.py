@@ -390,3 +390,16 @@ def test_download_offline_says_which_files_and_where(home: Path) -> None:
 def test_module_examples_run() -> None:
     result = doctest.testmod(datasets)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.skipif(os.name != "posix", reason="permission bits are POSIX")
+def test_downloaded_files_get_the_umask_mode(mirror: Path, serve, tmp_path: Path) -> None:
+    target = tmp_path / "mine"
+    previous = os.umask(0o027)
+    try:
+        find_dataset("mnist", data_dir=target, mirrors=[serve(mirror / "mnist")])
+    finally:
+        os.umask(previous)
+    assert {(path.name, path.stat().st_mode & 0o777) for path in target.iterdir()} == {
+        (name, 0o640) for name in FILES
+    }

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
+import textwrap
 import uuid
 from typing import ClassVar
 
 import numpy as np
 import pytest
 
-from lazynd import fileio
+from lazynd import fileio, fileio_temporary
 from lazynd.errors import LazyNDError
 
 
@@ -78,6 +81,106 @@ def test_new_file_gets_permissions_from_umask_like_open(tmp_path):
     finally:
         os.umask(previous)
     assert (tmp_path / "data.bin").stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.skipif(os.name != "posix", reason="permission bits are POSIX")
+def test_replacing_a_file_keeps_its_permission_bits(tmp_path):
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"old")
+    path.chmod(0o600)
+    fileio.write_atomic(path, b"new")
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.read_bytes() == b"new"
+
+
+def test_open_atomic_replaces_the_target_only_at_commit(tmp_path):
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"old")
+    writer = fileio.open_atomic(path)
+    writer.write(b"new")
+    assert path.read_bytes() == b"old"
+    [temporary] = [n for n in _listing(tmp_path) if n != "data.bin"]
+    assert temporary.startswith(f"{fileio.TEMPORARY_PREFIX}{os.getpid()}-")
+    assert temporary.endswith("-data.bin")
+    writer.commit()
+    assert path.read_bytes() == b"new"
+    assert _listing(tmp_path) == ["data.bin"]
+
+
+def test_open_atomic_discards_on_an_exception(tmp_path):
+    path = tmp_path / "data.bin"
+    with pytest.raises(RuntimeError, match="stop"), fileio.open_atomic(path) as writer:
+        writer.write(b"half")
+        raise RuntimeError("stop")
+    assert _listing(tmp_path) == []
+    with pytest.raises(ValueError, match="already committed or discarded"):
+        writer.write(b"more")
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def _temporary_of(pid: int, name: str, machine: str | None = None) -> str:
+    machine = machine or fileio_temporary._MACHINE
+    return f"{fileio.TEMPORARY_PREFIX}{pid}-{machine}-0123abcd-{name}"
+
+
+def test_a_save_removes_temporaries_of_dead_processes_only(tmp_path):
+    dead = _temporary_of(_dead_pid(), "old.params")
+    alive = _temporary_of(os.getppid(), "busy.params")
+    other_machine = "00000000" if fileio_temporary._MACHINE != "00000000" else "11111111"
+    elsewhere = _temporary_of(_dead_pid(), "remote.params", machine=other_machine)
+    unrelated = ".lazynd-tmp-notes.txt"
+    for name in (dead, alive, elsewhere, unrelated):
+        (tmp_path / name).write_bytes(b"left over")
+    fileio.write_atomic(tmp_path / "new.params", b"x")
+    assert _listing(tmp_path) == sorted([alive, elsewhere, unrelated, "new.params"])
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGKILL is POSIX")
+def test_temporary_of_a_save_killed_with_sigkill_goes_at_the_next_save(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        from lazynd import fileio, fileio_temporary
+        writer = fileio.open_atomic({str(tmp_path / "model.params")!r})
+        writer.write(b"half of a model")
+        print("writing", flush=True)
+        time.sleep(60)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "writing\n"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    [left] = _listing(tmp_path)
+    assert left.startswith(f"{fileio.TEMPORARY_PREFIX}{child.pid}-") and left.endswith("-model.params")
+    fileio.write_atomic(tmp_path / "other.params", b"x")
+    assert _listing(tmp_path) == ["other.params"]
+
+
+def test_long_names_still_make_a_temporary(tmp_path):
+    path = tmp_path / ("n" * 250)
+    fileio.write_atomic(path, b"x")
+    assert path.read_bytes() == b"x"
+
+
+def test_open_for_stream_reads_local_and_memory_files(tmp_path):
+    fileio.write_atomic(tmp_path / "a.bin", b"0123456789")
+    with fileio.open_for_stream(tmp_path / "a.bin") as handle:
+        handle.seek(4)
+        assert handle.read(3) == b"456"
+    pytest.importorskip("fsspec")
+    uri = f"memory://lazynd-tests/{uuid.uuid4().hex}/a.bin"
+    fileio.write_atomic(uri, b"0123456789")
+    with fileio.open_for_stream(uri) as handle:
+        handle.seek(7)
+        assert handle.read() == b"789"
 
 
 def test_write_atomic_rejects_text(tmp_path):

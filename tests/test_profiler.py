@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import defaultdict
 
 import numpy as np
@@ -162,3 +164,47 @@ def test_hook_follows_engine_switch(tmp_path):
     # stopping removes the hook from the engine in use, not only from the one it was installed on
     assert get_engine().profiler_hook is None
     assert get_engine().run_now(lambda v: v + 1, (41,), []) == 42
+
+
+def _trace_names(path) -> list[str]:
+    with open(path) as f:
+        return [e["name"] for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+
+
+def test_mxnet_recipe_writes_the_trace_at_stop_without_dump(tmp_path):
+    path = tmp_path / "recipe.json"
+    profiler.profiler_set_config(mode="all", filename=str(path))
+    profiler.profiler_set_state("run")
+    _known_program()
+    assert not path.exists()
+    profiler.profiler_set_state("stop")
+    assert "dot" in _trace_names(path)
+    # a second run adds to the same trace, as MXNet's one file per process holds everything
+    profiler.profiler_set_state("run")
+    (mx.nd.ones((4,)) * 3).wait_to_read()
+    profiler.profiler_set_state("stop")
+    names = _trace_names(path)
+    assert "dot" in names and len(names) > 1
+
+
+def test_stop_waits_for_pending_operations_before_writing(tmp_path):
+    path = tmp_path / "pending.json"
+    profiler.set_config(mode="all", filename=str(path))
+    profiler.set_state("run")
+    a = mx.nd.ones((256, 256))
+    mx.nd.dot(a, a)  # pushed, maybe not yet run
+    profiler.set_state("stop")
+    assert "dot" in _trace_names(path)
+
+
+def test_mxnet_recipe_writes_the_trace_at_exit_when_never_stopped(tmp_path):
+    path = tmp_path / "exit.json"
+    script = (
+        "import lazynd as mx\n"
+        f"mx.profiler.profiler_set_config(mode='all', filename={str(path)!r})\n"
+        "mx.profiler.profiler_set_state('run')\n"
+        "a = mx.nd.ones((64, 64))\n"
+        "mx.nd.dot(a, a).wait_to_read()\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    assert "dot" in _trace_names(path)

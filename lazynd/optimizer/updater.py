@@ -54,7 +54,11 @@ class Updater:
         return pickle.dumps({k: _to_numpy(v) for k, v in self.states.items()})
 
     def set_states(self, states: bytes) -> None:
-        """Restore states saved by :meth:`get_states` (onto the CPU)."""
+        """Restore states saved by :meth:`get_states` (onto the CPU).
+
+        ``states`` is unpickled, and unpickling runs whatever code the bytes
+        name: give it only bytes from a trusted source.
+        """
         try:
             loaded = pickle.loads(states)
         except Exception as err:

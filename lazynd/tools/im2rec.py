@@ -29,6 +29,7 @@ import numpy as np
 from tqdm import tqdm
 
 from lazynd.errors import FormatError
+from lazynd.fileio import write_atomic
 from lazynd.recordio import IRHeader, MXIndexedRecordIO, pack, pack_img
 
 
@@ -106,10 +107,7 @@ def write_list(path: str, entries: Sequence[ListEntry]) -> None:
         "\t".join([str(e.index), *(f"{label:f}" for label in e.labels), e.path]) + "\n"
         for e in entries
     ]
-    tmp_path = f"{path}.tmp-{os.getpid()}"
-    with open(tmp_path, "w", encoding="utf-8", newline="\n") as file:
-        file.writelines(lines)
-    os.replace(tmp_path, path)
+    write_atomic(path, "".join(lines).encode("utf-8"))
 
 
 def read_list(path: str) -> list[ListEntry]:

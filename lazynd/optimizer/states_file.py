@@ -1,0 +1,158 @@
+"""Optimizer states on disk: an NDArray file where the states are arrays, a pickle otherwise.
+
+:meth:`KVStore.save_optimizer_states` writes the states of an :class:`Updater`
+as an MXNet NDArray-list file (what ``nd.save`` writes) when every state is
+``None``, an NDArray, or a tuple or list of NDArrays -- the states of every
+built-in optimizer.  Such a file is read back without ``pickle``.  Each array
+is named by a JSON list ``[key, layout, position]``:
+
+- ``[3, "array", 0]``: the state of key ``3`` is one NDArray;
+- ``["fc1_weight", "none", 0]``: the state is ``None`` (stored as MXNet's empty array);
+- ``[3, "tuple", 1]``: item 1 of a tuple state (``"list"`` for a list).
+
+Other states (a custom optimizer keeping numbers or objects, a custom updater)
+fall back to the updater's ``get_states()`` bytes, a pickle.  Reading a pickle
+runs whatever code the file names, so :func:`load_states` must only be given
+files from a trusted source; it reads both forms (and the pickles older lazynd
+versions wrote), telling them apart by the NDArray file's magic number.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import struct
+from typing import Any
+
+from ..errors import FormatError, LazyNDError
+from ..fileio import open_for_read, write_atomic
+from ..ndarray import NDArray
+from ..ndarray import array as _array
+from ..ndarray_format import LIST_MAGIC, ArrayRecord, decode, encode
+from .updater import Updater
+
+__all__ = ["load_states", "save_states"]
+
+_MAGIC_BYTES = struct.pack("<Q", LIST_MAGIC)
+_SEQUENCES = {"tuple": tuple, "list": list}
+
+
+def save_states(updater: Any, fname: str | os.PathLike[str], dump_optimizer: bool = False) -> None:
+    """Write ``updater``'s optimizer states to ``fname`` atomically (a path, or a URL with fsspec).
+
+    Parameters
+    ----------
+    updater : Updater or object with ``get_states()``
+        The updater whose states are saved.
+    fname : str or os.PathLike
+        Target file.
+    dump_optimizer : bool
+        Handed to a custom updater's ``get_states(dump_optimizer)`` (MXNet's
+        signature); lazynd's :class:`Updater` saves the states only.
+
+    Examples
+    --------
+    >>> import lazynd as mx, os, tempfile
+    >>> updater = mx.optimizer.get_updater(mx.optimizer.create('sgd', momentum=0.9))
+    >>> updater(0, mx.nd.ones((2,)), mx.nd.ones((2,)))
+    >>> path = os.path.join(tempfile.mkdtemp(), 'sgd.states')
+    >>> save_states(updater, path)
+    >>> restored = mx.optimizer.get_updater(mx.optimizer.create('sgd', momentum=0.9))
+    >>> load_states(restored, path)
+    >>> restored.states[0].asnumpy().tolist() == updater.states[0].asnumpy().tolist()
+    True
+    """
+    named = _as_named_arrays(updater.states) if isinstance(updater, Updater) else None
+    if named is not None:
+        write_atomic(fname, encode(named))
+        return
+    get_states = updater.get_states
+    data = get_states(dump_optimizer) if inspect.signature(get_states).parameters else get_states()
+    if isinstance(data, str):
+        data = data.encode("latin-1")
+    write_atomic(fname, data)
+
+
+def load_states(updater: Any, fname: str | os.PathLike[str]) -> None:
+    """Restore states written by :func:`save_states` (onto the CPU).
+
+    An NDArray-format file is read without ``pickle``.  Any other file is
+    handed to ``updater.set_states``, which unpickles it: **pickle runs the
+    code a file names, so load only files you trust.**
+
+    Raises
+    ------
+    FormatError
+        When an NDArray-format file does not hold optimizer states.
+    LazyNDError
+        When an NDArray-format file is given to an updater that is not a
+        lazynd :class:`Updater`.
+    """
+    data = open_for_read(fname)
+    if not data.startswith(_MAGIC_BYTES):
+        updater.set_states(data)  # a pickle: trusted files only (see above)
+        return
+    if not isinstance(updater, Updater):
+        raise LazyNDError(
+            f"load_optimizer_states: {os.fspath(fname)!r} holds arrays, which only lazynd's Updater "
+            f"can take; the installed updater is a {type(updater).__name__}"
+        )
+    updater.states = _from_named_arrays(decode(data, source=os.fspath(fname)), os.fspath(fname))
+
+
+def _as_named_arrays(states: dict[Any, Any]) -> dict[str, ArrayRecord] | None:
+    """The states as named arrays, or None when one of them is not made of arrays."""
+    named: dict[str, ArrayRecord] = {}
+    for key, state in states.items():
+        if not isinstance(key, (int, str)) or isinstance(key, bool):
+            return None
+        if state is None:
+            named[json.dumps([key, "none", 0])] = ArrayRecord(None)
+            continue
+        if isinstance(state, NDArray):
+            layout, parts = "array", [state]
+        elif isinstance(state, (tuple, list)) and state:
+            layout, parts = ("tuple" if isinstance(state, tuple) else "list"), list(state)
+        else:
+            return None
+        for position, part in enumerate(parts):
+            # the NDArray format cannot hold a 0-d array
+            if not isinstance(part, NDArray) or part.ndim == 0:
+                return None
+            named[json.dumps([key, layout, position])] = ArrayRecord(part.asnumpy())
+    return named
+
+
+def _from_named_arrays(named: Any, source: str) -> dict[Any, Any]:
+    if not isinstance(named, dict):
+        raise FormatError(f"{source}: an optimizer states file names its arrays; this one holds an unnamed list")
+    states: dict[Any, Any] = {}
+    items: dict[Any, dict[int, NDArray]] = {}
+    layouts: dict[Any, str] = {}
+    for name, record in named.items():
+        try:
+            key, layout, position = json.loads(name)
+            if not isinstance(key, (int, str)) or not isinstance(position, int):
+                raise ValueError
+        except (ValueError, TypeError):
+            raise FormatError(
+                f"{source}: array name {name!r} is not an optimizer state name [key, layout, position]; "
+                "is this an nd.save file rather than saved optimizer states?"
+            ) from None
+        if layouts.setdefault(key, layout) != layout or (layout in ("none", "array") and key in states):
+            raise FormatError(f"{source}: the state of key {key!r} is stored more than once ({name!r})")
+        if layout == "none":
+            states[key] = None
+        elif layout == "array" and record.array is not None:
+            states[key] = _array(record.array, dtype=record.array.dtype)
+        elif layout in _SEQUENCES and record.array is not None:
+            items.setdefault(key, {})[position] = _array(record.array, dtype=record.array.dtype)
+            states[key] = None  # placeholder keeps the saved order of keys
+        else:
+            raise FormatError(f"{source}: array {name!r} has unknown layout {layout!r} or no data")
+    for key, parts in items.items():
+        if sorted(parts) != list(range(len(parts))):
+            raise FormatError(f"{source}: state of key {key!r} has items {sorted(parts)}; expected 0..{len(parts) - 1}")
+        states[key] = _SEQUENCES[layouts[key]](parts[i] for i in range(len(parts)))
+    return states
