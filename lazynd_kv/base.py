@@ -219,9 +219,25 @@ class KVStore:
     _set_updater = set_updater
 
     def set_optimizer(self, optimizer: Any) -> None:
-        """Update the stored values with ``optimizer`` (a :mod:`lazynd.optimizer` Optimizer)."""
+        """Update the stored values with ``optimizer``: a :mod:`lazynd.optimizer` Optimizer, or its
+        registered name (``'sgd'``), created with its default settings.
+
+        Examples
+        --------
+        >>> import lazynd as mx, lazynd_kv
+        >>> kv = lazynd_kv.create('local')
+        >>> kv.set_optimizer(mx.optimizer.create('sgd', learning_rate=0.5))
+        >>> kv.set_optimizer('adam')
+        """
         from lazynd import optimizer as opt
 
+        if isinstance(optimizer, str):
+            optimizer = opt.create(optimizer)
+        elif not isinstance(optimizer, opt.Optimizer):
+            raise LazyNDError(
+                f"set_optimizer: expected an Optimizer (lazynd.optimizer.create('sgd', ...)) or an optimizer "
+                f"name such as 'sgd', got {type(optimizer).__name__}; for a function use set_updater"
+            )
         self.set_updater(opt.get_updater(optimizer))
 
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
