@@ -164,8 +164,7 @@ class KVStore:
         for k, _ in groups:
             if k in self._store:
                 raise KVKeyError(f"KVStore.init: key {k!r} is already initialised (init each key once)")
-        for k, values in groups:
-            self._store[k] = self._init_key(k, values[0])
+        self._init_groups(groups)
 
     def push(self, key: Any, value: Any, priority: int = 0) -> None:
         """Push values for ``key`` (or lists); the values of one key are summed, then the updater runs."""
@@ -321,6 +320,11 @@ class KVStore:
             self._updater(key, merged, stored)
 
     # -- what each store implements ------------------------------------------------------------
+    def _init_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
+        """Store each key's first value (checked: no key is initialised yet)."""
+        for k, values in groups:
+            self._store[k] = self._init_key(k, values[0])
+
     def _init_key(self, key: Key, value: NDArray) -> NDArray:
         raise NotImplementedError
 
