@@ -16,6 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import DataError
+from .log import ROOT, get_logger
+
+_log = get_logger(__name__)
 
 BatchEndParam = namedtuple("BatchEndParam", ["epoch", "nbatch", "eval_metric", "locals"])
 
@@ -52,7 +55,7 @@ def log_train_metric(period: int, auto_reset: bool = False) -> Callable[[BatchEn
     def log(param: BatchEndParam) -> None:
         if param.nbatch % period == 0 and param.eval_metric is not None:
             for name, value in param.eval_metric.get_name_value():
-                logging.info("Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch, name, value)
+                _log.info("Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch, name, value)
             if auto_reset:
                 param.eval_metric.reset()
 
@@ -98,7 +101,7 @@ class Speedometer:
         text = _metric_text(param.eval_metric)
         if param.eval_metric is not None and self.auto_reset:
             param.eval_metric.reset()
-        logging.info("Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\t%s", param.epoch, count, self.last_speed, text)
+        _log.info("Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\t%s", param.epoch, count, self.last_speed, text)
         self.tic = time.perf_counter()
 
 
@@ -117,14 +120,17 @@ class ProgressBar:
         return f"[{'=' * filled}{'-' * (self.bar_len - filled)}] {percents}%"
 
     def __call__(self, param: BatchEndParam) -> None:
-        logging.info("%s\r", self.render(param.nbatch))
+        _log.info("%s\r", self.render(param.nbatch))
 
 
 class EpochProgress:
     """A tqdm bar over one epoch's batches showing samples/s and the current metric.
 
     Shown only when ``enabled`` and stderr is a terminal (so logs and CI output
-    stay clean); otherwise every method does nothing.
+    stay clean); otherwise every method does nothing.  While the bar is drawn, the
+    console handlers of the root and ``lazynd`` loggers print through ``tqdm.write``,
+    so a Speedometer line (or the application's own) goes above the bar instead of
+    over it.
     """
 
     def __init__(
@@ -133,14 +139,18 @@ class EpochProgress:
         stream = sys.stderr if stream is None else stream
         self.batch_size = batch_size
         self.bar = None
+        self._log_redirect: Any = None
         self.start = time.perf_counter()
         self.samples = 0
         if enabled and getattr(stream, "isatty", lambda: False)():
             from tqdm import tqdm
+            from tqdm.contrib.logging import logging_redirect_tqdm
 
             self.bar = tqdm(
                 total=total, desc=f"Epoch {epoch}", unit="batch", file=stream, leave=False, dynamic_ncols=True
             )
+            self._log_redirect = logging_redirect_tqdm([logging.getLogger(), logging.getLogger(ROOT)], tqdm)
+            self._log_redirect.__enter__()
 
     def update(self, eval_metric: Any = None) -> None:
         self.samples += self.batch_size
@@ -153,5 +163,10 @@ class EpochProgress:
         self.bar.update(1)
 
     def close(self) -> None:
+        """Remove the bar and give the log handlers back (safe to call twice)."""
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
+        if self._log_redirect is not None:
+            self._log_redirect.__exit__(None, None, None)
+            self._log_redirect = None

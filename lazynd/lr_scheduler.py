@@ -7,10 +7,12 @@ from its own ``learning_rate`` when it is given the scheduler.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 
 from .errors import LazyNDError
+from .log import get_logger
+
+_log = get_logger(__name__)
 
 __all__ = ["LRScheduler", "FactorScheduler", "MultiFactorScheduler"]
 
@@ -59,9 +61,9 @@ class FactorScheduler(LRScheduler):
             self.base_lr *= self.factor
             if self.base_lr < self.stop_factor_lr:
                 self.base_lr = self.stop_factor_lr
-                logging.info("update[%d]: learning rate reached its floor %.5e", num_update, self.base_lr)
+                _log.info("update[%d]: learning rate reached its floor %.5e", num_update, self.base_lr)
             else:
-                logging.info("update[%d]: changed the learning rate to %.5e", num_update, self.base_lr)
+                _log.info("update[%d]: changed the learning rate to %.5e", num_update, self.base_lr)
         return self.base_lr
 
 
@@ -97,5 +99,5 @@ class MultiFactorScheduler(LRScheduler):
             self.count = self.step[self.cur_step_ind]
             self.cur_step_ind += 1
             self.base_lr *= self.factor
-            logging.info("update[%d]: changed the learning rate to %.5e", num_update, self.base_lr)
+            _log.info("update[%d]: changed the learning rate to %.5e", num_update, self.base_lr)
         return self.base_lr

@@ -17,7 +17,6 @@ statistics in the caller's thread at ``toc()``.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 import threading
@@ -26,10 +25,12 @@ from typing import Any
 
 from . import ndarray as nd
 from .errors import LazyNDError
+from .log import get_logger
 from .ndarray import NDArray
 
 # the operator functions are generated at import time, so type checkers cannot see them
 _nd_ops: Any = nd
+_log = get_logger(__name__)
 
 __all__ = ["Monitor", "mean_abs_norm"]
 
@@ -142,7 +143,7 @@ class Monitor:
     def toc_print(self) -> None:
         """``toc()``, each row logged at INFO level."""
         for step, name, text in self.toc():
-            logging.info("Batch: %7d %-30s %s", step, name, text)
+            _log.info("Batch: %7d %-30s %s", step, name, text)
 
     def _wait_for_executors(self) -> None:
         for exe in self.exes:

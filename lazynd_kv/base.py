@@ -162,8 +162,7 @@ class KVStore:
         for k, _ in groups:
             if k in self._store:
                 raise KVKeyError(f"KVStore.init: key {k!r} is already initialised (init each key once)")
-        for k, values in groups:
-            self._store[k] = self._init_key(k, values[0])
+        self._init_groups(groups)
 
     def push(self, key: Any, value: Any, priority: int = 0) -> None:
         """Push values for ``key`` (or lists); the values of one key are summed, then the updater runs."""
@@ -217,9 +216,25 @@ class KVStore:
     _set_updater = set_updater
 
     def set_optimizer(self, optimizer: Any) -> None:
-        """Update the stored values with ``optimizer`` (a :mod:`lazynd.optimizer` Optimizer)."""
+        """Update the stored values with ``optimizer``: a :mod:`lazynd.optimizer` Optimizer, or its
+        registered name (``'sgd'``), created with its default settings.
+
+        Examples
+        --------
+        >>> import lazynd as mx, lazynd_kv
+        >>> kv = lazynd_kv.create('local')
+        >>> kv.set_optimizer(mx.optimizer.create('sgd', learning_rate=0.5))
+        >>> kv.set_optimizer('adam')
+        """
         from lazynd import optimizer as opt
 
+        if isinstance(optimizer, str):
+            optimizer = opt.create(optimizer)
+        elif not isinstance(optimizer, opt.Optimizer):
+            raise LazyNDError(
+                f"set_optimizer: expected an Optimizer (lazynd.optimizer.create('sgd', ...)) or an optimizer "
+                f"name such as 'sgd', got {type(optimizer).__name__}; for a function use set_updater"
+            )
         self.set_updater(opt.get_updater(optimizer))
 
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
@@ -298,6 +313,11 @@ class KVStore:
             self._updater(key, merged, stored)
 
     # -- what each store implements ------------------------------------------------------------
+    def _init_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
+        """Store each key's first value (checked: no key is initialised yet)."""
+        for k, values in groups:
+            self._store[k] = self._init_key(k, values[0])
+
     def _init_key(self, key: Key, value: NDArray) -> NDArray:
         raise NotImplementedError
 

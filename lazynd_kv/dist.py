@@ -5,7 +5,12 @@ broadcasts rank 0's value, so every worker starts from the same weights.  A
 ``push`` sums each key's values on the worker, then sums across workers with an
 MPI Allreduce, and every worker runs the same updater on the same sum: all
 workers hold the same weights after every step, as a parameter server would
-give.  Every worker must therefore push the same keys in the same order.
+give.  Every worker must therefore init and push the same keys in the same
+order; the order of the keys within one call does not matter (they are reduced in
+sorted order).  Before each collective the workers check that they agree on it
+(:mod:`lazynd_kv.agreement`): a worker that pushes other keys, or inits a key with
+another shape or dtype, gets a clear :class:`~lazynd.errors.LazyNDError`, on every
+rank, instead of sums of mismatched buffers.  ``init`` waits for that check.
 
 Transfers: a key of ``BATCH_BYTES`` or more is reduced alone, with no updater
 straight into the stored value, else into the key's persistent host buffer.  A
@@ -26,19 +31,17 @@ waits for them, and a later ``pull`` returns the sum.  With an updater,
 ``pushpull`` is ``push`` then ``pull``.
 
 Every MPI call runs as an engine operation writing one var of the store, so
-collectives run in push order on every rank, one at a time.  A worker that dies
-or stops must not leave the others hanging: a watchdog ends the whole job with
-``MPI_Abort`` and a message naming the collective, once one has waited longer
-than ``LAZYND_KV_TIMEOUT`` seconds (default 300).
+collectives run in push order on every rank, one at a time.  A worker that fails
+must not leave the others hanging: an uncaught exception on any worker aborts the
+whole job (:mod:`lazynd_kv.abort`), and a watchdog ends it with ``MPI_Abort`` and a
+message naming the collective once one has waited longer than ``LAZYND_KV_TIMEOUT``
+seconds (default 300), sleeping between polls meanwhile (:mod:`lazynd_kv.watchdog`).
+Log lines of lazynd say the rank (``[rank 1/2]``, see :mod:`lazynd.log`).
 """
 
 from __future__ import annotations
 
 import atexit
-import os
-import sys
-import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,15 +51,18 @@ from lazynd.context import Context, cpu, gpu, num_gpus
 from lazynd.engine import get_engine, waitall
 from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError
+from lazynd.log import set_worker
 from lazynd.ndarray import NDArray
 from lazynd.ndarray.dispatch import new_array
 
+from .abort import abort_job_on_uncaught_exception
+from .agreement import Agreement
 from .base import Key, KVStore, copy_pairs, register
 from .local import sum_arrays
 from .mpi_allreduce import allreduce_into
+from .watchdog import Watchdog, timeout_from_env
 
 BATCH_BYTES = 1 << 20
-DEFAULT_TIMEOUT = 300.0
 
 
 def import_mpi() -> Any:
@@ -69,80 +75,6 @@ def import_mpi() -> Any:
             "(mpi4py mpich), then start the workers with: mpiexec -n 4 python train.py"
         ) from err
     return MPI
-
-
-def timeout_from_env() -> float:
-    text = os.environ.get("LAZYND_KV_TIMEOUT", "")
-    if not text:
-        return DEFAULT_TIMEOUT
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise LazyNDError(f"LAZYND_KV_TIMEOUT must be a positive number of seconds, got {text!r}")
-    return value
-
-
-class Watchdog:
-    """Waits for MPI requests; ends the job when one waits longer than ``timeout`` or fails."""
-
-    def __init__(self, mpi: Any, comm: Any, timeout: float) -> None:
-        self._mpi = mpi
-        self._comm = comm
-        self.timeout = timeout
-        self._deadline: float | None = None
-        self._what = ""
-        # with THREAD_MULTIPLE a blocking Wait runs at full speed while this thread watches the clock
-        self._threaded = mpi.Query_thread() == mpi.THREAD_MULTIPLE
-        if self._threaded:
-            threading.Thread(target=self._watch, name="lazynd-kv-watchdog", daemon=True).start()
-
-    def wait(self, start: Callable[[], Any], what: str) -> None:
-        """Start a request with ``start()`` and wait for it within the timeout."""
-        self.run(lambda: self.wait_requests([start()], what), what)
-
-    def run(self, body: Callable[[], None], what: str) -> None:
-        """Run ``body`` (which waits with :meth:`wait_requests`), ending the job if an MPI call fails."""
-        try:
-            body()
-        except self._mpi.Exception as err:
-            self.fail(f"{what} failed: {err}")
-
-    def wait_requests(self, requests: list[Any], what: str) -> None:
-        """Wait for ``requests`` within the timeout (MPI errors propagate to :meth:`run`)."""
-        if self._threaded:
-            # measured: Wait and a Test loop with sleep(0) cost the same; a sleeping backoff costs ~20%
-            self._what = what
-            self._deadline = time.monotonic() + self.timeout
-            try:
-                self._mpi.Request.Waitall(requests)
-            finally:
-                self._deadline = None
-            return
-        deadline = time.monotonic() + self.timeout
-        while not self._mpi.Request.Testall(requests):
-            if time.monotonic() > deadline:
-                self.fail(f"{what} did not complete within {self.timeout:g} s")
-            time.sleep(0)
-
-    def _watch(self) -> None:
-        step = min(0.05, self.timeout / 20)
-        while True:
-            time.sleep(step)
-            deadline = self._deadline
-            if deadline is not None and time.monotonic() > deadline:
-                self.fail(f"{self._what} did not complete within {self.timeout:g} s")
-
-    def fail(self, reason: str) -> None:
-        comm = self._comm
-        sys.stderr.write(
-            f"lazynd_kv: rank {comm.Get_rank()} of {comm.Get_size()}: {reason}; a worker has died or stopped "
-            f"responding (timeout LAZYND_KV_TIMEOUT={self.timeout:g} s). Aborting the MPI job.\n"
-        )
-        sys.stderr.flush()
-        comm.Abort(1)
-        os._exit(1)  # Abort does not return; this is for an MPI that lets it
 
 
 _drain_registered = False
@@ -173,6 +105,9 @@ class DistSyncStore(KVStore):
         self._mpi = mpi
         self._comm = mpi.COMM_WORLD.Dup()  # our collectives never interleave with the user's
         self._watchdog = Watchdog(mpi, self._comm, timeout_from_env())
+        self._agreement = Agreement(mpi, self._comm, self._watchdog, name)
+        abort_job_on_uncaught_exception(mpi.COMM_WORLD)
+        set_worker(self._comm.Get_rank(), self._comm.Get_size())
         self._on_device = name == "dist_device_sync"
         self._comm_var = Var()
         self._next_gpu = 0
@@ -197,13 +132,23 @@ class DistSyncStore(KVStore):
 
     # -- engine operations -----------------------------------------------------------------------
     def _push_mpi(self, fn: Callable[..., None], args: tuple, reads: list[Var], writes: list[Var], name: str) -> None:
+        failure = self._agreement.failure
+        if failure is not None:
+            raise LazyNDError(failure)
         get_engine().push(fn, args, reads, [*writes, self._comm_var], name, None, inline_ok=False)
 
+    def _agree(self, what: str, detail: str = "") -> None:
+        """Wait until every worker is about to run the collective ``what``; raise if one is not."""
+        self._watchdog.run(lambda: self._agreement.check(what, detail), what)
+
     def _bcast(self, buf: np.ndarray, key: Key) -> None:
-        self._watchdog.wait(lambda: self._comm.Ibcast(buf, root=0), f"the broadcast of key {key!r} (init)")
+        what = f"the broadcast of key {key!r} (init)"
+        self._agree(what, f"shape {buf.shape}, {buf.dtype.name}")
+        self._watchdog.wait(lambda: self._comm.Ibcast(buf, root=0), what)
 
     def _allreduce(self, send: np.ndarray, recv: np.ndarray, what: str) -> None:
         """Sum ``send`` over the workers into ``recv``; ``send is recv`` sums in place."""
+        self._agree(what, f"{recv.size} elements of {recv.dtype.name}")
 
         def wait(requests: list[Any]) -> None:
             self._watchdog.wait_requests(requests, what)
@@ -223,9 +168,21 @@ class DistSyncStore(KVStore):
             offset += src.size
         mpi = self._mpi
         what = f"the Allreduce of keys {list(keys)!r}"
+        self._agree(what, f"{flat.size} elements of {flat.dtype.name}")
         self._watchdog.wait(lambda: self._comm.Iallreduce(mpi.IN_PLACE, flat, op=mpi.SUM), what)
 
     # -- KVStore ---------------------------------------------------------------------------------
+    def _init_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
+        """Broadcast rank 0's values in key order, then wait until the workers have agreed on them."""
+        super()._init_groups(sorted(groups, key=_key_order))
+        try:
+            get_engine().wait_for_var(self._comm_var)
+        except LazyNDError:
+            if self._agreement.failure is None:
+                raise
+        if self._agreement.failure is not None:
+            raise LazyNDError(self._agreement.failure) from None
+
     def _store_context(self, value: NDArray) -> Context:
         if not self._on_device:
             return cpu()
@@ -328,7 +285,7 @@ class DistSyncStore(KVStore):
         """
         results: dict[Key, NDArray] = {}
         small: dict[np.dtype, list[tuple[Key, NDArray]]] = {}
-        for key, values in groups:
+        for key, values in sorted(groups, key=_key_order):
             stored = self._store[key]
             if stored._data.nbytes < BATCH_BYTES:
                 send = self._local_sum(key, values, stored, self._host_buffer(key, stored))
@@ -370,7 +327,12 @@ class DistSyncStore(KVStore):
     def barrier(self) -> None:
         """Wait for this worker's pushed work, then for every worker to get here."""
         waitall()
-        self._watchdog.wait(self._comm.Ibarrier, "the barrier")
+        self._agree("the barrier")  # joined by every worker before it completes: a barrier itself
+
+
+def _key_order(group: tuple[Key, list[NDArray]]) -> tuple[bool, Key]:
+    """Sort key of ``(key, values)``: int keys first, then str keys, each in their own order."""
+    return isinstance(group[0], str), group[0]
 
 
 def _can_reduce_into(out: NDArray, stored: NDArray, values: list[NDArray]) -> bool:

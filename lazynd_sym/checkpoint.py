@@ -6,16 +6,18 @@ The ``.params`` file is an ``nd.save`` dict whose keys are ``arg:<name>`` and
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import lazynd as mx
 from lazynd import ndarray as nd
 from lazynd.errors import FormatError
+from lazynd.log import get_logger
 
 from .json_format import load as load_symbol
 
 __all__ = ["load_checkpoint", "load_params", "save_checkpoint"]
+
+_log = get_logger("lazynd.sym.checkpoint")
 
 
 def save_checkpoint(
@@ -38,7 +40,7 @@ def save_checkpoint(
     payload.update({f"aux:{k}": v.as_in_context(mx.cpu()) for k, v in (aux_params or {}).items()})
     path = f"{prefix}-{int(epoch):04d}.params"
     nd.save(path, payload)
-    logging.info('Saved checkpoint to "%s"', path)
+    _log.info('Saved checkpoint to "%s"', path)
 
 
 def load_params(path: str) -> tuple[dict[str, Any], dict[str, Any]]:

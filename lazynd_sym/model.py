@@ -24,6 +24,7 @@ from lazynd import ndarray as nd
 from lazynd import optimizer as opt_module
 from lazynd.callback import BatchEndParam, EpochProgress
 from lazynd.errors import DataError
+from lazynd.log import get_logger
 
 from .checkpoint import load_checkpoint, save_checkpoint
 from .checkpoint import load_params as load_params  # handed on: it was defined here before
@@ -204,7 +205,7 @@ class FeedForward(InferenceMixin):
         ``dist_sync``, on every worker).  ``monitor`` (a :class:`lazynd.monitor.Monitor`)
         is installed on the training executors and printed every ``interval`` batches.
         """
-        logger = logger or logging.getLogger()
+        logger = logger or get_logger("lazynd.sym.model")
         if self.num_epoch is None:
             raise DataError("FeedForward.fit: num_epoch is not set")
         data = init_iter(X, y, self.numpy_batch_size, is_train=True)

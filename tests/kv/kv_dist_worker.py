@@ -2,7 +2,8 @@
 
 ``python kv_dist_worker.py MODE [STORE]``; prints ``OK <rank>`` on success.
 Modes: ``semantics``, ``large_keys``, ``pushpull``, ``pushpull_errors``, ``uneven_local_sums``, ``train``,
-``train_optimizer``, ``die``, ``die_large``, ``stall``.
+``train_optimizer``, ``key_order_in_a_call``, ``push_order``, ``init_mismatch``, ``slow_peer``, ``log``,
+``raise``, ``die``, ``die_large``, ``stall``.
 """
 
 from __future__ import annotations
@@ -229,6 +230,97 @@ def uneven_local_sums(kv, mx) -> None:
     kv.barrier()
 
 
+def key_order_in_a_call(kv, mx) -> None:
+    """The keys of one call may come in any order on each rank: the sums are those of MXNet."""
+    rank, n = kv.rank, kv.num_workers
+    keys = ["a", "b", 3, "big", 1]
+    shapes = [(10,), (2, 2), (5,), (BIG,), (3,)]
+    dtypes = ["float32", "float64", "float32", "float32", "int32"]
+    kv.init(keys, [mx.nd.zeros(s, dtype=d) for s, d in zip(shapes, dtypes, strict=True)])
+    order = np.random.default_rng(rank).permutation(len(keys)) if rank else np.arange(len(keys))
+    for _ in range(2):
+        kv.push([keys[i] for i in order], [mx.nd.ones(shapes[i], dtype=dtypes[i]) * (i + rank + 1) for i in order])
+    outs = [mx.nd.zeros(s, dtype=d) for s, d in zip(shapes, dtypes, strict=True)]
+    kv.pull(keys, out=outs)
+    for i, (key, out) in enumerate(zip(keys, outs, strict=True)):
+        expect = sum(i + r + 1 for r in range(n))
+        check(np.all(out.asnumpy() == expect), f"key {key!r}: {out.asnumpy().ravel()[:3]} != {expect}")
+    kv.barrier()
+
+
+def _expect_disagreement(call, *fragments: str) -> None:
+    from lazynd.errors import LazyNDError
+
+    try:
+        call()
+    except LazyNDError as err:
+        for fragment in fragments:
+            check(fragment in str(err), f"{fragment!r} not in: {err}")
+    else:
+        raise AssertionError(f"no error; expected one saying {fragments}")
+
+
+def push_order(kv, mx) -> None:
+    """Keys pushed in a different order on different ranks: a clear error on every rank, not garbage."""
+    rank = kv.rank
+    kv.init(["a", "b"], [mx.nd.zeros((10,)), mx.nd.zeros((4,), dtype="float64")])
+    pushes = [("a", mx.nd.ones((10,))), ("b", mx.nd.ones((4,), dtype="float64"))]
+    for key, value in pushes if rank == 0 else pushes[::-1]:
+        kv.push(key, value)
+    out = mx.nd.zeros((10,))
+    kv.pull("a", out=out)
+    _expect_disagreement(
+        out.asnumpy,
+        "KVStore dist_sync: the workers disagree on the next collective operation",
+        "rank 0 is about to run the Allreduce of keys ['a'] (10 elements of float32)",
+        "rank 1 is about to run the Allreduce of keys ['b'] (4 elements of float64)",
+        "in the same order",
+    )
+    # the store is out of use from then on: the next call says so at once
+    _expect_disagreement(lambda: kv.push("a", mx.nd.ones((10,))), "the workers disagree")
+
+
+def init_mismatch(kv, mx) -> None:
+    """Ranks that init a key with another shape, or another dtype, get a clear error from init itself."""
+    rank = kv.rank
+    _expect_disagreement(
+        lambda: kv.init("w", mx.nd.zeros((3 + rank, 2))),
+        "rank 0 is about to run the broadcast of key 'w' (init) (shape (3, 2), float32)",
+        "rank 1 is about to run the broadcast of key 'w' (init) (shape (4, 2), float32)",
+    )
+    other = mx.kv.create("dist_sync")
+    _expect_disagreement(
+        lambda: other.init(["x", "w"], [mx.nd.zeros((2,)), mx.nd.zeros((5,), dtype="float64" if rank else "float32")]),
+        "rank 1 is about to run the broadcast of key 'w' (init) (shape (5,), float64)",
+    )
+
+
+def slow_peer(kv, mx) -> None:
+    """A worker waiting for a slower one sleeps between polls instead of spinning a core."""
+    kv.init("w", mx.nd.zeros((4,)))
+    kv.barrier()
+    out = mx.nd.zeros((4,))
+    if kv.rank == 1:
+        time.sleep(3)
+    start_cpu, start = time.process_time(), time.monotonic()
+    kv.push("w", mx.nd.ones((4,)))
+    kv.pull("w", out=out)
+    check(np.all(out.asnumpy() == kv.num_workers), "the sum once the slow worker arrives")
+    if kv.rank == 0:
+        busy = (time.process_time() - start_cpu) / (time.monotonic() - start)
+        check(busy < 0.3, f"the waiting worker used {busy:.0%} of a core")
+
+
+def log(kv, mx) -> None:
+    """lazynd's log lines say the rank under mpiexec, through the application's logging setup."""
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    meter = mx.callback.Speedometer(batch_size=4, frequent=1)
+    for nbatch in range(2):
+        meter(mx.callback.BatchEndParam(epoch=0, nbatch=nbatch, eval_metric=None, locals=None))
+
+
 def make_data(n_workers: int, per_worker: int, steps: int):
     rng = np.random.default_rng(0)
     n = n_workers * per_worker
@@ -323,6 +415,16 @@ def main() -> None:
         uneven_local_sums(kv, mx)
     elif mode in ("train", "train_optimizer"):
         train(kv, mx, mode == "train_optimizer")
+    elif mode in ("key_order_in_a_call", "push_order", "init_mismatch", "slow_peer", "log"):
+        globals()[mode](kv, mx)
+    elif mode == "raise":
+        kv.init(0, mx.nd.ones((4,)))
+        if kv.rank == 1:
+            raise ValueError("rank 1 fails here")
+        kv.push(0, mx.nd.ones((4,)))
+        mx.nd.waitall()
+        kv.barrier()
+        raise AssertionError("a push with a failed worker must not complete")
     elif mode in ("die", "stall", "die_large"):
         shape = (500_000,) if mode == "die_large" else (4,)  # 2 MB: the reduce-scatter path
         kv.init(0, mx.nd.ones(shape))

@@ -20,7 +20,7 @@ import pytest
 
 import lazynd_kv
 from lazynd.errors import LazyNDError
-from lazynd_kv import dist
+from lazynd_kv import watchdog
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("kv_dist_worker.py")
@@ -106,6 +106,52 @@ def test_dist_training_with_set_optimizer_matches_one_process():
 
 @pytest.mark.mpi
 @requires_mpi
+@pytest.mark.parametrize("n", [2, 3])
+def test_the_keys_of_one_call_may_come_in_any_order_on_each_rank(n):
+    assert_all_ok(run_workers(n, "key_order_in_a_call"), n)
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_keys_pushed_in_another_order_raise_a_clear_error_on_every_rank():
+    assert_all_ok(run_workers(2, "push_order"), 2)
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_init_with_another_shape_or_dtype_raises_a_clear_error_on_every_rank():
+    assert_all_ok(run_workers(2, "init_mismatch"), 2)
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_an_uncaught_exception_on_one_worker_ends_the_whole_job():
+    # the watchdog (600 s) cannot be what ends it: the subprocess limit would turn a wait into a failure
+    result = run_workers(2, "raise", timeout_s=600, extra=("-disable-auto-cleanup",))
+    assert result.returncode != 0
+    assert "ValueError: rank 1 fails here" in result.stderr
+    assert "lazynd_kv: rank 1 of 2 stopped on an uncaught ValueError; aborting the MPI job" in result.stderr
+    assert "did not complete within" not in result.stderr
+    assert "must not complete" not in result.stderr
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_a_worker_waiting_for_a_slower_one_does_not_spin_a_core():
+    assert_all_ok(run_workers(2, "slow_peer"), 2)
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_log_lines_say_the_rank_under_mpiexec():
+    result = run_workers(2, "log")
+    assert_all_ok(result, 2)
+    for rank in range(2):
+        assert f"lazynd.callback: [rank {rank}/2] Epoch[0] Batch [1]\tSpeed:" in result.stderr
+
+
+@pytest.mark.mpi
+@requires_mpi
 def test_a_dead_worker_makes_the_others_fail_with_a_clear_error():
     # without hydra's auto-cleanup the survivors are left in the Allreduce: the watchdog must end them
     start = time.monotonic()
@@ -161,4 +207,4 @@ def test_missing_mpi4py_gives_install_instructions(monkeypatch):
 def test_bad_timeout_setting_is_refused(monkeypatch, text):
     monkeypatch.setenv("LAZYND_KV_TIMEOUT", text)
     with pytest.raises(LazyNDError, match=f"LAZYND_KV_TIMEOUT must be a positive number of seconds, got '{text}'"):
-        dist.timeout_from_env()
+        watchdog.timeout_from_env()

@@ -216,6 +216,29 @@ def test_set_optimizer_applies_momentum_sgd():
     np.testing.assert_allclose(_sgd_steps(kv, 0, grads), 1 - 0.29 * grads[0], rtol=1e-6)
 
 
+def test_set_optimizer_takes_an_optimizer_name():
+    kv = lazynd_kv.create("local")
+    kv.set_optimizer("sgd")  # SGD's defaults: learning_rate 0.01, no momentum
+    kv.init(0, mx.nd.ones((3,)))
+    grads = [np.array([1.0, 2.0, -1.0], np.float32)] * 2
+    np.testing.assert_allclose(_sgd_steps(kv, 0, grads), 1 - 0.02 * grads[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("sgdd", r"unknown optimizer 'sgdd' \(registered: .*sgd"),
+        (lambda key, grad, weight: None, r"set_optimizer: expected an Optimizer .* got function; for a function"),
+        (0.1, r"set_optimizer: expected an Optimizer .* got float"),
+    ],
+)
+def test_set_optimizer_refuses_anything_else_at_once(bad, message):
+    kv = lazynd_kv.create("local")
+    with pytest.raises(LazyNDError, match=message):
+        kv.set_optimizer(bad)
+    assert kv._updater is None
+
+
 def test_optimizer_states_survive_save_and_load(tmp_path):
     rng = np.random.default_rng(1)
     grads = [rng.standard_normal(3).astype(np.float32) for _ in range(4)]

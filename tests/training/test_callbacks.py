@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import sys
 
 import numpy as np
 
@@ -61,16 +62,77 @@ def test_epoch_progress_is_silent_when_not_a_terminal() -> None:
     assert progress.samples == 5
 
 
-def test_epoch_progress_draws_a_tqdm_bar_on_a_terminal() -> None:
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
 
+
+def test_epoch_progress_draws_a_tqdm_bar_on_a_terminal() -> None:
     stream = Terminal()
     progress = callback.EpochProgress(1, total=2, batch_size=5, stream=stream)
     progress.update(metric.Accuracy())
     progress.close()
     assert "Epoch 1" in stream.getvalue()
+
+
+def test_a_speedometer_line_goes_above_the_progress_bar_not_over_it(monkeypatch) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    handler = logging.StreamHandler(terminal)  # what logging.basicConfig() installs: one on stderr
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        progress = callback.EpochProgress(0, total=4, batch_size=5, stream=terminal)
+        meter = callback.Speedometer(batch_size=5, frequent=1)
+        for nbatch in range(2):
+            progress.update()
+            meter(_param(nbatch))
+        progress.close()
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    line = next(text for text in terminal.getvalue().split("\n") if "Speed:" in text)
+    assert line.split("\r")[-1].startswith("Epoch[2] Batch [1]\tSpeed:"), repr(line)
+    # the handler is given back once the bar is closed
+    assert handler.stream is terminal
+
+
+def test_lazynd_logs_to_its_own_logger_not_the_root_logger(caplog) -> None:
+    with caplog.at_level(logging.INFO):
+        meter = callback.Speedometer(batch_size=5, frequent=1)
+        meter(_param(0))
+        meter(_param(1))
+        callback.log_train_metric(period=1)(_param(0, metric.Accuracy()))
+    assert {r.name for r in caplog.records} == {"lazynd.callback"}
+    # so an application can silence (or redirect) lazynd alone
+    caplog.clear()
+    lazynd_logger = logging.getLogger("lazynd")
+    with caplog.at_level(logging.INFO):
+        lazynd_logger.setLevel(logging.WARNING)
+        try:
+            meter(_param(2))
+        finally:
+            lazynd_logger.setLevel(logging.NOTSET)
+    assert caplog.records == []
+
+
+def test_log_lines_name_the_rank_in_a_distributed_job(caplog) -> None:
+    from lazynd import log
+
+    meter = callback.Speedometer(batch_size=5, frequent=1)
+    with caplog.at_level(logging.INFO):
+        meter(_param(0))
+        log.set_worker(1, 2)
+        try:
+            meter(_param(1))
+        finally:
+            log.set_worker(0, 1)
+        meter(_param(2))
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages[0].startswith("[rank 1/2] Epoch[2] Batch [1]")
+    assert messages[1].startswith("Epoch[2] Batch [2]")
 
 
 def test_do_checkpoint_saves_every_period(monkeypatch) -> None:
