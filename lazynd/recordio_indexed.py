@@ -79,22 +79,38 @@ class MXIndexedRecordIO(MXRecordIO):
                 raise
 
     def _load_index(self) -> None:
-        with open(self.idx_path, encoding="utf-8") as file:
-            for number, line in enumerate(file, start=1):
-                if not line.strip():
-                    continue
-                fields = line.rstrip("\r\n").split("\t")
-                try:
-                    if len(fields) != 2:
-                        raise ValueError(f"{len(fields)} tab-separated fields")
-                    key, offset = self.key_type(fields[0]), int(fields[1])
-                except ValueError as error:
-                    raise FormatError(
-                        f"{self.idx_path}: line {number} is {line.rstrip()!r}; expected "
-                        f"'key<TAB>offset' ({error})"
-                    ) from None
-                self.idx[key] = offset
-                self.keys.append(key)
+        """Read every ``key<TAB>offset`` line, checking each offset against the ``.rec`` file's size."""
+        assert self._file is not None
+        rec_size = os.fstat(self._file.fileno()).st_size
+        with open(self.idx_path, "rb") as file:
+            lines = file.read().split(b"\n")
+        for number, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise FormatError(
+                    f"{self.idx_path}: line {number} is not UTF-8 text ({error.reason} at byte "
+                    f"{error.start}): {raw[:60]!r}"
+                ) from None
+            if not line.strip():
+                continue
+            fields = line.rstrip("\r").split("\t")
+            try:
+                if len(fields) != 2:
+                    raise ValueError(f"{len(fields)} tab-separated fields")
+                key, offset = self.key_type(fields[0]), int(fields[1])
+            except ValueError as error:
+                raise FormatError(
+                    f"{self.idx_path}: line {number} is {line.rstrip()[:80]!r}; expected "
+                    f"'key<TAB>offset' ({error})"
+                ) from None
+            if not 0 <= offset <= rec_size:
+                raise FormatError(
+                    f"{self.idx_path}: line {number}: key {key!r} has offset {offset}, outside "
+                    f"{self.uri} ({rec_size} bytes)"
+                )
+            self.idx[key] = offset
+            self.keys.append(key)
 
     def close(self) -> None:
         """Close both files; a writer's files are then moved into place."""
