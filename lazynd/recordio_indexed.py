@@ -160,7 +160,13 @@ class MXIndexedRecordIO(MXRecordIO):
     def read_idx(self, idx: Any) -> bytes:
         """Read the record stored under key ``idx``."""
         self.seek(idx)
-        record = self.read()
+        try:
+            record = self.read()
+        except FormatError as error:
+            raise FormatError(
+                f"{self.idx_path}: key {idx!r} points at offset {self.idx[idx]} of {self.uri}, "
+                f"where no whole record starts: {error}"
+            ) from None
         if record is None:
             raise FormatError(
                 f"{self.idx_path}: key {idx!r} points at offset {self.idx[idx]}, "

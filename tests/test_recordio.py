@@ -450,5 +450,5 @@ def test_index_offset_outside_the_record_file_names_file_and_key(tmp_path: Path,
 def test_index_offset_inside_a_record_is_a_format_error_naming_the_offset(tmp_path: Path) -> None:
     idx, rec = _indexed_pair(tmp_path)
     idx.write_text("0\t4\n")
-    with recordio.MXIndexedRecordIO(idx, rec, "r") as reader, pytest.raises(FormatError, match=r"a\.rec: bad magic word .* at offset 4"):
+    with recordio.MXIndexedRecordIO(idx, rec, "r") as reader, pytest.raises(FormatError, match=r"a\.idx: key 0 points at offset 4 of .*a\.rec.*bad magic word"):
         reader.read_idx(0)
