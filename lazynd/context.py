@@ -117,6 +117,33 @@ def gpu(device_id: int = 0) -> Context:
 _DEFAULT = Context("cpu", 0)
 
 
+def as_context(value: Any, what: str = "ctx") -> Context:
+    """A :class:`Context` from a context or its text (``'cpu'``, ``'gpu(1)'``, ``'cpu_pinned(0)'``).
+
+    Raises
+    ------
+    ContextError
+        Naming ``what``, the value given and the forms expected.
+
+    Examples
+    --------
+    >>> as_context("gpu(1)"), as_context("cpu")
+    (gpu(1), cpu(0))
+    """
+    if isinstance(value, Context):
+        return value
+    expected = f"expected a Context or one of {sorted(_DEVICE_TYPES)}, optionally with an id such as 'gpu(1)'"
+    if not isinstance(value, str):
+        raise ContextError(f"{what} is {type(value).__name__} {value!r}; {expected}")
+    text = value.strip()
+    kind, id_text = text, "0"
+    if text.endswith(")") and "(" in text:
+        kind, _, id_text = text[:-1].partition("(")
+    if kind not in _DEVICE_TYPES or not id_text.strip().isdigit():
+        raise ContextError(f"{what} is {value!r}; {expected}")
+    return Context(kind, int(id_text))
+
+
 def current_context() -> Context:
     """The default context of this thread: the innermost ``with ctx:``, else ``cpu(0)``."""
     stack = getattr(Context._local, "stack", None)

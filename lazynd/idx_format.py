@@ -62,7 +62,10 @@ def _read_idx_stream(stream: io.BufferedIOBase, path: Path, file_size: int, comp
             f"more than a {file_size}-byte gzip file can hold" if compressed else f"truncated: the file has {limit}"
         )
         raise _fail(path, f"header declares shape {dims} ({payload} bytes), {problem}")
-    array = np.empty(dims, dtype=dtype)
+    try:
+        array = np.empty(dims, dtype=dtype)
+    except ValueError as error:  # a zero dim beside dims whose product NumPy cannot index
+        raise _fail(path, f"header declares shape {dims}, which NumPy cannot represent ({error})") from None
     received = stream.readinto(array.reshape(-1).view(np.uint8).data)
     if received != payload:
         raise _fail(path, f"truncated: shape {dims} needs {payload} bytes, got {received}")

@@ -22,6 +22,17 @@ from lazynd.recordio_file import MXRecordIO
 __all__ = ["MXIndexedRecordIO"]
 
 
+def _size_of(file: Any) -> int:
+    """Bytes in an open binary file, local or an fsspec file object."""
+    try:
+        return os.fstat(file.fileno()).st_size
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        position = file.tell()
+        size = file.seek(0, os.SEEK_END)
+        file.seek(position)
+        return int(size)
+
+
 class MXIndexedRecordIO(MXRecordIO):
     """A RecordIO file with an index file for random access by key.
 
@@ -78,22 +89,37 @@ class MXIndexedRecordIO(MXRecordIO):
                 raise
 
     def _load_index(self) -> None:
-        with io.StringIO(open_for_read(self.idx_path).decode("utf-8"), newline=None) as file:
-            for number, line in enumerate(file, start=1):
-                if not line.strip():
-                    continue
-                fields = line.rstrip("\r\n").split("\t")
-                try:
-                    if len(fields) != 2:
-                        raise ValueError(f"{len(fields)} tab-separated fields")
-                    key, offset = self.key_type(fields[0]), int(fields[1])
-                except ValueError as error:
-                    raise FormatError(
-                        f"{self.idx_path}: line {number} is {line.rstrip()!r}; expected "
-                        f"'key<TAB>offset' ({error})"
-                    ) from None
-                self.idx[key] = offset
-                self.keys.append(key)
+        """Read every ``key<TAB>offset`` line, checking each offset against the ``.rec`` file's size."""
+        assert self._file is not None
+        rec_size = _size_of(self._file)
+        lines = open_for_read(self.idx_path).split(b"\n")
+        for number, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise FormatError(
+                    f"{self.idx_path}: line {number} is not UTF-8 text ({error.reason} at byte "
+                    f"{error.start}): {raw[:60]!r}"
+                ) from None
+            if not line.strip():
+                continue
+            fields = line.rstrip("\r").split("\t")
+            try:
+                if len(fields) != 2:
+                    raise ValueError(f"{len(fields)} tab-separated fields")
+                key, offset = self.key_type(fields[0]), int(fields[1])
+            except ValueError as error:
+                raise FormatError(
+                    f"{self.idx_path}: line {number} is {line.rstrip()[:80]!r}; expected "
+                    f"'key<TAB>offset' ({error})"
+                ) from None
+            if not 0 <= offset <= rec_size:
+                raise FormatError(
+                    f"{self.idx_path}: line {number}: key {key!r} has offset {offset}, outside "
+                    f"{self.uri} ({rec_size} bytes)"
+                )
+            self.idx[key] = offset
+            self.keys.append(key)
 
     def close(self) -> None:
         """Close both files; a writer's files are then moved into place."""
@@ -134,7 +160,13 @@ class MXIndexedRecordIO(MXRecordIO):
     def read_idx(self, idx: Any) -> bytes:
         """Read the record stored under key ``idx``."""
         self.seek(idx)
-        record = self.read()
+        try:
+            record = self.read()
+        except FormatError as error:
+            raise FormatError(
+                f"{self.idx_path}: key {idx!r} points at offset {self.idx[idx]} of {self.uri}, "
+                f"where no whole record starts: {error}"
+            ) from None
         if record is None:
             raise FormatError(
                 f"{self.idx_path}: key {idx!r} points at offset {self.idx[idx]}, "

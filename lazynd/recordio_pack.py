@@ -188,14 +188,8 @@ def unpack_img(
     >>> unpack_img(record, iscolor=1)[1].shape
     (4, 6, 3)
     """
-    cv2 = _cv2()
+    from lazynd.image.image import decode_checked
+
     header, payload = unpack(s)
-    image = None
-    if payload:
-        image = cv2.imdecode(np.frombuffer(payload, dtype=np.uint8), iscolor)
-    if image is None:
-        raise FormatError(
-            f"image record id {header.id}: OpenCV cannot decode its {len(payload)}-byte payload "
-            "as an image"
-        )
-    return header, image
+    source = f"image record id {header.id}"
+    return header, decode_checked(np.frombuffer(payload, dtype=np.uint8), iscolor, source)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, ShapeError
+from lazynd.ops.params import parse_dtype, parse_shape
 
 # plain keys a user may give; they are stored as __key__
 PLAIN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring")
@@ -34,6 +35,31 @@ def normalize_attrs(attrs: dict[str, Any] | None, where: str = "symbol") -> dict
         stored = key if key.startswith("__") else f"__{key}__"
         out[stored] = value if isinstance(value, str) else str(value)
     return out
+
+
+def parse_shape_hint(value: Any, where: str) -> tuple[int, ...]:
+    """A variable's shape (``shape=`` or its ``__shape__`` attribute) as a tuple; 0 is an unknown size.
+
+    Examples
+    --------
+    >>> parse_shape_hint("(2, 0)", "Variable 'x'")
+    (2, 0)
+    """
+    try:
+        shape = parse_shape(value)
+    except (ValueError, TypeError, OverflowError):
+        shape = None
+    if shape is None or any(d < 0 for d in shape):
+        raise ShapeError(f"{where}: shape {value!r} is not a shape; expected a tuple of non-negative ints such as (2, 3)")
+    return shape
+
+
+def check_dtype_hint(value: Any, where: str) -> str:
+    """A variable's dtype (``dtype=`` or its ``__dtype__`` attribute) as a NumPy name."""
+    try:
+        return parse_dtype(value)
+    except ValueError as err:
+        raise LazyNDError(f"{where}: dtype {value!r} is not supported: {err}") from None
 
 
 class AttrScope:

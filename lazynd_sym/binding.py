@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 import lazynd.ndarray as nd
-from lazynd.context import Context
+from lazynd.context import Context, as_context
 from lazynd.errors import LazyNDError, ShapeError
 
 from .executor import Executor
@@ -39,6 +39,15 @@ def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = Fal
     return values
 
 
+def _check_binding(caller: str, symbol: Any, ctx: Any) -> Context:
+    """``ctx`` as a :class:`Context`; refuses arguments MXNet cannot bind (duplicate names)."""
+    names = symbol.list_arguments()
+    if len(set(names)) != len(names):
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        raise LazyNDError(f"{caller}: argument names {duplicated} appear more than once; give each variable its own name")
+    return as_context(ctx, f"{caller}: ctx")
+
+
 def _executor_class(ctx: Context, group2ctx: dict | None) -> type[Executor]:
     return PlacedExecutor if needs_placement(ctx, group2ctx) else Executor
 
@@ -54,6 +63,7 @@ def bind(
     shared_exec: Any,
 ) -> Executor:
     """The executor of ``symbol.bind``: the given arrays checked against the symbol's arguments."""
+    ctx = _check_binding("bind", symbol, ctx)
     arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     arrays = _as_list(args, arg_names, "args")
     if any(a is None for a in arrays):
@@ -85,6 +95,7 @@ def simple_bind(
     symbol: Any, ctx: Context, grad_req: Any, type_dict: Any, group2ctx: Any, shared_exec: Any, shapes: dict
 ) -> Executor:
     """The executor of ``symbol.simple_bind``: arrays of the inferred shapes, or ``shared_exec``'s."""
+    ctx = _check_binding("simple_bind", symbol, ctx)
     arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
     if arg_shapes is None:
         partial = symbol.infer_shape_partial(**shapes)[0]

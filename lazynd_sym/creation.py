@@ -13,7 +13,7 @@ from lazynd.errors import LazyNDError, OperatorError
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
 
-from .attribute import AttrScope, is_attribute_key, normalize_attrs
+from .attribute import AttrScope, check_dtype_hint, is_attribute_key, normalize_attrs, parse_shape_hint
 from .graph import Entry, Node
 from .name import NameManager
 from .symbol import Symbol
@@ -41,15 +41,13 @@ def Variable(
         raise LazyNDError(f"Variable: name must be a non-empty string, got {name!r}")
     user = AttrScope.current.get(attr)
     if shape is not None:
-        user["__shape__"] = str(tuple(int(d) for d in shape))
+        user["__shape__"] = str(parse_shape_hint(shape, f"Variable {name!r}"))
     if lr_mult is not None:
         user["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:
         user["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
-        import numpy as np
-
-        user["__dtype__"] = np.dtype(dtype).name
+        user["__dtype__"] = check_dtype_hint(dtype, f"Variable {name!r}")
     if init is not None:
         user["__init__"] = init if isinstance(init, str) else (init.dumps() if hasattr(init, "dumps") else str(init))
     user.update(normalize_attrs(kwargs, f"Variable {name!r}"))

@@ -15,8 +15,8 @@ from lazynd.errors import FormatError, LazyNDError
 from lazynd.fileio import open_for_read, write_atomic
 from lazynd.ops import registry
 
-from .attribute import PLAIN_KEYS, is_attribute_key
-from .graph import IndexedGraph, Node
+from .attribute import PLAIN_KEYS, check_dtype_hint, is_attribute_key, parse_shape_hint
+from .graph import Entry, IndexedGraph, Node
 
 MXNET_VERSION = 10901
 
@@ -48,12 +48,14 @@ def save(symbol: Any, fname: str | os.PathLike[str]) -> None:
 
 
 def _upgrade_attr(node_json: dict, name: str, is_variable: bool) -> tuple[dict[str, str], dict[str, str]]:
-    """Split a node's stored keys into (operator parameters, ``__xxx__`` attributes)."""
+    """Split a node's stored keys into (operator parameters, ``__xxx__`` attributes).
+
+    The dictionaries have been checked by :func:`_string_dict` already.
+    """
     params: dict[str, str] = dict(node_json.get("param") or {})
     user: dict[str, str] = {}
     merged = {**(node_json.get("attr") or {}), **(node_json.get("attrs") or {})}
     for key, value in merged.items():
-        value = str(value)
         if is_attribute_key(key):
             user[key if key.startswith("__") else f"__{key}__"] = value
         elif key.endswith(("_lr_mult", "_wd_mult")) and "param" in node_json:
@@ -66,59 +68,193 @@ def _upgrade_attr(node_json: dict, name: str, is_variable: bool) -> tuple[dict[s
     return params, user
 
 
-def load_json(text: str) -> Any:
-    """A symbol from MXNet JSON text (0.8, 0.9 or 1.x form)."""
-    from .symbol import Symbol
+# SliceChannel and friends take their output count from a parameter; a file claiming a
+# billion outputs would make the loader build a billion output names.
+MAX_NODE_OUTPUTS = 1 << 16
 
-    try:
-        document = json.loads(text)
-        raw_nodes = document["nodes"]
-        heads = document["heads"]
-    except (ValueError, KeyError, TypeError) as err:
-        raise FormatError(f"symbol JSON: not a symbol document ({err})") from err
-    nodes: list[Node] = []
-    for index, raw in enumerate(raw_nodes):
+
+class _Reader:
+    """Builds the nodes of one symbol document, checking each value before it is used.
+
+    Every problem raises a :class:`FormatError` naming ``source`` (the file, or
+    ``string``) and the node.  Inputs must refer to earlier nodes, which rules out
+    cycles and lets the graph be built in one pass without recursion.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.nodes: list[Node] = []
+        self.variable_names: dict[str, int] = {}
+
+    def error(self, message: str, index: int | None = None, name: str | None = None) -> FormatError:
+        where = f"symbol JSON {self.source}"
+        if index is not None:
+            where += f", node {index}" + (f" ({name!r})" if name is not None else "")
+        return FormatError(f"{where}: {message}")
+
+    def entry(self, raw: Any, limit: int, what: str, index: int | None = None, name: str | None = None) -> Entry:
+        """An ``[node, output(, version)]`` triple, referring to one of the first ``limit`` nodes."""
+        if (
+            not isinstance(raw, list)
+            or len(raw) not in (2, 3)
+            or not all(type(v) is int for v in raw)  # JSON integers only: no bools, floats or strings
+        ):
+            raise self.error(f"{what} is {raw!r}; expected [node, output] or [node, output, version] integers", index, name)
+        source_index, output = raw[0], raw[1]
+        if not 0 <= source_index < limit:
+            detail = "inputs must refer to earlier nodes" if index is not None else f"the file has {limit} nodes"
+            raise self.error(f"{what} refers to node {source_index}; expected 0 to {limit - 1} ({detail})", index, name)
+        producer = self.nodes[source_index]
+        count = producer.num_outputs()
+        if not 0 <= output < count:
+            raise self.error(
+                f"{what} asks for output {output} of node {source_index} ({producer.name!r}), which has "
+                f"{count} output{'s' if count != 1 else ''}",
+                index,
+                name,
+            )
+        return producer, output
+
+    def string_dict(self, raw: dict, key: str, index: int, name: str) -> None:
+        """Check that ``raw[key]`` is absent or a dict of strings; store numbers as strings."""
+        value = raw.get(key)
+        if value is None:
+            return
+        if not isinstance(value, dict):
+            raise self.error(f"'{key}' is {type(value).__name__}; expected an object of strings", index, name)
+        for k, v in value.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                value[k] = str(v)
+            elif not isinstance(v, str):
+                raise self.error(f"'{key}' value of {k!r} is {v!r}; expected a string", index, name)
+
+    def add_variable(self, node: Node, index: int | None) -> None:
+        earlier = self.variable_names.get(node.name)
+        if earlier is not None:
+            raise self.error(
+                f"variable name {node.name!r} is also used by node {earlier}; argument names must be unique",
+                index,
+                node.name,
+            )
+        self.variable_names[node.name] = len(self.nodes) if index is None else index
+
+    def check_hints(self, user: dict[str, str], index: int, name: str) -> None:
+        """A variable's ``__shape__`` and ``__dtype__`` must parse, or shape inference would fail later."""
         try:
-            op_name, name = raw["op"], raw["name"]
-            inputs = [(nodes[int(e[0])], int(e[1])) for e in raw.get("inputs", [])]
-        except (KeyError, IndexError, TypeError, ValueError) as err:
-            raise FormatError(f"symbol JSON: node {index} is malformed ({err})") from err
+            if "__shape__" in user:
+                parse_shape_hint(user["__shape__"], "__shape__")
+            if "__dtype__" in user:
+                check_dtype_hint(user["__dtype__"], "__dtype__")
+        except LazyNDError as err:
+            raise self.error(str(err), index, name) from None
+
+    def node(self, index: int, raw: Any) -> Node:
+        if not isinstance(raw, dict):
+            raise self.error(f"is {type(raw).__name__}; expected an object", index)
+        op_name, name = raw.get("op"), raw.get("name")
+        if not isinstance(op_name, str) or not isinstance(name, str) or not name:
+            raise self.error(f"needs string 'op' and non-empty 'name', found op {op_name!r}, name {name!r}", index)
+        raw_inputs = raw.get("inputs", [])
+        if not isinstance(raw_inputs, list):
+            raise self.error(f"'inputs' is {raw_inputs!r}; expected a list", index, name)
+        for key in ("param", "attr", "attrs"):
+            self.string_dict(raw, key, index, name)
+        inputs = [self.entry(e, index, f"input {i}", index, name) for i, e in enumerate(raw_inputs)]
         params, user = _upgrade_attr(raw, name, op_name == "null")
         if op_name == "null":
-            nodes.append(Node(None, name, params, None, user))
-            continue
+            if inputs:
+                raise self.error(f"is a variable but has {len(inputs)} inputs", index, name)
+            self.check_hints(user, index, name)
+            node = Node(None, name, params, None, user)
+            self.add_variable(node, index)
+            return node
         if not registry.exists(op_name):
-            raise FormatError(f"symbol JSON: node '{name}' uses operator {op_name!r}, which is not registered")
+            raise self.error(f"uses operator {op_name!r}, which is not registered", index, name)
         op = registry.get(op_name)
         try:
             attrs = op.parse(params)
         except LazyNDError as err:
-            raise FormatError(f"symbol JSON: node '{name}' ({op_name}): {err}") from err
-        if op.variadic and attrs.get("num_args") is None:
-            attrs["num_args"] = len(inputs) - len(op.aux)
+            raise self.error(f"({op_name}) {err}", index, name) from None
+        for count_key in ("num_args", "num_outputs"):
+            count = attrs.get(count_key)
+            if isinstance(count, int) and not 0 <= count <= MAX_NODE_OUTPUTS:
+                raise self.error(f"({op_name}) {count_key} is {count}; expected 0 to {MAX_NODE_OUTPUTS}", index, name)
+        if op.variadic:
+            if attrs.get("num_args") is None:
+                attrs["num_args"] = len(inputs) - len(op.aux)
+            elif attrs["num_args"] + len(op.aux) != len(inputs):
+                raise self.error(
+                    f"({op_name}) num_args is {attrs['num_args']} but the node has {len(inputs)} inputs", index, name
+                )
         expected = op.input_names(attrs) + list(op.aux)
         # files from before auxiliary states were inputs (0.8 BatchNorm) lack them: add variables
         for missing in expected[len(inputs) :]:
-            inputs.append((Node(None, f"{name}_{missing}", user=dict(user)), 0))
+            variable = Node(None, f"{name}_{missing}", user=dict(user))
+            self.add_variable(variable, None)
+            inputs.append((variable, 0))
         if len(inputs) != len(expected):
-            raise FormatError(f"symbol JSON: node '{name}' ({op_name}) has {len(inputs)} inputs, expected {expected}")
-        nodes.append(Node(op, name, params, attrs, user, inputs))
-    try:
-        outputs = [(nodes[int(h[0])], int(h[1])) for h in heads]
-    except (IndexError, TypeError, ValueError) as err:
-        raise FormatError(f"symbol JSON: bad heads {heads!r} ({err})") from err
-    return Symbol(outputs)
+            raise self.error(f"({op_name}) has {len(inputs)} inputs, expected {expected}", index, name)
+        if op.num_outputs(attrs) > MAX_NODE_OUTPUTS:
+            raise self.error(f"({op_name}) has more than {MAX_NODE_OUTPUTS} outputs", index, name)
+        return Node(op, name, params, attrs, user, inputs)
+
+    def document(self, text: str | bytes) -> Any:
+        from .symbol import Symbol
+
+        try:
+            document = json.loads(text)
+        except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
+            raise self.error(f"not valid JSON ({type(err).__name__}: {err})") from None
+        if not isinstance(document, dict) or not isinstance(document.get("nodes"), list):
+            raise self.error("not a symbol document: expected an object with a 'nodes' list")
+        raw_nodes, heads = document["nodes"], document.get("heads")
+        if not isinstance(heads, list) or not heads:
+            raise self.error(f"'heads' is {heads!r}; expected a non-empty list of [node, output] entries")
+        for index, raw in enumerate(raw_nodes):
+            self.nodes.append(self.node(index, raw))
+        arg_nodes = document.get("arg_nodes")
+        if arg_nodes is not None:
+            if not isinstance(arg_nodes, list):
+                raise self.error(f"'arg_nodes' is {type(arg_nodes).__name__}; expected a list of node indices")
+            for value in arg_nodes:
+                if type(value) is not int or not 0 <= value < len(raw_nodes) or self.nodes[value].op is not None:
+                    raise self.error(f"'arg_nodes' lists {value!r}, which is not the index of a variable node")
+        outputs = [self.entry(h, len(raw_nodes), f"head {i}") for i, h in enumerate(heads)]
+        return Symbol(outputs)
+
+
+def load_json(text: str | bytes, source: str = "string") -> Any:
+    """A symbol from MXNet JSON text (0.8, 0.9 or 1.x form).
+
+    The graph is checked before it is built: node and output indices in range,
+    inputs referring to earlier nodes (no cycles), integer entries, non-empty
+    ``heads``, unique variable names, known operators and valid parameters.
+
+    Raises
+    ------
+    FormatError
+        Naming ``source`` and the node, for anything that is not a valid graph.
+
+    Examples
+    --------
+    >>> s = load_json('{"nodes": [{"op": "null", "name": "x", "inputs": []}], "heads": [[0, 0]]}')
+    >>> s.list_arguments()
+    ['x']
+    """
+    return _Reader(source).document(text)
 
 
 def load(fname: str | os.PathLike[str]) -> Any:
-    """A symbol from a JSON file written by MXNet or by ``Symbol.save``: a path, or a URL when fsspec is installed."""
+    """A symbol from a JSON file written by MXNet or by ``Symbol.save`` a path, or a URL when fsspec is installed (checked as :func:`load_json` does)."""
     try:
-        text = open_for_read(fname).decode("utf-8")
+        raw = open_for_read(fname)
     except OSError as err:
         raise FormatError(f"cannot read symbol file {fname!r}: {err}") from err
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise FormatError(f"symbol file {fname!r} is not UTF-8 text: {err}") from err
-    return load_json(text)
+        raise FormatError(f"symbol JSON {fname}: not UTF-8 text ({err})") from None
+    return load_json(text, source=str(fname))
 
 
 __all__ = ["to_json", "save", "load", "load_json", "PLAIN_KEYS"]

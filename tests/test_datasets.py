@@ -403,3 +403,12 @@ def test_downloaded_files_get_the_umask_mode(mirror: Path, serve, tmp_path: Path
     assert {(path.name, path.stat().st_mode & 0o777) for path in target.iterdir()} == {
         (name, 0o640) for name in FILES
     }
+
+
+def test_read_idx_zero_dim_beside_huge_dims_is_a_format_error(tmp_path: Path) -> None:
+    # found by the reader fuzz test: 0 x 2**32-1 x 2**32-1 x 2**32-1 holds no data, but NumPy refuses it
+    path = tmp_path / "odd-idx4-ubyte"
+    path.write_bytes(bytes([0, 0, 0x0D, 4]) + struct.pack(">4I", 0, 2**32 - 1, 2**32 - 1, 2**32 - 1))
+    with pytest.raises(FormatError, match="cannot represent") as info:
+        read_idx(path)
+    assert str(path) in str(info.value)

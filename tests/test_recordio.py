@@ -403,7 +403,7 @@ def test_png_image_record_round_trips_exactly() -> None:
 
 def test_undecodable_image_record_raises_format_error() -> None:
     record = recordio.pack(recordio.IRHeader(0, 0.0, 11, 0), b"not an image")
-    with pytest.raises(FormatError, match="image record id 11: OpenCV cannot decode"):
+    with pytest.raises(FormatError, match=r"cannot decode image record id 11: not a valid image \(12 bytes\)"):
         recordio.unpack_img(record)
 
 
@@ -419,3 +419,36 @@ def test_bad_image_or_quality_raises_value_error() -> None:
 def test_docstring_examples_run(module) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+# --- damaged index files -----------------------------------------------------
+
+
+def _indexed_pair(tmp_path: Path) -> tuple[Path, Path]:
+    idx, rec = tmp_path / "a.idx", tmp_path / "a.rec"
+    with recordio.MXIndexedRecordIO(idx, rec, "w") as writer:
+        for key in range(3):
+            writer.write_idx(key, b"record %d" % key)
+    return idx, rec
+
+
+def test_index_that_is_not_utf8_names_the_file_and_line(tmp_path: Path) -> None:
+    idx, rec = _indexed_pair(tmp_path)
+    idx.write_bytes(b"0\t0\n\xff\xfe\t16\n")
+    with pytest.raises(FormatError, match=r"a\.idx: line 2 is not UTF-8"):
+        recordio.MXIndexedRecordIO(idx, rec, "r")
+
+
+@pytest.mark.parametrize("offset", [2**70, 2**62, -8, 10_000])
+def test_index_offset_outside_the_record_file_names_file_and_key(tmp_path: Path, offset: int) -> None:
+    idx, rec = _indexed_pair(tmp_path)
+    idx.write_text(f"0\t0\n7\t{offset}\n")
+    with pytest.raises(FormatError, match=rf"a\.idx: line 2: key 7 has offset {offset}, outside .*a\.rec"):
+        recordio.MXIndexedRecordIO(idx, rec, "r")
+
+
+def test_index_offset_inside_a_record_is_a_format_error_naming_the_offset(tmp_path: Path) -> None:
+    idx, rec = _indexed_pair(tmp_path)
+    idx.write_text("0\t4\n")
+    with recordio.MXIndexedRecordIO(idx, rec, "r") as reader, pytest.raises(FormatError, match=r"a\.idx: key 0 points at offset 4 of .*a\.rec.*bad magic word"):
+        reader.read_idx(0)

@@ -66,3 +66,12 @@ def test_save_and_load_through_fsspec_memory_url() -> None:
     pytest.importorskip("fsspec", reason="fsspec (the remote extra) is not installed")
     mx.nd.save("memory://lazynd-test/a.params", {"x": mx.nd.ones((2,))})
     assert mx.nd.load("memory://lazynd-test/a.params")["x"].asnumpy().tolist() == [1, 1]
+
+
+def test_mxnet_none_array_is_a_format_error_naming_file_and_array(tmp_path: Path) -> None:
+    from lazynd import ndarray_format
+
+    path = tmp_path / "none.params"
+    path.write_bytes(ndarray_format.encode({"w": mx.nd.ones((1,)).asnumpy(), "empty": ndarray_format.ArrayRecord(None)}))
+    with pytest.raises(mx.FormatError, match=r"none\.params: array 'empty' is MXNet's empty \('none'\) array"):
+        mx.nd.load(str(path))

@@ -18,6 +18,7 @@ from .augmenters import (
 )
 from .image import imdecode, imread
 from .image_iter import ImageIter, ImageRecordIter
+from .limits import limit_from_environment
 from .transforms import (
     center_crop,
     color_normalize,
@@ -30,7 +31,11 @@ from .transforms import (
     scale_down,
 )
 
+# the pixel cap of every decode (see lazynd.image.limits); users assign it
+MAX_IMAGE_PIXELS: int | None = limit_from_environment()
+
 __all__ = [
+    "MAX_IMAGE_PIXELS",
     "imdecode",
     "imread",
     "imresize",

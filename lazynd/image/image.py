@@ -23,9 +23,10 @@ from ..context import cpu
 from ..engine import get_engine
 from ..errors import FormatError, OperatorError
 from ..ndarray.dispatch import new_array
-from .header import decoded_channels, image_size
+from .header import claimed_size, decoded_channels, image_size, is_png_or_jpeg
+from .limits import check_pixels
 
-__all__ = ["imdecode", "imread"]
+__all__ = ["decode_checked", "imdecode", "imread"]
 
 
 def _as_bytes(buf: Any) -> np.ndarray:
@@ -79,11 +80,42 @@ def _decode_flag(flag: int, to_rgb: bool) -> tuple[int, bool]:
     return cv.IMREAD_UNCHANGED, to_rgb
 
 
+def check_header(data: np.ndarray, source: str) -> None:
+    """Refuse, before anything is allocated, an empty buffer, a PNG or JPEG whose header gives
+    no size, and an image claiming more than ``lazynd.image.MAX_IMAGE_PIXELS`` pixels."""
+    if data.size == 0:
+        raise FormatError(f"imdecode: {source} is empty (0 bytes); expected an encoded image")
+    claimed = claimed_size(data.data)
+    if claimed is not None:
+        check_pixels(claimed[0], claimed[1], source)
+    elif is_png_or_jpeg(data.data):
+        raise FormatError(
+            f"imdecode: {source} starts like a PNG or JPEG but its header gives no image size "
+            f"({data.size} bytes): the file is truncated or corrupt"
+        )
+
+
 def _decode_now(data: np.ndarray, cv_flag: int, source: str) -> np.ndarray:
-    img = opencv().imdecode(data, cv_flag)
+    cv = opencv()
+    try:
+        img = cv.imdecode(data, cv_flag)
+    except cv.error as err:  # OpenCV's own checks (its pixel limit, an unreadable header)
+        detail = str(err).strip().splitlines()[-1]
+        raise FormatError(f"imdecode: cannot decode {source} ({data.size} bytes): {detail}") from None
     if img is None:
         raise FormatError(f"imdecode: cannot decode {source}: not a valid image ({data.size} bytes)")
+    # formats without a header we read (BMP, TIFF...) meet the limit here, after OpenCV's own
+    check_pixels(img.shape[0], img.shape[1], source)
     return img
+
+
+def decode_checked(data: np.ndarray, cv_flag: int, source: str) -> np.ndarray:
+    """Decode ``data`` on this thread with OpenCV's ``cv_flag``, after :func:`check_header`.
+
+    For readers that need the pixels at once (``recordio.unpack_img``).
+    """
+    check_header(data, source)
+    return _decode_now(data, cv_flag, source)
 
 
 def _decode_into(data: np.ndarray, cv_flag: int, swap_channels: bool, out: np.ndarray, source: str) -> None:
@@ -121,7 +153,9 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     Returns at once; the decode runs on an engine worker.  Bytes that are not
     an image raise :class:`lazynd.FormatError` naming ``source`` — at once when
     even the header is unreadable, otherwise (as an ``EngineError``) at the next
-    wait on the result.
+    wait on the result.  An empty buffer, or an image whose header claims more
+    than ``lazynd.image.MAX_IMAGE_PIXELS`` pixels, is refused at once, before
+    anything is allocated (see :mod:`lazynd.image.limits`).
 
     Parameters
     ----------
@@ -146,8 +180,9 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     """
     data = _as_bytes(buf)
     source = source or "image buffer"
+    check_header(data, source)
     cv_flag, swap_channels = _decode_flag(flag, to_rgb)
-    size = image_size(buf if isinstance(buf, bytes) else data.data)
+    size = image_size(data.data)
     if size is None:
         # unknown format or EXIF orientation: the shape is only known after decoding
         img = _decode_now(data, cv_flag, source)

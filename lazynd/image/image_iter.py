@@ -26,6 +26,14 @@ from .image import imdecode
 __all__ = ["ImageIter", "ImageRecordIter"]
 
 
+def _unpack(record: bytes, source: str) -> tuple[Any, bytes]:
+    """The image record's header and payload; a damaged header names the record and its file."""
+    try:
+        return unpack(record)
+    except FormatError as err:
+        raise FormatError(f"ImageIter: {source}: {err}") from None
+
+
 def _stack(images: list[np.ndarray], out: np.ndarray, nchw: bool) -> None:
     for i, image in enumerate(images):
         out[i] = image.transpose(2, 0, 1) if nchw else image
@@ -144,8 +152,8 @@ class ImageIter(DataIter):
             key = self.seq[self.cur]
             self.cur += 1
             if self.imgrec is not None:
-                header, payload = unpack(self.imgrec.read_idx(key))  # type: ignore[attr-defined]
                 source = f"record {key} of {self.path_imgrec}"
+                header, payload = _unpack(self.imgrec.read_idx(key), source)  # type: ignore[attr-defined]
                 return np.asarray(header.label, np.float32).reshape(-1), payload, source
             assert self.imglist is not None
             label, fname = self.imglist[key]
@@ -156,13 +164,10 @@ class ImageIter(DataIter):
         raw = self.imgrec.read()
         if raw is None:
             return None
-        header, payload = unpack(raw)
+        source = f"record #{self.cur} of {self.path_imgrec}"
+        header, payload = _unpack(raw, source)
         self.cur += 1
-        return (
-            np.asarray(header.label, np.float32).reshape(-1),
-            payload,
-            f"record #{self.cur - 1} of {self.path_imgrec}",
-        )
+        return np.asarray(header.label, np.float32).reshape(-1), payload, source
 
     def _decode(self, payload: bytes, source: str) -> Any:
         try:

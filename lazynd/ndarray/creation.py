@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import cpu_backend, get_backend
-from ..context import Context, current_context
+from ..context import Context, as_context, current_context
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
 from ..ops.params import parse_dtype
@@ -42,11 +42,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
 def _ctx(ctx: Context | None) -> Context:
     if ctx is None:
         return current_context()
-    if isinstance(ctx, str):
-        from ..ops.params import parse_context
-
-        return parse_context(ctx)
-    return ctx
+    return as_context(ctx)
 
 
 def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> Any:

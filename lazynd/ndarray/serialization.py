@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import Context
-from ..errors import OperatorError
+from ..errors import FormatError, OperatorError
 from .creation import array
 
 
@@ -56,9 +56,14 @@ def load(fname: str, ctx: Context | None = None) -> Any:
     loaded = fmt.load_arrays(fname)
     target = ctx if ctx is not None else Context("cpu", 0)
 
-    def convert(rec: Any) -> Any:
+    def convert(rec: Any, key: str) -> Any:
+        if rec.array is None:
+            raise FormatError(
+                f"{fname}: {key} is MXNet's empty ('none') array, which has no shape; "
+                "an NDArray cannot hold it"
+            )
         return array(rec.array, ctx=target, dtype=rec.array.dtype)
 
     if isinstance(loaded, dict):
-        return {k: convert(v) for k, v in loaded.items()}
-    return [convert(v) for v in loaded]
+        return {k: convert(v, f"array {k!r}") for k, v in loaded.items()}
+    return [convert(v, f"array {i}") for i, v in enumerate(loaded)]

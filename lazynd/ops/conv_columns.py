@@ -49,7 +49,9 @@ class Geometry:
         self.dilate = fill("dilate", 1)
         self.pad = fill("pad", 0)
         if any(s <= 0 for s in self.stride) or any(d <= 0 for d in self.dilate) or any(p < 0 for p in self.pad):
-            raise OperatorError(f"{op}: stride/dilate must be positive and pad non-negative")
+            raise OperatorError(
+                f"{op}: stride {self.stride} and dilate {self.dilate} must be positive, pad {self.pad} non-negative"
+            )
         self.channel_last = layout is not None and layout.endswith("C")
 
     def out_size(self, op: str, spatial: tuple[int, ...]) -> tuple[int, ...]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OperatorError
+from ..errors import LazyNDError, OperatorError
 
 REQUIRED = object()
 
@@ -22,7 +22,9 @@ def _literal(value: Any) -> Any:
             return None
         try:
             return ast.literal_eval(text)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            # not a Python literal (CPython's parser raises the last two for deep nesting): the
+            # parameter's own parser rejects the text with a message naming the parameter
             return text
     return value
 
@@ -133,15 +135,14 @@ def enum(*choices: str) -> Callable[[Any], str]:
 
 
 def parse_context(value: Any) -> Any:
-    from ..context import Context
+    from ..context import as_context
 
-    if value is None or isinstance(value, Context):
+    if value is None:
         return value
-    text = str(value).strip()
-    if "(" in text and text.endswith(")"):
-        kind, _, rest = text.partition("(")
-        return Context(kind, int(rest[:-1] or 0))
-    return Context(text, 0)
+    try:
+        return as_context(value)
+    except LazyNDError as err:
+        raise ValueError(str(err)) from None
 
 
 class Param:

@@ -6,6 +6,7 @@ from typing import Any
 
 from lazynd.errors import ShapeError
 
+from ..attribute import parse_shape_hint
 from ..graph import IndexedGraph
 
 Shape = tuple[int, ...]
@@ -32,9 +33,7 @@ def _variable_hint(node: Any) -> Shape | None:
     text = node.user.get("__shape__")
     if text is None:
         return None
-    import ast
-
-    return tuple(int(d) for d in ast.literal_eval(text))
+    return parse_shape_hint(text, f"variable {node.name!r}")
 
 
 def infer_shape(

@@ -308,3 +308,16 @@ def test_deconvolution_gradient_matches_central_differences():
     x, w, b = rng.standard_normal((1, 2, 3, 2)), rng.standard_normal((2, 2, 2, 3)), rng.standard_normal(4)
     params = dict(kernel=(2, 3), stride=(2, 1), pad=(1, 0), adj=(1, 0), num_filter=4, num_group=2, no_bias=False)
     numeric_gradient_check("Deconvolution", [x, w, b], params)
+
+
+@pytest.mark.parametrize("option", [{"stride": (0, 1)}, {"dilate": (1, 0)}, {"pad": (-1, 0)}], ids=str)
+def test_zero_stride_or_dilate_names_the_values_given(option):
+    x, w = lazynd.nd.ones((1, 1, 4, 4)), lazynd.nd.ones((1, 1, 2, 2))
+    value = next(iter(option.values()))
+    with pytest.raises(lazynd.LazyNDError, match=rf"Convolution: .*\({value[0]}, {value[1]}\)"):
+        lazynd.nd.Convolution(x, w, kernel=(2, 2), num_filter=1, no_bias=True, **option).asnumpy()
+
+
+def test_zero_kernel_is_an_operator_error():
+    with pytest.raises(lazynd.LazyNDError, match=r"Convolution: kernel .*\(0, 0\)"):
+        lazynd.nd.Convolution(lazynd.nd.ones((1, 1, 4, 4)), lazynd.nd.ones((1, 1, 1, 1)), kernel=(0, 0), num_filter=1, no_bias=True)

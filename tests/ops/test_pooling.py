@@ -91,3 +91,10 @@ def test_upsampling_concatenates_inputs_scaled_to_a_common_size():
     y = lazynd.nd.UpSampling(lazynd.nd.array(a), lazynd.nd.array(b), scale=4, sample_type="nearest", num_args=2)
     assert y.shape == (1, 3, 8, 8)
     np.testing.assert_allclose(y.asnumpy()[:, 1:], b.repeat(2, axis=2).repeat(2, axis=3).astype("float32"))
+
+
+@pytest.mark.parametrize("stride, pad", [((0, 0), (0, 0)), ((1, 0), (0, 0)), ((1, 1), (-1, 0))])
+def test_zero_stride_or_negative_pad_is_an_operator_error(stride, pad):
+    x = lazynd.nd.ones((1, 1, 4, 4))
+    with pytest.raises(lazynd.LazyNDError, match=rf"Pooling: stride \({stride[0]}, {stride[1]}\) must be positive"):
+        lazynd.nd.Pooling(x, kernel=(2, 2), stride=stride, pad=pad, pool_type="max").asnumpy()

@@ -159,3 +159,18 @@ def test_graph_node_opdef_names_the_operator_and_rejects_a_variable():
     assert data.is_variable
     with pytest.raises(TypeError, match="'data' is a variable"):
         _ = data.opdef
+
+
+@pytest.mark.parametrize("shape", ["(2,a)", (2, -1), "x"], ids=str)
+def test_variable_shape_that_is_not_a_shape_is_a_shape_error(shape):
+    with pytest.raises(LazyNDError, match=r"Variable 'x': shape .* is not a shape"):
+        sym.Variable("x", shape=shape)
+
+
+def test_variable_shape_text_is_accepted():
+    assert sym.Variable("x", shape="(2, 3)").attr("__shape__") == "(2, 3)"
+
+
+def test_operator_shape_parameter_that_is_not_a_shape_names_the_parameter():
+    with pytest.raises(OperatorError, match=r"Pooling: invalid value '\(3,x\)' for parameter 'kernel'"):
+        sym.Pooling(sym.Variable("x"), kernel="(3,x)", pool_type="max")

@@ -1,0 +1,37 @@
+"""Contexts given as text: parsed, or refused with a ContextError naming the argument."""
+
+from __future__ import annotations
+
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.context import as_context
+from lazynd.errors import ContextError, OperatorError
+
+
+@pytest.mark.parametrize("text, expected", [("cpu", mx.cpu(0)), ("gpu(1)", mx.gpu(1)), (" cpu_pinned(2) ", mx.cpu_pinned(2))])
+def test_context_text_is_parsed(text, expected):
+    assert as_context(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["gpuX", "cpu(x)", "gpu(-1)", "gpu(", "", 3, None], ids=repr)
+def test_bad_context_is_a_context_error_naming_the_value(bad):
+    with pytest.raises(ContextError, match=r"ctx is .*expected a Context"):
+        as_context(bad)
+
+
+def test_bind_with_a_bad_context_string():
+    net = sym.Variable("x") * 2
+    with pytest.raises(ContextError, match=r"bind: ctx is 'gpuX'"):
+        net.bind("gpuX", {"x": mx.nd.ones((2,))})
+    with pytest.raises(ContextError, match=r"simple_bind: ctx is 'cpu\(a\)'"):
+        net.simple_bind("cpu(a)", x=(2,))
+    assert net.bind("cpu(0)", {"x": mx.nd.ones((2,))}).forward()[0].asnumpy().tolist() == [2.0, 2.0]
+
+
+def test_array_creation_with_a_bad_context_string():
+    with pytest.raises(ContextError, match=r"ctx is 'cpu\(x\)'"):
+        mx.nd.zeros((2,), ctx="cpu(x)")
+    with pytest.raises(OperatorError, match=r"parameter 'ctx'"):
+        mx.nd.random_uniform(shape=(2,), ctx="cpu(x)")
