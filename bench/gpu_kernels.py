@@ -10,22 +10,20 @@ counts the bytes each operation must read and write once.  Run: ``python bench/g
 from __future__ import annotations
 
 import argparse
-import time
+import os
+import sys
 from collections.abc import Callable
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _table import best_of  # noqa: E402
+
 
 def _best(run: Callable[[], object], sync: Callable[[], None], repeat: int) -> float:
-    run()
+    run()  # warm-up: kernels compiled, pool blocks cached
     sync()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return best
+    return best_of(lambda: (run(), sync()), repeat)
 
 
 def main() -> None:

@@ -48,7 +48,8 @@ def _copy_d2d(src: Any, dst: Any) -> None:
     if not src.flags.c_contiguous:
         # a peer copy moves contiguous bytes: pack them on the source device, on its compute
         # stream, ordered after this stream (and so after src's last write) and before the copy
-        src_stream = get_backend(Context("gpu", src.device.id)).compute_stream
+        source_backend: Any = get_backend(Context("gpu", src.device.id))
+        src_stream = source_backend.compute_stream
         ready = here.record()
         with src.device, src_stream:
             src_stream.wait_event(ready)

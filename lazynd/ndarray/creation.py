@@ -231,7 +231,7 @@ def from_dlpack(source: Any) -> Any:
         return dispatch.NDArray(np.from_dlpack(source), Var(), Context("cpu", 0))
     if int(device_type) == 2:
         ctx = Context("gpu", int(device_id))
-        backend = get_backend(ctx)
+        backend: Any = get_backend(ctx)  # the CUDA backend
         # imported with our compute stream current: the producer (PyTorch, CuPy...) orders that
         # stream after its own pending work, and the event makes our other streams wait too
         data, event = backend.import_external(lambda: backend.xp.from_dlpack(source))
