@@ -36,7 +36,7 @@ gpu-check:
 	bash tools/gpu_check.sh $(OUT)
 
 kernels-check:
-	$(PYTHON) -m lazynd.backend.check_kernels
+	$(PYTHON) -m lazynd.backend.cuda.check_kernels
 
 mnist:
 	$(PYTHON) tutorials/mnist_feedforward.py --epochs 10

@@ -13,7 +13,7 @@ How a push is summed (:func:`merge_plan`):
 - ``"as_is"``: one value, already at home: handed to the updater, no copy;
 - ``"nccl"``: one value on each of several GPUs, one of them home, a dtype NCCL
   sums, and NCCL loadable: one NCCL reduce into the key's merge buffer at home
-  (:mod:`lazynd_kv.nccl_reduce`);
+  (:mod:`lazynd.backend.cuda.nccl`);
 - ``"copy"``: anything else (NCCL missing, several values on one GPU, CPU values,
   home not among the values' GPUs): values on other devices are copied home
   (peer copies between GPUs) and summed there; with every value at home this is a

@@ -13,16 +13,13 @@ cached per device.
 
 from __future__ import annotations
 
-import hashlib
-import threading
 from typing import Any, NamedTuple
 
+from lazynd.backend.cuda.fusion import ACC
 from lazynd.errors import OperatorError
 from lazynd.ops import elemwise_binary, elemwise_unary
-from lazynd.ops.cuda_elemwise import CUDA_TYPES, FLOAT_DTYPES, PRELUDE
 from lazynd.ops.registry import OpDef
 
-ACC = -1  # input reference: the previous step's result
 CPU_CHUNK = 1 << 17  # elements per cache-sized chunk of a fused chain on the CPU
 CPU_CHUNK_FROM = 1 << 21  # smaller arrays stay in cache anyway; chunking would only add calls
 
@@ -97,74 +94,24 @@ def is_fusable(op: OpDef | None, attrs: dict) -> bool:
     return op is not None and op.num_outputs(attrs) == 1 and cuda_expression(op, attrs) is not None
 
 
-# -- CUDA source generation ------------------------------------------------------------------------
-def cuda_source(steps: list[FusedStep], num_inputs: int, dtype: str) -> tuple[str, str, list[float]]:
-    """``(kernel name, CUDA source, scalar arguments)`` of the chain for ``dtype``.
-
-    The kernel takes ``in0 .. in{k-1}``, ``out``, one ``double`` per scalar and ``n``.
-    Scalars are arguments, not literals, so chains that differ only in their scalars
-    share one compiled kernel.
-    """
-    st, ct = CUDA_TYPES[dtype]
-    lines: list[str] = []
-    scalars: list[float] = []
-
-    def operand(ref: int, previous: str) -> str:
-        return previous if ref == ACC else f"v{ref}"
-
-    previous = ""
-    for k, step in enumerate(steps):
-        found = cuda_expression(step.op, step.attrs)
-        if found is None:
+# -- CUDA source generation (in the backend) ----------------------------------------------------------
+def instructions(steps: list[FusedStep]) -> list[tuple[str, str, tuple[float, ...], tuple[int, ...]]]:
+    """``(kind, C expression, scalars, refs)`` per step: what :mod:`lazynd.backend.cuda.fusion`
+    generates the chain's kernel from."""
+    found = []
+    for step in steps:
+        expression = cuda_expression(step.op, step.attrs)
+        if expression is None:
             raise OperatorError(f"fused kernel: operator {step.op.name} has no CUDA expression")
-        kind, expr, values = found
-        names = [f"s{len(scalars) + j}" for j in range(len(values))]
-        scalars += values
-        result = f"t{k}"
-        if kind == "unary":
-            body = f"{ct} x = {operand(step.refs[0], previous)};"
-        elif kind == "binary":
-            body = f"{ct} a = {operand(step.refs[0], previous)}; {ct} b = {operand(step.refs[1], previous)};"
-        elif kind == "scalar":
-            body = f"{ct} a = {operand(step.refs[0], previous)}; {ct} b = ({ct}){names[0]};"
-        elif kind == "rscalar":
-            body = f"{ct} a = ({ct}){names[0]}; {ct} b = {operand(step.refs[0], previous)};"
-        else:  # clip
-            body = (
-                f"{ct} x = {operand(step.refs[0], previous)}; {ct} lo = ({ct}){names[0]}; {ct} hi = ({ct}){names[1]};"
-            )
-        lines.append(f"    {ct} {result}; {{ {body} {result} = ({ct})({expr}); }}")
-        previous = result
-    params = [f"const {st}* in{j}" for j in range(num_inputs)] + [f"{st}* out"]
-    params += [f"double s{j}" for j in range(len(scalars))] + ["long long n"]
-    loads = [f"    {ct} v{j} = lazynd_load(in{j}[i]);" for j in range(num_inputs)]
-    # no __restrict__: the output may overwrite an input (every input is loaded first)
-    body = "\n".join(loads + lines + [f"    out[i] = lazynd_store<{st}, {ct}>({previous});"])
-    signature = hashlib.sha1((",".join(params) + body).encode()).hexdigest()[:12]
-    name = f"lazynd_fused_{signature}_{dtype}"
-    code = (
-        PRELUDE
-        + f'extern "C" __global__ void {name}({", ".join(params)}) {{\n'
-        + "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;"
-        + " i += (long long)gridDim.x * blockDim.x) {\n"
-        + body
-        + "\n  }\n}\n"
-    )
-    return name, code, scalars
+        found.append((*expression, tuple(step.refs)))
+    return found
 
 
-_SOURCES: dict[str, Any] = {}
-_SOURCES_LOCK = threading.Lock()
+def cuda_source(steps: list[FusedStep], num_inputs: int, dtype: str) -> tuple[str, str, list[float]]:
+    """``(kernel name, CUDA source, scalar arguments)`` of the chain for ``dtype``."""
+    from lazynd.backend.cuda.fusion import chain_source
 
-
-def _kernel(name: str, code: str, device_id: int) -> Any:
-    from lazynd.backend.cuda_kernels import KernelSource
-
-    source = _SOURCES.get(code)
-    if source is None:
-        with _SOURCES_LOCK:
-            source = _SOURCES.setdefault(code, KernelSource(f"fused:{name}", code))
-    return source.function(device_id, name)
+    return chain_source(instructions(steps), num_inputs, dtype)
 
 
 # -- the fused operator ----------------------------------------------------------------------------
@@ -188,25 +135,13 @@ def _run_cpu_steps(kctx: Any, steps: list[FusedStep], inputs: list, out: Any) ->
 
 
 def _forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    import cupy
-    import numpy as np
-
-    from lazynd.backend.cuda_kernels import launch_config
+    from lazynd.backend.cuda.fusion import FLOAT_DTYPES, launch_chain
 
     out = outputs[0]
-    dtype = out.dtype.name
-    if dtype not in FLOAT_DTYPES or any(x.dtype != out.dtype for x in inputs):
+    if out.dtype.name not in FLOAT_DTYPES or any(x.dtype != out.dtype for x in inputs):
         _forward_steps_gpu(kctx, attrs, inputs, out)
         return
-    name, code, scalars = cuda_source(attrs["steps"], len(inputs), dtype)
-    args = [cupy.ascontiguousarray(x) for x in inputs]
-    target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
-    grid, block = launch_config(out.size)
-    _kernel(name, code, kctx.device_id)(
-        grid, block, (*args, target, *[np.float64(s) for s in scalars], np.int64(out.size))
-    )
-    if target is not out:
-        out[...] = target
+    launch_chain(kctx.device_id, instructions(attrs["steps"]), inputs, out)
 
 
 def _forward_steps_gpu(kctx: Any, attrs: dict, inputs: list, out: Any) -> None:

@@ -142,7 +142,7 @@ def test_a_freed_block_is_reused_only_after_its_readers_finish() -> None:
 @needs_async
 def test_the_reuse_test_detects_a_missing_fence(monkeypatch: pytest.MonkeyPatch) -> None:
     # the ordering of the previous test removed: it must then see corrupted products
-    import lazynd.backend.cupy_backend as cuda_backend
+    import lazynd.backend.cuda.backend as cuda_backend
 
     plain_wait = cuda_backend.wait_for_vars
     monkeypatch.setattr(cuda_backend, "wait_for_vars", lambda stream, reads, writes, compute=None: plain_wait(stream, reads, writes))
@@ -152,7 +152,7 @@ def test_the_reuse_test_detects_a_missing_fence(monkeypatch: pytest.MonkeyPatch)
 
 @needs_async
 def test_a_write_waits_for_reads_on_the_compute_stream_and_the_test_sees_it_when_removed(monkeypatch: pytest.MonkeyPatch) -> None:
-    import lazynd.backend.cupy_backend as cuda_backend
+    import lazynd.backend.cuda.backend as cuda_backend
 
     def run_once() -> int:
         host_two = mx.nd.from_numpy(np.full((N, N), 2.0, np.float32), zero_copy=True)

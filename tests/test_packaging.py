@@ -63,10 +63,10 @@ def test_kernel_sources_are_package_data_of_a_discovered_package(setup_cfg) -> N
     assert setup_cfg["options"]["packages"].strip() == "find_namespace:"
     find = setup_cfg["options.packages.find"]
     packages = find_namespace_packages(str(ROOT), include=_lines(find["include"]), exclude=_lines(find["exclude"]))
-    assert "lazynd.backend.kernels" in packages
+    assert "lazynd.backend.cuda.kernels" in packages
     assert not [p for p in packages if "__pycache__" in p]
     kernels = ROOT / "lazynd" / "backend" / "kernels"
-    patterns = _lines(setup_cfg["options.package_data"]["lazynd.backend.kernels"])
+    patterns = _lines(setup_cfg["options.package_data"]["lazynd.backend.cuda.kernels"])
     declared = {path for pattern in patterns for path in kernels.glob(pattern)}
     assert declared and declared == set(kernels.glob("*.cu"))
 

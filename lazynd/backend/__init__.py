@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import ContextError
 from .base import Backend
-from .numpy_backend import NumpyBackend
+from .cpu import NumpyBackend
 
 __all__ = ["Backend", "NumpyBackend", "get_backend", "synchronize_all", "cpu_backend"]
 
@@ -49,7 +49,7 @@ def _make_gpu_backend(device_id: int) -> Backend:
         raise ContextError(f"gpu({device_id}) cannot be used: no CUDA device or driver ({err})") from err
     if device_id >= count:
         raise ContextError(f"gpu({device_id}) does not exist: {count} GPU(s) visible")
-    from .cupy_backend import CupyBackend
+    from .cuda.backend import CupyBackend
 
     return CupyBackend(device_id)
 

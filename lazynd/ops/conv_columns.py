@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda_kernels import launch_config, load_file
+from ..backend.cuda.sources import launch_config, load_file
 from ..errors import OperatorError, ShapeError
 
 

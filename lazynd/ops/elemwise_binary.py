@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.cuda.elementwise import ElementwiseFamily
 from ..backend.fperr import quiet, quietly
-from .cuda_elemwise import ElementwiseFamily
 from .params import Param, parse_float
 from .registry import OpDef, merge_shape, register
 

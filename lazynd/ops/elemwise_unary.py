@@ -14,10 +14,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..backend.cuda.elementwise import ALL_DTYPES, FLOAT_DTYPES, ElementwiseFamily
 from ..backend.fperr import quiet
 from ..errors import OperatorError
 from . import _special
-from .cuda_elemwise import ALL_DTYPES, FLOAT_DTYPES, ElementwiseFamily
 from .params import Param, parse_dtype, parse_float
 from .registry import OpDef, register
 

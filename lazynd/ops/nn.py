@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda_kernels import launch_config, load_file
+from ..backend.cuda.sources import launch_config, load_file
 from ..backend.fperr import quiet
 from ..backend.opencv import opencv_or_none
 from ..errors import OperatorError, ShapeError

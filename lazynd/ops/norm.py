@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda_kernels import launch_config, load_file
+from ..backend.cuda.sources import launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_bool, parse_float, parse_int
 from .registry import OpDef, merge_shape, register

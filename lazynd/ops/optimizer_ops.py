@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda_kernels import launch_config, load_file
+from ..backend.cuda.sources import launch_config, load_file
 from ..backend.pool import aligned_empty
 from .params import Param, parse_float
 from .registry import OpDef, register

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda_kernels import launch_config, load_file
+from ..backend.cuda.sources import launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .conv import LAYOUTS
 from .params import Param, enum, optional, parse_bool, parse_int, parse_shape

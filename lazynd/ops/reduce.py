@@ -171,7 +171,7 @@ _FLOAT_NAMES = ("float32", "float64", "float16")
 
 
 def _launch_row_reduction(device_id: int, kind: str, x: Any, out: Any, rows: int, cols: int, scale: float) -> None:
-    from ..backend.cuda_kernels import load_file
+    from ..backend.cuda.sources import load_file
 
     threads = 32
     while threads < 256 and threads < cols:

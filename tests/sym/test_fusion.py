@@ -153,7 +153,7 @@ def test_codegen_covers_several_chains():
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_generated_cuda_sources_compile_with_nvrtc(dtype):
     pytest.importorskip("cupy")
-    from lazynd.backend.check_kernels import _nvrtc_compile
+    from lazynd.backend.cuda.check_kernels import _nvrtc_compile
     from lazynd_sym.passes.fuse_elemwise import _fused_node
 
     try:

@@ -1,7 +1,7 @@
 """Generated CUDA kernels for elementwise families: one source per family, one kernel per op and dtype.
 
 Each family (unary math, binary arithmetic, ...) registers one
-:class:`~lazynd.backend.cuda_kernels.KernelSource` holding a grid-stride kernel
+:class:`~lazynd.backend.cuda.sources.KernelSource` holding a grid-stride kernel
 for every (operator, dtype) pair.  float16 is stored as 16 bits and computed in
 float32 (PTX ``cvt``), so no CUDA header is needed and NVRTC compiles the
 sources anywhere.
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda_kernels import KernelSource, launch_config, register_source
+from .sources import KernelSource, launch_config, register_source
 
 # dtype -> (storage type, compute type)
 CUDA_TYPES = {
@@ -124,7 +124,7 @@ class ElementwiseFamily:
 
     def _kernel(self, device_id: int, prefix: str, name: str, dtype: str) -> Any:
         if dtype not in self.dtypes.get(name, ()):
-            from ..errors import OperatorError
+            from ...errors import OperatorError
 
             raise OperatorError(f"{name}: dtype {dtype} is not supported on the GPU")
         return self.source.function(device_id, f"lazynd_{self.family}_{prefix}{name}_{dtype}")
@@ -202,7 +202,7 @@ def broadcast_strides(lhs: Any, rhs: Any, shape: tuple[int, ...]) -> tuple[list[
     if not dims:
         dims, ra, rb = [1], [0], [0]
     if len(dims) > MAX_BROADCAST_DIMS:
-        from ..errors import OperatorError
+        from ...errors import OperatorError
 
         raise OperatorError(f"broadcast: at most {MAX_BROADCAST_DIMS} non-mergeable dimensions on the GPU, got {len(dims)}")
     return dims, ra, rb

@@ -1,6 +1,6 @@
 """Compile every CUDA kernel source with NVRTC for sm_80 and sm_90 (no GPU needed).
 
-Run as ``python -m lazynd.backend.check_kernels``; exits non-zero on any error.
+Run as ``python -m lazynd.backend.cuda.check_kernels``; exits non-zero on any error.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _nvrtc_compile(code: str, name: str, options: tuple[str, ...], arch: str, na
 
 
 def main() -> int:
-    from .cuda_kernels import all_sources
+    from .sources import all_sources
 
     sources = all_sources()
     failures = 0

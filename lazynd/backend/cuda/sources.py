@@ -1,9 +1,9 @@
 """CUDA kernel sources, compiled with NVRTC on first use and cached per device.
 
 Every kernel lazynd launches comes from a :class:`KernelSource` registered
-here, either a ``.cu`` file in ``lazynd/backend/kernels/`` or source generated
+here, either a ``.cu`` file in ``lazynd/backend/cuda/kernels/`` or source generated
 by an operator family.  ``make kernels-check`` compiles them all
-(``python -m lazynd.backend.check_kernels``) without needing a GPU.
+(``python -m lazynd.backend.cuda.check_kernels``) without needing a GPU.
 Kernel names carry the ``lazynd_`` prefix.
 """
 
@@ -74,7 +74,7 @@ def register_source(name: str, code: str, options: Sequence[str] = (), name_expr
 
 
 def load_file(filename: str, options: Sequence[str] = (), name_expressions: Sequence[str] = ()) -> KernelSource:
-    """Register ``lazynd/backend/kernels/<filename>`` (once) and return it."""
+    """Register ``lazynd/backend/cuda/kernels/<filename>`` (once) and return it."""
     name = f"file:{filename}"
     if name in _SOURCES:
         return _SOURCES[name]
@@ -84,7 +84,7 @@ def load_file(filename: str, options: Sequence[str] = (), name_expressions: Sequ
 
 def all_sources() -> list[KernelSource]:
     """Every kernel source: all ``.cu`` files plus what the operator families generate."""
-    from .. import ops  # noqa: F401 - importing the families registers their sources
+    from ... import ops  # noqa: F401 - importing the families registers their sources
 
     for path in sorted(KERNEL_DIR.glob("*.cu")):
         load_file(path.name)

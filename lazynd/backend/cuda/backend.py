@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.var import Var
-from ..errors import DeviceMemoryError
-from .base import Backend
+from ...engine.var import Var
+from ...errors import DeviceMemoryError
+from ..base import Backend
 
 STREAM_KINDS = ("compute", "h2d", "d2h")
 
