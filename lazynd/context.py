@@ -152,9 +152,6 @@ def current_context() -> Context:
 
 def num_gpus() -> int:
     """Number of GPUs CuPy can see (0 without CuPy or without a driver)."""
-    try:
-        import cupy  # noqa: F401
+    from .backend import gpu_count
 
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:
-        return 0
+    return gpu_count()

@@ -75,7 +75,6 @@ _engine: Any = None  # the engine the hook is installed on
 # everything else -- GPU event times, names, JSON -- waits for dump()/dumps().
 _records: list[tuple[Any, ...]] = []
 _thread_names: dict[int, str] = {}
-_gpu_anchor: dict[Any, tuple[Any, int]] = {}  # device -> (CUDA event, perf_counter_ns when it fired)
 
 
 def _make_hook(symbolic: bool) -> Callable[[str, Any, Sequence[Any], int, int], None]:
@@ -216,7 +215,6 @@ def reset() -> None:
     global _origin, _written
     _records.clear()
     _written = 0
-    _gpu_anchor.clear()
     _origin = time.perf_counter_ns()
 
 
@@ -226,25 +224,15 @@ def _gpu_times(records: list[tuple[Any, ...]]) -> list[tuple[int, int]]:
     times = [(r[3], r[4]) for r in records]
     if not any(r[5] is not None for r in records):
         return times
-    try:
-        import cupy
-    except ImportError:
-        return times
+    from .backend import get_backend
+
     last_end: dict[Any, int] = {}
     for i, (_, device, _, start, _end, event) in enumerate(records):
         if event is None or not getattr(device, "is_gpu", False):
             continue
         try:
-            event.event.synchronize()
-            anchor = _gpu_anchor.get(device)
-            if anchor is None:
-                with cupy.cuda.Device(device.device_id):
-                    mark = cupy.cuda.Event()
-                    mark.record(event.stream)
-                    mark.synchronize()
-                anchor = (mark, time.perf_counter_ns())
-                _gpu_anchor[device] = anchor
-            gpu_end = anchor[1] + round(cupy.cuda.get_elapsed_time(anchor[0], event.event) * 1e6)
+            backend: Any = get_backend(device)
+            gpu_end = backend.event_time_ns(event)
         except Exception:  # noqa: BLE001 - keep the host times when the events cannot be read
             continue
         gpu_start = max(start, last_end.get(id(event.stream), start))

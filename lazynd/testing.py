@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 # The comparisons live in their own module; these names keep ``lazynd.testing`` their home for users.
+from .backend import cpu_backend
 from .comparisons import DEFAULT_TOLERANCES as DEFAULT_TOLERANCES
 from .comparisons import almost_equal as almost_equal
 from .comparisons import assert_almost_equal as assert_almost_equal
@@ -194,7 +195,7 @@ def _numeric_forward(
     _, out_shapes, _ = opdef.infer_shape(attrs, [x.shape for x in inputs], [a.shape for a in aux])
     _, out_types, _ = opdef.infer_type(attrs, [x.dtype.name for x in inputs], [a.dtype.name for a in aux])
     outputs = [np.empty(tuple(s), dtype=t or np.float64) for s, t in zip(out_shapes, out_types, strict=False)]
-    kctx = KernelContext(np, None, 0, is_train, np.random.default_rng(0))
+    kctx = KernelContext(np, cpu_backend, 0, is_train, np.random.default_rng(0))
     opdef.forward(kctx, attrs, inputs, outputs, [a.copy() for a in aux])
     return outputs
 

@@ -65,7 +65,7 @@ def test_kernel_sources_are_package_data_of_a_discovered_package(setup_cfg) -> N
     packages = find_namespace_packages(str(ROOT), include=_lines(find["include"]), exclude=_lines(find["exclude"]))
     assert "lazynd.backend.cuda.kernels" in packages
     assert not [p for p in packages if "__pycache__" in p]
-    kernels = ROOT / "lazynd" / "backend" / "kernels"
+    kernels = ROOT / "lazynd" / "backend" / "cuda" / "kernels"
     patterns = _lines(setup_cfg["options.package_data"]["lazynd.backend.cuda.kernels"])
     declared = {path for pattern in patterns for path in kernels.glob(pattern)}
     assert declared and declared == set(kernels.glob("*.cu"))
@@ -113,6 +113,6 @@ def test_building_the_packages_gives_no_setuptools_warning(tmp_path: Path) -> No
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "SetuptoolsDeprecationWarning" not in output and "would be ignored" not in output, output
-    assert sorted(p.name for p in (built / "lazynd" / "backend" / "kernels").glob("*.cu"))
+    assert sorted(p.name for p in (built / "lazynd" / "backend" / "cuda" / "kernels").glob("*.cu"))
     for package in PACKAGES:
         assert (built / package / "py.typed").is_file()

@@ -5,11 +5,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..errors import ContextError
 from .base import Backend
 from .cpu import NumpyBackend
 
-__all__ = ["Backend", "NumpyBackend", "get_backend", "synchronize_all", "cpu_backend"]
+__all__ = ["Backend", "NumpyBackend", "cpu_backend", "get_backend", "gpu_count", "synchronize_all"]
 
 cpu_backend = NumpyBackend()
 _gpu_backends: dict[int, Backend] = {}
@@ -37,21 +36,16 @@ def get_backend(ctx: Any) -> Backend:
 
 
 def _make_gpu_backend(device_id: int) -> Backend:
-    try:
-        import cupy
-    except ImportError as err:
-        raise ContextError(
-            f"gpu({device_id}) needs CuPy, which is not installed: pip install 'lazynd[gpu]' (cupy-cuda12x)"
-        ) from err
-    try:
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as err:  # CUDARuntimeError: no driver or no device
-        raise ContextError(f"gpu({device_id}) cannot be used: no CUDA device or driver ({err})") from err
-    if device_id >= count:
-        raise ContextError(f"gpu({device_id}) does not exist: {count} GPU(s) visible")
-    from .cuda.backend import CupyBackend
+    from .cuda.devices import make_backend
 
-    return CupyBackend(device_id)
+    return make_backend(device_id)
+
+
+def gpu_count() -> int:
+    """Number of GPUs CuPy can see (0 without CuPy or without a driver)."""
+    from .cuda.devices import gpu_count as count
+
+    return count()
 
 
 def synchronize_all() -> None:

@@ -46,6 +46,10 @@ class Backend:
         """
         return fn
 
+    def scatter_add(self, target: Any, index: Any, values: Any) -> None:
+        """``target[index] += values`` with repeated indices summed (``np.add.at``)."""
+        np.add.at(target, index, values)
+
     def synchronize(self) -> None:
         """Wait for all work queued on this device."""
 

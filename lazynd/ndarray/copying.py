@@ -18,55 +18,6 @@ def _copy_cpu(src: np.ndarray, dst: np.ndarray) -> None:
     np.copyto(dst, src, casting="unsafe")
 
 
-def _copy_h2d(src: np.ndarray, dst: Any) -> None:
-    if src.dtype != dst.dtype or not src.flags.c_contiguous:
-        src = np.ascontiguousarray(src, dtype=dst.dtype)
-    if dst.flags.c_contiguous:
-        dst.set(src)
-    else:
-        import cupy
-
-        dst[...] = cupy.asarray(src)
-
-
-def _copy_d2h(src: Any, dst: np.ndarray) -> None:
-    import cupy
-
-    host = src.get(stream=cupy.cuda.get_current_stream())
-    np.copyto(dst, host, casting="unsafe")
-
-
-def _copy_d2d(src: Any, dst: Any) -> None:
-    """Runs on the destination's compute stream, which already waits for ``src``'s last write."""
-    import cupy
-
-    if src.device.id == dst.device.id:
-        cupy.copyto(dst, src, casting="unsafe")
-        return
-    here = cupy.cuda.get_current_stream()
-    src_stream = None
-    if not src.flags.c_contiguous:
-        # a peer copy moves contiguous bytes: pack them on the source device, on its compute
-        # stream, ordered after this stream (and so after src's last write) and before the copy
-        source_backend: Any = get_backend(Context("gpu", src.device.id))
-        src_stream = source_backend.compute_stream
-        ready = here.record()
-        with src.device, src_stream:
-            src_stream.wait_event(ready)
-            src = cupy.ascontiguousarray(src)
-            packed = src_stream.record()
-        here.wait_event(packed)
-    if src.dtype == dst.dtype and dst.flags.c_contiguous:
-        dst.data.copy_from_device_async(src.data, src.nbytes)
-    else:
-        landed = cupy.empty(src.shape, src.dtype)
-        landed.data.copy_from_device_async(src.data, src.nbytes)
-        cupy.copyto(dst, landed, casting="unsafe")  # the dtype changes on the destination device
-    if src_stream is not None:
-        # the packed block returns to the source stream's arena: not before the copy has read it
-        src_stream.wait_event(here.record())
-
-
 def copy_into(src: Any, dst: Any) -> Any:
     """Push a copy of NDArray ``src`` into NDArray ``dst`` (any devices; dtype converted)."""
     if tuple(src.shape) != tuple(dst.shape):
@@ -76,13 +27,16 @@ def copy_into(src: Any, dst: Any) -> Any:
     if sctx.device_type != "gpu" and dctx.device_type != "gpu":
         push_kernel(dctx, _copy_cpu, (src._data, dst._data), reads, writes, "_copyto", src.size)
     elif sctx.device_type != "gpu":
-        fn = get_backend(dctx).wrap(_copy_h2d, reads, writes, "h2d")
+        backend: Any = get_backend(dctx)
+        fn = backend.wrap(backend.copy_from_host, reads, writes, "h2d")
         get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_h2d", dctx, inline_ok=True)
     elif dctx.device_type != "gpu":
-        fn = get_backend(sctx).wrap(_copy_d2h, reads, writes, "d2h")
+        backend = get_backend(sctx)
+        fn = backend.wrap(backend.copy_to_host, reads, writes, "d2h")
         get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_d2h", sctx, inline_ok=False)
     else:
-        fn = get_backend(dctx).wrap(_copy_d2d, reads, writes, "compute")
+        backend = get_backend(dctx)
+        fn = backend.wrap(backend.copy_between_devices, reads, writes, "compute")
         get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_d2d", dctx, inline_ok=True)
     return dst
 

@@ -168,13 +168,8 @@ def arange(
     return array(values, ctx=ctx, dtype=dtype)
 
 
-def _concat(arrays: Sequence[Any], out: Any, axis: int) -> None:
-    if isinstance(out, np.ndarray):
-        np.concatenate(arrays, axis=axis, out=out)
-    else:
-        import cupy
-
-        cupy.concatenate(arrays, axis=axis, out=out)
+def _concat(xp: Any, arrays: Sequence[Any], out: Any, axis: int) -> None:
+    xp.concatenate(arrays, axis=axis, out=out)
 
 
 def concatenate(arrays: Sequence[Any], axis: int = 0, always_copy: bool = True) -> Any:
@@ -208,7 +203,7 @@ def concatenate(arrays: Sequence[Any], axis: int = 0, always_copy: bool = True) 
     push_kernel(
         first._ctx,
         _concat,
-        ([a._data for a in arrays], out._data, axis),
+        (get_backend(first._ctx).xp, [a._data for a in arrays], out._data, axis),
         [a._var for a in arrays],
         [out._var],
         "concatenate",

@@ -2,7 +2,7 @@
 with their backward operators.
 
 Kernels use ``kctx.xp``; the scatter-adds of the backward operators go through
-``_scatter_add`` because NumPy and CuPy spell it differently.
+``kctx.backend.scatter_add`` because NumPy and CuPy spell it differently.
 """
 
 from __future__ import annotations
@@ -17,15 +17,6 @@ from .join_split import as_list
 from .params import REQUIRED, Param, enum, optional, parse_dtype, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 from .shape import normalize_axis
-
-
-def _scatter_add(xp: Any, target: Any, index: tuple, values: Any) -> None:
-    if xp.__name__ == "numpy":
-        xp.add.at(target, index, values)
-    else:
-        import cupyx
-
-        cupyx.scatter_add(target, index, values)
 
 
 # -- slice, slice_axis ---------------------------------------------------------------------------------
@@ -196,7 +187,7 @@ def _backward_take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, 
     axis, pre, n, post = _take_layout(attrs, out.shape)
     idx = _take_indices(xp, indices.reshape(-1), n, "wrap" if attrs["mode"] == "wrap" else "clip")
     target = xp.zeros((pre, n, post), dtype=out.dtype)
-    _scatter_add(xp, target, (slice(None), idx, slice(None)), grad.reshape(pre, idx.size, post))
+    kctx.backend.scatter_add(target, (slice(None), idx, slice(None)), grad.reshape(pre, idx.size, post))
     out[...] = target.reshape(out.shape)
 
 

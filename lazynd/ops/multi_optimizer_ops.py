@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import cpu_backend
 from ..errors import OperatorError
 from .optimizer_ops import (
     _COMMON,
@@ -37,7 +38,7 @@ from .registry import KernelContext, OpDef, merge_shape, register
 # 3.5 us against 1.8 us for a bias of 128 floats).  Larger ones take the blocked walk and its
 # reused scratch: fresh scratch of hundreds of KiB may come from mmap and fault in every page.
 SMALL_BYTES = 1 << 15
-_HOST = KernelContext(np, None, 0, False)  # what _run_blocked needs of a kernel context on the CPU
+_HOST = KernelContext(np, cpu_backend, 0, False)  # what _run_blocked needs of a kernel context on the CPU
 
 
 def _positive_int(value: Any) -> int:

@@ -384,12 +384,7 @@ def _embed_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     grad = outputs[0]
     grad[...] = 0
     rows = dy.reshape(idx.size, -1)
-    if xp is np:
-        np.add.at(grad, idx, rows)
-    else:
-        import cupyx
-
-        cupyx.scatter_add(grad, idx, rows)
+    kctx.backend.scatter_add(grad, idx, rows)
 
 
 register(

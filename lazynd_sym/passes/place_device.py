@@ -62,18 +62,20 @@ def place_device(
 
 
 def _copy_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    from lazynd.ndarray import copying
+    import numpy as np
+
+    from lazynd.backend.cuda import copies
 
     src, dst = inputs[0], outputs[0]
     src_gpu, dst_gpu = not _is_numpy(src), not _is_numpy(dst)
     if not src_gpu and not dst_gpu:
-        copying._copy_cpu(src, dst)
+        np.copyto(dst, src, casting="unsafe")
     elif not src_gpu:
-        copying._copy_h2d(src, dst)
+        copies.copy_from_host(src, dst)
     elif not dst_gpu:
-        copying._copy_d2h(src, dst)
+        copies.copy_to_host(src, dst)
     else:
-        copying._copy_d2d(src, dst)
+        copies.copy_between_devices(src, dst)
 
 
 def _is_numpy(array: Any) -> bool:

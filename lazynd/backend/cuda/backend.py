@@ -29,6 +29,7 @@ import numpy as np
 from ...engine.var import Var
 from ...errors import DeviceMemoryError
 from ..base import Backend
+from . import copies
 
 STREAM_KINDS = ("compute", "h2d", "d2h")
 
@@ -118,6 +119,7 @@ class CupyBackend(Backend):
             self.streams = {kind: cupy.cuda.Stream(non_blocking=True) for kind in STREAM_KINDS}
         self.compute_stream = self.streams["compute"]
         self.copy_streams = (self.streams["h2d"], self.streams["d2h"])
+        self._anchor: tuple[Any, int] | None = None  # (event, perf_counter_ns) for event_time_ns
 
     # -- memory --------------------------------------------------------------------------------
     def _allocate(self, make: Callable[[], Any], shape: tuple[int, ...], dtype: Any) -> Any:
@@ -165,6 +167,16 @@ class CupyBackend(Backend):
         with self.device:
             return int(self.cupy.get_default_memory_pool().used_bytes())
 
+    def scatter_add(self, target: Any, index: Any, values: Any) -> None:
+        import cupyx
+
+        cupyx.scatter_add(target, index, values)
+
+    # -- copies (run through ``wrap`` on the h2d, d2h or compute stream) --------------------------
+    copy_from_host = staticmethod(copies.copy_from_host)
+    copy_to_host = staticmethod(copies.copy_to_host)
+    copy_between_devices = staticmethod(copies.copy_between_devices)
+
     # -- streams and events --------------------------------------------------------------------
     def wrap(self, fn: Callable[..., Any], reads: Sequence[Any], writes: Sequence[Any], kind: str = "compute") -> Callable[..., Any]:
         stream = self.streams[kind]
@@ -201,6 +213,21 @@ class CupyBackend(Backend):
             events[stream] = done
             v.read_events = events
         return done
+
+    def event_time_ns(self, done: StreamEvent) -> int:
+        """When ``done`` completed, on the host's ``time.perf_counter_ns`` clock (for the profiler):
+        the device clock is anchored once per backend by an event the host waited for."""
+        import time
+
+        done.event.synchronize()
+        if self._anchor is None:
+            with self.device:
+                mark = self.cupy.cuda.Event()
+                mark.record(done.stream)
+                mark.synchronize()
+            self._anchor = (mark, time.perf_counter_ns())
+        mark, host_ns = self._anchor
+        return host_ns + round(self.cupy.cuda.get_elapsed_time(mark, done.event) * 1e6)
 
     def import_external(self, make: Callable[[], Any]) -> tuple[Any, Any]:
         """Run ``make`` (a DLPack import) with the compute stream current, so a producer that

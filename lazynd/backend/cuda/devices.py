@@ -1,0 +1,37 @@
+"""Which GPUs there are, and the backend of one (CuPy imported here, on first use of a GPU)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import ContextError
+
+
+def gpu_count() -> int:
+    """Number of GPUs CuPy can see (0 without CuPy or without a driver)."""
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # noqa: BLE001 - no CuPy, no driver, no device: no GPU
+        return 0
+
+
+def make_backend(device_id: int) -> Any:
+    """The :class:`~lazynd.backend.cuda.backend.CupyBackend` of ``gpu(device_id)``, or a clear
+    :class:`~lazynd.ContextError` when CuPy, the driver or the device is missing."""
+    try:
+        import cupy
+    except ImportError as err:
+        raise ContextError(
+            f"gpu({device_id}) needs CuPy, which is not installed: pip install 'lazynd[gpu]' (cupy-cuda12x)"
+        ) from err
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as err:  # CUDARuntimeError: no driver or no device
+        raise ContextError(f"gpu({device_id}) cannot be used: no CUDA device or driver ({err})") from err
+    if device_id >= count:
+        raise ContextError(f"gpu({device_id}) does not exist: {count} GPU(s) visible")
+    from .backend import CupyBackend
+
+    return CupyBackend(device_id)
