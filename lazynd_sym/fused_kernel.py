@@ -23,21 +23,6 @@ from lazynd.ops.registry import OpDef
 CPU_CHUNK = 1 << 17  # elements per cache-sized chunk of a fused chain on the CPU
 CPU_CHUNK_FROM = 1 << 21  # smaller arrays stay in cache anyway; chunking would only add calls
 
-# Activation / _backward_Activation by act_type: C expressions in x (forward) or a = dy, b = y
-_ACTIVATION = {
-    "relu": "(x > 0 ? x : 0)",
-    "sigmoid": "1 / (1 + exp(-x))",
-    "tanh": "tanh(x)",
-    "softrelu": "(x > 20 ? x : log1p(exp(x)))",
-    "softsign": "x / (1 + (x < 0 ? -x : x))",
-}
-_ACTIVATION_BACKWARD = {
-    "relu": "(b > 0 ? a : 0)",
-    "sigmoid": "a * b * (1 - b)",
-    "tanh": "a * (1 - b * b)",
-    "softrelu": "a * -expm1(-b)",
-    "softsign": "a * (1 - (b < 0 ? -b : b)) * (1 - (b < 0 ? -b : b))",
-}
 _NOT_FUSED = {"_digamma"}  # its CUDA expression is long; gains nothing from fusion
 
 
@@ -68,9 +53,9 @@ def cuda_expression(op: OpDef, attrs: dict) -> tuple[str, str, tuple[float, ...]
     if name in elemwise_unary.BACKWARD:
         return "binary", elemwise_unary.BACKWARD[name][1], ()
     if name == "Activation":
-        return "unary", _ACTIVATION[attrs["act_type"]], ()
+        return "unary", elemwise_unary.UNARY[elemwise_unary.ACTIVATIONS[attrs["act_type"]][0]].expr, ()
     if name == "_backward_Activation":
-        return "binary", _ACTIVATION_BACKWARD[attrs["act_type"]], ()
+        return "binary", elemwise_unary.BACKWARD[elemwise_unary.ACTIVATIONS[attrs["act_type"]][1]][1], ()
     if name == "clip":
         return "clip", "(x < lo ? lo : (x > hi ? hi : x))", (float(attrs["a_min"]), float(attrs["a_max"]))
     if name.endswith("_scalar"):

@@ -65,6 +65,12 @@ def _sigmoid(x: Any, out: Any) -> None:
         np.reciprocal(out, out=out)
 
 
+def _softrelu(x: Any, out: Any) -> None:
+    # log(1 + e^x) without overflow: NumPy's logaddexp(0, x); the CUDA row switches to x above 20
+    with quiet():
+        np.logaddexp(0, x, out=out)
+
+
 def _softsign(x: Any, out: Any) -> None:
     np.divide(x, 1 + np.abs(x), out=out)
 
@@ -155,6 +161,9 @@ UNARY: dict[str, Unary] = {
     ),
     "sigmoid": Unary(_sigmoid, "1 / (1 + exp(-x))", lambda F, x, y, g: F._backward_sigmoid(g, y), True),
     "softsign": Unary(_softsign, "x / (1 + (x < 0 ? -x : x))", lambda F, x, y, g: F._backward_softsign(g, x), True),
+    "softrelu": Unary(
+        _softrelu, "(x > 20 ? x : log1p(exp(x)))", lambda F, x, y, g: F._backward_softrelu(g, y), True
+    ),
     "gamma": Unary(
         _special_kernel(_special.gamma), "tgamma(x)", lambda F, x, y, g: F._mul(g, F._mul(y, F._digamma(x))), True
     ),
@@ -219,6 +228,22 @@ BACKWARD = {
         lambda g, x, out: np.divide(g, np.square(1 + np.abs(x)), out=out),
         "a / ((1 + (b < 0 ? -b : b)) * (1 + (b < 0 ? -b : b)))",
     ),
+    # in terms of the output y: softrelu' = 1 - e^-y, softsign' = (1 - |y|)^2
+    "_backward_softrelu": (lambda g, y, out: np.multiply(g, -np.expm1(-y), out=out), "a * -expm1(-b)"),
+    "_backward_softsign_of_output": (
+        lambda g, y, out: np.multiply(g, np.square(1 - np.abs(y)), out=out),
+        "a * (1 - (b < 0 ? -b : b)) * (1 - (b < 0 ? -b : b))",
+    ),
+}
+
+# Activation(act_type=...): the unary row of its forward, and the backward row in (out_grad, output)
+# -- the one table that the Activation operator, both devices and kernel fusion read
+ACTIVATIONS = {
+    "relu": ("relu", "_backward_relu"),
+    "sigmoid": ("sigmoid", "_backward_sigmoid"),
+    "tanh": ("tanh", "_backward_tanh"),
+    "softrelu": ("softrelu", "_backward_softrelu"),
+    "softsign": ("softsign", "_backward_softsign_of_output"),
 }
 GPU_BACKWARD = ElementwiseFamily(
     "unary_backward",

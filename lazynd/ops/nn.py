@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda.sources import launch_config, load_file
-from ..backend.fperr import quiet
 from ..backend.opencv import opencv_or_none
 from ..errors import OperatorError, ShapeError
+from . import elemwise_unary
 from .host_reduce import column_sum_into
 from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
@@ -150,66 +149,35 @@ register(
 )
 
 
-# -- Activation ----------------------------------------------------------------------------------
-ACT_TYPES = ("relu", "sigmoid", "tanh", "softrelu", "softsign")
+# -- Activation: rows of the elementwise table (elemwise_unary.ACTIVATIONS) ------------------------
+ACT_TYPES = tuple(elemwise_unary.ACTIVATIONS)
 _ACT_PARAMS = {"act_type": Param(enum(*ACT_TYPES), doc="the activation function")}
-_ACT_SOURCE = load_file("activation.cu")
-
-
-def _launch_activation(kctx: Any, which: str, arrays: tuple, out: Any, act_type: str) -> None:
-    xp = kctx.xp
-    dtype = out.dtype.name
-    if dtype not in ("float32", "float64"):
-        raise OperatorError(f"Activation on the GPU supports float32 and float64, got {dtype}")
-    arrays = tuple(xp.ascontiguousarray(a) for a in arrays)
-    target = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=out.dtype)
-    fn = _ACT_SOURCE.function(kctx.device_id, f"lazynd_activation_{which}_{dtype}")
-    grid, block = launch_config(out.size)
-    fn(grid, block, (*arrays, target, np.int64(out.size), np.int32(ACT_TYPES.index(act_type))))
-    if target is not out:
-        out[...] = target
 
 
 def _act_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    x, out = inputs[0], outputs[0]
-    kind = attrs["act_type"]
-    if kind == "relu":
-        np.maximum(x, 0, out=out)
-    elif kind == "sigmoid":
-        with quiet():
-            np.exp(np.negative(x), out=out)
-        out += 1
-        np.reciprocal(out, out=out)
-    elif kind == "tanh":
-        np.tanh(x, out=out)
-    elif kind == "softrelu":
-        np.logaddexp(0, x, out=out)
-    else:
-        np.divide(x, 1 + np.abs(x), out=out)
+    elemwise_unary.UNARY[elemwise_unary.ACTIVATIONS[attrs["act_type"]][0]].kernel(inputs[0], outputs[0])
+
+
+def _act_forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    name = elemwise_unary.ACTIVATIONS[attrs["act_type"]][0]
+    elemwise_unary.GPU.unary(kctx.device_id, name, inputs[0], outputs[0])
 
 
 def _act_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    dy, y = inputs
-    out = outputs[0]
-    kind = attrs["act_type"]
-    if kind == "relu":
-        np.multiply(dy, y > 0, out=out)
-    elif kind == "sigmoid":
-        np.multiply(dy, y * (1 - y), out=out)
-    elif kind == "tanh":
-        np.multiply(dy, 1 - y * y, out=out)
-    elif kind == "softrelu":
-        np.multiply(dy, -np.expm1(-y), out=out)
-    else:
-        np.multiply(dy, np.square(1 - np.abs(y)), out=out)
+    kernel = elemwise_unary.BACKWARD[elemwise_unary.ACTIVATIONS[attrs["act_type"]][1]][0]
+    kernel(inputs[0], inputs[1], outputs[0])
+
+
+def _act_backward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    name = elemwise_unary.ACTIVATIONS[attrs["act_type"]][1]
+    elemwise_unary.GPU_BACKWARD.binary(kctx.device_id, name, inputs[0], inputs[1], outputs[0])
 
 
 register(
     OpDef(
         "Activation",
         _act_forward,
-        gpu_float16_as_float32=True,
-        forward_gpu=lambda kctx, attrs, i, o, a: _launch_activation(kctx, "fwd", (i[0],), o[0], attrs["act_type"]),
+        forward_gpu=_act_forward_gpu,
         params=dict(_ACT_PARAMS),
         inplace=((0, 0),),
         gradient=lambda F, attrs, i, o, og: [F._backward_Activation(og[0], o[0], **attrs)],
@@ -220,8 +188,7 @@ register(
     OpDef(
         "_backward_Activation",
         _act_backward,
-        gpu_float16_as_float32=True,
-        forward_gpu=lambda kctx, attrs, i, o, a: _launch_activation(kctx, "bwd", (i[0], i[1]), o[0], attrs["act_type"]),
+        forward_gpu=_act_backward_gpu,
         inputs=("out_grad", "output"),
         params=dict(_ACT_PARAMS),
         inplace=((0, 0), (1, 0)),
