@@ -399,3 +399,20 @@ def test_power_by_two_equals_numpy_power_exactly():
     np.testing.assert_array_equal(got, want)
     ints = np.array([-3, 0, 7], dtype=np.int32)
     np.testing.assert_array_equal((mx.nd.array(ints, dtype="int32") ** 2).asnumpy(), ints**2)
+
+
+def test_an_index_array_changed_after_the_push_does_not_change_the_result() -> None:
+    import threading
+
+    from lazynd.engine import get_engine
+
+    x = mx.nd.array(np.arange(5, dtype=np.float32))
+    x.wait_to_read()
+    release = threading.Event()
+    # a pending write of x keeps the gather below queued until the index array has changed
+    get_engine().push(lambda: release.wait(10), (), [], [x.handle], "hold", mx.cpu())
+    index = np.array([0, 2])
+    picked = x[index]
+    index[:] = [4, 4]
+    release.set()
+    assert picked.asnumpy().tolist() == [0.0, 2.0]

@@ -135,10 +135,11 @@ def getitem(arr: Any, key: Any) -> Any:
     except IndexError as err:
         raise OperatorError(f"index does not fit shape {arr.shape}: {err}") from None
     out = new_array(probe.shape, data.dtype, arr._ctx)
-    device_key = _device_key(key, xp)
+    host_key = _snapshot(key)
 
     def gather(src: Any, dst: Any) -> None:
-        dst[...] = src[device_key]
+        # index arrays reach the device inside the operation: on its stream and its device
+        dst[...] = src[_device_key(host_key, xp)]
 
     push_kernel(arr._ctx, gather, (data, out._data), [arr._var], [out._var], "_getitem", out.size)
     return out
@@ -154,6 +155,13 @@ def _last_int_as_slice(key: Any, shape: tuple[int, ...]) -> tuple:
 
 def _host_key(key: Any) -> Any:
     return key
+
+
+def _snapshot(key: Any) -> Any:
+    """``key`` with its NumPy index arrays copied: the caller may change them after the push."""
+    if isinstance(key, tuple):
+        return tuple(k.copy() if isinstance(k, np.ndarray) else k for k in key)
+    return key.copy() if isinstance(key, np.ndarray) else key
 
 
 def _device_key(key: Any, xp: Any) -> Any:
@@ -180,7 +188,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         return
     key = _normalize_key(arr, key)
     xp = get_backend(arr._ctx).xp
-    device_key = _device_key(key, xp)
+    host_key = _snapshot(key)
     data = arr._data
     target_shape, every_element = _assignment_target(arr, key)
     # a write of every element does not read the old values, so it neither waits on them nor
@@ -192,7 +200,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         _check_broadcast(value.shape, target_shape)
 
         def assign(dst: Any, src: Any) -> None:
-            dst[device_key] = src
+            dst[_device_key(host_key, xp)] = src
 
         push_kernel(arr._ctx, assign, (data, value._data), [value._var, *old_values], [arr._var], "_set_value", arr.size)
         return
@@ -200,7 +208,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         scalar = value
 
         def fill(dst: Any) -> None:
-            dst[device_key] = scalar
+            dst[_device_key(host_key, xp)] = scalar
 
         push_kernel(arr._ctx, fill, (data,), old_values, [arr._var], "_set_value", arr.size)
         return
@@ -213,7 +221,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         return
 
     def assign_host(dst: Any) -> None:
-        dst[device_key] = host
+        dst[host_key] = host
 
     push_kernel(arr._ctx, assign_host, (data,), old_values, [arr._var], "_set_value", arr.size)
 
