@@ -142,3 +142,15 @@ def test_gpu_normal_draws_every_bit_of_float64() -> None:
 def test_softmax_agrees(op: str, shape: tuple[int, ...], axis: int, dtype: str) -> None:
     x = _random(shape, dtype) * 10
     _agree(op, [x], {"axis": axis, "temperature": 2.0}, dtype)
+
+
+def test_a_first_operation_compiles_its_own_kernel_not_the_family() -> None:
+    from lazynd.ops import elemwise_binary
+
+    family = elemwise_binary.GPU
+    before = set(family._sources)
+    x = mx.nd.ones((4,), ctx=mx.gpu(0), dtype="float64")
+    assert (x * x).asnumpy().tolist() == [1.0] * 4
+    new = set(family._sources) - before
+    assert new <= {("mul", "float64")}
+    assert not family.source._modules, "the whole family's source is for make kernels-check only"

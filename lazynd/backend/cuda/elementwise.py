@@ -9,6 +9,7 @@ sources anywhere.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -115,19 +116,34 @@ class ElementwiseFamily:
         self.exprs = dict(exprs)
         self.dtypes = {name: (dtypes or {}).get(name, ALL_DTYPES) for name in exprs}
         template = _UNARY if kind == "unary" else _BINARY
-        parts = [PRELUDE]
-        for name, expr in self.exprs.items():
-            for dtype in self.dtypes[name]:
-                st, ct = CUDA_TYPES[dtype]
-                parts.append(template.format(family=family, name=name, dtype=dtype, st=st, ct=ct, expr=expr))
-        self.source: KernelSource = register_source(f"elementwise:{family}", "".join(parts))
+        # one small source per (op, dtype), compiled when first launched: the first ``a + b`` costs
+        # one kernel's compile, not the family's (hundreds of kernels); the whole family is also
+        # registered as one source, which only ``make kernels-check`` compiles
+        self._parts = {
+            (name, dtype): template.format(
+                family=family, name=name, dtype=dtype, st=CUDA_TYPES[dtype][0], ct=CUDA_TYPES[dtype][1], expr=expr
+            )
+            for name, expr in self.exprs.items()
+            for dtype in self.dtypes[name]
+        }
+        self.source: KernelSource = register_source(f"elementwise:{family}", PRELUDE + "".join(self._parts.values()))
+        self._sources: dict[tuple[str, str], KernelSource] = {}
+        self._lock = threading.Lock()
 
     def _kernel(self, device_id: int, prefix: str, name: str, dtype: str) -> Any:
-        if dtype not in self.dtypes.get(name, ()):
-            from ...errors import OperatorError
+        source = self._sources.get((name, dtype))
+        if source is None:
+            if dtype not in self.dtypes.get(name, ()):
+                from ...errors import OperatorError
 
-            raise OperatorError(f"{name}: dtype {dtype} is not supported on the GPU")
-        return self.source.function(device_id, f"lazynd_{self.family}_{prefix}{name}_{dtype}")
+                raise OperatorError(f"{name}: dtype {dtype} is not supported on the GPU")
+            with self._lock:
+                source = self._sources.get((name, dtype))
+                if source is None:
+                    code = PRELUDE + self._parts[(name, dtype)]
+                    source = KernelSource(f"elementwise:{self.family}:{name}:{dtype}", code)
+                    self._sources[(name, dtype)] = source
+        return source.function(device_id, f"lazynd_{self.family}_{prefix}{name}_{dtype}")
 
     def unary(self, device_id: int, name: str, x: Any, out: Any) -> None:
         import cupy
