@@ -154,3 +154,56 @@ def test_a_first_operation_compiles_its_own_kernel_not_the_family() -> None:
     new = set(family._sources) - before
     assert new <= {("mul", "float64")}
     assert not family.source._modules, "the whole family's source is for make kernels-check only"
+
+
+# -- every elementwise row, every dtype it supports: one generated sweep ----------------------------
+def _unary_cases() -> list:
+    from lazynd.ops import elemwise_unary
+
+    cases = []
+    for name, spec in elemwise_unary.UNARY.items():
+        dtypes = DTYPES if spec.float_only else (*DTYPES, "int8", "uint8", "int32", "int64")
+        cases += [pytest.param(name, dtype, id=f"{name}-{dtype}") for dtype in dtypes]
+    return cases
+
+
+def _operand(shape: tuple[int, ...], dtype: str, name: str = "", seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(1, 9, shape).astype(dtype)
+    low, high = {"arccosh": (1.2, 3.0), "arcsin": (-0.8, 0.8), "arccos": (-0.8, 0.8), "arctanh": (-0.8, 0.8)}.get(name, (0.2, 2.0))
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+@pytest.mark.parametrize(("name", "dtype"), _unary_cases())
+def test_every_unary_row_agrees(name: str, dtype: str) -> None:
+    grad = np.dtype(dtype).kind == "f" and name not in ("gamma", "_digamma")
+    tolerance = dict(rtol=3e-2, atol=3e-2) if dtype == "float16" else TOLERANCE.get(dtype, dict(rtol=1e-5, atol=1e-6))
+    check_consistency(name, [_operand((3, 5), dtype, name)], {}, ctx_list=BOTH, grad=grad, **tolerance)
+
+
+def _binary_cases() -> list:
+    from lazynd.ops import elemwise_binary
+
+    return [
+        pytest.param(name, dtype, form, id=f"{name}-{dtype}-{form}")
+        for name in elemwise_binary.ARITHMETIC
+        for dtype in (*DTYPES, "int8", "uint8", "int32", "int64")
+        for form in ("same", "broadcast", "scalar")
+    ]
+
+
+@pytest.mark.parametrize(("name", "dtype", "form"), _binary_cases())
+def test_every_binary_row_agrees(name: str, dtype: str, form: str) -> None:
+    from lazynd.ops import elemwise_binary
+
+    floating = np.dtype(dtype).kind == "f"
+    tolerance = dict(rtol=3e-2, atol=3e-2) if dtype == "float16" else dict(rtol=1e-5, atol=1e-6)
+    if form == "same":
+        op, inputs, params = f"_{name}", [_operand((3, 4), dtype, seed=1), _operand((3, 4), dtype, seed=2)], {}
+    elif form == "broadcast":
+        op = f"broadcast_{elemwise_binary.BROADCAST_NAMES.get(name, name)}"
+        inputs, params = [_operand((3, 1, 5), dtype, seed=1), _operand((1, 4, 1), dtype, seed=2)], {}
+    else:
+        op, inputs, params = f"_{name}_scalar", [_operand((3, 4), dtype, seed=1)], {"scalar": 2.5}
+    check_consistency(op, inputs, params, ctx_list=BOTH, grad=floating and name not in ("mod",), **tolerance)
