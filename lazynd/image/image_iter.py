@@ -16,10 +16,10 @@ import numpy as np
 
 from ..engine import get_engine
 from ..errors import EngineError, FormatError, OperatorError, ShapeError
+from ..formats.recordio_pack import unpack
 from ..io import DataBatch, DataDesc, DataIter
 from ..ndarray.dispatch import new_array
 from ..recordio import MXIndexedRecordIO, MXRecordIO
-from ..recordio_pack import unpack
 from .augmenters import Augmenter, CreateAugmenter
 from .image import imdecode
 

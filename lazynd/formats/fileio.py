@@ -41,7 +41,7 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from .errors import LazyNDError
+from ..errors import LazyNDError
 from .fileio_temporary import TEMPORARY_PREFIX as TEMPORARY_PREFIX
 from .fileio_temporary import (
     create_temporary,
