@@ -15,6 +15,7 @@ test-all:
 
 lint:
 	ruff check lazynd lazynd_sym lazynd_kv tests bench tutorials
+	ruff format --check lazynd lazynd_sym lazynd_kv tests bench tutorials
 	mypy lazynd lazynd_sym lazynd_kv
 
 bench:

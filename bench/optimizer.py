@@ -103,7 +103,7 @@ def sgd_mom_cases(size: int) -> dict[str, Callable[[], None]]:
 
     op = registry.get("sgd_mom_update")
     attrs = op.parse({"lr": LR, "momentum": MOMENTUM, "wd": WD, "rescale_grad": RESCALE})
-    raw = [weight._data, grad._data, mom._data]
+    raw = [weight.data_array, grad.data_array, mom.data_array]
 
     def kernel_only() -> None:
         op.forward(kernel_context(cpu()), attrs, raw, raw[:1], [])
@@ -143,7 +143,7 @@ def adam_cases(size: int) -> dict[str, Callable[[], None]]:
 
     op = registry.get("adam_update")
     attrs = op.parse({"lr": LR, "wd": WD, "rescale_grad": RESCALE})
-    raw = [weight._data, grad._data, nd_mean._data, nd_var._data]
+    raw = [weight.data_array, grad.data_array, nd_mean.data_array, nd_var.data_array]
 
     def kernel_only() -> None:
         op.forward(kernel_context(cpu()), attrs, raw, raw[:1], [])

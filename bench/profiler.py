@@ -93,7 +93,7 @@ def hook_seconds(mode: str, repeat: int = 200_000) -> float:
     profiler.set_config(mode=mode, filename=os.path.join(tempfile.gettempdir(), "lazynd-bench-profile.json"))
     profiler.set_state("run")
     hook = get_engine().profiler_hook
-    writes = [mx.nd.ones((1,))._var]
+    writes = [mx.nd.ones((1,)).var]
     device = mx.cpu()
     clock = time.perf_counter_ns
     start = time.perf_counter()

@@ -3,10 +3,15 @@
 Batch-end callbacks receive a ``BatchEndParam`` (``epoch``, ``nbatch``,
 ``eval_metric``, ``locals``); epoch-end callbacks receive
 ``(epoch, symbol, arg_params, aux_params)``.
+
+``do_checkpoint``, the epoch-end callback that saves checkpoints, belongs to the
+symbolic side (:mod:`lazynd_sym.model.checkpoint`): ``mx.callback.do_checkpoint``
+resolves it on first use, so importing this module never imports ``lazynd_sym``.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import math
 import sys
@@ -22,31 +27,27 @@ _log = get_logger(__name__)
 
 BatchEndParam = namedtuple("BatchEndParam", ["epoch", "nbatch", "eval_metric", "locals"])
 
+# names handed on from lazynd_sym, imported when first asked for
+_FROM_SYMBOLIC = {"do_checkpoint": "lazynd_sym.model.checkpoint"}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _FROM_SYMBOLIC.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FROM_SYMBOLIC))
+
 
 def _metric_text(eval_metric: Any) -> str:
     if eval_metric is None:
         return ""
     return "\t".join(f"{name}={value:f}" for name, value in eval_metric.get_name_value())
-
-
-def do_checkpoint(prefix: str, period: int = 1) -> Callable[[int, Any, dict, dict], None]:
-    """Epoch-end callback saving ``prefix-symbol.json`` and ``prefix-%04d.params`` every ``period`` epochs.
-
-    Examples
-    --------
-    >>> callback = do_checkpoint("/tmp/mlp", period=2)
-    >>> callable(callback)
-    True
-    """
-    period = int(max(1, period))
-
-    def save(iter_no: int, sym: Any, arg: dict, aux: dict) -> None:
-        if (iter_no + 1) % period == 0:
-            from lazynd_sym.model import save_checkpoint
-
-            save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
-
-    return save
 
 
 def log_train_metric(period: int, auto_reset: bool = False) -> Callable[[BatchEndParam], None]:

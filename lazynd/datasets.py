@@ -21,8 +21,8 @@ from urllib.error import HTTPError
 import numpy as np
 
 from .errors import DataError, FormatError
-from .fileio import AtomicWriter, open_atomic
-from .idx_format import _GZIP_MAGIC, read_idx
+from .formats.fileio import AtomicWriter, open_atomic
+from .formats.idx import _GZIP_MAGIC, read_idx
 
 __all__ = ["default_folder", "find_dataset", "load_mnist", "read_idx", "verify_checksums"]  # fmt: skip
 

@@ -21,7 +21,7 @@ As in MXNet 0.9, the trace is written without a ``dump()`` call once
 profiler, and at interpreter exit if operations were recorded since the last
 write.  Records are kept until :func:`dump` or :func:`reset`, so each write
 holds everything recorded so far.  Every write goes through
-:func:`lazynd.fileio.write_atomic`: the filename may be a URL (``s3://``,
+:func:`lazynd.formats.fileio.write_atomic`: the filename may be a URL (``s3://``,
 ``memory://``...) when fsspec is installed.
 
 Events
@@ -47,7 +47,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import LazyNDError
-from .fileio import write_atomic
+from .formats.fileio import write_atomic
 
 __all__ = [
     "set_config",

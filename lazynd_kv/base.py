@@ -278,16 +278,16 @@ class KVStore:
             stored = store.get(k)
             if stored is None:
                 stored = self._stored(k, what)  # raises the clear error
-            data = stored._data
+            data = stored.data_array
             shape, dtype = data.shape, data.dtype
             for v in arrays:
-                vdata = v._data
+                vdata = v.data_array
                 if vdata.shape != shape:
                     raise ShapeError(f"KVStore.{what}: key {k!r} holds shape {stored.shape}, {role} has shape {v.shape}")
                 if check_dtype and vdata.dtype != dtype:
                     raise ShapeError(
-                        f"KVStore.{what}: key {k!r} holds dtype {stored._data.dtype.name}, "
-                        f"{role} has dtype {v._data.dtype.name}"
+                        f"KVStore.{what}: key {k!r} holds dtype {stored.data_array.dtype.name}, "
+                        f"{role} has dtype {v.data_array.dtype.name}"
                     )
 
     def _pull_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:
@@ -342,10 +342,10 @@ def copy_pairs(pairs: Sequence[tuple[NDArray, NDArray]]) -> None:
     data_pairs: list[tuple[Any, Any]] = []
     work = 0
     for src, dst in pairs:
-        sdata, ddata = src._data, dst._data
+        sdata, ddata = src.data_array, dst.data_array
         if ddata is sdata:
             continue
-        if sdata.nbytes < BUNDLE_BYTES and src._ctx.device_type != "gpu" and dst._ctx.device_type != "gpu":
+        if sdata.nbytes < BUNDLE_BYTES and src.context.device_type != "gpu" and dst.context.device_type != "gpu":
             small.append((src, dst))
             data_pairs.append((sdata, ddata))
             work += sdata.size
@@ -354,8 +354,8 @@ def copy_pairs(pairs: Sequence[tuple[NDArray, NDArray]]) -> None:
     if len(small) == 1:
         small[0][0].copyto(small[0][1])
     elif small:
-        reads = list(dict.fromkeys([src._var for src, _ in small]))
-        writes = list(dict.fromkeys([dst._var for _, dst in small]))
+        reads = list(dict.fromkeys([src.var for src, _ in small]))
+        writes = list(dict.fromkeys([dst.var for _, dst in small]))
         push_kernel(cpu(), _copy_host_pairs, (data_pairs,), reads, writes, "_kvstore_copy", work)
 
 

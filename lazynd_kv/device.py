@@ -90,23 +90,23 @@ class DeviceStore(LocalStore):
         self._bytes_on: dict[Context, int] = {}
 
     def _store_context(self, value: NDArray) -> Context:
-        return value._ctx
+        return value.context
 
     def _init_key(self, key: Key, value: NDArray) -> NDArray:
-        stored = value.copyto(value._ctx)
-        if stored._ctx.device_type == "gpu":
+        stored = value.copyto(value.context)
+        if stored.context.device_type == "gpu":
             self._count_bytes(stored)
         return stored
 
     def _count_bytes(self, stored: NDArray) -> None:
-        self._bytes_on[stored._ctx] = self._bytes_on.get(stored._ctx, 0) + stored._data.nbytes
+        self._bytes_on[stored.context] = self._bytes_on.get(stored.context, 0) + stored.data_array.nbytes
 
     def _home(self, key: Key, values: list[NDArray]) -> NDArray:
         """The key's stored value, moved to a GPU the first time GPU values are pushed to a CPU key."""
         stored = self._store[key]
-        if stored._ctx.device_type == "gpu":
+        if stored.context.device_type == "gpu":
             return stored
-        home = choose_home([v._ctx for v in values], self._bytes_on)
+        home = choose_home([v.context for v in values], self._bytes_on)
         if home.device_type != "gpu":
             return stored
         stored = stored.copyto(home)
@@ -116,9 +116,9 @@ class DeviceStore(LocalStore):
         return stored
 
     def _merge(self, key: Key, values: list[NDArray], stored: NDArray) -> NDArray:
-        contexts = [v._ctx for v in values]
-        contiguous = all(v._data.flags.c_contiguous for v in values)
-        plan = merge_plan(contexts, stored._ctx, stored._data.dtype.name, _nccl_available, contiguous)
+        contexts = [v.context for v in values]
+        contiguous = all(v.data_array.flags.c_contiguous for v in values)
+        plan = merge_plan(contexts, stored.context, stored.data_array.dtype.name, _nccl_available, contiguous)
         if plan == "as_is":
             return values[0]
         if plan == "nccl":

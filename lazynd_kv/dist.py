@@ -186,8 +186,8 @@ class DistSyncStore(KVStore):
     def _store_context(self, value: NDArray) -> Context:
         if not self._on_device:
             return cpu()
-        if value._ctx.device_type == "gpu":
-            return value._ctx
+        if value.context.device_type == "gpu":
+            return value.context
         count = num_gpus()
         if count == 0:
             return cpu()
@@ -197,8 +197,8 @@ class DistSyncStore(KVStore):
 
     def _init_key(self, key: Key, value: NDArray) -> NDArray:
         stored = value.copyto(self._store_context(value))
-        host = stored if stored._ctx.device_type != "gpu" else stored.copyto(cpu())
-        self._push_mpi(self._bcast, (host._data, key), [], [host._var], "_kvstore_bcast")
+        host = stored if stored.context.device_type != "gpu" else stored.copyto(cpu())
+        self._push_mpi(self._bcast, (host.data_array, key), [], [host.var], "_kvstore_bcast")
         if host is not stored:
             host.copyto(stored)
         return stored
@@ -206,7 +206,7 @@ class DistSyncStore(KVStore):
     def _host_buffer(self, key: Key, stored: NDArray) -> NDArray:
         buf = self._host.get(key)
         if buf is None:
-            buf = new_array(stored.shape, stored._data.dtype, cpu())
+            buf = new_array(stored.shape, stored.data_array.dtype, cpu())
             self._host[key] = buf
         return buf
 
@@ -216,7 +216,7 @@ class DistSyncStore(KVStore):
         is no updater and it lives on the host, else the key's persistent host buffer."""
         if self._updater is None and out is not None and _can_reduce_into(out, stored, values):
             return out
-        if self._updater is None and stored._ctx.device_type != "gpu":
+        if self._updater is None and stored.context.device_type != "gpu":
             return stored
         return self._host_buffer(key, stored)
 
@@ -225,12 +225,12 @@ class DistSyncStore(KVStore):
         first = values[0]
         if (
             len(values) == 1
-            and first._ctx.device_type != "gpu"
-            and first._data.flags.c_contiguous
-            and not np.may_share_memory(first._data, target._data)
+            and first.context.device_type != "gpu"
+            and first.data_array.flags.c_contiguous
+            and not np.may_share_memory(first.data_array, target.data_array)
         ):
             return first
-        if stored._ctx.device_type == "gpu" and len(values) > 1:
+        if stored.context.device_type == "gpu" and len(values) > 1:
             # sum on the GPU, move one array to the host
             return sum_arrays(values, self._device_buffer(key, stored)).copyto(target)
         return sum_arrays(values, target)
@@ -238,7 +238,7 @@ class DistSyncStore(KVStore):
     def _device_buffer(self, key: Key, stored: NDArray) -> NDArray:
         buf = self._device_recv.get(key)
         if buf is None:
-            buf = new_array(stored.shape, stored._data.dtype, stored._ctx)
+            buf = new_array(stored.shape, stored.data_array.dtype, stored.context)
             self._device_recv[key] = buf
         return buf
 
@@ -250,7 +250,7 @@ class DistSyncStore(KVStore):
         for key, _ in groups:
             stored = self._store[key]
             merged = results[key]
-            if stored._ctx.device_type == "gpu":
+            if stored.context.device_type == "gpu":
                 merged = merged.copyto(self._device_buffer(key, stored))
             self._apply_update(key, merged, stored)
 
@@ -268,8 +268,8 @@ class DistSyncStore(KVStore):
         pushed_by: dict[int, set[Key]] = {}
         for key, values in groups:
             for value in values:
-                pushed_by.setdefault(id(value._var), set()).add(key)
-        first_outs = {key: outs[0] for key, outs in out_groups if pushed_by.get(id(outs[0]._var), set()) <= {key}}
+                pushed_by.setdefault(id(value.var), set()).add(key)
+        first_outs = {key: outs[0] for key, outs in out_groups if pushed_by.get(id(outs[0].var), set()) <= {key}}
         results = self._reduce_groups(groups, first_outs)
         copy_pairs([(results[key], dst) for key, _ in groups for dst in (self._store[key], *outs_of[key])])
 
@@ -287,24 +287,24 @@ class DistSyncStore(KVStore):
         small: dict[np.dtype, list[tuple[Key, NDArray]]] = {}
         for key, values in sorted(groups, key=_key_order):
             stored = self._store[key]
-            if stored._data.nbytes < BATCH_BYTES:
+            if stored.data_array.nbytes < BATCH_BYTES:
                 send = self._local_sum(key, values, stored, self._host_buffer(key, stored))
-                small.setdefault(stored._data.dtype, []).append((key, send))
+                small.setdefault(stored.data_array.dtype, []).append((key, send))
                 continue
             # a large key alone: reduced straight into its target, in place when summed there locally
             target = self._reduce_target(key, values, stored, first_outs.get(key))
             send = self._local_sum(key, values, stored, target)
-            args = (target._data if send is target else send._data, target._data, f"the Allreduce of key {key!r}")
-            reads = [] if send is target else [send._var]
-            self._push_mpi(self._allreduce, args, reads, [target._var], "_kvstore_allreduce")
+            args = (target.data_array if send is target else send.data_array, target.data_array, f"the Allreduce of key {key!r}")
+            reads = [] if send is target else [send.var]
+            self._push_mpi(self._allreduce, args, reads, [target.var], "_kvstore_allreduce")
             results[key] = target
         for dtype, items in small.items():
             keys = tuple(k for k, _ in items)
             flat, views = self._batch_buffers(keys, dtype)
             sources = [send for _, send in items]
-            batch_args = (flat._data, [s._data for s in sources], keys)
+            batch_args = (flat.data_array, [s.data_array for s in sources], keys)
             self._push_mpi(
-                self._allreduce_batch, batch_args, [s._var for s in sources], [flat._var], "_kvstore_allreduce_batch"
+                self._allreduce_batch, batch_args, [s.var for s in sources], [flat.var], "_kvstore_allreduce_batch"
             )
             results.update(zip(keys, views, strict=True))
         return results
@@ -318,7 +318,7 @@ class DistSyncStore(KVStore):
             flat = new_array((sum(sizes),), dtype, cpu())
             views, offset = [], 0
             for shape, size in zip(shapes, sizes, strict=True):
-                views.append(NDArray(flat._data[offset : offset + size].reshape(shape), flat._var, flat._ctx))
+                views.append(NDArray(flat.data_array[offset : offset + size].reshape(shape), flat.var, flat.context))
                 offset += size
             cached = (flat, views)
             self._batches[keys] = cached
@@ -343,13 +343,13 @@ def _can_reduce_into(out: NDArray, stored: NDArray, values: list[NDArray]) -> bo
     place), but must not overlap any other value, which the local sum would overwrite before
     reading it.
     """
-    if out._ctx.device_type == "gpu" or out._data.dtype != stored._data.dtype or not out._data.flags.c_contiguous:
+    if out.context.device_type == "gpu" or out.data_array.dtype != stored.data_array.dtype or not out.data_array.flags.c_contiguous:
         return False
     if len(values) == 1:
         return True  # one value is copied into out, overlapping or not
     for index, value in enumerate(values):
-        if value._ctx.device_type == "gpu" or not np.may_share_memory(value._data, out._data):
+        if value.context.device_type == "gpu" or not np.may_share_memory(value.data_array, out.data_array):
             continue
-        if index > 1 or value._data is not out._data:
+        if index > 1 or value.data_array is not out.data_array:
             return False
     return True

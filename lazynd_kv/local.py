@@ -30,12 +30,12 @@ def sum_arrays(values: Sequence[NDArray], out: NDArray) -> NDArray:
     """Push ``out = values[0] + values[1] + ...`` on ``out``'s device (values copied there first)."""
     if len(values) == 1:
         return values[0].copyto(out)  # one copy, across devices too: no staging array
-    ctx = out._ctx
-    local = [v if v._ctx == ctx else v.copyto(ctx) for v in values]
+    ctx = out.context
+    local = [v if v.context == ctx else v.copyto(ctx) for v in values]
     xp = get_backend(ctx).xp
-    args = (xp, out._data, *(v._data for v in local))
-    reads = [v._var for v in local]
-    push_kernel(ctx, _sum_into, args, reads, [out._var], "_kvstore_sum", out.size * len(local))
+    args = (xp, out.data_array, *(v.data_array for v in local))
+    reads = [v.var for v in local]
+    push_kernel(ctx, _sum_into, args, reads, [out.var], "_kvstore_sum", out.size * len(local))
     return out
 
 
@@ -56,12 +56,12 @@ class LocalStore(KVStore):
     def _merge_buffer(self, key: Key, stored: NDArray) -> NDArray:
         buf = self._merge_buffers.get(key)
         if buf is None:
-            buf = new_array(stored.shape, stored._data.dtype, stored._ctx)
+            buf = new_array(stored.shape, stored.data_array.dtype, stored.context)
             self._merge_buffers[key] = buf
         return buf
 
     def _merge(self, key: Key, values: list[NDArray], stored: NDArray) -> NDArray:
-        if len(values) == 1 and (values[0]._ctx is stored._ctx or values[0]._ctx == stored._ctx):
+        if len(values) == 1 and (values[0].context is stored.context or values[0].context == stored.context):
             return values[0]
         return sum_arrays(values, self._merge_buffer(key, stored))
 

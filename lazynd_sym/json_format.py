@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from lazynd.errors import FormatError, LazyNDError
-from lazynd.fileio import open_for_read, write_atomic
+from lazynd.formats.fileio import open_for_read, write_atomic
 from lazynd.ops import registry
 
 from .attribute import PLAIN_KEYS, check_dtype_hint, is_attribute_key, parse_shape_hint

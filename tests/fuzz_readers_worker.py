@@ -163,7 +163,7 @@ def _load_recordio(folder: Path) -> None:
 
 
 def _load_idx(folder: Path) -> None:
-    from lazynd.idx_format import read_idx
+    from lazynd.formats.idx import read_idx
 
     for path in folder.iterdir():
         read_idx(path)

@@ -1,4 +1,4 @@
-"""Every file lazynd writes goes through lazynd.fileio: the umask's mode, no temporaries left, fsspec URLs.
+"""Every file lazynd writes goes through lazynd.formats.fileio: the umask's mode, no temporaries left, fsspec URLs.
 
 One writer per case, across the packages: NDArray lists, symbol JSON,
 checkpoints, optimizer states, profiler traces, RecordIO files and indexes,
@@ -19,7 +19,8 @@ import pytest
 import lazynd as mx
 import lazynd_kv
 import lazynd_sym
-from lazynd import fileio, profiler, recordio
+from lazynd import profiler, recordio
+from lazynd.formats import fileio
 from lazynd.optimizer.states_file import load_states
 from lazynd.tools import im2rec
 

@@ -262,7 +262,7 @@ def test_host_buffers_start_on_a_page() -> None:
     del view
     reused = pool.empty((100_000,), np.float32)
     assert pool.hits == 1
-    for array in (second, reused, mx.nd.ones((300, 300))._data, mx.nd.zeros((300, 300))._data):
+    for array in (second, reused, mx.nd.ones((300, 300)).data_array, mx.nd.zeros((300, 300)).data_array):
         assert array.__array_interface__["data"][0] % ALIGN == 0
     assert mx.nd.zeros((300, 300)).asnumpy().sum() == 0
     held = pool.held_bytes()
@@ -279,7 +279,7 @@ def test_large_operator_outputs_start_on_a_page_and_zero_filled_ones_are_zero() 
     labels = mx.nd.array(np.arange(300) % 7, dtype="float32")
     outputs = [mx.nd.tanh(x), x + 1, mx.nd.one_hot(labels, depth=300), mx.nd.sum(x, axis=0)]
     for out in outputs[:3]:  # the fresh large ones: pooled, or zero-filled (one_hot)
-        assert out._data.__array_interface__["data"][0] % ALIGN == 0
+        assert out.data_array.__array_interface__["data"][0] % ALIGN == 0
     hot = outputs[2].asnumpy()
     assert hot.sum() == 300 and (hot.argmax(axis=1) == np.arange(300) % 7).all()
     np.testing.assert_array_equal(outputs[3].asnumpy(), x.asnumpy().sum(axis=0))  # a small output

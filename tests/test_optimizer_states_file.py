@@ -11,8 +11,8 @@ import pytest
 
 import lazynd as mx
 import lazynd_kv
-from lazynd import ndarray_format
 from lazynd.errors import FormatError, LazyNDError
+from lazynd.formats import ndarray_file
 from lazynd.optimizer.states_file import load_states, save_states
 
 GRADS = [np.array([1.0, -2.0, 0.5], np.float32), np.array([0.25, 1.0, -1.0], np.float32)]
@@ -45,8 +45,8 @@ def test_array_states_are_saved_without_pickle_and_restored(optimizer, kwargs, t
     trained = _trained_updater(optimizer, **kwargs)
     save_states(trained, str(path))
     data = path.read_bytes()
-    assert data[:8] == struct.pack("<Q", ndarray_format.LIST_MAGIC)
-    names = list(ndarray_format.decode(data))
+    assert data[:8] == struct.pack("<Q", ndarray_file.LIST_MAGIC)
+    names = list(ndarray_file.decode(data))
     assert {name.split(",")[0] for name in names} == {"[0", '["fc1_weight"'}
     restored = mx.optimizer.get_updater(mx.optimizer.create(optimizer, learning_rate=0.1, **kwargs))
     load_states(restored, str(path))

@@ -121,10 +121,10 @@ def test_failed_op_under_running_profiler_is_raised_and_not_recorded(threaded_en
         raise ValueError("broken kernel")
 
     out = mx.nd.zeros((2,))
-    engine.push(boom, (), [], [out._var], name="boom", inline_ok=True)
+    engine.push(boom, (), [], [out.var], name="boom", inline_ok=True)
     with pytest.raises(mx.LazyNDError, match="boom"):
         out.wait_to_read()
-    engine.push(boom, (), [], [out._var], name="boom_queued")
+    engine.push(boom, (), [], [out.var], name="boom_queued")
     with pytest.raises(mx.LazyNDError, match="boom_queued"):
         out.wait_to_read()
     names = {record[0] for record in profiler._records}

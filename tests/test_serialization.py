@@ -69,9 +69,9 @@ def test_save_and_load_through_fsspec_memory_url() -> None:
 
 
 def test_mxnet_none_array_is_a_format_error_naming_file_and_array(tmp_path: Path) -> None:
-    from lazynd import ndarray_format
+    from lazynd.formats import ndarray_file
 
     path = tmp_path / "none.params"
-    path.write_bytes(ndarray_format.encode({"w": mx.nd.ones((1,)).asnumpy(), "empty": ndarray_format.ArrayRecord(None)}))
+    path.write_bytes(ndarray_file.encode({"w": mx.nd.ones((1,)).asnumpy(), "empty": ndarray_file.ArrayRecord(None)}))
     with pytest.raises(mx.FormatError, match=r"none\.params: array 'empty' is MXNet's empty \('none'\) array"):
         mx.nd.load(str(path))

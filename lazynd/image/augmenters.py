@@ -145,7 +145,7 @@ class HorizontalFlipAug(Augmenter):
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         if random.random() >= self.p:
             return src, label
-        out = img.image_op("flip", _flip, src, src.shape, src._data.dtype)
+        out = img.image_op("flip", _flip, src, src.shape, src.data_array.dtype)
         if label is None:
             return out, None
         flipped = np.array(label, dtype=np.float32, copy=True)
@@ -228,7 +228,7 @@ class CastAug(Augmenter):
         self.typ = np.dtype(typ)
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        if src._data.dtype == self.typ:
+        if src.data_array.dtype == self.typ:
             return src, label
         return img.image_op("cast", _cast, src, src.shape, self.typ), label
 

@@ -194,13 +194,13 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
         shape = (size[0], size[1], decoded_channels(size[2], flag))
     if out is None:
         out = new_array(shape, np.uint8, cpu())
-    elif tuple(out.shape) != shape or out._data.dtype != np.uint8:
-        raise OperatorError(f"imdecode: out has shape {out.shape} and dtype {out._data.dtype}, expected {shape} uint8")
+    elif tuple(out.shape) != shape or out.data_array.dtype != np.uint8:
+        raise OperatorError(f"imdecode: out has shape {out.shape} and dtype {out.data_array.dtype}, expected {shape} uint8")
     if img is not None:
-        get_engine().push(_to_output, (img, out._data, swap_channels), [], [out._var], "imdecode", out._ctx)
+        get_engine().push(_to_output, (img, out.data_array, swap_channels), [], [out.var], "imdecode", out.context)
     else:
         get_engine().push(
-            _decode_into, (data, cv_flag, swap_channels, out._data, source), [], [out._var], "imdecode", out._ctx
+            _decode_into, (data, cv_flag, swap_channels, out.data_array, source), [], [out.var], "imdecode", out.context
         )
     # Hand the GIL over: a worker woken by this push needs it for a few µs to start OpenCV, but a
     # thread running Python (a list comprehension of imdecode calls) keeps it for the whole switch

@@ -16,10 +16,10 @@ import numpy as np
 
 from ..engine import get_engine
 from ..errors import EngineError, FormatError, OperatorError, ShapeError
+from ..formats.recordio_pack import unpack
 from ..io import DataBatch, DataDesc, DataIter
 from ..ndarray.dispatch import new_array
 from ..recordio import MXIndexedRecordIO, MXRecordIO
-from ..recordio_pack import unpack
 from .augmenters import Augmenter, CreateAugmenter
 from .image import imdecode
 
@@ -211,14 +211,14 @@ class ImageIter(DataIter):
         for i in range(pad):
             images.append(images[i % (self.batch_size - pad)])
             labels.append(labels[i % (self.batch_size - pad)])
-        data = new_array(self.provide_data[0].shape, np.float32, images[0]._ctx)
+        data = new_array(self.provide_data[0].shape, np.float32, images[0].context)
         get_engine().push(
             _stack,
-            ([im._data for im in images], data._data, self.layout == "NCHW"),
-            [im._var for im in images],
-            [data._var],
+            ([im.data_array for im in images], data.data_array, self.layout == "NCHW"),
+            [im.var for im in images],
+            [data.var],
             "image_batch",
-            data._ctx,
+            data.context,
         )
         label_np = np.stack([lab[: self.label_width] for lab in labels]).astype(np.float32)
         from .. import ndarray as nd

@@ -18,6 +18,7 @@ from ..backend.opencv import opencv
 from ..context import Context
 from ..engine import get_engine
 from ..errors import OperatorError
+from ..ndarray import NDArray
 from ..ndarray.dispatch import new_array
 
 __all__ = [
@@ -36,15 +37,15 @@ __all__ = [
 
 def image_op(name: str, fn: Callable[..., None], src: Any, shape: tuple[int, ...], dtype: Any, *args: Any) -> Any:
     """Push ``fn(src_data, out_data, *args)`` writing a new array of ``shape``; return it."""
-    if not hasattr(src, "_var"):
+    if not isinstance(src, NDArray):
         raise OperatorError(f"{name}: src must be an NDArray, got {type(src).__name__}")
     if len(src.shape) != 3:
         raise OperatorError(f"{name}: src must have shape (height, width, channels), got {src.shape}")
-    ctx: Context = src._ctx
+    ctx: Context = src.context
     if ctx.device_type == "gpu":
         raise OperatorError(f"{name}: image functions run on the CPU; src is on {ctx}")
     out = new_array(tuple(int(s) for s in shape), dtype, ctx)
-    get_engine().push(fn, (src._data, out._data, *args), [src._var], [out._var], name, ctx)
+    get_engine().push(fn, (src.data_array, out.data_array, *args), [src.var], [out.var], name, ctx)
     return out
 
 
@@ -77,7 +78,7 @@ def imresize(src: Any, w: int, h: int, interp: int = 1) -> Any:
     if w <= 0 or h <= 0:
         raise OperatorError(f"imresize: width and height must be positive, got w={w}, h={h}")
     code = _interp(interp, src.shape[:2], (h, w))
-    return image_op("imresize", _resize, src, (h, w, src.shape[2]), src._data.dtype, code)
+    return image_op("imresize", _resize, src, (h, w, src.shape[2]), src.data_array.dtype, code)
 
 
 def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]:
@@ -140,7 +141,7 @@ def fixed_crop(src: Any, x0: int, y0: int, w: int, h: int, size: tuple[int, int]
         raise OperatorError(f"fixed_crop: region x0={x0} y0={y0} w={w} h={h} is outside the {width}x{height} image")
     out_w, out_h = size if size is not None else (w, h)
     code = _interp(interp, (h, w), (out_h, out_w))
-    return image_op("fixed_crop", _crop, src, (out_h, out_w, src.shape[2]), src._data.dtype, x0, y0, w, h, code)
+    return image_op("fixed_crop", _crop, src, (out_h, out_w, src.shape[2]), src.data_array.dtype, x0, y0, w, h, code)
 
 
 def random_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, tuple[int, int, int, int]]:
@@ -275,4 +276,4 @@ def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
     h, w, c = src.shape
     fill = value if isinstance(value, (list, tuple)) else [value] * 4
     shape = (h + top + bot, w + left + right, c)
-    return image_op("copyMakeBorder", _border, src, shape, src._data.dtype, top, bot, left, right, type, fill)
+    return image_op("copyMakeBorder", _border, src, shape, src.data_array.dtype, top, bot, left, right, type, fill)

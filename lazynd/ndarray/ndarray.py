@@ -31,6 +31,20 @@ _get_engine = _engine_mod.get_engine
 class NDArray:
     """A multi-dimensional array on a device whose operations run lazily.
 
+    Besides MXNet's properties (``shape``, ``dtype``, ``size``, ``ndim``, ``context``
+    and its alias ``ctx``, ``handle``), three read-only properties are the surface the
+    other packages (the KVStore, the symbolic executor, io, image) build engine
+    operations from; they never read the private attributes:
+
+    - ``data_array``: the backend array (NumPy on the CPU, CuPy on a GPU, possibly a
+      view) that holds the values.  Reading it does not wait: its values are only
+      valid inside an engine operation that reads ``var``, or after ``wait_to_read()``;
+      writing into it belongs inside an operation that writes ``var``.
+    - ``var``: the engine :class:`~lazynd.engine.var.Var` of the storage, shared with
+      every view of it; name it in a push's reads or writes.  ``handle`` is MXNet's
+      name for the same object.
+    - ``context``: the device the array lives on.
+
     Examples
     --------
     >>> import lazynd as mx
@@ -74,14 +88,22 @@ class NDArray:
 
     @property
     def context(self) -> Context:
+        """The device this array lives on."""
         return self._ctx
 
     ctx = context
 
     @property
-    def handle(self) -> Var:
+    def data_array(self) -> Any:
+        """The backend array (NumPy or CuPy) holding the values; reading it does not wait (see the class)."""
+        return self._data
+
+    @property
+    def var(self) -> Var:
         """The engine var of this array's storage (shared with its views)."""
         return self._var
+
+    handle = var
 
     @property
     def T(self) -> NDArray:

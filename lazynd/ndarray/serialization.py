@@ -1,4 +1,4 @@
-"""``nd.save`` / ``nd.load`` in MXNet's binary NDArray-list format (see ``lazynd.ndarray_format``)."""
+"""``nd.save`` / ``nd.load`` in MXNet's binary NDArray-list format (see ``lazynd.formats.ndarray_file``)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def save(fname: str, data: Any) -> None:
     >>> mx.nd.load(path)['w'].asnumpy()
     array([1., 1.], dtype=float32)
     """
-    from .. import ndarray_format as fmt
+    from ..formats import ndarray_file as fmt
     from .ndarray import NDArray
 
     def record(value: Any, key: str) -> Any:
@@ -51,7 +51,7 @@ def load(fname: str, ctx: Context | None = None) -> Any:
     Arrays go to ``ctx`` when given, else to the CPU (MXNet files record their
     device; loading onto a GPU that is not there would fail).
     """
-    from .. import ndarray_format as fmt
+    from ..formats import ndarray_file as fmt
 
     loaded = fmt.load_arrays(fname)
     target = ctx if ctx is not None else Context("cpu", 0)

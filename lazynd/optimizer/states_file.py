@@ -26,10 +26,10 @@ import struct
 from typing import Any
 
 from ..errors import FormatError, LazyNDError
-from ..fileio import open_for_read, write_atomic
+from ..formats.fileio import open_for_read, write_atomic
+from ..formats.ndarray_file import LIST_MAGIC, ArrayRecord, decode, encode
 from ..ndarray import NDArray
 from ..ndarray import array as _array
-from ..ndarray_format import LIST_MAGIC, ArrayRecord, decode, encode
 from .updater import Updater
 
 __all__ = ["load_states", "save_states"]

@@ -29,7 +29,7 @@ import numpy as np
 from tqdm import tqdm
 
 from lazynd.errors import FormatError
-from lazynd.fileio import write_atomic
+from lazynd.formats.fileio import write_atomic
 from lazynd.recordio import IRHeader, MXIndexedRecordIO, pack, pack_img
 
 

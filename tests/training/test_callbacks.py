@@ -136,7 +136,7 @@ def test_log_lines_name_the_rank_in_a_distributed_job(caplog) -> None:
 
 
 def test_do_checkpoint_saves_every_period(monkeypatch) -> None:
-    import lazynd_sym.model as model
+    import lazynd_sym.model.checkpoint as model
 
     saved = []
     monkeypatch.setattr(model, "save_checkpoint", lambda *args: saved.append(args[:2]))

@@ -9,9 +9,9 @@ import lazynd as mx
 import lazynd_kv
 import lazynd_sym as sym
 from lazynd.errors import DataError
-from lazynd_sym import model as model_module
 from lazynd_sym.executor_group import DataParallelExecutorGroup, split_input_slice
 from lazynd_sym.model import FeedForward
+from lazynd_sym.model import feedforward as model_module
 
 BATCH = 24
 STEPS = 5

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from lazynd.errors import FormatError
+from ..errors import FormatError
 
 __all__ = ["IRHeader", "pack", "pack_img", "unpack", "unpack_img"]
 

@@ -2,9 +2,8 @@
 
 ``fit`` splits each batch across the devices, sums the gradients through a
 kvstore and runs the optimizer on the store or on every device; ``predict``
-and ``score`` come from :mod:`lazynd_sym.model_predict`.  Checkpoints
-(``save_checkpoint``, ``load_checkpoint``) live in :mod:`lazynd_sym.checkpoint`
-and are handed on from here.
+and ``score`` come from :mod:`lazynd_sym.model.predict`.  Checkpoints
+(``save_checkpoint``, ``load_checkpoint``) live in :mod:`lazynd_sym.model.checkpoint`.
 """
 
 from __future__ import annotations
@@ -26,13 +25,12 @@ from lazynd.callback import BatchEndParam, EpochProgress
 from lazynd.errors import DataError
 from lazynd.log import get_logger
 
+from ..executor_group import DataParallelExecutorGroup
 from .checkpoint import load_checkpoint, save_checkpoint
-from .checkpoint import load_params as load_params  # handed on: it was defined here before
-from .executor_group import DataParallelExecutorGroup
-from .model_inputs import call_all, context_list, init_eval_iter, init_iter, num_batches
-from .model_predict import InferenceMixin
+from .inputs import call_all, context_list, init_eval_iter, init_iter, num_batches
+from .predict import InferenceMixin
 
-__all__ = ["BatchEndParam", "FeedForward", "load_checkpoint", "save_checkpoint"]
+__all__ = ["FeedForward"]
 
 LOCAL_UPDATE_LIMIT = 16 * 1024 * 1024  # elements; a larger parameter is updated on the devices, not in the store
 

@@ -15,9 +15,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from lazynd.errors import FormatError
-from lazynd.fileio import AtomicWriter, open_atomic, open_for_read
-from lazynd.recordio_file import MXRecordIO
+from ..errors import FormatError
+from .fileio import AtomicWriter, open_atomic, open_for_read
+from .recordio_file import MXRecordIO
 
 __all__ = ["MXIndexedRecordIO"]
 

@@ -1,4 +1,4 @@
-"""Tests for lazynd.ndarray_format against files written by MXNet itself."""
+"""Tests for lazynd.formats.ndarray_file against files written by MXNet itself."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lazynd import ndarray_format as fmt
 from lazynd.errors import FormatError
+from lazynd.formats import ndarray_file as fmt
 
 # Files written by MXNet 1.9.1 (hex), for cases the shared data set does not cover.
 MXNET_BOOL_LIST = bytes.fromhex(  # nd.save([nd.array([1, 0], dtype='bool')])

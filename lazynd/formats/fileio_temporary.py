@@ -1,6 +1,6 @@
 """The temporary files behind atomic writes: their names, permissions and clean-up.
 
-:mod:`lazynd.fileio` writes every local file to a temporary beside its target
+:mod:`lazynd.formats.fileio` writes every local file to a temporary beside its target
 and moves it over the target when complete.  This module makes those
 temporaries: named ``.lazynd-tmp-<pid>-<machine>-<random>-<name>``, created
 with the permissions the umask gives (as a plain ``open`` would; unlike

@@ -2,10 +2,13 @@
 
 The ``.params`` file is an ``nd.save`` dict whose keys are ``arg:<name>`` and
 ``aux:<name>`` — the layout MXNet writes, so checkpoints move between the two.
+:func:`do_checkpoint` is the epoch-end callback that writes one every few epochs
+(``mx.callback.do_checkpoint`` hands it on).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import lazynd as mx
@@ -13,9 +16,9 @@ from lazynd import ndarray as nd
 from lazynd.errors import FormatError
 from lazynd.log import get_logger
 
-from .json_format import load as load_symbol
+from ..json_format import load as load_symbol
 
-__all__ = ["load_checkpoint", "load_params", "save_checkpoint"]
+__all__ = ["do_checkpoint", "load_checkpoint", "load_params", "save_checkpoint"]
 
 _log = get_logger("lazynd.sym.checkpoint")
 
@@ -65,3 +68,25 @@ def load_checkpoint(prefix: str, epoch: int) -> tuple[Any, dict[str, Any], dict[
     symbol = load_symbol(f"{prefix}-symbol.json")
     arg_params, aux_params = load_params(f"{prefix}-{int(epoch):04d}.params")
     return symbol, arg_params, aux_params
+
+
+def do_checkpoint(prefix: str, period: int = 1) -> Callable[[int, Any, dict[str, Any], dict[str, Any]], None]:
+    """Epoch-end callback saving ``prefix-symbol.json`` and ``prefix-%04d.params`` every ``period`` epochs.
+
+    The callback receives ``(epoch, symbol, arg_params, aux_params)`` with ``epoch``
+    counted from 0 and names the file after the number of epochs done (``epoch + 1``),
+    as MXNet does.
+
+    Examples
+    --------
+    >>> callback = do_checkpoint("/tmp/mlp", period=2)
+    >>> callable(callback)
+    True
+    """
+    period = int(max(1, period))
+
+    def save(epoch: int, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
+        if (epoch + 1) % period == 0:
+            save_checkpoint(prefix, epoch + 1, symbol, arg_params, aux_params)
+
+    return save

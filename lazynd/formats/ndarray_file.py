@@ -9,7 +9,7 @@ Layout, all little-endian::
                             uint64 length, UTF-8 bytes
 
 Array records come in four versions (legacy, V1, V2, V3): we write V2 and read
-them all; their layout is in :mod:`lazynd.ndarray_format_record`.
+them all; their layout is in :mod:`lazynd.formats.ndarray_record`.
 
 Readers check every count and size against the bytes that remain before they
 allocate anything, so a corrupted or hostile file raises
@@ -26,16 +26,16 @@ from typing import Any
 import numpy as np
 
 from .fileio import BytesLike, open_for_read, write_atomic
-from .ndarray_format_record import DENSE_STORAGE as DENSE_STORAGE
-from .ndarray_format_record import DTYPE_TO_FLAG as DTYPE_TO_FLAG
-from .ndarray_format_record import FLAG_TO_DTYPE as FLAG_TO_DTYPE
-from .ndarray_format_record import KNOWN_DEV_TYPES as KNOWN_DEV_TYPES
-from .ndarray_format_record import MAX_NDIM as MAX_NDIM
-from .ndarray_format_record import UNDEFINED_STORAGE as UNDEFINED_STORAGE
-from .ndarray_format_record import V1_MAGIC as V1_MAGIC
-from .ndarray_format_record import V2_MAGIC as V2_MAGIC
-from .ndarray_format_record import V3_MAGIC as V3_MAGIC
-from .ndarray_format_record import ArrayRecord, ByteReader, encode_record, read_record
+from .ndarray_record import DENSE_STORAGE as DENSE_STORAGE
+from .ndarray_record import DTYPE_TO_FLAG as DTYPE_TO_FLAG
+from .ndarray_record import FLAG_TO_DTYPE as FLAG_TO_DTYPE
+from .ndarray_record import KNOWN_DEV_TYPES as KNOWN_DEV_TYPES
+from .ndarray_record import MAX_NDIM as MAX_NDIM
+from .ndarray_record import UNDEFINED_STORAGE as UNDEFINED_STORAGE
+from .ndarray_record import V1_MAGIC as V1_MAGIC
+from .ndarray_record import V2_MAGIC as V2_MAGIC
+from .ndarray_record import V3_MAGIC as V3_MAGIC
+from .ndarray_record import ArrayRecord, ByteReader, encode_record, read_record
 
 LIST_MAGIC = 0x112
 
@@ -89,7 +89,7 @@ def save_arrays(
     Parameters
     ----------
     uri : str or os.PathLike
-        Local path or URL (see :mod:`lazynd.fileio`).
+        Local path or URL (see :mod:`lazynd.formats.fileio`).
     data : list or dict of ArrayRecord or numpy.ndarray
         What to save.
     storage_options : mapping, optional
@@ -114,7 +114,7 @@ def load_arrays(
     Parameters
     ----------
     uri : str or os.PathLike
-        Local path or URL (see :mod:`lazynd.fileio`).
+        Local path or URL (see :mod:`lazynd.formats.fileio`).
     storage_options : mapping, optional
         fsspec filesystem options for a remote URL.
 

@@ -18,7 +18,7 @@ from lazynd.callback import BatchEndParam
 from lazynd.context import Context
 from lazynd.errors import DataError
 
-from .model_inputs import call_all, init_iter
+from .inputs import call_all, init_iter
 
 __all__ = ["InferenceMixin"]
 

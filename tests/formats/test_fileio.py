@@ -1,4 +1,4 @@
-"""Tests for lazynd.fileio: atomic local writes and fsspec-backed URLs."""
+"""Tests for lazynd.formats.fileio: atomic local writes and fsspec-backed URLs."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from lazynd import fileio, fileio_temporary
 from lazynd.errors import LazyNDError
+from lazynd.formats import fileio, fileio_temporary
 
 
 def _failing_chunks():
@@ -145,7 +145,7 @@ def test_temporary_of_a_save_killed_with_sigkill_goes_at_the_next_save(tmp_path)
     script = textwrap.dedent(
         f"""
         import sys, time
-        from lazynd import fileio, fileio_temporary
+        from lazynd.formats import fileio, fileio_temporary
         writer = fileio.open_atomic({str(tmp_path / "model.params")!r})
         writer.write(b"half of a model")
         print("writing", flush=True)

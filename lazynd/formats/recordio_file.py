@@ -22,8 +22,8 @@ from typing import IO, Any, Self
 
 import numpy as np
 
-from lazynd.errors import FormatError
-from lazynd.fileio import AtomicWriter, open_atomic, open_for_stream
+from ..errors import FormatError
+from .fileio import AtomicWriter, open_atomic, open_for_stream
 
 __all__ = ["MXRecordIO"]
 
@@ -76,7 +76,7 @@ class MXRecordIO:
         fsspec is installed.
     flag : {'r', 'w'}
         ``'r'`` to read, ``'w'`` to write.  A file being written goes through
-        :func:`lazynd.fileio.open_atomic` (a temporary file in the same
+        :func:`lazynd.formats.fileio.open_atomic` (a temporary file in the same
         directory; a URL's contents are held in memory) and replaces ``uri``
         at :meth:`close`, so readers never see a half-written file; leaving a
         ``with`` block on an exception discards it.

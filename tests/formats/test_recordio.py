@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lazynd import recordio, recordio_file, recordio_indexed, recordio_pack
+from lazynd import recordio
 from lazynd.errors import FormatError
+from lazynd.formats import recordio_file, recordio_indexed, recordio_pack
 
 MAGIC = struct.pack("<I", 0xCED7230A)
 

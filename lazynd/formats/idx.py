@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import FormatError
+from ..errors import FormatError
 
 __all__ = ["read_idx"]
 

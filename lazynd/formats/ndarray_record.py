@@ -16,7 +16,7 @@ empty ("none") array, read as ``ArrayRecord(None)``.  Otherwise follow int32
 dev_type, int32 dev_id (the context it was saved from), int32 dtype flag and
 the raw C-order data, all little-endian.
 
-Part of :mod:`lazynd.ndarray_format`, which hands these names on and frames the
+Part of :mod:`lazynd.formats.ndarray_file`, which hands these names on and frames the
 records into a file.
 """
 
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import FormatError
+from ..errors import FormatError
 from .fileio import BytesLike
 
 V1_MAGIC = 0xF993FAC8

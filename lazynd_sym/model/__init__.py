@@ -1,0 +1,19 @@
+"""``mx.model``: train a symbol with ``FeedForward`` and keep it in MXNet checkpoints.
+
+- :mod:`~lazynd_sym.model.feedforward`: :class:`FeedForward`'s training loop over one or
+  several devices;
+- :mod:`~lazynd_sym.model.predict`: its inference half (``predict``, ``score``);
+- :mod:`~lazynd_sym.model.inputs`: its flexible arguments (contexts, data, callbacks)
+  turned into one form;
+- :mod:`~lazynd_sym.model.checkpoint`: ``save_checkpoint``, ``load_checkpoint`` and the
+  epoch-end callback :func:`do_checkpoint` that saves them.
+"""
+
+from __future__ import annotations
+
+from lazynd.callback import BatchEndParam
+
+from .checkpoint import do_checkpoint, load_checkpoint, load_params, save_checkpoint
+from .feedforward import FeedForward
+
+__all__ = ["BatchEndParam", "FeedForward", "do_checkpoint", "load_checkpoint", "load_params", "save_checkpoint"]
