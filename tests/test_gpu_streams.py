@@ -187,3 +187,16 @@ def test_from_dlpack_waits_for_the_producer_stream() -> None:
         c = b * 5.0 + 2.0
         got = (mx.nd.from_dlpack(c) * 2).asnumpy()
         assert np.all(got == 14.0), "from_dlpack read the tensor before PyTorch finished writing it"
+
+
+@needs_async
+def test_a_host_to_device_copy_returns_before_the_transfer_ends() -> None:
+    from lazynd.backend.cuda.copies import STAGING
+
+    host = np.ones((64 << 20,), np.float32)  # 256 MiB
+    target = mx.nd.empty(host.shape, ctx=mx.gpu(0))
+    source = mx.nd.from_numpy(host, zero_copy=True)
+    source.copyto(target)
+    assert STAGING.available, "page-locked staging memory could not be allocated"
+    assert not _backend().streams["h2d"].done, "the copy ran synchronously (pageable memory?)"
+    assert float(target[-1].asscalar()) == 1.0

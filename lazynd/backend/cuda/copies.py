@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
-__all__ = ["copy_between_devices", "copy_from_host", "copy_to_host"]
+__all__ = ["STAGING", "PinnedStaging", "copy_between_devices", "copy_from_host", "copy_to_host"]
 
 
 def compute_stream_of(device_id: int) -> Any:
@@ -19,16 +20,65 @@ def compute_stream_of(device_id: int) -> Any:
     return backend.compute_stream
 
 
-def copy_from_host(src: np.ndarray, dst: Any) -> None:
-    """Host array -> device array, on the current stream (dtype converted)."""
-    if src.dtype != dst.dtype or not src.flags.c_contiguous:
-        src = np.ascontiguousarray(src, dtype=dst.dtype)
-    if dst.flags.c_contiguous:
-        dst.set(src)
-    else:
+class PinnedStaging:
+    """Page-locked host buffers that host->device copies pass through, so the copy engine runs it
+    asynchronously on the copy stream (from pageable memory CUDA stages and blocks).
+
+    A buffer is handed out again only after the copy that read it has finished (its event);
+    buffers come from CuPy's pinned pool.  Where page-locked memory cannot be had (a locked-memory
+    limit), copies go from pageable memory, correct but blocking.
+    """
+
+    def __init__(self) -> None:
+        self._in_flight: list[tuple[Any, Any]] = []  # (pinned memory, event of the copy reading it)
+        self._lock = threading.Lock()
+        self.available = True
+
+    def take(self, nbytes: int) -> tuple[Any, np.ndarray] | None:
+        """(memory, uint8 view) of at least ``nbytes`` page-locked bytes, or None."""
         import cupy
 
+        with self._lock:
+            # buffers whose copies are done go back to CuPy's pool when the references drop
+            self._in_flight = [(memory, event) for memory, event in self._in_flight if not event.done]
+        if not self.available:
+            return None
+        try:
+            memory = cupy.cuda.alloc_pinned_memory(nbytes)
+        except Exception:  # noqa: BLE001 - no page-locked memory (limits, or a CuPy without it): pageable copies
+            self.available = False
+            return None
+        return memory, np.frombuffer(memory, dtype=np.uint8, count=nbytes)
+
+    def in_flight(self, memory: Any, event: Any) -> None:
+        """Keep ``memory`` until ``event`` (recorded after the copy that reads it) has happened."""
+        with self._lock:
+            self._in_flight.append((memory, event))
+
+
+STAGING = PinnedStaging()
+
+
+def copy_from_host(src: np.ndarray, dst: Any) -> None:
+    """Host array -> device array, on the current stream (dtype converted), through a page-locked
+    buffer: the copy is asynchronous and the calling thread does not wait for it."""
+    import cupy
+
+    if src.dtype != dst.dtype or not src.flags.c_contiguous:
+        src = np.ascontiguousarray(src, dtype=dst.dtype)
+    if not dst.flags.c_contiguous:
         dst[...] = cupy.asarray(src)
+        return
+    staged = STAGING.take(src.nbytes) if src.nbytes else None
+    if staged is None:
+        dst.set(src)
+        return
+    memory, view = staged
+    pinned = view.view(src.dtype).reshape(src.shape)
+    np.copyto(pinned, src)
+    stream = cupy.cuda.get_current_stream()
+    dst.set(pinned, stream=stream)
+    STAGING.in_flight(memory, stream.record())
 
 
 def copy_to_host(src: Any, dst: np.ndarray) -> None:
