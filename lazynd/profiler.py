@@ -182,6 +182,9 @@ def set_state(state: str = "stop") -> None:
     if state == "run":
         if not _records:
             _origin = time.perf_counter_ns()
+        from .backend import set_event_timing
+
+        set_event_timing(True)  # GPU operations' events carry the timestamps of the trace
         _install()
         _state = state
         if not _exit_hook_registered:
@@ -201,6 +204,9 @@ def set_state(state: str = "stop") -> None:
 
 def _stop_recording() -> None:
     global _state
+    from .backend import set_event_timing
+
+    set_event_timing(False)
     _uninstall()
     _state = "stop"
 

@@ -11,6 +11,9 @@ from .cpu import NumpyBackend
 __all__ = ["Backend", "NumpyBackend", "cpu_backend", "get_backend", "gpu_count", "synchronize_all"]
 
 cpu_backend = NumpyBackend()
+# whether device events carry timestamps: only while the profiler records (timing costs, and
+# events without it let a waiting host thread sleep instead of spinning)
+event_timing = False
 _gpu_backends: dict[int, Backend] = {}
 _gpu_lock = threading.Lock()
 
@@ -46,6 +49,12 @@ def gpu_count() -> int:
     from .cuda.devices import gpu_count as count
 
     return count()
+
+
+def set_event_timing(enabled: bool) -> None:
+    """Record timestamps with device events from now on (the profiler turns this on)."""
+    global event_timing
+    event_timing = enabled
 
 
 def synchronize_all() -> None:

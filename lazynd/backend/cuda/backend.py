@@ -195,11 +195,20 @@ class CupyBackend(Backend):
 
         return run
 
+    def event(self, stream: Any) -> Any:
+        """A new event recorded on ``stream``: host waits on it sleep (blocking sync) and it keeps no
+        timestamp unless the profiler records (:func:`lazynd.backend.set_event_timing`)."""
+        from .. import event_timing
+
+        event = self.cupy.cuda.Event(block=True, disable_timing=not event_timing)
+        event.record(stream)
+        return event
+
     def record_done(self, stream: Any, reads: Sequence[Any], writes: Sequence[Any]) -> StreamEvent:
         """Record an event on ``stream`` after an operation was launched there, and note it on the
         vars: the last write of each var in ``writes``, a read of each other var in ``reads``.
         Every GPU operation (kernels, copies, NCCL) ends with this; the device must be current."""
-        done = StreamEvent(stream.record(), stream)
+        done = StreamEvent(self.event(stream), stream)
         for v in writes:
             v.event = done
             v.read_events = None
