@@ -141,3 +141,26 @@ def test_waitall_ends_with_the_registered_device_syncs(monkeypatch: pytest.Monke
         assert seen_at_sync == [["op"]]  # once, after the engine's own work
     finally:
         engine.shutdown()
+
+
+@pytest.mark.parametrize("kind", ["threaded", "naive"])
+def test_waitall_synchronises_every_gpu_backend_in_use(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    # a GPU launch made inline never passes through the engine's queues: waitall must still
+    # wait for the device (the backend package registers its synchronize_all with the engine)
+    from lazynd import backend
+
+    class FakeGpuBackend:
+        synchronized = 0
+
+        def synchronize(self) -> None:
+            self.synchronized += 1
+
+    fake = FakeGpuBackend()
+    monkeypatch.setitem(backend._gpu_backends, 99, fake)
+    engine = set_engine(kind)
+    try:
+        fake.synchronized = 0
+        engine.waitall()
+        assert fake.synchronized == 1
+    finally:
+        set_engine("threaded")
