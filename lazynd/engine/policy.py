@@ -25,8 +25,8 @@ choice sits here, behind :class:`SchedulingPolicy`:
     waits for something else sends the deferred operation to a worker;
   * *watcher*: a program that does none of these (computes in Python, sleeps, its thread
     exits) must not hold its operation back.  A watcher thread looks at the slot every tick
-    while operations are being deferred and hands one it finds there twice to a worker (see
-    :meth:`DeferringPolicy._watch`);
+    while operations are being deferred, and an operation it finds there at two looks in a
+    row goes to a worker (see :meth:`DeferringPolicy._watch`);
   * *merge*: an operation that depends on the one pushed just before it, which has not
     started, becomes that operation's next part (:mod:`.merging`, MXNet's engine bulk);
   * *keep on worker*: a worker runs next the operation its own completion made ready, so a
