@@ -125,9 +125,9 @@ def _kernel_threads(monkeypatch, blas_var) -> list:
     engine's rules decide where they run) with ``BLAS_VAR`` set to ``blas_var``, wait for every
     output; return each kernel's (operator, thread name) in the order they ran."""
     import lazynd as mx
-    from lazynd.engine import threaded
+    from lazynd.engine import policy, threaded
 
-    monkeypatch.setattr(threaded, "DEFERRED_TICK_S", 600.0)
+    monkeypatch.setattr(policy, "DEFERRED_TICK_S", 600.0)
     monkeypatch.setattr(blas, "BLAS_VAR", blas_var)
     _fresh_plans(monkeypatch)
     engine = threaded.ThreadedEngine(num_workers=2)

@@ -288,7 +288,7 @@ def test_a_chain_of_dependent_operations_stays_on_one_worker() -> None:
 
 @pytest.mark.parametrize("count", [2, 40])  # few vars and many (the hashed path)
 def test_split_vars_deduplicates_in_order_and_schedules_a_read_and_written_var_as_a_write(count):
-    from lazynd.engine.base import split_vars
+    from lazynd.engine.operation import split_vars
 
     vars_ = [Var() for _ in range(count)]
     both, only_read, only_written = vars_[0], vars_[1:], [Var(), Var()]

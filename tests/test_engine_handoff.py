@@ -14,7 +14,7 @@ import pytest
 
 import lazynd as mx
 from lazynd.engine import ThreadedEngine, Var
-from lazynd.engine import threaded as threaded_module
+from lazynd.engine import policy as policy_module
 
 TIMEOUT = 10.0  # generous: only a broken engine comes near it
 
@@ -46,7 +46,7 @@ def engine() -> Iterator[ThreadedEngine]:
 @pytest.fixture
 def engine_without_watcher(monkeypatch: pytest.MonkeyPatch) -> Iterator[ThreadedEngine]:
     """An engine whose watcher first looks at the deferred slot after minutes."""
-    monkeypatch.setattr(threaded_module, "DEFERRED_TICK_S", 600.0)
+    monkeypatch.setattr(policy_module, "DEFERRED_TICK_S", 600.0)
     eng = ThreadedEngine(num_workers=2)
     yield eng
     _waitall_on_another_thread(eng)
@@ -83,15 +83,15 @@ def test_an_operation_left_after_many_prompt_waits_still_reaches_a_worker(
     # every push waited for at once: the watcher finds the slot empty and looks less and less
     # often (up to WATCH_BACKOFF ticks); an operation then left alone must still be handed over
     looks: list[float] = []
-    sleep = threaded_module.time.sleep
+    sleep = policy_module.time.sleep
 
     def counted_sleep(seconds: float) -> None:
         if threading.current_thread().name == "lazynd-deferred-watcher":
             looks.append(seconds)
         sleep(seconds)
 
-    monkeypatch.setattr(threaded_module.time, "sleep", counted_sleep)
-    longest = threaded_module.DEFERRED_TICK_S * threaded_module.WATCH_BACKOFF
+    monkeypatch.setattr(policy_module.time, "sleep", counted_sleep)
+    longest = policy_module.DEFERRED_TICK_S * policy_module.WATCH_BACKOFF
     deadline = time.monotonic() + TIMEOUT
     while not (looks and max(looks) >= longest) and time.monotonic() < deadline:
         out = Var()
@@ -192,7 +192,7 @@ def test_a_long_chain_pushed_without_waiting_starts_on_a_worker(engine_without_w
     first = Var()
     engine.push(started.set, (), [], [first], "deferred")
     links = [first]
-    for k in range(threaded_module.DEFERRED_CHAIN_MAX):
+    for k in range(policy_module.DEFERRED_CHAIN_MAX):
         # a short chain keeps the first operation deferred (the pusher is likely to wait on it)
         assert not started.is_set(), f"handed over after {k} chained pushes"
         links.append(Var())

@@ -10,7 +10,7 @@ import pytest
 
 import lazynd as mx
 from lazynd.engine import ThreadedEngine, merging
-from lazynd.engine import threaded as threaded_module
+from lazynd.engine import policy as policy_module
 from lazynd.engine.var import Var
 
 TIMEOUT = 10.0  # generous: only a broken engine comes near it
@@ -19,7 +19,7 @@ TIMEOUT = 10.0  # generous: only a broken engine comes near it
 @pytest.fixture
 def engine(monkeypatch: pytest.MonkeyPatch) -> Iterator[ThreadedEngine]:
     """An engine whose watcher never hands the deferred operation over during a test."""
-    monkeypatch.setattr(threaded_module, "DEFERRED_TICK_S", 600.0)
+    monkeypatch.setattr(policy_module, "DEFERRED_TICK_S", 600.0)
     eng = ThreadedEngine(num_workers=2)
     yield eng
     eng.shutdown()
@@ -42,12 +42,12 @@ def test_a_dependent_chain_becomes_one_operation_run_in_push_order(engine: Threa
     for k in range(merging.MAX_PARTS):
         chain.append(Var())
         engine.push(log.append, (f"link{k}",), [chain[-2]], [chain[-1]], f"link{k}")
-    tail = engine._tail  # link0 (waiting for the blocker), with every later link merged into it
+    tail = engine.policy.tail  # link0 (waiting for the blocker), with every later link merged into it
     assert tail is not None and tail.parts is not None and tail.wait == 1
     assert [part[4] for part in tail.parts] == [f"link{k}" for k in range(merging.MAX_PARTS)]
     chain.append(Var())
     engine.push(log.append, ("next",), [chain[-2]], [chain[-1]], "next")  # a full operation: a new one
-    assert engine._tail is not tail and engine._tail.parts is None
+    assert engine.policy.tail is not tail and engine.policy.tail.parts is None
     gate.set()
     engine.wait_for_var(chain[-1])
     assert log[log.index("blocker") :] == ["blocker"] + [f"link{k}" for k in range(merging.MAX_PARTS)] + ["next"]
@@ -61,7 +61,7 @@ def test_independent_operations_and_readers_of_one_var_are_not_merged(engine: Th
     engine.push(lambda: None, (), [busy, shared], [Var()], "read_a")  # waits for the writer
     engine.push(lambda: None, (), [busy, shared], [Var()], "read_b")  # reads the same: independent
     engine.push(lambda: None, (), [Var()], [Var()], "unrelated")
-    assert engine._tail is not None and engine._tail.parts is None
+    assert engine.policy.tail is not None and engine.policy.tail.parts is None
     gate.set()
     engine.waitall()
 
@@ -79,7 +79,7 @@ def test_a_failing_part_fails_what_depends_on_it_and_nothing_else(engine: Thread
     engine.push(explode, (), [b], [c], "exploding_part")
     engine.push(log.append, ("skipped",), [c], [d], "needs_c")
     engine.push(log.append, ("runs",), [b], [Var()], "needs_only_b")
-    assert engine._tail is not None and len(engine._tail.parts) == 4
+    assert engine.policy.tail is not None and len(engine.policy.tail.parts) == 4
     gate.set()
     with pytest.raises(mx.EngineError, match="exploding_part") as info:
         engine.wait_for_var(d)
@@ -96,8 +96,8 @@ def test_a_read_claim_becomes_a_write_and_keeps_the_order(engine: ThreadedEngine
     engine.push(lambda: None, (), [], [Var()], "other")
     engine.push(lambda: seen.append(float(data[0])), (), [start, v], [Var()], "reads_v")
     engine.push(lambda: data.fill(5), (), [start], [v], "writes_v")  # merged: the read claim upgrades
-    assert engine._tail is not None and engine._tail.parts is not None
-    assert v in engine._tail.writes and v not in engine._tail.reads
+    assert engine.policy.tail is not None and engine.policy.tail.parts is not None
+    assert v in engine.policy.tail.writes and v not in engine.policy.tail.reads
     gate.set()
     engine.wait_for_var(v)
     assert seen == [0.0] and data[0] == 5

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..engine import register_device_sync
 from .base import Backend
 from .cpu import NumpyBackend
 
@@ -66,3 +67,7 @@ def synchronize_all() -> None:
 def gpu_backends() -> dict[int, Backend]:
     """The GPU backends created so far, by device id."""
     return dict(_gpu_backends)
+
+
+# a wait for all pushed work (waitall) ends when every GPU backend in use is done as well
+register_device_sync(synchronize_all)

@@ -9,8 +9,10 @@ import threading
 import traceback
 
 from ..errors import LazyNDError
-from .base import Engine, Operation, StepFailure
+from .base import Engine, StepFailure, register_device_sync
 from .naive import NaiveEngine
+from .operation import Operation
+from .policy import DeferringPolicy, PlainPolicy, SchedulingPolicy
 from .threaded import ThreadedEngine
 from .var import Var
 
@@ -21,12 +23,21 @@ __all__ = [
     "Var",
     "NaiveEngine",
     "ThreadedEngine",
+    "SchedulingPolicy",
+    "DeferringPolicy",
+    "PlainPolicy",
+    "register_device_sync",
     "get_engine",
     "set_engine",
     "waitall",
 ]
 
-_ENGINES = {"threaded": ThreadedEngine, "threadedengine": ThreadedEngine, "naive": NaiveEngine, "naiveengine": NaiveEngine}
+_ENGINES = {
+    "threaded": ThreadedEngine,
+    "threadedengine": ThreadedEngine,
+    "naive": NaiveEngine,
+    "naiveengine": NaiveEngine,
+}
 _engine: Engine | None = None
 # guards creating and replacing ``_engine``: threads racing on first use must all get one engine
 # (several would each own some vars' pending work, and a wait on one never sees the others finish)
@@ -36,17 +47,25 @@ _engine_lock = threading.Lock()
 recording = False
 
 
-def _create(name: str) -> Engine:
+def _create(name: str, policy: str | SchedulingPolicy | None = None) -> Engine:
     if not isinstance(name, str):
         raise LazyNDError(f"engine: expected an engine name, 'threaded' or 'naive', got {type(name).__name__}")
     key = name.strip().lower()
     if key not in _ENGINES:
         raise LazyNDError(f"unknown engine {name!r} (LAZYND_ENGINE); choose 'threaded' or 'naive'")
-    return _ENGINES[key]()
+    engine_class = _ENGINES[key]
+    if engine_class is ThreadedEngine:
+        return ThreadedEngine(policy=policy)
+    if policy is not None:
+        raise LazyNDError(
+            f"engine {name!r} runs every operation at push: it takes no scheduling policy, got {policy!r}"
+        )
+    return engine_class()
 
 
 def get_engine() -> Engine:
-    """The process-wide engine (created on first use from ``LAZYND_ENGINE``, default threaded)."""
+    """The process-wide engine (created on first use from ``LAZYND_ENGINE``, default threaded,
+    with the scheduling policy ``LAZYND_ENGINE_POLICY``, default deferring)."""
     global _engine
     engine = _engine
     if engine is None:
@@ -57,17 +76,19 @@ def get_engine() -> Engine:
     return engine
 
 
-def set_engine(name: str) -> Engine:
+def set_engine(name: str, policy: str | SchedulingPolicy | None = None) -> Engine:
     """Switch engines ('threaded' or 'naive') after waiting for all pending work.
 
-    The old engine finishes what was pushed to it and its worker threads exit.
+    ``policy`` is the threaded engine's scheduling policy, 'deferring' or 'plain' (default
+    ``LAZYND_ENGINE_POLICY``, else 'deferring'; see :mod:`lazynd.engine.policy`).  The old
+    engine finishes what was pushed to it and its worker threads exit.
     """
     global _engine
     with _engine_lock:
         old = _engine
         if old is not None:
             old.waitall()  # raises the old engine's unreported errors before anything changes
-        new = _create(name)
+        new = _create(name, policy)
         if old is not None:
             new.profiler_hook = old.profiler_hook  # a running profiler keeps recording
             old.shutdown()

@@ -1,4 +1,14 @@
-"""What every engine shares: the operation record and error propagation."""
+"""What every engine shares: its interface, running an operation, errors, and device sync.
+
+An exception raised by an operation is wrapped in an :class:`~lazynd.errors.EngineError`,
+recorded on the vars it writes (operations that read them are skipped and inherit it), and
+raised at the next wait that touches one of them, or at ``waitall``.
+
+The engine knows no device.  A backend whose work runs asynchronously (GPU streams) registers
+a callable with :func:`register_device_sync`; every engine calls it when a wait for all pushed
+work ends, after the engine's own work (a GPU launch made on the pushing thread never passes
+through the engine's queues, and may still run on its stream).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +18,27 @@ from time import perf_counter_ns
 from typing import Any
 
 from ..errors import EngineError
+from .operation import Operation
 from .var import Var
+
+# called, in order, when a wait for all pushed work ends (see the module docstring)
+_device_syncs: list[Callable[[], None]] = []
+
+
+def register_device_sync(sync: Callable[[], None]) -> None:
+    """Have every engine call ``sync()`` when a wait for all pushed work ends (once per callable).
+
+    For a backend whose operations finish after they return (kernels queued on GPU streams):
+    ``sync`` blocks until all of that backend's work is done.
+    """
+    if sync not in _device_syncs:
+        _device_syncs.append(sync)
+
+
+def synchronize_devices() -> None:
+    """Call each registered device sync (see :func:`register_device_sync`)."""
+    for sync in _device_syncs:
+        sync()
 
 
 class _NotReady:
@@ -36,58 +66,11 @@ class StepFailure(Exception):
         self.kind = kind
 
 
-class Operation:
-    """One pushed operation: ``fn(*args)`` reading and writing some vars."""
-
-    __slots__ = ("fn", "args", "reads", "writes", "checks", "name", "device", "wait", "done", "parts", "access")
-
-    def __init__(
-        self,
-        fn: Callable[..., Any] | None,
-        args: tuple,
-        reads: Sequence[Var],
-        writes: Sequence[Var],
-        checks: Sequence[Var],
-        name: str,
-        device: Any,
-    ) -> None:
-        self.fn = fn
-        self.args = args
-        self.reads = reads
-        self.writes = writes
-        # vars whose errors this op inherits: everything it reads, in-place targets included
-        self.checks = checks
-        self.name = name
-        self.device = device
-        self.wait = 0
-        self.done: threading.Event | None = None
-        # operations merged into this one (see lazynd.engine.merging): each part's
-        # (fn, args, checks, writes, name), this one's own first; None when nothing merged
-        self.parts: list[tuple] | None = None
-        self.access: dict[Var, bool] | None = None  # var -> written?, once something merged
-
-
-def split_vars(reads: Sequence[Var], writes: Sequence[Var]) -> tuple[list[Var], list[Var]]:
-    """Deduplicate; a var both read and written is scheduled as a write."""
-    if len(reads) + len(writes) > 8:
-        # many vars (a KVStore call over many keys): hash them, the loops below are quadratic
-        write_set = dict.fromkeys(writes)
-        return [v for v in dict.fromkeys(reads) if v not in write_set], list(write_set)
-    unique_writes: list[Var] = []
-    for v in writes:
-        if v not in unique_writes:
-            unique_writes.append(v)
-    unique_reads: list[Var] = []
-    for v in reads:
-        if v not in unique_writes and v not in unique_reads:
-            unique_reads.append(v)
-    return unique_reads, unique_writes
-
-
 class Engine:
     """Common part of the engines: error bookkeeping and the profiler hook.
 
-    Subclasses implement :meth:`push`, :meth:`wait_for_var` and :meth:`waitall`.
+    Subclasses implement :meth:`push`, :meth:`wait_for_var`, :meth:`wait_idle` and
+    :meth:`num_pending`.
     """
 
     name = "base"
@@ -119,7 +102,12 @@ class Engine:
         raise NotImplementedError
 
     def wait_idle(self) -> None:
-        """Block until every pushed operation has completed; raise nothing (see :meth:`waitall`)."""
+        """Block until every pushed operation has completed, device work included (see
+        :func:`register_device_sync`); raise nothing (see :meth:`waitall`)."""
+        raise NotImplementedError
+
+    def num_pending(self) -> int:
+        """Operations pushed and not yet completed (those run at push excluded)."""
         raise NotImplementedError
 
     def waitall(self) -> None:
@@ -142,12 +130,21 @@ class Engine:
         """Run the pure function ``fn(*args)`` on this thread if its inputs are ready.
 
         For operations that only read ``reads`` and return a *new* array (so they write no
-        existing var): when no pending or queued write touches any var in ``reads`` and none
-        carries an error, the result is computed at once and returned; otherwise (or while the
-        profiler records, or if ``fn`` raises) :data:`NOT_READY` is returned and the caller
-        pushes the operation as usual, so errors still surface at a wait.
+        existing var): when every var in ``reads`` has its value ready (:meth:`Var.value_ready`:
+        no claimed or queued write, no error), the result is computed at once, with no
+        bookkeeping, and returned; otherwise (or while the profiler records, or if ``fn``
+        raises) :data:`NOT_READY` is returned and the caller pushes the operation as usual, so
+        errors still surface at a wait.
         """
-        return NOT_READY
+        if self.profiler_hook is not None:
+            return NOT_READY
+        for v in reads:
+            if not v.value_ready():
+                return NOT_READY
+        try:
+            return fn(*args)
+        except Exception:  # noqa: BLE001 - pushed again by the caller: the error reaches a wait
+            return NOT_READY
 
     # -- shared helpers ------------------------------------------------------------------------
     def _run(self, op: Operation) -> None:

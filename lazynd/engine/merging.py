@@ -31,22 +31,13 @@ profiler sees every part under its own name (see :meth:`lazynd.engine.base.Engin
 
 from __future__ import annotations
 
-from collections import deque
 from typing import cast
 
-from .base import Operation
-from .var import Var
+from .operation import Operation
 
 # parts a merged operation may hold; 8 removes most of the bookkeeping of a chain while a wait
 # on an early part's output waits for at most 7 more operations
 MAX_PARTS = 8
-
-
-def _queue_on(v: Var, tail: Operation, write: bool) -> None:
-    if v.queue is None:
-        v.queue = deque()
-    v.queue.append((tail, write))
-    tail.wait += 1
 
 
 def merge_into(tail: Operation, op: Operation) -> bool:
@@ -57,44 +48,29 @@ def merge_into(tail: Operation, op: Operation) -> bool:
     access = tail.access
     if access is None:
         # the common refusal first, without building the map: op does not depend on tail
-        # (plain loops: a generator costs more than the test on a few vars)
-        tail_writes = tail.writes
-        for v in op.reads:
-            if v in tail_writes:
-                break
-        else:
-            tail_reads = tail.reads
-            for v in op.writes:
-                if v in tail_writes or v in tail_reads:
-                    break
-            else:
-                return False
+        if not op.depends_on(tail):
+            return False
         access = dict.fromkeys(tail.reads, False)
-        access.update(dict.fromkeys(tail_writes, True))
+        access.update(dict.fromkeys(tail.writes, True))
     waiting = tail.wait > 0  # else tail is the deferred operation: ready, and must stay so
     shared = False
     for v in op.reads:
         mode = access.get(v)
         if mode is None:
-            if (v.writing or v.queue) and not waiting:
+            if not waiting and not v.ready_for_read():
                 return False
         else:
-            queue = v.queue
-            if queue and queue[-1][0] is not tail:
+            if not v.nothing_queued_after(tail):
                 return False
             shared = shared or mode  # reading what tail writes: op waits for tail
     for v in op.writes:
         mode = access.get(v)
         if mode is None:
-            if (v.writing or v.pending_reads or v.queue) and not waiting:
+            if not waiting and not v.ready_for_write():
                 return False
         else:
-            queue = v.queue
-            if queue:
-                if queue[-1][0] is not tail:
-                    return False
-            elif mode is False and v.pending_reads != 1:
-                return False  # tail reads it beside other readers: no upgrade to a write now
+            if not (v.nothing_queued_after(tail) if mode else v.can_upgrade_read(tail)):
+                return False  # (a read of tail's beside other readers cannot become a write now)
             shared = True
     if not shared:
         return False
@@ -107,28 +83,17 @@ def merge_into(tail: Operation, op: Operation) -> bool:
     reads, writes = cast(list, tail.reads), cast(list, tail.writes)
     for v in op.reads:
         if v not in access:
-            if v.writing or v.queue:  # tail waits for it too, behind everything pushed before
-                _queue_on(v, tail, False)
-            else:
-                v.pending_reads += 1
+            v.request_read(tail)  # if busy, tail waits for it too, behind everything pushed before
             access[v] = False
             reads.append(v)
     for v in op.writes:
         mode = access.get(v)
         if mode is None:
-            if v.writing or v.pending_reads or v.queue:
-                _queue_on(v, tail, True)
-            else:
-                v.writing = True
+            v.request_write(tail)
             access[v] = True
             writes.append(v)
         elif mode is False:  # tail's read becomes a write
-            queue = v.queue
-            if queue:
-                queue[-1] = (tail, True)
-            else:
-                v.pending_reads -= 1
-                v.writing = True
+            v.upgrade_read(tail)
             access[v] = True
             reads.remove(v)
             writes.append(v)

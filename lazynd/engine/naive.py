@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .base import NOT_READY, Engine
+from .base import Engine, synchronize_devices
 from .var import Var
 
 
@@ -30,26 +30,13 @@ class NaiveEngine(Engine):
     ) -> None:
         self._run_call(fn, args, reads, writes, name, device)  # what _run does for an Operation of one part
 
-    def run_now(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var]) -> Any:
-        if self.profiler_hook is not None:
-            return NOT_READY
-        for v in reads:
-            if v.exc is not None:
-                return NOT_READY
-        try:
-            return fn(*args)
-        except Exception:  # noqa: BLE001 - pushed again by the caller: the error reaches a wait
-            return NOT_READY
-
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
         var.synchronize(for_write)
         if var.exc is not None:
             self._raise_for_var(var)
 
     def wait_idle(self) -> None:
-        from ..backend import synchronize_all
-
-        synchronize_all()
+        synchronize_devices()
 
     def num_pending(self) -> int:
         return 0

@@ -1,142 +1,79 @@
 """ThreadedEngine: MXNet's dependency engine on Python worker threads.
 
-Scheduling rules (per var): reads run concurrently; a write waits for every
-earlier read and write and blocks later ones; operations touching a var are
-ordered as they were pushed.
+An operation is pushed with the vars it reads and writes; it runs once each var grants it
+access by the rules of :class:`~lazynd.engine.var.Var` (reads run concurrently; a write waits
+for every earlier read and write and blocks later ones; push order per var).
 
-Workers are fed through ``queue.SimpleQueue`` (a push is well under a
-microsecond).  One pool serves the CPU; each GPU device has one thread of its
-own, so launches on its streams keep push order.  An operation whose
-dependencies are already met and which the caller marks ``inline_ok`` (cheap
-CPU work, or an asynchronous GPU launch) runs at once on the pushing thread:
-a thread hand-off would cost more than the work itself, and the result is the
-same as if a worker had run it.
+Workers are fed through ``queue.SimpleQueue`` (a push is well under a microsecond).  One pool
+serves the CPU; each GPU device has one thread of its own, so launches on its streams keep
+push order.  When an operation completes, its vars are released, and what that makes ready
+goes to its worker queue.  A thread that waits for a var queues a *wait marker* on it (an
+operation with no function, completed as soon as the var is granted to it) and sleeps on the
+marker's event; ``waitall`` sleeps until no pushed operation is pending.
 
-Handing an operation to a worker is what costs: the put wakes a thread, which
-then fights the pushing thread for the GIL and for a core, and on a busy
-machine that is 50-200 us, more than many 1M-element kernels take.  So a ready
-CPU operation is not handed over at once.  It waits in the *deferred slot*
-(one per engine) for what the pushing program does next:
-
-- it waits (``wait_to_read``, ``asnumpy``, ``waitall``, from any thread): the
-  waiting thread runs the deferred operation itself, and then each operation
-  that this makes ready while its wait lasts (no hand-off, no wake-up);
-- it pushes another operation that is ready (queued or inline): the deferred
-  one goes to a worker and the new one, if queued, takes the slot, so two
-  independent operations pushed back to back still run in parallel;
-- it pushes an operation that waits for the deferred one: the slot is kept
-  (a chain, most likely waited for next), up to ``DEFERRED_CHAIN_MAX`` such
-  operations (a longer chain, such as a training loop's passes, starts on a
-  worker at once); one that waits for something else sends the deferred
-  operation to a worker;
-- it does none of these (computes in Python, sleeps, its thread exits): a
-  watcher thread that looks at the slot every tick while operations are being
-  deferred hands it to a worker after one to two ticks.  A tick is
-  ``DEFERRED_TICK_S`` (0.5 ms; the GIL may add its switch interval) after the
-  watcher last had to hand an operation over; each look that finds the slot
-  empty (the program collected what it deferred) doubles it, up to
-  ``WATCH_BACKOFF`` times that, so a program that waits for each result
-  right away is not woken up 2000 times a second (each wake-up takes the GIL:
-  0.5 us of every 50 us push-then-wait measured).  An operation left in the
-  slot after such a phase goes to a worker within 8 ms, and the tick is short
-  again.  After ``WATCH_LINGER_TICKS`` looks without a new deferral the watcher
-  sleeps until the next one, so it does not disturb long operations running in
-  parallel.
-
-Three more ways to avoid hand-offs: ``run_now`` computes a pure function of
-ready vars on the calling thread with no bookkeeping at all (small arithmetic
-into a fresh array); a worker runs the operation its own completion made ready
-next, so a dependent chain stays on one thread (:mod:`.completion`); and a
-thread that waits runs queued operations itself instead of sleeping
-(:mod:`.waiting`).
-
-A chain pushed faster than it runs (a training loop's forward, backward and update, again
-and again) is merged: an operation that depends on the one pushed just before it, which has not
-started, becomes that operation's next part (:mod:`.merging`, MXNet's engine bulk), so the
-vars are queued on and released once for up to ``merging.MAX_PARTS`` operations.
-
-The engine is built in layers, one idea each: :class:`.CompletingEngine`
-(releasing a finished operation's vars), :class:`.WaitingEngine` (waiting,
-and working meanwhile) and, here, the worker threads, pushing and the deferred
-slot with its watcher.
+Which thread runs a ready operation, and when, is the scheduling policy's choice
+(:mod:`.policy`): the default one runs cheap operations on the pushing thread, defers a
+ready operation until the program's next step, merges dependent chains and has waiting
+threads run ready operations themselves; the plain one hands everything to the workers.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from queue import SimpleQueue
 from typing import Any
 
-from .base import NOT_READY, Operation, split_vars
-from .merging import merge_into
+from .base import Engine, synchronize_devices
+from .operation import Operation, split_vars
+from .policy import SchedulingPolicy, make_policy
 from .var import Var
-from .waiting import WaitingEngine
 
-# the watcher looks at the deferred slot this often while operations are being pushed; an
-# operation still there at its next look (after one to two ticks) goes to the workers
-DEFERRED_TICK_S = 0.0005
-# the tick doubles with each look at an empty slot, up to this many times DEFERRED_TICK_S
-WATCH_BACKOFF = 8
-# after this many looks without a new deferral the watcher sleeps until the next deferral
-WATCH_LINGER_TICKS = 4
-# the deferred operation goes to a worker when this many operations waiting for it have been
-# pushed since it was deferred (a chain this long is not about to be waited for)
-DEFERRED_CHAIN_MAX = 4
+_claim_all = Var.claim_all
+_request_all = Var.request_all
+_release_all = Var.release_all
 
 
 def default_cpu_workers() -> int:
+    """``LAZYND_CPU_WORKERS``, else the cores, between 2 and 8."""
     env = os.environ.get("LAZYND_CPU_WORKERS")
     if env:
         return max(1, int(env))
     return max(2, min(os.cpu_count() or 2, 8))
 
 
-def _shares_a_var(op: Operation, other: Operation) -> bool:
-    for v in op.reads:
-        if v in other.writes:
-            return True
-    for v in op.writes:
-        if v in other.writes or v in other.reads:
-            return True
-    return False
+class ThreadedEngine(Engine):
+    """The default engine.  See the module docstring for its rules.
 
-
-class ThreadedEngine(WaitingEngine):
-    """The default engine.  See the module docstring for its rules."""
+    Parameters
+    ----------
+    num_workers : int, optional
+        CPU worker threads (default :func:`default_cpu_workers`).
+    policy : str or SchedulingPolicy, optional
+        'deferring' or 'plain', or a fresh policy object (default ``LAZYND_ENGINE_POLICY``,
+        else 'deferring'); see :mod:`lazynd.engine.policy`.
+    """
 
     name = "threaded"
     has_workers = True
 
-    def __init__(self, num_workers: int | None = None) -> None:
+    def __init__(self, num_workers: int | None = None, policy: str | SchedulingPolicy | None = None) -> None:
         super().__init__()
+        self.policy = make_policy(policy)
         self.num_workers = num_workers or default_cpu_workers()
         self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
+        self._idle = threading.Condition(self._lock)  # notified when ``_pending`` drops to 0
         self._pending = 0  # pushed and not completed (inline ops excluded)
-        self._idle_waiters = 0  # threads in waitall waiting on ``_idle``
+        self._idle_waiters = 0  # threads in wait_idle waiting on ``_idle``
         self._cpu_queue: SimpleQueue[Operation | None] = SimpleQueue()
         self._device_queues: dict[Any, SimpleQueue[Operation | None]] = {}
         self._threads: list[threading.Thread] = []
+        self._closed = False
+        self._inline = self.policy.run_inline  # read on every push
         for i in range(self.num_workers):
             self._start_worker(self._cpu_queue, f"lazynd-cpu-{i}")
-        # the deferred slot: one ready CPU operation not yet handed to the workers (see the
-        # module docstring); ``_deferrals`` counts what entered it, for the watcher
-        self._deferred: Operation | None = None
-        self._deferrals = 0
-        self._chained = 0  # operations pushed since the deferral that wait for the deferred one
-        # the CPU operation pushed last through the queues: the next one may merge into it while
-        # it has not started (lazynd.engine.merging); cleared when it completes
-        self._tail: Operation | None = None
-        self._watcher_asleep = False
-        self._watcher_wake = threading.Condition(self._lock)
-        self._closed = False
-        watcher = threading.Thread(target=self._watch, name="lazynd-deferred-watcher", daemon=True)
-        watcher.start()
-        self._threads.append(watcher)
+        self.policy.start(self)
 
     def shutdown(self) -> None:
         """Finish what was pushed, then stop this engine's threads (see :func:`lazynd.engine.set_engine`)."""
@@ -145,19 +82,24 @@ class ThreadedEngine(WaitingEngine):
             if self._closed:
                 return
             self._closed = True
-            self._watcher_asleep = False
-            self._watcher_wake.notify()
+            self.policy.stop()
             queues = [self._cpu_queue] * self.num_workers + list(self._device_queues.values())
         for queue in queues:
             queue.put(None)  # one stop signal per worker
 
+    def num_pending(self) -> int:
+        with self._lock:
+            return self._pending
+
+    # -- workers -------------------------------------------------------------------------------
     def _start_worker(self, queue: SimpleQueue, name: str) -> None:
         thread = threading.Thread(target=self._worker, args=(queue,), name=name, daemon=True)
         thread.start()
         self._threads.append(thread)
 
     def _queue_for(self, device: Any) -> SimpleQueue:
-        if device is None or not getattr(device, "is_gpu", False):
+        """The worker queue of ``device`` (the CPU pool's for None or a CPU)."""
+        if device is None or getattr(device, "device_type", None) != "gpu":
             return self._cpu_queue
         queue = self._device_queues.get(device)
         if queue is None:
@@ -168,6 +110,17 @@ class ThreadedEngine(WaitingEngine):
                     self._start_worker(queue, f"lazynd-{device}")
                     self._device_queues[device] = queue
         return queue
+
+    def _worker(self, queue: SimpleQueue) -> None:
+        run, complete = self._run, self._complete
+        keep_for = queue if self.policy.keep_on_worker else None
+        while True:
+            op = queue.get()
+            if op is None:
+                return
+            while op is not None:
+                run(op)
+                op = complete(op, keep_for)
 
     # -- pushing -------------------------------------------------------------------------------
     def push(
@@ -180,70 +133,30 @@ class ThreadedEngine(WaitingEngine):
         device: Any = None,
         inline_ok: bool = False,
     ) -> None:
-        if inline_ok:
-            # fast path: claim every var if all are free, run here, release
+        if inline_ok and self._inline:
             lock = self._lock
+            # acquire and release rather than ``with``: half the cost, on every push (and the
+            # same in the wait and completion paths)
             lock.acquire()
-            for v in reads:
-                if v.writing or v.queue:
-                    break
-            else:
-                for v in writes:
-                    if v.writing or v.pending_reads or v.queue:
-                        break
-                else:
-                    for v in reads:
-                        v.pending_reads += 1
-                    for v in writes:
-                        v.writing = True
-                    deferred = self._deferred
-                    if deferred is None:
-                        lock.release()
-                    else:  # the pusher works on: the deferred operation goes to a worker
-                        self._deferred = None
-                        lock.release()
-                        self._cpu_queue.put(deferred)
-                    self._run_inline(fn, args, reads, writes, name, device)
-                    return
+            if _claim_all(reads, writes):
+                handoff = self.policy.bypassed()
+                lock.release()
+                if handoff is not None:
+                    self._cpu_queue.put(handoff)
+                self._run_inline(fn, args, reads, writes, name, device)
+                return
             lock.release()
         self._push_queued(fn, args, reads, writes, name, device)
-
-    def run_now(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var]) -> Any:
-        # No lock: every write pushed before this call either holds ``v.writing`` or sits in
-        # ``v.queue``, and ``_release`` sets ``writing`` before it pops the queue, so reading
-        # ``queue`` first and ``writing`` second can never see a pushed write as neither.
-        # Only a write pushed concurrently by another thread could slip in; that is a race in
-        # the caller's program (it has no order with this push), exactly as it is in NumPy.
-        if self.profiler_hook is not None:
-            return NOT_READY
-        for v in reads:
-            if v.queue or v.writing or v.exc is not None:
-                return NOT_READY
-        try:
-            return fn(*args)
-        except Exception:  # noqa: BLE001 - pushed again by the caller: the error reaches a wait
-            return NOT_READY
 
     def _run_inline(
         self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
     ) -> None:
+        """Run a call whose vars this thread claimed, then release them."""
         self._run_call(fn, args, reads, writes, name, device)
-        ready: list[Operation] | None = None
         lock = self._lock
-        lock.acquire()  # not ``with``: see _push_queued
+        lock.acquire()
         try:
-            for v in reads:
-                v.pending_reads -= 1
-                if v.queue and v.pending_reads == 0:
-                    if ready is None:
-                        ready = []
-                    self._release(v, ready)
-            for v in writes:
-                v.writing = False
-                if v.queue:
-                    if ready is None:
-                        ready = []
-                    self._release(v, ready)
+            ready = _release_all(reads, writes)
             if ready:
                 self._finish_markers(ready)  # a finished wait marker may have been the last pending
                 if self._pending == 0 and self._idle_waiters:
@@ -255,151 +168,167 @@ class ThreadedEngine(WaitingEngine):
                 self._queue_for(r.device).put(r)
 
     def _push_queued(
-        self,
-        fn: Callable[..., Any],
-        args: tuple,
-        reads: Sequence[Var],
-        writes: Sequence[Var],
-        name: str,
-        device: Any,
+        self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
     ) -> None:
         checks = reads
         n_reads = len(reads)
         if n_reads + len(writes) > 1 and not (n_reads == 1 and len(writes) == 1 and reads[0] is not writes[0]):
             reads, writes = split_vars(reads, writes)  # one read and one other write: nothing to split
         op = Operation(fn, args, reads, writes, checks, name, device)
-        queue = self._cpu_queue if getattr(device, "device_type", None) != "gpu" else self._queue_for(device)
-        on_cpu = queue is self._cpu_queue
+        cpu_queue = self._cpu_queue
+        queue = cpu_queue if getattr(device, "device_type", None) != "gpu" else self._queue_for(device)
+        on_cpu = queue is cpu_queue
+        policy = self.policy
         lock = self._lock
-        # acquire and release rather than ``with``: half the cost, on every push (and the same
-        # in the wait and completion paths)
         lock.acquire()
         try:
-            tail = self._tail
-            if tail is not None and on_cpu and (tail.wait or tail is self._deferred) and merge_into(tail, op):
-                # one more part of the operation pushed last (see lazynd.engine.merging); for
-                # the deferred operation it counts as a push that waits for it (or not) as above
-                deferred = self._deferred
-                if deferred is None:
-                    return
-                if deferred is tail or _shares_a_var(op, deferred):
-                    self._chained += 1
-                    if self._chained < DEFERRED_CHAIN_MAX:
-                        return
-                self._deferred = None
+            if policy.merge(op, on_cpu):
+                handoff = policy.waiting(op)
             else:
-                self._tail = op if on_cpu else None
-                deferred = self._enqueue(op, queue)
-                if deferred is None:
-                    return
+                _request_all(op)
+                self._pending += 1
+                if op.wait:
+                    handoff = policy.waiting(op)
+                elif on_cpu:
+                    handoff = policy.ready(op)
+                else:  # ready on a GPU: to its device thread at once
+                    queue.put(op)
+                    handoff = policy.bypassed()
         finally:
             lock.release()
-        self._cpu_queue.put(deferred)
+        if handoff is not None:
+            cpu_queue.put(handoff)
 
-    def _enqueue(self, op: Operation, queue: SimpleQueue) -> Operation | None:
-        """Queue ``op`` on its busy vars, or make it ready (lock held).
+    # -- completing ----------------------------------------------------------------------------
+    def _complete(self, op: Operation, keep_for: SimpleQueue | None = None) -> Operation | None:
+        """Release ``op``'s vars and queue what that makes ready.
 
-        Returns the deferred operation when it must go to a worker now (the caller puts it
-        there, after releasing the lock), else None.  A GPU operation ready at once goes to its
-        device thread here.
+        With ``keep_for``, the first ready operation that belongs on that queue is returned
+        instead of queued, for the calling thread to run next.
         """
-        wait = 0
-        # a free var is granted at once; a busy one queues the op behind earlier users
-        for v in op.reads:
-            if v.writing or v.queue:
-                if v.queue is None:
-                    v.queue = deque()
-                v.queue.append((op, False))
-                wait += 1
-            else:
-                v.pending_reads += 1
-        for v in op.writes:
-            if v.writing or v.pending_reads or v.queue:
-                if v.queue is None:
-                    v.queue = deque()
-                v.queue.append((op, True))
-                wait += 1
-            else:
-                v.writing = True
-        self._pending += 1
-        deferred = self._deferred
-        if wait:
-            op.wait = wait
-            # the deferred operation stays deferred when this one waits for it (a chain the
-            # pusher will most likely wait on), but only for a few such operations: a pusher
-            # that queues a longer chain (a training loop) works on without waiting, and
-            # the chain must start now, not when the watcher gets the GIL from it
-            if deferred is None:
-                return None
-            if _shares_a_var(op, deferred):
-                self._chained += 1
-                if self._chained < DEFERRED_CHAIN_MAX:
-                    return None
-            self._deferred = None
-            return deferred
-        if queue is self._cpu_queue:
-            self._deferred = op
-            self._chained = 0
-            self._deferrals += 1
-            if self._watcher_asleep:
-                self._watcher_asleep = False
-                self._watcher_wake.notify()
-            return deferred
-        # ready on a GPU: to its device thread at once, and the deferred one to a worker
-        self._deferred = None
-        queue.put(op)
-        return deferred
-
-    def _watch(self) -> None:
-        """Hand an operation left in the deferred slot for a tick or two to the workers.
-
-        A pusher that neither pushes again nor waits (it sleeps, computes in Python, or has
-        exited) must not hold its operation back: this thread bounds the delay.  It looks at
-        the slot every tick while operations are being deferred: :data:`DEFERRED_TICK_S` at
-        first and after each hand-over, twice as long after each look at an empty slot (up to
-        :data:`WATCH_BACKOFF` times).  After :data:`WATCH_LINGER_TICKS` looks without a new
-        deferral it sleeps on a condition that the next deferral signals (so it costs nothing
-        while the engine is idle or the workers run long operations).
-        """
+        ready: list[Operation] = []
         lock = self._lock
-        seen = -1  # ``_deferrals`` when the slot was last seen holding an operation
-        last = 0  # ``_deferrals`` at the previous look
-        quiet_looks = 0
-        tick = DEFERRED_TICK_S
-        op: Operation | None
-        while not self._closed:
-            time.sleep(tick)
-            with lock:
-                if self._closed:
-                    return
-                count = self._deferrals
-                if count != last:
-                    last, quiet_looks = count, 0
-                else:
-                    quiet_looks += 1
-                # (no local reference to the deferred operation unless it is handed over: one
-                # kept until the next tick would keep its output buffers from the pool's reuse)
-                if self._deferred is None:
-                    # what was deferred has been collected: the program waits for its results
-                    # or pushes on, and the slot needs fewer looks
-                    seen = -1
-                    tick = min(tick * 2, DEFERRED_TICK_S * WATCH_BACKOFF)
-                    if quiet_looks >= WATCH_LINGER_TICKS:
-                        self._watcher_asleep = True
-                        while self._watcher_asleep and not self._closed:
-                            self._watcher_wake.wait()
-                        last, quiet_looks, tick = self._deferrals, 0, DEFERRED_TICK_S
-                    continue
-                if count != seen:  # deferred since the last look: leave it a tick
-                    seen = count
-                    continue
-                op = self._deferred
-                self._deferred = None
-                seen = -1
-                tick = DEFERRED_TICK_S  # the program leaves operations in the slot: look often
-            self._cpu_queue.put(op)
-            op = None
+        lock.acquire()
+        try:
+            self.policy.completed(op)
+            _release_all(op.reads, op.writes, ready)
+            self._pending -= 1
+            for r in ready:
+                if r.fn is None:  # a wait marker among them: complete it (and what it grants)
+                    self._finish_markers(ready)
+                    break
+            if self._pending == 0 and self._idle_waiters:
+                self._idle.notify_all()
+        finally:
+            lock.release()
+        if not ready:
+            return None
+        kept = None
+        cpu_queue = self._cpu_queue
+        for r in ready:
+            target = cpu_queue if getattr(r.device, "device_type", None) != "gpu" else self._queue_for(r.device)
+            if kept is None and target is keep_for:
+                kept = r
+            else:
+                target.put(r)
+        return kept
 
-    def num_pending(self) -> int:
-        with self._lock:
-            return self._pending
+    def _finish_markers(self, ready: list[Operation]) -> None:
+        """Complete the wait markers in ``ready`` (lock held); that may grant more operations."""
+        i = 0
+        while i < len(ready):
+            marker = ready[i]
+            if marker.fn is not None:
+                i += 1
+                continue
+            del ready[i]
+            _release_all(marker.reads, marker.writes, ready)
+            self._pending -= 1
+            assert marker.done is not None
+            marker.done.set()
+
+    # -- waiting -------------------------------------------------------------------------------
+    def wait_for_var(self, var: Var, for_write: bool = False) -> None:
+        """Block until every write (and, ``for_write``, every read) pushed so far is done.
+
+        Meanwhile this thread runs what the policy hands it (the operation waited for is most
+        often among them): each one, and the chain it starts while the var stays busy, with
+        no marker, no event and no hand-off.  The var is tested without the lock, as
+        :meth:`Var.value_ready` explains: this thread's own pushes and completions are seen.
+        """
+        take_ready = self.policy.take_ready
+        cpu_queue = self._cpu_queue
+        while not var.ready_for(for_write):
+            op = take_ready()
+            if op is None:
+                lock = self._lock
+                lock.acquire()
+                if var.ready_for(for_write):
+                    lock.release()
+                    break
+                marker = Operation.wait_marker(var, for_write)
+                var.queue_behind(marker, for_write)
+                self._pending += 1
+                lock.release()
+                self._help_until(marker.done)  # type: ignore[arg-type]
+                break
+            while op is not None:
+                self._run(op)
+                op = self._complete(op, cpu_queue)
+                if op is not None and var.ready_for(for_write):
+                    cpu_queue.put(op)
+                    break
+        if var.event is not None or var.read_events:
+            var.synchronize(for_write)
+        if var.exc is not None:
+            self._raise_for_var(var)
+
+    def wait_idle(self) -> None:
+        """Block until every pushed operation has completed, then until the devices are done."""
+        while True:
+            with self._lock:
+                if not self._pending:
+                    break
+            if not self._help_once():
+                with self._lock:
+                    self._idle_waiters += 1
+                    try:
+                        while self._pending:
+                            self._idle.wait()
+                    finally:
+                        self._idle_waiters -= 1
+                break
+        # every device, queued work or not: a GPU launch made inline on the pushing thread
+        # never passes through a device queue, and may still run on its stream
+        synchronize_devices()
+
+    def _help_until(self, done: threading.Event) -> None:
+        """Run what the policy hands this waiting thread until ``done`` is set, then return.
+
+        An operation that one of these completions makes ready runs here next while the wait
+        lasts (a chain the caller waits for the end of), and goes to the workers once it is over.
+        """
+        take_ready = self.policy.take_ready
+        cpu_queue = self._cpu_queue
+        while not done.is_set():
+            op = take_ready()
+            if op is None:
+                done.wait()
+                return
+            while op is not None:
+                self._run(op)
+                op = self._complete(op, cpu_queue)
+                if op is not None and done.is_set():
+                    cpu_queue.put(op)
+                    return
+
+    def _help_once(self) -> bool:
+        """Run one operation the policy hands over, and what it makes ready; False when none."""
+        op = self.policy.take_ready()
+        if op is None:
+            return False
+        cpu_queue = self._cpu_queue
+        while op is not None:
+            self._run(op)
+            op = self._complete(op, cpu_queue)
+        return True

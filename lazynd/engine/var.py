@@ -1,9 +1,23 @@
-"""Engine variables: one per storage chunk; views share their parent's."""
+"""Engine variables and their dependency rules: one var per storage chunk; views share their parent's.
+
+The rules, per var: reads run concurrently; a write waits for every earlier read and write
+and blocks later ones; operations that touch a var are served in push order.  An operation
+*requests* each var it uses: a free var is *claimed* at once, a busy one queues the operation
+behind the var's earlier users.  When an operation ends it *releases* its claims, and the var
+is *granted* to the operations at the head of its queue that the rules now let in.  The
+methods below are the only code that changes a var's counters (``pending_reads``,
+``writing``, ``queue``); the engine calls them with its lock held, except the ``ready_*``
+tests, which are also safe without it (see :meth:`Var.value_ready`).
+"""
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .operation import Operation
 
 
 class Var:
@@ -12,9 +26,9 @@ class Var:
     Attributes
     ----------
     pending_reads : int
-        Reads dispatched (running or ready) and not yet complete.
+        Reads claimed (running or ready) and not yet released.
     writing : bool
-        A write is dispatched and not yet complete.
+        A write is claimed and not yet released.
     queue : deque or None
         Operations waiting on this var, in push order, as ``(op, is_write)``.
     exc : EngineError or None
@@ -31,11 +45,180 @@ class Var:
     def __init__(self) -> None:
         self.pending_reads = 0
         self.writing = False
-        self.queue: deque[Any] | None = None
+        self.queue: deque[tuple[Operation, bool]] | None = None
         self.exc: BaseException | None = None
         self.event: Any = None
         self.read_events: dict[Any, Any] | None = None
 
+    # -- is it ready? ----------------------------------------------------------------------------
+    # Each test reads ``queue`` before ``writing``: a grant claims the var before it pops the
+    # queue, so a test made without the lock never sees a granted write as neither.
+    def ready_for_read(self) -> bool:
+        """A read may be claimed now: no write is claimed or queued."""
+        return not (self.queue or self.writing)
+
+    def ready_for_write(self) -> bool:
+        """A write may be claimed now: no read or write is claimed or queued."""
+        return not (self.queue or self.writing or self.pending_reads)
+
+    def ready_for(self, write: bool) -> bool:
+        """:meth:`ready_for_write` if ``write`` else :meth:`ready_for_read`."""
+        return not (self.queue or self.writing or (write and self.pending_reads))
+
+    def value_ready(self) -> bool:
+        """The value may be read now on the calling thread, with no engine bookkeeping at all.
+
+        True when no write is claimed or queued and the last write did not fail.  Safe without
+        the engine lock for the thread that pushed every write it depends on: each such write
+        either holds ``writing`` or sits in ``queue`` (see the note above).  A write pushed
+        concurrently by another thread has no order with the caller's read: that is a race in
+        the program, as it would be in NumPy.
+        """
+        return not (self.queue or self.writing or self.exc is not None)
+
+    # -- claiming and queueing (engine lock held) --------------------------------------------------
+    def claim_read(self) -> None:
+        """Claim a read (the caller checked :meth:`ready_for_read`)."""
+        self.pending_reads += 1
+
+    def claim_write(self) -> None:
+        """Claim the write (the caller checked :meth:`ready_for_write`)."""
+        self.writing = True
+
+    def queue_behind(self, op: Operation, write: bool) -> None:
+        """Queue ``op`` behind this var's earlier users; ``op`` waits for one more var."""
+        queue = self.queue
+        if queue is None:
+            self.queue = queue = deque()
+        queue.append((op, write))
+        op.wait += 1
+
+    def request_read(self, op: Operation) -> None:
+        """Claim a read for ``op`` if the var is ready for one, else queue ``op`` for it."""
+        if self.queue or self.writing:
+            self.queue_behind(op, False)
+        else:
+            self.pending_reads += 1
+
+    def request_write(self, op: Operation) -> None:
+        """Claim the write for ``op`` if the var is ready for one, else queue ``op`` for it."""
+        if self.queue or self.writing or self.pending_reads:
+            self.queue_behind(op, True)
+        else:
+            self.writing = True
+
+    # -- what the merging of operations needs (engine lock held) -----------------------------------
+    def nothing_queued_after(self, op: Operation) -> bool:
+        """No operation is queued on this var, or ``op`` is the last one queued."""
+        queue = self.queue
+        return not queue or queue[-1][0] is op
+
+    def can_upgrade_read(self, op: Operation) -> bool:
+        """``op``'s read of this var could become a write: its queued entry is the last one, or
+        its claimed read is the only one and nothing is queued."""
+        queue = self.queue
+        if queue:
+            return queue[-1][0] is op
+        return self.pending_reads == 1
+
+    def upgrade_read(self, op: Operation) -> None:
+        """Make ``op``'s read a write (the caller checked :meth:`can_upgrade_read`)."""
+        queue = self.queue
+        if queue:
+            queue[-1] = (op, True)
+        else:
+            self.pending_reads -= 1
+            self.writing = True
+
+    # -- releasing (engine lock held) ---------------------------------------------------------------
+    def release_read(self, ready: list[Operation]) -> None:
+        """Release a claimed read; operations this makes ready are appended to ``ready``."""
+        self.pending_reads -= 1
+        if self.pending_reads == 0 and self.queue:
+            self._grant(ready)
+
+    def release_write(self, ready: list[Operation]) -> None:
+        """Release the claimed write; operations this makes ready are appended to ``ready``."""
+        self.writing = False
+        if self.queue:
+            self._grant(ready)
+
+    def _grant(self, ready: list[Operation]) -> None:
+        """Grant the var to the operations at the head of its (non-empty) queue that may have it now."""
+        queue = self.queue
+        assert queue is not None
+        while queue:
+            op, is_write = queue[0]
+            if is_write:
+                if self.pending_reads or self.writing:
+                    return
+                self.writing = True  # claimed before the pop: see the note on the ready tests
+                queue.popleft()
+                op.wait -= 1
+                if op.wait == 0:
+                    ready.append(op)
+                return
+            if self.writing:
+                return
+            self.pending_reads += 1
+            queue.popleft()
+            op.wait -= 1
+            if op.wait == 0:
+                ready.append(op)
+
+    # -- all the vars of one operation at once (engine lock held) -----------------------------------
+    # One call per operation rather than one per var: these run on every push and completion.
+    @staticmethod
+    def claim_all(reads: Sequence[Var], writes: Sequence[Var]) -> bool:
+        """Claim every var (reads, writes) if each is ready now and return True; else claim none."""
+        for v in reads:
+            if v.queue or v.writing:
+                return False
+        for v in writes:
+            if v.queue or v.writing or v.pending_reads:
+                return False
+        for v in reads:
+            v.pending_reads += 1
+        for v in writes:
+            v.writing = True
+        return True
+
+    @staticmethod
+    def request_all(op: Operation) -> None:
+        """Request every var of ``op``: claim the free ones, queue it on the busy ones (``op.wait``
+        counts those)."""
+        for v in op.reads:
+            if v.queue or v.writing:
+                v.queue_behind(op, False)
+            else:
+                v.pending_reads += 1
+        for v in op.writes:
+            if v.queue or v.writing or v.pending_reads:
+                v.queue_behind(op, True)
+            else:
+                v.writing = True
+
+    @staticmethod
+    def release_all(
+        reads: Sequence[Var], writes: Sequence[Var], ready: list[Operation] | None = None
+    ) -> list[Operation] | None:
+        """Release claimed reads and writes; return ``ready`` (a new list if None and needed)
+        with the operations this makes ready appended."""
+        for v in reads:
+            v.pending_reads -= 1
+            if v.pending_reads == 0 and v.queue:
+                if ready is None:
+                    ready = []
+                v._grant(ready)
+        for v in writes:
+            v.writing = False
+            if v.queue:
+                if ready is None:
+                    ready = []
+                v._grant(ready)
+        return ready
+
+    # -- devices ------------------------------------------------------------------------------------
     def synchronize(self, for_write: bool = False) -> None:
         """Block until the device work behind this var is done: its last write, and for a write
         also the reads since (a device event's ``synchronize()``; nothing on the CPU)."""

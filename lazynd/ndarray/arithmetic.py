@@ -93,7 +93,7 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
     Floating-point arithmetic on the CPU between two same-shape C-contiguous arrays, or between
     such an array and a Python scalar, whose inputs are idle and small runs at once on the
     calling thread, into a fresh array, with no engine bookkeeping at all.  This is
-    :meth:`lazynd.engine.Engine.run_now` written out in place (``var.idle``'s test included)
+    :meth:`lazynd.engine.Engine.run_now` written out in place (:meth:`Var.value_ready` included)
     because it is the path of ``c = a + b`` in a user's loop, where every line costs.
     Otherwise, or when the kernel raises, the op is pushed as usual and errors reach a wait.
     """
@@ -117,8 +117,8 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
             vy = rhs._var
             if (
                 key
-                and not (vx.queue or vx.writing or vx.exc is not None)
-                and not (vy.queue or vy.writing or vy.exc is not None)
+                and vx.value_ready()
+                and vy.value_ready()
                 and not _engine_mod.recording
             ):
                 try:
@@ -142,7 +142,7 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
         if key is None:
             key = fast_key(lhs)
         vx = lhs._var
-        if key and not (vx.queue or vx.writing or vx.exc is not None) and not _engine_mod.recording:
+        if key and vx.value_ready() and not _engine_mod.recording:
             scalar = key.dtype.type(rhs)  # MXNet casts the scalar to the array's dtype
             try:
                 data = kernel(scalar, lhs._data) if reflected else kernel(lhs._data, scalar)
