@@ -152,9 +152,33 @@ def test_gemm_heavy_operators_run_in_push_order_on_the_waiting_thread_under_a_th
 
 
 def test_gemm_heavy_operators_still_run_in_parallel_under_a_single_threaded_blas(monkeypatch):
+    # each kernel waits (bounded) until the other has started: both finish their wait only when the
+    # engine runs them at the same time, whichever threads it picks
     import threading
 
-    threads = dict(_kernel_threads(monkeypatch, None))
-    # the backward's push hands the deferred forward to a worker; the wait runs the backward here
-    assert threads["Convolution"].startswith("lazynd-cpu-")
-    assert threads["_backward_Convolution"] == threading.current_thread().name
+    from lazynd.ops import registry
+
+    started = {name: threading.Event() for name in ("Convolution", "_backward_Convolution")}
+    met: dict[str, bool] = {}
+    for name, other in (("Convolution", "_backward_Convolution"), ("_backward_Convolution", "Convolution")):
+        op = registry.get(name)
+
+        def rendezvous(*args, _kernel=op.forward, _name=name, _other=other):
+            started[_name].set()
+            met[_name] = started[_other].wait(10)
+            return _kernel(*args)
+
+        monkeypatch.setattr(op, "forward", rendezvous)
+    import lazynd as mx
+    from lazynd.engine import threaded
+
+    monkeypatch.setattr(blas, "BLAS_VAR", None)
+    _fresh_plans(monkeypatch)
+    engine = threaded.ThreadedEngine(num_workers=2)
+    monkeypatch.setattr(mx.engine, "_engine", engine)
+    try:
+        for out in _convolution_pair():
+            out.wait_to_read()
+    finally:
+        engine.shutdown()
+    assert met == {"Convolution": True, "_backward_Convolution": True}
