@@ -207,3 +207,16 @@ def test_every_binary_row_agrees(name: str, dtype: str, form: str) -> None:
     else:
         op, inputs, params = f"_{name}_scalar", [_operand((3, 4), dtype, seed=1)], {"scalar": 2.5}
     check_consistency(op, inputs, params, ctx_list=BOTH, grad=floating and name not in ("mod",), **tolerance)
+
+
+@pytest.mark.parametrize("step", [1, -1], ids=["forward-view", "reversed-view"])
+def test_the_broadcast_kernel_takes_strided_and_reversed_views(step: int) -> None:
+    # a reversed view has negative strides: the 32-bit index kernel must leave it to the 64-bit one
+    from lazynd.ops import elemwise_binary
+
+    base, row = _random((6, 5), "float32"), _random((1, 5), "float32", 1)
+    x, r = mx.nd.array(base, ctx=mx.gpu(0)), mx.nd.array(row, ctx=mx.gpu(0))
+    out = mx.nd.empty((6, 5), ctx=mx.gpu(0))
+    mx.nd.waitall()
+    elemwise_binary.GPU.binary(0, "plus", x.data_array[::step], r.data_array, out.data_array)
+    np.testing.assert_allclose(out.asnumpy(), base[::step] + row, rtol=1e-6)

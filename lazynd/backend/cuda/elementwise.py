@@ -92,6 +92,27 @@ extern "C" __global__ void lazynd_{family}_bcast_{name}_{dtype}(const {st}* __re
     out[i] = lazynd_store<{st}, {ct}>(({ct})({expr}));
   }}
 }}
+extern "C" __global__ void lazynd_{family}_bcast32_{name}_{dtype}(const {st}* __restrict__ lhs, const {st}* __restrict__ rhs, {st}* __restrict__ out, unsigned int n,
+    int ndim, unsigned int d0, unsigned int d1, unsigned int d2, unsigned int d3, unsigned int d4, unsigned int d5,
+    unsigned int a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5,
+    unsigned int b0, unsigned int b1, unsigned int b2, unsigned int b3, unsigned int b4, unsigned int b5) {{
+  // 32-bit index arithmetic: a 64-bit division per dimension and element is emulated and slow
+  const unsigned int dims[6] = {{d0, d1, d2, d3, d4, d5}};
+  const unsigned int sa[6] = {{a0, a1, a2, a3, a4, a5}};
+  const unsigned int sb[6] = {{b0, b1, b2, b3, b4, b5}};
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
+    unsigned int rest = i, ia = 0, ib = 0;
+    for (int d = ndim - 1; d >= 0; --d) {{
+      unsigned int k = rest % dims[d];
+      rest /= dims[d];
+      ia += k * sa[d];
+      ib += k * sb[d];
+    }}
+    {ct} a = lazynd_load(lhs[ia]);
+    {ct} b = lazynd_load(rhs[ib]);
+    out[i] = lazynd_store<{st}, {ct}>(({ct})({expr}));
+  }}
+}}
 extern "C" __global__ void lazynd_{family}_scalar_{name}_{dtype}(const {st}* __restrict__ lhs, {ct} b, {st}* __restrict__ out, long long n) {{
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{
     {ct} a = lazynd_load(lhs[i]);
@@ -168,10 +189,15 @@ class ElementwiseFamily:
         else:
             dims, sa, sb = broadcast_strides(lhs, rhs, target.shape)
             pad = MAX_BROADCAST_DIMS - len(dims)
-            # C types spelled out: the kernel takes (long long n, int ndim, long long dims/strides...)
-            args = [lhs, rhs, target, np.int64(n), np.int32(len(dims))]
-            args += [np.int64(v) for v in [*dims, *[1] * pad, *sa, *[0] * pad, *sb, *[0] * pad]]
-            self._kernel(device_id, "bcast_", name, dtype)(grid, block, tuple(args))
+            # C types spelled out: (n, int ndim, dims, strides) in 32 bits where every index fits
+            # (the index arithmetic is then several times faster), else in 64 bits
+            shape_args = [*dims, *[1] * pad, *sa, *[0] * pad, *sb, *[0] * pad]
+            # unsigned 32-bit: no negative strides (reversed views), and i + grid stride cannot wrap
+            reach = max(sum((d - 1) * s for d, s in zip(dims, strides, strict=True)) for strides in (sa, sb))
+            narrow = n < 2**31 and reach < 2**31 and min(sa + sb, default=0) >= 0
+            index = np.uint32 if narrow else np.int64
+            args = [lhs, rhs, target, index(n), np.int32(len(dims)), *[index(v) for v in shape_args]]
+            self._kernel(device_id, "bcast32_" if narrow else "bcast_", name, dtype)(grid, block, tuple(args))
         if target is not out:
             out[...] = target
 
