@@ -14,8 +14,8 @@ from typing import Any
 
 from lazynd.backend import get_backend
 from lazynd.context import Context, cpu
-from lazynd.ndarray import NDArray
-from lazynd.ndarray.dispatch import new_array, push_kernel
+from lazynd.ndarray import NDArray, empty
+from lazynd.runtime import push
 
 from .base import Key, KVStore, copy_pairs, register
 
@@ -35,7 +35,7 @@ def sum_arrays(values: Sequence[NDArray], out: NDArray) -> NDArray:
     xp = get_backend(ctx).xp
     args = (xp, out._data, *(v._data for v in local))
     reads = [v._var for v in local]
-    push_kernel(ctx, _sum_into, args, reads, [out._var], "_kvstore_sum", out.size * len(local))
+    push(ctx, _sum_into, args, reads, [out._var], "_kvstore_sum", out.size * len(local))
     return out
 
 
@@ -56,7 +56,7 @@ class LocalStore(KVStore):
     def _merge_buffer(self, key: Key, stored: NDArray) -> NDArray:
         buf = self._merge_buffers.get(key)
         if buf is None:
-            buf = new_array(stored.shape, stored._data.dtype, stored._ctx)
+            buf = empty(stored.shape, ctx=stored._ctx, dtype=stored._data.dtype)
             self._merge_buffers[key] = buf
         return buf
 
