@@ -77,6 +77,7 @@ def invoke(
         outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx)
     access = plan.access
     n_in = plan.n_in
+    args: tuple
     if access.plain and n_in == len(inputs):
         args = (plan.kctx, plan.attrs, [x._data for x in inputs], [o._data for o in outputs], [])
         reads = [x._var for x in inputs]

@@ -14,7 +14,7 @@ cached by (operator, training flag, parameters, input signatures).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -71,7 +71,7 @@ class VarAccess:
         return self.written_inputs(data_vars, aux_vars) + self.extra_writes(ctx)
 
 
-def kernel_for(op: OpDef, ctx: Context) -> Any:
+def kernel_for(op: OpDef, ctx: Context) -> Callable[..., Any]:
     """The kernel of ``op`` for ``ctx``'s device: the GPU one where there is one, else the CPU one."""
     return op.forward_gpu if ctx.device_type == "gpu" and op.forward_gpu is not None else op.forward
 
@@ -169,7 +169,7 @@ class CallPlan:
         # outputs of its own allocation: zero-filled ones where the operator has a kernel for them
         # (on the CPU the allocator's fresh zeroed pages are cheaper than filling a buffer)
         self.into_zeros = not on_gpu and op.forward_into_zeros is not None
-        self.fresh_fn = op.forward_into_zeros if self.into_zeros else self.fn
+        self.fresh_fn: Callable[..., Any] = op.forward_into_zeros if op.forward_into_zeros is not None and self.into_zeros else self.fn
         self.backend = get_backend(ctx) if on_gpu else cpu_backend
         self.kctx = kernel_context(ctx, is_train)
         self.n_visible = op.num_visible_outputs(attrs)
