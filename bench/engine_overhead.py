@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _table import best_of, print_table  # noqa: E402
 
 import lazynd as mx  # noqa: E402
-from lazynd.ndarray import dispatch  # noqa: E402
+from lazynd.runtime import device_push  # noqa: E402
 
 N = 100_000
 
@@ -37,11 +37,11 @@ def main() -> None:
     rows = []
     t = best_of(run_lazynd)
     rows.append(["lazynd (threaded engine, inline fast path)", t / N * 1e6])
-    saved = dispatch.INLINE_MAX_ELEMENTS
-    dispatch.INLINE_MAX_ELEMENTS = -1
+    saved = device_push.INLINE_MAX_ELEMENTS
+    device_push.INLINE_MAX_ELEMENTS = -1
     t = best_of(run_lazynd, 3)
     rows.append(["lazynd (every op through the worker queue)", t / N * 1e6])
-    dispatch.INLINE_MAX_ELEMENTS = saved
+    device_push.INLINE_MAX_ELEMENTS = saved
     mx.engine.set_engine("naive")
     rows.append(["lazynd (NaiveEngine)", best_of(run_lazynd) / N * 1e6])
     mx.engine.set_engine("threaded")

@@ -26,8 +26,8 @@ import numpy as np
 
 import lazynd as mx
 from lazynd.context import cpu
-from lazynd.ndarray.dispatch import kernel_context
 from lazynd.ops import optimizer_ops, registry
+from lazynd.runtime import kernel_context
 
 LR, MOMENTUM, WD, RESCALE = 0.01, 0.9, 1e-4, 1.0 / 128
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8

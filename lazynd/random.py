@@ -1,59 +1,21 @@
-"""Random number generation on any context, reproducible per seed.
+"""Random number generation on any context, reproducible per seed (``mx.random``).
 
-Each context has one generator and one engine var for its state: every random
-operation writes that var, so draws happen in push order and the same seed
-gives the same numbers whatever the engine or the number of workers.
+Each context has one generator and one engine var for its state
+(:mod:`lazynd.runtime.random_state`): every random operation writes that var, so
+draws happen in push order and the same seed gives the same numbers whatever the
+engine or the number of workers.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
 from .context import Context, current_context
-from .engine.var import Var
 from .errors import OperatorError
-
-_DEFAULT_SEED = 0
-
-
-class GeneratorState:
-    """The generator of one context and the var that orders its use."""
-
-    def __init__(self, ctx: Context, seed: int) -> None:
-        self.ctx = ctx
-        self.var = Var()
-        if ctx.device_type == "gpu":
-            from .backend import get_backend
-
-            backend = get_backend(ctx)
-            with backend.device:  # type: ignore[attr-defined]
-                self.generator = backend.xp.random.RandomState(seed)
-        else:
-            self.generator = np.random.Generator(np.random.PCG64(seed))
-
-    def reseed(self, seed: int) -> None:
-        if self.ctx.device_type == "gpu":
-            self.generator.seed(seed)
-        else:
-            self.generator.bit_generator.state = np.random.PCG64(seed).state
-
-
-_states: dict[Context, GeneratorState] = {}
-_lock = threading.Lock()
-
-
-def generator_for(ctx: Context) -> GeneratorState:
-    state = _states.get(ctx)
-    if state is None:
-        with _lock:
-            state = _states.get(ctx)
-            if state is None:
-                state = GeneratorState(ctx, _DEFAULT_SEED + 7919 * ctx.device_id + (0 if ctx.device_type == "cpu" else 104729))
-                _states[ctx] = state
-    return state
+from .runtime import push
+from .runtime.random_state import context_offset, generator_for, seed_all
 
 
 def seed(seed_state: int, ctx: Context | str = "all") -> None:
@@ -67,24 +29,19 @@ def seed(seed_state: int, ctx: Context | str = "all") -> None:
     >>> bool((a == b).all())
     True
     """
-    global _DEFAULT_SEED
     if not isinstance(seed_state, (int, np.integer)):
         raise OperatorError(f"random.seed: seed must be an int, got {type(seed_state).__name__}")
-    from .engine import get_engine
-
     seed_state = int(seed_state)
     if ctx == "all":
-        _DEFAULT_SEED = seed_state
-        targets = list(_states.values())
+        targets = [(state, seed_state + context_offset(state.ctx)) for state in seed_all(seed_state)]
     else:
-        targets = [generator_for(ctx)]  # type: ignore[arg-type]
-    for state in targets:
-        offset = 0 if ctx != "all" else 7919 * state.ctx.device_id + (0 if state.ctx.device_type == "cpu" else 104729)
-        get_engine().push(state.reseed, (seed_state + offset,), [], [state.var], "random_seed", state.ctx, inline_ok=True)
+        targets = [(generator_for(ctx), seed_state)]  # type: ignore[arg-type]
+    for state, value in targets:
+        push(state.ctx, state.reseed, (value,), [], [state.var], "random_seed", 0)
 
 
 def _sample(op: str, shape: Any, ctx: Context | None, dtype: Any, out: Any, **params: Any) -> Any:
-    from .ndarray.dispatch import invoke
+    from .ndarray.dispatch import invoke  # the nd face, imported when first sampling
     from .ops import registry
 
     kwargs = dict(params)

@@ -25,8 +25,8 @@ import numpy as np
 from lazynd.context import cpu
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.ndarray import NDArray
-from lazynd.ndarray.dispatch import push_kernel
 from lazynd.optimizer.states_file import load_states, save_states
+from lazynd.runtime import push
 
 Key = int | str
 Updater = Callable[[Key, NDArray, NDArray], None]
@@ -356,7 +356,7 @@ def copy_pairs(pairs: Sequence[tuple[NDArray, NDArray]]) -> None:
     elif small:
         reads = list(dict.fromkeys([src.var for src, _ in small]))
         writes = list(dict.fromkeys([dst.var for _, dst in small]))
-        push_kernel(cpu(), _copy_host_pairs, (data_pairs,), reads, writes, "_kvstore_copy", work)
+        push(cpu(), _copy_host_pairs, (data_pairs,), reads, writes, "_kvstore_copy", work)
 
 
 def _copy_host_pairs(pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:

@@ -52,8 +52,8 @@ from lazynd.engine import get_engine, waitall
 from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError
 from lazynd.log import set_worker
-from lazynd.ndarray import NDArray
-from lazynd.ndarray.dispatch import new_array
+from lazynd.ndarray import NDArray, empty
+from lazynd.runtime import push
 
 from .abort import abort_job_on_uncaught_exception
 from .agreement import Agreement
@@ -135,7 +135,7 @@ class DistSyncStore(KVStore):
         failure = self._agreement.failure
         if failure is not None:
             raise LazyNDError(failure)
-        get_engine().push(fn, args, reads, [*writes, self._comm_var], name, None, inline_ok=False)
+        push(cpu(), fn, args, reads, [*writes, self._comm_var], name)  # on a worker: MPI calls block
 
     def _agree(self, what: str, detail: str = "") -> None:
         """Wait until every worker is about to run the collective ``what``; raise if one is not."""
@@ -206,7 +206,7 @@ class DistSyncStore(KVStore):
     def _host_buffer(self, key: Key, stored: NDArray) -> NDArray:
         buf = self._host.get(key)
         if buf is None:
-            buf = new_array(stored.shape, stored.data_array.dtype, cpu())
+            buf = empty(stored.shape, ctx=cpu(), dtype=stored.data_array.dtype)
             self._host[key] = buf
         return buf
 
@@ -238,7 +238,7 @@ class DistSyncStore(KVStore):
     def _device_buffer(self, key: Key, stored: NDArray) -> NDArray:
         buf = self._device_recv.get(key)
         if buf is None:
-            buf = new_array(stored.shape, stored.data_array.dtype, stored.context)
+            buf = empty(stored.shape, ctx=stored.context, dtype=stored.data_array.dtype)
             self._device_recv[key] = buf
         return buf
 
@@ -315,7 +315,7 @@ class DistSyncStore(KVStore):
         if cached is None:
             shapes = [self._store[k].shape for k in keys]
             sizes = [int(np.prod(s)) for s in shapes]
-            flat = new_array((sum(sizes),), dtype, cpu())
+            flat = empty((sum(sizes),), ctx=cpu(), dtype=dtype)
             views, offset = [], 0
             for shape, size in zip(shapes, sizes, strict=True):
                 views.append(NDArray(flat.data_array[offset : offset + size].reshape(shape), flat.var, flat.context))

@@ -14,8 +14,8 @@ from typing import Any
 
 from lazynd.backend import get_backend
 from lazynd.context import Context, cpu
-from lazynd.ndarray import NDArray
-from lazynd.ndarray.dispatch import new_array, push_kernel
+from lazynd.ndarray import NDArray, empty
+from lazynd.runtime import push
 
 from .base import Key, KVStore, copy_pairs, register
 
@@ -35,7 +35,7 @@ def sum_arrays(values: Sequence[NDArray], out: NDArray) -> NDArray:
     xp = get_backend(ctx).xp
     args = (xp, out.data_array, *(v.data_array for v in local))
     reads = [v.var for v in local]
-    push_kernel(ctx, _sum_into, args, reads, [out.var], "_kvstore_sum", out.size * len(local))
+    push(ctx, _sum_into, args, reads, [out.var], "_kvstore_sum", out.size * len(local))
     return out
 
 
@@ -56,7 +56,7 @@ class LocalStore(KVStore):
     def _merge_buffer(self, key: Key, stored: NDArray) -> NDArray:
         buf = self._merge_buffers.get(key)
         if buf is None:
-            buf = new_array(stored.shape, stored.data_array.dtype, stored.context)
+            buf = empty(stored.shape, ctx=stored.context, dtype=stored.data_array.dtype)
             self._merge_buffers[key] = buf
         return buf
 

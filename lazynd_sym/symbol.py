@@ -356,7 +356,7 @@ class Symbol:
         group2ctx: Any = None,
         shared_exec: Any = None,
     ) -> Any:
-        from . import binding
+        from .executor import binding
 
         return binding.bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
 
@@ -369,7 +369,7 @@ class Symbol:
         shared_exec: Any = None,
         **shapes: Any,
     ) -> Any:
-        from . import binding
+        from .executor import binding
 
         return binding.simple_bind(self, ctx, grad_req, type_dict, group2ctx, shared_exec, shapes)
 

@@ -28,3 +28,21 @@ def test_bench_ops_runs_without_pytorch() -> None:
     for row in ("| reduce | norm", "| shape  | one_hot"):
         assert row in done.stdout, done.stdout[-3000:]
     assert "ThreadedEngine: " in done.stdout and "NaiveEngine: " in done.stdout
+
+
+def test_bench_user_loops_rows_run_and_learn() -> None:
+    """Each lazynd row of bench/user_loops.py runs on a slice of the data and reports its time and accuracy."""
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for row in ("seed/lazynd", "sgd_update/lazynd", "fit/lazynd", "seed/numpy"):
+        result = subprocess.run(
+            [sys.executable, str(root / "bench" / "user_loops.py"), "--row", row, "--limit", "2560"],
+            capture_output=True, text=True, timeout=300, check=False, env=dict(os.environ),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr[-2000:]
+        record = json.loads(result.stdout.strip().splitlines()[-1])
+        assert record["seconds"] > 0 and record["accuracy"] > 0.5, (row, record)

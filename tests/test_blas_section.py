@@ -80,10 +80,10 @@ def test_convolution_kernels_run_inside_the_section(monkeypatch):
 
 def _fresh_plans(monkeypatch) -> None:
     """Drop the imperative call plans (each holds the BLAS var it was planned with)."""
-    from lazynd.ndarray import dispatch
+    from lazynd.runtime import plan
 
-    monkeypatch.setattr(dispatch, "_plans", {})
-    monkeypatch.setattr(dispatch, "_signatures", {})
+    monkeypatch.setattr(plan, "_plans", {})
+    monkeypatch.setattr(plan, "_signatures", {})
 
 
 def _convolution_pair() -> tuple:

@@ -68,9 +68,9 @@ def test_random_programs_match_numpy(engine_name: str, chunk: int) -> None:
 
 def test_random_programs_with_queued_execution(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same programs with the inline fast path off: every op goes through the worker queue."""
-    from lazynd.ndarray import dispatch
+    from lazynd.runtime import device_push
 
-    monkeypatch.setattr(dispatch, "INLINE_MAX_ELEMENTS", -1)
+    monkeypatch.setattr(device_push, "INLINE_MAX_ELEMENTS", -1)
     for seed in range(10_000, 10_200):
         _run_program(seed)
     mx.nd.waitall()

@@ -303,11 +303,11 @@ def test_host_pool_hands_a_loop_the_buffers_it_released_last() -> None:
 
 
 def test_repeated_calls_reuse_one_plan_and_parameters_stay_distinct() -> None:
-    from lazynd.ndarray import dispatch
+    from lazynd.runtime import plan as plans
 
     x = mx.nd.array(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4))
     # one array and no parameters: the plan hangs on the array's signature
-    sig = dispatch.signature(x)
+    sig = x.signature
     sig.plans.clear()
     for _ in range(5):
         mx.nd.relu(x)
@@ -316,13 +316,13 @@ def test_repeated_calls_reuse_one_plan_and_parameters_stay_distinct() -> None:
     mx.nd.relu(mx.nd.zeros((3, 4)))  # another array of the same signature: the same plan
     assert sig.plans[registry.get("relu")] is plan and len(sig.plans) == 1
     # with parameters: one plan per distinct call in the shared table
-    dispatch._plans.clear()
+    plans._plans.clear()
     for _ in range(5):
         mx.nd.clip(x, a_min=-1.0, a_max=1.0)
-    assert len(dispatch._plans) == 1
+    assert plans.cached_plans() == 1
     low = mx.nd.clip(x, a_min=-1.0, a_max=1.0)
     high = mx.nd.clip(x, a_min=0.0, a_max=1.5)
-    assert len(dispatch._plans) == 2
+    assert plans.cached_plans() == 2
     np.testing.assert_array_equal(low.asnumpy(), np.clip(x.asnumpy(), -1.0, 1.0))
     np.testing.assert_array_equal(high.asnumpy(), np.clip(x.asnumpy(), 0.0, 1.5))
     # a list parameter cannot key the cache; the call still works
@@ -330,7 +330,7 @@ def test_repeated_calls_reuse_one_plan_and_parameters_stay_distinct() -> None:
 
 
 def test_plans_never_mix_arrays_of_another_shape_dtype_or_view() -> None:
-    from lazynd.ndarray import dispatch
+    from lazynd.runtime import clear_plans
 
     base = np.arange(12, dtype=np.float64).reshape(3, 4) - 5.5
     arrays = [
@@ -341,16 +341,15 @@ def test_plans_never_mix_arrays_of_another_shape_dtype_or_view() -> None:
     ]
     for emptied in (False, True):
         if emptied:  # arrays signed before the table was emptied keep working, and stay apart
-            dispatch._signatures.clear()
-            dispatch._plans.clear()
+            clear_plans()
         for x in arrays:
             got = mx.nd.abs(x)
             assert got.shape == x.shape and got.dtype == x.dtype
             np.testing.assert_array_equal(got.asnumpy(), np.abs(x.asnumpy()))
     # one interned signature per (shape, dtype, device), however many arrays share it
     a, b = mx.nd.zeros((2, 5)), mx.nd.ones((2, 5))
-    assert dispatch.signature(a) is dispatch.signature(b)
-    assert dispatch.signature(a) is not dispatch.signature(mx.nd.zeros((2, 5), dtype="float64"))
+    assert a.signature is b.signature
+    assert a.signature is not mx.nd.zeros((2, 5), dtype="float64").signature
 
 
 def test_a_rejected_call_is_rejected_every_time() -> None:

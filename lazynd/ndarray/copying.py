@@ -10,8 +10,9 @@ from ..backend import get_backend
 from ..context import Context
 from ..engine import get_engine
 from ..errors import OperatorError, ShapeError
+from ..runtime import push
 from . import dispatch
-from .dispatch import new_array, push_kernel
+from .dispatch import new_array
 
 
 def _copy_cpu(src: np.ndarray, dst: np.ndarray) -> None:
@@ -25,7 +26,7 @@ def copy_into(src: Any, dst: Any) -> Any:
     sctx, dctx = src._ctx, dst._ctx
     reads, writes = [src._var], [dst._var]
     if sctx.device_type != "gpu" and dctx.device_type != "gpu":
-        push_kernel(dctx, _copy_cpu, (src._data, dst._data), reads, writes, "_copyto", src.size)
+        push(dctx, _copy_cpu, (src._data, dst._data), reads, writes, "_copyto", src.size)
     elif sctx.device_type != "gpu":
         backend: Any = get_backend(dctx)
         fn = backend.wrap(backend.copy_from_host, reads, writes, "h2d")
@@ -141,7 +142,7 @@ def getitem(arr: Any, key: Any) -> Any:
         # index arrays reach the device inside the operation: on its stream and its device
         dst[...] = src[_device_key(host_key, xp)]
 
-    push_kernel(arr._ctx, gather, (data, out._data), [arr._var], [out._var], "_getitem", out.size)
+    push(arr._ctx, gather, (data, out._data), [arr._var], [out._var], "_getitem", out.size)
     return out
 
 
@@ -202,7 +203,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         def assign(dst: Any, src: Any) -> None:
             dst[_device_key(host_key, xp)] = src
 
-        push_kernel(arr._ctx, assign, (data, value._data), [value._var, *old_values], [arr._var], "_set_value", arr.size)
+        push(arr._ctx, assign, (data, value._data), [value._var, *old_values], [arr._var], "_set_value", arr.size)
         return
     if isinstance(value, (int, float, bool, np.generic)):
         scalar = value
@@ -210,7 +211,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         def fill(dst: Any) -> None:
             dst[_device_key(host_key, xp)] = scalar
 
-        push_kernel(arr._ctx, fill, (data,), old_values, [arr._var], "_set_value", arr.size)
+        push(arr._ctx, fill, (data,), old_values, [arr._var], "_set_value", arr.size)
         return
     host = np.array(value, dtype=data.dtype, copy=True)  # snapshot now: the caller may change it
     _check_broadcast(host.shape, target_shape)
@@ -223,7 +224,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     def assign_host(dst: Any) -> None:
         dst[host_key] = host
 
-    push_kernel(arr._ctx, assign_host, (data,), old_values, [arr._var], "_set_value", arr.size)
+    push(arr._ctx, assign_host, (data,), old_values, [arr._var], "_set_value", arr.size)
 
 
 def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:

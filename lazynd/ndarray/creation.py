@@ -12,8 +12,9 @@ from ..context import Context, as_context, current_context
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
 from ..ops.params import parse_dtype
+from ..runtime import push
 from . import dispatch
-from .dispatch import new_array, push_kernel
+from .dispatch import new_array
 
 DEFAULT_DTYPE = "float32"
 
@@ -72,7 +73,7 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, ou
     """
     if out is None:
         out = new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
-    push_kernel(out._ctx, _fill, (out._data, val), [], [out._var], "_full", out.size)
+    push(out._ctx, _fill, (out._data, val), [], [out._var], "_full", out.size)
     return out
 
 
@@ -200,7 +201,7 @@ def concatenate(arrays: Sequence[Any], axis: int = 0, always_copy: bool = True) 
     shape[axis] = sum(a.shape[axis] for a in arrays)
     dtype = np.result_type(*[a._data.dtype for a in arrays])
     out = new_array(tuple(shape), dtype, first._ctx)
-    push_kernel(
+    push(
         first._ctx,
         _concat,
         (get_backend(first._ctx).xp, [a._data for a in arrays], out._data, axis),

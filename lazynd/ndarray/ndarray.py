@@ -19,6 +19,7 @@ from ..backend import get_backend
 from ..context import Context
 from ..engine.var import Var
 from ..errors import LazyNDError, OperatorError
+from ..runtime import Signature, signature_of
 from . import arithmetic as _arithmetic
 from . import copying as _copying
 from . import dispatch as _ops_table
@@ -55,9 +56,8 @@ class NDArray:
            [3., 3., 3.]], dtype=float32)
     """
 
-    # _fast: the arithmetic fast path's cached verdict on this array (see arithmetic.fast_key);
-    # _sig: its interned (shape, dtype, device), the call-plan cache's key (see dispatch.signature)
-    __slots__ = ("_data", "_var", "_ctx", "_fast", "_sig", "__weakref__")
+    # _sig: its interned (shape, dtype, device), the call-plan cache's key (see ``signature``)
+    __slots__ = ("_data", "_var", "_ctx", "_sig", "__weakref__")
     # make NumPy defer to our reflected operators (np.float32(2) * nd)
     __array_priority__ = 1000.0
 
@@ -65,8 +65,7 @@ class NDArray:
         self._data = data
         self._var = var if var is not None else Var()
         self._ctx = ctx if ctx is not None else _CPU
-        self._fast = None
-        self._sig = None
+        self._sig: Signature | None = None
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -97,6 +96,15 @@ class NDArray:
     def data_array(self) -> Any:
         """The backend array (NumPy or CuPy) holding the values; reading it does not wait (see the class)."""
         return self._data
+
+    @property
+    def signature(self) -> Signature:
+        """The interned (shape, dtype, device) of this array: the runtime's call-plan cache key."""
+        sig = self._sig
+        if sig is None:  # an NDArray's buffer never changes, so neither does its signature
+            data = self._data
+            sig = self._sig = signature_of(data.shape, data.dtype, self._ctx)
+        return sig
 
     @property
     def var(self) -> Var:
@@ -243,7 +251,7 @@ class NDArray:
     def __getitem__(self, key: Any) -> NDArray:
         if key.__class__ is slice:  # x[i:j], the batch loop's call: a view, written out
             view = _new_ndarray(NDArray)
-            view._data, view._var, view._ctx, view._fast, view._sig = self._data[key], self._var, self._ctx, None, None
+            view._data, view._var, view._ctx, view._sig = self._data[key], self._var, self._ctx, None
             return view
         return _copying.getitem(self, key)
 
@@ -288,23 +296,17 @@ class NDArray:
 
     __rpow__ = _arithmetic.binary_method("power", reflected=True)
 
-    def __eq__(self, other: Any) -> NDArray:  # type: ignore[override]
-        return _arithmetic.binary("equal", self, other)
+    __eq__ = _arithmetic.compare_method("equal")  # type: ignore[assignment]
 
-    def __ne__(self, other: Any) -> NDArray:  # type: ignore[override]
-        return _arithmetic.binary("not_equal", self, other)
+    __ne__ = _arithmetic.compare_method("not_equal")  # type: ignore[assignment]
 
-    def __gt__(self, other: Any) -> NDArray:
-        return _arithmetic.binary("greater", self, other)
+    __gt__ = _arithmetic.compare_method("greater")  # type: ignore[assignment]
 
-    def __ge__(self, other: Any) -> NDArray:
-        return _arithmetic.binary("greater_equal", self, other)
+    __ge__ = _arithmetic.compare_method("greater_equal")  # type: ignore[assignment]
 
-    def __lt__(self, other: Any) -> NDArray:
-        return _arithmetic.binary("lesser", self, other)
+    __lt__ = _arithmetic.compare_method("lesser")  # type: ignore[assignment]
 
-    def __le__(self, other: Any) -> NDArray:
-        return _arithmetic.binary("lesser_equal", self, other)
+    __le__ = _arithmetic.compare_method("lesser_equal")  # type: ignore[assignment]
 
     __hash__ = object.__hash__
 
@@ -317,22 +319,17 @@ class NDArray:
     def __abs__(self) -> NDArray:
         return _ops_table.invoke_by_name("abs", [self], {})
 
-    def __iadd__(self, other: Any) -> NDArray:
-        return _arithmetic.binary("add", self, other, out=self)
+    __iadd__ = _arithmetic.inplace_method("add")
 
-    def __isub__(self, other: Any) -> NDArray:
-        return _arithmetic.binary("sub", self, other, out=self)
+    __isub__ = _arithmetic.inplace_method("sub")
 
-    def __imul__(self, other: Any) -> NDArray:
-        return _arithmetic.binary("mul", self, other, out=self)
+    __imul__ = _arithmetic.inplace_method("mul")
 
-    def __itruediv__(self, other: Any) -> NDArray:
-        return _arithmetic.binary("div", self, other, out=self)
+    __itruediv__ = _arithmetic.inplace_method("div")
 
     __idiv__ = __itruediv__
 
-    def __imod__(self, other: Any) -> NDArray:
-        return _arithmetic.binary("mod", self, other, out=self)
+    __imod__ = _arithmetic.inplace_method("mod")
 
 
 _CPU = Context("cpu", 0)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..backend.cuda.elementwise import ElementwiseFamily
-from ..backend.fperr import quiet, quietly
+from ..backend.fperr import quiet
 from .params import Param, parse_float
 from .registry import OpDef, merge_shape, register
 
@@ -33,24 +33,6 @@ ARITHMETIC = {
 BROADCAST_NAMES = {"plus": "add", "minus": "sub"}
 REFLECTED = {"minus", "div", "mod", "power"}
 GPU = ElementwiseFamily("binary", "binary", {name: expr for name, (_, expr) in ARITHMETIC.items()})
-
-# NDArray's fast path for same-shape float arrays (``a + b``): kind -> kernel(a, b, out); the kinds
-# that meet a zero divisor or overflow at ordinary values run quietly
-FAST_KERNELS: dict[str, Callable[..., Any]] = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": quietly(np.divide),
-    "mod": quietly(np.mod),
-    "power": quietly(np.power),
-    "equal": np.equal,
-    "not_equal": np.not_equal,
-    "greater": np.greater,
-    "greater_equal": np.greater_equal,
-    "lesser": np.less,
-    "lesser_equal": np.less_equal,
-}
-
 
 def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
     if out.dtype.kind in "iub":

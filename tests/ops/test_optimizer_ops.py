@@ -210,7 +210,7 @@ def test_update_of_a_strided_view_matches_the_contiguous_update(rng, name, n_sta
     op = registry.get(name)
     strided = [w0.copy()[:, ::2], g0.copy()[:, ::2]] + [np.zeros((6, 8), np.float32)[:, ::2] for _ in range(n_states)]
     from lazynd.context import cpu
-    from lazynd.ndarray.dispatch import kernel_context
+    from lazynd.runtime import kernel_context
 
     op.forward(kernel_context(cpu()), op.parse(params), strided, strided[:1], [])
     assert_almost_equal(strided[0], contiguous[0].asnumpy(), rtol=1e-6, atol=1e-7)

@@ -8,7 +8,7 @@ import pytest
 import lazynd as mx
 import lazynd_sym as sym
 from lazynd.errors import ContextError
-from lazynd_sym.placed_executor import PlacedExecutor
+from lazynd_sym.executor import PlacedExecutor
 
 HAS_GPU = mx.num_gpus() > 0
 

@@ -11,9 +11,9 @@ from typing import Any, NamedTuple
 
 from lazynd.context import Context
 
-from .graph import Entry, Node, topo_order
-from .passes.fuse_elemwise import fuse_elementwise
-from .passes.place_device import insert_copies, place_device
+from ..graph import Entry, Node, topo_order
+from ..passes.fuse_elemwise import fuse_elementwise
+from ..passes.place_device import insert_copies, place_device
 
 
 class Placement(NamedTuple):

@@ -7,7 +7,7 @@ context ``group2ctx`` names; the placement pass decides the rest and inserts a
 context; each kernel runs with its node's kernel context.
 
 On CPU contexts only, a pass is still pushed to the engine as one operation (unless
-bulk execution is off: see :mod:`lazynd_sym.executor_run`).  With a GPU involved, each step
+bulk execution is off: see :mod:`lazynd_sym.executor.run`).  With a GPU involved, each step
 is pushed on its own device (copies on the copy streams).
 """
 
@@ -18,15 +18,16 @@ from typing import Any
 import lazynd.ndarray as nd
 from lazynd.backend import get_backend
 from lazynd.context import Context
-from lazynd.engine import get_engine
 from lazynd.engine.var import Var
 from lazynd.errors import ContextError
+from lazynd.runtime import push
 
+from ..passes.place_device import CROSS_DEVICE_COPY, place_device
+from ..passes.plan_memory import entry_bytes
+from .access import pass_vars
 from .bind_graph import Placement
 from .executor import Executor
-from .executor_run import _finish_kernel, _step_failure
-from .passes.place_device import CROSS_DEVICE_COPY, place_device
-from .passes.plan_memory import entry_bytes
+from .run import _finish_kernel, _step_failure
 
 
 def needs_placement(ctx: Context, group2ctx: dict | None) -> bool:
@@ -96,19 +97,8 @@ class PlacedExecutor(Executor):
         for j, req in enumerate(self.grad_req):
             if req == "write" and j not in self._grad_entry:
                 self._finish_grads.append(("zero", None, self._grad_array(j)._data))
-        random_ctx = [graph.attrs["context"][i] for i in self._forward_order + self._backward_order
-                      if graph.nodes[i].opdef.needs_random]  # fmt: skip
-        self._random_var = None
-        if random_ctx:
-            from lazynd.random import generator_for
-
-            self._random_var = generator_for(random_ctx[0]).var
-        self._writes_aux = any(
-            graph.nodes[i].opdef.aux and graph.nodes[i].opdef.writes_aux_in_train for i in self._forward_order
-        )
         self._uses_gpu = any(c.device_type == "gpu" for c in graph.attrs["context"])
-        self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}
-        self._backward_vars = self._vars_of_backward()
+        pass_vars(self)
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _node_context(self, i: int) -> Context:
@@ -157,11 +147,7 @@ class PlacedExecutor(Executor):
             return
         # each operator where it is placed; copies go on the GPU side's copy streams
         where, kind = self._push_target.get(id(step), (self._ctx, "compute")) if step is not None else (self._ctx, "compute")
-        if where.device_type == "gpu":
-            fn = get_backend(where).wrap(fn, reads, writes, kind)
-            get_engine().push(fn, args, reads, writes, name, where, inline_ok=True)
-        else:
-            get_engine().push(fn, args, reads, writes, name, where)
+        push(where, fn, args, reads, writes, name, kind=kind)
 
     def debug_str(self) -> str:
         """The base listing, then the context of every operator."""

@@ -33,7 +33,7 @@ from lazynd.context import Context
 from lazynd.engine import StepFailure, get_engine
 from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError, ShapeError
-from lazynd.ndarray.dispatch import push_kernel
+from lazynd.runtime import push
 
 
 def bulk_enabled() -> bool:
@@ -61,8 +61,6 @@ class PassRunner:
     _monitor_active: Callable[[], bool] | None
     _bulk: bool
     _internal: Var
-    _random_var: Var | None
-    _writes_aux: bool
     _buffers: list[Any]
     _steps: dict[bool, list[tuple]]
     _backward_steps: list[tuple]
@@ -141,7 +139,7 @@ class PassRunner:
         self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None
     ) -> None:
         if self._bulk_now() and self._ctx.device_type != "gpu":
-            get_engine().push(self._run_bulk, (steps, tail), reads, writes, name, self._ctx)
+            push(self._ctx, self._run_bulk, (steps, tail), reads, writes, name)
             return
         # one operation per operator; each one writes the executor's internal var, so they run in
         # order, and all but the first read it too, so they inherit the error of an earlier step
@@ -157,10 +155,8 @@ class PassRunner:
         self, step: tuple | None, fn: Callable[..., Any], args: tuple, reads: list, writes: list, name: str
     ) -> None:
         """Push one operation of a pass run operator by operator (``step`` is None for the tail)."""
-        if self._ctx.device_type == "gpu":
-            push_kernel(self._ctx, fn, args, reads, writes, name, 0)
-        else:
-            get_engine().push(fn, args, reads, writes, "executor:" + name if step is not None else name, self._ctx)
+        on_gpu = self._ctx.device_type == "gpu"
+        push(self._ctx, fn, args, reads, writes, "executor:" + name if step is not None and not on_gpu else name, 0 if on_gpu else None)
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
         """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``.
@@ -204,24 +200,6 @@ class PassRunner:
             else:
                 target[:] = value
         return left
-
-    def _vars_of_forward(self, is_train: bool) -> tuple[list[Var], list[Var]]:
-        reads = [a._var for a in self.arg_arrays]
-        writes = [o._var for o in self.outputs] + [self._internal]
-        if is_train and self._writes_aux:
-            writes += [a._var for a in self.aux_arrays]
-        else:
-            reads += [a._var for a in self.aux_arrays]
-        if self._random_var is not None:
-            writes.append(self._random_var)
-        return reads, writes
-
-    def _vars_of_backward(self) -> tuple[list[Var], list[Var]]:
-        reads = [a._var for a in self.arg_arrays] + [a._var for a in self.aux_arrays] + [o._var for o in self.outputs]
-        writes = [g._var for g in self.grad_arrays if g is not None] + [self._internal]
-        if self._random_var is not None:
-            writes.append(self._random_var)
-        return reads, writes
 
     def backward(self, out_grads: Any = None) -> None:
         """Push the backward pass; ``out_grads`` feed the outputs that are not losses."""

@@ -3,8 +3,8 @@
 At bind the passes run once (gradient, shapes, types, memory plan) and the forward and
 backward passes become lists of ``(kernel, kctx, attrs, inputs, outputs, aux)`` over
 preallocated buffers.  Running them (bulk execution, monitor, profiler) is
-:mod:`lazynd_sym.executor_run`; checking or allocating the bound arrays is
-:mod:`lazynd_sym.binding`.
+:mod:`lazynd_sym.executor.run`; checking or allocating the bound arrays is
+:mod:`lazynd_sym.executor.binding`.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ from lazynd.backend import get_backend
 from lazynd.context import Context
 from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError, ShapeError
-from lazynd.ndarray.dispatch import kernel_context
-from lazynd.ops.registry import KernelContext
+from lazynd.runtime import generator_for, kernel_context, kernel_for, with_generator
 
-from . import passes
+from .. import passes
+from ..graph import IndexedGraph
+from ..passes.fuse_elemwise import fusion_enabled
+from ..passes.infer_shape import shape_known
+from ..passes.plan_memory import entry_bytes
+from .access import pass_vars
 from .bind_graph import prepare_bind_graph
-from .executor_run import PassRunner, _finish_kernel, bulk_enabled
-from .graph import IndexedGraph
-from .passes.fuse_elemwise import fusion_enabled
-from .passes.infer_shape import shape_known
-from .passes.plan_memory import entry_bytes
+from .run import PassRunner, _finish_kernel, bulk_enabled
 
 
 class Executor(PassRunner):
@@ -179,17 +179,7 @@ class Executor(PassRunner):
         for j, req in enumerate(self.grad_req):
             if req == "write" and j not in self._grad_entry:
                 self._finish_grads.append(("zero", None, self._grad_array(j)._data))
-        uses_random = any(graph.nodes[i].opdef.needs_random for i in self._forward_order + self._backward_order)
-        self._random_var = None
-        if uses_random:
-            from lazynd.random import generator_for
-
-            self._random_var = generator_for(ctx).var
-        self._writes_aux = any(
-            graph.nodes[i].opdef.aux and graph.nodes[i].opdef.writes_aux_in_train for i in self._forward_order
-        )
-        self._forward_vars = {flag: self._vars_of_forward(flag) for flag in (True, False)}
-        self._backward_vars = self._vars_of_backward()
+        pass_vars(self)
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _build(self, order: list[int], is_train: bool) -> list[tuple]:
@@ -202,10 +192,8 @@ class Executor(PassRunner):
             where = self._node_context(i)
             kctx = kernel_context(where, is_train)
             if op.needs_random:
-                from lazynd.random import generator_for
-
-                kctx = KernelContext(kctx.xp, kctx.backend, kctx.device_id, is_train, generator_for(where).generator)
-            fn = op.forward_gpu if where.device_type == "gpu" and op.forward_gpu is not None else op.forward
+                kctx = with_generator(kctx, generator_for(where).generator)
+            fn = kernel_for(op, where)
             entries = graph.input_entries(i)
             n_data = node.num_data_inputs()
             ins = [self._buffers[e] for e in entries[:n_data]]

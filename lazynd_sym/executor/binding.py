@@ -2,7 +2,7 @@
 
 Both hand the arrays, in argument order, to the executor class the contexts call for: an
 :class:`~lazynd_sym.executor.Executor` on one context, a
-:class:`~lazynd_sym.placed_executor.PlacedExecutor` when ``group2ctx`` sends nodes elsewhere.
+:class:`~lazynd_sym.executor.placed.PlacedExecutor` when ``group2ctx`` sends nodes elsewhere.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import lazynd.ndarray as nd
 from lazynd.context import Context, as_context
 from lazynd.errors import LazyNDError, ShapeError
 
+from ..passes.infer_shape import shape_known
 from .executor import Executor
-from .passes.infer_shape import shape_known
-from .placed_executor import PlacedExecutor, needs_placement
+from .placed import PlacedExecutor, needs_placement
 
 GRAD_REQS = ("write", "add", "null")
 

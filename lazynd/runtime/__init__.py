@@ -1,0 +1,29 @@
+"""The runtime: the seam between the operators (:mod:`lazynd.ops`) and every face (nd, sym, kv).
+
+- :mod:`.plan`: call plans (shapes, types, kernel choice, output allocation, and every var a
+  call reads and writes), cached per call signature;
+- :mod:`.device_push`: the one device-aware push to the engine, and its shortcut for small ready work;
+- :mod:`.random_state`: the random-number generator of each context and its var.
+"""
+
+from __future__ import annotations
+
+from .device_push import kernel_context, push, with_generator
+from .plan import CallPlan, Signature, VarAccess, cached_plans, clear_plans, kernel_for, plan_for, signature_of
+from .random_state import GeneratorState, generator_for
+
+__all__ = [
+    "CallPlan",
+    "GeneratorState",
+    "Signature",
+    "VarAccess",
+    "cached_plans",
+    "clear_plans",
+    "generator_for",
+    "kernel_context",
+    "kernel_for",
+    "plan_for",
+    "push",
+    "signature_of",
+    "with_generator",
+]

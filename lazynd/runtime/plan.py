@@ -1,0 +1,271 @@
+"""Call plans: what an operator call needs beyond its arrays, worked out once per call signature.
+
+A :class:`CallPlan` holds the parsed parameters, the output shapes and types, the kernel
+chosen for the device, how the outputs are allocated, and the call's :class:`VarAccess`:
+every engine var it reads and writes besides its inputs and outputs (inputs the kernel
+mutates, auxiliary states in training, the host BLAS's var, the random generator's var).
+Imperative calls (``nd.<Op>``, ``a + b``) and the symbolic executor take that access from
+here, so both order an operator's work by the same rule.
+
+Plans take arrays' public surface (``shape``, ``dtype``, ``context``, ``signature``) and are
+cached by (operator, training flag, parameters, input signatures).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..backend import blas, cpu_backend, get_backend
+from ..backend.pool import MIN_POOLED_BYTES, aligned_zeros, size_class
+from ..context import Context, current_context
+from ..engine.var import Var
+from ..errors import OperatorError, ShapeError
+from ..ops.registry import OpDef
+from .device_push import kernel_context
+from .random_state import generator_for
+
+_pool_take = cpu_backend.pool.take
+_MAX_PLANS = 4096
+
+
+class VarAccess:
+    """The vars an operator call writes besides its outputs, by the operator's declarations.
+
+    ``mutated``: indices of inputs the kernel updates in place; ``aux_written``: auxiliary
+    states are updated (a training call of an operator that says so); ``blas_var``: the host
+    BLAS's var, for a GEMM-heavy kernel on the CPU while the BLAS has threads of its own
+    (:mod:`lazynd.backend.blas`); ``random``: the kernel draws from its context's generator.
+    ``plain`` is true when there is none of these.
+    """
+
+    __slots__ = ("mutated", "aux_written", "blas_var", "random", "plain")
+
+    def __init__(self, op: OpDef, attrs: dict, ctx: Context, is_train: bool) -> None:
+        self.mutated = op.mutated_inputs(attrs)
+        self.aux_written = bool(is_train and op.aux and op.writes_aux_in_train)
+        self.blas_var: Var | None = blas.BLAS_VAR if op.blas_heavy and ctx.device_type != "gpu" else None
+        self.random = op.needs_random
+        self.plain = not (self.mutated or self.aux_written or self.blas_var is not None or self.random)
+
+    def extra_writes(self, ctx: Context) -> list[Var]:
+        """The vars written that belong to no array: the BLAS var and the generator's var."""
+        extra = [] if self.blas_var is None else [self.blas_var]
+        if self.random:
+            extra.append(generator_for(ctx).var)
+        return extra
+
+    def written_inputs(self, data_inputs: Sequence[Any], aux_inputs: Sequence[Any]) -> list[Any]:
+        """The members of ``data_inputs`` the kernel mutates, and ``aux_inputs`` when they are
+        updated (given as vars, or as whatever stands for them: an executor passes graph entries)."""
+        written = [data_inputs[i] for i in self.mutated]
+        if self.aux_written:
+            written += aux_inputs
+        return written
+
+    def writes(self, data_vars: Sequence[Var], aux_vars: Sequence[Var], ctx: Context) -> list[Var]:
+        """Every var written besides the outputs': :meth:`written_inputs` and :meth:`extra_writes`."""
+        return self.written_inputs(data_vars, aux_vars) + self.extra_writes(ctx)
+
+
+def kernel_for(op: OpDef, ctx: Context) -> Callable[..., Any]:
+    """The kernel of ``op`` for ``ctx``'s device: the GPU one where there is one, else the CPU one."""
+    return op.forward_gpu if ctx.device_type == "gpu" and op.forward_gpu is not None else op.forward
+
+
+class Signature:
+    """An array's (shape, dtype, device type, device id), interned: equal signatures are one object.
+
+    The plan cache keys on signatures by identity, so a key of many inputs (a multi-parameter
+    update has a dozen) hashes a pointer per input instead of a shape tuple and a dtype.
+    """
+
+    __slots__ = ("spec", "dtype", "plans")
+
+    def __init__(self, spec: tuple) -> None:
+        self.spec = spec
+        self.dtype = spec[1]
+        # plans of calls with no parameters on arrays whose first input has this signature:
+        # keyed by the operator for one input, by (operator, second signature) for two
+        self.plans: dict[Any, CallPlan] = {}
+
+
+_signatures: dict[tuple, Signature] = {}
+
+
+def signature_of(shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> Signature:
+    """The interned :class:`Signature` of an array of ``shape`` and ``dtype`` on ``ctx``.
+
+    When the table is emptied (a program with ever-new shapes), arrays keep their old
+    signature objects: their plans are still right, only no longer shared.
+    """
+    spec = (shape, dtype, ctx.device_type, ctx.device_id)
+    sig = _signatures.get(spec)
+    if sig is None:
+        if len(_signatures) >= _MAX_PLANS:
+            _signatures.clear()
+        sig = _signatures.setdefault(spec, Signature(spec))
+    return sig
+
+
+def _context_of(op: OpDef, inputs: Sequence[Any], attrs: dict) -> Context:
+    if inputs:
+        ctx = inputs[0].context
+        for i, x in enumerate(inputs[1:], 1):
+            if x.context != ctx:
+                raise OperatorError(f"{op.name}: input {i} is on {x.context}, expected {ctx} like input 0")
+        return ctx
+    ctx = attrs.get("ctx")
+    return ctx if ctx is not None else current_context()
+
+
+class CallPlan:
+    """What one imperative call needs beyond its arrays; the same for every call with the same
+    operator, parameters and input shapes, dtypes and contexts (see :func:`plan_for`)."""
+
+    __slots__ = (
+        "op", "attrs", "n_in", "out_shapes", "out_types", "ctx", "fn", "into_zeros", "fresh_fn",
+        "backend", "kctx", "n_visible", "work", "access", "pooled", "small", "zeroed", "fresh_small",
+    )  # fmt: skip
+
+    def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
+        attrs = op.parse(kwargs)
+        if op.variadic and attrs.get("num_args") is None:
+            attrs["num_args"] = len(inputs) - len(op.aux)
+        names = op.input_names(attrs)
+        n_in = len(names)
+        if len(inputs) != n_in + len(op.aux):
+            expected = ", ".join(names + list(op.aux))
+            raise OperatorError(f"{op.name}: expected {n_in + len(op.aux)} input(s) ({expected}), got {len(inputs)}")
+        for i, x in enumerate(inputs):
+            if not hasattr(x, "signature") or not hasattr(x, "context"):
+                label = (names + list(op.aux))[i]
+                raise OperatorError(f"{op.name}: input '{label}' must be an NDArray, got {type(x).__name__}")
+        data_inputs, aux_inputs = inputs[:n_in], inputs[n_in:]
+        ctx = _context_of(op, inputs, attrs)
+
+        in_shapes = [tuple(x.shape) for x in data_inputs]
+        new_in, out_shapes, _ = op.infer_shape(attrs, list(in_shapes), [tuple(x.shape) for x in aux_inputs])
+        for name, given, inferred in zip(names, in_shapes, new_in, strict=False):
+            if inferred is not None and tuple(inferred) != tuple(given):
+                raise ShapeError(f"{op.name}: shape of '{name}' is {given}, expected {tuple(inferred)}")
+        for shape in out_shapes:
+            if shape is None or any(not isinstance(d, (int, np.integer)) or d < 0 for d in shape):
+                raise ShapeError(f"{op.name}: cannot infer the output shape from inputs {in_shapes} (got {shape})")
+        in_types = [np.dtype(x.dtype).name for x in data_inputs]
+        _, out_types, _ = op.infer_type(attrs, in_types, [np.dtype(x.dtype).name for x in aux_inputs])
+
+        self.op = op
+        self.attrs = attrs
+        self.n_in = n_in
+        self.out_shapes = [tuple(int(d) for d in s) for s in out_shapes]
+        self.out_types = [t or "float32" for t in out_types]
+        self.ctx = ctx
+        on_gpu = ctx.device_type == "gpu"
+        self.fn = kernel_for(op, ctx)
+        # outputs of its own allocation: zero-filled ones where the operator has a kernel for them
+        # (on the CPU the allocator's fresh zeroed pages are cheaper than filling a buffer)
+        self.into_zeros = not on_gpu and op.forward_into_zeros is not None
+        self.fresh_fn: Callable[..., Any] = op.forward_into_zeros if op.forward_into_zeros is not None and self.into_zeros else self.fn
+        self.backend = get_backend(ctx) if on_gpu else cpu_backend
+        self.kctx = kernel_context(ctx, is_train)
+        self.n_visible = op.num_visible_outputs(attrs)
+        self.access = VarAccess(op, attrs, ctx, is_train)
+        self.work = sum(int(x.size) for x in inputs) + sum(math.prod(s) for s in self.out_shapes)
+        self._plan_allocation(on_gpu)
+
+    def _plan_allocation(self, on_gpu: bool) -> None:
+        # fresh CPU outputs all large enough for the pool: (shape, dtype, size class) of each, so a
+        # call takes its buffers with no arithmetic; all too small for it: (shape, dtype) for
+        # NumPy's own allocator; zero-filled and large: (shape, dtype, bytes), page-aligned
+        self.pooled: list[tuple[tuple[int, ...], np.dtype, int]] | None = None
+        self.small: list[tuple[tuple[int, ...], np.dtype]] | None = None
+        self.zeroed: list[tuple[tuple[int, ...], np.dtype, int]] | None = None
+        # the (shape, dtype) of the output of a call that writes nothing else (no aux states
+        # either) when it is one small CPU buffer that need not start zeroed; None otherwise
+        self.fresh_small: tuple[tuple[int, ...], np.dtype] | None = None
+        if on_gpu:
+            return
+        specs = [(s, np.dtype(t)) for s, t in zip(self.out_shapes, self.out_types, strict=True)]
+        sizes = [math.prod(s) * t.itemsize for s, t in specs]
+        if all(n < MIN_POOLED_BYTES for n in sizes):
+            self.small = specs
+            if len(specs) == 1 and not self.into_zeros and self.access.plain and not self.op.aux:
+                self.fresh_small = specs[0]
+        elif all(n >= MIN_POOLED_BYTES for n in sizes):
+            if self.into_zeros:
+                self.zeroed = [(s, t, n) for (s, t), n in zip(specs, sizes, strict=True)]
+            else:
+                self.pooled = [(s, t, size_class(n)) for (s, t), n in zip(specs, sizes, strict=True)]
+
+    def allocate(self) -> list[Any]:
+        """Fresh buffers for the outputs (zero-filled when :attr:`fresh_fn` expects them so)."""
+        pooled = self.pooled
+        if pooled is not None:
+            return [_pool_take(shape, dtype, size) for shape, dtype, size in pooled]
+        if self.small is not None:
+            new = np.zeros if self.into_zeros else np.empty
+            return [new(shape, dtype) for shape, dtype in self.small]
+        if self.zeroed is not None:
+            return [aligned_zeros(shape, dtype, n) for shape, dtype, n in self.zeroed]
+        backend = self.backend
+        alloc = backend.zeros if self.into_zeros else backend.empty
+        return [alloc(s, t) for s, t in zip(self.out_shapes, self.out_types, strict=True)]
+
+    def new_var(self, data: Any) -> Var:
+        """The var of a fresh output buffer (a GPU backend may attach its event bookkeeping)."""
+        return Var() if self.backend is cpu_backend else self.backend.new_var(data)
+
+
+# plans by (operator, is_train, parameters with their types, input signatures)
+_plans: dict[tuple, CallPlan] = {}
+
+
+def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool = False) -> CallPlan:
+    """The cached :class:`CallPlan` of calling ``op`` on ``inputs`` with ``kwargs``."""
+    if not inputs:  # creation operators: the context may come from a ``with`` scope
+        return CallPlan(op, inputs, kwargs, is_train)
+    n = len(inputs)
+    if not kwargs and not is_train and n <= 2:
+        # no parameters: the plan hangs on the first input's signature (no key to build)
+        try:
+            sig = inputs[0].signature
+            key = op if n == 1 else (op, inputs[1].signature)
+        except AttributeError:
+            return CallPlan(op, inputs, kwargs, is_train)  # raises the clear error
+        plan = sig.plans.get(key)
+        if plan is None:
+            plan = sig.plans[key] = CallPlan(op, inputs, kwargs, is_train)
+        return plan
+    parts: list[Any] = [op, is_train]
+    for k, v in kwargs.items():
+        parts += (k, v.__class__, v)  # the type too: 1 and 1.0 may parse differently
+    try:
+        parts += [x.signature for x in inputs]
+    except AttributeError:
+        return CallPlan(op, inputs, kwargs, is_train)  # raises the clear error
+    key = tuple(parts)
+    try:
+        plan = _plans.get(key)
+    except TypeError:  # an unhashable parameter value (a list): plan this call alone
+        return CallPlan(op, inputs, kwargs, is_train)
+    if plan is None:
+        plan = CallPlan(op, inputs, kwargs, is_train)
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        _plans[key] = plan
+    return plan
+
+
+def clear_plans() -> None:
+    """Forget every cached plan and signature (arrays keep the signatures they have)."""
+    _plans.clear()
+    _signatures.clear()
+
+
+def cached_plans() -> int:
+    """How many plans the cache holds (those keyed by parameters and several inputs)."""
+    return len(_plans)

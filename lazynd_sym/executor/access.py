@@ -1,0 +1,76 @@
+"""What an executor's passes read and write, derived from the runtime's plan of each step.
+
+A pass (forward or backward) is pushed as one engine operation on the CPU, or one per step
+on a GPU.  Besides the executor's own arrays (arguments and auxiliary states read, outputs
+or gradients written, and one var for its internal storage), a step may write what its
+operator declares: inputs it mutates, auxiliary states in training, the host BLAS's var, the
+random generator's var.  :class:`lazynd.runtime.VarAccess` says which, for imperative calls
+and executors alike; this module maps it onto the executor's arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lazynd.context import Context
+from lazynd.engine.var import Var
+from lazynd.runtime import VarAccess
+
+from ..graph import IndexedGraph
+
+
+def step_access(graph: IndexedGraph, i: int, where: Context, is_train: bool) -> VarAccess:
+    """The runtime's :class:`VarAccess` of node ``i`` run on ``where``."""
+    node = graph.nodes[i]
+    return VarAccess(node.opdef, node.attrs, where, is_train)
+
+
+def pass_writes(
+    graph: IndexedGraph,
+    order: list[int],
+    is_train: bool,
+    node_context: Callable[[int], Context],
+    entry_vars: dict[int, Var],
+    internal: Var,
+) -> list[Var]:
+    """The vars the steps of ``order`` write besides the pass's outputs, gradients and internal var.
+
+    ``entry_vars`` maps graph entries held in caller-visible arrays (arguments, auxiliary
+    states) to their vars; any other entry a step writes in place is internal storage.
+    """
+    writes: list[Var] = []
+    for i in order:
+        where = node_context(i)
+        access = step_access(graph, i, where, is_train)
+        if access.plain:
+            continue
+        entries = graph.input_entries(i)
+        n_data = graph.nodes[i].num_data_inputs()
+        for entry in access.written_inputs(entries[:n_data], entries[n_data:]):
+            writes.append(entry_vars.get(entry, internal))
+        writes += access.extra_writes(where)
+    return list(dict.fromkeys(writes))
+
+
+def pass_vars(executor: Any) -> None:
+    """Set ``executor._forward_vars`` (per training flag) and ``_backward_vars``: (reads, writes)."""
+    graph = executor._graph
+    variables = [graph.entry(i) for i in graph.variables()]
+    names = [graph.nodes[i].name for i in graph.variables()]
+    arrays = dict(zip(executor.arg_names + executor.aux_names, executor.arg_arrays + executor.aux_arrays, strict=False))
+    entry_vars = {entry: arrays[name]._var for entry, name in zip(variables, names, strict=True) if name in arrays}
+    internal = executor._internal
+    args = [a._var for a in executor.arg_arrays]
+    aux = [a._var for a in executor.aux_arrays]
+    outputs = [o._var for o in executor.outputs]
+
+    def extra(order: list[int], is_train: bool) -> list[Var]:
+        return pass_writes(graph, order, is_train, executor._node_context, entry_vars, internal)
+
+    # a var both read and written is scheduled as a write (the engine deduplicates)
+    executor._forward_vars = {
+        flag: (args + aux, outputs + [internal] + extra(executor._forward_order, flag)) for flag in (True, False)
+    }
+    grads = [g._var for g in executor.grad_arrays if g is not None]
+    executor._backward_vars = (args + aux + outputs, grads + [internal] + extra(executor._backward_order, True))

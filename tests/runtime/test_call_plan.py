@@ -1,0 +1,77 @@
+"""The runtime's call plans: one rule for what a call reads and writes, for nd and executors alike."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.backend import blas
+from lazynd.engine.var import Var
+from lazynd.ops import registry
+from lazynd.runtime import VarAccess, generator_for, plan_for
+
+
+@pytest.fixture()
+def threaded_blas(monkeypatch: pytest.MonkeyPatch) -> Var:
+    """A BLAS var as under a multi-threaded host BLAS, with fresh plans."""
+    from lazynd.runtime import plan
+
+    var = Var()
+    monkeypatch.setattr(blas, "BLAS_VAR", var)
+    monkeypatch.setattr(plan, "_plans", {})
+    monkeypatch.setattr(plan, "_signatures", {})
+    return var
+
+
+def _conv_net() -> sym.Symbol:
+    return sym.Convolution(sym.Variable("data"), kernel=(3, 3), num_filter=2, name="conv")
+
+
+def test_an_imperative_gemm_heavy_call_writes_the_blas_var(threaded_blas: Var) -> None:
+    x, w, b = mx.nd.ones((1, 1, 5, 5)), mx.nd.ones((2, 1, 3, 3)), mx.nd.zeros((2,))
+    plan = plan_for(registry.get("Convolution"), [x, w, b], {"kernel": (3, 3), "num_filter": 2})
+    assert plan.access.extra_writes(plan.ctx) == [threaded_blas]
+
+
+def test_an_executor_pass_with_a_gemm_heavy_step_writes_the_blas_var(threaded_blas: Var) -> None:
+    ex = _conv_net().simple_bind(mx.cpu(), data=(1, 1, 5, 5))
+    for is_train in (True, False):
+        assert threaded_blas in ex._forward_vars[is_train][1]
+    assert threaded_blas in ex._backward_vars[1]
+    out = ex.forward(is_train=True, data=mx.nd.ones((1, 1, 5, 5)))[0]
+    ex.backward(mx.nd.ones(out.shape))
+    mx.nd.waitall()
+    assert not threaded_blas.writing and not threaded_blas.queue
+
+
+def test_an_executor_without_gemm_heavy_steps_leaves_the_blas_var_alone(threaded_blas: Var) -> None:
+    ex = sym.FullyConnected(sym.Variable("data"), num_hidden=3).simple_bind(mx.cpu(), data=(2, 4))
+    assert threaded_blas not in ex._forward_vars[True][1]
+    assert threaded_blas not in ex._backward_vars[1]
+
+
+def test_an_executor_writes_the_generator_var_only_in_the_passes_that_draw() -> None:
+    net = sym.Dropout(sym.FullyConnected(sym.Variable("data"), num_hidden=3), p=0.5)
+    ex = net.simple_bind(mx.cpu(), data=(2, 4))
+    access = VarAccess(registry.get("Dropout"), {"p": 0.5}, mx.cpu(), True)
+    assert access.random and generator_for(mx.cpu()).var in access.extra_writes(mx.cpu())
+    assert generator_for(mx.cpu()).var in ex._forward_vars[True][1]
+
+
+def test_an_executor_writes_the_auxiliary_states_it_updates_in_training_only() -> None:
+    net = sym.BatchNorm(sym.Variable("data"), name="bn")
+    ex = net.simple_bind(mx.cpu(), data=(4, 3))
+    aux_vars = [a._var for a in ex.aux_arrays]
+    assert all(v in ex._forward_vars[True][1] for v in aux_vars)
+    assert not any(v in ex._forward_vars[False][1] for v in aux_vars)
+    assert all(v in ex._forward_vars[False][0] for v in aux_vars)
+
+
+def test_a_mutated_input_is_written_by_nd_and_executor_alike() -> None:
+    access = VarAccess(registry.get("sgd_mom_update"), registry.get("sgd_mom_update").parse({"lr": 0.1}), mx.cpu(), False)
+    assert access.written_inputs(["weight", "grad", "mom"], []) == ["mom"]
+    w, g, m = mx.nd.ones((3,)), mx.nd.ones((3,)), mx.nd.zeros((3,))
+    mx.nd.sgd_mom_update(w, g, m, lr=0.1, momentum=0.9, out=w)
+    np.testing.assert_allclose(m.asnumpy(), np.full(3, -0.1, np.float32), rtol=1e-6)
