@@ -34,24 +34,24 @@ def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
     NDArray
         ``out``, written when the engine runs the operation.
     """
-    devices = tuple(v._ctx.device_id for v in values)
-    if any(v._ctx.device_type != "gpu" for v in values) or len(set(devices)) != len(devices):
-        raise LazyNDError(f"push_reduce: needs one value per GPU, got values on {[str(v._ctx) for v in values]}")
-    if out._ctx.device_type != "gpu" or out._ctx.device_id not in devices:
-        raise LazyNDError(f"push_reduce: out is on {out._ctx}, expected one of the values' GPUs {list(devices)}")
-    dtype = out._data.dtype.name
+    devices = tuple(v.context.device_id for v in values)
+    if any(v.context.device_type != "gpu" for v in values) or len(set(devices)) != len(devices):
+        raise LazyNDError(f"push_reduce: needs one value per GPU, got values on {[str(v.context) for v in values]}")
+    if out.context.device_type != "gpu" or out.context.device_id not in devices:
+        raise LazyNDError(f"push_reduce: out is on {out.context}, expected one of the values' GPUs {list(devices)}")
+    dtype = out.data_array.dtype.name
     for v in values:
-        if v.shape != out.shape or v._data.dtype.name != dtype or not v._data.flags.c_contiguous:
+        if v.shape != out.shape or v.data_array.dtype.name != dtype or not v.data_array.flags.c_contiguous:
             raise LazyNDError(
                 f"push_reduce: every value must be a C-contiguous {dtype} array of shape {out.shape}, "
-                f"got {v._data.dtype.name} {v.shape} on {v._ctx}"
+                f"got {v.data_array.dtype.name} {v.shape} on {v.context}"
             )
-    root = devices.index(out._ctx.device_id)
-    backends: list[Any] = [get_backend(v._ctx) for v in values]
-    value_vars = [v._var for v in values]
-    out_var = out._var
-    buffers = [v._data for v in values]
-    result = out._data
+    root = devices.index(out.context.device_id)
+    backends: list[Any] = [get_backend(v.context) for v in values]
+    value_vars = [v.var for v in values]
+    out_var = out.var
+    buffers = [v.data_array for v in values]
+    result = out.data_array
 
     def run() -> None:
         from lazynd.backend.cuda.nccl import reduce_on_streams
@@ -59,5 +59,5 @@ def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
         reduce_on_streams(backends, value_vars, out_var, buffers, result, root)
 
 
-    get_engine().push(run, (), value_vars, [out_var], "_kvstore_nccl_reduce", out._ctx, inline_ok=True)
+    get_engine().push(run, (), value_vars, [out_var], "_kvstore_nccl_reduce", out.context, inline_ok=True)
     return out

@@ -34,9 +34,9 @@ def test_random_programs_match_numpy_under_the_plain_policy(plain_engine: Thread
 def test_random_programs_with_queued_execution_under_the_plain_policy(
     plain_engine: ThreadedEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lazynd.ndarray import dispatch
+    from lazynd.runtime import device_push
 
-    monkeypatch.setattr(dispatch, "INLINE_MAX_ELEMENTS", -1)
+    monkeypatch.setattr(device_push, "INLINE_MAX_ELEMENTS", -1)
     for seed in range(10_000, 10_100):
         _run_program(seed)
     mx.nd.waitall()

@@ -16,13 +16,6 @@ import lazynd as mx
 
 ROOT = Path(__file__).resolve().parents[1]
 PRIVATE = ("_data", "_var", "_ctx")
-# modules another issue-22 branch rewrites; each leaves this list when it reads the properties
-NOT_YET_CONVERTED = {
-    "lazynd_kv/nccl_reduce.py",
-    "lazynd_sym/executor.py",
-    "lazynd_sym/executor_run.py",
-    "lazynd_sym/placed_executor.py",
-}
 
 
 def test_data_array_var_and_context_are_the_arrays_backend_array_var_and_device() -> None:
@@ -62,7 +55,7 @@ def test_no_module_outside_the_ndarray_package_reads_its_private_attributes() ->
     for package in ("lazynd", "lazynd_sym", "lazynd_kv"):
         for path in sorted((ROOT / package).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
-            if relative.startswith("lazynd/ndarray/") or relative in NOT_YET_CONVERTED:
+            if relative.startswith("lazynd/ndarray/"):
                 continue
             found += _private_reads(path)
     assert found == []

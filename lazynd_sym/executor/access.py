@@ -59,11 +59,11 @@ def pass_vars(executor: Any) -> None:
     variables = [graph.entry(i) for i in graph.variables()]
     names = [graph.nodes[i].name for i in graph.variables()]
     arrays = dict(zip(executor.arg_names + executor.aux_names, executor.arg_arrays + executor.aux_arrays, strict=False))
-    entry_vars = {entry: arrays[name]._var for entry, name in zip(variables, names, strict=True) if name in arrays}
+    entry_vars = {entry: arrays[name].var for entry, name in zip(variables, names, strict=True) if name in arrays}
     internal = executor._internal
-    args = [a._var for a in executor.arg_arrays]
-    aux = [a._var for a in executor.aux_arrays]
-    outputs = [o._var for o in executor.outputs]
+    args = [a.var for a in executor.arg_arrays]
+    aux = [a.var for a in executor.aux_arrays]
+    outputs = [o.var for o in executor.outputs]
 
     def extra(order: list[int], is_train: bool) -> list[Var]:
         return pass_writes(graph, order, is_train, executor._node_context, entry_vars, internal)
@@ -72,5 +72,5 @@ def pass_vars(executor: Any) -> None:
     executor._forward_vars = {
         flag: (args + aux, outputs + [internal] + extra(executor._forward_order, flag)) for flag in (True, False)
     }
-    grads = [g._var for g in executor.grad_arrays if g is not None]
+    grads = [g.var for g in executor.grad_arrays if g is not None]
     executor._backward_vars = (args + aux + outputs, grads + [internal] + extra(executor._backward_order, True))

@@ -157,14 +157,14 @@ class Executor(PassRunner):
         arg_nodes = [i for i in graph.variables() if id(graph.nodes[i]) not in graph.aux_ids]
         name_to_arg = {graph.nodes[i].name: i for i in arg_nodes}
         for name, arr in zip(self.arg_names, self.arg_arrays, strict=False):
-            buffers[graph.entry(name_to_arg[name])] = arr._data
+            buffers[graph.entry(name_to_arg[name])] = arr.data_array
         aux_index = {graph.nodes[i].name: i for i in graph.variables() if id(graph.nodes[i]) in graph.aux_ids}
         for name, arr in zip(self.aux_names, self.aux_arrays, strict=False):
-            buffers[graph.entry(aux_index[name])] = arr._data
+            buffers[graph.entry(aux_index[name])] = arr.data_array
         for _, eid in self._head_grads:
             buffers[eid] = backend.zeros(shapes[eid], types[eid])
         for j, eid in self._direct_grads.items():
-            buffers[eid] = self._grad_array(j)._data
+            buffers[eid] = self._grad_array(j).data_array
         self._buffers = buffers
         self._internal = Var()
         self.outputs = [nd.NDArray(buffers[e], Var(), ctx) for e in graph.heads[: self._n_outputs]]
@@ -174,11 +174,11 @@ class Executor(PassRunner):
         for j, eid in self._grad_entry.items():
             if j in self._direct_grads:
                 continue
-            target = self._grad_array(j)._data
+            target = self._grad_array(j).data_array
             self._finish_grads.append((self.grad_req[j], buffers[eid], target))
         for j, req in enumerate(self.grad_req):
             if req == "write" and j not in self._grad_entry:
-                self._finish_grads.append(("zero", None, self._grad_array(j)._data))
+                self._finish_grads.append(("zero", None, self._grad_array(j).data_array))
         pass_vars(self)
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
@@ -257,7 +257,7 @@ class Executor(PassRunner):
                 return old
             size = int(np.prod(shape))
             if size <= old.size:
-                return nd.NDArray(old._data.reshape(-1)[:size].reshape(shape), old._var, old._ctx)
+                return nd.NDArray(old.data_array.reshape(-1)[:size].reshape(shape), old.var, old.context)
             if not allow_up_sizing:
                 raise ShapeError(f"reshape: new shape {shape} is larger than {old.shape}; pass allow_up_sizing=True")
             return nd.zeros(shape, ctx=self._ctx, dtype=old.dtype)

@@ -51,10 +51,10 @@ class PlacedExecutor(Executor):
         return {n.name: where[id(n)] for n in nodes if n.op is None}
 
     def _placement(self, arg_nodes: list, aux_nodes: list, wrt: list) -> Placement:
-        fixed = {id(n): a._ctx for n, a in zip(arg_nodes, self.arg_arrays, strict=False)}
-        fixed.update({id(n): a._ctx for n, a in zip(aux_nodes, self.aux_arrays, strict=False)})
+        fixed = {id(n): a.context for n, a in zip(arg_nodes, self.arg_arrays, strict=False)}
+        fixed.update({id(n): a.context for n, a in zip(aux_nodes, self.aux_arrays, strict=False)})
         index = {id(n): j for j, n in enumerate(arg_nodes)}
-        grad_ctx = [self._grad_array(index[id(n)])._ctx for n in wrt]
+        grad_ctx = [self._grad_array(index[id(n)]).context for n in wrt]
         return Placement(self._ctx, self._group2ctx, fixed, grad_ctx)
 
     # -- storage on each context ---------------------------------------------------------------
@@ -78,11 +78,11 @@ class PlacedExecutor(Executor):
                 buffers[eid] = blocks[sid][:n].view(types[eid]).reshape(shapes[eid])
         variables = {graph.nodes[i].name: graph.entry(i) for i in graph.variables()}
         for name, arr in zip(self.arg_names + self.aux_names, self.arg_arrays + self.aux_arrays, strict=False):
-            buffers[variables[name]] = arr._data
+            buffers[variables[name]] = arr.data_array
         for _, eid in self._head_grads:
             buffers[eid] = get_backend(entry_ctx[eid]).zeros(shapes[eid], types[eid])
         for j, eid in self._direct_grads.items():
-            buffers[eid] = self._grad_array(j)._data
+            buffers[eid] = self._grad_array(j).data_array
         self._buffers = buffers
         self._internal = Var()
         self.outputs = [nd.NDArray(buffers[e], Var(), entry_ctx[e]) for e in graph.heads[: self._n_outputs]]
@@ -93,10 +93,10 @@ class PlacedExecutor(Executor):
         self._finish_grads = []
         for j, eid in self._grad_entry.items():
             if j not in self._direct_grads:
-                self._finish_grads.append((self.grad_req[j], buffers[eid], self._grad_array(j)._data))
+                self._finish_grads.append((self.grad_req[j], buffers[eid], self._grad_array(j).data_array))
         for j, req in enumerate(self.grad_req):
             if req == "write" and j not in self._grad_entry:
-                self._finish_grads.append(("zero", None, self._grad_array(j)._data))
+                self._finish_grads.append(("zero", None, self._grad_array(j).data_array))
         self._uses_gpu = any(c.device_type == "gpu" for c in graph.attrs["context"])
         pass_vars(self)
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None

@@ -170,9 +170,9 @@ class PassRunner:
         if kwargs:
             copies = self._copy_arguments(kwargs)
             if copies:
-                reads = reads + [src._var for src, _ in copies]
-                writes = writes + [dst._var for _, dst in copies]
-                sources, targets = [src._data for src, _ in copies], [dst._data for _, dst in copies]
+                reads = reads + [src.var for src, _ in copies]
+                writes = writes + [dst.var for _, dst in copies]
+                sources, targets = [src.data_array for src, _ in copies], [dst.data_array for _, dst in copies]
                 steps = [(_copy_kernel, None, None, sources, targets, [], _INPUT_COPY_NODE), *steps]
         self._push(steps, reads, writes, "executor_forward")
         return self.outputs
@@ -187,13 +187,13 @@ class PassRunner:
                 raise LazyNDError(f"forward: {key!r} is not an argument; arguments are {self.arg_names}")
             target = self.arg_arrays[index]
             if isinstance(value, nd.NDArray):
-                if value._data.shape != target._data.shape:
+                if value.data_array.shape != target.data_array.shape:
                     raise ShapeError(
                         f"forward: {key!r} has shape {value.shape}, the executor was bound with {target.shape}"
                     )
-                same_ctx = value._ctx is target._ctx or value._ctx == target._ctx
-                if fold and same_ctx and target._ctx.device_type != "gpu":
-                    if value._var is not target._var or value._data is not target._data:
+                same_ctx = value.context is target.context or value.context == target.context
+                if fold and same_ctx and target.context.device_type != "gpu":
+                    if value.var is not target.var or value.data_array is not target.data_array:
                         left.append((value, target))
                 else:
                     value.copyto(target)
@@ -220,8 +220,8 @@ class PassRunner:
                     raise ShapeError(
                         f"backward: out_grads[{k}] has shape {g.shape}, expected {self._buffers[eid].shape}"
                     )
-                head_copies.append((self._buffers[eid], g._data))
-                reads = [*reads, g._var]
+                head_copies.append((self._buffers[eid], g.data_array))
+                reads = [*reads, g.var]
             elif self._head_grads:
                 raise LazyNDError(f"backward: output {self.output_names[k]!r} is not a loss and needs out_grads[{k}]")
         steps = self._backward_steps
