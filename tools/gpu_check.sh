@@ -43,7 +43,7 @@ run_step() {
   say "$(printf '%-34s %-22s %4ss  %s' "$name" "$verdict" $((SECONDS - begin)) "$log")"
 }
 
-[ -f lazynd/backend/cupy_backend.py ] || { echo "run from the lazynd repository root" >&2; exit 2; }
+[ -f lazynd/backend/cuda/backend.py ] || { echo "run from the lazynd repository root" >&2; exit 2; }
 
 {
   echo "date $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -80,7 +80,7 @@ say "environment: $(grep -m1 '^gpu(0)' "$OUT_DIR/env.log" || echo 'no gpu(0) vis
 PYTEST_ARGS=(-q -m gpu -p no:cacheprovider -rfEs)
 "$PY" -c "import pytest_timeout" 2>/dev/null && PYTEST_ARGS+=(--timeout 180)
 
-run_step "kernels compile (NVRTC)" 120 kernels.log "$PY" -m lazynd.backend.check_kernels
+run_step "kernels compile (NVRTC)" 120 kernels.log "$PY" -m lazynd.backend.cuda.check_kernels
 run_step "gpu-marked tests" 300 tests.log "$PY" -m pytest "${PYTEST_ARGS[@]}"
 grep -E '^(FAILED|ERROR)|^SKIPPED|passed|failed' "$OUT_DIR/tests.log" | tail -n 30 | sed 's/^/    /' | tee -a "$SUMMARY"
 run_step "bench/gpu_kernels.py" 90 bench.txt "$PY" bench/gpu_kernels.py
