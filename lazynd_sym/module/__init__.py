@@ -8,7 +8,10 @@
   inputs of varying shape, a module per bucket sharing one set of parameters;
 - :mod:`~lazynd_sym.module.sequential_module`: :class:`SequentialModule`, modules chained;
 - :mod:`~lazynd_sym.module.executor_group`: the data-parallel executors of a Module;
-- :mod:`~lazynd_sym.module.updates`: the parameter updates through a KVStore or an updater.
+- :mod:`~lazynd_sym.module.inputs`, :mod:`~lazynd_sym.module.params`: the input shapes of a bind and of a batch;
+  the host copies of the parameters and how they are filled;
+- :mod:`~lazynd_sym.module.updates`: the parameter updates through a KVStore or an updater, and the
+  optimizer states on disk.
 """
 
 from __future__ import annotations

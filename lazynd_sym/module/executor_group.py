@@ -31,22 +31,7 @@ from lazynd.io import DataBatch, DataDesc
 
 from ..executor_group import DataParallelExecutorGroup, batch_axis_of, split_input_slice
 
-__all__ = ["ModuleExecutorGroup", "as_descs", "join_device_parts"]
-
-
-def as_descs(shapes: Sequence[Any] | None, what: str) -> list[DataDesc]:
-    """``(name, shape)`` pairs or ``DataDesc`` objects (or None) as a list of ``DataDesc``."""
-    if shapes is None:
-        return []
-    descs = []
-    for item in shapes:
-        if isinstance(item, DataDesc):
-            descs.append(item)
-        elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
-            descs.append(DataDesc(item[0], item[1]))
-        else:
-            raise DataError(f"Module.bind: {what} must be a list of (name, shape) pairs or DataDesc, got {item!r}")
-    return descs
+__all__ = ["ModuleExecutorGroup", "join_device_parts"]
 
 
 def join_device_parts(per_device: list[list[Any]], axes: Sequence[int]) -> list[Any]:

@@ -17,17 +17,24 @@ from typing import Any
 
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
-from lazynd import ndarray as nd
 from lazynd import optimizer as opt_module
 from lazynd.context import Context, cpu
-from lazynd.errors import ContextError, DataError, LazyNDError, ShapeError
-from lazynd.optimizer.states_file import load_states, save_states
+from lazynd.errors import ContextError, DataError, LazyNDError
 
-from ..executor_group import batch_axis_of
 from ..model.checkpoint import load_checkpoint, save_checkpoint
 from .base_module import BaseModule
-from .executor_group import ModuleExecutorGroup, as_descs
-from .updates import create_kvstore, initialize_kvstore, is_dist_sync, update_params, update_params_on_kvstore
+from .executor_group import ModuleExecutorGroup
+from .inputs import check_inputs, shapes_of_batch
+from .params import fill_params, zeros_like_first
+from .updates import (
+    create_kvstore,
+    initialize_kvstore,
+    is_dist_sync,
+    load_optimizer_states,
+    save_optimizer_states,
+    update_params,
+    update_params_on_kvstore,
+)
 
 __all__ = ["Module"]
 
@@ -142,25 +149,14 @@ class Module(BaseModule):
     def save_optimizer_states(self, fname: str) -> None:
         """Write the optimizer states (of the KVStore's optimizer, or of the devices' updater) to ``fname``."""
         self._require("save_optimizer_states", optimizer=True)
-        if self._update_on_kvstore:
-            self._kvstore.save_optimizer_states(fname)
-        else:
-            save_states(self._updater, fname)
+        save_optimizer_states(fname, self._kvstore if self._update_on_kvstore else None, self._updater)
 
     def load_optimizer_states(self, fname: str) -> None:
         """Restore optimizer states written by :meth:`save_optimizer_states`."""
         self._require("load_optimizer_states", optimizer=True)
-        if self._update_on_kvstore:
-            self._kvstore.load_optimizer_states(fname)
-            return
-        load_states(self._updater, fname)
-        # the file brings the states to the host: each goes to the device of the copy it updates
         assert self._exec_group is not None
-        num_device = len(self._context)
-        for index, state in list(self._updater.states.items()):
-            if isinstance(index, int) and index // num_device < len(self._exec_group.param_arrays):
-                home = self._exec_group.param_arrays[index // num_device][index % num_device].context
-                self._updater.states[index] = _to_context(state, home)
+        store = self._kvstore if self._update_on_kvstore else None
+        load_optimizer_states(fname, store, self._updater, self._exec_group.param_arrays)
 
     # -- names and shapes ------------------------------------------------------------------------
     @property
@@ -241,18 +237,9 @@ class Module(BaseModule):
 
     def _switch_group(self, data_shapes: Any, label_shapes: Any, shared_group: ModuleExecutorGroup | None) -> None:
         """Make the executors of these shapes current, binding them (sharing ``shared_group``'s arrays) if new."""
-        data = as_descs(data_shapes, "data_shapes")
-        if [d.name for d in data] != self._data_names:
-            raise DataError(
-                f"Module.bind: data_shapes name {[d.name for d in data]}, the module's data_names are "
-                f"{self._data_names} (in SequentialModule.add, auto_wiring=True renames them)"
-            )
-        labels = as_descs(label_shapes, "label_shapes") if self._label_names else []
-        stray = [d.name for d in labels if d.name not in self._label_names]
-        if stray:
-            raise DataError(f"Module.bind: label_shapes name {stray}, the module's label_names are {self._label_names}")
-        arg_names = self._symbol.list_arguments()
-        labels = [d for d in labels if d.name in arg_names]  # label names the symbol lacks were warned of
+        data, labels = check_inputs(
+            data_shapes, label_shapes, self._data_names, self._label_names, self._symbol.list_arguments()
+        )
         key = tuple((d.name, tuple(d.shape)) for d in data + labels)
         group = self._groups.get(key)
         if group is None:
@@ -275,24 +262,6 @@ class Module(BaseModule):
         self._exec_group = group
         self._data_shapes, self._label_shapes = data, (labels or None)
 
-    def _shapes_of(self, data_batch: mx_io.DataBatch) -> tuple[list[mx_io.DataDesc], list[mx_io.DataDesc] | None]:
-        """The bound input descriptions with the shapes of ``data_batch`` (labels it lacks follow its batch size)."""
-
-        def resized(desc: mx_io.DataDesc, shape: tuple) -> mx_io.DataDesc:
-            return mx_io.DataDesc(desc.name, tuple(shape), desc.dtype, desc.layout)
-
-        bound = self._data_shapes or []
-        data = [resized(d, a.shape) for d, a in zip(bound, data_batch.data, strict=False)]
-        labels = self._label_shapes
-        if labels and data_batch.label:
-            labels = [resized(d, a.shape) for d, a in zip(labels, data_batch.label, strict=False)]
-        elif labels and data:
-            size = data[0].shape[batch_axis_of(data[0])]
-            labels = [
-                resized(d, tuple(size if i == batch_axis_of(d) else n for i, n in enumerate(d.shape))) for d in labels
-            ]
-        return data, labels
-
     # -- parameters ------------------------------------------------------------------------------
     def init_params(
         self,
@@ -313,33 +282,12 @@ class Module(BaseModule):
         group = self._exec_group
         assert group is not None
         if self._arg_params is None:
-            self._arg_params = {
-                name: nd.zeros(arrays[0].shape, dtype=arrays[0].dtype)
-                for name, arrays in zip(group.param_names, group.param_arrays, strict=True)
-            }
+            self._arg_params = zeros_like_first(group.param_names, group.param_arrays)
         if self._aux_params is None:
-            self._aux_params = {
-                name: nd.zeros(arrays[0].shape, dtype=arrays[0].dtype)
-                for name, arrays in zip(group.aux_names, group.aux_arrays, strict=True)
-            }
+            self._aux_params = zeros_like_first(group.aux_names, group.aux_arrays)
         attrs = self._symbol.attr_dict()
-        for table, given in ((self._arg_params, arg_params), (self._aux_params, aux_params)):
-            for name, target in table.items():
-                if given is not None and name in given:
-                    source = given[name]
-                    if tuple(source.shape) != tuple(target.shape):
-                        raise ShapeError(
-                            f"init_params: {name!r} is given with shape {tuple(source.shape)}, "
-                            f"the module needs {tuple(target.shape)}"
-                        )
-                    if source is not target:
-                        source.copyto(target)
-                elif given is not None and not allow_missing:
-                    raise DataError(f"init_params: {name!r} is not in the given parameters (pass allow_missing=True)")
-                elif initializer is not None:
-                    initializer(init_module.InitDesc(name, attrs.get(name, {})), target)
-                elif given is None:
-                    raise DataError(f"init_params: no initializer and no value for {name!r}")
+        fill_params(self._arg_params, arg_params, initializer, allow_missing, attrs)
+        fill_params(self._aux_params, aux_params, initializer, allow_missing, attrs)
         self.params_initialized, self._params_dirty = True, False
         group.set_params(self._arg_params, self._aux_params)
 
@@ -418,7 +366,7 @@ class Module(BaseModule):
         is_train = self.for_training if is_train is None else bool(is_train)
         if is_train and not self.for_training:
             raise LazyNDError("Module.forward: is_train=True on a module bound with for_training=False")
-        data, labels = self._shapes_of(data_batch)
+        data, labels = shapes_of_batch(data_batch, self._data_shapes or [], self._label_shapes)
         if data != self._data_shapes or labels != self._label_shapes:
             self.reshape(data, labels)
         assert self._exec_group is not None
@@ -465,11 +413,3 @@ class Module(BaseModule):
         self._monitor = mon
         for group in self._groups.values():
             group.install_monitor(mon)
-
-
-def _to_context(state: Any, ctx: Context) -> Any:
-    if isinstance(state, nd.NDArray):
-        return state.as_in_context(ctx)
-    if isinstance(state, (tuple, list)):
-        return type(state)(_to_context(s, ctx) for s in state)
-    return state

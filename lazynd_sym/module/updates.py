@@ -13,9 +13,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lazynd import ndarray as nd
+from lazynd.context import Context
+from lazynd.optimizer.states_file import load_states, save_states
+
 from ..model.feedforward import _create_kvstore, _is_dist_sync, _push_pull
 
-__all__ = ["create_kvstore", "initialize_kvstore", "is_dist_sync", "update_params", "update_params_on_kvstore"]
+__all__ = [
+    "create_kvstore",
+    "initialize_kvstore",
+    "is_dist_sync",
+    "load_optimizer_states",
+    "save_optimizer_states",
+    "update_params",
+    "update_params_on_kvstore",
+]
 
 
 def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -> tuple[Any, bool]:
@@ -73,3 +85,35 @@ def update_params(
             [grad_arrays[i][k] for i in keys],
             [param_arrays[i][k] for i in keys],
         )
+
+
+def save_optimizer_states(fname: str, store: Any, updater: Any) -> None:
+    """Write the states of the store's optimizer (``store`` given) or of the devices' ``updater`` to ``fname``."""
+    if store is not None:
+        store.save_optimizer_states(fname)
+    else:
+        save_states(updater, fname)
+
+
+def load_optimizer_states(fname: str, store: Any, updater: Any, param_arrays: Sequence[list[Any]]) -> None:
+    """Restore states written by :func:`save_optimizer_states`.
+
+    The file brings the devices' states to the host: each goes back to the device
+    of the copy it updates (updater index ``i * num_device + k`` is ``param_arrays[i][k]``).
+    """
+    if store is not None:
+        store.load_optimizer_states(fname)
+        return
+    load_states(updater, fname)
+    num_device = len(param_arrays[0]) if param_arrays else 1
+    for index, state in list(updater.states.items()):
+        if isinstance(index, int) and 0 <= index // num_device < len(param_arrays):
+            updater.states[index] = _to_context(state, param_arrays[index // num_device][index % num_device].context)
+
+
+def _to_context(state: Any, ctx: Context) -> Any:
+    if isinstance(state, nd.NDArray):
+        return state.as_in_context(ctx)
+    if isinstance(state, (tuple, list)):
+        return type(state)(_to_context(s, ctx) for s in state)
+    return state
