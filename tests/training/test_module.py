@@ -313,3 +313,11 @@ def test_a_batch_of_another_size_runs_on_the_same_parameters() -> None:
         mod.get_outputs()[0].asnumpy(), exe.forward(data=mx.nd.array(data))[0].asnumpy(), rtol=1e-6
     )
     assert mod._exec_group.param_arrays[0][0] is mod._groups[next(iter(mod._groups))].param_arrays[0][0]
+
+
+def test_the_stages_on_each_context_give_the_cpu_numbers(ctx) -> None:
+    expected = _host(_trained_by_hand(mx.cpu()).get_params()[0])
+    mod = _trained_by_hand(ctx)
+    assert mod._exec_group.execs[0].arg_dict["fc1_weight"].context == ctx
+    for name, value in _host(mod.get_params()[0]).items():
+        np.testing.assert_allclose(value, expected[name], rtol=1e-4, atol=1e-5, err_msg=name)

@@ -77,6 +77,20 @@ def test_training_resumed_from_a_checkpoint_with_optimizer_states_is_identical(t
     assert not np.allclose(_host(fresh)["fc1_weight"], expected["fc1_weight"], rtol=1e-6, atol=1e-7)
 
 
+def test_optimizer_states_loaded_from_the_file_go_back_to_the_device(tmp_path, ctx) -> None:
+    prefix = str(tmp_path / "net")
+    straight = mx.mod.Module(_net(), context=ctx)
+    _fit(straight, 0, 1)
+    straight.save_checkpoint(prefix, 1, save_optimizer_states=True)
+    _fit(straight, 1, 2)
+    resumed = mx.mod.Module.load(prefix, 1, load_optimizer_states=True, context=ctx)
+    _fit(resumed, 1, 2)
+    assert {state.context for state in resumed._updater.states.values()} == {ctx}
+    expected = _host(straight)
+    for name, value in _host(resumed).items():
+        np.testing.assert_allclose(value, expected[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def test_a_loaded_module_predicts_as_the_saved_one(tmp_path) -> None:
     mod = mx.mod.Module(_net())
     _fit(mod, 0, 2)
