@@ -252,7 +252,36 @@ class BaseModule:
     def _abstract(self, what: str) -> LazyNDError:
         return LazyNDError(f"{type(self).__name__} does not implement {what}")
 
-    def bind(self, data_shapes: Any, label_shapes: Any = None, for_training: bool = True, **kwargs: Any) -> None:
+    @property
+    def data_names(self) -> list[str]:
+        raise self._abstract("data_names")
+
+    @property
+    def output_names(self) -> list[str]:
+        raise self._abstract("output_names")
+
+    @property
+    def data_shapes(self) -> list[Any]:
+        raise self._abstract("data_shapes")
+
+    @property
+    def label_shapes(self) -> list[Any] | None:
+        raise self._abstract("label_shapes")
+
+    @property
+    def output_shapes(self) -> list[tuple[str, tuple[int, ...]]]:
+        raise self._abstract("output_shapes")
+
+    def bind(
+        self,
+        data_shapes: Any,
+        label_shapes: Any = None,
+        for_training: bool = True,
+        inputs_need_grad: bool = False,
+        force_rebind: bool = False,
+        shared_module: Any = None,
+        grad_req: Any = "write",
+    ) -> None:
         raise self._abstract("bind")
 
     def init_params(

@@ -202,7 +202,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         if out_grads is None:
             self.backward()
             return
-        grads = [out_grads] if isinstance(out_grads, nd.NDArray) else list(out_grads)
+        grads: list[Any] = [out_grads] if isinstance(out_grads, nd.NDArray) else list(out_grads)
         for exe, part in zip(self.execs, self.slices, strict=True):
             exe.backward(out_grads=[g[part].as_in_context(exe.outputs[0].context) for g in grads])
 

@@ -73,7 +73,7 @@ def shapes_of_batch(
 ) -> tuple[list[DataDesc], list[DataDesc] | None]:
     """The bound descriptions with the shapes of ``data_batch`` (labels it lacks follow its batch size)."""
     data = [_resized(d, a.shape) for d, a in zip(data_shapes, data_batch.data, strict=False)]
-    labels = list(label_shapes) if label_shapes else label_shapes
+    labels = list(label_shapes) if label_shapes else None
     if labels and data_batch.label:
         labels = [_resized(d, a.shape) for d, a in zip(labels, data_batch.label, strict=False)]
     elif labels and data:

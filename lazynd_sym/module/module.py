@@ -195,7 +195,7 @@ class Module(BaseModule):
         for_training: bool = True,
         inputs_need_grad: bool = False,
         force_rebind: bool = False,
-        shared_module: Module | None = None,
+        shared_module: Any = None,
         grad_req: Any = "write",
     ) -> None:
         """Build the executors for ``data_shapes`` and ``label_shapes`` (``(name, shape)`` pairs or ``DataDesc``).
