@@ -3,7 +3,7 @@
 ``import lazynd as mx`` gives MXNet's familiar faces: ``mx.nd``, ``mx.sym``,
 ``mx.kv``, ``mx.cpu()``, ``mx.gpu()``, ``mx.io``, ``mx.image``, ``mx.recordio``,
 ``mx.profiler``, ``mx.optimizer``, ``mx.init``, ``mx.metric``, ``mx.model``,
-``mx.viz``, ``mx.mon``.  The symbolic and kvstore faces are imported on first use.
+``mx.mod``, ``mx.viz``, ``mx.mon``.  The symbolic and kvstore faces are imported on first use.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ _LAZY = {
     "kv": "lazynd_kv",
     "kvstore": "lazynd_kv",
     "model": "lazynd_sym.model",
+    "mod": "lazynd_sym.module",
+    "module": "lazynd_sym.module",
     "viz": "lazynd_sym.visualization",
     "visualization": "lazynd_sym.visualization",
     "io": "lazynd.io",

@@ -21,6 +21,8 @@ from .symbol import Symbol
 
 _LAZY_MODULES = {
     "model": "lazynd_sym.model",
+    "module": "lazynd_sym.module",
+    "mod": "lazynd_sym.module",
     "visualization": "lazynd_sym.visualization",
     "viz": "lazynd_sym.visualization",
 }

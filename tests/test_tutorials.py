@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 TUTORIALS = Path(__file__).resolve().parent.parent / "tutorials"
-SCRIPTS = ["mnist_mlp.py", "mnist_feedforward.py", "mnist_lenet.py"]
+SCRIPTS = ["mnist_mlp.py", "mnist_feedforward.py", "mnist_lenet.py", "mnist_module.py"]
+CHECKPOINTING = ("mnist_feedforward.py", "mnist_module.py")
 MARKDOWN = sorted(path.name for path in TUTORIALS.glob("*.md"))
 
 
@@ -33,7 +34,7 @@ def test_tutorial_script_trains_a_few_batches(script, data_dir, tmp_path) -> Non
         "--data-dir",
         str(data_dir),
     ]
-    if script == "mnist_feedforward.py":
+    if script in CHECKPOINTING:
         command += ["--model-prefix", str(tmp_path / "mlp")]
     env = {**os.environ, "PYTHONPATH": str(TUTORIALS.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
@@ -41,8 +42,11 @@ def test_tutorial_script_trains_a_few_batches(script, data_dir, tmp_path) -> Non
     match = re.search(r"test accuracy: (\d\.\d+)", result.stdout)
     assert match, result.stdout
     assert 0.0 <= float(match.group(1)) <= 1.0
-    if script == "mnist_feedforward.py":
+    if script in CHECKPOINTING:
         assert (tmp_path / "mlp-0001.params").exists() and (tmp_path / "mlp-symbol.json").exists()
+    if script == "mnist_module.py":  # saved with the optimizer states, reloaded and scored again
+        assert (tmp_path / "mlp-0001.states").exists()
+        assert f"reloaded test accuracy: {match.group(1)}" in result.stdout
 
 
 def _run_script(command: list[str], tmp_path: Path) -> list[float]:
@@ -55,8 +59,10 @@ def _run_script(command: list[str], tmp_path: Path) -> list[float]:
 QUICK = ["--epochs", "1", "--batch-size", "20", "--max-batches", "3", "--no-progress", "--model-prefix", ""]
 
 
-def test_feedforward_script_trains_on_two_cpu_contexts(data_dir, tmp_path) -> None:
-    command = [sys.executable, str(TUTORIALS / "mnist_feedforward.py"), "--num-devices", "2", *QUICK]
+@pytest.mark.parametrize("script", ["mnist_feedforward.py", "mnist_module.py"])
+def test_script_trains_on_two_cpu_contexts(script, data_dir, tmp_path) -> None:
+    options = QUICK if script == "mnist_feedforward.py" else [o for o in QUICK if o != "--no-progress"]
+    command = [sys.executable, str(TUTORIALS / script), "--num-devices", "2", *options]
     accuracies = _run_script([*command, "--data-dir", str(data_dir)], tmp_path)
     assert len(accuracies) == 1 and 0.0 <= accuracies[0] <= 1.0
 
@@ -65,9 +71,11 @@ def test_feedforward_script_trains_on_two_cpu_contexts(data_dir, tmp_path) -> No
 @pytest.mark.skipif(
     shutil.which("mpiexec") is None or importlib.util.find_spec("mpi4py") is None, reason="needs mpiexec and mpi4py"
 )
-@pytest.mark.parametrize("script", ["mnist_feedforward.py", "mnist_mlp.py"])
+@pytest.mark.parametrize("script", ["mnist_feedforward.py", "mnist_mlp.py", "mnist_module.py"])
 def test_script_trains_with_dist_sync_under_mpiexec(script, data_dir, tmp_path) -> None:
-    options = QUICK if script == "mnist_feedforward.py" else QUICK[:6]
+    options = {"mnist_feedforward.py": QUICK, "mnist_mlp.py": QUICK[:6]}.get(
+        script, [o for o in QUICK if o != "--no-progress"]
+    )
     command = [shutil.which("mpiexec"), "-launcher", "fork", "-n", "2", sys.executable, str(TUTORIALS / script)]
     command += ["--kv-store", "dist_sync", *options, "--data-dir", str(data_dir)]
     accuracies = _run_script(command, tmp_path)

@@ -1,0 +1,224 @@
+"""The executors of one :class:`~lazynd_sym.module.Module`: FeedForward's data-parallel group, bound Module's way.
+
+:class:`ModuleExecutorGroup` is a
+:class:`~lazynd_sym.executor_group.DataParallelExecutorGroup` (the batch split
+over the devices, loading, forward, backward, metrics, parameter copies and
+monitors are that class's) whose executors are bound as a Module asks:
+
+- the labels are optional (a module that only predicts, or the first module of
+  a ``SequentialModule``, has none);
+- fixed parameters get no gradient; the data inputs get one when
+  ``inputs_need_grad`` (the next module in a chain sends its input gradients back);
+- with ``shared_group`` (the bucket of another ``BucketingModule`` key) every
+  parameter, gradient and auxiliary state of the same name *is* that group's
+  array, so all the buckets train one set of weights.
+
+It adds what a Module reads back: outputs and input gradients merged over the
+devices, the full-batch output shapes, and backward with gradients of the outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from lazynd import ndarray as nd
+from lazynd.context import Context
+from lazynd.errors import DataError, LazyNDError, ShapeError
+from lazynd.io import DataBatch, DataDesc
+
+from ..executor_group import DataParallelExecutorGroup, batch_axis_of, split_input_slice
+
+__all__ = ["ModuleExecutorGroup", "join_device_parts"]
+
+
+def join_device_parts(per_device: list[list[Any]], axes: Sequence[int]) -> list[Any]:
+    """One array per output: the devices' parts joined along the output's batch axis (on the first device).
+
+    ``per_device[i][k]`` is output ``i`` on device ``k``; with one device its arrays are returned as they are.
+    """
+    merged = []
+    for parts, axis in zip(per_device, axes, strict=True):
+        if len(parts) == 1:
+            merged.append(parts[0])
+            continue
+        home = parts[0].context
+        merged.append(nd.concatenate([p.as_in_context(home) for p in parts], axis=axis))
+    return merged
+
+
+def _grad_req_of(grad_req: Any, name: str) -> str:
+    if isinstance(grad_req, str):
+        return grad_req
+    if isinstance(grad_req, dict):
+        return grad_req.get(name, "write")
+    raise DataError(f"Module.bind: grad_req must be a str or a dict of str, got {type(grad_req).__name__}")
+
+
+class ModuleExecutorGroup(DataParallelExecutorGroup):
+    """One executor per context for a Module, on its slice of each batch.
+
+    Parameters
+    ----------
+    symbol : Symbol
+    contexts : list of Context
+    work_load_list : list of float or None
+    data_shapes, label_shapes : list of DataDesc
+        The inputs with their full-batch shapes; ``label_shapes`` may be empty.
+    param_names : list of str
+        Every learned argument, fixed ones included (they keep their index, as in MXNet).
+    for_training, inputs_need_grad : bool
+    shared_group : ModuleExecutorGroup, optional
+        Take the parameters, gradients and auxiliary states of this group (same names, same shapes).
+    fixed_param_names : list of str
+        Parameters that get no gradient (their ``grad_arrays`` entries are None).
+    grad_req : str or dict
+        ``'write'``, ``'add'`` or ``'null'``, for all or per argument name.
+
+    Examples
+    --------
+    >>> import lazynd as mx, lazynd_sym as sym
+    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
+    >>> group = ModuleExecutorGroup(net, [mx.cpu(0), mx.cpu(1)], None, [DataDesc("data", (4, 3))], [],
+    ...                             ["fc_weight", "fc_bias"], for_training=True, inputs_need_grad=False)
+    >>> [exe.arg_dict["data"].shape for exe in group.execs], group.output_shapes
+    ([(2, 3), (2, 3)], [('fc_output', (4, 2))])
+    """
+
+    # the parent's __init__ binds with simple_bind and cannot share arrays: this one sets the same attributes
+    def __init__(
+        self,
+        symbol: Any,
+        contexts: Sequence[Context],
+        work_load_list: Sequence[float] | None,
+        data_shapes: Sequence[DataDesc],
+        label_shapes: Sequence[DataDesc],
+        param_names: Sequence[str],
+        for_training: bool,
+        inputs_need_grad: bool,
+        shared_group: ModuleExecutorGroup | None = None,
+        fixed_param_names: Sequence[str] | None = None,
+        grad_req: Any = "write",
+    ) -> None:
+        self.symbol = symbol
+        self.contexts = list(contexts)
+        work_load_list = [1] * len(self.contexts) if work_load_list is None else list(work_load_list)
+        if len(work_load_list) != len(self.contexts):
+            raise DataError(
+                f"Module: work_load_list has {len(work_load_list)} entries for {len(self.contexts)} contexts; "
+                "give one per context"
+            )
+        self.data_shapes, self.label_shapes = list(data_shapes), list(label_shapes)
+        self.data_names = [d.name for d in self.data_shapes]
+        self.label_names = [d.name for d in self.label_shapes]
+        descs = self.data_shapes + self.label_shapes
+        arg_names = symbol.list_arguments()
+        unknown = [d.name for d in descs if d.name not in arg_names]
+        if unknown:
+            raise DataError(
+                f"Module.bind: inputs {unknown} are not arguments of the symbol; its arguments: {arg_names}"
+            )
+        self.input_names = [d.name for d in descs]
+        self.batch_axes = {d.name: batch_axis_of(d) for d in descs}
+        sizes = {d.name: int(d.shape[self.batch_axes[d.name]]) for d in descs}
+        if not sizes or len(set(sizes.values())) != 1:
+            raise DataError(f"Module.bind: the inputs must share one batch size along their batch axes, got {sizes}")
+        self.batch_size = next(iter(sizes.values()))
+        self.slices = split_input_slice(self.batch_size, work_load_list)
+        self.param_names = list(param_names)
+        self.aux_names = symbol.list_auxiliary_states()
+        self.for_training, self.inputs_need_grad = bool(for_training), bool(inputs_need_grad)
+        fixed = set(fixed_param_names or ())
+        reqs = {}
+        for name in arg_names:
+            learned = name in self.param_names and name not in fixed
+            wanted = learned or (name in self.data_names and self.inputs_need_grad)
+            reqs[name] = _grad_req_of(grad_req, name) if (self.for_training and wanted) else "null"
+        self.grad_req = reqs
+        dtypes = {d.name: d.dtype for d in descs}
+        self.execs = [
+            self._bind_one(k, ctx, part, dtypes, shared_group)
+            for k, (ctx, part) in enumerate(zip(self.contexts, self.slices, strict=True))
+        ]
+        self.param_arrays = [[exe.arg_dict[name] for exe in self.execs] for name in self.param_names]
+        self.grad_arrays = [[exe.grad_dict.get(name) for exe in self.execs] for name in self.param_names]
+        self.aux_arrays = [[exe.aux_dict[name] for exe in self.execs] for name in self.aux_names]
+        out_shapes = symbol.infer_shape(**{d.name: d.shape for d in descs})[1]
+        self.output_shapes = list(zip(symbol.list_outputs(), [tuple(s) for s in out_shapes], strict=True))
+
+    def _bind_one(
+        self, k: int, ctx: Context, part: slice, dtypes: dict[str, Any], shared: ModuleExecutorGroup | None
+    ) -> Any:
+        """The executor of device ``k``: inputs of its slice, the shared group's arrays where there is one."""
+        shapes = {}
+        for desc in self.data_shapes + self.label_shapes:
+            shape = list(desc.shape)
+            shape[self.batch_axes[desc.name]] = part.stop - part.start
+            shapes[desc.name] = tuple(shape)
+        arg_shapes, _, aux_shapes = self.symbol.infer_shape(**shapes)
+        if arg_shapes is None:
+            raise ShapeError(f"Module.bind: cannot infer the shapes of every argument from the inputs {shapes}")
+        arg_types, _, aux_types = self.symbol.infer_type(**dtypes)
+        if arg_types is None:
+            arg_types, aux_types = [np.float32] * len(arg_shapes), [np.float32] * len(aux_shapes)
+        source = shared.execs[k] if shared is not None else None
+
+        def array(table: str, name: str, shape: tuple, dtype: Any) -> Any:
+            if source is not None and name in self.param_names + self.aux_names:
+                old = getattr(source, table).get(name)
+                if old is not None:
+                    if tuple(old.shape) != tuple(shape):
+                        raise ShapeError(
+                            f"Module.bind: {name!r} has shape {tuple(shape)} here but {tuple(old.shape)} in the "
+                            "shared module; parameters shared between buckets must have one shape"
+                        )
+                    return old
+            return nd.zeros(shape, ctx=ctx, dtype=dtype)
+
+        names = self.symbol.list_arguments()
+        args = {n: array("arg_dict", n, s, t) for n, s, t in zip(names, arg_shapes, arg_types, strict=True)}
+        grads = {
+            n: array("grad_dict", n, s, t)
+            for n, s, t in zip(names, arg_shapes, arg_types, strict=True)
+            if self.grad_req[n] != "null"
+        }
+        aux = {n: array("aux_dict", n, s, t) for n, s, t in zip(self.aux_names, aux_shapes, aux_types, strict=True)}
+        return self.symbol.bind(ctx, args, args_grad=grads, grad_req=self.grad_req, aux_states=aux)
+
+    # -- running ---------------------------------------------------------------------------------
+    def forward_batch(self, data_batch: DataBatch, is_train: bool) -> None:
+        """Load ``data_batch`` (its labels when this group has label inputs and the batch has labels) and run forward."""
+        self.load_batch(self.data_names, data_batch.data)
+        if self.label_names and data_batch.label:
+            self.load_batch(self.label_names, data_batch.label)
+        self.forward(is_train=is_train)
+
+    def backward_with(self, out_grads: Sequence[Any] | None = None) -> None:
+        """Backward on every device; ``out_grads`` (full batch, one per output) are split like the batch."""
+        if not self.for_training:
+            raise LazyNDError("Module.backward: the module was bound with for_training=False; bind it for training")
+        if out_grads is None:
+            self.backward()
+            return
+        grads: list[Any] = [out_grads] if isinstance(out_grads, nd.NDArray) else list(out_grads)
+        for exe, part in zip(self.execs, self.slices, strict=True):
+            exe.backward(out_grads=[g[part].as_in_context(exe.outputs[0].context) for g in grads])
+
+    # -- reading back ----------------------------------------------------------------------------
+    def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:
+        """The outputs: one array per output (batch joined), or per output a list with one array per device."""
+        per_device = [[exe.outputs[i] for exe in self.execs] for i in range(len(self.output_shapes))]
+        if not merge_multi_context:
+            return per_device
+        return join_device_parts(per_device, [0] * len(per_device))
+
+    def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
+        """The gradients of the data inputs (bound with ``inputs_need_grad``), as :meth:`get_outputs`."""
+        if not self.inputs_need_grad:
+            raise LazyNDError("Module.get_input_grads: bind the module with inputs_need_grad=True (and for_training)")
+        per_device = [[exe.grad_dict[name] for exe in self.execs] for name in self.data_names]
+        if not merge_multi_context:
+            return per_device
+        return join_device_parts(per_device, [self.batch_axes[name] for name in self.data_names])

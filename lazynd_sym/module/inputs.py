@@ -1,0 +1,84 @@
+"""A module's inputs: ``(name, shape)`` descriptions checked against its names, and the shapes of a batch.
+
+``bind`` takes the data and label shapes as ``(name, shape)`` pairs or
+``DataDesc`` objects; :func:`check_inputs` turns them into ``DataDesc`` lists
+in the module's order and refuses names the module does not have.
+:func:`shapes_of_batch` gives the descriptions a batch needs (its arrays'
+shapes; labels it lacks follow its batch size), so ``forward`` can tell when
+a batch calls for executors of other shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lazynd.errors import DataError
+from lazynd.io import DataBatch, DataDesc
+
+from ..executor_group import batch_axis_of
+
+__all__ = ["as_descs", "check_inputs", "shapes_of_batch"]
+
+
+def as_descs(shapes: Sequence[Any] | None, what: str) -> list[DataDesc]:
+    """``(name, shape)`` pairs or ``DataDesc`` objects (or None) as a list of ``DataDesc``.
+
+    Examples
+    --------
+    >>> as_descs([("data", (4, 3))], "data_shapes")
+    [DataDesc[data,(4, 3),float32,NCHW]]
+    """
+    if shapes is None:
+        return []
+    descs = []
+    for item in shapes:
+        if isinstance(item, DataDesc):
+            descs.append(item)
+        elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
+            descs.append(DataDesc(item[0], item[1]))
+        else:
+            raise DataError(f"Module.bind: {what} must be a list of (name, shape) pairs or DataDesc, got {item!r}")
+    return descs
+
+
+def check_inputs(
+    data_shapes: Any, label_shapes: Any, data_names: Sequence[str], label_names: Sequence[str], arg_names: Sequence[str]
+) -> tuple[list[DataDesc], list[DataDesc]]:
+    """The data and label descriptions of a bind, checked against the module's names.
+
+    The data must be named ``data_names`` in that order; labels are kept only when
+    the module has ``label_names`` and the symbol takes them (a module without
+    labels ignores the labels an iterator provides).
+    """
+    data = as_descs(data_shapes, "data_shapes")
+    if [d.name for d in data] != list(data_names):
+        raise DataError(
+            f"Module.bind: data_shapes name {[d.name for d in data]}, the module's data_names are "
+            f"{list(data_names)} (in SequentialModule.add, auto_wiring=True renames them)"
+        )
+    labels = as_descs(label_shapes, "label_shapes") if label_names else []
+    stray = [d.name for d in labels if d.name not in label_names]
+    if stray:
+        raise DataError(f"Module.bind: label_shapes name {stray}, the module's label_names are {list(label_names)}")
+    return data, [d for d in labels if d.name in arg_names]
+
+
+def _resized(desc: DataDesc, shape: tuple) -> DataDesc:
+    return DataDesc(desc.name, tuple(shape), desc.dtype, desc.layout)
+
+
+def shapes_of_batch(
+    data_batch: DataBatch, data_shapes: Sequence[DataDesc], label_shapes: Sequence[DataDesc] | None
+) -> tuple[list[DataDesc], list[DataDesc] | None]:
+    """The bound descriptions with the shapes of ``data_batch`` (labels it lacks follow its batch size)."""
+    data = [_resized(d, a.shape) for d, a in zip(data_shapes, data_batch.data, strict=False)]
+    labels = list(label_shapes) if label_shapes else None
+    if labels and data_batch.label:
+        labels = [_resized(d, a.shape) for d, a in zip(labels, data_batch.label, strict=False)]
+    elif labels and data:
+        size = data[0].shape[batch_axis_of(data[0])]
+        labels = [
+            _resized(d, tuple(size if i == batch_axis_of(d) else n for i, n in enumerate(d.shape))) for d in labels
+        ]
+    return data, labels

@@ -1,0 +1,415 @@
+"""``Module``: one symbol trained on one or several devices (MXNet 0.9's ``mx.mod.Module``).
+
+The stages of :class:`~lazynd_sym.module.base_module.BaseModule` for a single
+symbol: ``bind`` builds a :class:`~lazynd_sym.module.executor_group.ModuleExecutorGroup`
+(the batch split over ``context`` in proportion to ``work_load_list``);
+the parameters live on the host in ``arg_params``/``aux_params`` and on every
+device in the executors; ``update`` runs the optimizer on the KVStore or on each
+device (:mod:`~lazynd_sym.module.updates`).  Checkpoints are MXNet's files:
+``prefix-symbol.json``, ``prefix-%04d.params`` and, with the optimizer states,
+``prefix-%04d.states``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lazynd import initializer as init_module
+from lazynd import io as mx_io
+from lazynd import optimizer as opt_module
+from lazynd.context import Context, cpu
+from lazynd.errors import ContextError, DataError, LazyNDError
+
+from ..model.checkpoint import load_checkpoint, save_checkpoint
+from .base_module import BaseModule
+from .executor_group import ModuleExecutorGroup
+from .inputs import check_inputs, shapes_of_batch
+from .params import fill_params, zeros_like_first
+from .updates import (
+    create_kvstore,
+    initialize_kvstore,
+    is_dist_sync,
+    load_optimizer_states,
+    save_optimizer_states,
+    update_params,
+    update_params_on_kvstore,
+)
+
+__all__ = ["Module"]
+
+
+def _contexts(context: Any) -> list[Context]:
+    contexts = [cpu()] if context is None else list(context) if isinstance(context, (list, tuple)) else [context]
+    if not contexts or not all(isinstance(c, Context) for c in contexts):
+        raise ContextError(f"Module: context must be a Context or a non-empty list of them, got {context!r}")
+    return contexts
+
+
+class Module(BaseModule):
+    """A symbol with its parameters, bound to input shapes on one or several contexts.
+
+    Parameters
+    ----------
+    symbol : Symbol
+    data_names, label_names : sequence of str
+        The symbol's inputs fed from ``DataBatch.data`` and ``DataBatch.label``
+        (``label_names=None`` for a module without labels).
+    logger : logging.Logger, optional
+    context : Context or list of Context
+        Default ``mx.cpu()``; several contexts train data parallel.
+    work_load_list : list of float, optional
+        The share of each batch each context gets.
+    fixed_param_names : list of str, optional
+        Parameters that are not learned (no gradient, never updated).
+
+    Examples
+    --------
+    >>> import lazynd as mx, lazynd_sym as sym
+    >>> net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc"), name="softmax")
+    >>> mod = Module(net, context=mx.cpu())
+    >>> mod.bind(data_shapes=[("data", (4, 3))], label_shapes=[("softmax_label", (4,))])
+    >>> mod.init_params()
+    >>> sorted((name, a.shape) for name, a in mod.get_params()[0].items())
+    [('fc_bias', (2,)), ('fc_weight', (2, 3))]
+    >>> mod.output_shapes
+    [('softmax_output', (4, 2))]
+    """
+
+    def __init__(
+        self,
+        symbol: Any,
+        data_names: Sequence[str] = ("data",),
+        label_names: Sequence[str] | None = ("softmax_label",),
+        logger: Any = None,
+        context: Any = None,
+        work_load_list: Sequence[float] | None = None,
+        fixed_param_names: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__(logger)
+        self._symbol = symbol
+        self._context = _contexts(context)
+        if work_load_list is not None and len(work_load_list) != len(self._context):
+            raise DataError(
+                f"Module: work_load_list has {len(work_load_list)} entries for {len(self._context)} contexts"
+            )
+        self._work_load_list = list(work_load_list) if work_load_list is not None else None
+        arg_names = symbol.list_arguments()
+        self._data_names = list(data_names)
+        self._label_names = list(label_names) if label_names is not None else []
+        missing = [n for n in self._data_names if n not in arg_names]
+        if missing:
+            raise DataError(f"Module: data_names {missing} are not arguments of the symbol; its arguments: {arg_names}")
+        absent = [n for n in self._label_names if n not in arg_names]
+        if absent:
+            self.logger.warning("Module: label_names %s are not arguments of the symbol; they are not fed", absent)
+        inputs = set(self._data_names) | set(self._label_names)
+        self._param_names = [n for n in arg_names if n not in inputs]
+        self._fixed_param_names = list(fixed_param_names or [])
+        unknown = [n for n in self._fixed_param_names if n not in self._param_names]
+        if unknown:
+            raise DataError(f"Module: fixed_param_names {unknown} are not parameters; parameters: {self._param_names}")
+        self._aux_names = symbol.list_auxiliary_states()
+        self._output_names = symbol.list_outputs()
+        self._arg_params: dict[str, Any] | None = None
+        self._aux_params: dict[str, Any] | None = None
+        self._params_dirty = False
+        self._optimizer: Any = None
+        self._kvstore: Any = None
+        self._update_on_kvstore = False
+        self._updater: Any = None
+        self._preload_opt_states: str | None = None
+        self._exec_group: ModuleExecutorGroup | None = None
+        self._groups: dict[tuple, ModuleExecutorGroup] = {}  # the executors of each set of input shapes
+        self._grad_req: Any = "write"
+        self._monitor: Any = None
+        self._data_shapes: list[mx_io.DataDesc] | None = None
+        self._label_shapes: list[mx_io.DataDesc] | None = None
+
+    # -- checkpoints -----------------------------------------------------------------------------
+    @staticmethod
+    def load(prefix: str, epoch: int, load_optimizer_states: bool = False, **kwargs: Any) -> Module:
+        """A module from ``prefix-symbol.json`` and ``prefix-%04d.params`` (and, when asked, the
+        optimizer states of ``prefix-%04d.states``, applied by ``init_optimizer``); ``kwargs`` go to ``Module``."""
+        symbol, arg_params, aux_params = load_checkpoint(prefix, epoch)
+        module = Module(symbol=symbol, **kwargs)
+        module._arg_params, module._aux_params = arg_params, aux_params
+        module.params_initialized = True
+        if load_optimizer_states:
+            module._preload_opt_states = f"{prefix}-{int(epoch):04d}.states"
+        return module
+
+    def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False) -> None:
+        """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, when asked, ``prefix-%04d.states``."""
+        arg_params, aux_params = self.get_params()
+        save_checkpoint(prefix, epoch, self._symbol, arg_params, aux_params)
+        if save_optimizer_states:
+            self.save_optimizer_states(f"{prefix}-{int(epoch):04d}.states")
+
+    def save_optimizer_states(self, fname: str) -> None:
+        """Write the optimizer states (of the KVStore's optimizer, or of the devices' updater) to ``fname``."""
+        self._require("save_optimizer_states", optimizer=True)
+        save_optimizer_states(fname, self._kvstore if self._update_on_kvstore else None, self._updater)
+
+    def load_optimizer_states(self, fname: str) -> None:
+        """Restore optimizer states written by :meth:`save_optimizer_states`."""
+        self._require("load_optimizer_states", optimizer=True)
+        assert self._exec_group is not None
+        store = self._kvstore if self._update_on_kvstore else None
+        load_optimizer_states(fname, store, self._updater, self._exec_group.param_arrays)
+
+    # -- names and shapes ------------------------------------------------------------------------
+    @property
+    def data_names(self) -> list[str]:
+        return self._data_names
+
+    @property
+    def label_names(self) -> list[str]:
+        return self._label_names
+
+    @property
+    def output_names(self) -> list[str]:
+        return self._output_names
+
+    @property
+    def data_shapes(self) -> list[mx_io.DataDesc]:
+        self._require("data_shapes", params=False)
+        return list(self._data_shapes or [])
+
+    @property
+    def label_shapes(self) -> list[mx_io.DataDesc] | None:
+        self._require("label_shapes", params=False)
+        return self._label_shapes
+
+    @property
+    def output_shapes(self) -> list[tuple[str, tuple[int, ...]]]:
+        self._require("output_shapes", params=False)
+        assert self._exec_group is not None
+        return self._exec_group.output_shapes
+
+    # -- binding ---------------------------------------------------------------------------------
+    def bind(
+        self,
+        data_shapes: Any,
+        label_shapes: Any = None,
+        for_training: bool = True,
+        inputs_need_grad: bool = False,
+        force_rebind: bool = False,
+        shared_module: Any = None,
+        grad_req: Any = "write",
+    ) -> None:
+        """Build the executors for ``data_shapes`` and ``label_shapes`` (``(name, shape)`` pairs or ``DataDesc``).
+
+        ``shared_module`` (bound, with parameters) lends its parameter arrays: both
+        modules then train the same weights, as the buckets of a ``BucketingModule`` do.
+        """
+        if force_rebind:
+            self._exec_group, self._groups, self.binded = None, {}, False
+        if self.binded:
+            self.logger.warning("Module.bind: already bound, ignoring bind() (pass force_rebind=True to rebind)")
+            return
+        if inputs_need_grad and not for_training:
+            raise LazyNDError("Module.bind: inputs_need_grad=True needs for_training=True")
+        shared_group = None
+        if shared_module is not None:
+            if not (shared_module.binded and shared_module.params_initialized):
+                raise LazyNDError("Module.bind: shared_module must be bound and have its parameters initialized")
+            shared_group = shared_module._exec_group
+        self.for_training, self.inputs_need_grad, self._grad_req = bool(for_training), bool(inputs_need_grad), grad_req
+        self._groups = {}
+        self._switch_group(data_shapes, label_shapes, shared_group)
+        self.binded = True
+        if shared_module is not None:
+            self.params_initialized = True
+            self._arg_params, self._aux_params = shared_module._arg_params, shared_module._aux_params
+        elif self.params_initialized:  # parameters given before binding (Module.load): hand them to the devices
+            assert self._exec_group is not None
+            self._exec_group.set_params(self._arg_params or {}, self._aux_params or {})
+
+    def reshape(self, data_shapes: Any, label_shapes: Any = None) -> None:
+        """Run on inputs of new shapes (e.g. another batch size) with the same parameter arrays.
+
+        ``forward`` calls it when a batch's shapes differ from the bound ones; the
+        executors of each set of shapes are kept for the next time they come.
+        """
+        self._require("reshape", params=False)
+        self._switch_group(data_shapes, label_shapes, self._exec_group)
+
+    def _switch_group(self, data_shapes: Any, label_shapes: Any, shared_group: ModuleExecutorGroup | None) -> None:
+        """Make the executors of these shapes current, binding them (sharing ``shared_group``'s arrays) if new."""
+        data, labels = check_inputs(
+            data_shapes, label_shapes, self._data_names, self._label_names, self._symbol.list_arguments()
+        )
+        key = tuple((d.name, tuple(d.shape)) for d in data + labels)
+        group = self._groups.get(key)
+        if group is None:
+            group = ModuleExecutorGroup(
+                self._symbol,
+                self._context,
+                self._work_load_list,
+                data,
+                labels,
+                self._param_names,
+                self.for_training,
+                self.inputs_need_grad,
+                shared_group=shared_group,
+                fixed_param_names=self._fixed_param_names,
+                grad_req=self._grad_req,
+            )
+            if self._monitor is not None:
+                group.install_monitor(self._monitor)
+            self._groups[key] = group
+        self._exec_group = group
+        self._data_shapes, self._label_shapes = data, (labels or None)
+
+    # -- parameters ------------------------------------------------------------------------------
+    def init_params(
+        self,
+        initializer: Any = init_module.Uniform(0.01),
+        arg_params: dict[str, Any] | None = None,
+        aux_params: dict[str, Any] | None = None,
+        allow_missing: bool = False,
+        force_init: bool = False,
+    ) -> None:
+        """Give every parameter a value: from ``arg_params``/``aux_params`` where named, else ``initializer``.
+
+        A name missing from a given dict is an error unless ``allow_missing``.
+        Already initialized parameters are kept unless ``force_init``.
+        """
+        if self.params_initialized and not force_init:
+            return
+        self._require("init_params", params=False)
+        group = self._exec_group
+        assert group is not None
+        if self._arg_params is None:
+            self._arg_params = zeros_like_first(group.param_names, group.param_arrays)
+        if self._aux_params is None:
+            self._aux_params = zeros_like_first(group.aux_names, group.aux_arrays)
+        attrs = self._symbol.attr_dict()
+        fill_params(self._arg_params, arg_params, initializer, allow_missing, attrs)
+        fill_params(self._aux_params, aux_params, initializer, allow_missing, attrs)
+        self.params_initialized, self._params_dirty = True, False
+        group.set_params(self._arg_params, self._aux_params)
+
+    def set_params(
+        self,
+        arg_params: dict[str, Any],
+        aux_params: dict[str, Any],
+        allow_missing: bool = False,
+        force_init: bool = True,
+    ) -> None:
+        """Copy ``arg_params``/``aux_params`` into the module (and onto every device)."""
+        self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)
+
+    def get_params(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(arg_params, aux_params)`` on the host, brought up to date from the devices."""
+        self._require("get_params")
+        assert self._arg_params is not None and self._aux_params is not None
+        if self._params_dirty and self._exec_group is not None:
+            self._exec_group.copy_params_to(self._arg_params, self._aux_params)
+            self._params_dirty = False
+        return self._arg_params, self._aux_params
+
+    # -- optimizer -------------------------------------------------------------------------------
+    def init_optimizer(
+        self,
+        kvstore: Any = "local",
+        optimizer: Any = "sgd",
+        optimizer_params: Any = (("learning_rate", 0.01),),
+        force_init: bool = False,
+    ) -> None:
+        """Create the optimizer (a name with ``optimizer_params``, or an ``Optimizer``) and the KVStore."""
+        self._require("init_optimizer")
+        if self.optimizer_initialized and not force_init:
+            self.logger.warning("Module.init_optimizer: optimizer already initialized, ignoring")
+            return
+        group = self._exec_group
+        assert group is not None and self._arg_params is not None
+        num_device = len(self._context)
+        store, update_on_kvstore = create_kvstore(kvstore, num_device, self._arg_params)
+        batch_size = group.batch_size * (int(store.num_workers) if is_dist_sync(store) else 1)
+        if isinstance(optimizer, str):
+            if update_on_kvstore:
+                idx2name = dict(enumerate(group.param_names))
+            else:
+                idx2name = {i * num_device + k: n for i, n in enumerate(group.param_names) for k in range(num_device)}
+            params = dict(optimizer_params)
+            params.setdefault("rescale_grad", 1.0 / batch_size)
+            optimizer = opt_module.create(optimizer, sym=self._symbol, param_idx2name=idx2name, **params)
+        elif not isinstance(optimizer, opt_module.Optimizer):
+            raise DataError(f"init_optimizer: optimizer must be a name or an Optimizer, got {type(optimizer).__name__}")
+        self._optimizer, self._kvstore, self._update_on_kvstore = optimizer, store, update_on_kvstore
+        self._updater = None
+        if store is not None:
+            initialize_kvstore(store, group.param_arrays, self._arg_params, group.param_names, update_on_kvstore)
+        if update_on_kvstore:
+            store.set_optimizer(optimizer)
+        else:
+            self._updater = opt_module.get_updater(optimizer)
+        self.optimizer_initialized = True
+        if self._preload_opt_states is not None:
+            self.load_optimizer_states(self._preload_opt_states)
+            self._preload_opt_states = None
+
+    def borrow_optimizer(self, shared_module: Module) -> None:
+        """Use ``shared_module``'s optimizer, KVStore and updater (the buckets of one model share them)."""
+        if not shared_module.optimizer_initialized:
+            raise LazyNDError("Module.borrow_optimizer: the shared module has no optimizer yet")
+        self._optimizer, self._kvstore = shared_module._optimizer, shared_module._kvstore
+        self._update_on_kvstore, self._updater = shared_module._update_on_kvstore, shared_module._updater
+        self.optimizer_initialized = True
+
+    # -- computing -------------------------------------------------------------------------------
+    def forward(self, data_batch: mx_io.DataBatch, is_train: bool | None = None) -> None:
+        """Run ``data_batch`` forward (``is_train`` defaults to ``for_training``)."""
+        self._require("forward")
+        is_train = self.for_training if is_train is None else bool(is_train)
+        if is_train and not self.for_training:
+            raise LazyNDError("Module.forward: is_train=True on a module bound with for_training=False")
+        data, labels = shapes_of_batch(data_batch, self._data_shapes or [], self._label_shapes)
+        if data != self._data_shapes or labels != self._label_shapes:
+            self.reshape(data, labels)
+        assert self._exec_group is not None
+        self._exec_group.forward_batch(data_batch, is_train)
+
+    def backward(self, out_grads: Any = None) -> None:
+        """Backward from the loss outputs, or from ``out_grads`` (one per output, full batch)."""
+        self._require("backward")
+        assert self._exec_group is not None
+        self._exec_group.backward_with(out_grads)
+
+    def update(self) -> None:
+        """Apply the optimizer to the gradients of the last backward."""
+        self._require("update", optimizer=True)
+        assert self._exec_group is not None
+        self._params_dirty = True
+        group = self._exec_group
+        if self._update_on_kvstore:
+            update_params_on_kvstore(group.param_arrays, group.grad_arrays, self._kvstore)
+        else:
+            update_params(group.param_arrays, group.grad_arrays, self._updater, len(self._context), self._kvstore)
+
+    def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:
+        self._require("get_outputs")
+        assert self._exec_group is not None
+        return self._exec_group.get_outputs(merge_multi_context)
+
+    def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
+        self._require("get_input_grads")
+        assert self._exec_group is not None
+        return self._exec_group.get_input_grads(merge_multi_context)
+
+    def update_metric(self, eval_metric: Any, labels: Any) -> None:
+        """Update ``eval_metric`` with the outputs of the last forward against ``labels``."""
+        self._require("update_metric")
+        assert self._exec_group is not None
+        labels = list(labels or [])
+        names = (self._label_names + [""] * len(labels))[: len(labels)]  # an unknown name splits on axis 0
+        self._exec_group.update_metric(eval_metric, names, labels)
+
+    def install_monitor(self, mon: Any) -> None:
+        """Have ``mon`` (an ``mx.mon.Monitor``) watch every executor."""
+        self._require("install_monitor", params=False)
+        self._monitor = mon
+        for group in self._groups.values():
+            group.install_monitor(mon)

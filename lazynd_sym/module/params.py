@@ -1,0 +1,71 @@
+"""A module's parameters on the host: made to the executors' shapes, filled from given values or an initializer.
+
+The host copies (``arg_params``, ``aux_params``) are what ``get_params`` returns
+and checkpoints save; :func:`fill_params` gives each a value as MXNet's
+``init_params`` does: from the given dict where it names the parameter, from
+the initializer otherwise (with the variable's attributes, so an ``init``
+attribute on a variable wins), a missing name being an error unless allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lazynd import initializer as init_module
+from lazynd import ndarray as nd
+from lazynd.errors import DataError, ShapeError
+
+__all__ = ["fill_params", "zeros_like_first"]
+
+
+def zeros_like_first(names: Sequence[str], per_device: Sequence[list[Any]]) -> dict[str, Any]:
+    """Host arrays of zeros shaped like each name's array on the first device.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> {k: v.shape for k, v in zeros_like_first(["w"], [[mx.nd.ones((2, 3))]]).items()}
+    {'w': (2, 3)}
+    """
+    return {
+        name: nd.zeros(arrays[0].shape, dtype=arrays[0].dtype) for name, arrays in zip(names, per_device, strict=True)
+    }
+
+
+def fill_params(
+    table: dict[str, Any],
+    given: dict[str, Any] | None,
+    initializer: Any,
+    allow_missing: bool,
+    attrs: dict[str, dict[str, str]],
+) -> None:
+    """Set every array of ``table`` from ``given`` (same name and shape) or, where it is not named, ``initializer``.
+
+    A name ``given`` lacks is an error unless ``allow_missing``; with no
+    initializer such a parameter keeps its value.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> table = {"fc_weight": mx.nd.zeros((2,)), "fc_bias": mx.nd.ones((2,))}
+    >>> fill_params(table, {"fc_weight": mx.nd.ones((2,))}, mx.init.Constant(3.0), True, {})
+    >>> table["fc_weight"].asnumpy().tolist(), table["fc_bias"].asnumpy().tolist()
+    ([1.0, 1.0], [0.0, 0.0])
+    """
+    for name, target in table.items():
+        if given is not None and name in given:
+            source = given[name]
+            if tuple(source.shape) != tuple(target.shape):
+                raise ShapeError(
+                    f"init_params: {name!r} is given with shape {tuple(source.shape)}, "
+                    f"the module needs {tuple(target.shape)}"
+                )
+            if source is not target:
+                source.copyto(target)
+        elif given is not None and not allow_missing:
+            raise DataError(f"init_params: {name!r} is not in the given parameters (pass allow_missing=True)")
+        elif initializer is not None:
+            initializer(init_module.InitDesc(name, attrs.get(name, {})), target)
+        elif given is None:
+            raise DataError(f"init_params: no initializer and no value for {name!r}")

@@ -1,0 +1,119 @@
+"""A Module's parameter updates: through the KVStore's optimizer, or by an updater on every device.
+
+The store is chosen as ``FeedForward`` chooses it (one device needs none unless
+distributed; a store created by name runs the optimizer).  Parameter ``i`` is
+key ``i`` in the store; when the devices update their own copies, copy ``k`` of
+parameter ``i`` is updater index ``i * num_device + k`` -- MXNet's numbering, so
+optimizer states and ``param_idx2name`` line up with MXNet's.  Fixed parameters
+(no gradient) keep their index and are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lazynd import ndarray as nd
+from lazynd.context import Context
+from lazynd.optimizer.states_file import load_states, save_states
+
+from ..model.feedforward import _create_kvstore, _is_dist_sync, _push_pull
+
+__all__ = [
+    "create_kvstore",
+    "initialize_kvstore",
+    "is_dist_sync",
+    "load_optimizer_states",
+    "save_optimizer_states",
+    "update_params",
+    "update_params_on_kvstore",
+]
+
+
+def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -> tuple[Any, bool]:
+    """The store for ``kvstore`` (a name, a store or None) and whether the optimizer runs on it."""
+    return _create_kvstore(kvstore, num_device, arg_params)
+
+
+def is_dist_sync(store: Any) -> bool:
+    """Whether ``store`` sums the gradients of several synchronous workers (the batch is then larger)."""
+    return store is not None and _is_dist_sync(store)
+
+
+def initialize_kvstore(
+    store: Any,
+    param_arrays: Sequence[list[Any]],
+    arg_params: dict[str, Any],
+    param_names: Sequence[str],
+    update_on_kvstore: bool,
+) -> None:
+    """Give the store each parameter's value; when it runs the optimizer, every device starts from it."""
+    keys = list(range(len(param_names)))
+    store.init(keys, [arg_params[name] for name in param_names])
+    if update_on_kvstore:
+        store.pull(keys, list(param_arrays))
+
+
+def _learned(grad_arrays: Sequence[list[Any]]) -> list[int]:
+    return [i for i, grads in enumerate(grad_arrays) if grads and grads[0] is not None]
+
+
+def update_params_on_kvstore(param_arrays: Sequence[list[Any]], grad_arrays: Sequence[list[Any]], store: Any) -> None:
+    """Push every device's gradients; the store sums them, runs the optimizer and the devices pull the weights."""
+    keys = _learned(grad_arrays)
+    if keys:
+        _push_pull(store, keys, [grad_arrays[i] for i in keys], [param_arrays[i] for i in keys])
+
+
+def update_params(
+    param_arrays: Sequence[list[Any]],
+    grad_arrays: Sequence[list[Any]],
+    updater: Callable[..., None],
+    num_device: int,
+    store: Any = None,
+) -> None:
+    """Sum the gradients through ``store`` (if any), then update each device's copy with ``updater``."""
+    keys = _learned(grad_arrays)
+    if not keys:
+        return
+    if store is not None:  # the summed gradients come back in place
+        _push_pull(store, keys, [grad_arrays[i] for i in keys], [grad_arrays[i] for i in keys])
+    for k in range(num_device):
+        # one call per device with every parameter (SGD makes it one multi_sgd_update)
+        updater(
+            [i * num_device + k for i in keys],
+            [grad_arrays[i][k] for i in keys],
+            [param_arrays[i][k] for i in keys],
+        )
+
+
+def save_optimizer_states(fname: str, store: Any, updater: Any) -> None:
+    """Write the states of the store's optimizer (``store`` given) or of the devices' ``updater`` to ``fname``."""
+    if store is not None:
+        store.save_optimizer_states(fname)
+    else:
+        save_states(updater, fname)
+
+
+def load_optimizer_states(fname: str, store: Any, updater: Any, param_arrays: Sequence[list[Any]]) -> None:
+    """Restore states written by :func:`save_optimizer_states`.
+
+    The file brings the devices' states to the host: each goes back to the device
+    of the copy it updates (updater index ``i * num_device + k`` is ``param_arrays[i][k]``).
+    """
+    if store is not None:
+        store.load_optimizer_states(fname)
+        return
+    load_states(updater, fname)
+    num_device = len(param_arrays[0]) if param_arrays else 1
+    for index, state in list(updater.states.items()):
+        if isinstance(index, int) and 0 <= index // num_device < len(param_arrays):
+            updater.states[index] = _to_context(state, param_arrays[index // num_device][index % num_device].context)
+
+
+def _to_context(state: Any, ctx: Context) -> Any:
+    if isinstance(state, nd.NDArray):
+        return state.as_in_context(ctx)
+    if isinstance(state, (tuple, list)):
+        return type(state)(_to_context(s, ctx) for s in state)
+    return state

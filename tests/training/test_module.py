@@ -1,0 +1,323 @@
+"""mx.mod.Module: the stages by hand, fit, inference, several contexts, fixed parameters, MXNet 1.9.1 numbers."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.errors import ContextError, DataError, LazyNDError
+from lazynd_sym.model import FeedForward
+
+
+def _net(num_classes: int = 2) -> sym.Symbol:
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=16, name="fc1")
+    net = sym.Activation(net, act_type="relu", name="relu1")
+    net = sym.FullyConnected(net, num_hidden=num_classes, name="fc2")
+    return sym.SoftmaxOutput(net, name="softmax")
+
+
+def _blobs(count: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    label = rng.integers(0, 2, count)
+    data = rng.normal(size=(count, 5)).astype(np.float32) + (label[:, None] * 2.0 - 1.0) * 1.5
+    return data, label.astype(np.float32)
+
+
+def _start_params(seed: int = 1) -> dict[str, mx.NDArray]:
+    rng = np.random.default_rng(seed)
+    shapes = {"fc1_weight": (16, 5), "fc1_bias": (16,), "fc2_weight": (2, 16), "fc2_bias": (2,)}
+    return {name: mx.nd.array(rng.normal(scale=0.3, size=shape).astype(np.float32)) for name, shape in shapes.items()}
+
+
+def _host(params: dict) -> dict[str, np.ndarray]:
+    return {name: value.asnumpy() for name, value in params.items()}
+
+
+def _trained_by_hand(context, work_load_list=None, kvstore="local", steps: int = 6, **module_kwargs) -> mx.mod.Module:
+    data, label = _blobs(240)
+    batches = mx.io.NDArrayIter(data, label, batch_size=40, shuffle=False)
+    mod = mx.mod.Module(_net(), context=context, work_load_list=work_load_list, **module_kwargs)
+    mod.bind(batches.provide_data, batches.provide_label)
+    mod.init_params(arg_params=_start_params())
+    mod.init_optimizer(kvstore=kvstore, optimizer="sgd", optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    for batch in list(batches)[:steps]:
+        mod.forward(batch, is_train=True)
+        mod.backward()
+        mod.update()
+    return mod
+
+
+# -- the stages by hand --------------------------------------------------------------------------
+def test_forward_backward_update_by_hand_equals_feedforward_fit() -> None:
+    data, label = _blobs(240)
+    mod = _trained_by_hand(mx.cpu())
+    ff = FeedForward(
+        _net(), num_epoch=1, learning_rate=0.1, momentum=0.9, arg_params=_start_params(), progress_bar=False
+    )
+    ff.fit(mx.io.NDArrayIter(data, label, batch_size=40, shuffle=False))
+    ours = _host(mod.get_params()[0])
+    for name, value in _host(ff.arg_params).items():
+        np.testing.assert_allclose(ours[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_updates_equal_mxnet_1_9_1() -> None:
+    # MXNet 1.9.1's Module on this net, data and starting point, after two epochs (four updates):
+    # sgd, learning_rate 0.5, momentum 0.9, wd 0.01, batches of 4 (the last one padded)
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc1")
+    net = sym.Activation(net, act_type="relu", name="relu1")
+    net = sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=2, name="fc2"), name="softmax")
+    data = np.arange(24, dtype=np.float32).reshape(6, 4) / 10 - 1
+    batches = mx.io.NDArrayIter(data, np.array([0, 1, 1, 0, 1, 0], np.float32), batch_size=4, last_batch_handle="pad")
+    mod = mx.mod.Module(net)
+    mod.bind(batches.provide_data, batches.provide_label)
+    start = {
+        "fc1_weight": (np.arange(12, dtype=np.float32).reshape(3, 4) % 5 - 2) / 4,
+        "fc1_bias": np.array([0.1, -0.1, 0.2], np.float32),
+        "fc2_weight": (np.arange(6, dtype=np.float32).reshape(2, 3) % 4 - 1.5) / 3,
+        "fc2_bias": np.array([0.0, 0.05], np.float32),
+    }
+    mod.init_params(arg_params={k: mx.nd.array(v) for k, v in start.items()})
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.5, "momentum": 0.9, "wd": 0.01})
+    for _ in range(2):
+        batches.reset()
+        for batch in batches:
+            mod.forward_backward(batch)
+            mod.update()
+    params = _host(mod.get_params()[0])
+    np.testing.assert_allclose(params["fc1_bias"], [-0.05748915, -0.00177349, 0.22578296], atol=1e-6)
+    np.testing.assert_allclose(params["fc2_bias"], [0.13900387, -0.08900385], atol=1e-6)
+    np.testing.assert_allclose(
+        params["fc2_weight"], [[-0.35874516, -0.08991244, 0.16831182], [0.35874522, -0.5468208, -0.16831182]], atol=1e-6
+    )
+    np.testing.assert_allclose(params["fc1_weight"][0], [-0.2882144, -0.06495511, 0.15830415, 0.38156343], atol=1e-6)
+    # score counts the padded examples, as MXNet's does; the format is get_name_value()
+    assert mod.score(batches, ["acc", "ce"]) == [
+        ("accuracy", 0.5),
+        ("cross-entropy", pytest.approx(0.6987348, abs=1e-6)),
+    ]
+    probs = mod.predict(batches)
+    assert isinstance(probs, mx.NDArray) and probs.shape == (6, 2)
+    np.testing.assert_allclose(probs.asnumpy()[[0, 5]], [[0.64686835, 0.35313168], [0.5087779, 0.4912221]], atol=1e-6)
+
+
+def test_names_and_shapes_are_mxnets() -> None:
+    mod = mx.mod.Module(_net())
+    assert (mod.data_names, mod.label_names, mod.output_names) == (["data"], ["softmax_label"], ["softmax_output"])
+    mod.bind(data_shapes=[("data", (8, 5))], label_shapes=[("softmax_label", (8,))])
+    assert [tuple(d) for d in mod.data_shapes] == [("data", (8, 5))]
+    assert [tuple(d) for d in mod.label_shapes] == [("softmax_label", (8,))]
+    assert mod.output_shapes == [("softmax_output", (8, 2))]
+    mod.init_params()
+    arg_params, aux_params = mod.get_params()
+    assert sorted((k, v.shape) for k, v in arg_params.items()) == [
+        ("fc1_bias", (16,)), ("fc1_weight", (16, 5)), ("fc2_bias", (2,)), ("fc2_weight", (2, 16)),
+    ]  # fmt: skip
+    assert aux_params == {}
+
+
+def test_get_outputs_and_input_grads_equal_an_executor() -> None:
+    data, label = _blobs(8)
+    mod = mx.mod.Module(_net())
+    mod.bind([("data", (8, 5))], [("softmax_label", (8,))], inputs_need_grad=True)
+    mod.init_params(arg_params=_start_params())
+    mod.forward(mx.io.DataBatch([mx.nd.array(data)], [mx.nd.array(label)]), is_train=True)
+    mod.backward()
+    exe = _net().simple_bind(mx.cpu(), data=(8, 5))
+    exe.copy_params_from(_start_params())
+    exe.forward(is_train=True, data=mx.nd.array(data), softmax_label=mx.nd.array(label))
+    exe.backward()
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), exe.outputs[0].asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(mod.get_input_grads()[0].asnumpy(), exe.grad_dict["data"].asnumpy(), rtol=1e-5)
+
+
+def test_backward_takes_gradients_of_outputs_that_are_not_losses() -> None:
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
+    mod = mx.mod.Module(net, label_names=None, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind([("data", (4, 3))], inputs_need_grad=True)
+    mod.init_params(arg_params={"fc_weight": mx.nd.ones((2, 3)), "fc_bias": mx.nd.zeros((2,))})
+    mod.forward(mx.io.DataBatch([mx.nd.ones((4, 3))]), is_train=True)
+    mod.backward(out_grads=[mx.nd.array(np.arange(8, dtype=np.float32).reshape(4, 2))])
+    expected = np.arange(8, dtype=np.float32).reshape(4, 2) @ np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(mod.get_input_grads()[0].asnumpy(), expected)
+
+
+# -- fit ----------------------------------------------------------------------------------------
+def test_fit_learns_and_logs_train_and_validation_metrics(caplog) -> None:
+    mx.random.seed(0)
+    data, label = _blobs()
+    train = mx.io.NDArrayIter(data, label, batch_size=40, shuffle=True)
+    val = mx.io.NDArrayIter(*_blobs(200, seed=1), batch_size=50)
+    mod = mx.mod.Module(_net())
+    with caplog.at_level(logging.INFO):
+        mod.fit(
+            train,
+            eval_data=val,
+            num_epoch=4,
+            initializer=mx.init.Xavier(),
+            optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+        )
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("Epoch[3] Train-accuracy=") for m in messages)
+    assert any(m.startswith("Epoch[3] Validation-accuracy=") for m in messages)
+    assert mod.score(val, "acc")[0][1] > 0.95
+
+
+def test_fit_calls_callbacks_from_begin_epoch() -> None:
+    data, label = _blobs(80)
+    seen_batches, seen_epochs = [], []
+    mx.mod.Module(_net()).fit(
+        mx.io.NDArrayIter(data, label, batch_size=40),
+        begin_epoch=2,
+        num_epoch=4,
+        batch_end_callback=lambda p: seen_batches.append((p.epoch, p.nbatch)),
+        epoch_end_callback=lambda epoch, s, arg, aux: seen_epochs.append((epoch, sorted(arg), s.list_outputs())),
+    )
+    assert seen_batches == [(2, 0), (2, 1), (3, 0), (3, 1)]
+    assert seen_epochs[-1] == (3, ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"], ["softmax_output"])
+
+
+def test_fixed_params_stay_fixed_and_the_others_learn() -> None:
+    mod = _trained_by_hand(mx.cpu(), fixed_param_names=["fc1_weight"])
+    start, now = _host(_start_params()), _host(mod.get_params()[0])
+    np.testing.assert_array_equal(now["fc1_weight"], start["fc1_weight"])
+    for name in ("fc1_bias", "fc2_weight", "fc2_bias"):
+        assert not np.allclose(now[name], start[name]), name
+    assert mod._exec_group.execs[0].grad_dict.get("fc1_weight") is None
+
+
+def test_two_cpu_contexts_with_a_work_load_list_train_as_one() -> None:
+    one = _host(_trained_by_hand(mx.cpu()).get_params()[0])
+    mod = _trained_by_hand([mx.cpu(0), mx.cpu(1)], work_load_list=[1, 3])
+    assert [exe.arg_dict["data"].shape[0] for exe in mod._exec_group.execs] == [10, 30]
+    two = _host(mod.get_params()[0])
+    for name in one:
+        np.testing.assert_allclose(two[name], one[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_two_contexts_with_the_updater_on_the_devices_train_as_one() -> None:
+    one = _host(_trained_by_hand(mx.cpu()).get_params()[0])
+    mod = _trained_by_hand([mx.cpu(0), mx.cpu(1)], kvstore=_SumOnlyStore())
+    assert mod._updater is not None  # a store without set_optimizer only sums: each device updates its copy
+    two = _host(mod.get_params()[0])
+    for name in one:
+        np.testing.assert_allclose(two[name], one[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+class _SumOnlyStore:
+    """A store that sums pushed gradients and hands the sum back: no optimizer of its own."""
+
+    def __init__(self) -> None:
+        self.values: dict = {}
+
+    def init(self, keys, values) -> None:
+        for key, value in zip(keys, values, strict=True):
+            self.values[key] = value.copy()
+
+    def push(self, keys, values) -> None:
+        for key, per_device in zip(keys, values, strict=True):
+            total = per_device[0].copyto(mx.cpu())
+            for value in per_device[1:]:
+                total += value.copyto(mx.cpu())
+            self.values[key] = total
+
+    def pull(self, keys, outs) -> None:
+        for key, per_device in zip(keys, outs, strict=True):
+            for out in per_device:
+                self.values[key].copyto(out)
+
+
+def test_install_monitor_records_outputs() -> None:
+    mod = mx.mod.Module(_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params()
+    mon = mx.mon.Monitor(1, pattern="fc1_output")
+    mod.install_monitor(mon)
+    mon.tic()
+    mod.forward(mx.io.DataBatch([mx.nd.ones((4, 5))], [mx.nd.zeros((4,))]), is_train=False)
+    assert [name for _, name, _ in mon.toc()] == ["fc1_output"]
+
+
+# -- inference ----------------------------------------------------------------------------------
+def test_predict_and_iter_predict_remove_padding() -> None:
+    mod = _trained_by_hand(mx.cpu(), steps=2)
+    data, _ = _blobs(45, seed=3)
+    batches = mx.io.NDArrayIter(data, batch_size=20, last_batch_handle="pad")
+    probs = mod.predict(batches)
+    assert probs.shape == (45, 2)
+    np.testing.assert_allclose(probs.asnumpy().sum(axis=1), 1.0, rtol=1e-5)
+    parts = [(outputs[0].asnumpy(), nbatch) for outputs, nbatch, _ in mod.iter_predict(batches)]
+    assert [(p.shape[0], n) for p, n in parts] == [(20, 0), (20, 1), (5, 2)]
+    np.testing.assert_allclose(np.concatenate([p for p, _ in parts]), probs.asnumpy())
+    per_batch = mod.predict(batches, merge_batches=False)
+    assert [[o.shape for o in outputs] for outputs in per_batch] == [[(20, 2)], [(20, 2)], [(5, 2)]]
+    assert isinstance(mod.predict(batches, always_output_list=True), list)
+
+
+def test_score_returns_name_value_pairs_of_the_metric() -> None:
+    mod = _trained_by_hand(mx.cpu())
+    data, label = _blobs(80, seed=4)
+    batches = mx.io.NDArrayIter(data, label, batch_size=40)
+    probs = mod.predict(batches).asnumpy()
+    expected = float(np.mean(probs.argmax(axis=1) == label))
+    assert mod.score(batches, "acc") == [("accuracy", pytest.approx(expected))]
+    assert mod.score(batches, "acc", num_batch=1)[0][1] == pytest.approx(np.mean(probs[:40].argmax(1) == label[:40]))
+
+
+# -- errors -------------------------------------------------------------------------------------
+def test_stages_out_of_order_raise_clear_errors() -> None:
+    mod = mx.mod.Module(_net())
+    batch = mx.io.DataBatch([mx.nd.ones((4, 5))], [mx.nd.zeros((4,))])
+    with pytest.raises(LazyNDError, match="forward: call bind\\(\\) first"):
+        mod.forward(batch)
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    with pytest.raises(LazyNDError, match="call init_params\\(\\) first"):
+        mod.forward(batch)
+    mod.init_params()
+    with pytest.raises(LazyNDError, match="update: call init_optimizer\\(\\) first"):
+        mod.update()
+
+
+def test_bad_arguments_raise_clear_errors() -> None:
+    with pytest.raises(DataError, match="data_names \\['image'\\] are not arguments"):
+        mx.mod.Module(_net(), data_names=["image"])
+    with pytest.raises(DataError, match="fixed_param_names \\['fc9_weight'\\] are not parameters"):
+        mx.mod.Module(_net(), fixed_param_names=["fc9_weight"])
+    with pytest.raises(ContextError, match="context must be a Context"):
+        mx.mod.Module(_net(), context="cpu")
+    with pytest.raises(DataError, match="work_load_list has 1 entries for 2 contexts"):
+        mx.mod.Module(_net(), context=[mx.cpu(0), mx.cpu(1)], work_load_list=[1])
+    mod = mx.mod.Module(_net())
+    with pytest.raises(DataError, match="data_shapes name \\['x'\\], the module's data_names are \\['data'\\]"):
+        mod.bind([("x", (4, 5))])
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    with pytest.raises(DataError, match="'fc1_weight' is not in the given parameters"):
+        mod.init_params(arg_params={"fc2_weight": mx.nd.zeros((2, 16))})
+    with pytest.raises(LazyNDError, match="'fc1_weight' is given with shape \\(3, 3\\), the module needs \\(16, 5\\)"):
+        mod.init_params(arg_params={"fc1_weight": mx.nd.zeros((3, 3))}, allow_missing=True)
+    with pytest.raises(DataError, match="num_epoch is required"):
+        mod.fit(mx.io.NDArrayIter(*_blobs(8), batch_size=4))
+
+
+def test_a_batch_of_another_size_runs_on_the_same_parameters() -> None:
+    mod = _trained_by_hand(mx.cpu(), steps=2)
+    data, _ = _blobs(7, seed=5)
+    mod.forward(mx.io.DataBatch([mx.nd.array(data)]), is_train=False)
+    assert mod.get_outputs()[0].shape == (7, 2) and mod.output_shapes == [("softmax_output", (7, 2))]
+    exe = _net().simple_bind(mx.cpu(), data=(7, 5))
+    exe.copy_params_from(mod.get_params()[0])
+    np.testing.assert_allclose(
+        mod.get_outputs()[0].asnumpy(), exe.forward(data=mx.nd.array(data))[0].asnumpy(), rtol=1e-6
+    )
+    assert mod._exec_group.param_arrays[0][0] is mod._groups[next(iter(mod._groups))].param_arrays[0][0]
+
+
+def test_the_stages_on_each_context_give_the_cpu_numbers(ctx) -> None:
+    expected = _host(_trained_by_hand(mx.cpu()).get_params()[0])
+    mod = _trained_by_hand(ctx)
+    assert mod._exec_group.execs[0].arg_dict["fc1_weight"].context == ctx
+    for name, value in _host(mod.get_params()[0]).items():
+        np.testing.assert_allclose(value, expected[name], rtol=1e-4, atol=1e-5, err_msg=name)

@@ -1,0 +1,142 @@
+"""BucketingModule: a module per bucket key, all training one set of weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.errors import DataError, ShapeError
+
+
+def _sym_gen(length: int):
+    """A sequence classifier whose parameters do not depend on the length: mean over time, then two layers."""
+    data = sym.Variable("data")  # (batch, length, 4)
+    net = sym.mean(data, axis=1, name=f"mean{length}")
+    net = sym.FullyConnected(net, num_hidden=8, name="fc1")
+    net = sym.Activation(net, act_type="relu", name="relu1")
+    net = sym.FullyConnected(net, num_hidden=2, name="fc2")
+    return sym.SoftmaxOutput(net, name="softmax"), ("data",), ("softmax_label",)
+
+
+class _BucketIter(mx.io.DataIter):
+    """Batches of sequences of two lengths, alternating; the class decides the sign of the features."""
+
+    def __init__(self, lengths=(5, 3), batches: int = 8, batch_size: int = 10, seed: int = 0) -> None:
+        super().__init__(batch_size)
+        rng = np.random.default_rng(seed)
+        self.batches = []
+        for k in range(batches):
+            length = lengths[k % len(lengths)]
+            label = rng.integers(0, 2, batch_size).astype(np.float32)
+            data = rng.normal(size=(batch_size, length, 4)).astype(np.float32) + (label[:, None, None] * 2 - 1)
+            self.batches.append((length, data, label))
+        self.default_bucket_key = max(lengths)
+        self.cursor = 0
+
+    @property
+    def provide_data(self) -> list[mx.io.DataDesc]:
+        return [mx.io.DataDesc("data", (self.batch_size, self.default_bucket_key, 4))]
+
+    @property
+    def provide_label(self) -> list[mx.io.DataDesc]:
+        return [mx.io.DataDesc("softmax_label", (self.batch_size,))]
+
+    def reset(self) -> None:
+        self.cursor = 0
+
+    def next(self) -> mx.io.DataBatch:
+        if self.cursor == len(self.batches):
+            raise StopIteration
+        length, data, label = self.batches[self.cursor]
+        self.cursor += 1
+        return mx.io.DataBatch(
+            [mx.nd.array(data)],
+            [mx.nd.array(label)],
+            bucket_key=length,
+            provide_data=[mx.io.DataDesc("data", data.shape)],
+            provide_label=[mx.io.DataDesc("softmax_label", label.shape)],
+        )
+
+
+def _start_params() -> dict[str, mx.NDArray]:
+    rng = np.random.default_rng(1)
+    shapes = {"fc1_weight": (8, 4), "fc1_bias": (8,), "fc2_weight": (2, 8), "fc2_bias": (2,)}
+    return {n: mx.nd.array(rng.normal(scale=0.3, size=s).astype(np.float32)) for n, s in shapes.items()}
+
+
+def _ready(mod: mx.mod.BaseModule, data: _BucketIter) -> mx.mod.BaseModule:
+    mod.bind(data.provide_data, data.provide_label)
+    mod.init_params(arg_params=_start_params())
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.2, "momentum": 0.9})
+    return mod
+
+
+def test_two_bucket_keys_share_the_parameter_arrays() -> None:
+    data = _BucketIter()
+    mod = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), data)
+    mod.switch_bucket(3, [("data", (10, 3, 4))], [("softmax_label", (10,))])
+    long_exe = mod._buckets[5]._exec_group.execs[0]
+    short_exe = mod._buckets[3]._exec_group.execs[0]
+    assert short_exe.arg_dict["data"].shape == (10, 3, 4) and long_exe.arg_dict["data"].shape == (10, 5, 4)
+    for name in ("fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"):
+        assert short_exe.arg_dict[name] is long_exe.arg_dict[name]
+        assert short_exe.grad_dict[name] is long_exe.grad_dict[name]
+    before = long_exe.arg_dict["fc1_weight"].asnumpy()
+    batch = data.batches[1]  # a short one
+    mod.forward(mx.io.DataBatch([mx.nd.array(batch[1])], [mx.nd.array(batch[2])], bucket_key=3), is_train=True)
+    mod.backward()
+    mod.update()
+    after = long_exe.arg_dict["fc1_weight"].asnumpy()  # the long bucket sees the short bucket's update
+    assert not np.allclose(after, before)
+    np.testing.assert_array_equal(mod.get_params()[0]["fc1_weight"].asnumpy(), after)
+
+
+def test_training_over_two_buckets_equals_one_module_fed_the_same_batches() -> None:
+    data = _BucketIter()
+    bucketing = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), data)
+    single = _ready(mx.mod.Module(_sym_gen(5)[0]), data)  # runs each batch length on its own executors
+    for mod in (bucketing, single):
+        data.reset()
+        for batch in data:
+            mod.forward_backward(batch)
+            mod.update()
+    assert sorted(bucketing._buckets) == [3, 5]
+    expected = {n: v.asnumpy() for n, v in single.get_params()[0].items()}
+    for name, value in bucketing.get_params()[0].items():
+        np.testing.assert_allclose(value.asnumpy(), expected[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_fit_over_buckets_learns() -> None:
+    mx.random.seed(0)
+    data = _BucketIter(batches=20)
+    mod = mx.mod.BucketingModule(_sym_gen, default_bucket_key=data.default_bucket_key)
+    mod.fit(data, num_epoch=3, initializer=mx.init.Xavier(), optimizer_params={"learning_rate": 0.2})
+    assert mod.score(_BucketIter(seed=1), "acc")[0][1] > 0.9
+    assert sorted(mod.get_params()[0]) == ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"]
+
+
+def test_save_checkpoint_keeps_the_default_buckets_symbol(tmp_path) -> None:
+    data = _BucketIter()
+    mod = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), data)
+    mod.save_checkpoint(str(tmp_path / "rnn"), 1, save_optimizer_states=True)
+    loaded = mx.mod.Module.load(str(tmp_path / "rnn"), 1)
+    assert loaded.symbol.tojson() == _sym_gen(5)[0].tojson()
+
+
+def test_bucket_errors_are_clear() -> None:
+    with pytest.raises(DataError, match="default_bucket_key is required"):
+        mx.mod.BucketingModule(_sym_gen)
+    with pytest.raises(DataError, match="must return \\(symbol, data_names, label_names\\)"):
+        mx.mod.BucketingModule(lambda key: _sym_gen(key)[0], default_bucket_key=5)
+
+    def changing(length: int):
+        net = sym.FullyConnected(sym.Flatten(sym.Variable("data")), num_hidden=2, name="fc")
+        return sym.SoftmaxOutput(net, name="softmax"), ("data",), ("softmax_label",)
+
+    mod = mx.mod.BucketingModule(changing, default_bucket_key=5)
+    mod.bind([("data", (10, 5, 4))], [("softmax_label", (10,))])
+    mod.init_params()
+    with pytest.raises(ShapeError, match="'fc_weight' has shape \\(2, 12\\) here but \\(2, 20\\) in the shared module"):
+        mod.switch_bucket(3, [("data", (10, 3, 4))], [("softmax_label", (10,))])
