@@ -40,12 +40,12 @@ class PythonOp:
 
     def get_symbol(self, *args: Any, **kwargs: Any) -> Any:
         """A ``Custom`` symbol running this operator on the given symbols."""
-        import lazynd_sym
+        import lazynd
 
         if self._op_type is None:
             self._op_type = f"_python_op_{type(self).__name__}_{next(_serial)}"
             register(self._op_type)(_properties_of(self))
-        return lazynd_sym.Custom(*args, op_type=self._op_type, **kwargs)
+        return lazynd.sym.Custom(*args, op_type=self._op_type, **kwargs)
 
     def forward(self, in_data: list, out_data: list) -> None:
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
