@@ -66,6 +66,7 @@ _LAZY = {
     "engine": "lazynd.engine",
     "name": "lazynd_sym.name",
     "attribute": "lazynd_sym.attribute",
+    "operator": "lazynd.operator",
 }
 # name -> (module, attribute): classes MXNet exposes at the top level
 _LAZY_ATTRS = {"AttrScope": ("lazynd_sym.attribute", "AttrScope")}

@@ -11,7 +11,25 @@ _DEVICE_TYPES = {"cpu": 1, "gpu": 2, "cpu_pinned": 3}
 _DEVICE_NAMES = {v: k for k, v in _DEVICE_TYPES.items()}
 
 
-class Context:
+class _ContextType(type):
+    """Gives :class:`Context` MXNet's class attribute ``default_ctx``."""
+
+    @property
+    def default_ctx(cls) -> Context:
+        """The default context of the calling thread (see :func:`current_context`).
+
+        Assigning ``Context.default_ctx = mx.gpu(0)`` sets the process-wide default that
+        applies outside ``with ctx:`` blocks, as MXNet 0.9 programs do.
+        """
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, value: Any) -> None:
+        global _DEFAULT
+        _DEFAULT = as_context(value, "Context.default_ctx")
+
+
+class Context(metaclass=_ContextType):
     """A device: ``cpu(0)``, ``gpu(1)``...
 
     Usable as a context manager that sets the default context of the calling

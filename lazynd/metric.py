@@ -293,6 +293,69 @@ class CrossEntropy(EvalMetric):
             self.num_inst += label_np.size
 
 
+@register()
+class Perplexity(EvalMetric):
+    """``exp`` of the mean negative log-probability of the labels; ``ignore_label`` examples are left out.
+
+    ``axis`` is the class axis of the predictions.
+
+    Examples
+    --------
+    >>> m = Perplexity(ignore_label=None)
+    >>> m.update([numpy.array([1, 0])], [numpy.array([[0.5, 0.5], [0.5, 0.5]])])
+    >>> m.get()
+    ('perplexity', 2.0)
+    """
+
+    def __init__(self, ignore_label: int | None, axis: int = -1, name: str = "perplexity", **kwargs: Any) -> None:
+        super().__init__(name, ignore_label=ignore_label, axis=axis, **kwargs)
+        self.ignore_label = ignore_label
+        self.axis = axis
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        check_label_shapes(labels, preds)
+        for label, pred in zip(labels, preds, strict=False):
+            pred_np = _host(pred).astype(numpy.float64)
+            classes = pred_np.shape[self.axis]
+            label_np = _host(label).astype(numpy.int64).ravel()
+            moved = numpy.moveaxis(pred_np, self.axis, -1).reshape(-1, classes)
+            if moved.shape[0] != label_np.size:
+                raise DataError(f"Perplexity: {label_np.size} labels for {moved.shape[0]} predictions of {classes} classes")
+            keep = label_np != self.ignore_label if self.ignore_label is not None else numpy.ones(label_np.size, bool)
+            if label_np[keep].size and (label_np[keep].min() < 0 or label_np[keep].max() >= classes):
+                raise DataError(f"Perplexity: labels must be in [0, {classes}), got {label_np.min()}..{label_np.max()}")
+            prob = moved[numpy.arange(label_np.size)[keep], label_np[keep]]
+            self.sum_metric += float(-numpy.log(numpy.maximum(prob, 1e-10)).sum())
+            self.num_inst += int(keep.sum())
+
+    def get(self) -> tuple[Any, Any]:
+        if self.num_inst == 0:
+            return self.name, float("nan")
+        return self.name, float(numpy.exp(self.sum_metric / self.num_inst))
+
+
+@register()
+class Loss(EvalMetric):
+    """The mean of the outputs themselves (a network whose outputs are its losses); labels are unused.
+
+    Examples
+    --------
+    >>> m = Loss()
+    >>> m.update(None, [numpy.array([1.0, 2.0, 3.0])])
+    >>> m.get()
+    ('loss', 2.0)
+    """
+
+    def __init__(self, name: str = "loss", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+
+    def update(self, labels: Sequence[Any] | None, preds: Sequence[Any]) -> None:
+        for pred in preds:
+            values = _host(pred)
+            self.sum_metric += float(values.sum())
+            self.num_inst += int(values.size)
+
+
 @register("custom")
 class CustomMetric(EvalMetric):
     """A metric from a function ``feval(label, pred) -> value or (sum, count)`` on NumPy arrays.

@@ -3,7 +3,9 @@
 Everything in :mod:`lazynd.testing` is here, plus the symbolic checks
 ``check_numeric_gradient``, ``check_symbolic_forward`` and
 ``check_symbolic_backward``, which take a ``lazynd_sym.Symbol`` (imported when
-called, so ``lazynd`` never depends on ``lazynd_sym`` at import time).
+called, so ``lazynd`` never depends on ``lazynd_sym`` at import time), and MXNet
+0.9's ``check_consistency(sym, ctx_list)``, ``almost_equal_ignore_nan`` and
+``default_numerical_threshold``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from .testing import (
     DEFAULT_TOLERANCES,
     almost_equal,
     assert_almost_equal,
-    check_consistency,
     check_forward,
     check_gradient,
     default_context,
@@ -30,6 +31,7 @@ from .testing import (
     same,
     set_default_context,
 )
+from .testing import check_consistency as check_op_consistency
 
 __all__ = [
     "DEFAULT_TOLERANCES",
@@ -49,6 +51,9 @@ __all__ = [
     "check_numeric_gradient",
     "check_symbolic_forward",
     "check_symbolic_backward",
+    "check_op_consistency",
+    "almost_equal_ignore_nan",
+    "default_numerical_threshold",
 ]
 
 
@@ -167,11 +172,13 @@ def check_numeric_gradient(
     use_forward_train: bool = True,
     ctx: Context | None = None,
     dtype: Any = np.float64,
+    check_eps: float | None = None,
 ) -> None:
     """Compare ``sym``'s backward with central differences of ``sum(outputs * random_heads)``.
 
     Runs in float64 by default (MXNet used float32 and a larger ``numeric_eps``).
-    ``grad_nodes`` restricts the check to some arguments (default: all).
+    ``grad_nodes`` restricts the check to some arguments (default: all).  ``check_eps``
+    is MXNet 0.9's name for the relative tolerance (it overrides ``rtol``).
 
     Examples
     --------
@@ -180,6 +187,8 @@ def check_numeric_gradient(
     """
     from . import ndarray as nd
 
+    if check_eps is not None:
+        rtol = check_eps
     ctx = ctx or default_context()
     names = sym.list_arguments()
     location = {k: v.astype(dtype) for k, v in _named(sym, location, names, "location").items()}
@@ -226,3 +235,135 @@ def check_numeric_gradient(
             atol if atol is not None else 1e-4,
             names=(f"gradient of {name} (backward)", "numeric"),
         )
+
+
+def default_numerical_threshold() -> float:
+    """MXNet 0.9's default threshold for numerical comparisons."""
+    return 1e-6
+
+
+def almost_equal_ignore_nan(a: Any, b: Any, rtol: float | None = None, atol: float | None = None) -> bool:
+    """:func:`almost_equal` where a NaN in either array counts as equal to anything.
+
+    Examples
+    --------
+    >>> almost_equal_ignore_nan(np.array([1.0, np.nan]), np.array([1.0, 5.0]))
+    True
+    """
+    a = np.array(a.asnumpy() if hasattr(a, "asnumpy") else a, dtype=np.float64)
+    b = np.array(b.asnumpy() if hasattr(b, "asnumpy") else b, dtype=np.float64)
+    nan = np.isnan(a) | np.isnan(b)
+    a[nan] = 0
+    b[nan] = 0
+    return almost_equal(a, b, rtol, atol)
+
+
+# MXNet's tolerances of check_consistency, by the dtype of the executor compared
+_CONSISTENCY_TOL = {
+    np.dtype(np.float16): 1e-1,
+    np.dtype(np.float32): 1e-3,
+    np.dtype(np.float64): 1e-5,
+    np.dtype(np.uint8): 0,
+    np.dtype(np.int32): 0,
+}
+
+
+def check_consistency(
+    sym: Any,
+    ctx_list: Sequence[Any] | None = None,
+    scale: float = 1.0,
+    grad_req: Any = "write",
+    arg_params: dict | None = None,
+    aux_params: dict | None = None,
+    tol: Any = None,
+    raise_on_err: bool = True,
+    ground_truth: dict | None = None,
+    **op_form: Any,
+) -> Any:
+    """MXNet's check that a symbol gives the same outputs and gradients on several devices and dtypes.
+
+    ``ctx_list`` holds one dict per executor: ``{'ctx': mx.gpu(0), 'data': (2, 3),
+    'type_dict': {'data': np.float16}}`` (keywords of ``simple_bind``); ``sym`` is one symbol
+    or one per entry.  Arguments are drawn from N(0, ``scale``) (or taken from ``arg_params``),
+    auxiliary states are zero (or ``aux_params``).  Every executor runs a test forward, then a
+    training forward and a backward with its outputs as head gradients; each result is compared
+    with the most precise executor's (or ``ground_truth``) at ``tol`` (a number, or a dict by
+    dtype; MXNet's defaults).  Returns the ground truth: outputs and gradients by name.
+
+    With an operator name (``check_consistency('exp', [x])``) this is
+    :func:`lazynd.testing.check_consistency`.
+
+    Examples
+    --------
+    >>> import lazynd as mx, lazynd_sym as sym
+    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
+    >>> ctx_list = [{"ctx": mx.cpu(0), "data": (2, 4), "type_dict": {"data": np.float64}},
+    ...             {"ctx": mx.cpu(0), "data": (2, 4), "type_dict": {"data": np.float32}}]
+    >>> sorted(check_consistency(net, ctx_list))
+    ['data', 'fc_bias', 'fc_output', 'fc_weight']
+    """
+    if not (isinstance(sym, (list, tuple)) or hasattr(sym, "list_arguments")):  # an operator and its inputs
+        return check_op_consistency(sym, ctx_list, **op_form)  # type: ignore[arg-type]
+    if op_form:
+        raise TypeError(f"check_consistency: unexpected keyword(s) {sorted(op_form)}")
+    if ctx_list is None or len(ctx_list) < 2:
+        raise ValueError("check_consistency: ctx_list needs at least two entries to compare")
+    symbols = list(sym) if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
+    if len(symbols) != len(ctx_list):
+        raise ValueError(f"check_consistency: {len(symbols)} symbols for {len(ctx_list)} ctx_list entries")
+    if tol is None:
+        tol = _CONSISTENCY_TOL
+    elif not isinstance(tol, dict):
+        tol = {dtype: tol for dtype in _CONSISTENCY_TOL}
+    executors = [s.simple_bind(grad_req=grad_req, **dict(spec)) for s, spec in zip(symbols, ctx_list, strict=True)]
+    arg_params = dict(arg_params or {})
+    aux_params = dict(aux_params or {})
+    for name, arr in executors[0].arg_dict.items():
+        if name not in arg_params:
+            arg_params[name] = np.random.normal(size=arr.shape, scale=scale)
+    for name in executors[0].aux_dict:
+        aux_params.setdefault(name, 0)
+    for exe in executors:
+        for name, arr in exe.arg_dict.items():
+            arr[:] = np.asarray(arg_params[name]).astype(arr.dtype)
+        for name, arr in exe.aux_dict.items():
+            arr[:] = np.broadcast_to(np.asarray(aux_params[name], dtype=arr.dtype), arr.shape)
+    dtypes = [np.dtype(exe.outputs[0].dtype) for exe in executors]
+    truth_index = max(range(len(executors)), key=lambda i: dtypes[i].itemsize)
+
+    def compare(kind: str, results: list[dict]) -> None:
+        truth = ground_truth if ground_truth is not None else results[truth_index]
+        for i, (exe_results, dtype) in enumerate(zip(results, dtypes, strict=True)):
+            if i == truth_index and ground_truth is None:
+                continue
+            for name, value in exe_results.items():
+                if name not in truth:
+                    continue
+                bound = tol.get(dtype, 1e-3)
+                try:
+                    assert_almost_equal(
+                        value, truth[name], rtol=bound, atol=bound, names=(f"{kind} {name} of {ctx_list[i]}", "truth")
+                    )
+                except AssertionError as err:
+                    if raise_on_err:
+                        raise
+                    print(err)
+
+    # outputs by the first symbol's names, position by position (the symbols may differ in names)
+    output_names = symbols[0].list_outputs()
+
+    def outputs_of(exe: Any) -> dict[str, np.ndarray]:
+        return {n: o.asnumpy() for n, o in zip(output_names, exe.outputs, strict=True)}
+
+    for exe in executors:
+        exe.forward(is_train=False)
+    results = [outputs_of(exe) for exe in executors]
+    compare("test forward", results)
+    if grad_req != "null":
+        for exe in executors:
+            exe.forward(is_train=True)
+            exe.backward(exe.outputs)
+        grads = [{n: g.asnumpy() for n, g in exe.grad_dict.items() if g is not None} for exe in executors]
+        results = [{**outputs_of(exe), **g} for exe, g in zip(executors, grads, strict=True)]
+        compare("train", results)
+    return ground_truth if ground_truth is not None else results[truth_index]

@@ -11,10 +11,12 @@ from typing import Any
 
 from lazynd.ops import registry as _registry
 
+from . import _internal as _internal  # mx.sym._internal, MXNet's module of underscore operators
 from . import passes
 from .attribute import AttrScope
 from .creation import Group, Variable, make_function, var
 from .executor import Executor
+from .functions import arange, hypot, maximum, minimum, ones, pow, zeros  # noqa: A004 - MXNet's names
 from .json_format import load, load_json
 from .name import NameManager, Prefix
 from .symbol import Symbol
@@ -51,6 +53,13 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AttrScope",
+    "arange",
+    "hypot",
+    "maximum",
+    "minimum",
+    "ones",
+    "pow",
+    "zeros",
     "Executor",
     "Group",
     "NameManager",

@@ -109,6 +109,7 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any]) ->
     if op.variadic and params.get("num_args") is None:
         params["num_args"] = len(positional) - len(op.aux)
     attrs = op.parse(params)
+    op = op.specialize(attrs)
     node_name = NameManager.current.get(name, name_hint(op))
     input_names = op.input_names(attrs) + list(op.aux)
     if len(positional) > len(input_names):

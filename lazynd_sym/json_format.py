@@ -173,6 +173,7 @@ class _Reader:
         op = registry.get(op_name)
         try:
             attrs = op.parse(params)
+            op = op.specialize(attrs)
         except LazyNDError as err:
             raise self.error(f"({op_name}) {err}", index, name) from None
         for count_key in ("num_args", "num_outputs"):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 TUTORIALS = Path(__file__).resolve().parent.parent / "tutorials"
-SCRIPTS = ["mnist_mlp.py", "mnist_feedforward.py", "mnist_lenet.py", "mnist_module.py"]
+SCRIPTS = ["mnist_mlp.py", "mnist_feedforward.py", "mnist_lenet.py", "mnist_module.py", "custom_op.py"]
 CHECKPOINTING = ("mnist_feedforward.py", "mnist_module.py")
 MARKDOWN = sorted(path.name for path in TUTORIALS.glob("*.md"))
 

@@ -160,10 +160,22 @@ class DataIter:
     def getpad(self) -> int:
         return 0
 
+    # a subclass may assign ``self.provide_data = [...]`` in its constructor, as MXNet's do
     @property
     def provide_data(self) -> list[DataDesc]:
-        raise NotImplementedError(f"{type(self).__name__} does not implement provide_data")
+        given = self.__dict__.get("_provide_data")
+        if given is None:
+            raise NotImplementedError(f"{type(self).__name__} does not implement provide_data")
+        return given
+
+    @provide_data.setter
+    def provide_data(self, value: list[DataDesc]) -> None:
+        self.__dict__["_provide_data"] = value
 
     @property
     def provide_label(self) -> list[DataDesc]:
-        return []
+        return self.__dict__.get("_provide_label", [])
+
+    @provide_label.setter
+    def provide_label(self, value: list[DataDesc]) -> None:
+        self.__dict__["_provide_label"] = value

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError
+from .base import DataBatch
 from .ndarray_iter import NDArrayIter
 
 
@@ -44,9 +46,16 @@ class MNISTIter(NDArrayIter):
         ``lazynd.datasets.load_mnist`` (``$LAZYND_DATA_DIR`` or ``data_dir``).
     batch_size : int
     shuffle : bool
-        New order every epoch, drawn from ``seed``.
+        Shuffle the images once, when they are loaded, in an order drawn from ``seed`` (as
+        MXNet does): every epoch, and every pass after ``reset()``, sees the same order, so
+        a prediction pass and a pass over the labels agree.
     flat : bool
         Give ``(batch, 784)`` instead of ``(batch, 1, 28, 28)``.
+    input_shape, data_shape : tuple, optional
+        MXNet's way to ask for the same: ``(784,)`` is ``flat=True``, ``(1, 28, 28)`` is not.
+    silent, prefetch_buffer, dtype :
+        MXNet's other arguments, accepted; ``prefetch_buffer`` and ``dtype`` are ignored with a
+        warning (wrap the iterator in ``PrefetchingIter`` to prefetch).
     seed : int
     data_dir : str, optional
         Folder for relative paths, or the dataset root when no path is given.
@@ -60,6 +69,9 @@ class MNISTIter(NDArrayIter):
     >>> it = MNISTIter(batch_size=100, train=False)  # doctest: +SKIP
     >>> it.provide_data  # doctest: +SKIP
     [DataDesc[data,(100, 1, 28, 28),float32,NCHW]]
+
+    As MXNet's ``MNISTIter``, ``getdata()`` and ``getlabel()`` give one NDArray each
+    (batches still hold lists).
     """
 
     def __init__(
@@ -78,7 +90,12 @@ class MNISTIter(NDArrayIter):
         data_name: str = "data",
         label_name: str = "softmax_label",
         ctx: Any = None,
+        input_shape: Any = None,
+        data_shape: Any = None,
+        silent: bool = False,
+        **mxnet_options: Any,
     ) -> None:
+        _warn_ignored(mxnet_options)
         images, labels = _load_pair(image, label, data_dir, train, dataset)
         if images.ndim != 3 or labels.shape != images.shape[:1]:
             raise DataError(
@@ -89,10 +106,14 @@ class MNISTIter(NDArrayIter):
         size = len(images) // num_parts
         images = images[part_index * size : (part_index + 1) * size]
         labels = labels[part_index * size : (part_index + 1) * size]
+        for shape in (input_shape, data_shape):
+            if shape is not None:
+                flat = _is_flat(shape, images.shape[1:])
+        if shuffle:
+            order = np.random.default_rng(seed).permutation(len(images))
+            images, labels = images[order], labels[order]
         pixels = images.astype(np.float32) / np.float32(255.0)
         pixels = pixels.reshape(len(images), -1) if flat else pixels[:, None, :, :]
-        self._rng = np.random.default_rng(seed)
-        self._mnist_shuffle = shuffle
         super().__init__(
             pixels,
             labels.astype(np.float32),
@@ -105,8 +126,45 @@ class MNISTIter(NDArrayIter):
             ctx=ctx,
         )
 
-    def reset(self) -> None:
-        super().reset()
-        # seeded per iterator, so two runs with the same seed see the same order
-        if getattr(self, "_mnist_shuffle", False):
-            self._order = self._rng.permutation(self.num_data)
+    def getdata(self) -> Any:  # type: ignore[override]  # MXNet's MNISTIter: one NDArray
+        return super().getdata()[0]
+
+    def getlabel(self) -> Any:  # type: ignore[override]
+        return super().getlabel()[0]
+
+    def next(self) -> DataBatch:
+        if not self.iter_next():
+            raise StopIteration
+        return DataBatch(
+            data=[self.getdata()],
+            label=[self.getlabel()],
+            pad=self.getpad(),
+            index=self.getindex(),
+            provide_data=self.provide_data,
+            provide_label=self.provide_label,
+        )
+
+
+# MXNet's MNISTIter arguments that change nothing here
+_IGNORED = ("prefetch_buffer", "dtype")
+
+
+def _warn_ignored(options: dict[str, Any]) -> None:
+    unknown = sorted(set(options) - set(_IGNORED))
+    if unknown:
+        raise DataError(f"MNISTIter: unknown argument(s) {unknown}")
+    if options:
+        warnings.warn(f"MNISTIter: ignoring {sorted(options)} (MXNet options with no effect here)", stacklevel=3)
+
+
+def _is_flat(shape: Any, image_shape: tuple[int, ...]) -> bool:
+    """Whether MXNet's ``input_shape``/``data_shape`` asks for flat images; checks it fits the images."""
+    shape = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    pixels = int(np.prod(image_shape))
+    if shape == (pixels,):
+        return True
+    if shape == (1, *image_shape):
+        return False
+    raise DataError(
+        f"MNISTIter: input_shape {shape} does not fit {image_shape} images; expected ({pixels},) or (1, {image_shape[0]}, {image_shape[1]})"
+    )

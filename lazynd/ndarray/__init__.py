@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import ops as _ops  # noqa: F401 - registers every operator
 from ..engine import waitall
 from ..ops import registry as _registry
+from . import _internal as _internal  # mx.nd._internal, MXNet's module of underscore operators
 from .creation import (
     arange,
     array,
@@ -21,10 +22,29 @@ from .creation import (
 from .functions import make_function as _make_function
 from .ndarray import NDArray
 from .serialization import load, save
+from .ufuncs import (
+    add,
+    divide,
+    equal,
+    greater,
+    greater_equal,
+    lesser,
+    lesser_equal,
+    maximum,
+    minimum,
+    modulo,
+    multiply,
+    not_equal,
+    power,
+    subtract,
+    true_divide,
+)
 
 __all__ = [
     "NDArray", "arange", "array", "concatenate", "empty", "from_dlpack", "from_numpy", "full", "ones",
     "zeros", "load", "save", "waitall", "to_dlpack_for_read", "to_dlpack_for_write", "moveaxis",
+    "add", "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum", "minimum",
+    "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
 ]
 
 

@@ -244,6 +244,15 @@ class OpDef:
             return _same_type_infer(self, attrs, list(in_types), aux_types)
         return self._infer_type(attrs, list(in_types), aux_types)
 
+    def specialize(self, attrs: dict) -> OpDef:
+        """The definition a graph node of these parameters holds: ``self`` for almost every operator.
+
+        An operator whose auxiliary states or loss flag depend on its parameters (``Custom``)
+        returns a definition with them fixed; symbol creation and JSON loading call this
+        after parsing.
+        """
+        return self
+
     def __repr__(self) -> str:
         return f"<OpDef {self.name}>"
 

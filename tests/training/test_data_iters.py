@@ -227,3 +227,49 @@ def test_mnist_iter_flat_and_seeded_shuffle_is_reproducible(data_dir) -> None:
 def test_mnist_iter_missing_file_names_the_path(tmp_path) -> None:
     with pytest.raises(DataError, match="no IDX file"):
         MNISTIter(str(tmp_path / "nope"), str(tmp_path / "nope2"))
+
+
+def test_mnist_iter_shuffles_once_so_passes_agree(data_dir) -> None:
+    it = MNISTIter(batch_size=100, shuffle=True, flat=True, seed=3, data_dir=data_dir, train=False)
+    first = [b.label[0].asnumpy() for b in it]
+    it.reset()
+    second = [b.label[0].asnumpy() for b in it]
+    assert all(np.array_equal(a, b) for a, b in zip(first, second, strict=True))
+    in_file_order = next(MNISTIter(batch_size=100, shuffle=False, flat=True, data_dir=data_dir, train=False))
+    assert not np.array_equal(first[0], in_file_order.label[0].asnumpy())
+
+
+def test_mnist_iter_getters_give_one_ndarray_as_in_mxnet(data_dir) -> None:
+    import lazynd as mx
+
+    it = MNISTIter(batch_size=10, shuffle=False, data_dir=data_dir, train=False)
+    assert it.iter_next()
+    assert isinstance(it.getlabel(), mx.nd.NDArray) and it.getlabel().shape == (10,)
+    assert isinstance(it.getdata(), mx.nd.NDArray) and it.getdata().shape == (10, 1, 28, 28)
+
+
+def test_mnist_iter_accepts_mxnet_arguments(data_dir) -> None:
+    with pytest.warns(UserWarning, match="prefetch_buffer"):
+        it = MNISTIter(
+            batch_size=10, input_shape=(784,), silent=True, prefetch_buffer=4, data_dir=data_dir, train=False
+        )
+    assert it.provide_data[0].shape == (10, 784)
+    it = MNISTIter(batch_size=10, data_shape=(1, 28, 28), flat=True, data_dir=data_dir, train=False)
+    assert it.provide_data[0].shape == (10, 1, 28, 28)
+    with pytest.raises(DataError, match=r"input_shape \(3, 3\) does not fit"):
+        MNISTIter(batch_size=10, input_shape=(3, 3), data_dir=data_dir, train=False)
+    with pytest.raises(DataError, match="unknown argument"):
+        MNISTIter(batch_size=10, bogus=1, data_dir=data_dir, train=False)
+
+
+def test_a_subclass_may_assign_provide_data_and_label() -> None:
+    class Constant(DataIter):
+        def __init__(self) -> None:
+            super().__init__(batch_size=2)
+            self.provide_data = [("data", (2, 3))]
+            self.provide_label = [("label", (2,))]
+
+    it = Constant()
+    assert it.provide_data == [("data", (2, 3))] and it.provide_label == [("label", (2,))]
+    with pytest.raises(NotImplementedError):
+        DataIter().provide_data  # noqa: B018

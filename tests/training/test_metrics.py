@@ -128,3 +128,30 @@ def test_create_unknown_name_lists_known_ones() -> None:
 def test_mismatched_number_of_arrays_raises() -> None:
     with pytest.raises(DataError, match="1 label arrays but 2 prediction arrays"):
         metric.Accuracy().update([LABELS], [PROBS, PROBS])
+
+
+def test_perplexity_matches_mxnet() -> None:
+    # the values MXNet 1.9.1 gives for these arrays
+    probs = mx.nd.array([[0.3, 0.7], [0.6, 0.4], [0.5, 0.5]])
+    labels = mx.nd.array([1, 0, 1])
+    m = mx.metric.create("perplexity", ignore_label=None)
+    m.update([labels], [probs])
+    assert m.get() == ("perplexity", pytest.approx(1.6823908532870806))
+    m = mx.metric.Perplexity(ignore_label=1)
+    m.update([labels], [probs])
+    assert m.get()[1] == pytest.approx(1.666666584386752, rel=1e-6) and m.num_inst == 1
+    m = mx.metric.Perplexity(ignore_label=None, axis=0)
+    m.update([mx.nd.array([1, 0])], [mx.nd.array([[0.3, 0.6], [0.7, 0.4]])])
+    assert m.get()[1] == pytest.approx(1.5430334810193704, rel=1e-6)
+
+
+def test_perplexity_rejects_labels_out_of_range() -> None:
+    m = mx.metric.Perplexity(ignore_label=None)
+    with pytest.raises(mx.DataError, match="labels must be in"):
+        m.update([mx.nd.array([5])], [mx.nd.array([[0.5, 0.5]])])
+
+
+def test_loss_metric_averages_the_outputs() -> None:
+    m = mx.metric.create("loss")
+    m.update(None, [mx.nd.array([1, 2, 3])])
+    assert m.get() == ("loss", 2.0) and m.num_inst == 3

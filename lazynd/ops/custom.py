@@ -1,0 +1,394 @@
+"""The ``Custom`` operator: operators written in Python (:mod:`lazynd.operator`) run by the engine.
+
+A user registers a :class:`lazynd.operator.CustomOpProp` subclass under an ``op_type``;
+``nd.Custom(x, op_type=...)`` and ``sym.Custom(x, op_type=...)`` then name it.  Every other
+keyword is handed to the property class's constructor as a string, as MXNet does, so
+``Custom`` accepts any keyword (:class:`AnyStringParams`).
+
+Which inputs, outputs and auxiliary states a ``Custom`` node has, and whether it is a loss
+(``need_top_grad() == False``), depend on its parameters.  :meth:`CustomOpDef.specialize` gives
+one :class:`~lazynd.ops.registry.OpDef` per (``op_type``, keywords) with that structure fixed;
+symbols hold it.  The registered ``Custom`` itself works out the structure on each plan, for
+imperative calls, where auxiliary states are passed after the inputs.
+
+The kernel is one engine operation that reads the inputs and writes the outputs.  It calls the
+user's ``forward``/``backward`` with NDArrays that wrap the operation's buffers under *fresh*
+engine vars: the user's ``mx.nd`` calls on them are pushed like any other, and never wait on
+the vars this operation holds (that would deadlock).  Before returning, the kernel waits for
+every read and write of those fresh vars, so the user's NDArray work is done (and its errors
+raised, naming ``Custom``) when the operation completes, as MXNet runs custom operators
+synchronously.  A wait from inside an operation runs ready CPU work itself; on a GPU the
+user's calls launch at once on the pushing thread, since their vars are free.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import OperatorError
+from .params import Param, parse_str
+from .registry import OpDef, register
+
+# op_type -> the registered CustomOpProp subclass (filled by lazynd.operator.register)
+PROPERTIES: dict[str, type] = {}
+
+# (op_type, keywords) -> the property object; the same keywords make the same structure
+_prop_cache: dict[tuple, Any] = {}
+# (op_type, keywords, context, input shapes, input dtypes) -> the CustomOp object that runs
+# forward and backward of every node of that configuration (MXNet makes one per executor node;
+# an operator that keeps state from forward for backward sees the calls of its configuration)
+_operator_cache: dict[tuple, Any] = {}
+_cache_lock = threading.Lock()
+
+_STRING_PARAM = Param(parse_str, None, "handed to the operator's properties as a string")
+
+
+class AnyStringParams(dict):
+    """``Custom``'s parameters: ``op_type``, and any other keyword as a string.
+
+    Symbol attributes (``__xxx__``, ``ctx_group``, ``lr_mult``...) stay attributes.
+    """
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or (isinstance(key, str) and not _is_attribute(key))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        found = dict.get(self, key)
+        if found is not None:
+            return found
+        return _STRING_PARAM if isinstance(key, str) and not _is_attribute(key) else default
+
+
+def _is_attribute(key: str) -> bool:
+    return key in ("ctx_group", "lr_mult", "wd_mult", "force_mirroring") or (key.startswith("__") and key.endswith("__"))
+
+
+def _custom_params() -> AnyStringParams:
+    return AnyStringParams(op_type=Param(parse_str, doc="the name a CustomOpProp was registered under"))
+
+
+def _config(attrs: dict) -> tuple[str, tuple]:
+    op_type = attrs.get("op_type")
+    if not isinstance(op_type, str):
+        raise OperatorError("Custom: required parameter 'op_type' is missing")
+    kwargs = tuple(sorted((k, v) for k, v in attrs.items() if k != "op_type"))
+    return op_type, kwargs
+
+
+def properties(attrs: dict) -> Any:
+    """The CustomOpProp object of a ``Custom`` call's parameters (made once per configuration)."""
+    key = _config(attrs)
+    prop = _prop_cache.get(key)
+    if prop is None:
+        op_type, kwargs = key
+        cls = PROPERTIES.get(op_type)
+        if cls is None:
+            known = ", ".join(sorted(PROPERTIES)) or "none"
+            raise OperatorError(f"Custom: op_type {op_type!r} is not registered (registered: {known})")
+        try:
+            prop = cls(**dict(kwargs))
+        except TypeError as err:
+            raise OperatorError(f"Custom: cannot create the properties of op_type {op_type!r}: {err}") from None
+        with _cache_lock:
+            prop = _prop_cache.setdefault(key, prop)
+    return prop
+
+
+def forget(op_type: str) -> None:
+    """Drop what was made from ``op_type`` (it was registered again)."""
+    with _cache_lock:
+        for cache in (_prop_cache, _operator_cache, _specialized):
+            for key in [k for k in cache if k[0] == op_type]:
+                del cache[key]
+
+
+# -- structure ------------------------------------------------------------------------------------
+def _names(prop: Any, method: str) -> list[str]:
+    return [str(n) for n in getattr(prop, method)()]
+
+
+def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool) -> tuple[list, list, list]:
+    """Shapes from the property's ``infer_shape`` once every argument's shape is known.
+
+    ``with_aux``: ``in_shapes`` ends with the auxiliary states (imperative calls).
+    """
+    prop = properties(attrs)
+    n_args = len(_names(prop, "list_arguments"))
+    n_out = len(_names(prop, "list_outputs"))
+    n_aux = len(_names(prop, "list_auxiliary_states"))
+    if with_aux:
+        in_shapes, aux_shapes = in_shapes[:n_args], in_shapes[n_args:]
+    unknown = list(in_shapes) + (list(aux_shapes) if with_aux else []), [None] * n_out, list(aux_shapes)
+    partial = any(s is None or 0 in s for s in in_shapes)
+    if all(s is None for s in in_shapes):
+        return unknown
+    try:
+        # unknown shapes reach the property as [] (MXNet's convention): a loss often infers
+        # its label's shape from the data's
+        result = prop.infer_shape([list(s) if s is not None else [] for s in in_shapes])
+    except Exception as err:
+        if partial:
+            return unknown
+        raise OperatorError(f"Custom ({attrs['op_type']}): infer_shape failed: {type(err).__name__}: {err}") from err
+    if len(result) == 2:
+        arg_shapes, out_shapes = result
+        new_aux: Sequence = [None] * n_aux
+    else:
+        arg_shapes, out_shapes, new_aux = result
+    if len(arg_shapes) != n_args or len(out_shapes) != n_out:
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): infer_shape returned {len(arg_shapes)} input and {len(out_shapes)} "
+            f"output shapes, expected {n_args} and {n_out}"
+        )
+    args, outs, aux = ([_shape(s) for s in group] for group in (arg_shapes, out_shapes, new_aux))
+    return (args + aux if with_aux else args), outs, aux
+
+
+def _shape(shape: Any) -> tuple[int, ...] | None:
+    """A shape from a property (a list or tuple); an empty or partly unknown one is unknown."""
+    if shape is None or len(shape) == 0 or 0 in shape:
+        return None
+    return tuple(int(d) for d in shape)
+
+
+def _infer_type(attrs: dict, in_types: list, aux_types: list, with_aux: bool) -> tuple[list, list, list]:
+    prop = properties(attrs)
+    n_args = len(_names(prop, "list_arguments"))
+    if with_aux:
+        in_types, aux_types = in_types[:n_args], in_types[n_args:]
+    known = next((t for t in in_types if t is not None), None)
+    if known is None:
+        n_out = len(_names(prop, "list_outputs"))
+        return list(in_types) + (list(aux_types) if with_aux else []), [None] * n_out, list(aux_types)
+    filled = [np.dtype(t if t is not None else known).type for t in in_types]
+    result = prop.infer_type(filled)
+    arg_types, out_types = result[0], result[1]
+    new_aux = result[2] if len(result) > 2 else [filled[0]] * len(aux_types)
+    names = [np.dtype(t).name for t in arg_types]
+    aux = [np.dtype(t).name for t in new_aux]
+    return (names + aux if with_aux else names), [np.dtype(t).name for t in out_types], aux
+
+
+# -- kernels --------------------------------------------------------------------------------------
+def _context(kctx: Any) -> Any:
+    from ..context import Context
+
+    return Context("gpu" if kctx.backend.name == "gpu" else "cpu", kctx.device_id)
+
+
+def _wrap(arrays: Sequence[Any], ctx: Any, kctx: Any) -> list:
+    """NDArrays over the operation's buffers, each under a fresh var (see the module docstring)."""
+    from ..ndarray import NDArray
+
+    return [None if a is None else NDArray(a, kctx.backend.new_var(a), ctx) for a in arrays]
+
+
+def _finish(arrays: Sequence[Any]) -> None:
+    """Wait for every read and write the user pushed on ``arrays``; raise the first failure."""
+    from ..engine import get_engine
+
+    engine = get_engine()
+    for a in arrays:
+        if a is not None:
+            engine.wait_for_var(a.var, for_write=True)
+
+
+def operator_for(attrs: dict, ctx: Any, shapes: list, dtypes: list) -> Any:
+    """The CustomOp object of one configuration on ``ctx`` (``create_operator`` once)."""
+    key = (*_config(attrs), ctx, tuple(tuple(s) for s in shapes), tuple(dtypes))
+    op = _operator_cache.get(key)
+    if op is None:
+        from ..formats.ndarray_record import DTYPE_TO_FLAG
+
+        prop = properties(attrs)
+        # MXNet hands dtypes over as its type codes (float32 0, float64 1, float16 2...)
+        codes = [DTYPE_TO_FLAG.get(np.dtype(t), -1) for t in dtypes]
+        op = prop.create_operator(ctx, [list(s) for s in shapes], codes)
+        with _cache_lock:
+            op = _operator_cache.setdefault(key, op)
+    return op
+
+
+def _custom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    prop = properties(attrs)
+    n_args = len(_names(prop, "list_arguments"))
+    if not aux and len(inputs) > n_args:  # an imperative call: auxiliary states follow the inputs
+        inputs, aux = inputs[:n_args], inputs[n_args:]
+    ctx = _context(kctx)
+    op = operator_for(attrs, ctx, [a.shape for a in inputs], [a.dtype for a in inputs])
+    in_data, out_data, aux_data = (_wrap(group, ctx, kctx) for group in (inputs, outputs, aux))
+    op.forward(is_train=kctx.is_train, req=["write"] * len(outputs), in_data=in_data, out_data=out_data, aux=aux_data)
+    _finish([*in_data, *out_data, *aux_data])
+
+
+def _backward_layout(attrs: dict) -> tuple[list[int], int, int, int]:
+    """The backward inputs (indices into out_grad + in_data + out_data) and the three counts."""
+    prop = properties(attrs)
+    n_in = len(_names(prop, "list_arguments"))
+    n_out = len(_names(prop, "list_outputs"))
+    out_grad = list(range(n_out)) if prop.need_top_grad() else []
+    in_data = list(range(n_out, n_out + n_in))
+    out_data = list(range(n_out + n_in, n_out + n_in + n_out))
+    declared = {int(d) for d in prop.declare_backward_dependency(out_grad, in_data, out_data)}
+    if any(not 0 <= d < 2 * n_out + n_in for d in declared):
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): declare_backward_dependency returned {sorted(declared)}, "
+            f"expected indices below {2 * n_out + n_in}"
+        )
+    # the inputs always come along: their shapes and dtypes are those of the gradients, and they
+    # name the configuration whose CustomOp object ran forward
+    return sorted(declared | set(in_data)), n_out, n_in, len(_names(prop, "list_auxiliary_states"))
+
+
+def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    deps, n_out, n_in, n_aux = _backward_layout(attrs)
+    given = dict(zip(deps, inputs[: len(deps)], strict=True))
+    aux = list(inputs[len(deps) :])
+    ctx = _context(kctx)
+    slots = [given.get(i) for i in range(2 * n_out + n_in)]
+    arguments = slots[n_out : n_out + n_in]
+    op = operator_for(attrs, ctx, [a.shape for a in arguments], [a.dtype for a in arguments])
+    wrapped = _wrap(slots, ctx, kctx)
+    in_grad, aux_data = _wrap(outputs, ctx, kctx), _wrap(aux, ctx, kctx)
+    op.backward(
+        req=["write"] * len(outputs),
+        out_grad=wrapped[:n_out],
+        in_data=wrapped[n_out : n_out + n_in],
+        out_data=wrapped[n_out + n_in :],
+        in_grad=in_grad,
+        aux=aux_data,
+    )
+    _finish([*wrapped, *in_grad, *aux_data])
+
+
+def _custom_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    deps, n_out, n_in, n_aux = _backward_layout(attrs)
+    sources = list(out_grads) + list(inputs) + list(outputs[:n_out])
+    chosen = []
+    for d in deps:
+        if sources[d] is None:  # an output nobody differentiates: its gradient is zero
+            chosen.append(F._mul_scalar(outputs[d], scalar=0.0))
+        else:
+            chosen.append(sources[d])
+    if n_aux:
+        children = outputs[0].get_children()
+        chosen += [children[i] for i in range(n_in, n_in + n_aux)]
+    grads = F._backward_Custom(*chosen, **attrs)
+    return list(grads) if n_in > 1 else [grads]
+
+
+# -- definitions ----------------------------------------------------------------------------------
+_specialized: dict[tuple, OpDef] = {}
+
+
+class CustomOpDef(OpDef):
+    """``Custom`` or ``_backward_Custom``: specialised per configuration for symbols."""
+
+    def __init__(self, name: str, backward: bool) -> None:
+        self.backward = backward
+        self._init(name, backward)
+        self.params = _custom_params()  # OpDef copies its params into a plain dict
+
+    def _init(self, name: str, backward: bool) -> None:
+        if backward:
+            super().__init__(
+                name,
+                _custom_backward,
+                inputs=self._backward_inputs,
+                outputs=lambda attrs: [f"{n}_grad" for n in _names(properties(attrs), "list_arguments")],
+                infer_shape=self._backward_shapes,
+                infer_type=self._backward_types,
+                doc="Gradients of a Custom operator: calls the user's backward.",
+            )
+        else:
+            super().__init__(
+                name,
+                _custom_forward,
+                inputs=self._forward_inputs,
+                outputs=lambda attrs: _names(properties(attrs), "list_outputs"),
+                infer_shape=lambda attrs, s, a: _infer_shape(attrs, s, a, with_aux=True),
+                infer_type=lambda attrs, t, a: _infer_type(attrs, t, a, with_aux=True),
+                mutates=self._aux_positions,
+                gradient=_custom_gradient,
+                doc="An operator written in Python: a CustomOpProp registered as ``op_type`` "
+                "(see lazynd.operator); other keywords reach its constructor as strings.",
+            )
+
+    @staticmethod
+    def _forward_inputs(attrs: dict) -> list[str]:
+        if not isinstance(attrs.get("op_type"), str):  # the documentation's generic signature
+            return []
+        prop = properties(attrs)
+        return _names(prop, "list_arguments") + _names(prop, "list_auxiliary_states")
+
+    @staticmethod
+    def _aux_positions(attrs: dict) -> tuple[int, ...]:
+        prop = properties(attrs)
+        n_args = len(_names(prop, "list_arguments"))
+        return tuple(range(n_args, n_args + len(_names(prop, "list_auxiliary_states"))))
+
+    @staticmethod
+    def _backward_inputs(attrs: dict) -> list[str]:
+        if not isinstance(attrs.get("op_type"), str):  # the documentation's generic signature
+            return []
+        deps, n_out, n_in, _ = _backward_layout(attrs)
+        prop = properties(attrs)
+        outs, args = _names(prop, "list_outputs"), _names(prop, "list_arguments")
+        labels = [f"{o}_grad" for o in outs] + args + outs
+        return [labels[d] for d in deps] + _names(prop, "list_auxiliary_states")
+
+    @staticmethod
+    def _backward_shapes(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        deps, n_out, n_in, _ = _backward_layout(attrs)
+        by_slot = dict(zip(deps, in_shapes, strict=False))  # the gradient of input j has its shape
+        return list(in_shapes), [by_slot.get(n_out + j) for j in range(n_in)], list(aux_shapes)
+
+    @staticmethod
+    def _backward_types(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+        deps, n_out, n_in, _ = _backward_layout(attrs)
+        by_slot = dict(zip(deps, in_types, strict=False))
+        known = next((t for t in in_types if t is not None), None)
+        return list(in_types), [by_slot.get(n_out + j) or known for j in range(n_in)], list(aux_types)
+
+    def specialize(self, attrs: dict) -> OpDef:
+        """An OpDef whose inputs, outputs, auxiliary states and loss flag are those of ``attrs``."""
+        key = (*_config(attrs), self.backward)
+        op = _specialized.get(key)
+        if op is not None:
+            return op
+        prop = properties(attrs)
+        aux = _names(prop, "list_auxiliary_states")
+        if self.backward:
+            op = OpDef(
+                self.name,
+                _custom_backward,
+                inputs=self._backward_inputs(attrs),
+                outputs=self.output_names(attrs),
+                infer_shape=self._backward_shapes,
+                infer_type=self._backward_types,
+                doc=self.doc,
+            )
+        else:
+            op = OpDef(
+                self.name,
+                _custom_forward,
+                inputs=_names(prop, "list_arguments"),
+                outputs=_names(prop, "list_outputs"),
+                aux=aux,
+                infer_shape=lambda attrs, s, a: _infer_shape(attrs, s, a, with_aux=False),
+                infer_type=lambda attrs, t, a: _infer_type(attrs, t, a, with_aux=False),
+                gradient=_custom_gradient,
+                is_loss=not prop.need_top_grad(),
+                doc=self.doc,
+            )
+        op.params = _custom_params()
+        with _cache_lock:
+            return _specialized.setdefault(key, op)
+
+
+register(CustomOpDef("Custom", backward=False))
+register(CustomOpDef("_backward_Custom", backward=True))

@@ -1,0 +1,102 @@
+"""Operators that fill a new array (usable in graphs): ``_zeros``, ``_ones``, ``_arange``.
+
+``mx.sym.zeros``/``ones``/``arange`` build them; ``mx.nd.zeros`` and friends allocate directly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import OperatorError
+from .params import Param, optional, parse_context, parse_dtype, parse_float, parse_int, parse_shape
+from .registry import OpDef, register
+
+
+def _creation_params() -> dict[str, Param]:
+    return {
+        "shape": Param(parse_shape, (), "output shape"),
+        "ctx": Param(optional(parse_context), None, "context of the output (imperative use)"),
+        "dtype": Param(parse_dtype, "float32", "output dtype"),
+    }
+
+
+def _infer_given_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    return in_shapes, [tuple(attrs["shape"])], aux_shapes
+
+
+def _infer_given_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    return in_types, [attrs["dtype"]], aux_types
+
+
+def _fill(value: float) -> Any:
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        outputs[0][...] = value
+
+    return forward
+
+
+def _no_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    return []
+
+
+for _name, _value in (("_zeros", 0.0), ("_ones", 1.0)):
+    register(
+        OpDef(
+            _name,
+            _fill(_value),
+            inputs=(),
+            params=_creation_params(),
+            infer_shape=_infer_given_shape,
+            infer_type=_infer_given_type,
+            gradient=_no_gradient,
+            creates_output=True,
+            doc=f"An array of the given shape filled with {int(_value)}.",
+        )
+    )
+
+
+def arange_length(start: float, stop: float | None, step: float, repeat: int) -> int:
+    """The number of elements of ``arange(start, stop, step)`` with each repeated ``repeat`` times."""
+    if step == 0:
+        raise OperatorError("_arange: step must not be 0")
+    if repeat < 1:
+        raise OperatorError(f"_arange: repeat must be >= 1, got {repeat}")
+    if stop is None:
+        start, stop = 0.0, start
+    return max(0, math.ceil((stop - start) / step)) * repeat
+
+
+def _arange_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    return in_shapes, [(arange_length(attrs["start"], attrs["stop"], attrs["step"], attrs["repeat"]),)], aux_shapes
+
+
+def _arange(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    start, stop = attrs["start"], attrs["stop"]
+    if stop is None:
+        start, stop = 0.0, start
+    values = start + attrs["step"] * xp.arange(outputs[0].size // attrs["repeat"], dtype="float64")
+    outputs[0][...] = xp.repeat(values, attrs["repeat"])
+
+
+register(
+    OpDef(
+        "_arange",
+        _arange,
+        inputs=(),
+        params={
+            "start": Param(parse_float, doc="first value (the end when stop is None)"),
+            "stop": Param(optional(parse_float), None, "end, excluded"),
+            "step": Param(parse_float, 1.0, "spacing"),
+            "repeat": Param(parse_int, 1, "times each value is repeated"),
+            "ctx": Param(optional(parse_context), None, "context of the output (imperative use)"),
+            "dtype": Param(parse_dtype, "float32", "output dtype"),
+        },
+        infer_shape=_arange_shape,
+        infer_type=_infer_given_type,
+        gradient=_no_gradient,
+        creates_output=True,
+        doc="Evenly spaced values in [start, stop), each repeated ``repeat`` times.",
+    )
+)

@@ -1,0 +1,88 @@
+"""MXNet's symbol functions that are not single operators: ``pow``, ``maximum``, ``minimum``,
+``hypot`` (symbols or numbers), and ``zeros``, ``ones``, ``arange`` (graph nodes that fill).
+
+Examples
+--------
+>>> import lazynd_sym as sym
+>>> sym.pow(2, 3)
+8
+>>> sym.maximum(sym.Variable("x"), 0).list_arguments()
+['x']
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+from lazynd.errors import OperatorError
+
+from .symbol import Symbol
+
+# name -> (symbol-symbol operator, symbol-number operator, number-symbol operator, numbers)
+_TABLE: dict[str, tuple[str, str, str, Callable[[Any, Any], Any]]] = {
+    "pow": ("_power", "_power_scalar", "_rpower_scalar", lambda x, y: x**y),
+    "maximum": ("_maximum", "_maximum_scalar", "_maximum_scalar", max),
+    "minimum": ("_minimum", "_minimum_scalar", "_minimum_scalar", min),
+    "hypot": ("_hypot", "_hypot_scalar", "_hypot_scalar", lambda x, y: (x * x + y * y) ** 0.5),
+}
+
+
+def _apply(name: str, left: Any, right: Any) -> Any:
+    import lazynd_sym
+
+    both, scalar, reflected, python = _TABLE[name]
+    for side, value in (("left", left), ("right", right)):
+        if not isinstance(value, (Symbol, numbers.Number)):
+            raise OperatorError(f"{name}: {side} must be a Symbol or a number, got {type(value).__name__}")
+    if isinstance(left, Symbol) and isinstance(right, Symbol):
+        return getattr(lazynd_sym, both)(left, right)
+    if isinstance(left, Symbol):
+        return getattr(lazynd_sym, scalar)(left, scalar=right)
+    if isinstance(right, Symbol):
+        return getattr(lazynd_sym, reflected)(right, scalar=left)
+    return python(left, right)
+
+
+def pow(base: Any, exp: Any) -> Any:  # noqa: A001 - MXNet's name
+    """``base ** exp`` for symbols and numbers."""
+    return _apply("pow", base, exp)
+
+
+def maximum(left: Any, right: Any) -> Any:
+    """The elementwise maximum of symbols and numbers."""
+    return _apply("maximum", left, right)
+
+
+def minimum(left: Any, right: Any) -> Any:
+    """The elementwise minimum of symbols and numbers."""
+    return _apply("minimum", left, right)
+
+
+def hypot(left: Any, right: Any) -> Any:
+    """``sqrt(left**2 + right**2)`` for symbols and numbers."""
+    return _apply("hypot", left, right)
+
+
+def zeros(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A graph node producing zeros of ``shape``."""
+    import lazynd_sym
+
+    return lazynd_sym._zeros(shape=shape, dtype=dtype or "float32", **kwargs)
+
+
+def ones(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A graph node producing ones of ``shape``."""
+    import lazynd_sym
+
+    return lazynd_sym._ones(shape=shape, dtype=dtype or "float32", **kwargs)
+
+
+def arange(
+    start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1, name: str | None = None, dtype: Any = None
+) -> Symbol:
+    """A graph node producing ``start, start + step, ...`` below ``stop``, each value ``repeat`` times."""
+    import lazynd_sym
+
+    return lazynd_sym._arange(start=start, stop=stop, step=step, repeat=repeat, name=name, dtype=dtype or "float32")

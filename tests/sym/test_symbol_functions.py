@@ -1,0 +1,61 @@
+"""Symbol functions: pow/maximum/minimum/hypot on symbols and numbers, zeros/ones/arange, sym._internal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.errors import OperatorError
+
+
+def _run(net, ctx, **inputs):
+    args = {k: mx.nd.array(v, ctx=ctx) for k, v in inputs.items()}
+    return net.bind(ctx, args).forward()[0].asnumpy()
+
+
+@pytest.mark.parametrize(
+    ("name", "reference"),
+    [("pow", np.power), ("maximum", np.maximum), ("minimum", np.minimum), ("hypot", np.hypot)],
+)
+def test_binary_functions_of_symbols_and_numbers(ctx, name, reference):
+    function = getattr(sym, name)
+    x, y = sym.Variable("x"), sym.Variable("y")
+    a, b = np.array([1.0, 2.0, 3.0], np.float32), np.array([2.0, 0.5, 3.0], np.float32)
+    np.testing.assert_allclose(_run(function(x, y), ctx, x=a, y=b), reference(a, b), rtol=1e-5)
+    np.testing.assert_allclose(_run(function(x, 2.0), ctx, x=a), reference(a, 2.0), rtol=1e-5)
+    np.testing.assert_allclose(_run(function(2.0, x), ctx, x=a), reference(2.0, a), rtol=1e-5)
+    assert function(3.0, 4.0) == pytest.approx(float(reference(3.0, 4.0)))
+
+
+def test_pow_names_its_node_as_mxnet_does():
+    assert sym.pow(sym.Variable("x"), 2).name.startswith("_powerscalar")
+
+
+def test_wrong_operand_type_is_a_clear_error():
+    with pytest.raises(OperatorError, match="maximum: right must be a Symbol or a number"):
+        sym.maximum(sym.Variable("x"), "2")
+
+
+def test_zeros_ones_arange_are_graph_nodes(ctx):
+    np.testing.assert_allclose(_run(sym.zeros((2, 3)), ctx), np.zeros((2, 3)))
+    np.testing.assert_allclose(_run(sym.ones((2,), dtype="int32"), ctx), [1, 1])
+    np.testing.assert_allclose(_run(sym.arange(0, 5, 2, repeat=2), ctx), [0, 0, 2, 2, 4, 4])
+    np.testing.assert_allclose(_run(sym.arange(3), ctx), [0, 1, 2])
+    x = sym.Variable("x")
+    net = x + sym.ones((3,))
+    assert net.infer_shape()[1] == [(3,)]
+    assert sym.load_json(sym.zeros((2, 2)).tojson()).infer_shape()[1] == [(2, 2)]
+
+
+def test_arange_with_zero_step_is_a_clear_error():
+    with pytest.raises(OperatorError, match="step must not be 0"):
+        sym.arange(0, 3, 0).infer_shape()
+
+
+def test_internal_names_build_symbols():
+    net = sym._internal._mul_scalar(sym.Variable("x"), scalar=2)
+    np.testing.assert_allclose(_run(net, mx.cpu(), x=np.array([1.0, 2.0])), [2, 4])
+    with pytest.raises(AttributeError, match="no such operator"):
+        sym._internal._nope  # noqa: B018
