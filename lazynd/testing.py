@@ -139,11 +139,27 @@ def _opdef(op: str | OpDef) -> OpDef:
     return op if isinstance(op, OpDef) else registry.get(op)
 
 
-def _invoke(opdef: OpDef, inputs: Sequence[Any], params: dict, is_train: bool = False) -> list:
+def _invoke(opdef: OpDef, inputs: Sequence[Any], params: dict, is_train: bool = False, hidden: bool = False) -> list:
+    """Run ``opdef``; its visible outputs, or with ``hidden`` every output (a gradient rule may read
+    hidden ones, as Dropout's reads its mask)."""
+    from . import ndarray as nd
     from .ndarray.dispatch import invoke
 
-    out = invoke(opdef, list(inputs), dict(params), None, is_train)
-    return list(out) if isinstance(out, (list, tuple)) else [out]
+    out = None
+    attrs = opdef.parse(params)
+    if opdef.variadic and attrs.get("num_args") is None:
+        attrs["num_args"] = len(inputs)
+    if hidden and opdef.num_visible_outputs(attrs) < opdef.num_outputs(attrs):
+        n_in = len(opdef.input_names(attrs))
+        data, aux = list(inputs[:n_in]), list(inputs[n_in:])
+        _, shapes, _ = opdef.infer_shape(attrs, [x.shape for x in data], [a.shape for a in aux] or None)
+        _, types, _ = opdef.infer_type(
+            attrs, [np.dtype(x.dtype).name for x in data], [np.dtype(a.dtype).name for a in aux] or None
+        )
+        ctx = inputs[0].context
+        out = [nd.empty(tuple(s), ctx=ctx, dtype=t or data[0].dtype) for s, t in zip(shapes, types, strict=True)]
+    result = invoke(opdef, list(inputs), dict(params), out, is_train)
+    return list(result) if isinstance(result, (list, tuple)) else [result]
 
 
 def _to_nd(values: Sequence[Any], ctx: Context, dtype: Any = None) -> list:
@@ -239,7 +255,7 @@ def check_gradient(
         attrs["num_args"] = len(x64)
 
     in_nd = _to_nd(x64, ctx, np.float64)
-    outputs = _invoke(opdef, in_nd + _to_nd(aux64, ctx, np.float64), params, is_train)
+    outputs = _invoke(opdef, in_nd + _to_nd(aux64, ctx, np.float64), params, is_train, hidden=True)
     n_visible = opdef.num_visible_outputs(attrs)
     rng = np.random.default_rng(seed)
     heads = [rng.normal(size=o.shape) if i < n_visible else np.zeros(o.shape) for i, o in enumerate(outputs)]

@@ -170,3 +170,18 @@ def test_check_numeric_gradient_on_a_product():
 
     a, b = sym.Variable("a"), sym.Variable("b")
     test_utils.check_numeric_gradient(a * b, {"a": np.random.rand(2, 2), "b": np.random.rand(2, 2)})
+
+
+def test_check_gradient_hands_the_rule_hidden_outputs():
+    # BatchNorm's rule reads its hidden batch mean and variance outputs
+    rng = np.random.default_rng(0)
+    x, gamma, beta = rng.standard_normal((3, 2, 4)), rng.standard_normal(2) + 2, rng.standard_normal(2)
+    check_gradient(
+        "BatchNorm",
+        [x, gamma, beta],
+        {"fix_gamma": False},
+        aux=[np.zeros(2), np.ones(2)],
+        is_train=True,
+        rtol=1e-4,
+        atol=1e-6,
+    )

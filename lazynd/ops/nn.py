@@ -199,10 +199,14 @@ register(
 
 # -- LeakyReLU -----------------------------------------------------------------------------------
 LEAKY_PARAMS = {
-    "act_type": Param(enum("leaky", "prelu", "elu"), "leaky", "leaky, prelu (learned slope gamma) or elu"),
+    "act_type": Param(
+        enum("leaky", "prelu", "elu", "rrelu"),
+        "leaky",
+        "leaky, prelu (learned slope gamma), elu or rrelu (random slope in training)",
+    ),
     "slope": Param(parse_float, 0.25, "negative slope (leaky) or scale (elu)"),
-    "lower_bound": Param(parse_float, 0.125, "accepted for MXNet compatibility"),
-    "upper_bound": Param(parse_float, 0.334, "accepted for MXNet compatibility"),
+    "lower_bound": Param(parse_float, 0.125, "rrelu: lowest random slope"),
+    "upper_bound": Param(parse_float, 0.334, "rrelu: highest random slope"),
 }
 
 
@@ -210,8 +214,22 @@ def _leaky_inputs(attrs: dict) -> tuple[str, ...]:
     return ("data", "gamma") if attrs["act_type"] == "prelu" else ("data",)
 
 
+def _leaky_outputs(attrs: dict) -> tuple[str, ...]:
+    # rrelu keeps each element's slope for the gradient, as MXNet's hidden ``mask`` output
+    return ("output", "mask") if attrs["act_type"] == "rrelu" else ("output",)
+
+
 def _channel_view(gamma: Any, ndim: int) -> Any:
     return gamma.reshape((1, -1) + (1,) * (ndim - 2)) if ndim > 1 else gamma
+
+
+def _rrelu_slopes(kctx: Any, attrs: dict, x: Any, mask: Any) -> None:
+    """Random slopes in [lower_bound, upper_bound) in training, their mean at inference."""
+    low, high = attrs["lower_bound"], attrs["upper_bound"]
+    if kctx.is_train:
+        mask[...] = kctx.rng.uniform(low, high, x.shape)
+    else:
+        mask.fill((low + high) / 2)
 
 
 def _leaky_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -220,9 +238,13 @@ def _leaky_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     kind = attrs["act_type"]
     if kind == "elu":
         out[...] = xp.where(x > 0, x, attrs["slope"] * xp.expm1(xp.minimum(x, 0)))
+        return
+    if kind == "rrelu":
+        _rrelu_slopes(kctx, attrs, x, outputs[1])
+        slope = outputs[1]
     else:
         slope = _channel_view(inputs[1], x.ndim) if kind == "prelu" else attrs["slope"]
-        out[...] = xp.where(x > 0, x, x * slope)
+    out[...] = xp.where(x > 0, x, x * slope)
 
 
 def _leaky_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -232,7 +254,10 @@ def _leaky_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     if kind == "elu":
         outputs[0][...] = xp.where(x > 0, dy, dy * attrs["slope"] * xp.exp(xp.minimum(x, 0)))
         return
-    slope = _channel_view(inputs[2], x.ndim) if kind == "prelu" else attrs["slope"]
+    if kind == "rrelu":
+        slope = inputs[2]
+    else:
+        slope = _channel_view(inputs[2], x.ndim) if kind == "prelu" else attrs["slope"]
     outputs[0][...] = xp.where(x > 0, dy, dy * slope)
     if kind == "prelu":
         axes = tuple(i for i in range(x.ndim) if i != 1)
@@ -243,7 +268,19 @@ def _leaky_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
     data = in_shapes[0]
     if attrs["act_type"] == "prelu" and data is not None:
         in_shapes[1] = merge_shape("LeakyReLU", "gamma", in_shapes[1], (data[1] if len(data) > 1 else data[0],))
-    return in_shapes, [data], aux_shapes
+    return in_shapes, [data] * len(_leaky_outputs(attrs)), aux_shapes
+
+
+def _leaky_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    if attrs["act_type"] == "prelu":
+        return list(F._backward_LeakyReLU(out_grads[0], *inputs, **attrs))
+    if attrs["act_type"] == "rrelu":
+        return [F._backward_LeakyReLU(out_grads[0], inputs[0], outputs[1], **attrs)]
+    return [F._backward_LeakyReLU(out_grads[0], inputs[0], **attrs)]
+
+
+def _leaky_backward_inputs(attrs: dict) -> tuple[str, ...]:
+    return ("out_grad",) + _leaky_inputs(attrs) + (("mask",) if attrs["act_type"] == "rrelu" else ())
 
 
 register(
@@ -251,24 +288,24 @@ register(
         "LeakyReLU",
         _leaky_forward,
         inputs=_leaky_inputs,
+        outputs=_leaky_outputs,
+        num_visible_outputs=1,
         params=dict(LEAKY_PARAMS),
         infer_shape=_leaky_infer,
-        gradient=lambda F, attrs, i, o, og: (
-            list(F._backward_LeakyReLU(og[0], *i, **attrs))
-            if attrs["act_type"] == "prelu"
-            else [F._backward_LeakyReLU(og[0], i[0], **attrs)]
-        ),
-        doc="Leaky rectifier: fixed slope (leaky), learned per-channel slope (prelu) or elu.",
+        gradient=_leaky_gradient,
+        needs_random=True,  # rrelu draws its slopes in training
+        doc="Leaky rectifier: fixed slope (leaky), learned per-channel slope (prelu), elu, or a random "
+        "slope in [lower_bound, upper_bound) in training and their mean at inference (rrelu).",
     )
 )
 register(
     OpDef(
         "_backward_LeakyReLU",
         _leaky_backward,
-        inputs=lambda attrs: ("out_grad",) + _leaky_inputs(attrs),
+        inputs=_leaky_backward_inputs,
         outputs=lambda attrs: ("data_grad", "gamma_grad") if attrs["act_type"] == "prelu" else ("data_grad",),
         params=dict(LEAKY_PARAMS),
-        infer_shape=lambda attrs, s, a: (s, list(s[1:]), a),
+        infer_shape=lambda attrs, s, a: (s, list(s[1 : 1 + len(_leaky_inputs(attrs))]), a),
         doc="Gradient of LeakyReLU.",
     )
 )

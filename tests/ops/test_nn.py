@@ -160,3 +160,46 @@ def test_embedding_looks_up_rows_and_scatters_gradient():
     grad = op.gradient(lazynd.nd, attrs, [lazynd.nd.array(idx), lazynd.nd.array(w)], [y], [lazynd.nd.ones((2, 2, 3))])
     assert grad[0] is None
     np.testing.assert_allclose(grad[1].asnumpy()[:, 0], [1, 0, 1, 0, 2])
+
+
+# -- LeakyReLU(act_type='rrelu') -------------------------------------------------------------------
+RRELU = {"act_type": "rrelu", "lower_bound": 0.1, "upper_bound": 0.3}
+
+
+def test_rrelu_inference_uses_the_mean_slope(ctx):
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    y = lazynd.nd.LeakyReLU(lazynd.nd.array(x, ctx=ctx), **RRELU)
+    np.testing.assert_allclose(y.asnumpy(), np.where(x > 0, x, 0.2 * x), rtol=1e-6)
+
+
+def test_rrelu_training_draws_a_slope_per_element_within_the_bounds(ctx):
+    x = -np.ones((50, 40), np.float32)
+    y = lazynd.nd.LeakyReLU(lazynd.nd.array(x, ctx=ctx), is_train=True, **RRELU).asnumpy()
+    slopes = -y
+    assert slopes.min() >= 0.1 and slopes.max() < 0.3 and np.unique(slopes).size > 100
+    assert abs(slopes.mean() - 0.2) < 0.01
+
+
+def test_rrelu_training_gradient_uses_the_drawn_slopes(ctx):
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    net = lazynd.sym.LeakyReLU(lazynd.sym.Variable("data"), **RRELU)
+    assert len(net.list_outputs()) == 1  # the slopes are a hidden output, as in MXNet 0.9
+    ex = net.simple_bind(ctx, data=x.shape)
+    ex.forward(is_train=True, data=lazynd.nd.array(x, ctx=ctx))
+    y = ex.outputs[0].asnumpy()
+    slope = np.where(x > 0, 1.0, y / np.where(x > 0, 1.0, x))
+    assert ((slope[x <= 0] >= 0.1) & (slope[x <= 0] < 0.3)).all()
+    head = rng.standard_normal(x.shape).astype(np.float32)
+    ex.backward(lazynd.nd.array(head, ctx=ctx))
+    np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), head * slope, rtol=1e-5, atol=1e-6)
+
+
+def test_rrelu_with_equal_bounds_has_the_leaky_gradient(ctx):
+    x = rng.standard_normal((3, 4))
+    grads = []
+    for params in ({"act_type": "rrelu", "lower_bound": 0.2, "upper_bound": 0.2}, {"slope": 0.2}):
+        ex = lazynd.sym.LeakyReLU(lazynd.sym.Variable("data"), **params).simple_bind(ctx, data=x.shape)
+        ex.forward(is_train=True, data=lazynd.nd.array(x, ctx=ctx))
+        ex.backward(lazynd.nd.array(x + 1, ctx=ctx))
+        grads.append(ex.grad_dict["data"].asnumpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
