@@ -30,7 +30,7 @@ def test_bench_ops_runs_without_pytorch() -> None:
     assert "ThreadedEngine: " in done.stdout and "NaiveEngine: " in done.stdout
 
 
-def test_bench_user_loops_rows_run_and_learn() -> None:
+def test_bench_user_loops_rows_run_and_learn(data_dir) -> None:
     """Each lazynd row of bench/user_loops.py runs on a slice of the data and reports its time and accuracy."""
     import json
     import os

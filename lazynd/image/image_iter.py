@@ -126,13 +126,13 @@ class ImageIter(DataIter):
                 result[i] = (label, item[-1])
         return result
 
-    @property
+    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_data(self) -> list[DataDesc]:
         c, h, w = self.data_shape
         shape = (self.batch_size, c, h, w) if self.layout == "NCHW" else (self.batch_size, h, w, c)
         return [DataDesc(self.data_name, shape, np.float32, self.layout)]
 
-    @property
+    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_label(self) -> list[DataDesc]:
         shape = (self.batch_size,) if self.label_width == 1 else (self.batch_size, self.label_width)
         return [DataDesc(self.label_name, shape, np.float32, "N")]

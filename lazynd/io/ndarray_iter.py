@@ -135,11 +135,11 @@ class NDArrayIter(DataIter):
             descs.append(DataDesc(name, shape, dtype, self.layout))
         return descs
 
-    @property
+    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_data(self) -> list[DataDesc]:
         return self._desc(self.data)
 
-    @property
+    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_label(self) -> list[DataDesc]:
         return self._desc(self.label)
 

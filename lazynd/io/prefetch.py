@@ -122,12 +122,12 @@ class PrefetchingIter(DataIter):
             d for desc, r in zip(descs, renames or [None] * len(descs), strict=False) for d in self._renamed(desc, r)
         ]
 
-    @property
+    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_data(self) -> list[DataDesc]:
         renames: Sequence[dict[str, str] | None] = self.rename_data or [None] * len(self.iters)
         return [d for it, r in zip(self.iters, renames, strict=False) for d in self._renamed(it.provide_data, r)]
 
-    @property
+    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_label(self) -> list[DataDesc]:
         renames: Sequence[dict[str, str] | None] = self.rename_label or [None] * len(self.iters)
         return [d for it, r in zip(self.iters, renames, strict=False) for d in self._renamed(it.provide_label, r)]
@@ -204,11 +204,11 @@ class ResizeIter(DataIter):
         self.cur = 0
         self.current_batch: DataBatch | None = None
 
-    @property
+    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_data(self) -> list[DataDesc]:
         return self.data_iter.provide_data
 
-    @property
+    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_label(self) -> list[DataDesc]:
         return self.data_iter.provide_label
 

@@ -140,7 +140,7 @@ def _gather(xp: Any, flat: Any, index: Any) -> Any:
 def _sample(xp: Any, data: Any, grid: Any) -> Any:
     n, channels, height, width = data.shape
     flat = data.reshape(n, channels, -1)
-    out = 0
+    out: Any = 0
     for index, weight, _, _ in _corners(xp, grid, height, width):
         out = out + _gather(xp, flat, index) * weight[:, None, :]
     return out.reshape(n, channels, *grid.shape[2:])
