@@ -29,19 +29,29 @@ _TABLE: dict[str, tuple[str, str, str, Callable[[Any, Any], Any]]] = {
 }
 
 
-def _apply(name: str, left: Any, right: Any) -> Any:
+def _operator(name: str) -> Callable[..., Symbol]:
+    """The ``lazynd_sym`` function of the registered operator ``name``.
+
+    Imported when called: ``lazynd_sym`` imports this module, and it makes its operator functions
+    at run time, so mypy sees them only as the ``Any`` of the package's ``__getattr__``.
+    """
     import lazynd_sym
 
+    function: Callable[..., Symbol] = getattr(lazynd_sym, name)
+    return function
+
+
+def _apply(name: str, left: Any, right: Any) -> Any:
     both, scalar, reflected, python = _TABLE[name]
     for side, value in (("left", left), ("right", right)):
         if not isinstance(value, (Symbol, numbers.Number)):
             raise OperatorError(f"{name}: {side} must be a Symbol or a number, got {type(value).__name__}")
     if isinstance(left, Symbol) and isinstance(right, Symbol):
-        return getattr(lazynd_sym, both)(left, right)
+        return _operator(both)(left, right)
     if isinstance(left, Symbol):
-        return getattr(lazynd_sym, scalar)(left, scalar=right)
+        return _operator(scalar)(left, scalar=right)
     if isinstance(right, Symbol):
-        return getattr(lazynd_sym, reflected)(right, scalar=left)
+        return _operator(reflected)(right, scalar=left)
     return python(left, right)
 
 
@@ -67,22 +77,16 @@ def hypot(left: Any, right: Any) -> Any:
 
 def zeros(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
     """A graph node producing zeros of ``shape``."""
-    import lazynd_sym
-
-    return lazynd_sym._zeros(shape=shape, dtype=dtype or "float32", **kwargs)
+    return _operator("_zeros")(shape=shape, dtype=dtype or "float32", **kwargs)
 
 
 def ones(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
     """A graph node producing ones of ``shape``."""
-    import lazynd_sym
-
-    return lazynd_sym._ones(shape=shape, dtype=dtype or "float32", **kwargs)
+    return _operator("_ones")(shape=shape, dtype=dtype or "float32", **kwargs)
 
 
 def arange(
     start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1, name: str | None = None, dtype: Any = None
 ) -> Symbol:
     """A graph node producing ``start, start + step, ...`` below ``stop``, each value ``repeat`` times."""
-    import lazynd_sym
-
-    return lazynd_sym._arange(start=start, stop=stop, step=step, repeat=repeat, name=name, dtype=dtype or "float32")
+    return _operator("_arange")(start=start, stop=stop, step=step, repeat=repeat, name=name, dtype=dtype or "float32")

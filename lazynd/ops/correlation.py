@@ -120,8 +120,9 @@ def _infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, 
         raise ShapeError(f"Correlation: data1 and data2 must be 4-D (N, C, H, W), got {tuple(data)}")
     data1 = merge_shape("Correlation", "data1", in_shapes[0], data)
     data2 = merge_shape("Correlation", "data2", in_shapes[1], data1)
-    out_h, out_w, radius = _geometry(attrs, data1[2], data1[3])
-    return [data1, data2], [(data1[0], (2 * radius + 1) ** 2, out_h, out_w)], aux_shapes
+    # data is data1's own shape when that is known, so data1 merged with it has data's dims
+    out_h, out_w, radius = _geometry(attrs, data[2], data[3])
+    return [data1, data2], [(data[0], (2 * radius + 1) ** 2, out_h, out_w)], aux_shapes
 
 
 register(

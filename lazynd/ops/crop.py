@@ -32,6 +32,8 @@ def _crop_window(attrs: dict, data: tuple, like: tuple | None) -> tuple[int, int
     if len(data) != 4:
         raise ShapeError(f"Crop: data must be 4-D (N, C, H, W), got {tuple(data)}")
     if attrs["num_args"] == 2:
+        if like is None:
+            raise ShapeError("Crop: num_args is 2 but the shape of crop_like is not known")
         if len(like) != 4:
             raise ShapeError(f"Crop: crop_like must be 4-D (N, C, H, W), got {tuple(like)}")
         height, width = like[2], like[3]

@@ -250,7 +250,8 @@ def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     aux = list(inputs[len(deps) :])
     ctx = _context(kctx)
     slots = [given.get(i) for i in range(2 * n_out + n_in)]
-    arguments = slots[n_out : n_out + n_in]
+    # the inputs are always among the dependencies (see _backward_layout), so they are all given
+    arguments = [given[i] for i in range(n_out, n_out + n_in)]
     op = operator_for(attrs, ctx, [a.shape for a in arguments], [a.dtype for a in arguments])
     wrapped = _wrap(slots, ctx, kctx)
     in_grad, aux_data = _wrap(outputs, ctx, kctx), _wrap(aux, ctx, kctx)

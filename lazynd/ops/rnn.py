@@ -52,13 +52,14 @@ def parameter_layout(attrs: dict, input_size: int) -> list[tuple[tuple[int, int]
     """Per (layer, direction): (offset, size) of its i2h weight, h2h weight, i2h bias, h2h bias."""
     hidden, gates, dirs = attrs["state_size"], GATES[attrs["mode"]], _directions(attrs)
     rows = gates * hidden
-    weights, offset = [], 0
+    weights: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    offset = 0
     for layer in range(attrs["num_layers"]):
         width = input_size if layer == 0 else dirs * hidden
         for _ in range(dirs):
             weights.append(((offset, rows * width), (offset + rows * width, rows * hidden)))
             offset += rows * (width + hidden)
-    layout = []
+    layout: list[tuple[tuple[int, int], ...]] = []
     for i2h, h2h in weights:
         layout.append((i2h, h2h, (offset, rows), (offset + rows, rows)))
         offset += 2 * rows
@@ -95,7 +96,8 @@ def _layer_forward(xp: Any, mode: str, x: Any, weights: list, h: Any, c: Any) ->
     w_i2h, w_h2h, b_i2h, b_h2h = weights
     steps, hidden = x.shape[0], h.shape[1]
     projected = (x.reshape(-1, x.shape[2]) @ w_i2h.T + b_i2h).reshape(steps, x.shape[1], -1)
-    outputs, cache = [], []
+    outputs: list[Any] = []
+    cache: list[tuple[Any, ...]] = []  # per step: the arrays its backward needs, which differ by mode
     for t in range(steps):
         recurrent = h @ w_h2h.T + b_h2h
         if mode == "lstm":
@@ -221,13 +223,13 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
             seq, weights, cache = saved[k]
             dy = x_grad[:, :, d * hidden : (d + 1) * hidden]
             dy = dy if d == 0 else dy[::-1]
-            dc = c_grads[k] if lstm else None
+            dc = c_grads[k] if c_grads is not None else None
             dx, grads, dh0, dc0 = _layer_backward(xp, attrs["mode"], seq, weights, cache, dy, h_grads[k], dc)
             below.append(dx if d == 0 else dx[::-1])
             for (offset, size), grad in zip(layout[k], grads, strict=True):
                 param_grad[offset : offset + size] = grad.reshape(-1)
             state_grad[k] = dh0
-            if lstm:
+            if cell_grad is not None:
                 cell_grad[k] = dc0
         x_grad = below[0] if dirs == 1 else below[0] + below[1]
     outputs[0][...] = x_grad

@@ -180,8 +180,9 @@ def _sampler_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list
         raise ShapeError(f"BilinearSampler: grid must be (N, 2, H, W), got {tuple(grid)}")
     if data is None or grid is None:
         return in_shapes, [None], aux_shapes
-    grid = merge_shape("BilinearSampler", "grid", grid, (data[0], 2, grid[2], grid[3]))
-    return [tuple(data), grid], [(data[0], data[1], grid[2], grid[3])], aux_shapes
+    # the merge only fills grid's batch and channel dims, so its spatial dims are grid's own
+    merged_grid = merge_shape("BilinearSampler", "grid", grid, (data[0], 2, grid[2], grid[3]))
+    return [tuple(data), merged_grid], [(data[0], data[1], grid[2], grid[3])], aux_shapes
 
 
 register(
