@@ -71,8 +71,13 @@ def main() -> None:
 
             run()
             rows.append(
-                [f"lazynd_sym {label}, {'fused' if fuse else 'unfused'}", str(ctx), len(ex._forward_order),
-                 best_of(run, REPEAT) * 1e3, ex.planned_bytes // 2**20]  # fmt: skip
+                [
+                    f"lazynd_sym {label}, {'fused' if fuse else 'unfused'}",
+                    str(ctx),
+                    len(ex._forward_order),
+                    best_of(run, REPEAT) * 1e3,
+                    ex.planned_bytes // 2**20,
+                ]  # fmt: skip
             )
     for row in rows[:2]:
         row.append("-")

@@ -81,10 +81,14 @@ def main() -> None:
             lambda: torch.softmax(ta, dim=-1),
             lambda: torch.softmax(tsmall, dim=-1),
         ]
-        cases = [(name, run, moved, torch_run) for (name, run, moved, _), torch_run in zip(cases, torch_runs, strict=True)]
+        cases = [
+            (name, run, moved, torch_run) for (name, run, moved, _), torch_run in zip(cases, torch_runs, strict=True)
+        ]
 
     device = torch.cuda.get_device_name(0) if has_torch else "gpu(0)"
-    print(f"GPU kernels, {n / 2**20:.0f}M float32 ({nbytes / 2**20:.0f} MiB per array) on {device}; best of {args.repeat}")
+    print(
+        f"GPU kernels, {n / 2**20:.0f}M float32 ({nbytes / 2**20:.0f} MiB per array) on {device}; best of {args.repeat}"
+    )
     print(f"first a + b in this process (compiles one kernel): {first_use:.2f} s")
     print(f"{'operation':<24}{'lazynd ms':>10}{'GB/s':>8}{'of copy':>9}{'torch ms':>10}{'GB/s':>8}")
     copy_rate = None

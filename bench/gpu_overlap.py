@@ -67,10 +67,17 @@ def main() -> None:
             batch = following
 
     rows_out = []
-    for name, run in (("copies only", copies_only), ("GEMMs only", compute_only), ("in order", in_order), ("prefetch", prefetch)):
+    for name, run in (
+        ("copies only", copies_only),
+        ("GEMMs only", compute_only),
+        ("in order", in_order),
+        ("prefetch", prefetch),
+    ):
         timed(run)  # warm-up
         rows_out.append((name, min(timed(run) for _ in range(3))))
-    print(f"copy/compute overlap on gpu(0): {args.steps} steps of a 64 MiB batch copy and {args.gemms} 2048^2 GEMMs; best of 3")
+    print(
+        f"copy/compute overlap on gpu(0): {args.steps} steps of a 64 MiB batch copy and {args.gemms} 2048^2 GEMMs; best of 3"
+    )
     print(f"{'loop':<14}{'ms/step':>10}")
     for name, seconds in rows_out:
         print(f"{name:<14}{seconds / args.steps * 1e3:>10.2f}")

@@ -227,7 +227,9 @@ def run_torch(x: np.ndarray, y: np.ndarray, threads: int, device: str = "cpu") -
     if device == "cuda" and not torch.cuda.is_available():
         return None
     torch.set_num_threads(threads)
-    params = [torch.tensor(p.T.copy() if p.shape[0] != 1 else p[0], requires_grad=True, device=device) for p in init_params()]
+    params = [
+        torch.tensor(p.T.copy() if p.shape[0] != 1 else p[0], requires_grad=True, device=device) for p in init_params()
+    ]
     # the data set sits on the device, as lazynd's executor row holds it
     xs, ys = torch.from_numpy(x).to(device), torch.from_numpy(y.astype(np.int64)).to(device)
     if device == "cuda":
@@ -262,7 +264,9 @@ def set_batch(size: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ctx", default="cpu", choices=("cpu", "gpu"))
-    parser.add_argument("--repeat", type=int, default=5, help="epochs per implementation, taken in turns (best is shown)")
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="epochs per implementation, taken in turns (best is shown)"
+    )
     parser.add_argument("--threads", type=int, default=1, help="BLAS / PyTorch threads for every implementation")
     parser.add_argument("--batches", type=int, default=0, help="run only this many batches (0: the whole epoch)")
     parser.add_argument("--batch", type=int, default=BATCH, help="images per batch (default 128)")

@@ -683,7 +683,9 @@ def _check(case: Case) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=15, help="timings per case and column, taken in turns (best is shown)")
+    parser.add_argument(
+        "--repeat", type=int, default=15, help="timings per case and column, taken in turns (best is shown)"
+    )
     parser.add_argument("--calls", type=int, default=5, help="calls per timing")
     parser.add_argument("--only", nargs="*", default=None, help=f"families to run, from {list(FAMILIES)}")
     parser.add_argument(
@@ -750,14 +752,27 @@ def main() -> None:
     threads += f"torch {torch.__version__} {torch.get_num_threads()} threads" if torch is not None else "no torch"
     print_table(
         f"operators, float32, cpu, best of {args.repeat} timings of 'calls' calls each, ms per call ({threads})",
-        ["family", "op", "calls", "NumPy ms", "lazynd ms", "x NumPy", "naive ms", "x NumPy", "torch ms", "lazynd x torch"],
+        [
+            "family",
+            "op",
+            "calls",
+            "NumPy ms",
+            "lazynd ms",
+            "x NumPy",
+            "naive ms",
+            "x NumPy",
+            "torch ms",
+            "lazynd x torch",
+        ],
         rows,
     )
     print("lazynd: ThreadedEngine (the default); naive: the same calls on NaiveEngine (no hand-off to a worker)")
     print("* no work on the elements (an O(1) view): shown for information, not counted in the goal")
     for column, k in (("ThreadedEngine", 1), ("NaiveEngine", 2)):
         over = [f"{r[0]} {r[k]:.2f}" for r in goal_rows if r[k] > GOAL]
-        print(f"{column}: {len(goal_rows) - len(over)} of {len(goal_rows)} rows within {GOAL}x of NumPy; over: {', '.join(over) or 'none'}")
+        print(
+            f"{column}: {len(goal_rows) - len(over)} of {len(goal_rows)} rows within {GOAL}x of NumPy; over: {', '.join(over) or 'none'}"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump([{"op": name, "threaded": t, "naive": n} for name, t, n in goal_rows], f)

@@ -73,7 +73,9 @@ def sgd_mom_numpy(w: np.ndarray, g: np.ndarray, m: np.ndarray, tmp: np.ndarray) 
     w += m
 
 
-def adam_numpy(w: np.ndarray, g: np.ndarray, mean: np.ndarray, var: np.ndarray, eff: np.ndarray, tmp: np.ndarray) -> None:
+def adam_numpy(
+    w: np.ndarray, g: np.ndarray, mean: np.ndarray, var: np.ndarray, eff: np.ndarray, tmp: np.ndarray
+) -> None:
     """14 passes, as the fused kernel (eff carries sqrt(1 - beta2), so its square is var's increment)."""
     root = math.sqrt(1 - BETA2)
     np.multiply(g, root * RESCALE, out=eff)

@@ -312,7 +312,9 @@ def main() -> None:
             times[row].append(record["seconds"])
             accuracies[row] = record["accuracy"]
     print(f"user loops: one MNIST epoch, batch {BATCH}, median of {opts.rounds} rounds (s), default threads")
-    print("| loop | lazynd s | hand NumPy s | PyTorch eager s | lazynd / NumPy | lazynd / PyTorch | accuracy (lazynd, NumPy, torch) |")
+    print(
+        "| loop | lazynd s | hand NumPy s | PyTorch eager s | lazynd / NumPy | lazynd / PyTorch | accuracy (lazynd, NumPy, torch) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for loop in loops:
         med = {face: statistics.median(times[f"{loop}/{face}"]) for face in faces}

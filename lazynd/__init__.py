@@ -31,9 +31,26 @@ from .ndarray import NDArray
 __version__ = "0.1.0"
 
 __all__ = [
-    "Context", "cpu", "cpu_pinned", "gpu", "current_context", "num_gpus", "nd", "ndarray", "NDArray",
-    "random", "waitall", "LazyNDError", "ContextError", "DeviceMemoryError", "EngineError", "OperatorError", "ShapeError",
-    "FormatError", "DataError", "MXNetError",
+    "Context",
+    "cpu",
+    "cpu_pinned",
+    "gpu",
+    "current_context",
+    "num_gpus",
+    "nd",
+    "ndarray",
+    "NDArray",
+    "random",
+    "waitall",
+    "LazyNDError",
+    "ContextError",
+    "DeviceMemoryError",
+    "EngineError",
+    "OperatorError",
+    "ShapeError",
+    "FormatError",
+    "DataError",
+    "MXNetError",
 ]
 
 # name -> module imported on first access (keeps `import lazynd` light and free of lazynd_sym/_kv)

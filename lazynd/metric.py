@@ -320,7 +320,9 @@ class Perplexity(EvalMetric):
             label_np = _host(label).astype(numpy.int64).ravel()
             moved = numpy.moveaxis(pred_np, self.axis, -1).reshape(-1, classes)
             if moved.shape[0] != label_np.size:
-                raise DataError(f"Perplexity: {label_np.size} labels for {moved.shape[0]} predictions of {classes} classes")
+                raise DataError(
+                    f"Perplexity: {label_np.size} labels for {moved.shape[0]} predictions of {classes} classes"
+                )
             keep = label_np != self.ignore_label if self.ignore_label is not None else numpy.ones(label_np.size, bool)
             if label_np[keep].size and (label_np[keep].min() < 0 or label_np[keep].max() >= classes):
                 raise DataError(f"Perplexity: labels must be in [0, {classes}), got {label_np.min()}..{label_np.max()}")

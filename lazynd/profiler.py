@@ -139,6 +139,7 @@ def _install() -> None:
 def _uninstall() -> None:
     global _engine
     from . import engine as engine_mod
+
     if _engine is not None:
         _engine.profiler_hook = None
     # set_engine hands the hook on to a new engine: that one must stop recording too

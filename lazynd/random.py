@@ -57,16 +57,32 @@ def _sample(op: str, shape: Any, ctx: Context | None, dtype: Any, out: Any, **pa
     return invoke(registry.get(op), [], kwargs, out)
 
 
-def uniform(low: float = 0.0, high: float = 1.0, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None) -> Any:
+def uniform(
+    low: float = 0.0,
+    high: float = 1.0,
+    shape: Any = None,
+    ctx: Context | None = None,
+    dtype: Any = None,
+    out: Any = None,
+) -> Any:
     """Samples from U[low, high)."""
     return _sample("_random_uniform", shape, ctx, dtype, out, low=low, high=high)
 
 
-def normal(loc: float = 0.0, scale: float = 1.0, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None) -> Any:
+def normal(
+    loc: float = 0.0,
+    scale: float = 1.0,
+    shape: Any = None,
+    ctx: Context | None = None,
+    dtype: Any = None,
+    out: Any = None,
+) -> Any:
     """Samples from N(loc, scale^2)."""
     return _sample("_random_normal", shape, ctx, dtype, out, loc=loc, scale=scale)
 
 
-def randint(low: int, high: int, shape: Any = None, ctx: Context | None = None, dtype: Any = "int32", out: Any = None) -> Any:
+def randint(
+    low: int, high: int, shape: Any = None, ctx: Context | None = None, dtype: Any = "int32", out: Any = None
+) -> Any:
     """Integers drawn uniformly from [low, high)."""
     return _sample("_random_randint", shape, ctx, dtype, out, low=low, high=high)

@@ -283,7 +283,9 @@ class KVStore:
             for v in arrays:
                 vdata = v.data_array
                 if vdata.shape != shape:
-                    raise ShapeError(f"KVStore.{what}: key {k!r} holds shape {stored.shape}, {role} has shape {v.shape}")
+                    raise ShapeError(
+                        f"KVStore.{what}: key {k!r} holds shape {stored.shape}, {role} has shape {v.shape}"
+                    )
                 if check_dtype and vdata.dtype != dtype:
                     raise ShapeError(
                         f"KVStore.{what}: key {k!r} holds dtype {stored.data_array.dtype.name}, "

@@ -294,7 +294,11 @@ class DistSyncStore(KVStore):
             # a large key alone: reduced straight into its target, in place when summed there locally
             target = self._reduce_target(key, values, stored, first_outs.get(key))
             send = self._local_sum(key, values, stored, target)
-            args = (target.data_array if send is target else send.data_array, target.data_array, f"the Allreduce of key {key!r}")
+            args = (
+                target.data_array if send is target else send.data_array,
+                target.data_array,
+                f"the Allreduce of key {key!r}",
+            )
             reads = [] if send is target else [send.var]
             self._push_mpi(self._allreduce, args, reads, [target.var], "_kvstore_allreduce")
             results[key] = target
@@ -343,7 +347,11 @@ def _can_reduce_into(out: NDArray, stored: NDArray, values: list[NDArray]) -> bo
     place), but must not overlap any other value, which the local sum would overwrite before
     reading it.
     """
-    if out.context.device_type == "gpu" or out.data_array.dtype != stored.data_array.dtype or not out.data_array.flags.c_contiguous:
+    if (
+        out.context.device_type == "gpu"
+        or out.data_array.dtype != stored.data_array.dtype
+        or not out.data_array.flags.c_contiguous
+    ):
         return False
     if len(values) == 1:
         return True  # one value is copied into out, overlapping or not

@@ -58,6 +58,5 @@ def push_reduce(values: Sequence[NDArray], out: NDArray) -> NDArray:
 
         reduce_on_streams(backends, value_vars, out_var, buffers, result, root)
 
-
     get_engine().push(run, (), value_vars, [out_var], "_kvstore_nccl_reduce", out.context, inline_ok=True)
     return out

@@ -50,7 +50,9 @@ def parse_shape_hint(value: Any, where: str) -> tuple[int, ...]:
     except (ValueError, TypeError, OverflowError):
         shape = None
     if shape is None or any(d < 0 for d in shape):
-        raise ShapeError(f"{where}: shape {value!r} is not a shape; expected a tuple of non-negative ints such as (2, 3)")
+        raise ShapeError(
+            f"{where}: shape {value!r} is not a shape; expected a tuple of non-negative ints such as (2, 3)"
+        )
     return shape
 
 

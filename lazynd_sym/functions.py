@@ -86,7 +86,12 @@ def ones(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
 
 
 def arange(
-    start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1, name: str | None = None, dtype: Any = None
+    start: float,
+    stop: float | None = None,
+    step: float = 1.0,
+    repeat: int = 1,
+    name: str | None = None,
+    dtype: Any = None,
 ) -> Symbol:
     """A graph node producing ``start, start + step, ...`` below ``stop``, each value ``repeat`` times."""
     return _operator("_arange")(start=start, stop=stop, step=step, repeat=repeat, name=name, dtype=dtype or "float32")

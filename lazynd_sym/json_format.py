@@ -99,7 +99,9 @@ class _Reader:
             or len(raw) not in (2, 3)
             or not all(type(v) is int for v in raw)  # JSON integers only: no bools, floats or strings
         ):
-            raise self.error(f"{what} is {raw!r}; expected [node, output] or [node, output, version] integers", index, name)
+            raise self.error(
+                f"{what} is {raw!r}; expected [node, output] or [node, output, version] integers", index, name
+            )
         source_index, output = raw[0], raw[1]
         if not 0 <= source_index < limit:
             detail = "inputs must refer to earlier nodes" if index is not None else f"the file has {limit} nodes"

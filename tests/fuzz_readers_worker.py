@@ -101,7 +101,10 @@ def _recordio_seeds(folder: Path, data_dir: Path | None) -> dict[str, dict[str, 
         writer.write_idx(9, recordio.pack(recordio.IRHeader(0, [1.0, 2.0], 9, 0), magic * 2))
     seeds = {"ours": {"a.idx": idx.read_bytes(), "a.rec": rec.read_bytes()}}
     if data_dir is not None:
-        seeds["mnist50"] = {"a.idx": (data_dir / "mnist50.idx").read_bytes(), "a.rec": (data_dir / "mnist50.rec").read_bytes()}
+        seeds["mnist50"] = {
+            "a.idx": (data_dir / "mnist50.idx").read_bytes(),
+            "a.rec": (data_dir / "mnist50.rec").read_bytes(),
+        }
     return seeds
 
 
@@ -123,9 +126,7 @@ def _image_seeds(folder: Path, data_dir: Path | None) -> dict[str, dict[str, byt
         "png": {"a.png": cv2.imencode(".png", pixels)[1].tobytes()},
         "png-gray": {"a.png": cv2.imencode(".png", pixels[:, :, 0])[1].tobytes()},
         "jpeg": {"a.jpg": cv2.imencode(".jpg", pixels)[1].tobytes()},
-        "jpeg-progressive": {
-            "a.jpg": cv2.imencode(".jpg", pixels, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])[1].tobytes()
-        },
+        "jpeg-progressive": {"a.jpg": cv2.imencode(".jpg", pixels, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])[1].tobytes()},
     }
 
 

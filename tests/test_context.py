@@ -10,7 +10,9 @@ from lazynd.context import as_context
 from lazynd.errors import ContextError, OperatorError
 
 
-@pytest.mark.parametrize("text, expected", [("cpu", mx.cpu(0)), ("gpu(1)", mx.gpu(1)), (" cpu_pinned(2) ", mx.cpu_pinned(2))])
+@pytest.mark.parametrize(
+    "text, expected", [("cpu", mx.cpu(0)), ("gpu(1)", mx.gpu(1)), (" cpu_pinned(2) ", mx.cpu_pinned(2))]
+)
 def test_context_text_is_parsed(text, expected):
     assert as_context(text) == expected
 

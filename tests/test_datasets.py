@@ -80,9 +80,7 @@ def closed_port_url() -> str:
 
 
 def idx_bytes(array: np.ndarray, type_code: int = 0x08) -> bytes:
-    header = bytes([0, 0, type_code, array.ndim]) + struct.pack(
-        f">{array.ndim}I", *array.shape
-    )
+    header = bytes([0, 0, type_code, array.ndim]) + struct.pack(f">{array.ndim}I", *array.shape)
     return header + array.astype(array.dtype.newbyteorder(">")).tobytes()
 
 
@@ -113,9 +111,7 @@ def test_read_idx_reads_gzipped_labels(real_data: Path) -> None:
     assert labels[:10].tolist() == [7, 2, 1, 0, 4, 1, 4, 9, 5, 9]
 
 
-def test_read_idx_uncompressed_copy_equals_gzipped(
-    real_data: Path, tmp_path: Path
-) -> None:
+def test_read_idx_uncompressed_copy_equals_gzipped(real_data: Path, tmp_path: Path) -> None:
     source = real_data / "mnist" / "t10k-images-idx3-ubyte.gz"
     plain = tmp_path / "t10k-images-idx3-ubyte"
     plain.write_bytes(gzip.decompress(source.read_bytes()))
@@ -145,9 +141,7 @@ def test_read_idx_detects_compression_from_content_not_name(tmp_path: Path) -> N
         (0x0E, "f8"),
     ],
 )
-def test_read_idx_reads_every_type_big_endian(
-    tmp_path: Path, type_code: int, dtype: str
-) -> None:
+def test_read_idx_reads_every_type_big_endian(tmp_path: Path, type_code: int, dtype: str) -> None:
     data = (np.arange(24).reshape(2, 3, 4) - 12).astype(dtype) * 3
     path = tmp_path / "data.idx"
     path.write_bytes(idx_bytes(data, type_code))
@@ -190,9 +184,7 @@ GOOD = idx_bytes(np.arange(20, dtype=np.uint8).reshape(2, 10))
         "gzip-huge-dims",
     ],
 )
-def test_read_idx_rejects_bad_file(
-    tmp_path: Path, content: bytes, problem: str
-) -> None:
+def test_read_idx_rejects_bad_file(tmp_path: Path, content: bytes, problem: str) -> None:
     path = tmp_path / "bad-idx2-ubyte"
     path.write_bytes(content)
     with pytest.raises(FormatError, match=problem) as info:
@@ -200,9 +192,7 @@ def test_read_idx_rejects_bad_file(
     assert str(path) in str(info.value)
 
 
-def test_read_idx_rejects_corrupted_gzip_payload(
-    real_data: Path, tmp_path: Path
-) -> None:
+def test_read_idx_rejects_corrupted_gzip_payload(real_data: Path, tmp_path: Path) -> None:
     path = tmp_path / "t10k-labels-idx1-ubyte.gz"
     shutil.copy(real_data / "mnist" / path.name, path)
     flip_byte(path, path.stat().st_size // 2)
@@ -249,9 +239,7 @@ def test_load_mnist_class_counts_and_pixel_mean_match_published(
     assert images.mean() / 255 == pytest.approx(0.1307, abs=1e-4)
 
 
-def test_load_mnist_finds_data_through_env_var(
-    real_data: Path, home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_load_mnist_finds_data_through_env_var(real_data: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAZYND_DATA_DIR", str(real_data))
     assert find_dataset("fashion-mnist") == real_data / "fashion-mnist"
     _, labels = load_mnist("fashion-mnist", train=False)
@@ -297,9 +285,7 @@ def test_verify_checksums_accepts_real_files(real_data: Path) -> None:
         assert sorted(path.name for path in checked) == sorted(FILES)
 
 
-def test_verify_checksums_rejects_modified_file(
-    real_data: Path, tmp_path: Path
-) -> None:
+def test_verify_checksums_rejects_modified_file(real_data: Path, tmp_path: Path) -> None:
     for name in FILES:
         shutil.copy(real_data / "mnist" / name, tmp_path / name)
     flip_byte(tmp_path / "t10k-labels-idx1-ubyte.gz", 100)
@@ -371,9 +357,7 @@ def test_download_rejects_checksum_mismatch(home: Path, mirror: Path, serve) -> 
     assert "md5 is" in message and "d53e105ee54ea40749a09fcbcd1e9432" in message
     folder = home / "datasets" / "mnist"
     # The bad file and every temporary file are gone; the good files stay.
-    assert sorted(path.name for path in folder.iterdir()) == sorted(
-        set(FILES) - {"train-labels-idx1-ubyte.gz"}
-    )
+    assert sorted(path.name for path in folder.iterdir()) == sorted(set(FILES) - {"train-labels-idx1-ubyte.gz"})
 
 
 def test_download_offline_says_which_files_and_where(home: Path) -> None:
@@ -400,9 +384,7 @@ def test_downloaded_files_get_the_umask_mode(mirror: Path, serve, tmp_path: Path
         find_dataset("mnist", data_dir=target, mirrors=[serve(mirror / "mnist")])
     finally:
         os.umask(previous)
-    assert {(path.name, path.stat().st_mode & 0o777) for path in target.iterdir()} == {
-        (name, 0o640) for name in FILES
-    }
+    assert {(path.name, path.stat().st_mode & 0o777) for path in target.iterdir()} == {(name, 0o640) for name in FILES}
 
 
 def test_read_idx_zero_dim_beside_huge_dims_is_a_format_error(tmp_path: Path) -> None:

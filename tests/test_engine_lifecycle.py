@@ -18,7 +18,11 @@ def _run_fresh(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter; a hang fails the test instead of stalling the suite."""
     try:
         return subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=REPO_ROOT,
         )
     except subprocess.TimeoutExpired as err:
         pytest.fail(f"the fresh interpreter hung (killed after {timeout} s); its output: {err.stdout!r} {err.stderr!r}")

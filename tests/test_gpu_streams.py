@@ -145,13 +145,17 @@ def test_the_reuse_test_detects_a_missing_fence(monkeypatch: pytest.MonkeyPatch)
     import lazynd.backend.cuda.backend as cuda_backend
 
     plain_wait = cuda_backend.wait_for_vars
-    monkeypatch.setattr(cuda_backend, "wait_for_vars", lambda stream, reads, writes, compute=None: plain_wait(stream, reads, writes))
+    monkeypatch.setattr(
+        cuda_backend, "wait_for_vars", lambda stream, reads, writes, compute=None: plain_wait(stream, reads, writes)
+    )
     monkeypatch.setattr(cuda_backend.DeviceVar, "__del__", lambda self: None)
     assert _corrupted_products_after_reuse(trials=4) > 0
 
 
 @needs_async
-def test_a_write_waits_for_reads_on_the_compute_stream_and_the_test_sees_it_when_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_waits_for_reads_on_the_compute_stream_and_the_test_sees_it_when_removed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import lazynd.backend.cuda.backend as cuda_backend
 
     def run_once() -> int:

@@ -43,16 +43,9 @@ def read_rec(prefix: Path) -> list[tuple[recordio.IRHeader, np.ndarray]]:
         return [recordio.unpack_img(reader.read_idx(key)) for key in reader.keys]
 
 
-def test_recursive_list_gives_one_label_per_subfolder(
-    image_root: Path, tmp_path: Path
-) -> None:
+def test_recursive_list_gives_one_label_per_subfolder(image_root: Path, tmp_path: Path) -> None:
     prefix = tmp_path / "data"
-    assert (
-        im2rec.main(
-            ["--list", "--recursive", "--no-shuffle", str(prefix), str(image_root)]
-        )
-        == 0
-    )
+    assert im2rec.main(["--list", "--recursive", "--no-shuffle", str(prefix), str(image_root)]) == 0
     lines = read_lst(tmp_path / "data.lst")
     assert lines == [
         [str(i), f"{i // 3:f}", f"{folder}/{n}.png"]
@@ -60,17 +53,13 @@ def test_recursive_list_gives_one_label_per_subfolder(
     ]
 
 
-def test_list_without_recursive_takes_only_top_level_images(
-    image_root: Path, tmp_path: Path
-) -> None:
+def test_list_without_recursive_takes_only_top_level_images(image_root: Path, tmp_path: Path) -> None:
     cv2.imwrite(str(image_root / "top.jpg"), np.zeros((4, 4, 3), np.uint8))
     im2rec.main(["--list", str(tmp_path / "data"), str(image_root)])
     assert read_lst(tmp_path / "data.lst") == [["0", "0.000000", "top.jpg"]]
 
 
-def test_shuffled_list_is_a_seeded_permutation(
-    image_root: Path, tmp_path: Path
-) -> None:
+def test_shuffled_list_is_a_seeded_permutation(image_root: Path, tmp_path: Path) -> None:
     args = ["--list", "--recursive", "--seed", "3"]
     im2rec.main([*args, str(tmp_path / "a"), str(image_root)])
     im2rec.main([*args, str(tmp_path / "b"), str(image_root)])
@@ -80,9 +69,7 @@ def test_shuffled_list_is_a_seeded_permutation(
     assert [int(line[0]) for line in lines] != list(range(6))
 
 
-def test_ratios_split_the_list_into_train_val_and_test(
-    image_root: Path, tmp_path: Path
-) -> None:
+def test_ratios_split_the_list_into_train_val_and_test(image_root: Path, tmp_path: Path) -> None:
     im2rec.main(
         ["--list", "--recursive", "--train-ratio", "0.5", "--test-ratio", "0.34",
          str(tmp_path / "data"), str(image_root)]
@@ -106,9 +93,7 @@ def test_ratios_summing_past_one_are_rejected(image_root: Path, tmp_path: Path) 
         )  # fmt: skip
 
 
-def test_packed_records_follow_list_order_with_headers_and_resized_images(
-    image_root: Path, tmp_path: Path
-) -> None:
+def test_packed_records_follow_list_order_with_headers_and_resized_images(image_root: Path, tmp_path: Path) -> None:
     prefix = str(tmp_path / "data")
     im2rec.main(["--list", "--recursive", prefix, str(image_root)])
     entries = im2rec.read_list(prefix + ".lst")
@@ -124,9 +109,7 @@ def test_packed_records_follow_list_order_with_headers_and_resized_images(
         folder, name = entry.path.split("/")
         height, width = SIZES[int(name[0])]
         assert min(image.shape[:2]) == 16
-        assert image.shape[0] * width == pytest.approx(
-            image.shape[1] * height, abs=width
-        )
+        assert image.shape[0] * width == pytest.approx(image.shape[1] * height, abs=width)
         assert (image == COLOURS[folder]).all()
 
 
@@ -137,9 +120,7 @@ def test_center_crop_makes_square_images(image_root: Path, tmp_path: Path) -> No
     assert {image.shape for _, image in read_rec(Path(prefix))} == {(12, 12, 3)}
 
 
-def test_several_labels_are_packed_as_a_label_array(
-    image_root: Path, tmp_path: Path
-) -> None:
+def test_several_labels_are_packed_as_a_label_array(image_root: Path, tmp_path: Path) -> None:
     (tmp_path / "multi.lst").write_text("4\t1.5\t2.0\tcats/0.png\n9\t3.0\tdogs/1.png\n")
     im2rec.main(["--pass-through", str(tmp_path / "multi"), str(image_root)])
     headers = [header for header, _ in read_rec(tmp_path / "multi")]
@@ -172,9 +153,7 @@ def test_packing_without_a_list_is_an_error(image_root: Path, tmp_path: Path) ->
         im2rec.main([str(tmp_path / "missing"), str(image_root)])
 
 
-def test_command_line_tool_lists_and_packs_end_to_end(
-    image_root: Path, tmp_path: Path
-) -> None:
+def test_command_line_tool_lists_and_packs_end_to_end(image_root: Path, tmp_path: Path) -> None:
     package_parent = Path(lazynd.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(package_parent)}
     prefix = str(tmp_path / "pets")

@@ -72,10 +72,20 @@ def test_arithmetic_with_broadcasting_and_scalars_on_both_sides(ctx: mx.Context)
     y = np.array([1, 2, 4], dtype=np.float32)
     a, b = mx.nd.array(x, ctx), mx.nd.array(y, ctx)
     cases = {
-        "a+b": (a + b, x + y), "a-b": (a - b, x - y), "a*b": (a * b, x * y), "a/b": (a / b, x / y),
-        "2-a": (2 - a, 2 - x), "2/a": (2 / a, 2 / x), "a**2": (a**2, x**2), "2**a": (2**a, 2**x),
-        "a%3": (a % 3, x % 3), "-a": (-a, -x), "abs": (abs(-a), x), "a>b": (a > b, (x > y).astype(np.float32)),
-        "a==3": (a == 3, (x == 3).astype(np.float32)), "a<=a": (a <= a, np.ones_like(x)),
+        "a+b": (a + b, x + y),
+        "a-b": (a - b, x - y),
+        "a*b": (a * b, x * y),
+        "a/b": (a / b, x / y),
+        "2-a": (2 - a, 2 - x),
+        "2/a": (2 / a, 2 / x),
+        "a**2": (a**2, x**2),
+        "2**a": (2**a, 2**x),
+        "a%3": (a % 3, x % 3),
+        "-a": (-a, -x),
+        "abs": (abs(-a), x),
+        "a>b": (a > b, (x > y).astype(np.float32)),
+        "a==3": (a == 3, (x == 3).astype(np.float32)),
+        "a<=a": (a <= a, np.ones_like(x)),
     }
     for name, (got, want) in cases.items():
         np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6, err_msg=name)

@@ -37,8 +37,12 @@ def test_loads_mxnet191_dtypes_and_writes_the_same_bytes(data_dir: Path, tmp_pat
     for name, spec in expected.items():
         arr = loaded[name]
         assert np.dtype(arr.dtype).name == spec["dtype"] and list(arr.shape) == spec["shape"]
-        np.testing.assert_array_equal(arr.asnumpy().reshape(-1), np.array(spec["values"], dtype=spec["dtype"]).reshape(-1))
-        rebuilt[name] = mx.nd.array(np.array(spec["values"], dtype=spec["dtype"]).reshape(spec["shape"]), dtype=spec["dtype"])
+        np.testing.assert_array_equal(
+            arr.asnumpy().reshape(-1), np.array(spec["values"], dtype=spec["dtype"]).reshape(-1)
+        )
+        rebuilt[name] = mx.nd.array(
+            np.array(spec["values"], dtype=spec["dtype"]).reshape(spec["shape"]), dtype=spec["dtype"]
+        )
     mx.nd.save(str(tmp_path / "same.params"), rebuilt)
     assert (tmp_path / "same.params").read_bytes() == (data_dir / "mxnet" / "mxnet191_dtypes.params").read_bytes()
 

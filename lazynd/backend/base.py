@@ -37,7 +37,9 @@ class Backend:
         """A host copy (or the array itself on the CPU); the caller has waited."""
         raise NotImplementedError
 
-    def wrap(self, fn: Callable[..., Any], reads: Sequence[Any], writes: Sequence[Any], kind: str = "compute") -> Callable[..., Any]:
+    def wrap(
+        self, fn: Callable[..., Any], reads: Sequence[Any], writes: Sequence[Any], kind: str = "compute"
+    ) -> Callable[..., Any]:
         """Return the callable the engine runs for ``fn`` on this device.
 
         On the GPU this selects the stream for ``kind`` ('compute', 'h2d', 'd2h'),

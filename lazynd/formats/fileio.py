@@ -59,9 +59,7 @@ BytesLike = bytes | bytearray | memoryview
 _URL_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+(://|::)")
 
 # Stores where one upload replaces the object whole: no temporary name needed.
-_OBJECT_STORE_PROTOCOLS = frozenset(
-    {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "memory"}
-)
+_OBJECT_STORE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "memory"})
 
 # Which package to install for a protocol when fsspec cannot load its backend.
 _BACKEND_PACKAGES = {
@@ -101,9 +99,7 @@ def is_url(uri: str | os.PathLike[str]) -> bool:
     return isinstance(uri, str) and _URL_PATTERN.match(uri) is not None
 
 
-def open_for_read(
-    uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
-) -> bytes:
+def open_for_read(uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> bytes:
     """Read a whole local file or remote object into memory.
 
     Parameters
@@ -183,9 +179,7 @@ def write_atomic(
             handle.write(chunk)
 
 
-def open_atomic(
-    uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
-) -> AtomicWriter:
+def open_atomic(uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> AtomicWriter:
     """Open ``uri`` for writing bit by bit; the target is replaced only at commit.
 
     Use it as a context manager (commit on a normal exit, discard on an
@@ -217,9 +211,7 @@ def open_atomic(
     return AtomicWriter(uri, storage_options)
 
 
-def open_for_stream(
-    uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
-) -> IO[bytes]:
+def open_for_stream(uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> IO[bytes]:
     """Open a local file or remote object for reading, seekable, without loading it whole.
 
     Parameters
@@ -371,33 +363,25 @@ def _as_chunks(data: BytesLike | Iterable[BytesLike]) -> Iterable[BytesLike]:
     raise TypeError(f"{expected}, got {type(data).__name__}")
 
 
-def _local_path(
-    uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None
-) -> str | None:
+def _local_path(uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None) -> str | None:
     """Return the local filesystem path of ``uri``, or None for a remote URL."""
     if isinstance(uri, str) and is_url(uri):
         parsed = urllib.parse.urlparse(uri)
         if parsed.scheme.lower() != "file" or "::" in uri:
             return None
         if parsed.netloc not in ("", "localhost"):
-            raise LazyNDError(
-                f"file URL {uri!r} names host {parsed.netloc!r}; expected a local file URL"
-            )
+            raise LazyNDError(f"file URL {uri!r} names host {parsed.netloc!r}; expected a local file URL")
         path = urllib.request.url2pathname(parsed.path)
     else:
         path = os.fspath(uri)
         if not isinstance(path, str):
             raise TypeError(f"expected a str path or URL, got {type(uri).__name__}")
     if storage_options:
-        raise LazyNDError(
-            f"storage_options apply to remote URLs only; {uri!r} is a local path"
-        )
+        raise LazyNDError(f"storage_options apply to remote URLs only; {uri!r} is a local path")
     return path
 
 
-def _remote_filesystem(
-    uri: str, storage_options: Mapping[str, Any] | None
-) -> tuple[Any, str]:
+def _remote_filesystem(uri: str, storage_options: Mapping[str, Any] | None) -> tuple[Any, str]:
     protocol = uri.split(":", 1)[0].lower()
     package = _BACKEND_PACKAGES.get(protocol)
     try:

@@ -106,9 +106,7 @@ def save_arrays(
     write_atomic(uri, _encode_chunks(data), storage_options)
 
 
-def load_arrays(
-    uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None
-) -> Decoded:
+def load_arrays(uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> Decoded:
     """Read an MXNet NDArray file (see :func:`decode`).
 
     Parameters
@@ -172,20 +170,14 @@ def decode(buf: BytesLike, source: str = "<bytes>") -> Decoded:
         )
     # Every record takes at least 4 bytes: reject absurd counts before looping.
     if count > reader.remaining // 4:
-        raise reader.error(
-            f"header claims {count} arrays but only {reader.remaining} bytes follow", 16
-        )
+        raise reader.error(f"header claims {count} arrays but only {reader.remaining} bytes follow", 16)
     records = [read_record(reader, index) for index in range(count)]
     (num_names,) = reader.unpack(_U64, "number of names")
     if num_names not in (0, count):
-        raise reader.error(
-            f"file has {count} arrays but {num_names} names; expected 0 or {count}"
-        )
+        raise reader.error(f"file has {count} arrays but {num_names} names; expected 0 or {count}")
     names = [_read_name(reader, index) for index in range(num_names)]
     if reader.remaining:
-        raise reader.error(
-            f"{reader.remaining} bytes of unexpected trailing data after the names"
-        )
+        raise reader.error(f"{reader.remaining} bytes of unexpected trailing data after the names")
     if not names:
         return records
     result = dict(zip(names, records, strict=True))
@@ -201,9 +193,7 @@ def _read_name(reader: ByteReader, index: int) -> str:
     try:
         return str(raw, "utf-8")
     except UnicodeDecodeError as error:
-        raise reader.error(
-            f"name {index} is not valid UTF-8: {bytes(raw[:40])!r}"
-        ) from error
+        raise reader.error(f"name {index} is not valid UTF-8: {bytes(raw[:40])!r}") from error
 
 
 def _encode_chunks(data: ArrayData) -> list[BytesLike]:
@@ -213,9 +203,7 @@ def _encode_chunks(data: ArrayData) -> list[BytesLike]:
         items = []
         for name, item in data.items():
             if not isinstance(name, str):
-                raise TypeError(
-                    f"array names must be str, got {type(name).__name__} {name!r}"
-                )
+                raise TypeError(f"array names must be str, got {type(name).__name__} {name!r}")
             names.append(name)
             items.append((repr(name), item))
     elif isinstance(data, Sequence) and not isinstance(data, (str, bytes)):

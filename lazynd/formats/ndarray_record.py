@@ -51,9 +51,7 @@ FLAG_TO_DTYPE: dict[int, np.dtype] = {
     6: np.dtype(np.int64),
     7: np.dtype(np.bool_),
 }
-DTYPE_TO_FLAG: dict[np.dtype, int] = {
-    dtype: flag for flag, dtype in FLAG_TO_DTYPE.items()
-}
+DTYPE_TO_FLAG: dict[np.dtype, int] = {dtype: flag for flag, dtype in FLAG_TO_DTYPE.items()}
 
 # MXNet's device types: cpu, gpu, cpu_pinned, cpu_shared.
 KNOWN_DEV_TYPES = frozenset({1, 2, 3, 5})
@@ -84,9 +82,7 @@ class ArrayRecord:
 
     def __post_init__(self) -> None:
         if self.array is not None and not isinstance(self.array, np.ndarray):
-            raise TypeError(
-                f"ArrayRecord.array must be a numpy.ndarray or None, got {type(self.array).__name__}"
-            )
+            raise TypeError(f"ArrayRecord.array must be a numpy.ndarray or None, got {type(self.array).__name__}")
 
 
 class ByteReader:
@@ -103,15 +99,11 @@ class ByteReader:
 
     def error(self, message: str, position: int | None = None) -> FormatError:
         at = self.position if position is None else position
-        return FormatError(
-            f"{self.source}: {message} (at byte {at} of {len(self.view)})"
-        )
+        return FormatError(f"{self.source}: {message} (at byte {at} of {len(self.view)})")
 
     def take(self, size: int, what: str) -> memoryview:
         if size > self.remaining:
-            raise self.error(
-                f"truncated: {what} needs {size} bytes, only {self.remaining} left"
-            )
+            raise self.error(f"truncated: {what} needs {size} bytes, only {self.remaining} left")
         chunk = self.view[self.position : self.position + size]
         self.position += size
         return chunk
@@ -158,9 +150,7 @@ def read_record(reader: ByteReader, index: int) -> ArrayRecord:
             return ArrayRecord(None)
         shape = _read_dims(reader, first, "<u4", what)
 
-    dev_type, dev_id, flag = reader.unpack(
-        _CONTEXT_AND_FLAG, f"{what} context and dtype"
-    )
+    dev_type, dev_id, flag = reader.unpack(_CONTEXT_AND_FLAG, f"{what} context and dtype")
     if dev_type not in KNOWN_DEV_TYPES or dev_id < 0:
         raise reader.error(
             f"{what} has an invalid context (dev_type {dev_type}, dev_id {dev_id}); "
@@ -170,29 +160,21 @@ def read_record(reader: ByteReader, index: int) -> ArrayRecord:
     if dtype is None:
         known = ", ".join(f"{f} {d.name}" for f, d in FLAG_TO_DTYPE.items())
         extra = " (bfloat16 has no NumPy dtype)" if flag == 12 else ""
-        raise reader.error(
-            f"{what} has unknown dtype flag {flag}{extra}; known: {known}"
-        )
+        raise reader.error(f"{what} has unknown dtype flag {flag}{extra}; known: {known}")
     size = math.prod(shape)
-    raw = reader.take(
-        size * dtype.itemsize, f"{what} data of shape {shape} {dtype.name}"
-    )
+    raw = reader.take(size * dtype.itemsize, f"{what} data of shape {shape} {dtype.name}")
     # One copy: out of the file buffer into aligned memory the array owns.
     flat = np.frombuffer(raw, dtype=dtype.newbyteorder("<"), count=size).astype(dtype)
     try:
         array = flat.reshape(shape)
     except ValueError as error:  # a zero-size shape whose other dims overflow
-        raise reader.error(
-            f"{what} has shape {shape}, which NumPy cannot represent"
-        ) from error
+        raise reader.error(f"{what} has shape {shape}, which NumPy cannot represent") from error
     if dtype == np.bool_ and size and np.frombuffer(raw, dtype=np.uint8).max() > 1:
         raise reader.error(f"{what} is boolean but holds bytes other than 0 and 1")
     return ArrayRecord(array, dev_type, dev_id)
 
 
-def _read_dims(
-    reader: ByteReader, ndim: int, dim_format: str, what: str
-) -> tuple[int, ...]:
+def _read_dims(reader: ByteReader, ndim: int, dim_format: str, what: str) -> tuple[int, ...]:
     if ndim < 0 or ndim > MAX_NDIM:
         raise reader.error(f"{what} has ndim {ndim}; expected 0 to {MAX_NDIM}")
     item = np.dtype(dim_format)
@@ -202,9 +184,7 @@ def _read_dims(
         raise reader.error(f"{what} has a negative dimension in shape {shape}")
     # Compare the data size with what is left before anything is allocated.
     if math.prod(shape) > reader.remaining:
-        raise reader.error(
-            f"{what} has shape {shape}, larger than the {reader.remaining} bytes left"
-        )
+        raise reader.error(f"{what} has shape {shape}, larger than the {reader.remaining} bytes left")
     return shape
 
 
@@ -221,9 +201,7 @@ def encode_record(label: str, item: ArrayRecord | np.ndarray) -> list[BytesLike]
     flag = DTYPE_TO_FLAG.get(array.dtype.newbyteorder("="))
     if flag is None:
         supported = ", ".join(dtype.name for dtype in FLAG_TO_DTYPE.values())
-        raise FormatError(
-            f"array {label} has dtype {array.dtype}, which MXNet cannot store; supported: {supported}"
-        )
+        raise FormatError(f"array {label} has dtype {array.dtype}, which MXNet cannot store; supported: {supported}")
     if record.dev_type not in KNOWN_DEV_TYPES or not 0 <= record.dev_id < 2**31:
         raise FormatError(
             f"array {label} has an invalid context (dev_type {record.dev_type}, dev_id {record.dev_id}); "

@@ -40,9 +40,7 @@ def _encode_record(data: bytes) -> bytes:
     """Frame one payload as the bytes MXNet's writer would put in the file."""
     size = len(data)
     if size > _LENGTH_MASK:
-        raise ValueError(
-            f"a RecordIO record holds at most {_LENGTH_MASK} bytes (2**29 - 1); given {size}"
-        )
+        raise ValueError(f"a RecordIO record holds at most {_LENGTH_MASK} bytes (2**29 - 1); given {size}")
     pad = _PADDING[size & 3]
     # bytes.find runs in C; the aligned scan below is only needed when it hits.
     if _MAGIC_BYTES not in data:
@@ -55,9 +53,7 @@ def _encode_record(data: bytes) -> bytes:
     start = 0
     for split in splits:
         cflag = _FIRST if start == 0 else _MIDDLE
-        chunks.append(
-            _RECORD_HEADER.pack(_MAGIC, cflag << _LENGTH_BITS | (split - start))
-        )
+        chunks.append(_RECORD_HEADER.pack(_MAGIC, cflag << _LENGTH_BITS | (split - start)))
         chunks.append(data[start:split])  # parts before a magic word are 4-aligned
         start = split + 4
     chunks.append(_RECORD_HEADER.pack(_MAGIC, _LAST << _LENGTH_BITS | (size - start)))
@@ -162,12 +158,9 @@ class MXRecordIO:
     def __getstate__(self) -> dict[str, Any]:
         if self.is_open and self.writable:
             raise TypeError(
-                f"cannot pickle {type(self).__name__}({self.uri!r}) while it is open for "
-                "writing; close it first"
+                f"cannot pickle {type(self).__name__}({self.uri!r}) while it is open for writing; close it first"
             )
-        state = {
-            k: v for k, v in self.__dict__.items() if k != "_file"
-        }
+        state = {k: v for k, v in self.__dict__.items() if k != "_file"}
         state["_resume"] = (self.is_open, self._pos)
         state["is_open"] = False
         return state
@@ -186,9 +179,7 @@ class MXRecordIO:
             raise ValueError(f"{self.uri}: I/O operation on a closed record file")
         if writing != self.writable:
             action = "write to" if writing else "read from"
-            raise io.UnsupportedOperation(
-                f"{self.uri}: cannot {action} a record file opened with flag {self.flag!r}"
-            )
+            raise io.UnsupportedOperation(f"{self.uri}: cannot {action} a record file opened with flag {self.flag!r}")
         return self._file
 
     def _seek_to(self, position: int) -> None:
@@ -205,9 +196,7 @@ class MXRecordIO:
         file = self._check(writing=True)
         if not isinstance(buf, bytes):
             if not isinstance(buf, (bytearray, memoryview)):
-                raise TypeError(
-                    f"record data must be bytes-like; given {type(buf).__name__}"
-                )
+                raise TypeError(f"record data must be bytes-like; given {type(buf).__name__}")
             buf = bytes(buf)
         record = _encode_record(buf)
         file.write(record)

@@ -110,8 +110,7 @@ class MXIndexedRecordIO(MXRecordIO):
                 key, offset = self.key_type(fields[0]), int(fields[1])
             except ValueError as error:
                 raise FormatError(
-                    f"{self.idx_path}: line {number} is {line.rstrip()[:80]!r}; expected "
-                    f"'key<TAB>offset' ({error})"
+                    f"{self.idx_path}: line {number} is {line.rstrip()[:80]!r}; expected 'key<TAB>offset' ({error})"
                 ) from None
             if not 0 <= offset <= rec_size:
                 raise FormatError(
@@ -152,9 +151,7 @@ class MXIndexedRecordIO(MXRecordIO):
         try:
             position = self.idx[idx]
         except KeyError:
-            raise KeyError(
-                f"key {idx!r} is not in index {self.idx_path} ({len(self.keys)} keys)"
-            ) from None
+            raise KeyError(f"key {idx!r} is not in index {self.idx_path} ({len(self.keys)} keys)") from None
         self._seek_to(position)
 
     def read_idx(self, idx: Any) -> bytes:
@@ -169,8 +166,7 @@ class MXIndexedRecordIO(MXRecordIO):
             ) from None
         if record is None:
             raise FormatError(
-                f"{self.idx_path}: key {idx!r} points at offset {self.idx[idx]}, "
-                f"past the last record of {self.uri}"
+                f"{self.idx_path}: key {idx!r} points at offset {self.idx[idx]}, past the last record of {self.uri}"
             )
         return record
 
@@ -178,9 +174,7 @@ class MXIndexedRecordIO(MXRecordIO):
         """Append a record holding ``buf`` and index it under key ``idx``."""
         key_text = str(idx)
         if "\t" in key_text or "\n" in key_text or "\r" in key_text:
-            raise ValueError(
-                f"index keys may not hold tabs or line breaks; given {idx!r}"
-            )
+            raise ValueError(f"index keys may not hold tabs or line breaks; given {idx!r}")
         position = self.tell()
         self.write(buf)
         assert self._idx_file is not None

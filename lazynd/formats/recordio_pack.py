@@ -22,9 +22,7 @@ from ..errors import FormatError
 __all__ = ["IRHeader", "pack", "pack_img", "unpack", "unpack_img"]
 
 IRHeader = namedtuple("IRHeader", ["flag", "label", "id", "id2"])
-IRHeader.__doc__ = (
-    """Header of an image record: flag, label, id, id2 (MXNet's layout)."""
-)
+IRHeader.__doc__ = """Header of an image record: flag, label, id, id2 (MXNet's layout)."""
 
 _IR_FORMAT = struct.Struct("<IfQQ")
 _IR_SIZE = _IR_FORMAT.size  # 24 bytes
@@ -34,9 +32,7 @@ def _cv2() -> ModuleType:
     try:
         import cv2
     except ImportError as error:  # pragma: no cover - opencv is a dependency
-        raise ImportError(
-            "packing and unpacking images needs OpenCV: pip install opencv-python-headless"
-        ) from error
+        raise ImportError("packing and unpacking images needs OpenCV: pip install opencv-python-headless") from error
     return cv2
 
 
@@ -97,9 +93,7 @@ def unpack(s: bytes | bytearray | memoryview) -> tuple[IRHeader, bytes]:
     (IRHeader(flag=0, label=3.0, id=1, id2=0), b'img')
     """
     if len(s) < _IR_SIZE:
-        raise FormatError(
-            f"an image record is at least {_IR_SIZE} bytes (its header); given {len(s)}"
-        )
+        raise FormatError(f"an image record is at least {_IR_SIZE} bytes (its header); given {len(s)}")
     flag, label, record_id, record_id2 = _IR_FORMAT.unpack_from(s)
     end = _IR_SIZE
     if flag > 0:
@@ -109,15 +103,11 @@ def unpack(s: bytes | bytearray | memoryview) -> tuple[IRHeader, bytes]:
                 f"image record header announces {flag} float32 labels ({end} bytes with the "
                 f"header) but the record has only {len(s)} bytes"
             )
-        label = np.frombuffer(s, dtype="<f4", count=flag, offset=_IR_SIZE).astype(
-            np.float32
-        )
+        label = np.frombuffer(s, dtype="<f4", count=flag, offset=_IR_SIZE).astype(np.float32)
     return IRHeader(flag, label, record_id, record_id2), bytes(s[end:])
 
 
-def pack_img(
-    header: Any, img: np.ndarray, quality: int = 95, img_fmt: str = ".jpg"
-) -> bytes:
+def pack_img(header: Any, img: np.ndarray, quality: int = 95, img_fmt: str = ".jpg") -> bytes:
     """Encode an image with OpenCV and pack it behind ``header``.
 
     Parameters
@@ -144,8 +134,7 @@ def pack_img(
     if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
         shape = getattr(img, "shape", None)
         raise ValueError(
-            f"img must be a numpy array of shape (H, W) or (H, W, C); given {type(img).__name__} "
-            f"with shape {shape}"
+            f"img must be a numpy array of shape (H, W) or (H, W, C); given {type(img).__name__} with shape {shape}"
         )
     if quality < 0:
         raise ValueError(f"quality must be >= 0; given {quality}")
@@ -169,9 +158,7 @@ def pack_img(
     return pack(header, encoded.tobytes())
 
 
-def unpack_img(
-    s: bytes | bytearray | memoryview, iscolor: int = -1
-) -> tuple[IRHeader, np.ndarray]:
+def unpack_img(s: bytes | bytearray | memoryview, iscolor: int = -1) -> tuple[IRHeader, np.ndarray]:
     """Split an image record into its header and the decoded image.
 
     Parameters

@@ -195,7 +195,9 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     if out is None:
         out = new_array(shape, np.uint8, cpu())
     elif tuple(out.shape) != shape or out.data_array.dtype != np.uint8:
-        raise OperatorError(f"imdecode: out has shape {out.shape} and dtype {out.data_array.dtype}, expected {shape} uint8")
+        raise OperatorError(
+            f"imdecode: out has shape {out.shape} and dtype {out.data_array.dtype}, expected {shape} uint8"
+        )
     if img is not None:
         get_engine().push(_to_output, (img, out.data_array, swap_channels), [], [out.var], "imdecode", out.context)
     else:

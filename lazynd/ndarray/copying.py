@@ -244,9 +244,15 @@ def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
 def _check_broadcast(value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> None:
     try:
         np.broadcast_shapes(value_shape, target_shape)
-        if len(value_shape) > len(target_shape) and any(d != 1 for d in value_shape[: len(value_shape) - len(target_shape)]):
+        if len(value_shape) > len(target_shape) and any(
+            d != 1 for d in value_shape[: len(value_shape) - len(target_shape)]
+        ):
             raise ValueError
     except ValueError:
-        raise ShapeError(f"__setitem__: cannot assign a value of shape {value_shape} to a target of shape {target_shape}") from None
+        raise ShapeError(
+            f"__setitem__: cannot assign a value of shape {value_shape} to a target of shape {target_shape}"
+        ) from None
     if np.broadcast_shapes(value_shape, target_shape) != tuple(target_shape) and len(target_shape) >= len(value_shape):
-        raise ShapeError(f"__setitem__: cannot assign a value of shape {value_shape} to a target of shape {target_shape}")
+        raise ShapeError(
+            f"__setitem__: cannot assign a value of shape {value_shape} to a target of shape {target_shape}"
+        )

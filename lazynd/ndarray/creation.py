@@ -121,7 +121,11 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
     if isinstance(source, dispatch.NDArray):
         target = new_array(source.shape, _dtype(dtype, source._data.dtype), _ctx(ctx) if ctx else source._ctx)
         return source.copyto(target)
-    if hasattr(source, "__cuda_array_interface__") or hasattr(source, "__dlpack__") and not isinstance(source, np.ndarray):
+    if (
+        hasattr(source, "__cuda_array_interface__")
+        or hasattr(source, "__dlpack__")
+        and not isinstance(source, np.ndarray)
+    ):
         try:
             source = source.get() if hasattr(source, "get") else np.from_dlpack(source)
         except Exception:
@@ -194,7 +198,9 @@ def concatenate(arrays: Sequence[Any], axis: int = 0, always_copy: bool = True) 
     axis %= ndim
     for i, a in enumerate(arrays):
         if a.ndim != ndim or any(a.shape[d] != first.shape[d] for d in range(ndim) if d != axis):
-            raise ShapeError(f"concatenate: array {i} has shape {a.shape}, incompatible with {first.shape} on axis {axis}")
+            raise ShapeError(
+                f"concatenate: array {i} has shape {a.shape}, incompatible with {first.shape} on axis {axis}"
+            )
         if a._ctx != first._ctx:
             raise OperatorError(f"concatenate: array {i} is on {a._ctx}, expected {first._ctx}")
     shape = list(first.shape)

@@ -64,7 +64,16 @@ def invoke(
             datas, reads = [x._data, y._data], [x._var, y._var]
         else:
             datas, reads = [x._data for x in inputs], [x._var for x in inputs]
-        push(ctx, plan.fresh_fn, (plan.kctx, plan.attrs, datas, [data], _NO_AUX), reads, [var], op.name, plan.work, fresh=True)
+        push(
+            ctx,
+            plan.fresh_fn,
+            (plan.kctx, plan.attrs, datas, [data], _NO_AUX),
+            reads,
+            [var],
+            op.name,
+            plan.work,
+            fresh=True,
+        )
         return o
     if out is None:
         fn = plan.fresh_fn
@@ -118,7 +127,9 @@ def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Contex
     if len(outs) > n_out:
         raise OperatorError(f"{op.name}: {len(outs)} out arrays given, the operator has {n_out} output(s)")
     # outputs the caller did not ask for (e.g. BatchNorm's saved mean) get fresh buffers
-    outs += [new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes[len(outs) :], types[len(outs) :], strict=True)]
+    outs += [
+        new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes[len(outs) :], types[len(outs) :], strict=True)
+    ]
     for i, (o, shape) in enumerate(zip(outs, shapes, strict=True)):
         if not isinstance(o, NDArray):
             raise OperatorError(f"{op.name}: out must be an NDArray, got {type(o).__name__}")

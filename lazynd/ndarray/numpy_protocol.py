@@ -177,7 +177,9 @@ def _is_value(given: Any, expected: Any) -> bool:
 
 def _reduction(op: str, *names: str) -> NumpyFunction:
     return NumpyFunction(
-        _operator(op), ("a", "axis", *names), params={"axis": "axis", "keepdims": "keepdims"},
+        _operator(op),
+        ("a", "axis", *names),
+        params={"axis": "axis", "keepdims": "keepdims"},
         fixed={"dtype": None, "out": None},
     )
 
@@ -186,8 +188,13 @@ _SUM_NAMES = ("dtype", "out", "keepdims")
 _MAX_NAMES = ("out", "keepdims")
 _ROUND = NumpyFunction(_operator("rint"), ("a", "decimals", "out"), fixed={"decimals": 0, "out": None})
 _CONCATENATE = NumpyFunction(
-    _operator("concat"), ("arrays", "axis", "out"), sequence=True, params={"axis": "dim"},
-    fixed={"out": None, "dtype": None, "casting": "same_kind"}, numpy_defaults={"axis": 0}, required=("axis",),
+    _operator("concat"),
+    ("arrays", "axis", "out"),
+    sequence=True,
+    params={"axis": "dim"},
+    fixed={"out": None, "dtype": None, "casting": "same_kind"},
+    numpy_defaults={"axis": 0},
+    required=("axis",),
 )
 
 # NumPy function -> how the lazynd operator runs it
@@ -202,34 +209,45 @@ FUNCTIONS: dict[Callable[..., Any], NumpyFunction] = {
     np.round: _ROUND,
     np.around: _ROUND,
     np.reshape: NumpyFunction(
-        _reshape, ("a", "shape", "order"), params={"shape": "shape", "newshape": "shape"},
-        fixed={"order": "C", "copy": None}, required=("shape",),
+        _reshape,
+        ("a", "shape", "order"),
+        params={"shape": "shape", "newshape": "shape"},
+        fixed={"order": "C", "copy": None},
+        required=("shape",),
     ),
     np.transpose: NumpyFunction(_operator("transpose"), ("a", "axes"), params={"axes": "axes"}),
     np.swapaxes: NumpyFunction(
-        _operator("swapaxes"), ("a", "axis1", "axis2"), params={"axis1": "dim1", "axis2": "dim2"},
+        _operator("swapaxes"),
+        ("a", "axis1", "axis2"),
+        params={"axis1": "dim1", "axis2": "dim2"},
         required=("axis1", "axis2"),
     ),
     np.clip: NumpyFunction(
-        _operator("clip"), ("a", "a_min", "a_max", "out"),
-        params={"a_min": "a_min", "a_max": "a_max", "min": "a_min", "max": "a_max"}, fixed={"out": None},
+        _operator("clip"),
+        ("a", "a_min", "a_max", "out"),
+        params={"a_min": "a_min", "a_max": "a_max", "min": "a_min", "max": "a_max"},
+        fixed={"out": None},
         required=("a_min", "a_max"),
     ),
     np.dot: NumpyFunction(
-        _operator("dot"), ("a", "b", "out"), inputs=2, fixed={"out": None},
+        _operator("dot"),
+        ("a", "b", "out"),
+        inputs=2,
+        fixed={"out": None},
         accepts=lambda arrays: all(x.ndim <= 2 for x in arrays),
     ),
     np.concatenate: _CONCATENATE,
     np.stack: NumpyFunction(
-        _operator("stack"), ("arrays", "axis", "out"), sequence=True, params={"axis": "axis"},
+        _operator("stack"),
+        ("arrays", "axis", "out"),
+        sequence=True,
+        params={"axis": "axis"},
         fixed={"out": None, "dtype": None, "casting": "same_kind"},
     ),
 }
 
 # NumPy functions that write into their first argument: an NDArray there would get a copy's write
-WRITES_FIRST_ARGUMENT = frozenset(
-    {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
-)
+WRITES_FIRST_ARGUMENT = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis})
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict[str, Any]) -> Any:
@@ -246,7 +264,9 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict[str, A
             if result is not NotImplemented:
                 return result
     if method == "at" and isinstance(inputs[0], NDArray):
-        raise LazyNDError(f"numpy.{ufunc.__name__}.at: cannot write into an NDArray through NumPy (it would write a copy)")
+        raise LazyNDError(
+            f"numpy.{ufunc.__name__}.at: cannot write into an NDArray through NumPy (it would write a copy)"
+        )
     _refuse_ndarray_out(f"numpy.{ufunc.__name__}", out)
     return getattr(ufunc, method)(*_to_numpy(inputs), **_to_numpy(kwargs))
 
@@ -275,7 +295,9 @@ def array_function(func: Callable[..., Any], args: tuple, kwargs: dict[str, Any]
             return result
     name = f"numpy.{getattr(func, '__name__', func)}"
     if func in WRITES_FIRST_ARGUMENT and args and isinstance(args[0], NDArray):
-        raise LazyNDError(f"{name}: cannot write into an NDArray through NumPy (it would write a copy); use item assignment")
+        raise LazyNDError(
+            f"{name}: cannot write into an NDArray through NumPy (it would write a copy); use item assignment"
+        )
     _refuse_ndarray_out(name, kwargs.get("out"))
     return func(*_to_numpy(args), **_to_numpy(kwargs))
 

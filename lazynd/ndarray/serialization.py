@@ -59,8 +59,7 @@ def load(fname: str, ctx: Context | None = None) -> Any:
     def convert(rec: Any, key: str) -> Any:
         if rec.array is None:
             raise FormatError(
-                f"{fname}: {key} is MXNet's empty ('none') array, which has no shape; "
-                "an NDArray cannot hold it"
+                f"{fname}: {key} is MXNet's empty ('none') array, which has no shape; an NDArray cannot hold it"
             )
         return array(rec.array, ctx=target, dtype=rec.array.dtype)
 

@@ -37,9 +37,7 @@ class CustomOp:
         """Compute ``out_data`` from ``in_data``; ``req[i]`` says how to store output ``i``."""
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
 
-    def backward(
-        self, req: list[str], out_grad: list, in_data: list, out_data: list, in_grad: list, aux: list
-    ) -> None:
+    def backward(self, req: list[str], out_grad: list, in_data: list, out_data: list, in_grad: list, aux: list) -> None:
         """Compute ``in_grad`` (inputs not among the dependencies arrive as None)."""
         raise NotImplementedError(f"{type(self).__name__}.backward is not implemented")
 

@@ -106,7 +106,9 @@ def _properties_of(python_op: PythonOp) -> type:
         def forward(self, is_train: bool, req: list[str], in_data: list, out_data: list, aux: list) -> None:
             python_op._call(python_op.forward, [in_data, out_data], written=1)
 
-        def backward(self, req: list[str], out_grad: list, in_data: list, out_data: list, in_grad: list, aux: list) -> None:
+        def backward(
+            self, req: list[str], out_grad: list, in_data: list, out_data: list, in_grad: list, aux: list
+        ) -> None:
             python_op._call(python_op.backward, [out_grad, in_data, out_data, in_grad], written=3)
 
     class _Properties(CustomOpProp):
@@ -123,7 +125,9 @@ def _properties_of(python_op: PythonOp) -> type:
             shapes = python_op.infer_shape(in_shape)
             return shapes[0], shapes[1], []
 
-        def declare_backward_dependency(self, out_grad: list[int], in_data: list[int], out_data: list[int]) -> list[int]:
+        def declare_backward_dependency(
+            self, out_grad: list[int], in_data: list[int], out_data: list[int]
+        ) -> list[int]:
             return python_op.declare_backward_dependency(out_grad, in_data, out_data)
 
         def create_operator(self, ctx: Any, in_shapes: list, in_dtypes: list) -> CustomOp:

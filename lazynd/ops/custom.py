@@ -64,7 +64,9 @@ class AnyStringParams(dict):
 
 
 def _is_attribute(key: str) -> bool:
-    return key in ("ctx_group", "lr_mult", "wd_mult", "force_mirroring") or (key.startswith("__") and key.endswith("__"))
+    return key in ("ctx_group", "lr_mult", "wd_mult", "force_mirroring") or (
+        key.startswith("__") and key.endswith("__")
+    )
 
 
 def _custom_params() -> AnyStringParams:

@@ -34,6 +34,7 @@ BROADCAST_NAMES = {"plus": "add", "minus": "sub"}
 REFLECTED = {"minus", "div", "mod", "power"}
 GPU = ElementwiseFamily("binary", "binary", {name: expr for name, (_, expr) in ARITHMETIC.items()})
 
+
 def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
     if out.dtype.kind in "iub":
         if ufunc is np.divide:

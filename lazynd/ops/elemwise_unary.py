@@ -157,13 +157,14 @@ UNARY: dict[str, Unary] = {
     "degrees": Unary(_ufunc(np.degrees), "x * (180.0 / 3.14159265358979323846)", _scale(180.0 / math.pi), True),
     "radians": Unary(_ufunc(np.radians), "x * (3.14159265358979323846 / 180.0)", _scale(math.pi / 180.0), True),
     "relu": Unary(
-        lambda x, out: np.maximum(x, 0, out=out), "(x > 0 || x != x ? x : 0)", lambda F, x, y, g: F._backward_relu(g, y), False
+        lambda x, out: np.maximum(x, 0, out=out),
+        "(x > 0 || x != x ? x : 0)",
+        lambda F, x, y, g: F._backward_relu(g, y),
+        False,
     ),
     "sigmoid": Unary(_sigmoid, "1 / (1 + exp(-x))", lambda F, x, y, g: F._backward_sigmoid(g, y), True),
     "softsign": Unary(_softsign, "x / (1 + (x < 0 ? -x : x))", lambda F, x, y, g: F._backward_softsign(g, x), True),
-    "softrelu": Unary(
-        _softrelu, "(x > 20 ? x : log1p(exp(x)))", lambda F, x, y, g: F._backward_softrelu(g, y), True
-    ),
+    "softrelu": Unary(_softrelu, "(x > 20 ? x : log1p(exp(x)))", lambda F, x, y, g: F._backward_softrelu(g, y), True),
     "gamma": Unary(
         _special_kernel(_special.gamma), "tgamma(x)", lambda F, x, y, g: F._mul(g, F._mul(y, F._digamma(x))), True
     ),

@@ -57,9 +57,7 @@ class PoolGeometry:
             if len(self.stride) != nd or len(self.pad) != nd:
                 raise OperatorError(f"Pooling: stride {self.stride} and pad {self.pad} must have {nd} entries")
             if any(s <= 0 for s in self.stride) or any(p < 0 for p in self.pad):
-                raise OperatorError(
-                    f"Pooling: stride {self.stride} must be positive and pad {self.pad} non-negative"
-                )
+                raise OperatorError(f"Pooling: stride {self.stride} must be positive and pad {self.pad} non-negative")
         full = attrs["pooling_convention"] == "full"
         out = []
         for size, k, s, p in zip(spatial, self.kernel, self.stride, self.pad, strict=True):

@@ -132,7 +132,13 @@ def _reduce_forward(name: str) -> Callable:
 
     def norm_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x = inputs[0]
-        if kctx.xp is np and x.dtype.char in "fd" and attrs["ord"] == 2 and attrs["axis"] is None and x.flags.c_contiguous:
+        if (
+            kctx.xp is np
+            and x.dtype.char in "fd"
+            and attrs["ord"] == 2
+            and attrs["axis"] is None
+            and x.flags.c_contiguous
+        ):
             # the common ``mx.nd.norm(x)`` of a contiguous float32/float64 array on the host: one
             # BLAS dot, no squared temporary, none of the general path's bookkeeping (axes, error
             # state, keepdims reshapes: 5 us around a 61 us dot).  The square root of the float32

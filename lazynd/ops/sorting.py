@@ -75,7 +75,9 @@ def _topk_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
 def _put(xp: Any, target: Any, index: Any, value: Any, axis: int) -> None:
     # open grids, one broadcastable arange per axis (``indices(sparse=True)`` is NumPy-only)
     ndim = index.ndim
-    grids: list[Any] = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1)) for d, n in enumerate(index.shape)]
+    grids: list[Any] = [
+        xp.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1)) for d, n in enumerate(index.shape)
+    ]
     grids[axis] = index
     target[tuple(grids)] = value
 

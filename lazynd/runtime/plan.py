@@ -169,7 +169,9 @@ class CallPlan:
         # outputs of its own allocation: zero-filled ones where the operator has a kernel for them
         # (on the CPU the allocator's fresh zeroed pages are cheaper than filling a buffer)
         self.into_zeros = not on_gpu and op.forward_into_zeros is not None
-        self.fresh_fn: Callable[..., Any] = op.forward_into_zeros if op.forward_into_zeros is not None and self.into_zeros else self.fn
+        self.fresh_fn: Callable[..., Any] = (
+            op.forward_into_zeros if op.forward_into_zeros is not None and self.into_zeros else self.fn
+        )
         self.backend = get_backend(ctx) if on_gpu else cpu_backend
         self.kctx = kernel_context(ctx, is_train)
         self.n_visible = op.num_visible_outputs(attrs)

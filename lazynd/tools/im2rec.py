@@ -42,9 +42,7 @@ class ListEntry:
     path: str
 
 
-def list_images(
-    root: str, recursive: bool, exts: Sequence[str]
-) -> tuple[list[ListEntry], dict[str, int]]:
+def list_images(root: str, recursive: bool, exts: Sequence[str]) -> tuple[list[ListEntry], dict[str, int]]:
     """Find the images under ``root``, in sorted order.
 
     Returns the entries and, when ``recursive``, the label given to each
@@ -62,9 +60,7 @@ def list_images(
                 continue
             relative = os.path.relpath(os.path.join(folder, name), root)
             if any(c in relative for c in "\t\r\n"):
-                _warn(
-                    f"skipping {relative!r}: a .lst path cannot hold tabs or line breaks"
-                )
+                _warn(f"skipping {relative!r}: a .lst path cannot hold tabs or line breaks")
                 continue
             label = classes.setdefault(os.path.relpath(folder, root), len(classes))
             entries.append(ListEntry(len(entries), (float(label),), relative))
@@ -73,18 +69,14 @@ def list_images(
     return entries, classes
 
 
-def split_list(
-    entries: list[ListEntry], train_ratio: float, test_ratio: float
-) -> dict[str, list[ListEntry]]:
+def split_list(entries: list[ListEntry], train_ratio: float, test_ratio: float) -> dict[str, list[ListEntry]]:
     """Split entries into ``.lst`` files, keyed by file-name suffix.
 
     ``{'': all}`` when everything is for training, else ``_test`` (the
     first ``test_ratio``), ``_train`` (the next ``train_ratio``) and ``_val``
     (the rest, when there is any), as MXNet's im2rec splits.
     """
-    if not (
-        0 <= train_ratio <= 1 and 0 <= test_ratio <= 1 and train_ratio + test_ratio <= 1
-    ):
+    if not (0 <= train_ratio <= 1 and 0 <= test_ratio <= 1 and train_ratio + test_ratio <= 1):
         raise ValueError(
             "--train-ratio and --test-ratio must lie in [0, 1] with a sum of at most 1; "
             f"given {train_ratio} and {test_ratio}"
@@ -103,10 +95,7 @@ def split_list(
 
 def write_list(path: str, entries: Sequence[ListEntry]) -> None:
     """Write a ``.lst`` file (atomically)."""
-    lines = [
-        "\t".join([str(e.index), *(f"{label:f}" for label in e.labels), e.path]) + "\n"
-        for e in entries
-    ]
+    lines = ["\t".join([str(e.index), *(f"{label:f}" for label in e.labels), e.path]) + "\n" for e in entries]
     write_atomic(path, "".join(lines).encode("utf-8"))
 
 
@@ -121,16 +110,11 @@ def read_list(path: str) -> list[ListEntry]:
                 continue
             try:
                 if len(fields) < 3:
-                    raise ValueError(
-                        f"{len(fields)} tab-separated fields, expected 3 or more"
-                    )
-                entry = ListEntry(
-                    int(fields[0]), tuple(float(f) for f in fields[1:-1]), fields[-1]
-                )
+                    raise ValueError(f"{len(fields)} tab-separated fields, expected 3 or more")
+                entry = ListEntry(int(fields[0]), tuple(float(f) for f in fields[1:-1]), fields[-1])
             except ValueError as error:
                 raise FormatError(
-                    f"{path}: line {number} is {line.rstrip()!r}; expected "
-                    f"'index<TAB>label(s)<TAB>path' ({error})"
+                    f"{path}: line {number} is {line.rstrip()!r}; expected 'index<TAB>label(s)<TAB>path' ({error})"
                 ) from None
             if entry.index in seen:
                 raise FormatError(f"{path}: line {number} repeats index {entry.index}")
@@ -157,20 +141,14 @@ def transform_image(image: np.ndarray, resize: int, center_crop: bool) -> np.nda
         else:
             size = (width * resize // height, resize)
         shrinking = size[0] < width
-        image = cv2.resize(
-            image, size, interpolation=cv2.INTER_AREA if shrinking else cv2.INTER_LINEAR
-        )
+        image = cv2.resize(image, size, interpolation=cv2.INTER_AREA if shrinking else cv2.INTER_LINEAR)
     return image
 
 
 def encode_entry(entry: ListEntry, root: str, args: argparse.Namespace) -> bytes | None:
     """Build the record of one list entry; ``None`` (with a warning) if unreadable."""
     full_path = os.path.join(root, entry.path)
-    label: object = (
-        entry.labels[0]
-        if len(entry.labels) == 1 and not args.pack_label
-        else entry.labels
-    )
+    label: object = entry.labels[0] if len(entry.labels) == 1 and not args.pack_label else entry.labels
     header = IRHeader(0, label, entry.index, 0)
     try:
         # Reading in Python and decoding from memory releases the GIL for both steps.
@@ -181,9 +159,7 @@ def encode_entry(entry: ListEntry, root: str, args: argparse.Namespace) -> bytes
         return None
     if args.pass_through:
         return pack(header, data)
-    image = (
-        cv2.imdecode(np.frombuffer(data, dtype=np.uint8), args.color) if data else None
-    )
+    image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), args.color) if data else None
     if image is None:
         _warn(f"skipping {full_path}: OpenCV cannot decode it as an image")
         return None
@@ -200,9 +176,7 @@ def pack_list(lst_path: str, root: str, args: argparse.Namespace) -> tuple[int, 
     stem = os.path.splitext(lst_path)[0]
     written = skipped = 0
     show = not args.no_progress and sys.stderr.isatty()
-    bar = tqdm(
-        total=len(entries), desc=os.path.basename(stem), unit="img", disable=not show
-    )
+    bar = tqdm(total=len(entries), desc=os.path.basename(stem), unit="img", disable=not show)
     with (
         MXIndexedRecordIO(stem + ".idx", stem + ".rec", "w") as writer,
         ThreadPoolExecutor(max_workers=args.num_thread) as pool,
@@ -237,9 +211,7 @@ def find_lists(prefix: str) -> list[str]:
         return [prefix + ".lst"]
     folder, stem = os.path.split(prefix)
     folder = folder or "."
-    names = sorted(
-        n for n in os.listdir(folder) if n.startswith(stem) and n.endswith(".lst")
-    )
+    names = sorted(n for n in os.listdir(folder) if n.startswith(stem) and n.endswith(".lst"))
     return [os.path.join(folder, n) for n in names]
 
 
@@ -249,46 +221,26 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m lazynd.tools.im2rec",
         description="Make an image list (--list) or pack a list into RecordIO .rec/.idx files.",
     )
-    parser.add_argument(
-        "prefix", help="prefix of the .lst/.rec/.idx files (no extension)"
-    )
+    parser.add_argument("prefix", help="prefix of the .lst/.rec/.idx files (no extension)")
     parser.add_argument("root", help="folder the image paths are relative to")
     listing = parser.add_argument_group("making a list (--list)")
-    listing.add_argument(
-        "--list", action="store_true", help="write prefix.lst instead of packing"
-    )
-    listing.add_argument(
-        "--exts", nargs="+", default=[".jpeg", ".jpg", ".png"], help="image extensions"
-    )
-    listing.add_argument(
-        "--recursive", action="store_true", help="walk subfolders, one label per folder"
-    )
-    listing.add_argument(
-        "--train-ratio", type=float, default=1.0, help="share for prefix_train.lst"
-    )
-    listing.add_argument(
-        "--test-ratio", type=float, default=0.0, help="share for prefix_test.lst"
-    )
-    listing.add_argument(
-        "--shuffle", action=argparse.BooleanOptionalAction, default=True
-    )
+    listing.add_argument("--list", action="store_true", help="write prefix.lst instead of packing")
+    listing.add_argument("--exts", nargs="+", default=[".jpeg", ".jpg", ".png"], help="image extensions")
+    listing.add_argument("--recursive", action="store_true", help="walk subfolders, one label per folder")
+    listing.add_argument("--train-ratio", type=float, default=1.0, help="share for prefix_train.lst")
+    listing.add_argument("--test-ratio", type=float, default=0.0, help="share for prefix_test.lst")
+    listing.add_argument("--shuffle", action=argparse.BooleanOptionalAction, default=True)
     listing.add_argument("--seed", type=int, default=100, help="seed of the shuffle")
     packing = parser.add_argument_group("packing a list")
-    packing.add_argument(
-        "--pass-through", action="store_true", help="store the files' bytes as they are"
-    )
+    packing.add_argument("--pass-through", action="store_true", help="store the files' bytes as they are")
     packing.add_argument(
         "--resize",
         type=int,
         default=0,
         help="scale the shorter edge to this many pixels",
     )
-    packing.add_argument(
-        "--center-crop", action="store_true", help="crop to the central square first"
-    )
-    packing.add_argument(
-        "--quality", type=int, default=95, help="JPEG quality, or PNG compression 0-9"
-    )
+    packing.add_argument("--center-crop", action="store_true", help="crop to the central square first")
+    packing.add_argument("--quality", type=int, default=95, help="JPEG quality, or PNG compression 0-9")
     packing.add_argument("--encoding", choices=[".jpg", ".png"], default=".jpg")
     packing.add_argument(
         "--color",
@@ -297,12 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="-1 as is, 0 gray, 1 BGR",
     )
-    packing.add_argument(
-        "--pack-label", action="store_true", help="store even one label as an array"
-    )
-    packing.add_argument(
-        "--num-thread", type=int, default=1, help="images encoded in parallel"
-    )
+    packing.add_argument("--pack-label", action="store_true", help="store even one label as an array")
+    packing.add_argument("--num-thread", type=int, default=1, help="images encoded in parallel")
     packing.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -314,9 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.num_thread < 1:
         parser.error(f"--num-thread must be at least 1; given {args.num_thread}")
     if args.resize < 0:
-        parser.error(
-            f"--resize must be 0 (keep) or a positive size; given {args.resize}"
-        )
+        parser.error(f"--resize must be 0 (keep) or a positive size; given {args.resize}")
     if not os.path.isdir(args.root):
         parser.error(f"image root {args.root!r} is not a folder")
     if args.list:
@@ -338,16 +284,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--quality must lie in [0, 100]; given {args.quality}")
     lists = find_lists(args.prefix)
     if not lists:
-        parser.error(
-            f"no list {args.prefix}.lst or {args.prefix}*.lst; make one with --list first"
-        )
+        parser.error(f"no list {args.prefix}.lst or {args.prefix}*.lst; make one with --list first")
     for lst_path in lists:
         written, skipped = pack_list(lst_path, args.root, args)
         stem = os.path.splitext(lst_path)[0]
-        print(
-            f"{stem}.rec: {written} records"
-            + (f", {skipped} images skipped" if skipped else "")
-        )
+        print(f"{stem}.rec: {written} records" + (f", {skipped} images skipped" if skipped else ""))
     return 0
 
 

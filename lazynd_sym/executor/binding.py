@@ -44,7 +44,9 @@ def _check_binding(caller: str, symbol: Any, ctx: Any) -> Context:
     names = symbol.list_arguments()
     if len(set(names)) != len(names):
         duplicated = sorted({n for n in names if names.count(n) > 1})
-        raise LazyNDError(f"{caller}: argument names {duplicated} appear more than once; give each variable its own name")
+        raise LazyNDError(
+            f"{caller}: argument names {duplicated} appear more than once; give each variable its own name"
+        )
     return as_context(ctx, f"{caller}: ctx")
 
 

@@ -146,7 +146,9 @@ class PlacedExecutor(Executor):
             super()._push_step(step, fn, args, reads, writes, name)
             return
         # each operator where it is placed; copies go on the GPU side's copy streams
-        where, kind = self._push_target.get(id(step), (self._ctx, "compute")) if step is not None else (self._ctx, "compute")
+        where, kind = (
+            self._push_target.get(id(step), (self._ctx, "compute")) if step is not None else (self._ctx, "compute")
+        )
         push(where, fn, args, reads, writes, name, kind=kind)
 
     def debug_str(self) -> str:

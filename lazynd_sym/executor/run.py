@@ -156,7 +156,15 @@ class PassRunner:
     ) -> None:
         """Push one operation of a pass run operator by operator (``step`` is None for the tail)."""
         on_gpu = self._ctx.device_type == "gpu"
-        push(self._ctx, fn, args, reads, writes, "executor:" + name if step is not None and not on_gpu else name, 0 if on_gpu else None)
+        push(
+            self._ctx,
+            fn,
+            args,
+            reads,
+            writes,
+            "executor:" + name if step is not None and not on_gpu else name,
+            0 if on_gpu else None,
+        )
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
         """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``.

@@ -284,9 +284,7 @@ def rename_filesystem(monkeypatch):
 
         @classmethod
         def _strip_protocol(cls, path):
-            return MemoryFileSystem._strip_protocol(
-                path.removeprefix("lazyndrenamefs://")
-            )
+            return MemoryFileSystem._strip_protocol(path.removeprefix("lazyndrenamefs://"))
 
         def mv(self, path1, path2, **kwargs):
             if self.fail_rename:
@@ -301,9 +299,7 @@ def rename_filesystem(monkeypatch):
 
 def test_rename_filesystem_write_leaves_only_the_target(rename_filesystem):
     fileio.write_atomic("lazyndrenamefs://dir/data.bin", b"renamed into place")
-    assert (
-        fileio.open_for_read("lazyndrenamefs://dir/data.bin") == b"renamed into place"
-    )
+    assert fileio.open_for_read("lazyndrenamefs://dir/data.bin") == b"renamed into place"
     assert list(rename_filesystem.store) == ["/dir/data.bin"]
 
 
@@ -327,9 +323,7 @@ def s3_options():
         "moto.server",
         reason="the S3 test needs moto's server (pip install 'moto[server]')",
     )
-    server = moto_server.ThreadedMotoServer(
-        ip_address="127.0.0.1", port=0, verbose=False
-    )
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     options = {
@@ -350,9 +344,7 @@ def s3_options():
 def test_s3_round_trip(s3_options):
     uri = "s3://lazynd-bucket/models/data.bin"
     payload = bytes(range(256)) * 1000
-    fileio.write_atomic(
-        uri, [payload[:1000], payload[1000:]], storage_options=s3_options
-    )
+    fileio.write_atomic(uri, [payload[:1000], payload[1000:]], storage_options=s3_options)
     assert fileio.open_for_read(uri, storage_options=s3_options) == payload
 
 

@@ -44,15 +44,9 @@ def _file(records: list[bytes], tail: bytes = NO_NAMES) -> bytes:
     return struct.pack("<QQQ", 0x112, 0, len(records)) + b"".join(records) + tail
 
 
-def _v2_header(
-    shape: tuple[int, ...], flag: int = 0, context: tuple[int, int] = (1, 0)
-) -> bytes:
+def _v2_header(shape: tuple[int, ...], flag: int = 0, context: tuple[int, int] = (1, 0)) -> bytes:
     dims = struct.pack(f"<{len(shape)}q", *shape)
-    return (
-        struct.pack("<IiI", fmt.V2_MAGIC, 0, len(shape))
-        + dims
-        + struct.pack("<iii", *context, flag)
-    )
+    return struct.pack("<IiI", fmt.V2_MAGIC, 0, len(shape)) + dims + struct.pack("<iii", *context, flag)
 
 
 def _v2_float32(values: list[float]) -> bytes:
@@ -63,14 +57,10 @@ def _v2_float32(values: list[float]) -> bytes:
 def mxnet_dir() -> Path:
     root = os.environ.get("LAZYND_DATA_DIR")
     if not root:
-        pytest.skip(
-            "LAZYND_DATA_DIR is not set; it points at the shared data (../shared/data)"
-        )
+        pytest.skip("LAZYND_DATA_DIR is not set; it points at the shared data (../shared/data)")
     directory = Path(root) / "mxnet"
     if not directory.is_dir():
-        pytest.skip(
-            f"{directory} does not exist; LAZYND_DATA_DIR must hold the mxnet/ files"
-        )
+        pytest.skip(f"{directory} does not exist; LAZYND_DATA_DIR must hold the mxnet/ files")
     return directory
 
 
@@ -116,17 +106,13 @@ def test_dtypes_file_array_matches_expected(mxnet_dir, expected_dtypes, name):
     entry = expected_dtypes[name]
     assert record.array.dtype == np.dtype(entry["dtype"])
     assert record.array.shape == tuple(entry["shape"])
-    np.testing.assert_array_equal(
-        record.array.ravel(), np.array(entry["values"], entry["dtype"])
-    )
+    np.testing.assert_array_equal(record.array.ravel(), np.array(entry["values"], entry["dtype"]))
 
 
 def test_list_file_is_a_list_of_two_arrays(mxnet_dir):
     records = fmt.load_arrays(mxnet_dir / "mxnet191_list.params")
     assert isinstance(records, list) and len(records) == 2
-    np.testing.assert_array_equal(
-        records[0].array, np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    )
+    np.testing.assert_array_equal(records[0].array, np.arange(24, dtype=np.float32).reshape(2, 3, 4))
     np.testing.assert_array_equal(records[1].array, np.array([-5, 0, 2**30], np.int32))
 
 
@@ -146,9 +132,7 @@ def test_encoding_list_reproduces_mxnet_bytes(mxnet_dir):
 def test_saved_file_equals_mxnet_file(mxnet_dir, tmp_path):
     records = fmt.load_arrays(mxnet_dir / "mxnet191_dtypes.params")
     fmt.save_arrays(tmp_path / "copy.params", records)
-    assert (tmp_path / "copy.params").read_bytes() == (
-        mxnet_dir / "mxnet191_dtypes.params"
-    ).read_bytes()
+    assert (tmp_path / "copy.params").read_bytes() == (mxnet_dir / "mxnet191_dtypes.params").read_bytes()
 
 
 def test_bool_array_reproduces_mxnet_bytes():
@@ -190,9 +174,7 @@ def test_empty_shape_record_has_no_data_and_reads_as_none(record):
 
 
 def test_none_array_is_written_as_an_empty_v2_shape():
-    assert fmt.encode([fmt.ArrayRecord(None)]) == _file(
-        [struct.pack("<IiI", fmt.V2_MAGIC, 0, 0)]
-    )
+    assert fmt.encode([fmt.ArrayRecord(None)]) == _file([struct.pack("<IiI", fmt.V2_MAGIC, 0, 0)])
 
 
 # --- writing ---------------------------------------------------------------
@@ -277,9 +259,7 @@ def test_array_record_refuses_non_numpy_array():
 def test_error_names_the_file_and_the_offset(tmp_path):
     path = tmp_path / "cut.params"
     path.write_bytes(_file([_v2_float32([1.0, 2.0])])[:-12])
-    with pytest.raises(
-        FormatError, match=rf"{path}: truncated: array 0 data .* \(at byte \d+ of \d+\)"
-    ):
+    with pytest.raises(FormatError, match=rf"{path}: truncated: array 0 data .* \(at byte \d+ of \d+\)"):
         fmt.load_arrays(path)
 
 
@@ -296,9 +276,7 @@ def test_absurd_array_count_is_refused_before_reading_records():
 
 def test_huge_shape_is_refused_without_allocating():
     record = _v2_header((2**40, 2**40))
-    with pytest.raises(
-        FormatError, match=r"shape \(1099511627776, 1099511627776\), larger than"
-    ):
+    with pytest.raises(FormatError, match=r"shape \(1099511627776, 1099511627776\), larger than"):
         fmt.decode(_file([record]))
 
 
@@ -371,9 +349,7 @@ def test_trailing_garbage_is_refused():
         fmt.decode(_file([_v2_float32([1.0])]) + b"xyz")
 
 
-@pytest.mark.parametrize(
-    "name", ["legacy_ndarray.v0", "mxnet191_dtypes.params", "mxnet191_list.params"]
-)
+@pytest.mark.parametrize("name", ["legacy_ndarray.v0", "mxnet191_dtypes.params", "mxnet191_list.params"])
 def test_every_truncation_of_a_real_file_is_refused(mxnet_dir, name):
     buf = (mxnet_dir / name).read_bytes()
     for length in range(len(buf)):
@@ -402,8 +378,6 @@ def test_random_garbage_after_a_valid_header_raises_format_error():
     rng = np.random.default_rng(7)
     for _ in range(500):
         count = int(rng.integers(1, 4))
-        garbage = rng.integers(
-            0, 256, size=int(rng.integers(0, 200)), dtype=np.uint8
-        ).tobytes()
+        garbage = rng.integers(0, 256, size=int(rng.integers(0, 200)), dtype=np.uint8).tobytes()
         with pytest.raises(FormatError):
             fmt.decode(struct.pack("<QQQ", 0x112, 0, count) + garbage)

@@ -37,4 +37,3 @@ def test_nd_save_and_load_round_trip_through_the_formats(tmp_path) -> None:
     path = tmp_path / "x.params"
     mx.nd.save(str(path), {"w": mx.nd.ones((2, 3))})
     assert mx.nd.load(str(path))["w"].asnumpy().tolist() == [[1.0] * 3] * 2
-

@@ -31,9 +31,7 @@ def mxnet_dir() -> Path:
 
 @pytest.fixture
 def mnist50(mxnet_dir: Path):
-    reader = recordio.MXIndexedRecordIO(
-        mxnet_dir / "mnist50.idx", mxnet_dir / "mnist50.rec", "r"
-    )
+    reader = recordio.MXIndexedRecordIO(mxnet_dir / "mnist50.idx", mxnet_dir / "mnist50.rec", "r")
     yield reader
     reader.close()
 
@@ -58,9 +56,7 @@ def test_mxnet_magic_payloads_file_reads_back_as_its_payloads(mxnet_dir: Path) -
     assert [r.hex() for r in records] == expected
 
 
-def test_writing_magic_payloads_gives_the_bytes_mxnet_wrote(
-    mxnet_dir: Path, tmp_path: Path
-) -> None:
+def test_writing_magic_payloads_gives_the_bytes_mxnet_wrote(mxnet_dir: Path, tmp_path: Path) -> None:
     payloads = json.loads((mxnet_dir / "magic_payloads.json").read_text())
     write_records(tmp_path / "out.rec", [bytes.fromhex(p) for p in payloads])
     expected = (mxnet_dir / "magic_payloads.rec").read_bytes()
@@ -70,17 +66,11 @@ def test_writing_magic_payloads_gives_the_bytes_mxnet_wrote(
 def test_mnist50_headers_carry_mxnet_ids_and_labels(mnist50) -> None:
     headers = [recordio.unpack(mnist50.read_idx(key))[0] for key in mnist50.keys]
     assert mnist50.keys == list(range(50))
-    assert [(h.flag, h.label, h.id, h.id2) for h in headers] == [
-        (0, float(i % 10), i, 0) for i in range(50)
-    ]
+    assert [(h.flag, h.label, h.id, h.id2) for h in headers] == [(0, float(i % 10), i, 0) for i in range(50)]
 
 
-def test_mnist50_images_decode_to_the_mnist_test_digits(
-    mnist50, mxnet_dir: Path
-) -> None:
-    raw = gzip.decompress(
-        (mxnet_dir.parent / "mnist/t10k-images-idx3-ubyte.gz").read_bytes()
-    )
+def test_mnist50_images_decode_to_the_mnist_test_digits(mnist50, mxnet_dir: Path) -> None:
+    raw = gzip.decompress((mxnet_dir.parent / "mnist/t10k-images-idx3-ubyte.gz").read_bytes())
     digits = np.frombuffer(raw, np.uint8, offset=16).reshape(-1, 28, 28)[:50]
     for key in (0, 7, 31, 49):
         _, image = recordio.unpack_img(mnist50.read_idx(key))
@@ -92,9 +82,7 @@ def test_mnist50_images_decode_to_the_mnist_test_digits(
 def test_mnist50_sequential_read_matches_indexed_read(mnist50) -> None:
     sequential = list(mnist50)
     assert len(sequential) == 50
-    assert [mnist50.read_idx(k) for k in (3, 0, 49)] == [
-        sequential[i] for i in (3, 0, 49)
-    ]
+    assert [mnist50.read_idx(k) for k in (3, 0, 49)] == [sequential[i] for i in (3, 0, 49)]
 
 
 # --- records holding the magic word ----------------------------------------
@@ -113,9 +101,7 @@ def test_mnist50_sequential_read_matches_indexed_read(mnist50) -> None:
         bytes(range(256)) * 3 + MAGIC + bytes(5),
     ],
 )
-def test_payload_holding_the_magic_word_round_trips(
-    tmp_path: Path, payload: bytes
-) -> None:
+def test_payload_holding_the_magic_word_round_trips(tmp_path: Path, payload: bytes) -> None:
     write_records(tmp_path / "a.rec", [b"before", payload, b"after"])
     assert read_records(tmp_path / "a.rec") == [b"before", payload, b"after"]
 
@@ -139,10 +125,7 @@ def test_unaligned_magic_word_is_not_split(tmp_path: Path) -> None:
 
 def test_random_payloads_with_magic_words_round_trip(tmp_path: Path) -> None:
     rng = random.Random(0)
-    payloads = [
-        b"".join(rng.choice([MAGIC, rng.randbytes(rng.randrange(9))]) for _ in range(6))
-        for _ in range(100)
-    ]
+    payloads = [b"".join(rng.choice([MAGIC, rng.randbytes(rng.randrange(9))]) for _ in range(6)) for _ in range(100)]
     write_records(tmp_path / "a.rec", payloads)
     assert read_records(tmp_path / "a.rec") == payloads
 
@@ -163,9 +146,7 @@ def test_read_returns_none_at_end_of_file(tmp_path: Path) -> None:
     [(12 + 3, "file ends inside a record header at offset 12"),
      (12 + 8 + 2, "record at offset 12 declares 5 bytes")],
 )  # fmt: skip
-def test_truncated_file_raises_format_error_naming_file_and_offset(
-    tmp_path: Path, cut: int, message: str
-) -> None:
+def test_truncated_file_raises_format_error_naming_file_and_offset(tmp_path: Path, cut: int, message: str) -> None:
     write_records(tmp_path / "a.rec", [b"abcd", b"hello"])
     (tmp_path / "a.rec").write_bytes((tmp_path / "a.rec").read_bytes()[:cut])
     with recordio.MXRecordIO(tmp_path / "a.rec", "r") as reader:
@@ -267,12 +248,8 @@ def test_index_offset_past_the_last_record_raises_format_error(tmp_path: Path) -
     write_records(tmp_path / "a.rec", [b"x"])
     (tmp_path / "a.idx").write_text("0\t0\n1\t12\n")
     with (
-        recordio.MXIndexedRecordIO(
-            tmp_path / "a.idx", tmp_path / "a.rec", "r"
-        ) as reader,
-        pytest.raises(
-            FormatError, match="key 1 points at offset 12, past the last record"
-        ),
+        recordio.MXIndexedRecordIO(tmp_path / "a.idx", tmp_path / "a.rec", "r") as reader,
+        pytest.raises(FormatError, match="key 1 points at offset 12, past the last record"),
     ):
         reader.read_idx(1)
 
@@ -357,9 +334,7 @@ def test_error_inside_with_block_keeps_the_old_files(tmp_path: Path) -> None:
 
 def test_wrong_mode_and_closed_file_raise(tmp_path: Path) -> None:
     writer = recordio.MXRecordIO(tmp_path / "a.rec", "w")
-    with pytest.raises(
-        OSError, match="cannot read from a record file opened with flag 'w'"
-    ):
+    with pytest.raises(OSError, match="cannot read from a record file opened with flag 'w'"):
         writer.read()
     writer.close()
     with pytest.raises(ValueError, match="closed record file"):
@@ -451,5 +426,8 @@ def test_index_offset_outside_the_record_file_names_file_and_key(tmp_path: Path,
 def test_index_offset_inside_a_record_is_a_format_error_naming_the_offset(tmp_path: Path) -> None:
     idx, rec = _indexed_pair(tmp_path)
     idx.write_text("0\t4\n")
-    with recordio.MXIndexedRecordIO(idx, rec, "r") as reader, pytest.raises(FormatError, match=r"a\.idx: key 0 points at offset 4 of .*a\.rec.*bad magic word"):
+    with (
+        recordio.MXIndexedRecordIO(idx, rec, "r") as reader,
+        pytest.raises(FormatError, match=r"a\.idx: key 0 points at offset 4 of .*a\.rec.*bad magic word"),
+    ):
         reader.read_idx(0)

@@ -142,7 +142,9 @@ def test_copy_make_border_pads_with_value(picture):
 
 
 @pytest.mark.parametrize(("engine_name", "hands_over"), [("threaded", True), ("naive", False)])
-def test_a_decode_loop_hands_the_gil_to_workers_only_when_there_are_workers(monkeypatch, picture, engine_name, hands_over):
+def test_a_decode_loop_hands_the_gil_to_workers_only_when_there_are_workers(
+    monkeypatch, picture, engine_name, hands_over
+):
     import time
     from types import SimpleNamespace
 

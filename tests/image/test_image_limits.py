@@ -24,7 +24,9 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 def _png_claiming(height: int, width: int) -> bytes:
     """A valid-looking PNG (correct CRCs) whose IHDR claims ``height x width`` RGB pixels."""
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", zlib.compress(b"\0" * 8)) + _chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", zlib.compress(b"\0" * 8)) + _chunk(b"IEND", b"")
+    )
 
 
 def _jpeg_claiming(height: int, width: int, exif: bool = False) -> bytes:
@@ -45,7 +47,9 @@ def picture():
 def test_tiny_png_claiming_ten_billion_pixels_is_refused_before_allocation():
     png = _png_claiming(100_000, 100_000)
     assert len(png) < 80
-    with pytest.raises(mx.FormatError, match=r"bomb\.png claims 100000 x 100000 = 10000000000 pixels.*MAX_IMAGE_PIXELS"):
+    with pytest.raises(
+        mx.FormatError, match=r"bomb\.png claims 100000 x 100000 = 10000000000 pixels.*MAX_IMAGE_PIXELS"
+    ):
         image.imdecode(png, source="bomb.png")
 
 
@@ -112,6 +116,8 @@ def test_image_iter_names_the_record_that_claims_too_much(tmp_path):
 def test_environment_variable_sets_the_initial_limit(value, expected):
     code = "import lazynd.image as i; print(i.MAX_IMAGE_PIXELS)"
     env = {**os.environ, "LAZYND_MAX_IMAGE_PIXELS": value}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
     assert done.stdout.split() == [expected]
     assert ("not a positive integer" in done.stderr) == (value == "lots")

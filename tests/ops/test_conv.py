@@ -160,7 +160,9 @@ def test_convolution_batch_last_forward_matches_naive_reference(shape, kernel, s
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize(("channels", "kernel", "batch_last"), [(1, 5, False), (3, 3, False), (4, 3, True), (20, 5, True)])
+@pytest.mark.parametrize(
+    ("channels", "kernel", "batch_last"), [(1, 5, False), (3, 3, False), (4, 3, True), (20, 5, True)]
+)
 def test_convolution_backward_takes_batch_last_only_for_long_columns(monkeypatch, channels, kernel, batch_last):
     from lazynd.ops import conv
 
@@ -320,4 +322,6 @@ def test_zero_stride_or_dilate_names_the_values_given(option):
 
 def test_zero_kernel_is_an_operator_error():
     with pytest.raises(lazynd.LazyNDError, match=r"Convolution: kernel .*\(0, 0\)"):
-        lazynd.nd.Convolution(lazynd.nd.ones((1, 1, 4, 4)), lazynd.nd.ones((1, 1, 1, 1)), kernel=(0, 0), num_filter=1, no_bias=True)
+        lazynd.nd.Convolution(
+            lazynd.nd.ones((1, 1, 4, 4)), lazynd.nd.ones((1, 1, 1, 1)), kernel=(0, 0), num_filter=1, no_bias=True
+        )

@@ -21,7 +21,11 @@ pytestmark = [
 
 DTYPES = ("float16", "float32", "float64")
 # float16 is stored in 16 bits on both devices and computed in float32 on the GPU
-TOLERANCE = {"float16": dict(rtol=2e-2, atol=2e-2), "float32": dict(rtol=1e-4, atol=1e-4), "float64": dict(rtol=1e-7, atol=1e-9)}
+TOLERANCE = {
+    "float16": dict(rtol=2e-2, atol=2e-2),
+    "float32": dict(rtol=1e-4, atol=1e-4),
+    "float64": dict(rtol=1e-7, atol=1e-9),
+}
 BOTH = [mx.cpu(0), mx.gpu(0)] if mx.num_gpus() else []
 
 
@@ -83,7 +87,13 @@ def test_fully_connected_agrees(dtype: str) -> None:
 def test_max_pooling_over_padding_is_minus_infinity_on_both_devices() -> None:
     # a 3-D window that lies wholly in the padding: NumPy's maximum of nothing is -inf
     x = _random((1, 1, 2, 3, 3), "float32")
-    params = {"kernel": (2, 2, 2), "stride": (1, 2, 2), "pad": (0, 1, 1), "pool_type": "max", "pooling_convention": "full"}
+    params = {
+        "kernel": (2, 2, 2),
+        "stride": (1, 2, 2),
+        "pad": (0, 1, 1),
+        "pool_type": "max",
+        "pooling_convention": "full",
+    }
     cpu, gpu = check_consistency("Pooling", [x], params, ctx_list=BOTH, grad=False)
     assert np.isneginf(cpu[0]).any() and np.array_equal(cpu[0], gpu[0])
 
@@ -118,7 +128,9 @@ def test_integer_power_is_exact(dtype: str) -> None:
 
 def test_a_scalar_is_cast_to_the_array_dtype_on_both_devices() -> None:
     # MXNet's static_cast<uint8>(300) is 44: 1 + 44 and 2 + 44
-    cpu, gpu = check_consistency("_plus_scalar", [np.array([1, 2], np.uint8)], {"scalar": 300}, ctx_list=BOTH, grad=False)
+    cpu, gpu = check_consistency(
+        "_plus_scalar", [np.array([1, 2], np.uint8)], {"scalar": 300}, ctx_list=BOTH, grad=False
+    )
     assert cpu[0].tolist() == [45, 46] and gpu[0].tolist() == [45, 46]
 
 
@@ -138,7 +150,9 @@ def test_gpu_normal_draws_every_bit_of_float64() -> None:
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
-@pytest.mark.parametrize(("shape", "axis"), [((3, 1000), -1), ((40, 7), -1), ((2, 5, 7), 1)], ids=["long-rows", "short-rows", "middle-axis"])
+@pytest.mark.parametrize(
+    ("shape", "axis"), [((3, 1000), -1), ((40, 7), -1), ((2, 5, 7), 1)], ids=["long-rows", "short-rows", "middle-axis"]
+)
 def test_softmax_agrees(op: str, shape: tuple[int, ...], axis: int, dtype: str) -> None:
     x = _random(shape, dtype) * 10
     _agree(op, [x], {"axis": axis, "temperature": 2.0}, dtype)
@@ -171,7 +185,9 @@ def _operand(shape: tuple[int, ...], dtype: str, name: str = "", seed: int = 0) 
     rng = np.random.default_rng(seed)
     if np.dtype(dtype).kind in "iu":
         return rng.integers(1, 9, shape).astype(dtype)
-    low, high = {"arccosh": (1.2, 3.0), "arcsin": (-0.8, 0.8), "arccos": (-0.8, 0.8), "arctanh": (-0.8, 0.8)}.get(name, (0.2, 2.0))
+    low, high = {"arccosh": (1.2, 3.0), "arcsin": (-0.8, 0.8), "arccos": (-0.8, 0.8), "arctanh": (-0.8, 0.8)}.get(
+        name, (0.2, 2.0)
+    )
     return rng.uniform(low, high, shape).astype(dtype)
 
 

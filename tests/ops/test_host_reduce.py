@@ -32,9 +32,11 @@ def test_max_along_propagates_nan_as_numpy_does():
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
 def test_sum_along_matches_numpy(shape, dtype):
-    x = np.random.default_rng(3).uniform(-1, 1, shape).astype(dtype) if dtype != "int64" else np.arange(
-        int(np.prod(shape)), dtype=dtype
-    ).reshape(shape)
+    x = (
+        np.random.default_rng(3).uniform(-1, 1, shape).astype(dtype)
+        if dtype != "int64"
+        else np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+    )
     for axis in range(len(shape)):
         got, want = sum_along(x, axis), np.add.reduce(x, axis=axis, keepdims=True)
         assert got.shape == want.shape and got.dtype == want.dtype

@@ -169,7 +169,12 @@ def _reference_step(name: str, w: np.ndarray, g: np.ndarray, states: list[np.nda
     return w - p["lr"] * eff / np.sqrt(states[0] + 1e-8)
 
 
-UPDATES = [("sgd_update", 0, {}), ("sgd_mom_update", 1, {"momentum": 0.9}), ("adam_update", 2, {}), ("rmsprop_update", 1, {})]
+UPDATES = [
+    ("sgd_update", 0, {}),
+    ("sgd_mom_update", 1, {"momentum": 0.9}),
+    ("adam_update", 2, {}),
+    ("rmsprop_update", 1, {}),
+]
 
 
 @pytest.mark.parametrize(("name", "n_states", "extra"), UPDATES)

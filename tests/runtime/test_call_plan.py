@@ -70,7 +70,9 @@ def test_an_executor_writes_the_auxiliary_states_it_updates_in_training_only() -
 
 
 def test_a_mutated_input_is_written_by_nd_and_executor_alike() -> None:
-    access = VarAccess(registry.get("sgd_mom_update"), registry.get("sgd_mom_update").parse({"lr": 0.1}), mx.cpu(), False)
+    access = VarAccess(
+        registry.get("sgd_mom_update"), registry.get("sgd_mom_update").parse({"lr": 0.1}), mx.cpu(), False
+    )
     assert access.written_inputs(["weight", "grad", "mom"], []) == ["mom"]
     w, g, m = mx.nd.ones((3,)), mx.nd.ones((3,)), mx.nd.zeros((3,))
     mx.nd.sgd_mom_update(w, g, m, lr=0.1, momentum=0.9, out=w)

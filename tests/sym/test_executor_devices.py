@@ -40,7 +40,9 @@ def _mlp() -> Any:
     return sym.SoftmaxOutput(sym.FullyConnected(x, num_hidden=10, name="fc3"), label, name="softmax")
 
 
-def _train(net: Any, data_shape: tuple[int, ...], classes: int, ctx: Any, steps: int = 3, lr: float = 0.1) -> dict[str, np.ndarray]:
+def _train(
+    net: Any, data_shape: tuple[int, ...], classes: int, ctx: Any, steps: int = 3, lr: float = 0.1
+) -> dict[str, np.ndarray]:
     """Bind, fill from one seed, then ``steps`` of forward, backward and ``w -= lr * g``."""
     executor = net.simple_bind(ctx, grad_req="write", data=data_shape)
     rng = np.random.default_rng(0)
@@ -54,7 +56,9 @@ def _train(net: Any, data_shape: tuple[int, ...], classes: int, ctx: Any, steps:
             array[:] = rng.uniform(-scale, scale, array.shape).astype(np.float32)
     for name in sorted(executor.aux_dict):
         array = executor.aux_dict[name]
-        array[:] = (rng.uniform(0.5, 1.5, array.shape) if "var" in name else rng.uniform(-0.5, 0.5, array.shape)).astype(np.float32)
+        array[:] = (
+            rng.uniform(0.5, 1.5, array.shape) if "var" in name else rng.uniform(-0.5, 0.5, array.shape)
+        ).astype(np.float32)
     seen: dict[str, np.ndarray] = {}
     for step in range(steps):
         executor.forward(is_train=True)
@@ -71,7 +75,11 @@ def _train(net: Any, data_shape: tuple[int, ...], classes: int, ctx: Any, steps:
     return seen
 
 
-@pytest.mark.parametrize(("net", "data_shape", "classes"), [(_conv_net, (4, 3, 10, 10), 5), (_mlp, (32, 784), 10)], ids=["conv-bn-pool-fc", "mnist-mlp"])
+@pytest.mark.parametrize(
+    ("net", "data_shape", "classes"),
+    [(_conv_net, (4, 3, 10, 10), 5), (_mlp, (32, 784), 10)],
+    ids=["conv-bn-pool-fc", "mnist-mlp"],
+)
 def test_a_training_pass_on_the_gpu_equals_the_cpu(net: Any, data_shape: tuple[int, ...], classes: int) -> None:
     on_cpu = _train(net(), data_shape, classes, mx.cpu(0))
     on_gpu = _train(net(), data_shape, classes, mx.gpu(0))

@@ -40,8 +40,9 @@ def random_graph(rng, n_ops=8):
             values.append(UNARY[rng.integers(len(UNARY))](last))
         elif kind == 1:
             other = values[rng.integers(len(values))]
-            values.append([lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b, sym._maximum][rng.integers(4)](
-                last, other))
+            values.append(
+                [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b, sym._maximum][rng.integers(4)](last, other)
+            )
         else:
             values.append([lambda a: a * 0.5, lambda a: a + 2, lambda a: 1 - a, lambda a: a / 3][rng.integers(4)](last))
     return sym.Group([values[-1], values[len(values) // 2]]) if rng.integers(2) else values[-1]

@@ -37,7 +37,9 @@ def test_output_index_beyond_producer_outputs_names_file_and_node(tmp_path, mxne
     # relu1 reads output 1 of fc1, which has one output: before, this loaded and ran with a wrong shape
     mxnet_08["nodes"][4]["inputs"] = [[3, 1]]
     path = _write(tmp_path, mxnet_08)
-    with pytest.raises(FormatError, match=r"net-symbol\.json.*node 4 \('relu1'\).*output 1 of node 3 \('fc1'\).*1 output"):
+    with pytest.raises(
+        FormatError, match=r"net-symbol\.json.*node 4 \('relu1'\).*output 1 of node 3 \('fc1'\).*1 output"
+    ):
         sym.load(path)
 
 
@@ -47,7 +49,9 @@ def test_head_output_index_out_of_range(mxnet_08):
         sym.load_json(json.dumps(mxnet_08))
 
 
-@pytest.mark.parametrize("entry", [[-1, 0], [99, 0], [4, 0], [3, -1]], ids=["negative", "past-end", "forward", "neg-output"])
+@pytest.mark.parametrize(
+    "entry", [[-1, 0], [99, 0], [4, 0], [3, -1]], ids=["negative", "past-end", "forward", "neg-output"]
+)
 def test_input_node_index_must_be_an_earlier_node(mxnet_08, entry):
     mxnet_08["nodes"][4]["inputs"] = [entry]
     with pytest.raises(FormatError, match=r"node 4 \('relu1'\)"):
@@ -82,7 +86,9 @@ def test_heads_must_be_a_non_empty_entry_list(mxnet_08, heads):
 
 def test_duplicate_variable_names_are_refused(mxnet_08):
     mxnet_08["nodes"][5]["name"] = "fc1_weight"
-    with pytest.raises(FormatError, match=r"node 5 \('fc1_weight'\): variable name 'fc1_weight' is also used by node 1"):
+    with pytest.raises(
+        FormatError, match=r"node 5 \('fc1_weight'\): variable name 'fc1_weight' is also used by node 1"
+    ):
         sym.load_json(json.dumps(mxnet_08))
 
 
@@ -105,7 +111,17 @@ def test_arg_nodes_must_name_variables(mxnet_08):
         lambda d: d["nodes"][0]["attr"].__setitem__("__dtype__", "complex256"),
         lambda d: d["nodes"][4]["param"].__setitem__("act_type", "(" * 5000),
     ],
-    ids=["node-list", "name-int", "param-list", "param-nested", "inputs-dict", "variable-inputs", "shape", "dtype", "deep-param"],
+    ids=[
+        "node-list",
+        "name-int",
+        "param-list",
+        "param-nested",
+        "inputs-dict",
+        "variable-inputs",
+        "shape",
+        "dtype",
+        "deep-param",
+    ],
 )
 def test_malformed_nodes_raise_format_error_naming_the_node(mxnet_08, edit):
     edit(mxnet_08)

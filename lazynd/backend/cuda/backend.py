@@ -178,7 +178,9 @@ class CupyBackend(Backend):
     copy_between_devices = staticmethod(copies.copy_between_devices)
 
     # -- streams and events --------------------------------------------------------------------
-    def wrap(self, fn: Callable[..., Any], reads: Sequence[Any], writes: Sequence[Any], kind: str = "compute") -> Callable[..., Any]:
+    def wrap(
+        self, fn: Callable[..., Any], reads: Sequence[Any], writes: Sequence[Any], kind: str = "compute"
+    ) -> Callable[..., Any]:
         stream = self.streams[kind]
         compute = self.compute_stream
         device = self.device

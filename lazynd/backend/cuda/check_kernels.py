@@ -11,7 +11,9 @@ import time
 ARCHS = ("compute_80", "compute_90")
 
 
-def _nvrtc_compile(code: str, name: str, options: tuple[str, ...], arch: str, name_expressions: tuple[str, ...]) -> None:
+def _nvrtc_compile(
+    code: str, name: str, options: tuple[str, ...], arch: str, name_expressions: tuple[str, ...]
+) -> None:
     from cupy.cuda import nvrtc
 
     prog = nvrtc.createProgram(code, name + ".cu", [], [])
@@ -39,7 +41,9 @@ def main() -> int:
     for source in sources:
         for arch in ARCHS:
             try:
-                _nvrtc_compile(source.code, source.name.replace(":", "_"), source.options, arch, source.name_expressions)
+                _nvrtc_compile(
+                    source.code, source.name.replace(":", "_"), source.options, arch, source.name_expressions
+                )
             except Exception as err:  # report every failing source, not just the first
                 failures += 1
                 print(f"FAIL {err}", file=sys.stderr)

@@ -117,5 +117,3 @@ def copy_between_devices(src: Any, dst: Any) -> None:
     if src_stream is not None:
         # the packed block returns to the source stream's arena: not before the copy has read it
         src_stream.wait_event(here.record())
-
-

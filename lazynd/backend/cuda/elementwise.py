@@ -131,7 +131,9 @@ extern "C" __global__ void lazynd_{family}_rscalar_{name}_{dtype}(const {st}* __
 class ElementwiseFamily:
     """Kernels of one family; ``exprs`` maps op name to a C expression in ``x`` (unary) or ``a``, ``b``."""
 
-    def __init__(self, family: str, kind: str, exprs: dict[str, str], dtypes: dict[str, tuple[str, ...]] | None = None) -> None:
+    def __init__(
+        self, family: str, kind: str, exprs: dict[str, str], dtypes: dict[str, tuple[str, ...]] | None = None
+    ) -> None:
         self.family = family
         self.kind = kind
         self.exprs = dict(exprs)
@@ -246,5 +248,7 @@ def broadcast_strides(lhs: Any, rhs: Any, shape: tuple[int, ...]) -> tuple[list[
     if len(dims) > MAX_BROADCAST_DIMS:
         from ...errors import OperatorError
 
-        raise OperatorError(f"broadcast: at most {MAX_BROADCAST_DIMS} non-mergeable dimensions on the GPU, got {len(dims)}")
+        raise OperatorError(
+            f"broadcast: at most {MAX_BROADCAST_DIMS} non-mergeable dimensions on the GPU, got {len(dims)}"
+        )
     return dims, ra, rb

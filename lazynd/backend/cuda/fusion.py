@@ -52,9 +52,7 @@ def chain_source(chain: Sequence[Instruction], num_inputs: int, dtype: str) -> t
         elif kind == "rscalar":
             body = f"{ct} a = ({ct}){names[0]}; {ct} b = {operand(refs[0], previous)};"
         else:  # clip
-            body = (
-                f"{ct} x = {operand(refs[0], previous)}; {ct} lo = ({ct}){names[0]}; {ct} hi = ({ct}){names[1]};"
-            )
+            body = f"{ct} x = {operand(refs[0], previous)}; {ct} lo = ({ct}){names[0]}; {ct} hi = ({ct}){names[1]};"
         lines.append(f"    {ct} {result}; {{ {body} {result} = ({ct})({expr}); }}")
         previous = result
     params = [f"const {st}* in{j}" for j in range(num_inputs)] + [f"{st}* out"]
@@ -85,8 +83,6 @@ def _kernel(name: str, code: str, device_id: int) -> Any:
         with _SOURCES_LOCK:
             source = _SOURCES.setdefault(code, KernelSource(f"fused:{name}", code))
     return source.function(device_id, name)
-
-
 
 
 def launch_chain(device_id: int, chain: Sequence[Instruction], inputs: Sequence[Any], out: Any) -> None:

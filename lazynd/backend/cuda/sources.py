@@ -64,7 +64,9 @@ class KernelSource:
 _SOURCES: dict[str, KernelSource] = {}
 
 
-def register_source(name: str, code: str, options: Sequence[str] = (), name_expressions: Sequence[str] = ()) -> KernelSource:
+def register_source(
+    name: str, code: str, options: Sequence[str] = (), name_expressions: Sequence[str] = ()
+) -> KernelSource:
     """Register CUDA source under a unique ``name`` and return it."""
     if name in _SOURCES:
         raise ValueError(f"kernel source {name!r} registered twice")
