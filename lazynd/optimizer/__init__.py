@@ -2,8 +2,8 @@
 
 ``SGD``, ``Adam``, ``RMSProp``, ``Ftrl`` and ``Signum`` make one fused call per
 parameter (``sgd_update``, ``adam_update``, ``ftrl_update``, ...), writing the
-weight and its states in place; the others (NAG, AdaGrad, AdaDelta, SGLD, DCASGD) are written with NDArray operators.  Given lists, an updater
-hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
+weight and its states in place; the others (NAG, AdaGrad, AdaDelta, SGLD,
+DCASGD) are written with NDArray operators.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
 ``multi_sgd_update`` / ``multi_sgd_mom_update`` operation for all of them.  An :class:`Updater`
 applies an optimizer to indexed parameters and keeps their states, which it can
 save and restore as pickled bytes.
