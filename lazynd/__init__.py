@@ -86,7 +86,7 @@ _LAZY = {
     "operator": "lazynd.operator",
 }
 # name -> (module, attribute): classes MXNet exposes at the top level
-_LAZY_ATTRS = {"AttrScope": ("lazynd_sym.attribute", "AttrScope")}
+_LAZY_ATTRS = {"AttrScope": ("lazynd_sym.attribute", "AttrScope"), "rtc": ("lazynd.cuda_rtc", "Rtc")}
 
 
 def __getattr__(name: str) -> Any:

@@ -98,16 +98,8 @@ class Initializer:
         else:
             self._init_default(name, arr)
 
-    def _init_bilinear(self, _: str, arr: Any) -> None:
-        shape = arr.shape
-        weight = np.zeros(int(np.prod(shape)), dtype="float32")
-        f = np.ceil(shape[3] / 2.0)
-        c = (2 * f - 1 - f % 2) / (2.0 * f)
-        for i in range(weight.size):
-            x = i % shape[3]
-            y = (i // shape[3]) % shape[2]
-            weight[i] = (1 - abs(x / f - c)) * (1 - abs(y / f - c))
-        arr[:] = weight.reshape(shape)
+    def _init_bilinear(self, name: str, arr: Any) -> None:
+        arr[:] = bilinear_filter(name, tuple(arr.shape))
 
     def _init_zero(self, _: str, arr: Any) -> None:
         arr[:] = 0.0
@@ -191,6 +183,28 @@ class Mixed(Initializer):
                 init(name, arr)
                 return
         raise DataError(f"Mixed: no pattern matches {name!r}; add a '.*' pattern as the default")
+
+
+def bilinear_filter(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """The float32 weights of a bilinear upsampling filter of ``shape`` (N, C, H, W), as MXNet fills them.
+
+    Every (n, c) slice holds the same H x W tent ``(1 - |x/f - c|) * (1 - |y/f - c|)``, with
+    ``f = ceil(W / 2)`` (the upsampling factor of a kernel of width ``2f - f % 2``) and ``c`` the
+    tent's centre in units of ``f``; both axes use the width's ``f``.
+
+    Examples
+    --------
+    >>> bilinear_filter("up_weight", (1, 1, 4, 4))[0, 0, 0]
+    array([0.0625, 0.1875, 0.1875, 0.0625], dtype=float32)
+    """
+    if len(shape) != 4:
+        raise ShapeError(f"Bilinear: {name!r} must have 4 dimensions (N, C, H, W), got shape {shape}")
+    f = float(np.ceil(shape[3] / 2.0))
+    centre = (2 * f - 1 - f % 2) / (2.0 * f)
+    across = 1 - np.abs(np.arange(shape[3]) / f - centre)
+    down = 1 - np.abs(np.arange(shape[2]) / f - centre)
+    tent = (down[:, None] * across[None, :]).astype(np.float32)
+    return np.broadcast_to(tent, shape).copy()
 
 
 @register("zeros")
@@ -320,6 +334,14 @@ class MSRAPrelu(Xavier):
     def __init__(self, factor_type: str = "avg", slope: float = 0.25) -> None:
         super().__init__("gaussian", factor_type, 2.0 / (1 + slope**2))
         self._kwargs = {"factor_type": factor_type, "slope": slope}
+
+
+@register()
+class Bilinear(Initializer):
+    """Bilinear upsampling weights for a ``Deconvolution`` (see :func:`bilinear_filter`)."""
+
+    def _init_weight(self, name: str, arr: Any) -> None:
+        arr[:] = bilinear_filter(name, tuple(arr.shape))
 
 
 def create(spec: str | Initializer, **kwargs: Any) -> Initializer:

@@ -119,6 +119,64 @@ def test_adadelta_matches_reference(problem):
     assert_almost_equal(run(optimizer.create("adadelta", **KW), w0, grads), w, rtol=1e-5)
 
 
+def test_ftrl_matches_reference(problem):
+    w0, grads = problem
+    w, z, n = w0.astype(np.float64), np.zeros(6), np.zeros(6)
+    for g in grads:
+        eff = prep(g)
+        z += eff - (np.sqrt(n + eff**2) - np.sqrt(n)) * w / 0.1
+        n += eff**2
+        w = (np.sign(z) * 0.02 - z) / ((1.0 + np.sqrt(n)) / 0.1 + 0.01) * (np.abs(z) > 0.02)
+    opt = optimizer.create("ftrl", lamda1=0.02, **KW)
+    assert opt.lr == 0.1  # Ftrl's own default learning rate
+    assert_almost_equal(run(opt, w0, grads), w, rtol=1e-4, atol=1e-6)
+
+
+def test_sgld_takes_half_a_step_plus_seeded_gaussian_noise(problem):
+    w0, grads = problem
+    mx.random.seed(7)
+    got = run(optimizer.create("sgld", learning_rate=0.04, **KW), w0, grads[:1])
+    mx.random.seed(7)
+    noise = mx.random.normal(0.0, 0.2, shape=w0.shape).asnumpy()
+    expected = w0 - 0.02 * (prep(grads[0]) + 0.01 * w0) + noise
+    assert_almost_equal(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_sgld_noise_has_variance_lr():
+    weight = mx.nd.zeros((100_000,))
+    optimizer.create("sgld", learning_rate=0.04).update(0, weight, mx.nd.zeros((100_000,)), None)
+    values = weight.asnumpy()
+    assert abs(values.mean()) < 0.005 and abs(values.std() - 0.2) < 0.005
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_dcasgd_matches_reference(problem, momentum):
+    w0, grads = problem
+    w, previous, mom = w0.astype(np.float64), w0.astype(np.float64), np.zeros(6)
+    for g in grads:
+        eff = prep(g)
+        step = -0.05 * (eff + 0.01 * w + 0.1 * eff * eff * (w - previous))
+        mom = momentum * mom + step
+        previous = w
+        w = w + mom
+    opt = optimizer.create("dcasgd", learning_rate=0.05, momentum=momentum, lamda=0.1, **KW)
+    assert_almost_equal(run(opt, w0, grads), w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.8])
+def test_signum_matches_reference(problem, momentum):
+    w0, grads = problem
+    w, mom = w0.astype(np.float64), np.zeros(6)
+    for g in grads:
+        if momentum:
+            mom = momentum * mom - (1 - momentum) * (prep(g) + 0.01 * w)
+            w = (1 - 0.05 * 0.02) * w + 0.05 * np.sign(mom)
+        else:
+            w = (1 - 0.05 * 0.01) * w - 0.05 * np.sign(g)
+    opt = optimizer.create("signum", learning_rate=0.05, momentum=momentum, wd_lh=0.02, **KW)
+    assert_almost_equal(run(opt, w0, grads), w, rtol=1e-5, atol=1e-6)
+
+
 def test_unknown_optimizer_name_is_an_error():
     with pytest.raises(LazyNDError, match="unknown optimizer 'sgdd'"):
         optimizer.create("sgdd")
@@ -133,6 +191,11 @@ def test_unknown_optimizer_name_is_an_error():
         ("adam", {"beta1": 1.0}, "beta1"),
         ("rmsprop", {"gamma1": 2}, "gamma1"),
         ("adadelta", {"rho": -0.5}, "rho"),
+        ("rmsprop", {"gamma2": 1.0}, "gamma2"),
+        ("ftrl", {"lamda1": -1}, "lamda1"),
+        ("dcasgd", {"momentum": 2}, "momentum"),
+        ("signum", {"momentum": 1.0}, "momentum"),
+        ("signum", {"wd_lh": -1}, "wd_lh"),
     ],
 )
 def test_bad_hyperparameters_are_errors(name, kwargs, message):

@@ -17,8 +17,9 @@ from .augmenters import (
     ResizeAug,
 )
 from .image import imdecode, imread
-from .image_iter import ImageIter, ImageRecordIter
+from .image_iter import ImageIter
 from .limits import limit_from_environment
+from .record_iter import ImageRecordIter, ImageRecordUInt8Iter
 from .transforms import (
     center_crop,
     color_normalize,
@@ -61,4 +62,5 @@ __all__ = [
     "CreateAugmenter",
     "ImageIter",
     "ImageRecordIter",
+    "ImageRecordUInt8Iter",
 ]

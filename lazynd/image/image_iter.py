@@ -1,4 +1,4 @@
-"""ImageIter and ImageRecordIter: batches of decoded, augmented images.
+"""ImageIter: batches of decoded, augmented images (``ImageRecordIter`` is in ``record_iter``).
 
 A batch pushes every decode and augmentation at once, so the engine's workers
 run them in parallel; one final operation stacks the images into the batch.
@@ -23,7 +23,7 @@ from ..recordio import MXIndexedRecordIO, MXRecordIO
 from .augmenters import Augmenter, CreateAugmenter
 from .image import imdecode
 
-__all__ = ["ImageIter", "ImageRecordIter"]
+__all__ = ["ImageIter"]
 
 
 def _unpack(record: bytes, source: str) -> tuple[Any, bytes]:
@@ -225,71 +225,3 @@ class ImageIter(DataIter):
 
         label = nd.array(label_np.reshape(self.provide_label[0].shape))
         return DataBatch([data], [label], pad=pad, provide_data=self.provide_data, provide_label=self.provide_label)
-
-
-class ImageRecordIter(ImageIter):
-    """MXNet's ``ImageRecordIter`` arguments on top of :class:`ImageIter` (a RecordIO source).
-
-    ``(pixel - mean) / std * scale`` with per-channel ``mean_r/g/b`` and ``std_r/g/b``;
-    ``preprocess_threads`` and ``prefetch_buffer`` are accepted for compatibility
-    (the engine's workers decode in parallel).
-    """
-
-    def __init__(
-        self,
-        path_imgrec: str,
-        data_shape: Sequence[int],
-        batch_size: int,
-        label_width: int = 1,
-        path_imgidx: str | None = None,
-        shuffle: bool = False,
-        part_index: int = 0,
-        num_parts: int = 1,
-        resize: int = -1,
-        rand_crop: bool = False,
-        rand_mirror: bool = False,
-        mean_r: float = 0.0,
-        mean_g: float = 0.0,
-        mean_b: float = 0.0,
-        std_r: float = 1.0,
-        std_g: float = 1.0,
-        std_b: float = 1.0,
-        scale: float = 1.0,
-        inter_method: int = 2,
-        data_name: str = "data",
-        label_name: str = "softmax_label",
-        skip_bad: bool = False,
-        seed: int | None = None,
-        preprocess_threads: int = 4,
-        prefetch_buffer: int = 4,
-        round_batch: bool = True,
-    ) -> None:
-        if seed is not None:
-            random.seed(seed)
-            np.random.seed(seed)
-        channels = int(data_shape[0])
-        mean = np.array([mean_r, mean_g, mean_b][:channels], np.float32)
-        std = np.array([std_r, std_g, std_b][:channels], np.float32) / scale
-        augs = CreateAugmenter(
-            data_shape,
-            resize=max(resize, 0),
-            rand_crop=rand_crop,
-            rand_mirror=rand_mirror,
-            mean=mean,
-            std=std,
-            inter_method=inter_method,
-        )
-        super().__init__(
-            batch_size,
-            data_shape,
-            label_width,
-            path_imgrec=path_imgrec,
-            path_imgidx=path_imgidx,
-            shuffle=shuffle,
-            part_index=part_index,
-            num_parts=num_parts,
-            aug_list=augs,
-            data_name=data_name,
-            label_name=label_name,
-            skip_bad=skip_bad,
-        )

@@ -1,6 +1,12 @@
-"""Data iterators (``mx.io``): batches of NDArrays for training and scoring."""
+"""Data iterators (``mx.io``): batches of NDArrays for training and scoring.
+
+``ImageRecordIter`` and ``ImageRecordUInt8Iter`` live in :mod:`lazynd.image` (which
+builds on this package) and are handed on here when first asked for.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from .base import DataBatch, DataDesc, DataIter
 from .csv_iter import CSVIter
@@ -17,4 +23,16 @@ __all__ = [
     "PrefetchingIter",
     "ResizeIter",
     "CSVIter",
+    "ImageRecordIter",
+    "ImageRecordUInt8Iter",
 ]
+
+_FROM_IMAGE = ("ImageRecordIter", "ImageRecordUInt8Iter")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_IMAGE:
+        from .. import image
+
+        return getattr(image, name)
+    raise AttributeError(f"module 'lazynd.io' has no attribute {name!r}")

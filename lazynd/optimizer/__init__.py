@@ -1,9 +1,9 @@
 """Optimizers (MXNet's API): a registry, per-parameter learning-rate and weight-decay multipliers.
 
-``SGD`` and ``Adam`` make one fused call per parameter (``sgd_update``,
-``sgd_mom_update``, ``adam_update``), writing the weight and its states in
-place; the others are written with NDArray operators.  Given lists, an updater
-hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
+``SGD``, ``Adam``, ``RMSProp``, ``Ftrl`` and ``Signum`` make one fused call per
+parameter (``sgd_update``, ``adam_update``, ``ftrl_update``, ...), writing the
+weight and its states in place; the others (NAG, AdaGrad, AdaDelta, SGLD,
+DCASGD) are written with NDArray operators.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
 ``multi_sgd_update`` / ``multi_sgd_mom_update`` operation for all of them.  An :class:`Updater`
 applies an optimizer to indexed parameters and keeps their states, which it can
 save and restore as pickled bytes.
@@ -22,7 +22,7 @@ Examples
 from __future__ import annotations
 
 from .base import Optimizer, create, register
-from .optimizers import NAG, SGD, AdaDelta, AdaGrad, Adam, RMSProp
+from .optimizers import DCASGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Ftrl, RMSProp, Signum
 from .updater import Updater, get_updater
 
 __all__ = [
@@ -33,6 +33,10 @@ __all__ = [
     "RMSProp",
     "AdaGrad",
     "AdaDelta",
+    "Ftrl",
+    "SGLD",
+    "DCASGD",
+    "Signum",
     "Updater",
     "create",
     "get_updater",

@@ -1,8 +1,10 @@
-"""The built-in update rules: SGD (and ``ccsgd``), NAG, Adam, RMSProp, AdaGrad and AdaDelta.
+"""The built-in update rules: SGD (and ``ccsgd``), NAG, Adam, RMSProp, AdaGrad, AdaDelta,
+Ftrl, SGLD, DCASGD and Signum.
 
-``SGD`` and ``Adam`` make one fused call per parameter (``sgd_update``,
-``sgd_mom_update``, ``adam_update``), writing the weight and its states in
-place, and ``SGD.update_multi`` runs ONE ``multi_sgd_update`` /
+``SGD``, ``Adam``, ``RMSProp``, ``Ftrl`` and ``Signum`` make one fused call per
+parameter (``sgd_update``, ``sgd_mom_update``, ``adam_update``, ``rmsprop_update``,
+``rmspropalex_update``, ``ftrl_update``, ``signsgd_update``, ``signum_update``),
+writing the weight and its states in place, and ``SGD.update_multi`` runs ONE ``multi_sgd_update`` /
 ``multi_sgd_mom_update`` operation for a list of parameters; the others are
 written with NDArray operators.  Each class registers itself by its
 lower-case name.
@@ -14,6 +16,7 @@ import math
 from typing import Any
 
 from .. import ndarray as _ndarray
+from .. import random as _random
 from ..errors import LazyNDError
 from ..ndarray import NDArray
 from .base import Optimizer, register
@@ -21,7 +24,7 @@ from .base import Optimizer, register
 # operator functions are generated at import time, so type checkers cannot see them
 nd: Any = _ndarray
 
-__all__ = ["SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta"]
+__all__ = ["SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Ftrl", "SGLD", "DCASGD", "Signum"]
 
 
 def _zeros_like(weight: NDArray) -> NDArray:
@@ -149,8 +152,9 @@ class RMSProp(Optimizer):
         **kwargs: Any,
     ) -> None:
         super().__init__(learning_rate=learning_rate, **kwargs)
-        if not 0.0 <= gamma1 < 1.0:
-            raise LazyNDError(f"RMSProp: gamma1 must be in [0, 1), got {gamma1}")
+        for name, value in (("gamma1", gamma1), ("gamma2", gamma2)):
+            if not 0.0 <= value < 1.0:
+                raise LazyNDError(f"RMSProp: {name} must be in [0, 1), got {value}")
         self.gamma1, self.gamma2, self.epsilon = gamma1, gamma2, epsilon
         self.centered = centered
         self.clip_weights = clip_weights
@@ -177,15 +181,19 @@ class RMSProp(Optimizer):
             )
             return
         n, mean_g, delta = state
-        g = grad * self.rescale_grad + weight * args["wd"]
-        if self.clip_gradient is not None:
-            g = nd._minimum_scalar(nd._maximum_scalar(g, scalar=-self.clip_gradient), scalar=self.clip_gradient)
-        n[:] = g * g * (1 - self.gamma1) + n * self.gamma1
-        mean_g[:] = g * (1 - self.gamma1) + mean_g * self.gamma1
-        delta[:] = delta * self.gamma2 - g * args["lr"] / _sqrt(n - mean_g * mean_g + self.epsilon)
-        weight += delta
-        if self.clip_weights is not None:
-            weight[:] = nd._minimum_scalar(nd._maximum_scalar(weight, scalar=-clip_weights), scalar=clip_weights)
+        nd.rmspropalex_update(
+            weight,
+            grad,
+            n,
+            mean_g,
+            delta,
+            out=weight,
+            gamma1=self.gamma1,
+            gamma2=self.gamma2,
+            epsilon=self.epsilon,
+            clip_weights=clip_weights,
+            **args,
+        )
 
 
 @register
@@ -229,3 +237,101 @@ class AdaDelta(Optimizer):
         step = _sqrt(acc_delta + self.epsilon) / _sqrt(acc_g + self.epsilon) * g
         acc_delta[:] = acc_delta * self.rho + step * step * (1.0 - self.rho)
         weight -= step + weight * wd
+
+
+@register
+class Ftrl(Optimizer):
+    """FTRL-Proximal (McMahan et al., *Ad Click Prediction*): one fused ``ftrl_update`` per parameter.
+
+    The states are ``z`` and ``n`` (the sum of squared gradients); ``lamda1`` is the L1
+    coefficient, ``beta`` the per-coordinate learning rate's beta, ``wd`` the L2 one.
+    """
+
+    def __init__(self, lamda1: float = 0.01, learning_rate: float = 0.1, beta: float = 1.0, **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        if lamda1 < 0 or beta < 0:
+            raise LazyNDError(f"Ftrl: lamda1 and beta must be >= 0, got lamda1={lamda1}, beta={beta}")
+        self.lamda1, self.beta = lamda1, beta
+
+    def create_state(self, index: Any, weight: NDArray) -> Any:
+        return (_zeros_like(weight), _zeros_like(weight))
+
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        self._update_count(index)
+        z, n = state
+        nd.ftrl_update(weight, grad, z, n, out=weight, lamda1=self.lamda1, beta=self.beta, **self._fused_args(index))
+
+
+@register
+class SGLD(Optimizer):
+    """Stochastic gradient Langevin dynamics: half an SGD step plus Gaussian noise of variance ``lr``.
+
+    ``weight += -lr/2 * (g + wd*weight) + N(0, lr)``, with the noise drawn from the weight's
+    context's generator (``mx.random.seed`` makes it reproducible).
+    """
+
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        g = self._prepared_grad(grad)
+        weight -= (g + weight * wd) * (lr / 2)
+        weight += _random.normal(0.0, math.sqrt(lr), shape=weight.shape, ctx=weight.context, dtype=weight.dtype)
+
+
+@register
+class DCASGD(Optimizer):
+    """Delay-compensated asynchronous SGD (Zheng et al., 2016).
+
+    The step adds ``lamda * g*g * (weight - previous_weight)`` to the gradient, a cheap
+    estimate of how the gradient moved since the weight it was computed for; the state is
+    (momentum or ``None``, the previous weight).
+    """
+
+    def __init__(self, momentum: float = 0.0, lamda: float = 0.04, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not 0.0 <= momentum <= 1.0:
+            raise LazyNDError(f"DCASGD: momentum must be in [0, 1], got {momentum}")
+        self.momentum, self.lamda = momentum, lamda
+
+    def create_state(self, index: Any, weight: NDArray) -> Any:
+        mom = _zeros_like(weight) if self.momentum != 0.0 else None
+        return (mom, weight.copy())
+
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        g = self._prepared_grad(grad)
+        mom, previous_weight = state
+        step = (g + weight * wd + g * g * (weight - previous_weight) * self.lamda) * -lr
+        if mom is not None:
+            mom *= self.momentum
+            mom += step
+            step = mom
+        previous_weight[:] = weight
+        weight += step
+
+
+@register
+class Signum(Optimizer):
+    """signSGD and Signum (Bernstein et al., 2018): steps of ``lr`` along the sign of the
+    gradient (``momentum=0``, ``signsgd_update``) or of its running average (``signum_update``);
+    ``wd_lh`` is weight decay applied to the weight directly."""
+
+    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, wd_lh: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        if not 0.0 <= momentum < 1.0:
+            raise LazyNDError(f"Signum: momentum must be in [0, 1), got {momentum}")
+        if wd_lh < 0:
+            raise LazyNDError(f"Signum: wd_lh must be >= 0, got {wd_lh}")
+        self.momentum, self.wd_lh = momentum, wd_lh
+
+    def create_state(self, index: Any, weight: NDArray) -> Any:
+        return _zeros_like(weight) if self.momentum != 0.0 else None
+
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        self._update_count(index)
+        args = self._fused_args(index)
+        if state is None:
+            nd.signsgd_update(weight, grad, out=weight, **args)
+        else:
+            nd.signum_update(weight, grad, state, out=weight, momentum=self.momentum, wd_lh=self.wd_lh, **args)

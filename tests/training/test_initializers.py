@@ -10,6 +10,7 @@ import pytest
 import lazynd as mx
 from lazynd import initializer as init
 from lazynd.errors import DataError, ShapeError
+from lazynd.testing import assert_almost_equal
 
 
 def _filled(initializer, name: str, shape) -> np.ndarray:
@@ -127,3 +128,33 @@ def test_mixed_uses_first_matching_pattern() -> None:
     mixed = init.Mixed(["conv.*", ".*"], [init.One(), init.Zero()])
     assert np.all(_filled(mixed, "conv1_weight", (2, 2)) == 1.0)
     assert np.all(_filled(mixed, "fc1_weight", (2, 2)) == 0.0)
+
+
+def test_bilinear_fills_mxnets_upsampling_filter() -> None:
+    weight = mx.nd.zeros((2, 1, 3, 5))
+    mx.init.Bilinear()("deconv_weight", weight)
+    # MXNet 1.9.1, every (n, c) slice alike; both axes use the width's factor f = 3
+    row = np.array([1, 2, 3, 2, 1], np.float32) / 3
+    expected = np.array([row / 3, 2 * row / 3, row], np.float32)
+    for n in range(2):
+        assert_almost_equal(weight.asnumpy()[n, 0], expected, rtol=1e-7, atol=0)
+
+
+def test_bilinear_of_an_even_kernel_matches_mxnet() -> None:
+    weight = mx.nd.zeros((1, 3, 4, 4))
+    mx.init.create("bilinear")("up_weight", weight)
+    tent = np.array([0.25, 0.75, 0.75, 0.25], np.float32)
+    assert np.array_equal(weight.asnumpy(), np.broadcast_to(np.outer(tent, tent), (1, 3, 4, 4)))
+
+
+def test_bilinear_round_trips_through_dumps_and_serves_an_init_attribute() -> None:
+    assert mx.init.Bilinear().dumps() == '["bilinear", {}]'
+    desc = mx.init.InitDesc("deconv_weight", attrs={"__init__": mx.init.Bilinear().dumps()})
+    weight = mx.nd.zeros((1, 1, 4, 4))
+    mx.init.Uniform()(desc, weight)
+    assert weight.asnumpy()[0, 0, 1, 1] == np.float32(0.5625)
+
+
+def test_bilinear_needs_a_four_dimensional_weight() -> None:
+    with pytest.raises(ShapeError, match="'fc_weight' must have 4 dimensions"):
+        mx.init.Bilinear()("fc_weight", mx.nd.zeros((4, 4)))

@@ -1,0 +1,361 @@
+"""MXNet's ``ImageRecordIter`` and ``ImageRecordUInt8Iter`` (``mx.io``) on top of :class:`ImageIter`.
+
+They take MXNet's arguments and reproduce what MXNet's C++ iterator does with them:
+
+- the default augmentation: shorter edge resized to ``resize``, a centre (or, with
+  ``rand_crop``, random) crop of ``data_shape``, a horizontal flip (``mirror``: always,
+  ``rand_mirror``: half the time);
+- normalisation ``(pixel - mean) / std * scale``, the mean per channel (``mean_r/g/b``)
+  or a whole mean image (``mean_img``: a ``.nd`` file holding ``{"mean_img": (C, H, W)}``,
+  computed over one pass of the data and saved there when the file is missing);
+- ``round_batch``: the last batch of an epoch is completed from the start of the data
+  (``pad`` says how many) and the next epoch goes on after those records;
+- ``num_parts`` / ``part_index``: part ``i`` of ``n`` holds the records that start in
+  the ``i``-th ``n``-th of the ``.rec`` file's bytes (MXNet's input split).
+
+``ImageRecordUInt8Iter`` gives the augmented pixels as uint8, without normalisation.
+Decoding runs on the engine's workers, so ``preprocess_threads`` and ``prefetch_buffer``
+are accepted and have nothing left to do.  MXNet's other augmentation arguments are
+accepted with a warning when given a value that would change the data, and ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..engine import get_engine
+from ..errors import DataError, FormatError, OperatorError, ShapeError
+from ..io import DataBatch, DataDesc
+from ..ndarray.dispatch import new_array
+from .augmenters import (
+    _EIGVAL,
+    _EIGVEC,
+    Augmenter,
+    CastAug,
+    CenterCropAug,
+    ColorJitterAug,
+    HorizontalFlipAug,
+    LightingAug,
+    RandomCropAug,
+    ResizeAug,
+)
+from .image_iter import ImageIter
+from .transforms import imresize
+
+__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter"]
+
+# arguments that only tune MXNet's threads and buffers: accepted, nothing to do
+_PERFORMANCE_ONLY = {"prefetch_buffer", "verbose", "device_id", "ctx"}
+
+# MXNet arguments this iterator does not implement, with the values that leave the data unchanged
+_IGNORED_DEFAULTS: dict[str, Any] = {
+    "aug_seq": "aug_default",
+    "random_resized_crop": False,
+    "max_rotate_angle": 0,
+    "rotate": -1,
+    "max_aspect_ratio": 0.0,
+    "min_aspect_ratio": None,
+    "max_shear_ratio": 0.0,
+    "max_crop_size": -1,
+    "min_crop_size": -1,
+    "max_random_scale": 1.0,
+    "min_random_scale": 1.0,
+    "max_random_area": 1.0,
+    "min_random_area": 1.0,
+    "max_img_size": 1e10,
+    "min_img_size": 0.0,
+    "random_h": 0,
+    "random_s": 0,
+    "random_l": 0,
+    "fill_value": 255,
+    "pad": 0,
+    "max_random_contrast": 0.0,
+    "max_random_illumination": 0.0,
+    "mean_a": 0.0,
+    "std_a": 1.0,
+    "shuffle_chunk_size": 0,
+    "shuffle_chunk_seed": 0,
+    "seed_aug": None,
+    "dtype": None,
+}
+
+
+def _byte_split(offsets: dict[Any, int], total: int, part_index: int, num_parts: int) -> list[Any]:
+    """The keys of the records that start in part ``part_index`` of the file's ``total`` bytes.
+
+    Parts are ``ceil(total / num_parts)`` bytes, rounded up to 4 (records are 4-byte aligned);
+    a part owns every record whose first byte lies in it, as MXNet's input split does.
+    """
+    step = (total + num_parts - 1) // num_parts
+    step = (step + 3) // 4 * 4
+    begin, end = min(step * part_index, total), min(step * (part_index + 1), total)
+    return [key for key, offset in sorted(offsets.items(), key=lambda item: item[1]) if begin <= offset < end]
+
+
+class _CoverAug(Augmenter):
+    """Enlarge an image smaller than ``size`` (w, h), keeping its aspect, until it covers ``size``.
+
+    MXNet's iterator does this before cropping; the other side is rounded down.
+    """
+
+    def __init__(self, size: tuple[int, int], interp: int) -> None:
+        self.size, self.interp = size, interp
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        (w, h), (cw, ch) = (int(src.shape[1]), int(src.shape[0])), self.size
+        if w >= cw and h >= ch:
+            return src, label
+        if cw * h >= ch * w:  # the width needs the larger factor
+            return imresize(src, cw, h * cw // w, self.interp), label
+        return imresize(src, w * ch // h, ch, self.interp), label
+
+
+def _stack_normalized(
+    images: list[np.ndarray], out: np.ndarray, mean: np.ndarray | None, factor: np.ndarray | None
+) -> None:
+    """``out[i] = (image_i as CHW - mean) * factor`` (each step skipped when its array is None)."""
+    for i, image in enumerate(images):
+        chw = image.transpose(2, 0, 1)
+        if mean is None and factor is None:
+            out[i] = chw
+            continue
+        value = chw - mean if mean is not None else chw.astype(np.float32)
+        if factor is not None:
+            value *= factor
+        out[i] = value
+
+
+class ImageRecordIter(ImageIter):
+    """Batches of images from a RecordIO file, with MXNet's ``ImageRecordIter`` arguments.
+
+    See the module docstring for what each argument does.  Data is float32 ``(batch_size,
+    C, H, W)`` (RGB order), labels float32 ``(batch_size,)`` or ``(batch_size, label_width)``.
+    ``seed`` seeds Python's and NumPy's global generators, which shuffling and the random
+    crops and flips draw from.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> it = mx.io.ImageRecordIter(path_imgrec='data.rec', data_shape=(3, 32, 32),
+    ...                            batch_size=16, rand_crop=True, mean_img='mean.nd')  # doctest: +SKIP
+    """
+
+    _uint8 = False
+
+    def __init__(
+        self,
+        path_imgrec: str = "",
+        data_shape: Sequence[int] = (),
+        batch_size: int = 0,
+        label_width: int = 1,
+        path_imgidx: str = "",
+        shuffle: bool = False,
+        part_index: int = 0,
+        num_parts: int = 1,
+        resize: int = -1,
+        rand_crop: bool = False,
+        rand_mirror: bool = False,
+        mirror: bool = False,
+        mean_img: str = "",
+        mean_r: float = 0.0,
+        mean_g: float = 0.0,
+        mean_b: float = 0.0,
+        std_r: float = 1.0,
+        std_g: float = 1.0,
+        std_b: float = 1.0,
+        scale: float = 1.0,
+        brightness: float = 0.0,
+        contrast: float = 0.0,
+        saturation: float = 0.0,
+        pca_noise: float = 0.0,
+        inter_method: int = 1,
+        round_batch: bool = True,
+        seed: int | None = None,
+        preprocess_threads: int = 4,
+        data_name: str = "data",
+        label_name: str = "softmax_label",
+        skip_bad: bool = False,
+        path_imglist: str = "",
+        **kwargs: Any,
+    ) -> None:
+        name = type(self).__name__
+        if not path_imgrec:
+            raise OperatorError(f"{name}: path_imgrec is required")
+        if path_imglist:
+            raise OperatorError(f"{name}: path_imglist is not supported; the labels come from the records")
+        if batch_size <= 0:
+            raise OperatorError(f"{name}: batch_size must be > 0, got {batch_size}")
+        if len(data_shape) != 3:
+            raise OperatorError(f"{name}: data_shape must be (channels, height, width), got {tuple(data_shape)}")
+        self._check_extra_arguments(kwargs)
+        if seed is not None:
+            random.seed(seed)
+            np.random.seed(seed)
+        self.round_batch = bool(round_batch)
+        self._overflow = 0
+        crop = (int(data_shape[2]), int(data_shape[1]))
+        augs: list[Augmenter] = [ResizeAug(resize, inter_method)] if resize > 0 else []
+        augs.append(_CoverAug(crop, inter_method))
+        augs.append(RandomCropAug(crop, inter_method) if rand_crop else CenterCropAug(crop, inter_method))
+        if mirror or rand_mirror:
+            augs.append(HorizontalFlipAug(1.0 if mirror else 0.5))
+        if brightness or contrast or saturation or pca_noise:
+            augs.append(CastAug())
+            if brightness or contrast or saturation:
+                augs.append(ColorJitterAug(brightness, contrast, saturation))
+            if pca_noise > 0:
+                augs.append(LightingAug(pca_noise, _EIGVAL, _EIGVEC))
+        super().__init__(
+            batch_size,
+            data_shape,
+            label_width,
+            path_imgrec=path_imgrec,
+            # the byte split below needs the index, as shuffling does
+            path_imgidx=path_imgidx or (os.path.splitext(path_imgrec)[0] + ".idx" if num_parts > 1 else None),
+            shuffle=shuffle,
+            aug_list=augs,
+            data_name=data_name,
+            label_name=label_name,
+            skip_bad=skip_bad,
+        )
+        if num_parts > 1:
+            if not 0 <= part_index < num_parts:
+                raise OperatorError(f"{name}: part_index {part_index} must be in [0, {num_parts})")
+            self.seq = _byte_split(
+                self.imgrec.idx,  # type: ignore[union-attr]
+                os.path.getsize(path_imgrec),
+                part_index,
+                num_parts,
+            )
+        channels = self.data_shape[0]
+        self._mean: np.ndarray | None = None
+        self._factor: np.ndarray | None = None
+        if not self._uint8:
+            std = np.array([std_r, std_g, std_b][:channels], np.float32)
+            self._factor = (np.float32(scale) / std).reshape(channels, 1, 1)
+            if mean_img:
+                self._mean = self._mean_image(mean_img)
+            else:
+                self._mean = np.array([mean_r, mean_g, mean_b][:channels], np.float32).reshape(channels, 1, 1)
+        self.reset()
+
+    # -- arguments ---------------------------------------------------------------------------------
+    def _check_extra_arguments(self, kwargs: dict[str, Any]) -> None:
+        name = type(self).__name__
+        for key, value in kwargs.items():
+            if key in _PERFORMANCE_ONLY:
+                continue
+            if key not in _IGNORED_DEFAULTS:
+                known = sorted([*_PERFORMANCE_ONLY, *_IGNORED_DEFAULTS])
+                raise OperatorError(f"{name}: unknown argument {key!r} (MXNet arguments also accepted: {known})")
+            if value != _IGNORED_DEFAULTS[key] and not (key == "dtype" and str(value) == "float32"):
+                warnings.warn(f"{name}: {key}={value!r} is not implemented and is ignored", stacklevel=3)
+
+    # -- the mean image ----------------------------------------------------------------------------
+    def _mean_image(self, path: str) -> np.ndarray:
+        """The mean image of ``path``, computed over one pass of the data and saved when missing."""
+        from .. import ndarray as nd
+
+        c, h, w = self.data_shape
+        if not os.path.exists(path):
+            total, count = np.zeros((c, h, w), np.float64), 0
+            self.reset()
+            while (sample := self.next_sample()) is not None:
+                _, payload, source = sample
+                image = self._decode(payload, source)
+                if image is not None:
+                    total += self.augment(image, source).asnumpy().transpose(2, 0, 1)
+                    count += 1
+            if count == 0:
+                raise DataError(f"{type(self).__name__}: no image to compute the mean image {path!r} from")
+            nd.save(path, {"mean_img": nd.array((total / count).astype(np.float32))})
+        loaded = nd.load(path)
+        arrays = list(loaded.values()) if isinstance(loaded, dict) else list(loaded)
+        if len(arrays) != 1:
+            raise FormatError(f"{type(self).__name__}: {path} holds {len(arrays)} arrays, expected one mean image")
+        mean = arrays[0].asnumpy().astype(np.float32)
+        if mean.shape != (c, h, w):
+            raise ShapeError(
+                f"{type(self).__name__}: the mean image in {path} has shape {mean.shape}, expected {(c, h, w)}"
+            )
+        return mean
+
+    # -- batches -----------------------------------------------------------------------------------
+    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
+    def provide_data(self) -> list[DataDesc]:
+        dtype = np.uint8 if self._uint8 else np.float32
+        return [DataDesc(self.data_name, (self.batch_size, *self.data_shape), dtype, "NCHW")]
+
+    def reset(self) -> None:
+        # after a batch completed from the start, the next epoch goes on from there (MXNet)
+        if self._overflow:
+            self._overflow = 0
+            return
+        super().reset()
+
+    def _read(self, images: list[Any], labels: list[np.ndarray]) -> None:
+        while len(images) < self.batch_size:
+            sample = self.next_sample()
+            if sample is None:
+                return
+            label, payload, source = sample
+            if label.size != self.label_width:
+                raise FormatError(
+                    f"{type(self).__name__}: {source} has {label.size} label(s), label_width is {self.label_width}"
+                )
+            image = self._decode(payload, source)
+            if image is not None:
+                images.append(self.augment(image, source))
+                labels.append(label)
+
+    def next(self) -> DataBatch:
+        if self._overflow:
+            raise StopIteration
+        images: list[Any] = []
+        labels: list[np.ndarray] = []
+        self._read(images, labels)
+        if not images:
+            raise StopIteration
+        pad = self.batch_size - len(images)
+        if pad and self.round_batch:
+            super().reset()
+            self._read(images, labels)
+            if len(images) < self.batch_size:
+                raise DataError(
+                    f"{type(self).__name__}: round_batch needs at least batch_size={self.batch_size} images, "
+                    f"the data has {len(images) - pad}"
+                )
+            self._overflow = pad
+        else:
+            for i in range(pad):
+                images.append(images[i])
+                labels.append(labels[i])
+        data = new_array(self.provide_data[0].shape, self.provide_data[0].dtype, images[0].context)
+        get_engine().push(
+            _stack_normalized,
+            ([im.data_array for im in images], data.data_array, self._mean, self._factor),
+            [im.var for im in images],
+            [data.var],
+            "image_record_batch",
+            data.context,
+        )
+        from .. import ndarray as nd
+
+        label = nd.array(np.stack(labels).astype(np.float32).reshape(self.provide_label[0].shape))
+        return DataBatch([data], [label], pad=pad, provide_data=self.provide_data, provide_label=self.provide_label)
+
+
+class ImageRecordUInt8Iter(ImageRecordIter):
+    """:class:`ImageRecordIter` giving the augmented pixels as uint8, without normalisation.
+
+    ``mean_*``, ``std_*``, ``scale`` and ``mean_img`` are accepted (as MXNet accepts them)
+    and have no effect.
+    """
+
+    _uint8 = True

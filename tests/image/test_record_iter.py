@@ -1,0 +1,162 @@
+"""mx.io.ImageRecordIter / ImageRecordUInt8Iter: MXNet's arguments over a small .rec file.
+
+The behaviours checked here (crops, normalisation, round_batch, the byte split of
+num_parts, enlarging small images) were compared with MXNet 1.9.1 on the same files.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd import recordio
+from lazynd.errors import FormatError, OperatorError, ShapeError
+
+SIZES = [(10, 12), (12, 10), (9, 9), (16, 14), (11, 13), (10, 10), (14, 9)]
+
+
+@pytest.fixture
+def rec(tmp_path) -> tuple[str, list[np.ndarray]]:
+    """Seven PNG images of several sizes, labelled 0..6, with an index; and their RGB pixels."""
+    rng = np.random.default_rng(0)
+    path = str(tmp_path / "small.rec")
+    writer = recordio.MXIndexedRecordIO(str(tmp_path / "small.idx"), path, "w")
+    images = []
+    for i, (h, w) in enumerate(SIZES):
+        bgr = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        writer.write_idx(i, recordio.pack_img(recordio.IRHeader(0, float(i), i, 0), bgr, img_fmt=".png"))
+        images.append(bgr[:, :, ::-1])
+    writer.close()
+    return path, images
+
+
+def center_crop_chw(rgb: np.ndarray, h: int = 8, w: int = 8) -> np.ndarray:
+    y, x = (rgb.shape[0] - h) // 2, (rgb.shape[1] - w) // 2
+    return rgb[y : y + h, x : x + w].transpose(2, 0, 1).astype(np.float32)
+
+
+def epochs(it, n: int = 2) -> list[tuple[list[float], int, np.ndarray]]:
+    out = []
+    for _ in range(n):
+        it.reset()
+        out.extend((b.label[0].asnumpy().tolist(), b.pad, b.data[0].asnumpy()) for b in it)
+    return out
+
+
+def test_center_crops_normalised_per_channel(rec):
+    path, images = rec
+    it = mx.io.ImageRecordIter(
+        path_imgrec=path, data_shape=(3, 8, 8), batch_size=3, mean_r=10, mean_g=20, mean_b=30, std_r=2, scale=0.5
+    )
+    assert it.provide_data[0].shape == (3, 3, 8, 8) and it.provide_label[0].shape == (3,)
+    batch = next(it)
+    mean, factor = np.array([10, 20, 30.0]).reshape(3, 1, 1), np.array([0.25, 0.5, 0.5]).reshape(3, 1, 1)
+    for i in range(3):
+        expected = (center_crop_chw(images[i]) - mean) * factor
+        np.testing.assert_allclose(batch.data[0].asnumpy()[i], expected, rtol=1e-6)
+    assert batch.label[0].asnumpy().tolist() == [0.0, 1.0, 2.0]
+
+
+def test_round_batch_completes_from_the_start_and_the_next_epoch_goes_on(rec):
+    it = mx.io.ImageRecordIter(path_imgrec=rec[0], data_shape=(3, 8, 8), batch_size=3)
+    seen = [(labels, pad) for labels, pad, _ in epochs(it)]
+    # as MXNet 1.9.1: 0 1 2 | 3 4 5 | 6 0 1 (pad 2) || 2 3 4 | 5 6 0 (pad 1)
+    assert seen == [([0, 1, 2], 0), ([3, 4, 5], 0), ([6, 0, 1], 2), ([2, 3, 4], 0), ([5, 6, 0], 1)]
+
+
+def test_without_round_batch_every_epoch_starts_over_and_pads(rec):
+    it = mx.io.ImageRecordIter(path_imgrec=rec[0], data_shape=(3, 8, 8), batch_size=3, round_batch=False)
+    seen = [(labels[0], pad) for labels, pad, _ in epochs(it)]
+    assert seen == [(0, 0), (3, 0), (6, 2)] * 2
+
+
+def test_images_smaller_than_the_crop_are_enlarged_first(rec):
+    path, images = rec
+    it = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 10, 10), batch_size=7)
+    data = next(it).data[0].asnumpy()
+    # 14 x 9 (h x w): width to 10, height 14*10//9 = 15, then the centre 10 x 10 (MXNet 1.9.1)
+    enlarged = cv2.resize(images[6], (10, 15), interpolation=cv2.INTER_LINEAR)
+    np.testing.assert_array_equal(data[6], center_crop_chw(enlarged, 10, 10))
+
+
+def test_mirror_flips_every_image(rec):
+    path, images = rec
+    it = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 8, 8), batch_size=3, mirror=True)
+    np.testing.assert_array_equal(next(it).data[0].asnumpy()[1], center_crop_chw(images[1])[:, :, ::-1])
+
+
+def test_random_crops_are_windows_of_the_image_and_seeded(rec):
+    path, images = rec
+    first = [
+        next(mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 8, 8), batch_size=4, rand_crop=True, seed=3))
+        .data[0]
+        .asnumpy()
+        for _ in range(2)
+    ]
+    np.testing.assert_array_equal(first[0], first[1])
+    crop, full = first[0][3], images[3].transpose(2, 0, 1)
+    windows = [full[:, y : y + 8, x : x + 8] for y in range(9) for x in range(7)]
+    assert any(np.array_equal(crop, window) for window in windows)
+
+
+def test_mean_img_is_computed_saved_and_then_loaded(rec, tmp_path):
+    path, images = rec
+    mean_path = tmp_path / "mean.nd"
+    it = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 8, 8), batch_size=3, mean_img=str(mean_path), scale=2)
+    saved = mx.nd.load(str(mean_path))
+    expected = np.mean([center_crop_chw(im) for im in images], axis=0)
+    assert list(saved) == ["mean_img"]
+    np.testing.assert_allclose(saved["mean_img"].asnumpy(), expected, rtol=1e-6)
+    np.testing.assert_allclose(next(it).data[0].asnumpy()[0], (center_crop_chw(images[0]) - expected) * 2, rtol=1e-5)
+    # a second iterator reads the file instead of computing it again
+    mx.nd.save(str(mean_path), {"mean_img": mx.nd.ones((3, 8, 8))})
+    again = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 8, 8), batch_size=3, mean_img=str(mean_path))
+    np.testing.assert_array_equal(next(again).data[0].asnumpy()[0], center_crop_chw(images[0]) - 1)
+
+
+def test_mean_img_of_another_shape_is_an_error(rec, tmp_path):
+    mean_path = str(tmp_path / "mean.nd")
+    mx.nd.save(mean_path, {"mean_img": mx.nd.ones((3, 4, 4))})
+    with pytest.raises(ShapeError, match=r"mean image in .*mean.nd has shape \(3, 4, 4\), expected \(3, 8, 8\)"):
+        mx.io.ImageRecordIter(path_imgrec=rec[0], data_shape=(3, 8, 8), batch_size=3, mean_img=mean_path)
+
+
+def test_num_parts_split_the_file_by_bytes(rec):
+    parts = [
+        [
+            labels
+            for labels, _, _ in epochs(
+                mx.io.ImageRecordIter(
+                    path_imgrec=rec[0], data_shape=(3, 8, 8), batch_size=3, num_parts=2, part_index=i
+                ),
+                1,
+            )
+        ]
+        for i in range(2)
+    ]
+    # the larger images sit in the first half of the bytes: part 1 holds records 4, 5, 6 (MXNet 1.9.1)
+    assert parts == [[[0, 1, 2], [3, 0, 1]], [[4, 5, 6]]]
+
+
+def test_uint8_iter_gives_raw_pixels(rec):
+    path, images = rec
+    it = mx.io.ImageRecordUInt8Iter(path_imgrec=path, data_shape=(3, 8, 8), batch_size=2, mean_r=50)
+    batch = next(it)
+    assert batch.data[0].dtype == np.uint8 and it.provide_data[0].dtype == np.uint8
+    np.testing.assert_array_equal(batch.data[0].asnumpy()[1], center_crop_chw(images[1]).astype(np.uint8))
+
+
+def test_label_width_must_match_the_records(rec):
+    it = mx.io.ImageRecordIter(path_imgrec=rec[0], data_shape=(3, 8, 8), batch_size=2, label_width=2)
+    with pytest.raises(FormatError, match="has 1 label"):
+        next(it)
+
+
+def test_unimplemented_arguments_warn_and_unknown_ones_are_errors(rec):
+    common = {"path_imgrec": rec[0], "data_shape": (3, 8, 8), "batch_size": 2}
+    with pytest.warns(UserWarning, match="max_rotate_angle=10 is not implemented"):
+        mx.io.ImageRecordIter(max_rotate_angle=10, preprocess_threads=2, prefetch_buffer=2, **common)
+    with pytest.raises(OperatorError, match="unknown argument 'rand_crops'"):
+        mx.io.ImageRecordIter(rand_crops=True, **common)
