@@ -112,6 +112,8 @@ class Executor(PassRunner):
         same = []
         self._head_grads = []
         for k, var in grad.head_grads if grad else []:
+            if id(var) not in graph.index:
+                continue  # no gradient reads this head's gradient (ceil, comparisons...): the caller need not give it
             same.append((graph.entry(graph.index[id(var)]), graph.heads[k]))
             self._head_grads.append((k, graph.entry(graph.index[id(var)])))
         wrt_index = {id(n): j for j, n in enumerate(arg_nodes)}
