@@ -59,3 +59,40 @@ def test_backward_without_out_grads_for_a_non_loss_head_is_a_clear_error():
     ex.forward(is_train=True)
     with pytest.raises(LazyNDError, match="out_grads"):
         ex.backward()
+
+
+def _mlp():
+    data = sym.Variable("data")
+    hidden = sym.relu(sym.FullyConnected(data, num_hidden=8, name="fc1"))
+    return sym.FullyConnected(hidden, num_hidden=3, name="fc2")
+
+
+def test_reshape_shares_outputs_and_internal_storage_with_the_original():
+    ex = _mlp().simple_bind(mx.cpu(), data=(6, 5))
+    small = ex.reshape(data=(2, 5))
+    original = [block for _, block in ex._blocks]
+    assert any(np.shares_memory(small.outputs[0].data_array, block) for block in original)
+    # every storage block of the smaller executor is one of the original's: nothing new is allocated
+    assert all(any(block is old for old in original) for _, block in small._blocks)
+
+
+def test_executors_sharing_storage_compute_correct_values_in_turn():
+    rng = np.random.default_rng(0)
+    ex = _mlp().simple_bind(mx.cpu(), data=(6, 5))
+    for arr in ex.arg_arrays:
+        arr[:] = rng.standard_normal(arr.shape)
+    small = ex.reshape(data=(2, 5))
+    x_big, x_small = rng.standard_normal((6, 5)), rng.standard_normal((2, 5))
+    w1, b1, w2, b2 = (ex.arg_dict[n].asnumpy() for n in ("fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"))
+
+    def reference(x):
+        return np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+
+    big_out = ex.forward(is_train=True, data=mx.nd.array(x_big))[0]
+    np.testing.assert_allclose(big_out.asnumpy(), reference(x_big), rtol=1e-4, atol=1e-5)
+    small_out = small.forward(is_train=True, data=mx.nd.array(x_small))[0]
+    np.testing.assert_allclose(small_out.asnumpy(), reference(x_small), rtol=1e-4, atol=1e-5)
+    small.backward(mx.nd.ones((2, 3)))
+    expected_bias_grad = np.full(3, 2.0)
+    np.testing.assert_allclose(small.grad_dict["fc2_bias"].asnumpy(), expected_bias_grad, rtol=1e-6)
+    np.testing.assert_allclose(ex.forward(data=mx.nd.array(x_big))[0].asnumpy(), reference(x_big), rtol=1e-4, atol=1e-5)
