@@ -96,3 +96,11 @@ def test_executors_sharing_storage_compute_correct_values_in_turn():
     expected_bias_grad = np.full(3, 2.0)
     np.testing.assert_allclose(small.grad_dict["fc2_bias"].asnumpy(), expected_bias_grad, rtol=1e-6)
     np.testing.assert_allclose(ex.forward(data=mx.nd.array(x_big))[0].asnumpy(), reference(x_big), rtol=1e-4, atol=1e-5)
+
+
+def test_two_variables_of_one_name_bound_by_position_is_a_clear_error():
+    twice = sym.Variable("a") + sym.Variable("a")
+    with pytest.raises(LazyNDError, match=r"bind: argument names \['a'\] appear more than once"):
+        twice.bind(mx.cpu(), [mx.nd.ones((2,)), mx.nd.ones((2,))])
+    with pytest.raises(LazyNDError, match=r"simple_bind: argument names \['a'\] appear more than once"):
+        twice.simple_bind(mx.cpu(), a=(2,))
