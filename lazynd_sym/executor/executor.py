@@ -227,7 +227,7 @@ class Executor(PassRunner):
             op = node.opdef
             where = self._node_context(i)
             kctx = kernel_context(where, is_train)
-            if op.needs_random:
+            if op.draws_random(node.attrs):
                 kctx = with_generator(kctx, generator_for(where).generator)
             fn = kernel_for(op, where)
             entries = graph.input_entries(i)
