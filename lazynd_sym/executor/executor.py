@@ -70,7 +70,10 @@ class Executor(PassRunner):
         # executors sharing storage blocks (MXNet's shared memory pool): one internal var, and each
         # one's passes also write the others' outputs, which may lie in the same blocks
         self._memory_group: list[Executor] = shared_memory._memory_group if shared_memory is not None else []
-        self._shared_blocks = list(shared_memory._blocks) if shared_memory is not None else []
+        self._shared_blocks: list[tuple[Context, Any]] = (
+            list(shared_memory._blocks) if shared_memory is not None else []
+        )
+        self._blocks: list[tuple[Context, Any]] = []
         self._compile()
         self._memory_group.append(self)
         if len(self._memory_group) > 1:
