@@ -58,7 +58,9 @@ def create(name: str = "local") -> KVStore:
     ----------
     name : str
         'local' (aggregate and update on the CPU), 'device' (on the GPUs holding the
-        values), 'dist_sync' (across MPI processes) or 'dist_device_sync'.
+        values), 'dist_sync' (across MPI processes) or 'dist_device_sync'.  MXNet 0.9's
+        'local_update_cpu' and 'local_allreduce_cpu' make a 'local' store,
+        'local_allreduce_device' a 'device' one.
 
     Examples
     --------

@@ -81,7 +81,7 @@ def merge_plan(
     return "copy"
 
 
-@register("device")
+@register("device", "local_allreduce_device")  # the last: an MXNet 0.9 name
 class DeviceStore(LocalStore):
     """Aggregation and update on the GPU(s) (see :class:`lazynd_kv.base.KVStore` and the module notes)."""
 

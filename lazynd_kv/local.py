@@ -39,7 +39,7 @@ def sum_arrays(values: Sequence[NDArray], out: NDArray) -> NDArray:
     return out
 
 
-@register("local")
+@register("local", "local_update_cpu", "local_allreduce_cpu")  # the last two: MXNet 0.9 names
 class LocalStore(KVStore):
     """Aggregation and update on the CPU (see :class:`lazynd_kv.base.KVStore`)."""
 

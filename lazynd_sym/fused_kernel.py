@@ -46,7 +46,7 @@ def cuda_expression(op: OpDef, attrs: dict) -> tuple[str, str, tuple[float, ...]
     ('scalar', 'a * b', (2.0,))
     """
     name = op.name
-    if name in _NOT_FUSED or op.aux or op.needs_random:
+    if name in _NOT_FUSED or op.aux or op.draws_random(attrs):
         return None
     if name in elemwise_unary.UNARY:
         return "unary", elemwise_unary.UNARY[name].expr, ()

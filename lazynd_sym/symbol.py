@@ -283,20 +283,24 @@ class Symbol:
         >>> c.infer_shape(A=(10,))
         ([(10,), (10,)], [(10,)], [])
         """
-        arg_shapes, out_shapes, aux_shapes = self.infer_shape_partial(*args, **kwargs)
         from .passes.infer_shape import shape_known
 
-        if all(shape_known(s) for s in arg_shapes + out_shapes + aux_shapes):
-            return arg_shapes, out_shapes, aux_shapes
+        graph, shapes = self._infer_shapes(args, kwargs)
+        if all(shape_known(s) for s in shapes):
+            return self._split(graph, shapes)
         return None, None, None
 
     def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
+        """As :meth:`infer_shape`, with unknown dimensions as 0 and unknown shapes as ``()`` (MXNet's way)."""
+        graph, shapes = self._infer_shapes(args, kwargs)
+        return self._split(graph, [() if s is None else s for s in shapes])
+
+    def _infer_shapes(self, args: tuple, kwargs: dict) -> tuple[IndexedGraph, list]:
         from .passes.infer_shape import infer_shape
 
         graph = IndexedGraph(self._outputs)
         known = self._known_by_name(graph, args, kwargs, "infer_shape")
-        shapes = infer_shape(graph, {k: tuple(v) for k, v in known.items()})
-        return self._split(graph, shapes)
+        return graph, infer_shape(graph, {k: tuple(v) for k, v in known.items()})
 
     def infer_type(self, *args: Any, **kwargs: Any) -> tuple[list | None, list | None, list | None]:
         """``(arg_types, out_types, aux_types)`` as NumPy dtypes, or Nones when incomplete."""

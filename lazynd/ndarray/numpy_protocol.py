@@ -30,12 +30,12 @@ from . import arithmetic, functions
 
 NDArray: Any = None  # bound by ndarray.py (circular import)
 
-# one-input ufunc -> lazynd operator
+# one-input ufunc -> lazynd operator.  np.rint, np.round and np.around have no row: NumPy rounds
+# halves to even, MXNet's rint rounds them down and its round away from zero, so they take NumPy's path
 UNARY_UFUNCS: dict[np.ufunc, str] = {
     np.absolute: "abs",
     np.negative: "negative",
     np.sign: "sign",
-    np.rint: "rint",
     np.floor: "floor",
     np.ceil: "ceil",
     np.trunc: "fix",
@@ -186,7 +186,6 @@ def _reduction(op: str, *names: str) -> NumpyFunction:
 
 _SUM_NAMES = ("dtype", "out", "keepdims")
 _MAX_NAMES = ("out", "keepdims")
-_ROUND = NumpyFunction(_operator("rint"), ("a", "decimals", "out"), fixed={"decimals": 0, "out": None})
 _CONCATENATE = NumpyFunction(
     _operator("concat"),
     ("arrays", "axis", "out"),
@@ -206,8 +205,6 @@ FUNCTIONS: dict[Callable[..., Any], NumpyFunction] = {
     np.amax: _reduction("max", *_MAX_NAMES),
     np.min: _reduction("min", *_MAX_NAMES),
     np.amin: _reduction("min", *_MAX_NAMES),
-    np.round: _ROUND,
-    np.around: _ROUND,
     np.reshape: NumpyFunction(
         _reshape,
         ("a", "shape", "order"),

@@ -253,6 +253,8 @@ def _deconv_geometry(attrs: dict, spatial: tuple[int, ...], ndim: int | None = N
     g = Geometry("Deconvolution", attrs, ndim)
     adj = tuple(attrs["adj"]) or (0,) * g.nd
     target = tuple(attrs["target_shape"])
+    if not any(target):
+        target = ()  # MXNet writes an unset target_shape as zeros, e.g. (0, 0)
     if len(adj) != g.nd or (target and len(target) != g.nd):
         raise OperatorError(f"Deconvolution: adj {adj} / target_shape {target} must have {g.nd} entries")
     if target:

@@ -57,6 +57,15 @@ def _round_half_away(x: Any, out: Any) -> None:
     np.copysign(magnitude, x, out=out)
 
 
+def _rint_half_down(x: Any, out: Any) -> None:
+    if x.dtype.kind in "iub":
+        np.copyto(out, x)
+        return
+    # MXNet's rint takes the floor unless the ceiling is strictly nearer: halves go down
+    low, high = np.floor(x), np.ceil(x)
+    np.copyto(out, np.where(x - low <= high - x, low, high))
+
+
 def _sigmoid(x: Any, out: Any) -> None:
     with quiet():
         np.negative(x, out=out)
@@ -100,7 +109,12 @@ UNARY: dict[str, Unary] = {
     "round": Unary(_round_half_away, "round((double)x)", None, False),
     "ceil": Unary(_ufunc(np.ceil), "ceil((double)x)", None, False),
     "floor": Unary(_ufunc(np.floor), "floor((double)x)", None, False),
-    "rint": Unary(_ufunc(np.rint), "rint((double)x)", None, False),
+    "rint": Unary(
+        _rint_half_down,
+        "(((double)x - floor((double)x)) <= (ceil((double)x) - (double)x) ? floor((double)x) : ceil((double)x))",
+        None,
+        False,
+    ),
     "fix": Unary(_ufunc(np.trunc), "trunc((double)x)", None, False),
     "square": Unary(_ufunc(np.square), "x * x", lambda F, x, y, g: F._mul(g, F._mul_scalar(x, scalar=2.0)), False),
     "sqrt": Unary(_ufunc(np.sqrt), "sqrt(x)", lambda F, x, y, g: F._div(g, F._mul_scalar(y, scalar=2.0)), True),
@@ -328,8 +342,10 @@ for _name, _cpu, _grad in (
 
 
 def _clip_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    # the same call on NumPy and CuPy; CuPy's clip is one elementwise kernel
-    kctx.xp.clip(inputs[0], attrs["a_min"], attrs["a_max"], out=outputs[0])
+    # the same call on NumPy and CuPy; CuPy's clip is one elementwise kernel.  The bounds take
+    # the input's dtype (truncated for integers, as MXNet casts them), so integer arrays clip too
+    x = inputs[0]
+    kctx.xp.clip(x, x.dtype.type(attrs["a_min"]), x.dtype.type(attrs["a_max"]), out=outputs[0])
 
 
 def _clip_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:

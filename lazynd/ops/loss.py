@@ -10,6 +10,7 @@ NDArray and Symbol.  ``BlockGrad`` passes values through and stops gradients.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,8 @@ _NORMALIZATION = Param(
 def _label_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
     dtype = in_types[0] or "float32"
     label = in_types[1] if len(in_types) > 1 and in_types[1] is not None else dtype
-    return [dtype, label][: len(in_types)], [dtype], aux_types
+    rest = [dtype] * (len(in_types) - 2)  # a head gradient (SoftmaxOutput's backward with out_grad)
+    return [dtype, label, *rest][: len(in_types)], [dtype], aux_types
 
 
 def _passthrough_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
@@ -63,6 +65,8 @@ def _softmax_output_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
     data, label = in_shapes
     if data is None:
         return in_shapes, [None], aux_shapes
+    if label is not None and tuple(label) == tuple(data):
+        return [tuple(data), tuple(label)], [tuple(data)], aux_shapes  # probabilities as labels
     label = merge_shape("SoftmaxOutput", "label", label, _softmax_label_shape(attrs, tuple(data)))
     return [tuple(data), label], [tuple(data)], aux_shapes
 
@@ -104,8 +108,16 @@ def _softmax_output_backward_rows(xp: Any, attrs: dict, p: Any, label: Any, grad
 
 def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
-    prob, label = inputs
+    prob, label = inputs[0], inputs[1]
     grad = outputs[0]
+    if label.shape == prob.shape:
+        # a probability per class as the label: (output - label) * grad_scale, weighted by the
+        # head gradient with out_grad (MXNet applies no normalization here)
+        xp.subtract(prob, label, out=grad)
+        grad *= grad.dtype.type(attrs["grad_scale"])
+        if attrs["out_grad"]:
+            grad *= inputs[2]
+        return
     p = _softmax_view(attrs, prob)
     axis = _softmax_axis(attrs, p.ndim)
     if (
@@ -138,10 +150,13 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
     if attrs["use_ignore"]:
         g *= valid[:, None, :]
     scale = attrs["grad_scale"]
-    if attrs["normalization"] == "batch":
-        scale /= prob.shape[0]
-    elif attrs["normalization"] == "valid":
+    if attrs["normalization"] == "valid":
         scale /= max(int(valid.sum()), 1)
+    else:
+        if attrs["multi_output"]:
+            scale /= g.shape[2]  # MXNet divides by the positions per sample unless normalizing by 'valid'
+        if attrs["normalization"] == "batch":
+            scale /= prob.shape[0]
     if scale != 1.0:
         g *= scale
     if not direct:
@@ -155,24 +170,40 @@ _SOFTMAX_PARAMS = {
     "use_ignore": Param(parse_bool, False, "give no gradient where the label is ignore_label"),
     "preserve_shape": Param(parse_bool, False, "softmax over the last axis, label shape = data.shape[:-1]"),
     "normalization": _NORMALIZATION,
-    "out_grad": Param(parse_bool, False, "accepted for MXNet compatibility; the head gradient is not used"),
+    "out_grad": Param(
+        parse_bool, False, "with probability labels, weight the gradient by the head gradient (which is then needed)"
+    ),
     "smooth_alpha": Param(
         parse_float, 0.0, "label smoothing: target 1 - alpha on the label, alpha / (classes - 1) elsewhere"
     ),
 }
 
+
+def _softmax_output_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    head = [out_grads[0]] if attrs["out_grad"] else []
+    return [F._backward_SoftmaxOutput(outputs[0], inputs[1], *head, **attrs), None]
+
+
+class _SoftmaxOutputDef(OpDef):
+    """``SoftmaxOutput``: a loss head, unless ``out_grad`` asks for the head gradient."""
+
+    def specialize(self, attrs: dict) -> OpDef:
+        if not attrs.get("out_grad"):
+            return self
+        weighted = copy.copy(self)
+        weighted.is_loss = False
+        return weighted
+
+
 register(
-    OpDef(
+    _SoftmaxOutputDef(
         "SoftmaxOutput",
         _softmax_output_forward,
         inputs=("data", "label"),
         params=_SOFTMAX_PARAMS,
         infer_shape=_softmax_output_shape,
         infer_type=_label_type,
-        gradient=lambda F, attrs, inputs, outputs, og: [
-            F._backward_SoftmaxOutput(outputs[0], inputs[1], **attrs),
-            None,
-        ],
+        gradient=_softmax_output_gradient,
         is_loss=True,
         aliases=("Softmax",),
         doc="Softmax in the forward pass; (softmax - one_hot(label)) * grad_scale as the gradient.",
@@ -182,7 +213,7 @@ register(
     OpDef(
         "_backward_SoftmaxOutput",
         _softmax_output_backward,
-        inputs=("output", "label"),
+        inputs=lambda attrs: ("output", "label", "head_grad") if attrs.get("out_grad") else ("output", "label"),
         params=_SOFTMAX_PARAMS,
         infer_shape=lambda attrs, s, a: (s, [s[0]], a),
         infer_type=_label_type,

@@ -293,7 +293,7 @@ register(
         params=dict(LEAKY_PARAMS),
         infer_shape=_leaky_infer,
         gradient=_leaky_gradient,
-        needs_random=True,  # rrelu draws its slopes in training
+        needs_random=lambda attrs: attrs["act_type"] == "rrelu",  # rrelu draws its slopes in training
         doc="Leaky rectifier: fixed slope (leaky), learned per-channel slope (prelu), elu, or a random "
         "slope in [lower_bound, upper_bound) in training and their mean at inference (rrelu).",
     )

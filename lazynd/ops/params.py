@@ -64,6 +64,8 @@ def parse_bool(value: Any) -> bool:
 
 def parse_shape(value: Any) -> tuple[int, ...]:
     value = _literal(value)
+    if isinstance(value, np.ndarray) and value.ndim <= 1:
+        value = value.tolist()  # a NumPy shape array, e.g. np.array(x.shape)
     if value is None:
         return ()
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):

@@ -264,21 +264,26 @@ def _upsample_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[lis
 
 
 def _upsample_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    grads, begin = [], 0
-    for x in inputs:
-        channels = x.shape[1]
-        start = 0 if attrs["multi_input_mode"] == "sum" else begin
-        grads.append(F._backward_UpSampling(out_grads[0], x, begin=start))
-        begin += channels
-    return grads
+    # input k's channels start after those of the inputs before it (concat), known only when shapes are
+    mode = attrs["multi_input_mode"]
+    return [
+        F._backward_UpSampling(out_grads[0], *inputs, index=k, multi_input_mode=mode, num_args=len(inputs) + 1)
+        for k in range(len(inputs))
+    ]
 
 
 def _upsample_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    dy, like = inputs
-    n, c, h, w = like.shape
+    dy, likes = inputs[0], inputs[1:]
+    index = attrs["index"]
+    n, c, h, w = likes[index].shape
+    begin = 0 if attrs["multi_input_mode"] == "sum" else sum(x.shape[1] for x in likes[:index])
     f = dy.shape[2] // h
-    part = dy[:, attrs["begin"] : attrs["begin"] + c]
+    part = dy[:, begin : begin + c]
     outputs[0][...] = part.reshape(n, c, h, f, w, f).sum(axis=(3, 5))
+
+
+def _upsample_backward_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    return in_shapes, [in_shapes[1 + attrs["index"]]], aux_shapes
 
 
 register(
@@ -296,9 +301,13 @@ register(
     OpDef(
         "_backward_UpSampling",
         _upsample_backward,
-        inputs=("out_grad", "like"),
-        params={"begin": Param(parse_int, 0, "first channel of this input in the output")},
-        infer_shape=lambda attrs, s, a: (s, [s[1]], a),
+        variadic=True,
+        params={
+            "index": Param(parse_int, 0, "which of UpSampling's inputs (after out_grad) this is the gradient of"),
+            "multi_input_mode": UPSAMPLING_PARAMS["multi_input_mode"],
+        },
+        infer_shape=_upsample_backward_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
         doc="Gradient of nearest UpSampling for one of its inputs.",
     )
 )

@@ -278,13 +278,13 @@ for _name in REDUCERS:
     )
 
 
-# -- arg-reductions: indices as floats in the input's dtype, as MXNet returns them --------------
+# -- arg-reductions: indices in the input's dtype, as MXNet returns them --------------
 def _arg_forward(name: str) -> Callable:
     largest = name in ("argmax", "argmax_channel")
 
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
-        axis = -1 if name == "argmax_channel" else attrs["axis"]
+        axis = _channel_axis(x.ndim) if name == "argmax_channel" else attrs["axis"]
         if x.size == 0:
             # an empty reduced axis has no answer; another empty axis gives an empty result (NumPy's rule)
             if axis is None:
@@ -305,7 +305,8 @@ def _arg_infer(name: str) -> Callable:
         if data is None:
             return in_shapes, [None], aux_shapes
         if name == "argmax_channel":
-            return in_shapes, [tuple(data[:-1]) or (1,)], aux_shapes
+            axis = _channel_axis(len(data))
+            return in_shapes, [tuple(data[:axis]) + tuple(data[axis + 1 :]) or (1,)], aux_shapes
         axis = attrs["axis"]
         if axis is None:
             return in_shapes, [(1,) * len(data) if attrs["keepdims"] else (1,)], aux_shapes
@@ -315,9 +316,14 @@ def _arg_infer(name: str) -> Callable:
     return infer
 
 
+def _channel_axis(ndim: int) -> int:
+    """The axis ``argmax_channel`` reduces: the channels, axis 1 (the only axis of a 1-d input)."""
+    return 1 if ndim > 1 else 0
+
+
 def _arg_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
-    dtype = in_types[0]
-    return in_types, [dtype if dtype in _FLOAT_NAMES else "float32"], aux_types
+    # MXNet gives the indices the input's dtype, integer inputs included
+    return in_types, [in_types[0]], aux_types
 
 
 for _name in ("argmax", "argmin", "argmax_channel"):
@@ -335,7 +341,7 @@ for _name in ("argmax", "argmin", "argmax_channel"):
             infer_type=_arg_type,
             gradient=lambda F, attrs, inputs, outputs, og: [None],
             doc=f"Indices of the {_name.replace('arg', '').replace('_channel', '')} along an axis"
-            + (" (the last one)" if _name == "argmax_channel" else "")
+            + (" (axis 1, the channels)" if _name == "argmax_channel" else "")
             + ".",
         )
     )

@@ -144,7 +144,7 @@ class OpDef:
         num_visible_outputs: int | Callable[[dict], int] | None = None,
         aliases: Sequence[str] = (),
         variadic: bool = False,
-        needs_random: bool = False,
+        needs_random: bool | Callable[[dict], bool] = False,
         is_loss: bool = False,
         writes_aux_in_train: bool = True,
         creates_output: bool = False,
@@ -199,6 +199,15 @@ class OpDef:
     def output_names(self, attrs: dict) -> list[str]:
         names = self._outputs(attrs) if callable(self._outputs) else self._outputs
         return list(names)
+
+    def draws_random(self, attrs: dict) -> bool:
+        """Whether a call with these parameters draws from its context's generator (and so writes its var).
+
+        ``needs_random`` is a flag, or a function of the parameters for an operator where only
+        some settings draw (``LeakyReLU``: only ``rrelu``).
+        """
+        needs = self.needs_random
+        return bool(needs(attrs)) if callable(needs) else needs
 
     def mutated_inputs(self, attrs: dict) -> tuple[int, ...]:
         """Indices of the inputs the kernel updates in place."""

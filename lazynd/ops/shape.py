@@ -134,6 +134,38 @@ def reshape_shape(spec: tuple[int, ...], dshape: tuple[int, ...], reverse: bool 
     return tuple(out)
 
 
+def _legacy_target_shape(target: tuple[int, ...], dshape: tuple[int, ...], keep_highest: bool) -> tuple[int, ...]:
+    """MXNet's older ``Reshape(target_shape=..., keep_highest=...)``: one 0 is inferred; keep_highest keeps dim 0.
+
+    Examples
+    --------
+    >>> _legacy_target_shape((5, 0, 2), (2, 3, 4), keep_highest=True)
+    (2, 6, 2)
+    """
+    out = list(target)
+    if keep_highest:
+        out[0] = dshape[0]
+    unknown = [i for i in range(1 if keep_highest else 0, len(out)) if out[i] == 0]
+    given = f"target_shape={tuple(target)} on input {tuple(dshape)}"
+    if len(unknown) > 1:
+        raise ShapeError(f"Reshape: only one 0 (inferred) is allowed, {given}")
+    total = math.prod(dshape)
+    if unknown and all(d > 0 for d in dshape):
+        rest = math.prod(d for i, d in enumerate(out) if i != unknown[0])
+        out[unknown[0]] = total // rest if rest else 0
+    if all(d > 0 for d in dshape) and math.prod(out) != total:
+        raise ShapeError(f"Reshape: {given} gives {tuple(out)} with {math.prod(out)} elements, expected {total}")
+    return tuple(out)
+
+
+def _reshape_rule(attrs: dict, dshape: tuple[int, ...]) -> tuple[int, ...]:
+    if attrs["shape"]:
+        return reshape_shape(attrs["shape"], dshape, attrs["reverse"])
+    if attrs["target_shape"]:
+        return _legacy_target_shape(attrs["target_shape"], dshape, attrs["keep_highest"])
+    raise OperatorError("Reshape: give shape (or the older target_shape), got neither")
+
+
 def _reshape_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     outputs[0][...] = inputs[0].reshape(outputs[0].shape)
 
@@ -143,10 +175,12 @@ register(
         "Reshape",
         _reshape_forward,
         params={
-            "shape": Param(parse_shape, REQUIRED, "target shape with codes 0, -1, -2, -3, -4"),
+            "shape": Param(parse_shape, (), "target shape with codes 0, -1, -2, -3, -4"),
             "reverse": Param(parse_bool, False, "apply the codes from the right"),
+            "target_shape": Param(parse_shape, (), "(older form) the target shape; one 0 is inferred"),
+            "keep_highest": Param(parse_bool, False, "(older form) keep dim 0 of the input, target_shape[0] ignored"),
         },
-        infer_shape=unary_infer(lambda attrs, s: reshape_shape(attrs["shape"], s, attrs["reverse"])),
+        infer_shape=unary_infer(_reshape_rule),
         gradient=_like_gradient,
         aliases=("reshape",),
         doc="Reshape with MXNet's special codes (0 copy, -1 infer, -2 rest, -3 merge, -4 split).",

@@ -188,6 +188,12 @@ def _argsort_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     outputs[0][...] = _argsort(kctx.xp, data, axis, attrs["is_ascend"])
 
 
+def _sort_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    """Each sorted value's gradient goes back to the position it came from (``topk`` of every element)."""
+    order = {"axis": attrs["axis"], "is_ascend": attrs["is_ascend"]}
+    return [F._backward_topk(out_grads[0], inputs[0], k=0, ret_typ="value", **order)]
+
+
 _SORT_PARAMS = {
     "axis": Param(optional(parse_int), -1, "the axis to sort; None flattens the input"),
     "is_ascend": Param(parse_bool, True, "ascending (True) or descending order"),
@@ -198,7 +204,7 @@ register(
         _sort_forward,
         params=dict(_SORT_PARAMS),
         infer_shape=_sort_shape,
-        gradient=lambda F, attrs, inputs, outputs, og: [None],
+        gradient=_sort_gradient,
         doc="Sorted copy along ``axis``.",
     )
 )

@@ -48,7 +48,7 @@ class VarAccess:
         self.mutated = op.mutated_inputs(attrs)
         self.aux_written = bool(is_train and op.aux and op.writes_aux_in_train)
         self.blas_var: Var | None = blas.BLAS_VAR if op.blas_heavy and ctx.device_type != "gpu" else None
-        self.random = op.needs_random
+        self.random = op.draws_random(attrs)
         self.plain = not (self.mutated or self.aux_written or self.blas_var is not None or self.random)
 
     def extra_writes(self, ctx: Context) -> list[Var]:

@@ -64,13 +64,15 @@ def pass_vars(executor: Any) -> None:
     args = [a.var for a in executor.arg_arrays]
     aux = [a.var for a in executor.aux_arrays]
     outputs = [o.var for o in executor.outputs]
+    # storage shared with other executors may hold their outputs (see Executor.reshape)
+    internal_writes = [internal, *executor._shared_output_vars()]
 
     def extra(order: list[int], is_train: bool) -> list[Var]:
         return pass_writes(graph, order, is_train, executor._node_context, entry_vars, internal)
 
     # a var both read and written is scheduled as a write (the engine deduplicates)
     executor._forward_vars = {
-        flag: (args + aux, outputs + [internal] + extra(executor._forward_order, flag)) for flag in (True, False)
+        flag: (args + aux, outputs + internal_writes + extra(executor._forward_order, flag)) for flag in (True, False)
     }
     grads = [g.var for g in executor.grad_arrays if g is not None]
-    executor._backward_vars = (args + aux + outputs, grads + [internal] + extra(executor._backward_order, True))
+    executor._backward_vars = (args + aux + outputs, grads + internal_writes + extra(executor._backward_order, True))

@@ -43,7 +43,15 @@ class Executor(PassRunner):
     """
 
     def __init__(
-        self, symbol: Any, ctx: Context, args: list, grads: list, reqs: list, aux: list, group2ctx: Any = None
+        self,
+        symbol: Any,
+        ctx: Context,
+        args: list,
+        grads: list,
+        reqs: list,
+        aux: list,
+        group2ctx: Any = None,
+        shared_memory: Executor | None = None,
     ) -> None:
         self._symbol = symbol
         self._ctx = ctx
@@ -59,7 +67,18 @@ class Executor(PassRunner):
         self._monitor = None
         self._monitor_active = None
         self._bulk = bulk_enabled()
+        # executors sharing storage blocks (MXNet's shared memory pool): one internal var, and each
+        # one's passes also write the others' outputs, which may lie in the same blocks
+        self._memory_group: list[Executor] = shared_memory._memory_group if shared_memory is not None else []
+        self._shared_blocks: list[tuple[Context, Any]] = (
+            list(shared_memory._blocks) if shared_memory is not None else []
+        )
+        self._blocks: list[tuple[Context, Any]] = []
         self._compile()
+        self._memory_group.append(self)
+        if len(self._memory_group) > 1:
+            for member in self._memory_group:
+                pass_vars(member)
 
     # -- compilation ---------------------------------------------------------------------------
     @staticmethod
@@ -112,6 +131,8 @@ class Executor(PassRunner):
         same = []
         self._head_grads = []
         for k, var in grad.head_grads if grad else []:
+            if id(var) not in graph.index:
+                continue  # no gradient reads this head's gradient (ceil, comparisons...): the caller need not give it
             same.append((graph.entry(graph.index[id(var)]), graph.heads[k]))
             self._head_grads.append((k, graph.entry(graph.index[id(var)])))
         wrt_index = {id(n): j for j, n in enumerate(arg_nodes)}
@@ -148,7 +169,8 @@ class Executor(PassRunner):
         graph, ctx = self._graph, self._ctx
         backend = get_backend(ctx)
         shapes, types = graph.attrs["shape"], graph.attrs["dtype"]
-        blocks = [backend.empty((max(size, 1),), "uint8") for size in graph.attrs["storage_bytes"]]
+        sizes = graph.attrs["storage_bytes"]
+        blocks = self._storage_blocks(sizes, [ctx] * len(sizes))
         buffers: list[Any] = [None] * graph.num_entries
         for eid, sid in enumerate(storage):
             if sid >= 0:
@@ -166,7 +188,7 @@ class Executor(PassRunner):
         for j, eid in self._direct_grads.items():
             buffers[eid] = self._grad_array(j).data_array
         self._buffers = buffers
-        self._internal = Var()
+        self._internal = self._memory_group[0]._internal if self._memory_group else Var()
         self.outputs = [nd.NDArray(buffers[e], Var(), ctx) for e in graph.heads[: self._n_outputs]]
         self._steps = {True: self._build(self._forward_order, True), False: self._build(self._forward_order, False)}
         self._backward_steps = self._build(self._backward_order, True)
@@ -182,6 +204,23 @@ class Executor(PassRunner):
         pass_vars(self)
         self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
 
+    def _storage_blocks(self, sizes: list[int], contexts: list[Context]) -> list[Any]:
+        """A byte block for each planned storage id: a shared executor's block where one is big enough."""
+        free = list(self._shared_blocks)
+        blocks = []
+        for size, where in zip(sizes, contexts, strict=True):
+            fits = [(b.nbytes, k) for k, (c, b) in enumerate(free) if c == where and b.nbytes >= size]
+            if fits:
+                blocks.append(free.pop(min(fits)[1])[1])  # the smallest that fits
+            else:
+                blocks.append(get_backend(where).empty((max(size, 1),), "uint8"))
+        self._blocks = list(zip(contexts, blocks, strict=True))
+        return blocks
+
+    def _shared_output_vars(self) -> list[Var]:
+        """The output vars of the executors this one shares storage with."""
+        return [o.var for member in self._memory_group if member is not self for o in member.outputs]
+
     def _build(self, order: list[int], is_train: bool) -> list[tuple]:
         """The steps ``(fn, kctx, attrs, ins, outs, aux, node)`` of the nodes in ``order``."""
         graph = self._graph
@@ -191,7 +230,7 @@ class Executor(PassRunner):
             op = node.opdef
             where = self._node_context(i)
             kctx = kernel_context(where, is_train)
-            if op.needs_random:
+            if op.draws_random(node.attrs):
                 kctx = with_generator(kctx, generator_for(where).generator)
             fn = kernel_for(op, where)
             entries = graph.input_entries(i)
@@ -245,7 +284,11 @@ class Executor(PassRunner):
                     raise LazyNDError(f"copy_params_from: {name!r} is not an {what} of the executor")
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **shapes: Any) -> Executor:
-        """A new executor for new input shapes, sharing this one's arrays where shapes allow."""
+        """A new executor for new input shapes, sharing this one's arrays where shapes allow.
+
+        As MXNet's, the new executor also takes its outputs and internal storage from this
+        one's blocks where they are big enough: running one overwrites the other's outputs.
+        """
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
         if arg_shapes is None:
             raise ShapeError(f"reshape: cannot infer every shape from {shapes}")
@@ -265,7 +308,9 @@ class Executor(PassRunner):
         args = [share(a, s) for a, s in zip(self.arg_arrays, arg_shapes, strict=False)]
         grads = [share(g, s) for g, s in zip(self.grad_arrays, arg_shapes, strict=False)]
         aux = [share(a, s) for a, s in zip(self.aux_arrays, aux_shapes, strict=False)]
-        return type(self)(self._symbol, self._ctx, args, grads, list(self.grad_req), aux, self._group2ctx)
+        return type(self)(
+            self._symbol, self._ctx, args, grads, list(self.grad_req), aux, self._group2ctx, shared_memory=self
+        )
 
     def debug_str(self) -> str:
         """The compiled graph: each entry with its storage id, and planned vs naive bytes."""

@@ -67,10 +67,7 @@ class PlacedExecutor(Executor):
         graph = self._graph
         entry_ctx = self._entry_contexts()
         shapes, types = graph.attrs["shape"], graph.attrs["dtype"]
-        blocks = [
-            get_backend(where).empty((max(size, 1),), "uint8")
-            for size, where in zip(graph.attrs["storage_bytes"], graph.attrs["storage_context"], strict=False)
-        ]
+        blocks = self._storage_blocks(list(graph.attrs["storage_bytes"]), list(graph.attrs["storage_context"]))
         buffers: list[Any] = [None] * graph.num_entries
         for eid, sid in enumerate(storage):
             if sid >= 0:
@@ -84,7 +81,7 @@ class PlacedExecutor(Executor):
         for j, eid in self._direct_grads.items():
             buffers[eid] = self._grad_array(j).data_array
         self._buffers = buffers
-        self._internal = Var()
+        self._internal = self._memory_group[0]._internal if self._memory_group else Var()
         self.outputs = [nd.NDArray(buffers[e], Var(), entry_ctx[e]) for e in graph.heads[: self._n_outputs]]
         self._push_target: dict[int, tuple[Context, str]] = {}
         self._step_ctx: dict[int, Context] = {}

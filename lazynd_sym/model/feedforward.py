@@ -40,8 +40,9 @@ def _create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -
 
     As in MXNet: one device needs no store unless it is distributed; a store
     created by name runs the optimizer (``update_on_kvstore``), except a
-    ``local`` store for parameters over 16M elements, where each device updates
-    its own copy from the summed gradients instead.  A store object runs the
+    ``local`` store for parameters over 16M elements and the ``local_allreduce_cpu`` /
+    ``local_allreduce_device`` stores, where each device updates its own copy from the
+    summed gradients instead.  A store object runs the
     optimizer when it has ``set_optimizer``; otherwise it only sums gradients.
     """
     if kvstore is None:
@@ -53,7 +54,9 @@ def _create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -
 
         store = lazynd_kv.create(kvstore)
         largest = max((int(np.prod(v.shape)) for v in arg_params.values()), default=0)
-        return store, not (kvstore == "local" and largest > LOCAL_UPDATE_LIMIT)
+        # MXNet 0.9's 'local_allreduce_cpu'/'_device' only sum: each device runs the optimizer
+        aggregate_only = "local_allreduce" in kvstore or (kvstore == "local" and largest > LOCAL_UPDATE_LIMIT)
+        return store, not aggregate_only
     for method in ("init", "push", "pull"):
         if not callable(getattr(kvstore, method, None)):
             raise DataError(

@@ -36,6 +36,13 @@ def _variable_hint(node: Any) -> Shape | None:
     return parse_shape_hint(text, f"variable {node.name!r}")
 
 
+def _given_over_hint(hint: Shape | None, given: Shape) -> Shape:
+    """A shape given at inference or bind replaces a variable's ``shape=`` hint (hint dims fill its zeros)."""
+    if hint is None or len(hint) != len(given):
+        return given
+    return tuple(g or h for g, h in zip(given, hint, strict=True))
+
+
 def infer_shape(
     graph: IndexedGraph, known: dict[int, Shape], same_shape: list[tuple[int, int]] | None = None
 ) -> list[Shape | None]:
@@ -57,8 +64,7 @@ def infer_shape(
         node = graph.nodes[i]
         shapes[graph.entry(i)] = _merge(node.name, node.name, _variable_hint(node), None)
     for eid, shape in known.items():
-        node_name = graph.entry_name(eid)
-        shapes[eid] = _merge(node_name, node_name, shapes[eid], shape)
+        shapes[eid] = _given_over_hint(shapes[eid], tuple(shape))
     op_nodes = [i for i, n in enumerate(graph.nodes) if n.op is not None]
     pairs = same_shape or []
     changed = True
@@ -89,6 +95,8 @@ def _apply_node(graph: IndexedGraph, i: int, shapes: list) -> bool:
     names = node.input_names()
     in_shapes = [shapes[e] for e in in_entries[:n_data]]
     aux_shapes = [shapes[e] for e in in_entries[n_data:]]
+    if in_shapes and all(s is None for s in in_shapes):
+        return False  # as MXNet's rules: nothing known of the inputs, nothing inferred (no half-made weights)
     try:
         new_in, new_out, new_aux = op.infer_shape(node.attrs, list(in_shapes), list(aux_shapes))
     except ShapeError as err:

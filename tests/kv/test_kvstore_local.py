@@ -346,3 +346,29 @@ def test_pushpull_with_mismatched_list_lengths_is_refused(kv):
     with pytest.raises(LazyNDError, match="priority must be an int"):
         kv.pushpull(1, mx.nd.ones(SHAPE), priority=None)
     np.testing.assert_array_equal(_pulled(kv, 1), np.ones(SHAPE, np.float32))
+
+
+@pytest.mark.parametrize(
+    "name, store_class",
+    [
+        ("local_update_cpu", "LocalStore"),
+        ("local_allreduce_cpu", "LocalStore"),
+        ("local_allreduce_device", "DeviceStore"),
+    ],
+)
+def test_mxnet_09_store_names_make_the_stores_that_do_that(name, store_class):
+    kv = lazynd_kv.create(name)
+    assert type(kv).__name__ == store_class and kv.type == name
+    kv.init(3, mx.nd.ones((2, 2)))
+    kv.push(3, [mx.nd.ones((2, 2)), mx.nd.ones((2, 2)) * 2])
+    out = mx.nd.zeros((2, 2))
+    kv.pull(3, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.full((2, 2), 3.0))
+
+
+@pytest.mark.parametrize("name, updates_on_store", [("local_update_cpu", True), ("local_allreduce_cpu", False)])
+def test_allreduce_stores_leave_the_update_to_each_device(name, updates_on_store):
+    from lazynd_sym.model.feedforward import _create_kvstore
+
+    _, update_on_kvstore = _create_kvstore(name, 2, {"w": mx.nd.ones((2, 2))})
+    assert update_on_kvstore is updates_on_store

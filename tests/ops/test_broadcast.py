@@ -94,3 +94,8 @@ def test_elementwise_sum_writes_into_out():
 def test_broadcast_cpu_and_gpu_agree():
     check_consistency("broadcast_to", [_data((1, 3)).astype(np.float32)], {"shape": (4, 3)})
     check_consistency("add_n", [_data((3, 3), seed=i).astype(np.float32) for i in range(3)])
+
+
+def test_broadcast_to_accepts_a_numpy_shape_array():
+    out = mx.nd.broadcast_to(mx.nd.ones((1, 3)), shape=np.array([2, 3]))
+    assert out.shape == (2, 3)

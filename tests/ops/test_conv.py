@@ -305,6 +305,14 @@ def test_deconvolution_target_shape_sets_output_size():
     assert y.shape == (1, 3, 8, 8)
 
 
+def test_deconvolution_target_shape_of_zeros_means_unset():
+    x, w = lazynd.nd.ones((1, 2, 4, 4)), lazynd.nd.ones((2, 3, 3, 3))
+    params = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), adj=(1, 1), num_filter=3, no_bias=True)
+    y = lazynd.nd.Deconvolution(x, w, target_shape=(0, 0), **params)
+    assert y.shape == (1, 3, 8, 8)  # 2 * (4 - 1) + 3 - 2 * 1 + 1: pad and adj are used
+    np.testing.assert_array_equal(y.asnumpy(), lazynd.nd.Deconvolution(x, w, **params).asnumpy())
+
+
 def test_deconvolution_gradient_matches_central_differences():
     rng = np.random.default_rng(7)
     x, w, b = rng.standard_normal((1, 2, 3, 2)), rng.standard_normal((2, 2, 2, 3)), rng.standard_normal(4)

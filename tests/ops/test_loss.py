@@ -72,7 +72,44 @@ def test_softmax_output_multi_output_uses_axis_1_and_spatial_labels(rng):
     assert_almost_equal(y.asnumpy(), np_softmax(x, 1), rtol=1e-5, atol=1e-6)
     grads = loss_gradient("SoftmaxOutput", [mx.nd.array(x), mx.nd.array(label)], multi_output=True)
     onehot = np.moveaxis(np.eye(3)[label], -1, 1)
-    assert_almost_equal(grads[0], np_softmax(x, 1) - onehot, rtol=1e-5, atol=1e-6)
+    # normalization 'null' still divides by the 4 positions per sample, as MXNet does
+    assert_almost_equal(grads[0], (np_softmax(x, 1) - onehot) / 4, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("normalization, divisor", [("null", 4), ("batch", 8), ("valid", 8)])
+def test_softmax_output_multi_output_normalization_matches_mxnet(rng, normalization, divisor):
+    x = rng.standard_normal((2, 3, 2, 2)).astype(np.float32)
+    label = rng.integers(0, 3, size=(2, 2, 2))
+    grads = loss_gradient(
+        "SoftmaxOutput", [mx.nd.array(x), mx.nd.array(label)], multi_output=True, normalization=normalization
+    )
+    onehot = np.moveaxis(np.eye(3)[label], -1, 1)
+    assert_almost_equal(grads[0], (np_softmax(x, 1) - onehot) / divisor, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_output_accepts_probabilities_as_labels(ctx):
+    import lazynd_sym as sym
+
+    x = np.array([[1, 2, 3], [1, 0, -1]], dtype=np.float32)
+    label = np.array([[0, 0.5, 0.5], [1, 0, 0]], dtype=np.float32)
+    out = sym.SoftmaxOutput(sym.Variable("x"), sym.Variable("l"), grad_scale=2)
+    ex = out.simple_bind(ctx, x=(2, 3), l=(2, 3))
+    ex.forward(is_train=True, x=mx.nd.array(x, ctx=ctx), l=mx.nd.array(label, ctx=ctx))
+    ex.backward()
+    assert_almost_equal(ex.grad_dict["x"].asnumpy(), (np_softmax(x) - label) * 2, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_output_out_grad_weights_the_gradient_by_the_head_gradient(ctx):
+    import lazynd_sym as sym
+
+    x = np.array([[1, 2, 3], [1, 0, -1]], dtype=np.float32)
+    label = np.array([[0, 0.5, 0.5], [1, 0, 0]], dtype=np.float32)
+    head = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
+    out = sym.SoftmaxOutput(sym.Variable("x"), sym.Variable("l"), grad_scale=2, out_grad=True)
+    ex = out.simple_bind(ctx, x=(2, 3), l=(2, 3))
+    ex.forward(is_train=True, x=mx.nd.array(x, ctx=ctx), l=mx.nd.array(label, ctx=ctx))
+    ex.backward(mx.nd.array(head, ctx=ctx))
+    assert_almost_equal(ex.grad_dict["x"].asnumpy(), (np_softmax(x) - label) * 2 * head, rtol=1e-5, atol=1e-6)
 
 
 def test_softmax_output_preserve_shape_uses_last_axis(rng):

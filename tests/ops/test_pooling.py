@@ -93,6 +93,24 @@ def test_upsampling_concatenates_inputs_scaled_to_a_common_size():
     np.testing.assert_allclose(y.asnumpy()[:, 1:], b.repeat(2, axis=2).repeat(2, axis=3).astype("float32"))
 
 
+@pytest.mark.parametrize("mode, b_channels", [("concat", 3), ("sum", 2)])
+def test_upsampling_binds_with_gradients_of_every_input(mode, b_channels):
+    import lazynd_sym as sym
+
+    out = sym.UpSampling(
+        sym.Variable("a"), sym.Variable("b"), scale=2, sample_type="nearest", multi_input_mode=mode, num_args=2
+    )
+    ex = out.simple_bind(lazynd.cpu(), a=(1, 2, 2, 2), b=(1, b_channels, 1, 1))
+    ex.forward(is_train=True)
+    head = np.arange(np.prod(ex.outputs[0].shape), dtype=np.float32).reshape(ex.outputs[0].shape)
+    ex.backward(lazynd.nd.array(head))
+    # each input's gradient sums the head over the pixels it was copied to (values MXNet 1.9.1 gives)
+    begin = 2 if mode == "concat" else 0
+    np.testing.assert_array_equal(ex.grad_dict["a"].asnumpy(), head[:, :2].reshape(1, 2, 2, 2, 2, 2).sum(axis=(3, 5)))
+    expected_b = head[:, begin : begin + b_channels].sum(axis=(2, 3), keepdims=True)
+    np.testing.assert_array_equal(ex.grad_dict["b"].asnumpy(), expected_b)
+
+
 @pytest.mark.parametrize("stride, pad", [((0, 0), (0, 0)), ((1, 0), (0, 0)), ((1, 1), (-1, 0))])
 def test_zero_stride_or_negative_pad_is_an_operator_error(stride, pad):
     x = lazynd.nd.ones((1, 1, 4, 4))

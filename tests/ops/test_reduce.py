@@ -140,6 +140,20 @@ def test_argmax_channel_reduces_the_last_axis(ctx):
     check_forward("argmax_channel", [x], {}, lambda v: np.argmax(v, axis=-1).astype(np.float32), ctx=ctx)
 
 
+def test_argmax_channel_reduces_axis_1_of_a_3d_input(ctx):
+    x = _data("float32", shape=(2, 3, 4))
+    out = check_forward("argmax_channel", [x], {}, lambda v: np.argmax(v, axis=1).astype(np.float32), ctx=ctx)
+    assert out[0].shape == (2, 4)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_arg_reductions_of_integers_give_indices_in_the_input_dtype(name, ctx):
+    x = np.array([[1, 3, 2], [4, 0, 9]], dtype=np.int32)
+    out = getattr(mx.nd, name)(mx.nd.array(x, ctx=ctx, dtype="int32"), axis=1)
+    assert out.dtype == np.int32  # as MXNet 1.9.1 (and 0.9's same-dtype rule)
+    np.testing.assert_array_equal(out.asnumpy(), getattr(np, name)(x, axis=1))
+
+
 def test_arg_reductions_have_no_gradient():
     assert mx.nd.argmax  # registered
     from lazynd.ops import registry

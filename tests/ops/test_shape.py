@@ -70,7 +70,7 @@ def test_reshape_rejects_a_split_that_does_not_divide():
 
 
 def test_reshape_requires_shape_param():
-    with pytest.raises(OperatorError, match="required parameter 'shape'"):
+    with pytest.raises(OperatorError, match=r"Reshape: give shape \(or the older target_shape\), got neither"):
         mx.nd.Reshape(mx.nd.array(rand(2, 3)))
 
 
@@ -188,3 +188,18 @@ def test_pad_rejects_reflection_wider_than_axis():
 def test_pad_rejects_unknown_mode():
     with pytest.raises(OperatorError, match="Pad: invalid value 'wrap' for parameter 'mode'"):
         mx.nd.Pad(mx.nd.array(rand(1, 1, 2, 2)), mode="wrap", pad_width=(0,) * 8)
+
+
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ({"target_shape": (0, 12)}, (2, 12)),
+        ({"target_shape": (4, 0)}, (4, 6)),
+        ({"target_shape": (5, 0, 2), "keep_highest": True}, (2, 6, 2)),
+    ],
+)
+def test_reshape_accepts_the_older_target_shape_and_keep_highest(params, expected):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    out = mx.nd.Reshape(mx.nd.array(x), **params)
+    assert out.shape == expected  # the shapes MXNet 1.9.1 gives
+    np.testing.assert_array_equal(out.asnumpy(), x.reshape(expected))

@@ -95,6 +95,13 @@ def test_sort_matches_numpy(axis, ascend, ctx):
     check_forward("sort", [x], {"axis": axis, "is_ascend": ascend}, reference, ctx=ctx)
 
 
+@pytest.mark.parametrize("axis", [-1, 0, None])
+@pytest.mark.parametrize("ascend", [True, False])
+def test_sort_gradient_goes_back_to_each_value_s_position(axis, ascend):
+    grads = check_gradient("sort", [distinct(3, 4)], {"axis": axis, "is_ascend": ascend})
+    assert grads[0] is not None and np.abs(grads[0]).sum() > 0
+
+
 @pytest.mark.parametrize("axis", [-1, 0])
 @pytest.mark.parametrize("ascend", [True, False])
 def test_argsort_matches_numpy(axis, ascend, ctx):

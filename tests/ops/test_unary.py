@@ -206,3 +206,23 @@ def test_cast_gradient_has_the_input_dtype_in_a_graph():
     grad = exe.grad_dict["x"]
     assert grad.dtype == np.float16
     np.testing.assert_array_equal(grad.asnumpy(), head.astype(np.float16))
+
+
+def test_rint_rounds_halves_down_as_mxnet(ctx):
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.6, -2.6, 3.0], dtype=np.float32)
+    out = mx.nd.rint(mx.nd.array(x, ctx=ctx)).asnumpy()
+    np.testing.assert_array_equal(out, [-3, -2, -1, 0, 1, 2, 3, -3, 3])  # MXNet 1.9.1's values
+
+
+@pytest.mark.parametrize(
+    "op, params, expected",
+    [
+        ("rint", {}, [[1, 3, 2], [4, 0, 9]]),
+        ("clip", {"a_min": 1, "a_max": 3}, [[1, 3, 2], [3, 1, 3]]),
+    ],
+)
+def test_rint_and_clip_work_on_int32(op, params, expected, ctx):
+    x = mx.nd.array([[1, 3, 2], [4, 0, 9]], ctx=ctx, dtype="int32")
+    out = getattr(mx.nd, op)(x, **params)
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out.asnumpy(), expected)

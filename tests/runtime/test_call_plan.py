@@ -60,6 +60,16 @@ def test_an_executor_writes_the_generator_var_only_in_the_passes_that_draw() -> 
     assert generator_for(mx.cpu()).var in ex._forward_vars[True][1]
 
 
+@pytest.mark.parametrize("act_type, draws", [("leaky", False), ("elu", False), ("prelu", False), ("rrelu", True)])
+def test_leaky_relu_writes_the_generator_var_only_for_rrelu(act_type: str, draws: bool) -> None:
+    op = registry.get("LeakyReLU")
+    access = VarAccess(op, op.parse({"act_type": act_type}), mx.cpu(), True)
+    assert access.random is draws and access.plain is not draws
+    ex = sym.LeakyReLU(sym.Variable("data"), act_type=act_type, name="act").simple_bind(mx.cpu(), data=(2, 3))
+    writes = ex._forward_vars[True][1] + ex._backward_vars[1]
+    assert (generator_for(mx.cpu()).var in writes) is draws
+
+
 def test_an_executor_writes_the_auxiliary_states_it_updates_in_training_only() -> None:
     net = sym.BatchNorm(sym.Variable("data"), name="bn")
     ex = net.simple_bind(mx.cpu(), data=(4, 3))

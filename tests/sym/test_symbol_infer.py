@@ -25,7 +25,7 @@ def test_incomplete_inference_returns_nones_and_partial_keeps_known():
     net = sym.dot(a, b)
     assert net.infer_shape(A=(2, 3)) == (None, None, None)
     args, outs, _ = net.infer_shape_partial(A=(2, 3))
-    assert args[0] == (2, 3) and args[1] is None
+    assert args[0] == (2, 3) and args[1] == ()  # MXNet writes an unknown shape as ()
 
 
 def test_inconsistent_shape_error_names_node_and_shapes():
@@ -43,3 +43,15 @@ def test_infer_type_propagates_dtype():
     y = sym.Variable("x") + 1
     assert y.infer_type(x=np.float64) == ([np.float64], [np.float64], [])
     assert y.infer_type() == (None, None, None)
+
+
+def test_given_shape_overrides_the_variable_shape_hint():
+    y = sym.Variable("a", shape=(2, 3)) * 2
+    assert y.infer_shape(a=(4, 5)) == ([(4, 5)], [(4, 5)], [])
+
+
+def test_partial_inference_leaves_shapes_of_unknown_inputs_as_empty_tuples():
+    fc = sym.FullyConnected(sym.Variable("x"), num_hidden=128, name="fc")
+    assert fc.infer_shape_partial() == ([(), (), ()], [()], [])
+    # unknown dimensions of a known rank stay 0, as in MXNet 1.9.1
+    assert fc.infer_shape_partial(x=(0, 10)) == ([(0, 10), (128, 10), (128,)], [(0, 128)], [])

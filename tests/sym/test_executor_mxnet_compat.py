@@ -1,0 +1,106 @@
+"""Executors behave as MXNet's where programs notice: unused head gradients, reshape's sharing, binding errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.errors import LazyNDError
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x, y: sym.ceil(x),
+        lambda x, y: sym.floor(x),
+        lambda x, y: sym.round(x),
+        lambda x, y: sym.rint(x),
+        lambda x, y: sym.fix(x),
+        lambda x, y: x == y,
+        lambda x, y: x > y,
+    ],
+    ids=["ceil", "floor", "round", "rint", "fix", "equal", "greater"],
+)
+def test_bind_with_gradients_when_no_gradient_reads_the_head_gradient(make):
+    x, y = sym.Variable("x"), sym.Variable("y")
+    out = make(x, y)
+    shapes = {name: (2, 3) for name in out.list_arguments()}
+    ex = out.simple_bind(mx.cpu(), **shapes)
+    for arr in ex.arg_arrays:
+        arr[:] = np.arange(6).reshape(2, 3) * 0.7
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((2, 3)))
+    for grad in ex.grad_arrays:
+        np.testing.assert_array_equal(grad.asnumpy(), np.zeros((2, 3)))
+    ex.backward()  # MXNet does not ask for a head gradient no gradient reads
+    for grad in ex.grad_arrays:
+        np.testing.assert_array_equal(grad.asnumpy(), np.zeros((2, 3)))
+
+
+def test_batchnorm_with_mean_var_outputs_binds_with_gradients():
+    data = sym.Variable("x")
+    out = sym.BatchNorm(data, output_mean_var=True, name="bn")
+    ex = out.simple_bind(mx.cpu(), x=(4, 3))
+    ex.arg_dict["x"][:] = np.arange(12, dtype=np.float32).reshape(4, 3)
+    ex.arg_dict["bn_gamma"][:] = 1
+    ex.forward(is_train=True)
+    head = np.arange(12, dtype=np.float32).reshape(4, 3)
+    ex.backward([mx.nd.array(head)])
+    # d/dbeta of sum(head * out) is the column sum of head (values MXNet 1.9.1 gives)
+    np.testing.assert_allclose(ex.grad_dict["bn_beta"].asnumpy(), [18, 22, 26])
+    np.testing.assert_array_equal(ex.grad_dict["bn_gamma"].asnumpy(), [0, 0, 0])
+
+
+def test_backward_without_out_grads_for_a_non_loss_head_is_a_clear_error():
+    x = sym.Variable("x")
+    ex = (x * 2).simple_bind(mx.cpu(), x=(2,))
+    ex.forward(is_train=True)
+    with pytest.raises(LazyNDError, match="out_grads"):
+        ex.backward()
+
+
+def _mlp():
+    data = sym.Variable("data")
+    hidden = sym.relu(sym.FullyConnected(data, num_hidden=8, name="fc1"))
+    return sym.FullyConnected(hidden, num_hidden=3, name="fc2")
+
+
+def test_reshape_shares_outputs_and_internal_storage_with_the_original():
+    ex = _mlp().simple_bind(mx.cpu(), data=(6, 5))
+    small = ex.reshape(data=(2, 5))
+    original = [block for _, block in ex._blocks]
+    assert any(np.shares_memory(small.outputs[0].data_array, block) for block in original)
+    # every storage block of the smaller executor is one of the original's: nothing new is allocated
+    assert all(any(block is old for old in original) for _, block in small._blocks)
+
+
+def test_executors_sharing_storage_compute_correct_values_in_turn():
+    rng = np.random.default_rng(0)
+    ex = _mlp().simple_bind(mx.cpu(), data=(6, 5))
+    for arr in ex.arg_arrays:
+        arr[:] = rng.standard_normal(arr.shape)
+    small = ex.reshape(data=(2, 5))
+    x_big, x_small = rng.standard_normal((6, 5)), rng.standard_normal((2, 5))
+    w1, b1, w2, b2 = (ex.arg_dict[n].asnumpy() for n in ("fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"))
+
+    def reference(x):
+        return np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+
+    big_out = ex.forward(is_train=True, data=mx.nd.array(x_big))[0]
+    np.testing.assert_allclose(big_out.asnumpy(), reference(x_big), rtol=1e-4, atol=1e-5)
+    small_out = small.forward(is_train=True, data=mx.nd.array(x_small))[0]
+    np.testing.assert_allclose(small_out.asnumpy(), reference(x_small), rtol=1e-4, atol=1e-5)
+    small.backward(mx.nd.ones((2, 3)))
+    expected_bias_grad = np.full(3, 2.0)
+    np.testing.assert_allclose(small.grad_dict["fc2_bias"].asnumpy(), expected_bias_grad, rtol=1e-6)
+    np.testing.assert_allclose(ex.forward(data=mx.nd.array(x_big))[0].asnumpy(), reference(x_big), rtol=1e-4, atol=1e-5)
+
+
+def test_two_variables_of_one_name_bound_by_position_is_a_clear_error():
+    twice = sym.Variable("a") + sym.Variable("a")
+    with pytest.raises(LazyNDError, match=r"bind: argument names \['a'\] appear more than once"):
+        twice.bind(mx.cpu(), [mx.nd.ones((2,)), mx.nd.ones((2,))])
+    with pytest.raises(LazyNDError, match=r"simple_bind: argument names \['a'\] appear more than once"):
+        twice.simple_bind(mx.cpu(), a=(2,))
