@@ -14,7 +14,7 @@ import pytest
 
 import lazynd as mx
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PRIVATE = ("_data", "_var", "_ctx")
 
 

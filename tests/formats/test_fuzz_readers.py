@@ -30,7 +30,7 @@ def _limit_address_space() -> None:
 @pytest.mark.parametrize("fmt", ["ndarray", "symbol", "checkpoint", "recordio", "idx", "image"])
 def test_damaged_files_load_or_raise_a_lazynd_error_naming_the_file(fmt: str) -> None:
     # the worker must import this checkout's lazynd, wherever the installed one lives
-    python_path = os.pathsep.join(filter(None, [str(WORKER.parents[1]), os.environ.get("PYTHONPATH")]))
+    python_path = os.pathsep.join(filter(None, [str(WORKER.parents[2]), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": python_path, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
         [sys.executable, str(WORKER), fmt, str(CASES_PER_FORMAT)],

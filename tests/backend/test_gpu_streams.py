@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_engine_differential import _run_program
+from engine.test_engine_differential import _run_program
 
 import lazynd as mx
 

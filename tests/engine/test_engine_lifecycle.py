@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 # the fresh interpreter imports lazynd from this checkout, not from wherever it is installed
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run_fresh(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
