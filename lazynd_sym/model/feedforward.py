@@ -134,6 +134,13 @@ class FeedForward(InferenceMixin):
         self._pred_exec: Any = None
 
     # -- parameters ------------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickles: everything but the prediction executor (rebuilt on the next predict)."""
+        state = dict(self.__dict__)
+        state["_pred_exec"] = None
+        return state
+
     def _param_names(self, input_names: Sequence[str]) -> list[str]:
         return [n for n in self.symbol.list_arguments() if n not in input_names]
 

@@ -67,6 +67,7 @@ class InferenceMixin:
         batch_end_callback: Any,
         epoch: int = 0,
         reset: bool = True,
+        inputs: list | None = None,
     ) -> list[list[np.ndarray]]:
         if reset:
             data.reset()
@@ -83,10 +84,20 @@ class InferenceMixin:
             else:
                 keep = batch.data[0].shape[0] - (batch.pad or 0)
                 outputs.append([out.asnumpy()[:keep] for out in executor.outputs])
+                if inputs is not None:
+                    inputs.append(
+                        (
+                            [d.asnumpy()[:keep] for d in batch.data],
+                            [lab.asnumpy()[:keep] for lab in (batch.label or [])],
+                        )
+                    )
         return outputs
 
-    def predict(self, X: Any, num_batch: int | None = None, reset: bool = True) -> np.ndarray | list[np.ndarray]:
+    def predict(self, X: Any, num_batch: int | None = None, return_data: bool = False, reset: bool = True) -> Any:
         """Outputs of the network on ``X`` (NumPy), one array per output, padding removed.
+
+        With ``return_data=True`` (as MXNet's): ``(outputs, data, label)``, the inputs and labels
+        of the batches that were run, in the same order and with the same padding removed.
 
         Examples
         --------
@@ -95,11 +106,19 @@ class InferenceMixin:
         (10000, 10)
         """
         data = init_iter(X, None, self.numpy_batch_size, is_train=False)
-        batches = self._run(data, None, num_batch, None, reset=reset)
+        inputs: list | None = [] if return_data else None
+        batches = self._run(data, None, num_batch, None, reset=reset, inputs=inputs)
         if not batches:
             raise DataError("FeedForward.predict: the data gave no batches")
-        merged = [np.concatenate([b[k] for b in batches]) for k in range(len(batches[0]))]
-        return merged[0] if len(merged) == 1 else merged
+
+        def merge(parts: list[list[np.ndarray]]) -> np.ndarray | list[np.ndarray]:
+            merged = [np.concatenate([p[k] for p in parts]) for k in range(len(parts[0]))] if parts[0] else []
+            return merged[0] if len(merged) == 1 else merged
+
+        outputs = merge(batches)
+        if inputs is None:
+            return outputs
+        return outputs, merge([d for d, _ in inputs]), merge([lab for _, lab in inputs])
 
     def score(
         self,

@@ -221,3 +221,42 @@ def test_fit_accepts_a_lazynd_kv_local_store_object() -> None:
     ff = FeedForward(_net(), num_epoch=1, numpy_batch_size=40, progress_bar=False)
     ff.fit(data, label, kvstore=lazynd_kv.create("local"))
     assert sorted(ff.arg_params) == ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"]
+
+
+def _small_model() -> tuple:
+    import numpy as np
+
+    import lazynd as mx
+
+    rng = np.random.default_rng(0)
+    x = rng.random((22, 4), dtype=np.float32)
+    y = rng.integers(0, 3, 22).astype(np.float32)
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3), name="softmax")
+    model = mx.model.FeedForward(net, num_epoch=1)
+    model.fit(mx.io.NDArrayIter(x, y, batch_size=5))
+    return model, x, y
+
+
+def test_a_model_pickles_after_predict() -> None:
+    import pickle
+
+    import numpy as np
+
+    import lazynd as mx
+
+    model, x, y = _small_model()
+    before = model.predict(mx.io.NDArrayIter(x, y, batch_size=5))
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_allclose(again.predict(mx.io.NDArrayIter(x, y, batch_size=5)), before)
+
+
+def test_predict_returns_the_data_and_labels_it_ran_when_asked() -> None:
+    import numpy as np
+
+    import lazynd as mx
+
+    model, x, y = _small_model()
+    outputs, data, label = model.predict(mx.io.NDArrayIter(x, y, batch_size=5), return_data=True)
+    assert outputs.shape == (22, 3)  # the padding of the last batch removed
+    np.testing.assert_array_equal(data, x)
+    np.testing.assert_array_equal(label, y)
