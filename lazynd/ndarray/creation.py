@@ -143,7 +143,8 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
         np.copyto(data, host, casting="unsafe")  # a snapshot: the caller may change source later
         return dispatch.NDArray(data, Var(), ctx)
     out = new_array(host.shape, dt, ctx)
-    staged = dispatch.NDArray(np.array(host, dtype=dt, copy=True), Var(), Context("cpu", 0))
+    backend: Any = get_backend(ctx)  # the CUDA backend: the snapshot lands in page-locked memory
+    staged = dispatch.NDArray(backend.snapshot_for_device(host, dt), Var(), Context("cpu", 0))
     return staged.copyto(out)
 
 

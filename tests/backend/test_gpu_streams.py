@@ -204,3 +204,15 @@ def test_a_host_to_device_copy_returns_before_the_transfer_ends() -> None:
     assert STAGING.available, "page-locked staging memory could not be allocated"
     assert not _backend().streams["h2d"].done, "the copy ran synchronously (pageable memory?)"
     assert float(target[-1].asscalar()) == 1.0
+
+
+@needs_async
+def test_an_array_made_from_host_data_is_staged_once_in_page_locked_memory() -> None:
+    from lazynd.backend.cuda.copies import STAGING, pinned_memory_of
+
+    host = np.arange(1 << 20, dtype=np.float32)
+    snapshot = STAGING.snapshot(host, np.float32)
+    assert pinned_memory_of(snapshot) is not None and pinned_memory_of(host) is None
+    on_gpu = mx.nd.array(host, ctx=mx.gpu(0))
+    host[:] = -1  # the snapshot was taken at the call
+    assert float(on_gpu[12345].asscalar()) == 12345.0

@@ -172,6 +172,11 @@ class CupyBackend(Backend):
 
         cupyx.scatter_add(target, index, values)
 
+    def snapshot_for_device(self, host: np.ndarray, dtype: Any) -> np.ndarray:
+        """A copy of ``host`` to be copied to this device: in page-locked memory when possible, so
+        the host->device copy is asynchronous and needs no second host copy."""
+        return copies.STAGING.snapshot(host, dtype)
+
     # -- copies (run through ``wrap`` on the h2d, d2h or compute stream) --------------------------
     copy_from_host = staticmethod(copies.copy_from_host)
     copy_to_host = staticmethod(copies.copy_to_host)

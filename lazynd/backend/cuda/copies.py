@@ -50,6 +50,18 @@ class PinnedStaging:
             return None
         return memory, np.frombuffer(memory, dtype=np.uint8, count=nbytes)
 
+    def snapshot(self, host: np.ndarray, dtype: Any) -> np.ndarray:
+        """A C-contiguous copy of ``host`` as ``dtype``, in page-locked memory when it can be had:
+        copied from there, a host->device copy needs no second host copy."""
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(host.shape, dtype=np.int64)) * dtype.itemsize
+        staged = self.take(nbytes) if nbytes else None
+        if staged is None:
+            return np.array(host, dtype=dtype, copy=True, order="C")
+        pinned = staged[1].view(dtype).reshape(host.shape)
+        np.copyto(pinned, host, casting="unsafe")
+        return pinned
+
     def in_flight(self, memory: Any, event: Any) -> None:
         """Keep ``memory`` until ``event`` (recorded after the copy that reads it) has happened."""
         with self._lock:
@@ -57,6 +69,18 @@ class PinnedStaging:
 
 
 STAGING = PinnedStaging()
+
+
+def pinned_memory_of(array: np.ndarray) -> Any:
+    """The page-locked CuPy memory that ``array`` views (the root of its ``base`` chain), or None."""
+    root: Any = array
+    while isinstance(root, np.ndarray) and root.base is not None:
+        root = root.base
+    if isinstance(root, np.ndarray) or root is None:  # NumPy owns the memory: pageable
+        return None
+    import cupy
+
+    return root if isinstance(root, cupy.cuda.PinnedMemoryPointer) else None
 
 
 def copy_from_host(src: np.ndarray, dst: Any) -> None:
@@ -69,6 +93,12 @@ def copy_from_host(src: np.ndarray, dst: Any) -> None:
     if not dst.flags.c_contiguous:
         dst[...] = cupy.asarray(src)
         return
+    stream = cupy.cuda.get_current_stream()
+    memory = pinned_memory_of(src) if STAGING.available else None
+    if memory is not None:  # already page-locked (a snapshot made by ``mx.nd.array``)
+        dst.set(src, stream=stream)
+        STAGING.in_flight(memory, stream.record())
+        return
     staged = STAGING.take(src.nbytes) if src.nbytes else None
     if staged is None:
         dst.set(src)
@@ -76,7 +106,6 @@ def copy_from_host(src: np.ndarray, dst: Any) -> None:
     memory, view = staged
     pinned = view.view(src.dtype).reshape(src.shape)
     np.copyto(pinned, src)
-    stream = cupy.cuda.get_current_stream()
     dst.set(pinned, stream=stream)
     STAGING.in_flight(memory, stream.record())
 
