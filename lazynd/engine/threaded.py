@@ -27,7 +27,7 @@ from typing import Any
 
 from .base import Engine, synchronize_devices
 from .operation import Operation, split_vars
-from .policy import SchedulingPolicy, make_policy
+from .policy import STALLED_BACKLOG_S, SchedulingPolicy, make_policy
 from .var import Var
 
 _claim_all = Var.claim_all
@@ -66,6 +66,14 @@ class ThreadedEngine(Engine):
         self._idle = threading.Condition(self._lock)  # notified when ``_pending`` drops to 0
         self._pending = 0  # pushed and not completed (inline ops excluded)
         self._idle_waiters = 0  # threads in wait_idle waiting on ``_idle``
+        # the bounded backlog (see :meth:`_drain_backlog`): pushers wait on ``_drained``, notified
+        # when ``_pending`` drops to ``_resume_backlog``; ``_backlog_stalled`` lifts the bound
+        # until then
+        self._max_backlog = self.policy.max_backlog
+        self._resume_backlog = self.policy.resume_backlog
+        self._drained = threading.Condition(self._lock)
+        self._drain_waiters = 0
+        self._backlog_stalled = False
         self._cpu_queue: SimpleQueue[Operation | None] = SimpleQueue()
         self._device_queues: dict[Any, SimpleQueue[Operation | None]] = {}
         self._threads: list[threading.Thread] = []
@@ -198,6 +206,28 @@ class ThreadedEngine(Engine):
             lock.release()
         if handoff is not None:
             cpu_queue.put(handoff)
+        if self._max_backlog and self._pending > self._max_backlog and not self._backlog_stalled:
+            self._drain_backlog()
+
+    def _drain_backlog(self) -> None:
+        """Sleep until at most ``resume_backlog`` operations are pending (the policy's bounded backlog).
+
+        This thread does not run pending operations itself meanwhile: one of them may wait for
+        something this thread does later.  For the same reason it gives up, and lifts the bound
+        until the backlog drains, when no operation completes for :data:`STALLED_BACKLOG_S`.
+        """
+        resume = self._resume_backlog
+        with self._lock:
+            self._drain_waiters += 1
+            try:
+                while self._pending > resume:
+                    before = self._pending
+                    self._drained.wait(STALLED_BACKLOG_S)
+                    if self._pending >= before:  # nothing completed meanwhile: stalled
+                        self._backlog_stalled = True
+                        return
+            finally:
+                self._drain_waiters -= 1
 
     # -- completing ----------------------------------------------------------------------------
     def _complete(self, op: Operation, keep_for: SimpleQueue | None = None) -> Operation | None:
@@ -213,6 +243,10 @@ class ThreadedEngine(Engine):
             self.policy.completed(op)
             _release_all(op.reads, op.writes, ready)
             self._pending -= 1
+            if self._pending <= self._resume_backlog:
+                self._backlog_stalled = False
+                if self._drain_waiters:
+                    self._drained.notify_all()
             for r in ready:
                 if r.fn is None:  # a wait marker among them: complete it (and what it grants)
                     self._finish_markers(ready)
