@@ -71,16 +71,25 @@ class PinnedStaging:
 STAGING = PinnedStaging()
 
 
-def pinned_memory_of(array: np.ndarray) -> Any:
-    """The page-locked CuPy memory that ``array`` views (the root of its ``base`` chain), or None."""
+def buffer_owner(array: np.ndarray) -> Any:
+    """The object that exported the memory ``array`` views: the end of its ``base`` chain, through
+    the ``memoryview`` that ``np.frombuffer`` keeps; None when NumPy allocated the memory itself."""
     root: Any = array
     while isinstance(root, np.ndarray) and root.base is not None:
         root = root.base
-    if isinstance(root, np.ndarray) or root is None:  # NumPy owns the memory: pageable
+    if isinstance(root, memoryview):
+        return root.obj
+    return None if isinstance(root, np.ndarray) else root
+
+
+def pinned_memory_of(array: np.ndarray) -> Any:
+    """The page-locked CuPy memory that ``array`` views, or None (pageable memory)."""
+    owner = buffer_owner(array)
+    if owner is None:
         return None
     import cupy
 
-    return root if isinstance(root, cupy.cuda.PinnedMemoryPointer) else None
+    return owner if isinstance(owner, cupy.cuda.PinnedMemoryPointer) else None
 
 
 def copy_from_host(src: np.ndarray, dst: Any) -> None:
