@@ -24,7 +24,7 @@ from ..engine import get_engine
 from ..errors import FormatError, OperatorError
 from ..ndarray.dispatch import new_array
 from .header import claimed_size, decoded_channels, image_size, is_png_or_jpeg
-from .limits import check_pixels
+from .limits import LIMIT_IN_FORCE, check_pixels, max_image_pixels
 
 __all__ = ["decode_checked", "imdecode", "imread"]
 
@@ -80,14 +80,14 @@ def _decode_flag(flag: int, to_rgb: bool) -> tuple[int, bool]:
     return cv.IMREAD_UNCHANGED, to_rgb
 
 
-def check_header(data: np.ndarray, source: str) -> None:
+def check_header(data: np.ndarray, source: str, limit: Any = LIMIT_IN_FORCE) -> None:
     """Refuse, before anything is allocated, an empty buffer, a PNG or JPEG whose header gives
     no size, and an image claiming more than ``lazynd.image.MAX_IMAGE_PIXELS`` pixels."""
     if data.size == 0:
         raise FormatError(f"imdecode: {source} is empty (0 bytes); expected an encoded image")
     claimed = claimed_size(data.data)
     if claimed is not None:
-        check_pixels(claimed[0], claimed[1], source)
+        check_pixels(claimed[0], claimed[1], source, limit)
     elif is_png_or_jpeg(data.data):
         raise FormatError(
             f"imdecode: {source} starts like a PNG or JPEG but its header gives no image size "
@@ -95,7 +95,7 @@ def check_header(data: np.ndarray, source: str) -> None:
         )
 
 
-def _decode_now(data: np.ndarray, cv_flag: int, source: str) -> np.ndarray:
+def _decode_now(data: np.ndarray, cv_flag: int, source: str, limit: Any = LIMIT_IN_FORCE) -> np.ndarray:
     cv = opencv()
     try:
         img = cv.imdecode(data, cv_flag)
@@ -105,7 +105,7 @@ def _decode_now(data: np.ndarray, cv_flag: int, source: str) -> np.ndarray:
     if img is None:
         raise FormatError(f"imdecode: cannot decode {source}: not a valid image ({data.size} bytes)")
     # formats without a header we read (BMP, TIFF...) meet the limit here, after OpenCV's own
-    check_pixels(img.shape[0], img.shape[1], source)
+    check_pixels(img.shape[0], img.shape[1], source, limit)
     return img
 
 
@@ -118,8 +118,8 @@ def decode_checked(data: np.ndarray, cv_flag: int, source: str) -> np.ndarray:
     return _decode_now(data, cv_flag, source)
 
 
-def _decode_into(data: np.ndarray, cv_flag: int, swap_channels: bool, out: np.ndarray, source: str) -> None:
-    img = _decode_now(data, cv_flag, source)
+def _decode_into(data: np.ndarray, cv_flag: int, swap_channels: bool, out: np.ndarray, source: str, limit: Any) -> None:
+    img = _decode_now(data, cv_flag, source, limit)
     try:
         _to_output(img, out, swap_channels)
     except FormatError as err:
@@ -180,12 +180,13 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     """
     data = _as_bytes(buf)
     source = source or "image buffer"
-    check_header(data, source)
+    limit = max_image_pixels()  # the decode below, run later by a worker, keeps this call's limit
+    check_header(data, source, limit)
     cv_flag, swap_channels = _decode_flag(flag, to_rgb)
     size = image_size(data.data)
     if size is None:
         # unknown format or EXIF orientation: the shape is only known after decoding
-        img = _decode_now(data, cv_flag, source)
+        img = _decode_now(data, cv_flag, source, limit)
         if img.ndim == 2:
             img = img[:, :, None]
         shape = img.shape
@@ -202,7 +203,12 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
         get_engine().push(_to_output, (img, out.data_array, swap_channels), [], [out.var], "imdecode", out.context)
     else:
         get_engine().push(
-            _decode_into, (data, cv_flag, swap_channels, out.data_array, source), [], [out.var], "imdecode", out.context
+            _decode_into,
+            (data, cv_flag, swap_channels, out.data_array, source, limit),
+            [],
+            [out.var],
+            "imdecode",
+            out.context,
         )
     # Hand the GIL over: a worker woken by this push needs it for a few µs to start OpenCV, but a
     # thread running Python (a list comprehension of imdecode calls) keeps it for the whole switch

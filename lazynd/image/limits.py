@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from typing import Any
 
 from ..errors import FormatError
 
@@ -55,8 +56,15 @@ def max_image_pixels() -> int | None:
     return limit
 
 
-def check_pixels(height: int, width: int, source: str) -> None:
+LIMIT_IN_FORCE: Any = object()  # check_pixels' default: the limit in force at the call
+
+
+def check_pixels(height: int, width: int, source: str, limit: Any = LIMIT_IN_FORCE) -> None:
     """Refuse an image of ``height x width`` pixels above the limit, naming ``source``.
+
+    ``limit`` is the limit read when the decode was asked for (a decode pushed to the engine
+    keeps the limit of its call, whatever the program sets before it runs); by default the
+    limit in force now.
 
     Examples
     --------
@@ -65,7 +73,8 @@ def check_pixels(height: int, width: int, source: str) -> None:
     ...
     lazynd.errors.FormatError: imdecode: a.png claims 100000 x 100000 = 10000000000 pixels, more than lazynd.image.MAX_IMAGE_PIXELS = 268435456 (raise it, or set LAZYND_MAX_IMAGE_PIXELS, to decode larger images)
     """
-    limit = max_image_pixels()
+    if limit is LIMIT_IN_FORCE:
+        limit = max_image_pixels()
     if limit is not None and height * width > limit:
         raise FormatError(
             f"imdecode: {source} claims {height} x {width} = {height * width} pixels, more than "

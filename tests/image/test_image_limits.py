@@ -73,7 +73,7 @@ def test_limit_is_read_when_decoding_and_none_lifts_it(monkeypatch, picture, ext
     with pytest.raises((mx.FormatError, mx.EngineError), match=r"37 x 53 = 1961 pixels, more than .* 1960"):
         image.imdecode(encoded, source="pic").asnumpy()
     monkeypatch.setattr(image, "MAX_IMAGE_PIXELS", None)
-    assert image.imdecode(encoded).shape == (37, 53, 3)
+    assert image.imdecode(encoded).asnumpy().shape == (37, 53, 3)  # waited: nothing left pending
 
 
 def test_a_limit_that_is_not_a_positive_int_is_reported(monkeypatch, picture):
@@ -121,3 +121,21 @@ def test_environment_variable_sets_the_initial_limit(value, expected):
     )
     assert done.stdout.split() == [expected]
     assert ("not a positive integer" in done.stderr) == (value == "lots")
+
+
+def test_a_pushed_decode_keeps_the_limit_of_its_call(monkeypatch, picture):
+    # the decode waits behind a held write; the limit lowered meanwhile must not refuse it
+    import threading
+
+    from lazynd.engine import get_engine
+
+    encoded = cv2.imencode(".png", picture)[1].tobytes()
+    out = mx.nd.zeros((37, 53, 3), dtype="uint8")
+    out.wait_to_read()
+    release = threading.Event()
+    get_engine().push(lambda: release.wait(10), (), [], [out.var], "hold", mx.cpu())
+    monkeypatch.setattr(image, "MAX_IMAGE_PIXELS", None)
+    image.imdecode(encoded, out=out)
+    monkeypatch.setattr(image, "MAX_IMAGE_PIXELS", 10)
+    release.set()
+    np.testing.assert_array_equal(out.asnumpy(), picture[:, :, ::-1])
