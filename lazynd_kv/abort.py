@@ -14,10 +14,12 @@ Only uncaught exceptions of the main thread pass through ``sys.excepthook``; a
 from __future__ import annotations
 
 import sys
+import time
 from types import TracebackType
 from typing import Any
 
 _installed = False
+ABORT_GRACE_S = 0.5  # between printing the error and aborting the job
 
 
 def abort_job_on_uncaught_exception(world: Any) -> None:
@@ -41,6 +43,9 @@ def abort_job_on_uncaught_exception(world: Any) -> None:
             )
             sys.stdout.flush()
             sys.stderr.flush()
+            # mpiexec forwards a process's output through a pipe it reads on its own time, and stops
+            # reading once the abort kills the job: give it a moment so the traceback is not lost
+            time.sleep(ABORT_GRACE_S)
         finally:
             world.Abort(1)
 
