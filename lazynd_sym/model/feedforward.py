@@ -14,8 +14,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
 from lazynd import metric as metric_module
@@ -28,57 +26,10 @@ from lazynd.log import get_logger
 from ..executor_group import DataParallelExecutorGroup
 from .checkpoint import load_checkpoint, save_checkpoint
 from .inputs import call_all, context_list, init_eval_iter, init_iter, num_batches
+from .kvstore_setup import create_kvstore, is_dist_sync, push_pull
 from .predict import InferenceMixin
 
 __all__ = ["FeedForward"]
-
-LOCAL_UPDATE_LIMIT = 16 * 1024 * 1024  # elements; a larger parameter is updated on the devices, not in the store
-
-
-def _create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -> tuple[Any, bool]:
-    """The store to aggregate gradients through (or None) and whether the optimizer runs on it.
-
-    As in MXNet: one device needs no store unless it is distributed; a store
-    created by name runs the optimizer (``update_on_kvstore``), except a
-    ``local`` store for parameters over 16M elements and the ``local_allreduce_cpu`` /
-    ``local_allreduce_device`` stores, where each device updates its own copy from the
-    summed gradients instead.  A store object runs the
-    optimizer when it has ``set_optimizer``; otherwise it only sums gradients.
-    """
-    if kvstore is None:
-        return None, False
-    if isinstance(kvstore, str):
-        if num_device == 1 and "dist" not in kvstore:
-            return None, False
-        import lazynd_kv
-
-        store = lazynd_kv.create(kvstore)
-        largest = max((int(np.prod(v.shape)) for v in arg_params.values()), default=0)
-        # MXNet 0.9's 'local_allreduce_cpu'/'_device' only sum: each device runs the optimizer
-        aggregate_only = "local_allreduce" in kvstore or (kvstore == "local" and largest > LOCAL_UPDATE_LIMIT)
-        return store, not aggregate_only
-    for method in ("init", "push", "pull"):
-        if not callable(getattr(kvstore, method, None)):
-            raise DataError(
-                f"FeedForward.fit: kvstore must be a store name or have init/push/pull, got {type(kvstore).__name__}"
-            )
-    return kvstore, callable(getattr(kvstore, "set_optimizer", None))
-
-
-def _push_pull(store: Any, keys: list[int], values: Any, outs: Any) -> None:
-    """Push ``values`` and pull into ``outs`` in one ``pushpull`` where the store has one, as MXNet
-    1.x does (a dist store with no optimizer then sums the gradients in place, in one Allreduce)."""
-    pushpull = getattr(store, "pushpull", None)
-    if callable(pushpull):
-        pushpull(keys, values, out=outs)
-    else:
-        store.push(keys, values)
-        store.pull(keys, outs)
-
-
-def _is_dist_sync(store: Any) -> bool:
-    kind = getattr(store, "type", "")
-    return isinstance(kind, str) and "dist" in kind and "async" not in kind
 
 
 class FeedForward(InferenceMixin):
@@ -208,7 +159,7 @@ class FeedForward(InferenceMixin):
         and the gradients are summed through ``kvstore`` (a store or its name:
         ``'local'``, ``'device'``, ``'dist_sync'``...).  One device needs no
         store unless it is distributed.  Whether the optimizer runs on the store
-        or on every device follows MXNet (see :func:`_create_kvstore`); either
+        or on every device follows MXNet (see :func:`.kvstore_setup.create_kvstore`); either
         way the parameters stay identical on every device (and, with
         ``dist_sync``, on every worker).  ``monitor`` (a :class:`lazynd.monitor.Monitor`)
         is installed on the training executors and printed every ``interval`` batches.
@@ -230,14 +181,14 @@ class FeedForward(InferenceMixin):
         )
         if monitor is not None:
             group.install_monitor(monitor)
-        store, update_on_kvstore = _create_kvstore(kvstore, len(self.ctx), arg_params)
+        store, update_on_kvstore = create_kvstore(kvstore, len(self.ctx), arg_params)
         if store is None and len(self.ctx) > 1:
             raise DataError(
                 f"FeedForward.fit: {len(self.ctx)} devices need a kvstore to sum their gradients "
                 "(kvstore='local' or 'device'), got kvstore=None"
             )
         batch_size = data.batch_size
-        if store is not None and _is_dist_sync(store):
+        if is_dist_sync(store):
             batch_size *= int(getattr(store, "num_workers", 1))  # the gradients are summed over the workers
         num_device = len(self.ctx)
         optimizer = self._create_optimizer(batch_size, param_names, 1 if update_on_kvstore else num_device)
@@ -268,10 +219,10 @@ class FeedForward(InferenceMixin):
                 group.forward(is_train=True)
                 group.backward()
                 if update_on_kvstore:
-                    _push_pull(store, keys, group.grad_arrays, group.param_arrays)
+                    push_pull(store, keys, group.grad_arrays, group.param_arrays)
                 else:
                     if store is not None:  # the summed gradients come back in place
-                        _push_pull(store, keys, group.grad_arrays, group.grad_arrays)
+                        push_pull(store, keys, group.grad_arrays, group.grad_arrays)
                     assert updater is not None
                     # one call per device with every parameter: SGD makes it one multi_sgd_update
                     for k in range(num_device):

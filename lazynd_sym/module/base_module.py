@@ -313,7 +313,8 @@ class BaseModule:
         allow_missing: bool = False,
         force_init: bool = True,
     ) -> None:
-        raise self._abstract("set_params")
+        """Copy ``arg_params``/``aux_params`` into the module: :meth:`init_params` with them."""
+        self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)
 
     def forward(self, data_batch: mx_io.DataBatch, is_train: bool | None = None) -> None:
         raise self._abstract("forward")

@@ -291,16 +291,6 @@ class Module(BaseModule):
         self.params_initialized, self._params_dirty = True, False
         group.set_params(self._arg_params, self._aux_params)
 
-    def set_params(
-        self,
-        arg_params: dict[str, Any],
-        aux_params: dict[str, Any],
-        allow_missing: bool = False,
-        force_init: bool = True,
-    ) -> None:
-        """Copy ``arg_params``/``aux_params`` into the module (and onto every device)."""
-        self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)
-
     def get_params(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(arg_params, aux_params)`` on the host, brought up to date from the devices."""
         self._require("get_params")

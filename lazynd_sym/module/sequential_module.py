@@ -167,15 +167,6 @@ class SequentialModule(BaseModule):
                 seen[name] = index
         self.params_initialized = True
 
-    def set_params(
-        self,
-        arg_params: dict[str, Any],
-        aux_params: dict[str, Any],
-        allow_missing: bool = False,
-        force_init: bool = True,
-    ) -> None:
-        self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)
-
     def get_params(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The parameters of all the modules in one ``(arg_params, aux_params)`` pair."""
         self._require("get_params")

@@ -17,7 +17,7 @@ from lazynd import ndarray as nd
 from lazynd.context import Context
 from lazynd.optimizer.states_file import load_states, save_states
 
-from ..model.feedforward import _create_kvstore, _is_dist_sync, _push_pull
+from ..model.kvstore_setup import create_kvstore, is_dist_sync, push_pull
 
 __all__ = [
     "create_kvstore",
@@ -28,16 +28,6 @@ __all__ = [
     "update_params",
     "update_params_on_kvstore",
 ]
-
-
-def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -> tuple[Any, bool]:
-    """The store for ``kvstore`` (a name, a store or None) and whether the optimizer runs on it."""
-    return _create_kvstore(kvstore, num_device, arg_params)
-
-
-def is_dist_sync(store: Any) -> bool:
-    """Whether ``store`` sums the gradients of several synchronous workers (the batch is then larger)."""
-    return store is not None and _is_dist_sync(store)
 
 
 def initialize_kvstore(
@@ -62,7 +52,7 @@ def update_params_on_kvstore(param_arrays: Sequence[list[Any]], grad_arrays: Seq
     """Push every device's gradients; the store sums them, runs the optimizer and the devices pull the weights."""
     keys = _learned(grad_arrays)
     if keys:
-        _push_pull(store, keys, [grad_arrays[i] for i in keys], [param_arrays[i] for i in keys])
+        push_pull(store, keys, [grad_arrays[i] for i in keys], [param_arrays[i] for i in keys])
 
 
 def update_params(
@@ -77,7 +67,7 @@ def update_params(
     if not keys:
         return
     if store is not None:  # the summed gradients come back in place
-        _push_pull(store, keys, [grad_arrays[i] for i in keys], [grad_arrays[i] for i in keys])
+        push_pull(store, keys, [grad_arrays[i] for i in keys], [grad_arrays[i] for i in keys])
     for k in range(num_device):
         # one call per device with every parameter (SGD makes it one multi_sgd_update)
         updater(

@@ -11,7 +11,7 @@ import lazynd_sym as sym
 from lazynd.errors import DataError
 from lazynd_sym.executor_group import DataParallelExecutorGroup, split_input_slice
 from lazynd_sym.model import FeedForward
-from lazynd_sym.model import feedforward as model_module
+from lazynd_sym.model import kvstore_setup as model_module
 
 BATCH = 24
 STEPS = 5
@@ -89,7 +89,7 @@ def test_three_devices_with_uneven_work_loads_match_one_device(single_device) ->
 def test_updating_on_the_devices_instead_of_the_store_gives_the_same_weights(single_device, monkeypatch) -> None:
     # a 'local' store only sums parameters above the limit; each device then runs the optimizer itself
     monkeypatch.setattr(model_module, "LOCAL_UPDATE_LIMIT", 0)
-    assert model_module._create_kvstore("local", 2, {"w": mx.nd.zeros((2,))})[1] is False
+    assert model_module.create_kvstore("local", 2, {"w": mx.nd.zeros((2,))})[1] is False
     _assert_same_weights(_train([mx.cpu(0), mx.cpu(1)]), single_device)
 
 

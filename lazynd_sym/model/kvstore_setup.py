@@ -1,0 +1,61 @@
+"""The KVStore a training loop aggregates through, shared by ``FeedForward`` and the Module API:
+which store, whether the optimizer runs on it, and one push-and-pull of a list of keys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lazynd.errors import DataError
+
+__all__ = ["LOCAL_UPDATE_LIMIT", "create_kvstore", "is_dist_sync", "push_pull"]
+
+LOCAL_UPDATE_LIMIT = 16 * 1024 * 1024  # elements; a larger parameter is updated on the devices, not in the store
+
+
+def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -> tuple[Any, bool]:
+    """The store to aggregate gradients through (or None) and whether the optimizer runs on it.
+
+    As in MXNet: one device needs no store unless it is distributed; a store
+    created by name runs the optimizer (``update_on_kvstore``), except a
+    ``local`` store for parameters over 16M elements and the ``local_allreduce_cpu`` /
+    ``local_allreduce_device`` stores, where each device updates its own copy from the
+    summed gradients instead.  A store object runs the
+    optimizer when it has ``set_optimizer``; otherwise it only sums gradients.
+    """
+    if kvstore is None:
+        return None, False
+    if isinstance(kvstore, str):
+        if num_device == 1 and "dist" not in kvstore:
+            return None, False
+        import lazynd_kv
+
+        store = lazynd_kv.create(kvstore)
+        largest = max((int(np.prod(v.shape)) for v in arg_params.values()), default=0)
+        # MXNet 0.9's 'local_allreduce_cpu'/'_device' only sum: each device runs the optimizer
+        aggregate_only = "local_allreduce" in kvstore or (kvstore == "local" and largest > LOCAL_UPDATE_LIMIT)
+        return store, not aggregate_only
+    for method in ("init", "push", "pull"):
+        if not callable(getattr(kvstore, method, None)):
+            raise DataError(f"kvstore must be a store name or have init/push/pull, got {type(kvstore).__name__}")
+    return kvstore, callable(getattr(kvstore, "set_optimizer", None))
+
+
+def push_pull(store: Any, keys: list[int], values: Any, outs: Any) -> None:
+    """Push ``values`` and pull into ``outs`` in one ``pushpull`` where the store has one, as MXNet
+    1.x does (a dist store with no optimizer then sums the gradients in place, in one Allreduce)."""
+    pushpull = getattr(store, "pushpull", None)
+    if callable(pushpull):
+        pushpull(keys, values, out=outs)
+    else:
+        store.push(keys, values)
+        store.pull(keys, outs)
+
+
+def is_dist_sync(store: Any) -> bool:
+    """Whether ``store`` sums the gradients of several synchronous workers (the batch is then larger)."""
+    if store is None:
+        return False
+    kind = getattr(store, "type", "")
+    return isinstance(kind, str) and "dist" in kind and "async" not in kind
