@@ -1,6 +1,6 @@
 """Per-op cost of ``c = a + b`` on 16-element float32 arrays: 100,000 ops pushed, then one wait.
 
-Compares lazynd (inline fast path on and off), NumPy and PyTorch (when installed).
+Compares lazynd (run at push, and every operation through the worker queue), NumPy and PyTorch (when installed).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def run_numpy() -> None:
 def main() -> None:
     rows = []
     t = best_of(run_lazynd)
-    rows.append(["lazynd (threaded engine, inline fast path)", t / N * 1e6])
+    rows.append(["lazynd (threaded engine, run at push)", t / N * 1e6])
     saved = device_push.INLINE_MAX_ELEMENTS
     device_push.INLINE_MAX_ELEMENTS = -1
     t = best_of(run_lazynd, 3)
