@@ -1,0 +1,122 @@
+"""Every registered operator through ``nd``, a bound executor and (where one calls it) an
+arithmetic dunder, on every context, against its NumPy reference and a numerical gradient.
+
+The sample calls live in tests/ops/sweep_cases.py; a new operator must add one there or be
+listed in :data:`NOT_SWEPT` with the reason (``test_every_operator_is_swept``).
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+from sweep_cases import CASES, DUNDERS, Case, auto_case
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.ops import registry
+from lazynd.testing import assert_almost_equal, check_gradient
+
+# operators without a case yet, and why
+NOT_SWEPT: dict[str, str] = {
+    "Custom": "runs a user-registered Python operator: tests/operator/test_custom.py covers it",
+    "RNN": "fused RNN with a packed parameter vector: tests/ops/test_rnn.py covers it",
+}
+
+
+def _excluded(name: str) -> bool:
+    """Gradient internals (``_backward_*``) are reached through the gradients of the others."""
+    return name.startswith("_backward")
+
+
+def _case(name: str) -> Case | None:
+    return CASES.get(name) or auto_case(name)
+
+
+SWEPT = [n for n in registry.list_ops() if not _excluded(n) and n not in NOT_SWEPT and _case(n) is not None]
+
+
+def _params() -> list:
+    """The swept operators, a known bug marked strict xfail."""
+    params = []
+    for n in SWEPT:
+        case = _case(n)
+        marks = [pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail else []
+        params.append(pytest.param(n, marks=marks, id=n))
+    return params
+
+
+def test_every_operator_is_swept():
+    missing = [n for n in registry.list_ops() if not _excluded(n) and n not in NOT_SWEPT and _case(n) is None]
+    assert not missing, f"operators without a sweep case (add one to sweep_cases.py, or to NOT_SWEPT): {missing}"
+    stale = [n for n in NOT_SWEPT if not registry.exists(n) or _case(n) is not None]
+    assert not stale, f"NOT_SWEPT lists operators that are gone or now have a case: {stale}"
+
+
+def _values(name: str, case: Case) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    return [spec.make(rng) for spec in case.inputs], [spec.make(rng) for spec in case.aux]
+
+
+def _run_nd(name: str, case: Case, inputs: list, aux: list, ctx: mx.Context) -> list[np.ndarray]:
+    arrays = [mx.nd.array(v, ctx=ctx, dtype=v.dtype) for v in inputs + aux]
+    params = dict(case.params)
+    if not arrays:
+        params["ctx"] = ctx
+    if case.random:
+        mx.random.seed(7)
+    out = getattr(mx.nd, name)(*arrays, **params)
+    return [o.asnumpy() for o in (out if isinstance(out, (list, tuple)) else [out])]
+
+
+def _run_executor(name: str, case: Case, inputs: list, aux: list, ctx: mx.Context) -> list[np.ndarray]:
+    names = [f"in{i}" for i in range(len(inputs))]
+    net = getattr(sym, name)(*[sym.Variable(n) for n in names], **case.params)
+    shapes = {n: v.shape for n, v in zip(names, inputs, strict=True)}
+    types = {n: v.dtype for n, v in zip(names, inputs, strict=True)}
+    ex = net.simple_bind(ctx, grad_req="null", type_dict=types or None, **shapes)
+    for n, v in zip(names, inputs, strict=True):
+        ex.arg_dict[n][:] = v
+    for array, v in zip(ex.aux_arrays, aux, strict=True):
+        array[:] = v
+    if case.random:
+        mx.random.seed(7)
+    ex.forward(is_train=False)
+    return [o.asnumpy() for o in ex.outputs]
+
+
+@pytest.mark.parametrize("name", _params())
+def test_nd_executor_dunder_and_reference_agree(name, ctx):
+    case = _case(name)
+    inputs, aux = _values(name, case)
+    via_nd = _run_nd(name, case, inputs, aux, ctx)
+    via_executor = _run_executor(name, case, inputs, aux, ctx)
+    assert len(via_nd) == len(via_executor), f"{name}: nd gave {len(via_nd)} outputs, the executor {len(via_executor)}"
+    for i, (a, b) in enumerate(zip(via_nd, via_executor, strict=True)):
+        assert_almost_equal(a, b, case.rtol, case.atol, names=(f"{name} output {i} via nd", "via executor"))
+    if name in DUNDERS:
+        arrays = [mx.nd.array(v, ctx=ctx) for v in inputs]
+        got = DUNDERS[name](*arrays, **case.params).asnumpy()
+        assert_almost_equal(got, via_nd[0], names=(f"{name} via its dunder", "via nd"))
+    if case.reference is not None:
+        expected = case.reference(*inputs)
+        expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+        assert len(expected) == len(via_nd), f"{name}: {len(via_nd)} outputs, the reference gave {len(expected)}"
+        for i, (got, want) in enumerate(zip(via_nd, expected, strict=True)):
+            assert_almost_equal(got, np.asarray(want), case.rtol, case.atol, names=(f"{name} output {i}", "NumPy"))
+
+
+GRADIENT = [n for n in SWEPT if _case(n).grad and registry.get(n).gradient is not None and _case(n).inputs]
+
+
+@pytest.mark.parametrize("name", GRADIENT)
+def test_gradient_matches_central_differences(name):
+    case = _case(name)
+    inputs, aux = _values(name, case)
+    if case.xfail:
+        pytest.xfail(case.xfail)
+    # the float inputs the rule differentiates (never indices or labels: a step across an integer jumps)
+    analytic = check_gradient(name, inputs, case.params, ctx=mx.cpu(), aux=aux, wrt=[])
+    wrt = [i for i, spec in enumerate(case.inputs) if not spec.integer and analytic[i] is not None]
+    check_gradient(name, inputs, case.params, ctx=mx.cpu(), aux=aux, wrt=wrt)
