@@ -368,7 +368,7 @@ def test_mxnet_09_store_names_make_the_stores_that_do_that(name, store_class):
 
 @pytest.mark.parametrize("name, updates_on_store", [("local_update_cpu", True), ("local_allreduce_cpu", False)])
 def test_allreduce_stores_leave_the_update_to_each_device(name, updates_on_store):
-    from lazynd_sym.model.feedforward import _create_kvstore
+    from lazynd_sym.model.kvstore_setup import create_kvstore
 
-    _, update_on_kvstore = _create_kvstore(name, 2, {"w": mx.nd.ones((2, 2))})
+    _, update_on_kvstore = create_kvstore(name, 2, {"w": mx.nd.ones((2, 2))})
     assert update_on_kvstore is updates_on_store
