@@ -20,7 +20,7 @@ from .creation import (
     zeros,
 )
 from .functions import make_function as _make_function
-from .imdecode import imdecode
+from .legacy import imdecode, onehot_encode
 from .ndarray import NDArray
 from .serialization import load, save
 from .ufuncs import (
@@ -74,6 +74,7 @@ __all__ = [
     "lesser",
     "lesser_equal",
     "imdecode",
+    "onehot_encode",
 ]
 
 
