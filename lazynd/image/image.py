@@ -26,17 +26,18 @@ from ..ndarray.dispatch import new_array
 from .header import claimed_size, decoded_channels, image_size, is_png_or_jpeg
 from .limits import LIMIT_IN_FORCE, check_pixels, max_image_pixels
 
-__all__ = ["decode_checked", "imdecode", "imread"]
+__all__ = ["as_bytes", "decode_checked", "decode_now", "imdecode", "imread", "yield_gil"]
 
 
-def _as_bytes(buf: Any) -> np.ndarray:
+def as_bytes(buf: Any, what: str = "imdecode") -> np.ndarray:
+    """The encoded bytes of ``buf`` as a flat uint8 array; ``what`` names the caller in errors."""
     if hasattr(buf, "asnumpy"):
         buf = buf.asnumpy()
     if isinstance(buf, np.ndarray):
         return np.ascontiguousarray(buf, dtype=np.uint8).reshape(-1)
     if isinstance(buf, (bytes, bytearray, memoryview)):
         return np.frombuffer(bytes(buf), dtype=np.uint8)
-    raise OperatorError(f"imdecode: buf must be bytes, bytearray, a uint8 array or NDArray, got {type(buf).__name__}")
+    raise OperatorError(f"{what}: buf must be bytes, bytearray, a uint8 array or NDArray, got {type(buf).__name__}")
 
 
 def _to_output(img: np.ndarray, out: np.ndarray, swap_channels: bool) -> None:
@@ -95,7 +96,8 @@ def check_header(data: np.ndarray, source: str, limit: Any = LIMIT_IN_FORCE) -> 
         )
 
 
-def _decode_now(data: np.ndarray, cv_flag: int, source: str, limit: Any = LIMIT_IN_FORCE) -> np.ndarray:
+def decode_now(data: np.ndarray, cv_flag: int, source: str, limit: Any = LIMIT_IN_FORCE) -> np.ndarray:
+    """Decode ``data`` on this thread with OpenCV's ``cv_flag``: OpenCV's array, or a ``FormatError`` naming ``source``."""
     cv = opencv()
     try:
         img = cv.imdecode(data, cv_flag)
@@ -115,11 +117,11 @@ def decode_checked(data: np.ndarray, cv_flag: int, source: str) -> np.ndarray:
     For readers that need the pixels at once (``recordio.unpack_img``).
     """
     check_header(data, source)
-    return _decode_now(data, cv_flag, source)
+    return decode_now(data, cv_flag, source)
 
 
 def _decode_into(data: np.ndarray, cv_flag: int, swap_channels: bool, out: np.ndarray, source: str, limit: Any) -> None:
-    img = _decode_now(data, cv_flag, source, limit)
+    img = decode_now(data, cv_flag, source, limit)
     try:
         _to_output(img, out, swap_channels)
     except FormatError as err:
@@ -136,7 +138,8 @@ _YIELD_NS = 200_000
 _last_yield = 0
 
 
-def _yield_gil() -> None:
+def yield_gil() -> None:
+    """After a push of a decode: hand the GIL to the workers now and then (see above)."""
     global _last_yield
     now = time.perf_counter_ns()
     if now - _last_yield >= _YIELD_NS:
@@ -178,7 +181,7 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     >>> image.imdecode(png).shape
     (4, 6, 3)
     """
-    data = _as_bytes(buf)
+    data = as_bytes(buf)
     source = source or "image buffer"
     limit = max_image_pixels()  # the decode below, run later by a worker, keeps this call's limit
     check_header(data, source, limit)
@@ -186,7 +189,7 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     size = image_size(data.data)
     if size is None:
         # unknown format or EXIF orientation: the shape is only known after decoding
-        img = _decode_now(data, cv_flag, source, limit)
+        img = decode_now(data, cv_flag, source, limit)
         if img.ndim == 2:
             img = img[:, :, None]
         shape = img.shape
@@ -213,7 +216,7 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     # Hand the GIL over: a worker woken by this push needs it for a few µs to start OpenCV, but a
     # thread running Python (a list comprehension of imdecode calls) keeps it for the whole switch
     # interval (5 ms), so without this the workers sit idle until the pushing loop ends.
-    _yield_gil()
+    yield_gil()
     return out
 
 

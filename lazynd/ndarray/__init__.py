@@ -20,6 +20,7 @@ from .creation import (
     zeros,
 )
 from .functions import make_function as _make_function
+from .legacy import imdecode, onehot_encode
 from .ndarray import NDArray
 from .serialization import load, save
 from .ufuncs import (
@@ -72,6 +73,8 @@ __all__ = [
     "greater_equal",
     "lesser",
     "lesser_equal",
+    "imdecode",
+    "onehot_encode",
 ]
 
 

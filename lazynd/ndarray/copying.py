@@ -198,6 +198,9 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     if isinstance(value, dispatch.NDArray):
         if value._ctx != arr._ctx:
             value = value.as_in_context(arr._ctx)
+        squeezed = _without_integer_axes(key, value.shape, target_shape)
+        if squeezed is not None:
+            value = value.reshape(squeezed)
         _check_broadcast(value.shape, target_shape)
 
         def assign(dst: Any, src: Any) -> None:
@@ -214,6 +217,9 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         push(arr._ctx, fill, (data,), old_values, [arr._var], "_set_value", arr.size)
         return
     host = np.array(value, dtype=data.dtype, copy=True)  # snapshot now: the caller may change it
+    squeezed = _without_integer_axes(key, host.shape, target_shape)
+    if squeezed is not None:
+        host = host.reshape(squeezed)
     _check_broadcast(host.shape, target_shape)
     if xp is not np:
         from .creation import array
@@ -239,6 +245,25 @@ def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
         return np.broadcast_to(np.empty((), data.dtype), arr.shape)[key].shape, False
     except IndexError as err:
         raise OperatorError(f"__setitem__: index {key!r} does not fit shape {arr.shape}: {err}") from None
+
+
+def _without_integer_axes(key: Any, value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> tuple | None:
+    """The value's shape without the axes that integers index, when MXNet's form needs it; else None.
+
+    MXNet 0.9 assigns through a crop that keeps an integer-indexed axis with length 1:
+    ``x[:, 1:3, 1] = v`` takes ``v`` of shape (3, 2, 1), where NumPy wants (3, 2).
+    Both are accepted: a value that already fits is left alone.
+    """
+    if not isinstance(key, tuple) or len(value_shape) <= len(target_shape):
+        return None
+    if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in key):
+        return None  # with an Ellipsis or a new axis, key positions are not the value's axes
+    integer_axes = [i for i, k in enumerate(key) if isinstance(k, (int, np.integer))]
+    if not integer_axes or len(value_shape) != len(target_shape) + len(integer_axes):
+        return None
+    if any(value_shape[i] != 1 for i in integer_axes):
+        return None
+    return tuple(d for i, d in enumerate(value_shape) if i not in integer_axes)
 
 
 def _check_broadcast(value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> None:

@@ -316,6 +316,17 @@ class BaseModule:
         """Copy ``arg_params``/``aux_params`` into the module: :meth:`init_params` with them."""
         self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)
 
+    def get_states(self, merge_multi_context: bool = True) -> list[Any]:
+        """The state inputs; a module without any has none."""
+        self._require("get_states")
+        return []
+
+    def set_states(self, states: Any = None, value: float | None = None) -> None:
+        """Set the state inputs; a module without any takes neither ``states`` nor ``value``."""
+        self._require("set_states")
+        if states or value is not None:
+            raise DataError(f"set_states: {type(self).__name__} has no state inputs")
+
     def forward(self, data_batch: mx_io.DataBatch, is_train: bool | None = None) -> None:
         raise self._abstract("forward")
 

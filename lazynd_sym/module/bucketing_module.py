@@ -60,6 +60,7 @@ class BucketingModule(BaseModule):
         context: Any = None,
         work_load_list: Sequence[float] | None = None,
         fixed_param_names: Sequence[str] | None = None,
+        state_names: Sequence[str] | None = None,
     ) -> None:
         super().__init__(logger)
         if default_bucket_key is None:
@@ -73,6 +74,7 @@ class BucketingModule(BaseModule):
             "context": context,
             "work_load_list": work_load_list,
             "fixed_param_names": fixed_param_names,
+            "state_names": state_names,
         }
         self._buckets: dict[Any, Module] = {}
         self._curr_module: Module | None = None
@@ -266,6 +268,16 @@ class BucketingModule(BaseModule):
     def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
         self._require("get_input_grads")
         return self._current("get_input_grads").get_input_grads(merge_multi_context)
+
+    def get_states(self, merge_multi_context: bool = True) -> list[Any]:
+        """The current bucket's state inputs (a state of one shape is one array in every bucket)."""
+        self._require("get_states")
+        return self._current("get_states").get_states(merge_multi_context)
+
+    def set_states(self, states: Any = None, value: float | None = None) -> None:
+        """Set the current bucket's state inputs (see :meth:`Module.set_states`)."""
+        self._require("set_states")
+        self._current("set_states").set_states(states, value)
 
     def update_metric(self, eval_metric: Any, labels: Any) -> None:
         self._require("update_metric")

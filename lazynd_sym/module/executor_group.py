@@ -11,7 +11,12 @@ monitors are that class's) whose executors are bound as a Module asks:
   ``inputs_need_grad`` (the next module in a chain sends its input gradients back);
 - with ``shared_group`` (the bucket of another ``BucketingModule`` key) every
   parameter, gradient and auxiliary state of the same name *is* that group's
-  array, so all the buckets train one set of weights.
+  array, so all the buckets train one set of weights; a state input of the same
+  name and shape is shared too, so its value carries over;
+- state inputs (``state_names``: inputs that are neither data nor parameters,
+  such as an RNN's carried hidden state) start at zero, get no gradient, and are
+  read and written with :meth:`ModuleExecutorGroup.get_states` and
+  :meth:`ModuleExecutorGroup.set_states`.
 
 It adds what a Module reads back: outputs and input gradients merged over the
 devices, the full-batch output shapes, and backward with gradients of the outputs.
@@ -76,6 +81,8 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         Parameters that get no gradient (their ``grad_arrays`` entries are None).
     grad_req : str or dict
         ``'write'``, ``'add'`` or ``'null'``, for all or per argument name.
+    state_names : list of str
+        State inputs: set by the user, kept between batches, no gradient.
 
     Examples
     --------
@@ -101,6 +108,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         shared_group: ModuleExecutorGroup | None = None,
         fixed_param_names: Sequence[str] | None = None,
         grad_req: Any = "write",
+        state_names: Sequence[str] | None = None,
     ) -> None:
         self.symbol = symbol
         self.contexts = list(contexts)
@@ -128,6 +136,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         self.batch_size = next(iter(sizes.values()))
         self.slices = split_input_slice(self.batch_size, work_load_list)
         self.param_names = list(param_names)
+        self.state_names = list(state_names or ())
         self.aux_names = symbol.list_auxiliary_states()
         self.for_training, self.inputs_need_grad = bool(for_training), bool(inputs_need_grad)
         fixed = set(fixed_param_names or ())
@@ -145,7 +154,14 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         self.param_arrays = [[exe.arg_dict[name] for exe in self.execs] for name in self.param_names]
         self.grad_arrays = [[exe.grad_dict.get(name) for exe in self.execs] for name in self.param_names]
         self.aux_arrays = [[exe.aux_dict[name] for exe in self.execs] for name in self.aux_names]
-        out_shapes = symbol.infer_shape(**{d.name: d.shape for d in descs})[1]
+        self.state_arrays = [[exe.arg_dict[name] for exe in self.execs] for name in self.state_names]
+        full_arg_shapes, out_shapes, _ = symbol.infer_shape(**{d.name: d.shape for d in descs})
+        full_shapes = dict(zip(arg_names, full_arg_shapes, strict=True))
+        # a state whose shape follows the batch is split over the devices like the batch
+        self.state_split = [
+            any(tuple(a.shape) != tuple(full_shapes[name]) for a in arrays)
+            for name, arrays in zip(self.state_names, self.state_arrays, strict=True)
+        ]
         self.output_shapes = list(zip(symbol.list_outputs(), [tuple(s) for s in out_shapes], strict=True))
 
     def _bind_one(
@@ -166,7 +182,11 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         source = shared.execs[k] if shared is not None else None
 
         def array(table: str, name: str, shape: tuple, dtype: Any) -> Any:
-            if source is not None and name in self.param_names + self.aux_names:
+            if source is not None and name in self.state_names:
+                old = source.arg_dict.get(name)
+                if old is not None and tuple(old.shape) == tuple(shape):
+                    return old  # a state of the same shape keeps its value across buckets and reshapes
+            elif source is not None and name in self.param_names + self.aux_names:
                 old = getattr(source, table).get(name)
                 if old is not None:
                     if tuple(old.shape) != tuple(shape):
@@ -205,6 +225,55 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         grads: list[Any] = [out_grads] if isinstance(out_grads, nd.NDArray) else list(out_grads)
         for exe, part in zip(self.execs, self.slices, strict=True):
             exe.backward(out_grads=[g[part].as_in_context(exe.outputs[0].context) for g in grads])
+
+    # -- states ----------------------------------------------------------------------------------
+    def set_states(self, states: Sequence[Any] | None = None, value: float | None = None) -> None:
+        """Give the state inputs ``states`` (per state, one array per device, or one array split like
+        the batch) or fill them all with the scalar ``value``; exactly one of the two."""
+        if (states is None) == (value is None):
+            raise DataError("set_states: give exactly one of states and value")
+        if value is not None:
+            for arrays in self.state_arrays:
+                for array in arrays:
+                    array[:] = value
+            return
+        assert states is not None
+        if len(states) != len(self.state_names):
+            raise DataError(f"set_states: {len(states)} states given for the state inputs {self.state_names}")
+        for name, source, targets in zip(self.state_names, states, self.state_arrays, strict=True):
+            for part, target in zip(self._state_parts(name, source, targets), targets, strict=True):
+                if tuple(part.shape) != tuple(target.shape):
+                    raise ShapeError(
+                        f"set_states: state {name!r} has shape {tuple(target.shape)}, given {tuple(part.shape)}"
+                    )
+                part.copyto(target)
+
+    def _state_parts(self, name: str, source: Any, targets: list[Any]) -> list[Any]:
+        """The part of ``source`` each device gets: a list is one array per device; one array is
+        split like the batch when the state follows it, else copied to every device."""
+        if isinstance(source, (list, tuple)):
+            if len(source) != len(targets):
+                raise DataError(
+                    f"set_states: state {name!r} needs {len(targets)} arrays (one per device), given {len(source)}"
+                )
+            return list(source)
+        if not isinstance(source, nd.NDArray):
+            raise DataError(
+                f"set_states: state {name!r} must be an NDArray or a list of them, got {type(source).__name__}"
+            )
+        if len(targets) == 1 or not self.state_split[self.state_names.index(name)]:
+            return [source] * len(targets)
+        return [source[part] for part in self.slices]
+
+    def get_states(self, merge_multi_context: bool = True) -> list[Any]:
+        """The state inputs: one array per state (the devices' parts joined when the state follows the
+        batch), or per state a list with one array per device."""
+        if not merge_multi_context:
+            return [list(arrays) for arrays in self.state_arrays]
+        return [
+            join_device_parts([arrays], [0])[0] if split else arrays[0]
+            for arrays, split in zip(self.state_arrays, self.state_split, strict=True)
+        ]
 
     # -- reading back ----------------------------------------------------------------------------
     def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:

@@ -62,6 +62,11 @@ class Module(BaseModule):
         The share of each batch each context gets.
     fixed_param_names : list of str, optional
         Parameters that are not learned (no gradient, never updated).
+    state_names : list of str, optional
+        State inputs: arguments that are neither data nor parameters and that no
+        iterator feeds (an RNN's carried state).  They start at zero, keep their
+        value between batches, get no gradient, and are read and written with
+        :meth:`get_states` and :meth:`set_states`.
 
     Examples
     --------
@@ -85,6 +90,7 @@ class Module(BaseModule):
         context: Any = None,
         work_load_list: Sequence[float] | None = None,
         fixed_param_names: Sequence[str] | None = None,
+        state_names: Sequence[str] | None = None,
     ) -> None:
         super().__init__(logger)
         self._symbol = symbol
@@ -103,7 +109,11 @@ class Module(BaseModule):
         absent = [n for n in self._label_names if n not in arg_names]
         if absent:
             self.logger.warning("Module: label_names %s are not arguments of the symbol; they are not fed", absent)
-        inputs = set(self._data_names) | set(self._label_names)
+        self._state_names = list(state_names or [])
+        stray = [n for n in self._state_names if n not in arg_names]
+        if stray:
+            raise DataError(f"Module: state_names {stray} are not arguments of the symbol; its arguments: {arg_names}")
+        inputs = set(self._data_names) | set(self._label_names) | set(self._state_names)
         self._param_names = [n for n in arg_names if n not in inputs]
         self._fixed_param_names = list(fixed_param_names or [])
         unknown = [n for n in self._fixed_param_names if n not in self._param_names]
@@ -255,6 +265,7 @@ class Module(BaseModule):
                 shared_group=shared_group,
                 fixed_param_names=self._fixed_param_names,
                 grad_req=self._grad_req,
+                state_names=self._state_names,
             )
             if self._monitor is not None:
                 group.install_monitor(self._monitor)
@@ -388,6 +399,23 @@ class Module(BaseModule):
         self._require("get_input_grads")
         assert self._exec_group is not None
         return self._exec_group.get_input_grads(merge_multi_context)
+
+    def get_states(self, merge_multi_context: bool = True) -> list[Any]:
+        """The state inputs (``state_names``): one array per state, or per state one array per device.
+
+        MXNet 0.9's executor group refuses ``merge_multi_context=True`` for states;
+        here a state that follows the batch is joined over the devices like the outputs.
+        """
+        self._require("get_states")
+        assert self._exec_group is not None
+        return self._exec_group.get_states(merge_multi_context)
+
+    def set_states(self, states: Any = None, value: float | None = None) -> None:
+        """Set the state inputs: ``states`` (per state, a list with one array per device, or one array)
+        or the scalar ``value`` everywhere; exactly one of the two."""
+        self._require("set_states")
+        assert self._exec_group is not None
+        self._exec_group.set_states(states, value)
 
     def update_metric(self, eval_metric: Any, labels: Any) -> None:
         """Update ``eval_metric`` with the outputs of the last forward against ``labels``."""

@@ -94,6 +94,12 @@ def test_onehot_encode_writes_into_out_and_returns_it(ctx):
     np.testing.assert_array_equal(result.asnumpy(), np.eye(5)[[1, 4, 0]])
 
 
+def test_onehot_encode_takes_its_target_by_the_keyword_out_as_mxnet_09(ctx):
+    out = mx.nd.zeros((3, 5), ctx=ctx) + 7
+    assert mx.nd.onehot_encode(mx.nd.array([1, 4, 0], ctx=ctx), out=out) is out
+    np.testing.assert_array_equal(out.asnumpy(), np.eye(5)[[1, 4, 0]])
+
+
 def test_row_functions_reject_non_matrices():
     with pytest.raises(ShapeError, match="choose_element_0index.*2-D"):
         mx.nd.choose_element_0index(mx.nd.zeros((2, 3, 4)), mx.nd.zeros((2,)))
