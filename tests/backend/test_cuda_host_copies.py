@@ -85,6 +85,30 @@ def test_a_large_device_to_host_copy_does_not_hold_the_device_thread(monkeypatch
     np.testing.assert_array_equal(dst.asnumpy(), values)
 
 
+def test_a_copy_out_of_cpu_pinned_memory_ends_when_the_device_has_read_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the DMA reads the pinned array itself, so a write into it pushed after the copy must wait
+    # for the copy's event, not just its launch
+    if not get_engine().has_workers:
+        pytest.skip("the naive engine ends every operation where it is pushed (LAZYND_ENGINE=naive)")
+    from lazynd.backend.cuda import copies
+
+    values = np.arange(1024, dtype=np.float32)
+    source = mx.nd.array(values, ctx=mx.cpu_pinned())
+    source.wait_to_read()
+    # as if page-locked (the CPU emulator has no page-locked memory): the direct path is taken
+    monkeypatch.setattr(copies, "pinned_memory_of", lambda array: object())
+    waiter = _gated_waiter()
+    monkeypatch.setattr(_backend(), "waiter", waiter)
+    try:
+        on_gpu = source.copyto(GPU)
+        source[:] = -1.0  # small: would run at once on this thread if its var were free
+        assert not source.handle.ready_for_read(), "the write ran while the copy was still reading"
+    finally:
+        waiter.gate.set()
+    np.testing.assert_array_equal(on_gpu.asnumpy(), values)
+    np.testing.assert_array_equal(source.asnumpy(), -1.0)
+
+
 def test_an_error_after_the_device_part_reaches_the_next_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail() -> None:
         raise RuntimeError("host part of the copy failed")
