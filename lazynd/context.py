@@ -117,7 +117,12 @@ def cpu(device_id: int = 0) -> Context:
 
 
 def cpu_pinned(device_id: int = 0) -> Context:
-    """Page-locked host memory context, as in MXNet."""
+    """Page-locked host memory, as in MXNet: copies between it and a GPU are DMA with no host copy.
+
+    Arrays there behave as cpu arrays in every operation.  Without CUDA (no CuPy or no GPU), or
+    where page-locked memory cannot be had, they are ordinary host memory (see
+    :mod:`lazynd.backend.pinned`).
+    """
     return Context("cpu_pinned", device_id)
 
 

@@ -8,10 +8,22 @@ from typing import Any
 from ..engine import register_device_sync
 from .base import Backend
 from .cpu import NumpyBackend
+from .pinned import PinnedHostBackend
 
-__all__ = ["Backend", "NumpyBackend", "cpu_backend", "get_backend", "gpu_count", "synchronize_all"]
+__all__ = [
+    "Backend",
+    "NumpyBackend",
+    "PinnedHostBackend",
+    "cpu_backend",
+    "get_backend",
+    "gpu_count",
+    "pinned_backend",
+    "synchronize_all",
+]
 
 cpu_backend = NumpyBackend()
+# ``cpu_pinned`` contexts: the CPU backend with page-locked memory where CUDA gives it
+pinned_backend = PinnedHostBackend(cpu_backend)
 # whether device events carry timestamps: only while the profiler records (timing costs, and
 # events without it let a waiting host thread sleep instead of spinning)
 event_timing = False
@@ -28,7 +40,7 @@ def get_backend(ctx: Any) -> Backend:
         For a GPU context when CuPy is missing, no GPU is visible or the id is out of range.
     """
     if ctx.device_type != "gpu":
-        return cpu_backend
+        return cpu_backend if ctx.device_type == "cpu" else pinned_backend
     backend = _gpu_backends.get(ctx.device_id)
     if backend is None:
         with _gpu_lock:

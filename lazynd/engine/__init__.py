@@ -10,6 +10,7 @@ import traceback
 
 from ..errors import LazyNDError
 from .base import Engine, StepFailure, register_device_sync
+from .completion import Completion
 from .naive import NaiveEngine
 from .operation import Operation
 from .policy import DeferringPolicy, PlainPolicy, SchedulingPolicy
@@ -17,6 +18,7 @@ from .threaded import ThreadedEngine
 from .var import Var
 
 __all__ = [
+    "Completion",
     "Engine",
     "Operation",
     "StepFailure",

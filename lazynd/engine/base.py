@@ -18,6 +18,7 @@ from time import perf_counter_ns
 from typing import Any
 
 from ..errors import EngineError
+from .completion import Completion
 from .operation import Operation
 from .var import Var
 
@@ -147,15 +148,22 @@ class Engine:
             return NOT_READY
 
     # -- shared helpers ------------------------------------------------------------------------
-    def _run(self, op: Operation) -> None:
-        """Run ``op`` (each part of a merged one, in order) as :meth:`_run_call` runs a call."""
+    def _run(self, op: Operation) -> Completion | None:
+        """Run ``op`` (each part of a merged one, in order) as :meth:`_run_call` runs a call.
+
+        Returns the :class:`Completion` of an operation that ends later, for the engine to
+        complete it when it finishes; a merged part that returns one is waited for here (the
+        next part runs right after it).
+        """
         parts = op.parts
         if parts is None:
-            self._run_call(op.fn, op.args, op.checks, op.writes, op.name, op.device)  # type: ignore[arg-type]
-            return
+            return self._run_call(op.fn, op.args, op.checks, op.writes, op.name, op.device)  # type: ignore[arg-type]
         device = op.device
         for fn, args, checks, writes, name in parts:
-            self._run_call(fn, args, checks, writes, name, device)
+            late = self._run_call(fn, args, checks, writes, name, device)
+            if late is not None:
+                self._record_outcome(name, writes, late.wait())
+        return None
 
     def _run_call(
         self,
@@ -165,11 +173,13 @@ class Engine:
         writes: Sequence[Var],
         name: str,
         device: Any,
-    ) -> None:
+    ) -> Completion | None:
         """Run ``fn(*args)`` unless a var in ``checks`` failed; record the outcome on ``writes``.
 
         An input's error passes on to the outputs (the call is skipped); the call's own
         failure is wrapped by :meth:`_make_error`; a success clears the outputs' errors.
+        When ``fn`` returns a :class:`Completion`, the call is not over: nothing is recorded
+        and the completion is returned (its outcome goes to :meth:`_record_outcome`).
         """
         exc = None
         for v in checks:
@@ -180,13 +190,22 @@ class Engine:
             hook = self.profiler_hook
             try:
                 if hook is None:
-                    fn(*args)
+                    result = fn(*args)
                 else:
                     start = perf_counter_ns()
-                    fn(*args)
+                    result = fn(*args)
                     hook(name, device, writes, start, perf_counter_ns())
+                if result.__class__ is Completion:
+                    return result
             except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
                 exc = self._make_error(name, err)
+        for v in writes:
+            v.exc = exc
+        return None
+
+    def _record_outcome(self, name: str, writes: Sequence[Var], error: BaseException | None) -> None:
+        """Record on ``writes`` how an operation that ended later went (``error`` None: it succeeded)."""
+        exc = None if error is None else self._make_error(name, error)
         for v in writes:
             v.exc = exc
 

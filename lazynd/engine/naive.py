@@ -28,7 +28,10 @@ class NaiveEngine(Engine):
         device: Any = None,
         inline_ok: bool = False,
     ) -> None:
-        self._run_call(fn, args, reads, writes, name, device)  # what _run does for an Operation of one part
+        # what _run does for an Operation of one part; an operation that ends later ends here
+        late = self._run_call(fn, args, reads, writes, name, device)
+        if late is not None:
+            self._record_outcome(name, writes, late.wait())
 
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
         var.synchronize(for_write)

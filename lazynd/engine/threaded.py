@@ -26,6 +26,7 @@ from queue import SimpleQueue
 from typing import Any
 
 from .base import Engine, synchronize_devices
+from .completion import Completion
 from .operation import Operation, split_vars
 from .policy import STALLED_BACKLOG_S, SchedulingPolicy, make_policy
 from .var import Var
@@ -127,8 +128,8 @@ class ThreadedEngine(Engine):
             if op is None:
                 return
             while op is not None:
-                run(op)
-                op = complete(op, keep_for)
+                late = run(op)
+                op = complete(op, keep_for) if late is None else self._complete_later(op, late)
 
     # -- pushing -------------------------------------------------------------------------------
     def push(
@@ -159,8 +160,15 @@ class ThreadedEngine(Engine):
     def _run_inline(
         self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
     ) -> None:
-        """Run a call whose vars this thread claimed, then release them."""
-        self._run_call(fn, args, reads, writes, name, device)
+        """Run a call whose vars this thread claimed, then release them (when it ends, for a call
+        that returns a :class:`~lazynd.engine.completion.Completion`)."""
+        late = self._run_call(fn, args, reads, writes, name, device)
+        if late is not None:
+            # pending from now until it finishes, released as it was claimed (lists as given)
+            with self._lock:
+                self._pending += 1
+            self._complete_later(Operation(fn, args, reads, writes, reads, name, device), late)
+            return
         lock = self._lock
         lock.acquire()
         try:
@@ -267,6 +275,18 @@ class ThreadedEngine(Engine):
                 target.put(r)
         return kept
 
+    def _complete_later(self, op: Operation, late: Completion) -> Operation | None:
+        """``op`` ends when ``late`` finishes: then its outcome is recorded on the vars it writes
+        and it completes as :meth:`_complete` does, on the finishing thread.  Returns None, where
+        :meth:`_complete` returns the operation for the calling thread to run next."""
+
+        def finished(error: BaseException | None) -> None:
+            self._record_outcome(op.name, op.writes, error)
+            self._complete(op)
+
+        late.when_finished(finished)
+        return None
+
     def _finish_markers(self, ready: list[Operation]) -> None:
         """Complete the wait markers in ``ready`` (lock held); that may grant more operations."""
         i = 0
@@ -307,8 +327,8 @@ class ThreadedEngine(Engine):
                 self._help_until(marker.done)  # type: ignore[arg-type]
                 break
             while op is not None:
-                self._run(op)
-                op = self._complete(op, cpu_queue)
+                late = self._run(op)
+                op = self._complete(op, cpu_queue) if late is None else self._complete_later(op, late)
                 if op is not None and var.ready_for(for_write):
                     cpu_queue.put(op)
                     break
@@ -350,8 +370,8 @@ class ThreadedEngine(Engine):
                 done.wait()
                 return
             while op is not None:
-                self._run(op)
-                op = self._complete(op, cpu_queue)
+                late = self._run(op)
+                op = self._complete(op, cpu_queue) if late is None else self._complete_later(op, late)
                 if op is not None and done.is_set():
                     cpu_queue.put(op)
                     return
@@ -363,6 +383,6 @@ class ThreadedEngine(Engine):
             return False
         cpu_queue = self._cpu_queue
         while op is not None:
-            self._run(op)
-            op = self._complete(op, cpu_queue)
+            late = self._run(op)
+            op = self._complete(op, cpu_queue) if late is None else self._complete_later(op, late)
         return True

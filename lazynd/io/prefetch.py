@@ -18,8 +18,9 @@ class _Worker:
     slot holds a batch, ``None`` at the end of the epoch, or an error).
     """
 
-    def __init__(self, source: DataIter) -> None:
+    def __init__(self, source: DataIter, pin_memory: bool = False) -> None:
         self.source = source
+        self.pin_memory = pin_memory
         self.batch: DataBatch | None = None
         self.error: BaseException | None = None
         self.ready = threading.Event()
@@ -36,7 +37,8 @@ class _Worker:
                 return
             self.taken.clear()
             try:
-                self.batch = self.source.next()
+                batch = self.source.next()
+                self.batch = _in_pinned_memory(batch) if self.pin_memory else batch
             except StopIteration:
                 self.batch = None
             except BaseException as exc:  # handed to the consumer, who re-raises it
@@ -66,11 +68,41 @@ class _Worker:
         self.thread.join(timeout=5)
 
 
+def _in_pinned_memory(batch: DataBatch) -> DataBatch:
+    """``batch`` with its host arrays copied to ``cpu_pinned`` memory (GPU ones are left as they are)."""
+    from ..context import cpu_pinned
+
+    pinned = cpu_pinned()
+
+    def pin(arrays: list[Any] | None) -> list[Any] | None:
+        if arrays is None:
+            return None
+        return [a if a.context.device_type == "gpu" else a.as_in_context(pinned) for a in arrays]
+
+    return DataBatch(
+        data=pin(batch.data),  # type: ignore[arg-type]
+        label=pin(batch.label),
+        pad=batch.pad,
+        index=batch.index,
+        bucket_key=batch.bucket_key,
+        provide_data=batch.provide_data,
+        provide_label=batch.provide_label,
+    )
+
+
 class PrefetchingIter(DataIter):
     """Load the next batch of one or more iterators in background threads.
 
     With several iterators, each batch joins their data and labels in order.
     ``rename_data``/``rename_label`` (one dict per iterator) rename inputs.
+
+    ``pin_memory=True`` has the background threads also copy each batch's host arrays into
+    ``mx.cpu_pinned()`` memory (page-locked where CUDA is usable), so the copy to a GPU that
+    the training loop makes next is a DMA it does not wait for, with no host copy of its own
+    (on the training thread's time).  It is an option, off by default, rather than automatic:
+    the iterator does not know where its batches go (a module binds to its contexts later; the
+    same iterator may feed a CPU model), and for batches used on the CPU the extra host copy
+    and the locked memory are pure cost.
 
     Examples
     --------
@@ -86,6 +118,7 @@ class PrefetchingIter(DataIter):
         iters: DataIter | list[DataIter],
         rename_data: list[dict[str, str]] | None = None,
         rename_label: list[dict[str, str]] | None = None,
+        pin_memory: bool = False,
     ) -> None:
         self.iters = list(iters) if isinstance(iters, (list, tuple)) else [iters]
         if not self.iters:
@@ -98,7 +131,7 @@ class PrefetchingIter(DataIter):
                 )
         self.rename_data = rename_data
         self.rename_label = rename_label
-        self._workers = [_Worker(source) for source in self.iters]
+        self._workers = [_Worker(source, bool(pin_memory)) for source in self.iters]
         self.current_batch: DataBatch | None = None
 
     def __del__(self) -> None:

@@ -29,7 +29,9 @@ def copy_into(src: Any, dst: Any) -> Any:
         push(dctx, _copy_cpu, (src._data, dst._data), reads, writes, "_copyto", src.size)
     elif sctx.device_type != "gpu":
         backend: Any = get_backend(dctx)
-        fn = backend.wrap(backend.copy_from_host, reads, writes, "h2d")
+        # from cpu_pinned: DMA from the array itself, and the copy ends when the device has read it
+        copy = backend.copy_from_pinned_host if sctx.device_type == "cpu_pinned" else backend.copy_from_host
+        fn = backend.wrap(copy, reads, writes, "h2d")
         get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_h2d", dctx, inline_ok=True)
     elif dctx.device_type != "gpu":
         backend = get_backend(sctx)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import cpu_backend, get_backend
+from ..backend import get_backend
 from ..context import Context, as_context, current_context
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
@@ -88,8 +88,8 @@ def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: A
            [0, 0]], dtype=int32)
     """
     ctx = _ctx(ctx)
-    if ctx.device_type != "gpu":
-        return dispatch.NDArray(cpu_backend.zeros(_shape(shape), _dtype(dtype)), Var(), ctx)
+    if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
+        return dispatch.NDArray(get_backend(ctx).zeros(_shape(shape), _dtype(dtype)), Var(), ctx)
     return full(shape, 0, ctx, dtype)
 
 
@@ -138,8 +138,8 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
         raise OperatorError(f"array: source is ragged or holds non-numbers ({type(source).__name__})")
     dt = _dtype(dtype)
     ctx = _ctx(ctx)
-    if ctx.device_type != "gpu":
-        data = cpu_backend.empty(host.shape, dt)
+    if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
+        data = get_backend(ctx).empty(host.shape, dt)
         np.copyto(data, host, casting="unsafe")  # a snapshot: the caller may change source later
         return dispatch.NDArray(data, Var(), ctx)
     out = new_array(host.shape, dt, ctx)

@@ -29,9 +29,9 @@ _NO_AUX: list[Any] = []  # the aux list of a call without auxiliary states (neve
 
 def new_array(shape: tuple[int, ...], dtype: Any, ctx: Context) -> Any:
     """An uninitialised NDArray of ``shape`` and ``dtype`` on ``ctx``."""
-    if ctx.device_type != "gpu":
+    if ctx.device_type == "cpu":
         return NDArray(cpu_backend.empty(shape, dtype), Var(), ctx)
-    backend = get_backend(ctx)
+    backend = get_backend(ctx)  # a GPU's, or cpu_pinned's page-locked memory
     data = backend.empty(shape, dtype)
     return NDArray(data, backend.new_var(data), ctx)
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import engine as engine_module
-from ..backend import blas, get_backend
+from ..backend import blas, cpu_backend, get_backend
 from ..context import Context
 from ..engine import get_engine
 from ..engine.base import NOT_READY
@@ -72,7 +72,8 @@ def kernel_context(ctx: Context, is_train: bool = False) -> KernelContext:
     key = (ctx, is_train)
     kctx = _kernel_contexts.get(key)
     if kctx is None:
-        backend = get_backend(ctx)
+        # cpu_pinned runs the CPU's kernels, with the CPU's temporaries
+        backend = get_backend(ctx) if ctx.device_type == "gpu" else cpu_backend
         kctx = _kernel_contexts[key] = KernelContext(backend.xp, backend, ctx.device_id, is_train)
     return kctx
 

@@ -29,6 +29,7 @@ from .device_push import kernel_context
 from .random_state import generator_for
 
 _pool_take = cpu_backend.pool.take
+_HOST_KINDS = {"cpu", "cpu_pinned"}
 _MAX_PLANS = 4096
 
 
@@ -112,10 +113,12 @@ def signature_of(shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> Signa
 
 
 def _context_of(op: OpDef, inputs: Sequence[Any], attrs: dict) -> Context:
+    """The context of a call: its first input's; every input must be there, except that cpu and
+    cpu_pinned arrays mix (both are host memory, as in MXNet)."""
     if inputs:
         ctx = inputs[0].context
         for i, x in enumerate(inputs[1:], 1):
-            if x.context != ctx:
+            if x.context != ctx and {x.context.device_type, ctx.device_type} != _HOST_KINDS:
                 raise OperatorError(f"{op.name}: input {i} is on {x.context}, expected {ctx} like input 0")
         return ctx
     ctx = attrs.get("ctx")
@@ -172,14 +175,15 @@ class CallPlan:
         self.fresh_fn: Callable[..., Any] = (
             op.forward_into_zeros if op.forward_into_zeros is not None and self.into_zeros else self.fn
         )
-        self.backend = get_backend(ctx) if on_gpu else cpu_backend
+        # a GPU's backend, the CPU's, or cpu_pinned's (page-locked memory; the CPU's kernels)
+        self.backend = get_backend(ctx)
         self.kctx = kernel_context(ctx, is_train)
         self.n_visible = op.num_visible_outputs(attrs)
         self.access = VarAccess(op, attrs, ctx, is_train)
         self.work = sum(int(x.size) for x in inputs) + sum(math.prod(s) for s in self.out_shapes)
-        self._plan_allocation(on_gpu)
+        self._plan_allocation()
 
-    def _plan_allocation(self, on_gpu: bool) -> None:
+    def _plan_allocation(self) -> None:
         # fresh CPU outputs all large enough for the pool: (shape, dtype, size class) of each, so a
         # call takes its buffers with no arithmetic; all too small for it: (shape, dtype) for
         # NumPy's own allocator; zero-filled and large: (shape, dtype, bytes), page-aligned
@@ -189,7 +193,7 @@ class CallPlan:
         # the (shape, dtype) of the output of a call that writes nothing else (no aux states
         # either) when it is one small CPU buffer that need not start zeroed; None otherwise
         self.fresh_small: tuple[tuple[int, ...], np.dtype] | None = None
-        if on_gpu:
+        if self.backend is not cpu_backend:  # a GPU, or cpu_pinned: the backend allocates
             return
         specs = [(s, np.dtype(t)) for s, t in zip(self.out_shapes, self.out_types, strict=True)]
         sizes = [math.prod(s) * t.itemsize for s, t in specs]

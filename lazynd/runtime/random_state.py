@@ -48,8 +48,8 @@ _lock = threading.Lock()
 
 
 def context_offset(ctx: Context) -> int:
-    """What is added to a global seed for ``ctx``'s generator."""
-    return _DEVICE_STRIDE * ctx.device_id + (0 if ctx.device_type == "cpu" else _GPU_OFFSET)
+    """What is added to a global seed for ``ctx``'s generator (cpu_pinned draws as cpu does)."""
+    return _DEVICE_STRIDE * ctx.device_id + (0 if ctx.device_type != "gpu" else _GPU_OFFSET)
 
 
 def generator_for(ctx: Context) -> GeneratorState:

@@ -73,7 +73,7 @@ def _copy_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     elif not src_gpu:
         copies.copy_from_host(src, dst)
     elif not dst_gpu:
-        copies.copy_to_host(src, dst)
+        copies.copy_to_host_now(src, dst)  # the step is over when it returns
     else:
         copies.copy_between_devices(src, dst)
 

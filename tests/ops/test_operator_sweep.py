@@ -120,3 +120,17 @@ def test_gradient_matches_central_differences(name):
     analytic = check_gradient(name, inputs, case.params, ctx=mx.cpu(), aux=aux, wrt=[])
     wrt = [i for i, spec in enumerate(case.inputs) if not spec.integer and analytic[i] is not None]
     check_gradient(name, inputs, case.params, ctx=mx.cpu(), aux=aux, wrt=wrt)
+
+
+@pytest.mark.parametrize("name", _params())
+def test_cpu_pinned_arrays_compute_as_cpu_ones(name):
+    # cpu_pinned is host memory run by the CPU's kernels (page-locked where CUDA gives it): every
+    # operator, through nd and a bound executor, gives there what it gives on cpu(0)
+    case = _case(name)
+    inputs, aux = _values(name, case)
+    on_cpu = _run_nd(name, case, inputs, aux, mx.cpu())
+    for how, run in (("nd", _run_nd), ("executor", _run_executor)):
+        on_pinned = run(name, case, inputs, aux, mx.cpu_pinned())
+        assert len(on_pinned) == len(on_cpu)
+        for i, (a, b) in enumerate(zip(on_pinned, on_cpu, strict=True)):
+            assert_almost_equal(a, b, case.rtol, case.atol, names=(f"{name} output {i} on cpu_pinned via {how}", "cpu"))

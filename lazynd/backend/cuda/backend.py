@@ -6,6 +6,12 @@ operation on another stream ``wait_event``s on it, and a host read synchronises
 on it.  Reads on other streams are remembered too, so a later write waits for
 them (write-after-read across streams).
 
+Events come from a pool per device and are recorded again once nothing can wait on them
+(:mod:`.events`).  A copy that returns :class:`~.copies.AfterDevice` (a device->host copy, a
+copy out of a ``cpu_pinned`` array) ends only when the device has done it: :meth:`wrap` hands
+its event to the device's :class:`~.events.EventWaiter` and returns the engine a
+:class:`~lazynd.engine.completion.Completion`, so the device thread goes on launching.
+
 Memory is CuPy's pool, allocated on the compute stream (the pool keeps one arena per
 stream and hands a freed block out again only to allocations on the stream it came
 from, in that stream's order).  Work on the copy streams is not in that order, so two
@@ -26,25 +32,14 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.completion import Completion
 from ...engine.var import Var
 from ...errors import DeviceMemoryError
 from ..base import Backend
 from . import copies
+from .events import EventWaiter, StreamEvent, event_pool
 
 STREAM_KINDS = ("compute", "h2d", "d2h")
-
-
-class StreamEvent:
-    """A CUDA event together with the stream it was recorded on."""
-
-    __slots__ = ("event", "stream")
-
-    def __init__(self, event: Any, stream: Any) -> None:
-        self.event = event
-        self.stream = stream
-
-    def synchronize(self) -> None:
-        self.event.synchronize()
 
 
 class DeviceVar(Var):
@@ -100,7 +95,8 @@ def wait_for_vars(stream: Any, reads: Sequence[Any], writes: Sequence[Any], comp
                 if rev.stream is not stream:
                     stream.wait_event(rev.event)
     if fresh and compute is not None and compute is not stream:
-        stream.wait_event(compute.record())
+        fence = event_pool(compute.device_id).record(compute)  # held across the wait: see .events
+        stream.wait_event(fence.event)
 
 
 class CupyBackend(Backend):
@@ -120,6 +116,9 @@ class CupyBackend(Backend):
         self.compute_stream = self.streams["compute"]
         self.copy_streams = (self.streams["h2d"], self.streams["d2h"])
         self._anchor: tuple[Any, int] | None = None  # (event, perf_counter_ns) for event_time_ns
+        self.events = event_pool(device_id)
+        # ends the operations that finish when the device has done them (device->host copies)
+        self.waiter = EventWaiter(f"lazynd-gpu{device_id}-events")
 
     # -- memory --------------------------------------------------------------------------------
     def _allocate(self, make: Callable[[], Any], shape: tuple[int, ...], dtype: Any) -> Any:
@@ -179,6 +178,7 @@ class CupyBackend(Backend):
 
     # -- copies (run through ``wrap`` on the h2d, d2h or compute stream) --------------------------
     copy_from_host = staticmethod(copies.copy_from_host)
+    copy_from_pinned_host = staticmethod(copies.copy_from_pinned_host)
     copy_to_host = staticmethod(copies.copy_to_host)
     copy_between_devices = staticmethod(copies.copy_between_devices)
 
@@ -190,32 +190,26 @@ class CupyBackend(Backend):
         compute = self.compute_stream
         device = self.device
         backend = self
+        after_device = copies.AfterDevice
 
-        def run(*args: Any) -> None:
+        def run(*args: Any) -> Completion | None:
             with device, stream:
                 wait_for_vars(stream, reads, writes, compute)
-                fn(*args)
-                backend.record_done(stream, reads, writes)
-            if kind == "d2h":
-                # the destination is host memory that CPU operations read on completion
-                stream.synchronize()
+                result = fn(*args)
+                done = backend.record_done(stream, reads, writes)
+            if result.__class__ is after_device:
+                # the operation ends when the device has done it (and the host its part), on the
+                # waiter's thread: this one goes on launching
+                return backend.waiter.finish_after(done, result.then)
+            return None
 
         return run
-
-    def event(self, stream: Any) -> Any:
-        """A new event recorded on ``stream``: host waits on it sleep (blocking sync) and it keeps no
-        timestamp unless the profiler records (:func:`lazynd.backend.set_event_timing`)."""
-        from .. import event_timing
-
-        event = self.cupy.cuda.Event(block=True, disable_timing=not event_timing)
-        event.record(stream)
-        return event
 
     def record_done(self, stream: Any, reads: Sequence[Any], writes: Sequence[Any]) -> StreamEvent:
         """Record an event on ``stream`` after an operation was launched there, and note it on the
         vars: the last write of each var in ``writes``, a read of each other var in ``reads``.
         Every GPU operation (kernels, copies, NCCL) ends with this; the device must be current."""
-        done = StreamEvent(self.event(stream), stream)
+        done = self.events.record(stream)
         for v in writes:
             v.event = done
             v.read_events = None

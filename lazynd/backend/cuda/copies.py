@@ -1,14 +1,49 @@
 """Copies that involve device memory; each runs on the current stream that the backend's
-``wrap`` made current (the h2d, d2h or compute stream), after the waits for its vars."""
+``wrap`` made current (the h2d, d2h or compute stream), after the waits for its vars.
+
+Host memory takes part in two ways.  A copy from *pageable* memory (NumPy's own) is first
+copied on the host into a page-locked staging buffer, then DMA'd: its operation is over at
+launch, since the source was already read.  A copy whose DMA reads or writes host memory that
+the engine hands on to other operations when this one ends (a ``cpu_pinned`` array, the
+destination of a device->host copy) returns :class:`AfterDevice`: its operation ends only once
+the device has done it (and the host has copied a staged result into a pageable destination),
+on the device's waiter thread; the device thread does not wait.
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-__all__ = ["STAGING", "PinnedStaging", "copy_between_devices", "copy_from_host", "copy_to_host"]
+from .events import event_pool
+
+__all__ = [
+    "STAGING",
+    "AfterDevice",
+    "PinnedStaging",
+    "copy_between_devices",
+    "copy_from_host",
+    "copy_from_pinned_host",
+    "copy_to_host",
+    "copy_to_host_now",
+]
+
+
+class AfterDevice:
+    """Returned by a copy whose operation must end only once the device has done the copy.
+
+    ``then`` is host work to run after that (copying a staged result into its destination),
+    or None.  The backend's ``wrap`` turns it into the engine's
+    :class:`~lazynd.engine.completion.Completion`.
+    """
+
+    __slots__ = ("then",)
+
+    def __init__(self, then: Callable[[], None] | None = None) -> None:
+        self.then = then
 
 
 def compute_stream_of(device_id: int) -> Any:
@@ -50,20 +85,28 @@ class PinnedStaging:
             return None
         return memory, np.frombuffer(memory, dtype=np.uint8, count=nbytes)
 
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray | None:
+        """An uninitialised C-contiguous array in page-locked memory (it keeps the memory alive),
+        or None where none can be had (and for an empty array)."""
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        staged = self.take(nbytes) if nbytes else None
+        if staged is None:
+            return None
+        return staged[1].view(dtype).reshape(shape)
+
     def snapshot(self, host: np.ndarray, dtype: Any) -> np.ndarray:
         """A C-contiguous copy of ``host`` as ``dtype``, in page-locked memory when it can be had:
         copied from there, a host->device copy needs no second host copy."""
-        dtype = np.dtype(dtype)
-        nbytes = int(np.prod(host.shape, dtype=np.int64)) * dtype.itemsize
-        staged = self.take(nbytes) if nbytes else None
-        if staged is None:
+        pinned = self.empty(host.shape, dtype)
+        if pinned is None:
             return np.array(host, dtype=dtype, copy=True, order="C")
-        pinned = staged[1].view(dtype).reshape(host.shape)
         np.copyto(pinned, host, casting="unsafe")
         return pinned
 
     def in_flight(self, memory: Any, event: Any) -> None:
-        """Keep ``memory`` until ``event`` (recorded after the copy that reads it) has happened."""
+        """Keep ``memory`` until ``event`` (recorded after the copy that reads it; anything with
+        ``done``) has happened."""
         with self._lock:
             self._in_flight.append((memory, event))
 
@@ -89,7 +132,8 @@ def pinned_memory_of(array: np.ndarray) -> Any:
         return None
     import cupy
 
-    return owner if isinstance(owner, cupy.cuda.PinnedMemoryPointer) else None
+    pointer_type = getattr(cupy.cuda, "PinnedMemoryPointer", None)
+    return owner if pointer_type is not None and isinstance(owner, pointer_type) else None
 
 
 def copy_from_host(src: np.ndarray, dst: Any) -> None:
@@ -106,7 +150,7 @@ def copy_from_host(src: np.ndarray, dst: Any) -> None:
     memory = pinned_memory_of(src) if STAGING.available else None
     if memory is not None:  # already page-locked (a snapshot made by ``mx.nd.array``)
         dst.set(src, stream=stream)
-        STAGING.in_flight(memory, stream.record())
+        STAGING.in_flight(memory, event_pool(stream.device_id).record(stream))
         return
     staged = STAGING.take(src.nbytes) if src.nbytes else None
     if staged is None:
@@ -116,15 +160,71 @@ def copy_from_host(src: np.ndarray, dst: Any) -> None:
     pinned = view.view(src.dtype).reshape(src.shape)
     np.copyto(pinned, src)
     dst.set(pinned, stream=stream)
-    STAGING.in_flight(memory, stream.record())
+    STAGING.in_flight(memory, event_pool(stream.device_id).record(stream))
 
 
-def copy_to_host(src: Any, dst: np.ndarray) -> None:
-    """Device array -> host array, on the current stream (the caller synchronises)."""
+def copy_from_pinned_host(src: np.ndarray, dst: Any) -> AfterDevice | None:
+    """A ``cpu_pinned`` array -> device array, on the current stream.
+
+    From page-locked memory the DMA reads the source itself, with no staging copy; the source
+    may be rewritten once the operation ends, so it ends when the device has read it
+    (:class:`AfterDevice`).  A source in pageable memory (no page-locked memory could be had),
+    of another dtype or not contiguous goes as :func:`copy_from_host` does.
+    """
     import cupy
 
-    host = src.get(stream=cupy.cuda.get_current_stream())
-    np.copyto(dst, host, casting="unsafe")
+    if (
+        src.dtype != dst.dtype
+        or not src.flags.c_contiguous
+        or not dst.flags.c_contiguous
+        or not src.size
+        or pinned_memory_of(src) is None
+    ):
+        copy_from_host(src, dst)
+        return None
+    dst.set(src, stream=cupy.cuda.get_current_stream())
+    return AfterDevice()
+
+
+def copy_to_host(src: Any, dst: np.ndarray) -> AfterDevice | None:
+    """Device array -> host array, launched on the current stream; the operation ends later.
+
+    The DMA lands in ``dst`` itself when it is page-locked (a ``cpu_pinned`` array of the same
+    dtype, contiguous), else in a page-locked staging buffer that the waiter thread copies into
+    ``dst`` once the DMA is done (a pageable buffer where no page-locked memory can be had:
+    CUDA then copies synchronously).  Either way the calling thread does not wait.
+    """
+    import cupy
+
+    if not src.size:
+        return None
+    stream = cupy.cuda.get_current_stream()
+    if not src.flags.c_contiguous:
+        src = cupy.ascontiguousarray(src)  # on this stream; its block returns to this stream's arena
+    if dst.dtype == src.dtype and dst.flags.c_contiguous and pinned_memory_of(dst) is not None:
+        src.get(stream=stream, out=dst, blocking=False)
+        return AfterDevice()
+    landing = STAGING.empty(src.shape, src.dtype)
+    if landing is None:
+        landing = np.empty(src.shape, src.dtype)
+    src.get(stream=stream, out=landing, blocking=False)
+
+    def copy_out() -> None:
+        np.copyto(dst, landing, casting="unsafe")
+
+    return AfterDevice(copy_out)
+
+
+def copy_to_host_now(src: Any, dst: np.ndarray) -> None:
+    """:func:`copy_to_host`, finished on this thread before it returns (for a caller whose
+    operation must be over when its function returns: an executor's cross-device copy)."""
+    import cupy
+
+    after = copy_to_host(src, dst)
+    if after is not None:
+        cupy.cuda.get_current_stream().synchronize()
+        if after.then is not None:
+            after.then()
 
 
 def copy_between_devices(src: Any, dst: Any) -> None:
