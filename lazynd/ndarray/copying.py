@@ -29,10 +29,20 @@ def copy_into(src: Any, dst: Any) -> Any:
         push(dctx, _copy_cpu, (src._data, dst._data), reads, writes, "_copyto", src.size)
     elif sctx.device_type != "gpu":
         backend: Any = get_backend(dctx)
-        # from cpu_pinned: DMA from the array itself, and the copy ends when the device has read it
-        copy = backend.copy_from_pinned_host if sctx.device_type == "cpu_pinned" else backend.copy_from_host
-        fn = backend.wrap(copy, reads, writes, "h2d")
-        get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_h2d", dctx, inline_ok=True)
+        engine = get_engine()
+        if sctx.device_type == "cpu_pinned":
+            # DMA from the array itself: the copy ends at launch (the stream orders the
+            # destination's readers after it) and a hold on the h2d stream, reading the source
+            # and ordered after the copy through the destination, ends when the device has read
+            # it, so a write into the source waits for that
+            fn = backend.wrap(backend.copy_from_pinned_host, reads, writes, "h2d")
+            engine.push(fn, (src._data, dst._data), reads, writes, "_copyto_h2d", dctx, inline_ok=True)
+            held = [src._var, dst._var]
+            hold = backend.wrap(backend.hold_until_done, held, [], "h2d")
+            engine.push(hold, (), held, [], "_copyto_h2d_hold", dctx, inline_ok=True)
+        else:
+            fn = backend.wrap(backend.copy_from_host, reads, writes, "h2d")
+            engine.push(fn, (src._data, dst._data), reads, writes, "_copyto_h2d", dctx, inline_ok=True)
     elif dctx.device_type != "gpu":
         backend = get_backend(sctx)
         fn = backend.wrap(backend.copy_to_host, reads, writes, "d2h")

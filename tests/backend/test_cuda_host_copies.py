@@ -180,3 +180,30 @@ def test_timed_events_are_not_pooled() -> None:
     finally:
         set_event_timing(False)
     assert timed.pool is None
+
+
+def test_readers_of_a_copy_out_of_cpu_pinned_memory_do_not_wait_for_its_end_on_the_host(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the stream orders the destination's readers after the DMA; only writers of the source
+    # wait for the host to hear that the device has read it
+    if not get_engine().has_workers:
+        pytest.skip("the naive engine ends every operation where it is pushed (LAZYND_ENGINE=naive)")
+    from lazynd.backend.cuda import copies
+
+    values = np.arange(1024, dtype=np.float32)
+    source = mx.nd.array(values, ctx=mx.cpu_pinned())
+    source.wait_to_read()
+    monkeypatch.setattr(copies, "pinned_memory_of", lambda array: object())
+    waiter = _gated_waiter()
+    monkeypatch.setattr(_backend(), "waiter", waiter)
+    try:
+        doubled = source.copyto(GPU) * 2
+        reader = threading.Thread(target=doubled.wait_to_read, daemon=True)
+        reader.start()
+        reader.join(10)
+        assert not reader.is_alive(), "a reader of the copy's destination waited for the source's hold"
+        assert not source.handle.ready_for_write(), "the source was free before the device had read it"
+    finally:
+        waiter.gate.set()
+    np.testing.assert_array_equal(doubled.asnumpy(), values * 2)

@@ -179,6 +179,7 @@ class CupyBackend(Backend):
     # -- copies (run through ``wrap`` on the h2d, d2h or compute stream) --------------------------
     copy_from_host = staticmethod(copies.copy_from_host)
     copy_from_pinned_host = staticmethod(copies.copy_from_pinned_host)
+    hold_until_done = staticmethod(copies.hold_until_done)
     copy_to_host = staticmethod(copies.copy_to_host)
     copy_between_devices = staticmethod(copies.copy_between_devices)
 

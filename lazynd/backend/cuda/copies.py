@@ -1,11 +1,12 @@
 """Copies that involve device memory; each runs on the current stream that the backend's
 ``wrap`` made current (the h2d, d2h or compute stream), after the waits for its vars.
 
-Host memory takes part in two ways.  A copy from *pageable* memory (NumPy's own) is first
+Host memory takes part in three ways.  A copy from *pageable* memory (NumPy's own) is first
 copied on the host into a page-locked staging buffer, then DMA'd: its operation is over at
-launch, since the source was already read.  A copy whose DMA reads or writes host memory that
-the engine hands on to other operations when this one ends (a ``cpu_pinned`` array, the
-destination of a device->host copy) returns :class:`AfterDevice`: its operation ends only once
+launch, since the source was already read.  A copy from a ``cpu_pinned`` array is DMA'd from
+the array itself: it too ends at launch (the stream orders the destination's readers after it),
+and a hold pushed after it (:func:`hold_until_done`) keeps the source read until the device
+has read it.  A device->host copy returns :class:`AfterDevice`: its operation ends only once
 the device has done it (and the host has copied a staged result into a pageable destination),
 on the device's waiter thread; the device thread does not wait.
 """
@@ -29,6 +30,7 @@ __all__ = [
     "copy_from_pinned_host",
     "copy_to_host",
     "copy_to_host_now",
+    "hold_until_done",
 ]
 
 
@@ -163,13 +165,14 @@ def copy_from_host(src: np.ndarray, dst: Any) -> None:
     STAGING.in_flight(memory, event_pool(stream.device_id).record(stream))
 
 
-def copy_from_pinned_host(src: np.ndarray, dst: Any) -> AfterDevice | None:
+def copy_from_pinned_host(src: np.ndarray, dst: Any) -> None:
     """A ``cpu_pinned`` array -> device array, on the current stream.
 
-    From page-locked memory the DMA reads the source itself, with no staging copy; the source
-    may be rewritten once the operation ends, so it ends when the device has read it
-    (:class:`AfterDevice`).  A source in pageable memory (no page-locked memory could be had),
-    of another dtype or not contiguous goes as :func:`copy_from_host` does.
+    From page-locked memory the DMA reads the source itself, with no staging copy.  The operation
+    ends at launch: readers of ``dst`` are ordered after the copy by its stream event.  The
+    source may be rewritten only once the device has read it, which the caller arranges with
+    :func:`hold_until_done` pushed right after.  A source in pageable memory (no page-locked
+    memory could be had), of another dtype or not contiguous goes as :func:`copy_from_host` does.
     """
     import cupy
 
@@ -181,8 +184,17 @@ def copy_from_pinned_host(src: np.ndarray, dst: Any) -> AfterDevice | None:
         or pinned_memory_of(src) is None
     ):
         copy_from_host(src, dst)
-        return None
+        return
     dst.set(src, stream=cupy.cuda.get_current_stream())
+
+
+def hold_until_done() -> AfterDevice:
+    """An operation that ends when the device has done the work queued on its stream before it.
+
+    Pushed after a copy out of host memory that the DMA reads in place, reading that memory: a
+    write into it waits for this operation, so for the device's read, while readers of the
+    copy's destination need not wait for the host to hear that the copy is over.
+    """
     return AfterDevice()
 
 
