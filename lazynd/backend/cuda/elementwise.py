@@ -29,7 +29,7 @@ CUDA_TYPES = {
 FLOAT_DTYPES = ("float32", "float64", "float16")
 ALL_DTYPES = tuple(CUDA_TYPES)
 MAX_BROADCAST_DIMS = 6
-BROADCAST_UNROLL = 4  # LAZYND_UNROLL in PRELUDE: elements per thread and step of the broadcast kernels
+BROADCAST_UNROLL = 4  # LAZYND_UNROLL in PRELUDE: elements per thread and step of the 32-bit broadcast kernel
 
 PRELUDE = r"""
 __device__ __forceinline__ float lazynd_load(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
@@ -57,11 +57,13 @@ __device__ __forceinline__ double lazynd_pow(double a, double b) { return pow(a,
 
 // -- broadcasting: the output's flat index -> an element offset into each input ---------------------
 // Dimensions come innermost first, already collapsed on the host (adjacent dims that broadcast alike are
-// one).  The kernel is specialised on their number, so the per-dimension arrays below are indexed with
-// compile-time constants and stay in registers / the parameter bank (a run-time index puts them in
-// local memory).  32-bit division by a dimension is a multiply-high, an add and a shift with a
-// host-computed magic number (exact for indices < 2**31); 64-bit indices divide plainly.
+// one).  The per-dimension arrays are only ever indexed by compile-time constants (unrolled loops), so
+// they stay in registers and the parameter bank: a run-time index would put them in local memory.  The
+// common counts (a row or a column: 2, and 3) have their own loops; others take a loop guarded by the count.
+// 32-bit division by a dimension is a multiply-high, an add and a shift with a host-computed magic
+// number (exact for indices < 2**31); 64-bit indices (huge arrays, negative strides) divide plainly.
 #define LAZYND_UNROLL 4
+#define LAZYND_MAX_DIMS 6
 __device__ __forceinline__ unsigned int lazynd_mulhi(unsigned int a, unsigned int b) {
 #ifdef __CUDA_ARCH__
   return __umulhi(a, b);
@@ -77,57 +79,67 @@ struct lazynd_div64 {
   long long size;
   __device__ __forceinline__ long long quotient(long long i) const { return i / size; }
 };
+// NDIM dimensions, or (NDIM == 0) any number up to LAZYND_MAX_DIMS, given by ndim
 template <int NDIM, typename I, typename D>
-__device__ __forceinline__ void lazynd_bcast_offsets(I i, const D* dims, const I* sa, const I* sb, I& ia, I& ib) {
+__device__ __forceinline__ void lazynd_bcast_offsets(I i, int ndim, const D* dims, const I* sa, const I* sb, I& ia, I& ib) {
+  const int last = (NDIM ? NDIM : ndim) - 1;  // the outermost dimension: its index needs no division
   ia = 0; ib = 0;
 #pragma unroll
-  for (int d = 0; d < NDIM - 1; ++d) {
-    I q = dims[d].quotient(i);
-    I k = i - q * dims[d].size;
-    ia += k * sa[d];
-    ib += k * sb[d];
-    i = q;
+  for (int d = 0; d < (NDIM ? NDIM : LAZYND_MAX_DIMS); ++d) {
+    if (d < last) {
+      I q = dims[d].quotient(i);
+      I k = i - q * dims[d].size;
+      ia += k * sa[d];
+      ib += k * sb[d];
+      i = q;
+    } else if (d == last) {
+      ia += i * sa[d];
+      ib += i * sb[d];
+    }
   }
-  ia += i * sa[NDIM - 1];  // the outermost index needs no division
-  ib += i * sb[NDIM - 1];
 }
-// LAZYND_UNROLL elements per thread and step, a block's width apart (coalesced): every load of a step is
-// issued before the first result is computed
-template <int NDIM, typename I, typename D, typename S, typename F>
+// UNROLL elements per thread and step, a block's width apart (coalesced): every load of a step is issued
+// before the first result is computed
+template <int NDIM, int UNROLL, typename I, typename D, typename S, typename F>
 __device__ __forceinline__ void lazynd_bcast_loop(const S* __restrict__ lhs, const S* __restrict__ rhs, S* __restrict__ out,
-                                                  I n, const D* dims, const I* sa, const I* sb, F op) {
+                                                  I n, int ndim, const D* dims, const I* sa, const I* sb, F op) {
   const I width = (I)blockDim.x;
-  const I step = (I)gridDim.x * width * LAZYND_UNROLL;
-  for (I base = (I)blockIdx.x * width * LAZYND_UNROLL + threadIdx.x; base < n; base += step) {
-    S a[LAZYND_UNROLL], b[LAZYND_UNROLL];
+  const I step = (I)gridDim.x * width * UNROLL;
+  for (I base = (I)blockIdx.x * width * UNROLL + threadIdx.x; base < n; base += step) {
+    S a[UNROLL], b[UNROLL];
 #pragma unroll
-    for (int u = 0; u < LAZYND_UNROLL; ++u) {
+    for (int u = 0; u < UNROLL; ++u) {
       I i = base + u * width;
       if (i < n) {
         I ia, ib;
-        lazynd_bcast_offsets<NDIM>(i, dims, sa, sb, ia, ib);
+        lazynd_bcast_offsets<NDIM>(i, ndim, dims, sa, sb, ia, ib);
         a[u] = lhs[ia];
         b[u] = rhs[ib];
       }
     }
 #pragma unroll
-    for (int u = 0; u < LAZYND_UNROLL; ++u) {
+    for (int u = 0; u < UNROLL; ++u) {
       I i = base + u * width;
       if (i < n) out[i] = op(a[u], b[u]);
     }
   }
 }
-template <typename I, typename D, typename S, typename F>
+template <typename S, typename F>
 __device__ __forceinline__ void lazynd_bcast_dispatch(const S* __restrict__ lhs, const S* __restrict__ rhs, S* __restrict__ out,
-                                                      I n, int ndim, const D* dims, const I* sa, const I* sb, F op) {
+                                                      unsigned int n, int ndim, const lazynd_div32* dims,
+                                                      const unsigned int* sa, const unsigned int* sb, F op) {
   switch (ndim) {
-    case 1: lazynd_bcast_loop<1>(lhs, rhs, out, n, dims, sa, sb, op); break;
-    case 2: lazynd_bcast_loop<2>(lhs, rhs, out, n, dims, sa, sb, op); break;
-    case 3: lazynd_bcast_loop<3>(lhs, rhs, out, n, dims, sa, sb, op); break;
-    case 4: lazynd_bcast_loop<4>(lhs, rhs, out, n, dims, sa, sb, op); break;
-    case 5: lazynd_bcast_loop<5>(lhs, rhs, out, n, dims, sa, sb, op); break;
-    default: lazynd_bcast_loop<6>(lhs, rhs, out, n, dims, sa, sb, op); break;
+    case 2: lazynd_bcast_loop<2, LAZYND_UNROLL>(lhs, rhs, out, n, ndim, dims, sa, sb, op); break;
+    case 3: lazynd_bcast_loop<3, LAZYND_UNROLL>(lhs, rhs, out, n, ndim, dims, sa, sb, op); break;
+    default: lazynd_bcast_loop<0, LAZYND_UNROLL>(lhs, rhs, out, n, ndim, dims, sa, sb, op); break;
   }
+}
+template <typename S, typename F>
+__device__ __forceinline__ void lazynd_bcast_dispatch(const S* __restrict__ lhs, const S* __restrict__ rhs, S* __restrict__ out,
+                                                      long long n, int ndim, const lazynd_div64* dims,
+                                                      const long long* sa, const long long* sb, F op) {
+  // rare (more than 2**31 elements, or reversed views): one compact loop, each 64-bit division being long
+  lazynd_bcast_loop<0, 1>(lhs, rhs, out, n, ndim, dims, sa, sb, op);
 }
 """
 
@@ -159,7 +171,7 @@ extern "C" __global__ void lazynd_{family}_bcast_{name}_{dtype}(const {st}* __re
     int ndim, long long d0, long long d1, long long d2, long long d3, long long d4, long long d5,
     long long a0, long long a1, long long a2, long long a3, long long a4, long long a5,
     long long b0, long long b1, long long b2, long long b3, long long b4, long long b5) {{
-  const lazynd_div64 dims[6] = {{{{d0}}, {{d1}}, {{d2}}, {{d3}}, {{d4}}, {{d5}}}};
+  const lazynd_div64 dims[LAZYND_MAX_DIMS] = {{{{d0}}, {{d1}}, {{d2}}, {{d3}}, {{d4}}, {{d5}}}};
   const long long sa[6] = {{a0, a1, a2, a3, a4, a5}};
   const long long sb[6] = {{b0, b1, b2, b3, b4, b5}};
   lazynd_bcast_dispatch(lhs, rhs, out, n, ndim, dims, sa, sb, lazynd_{family}_{name}_{dtype}_op());
@@ -170,7 +182,7 @@ extern "C" __global__ void lazynd_{family}_bcast32_{name}_{dtype}(const {st}* __
     unsigned int s0, unsigned int s1, unsigned int s2, unsigned int s3, unsigned int s4, unsigned int s5,
     unsigned int a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5,
     unsigned int b0, unsigned int b1, unsigned int b2, unsigned int b3, unsigned int b4, unsigned int b5) {{
-  const lazynd_div32 dims[6] = {{{{d0, m0, s0}}, {{d1, m1, s1}}, {{d2, m2, s2}}, {{d3, m3, s3}}, {{d4, m4, s4}}, {{d5, m5, s5}}}};
+  const lazynd_div32 dims[LAZYND_MAX_DIMS] = {{{{d0, m0, s0}}, {{d1, m1, s1}}, {{d2, m2, s2}}, {{d3, m3, s3}}, {{d4, m4, s4}}, {{d5, m5, s5}}}};
   const unsigned int sa[6] = {{a0, a1, a2, a3, a4, a5}};
   const unsigned int sb[6] = {{b0, b1, b2, b3, b4, b5}};
   lazynd_bcast_dispatch(lhs, rhs, out, n, ndim, dims, sa, sb, lazynd_{family}_{name}_{dtype}_op());
