@@ -85,6 +85,21 @@ def test_broadcast_kernels_serve_every_dtype(ctx: mx.Context, dtype: str, lhs_sh
         np.testing.assert_array_equal(got.asnumpy(), want)
 
 
+def test_an_input_overlapping_the_output_is_read_as_it_was(ctx: mx.Context) -> None:
+    host = np.arange(20, dtype=np.float32).reshape(5, 4)
+    a = mx.nd.array(host, ctx=ctx)
+    mx.nd.broadcast_add(a, a[0:1], out=a)  # row 0 is both read by every row and overwritten
+    np.testing.assert_array_equal(a.asnumpy(), host + host[0])
+    a = mx.nd.array(host, ctx=ctx)
+    mx.nd.elemwise_add(a[0:4], a[0:4], out=a[1:5])  # shifted by a row: contiguous, overlapping
+    want = host.copy()
+    want[1:5] = host[0:4] * 2
+    np.testing.assert_array_equal(a.asnumpy(), want)
+    a = mx.nd.array(host, ctx=ctx)
+    mx.nd.elemwise_add(a, a, out=a)  # the same elements in the same layout: read in place
+    np.testing.assert_array_equal(a.asnumpy(), host * 2)
+
+
 # -- kernel level: CuPy views as operators hand them over ---------------------------------------------
 
 

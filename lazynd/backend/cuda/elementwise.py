@@ -260,6 +260,7 @@ class ElementwiseFamily:
         dtype = target.dtype.name
         if n == 0:
             return
+        lhs, rhs = _unaliased(lhs, target), _unaliased(rhs, target)
         if lhs.shape == rhs.shape == target.shape and lhs.flags.c_contiguous and rhs.flags.c_contiguous:
             grid, block = launch_config(n)
             self._kernel(device_id, "", name, dtype)(grid, block, (lhs, rhs, target, n))
@@ -305,6 +306,19 @@ class ElementwiseFamily:
         self._kernel(device_id, prefix, name, x.dtype.name)(grid, block, (x, value, target, x.size))
         if target is not out:
             out[...] = target
+
+
+def _unaliased(x: Any, target: Any) -> Any:
+    """``x``, or a copy of it when the kernel's writes to ``target`` could change what it reads later.
+
+    Reading the very elements being written (``a += b``: same place, same layout) is safe, as each
+    thread reads an element before writing it; any other overlap (``a += a[:1]``, shifted views) would
+    let one thread read what another already wrote, so the input is copied first, as NumPy does.
+    """
+    import cupy
+
+    same = x.shape == target.shape and x.strides == target.strides and x.data.ptr == target.data.ptr
+    return x if same or not cupy.may_share_memory(x, target) else x.copy()
 
 
 def division_magic(divisor: int) -> tuple[int, int]:
