@@ -1,10 +1,13 @@
 """Bandwidth of lazynd's GPU kernels on 64M float32 elements, against a device-to-device copy of
 the same bytes and against PyTorch on the same card (when it has CUDA).
 
-Rows: elementwise ``a + b``, broadcast ``a + row``, a whole-array and a last-axis ``sum``, and a
-last-axis ``softmax`` of (2048, 32768) and of (32, 32000).  Each figure is the best of ``--repeat``
-timed launches after a warm-up, host clock around ``waitall`` / ``torch.cuda.synchronize``; GB/s
-counts the bytes each operation must read and write once.  Run: ``python bench/gpu_kernels.py``.
+Rows: elementwise ``a + b``; broadcasts ``a + row`` ((rows, cols) + (cols,)), ``a + column``
+((rows, cols) + (rows, 1)) and a 3-d one in which no dimensions collapse ((2048, 256, 128) +
+(1, 256, 1)); a whole-array and a last-axis ``sum``; a last-axis ``softmax`` of (2048, 32768) (long
+rows, cut in pieces), (4096, 1000) (rows held in registers) and (32, 32000) (few long rows, several
+pieces each); the softmax gradient of (4096, 1000).  Each figure is the best of ``--repeat`` timed
+launches after a warm-up, host clock around ``waitall`` / ``torch.cuda.synchronize``; GB/s counts the
+bytes each operation must read and write once.  Run: ``python bench/gpu_kernels.py``.
 """
 
 from __future__ import annotations
@@ -52,7 +55,12 @@ def main() -> None:
     host = rng.standard_normal((rows, cols), dtype=np.float32)
     a, b = mx.nd.array(host, ctx=ctx), mx.nd.array(host[::-1].copy(), ctx=ctx)
     row = mx.nd.array(host[:1], ctx=ctx)
+    column = mx.nd.array(host[:, :1], ctx=ctx)
+    cube_shape = (rows, 256, cols // 256)
+    cube, middle = a.reshape(cube_shape), mx.nd.array(host[0, :256].reshape(1, 256, 1), ctx=ctx)
     small = mx.nd.array(rng.standard_normal((32, 32000), dtype=np.float32), ctx=ctx)
+    short = mx.nd.array(rng.standard_normal((4096, 1000), dtype=np.float32), ctx=ctx)
+    short_y = mx.nd.softmax(short)
     out = mx.nd.empty(a.shape, ctx=ctx)
     mx.nd.waitall()
     # the first operation of a kind compiles its kernel (NVRTC; CuPy's disk cache serves later runs)
@@ -64,22 +72,39 @@ def main() -> None:
         ("d2d copy", lambda: a.copyto(out), 2 * nbytes, None),
         ("a + b", lambda: mx.nd.elemwise_add(a, b, out=out), 3 * nbytes, None),
         ("a + row (broadcast)", lambda: mx.nd.broadcast_add(a, row, out=out), 2 * nbytes, None),
+        ("a + column (broadcast)", lambda: mx.nd.broadcast_add(a, column, out=out), 2 * nbytes, None),
+        (
+            "(r, 256, 128) + (1, 256, 1)",
+            lambda: mx.nd.broadcast_add(cube, middle, out=out.reshape(cube_shape)),
+            2 * nbytes,
+            None,
+        ),
         ("sum (all)", lambda: mx.nd.sum(a), nbytes, None),
         ("sum (last axis)", lambda: mx.nd.sum(a, axis=1), nbytes, None),
         ("softmax (2048, 32768)", lambda: mx.nd.softmax(a, axis=-1, out=out), 2 * nbytes, None),
+        ("softmax (4096, 1000)", lambda: mx.nd.softmax(short, axis=-1), 2 * short.size * 4, None),
         ("softmax (32, 32000)", lambda: mx.nd.softmax(small, axis=-1), 2 * small.size * 4, None),
+        ("softmax grad (4096, 1000)", lambda: mx.nd._backward_softmax(short, short_y), 3 * short.size * 4, None),
     ]
     if has_torch:
         ta, tb = torch.from_numpy(host).cuda(), torch.from_numpy(host[::-1].copy()).cuda()
         trow, tsmall, tout = ta[:1].clone(), torch.from_numpy(small.asnumpy()).cuda(), torch.empty_like(ta)
+        tcolumn, tmiddle = ta[:, :1].clone(), torch.from_numpy(middle.asnumpy()).cuda()
+        tcube, tcube_out = ta.view(cube_shape), tout.view(cube_shape)
+        tshort = torch.from_numpy(short.asnumpy()).cuda()
+        tshort_y = torch.softmax(tshort, dim=-1)
         torch_runs: list[Callable[[], object]] = [
             lambda: tout.copy_(ta),
             lambda: torch.add(ta, tb, out=tout),
             lambda: torch.add(ta, trow, out=tout),
+            lambda: torch.add(ta, tcolumn, out=tout),
+            lambda: torch.add(tcube, tmiddle, out=tcube_out),
             lambda: ta.sum(),
             lambda: ta.sum(dim=1),
             lambda: torch.softmax(ta, dim=-1),
+            lambda: torch.softmax(tshort, dim=-1),
             lambda: torch.softmax(tsmall, dim=-1),
+            lambda: torch._softmax_backward_data(tshort, tshort_y, -1, torch.float32),
         ]
         cases = [
             (name, run, moved, torch_run) for (name, run, moved, _), torch_run in zip(cases, torch_runs, strict=True)
@@ -90,13 +115,13 @@ def main() -> None:
         f"GPU kernels, {n / 2**20:.0f}M float32 ({nbytes / 2**20:.0f} MiB per array) on {device}; best of {args.repeat}"
     )
     print(f"first a + b in this process (compiles one kernel): {first_use:.2f} s")
-    print(f"{'operation':<24}{'lazynd ms':>10}{'GB/s':>8}{'of copy':>9}{'torch ms':>10}{'GB/s':>8}")
+    print(f"{'operation':<28}{'lazynd ms':>10}{'GB/s':>8}{'of copy':>9}{'torch ms':>10}{'GB/s':>8}")
     copy_rate = None
     for name, run, moved, torch_run in cases:
         seconds = _best(run, mx.nd.waitall, args.repeat)
         rate = moved / seconds / 1e9
         copy_rate = copy_rate or rate
-        line = f"{name:<24}{seconds * 1e3:>10.3f}{rate:>8.0f}{rate / copy_rate:>8.0%} "
+        line = f"{name:<28}{seconds * 1e3:>10.3f}{rate:>8.0f}{rate / copy_rate:>8.0%} "
         if torch_run is not None:
             torch_seconds = _best(torch_run, torch.cuda.synchronize, args.repeat)
             line += f"{torch_seconds * 1e3:>10.3f}{moved / torch_seconds / 1e9:>8.0f}"

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.cuda.devices import multiprocessor_count
 from ..backend.cuda.sources import launch_config, load_file
 from ..errors import OperatorError
 from .host_reduce import max_along, sum_along
@@ -71,10 +72,47 @@ def softmax_grad_into(
         dx /= temperature
 
 
-ROW_THREADS = 256  # LAZYND_ROW_THREADS in softmax.cu
+ROW_THREADS = 256  # LAZYND_SOFTMAX_THREADS in softmax.cu
+MAX_PER_THREAD = 16  # LAZYND_SOFTMAX_MAX_PER_THREAD: the register path holds rows up to ROW_THREADS * this
+MIN_PIECE = 2048  # a long row is cut into pieces of at least this many elements, one block each
+_GRID_LIMIT = 1 << 20  # the kernels loop over rows / pieces beyond the grid
+
+
+def _next_power_of_two(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
+
+
+def register_layout(n: int) -> tuple[int, int]:
+    """``(group, per_thread)`` for a row of ``n <= ROW_THREADS * MAX_PER_THREAD`` held in registers.
+
+    A group of ``group`` threads owns a row, ``per_thread`` elements each (both powers of two): about
+    four elements a thread until the group is a whole block, then more, so that short rows share a
+    block instead of leaving most of its threads idle.
+
+    Examples:
+        >>> register_layout(10), register_layout(1000), register_layout(4096)
+        ((4, 4), (256, 4), (256, 16))
+    """
+    group = min(ROW_THREADS, _next_power_of_two(-(-n // 4)))
+    return group, _next_power_of_two(-(-n // group))
+
+
+def piece_layout(rows: int, n: int, target_blocks: int) -> tuple[int, int]:
+    """``(chunk, chunks)``: a long row cut into ``chunks`` pieces of ``chunk`` elements (the last one shorter),
+    enough of them for ``target_blocks`` blocks in all when rows are few, none under ``MIN_PIECE``.
+
+    Examples:
+        >>> piece_layout(32, 32000, 264), piece_layout(2048, 32768, 264)
+        ((3556, 9), (32768, 1))
+    """
+    chunks = max(1, min(-(-target_blocks // rows), -(-n // MIN_PIECE)))
+    chunk = -(-n // chunks)
+    return chunk, -(-n // chunk)
 
 
 def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log: bool, y: Any = None) -> None:
+    """The kernels of softmax.cu: ``softmax(x)`` into ``out``, or, given the output ``y``, the input
+    gradient for the head gradient ``x`` into ``out``."""
     xp = kctx.xp
     source = load_file("softmax.cu")
     dtype = out.dtype.name
@@ -82,26 +120,34 @@ def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log
     target = out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
     inv_temp = out.dtype.type(1.0 / temperature)
     x = xp.ascontiguousarray(x)
-    if inner == 1:
-        # the last axis: one block of ROW_THREADS per row (coalesced reads, shared-memory reductions)
-        grid, block = (min(outer, 1 << 16),), (ROW_THREADS,)
-        lines = (np.int64(outer), np.int64(n), inv_temp, np.int32(log))
-        if y is None:
-            source.function(kctx.device_id, f"lazynd_softmax_rows_{dtype}")(grid, block, (x, target, *lines))
-        else:
-            y = xp.ascontiguousarray(y)
-            source.function(kctx.device_id, f"lazynd_softmax_grad_rows_{dtype}")(grid, block, (x, y, target, *lines))
-        if target is not out:
-            out[...] = target
-        return
-    grid, block = launch_config(outer * inner)
-    if y is None:
-        fn = source.function(kctx.device_id, f"lazynd_softmax_{dtype}")
-        fn(grid, block, (x, target, np.int64(outer), np.int64(n), np.int64(inner), inv_temp, np.int32(log)))
+    y = None if y is None else xp.ascontiguousarray(y)
+    grad = "" if y is None else "grad_"
+    inputs = (x,) if y is None else (x, y)
+    if inner == 1 and n <= ROW_THREADS * MAX_PER_THREAD:
+        group, per_thread = register_layout(n)
+        grid = (min(-(-outer // (ROW_THREADS // group)), _GRID_LIMIT),)
+        kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}regs{per_thread}_{dtype}")
+        kernel(
+            grid,
+            (ROW_THREADS,),
+            (*inputs, target, np.int64(outer), np.int32(n), np.int32(group), inv_temp, np.int32(log)),
+        )
+    elif inner == 1:
+        chunk, chunks = piece_layout(outer, n, 2 * multiprocessor_count(kctx.device_id))
+        grid = (min(outer * chunks, _GRID_LIMIT),)
+        shape = (np.int64(outer), np.int64(n), np.int64(chunk), np.int64(chunks))
+        # per piece: its max and sum of exp (forward), or its sum of dy * y or of dy (gradient)
+        partial = xp.empty(outer * chunks * (2 if y is None else 1), out.dtype)
+        # the forward pieces scale by the temperature; the gradient's sums need the mode instead
+        tail = (inv_temp,) if y is None else (np.int32(log),)
+        pieces = source.function(kctx.device_id, f"lazynd_softmax_{grad}pieces_{dtype}")
+        pieces(grid, (ROW_THREADS,), (*inputs, partial, *shape, *tail))
+        finish = source.function(kctx.device_id, f"lazynd_softmax_{grad}finish_{dtype}")
+        finish(grid, (ROW_THREADS,), (*inputs, target, partial, *shape, inv_temp, np.int32(log)))
     else:
-        fn = source.function(kctx.device_id, f"lazynd_softmax_grad_{dtype}")
-        y = xp.ascontiguousarray(y)
-        fn(grid, block, (x, y, target, np.int64(outer), np.int64(n), np.int64(inner), inv_temp, np.int32(log)))
+        grid, block = launch_config(outer * inner)
+        kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}{dtype}")
+        kernel(grid, block, (*inputs, target, np.int64(outer), np.int64(n), np.int64(inner), inv_temp, np.int32(log)))
     if target is not out:
         out[...] = target
 

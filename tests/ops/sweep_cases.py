@@ -67,12 +67,13 @@ def _f(fn: Callable[..., Any]) -> Callable[..., Any]:
 UNARY_REFERENCES: dict[str, Callable[..., Any]] = {
     name: getattr(np, name)
     for name in (
-        "abs sign ceil floor rint fix square sqrt exp log log10 log2 log1p expm1 sin cos tan arcsin arccos arctan "
+        "abs sign ceil floor rint square sqrt exp log log10 log2 log1p expm1 sin cos tan arcsin arccos arctan "
         "sinh cosh tanh arcsinh arccosh arctanh degrees radians negative round"
     ).split()
 }
 UNARY_REFERENCES.update(
     {
+        "fix": np.trunc,  # np.fix is deprecated in NumPy 2.x; for floats it is trunc
         "rsqrt": lambda x: 1 / np.sqrt(x),
         "identity": lambda x: x,
         "BlockGrad": lambda x: x,

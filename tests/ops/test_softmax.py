@@ -95,3 +95,50 @@ def test_softmax_rejects_a_non_positive_temperature():
 def test_softmax_activation_channel_mode_needs_two_dimensions():
     with pytest.raises(OperatorError, match="at least 2 dimensions"):
         mx.nd.SoftmaxActivation(mx.nd.ones((3,)), mode="channel")
+
+
+# -- the last axis on the GPU: rows held in registers, or long rows cut into pieces ----------------------
+# (rows, n): a row shorter than a warp, groups of several rows per block with a partial last block, the
+# register path's limit (ROW_THREADS * MAX_PER_THREAD = 4096) and one past it, every elements-per-thread
+# kernel (1, 2, 4, 8, 16), few long rows (several pieces each) and more rows than pieces are wanted (one
+# piece a row)
+ROW_SHAPES = [(70, 10), (9, 1), (4, 2), (5, 33), (3, 1000), (3, 2000), (2, 4096), (3, 4097), (2, 9000), (300, 4100)]
+
+
+@pytest.mark.parametrize(("rows", "n"), ROW_SHAPES)
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_of_rows_of_every_length_matches_numpy(ctx, rng, rows, n, log):
+    x = (rng.standard_normal((rows, n)) * 4).astype(np.float32)
+    want = np_softmax(x.astype(np.float64), -1, 0.5)
+    op = mx.nd.log_softmax if log else mx.nd.softmax
+    got = op(mx.nd.array(x, ctx=ctx), temperature=0.5).asnumpy()
+    assert_almost_equal(got, np.log(want) if log else want, rtol=1e-4, atol=1e-5 if log else 1e-7)
+
+
+@pytest.mark.parametrize(("rows", "n"), ROW_SHAPES)
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_gradient_of_rows_of_every_length_matches_the_formula(ctx, rng, rows, n, log):
+    x, dy = rng.standard_normal((rows, n)), rng.standard_normal((rows, n))
+    y = np.log(np_softmax(x, -1)) if log else np_softmax(x, -1)
+    # softmax: dx = y (dy - sum(dy y)) / T;  log: dx = (dy - exp(y) sum(dy)) / T
+    if log:
+        want = (dy - np.exp(y) * dy.sum(-1, keepdims=True)) / 0.5
+    else:
+        want = y * (dy - (dy * y).sum(-1, keepdims=True)) / 0.5
+    backward = mx.nd._backward_log_softmax if log else mx.nd._backward_softmax
+    got = backward(mx.nd.array(dy, ctx=ctx, dtype="float64"), mx.nd.array(y, ctx=ctx, dtype="float64"), temperature=0.5)
+    assert_almost_equal(got.asnumpy(), want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [6, 5000])
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # NumPy's, on the CPU
+def test_softmax_rows_with_nan_or_infinities_follow_numpy(ctx, n):
+    x = np.zeros((4, n), np.float64)
+    x[0, 1] = np.nan  # a NaN poisons its row
+    x[1, :] = -np.inf  # a row of -inf has no softmax: NaN
+    x[2, ::2] = -np.inf  # -inf elements get 0
+    x[3, 0] = 1e300
+    with np.errstate(invalid="ignore"):
+        want = np_softmax(x, -1)
+    got = mx.nd.softmax(mx.nd.array(x, ctx=ctx, dtype="float64")).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)

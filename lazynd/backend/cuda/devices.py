@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ...errors import ContextError
@@ -35,3 +36,16 @@ def make_backend(device_id: int) -> Any:
     from .backend import CupyBackend
 
     return CupyBackend(device_id)
+
+
+# an H100's count, for device properties that lack it (the CPU emulator the tests can run on)
+_DEFAULT_MULTIPROCESSORS = 132
+
+
+@functools.cache
+def multiprocessor_count(device_id: int) -> int:
+    """Streaming multiprocessors of ``gpu(device_id)``: kernels size their grids to fill them."""
+    import cupy
+
+    properties = cupy.cuda.runtime.getDeviceProperties(device_id)
+    return int(properties.get("multiProcessorCount", _DEFAULT_MULTIPROCESSORS))

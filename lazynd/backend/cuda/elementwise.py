@@ -29,6 +29,7 @@ CUDA_TYPES = {
 FLOAT_DTYPES = ("float32", "float64", "float16")
 ALL_DTYPES = tuple(CUDA_TYPES)
 MAX_BROADCAST_DIMS = 6
+BROADCAST_UNROLL = 4  # LAZYND_UNROLL in PRELUDE: elements per thread and step of the 32-bit broadcast kernel
 
 PRELUDE = r"""
 __device__ __forceinline__ float lazynd_load(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
@@ -53,6 +54,93 @@ template <typename T> __device__ __forceinline__ T lazynd_pow(T a, T b) {
   return r; }
 __device__ __forceinline__ float lazynd_pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double lazynd_pow(double a, double b) { return pow(a, b); }
+
+// -- broadcasting: the output's flat index -> an element offset into each input ---------------------
+// Dimensions come innermost first, already collapsed on the host (adjacent dims that broadcast alike are
+// one).  The per-dimension arrays are only ever indexed by compile-time constants (unrolled loops), so
+// they stay in registers and the parameter bank: a run-time index would put them in local memory.  The
+// common counts (a row or a column: 2, and 3) have their own loops; others take a loop guarded by the count.
+// 32-bit division by a dimension is a multiply-high, an add and a shift with a host-computed magic
+// number (exact for indices < 2**31); 64-bit indices (huge arrays, negative strides) divide plainly.
+#define LAZYND_UNROLL 4
+#define LAZYND_MAX_DIMS 6
+__device__ __forceinline__ unsigned int lazynd_mulhi(unsigned int a, unsigned int b) {
+#ifdef __CUDA_ARCH__
+  return __umulhi(a, b);
+#else  // the CPU emulator of the tests
+  return (unsigned int)(((unsigned long long)a * b) >> 32);
+#endif
+}
+struct lazynd_div32 {
+  unsigned int size, magic, shift;
+  __device__ __forceinline__ unsigned int quotient(unsigned int i) const { return (lazynd_mulhi(i, magic) + i) >> shift; }
+};
+struct lazynd_div64 {
+  long long size;
+  __device__ __forceinline__ long long quotient(long long i) const { return i / size; }
+};
+// NDIM dimensions, or (NDIM == 0) any number up to LAZYND_MAX_DIMS, given by ndim
+template <int NDIM, typename I, typename D>
+__device__ __forceinline__ void lazynd_bcast_offsets(I i, int ndim, const D* dims, const I* sa, const I* sb, I& ia, I& ib) {
+  const int last = (NDIM ? NDIM : ndim) - 1;  // the outermost dimension: its index needs no division
+  ia = 0; ib = 0;
+#pragma unroll
+  for (int d = 0; d < (NDIM ? NDIM : LAZYND_MAX_DIMS); ++d) {
+    if (d < last) {
+      I q = dims[d].quotient(i);
+      I k = i - q * dims[d].size;
+      ia += k * sa[d];
+      ib += k * sb[d];
+      i = q;
+    } else if (d == last) {
+      ia += i * sa[d];
+      ib += i * sb[d];
+    }
+  }
+}
+// UNROLL elements per thread and step, a block's width apart (coalesced): every load of a step is issued
+// before the first result is computed
+template <int NDIM, int UNROLL, typename I, typename D, typename S, typename F>
+__device__ __forceinline__ void lazynd_bcast_loop(const S* __restrict__ lhs, const S* __restrict__ rhs, S* __restrict__ out,
+                                                  I n, int ndim, const D* dims, const I* sa, const I* sb, F op) {
+  const I width = (I)blockDim.x;
+  const I step = (I)gridDim.x * width * UNROLL;
+  for (I base = (I)blockIdx.x * width * UNROLL + threadIdx.x; base < n; base += step) {
+    S a[UNROLL], b[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      I i = base + u * width;
+      if (i < n) {
+        I ia, ib;
+        lazynd_bcast_offsets<NDIM>(i, ndim, dims, sa, sb, ia, ib);
+        a[u] = lhs[ia];
+        b[u] = rhs[ib];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      I i = base + u * width;
+      if (i < n) out[i] = op(a[u], b[u]);
+    }
+  }
+}
+template <typename S, typename F>
+__device__ __forceinline__ void lazynd_bcast_dispatch(const S* __restrict__ lhs, const S* __restrict__ rhs, S* __restrict__ out,
+                                                      unsigned int n, int ndim, const lazynd_div32* dims,
+                                                      const unsigned int* sa, const unsigned int* sb, F op) {
+  switch (ndim) {
+    case 2: lazynd_bcast_loop<2, LAZYND_UNROLL>(lhs, rhs, out, n, ndim, dims, sa, sb, op); break;
+    case 3: lazynd_bcast_loop<3, LAZYND_UNROLL>(lhs, rhs, out, n, ndim, dims, sa, sb, op); break;
+    default: lazynd_bcast_loop<0, LAZYND_UNROLL>(lhs, rhs, out, n, ndim, dims, sa, sb, op); break;
+  }
+}
+template <typename S, typename F>
+__device__ __forceinline__ void lazynd_bcast_dispatch(const S* __restrict__ lhs, const S* __restrict__ rhs, S* __restrict__ out,
+                                                      long long n, int ndim, const lazynd_div64* dims,
+                                                      const long long* sa, const long long* sb, F op) {
+  // rare (more than 2**31 elements, or reversed views): one compact loop, each 64-bit division being long
+  lazynd_bcast_loop<0, 1>(lhs, rhs, out, n, ndim, dims, sa, sb, op);
+}
 """
 
 _UNARY = """
@@ -72,46 +160,32 @@ extern "C" __global__ void lazynd_{family}_{name}_{dtype}(const {st}* __restrict
     out[i] = lazynd_store<{st}, {ct}>(({ct})({expr}));
   }}
 }}
+struct lazynd_{family}_{name}_{dtype}_op {{
+  __device__ __forceinline__ {st} operator()({st} x, {st} y) const {{
+    {ct} a = lazynd_load(x);
+    {ct} b = lazynd_load(y);
+    return lazynd_store<{st}, {ct}>(({ct})({expr}));
+  }}
+}};
 extern "C" __global__ void lazynd_{family}_bcast_{name}_{dtype}(const {st}* __restrict__ lhs, const {st}* __restrict__ rhs, {st}* __restrict__ out, long long n,
     int ndim, long long d0, long long d1, long long d2, long long d3, long long d4, long long d5,
     long long a0, long long a1, long long a2, long long a3, long long a4, long long a5,
     long long b0, long long b1, long long b2, long long b3, long long b4, long long b5) {{
-  const long long dims[6] = {{d0, d1, d2, d3, d4, d5}};
+  const lazynd_div64 dims[LAZYND_MAX_DIMS] = {{{{d0}}, {{d1}}, {{d2}}, {{d3}}, {{d4}}, {{d5}}}};
   const long long sa[6] = {{a0, a1, a2, a3, a4, a5}};
   const long long sb[6] = {{b0, b1, b2, b3, b4, b5}};
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{
-    long long rest = i, ia = 0, ib = 0;
-    for (int d = ndim - 1; d >= 0; --d) {{
-      long long k = rest % dims[d];
-      rest /= dims[d];
-      ia += k * sa[d];
-      ib += k * sb[d];
-    }}
-    {ct} a = lazynd_load(lhs[ia]);
-    {ct} b = lazynd_load(rhs[ib]);
-    out[i] = lazynd_store<{st}, {ct}>(({ct})({expr}));
-  }}
+  lazynd_bcast_dispatch(lhs, rhs, out, n, ndim, dims, sa, sb, lazynd_{family}_{name}_{dtype}_op());
 }}
 extern "C" __global__ void lazynd_{family}_bcast32_{name}_{dtype}(const {st}* __restrict__ lhs, const {st}* __restrict__ rhs, {st}* __restrict__ out, unsigned int n,
     int ndim, unsigned int d0, unsigned int d1, unsigned int d2, unsigned int d3, unsigned int d4, unsigned int d5,
+    unsigned int m0, unsigned int m1, unsigned int m2, unsigned int m3, unsigned int m4, unsigned int m5,
+    unsigned int s0, unsigned int s1, unsigned int s2, unsigned int s3, unsigned int s4, unsigned int s5,
     unsigned int a0, unsigned int a1, unsigned int a2, unsigned int a3, unsigned int a4, unsigned int a5,
     unsigned int b0, unsigned int b1, unsigned int b2, unsigned int b3, unsigned int b4, unsigned int b5) {{
-  // 32-bit index arithmetic: a 64-bit division per dimension and element is emulated and slow
-  const unsigned int dims[6] = {{d0, d1, d2, d3, d4, d5}};
+  const lazynd_div32 dims[LAZYND_MAX_DIMS] = {{{{d0, m0, s0}}, {{d1, m1, s1}}, {{d2, m2, s2}}, {{d3, m3, s3}}, {{d4, m4, s4}}, {{d5, m5, s5}}}};
   const unsigned int sa[6] = {{a0, a1, a2, a3, a4, a5}};
   const unsigned int sb[6] = {{b0, b1, b2, b3, b4, b5}};
-  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
-    unsigned int rest = i, ia = 0, ib = 0;
-    for (int d = ndim - 1; d >= 0; --d) {{
-      unsigned int k = rest % dims[d];
-      rest /= dims[d];
-      ia += k * sa[d];
-      ib += k * sb[d];
-    }}
-    {ct} a = lazynd_load(lhs[ia]);
-    {ct} b = lazynd_load(rhs[ib]);
-    out[i] = lazynd_store<{st}, {ct}>(({ct})({expr}));
-  }}
+  lazynd_bcast_dispatch(lhs, rhs, out, n, ndim, dims, sa, sb, lazynd_{family}_{name}_{dtype}_op());
 }}
 extern "C" __global__ void lazynd_{family}_scalar_{name}_{dtype}(const {st}* __restrict__ lhs, {ct} b, {st}* __restrict__ out, long long n) {{
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{
@@ -183,25 +257,42 @@ class ElementwiseFamily:
 
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
         n = target.size
-        grid, block = launch_config(n)
         dtype = target.dtype.name
-        if lhs.shape == rhs.shape == target.shape:
-            lhs, rhs = cupy.ascontiguousarray(lhs), cupy.ascontiguousarray(rhs)
+        if n == 0:
+            return
+        lhs, rhs = _unaliased(lhs, target), _unaliased(rhs, target)
+        if lhs.shape == rhs.shape == target.shape and lhs.flags.c_contiguous and rhs.flags.c_contiguous:
+            grid, block = launch_config(n)
             self._kernel(device_id, "", name, dtype)(grid, block, (lhs, rhs, target, n))
         else:
-            dims, sa, sb = broadcast_strides(lhs, rhs, target.shape)
-            pad = MAX_BROADCAST_DIMS - len(dims)
-            # C types spelled out: (n, int ndim, dims, strides) in 32 bits where every index fits
-            # (the index arithmetic is then several times faster), else in 64 bits
-            shape_args = [*dims, *[1] * pad, *sa, *[0] * pad, *sb, *[0] * pad]
-            # unsigned 32-bit: no negative strides (reversed views), and i + grid stride cannot wrap
-            reach = max(sum((d - 1) * s for d, s in zip(dims, strides, strict=True)) for strides in (sa, sb))
-            narrow = n < 2**31 and reach < 2**31 and min(sa + sb, default=0) >= 0
-            index = np.uint32 if narrow else np.int64
-            args = [lhs, rhs, target, index(n), np.int32(len(dims)), *[index(v) for v in shape_args]]
-            self._kernel(device_id, "bcast32_" if narrow else "bcast_", name, dtype)(grid, block, tuple(args))
+            # broadcasts, and strided views of the same shape (read in place rather than copied first)
+            self._broadcast(device_id, name, lhs, rhs, target)
         if target is not out:
             out[...] = target
+
+    def _broadcast(self, device_id: int, name: str, lhs: Any, rhs: Any, target: Any) -> None:
+        n = target.size
+        dims, sa, sb = broadcast_strides(lhs, rhs, target.shape)
+        # the kernels take dimensions innermost first, padded to MAX_BROADCAST_DIMS (the padding is unread:
+        # each dimension count has its own specialised loop)
+        dims, sa, sb = dims[::-1], sa[::-1], sb[::-1]
+        pad = MAX_BROADCAST_DIMS - len(dims)
+        dims, sa, sb = dims + [1] * pad, sa + [0] * pad, sb + [0] * pad
+        # 32-bit index arithmetic where every index fits: unsigned, so no negative strides (reversed
+        # views), and n < 2**31 so that neither the magic-number division nor i + grid stride wraps
+        reach = max(sum((d - 1) * s for d, s in zip(dims, strides, strict=True)) for strides in (sa, sb))
+        narrow = n < 2**31 and reach < 2**31 and min(sa + sb) >= 0
+        grid, block = launch_config((n + BROADCAST_UNROLL - 1) // BROADCAST_UNROLL)
+        head = [lhs, rhs, target]
+        ndim = np.int32(len(dims) - pad)
+        if narrow:
+            magic, shift = zip(*(division_magic(d) for d in dims), strict=True)
+            values = [*dims, *magic, *shift, *sa, *sb]
+            args = [*head, np.uint32(n), ndim, *[np.uint32(v) for v in values]]
+            self._kernel(device_id, "bcast32_", name, target.dtype.name)(grid, block, tuple(args))
+        else:
+            args = [*head, np.int64(n), ndim, *[np.int64(v) for v in (*dims, *sa, *sb)]]
+            self._kernel(device_id, "bcast_", name, target.dtype.name)(grid, block, tuple(args))
 
     def scalar(self, device_id: int, name: str, x: Any, scalar: Any, out: Any, reflected: bool = False) -> None:
         import cupy
@@ -215,6 +306,36 @@ class ElementwiseFamily:
         self._kernel(device_id, prefix, name, x.dtype.name)(grid, block, (x, value, target, x.size))
         if target is not out:
             out[...] = target
+
+
+def _unaliased(x: Any, target: Any) -> Any:
+    """``x``, or a copy of it when the kernel's writes to ``target`` could change what it reads later.
+
+    Reading the very elements being written (``a += b``: same place, same layout) is safe, as each
+    thread reads an element before writing it; any other overlap (``a += a[:1]``, shifted views) would
+    let one thread read what another already wrote, so the input is copied first, as NumPy does.
+    """
+    import cupy
+
+    same = x.shape == target.shape and x.strides == target.strides and x.data.ptr == target.data.ptr
+    return x if same or not cupy.may_share_memory(x, target) else x.copy()
+
+
+def division_magic(divisor: int) -> tuple[int, int]:
+    """``(magic, shift)`` with ``i // divisor == (mulhi(i, magic) + i) >> shift`` for every ``0 <= i < 2**31``.
+
+    ``mulhi`` is the high 32 bits of the 64-bit product; ``1 <= divisor < 2**31``.  The kernels divide
+    an index by a dimension this way: a multiply-high, an add and a shift instead of a division
+    routine of some twenty instructions.
+
+    Examples:
+        >>> magic, shift = division_magic(7)
+        >>> ((1000 * magic >> 32) + 1000) >> shift == 1000 // 7
+        True
+    """
+    shift = (divisor - 1).bit_length()  # the smallest shift with 2**shift >= divisor
+    magic = ((1 << 32) * ((1 << shift) - divisor)) // divisor + 1
+    return magic, shift
 
 
 def broadcast_strides(lhs: Any, rhs: Any, shape: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:

@@ -1,66 +1,193 @@
 // Softmax and log-softmax along one axis of an array viewed as (outer, n, inner).
-// Three passes over each line (max, sum, write) keep it numerically stable: exp(x - max)
-// never overflows.  The last axis (inner == 1) runs one block per row: the threads read the
-// row together (coalesced) and combine their partial max and sum in shared memory.  Other axes
-// run one thread per (outer, inner) line: neighbouring threads read neighbouring addresses.
+// Every path is numerically stable: exp(x - max) never overflows.
+//
+// The last axis (inner == 1) has two paths, chosen on the host (ops/softmax.py):
+// - rows of up to LAZYND_SOFTMAX_THREADS * LAZYND_SOFTMAX_MAX_PER_THREAD elements are held in registers:
+//   a group of `group` consecutive threads (a power of two) owns a row, each thread `per_thread`
+//   elements of it, so the row is read once, exp is taken once per element, and a block of short rows
+//   serves several rows at a time;
+// - longer rows are cut into `chunks` pieces of `chunk` elements, one block per piece, so that a few long
+//   rows still fill every multiprocessor: a first kernel gives each piece's max and sum of exp(x - max)
+//   (one read, an online rescaled sum), a second combines the row's pieces and writes the piece (a
+//   second read, often from L2).
+// Other axes run one thread per (outer, inner) line: neighbouring threads read neighbouring addresses.
 
-#define LAZYND_ROW_THREADS 256
+#define LAZYND_SOFTMAX_THREADS 256
+#define LAZYND_SOFTMAX_MAX_PER_THREAD 16
 
-// the block's combined value of v (op 0: max, 1: sum); every thread gets it
+// NumPy's max: NaN wins
+template <typename T> __device__ __forceinline__ T lazynd_nanmax(T a, T b) { return (b > a || b != b) ? b : a; }
+
+// v combined (op 0: NaN-propagating max, 1: sum) over each aligned group of `group` consecutive threads
+// (a power of two, at most the block); every thread of the block must call it, and gets its group's value
 template <typename T>
-__device__ T lazynd_block_combine(T v, T* shared, int op) {
-  int t = threadIdx.x;
+__device__ T lazynd_group_combine(T v, T* shared, int group, int op) {
+  const int t = threadIdx.x;
+  const int lane = t & (group - 1);
   shared[t] = v;
   __syncthreads();
-  for (int half = LAZYND_ROW_THREADS / 2; half > 0; half >>= 1) {
-    if (t < half) {
-      T other = shared[t + half];
-      shared[t] = op == 0 ? ((other > shared[t] || other != other) ? other : shared[t]) : shared[t] + other;
-    }
+  for (int half = group / 2; half > 0; half >>= 1) {
+    if (lane < half) shared[t] = op == 0 ? lazynd_nanmax(shared[t], shared[t + half]) : shared[t] + shared[t + half];
     __syncthreads();
   }
-  T result = shared[0];
+  T result = shared[t - lane];
   __syncthreads();
   return result;
 }
 
-template <typename T>
-__device__ void lazynd_softmax_row(const T* __restrict__ x, T* __restrict__ y, long long rows, long long n,
-                                   T inv_temp, int log_mode, T* shared) {
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-    const T* xr = x + row * n;
-    T* yr = y + row * n;
-    T mx = -(T)(1.0 / 0.0);
-    for (long long k = threadIdx.x; k < n; k += LAZYND_ROW_THREADS) {
-      T v = xr[k] * inv_temp;
-      mx = (v > mx || v != v) ? v : mx;
+// the register path: rows_per_block = blockDim.x / group rows per step of the block
+template <typename T, int K>
+__device__ void lazynd_softmax_regs(const T* __restrict__ x, T* __restrict__ y, long long rows, int n, int group,
+                                    T inv_temp, int log_mode, T* shared) {
+  const T lowest = -(T)(1.0 / 0.0);
+  const int lane = threadIdx.x & (group - 1);
+  const long long rows_per_block = blockDim.x / group;
+  for (long long first = blockIdx.x * rows_per_block; first < rows; first += gridDim.x * rows_per_block) {
+    const long long row = first + threadIdx.x / group;
+    const bool live = row < rows;  // threads past the last row still take part in the reductions
+    T v[K];
+    T mx = lowest;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int c = k * group + lane;
+      v[k] = live && c < n ? x[row * n + c] * inv_temp : lowest;
+      mx = lazynd_nanmax(mx, v[k]);
     }
-    mx = lazynd_block_combine<T>(mx, shared, 0);
+    mx = lazynd_group_combine<T>(mx, shared, group, 0);
     T sum = 0;
-    for (long long k = threadIdx.x; k < n; k += LAZYND_ROW_THREADS) sum += exp(xr[k] * inv_temp - mx);
-    sum = lazynd_block_combine<T>(sum, shared, 1);
-    if (log_mode) {
-      T lse = log(sum) + mx;
-      for (long long k = threadIdx.x; k < n; k += LAZYND_ROW_THREADS) yr[k] = xr[k] * inv_temp - lse;
-    } else {
-      T inv = T(1) / sum;
-      for (long long k = threadIdx.x; k < n; k += LAZYND_ROW_THREADS) yr[k] = exp(xr[k] * inv_temp - mx) * inv;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (live && k * group + lane < n) {
+        v[k] -= mx;
+        const T e = exp(v[k]);
+        if (!log_mode) v[k] = e;
+        sum += e;
+      }
+    }
+    sum = lazynd_group_combine<T>(sum, shared, group, 1);
+    const T shift = log(sum), scale = T(1) / sum;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int c = k * group + lane;
+      if (live && c < n) y[row * n + c] = log_mode ? v[k] - shift : v[k] * scale;
+    }
+  }
+}
+
+// Gradient: softmax  dx = y * (dy - sum(dy * y)) / T
+//           log      dx = (dy - exp(y) * sum(dy)) / T
+template <typename T, int K>
+__device__ void lazynd_softmax_grad_regs(const T* __restrict__ dy, const T* __restrict__ y, T* __restrict__ dx,
+                                         long long rows, int n, int group, T inv_temp, int log_mode, T* shared) {
+  const int lane = threadIdx.x & (group - 1);
+  const long long rows_per_block = blockDim.x / group;
+  for (long long first = blockIdx.x * rows_per_block; first < rows; first += gridDim.x * rows_per_block) {
+    const long long row = first + threadIdx.x / group;
+    const bool live = row < rows;
+    T g[K], out[K];
+    T acc = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int c = k * group + lane;
+      const bool here = live && c < n;
+      g[k] = here ? dy[row * n + c] : T(0);
+      out[k] = here ? y[row * n + c] : T(0);
+      acc += log_mode ? g[k] : g[k] * out[k];
+    }
+    acc = lazynd_group_combine<T>(acc, shared, group, 1);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int c = k * group + lane;
+      if (live && c < n)
+        dx[row * n + c] = (log_mode ? g[k] - exp(out[k]) * acc : out[k] * (g[k] - acc)) * inv_temp;
+    }
+  }
+}
+
+// -- long rows: pieces of `chunk` elements, `chunks` per row, one block per (row, piece) ------------------
+
+// the running (max, sum of exp(v - max)) of one thread, taking in v
+template <typename T>
+__device__ __forceinline__ void lazynd_online_add(T& mx, T& sum, T v) {
+  if (v > mx || v != v) {
+    sum = (mx == -(T)(1.0 / 0.0) ? T(0) : sum * exp(mx - v)) + T(1);
+    mx = v;
+  } else if (mx != -(T)(1.0 / 0.0)) {
+    sum += exp(v - mx);
+  }
+}
+
+// the block's (max, sum) from each thread's: the sums rescaled to the common max
+template <typename T>
+__device__ __forceinline__ void lazynd_block_maxsum(T& mx, T& sum, T* shared) {
+  const T block_max = lazynd_group_combine<T>(mx, shared, blockDim.x, 0);
+  sum = mx == -(T)(1.0 / 0.0) ? T(0) : sum * exp(mx - block_max);
+  sum = lazynd_group_combine<T>(sum, shared, blockDim.x, 1);
+  mx = block_max;
+}
+
+template <typename T>
+__device__ void lazynd_softmax_pieces(const T* __restrict__ x, T* __restrict__ partial, long long rows, long long n,
+                                      long long chunk, long long chunks, T inv_temp, T* shared) {
+  for (long long piece = blockIdx.x; piece < rows * chunks; piece += gridDim.x) {
+    const long long row = piece / chunks, start = piece % chunks * chunk;
+    const long long stop = start + chunk < n ? start + chunk : n;
+    T mx = -(T)(1.0 / 0.0), sum = 0;
+    for (long long c = start + threadIdx.x; c < stop; c += blockDim.x) lazynd_online_add(mx, sum, x[row * n + c] * inv_temp);
+    lazynd_block_maxsum(mx, sum, shared);
+    if (threadIdx.x == 0) { partial[2 * piece] = mx; partial[2 * piece + 1] = sum; }
+  }
+}
+
+template <typename T>
+__device__ void lazynd_softmax_finish(const T* __restrict__ x, T* __restrict__ y, const T* __restrict__ partial,
+                                      long long rows, long long n, long long chunk, long long chunks, T inv_temp,
+                                      int log_mode) {
+  for (long long piece = blockIdx.x; piece < rows * chunks; piece += gridDim.x) {
+    const long long row = piece / chunks, start = piece % chunks * chunk;
+    const long long stop = start + chunk < n ? start + chunk : n;
+    // every thread combines the row's pieces itself (a few values, read through the cache): no barrier
+    T mx = -(T)(1.0 / 0.0), sum = 0;
+    for (long long p = row * chunks; p < (row + 1) * chunks; ++p) mx = lazynd_nanmax(mx, partial[2 * p]);
+    for (long long p = row * chunks; p < (row + 1) * chunks; ++p)
+      if (partial[2 * p] != -(T)(1.0 / 0.0)) sum += partial[2 * p + 1] * exp(partial[2 * p] - mx);
+    const T shift = log(sum) + mx, scale = T(1) / sum;
+    for (long long c = start + threadIdx.x; c < stop; c += blockDim.x) {
+      const T v = x[row * n + c] * inv_temp;
+      y[row * n + c] = log_mode ? v - shift : exp(v - mx) * scale;
     }
   }
 }
 
 template <typename T>
-__device__ void lazynd_softmax_grad_row(const T* __restrict__ dy, const T* __restrict__ y, T* __restrict__ dx,
-                                        long long rows, long long n, T inv_temp, int log_mode, T* shared) {
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-    long long base = row * n;
+__device__ void lazynd_softmax_grad_pieces(const T* __restrict__ dy, const T* __restrict__ y, T* __restrict__ partial,
+                                           long long rows, long long n, long long chunk, long long chunks, int log_mode,
+                                           T* shared) {
+  for (long long piece = blockIdx.x; piece < rows * chunks; piece += gridDim.x) {
+    const long long row = piece / chunks, start = piece % chunks * chunk;
+    const long long stop = start + chunk < n ? start + chunk : n;
     T acc = 0;
-    for (long long k = threadIdx.x; k < n; k += LAZYND_ROW_THREADS)
-      acc += log_mode ? dy[base + k] : dy[base + k] * y[base + k];
-    acc = lazynd_block_combine<T>(acc, shared, 1);
-    for (long long k = threadIdx.x; k < n; k += LAZYND_ROW_THREADS) {
-      long long j = base + k;
-      dx[j] = log_mode ? (dy[j] - exp(y[j]) * acc) * inv_temp : y[j] * (dy[j] - acc) * inv_temp;
+    for (long long c = start + threadIdx.x; c < stop; c += blockDim.x) {
+      const long long j = row * n + c;
+      acc += log_mode ? dy[j] : dy[j] * y[j];
+    }
+    acc = lazynd_group_combine<T>(acc, shared, blockDim.x, 1);
+    if (threadIdx.x == 0) partial[piece] = acc;
+  }
+}
+
+template <typename T>
+__device__ void lazynd_softmax_grad_finish(const T* __restrict__ dy, const T* __restrict__ y, T* __restrict__ dx,
+                                           const T* __restrict__ partial, long long rows, long long n, long long chunk,
+                                           long long chunks, T inv_temp, int log_mode) {
+  for (long long piece = blockIdx.x; piece < rows * chunks; piece += gridDim.x) {
+    const long long row = piece / chunks, start = piece % chunks * chunk;
+    const long long stop = start + chunk < n ? start + chunk : n;
+    T acc = 0;
+    for (long long p = row * chunks; p < (row + 1) * chunks; ++p) acc += partial[p];
+    for (long long c = start + threadIdx.x; c < stop; c += blockDim.x) {
+      const long long j = row * n + c;
+      dx[j] = (log_mode ? dy[j] - exp(y[j]) * acc : y[j] * (dy[j] - acc)) * inv_temp;
     }
   }
 }
@@ -135,23 +262,48 @@ extern "C" __global__ void lazynd_softmax_grad_float64(const double* dy, const d
   lazynd_softmax_grad_line<double>(dy, y, dx, outer, n, inner, inv_temp, log_mode);
 }
 
-extern "C" __global__ void lazynd_softmax_rows_float32(const float* x, float* y, long long rows, long long n,
-                                                       float inv_temp, int log_mode) {
-  __shared__ float shared[LAZYND_ROW_THREADS];
-  lazynd_softmax_row<float>(x, y, rows, n, inv_temp, log_mode, shared);
+// the register path: one kernel per elements-per-thread K (a template argument, so that its arrays are
+// indexed by constants, and each kernel gets the registers its own K needs, not the largest K's)
+#define LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, K)                                                                    \
+extern "C" __global__ void lazynd_softmax_regs##K##_##SUFFIX(const T* x, T* y, long long rows, int n, int group,      \
+                                                             T inv_temp, int log_mode) {                              \
+  __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
+  lazynd_softmax_regs<T, K>(x, y, rows, n, group, inv_temp, log_mode, shared);                                        \
+}                                                                                                                     \
+extern "C" __global__ void lazynd_softmax_grad_regs##K##_##SUFFIX(const T* dy, const T* y, T* dx, long long rows,     \
+                                                                  int n, int group, T inv_temp, int log_mode) {       \
+  __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
+  lazynd_softmax_grad_regs<T, K>(dy, y, dx, rows, n, group, inv_temp, log_mode, shared);                              \
 }
-extern "C" __global__ void lazynd_softmax_rows_float64(const double* x, double* y, long long rows, long long n,
-                                                       double inv_temp, int log_mode) {
-  __shared__ double shared[LAZYND_ROW_THREADS];
-  lazynd_softmax_row<double>(x, y, rows, n, inv_temp, log_mode, shared);
+
+// launch the register kernels and the piece kernels with LAZYND_SOFTMAX_THREADS threads per block
+#define LAZYND_SOFTMAX_ROW_KERNELS(T, SUFFIX)                                                                        \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 1)                                                                             \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 2)                                                                             \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 4)                                                                             \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 8)                                                                             \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 16)                                                                            \
+extern "C" __global__ void lazynd_softmax_pieces_##SUFFIX(const T* x, T* partial, long long rows, long long n,         \
+                                                          long long chunk, long long chunks, T inv_temp) {            \
+  __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
+  lazynd_softmax_pieces<T>(x, partial, rows, n, chunk, chunks, inv_temp, shared);                                     \
+}                                                                                                                     \
+extern "C" __global__ void lazynd_softmax_finish_##SUFFIX(const T* x, T* y, const T* partial, long long rows,         \
+                                                          long long n, long long chunk, long long chunks, T inv_temp, \
+                                                          int log_mode) {                                             \
+  lazynd_softmax_finish<T>(x, y, partial, rows, n, chunk, chunks, inv_temp, log_mode);                                \
+}                                                                                                                     \
+extern "C" __global__ void lazynd_softmax_grad_pieces_##SUFFIX(const T* dy, const T* y, T* partial, long long rows,    \
+                                                               long long n, long long chunk, long long chunks,         \
+                                                               int log_mode) {                                         \
+  __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
+  lazynd_softmax_grad_pieces<T>(dy, y, partial, rows, n, chunk, chunks, log_mode, shared);                            \
+}                                                                                                                     \
+extern "C" __global__ void lazynd_softmax_grad_finish_##SUFFIX(const T* dy, const T* y, T* dx, const T* partial,      \
+                                                               long long rows, long long n, long long chunk,           \
+                                                               long long chunks, T inv_temp, int log_mode) {           \
+  lazynd_softmax_grad_finish<T>(dy, y, dx, partial, rows, n, chunk, chunks, inv_temp, log_mode);                      \
 }
-extern "C" __global__ void lazynd_softmax_grad_rows_float32(const float* dy, const float* y, float* dx, long long rows,
-                                                            long long n, float inv_temp, int log_mode) {
-  __shared__ float shared[LAZYND_ROW_THREADS];
-  lazynd_softmax_grad_row<float>(dy, y, dx, rows, n, inv_temp, log_mode, shared);
-}
-extern "C" __global__ void lazynd_softmax_grad_rows_float64(const double* dy, const double* y, double* dx, long long rows,
-                                                            long long n, double inv_temp, int log_mode) {
-  __shared__ double shared[LAZYND_ROW_THREADS];
-  lazynd_softmax_grad_row<double>(dy, y, dx, rows, n, inv_temp, log_mode, shared);
-}
+
+LAZYND_SOFTMAX_ROW_KERNELS(float, float32)
+LAZYND_SOFTMAX_ROW_KERNELS(double, float64)
