@@ -9,7 +9,11 @@ write or reads, the profiler's records, a staging buffer in flight, a thread abo
 that event any more, and it goes back to the pool to be recorded again by a later operation.
 (A stream that already called ``wait_event`` on it keeps waiting for the record it saw: CUDA
 takes the event's state at that call.)  So code never keeps ``stream_event.event`` beyond the
-StreamEvent it came from.
+StreamEvent it came from.  The pool itself holds every event it lent: a StreamEvent dropped
+inside a reference cycle is finalised together with whatever else the cycle held, and CuPy's
+``Event`` destroys its CUDA event in its own finaliser, so an event reachable only through the
+StreamEvent would come back to the pool already destroyed (recording it again fails with
+``cudaErrorContextIsDestroyed``, or crashes).
 
 Events are made without timing, with blocking synchronisation (a host thread that waits sleeps
 instead of spinning a core); while the profiler records they are made with timing and are not
@@ -44,7 +48,7 @@ class StreamEvent:
 
     __slots__ = ("event", "stream", "pool")
 
-    def __init__(self, event: Any, stream: Any, pool: deque | None = None) -> None:
+    def __init__(self, event: Any, stream: Any, pool: EventPool | None = None) -> None:
         self.event = event
         self.stream = stream
         self.pool = pool
@@ -59,17 +63,23 @@ class StreamEvent:
         self.event.synchronize()
 
     def __del__(self) -> None:
-        pool = self.pool
-        if pool is not None and len(pool) < POOL_MAX:
-            pool.append(self.event)  # deque.append is atomic: any thread may drop the last reference
+        if self.pool is not None:
+            self.pool.give_back(self.event)
 
 
 class EventPool:
-    """The reusable events of one device (see the module docstring)."""
+    """The reusable events of one device (see the module docstring).
+
+    ``lent`` holds every event out of the pool, so none is ever reachable only through its
+    StreamEvent; ``free`` those ready to be recorded again.  Both are changed with single
+    atomic operations (``set.add``/``discard``, ``deque.append``/``pop``): any thread may drop
+    the last reference to a StreamEvent.
+    """
 
     def __init__(self, cupy: Any) -> None:
         self.cupy = cupy
         self.free: deque[Any] = deque()
+        self.lent: set[Any] = set()
 
     def record(self, stream: Any) -> StreamEvent:
         """An event recorded on ``stream`` now (the stream's device must be current)."""
@@ -83,8 +93,17 @@ class EventPool:
             event = self.free.pop()
         except IndexError:
             event = self.cupy.cuda.Event(block=True, disable_timing=True)
+            self.lent.add(event)
         event.record(stream)
-        return StreamEvent(event, stream, self.free)
+        return StreamEvent(event, stream, self)
+
+    def give_back(self, event: Any) -> None:
+        """``event`` can no longer be waited on: keep it for reuse, or let it go past
+        :data:`POOL_MAX` idle ones (then its last reference drops and CuPy destroys it)."""
+        if len(self.free) < POOL_MAX:
+            self.free.append(event)
+        else:
+            self.lent.discard(event)
 
 
 # one pool per device, shared by the backend and the copies
