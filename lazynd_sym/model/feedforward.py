@@ -211,7 +211,8 @@ class FeedForward(InferenceMixin):
             data.reset()
             progress = EpochProgress(epoch, total, data.batch_size, enabled=self.progress_bar)
             nbatch = 0
-            batch = next(data, None)
+            batches = iter(data)
+            batch = next(batches, None)
             while batch is not None:
                 group.load_batch(data_names, batch.data)
                 group.load_batch(label_names, batch.label or [])
@@ -236,7 +237,7 @@ class FeedForward(InferenceMixin):
                     monitor.toc_print()
                 # the next batch is made while the engine runs this one; only then does the
                 # metric wait for this batch's outputs (as MXNet's Module.fit orders it)
-                following = next(data, None)
+                following = next(batches, None)
                 group.update_metric(eval_metric, label_names, batch.label or [], batch.pad or 0)
                 progress.update(eval_metric)
                 if batch_end_callback is not None:

@@ -123,6 +123,29 @@ def test_fit_makes_the_next_batch_before_waiting_for_this_ones_metric() -> None:
     assert scored == [40, 80, 120]
 
 
+class _GeneratorIter(mx.io.DataIter):
+    """A DataIter that gives its batches from ``__iter__`` alone, as some user iterators do."""
+
+    def __init__(self, data: np.ndarray, label: np.ndarray, batch_size: int) -> None:
+        super().__init__(batch_size)
+        self.data, self.label = data, label
+        self.provide_data = [mx.io.DataDesc("data", (batch_size, data.shape[1]))]
+        self.provide_label = [mx.io.DataDesc("softmax_label", (batch_size,))]
+
+    def __iter__(self):
+        for start in range(0, len(self.data), self.batch_size):
+            stop = start + self.batch_size
+            yield mx.io.DataBatch([mx.nd.array(self.data[start:stop])], [mx.nd.array(self.label[start:stop])])
+
+
+def test_fit_takes_an_iterator_that_only_defines_iter() -> None:
+    data, label = _blobs(80)
+    seen: list = []
+    ff = FeedForward(_net(), num_epoch=1, progress_bar=False)
+    ff.fit(_GeneratorIter(data, label, 40), batch_end_callback=lambda p: seen.append(p.nbatch))
+    assert seen == [0, 1]
+
+
 def test_save_and_load_give_the_same_predictions(tmp_path) -> None:
     ff = _fitted(num_epoch=2)
     prefix = str(tmp_path / "blob")
