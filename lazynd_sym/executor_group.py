@@ -175,9 +175,8 @@ class DataParallelExecutorGroup:
             stop = min(part.stop, keep)
             if stop <= part.start:
                 continue
-            dev_labels = [
-                np.take(lab, np.arange(part.start, stop), axis=ax) for lab, ax in zip(host_labels, axes, strict=True)
-            ]
+            rows = slice(part.start, stop)
+            dev_labels = [lab[(slice(None),) * ax + (rows,)] for lab, ax in zip(host_labels, axes, strict=True)]
             preds = [out.asnumpy()[: stop - part.start] for out in exe.outputs[: len(dev_labels)]]
             eval_metric.update(dev_labels, preds)
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..context import as_context, current_context
 from ..errors import DataError
 from .base import DataBatch, DataDesc, DataIter
 
@@ -179,12 +180,16 @@ class NDArrayIter(DataIter):
         if self._batch is None:
             raise DataError("NDArrayIter: no current batch; call iter_next() or next() first")
         index = self._batch[0]
+        ctx = current_context() if self.ctx is None else as_context(self.ctx)
         out = []
         for _, arr in pairs:
             part = np.take(arr, index, axis=self._axis(arr))
             if part.dtype != self.dtype and (part.dtype.kind != "f" or self.dtype.kind == "f"):
                 part = part.astype(self.dtype)
-            out.append(nd.array(part, ctx=self.ctx, dtype=part.dtype))
+            # ``part`` is a fresh gather that no one else holds: on the host the batch wraps it
+            # rather than copying it a second time
+            batch = nd.from_numpy(part, zero_copy=True)
+            out.append(batch if batch.context == ctx else nd.array(part, ctx=ctx, dtype=part.dtype))
         return out
 
     def getdata(self) -> list[Any]:

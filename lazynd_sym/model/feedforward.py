@@ -211,7 +211,9 @@ class FeedForward(InferenceMixin):
             data.reset()
             progress = EpochProgress(epoch, total, data.batch_size, enabled=self.progress_bar)
             nbatch = 0
-            for batch in data:
+            batches = iter(data)
+            batch = next(batches, None)
+            while batch is not None:
                 group.load_batch(data_names, batch.data)
                 group.load_batch(label_names, batch.label or [])
                 if monitor is not None:
@@ -233,10 +235,14 @@ class FeedForward(InferenceMixin):
                         )
                 if monitor is not None:
                     monitor.toc_print()
+                # the next batch is made while the engine runs this one; only then does the
+                # metric wait for this batch's outputs (as MXNet's Module.fit orders it)
+                following = next(batches, None)
                 group.update_metric(eval_metric, label_names, batch.label or [], batch.pad or 0)
                 progress.update(eval_metric)
-                call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
-                nbatch += 1
+                if batch_end_callback is not None:
+                    call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
+                batch, nbatch = following, nbatch + 1
             progress.close()
             for name, value in eval_metric.get_name_value():
                 logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)

@@ -76,6 +76,27 @@ def test_shuffle_permutes_examples_consistently_with_labels() -> None:
     assert np.allclose(np.array(seen_label), np.array(seen_data) * 10)
 
 
+def test_host_batches_are_gathered_once_not_copied_again(monkeypatch) -> None:
+    # a CPU batch is the gather of its examples itself: no second copy through nd.array
+    def no_copy(*args, **kwargs):
+        raise AssertionError("NDArrayIter copied a host batch a second time")
+
+    data = np.arange(12, dtype=np.float32).reshape(6, 2)
+    it = NDArrayIter(data, np.arange(6), batch_size=4, ctx=mx.cpu())
+    monkeypatch.setattr(mx.nd, "array", no_copy)
+    batch = next(it)
+    assert batch.data[0].context == mx.cpu() and batch.data[0].dtype == np.float32
+    np.testing.assert_array_equal(batch.data[0].asnumpy(), data[:4])
+    np.testing.assert_array_equal(batch.label[0].asnumpy(), np.arange(4, dtype=np.float32))
+    data[:] = -1  # the batch holds its own values, not a view of the source
+    assert batch.data[0].asnumpy().min() >= 0
+
+
+def test_batches_for_another_host_context_land_there() -> None:
+    it = NDArrayIter(np.ones((4, 2)), batch_size=2, ctx=mx.cpu(1))
+    assert next(it).data[0].context == mx.cpu(1)
+
+
 def test_dict_inputs_are_named_and_sorted() -> None:
     it = NDArrayIter({"b": np.zeros((4, 2)), "a": np.ones((4, 3))}, {"lab": np.zeros(4)}, batch_size=2)
     assert [d.name for d in it.provide_data] == ["a", "b"]

@@ -82,6 +82,70 @@ def test_batch_and_epoch_callbacks_are_called() -> None:
     assert seen_epochs[1] == (1, ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"])
 
 
+class _LoggedIter(mx.io.NDArrayIter):
+    """An NDArrayIter that writes each batch it hands out into ``log``."""
+
+    def __init__(self, log: list, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.log = log
+
+    def next(self) -> mx.io.DataBatch:
+        batch = super().next()
+        self.log.append(("next", int(batch.label[0].asnumpy()[0])))
+        return batch
+
+
+class _LoggedAccuracy(mx.metric.Accuracy):
+    """Accuracy that writes the first label of each batch it scores into ``log``."""
+
+    def __init__(self, log: list) -> None:
+        super().__init__()
+        self.log = log
+
+    def update(self, labels, preds) -> None:
+        self.log.append(("metric", int(np.asarray(labels[0])[0])))
+        super().update(labels, preds)
+
+
+def test_fit_makes_the_next_batch_before_waiting_for_this_ones_metric() -> None:
+    # the next batch is gathered while the engine runs this one; the metric (which waits for
+    # the outputs) comes after, and a batch-end callback still sees its own batch scored
+    data, _ = _blobs(120)
+    log: list = []
+    scored: list = []
+    ff = FeedForward(_net(3), num_epoch=1, numpy_batch_size=40, progress_bar=False)
+    ff.fit(
+        _LoggedIter(log, data, np.array([0.0] * 40 + [1.0] * 40 + [2.0] * 40), batch_size=40),
+        eval_metric=_LoggedAccuracy(log),
+        batch_end_callback=lambda p: scored.append(p.eval_metric.num_inst),
+    )
+    assert log == [("next", 0), ("next", 1), ("metric", 0), ("next", 2), ("metric", 1), ("metric", 2)]
+    assert scored == [40, 80, 120]
+
+
+class _GeneratorIter(mx.io.DataIter):
+    """A DataIter that gives its batches from ``__iter__`` alone, as some user iterators do."""
+
+    def __init__(self, data: np.ndarray, label: np.ndarray, batch_size: int) -> None:
+        super().__init__(batch_size)
+        self.data, self.label = data, label
+        self.provide_data = [mx.io.DataDesc("data", (batch_size, data.shape[1]))]
+        self.provide_label = [mx.io.DataDesc("softmax_label", (batch_size,))]
+
+    def __iter__(self):
+        for start in range(0, len(self.data), self.batch_size):
+            stop = start + self.batch_size
+            yield mx.io.DataBatch([mx.nd.array(self.data[start:stop])], [mx.nd.array(self.label[start:stop])])
+
+
+def test_fit_takes_an_iterator_that_only_defines_iter() -> None:
+    data, label = _blobs(80)
+    seen: list = []
+    ff = FeedForward(_net(), num_epoch=1, progress_bar=False)
+    ff.fit(_GeneratorIter(data, label, 40), batch_end_callback=lambda p: seen.append(p.nbatch))
+    assert seen == [0, 1]
+
+
 def test_save_and_load_give_the_same_predictions(tmp_path) -> None:
     ff = _fitted(num_epoch=2)
     prefix = str(tmp_path / "blob")
