@@ -141,20 +141,33 @@ class ThreadedEngine(Engine):
         device: Any = None,
         inline_ok: bool = False,
     ) -> None:
-        if inline_ok and self._inline:
-            lock = self._lock
-            # acquire and release rather than ``with``: half the cost, on every push (and the
-            # same in the wait and completion paths)
-            lock.acquire()
-            if _claim_all(reads, writes):
-                handoff = self.policy.bypassed()
-                lock.release()
-                if handoff is not None:
-                    self._cpu_queue.put(handoff)
-                self._run_inline(fn, args, reads, writes, name, device)
-                return
+        if not (inline_ok and self.run_if_free(fn, args, reads, writes, name, device)):
+            self._push_queued(fn, args, reads, writes, name, device)
+
+    def run_if_free(
+        self,
+        fn: Callable[..., Any],
+        args: tuple,
+        reads: Sequence[Var],
+        writes: Sequence[Var],
+        name: str = "op",
+        device: Any = None,
+    ) -> bool:
+        if not self._inline:  # the policy keeps every operation on the workers
+            return False
+        lock = self._lock
+        # acquire and release rather than ``with``: half the cost, on every push (and the
+        # same in the wait and completion paths)
+        lock.acquire()
+        if not _claim_all(reads, writes):
             lock.release()
-        self._push_queued(fn, args, reads, writes, name, device)
+            return False
+        handoff = self.policy.bypassed()
+        lock.release()
+        if handoff is not None:
+            self._cpu_queue.put(handoff)
+        self._run_inline(fn, args, reads, writes, name, device)
+        return True
 
     def _run_inline(
         self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any

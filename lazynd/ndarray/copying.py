@@ -10,7 +10,7 @@ from ..backend import get_backend
 from ..context import Context
 from ..engine import get_engine
 from ..errors import OperatorError, ShapeError
-from ..runtime import push
+from ..runtime import push, run_if_free
 from . import dispatch
 from .dispatch import new_array
 
@@ -213,18 +213,29 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
 
         push(arr._ctx, fill, (data,), old_values, [arr._var], "_set_value", arr.size)
         return
-    host = np.array(value, dtype=data.dtype, copy=True)  # snapshot now: the caller may change it
+    # a numeric NumPy array as it is (the assignment casts it); anything else converted now, so a
+    # value that does not convert fails here (into memory of our own, unless it already has the dtype)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
+        host = value
+    else:
+        host = np.asarray(value, dtype=data.dtype)
     _check_broadcast(host.shape, target_shape)
     if xp is not np:
         from .creation import array
 
-        setitem(arr, key, array(host, ctx=arr._ctx, dtype=data.dtype))
+        setitem(arr, key, array(host, ctx=arr._ctx, dtype=data.dtype))  # (snapshots it into staging memory)
         return
+    if host is value or host.base is not None:
+        # the caller's memory, which it may change once this returns: copied now, straight into
+        # ``arr`` when nothing pending uses ``arr`` (``x[:] = batch`` in a loop), else snapshot
+        if run_if_free(arr._ctx, _assign_host, (data, host_key, host), old_values, [arr._var], "_set_value"):
+            return
+        host = np.array(host, dtype=data.dtype, copy=True)
+    push(arr._ctx, _assign_host, (data, host_key, host), old_values, [arr._var], "_set_value", arr.size)
 
-    def assign_host(dst: Any) -> None:
-        dst[host_key] = host
 
-    push(arr._ctx, assign_host, (data,), old_values, [arr._var], "_set_value", arr.size)
+def _assign_host(dst: np.ndarray, key: Any, host: np.ndarray) -> None:
+    dst[key] = host
 
 
 def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
