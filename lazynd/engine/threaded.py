@@ -166,15 +166,8 @@ class ThreadedEngine(Engine):
         lock.release()
         if handoff is not None:
             self._cpu_queue.put(handoff)
-        self._run_inline(fn, args, reads, writes, name, device)
-        return True
-
-    def _run_inline(
-        self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
-    ) -> None:
-        """Run a call whose vars this thread claimed, then release them."""
+        # this thread holds the vars: run the call, then release them
         self._run_call(fn, args, reads, writes, name, device)
-        lock = self._lock
         lock.acquire()
         try:
             ready = _release_all(reads, writes)
@@ -187,6 +180,7 @@ class ThreadedEngine(Engine):
         if ready:
             for r in ready:
                 self._queue_for(r.device).put(r)
+        return True
 
     def _push_queued(
         self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
