@@ -254,6 +254,8 @@ def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
 
 
 def _check_broadcast(value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> None:
+    if value_shape == target_shape:  # the commonest assignment (``x[:] = batch``): nothing broadcasts
+        return
     try:
         np.broadcast_shapes(value_shape, target_shape)
         if len(value_shape) > len(target_shape) and any(
