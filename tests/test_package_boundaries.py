@@ -49,3 +49,36 @@ def test_mx_callback_do_checkpoint_is_the_symbolic_checkpoint_callback() -> None
 
     assert mx.callback.do_checkpoint is do_checkpoint
     assert "do_checkpoint" in dir(mx.callback)
+
+
+def _private_numpy_uses(path: Path) -> list[str]:
+    """Imports of NumPy's private modules (``numpy._core``...) and ``np._name`` attribute reads in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("np", "numpy")
+            and node.attr.startswith("_")
+        ):
+            names = [f"{node.value.id}.{node.attr}"]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] in ("np", "numpy") and any(p.startswith("_") or p == "core" for p in parts[1:]):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {name}")
+    return found
+
+
+def test_no_module_uses_numpys_private_api() -> None:
+    # private NumPy changes without notice between releases; the public API (np.errstate...) does not
+    packages = ("lazynd", "lazynd_sym", "lazynd_kv")
+    found = [
+        line for pkg in packages for path in sorted((ROOT / pkg).rglob("*.py")) for line in _private_numpy_uses(path)
+    ]
+    assert found == []

@@ -127,6 +127,26 @@ class Engine:
         """Finish pending work and release the engine's threads; the engine is not used after."""
         self.waitall()
 
+    def run_if_free(
+        self,
+        fn: Callable[..., Any],
+        args: tuple,
+        reads: Sequence[Var],
+        writes: Sequence[Var],
+        name: str = "op",
+        device: Any = None,
+    ) -> bool:
+        """Run ``fn(*args)`` on this thread now, as a pushed operation, if its vars are free; else do nothing.
+
+        True when it ran: every var in ``reads`` and ``writes`` could be claimed at once (no
+        pending operation uses them) and the scheduling policy lets the calling thread run
+        operations; its outcome is recorded as a push's is (an error reaches the next wait).
+        False when nothing ran and nothing was pushed.  For an operation that must see its
+        arguments as they are at the call (a NumPy array the caller may change afterwards):
+        when it cannot run now, the caller snapshots them and pushes.
+        """
+        return False
+
     def run_now(self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var]) -> Any:
         """Run the pure function ``fn(*args)`` on this thread if its inputs are ready.
 

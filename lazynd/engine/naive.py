@@ -33,6 +33,18 @@ class NaiveEngine(Engine):
         if late is not None:
             self._record_outcome(name, writes, late.wait())
 
+    def run_if_free(
+        self,
+        fn: Callable[..., Any],
+        args: tuple,
+        reads: Sequence[Var],
+        writes: Sequence[Var],
+        name: str = "op",
+        device: Any = None,
+    ) -> bool:
+        self._run_call(fn, args, reads, writes, name, device)  # every var is free here: nothing is pending
+        return True
+
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
         var.synchronize(for_write)
         if var.exc is not None:

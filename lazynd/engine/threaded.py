@@ -142,34 +142,40 @@ class ThreadedEngine(Engine):
         device: Any = None,
         inline_ok: bool = False,
     ) -> None:
-        if inline_ok and self._inline:
-            lock = self._lock
-            # acquire and release rather than ``with``: half the cost, on every push (and the
-            # same in the wait and completion paths)
-            lock.acquire()
-            if _claim_all(reads, writes):
-                handoff = self.policy.bypassed()
-                lock.release()
-                if handoff is not None:
-                    self._cpu_queue.put(handoff)
-                self._run_inline(fn, args, reads, writes, name, device)
-                return
-            lock.release()
-        self._push_queued(fn, args, reads, writes, name, device)
+        if not (inline_ok and self.run_if_free(fn, args, reads, writes, name, device)):
+            self._push_queued(fn, args, reads, writes, name, device)
 
-    def _run_inline(
-        self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
-    ) -> None:
-        """Run a call whose vars this thread claimed, then release them (when it ends, for a call
-        that returns a :class:`~lazynd.engine.completion.Completion`)."""
+    def run_if_free(
+        self,
+        fn: Callable[..., Any],
+        args: tuple,
+        reads: Sequence[Var],
+        writes: Sequence[Var],
+        name: str = "op",
+        device: Any = None,
+    ) -> bool:
+        if not self._inline:  # the policy keeps every operation on the workers
+            return False
+        lock = self._lock
+        # acquire and release rather than ``with``: half the cost, on every push (and the
+        # same in the wait and completion paths)
+        lock.acquire()
+        if not _claim_all(reads, writes):
+            lock.release()
+            return False
+        handoff = self.policy.bypassed()
+        lock.release()
+        if handoff is not None:
+            self._cpu_queue.put(handoff)
+        # this thread holds the vars: run the call, then release them (when it ends, for a call
+        # that returns a :class:`~lazynd.engine.completion.Completion`)
         late = self._run_call(fn, args, reads, writes, name, device)
         if late is not None:
             # pending from now until it finishes, released as it was claimed (lists as given)
             with self._lock:
                 self._pending += 1
             self._complete_later(Operation(fn, args, reads, writes, reads, name, device), late)
-            return
-        lock = self._lock
+            return True
         lock.acquire()
         try:
             ready = _release_all(reads, writes)
@@ -182,6 +188,7 @@ class ThreadedEngine(Engine):
         if ready:
             for r in ready:
                 self._queue_for(r.device).put(r)
+        return True
 
     def _push_queued(
         self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any

@@ -10,23 +10,24 @@ from ..backend import get_backend
 from ..context import Context
 from ..engine import get_engine
 from ..errors import OperatorError, ShapeError
-from ..runtime import push
+from ..runtime import push, run_if_free
 from . import dispatch
 from .dispatch import new_array
 
 
 def _copy_cpu(src: np.ndarray, dst: np.ndarray) -> None:
-    np.copyto(dst, src, casting="unsafe")
+    dst[...] = src  # (assignment casts as copyto(casting="unsafe") does, with less call overhead)
 
 
 def copy_into(src: Any, dst: Any) -> Any:
     """Push a copy of NDArray ``src`` into NDArray ``dst`` (any devices; dtype converted)."""
-    if tuple(src.shape) != tuple(dst.shape):
+    source, target = src._data, dst._data
+    if source.shape != target.shape:
         raise ShapeError(f"copyto: source has shape {src.shape}, destination has shape {dst.shape}")
     sctx, dctx = src._ctx, dst._ctx
     reads, writes = [src._var], [dst._var]
     if sctx.device_type != "gpu" and dctx.device_type != "gpu":
-        push(dctx, _copy_cpu, (src._data, dst._data), reads, writes, "_copyto", src.size)
+        push(dctx, _copy_cpu, (source, target), reads, writes, "_copyto", target.size)
     elif sctx.device_type != "gpu":
         backend: Any = get_backend(dctx)
         engine = get_engine()
@@ -228,21 +229,32 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
 
         push(arr._ctx, fill, (data,), old_values, [arr._var], "_set_value", arr.size)
         return
-    host = np.array(value, dtype=data.dtype, copy=True)  # snapshot now: the caller may change it
+    # a numeric NumPy array as it is (the assignment casts it); anything else converted now, so a
+    # value that does not convert fails here (into memory of our own, unless it already has the dtype)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
+        host = value
+    else:
+        host = np.asarray(value, dtype=data.dtype)
     squeezed = _without_integer_axes(key, host.shape, target_shape)
     if squeezed is not None:
-        host = host.reshape(squeezed)
+        host = host.reshape(squeezed)  # a view: the caller's array is not changed
     _check_broadcast(host.shape, target_shape)
     if xp is not np:
         from .creation import array
 
-        setitem(arr, key, array(host, ctx=arr._ctx, dtype=data.dtype))
+        setitem(arr, key, array(host, ctx=arr._ctx, dtype=data.dtype))  # (snapshots it into staging memory)
         return
+    if host is value or host.base is not None:
+        # the caller's memory, which it may change once this returns: copied now, straight into
+        # ``arr`` when nothing pending uses ``arr`` (``x[:] = batch`` in a loop), else snapshot
+        if run_if_free(arr._ctx, _assign_host, (data, host_key, host), old_values, [arr._var], "_set_value"):
+            return
+        host = np.array(host, dtype=data.dtype, copy=True)
+    push(arr._ctx, _assign_host, (data, host_key, host), old_values, [arr._var], "_set_value", arr.size)
 
-    def assign_host(dst: Any) -> None:
-        dst[host_key] = host
 
-    push(arr._ctx, assign_host, (data,), old_values, [arr._var], "_set_value", arr.size)
+def _assign_host(dst: np.ndarray, key: Any, host: np.ndarray) -> None:
+    dst[key] = host
 
 
 def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
@@ -279,6 +291,8 @@ def _without_integer_axes(key: Any, value_shape: tuple[int, ...], target_shape: 
 
 
 def _check_broadcast(value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> None:
+    if value_shape == target_shape:  # the commonest assignment (``x[:] = batch``): nothing broadcasts
+        return
     try:
         np.broadcast_shapes(value_shape, target_shape)
         if len(value_shape) > len(target_shape) and any(

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ..backend import cpu_backend, get_backend
 from ..context import Context
 from ..engine.var import Var
@@ -51,11 +49,11 @@ def invoke(
     """
     plan = plan_for(op, inputs, kwargs, is_train)
     ctx = plan.ctx
-    spec = plan.fresh_small
-    if spec is not None and out is None:
-        # the commonest call (``a + b`` on small arrays): one fresh output from NumPy's allocator,
-        # nothing written but it (written out: at a few microseconds a call every step shows)
-        data = np.empty(*spec)
+    alloc = plan.fresh_alloc
+    if alloc is not None and out is None:
+        # the commonest call (``a + b``, ``g * lr``): one fresh output, nothing written but it
+        # (written out: at a few microseconds a call every step shows)
+        data = alloc()
         var = Var()
         o = _new_object(NDArray)
         o._data, o._var, o._ctx, o._sig = data, var, ctx, None

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..backend.cuda.elementwise import ElementwiseFamily
-from ..backend.fperr import quiet
+from ..backend.fperr import quietly
 from .params import Param, parse_float
 from .registry import OpDef, merge_shape, register
 
@@ -36,24 +36,24 @@ GPU = ElementwiseFamily("binary", "binary", {name: expr for name, (_, expr) in A
 
 
 def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
+    """``out = ufunc(a, b)``; called by kernels that run under :data:`quietly` (MXNet is silent on 1/0)."""
     if out.dtype.kind in "iub":
         if ufunc is np.divide:
             # C semantics, as MXNet: integer division truncates toward zero
-            with quiet():
-                np.trunc(np.divide(a, b, dtype=np.float64), out=out, casting="unsafe")
+            np.trunc(np.divide(a, b, dtype=np.float64), out=out, casting="unsafe")
             return
         if ufunc is np.hypot:
             np.hypot(a, b, out=out, dtype=np.float64, casting="unsafe")
             return
         ufunc(a, b, out=out, casting="unsafe")
         return
-    with quiet():
-        ufunc(a, b, out=out)
+    ufunc(a, b, out=out)
 
 
 def _binary_forward(name: str) -> tuple[Callable, Callable]:
     ufunc = ARITHMETIC[name][0]
 
+    @quietly
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         _cpu_apply(ufunc, inputs[0], inputs[1], outputs[0])
 
@@ -75,6 +75,7 @@ def scalar_as(dtype: Any, scalar: float) -> Any:
 def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
     ufunc = ARITHMETIC[name][0]
 
+    @quietly
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x = inputs[0]
         s = scalar_as(x.dtype, attrs["scalar"])
@@ -82,8 +83,7 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
             _cpu_apply(ufunc, s, x, outputs[0])
         elif name == "power" and s == 2 and x.dtype.kind == "f":
             # x ** 2 is exactly x * x; np.power with an array exponent has no such fast path
-            with quiet():
-                np.square(x, out=outputs[0])
+            np.square(x, out=outputs[0])
         else:
             _cpu_apply(ufunc, x, s, outputs[0])
 

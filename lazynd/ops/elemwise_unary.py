@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..backend.cuda.elementwise import ALL_DTYPES, FLOAT_DTYPES, ElementwiseFamily
-from ..backend.fperr import quiet
+from ..backend.fperr import quietly
 from ..errors import OperatorError
 from . import _special
 from .params import Param, parse_dtype, parse_float
@@ -30,13 +30,13 @@ class Unary(NamedTuple):
 
 
 def _ufunc(f: np.ufunc) -> Callable[[Any, Any], Any]:
+    @quietly
     def kernel(x: Any, out: Any) -> None:
-        with quiet():
-            if out.dtype.kind in "iub":
-                # computed in floating point, stored back as the GPU kernel does ((int)rint(x))
-                f(x, out=out, casting="unsafe")
-            else:
-                f(x, out=out)
+        if out.dtype.kind in "iub":
+            # computed in floating point, stored back as the GPU kernel does ((int)rint(x))
+            f(x, out=out, casting="unsafe")
+        else:
+            f(x, out=out)
 
     return kernel
 
@@ -66,28 +66,28 @@ def _rint_half_down(x: Any, out: Any) -> None:
     np.copyto(out, np.where(x - low <= high - x, low, high))
 
 
+@quietly
 def _sigmoid(x: Any, out: Any) -> None:
-    with quiet():
-        np.negative(x, out=out)
-        np.exp(out, out=out)
-        out += 1
-        np.reciprocal(out, out=out)
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    out += 1
+    np.reciprocal(out, out=out)
 
 
+@quietly
 def _softrelu(x: Any, out: Any) -> None:
     # log(1 + e^x) without overflow: NumPy's logaddexp(0, x); the CUDA row switches to x above 20
-    with quiet():
-        np.logaddexp(0, x, out=out)
+    np.logaddexp(0, x, out=out)
 
 
 def _softsign(x: Any, out: Any) -> None:
     np.divide(x, 1 + np.abs(x), out=out)
 
 
+@quietly
 def _rsqrt(x: Any, out: Any) -> None:
-    with quiet():
-        np.sqrt(x, out=out)
-        np.reciprocal(out, out=out)
+    np.sqrt(x, out=out)
+    np.reciprocal(out, out=out)
 
 
 def _scale(factor: float) -> Callable:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.fperr import quiet
+from ..backend.fperr import quietly
 from ..errors import OperatorError
 from .params import Param, enum, parse_bool, parse_float
 from .registry import OpDef, merge_shape, register
@@ -284,13 +284,13 @@ def _identity(xp: Any, x: Any, out: Any) -> None:
     out[...] = x
 
 
+@quietly
 def _sigmoid(xp: Any, x: Any, out: Any) -> None:
     # 1 / (1 + exp(-x)) written in place; exp overflow to inf gives the right limit 0
-    with quiet():
-        xp.negative(x, out=out)
-        xp.exp(out, out=out)
-        out += 1
-        xp.reciprocal(out, out=out)
+    xp.negative(x, out=out)
+    xp.exp(out, out=out)
+    out += 1
+    xp.reciprocal(out, out=out)
 
 
 _make_regression(

@@ -88,8 +88,9 @@ _scratch = threading.local()
 
 def _cpu_scratch(dtype: np.dtype, n: int) -> tuple[Any, Any]:
     """Two scratch blocks of ``n`` elements, kept per worker thread and dtype (one block each)."""
-    buffers = getattr(_scratch, "buffers", None)
-    if buffers is None:
+    try:
+        buffers = _scratch.buffers
+    except AttributeError:
         buffers = _scratch.buffers = {}
     pair = buffers.get(dtype)
     if pair is None or pair[0].size < n:
@@ -103,23 +104,25 @@ def _cpu_scratch(dtype: np.dtype, n: int) -> tuple[Any, Any]:
 def _run_blocked(kctx: Any, update: Callable[..., None], attrs: dict, arrays: list) -> None:
     """Call ``update(xp, attrs, *arrays, g, scratch)`` block by block (whole arrays on the GPU)."""
     xp = kctx.xp
-    if xp is np and all(a.flags.c_contiguous for a in arrays):
-        size, dtype = arrays[0].size, arrays[0].dtype
-        step = max(1, BLOCK_BYTES // dtype.itemsize)
+    first = arrays[0]
+    if xp is np:
+        size, dtype = first.size, first.dtype
+        step = BLOCK_BYTES // dtype.itemsize
         if size <= step:
-            # one block: no flattening, the scratch blocks take the arrays' shape
+            # one block (any layout): the scratch blocks take the arrays' shape, nothing is flattened
             g, scratch = _cpu_scratch(dtype, size)
-            shape = arrays[0].shape
+            shape = first.shape
             update(xp, attrs, *arrays, g.reshape(shape), scratch.reshape(shape))
             return
-        flat = [a.reshape(-1) for a in arrays]
-        g, scratch = _cpu_scratch(dtype, min(step, size))
-        for begin in range(0, size, step):
-            end = min(begin + step, size)
-            n = end - begin
-            update(xp, attrs, *[a[begin:end] for a in flat], g[:n], scratch[:n])
-        return
-    update(xp, attrs, *arrays, xp.empty(arrays[0].shape, arrays[0].dtype), xp.empty(arrays[0].shape, arrays[0].dtype))
+        if all(a.flags.c_contiguous for a in arrays):
+            flat = [a.reshape(-1) for a in arrays]
+            g, scratch = _cpu_scratch(dtype, step)
+            for begin in range(0, size, step):
+                end = min(begin + step, size)
+                n = end - begin
+                update(xp, attrs, *[a[begin:end] for a in flat], g[:n], scratch[:n])
+            return
+    update(xp, attrs, *arrays, xp.empty(first.shape, first.dtype), xp.empty(first.shape, first.dtype))
 
 
 def _gpu_ready(kctx: Any, arrays: list) -> bool:

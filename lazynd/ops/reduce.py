@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.fperr import quiet
+from ..backend.fperr import quiet, quietly
 from ..errors import OperatorError
 from .params import Param, enum, optional, parse_axis, parse_bool, parse_int
 from .registry import OpDef, register
@@ -115,17 +115,18 @@ def _reduce_forward(name: str) -> Callable:
     reducer = REDUCERS[name]
     ufunc = _UFUNCS.get(name)
 
+    @quietly
+    def reduce(xp: Any, x: Any, axes: tuple[int, ...], attrs: dict) -> Any:
+        if ufunc is not None and xp is np and x.dtype.kind == "f" and _acc(x) is None:
+            return ufunc.reduce(x, axis=axes)
+        return reducer(xp, x, axes, attrs)
+
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
         if x.size == 0 and name in ("max", "min"):
             raise OperatorError(f"{name}: cannot reduce an empty array of shape {x.shape}")
         axes = reduced_axes(name, attrs, x.ndim)
-        with quiet():
-            if ufunc is not None and kctx.xp is np and x.dtype.kind == "f" and _acc(x) is None:
-                result = ufunc.reduce(x, axis=axes)
-            else:
-                result = reducer(kctx.xp, x, axes, attrs)
-        out[...] = result.reshape(out.shape)
+        out[...] = reduce(kctx.xp, x, axes, attrs).reshape(out.shape)
 
     if name != "norm":
         return forward

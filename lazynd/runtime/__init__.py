@@ -2,13 +2,14 @@
 
 - :mod:`.plan`: call plans (shapes, types, kernel choice, output allocation, and every var a
   call reads and writes), cached per call signature;
-- :mod:`.device_push`: the one device-aware push to the engine, and its shortcut for small ready work;
+- :mod:`.device_push`: the one device-aware push to the engine, and its shortcuts for work that is
+  ready at push;
 - :mod:`.random_state`: the random-number generator of each context and its var.
 """
 
 from __future__ import annotations
 
-from .device_push import kernel_context, push, with_generator
+from .device_push import kernel_context, push, run_if_free, with_generator
 from .plan import CallPlan, Signature, VarAccess, cached_plans, clear_plans, kernel_for, plan_for, signature_of
 from .random_state import GeneratorState, generator_for
 
@@ -24,6 +25,7 @@ __all__ = [
     "kernel_for",
     "plan_for",
     "push",
+    "run_if_free",
     "signature_of",
     "with_generator",
 ]

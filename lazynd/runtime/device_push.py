@@ -9,7 +9,9 @@ of any size while the host BLAS has threads of its own: see :func:`inline_limit`
 One shortcut lives here and nowhere else: a small CPU operation whose outputs are fresh
 (allocated for this call, so no other operation can know their vars) runs at once, with no
 engine bookkeeping, when nothing pending writes what it reads (:meth:`Engine.run_now`);
-otherwise it is pushed as usual, so errors still reach a wait.
+otherwise it is pushed as usual, so errors still reach a wait.  And an operation that must see
+its arguments as they are at the call (a NumPy array the caller may change afterwards) runs
+at once on the pushing thread when its vars are free (:func:`run_if_free`): no snapshot.
 """
 
 from __future__ import annotations
@@ -111,3 +113,19 @@ def push(
         engine.push(fn, args, reads, writes, name, ctx, False)
     elif not fresh or engine.run_now(fn, args, reads) is NOT_READY:
         engine.push(fn, args, reads, writes, name, ctx, True)
+
+
+def run_if_free(
+    ctx: Context, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str
+) -> bool:
+    """Run the CPU operation ``fn(*args)`` on this thread now if its vars are free; True if it ran.
+
+    For an operation that reads memory its caller may change once the call returns (the
+    user's NumPy array in ``x[:] = batch``): run now, it reads that memory once, with no
+    snapshot; when it cannot (a var is busy, the context is a GPU, the engine's policy keeps
+    operations on its workers), nothing runs, and the caller snapshots and pushes.  The
+    operation runs whatever its size: its copy would be made now anyway, as the snapshot.
+    """
+    if ctx.device_type == "gpu":
+        return False
+    return (engine_module._engine or get_engine()).run_if_free(fn, args, reads, writes, name, ctx)

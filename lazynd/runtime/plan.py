@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from .random_state import generator_for
 _pool_take = cpu_backend.pool.take
 _HOST_KINDS = {"cpu", "cpu_pinned"}
 _MAX_PLANS = 4096
+_MAX_SIGNATURE_PLANS = 256  # plans kept on one signature (see plan_for)
 
 
 class VarAccess:
@@ -89,8 +91,9 @@ class Signature:
     def __init__(self, spec: tuple) -> None:
         self.spec = spec
         self.dtype = spec[1]
-        # plans of calls with no parameters on arrays whose first input has this signature:
-        # keyed by the operator for one input, by (operator, second signature) for two
+        # plans of calls on at most two inputs, with at most one parameter and not training,
+        # whose first input has this signature: keyed by the operator for one input and no
+        # parameter, else by (operator, second signature or None[, parameter, its type, value])
         self.plans: dict[Any, CallPlan] = {}
 
 
@@ -131,7 +134,7 @@ class CallPlan:
 
     __slots__ = (
         "op", "attrs", "n_in", "out_shapes", "out_types", "ctx", "fn", "into_zeros", "fresh_fn",
-        "backend", "kctx", "n_visible", "work", "access", "pooled", "small", "zeroed", "fresh_small",
+        "backend", "kctx", "n_visible", "work", "access", "pooled", "small", "zeroed", "fresh_alloc",
     )  # fmt: skip
 
     def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
@@ -190,22 +193,25 @@ class CallPlan:
         self.pooled: list[tuple[tuple[int, ...], np.dtype, int]] | None = None
         self.small: list[tuple[tuple[int, ...], np.dtype]] | None = None
         self.zeroed: list[tuple[tuple[int, ...], np.dtype, int]] | None = None
-        # the (shape, dtype) of the output of a call that writes nothing else (no aux states
-        # either) when it is one small CPU buffer that need not start zeroed; None otherwise
-        self.fresh_small: tuple[tuple[int, ...], np.dtype] | None = None
+        # the allocator of the output of a call that writes nothing else (no aux states either)
+        # when it is one CPU buffer that need not start zeroed (``a + b``, ``g * lr``); else None
+        self.fresh_alloc: Callable[[], np.ndarray] | None = None
         if self.backend is not cpu_backend:  # a GPU, or cpu_pinned: the backend allocates
             return
         specs = [(s, np.dtype(t)) for s, t in zip(self.out_shapes, self.out_types, strict=True)]
         sizes = [math.prod(s) * t.itemsize for s, t in specs]
         if all(n < MIN_POOLED_BYTES for n in sizes):
             self.small = specs
-            if len(specs) == 1 and not self.into_zeros and self.access.plain and not self.op.aux:
-                self.fresh_small = specs[0]
         elif all(n >= MIN_POOLED_BYTES for n in sizes):
             if self.into_zeros:
                 self.zeroed = [(s, t, n) for (s, t), n in zip(specs, sizes, strict=True)]
             else:
                 self.pooled = [(s, t, size_class(n)) for (s, t), n in zip(specs, sizes, strict=True)]
+        if len(specs) == 1 and not self.into_zeros and self.access.plain and not self.op.aux:
+            if self.small is not None:
+                self.fresh_alloc = partial(np.empty, *specs[0])
+            elif self.pooled is not None:
+                self.fresh_alloc = partial(_pool_take, *self.pooled[0])
 
     def allocate(self) -> list[Any]:
         """Fresh buffers for the outputs (zero-filled when :attr:`fresh_fn` expects them so)."""
@@ -235,16 +241,29 @@ def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train:
     if not inputs:  # creation operators: the context may come from a ``with`` scope
         return CallPlan(op, inputs, kwargs, is_train)
     n = len(inputs)
-    if not kwargs and not is_train and n <= 2:
-        # no parameters: the plan hangs on the first input's signature (no key to build)
+    if not is_train and n <= 2 and len(kwargs) <= 1:
+        # the commonest calls (``a + b``, ``g * lr``, ``sgd_update(w, g, lr=lr)``): the plan hangs
+        # on the first input's signature, under a short key (no parameters, one input: the op)
         try:
             sig = inputs[0].signature
-            key = op if n == 1 else (op, inputs[1].signature)
+            other = inputs[1].signature if n == 2 else None
         except AttributeError:
             return CallPlan(op, inputs, kwargs, is_train)  # raises the clear error
-        plan = sig.plans.get(key)
+        if kwargs:
+            ((name, value),) = kwargs.items()
+            key: Any = (op, other, name, value.__class__, value)  # the type too: see below
+        else:
+            key = op if other is None else (op, other)
+        plans = sig.plans
+        try:
+            plan = plans.get(key)
+        except TypeError:  # an unhashable parameter value (a list): plan this call alone
+            return CallPlan(op, inputs, kwargs, is_train)
         if plan is None:
-            plan = sig.plans[key] = CallPlan(op, inputs, kwargs, is_train)
+            plan = CallPlan(op, inputs, kwargs, is_train)
+            if len(plans) >= _MAX_SIGNATURE_PLANS:  # a parameter of ever-new values (a decaying lr)
+                plans.clear()
+            plans[key] = plan
         return plan
     parts: list[Any] = [op, is_train]
     for k, v in kwargs.items():

@@ -1,4 +1,8 @@
-"""lazynd.backend.fperr.quiet: NumPy's divide/overflow/invalid warnings off, nothing else changed."""
+"""lazynd.backend.fperr: NumPy's divide/overflow/invalid warnings off inside kernels, nothing else changed.
+
+Kernels run on the user's thread (at push, or while it waits) and on engine workers: on each
+path they compute MXNet's silent inf/nan, and the user's own error settings survive the calls.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.backend.fperr import quiet
+from lazynd.backend.fperr import quiet, quietly
 
 
 def test_quiet_silences_divide_overflow_and_invalid() -> None:
@@ -67,3 +71,59 @@ def test_operators_give_inf_and_nan_without_warnings(size: int) -> None:
     assert np.isinf(power[0])
     assert np.isnan(log[2]) and np.isinf(log[1])
     assert np.isnan(remainder).all()
+
+
+def test_quietly_silences_a_decorated_function_only_while_it_runs() -> None:
+    @quietly
+    def divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return a / b
+
+    with np.errstate(all="raise"):
+        before = np.geterr()
+        assert np.isinf(divide(np.ones(2, np.float32), np.zeros(2, np.float32))).all()
+        assert np.geterr() == before
+        with pytest.raises(FloatingPointError):
+            np.divide(np.float32(1), np.float32(0))
+
+
+# where kernels run: on the user's thread (run at push by the default threaded engine's policy;
+# every op at push on the naive engine) or on the threaded engine's workers (the plain policy)
+ENGINE_PATHS = {"run-at-push": ("threaded", None), "naive": ("naive", None), "workers": ("threaded", "plain")}
+
+
+@pytest.fixture(params=list(ENGINE_PATHS))
+def engine_path(request: pytest.FixtureRequest) -> str:
+    name, policy = ENGINE_PATHS[request.param]
+    mx.engine.set_engine(name, policy=policy)
+    yield request.param
+    mx.engine.set_engine("threaded")
+
+
+def _silent_mxnet_values() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    a = mx.nd.array([1.0, 0.0, -1.0])
+    zero = mx.nd.zeros((3,))
+    return (a / zero).asnumpy(), mx.nd.log(a).asnumpy(), (a * 1e38 * 1e38).asnumpy()
+
+
+def test_log_of_zero_and_zero_over_zero_are_silent_on_every_engine_path(engine_path: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quotient, log, product = _silent_mxnet_values()
+    assert np.isposinf(quotient[0]) and np.isnan(quotient[1]) and np.isneginf(quotient[2])
+    assert np.isneginf(log[1]) and np.isnan(log[2])
+    assert np.isposinf(product[0]) and np.isneginf(product[2])
+
+
+def test_the_users_error_settings_survive_operator_calls(engine_path: str) -> None:
+    # "raise" everywhere: a kernel on the user's thread that did not quiet its errors would fail
+    old = np.seterr(all="raise")
+    try:
+        settings = np.geterr()
+        quotient, log, _ = _silent_mxnet_values()
+        mx.nd.waitall()
+        assert np.geterr() == settings
+        assert np.isnan(quotient[1]) and np.isneginf(log[1])
+        with pytest.raises(FloatingPointError):  # and still in force for the user's own NumPy
+            np.divide(np.float32(1), np.float32(0))
+    finally:
+        np.seterr(**old)

@@ -87,3 +87,21 @@ def test_a_mutated_input_is_written_by_nd_and_executor_alike() -> None:
     w, g, m = mx.nd.ones((3,)), mx.nd.ones((3,)), mx.nd.zeros((3,))
     mx.nd.sgd_mom_update(w, g, m, lr=0.1, momentum=0.9, out=w)
     np.testing.assert_allclose(m.asnumpy(), np.full(3, -0.1, np.float32), rtol=1e-6)
+
+
+def test_a_one_parameter_call_of_ever_new_values_keeps_the_signatures_plans_bounded() -> None:
+    # a decaying scalar (lr * 0.99 ** step) plans each value once; the table on the signature is bounded
+    from lazynd.runtime import plan as plan_module
+
+    x = mx.nd.ones((3,))
+    for step in range(plan_module._MAX_SIGNATURE_PLANS + 50):
+        np.testing.assert_allclose((x * (0.5 + step)).asnumpy(), np.full(3, 0.5 + step, np.float32))
+    assert 0 < len(x.signature.plans) <= plan_module._MAX_SIGNATURE_PLANS
+
+
+def test_one_parameter_plans_tell_the_parameters_type_apart() -> None:
+    # 2 and 2.0 are equal keys to a dict: a plan keyed without the type could serve the other call
+    x = mx.nd.array([1.5, 2.5, 3.5])
+    op = registry.get("_mul_scalar")
+    assert plan_for(op, [x], {"scalar": 2}) is not plan_for(op, [x], {"scalar": 2.0})
+    assert plan_for(op, [x], {"scalar": 2.0}) is plan_for(op, [x], {"scalar": 2.0})

@@ -1,0 +1,63 @@
+"""Engine.run_if_free: run an operation on the calling thread now when its vars are free, else nothing."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+import lazynd as mx
+from lazynd.engine import NaiveEngine, ThreadedEngine, Var
+
+
+@pytest.fixture
+def threaded() -> Iterator[ThreadedEngine]:
+    engine = ThreadedEngine(num_workers=2)
+    yield engine
+    engine.shutdown()
+
+
+def test_a_free_operation_runs_on_the_calling_thread(threaded: ThreadedEngine) -> None:
+    ran_on: list[threading.Thread] = []
+    assert threaded.run_if_free(lambda: ran_on.append(threading.current_thread()), (), [Var()], [Var()])
+    assert ran_on == [threading.current_thread()]
+
+
+def test_a_busy_var_runs_nothing_and_pushes_nothing(threaded: ThreadedEngine) -> None:
+    var, release, ran = Var(), threading.Event(), []
+    threaded.push(release.wait, (10,), [var], [], "pending read")
+    try:
+        assert not threaded.run_if_free(ran.append, (1,), [], [var])  # a write waits for the read
+        assert threaded.num_pending() == 1
+    finally:
+        release.set()
+    threaded.waitall()
+    assert ran == []
+
+
+def test_the_plain_policy_never_runs_an_operation_on_the_calling_thread() -> None:
+    engine = ThreadedEngine(num_workers=1, policy="plain")
+    try:
+        ran: list[int] = []
+        assert not engine.run_if_free(ran.append, (1,), [Var()], [Var()])
+        engine.waitall()
+        assert ran == []
+    finally:
+        engine.shutdown()
+
+
+@pytest.mark.parametrize("engine_class", [ThreadedEngine, NaiveEngine])
+def test_a_failure_reaches_the_next_wait_on_what_it_writes(engine_class: type) -> None:
+    engine = engine_class()
+    try:
+        out = Var()
+
+        def fail() -> None:
+            raise ValueError("bad value")
+
+        assert engine.run_if_free(fail, (), [], [out], "failing")
+        with pytest.raises(mx.EngineError, match="failing.*bad value"):
+            engine.wait_for_var(out)
+    finally:
+        engine.shutdown()

@@ -1,0 +1,69 @@
+"""``x[key] = numpy_array``: the value at the call, copied once (MXNet's assignment from NumPy)."""
+
+from __future__ import annotations
+
+import threading
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.engine import get_engine
+
+
+def test_a_batch_into_a_free_array_is_copied_once() -> None:
+    x = mx.nd.zeros((128, 784))
+    batch = np.random.default_rng(0).random((128, 784), dtype=np.float32)
+    x.wait_to_read()
+    tracemalloc.start()
+    try:
+        x[:] = batch
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < batch.nbytes // 2  # no snapshot of the batch on the way
+    batch[:] = -1  # the caller reuses its buffer at once
+    np.testing.assert_array_equal(x.asnumpy(), np.random.default_rng(0).random((128, 784), dtype=np.float32))
+
+
+def test_a_batch_into_a_busy_array_is_the_value_at_the_call() -> None:
+    # an operation still reads x: the write cannot run now, so it must not read the batch later
+    x = mx.nd.zeros((4, 3))
+    release = threading.Event()
+    get_engine().push(release.wait, (10,), [x.var], [], "slow reader")
+    batch = np.arange(12, dtype=np.float32).reshape(4, 3)
+    x[:] = batch
+    batch[:] = -1
+    release.set()
+    np.testing.assert_array_equal(x.asnumpy(), np.arange(12, dtype=np.float32).reshape(4, 3))
+
+
+@pytest.mark.parametrize("policy", ["deferring", "plain"])
+def test_the_value_at_the_call_under_either_policy(policy: str) -> None:
+    mx.engine.set_engine("threaded", policy=policy)
+    try:
+        x = mx.nd.zeros((2, 5))
+        batch = np.ones((2, 5), np.float32)
+        for step in range(20):
+            batch[:] = step
+            x[1:] = batch[1:]  # a partial write: it also waits for earlier writes of x
+            x[:1] = batch[:1]
+            np.testing.assert_array_equal(x.asnumpy(), np.full((2, 5), step, np.float32))
+    finally:
+        mx.engine.set_engine("threaded")
+
+
+def test_a_float64_batch_is_cast_to_the_arrays_dtype() -> None:
+    x = mx.nd.zeros((3,), dtype="float32")
+    x[:] = np.array([0.1, 3.75, -2.5])
+    np.testing.assert_array_equal(x.asnumpy(), np.array([0.1, 3.75, -2.5], np.float32))
+    n = mx.nd.zeros((3,), dtype="int32")
+    n[:] = np.array([1.9, -1.9, 7.0])
+    np.testing.assert_array_equal(n.asnumpy(), [1, -1, 7])
+
+
+def test_a_value_that_does_not_convert_fails_at_the_call() -> None:
+    x = mx.nd.zeros((2,))
+    with pytest.raises(ValueError):
+        x[:] = np.array(["a", "b"])
