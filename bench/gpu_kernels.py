@@ -4,8 +4,8 @@ the same bytes and against PyTorch on the same card (when it has CUDA).
 Rows: elementwise ``a + b``; broadcasts ``a + row`` ((rows, cols) + (cols,)), ``a + column``
 ((rows, cols) + (rows, 1)) and a 3-d one in which no dimensions collapse ((2048, 256, 128) +
 (1, 256, 1)); a whole-array and a last-axis ``sum``; a last-axis ``softmax`` of (2048, 32768) (long
-rows, cut in pieces), (4096, 1000) (rows held in registers) and (32, 32000) (few long rows, several
-pieces each); the softmax gradient of (4096, 1000).  Each figure is the best of ``--repeat`` timed
+rows, cut in pieces), (65536, 1024) (rows held in registers), (64, 1048576) (few long rows, many
+pieces each) and (32, 32000) (the same, small: launch-bound); the softmax gradient of (65536, 1024).  Each figure is the best of ``--repeat`` timed
 launches after a warm-up, host clock around ``waitall`` / ``torch.cuda.synchronize``; GB/s counts the
 bytes each operation must read and write once.  Run: ``python bench/gpu_kernels.py``.
 """
@@ -59,7 +59,8 @@ def main() -> None:
     cube_shape = (rows, 256, cols // 256)
     cube, middle = a.reshape(cube_shape), mx.nd.array(host[0, :256].reshape(1, 256, 1), ctx=ctx)
     small = mx.nd.array(rng.standard_normal((32, 32000), dtype=np.float32), ctx=ctx)
-    short = mx.nd.array(rng.standard_normal((4096, 1000), dtype=np.float32), ctx=ctx)
+    short = a.reshape((a.size // 1024, 1024))  # 64M elements in rows of 1024
+    few = a.reshape((64, a.size // 64))
     short_y = mx.nd.softmax(short)
     out = mx.nd.empty(a.shape, ctx=ctx)
     mx.nd.waitall()
@@ -82,16 +83,17 @@ def main() -> None:
         ("sum (all)", lambda: mx.nd.sum(a), nbytes, None),
         ("sum (last axis)", lambda: mx.nd.sum(a, axis=1), nbytes, None),
         ("softmax (2048, 32768)", lambda: mx.nd.softmax(a, axis=-1, out=out), 2 * nbytes, None),
-        ("softmax (4096, 1000)", lambda: mx.nd.softmax(short, axis=-1), 2 * short.size * 4, None),
+        ("softmax (65536, 1024)", lambda: mx.nd.softmax(short, axis=-1, out=out.reshape(short.shape)), 2 * nbytes, None),
+        ("softmax (64, 1048576)", lambda: mx.nd.softmax(few, axis=-1, out=out.reshape(few.shape)), 2 * nbytes, None),
         ("softmax (32, 32000)", lambda: mx.nd.softmax(small, axis=-1), 2 * small.size * 4, None),
-        ("softmax grad (4096, 1000)", lambda: mx.nd._backward_softmax(short, short_y), 3 * short.size * 4, None),
+        ("softmax grad (65536, 1024)", lambda: mx.nd._backward_softmax(short, short_y), 3 * nbytes, None),
     ]
     if has_torch:
         ta, tb = torch.from_numpy(host).cuda(), torch.from_numpy(host[::-1].copy()).cuda()
         trow, tsmall, tout = ta[:1].clone(), torch.from_numpy(small.asnumpy()).cuda(), torch.empty_like(ta)
         tcolumn, tmiddle = ta[:, :1].clone(), torch.from_numpy(middle.asnumpy()).cuda()
         tcube, tcube_out = ta.view(cube_shape), tout.view(cube_shape)
-        tshort = torch.from_numpy(short.asnumpy()).cuda()
+        tshort, tfew = ta.view(short.shape), ta.view(few.shape)
         tshort_y = torch.softmax(tshort, dim=-1)
         torch_runs: list[Callable[[], object]] = [
             lambda: tout.copy_(ta),
@@ -103,6 +105,7 @@ def main() -> None:
             lambda: ta.sum(dim=1),
             lambda: torch.softmax(ta, dim=-1),
             lambda: torch.softmax(tshort, dim=-1),
+            lambda: torch.softmax(tfew, dim=-1),
             lambda: torch.softmax(tsmall, dim=-1),
             lambda: torch._softmax_backward_data(tshort, tshort_y, -1, torch.float32),
         ]
