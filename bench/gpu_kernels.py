@@ -83,7 +83,12 @@ def main() -> None:
         ("sum (all)", lambda: mx.nd.sum(a), nbytes, None),
         ("sum (last axis)", lambda: mx.nd.sum(a, axis=1), nbytes, None),
         ("softmax (2048, 32768)", lambda: mx.nd.softmax(a, axis=-1, out=out), 2 * nbytes, None),
-        ("softmax (65536, 1024)", lambda: mx.nd.softmax(short, axis=-1, out=out.reshape(short.shape)), 2 * nbytes, None),
+        (
+            "softmax (65536, 1024)",
+            lambda: mx.nd.softmax(short, axis=-1, out=out.reshape(short.shape)),
+            2 * nbytes,
+            None,
+        ),
         ("softmax (64, 1048576)", lambda: mx.nd.softmax(few, axis=-1, out=out.reshape(few.shape)), 2 * nbytes, None),
         ("softmax (32, 32000)", lambda: mx.nd.softmax(small, axis=-1), 2 * small.size * 4, None),
         ("softmax grad (65536, 1024)", lambda: mx.nd._backward_softmax(short, short_y), 3 * nbytes, None),
