@@ -167,7 +167,11 @@ class CupyBackend(Backend):
             return int(self.cupy.get_default_memory_pool().used_bytes())
 
     def scatter_add(self, target: Any, index: Any, values: Any) -> None:
-        import cupyx
+        add_at = getattr(self.cupy.add, "at", None)  # ufunc.at: CuPy 13 and later
+        if add_at is not None:
+            add_at(target, index, values)
+            return
+        import cupyx  # older CuPy (and the CPU emulator): the same, deprecated since CuPy 13
 
         cupyx.scatter_add(target, index, values)
 
