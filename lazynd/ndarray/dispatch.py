@@ -82,27 +82,26 @@ def invoke(
     else:
         fn = plan.fn
         outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx)
+    # (loops rather than four list comprehensions: a comprehension is a function call in Python 3.11)
+    datas, reads = [], []
+    for x in inputs:
+        datas.append(x._data)
+        reads.append(x._var)
+    out_datas, writes = [], []
+    for o in outputs:
+        out_datas.append(o._data)
+        writes.append(o._var)
     access = plan.access
     n_in = plan.n_in
     args: tuple
     if access.plain and n_in == len(inputs):
-        args = (plan.kctx, plan.attrs, [x._data for x in inputs], [o._data for o in outputs], [])
-        reads = [x._var for x in inputs]
-        writes = [o._var for o in outputs]
+        args = (plan.kctx, plan.attrs, datas, out_datas, _NO_AUX)
     else:
         kctx = plan.kctx
         if access.random:
             kctx = with_generator(kctx, generator_for(ctx).generator)
-        reads = [x._var for x in inputs]
-        writes = [o._var for o in outputs]
         writes += access.writes(reads[:n_in], reads[n_in:], ctx)
-        args = (
-            kctx,
-            plan.attrs,
-            [x._data for x in inputs[:n_in]],
-            [o._data for o in outputs],
-            [a._data for a in inputs[n_in:]],
-        )
+        args = (kctx, plan.attrs, datas[:n_in], out_datas, datas[n_in:])
     # fresh: outputs allocated here, read by no one yet, and nothing else written
     push(ctx, fn, args, reads, writes, op.name, plan.work, fresh=out is None and access.plain)
     if out is not None:
