@@ -196,7 +196,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         and key == _WHOLE
         and value.__class__ is dispatch.NDArray
         and value._data.shape == arr._data.shape
-        and value._ctx == arr._ctx
+        and (value._ctx is arr._ctx or value._ctx == arr._ctx)
     ):
         copy_into(value, arr)  # the commonest form, ``weight[:] = new``: a plain copy
         return

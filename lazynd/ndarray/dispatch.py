@@ -115,7 +115,12 @@ def invoke(
 
 def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Context) -> list:
     n_out = len(shapes)
-    if out.__class__ is NDArray and n_out == 1 and out._data.shape == tuple(shapes[0]) and out._ctx == ctx:
+    if (
+        out.__class__ is NDArray
+        and n_out == 1
+        and out._data.shape == tuple(shapes[0])
+        and (out._ctx is ctx or out._ctx == ctx)
+    ):
         return [out]  # the common ``out=weight`` of an update: one check of shape and device
     if out.__class__ is list and len(out) == n_out:
         # ``out=weights`` of a multi-parameter update: every array in place, on the device, of its shape
