@@ -196,15 +196,19 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         and key == _WHOLE
         and value.__class__ is dispatch.NDArray
         and value._data.shape == arr._data.shape
-        and value._ctx == arr._ctx
+        and (value._ctx is arr._ctx or value._ctx == arr._ctx)
     ):
         copy_into(value, arr)  # the commonest form, ``weight[:] = new``: a plain copy
         return
-    key = _normalize_key(arr, key)
-    xp = get_backend(arr._ctx).xp
-    host_key = _snapshot(key)
     data = arr._data
-    target_shape, every_element = _assignment_target(arr, key)
+    if key.__class__ is slice and key == _WHOLE and data.ndim:
+        # every element (``x[:] = batch``): a key with no index arrays to check or snapshot
+        host_key, target_shape, every_element = key, data.shape, True
+    else:
+        key = _normalize_key(arr, key)
+        host_key = _snapshot(key)
+        target_shape, every_element = _assignment_target(arr, key)
+    xp = get_backend(arr._ctx).xp
     # a write of every element does not read the old values, so it neither waits on them nor
     # inherits their error: ``x[:] = 1`` recovers an array that inherited one, as a copy does
     old_values = [] if every_element else [arr._var]

@@ -78,7 +78,9 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
     @quietly
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x = inputs[0]
-        s = scalar_as(x.dtype, attrs["scalar"])
+        s = attrs["scalar"]  # a Python float: NumPy computes in a float array's own dtype (NEP 50)
+        if x.dtype.kind != "f":
+            s = scalar_as(x.dtype, s)
         if reflected:
             _cpu_apply(ufunc, s, x, outputs[0])
         elif name == "power" and s == 2 and x.dtype.kind == "f":

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..backend.cuda.sources import launch_config, load_file
-from ..backend.pool import aligned_empty
+from ..backend.pool import MIN_POOLED_BYTES, aligned_empty
 from .params import Param, parse_float
 from .registry import OpDef, register
 
@@ -102,10 +102,11 @@ def _cpu_scratch(dtype: np.dtype, n: int) -> tuple[Any, Any]:
 
 
 def _run_blocked(kctx: Any, update: Callable[..., None], attrs: dict, arrays: list) -> None:
-    """Call ``update(xp, attrs, *arrays, g, scratch)`` block by block (whole arrays on the GPU)."""
+    """Call ``update(xp, attrs, *arrays, g, scratch)`` block by block (whole arrays on the GPU, and
+    arrays small enough for malloc on the CPU: see :data:`MIN_POOLED_BYTES`)."""
     xp = kctx.xp
     first = arrays[0]
-    if xp is np:
+    if xp is np and first.nbytes >= MIN_POOLED_BYTES:
         size, dtype = first.size, first.dtype
         step = BLOCK_BYTES // dtype.itemsize
         if size <= step:

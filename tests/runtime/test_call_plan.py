@@ -105,3 +105,18 @@ def test_one_parameter_plans_tell_the_parameters_type_apart() -> None:
     op = registry.get("_mul_scalar")
     assert plan_for(op, [x], {"scalar": 2}) is not plan_for(op, [x], {"scalar": 2.0})
     assert plan_for(op, [x], {"scalar": 2.0}) is plan_for(op, [x], {"scalar": 2.0})
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda a: a + a, lambda a: a * 0.5, lambda a: mx.nd.cast(a, dtype="float16"), lambda a: mx.nd.sum(a, axis=1)],
+    ids=["binary", "scalar", "cast", "reduce"],
+)
+def test_a_fresh_output_carries_the_signature_of_its_own_shape_dtype_and_context(make) -> None:
+    # the plan hands its output's signature to the fresh array: it must be the one the array's own
+    # shape, dtype and context intern to (a later call on it looks its plans up there)
+    from lazynd.runtime.plan import signature_of
+
+    out = make(mx.nd.ones((4, 300)))
+    assert out.signature is signature_of(out.shape, out.data_array.dtype, out.context)
+    assert out.signature.spec == (out.shape, out.data_array.dtype, "cpu", 0)
