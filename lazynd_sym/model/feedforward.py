@@ -235,14 +235,13 @@ class FeedForward(InferenceMixin):
                         )
                 if monitor is not None:
                     monitor.toc_print()
-                # the next batch is made while the engine runs this one; only then does the
-                # metric wait for this batch's outputs (as MXNet's Module.fit orders it)
-                following = next(batches, None)
+                # scored before the next batch is asked for, as in MXNet 0.9: an iterator may
+                # write every batch into the same arrays (asking first gained no time here)
                 group.update_metric(eval_metric, label_names, batch.label or [], batch.pad or 0)
                 progress.update(eval_metric)
                 if batch_end_callback is not None:
                     call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
-                batch, nbatch = following, nbatch + 1
+                batch, nbatch = next(batches, None), nbatch + 1
             progress.close()
             for name, value in eval_metric.get_name_value():
                 logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)

@@ -107,9 +107,10 @@ class _LoggedAccuracy(mx.metric.Accuracy):
         super().update(labels, preds)
 
 
-def test_fit_makes_the_next_batch_before_waiting_for_this_ones_metric() -> None:
-    # the next batch is gathered while the engine runs this one; the metric (which waits for
-    # the outputs) comes after, and a batch-end callback still sees its own batch scored
+def test_fit_scores_each_batch_before_asking_for_the_next() -> None:
+    # MXNet 0.9's order: a batch's metric comes before the next batch is made, so an iterator
+    # that rewrites the same label array for every batch is scored on the labels of the batch
+    # that ran (a batch-end callback sees its own batch scored)
     data, _ = _blobs(120)
     log: list = []
     scored: list = []
@@ -119,8 +120,50 @@ def test_fit_makes_the_next_batch_before_waiting_for_this_ones_metric() -> None:
         eval_metric=_LoggedAccuracy(log),
         batch_end_callback=lambda p: scored.append(p.eval_metric.num_inst),
     )
-    assert log == [("next", 0), ("next", 1), ("metric", 0), ("next", 2), ("metric", 1), ("metric", 2)]
+    assert log == [("next", 0), ("metric", 0), ("next", 1), ("metric", 1), ("next", 2), ("metric", 2)]
     assert scored == [40, 80, 120]
+
+
+class _ReusedBufferIter(mx.io.DataIter):
+    """A user iterator that writes every batch into the same data and label arrays."""
+
+    def __init__(self, data: np.ndarray, label: np.ndarray, batch_size: int) -> None:
+        super().__init__(batch_size)
+        self.all_data, self.all_label, self.start = data, label, 0
+        self.data_buf = mx.nd.zeros((batch_size, data.shape[1]))
+        self.label_buf = mx.nd.zeros((batch_size,))
+        self.provide_data = [mx.io.DataDesc("data", self.data_buf.shape)]
+        self.provide_label = [mx.io.DataDesc("softmax_label", self.label_buf.shape)]
+
+    def reset(self) -> None:
+        self.start = 0
+
+    def next(self) -> mx.io.DataBatch:
+        if self.start >= len(self.all_data):
+            raise StopIteration
+        stop = self.start + self.batch_size
+        self.data_buf[:] = self.all_data[self.start : stop]
+        self.label_buf[:] = self.all_label[self.start : stop]
+        self.start = stop
+        return mx.io.DataBatch([self.data_buf], [self.label_buf], pad=0)
+
+
+def test_fit_scores_an_iterator_that_reuses_its_arrays_on_the_batch_that_ran() -> None:
+    data, _ = _blobs(80)
+    label = np.array([0.0] * 40 + [1.0] * 40)  # each batch one class: scoring on the wrong one shows
+    seen: list = []
+
+    class _Labels(mx.metric.EvalMetric):
+        def __init__(self) -> None:
+            super().__init__("labels")
+
+        def update(self, labels, preds) -> None:
+            first = labels[0].asnumpy() if isinstance(labels[0], mx.nd.NDArray) else np.asarray(labels[0])
+            seen.append(float(first[0]))
+
+    ff = FeedForward(_net(), num_epoch=1, progress_bar=False)
+    ff.fit(_ReusedBufferIter(data, label, 40), eval_metric=_Labels())
+    assert seen == [0.0, 1.0]
 
 
 class _GeneratorIter(mx.io.DataIter):
