@@ -42,7 +42,8 @@ class NaiveEngine(Engine):
         name: str = "op",
         device: Any = None,
     ) -> bool:
-        self._run_call(fn, args, reads, writes, name, device)  # every var is free here: nothing is pending
+        # every var is free here (nothing is pending): run it as a push does, to its end
+        self.push(fn, args, reads, writes, name, device)
         return True
 
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:

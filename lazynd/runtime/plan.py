@@ -238,6 +238,20 @@ class CallPlan:
 # plans by (operator, is_train, parameters with their types, input signatures)
 _plans: dict[tuple, CallPlan] = {}
 
+_FLOAT_TYPES = (float, np.float64, np.float32, np.float16)
+_NEGATIVE_ZERO = ("-0.0",)  # stands for a -0.0 parameter in a plan key
+
+
+def _param_key(value: Any) -> Any:
+    """A parameter value as it goes into a plan key (next to its type): itself, except -0.0.
+
+    0.0 and -0.0 are one key to a dict (equal, with one hash), but not one parameter
+    (``x * -0.0`` is -0.0 where ``x * 0.0`` is 0.0).
+    """
+    if value.__class__ in _FLOAT_TYPES and value == 0 and math.copysign(1.0, value) < 0:
+        return _NEGATIVE_ZERO
+    return value
+
 
 def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool = False) -> CallPlan:
     """The cached :class:`CallPlan` of calling ``op`` on ``inputs`` with ``kwargs``."""
@@ -254,7 +268,7 @@ def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train:
             return CallPlan(op, inputs, kwargs, is_train)  # raises the clear error
         if kwargs:
             ((name, value),) = kwargs.items()
-            key: Any = (op, other, name, value.__class__, value)  # the type too: see below
+            key: Any = (op, other, name, value.__class__, _param_key(value))  # the type too: see below
         else:
             key = op if other is None else (op, other)
         plans = sig.plans
@@ -270,7 +284,7 @@ def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train:
         return plan
     parts: list[Any] = [op, is_train]
     for k, v in kwargs.items():
-        parts += (k, v.__class__, v)  # the type too: 1 and 1.0 may parse differently
+        parts += (k, v.__class__, _param_key(v))  # the type too: 1 and 1.0 may parse differently
     try:
         parts += [x.signature for x in inputs]
     except AttributeError:

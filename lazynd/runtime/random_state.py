@@ -53,7 +53,13 @@ def context_offset(ctx: Context) -> int:
 
 
 def generator_for(ctx: Context) -> GeneratorState:
-    """The generator state of ``ctx``, created on first use from the current global seed."""
+    """The generator state of ``ctx``, created on first use from the current global seed.
+
+    ``cpu_pinned(n)`` draws from the generator of ``cpu(n)``, as MXNet's cpu_pinned takes the
+    CPU's random resource (two generators from one seed would give both the same numbers).
+    """
+    if ctx.device_type == "cpu_pinned":
+        ctx = Context("cpu", ctx.device_id)
     state = _states.get(ctx)
     if state is None:
         with _lock:

@@ -54,6 +54,15 @@ def join_device_parts(per_device: list[list[Any]], axes: Sequence[int]) -> list[
     return merged
 
 
+def _split_axis(whole: tuple[int, ...], parts: list[tuple[int, ...]]) -> int | None:
+    """The axis along which a state of shape ``whole`` is split into the devices' ``parts``; None: not split."""
+    for shape in parts:
+        for axis, (w, p) in enumerate(zip(whole, shape, strict=False)):
+            if w != p:
+                return axis
+    return None
+
+
 def _grad_req_of(grad_req: Any, name: str) -> str:
     if isinstance(grad_req, str):
         return grad_req
@@ -157,9 +166,10 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         self.state_arrays = [[exe.arg_dict[name] for exe in self.execs] for name in self.state_names]
         full_arg_shapes, out_shapes, _ = symbol.infer_shape(**{d.name: d.shape for d in descs})
         full_shapes = dict(zip(arg_names, full_arg_shapes, strict=True))
-        # a state whose shape follows the batch is split over the devices like the batch
-        self.state_split = [
-            any(tuple(a.shape) != tuple(full_shapes[name]) for a in arrays)
+        # a state whose shape follows the batch is split over the devices like the batch, along
+        # its batch axis (the one where a device's part differs from the whole); None: not split
+        self.state_axes = [
+            _split_axis(tuple(full_shapes[name]), [tuple(a.shape) for a in arrays])
             for name, arrays in zip(self.state_names, self.state_arrays, strict=True)
         ]
         self.output_shapes = list(zip(symbol.list_outputs(), [tuple(s) for s in out_shapes], strict=True))
@@ -261,9 +271,10 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
             raise DataError(
                 f"set_states: state {name!r} must be an NDArray or a list of them, got {type(source).__name__}"
             )
-        if len(targets) == 1 or not self.state_split[self.state_names.index(name)]:
+        axis = self.state_axes[self.state_names.index(name)]
+        if len(targets) == 1 or axis is None:
             return [source] * len(targets)
-        return [source[part] for part in self.slices]
+        return [source[(slice(None),) * axis + (part,)] for part in self.slices]
 
     def get_states(self, merge_multi_context: bool = True) -> list[Any]:
         """The state inputs: one array per state (the devices' parts joined when the state follows the
@@ -271,8 +282,8 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         if not merge_multi_context:
             return [list(arrays) for arrays in self.state_arrays]
         return [
-            join_device_parts([arrays], [0])[0] if split else arrays[0]
-            for arrays, split in zip(self.state_arrays, self.state_split, strict=True)
+            arrays[0] if axis is None else join_device_parts([arrays], [axis])[0]
+            for arrays, axis in zip(self.state_arrays, self.state_axes, strict=True)
         ]
 
     # -- reading back ----------------------------------------------------------------------------

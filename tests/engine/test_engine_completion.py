@@ -59,6 +59,7 @@ def test_a_reader_sees_what_the_finishing_thread_wrote(engine: ThreadedEngine, i
     engine.push(lambda: seen.append(float(data.sum())), (), [var], [], "read")
     engine.waitall()
     assert seen == [20.0]
+    assert seen == [20.0]
 
 
 def test_waitall_waits_for_the_finish(engine: ThreadedEngine) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.engine import NaiveEngine, ThreadedEngine, Var
+from lazynd.engine import Completion, NaiveEngine, ThreadedEngine, Var
 
 
 @pytest.fixture
@@ -59,5 +61,31 @@ def test_a_failure_reaches_the_next_wait_on_what_it_writes(engine_class: type) -
         assert engine.run_if_free(fail, (), [], [out], "failing")
         with pytest.raises(mx.EngineError, match="failing.*bad value"):
             engine.wait_for_var(out)
+    finally:
+        engine.shutdown()
+
+
+@pytest.mark.parametrize("engine_class", [ThreadedEngine, NaiveEngine])
+def test_an_operation_that_ends_later_ends_before_its_readers_and_reports_its_error(engine_class: type) -> None:
+    engine = engine_class()
+    try:
+        data, out = np.zeros(1), Var()
+
+        def start() -> Completion:
+            done = Completion()
+
+            def finish() -> None:
+                time.sleep(0.05)
+                data.fill(3.0)
+                done.finish(ValueError("late trouble"))
+
+            threading.Thread(target=finish).start()
+            return done
+
+        assert engine.run_if_free(start, (), [], [out], "late_fill")
+        with pytest.raises(mx.EngineError, match="late_fill.*late trouble"):
+            engine.wait_for_var(out)
+        assert data[0] == 3.0
+        engine.waitall()
     finally:
         engine.shutdown()

@@ -64,6 +64,17 @@ def test_cpu_and_cpu_pinned_arrays_mix_in_one_operation() -> None:
         host + mx.nd.ones((3,), ctx=mx.cpu(1))  # other host contexts still do not mix
 
 
+def test_cpu_and_cpu_pinned_draw_from_one_generator() -> None:
+    # as in MXNet, where cpu_pinned takes the CPU's random resource: two generators started from one
+    # seed would hand both contexts the same numbers
+    mx.random.seed(3)
+    on_cpu = mx.nd.random_uniform(shape=(8,), ctx=mx.cpu()).asnumpy()
+    on_pinned = mx.nd.random_uniform(shape=(8,), ctx=PINNED).asnumpy()
+    assert not np.array_equal(on_cpu, on_pinned)
+    mx.random.seed(3)
+    np.testing.assert_array_equal(mx.nd.random_uniform(shape=(8,), ctx=PINNED).asnumpy(), on_cpu)
+
+
 def test_round_trips_between_cpu_and_cpu_pinned_copy_the_values() -> None:
     values = np.arange(12, dtype=np.float32).reshape(3, 4)
     host = mx.nd.array(values)

@@ -107,6 +107,19 @@ def test_one_parameter_plans_tell_the_parameters_type_apart() -> None:
     assert plan_for(op, [x], {"scalar": 2.0}) is plan_for(op, [x], {"scalar": 2.0})
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"a_max": 5.0}], ids=["one-parameter", "several-parameters"])
+def test_plans_tell_negative_zero_from_zero(kwargs: dict) -> None:
+    # 0.0 and -0.0 are one key to a dict (equal, same hash), but x * -0.0 is -0.0: a plan made for
+    # one must not serve the other
+    x = mx.nd.array([1.0, 2.0])
+    op = registry.get("clip" if kwargs else "_mul_scalar")
+    name = "a_min" if kwargs else "scalar"
+    for zero in (0.0, -0.0, np.float32(0.0), np.float32(-0.0)):
+        plan = plan_for(op, [x], {name: zero, **kwargs})
+        assert np.signbit(plan.attrs[name]) == np.signbit(zero)
+    assert np.signbit((x * -0.0).asnumpy()).all()
+
+
 @pytest.mark.parametrize(
     "make",
     [lambda a: a + a, lambda a: a * 0.5, lambda a: mx.nd.cast(a, dtype="float16"), lambda a: mx.nd.sum(a, axis=1)],

@@ -66,6 +66,20 @@ def test_states_on_two_devices_are_split_like_the_batch():
     np.testing.assert_array_equal(mod.get_states()[0].asnumpy(), [[1, 1], [1, 1], [0, 0], [0, 0]])
 
 
+def test_a_state_whose_batch_axis_is_not_the_first_is_split_and_joined_along_it():
+    # h of shape (2, batch): transpose(fc(data)) + h; each device holds (2, batch / 2)
+    out = sym.transpose(sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")) + sym.Variable("h")
+    mod = mx.mod.Module(out, data_names=["data"], label_names=None, state_names=["h"], context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[("data", (4, 3))], for_training=False)
+    mod.init_params(mx.init.One())
+    assert [a.shape for a in mod.get_states(merge_multi_context=False)[0]] == [(2, 2), (2, 2)]
+    h = np.arange(8, dtype=np.float32).reshape(2, 4)
+    mod.set_states(states=[mx.nd.array(h)])
+    np.testing.assert_array_equal(mod.get_states()[0].asnumpy(), h)
+    parts = mod.get_states(merge_multi_context=False)[0]
+    np.testing.assert_array_equal(parts[1].asnumpy(), h[:, 2:])
+
+
 def test_set_states_needs_exactly_one_of_states_and_value():
     mod = _module()
     with pytest.raises(DataError, match="exactly one of states and value"):
