@@ -1,11 +1,12 @@
 """Dense layers and activations: FullyConnected, Activation, LeakyReLU, Dropout, Embedding.
 
 FullyConnected is one GEMM written straight into the output (it dominates MLP
-training); its backward op runs three GEMM/reductions into its outputs.  On the CPU
-the forward GEMM ``x @ W.T`` has both operands contiguous along the summed axis, a
-form OpenBLAS runs 5-35% slower than ``x @ Wt`` on a contiguous transposed copy
-(measured on AMD EPYC; see :func:`transposes_weight`); for weights of up to 1 MiB
-the copy, made by OpenCV's vectorised transpose, costs less than the difference.
+training); its backward op runs three GEMM/reductions into its outputs.  The forward
+GEMM is ``x @ W.T`` on the weight as stored: the BLAS reads the transposed operand
+itself.  (A transposed copy of the weight per call, made by OpenCV, was measured on
+the MNIST MLP's first layer, Intel Xeon, 2 cores: 227 against 220 us with one BLAS
+thread, 319 against 163 us with the default two, where the copy's fresh 400 KB
+buffer and OpenCV's thread pool meet the BLAS's threads.)
 Activation gradients use only the output, so memory planning may run them in
 place.  GPU activations come from ``kernels/activation.cu``.
 """
@@ -16,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.opencv import opencv_or_none
 from ..errors import OperatorError, ShapeError
 from . import elemwise_unary
 from .host_reduce import column_sum_into
@@ -39,40 +39,12 @@ def _as_2d(x: Any, flatten: bool) -> Any:
     return x.reshape(x.shape[0], -1) if flatten else x.reshape(-1, x.shape[-1])
 
 
-# the weight's transposed copy pays off up to this many elements (1 MiB of float32: the copy
-# stays in cache) and from this much GEMM work (rows x weight elements): see transposes_weight
-TRANSPOSED_WEIGHT_MAX = 1 << 18
-TRANSPOSED_WEIGHT_MIN_WORK = 1 << 18
-_TRANSPOSABLE = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def transposes_weight(rows: int, weight: Any) -> bool:
-    """Whether the CPU forward multiplies by a transposed copy of ``weight`` (see the module docstring).
-
-    Measured ``(copy + x @ Wt) / (x @ W.T)`` with one BLAS thread: 0.93 for the MNIST MLP's
-    first layer (128 x 784 by 128 x 784), 0.64-0.95 for weights of 8K-256K elements at 32-256
-    rows; 1.05-1.27 for a 1024 x 1024 weight and for tiny products, which keep ``x @ W.T``.
-    """
-    size = weight.size
-    return (
-        size <= TRANSPOSED_WEIGHT_MAX
-        and rows * size >= TRANSPOSED_WEIGHT_MIN_WORK
-        and weight.dtype in _TRANSPOSABLE
-        and weight.flags.c_contiguous
-    )
-
-
 def _fc_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     x2d = _as_2d(inputs[0], attrs["flatten"])
     out = outputs[0]
     out2d = out.reshape(x2d.shape[0], -1)
-    weight = inputs[1]
-    cv2 = opencv_or_none() if xp is np and transposes_weight(x2d.shape[0], weight) else None
-    if cv2 is not None:
-        np.matmul(x2d, cv2.transpose(weight), out=out2d)
-    else:
-        xp.matmul(x2d, weight.T, out=out2d)
+    xp.matmul(x2d, inputs[1].T, out=out2d)
     if not attrs["no_bias"]:
         out2d += inputs[2]
 
