@@ -57,6 +57,14 @@ class BaseModule:
         if optimizer and not self.optimizer_initialized:
             raise LazyNDError(f"{caller}: call init_optimizer() first")
 
+    def _optimizer_kept(self, force_init: bool) -> bool:
+        """Whether ``init_optimizer`` keeps the optimizer it already has (logged), as MXNet's does
+        unless ``force_init``."""
+        if self.optimizer_initialized and not force_init:
+            self.logger.warning("%s.init_optimizer: optimizer already initialized, ignoring", type(self).__name__)
+            return True
+        return False
+
     @staticmethod
     def _check_iter(data: Any, caller: str) -> None:
         if not isinstance(data, mx_io.DataIter):

@@ -226,8 +226,7 @@ class BucketingModule(BaseModule):
         force_init: bool = False,
     ) -> None:
         self._require("init_optimizer")
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning("BucketingModule.init_optimizer: optimizer already initialized, ignoring")
+        if self._optimizer_kept(force_init):
             return
         default = self._buckets[self._default_bucket_key]
         default.init_optimizer(kvstore, optimizer, optimizer_params, force_init=force_init)

@@ -321,8 +321,7 @@ class Module(BaseModule):
     ) -> None:
         """Create the optimizer (a name with ``optimizer_params``, or an ``Optimizer``) and the KVStore."""
         self._require("init_optimizer")
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning("Module.init_optimizer: optimizer already initialized, ignoring")
+        if self._optimizer_kept(force_init):
             return
         group = self._exec_group
         assert group is not None and self._arg_params is not None

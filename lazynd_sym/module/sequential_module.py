@@ -186,8 +186,7 @@ class SequentialModule(BaseModule):
         force_init: bool = False,
     ) -> None:
         self._require("init_optimizer")
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning("SequentialModule.init_optimizer: optimizer already initialized, ignoring")
+        if self._optimizer_kept(force_init):
             return
         for module in self._modules:
             module.init_optimizer(kvstore, optimizer, optimizer_params, force_init=force_init)
