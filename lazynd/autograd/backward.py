@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ndarray as nd
+from .. import ndarray as _ndarray
 from ..errors import LazyNDError
 from ..ndarray.copying import copy_into
 from ..ops.registry import sum_gradients
 from .recording import Leaf, Node, _plain
 from .state import set_flags
+
+nd: Any = _ndarray  # the operator functions are module attributes made at import time (F of every rule)
 
 
 def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, train_mode: bool = True) -> None:
@@ -258,6 +260,7 @@ class _Backward:
 
     def _finish(self, targets: set) -> Any:
         if self.variables is not None:
+            assert self.wanted is not None
             return [self._total((id(e[0]), e[1]), v) for e, v in zip(self.wanted, self.variables, strict=True)]
         for key, leaf in self.leaves.items():
             total = self._total((key, 0), leaf.grad)

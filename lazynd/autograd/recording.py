@@ -33,10 +33,11 @@ from ..runtime import plan_for
 from .state import flags
 
 GRAD_REQS = ("write", "add", "null")
-# var -> weak reference to the node that wrote recorded values into it through x[...] = v or
-# copyto: an array without an entry sharing that var (a view made before the write) would hide
-# that history from a recorded operation reading it
-_written_vars: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# id(var) -> (weak reference to the var, weak reference to the node that wrote recorded values
+# into it through x[...] = v or copyto): an array without an entry sharing that var (a view made
+# before the write) would hide that history from a recorded operation reading it.  A plain dict,
+# so the common case (empty) costs a recorded call one truth test; entries go with their vars.
+_written_vars: dict[int, tuple[weakref.ref, weakref.ref]] = {}
 
 
 class Leaf:
@@ -56,7 +57,7 @@ class Node:
     ``rule(F, attrs, inputs, outputs, out_grads) -> list`` gives the gradients of ``inputs``
     (a registered operator's ``gradient``); ``entries`` are the inputs' entries when it was
     recorded; ``outputs`` are the outputs' arrays (without entries: a node never holds its
-    own); ``saved`` lists ``(label, array, version)`` for each array the rule reads.
+    own); ``saved`` lists ``(array, version, is_input, index)`` for each array the rule reads.
     """
 
     __slots__ = (
@@ -81,7 +82,7 @@ class Node:
         self.inputs = inputs
         self.entries = entries
         self.outputs = [_plain(o) for o in outputs]
-        self.saved: list[tuple[str, Any, int]] = []
+        self.saved: list[tuple[Any, int, bool, int]] = []
         self.n_visible = len(outputs) if n_visible is None else n_visible
         self.freed = False
 
@@ -100,8 +101,9 @@ class Node:
 
     def check_unmodified(self) -> None:
         """Raise if an array the rule reads was written since it was recorded."""
-        for label, array, version in self.saved:
+        for array, version, is_input, i in self.saved:
             if array.var.version != version:
+                label = self.input_label(i) if is_input else f"output {i}"
                 raise LazyNDError(
                     f"autograd: {label} of operator '{self.name}' (shape {array.shape}) was modified in place after "
                     "it was recorded, so its gradient would be wrong; write into a copy instead, or record again"
@@ -143,14 +145,25 @@ def check_write(array: Any, what: str) -> None:
 
 def _check_input(array: Any, node_name: str, i: int) -> None:
     """Refuse an unrecorded input sharing memory with recorded values written through another array."""
-    writer = _written_vars.get(array.var)
-    node = None if writer is None else writer()
+    var = array.var
+    written = _written_vars.get(id(var))
+    node = None if written is None or written[0]() is not var else written[1]()
     if node is not None and not node.freed:
         raise LazyNDError(
             f"autograd: input {i} of operator '{node_name}' shares memory with recorded values that were written "
             "(x[...] = v or copyto) into another array; its gradient would be lost: use that array, or a view of "
             "it taken after the write"
         )
+
+
+def _note_written(var: Any, node: Node) -> None:
+    """Remember that ``node`` wrote recorded values into ``var`` (see ``_written_vars``)."""
+    key = id(var)
+
+    def forget(_: weakref.ref) -> None:  # the var is gone: so is what was written into it
+        _written_vars.pop(key, None)
+
+    _written_vars[key] = (weakref.ref(var, forget), weakref.ref(node))
 
 
 def _record(node: Node, outputs: Sequence[Any]) -> None:
@@ -187,8 +200,8 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     versions = [x.var.version for x in data_inputs]  # before the push: a call may write an input
     outputs = run_plan(plan, datas, reads, out)
     node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible)
-    node.saved = [(node.input_label(i), x, v) for i, (x, v) in enumerate(zip(data_inputs, versions, strict=True))]
-    node.saved += [(f"output {i}", o, o.var.version) for i, o in enumerate(node.outputs)]
+    saved = [(x, v, True, i) for i, (x, v) in enumerate(zip(data_inputs, versions, strict=True))]
+    node.saved = saved + [(o, o.var.version, False, i) for i, o in enumerate(node.outputs)]
     _record(node, outputs)
     return visible_outputs(plan, outputs, out)
 
@@ -214,7 +227,7 @@ def copied(source: Any, target: Any) -> None:
     entry = entry_of(source)
     if flags.recording and entry is not None:
         node = Node("_copyto", _copy_gradient, {}, [source], [entry], [target])
-        _written_vars[target.var] = weakref.ref(node)
+        _note_written(target.var, node)
         _record(node, [target])
 
 
@@ -224,7 +237,7 @@ def assigned(target: Any, key: Any, value: Any) -> None:
     entry = entry_of(value)
     if flags.recording and entry is not None:
         node = Node("_set_value", _assign_gradient, {"key": key}, [value], [entry], [target])
-        _written_vars[target.var] = weakref.ref(node)
+        _note_written(target.var, node)
         _record(node, [target])
 
 
