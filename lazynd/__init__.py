@@ -3,7 +3,7 @@
 ``import lazynd as mx`` gives MXNet's familiar faces: ``mx.nd``, ``mx.sym``,
 ``mx.kv``, ``mx.cpu()``, ``mx.gpu()``, ``mx.io``, ``mx.image``, ``mx.recordio``,
 ``mx.profiler``, ``mx.optimizer``, ``mx.init``, ``mx.metric``, ``mx.model``,
-``mx.mod``, ``mx.viz``, ``mx.mon``.  The symbolic and kvstore faces are imported on first use.
+``mx.mod``, ``mx.viz``, ``mx.mon``, ``mx.autograd``.  The symbolic and kvstore faces are imported on first use.
 """
 
 from __future__ import annotations
@@ -84,6 +84,7 @@ _LAZY = {
     "name": "lazynd_sym.name",
     "attribute": "lazynd_sym.attribute",
     "operator": "lazynd.operator",
+    "autograd": "lazynd.autograd",
 }
 # name -> (module, attribute): classes MXNet exposes at the top level
 _LAZY_ATTRS = {"AttrScope": ("lazynd_sym.attribute", "AttrScope"), "rtc": ("lazynd.cuda_rtc", "Rtc")}

@@ -228,12 +228,15 @@ def check_gradient(
     aux: Sequence[np.ndarray] = (),
     is_train: bool = False,
     seed: int = 0,
+    autograd: bool = False,
 ) -> list:
     """Compare ``op``'s gradient rule with float64 central differences of ``sum(output * head)``.
 
     ``wrt`` lists the input indices to check (default: every input the rule gives
     a gradient for).  Returns the analytic gradients (NumPy arrays, None where the
-    rule gives none).
+    rule gives none).  With ``autograd`` the analytic gradients are those of
+    :mod:`lazynd.autograd` (the call recorded, then ``backward`` with the heads) rather than
+    the rule called directly: every input is then a variable, and gets a gradient.
 
     Examples
     --------
@@ -255,11 +258,24 @@ def check_gradient(
         attrs["num_args"] = len(x64)
 
     in_nd = _to_nd(x64, ctx, np.float64)
-    outputs = _invoke(opdef, in_nd + _to_nd(aux64, ctx, np.float64), params, is_train, hidden=True)
+    aux_nd = _to_nd(aux64, ctx, np.float64)
+    if autograd:
+        from . import autograd as ag
+
+        for x in in_nd:
+            x.attach_grad()
+        with ag.record(train_mode=is_train):
+            outputs = _invoke(opdef, in_nd + aux_nd, params, is_train, hidden=True)
+    else:
+        outputs = _invoke(opdef, in_nd + aux_nd, params, is_train, hidden=True)
     n_visible = opdef.num_visible_outputs(attrs)
     rng = np.random.default_rng(seed)
     heads = [rng.normal(size=o.shape) if i < n_visible else np.zeros(o.shape) for i, o in enumerate(outputs)]
-    grads = opdef.gradient(nd, attrs, in_nd, outputs, _to_nd(heads, ctx, np.float64))
+    if autograd:
+        ag.backward(outputs[:n_visible], _to_nd(heads[:n_visible], ctx, np.float64), train_mode=is_train)
+        grads = [x.grad for x in in_nd]
+    else:
+        grads = opdef.gradient(nd, attrs, in_nd, outputs, _to_nd(heads, ctx, np.float64))
     analytic = [None if g is None else g.asnumpy() for g in grads]
     if len(analytic) != len(x64):
         raise AssertionError(f"{opdef.name}: the gradient rule gave {len(analytic)} gradients for {len(x64)} inputs")
@@ -283,7 +299,8 @@ def check_gradient(
             flat[j] = saved
             numeric.reshape(-1)[j] = (plus - minus) / (2 * eps)
         name = opdef.input_names(attrs)[i]
-        assert_almost_equal(analytic[i], numeric, rtol, atol, names=(f"{opdef.name} d/d{name} (rule)", "numeric"))
+        how = "autograd" if autograd else "rule"
+        assert_almost_equal(analytic[i], numeric, rtol, atol, names=(f"{opdef.name} d/d{name} ({how})", "numeric"))
     return analytic
 
 

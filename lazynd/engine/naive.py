@@ -28,6 +28,7 @@ class NaiveEngine(Engine):
         device: Any = None,
         inline_ok: bool = False,
     ) -> None:
+        Var.note_writes(writes)
         # what _run does for an Operation of one part; an operation that ends later ends here
         late = self._run_call(fn, args, reads, writes, name, device)
         if late is not None:

@@ -33,6 +33,7 @@ from .var import Var
 
 _claim_all = Var.claim_all
 _request_all = Var.request_all
+_note_writes = Var.note_writes
 _release_all = Var.release_all
 
 
@@ -142,7 +143,8 @@ class ThreadedEngine(Engine):
         device: Any = None,
         inline_ok: bool = False,
     ) -> None:
-        if not (inline_ok and self.run_if_free(fn, args, reads, writes, name, device)):
+        _note_writes(writes)
+        if not (inline_ok and self._run_if_free(fn, args, reads, writes, name, device)):
             self._push_queued(fn, args, reads, writes, name, device)
 
     def run_if_free(
@@ -154,6 +156,15 @@ class ThreadedEngine(Engine):
         name: str = "op",
         device: Any = None,
     ) -> bool:
+        if self._run_if_free(fn, args, reads, writes, name, device):
+            _note_writes(writes)
+            return True
+        return False
+
+    def _run_if_free(
+        self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
+    ) -> bool:
+        """:meth:`run_if_free` without counting the writes (:meth:`push` counts them)."""
         if not self._inline:  # the policy keeps every operation on the workers
             return False
         lock = self._lock

@@ -6,8 +6,9 @@ and blocks later ones; operations that touch a var are served in push order.  An
 behind the var's earlier users.  When an operation ends it *releases* its claims, and the var
 is *granted* to the operations at the head of its queue that the rules now let in.  The
 methods below are the only code that changes a var's counters (``pending_reads``,
-``writing``, ``queue``); the engine calls them with its lock held, except the ``ready_*``
-tests, which are also safe without it (see :meth:`Var.value_ready`).
+``writing``, ``queue``, ``version``); the engine calls them with its lock held, except the
+``ready_*`` tests, which are also safe without it (see :meth:`Var.value_ready`), and
+:meth:`Var.note_writes`, which the pushing thread calls at every push.
 """
 
 from __future__ import annotations
@@ -38,9 +39,13 @@ class Var:
     read_events : dict or None
         Device events of the reads since the last write, the latest per stream (GPU): a
         write on another stream waits for them.
+    version : int
+        How many operations writing this var have been pushed (:meth:`note_writes`).  Autograd
+        saves it for every array a gradient will read and compares at backward: a change means
+        the values were modified in place after they were recorded.
     """
 
-    __slots__ = ("pending_reads", "writing", "queue", "exc", "event", "read_events", "__weakref__")
+    __slots__ = ("pending_reads", "writing", "queue", "exc", "event", "read_events", "version", "__weakref__")
 
     def __init__(self) -> None:
         self.pending_reads = 0
@@ -49,6 +54,7 @@ class Var:
         self.exc: BaseException | None = None
         self.event: Any = None
         self.read_events: dict[Any, Any] | None = None
+        self.version = 0
 
     # -- is it ready? ----------------------------------------------------------------------------
     # Each test reads ``queue`` before ``writing``: a grant claims the var before it pops the
@@ -217,6 +223,18 @@ class Var:
                     ready = []
                 v._grant(ready)
         return ready
+
+    # -- versions (the pushing thread, at push) ------------------------------------------------------
+    @staticmethod
+    def note_writes(writes: Sequence[Var]) -> None:
+        """Count one more pushed write of each var in ``writes`` (see ``version``).
+
+        Every engine calls this when an operation is pushed (or run at once by ``run_if_free``),
+        so a push order is a version order.  Operations the runtime runs with no push at all
+        (``run_now``) write only fresh vars, which nothing recorded can know yet.
+        """
+        for v in writes:
+            v.version += 1
 
     # -- devices ------------------------------------------------------------------------------------
     def synchronize(self, for_write: bool = False) -> None:

@@ -24,6 +24,9 @@ def copy_into(src: Any, dst: Any) -> Any:
     source, target = src._data, dst._data
     if source.shape != target.shape:
         raise ShapeError(f"copyto: source has shape {src.shape}, destination has shape {dst.shape}")
+    recorder = dispatch.recorder
+    if recorder is not None:  # some thread records (lazynd.autograd): a copy is differentiable
+        recorder.check_write(dst, "copyto")
     sctx, dctx = src._ctx, dst._ctx
     reads, writes = [src._var], [dst._var]
     if sctx.device_type != "gpu" and dctx.device_type != "gpu":
@@ -52,6 +55,8 @@ def copy_into(src: Any, dst: Any) -> Any:
         backend = get_backend(dctx)
         fn = backend.wrap(backend.copy_between_devices, reads, writes, "compute")
         get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_d2d", dctx, inline_ok=True)
+    if recorder is not None:
+        recorder.copied(src, dst)
     return dst
 
 
@@ -82,7 +87,10 @@ def view(arr: Any, shape: tuple[int, ...]) -> Any:
             # the layout does not allow a view (e.g. a strided slice): reshape a copy
             return view(arr.copy(), shape)
         raise ShapeError(f"reshape: cannot reshape array of shape {arr.shape} into {tuple(shape)}") from None
-    return dispatch.NDArray(new, arr._var, arr._ctx)
+    result = dispatch.NDArray(new, arr._var, arr._ctx)
+    if dispatch.recorder is not None:  # some thread records (lazynd.autograd)
+        dispatch.recorder.reshaped(arr, result)
+    return result
 
 
 # -- indexing ------------------------------------------------------------------------------------
@@ -141,8 +149,14 @@ def getitem(arr: Any, key: Any) -> Any:
             raise OperatorError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
         if getattr(sub, "ndim", 0) == 0:
             # a single element: keep a (1,)-shaped view, as MXNet does
-            sub = data[_last_int_as_slice(key, arr.shape)]
-        return dispatch.NDArray(sub, arr._var, arr._ctx)
+            key = _last_int_as_slice(key, arr.shape)
+            sub = data[key]
+        result = dispatch.NDArray(sub, arr._var, arr._ctx)
+        if dispatch.recorder is not None:  # some thread records (lazynd.autograd)
+            dispatch.recorder.view(arr, result, key)
+        return result
+    if dispatch.recorder is not None:
+        dispatch.recorder.refuse_gather(arr)
     xp = get_backend(arr._ctx).xp
     try:
         probe = np.broadcast_to(np.empty((), data.dtype), arr.shape)[_host_key(key)]
@@ -191,6 +205,9 @@ _WHOLE = slice(None)
 
 def setitem(arr: Any, key: Any, value: Any) -> None:
     """``arr[key] = value`` with a scalar, NDArray or array-like; lazy, through the engine."""
+    recorder = dispatch.recorder
+    if recorder is not None:  # some thread records (lazynd.autograd)
+        recorder.check_write(arr, "__setitem__")
     if (
         key.__class__ is slice
         and key == _WHOLE
@@ -220,10 +237,15 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
             value = value.reshape(squeezed)
         _check_broadcast(value.shape, target_shape)
 
+        if recorder is not None and not _is_basic(key):
+            recorder.refuse_gather(value, "__setitem__: assigning")
+
         def assign(dst: Any, src: Any) -> None:
             dst[_device_key(host_key, xp)] = src
 
         push(arr._ctx, assign, (data, value._data), [value._var, *old_values], [arr._var], "_set_value", arr.size)
+        if recorder is not None:
+            recorder.assigned(arr, host_key, value)
         return
     if isinstance(value, (int, float, bool, np.generic)):
         scalar = value

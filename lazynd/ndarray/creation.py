@@ -217,6 +217,8 @@ def concatenate(arrays: Sequence[Any], axis: int = 0, always_copy: bool = True) 
         "concatenate",
         out.size,
     )
+    if dispatch.recorder is not None:  # some thread records (lazynd.autograd)
+        dispatch.recorder.concatenated(arrays, out, axis)
     return out
 
 
@@ -251,6 +253,11 @@ def to_dlpack_for_read(arr: Any) -> Any:
 
 
 def to_dlpack_for_write(arr: Any) -> Any:
-    """A DLPack capsule of ``arr`` after all its pending reads and writes are done."""
+    """A DLPack capsule of ``arr`` after all its pending reads and writes are done.
+
+    It counts as a write of ``arr`` (``Var.note_writes``): autograd then knows that arrays it
+    recorded may have been changed through the capsule.
+    """
     arr.wait_to_write()
+    Var.note_writes([arr._var])
     return arr._data.__dlpack__()

@@ -18,9 +18,12 @@ from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
 from ..ops import registry
 from ..ops.registry import OpDef
-from ..runtime import generator_for, plan_for, push, with_generator
+from ..runtime import CallPlan, generator_for, plan_for, push, with_generator
 
 NDArray: Any = None  # bound by ndarray.py (circular import)
+# lazynd.autograd's recorder (:mod:`lazynd.autograd.recording`) while some thread records or trains,
+# else None: the one check an imperative call pays for autograd (set by lazynd.autograd.state)
+recorder: Any = None
 _new_object = object.__new__
 _NO_AUX: list[Any] = []  # the aux list of a call without auxiliary states (never written)
 
@@ -45,8 +48,11 @@ def invoke(
 
     Parsing, validation and shape/type inference are done once per distinct call signature
     and cached (:class:`lazynd.runtime.CallPlan`); a repeated call only allocates its
-    outputs and pushes.
+    outputs and pushes.  While some thread records or trains (:mod:`lazynd.autograd`), the
+    call goes to the autograd recorder, which runs it through :func:`run_plan`.
     """
+    if recorder is not None:
+        return recorder.invoke(op, inputs, kwargs, out, is_train)
     plan = plan_for(op, inputs, kwargs, is_train)
     ctx = plan.ctx
     # the inputs' buffers and vars (written out for one and two inputs, the common calls: at a
@@ -82,6 +88,21 @@ def invoke(
             fresh=True,
         )
         return o
+    return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
+
+
+def visible_outputs(plan: CallPlan, outputs: list[Any], out: Any) -> Any:
+    """What a call returns: ``out`` when given, else its one visible output or the list of them."""
+    if out is not None:
+        return out
+    return outputs[0] if plan.n_visible == 1 else outputs[: plan.n_visible]
+
+
+def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None) -> list[Any]:
+    """Push the call ``plan`` describes on the inputs' buffers ``datas`` and vars ``reads`` (into
+    ``out`` if given); return every output, hidden ones included (the general path of :func:`invoke`)."""
+    op, ctx = plan.op, plan.ctx
+    n = len(datas)
     if out is None:
         fn = plan.fresh_fn
         if plan.backend is cpu_backend:
@@ -108,9 +129,7 @@ def invoke(
         args = (kctx, plan.attrs, datas[:n_in], out_datas, datas[n_in:])
     # fresh: outputs allocated here, read by no one yet, and nothing else written
     push(ctx, fn, args, reads, writes, op.name, plan.work, fresh=out is None and access.plain)
-    if out is not None:
-        return out
-    return outputs[0] if plan.n_visible == 1 else outputs[: plan.n_visible]
+    return outputs
 
 
 def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Context) -> list:

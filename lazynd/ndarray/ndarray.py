@@ -56,8 +56,10 @@ class NDArray:
            [3., 3., 3.]], dtype=float32)
     """
 
-    # _sig: its interned (shape, dtype, device), the call-plan cache's key (see ``signature``)
-    __slots__ = ("_data", "_var", "_ctx", "_sig", "__weakref__")
+    # _sig: its interned (shape, dtype, device), the call-plan cache's key (see ``signature``);
+    # _ag: its autograd entry (lazynd.autograd), set only on arrays autograd records or marks:
+    # unset, it reads as None (see __getattr__), so creating an array costs nothing for autograd
+    __slots__ = ("_data", "_var", "_ctx", "_sig", "_ag", "__weakref__")
     # make NumPy defer to our reflected operators (np.float32(2) * nd)
     __array_priority__ = 1000.0
 
@@ -241,17 +243,64 @@ class NDArray:
         return _ops_table.invoke_by_name("broadcast_to", [self], {"shape": shape})
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_ag":  # the autograd entry of an array autograd never saw
+            return None
         # x.sum(axis=1), x.transpose(), x.exp() ... forward to the registered operator
         fn = _functions.method(name)
         if fn is None:
             raise AttributeError(f"'NDArray' object has no attribute {name!r}")
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
 
+    # -- autograd (see lazynd.autograd) ---------------------------------------------------------
+    def attach_grad(self, grad_req: str = "write") -> None:
+        """Make this array a variable of autograd, with a gradient buffer of zeros in :attr:`grad`.
+
+        ``grad_req``: ``'write'`` (each backward overwrites :attr:`grad`), ``'add'`` (each
+        backward adds to it) or ``'null'`` (no gradient; :attr:`grad` is None).
+
+        Examples
+        --------
+        >>> import lazynd as mx
+        >>> x = mx.nd.array([1.0, 2.0, 3.0])
+        >>> x.attach_grad()
+        >>> with mx.autograd.record():
+        ...     y = x * x
+        >>> y.backward()
+        >>> x.grad.asnumpy()
+        array([2., 4., 6.], dtype=float32)
+        """
+        from .. import autograd
+
+        autograd.attach_grad(self, grad_req)
+
+    @property
+    def grad(self) -> NDArray | None:
+        """The gradient buffer of a variable (see :meth:`attach_grad`); None for any other array."""
+        from .. import autograd
+
+        return autograd.grad_of(self)
+
+    def detach(self) -> NDArray:
+        """This array's values (the same memory) with no autograd history: gradients stop here."""
+        return NDArray(self._data, self._var, self._ctx)
+
+    def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False, train_mode: bool = True) -> None:
+        """Compute the gradients of this recorded array into its variables' :attr:`grad` buffers.
+
+        ``out_grad``: the head gradient (default ones, MXNet's semantics); see
+        :func:`lazynd.autograd.backward`.
+        """
+        from .. import autograd
+
+        autograd.backward([self], None if out_grad is None else [out_grad], retain_graph, train_mode)
+
     # -- indexing (see indexing.py) ------------------------------------------------------------
     def __getitem__(self, key: Any) -> NDArray:
         if key.__class__ is slice:  # x[i:j], the batch loop's call: a view, written out
             view = _new_ndarray(NDArray)
             view._data, view._var, view._ctx, view._sig = self._data[key], self._var, self._ctx, None
+            if _ops_table.recorder is not None:  # some thread records: a view of a recorded array is recorded
+                _ops_table.recorder.view(self, view, key)
             return view
         return _copying.getitem(self, key)
 

@@ -270,6 +270,19 @@ _OPS: dict[str, OpDef] = {}
 _ALIASES: dict[str, str] = {}
 
 
+def sum_gradients(F: Any, terms: list[Any]) -> Any:
+    """The sum of the gradient ``terms`` one entry receives from several readers, with the
+    operators of ``F`` (the symbol namespace in the gradient pass, ``lazynd.nd`` in autograd)."""
+    if len(terms) == 1:
+        return terms[0]
+    if len(terms) > 2 and exists("ElementWiseSum"):
+        return F.ElementWiseSum(*terms)
+    total = terms[0]
+    for term in terms[1:]:
+        total = F._plus(total, term)
+    return total
+
+
 def register(op: OpDef) -> OpDef:
     """Add ``op`` (and its aliases) to the registry."""
     for key in (op.name, *op.aliases):

@@ -11,7 +11,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from lazynd.errors import OperatorError
-from lazynd.ops import registry
+from lazynd.ops.registry import sum_gradients
 
 from ..graph import Entry, Node, topo_order
 
@@ -27,17 +27,6 @@ class GradientResult:
     def __init__(self, grads: list[Entry | None], head_grads: list[tuple[int, Node]]) -> None:
         self.grads = grads
         self.head_grads = head_grads
-
-
-def _total(F: Any, terms: list[Any]) -> Any:
-    if len(terms) == 1:
-        return terms[0]
-    if len(terms) > 2 and registry.exists("ElementWiseSum"):
-        return F.ElementWiseSum(*terms)
-    total = terms[0]
-    for term in terms[1:]:
-        total = F._plus(total, term)
-    return total
 
 
 def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
@@ -80,7 +69,7 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
             summed: list[Any] = []
             for i, terms in enumerate(out_grads):
                 if terms:
-                    summed.append(_total(F, terms))
+                    summed.append(sum_gradients(F, terms))
                 elif i < node.num_visible_outputs() and id(node) not in loss_heads:
                     summed.append(F._mul_scalar(Symbol([(node, i)]), scalar=0.0))
                 else:
@@ -102,5 +91,5 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
         final: list[Entry | None] = []
         for var in wrt:
             terms = grads.get((id(var), 0))
-            final.append(_total(F, terms)._outputs[0] if terms else None)
+            final.append(sum_gradients(F, terms)._outputs[0] if terms else None)
     return GradientResult(final, head_grads)

@@ -124,6 +124,44 @@ def test_gradient_matches_central_differences(name):
     check_gradient(name, inputs, case.params, ctx=mx.cpu(), aux=aux, wrt=wrt)
 
 
+def _heads(name: str, case: Case, inputs: list, aux: list) -> list[np.ndarray]:
+    """The head gradients :func:`check_gradient` draws (seed 0), one per visible output."""
+    rng = np.random.default_rng(0)
+    return [rng.normal(size=o.shape) for o in _run_nd(name, case, inputs, aux, mx.cpu())]
+
+
+def _executor_gradients(name: str, case: Case, inputs: list, aux: list, wrt: list[int], ctx: mx.Context) -> list:
+    """The gradients of ``inputs[wrt]`` from a bound executor's backward pass, in float64."""
+    names = [f"in{i}" for i in range(len(inputs))]
+    net = getattr(sym, name)(*[sym.Variable(n) for n in names], **case.params)
+    grad_req = {n: "write" if i in wrt else "null" for i, n in enumerate(names)}
+    shapes = {n: v.shape for n, v in zip(names, inputs, strict=True)}
+    ex = net.simple_bind(ctx, grad_req=grad_req, type_dict=dict.fromkeys(names, np.float64), **shapes)
+    for n, v in zip(names, inputs, strict=True):
+        ex.arg_dict[n][:] = v
+    for array, v in zip(ex.aux_arrays, aux, strict=True):
+        array[:] = v
+    ex.forward(is_train=False)
+    ex.backward([mx.nd.array(h, ctx=ctx, dtype=np.float64) for h in _heads(name, case, inputs, aux)])
+    return [ex.grad_dict[names[i]].asnumpy() for i in wrt]
+
+
+@pytest.mark.parametrize("name", GRADIENT)
+def test_autograd_gradient_matches_executor_and_central_differences(name, ctx):
+    # mx.autograd records the nd call and runs the operator's rule on the engine: its gradient is
+    # the executor's, and the central differences'
+    case = _case(name)
+    if case.xfail:
+        pytest.xfail(case.xfail)
+    inputs, aux = _values(name, case)
+    by_rule = check_gradient(name, inputs, case.params, ctx=mx.cpu(), aux=aux, wrt=[])
+    wrt = [i for i, spec in enumerate(case.inputs) if not spec.integer and by_rule[i] is not None]
+    by_autograd = check_gradient(name, inputs, case.params, ctx=ctx, aux=aux, wrt=wrt, autograd=True)
+    by_executor = _executor_gradients(name, case, inputs, aux, wrt, ctx)
+    for i, want in zip(wrt, by_executor, strict=True):
+        assert_almost_equal(by_autograd[i], want, 1e-7, 1e-9, names=(f"{name} d/d input {i} (autograd)", "executor"))
+
+
 @pytest.mark.parametrize("name", _params())
 def test_cpu_pinned_arrays_compute_as_cpu_ones(name):
     # cpu_pinned is host memory run by the CPU's kernels (page-locked where CUDA gives it): every

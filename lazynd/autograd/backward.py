@@ -1,0 +1,279 @@
+"""Backward: the gradients of recorded heads, from each recorded operator's gradient rule.
+
+The nodes that lead from the heads to the wanted variables are visited consumers first;
+each node's rule (the registry's ``gradient``, with ``F = lazynd.nd``) is called on the sum
+of the gradients its outputs received, and what it returns goes to its inputs' entries.
+Every gradient is an ordinary lazy operation: backward pushes work and returns, nothing
+waits.  The rules run with recording paused, unless ``create_graph`` asks for the gradient
+computation itself to be recorded (gradients of gradients).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ndarray as _ndarray
+from ..errors import LazyNDError
+from ..ndarray.copying import copy_into
+from ..ops.registry import sum_gradients
+from .recording import Leaf, Node, _plain
+from .state import set_flags
+
+nd: Any = _ndarray  # the operator functions are module attributes made at import time (F of every rule)
+
+
+def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, train_mode: bool = True) -> None:
+    """Compute the gradients of ``heads`` into the :attr:`~lazynd.NDArray.grad` buffers of the
+    variables they were recorded from, by each variable's ``grad_req``.
+
+    ``head_grads``: one array per head (None, or None for a head: ones, MXNet's default; a
+    loss operator's output takes none).  Without ``retain_graph`` the recorded graph is
+    freed, and a second backward through it is an error.  ``train_mode``: whether the
+    gradient rules run in training mode.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> x = mx.nd.array([1.0, 2.0])
+    >>> x.attach_grad()
+    >>> with mx.autograd.record():
+    ...     y, z = x * 2, x * x
+    >>> mx.autograd.backward([y, z])
+    >>> x.grad.asnumpy()
+    array([4., 6.], dtype=float32)
+    """
+    heads, head_grads = _heads(heads, head_grads, "backward")
+    _Backward(heads, head_grads, None, create_graph=False, train_mode=train_mode).run(retain_graph)
+
+
+def grad(
+    heads: Any,
+    variables: Any,
+    head_grads: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    train_mode: bool = True,
+) -> list:
+    """The gradients of ``heads`` with respect to ``variables``, as new arrays (``.grad`` is not touched).
+
+    ``variables``: recorded arrays (variables, or results of recorded operations).  With
+    ``create_graph`` the gradient computation is itself recorded, so the result can be
+    differentiated again; ``retain_graph`` then defaults to True.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> x = mx.nd.array([1.0, 2.0])
+    >>> x.attach_grad()
+    >>> with mx.autograd.record():
+    ...     y = x ** 3
+    ...     dy = mx.autograd.grad(y, [x], create_graph=True)[0]   # 3 x^2
+    >>> dy.backward()                                             # d(3 x^2)/dx = 6 x
+    >>> dy.asnumpy(), x.grad.asnumpy()
+    (array([ 3., 12.], dtype=float32), array([ 6., 12.], dtype=float32))
+    """
+    heads, head_grads = _heads(heads, head_grads, "grad")
+    single = isinstance(variables, nd.NDArray)
+    variables = [variables] if single else list(variables)
+    if not variables:
+        raise LazyNDError("grad: no variables given; expected one or more recorded arrays")
+    for i, v in enumerate(variables):
+        if not isinstance(v, nd.NDArray) or v._ag is None:
+            raise LazyNDError(
+                f"grad: variable {i} is not in a recorded graph; mark it with attach_grad() before recording"
+            )
+    run = _Backward(heads, head_grads, variables, create_graph=create_graph, train_mode=train_mode)
+    return run.run(create_graph if retain_graph is None else retain_graph)
+
+
+def _heads(heads: Any, head_grads: Any, where: str) -> tuple[list, list]:
+    NDArray = nd.NDArray
+    heads = [heads] if isinstance(heads, NDArray) else list(heads)
+    if head_grads is None:
+        head_grads = [None] * len(heads)
+    elif isinstance(head_grads, NDArray):
+        head_grads = [head_grads]
+    else:
+        head_grads = list(head_grads)
+    if len(head_grads) != len(heads):
+        raise LazyNDError(f"{where}: {len(head_grads)} head gradients for {len(heads)} heads; expected one each")
+    for k, (head, head_grad) in enumerate(zip(heads, head_grads, strict=True)):
+        if not isinstance(head, NDArray):
+            raise LazyNDError(f"{where}: head {k} must be an NDArray, got {type(head).__name__}")
+        if head_grad is not None and (not isinstance(head_grad, NDArray) or head_grad.shape != head.shape):
+            given = f"shape {head_grad.shape}" if isinstance(head_grad, NDArray) else type(head_grad).__name__
+            raise LazyNDError(f"{where}: head gradient {k} must be an NDArray of shape {head.shape}, got {given}")
+        if head._ag is None:
+            raise LazyNDError(
+                f"{where}: head {k} (shape {head.shape}) is not in a recorded graph: compute it inside "
+                "autograd.record() from arrays marked with attach_grad()"
+            )
+    return heads, head_grads
+
+
+class _Backward:
+    """One backward pass: the graph's order, the gradients gathered, the rules called."""
+
+    def __init__(self, heads: list, head_grads: list, variables: list | None, create_graph: bool, train_mode: bool):
+        self.heads = heads
+        self.head_grads = head_grads
+        self.variables = variables  # the arrays whose gradients grad() returns; None: every variable (backward)
+        self.wanted = None if variables is None else [v._ag for v in variables]
+        self.create_graph = create_graph
+        self.train_mode = train_mode
+        self.grads: dict[tuple[int, int], list] = {}  # (id of node or leaf, output) -> gradient terms
+
+    def run(self, retain_graph: bool) -> Any:
+        order = self._order()
+        targets = self._targets(order)
+        needed = self._needed(order, targets)
+        before = set_flags(self.create_graph, self.train_mode)
+        try:
+            self._seed()
+            for node in reversed(order):
+                if needed[id(node)]:
+                    self._through(node, needed, targets)
+            result = self._finish(targets)
+        finally:
+            set_flags(*before)
+        if not retain_graph:
+            for node in order:
+                node.free()
+        return result
+
+    # -- the graph ------------------------------------------------------------------------------
+    def _order(self) -> list[Node]:
+        """The nodes that lead to the heads, each after the nodes it reads (depth first, no recursion)."""
+        order: list[Node] = []
+        seen: set[int] = set()
+        for head in self.heads:
+            start = head._ag[0]
+            if start.__class__ is Leaf or id(start) in seen:
+                continue
+            seen.add(id(start))
+            stack = [(start, iter(start.entries))]
+            while stack:
+                node, pending = stack[-1]
+                if node.freed:
+                    raise LazyNDError(
+                        f"backward: the graph recorded for operator '{node.name}' was freed by an earlier backward; "
+                        "pass retain_graph=True to the first backward to differentiate it again"
+                    )
+                for entry in pending:
+                    if entry is not None and entry[0].__class__ is Node and id(entry[0]) not in seen:
+                        seen.add(id(entry[0]))
+                        stack.append((entry[0], iter(entry[0].entries)))
+                        break
+                else:
+                    stack.pop()
+                    order.append(node)
+        return order
+
+    def _targets(self, order: list[Node]) -> set[tuple[int, int]]:
+        """The entries whose gradients are wanted: ``grad``'s variables, or every variable reached
+        that takes a gradient."""
+        reached = [h._ag for h in self.heads] + [e for node in order for e in node.entries]
+        if self.wanted is not None:
+            keys = {(id(e[0]), e[1]) for e in reached if e is not None}
+            for k, (owner, i) in enumerate(self.wanted):
+                if (id(owner), i) not in keys:
+                    raise LazyNDError(f"grad: variable {k} is not reached from the heads: no recorded path leads to it")
+            return {(id(owner), i) for owner, i in self.wanted}
+        self.leaves: dict[int, Leaf] = {}
+        for entry in reached:
+            if entry is not None and entry[0].__class__ is Leaf and entry[0].grad_req != "null":
+                self.leaves[id(entry[0])] = entry[0]
+        if not self.leaves:
+            raise LazyNDError(
+                "backward: no variable in the recorded graph takes a gradient: mark inputs with attach_grad() "
+                "(grad_req 'write' or 'add') before recording"
+            )
+        return {(key, 0) for key in self.leaves}
+
+    def _needed(self, order: list[Node], targets: set) -> dict[int, bool]:
+        """Per node: whether a wanted entry lies among or behind its inputs (else nothing to compute)."""
+        needed: dict[int, bool] = {}
+        for node in order:  # inputs first
+            needed[id(node)] = any(
+                entry is not None
+                and ((id(entry[0]), entry[1]) in targets or (entry[0].__class__ is Node and needed[id(entry[0])]))
+                for entry in node.entries
+            )
+        return needed
+
+    # -- gradients ------------------------------------------------------------------------------
+    def _seed(self) -> None:
+        self.loss_heads: set[int] = set()
+        for head, head_grad in zip(self.heads, self.head_grads, strict=True):
+            owner, i = head._ag
+            if owner.__class__ is Node and owner.is_loss:
+                self.loss_heads.add(id(owner))  # a loss operator's rule takes no head gradient
+                continue
+            if head_grad is None:
+                head_grad = nd.ones(head.shape, ctx=head.context, dtype=head.dtype)
+            self.grads.setdefault((id(owner), i), []).append(head_grad)
+
+    def _through(self, node: Node, needed: dict[int, bool], targets: set) -> None:
+        """Call ``node``'s rule on its outputs' gradients; hand the results to its inputs."""
+        grads, key = self.grads, id(node)
+        terms = [grads.get((key, i)) for i in range(len(node.outputs))]
+        is_loss_head = key in self.loss_heads
+        if not any(terms) and not is_loss_head:
+            return  # no gradient reaches this node
+        if node.rule is None:
+            raise LazyNDError(
+                f"backward: operator '{node.name}' has no gradient rule, and a gradient must flow through it "
+                "to a variable; compute that part outside record(), or detach() its input"
+            )
+        node.check_unmodified()
+        out_grads: list[Any] = []
+        for i, t in enumerate(terms):
+            if t:
+                out_grads.append(sum_gradients(nd, t))
+            elif i < node.n_visible and not is_loss_head:
+                o = node.outputs[i]
+                out_grads.append(nd.zeros(o.shape, ctx=o.context, dtype=o.dtype))
+            else:
+                out_grads.append(None)
+        inputs, outputs = node.inputs, node.outputs
+        if self.create_graph:  # the rule's own operations are recorded: give it the recorded arrays
+            inputs = [_with_entry(x, e) for x, e in zip(inputs, node.entries, strict=True)]
+            outputs = [_with_entry(o, (node, i)) for i, o in enumerate(outputs)]
+        result = node.rule(nd, node.attrs, inputs, outputs, out_grads)
+        if len(result) != len(node.entries):
+            raise LazyNDError(
+                f"backward: the gradient rule of '{node.name}' gave {len(result)} gradients for "
+                f"{len(node.entries)} inputs"
+            )
+        for entry, g in zip(node.entries, result, strict=True):
+            if g is None or entry is None:
+                continue
+            owner, i = entry
+            if (id(owner), i) in targets or (owner.__class__ is Node and needed[id(owner)]):
+                grads.setdefault((id(owner), i), []).append(g)
+
+    def _total(self, key: tuple[int, int], like: Any) -> Any:
+        terms = self.grads.get(key)
+        if terms:
+            return sum_gradients(nd, terms)
+        return nd.zeros(like.shape, ctx=like.context, dtype=like.dtype)
+
+    def _finish(self, targets: set) -> Any:
+        if self.variables is not None:
+            assert self.wanted is not None
+            return [self._total((id(e[0]), e[1]), v) for e, v in zip(self.wanted, self.variables, strict=True)]
+        for key, leaf in self.leaves.items():
+            total = self._total((key, 0), leaf.grad)
+            if leaf.grad_req == "write":
+                copy_into(total, leaf.grad)
+            else:  # 'add'
+                nd.elemwise_add(leaf.grad, total, out=leaf.grad)
+        return None
+
+
+def _with_entry(array: Any, entry: Any) -> Any:
+    """``array``'s memory, carrying the autograd ``entry`` (for a rule recorded by ``create_graph``)."""
+    alias = _plain(array)
+    if entry is not None:
+        alias._ag = entry
+    return alias

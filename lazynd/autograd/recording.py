@@ -1,0 +1,363 @@
+"""Recording: what autograd keeps of each operation on recorded arrays, and the variables.
+
+An array autograd knows carries an *entry* in its ``_ag`` slot: ``(node, i)``, output ``i``
+of a recorded :class:`Node`, or ``(leaf, 0)`` for a variable (a :class:`Leaf`, made by
+``attach_grad`` or :func:`mark_variables`).  An operation is recorded when its thread records
+and one of its data inputs has an entry.  There is no global tape: a node is held by the
+entries of its outputs and by the nodes that read them, so a graph nobody can reach any more
+is freed with its arrays.
+
+A node keeps what its gradient rule reads (the inputs and outputs of a registered operator)
+with the engine version of each (:attr:`lazynd.engine.Var.version`, counted at every push
+that writes a var; views share their parent's var), and :func:`.backward.backward` refuses
+to run a rule whose arrays were written since.  Writing into a recorded array while
+recording (``x += 1``, ``out=x``, ``x[:] = v``, ``x.copyto``...) is refused at once, as
+MXNet does.
+
+This module is :data:`lazynd.ndarray.dispatch.recorder` while any thread records or trains:
+``invoke`` and the NDArray paths that make arrays outside it (views, copies, assignments,
+``concatenate``) call it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import LazyNDError
+from ..ndarray import dispatch
+from ..ndarray.dispatch import run_plan, visible_outputs
+from ..ops.registry import OpDef
+from ..runtime import plan_for
+from .state import flags
+
+GRAD_REQS = ("write", "add", "null")
+# id(var) -> (weak reference to the var, weak reference to the node that wrote recorded values
+# into it through x[...] = v or copyto): an array without an entry sharing that var (a view made
+# before the write) would hide that history from a recorded operation reading it.  A plain dict,
+# so the common case (empty) costs a recorded call one truth test; entries go with their vars.
+_written_vars: dict[int, tuple[weakref.ref, weakref.ref]] = {}
+
+
+class Leaf:
+    """A variable: where backward puts its gradient (``grad``), and how (``grad_req``)."""
+
+    __slots__ = ("grad", "grad_req")
+    freed = False  # a variable stays one until marked again
+
+    def __init__(self, grad: Any, grad_req: str) -> None:
+        self.grad = grad
+        self.grad_req = grad_req
+
+
+class Node:
+    """One recorded operation.
+
+    ``rule(F, attrs, inputs, outputs, out_grads) -> list`` gives the gradients of ``inputs``
+    (a registered operator's ``gradient``); ``entries`` are the inputs' entries when it was
+    recorded; ``outputs`` are the outputs' arrays (without entries: a node never holds its
+    own); ``saved`` lists ``(array, version, is_input, index)`` for each array the rule reads.
+    """
+
+    __slots__ = (
+        "name", "op", "rule", "attrs", "inputs", "entries", "outputs", "saved", "n_visible", "freed", "__weakref__",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        name: str,
+        rule: Callable[..., list] | None,
+        attrs: dict[str, Any],
+        inputs: list[Any],
+        entries: list[Any],
+        outputs: list[Any],
+        op: OpDef | None = None,
+        n_visible: int | None = None,
+    ) -> None:
+        self.name = name
+        self.op = op
+        self.rule = rule
+        self.attrs = attrs
+        self.inputs = inputs
+        self.entries = entries
+        self.outputs = [_plain(o) for o in outputs]
+        self.saved: list[tuple[Any, int, bool, int]] = []
+        self.n_visible = len(outputs) if n_visible is None else n_visible
+        self.freed = False
+
+    @property
+    def is_loss(self) -> bool:
+        """A loss operator: its rule takes no head gradient."""
+        return self.op is not None and self.op.is_loss
+
+    def input_label(self, i: int) -> str:
+        """How errors name input ``i``: the operator's name for it where it has one."""
+        if self.op is not None and not self.op.variadic:
+            names = self.op.input_names(self.attrs)
+            if i < len(names):
+                return f"input '{names[i]}'"
+        return f"input {i}"
+
+    def check_unmodified(self) -> None:
+        """Raise if an array the rule reads was written since it was recorded."""
+        for array, version, is_input, i in self.saved:
+            if array.var.version != version:
+                label = self.input_label(i) if is_input else f"output {i}"
+                raise LazyNDError(
+                    f"autograd: {label} of operator '{self.name}' (shape {array.shape}) was modified in place after "
+                    "it was recorded, so its gradient would be wrong; write into a copy instead, or record again"
+                )
+
+    def free(self) -> None:
+        """Drop what the node holds for its gradient (after a backward without ``retain_graph``)."""
+        self.inputs = self.outputs = self.saved = []
+        self.freed = True
+
+
+def _plain(array: Any) -> Any:
+    """``array``'s memory as an array without an autograd entry."""
+    return dispatch.NDArray(array.data_array, array.var, array.context)
+
+
+def entry_of(array: Any) -> Any:
+    """The autograd entry of ``array``: None for an array autograd never saw, or whose graph a
+    backward has freed (its values are then constants to a new recording, as in MXNet)."""
+    entry = array._ag
+    if entry is not None and entry[0].freed:
+        return None
+    return entry
+
+
+def _refuse_recorded_write(array: Any, what: str) -> None:
+    raise LazyNDError(
+        f"{what}: writes into an array in a recorded graph (a variable or the result of a recorded operation) "
+        "inside autograd.record(); its gradient would be wrong. In-place operations (+=, out=, x[...] = v, "
+        "copyto) are not allowed on recorded arrays while recording: write outside record(), or into a new array"
+    )
+
+
+def check_write(array: Any, what: str) -> None:
+    """Refuse a write into ``array`` while this thread records, if ``array`` is in a recorded graph."""
+    if flags.recording and entry_of(array) is not None:
+        _refuse_recorded_write(array, what)
+
+
+def _check_input(array: Any, node_name: str, i: int) -> None:
+    """Refuse an unrecorded input sharing memory with recorded values written through another array."""
+    var = array.var
+    written = _written_vars.get(id(var))
+    node = None if written is None or written[0]() is not var else written[1]()
+    if node is not None and not node.freed:
+        raise LazyNDError(
+            f"autograd: input {i} of operator '{node_name}' shares memory with recorded values that were written "
+            "(x[...] = v or copyto) into another array; its gradient would be lost: use that array, or a view of "
+            "it taken after the write"
+        )
+
+
+def _note_written(var: Any, node: Node) -> None:
+    """Remember that ``node`` wrote recorded values into ``var`` (see ``_written_vars``)."""
+    key = id(var)
+
+    def forget(_: weakref.ref) -> None:  # the var is gone: so is what was written into it
+        _written_vars.pop(key, None)
+
+    _written_vars[key] = (weakref.ref(var, forget), weakref.ref(node))
+
+
+def _record(node: Node, outputs: Sequence[Any]) -> None:
+    for i, o in enumerate(outputs):
+        o._ag = (node, i)
+
+
+# -- operator calls ---------------------------------------------------------------------------------
+def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, is_train: bool) -> Any:
+    """:func:`lazynd.ndarray.dispatch.invoke` while some thread records or trains."""
+    is_train = is_train or flags.training
+    plan = plan_for(op, inputs, kwargs, is_train)
+    datas, reads = [], []
+    for x in inputs:
+        datas.append(x.data_array)
+        reads.append(x.var)
+    if not flags.recording:
+        return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
+    data_inputs = list(inputs[: plan.n_in])
+    entries = [entry_of(x) for x in data_inputs]
+    if out is not None:
+        for o in out if isinstance(out, (list, tuple)) else (out,):
+            if isinstance(o, dispatch.NDArray) and entry_of(o) is not None:
+                _refuse_recorded_write(o, f"{op.name} (out=)")
+    for i in plan.access.mutated:
+        if entries[i] is not None:
+            _refuse_recorded_write(inputs[i], f"{op.name} (updates input {i} in place)")
+    if _written_vars:
+        for i, (x, entry) in enumerate(zip(data_inputs, entries, strict=True)):
+            if entry is None:
+                _check_input(x, op.name, i)
+    if not any(entries):
+        return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
+    versions = [x.var.version for x in data_inputs]  # before the push: a call may write an input
+    outputs = run_plan(plan, datas, reads, out)
+    node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible)
+    saved = [(x, v, True, i) for i, (x, v) in enumerate(zip(data_inputs, versions, strict=True))]
+    node.saved = saved + [(o, o.var.version, False, i) for i, o in enumerate(node.outputs)]
+    _record(node, outputs)
+    return visible_outputs(plan, outputs, out)
+
+
+# -- arrays made outside invoke: views, copies, assignments, concatenation ----------------------------
+def view(parent: Any, result: Any, key: Any) -> None:
+    """Record ``result = parent[key]``, a view by basic indexing, when ``parent`` is recorded."""
+    entry = entry_of(parent)
+    if flags.recording and entry is not None:
+        _record(Node("__getitem__", _view_gradient, {"key": key}, [parent], [entry], [result]), [result])
+
+
+def reshaped(parent: Any, result: Any) -> None:
+    """Record ``result``, a view of ``parent`` with another shape, when ``parent`` is recorded."""
+    entry = entry_of(parent)
+    if flags.recording and entry is not None:
+        _record(Node("reshape", _reshape_gradient, {}, [parent], [entry], [result]), [result])
+
+
+def copied(source: Any, target: Any) -> None:
+    """Record ``target`` as a copy of ``source`` (any devices and dtypes) when ``source`` is recorded
+    (the caller refused the write first: :func:`check_write`)."""
+    entry = entry_of(source)
+    if flags.recording and entry is not None:
+        node = Node("_copyto", _copy_gradient, {}, [source], [entry], [target])
+        _note_written(target.var, node)
+        _record(node, [target])
+
+
+def assigned(target: Any, key: Any, value: Any) -> None:
+    """Record ``target[key] = value`` (an NDArray) when ``value`` is recorded: ``target`` then takes
+    the gradient of ``value`` at ``key``; its other elements are constants."""
+    entry = entry_of(value)
+    if flags.recording and entry is not None:
+        node = Node("_set_value", _assign_gradient, {"key": key}, [value], [entry], [target])
+        _note_written(target.var, node)
+        _record(node, [target])
+
+
+def concatenated(arrays: Sequence[Any], result: Any, axis: int) -> None:
+    """Record ``result``, the concatenation of ``arrays`` along ``axis``, when one of them is recorded."""
+    if not flags.recording:
+        return
+    entries = [entry_of(a) for a in arrays]
+    if any(entries):
+        node = Node("concatenate", _concat_gradient, {"axis": axis}, list(arrays), entries, [result])
+        _record(node, [result])
+
+
+def refuse_gather(array: Any, what: str = "__getitem__: indexing") -> None:
+    """Advanced indexing (index arrays) of, or assignment from, a recorded array: refused while recording."""
+    if flags.recording and entry_of(array) is not None:
+        raise LazyNDError(
+            f"{what} a recorded array (shape {array.shape}) by index arrays is not differentiable here; "
+            "use nd.take, nd.pick or nd.gather_nd, or basic slices"
+        )
+
+
+def _view_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    (parent,) = inputs
+    grad = F.zeros(parent.shape, ctx=parent.context, dtype=parent.dtype)
+    grad[attrs["key"]] = out_grads[0]
+    return [grad]
+
+
+def _reshape_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    return [out_grads[0].reshape(inputs[0].shape)]
+
+
+def _copy_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    (source,) = inputs
+    grad = out_grads[0].as_in_context(source.context)
+    return [grad if grad.dtype == source.dtype else grad.astype(source.dtype)]
+
+
+def _assign_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    (value,) = inputs
+    grad = out_grads[0][attrs["key"]]
+    if grad.shape != value.shape:  # the value was broadcast: sum over the axes it was repeated along
+        extra = grad.ndim - value.ndim
+        if extra > 0:
+            grad = F.sum(grad, axis=tuple(range(extra)))
+        axes = tuple(d for d, n in enumerate(value.shape) if n == 1 and grad.shape[d] != 1)
+        if axes:
+            grad = F.sum(grad, axis=axes, keepdims=True)
+    grad = grad.as_in_context(value.context)
+    return [grad if grad.dtype == value.dtype else grad.astype(value.dtype)]
+
+
+def _concat_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    axis, begin, grads = attrs["axis"], 0, []
+    for x in inputs:
+        end = begin + x.shape[axis]
+        grad = F.slice_axis(out_grads[0], axis=axis, begin=begin, end=end)
+        grads.append(grad if grad.dtype == x.dtype else grad.astype(x.dtype))
+        begin = end
+    return grads
+
+
+# -- variables --------------------------------------------------------------------------------------
+def _grad_req(value: Any, where: str) -> str:
+    if value not in GRAD_REQS:
+        raise LazyNDError(f"{where}: grad_req must be one of {', '.join(map(repr, GRAD_REQS))}, got {value!r}")
+    return value
+
+
+def attach_grad(array: Any, grad_req: str = "write") -> None:
+    """Make ``array`` a variable with a fresh gradient buffer of zeros (see ``NDArray.attach_grad``)."""
+    from ..ndarray.creation import zeros
+
+    grad_req = _grad_req(grad_req, "attach_grad")
+    grad = None if grad_req == "null" else zeros(array.shape, ctx=array.context, dtype=array.dtype)
+    array._ag = (Leaf(grad, grad_req), 0)
+
+
+def mark_variables(variables: Any, gradients: Any, grad_reqs: str | Sequence[str] = "write") -> None:
+    """Make each of ``variables`` a variable of autograd whose gradient goes into the matching
+    array of ``gradients`` (one array, or lists of equal length), by ``grad_reqs``
+    (``'write'``, ``'add'`` or ``'null'``; one for all, or one each).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> x, dx = mx.nd.array([1.0, 2.0]), mx.nd.zeros((2,))
+    >>> mx.autograd.mark_variables(x, dx)
+    >>> with mx.autograd.record():
+    ...     y = x * x
+    >>> y.backward()
+    >>> dx.asnumpy()
+    array([2., 4.], dtype=float32)
+    """
+    NDArray = dispatch.NDArray
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    variables, gradients = list(variables), list(gradients)
+    reqs = [grad_reqs] * len(variables) if isinstance(grad_reqs, str) else list(grad_reqs)
+    if not (len(variables) == len(gradients) == len(reqs)):
+        raise LazyNDError(
+            f"mark_variables: {len(variables)} variables, {len(gradients)} gradients and {len(reqs)} grad_reqs; "
+            "expected as many of each"
+        )
+    for i, (x, grad, req) in enumerate(zip(variables, gradients, reqs, strict=True)):
+        req = _grad_req(req, "mark_variables")
+        if not isinstance(x, NDArray):
+            raise LazyNDError(f"mark_variables: variable {i} must be an NDArray, got {type(x).__name__}")
+        if req != "null" and (not isinstance(grad, NDArray) or grad.shape != x.shape or grad.context != x.context):
+            given = f"shape {grad.shape} on {grad.context}" if isinstance(grad, NDArray) else type(grad).__name__
+            raise LazyNDError(
+                f"mark_variables: gradient {i} must be an NDArray of shape {x.shape} on {x.context}, got {given}"
+            )
+        x._ag = (Leaf(None if req == "null" else grad, req), 0)
+
+
+def grad_of(array: Any) -> Any:
+    """The gradient buffer of a variable; None for any other array."""
+    entry = array._ag
+    if entry is not None and entry[0].__class__ is Leaf:
+        return entry[0].grad
+    return None

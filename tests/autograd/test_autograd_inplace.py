@@ -1,0 +1,149 @@
+"""In-place writes and autograd: refused at once on recorded arrays while recording (as MXNet does);
+any write, through any alias, into an array a gradient reads is found at backward (MXNet gives a
+wrong gradient there) and refused, naming the operator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd import LazyNDError, autograd
+
+RECORDED_WRITE = "writes into an array in a recorded graph"
+MODIFIED = "was modified in place after it was recorded"
+
+
+def _variable(values, ctx=None) -> mx.NDArray:
+    x = mx.nd.array(values, ctx=ctx)
+    x.attach_grad()
+    return x
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        pytest.param(lambda a: a.__iadd__(1), id="+="),
+        pytest.param(lambda a: a.__setitem__(slice(None), 0.0), id="x[:] = scalar"),
+        pytest.param(lambda a: a.__setitem__(slice(0, 1), mx.nd.zeros((1,))), id="x[0:1] = array"),
+        pytest.param(lambda a: a.__setitem__(slice(None), mx.nd.zeros((2,))), id="x[:] = array"),
+        pytest.param(lambda a: mx.nd.relu(mx.nd.ones((2,)), out=a), id="out="),
+        pytest.param(lambda a: mx.nd.ones((2,)).copyto(a), id="copyto"),
+    ],
+)
+@pytest.mark.parametrize("which", ["variable", "result"])
+def test_writing_into_a_recorded_array_while_recording_is_refused(write, which, ctx) -> None:
+    x = _variable([1.0, 2.0], ctx)
+    with autograd.record():
+        target = x if which == "variable" else x * 2
+        before = target.asnumpy()
+        with pytest.raises(LazyNDError, match=RECORDED_WRITE):
+            write(target)
+    np.testing.assert_array_equal(target.asnumpy(), before)  # refused before anything was pushed
+
+
+def test_writing_into_a_recorded_view_while_recording_is_refused() -> None:
+    x = _variable([[1.0, 2.0], [3.0, 4.0]])
+    with autograd.record():
+        row = x[1:2]
+        with pytest.raises(LazyNDError, match=RECORDED_WRITE):
+            row += 1
+
+
+def test_an_update_of_a_recorded_input_while_recording_is_refused() -> None:
+    w, g = _variable([1.0, 2.0]), mx.nd.ones((2,))
+    with autograd.record(), pytest.raises(LazyNDError, match=r"sgd_update \(out=\)"):
+        mx.nd.sgd_update(w, g, lr=0.1, out=w)
+
+
+def test_writing_into_an_unrecorded_array_while_recording_is_allowed() -> None:
+    x = _variable([1.0, 2.0])
+    out = mx.nd.zeros((2,))
+    with autograd.record():
+        mx.nd.elemwise_mul(x, x, out=out)
+    out.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 4.0])
+
+
+@pytest.mark.parametrize(
+    "modify",
+    [
+        pytest.param(lambda x: x.__setitem__(slice(None), 5.0), id="x[:] = 5"),
+        pytest.param(lambda x: x.__iadd__(1), id="x += 1"),
+        pytest.param(lambda x: x[0:1].__iadd__(1), id="x[0:1] += 1 (a view)"),
+        pytest.param(lambda x: x.reshape((2, 1)).__setitem__(slice(None), 0.0), id="through a reshaped view"),
+        pytest.param(lambda x: mx.nd.zeros((2,)).copyto(x), id="copyto"),
+        pytest.param(
+            lambda x: mx.nd.sgd_update(x, mx.nd.ones((2,), ctx=x.context), lr=0.1, out=x), id="an optimizer update"
+        ),
+    ],
+)
+def test_a_variable_modified_before_backward_is_found(modify, ctx) -> None:
+    # MXNet 1.9.1 gives x.grad == 2 * the new values here, silently
+    x = _variable([1.0, 2.0], ctx)
+    with autograd.record():
+        y = x * x
+    modify(x)
+    with pytest.raises(LazyNDError, match=rf"input 'lhs' of operator '_mul' \(shape \(2,\)\) {MODIFIED}"):
+        y.backward()
+
+
+def test_a_constant_input_modified_before_backward_is_found() -> None:
+    x, c = _variable([1.0, 2.0]), mx.nd.array([3.0, 4.0])
+    with autograd.record():
+        y = x * c
+    c[:] = 0
+    with pytest.raises(LazyNDError, match=f"input 'rhs' of operator '_mul' .* {MODIFIED}"):
+        y.backward()
+
+
+def test_a_recorded_result_modified_through_an_unrecorded_view_is_found() -> None:
+    x = _variable([1.0, 2.0])
+    with autograd.record():
+        y = mx.nd.exp(x)
+        with autograd.pause():
+            view = y[0:1]  # not recorded: it carries no history
+        view[:] = 0  # allowed (view is not in the graph), but it changes y
+        z = y * 2
+    with pytest.raises(LazyNDError, match=f"output 0 of operator 'exp' .* {MODIFIED}"):
+        z.backward()
+
+
+def test_an_output_written_into_its_own_input_is_found() -> None:
+    x, c = _variable([1.0, 2.0]), mx.nd.array([3.0, 4.0])
+    with autograd.record():
+        mx.nd.elemwise_mul(x, c, out=c)  # the gradient of x needs the old c
+    with pytest.raises(LazyNDError, match=f"input 'rhs' of operator '_mul' .* {MODIFIED}"):
+        c.backward()
+
+
+def test_reading_recorded_values_through_a_view_taken_before_they_were_assigned_is_refused() -> None:
+    x = _variable([1.0, 2.0])
+    buffer = mx.nd.zeros((2, 3))
+    stale = buffer[0:1]  # shares buffer's memory, but not its (coming) history
+    with autograd.record():
+        buffer[:, 1] = x * 2
+        with pytest.raises(LazyNDError, match="shares memory with recorded values that were written"):
+            stale * 3
+
+
+def test_after_backward_the_arrays_of_the_freed_graph_may_be_written_again() -> None:
+    x = _variable([1.0, 2.0])
+    for _ in range(2):
+        with autograd.record():
+            y = x * x
+        y.backward()
+        with autograd.record():
+            y[:] = 0  # y's graph is freed: it is an ordinary array again, as in MXNet
+        mx.nd.sgd_update(x, x.grad, lr=0.1, out=x)
+    np.testing.assert_allclose(x.asnumpy(), np.array([1.0, 2.0]) * 0.8 * 0.8, rtol=1e-6)
+
+
+def test_a_write_after_backward_with_retain_graph_is_found_by_the_next_backward() -> None:
+    x = _variable([1.0, 2.0])
+    with autograd.record():
+        y = x * x
+    y.backward(retain_graph=True)
+    x[:] = 3
+    with pytest.raises(LazyNDError, match=MODIFIED):
+        y.backward()
