@@ -136,6 +136,7 @@ class DataParallelExecutorGroup:
             exe.copy_params_from(arg_params, aux_params, allow_extra_params=True)
             self.execs.append(exe)
         self.aux_names = symbol.list_auxiliary_states()
+        self._input_arrays: dict[str, list[Any]] = {}
         self.param_arrays = [[exe.arg_dict[name] for exe in self.execs] for name in self.param_names]
         self.grad_arrays = (
             [[exe.grad_dict[name] for exe in self.execs] for name in self.param_names] if for_training else []
@@ -153,8 +154,19 @@ class DataParallelExecutorGroup:
                     f"input {name!r} has {array.shape[axis]} examples on axis {axis}, "
                     f"the executors were bound for batches of {self.batch_size}"
                 )
-            for exe, part in zip(self.execs, self.slices, strict=True):
-                _take(array, axis, part).copyto(exe.arg_dict[name])
+            targets = self.input_arrays(name)
+            if len(targets) == 1:  # one device: the whole batch
+                array.copyto(targets[0])
+                continue
+            for target, part in zip(targets, self.slices, strict=True):
+                _take(array, axis, part).copyto(target)
+
+    def input_arrays(self, name: str) -> list[Any]:
+        """Each executor's bound array of the input ``name`` (looked up once per group)."""
+        arrays = self._input_arrays.get(name)
+        if arrays is None:
+            arrays = self._input_arrays[name] = [exe.arg_dict[name] for exe in self.execs]
+        return arrays
 
     def forward(self, is_train: bool = False) -> None:
         for exe in self.execs:

@@ -115,6 +115,8 @@ class NDArrayIter(DataIter):
         self._order = np.arange(self.num_data)
         self._cursor = 0
         self._batch: tuple[np.ndarray, int] | None = None
+        # what every batch carries as its provide_data / provide_label, made again at each reset
+        self._batch_descs = (self.provide_data, self.provide_label)
         self.reset()
 
     def _count(self, name: str, arr: np.ndarray) -> int:
@@ -152,6 +154,7 @@ class NDArrayIter(DataIter):
         self._cursor = 0
         self._carry = np.zeros(0, dtype=np.int64)
         self._batch = None
+        self._batch_descs = (self.provide_data, self.provide_label)
 
     def iter_next(self) -> bool:
         start, total = self._cursor, len(self._order)
@@ -183,7 +186,7 @@ class NDArrayIter(DataIter):
         ctx = current_context() if self.ctx is None else as_context(self.ctx)
         out = []
         for _, arr in pairs:
-            part = np.take(arr, index, axis=self._axis(arr))
+            part = arr.take(index, axis=self._axis(arr))
             if part.dtype != self.dtype and (part.dtype.kind != "f" or self.dtype.kind == "f"):
                 part = part.astype(self.dtype)
             # ``part`` is a fresh gather that no one else holds: on the host the batch wraps it
@@ -207,11 +210,12 @@ class NDArrayIter(DataIter):
     def next(self) -> DataBatch:
         if not self.iter_next():
             raise StopIteration
+        provide_data, provide_label = self._batch_descs
         return DataBatch(
             data=self.getdata(),
             label=self.getlabel(),
             pad=self.getpad(),
             index=self.getindex(),
-            provide_data=self.provide_data,
-            provide_label=self.provide_label,
+            provide_data=provide_data,
+            provide_label=provide_label,
         )

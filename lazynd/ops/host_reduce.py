@@ -1,4 +1,5 @@
-"""Faster NumPy forms of two reductions the CPU kernels run on every training step.
+"""Faster NumPy forms of two reductions the CPU kernels run on every training step, and the
+constant tables (vectors of ones, one-hot rows) they and the loss kernels read.
 
 NumPy reduces a C-contiguous ``(rows, n)`` array along its last axis with an inner loop
 of ``n``, slow when ``n`` is short: for MNIST's ``(128, 10)`` logits
@@ -35,22 +36,37 @@ SHORT_AXIS = 32
 # OpenBLAS splits a matrix-vector product of at least this many elements across its threads
 # (2304 * GEMM_MULTITHREAD_THRESHOLD, 4 by default, in its interface/gemv.c)
 THREADED_GEMV_MIN = 9216
-# vectors of ones kept at most (a program softmaxing ever-new lengths starts the table again)
-MAX_ONES = 256
+# constant tables kept at most (a program softmaxing ever-new lengths starts the table again)
+MAX_CONSTANTS = 256
 _BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_ones: dict[tuple[int, np.dtype], np.ndarray] = {}
+_constants: dict[tuple[str, int, np.dtype], np.ndarray] = {}
+
+
+def _constant(kind: str, n: int, dtype: np.dtype) -> np.ndarray:
+    """The read-only table ``kind`` (``"ones"``: a vector, ``"identity"``: a matrix) of size ``n``, made once."""
+    key = (kind, n, dtype)
+    table = _constants.get(key)
+    if table is None:
+        table = np.ones(n, dtype) if kind == "ones" else np.eye(n, dtype=dtype)
+        table.flags.writeable = False
+        if len(_constants) >= MAX_CONSTANTS:
+            _constants.clear()
+        _constants[key] = table
+    return table
 
 
 def ones(n: int, dtype: np.dtype) -> np.ndarray:
     """A read-only vector of ``n`` ones, made once per length and dtype."""
-    vector = _ones.get((n, dtype))
-    if vector is None:
-        vector = np.ones(n, dtype)
-        vector.flags.writeable = False
-        if len(_ones) >= MAX_ONES:
-            _ones.clear()
-        _ones[(n, dtype)] = vector
-    return vector
+    return _constant("ones", n, dtype)
+
+
+def identity(n: int, dtype: np.dtype) -> np.ndarray:
+    """A read-only ``n x n`` identity matrix, made once per size and dtype: row ``k`` is class ``k`` one-hot.
+
+    ``identity(n, dtype).take(labels, axis=0)`` is the one-hot matrix of ``labels`` in one
+    gather (1 us for 128 labels of 10 classes, against 2 us for writing through a fancy index).
+    """
+    return _constant("identity", n, dtype)
 
 
 def max_along(x: Any, axis: int) -> Any:

@@ -139,6 +139,14 @@ class Optimizer:
         self._index_update_count[index] = count
         self.num_update = max(count, self.num_update)
 
+    def _update_counts(self, indices: list) -> None:
+        """:meth:`_update_count` of each of ``indices`` (one call for a multi-parameter update)."""
+        counts, begin, latest = self._index_update_count, self.begin_num_update, self.num_update
+        for index in indices:
+            count = counts[index] = counts.get(index, begin) + 1
+            latest = max(latest, count)
+        self.num_update = latest
+
     def _multiplier(self, table: dict, index: Any) -> float:
         if index in table:
             return table[index]
@@ -150,6 +158,16 @@ class Optimizer:
 
     def _get_wd(self, index: Any) -> float:
         return self.wd * self._multiplier(self.wd_mult, index)
+
+    def _get_lrs(self, indices: list) -> tuple[float, ...]:
+        """The learning rate of each of ``indices``: the rate (its scheduler asked once) times each multiplier."""
+        lr, table = self.learning_rate, self.lr_mult
+        return tuple(lr * self._multiplier(table, index) for index in indices)
+
+    def _get_wds(self, indices: list) -> tuple[float, ...]:
+        """The weight decay of each of ``indices``."""
+        wd, table = self.wd, self.wd_mult
+        return tuple(wd * self._multiplier(table, index) for index in indices)
 
     def _fused_args(self, index: Any) -> dict[str, float]:
         return {

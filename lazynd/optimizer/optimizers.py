@@ -58,29 +58,33 @@ class SGD(Optimizer):
 
     def update_multi(self, indices: list, weights: list[NDArray], grads: list[NDArray], states: list) -> None:
         """One ``multi_sgd_update`` / ``multi_sgd_mom_update`` for parameters on one device with one dtype."""
-        first = weights[0] if weights else None
-        same = first is not None and all(
-            w.context == first.context and w.dtype == first.dtype and g.context == first.context
-            for w, g in zip(weights, grads, strict=True)
-        )
-        if not same or len(weights) == 1:
+        if len(weights) < 2 or not _one_device_and_dtype(weights, grads):
             super().update_multi(indices, weights, grads, states)
             return
-        for index in indices:
-            self._update_count(index)
+        self._update_counts(indices)
         shared = {
-            "lrs": tuple(self._get_lr(i) for i in indices),
-            "wds": tuple(self._get_wd(i) for i in indices),
+            "lrs": self._get_lrs(indices),
+            "wds": self._get_wds(indices),
             "rescale_grad": self.rescale_grad,
             "clip_gradient": -1.0 if self.clip_gradient is None else self.clip_gradient,
             "num_weights": len(weights),
         }
         if self.momentum == 0.0:
             flat = [a for pair in zip(weights, grads, strict=True) for a in pair]
-            nd.multi_sgd_update(*flat, out=list(weights), **shared)
+            nd.multi_sgd_update(*flat, out=weights, **shared)
         else:
             flat = [a for group in zip(weights, grads, states, strict=True) for a in group]
-            nd.multi_sgd_mom_update(*flat, out=list(weights), momentum=self.momentum, **shared)
+            nd.multi_sgd_mom_update(*flat, out=weights, momentum=self.momentum, **shared)
+
+
+def _one_device_and_dtype(weights: list[NDArray], grads: list[NDArray]) -> bool:
+    """Whether every weight and gradient is on the first weight's device and every weight has its dtype."""
+    ctx, dtype = weights[0].context, weights[0].dtype
+    for w, g in zip(weights, grads, strict=True):
+        wctx, gctx = w.context, g.context
+        if w.dtype is not dtype or not (wctx is ctx or wctx == ctx) or not (gctx is ctx or gctx == ctx):
+            return False
+    return True
 
 
 Optimizer.opt_registry["ccsgd"] = SGD

@@ -34,16 +34,17 @@ class Updater:
     def __call__(self, index: Any, grad: Any, weight: Any) -> None:
         """Update one parameter, or several at once when given lists (as MXNet 1.x's updater)."""
         if isinstance(index, (list, tuple)):
-            indices, grads, weights = list(index), list(grad), list(weight)
+            indices, grads, weights = _as_list(index), _as_list(grad), _as_list(weight)
             if not len(indices) == len(grads) == len(weights):
                 raise LazyNDError(
                     f"Updater: {len(indices)} indices, {len(grads)} gradients and {len(weights)} weights; "
                     "expected one gradient and one weight per index"
                 )
+            states = self.states
             for i, w in zip(indices, weights, strict=True):
-                if i not in self.states:
-                    self.states[i] = self.optimizer.create_state(i, w)
-            self.optimizer.update_multi(indices, weights, grads, [self.states[i] for i in indices])
+                if i not in states:
+                    states[i] = self.optimizer.create_state(i, w)
+            self.optimizer.update_multi(indices, weights, grads, [states[i] for i in indices])
             return
         if index not in self.states:
             self.states[index] = self.optimizer.create_state(index, weight)
@@ -66,6 +67,11 @@ class Updater:
         if not isinstance(loaded, dict):
             raise LazyNDError(f"Updater.set_states: expected a pickled dict of states, got {type(loaded).__name__}")
         self.states = {k: _from_numpy(v) for k, v in loaded.items()}
+
+
+def _as_list(values: Any) -> list:
+    """``values`` as a list: a list as it is (the update only reads it), anything else copied into one."""
+    return values if values.__class__ is list else list(values)
 
 
 def _to_numpy(state: Any) -> Any:

@@ -204,6 +204,15 @@ class FeedForward(InferenceMixin):
             store.pull(keys, group.param_arrays)
         data_names = [d[0] for d in data.provide_data]
         label_names = [d[0] for d in data.provide_label]
+        # what the updater is given for each device: the same indices and arrays every batch
+        device_updates = [
+            (
+                [index * num_device + k for index in range(len(param_names))],
+                [grads[k] for grads in group.grad_arrays],
+                [weights[k] for weights in group.param_arrays],
+            )
+            for k in range(num_device)
+        ]
         total = num_batches(data)
         for epoch in range(self.begin_epoch, self.num_epoch):
             tic = time.perf_counter()
@@ -227,12 +236,8 @@ class FeedForward(InferenceMixin):
                         push_pull(store, keys, group.grad_arrays, group.grad_arrays)
                     assert updater is not None
                     # one call per device with every parameter: SGD makes it one multi_sgd_update
-                    for k in range(num_device):
-                        updater(
-                            [index * num_device + k for index in range(len(param_names))],
-                            [grads[k] for grads in group.grad_arrays],
-                            [weights[k] for weights in group.param_arrays],
-                        )
+                    for indices, grads, weights in device_updates:
+                        updater(indices, grads, weights)
                 if monitor is not None:
                     monitor.toc_print()
                 # scored before the next batch is asked for, as in MXNet 0.9: an iterator may

@@ -160,6 +160,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
             self._bind_one(k, ctx, part, dtypes, shared_group)
             for k, (ctx, part) in enumerate(zip(self.contexts, self.slices, strict=True))
         ]
+        self._input_arrays: dict[str, list[Any]] = {}
         self.param_arrays = [[exe.arg_dict[name] for exe in self.execs] for name in self.param_names]
         self.grad_arrays = [[exe.grad_dict.get(name) for exe in self.execs] for name in self.param_names]
         self.aux_arrays = [[exe.aux_dict[name] for exe in self.execs] for name in self.aux_names]

@@ -67,11 +67,20 @@ def test_softmax_of_short_rows_still_sums_to_one_and_matches_numpy():
     np.testing.assert_allclose(p.sum(axis=1), 1, rtol=1e-5)
 
 
-def test_ones_table_stays_bounded_and_read_only():
-    for n in range(2, host_reduce.MAX_ONES + 50):
+def test_constant_tables_stay_bounded_and_read_only():
+    for n in range(2, host_reduce.MAX_CONSTANTS + 50):
         vector = host_reduce.ones(n, np.dtype(np.float32))
         assert vector.shape == (n,) and (vector == 1).all() and not vector.flags.writeable
-    assert len(host_reduce._ones) <= host_reduce.MAX_ONES
+    assert len(host_reduce._constants) <= host_reduce.MAX_CONSTANTS
+
+
+def test_identity_table_is_made_once_per_size_and_dtype():
+    eye = host_reduce.identity(10, np.dtype(np.float32))
+    np.testing.assert_array_equal(eye, np.eye(10, dtype=np.float32))
+    assert not eye.flags.writeable and eye.dtype == np.float32
+    assert host_reduce.identity(10, np.dtype(np.float32)) is eye
+    assert host_reduce.identity(10, np.dtype(np.float64)).dtype == np.float64
+    assert host_reduce.ones(10, np.dtype(np.float32)) is not eye
 
 
 def test_other_array_types_take_their_own_reductions():

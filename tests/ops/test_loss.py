@@ -7,7 +7,7 @@ import pytest
 
 import lazynd as mx
 from lazynd.errors import EngineError, OperatorError, ShapeError
-from lazynd.ops import registry
+from lazynd.ops import host_reduce, registry
 from lazynd.testing import assert_almost_equal
 
 
@@ -45,6 +45,20 @@ def test_softmax_output_gradient_is_prob_minus_onehot_times_grad_scale(ctx, rng)
     expected = (np_softmax(x) - np.eye(3)[label]) * 0.5
     assert_almost_equal(grads[0], expected, rtol=1e-5, atol=1e-6)
     assert grads[1] is None
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16"])
+def test_softmax_output_gradient_keeps_the_data_dtype(rng, dtype):
+    x = rng.standard_normal((6, 4)).astype(dtype)
+    label = np.array([3, 0, 1, 2, 3, 0])
+    grads = loss_gradient("SoftmaxOutput", [mx.nd.array(x, dtype=dtype), mx.nd.array(label, dtype=dtype)])
+    assert grads[0].dtype == np.dtype(dtype)
+    expected = np_softmax(x.astype(np.float64)) - np.eye(4)[label]
+    assert_almost_equal(
+        grads[0], expected, rtol=1e-2 if dtype == "float16" else 1e-7, atol=1e-3 if dtype == "float16" else 1e-9
+    )
+    # the one-hot rows come from a shared read-only table, which the gradient must leave intact
+    np.testing.assert_array_equal(host_reduce.identity(4, np.dtype(dtype)), np.eye(4, dtype=dtype))
 
 
 def test_softmax_output_batch_normalization_divides_by_batch(rng):

@@ -245,6 +245,60 @@ def test_lr_scheduler_drives_the_learning_rate_by_update_count():
     assert opt.num_update == 5
 
 
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_sgd_update_multi_matches_one_update_per_parameter(momentum):
+    rng = np.random.default_rng(7)
+    names = {0: "a_weight", 1: "a_bias", 2: "b_weight"}
+    shapes = [(3, 4), (3,), (2, 3)]
+    w0 = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(np.float32) * 3 for s in shapes] for _ in range(5)]
+    results = []
+    for multi in (True, False):
+        opt = optimizer.create(
+            "sgd", learning_rate=0.5, momentum=momentum, wd=0.1, rescale_grad=0.5, clip_gradient=1.0,
+            param_idx2name=names, lr_scheduler=lr_scheduler.FactorScheduler(step=2, factor=0.5),
+        )  # fmt: skip
+        opt.set_lr_mult({"b_weight": 0.25})
+        opt.set_wd_mult({0: 2.0})
+        updater = optimizer.get_updater(opt)
+        weights = [mx.nd.array(w) for w in w0]
+        for batch in grads:
+            g = [mx.nd.array(x) for x in batch]
+            if multi:
+                updater([0, 1, 2], g, weights)
+            else:
+                for i in range(3):
+                    updater(i, g[i], weights[i])
+        results.append(([w.asnumpy() for w in weights], opt.num_update, dict(opt._index_update_count)))
+    (multi_w, multi_n, multi_counts), (single_w, single_n, single_counts) = results
+    for a, b in zip(multi_w, single_w, strict=True):
+        assert_almost_equal(a, b, rtol=1e-6, atol=1e-7)
+    assert multi_n == single_n == 5 and multi_counts == single_counts == {0: 5, 1: 5, 2: 5}
+
+
+def test_update_multi_asks_the_lr_scheduler_once_per_call():
+    calls = []
+
+    class Counting(lr_scheduler.LRScheduler):
+        def __call__(self, num_update: int) -> float:
+            calls.append(num_update)
+            return 0.1
+
+    opt = optimizer.create("sgd", lr_scheduler=Counting())
+    weights = [mx.nd.zeros((2,)) for _ in range(3)]
+    optimizer.get_updater(opt)([0, 1, 2], [mx.nd.ones((2,))] * 3, weights)
+    assert calls == [1]  # as MXNet 1.x's _get_lrs: one rate for every parameter of the call
+    assert_almost_equal(weights[2].asnumpy(), [-0.1, -0.1])
+
+
+def test_update_multi_of_mixed_dtypes_updates_each_parameter_alone():
+    opt = optimizer.create("sgd", learning_rate=1.0)
+    weights = [mx.nd.zeros((2,)), mx.nd.zeros((2,), dtype="float64")]
+    optimizer.get_updater(opt)([0, 1], [mx.nd.ones((2,)), mx.nd.ones((2,), dtype="float64")], weights)
+    assert [w.asnumpy().tolist() for w in weights] == [[-1.0, -1.0], [-1.0, -1.0]]
+    assert weights[1].dtype == np.float64 and opt.num_update == 1
+
+
 def test_begin_num_update_offsets_the_count():
     opt = optimizer.create("sgd", begin_num_update=10)
     optimizer.get_updater(opt)(0, mx.nd.ones((1,)), mx.nd.zeros((1,)))

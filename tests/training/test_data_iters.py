@@ -63,6 +63,17 @@ def test_reset_starts_the_same_epoch_again() -> None:
     assert _epoch(it) == first
 
 
+def test_batches_of_an_epoch_share_their_descriptions() -> None:
+    it = NDArrayIter(np.zeros((6, 2)), np.arange(6), batch_size=2, shuffle=True)
+    batches = list(it)
+    assert batches[0].provide_data == it.provide_data and batches[0].provide_label == it.provide_label
+    # made once per epoch, not once per batch
+    assert all(b.provide_data is batches[0].provide_data for b in batches)
+    assert all(b.provide_label is batches[0].provide_label for b in batches)
+    it.reset()
+    assert next(it).provide_data == batches[0].provide_data
+
+
 def test_shuffle_permutes_examples_consistently_with_labels() -> None:
     np.random.seed(3)
     data = np.arange(20, dtype=np.float32)

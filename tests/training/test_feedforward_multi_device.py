@@ -201,6 +201,22 @@ def test_the_batch_is_split_along_the_layout_batch_axis() -> None:
     np.testing.assert_allclose(got, batch.sum(axis=(0, 2)))
 
 
+@pytest.mark.parametrize("contexts", [[mx.cpu(0)], [mx.cpu(0), mx.cpu(1)]])
+def test_load_batch_copies_into_each_executors_bound_input(contexts) -> None:
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
+    params = {"fc_weight": mx.nd.ones((2, 3)), "fc_bias": mx.nd.zeros((2,))}
+    group = DataParallelExecutorGroup(
+        net, contexts, None, [("data", (4, 3))], ["fc_weight", "fc_bias"], params, {}, True
+    )
+    targets = group.input_arrays("data")
+    assert targets == [exe.arg_dict["data"] for exe in group.execs] and group.input_arrays("data") is targets
+    batch = np.arange(12, dtype=np.float32).reshape(4, 3)
+    group.load_batch(["data"], [mx.nd.array(batch)])
+    np.testing.assert_array_equal(np.concatenate([t.asnumpy() for t in targets]), batch)
+    with pytest.raises(DataError, match="the executors were bound for batches of 4"):
+        group.load_batch(["data"], [mx.nd.zeros((3, 3))])
+
+
 def test_aux_states_are_averaged_over_devices() -> None:
     net = sym.BatchNorm(sym.Variable("data"), name="bn")
     group = DataParallelExecutorGroup(
