@@ -292,9 +292,9 @@ class _Backward:
             if owner in direct:
                 self.written.add(owner)  # the gradient is in the variable's buffer already
                 continue
-            key = (owner, entry[1])
-            if key in flows:
-                grads.setdefault(key, []).append(g)
+            entry_key = (owner, entry[1])
+            if entry_key in flows:
+                grads.setdefault(entry_key, []).append(g)
 
     def _destinations(self, node: Node, rule: BackwardOpGradient) -> list:
         """Where ``rule``'s backward operator writes each input's gradient: the variable's own buffer

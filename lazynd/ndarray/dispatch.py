@@ -114,7 +114,8 @@ def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None
     else:
         fn = plan.fn
         outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx)
-    out_datas, writes = [], []
+    out_datas: list[Any] = []
+    writes: list[Var] = []
     for o in outputs:
         if o is None:  # an output left out of ``out=`` (an ``optional_outputs`` operator): not computed
             out_datas.append(None)
