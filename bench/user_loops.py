@@ -1,12 +1,16 @@
 """The loops users write, timed against hand-written NumPy and PyTorch eager doing the same work.
 
-Three loops over one MNIST epoch (60,000 images, batch 128) of the 784-128-64-10 ReLU MLP with
+Four loops over one MNIST epoch (60,000 images, batch 128) of the 784-128-64-10 ReLU MLP with
 a softmax loss, each written as a user would:
 
 - ``seed``: bind with ``simple_bind``; per batch ``arg_dict['data'][:] = batch`` from NumPy
   batches, ``forward(is_train=True)``, ``backward()``, then ``W[:] = W - G * lr`` per weight;
 - ``sgd_update``: the same loop with ``mx.nd.sgd_update(W, G, lr=lr, out=W)`` as the update;
-- ``fit``: ``FeedForward.fit`` for one epoch (shuffled batches, SGD, the accuracy metric).
+- ``fit``: ``FeedForward.fit`` for one epoch (shuffled batches, SGD, the accuracy metric);
+- ``autograd``: no symbol: ``nd.FullyConnected``/``nd.relu`` and the same ``SoftmaxOutput`` loss
+  head under ``mx.autograd.record()``, ``loss.backward()``, ``mx.nd.sgd_update(W, W.grad, lr=lr,
+  out=W)`` (``--autograd-loss softmax_cross_entropy`` for that loss instead); its PyTorch row is
+  ``nn.Linear`` layers, ``loss.backward()`` and ``optim.SGD``.
 
 Each has a hand NumPy and a PyTorch eager counterpart doing the same work (the same batch
 copies, the same update expression, the same metric).  Every row runs in its own process
@@ -34,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's lazynd, not an installed one
 BATCH, SIZES = 128, (784, 128, 64, 10)
 LR = 0.1  # per example: the seed loops scale it by 1/BATCH (SoftmaxOutput's gradient is a sum)
+AUTOGRAD_LOSSES = ("SoftmaxOutput", "softmax_cross_entropy")
+AUTOGRAD_LOSS = AUTOGRAD_LOSSES[0]  # the autograd loop's loss (--autograd-loss)
 
 
 def load_data() -> tuple[np.ndarray, np.ndarray]:
@@ -124,6 +130,34 @@ def lazynd_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
     model.fit(x, y)
     mx.nd.waitall()
     return time.perf_counter() - start, [model.arg_params[n].asnumpy() for n in names]
+
+
+def lazynd_autograd(x: np.ndarray, y: np.ndarray, loss_name: str) -> tuple[float, list[np.ndarray]]:
+    import lazynd as mx
+
+    loss_of = getattr(mx.nd, loss_name)  # SoftmaxOutput or softmax_cross_entropy: the same gradient
+    params = [mx.nd.array(p) for p in init_params()]
+    for p in params:
+        p.attach_grad()
+    data, label = mx.nd.empty((BATCH, 784)), mx.nd.empty((BATCH,))
+    lr = LR / BATCH  # both losses sum over the batch
+    mx.nd.waitall()
+    start = time.perf_counter()
+    for k in range(0, len(x) - BATCH + 1, BATCH):
+        data[:] = x[k : k + BATCH]
+        label[:] = y[k : k + BATCH]
+        with mx.autograd.record():
+            h = data
+            for i in range(3):
+                h = mx.nd.FullyConnected(h, params[2 * i], params[2 * i + 1], num_hidden=SIZES[i + 1])
+                if i < 2:
+                    h = mx.nd.relu(h)
+            loss = loss_of(h, label)
+        loss.backward()
+        for w in params:
+            mx.nd.sgd_update(w, w.grad, lr=lr, out=w)
+    mx.nd.waitall()
+    return time.perf_counter() - start, [p.asnumpy() for p in params]
 
 
 # -- hand NumPy -----------------------------------------------------------------------------------
@@ -233,6 +267,22 @@ def torch_loop(x: np.ndarray, y: np.ndarray, update: str) -> tuple[float, list[n
     return time.perf_counter() - start, [p.detach().numpy() for p in params]
 
 
+def torch_autograd(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
+    import torch
+
+    model, params = _torch_model()
+    optimizer = torch.optim.SGD(params, lr=LR / BATCH)
+    data, label = torch.empty((BATCH, 784)), torch.empty((BATCH,), dtype=torch.int64)
+    start = time.perf_counter()
+    for k in range(0, len(x) - BATCH + 1, BATCH):
+        data[:] = torch.from_numpy(x[k : k + BATCH])
+        label[:] = torch.from_numpy(y[k : k + BATCH])
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(data), label, reduction="sum").backward()
+        optimizer.step()
+    return time.perf_counter() - start, [p.detach().numpy() for p in params]
+
+
 def torch_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
     import torch
 
@@ -265,6 +315,9 @@ ROWS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[float, list[np.ndarray]
     "fit/lazynd": lazynd_fit,
     "fit/numpy": numpy_fit,
     "fit/torch": torch_fit,
+    "autograd/lazynd": lambda x, y: lazynd_autograd(x, y, AUTOGRAD_LOSS),
+    "autograd/numpy": lambda x, y: numpy_loop(x, y, "sgd_update"),
+    "autograd/torch": torch_autograd,
 }
 
 
@@ -286,12 +339,17 @@ def torch_available() -> bool:
 
 
 def main() -> None:
+    global AUTOGRAD_LOSS  # the row processes' autograd loss, from --autograd-loss
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds of every row; the table gives medians")
-    parser.add_argument("--loops", default="seed,sgd_update,fit", help="which loops (comma-separated)")
+    parser.add_argument("--loops", default="seed,sgd_update,fit,autograd", help="which loops (comma-separated)")
     parser.add_argument("--limit", type=int, default=0, help="train on the first N images only (0: all)")
+    parser.add_argument(
+        "--autograd-loss", choices=AUTOGRAD_LOSSES, default=AUTOGRAD_LOSS, help="the autograd loop's loss"
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)
     opts = parser.parse_args()
+    AUTOGRAD_LOSS = opts.autograd_loss
     if opts.row:
         run_row(opts.row, opts.limit)
         return
@@ -305,6 +363,7 @@ def main() -> None:
         # alternate: each round starts one row further on, so no row always runs first
         for row in rows[r % len(rows) :] + rows[: r % len(rows)]:
             command = [sys.executable, __file__, "--row", row, "--limit", str(opts.limit)]
+            command += ["--autograd-loss", opts.autograd_loss]
             result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800, check=False)
             if result.returncode != 0:
                 raise SystemExit(f"row {row} failed:\n{result.stderr[-3000:]}")

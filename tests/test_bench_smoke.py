@@ -38,7 +38,7 @@ def test_bench_user_loops_rows_run_and_learn(data_dir) -> None:
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    for row in ("seed/lazynd", "sgd_update/lazynd", "fit/lazynd", "seed/numpy"):
+    for row in ("seed/lazynd", "sgd_update/lazynd", "fit/lazynd", "autograd/lazynd", "seed/numpy"):
         result = subprocess.run(
             [sys.executable, str(root / "bench" / "user_loops.py"), "--row", row, "--limit", "2560"],
             capture_output=True, text=True, timeout=300, check=False, env=dict(os.environ),

@@ -15,7 +15,8 @@ from typing import Any
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
 from ..ndarray.copying import copy_into
-from ..ops.registry import sum_gradients
+from ..ndarray.dispatch import new_array
+from ..ops.registry import BackwardOpGradient, sum_gradients
 from .recording import Leaf, Node, _plain
 from .state import set_flags
 
@@ -112,7 +113,12 @@ def _heads(heads: Any, head_grads: Any, where: str) -> tuple[list, list]:
 
 
 class _Backward:
-    """One backward pass: the graph's order, the gradients gathered, the rules called."""
+    """One backward pass: the graph's order, the gradients gathered, the rules called.
+
+    Gradient terms are gathered per entry key ``(id of node or leaf, output index)``; ``flows``
+    holds the keys whose gradients are kept: the wanted ones (``targets``) and the outputs of
+    the nodes that lead to one (the ``needed`` nodes; the others have nothing to compute).
+    """
 
     def __init__(self, heads: list, head_grads: list, variables: list | None, create_graph: bool, train_mode: bool):
         self.heads = heads
@@ -121,19 +127,24 @@ class _Backward:
         self.wanted = None if variables is None else [v._ag for v in variables]
         self.create_graph = create_graph
         self.train_mode = train_mode
-        self.grads: dict[tuple[int, int], list] = {}  # (id of node or leaf, output) -> gradient terms
+        self.grads: dict[tuple[int, int], list] = {}  # entry key -> gradient terms
+        self.leaves: dict[int, Leaf] = {}  # backward(): the variables reached that take a gradient
+        self.flows: set[tuple[int, int]] = set()
+        self.direct: dict[int, Leaf] = {}  # variables whose one gradient term is written into .grad at once
+        self.written: set[int] = set()  # those of them a backward operator wrote
 
     def run(self, retain_graph: bool) -> Any:
         order = self._order()
-        targets = self._targets(order)
-        needed = self._needed(order, targets)
+        needed = self._find_flows(order)
+        if self.variables is None and not self.create_graph:
+            self.direct = self._direct_leaves(order, needed)
         before = set_flags(self.create_graph, self.train_mode)
         try:
             self._seed()
             for node in reversed(order):
-                if needed[id(node)]:
-                    self._through(node, needed, targets)
-            result = self._finish(targets)
+                if id(node) in needed:
+                    self._through(node)
+            result = self._finish()
         finally:
             set_flags(*before)
         if not retain_graph:
@@ -169,37 +180,61 @@ class _Backward:
                     order.append(node)
         return order
 
-    def _targets(self, order: list[Node]) -> set[tuple[int, int]]:
-        """The entries whose gradients are wanted: ``grad``'s variables, or every variable reached
-        that takes a gradient."""
-        reached = [h._ag for h in self.heads] + [e for node in order for e in node.entries]
-        if self.wanted is not None:
-            keys = {(id(e[0]), e[1]) for e in reached if e is not None}
+    def _find_flows(self, order: list[Node]) -> set[int]:
+        """Fill ``flows`` (and ``leaves`` for backward()); return the ids of the needed nodes."""
+        flows = self.flows
+        if self.wanted is not None:  # grad(): its variables, which must be reached
+            reached = {(id(e[0]), e[1]) for e in [h._ag for h in self.heads] if e is not None}
+            reached.update((id(e[0]), e[1]) for node in order for e in node.entries if e is not None)
             for k, (owner, i) in enumerate(self.wanted):
-                if (id(owner), i) not in keys:
+                if (id(owner), i) not in reached:
                     raise LazyNDError(f"grad: variable {k} is not reached from the heads: no recorded path leads to it")
-            return {(id(owner), i) for owner, i in self.wanted}
-        self.leaves: dict[int, Leaf] = {}
-        for entry in reached:
-            if entry is not None and entry[0].__class__ is Leaf and entry[0].grad_req != "null":
-                self.leaves[id(entry[0])] = entry[0]
-        if not self.leaves:
-            raise LazyNDError(
-                "backward: no variable in the recorded graph takes a gradient: mark inputs with attach_grad() "
-                "(grad_req 'write' or 'add') before recording"
-            )
-        return {(key, 0) for key in self.leaves}
-
-    def _needed(self, order: list[Node], targets: set) -> dict[int, bool]:
-        """Per node: whether a wanted entry lies among or behind its inputs (else nothing to compute)."""
-        needed: dict[int, bool] = {}
+                flows.add((id(owner), i))
+        else:  # backward(): every variable reached that takes a gradient
+            leaves = self.leaves
+            for entry in [h._ag for h in self.heads] + [e for node in order for e in node.entries]:
+                if entry is not None and entry[0].__class__ is Leaf and entry[0].grad_req != "null":
+                    leaves[id(entry[0])] = entry[0]
+            if not leaves:
+                raise LazyNDError(
+                    "backward: no variable in the recorded graph takes a gradient: mark inputs with attach_grad() "
+                    "(grad_req 'write' or 'add') before recording"
+                )
+            flows.update((key, 0) for key in leaves)
+        needed: set[int] = set()
         for node in order:  # inputs first
-            needed[id(node)] = any(
-                entry is not None
-                and ((id(entry[0]), entry[1]) in targets or (entry[0].__class__ is Node and needed[id(entry[0])]))
-                for entry in node.entries
-            )
+            for entry in node.entries:
+                if entry is not None and (id(entry[0]), entry[1]) in flows:
+                    needed.add(id(node))
+                    flows.update((id(node), i) for i in range(len(node.outputs)))
+                    break
         return needed
+
+    def _direct_leaves(self, order: list[Node], needed: set[int]) -> dict[int, Leaf]:
+        """The ``'write'`` variables that receive exactly one gradient term, from a node whose rule is a
+        backward operator (:class:`BackwardOpGradient`): that operator writes the gradient into the
+        variable's buffer, as an executor does, instead of into a new array copied there at the end.
+        Not where the graph or a head gradient reads that buffer: writing it before the end would
+        change what a rule reads."""
+        terms: dict[int, int] = {id(head._ag[0]): 1 for head in self.heads}  # a head's term: its seed
+        candidates: dict[int, Leaf] = {}
+        for node in order:
+            if id(node) not in needed:
+                continue
+            by_operator = node.rule.__class__ is BackwardOpGradient
+            for x, entry in zip(node.inputs, node.entries, strict=True):
+                if entry is not None and entry[0].__class__ is Leaf:
+                    leaf, key = entry[0], id(entry[0])
+                    terms[key] = terms.get(key, 0) + 1
+                    if by_operator and leaf.grad_req == "write" and x.dtype == leaf.grad.dtype:
+                        candidates[key] = leaf
+        direct = {key: leaf for key, leaf in candidates.items() if terms[key] == 1}
+        if direct:
+            read = {g.var for g in self.head_grads if g is not None}
+            for node in order:
+                read.update(node.watched)  # the vars of every array a rule reads
+            direct = {key: leaf for key, leaf in direct.items() if leaf.grad.var not in read}
+        return direct
 
     # -- gradients ------------------------------------------------------------------------------
     def _seed(self) -> None:
@@ -213,14 +248,15 @@ class _Backward:
                 head_grad = nd.ones(head.shape, ctx=head.context, dtype=head.dtype)
             self.grads.setdefault((id(owner), i), []).append(head_grad)
 
-    def _through(self, node: Node, needed: dict[int, bool], targets: set) -> None:
+    def _through(self, node: Node) -> None:
         """Call ``node``'s rule on its outputs' gradients; hand the results to its inputs."""
         grads, key = self.grads, id(node)
         terms = [grads.get((key, i)) for i in range(len(node.outputs))]
         is_loss_head = key in self.loss_heads
-        if not any(terms) and not is_loss_head:
+        if not is_loss_head and not any(terms):
             return  # no gradient reaches this node
-        if node.rule is None:
+        rule = node.rule
+        if rule is None:
             raise LazyNDError(
                 f"backward: operator '{node.name}' has no gradient rule, and a gradient must flow through it "
                 "to a variable; compute that part outside record(), or detach() its input"
@@ -235,22 +271,45 @@ class _Backward:
                 out_grads.append(nd.zeros(o.shape, ctx=o.context, dtype=o.dtype))
             else:
                 out_grads.append(None)
-        inputs, outputs = node.inputs, node.outputs
+        entries = node.entries
         if self.create_graph:  # the rule's own operations are recorded: give it the recorded arrays
-            inputs = [_with_entry(x, e) for x, e in zip(inputs, node.entries, strict=True)]
-            outputs = [_with_entry(o, (node, i)) for i, o in enumerate(outputs)]
-        result = node.rule(nd, node.attrs, inputs, outputs, out_grads)
-        if len(result) != len(node.entries):
+            inputs = [_with_entry(x, e) for x, e in zip(node.inputs, entries, strict=True)]
+            outputs = [_with_entry(o, (node, i)) for i, o in enumerate(node.outputs)]
+            result = rule(nd, node.attrs, inputs, outputs, out_grads)
+        elif rule.__class__ is BackwardOpGradient:
+            result = rule.into(nd, node.attrs, node.inputs, out_grads, self._destinations(node, rule))
+        else:
+            result = rule(nd, node.attrs, node.inputs, node.outputs, out_grads)
+        if len(result) != len(entries):
             raise LazyNDError(
-                f"backward: the gradient rule of '{node.name}' gave {len(result)} gradients for "
-                f"{len(node.entries)} inputs"
+                f"backward: the gradient rule of '{node.name}' gave {len(result)} gradients for {len(entries)} inputs"
             )
-        for entry, g in zip(node.entries, result, strict=True):
+        flows, direct = self.flows, self.direct
+        for entry, g in zip(entries, result, strict=True):
             if g is None or entry is None:
                 continue
-            owner, i = entry
-            if (id(owner), i) in targets or (owner.__class__ is Node and needed[id(owner)]):
-                grads.setdefault((id(owner), i), []).append(g)
+            owner = id(entry[0])
+            if owner in direct:
+                self.written.add(owner)  # the gradient is in the variable's buffer already
+                continue
+            entry_key = (owner, entry[1])
+            if entry_key in flows:
+                grads.setdefault(entry_key, []).append(g)
+
+    def _destinations(self, node: Node, rule: BackwardOpGradient) -> list:
+        """Where ``rule``'s backward operator writes each input's gradient: the variable's own buffer
+        (:meth:`_direct_leaves`), a new array, or nowhere (None) for a gradient nobody needs, where
+        the operator can skip it."""
+        skips, flows, direct = rule.skips_unneeded, self.flows, self.direct
+        out: list[Any] = []
+        for x, entry in zip(node.inputs, node.entries, strict=True):
+            if entry is not None and id(entry[0]) in direct:
+                out.append(entry[0].grad)
+            elif skips and (entry is None or (id(entry[0]), entry[1]) not in flows):
+                out.append(None)
+            else:
+                out.append(new_array(x.shape, x.dtype, x.context))
+        return out
 
     def _total(self, key: tuple[int, int], like: Any) -> Any:
         terms = self.grads.get(key)
@@ -258,11 +317,13 @@ class _Backward:
             return sum_gradients(nd, terms)
         return nd.zeros(like.shape, ctx=like.context, dtype=like.dtype)
 
-    def _finish(self, targets: set) -> Any:
+    def _finish(self) -> Any:
         if self.variables is not None:
             assert self.wanted is not None
             return [self._total((id(e[0]), e[1]), v) for e, v in zip(self.wanted, self.variables, strict=True)]
         for key, leaf in self.leaves.items():
+            if key in self.written:
+                continue
             total = self._total((key, 0), leaf.grad)
             if leaf.grad_req == "write":
                 copy_into(total, leaf.grad)

@@ -57,11 +57,12 @@ class Node:
     ``rule(F, attrs, inputs, outputs, out_grads) -> list`` gives the gradients of ``inputs``
     (a registered operator's ``gradient``); ``entries`` are the inputs' entries when it was
     recorded; ``outputs`` are the outputs' arrays (without entries: a node never holds its
-    own); ``saved`` lists ``(array, version, is_input, index)`` for each array the rule reads.
+    own); ``watched`` holds the engine vars of the inputs, then of the outputs, and ``versions``
+    their versions when the node was recorded (both empty: the rule reads none of them).
     """
 
     __slots__ = (
-        "name", "op", "rule", "attrs", "inputs", "entries", "outputs", "saved", "n_visible", "freed", "__weakref__",
+        "name", "op", "rule", "attrs", "inputs", "entries", "outputs", "watched", "versions", "n_visible", "freed", "__weakref__",
     )  # fmt: skip
 
     def __init__(
@@ -82,7 +83,8 @@ class Node:
         self.inputs = inputs
         self.entries = entries
         self.outputs = [_plain(o) for o in outputs]
-        self.saved: list[tuple[Any, int, bool, int]] = []
+        self.watched: list[Any] = []
+        self.versions: list[int] = []
         self.n_visible = len(outputs) if n_visible is None else n_visible
         self.freed = False
 
@@ -101,9 +103,11 @@ class Node:
 
     def check_unmodified(self) -> None:
         """Raise if an array the rule reads was written since it was recorded."""
-        for array, version, is_input, i in self.saved:
-            if array.var.version != version:
-                label = self.input_label(i) if is_input else f"output {i}"
+        for k, (var, version) in enumerate(zip(self.watched, self.versions, strict=True)):
+            if var.version != version:
+                n_in = len(self.inputs)
+                array = self.inputs[k] if k < n_in else self.outputs[k - n_in]
+                label = self.input_label(k) if k < n_in else f"output {k - n_in}"
                 raise LazyNDError(
                     f"autograd: {label} of operator '{self.name}' (shape {array.shape}) was modified in place after "
                     "it was recorded, so its gradient would be wrong; write into a copy instead, or record again"
@@ -111,7 +115,7 @@ class Node:
 
     def free(self) -> None:
         """Drop what the node holds for its gradient (after a backward without ``retain_graph``)."""
-        self.inputs = self.outputs = self.saved = []
+        self.inputs = self.outputs = self.watched = self.versions = []
         self.freed = True
 
 
@@ -175,13 +179,9 @@ def _record(node: Node, outputs: Sequence[Any]) -> None:
 def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, is_train: bool) -> Any:
     """:func:`lazynd.ndarray.dispatch.invoke` while some thread records or trains."""
     is_train = is_train or flags.training
+    if not flags.recording:  # training mode only, or the gradient rules of a backward pass
+        return dispatch.invoke(op, inputs, kwargs, out, is_train, unrecorded=True)
     plan = plan_for(op, inputs, kwargs, is_train)
-    datas, reads = [], []
-    for x in inputs:
-        datas.append(x.data_array)
-        reads.append(x.var)
-    if not flags.recording:
-        return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
     data_inputs = list(inputs[: plan.n_in])
     entries = [entry_of(x) for x in data_inputs]
     if out is not None:
@@ -195,13 +195,20 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
         for i, (x, entry) in enumerate(zip(data_inputs, entries, strict=True)):
             if entry is None:
                 _check_input(x, op.name, i)
+    datas, reads = [], []
+    for x in inputs:
+        datas.append(x.data_array)
+        reads.append(x.var)
     if not any(entries):
         return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
-    versions = [x.var.version for x in data_inputs]  # before the push: a call may write an input
+    watched = reads[: plan.n_in]
+    versions = [var.version for var in watched]  # before the push: a call may write an input
     outputs = run_plan(plan, datas, reads, out)
     node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible)
-    saved = [(x, v, True, i) for i, (x, v) in enumerate(zip(data_inputs, versions, strict=True))]
-    node.saved = saved + [(o, o.var.version, False, i) for i, o in enumerate(node.outputs)]
+    for o in outputs:
+        watched.append(o.var)
+        versions.append(o.var.version)
+    node.watched, node.versions = watched, versions
     _record(node, outputs)
     return visible_outputs(plan, outputs, out)
 

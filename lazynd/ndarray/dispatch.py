@@ -43,15 +43,17 @@ def invoke(
     kwargs: dict[str, Any],
     out: Any = None,
     is_train: bool = False,
+    unrecorded: bool = False,
 ) -> Any:
     """Run operator ``op`` imperatively; return its visible output(s).
 
     Parsing, validation and shape/type inference are done once per distinct call signature
     and cached (:class:`lazynd.runtime.CallPlan`); a repeated call only allocates its
     outputs and pushes.  While some thread records or trains (:mod:`lazynd.autograd`), the
-    call goes to the autograd recorder, which runs it through :func:`run_plan`.
+    call goes to the autograd recorder, which runs it through :func:`run_plan`, or back here
+    with ``unrecorded`` for a call it does not record.
     """
-    if recorder is not None:
+    if recorder is not None and not unrecorded:
         return recorder.invoke(op, inputs, kwargs, out, is_train)
     plan = plan_for(op, inputs, kwargs, is_train)
     ctx = plan.ctx
@@ -112,8 +114,12 @@ def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None
     else:
         fn = plan.fn
         outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx)
-    out_datas, writes = [], []
+    out_datas: list[Any] = []
+    writes: list[Var] = []
     for o in outputs:
+        if o is None:  # an output left out of ``out=`` (an ``optional_outputs`` operator): not computed
+            out_datas.append(None)
+            continue
         out_datas.append(o._data)
         writes.append(o._var)
     access = plan.access
@@ -156,6 +162,8 @@ def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Contex
         new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes[len(outs) :], types[len(outs) :], strict=True)
     ]
     for i, (o, shape) in enumerate(zip(outs, shapes, strict=True)):
+        if o is None and op.optional_outputs:
+            continue  # the kernel skips it (MXNet's kNullOp)
         if not isinstance(o, NDArray):
             raise OperatorError(f"{op.name}: out must be an NDArray, got {type(o).__name__}")
         if tuple(o.shape) != tuple(shape):

@@ -30,7 +30,7 @@ from .conv_columns import (
     uses_batch_last_backward,
 )
 from .params import Param, enum, optional, parse_bool, parse_int, parse_shape, parse_str
-from .registry import OpDef, merge_shape, register
+from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 LAYOUTS = ("NCW", "NWC", "NCHW", "NHWC", "NCDHW", "NDHWC")
 
@@ -204,10 +204,6 @@ def _backward_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[lis
     return in_shapes, outs, aux_shapes
 
 
-def _conv_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return list(F._backward_Convolution(out_grads[0], inputs[0], inputs[1], **attrs))
-
-
 def _grad_outputs(attrs: dict) -> tuple[str, ...]:
     return ("data_grad", "weight_grad") if attrs["no_bias"] else ("data_grad", "weight_grad", "bias_grad")
 
@@ -221,7 +217,7 @@ register(
         inputs=_conv_inputs,
         params=_common_params(False),
         infer_shape=_conv_infer,
-        gradient=_conv_gradient,
+        gradient=BackwardOpGradient("_backward_Convolution", 2),
         doc="N-D convolution (1-D to 3-D) with groups, stride, dilation and padding.",
     )
 )

@@ -21,7 +21,7 @@ from ..errors import OperatorError, ShapeError
 from . import elemwise_unary
 from .host_reduce import column_sum_into
 from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int
-from .registry import OpDef, merge_shape, register
+from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 # -- FullyConnected ------------------------------------------------------------------------------
 FC_PARAMS = {
@@ -83,10 +83,6 @@ def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
         column_sum_into(g2d, outputs[2])
 
 
-def _fc_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return list(F._backward_FullyConnected(out_grads[0], inputs[0], inputs[1], **attrs))
-
-
 def _grad_names(attrs: dict) -> tuple[str, ...]:
     return ("data_grad", "weight_grad") if attrs["no_bias"] else ("data_grad", "weight_grad", "bias_grad")
 
@@ -103,7 +99,7 @@ register(
         inputs=_fc_inputs,
         params=dict(FC_PARAMS),
         infer_shape=_fc_infer,
-        gradient=_fc_gradient,
+        gradient=BackwardOpGradient("_backward_FullyConnected", 2),
         doc="Dense layer: ``data @ weight.T + bias``.",
     )
 )

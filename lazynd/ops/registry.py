@@ -14,7 +14,9 @@ An :class:`OpDef` carries everything about an operator:
   on the GPU (our RawKernels);
 - ``gradient(F, attrs, inputs, outputs, out_grads) -> list`` of input gradients
   (``None`` for none), written with the operators of the namespace ``F`` — the
-  symbol namespace in the gradient pass — so one rule serves every use;
+  symbol namespace in the gradient pass — so one rule serves every use; a
+  :class:`BackwardOpGradient` when the rule is one backward operator (imperative autograd
+  then gives that operator its output buffers);
 - ``inplace``: ``(input_index, output_index)`` pairs the output may overwrite;
 - ``mutates``: indices of inputs the kernel updates in place (optimizer states such
   as ``mom``), so the engine schedules them as writes (a function of the parameters
@@ -268,6 +270,36 @@ class OpDef:
 
 _OPS: dict[str, OpDef] = {}
 _ALIASES: dict[str, str] = {}
+
+
+class BackwardOpGradient:
+    """A gradient rule that is one backward operator: ``F.<name>(out_grads[0], *inputs[:reads], **attrs)``,
+    whose outputs are the gradients of the inputs, in order.
+
+    Written this way (``gradient=BackwardOpGradient("_backward_FullyConnected", 2)``), a rule
+    also tells imperative autograd where each input's gradient comes from, so it can hand
+    the backward operator its output buffers (:meth:`into`): a variable's own gradient
+    buffer, or nothing for a gradient nobody needs, as an executor does.
+    """
+
+    __slots__ = ("name", "reads")
+
+    def __init__(self, name: str, reads: int) -> None:
+        self.name = name
+        self.reads = reads  # how many of the forward inputs the backward operator reads
+
+    def __call__(self, F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+        return list(getattr(F, self.name)(out_grads[0], *inputs[: self.reads], **attrs))
+
+    @property
+    def skips_unneeded(self) -> bool:
+        """Whether the backward operator can leave a gradient out (it has ``optional_outputs``)."""
+        return get(self.name).optional_outputs
+
+    def into(self, F: Any, attrs: dict, inputs: list, out_grads: list, out: list) -> list:
+        """The rule, writing the gradient of input ``i`` into ``out[i]`` (``None``: not computed,
+        where the backward operator has ``optional_outputs``); returns ``out``."""
+        return list(getattr(F, self.name)(out_grads[0], *inputs[: self.reads], out=out, **attrs))
 
 
 def sum_gradients(F: Any, terms: list[Any]) -> Any:
