@@ -55,7 +55,11 @@ def _binary_forward(name: str) -> tuple[Callable, Callable]:
 
     @quietly
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        _cpu_apply(ufunc, inputs[0], inputs[1], outputs[0])
+        out = outputs[0]
+        if out.dtype.kind == "f":  # the common case, without a second call
+            ufunc(inputs[0], inputs[1], out=out)
+        else:
+            _cpu_apply(ufunc, inputs[0], inputs[1], out)
 
     def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         GPU.binary(kctx.device_id, name, inputs[0], inputs[1], outputs[0])
