@@ -55,7 +55,11 @@ def _binary_forward(name: str) -> tuple[Callable, Callable]:
 
     @quietly
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        _cpu_apply(ufunc, inputs[0], inputs[1], outputs[0])
+        out = outputs[0]
+        if out.dtype.kind == "f":  # the common case, without a second call
+            ufunc(inputs[0], inputs[1], out=out)
+        else:
+            _cpu_apply(ufunc, inputs[0], inputs[1], out)
 
     def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         GPU.binary(kctx.device_id, name, inputs[0], inputs[1], outputs[0])
@@ -77,17 +81,23 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
 
     @quietly
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        x = inputs[0]
+        x, out = inputs[0], outputs[0]
         s = attrs["scalar"]  # a Python float: NumPy computes in a float array's own dtype (NEP 50)
+        if x.dtype.kind == "f" and out.dtype.kind == "f":  # the common case, without a second call
+            if reflected:
+                ufunc(s, x, out=out)
+            elif name == "power" and s == 2:
+                # x ** 2 is exactly x * x; np.power with an array exponent has no such fast path
+                np.square(x, out=out)
+            else:
+                ufunc(x, s, out=out)
+            return
         if x.dtype.kind != "f":
             s = scalar_as(x.dtype, s)
         if reflected:
-            _cpu_apply(ufunc, s, x, outputs[0])
-        elif name == "power" and s == 2 and x.dtype.kind == "f":
-            # x ** 2 is exactly x * x; np.power with an array exponent has no such fast path
-            np.square(x, out=outputs[0])
+            _cpu_apply(ufunc, s, x, out)
         else:
-            _cpu_apply(ufunc, x, s, outputs[0])
+            _cpu_apply(ufunc, x, s, out)
 
     def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         GPU.scalar(kctx.device_id, name, inputs[0], scalar_as(inputs[0].dtype, attrs["scalar"]), outputs[0], reflected)
