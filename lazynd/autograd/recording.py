@@ -120,8 +120,11 @@ class Node:
 
 
 def _plain(array: Any) -> Any:
-    """``array``'s memory as an array without an autograd entry."""
-    return dispatch.NDArray(array.data_array, array.var, array.context)
+    """``array``'s memory as an array without an autograd entry (with its signature: a rule's call
+    on it needs no lookup)."""
+    plain = dispatch.NDArray(array._data, array._var, array._ctx)
+    plain._sig = array._sig
+    return plain
 
 
 def entry_of(array: Any) -> Any:
@@ -183,7 +186,10 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
         return dispatch.invoke(op, inputs, kwargs, out, is_train, unrecorded=True)
     plan = plan_for(op, inputs, kwargs, is_train)
     data_inputs = list(inputs[: plan.n_in])
-    entries = [entry_of(x) for x in data_inputs]
+    entries = []
+    for x in data_inputs:  # entry_of, written out: a recorded call's commonest step
+        entry = x._ag
+        entries.append(None if entry is None or entry[0].freed else entry)
     if out is not None:
         for o in out if isinstance(out, (list, tuple)) else (out,):
             if isinstance(o, dispatch.NDArray) and entry_of(o) is not None:
@@ -197,8 +203,8 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
                 _check_input(x, op.name, i)
     datas, reads = [], []
     for x in inputs:
-        datas.append(x.data_array)
-        reads.append(x.var)
+        datas.append(x._data)
+        reads.append(x._var)
     if not any(entries):
         return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
     watched = reads[: plan.n_in]
@@ -206,8 +212,9 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     outputs = run_plan(plan, datas, reads, out)
     node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible)
     for o in outputs:
-        watched.append(o.var)
-        versions.append(o.var.version)
+        var = o._var
+        watched.append(var)
+        versions.append(var.version)
     node.watched, node.versions = watched, versions
     _record(node, outputs)
     return visible_outputs(plan, outputs, out)
