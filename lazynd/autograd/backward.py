@@ -63,6 +63,9 @@ def _direct_call(op: OpDef, function: Any, is_train: bool) -> Any:
 
 
 _RULE_OPERATORS = {False: _RuleOperators(False), True: _RuleOperators(True)}  # by training mode
+# backward()'s default head gradients on the host, by the head's signature (see _default_head_gradient)
+_shared_ones: dict[Any, Any] = {}
+_MAX_SHARED_ONES = 64
 
 
 def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, train_mode: bool = True) -> None:
@@ -308,8 +311,26 @@ class _Backward:
                 self.loss_heads.add(id(owner))  # a loss operator's rule takes no head gradient
                 continue
             if head_grad is None:
-                head_grad = nd.ones(head.shape, ctx=head.context, dtype=head.dtype)
+                head_grad = self._default_head_gradient(head)
             self.grads.setdefault((id(owner), i), []).append(head_grad)
+
+    def _default_head_gradient(self, head: Any) -> Any:
+        """Ones like ``head`` (MXNet's default head gradient).  For backward() on the host, one
+        read-only array per signature, shared by every pass: a rule only reads its head gradients,
+        and what backward() makes of them goes into the variables' own buffers.  grad() hands its
+        gradients back (a head's may be its ones), so it gets fresh ones, as a GPU does."""
+        if self.variables is not None or self.create_graph or head.context.device_type != "cpu":
+            return nd.ones(head.shape, ctx=head.context, dtype=head.dtype)
+        signature = head.signature
+        ones = _shared_ones.get(signature)
+        if ones is None:
+            ones = nd.ones(head.shape, ctx=head.context, dtype=head.dtype)
+            ones.wait_to_read()
+            ones.data_array.flags.writeable = False  # a write into it fails loudly, never changes a later pass
+            if len(_shared_ones) >= _MAX_SHARED_ONES:  # a program of ever-new head shapes
+                _shared_ones.clear()
+            _shared_ones[signature] = ones
+        return ones
 
     def _through(self, node: Node) -> None:
         """Call ``node``'s rule on its outputs' gradients; hand the results to its inputs."""

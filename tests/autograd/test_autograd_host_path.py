@@ -82,3 +82,51 @@ def test_a_backward_operator_leaves_out_the_gradient_nobody_needs() -> None:
     d = p - np.eye(2, dtype=np.float32)[[0, 1]]
     np.testing.assert_allclose(params[2].grad.asnumpy(), d.T @ h, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(params[3].grad.asnumpy(), d.sum(axis=0), rtol=1e-5, atol=1e-6)
+
+
+def _shared_head_gradient(monkeypatch: pytest.MonkeyPatch) -> list[mx.NDArray]:
+    """Record the head gradients backward() seeds (the arrays its first rule is given)."""
+    import sys
+
+    backward_module = sys.modules["lazynd.autograd.backward"]
+    seeded: list[mx.NDArray] = []
+    original = backward_module._Backward._default_head_gradient
+
+    def recorded(self, head):
+        seeded.append(original(self, head))
+        return seeded[-1]
+
+    monkeypatch.setattr(backward_module._Backward, "_default_head_gradient", recorded)
+    return seeded
+
+
+def test_backward_on_the_host_shares_one_read_only_ones_per_head_signature(monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded = _shared_head_gradient(monkeypatch)
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    for k in range(3):
+        with autograd.record():
+            y = x * x if k % 2 == 0 else (x.reshape((2, 1)) * 3).reshape((2,))  # a rule reading a view of it
+        y.backward()
+        np.testing.assert_allclose(x.grad.asnumpy(), [2.0, 4.0] if k % 2 == 0 else [3.0, 3.0])
+    assert seeded[0] is seeded[1] is seeded[2]
+    assert not seeded[0].data_array.flags.writeable
+    np.testing.assert_array_equal(seeded[0].asnumpy(), [1.0, 1.0])
+    with autograd.record():
+        z = (x.reshape((1, 2)) * x.reshape((2, 1))).reshape((4,))  # another head shape: other ones
+    z.backward()
+    assert seeded[3] is not seeded[0] and seeded[3].shape == (4,)
+    np.testing.assert_allclose(x.grad.asnumpy(), [6.0, 6.0])  # 2 (x1 + x2) each
+
+
+def test_grad_hands_back_fresh_head_gradients_the_caller_may_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded = _shared_head_gradient(monkeypatch)
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    for _ in range(2):
+        with autograd.record():
+            y = x.reshape((2,))
+        (dx,) = autograd.grad(y, [x])
+        dx[:] = 5.0  # the ones of the head, handed back through the view's rule: the caller's to write
+        np.testing.assert_array_equal(dx.asnumpy(), [5.0, 5.0])
+    assert seeded[0] is not seeded[1]
