@@ -120,11 +120,8 @@ class Node:
 
 
 def _plain(array: Any) -> Any:
-    """``array``'s memory as an array without an autograd entry (with its signature: a rule's call
-    on it needs no lookup)."""
-    plain = dispatch.NDArray(array._data, array._var, array._ctx)
-    plain._sig = array._sig
-    return plain
+    """``array``'s memory as an array without an autograd entry."""
+    return dispatch.NDArray(array.data_array, array.var, array.context)
 
 
 def entry_of(array: Any) -> Any:
@@ -203,8 +200,8 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
                 _check_input(x, op.name, i)
     datas, reads = [], []
     for x in inputs:
-        datas.append(x._data)
-        reads.append(x._var)
+        datas.append(x.data_array)
+        reads.append(x.var)
     if not any(entries):
         return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
     watched = reads[: plan.n_in]
@@ -212,7 +209,7 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     outputs = run_plan(plan, datas, reads, out)
     node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible)
     for o in outputs:
-        var = o._var
+        var = o.var
         watched.append(var)
         versions.append(var.version)
     node.watched, node.versions = watched, versions
