@@ -15,12 +15,57 @@ from typing import Any
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
 from ..ndarray.copying import copy_into
-from ..ndarray.dispatch import new_array
-from ..ops.registry import BackwardOpGradient, sum_gradients
+from ..ndarray.dispatch import invoke, new_array
+from ..ops.registry import BackwardOpGradient, OpDef, sum_gradients
 from .recording import Leaf, Node, _plain
 from .state import set_flags
 
 nd: Any = _ndarray  # the operator functions are module attributes made at import time (F of every rule)
+
+
+class _RuleOperators:
+    """The ``F`` of the gradient rules of a backward pass that records nothing.
+
+    ``F.<op>(arrays..., param=value)``, the form rules use, calls
+    :func:`lazynd.ndarray.dispatch.invoke` at once, unrecorded, in the pass's mode: none of
+    ``lazynd.nd``'s argument sorting, nor the recorder's checks, which are there for user calls.
+    Any other form of call, and any name that is not an operator function (``zeros``,
+    ``NDArray``), is ``lazynd.nd``'s.
+    """
+
+    def __init__(self, is_train: bool) -> None:
+        self._is_train = is_train
+
+    def __getattr__(self, name: str) -> Any:  # a name's first use: what it gives is kept on the instance
+        function = getattr(nd, name)
+        op = getattr(function, "op", None)
+        if op is not None:
+            function = _direct_call(op, function, self._is_train)
+        setattr(self, name, function)
+        return function
+
+
+def _direct_call(op: OpDef, function: Any, is_train: bool) -> Any:
+    """``function`` (``lazynd.nd``'s for ``op``), calling ``invoke`` itself when given arrays and parameters."""
+    params = frozenset(op.params)
+    NDArray = nd.NDArray
+
+    def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if params.issuperset(kwargs):
+            for a in args:
+                if a.__class__ is not NDArray:
+                    break
+            else:
+                return invoke(op, args, kwargs, out, is_train, unrecorded=True)
+        return function(*args, out=out, **kwargs)
+
+    return call
+
+
+_RULE_OPERATORS = {False: _RuleOperators(False), True: _RuleOperators(True)}  # by training mode
+# backward()'s default head gradients on the host, by the head's signature (see _default_head_gradient)
+_shared_ones: dict[Any, Any] = {}
+_MAX_SHARED_ONES = 64
 
 
 def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, train_mode: bool = True) -> None:
@@ -127,6 +172,8 @@ class _Backward:
         self.wanted = None if variables is None else [v._ag for v in variables]
         self.create_graph = create_graph
         self.train_mode = train_mode
+        # the rules' F: lazynd.nd when their operations are recorded, else calls without the recorder
+        self.F = nd if create_graph else _RULE_OPERATORS[bool(train_mode)]
         self.grads: dict[tuple[int, int], list] = {}  # entry key -> gradient terms
         self.leaves: dict[int, Leaf] = {}  # backward(): the variables reached that take a gradient
         self.flows: set[tuple[int, int]] = set()
@@ -190,24 +237,43 @@ class _Backward:
                 if (id(owner), i) not in reached:
                     raise LazyNDError(f"grad: variable {k} is not reached from the heads: no recorded path leads to it")
                 flows.add((id(owner), i))
-        else:  # backward(): every variable reached that takes a gradient
-            leaves = self.leaves
-            for entry in [h._ag for h in self.heads] + [e for node in order for e in node.entries]:
-                if entry is not None and entry[0].__class__ is Leaf and entry[0].grad_req != "null":
-                    leaves[id(entry[0])] = entry[0]
-            if not leaves:
-                raise LazyNDError(
-                    "backward: no variable in the recorded graph takes a gradient: mark inputs with attach_grad() "
-                    "(grad_req 'write' or 'add') before recording"
-                )
-            flows.update((key, 0) for key in leaves)
-        needed: set[int] = set()
-        for node in order:  # inputs first
+            needed: set[int] = set()
+            for node in order:  # inputs first
+                for entry in node.entries:
+                    if entry is not None and (id(entry[0]), entry[1]) in flows:
+                        needed.add(id(node))
+                        flows.update((id(node), i) for i in range(len(node.outputs)))
+                        break
+            return needed
+        # backward(): every variable reached that takes a gradient, and the nodes that lead to one
+        # (a node's output flows when the node is needed: one pass, inputs first)
+        leaves, needed = self.leaves, set()
+        for head in self.heads:
+            owner = head._ag[0]
+            if owner.__class__ is Leaf and owner.grad_req != "null":
+                leaves[id(owner)] = owner
+        for node in order:
+            is_needed = False
             for entry in node.entries:
-                if entry is not None and (id(entry[0]), entry[1]) in flows:
-                    needed.add(id(node))
-                    flows.update((id(node), i) for i in range(len(node.outputs)))
-                    break
+                if entry is None:
+                    continue
+                owner = entry[0]
+                if owner.__class__ is Leaf:
+                    if owner.grad_req != "null":
+                        leaves[id(owner)] = owner
+                        is_needed = True
+                elif id(owner) in needed:
+                    is_needed = True
+            if is_needed:
+                key = id(node)
+                needed.add(key)
+                flows.update([(key, i) for i in range(len(node.outputs))])
+        if not leaves:
+            raise LazyNDError(
+                "backward: no variable in the recorded graph takes a gradient: mark inputs with attach_grad() "
+                "(grad_req 'write' or 'add') before recording"
+            )
+        flows.update([(key, 0) for key in leaves])
         return needed
 
     def _direct_leaves(self, order: list[Node], needed: set[int]) -> dict[int, Leaf]:
@@ -245,8 +311,26 @@ class _Backward:
                 self.loss_heads.add(id(owner))  # a loss operator's rule takes no head gradient
                 continue
             if head_grad is None:
-                head_grad = nd.ones(head.shape, ctx=head.context, dtype=head.dtype)
+                head_grad = self._default_head_gradient(head)
             self.grads.setdefault((id(owner), i), []).append(head_grad)
+
+    def _default_head_gradient(self, head: Any) -> Any:
+        """Ones like ``head`` (MXNet's default head gradient).  For backward() on the host, one
+        read-only array per signature, shared by every pass: a rule only reads its head gradients,
+        and what backward() makes of them goes into the variables' own buffers.  grad() hands its
+        gradients back (a head's may be its ones), so it gets fresh ones, as a GPU does."""
+        if self.variables is not None or self.create_graph or head.context.device_type != "cpu":
+            return nd.ones(head.shape, ctx=head.context, dtype=head.dtype)
+        signature = head.signature
+        ones = _shared_ones.get(signature)
+        if ones is None:
+            ones = nd.ones(head.shape, ctx=head.context, dtype=head.dtype)
+            ones.wait_to_read()
+            ones.data_array.flags.writeable = False  # a write into it fails loudly, never changes a later pass
+            if len(_shared_ones) >= _MAX_SHARED_ONES:  # a program of ever-new head shapes
+                _shared_ones.clear()
+            _shared_ones[signature] = ones
+        return ones
 
     def _through(self, node: Node) -> None:
         """Call ``node``'s rule on its outputs' gradients; hand the results to its inputs."""
@@ -265,7 +349,7 @@ class _Backward:
         out_grads: list[Any] = []
         for i, t in enumerate(terms):
             if t:
-                out_grads.append(sum_gradients(nd, t))
+                out_grads.append(sum_gradients(self.F, t))
             elif i < node.n_visible and not is_loss_head:
                 o = node.outputs[i]
                 out_grads.append(nd.zeros(o.shape, ctx=o.context, dtype=o.dtype))
@@ -277,9 +361,9 @@ class _Backward:
             outputs = [_with_entry(o, (node, i)) for i, o in enumerate(node.outputs)]
             result = rule(nd, node.attrs, inputs, outputs, out_grads)
         elif rule.__class__ is BackwardOpGradient:
-            result = rule.into(nd, node.attrs, node.inputs, out_grads, self._destinations(node, rule))
+            result = rule.into(self.F, node.attrs, node.inputs, out_grads, self._destinations(node, rule))
         else:
-            result = rule(nd, node.attrs, node.inputs, node.outputs, out_grads)
+            result = rule(self.F, node.attrs, node.inputs, node.outputs, out_grads)
         if len(result) != len(entries):
             raise LazyNDError(
                 f"backward: the gradient rule of '{node.name}' gave {len(result)} gradients for {len(entries)} inputs"
@@ -314,7 +398,7 @@ class _Backward:
     def _total(self, key: tuple[int, int], like: Any) -> Any:
         terms = self.grads.get(key)
         if terms:
-            return sum_gradients(nd, terms)
+            return sum_gradients(self.F, terms)
         return nd.zeros(like.shape, ctx=like.context, dtype=like.dtype)
 
     def _finish(self) -> Any:

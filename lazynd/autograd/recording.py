@@ -183,7 +183,10 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
         return dispatch.invoke(op, inputs, kwargs, out, is_train, unrecorded=True)
     plan = plan_for(op, inputs, kwargs, is_train)
     data_inputs = list(inputs[: plan.n_in])
-    entries = [entry_of(x) for x in data_inputs]
+    entries = []
+    for x in data_inputs:  # entry_of, written out: a recorded call's commonest step
+        entry = x._ag
+        entries.append(None if entry is None or entry[0].freed else entry)
     if out is not None:
         for o in out if isinstance(out, (list, tuple)) else (out,):
             if isinstance(o, dispatch.NDArray) and entry_of(o) is not None:
@@ -206,8 +209,9 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     outputs = run_plan(plan, datas, reads, out)
     node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible)
     for o in outputs:
-        watched.append(o.var)
-        versions.append(o.var.version)
+        var = o.var
+        watched.append(var)
+        versions.append(var.version)
     node.watched, node.versions = watched, versions
     _record(node, outputs)
     return visible_outputs(plan, outputs, out)

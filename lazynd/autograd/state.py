@@ -9,7 +9,7 @@ it is removed again, so a program that never uses autograd pays one global read 
 from __future__ import annotations
 
 import threading
-from types import TracebackType
+from types import ModuleType, TracebackType
 
 from ..ndarray import dispatch
 
@@ -34,12 +34,23 @@ def set_flags(recording: bool, training: bool) -> tuple[bool, bool]:
     flags.recording, flags.training = recording, training
     was_set, is_set = before[0] or before[1], recording or training
     if was_set != is_set:
-        from . import recording as recorder
-
         with _lock:
             _threads_with_flags += 1 if is_set else -1
-            dispatch.recorder = recorder if _threads_with_flags else None
+            dispatch.recorder = _recorder() if _threads_with_flags else None
     return before
+
+
+def _recorder() -> ModuleType:
+    """:mod:`.recording` (imported on first use: it imports this module)."""
+    global _recording_module
+    if _recording_module is None:
+        from . import recording
+
+        _recording_module = recording
+    return _recording_module
+
+
+_recording_module: ModuleType | None = None
 
 
 def is_recording() -> bool:

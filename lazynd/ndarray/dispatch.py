@@ -149,7 +149,10 @@ def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Contex
         return [out]  # the common ``out=weight`` of an update: one check of shape and device
     if out.__class__ is list and len(out) == n_out:
         # ``out=weights`` of a multi-parameter update: every array in place, on the device, of its shape
+        skips = op.optional_outputs  # None: an output the kernel skips (autograd's unneeded gradients)
         for o, shape in zip(out, shapes, strict=False):
+            if o is None and skips:
+                continue
             if o.__class__ is not NDArray or o._data.shape != tuple(shape) or (o._ctx is not ctx and o._ctx != ctx):
                 break
         else:

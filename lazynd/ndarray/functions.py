@@ -81,6 +81,7 @@ def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
     function.__name__ = public_name
     function.__qualname__ = public_name
     function.__doc__ = _function_doc(op)
+    function.op = op  # type: ignore[attr-defined]  # the operator it calls (autograd calls some directly)
     return function
 
 

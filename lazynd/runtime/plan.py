@@ -240,6 +240,7 @@ _plans: dict[tuple, CallPlan] = {}
 
 _FLOAT_TYPES = (float, np.float64, np.float32, np.float16)
 _NEGATIVE_ZERO = ("-0.0",)  # stands for a -0.0 parameter in a plan key
+_TRAINING = ("is_train",)  # marks a short plan key (see plan_for) of a call in training mode
 
 
 def _param_key(value: Any) -> Any:
@@ -258,9 +259,10 @@ def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train:
     if not inputs:  # creation operators: the context may come from a ``with`` scope
         return CallPlan(op, inputs, kwargs, is_train)
     n = len(inputs)
-    if not is_train and n <= 2 and len(kwargs) <= 1:
-        # the commonest calls (``a + b``, ``g * lr``, ``sgd_update(w, g, lr=lr)``): the plan hangs
-        # on the first input's signature, under a short key (no parameters, one input: the op)
+    if n <= 2 and len(kwargs) <= 1:
+        # the commonest calls (``a + b``, ``g * lr``, ``sgd_update(w, g, lr=lr)``, and in training
+        # mode ``relu(x)`` or its gradient in autograd): the plan hangs on the first input's
+        # signature, under a short key (no parameters, one input, prediction mode: the op)
         try:
             sig = inputs[0].signature
             other = inputs[1].signature if n == 2 else None
@@ -271,6 +273,8 @@ def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train:
             key: Any = (op, other, name, value.__class__, _param_key(value))  # the type too: see below
         else:
             key = op if other is None else (op, other)
+        if is_train:
+            key = (key, _TRAINING)
         plans = sig.plans
         try:
             plan = plans.get(key)

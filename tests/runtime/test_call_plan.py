@@ -133,3 +133,21 @@ def test_a_fresh_output_carries_the_signature_of_its_own_shape_dtype_and_context
     out = make(mx.nd.ones((4, 300)))
     assert out.signature is signature_of(out.shape, out.data_array.dtype, out.context)
     assert out.signature.spec == (out.shape, out.data_array.dtype, "cpu", 0)
+
+
+def test_a_short_training_mode_call_is_planned_on_its_signature_apart_from_prediction(
+    threaded_blas: Var,
+) -> None:
+    # relu(x) under autograd, or its gradient, is planned like a + b: on the input's signature
+    x = mx.nd.array([[-1.0, 2.0]])
+    relu = registry.get("relu")
+    train, predict = plan_for(relu, [x], {}, is_train=True), plan_for(relu, [x], {}, is_train=False)
+    dropout = registry.get("Dropout")
+    drop_train = plan_for(dropout, [x], {"p": 0.5}, is_train=True)
+    drop_predict = plan_for(dropout, [x], {"p": 0.5}, is_train=False)
+    from lazynd.runtime import plan
+
+    assert plan.cached_plans() == 0  # none went to the table keyed by every parameter
+    assert plan_for(relu, [x], {}, is_train=True) is train
+    assert train is not predict and train.kctx.is_train and not predict.kctx.is_train
+    assert drop_train is not drop_predict and drop_train.kctx.is_train and not drop_predict.kctx.is_train
