@@ -8,6 +8,7 @@ multipliers by name or index, and the update counts); ``register`` and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .. import ndarray as _ndarray
@@ -135,11 +136,10 @@ class Optimizer:
         return found
 
     def _update_count(self, index: Any) -> None:
-        count = self._index_update_count.get(index, self.begin_num_update) + 1
-        self._index_update_count[index] = count
-        self.num_update = max(count, self.num_update)
+        """Count one more update of parameter ``index`` (and of the optimizer: ``num_update``)."""
+        self._update_counts((index,))
 
-    def _update_counts(self, indices: list) -> None:
+    def _update_counts(self, indices: Sequence[Any]) -> None:
         """:meth:`_update_count` of each of ``indices`` (one call for a multi-parameter update)."""
         counts, begin, latest = self._index_update_count, self.begin_num_update, self.num_update
         for index in indices:
