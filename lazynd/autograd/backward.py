@@ -17,6 +17,7 @@ from ..errors import LazyNDError
 from ..ndarray.copying import copy_into
 from ..ndarray.dispatch import invoke, new_array
 from ..ops.registry import BackwardOpGradient, OpDef, sum_gradients
+from . import replay
 from .recording import Leaf, Node, _plain
 from .state import set_flags
 
@@ -179,25 +180,51 @@ class _Backward:
         self.flows: set[tuple[int, int]] = set()
         self.direct: dict[int, Leaf] = {}  # variables whose one gradient term is written into .grad at once
         self.written: set[int] = set()  # those of them a backward operator wrote
+        self.shape: replay.Structure | None = None  # the graph's, while the pass is captured for replay
+        self.checked: list[int] = []  # with shape: the nodes checked for in-place writes, by position
 
     def run(self, retain_graph: bool) -> Any:
         order = self._order()
+        self._fill_head_grads()
+        captured = None
+        if self.variables is None and not self.create_graph and replay.replay_enabled():
+            shape = replay.structure(order, self.heads, self.head_grads, self.train_mode)
+            if shape is not None:
+                program = replay.program_for(shape)
+                if program is None:  # a new graph: run its rules and keep what they push
+                    self.shape, captured = shape, replay.capture()
+                elif program is not replay.NOT_REPLAYABLE:
+                    program.replay(shape, order)
+                    self._free(order, retain_graph)
+                    return None
         needed = self._find_flows(order)
         if self.variables is None and not self.create_graph:
             self.direct = self._direct_leaves(order, needed)
         before = set_flags(self.create_graph, self.train_mode)
         try:
-            self._seed()
-            for node in reversed(order):
-                if id(node) in needed:
-                    self._through(node)
-            result = self._finish()
+            if captured is None:
+                result = self._gradients(order, needed)
+            else:
+                with captured:
+                    result = self._gradients(order, needed)
+                replay.remember(self.shape, captured, self.checked)
         finally:
             set_flags(*before)
+        self._free(order, retain_graph)
+        return result
+
+    def _gradients(self, order: list[Node], needed: set[int]) -> Any:
+        self._seed()
+        for node in reversed(order):
+            if id(node) in needed:
+                self._through(node)
+        return self._finish()
+
+    @staticmethod
+    def _free(order: list[Node], retain_graph: bool) -> None:
         if not retain_graph:
             for node in order:
                 node.free()
-        return result
 
     # -- the graph ------------------------------------------------------------------------------
     def _order(self) -> list[Node]:
@@ -303,16 +330,23 @@ class _Backward:
         return direct
 
     # -- gradients ------------------------------------------------------------------------------
-    def _seed(self) -> None:
+    def _fill_head_grads(self) -> None:
+        """The head gradients the pass uses: None for a loss operator's head (its rule takes none),
+        the default ones for a head given none."""
         self.loss_heads: set[int] = set()
-        for head, head_grad in zip(self.heads, self.head_grads, strict=True):
-            owner, i = head._ag
+        for k, head in enumerate(self.heads):
+            owner = head._ag[0]
             if owner.__class__ is Node and owner.is_loss:
-                self.loss_heads.add(id(owner))  # a loss operator's rule takes no head gradient
-                continue
-            if head_grad is None:
-                head_grad = self._default_head_gradient(head)
-            self.grads.setdefault((id(owner), i), []).append(head_grad)
+                self.loss_heads.add(id(owner))
+                self.head_grads[k] = None
+            elif self.head_grads[k] is None:
+                self.head_grads[k] = self._default_head_gradient(head)
+
+    def _seed(self) -> None:
+        for head, head_grad in zip(self.heads, self.head_grads, strict=True):
+            if head_grad is not None:
+                owner, i = head._ag
+                self.grads.setdefault((id(owner), i), []).append(head_grad)
 
     def _default_head_gradient(self, head: Any) -> Any:
         """Ones like ``head`` (MXNet's default head gradient).  For backward() on the host, one
@@ -346,6 +380,8 @@ class _Backward:
                 "to a variable; compute that part outside record(), or detach() its input"
             )
         node.check_unmodified()
+        if self.shape is not None:
+            self.checked.append(self.shape.positions[id(node)])
         out_grads: list[Any] = []
         for i, t in enumerate(terms):
             if t:

@@ -59,10 +59,14 @@ class Node:
     recorded; ``outputs`` are the outputs' arrays (without entries: a node never holds its
     own); ``watched`` holds the engine vars of the inputs, then of the outputs, and ``versions``
     their versions when the node was recorded (both empty: the rule reads none of them).
+    ``plan`` is the call plan of a registered operator's call (None for the other nodes: views,
+    copies, assignments): with the graph around it, it says what the rule will push
+    (:mod:`.replay`).
     """
 
     __slots__ = (
-        "name", "op", "rule", "attrs", "inputs", "entries", "outputs", "watched", "versions", "n_visible", "freed", "__weakref__",
+        "name", "op", "rule", "attrs", "inputs", "entries", "outputs", "watched", "versions", "n_visible", "freed",
+        "plan", "__weakref__",
     )  # fmt: skip
 
     def __init__(
@@ -75,9 +79,11 @@ class Node:
         outputs: list[Any],
         op: OpDef | None = None,
         n_visible: int | None = None,
+        plan: Any = None,
     ) -> None:
         self.name = name
         self.op = op
+        self.plan = plan
         self.rule = rule
         self.attrs = attrs
         self.inputs = inputs
@@ -207,7 +213,7 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     watched = reads[: plan.n_in]
     versions = [var.version for var in watched]  # before the push: a call may write an input
     outputs = run_plan(plan, datas, reads, out)
-    node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible)
+    node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible, plan)
     for o in outputs:
         var = o.var
         watched.append(var)

@@ -67,6 +67,9 @@ _setting = os.environ.get("LAZYND_INLINE_MAX", "").strip()
 INLINE_MAX_ELEMENTS: int | None = int(_setting) if _setting else None
 
 _kernel_contexts: dict[tuple[Context, bool], KernelContext] = {}
+# the open :class:`lazynd.runtime.capture.PushCapture`, if any: it sees every push and
+# run_if_free before it runs (the one check a push pays for captures)
+capture: Any = None
 
 
 def kernel_context(ctx: Context, is_train: bool = False) -> KernelContext:
@@ -104,6 +107,8 @@ def push(
     (``compute``, ``h2d``, ``d2h``).  ``fresh`` says that every var in ``writes`` is new
     and unknown to any other operation: a small ready CPU operation then runs at once.
     """
+    if capture is not None:
+        capture.note(ctx, fn, args, reads, writes, name)
     if ctx.device_type == "gpu":
         fn = get_backend(ctx).wrap(fn, reads, writes, kind)
         (engine_module._engine or get_engine()).push(fn, args, reads, writes, name, ctx, True)
@@ -126,6 +131,8 @@ def run_if_free(
     operations on its workers), nothing runs, and the caller snapshots and pushes.  The
     operation runs whatever its size: its copy would be made now anyway, as the snapshot.
     """
+    if capture is not None:
+        capture.note(ctx, fn, args, reads, writes, name)
     if ctx.device_type == "gpu":
         return False
     return (engine_module._engine or get_engine()).run_if_free(fn, args, reads, writes, name, ctx)

@@ -15,6 +15,7 @@ from sweep_cases import CASES, DUNDERS, Case, auto_case
 
 import lazynd as mx
 import lazynd_sym as sym
+from lazynd.autograd import replay
 from lazynd.ops import registry
 from lazynd.testing import assert_almost_equal, check_gradient
 
@@ -22,6 +23,20 @@ from lazynd.testing import assert_almost_equal, check_gradient
 NOT_SWEPT: dict[str, str] = {
     "Custom": "runs a user-registered Python operator: tests/operator/test_custom.py covers it",
     "RNN": "fused RNN with a packed parameter vector: tests/ops/test_rnn.py covers it",
+}
+
+
+# operators whose autograd backward is not replayed, and why (lazynd.autograd.replay): their rules
+# hand back arrays made without an engine operation, which a program cannot tell from an
+# outside array it must not keep
+_ZERO_INDEX_GRADIENT = "the gradient of its index input is an array of zeros made without an operation"
+NOT_REPLAYED: dict[str, str] = {
+    "ROIPooling": "the gradient of its rois input is an array of zeros made without an operation",
+    "_digamma": "its rule gives no gradient (no trigamma kernel): the zeros backward writes are made without an operation",
+    "batch_take": _ZERO_INDEX_GRADIENT,
+    "choose_element_0index": _ZERO_INDEX_GRADIENT,
+    "pick": _ZERO_INDEX_GRADIENT,
+    "take": _ZERO_INDEX_GRADIENT,
 }
 
 
@@ -160,6 +175,31 @@ def test_autograd_gradient_matches_executor_and_central_differences(name, ctx):
     by_executor = _executor_gradients(name, case, inputs, aux, wrt, ctx)
     for i, want in zip(wrt, by_executor, strict=True):
         assert_almost_equal(by_autograd[i], want, 1e-7, 1e-9, names=(f"{name} d/d input {i} (autograd)", "executor"))
+
+
+@pytest.mark.parametrize("name", GRADIENT)
+def test_replayed_autograd_pass_matches_its_rules_run_again(name, monkeypatch):
+    # the second backward of the same recorded call is one replayed operation where the rules'
+    # work can be replayed (lazynd.autograd.replay): it gives, on new arrays with new head
+    # gradients, what running the rules again gives
+    case = _case(name)
+    if case.xfail:
+        pytest.xfail(case.xfail)
+    inputs, aux = _values(name, case)
+    replay.forget_programs()
+
+    def gradients(seed: int) -> list:
+        return check_gradient(name, inputs, case.params, ctx=mx.cpu(), aux=aux, wrt=[], seed=seed, autograd=True)
+
+    gradients(0)  # captured
+    replayed = gradients(1)
+    kept = [p for p in replay._programs.values() if p is not replay.NOT_REPLAYABLE]
+    assert bool(kept) != (name in NOT_REPLAYED), f"{name}: replayed {bool(kept)}, NOT_REPLAYED says otherwise"
+    monkeypatch.setattr(replay, "ENABLED", False)
+    for i, (a, b) in enumerate(zip(replayed, gradients(1), strict=True)):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert_almost_equal(a, b, 1e-12, 1e-14, names=(f"{name} d/d input {i} (replayed)", "rules"))
 
 
 @pytest.mark.parametrize("name", _params())

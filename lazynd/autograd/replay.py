@@ -1,0 +1,317 @@
+"""Replaying a backward pass: the same gradient work for the same graph, as one engine operation.
+
+A training loop records the same graph at every step: the same operators on arrays of the
+same shapes, wired the same way, with new arrays each time.  The first :func:`backward` of
+such a graph runs each node's gradient rule (:mod:`.backward`) while a
+:class:`~lazynd.runtime.capture.PushCapture` records what the rules push; from that record a
+:class:`BackwardProgram` is built: the kernels in order, each argument either an array of the
+graph (a node's input or output, a variable's gradient buffer, a head gradient), found again
+by its position in the next graph, or a buffer of the pass itself, which the program owns.
+The next backward of a graph with the same :class:`Structure` pushes the program as one
+operation (as an executor pushes a bulked pass), instead of calling the rules and pushing
+each of their operations: the same kernels on the same arrays in the same order, so the
+same results.
+
+What makes two graphs the same (:func:`structure`): the training mode; for each node, in the
+order backward visits them, its call plan (operator, parameters, input shapes and dtypes:
+:class:`lazynd.runtime.CallPlan`, shared by equal calls) and where each input comes from (a
+constant, a variable and its ``grad_req``, another node's output); the variables' gradient
+buffers' signatures; the heads and whether each has a head gradient; and which positions
+share an array buffer or an engine var (an input that is another node's output, an array
+used twice, a view of a variable's gradient buffer read by the graph).
+
+Only what can be replayed exactly is: a ``backward()`` (not ``grad()``, whose results are
+new arrays, nor ``create_graph``) of a graph on the CPU whose nodes are all registered
+operator calls, while the profiler does not record, whose rules pushed only registered
+kernels (random ones excepted) and CPU copies, on arrays of the graph or of the pass.  Any
+other graph runs its rules every time.  ``LAZYND_AUTOGRAD_REPLAY=0`` (read at import; or
+:data:`ENABLED` set to False) runs every pass's rules, for debugging or comparison.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import engine as engine_module
+from ..backend import blas, cpu_backend
+from ..engine import StepFailure
+from ..engine.var import Var
+from ..ops import registry
+from ..ops.registry import KernelContext
+from ..runtime import push
+from ..runtime.capture import PushCapture
+from .recording import Leaf, Node
+
+ENABLED = os.environ.get("LAZYND_AUTOGRAD_REPLAY", "1").strip().lower() not in ("0", "false", "no", "off")
+_MAX_PROGRAMS = 64  # programs kept (a program of ever-new graphs starts the table again)
+NOT_REPLAYABLE: Any = "not replayable"  # a structure whose rules push what a program cannot hold
+_programs: dict[tuple, Any] = {}  # Structure.key -> BackwardProgram or NOT_REPLAYABLE
+_lock = threading.Lock()
+
+
+class Structure:
+    """What a backward pass over one graph depends on, and the graph's arrays by position.
+
+    ``key`` is hashable and equal for graphs whose backward pushes the same work (see the
+    module docstring); ``buffers`` and ``vars`` are the graph's distinct array buffers and
+    engine vars, numbered in the order :func:`structure` meets them; ``positions`` maps a node
+    (by id) to its number in the walk.
+    """
+
+    __slots__ = ("key", "buffers", "vars", "positions")
+
+    def __init__(self, key: tuple, buffers: list, vars_: list, positions: dict[int, int]) -> None:
+        self.key = key
+        self.buffers = buffers
+        self.vars = vars_
+        self.positions = positions
+
+
+def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any], train_mode: bool) -> Structure | None:
+    """The :class:`Structure` of the backward of ``heads`` over ``order`` (the nodes, each after those it
+    reads), with ``head_grads`` (None for a head: its default); None when it cannot be replayed.
+
+    ``head_grads`` holds the head gradients the pass will use: None for a loss operator's head,
+    the shared default ones already put in for the others (see
+    :meth:`.backward._Backward._default_head_gradient`).
+    """
+    parts: list[Any] = [bool(train_mode)]
+    arrays: list[Any] = []  # every array position, in walk order
+    positions: dict[int, int] = {}
+    leaves: dict[int, int] = {}
+    grads: list[Any] = []  # the variables' gradient buffers, by their number
+    for k, node in enumerate(order):
+        plan = node.plan
+        if plan is None or node.rule is None or plan.ctx.device_type != "cpu":
+            return None
+        positions[id(node)] = k
+        parts.append(plan)
+        for entry in node.entries:
+            if entry is None:
+                parts.append(None)
+                continue
+            owner = entry[0]
+            if owner.__class__ is Leaf:
+                index = leaves.get(id(owner))
+                if index is None:
+                    index = leaves[id(owner)] = len(grads)
+                    grads.append(owner.grad)
+                parts.append(("leaf", index, owner.grad_req))
+            else:
+                parts.append((positions[id(owner)], entry[1]))
+        arrays += node.inputs
+        arrays += node.outputs
+    for grad in grads:
+        if grad is None:
+            parts.append(None)
+        else:
+            parts.append(grad.signature)
+            arrays.append(grad)
+    for head, head_grad in zip(heads, head_grads, strict=True):
+        owner, i = head._ag
+        if owner.__class__ is not Node:
+            return None  # a variable as a head: rare enough to run its rules
+        parts.append(("head", positions[id(owner)], i))
+        if head_grad is None:
+            parts.append(None)
+        else:
+            parts.append(head_grad.signature)
+            arrays.append(head_grad)
+    # which positions share a buffer or a var: each numbered by its first position
+    buffer_ids: dict[int, int] = {}
+    var_ids: dict[int, int] = {}
+    buffers: list[Any] = []
+    vars_: list[Var] = []
+    pattern: list[int] = []
+    for array in arrays:
+        data, var = array.data_array, array.var
+        b = buffer_ids.setdefault(id(data), len(buffers))
+        if b == len(buffers):
+            buffers.append(data)
+        v = var_ids.setdefault(id(var), len(vars_))
+        if v == len(vars_):
+            vars_.append(var)
+        pattern.append(b)
+        pattern.append(v)
+    return Structure((tuple(parts), tuple(pattern)), buffers, vars_, positions)
+
+
+def program_for(shape: Structure) -> Any:
+    """The program built for ``shape``'s key; :data:`NOT_REPLAYABLE`, or None when there is none yet."""
+    return _programs.get(shape.key)
+
+
+def replay_enabled() -> bool:
+    """Whether a backward pass may be replayed or captured now (not while the profiler records:
+    it shows each gradient operation)."""
+    return ENABLED and not engine_module.recording
+
+
+def capture() -> PushCapture:
+    """A capture for the rules of a backward pass (see :mod:`lazynd.runtime.capture`)."""
+    return PushCapture()
+
+
+def remember(shape: Structure, captured: PushCapture, checked: list[int]) -> None:
+    """Build the program of a pass whose rules ran under ``captured``, for ``shape``'s key.
+
+    ``checked``: the positions of the nodes whose arrays the pass checked for in-place
+    writes, in the order it checked them.
+    """
+    if not captured.complete:
+        return  # another capture was open: nothing was recorded
+    program = BackwardProgram.build(shape, captured.pushes, checked)
+    with _lock:
+        if len(_programs) >= _MAX_PROGRAMS:
+            _programs.clear()
+        _programs[shape.key] = NOT_REPLAYABLE if program is None else program
+
+
+def forget_programs() -> None:
+    """Drop every program (their buffers go with them)."""
+    with _lock:
+        _programs.clear()
+
+
+def _copy_step(copy: Callable[[Any, Any], None]) -> Callable[..., None]:
+    """A captured CPU copy ``copy(source, target)`` as a kernel step's function."""
+
+    def run(kctx: Any, attrs: Any, ins: list, outs: list, aux: list) -> None:
+        copy(ins[0], outs[0])
+
+    return run
+
+
+class BackwardProgram:
+    """The kernels a backward pass pushed, over numbered buffers, pushed again as one operation.
+
+    Buffer table of a run: ``[None, the graph's buffers (Structure.buffers)..., the program's own]``;
+    each step is ``(fn, kctx, attrs, ins, outs, aux, name)`` with table indices for the
+    arrays (0: an output the kernel skips).
+    """
+
+    def __init__(
+        self,
+        steps: list[tuple],
+        own: list[Any],
+        reads: list[int],
+        writes: list[int],
+        extra_writes: list[Var],
+        checked: list[int],
+    ) -> None:
+        self.steps = steps
+        self.own = own  # buffers of the pass itself (gradients on their way), reused by every run
+        self.reads = reads  # numbers of the graph's vars the steps read and do not write
+        self.writes = writes  # numbers of the graph's vars the steps write
+        self.extra_writes = extra_writes  # the host BLAS's var, where a step wrote it
+        self.checked = checked
+        self.var = Var()  # written by every run: runs of one program (and its own buffers) in order
+
+    @classmethod
+    def build(cls, shape: Structure, pushes: list[tuple], checked: list[int]) -> BackwardProgram | None:
+        """The program of ``pushes`` over ``shape``'s arrays; None when one of them cannot be replayed."""
+        index = {id(b): k + 1 for k, b in enumerate(shape.buffers)}
+        n_graph = len(shape.buffers)
+        var_index = {id(v): k for k, v in enumerate(shape.vars)}
+        own: list[Any] = []
+        steps: list[tuple] = []
+        read_vars: list[int] = []
+        written_vars: list[int] = []
+        extra: list[Var] = []
+        for ctx, fn, args, reads, writes, name in pushes:
+            if ctx.device_type != "cpu":
+                return None
+            step = _kernel_step(fn, args, name)
+            if step is None:
+                return None
+            fn, kctx, attrs, ins, outs, aux = step
+
+            def known(arrays: list) -> list[int] | None:
+                found = []
+                for a in arrays:
+                    k = index.get(id(a))
+                    if k is None:
+                        return None
+                    found.append(k)
+                return found
+
+            in_index, aux_index = known(ins), known(aux)
+            if in_index is None or aux_index is None:
+                return None  # reads an array that is neither the graph's nor made by an earlier step
+            out_index = []
+            for o in outs:
+                if o is None:
+                    out_index.append(0)
+                    continue
+                k = index.get(id(o))
+                if k is None:  # a buffer of the pass: the program's own from now on
+                    if not isinstance(o, np.ndarray):
+                        return None
+                    k = index[id(o)] = n_graph + 1 + len(own)
+                    own.append(cpu_backend.empty(o.shape, o.dtype))
+                out_index.append(k)
+            for var in reads:
+                v = var_index.get(id(var))
+                if v is not None and v not in read_vars:
+                    read_vars.append(v)
+            for var in writes:
+                v = var_index.get(id(var))
+                if v is not None:
+                    if v not in written_vars:
+                        written_vars.append(v)
+                elif var is blas.BLAS_VAR and blas.BLAS_VAR is not None:
+                    if var not in extra:
+                        extra.append(var)
+            steps.append((fn, kctx, attrs, in_index, out_index, aux_index, name))
+        if not steps:
+            return None
+        reads_only = [v for v in read_vars if v not in written_vars]
+        return cls(steps, own, reads_only, written_vars, extra, checked)
+
+    def replay(self, shape: Structure, order: list[Node]) -> None:
+        """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
+        for k in self.checked:
+            order[k].check_unmodified()
+        table = [None, *shape.buffers, *self.own]
+        vars_ = shape.vars
+        reads = [vars_[v] for v in self.reads]
+        writes = [vars_[v] for v in self.writes]
+        writes += self.extra_writes
+        writes.append(self.var)
+        push(order[0].plan.ctx, self._run, (table,), reads, writes, "autograd_backward")
+
+    def _run(self, table: list) -> None:
+        name = "autograd_backward"
+        try:
+            for fn, kctx, attrs, ins, outs, aux, name in self.steps:  # noqa: B007 - name: see below
+                fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], [table[i] for i in aux])
+        except Exception as err:
+            raise StepFailure(name, err) from err
+
+
+def _kernel_step(fn: Callable[..., Any], args: tuple, name: str) -> tuple | None:
+    """``(fn, kctx, attrs, ins, outs, aux)`` of a captured push that a program can replay, else None.
+
+    A registered operator's kernel (``args`` are ``(kctx, attrs, ins, outs, aux)``), with the
+    kernel that fills its outputs where the push used the one for zero-filled fresh outputs
+    (a program's own buffers are reused); or a CPU copy ``(source, target)``.  Not a kernel
+    that draws random numbers: its generator is the call's.
+    """
+    if len(args) == 2 and name == "_copyto":
+        return _copy_step(fn), None, None, [args[0]], [args[1]], []
+    if len(args) != 5 or args[0].__class__ is not KernelContext or not registry.exists(name):
+        return None
+    kctx, attrs, ins, outs, aux = args
+    if kctx.rng is not None or not isinstance(ins, list) or not isinstance(outs, list):
+        return None
+    op = registry.get(name)
+    if fn is op.forward_into_zeros and fn is not None:
+        fn = op.forward
+    elif fn is not op.forward:
+        return None
+    return fn, kctx, attrs, ins, outs, aux

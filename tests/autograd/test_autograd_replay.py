@@ -1,0 +1,238 @@
+"""Replayed backward passes (lazynd.autograd.replay): the second backward of a graph recorded again
+with the same structure pushes one operation, and computes what running every rule computes."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd import LazyNDError, autograd
+from lazynd.autograd import replay
+from lazynd.errors import EngineError
+from lazynd.runtime.capture import PushCapture
+
+
+@pytest.fixture(autouse=True)
+def _fresh_programs():
+    replay.forget_programs()
+    yield
+    replay.forget_programs()
+
+
+def _mlp_params(rng: np.random.Generator, grad_req: str = "write") -> list:
+    params = []
+    for fan_in, fan_out in ((12, 8), (8, 5)):
+        for shape in ((fan_out, fan_in), (fan_out,)):
+            p = mx.nd.array(rng.standard_normal(shape).astype(np.float32))
+            p.attach_grad(grad_req)
+            params.append(p)
+    return params
+
+
+def _mlp_step(params: list, x: np.ndarray, y: np.ndarray) -> None:
+    data, label = mx.nd.array(x), mx.nd.array(y)
+    with autograd.record():
+        h = mx.nd.relu(mx.nd.FullyConnected(data, params[0], params[1], num_hidden=8))
+        out = mx.nd.SoftmaxOutput(mx.nd.FullyConnected(h, params[2], params[3], num_hidden=5), label)
+    out.backward()
+
+
+def _pushes_of(step) -> list[str]:
+    """The names of the operations ``step()`` pushes (its own backward capture aside)."""
+    with PushCapture() as seen:
+        step()
+    assert seen.complete
+    return [name for *_, name in seen.pushes]
+
+
+def _train(steps: int, enabled: bool, monkeypatch, grad_req: str = "write") -> list[np.ndarray]:
+    monkeypatch.setattr(replay, "ENABLED", enabled)
+    rng = np.random.default_rng(0)
+    params = _mlp_params(rng, grad_req)
+    for _ in range(steps):
+        x = rng.standard_normal((4, 12)).astype(np.float32)
+        y = rng.integers(0, 5, 4).astype(np.float32)
+        _mlp_step(params, x, y)
+        for p in params:
+            mx.nd.sgd_update(p, p.grad, lr=0.1, out=p)
+    return [p.asnumpy() for p in params] + [p.grad.asnumpy() for p in params]
+
+
+def test_the_second_backward_of_a_graph_is_one_replayed_operation() -> None:
+    params = _mlp_params(np.random.default_rng(0))
+    x, y = np.ones((4, 12), np.float32), np.zeros(4, np.float32)
+    _mlp_step(params, x, y)  # the first: every rule runs (and is captured)
+    data, label = mx.nd.array(x), mx.nd.array(y)
+    with autograd.record():
+        h = mx.nd.relu(mx.nd.FullyConnected(data, params[0], params[1], num_hidden=8))
+        out = mx.nd.SoftmaxOutput(mx.nd.FullyConnected(h, params[2], params[3], num_hidden=5), label)
+    assert _pushes_of(out.backward) == ["autograd_backward"]
+
+
+def test_replayed_training_gives_the_weights_and_gradients_of_rules_run_every_time(monkeypatch) -> None:
+    replayed = _train(6, True, monkeypatch)
+    assert replay._programs, "the graph was not kept for replay"
+    by_rules = _train(6, False, monkeypatch)
+    for a, b in zip(replayed, by_rules, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_grad_req_add_accumulates_across_replayed_passes(monkeypatch) -> None:
+    replayed = _train(4, True, monkeypatch, grad_req="add")
+    by_rules = _train(4, False, monkeypatch, grad_req="add")
+    for a, b in zip(replayed, by_rules, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_retain_graph_replays_the_same_graph_again() -> None:
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad("add")
+    with autograd.record():
+        y = mx.nd.exp(x) * x
+    for _ in range(3):
+        y.backward(retain_graph=True)
+    e = np.exp([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(x.grad.asnumpy(), 3 * (e + e * [1.0, 2.0, 3.0]), rtol=1e-6)
+
+
+def test_a_constant_read_twice_then_two_constants_are_two_graphs() -> None:
+    # the same array at two places makes another graph than two arrays there: a replay that took
+    # the second place's array from the first would give x the gradient 2 * c1 instead of c1 + c2
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    c1, c2 = mx.nd.array([3.0, 4.0]), mx.nd.array([10.0, 20.0])
+    for a, b in ((c1, c1), (c1, c2), (c1, c2)):
+        with autograd.record():
+            y = x * a + x * b
+        y.backward()
+        np.testing.assert_array_equal(x.grad.asnumpy(), a.asnumpy() + b.asnumpy())
+
+
+def test_new_shapes_make_a_new_program() -> None:
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    for values in ([1.0, 2.0], [1.0, 2.0, 3.0], [4.0, 5.0]):
+        x = mx.nd.array(values)
+        x.attach_grad()
+        with autograd.record():
+            y = mx.nd.tanh(x) * 2
+        y.backward()
+        np.testing.assert_allclose(x.grad.asnumpy(), 2 * (1 - np.tanh(values) ** 2), rtol=1e-5, atol=1e-6)
+    assert len(replay._programs) == 2
+
+
+def test_a_replayed_pass_still_refuses_arrays_written_after_recording() -> None:
+    for k in range(2):
+        x = mx.nd.array([1.0, 2.0])
+        x.attach_grad()
+        c = mx.nd.array([3.0, 4.0])
+        with autograd.record():
+            y = x * c
+        if k == 1:
+            c += 1  # the rule of y reads c: its gradient would be wrong
+            with pytest.raises(LazyNDError, match=r"input 'rhs' of operator '_mul'.*modified in place"):
+                y.backward()
+        else:
+            y.backward()
+    assert replay._programs
+
+
+def test_an_error_in_a_replayed_pass_names_its_operator_at_the_wait() -> None:
+    params = _mlp_params(np.random.default_rng(0))
+    x = np.ones((4, 12), np.float32)
+    _mlp_step(params, x, np.zeros(4, np.float32))
+    _mlp_step(params, x, np.array([0, 1, 7, 2], np.float32))  # label 7 of 5 classes
+    with pytest.raises(EngineError, match=r"SoftmaxOutput.*in 'autograd_backward'.*label"):
+        params[0].grad.wait_to_read()
+
+
+def test_head_gradients_are_read_from_each_pass() -> None:
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    for head in ([1.0, 1.0], [2.0, -1.0], [0.5, 3.0]):
+        with autograd.record():
+            y = mx.nd.sin(x)
+        y.backward(mx.nd.array(head))
+        np.testing.assert_allclose(x.grad.asnumpy(), np.cos([1.0, 2.0]) * head, rtol=1e-6)
+
+
+def test_no_replay_while_the_profiler_records(tmp_path) -> None:
+    params = _mlp_params(np.random.default_rng(0))
+    x, y = np.ones((4, 12), np.float32), np.zeros(4, np.float32)
+    _mlp_step(params, x, y)
+    mx.profiler.profiler_set_config(filename=str(tmp_path / "trace.json"))
+    mx.profiler.profiler_set_state("run")
+    try:
+        data, label = mx.nd.array(x), mx.nd.array(y)
+        with autograd.record():
+            h = mx.nd.relu(mx.nd.FullyConnected(data, params[0], params[1], num_hidden=8))
+            out = mx.nd.SoftmaxOutput(mx.nd.FullyConnected(h, params[2], params[3], num_hidden=5), label)
+        names = _pushes_of(out.backward)
+    finally:
+        mx.profiler.profiler_set_state("stop")
+    assert "autograd_backward" not in names and "_backward_FullyConnected" in names
+
+
+def test_threads_replaying_their_own_graphs_get_their_own_gradients() -> None:
+    results: dict[int, list] = {}
+    errors: list[BaseException] = []
+
+    def train(seed: int) -> None:
+        try:
+            rng = np.random.default_rng(seed)
+            params = _mlp_params(rng)
+            for _ in range(20):
+                _mlp_step(params, rng.standard_normal((4, 12)).astype(np.float32), np.zeros(4, np.float32))
+                for p in params:
+                    mx.nd.sgd_update(p, p.grad, lr=0.1, out=p)
+            results[seed] = [p.asnumpy() for p in params]
+        except BaseException as err:  # noqa: BLE001 - reported by the test thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=train, args=(seed,)) for seed in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    together = dict(results)
+    for seed in (1, 2):
+        train(seed)  # again, alone
+    assert not errors, errors
+    for seed in (1, 2):
+        for a, b in zip(together[seed], results[seed], strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_a_replayed_pass_waits_for_pending_writes_to_what_it_reads() -> None:
+    # the head gradient is still being written by another thread's operation when backward is
+    # called: the replayed pass must run after it, reading its values
+    if mx.engine.get_engine().name == "naive":
+        pytest.skip("the naive engine runs each operation at its push: nothing is ever pending")
+    from lazynd.runtime import push
+
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    for k in range(2):  # the first pass is captured, the second replayed
+        head = mx.nd.array([1.0, 1.0])
+        with autograd.record():
+            y = x * 3
+        release = threading.Event()
+
+        def slow_write(data: np.ndarray) -> None:
+            release.wait(10)
+            data[:] = [5.0, 7.0]
+
+        before = head.var.version
+        writer = threading.Thread(target=push, args=(head.context, slow_write, (head.data_array,), [], [head.var], "slow"))
+        writer.start()
+        while head.var.version == before:  # not pushed yet
+            pass
+        y.backward(head)
+        release.set()
+        writer.join()
+        np.testing.assert_array_equal(x.grad.asnumpy(), [15.0, 21.0], err_msg=f"pass {k}")
+    assert replay._programs
