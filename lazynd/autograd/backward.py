@@ -186,7 +186,7 @@ class _Backward:
     def run(self, retain_graph: bool) -> Any:
         order = self._order()
         self._fill_head_grads()
-        captured = None
+        captured = shape = None
         if self.variables is None and not self.create_graph and replay.replay_enabled():
             shape = replay.structure(order, self.heads, self.head_grads, self.train_mode)
             if shape is not None:
@@ -207,7 +207,8 @@ class _Backward:
             else:
                 with captured:
                     result = self._gradients(order, needed)
-                replay.remember(self.shape, captured, self.checked)
+                assert shape is not None
+                replay.remember(shape, captured, self.checked)
         finally:
             set_flags(*before)
         self._free(order, retain_graph)

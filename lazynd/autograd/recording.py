@@ -41,7 +41,11 @@ _written_vars: dict[int, tuple[weakref.ref, weakref.ref]] = {}
 
 
 class Leaf:
-    """A variable: where backward puts its gradient (``grad``), and how (``grad_req``)."""
+    """A variable: where backward puts its gradient (``grad``, None for ``'null'``), and how (``grad_req``).
+
+    The owner of an entry, a :class:`Leaf` or a :class:`Node`, has a ``grad``: what
+    :attr:`lazynd.NDArray.grad` gives for the array carrying the entry.
+    """
 
     __slots__ = ("grad", "grad_req")
     freed = False  # a variable stays one until marked again
@@ -68,6 +72,7 @@ class Node:
         "name", "op", "rule", "attrs", "inputs", "entries", "outputs", "watched", "versions", "n_visible", "freed",
         "plan", "__weakref__",
     )  # fmt: skip
+    grad = None  # an array recorded from an operation is no variable: it has no gradient buffer (NDArray.grad)
 
     def __init__(
         self,
@@ -88,7 +93,7 @@ class Node:
         self.attrs = attrs
         self.inputs = inputs
         self.entries = entries
-        self.outputs = [_plain(o) for o in outputs]
+        self.outputs = [o.detach() for o in outputs]
         self.watched: list[Any] = []
         self.versions: list[int] = []
         self.n_visible = len(outputs) if n_visible is None else n_visible
@@ -127,7 +132,7 @@ class Node:
 
 def _plain(array: Any) -> Any:
     """``array``'s memory as an array without an autograd entry."""
-    return dispatch.NDArray(array.data_array, array.var, array.context)
+    return array.detach()
 
 
 def entry_of(array: Any) -> Any:
@@ -188,11 +193,17 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     if not flags.recording:  # training mode only, or the gradient rules of a backward pass
         return dispatch.invoke(op, inputs, kwargs, out, is_train, unrecorded=True)
     plan = plan_for(op, inputs, kwargs, is_train)
-    data_inputs = list(inputs[: plan.n_in])
-    entries = []
+    n_in = plan.n_in
+    data_inputs = list(inputs[:n_in])
+    entries: list[Any] = []
+    recorded = False
     for x in data_inputs:  # entry_of, written out: a recorded call's commonest step
         entry = x._ag
-        entries.append(None if entry is None or entry[0].freed else entry)
+        if entry is None or entry[0].freed:
+            entries.append(None)
+        else:
+            entries.append(entry)
+            recorded = True
     if out is not None:
         for o in out if isinstance(out, (list, tuple)) else (out,):
             if isinstance(o, dispatch.NDArray) and entry_of(o) is not None:
@@ -208,18 +219,18 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     for x in inputs:
         datas.append(x.data_array)
         reads.append(x.var)
-    if not any(entries):
+    if not recorded:
         return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
-    watched = reads[: plan.n_in]
+    watched = reads[:n_in]
     versions = [var.version for var in watched]  # before the push: a call may write an input
     outputs = run_plan(plan, datas, reads, out)
     node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible, plan)
-    for o in outputs:
+    for i, o in enumerate(outputs):
         var = o.var
         watched.append(var)
         versions.append(var.version)
+        o._ag = (node, i)
     node.watched, node.versions = watched, versions
-    _record(node, outputs)
     return visible_outputs(plan, outputs, out)
 
 
@@ -373,8 +384,5 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: str | Sequence[str
 
 
 def grad_of(array: Any) -> Any:
-    """The gradient buffer of a variable; None for any other array."""
-    entry = array._ag
-    if entry is not None and entry[0].__class__ is Leaf:
-        return entry[0].grad
-    return None
+    """The gradient buffer of a variable; None for any other array (:attr:`lazynd.NDArray.grad`)."""
+    return array.grad

@@ -16,14 +16,17 @@ What makes two graphs the same (:func:`structure`): the training mode; for each 
 order backward visits them, its call plan (operator, parameters, input shapes and dtypes:
 :class:`lazynd.runtime.CallPlan`, shared by equal calls) and where each input comes from (a
 constant, a variable and its ``grad_req``, another node's output); the variables' gradient
-buffers' signatures; the heads and whether each has a head gradient; and which positions
-share an array buffer or an engine var (an input that is another node's output, an array
-used twice, a view of a variable's gradient buffer read by the graph).
+buffers' signatures; the heads and whether each has a head gradient; and which of the graph's
+arrays share a buffer or an engine var (a constant read twice, an output written into an
+array that another node reads, a view of a variable's gradient buffer read by the graph).
+An input recorded as another node's output is that output's array, and a variable's input
+is the array marked, at every use: their buffers and vars follow from the walk.
 
 Only what can be replayed exactly is: a ``backward()`` (not ``grad()``, whose results are
 new arrays, nor ``create_graph``) of a graph on the CPU whose nodes are all registered
 operator calls, while the profiler does not record, whose rules pushed only registered
-kernels (random ones excepted) and CPU copies, on arrays of the graph or of the pass.  Any
+kernels (random ones excepted) and CPU copies, on arrays of the graph or of the pass, none
+of which pushed operations of its own (a Custom operator's Python calling ``mx.nd``).  Any
 other graph runs its rules every time.  ``LAZYND_AUTOGRAD_REPLAY=0`` (read at import; or
 :data:`ENABLED` set to False) runs every pass's rules, for debugging or comparison.
 """
@@ -81,7 +84,7 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
     :meth:`.backward._Backward._default_head_gradient`).
     """
     parts: list[Any] = [bool(train_mode)]
-    arrays: list[Any] = []  # every array position, in walk order
+    arrays: list[Any] = []  # the array positions whose buffer and var the key must tell apart
     positions: dict[int, int] = {}
     leaves: dict[int, int] = {}
     grads: list[Any] = []  # the variables' gradient buffers, by their number
@@ -91,20 +94,21 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
             return None
         positions[id(node)] = k
         parts.append(plan)
-        for entry in node.entries:
-            if entry is None:
+        for x, entry in zip(node.inputs, node.entries):  # noqa: B905 - as long as each other
+            if entry is None:  # a constant: any array
                 parts.append(None)
+                arrays.append(x)
                 continue
             owner = entry[0]
-            if owner.__class__ is Leaf:
+            if owner.__class__ is Leaf:  # a variable: the array marked, the same at every use
                 index = leaves.get(id(owner))
                 if index is None:
                     index = leaves[id(owner)] = len(grads)
                     grads.append(owner.grad)
+                    arrays.append(x)
                 parts.append(("leaf", index, owner.grad_req))
-            else:
+            else:  # an output of an earlier node: its array, placed with that node's outputs
                 parts.append((positions[id(owner)], entry[1]))
-        arrays += node.inputs
         arrays += node.outputs
     for grad in grads:
         if grad is None:
@@ -122,23 +126,30 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
         else:
             parts.append(head_grad.signature)
             arrays.append(head_grad)
-    # which positions share a buffer or a var: each numbered by its first position
-    buffer_ids: dict[int, int] = {}
-    var_ids: dict[int, int] = {}
-    buffers: list[Any] = []
-    vars_: list[Var] = []
-    pattern: list[int] = []
-    for array in arrays:
-        data, var = array.data_array, array.var
-        b = buffer_ids.setdefault(id(data), len(buffers))
-        if b == len(buffers):
-            buffers.append(data)
-        v = var_ids.setdefault(id(var), len(vars_))
-        if v == len(vars_):
-            vars_.append(var)
-        pattern.append(b)
-        pattern.append(v)
-    return Structure((tuple(parts), tuple(pattern)), buffers, vars_, positions)
+    # which positions share a buffer or a var: none, commonly; else each numbered by its first position
+    buffers = [a.data_array for a in arrays]
+    vars_ = [a.var for a in arrays]
+    n = len(arrays)
+    if len(set(map(id, buffers))) == n and len(set(map(id, vars_))) == n:
+        return Structure((tuple(parts), n), buffers, vars_, positions)
+    return Structure((tuple(parts), _sharing(buffers), _sharing(vars_)), _first(buffers), _first(vars_), positions)
+
+
+def _sharing(objects: list) -> tuple[int, ...]:
+    """Each of ``objects`` numbered by the first position of the same object."""
+    first: dict[int, int] = {}
+    return tuple(first.setdefault(id(o), k) for k, o in enumerate(objects))
+
+
+def _first(objects: list) -> list:
+    """``objects`` without repeats (by identity), in order."""
+    seen: set[int] = set()
+    out = []
+    for o in objects:
+        if id(o) not in seen:
+            seen.add(id(o))
+            out.append(o)
+    return out
 
 
 def program_for(shape: Structure) -> Any:
@@ -165,7 +176,7 @@ def remember(shape: Structure, captured: PushCapture, checked: list[int]) -> Non
     """
     if not captured.complete:
         return  # another capture was open: nothing was recorded
-    program = BackwardProgram.build(shape, captured.pushes, checked)
+    program = None if captured.nested else BackwardProgram.build(shape, captured.pushes, checked)
     with _lock:
         if len(_programs) >= _MAX_PROGRAMS:
             _programs.clear()
@@ -223,6 +234,7 @@ class BackwardProgram:
         read_vars: list[int] = []
         written_vars: list[int] = []
         extra: list[Var] = []
+        blas_var = blas.BLAS_VAR  # the host BLAS's var (None while it runs on one thread)
         for ctx, fn, args, reads, writes, name in pushes:
             if ctx.device_type != "cpu":
                 return None
@@ -264,9 +276,8 @@ class BackwardProgram:
                 if v is not None:
                     if v not in written_vars:
                         written_vars.append(v)
-                elif var is blas.BLAS_VAR and blas.BLAS_VAR is not None:
-                    if var not in extra:
-                        extra.append(var)
+                elif blas_var is not None and var is blas_var and blas_var not in extra:
+                    extra.append(blas_var)
             steps.append((fn, kctx, attrs, in_index, out_index, aux_index, name))
         if not steps:
             return None

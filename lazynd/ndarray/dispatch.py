@@ -107,10 +107,12 @@ def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None
     n = len(datas)
     if out is None:
         fn = plan.fresh_fn
-        if plan.backend is cpu_backend:
-            outputs = [NDArray(data, Var(), ctx) for data in plan.allocate()]
-        else:
-            outputs = [NDArray(data, plan.new_var(data), ctx) for data in plan.allocate()]
+        on_cpu = plan.backend is cpu_backend
+        outputs = []
+        for data, sig in zip(plan.allocate(), plan.out_signatures):  # noqa: B905 - one per output
+            o = _new_object(NDArray)
+            o._data, o._var, o._ctx, o._sig = data, Var() if on_cpu else plan.new_var(data), ctx, sig
+            outputs.append(o)
     else:
         fn = plan.fn
         outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx)

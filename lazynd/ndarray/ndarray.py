@@ -276,9 +276,8 @@ class NDArray:
     @property
     def grad(self) -> NDArray | None:
         """The gradient buffer of a variable (see :meth:`attach_grad`); None for any other array."""
-        from .. import autograd
-
-        return autograd.grad_of(self)
+        entry = self._ag  # autograd's entry: its owner's ``grad`` is the variable's buffer, or None
+        return None if entry is None else entry[0].grad
 
     def detach(self) -> NDArray:
         """This array's values (the same memory) with no autograd history: gradients stop here."""

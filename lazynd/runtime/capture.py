@@ -30,19 +30,39 @@ class PushCapture:
     ``pushes`` holds ``(ctx, fn, args, reads, writes, name)`` in push order.  One capture is
     open at a time: opening a second one (in any thread) while one is open records nothing,
     and its ``complete`` stays False (True: ``pushes`` is everything its thread pushed).
+    ``nested`` becomes True when an operation running on the capturing thread pushes
+    operations of its own (a Custom operator's Python calling ``mx.nd``): a replay of the
+    record would push those twice.
     """
 
     def __init__(self) -> None:
         self.pushes: list[tuple[Context, Callable[..., Any], tuple, Sequence[Var], Sequence[Var], str]] = []
         self.complete = False
+        self.nested = False
         self._thread = threading.get_ident()
+        self._running = 0  # captured operations running on the capturing thread now
 
     def note(
         self, ctx: Context, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str
-    ) -> None:
-        """Record one operation pushed by the capturing thread (called by the runtime's push)."""
-        if threading.get_ident() == self._thread:
-            self.pushes.append((ctx, fn, args, reads, writes, name))
+    ) -> Callable[..., Any]:
+        """Record one operation pushed by the capturing thread (called by the runtime's push);
+        return the function to push in place of ``fn``: ``fn``, watched for nested pushes."""
+        if threading.get_ident() != self._thread:
+            return fn
+        if self._running:
+            self.nested = True
+        self.pushes.append((ctx, fn, args, reads, writes, name))
+
+        def run(*args: Any) -> Any:
+            if threading.get_ident() != self._thread:
+                return fn(*args)
+            self._running += 1
+            try:
+                return fn(*args)
+            finally:
+                self._running -= 1
+
+        return run
 
     def __enter__(self) -> PushCapture:
         with _lock:

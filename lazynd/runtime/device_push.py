@@ -108,7 +108,7 @@ def push(
     and unknown to any other operation: a small ready CPU operation then runs at once.
     """
     if capture is not None:
-        capture.note(ctx, fn, args, reads, writes, name)
+        fn = capture.note(ctx, fn, args, reads, writes, name)
     if ctx.device_type == "gpu":
         fn = get_backend(ctx).wrap(fn, reads, writes, kind)
         (engine_module._engine or get_engine()).push(fn, args, reads, writes, name, ctx, True)
@@ -132,7 +132,7 @@ def run_if_free(
     operation runs whatever its size: its copy would be made now anyway, as the snapshot.
     """
     if capture is not None:
-        capture.note(ctx, fn, args, reads, writes, name)
+        fn = capture.note(ctx, fn, args, reads, writes, name)
     if ctx.device_type == "gpu":
         return False
     return (engine_module._engine or get_engine()).run_if_free(fn, args, reads, writes, name, ctx)

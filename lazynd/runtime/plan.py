@@ -135,6 +135,7 @@ class CallPlan:
     __slots__ = (
         "op", "attrs", "n_in", "out_shapes", "out_types", "ctx", "fn", "into_zeros", "fresh_fn", "backend",
         "kctx", "n_visible", "work", "access", "pooled", "small", "zeroed", "fresh_alloc", "out_signature",
+        "out_signatures",
     )  # fmt: skip
 
     def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
@@ -184,6 +185,10 @@ class CallPlan:
         self.n_visible = op.num_visible_outputs(attrs)
         self.access = VarAccess(op, attrs, ctx, is_train)
         self.work = sum(int(x.size) for x in inputs) + sum(math.prod(s) for s in self.out_shapes)
+        # the signatures of fresh outputs, so that a call reading them needs no lookup
+        self.out_signatures = [
+            signature_of(s, np.dtype(t), ctx) for s, t in zip(self.out_shapes, self.out_types, strict=True)
+        ]
         self._plan_allocation()
 
     def _plan_allocation(self) -> None:

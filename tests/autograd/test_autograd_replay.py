@@ -227,7 +227,9 @@ def test_a_replayed_pass_waits_for_pending_writes_to_what_it_reads() -> None:
             data[:] = [5.0, 7.0]
 
         before = head.var.version
-        writer = threading.Thread(target=push, args=(head.context, slow_write, (head.data_array,), [], [head.var], "slow"))
+        writer = threading.Thread(
+            target=push, args=(head.context, slow_write, (head.data_array,), [], [head.var], "slow")
+        )
         writer.start()
         while head.var.version == before:  # not pushed yet
             pass
@@ -236,3 +238,41 @@ def test_a_replayed_pass_waits_for_pending_writes_to_what_it_reads() -> None:
         writer.join()
         np.testing.assert_array_equal(x.grad.asnumpy(), [15.0, 21.0], err_msg=f"pass {k}")
     assert replay._programs
+
+
+class _Triple(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] * 3)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0] * 3)  # mx.nd operations inside an operation
+
+
+@mx.operator.register("replay_test_triple")
+class _TripleProp(mx.operator.CustomOpProp):
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Triple()
+
+
+def test_an_operation_that_pushes_operations_of_its_own_is_not_replayed(monkeypatch) -> None:
+    # a Custom operator's backward calls mx.nd from inside its kernel: a program holding both the
+    # kernel and the operations it pushed would run those twice (code accumulating into its
+    # gradient would add twice), so such a pass runs its rules every time
+    def train(enabled: bool) -> tuple[np.ndarray, list[str]]:
+        monkeypatch.setattr(replay, "ENABLED", enabled)
+        x = mx.nd.array([1.0, 2.0])
+        x.attach_grad("add")
+        names: list[str] = []
+        for k in range(3):
+            with autograd.record():
+                y = mx.nd.Custom(x, op_type="replay_test_triple") * 2
+            if k < 2:
+                y.backward()
+            else:
+                names = _pushes_of(y.backward)
+        return x.grad.asnumpy(), names
+
+    grad, names = train(True)
+    np.testing.assert_array_equal(grad, [18.0, 18.0])
+    assert "autograd_backward" not in names and "_backward_Custom" in names
+    np.testing.assert_array_equal(train(False)[0], [18.0, 18.0])
