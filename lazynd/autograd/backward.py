@@ -15,8 +15,9 @@ from typing import Any
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
 from ..ndarray.copying import copy_into
-from ..ndarray.dispatch import invoke, new_array
-from ..ops.registry import BackwardOpGradient, OpDef, sum_gradients
+from ..ndarray.dispatch import new_array
+from ..ndarray.functions import make_function
+from ..ops.registry import BackwardOpGradient, sum_gradients
 from . import replay
 from .recording import Leaf, Node, _plain
 from .state import set_flags
@@ -27,11 +28,10 @@ nd: Any = _ndarray  # the operator functions are module attributes made at impor
 class _RuleOperators:
     """The ``F`` of the gradient rules of a backward pass that records nothing.
 
-    ``F.<op>(arrays..., param=value)``, the form rules use, calls
-    :func:`lazynd.ndarray.dispatch.invoke` at once, unrecorded, in the pass's mode: none of
-    ``lazynd.nd``'s argument sorting, nor the recorder's checks, which are there for user calls.
-    Any other form of call, and any name that is not an operator function (``zeros``,
-    ``NDArray``), is ``lazynd.nd``'s.
+    ``F.<op>`` is ``lazynd.nd``'s function of that operator made to call
+    :func:`lazynd.ndarray.dispatch.invoke` unrecorded, in the pass's mode: without the
+    recorder's checks, which are there for user calls.  Any name that is not an operator
+    function (``zeros``, ``NDArray``) is ``lazynd.nd``'s.
     """
 
     def __init__(self, is_train: bool) -> None:
@@ -41,26 +41,9 @@ class _RuleOperators:
         function = getattr(nd, name)
         op = getattr(function, "op", None)
         if op is not None:
-            function = _direct_call(op, function, self._is_train)
+            function = make_function(op, name, is_train=self._is_train, unrecorded=True)
         setattr(self, name, function)
         return function
-
-
-def _direct_call(op: OpDef, function: Any, is_train: bool) -> Any:
-    """``function`` (``lazynd.nd``'s for ``op``), calling ``invoke`` itself when given arrays and parameters."""
-    params = frozenset(op.params)
-    NDArray = nd.NDArray
-
-    def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
-        if params.issuperset(kwargs):
-            for a in args:
-                if a.__class__ is not NDArray:
-                    break
-            else:
-                return invoke(op, args, kwargs, out, is_train, unrecorded=True)
-        return function(*args, out=out, **kwargs)
-
-    return call
 
 
 _RULE_OPERATORS = {False: _RuleOperators(False), True: _RuleOperators(True)}  # by training mode

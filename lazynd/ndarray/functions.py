@@ -18,8 +18,13 @@ from .dispatch import invoke
 NDArray: Any = None  # bound by ndarray.py (circular import)
 
 
-def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
-    """The ``lazynd.nd.<name>`` function of an operator."""
+def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorded: bool = False) -> Callable[..., Any]:
+    """The ``lazynd.nd.<name>`` function of an operator.
+
+    ``is_train`` and ``unrecorded`` are passed on to :func:`.dispatch.invoke`: autograd's
+    backward makes functions of its own that call operators in its pass's mode, unrecorded
+    (the ``F`` of gradient rules); ``lazynd.nd``'s take the defaults.
+    """
     param_names = list(op.params)
     # input names that do not depend on parameters (most operators): computed once
     static_names = None if (op.variadic or callable(op._inputs)) else list(op._inputs)
@@ -36,8 +41,8 @@ def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
                 if a.__class__ is not NDArray:
                     break
             else:
-                return invoke(op, args, kwargs, out)
-        is_train = bool(kwargs.pop("is_train", False))
+                return invoke(op, args, kwargs, out, is_train, unrecorded)
+        train = bool(kwargs.pop("is_train", False)) or is_train
         attrs_given: dict[str, Any] = {}
         inputs: list[Any] = []
         positional_params: list[Any] = []
@@ -76,7 +81,7 @@ def make_function(op: OpDef, public_name: str) -> Callable[..., Any]:
                     if key in named_inputs:
                         ordered.append(named_inputs[key])
                 inputs = ordered
-        return invoke(op, inputs, attrs_given, out, is_train)
+        return invoke(op, inputs, attrs_given, out, train, unrecorded)
 
     function.__name__ = public_name
     function.__qualname__ = public_name
