@@ -306,6 +306,8 @@ def test_backward_pushes_its_work_and_waits_for_nothing() -> None:
 
     from lazynd.engine import get_engine
 
+    if get_engine().name == "naive":
+        pytest.skip("the naive engine runs each operation at its push: nothing is ever pending")
     x = _variable([1.0, 2.0])
     release = threading.Event()
     with autograd.record():
