@@ -115,8 +115,7 @@ class NDArrayIter(DataIter):
         self._order = np.arange(self.num_data)
         self._cursor = 0
         self._batch: tuple[np.ndarray, int] | None = None
-        # what every batch carries as its provide_data / provide_label, made again at each reset
-        self._batch_descs = (self.provide_data, self.provide_label)
+        self._batch_descs: tuple[list[DataDesc], list[DataDesc]]  # set by reset()
         self.reset()
 
     def _count(self, name: str, arr: np.ndarray) -> int:
@@ -154,6 +153,7 @@ class NDArrayIter(DataIter):
         self._cursor = 0
         self._carry = np.zeros(0, dtype=np.int64)
         self._batch = None
+        # what every batch carries as its provide_data / provide_label: new lists each epoch
         self._batch_descs = (self.provide_data, self.provide_label)
 
     def iter_next(self) -> bool:
