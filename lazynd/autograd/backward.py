@@ -173,10 +173,10 @@ class _Backward:
         if self.variables is None and not self.create_graph and replay.replay_enabled():
             shape = replay.structure(order, self.heads, self.head_grads, self.train_mode)
             if shape is not None:
-                program = replay.program_for(shape)
-                if program is None:  # a new graph: run its rules and keep what they push
+                program = replay.lookup(shape)
+                if program is replay.CAPTURE:  # a graph met again: run its rules and keep what they push
                     self.shape, captured = shape, replay.capture()
-                elif program is not replay.NOT_REPLAYABLE:
+                elif program is not None:
                     program.replay(shape, order)
                     self._free(order, retain_graph)
                     return None

@@ -2,12 +2,13 @@
 
 A training loop records the same graph at every step: the same operators on arrays of the
 same shapes, wired the same way, with new arrays each time.  The first :func:`backward` of
-such a graph runs each node's gradient rule (:mod:`.backward`) while a
+such a graph runs each node's gradient rule (:mod:`.backward`) and notes the graph's
+structure; the second runs them again while a
 :class:`~lazynd.runtime.capture.PushCapture` records what the rules push; from that record a
 :class:`BackwardProgram` is built: the kernels in order, each argument either an array of the
 graph (a node's input or output, a variable's gradient buffer, a head gradient), found again
 by its position in the next graph, or a buffer of the pass itself, which the program owns.
-The next backward of a graph with the same :class:`Structure` pushes the program as one
+Every later backward of a graph with the same :class:`Structure` pushes the program as one
 operation (as an executor pushes a bulked pass), instead of calling the rules and pushing
 each of their operations: the same kernels on the same arrays in the same order, so the
 same results.
@@ -51,9 +52,11 @@ from ..runtime.capture import PushCapture
 from .recording import Leaf, Node
 
 ENABLED = os.environ.get("LAZYND_AUTOGRAD_REPLAY", "1").strip().lower() not in ("0", "false", "no", "off")
-_MAX_PROGRAMS = 64  # programs kept (a program of ever-new graphs starts the table again)
+_MAX_PROGRAMS = 64  # structures kept (a program of ever-new graphs starts the table again)
 NOT_REPLAYABLE: Any = "not replayable"  # a structure whose rules push what a program cannot hold
-_programs: dict[tuple, Any] = {}  # Structure.key -> BackwardProgram or NOT_REPLAYABLE
+SEEN: Any = "seen once"  # a structure met once: the next pass of it is captured
+CAPTURE: Any = "capture"  # lookup(): run the rules under a capture and build the program
+_programs: dict[tuple, Any] = {}  # Structure.key -> BackwardProgram, NOT_REPLAYABLE or SEEN
 _lock = threading.Lock()
 
 
@@ -152,9 +155,26 @@ def _first(objects: list) -> list:
     return out
 
 
-def program_for(shape: Structure) -> Any:
-    """The program built for ``shape``'s key; :data:`NOT_REPLAYABLE`, or None when there is none yet."""
-    return _programs.get(shape.key)
+def lookup(shape: Structure) -> Any:
+    """What a pass of ``shape``'s structure does: the :class:`BackwardProgram` to replay;
+    :data:`CAPTURE` the second time the structure is met (run the rules under :func:`capture`,
+    then :func:`remember`); None the first time, or for a structure that cannot be replayed (run
+    the rules).  A structure met once is not captured: a program of graphs that never repeat
+    pays for the walk only."""
+    program = _programs.get(shape.key)
+    if program is None:
+        _keep(shape.key, SEEN)
+        return None
+    if program is SEEN:
+        return CAPTURE
+    return None if program is NOT_REPLAYABLE else program
+
+
+def _keep(key: tuple, value: Any) -> None:
+    with _lock:
+        if len(_programs) >= _MAX_PROGRAMS and key not in _programs:
+            _programs.clear()
+        _programs[key] = value
 
 
 def replay_enabled() -> bool:
@@ -177,10 +197,7 @@ def remember(shape: Structure, captured: PushCapture, checked: list[int]) -> Non
     if not captured.complete:
         return  # another capture was open: nothing was recorded
     program = None if captured.nested else BackwardProgram.build(shape, captured.pushes, checked)
-    with _lock:
-        if len(_programs) >= _MAX_PROGRAMS:
-            _programs.clear()
-        _programs[shape.key] = NOT_REPLAYABLE if program is None else program
+    _keep(shape.key, NOT_REPLAYABLE if program is None else program)
 
 
 def forget_programs() -> None:

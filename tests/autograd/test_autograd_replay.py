@@ -1,5 +1,6 @@
-"""Replayed backward passes (lazynd.autograd.replay): the second backward of a graph recorded again
-with the same structure pushes one operation, and computes what running every rule computes."""
+"""Replayed backward passes (lazynd.autograd.replay): from the third backward of graphs recorded with
+the same structure on (the first notes it, the second is captured), a pass pushes one operation,
+and computes what running every rule computes."""
 
 from __future__ import annotations
 
@@ -32,12 +33,15 @@ def _mlp_params(rng: np.random.Generator, grad_req: str = "write") -> list:
     return params
 
 
-def _mlp_step(params: list, x: np.ndarray, y: np.ndarray) -> None:
+def _mlp_loss(params: list, x: np.ndarray, y: np.ndarray) -> mx.NDArray:
     data, label = mx.nd.array(x), mx.nd.array(y)
     with autograd.record():
         h = mx.nd.relu(mx.nd.FullyConnected(data, params[0], params[1], num_hidden=8))
-        out = mx.nd.SoftmaxOutput(mx.nd.FullyConnected(h, params[2], params[3], num_hidden=5), label)
-    out.backward()
+        return mx.nd.SoftmaxOutput(mx.nd.FullyConnected(h, params[2], params[3], num_hidden=5), label)
+
+
+def _mlp_step(params: list, x: np.ndarray, y: np.ndarray) -> None:
+    _mlp_loss(params, x, y).backward()
 
 
 def _pushes_of(step) -> list[str]:
@@ -61,15 +65,22 @@ def _train(steps: int, enabled: bool, monkeypatch, grad_req: str = "write") -> l
     return [p.asnumpy() for p in params] + [p.grad.asnumpy() for p in params]
 
 
-def test_the_second_backward_of_a_graph_is_one_replayed_operation() -> None:
+def test_a_graph_met_a_third_time_is_one_replayed_operation() -> None:
     params = _mlp_params(np.random.default_rng(0))
     x, y = np.ones((4, 12), np.float32), np.zeros(4, np.float32)
-    _mlp_step(params, x, y)  # the first: every rule runs (and is captured)
-    data, label = mx.nd.array(x), mx.nd.array(y)
-    with autograd.record():
-        h = mx.nd.relu(mx.nd.FullyConnected(data, params[0], params[1], num_hidden=8))
-        out = mx.nd.SoftmaxOutput(mx.nd.FullyConnected(h, params[2], params[3], num_hidden=5), label)
-    assert _pushes_of(out.backward) == ["autograd_backward"]
+    _mlp_step(params, x, y)  # the first: every rule runs, the structure is noted
+    _mlp_step(params, x, y)  # the second: every rule runs, captured
+    names = _pushes_of(_mlp_loss(params, x, y).backward)
+    assert names == ["autograd_backward"]
+
+
+def test_a_graph_met_once_is_only_noted() -> None:
+    # a program whose graphs never repeat pays for the structure walk, not for captures and builds
+    params = _mlp_params(np.random.default_rng(0))
+    _mlp_step(params, np.ones((4, 12), np.float32), np.zeros(4, np.float32))
+    assert list(replay._programs.values()) == [replay.SEEN]
+    _mlp_step(params, np.ones((4, 12), np.float32), np.zeros(4, np.float32))
+    assert isinstance(next(iter(replay._programs.values())), replay.BackwardProgram)
 
 
 def test_replayed_training_gives_the_weights_and_gradients_of_rules_run_every_time(monkeypatch) -> None:
@@ -104,7 +115,7 @@ def test_a_constant_read_twice_then_two_constants_are_two_graphs() -> None:
     x = mx.nd.array([1.0, 2.0])
     x.attach_grad()
     c1, c2 = mx.nd.array([3.0, 4.0]), mx.nd.array([10.0, 20.0])
-    for a, b in ((c1, c1), (c1, c2), (c1, c2)):
+    for a, b in ((c1, c1), (c1, c1), (c1, c2), (c1, c2)):
         with autograd.record():
             y = x * a + x * b
         y.backward()
@@ -125,13 +136,13 @@ def test_new_shapes_make_a_new_program() -> None:
 
 
 def test_a_replayed_pass_still_refuses_arrays_written_after_recording() -> None:
-    for k in range(2):
+    for k in range(3):
         x = mx.nd.array([1.0, 2.0])
         x.attach_grad()
         c = mx.nd.array([3.0, 4.0])
         with autograd.record():
             y = x * c
-        if k == 1:
+        if k == 2:
             c += 1  # the rule of y reads c: its gradient would be wrong
             with pytest.raises(LazyNDError, match=r"input 'rhs' of operator '_mul'.*modified in place"):
                 y.backward()
@@ -143,6 +154,7 @@ def test_a_replayed_pass_still_refuses_arrays_written_after_recording() -> None:
 def test_an_error_in_a_replayed_pass_names_its_operator_at_the_wait() -> None:
     params = _mlp_params(np.random.default_rng(0))
     x = np.ones((4, 12), np.float32)
+    _mlp_step(params, x, np.zeros(4, np.float32))
     _mlp_step(params, x, np.zeros(4, np.float32))
     _mlp_step(params, x, np.array([0, 1, 7, 2], np.float32))  # label 7 of 5 classes
     with pytest.raises(EngineError, match=r"SoftmaxOutput.*in 'autograd_backward'.*label"):
@@ -163,13 +175,11 @@ def test_no_replay_while_the_profiler_records(tmp_path) -> None:
     params = _mlp_params(np.random.default_rng(0))
     x, y = np.ones((4, 12), np.float32), np.zeros(4, np.float32)
     _mlp_step(params, x, y)
+    _mlp_step(params, x, y)
     mx.profiler.profiler_set_config(filename=str(tmp_path / "trace.json"))
     mx.profiler.profiler_set_state("run")
     try:
-        data, label = mx.nd.array(x), mx.nd.array(y)
-        with autograd.record():
-            h = mx.nd.relu(mx.nd.FullyConnected(data, params[0], params[1], num_hidden=8))
-            out = mx.nd.SoftmaxOutput(mx.nd.FullyConnected(h, params[2], params[3], num_hidden=5), label)
+        out = _mlp_loss(params, x, y)
         names = _pushes_of(out.backward)
     finally:
         mx.profiler.profiler_set_state("stop")
@@ -216,7 +226,7 @@ def test_a_replayed_pass_waits_for_pending_writes_to_what_it_reads() -> None:
 
     x = mx.nd.array([1.0, 2.0])
     x.attach_grad()
-    for k in range(2):  # the first pass is captured, the second replayed
+    for k in range(3):  # the first pass notes the graph, the second is captured, the third replayed
         head = mx.nd.array([1.0, 1.0])
         with autograd.record():
             y = x * 3
