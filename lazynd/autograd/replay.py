@@ -7,7 +7,8 @@ structure; the second runs them again while a
 :class:`~lazynd.runtime.capture.PushCapture` records what the rules push; from that record a
 :class:`BackwardProgram` is built: the kernels in order, each argument either an array of the
 graph (a node's input or output, a variable's gradient buffer, a head gradient), found again
-by its position in the next graph, or a buffer of the pass itself, which the program owns.
+by its position in the next graph, or a buffer of the pass itself (a gradient on its way),
+allocated again for each run as the rules' operations would allocate it.
 Every later backward of a graph with the same :class:`Structure` pushes the program as one
 operation (as an executor pushes a bulked pass), instead of calling the rules and pushing
 each of their operations: the same kernels on the same arrays in the same order, so the
@@ -218,27 +219,28 @@ def _copy_step(copy: Callable[[Any, Any], None]) -> Callable[..., None]:
 class BackwardProgram:
     """The kernels a backward pass pushed, over numbered buffers, pushed again as one operation.
 
-    Buffer table of a run: ``[None, the graph's buffers (Structure.buffers)..., the program's own]``;
+    Buffer table of a run: ``[None, the graph's buffers (Structure.buffers)..., the pass's own]``;
     each step is ``(fn, kctx, attrs, ins, outs, aux, name)`` with table indices for the
-    arrays (0: an output the kernel skips).
+    arrays (0: an output the kernel skips).  The pass's own buffers (``own``: their shapes and
+    dtypes) are taken from the pool when a run starts and given back when it ends, so a
+    program holds no memory between runs, and runs of one program are independent.
     """
 
     def __init__(
         self,
         steps: list[tuple],
-        own: list[Any],
+        own: list[tuple[tuple[int, ...], np.dtype]],
         reads: list[int],
         writes: list[int],
         extra_writes: list[Var],
         checked: list[int],
     ) -> None:
         self.steps = steps
-        self.own = own  # buffers of the pass itself (gradients on their way), reused by every run
+        self.own = own
         self.reads = reads  # numbers of the graph's vars the steps read and do not write
         self.writes = writes  # numbers of the graph's vars the steps write
         self.extra_writes = extra_writes  # the host BLAS's var, where a step wrote it
         self.checked = checked
-        self.var = Var()  # written by every run: runs of one program (and its own buffers) in order
 
     @classmethod
     def build(cls, shape: Structure, pushes: list[tuple], checked: list[int]) -> BackwardProgram | None:
@@ -246,7 +248,7 @@ class BackwardProgram:
         index = {id(b): k + 1 for k, b in enumerate(shape.buffers)}
         n_graph = len(shape.buffers)
         var_index = {id(v): k for k, v in enumerate(shape.vars)}
-        own: list[Any] = []
+        own: list[tuple[tuple[int, ...], np.dtype]] = []
         steps: list[tuple] = []
         read_vars: list[int] = []
         written_vars: list[int] = []
@@ -278,11 +280,11 @@ class BackwardProgram:
                     out_index.append(0)
                     continue
                 k = index.get(id(o))
-                if k is None:  # a buffer of the pass: the program's own from now on
+                if k is None:  # a buffer of the pass: allocated by each run
                     if not isinstance(o, np.ndarray):
                         return None
                     k = index[id(o)] = n_graph + 1 + len(own)
-                    own.append(cpu_backend.empty(o.shape, o.dtype))
+                    own.append((o.shape, o.dtype))
                 out_index.append(k)
             for var in reads:
                 v = var_index.get(id(var))
@@ -305,16 +307,17 @@ class BackwardProgram:
         """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
         for k in self.checked:
             order[k].check_unmodified()
-        table = [None, *shape.buffers, *self.own]
         vars_ = shape.vars
         reads = [vars_[v] for v in self.reads]
         writes = [vars_[v] for v in self.writes]
         writes += self.extra_writes
-        writes.append(self.var)
-        push(order[0].plan.ctx, self._run, (table,), reads, writes, "autograd_backward")
+        push(order[0].plan.ctx, self._run, ([None, *shape.buffers],), reads, writes, "autograd_backward")
 
     def _run(self, table: list) -> None:
         name = "autograd_backward"
+        empty = cpu_backend.empty
+        for shape, dtype in self.own:
+            table.append(empty(shape, dtype))
         try:
             for fn, kctx, attrs, ins, outs, aux, name in self.steps:  # noqa: B007 - name: see below
                 fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], [table[i] for i in aux])
