@@ -217,7 +217,10 @@ class BackwardProgram:
     ) -> None:
         self.steps = steps
         self.own = own  # buffers of the pass itself (gradients on their way), reused by every run
-        self.reads = reads  # numbers of the graph's vars the steps read and do not write
+        # numbers of the graph's vars a step reads before any step writes them: the operation
+        # inherits their errors, as the rules' operations reading them would (an 'add' gradient
+        # is read before it is written), and is ordered after their pending writes
+        self.reads = reads
         self.writes = writes  # numbers of the graph's vars the steps write
         self.extra_writes = extra_writes  # the host BLAS's var, where a step wrote it
         self.checked = checked
@@ -267,9 +270,9 @@ class BackwardProgram:
                     k = index[id(o)] = n_graph + 1 + len(own)
                     own.append(cpu_backend.empty(o.shape, o.dtype))
                 out_index.append(k)
-            for var in reads:
+            for var in reads:  # before the step's writes: an in-place step reads first
                 v = var_index.get(id(var))
-                if v is not None and v not in read_vars:
+                if v is not None and v not in read_vars and v not in written_vars:
                     read_vars.append(v)
             for var in writes:
                 v = var_index.get(id(var))
@@ -281,8 +284,7 @@ class BackwardProgram:
             steps.append((fn, kctx, attrs, in_index, out_index, aux_index, name))
         if not steps:
             return None
-        reads_only = [v for v in read_vars if v not in written_vars]
-        return cls(steps, own, reads_only, written_vars, extra, checked)
+        return cls(steps, own, read_vars, written_vars, extra, checked)
 
     def replay(self, shape: Structure, order: list[Node]) -> None:
         """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""

@@ -276,3 +276,18 @@ def test_an_operation_that_pushes_operations_of_its_own_is_not_replayed(monkeypa
     np.testing.assert_array_equal(grad, [18.0, 18.0])
     assert "autograd_backward" not in names and "_backward_Custom" in names
     np.testing.assert_array_equal(train(False)[0], [18.0, 18.0])
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["replayed", "rules"])
+def test_an_error_stays_on_an_accumulated_gradient_in_later_passes(enabled, monkeypatch) -> None:
+    # grad_req 'add': a pass that failed left its error on x.grad; the next pass adds to x.grad, so
+    # it reads that error and keeps it (its sum would be garbage), replayed as when its rules run
+    monkeypatch.setattr(replay, "ENABLED", enabled)
+    x = mx.nd.array(np.ones((2, 3), np.float32))
+    x.attach_grad("add")
+    for label in ([0, 1], [0, 7], [1, 2]):  # captured, then replayed: the second fails
+        with autograd.record():
+            y = mx.nd.SoftmaxOutput(x * 2, mx.nd.array(label))
+        y.backward()
+    with pytest.raises(EngineError, match=r"SoftmaxOutput.*label 7"):
+        x.grad.wait_to_read()
