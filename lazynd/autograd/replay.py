@@ -52,6 +52,7 @@ from .recording import Leaf, Node
 
 ENABLED = os.environ.get("LAZYND_AUTOGRAD_REPLAY", "1").strip().lower() not in ("0", "false", "no", "off")
 _MAX_PROGRAMS = 64  # programs kept (a program of ever-new graphs starts the table again)
+_MAX_SPARE_BUFFERS = 4  # idle sets of a program's own buffers kept for its next runs
 NOT_REPLAYABLE: Any = "not replayable"  # a structure whose rules push what a program cannot hold
 _programs: dict[tuple, Any] = {}  # Structure.key -> BackwardProgram or NOT_REPLAYABLE
 _lock = threading.Lock()
@@ -203,20 +204,24 @@ class BackwardProgram:
 
     Buffer table of a run: ``[None, the graph's buffers (Structure.buffers)..., the program's own]``;
     each step is ``(fn, kctx, attrs, ins, outs, aux, name)`` with table indices for the
-    arrays (0: an output the kernel skips).
+    arrays (0: an output the kernel skips).  A run takes a set of the program's own buffers
+    that no other run uses, and gives it back when it ends: runs of one program on different
+    graphs (other threads' passes, a pass pushed while an earlier one still waits for its
+    inputs) do not wait for each other, as their rules' operations would not.
     """
 
     def __init__(
         self,
         steps: list[tuple],
-        own: list[Any],
+        own: list[tuple[tuple[int, ...], np.dtype]],
         reads: list[int],
         writes: list[int],
         extra_writes: list[Var],
         checked: list[int],
     ) -> None:
         self.steps = steps
-        self.own = own  # buffers of the pass itself (gradients on their way), reused by every run
+        self.own = own  # (shape, dtype) of each buffer of the pass itself (gradients on their way)
+        self._spare: list[list[Any]] = []  # sets of those buffers that no run uses now
         # numbers of the graph's vars a step reads before any step writes them: the operation
         # inherits their errors, as the rules' operations reading them would (an 'add' gradient
         # is read before it is written), and is ordered after their pending writes
@@ -224,7 +229,6 @@ class BackwardProgram:
         self.writes = writes  # numbers of the graph's vars the steps write
         self.extra_writes = extra_writes  # the host BLAS's var, where a step wrote it
         self.checked = checked
-        self.var = Var()  # written by every run: runs of one program (and its own buffers) in order
 
     @classmethod
     def build(cls, shape: Structure, pushes: list[tuple], checked: list[int]) -> BackwardProgram | None:
@@ -232,7 +236,7 @@ class BackwardProgram:
         index = {id(b): k + 1 for k, b in enumerate(shape.buffers)}
         n_graph = len(shape.buffers)
         var_index = {id(v): k for k, v in enumerate(shape.vars)}
-        own: list[Any] = []
+        own: list[tuple[tuple[int, ...], np.dtype]] = []
         steps: list[tuple] = []
         read_vars: list[int] = []
         written_vars: list[int] = []
@@ -268,7 +272,7 @@ class BackwardProgram:
                     if not isinstance(o, np.ndarray):
                         return None
                     k = index[id(o)] = n_graph + 1 + len(own)
-                    own.append(cpu_backend.empty(o.shape, o.dtype))
+                    own.append((o.shape, o.dtype))
                 out_index.append(k)
             for var in reads:  # before the step's writes: an in-place step reads first
                 v = var_index.get(id(var))
@@ -290,21 +294,29 @@ class BackwardProgram:
         """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
         for k in self.checked:
             order[k].check_unmodified()
-        table = [None, *shape.buffers, *self.own]
         vars_ = shape.vars
         reads = [vars_[v] for v in self.reads]
         writes = [vars_[v] for v in self.writes]
         writes += self.extra_writes
-        writes.append(self.var)
-        push(order[0].plan.ctx, self._run, (table,), reads, writes, "autograd_backward")
+        push(order[0].plan.ctx, self._run, ([None, *shape.buffers],), reads, writes, "autograd_backward")
 
     def _run(self, table: list) -> None:
+        """Run the steps on ``table`` (None and the graph's buffers), with a set of own buffers."""
+        spare = self._spare
+        try:
+            own = spare.pop()  # (list.pop and append are atomic: runs on several threads take their own)
+        except IndexError:
+            own = [cpu_backend.empty(shape, dtype) for shape, dtype in self.own]
+        table += own
         name = "autograd_backward"
         try:
             for fn, kctx, attrs, ins, outs, aux, name in self.steps:  # noqa: B007 - name: see below
                 fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], [table[i] for i in aux])
         except Exception as err:
             raise StepFailure(name, err) from err
+        finally:
+            if len(spare) < _MAX_SPARE_BUFFERS:
+                spare.append(own)
 
 
 def _kernel_step(fn: Callable[..., Any], args: tuple, name: str) -> tuple | None:
