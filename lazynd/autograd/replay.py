@@ -29,6 +29,10 @@ kernels (random ones excepted) and CPU copies, on arrays of the graph or of the 
 of which pushed operations of its own (a Custom operator's Python calling ``mx.nd``).  Any
 other graph runs its rules every time.  ``LAZYND_AUTOGRAD_REPLAY=0`` (read at import; or
 :data:`ENABLED` set to False) runs every pass's rules, for debugging or comparison.
+
+One difference remains, in failure only: a replayed pass is one operation, so an error (a
+failing step, or an error on an array it reads) reaches every array the pass writes, where
+the rules' operations give it only to the gradients computed from what failed.
 """
 
 from __future__ import annotations
