@@ -31,6 +31,10 @@ kernels (random ones excepted) and CPU copies, on arrays of the graph or of the 
 of which pushed operations of its own (a Custom operator's Python calling ``mx.nd``).  Any
 other graph runs its rules every time.  ``LAZYND_AUTOGRAD_REPLAY=0`` (read at import; or
 :data:`ENABLED` set to False) runs every pass's rules, for debugging or comparison.
+
+One difference remains, in failure only: a replayed pass is one operation, so an error (a
+failing step, or an error on an array it reads) reaches every array the pass writes, where
+the rules' operations give it only to the gradients computed from what failed.
 """
 
 from __future__ import annotations
@@ -222,8 +226,10 @@ class BackwardProgram:
     Buffer table of a run: ``[None, the graph's buffers (Structure.buffers)..., the pass's own]``;
     each step is ``(fn, kctx, attrs, ins, outs, aux, name)`` with table indices for the
     arrays (0: an output the kernel skips).  The pass's own buffers (``own``: their shapes and
-    dtypes) are taken from the pool when a run starts and given back when it ends, so a
-    program holds no memory between runs, and runs of one program are independent.
+    dtypes) are taken from the pool when a run starts and given back when it ends: a program
+    holds no memory between runs, and runs of one program on different graphs (other threads'
+    passes, a pass pushed while an earlier one still waits for its inputs) do not wait for each
+    other, as their rules' operations would not.
     """
 
     def __init__(
@@ -236,8 +242,11 @@ class BackwardProgram:
         checked: list[int],
     ) -> None:
         self.steps = steps
-        self.own = own
-        self.reads = reads  # numbers of the graph's vars the steps read and do not write
+        self.own = own  # (shape, dtype) of each buffer of the pass itself (gradients on their way)
+        # numbers of the graph's vars a step reads before any step writes them: the operation
+        # inherits their errors, as the rules' operations reading them would (an 'add' gradient
+        # is read before it is written), and is ordered after their pending writes
+        self.reads = reads
         self.writes = writes  # numbers of the graph's vars the steps write
         self.extra_writes = extra_writes  # the host BLAS's var, where a step wrote it
         self.checked = checked
@@ -286,9 +295,9 @@ class BackwardProgram:
                     k = index[id(o)] = n_graph + 1 + len(own)
                     own.append((o.shape, o.dtype))
                 out_index.append(k)
-            for var in reads:
+            for var in reads:  # before the step's writes: an in-place step reads first
                 v = var_index.get(id(var))
-                if v is not None and v not in read_vars:
+                if v is not None and v not in read_vars and v not in written_vars:
                     read_vars.append(v)
             for var in writes:
                 v = var_index.get(id(var))
@@ -300,8 +309,7 @@ class BackwardProgram:
             steps.append((fn, kctx, attrs, in_index, out_index, aux_index, name))
         if not steps:
             return None
-        reads_only = [v for v in read_vars if v not in written_vars]
-        return cls(steps, own, reads_only, written_vars, extra, checked)
+        return cls(steps, own, read_vars, written_vars, extra, checked)
 
     def replay(self, shape: Structure, order: list[Node]) -> None:
         """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
@@ -314,10 +322,11 @@ class BackwardProgram:
         push(order[0].plan.ctx, self._run, ([None, *shape.buffers],), reads, writes, "autograd_backward")
 
     def _run(self, table: list) -> None:
-        name = "autograd_backward"
+        """Run the steps on ``table`` (None and the graph's buffers) and buffers of the pass's own."""
         empty = cpu_backend.empty
         for shape, dtype in self.own:
             table.append(empty(shape, dtype))
+        name = "autograd_backward"
         try:
             for fn, kctx, attrs, ins, outs, aux, name in self.steps:  # noqa: B007 - name: see below
                 fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], [table[i] for i in aux])

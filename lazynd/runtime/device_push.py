@@ -107,8 +107,9 @@ def push(
     (``compute``, ``h2d``, ``d2h``).  ``fresh`` says that every var in ``writes`` is new
     and unknown to any other operation: a small ready CPU operation then runs at once.
     """
-    if capture is not None:
-        fn = capture.note(ctx, fn, args, reads, writes, name)
+    watcher = capture  # read once: another thread may close it meanwhile
+    if watcher is not None:
+        fn = watcher.note(ctx, fn, args, reads, writes, name)
     if ctx.device_type == "gpu":
         fn = get_backend(ctx).wrap(fn, reads, writes, kind)
         (engine_module._engine or get_engine()).push(fn, args, reads, writes, name, ctx, True)
@@ -131,8 +132,9 @@ def run_if_free(
     operations on its workers), nothing runs, and the caller snapshots and pushes.  The
     operation runs whatever its size: its copy would be made now anyway, as the snapshot.
     """
-    if capture is not None:
-        fn = capture.note(ctx, fn, args, reads, writes, name)
+    watcher = capture  # read once: another thread may close it meanwhile
+    if watcher is not None:
+        fn = watcher.note(ctx, fn, args, reads, writes, name)
     if ctx.device_type == "gpu":
         return False
     return (engine_module._engine or get_engine()).run_if_free(fn, args, reads, writes, name, ctx)

@@ -18,7 +18,9 @@ def test_a_capture_records_its_thread_pushes_in_order_and_they_still_run() -> No
         d = c * 2
         a[:] = np.array([5.0, 6.0])  # an assignment from the host: run_if_free
     assert seen.complete and not seen.nested
-    assert [name for *_, name in seen.pushes] == ["_plus", "_mul_scalar", "_set_value"]
+    names = [name for *_, name in seen.pushes]
+    # the assignment is noted at run_if_free, and again at its push when it could not run at once
+    assert names[:3] == ["_plus", "_mul_scalar", "_set_value"] and set(names[3:]) <= {"_set_value"}
     ctx, fn, args, reads, writes, name = seen.pushes[0]
     assert ctx == mx.cpu() and reads == [a.var, b.var] and writes == [c.var]
     np.testing.assert_array_equal(d.asnumpy(), [8.0, 12.0])
