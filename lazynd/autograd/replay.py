@@ -206,7 +206,7 @@ def remember(shape: Structure, captured: PushCapture, checked: list[int]) -> Non
 
 
 def forget_programs() -> None:
-    """Drop every program (their buffers go with them)."""
+    """Forget every structure met and every program built (the next passes start again)."""
     with _lock:
         _programs.clear()
 
