@@ -161,8 +161,8 @@ class Accuracy(EvalMetric):
             pred_np, label_np = _host(pred), _host(label)
             if pred_np.shape != label_np.shape:
                 pred_np = pred_np.argmax(axis=self.axis)
-            pred_np = pred_np.astype(numpy.int64).ravel()
-            label_np = label_np.astype(numpy.int64).ravel()
+            pred_np = pred_np.astype(numpy.int64, copy=False).ravel()  # argmax's classes are int64 already
+            label_np = label_np.astype(numpy.int64, copy=False).ravel()
             if pred_np.shape != label_np.shape:
                 raise DataError(f"Accuracy: {label_np.size} labels but {pred_np.size} predicted classes")
             self.sum_metric += float((pred_np == label_np).sum())
