@@ -271,16 +271,7 @@ class BackwardProgram:
                 return None
             fn, kctx, attrs, ins, outs, aux = step
 
-            def known(arrays: list) -> list[int] | None:
-                found = []
-                for a in arrays:
-                    k = index.get(id(a))
-                    if k is None:
-                        return None
-                    found.append(k)
-                return found
-
-            in_index, aux_index = known(ins), known(aux)
+            in_index, aux_index = _numbers(index, ins), _numbers(index, aux)
             if in_index is None or aux_index is None:
                 return None  # reads an array that is neither the graph's nor made by an earlier step
             out_index = []
@@ -332,6 +323,17 @@ class BackwardProgram:
                 fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], [table[i] for i in aux])
         except Exception as err:
             raise StepFailure(name, err) from err
+
+
+def _numbers(index: dict[int, int], arrays: list) -> list[int] | None:
+    """The table numbers of ``arrays`` by ``index`` (``id`` -> number); None if one has none."""
+    found = []
+    for a in arrays:
+        k = index.get(id(a))
+        if k is None:
+            return None
+        found.append(k)
+    return found
 
 
 def _kernel_step(fn: Callable[..., Any], args: tuple, name: str) -> tuple | None:

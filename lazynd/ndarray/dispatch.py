@@ -78,7 +78,7 @@ def invoke(
         data = alloc()
         var = Var()
         o = _new_object(NDArray)
-        o._data, o._var, o._ctx, o._sig = data, var, ctx, plan.out_signature
+        o._data, o._var, o._ctx, o._sig = data, var, ctx, plan.out_signatures[0]
         push(
             ctx,
             plan.fresh_fn,

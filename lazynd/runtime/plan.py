@@ -134,8 +134,7 @@ class CallPlan:
 
     __slots__ = (
         "op", "attrs", "n_in", "out_shapes", "out_types", "ctx", "fn", "into_zeros", "fresh_fn", "backend",
-        "kctx", "n_visible", "work", "access", "pooled", "small", "zeroed", "fresh_alloc", "out_signature",
-        "out_signatures",
+        "kctx", "n_visible", "work", "access", "pooled", "small", "zeroed", "fresh_alloc", "out_signatures",
     )  # fmt: skip
 
     def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
@@ -201,7 +200,6 @@ class CallPlan:
         # the allocator of the output of a call that writes nothing else (no aux states either)
         # when it is one CPU buffer that need not start zeroed (``a + b``, ``g * lr``); else None
         self.fresh_alloc: Callable[[], np.ndarray] | None = None
-        self.out_signature: Signature | None = None  # that output's, with fresh_alloc
         if self.backend is not cpu_backend:  # a GPU, or cpu_pinned: the backend allocates
             return
         specs = [(s, np.dtype(t)) for s, t in zip(self.out_shapes, self.out_types, strict=True)]
@@ -218,8 +216,6 @@ class CallPlan:
                 self.fresh_alloc = partial(np.empty, *specs[0])
             elif self.pooled is not None:
                 self.fresh_alloc = partial(_pool_take, *self.pooled[0])
-            if self.fresh_alloc is not None:
-                self.out_signature = signature_of(*specs[0], self.ctx)
 
     def allocate(self) -> list[Any]:
         """Fresh buffers for the outputs (zero-filled when :attr:`fresh_fn` expects them so)."""
