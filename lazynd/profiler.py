@@ -28,7 +28,7 @@ Events
 ------
 ``dump()`` writes complete (``"ph": "X"``) events with ``ts``/``dur`` in
 microseconds since the profiler started, one ``pid`` per device and one ``tid`` per
-worker thread, plus ``process_name``/``thread_name`` metadata events, which
+worker thread (per CUDA stream for GPU operations, named ``stream compute``, ``stream h2d``...), plus ``process_name``/``thread_name`` metadata events, which
 chrome://tracing and Perfetto load.  Operations whose name contains ``copyto``
 get the category ``copy``, the others ``operator``.  GPU operations are timed
 with the CUDA event their launch recorded on the stream: such an operation ends
@@ -226,11 +226,13 @@ def reset() -> None:
 
 
 # -- GPU event times -----------------------------------------------------------------------------
-def _gpu_times(records: list[tuple[Any, ...]]) -> list[tuple[int, int]]:
-    """(start, end) in perf_counter_ns per record; GPU records from their CUDA events."""
+def _gpu_times(records: list[tuple[Any, ...]]) -> tuple[list[tuple[int, int]], list[str | None]]:
+    """(start, end) in perf_counter_ns per record, GPU records from their CUDA events, and each
+    GPU record's stream name (``'compute'``, ``'h2d'``...; ``None`` for host records)."""
     times = [(r[3], r[4]) for r in records]
+    lanes: list[str | None] = [None] * len(records)
     if not any(r[5] is not None for r in records):
-        return times
+        return times, lanes
     from .backend import get_backend
 
     last_end: dict[Any, int] = {}
@@ -246,7 +248,8 @@ def _gpu_times(records: list[tuple[Any, ...]]) -> list[tuple[int, int]]:
         gpu_end = max(gpu_end, gpu_start)
         last_end[id(event.stream)] = gpu_end
         times[i] = (gpu_start, gpu_end)
-    return times
+        lanes[i] = next((kind for kind, s in backend.streams.items() if s is event.stream), "other")
+    return times, lanes
 
 
 # -- output ----------------------------------------------------------------------------------------
@@ -257,14 +260,16 @@ def _device_label(device: Any) -> str:
 def trace_events() -> list[dict[str, Any]]:
     """The recorded operations as a list of Chrome Trace Event dicts (metadata first)."""
     records = list(_records)
-    times = _gpu_times(records)
+    times, lanes = _gpu_times(records)
     pids: dict[str, int] = {}
-    tids: dict[int, int] = {}
+    tids: dict[Any, int] = {}
     events: list[dict[str, Any]] = []
     meta: list[dict[str, Any]] = []
     seen_threads: set[tuple[int, int]] = set()
-    for (name, device, ident, _, _, _), (start, end) in zip(records, times, strict=False):
+    for (name, device, ident, _, _, _), (start, end), lane in zip(records, times, lanes, strict=False):
         label = _device_label(device)
+        if lane is not None:  # a GPU operation: its row is its stream's, where its kernels ran
+            ident = (label, lane)
         pid = pids.get(label)
         if pid is None:
             pid = pids[label] = len(pids)
@@ -274,7 +279,7 @@ def trace_events() -> list[dict[str, Any]]:
             tid = tids[ident] = len(tids)
         if (pid, tid) not in seen_threads:
             seen_threads.add((pid, tid))
-            thread = _thread_names.get(ident, f"thread-{ident}")
+            thread = f"stream {lane}" if lane is not None else _thread_names.get(ident, f"thread-{ident}")
             meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": thread}})
         # integer nanoseconds until here: ts + dur of one event never passes the next event's ts
         ts = (start - _origin) / 1e3
@@ -349,7 +354,7 @@ def dumps(reset: bool = False) -> str:
     _follow_engine()
     records = list(_records)
     stats: dict[str, list[float]] = {}
-    for (name, *_), (start, end) in zip(records, _gpu_times(records), strict=False):
+    for (name, *_), (start, end) in zip(records, _gpu_times(records)[0], strict=False):
         ms = (end - start) / 1e6
         row = stats.get(name)
         if row is None:

@@ -52,6 +52,10 @@ class Backend:
         """``target[index] += values`` with repeated indices summed (``np.add.at``)."""
         np.add.at(target, index, values)
 
+    def matmul(self, a: Any, b: Any, out: Any) -> None:
+        """``out[...] = a @ b`` (``np.matmul``'s rules), the route every operator's GEMM takes."""
+        self.xp.matmul(a, b, out=out)
+
     def synchronize(self) -> None:
         """Wait for all work queued on this device."""
 

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..backend.blas import BLAS_THREADS
+from ..backend.cuda.gemm import column_sum
 
 SHORT_AXIS = 32
 # OpenBLAS splits a matrix-vector product of at least this many elements across its threads
@@ -105,7 +106,7 @@ def sum_along(x: Any, axis: int) -> Any:
 def column_sum_into(x: Any, out: Any) -> None:
     """Write the sum of a 2-D ``x`` over its rows into the 1-D ``out`` (a bias gradient)."""
     if x.__class__ is not np.ndarray:
-        x.sum(axis=0, out=out)
+        column_sum(x, out)
     elif (
         x.dtype in _BLAS_FLOATS
         and out.dtype == x.dtype

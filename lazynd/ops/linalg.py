@@ -28,15 +28,13 @@ def _as_matrix(x: Any, transpose: bool, lhs: bool) -> Any:
 
 
 def _dot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
     a = _as_matrix(inputs[0], attrs["transpose_a"], True)
     b = _as_matrix(inputs[1], attrs["transpose_b"], False)
     out = outputs[0]
-    target = out.reshape(a.shape[0], b.shape[1]) if out.flags.c_contiguous else None
-    if target is not None and target.base is not None or target is not None:
-        xp.matmul(a, b, out=target)
+    if out.flags.c_contiguous:
+        kctx.backend.matmul(a, b, out.reshape(a.shape[0], b.shape[1]))
     else:
-        out[...] = xp.matmul(a, b).reshape(out.shape)
+        out[...] = kctx.xp.matmul(a, b).reshape(out.shape)
 
 
 def _dims(shape: tuple, transpose: bool) -> tuple:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..backend.fperr import quietly
 from ..errors import OperatorError
 from .host_reduce import identity
@@ -109,6 +110,18 @@ def _one_hot_rows(labels: np.ndarray, classes: int, dtype: np.dtype) -> np.ndarr
         raise _label_error(labels, classes) from None
 
 
+_OUTPUT_GRAD_LABELS = ("float32", "float64", "int32", "int64")
+
+
+def _output_grad_kernel(p: Any, label: Any) -> Any:
+    """softmax.cu's one-pass gradient for device probabilities ``p`` and labels ``label``, or None
+    for dtypes it has no kernel for."""
+    value, kind = dtype_name(p.dtype), dtype_name(label.dtype)
+    if value not in ("float32", "float64") or kind not in _OUTPUT_GRAD_LABELS or not p.flags.c_contiguous:
+        return None
+    return load_file("softmax.cu").function(p.device.id, f"lazynd_softmax_output_grad_{value}_{kind}")
+
+
 def _softmax_output_backward_rows(xp: Any, attrs: dict, p: Any, label: Any, grad: Any) -> None:
     """The common case (one label per row, no ignore label, no smoothing), written into ``grad``.
 
@@ -116,18 +129,25 @@ def _softmax_output_backward_rows(xp: Any, attrs: dict, p: Any, label: Any, grad
     writes it (``p - eye[label]``).
     """
     rows, classes = p.shape
-    labels = label.reshape(-1).astype(np.int64)
     scale = attrs["grad_scale"]
     if attrs["normalization"] in ("batch", "valid"):
         scale /= max(rows, 1)
     if xp is np:
-        np.subtract(p, _one_hot_rows(labels, classes, p.dtype), out=grad)
+        np.subtract(p, _one_hot_rows(label.reshape(-1).astype(np.int64), classes, p.dtype), out=grad)
         if scale != 1.0:
             grad *= p.dtype.type(scale)
+        return
+    kernel = _output_grad_kernel(p, label)
+    if kernel is not None:
+        grid, block = launch_config(p.size)
+        kernel(
+            grid, block, (p, xp.ascontiguousarray(label), grad, np.int64(rows), np.int32(classes), p.dtype.type(scale))
+        )
         return
     xp.multiply(p, p.dtype.type(scale), out=grad)
     # each row's label entry, by flat index (one per row, so ``-=`` is exact): cheaper than
     # grad[arange(rows), labels], which indexes two arrays
+    labels = label.reshape(-1).astype(np.int64)
     labels += xp.arange(0, rows * classes, classes)
     grad.reshape(-1)[labels] -= p.dtype.type(scale)
 

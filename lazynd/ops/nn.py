@@ -40,11 +40,10 @@ def _as_2d(x: Any, flatten: bool) -> Any:
 
 
 def _fc_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
     x2d = _as_2d(inputs[0], attrs["flatten"])
     out = outputs[0]
     out2d = out.reshape(x2d.shape[0], -1)
-    xp.matmul(x2d, inputs[1].T, out=out2d)
+    kctx.backend.matmul(x2d, inputs[1].T, out2d)
     if not attrs["no_bias"]:
         out2d += inputs[2]
 
@@ -71,14 +70,14 @@ def _fc_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, lis
 
 def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     # an executor passes None for a gradient nobody reads (the data gradient of a first layer)
-    xp = kctx.xp
+    matmul = kctx.backend.matmul
     out_grad, data, weight = inputs
     x2d = _as_2d(data, attrs["flatten"])
     g2d = out_grad.reshape(x2d.shape[0], -1)
     if outputs[0] is not None:
-        xp.matmul(g2d, weight, out=outputs[0].reshape(x2d.shape))
+        matmul(g2d, weight, outputs[0].reshape(x2d.shape))
     if outputs[1] is not None:
-        xp.matmul(g2d.T, x2d, out=outputs[1])
+        matmul(g2d.T, x2d, outputs[1])
     if not attrs["no_bias"] and outputs[2] is not None:
         column_sum_into(g2d, outputs[2])
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda.sources import launch_config, load_file
+from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..backend.pool import MIN_POOLED_BYTES, aligned_empty
 from .params import Param, parse_float
 from .registry import OpDef, register
@@ -127,12 +127,16 @@ def _run_blocked(kctx: Any, update: Callable[..., None], attrs: dict, arrays: li
 
 
 def _gpu_ready(kctx: Any, arrays: list) -> bool:
-    return kctx.xp is not np and arrays[0].dtype.name in _KERNEL_DTYPES and all(a.flags.c_contiguous for a in arrays)
+    return (
+        kctx.xp is not np
+        and dtype_name(arrays[0].dtype) in _KERNEL_DTYPES
+        and all(a.flags.c_contiguous for a in arrays)
+    )
 
 
 def _launch(kctx: Any, kernel: str, arrays: list, scalars: list) -> None:
     dtype = arrays[0].dtype
-    fn = load_file("optimizer.cu").function(kctx.device_id, f"lazynd_{kernel}_{dtype.name}")
+    fn = load_file("optimizer.cu").function(kctx.device_id, f"lazynd_{kernel}_{dtype_name(dtype)}")
     grid, block = launch_config(arrays[0].size)
     fn(grid, block, (*arrays, np.int64(arrays[0].size), *[dtype.type(s) for s in scalars]))
 

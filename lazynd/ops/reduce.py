@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.cuda.sources import dtype_name, load_file
 from ..backend.fperr import quiet, quietly
 from ..errors import OperatorError
 from .params import Param, enum, optional, parse_axis, parse_bool, parse_int
@@ -164,29 +165,43 @@ def _reduce_forward_gpu(name: str) -> Callable:
         axes = reduced_axes(name, attrs, x.ndim)
         kernel = _ROW_KERNELS.get(name)
         rows_last = x.ndim > 0 and axes == (x.ndim - 1,) and x.size > 0
-        if kernel and rows_last and x.flags.c_contiguous and out.flags.c_contiguous and x.dtype.name in _FLOAT_NAMES:
-            cols = x.shape[-1]
-            scale = 1.0 / cols if name == "mean" else 1.0
-            _launch_row_reduction(kctx.device_id, kernel, x, out, x.size // cols, cols, scale)
-            return
+        dtype = dtype_name(x.dtype)
+        if kernel and x.flags.c_contiguous and out.flags.c_contiguous and dtype in _FLOAT_NAMES:
+            if rows_last and (x.ndim > 1 or x.size < _WHOLE_MIN):
+                cols = x.shape[-1]
+                scale = 1.0 / cols if name == "mean" else 1.0
+                _launch_row_reduction(kctx.device_id, kernel, x, out, x.size // cols, cols, x.size, scale)
+                return
+            if len(axes) == x.ndim and x.size >= _WHOLE_MIN and dtype != "float16":
+                # every axis of a large array: pieces reduced by one block each, then their results
+                blocks = min(_WHOLE_BLOCKS, -(-x.size // _WHOLE_MIN))
+                chunk = -(-x.size // blocks)
+                blocks = -(-x.size // chunk)
+                partial = kctx.xp.empty(blocks, x.dtype)
+                _launch_row_reduction(kctx.device_id, kernel, x, partial, blocks, chunk, x.size, 1.0)
+                scale = 1.0 / x.size if name == "mean" else 1.0
+                _launch_row_reduction(kctx.device_id, kernel, partial, out, 1, blocks, blocks, scale)
+                return
         cpu_style(kctx, attrs, inputs, outputs, aux)
 
     return forward_gpu
 
 
 _FLOAT_NAMES = ("float32", "float64", "float16")
+_WHOLE_MIN = 1 << 16  # whole-array reductions of this many elements or more use reduce.cu (two launches)
+_WHOLE_BLOCKS = 1024  # at most this many pieces, each of at least _WHOLE_MIN elements
 
 
-def _launch_row_reduction(device_id: int, kind: str, x: Any, out: Any, rows: int, cols: int, scale: float) -> None:
-    from ..backend.cuda.sources import load_file
-
+def _launch_row_reduction(
+    device_id: int, kind: str, x: Any, out: Any, rows: int, cols: int, total: int, scale: float
+) -> None:
     threads = 32
     while threads < 256 and threads < cols:
         threads *= 2
     grid = (min(rows, 65535 * 8),)
     scale_value = np.float64(scale) if x.dtype == np.float64 else np.float32(scale)
-    kernel = load_file("reduce.cu").function(device_id, f"lazynd_reduce_last_{kind}_{x.dtype.name}")
-    kernel(grid, (threads,), (x, out, np.int64(rows), np.int64(cols), scale_value))
+    kernel = load_file("reduce.cu").function(device_id, f"lazynd_reduce_last_{kind}_{dtype_name(x.dtype)}")
+    kernel(grid, (threads,), (x, out, np.int64(rows), np.int64(cols), np.int64(total), scale_value))
 
 
 # -- gradients -----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..backend.cuda.devices import multiprocessor_count
-from ..backend.cuda.sources import launch_config, load_file
+from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError
 from .host_reduce import max_along, sum_along
 from .params import Param, enum, optional, parse_float, parse_int
@@ -38,7 +38,7 @@ def _lines(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
 def softmax_into(kctx: Any, x: Any, out: Any, axis: int, temperature: float = 1.0, log: bool = False) -> None:
     """Write ``softmax(x / temperature)`` (or its log) along ``axis`` into ``out``."""
     xp = kctx.xp
-    if xp is not np and x.dtype.name in _KERNEL_DTYPES and x.size:
+    if xp is not np and dtype_name(x.dtype) in _KERNEL_DTYPES and x.size:
         _softmax_gpu(kctx, x, out, axis, temperature, log)
         return
     if temperature != 1.0:
@@ -58,7 +58,7 @@ def softmax_grad_into(
 ) -> None:
     """Write the input gradient of softmax (or log-softmax) given the output ``y`` and head gradient ``dy``."""
     xp = kctx.xp
-    if xp is not np and y.dtype.name in _KERNEL_DTYPES and y.size:
+    if xp is not np and dtype_name(y.dtype) in _KERNEL_DTYPES and y.size:
         _softmax_gpu(kctx, dy, dx, axis, temperature, log, y=y)
         return
     if log:
@@ -115,7 +115,7 @@ def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log
     gradient for the head gradient ``x`` into ``out``."""
     xp = kctx.xp
     source = load_file("softmax.cu")
-    dtype = out.dtype.name
+    dtype = dtype_name(out.dtype)
     outer, n, inner = _lines(out.shape, axis)
     target = out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
     inv_temp = out.dtype.type(1.0 / temperature)

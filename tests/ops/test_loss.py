@@ -242,3 +242,25 @@ def test_softmax_output_gradient_trains_a_linear_classifier(rng):
         mx.nd.sgd_update(weight, mx.nd.dot(data, dlogits, transpose_a=True), out=weight, lr=1.0)
     accuracy = (mx.nd.dot(data, weight).asnumpy().argmax(1) == label).mean()
     assert accuracy > 0.95
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("label_dtype", ["float32", "float64", "int32", "int64"])
+def test_softmax_output_gradient_of_one_label_a_row_agrees_on_gpu(dtype, label_dtype):
+    """The GPU's one-pass kernel (scale * (p - one_hot(label))) against the host's gradient."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((7, 5))
+    label = rng.integers(0, 5, 7)
+    grads = []
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        data = mx.nd.array(x, ctx=ctx, dtype=dtype)
+        data.attach_grad()
+        with mx.autograd.record():
+            out = mx.nd.SoftmaxOutput(
+                data, mx.nd.array(label, ctx=ctx, dtype=label_dtype), normalization="batch", grad_scale=2.0
+            )
+        out.backward()
+        grads.append(data.grad.asnumpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6)

@@ -199,3 +199,24 @@ def test_arg_reduction_of_an_array_empty_along_another_axis_is_empty(name):
 def test_arg_reduction_over_an_empty_axis_raises_naming_it(shape, axis, message):
     with pytest.raises(mx.LazyNDError, match=message):
         mx.nd.argmax(mx.nd.ones(shape), axis=axis).wait_to_read()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    ("shape", "axis"), [((3 * 65536 + 7,), None), ((5, 70001), None), ((2, 3, 65537), (0, 1, 2)), ((9, 40003), 1)]
+)
+def test_large_gpu_reductions_in_pieces_agree_with_numpy(name, dtype, shape, axis):
+    """Whole-array reductions of 65,536 elements or more run as pieces, then one row of their
+    results (sizes that do not divide evenly leave a shorter last piece); rows reduce with four
+    loads in flight per thread."""
+    host = np.random.default_rng(len(shape)).standard_normal(shape).astype(dtype)
+    host.flat[12345] = 40.0  # a maximum inside the first piece, a minimum in the last
+    host.flat[-3] = -40.0
+    got = getattr(mx.nd, name)(mx.nd.array(host, ctx=mx.gpu(0), dtype=dtype), axis=axis).asnumpy()
+    want = getattr(np, name)(host.astype(np.float64), axis=axis)
+    np.testing.assert_allclose(
+        got, want, rtol=1e-4 if dtype == "float32" else 1e-10, atol=1e-3 if dtype == "float32" else 1e-9
+    )

@@ -36,7 +36,7 @@ from ...engine.completion import Completion
 from ...engine.var import Var
 from ...errors import DeviceMemoryError
 from ..base import Backend
-from . import copies
+from . import copies, gemm
 from .events import EventWaiter, StreamEvent, event_pool
 
 STREAM_KINDS = ("compute", "h2d", "d2h")
@@ -174,6 +174,10 @@ class CupyBackend(Backend):
         import cupyx  # older CuPy (and the CPU emulator): the same, deprecated since CuPy 13
 
         cupyx.scatter_add(target, index, values)
+
+    def matmul(self, a: Any, b: Any, out: Any) -> None:
+        """``out[...] = a @ b`` on the current stream: cuBLAS directly for matrices (see :mod:`.gemm`)."""
+        gemm.matmul(a, b, out)
 
     def snapshot_for_device(self, host: np.ndarray, dtype: Any) -> np.ndarray:
         """A copy of ``host`` to be copied to this device: in page-locked memory when possible, so

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .sources import KernelSource, launch_config, register_source
+from .sources import KernelSource, dtype_name, launch_config, register_source
 
 # dtype -> (storage type, compute type)
 CUDA_TYPES = {
@@ -248,7 +248,7 @@ class ElementwiseFamily:
         x = cupy.ascontiguousarray(x)
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
         grid, block = launch_config(x.size)
-        self._kernel(device_id, "", name, x.dtype.name)(grid, block, (x, target, x.size))
+        self._kernel(device_id, "", name, dtype_name(x.dtype))(grid, block, (x, target, x.size))
         if target is not out:
             out[...] = target
 
@@ -257,7 +257,7 @@ class ElementwiseFamily:
 
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
         n = target.size
-        dtype = target.dtype.name
+        dtype = dtype_name(target.dtype)
         if n == 0:
             return
         lhs, rhs = _unaliased(lhs, target), _unaliased(rhs, target)
@@ -289,10 +289,10 @@ class ElementwiseFamily:
             magic, shift = zip(*(division_magic(d) for d in dims), strict=True)
             values = [*dims, *magic, *shift, *sa, *sb]
             args = [*head, np.uint32(n), ndim, *[np.uint32(v) for v in values]]
-            self._kernel(device_id, "bcast32_", name, target.dtype.name)(grid, block, tuple(args))
+            self._kernel(device_id, "bcast32_", name, dtype_name(target.dtype))(grid, block, tuple(args))
         else:
             args = [*head, np.int64(n), ndim, *[np.int64(v) for v in (*dims, *sa, *sb)]]
-            self._kernel(device_id, "bcast_", name, target.dtype.name)(grid, block, tuple(args))
+            self._kernel(device_id, "bcast_", name, dtype_name(target.dtype))(grid, block, tuple(args))
 
     def scalar(self, device_id: int, name: str, x: Any, scalar: Any, out: Any, reflected: bool = False) -> None:
         import cupy
@@ -300,10 +300,10 @@ class ElementwiseFamily:
         x = cupy.ascontiguousarray(x)
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
         grid, block = launch_config(x.size)
-        ct = CUDA_TYPES[x.dtype.name][1]
+        ct = CUDA_TYPES[dtype_name(x.dtype)][1]
         value = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}[ct](scalar)
         prefix = "rscalar_" if reflected else "scalar_"
-        self._kernel(device_id, prefix, name, x.dtype.name)(grid, block, (x, value, target, x.size))
+        self._kernel(device_id, prefix, name, dtype_name(x.dtype))(grid, block, (x, value, target, x.size))
         if target is not out:
             out[...] = target
 

@@ -100,3 +100,17 @@ def launch_config(n: int, threads: int = 256) -> tuple[tuple[int], tuple[int]]:
     """Grid and block for a grid-stride loop over ``n`` elements."""
     blocks = min(max((n + threads - 1) // threads, 1), 65535 * 8)
     return (blocks,), (threads,)
+
+
+_dtype_names: dict[Any, str] = {}
+
+
+def dtype_name(dtype: Any) -> str:
+    """``numpy.dtype(dtype).name`` ('float32'...), the suffix of kernel names, from a cache: NumPy
+    computes the name in Python at each ``.name``, a cost paid at every launch otherwise."""
+    name = _dtype_names.get(dtype)
+    if name is None:
+        import numpy as np
+
+        name = _dtype_names[dtype] = np.dtype(dtype).name
+    return name

@@ -1,4 +1,5 @@
-// Row reductions over the last axis of a C-contiguous array: one block per row (grid-stride over rows),
+// Row reductions over the last axis of a C-contiguous array (and whole-array reductions as rows of
+// pieces, then one row of their results): one block per row (grid-stride over rows),
 // a strided pass per thread, then a shared-memory tree. float16 is stored as 16 bits and summed in float.
 // Launch with a power-of-two block of at most LAZYND_REDUCE_THREADS threads.
 
@@ -20,16 +21,30 @@ template <int OP, typename A> __device__ __forceinline__ A lazynd_reduce_combine
   return a < b ? a : b;
 }
 
+// Row r covers elements [r * cols, min((r + 1) * cols, total)) of ``in``: rows of a C-contiguous array
+// when total = rows * cols, or equal pieces of a whole array (its last piece shorter) for a full reduction
+// in two launches.  Each thread keeps four accumulators, so four coalesced loads are in flight at once.
 template <int OP, typename S, typename A>
-__device__ void lazynd_reduce_rows(const S* __restrict__ in, S* __restrict__ out, long long rows, long long cols, A scale) {
+__device__ void lazynd_reduce_rows(const S* __restrict__ in, S* __restrict__ out, long long rows, long long cols,
+                                   long long total, A scale) {
   __shared__ A partial[LAZYND_REDUCE_THREADS];
+  const long long step = blockDim.x;
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-    const S* row = in + r * cols;
-    A acc = OP == 0 ? (A)0 : lazynd_reduce_load(row[0]);
-    for (long long c = threadIdx.x; c < cols; c += blockDim.x) {
-      acc = lazynd_reduce_combine<OP, A>(acc, lazynd_reduce_load(row[c]));
+    const long long begin = r * cols;
+    const long long length = total - begin < cols ? total - begin : cols;
+    const S* row = in + begin;
+    const A first = OP == 0 ? (A)0 : lazynd_reduce_load(row[0]);
+    A acc0 = first, acc1 = first, acc2 = first, acc3 = first;
+    long long c = threadIdx.x;
+    for (; c + 3 * step < length; c += 4 * step) {
+      acc0 = lazynd_reduce_combine<OP, A>(acc0, lazynd_reduce_load(row[c]));
+      acc1 = lazynd_reduce_combine<OP, A>(acc1, lazynd_reduce_load(row[c + step]));
+      acc2 = lazynd_reduce_combine<OP, A>(acc2, lazynd_reduce_load(row[c + 2 * step]));
+      acc3 = lazynd_reduce_combine<OP, A>(acc3, lazynd_reduce_load(row[c + 3 * step]));
     }
-    partial[threadIdx.x] = acc;
+    for (; c < length; c += step) acc0 = lazynd_reduce_combine<OP, A>(acc0, lazynd_reduce_load(row[c]));
+    partial[threadIdx.x] = lazynd_reduce_combine<OP, A>(lazynd_reduce_combine<OP, A>(acc0, acc1),
+                                                        lazynd_reduce_combine<OP, A>(acc2, acc3));
     __syncthreads();
     for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
       if (threadIdx.x < s) partial[threadIdx.x] = lazynd_reduce_combine<OP, A>(partial[threadIdx.x], partial[threadIdx.x + s]);
@@ -42,8 +57,9 @@ __device__ void lazynd_reduce_rows(const S* __restrict__ in, S* __restrict__ out
 
 #define LAZYND_REDUCE_KERNEL(NAME, OP, S, A)                                                                   \
   extern "C" __global__ void lazynd_reduce_last_##NAME(const S* __restrict__ in, S* __restrict__ out,        \
-                                                       long long rows, long long cols, A scale) {             \
-    lazynd_reduce_rows<OP, S, A>(in, out, rows, cols, scale);                                                 \
+                                                       long long rows, long long cols, long long total,       \
+                                                       A scale) {                                             \
+    lazynd_reduce_rows<OP, S, A>(in, out, rows, cols, total, scale);                                          \
   }
 
 LAZYND_REDUCE_KERNEL(sum_float32, 0, float, float)

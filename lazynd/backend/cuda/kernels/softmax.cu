@@ -307,3 +307,31 @@ extern "C" __global__ void lazynd_softmax_grad_finish_##SUFFIX(const T* dy, cons
 
 LAZYND_SOFTMAX_ROW_KERNELS(float, float32)
 LAZYND_SOFTMAX_ROW_KERNELS(double, float64)
+
+// SoftmaxOutput's gradient in its common case (one label per row, no ignore label, no smoothing):
+// grad = scale * (p - one_hot(label)), one pass.  A label outside [0, classes) subtracts nothing.
+template <typename T, typename L>
+__device__ void lazynd_softmax_output_grad(const T* p, const L* label, T* grad, long long rows, int classes, T scale) {
+  long long total = rows * classes;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+    long long r = i / classes;
+    long long c = i - r * classes;
+    T v = p[i] * scale;
+    if ((long long)label[r] == c) v -= scale;
+    grad[i] = v;
+  }
+}
+
+#define LAZYND_SOFTMAX_OUTPUT_GRAD(T, SUFFIX, L, LSUFFIX)                                                            \
+extern "C" __global__ void lazynd_softmax_output_grad_##SUFFIX##_##LSUFFIX(const T* p, const L* label, T* grad,        \
+                                                                          long long rows, int classes, T scale) {     \
+  lazynd_softmax_output_grad<T, L>(p, label, grad, rows, classes, scale);                                             \
+}
+LAZYND_SOFTMAX_OUTPUT_GRAD(float, float32, float, float32)
+LAZYND_SOFTMAX_OUTPUT_GRAD(float, float32, double, float64)
+LAZYND_SOFTMAX_OUTPUT_GRAD(float, float32, int, int32)
+LAZYND_SOFTMAX_OUTPUT_GRAD(float, float32, long long, int64)
+LAZYND_SOFTMAX_OUTPUT_GRAD(double, float64, float, float32)
+LAZYND_SOFTMAX_OUTPUT_GRAD(double, float64, double, float64)
+LAZYND_SOFTMAX_OUTPUT_GRAD(double, float64, int, int32)
+LAZYND_SOFTMAX_OUTPUT_GRAD(double, float64, long long, int64)

@@ -1,0 +1,144 @@
+"""LeNet on MNIST-sized batches on one GPU: lazynd's executor against PyTorch eager with cuDNN.
+
+The network is ``tutorials/mnist_lenet.py``'s: conv 5x5x20, tanh, max-pool 2, conv 5x5x50, tanh,
+max-pool 2, fully connected 500, tanh, fully connected 10, softmax cross-entropy; plain SGD,
+float32.  Both sides train on the same batches, already on the device, from the same initial
+weights, and the table gives each one's loss after the run so that a fast but wrong side shows.
+Run: ``python bench/lenet_epoch.py [--batch 128] [--batches 200] [--repeat 3]``; prints one table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+LR = 0.05
+
+
+def data(count: int) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        from lazynd.datasets import load_mnist
+
+        images, labels = load_mnist(train=True, download=False)
+        images = (images.reshape(-1, 1, 28, 28) / 255.0).astype(np.float32)
+        labels = labels.astype(np.float32)
+    except Exception:  # noqa: BLE001 - without the data set the benchmark runs on random images
+        rng = np.random.default_rng(0)
+        images = rng.random((count, 1, 28, 28), dtype=np.float32)
+        labels = rng.integers(0, 10, count).astype(np.float32)
+    reps = -(-count // len(images))
+    return np.concatenate([images] * reps)[:count], np.concatenate([labels] * reps)[:count]
+
+
+def init_params() -> dict[str, np.ndarray]:
+    """Initial weights in MXNet's layouts (conv (out, in, kh, kw), fully connected (out, in))."""
+    rng = np.random.default_rng(1)
+    shapes = {
+        "conv1_weight": (20, 1, 5, 5),
+        "conv2_weight": (50, 20, 5, 5),
+        "fc1_weight": (500, 800),
+        "fc2_weight": (10, 500),
+    }
+    params = {}
+    for name, shape in shapes.items():
+        fan_in = int(np.prod(shape[1:]))
+        params[name] = (rng.uniform(-1, 1, shape) * np.sqrt(3.0 / fan_in)).astype(np.float32)
+        params[name.replace("weight", "bias")] = np.zeros(shape[0], np.float32)
+    return params
+
+
+def run_lazynd(x: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, float]:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tutorials"))
+    from mnist_lenet import lenet
+
+    import lazynd as mx
+
+    ctx = mx.gpu(0)
+    ex = lenet().simple_bind(ctx, data=(batch, 1, 28, 28), softmax_label=(batch,))
+    params = init_params()
+    for name, value in params.items():
+        ex.arg_dict[name][:] = mx.nd.array(value, ctx=ctx)
+    names = list(params)
+    pairs = [(ex.arg_dict[n], ex.grad_dict[n]) for n in names]
+    xs, ys = mx.nd.array(x, ctx=ctx), mx.nd.array(y, ctx=ctx)
+    mx.nd.waitall()
+    start = time.perf_counter()
+    for k in range(0, len(x) - batch + 1, batch):
+        ex.forward(is_train=True, data=xs[k : k + batch], softmax_label=ys[k : k + batch])
+        ex.backward()
+        for w, g in pairs:
+            mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / batch, out=w)
+    mx.nd.waitall()
+    elapsed = time.perf_counter() - start
+    prob = ex.outputs[0].asnumpy()
+    label = y[len(x) // batch * batch - batch : len(x) // batch * batch].astype(np.int64)
+    loss = float(-np.log(np.maximum(prob[np.arange(batch), label], 1e-12)).mean())
+    return elapsed, loss
+
+
+def run_torch(x: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, float] | None:
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    dev = "cuda"
+    p = {n: torch.tensor(v, device=dev, requires_grad=True) for n, v in init_params().items()}
+    xs, ys = torch.from_numpy(x).to(dev), torch.from_numpy(y.astype(np.int64)).to(dev)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    loss = None
+    for k in range(0, len(x) - batch + 1, batch):
+        h = F.max_pool2d(torch.tanh(F.conv2d(xs[k : k + batch], p["conv1_weight"], p["conv1_bias"])), 2)
+        h = F.max_pool2d(torch.tanh(F.conv2d(h, p["conv2_weight"], p["conv2_bias"])), 2)
+        h = torch.tanh(F.linear(h.flatten(1), p["fc1_weight"], p["fc1_bias"]))
+        logits = F.linear(h, p["fc2_weight"], p["fc2_bias"])
+        loss = F.cross_entropy(logits, ys[k : k + batch])
+        for v in p.values():
+            v.grad = None
+        loss.backward()
+        with torch.no_grad():
+            for v in p.values():
+                v -= LR * v.grad
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+    return elapsed, float(loss) if loss is not None else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--batches", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per implementation, in turns (best is shown)")
+    args = parser.parse_args()
+    import lazynd as mx
+
+    if mx.num_gpus() == 0:
+        print("bench/lenet_epoch.py: no GPU visible; nothing to measure")
+        return
+    x, y = data(args.batch * args.batches)
+    runs = {"lazynd executor, gpu(0)": run_lazynd, "PyTorch eager, cuDNN": run_torch}
+    best: dict[str, tuple[float, float]] = {}
+    for _ in range(args.repeat):
+        for name, run in runs.items():
+            result = run(x, y, args.batch)
+            if result is not None and (name not in best or result[0] < best[name][0]):
+                best[name] = result
+    print(f"LeNet, batch {args.batch}, {args.batches} batches on gpu(0); best of {args.repeat}")
+    print(f"{'implementation':<26}{'ms/batch':>10}{'last loss':>11}")
+    for name, (seconds, loss) in best.items():
+        print(f"{name:<26}{seconds / args.batches * 1e3:>10.3f}{loss:>11.4f}")
+    if len(best) == 2:
+        ours, theirs = (best[n][0] for n in runs)
+        print(f"lazynd / PyTorch: {ours / theirs:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+"""Matrix products on the GPU: cuBLAS GEMM called directly for 2-D float32/float64 operands.
+
+``cupy.matmul`` handles every shape, dtype and layout, and pays for it: on the H100 its host
+side took about 30 us a call, against a few us for the cuBLAS call itself, in a training step
+whose small GEMMs run in less time than that.  :func:`matmul` takes the common case of the
+operators -- two matrices of one floating dtype, each row-major or transposed (a ``.T`` view),
+into a row-major output -- straight to ``cublasSgemm``/``cublasDgemm`` on the current stream;
+everything else goes to ``cupy.matmul``, as does everything where CuPy has no cuBLAS bindings
+(the CPU emulator).
+
+cuBLAS is column-major: a row-major ``m x n`` product ``C = A @ B`` is computed as
+``C^T = B^T A^T``, where the buffer of a row-major matrix, read column-major, is its transpose
+and that of a transposed view is the matrix itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+_OP_N, _OP_T = 0, 1  # cublasOperation_t
+_POINTER_MODE_HOST = 0
+_INT_MAX = 2**31 - 1
+
+# alpha and beta are read from host memory (CUBLAS_POINTER_MODE_HOST) when cuBLAS is called
+_SCALARS = {
+    np.dtype(np.float32): (np.ones(1, np.float32), np.zeros(1, np.float32), "sgemm"),
+    np.dtype(np.float64): (np.ones(1, np.float64), np.zeros(1, np.float64), "dgemm"),
+}
+_POINTERS = {dtype: (one.ctypes.data, zero.ctypes.data, name) for dtype, (one, zero, name) in _SCALARS.items()}
+
+
+class Bindings:
+    """What :func:`matmul` calls: CuPy's cuBLAS module, the current device's handle and the
+    current stream's pointer."""
+
+    __slots__ = ("cublas", "handle", "stream")
+
+    def __init__(self, cublas: Any, handle: Any, stream: Any) -> None:
+        self.cublas, self.handle, self.stream = cublas, handle, stream
+
+
+_bindings_found: Bindings | None | bool = None  # False where CuPy has no cuBLAS bindings
+_bindings_lock = threading.Lock()
+
+
+def bindings() -> Bindings | None:
+    """CuPy's cuBLAS bindings, or None where it has none (the CPU emulator)."""
+    global _bindings_found
+    if _bindings_found is None:
+        with _bindings_lock:
+            if _bindings_found is None:
+                try:
+                    import cupy
+
+                    try:
+                        from cupy_backends.cuda.libs import cublas
+                    except ImportError:
+                        from cupy.cuda import cublas
+                    _bindings_found = Bindings(
+                        cublas, cupy.cuda.device.get_cublas_handle, lambda: cupy.cuda.get_current_stream().ptr
+                    )
+                except (ImportError, AttributeError):
+                    _bindings_found = False
+    return _bindings_found or None
+
+
+def _layout(x: Any, rows: int, cols: int) -> tuple[int, int] | None:
+    """``(op, ld)`` of a matrix for the transposed problem, or None when cuBLAS cannot read it:
+    row-major rows (``op N``) or columns contiguous (a transposed view, ``op T``)."""
+    item = x.itemsize
+    s0, s1 = x.strides
+    if (s1 == item or cols == 1) and s0 % item == 0 and (rows == 1 or s0 // item >= cols):
+        return _OP_N, max(s0 // item, cols, 1) if rows == 1 else s0 // item
+    if (s0 == item or rows == 1) and s1 % item == 0 and (cols == 1 or s1 // item >= rows):
+        return _OP_T, max(s1 // item, rows, 1) if cols == 1 else s1 // item
+    return None
+
+
+def _overlaps(a: Any, out: Any) -> bool:
+    a_lo = a.data.ptr
+    o_lo = out.data.ptr
+    return a_lo < o_lo + out.nbytes and o_lo < a_lo + a.nbytes
+
+
+def matmul(a: Any, b: Any, out: Any) -> None:
+    """``out[...] = a @ b`` for CuPy arrays on the current device, on the current stream.
+
+    Two 2-D matrices of one dtype (float32 or float64) with a row-major ``out`` of that dtype that
+    shares no memory with them go to cuBLAS directly; any other case to ``cupy.matmul``.
+    """
+    found = bindings()
+    dtype = out.dtype
+    pointers = _POINTERS.get(dtype)
+    if (
+        found is None
+        or pointers is None
+        or a.ndim != 2
+        or b.ndim != 2
+        or out.ndim != 2
+        or a.dtype != dtype
+        or b.dtype != dtype
+    ):
+        _fallback(a, b, out)
+        return
+    m, k = a.shape
+    n = b.shape[1]
+    if (
+        b.shape[0] != k
+        or out.shape != (m, n)
+        or not 0 < m <= _INT_MAX
+        or not 0 < n <= _INT_MAX
+        or not 0 < k <= _INT_MAX
+    ):
+        _fallback(a, b, out)
+        return
+    la, lb, lc = _layout(a, m, k), _layout(b, k, n), _layout(out, m, n)
+    if la is None or lb is None or lc is None or lc[0] != _OP_N or _overlaps(a, out) or _overlaps(b, out):
+        _fallback(a, b, out)
+        return
+    one, zero, name = pointers
+    cublas = found.cublas
+    handle = found.handle()
+    cublas.setStream(handle, found.stream())
+    cublas.setPointerMode(handle, _POINTER_MODE_HOST)
+    getattr(cublas, name)(
+        handle, lb[0], la[0], n, m, k, one, b.data.ptr, lb[1], a.data.ptr, la[1], zero, out.data.ptr, lc[1]
+    )
+
+
+def _fallback(a: Any, b: Any, out: Any) -> None:
+    import cupy
+
+    cupy.matmul(a, b, out=out)
+
+
+def _ones_like(out: Any, rows: int) -> Any:
+    import cupy
+
+    return cupy.ones((1, rows), out.dtype)
+
+
+_ONES: dict[tuple[int, Any, int], Any] = {}  # (device, dtype, length) -> a (1, length) row of ones
+_ONES_KEPT = 64
+
+
+def column_sum(x: Any, out: Any) -> None:
+    """``out[...] = x.sum(axis=0)`` for a 2-D CuPy ``x`` and a contiguous 1-D ``out`` (a bias
+    gradient): a GEMM of a row of ones with ``x`` where :func:`matmul` takes it to cuBLAS,
+    ``cupy.sum`` otherwise."""
+    rows = x.shape[0] if x.ndim == 2 else 0
+    if (
+        bindings() is None
+        or rows == 0
+        or out.dtype not in _POINTERS
+        or x.dtype != out.dtype
+        or out.ndim != 1
+        or not out.flags.c_contiguous
+    ):
+        x.sum(axis=0, out=out)
+        return
+    key = (out.device.id, out.dtype, rows)
+    ones = _ONES.get(key)
+    if ones is None:
+        if len(_ONES) >= _ONES_KEPT:
+            _ONES.clear()
+        ones = _ONES[key] = _ones_like(out, rows)
+    matmul(ones, x, out.reshape(1, -1))

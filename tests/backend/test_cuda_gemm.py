@@ -1,0 +1,145 @@
+"""The direct cuBLAS route of GPU matrix products (lazynd/backend/cuda/gemm.py), checked on the host.
+
+cuBLAS is column-major and the route passes it the transposed problem with leading dimensions
+read off the strides; an error there gives wrong numbers only on a real GPU, where the CPU
+emulator (which has no cuBLAS) cannot look.  Here the arrays are host arrays that expose a
+``data.ptr`` as CuPy's do, and a column-major GEMM written from cuBLAS's documented contract
+reads and writes them through those pointers, so every layout the operators pass is checked
+against NumPy's ``a @ b``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from lazynd.backend.cuda import gemm
+
+
+class _Pointer:
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
+        self.id = 0
+
+
+class HostArray(np.ndarray):
+    """A host array with CuPy's ``data.ptr`` (the address of its first element) and ``device``."""
+
+    @property
+    def data(self):  # type: ignore[override]
+        return _Pointer(self.__array_interface__["data"][0])
+
+    @property
+    def device(self):
+        return _Pointer(0)
+
+
+def _strided(base: np.ndarray, ptr: int, rows: int, cols: int, ld: int) -> np.ndarray:
+    """The column-major ``rows x cols`` matrix at ``ptr`` with leading dimension ``ld``."""
+    item = base.itemsize
+    return np.lib.stride_tricks.as_strided(
+        np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(np.ctypeslib.as_ctypes_type(base.dtype))), (1,)),
+        shape=(rows, cols),
+        strides=(item, ld * item),
+    )
+
+
+class ColumnMajorBlas:
+    """``C = alpha * op(A) @ op(B) + beta * C``, column-major, as cublas<t>gemm defines it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def setStream(self, handle, stream):  # noqa: N802 - CuPy's names
+        self.stream = stream
+
+    def setPointerMode(self, handle, mode):  # noqa: N802
+        assert mode == 0, "alpha and beta are host pointers"
+
+    def _gemm(self, dtype, handle, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+        self.calls.append((ta, tb, m, n, k, lda, ldb, ldc))
+        probe = np.zeros(1, dtype)
+        scalar = ctypes.POINTER(np.ctypeslib.as_ctypes_type(dtype))
+        alpha_v, beta_v = ctypes.cast(alpha, scalar)[0], ctypes.cast(beta, scalar)[0]
+        assert lda >= max(1, m if ta == 0 else k) and ldb >= max(1, k if tb == 0 else n) and ldc >= max(1, m)
+        op_a = _strided(probe, a, m, k, lda) if ta == 0 else _strided(probe, a, k, m, lda).T
+        op_b = _strided(probe, b, k, n, ldb) if tb == 0 else _strided(probe, b, n, k, ldb).T
+        out = _strided(probe, c, m, n, ldc)
+        out[...] = alpha_v * (op_a.astype(np.float64) @ op_b) + beta_v * (out if beta_v else 0)
+
+    def sgemm(self, *args):
+        self._gemm(np.float32, *args)
+
+    def dgemm(self, *args):
+        self._gemm(np.float64, *args)
+
+
+@pytest.fixture
+def blas(monkeypatch):
+    fake = ColumnMajorBlas()
+    monkeypatch.setattr(gemm, "bindings", lambda: gemm.Bindings(fake, lambda: 1, lambda: 7))
+    monkeypatch.setattr(gemm, "_fallback", lambda a, b, out: pytest.fail("took the cupy.matmul fallback"))
+    monkeypatch.setattr(gemm, "_ones_like", lambda out, rows: np.ones((1, rows), out.dtype).view(HostArray))
+    gemm._ONES.clear()
+    return fake
+
+
+def _host(x: np.ndarray) -> HostArray:
+    return x.view(HostArray)
+
+
+LAYOUTS = {
+    "row-major": lambda rng, r, c, dt: rng.standard_normal((r, c)).astype(dt),
+    "transposed": lambda rng, r, c, dt: rng.standard_normal((c, r)).astype(dt).T,
+    "row slice": lambda rng, r, c, dt: rng.standard_normal((r, c + 3)).astype(dt)[:, 1 : c + 1],
+    "transposed slice": lambda rng, r, c, dt: rng.standard_normal((c, r + 2)).astype(dt)[:, :r].T,
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("la", list(LAYOUTS))
+@pytest.mark.parametrize("lb", list(LAYOUTS))
+@pytest.mark.parametrize("shape", [(5, 7, 3), (1, 4, 6), (6, 1, 2), (3, 5, 1), (1, 1, 1)], ids=str)
+def test_matmul_takes_every_layout_to_cublas_right(blas, dtype, la, lb, shape):
+    m, k, n = shape
+    rng = np.random.default_rng(sum(shape))
+    a, b = LAYOUTS[la](rng, m, k, dtype), LAYOUTS[lb](rng, k, n, dtype)
+    out = _host(np.full((m, n), np.nan, dtype))
+    gemm.matmul(_host(a), _host(b), out)
+    assert len(blas.calls) == 1
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_writes_into_a_row_slice_of_a_wider_output(blas):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)
+    wide = np.zeros((4, 5), np.float32)
+    gemm.matmul(_host(a), _host(b), _host(wide)[:, 1:3])
+    np.testing.assert_allclose(wide[:, 1:3], a @ b, rtol=1e-5)
+    assert not wide[:, [0, 3, 4]].any(), "wrote outside the output's columns"
+
+
+def test_column_sum_is_a_gemm_with_a_row_of_ones(blas):
+    x = np.random.default_rng(1).standard_normal((9, 4)).astype(np.float32)
+    out = _host(np.zeros(4, np.float32))
+    gemm.column_sum(_host(x), out)
+    np.testing.assert_allclose(out, x.sum(axis=0), rtol=1e-5)
+    assert blas.calls, "the column sum did not reach cuBLAS"
+
+
+def test_matmul_leaves_what_cublas_cannot_read_to_cupy(monkeypatch):
+    fake = ColumnMajorBlas()
+    monkeypatch.setattr(gemm, "bindings", lambda: gemm.Bindings(fake, lambda: 1, lambda: 7))
+    taken = []
+    monkeypatch.setattr(gemm, "_fallback", lambda a, b, out: taken.append(out.shape))
+    x = np.ones((4, 4), np.float32)
+    gemm.matmul(_host(x), _host(x), _host(x))  # the output is an input
+    gemm.matmul(
+        _host(np.ones((4, 4), np.float16)), _host(np.ones((4, 4), np.float16)), _host(np.ones((4, 4), np.float16))
+    )
+    gemm.matmul(_host(x[::2, ::2]), _host(np.ones((2, 2), np.float32)), _host(np.ones((2, 2), np.float32)))
+    gemm.matmul(_host(np.ones((2, 4, 4), np.float32)), _host(x), _host(np.ones((2, 4, 4), np.float32)))
+    gemm.matmul(_host(np.ones((0, 4), np.float32)), _host(x), _host(np.ones((0, 4), np.float32)))
+    assert len(taken) == 5 and not fake.calls
