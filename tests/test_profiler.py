@@ -208,3 +208,23 @@ def test_mxnet_recipe_writes_the_trace_at_exit_when_never_stopped(tmp_path):
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
     assert "dot" in _trace_names(path)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
+def test_gpu_operations_sit_on_one_row_per_stream(tmp_path):
+    """A trace shows a host->device copy and the kernels on their own streams' rows, as
+    chrome://tracing needs to show them overlapping."""
+    mx.profiler.set_config(mode="all", filename=str(tmp_path / "gpu.json"))
+    mx.profiler.set_state("run")
+    try:
+        batch = mx.nd.array(np.ones((64, 64), np.float32), ctx=mx.gpu(0))
+        (mx.nd.dot(batch, batch) + 1).wait_to_read()
+        events = mx.profiler.trace_events()
+    finally:
+        mx.profiler.set_state("stop")
+        mx.profiler.reset()
+    rows = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    placed = {e["name"]: rows[(e["pid"], e["tid"])] for e in events if e["ph"] == "X"}
+    assert placed["dot"] == "stream compute" and placed["_plus_scalar"] == "stream compute", placed
+    assert any(name.startswith("_copyto") and row == "stream h2d" for name, row in placed.items()), placed

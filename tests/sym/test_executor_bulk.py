@@ -365,8 +365,8 @@ def _failing_placed_net():
 @pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
 @pytest.mark.parametrize("placed", [False, True], ids=["gpu", "cpu+gpu"])
 def test_a_failed_step_of_a_gpu_pass_is_not_cleared_by_the_next_steps(placed):
-    # on a GPU every operator of a pass is its own operation; the steps after the failed one
-    # must inherit its error, not write over it with their own success
+    # one GPU bulks a pass into one operation, a placed executor pushes each operator on its own:
+    # either way the steps after the failed one must not clear its error with their own success
     if placed:
         net = _failing_placed_net()
         ex = net.simple_bind(mx.cpu(), group2ctx={"host": mx.cpu(), "device": mx.gpu(0)}, **MLP_SHAPES)
@@ -379,3 +379,23 @@ def test_a_failed_step_of_a_gpu_pass_is_not_cleared_by_the_next_steps(placed):
     with pytest.raises(EngineError, match="guard"):
         ex.outputs[0].asnumpy()
     mx.nd.waitall()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
+def test_a_gpu_pass_is_one_engine_operation(tmp_path):
+    ex = _mlp().simple_bind(mx.gpu(0), **MLP_SHAPES)
+    data = mx.nd.ones(MLP_SHAPES["data"], ctx=mx.gpu(0))
+    profiler.set_config(mode="all", filename=str(tmp_path / "p.json"))
+    profiler.set_state("run")
+    try:
+        ex.forward(is_train=True, data=data)
+        ex.backward()
+        mx.nd.waitall()
+        names = [e["name"] for e in profiler.trace_events() if e["ph"] == "X"]
+    finally:
+        profiler.set_state("stop")
+        profiler.reset()
+    passes = [n for n in names if not n.startswith("executor:")]
+    assert passes == ["executor_forward", "executor_backward"], names
+    assert any(n.startswith("executor:") for n in names), "the pass's operators are not in the trace"

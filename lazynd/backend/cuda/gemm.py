@@ -25,11 +25,11 @@ _POINTER_MODE_HOST = 0
 _INT_MAX = 2**31 - 1
 
 # alpha and beta are read from host memory (CUBLAS_POINTER_MODE_HOST) when cuBLAS is called
-_SCALARS = {
+_ONE_ZERO: dict[Any, tuple[np.ndarray, np.ndarray, str]] = {
     np.dtype(np.float32): (np.ones(1, np.float32), np.zeros(1, np.float32), "sgemm"),
     np.dtype(np.float64): (np.ones(1, np.float64), np.zeros(1, np.float64), "dgemm"),
 }
-_POINTERS = {dtype: (one.ctypes.data, zero.ctypes.data, name) for dtype, (one, zero, name) in _SCALARS.items()}
+_POINTERS = {dtype: (one.ctypes.data, zero.ctypes.data, name) for dtype, (one, zero, name) in _ONE_ZERO.items()}
 
 
 class Bindings:
@@ -42,7 +42,7 @@ class Bindings:
         self.cublas, self.handle, self.stream = cublas, handle, stream
 
 
-_bindings_found: Bindings | None | bool = None  # False where CuPy has no cuBLAS bindings
+_bindings_found: Bindings | bool | None = None  # False where CuPy has no cuBLAS bindings
 _bindings_lock = threading.Lock()
 
 
@@ -64,7 +64,7 @@ def bindings() -> Bindings | None:
                     )
                 except (ImportError, AttributeError):
                     _bindings_found = False
-    return _bindings_found or None
+    return _bindings_found if isinstance(_bindings_found, Bindings) else None
 
 
 def _layout(x: Any, rows: int, cols: int) -> tuple[int, int] | None:
