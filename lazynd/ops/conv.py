@@ -29,6 +29,7 @@ from .conv_columns import (
     uses_batch_last,
     uses_batch_last_backward,
 )
+from .host_reduce import column_sum_into
 from .params import Param, enum, optional, parse_bool, parse_int, parse_shape, parse_str
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
@@ -99,7 +100,7 @@ def _conv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     wm = w.reshape(groups, filters // groups, -1)
     out = outputs[0]
     if not g.channel_last and out.flags.c_contiguous:
-        xp.matmul(wm, col, out=out.reshape(n, groups, filters // groups, positions))
+        kctx.backend.matmul(wm, col, out.reshape(n, groups, filters // groups, positions))
         target = out
     else:
         _store(g, out, xp.matmul(wm, col))
@@ -171,9 +172,15 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     col = col.reshape(n, groups, -1, positions)
     wm = w.reshape(groups, filters // groups, -1)
     # per-sample GEMMs then a sum over the batch: cheaper than transposing dy and col into (K, N*P)
-    dw = xp.matmul(dym, col.transpose(0, 1, 3, 2)).sum(axis=0)
+    matmul = kctx.backend.matmul
+    per_sample = xp.empty((n, groups, filters // groups, col.shape[2]), x.dtype)
+    matmul(dym, col.transpose(0, 1, 3, 2), per_sample)
+    dw = xp.empty(per_sample[0].size, x.dtype)
+    column_sum_into(per_sample.reshape(n, -1), dw)  # the sum over the batch: a GEMM with ones on the GPU
     g.to_nc(outputs[1])[...] = dw.reshape(w.shape)
-    dcol = xp.matmul(wm.transpose(0, 2, 1), dym).reshape(col_shape)
+    dcol = xp.empty((n, groups, col.shape[2], positions), x.dtype)
+    matmul(wm.transpose(0, 2, 1), dym, dcol)
+    dcol = dcol.reshape(col_shape)
     g.to_nc(outputs[0])[...] = col2im(kctx, dcol, tuple(x.shape[2:]), g)
     if not attrs["no_bias"]:
         outputs[2][...] = dym.reshape(n, filters, positions).sum(axis=(0, 2))

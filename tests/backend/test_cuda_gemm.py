@@ -75,6 +75,33 @@ class ColumnMajorBlas:
     def dgemm(self, *args):
         self._gemm(np.float64, *args)
 
+    def _batched(self, dtype, handle, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, count):
+        item = np.dtype(dtype).itemsize
+        for i in range(count):
+            self._gemm(
+                dtype,
+                handle,
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                alpha,
+                a + i * sa * item,
+                lda,
+                b + i * sb * item,
+                ldb,
+                beta,
+                c + i * sc * item,
+                ldc,
+            )
+
+    def sgemmStridedBatched(self, *args):  # noqa: N802
+        self._batched(np.float32, *args)
+
+    def dgemmStridedBatched(self, *args):  # noqa: N802
+        self._batched(np.float64, *args)
+
 
 @pytest.fixture
 def blas(monkeypatch):
@@ -140,6 +167,41 @@ def test_matmul_leaves_what_cublas_cannot_read_to_cupy(monkeypatch):
         _host(np.ones((4, 4), np.float16)), _host(np.ones((4, 4), np.float16)), _host(np.ones((4, 4), np.float16))
     )
     gemm.matmul(_host(x[::2, ::2]), _host(np.ones((2, 2), np.float32)), _host(np.ones((2, 2), np.float32)))
-    gemm.matmul(_host(np.ones((2, 4, 4), np.float32)), _host(x), _host(np.ones((2, 4, 4), np.float32)))
+    uneven = np.ones((2, 3, 4, 4), np.float32)[:, :2]  # batch axes that do not step evenly
+    gemm.matmul(_host(uneven), _host(x), _host(np.ones((2, 2, 4, 4), np.float32)))
     gemm.matmul(_host(np.ones((0, 4), np.float32)), _host(x), _host(np.ones((0, 4), np.float32)))
-    assert len(taken) == 5 and not fake.calls
+    # (3, 1) against (1, 2): neither operand's matrices are an even stride apart over (3, 2)
+    gemm.matmul(
+        _host(np.ones((3, 1, 4, 5), np.float32)),
+        _host(np.ones((1, 2, 5, 6), np.float32)),
+        _host(np.ones((3, 2, 4, 6), np.float32)),
+    )
+    assert len(taken) == 6 and not fake.calls
+
+
+BATCHED = {
+    # a convolution's forward: one weight matrix for every sample, (1, F, K) @ (n, 1, K, P)
+    "conv forward": lambda rng: (rng.standard_normal((1, 4, 6)), rng.standard_normal((5, 1, 6, 7))),
+    # its data gradient: the weight transposed (a view), (1, K, F) @ (n, 1, F, P)
+    "conv data gradient": lambda rng: (
+        rng.standard_normal((1, 4, 6)).transpose(0, 2, 1),
+        rng.standard_normal((5, 1, 4, 7)),
+    ),
+    # its weight gradient per sample: (n, 1, F, P) @ (n, 1, P, K) from a transposed view
+    "conv weight gradient": lambda rng: (
+        rng.standard_normal((5, 1, 4, 7)),
+        rng.standard_normal((5, 1, 6, 7)).transpose(0, 1, 3, 2),
+    ),
+    "stack @ matrix": lambda rng: (rng.standard_normal((3, 4, 5)), rng.standard_normal((5, 2))),
+    "matrix @ stack": lambda rng: (rng.standard_normal((4, 5)), rng.standard_normal((2, 3, 5, 2))),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", list(BATCHED))
+def test_stacks_of_matrices_go_to_strided_batched_gemm_right(blas, dtype, case):
+    a, b = (x.astype(dtype) for x in BATCHED[case](np.random.default_rng(len(case))))
+    want = a.astype(np.float64) @ b
+    out = _host(np.full(want.shape, np.nan, dtype))
+    gemm.matmul(_host(a), _host(b), out)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)

@@ -71,7 +71,7 @@ def _layout(x: Any, rows: int, cols: int) -> tuple[int, int] | None:
     """``(op, ld)`` of a matrix for the transposed problem, or None when cuBLAS cannot read it:
     row-major rows (``op N``) or columns contiguous (a transposed view, ``op T``)."""
     item = x.itemsize
-    s0, s1 = x.strides
+    s0, s1 = x.strides[-2:]
     if (s1 == item or cols == 1) and s0 % item == 0 and (rows == 1 or s0 // item >= cols):
         return _OP_N, max(s0 // item, cols, 1) if rows == 1 else s0 // item
     if (s0 == item or rows == 1) and s1 % item == 0 and (cols == 1 or s1 // item >= rows):
@@ -79,45 +79,100 @@ def _layout(x: Any, rows: int, cols: int) -> tuple[int, int] | None:
     return None
 
 
+def _bounds(x: Any) -> tuple[int, int]:
+    """The first and one-past-last byte addresses ``x`` can touch (from its shape and strides)."""
+    lo = hi = x.data.ptr
+    for size, stride in zip(x.shape, x.strides, strict=True):
+        if stride < 0:
+            lo += stride * (size - 1)
+        else:
+            hi += stride * (size - 1)
+    return lo, hi + x.itemsize
+
+
 def _overlaps(a: Any, out: Any) -> bool:
-    a_lo = a.data.ptr
-    o_lo = out.data.ptr
-    return a_lo < o_lo + out.nbytes and o_lo < a_lo + a.nbytes
+    a_lo, a_hi = _bounds(a)
+    o_lo, o_hi = _bounds(out)
+    return a_lo < o_hi and o_lo < a_hi
+
+
+def _batch_stride(x: Any, batch: tuple[int, ...]) -> int | None:
+    """The one element stride between consecutive matrices of ``x`` over the broadcast batch shape
+    ``batch`` (0 when ``x`` broadcasts over all of it), or None when its batch axes do not step
+    evenly."""
+    dims = x.shape[:-2]
+    strides = x.strides[:-2]
+    lead = len(batch) - len(dims)
+    steps = []  # (size, stride) of the batch axes that count
+    for j, size in enumerate(batch):
+        if size == 1:
+            continue
+        if j < lead or dims[j - lead] == 1:
+            steps.append((size, 0))
+        else:
+            steps.append((size, strides[j - lead]))
+    if not steps:
+        return 0
+    if all(stride == 0 for _, stride in steps):
+        return 0
+    for (_, outer), (size, inner) in zip(steps, steps[1:], strict=False):
+        if outer != inner * size:
+            return None
+    if steps[-1][1] % x.itemsize:
+        return None
+    return steps[-1][1] // x.itemsize
 
 
 def matmul(a: Any, b: Any, out: Any) -> None:
     """``out[...] = a @ b`` for CuPy arrays on the current device, on the current stream.
 
-    Two 2-D matrices of one dtype (float32 or float64) with a row-major ``out`` of that dtype that
-    shares no memory with them go to cuBLAS directly; any other case to ``cupy.matmul``.
+    Operands of one dtype (float32 or float64) whose matrices are row-major or transposed views, into
+    a row-major ``out`` of that dtype that shares no memory with them, go to cuBLAS directly: two
+    matrices to GEMM, stacks of them (NumPy's broadcasting over the leading axes, each operand's
+    matrices an even stride apart or one matrix for all) to strided batched GEMM.  Any other case
+    goes to ``cupy.matmul``.
     """
     found = bindings()
     dtype = out.dtype
     pointers = _POINTERS.get(dtype)
-    if (
-        found is None
-        or pointers is None
-        or a.ndim != 2
-        or b.ndim != 2
-        or out.ndim != 2
-        or a.dtype != dtype
-        or b.dtype != dtype
-    ):
+    if found is None or pointers is None or a.ndim < 2 or b.ndim < 2 or a.dtype != dtype or b.dtype != dtype:
         _fallback(a, b, out)
         return
-    m, k = a.shape
-    n = b.shape[1]
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    batch = out.shape[:-2]
     if (
-        b.shape[0] != k
-        or out.shape != (m, n)
+        b.shape[-2] != k
+        or out.shape[-2:] != (m, n)
+        or out.ndim != max(a.ndim, b.ndim)
         or not 0 < m <= _INT_MAX
         or not 0 < n <= _INT_MAX
         or not 0 < k <= _INT_MAX
     ):
         _fallback(a, b, out)
         return
+    count = 1
+    for size in batch:
+        count *= size
     la, lb, lc = _layout(a, m, k), _layout(b, k, n), _layout(out, m, n)
-    if la is None or lb is None or lc is None or lc[0] != _OP_N or _overlaps(a, out) or _overlaps(b, out):
+    if la is None or lb is None or lc is None or lc[0] != _OP_N or count == 0 or count > _INT_MAX:
+        _fallback(a, b, out)
+        return
+    if out.ndim > 2:
+        if getattr(found.cublas, name_of(dtype) + "StridedBatched", None) is None:
+            _fallback(a, b, out)
+            return
+        try:
+            if _broadcast(a.shape[:-2], b.shape[:-2]) != batch:
+                raise ValueError
+        except ValueError:
+            _fallback(a, b, out)
+            return
+        sa, sb, sc = _batch_stride(a, batch), _batch_stride(b, batch), _batch_stride(out, batch)
+        if sa is None or sb is None or not sc or (count > 1 and sc < m * lc[1]):
+            _fallback(a, b, out)
+            return
+    if _overlaps(a, out) or _overlaps(b, out):
         _fallback(a, b, out)
         return
     one, zero, name = pointers
@@ -125,9 +180,23 @@ def matmul(a: Any, b: Any, out: Any) -> None:
     handle = found.handle()
     cublas.setStream(handle, found.stream())
     cublas.setPointerMode(handle, _POINTER_MODE_HOST)
-    getattr(cublas, name)(
-        handle, lb[0], la[0], n, m, k, one, b.data.ptr, lb[1], a.data.ptr, la[1], zero, out.data.ptr, lc[1]
-    )
+    if out.ndim == 2:
+        getattr(cublas, name)(
+            handle, lb[0], la[0], n, m, k, one, b.data.ptr, lb[1], a.data.ptr, la[1], zero, out.data.ptr, lc[1]
+        )
+        return
+    getattr(cublas, name + "StridedBatched")(
+        handle, lb[0], la[0], n, m, k, one, b.data.ptr, lb[1], sb, a.data.ptr, la[1], sa, zero, out.data.ptr, lc[1], sc, count
+    )  # fmt: skip
+
+
+def name_of(dtype: Any) -> str:
+    """The cuBLAS GEMM of ``dtype`` ('sgemm', 'dgemm')."""
+    return _POINTERS[dtype][2]
+
+
+def _broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(x, y))
 
 
 def _fallback(a: Any, b: Any, out: Any) -> None:
