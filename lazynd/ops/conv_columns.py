@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda.sources import launch_config, load_file
+from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 
 
@@ -97,9 +97,10 @@ def _gpu_dims(g: Geometry, spatial: tuple, out: tuple) -> list[int]:
 
 
 def _check_gpu_dtype(x: Any) -> str:
-    if x.dtype.name not in ("float32", "float64"):
-        raise OperatorError(f"convolution on the GPU supports float32 and float64, got {x.dtype.name}")
-    return x.dtype.name
+    name = dtype_name(x.dtype)
+    if name not in ("float32", "float64"):
+        raise OperatorError(f"convolution on the GPU supports float32 and float64, got {name}")
+    return name
 
 
 def im2col(kctx: Any, x: Any, g: Geometry) -> Any:

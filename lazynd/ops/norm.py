@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda.sources import launch_config, load_file
+from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_bool, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
@@ -83,9 +83,10 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
 
 
 def _kernel(kctx: Any, which: str, dtype: Any) -> Any:
-    if dtype.name not in ("float32", "float64"):
-        raise OperatorError(f"BatchNorm on the GPU supports float32 and float64, got {dtype.name}")
-    return _SOURCE.function(kctx.device_id, f"lazynd_bn_{which}_{dtype.name}")
+    name = dtype_name(dtype)
+    if name not in ("float32", "float64"):
+        raise OperatorError(f"BatchNorm on the GPU supports float32 and float64, got {name}")
+    return _SOURCE.function(kctx.device_id, f"lazynd_bn_{which}_{name}")
 
 
 def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

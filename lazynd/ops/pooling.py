@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda.sources import launch_config, load_file
+from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .conv import LAYOUTS
 from .params import Param, enum, optional, parse_bool, parse_int, parse_shape
@@ -112,9 +112,10 @@ def _gpu_args(g: PoolGeometry) -> list:
 
 
 def _gpu_kernel(kctx: Any, which: str, dtype: Any) -> Any:
-    if dtype.name not in ("float32", "float64"):
-        raise OperatorError(f"Pooling on the GPU supports float32 and float64, got {dtype.name}")
-    return _SOURCE.function(kctx.device_id, f"lazynd_pool_{which}_{dtype.name}")
+    name = dtype_name(dtype)
+    if name not in ("float32", "float64"):
+        raise OperatorError(f"Pooling on the GPU supports float32 and float64, got {name}")
+    return _SOURCE.function(kctx.device_id, f"lazynd_pool_{which}_{name}")
 
 
 def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

@@ -55,6 +55,7 @@ def test_blas_section_lets_device_kernels_overlap(monkeypatch):
 def test_convolution_kernels_run_inside_the_section(monkeypatch):
     import numpy as np
 
+    from lazynd.backend import cpu_backend
     from lazynd.ops import conv, registry
     from lazynd.ops.registry import KernelContext
 
@@ -71,7 +72,11 @@ def test_convolution_kernels_run_inside_the_section(monkeypatch):
     attrs = op.parse(dict(kernel=(2, 2), num_filter=1, no_bias=True))
     out = np.zeros((1, 1, 2, 2), "float32")
     op.forward(
-        KernelContext(np, None), attrs, [np.ones((1, 1, 3, 3), "float32"), np.ones((1, 1, 2, 2), "float32")], [out], []
+        KernelContext(np, cpu_backend),
+        attrs,
+        [np.ones((1, 1, 3, 3), "float32"), np.ones((1, 1, 2, 2), "float32")],
+        [out],
+        [],
     )
     np.testing.assert_array_equal(out, np.full((1, 1, 2, 2), 4, "float32"))
     assert held == [True]

@@ -109,6 +109,7 @@ def blas(monkeypatch):
     monkeypatch.setattr(gemm, "bindings", lambda: gemm.Bindings(fake, lambda: 1, lambda: 7))
     monkeypatch.setattr(gemm, "_fallback", lambda a, b, out: pytest.fail("took the cupy.matmul fallback"))
     monkeypatch.setattr(gemm, "_ones_like", lambda out, rows: np.ones((1, rows), out.dtype).view(HostArray))
+    monkeypatch.setattr(gemm, "_empty_like", lambda like, shape: np.empty(shape, like.dtype).view(HostArray))
     gemm._ONES.clear()
     return fake
 
@@ -154,6 +155,15 @@ def test_column_sum_is_a_gemm_with_a_row_of_ones(blas):
     gemm.column_sum(_host(x), out)
     np.testing.assert_allclose(out, x.sum(axis=0), rtol=1e-5)
     assert blas.calls, "the column sum did not reach cuBLAS"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_channel_sum_is_two_gemms_with_ones(blas, dtype):
+    x = np.random.default_rng(2).standard_normal((5, 3, 7)).astype(dtype)
+    out = _host(np.zeros(3, dtype))
+    gemm.channel_sum(_host(x), out)
+    np.testing.assert_allclose(out, x.astype(np.float64).sum(axis=(0, 2)), rtol=1e-5)
+    assert len(blas.calls) == 2, "the channel sum did not reach cuBLAS as two GEMMs"
 
 
 def test_matmul_leaves_what_cublas_cannot_read_to_cupy(monkeypatch):

@@ -230,10 +230,43 @@ def column_sum(x: Any, out: Any) -> None:
     ):
         x.sum(axis=0, out=out)
         return
-    key = (out.device.id, out.dtype, rows)
+    matmul(_ones_row(out, rows), x, out.reshape(1, -1))
+
+
+def channel_sum(x: Any, out: Any) -> None:
+    """``out[...] = x.sum(axis=(0, 2))`` for a C-contiguous 3-D CuPy ``x`` of shape (batch, channels,
+    positions) and a contiguous 1-D ``out`` (a convolution's bias gradient): each row's sum as a
+    GEMM with a column of ones, then their sum over the batch as :func:`column_sum`."""
+    if (
+        bindings() is None
+        or x.ndim != 3
+        or x.size == 0
+        or out.dtype not in _POINTERS
+        or x.dtype != out.dtype
+        or not x.flags.c_contiguous
+        or out.ndim != 1
+        or not out.flags.c_contiguous
+    ):
+        out[...] = x.sum(axis=(0, 2))
+        return
+    batch, channels, positions = x.shape
+    per_row = _empty_like(out, (batch * channels, 1))
+    matmul(x.reshape(batch * channels, positions), _ones_row(out, positions).reshape(positions, 1), per_row)
+    column_sum(per_row.reshape(batch, channels), out)
+
+
+def _ones_row(like: Any, length: int) -> Any:
+    """A cached (1, length) row of ones of ``like``'s dtype on its device."""
+    key = (like.device.id, like.dtype, length)
     ones = _ONES.get(key)
     if ones is None:
         if len(_ONES) >= _ONES_KEPT:
             _ONES.clear()
-        ones = _ONES[key] = _ones_like(out, rows)
-    matmul(ones, x, out.reshape(1, -1))
+        ones = _ONES[key] = _ones_like(like, length)
+    return ones
+
+
+def _empty_like(like: Any, shape: tuple[int, ...]) -> Any:
+    import cupy
+
+    return cupy.empty(shape, like.dtype)
