@@ -4,6 +4,8 @@ The network is ``tutorials/mnist_lenet.py``'s: conv 5x5x20, tanh, max-pool 2, co
 max-pool 2, fully connected 500, tanh, fully connected 10, softmax cross-entropy; plain SGD,
 float32.  Both sides train on the same batches, already on the device, from the same initial
 weights, and the table gives each one's loss after the run so that a fast but wrong side shows.
+A second table splits lazynd's step into forward, backward and updates, each timed as pushed
+(the host's share) and as done (a wait after each phase).
 Run: ``python bench/lenet_epoch.py [--batch 128] [--batches 200] [--repeat 3]``; prints one table.
 """
 
@@ -81,6 +83,46 @@ def run_lazynd(x: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, float]:
     return elapsed, loss
 
 
+def phases(x: np.ndarray, y: np.ndarray, batch: int, steps: int = 50) -> list[tuple[str, float, float]]:
+    """Where a lazynd training step's time goes: for forward, backward and the updates, the host's
+    time to push the phase and the time until the device has run it (a wait after each phase),
+    in ms a batch.  A phase whose push time is close to its total is bound by the host."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tutorials"))
+    from mnist_lenet import lenet
+
+    import lazynd as mx
+
+    ctx = mx.gpu(0)
+    ex = lenet().simple_bind(ctx, data=(batch, 1, 28, 28), softmax_label=(batch,))
+    for name, value in init_params().items():
+        ex.arg_dict[name][:] = mx.nd.array(value, ctx=ctx)
+    pairs = [(ex.arg_dict[n], ex.grad_dict[n]) for n in init_params()]
+    xs, ys = mx.nd.array(x[: batch * steps], ctx=ctx), mx.nd.array(y[: batch * steps], ctx=ctx)
+
+    def forward(k: int) -> None:
+        ex.forward(is_train=True, data=xs[k * batch : (k + 1) * batch], softmax_label=ys[k * batch : (k + 1) * batch])
+
+    def update(_: int) -> None:
+        for w, g in pairs:
+            mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / batch, out=w)
+
+    parts = [("forward", forward), ("backward", lambda _: ex.backward()), ("updates", update)]
+    pushed = {name: 0.0 for name, _ in parts}
+    total = {name: 0.0 for name, _ in parts}
+    for k in range(steps):
+        for name, run in parts:
+            mx.nd.waitall()
+            start = time.perf_counter()
+            run(k)
+            pushed[name] += time.perf_counter() - start
+            mx.nd.waitall()
+            total[name] += time.perf_counter() - start
+    return [(name, pushed[name] / steps * 1e3, total[name] / steps * 1e3) for name, _ in parts]
+
+
 def run_torch(x: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, float] | None:
     try:
         import torch
@@ -109,7 +151,7 @@ def run_torch(x: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, float] |
                 v -= LR * v.grad
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
-    return elapsed, float(loss) if loss is not None else float("nan")
+    return elapsed, float(loss.detach()) if loss is not None else float("nan")
 
 
 def main() -> None:
@@ -138,6 +180,9 @@ def main() -> None:
     if len(best) == 2:
         ours, theirs = (best[n][0] for n in runs)
         print(f"lazynd / PyTorch: {ours / theirs:.2f}x")
+    print("lazynd's step by phase, waiting after each (ms a batch): host push time, then until done")
+    for name, push_ms, total_ms in phases(x, y, args.batch, min(args.batches, 50)):
+        print(f"  {name:<10}{push_ms:>8.3f}{total_ms:>8.3f}")
 
 
 if __name__ == "__main__":
