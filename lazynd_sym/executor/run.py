@@ -35,6 +35,7 @@ from typing import Any
 
 import lazynd.engine as engine_module
 import lazynd.ndarray as nd
+from lazynd.backend import get_backend
 from lazynd.context import Context
 from lazynd.engine import StepFailure, get_engine
 from lazynd.engine.var import Var
@@ -115,7 +116,7 @@ class PassRunner:
                 fn(kctx, attrs, ins, outs, aux)
                 for k, out in enumerate(outs[: node.num_visible_outputs()]):
                     if out is not None:
-                        monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), self._ctx))
+                        monitor(node.output_name(k), monitor_copy(out, self._ctx))
         except Exception as err:
             raise _step_failure(node, err) from err
 
@@ -252,6 +253,18 @@ class PassRunner:
                 )
             ] + steps
         self._push(steps, reads, writes, "executor_backward", self._finish)
+
+
+def monitor_copy(out: Any, ctx: Context) -> nd.NDArray:
+    """The private copy of a step's output a monitor gets, made inside the running pass.
+
+    On a GPU the copy is launched on the pass's stream and its var carries the event recorded
+    after it: the monitor may read it on the host (``asnumpy``, on the device->host copy stream)
+    or keep it for later, and that read waits for the copy, not just for the launch.
+    """
+    copy = out.copy()
+    var = Var() if ctx.device_type == "cpu" else get_backend(ctx).var_written_now(copy)
+    return nd.NDArray(copy, var, ctx)
 
 
 def _step_failure(node: Any, err: Exception) -> StepFailure:
