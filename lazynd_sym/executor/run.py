@@ -131,12 +131,29 @@ class PassRunner:
         if hook is None:
             self._run_steps(steps)
         else:
+            marked = self._step_marker()
             for step in steps:
                 start = perf_counter_ns()
                 self._run_steps([step])
-                hook("executor:" + step[6].name, self._ctx, (), start, perf_counter_ns())
+                hook("executor:" + step[6].name, self._ctx, marked(), start, perf_counter_ns())
         if tail is not None:
             tail()
+
+    def _step_marker(self) -> Callable[[], tuple[Var, ...]]:
+        """What the profiler hook gets as the vars a step of a bulked pass wrote: nothing on the
+        host; on a GPU a var with an event recorded on the compute stream after the step's
+        kernels, which the profiler reads for the step's device time and stream row (the host
+        times of a launch say nothing of when its kernels ran)."""
+        if self._ctx.device_type != "gpu":
+            return tuple
+        backend: Any = get_backend(self._ctx)
+
+        def marked() -> tuple[Var, ...]:
+            var = Var()
+            backend.record_done(backend.compute_stream, (), (var,))
+            return (var,)
+
+        return marked
 
     def _bulk_now(self) -> bool:
         """Push a pass as one operation (see the module docstring)?"""
