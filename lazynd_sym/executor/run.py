@@ -179,15 +179,14 @@ class PassRunner:
         self, step: tuple | None, fn: Callable[..., Any], args: tuple, reads: list, writes: list, name: str
     ) -> None:
         """Push one operation of a pass run operator by operator (``step`` is None for the tail)."""
-        on_gpu = self._ctx.device_type == "gpu"
         push(
             self._ctx,
             fn,
             args,
             reads,
             writes,
-            "executor:" + name if step is not None and not on_gpu else name,
-            0 if on_gpu else None,
+            _operation_name(step, name),
+            0 if self._ctx.device_type == "gpu" else None,
         )
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
@@ -270,6 +269,12 @@ class PassRunner:
                 )
             ] + steps
         self._push(steps, reads, writes, "executor_backward", self._finish)
+
+
+def _operation_name(step: tuple | None, name: str) -> str:
+    """The engine name of one operation of a pass pushed operator by operator: ``executor:<node>``
+    on every device, as the profiler's 'symbolic' mode and its trace expect (``name`` for the tail)."""
+    return "executor:" + name if step is not None else name
 
 
 def monitor_copy(out: Any, ctx: Context) -> nd.NDArray:
