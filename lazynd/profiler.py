@@ -33,7 +33,10 @@ chrome://tracing and Perfetto load.  Operations whose name contains ``copyto``
 get the category ``copy``, the others ``operator``.  GPU operations are timed
 with the CUDA event their launch recorded on the stream: such an operation ends
 when its event fires and starts at its launch or when the previous operation on
-the same stream ended, whichever is later.
+the same stream ended, whichever is later.  "Previous" counts only operations whose
+launch was over before this one's began: the operators of a bulked executor pass
+(``executor:<node>``, each with its own event) are recorded before the pass that holds
+them, and the pass starts with its first operator, not after its last.
 """
 
 from __future__ import annotations
@@ -235,8 +238,10 @@ def _gpu_times(records: list[tuple[Any, ...]]) -> tuple[list[tuple[int, int]], l
         return times, lanes
     from .backend import get_backend
 
-    last_end: dict[Any, int] = {}
-    for i, (_, device, _, start, _end, event) in enumerate(records):
+    # per stream, (host end, GPU end) of its operations in record order; records are appended as
+    # their launches end, so host ends do not decrease along a stream's list
+    done: dict[Any, list[tuple[int, int]]] = {}
+    for i, (_, device, _, start, end, event) in enumerate(records):
         if event is None or not getattr(device, "is_gpu", False):
             continue
         try:
@@ -244,12 +249,23 @@ def _gpu_times(records: list[tuple[Any, ...]]) -> tuple[list[tuple[int, int]], l
             gpu_end = backend.event_time_ns(event)
         except Exception:  # noqa: BLE001 - keep the host times when the events cannot be read
             continue
-        gpu_start = max(start, last_end.get(id(event.stream), start))
+        earlier = done.setdefault(id(event.stream), [])
+        gpu_start = max(start, _previous_end(earlier, start))
         gpu_end = max(gpu_end, gpu_start)
-        last_end[id(event.stream)] = gpu_end
+        earlier.append((end, gpu_end))
         times[i] = (gpu_start, gpu_end)
         lanes[i] = next((kind for kind, s in backend.streams.items() if s is event.stream), "other")
     return times, lanes
+
+
+def _previous_end(earlier: list[tuple[int, int]], start: int) -> int:
+    """The GPU end of the last operation in ``earlier`` (one stream's ``(host end, GPU end)``)
+    whose launch was over by ``start``; those launched inside this operation (the operators of a
+    bulked pass) are skipped."""
+    for host_end, gpu_end in reversed(earlier):
+        if host_end <= start:
+            return gpu_end
+    return start
 
 
 # -- output ----------------------------------------------------------------------------------------

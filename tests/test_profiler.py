@@ -228,3 +228,55 @@ def test_gpu_operations_sit_on_one_row_per_stream(tmp_path):
     placed = {e["name"]: rows[(e["pid"], e["tid"])] for e in events if e["ph"] == "X"}
     assert placed["dot"] == "stream compute" and placed["_plus_scalar"] == "stream compute", placed
     assert any(name.startswith("_copyto") and row == "stream h2d" for name, row in placed.items()), placed
+
+
+def test_a_gpu_pass_starts_with_its_first_operator_not_after_its_last(monkeypatch):
+    """The operators of a bulked GPU pass are recorded (each with its event) before the pass that
+    holds them; the pass's device start is its launch or the end of the work launched before it,
+    so it encloses its operators in the trace."""
+    import types
+
+    import lazynd.backend
+
+    stream = object()
+    backend = types.SimpleNamespace(streams={"compute": stream}, event_time_ns=lambda event: event.end)
+    monkeypatch.setattr(lazynd.backend, "get_backend", lambda device: backend)
+    gpu = types.SimpleNamespace(is_gpu=True)
+
+    def event(end):
+        return types.SimpleNamespace(stream=stream, end=end)
+
+    records = [
+        ("executor_forward", gpu, 1, 0, 10, event(100)),  # (name, device, thread, host start, end, event)
+        ("executor:fc1", gpu, 1, 20, 22, event(130)),
+        ("executor:fc2", gpu, 1, 23, 25, event(160)),
+        ("executor_backward", gpu, 1, 15, 30, event(160)),
+    ]
+    times, lanes = profiler._gpu_times(records)
+    assert lanes == ["compute"] * 4
+    assert times[1] == (100, 130) and times[2] == (130, 160), times
+    assert times[3] == (100, 160), "the pass does not enclose its operators"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
+def test_the_operators_of_a_bulked_gpu_pass_sit_on_its_stream_row(tmp_path):
+    import lazynd_sym as sym
+
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable("data"), num_hidden=4, name="fc1"), name="softmax")
+    ex = net.simple_bind(mx.gpu(0), data=(8, 6), softmax_label=(8,))
+    mx.nd.waitall()
+    profiler.set_config(mode="symbolic", filename=str(tmp_path / "pass.json"))
+    profiler.set_state("run")
+    try:
+        ex.forward(is_train=True)
+        ex.backward()
+        mx.nd.waitall()
+        events = [e for e in profiler.trace_events() if e["ph"] == "X"]
+    finally:
+        profiler.set_state("stop")
+        profiler.reset()
+    rows = {e["name"]: (e["pid"], e["tid"]) for e in events}
+    steps = [name for name in rows if name.startswith("executor:")]
+    assert steps, rows
+    assert {rows[name] for name in steps} == {rows["executor_forward"]} == {rows["executor_backward"]}, rows

@@ -33,6 +33,12 @@ class Backend:
         """The engine var of ``data``, an array fresh from :meth:`empty`."""
         return Var()
 
+    def var_written_now(self, data: Any) -> Var:
+        """The var of ``data``, an array fresh from the allocator that work launched just now wrote
+        (called inside a running operation, e.g. a private copy of an output): a later operation or
+        host read of it is ordered after that work.  On the host the work is already done."""
+        return self.new_var(data)
+
     def to_numpy(self, array: Any) -> np.ndarray:
         """A host copy (or the array itself on the CPU); the caller has waited."""
         raise NotImplementedError

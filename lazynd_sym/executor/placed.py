@@ -27,7 +27,7 @@ from ..passes.plan_memory import entry_bytes
 from .access import pass_vars
 from .bind_graph import Placement
 from .executor import Executor
-from .run import _finish_kernel, _step_failure
+from .run import _finish_kernel, _operation_name, _step_failure, monitor_copy
 
 
 def needs_placement(ctx: Context, group2ctx: dict | None) -> bool:
@@ -130,7 +130,7 @@ class PlacedExecutor(Executor):
                     where = self._step_ctx.get(id(step), self._ctx)
                     for k, out in enumerate(outs[: node.num_visible_outputs()]):
                         if out is not None:  # an optional output nobody reads is not computed
-                            monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), where))
+                            monitor(node.output_name(k), monitor_copy(out, where))
         except Exception as err:
             raise _step_failure(node, err) from err
 
@@ -146,7 +146,7 @@ class PlacedExecutor(Executor):
         where, kind = (
             self._push_target.get(id(step), (self._ctx, "compute")) if step is not None else (self._ctx, "compute")
         )
-        push(where, fn, args, reads, writes, name, kind=kind)
+        push(where, fn, args, reads, writes, _operation_name(step, name), kind=kind)
 
     def debug_str(self) -> str:
         """The base listing, then the context of every operator."""

@@ -35,6 +35,7 @@ from typing import Any
 
 import lazynd.engine as engine_module
 import lazynd.ndarray as nd
+from lazynd.backend import get_backend
 from lazynd.context import Context
 from lazynd.engine import StepFailure, get_engine
 from lazynd.engine.var import Var
@@ -115,7 +116,7 @@ class PassRunner:
                 fn(kctx, attrs, ins, outs, aux)
                 for k, out in enumerate(outs[: node.num_visible_outputs()]):
                     if out is not None:
-                        monitor(node.output_name(k), nd.NDArray(out.copy(), Var(), self._ctx))
+                        monitor(node.output_name(k), monitor_copy(out, self._ctx))
         except Exception as err:
             raise _step_failure(node, err) from err
 
@@ -130,12 +131,29 @@ class PassRunner:
         if hook is None:
             self._run_steps(steps)
         else:
+            marked = self._step_marker()
             for step in steps:
                 start = perf_counter_ns()
                 self._run_steps([step])
-                hook("executor:" + step[6].name, self._ctx, (), start, perf_counter_ns())
+                hook("executor:" + step[6].name, self._ctx, marked(), start, perf_counter_ns())
         if tail is not None:
             tail()
+
+    def _step_marker(self) -> Callable[[], tuple[Var, ...]]:
+        """What the profiler hook gets as the vars a step of a bulked pass wrote: nothing on the
+        host; on a GPU a var with an event recorded on the compute stream after the step's
+        kernels, which the profiler reads for the step's device time and stream row (the host
+        times of a launch say nothing of when its kernels ran)."""
+        if self._ctx.device_type != "gpu":
+            return tuple
+        backend: Any = get_backend(self._ctx)
+
+        def marked() -> tuple[Var, ...]:
+            var = Var()
+            backend.record_done(backend.compute_stream, (), (var,))
+            return (var,)
+
+        return marked
 
     def _bulk_now(self) -> bool:
         """Push a pass as one operation (see the module docstring)?"""
@@ -161,15 +179,14 @@ class PassRunner:
         self, step: tuple | None, fn: Callable[..., Any], args: tuple, reads: list, writes: list, name: str
     ) -> None:
         """Push one operation of a pass run operator by operator (``step`` is None for the tail)."""
-        on_gpu = self._ctx.device_type == "gpu"
         push(
             self._ctx,
             fn,
             args,
             reads,
             writes,
-            "executor:" + name if step is not None and not on_gpu else name,
-            0 if on_gpu else None,
+            _operation_name(step, name),
+            0 if self._ctx.device_type == "gpu" else None,
         )
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
@@ -252,6 +269,24 @@ class PassRunner:
                 )
             ] + steps
         self._push(steps, reads, writes, "executor_backward", self._finish)
+
+
+def _operation_name(step: tuple | None, name: str) -> str:
+    """The engine name of one operation of a pass pushed operator by operator: ``executor:<node>``
+    on every device, as the profiler's 'symbolic' mode and its trace expect (``name`` for the tail)."""
+    return "executor:" + name if step is not None else name
+
+
+def monitor_copy(out: Any, ctx: Context) -> nd.NDArray:
+    """The private copy of a step's output a monitor gets, made inside the running pass.
+
+    On a GPU the copy is launched on the pass's stream and its var carries the event recorded
+    after it: the monitor may read it on the host (``asnumpy``, on the device->host copy stream)
+    or keep it for later, and that read waits for the copy, not just for the launch.
+    """
+    copy = out.copy()
+    var = Var() if ctx.device_type == "cpu" else get_backend(ctx).var_written_now(copy)
+    return nd.NDArray(copy, var, ctx)
 
 
 def _step_failure(node: Any, err: Exception) -> StepFailure:

@@ -60,6 +60,8 @@ class ColumnMajorBlas:
 
     def _gemm(self, dtype, handle, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
         self.calls.append((ta, tb, m, n, k, lda, ldb, ldc))
+        # CuPy's binding takes these as C ints: a wider one is an OverflowError there
+        assert all(0 <= v <= 2**31 - 1 for v in (m, n, k, lda, ldb, ldc)), "an int argument overflows"
         probe = np.zeros(1, dtype)
         scalar = ctypes.POINTER(np.ctypeslib.as_ctypes_type(dtype))
         alpha_v, beta_v = ctypes.cast(alpha, scalar)[0], ctypes.cast(beta, scalar)[0]
@@ -215,3 +217,38 @@ def test_stacks_of_matrices_go_to_strided_batched_gemm_right(blas, dtype, case):
     out = _host(np.full(want.shape, np.nan, dtype))
     gemm.matmul(_host(a), _host(b), out)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def _huge_stride(rows: int, cols: int, transposed: bool) -> HostArray:
+    """A float32 view whose matrix step is 2**31 elements (it is never read: cuBLAS must not get it)."""
+    base = np.zeros(4, np.float32)
+    wide = 2**31 * base.itemsize
+    strides = (base.itemsize, wide) if transposed else (wide, base.itemsize)
+    return _host(np.lib.stride_tricks.as_strided(base, shape=(rows, cols), strides=strides))
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["row step", "column step"])
+@pytest.mark.parametrize("operand", ["a", "b", "out"])
+def test_a_leading_dimension_past_int32_goes_to_cupy(monkeypatch, transposed, operand):
+    fake = ColumnMajorBlas()
+    monkeypatch.setattr(gemm, "bindings", lambda: gemm.Bindings(fake, lambda: 1, lambda: 7))
+    taken = []
+    monkeypatch.setattr(gemm, "_fallback", lambda a, b, out: taken.append(out.shape))
+    # the view's extent spans 8 GiB of addresses, which may hold the other arrays: not this check
+    monkeypatch.setattr(gemm, "_overlaps", lambda x, out: False)
+    args = {"a": _host(np.ones((2, 2), np.float32)), "b": _host(np.ones((2, 2), np.float32))}
+    args["out"] = _host(np.zeros((2, 2), np.float32))
+    args[operand] = _huge_stride(2, 2, transposed)
+    gemm.matmul(args["a"], args["b"], args["out"])
+    assert taken == [(2, 2)] and not fake.calls
+
+
+def test_a_single_row_with_a_huge_step_still_goes_to_cublas(blas, monkeypatch):
+    monkeypatch.setattr(gemm, "_overlaps", lambda x, out: False)  # as above
+    # one row has no step to read: its leading dimension is its length, whatever its stride
+    a = np.lib.stride_tricks.as_strided(np.arange(3, dtype=np.float32), shape=(1, 3), strides=(2**33, 4))
+    b = np.random.default_rng(3).standard_normal((3, 2)).astype(np.float32)
+    out = _host(np.zeros((1, 2), np.float32))
+    gemm.matmul(_host(a), _host(b), out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5)
+    assert len(blas.calls) == 1

@@ -399,3 +399,65 @@ def test_a_gpu_pass_is_one_engine_operation(tmp_path):
     passes = [n for n in names if not n.startswith("executor:")]
     assert passes == ["executor_forward", "executor_backward"], names
     assert any(n.startswith("executor:") for n in names), "the pass's operators are not in the trace"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
+@pytest.mark.parametrize("placed", [False, True], ids=["gpu", "cpu+gpu"])
+def test_a_gpu_monitor_copy_is_ordered_before_any_later_read(placed):
+    # the monitor's copy is launched on a stream inside the pass; asnumpy reads on the
+    # device->host copy stream, which waits only for the events on the array's var: without
+    # the copy's event there, the read may run before the copy has happened
+    from lazynd.backend import get_backend
+
+    if placed:
+        with sym.AttrScope(ctx_group="host"):
+            x = sym.FullyConnected(sym.Variable("data"), num_hidden=6, name="fc1")
+        with sym.AttrScope(ctx_group="device"):
+            x = sym.FullyConnected(sym.relu(x, name="relu1"), num_hidden=3, name="fc2")
+        net = sym.SoftmaxOutput(x, name="softmax")
+        ex = net.simple_bind(mx.cpu(), group2ctx={"host": mx.cpu(), "device": mx.gpu(0)}, **MLP_SHAPES)
+    else:
+        ex = _mlp().simple_bind(mx.gpu(0), **MLP_SHAPES)
+    seen = []
+    ex.set_monitor_callback(lambda name, arr: seen.append((name, arr)))
+    ex.forward(is_train=True, data=mx.nd.ones(MLP_SHAPES["data"], ctx=ex.arg_dict["data"].context))
+    mx.nd.waitall()
+    on_gpu = [(name, arr) for name, arr in seen if arr.context.device_type == "gpu"]
+    assert on_gpu, "the monitor saw no GPU output"
+    streams = get_backend(mx.gpu(0)).streams.values()
+    for name, arr in on_gpu:
+        event = arr.var.event
+        assert event is not None, f"{name}: the monitor's copy has no event for its readers to wait on"
+        assert any(event.stream is s for s in streams), f"{name}: its event is not on the device's streams"
+    assert np.isfinite(on_gpu[-1][1].asnumpy()).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
+@pytest.mark.parametrize("placed", [False, True], ids=["gpu unbulked", "cpu+gpu"])
+def test_gpu_operators_pushed_one_by_one_are_in_a_symbolic_trace(placed, tmp_path, monkeypatch):
+    # the 'symbolic' profiler keeps the operations named executor...: an operator pushed on its
+    # own is 'executor:<node>' on every device, as on the CPU
+    monkeypatch.setenv("LAZYND_EXEC_BULK", "0")
+    if placed:
+        with sym.AttrScope(ctx_group="host"):
+            x = sym.FullyConnected(sym.Variable("data"), num_hidden=6, name="fc1")
+        with sym.AttrScope(ctx_group="device"):
+            x = sym.FullyConnected(sym.relu(x, name="relu1"), num_hidden=3, name="fc2")
+        net = sym.SoftmaxOutput(x, name="softmax")
+        ex = net.simple_bind(mx.cpu(), group2ctx={"host": mx.cpu(), "device": mx.gpu(0)}, **MLP_SHAPES)
+    else:
+        ex = _mlp().simple_bind(mx.gpu(0), **MLP_SHAPES)
+    mx.nd.waitall()
+    profiler.set_config(mode="symbolic", filename=str(tmp_path / "p.json"))
+    profiler.set_state("run")
+    try:
+        ex.forward(is_train=True)
+        ex.backward()
+        mx.nd.waitall()
+        names = {e["name"] for e in profiler.trace_events() if e["ph"] == "X"}
+    finally:
+        profiler.set_state("stop")
+        profiler.reset()
+    assert {"executor:fc1", "executor:fc2"} <= names, names

@@ -152,6 +152,15 @@ class CupyBackend(Backend):
         """The var of ``data``, an array fresh from :meth:`empty` (see :class:`DeviceVar`)."""
         return DeviceVar(data.data, self.compute_stream)
 
+    def var_written_now(self, data: Any) -> Var:
+        """The var of ``data``, written by work just launched on the current stream (this device
+        current): its event is recorded there now, so reads on the copy streams (``asnumpy``'s
+        device->host copy among them) wait for that work.  A var without an event would let them
+        read the block before the work is done."""
+        var = self.new_var(data)
+        var.event = self.events.record(self.cupy.cuda.get_current_stream())
+        return var
+
     def to_numpy(self, array: Any) -> np.ndarray:
         with self.device:
             return array.get(stream=self.streams["d2h"])

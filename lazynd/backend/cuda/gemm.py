@@ -69,14 +69,19 @@ def bindings() -> Bindings | None:
 
 def _layout(x: Any, rows: int, cols: int) -> tuple[int, int] | None:
     """``(op, ld)`` of a matrix for the transposed problem, or None when cuBLAS cannot read it:
-    row-major rows (``op N``) or columns contiguous (a transposed view, ``op T``)."""
+    row-major rows (``op N``) or columns contiguous (a transposed view, ``op T``), with a
+    leading dimension that fits cuBLAS's ``int`` (a wider one would fail in CuPy's binding with
+    an OverflowError instead of going to ``cupy.matmul``).  A single row or column has no step
+    to read: its leading dimension is the smallest cuBLAS accepts."""
     item = x.itemsize
     s0, s1 = x.strides[-2:]
     if (s1 == item or cols == 1) and s0 % item == 0 and (rows == 1 or s0 // item >= cols):
-        return _OP_N, max(s0 // item, cols, 1) if rows == 1 else s0 // item
-    if (s0 == item or rows == 1) and s1 % item == 0 and (cols == 1 or s1 // item >= rows):
-        return _OP_T, max(s1 // item, rows, 1) if cols == 1 else s1 // item
-    return None
+        op, ld = _OP_N, max(cols, 1) if rows == 1 else s0 // item
+    elif (s0 == item or rows == 1) and s1 % item == 0 and (cols == 1 or s1 // item >= rows):
+        op, ld = _OP_T, max(rows, 1) if cols == 1 else s1 // item
+    else:
+        return None
+    return (op, ld) if ld <= _INT_MAX else None
 
 
 def _bounds(x: Any) -> tuple[int, int]:
