@@ -7,7 +7,9 @@ Rows: elementwise ``a + b``; broadcasts ``a + row`` ((rows, cols) + (cols,)), ``
 rows, cut in pieces), (65536, 1024) (rows held in registers), (64, 1048576) (few long rows, many
 pieces each) and (32, 32000) (the same, small: launch-bound); the softmax gradient of (65536, 1024).  Each figure is the best of ``--repeat`` timed
 launches after a warm-up, host clock around ``waitall`` / ``torch.cuda.synchronize``; GB/s counts the
-bytes each operation must read and write once.  Run: ``python bench/gpu_kernels.py``.
+bytes each operation must read and write once.  A last table times the (65536, 1024) softmax with
+other register layouts than the default (threads a row x elements a thread), to choose the default
+from.  Run: ``python bench/gpu_kernels.py``.
 """
 
 from __future__ import annotations
@@ -134,6 +136,29 @@ def main() -> None:
             torch_seconds = _best(torch_run, torch.cuda.synchronize, args.repeat)
             line += f"{torch_seconds * 1e3:>10.3f}{moved / torch_seconds / 1e9:>8.0f}"
         print(line)
+    layouts(mx, short, out.reshape(short.shape), 2 * nbytes, copy_rate or 1.0, args.repeat)
+
+
+def layouts(mx: object, x: object, out: object, moved: float, copy_rate: float, repeat: int) -> None:
+    """The register path's softmax of ``x`` (rows of 1024) with other ``(group, per_thread)`` layouts
+    than ``register_layout`` picks: fewer threads a row, more elements each (so fewer steps in each
+    group reduction and more loads in flight).  A table to choose the default from on a device."""
+    from lazynd.ops import softmax as softmax_module
+
+    chosen = softmax_module.register_layout
+    n = x.shape[-1]  # type: ignore[attr-defined]
+    print(f"softmax {tuple(x.shape)} by register layout (group threads a row x elements a thread):")  # type: ignore[attr-defined]
+    try:
+        for per_thread in (4, 8, 16):
+            group = max(1, min(softmax_module.ROW_THREADS, n // per_thread))
+            softmax_module.register_layout = lambda _n, g=group, k=per_thread: (g, k)
+            seconds = _best(lambda: mx.nd.softmax(x, axis=-1, out=out), mx.nd.waitall, repeat)  # type: ignore[attr-defined]
+            mark = " (default)" if chosen(n) == (group, per_thread) else ""
+            print(
+                f"  {group:>4} x {per_thread:<3}{seconds * 1e3:>10.3f} ms{moved / seconds / 1e9 / copy_rate:>7.0%} of copy{mark}"
+            )
+    finally:
+        softmax_module.register_layout = chosen
 
 
 if __name__ == "__main__":
