@@ -14,8 +14,6 @@ page-locked staging buffer on the pushing thread, then the DMA) and from batches
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import time
 from collections.abc import Callable
 
@@ -104,21 +102,15 @@ def main() -> None:
         copies, prefetched = measured["copies only" + suffix], measured["prefetch" + suffix]
         hidden = (copies + measured["GEMMs only"] - prefetched) / copies
         print(f"copy time hidden by prefetch{suffix or ' (pageable)'}: {min(max(hidden, 0.0), 1.0):.0%}")
-    print(profiled_overlap(mx, dict(loops(sources[" (pinned)"]))["prefetch"]))
+    print(profiled_overlap(dict(loops(sources[" (pinned)"]))["prefetch"]))
 
 
-def profiled_overlap(mx: object, run: Callable[[], None]) -> str:
+def profiled_overlap(run: Callable[[], None]) -> str:
     """Run ``run`` under the profiler and say how much of the copy events' time, on their own
     stream's row of the trace, overlaps compute-stream events."""
-    import lazynd.profiler as profiler
+    from lazynd.testing import trace_of
 
-    profiler.set_config(mode="all", filename=os.path.join(tempfile.mkdtemp(), "overlap.json"))
-    profiler.set_state("run")
-    run()
-    mx.nd.waitall()  # type: ignore[attr-defined]
-    events = profiler.trace_events()
-    profiler.set_state("stop")
-    profiler.reset()
+    events = trace_of(run)
     rows = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
     spans: dict[str, list[tuple[float, float]]] = {}
     for e in events:

@@ -51,34 +51,53 @@ def init_params() -> dict[str, np.ndarray]:
     return params
 
 
+class LazyndTrainer:
+    """LeNet bound on gpu(0) with the shared initial weights and the batches ``x``, ``y`` on the
+    device: one step's forward, backward and updates, each pushed without waiting."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, batch: int) -> None:
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tutorials"))
+        from mnist_lenet import lenet
+
+        import lazynd as mx
+
+        self.mx, self.batch, ctx = mx, batch, mx.gpu(0)
+        self.ex = lenet().simple_bind(ctx, data=(batch, 1, 28, 28), softmax_label=(batch,))
+        params = init_params()
+        for name, value in params.items():
+            self.ex.arg_dict[name][:] = mx.nd.array(value, ctx=ctx)
+        self.pairs = [(self.ex.arg_dict[n], self.ex.grad_dict[n]) for n in params]
+        self.xs, self.ys = mx.nd.array(x, ctx=ctx), mx.nd.array(y, ctx=ctx)
+        mx.nd.waitall()
+
+    def forward(self, k: int) -> None:
+        """Batch ``k`` of the data through the network."""
+        b = self.batch
+        self.ex.forward(is_train=True, data=self.xs[k * b : (k + 1) * b], softmax_label=self.ys[k * b : (k + 1) * b])
+
+    def backward(self, _: int = 0) -> None:
+        self.ex.backward()
+
+    def update(self, _: int = 0) -> None:
+        for w, g in self.pairs:
+            self.mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / self.batch, out=w)
+
+
 def run_lazynd(x: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, float]:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tutorials"))
-    from mnist_lenet import lenet
-
-    import lazynd as mx
-
-    ctx = mx.gpu(0)
-    ex = lenet().simple_bind(ctx, data=(batch, 1, 28, 28), softmax_label=(batch,))
-    params = init_params()
-    for name, value in params.items():
-        ex.arg_dict[name][:] = mx.nd.array(value, ctx=ctx)
-    names = list(params)
-    pairs = [(ex.arg_dict[n], ex.grad_dict[n]) for n in names]
-    xs, ys = mx.nd.array(x, ctx=ctx), mx.nd.array(y, ctx=ctx)
-    mx.nd.waitall()
+    trainer = LazyndTrainer(x, y, batch)
+    steps = len(x) // batch
     start = time.perf_counter()
-    for k in range(0, len(x) - batch + 1, batch):
-        ex.forward(is_train=True, data=xs[k : k + batch], softmax_label=ys[k : k + batch])
-        ex.backward()
-        for w, g in pairs:
-            mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / batch, out=w)
-    mx.nd.waitall()
+    for k in range(steps):
+        trainer.forward(k)
+        trainer.backward()
+        trainer.update()
+    trainer.mx.nd.waitall()
     elapsed = time.perf_counter() - start
-    prob = ex.outputs[0].asnumpy()
-    label = y[len(x) // batch * batch - batch : len(x) // batch * batch].astype(np.int64)
+    prob = trainer.ex.outputs[0].asnumpy()
+    label = y[(steps - 1) * batch : steps * batch].astype(np.int64)
     loss = float(-np.log(np.maximum(prob[np.arange(batch), label], 1e-12)).mean())
     return elapsed, loss
 
@@ -87,38 +106,18 @@ def phases(x: np.ndarray, y: np.ndarray, batch: int, steps: int = 50) -> list[tu
     """Where a lazynd training step's time goes: for forward, backward and the updates, the host's
     time to push the phase and the time until the device has run it (a wait after each phase),
     in ms a batch.  A phase whose push time is close to its total is bound by the host."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tutorials"))
-    from mnist_lenet import lenet
-
-    import lazynd as mx
-
-    ctx = mx.gpu(0)
-    ex = lenet().simple_bind(ctx, data=(batch, 1, 28, 28), softmax_label=(batch,))
-    for name, value in init_params().items():
-        ex.arg_dict[name][:] = mx.nd.array(value, ctx=ctx)
-    pairs = [(ex.arg_dict[n], ex.grad_dict[n]) for n in init_params()]
-    xs, ys = mx.nd.array(x[: batch * steps], ctx=ctx), mx.nd.array(y[: batch * steps], ctx=ctx)
-
-    def forward(k: int) -> None:
-        ex.forward(is_train=True, data=xs[k * batch : (k + 1) * batch], softmax_label=ys[k * batch : (k + 1) * batch])
-
-    def update(_: int) -> None:
-        for w, g in pairs:
-            mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / batch, out=w)
-
-    parts = [("forward", forward), ("backward", lambda _: ex.backward()), ("updates", update)]
+    trainer = LazyndTrainer(x[: batch * steps], y[: batch * steps], batch)
+    wait = trainer.mx.nd.waitall
+    parts = [("forward", trainer.forward), ("backward", trainer.backward), ("updates", trainer.update)]
     pushed = {name: 0.0 for name, _ in parts}
     total = {name: 0.0 for name, _ in parts}
     for k in range(steps):
         for name, run in parts:
-            mx.nd.waitall()
+            wait()
             start = time.perf_counter()
             run(k)
             pushed[name] += time.perf_counter() - start
-            mx.nd.waitall()
+            wait()
             total[name] += time.perf_counter() - start
     return [(name, pushed[name] / steps * 1e3, total[name] / steps * 1e3) for name, _ in parts]
 

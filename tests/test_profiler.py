@@ -13,6 +13,7 @@ import pytest
 import lazynd as mx
 from lazynd import profiler
 from lazynd.engine import get_engine
+from lazynd.testing import trace_of
 
 
 @pytest.fixture(autouse=True)
@@ -212,18 +213,15 @@ def test_mxnet_recipe_writes_the_trace_at_exit_when_never_stopped(tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
-def test_gpu_operations_sit_on_one_row_per_stream(tmp_path):
+def test_gpu_operations_sit_on_one_row_per_stream():
     """A trace shows a host->device copy and the kernels on their own streams' rows, as
     chrome://tracing needs to show them overlapping."""
-    mx.profiler.set_config(mode="all", filename=str(tmp_path / "gpu.json"))
-    mx.profiler.set_state("run")
-    try:
+
+    def run():
         batch = mx.nd.array(np.ones((64, 64), np.float32), ctx=mx.gpu(0))
-        (mx.nd.dot(batch, batch) + 1).wait_to_read()
-        events = mx.profiler.trace_events()
-    finally:
-        mx.profiler.set_state("stop")
-        mx.profiler.reset()
+        return mx.nd.dot(batch, batch) + 1
+
+    events = trace_of(run)
     rows = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
     placed = {e["name"]: rows[(e["pid"], e["tid"])] for e in events if e["ph"] == "X"}
     assert placed["dot"] == "stream compute" and placed["_plus_scalar"] == "stream compute", placed
@@ -260,22 +258,15 @@ def test_a_gpu_pass_starts_with_its_first_operator_not_after_its_last(monkeypatc
 
 @pytest.mark.gpu
 @pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
-def test_the_operators_of_a_bulked_gpu_pass_sit_on_its_stream_row(tmp_path):
+def test_the_operators_of_a_bulked_gpu_pass_sit_on_its_stream_row():
     import lazynd_sym as sym
 
     net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable("data"), num_hidden=4, name="fc1"), name="softmax")
     ex = net.simple_bind(mx.gpu(0), data=(8, 6), softmax_label=(8,))
     mx.nd.waitall()
-    profiler.set_config(mode="symbolic", filename=str(tmp_path / "pass.json"))
-    profiler.set_state("run")
-    try:
-        ex.forward(is_train=True)
-        ex.backward()
-        mx.nd.waitall()
-        events = [e for e in profiler.trace_events() if e["ph"] == "X"]
-    finally:
-        profiler.set_state("stop")
-        profiler.reset()
+    events = [
+        e for e in trace_of(lambda: (ex.forward(is_train=True), ex.backward()), mode="symbolic") if e["ph"] == "X"
+    ]
     rows = {e["name"]: (e["pid"], e["tid"]) for e in events}
     steps = [name for name in rows if name.startswith("executor:")]
     assert steps, rows

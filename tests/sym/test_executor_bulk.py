@@ -18,6 +18,7 @@ from lazynd.engine import NaiveEngine
 from lazynd.errors import EngineError
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
+from lazynd.testing import trace_of
 
 MLP_SHAPES = {"data": (8, 12), "softmax_label": (8,)}
 CONV_SHAPES = {"data": (4, 2, 8, 8), "softmax_label": (4,)}
@@ -381,21 +382,25 @@ def test_a_failed_step_of_a_gpu_pass_is_not_cleared_by_the_next_steps(placed):
     mx.nd.waitall()
 
 
+def _gpu_mlp(placed: bool):
+    """The MLP bound on gpu(0), or (``placed``) its first layer on the host and the rest on gpu(0)."""
+    if not placed:
+        return _mlp().simple_bind(mx.gpu(0), **MLP_SHAPES)
+    with sym.AttrScope(ctx_group="host"):
+        x = sym.FullyConnected(sym.Variable("data"), num_hidden=6, name="fc1")
+    with sym.AttrScope(ctx_group="device"):
+        x = sym.FullyConnected(sym.relu(x, name="relu1"), num_hidden=3, name="fc2")
+    net = sym.SoftmaxOutput(x, name="softmax")
+    return net.simple_bind(mx.cpu(), group2ctx={"host": mx.cpu(), "device": mx.gpu(0)}, **MLP_SHAPES)
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
-def test_a_gpu_pass_is_one_engine_operation(tmp_path):
+def test_a_gpu_pass_is_one_engine_operation():
     ex = _mlp().simple_bind(mx.gpu(0), **MLP_SHAPES)
     data = mx.nd.ones(MLP_SHAPES["data"], ctx=mx.gpu(0))
-    profiler.set_config(mode="all", filename=str(tmp_path / "p.json"))
-    profiler.set_state("run")
-    try:
-        ex.forward(is_train=True, data=data)
-        ex.backward()
-        mx.nd.waitall()
-        names = [e["name"] for e in profiler.trace_events() if e["ph"] == "X"]
-    finally:
-        profiler.set_state("stop")
-        profiler.reset()
+    events = trace_of(lambda: (ex.forward(is_train=True, data=data), ex.backward()))
+    names = [e["name"] for e in events if e["ph"] == "X"]
     passes = [n for n in names if not n.startswith("executor:")]
     assert passes == ["executor_forward", "executor_backward"], names
     assert any(n.startswith("executor:") for n in names), "the pass's operators are not in the trace"
@@ -410,15 +415,7 @@ def test_a_gpu_monitor_copy_is_ordered_before_any_later_read(placed):
     # the copy's event there, the read may run before the copy has happened
     from lazynd.backend import get_backend
 
-    if placed:
-        with sym.AttrScope(ctx_group="host"):
-            x = sym.FullyConnected(sym.Variable("data"), num_hidden=6, name="fc1")
-        with sym.AttrScope(ctx_group="device"):
-            x = sym.FullyConnected(sym.relu(x, name="relu1"), num_hidden=3, name="fc2")
-        net = sym.SoftmaxOutput(x, name="softmax")
-        ex = net.simple_bind(mx.cpu(), group2ctx={"host": mx.cpu(), "device": mx.gpu(0)}, **MLP_SHAPES)
-    else:
-        ex = _mlp().simple_bind(mx.gpu(0), **MLP_SHAPES)
+    ex = _gpu_mlp(placed)
     seen = []
     ex.set_monitor_callback(lambda name, arr: seen.append((name, arr)))
     ex.forward(is_train=True, data=mx.nd.ones(MLP_SHAPES["data"], ctx=ex.arg_dict["data"].context))
@@ -436,28 +433,12 @@ def test_a_gpu_monitor_copy_is_ordered_before_any_later_read(placed):
 @pytest.mark.gpu
 @pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
 @pytest.mark.parametrize("placed", [False, True], ids=["gpu unbulked", "cpu+gpu"])
-def test_gpu_operators_pushed_one_by_one_are_in_a_symbolic_trace(placed, tmp_path, monkeypatch):
+def test_gpu_operators_pushed_one_by_one_are_in_a_symbolic_trace(placed, monkeypatch):
     # the 'symbolic' profiler keeps the operations named executor...: an operator pushed on its
     # own is 'executor:<node>' on every device, as on the CPU
     monkeypatch.setenv("LAZYND_EXEC_BULK", "0")
-    if placed:
-        with sym.AttrScope(ctx_group="host"):
-            x = sym.FullyConnected(sym.Variable("data"), num_hidden=6, name="fc1")
-        with sym.AttrScope(ctx_group="device"):
-            x = sym.FullyConnected(sym.relu(x, name="relu1"), num_hidden=3, name="fc2")
-        net = sym.SoftmaxOutput(x, name="softmax")
-        ex = net.simple_bind(mx.cpu(), group2ctx={"host": mx.cpu(), "device": mx.gpu(0)}, **MLP_SHAPES)
-    else:
-        ex = _mlp().simple_bind(mx.gpu(0), **MLP_SHAPES)
+    ex = _gpu_mlp(placed)
     mx.nd.waitall()
-    profiler.set_config(mode="symbolic", filename=str(tmp_path / "p.json"))
-    profiler.set_state("run")
-    try:
-        ex.forward(is_train=True)
-        ex.backward()
-        mx.nd.waitall()
-        names = {e["name"] for e in profiler.trace_events() if e["ph"] == "X"}
-    finally:
-        profiler.set_state("stop")
-        profiler.reset()
+    events = trace_of(lambda: (ex.forward(is_train=True), ex.backward()), mode="symbolic")
+    names = {e["name"] for e in events if e["ph"] == "X"}
     assert {"executor:fc1", "executor:fc2"} <= names, names

@@ -15,6 +15,7 @@ and that of a transposed view is the matrix itself.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
@@ -138,14 +139,26 @@ def matmul(a: Any, b: Any, out: Any) -> None:
     goes to ``cupy.matmul``.
     """
     found = bindings()
-    dtype = out.dtype
-    pointers = _POINTERS.get(dtype)
-    if found is None or pointers is None or a.ndim < 2 or b.ndim < 2 or a.dtype != dtype or b.dtype != dtype:
+    call = _cublas_call(found.cublas, a, b, out) if found is not None else None
+    if found is None or call is None:
         _fallback(a, b, out)
         return
+    function, arguments = call
+    handle = found.handle()
+    found.cublas.setStream(handle, found.stream())
+    found.cublas.setPointerMode(handle, _POINTER_MODE_HOST)
+    function(handle, *arguments)
+
+
+def _cublas_call(cublas: Any, a: Any, b: Any, out: Any) -> tuple[Any, tuple] | None:
+    """The cuBLAS function computing ``out[...] = a @ b`` and its arguments after the handle, or
+    None where cuBLAS cannot take the operands (see :func:`matmul`)."""
+    pointers = _POINTERS.get(out.dtype)
+    if pointers is None or a.ndim < 2 or b.ndim < 2 or a.dtype != out.dtype or b.dtype != out.dtype:
+        return None
+    one, zero, name = pointers
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    batch = out.shape[:-2]
     if (
         b.shape[-2] != k
         or out.shape[-2:] != (m, n)
@@ -154,54 +167,31 @@ def matmul(a: Any, b: Any, out: Any) -> None:
         or not 0 < n <= _INT_MAX
         or not 0 < k <= _INT_MAX
     ):
-        _fallback(a, b, out)
-        return
-    count = 1
-    for size in batch:
-        count *= size
+        return None
     la, lb, lc = _layout(a, m, k), _layout(b, k, n), _layout(out, m, n)
-    if la is None or lb is None or lc is None or lc[0] != _OP_N or count == 0 or count > _INT_MAX:
-        _fallback(a, b, out)
-        return
-    if out.ndim > 2:
-        if getattr(found.cublas, name_of(dtype) + "StridedBatched", None) is None:
-            _fallback(a, b, out)
-            return
-        try:
-            if _broadcast(a.shape[:-2], b.shape[:-2]) != batch:
-                raise ValueError
-        except ValueError:
-            _fallback(a, b, out)
-            return
-        sa, sb, sc = _batch_stride(a, batch), _batch_stride(b, batch), _batch_stride(out, batch)
-        if sa is None or sb is None or not sc or (count > 1 and sc < m * lc[1]):
-            _fallback(a, b, out)
-            return
-    if _overlaps(a, out) or _overlaps(b, out):
-        _fallback(a, b, out)
-        return
-    one, zero, name = pointers
-    cublas = found.cublas
-    handle = found.handle()
-    cublas.setStream(handle, found.stream())
-    cublas.setPointerMode(handle, _POINTER_MODE_HOST)
+    if la is None or lb is None or lc is None or lc[0] != _OP_N or _overlaps(a, out) or _overlaps(b, out):
+        return None
     if out.ndim == 2:
-        getattr(cublas, name)(
-            handle, lb[0], la[0], n, m, k, one, b.data.ptr, lb[1], a.data.ptr, la[1], zero, out.data.ptr, lc[1]
-        )
-        return
-    getattr(cublas, name + "StridedBatched")(
-        handle, lb[0], la[0], n, m, k, one, b.data.ptr, lb[1], sb, a.data.ptr, la[1], sa, zero, out.data.ptr, lc[1], sc, count
+        return getattr(cublas, name), (lb[0], la[0], n, m, k, one, b.data.ptr, lb[1], a.data.ptr, la[1], zero, out.data.ptr, lc[1])  # fmt: skip
+    batched = getattr(cublas, name + "StridedBatched", None)
+    batch = out.shape[:-2]
+    count = math.prod(batch)
+    if batched is None or not 0 < count <= _INT_MAX or _broadcast(a.shape[:-2], b.shape[:-2]) != batch:
+        return None
+    sa, sb, sc = _batch_stride(a, batch), _batch_stride(b, batch), _batch_stride(out, batch)
+    if sa is None or sb is None or not sc or (count > 1 and sc < m * lc[1]):
+        return None
+    return batched, (
+        lb[0], la[0], n, m, k, one, b.data.ptr, lb[1], sb, a.data.ptr, la[1], sa, zero, out.data.ptr, lc[1], sc, count
     )  # fmt: skip
 
 
-def name_of(dtype: Any) -> str:
-    """The cuBLAS GEMM of ``dtype`` ('sgemm', 'dgemm')."""
-    return _POINTERS[dtype][2]
-
-
-def _broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(np.broadcast_shapes(x, y))
+def _broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...] | None:
+    """NumPy's broadcast of two batch shapes, or None when they do not broadcast."""
+    try:
+        return tuple(np.broadcast_shapes(x, y))
+    except ValueError:
+        return None
 
 
 def _fallback(a: Any, b: Any, out: Any) -> None:

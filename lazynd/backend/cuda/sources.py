@@ -93,9 +93,6 @@ def all_sources() -> list[KernelSource]:
     return list(_SOURCES.values())
 
 
-_launch_cache: dict[int, int] = {}
-
-
 def launch_config(n: int, threads: int = 256) -> tuple[tuple[int], tuple[int]]:
     """Grid and block for a grid-stride loop over ``n`` elements."""
     blocks = min(max((n + threads - 1) // threads, 1), 65535 * 8)
