@@ -108,7 +108,7 @@ def main() -> None:
 def profiled_overlap(run: Callable[[], None]) -> str:
     """Run ``run`` under the profiler and say how much of the copy events' time, on their own
     stream's row of the trace, overlaps compute-stream events."""
-    from lazynd.testing import trace_of
+    from lazynd.profiler import trace_of
 
     events = trace_of(run)
     rows = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}

@@ -61,6 +61,7 @@ __all__ = [
     "profiler_set_config",
     "profiler_set_state",
     "dump_profile",
+    "trace_of",
 ]
 
 _MODES = ("symbolic", "all")
@@ -312,6 +313,42 @@ def trace_events() -> list[dict[str, Any]]:
             }
         )
     return meta + events
+
+
+def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any]]:
+    """The trace events (metadata included) of what ``run()`` pushes, waited for: a lazynd
+    addition for tests and benchmarks.
+
+    The profiler records only during the call and writes no file; afterwards it is stopped, its
+    records are forgotten and its configuration (mode, filename) is as it was, whatever ``run``
+    raises.  It must not be recording already.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> events = mx.profiler.trace_of(lambda: mx.nd.ones((2,)) + 1)
+    >>> "_plus_scalar" in {e["name"] for e in events if e["ph"] == "X"}
+    True
+    """
+    global _output_named
+    from .engine import get_engine
+
+    if mode not in _MODES:
+        raise LazyNDError(f"profiler.trace_of: mode {mode!r} is not one of {list(_MODES)}")
+    if _state == "run":
+        raise LazyNDError("profiler.trace_of: the profiler is already recording; stop it first")
+    saved, named = dict(_config), _output_named
+    _config["mode"], _output_named = mode, False  # stopping writes no file
+    try:
+        set_state("run")
+        run()
+        get_engine().waitall()
+        return trace_events()
+    finally:
+        set_state("stop")
+        reset()
+        _config.update(saved)
+        _output_named = named
 
 
 def dump(finished: bool = True) -> str:

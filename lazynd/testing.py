@@ -352,35 +352,3 @@ def check_consistency(
                 got, want, rtol, atol, names=(f"{opdef.name} result {i} on {ctx}", f"on {contexts[0]}"), equal_nan=True
             )
     return results
-
-
-def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict]:
-    """The profiler's Chrome trace events (metadata included) of what ``run()`` pushes, waited for.
-
-    The profiler records only during the call, writes to a temporary file instead of the
-    configured one, and is stopped and its records forgotten afterwards, whatever ``run`` raises.
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> from lazynd.testing import trace_of
-    >>> events = trace_of(lambda: mx.nd.ones((2,)) + 1)
-    >>> "_plus_scalar" in {e["name"] for e in events if e["ph"] == "X"}
-    True
-    """
-    import os
-    import tempfile
-
-    from . import profiler
-    from .engine import get_engine
-
-    with tempfile.TemporaryDirectory() as folder:
-        profiler.set_config(mode=mode, filename=os.path.join(folder, "trace.json"))
-        profiler.set_state("run")
-        try:
-            run()
-            get_engine().waitall()
-            return profiler.trace_events()
-        finally:
-            profiler.set_state("stop")
-            profiler.reset()

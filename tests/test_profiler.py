@@ -13,7 +13,6 @@ import pytest
 import lazynd as mx
 from lazynd import profiler
 from lazynd.engine import get_engine
-from lazynd.testing import trace_of
 
 
 @pytest.fixture(autouse=True)
@@ -221,7 +220,7 @@ def test_gpu_operations_sit_on_one_row_per_stream():
         batch = mx.nd.array(np.ones((64, 64), np.float32), ctx=mx.gpu(0))
         return mx.nd.dot(batch, batch) + 1
 
-    events = trace_of(run)
+    events = profiler.trace_of(run)
     rows = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
     placed = {e["name"]: rows[(e["pid"], e["tid"])] for e in events if e["ph"] == "X"}
     assert placed["dot"] == "stream compute" and placed["_plus_scalar"] == "stream compute", placed
@@ -265,9 +264,37 @@ def test_the_operators_of_a_bulked_gpu_pass_sit_on_its_stream_row():
     ex = net.simple_bind(mx.gpu(0), data=(8, 6), softmax_label=(8,))
     mx.nd.waitall()
     events = [
-        e for e in trace_of(lambda: (ex.forward(is_train=True), ex.backward()), mode="symbolic") if e["ph"] == "X"
+        e
+        for e in profiler.trace_of(lambda: (ex.forward(is_train=True), ex.backward()), mode="symbolic")
+        if e["ph"] == "X"
     ]
     rows = {e["name"]: (e["pid"], e["tid"]) for e in events}
     steps = [name for name in rows if name.startswith("executor:")]
     assert steps, rows
     assert {rows[name] for name in steps} == {rows["executor_forward"]} == {rows["executor_backward"]}, rows
+
+
+def test_trace_of_writes_nothing_and_leaves_the_configuration_as_it_was(tmp_path):
+    path = tmp_path / "named.json"
+    profiler.set_config(mode="all", filename=str(path))
+    events = profiler.trace_of(lambda: mx.nd.ones((3,)) * 2, mode="all")
+    assert "_mul_scalar" in {e["name"] for e in events if e["ph"] == "X"}
+    profiler.trace_of(lambda: mx.nd.ones((3,)) * 2, mode="symbolic")
+    assert list(tmp_path.iterdir()) == [], "trace_of wrote a file"
+    # the named file and mode 'all' are back: a run now is written there, without trace_of's operations
+    profiler.set_state("run")
+    (mx.nd.ones((3,)) + 1).wait_to_read()
+    profiler.set_state("stop")
+    profiler.reset()
+    names = set(_trace_names(path))
+    assert "_plus_scalar" in names and "_mul_scalar" not in names, names
+
+
+def test_trace_of_refuses_a_recording_profiler():
+    profiler.set_state("run")
+    try:
+        with pytest.raises(mx.LazyNDError, match="already recording"):
+            profiler.trace_of(lambda: None)
+    finally:
+        profiler.set_state("stop")
+        profiler.reset()

@@ -18,7 +18,6 @@ from lazynd.engine import NaiveEngine
 from lazynd.errors import EngineError
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
-from lazynd.testing import trace_of
 
 MLP_SHAPES = {"data": (8, 12), "softmax_label": (8,)}
 CONV_SHAPES = {"data": (4, 2, 8, 8), "softmax_label": (4,)}
@@ -399,7 +398,7 @@ def _gpu_mlp(placed: bool):
 def test_a_gpu_pass_is_one_engine_operation():
     ex = _mlp().simple_bind(mx.gpu(0), **MLP_SHAPES)
     data = mx.nd.ones(MLP_SHAPES["data"], ctx=mx.gpu(0))
-    events = trace_of(lambda: (ex.forward(is_train=True, data=data), ex.backward()))
+    events = profiler.trace_of(lambda: (ex.forward(is_train=True, data=data), ex.backward()))
     names = [e["name"] for e in events if e["ph"] == "X"]
     passes = [n for n in names if not n.startswith("executor:")]
     assert passes == ["executor_forward", "executor_backward"], names
@@ -439,6 +438,6 @@ def test_gpu_operators_pushed_one_by_one_are_in_a_symbolic_trace(placed, monkeyp
     monkeypatch.setenv("LAZYND_EXEC_BULK", "0")
     ex = _gpu_mlp(placed)
     mx.nd.waitall()
-    events = trace_of(lambda: (ex.forward(is_train=True), ex.backward()), mode="symbolic")
+    events = profiler.trace_of(lambda: (ex.forward(is_train=True), ex.backward()), mode="symbolic")
     names = {e["name"] for e in events if e["ph"] == "X"}
     assert {"executor:fc1", "executor:fc2"} <= names, names
