@@ -25,10 +25,11 @@ An input recorded as another node's output is that output's array, and a variabl
 is the array marked, at every use: their buffers and vars follow from the walk.
 
 Only what can be replayed exactly is: a ``backward()`` (not ``grad()``, whose results are
-new arrays, nor ``create_graph``) of a graph on the CPU whose nodes are all registered
-operator calls, while the profiler does not record, whose rules pushed only registered
-kernels (random ones excepted) and CPU copies, on arrays of the graph or of the pass, none
-of which pushed operations of its own (a Custom operator's Python calling ``mx.nd``).  Any
+new arrays, nor ``create_graph``) of a graph on one device (the CPU, or one GPU) whose nodes
+are all registered operator calls, while the profiler does not record, whose rules pushed
+only registered kernels (random ones excepted) and copies on that device, on arrays of the
+graph or of the pass, none of which pushed operations of its own (a Custom operator's Python
+calling ``mx.nd``).  Any
 other graph runs its rules every time.  ``LAZYND_AUTOGRAD_REPLAY=0`` (read at import; or
 :data:`ENABLED` set to False) runs every pass's rules, for debugging or comparison.
 
@@ -47,7 +48,8 @@ from typing import Any
 import numpy as np
 
 from .. import engine as engine_module
-from ..backend import blas, cpu_backend
+from ..backend import blas, cpu_backend, get_backend
+from ..context import Context
 from ..engine import StepFailure
 from ..engine.var import Var
 from ..ops import registry
@@ -74,13 +76,14 @@ class Structure:
     (by id) to its number in the walk.
     """
 
-    __slots__ = ("key", "buffers", "vars", "positions")
+    __slots__ = ("key", "buffers", "vars", "positions", "ctx")
 
-    def __init__(self, key: tuple, buffers: list, vars_: list, positions: dict[int, int]) -> None:
+    def __init__(self, key: tuple, buffers: list, vars_: list, positions: dict[int, int], ctx: Context) -> None:
         self.key = key
         self.buffers = buffers
         self.vars = vars_
         self.positions = positions
+        self.ctx = ctx  # the one device of every node (their plans say it: so does the key)
 
 
 def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any], train_mode: bool) -> Structure | None:
@@ -91,6 +94,11 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
     the shared default ones already put in for the others (see
     :meth:`.backward._Backward._default_head_gradient`).
     """
+    if not order or order[0].plan is None:
+        return None
+    ctx = order[0].plan.ctx
+    if ctx.device_type not in ("cpu", "gpu"):
+        return None
     parts: list[Any] = [bool(train_mode)]
     arrays: list[Any] = []  # the array positions whose buffer and var the key must tell apart
     positions: dict[int, int] = {}
@@ -98,7 +106,7 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
     grads: list[Any] = []  # the variables' gradient buffers, by their number
     for k, node in enumerate(order):
         plan = node.plan
-        if plan is None or node.rule is None or plan.ctx.device_type != "cpu":
+        if plan is None or node.rule is None or plan.ctx != ctx:
             return None
         positions[id(node)] = k
         parts.append(plan)
@@ -139,8 +147,9 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
     vars_ = [a.var for a in arrays]
     n = len(arrays)
     if len(set(map(id, buffers))) == n and len(set(map(id, vars_))) == n:
-        return Structure((tuple(parts), n), buffers, vars_, positions)
-    return Structure((tuple(parts), _sharing(buffers), _sharing(vars_)), _first(buffers), _first(vars_), positions)
+        return Structure((tuple(parts), n), buffers, vars_, positions, ctx)
+    key = (tuple(parts), _sharing(buffers), _sharing(vars_))
+    return Structure(key, _first(buffers), _first(vars_), positions, ctx)
 
 
 def _sharing(objects: list) -> tuple[int, ...]:
@@ -211,8 +220,13 @@ def forget_programs() -> None:
         _programs.clear()
 
 
+# the copies a program can replay, by the name they are pushed under: between CPU arrays, and
+# within one GPU (lazynd.ndarray.copying); a copy between the host and a GPU is never a step
+_COPIES = ("_copyto", "_copyto_d2d")
+
+
 def _copy_step(copy: Callable[[Any, Any], None]) -> Callable[..., None]:
-    """A captured CPU copy ``copy(source, target)`` as a kernel step's function."""
+    """A captured copy ``copy(source, target)`` on one device as a kernel step's function."""
 
     def run(kctx: Any, attrs: Any, ins: list, outs: list, aux: list) -> None:
         copy(ins[0], outs[0])
@@ -229,7 +243,9 @@ class BackwardProgram:
     dtypes) are taken from the pool when a run starts and given back when it ends: a program
     holds no memory between runs, and runs of one program on different graphs (other threads'
     passes, a pass pushed while an earlier one still waits for its inputs) do not wait for each
-    other, as their rules' operations would not.
+    other, as their rules' operations would not.  On a GPU the run is one operation on the
+    device's compute stream, its own buffers from the device's pool (reused by later work on
+    that stream only after this run's kernels, as every GPU temporary is).
     """
 
     def __init__(
@@ -240,6 +256,7 @@ class BackwardProgram:
         writes: list[int],
         extra_writes: list[Var],
         checked: list[int],
+        backend: Any,
     ) -> None:
         self.steps = steps
         self.own = own  # (shape, dtype) of each buffer of the pass itself (gradients on their way)
@@ -250,6 +267,7 @@ class BackwardProgram:
         self.writes = writes  # numbers of the graph's vars the steps write
         self.extra_writes = extra_writes  # the host BLAS's var, where a step wrote it
         self.checked = checked
+        self.backend = backend  # the device's: where a run takes its own buffers
 
     @classmethod
     def build(cls, shape: Structure, pushes: list[tuple], checked: list[int]) -> BackwardProgram | None:
@@ -263,8 +281,10 @@ class BackwardProgram:
         written_vars: list[int] = []
         extra: list[Var] = []
         blas_var = blas.BLAS_VAR  # the host BLAS's var (None while it runs on one thread)
+        device = shape.ctx
+        backend = cpu_backend if device.device_type == "cpu" else get_backend(device)
         for ctx, fn, args, reads, writes, name in pushes:
-            if ctx.device_type != "cpu":
+            if ctx != device:
                 return None
             step = _kernel_step(fn, args, name)
             if step is None:
@@ -281,7 +301,7 @@ class BackwardProgram:
                     continue
                 k = index.get(id(o))
                 if k is None:  # a buffer of the pass: allocated by each run
-                    if not isinstance(o, np.ndarray):
+                    if not isinstance(o, backend.xp.ndarray):
                         return None
                     k = index[id(o)] = n_graph + 1 + len(own)
                     own.append((o.shape, o.dtype))
@@ -300,7 +320,7 @@ class BackwardProgram:
             steps.append((fn, kctx, attrs, in_index, out_index, aux_index, name))
         if not steps:
             return None
-        return cls(steps, own, read_vars, written_vars, extra, checked)
+        return cls(steps, own, read_vars, written_vars, extra, checked, backend)
 
     def replay(self, shape: Structure, order: list[Node]) -> None:
         """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
@@ -310,11 +330,11 @@ class BackwardProgram:
         reads = [vars_[v] for v in self.reads]
         writes = [vars_[v] for v in self.writes]
         writes += self.extra_writes
-        push(order[0].plan.ctx, self._run, ([None, *shape.buffers],), reads, writes, "autograd_backward")
+        push(shape.ctx, self._run, ([None, *shape.buffers],), reads, writes, "autograd_backward")
 
     def _run(self, table: list) -> None:
         """Run the steps on ``table`` (None and the graph's buffers) and buffers of the pass's own."""
-        empty = cpu_backend.empty
+        empty = self.backend.empty
         for shape, dtype in self.own:
             table.append(empty(shape, dtype))
         name = "autograd_backward"
@@ -339,12 +359,12 @@ def _numbers(index: dict[int, int], arrays: list) -> list[int] | None:
 def _kernel_step(fn: Callable[..., Any], args: tuple, name: str) -> tuple | None:
     """``(fn, kctx, attrs, ins, outs, aux)`` of a captured push that a program can replay, else None.
 
-    A registered operator's kernel (``args`` are ``(kctx, attrs, ins, outs, aux)``), with the
-    kernel that fills its outputs where the push used the one for zero-filled fresh outputs
-    (a program's own buffers are reused); or a CPU copy ``(source, target)``.  Not a kernel
+    A registered operator's kernel (``args`` are ``(kctx, attrs, ins, outs, aux)``; its GPU
+    kernel where it has one), with the kernel that fills its outputs where the push used the one for zero-filled fresh outputs
+    (a program's own buffers are reused); or a copy ``(source, target)`` on one device.  Not a kernel
     that draws random numbers: its generator is the call's.
     """
-    if len(args) == 2 and name == "_copyto":
+    if len(args) == 2 and name in _COPIES:
         return _copy_step(fn), None, None, [args[0]], [args[1]], []
     if len(args) != 5 or args[0].__class__ is not KernelContext or not registry.exists(name):
         return None
@@ -354,6 +374,6 @@ def _kernel_step(fn: Callable[..., Any], args: tuple, name: str) -> tuple | None
     op = registry.get(name)
     if fn is op.forward_into_zeros and fn is not None:
         fn = op.forward
-    elif fn is not op.forward:
+    elif fn is not op.forward and (fn is not op.forward_gpu or fn is None):
         return None
     return fn, kctx, attrs, ins, outs, aux

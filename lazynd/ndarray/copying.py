@@ -8,9 +8,8 @@ import numpy as np
 
 from ..backend import get_backend
 from ..context import Context
-from ..engine import get_engine
 from ..errors import OperatorError, ShapeError
-from ..runtime import push, run_if_free
+from ..runtime import push, push_to_device, run_if_free
 from . import dispatch
 from .dispatch import new_array
 
@@ -33,28 +32,24 @@ def copy_into(src: Any, dst: Any) -> Any:
         push(dctx, _copy_cpu, (source, target), reads, writes, "_copyto", target.size)
     elif sctx.device_type != "gpu":
         backend: Any = get_backend(dctx)
-        engine = get_engine()
+        args = (src._data, dst._data)
         if sctx.device_type == "cpu_pinned":
             # DMA from the array itself: the copy ends at launch (the stream orders the
             # destination's readers after it) and a hold on the h2d stream, reading the source
             # and ordered after the copy through the destination, ends when the device has read
             # it, so a write into the source waits for that
-            fn = backend.wrap(backend.copy_from_pinned_host, reads, writes, "h2d")
-            engine.push(fn, (src._data, dst._data), reads, writes, "_copyto_h2d", dctx, inline_ok=True)
+            push_to_device(dctx, backend.copy_from_pinned_host, args, reads, writes, "_copyto_h2d", "h2d")
             held = [src._var, dst._var]
-            hold = backend.wrap(backend.hold_until_done, held, [], "h2d")
-            engine.push(hold, (), held, [], "_copyto_h2d_hold", dctx, inline_ok=True)
+            push_to_device(dctx, backend.hold_until_done, (), held, [], "_copyto_h2d_hold", "h2d")
         else:
-            fn = backend.wrap(backend.copy_from_host, reads, writes, "h2d")
-            engine.push(fn, (src._data, dst._data), reads, writes, "_copyto_h2d", dctx, inline_ok=True)
+            push_to_device(dctx, backend.copy_from_host, args, reads, writes, "_copyto_h2d", "h2d")
     elif dctx.device_type != "gpu":
         backend = get_backend(sctx)
-        fn = backend.wrap(backend.copy_to_host, reads, writes, "d2h")
-        get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_d2h", sctx, inline_ok=False)
+        args = (src._data, dst._data)
+        push_to_device(sctx, backend.copy_to_host, args, reads, writes, "_copyto_d2h", "d2h", inline_ok=False)
     else:
         backend = get_backend(dctx)
-        fn = backend.wrap(backend.copy_between_devices, reads, writes, "compute")
-        get_engine().push(fn, (src._data, dst._data), reads, writes, "_copyto_d2d", dctx, inline_ok=True)
+        push_to_device(dctx, backend.copy_between_devices, (src._data, dst._data), reads, writes, "_copyto_d2d")
     if recorder is not None:
         recorder.copied(src, dst)
     return dst

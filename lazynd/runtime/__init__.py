@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from .device_push import kernel_context, push, run_if_free, with_generator
+from .device_push import kernel_context, push, push_to_device, run_if_free, with_generator
 from .plan import CallPlan, Signature, VarAccess, cached_plans, clear_plans, kernel_for, plan_for, signature_of
 from .random_state import GeneratorState, generator_for
 
@@ -25,6 +25,7 @@ __all__ = [
     "kernel_for",
     "plan_for",
     "push",
+    "push_to_device",
     "run_if_free",
     "signature_of",
     "with_generator",

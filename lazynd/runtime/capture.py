@@ -8,8 +8,9 @@ operations of a backward pass into one replayable program: :mod:`lazynd.autograd
 this module only records.  A push from another thread is not part of the capture.
 
 Operations pushed straight to the engine, not through the runtime, are not seen: only the
-GPU's host-device copies and the image decoders do that, so a capture's user must check that
-what it captured ran on the CPU.
+image decoders and the KVStore's NCCL reductions do that, and no operator's kernel or
+gradient calls them.  GPU operations and host-device copies go through
+:func:`lazynd.runtime.device_push.push_to_device`, which hands them to the capture too.
 """
 
 from __future__ import annotations

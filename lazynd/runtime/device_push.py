@@ -107,18 +107,39 @@ def push(
     (``compute``, ``h2d``, ``d2h``).  ``fresh`` says that every var in ``writes`` is new
     and unknown to any other operation: a small ready CPU operation then runs at once.
     """
+    if ctx.device_type == "gpu":
+        push_to_device(ctx, fn, args, reads, writes, name, kind)
+        return
     watcher = capture  # read once: another thread may close it meanwhile
     if watcher is not None:
         fn = watcher.note(ctx, fn, args, reads, writes, name)
-    if ctx.device_type == "gpu":
-        fn = get_backend(ctx).wrap(fn, reads, writes, kind)
-        (engine_module._engine or get_engine()).push(fn, args, reads, writes, name, ctx, True)
-        return
     engine = engine_module._engine or get_engine()
     if (UNBOUNDED if work is None else work) > inline_limit():
         engine.push(fn, args, reads, writes, name, ctx, False)
     elif not fresh or engine.run_now(fn, args, reads) is NOT_READY:
         engine.push(fn, args, reads, writes, name, ctx, True)
+
+
+def push_to_device(
+    ctx: Context,
+    fn: Callable[..., Any],
+    args: tuple,
+    reads: Sequence[Var],
+    writes: Sequence[Var],
+    name: str,
+    kind: str = "compute",
+    inline_ok: bool = True,
+) -> None:
+    """Push ``fn(*args)`` on the GPU ``ctx``, on its stream for ``kind``, wrapped by the device's
+    backend (streams and events): :func:`push` on a GPU, and the host-device copies.
+
+    ``inline_ok=False`` keeps the operation off the pushing thread (a copy to the host).
+    """
+    watcher = capture  # read once: another thread may close it meanwhile
+    if watcher is not None:
+        fn = watcher.note(ctx, fn, args, reads, writes, name)
+    fn = get_backend(ctx).wrap(fn, reads, writes, kind)
+    (engine_module._engine or get_engine()).push(fn, args, reads, writes, name, ctx, inline_ok)
 
 
 def run_if_free(

@@ -178,7 +178,7 @@ def test_autograd_gradient_matches_executor_and_central_differences(name, ctx):
 
 
 @pytest.mark.parametrize("name", GRADIENT)
-def test_replayed_autograd_pass_matches_its_rules_run_again(name, monkeypatch):
+def test_replayed_autograd_pass_matches_its_rules_run_again(name, ctx, monkeypatch):
     # the third backward of the same recorded call is one replayed operation where the rules'
     # work can be replayed (lazynd.autograd.replay): it gives, on new arrays with new head
     # gradients, what running the rules again gives
@@ -190,7 +190,7 @@ def test_replayed_autograd_pass_matches_its_rules_run_again(name, monkeypatch):
     replay.forget_programs()
 
     def gradients(seed: int) -> list:
-        return check_gradient(name, inputs, case.params, ctx=mx.cpu(), aux=aux, wrt=[], seed=seed, autograd=True)
+        return check_gradient(name, inputs, case.params, ctx=ctx, aux=aux, wrt=[], seed=seed, autograd=True)
 
     gradients(0)  # the graph noted
     gradients(0)  # captured
