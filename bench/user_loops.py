@@ -18,6 +18,9 @@ copies, the same update expression, the same metric).  Every row runs in its own
 ``--rounds`` rounds and the table gives each row's median.  Run::
 
     LAZYND_DATA_DIR=../shared/data python bench/user_loops.py --rounds 3
+
+``--ctx gpu`` runs the lazynd rows on gpu(0) and the PyTorch rows on CUDA (each batch still
+copied from NumPy; the hand NumPy rows stay on the CPU as the common reference).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ BATCH, SIZES = 128, (784, 128, 64, 10)
 LR = 0.1  # per example: the seed loops scale it by 1/BATCH (SoftmaxOutput's gradient is a sum)
 AUTOGRAD_LOSSES = ("SoftmaxOutput", "softmax_cross_entropy")
 AUTOGRAD_LOSS = AUTOGRAD_LOSSES[0]  # the autograd loop's loss (--autograd-loss)
+DEVICE = "cpu"  # where the lazynd and PyTorch rows run (--ctx); hand NumPy always runs on the CPU
 
 
 def load_data() -> tuple[np.ndarray, np.ndarray]:
@@ -74,6 +78,12 @@ def accuracy(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> float:
 
 
 # -- lazynd ---------------------------------------------------------------------------------------
+def _lazynd_ctx() -> object:
+    import lazynd as mx
+
+    return mx.gpu(0) if DEVICE == "gpu" else mx.cpu()
+
+
 def _mlp_symbol() -> object:
     import lazynd_sym as sym
 
@@ -91,7 +101,7 @@ def lazynd_loop(x: np.ndarray, y: np.ndarray, update: str) -> tuple[float, list[
     net = _mlp_symbol()
     names = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
     # gradients of the parameters only, as the hand-written loops compute
-    ex = net.simple_bind(mx.cpu(), grad_req={n: "write" for n in names}, data=(BATCH, 784), softmax_label=(BATCH,))
+    ex = net.simple_bind(_lazynd_ctx(), grad_req={n: "write" for n in names}, data=(BATCH, 784), softmax_label=(BATCH,))
     for name, value in zip(names, init_params(), strict=True):
         ex.arg_dict[name][:] = value
     pairs = [(ex.arg_dict[n], ex.grad_dict[n]) for n in names]
@@ -122,7 +132,7 @@ def lazynd_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
     names = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
     params = {n: mx.nd.array(v) for n, v in zip(names, init_params(), strict=True)}
     model = FeedForward(
-        net, ctx=mx.cpu(), num_epoch=1, optimizer="sgd", learning_rate=LR, numpy_batch_size=BATCH,
+        net, ctx=_lazynd_ctx(), num_epoch=1, optimizer="sgd", learning_rate=LR, numpy_batch_size=BATCH,
         arg_params=params, progress_bar=False,
     )  # fmt: skip
     mx.random.seed(0)
@@ -136,10 +146,11 @@ def lazynd_autograd(x: np.ndarray, y: np.ndarray, loss_name: str) -> tuple[float
     import lazynd as mx
 
     loss_of = getattr(mx.nd, loss_name)  # SoftmaxOutput or softmax_cross_entropy: the same gradient
-    params = [mx.nd.array(p) for p in init_params()]
+    ctx = _lazynd_ctx()
+    params = [mx.nd.array(p, ctx=ctx) for p in init_params()]
     for p in params:
         p.attach_grad()
-    data, label = mx.nd.empty((BATCH, 784)), mx.nd.empty((BATCH,))
+    data, label = mx.nd.empty((BATCH, 784), ctx=ctx), mx.nd.empty((BATCH,), ctx=ctx)
     lr = LR / BATCH  # both losses sum over the batch
     mx.nd.waitall()
     start = time.perf_counter()
@@ -239,15 +250,38 @@ def _torch_model() -> tuple[object, list]:
         layers.append(linear)
         if i < 2:
             layers.append(torch.nn.ReLU())
-    model = torch.nn.Sequential(*layers)
+    model = torch.nn.Sequential(*layers).to(_torch_device())
     return model, list(model.parameters())
+
+
+def _torch_device() -> object:
+    import torch
+
+    return torch.device("cuda" if DEVICE == "gpu" else "cpu")
+
+
+def _torch_batch() -> tuple[object, object]:
+    """The batch tensors a loop copies each batch into, on the device."""
+    import torch
+
+    device = _torch_device()
+    return torch.empty((BATCH, 784), device=device), torch.empty((BATCH,), dtype=torch.int64, device=device)
+
+
+def _torch_done(start: float, params: list) -> tuple[float, list[np.ndarray]]:
+    """The loop's time (once the device is done) and its parameters as NumPy arrays."""
+    import torch
+
+    if DEVICE == "gpu":
+        torch.cuda.synchronize()
+    return time.perf_counter() - start, [p.detach().cpu().numpy() for p in params]
 
 
 def torch_loop(x: np.ndarray, y: np.ndarray, update: str) -> tuple[float, list[np.ndarray]]:
     import torch
 
     model, params = _torch_model()
-    data, label = torch.empty((BATCH, 784)), torch.empty((BATCH,), dtype=torch.int64)
+    data, label = _torch_batch()
     lr = LR / BATCH
     start = time.perf_counter()
     for k in range(0, len(x) - BATCH + 1, BATCH):
@@ -264,7 +298,7 @@ def torch_loop(x: np.ndarray, y: np.ndarray, update: str) -> tuple[float, list[n
             else:
                 for w in params:
                     w.add_(w.grad, alpha=-lr)
-    return time.perf_counter() - start, [p.detach().numpy() for p in params]
+    return _torch_done(start, params)
 
 
 def torch_autograd(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
@@ -272,7 +306,7 @@ def torch_autograd(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray
 
     model, params = _torch_model()
     optimizer = torch.optim.SGD(params, lr=LR / BATCH)
-    data, label = torch.empty((BATCH, 784)), torch.empty((BATCH,), dtype=torch.int64)
+    data, label = _torch_batch()
     start = time.perf_counter()
     for k in range(0, len(x) - BATCH + 1, BATCH):
         data[:] = torch.from_numpy(x[k : k + BATCH])
@@ -280,7 +314,7 @@ def torch_autograd(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray
         optimizer.zero_grad()
         torch.nn.functional.cross_entropy(model(data), label, reduction="sum").backward()
         optimizer.step()
-    return time.perf_counter() - start, [p.detach().numpy() for p in params]
+    return _torch_done(start, params)
 
 
 def torch_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
@@ -288,7 +322,7 @@ def torch_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
 
     model, params = _torch_model()
     optimizer = torch.optim.SGD(params, lr=LR / BATCH)
-    data, label = torch.empty((BATCH, 784)), torch.empty((BATCH,), dtype=torch.int64)
+    data, label = _torch_batch()
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     start = time.perf_counter()
     order = torch.from_numpy(np.random.default_rng(0).permutation(len(x)))
@@ -302,7 +336,7 @@ def torch_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
         torch.nn.functional.cross_entropy(out, label, reduction="sum").backward()
         optimizer.step()
         correct += int((out.argmax(dim=1) == label).sum())
-    return time.perf_counter() - start, [p.detach().numpy() for p in params]
+    return _torch_done(start, params)
 
 
 ROWS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[float, list[np.ndarray]]]] = {
@@ -339,7 +373,7 @@ def torch_available() -> bool:
 
 
 def main() -> None:
-    global AUTOGRAD_LOSS  # the row processes' autograd loss, from --autograd-loss
+    global AUTOGRAD_LOSS, DEVICE  # the row processes' autograd loss and device, from the options
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds of every row; the table gives medians")
     parser.add_argument("--loops", default="seed,sgd_update,fit,autograd", help="which loops (comma-separated)")
@@ -347,9 +381,12 @@ def main() -> None:
     parser.add_argument(
         "--autograd-loss", choices=AUTOGRAD_LOSSES, default=AUTOGRAD_LOSS, help="the autograd loop's loss"
     )
+    parser.add_argument(
+        "--ctx", choices=("cpu", "gpu"), default=DEVICE, help="device of the lazynd and PyTorch rows (NumPy: the CPU)"
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)
     opts = parser.parse_args()
-    AUTOGRAD_LOSS = opts.autograd_loss
+    AUTOGRAD_LOSS, DEVICE = opts.autograd_loss, opts.ctx
     if opts.row:
         run_row(opts.row, opts.limit)
         return
@@ -363,14 +400,17 @@ def main() -> None:
         # alternate: each round starts one row further on, so no row always runs first
         for row in rows[r % len(rows) :] + rows[: r % len(rows)]:
             command = [sys.executable, __file__, "--row", row, "--limit", str(opts.limit)]
-            command += ["--autograd-loss", opts.autograd_loss]
+            command += ["--autograd-loss", opts.autograd_loss, "--ctx", opts.ctx]
             result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800, check=False)
             if result.returncode != 0:
                 raise SystemExit(f"row {row} failed:\n{result.stderr[-3000:]}")
             record = json.loads(result.stdout.strip().splitlines()[-1])
             times[row].append(record["seconds"])
             accuracies[row] = record["accuracy"]
-    print(f"user loops: one MNIST epoch, batch {BATCH}, median of {opts.rounds} rounds (s), default threads")
+    where = "gpu(0) and CUDA (NumPy on the CPU)" if opts.ctx == "gpu" else "the CPU"
+    print(
+        f"user loops: one MNIST epoch, batch {BATCH}, on {where}, median of {opts.rounds} rounds (s), default threads"
+    )
     print(
         "| loop | lazynd s | hand NumPy s | PyTorch eager s | lazynd / NumPy | lazynd / PyTorch | accuracy (lazynd, NumPy, torch) |"
     )

@@ -6,8 +6,8 @@
 # compiled by NVRTC, the gpu-marked tests (device agreement of every operator, executor training
 # passes, stream ordering: pool reuse under long compute, waitall, DLPack from PyTorch,
 # write-after-read, and the mutation tests proving those checks can fail), then the GPU benchmarks
-# (kernel bandwidth, copy/compute overlap and its profiler trace, the MLP epoch and LeNet against
-# PyTorch).
+# (kernel bandwidth, copy/compute overlap and its profiler trace, the MLP epoch, LeNet and the
+# autograd and seed user loops against PyTorch).
 # Each step runs under a timeout and the script goes on after a failure; logs and a summary of
 # one line per step go to the folder given (default /tmp/lazynd-gpu-check).  The whole run is
 # bounded by GPU_CHECK_BUDGET_S (default 450 s): a step that would start past it is skipped.
@@ -89,4 +89,5 @@ run_step "bench/gpu_overlap.py" 60 bench.txt "$PY" bench/gpu_overlap.py
 run_step "bench/mlp_epoch.py gpu batch 128" 90 bench.txt "$PY" bench/mlp_epoch.py --ctx gpu --repeat 3 --batch 128
 run_step "bench/mlp_epoch.py gpu batch 1024" 60 bench.txt "$PY" bench/mlp_epoch.py --ctx gpu --repeat 3 --batch 1024
 run_step "bench/lenet_epoch.py" 60 bench.txt "$PY" bench/lenet_epoch.py --batches 200 --repeat 3
+run_step "bench/user_loops.py gpu" 90 bench.txt "$PY" bench/user_loops.py --ctx gpu --loops autograd,seed --rounds 1
 say "total $((SECONDS - START))s; logs in $OUT_DIR"
