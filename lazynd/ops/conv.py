@@ -158,6 +158,8 @@ def _conv_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
 
 
 def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # an executor passes None for a gradient nobody reads (the data gradient of a first layer):
+    # the data gradient is half the work (a GEMM as large as the weight gradient's, and col2im)
     xp = kctx.xp
     out_grad, data, weight = inputs
     g = Geometry("Convolution", attrs, data.ndim)
@@ -168,22 +170,31 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
     positions = math.prod(dy.shape[2:])
     dym = xp.ascontiguousarray(dy).reshape(n, groups, filters // groups, positions)
-    col = im2col(kctx, x, g)
-    col_shape = col.shape
-    col = col.reshape(n, groups, -1, positions)
-    wm = w.reshape(groups, filters // groups, -1)
-    # per-sample GEMMs then a sum over the batch: cheaper than transposing dy and col into (K, N*P)
+    col_shape = (n, x.shape[1], *g.kernel, *dy.shape[2:])  # im2col's (N, C, *kernel, *out)
+    per_group = math.prod(col_shape[1:]) // positions // groups  # rows of a group's columns
     matmul = kctx.backend.matmul
-    per_sample = xp.empty((n, groups, filters // groups, col.shape[2]), x.dtype)
-    matmul(dym, col.transpose(0, 1, 3, 2), per_sample)
-    dw = xp.empty(per_sample[0].size, x.dtype)
-    column_sum_into(per_sample.reshape(n, -1), dw)  # the sum over the batch: a GEMM with ones on the GPU
-    g.to_nc(outputs[1])[...] = dw.reshape(w.shape)
-    dcol = xp.empty((n, groups, col.shape[2], positions), x.dtype)
-    matmul(wm.transpose(0, 2, 1), dym, dcol)
-    dcol = dcol.reshape(col_shape)
-    g.to_nc(outputs[0])[...] = col2im(kctx, dcol, tuple(x.shape[2:]), g)
-    if not attrs["no_bias"]:
+    if outputs[1] is not None:
+        # per-sample GEMMs then a sum over the batch: cheaper than transposing dy and col into (K, N*P)
+        col = im2col(kctx, x, g).reshape(n, groups, per_group, positions)
+        per_sample = xp.empty((n, groups, filters // groups, per_group), x.dtype)
+        matmul(dym, col.transpose(0, 1, 3, 2), per_sample)
+        # the sum over the batch (a GEMM with ones on the GPU), straight into the gradient when it
+        # is laid out as the weight's (N, C) view
+        dw_nc = g.to_nc(outputs[1])
+        direct = dw_nc.flags.c_contiguous
+        dw = dw_nc.reshape(-1) if direct else xp.empty(per_sample[0].size, x.dtype)
+        column_sum_into(per_sample.reshape(n, -1), dw)
+        if not direct:
+            dw_nc[...] = dw.reshape(w.shape)
+    if outputs[0] is not None:
+        wm = w.reshape(groups, filters // groups, -1)
+        dcol = xp.empty((n, groups, per_group, positions), x.dtype)
+        matmul(wm.transpose(0, 2, 1), dym, dcol)
+        dx = g.to_nc(outputs[0])
+        summed = col2im(kctx, dcol.reshape(col_shape), tuple(x.shape[2:]), g, out=dx)
+        if summed is not dx:
+            dx[...] = summed
+    if not attrs["no_bias"] and outputs[2] is not None:
         if xp is np:
             outputs[2][...] = dym.reshape(n, filters, positions).sum(axis=(0, 2))
         else:  # two small GEMMs with ones on the GPU: cuBLAS, where a reduction over two axes was slow
@@ -193,18 +204,20 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
 def _conv_backward_batch_last(kctx: Any, attrs: dict, g: Geometry, x: Any, w: Any, dy: Any, outputs: list) -> None:
     """The CPU backward in the batch-last layout: two GEMMs over (channels x kernel, positions x batch)."""
     groups, filters = attrs["num_group"], w.shape[0]
-    col = im2col_batch_last(x, g)  # (C, *kernel, *out, N)
-    col_shape = col.shape
-    col = col.reshape(groups, -1, col[0].size // math.prod(g.kernel))
     dyt = np.ascontiguousarray(np.moveaxis(dy, 0, -1)).reshape(groups, filters // groups, -1)  # (F, *out * N)
-    # dW as (col @ dy^T)^T: OpenBLAS runs this orientation 25-40% faster than dy @ col^T
-    dw = np.matmul(col, dyt.transpose(0, 2, 1)).transpose(0, 2, 1)
-    g.to_nc(outputs[1])[...] = dw.reshape(w.shape)
-    wm = w.reshape(groups, filters // groups, -1)
-    dcol = _host_empty(kctx)(col.shape, col.dtype)
-    np.matmul(wm.transpose(0, 2, 1), dyt, out=dcol)
-    g.to_nc(outputs[0])[...] = np.moveaxis(col2im_batch_last(dcol.reshape(col_shape), tuple(x.shape[2:]), g), -1, 0)
-    if not attrs["no_bias"]:
+    col_shape = (x.shape[1], *g.kernel, *dy.shape[2:], x.shape[0])  # im2col_batch_last's (C, *kernel, *out, N)
+    if outputs[1] is not None:
+        col = im2col_batch_last(x, g).reshape(groups, -1, dyt.shape[2])
+        # dW as (col @ dy^T)^T: OpenBLAS runs this orientation 25-40% faster than dy @ col^T
+        dw = np.matmul(col, dyt.transpose(0, 2, 1)).transpose(0, 2, 1)
+        g.to_nc(outputs[1])[...] = dw.reshape(w.shape)
+    if outputs[0] is not None:
+        wm = w.reshape(groups, filters // groups, -1)
+        dcol = _host_empty(kctx)((groups, wm.shape[2], dyt.shape[2]), x.dtype)
+        np.matmul(wm.transpose(0, 2, 1), dyt, out=dcol)
+        dx = col2im_batch_last(dcol.reshape(col_shape), tuple(x.shape[2:]), g)
+        g.to_nc(outputs[0])[...] = np.moveaxis(dx, -1, 0)
+    if not attrs["no_bias"] and outputs[2] is not None:
         outputs[2][...] = dyt.reshape(filters, -1).sum(axis=1)
 
 
@@ -240,6 +253,7 @@ register(
         blas_heavy=True,
         inputs=("out_grad", "data", "weight"),
         outputs=_grad_outputs,
+        optional_outputs=True,
         params=_common_params(False),
         infer_shape=_backward_infer,
         doc="Gradients of Convolution with respect to data, weight and bias.",

@@ -131,23 +131,31 @@ def im2col(kctx: Any, x: Any, g: Geometry) -> Any:
     return np.ascontiguousarray(win.transpose(perm))
 
 
-def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry) -> Any:
-    """Sum columns (N, C, *kernel, *out) back into an (N, C, *spatial) array (the adjoint of im2col)."""
+def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry, out: Any = None) -> Any:
+    """Sum columns (N, C, *kernel, *out) back into an (N, C, *spatial) array (the adjoint of im2col).
+
+    On the GPU the sums go straight into ``out`` when it is given, C-contiguous and of the
+    result's dtype (it is returned); otherwise, and on the CPU, into a new array.
+    """
     xp = kctx.xp
     n, c = col.shape[:2]
-    out = col.shape[2 + g.nd :]
+    positions = col.shape[2 + g.nd :]
     if xp is not np:
         col = xp.ascontiguousarray(col)
-        x = xp.zeros((n, c, *spatial), dtype=col.dtype)
+        if out is not None and out.shape == (n, c, *spatial) and out.flags.c_contiguous and out.dtype == col.dtype:
+            x = out
+            x.fill(0)  # the kernel adds each column into its place
+        else:
+            x = xp.zeros((n, c, *spatial), dtype=col.dtype)
         fn = _SOURCE.function(kctx.device_id, f"lazynd_col2im_{_check_gpu_dtype(col)}")
         grid, block = launch_config(col.size)
-        fn(grid, block, (col, x, np.int64(col.size), np.int32(c), *[np.int32(v) for v in _gpu_dims(g, spatial, out)]))
+        fn(grid, block, (col, x, np.int64(col.size), np.int32(c), *[np.int32(v) for v in _gpu_dims(g, spatial, positions)]))
         return x
     padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
     x = np.zeros((n, c, *padded), dtype=col.dtype)
     for offset in itertools.product(*[range(k) for k in g.kernel]):
         target = (slice(None), slice(None)) + tuple(
-            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out, strict=True)
+            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, positions, strict=True)
         )
         x[target] += col[(slice(None), slice(None), *offset)]
     if any(g.pad):

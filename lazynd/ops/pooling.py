@@ -126,10 +126,12 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     mode = attrs["pool_type"]
     if xp is not np:
         x = xp.ascontiguousarray(x)
-        y = xp.empty(out.shape, dtype=x.dtype)
+        # straight into the output when it is laid out as the kernel writes (NC order, contiguous)
+        y = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=x.dtype)
         grid, block = launch_config(y.size)
         _gpu_kernel(kctx, "fwd", x.dtype)(grid, block, (x, y, np.int64(y.size), np.int32(_MODES[mode]), *_gpu_args(g)))
-        out[...] = y
+        if y is not out:
+            out[...] = y
         return
     fill = -np.inf if mode == "max" else 0
     if g.padded() == g.spatial:
@@ -160,11 +162,18 @@ def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     mode = attrs["pool_type"]
     if xp is not np:
         x, y, dy = (xp.ascontiguousarray(a) for a in (x, y, dy))
-        result = xp.zeros(x.shape, dtype=x.dtype)
+        # the kernel adds each output's gradient into its window: into the zeroed gradient itself
+        # when it is laid out as the kernel writes (NC order, contiguous)
+        if dx.flags.c_contiguous:
+            result = dx
+            result.fill(0)
+        else:
+            result = xp.zeros(x.shape, dtype=x.dtype)
         grid, block = launch_config(dy.size)
         args = (x, y, dy, result, np.int64(dy.size), np.int32(_MODES[mode]), *_gpu_args(g))
         _gpu_kernel(kctx, "bwd", x.dtype)(grid, block, args)
-        dx[...] = result
+        if result is not dx:
+            dx[...] = result
         return
     grad = np.zeros(x.shape[:2] + g.padded(), dtype=x.dtype)
     if mode == "max":

@@ -109,11 +109,11 @@ def float16_as_float32(kernel: Callable[..., None]) -> Callable[..., None]:
 
     half = np.dtype(np.float16)
 
-    def widen(a: Any) -> Any:
-        return a.astype(np.float32) if a.dtype == half else a
+    def widen(a: Any) -> Any:  # None: an output left out (``optional_outputs``)
+        return a.astype(np.float32) if a is not None and a.dtype == half else a
 
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        if not any(a.dtype == half for group in (inputs, outputs, aux) for a in group):
+        if not any(a is not None and a.dtype == half for group in (inputs, outputs, aux) for a in group):
             kernel(kctx, attrs, inputs, outputs, aux)
             return
         # outputs start from their values: a kernel may accumulate into them

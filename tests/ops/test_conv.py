@@ -126,6 +126,65 @@ def test_convolution_batch_last_backward_matches_per_sample_backward(
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("batch_last", [False, True])
+@pytest.mark.parametrize(
+    "shape,kernel,stride,pad,groups,layout",
+    [((8, 4, 7, 8), (3, 2), (1, 2), (1, 0), 2, None), ((10, 6, 5, 4), (3, 3), (1, 1), (1, 1), 1, "NHWC")],
+)
+@pytest.mark.parametrize("left_out", [0, 1, 2, (0, 2)])
+def test_convolution_backward_leaves_out_the_gradients_given_as_none(
+    monkeypatch, ctx, batch_last, shape, kernel, stride, pad, groups, layout, left_out
+):
+    # an executor passes None for a gradient nobody reads (the first layer's data gradient, a
+    # frozen weight's): the others are what the full backward gives
+    from lazynd.ops import conv_columns
+
+    if batch_last:
+        monkeypatch.setattr(conv_columns, "BATCH_LAST_MIN_BACKWARD_COLUMN", 0)
+    else:
+        monkeypatch.setattr(conv_columns, "BATCH_LAST_MIN_BATCH", 1 << 30)
+    rng = np.random.default_rng(3)
+    channels = shape[-1] if layout else shape[1]
+    w = rng.standard_normal((4, channels // groups, *kernel))
+    if layout:
+        w = np.moveaxis(w, 1, -1)
+    params = dict(kernel=kernel, stride=stride, pad=pad, num_filter=4, num_group=groups, layout=layout)
+    x, w = (lazynd.nd.array(a, ctx=ctx, dtype="float64") for a in (rng.standard_normal(shape), w))
+    y = lazynd.nd.Convolution(x, w, lazynd.nd.zeros((4,), ctx=ctx, dtype="float64"), **params)
+    dy = lazynd.nd.array(rng.standard_normal(y.shape), ctx=ctx, dtype="float64")
+    full = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, x, w, **params)]
+    skipped = {left_out} if isinstance(left_out, int) else set(left_out)
+    out = [None if i in skipped else lazynd.nd.zeros(g.shape, ctx=ctx, dtype="float64") for i, g in enumerate(full)]
+    lazynd.nd._backward_Convolution(dy, x, w, out=out, **params)
+    for i, (got, want) in enumerate(zip(out, full, strict=True)):
+        if got is not None:
+            np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-10, atol=1e-10, err_msg=f"gradient {i}")
+
+
+def test_an_executor_skips_the_data_gradient_of_a_first_convolution(monkeypatch):
+    # LeNet's first layer: no one reads the data gradient, so the backward does not compute it
+    import lazynd_sym as sym
+
+    op = registry.get("_backward_Convolution")
+    seen = []
+    kernel = op.forward
+
+    def spy(kctx, attrs, inputs, outputs, aux):
+        seen.append([o is None for o in outputs])
+        kernel(kctx, attrs, inputs, outputs, aux)
+
+    monkeypatch.setattr(op, "forward", spy)
+    net = sym.Convolution(sym.Variable("data"), kernel=(3, 3), num_filter=2, name="conv")
+    ex = net.simple_bind(
+        lazynd.cpu(), grad_req={"data": "null", "conv_weight": "write", "conv_bias": "write"}, data=(2, 1, 5, 5)
+    )
+    ex.forward(is_train=True)
+    ex.backward(lazynd.nd.ones((2, 2, 3, 3)))
+    lazynd.nd.waitall()
+    assert seen == [[True, False, False]]
+    np.testing.assert_allclose(ex.grad_dict["conv_bias"].asnumpy(), [18.0, 18.0])
+
+
 @pytest.mark.parametrize(
     "shape,kernel,stride,pad,dilate,groups,layout",
     [
