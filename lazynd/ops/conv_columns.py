@@ -149,13 +149,18 @@ def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry, out: Any 
             x = xp.zeros((n, c, *spatial), dtype=col.dtype)
         fn = _SOURCE.function(kctx.device_id, f"lazynd_col2im_{_check_gpu_dtype(col)}")
         grid, block = launch_config(col.size)
-        fn(grid, block, (col, x, np.int64(col.size), np.int32(c), *[np.int32(v) for v in _gpu_dims(g, spatial, positions)]))
+        fn(
+            grid,
+            block,
+            (col, x, np.int64(col.size), np.int32(c), *[np.int32(v) for v in _gpu_dims(g, spatial, positions)]),
+        )
         return x
     padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
     x = np.zeros((n, c, *padded), dtype=col.dtype)
     for offset in itertools.product(*[range(k) for k in g.kernel]):
         target = (slice(None), slice(None)) + tuple(
-            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, positions, strict=True)
+            slice(k * d, k * d + s * (o - 1) + 1, s)
+            for k, d, s, o in zip(offset, g.dilate, g.stride, positions, strict=True)
         )
         x[target] += col[(slice(None), slice(None), *offset)]
     if any(g.pad):
