@@ -352,12 +352,14 @@ def _deconv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     col = im2col(kctx, dy, g)
     col = col[(Ellipsis, *[slice(0, s) for s in x.shape[2:]])]
     col = xp.ascontiguousarray(col).reshape(n, groups, -1, positions)
-    wm = w.reshape(groups, c_in // groups, -1)
-    g.to_nc(outputs[0])[...] = xp.matmul(wm, col).reshape(x.shape)
-    xm = xp.ascontiguousarray(x).reshape(n, groups, c_in // groups, positions)
-    dw = xp.matmul(xm, col.transpose(0, 1, 3, 2)).sum(axis=0)
-    g.to_nc(outputs[1])[...] = dw.reshape(w.shape)
-    if not attrs["no_bias"]:
+    if outputs[0] is not None:  # None: a gradient nobody reads (see _conv_backward)
+        wm = w.reshape(groups, c_in // groups, -1)
+        g.to_nc(outputs[0])[...] = xp.matmul(wm, col).reshape(x.shape)
+    if outputs[1] is not None:
+        xm = xp.ascontiguousarray(x).reshape(n, groups, c_in // groups, positions)
+        dw = xp.matmul(xm, col.transpose(0, 1, 3, 2)).sum(axis=0)
+        g.to_nc(outputs[1])[...] = dw.reshape(w.shape)
+    if not attrs["no_bias"] and outputs[2] is not None:
         outputs[2][...] = dy.sum(axis=(0, *range(2, dy.ndim)))
 
 
@@ -386,6 +388,7 @@ register(
         blas_heavy=True,
         inputs=("out_grad", "data", "weight"),
         outputs=_grad_outputs,
+        optional_outputs=True,
         params=_deconv_params(),
         infer_shape=_backward_infer,
         doc="Gradients of Deconvolution with respect to data, weight and bias.",

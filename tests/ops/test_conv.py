@@ -161,6 +161,21 @@ def test_convolution_backward_leaves_out_the_gradients_given_as_none(
             np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-10, atol=1e-10, err_msg=f"gradient {i}")
 
 
+@pytest.mark.parametrize("left_out", [0, 1, 2])
+def test_deconvolution_backward_leaves_out_the_gradients_given_as_none(ctx, left_out):
+    rng = np.random.default_rng(4)
+    params = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), num_filter=3, num_group=1, no_bias=False)
+    x, w = (lazynd.nd.array(rng.standard_normal(s), ctx=ctx, dtype="float64") for s in ((2, 4, 5, 5), (4, 3, 3, 3)))
+    y = lazynd.nd.Deconvolution(x, w, lazynd.nd.zeros((3,), ctx=ctx, dtype="float64"), **params)
+    dy = lazynd.nd.array(rng.standard_normal(y.shape), ctx=ctx, dtype="float64")
+    full = [g.asnumpy() for g in lazynd.nd._backward_Deconvolution(dy, x, w, **params)]
+    out = [None if i == left_out else lazynd.nd.zeros(g.shape, ctx=ctx, dtype="float64") for i, g in enumerate(full)]
+    lazynd.nd._backward_Deconvolution(dy, x, w, out=out, **params)
+    for i, (got, want) in enumerate(zip(out, full, strict=True)):
+        if got is not None:
+            np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-10, atol=1e-10, err_msg=f"gradient {i}")
+
+
 def test_an_executor_skips_the_data_gradient_of_a_first_convolution(monkeypatch):
     # LeNet's first layer: no one reads the data gradient, so the backward does not compute it
     import lazynd_sym as sym
