@@ -175,6 +175,9 @@ def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         if result is not dx:
             dx[...] = result
         return
+    if mode == "max" and g.padded() == g.spatial and all(st >= k for st, k in zip(g.stride, g.kernel, strict=True)):
+        _max_pool_backward_disjoint(g, x, y, dy, dx)
+        return
     grad = np.zeros(x.shape[:2] + g.padded(), dtype=x.dtype)
     if mode == "max":
         padded = np.full(grad.shape, -np.inf, dtype=x.dtype)
@@ -190,6 +193,23 @@ def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         for window in g.windows():
             grad[window] += share
     dx[...] = grad[g.inner()]
+
+
+def _max_pool_backward_disjoint(g: PoolGeometry, x: Any, y: Any, dy: Any, dx: Any) -> None:
+    """Max pooling's CPU gradient when no two windows overlap and all lie inside the input (no
+    padding; stride at least the kernel: LeNet's 2x2 pools): each window's part of ``dx`` is
+    written once, in place, with no padded copy of ``x`` and no gradient buffer to copy back.
+    Each output's gradient goes to the first maximum of its window, as the GPU kernel does."""
+    covered = all(o * st == s and st == k for o, st, s, k in zip(g.out, g.stride, g.spatial, g.kernel, strict=True))
+    if not covered:
+        dx[...] = 0  # elements outside every window (a stride beyond the kernel, a remainder)
+    unclaimed = np.ones(y.shape, dtype=bool)
+    hit = np.empty(y.shape, dtype=bool)
+    for window in g.windows():
+        np.equal(x[window], y, out=hit)
+        hit &= unclaimed
+        np.multiply(dy, hit, out=dx[window])
+        np.greater(unclaimed, hit, out=unclaimed)  # unclaimed and not hit
 
 
 def _pool_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

@@ -51,6 +51,43 @@ def test_pooling_gradient(pool_type):
     check_gradient("Pooling", [x], params, rtol=1e-4, atol=1e-6)
 
 
+def naive_max_pool_backward(x, dy, kernel, stride):
+    """Each output's gradient to the first maximum of its window (row-major order), no padding."""
+    dx = np.zeros_like(x)
+    for i, j in itertools.product(range(dy.shape[2]), range(dy.shape[3])):
+        r0, c0 = i * stride[0], j * stride[1]
+        window = x[:, :, r0 : r0 + kernel[0], c0 : c0 + kernel[1]].reshape(*x.shape[:2], -1)
+        first = window.argmax(axis=2)  # argmax: the first maximum
+        rows, cols = r0 + first // kernel[1], c0 + first % kernel[1]
+        for n, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+            dx[n, c, rows[n, c], cols[n, c]] += dy[n, c, i, j]
+    return dx
+
+
+@pytest.mark.parametrize(
+    "shape,kernel,stride",
+    [
+        ((3, 2, 6, 8), (2, 2), (2, 2)),  # windows tile the input (LeNet's pools)
+        ((3, 2, 7, 5), (2, 2), (2, 2)),  # a last row and column outside every window
+        ((2, 3, 8, 9), (2, 2), (3, 3)),  # gaps between windows
+        ((2, 2, 9, 6), (3, 2), (3, 2)),
+        ((2, 2, 7, 7), (3, 3), (2, 2)),  # overlapping windows
+    ],
+)
+@pytest.mark.parametrize("layout", [None, "NHWC"])
+def test_max_pooling_gradient_goes_to_the_first_maximum_of_each_window(ctx, shape, kernel, stride, layout):
+    # small integers: many windows hold their maximum twice, and only the first one takes the gradient
+    x = rng.integers(0, 4, shape).astype(np.float64)
+    params = dict(kernel=kernel, stride=stride, pool_type="max")
+    y = naive_pool(x, kernel, stride, (0, 0), "max")
+    dy = rng.standard_normal(y.shape)
+    want = naive_max_pool_backward(x, dy, kernel, stride)
+    to_layout = (lambda a: np.ascontiguousarray(a.transpose(0, 2, 3, 1))) if layout else (lambda a: a)
+    arrays = [lazynd.nd.array(to_layout(a), ctx=ctx, dtype="float64") for a in (dy, x, y)]
+    got = lazynd.nd._backward_Pooling(*arrays, layout=layout, **params).asnumpy()
+    np.testing.assert_array_equal(got, to_layout(want))
+
+
 def test_global_pooling_reduces_all_spatial_positions():
     x = rng.standard_normal((2, 3, 4, 5))
     y = lazynd.nd.Pooling(lazynd.nd.array(x, dtype="float64"), global_pool=True, pool_type="avg")
