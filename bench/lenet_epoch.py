@@ -1,4 +1,4 @@
-"""LeNet on MNIST-sized batches on one GPU: lazynd's executor against PyTorch eager with cuDNN.
+"""LeNet on MNIST-sized batches: lazynd's executor against PyTorch eager (cuDNN on a GPU).
 
 The network is ``tutorials/mnist_lenet.py``'s: conv 5x5x20, tanh, max-pool 2, conv 5x5x50, tanh,
 max-pool 2, fully connected 500, tanh, fully connected 10, softmax cross-entropy; plain SGD,
@@ -6,7 +6,8 @@ float32.  Both sides train on the same batches, already on the device, from the 
 weights, and the table gives each one's loss after the run so that a fast but wrong side shows.
 A second table splits lazynd's step into forward, backward and updates, each timed as pushed
 (the host's share) and as done (a wait after each phase).
-Run: ``python bench/lenet_epoch.py [--batch 128] [--batches 200] [--repeat 3]``; prints one table.
+Run: ``python bench/lenet_epoch.py [--ctx gpu|cpu] [--batch 128] [--batches 200] [--repeat 3]``; on gpu(0)
+(the default) against PyTorch on CUDA, on the CPU against PyTorch on the CPU.
 """
 
 from __future__ import annotations
@@ -52,10 +53,11 @@ def init_params() -> dict[str, np.ndarray]:
 
 
 class LazyndTrainer:
-    """LeNet bound on gpu(0) with the shared initial weights and the batches ``x``, ``y`` on the
-    device: one step's forward, backward and updates, each pushed without waiting."""
+    """LeNet bound on ``ctx_name``'s device with the shared initial weights and the batches ``x``,
+    ``y`` on the device: one step's forward, backward and updates, each pushed without waiting.
+    As in a Module or FeedForward, only the parameters take gradients (not the data)."""
 
-    def __init__(self, x: np.ndarray, y: np.ndarray, batch: int) -> None:
+    def __init__(self, x: np.ndarray, y: np.ndarray, batch: int, ctx_name: str = "gpu") -> None:
         import sys
         from pathlib import Path
 
@@ -64,9 +66,10 @@ class LazyndTrainer:
 
         import lazynd as mx
 
-        self.mx, self.batch, ctx = mx, batch, mx.gpu(0)
-        self.ex = lenet().simple_bind(ctx, data=(batch, 1, 28, 28), softmax_label=(batch,))
+        self.mx, self.batch, ctx = mx, batch, mx.gpu(0) if ctx_name == "gpu" else mx.cpu()
         params = init_params()
+        grad_req = {"data": "null", "softmax_label": "null", **dict.fromkeys(params, "write")}
+        self.ex = lenet().simple_bind(ctx, grad_req=grad_req, data=(batch, 1, 28, 28), softmax_label=(batch,))
         for name, value in params.items():
             self.ex.arg_dict[name][:] = mx.nd.array(value, ctx=ctx)
         self.pairs = [(self.ex.arg_dict[n], self.ex.grad_dict[n]) for n in params]
@@ -86,8 +89,8 @@ class LazyndTrainer:
             self.mx.nd.sgd_update(w, g, lr=LR, rescale_grad=1.0 / self.batch, out=w)
 
 
-def run_lazynd(x: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, float]:
-    trainer = LazyndTrainer(x, y, batch)
+def run_lazynd(x: np.ndarray, y: np.ndarray, batch: int, ctx_name: str = "gpu") -> tuple[float, float]:
+    trainer = LazyndTrainer(x, y, batch, ctx_name)
     steps = len(x) // batch
     start = time.perf_counter()
     for k in range(steps):
@@ -102,11 +105,13 @@ def run_lazynd(x: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, float]:
     return elapsed, loss
 
 
-def phases(x: np.ndarray, y: np.ndarray, batch: int, steps: int = 50) -> list[tuple[str, float, float]]:
+def phases(
+    x: np.ndarray, y: np.ndarray, batch: int, steps: int = 50, ctx_name: str = "gpu"
+) -> list[tuple[str, float, float]]:
     """Where a lazynd training step's time goes: for forward, backward and the updates, the host's
     time to push the phase and the time until the device has run it (a wait after each phase),
     in ms a batch.  A phase whose push time is close to its total is bound by the host."""
-    trainer = LazyndTrainer(x[: batch * steps], y[: batch * steps], batch)
+    trainer = LazyndTrainer(x[: batch * steps], y[: batch * steps], batch, ctx_name)
     wait = trainer.mx.nd.waitall
     parts = [("forward", trainer.forward), ("backward", trainer.backward), ("updates", trainer.update)]
     pushed = {name: 0.0 for name, _ in parts}
@@ -122,18 +127,19 @@ def phases(x: np.ndarray, y: np.ndarray, batch: int, steps: int = 50) -> list[tu
     return [(name, pushed[name] / steps * 1e3, total[name] / steps * 1e3) for name, _ in parts]
 
 
-def run_torch(x: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, float] | None:
+def run_torch(x: np.ndarray, y: np.ndarray, batch: int, ctx_name: str = "gpu") -> tuple[float, float] | None:
     try:
         import torch
         import torch.nn.functional as F
     except ImportError:
         return None
-    if not torch.cuda.is_available():
+    if ctx_name == "gpu" and not torch.cuda.is_available():
         return None
-    dev = "cuda"
+    dev = "cuda" if ctx_name == "gpu" else "cpu"
+    sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
     p = {n: torch.tensor(v, device=dev, requires_grad=True) for n, v in init_params().items()}
     xs, ys = torch.from_numpy(x).to(dev), torch.from_numpy(y.astype(np.int64)).to(dev)
-    torch.cuda.synchronize()
+    sync()
     start = time.perf_counter()
     loss = None
     for k in range(0, len(x) - batch + 1, batch):
@@ -148,31 +154,34 @@ def run_torch(x: np.ndarray, y: np.ndarray, batch: int) -> tuple[float, float] |
         with torch.no_grad():
             for v in p.values():
                 v -= LR * v.grad
-    torch.cuda.synchronize()
+    sync()
     elapsed = time.perf_counter() - start
     return elapsed, float(loss.detach()) if loss is not None else float("nan")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--ctx", choices=("gpu", "cpu"), default="gpu", help="where both sides train")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--batches", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=3, help="runs per implementation, in turns (best is shown)")
     args = parser.parse_args()
     import lazynd as mx
 
-    if mx.num_gpus() == 0:
-        print("bench/lenet_epoch.py: no GPU visible; nothing to measure")
+    if args.ctx == "gpu" and mx.num_gpus() == 0:
+        print("bench/lenet_epoch.py: no GPU visible; nothing to measure (--ctx cpu runs on the CPU)")
         return
     x, y = data(args.batch * args.batches)
-    runs = {"lazynd executor, gpu(0)": run_lazynd, "PyTorch eager, cuDNN": run_torch}
+    where = "gpu(0)" if args.ctx == "gpu" else "the CPU"
+    theirs = "PyTorch eager, cuDNN" if args.ctx == "gpu" else "PyTorch eager, CPU"
+    runs = {f"lazynd executor, {args.ctx}": run_lazynd, theirs: run_torch}
     best: dict[str, tuple[float, float]] = {}
     for _ in range(args.repeat):
         for name, run in runs.items():
-            result = run(x, y, args.batch)
+            result = run(x, y, args.batch, args.ctx)
             if result is not None and (name not in best or result[0] < best[name][0]):
                 best[name] = result
-    print(f"LeNet, batch {args.batch}, {args.batches} batches on gpu(0); best of {args.repeat}")
+    print(f"LeNet, batch {args.batch}, {args.batches} batches on {where}; best of {args.repeat}")
     print(f"{'implementation':<26}{'ms/batch':>10}{'last loss':>11}")
     for name, (seconds, loss) in best.items():
         print(f"{name:<26}{seconds / args.batches * 1e3:>10.3f}{loss:>11.4f}")
@@ -180,7 +189,7 @@ def main() -> None:
         ours, theirs = (best[n][0] for n in runs)
         print(f"lazynd / PyTorch: {ours / theirs:.2f}x")
     print("lazynd's step by phase, waiting after each (ms a batch): host push time, then until done")
-    for name, push_ms, total_ms in phases(x, y, args.batch, min(args.batches, 50)):
+    for name, push_ms, total_ms in phases(x, y, args.batch, min(args.batches, 50), args.ctx):
         print(f"  {name:<10}{push_ms:>8.3f}{total_ms:>8.3f}")
 
 

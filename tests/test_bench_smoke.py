@@ -46,3 +46,17 @@ def test_bench_user_loops_rows_run_and_learn(data_dir) -> None:
         assert result.returncode == 0, result.stderr[-2000:]
         record = json.loads(result.stdout.strip().splitlines()[-1])
         assert record["seconds"] > 0 and record["accuracy"] > 0.5, (row, record)
+
+
+def test_bench_lenet_runs_on_the_cpu_and_both_sides_learn_alike() -> None:
+    """bench/lenet_epoch.py --ctx cpu: lazynd's executor on the CPU (against PyTorch's CPU eager where installed)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "bench/lenet_epoch.py", "--ctx", "cpu", "--batches", "3", "--repeat", "1"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith(("lazynd executor", "PyTorch eager"))]
+    assert rows and rows[0][:3] == ["lazynd", "executor,", "cpu"], done.stdout
+    losses = [float(row[-1]) for row in rows]  # the same batches and initial weights: the same loss
+    assert max(losses) - min(losses) < 2e-3, f"the two sides end at different losses: {done.stdout}"
