@@ -103,8 +103,7 @@ def grad(
     (array([ 3., 12.], dtype=float32), array([ 6., 12.], dtype=float32))
     """
     heads, head_grads = _heads(heads, head_grads, "grad")
-    single = isinstance(variables, nd.NDArray)
-    variables = [variables] if single else list(variables)
+    variables = _arrays(variables, "variables", "grad")
     if not variables:
         raise LazyNDError("grad: no variables given; expected one or more recorded arrays")
     for i, v in enumerate(variables):
@@ -116,15 +115,21 @@ def grad(
     return run.run(create_graph if retain_graph is None else retain_graph)
 
 
+def _arrays(value: Any, what: str, where: str) -> list:
+    """``value``, one NDArray or a list or tuple of them, as a list (its items are checked by the caller)."""
+    if isinstance(value, nd.NDArray):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise LazyNDError(f"{where}: {what} must be an NDArray or a list of NDArrays, got {type(value).__name__}")
+
+
 def _heads(heads: Any, head_grads: Any, where: str) -> tuple[list, list]:
     NDArray = nd.NDArray
-    heads = [heads] if isinstance(heads, NDArray) else list(heads)
-    if head_grads is None:
-        head_grads = [None] * len(heads)
-    elif isinstance(head_grads, NDArray):
-        head_grads = [head_grads]
-    else:
-        head_grads = list(head_grads)
+    heads = _arrays(heads, "heads", where)
+    if not heads:
+        raise LazyNDError(f"{where}: no heads given; expected one or more recorded arrays")
+    head_grads = [None] * len(heads) if head_grads is None else _arrays(head_grads, "head_grads", where)
     if len(head_grads) != len(heads):
         raise LazyNDError(f"{where}: {len(head_grads)} head gradients for {len(heads)} heads; expected one each")
     for k, (head, head_grad) in enumerate(zip(heads, head_grads, strict=True)):

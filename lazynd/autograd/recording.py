@@ -364,6 +364,11 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: str | Sequence[str
     NDArray = dispatch.NDArray
     if isinstance(variables, NDArray):
         variables, gradients = [variables], [gradients]
+    for what, value in (("variables", variables), ("gradients", gradients)):
+        if not isinstance(value, (list, tuple)):
+            raise LazyNDError(
+                f"mark_variables: {what} must be an NDArray or a list of them, got {type(value).__name__}"
+            )
     variables, gradients = list(variables), list(gradients)
     reqs = [grad_reqs] * len(variables) if isinstance(grad_reqs, str) else list(grad_reqs)
     if not (len(variables) == len(gradients) == len(reqs)):

@@ -122,6 +122,30 @@ def test_backward_of_an_array_not_recorded_is_refused() -> None:
         (x * 2).backward()
 
 
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda y, x: autograd.backward(3), "backward: heads must be an NDArray or a list of NDArrays, got int"),
+        (lambda y, x: autograd.backward([]), "backward: no heads given"),
+        (lambda y, x: autograd.backward(y, 1.0), "backward: head_grads must be an NDArray or a list .*, got float"),
+        (lambda y, x: autograd.grad(y, 7), "grad: variables must be an NDArray or a list of NDArrays, got int"),
+        (lambda y, x: autograd.grad([], [x]), "grad: no heads given"),
+        (lambda y, x: autograd.mark_variables(7, 8), "mark_variables: variables must be an NDArray or a list"),
+        (lambda y, x: autograd.mark_variables([x], x.grad), "mark_variables: gradients must be an NDArray or a list"),
+    ],
+    ids=["backward-int", "backward-none", "head-grads-float", "grad-int", "grad-no-heads",
+         "mark-int", "mark-mixed"],
+)  # fmt: skip
+def test_heads_variables_and_gradients_of_another_kind_are_refused_and_the_next_pass_works(call, message) -> None:
+    x = _variable([1.0, 2.0])
+    with autograd.record():
+        y = x * x
+    with pytest.raises(LazyNDError, match=message):
+        call(y, x)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 4.0])
+
+
 def test_a_second_backward_through_a_freed_graph_is_refused() -> None:
     x = _variable([1.0, 2.0])
     with autograd.record():
