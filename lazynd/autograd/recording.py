@@ -25,6 +25,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..errors import LazyNDError
 from ..ndarray import dispatch
 from ..ndarray.dispatch import run_plan, visible_outputs
@@ -380,10 +382,17 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: str | Sequence[str
         req = _grad_req(req, "mark_variables")
         if not isinstance(x, NDArray):
             raise LazyNDError(f"mark_variables: variable {i} must be an NDArray, got {type(x).__name__}")
-        if req != "null" and (not isinstance(grad, NDArray) or grad.shape != x.shape or grad.context != x.context):
-            given = f"shape {grad.shape} on {grad.context}" if isinstance(grad, NDArray) else type(grad).__name__
+        if req != "null" and (
+            not isinstance(grad, NDArray) or (grad.shape, grad.dtype, grad.context) != (x.shape, x.dtype, x.context)
+        ):  # a gradient of another dtype could be written but not added to (MXNet refuses both)
+            given = (
+                f"shape {grad.shape}, dtype {np.dtype(grad.dtype).name} on {grad.context}"
+                if isinstance(grad, NDArray)
+                else type(grad).__name__
+            )
             raise LazyNDError(
-                f"mark_variables: gradient {i} must be an NDArray of shape {x.shape} on {x.context}, got {given}"
+                f"mark_variables: gradient {i} must be an NDArray of shape {x.shape}, dtype {np.dtype(x.dtype).name} "
+                f"on {x.context}, got {given}"
             )
         x._ag = (Leaf(None if req == "null" else grad, req), 0)
 
