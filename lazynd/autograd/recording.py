@@ -36,7 +36,7 @@ from .state import flags
 
 GRAD_REQS = ("write", "add", "null")
 # id(var) -> (weak reference to the var, weak reference to the node that wrote recorded values
-# into it through x[...] = v or copyto): an array without an entry sharing that var (a view made
+# into it through x[...] = v, copyto or out=): an array without an entry sharing that var (a view made
 # before the write) would hide that history from a recorded operation reading it.  A plain dict,
 # so the common case (empty) costs a recorded call one truth test; entries go with their vars.
 _written_vars: dict[int, tuple[weakref.ref, weakref.ref]] = {}
@@ -168,7 +168,7 @@ def _check_input(array: Any, node_name: str, i: int) -> None:
     if node is not None and not node.freed:
         raise LazyNDError(
             f"autograd: input {i} of operator '{node_name}' shares memory with recorded values that were written "
-            "(x[...] = v or copyto) into another array; its gradient would be lost: use that array, or a view of "
+            "(x[...] = v, copyto or out=) into another array; its gradient would be lost: use that array, or a view of "
             "it taken after the write"
         )
 
@@ -233,6 +233,10 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
         versions.append(var.version)
         o._ag = (node, i)
     node.watched, node.versions = watched, versions
+    if out is not None:  # recorded values written into the caller's arrays, as x[...] = v writes them
+        for o in out if isinstance(out, (list, tuple)) else (out,):
+            if isinstance(o, dispatch.NDArray):
+                _note_written(o.var, node)
     return visible_outputs(plan, outputs, out)
 
 

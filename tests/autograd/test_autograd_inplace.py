@@ -127,6 +127,21 @@ def test_reading_recorded_values_through_a_view_taken_before_they_were_assigned_
             stale * 3
 
 
+def test_reading_recorded_values_through_a_view_taken_before_an_out_write_is_refused() -> None:
+    # out= writes recorded values into the caller's array as x[...] = v does: a view taken before
+    # had no history, so the gradient through it was silently lost (x.grad was exp(x), not 2 x exp(x))
+    x = _variable([1.0, 2.0, 3.0])
+    target = mx.nd.zeros((3,))
+    stale = target[0:2]
+    with autograd.record():
+        mx.nd.exp(x, out=target)
+        with pytest.raises(LazyNDError, match=r"shares memory with recorded values that were written .*out="):
+            stale * x[0:2]
+        y = (target * x).sum()  # the array written into carries the history
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), np.exp([1.0, 2.0, 3.0]) * (1 + np.array([1.0, 2.0, 3.0])), rtol=1e-6)
+
+
 def test_after_backward_the_arrays_of_the_freed_graph_may_be_written_again() -> None:
     x = _variable([1.0, 2.0])
     for _ in range(2):
