@@ -290,7 +290,7 @@ def refuse_gather(array: Any, what: str = "__getitem__: indexing") -> None:
     if flags.recording and entry_of(array) is not None:
         raise LazyNDError(
             f"{what} a recorded array (shape {array.shape}) by index arrays is not differentiable here; "
-            "use nd.take, nd.pick or nd.gather_nd, or basic slices"
+            "use nd.take or nd.pick, or basic slices"
         )
 
 
