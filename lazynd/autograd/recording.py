@@ -160,6 +160,19 @@ def check_write(array: Any, what: str) -> None:
         _refuse_recorded_write(array, what)
 
 
+def _refuse_out_into_input(name: str, out: Any, input_vars: list) -> None:
+    """Refuse a recorded call writing its result (``out=``, ``x += y``) into memory one of its inputs
+    reads: the gradient rule would read the overwritten values (MXNet refuses it too)."""
+    for o in out if isinstance(out, (list, tuple)) else (out,):
+        i = next((k for k, var in enumerate(input_vars) if isinstance(o, dispatch.NDArray) and o.var is var), None)
+        if i is not None:
+            raise LazyNDError(
+                f"{name} (out=): writes its result into the memory of its input {i} inside autograd.record(); "
+                "the gradient would read the overwritten values. In-place operations (+=, out=) that read a "
+                "recorded array are not allowed while recording: write into a new array (y = x + v)"
+            )
+
+
 def _check_input(array: Any, node_name: str, i: int) -> None:
     """Refuse an unrecorded input sharing memory with recorded values written through another array."""
     var = array.var
@@ -224,6 +237,8 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     if not recorded:
         return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
     watched = reads[:n_in]
+    if out is not None:
+        _refuse_out_into_input(op.name, out, watched)
     versions = [var.version for var in watched]  # before the push: a call may write an input
     outputs = run_plan(plan, datas, reads, out)
     node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible, plan)
