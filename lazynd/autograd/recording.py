@@ -36,10 +36,12 @@ from .state import flags
 
 GRAD_REQS = ("write", "add", "null")
 # id(var) -> (weak reference to the var, weak reference to the node that wrote recorded values
-# into it through x[...] = v, copyto or out=): an array without an entry sharing that var (a view made
-# before the write) would hide that history from a recorded operation reading it.  A plain dict,
-# so the common case (empty) costs a recorded call one truth test; entries go with their vars.
-_written_vars: dict[int, tuple[weakref.ref, weakref.ref]] = {}
+# into it through x[...] = v, copyto or out=, the array written into's memory): an array without an
+# entry sharing that var (a view made before the write) would hide that history from a recorded
+# operation reading it; one on the same memory object is a detach() of that array, a constant by
+# request.  A plain dict, so the common case (empty) costs a recorded call one truth test; entries
+# go with their vars.
+_written_vars: dict[int, tuple[weakref.ref, weakref.ref, Any]] = {}
 
 
 class Leaf:
@@ -178,7 +180,7 @@ def _check_input(array: Any, node_name: str, i: int) -> None:
     var = array.var
     written = _written_vars.get(id(var))
     node = None if written is None or written[0]() is not var else written[1]()
-    if node is not None and not node.freed:
+    if node is not None and not node.freed and array.data_array is not written[2]:
         raise LazyNDError(
             f"autograd: input {i} of operator '{node_name}' shares memory with recorded values that were written "
             "(x[...] = v, copyto or out=) into another array; its gradient would be lost: use that array, or a view of "
@@ -186,14 +188,16 @@ def _check_input(array: Any, node_name: str, i: int) -> None:
         )
 
 
-def _note_written(var: Any, node: Node) -> None:
-    """Remember that ``node`` wrote recorded values into ``var`` (see ``_written_vars``)."""
+def _note_written(target: Any, node: Node) -> None:
+    """Remember that ``node`` wrote recorded values into ``target``'s var (see ``_written_vars``)."""
+    var = target.var
     key = id(var)
 
     def forget(_: weakref.ref) -> None:  # the var is gone: so is what was written into it
         _written_vars.pop(key, None)
 
-    _written_vars[key] = (weakref.ref(var, forget), weakref.ref(node))
+    # the memory object itself, held while the var lives: its views hold it anyway
+    _written_vars[key] = (weakref.ref(var, forget), weakref.ref(node), target.data_array)
 
 
 def _record(node: Node, outputs: Sequence[Any]) -> None:
@@ -251,7 +255,7 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     if out is not None:  # recorded values written into the caller's arrays, as x[...] = v writes them
         for o in out if isinstance(out, (list, tuple)) else (out,):
             if isinstance(o, dispatch.NDArray):
-                _note_written(o.var, node)
+                _note_written(o, node)
     return visible_outputs(plan, outputs, out)
 
 
@@ -276,7 +280,7 @@ def copied(source: Any, target: Any) -> None:
     entry = entry_of(source)
     if flags.recording and entry is not None:
         node = Node("_copyto", _copy_gradient, {}, [source], [entry], [target])
-        _note_written(target.var, node)
+        _note_written(target, node)
         _record(node, [target])
 
 
@@ -286,7 +290,7 @@ def assigned(target: Any, key: Any, value: Any) -> None:
     entry = entry_of(value)
     if flags.recording and entry is not None:
         node = Node("_set_value", _assign_gradient, {"key": key}, [value], [entry], [target])
-        _note_written(target.var, node)
+        _note_written(target, node)
         _record(node, [target])
 
 

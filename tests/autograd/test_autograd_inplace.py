@@ -157,6 +157,25 @@ def test_reading_recorded_values_through_a_view_taken_before_an_out_write_is_ref
     np.testing.assert_allclose(x.grad.asnumpy(), np.exp([1.0, 2.0, 3.0]) * (1 + np.array([1.0, 2.0, 3.0])), rtol=1e-6)
 
 
+@pytest.mark.parametrize(
+    "write",
+    [
+        pytest.param(lambda x, target: target.__setitem__(slice(None), x * 2), id="x[...] = v"),
+        pytest.param(lambda x, target: mx.nd.elemwise_mul(x, mx.nd.full((3,), 2.0), out=target), id="out="),
+    ],
+)
+def test_a_detach_of_an_array_written_with_recorded_values_is_a_constant(write) -> None:
+    # detach() asks for the values without history: it shares the written array's memory object, where
+    # a stale view does not, and was refused like one
+    x = _variable([1.0, 2.0, 3.0])
+    target = mx.nd.zeros((3,))
+    with autograd.record():
+        write(x, target)
+        y = (target.detach() * x).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [2.0, 4.0, 6.0])
+
+
 def test_after_backward_the_arrays_of_the_freed_graph_may_be_written_again() -> None:
     x = _variable([1.0, 2.0])
     for _ in range(2):
