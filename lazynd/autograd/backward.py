@@ -29,7 +29,7 @@ class _RuleOperators:
     """The ``F`` of the gradient rules of a backward pass that records nothing.
 
     ``F.<op>`` is ``lazynd.nd``'s function of that operator made to call
-    :func:`lazynd.ndarray.dispatch.invoke` unrecorded, in the pass's mode: without the
+    :func:`lazynd.ndarray.dispatch.invoke` unrecorded, in one mode: without the
     recorder's checks, which are there for user calls.  Any name that is not an operator
     function (``zeros``, ``NDArray``) is ``lazynd.nd``'s.
     """
@@ -58,8 +58,12 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, tra
 
     ``head_grads``: one array per head (None, or None for a head: ones, MXNet's default; a
     loss operator's output takes none).  Without ``retain_graph`` the recorded graph is
-    freed, and a second backward through it is an error.  ``train_mode``: whether the
-    gradient rules run in training mode.
+    freed, and a second backward through it is an error.  Each operator's gradient rule
+    runs in the mode the operator was recorded in (:func:`record`'s ``train_mode``), so
+    the gradient is that of what the forward computed: BatchNorm recorded in prediction
+    mode takes its moving statistics as constants (MXNet reads ``train_mode`` here instead,
+    and then differentiates batch statistics it never used).  ``train_mode``: the mode of
+    the other rules (views, copies); kept for MXNet's signature.
 
     Examples
     --------
@@ -103,8 +107,7 @@ def grad(
     (array([ 3., 12.], dtype=float32), array([ 6., 12.], dtype=float32))
     """
     heads, head_grads = _heads(heads, head_grads, "grad")
-    single = isinstance(variables, nd.NDArray)
-    variables = [variables] if single else list(variables)
+    variables = _arrays(variables, "variables", "grad")
     if not variables:
         raise LazyNDError("grad: no variables given; expected one or more recorded arrays")
     for i, v in enumerate(variables):
@@ -116,15 +119,21 @@ def grad(
     return run.run(create_graph if retain_graph is None else retain_graph)
 
 
+def _arrays(value: Any, what: str, where: str) -> list:
+    """``value``, one NDArray or a list or tuple of them, as a list (its items are checked by the caller)."""
+    if isinstance(value, nd.NDArray):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise LazyNDError(f"{where}: {what} must be an NDArray or a list of NDArrays, got {type(value).__name__}")
+
+
 def _heads(heads: Any, head_grads: Any, where: str) -> tuple[list, list]:
     NDArray = nd.NDArray
-    heads = [heads] if isinstance(heads, NDArray) else list(heads)
-    if head_grads is None:
-        head_grads = [None] * len(heads)
-    elif isinstance(head_grads, NDArray):
-        head_grads = [head_grads]
-    else:
-        head_grads = list(head_grads)
+    heads = _arrays(heads, "heads", where)
+    if not heads:
+        raise LazyNDError(f"{where}: no heads given; expected one or more recorded arrays")
+    head_grads = [None] * len(heads) if head_grads is None else _arrays(head_grads, "head_grads", where)
     if len(head_grads) != len(heads):
         raise LazyNDError(f"{where}: {len(head_grads)} head gradients for {len(heads)} heads; expected one each")
     for k, (head, head_grad) in enumerate(zip(heads, head_grads, strict=True)):
@@ -376,14 +385,22 @@ class _Backward:
             else:
                 out_grads.append(None)
         entries = node.entries
+        # a rule runs in the mode its operation ran in: the gradient is that of what the forward computed
+        # (BatchNorm recorded in prediction mode normalised with constant moving statistics)
+        is_train = self.train_mode if node.plan is None else node.plan.kctx.is_train
         if self.create_graph:  # the rule's own operations are recorded: give it the recorded arrays
             inputs = [_with_entry(x, e) for x, e in zip(node.inputs, entries, strict=True)]
             outputs = [_with_entry(o, (node, i)) for i, o in enumerate(node.outputs)]
-            result = rule(nd, node.attrs, inputs, outputs, out_grads)
+            before = set_flags(True, is_train)
+            try:
+                result = rule(nd, node.attrs, inputs, outputs, out_grads)
+            finally:
+                set_flags(*before)
         elif rule.__class__ is BackwardOpGradient:
-            result = rule.into(self.F, node.attrs, node.inputs, out_grads, self._destinations(node, rule))
+            F = _RULE_OPERATORS[bool(is_train)]
+            result = rule.into(F, node.attrs, node.inputs, out_grads, self._destinations(node, rule))
         else:
-            result = rule(self.F, node.attrs, node.inputs, node.outputs, out_grads)
+            result = rule(_RULE_OPERATORS[bool(is_train)], node.attrs, node.inputs, node.outputs, out_grads)
         if len(result) != len(entries):
             raise LazyNDError(
                 f"backward: the gradient rule of '{node.name}' gave {len(result)} gradients for {len(entries)} inputs"

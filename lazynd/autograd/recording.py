@@ -25,6 +25,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..errors import LazyNDError
 from ..ndarray import dispatch
 from ..ndarray.dispatch import run_plan, visible_outputs
@@ -34,10 +36,12 @@ from .state import flags
 
 GRAD_REQS = ("write", "add", "null")
 # id(var) -> (weak reference to the var, weak reference to the node that wrote recorded values
-# into it through x[...] = v or copyto): an array without an entry sharing that var (a view made
-# before the write) would hide that history from a recorded operation reading it.  A plain dict,
-# so the common case (empty) costs a recorded call one truth test; entries go with their vars.
-_written_vars: dict[int, tuple[weakref.ref, weakref.ref]] = {}
+# into it through x[...] = v, copyto or out=, the array written into's memory): an array without an
+# entry sharing that var (a view made before the write) would hide that history from a recorded
+# operation reading it; one on the same memory object is a detach() of that array, a constant by
+# request.  A plain dict, so the common case (empty) costs a recorded call one truth test; entries
+# go with their vars.
+_written_vars: dict[int, tuple[weakref.ref, weakref.ref, Any]] = {}
 
 
 class Leaf:
@@ -158,27 +162,42 @@ def check_write(array: Any, what: str) -> None:
         _refuse_recorded_write(array, what)
 
 
+def _refuse_out_into_input(name: str, out: Any, input_vars: list) -> None:
+    """Refuse a recorded call writing its result (``out=``, ``x += y``) into memory one of its inputs
+    reads: the gradient rule would read the overwritten values (MXNet refuses it too)."""
+    for o in out if isinstance(out, (list, tuple)) else (out,):
+        i = next((k for k, var in enumerate(input_vars) if isinstance(o, dispatch.NDArray) and o.var is var), None)
+        if i is not None:
+            raise LazyNDError(
+                f"{name} (out=): writes its result into the memory of its input {i} inside autograd.record(); "
+                "the gradient would read the overwritten values. In-place operations (+=, out=) that read a "
+                "recorded array are not allowed while recording: write into a new array (y = x + v)"
+            )
+
+
 def _check_input(array: Any, node_name: str, i: int) -> None:
     """Refuse an unrecorded input sharing memory with recorded values written through another array."""
     var = array.var
     written = _written_vars.get(id(var))
     node = None if written is None or written[0]() is not var else written[1]()
-    if node is not None and not node.freed:
+    if node is not None and not node.freed and array.data_array is not written[2]:
         raise LazyNDError(
             f"autograd: input {i} of operator '{node_name}' shares memory with recorded values that were written "
-            "(x[...] = v or copyto) into another array; its gradient would be lost: use that array, or a view of "
+            "(x[...] = v, copyto or out=) into another array; its gradient would be lost: use that array, or a view of "
             "it taken after the write"
         )
 
 
-def _note_written(var: Any, node: Node) -> None:
-    """Remember that ``node`` wrote recorded values into ``var`` (see ``_written_vars``)."""
+def _note_written(target: Any, node: Node) -> None:
+    """Remember that ``node`` wrote recorded values into ``target``'s var (see ``_written_vars``)."""
+    var = target.var
     key = id(var)
 
     def forget(_: weakref.ref) -> None:  # the var is gone: so is what was written into it
         _written_vars.pop(key, None)
 
-    _written_vars[key] = (weakref.ref(var, forget), weakref.ref(node))
+    # the memory object itself, held while the var lives: its views hold it anyway
+    _written_vars[key] = (weakref.ref(var, forget), weakref.ref(node), target.data_array)
 
 
 def _record(node: Node, outputs: Sequence[Any]) -> None:
@@ -222,6 +241,8 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     if not recorded:
         return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
     watched = reads[:n_in]
+    if out is not None:
+        _refuse_out_into_input(op.name, out, watched)
     versions = [var.version for var in watched]  # before the push: a call may write an input
     outputs = run_plan(plan, datas, reads, out)
     node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible, plan)
@@ -231,6 +252,10 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
         versions.append(var.version)
         o._ag = (node, i)
     node.watched, node.versions = watched, versions
+    if out is not None:  # recorded values written into the caller's arrays, as x[...] = v writes them
+        for o in out if isinstance(out, (list, tuple)) else (out,):
+            if isinstance(o, dispatch.NDArray):
+                _note_written(o, node)
     return visible_outputs(plan, outputs, out)
 
 
@@ -255,7 +280,7 @@ def copied(source: Any, target: Any) -> None:
     entry = entry_of(source)
     if flags.recording and entry is not None:
         node = Node("_copyto", _copy_gradient, {}, [source], [entry], [target])
-        _note_written(target.var, node)
+        _note_written(target, node)
         _record(node, [target])
 
 
@@ -265,7 +290,7 @@ def assigned(target: Any, key: Any, value: Any) -> None:
     entry = entry_of(value)
     if flags.recording and entry is not None:
         node = Node("_set_value", _assign_gradient, {"key": key}, [value], [entry], [target])
-        _note_written(target.var, node)
+        _note_written(target, node)
         _record(node, [target])
 
 
@@ -284,7 +309,7 @@ def refuse_gather(array: Any, what: str = "__getitem__: indexing") -> None:
     if flags.recording and entry_of(array) is not None:
         raise LazyNDError(
             f"{what} a recorded array (shape {array.shape}) by index arrays is not differentiable here; "
-            "use nd.take, nd.pick or nd.gather_nd, or basic slices"
+            "use nd.take or nd.pick, or basic slices"
         )
 
 
@@ -364,6 +389,11 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: str | Sequence[str
     NDArray = dispatch.NDArray
     if isinstance(variables, NDArray):
         variables, gradients = [variables], [gradients]
+    for what, value in (("variables", variables), ("gradients", gradients)):
+        if not isinstance(value, (list, tuple)):
+            raise LazyNDError(
+                f"mark_variables: {what} must be an NDArray or a list of them, got {type(value).__name__}"
+            )
     variables, gradients = list(variables), list(gradients)
     reqs = [grad_reqs] * len(variables) if isinstance(grad_reqs, str) else list(grad_reqs)
     if not (len(variables) == len(gradients) == len(reqs)):
@@ -375,10 +405,17 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: str | Sequence[str
         req = _grad_req(req, "mark_variables")
         if not isinstance(x, NDArray):
             raise LazyNDError(f"mark_variables: variable {i} must be an NDArray, got {type(x).__name__}")
-        if req != "null" and (not isinstance(grad, NDArray) or grad.shape != x.shape or grad.context != x.context):
-            given = f"shape {grad.shape} on {grad.context}" if isinstance(grad, NDArray) else type(grad).__name__
+        if req != "null" and (
+            not isinstance(grad, NDArray) or (grad.shape, grad.dtype, grad.context) != (x.shape, x.dtype, x.context)
+        ):  # a gradient of another dtype could be written but not added to (MXNet refuses both)
+            given = (
+                f"shape {grad.shape}, dtype {np.dtype(grad.dtype).name} on {grad.context}"
+                if isinstance(grad, NDArray)
+                else type(grad).__name__
+            )
             raise LazyNDError(
-                f"mark_variables: gradient {i} must be an NDArray of shape {x.shape} on {x.context}, got {given}"
+                f"mark_variables: gradient {i} must be an NDArray of shape {x.shape}, dtype {np.dtype(x.dtype).name} "
+                f"on {x.context}, got {given}"
             )
         x._ag = (Leaf(None if req == "null" else grad, req), 0)
 

@@ -101,18 +101,24 @@ class _Scope:
     def __init__(self, recording: bool | None, training: bool | None) -> None:
         self._recording = recording
         self._training = training
-        self._before: list[tuple[bool, bool]] = []  # a stack: one scope object may be entered again inside itself
+        # per thread (one scope object may be entered by several threads at once), a stack (and
+        # again inside itself): the flags to restore
+        self._before: dict[int, list[tuple[bool, bool]]] = {}
 
     def __enter__(self) -> _Scope:
         recording = flags.recording if self._recording is None else self._recording
         training = flags.training if self._training is None else self._training
-        self._before.append(set_flags(recording, training))
+        self._before.setdefault(threading.get_ident(), []).append(set_flags(recording, training))
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        set_flags(*self._before.pop())
+        thread = threading.get_ident()
+        stack = self._before[thread]
+        set_flags(*stack.pop())
+        if not stack:
+            del self._before[thread]
 
 
 def record(train_mode: bool = True) -> _Scope:

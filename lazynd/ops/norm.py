@@ -98,6 +98,9 @@ def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     dy = xp.ascontiguousarray(out_grad).reshape(outer, channels, inner)
     m = outer * inner
     eps = attrs["eps"]
+    # outside training (backward(train_mode=False), as MXNet's kernel reads it) the statistics are
+    # constants: the moving ones the forward normalised with in prediction mode
+    global_stats = attrs["use_global_stats"] or not kctx.is_train
     if xp is not np:
         sum_dy, sum_dy_xhat = xp.empty_like(mean), xp.empty_like(mean)
         reduce_args = (dy, x, mean, var, x.dtype.type(eps), sum_dy, sum_dy_xhat)
@@ -119,7 +122,7 @@ def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
             np.int32(attrs["fix_gamma"]),
         )
         args += (
-            np.int32(attrs["use_global_stats"]),
+            np.int32(global_stats),
             np.int64(m),
             np.int64(x.size),
             np.int32(channels),
@@ -134,7 +137,7 @@ def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
         sum_dy_xhat = (dy * xhat).sum(axis=(0, 2))
         g = np.ones_like(gamma) if attrs["fix_gamma"] else gamma
         coef = (g * inv).reshape(1, -1, 1)
-        if attrs["use_global_stats"]:
+        if global_stats:
             dx[...] = (dy * coef).reshape(dx.shape)
         else:
             centred = dy - (sum_dy / m).reshape(1, -1, 1) - xhat * (sum_dy_xhat / m).reshape(1, -1, 1)

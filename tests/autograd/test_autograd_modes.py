@@ -167,3 +167,34 @@ def test_each_thread_records_its_own_graph() -> None:
         t.join()
     assert errors == []
     assert dispatch.recorder is None
+
+
+def test_one_scope_object_entered_by_two_threads_at_once_restores_each_threads_flags() -> None:
+    # a module-level scope shared by workers: entered by A, then B, left by A, then B; each thread
+    # got back the other's flags (A left training, B lost the train_mode() it was in)
+    scope = autograd.record()
+    a_inside, b_inside, a_left = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, tuple[bool, bool]] = {}
+
+    def thread_a() -> None:
+        with scope:
+            a_inside.set()
+            b_inside.wait(10)
+        seen["a"] = (autograd.is_recording(), autograd.is_training())
+        a_left.set()
+
+    def thread_b() -> None:
+        a_inside.wait(10)
+        with autograd.train_mode():
+            with scope:
+                b_inside.set()
+                a_left.wait(10)
+            seen["b"] = (autograd.is_recording(), autograd.is_training())
+
+    threads = [threading.Thread(target=thread_a), threading.Thread(target=thread_b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {"a": (False, False), "b": (False, True)}
+    assert dispatch.recorder is None
