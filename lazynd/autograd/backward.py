@@ -29,7 +29,7 @@ class _RuleOperators:
     """The ``F`` of the gradient rules of a backward pass that records nothing.
 
     ``F.<op>`` is ``lazynd.nd``'s function of that operator made to call
-    :func:`lazynd.ndarray.dispatch.invoke` unrecorded, in one mode: without the
+    :func:`lazynd.ndarray.dispatch.invoke` unrecorded, in the pass's mode: without the
     recorder's checks, which are there for user calls.  Any name that is not an operator
     function (``zeros``, ``NDArray``) is ``lazynd.nd``'s.
     """
@@ -58,12 +58,8 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False, tra
 
     ``head_grads``: one array per head (None, or None for a head: ones, MXNet's default; a
     loss operator's output takes none).  Without ``retain_graph`` the recorded graph is
-    freed, and a second backward through it is an error.  Each operator's gradient rule
-    runs in the mode the operator was recorded in (:func:`record`'s ``train_mode``), so
-    the gradient is that of what the forward computed: BatchNorm recorded in prediction
-    mode takes its moving statistics as constants (MXNet reads ``train_mode`` here instead,
-    and then differentiates batch statistics it never used).  ``train_mode``: the mode of
-    the other rules (views, copies); kept for MXNet's signature.
+    freed, and a second backward through it is an error.  ``train_mode``: whether the
+    gradient rules run in training mode.
 
     Examples
     --------
@@ -385,22 +381,14 @@ class _Backward:
             else:
                 out_grads.append(None)
         entries = node.entries
-        # a rule runs in the mode its operation ran in: the gradient is that of what the forward computed
-        # (BatchNorm recorded in prediction mode normalised with constant moving statistics)
-        is_train = self.train_mode if node.plan is None else node.plan.kctx.is_train
         if self.create_graph:  # the rule's own operations are recorded: give it the recorded arrays
             inputs = [_with_entry(x, e) for x, e in zip(node.inputs, entries, strict=True)]
             outputs = [_with_entry(o, (node, i)) for i, o in enumerate(node.outputs)]
-            before = set_flags(True, is_train)
-            try:
-                result = rule(nd, node.attrs, inputs, outputs, out_grads)
-            finally:
-                set_flags(*before)
+            result = rule(nd, node.attrs, inputs, outputs, out_grads)
         elif rule.__class__ is BackwardOpGradient:
-            F = _RULE_OPERATORS[bool(is_train)]
-            result = rule.into(F, node.attrs, node.inputs, out_grads, self._destinations(node, rule))
+            result = rule.into(self.F, node.attrs, node.inputs, out_grads, self._destinations(node, rule))
         else:
-            result = rule(_RULE_OPERATORS[bool(is_train)], node.attrs, node.inputs, node.outputs, out_grads)
+            result = rule(self.F, node.attrs, node.inputs, node.outputs, out_grads)
         if len(result) != len(entries):
             raise LazyNDError(
                 f"backward: the gradient rule of '{node.name}' gave {len(result)} gradients for {len(entries)} inputs"
