@@ -179,7 +179,9 @@ def _check_input(array: Any, node_name: str, i: int) -> None:
     """Refuse an unrecorded input sharing memory with recorded values written through another array."""
     var = array.var
     written = _written_vars.get(id(var))
-    node = None if written is None or written[0]() is not var else written[1]()
+    if written is None or written[0]() is not var:
+        return
+    node = written[1]()
     if node is not None and not node.freed and array.data_array is not written[2]:
         raise LazyNDError(
             f"autograd: input {i} of operator '{node_name}' shares memory with recorded values that were written "
