@@ -425,3 +425,22 @@ def test_an_index_array_changed_after_the_push_does_not_change_the_result() -> N
     index[:] = [4, 4]
     release.set()
     assert picked.asnumpy().tolist() == [0.0, 2.0]
+
+
+@pytest.mark.parametrize("flag", [True, np.bool_(True)])
+def test_bool_scalar_operands_count_as_one_as_in_mxnet(flag: bool) -> None:
+    x_np = np.array([1.0, -2.0, 4.0], np.float32)
+    x = mx.nd.array(x_np)
+    cases = {
+        "x + flag": (x + flag, x_np + 1),
+        "flag - x": (flag - x, 1 - x_np),
+        "x * flag": (x * flag, x_np),
+        "x / flag": (x / flag, x_np),
+        "x == flag": (x == flag, (x_np == 1).astype(np.float32)),
+        "x > flag": (x > flag, (x_np > 1).astype(np.float32)),
+    }
+    for label, (got, expected) in cases.items():
+        assert got.dtype == np.float32, label
+        np.testing.assert_array_equal(got.asnumpy(), expected, err_msg=label)
+    x += flag
+    np.testing.assert_array_equal(x.asnumpy(), x_np + 1)
