@@ -96,6 +96,16 @@ def test_integer_division_truncates_like_mxnet() -> None:
     assert (a / 2).asnumpy().tolist() == [3, -3]
 
 
+def test_integer_power_by_a_negative_exponent_truncates_like_mxnet() -> None:
+    # 1 / a ** -b toward zero, as on the GPU and in MXNet (NumPy refuses negative integer powers)
+    a = mx.nd.array([1, 2, 3, -1, -1, 0], dtype="int32")
+    assert (a**-1).asnumpy().tolist() == [1, 0, 0, -1, -1, 0]
+    assert (a ** mx.nd.array([-2, -1, 2, -3, -2, 1], dtype="int32")).asnumpy().tolist() == [1, 0, 9, -1, 1, 0]
+    assert (2 ** mx.nd.array([-1, 0, 3], dtype="int64")).asnumpy().tolist() == [0, 1, 8]
+    rows = mx.nd.broadcast_power(mx.nd.array([[1], [-1], [3]], dtype="int8"), mx.nd.array([-1, -2, 2], dtype="int8"))
+    assert rows.asnumpy().tolist() == [[1, 1, 1], [-1, 1, 1], [0, 0, 9]]
+
+
 def test_inplace_operators_mutate_the_array_and_its_views() -> None:
     a = mx.nd.zeros((4, 2))
     view = a[1:3]
