@@ -10,6 +10,7 @@ from ..backend import get_backend
 from ..context import Context
 from ..engine import get_engine
 from ..errors import OperatorError, ShapeError
+from ..ops.elemwise_binary import scalar_as
 from ..runtime import push, run_if_free
 from . import dispatch
 from .dispatch import new_array
@@ -248,7 +249,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
             recorder.assigned(arr, host_key, value)
         return
     if isinstance(value, (int, float, bool, np.generic)):
-        scalar = value
+        scalar = element_of(data.dtype, value, "__setitem__")
 
         def fill(dst: Any) -> None:
             dst[_device_key(host_key, xp)] = scalar
@@ -260,7 +261,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
         host = value
     else:
-        host = np.asarray(value, dtype=data.dtype)
+        host = _numbers_of(value)
     squeezed = _without_integer_axes(key, host.shape, target_shape)
     if squeezed is not None:
         host = host.reshape(squeezed)  # a view: the caller's array is not changed
@@ -277,6 +278,37 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
             return
         host = np.array(host, dtype=data.dtype, copy=True)
     push(arr._ctx, _assign_host, (data, host_key, host), old_values, [arr._var], "_set_value", arr.size)
+
+
+def element_of(dtype: np.dtype, value: Any, op: str) -> Any:
+    """The scalar ``value`` as an element of ``dtype``, converted once when the call is made.
+
+    As MXNet's ``static_cast`` (see :func:`lazynd.ops.elemwise_binary.scalar_as`): toward zero and
+    wrapped for an integer dtype (300 -> 44 for uint8), where NumPy 2 refuses an out-of-range
+    Python integer.  A value no element can hold (NaN for an integer dtype, a string) is refused here.
+    """
+    try:
+        return scalar_as(dtype, value)
+    except (ValueError, TypeError, OverflowError) as err:
+        raise OperatorError(
+            f"{op}: cannot store {value!r} in an array of dtype {np.dtype(dtype).name}: {err}"
+        ) from None
+
+
+def _numbers_of(value: Any) -> np.ndarray:
+    """The array-like ``value`` (a list, a nested sequence) as a numeric NumPy array, or a clear error."""
+    try:
+        host = np.asarray(value)
+    except (ValueError, TypeError) as err:
+        raise OperatorError(
+            f"__setitem__: cannot convert the value ({type(value).__name__}) to an array: {err}"
+        ) from None
+    if host.dtype.kind not in "biufc":
+        raise OperatorError(
+            f"__setitem__: the value must be a number, an array or a sequence of numbers, "
+            f"got {type(value).__name__} (as an array: dtype {host.dtype})"
+        )
+    return host
 
 
 def _assign_host(dst: np.ndarray, key: Any, host: np.ndarray) -> None:

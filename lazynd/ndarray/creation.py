@@ -14,6 +14,7 @@ from ..errors import OperatorError, ShapeError
 from ..ops.params import parse_dtype
 from ..runtime import push
 from . import dispatch
+from .copying import element_of
 from .dispatch import new_array
 
 DEFAULT_DTYPE = "float32"
@@ -73,6 +74,8 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, ou
     """
     if out is None:
         out = new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
+    if isinstance(val, (int, float, np.generic)):
+        val = element_of(out._data.dtype, val, "full")
     push(out._ctx, _fill, (out._data, val), [], [out._var], "_full", out.size)
     return out
 

@@ -454,3 +454,34 @@ def test_bool_scalar_operands_count_as_one_as_in_mxnet(flag: bool) -> None:
         np.testing.assert_array_equal(got.asnumpy(), expected, err_msg=label)
     x += flag
     np.testing.assert_array_equal(x.asnumpy(), x_np + 1)
+
+
+@pytest.mark.parametrize(
+    ("assign", "expected"),
+    [
+        (lambda a: a.__setitem__(0, 300), [44, 0, 0, 0]),
+        (lambda a: a.__setitem__(slice(None), -1), [255, 255, 255, 255]),
+        (lambda a: a.__setitem__(1, -2.7), [0, 254, 0, 0]),
+        (lambda a: a.__setitem__((slice(1, 3),), [300, -1]), [0, 44, 255, 0]),
+        (lambda a: a.__setitem__(slice(None), [300, -1, 2.7, -2.7]), [44, 255, 2, 254]),
+    ],
+)
+def test_integer_assignment_wraps_out_of_range_values_like_mxnet(assign, expected: list[int]) -> None:
+    # MXNet casts as C does (toward zero, then wrapped); NumPy 2 refuses such Python integers
+    a = mx.nd.zeros((4,), dtype="uint8")
+    assign(a)
+    assert a.asnumpy().tolist() == expected
+
+
+def test_full_wraps_out_of_range_values_like_mxnet() -> None:
+    assert mx.nd.full((2,), 300, dtype="uint8").asnumpy().tolist() == [44, 44]
+    assert mx.nd.full((2,), -2.7, dtype="int32").asnumpy().tolist() == [-2, -2]
+
+
+@pytest.mark.parametrize("value", [None, "abc", [[1, 2], [3]], object(), float("nan")])
+def test_assigning_what_no_element_can_hold_is_refused_at_the_call(value) -> None:
+    # never a silent NaN (None), nor an internal error at a later wait
+    a = mx.nd.zeros((2, 3), dtype="int32")
+    with pytest.raises(mx.LazyNDError, match="__setitem__"):
+        a[0] = value
+    assert a.asnumpy().tolist() == [[0, 0, 0], [0, 0, 0]]
