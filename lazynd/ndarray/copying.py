@@ -29,7 +29,8 @@ def copy_into(src: Any, dst: Any) -> Any:
     if recorder is not None:  # some thread records (lazynd.autograd): a copy is differentiable
         recorder.check_write(dst, "copyto")
     sctx, dctx = src._ctx, dst._ctx
-    reads, writes = [src._var], [dst._var]
+    # a destination that is part of its storage keeps the storage's error (see NDArray)
+    reads, writes = [src._var, dst._var] if dst._partial else [src._var], [dst._var]
     if sctx.device_type != "gpu" and dctx.device_type != "gpu":
         push(dctx, _copy_cpu, (source, target), reads, writes, "_copyto", target.size)
     elif sctx.device_type != "gpu":
@@ -89,6 +90,7 @@ def view(arr: Any, shape: tuple[int, ...]) -> Any:
             return view(arr.copy(), shape)
         raise ShapeError(f"reshape: cannot reshape array of shape {arr.shape} into {tuple(shape)}") from None
     result = dispatch.NDArray(new, arr._var, arr._ctx)
+    result._partial = arr._partial
     if dispatch.recorder is not None:  # some thread records (lazynd.autograd)
         dispatch.recorder.reshaped(arr, result)
     return result
@@ -153,6 +155,7 @@ def getitem(arr: Any, key: Any) -> Any:
             key = _last_int_as_slice(key, arr.shape)
             sub = data[key]
         result = dispatch.NDArray(sub, arr._var, arr._ctx)
+        result._partial = arr._partial or sub.size != data.size  # (basic indexing never selects an element twice)
         if dispatch.recorder is not None:  # some thread records (lazynd.autograd)
             dispatch.recorder.view(arr, result, key)
         return result
@@ -229,7 +232,8 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     xp = get_backend(arr._ctx).xp
     # a write of every element does not read the old values, so it neither waits on them nor
     # inherits their error: ``x[:] = 1`` recovers an array that inherited one, as a copy does
-    old_values = [] if every_element else [arr._var]
+    # (unless ``arr`` is a view of part of its storage: the rest keeps the error)
+    old_values = [] if every_element and not arr._partial else [arr._var]
     if isinstance(value, dispatch.NDArray):
         if value._ctx != arr._ctx:
             value = value.as_in_context(arr._ctx)
