@@ -151,8 +151,9 @@ def getitem(arr: Any, key: Any) -> Any:
         except IndexError as err:
             raise OperatorError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
         if getattr(sub, "ndim", 0) == 0:
-            # a single element: keep a (1,)-shaped view, as MXNet does
-            key = _last_int_as_slice(key, arr.shape)
+            # a single element: keep a (1,)-shaped view, as MXNet does: a new last axis of length 1
+            # (the key may hold an Ellipsis anywhere, so no key member can stand for the last axis)
+            key = (*key, None) if isinstance(key, tuple) else (key, None)
             sub = data[key]
         result = dispatch.NDArray(sub, arr._var, arr._ctx)
         result._partial = arr._partial or sub.size != data.size  # (basic indexing never selects an element twice)
@@ -175,14 +176,6 @@ def getitem(arr: Any, key: Any) -> Any:
 
     push(arr._ctx, gather, (data, out._data), [arr._var], [out._var], "_getitem", out.size)
     return out
-
-
-def _last_int_as_slice(key: Any, shape: tuple[int, ...]) -> tuple:
-    keys = list(key) if isinstance(key, tuple) else [key]
-    axis = len(keys) - 1
-    k = int(keys[axis]) % shape[axis]
-    keys[axis] = slice(k, k + 1)
-    return tuple(keys)
 
 
 def _host_key(key: Any) -> Any:

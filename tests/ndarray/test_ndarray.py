@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 
 import numpy as np
@@ -485,3 +486,25 @@ def test_assigning_what_no_element_can_hold_is_refused_at_the_call(value) -> Non
     with pytest.raises(mx.LazyNDError, match="__setitem__"):
         a[0] = value
     assert a.asnumpy().tolist() == [[0, 0, 0], [0, 0, 0]]
+
+
+@pytest.mark.parametrize(
+    ("shape", "key"),
+    [
+        ((3,), (1, Ellipsis)),
+        ((3,), (Ellipsis, 1)),
+        ((2, 3), (1, Ellipsis, 2)),
+        ((2, 3), (Ellipsis, 1, 2)),
+        ((2, 3), (1, 2)),
+    ],
+)
+def test_a_single_element_through_an_ellipsis_is_a_one_element_view(shape: tuple, key: tuple) -> None:
+    # as MXNet: shape (1,), sharing memory; an Ellipsis anywhere in the key included
+    host = np.arange(6, dtype=np.float32)[: math.prod(shape)].reshape(shape)
+    a = mx.nd.array(host)
+    element = a[key]
+    assert element.shape == (1,)
+    assert element.asnumpy()[0] == host[key]
+    element[:] = 99
+    host[key] = 99
+    np.testing.assert_array_equal(a.asnumpy(), host)
