@@ -296,9 +296,13 @@ def _numbers_of(value: Any) -> np.ndarray:
     """The array-like ``value`` (a list, a nested sequence) as a numeric NumPy array, or a clear error."""
     try:
         host = np.asarray(value)
+        if host.dtype.kind == "O":
+            # numbers held as objects (an object array, Decimals): each through float(), which
+            # refuses None (NumPy's own cast would make it a NaN)
+            host = np.asarray(np.frompyfunc(float, 1, 1)(host), dtype=np.float64)
     except (ValueError, TypeError) as err:
         raise OperatorError(
-            f"__setitem__: cannot convert the value ({type(value).__name__}) to an array: {err}"
+            f"__setitem__: cannot convert the value ({type(value).__name__}) to an array of numbers: {err}"
         ) from None
     if host.dtype.kind not in "biufc":
         raise OperatorError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import math
 import pickle
 
@@ -479,7 +480,9 @@ def test_full_wraps_out_of_range_values_like_mxnet() -> None:
     assert mx.nd.full((2,), -2.7, dtype="int32").asnumpy().tolist() == [-2, -2]
 
 
-@pytest.mark.parametrize("value", [None, "abc", [[1, 2], [3]], object(), float("nan")])
+@pytest.mark.parametrize(
+    "value", [None, "abc", [[1, 2], [3]], object(), float("nan"), [None, 1, 2], np.array([None, 1, 2], dtype=object)]
+)
 def test_assigning_what_no_element_can_hold_is_refused_at_the_call(value) -> None:
     # never a silent NaN (None), nor an internal error at a later wait
     a = mx.nd.zeros((2, 3), dtype="int32")
@@ -508,3 +511,10 @@ def test_a_single_element_through_an_ellipsis_is_a_one_element_view(shape: tuple
     element[:] = 99
     host[key] = 99
     np.testing.assert_array_equal(a.asnumpy(), host)
+
+
+def test_numbers_held_as_objects_are_assigned_as_numbers() -> None:
+    a = mx.nd.zeros((2, 3), dtype="int32")
+    a[0] = np.array([1, 2, 3], dtype=object)
+    a[1] = [decimal.Decimal("4.5"), 5, 6.0]
+    assert a.asnumpy().tolist() == [[1, 2, 3], [4, 5, 6]]
