@@ -142,6 +142,11 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
         raise OperatorError(f"array: source is ragged or holds non-numbers ({type(source).__name__})")
     dt = _dtype(dtype)
     ctx = _ctx(ctx)
+    if host.dtype.kind in "SU":  # text: numbers written out ('1.5') convert, anything else is refused here
+        try:
+            host = host.astype(dt)
+        except ValueError as err:
+            raise OperatorError(f"array: cannot convert {type(source).__name__} to numbers: {err}") from None
     if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
         data = get_backend(ctx).empty(host.shape, dt)
         np.copyto(data, host, casting="unsafe")  # a snapshot: the caller may change source later

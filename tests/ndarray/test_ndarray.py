@@ -518,3 +518,10 @@ def test_numbers_held_as_objects_are_assigned_as_numbers() -> None:
     a[0] = np.array([1, 2, 3], dtype=object)
     a[1] = [decimal.Decimal("4.5"), 5, 6.0]
     assert a.asnumpy().tolist() == [[1, 2, 3], [4, 5, 6]]
+
+
+def test_array_of_text_converts_numbers_and_refuses_the_rest_clearly() -> None:
+    assert mx.nd.array(["1.5", "2"]).asnumpy().tolist() == [1.5, 2.0]  # as MXNet
+    for source in ["abc", ["1", "x"]]:
+        with pytest.raises(mx.LazyNDError, match="array: cannot convert"):
+            mx.nd.array(source)
