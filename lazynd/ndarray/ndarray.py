@@ -302,7 +302,8 @@ class NDArray:
     def __getitem__(self, key: Any) -> NDArray:
         if key.__class__ is slice:  # x[i:j], the batch loop's call: a view, written out
             view = _new_ndarray(NDArray)
-            data, sub = self._data, self._data[key]
+            data = self._data
+            sub = data[key]
             view._data, view._var, view._ctx, view._sig = sub, self._var, self._ctx, None
             view._partial = self._partial or sub.size != data.size  # (a slice never selects an element twice)
             if _ops_table.recorder is not None:  # some thread records: a view of a recorded array is recorded
