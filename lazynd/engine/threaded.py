@@ -167,6 +167,10 @@ class ThreadedEngine(Engine):
         """:meth:`run_if_free` without counting the writes (:meth:`push` counts them)."""
         if not self._inline:  # the policy keeps every operation on the workers
             return False
+        if len(writes) > 1:
+            # once each (two outputs may be views of one array): a var's write is one claim, and
+            # a second release would take back the claim its release granted to the next writer
+            writes = list(dict.fromkeys(writes))
         lock = self._lock
         # acquire and release rather than ``with``: half the cost, on every push (and the
         # same in the wait and completion paths)

@@ -52,6 +52,8 @@ def binary(kind: str, lhs: Any, rhs: Any, reflected: bool = False, out: Any = No
         op = same if lhs._data.shape == rhs._data.shape else broadcast
         return invoke(op, [lhs, rhs], {}, out)
     if cls in _SCALAR_TYPES or isinstance(rhs, (numbers.Number, np.generic)):
+        if isinstance(rhs, (bool, np.bool_)):
+            rhs = int(rhs)  # ``x + True`` is ``x + 1``, as in MXNet (a scalar parameter refuses a bool)
         return invoke(reflected_scalar if reflected else scalar, [lhs], {"scalar": rhs}, out)
     if isinstance(rhs, (np.ndarray, list, tuple)):
         from .creation import array

@@ -9,6 +9,7 @@ import numpy as np
 from ..backend import get_backend
 from ..context import Context
 from ..errors import OperatorError, ShapeError
+from ..ops.elemwise_binary import scalar_as
 from ..runtime import push, push_to_device, run_if_free
 from . import dispatch
 from .dispatch import new_array
@@ -27,7 +28,8 @@ def copy_into(src: Any, dst: Any) -> Any:
     if recorder is not None:  # some thread records (lazynd.autograd): a copy is differentiable
         recorder.check_write(dst, "copyto")
     sctx, dctx = src._ctx, dst._ctx
-    reads, writes = [src._var], [dst._var]
+    # a destination that is part of its storage keeps the storage's error (see NDArray)
+    reads, writes = [src._var, dst._var] if dst._partial else [src._var], [dst._var]
     if sctx.device_type != "gpu" and dctx.device_type != "gpu":
         push(dctx, _copy_cpu, (source, target), reads, writes, "_copyto", target.size)
     elif sctx.device_type != "gpu":
@@ -83,6 +85,7 @@ def view(arr: Any, shape: tuple[int, ...]) -> Any:
             return view(arr.copy(), shape)
         raise ShapeError(f"reshape: cannot reshape array of shape {arr.shape} into {tuple(shape)}") from None
     result = dispatch.NDArray(new, arr._var, arr._ctx)
+    result._partial = arr._partial
     if dispatch.recorder is not None:  # some thread records (lazynd.autograd)
         dispatch.recorder.reshaped(arr, result)
     return result
@@ -143,10 +146,12 @@ def getitem(arr: Any, key: Any) -> Any:
         except IndexError as err:
             raise OperatorError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
         if getattr(sub, "ndim", 0) == 0:
-            # a single element: keep a (1,)-shaped view, as MXNet does
-            key = _last_int_as_slice(key, arr.shape)
+            # a single element: keep a (1,)-shaped view, as MXNet does: a new last axis of length 1
+            # (the key may hold an Ellipsis anywhere, so no key member can stand for the last axis)
+            key = (*key, None) if isinstance(key, tuple) else (key, None)
             sub = data[key]
         result = dispatch.NDArray(sub, arr._var, arr._ctx)
+        result._partial = arr._partial or sub.size != data.size  # (basic indexing never selects an element twice)
         if dispatch.recorder is not None:  # some thread records (lazynd.autograd)
             dispatch.recorder.view(arr, result, key)
         return result
@@ -166,14 +171,6 @@ def getitem(arr: Any, key: Any) -> Any:
 
     push(arr._ctx, gather, (data, out._data), [arr._var], [out._var], "_getitem", out.size)
     return out
-
-
-def _last_int_as_slice(key: Any, shape: tuple[int, ...]) -> tuple:
-    keys = list(key) if isinstance(key, tuple) else [key]
-    axis = len(keys) - 1
-    k = int(keys[axis]) % shape[axis]
-    keys[axis] = slice(k, k + 1)
-    return tuple(keys)
 
 
 def _host_key(key: Any) -> Any:
@@ -223,7 +220,8 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     xp = get_backend(arr._ctx).xp
     # a write of every element does not read the old values, so it neither waits on them nor
     # inherits their error: ``x[:] = 1`` recovers an array that inherited one, as a copy does
-    old_values = [] if every_element else [arr._var]
+    # (unless ``arr`` is a view of part of its storage: the rest keeps the error)
+    old_values = [] if every_element and not arr._partial else [arr._var]
     if isinstance(value, dispatch.NDArray):
         if value._ctx != arr._ctx:
             value = value.as_in_context(arr._ctx)
@@ -243,7 +241,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
             recorder.assigned(arr, host_key, value)
         return
     if isinstance(value, (int, float, bool, np.generic)):
-        scalar = value
+        scalar = element_of(data.dtype, value, "__setitem__")
 
         def fill(dst: Any) -> None:
             dst[_device_key(host_key, xp)] = scalar
@@ -255,7 +253,7 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
         host = value
     else:
-        host = np.asarray(value, dtype=data.dtype)
+        host = _numbers_of(value)
     squeezed = _without_integer_axes(key, host.shape, target_shape)
     if squeezed is not None:
         host = host.reshape(squeezed)  # a view: the caller's array is not changed
@@ -272,6 +270,41 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
             return
         host = np.array(host, dtype=data.dtype, copy=True)
     push(arr._ctx, _assign_host, (data, host_key, host), old_values, [arr._var], "_set_value", arr.size)
+
+
+def element_of(dtype: np.dtype, value: Any, op: str) -> Any:
+    """The scalar ``value`` as an element of ``dtype``, converted once when the call is made.
+
+    As MXNet's ``static_cast`` (see :func:`lazynd.ops.elemwise_binary.scalar_as`): toward zero and
+    wrapped for an integer dtype (300 -> 44 for uint8), where NumPy 2 refuses an out-of-range
+    Python integer.  A value no element can hold (NaN for an integer dtype, a string) is refused here.
+    """
+    try:
+        return scalar_as(dtype, value)
+    except (ValueError, TypeError, OverflowError) as err:
+        raise OperatorError(
+            f"{op}: cannot store {value!r} in an array of dtype {np.dtype(dtype).name}: {err}"
+        ) from None
+
+
+def _numbers_of(value: Any) -> np.ndarray:
+    """The array-like ``value`` (a list, a nested sequence) as a numeric NumPy array, or a clear error."""
+    try:
+        host = np.asarray(value)
+        if host.dtype.kind == "O":
+            # numbers held as objects (an object array, Decimals): each through float(), which
+            # refuses None (NumPy's own cast would make it a NaN)
+            host = np.asarray(np.frompyfunc(float, 1, 1)(host), dtype=np.float64)
+    except (ValueError, TypeError) as err:
+        raise OperatorError(
+            f"__setitem__: cannot convert the value ({type(value).__name__}) to an array of numbers: {err}"
+        ) from None
+    if host.dtype.kind not in "biufc":
+        raise OperatorError(
+            f"__setitem__: the value must be a number, an array or a sequence of numbers, "
+            f"got {type(value).__name__} (as an array: dtype {host.dtype})"
+        )
+    return host
 
 
 def _assign_host(dst: np.ndarray, key: Any, host: np.ndarray) -> None:

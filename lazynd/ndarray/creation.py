@@ -14,6 +14,7 @@ from ..errors import OperatorError, ShapeError
 from ..ops.params import parse_dtype
 from ..runtime import push
 from . import dispatch
+from .copying import element_of
 from .dispatch import new_array
 
 DEFAULT_DTYPE = "float32"
@@ -73,7 +74,10 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, ou
     """
     if out is None:
         out = new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
-    push(out._ctx, _fill, (out._data, val), [], [out._var], "_full", out.size)
+    if isinstance(val, (int, float, np.generic)):
+        val = element_of(out._data.dtype, val, "full")
+    # ``out`` a view of part of its storage keeps the storage's error (see NDArray)
+    push(out._ctx, _fill, (out._data, val), [out._var] if out._partial else [], [out._var], "_full", out.size)
     return out
 
 
@@ -138,6 +142,11 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
         raise OperatorError(f"array: source is ragged or holds non-numbers ({type(source).__name__})")
     dt = _dtype(dtype)
     ctx = _ctx(ctx)
+    if host.dtype.kind in "SU":  # text: numbers written out ('1.5') convert, anything else is refused here
+        try:
+            host = host.astype(dt)
+        except ValueError as err:
+            raise OperatorError(f"array: cannot convert {type(source).__name__} to numbers: {err}") from None
     if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
         data = get_backend(ctx).empty(host.shape, dt)
         np.copyto(data, host, casting="unsafe")  # a snapshot: the caller may change source later

@@ -78,7 +78,7 @@ def invoke(
         data = alloc()
         var = Var()
         o = _new_object(NDArray)
-        o._data, o._var, o._ctx, o._sig = data, var, ctx, plan.out_signatures[0]
+        o._data, o._var, o._ctx, o._sig, o._partial = data, var, ctx, plan.out_signatures[0], False
         push(
             ctx,
             plan.fresh_fn,
@@ -112,6 +112,7 @@ def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None
         for data, sig in zip(plan.allocate(), plan.out_signatures):  # noqa: B905 - one per output
             o = _new_object(NDArray)
             o._data, o._var, o._ctx, o._sig = data, Var() if on_cpu else plan.new_var(data), ctx, sig
+            o._partial = False
             outputs.append(o)
     else:
         fn = plan.fn
@@ -135,6 +136,10 @@ def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None
             kctx = with_generator(kctx, generator_for(ctx).generator)
         writes += access.writes(reads[:n_in], reads[n_in:], ctx)
         args = (kctx, plan.attrs, datas[:n_in], out_datas, datas[n_in:])
+    if out is not None:
+        for o in outputs:
+            if o is not None and o._partial:  # part of its storage: keeps the storage's error (see NDArray)
+                reads = [*reads, o._var]
     # fresh: outputs allocated here, read by no one yet, and nothing else written
     push(ctx, fn, args, reads, writes, op.name, plan.work, fresh=out is None and access.plain)
     return outputs

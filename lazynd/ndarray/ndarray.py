@@ -57,9 +57,11 @@ class NDArray:
     """
 
     # _sig: its interned (shape, dtype, device), the call-plan cache's key (see ``signature``);
+    # _partial: a view of part of its storage, which it shares the var of: a write into it alone
+    # must not clear an error the storage holds, so such a write also reads the var (inheriting it);
     # _ag: its autograd entry (lazynd.autograd), set only on arrays autograd records or marks:
     # unset, it reads as None (see __getattr__), so creating an array costs nothing for autograd
-    __slots__ = ("_data", "_var", "_ctx", "_sig", "_ag", "__weakref__")
+    __slots__ = ("_data", "_var", "_ctx", "_sig", "_partial", "_ag", "__weakref__")
     # make NumPy defer to our reflected operators (np.float32(2) * nd)
     __array_priority__ = 1000.0
 
@@ -68,6 +70,7 @@ class NDArray:
         self._var = var if var is not None else Var()
         self._ctx = ctx if ctx is not None else _CPU
         self._sig: Signature | None = None
+        self._partial = False
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -281,7 +284,9 @@ class NDArray:
 
     def detach(self) -> NDArray:
         """This array's values (the same memory) with no autograd history: gradients stop here."""
-        return NDArray(self._data, self._var, self._ctx)
+        detached = NDArray(self._data, self._var, self._ctx)
+        detached._partial = self._partial
+        return detached
 
     def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False, train_mode: bool = True) -> None:
         """Compute the gradients of this recorded array into its variables' :attr:`grad` buffers.
@@ -297,7 +302,10 @@ class NDArray:
     def __getitem__(self, key: Any) -> NDArray:
         if key.__class__ is slice:  # x[i:j], the batch loop's call: a view, written out
             view = _new_ndarray(NDArray)
-            view._data, view._var, view._ctx, view._sig = self._data[key], self._var, self._ctx, None
+            data = self._data
+            sub = data[key]
+            view._data, view._var, view._ctx, view._sig = sub, self._var, self._ctx, None
+            view._partial = self._partial or sub.size != data.size  # (a slice never selects an element twice)
             if _ops_table.recorder is not None:  # some thread records: a view of a recorded array is recorded
                 _ops_table.recorder.view(self, view, key)
             return view

@@ -45,9 +45,24 @@ def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
         if ufunc is np.hypot:
             np.hypot(a, b, out=out, dtype=np.float64, casting="unsafe")
             return
+        if ufunc is np.power:
+            _integer_power(a, b, out)
+            return
         ufunc(a, b, out=out, casting="unsafe")
         return
     ufunc(a, b, out=out)
+
+
+def _integer_power(a: Any, b: Any, out: np.ndarray) -> None:
+    """``out = a ** b`` on integers, where NumPy refuses a negative exponent: ``1 / a ** -b``
+    truncated toward zero, as the GPU kernel and MXNet give (1 for a = 1, +-1 for a = -1, else 0)."""
+    negative = np.less(b, 0)
+    if not negative.any():
+        np.power(a, b, out=out, casting="unsafe")
+        return
+    np.power(a, np.where(negative, 0, b), out=out, casting="unsafe")
+    truncated = np.where(np.abs(a) == 1, np.where(np.remainder(b, 2) == 1, a, 1), 0)
+    np.copyto(out, truncated, where=negative, casting="unsafe")
 
 
 def _binary_forward(name: str) -> tuple[Callable, Callable]:

@@ -42,10 +42,12 @@ def _as_2d(x: Any, flatten: bool) -> Any:
 def _fc_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x2d = _as_2d(inputs[0], attrs["flatten"])
     out = outputs[0]
-    out2d = out.reshape(x2d.shape[0], -1)
+    out2d = out.reshape(x2d.shape[0], -1)  # a copy when out's layout has no such view (a strided out=)
     kctx.backend.matmul(x2d, inputs[1].T, out2d)
     if not attrs["no_bias"]:
         out2d += inputs[2]
+    if not out.flags.c_contiguous:  # reshape may have copied: write the result back
+        out[...] = out2d.reshape(out.shape)
 
 
 def _fc_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
@@ -74,8 +76,12 @@ def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     out_grad, data, weight = inputs
     x2d = _as_2d(data, attrs["flatten"])
     g2d = out_grad.reshape(x2d.shape[0], -1)
-    if outputs[0] is not None:
-        matmul(g2d, weight, outputs[0].reshape(x2d.shape))
+    data_grad = outputs[0]
+    if data_grad is not None:
+        grad2d = data_grad.reshape(x2d.shape)  # a copy when the buffer's layout has no such view
+        matmul(g2d, weight, grad2d)
+        if not data_grad.flags.c_contiguous:
+            data_grad[...] = grad2d.reshape(data_grad.shape)
     if outputs[1] is not None:
         matmul(g2d.T, x2d, outputs[1])
     if not attrs["no_bias"] and outputs[2] is not None:
@@ -336,7 +342,11 @@ def _indices(xp: Any, data: Any, input_dim: int) -> Any:
 def _embed_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     idx = _indices(xp, inputs[0], attrs["input_dim"]).reshape(-1)
-    xp.take(inputs[1], idx, axis=0, out=outputs[0].reshape(idx.size, -1))
+    out = outputs[0]
+    rows = out.reshape(idx.size, -1)  # a copy when out's layout has no such view (a strided out=)
+    xp.take(inputs[1], idx, axis=0, out=rows)
+    if not out.flags.c_contiguous:  # reshape may have copied: write the result back
+        out[...] = rows.reshape(out.shape)
 
 
 def _embed_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

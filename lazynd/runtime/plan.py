@@ -245,13 +245,18 @@ _TRAINING = ("is_train",)  # marks a short plan key (see plan_for) of a call in 
 
 
 def _param_key(value: Any) -> Any:
-    """A parameter value as it goes into a plan key (next to its type): itself, except -0.0.
+    """A parameter value as it goes into a plan key (next to its type): itself, except -0.0 and tuples.
 
     0.0 and -0.0 are one key to a dict (equal, with one hash), but not one parameter
-    (``x * -0.0`` is -0.0 where ``x * 0.0`` is 0.0).
+    (``x * -0.0`` is -0.0 where ``x * 0.0`` is 0.0).  A tuple's members go in with their types,
+    as a parameter's own value does: ``(1,)`` and ``(True,)`` are equal, but a parser may take
+    one and refuse the other (``axis``).
     """
-    if value.__class__ in _FLOAT_TYPES and value == 0 and math.copysign(1.0, value) < 0:
-        return _NEGATIVE_ZERO
+    cls = value.__class__
+    if cls in _FLOAT_TYPES:
+        return _NEGATIVE_ZERO if value == 0 and math.copysign(1.0, value) < 0 else value
+    if cls is tuple:
+        return tuple((v.__class__, _param_key(v)) for v in value)
     return value
 
 

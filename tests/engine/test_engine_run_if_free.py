@@ -89,3 +89,29 @@ def test_an_operation_that_ends_later_ends_before_its_readers_and_reports_its_er
         engine.waitall()
     finally:
         engine.shutdown()
+
+
+@pytest.mark.parametrize("run", ["push", "run_if_free"])
+def test_a_var_written_twice_by_an_operation_run_at_once_is_released_once(threaded: ThreadedEngine, run: str) -> None:
+    # one var twice among the writes: two outputs that are views of one array (SliceChannel into
+    # y[0:1], y[1:2]), or sgd_mom_update(w, g, w, out=w); a write pushed while it runs must keep the var
+    var, gate, order = Var(), threading.Event(), []
+
+    def later_write() -> None:
+        gate.wait(10)
+        order.append("later write")
+
+    def first() -> None:
+        threaded.push(later_write, (), [], [var], "later write")  # as another thread would, meanwhile
+
+    if run == "push":
+        threaded.push(first, (), [], [var, var], "two outputs", inline_ok=True)
+    else:
+        assert threaded.run_if_free(first, (), [], [var, var], "two outputs")
+    try:
+        assert not var.ready_for_write()  # the later write holds the var, or waits for it
+        assert not var.ready_for_read()
+    finally:
+        gate.set()
+    threaded.wait_for_var(var)
+    assert order == ["later write"]

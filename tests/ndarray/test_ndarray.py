@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import decimal
+import math
 import pickle
 
 import numpy as np
@@ -94,6 +96,16 @@ def test_arithmetic_with_broadcasting_and_scalars_on_both_sides(ctx: mx.Context)
 def test_integer_division_truncates_like_mxnet() -> None:
     a = mx.nd.array([7, -7], dtype="int32")
     assert (a / 2).asnumpy().tolist() == [3, -3]
+
+
+def test_integer_power_by_a_negative_exponent_truncates_like_mxnet() -> None:
+    # 1 / a ** -b toward zero, as on the GPU and in MXNet (NumPy refuses negative integer powers)
+    a = mx.nd.array([1, 2, 3, -1, -1, 0], dtype="int32")
+    assert (a**-1).asnumpy().tolist() == [1, 0, 0, -1, -1, 0]
+    assert (a ** mx.nd.array([-2, -1, 2, -3, -2, 1], dtype="int32")).asnumpy().tolist() == [1, 0, 9, -1, 1, 0]
+    assert (2 ** mx.nd.array([-1, 0, 3], dtype="int64")).asnumpy().tolist() == [0, 1, 8]
+    rows = mx.nd.broadcast_power(mx.nd.array([[1], [-1], [3]], dtype="int8"), mx.nd.array([-1, -2, 2], dtype="int8"))
+    assert rows.asnumpy().tolist() == [[1, 1, 1], [-1, 1, 1], [0, 0, 9]]
 
 
 def test_inplace_operators_mutate_the_array_and_its_views() -> None:
@@ -425,3 +437,91 @@ def test_an_index_array_changed_after_the_push_does_not_change_the_result() -> N
     index[:] = [4, 4]
     release.set()
     assert picked.asnumpy().tolist() == [0.0, 2.0]
+
+
+@pytest.mark.parametrize("flag", [True, np.bool_(True)])
+def test_bool_scalar_operands_count_as_one_as_in_mxnet(flag: bool) -> None:
+    x_np = np.array([1.0, -2.0, 4.0], np.float32)
+    x = mx.nd.array(x_np)
+    cases = {
+        "x + flag": (x + flag, x_np + 1),
+        "flag - x": (flag - x, 1 - x_np),
+        "x * flag": (x * flag, x_np),
+        "x / flag": (x / flag, x_np),
+        "x == flag": (x == flag, (x_np == 1).astype(np.float32)),
+        "x > flag": (x > flag, (x_np > 1).astype(np.float32)),
+    }
+    for label, (got, expected) in cases.items():
+        assert got.dtype == np.float32, label
+        np.testing.assert_array_equal(got.asnumpy(), expected, err_msg=label)
+    x += flag
+    np.testing.assert_array_equal(x.asnumpy(), x_np + 1)
+
+
+@pytest.mark.parametrize(
+    ("assign", "expected"),
+    [
+        (lambda a: a.__setitem__(0, 300), [44, 0, 0, 0]),
+        (lambda a: a.__setitem__(slice(None), -1), [255, 255, 255, 255]),
+        (lambda a: a.__setitem__(1, -2.7), [0, 254, 0, 0]),
+        (lambda a: a.__setitem__((slice(1, 3),), [300, -1]), [0, 44, 255, 0]),
+        (lambda a: a.__setitem__(slice(None), [300, -1, 2.7, -2.7]), [44, 255, 2, 254]),
+    ],
+)
+def test_integer_assignment_wraps_out_of_range_values_like_mxnet(assign, expected: list[int]) -> None:
+    # MXNet casts as C does (toward zero, then wrapped); NumPy 2 refuses such Python integers
+    a = mx.nd.zeros((4,), dtype="uint8")
+    assign(a)
+    assert a.asnumpy().tolist() == expected
+
+
+def test_full_wraps_out_of_range_values_like_mxnet() -> None:
+    assert mx.nd.full((2,), 300, dtype="uint8").asnumpy().tolist() == [44, 44]
+    assert mx.nd.full((2,), -2.7, dtype="int32").asnumpy().tolist() == [-2, -2]
+
+
+@pytest.mark.parametrize(
+    "value", [None, "abc", [[1, 2], [3]], object(), float("nan"), [None, 1, 2], np.array([None, 1, 2], dtype=object)]
+)
+def test_assigning_what_no_element_can_hold_is_refused_at_the_call(value) -> None:
+    # never a silent NaN (None), nor an internal error at a later wait
+    a = mx.nd.zeros((2, 3), dtype="int32")
+    with pytest.raises(mx.LazyNDError, match="__setitem__"):
+        a[0] = value
+    assert a.asnumpy().tolist() == [[0, 0, 0], [0, 0, 0]]
+
+
+@pytest.mark.parametrize(
+    ("shape", "key"),
+    [
+        ((3,), (1, Ellipsis)),
+        ((3,), (Ellipsis, 1)),
+        ((2, 3), (1, Ellipsis, 2)),
+        ((2, 3), (Ellipsis, 1, 2)),
+        ((2, 3), (1, 2)),
+    ],
+)
+def test_a_single_element_through_an_ellipsis_is_a_one_element_view(shape: tuple, key: tuple) -> None:
+    # as MXNet: shape (1,), sharing memory; an Ellipsis anywhere in the key included
+    host = np.arange(6, dtype=np.float32)[: math.prod(shape)].reshape(shape)
+    a = mx.nd.array(host)
+    element = a[key]
+    assert element.shape == (1,)
+    assert element.asnumpy()[0] == host[key]
+    element[:] = 99
+    host[key] = 99
+    np.testing.assert_array_equal(a.asnumpy(), host)
+
+
+def test_numbers_held_as_objects_are_assigned_as_numbers() -> None:
+    a = mx.nd.zeros((2, 3), dtype="int32")
+    a[0] = np.array([1, 2, 3], dtype=object)
+    a[1] = [decimal.Decimal("4.5"), 5, 6.0]
+    assert a.asnumpy().tolist() == [[1, 2, 3], [4, 5, 6]]
+
+
+def test_array_of_text_converts_numbers_and_refuses_the_rest_clearly() -> None:
+    assert mx.nd.array(["1.5", "2"]).asnumpy().tolist() == [1.5, 2.0]  # as MXNet
+    for source in ["abc", ["1", "x"]]:
+        with pytest.raises(mx.LazyNDError, match="array: cannot convert"):
+            mx.nd.array(source)

@@ -191,3 +191,36 @@ def test_rrelu_with_equal_bounds_has_the_leaky_gradient(ctx):
         ex.backward(lazynd.nd.array(x + 1, ctx=ctx))
         grads.append(ex.grad_dict["data"].asnumpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+def _strided_out(shape: tuple[int, ...]) -> tuple[lazynd.nd.NDArray, lazynd.nd.NDArray]:
+    """A base array and its view of ``shape``: rows 0..shape[1]-1 of axis 1 of a longer array, a
+    layout whose first two axes no reshape can merge without a copy."""
+    longer = (shape[0], shape[1] + 1, *shape[2:])
+    base = lazynd.nd.full(longer, 7.0)
+    return base, base[:, 0 : shape[1]]
+
+
+def test_fully_connected_and_embedding_write_into_a_strided_out_array():
+    nd = lazynd.nd
+    x, w, b = (nd.array(rng.standard_normal(s)) for s in ((2, 3, 4), (5, 4), (5,)))
+    base, out = _strided_out((2, 3, 5))
+    nd.FullyConnected(x, w, b, num_hidden=5, flatten=False, out=out)
+    expected = x.asnumpy() @ w.asnumpy().T + b.asnumpy()
+    np.testing.assert_allclose(base.asnumpy()[:, :3], expected, rtol=1e-5)
+    np.testing.assert_array_equal(base.asnumpy()[:, 3], 7.0)  # the rest of the base untouched
+
+    idx, weight = nd.array([[0, 1, 2], [3, 1, 0]]), nd.array(rng.standard_normal((4, 6)))
+    base, out = _strided_out((2, 3, 6))
+    nd.Embedding(idx, weight, input_dim=4, output_dim=6, out=out)
+    np.testing.assert_array_equal(base.asnumpy()[:, :3], weight.asnumpy()[[[0, 1, 2], [3, 1, 0]]])
+
+
+def test_fully_connected_data_gradient_into_a_strided_buffer():
+    nd = lazynd.nd
+    x, w, b = (nd.array(rng.standard_normal(s)) for s in ((2, 3, 4), (5, 4), (5,)))
+    head = nd.array(rng.standard_normal((2, 3, 5)))
+    base, data_grad = _strided_out((2, 3, 4))
+    weight_grad, bias_grad = nd.zeros((5, 4)), nd.zeros((5,))
+    nd._backward_FullyConnected(head, x, w, num_hidden=5, flatten=False, out=[data_grad, weight_grad, bias_grad])
+    np.testing.assert_allclose(base.asnumpy()[:, :3], head.asnumpy() @ w.asnumpy(), rtol=1e-5)

@@ -151,3 +151,18 @@ def test_a_short_training_mode_call_is_planned_on_its_signature_apart_from_predi
     assert plan_for(relu, [x], {}, is_train=True) is train
     assert train is not predict and train.kctx.is_train and not predict.kctx.is_train
     assert drop_train is not drop_predict and drop_train.kctx.is_train and not drop_predict.kctx.is_train
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"keepdims": True}], ids=["one-parameter", "several-parameters"])
+def test_plans_tell_the_types_of_a_tuples_members_apart(kwargs: dict) -> None:
+    # (1,) == (True,): a plan of the first must not let the refused second through
+    x = mx.nd.ones((2, 3))
+    assert mx.nd.sum(x, axis=(1,), **kwargs).shape == ((2, 1) if kwargs else (2,))
+    for _ in range(2):
+        with pytest.raises(mx.LazyNDError, match="axis"):
+            mx.nd.sum(x, axis=(True,), **kwargs)
+    op = registry.get("clip")
+    assert plan_for(op, [x], {"a_min": 0.0, "a_max": 1.0}) is plan_for(op, [x], {"a_min": 0.0, "a_max": 1.0})
+    op = registry.get("sum")
+    assert plan_for(op, [x], {"axis": (0, 1)}) is plan_for(op, [x], {"axis": (0, 1)})
+    assert plan_for(op, [x], {"axis": (0, 1)}) is not plan_for(op, [x], {"axis": (0, 1.0)})
