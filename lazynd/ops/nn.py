@@ -13,6 +13,7 @@ place.  GPU activations come from ``kernels/activation.cu``.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -36,13 +37,16 @@ def _fc_inputs(attrs: dict) -> tuple[str, ...]:
 
 
 def _as_2d(x: Any, flatten: bool) -> Any:
-    return x.reshape(x.shape[0], -1) if flatten else x.reshape(-1, x.shape[-1])
+    # sizes written out, not -1: a batch of 0 rows has no size to infer a -1 from
+    if flatten:
+        return x.reshape(x.shape[0], math.prod(x.shape[1:]))
+    return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
 
 
 def _fc_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x2d = _as_2d(inputs[0], attrs["flatten"])
     out = outputs[0]
-    out2d = out.reshape(x2d.shape[0], -1)  # a copy when out's layout has no such view (a strided out=)
+    out2d = out.reshape(x2d.shape[0], attrs["num_hidden"])  # a copy when out's layout has no such view (a strided out=)
     kctx.backend.matmul(x2d, inputs[1].T, out2d)
     if not attrs["no_bias"]:
         out2d += inputs[2]
@@ -75,7 +79,7 @@ def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     matmul = kctx.backend.matmul
     out_grad, data, weight = inputs
     x2d = _as_2d(data, attrs["flatten"])
-    g2d = out_grad.reshape(x2d.shape[0], -1)
+    g2d = out_grad.reshape(x2d.shape[0], attrs["num_hidden"])
     data_grad = outputs[0]
     if data_grad is not None:
         grad2d = data_grad.reshape(x2d.shape)  # a copy when the buffer's layout has no such view
@@ -343,7 +347,7 @@ def _embed_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     xp = kctx.xp
     idx = _indices(xp, inputs[0], attrs["input_dim"]).reshape(-1)
     out = outputs[0]
-    rows = out.reshape(idx.size, -1)  # a copy when out's layout has no such view (a strided out=)
+    rows = out.reshape(idx.size, attrs["output_dim"])  # a copy when out's layout has no such view (a strided out=)
     xp.take(inputs[1], idx, axis=0, out=rows)
     if not out.flags.c_contiguous:  # reshape may have copied: write the result back
         out[...] = rows.reshape(out.shape)
@@ -364,7 +368,7 @@ def _embed_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     idx = _indices(xp, data, attrs["input_dim"]).reshape(-1)
     grad = outputs[0]
     grad[...] = 0
-    rows = dy.reshape(idx.size, -1)
+    rows = dy.reshape(idx.size, attrs["output_dim"])
     kctx.backend.scatter_add(grad, idx, rows)
 
 

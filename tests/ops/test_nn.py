@@ -224,3 +224,21 @@ def test_fully_connected_data_gradient_into_a_strided_buffer():
     weight_grad, bias_grad = nd.zeros((5, 4)), nd.zeros((5,))
     nd._backward_FullyConnected(head, x, w, num_hidden=5, flatten=False, out=[data_grad, weight_grad, bias_grad])
     np.testing.assert_allclose(base.asnumpy()[:, :3], head.asnumpy() @ w.asnumpy(), rtol=1e-5)
+
+
+def test_a_batch_of_no_rows_goes_through_fully_connected_and_embedding(ctx):
+    # an empty batch (the tail of a split, a filtered batch): empty results, zero weight gradients
+    x = lazynd.nd.zeros((0, 2, 5), ctx=ctx)
+    w, b = lazynd.nd.ones((3, 10), ctx=ctx), lazynd.nd.zeros((3,), ctx=ctx)
+    w.attach_grad()
+    with lazynd.autograd.record():
+        y = lazynd.nd.FullyConnected(x, w, b, num_hidden=3)
+    y.backward()
+    assert y.asnumpy().shape == (0, 3)
+    np.testing.assert_array_equal(w.grad.asnumpy(), np.zeros((3, 10)))
+    y = lazynd.nd.FullyConnected(x, lazynd.nd.ones((3, 5), ctx=ctx), b, num_hidden=3, flatten=False)
+    assert y.asnumpy().shape == (0, 2, 3)
+    e = lazynd.nd.Embedding(
+        lazynd.nd.zeros((0, 4), ctx=ctx), lazynd.nd.ones((6, 2), ctx=ctx), input_dim=6, output_dim=2
+    )
+    assert e.asnumpy().shape == (0, 4, 2)
