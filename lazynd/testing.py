@@ -10,6 +10,7 @@ float64: it compares the operator's ``gradient`` rule (evaluated with
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -275,7 +276,12 @@ def check_gradient(
         ag.backward(outputs[:n_visible], _to_nd(heads[:n_visible], ctx, np.float64), train_mode=is_train)
         grads = [x.grad for x in in_nd]
     else:
-        grads = opdef.gradient(nd, attrs, in_nd, outputs, _to_nd(heads, ctx, np.float64))
+        from . import autograd as ag
+
+        # the rule runs in the call's mode (BatchNorm's gradient outside training takes its
+        # statistics as constants)
+        with ag.train_mode() if is_train else contextlib.nullcontext():
+            grads = opdef.gradient(nd, attrs, in_nd, outputs, _to_nd(heads, ctx, np.float64))
     analytic = [None if g is None else g.asnumpy() for g in grads]
     if len(analytic) != len(x64):
         raise AssertionError(f"{opdef.name}: the gradient rule gave {len(analytic)} gradients for {len(x64)} inputs")
