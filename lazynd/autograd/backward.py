@@ -376,8 +376,7 @@ class _Backward:
             if t:
                 out_grads.append(sum_gradients(self.F, t))
             elif i < node.n_visible and not is_loss_head:
-                o = node.outputs[i]
-                out_grads.append(nd.zeros(o.shape, ctx=o.context, dtype=o.dtype))
+                out_grads.append(self._zeros_like(node.outputs[i]))
             else:
                 out_grads.append(None)
         entries = node.entries
@@ -424,7 +423,13 @@ class _Backward:
         terms = self.grads.get(key)
         if terms:
             return sum_gradients(self.F, terms)
-        return nd.zeros(like.shape, ctx=like.context, dtype=like.dtype)
+        return self._zeros_like(like)
+
+    def _zeros_like(self, like: Any) -> Any:
+        """Zeros shaped as ``like``, for a gradient nothing sends: made by an operation (``_zeros``)
+        of the pass, so a captured pass can replay it (:mod:`.replay`), as it cannot an array
+        made without one."""
+        return self.F._zeros(shape=like.shape, ctx=like.context, dtype=like.dtype)
 
     def _finish(self) -> Any:
         if self.variables is not None:

@@ -26,18 +26,9 @@ NOT_SWEPT: dict[str, str] = {
 }
 
 
-# operators whose autograd backward is not replayed, and why (lazynd.autograd.replay): their rules
-# hand back arrays made without an engine operation, which a program cannot tell from an
-# outside array it must not keep
-_ZERO_INDEX_GRADIENT = "the gradient of its index input is an array of zeros made without an operation"
-NOT_REPLAYED: dict[str, str] = {
-    "ROIPooling": "the gradient of its rois input is an array of zeros made without an operation",
-    "_digamma": "its rule gives no gradient (no trigamma kernel): the zeros backward writes are made without an operation",
-    "batch_take": _ZERO_INDEX_GRADIENT,
-    "choose_element_0index": _ZERO_INDEX_GRADIENT,
-    "pick": _ZERO_INDEX_GRADIENT,
-    "take": _ZERO_INDEX_GRADIENT,
-}
+# operators whose autograd backward is not replayed, and why (lazynd.autograd.replay): none now;
+# an operator whose rules hand back arrays made without an engine operation would go here
+NOT_REPLAYED: dict[str, str] = {}
 
 
 def _excluded(name: str) -> bool:
