@@ -322,7 +322,7 @@ class DistSyncStore(KVStore):
             flat = empty((sum(sizes),), ctx=cpu(), dtype=dtype)
             views, offset = [], 0
             for shape, size in zip(shapes, sizes, strict=True):
-                views.append(NDArray(flat.data_array[offset : offset + size].reshape(shape), flat.var, flat.context))
+                views.append(flat[offset : offset + size].reshape(shape))  # views of part of flat's storage
                 offset += size
             cached = (flat, views)
             self._batches[keys] = cached

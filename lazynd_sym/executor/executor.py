@@ -300,7 +300,7 @@ class Executor(PassRunner):
                 return old
             size = int(np.prod(shape))
             if size <= old.size:
-                return nd.NDArray(old.data_array.reshape(-1)[:size].reshape(shape), old.var, old.context)
+                return old.reshape(-1)[:size].reshape(shape)  # a view of part of old's storage
             if not allow_up_sizing:
                 raise ShapeError(f"reshape: new shape {shape} is larger than {old.shape}; pass allow_up_sizing=True")
             return nd.zeros(shape, ctx=self._ctx, dtype=old.dtype)
