@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import LazyNDError
 from ..ndarray import dispatch
 from ..ndarray.dispatch import run_plan, visible_outputs
-from ..ops.registry import OpDef
+from ..ops.registry import BackwardOpGradient, OpDef
 from ..runtime import plan_for
 from .state import flags
 
@@ -65,8 +65,10 @@ class Node:
     ``rule(F, attrs, inputs, outputs, out_grads) -> list`` gives the gradients of ``inputs``
     (a registered operator's ``gradient``); ``entries`` are the inputs' entries when it was
     recorded; ``outputs`` are the outputs' arrays (without entries: a node never holds its
-    own); ``watched`` holds the engine vars of the inputs, then of the outputs, and ``versions``
-    their versions when the node was recorded (both empty: the rule reads none of them).
+    own); ``watched`` holds the engine vars of the arrays the rule reads (the inputs, then the
+    outputs; a backward operator's rule, :class:`~lazynd.ops.registry.BackwardOpGradient`, only
+    its first inputs), and ``versions`` their versions when the node was recorded (both empty:
+    the rule reads none of them).
     ``plan`` is the call plan of a registered operator's call (None for the other nodes: views,
     copies, assignments): with the graph around it, it says what the rule will push
     (:mod:`.replay`).
@@ -242,16 +244,22 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
         reads.append(x.var)
     if not recorded:
         return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
-    watched = reads[:n_in]
     if out is not None:
-        _refuse_out_into_input(op.name, out, watched)
+        _refuse_out_into_input(op.name, out, reads[:n_in])
+    # the arrays the rule reads, whose in-place writes backward refuses: a backward operator's
+    # rule reads the first few inputs and no output (FullyConnected: data and weight, not the
+    # bias); any other rule, every input and output
+    rule = op.gradient
+    watch_outputs = rule.__class__ is not BackwardOpGradient
+    watched = reads[:n_in] if watch_outputs else reads[: rule.reads]
     versions = [var.version for var in watched]  # before the push: a call may write an input
     outputs = run_plan(plan, datas, reads, out)
-    node = Node(op.name, op.gradient, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible, plan)
+    node = Node(op.name, rule, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible, plan)
     for i, o in enumerate(outputs):
-        var = o.var
-        watched.append(var)
-        versions.append(var.version)
+        if watch_outputs:
+            var = o.var
+            watched.append(var)
+            versions.append(var.version)
         o._ag = (node, i)
     node.watched, node.versions = watched, versions
     if out is not None:  # recorded values written into the caller's arrays, as x[...] = v writes them

@@ -99,6 +99,25 @@ def test_a_constant_input_modified_before_backward_is_found() -> None:
         y.backward()
 
 
+def test_an_input_the_gradient_does_not_read_may_be_modified_before_backward(ctx) -> None:
+    # FullyConnected's gradient reads its data and weight, not its bias nor its output: writing
+    # those after recording changes no gradient (MXNet accepts it too), so backward takes it;
+    # the weight, which the gradient reads, is still watched
+    x, w, b = (_variable(v, ctx) for v in ([[1.0, 2.0]], [[3.0, 4.0], [5.0, 6.0]], [0.5, -0.5]))
+    with autograd.record():
+        y = mx.nd.FullyConnected(x, w, b, num_hidden=2)
+    b[:] = 100.0
+    y.backward()
+    np.testing.assert_array_equal(w.grad.asnumpy(), [[1.0, 2.0], [1.0, 2.0]])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[8.0, 10.0]])
+    np.testing.assert_array_equal(b.grad.asnumpy(), [1.0, 1.0])
+    with autograd.record():
+        y = mx.nd.FullyConnected(x, w, b, num_hidden=2)
+    w[:] = 0.0
+    with pytest.raises(LazyNDError, match=f"input 'weight' of operator 'FullyConnected' .* {MODIFIED}"):
+        y.backward()
+
+
 def test_a_recorded_result_modified_through_an_unrecorded_view_is_found() -> None:
     x = _variable([1.0, 2.0])
     with autograd.record():
