@@ -120,6 +120,18 @@ def test_ordered_dict_keeps_its_order() -> None:
     assert [d.name for d in it.provide_data] == ["b", "a"]
 
 
+def test_lists_of_several_arrays_are_named_as_in_mxnet() -> None:
+    # MXNet names a list of several inputs _0_data, _1_data...; a bound symbol's
+    # variables must carry the same names
+    x, y = np.zeros((4, 2)), np.zeros(4)
+    it = NDArrayIter([x, x], [y, y], batch_size=2)
+    assert [d.name for d in it.provide_data] == ["_0_data", "_1_data"]
+    assert [d.name for d in it.provide_label] == ["_0_softmax_label", "_1_softmax_label"]
+    single = NDArrayIter([x], [y], batch_size=2)
+    assert [d.name for d in single.provide_data] == ["data"]
+    assert [d.name for d in single.provide_label] == ["softmax_label"]
+
+
 def test_ndarray_inputs_are_accepted() -> None:
     it = NDArrayIter(mx.nd.array(np.arange(4)), batch_size=2)
     assert _epoch(it) == [[0.0, 1.0], [2.0, 3.0]]
