@@ -192,13 +192,35 @@ class TopKAccuracy(EvalMetric):
 
 @register()
 class F1(EvalMetric):
-    """F1 score of the positive class for binary classification (2 output columns)."""
+    """F1 score of the positive class for binary classification (2 output columns).
 
-    def __init__(self, name: str = "f1", **kwargs: Any) -> None:
-        super().__init__(name, **kwargs)
+    ``average='macro'`` (the default) averages the score of each ``update`` call;
+    ``'micro'`` scores the true/false positives and false negatives counted over
+    every update since the last ``reset``.
+
+    Examples
+    --------
+    >>> m = F1(average="micro")
+    >>> m.update([numpy.array([1, 0])], [numpy.array([[0.2, 0.8], [0.3, 0.7]])])
+    >>> m.update([numpy.array([1])], [numpy.array([[0.9, 0.1]])])
+    >>> m.get()
+    ('f1', 0.5)
+    """
+
+    def __init__(self, name: str = "f1", average: str = "macro", **kwargs: Any) -> None:
+        if average not in ("macro", "micro"):
+            raise DataError(f"F1: average must be 'macro' or 'micro', got {average!r}")
+        self.average = average
+        super().__init__(name, average=average, **kwargs)
+
+    def reset(self) -> None:
+        super().reset()
+        # true positives, false positives, false negatives and examples since the last reset
+        self._totals = numpy.zeros(4)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         check_label_shapes(labels, preds)
+        counts = numpy.zeros(4)
         for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
             if pred_np.ndim != 2 or pred_np.shape[1] != 2:
@@ -206,15 +228,28 @@ class F1(EvalMetric):
             if numpy.setdiff1d(numpy.unique(label_np), [0, 1]).size:
                 raise DataError(f"F1: labels must be 0 or 1, got {numpy.unique(label_np).tolist()}")
             predicted = pred_np.argmax(axis=1)
-            true_pos = float(((predicted == 1) & (label_np == 1)).sum())
-            false_pos = float(((predicted == 1) & (label_np == 0)).sum())
-            false_neg = float(((predicted == 0) & (label_np == 1)).sum())
-            precision = true_pos / (true_pos + false_pos) if true_pos + false_pos > 0 else 0.0
-            recall = true_pos / (true_pos + false_neg) if true_pos + false_neg > 0 else 0.0
-            score = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-            # averaged over batches, as MXNet does
-            self.sum_metric += score
+            counts += (
+                ((predicted == 1) & (label_np == 1)).sum(),
+                ((predicted == 1) & (label_np == 0)).sum(),
+                ((predicted == 0) & (label_np == 1)).sum(),
+                label_np.size,
+            )
+        if self.average == "macro":
+            # one score per update call, averaged over the calls, as MXNet does
+            self.sum_metric += _f1_score(*counts[:3])
             self.num_inst += 1
+        else:
+            self._totals += counts
+            examples = int(self._totals[3])
+            self.sum_metric = _f1_score(*self._totals[:3]) * examples
+            self.num_inst = examples
+
+
+def _f1_score(true_pos: float, false_pos: float, false_neg: float) -> float:
+    """The harmonic mean of precision and recall; 0 where either is undefined or both are 0."""
+    precision = true_pos / (true_pos + false_pos) if true_pos + false_pos > 0 else 0.0
+    recall = true_pos / (true_pos + false_neg) if true_pos + false_neg > 0 else 0.0
+    return float(2 * precision * recall / (precision + recall)) if precision + recall > 0 else 0.0
 
 
 class _Regression(EvalMetric):

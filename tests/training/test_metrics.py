@@ -85,6 +85,36 @@ def test_f1_of_binary_predictions() -> None:
     assert m.get() == ("f1", pytest.approx(0.5))
 
 
+# predictions [1, 1] for labels [1, 0] (tp 1, fp 1), then [1, 0, 1] for [1, 1, 0] (tp 1, fp 1, fn 1)
+F1_BATCHES = [
+    (np.array([1, 0]), np.array([[0.2, 0.8], [0.3, 0.7]])),
+    (np.array([1, 1, 0]), np.array([[0.2, 0.8], [0.6, 0.4], [0.3, 0.7]])),
+]
+
+
+def test_f1_macro_scores_each_update_call_over_all_its_arrays() -> None:
+    m = metric.F1()
+    m.update([label for label, _ in F1_BATCHES], [pred for _, pred in F1_BATCHES])
+    # one score from the call's counts (tp 2, fp 2, fn 1), as MXNet 1.9.1 gives: 4/7
+    assert m.get() == ("f1", pytest.approx(4 / 7))
+
+
+def test_f1_micro_scores_the_counts_of_every_update() -> None:
+    m = metric.F1(average="micro")
+    for label, pred in F1_BATCHES:
+        m.update([label], [pred])
+    # MXNet 1.9.1: 4/7 (macro would average 2/3 and 1/2)
+    assert m.get() == ("f1", pytest.approx(4 / 7))
+    m.reset()
+    m.update([F1_BATCHES[1][0]], [F1_BATCHES[1][1]])
+    assert m.get() == ("f1", pytest.approx(0.5))
+
+
+def test_f1_rejects_an_unknown_average() -> None:
+    with pytest.raises(DataError, match="average"):
+        metric.F1(average="weighted")
+
+
 def test_f1_rejects_non_binary_labels() -> None:
     with pytest.raises(DataError, match="0 or 1"):
         metric.F1().update([np.array([2, 0])], [np.zeros((2, 2))])
