@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
 from ..lr_scheduler import LRScheduler
@@ -38,6 +40,7 @@ class Optimizer:
         sym: Any = None,
         begin_num_update: int = 0,
         param_dict: dict | None = None,
+        multi_precision: bool = False,
     ) -> None:
         if learning_rate < 0:
             raise LazyNDError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
@@ -60,6 +63,7 @@ class Optimizer:
         self.idx2name = dict(param_idx2name or {})
         self.sym = sym
         self.param_dict = param_dict or {}
+        self.multi_precision = bool(multi_precision)
         self.lr_mult: dict[Any, float] = {}
         self.wd_mult: dict[Any, float] = {}
         self.set_lr_mult({})
@@ -94,6 +98,28 @@ class Optimizer:
         """Update several parameters; an optimizer with a multi-parameter operator overrides this."""
         for index, weight, grad, state in zip(indices, weights, grads, states, strict=True):
             self.update(index, weight, grad, state)
+
+    # -- multi-precision (float16 weights updated through a float32 master copy) -----------------
+    def _uses_master_copy(self, weight: NDArray) -> bool:
+        return self.multi_precision and np.dtype(weight.dtype) == np.float16
+
+    def create_state_multi_precision(self, index: Any, weight: NDArray) -> Any:
+        """The state of parameter ``index``; with ``multi_precision``, a float16 weight's state is
+        ``(state of a float32 master copy, the master copy)``."""
+        if not self._uses_master_copy(weight):
+            return self.create_state(index, weight)
+        master = weight.astype(np.float32)
+        return (self.create_state(index, master), master)
+
+    def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        """:meth:`update`; a float16 weight under ``multi_precision`` is updated in float32 through its
+        master copy (the gradient cast to float32), then set to the master copy rounded to float16."""
+        if not self._uses_master_copy(weight):
+            self.update(index, weight, grad, state)
+            return
+        inner, master = state
+        self.update(index, master, grad.astype(np.float32), inner)
+        master.astype(weight.dtype).copyto(weight)
 
     # -- learning rate and multipliers -------------------------------------------------------------
     @property

@@ -40,15 +40,19 @@ class Updater:
                     f"Updater: {len(indices)} indices, {len(grads)} gradients and {len(weights)} weights; "
                     "expected one gradient and one weight per index"
                 )
-            states = self.states
+            states, optimizer = self.states, self.optimizer
             for i, w in zip(indices, weights, strict=True):
                 if i not in states:
-                    states[i] = self.optimizer.create_state(i, w)
-            self.optimizer.update_multi(indices, weights, grads, [states[i] for i in indices])
+                    states[i] = optimizer.create_state_multi_precision(i, w)
+            if optimizer.multi_precision:
+                for i, w, g in zip(indices, weights, grads, strict=True):
+                    optimizer.update_multi_precision(i, w, g, states[i])
+            else:
+                optimizer.update_multi(indices, weights, grads, [states[i] for i in indices])
             return
         if index not in self.states:
-            self.states[index] = self.optimizer.create_state(index, weight)
-        self.optimizer.update(index, weight, grad, self.states[index])
+            self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
+        self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
 
     def get_states(self) -> bytes:
         """The states as pickled bytes (NDArrays stored as NumPy arrays)."""

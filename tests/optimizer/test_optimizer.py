@@ -402,3 +402,54 @@ def test_sgd_with_parameters_of_two_dtypes_falls_back_to_one_update_each():
     for w in weights:
         assert_almost_equal(w.asnumpy(), np.full(2, 0.5))
     assert weights[1].dtype == np.float64
+
+
+def _float32_sgd_momentum(w0: np.ndarray, grads: list[np.ndarray], lr: float, momentum: float) -> np.ndarray:
+    master, mom = w0.astype(np.float32), np.zeros(w0.shape, np.float32)
+    for g in grads:
+        mom = momentum * mom - lr * g.astype(np.float32)
+        master = master + mom
+    return master
+
+
+def test_multi_precision_updates_float16_weights_through_a_float32_master_copy():
+    # steps of 1e-4 on weights near 1 are below float16's resolution: only a float32 copy keeps them
+    w0 = np.full(4, 1.0, np.float16)
+    grads = [np.full(4, -1e-4, np.float16)] * 10
+    opt = optimizer.create("sgd", learning_rate=1.0, momentum=0.5, multi_precision=True)
+    updater = optimizer.get_updater(opt)
+    weight = mx.nd.array(w0, dtype="float16")
+    for g in grads:
+        updater(0, mx.nd.array(g, dtype="float16"), weight)
+    master = _float32_sgd_momentum(w0, grads, lr=1.0, momentum=0.5)
+    assert weight.dtype == np.float16
+    np.testing.assert_array_equal(weight.asnumpy(), master.astype(np.float16))
+    mom_state, master_state = updater.states[0]
+    assert master_state.dtype == np.float32 and mom_state.dtype == np.float32
+    np.testing.assert_allclose(master_state.asnumpy(), master, rtol=1e-6)
+    assert weight.asnumpy()[0] > 1.0  # plain float16 updates would have left it at 1.0
+
+
+def test_multi_precision_through_lists_and_saved_states_matches_one_call_each():
+    w0, grads = np.linspace(-1, 1, 6).astype(np.float16), [np.full(6, 0.3, np.float16)] * 3
+
+    def make():
+        return optimizer.get_updater(optimizer.create("sgd", learning_rate=0.1, momentum=0.9, multi_precision=True))
+
+    single, listed = make(), make()
+    a, b = mx.nd.array(w0, dtype="float16"), mx.nd.array(w0, dtype="float16")
+    for g in grads[:2]:
+        single(0, mx.nd.array(g, dtype="float16"), a)
+        listed([0], [mx.nd.array(g, dtype="float16")], [b])
+    restored = make()
+    restored.set_states(listed.get_states())
+    restored(0, mx.nd.array(grads[2], dtype="float16"), b)
+    single(0, mx.nd.array(grads[2], dtype="float16"), a)
+    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_multi_precision_leaves_float32_weights_as_they_are(problem):
+    w0, grads = problem
+    plain = run(optimizer.create("sgd", learning_rate=0.1, momentum=0.9), w0, grads)
+    mixed = run(optimizer.create("sgd", learning_rate=0.1, momentum=0.9, multi_precision=True), w0, grads)
+    np.testing.assert_array_equal(plain, mixed)
