@@ -35,13 +35,17 @@ class Optimizer:
         param_idx2name: dict[int, str] | None = None,
         wd: float = 0.0,
         clip_gradient: float | None = None,
-        learning_rate: float = 0.01,
+        learning_rate: float | None = None,
         lr_scheduler: LRScheduler | None = None,
         sym: Any = None,
         begin_num_update: int = 0,
         param_dict: dict | None = None,
         multi_precision: bool = False,
     ) -> None:
+        if learning_rate is None:
+            # MXNet's rule: no rate given, the scheduler's base_lr (0.01 without a scheduler);
+            # a rate given replaces the scheduler's base_lr
+            learning_rate = lr_scheduler.base_lr if lr_scheduler is not None else 0.01
         if learning_rate < 0:
             raise LazyNDError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
         if wd < 0:

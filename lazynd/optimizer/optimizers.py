@@ -251,7 +251,11 @@ class Ftrl(Optimizer):
     coefficient, ``beta`` the per-coordinate learning rate's beta, ``wd`` the L2 one.
     """
 
-    def __init__(self, lamda1: float = 0.01, learning_rate: float = 0.1, beta: float = 1.0, **kwargs: Any) -> None:
+    def __init__(
+        self, lamda1: float = 0.01, learning_rate: float | None = None, beta: float = 1.0, **kwargs: Any
+    ) -> None:
+        if learning_rate is None and kwargs.get("lr_scheduler") is None:
+            learning_rate = 0.1
         super().__init__(learning_rate=learning_rate, **kwargs)
         if lamda1 < 0 or beta < 0:
             raise LazyNDError(f"Ftrl: lamda1 and beta must be >= 0, got lamda1={lamda1}, beta={beta}")

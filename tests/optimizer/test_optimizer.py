@@ -453,3 +453,16 @@ def test_multi_precision_leaves_float32_weights_as_they_are(problem):
     plain = run(optimizer.create("sgd", learning_rate=0.1, momentum=0.9), w0, grads)
     mixed = run(optimizer.create("sgd", learning_rate=0.1, momentum=0.9, multi_precision=True), w0, grads)
     np.testing.assert_array_equal(plain, mixed)
+
+
+@pytest.mark.parametrize("name", ["sgd", "nag", "adagrad", "ftrl"])
+def test_an_lr_scheduler_keeps_its_base_lr_when_no_learning_rate_is_given(name):
+    # MXNet 1.9.1 starts these at the scheduler's 0.5, not at the optimizer's default rate
+    opt = optimizer.create(name, lr_scheduler=lr_scheduler.FactorScheduler(step=2, base_lr=0.5))
+    assert opt.learning_rate == 0.5
+
+
+def test_a_learning_rate_given_replaces_the_schedulers_base_lr():
+    opt = optimizer.create("sgd", learning_rate=0.2, lr_scheduler=lr_scheduler.FactorScheduler(step=2, base_lr=0.5))
+    assert opt.learning_rate == 0.2
+    assert optimizer.create("sgd").learning_rate == 0.01 and optimizer.create("ftrl").learning_rate == 0.1
