@@ -466,3 +466,52 @@ def test_a_learning_rate_given_replaces_the_schedulers_base_lr():
     opt = optimizer.create("sgd", learning_rate=0.2, lr_scheduler=lr_scheduler.FactorScheduler(step=2, base_lr=0.5))
     assert opt.learning_rate == 0.2
     assert optimizer.create("sgd").learning_rate == 0.01 and optimizer.create("ftrl").learning_rate == 0.1
+
+
+UPDATES = [0, 1, 2, 3, 4, 5, 6, 9, 10, 11, 12, 20, 21, 30, 100]
+
+
+def test_factor_scheduler_warms_up_linearly_then_decays_as_mxnet():
+    sched = lr_scheduler.FactorScheduler(step=3, factor=0.5, base_lr=1.0, warmup_steps=4, warmup_begin_lr=0.2)
+    # MXNet 1.9.1's rates at UPDATES
+    expected = [0.2, 0.4, 0.6, 0.8, 0.5, 0.5, 0.5, 0.25, 0.125, 0.125, 0.125, 0.015625, 0.015625, 0.001953125, 1e-08]
+    assert [sched(n) for n in UPDATES] == pytest.approx(expected)
+
+
+def test_constant_warmup_holds_the_begin_rate():
+    sched = lr_scheduler.MultiFactorScheduler(
+        step=[5], factor=0.1, base_lr=1.0, warmup_steps=3, warmup_begin_lr=0.3, warmup_mode="constant"
+    )
+    assert [sched(n) for n in (0, 2, 3, 5, 6)] == pytest.approx([0.3, 0.3, 1.0, 1.0, 0.1])
+
+
+def test_poly_and_cosine_schedulers_match_mxnet():
+    poly = lr_scheduler.PolyScheduler(max_update=20, base_lr=1.0, pwr=2, final_lr=0.1)
+    cosine = lr_scheduler.CosineScheduler(max_update=20, base_lr=1.0, final_lr=0.1)
+    # MXNet 1.9.1's rates at UPDATES
+    expected_poly = [1.0, 0.91225, 0.829, 0.75025, 0.676, 0.60625, 0.541, 0.37225, 0.325, 0.28225, 0.244]
+    expected_cosine = [1.0, 0.99445975, 0.97797543, 0.95095294, 0.91405765, 0.86819805, 0.81450336, 0.62039551]
+    expected_cosine += [0.55, 0.47960449, 0.41094235]
+    assert [poly(n) for n in UPDATES] == pytest.approx(expected_poly + [0.1] * 4)
+    assert [cosine(n) for n in UPDATES] == pytest.approx(expected_cosine + [0.1] * 4)
+
+
+def test_poly_scheduler_warms_up_and_an_optimizer_sets_where_it_starts():
+    sched = lr_scheduler.PolyScheduler(max_update=12, pwr=1, warmup_steps=2, warmup_begin_lr=0.0)
+    optimizer.create("sgd", learning_rate=2.0, lr_scheduler=sched)
+    assert [sched(n) for n in (0, 1, 2, 7, 12)] == pytest.approx([0.0, 1.0, 2.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: lr_scheduler.FactorScheduler(step=2, warmup_steps=-1),
+        lambda: lr_scheduler.FactorScheduler(step=2, base_lr=0.1, warmup_begin_lr=0.5),
+        lambda: lr_scheduler.MultiFactorScheduler(step=[2], warmup_mode="cubic"),
+        lambda: lr_scheduler.PolyScheduler(max_update=0),
+        lambda: lr_scheduler.CosineScheduler(max_update=5, warmup_steps=5),
+    ],
+)
+def test_bad_warmup_and_decay_arguments_are_errors(make):
+    with pytest.raises(LazyNDError):
+        make()
