@@ -7,6 +7,7 @@ drift.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -208,48 +209,102 @@ class F1(EvalMetric):
     """
 
     def __init__(self, name: str = "f1", average: str = "macro", **kwargs: Any) -> None:
-        if average not in ("macro", "micro"):
-            raise DataError(f"F1: average must be 'macro' or 'micro', got {average!r}")
+        _check_average("F1", average)
         self.average = average
         super().__init__(name, average=average, **kwargs)
 
     def reset(self) -> None:
         super().reset()
-        # true positives, false positives, false negatives and examples since the last reset
+        # true positives, false positives, false negatives and true negatives since the last reset
         self._totals = numpy.zeros(4)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
-        counts = numpy.zeros(4)
-        for label, pred in zip(labels, preds, strict=False):
-            pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
-            if pred_np.ndim != 2 or pred_np.shape[1] != 2:
-                raise DataError(f"F1: predictions must be (batch, 2), got shape {pred_np.shape}")
-            if numpy.setdiff1d(numpy.unique(label_np), [0, 1]).size:
-                raise DataError(f"F1: labels must be 0 or 1, got {numpy.unique(label_np).tolist()}")
-            predicted = pred_np.argmax(axis=1)
-            counts += (
-                ((predicted == 1) & (label_np == 1)).sum(),
-                ((predicted == 1) & (label_np == 0)).sum(),
-                ((predicted == 0) & (label_np == 1)).sum(),
-                label_np.size,
-            )
-        if self.average == "macro":
-            # one score per update call, averaged over the calls, as MXNet does
-            self.sum_metric += _f1_score(*counts[:3])
-            self.num_inst += 1
-        else:
-            self._totals += counts
-            examples = int(self._totals[3])
-            self.sum_metric = _f1_score(*self._totals[:3]) * examples
-            self.num_inst = examples
+        _update_binary_score(self, _binary_counts(type(self).__name__, labels, preds), _f1_score)
 
 
-def _f1_score(true_pos: float, false_pos: float, false_neg: float) -> float:
+def _binary_counts(metric: str, labels: Sequence[Any], preds: Sequence[Any]) -> numpy.ndarray:
+    """True positives, false positives, false negatives and true negatives of (batch, 2) predictions."""
+    check_label_shapes(labels, preds)
+    counts = numpy.zeros(4)
+    for label, pred in zip(labels, preds, strict=False):
+        pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
+        if pred_np.ndim != 2 or pred_np.shape[1] != 2:
+            raise DataError(f"{metric}: predictions must be (batch, 2), got shape {pred_np.shape}")
+        if pred_np.shape[0] != label_np.size:
+            raise DataError(f"{metric}: {label_np.size} labels for {pred_np.shape[0]} predictions")
+        if numpy.setdiff1d(numpy.unique(label_np), [0, 1]).size:
+            raise DataError(f"{metric}: labels must be 0 or 1, got {numpy.unique(label_np).tolist()}")
+        predicted = pred_np.argmax(axis=1)
+        counts += (
+            ((predicted == 1) & (label_np == 1)).sum(),
+            ((predicted == 1) & (label_np == 0)).sum(),
+            ((predicted == 0) & (label_np == 1)).sum(),
+            ((predicted == 0) & (label_np == 0)).sum(),
+        )
+    return counts
+
+
+def _update_binary_score(metric: Any, counts: numpy.ndarray, score: Callable[..., float]) -> None:
+    """Add one update's ``counts`` to ``metric`` (F1 or MCC) by its ``average`` rule."""
+    if metric.average == "macro":
+        # one score per update call, averaged over the calls, as MXNet does
+        metric.sum_metric += score(*counts)
+        metric.num_inst += 1
+    else:
+        metric._totals += counts
+        examples = int(metric._totals.sum())
+        metric.sum_metric = score(*metric._totals) * examples
+        metric.num_inst = examples
+
+
+def _f1_score(true_pos: float, false_pos: float, false_neg: float, _true_neg: float = 0.0) -> float:
     """The harmonic mean of precision and recall; 0 where either is undefined or both are 0."""
     precision = true_pos / (true_pos + false_pos) if true_pos + false_pos > 0 else 0.0
     recall = true_pos / (true_pos + false_neg) if true_pos + false_neg > 0 else 0.0
     return float(2 * precision * recall / (precision + recall)) if precision + recall > 0 else 0.0
+
+
+def _mcc_score(true_pos: float, false_pos: float, false_neg: float, true_neg: float) -> float:
+    """Matthews' correlation coefficient; the sums that are 0 are left out of the denominator (MXNet's rule)."""
+    if true_pos + false_pos + false_neg + true_neg == 0:
+        return 0.0
+    sums = (true_pos + false_pos, true_pos + false_neg, true_neg + false_pos, true_neg + false_neg)
+    denominator = math.prod(t for t in sums if t != 0)
+    return float((true_pos * true_neg - false_pos * false_neg) / math.sqrt(denominator))
+
+
+def _check_average(metric: str, average: str) -> None:
+    if average not in ("macro", "micro"):
+        raise DataError(f"{metric}: average must be 'macro' or 'micro', got {average!r}")
+
+
+@register()
+class MCC(EvalMetric):
+    """Matthews' correlation coefficient of binary predictions (2 output columns).
+
+    ``average`` as for :class:`F1`: ``'macro'`` averages the coefficient of each ``update``
+    call, ``'micro'`` takes it from the counts of every update since the last ``reset``.
+
+    Examples
+    --------
+    >>> m = MCC()
+    >>> m.update([numpy.array([1, 0, 1, 0])], [numpy.array([[0.2, 0.8], [0.9, 0.1], [0.7, 0.3], [0.6, 0.4]])])
+    >>> round(m.get()[1], 6)
+    0.57735
+    """
+
+    def __init__(self, name: str = "mcc", average: str = "macro", **kwargs: Any) -> None:
+        _check_average("MCC", average)
+        self.average = average
+        super().__init__(name, average=average, **kwargs)
+
+    def reset(self) -> None:
+        super().reset()
+        # true positives, false positives, false negatives and true negatives since the last reset
+        self._totals = numpy.zeros(4)
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        _update_binary_score(self, _binary_counts(type(self).__name__, labels, preds), _mcc_score)
 
 
 class _Regression(EvalMetric):
@@ -326,6 +381,85 @@ class CrossEntropy(EvalMetric):
             prob = pred_np[numpy.arange(label_np.size), label_np]
             self.sum_metric += float((-numpy.log(prob + self.eps)).sum())
             self.num_inst += label_np.size
+
+
+@register("nll_loss")
+class NegativeLogLikelihood(CrossEntropy):
+    """Mean of ``-log(p[label] + eps)`` over examples: :class:`CrossEntropy` under MXNet's other name.
+
+    Examples
+    --------
+    >>> m = NegativeLogLikelihood()
+    >>> m.update([numpy.array([1])], [numpy.array([[0.5, 0.5]])])
+    >>> m.get()[0], round(m.get()[1], 6)
+    ('nll-loss', 0.693147)
+    """
+
+    def __init__(self, eps: float = 1e-12, name: str = "nll-loss", **kwargs: Any) -> None:
+        super().__init__(eps, name, **kwargs)
+
+
+@register("pearsonr")
+class PearsonCorrelation(EvalMetric):
+    """Pearson's correlation of predictions and labels, both flattened.
+
+    ``average='macro'`` (the default) averages the correlation of each label/prediction
+    pair; ``'micro'`` gives the correlation of every value seen since the last ``reset``.
+
+    Examples
+    --------
+    >>> m = PearsonCorrelation()
+    >>> m.update([numpy.array([1.0, 2.0, 3.0])], [numpy.array([2.0, 4.0, 7.0])])
+    >>> round(m.get()[1], 6)
+    0.993399
+    """
+
+    def __init__(self, name: str = "pearsonr", average: str = "macro", **kwargs: Any) -> None:
+        _check_average("PearsonCorrelation", average)
+        self.average = average
+        super().__init__(name, average=average, **kwargs)
+
+    def reset(self) -> None:
+        super().reset()
+        # micro: count, means of predictions and labels, and sums of centred squares and products
+        self._count = 0
+        self._means = numpy.zeros(2)
+        self._moments = numpy.zeros((2, 2))
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        check_label_shapes(labels, preds)
+        for label, pred in zip(labels, preds, strict=False):
+            label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
+            if label_np.size != pred_np.size:
+                raise DataError(
+                    f"PearsonCorrelation: label shape {label_np.shape} and prediction shape {pred_np.shape} "
+                    "hold different numbers of values"
+                )
+            values = numpy.stack([pred_np.ravel(), label_np.ravel()])
+            if self.average == "macro":
+                self.sum_metric += float(numpy.corrcoef(values)[0, 1])
+            else:
+                self._add_moments(values)
+            self.num_inst += 1
+
+    def _add_moments(self, values: numpy.ndarray) -> None:
+        """Merge the batch's means and centred moments into the running ones (Chan et al.)."""
+        count = values.shape[1]
+        if count == 0:
+            return
+        means = values.mean(axis=1)
+        centred = values - means[:, None]
+        total = self._count + count
+        delta = means - self._means
+        self._moments += centred @ centred.T + numpy.outer(delta, delta) * (self._count * count / total)
+        self._means += delta * (count / total)
+        self._count = total
+
+    def get(self) -> tuple[Any, Any]:
+        if self.num_inst == 0 or self.average == "macro":
+            return super().get()
+        (pred_var, covariance), (_, label_var) = self._moments
+        return self.name, float(covariance / math.sqrt(pred_var * label_var))
 
 
 @register()

@@ -185,3 +185,41 @@ def test_loss_metric_averages_the_outputs() -> None:
     m = mx.metric.create("loss")
     m.update(None, [mx.nd.array([1, 2, 3])])
     assert m.get() == ("loss", 2.0) and m.num_inst == 3
+
+
+PEARSON_BATCHES = [
+    (np.array([0.5, -1.0, 2.0, 0.0, 1.5]), np.array([0.4, -0.2, 1.0, 0.3, 2.0])),
+    (np.array([1.0, 3.0, -2.0]), np.array([0.0, 1.0, -1.0])),
+]
+
+
+@pytest.mark.parametrize("average, expected", [("macro", 0.9067973461427838), ("micro", 0.7983578425570879)])
+def test_pearson_correlation_matches_mxnet(average, expected) -> None:
+    m = mx.metric.create("pearsonr", average=average)
+    for label, pred in PEARSON_BATCHES:
+        m.update([mx.nd.array(label)], [mx.nd.array(pred)])
+    # MXNet 1.9.1's values; micro is the correlation of all eight pairs at once
+    assert m.get() == ("pearsonr", pytest.approx(expected))
+    labels, preds = (np.concatenate(part) for part in zip(*PEARSON_BATCHES, strict=True))
+    if average == "micro":
+        assert m.get()[1] == pytest.approx(np.corrcoef(preds, labels)[0, 1])
+
+
+# (labels, predicted classes) per batch
+MCC_BATCHES = [([1, 0, 1, 1, 0], [1, 0, 0, 1, 1]), ([0, 0, 1], [0, 1, 1]), ([1, 1, 1, 0], [1, 1, 0, 0])]
+
+
+@pytest.mark.parametrize("average, expected", [("macro", 0.41467231195209747), ("micro", 0.3142857142857143)])
+def test_mcc_matches_mxnet(average, expected) -> None:
+    m = metric.MCC(average=average)
+    for label, predicted in MCC_BATCHES:
+        classes = np.array(predicted, np.float32)
+        m.update([np.array(label, np.float32)], [np.stack([1 - classes, classes], axis=1)])
+    assert m.get() == ("mcc", pytest.approx(expected))
+
+
+def test_negative_log_likelihood_is_cross_entropy_under_mxnets_name() -> None:
+    nll, ce = mx.metric.create("nll_loss"), metric.CrossEntropy()
+    nll.update([LABELS], [PROBS])
+    ce.update([LABELS], [PROBS])
+    assert nll.get() == ("nll-loss", pytest.approx(ce.get()[1]))
