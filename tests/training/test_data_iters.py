@@ -268,6 +268,35 @@ def test_mnist_iter_flat_and_seeded_shuffle_is_reproducible(data_dir) -> None:
     assert not np.array_equal(a.label[0].asnumpy(), in_file_order.label[0].asnumpy())
 
 
+def _write_idx(tmp_path, pixels: np.ndarray, labels: np.ndarray) -> tuple[str, str]:
+    """IDX image and label files (uncompressed) holding ``pixels`` (N, rows, cols) and ``labels``."""
+    images, names = tmp_path / "images-idx3-ubyte", tmp_path / "labels-idx1-ubyte"
+    images.write_bytes(np.array([2051, *pixels.shape], ">u4").tobytes() + pixels.astype(np.uint8).tobytes())
+    names.write_bytes(np.array([2049, len(labels)], ">u4").tobytes() + labels.astype(np.uint8).tobytes())
+    return str(images), str(names)
+
+
+def test_mnist_iter_scales_pixels_by_1_over_256_as_mxnet(tmp_path) -> None:
+    pixels = np.array([0, 1, 128, 255], np.uint8).repeat(4).reshape(1, 4, 4)
+    it = MNISTIter(*_write_idx(tmp_path, pixels, np.array([3])), batch_size=1, shuffle=False)
+    # MXNet 1.9.1's MNISTIter gives 255/256 for a white pixel
+    np.testing.assert_array_equal(next(it).data[0].asnumpy().ravel(), pixels.ravel() / np.float32(256))
+
+
+def test_mnist_iter_parts_split_as_mxnet_and_keep_every_example(tmp_path) -> None:
+    files = _write_idx(tmp_path, np.zeros((10, 2, 2), np.uint8), np.arange(10))
+    parts = [
+        [
+            label
+            for batch in MNISTIter(*files, batch_size=1, shuffle=False, num_parts=3, part_index=i)
+            for label in batch.label[0].asnumpy().tolist()
+        ]
+        for i in range(3)
+    ]
+    # MXNet starts part i at int(10 / 3 * i): [0, 3), [3, 6), [6, 10)
+    assert parts == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0]]
+
+
 def test_mnist_iter_missing_file_names_the_path(tmp_path) -> None:
     with pytest.raises(DataError, match="no IDX file"):
         MNISTIter(str(tmp_path / "nope"), str(tmp_path / "nope2"))
