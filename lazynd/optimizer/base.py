@@ -73,6 +73,12 @@ class Optimizer:
         self.set_lr_mult({})
         self.set_wd_mult({})
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the Parameters of param_dict hold arrays and blocks: a pickled optimizer goes without them
+        state = self.__dict__.copy()
+        state["param_dict"] = {}
+        return state
+
     # -- registry ----------------------------------------------------------------------------------
     @staticmethod
     def register(klass: type[Optimizer]) -> type[Optimizer]:

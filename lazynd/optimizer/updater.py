@@ -54,9 +54,15 @@ class Updater:
             self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
         self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
 
-    def get_states(self) -> bytes:
-        """The states as pickled bytes (NDArrays stored as NumPy arrays)."""
-        return pickle.dumps({k: _to_numpy(v) for k, v in self.states.items()})
+    def get_states(self, dump_optimizer: bool = False) -> bytes:
+        """The states as pickled bytes (NDArrays stored as NumPy arrays).
+
+        With ``dump_optimizer`` the optimizer is pickled with them (as MXNet's
+        ``(states, optimizer)`` pair), so that its settings and update counts
+        come back too; its ``param_dict`` is left out.
+        """
+        states = {k: _to_numpy(v) for k, v in self.states.items()}
+        return pickle.dumps((states, self.optimizer) if dump_optimizer else states)
 
     def set_states(self, states: bytes) -> None:
         """Restore states saved by :meth:`get_states` (onto the CPU).
@@ -68,9 +74,14 @@ class Updater:
             loaded = pickle.loads(states)
         except Exception as err:
             raise LazyNDError(f"Updater.set_states: could not unpickle the states: {err}") from err
+        optimizer = None
+        if isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[1], Optimizer):
+            loaded, optimizer = loaded
         if not isinstance(loaded, dict):
             raise LazyNDError(f"Updater.set_states: expected a pickled dict of states, got {type(loaded).__name__}")
         self.states = {k: _from_numpy(v) for k, v in loaded.items()}
+        if optimizer is not None:
+            self.optimizer = optimizer
 
 
 def _as_list(values: Any) -> list:

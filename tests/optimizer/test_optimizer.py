@@ -515,3 +515,19 @@ def test_poly_scheduler_warms_up_and_an_optimizer_sets_where_it_starts():
 def test_bad_warmup_and_decay_arguments_are_errors(make):
     with pytest.raises(LazyNDError):
         make()
+
+
+def test_states_dumped_with_the_optimizer_bring_back_its_settings_and_counts(problem):
+    w0, grads = problem
+    uninterrupted = run(optimizer.create("adam", learning_rate=0.05, wd=0.1), w0, grads)
+    first = optimizer.get_updater(optimizer.create("adam", learning_rate=0.05, wd=0.1))
+    weight = mx.nd.array(w0)
+    for g in grads[:2]:
+        first(0, mx.nd.array(g), weight)
+    # as MXNet's get_states(dump_optimizer=True): Adam's bias correction needs the update count
+    restored = optimizer.get_updater(optimizer.create("adam"))
+    restored.set_states(first.get_states(dump_optimizer=True))
+    assert restored.optimizer.lr == 0.05 and restored.optimizer.wd == 0.1
+    for g in grads[2:]:
+        restored(0, mx.nd.array(g), weight)
+    assert_almost_equal(weight.asnumpy(), uninterrupted, rtol=1e-6, atol=1e-7)
