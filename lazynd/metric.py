@@ -33,8 +33,22 @@ def _host(value: Any) -> numpy.ndarray:
     return value.asnumpy() if hasattr(value, "asnumpy") else numpy.asarray(value)
 
 
-def check_label_shapes(labels: Sequence[Any], preds: Sequence[Any], shape: bool = False) -> None:
-    """Raise ``DataError`` unless there are as many labels as predictions (and, with ``shape``, equal shapes)."""
+def _as_array_list(values: Any) -> list[Any]:
+    """``values`` as a list of arrays: a single NDArray or NumPy array is a list of one, as MXNet takes it."""
+    if hasattr(values, "asnumpy") or isinstance(values, numpy.ndarray):
+        return [values]
+    return list(values)
+
+
+def check_label_shapes(
+    labels: Sequence[Any] | Any, preds: Sequence[Any] | Any, shape: bool = False
+) -> tuple[list[Any], list[Any]]:
+    """``labels`` and ``preds`` as lists of arrays (a single array is a list of one).
+
+    Raises ``DataError`` unless there are as many labels as predictions (and, with
+    ``shape``, each label has its prediction's shape).
+    """
+    labels, preds = _as_array_list(labels), _as_array_list(preds)
     if len(labels) != len(preds):
         raise DataError(f"metric: {len(labels)} label arrays but {len(preds)} prediction arrays")
     if shape:
@@ -43,6 +57,7 @@ def check_label_shapes(labels: Sequence[Any], preds: Sequence[Any], shape: bool 
                 raise DataError(
                     f"metric: label shape {tuple(label.shape)} differs from prediction shape {tuple(pred.shape)}"
                 )
+    return labels, preds
 
 
 class EvalMetric:
@@ -157,7 +172,7 @@ class Accuracy(EvalMetric):
         self.axis = axis
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label)
             if pred_np.shape != label_np.shape:
@@ -181,7 +196,7 @@ class TopKAccuracy(EvalMetric):
         self.top_k = top_k
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
             if pred_np.ndim != 2:
@@ -224,7 +239,7 @@ class F1(EvalMetric):
 
 def _binary_counts(metric: str, labels: Sequence[Any], preds: Sequence[Any]) -> numpy.ndarray:
     """True positives, false positives, false negatives and true negatives of (batch, 2) predictions."""
-    check_label_shapes(labels, preds)
+    labels, preds = check_label_shapes(labels, preds)
     counts = numpy.zeros(4)
     for label, pred in zip(labels, preds, strict=False):
         pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
@@ -309,7 +324,7 @@ class MCC(EvalMetric):
 
 class _Regression(EvalMetric):
     def _errors(self, labels: Sequence[Any], preds: Sequence[Any]) -> Any:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
             if label_np.ndim == 1 and pred_np.ndim == 2 and pred_np.shape[1] == 1:
@@ -369,7 +384,7 @@ class CrossEntropy(EvalMetric):
         self.eps = eps
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _host(pred).astype(numpy.float64)
             if pred_np.ndim != 2 or pred_np.shape[0] != label_np.size:
@@ -427,7 +442,7 @@ class PearsonCorrelation(EvalMetric):
         self._moments = numpy.zeros((2, 2))
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
             if label_np.size != pred_np.size:
@@ -482,7 +497,7 @@ class Perplexity(EvalMetric):
         self.axis = axis
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np = _host(pred).astype(numpy.float64)
             classes = pred_np.shape[self.axis]
@@ -521,7 +536,7 @@ class Loss(EvalMetric):
         super().__init__(name, **kwargs)
 
     def update(self, labels: Sequence[Any] | None, preds: Sequence[Any]) -> None:
-        for pred in preds:
+        for pred in _as_array_list(preds):
             values = _host(pred)
             self.sum_metric += float(values.sum())
             self.num_inst += int(values.size)
@@ -554,8 +569,10 @@ class CustomMetric(EvalMetric):
         self._allow_extra_outputs = allow_extra_outputs
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        if not self._allow_extra_outputs:
-            check_label_shapes(labels, preds)
+        if self._allow_extra_outputs:
+            labels, preds = _as_array_list(labels), _as_array_list(preds)
+        else:
+            labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             result = self._feval(_host(label), _host(pred))
             if isinstance(result, tuple):

@@ -223,3 +223,19 @@ def test_negative_log_likelihood_is_cross_entropy_under_mxnets_name() -> None:
     nll.update([LABELS], [PROBS])
     ce.update([LABELS], [PROBS])
     assert nll.get() == ("nll-loss", pytest.approx(ce.get()[1]))
+
+
+def test_single_arrays_count_as_a_list_of_one_as_in_mxnet() -> None:
+    label, pred = mx.nd.array([1.0, 1.0, 1.0]), mx.nd.array([0.7, 0.1, 0.8])
+    rmse = metric.RMSE()
+    rmse.update(label, pred)
+    # MXNet 1.9.1: the RMSE of the one batch, not a mean of per-element errors
+    assert rmse.get() == ("rmse", pytest.approx(0.5597618818283081))
+    acc = metric.Accuracy()
+    acc.update(mx.nd.array(LABELS), mx.nd.array(PROBS))
+    acc_of_list = metric.Accuracy()
+    acc_of_list.update([LABELS], [PROBS])
+    assert acc.get() == acc_of_list.get()
+    loss = metric.Loss()
+    loss.update(None, np.array([1.0, 2.0]))
+    assert loss.get() == ("loss", 1.5)
