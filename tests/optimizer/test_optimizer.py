@@ -531,3 +531,12 @@ def test_states_dumped_with_the_optimizer_bring_back_its_settings_and_counts(pro
     for g in grads[2:]:
         restored(0, mx.nd.array(g), weight)
     assert_almost_equal(weight.asnumpy(), uninterrupted, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name, kwargs", [("sgd", {"momentum": 0.9}), ("adam", {})])
+def test_lazy_update_is_accepted_and_changes_nothing_on_dense_arrays(name, kwargs, problem):
+    # MXNet 1.x programs pass lazy_update (a row-sparse option) to SGD and Adam
+    w0, grads = problem
+    lazy = run(optimizer.create(name, lazy_update=True, **kwargs), w0, grads)
+    eager = run(optimizer.create(name, lazy_update=False, **kwargs), w0, grads)
+    np.testing.assert_array_equal(lazy, eager)
