@@ -44,7 +44,7 @@ class Updater:
             for i, w in zip(indices, weights, strict=True):
                 if i not in states:
                     states[i] = optimizer.create_state_multi_precision(i, w)
-            if optimizer.multi_precision:
+            if optimizer.multi_precision and any(np.dtype(w.dtype) == np.float16 for w in weights):
                 for i, w, g in zip(indices, weights, grads, strict=True):
                     optimizer.update_multi_precision(i, w, g, states[i])
             else:
