@@ -64,7 +64,9 @@ class EvalMetric:
     """Base class: ``update`` adds a batch, ``get`` gives ``(name, value)``.
 
     Subclasses add to ``sum_metric`` and ``num_inst``; the value is their
-    ratio (NaN before any update).
+    ratio (NaN before any update).  As in MXNet 1.x, ``reset_local`` starts a
+    new local period (what ``get`` reports) while ``get_global`` goes on
+    reporting everything since the last ``reset``.
     """
 
     def __init__(
@@ -96,19 +98,51 @@ class EvalMetric:
         raise NotImplementedError(f"{type(self).__name__} does not implement update")
 
     def reset(self) -> None:
+        """Forget every update (local and global)."""
+        self.num_inst = 0
+        self.sum_metric = 0.0
+        # the sums of the local periods before the current one
+        self._earlier_sum_metric = 0.0
+        self._earlier_num_inst = 0
+
+    def reset_local(self) -> None:
+        """Start a new local period; the global value keeps what was seen since :meth:`reset`."""
+        self._earlier_sum_metric += self.sum_metric
+        self._earlier_num_inst += self.num_inst
         self.num_inst = 0
         self.sum_metric = 0.0
 
+    @property
+    def global_sum_metric(self) -> float:
+        return self._earlier_sum_metric + self.sum_metric
+
+    @property
+    def global_num_inst(self) -> int:
+        return self._earlier_num_inst + self.num_inst
+
+    def _value(self, total: float, count: int) -> float:
+        """The metric's value from a sum and a count (NaN without any instance)."""
+        return float("nan") if count == 0 else total / count
+
     def get(self) -> tuple[Any, Any]:
-        if self.num_inst == 0:
-            return self.name, float("nan")
-        return self.name, self.sum_metric / self.num_inst
+        return self.name, self._value(self.sum_metric, self.num_inst)
+
+    def get_global(self) -> tuple[Any, Any]:
+        """``(name, value)`` over every update since the last :meth:`reset`."""
+        return self.name, self._value(self.global_sum_metric, self.global_num_inst)
 
     def get_name_value(self) -> list[tuple[str, float]]:
-        name, value = self.get()
-        if not isinstance(name, list):
-            name, value = [name], [value]
-        return list(zip(name, value, strict=False))
+        return _pairs(*self.get())
+
+    def get_global_name_value(self) -> list[tuple[str, float]]:
+        """:meth:`get_global` as a list of ``(name, value)`` pairs."""
+        return _pairs(*self.get_global())
+
+
+def _pairs(name: Any, value: Any) -> list[tuple[str, float]]:
+    if not isinstance(name, list):
+        name, value = [name], [value]
+    return list(zip(name, value, strict=False))
 
 
 @register("composite")
@@ -144,11 +178,21 @@ class CompositeEvalMetric(EvalMetric):
         for metric in getattr(self, "metrics", []):
             metric.reset()
 
+    def reset_local(self) -> None:
+        for metric in self.metrics:
+            metric.reset_local()
+
     def get(self) -> tuple[list[str], list[float]]:
+        return self._joined([metric.get() for metric in self.metrics])
+
+    def get_global(self) -> tuple[list[str], list[float]]:
+        return self._joined([metric.get_global() for metric in self.metrics])
+
+    @staticmethod
+    def _joined(results: list[tuple[Any, Any]]) -> tuple[list[str], list[float]]:
         names: list[str] = []
         values: list[float] = []
-        for metric in self.metrics:
-            name, value = metric.get()
+        for name, value in results:
             names.extend(name if isinstance(name, list) else [name])
             values.extend(value if isinstance(value, list) else [value])
         return names, values
@@ -230,8 +274,14 @@ class F1(EvalMetric):
 
     def reset(self) -> None:
         super().reset()
-        # true positives, false positives, false negatives and true negatives since the last reset
+        _reset_binary_totals(self)
+
+    def reset_local(self) -> None:
+        super().reset_local()
         self._totals = numpy.zeros(4)
+
+    def get_global(self) -> tuple[Any, Any]:
+        return _global_binary_score(self, _f1_score)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         _update_binary_score(self, _binary_counts(type(self).__name__, labels, preds), _f1_score)
@@ -259,6 +309,13 @@ def _binary_counts(metric: str, labels: Sequence[Any], preds: Sequence[Any]) -> 
     return counts
 
 
+def _reset_binary_totals(metric: Any) -> None:
+    # true positives, false positives, false negatives and true negatives of the local
+    # period and since the last reset (micro average)
+    metric._totals = numpy.zeros(4)
+    metric._global_totals = numpy.zeros(4)
+
+
 def _update_binary_score(metric: Any, counts: numpy.ndarray, score: Callable[..., float]) -> None:
     """Add one update's ``counts`` to ``metric`` (F1 or MCC) by its ``average`` rule."""
     if metric.average == "macro":
@@ -267,9 +324,17 @@ def _update_binary_score(metric: Any, counts: numpy.ndarray, score: Callable[...
         metric.num_inst += 1
     else:
         metric._totals += counts
+        metric._global_totals += counts
         examples = int(metric._totals.sum())
         metric.sum_metric = score(*metric._totals) * examples
         metric.num_inst = examples
+
+
+def _global_binary_score(metric: Any, score: Callable[..., float]) -> tuple[str, float]:
+    if metric.average == "macro":
+        return EvalMetric.get_global(metric)
+    totals = metric._global_totals
+    return metric.name, score(*totals) if totals.sum() else float("nan")
 
 
 def _f1_score(true_pos: float, false_pos: float, false_neg: float, _true_neg: float = 0.0) -> float:
@@ -315,8 +380,14 @@ class MCC(EvalMetric):
 
     def reset(self) -> None:
         super().reset()
-        # true positives, false positives, false negatives and true negatives since the last reset
+        _reset_binary_totals(self)
+
+    def reset_local(self) -> None:
+        super().reset_local()
         self._totals = numpy.zeros(4)
+
+    def get_global(self) -> tuple[Any, Any]:
+        return _global_binary_score(self, _mcc_score)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         _update_binary_score(self, _binary_counts(type(self).__name__, labels, preds), _mcc_score)
@@ -436,10 +507,12 @@ class PearsonCorrelation(EvalMetric):
 
     def reset(self) -> None:
         super().reset()
-        # micro: count, means of predictions and labels, and sums of centred squares and products
-        self._count = 0
-        self._means = numpy.zeros(2)
-        self._moments = numpy.zeros((2, 2))
+        # micro: the moments of the local period and since the last reset
+        self._local, self._global = _CoMoments(), _CoMoments()
+
+    def reset_local(self) -> None:
+        super().reset_local()
+        self._local = _CoMoments()
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         labels, preds = check_label_shapes(labels, preds)
@@ -454,27 +527,45 @@ class PearsonCorrelation(EvalMetric):
             if self.average == "macro":
                 self.sum_metric += float(numpy.corrcoef(values)[0, 1])
             else:
-                self._add_moments(values)
+                self._local.add(values)
+                self._global.add(values)
             self.num_inst += 1
 
-    def _add_moments(self, values: numpy.ndarray) -> None:
-        """Merge the batch's means and centred moments into the running ones (Chan et al.)."""
+    def get(self) -> tuple[Any, Any]:
+        if self.num_inst == 0 or self.average == "macro":
+            return super().get()
+        return self.name, self._local.correlation()
+
+    def get_global(self) -> tuple[Any, Any]:
+        if self.global_num_inst == 0 or self.average == "macro":
+            return super().get_global()
+        return self.name, self._global.correlation()
+
+
+class _CoMoments:
+    """Running count, means and centred second moments of (prediction, label) pairs."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.means = numpy.zeros(2)
+        self.moments = numpy.zeros((2, 2))
+
+    def add(self, values: numpy.ndarray) -> None:
+        """Merge the (2, n) ``values``' means and centred moments into the running ones (Chan et al.)."""
         count = values.shape[1]
         if count == 0:
             return
         means = values.mean(axis=1)
         centred = values - means[:, None]
-        total = self._count + count
-        delta = means - self._means
-        self._moments += centred @ centred.T + numpy.outer(delta, delta) * (self._count * count / total)
-        self._means += delta * (count / total)
-        self._count = total
+        total = self.count + count
+        delta = means - self.means
+        self.moments += centred @ centred.T + numpy.outer(delta, delta) * (self.count * count / total)
+        self.means += delta * (count / total)
+        self.count = total
 
-    def get(self) -> tuple[Any, Any]:
-        if self.num_inst == 0 or self.average == "macro":
-            return super().get()
-        (pred_var, covariance), (_, label_var) = self._moments
-        return self.name, float(covariance / math.sqrt(pred_var * label_var))
+    def correlation(self) -> float:
+        (pred_var, covariance), (_, label_var) = self.moments
+        return float(covariance / math.sqrt(pred_var * label_var))
 
 
 @register()
@@ -514,10 +605,8 @@ class Perplexity(EvalMetric):
             self.sum_metric += float(-numpy.log(numpy.maximum(prob, 1e-10)).sum())
             self.num_inst += int(keep.sum())
 
-    def get(self) -> tuple[Any, Any]:
-        if self.num_inst == 0:
-            return self.name, float("nan")
-        return self.name, float(numpy.exp(self.sum_metric / self.num_inst))
+    def _value(self, total: float, count: int) -> float:
+        return float("nan") if count == 0 else float(numpy.exp(total / count))
 
 
 @register()

@@ -239,3 +239,35 @@ def test_single_arrays_count_as_a_list_of_one_as_in_mxnet() -> None:
     loss = metric.Loss()
     loss.update(None, np.array([1.0, 2.0]))
     assert loss.get() == ("loss", 1.5)
+
+
+def test_reset_local_starts_a_local_period_and_get_global_keeps_counting() -> None:
+    m = metric.Accuracy()
+    m.update([np.array([0, 1])], [np.array([[0.9, 0.1], [0.8, 0.2]])])  # 1 of 2
+    m.reset_local()
+    assert math.isnan(m.get()[1]) and m.get_global() == ("accuracy", 0.5)
+    m.update([np.array([1, 1])], [np.array([[0.1, 0.9], [0.2, 0.8]])])  # 2 of 2
+    assert m.get() == ("accuracy", 1.0)
+    assert m.get_global_name_value() == [("accuracy", 0.75)]
+    m.reset()
+    assert math.isnan(m.get_global()[1])
+
+
+def test_global_values_of_perplexity_and_micro_averages() -> None:
+    perplexity = metric.Perplexity(ignore_label=None)
+    perplexity.update([np.array([0])], [np.array([[0.5, 0.5]])])
+    perplexity.reset_local()
+    perplexity.update([np.array([0])], [np.array([[0.25, 0.75]])])
+    assert perplexity.get() == ("perplexity", pytest.approx(4.0))
+    assert perplexity.get_global() == ("perplexity", pytest.approx(math.sqrt(8.0)))
+    f1 = metric.F1(average="micro")
+    for i, (label, pred) in enumerate(F1_BATCHES):
+        if i:
+            f1.reset_local()
+        f1.update([label], [pred])
+    # local: the second batch alone; global: both (MXNet 1.9.1 gives the same)
+    assert f1.get() == ("f1", pytest.approx(0.5)) and f1.get_global() == ("f1", pytest.approx(4 / 7))
+    composite = metric.create(["acc", "mse"])
+    composite.update([np.array([1.0])], [np.array([1.0])])
+    composite.reset_local()
+    assert composite.get_global() == (["accuracy", "mse"], [1.0, 0.0])
