@@ -525,7 +525,7 @@ class PearsonCorrelation(EvalMetric):
                 )
             values = numpy.stack([pred_np.ravel(), label_np.ravel()])
             if self.average == "macro":
-                self.sum_metric += float(numpy.corrcoef(values)[0, 1])
+                self.sum_metric += float(numpy.atleast_2d(numpy.corrcoef(values))[0, 1])
             else:
                 self._local.add(values)
                 self._global.add(values)
