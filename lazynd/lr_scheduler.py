@@ -3,10 +3,18 @@
 A scheduler is called with ``num_update`` (how many updates the optimizer has
 made) and returns the learning rate to use.  The optimizer sets ``base_lr``
 from its own ``learning_rate`` when it is given the scheduler.
+
+Every scheduler takes MXNet's warmup arguments: for the first ``warmup_steps``
+updates the rate rises linearly from ``warmup_begin_lr`` towards ``base_lr``
+(``warmup_mode='linear'``) or stays at ``warmup_begin_lr`` (``'constant'``).
+The schedules start from ``base_lr`` as it is when they are called, so an
+optimizer's ``learning_rate`` sets where the warmup and the polynomial and
+cosine decays lead from (MXNet keeps the value given to the scheduler there).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from .errors import LazyNDError
@@ -14,7 +22,9 @@ from .log import get_logger
 
 _log = get_logger(__name__)
 
-__all__ = ["LRScheduler", "FactorScheduler", "MultiFactorScheduler"]
+__all__ = ["LRScheduler", "FactorScheduler", "MultiFactorScheduler", "PolyScheduler", "CosineScheduler"]
+
+_WARMUP_MODES = ("linear", "constant")
 
 
 class LRScheduler:
@@ -26,10 +36,40 @@ class LRScheduler:
     0.1
     """
 
-    def __init__(self, base_lr: float = 0.01) -> None:
+    def __init__(
+        self, base_lr: float = 0.01, warmup_steps: int = 0, warmup_begin_lr: float = 0.0, warmup_mode: str = "linear"
+    ) -> None:
+        name = type(self).__name__
+        if not isinstance(warmup_steps, int) or warmup_steps < 0:
+            raise LazyNDError(f"{name}: warmup_steps must be an int >= 0, got {warmup_steps!r}")
+        if warmup_begin_lr > base_lr:
+            raise LazyNDError(f"{name}: warmup_begin_lr {warmup_begin_lr} must not exceed base_lr {base_lr}")
+        if warmup_mode not in _WARMUP_MODES:
+            raise LazyNDError(f"{name}: warmup_mode must be one of {_WARMUP_MODES}, got {warmup_mode!r}")
         self.base_lr = base_lr
+        self.warmup_steps = warmup_steps
+        self.warmup_begin_lr = warmup_begin_lr
+        self.warmup_mode = warmup_mode
+
+    def get_warmup_lr(self, num_update: int) -> float:
+        """The rate at update ``num_update`` (< ``warmup_steps``) of the warmup towards ``base_lr``.
+
+        Examples
+        --------
+        >>> LRScheduler(base_lr=1.0, warmup_steps=4, warmup_begin_lr=0.5).get_warmup_lr(2)
+        0.75
+        """
+        if not num_update < self.warmup_steps:
+            raise LazyNDError(
+                f"{type(self).__name__}: update {num_update} is past the {self.warmup_steps} warmup steps"
+            )
+        if self.warmup_mode == "constant":
+            return self.warmup_begin_lr
+        return self.warmup_begin_lr + (self.base_lr - self.warmup_begin_lr) * num_update / self.warmup_steps
 
     def __call__(self, num_update: int) -> float:
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
         return self.base_lr
 
 
@@ -43,8 +83,17 @@ class FactorScheduler(LRScheduler):
     (1.0, 0.5, 0.25)
     """
 
-    def __init__(self, step: int, factor: float = 1.0, stop_factor_lr: float = 1e-8, base_lr: float = 0.01) -> None:
-        super().__init__(base_lr)
+    def __init__(
+        self,
+        step: int,
+        factor: float = 1.0,
+        stop_factor_lr: float = 1e-8,
+        base_lr: float = 0.01,
+        warmup_steps: int = 0,
+        warmup_begin_lr: float = 0.0,
+        warmup_mode: str = "linear",
+    ) -> None:
+        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if step < 1:
             raise LazyNDError(f"FactorScheduler: step must be >= 1 update, got {step}")
         if factor > 1.0:
@@ -55,6 +104,8 @@ class FactorScheduler(LRScheduler):
         self.count = 0
 
     def __call__(self, num_update: int) -> float:
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
         # a rate reached after ``count`` steps stays until the next boundary is passed
         while num_update > self.count + self.step:
             self.count += self.step
@@ -77,8 +128,16 @@ class MultiFactorScheduler(LRScheduler):
     (1.0, 0.1, 0.01)
     """
 
-    def __init__(self, step: Sequence[int], factor: float = 1.0, base_lr: float = 0.01) -> None:
-        super().__init__(base_lr)
+    def __init__(
+        self,
+        step: Sequence[int],
+        factor: float = 1.0,
+        base_lr: float = 0.01,
+        warmup_steps: int = 0,
+        warmup_begin_lr: float = 0.0,
+        warmup_mode: str = "linear",
+    ) -> None:
+        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         steps = list(step)
         if not steps:
             raise LazyNDError("MultiFactorScheduler: step must list at least one update count")
@@ -95,9 +154,89 @@ class MultiFactorScheduler(LRScheduler):
         self.count = 0
 
     def __call__(self, num_update: int) -> float:
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
         while self.cur_step_ind < len(self.step) and num_update > self.step[self.cur_step_ind]:
             self.count = self.step[self.cur_step_ind]
             self.cur_step_ind += 1
             self.base_lr *= self.factor
             _log.info("update[%d]: changed the learning rate to %.5e", num_update, self.base_lr)
         return self.base_lr
+
+
+class _DecayToFinal(LRScheduler):
+    """A decay from ``base_lr`` (after the warmup) to ``final_lr`` at update ``max_update``."""
+
+    def __init__(
+        self,
+        max_update: int,
+        base_lr: float = 0.01,
+        final_lr: float = 0.0,
+        warmup_steps: int = 0,
+        warmup_begin_lr: float = 0.0,
+        warmup_mode: str = "linear",
+    ) -> None:
+        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        if not isinstance(max_update, int) or max_update <= warmup_steps:
+            raise LazyNDError(
+                f"{type(self).__name__}: max_update must be an int larger than warmup_steps ({warmup_steps}), "
+                f"got {max_update!r}"
+            )
+        self.max_update = max_update
+        self.final_lr = final_lr
+
+    def _decay(self, progress: float) -> float:
+        """The fraction of ``base_lr - final_lr`` left at ``progress`` (0 to 1) through the decay."""
+        raise NotImplementedError
+
+    def __call__(self, num_update: int) -> float:
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
+        if num_update >= self.max_update:
+            return self.final_lr
+        progress = (num_update - self.warmup_steps) / (self.max_update - self.warmup_steps)
+        return self.final_lr + (self.base_lr - self.final_lr) * self._decay(progress)
+
+
+class PolyScheduler(_DecayToFinal):
+    """A polynomial decay ``final_lr + (base_lr - final_lr) * (1 - progress) ** pwr`` until ``max_update``.
+
+    ``progress`` runs from 0 after the warmup to 1 at ``max_update``; the rate stays at
+    ``final_lr`` from then on.
+
+    Examples
+    --------
+    >>> s = PolyScheduler(max_update=10, base_lr=1.0, pwr=2, final_lr=0.1)
+    >>> s(0), round(s(5), 6), s(10), s(50)
+    (1.0, 0.325, 0.1, 0.1)
+    """
+
+    def __init__(
+        self,
+        max_update: int,
+        base_lr: float = 0.01,
+        pwr: float = 2,
+        final_lr: float = 0.0,
+        warmup_steps: int = 0,
+        warmup_begin_lr: float = 0.0,
+        warmup_mode: str = "linear",
+    ) -> None:
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        self.power = pwr
+
+    def _decay(self, progress: float) -> float:
+        return (1.0 - progress) ** self.power
+
+
+class CosineScheduler(_DecayToFinal):
+    """A cosine decay ``final_lr + (base_lr - final_lr) * (1 + cos(pi * progress)) / 2`` until ``max_update``.
+
+    Examples
+    --------
+    >>> s = CosineScheduler(max_update=10, base_lr=1.0, final_lr=0.0)
+    >>> s(0), round(s(5), 6), s(10)
+    (1.0, 0.5, 0.0)
+    """
+
+    def _decay(self, progress: float) -> float:
+        return (1.0 + math.cos(math.pi * progress)) / 2.0

@@ -7,6 +7,7 @@ drift.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,8 +33,22 @@ def _host(value: Any) -> numpy.ndarray:
     return value.asnumpy() if hasattr(value, "asnumpy") else numpy.asarray(value)
 
 
-def check_label_shapes(labels: Sequence[Any], preds: Sequence[Any], shape: bool = False) -> None:
-    """Raise ``DataError`` unless there are as many labels as predictions (and, with ``shape``, equal shapes)."""
+def _as_array_list(values: Any) -> list[Any]:
+    """``values`` as a list of arrays: a single NDArray or NumPy array is a list of one, as MXNet takes it."""
+    if hasattr(values, "asnumpy") or isinstance(values, numpy.ndarray):
+        return [values]
+    return list(values)
+
+
+def check_label_shapes(
+    labels: Sequence[Any] | Any, preds: Sequence[Any] | Any, shape: bool = False
+) -> tuple[list[Any], list[Any]]:
+    """``labels`` and ``preds`` as lists of arrays (a single array is a list of one).
+
+    Raises ``DataError`` unless there are as many labels as predictions (and, with
+    ``shape``, each label has its prediction's shape).
+    """
+    labels, preds = _as_array_list(labels), _as_array_list(preds)
     if len(labels) != len(preds):
         raise DataError(f"metric: {len(labels)} label arrays but {len(preds)} prediction arrays")
     if shape:
@@ -42,13 +57,16 @@ def check_label_shapes(labels: Sequence[Any], preds: Sequence[Any], shape: bool 
                 raise DataError(
                     f"metric: label shape {tuple(label.shape)} differs from prediction shape {tuple(pred.shape)}"
                 )
+    return labels, preds
 
 
 class EvalMetric:
     """Base class: ``update`` adds a batch, ``get`` gives ``(name, value)``.
 
     Subclasses add to ``sum_metric`` and ``num_inst``; the value is their
-    ratio (NaN before any update).
+    ratio (NaN before any update).  As in MXNet 1.x, ``reset_local`` starts a
+    new local period (what ``get`` reports) while ``get_global`` goes on
+    reporting everything since the last ``reset``.
     """
 
     def __init__(
@@ -80,19 +98,51 @@ class EvalMetric:
         raise NotImplementedError(f"{type(self).__name__} does not implement update")
 
     def reset(self) -> None:
+        """Forget every update (local and global)."""
+        self.num_inst = 0
+        self.sum_metric = 0.0
+        # the sums of the local periods before the current one
+        self._earlier_sum_metric = 0.0
+        self._earlier_num_inst = 0
+
+    def reset_local(self) -> None:
+        """Start a new local period; the global value keeps what was seen since :meth:`reset`."""
+        self._earlier_sum_metric += self.sum_metric
+        self._earlier_num_inst += self.num_inst
         self.num_inst = 0
         self.sum_metric = 0.0
 
+    @property
+    def global_sum_metric(self) -> float:
+        return self._earlier_sum_metric + self.sum_metric
+
+    @property
+    def global_num_inst(self) -> int:
+        return self._earlier_num_inst + self.num_inst
+
+    def _value(self, total: float, count: int) -> float:
+        """The metric's value from a sum and a count (NaN without any instance)."""
+        return float("nan") if count == 0 else total / count
+
     def get(self) -> tuple[Any, Any]:
-        if self.num_inst == 0:
-            return self.name, float("nan")
-        return self.name, self.sum_metric / self.num_inst
+        return self.name, self._value(self.sum_metric, self.num_inst)
+
+    def get_global(self) -> tuple[Any, Any]:
+        """``(name, value)`` over every update since the last :meth:`reset`."""
+        return self.name, self._value(self.global_sum_metric, self.global_num_inst)
 
     def get_name_value(self) -> list[tuple[str, float]]:
-        name, value = self.get()
-        if not isinstance(name, list):
-            name, value = [name], [value]
-        return list(zip(name, value, strict=False))
+        return _pairs(*self.get())
+
+    def get_global_name_value(self) -> list[tuple[str, float]]:
+        """:meth:`get_global` as a list of ``(name, value)`` pairs."""
+        return _pairs(*self.get_global())
+
+
+def _pairs(name: Any, value: Any) -> list[tuple[str, float]]:
+    if not isinstance(name, list):
+        name, value = [name], [value]
+    return list(zip(name, value, strict=False))
 
 
 @register("composite")
@@ -128,11 +178,21 @@ class CompositeEvalMetric(EvalMetric):
         for metric in getattr(self, "metrics", []):
             metric.reset()
 
+    def reset_local(self) -> None:
+        for metric in self.metrics:
+            metric.reset_local()
+
     def get(self) -> tuple[list[str], list[float]]:
+        return self._joined([metric.get() for metric in self.metrics])
+
+    def get_global(self) -> tuple[list[str], list[float]]:
+        return self._joined([metric.get_global() for metric in self.metrics])
+
+    @staticmethod
+    def _joined(results: list[tuple[Any, Any]]) -> tuple[list[str], list[float]]:
         names: list[str] = []
         values: list[float] = []
-        for metric in self.metrics:
-            name, value = metric.get()
+        for name, value in results:
             names.extend(name if isinstance(name, list) else [name])
             values.extend(value if isinstance(value, list) else [value])
         return names, values
@@ -156,7 +216,7 @@ class Accuracy(EvalMetric):
         self.axis = axis
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label)
             if pred_np.shape != label_np.shape:
@@ -180,7 +240,7 @@ class TopKAccuracy(EvalMetric):
         self.top_k = top_k
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
             if pred_np.ndim != 2:
@@ -192,34 +252,150 @@ class TopKAccuracy(EvalMetric):
 
 @register()
 class F1(EvalMetric):
-    """F1 score of the positive class for binary classification (2 output columns)."""
+    """F1 score of the positive class for binary classification (2 output columns).
 
-    def __init__(self, name: str = "f1", **kwargs: Any) -> None:
-        super().__init__(name, **kwargs)
+    ``average='macro'`` (the default) averages the score of each ``update`` call;
+    ``'micro'`` scores the true/false positives and false negatives counted over
+    every update since the last ``reset``.
+
+    Examples
+    --------
+    >>> m = F1(average="micro")
+    >>> m.update([numpy.array([1, 0])], [numpy.array([[0.2, 0.8], [0.3, 0.7]])])
+    >>> m.update([numpy.array([1])], [numpy.array([[0.9, 0.1]])])
+    >>> m.get()
+    ('f1', 0.5)
+    """
+
+    def __init__(self, name: str = "f1", average: str = "macro", **kwargs: Any) -> None:
+        _check_average("F1", average)
+        self.average = average
+        super().__init__(name, average=average, **kwargs)
+
+    def reset(self) -> None:
+        super().reset()
+        _reset_binary_totals(self)
+
+    def reset_local(self) -> None:
+        super().reset_local()
+        self._totals = numpy.zeros(4)
+
+    def get_global(self) -> tuple[Any, Any]:
+        return _global_binary_score(self, _f1_score)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
-        for label, pred in zip(labels, preds, strict=False):
-            pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
-            if pred_np.ndim != 2 or pred_np.shape[1] != 2:
-                raise DataError(f"F1: predictions must be (batch, 2), got shape {pred_np.shape}")
-            if numpy.setdiff1d(numpy.unique(label_np), [0, 1]).size:
-                raise DataError(f"F1: labels must be 0 or 1, got {numpy.unique(label_np).tolist()}")
-            predicted = pred_np.argmax(axis=1)
-            true_pos = float(((predicted == 1) & (label_np == 1)).sum())
-            false_pos = float(((predicted == 1) & (label_np == 0)).sum())
-            false_neg = float(((predicted == 0) & (label_np == 1)).sum())
-            precision = true_pos / (true_pos + false_pos) if true_pos + false_pos > 0 else 0.0
-            recall = true_pos / (true_pos + false_neg) if true_pos + false_neg > 0 else 0.0
-            score = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-            # averaged over batches, as MXNet does
-            self.sum_metric += score
-            self.num_inst += 1
+        _update_binary_score(self, _binary_counts(type(self).__name__, labels, preds), _f1_score)
+
+
+def _binary_counts(metric: str, labels: Sequence[Any], preds: Sequence[Any]) -> numpy.ndarray:
+    """True positives, false positives, false negatives and true negatives of (batch, 2) predictions."""
+    labels, preds = check_label_shapes(labels, preds)
+    counts = numpy.zeros(4)
+    for label, pred in zip(labels, preds, strict=False):
+        pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
+        if pred_np.ndim != 2 or pred_np.shape[1] != 2:
+            raise DataError(f"{metric}: predictions must be (batch, 2), got shape {pred_np.shape}")
+        if pred_np.shape[0] != label_np.size:
+            raise DataError(f"{metric}: {label_np.size} labels for {pred_np.shape[0]} predictions")
+        if numpy.setdiff1d(numpy.unique(label_np), [0, 1]).size:
+            raise DataError(f"{metric}: labels must be 0 or 1, got {numpy.unique(label_np).tolist()}")
+        predicted = pred_np.argmax(axis=1)
+        counts += (
+            ((predicted == 1) & (label_np == 1)).sum(),
+            ((predicted == 1) & (label_np == 0)).sum(),
+            ((predicted == 0) & (label_np == 1)).sum(),
+            ((predicted == 0) & (label_np == 0)).sum(),
+        )
+    return counts
+
+
+def _reset_binary_totals(metric: Any) -> None:
+    # true positives, false positives, false negatives and true negatives of the local
+    # period and since the last reset (micro average)
+    metric._totals = numpy.zeros(4)
+    metric._global_totals = numpy.zeros(4)
+
+
+def _update_binary_score(metric: Any, counts: numpy.ndarray, score: Callable[..., float]) -> None:
+    """Add one update's ``counts`` to ``metric`` (F1 or MCC) by its ``average`` rule."""
+    if metric.average == "macro":
+        # one score per update call, averaged over the calls, as MXNet does
+        metric.sum_metric += score(*counts)
+        metric.num_inst += 1
+    else:
+        metric._totals += counts
+        metric._global_totals += counts
+        examples = int(metric._totals.sum())
+        metric.sum_metric = score(*metric._totals) * examples
+        metric.num_inst = examples
+
+
+def _global_binary_score(metric: Any, score: Callable[..., float]) -> tuple[str, float]:
+    if metric.average == "macro":
+        return EvalMetric.get_global(metric)
+    totals = metric._global_totals
+    return metric.name, score(*totals) if totals.sum() else float("nan")
+
+
+def _f1_score(true_pos: float, false_pos: float, false_neg: float, _true_neg: float = 0.0) -> float:
+    """The harmonic mean of precision and recall; 0 where either is undefined or both are 0."""
+    precision = true_pos / (true_pos + false_pos) if true_pos + false_pos > 0 else 0.0
+    recall = true_pos / (true_pos + false_neg) if true_pos + false_neg > 0 else 0.0
+    return float(2 * precision * recall / (precision + recall)) if precision + recall > 0 else 0.0
+
+
+def _mcc_score(true_pos: float, false_pos: float, false_neg: float, true_neg: float) -> float:
+    """Matthews' correlation coefficient; the sums that are 0 are left out of the denominator (MXNet's rule)."""
+    if true_pos + false_pos + false_neg + true_neg == 0:
+        return 0.0
+    sums = (true_pos + false_pos, true_pos + false_neg, true_neg + false_pos, true_neg + false_neg)
+    denominator = math.prod(t for t in sums if t != 0)
+    return float((true_pos * true_neg - false_pos * false_neg) / math.sqrt(denominator))
+
+
+def _check_average(metric: str, average: str) -> None:
+    if average not in ("macro", "micro"):
+        raise DataError(f"{metric}: average must be 'macro' or 'micro', got {average!r}")
+
+
+@register()
+class MCC(EvalMetric):
+    """Matthews' correlation coefficient of binary predictions (2 output columns).
+
+    ``average`` as for :class:`F1`: ``'macro'`` averages the coefficient of each ``update``
+    call, ``'micro'`` takes it from the counts of every update since the last ``reset``.
+
+    Examples
+    --------
+    >>> m = MCC()
+    >>> m.update([numpy.array([1, 0, 1, 0])], [numpy.array([[0.2, 0.8], [0.9, 0.1], [0.7, 0.3], [0.6, 0.4]])])
+    >>> round(m.get()[1], 6)
+    0.57735
+    """
+
+    def __init__(self, name: str = "mcc", average: str = "macro", **kwargs: Any) -> None:
+        _check_average("MCC", average)
+        self.average = average
+        super().__init__(name, average=average, **kwargs)
+
+    def reset(self) -> None:
+        super().reset()
+        _reset_binary_totals(self)
+
+    def reset_local(self) -> None:
+        super().reset_local()
+        self._totals = numpy.zeros(4)
+
+    def get_global(self) -> tuple[Any, Any]:
+        return _global_binary_score(self, _mcc_score)
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        _update_binary_score(self, _binary_counts(type(self).__name__, labels, preds), _mcc_score)
 
 
 class _Regression(EvalMetric):
     def _errors(self, labels: Sequence[Any], preds: Sequence[Any]) -> Any:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
             if label_np.ndim == 1 and pred_np.ndim == 2 and pred_np.shape[1] == 1:
@@ -279,7 +455,7 @@ class CrossEntropy(EvalMetric):
         self.eps = eps
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _host(pred).astype(numpy.float64)
             if pred_np.ndim != 2 or pred_np.shape[0] != label_np.size:
@@ -291,6 +467,105 @@ class CrossEntropy(EvalMetric):
             prob = pred_np[numpy.arange(label_np.size), label_np]
             self.sum_metric += float((-numpy.log(prob + self.eps)).sum())
             self.num_inst += label_np.size
+
+
+@register("nll_loss")
+class NegativeLogLikelihood(CrossEntropy):
+    """Mean of ``-log(p[label] + eps)`` over examples: :class:`CrossEntropy` under MXNet's other name.
+
+    Examples
+    --------
+    >>> m = NegativeLogLikelihood()
+    >>> m.update([numpy.array([1])], [numpy.array([[0.5, 0.5]])])
+    >>> m.get()[0], round(m.get()[1], 6)
+    ('nll-loss', 0.693147)
+    """
+
+    def __init__(self, eps: float = 1e-12, name: str = "nll-loss", **kwargs: Any) -> None:
+        super().__init__(eps, name, **kwargs)
+
+
+@register("pearsonr")
+class PearsonCorrelation(EvalMetric):
+    """Pearson's correlation of predictions and labels, both flattened.
+
+    ``average='macro'`` (the default) averages the correlation of each label/prediction
+    pair; ``'micro'`` gives the correlation of every value seen since the last ``reset``.
+
+    Examples
+    --------
+    >>> m = PearsonCorrelation()
+    >>> m.update([numpy.array([1.0, 2.0, 3.0])], [numpy.array([2.0, 4.0, 7.0])])
+    >>> round(m.get()[1], 6)
+    0.993399
+    """
+
+    def __init__(self, name: str = "pearsonr", average: str = "macro", **kwargs: Any) -> None:
+        _check_average("PearsonCorrelation", average)
+        self.average = average
+        super().__init__(name, average=average, **kwargs)
+
+    def reset(self) -> None:
+        super().reset()
+        # micro: the moments of the local period and since the last reset
+        self._local, self._global = _CoMoments(), _CoMoments()
+
+    def reset_local(self) -> None:
+        super().reset_local()
+        self._local = _CoMoments()
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        labels, preds = check_label_shapes(labels, preds)
+        for label, pred in zip(labels, preds, strict=False):
+            label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
+            if label_np.size != pred_np.size:
+                raise DataError(
+                    f"PearsonCorrelation: label shape {label_np.shape} and prediction shape {pred_np.shape} "
+                    "hold different numbers of values"
+                )
+            values = numpy.stack([pred_np.ravel(), label_np.ravel()])
+            if self.average == "macro":
+                self.sum_metric += float(numpy.atleast_2d(numpy.corrcoef(values))[0, 1])
+            else:
+                self._local.add(values)
+                self._global.add(values)
+            self.num_inst += 1
+
+    def get(self) -> tuple[Any, Any]:
+        if self.num_inst == 0 or self.average == "macro":
+            return super().get()
+        return self.name, self._local.correlation()
+
+    def get_global(self) -> tuple[Any, Any]:
+        if self.global_num_inst == 0 or self.average == "macro":
+            return super().get_global()
+        return self.name, self._global.correlation()
+
+
+class _CoMoments:
+    """Running count, means and centred second moments of (prediction, label) pairs."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.means = numpy.zeros(2)
+        self.moments = numpy.zeros((2, 2))
+
+    def add(self, values: numpy.ndarray) -> None:
+        """Merge the (2, n) ``values``' means and centred moments into the running ones (Chan et al.)."""
+        count = values.shape[1]
+        if count == 0:
+            return
+        means = values.mean(axis=1)
+        centred = values - means[:, None]
+        total = self.count + count
+        delta = means - self.means
+        self.moments += centred @ centred.T + numpy.outer(delta, delta) * (self.count * count / total)
+        self.means += delta * (count / total)
+        self.count = total
+
+    def correlation(self) -> float:
+        (pred_var, covariance), (_, label_var) = self.moments
+        return float(covariance / math.sqrt(pred_var * label_var))
 
 
 @register()
@@ -313,7 +588,7 @@ class Perplexity(EvalMetric):
         self.axis = axis
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        check_label_shapes(labels, preds)
+        labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np = _host(pred).astype(numpy.float64)
             classes = pred_np.shape[self.axis]
@@ -330,10 +605,8 @@ class Perplexity(EvalMetric):
             self.sum_metric += float(-numpy.log(numpy.maximum(prob, 1e-10)).sum())
             self.num_inst += int(keep.sum())
 
-    def get(self) -> tuple[Any, Any]:
-        if self.num_inst == 0:
-            return self.name, float("nan")
-        return self.name, float(numpy.exp(self.sum_metric / self.num_inst))
+    def _value(self, total: float, count: int) -> float:
+        return float("nan") if count == 0 else float(numpy.exp(total / count))
 
 
 @register()
@@ -352,7 +625,7 @@ class Loss(EvalMetric):
         super().__init__(name, **kwargs)
 
     def update(self, labels: Sequence[Any] | None, preds: Sequence[Any]) -> None:
-        for pred in preds:
+        for pred in _as_array_list(preds):
             values = _host(pred)
             self.sum_metric += float(values.sum())
             self.num_inst += int(values.size)
@@ -385,8 +658,10 @@ class CustomMetric(EvalMetric):
         self._allow_extra_outputs = allow_extra_outputs
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        if not self._allow_extra_outputs:
-            check_label_shapes(labels, preds)
+        if self._allow_extra_outputs:
+            labels, preds = _as_array_list(labels), _as_array_list(preds)
+        else:
+            labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             result = self._feval(_host(label), _host(pred))
             if isinstance(result, tuple):

@@ -25,6 +25,8 @@ from .image import imdecode
 
 __all__ = ["ImageIter"]
 
+_LAST_BATCH_MODES = ("pad", "discard", "roll_over")
+
 
 def _unpack(record: bytes, source: str) -> tuple[Any, bytes]:
     """The image record's header and payload; a damaged header names the record and its file."""
@@ -44,8 +46,11 @@ class ImageIter(DataIter):
 
     Parameters follow MXNet's ``mx.image.ImageIter``; ``skip_bad=True`` skips
     records that do not decode (with a warning) instead of raising.
-    The last batch of an epoch is filled by repeating its first images; its
-    ``pad`` says how many.
+    Each example's label holds ``label_width`` values (a single value fills
+    the row).  ``last_batch_handle`` says what becomes of the examples that
+    do not fill a last batch: ``'pad'`` fills it by repeating its first images
+    (its ``pad`` says how many), ``'discard'`` drops them, ``'roll_over'``
+    carries them into the first batch of the next epoch.
 
     Examples
     --------
@@ -71,9 +76,17 @@ class ImageIter(DataIter):
         label_name: str = "softmax_label",
         layout: str = "NCHW",
         skip_bad: bool = False,
+        last_batch_handle: str = "pad",
         **kwargs: Any,
     ) -> None:
         super().__init__(batch_size)
+        if last_batch_handle not in _LAST_BATCH_MODES:
+            raise OperatorError(
+                f"ImageIter: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}"
+            )
+        self.last_batch_handle = last_batch_handle
+        # roll_over: the augmented images and labels of an epoch's incomplete last batch
+        self._carried: tuple[list[Any], list[np.ndarray]] = ([], [])
         if len(data_shape) != 3 or data_shape[0] not in (1, 3):
             raise OperatorError(f"ImageIter: data_shape must be (1 or 3, height, width), got {tuple(data_shape)}")
         if layout not in ("NCHW", "NHWC"):
@@ -192,9 +205,17 @@ class ImageIter(DataIter):
             )
         return image
 
+    def _label_row(self, label: np.ndarray, source: str) -> np.ndarray:
+        """``label`` as ``label_width`` values: as it is, or a single value repeated (as MXNet does)."""
+        if label.size == self.label_width:
+            return label
+        if label.size == 1:
+            return np.full(self.label_width, label[0], np.float32)
+        raise FormatError(f"ImageIter: {source} has {label.size} label values, label_width is {self.label_width}")
+
     def next(self) -> DataBatch:
-        images: list[Any] = []
-        labels: list[np.ndarray] = []
+        images, labels = self._carried
+        self._carried = ([], [])
         while len(images) < self.batch_size:
             sample = self.next_sample()
             if sample is None:
@@ -204,10 +225,14 @@ class ImageIter(DataIter):
             if image is None:
                 continue
             images.append(self.augment(image, source))
-            labels.append(label)
+            labels.append(self._label_row(label, source))
         if not images:
             raise StopIteration
         pad = self.batch_size - len(images)
+        if pad and self.last_batch_handle != "pad":
+            if self.last_batch_handle == "roll_over":
+                self._carried = (images, labels)
+            raise StopIteration
         for i in range(pad):
             images.append(images[i % (self.batch_size - pad)])
             labels.append(labels[i % (self.batch_size - pad)])
@@ -220,7 +245,7 @@ class ImageIter(DataIter):
             "image_batch",
             data.context,
         )
-        label_np = np.stack([lab[: self.label_width] for lab in labels]).astype(np.float32)
+        label_np = np.stack(labels).astype(np.float32)
         from .. import ndarray as nd
 
         label = nd.array(label_np.reshape(self.provide_label[0].shape))

@@ -36,7 +36,7 @@ def _load_pair(
 
 
 class MNISTIter(NDArrayIter):
-    """Batches of MNIST images scaled to [0, 1] with their labels.
+    """Batches of MNIST images scaled by 1/256, as MXNet's ``MNISTIter`` scales them, with their labels.
 
     Parameters
     ----------
@@ -62,7 +62,8 @@ class MNISTIter(NDArrayIter):
     train : bool
         Which split to load when no path is given.
     num_parts, part_index : int
-        Use only part ``part_index`` of ``num_parts`` equal parts (one per worker).
+        Use only part ``part_index`` of ``num_parts`` parts (one per worker): part ``i`` starts at
+        example ``int(count / num_parts * i)``, as in MXNet, so every example is in one part.
 
     Examples
     --------
@@ -103,16 +104,16 @@ class MNISTIter(NDArrayIter):
             )
         if not 0 <= part_index < num_parts:
             raise DataError(f"MNISTIter: part_index must be in [0, {num_parts}), got {part_index}")
-        size = len(images) // num_parts
-        images = images[part_index * size : (part_index + 1) * size]
-        labels = labels[part_index * size : (part_index + 1) * size]
+        start, stop = (int(len(images) / num_parts * i) for i in (part_index, part_index + 1))
+        images, labels = images[start:stop], labels[start:stop]
         for shape in (input_shape, data_shape):
             if shape is not None:
                 flat = _is_flat(shape, images.shape[1:])
         if shuffle:
             order = np.random.default_rng(seed).permutation(len(images))
             images, labels = images[order], labels[order]
-        pixels = images.astype(np.float32) / np.float32(255.0)
+        # MXNet divides by 256, not 255: the brightest pixel is 255/256
+        pixels = images.astype(np.float32) * np.float32(1.0 / 256.0)
         pixels = pixels.reshape(len(images), -1) if flat else pixels[:, None, :, :]
         super().__init__(
             pixels,

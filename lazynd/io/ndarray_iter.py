@@ -26,7 +26,9 @@ def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[s
     """Normalise one array, a list of arrays or a dict into ``(name, array)`` pairs.
 
     A plain dict is taken in key order (so that the order does not depend on
-    how the dict was built); an ``OrderedDict`` keeps its own order.
+    how the dict was built); an ``OrderedDict`` keeps its own order.  A list
+    of several arrays is named ``_0_<default_name>``, ``_1_<default_name>``...
+    as MXNet names them; a list of one takes ``default_name``.
     """
     if source is None:
         return []
@@ -40,7 +42,11 @@ def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[s
         and not np.isscalar(source[0])
         and (hasattr(source[0], "asnumpy") or isinstance(source[0], np.ndarray))
     ):
-        items = [(default_name if i == 0 else f"_{i}_{default_name}", v) for i, v in enumerate(source)]
+        # MXNet's names: the default name for a list of one, ``_<i>_<name>`` for each of several
+        if len(source) == 1:
+            items = [(default_name, source[0])]
+        else:
+            items = [(f"_{i}_{default_name}", v) for i, v in enumerate(source)]
     else:
         items = [(default_name, source)]
     return [(str(name), _as_numpy(value, f"{what} {name!r}")) for name, value in items]

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
 from ..lr_scheduler import LRScheduler
@@ -33,12 +35,17 @@ class Optimizer:
         param_idx2name: dict[int, str] | None = None,
         wd: float = 0.0,
         clip_gradient: float | None = None,
-        learning_rate: float = 0.01,
+        learning_rate: float | None = None,
         lr_scheduler: LRScheduler | None = None,
         sym: Any = None,
         begin_num_update: int = 0,
         param_dict: dict | None = None,
+        multi_precision: bool = False,
     ) -> None:
+        if learning_rate is None:
+            # MXNet's rule: no rate given, the scheduler's base_lr (0.01 without a scheduler);
+            # a rate given replaces the scheduler's base_lr
+            learning_rate = lr_scheduler.base_lr if lr_scheduler is not None else 0.01
         if learning_rate < 0:
             raise LazyNDError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
         if wd < 0:
@@ -60,10 +67,17 @@ class Optimizer:
         self.idx2name = dict(param_idx2name or {})
         self.sym = sym
         self.param_dict = param_dict or {}
+        self.multi_precision = bool(multi_precision)
         self.lr_mult: dict[Any, float] = {}
         self.wd_mult: dict[Any, float] = {}
         self.set_lr_mult({})
         self.set_wd_mult({})
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the Parameters of param_dict hold arrays and blocks: a pickled optimizer goes without them
+        state = self.__dict__.copy()
+        state["param_dict"] = {}
+        return state
 
     # -- registry ----------------------------------------------------------------------------------
     @staticmethod
@@ -94,6 +108,28 @@ class Optimizer:
         """Update several parameters; an optimizer with a multi-parameter operator overrides this."""
         for index, weight, grad, state in zip(indices, weights, grads, states, strict=True):
             self.update(index, weight, grad, state)
+
+    # -- multi-precision (float16 weights updated through a float32 master copy) -----------------
+    def _uses_master_copy(self, weight: NDArray) -> bool:
+        return self.multi_precision and np.dtype(weight.dtype) == np.float16
+
+    def create_state_multi_precision(self, index: Any, weight: NDArray) -> Any:
+        """The state of parameter ``index``; with ``multi_precision``, a float16 weight's state is
+        ``(state of a float32 master copy, the master copy)``."""
+        if not self._uses_master_copy(weight):
+            return self.create_state(index, weight)
+        master = weight.astype(np.float32)
+        return (self.create_state(index, master), master)
+
+    def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        """:meth:`update`; a float16 weight under ``multi_precision`` is updated in float32 through its
+        master copy (the gradient cast to float32), then set to the master copy rounded to float16."""
+        if not self._uses_master_copy(weight):
+            self.update(index, weight, grad, state)
+            return
+        inner, master = state
+        self.update(index, master, grad.astype(np.float32), inner)
+        master.astype(weight.dtype).copyto(weight)
 
     # -- learning rate and multipliers -------------------------------------------------------------
     @property

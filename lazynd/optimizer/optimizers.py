@@ -37,10 +37,15 @@ def _sqrt(x: NDArray) -> NDArray:
 
 @register
 class SGD(Optimizer):
-    """SGD with optional momentum, one fused ``sgd_update``/``sgd_mom_update`` call per parameter."""
+    """SGD with optional momentum, one fused ``sgd_update``/``sgd_mom_update`` call per parameter.
 
-    def __init__(self, momentum: float = 0.0, **kwargs: Any) -> None:
+    ``lazy_update`` is MXNet's option for row-sparse gradients; on lazynd's dense
+    arrays both of its values give the same update.
+    """
+
+    def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.lazy_update = lazy_update
         if not 0.0 <= momentum <= 1.0:
             raise LazyNDError(f"SGD: momentum must be in [0, 1], got {momentum}")
         self.momentum = momentum
@@ -111,7 +116,11 @@ class NAG(SGD):
 
 @register
 class Adam(Optimizer):
-    """Adam: bias correction folded into the learning rate, then one fused ``adam_update``."""
+    """Adam: bias correction folded into the learning rate, then one fused ``adam_update``.
+
+    ``lazy_update`` is MXNet's option for row-sparse gradients; on lazynd's dense
+    arrays both of its values give the same update.
+    """
 
     def __init__(
         self,
@@ -119,9 +128,11 @@ class Adam(Optimizer):
         beta1: float = 0.9,
         beta2: float = 0.999,
         epsilon: float = 1e-8,
+        lazy_update: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(learning_rate=learning_rate, **kwargs)
+        self.lazy_update = lazy_update
         for name, value in (("beta1", beta1), ("beta2", beta2)):
             if not 0.0 <= value < 1.0:
                 raise LazyNDError(f"Adam: {name} must be in [0, 1), got {value}")
@@ -251,7 +262,11 @@ class Ftrl(Optimizer):
     coefficient, ``beta`` the per-coordinate learning rate's beta, ``wd`` the L2 one.
     """
 
-    def __init__(self, lamda1: float = 0.01, learning_rate: float = 0.1, beta: float = 1.0, **kwargs: Any) -> None:
+    def __init__(
+        self, lamda1: float = 0.01, learning_rate: float | None = None, beta: float = 1.0, **kwargs: Any
+    ) -> None:
+        if learning_rate is None and kwargs.get("lr_scheduler") is None:
+            learning_rate = 0.1
         super().__init__(learning_rate=learning_rate, **kwargs)
         if lamda1 < 0 or beta < 0:
             raise LazyNDError(f"Ftrl: lamda1 and beta must be >= 0, got lamda1={lamda1}, beta={beta}")

@@ -40,19 +40,29 @@ class Updater:
                     f"Updater: {len(indices)} indices, {len(grads)} gradients and {len(weights)} weights; "
                     "expected one gradient and one weight per index"
                 )
-            states = self.states
+            states, optimizer = self.states, self.optimizer
             for i, w in zip(indices, weights, strict=True):
                 if i not in states:
-                    states[i] = self.optimizer.create_state(i, w)
-            self.optimizer.update_multi(indices, weights, grads, [states[i] for i in indices])
+                    states[i] = optimizer.create_state_multi_precision(i, w)
+            if optimizer.multi_precision and any(np.dtype(w.dtype) == np.float16 for w in weights):
+                for i, w, g in zip(indices, weights, grads, strict=True):
+                    optimizer.update_multi_precision(i, w, g, states[i])
+            else:
+                optimizer.update_multi(indices, weights, grads, [states[i] for i in indices])
             return
         if index not in self.states:
-            self.states[index] = self.optimizer.create_state(index, weight)
-        self.optimizer.update(index, weight, grad, self.states[index])
+            self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
+        self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
 
-    def get_states(self) -> bytes:
-        """The states as pickled bytes (NDArrays stored as NumPy arrays)."""
-        return pickle.dumps({k: _to_numpy(v) for k, v in self.states.items()})
+    def get_states(self, dump_optimizer: bool = False) -> bytes:
+        """The states as pickled bytes (NDArrays stored as NumPy arrays).
+
+        With ``dump_optimizer`` the optimizer is pickled with them (as MXNet's
+        ``(states, optimizer)`` pair), so that its settings and update counts
+        come back too; its ``param_dict`` is left out.
+        """
+        states = {k: _to_numpy(v) for k, v in self.states.items()}
+        return pickle.dumps((states, self.optimizer) if dump_optimizer else states)
 
     def set_states(self, states: bytes) -> None:
         """Restore states saved by :meth:`get_states` (onto the CPU).
@@ -64,9 +74,14 @@ class Updater:
             loaded = pickle.loads(states)
         except Exception as err:
             raise LazyNDError(f"Updater.set_states: could not unpickle the states: {err}") from err
+        optimizer = None
+        if isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[1], Optimizer):
+            loaded, optimizer = loaded
         if not isinstance(loaded, dict):
             raise LazyNDError(f"Updater.set_states: expected a pickled dict of states, got {type(loaded).__name__}")
         self.states = {k: _from_numpy(v) for k, v in loaded.items()}
+        if optimizer is not None:
+            self.optimizer = optimizer
 
 
 def _as_list(values: Any) -> list:

@@ -117,6 +117,63 @@ def test_wrong_shape_after_augmentation_is_explained(jpeg_folder):
         next(it)
 
 
+def _labelled_rec(tmp_path, labels):
+    """A record file of 8x8 images, one per label (a number or a list of numbers)."""
+    path = str(tmp_path / "labelled.rec")
+    good = cv2.imencode(".png", np.full((8, 8, 3), 7, np.uint8))[1].tobytes()
+    with recordio.MXRecordIO(path, "w") as writer:
+        for i, label in enumerate(labels):
+            writer.write(recordio.pack(recordio.IRHeader(0, label, i, 0), good))
+    return path
+
+
+@pytest.mark.parametrize("label_width", [1, 2, 4])
+def test_labels_of_another_width_than_label_width_raise_naming_the_record(tmp_path, label_width):
+    # records with 3 labels: MXNet refuses a label_width other than 3; no silent truncation
+    path = _labelled_rec(tmp_path, [[0, 10, 20], [1, 11, 21]])
+    it = image.ImageIter(2, (3, 8, 8), label_width=label_width, path_imgrec=path, aug_list=[])
+    with pytest.raises(mx.FormatError, match=r"record #0 of .*labelled\.rec has 3 label values, label_width is"):
+        next(it)
+
+
+def test_a_single_label_fills_a_wider_label_row(tmp_path):
+    path = _labelled_rec(tmp_path, [5.0, 6.0])
+    it = image.ImageIter(2, (3, 8, 8), label_width=2, path_imgrec=path, aug_list=[])
+    assert next(it).label[0].asnumpy().tolist() == [[5.0, 5.0], [6.0, 6.0]]
+
+
+def _epochs(it, count=3):
+    epochs = []
+    for _ in range(count):
+        epochs.append([(batch.label[0].asnumpy().tolist(), batch.pad) for batch in it])
+        it.reset()
+    return epochs
+
+
+def test_last_batch_discard_drops_the_incomplete_batch(tmp_path):
+    it = image.ImageIter(
+        2, (3, 8, 8), path_imgrec=_labelled_rec(tmp_path, range(5)), aug_list=[], last_batch_handle="discard"
+    )
+    assert _epochs(it, 2) == [[([0.0, 1.0], 0), ([2.0, 3.0], 0)]] * 2
+
+
+def test_last_batch_roll_over_carries_leftovers_into_the_next_epoch(tmp_path):
+    it = image.ImageIter(
+        2, (3, 8, 8), path_imgrec=_labelled_rec(tmp_path, range(5)), aug_list=[], last_batch_handle="roll_over"
+    )
+    # MXNet 1.9.1 gives the same batches
+    assert _epochs(it) == [
+        [([0.0, 1.0], 0), ([2.0, 3.0], 0)],
+        [([4.0, 0.0], 0), ([1.0, 2.0], 0), ([3.0, 4.0], 0)],
+        [([0.0, 1.0], 0), ([2.0, 3.0], 0)],
+    ]
+
+
+def test_unknown_last_batch_handle_raises():
+    with pytest.raises(mx.OperatorError, match="last_batch_handle"):
+        image.ImageIter(2, (3, 8, 8), imglist=[[0.0, "a.jpg"]], aug_list=[], last_batch_handle="wrap")
+
+
 def test_image_record_iter_normalizes(data_dir):
     rec = os.path.join(data_dir, "mxnet", "mnist50.rec")
     it = image.ImageRecordIter(rec, (1, 28, 28), 10, mean_r=128.0, std_r=2.0, scale=0.5)

@@ -402,3 +402,141 @@ def test_sgd_with_parameters_of_two_dtypes_falls_back_to_one_update_each():
     for w in weights:
         assert_almost_equal(w.asnumpy(), np.full(2, 0.5))
     assert weights[1].dtype == np.float64
+
+
+def _float32_sgd_momentum(w0: np.ndarray, grads: list[np.ndarray], lr: float, momentum: float) -> np.ndarray:
+    master, mom = w0.astype(np.float32), np.zeros(w0.shape, np.float32)
+    for g in grads:
+        mom = momentum * mom - lr * g.astype(np.float32)
+        master = master + mom
+    return master
+
+
+def test_multi_precision_updates_float16_weights_through_a_float32_master_copy():
+    # steps of 1e-4 on weights near 1 are below float16's resolution: only a float32 copy keeps them
+    w0 = np.full(4, 1.0, np.float16)
+    grads = [np.full(4, -1e-4, np.float16)] * 10
+    opt = optimizer.create("sgd", learning_rate=1.0, momentum=0.5, multi_precision=True)
+    updater = optimizer.get_updater(opt)
+    weight = mx.nd.array(w0, dtype="float16")
+    for g in grads:
+        updater(0, mx.nd.array(g, dtype="float16"), weight)
+    master = _float32_sgd_momentum(w0, grads, lr=1.0, momentum=0.5)
+    assert weight.dtype == np.float16
+    np.testing.assert_array_equal(weight.asnumpy(), master.astype(np.float16))
+    mom_state, master_state = updater.states[0]
+    assert master_state.dtype == np.float32 and mom_state.dtype == np.float32
+    np.testing.assert_allclose(master_state.asnumpy(), master, rtol=1e-6)
+    assert weight.asnumpy()[0] > 1.0  # plain float16 updates would have left it at 1.0
+
+
+def test_multi_precision_through_lists_and_saved_states_matches_one_call_each():
+    w0, grads = np.linspace(-1, 1, 6).astype(np.float16), [np.full(6, 0.3, np.float16)] * 3
+
+    def make():
+        return optimizer.get_updater(optimizer.create("sgd", learning_rate=0.1, momentum=0.9, multi_precision=True))
+
+    single, listed = make(), make()
+    a, b = mx.nd.array(w0, dtype="float16"), mx.nd.array(w0, dtype="float16")
+    for g in grads[:2]:
+        single(0, mx.nd.array(g, dtype="float16"), a)
+        listed([0], [mx.nd.array(g, dtype="float16")], [b])
+    restored = make()
+    restored.set_states(listed.get_states())
+    restored(0, mx.nd.array(grads[2], dtype="float16"), b)
+    single(0, mx.nd.array(grads[2], dtype="float16"), a)
+    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_multi_precision_leaves_float32_weights_as_they_are(problem):
+    w0, grads = problem
+    plain = run(optimizer.create("sgd", learning_rate=0.1, momentum=0.9), w0, grads)
+    mixed = run(optimizer.create("sgd", learning_rate=0.1, momentum=0.9, multi_precision=True), w0, grads)
+    np.testing.assert_array_equal(plain, mixed)
+
+
+@pytest.mark.parametrize("name", ["sgd", "nag", "adagrad", "ftrl"])
+def test_an_lr_scheduler_keeps_its_base_lr_when_no_learning_rate_is_given(name):
+    # MXNet 1.9.1 starts these at the scheduler's 0.5, not at the optimizer's default rate
+    opt = optimizer.create(name, lr_scheduler=lr_scheduler.FactorScheduler(step=2, base_lr=0.5))
+    assert opt.learning_rate == 0.5
+
+
+def test_a_learning_rate_given_replaces_the_schedulers_base_lr():
+    opt = optimizer.create("sgd", learning_rate=0.2, lr_scheduler=lr_scheduler.FactorScheduler(step=2, base_lr=0.5))
+    assert opt.learning_rate == 0.2
+    assert optimizer.create("sgd").learning_rate == 0.01 and optimizer.create("ftrl").learning_rate == 0.1
+
+
+UPDATES = [0, 1, 2, 3, 4, 5, 6, 9, 10, 11, 12, 20, 21, 30, 100]
+
+
+def test_factor_scheduler_warms_up_linearly_then_decays_as_mxnet():
+    sched = lr_scheduler.FactorScheduler(step=3, factor=0.5, base_lr=1.0, warmup_steps=4, warmup_begin_lr=0.2)
+    # MXNet 1.9.1's rates at UPDATES
+    expected = [0.2, 0.4, 0.6, 0.8, 0.5, 0.5, 0.5, 0.25, 0.125, 0.125, 0.125, 0.015625, 0.015625, 0.001953125, 1e-08]
+    assert [sched(n) for n in UPDATES] == pytest.approx(expected)
+
+
+def test_constant_warmup_holds_the_begin_rate():
+    sched = lr_scheduler.MultiFactorScheduler(
+        step=[5], factor=0.1, base_lr=1.0, warmup_steps=3, warmup_begin_lr=0.3, warmup_mode="constant"
+    )
+    assert [sched(n) for n in (0, 2, 3, 5, 6)] == pytest.approx([0.3, 0.3, 1.0, 1.0, 0.1])
+
+
+def test_poly_and_cosine_schedulers_match_mxnet():
+    poly = lr_scheduler.PolyScheduler(max_update=20, base_lr=1.0, pwr=2, final_lr=0.1)
+    cosine = lr_scheduler.CosineScheduler(max_update=20, base_lr=1.0, final_lr=0.1)
+    # MXNet 1.9.1's rates at UPDATES
+    expected_poly = [1.0, 0.91225, 0.829, 0.75025, 0.676, 0.60625, 0.541, 0.37225, 0.325, 0.28225, 0.244]
+    expected_cosine = [1.0, 0.99445975, 0.97797543, 0.95095294, 0.91405765, 0.86819805, 0.81450336, 0.62039551]
+    expected_cosine += [0.55, 0.47960449, 0.41094235]
+    assert [poly(n) for n in UPDATES] == pytest.approx(expected_poly + [0.1] * 4)
+    assert [cosine(n) for n in UPDATES] == pytest.approx(expected_cosine + [0.1] * 4)
+
+
+def test_poly_scheduler_warms_up_and_an_optimizer_sets_where_it_starts():
+    sched = lr_scheduler.PolyScheduler(max_update=12, pwr=1, warmup_steps=2, warmup_begin_lr=0.0)
+    optimizer.create("sgd", learning_rate=2.0, lr_scheduler=sched)
+    assert [sched(n) for n in (0, 1, 2, 7, 12)] == pytest.approx([0.0, 1.0, 2.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: lr_scheduler.FactorScheduler(step=2, warmup_steps=-1),
+        lambda: lr_scheduler.FactorScheduler(step=2, base_lr=0.1, warmup_begin_lr=0.5),
+        lambda: lr_scheduler.MultiFactorScheduler(step=[2], warmup_mode="cubic"),
+        lambda: lr_scheduler.PolyScheduler(max_update=0),
+        lambda: lr_scheduler.CosineScheduler(max_update=5, warmup_steps=5),
+    ],
+)
+def test_bad_warmup_and_decay_arguments_are_errors(make):
+    with pytest.raises(LazyNDError):
+        make()
+
+
+def test_states_dumped_with_the_optimizer_bring_back_its_settings_and_counts(problem):
+    w0, grads = problem
+    uninterrupted = run(optimizer.create("adam", learning_rate=0.05, wd=0.1), w0, grads)
+    first = optimizer.get_updater(optimizer.create("adam", learning_rate=0.05, wd=0.1))
+    weight = mx.nd.array(w0)
+    for g in grads[:2]:
+        first(0, mx.nd.array(g), weight)
+    # as MXNet's get_states(dump_optimizer=True): Adam's bias correction needs the update count
+    restored = optimizer.get_updater(optimizer.create("adam"))
+    restored.set_states(first.get_states(dump_optimizer=True))
+    assert restored.optimizer.lr == 0.05 and restored.optimizer.wd == 0.1
+    for g in grads[2:]:
+        restored(0, mx.nd.array(g), weight)
+    assert_almost_equal(weight.asnumpy(), uninterrupted, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name, kwargs", [("sgd", {"momentum": 0.9}), ("adam", {})])
+def test_lazy_update_is_accepted_and_changes_nothing_on_dense_arrays(name, kwargs, problem):
+    # MXNet 1.x programs pass lazy_update (a row-sparse option) to SGD and Adam
+    w0, grads = problem
+    lazy = run(optimizer.create(name, lazy_update=True, **kwargs), w0, grads)
+    eager = run(optimizer.create(name, lazy_update=False, **kwargs), w0, grads)
+    np.testing.assert_array_equal(lazy, eager)

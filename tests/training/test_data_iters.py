@@ -120,6 +120,18 @@ def test_ordered_dict_keeps_its_order() -> None:
     assert [d.name for d in it.provide_data] == ["b", "a"]
 
 
+def test_lists_of_several_arrays_are_named_as_in_mxnet() -> None:
+    # MXNet names a list of several inputs _0_data, _1_data...; a bound symbol's
+    # variables must carry the same names
+    x, y = np.zeros((4, 2)), np.zeros(4)
+    it = NDArrayIter([x, x], [y, y], batch_size=2)
+    assert [d.name for d in it.provide_data] == ["_0_data", "_1_data"]
+    assert [d.name for d in it.provide_label] == ["_0_softmax_label", "_1_softmax_label"]
+    single = NDArrayIter([x], [y], batch_size=2)
+    assert [d.name for d in single.provide_data] == ["data"]
+    assert [d.name for d in single.provide_label] == ["softmax_label"]
+
+
 def test_ndarray_inputs_are_accepted() -> None:
     it = NDArrayIter(mx.nd.array(np.arange(4)), batch_size=2)
     assert _epoch(it) == [[0.0, 1.0], [2.0, 3.0]]
@@ -254,6 +266,35 @@ def test_mnist_iter_flat_and_seeded_shuffle_is_reproducible(data_dir) -> None:
     assert np.array_equal(a.label[0].asnumpy(), b.label[0].asnumpy())
     in_file_order = next(MNISTIter(batch_size=50, shuffle=False, flat=True, data_dir=data_dir, train=False))
     assert not np.array_equal(a.label[0].asnumpy(), in_file_order.label[0].asnumpy())
+
+
+def _write_idx(tmp_path, pixels: np.ndarray, labels: np.ndarray) -> tuple[str, str]:
+    """IDX image and label files (uncompressed) holding ``pixels`` (N, rows, cols) and ``labels``."""
+    images, names = tmp_path / "images-idx3-ubyte", tmp_path / "labels-idx1-ubyte"
+    images.write_bytes(np.array([2051, *pixels.shape], ">u4").tobytes() + pixels.astype(np.uint8).tobytes())
+    names.write_bytes(np.array([2049, len(labels)], ">u4").tobytes() + labels.astype(np.uint8).tobytes())
+    return str(images), str(names)
+
+
+def test_mnist_iter_scales_pixels_by_1_over_256_as_mxnet(tmp_path) -> None:
+    pixels = np.array([0, 1, 128, 255], np.uint8).repeat(4).reshape(1, 4, 4)
+    it = MNISTIter(*_write_idx(tmp_path, pixels, np.array([3])), batch_size=1, shuffle=False)
+    # MXNet 1.9.1's MNISTIter gives 255/256 for a white pixel
+    np.testing.assert_array_equal(next(it).data[0].asnumpy().ravel(), pixels.ravel() / np.float32(256))
+
+
+def test_mnist_iter_parts_split_as_mxnet_and_keep_every_example(tmp_path) -> None:
+    files = _write_idx(tmp_path, np.zeros((10, 2, 2), np.uint8), np.arange(10))
+    parts = [
+        [
+            label
+            for batch in MNISTIter(*files, batch_size=1, shuffle=False, num_parts=3, part_index=i)
+            for label in batch.label[0].asnumpy().tolist()
+        ]
+        for i in range(3)
+    ]
+    # MXNet starts part i at int(10 / 3 * i): [0, 3), [3, 6), [6, 10)
+    assert parts == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0]]
 
 
 def test_mnist_iter_missing_file_names_the_path(tmp_path) -> None:

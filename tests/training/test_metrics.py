@@ -85,6 +85,36 @@ def test_f1_of_binary_predictions() -> None:
     assert m.get() == ("f1", pytest.approx(0.5))
 
 
+# predictions [1, 1] for labels [1, 0] (tp 1, fp 1), then [1, 0, 1] for [1, 1, 0] (tp 1, fp 1, fn 1)
+F1_BATCHES = [
+    (np.array([1, 0]), np.array([[0.2, 0.8], [0.3, 0.7]])),
+    (np.array([1, 1, 0]), np.array([[0.2, 0.8], [0.6, 0.4], [0.3, 0.7]])),
+]
+
+
+def test_f1_macro_scores_each_update_call_over_all_its_arrays() -> None:
+    m = metric.F1()
+    m.update([label for label, _ in F1_BATCHES], [pred for _, pred in F1_BATCHES])
+    # one score from the call's counts (tp 2, fp 2, fn 1), as MXNet 1.9.1 gives: 4/7
+    assert m.get() == ("f1", pytest.approx(4 / 7))
+
+
+def test_f1_micro_scores_the_counts_of_every_update() -> None:
+    m = metric.F1(average="micro")
+    for label, pred in F1_BATCHES:
+        m.update([label], [pred])
+    # MXNet 1.9.1: 4/7 (macro would average 2/3 and 1/2)
+    assert m.get() == ("f1", pytest.approx(4 / 7))
+    m.reset()
+    m.update([F1_BATCHES[1][0]], [F1_BATCHES[1][1]])
+    assert m.get() == ("f1", pytest.approx(0.5))
+
+
+def test_f1_rejects_an_unknown_average() -> None:
+    with pytest.raises(DataError, match="average"):
+        metric.F1(average="weighted")
+
+
 def test_f1_rejects_non_binary_labels() -> None:
     with pytest.raises(DataError, match="0 or 1"):
         metric.F1().update([np.array([2, 0])], [np.zeros((2, 2))])
@@ -155,3 +185,89 @@ def test_loss_metric_averages_the_outputs() -> None:
     m = mx.metric.create("loss")
     m.update(None, [mx.nd.array([1, 2, 3])])
     assert m.get() == ("loss", 2.0) and m.num_inst == 3
+
+
+PEARSON_BATCHES = [
+    (np.array([0.5, -1.0, 2.0, 0.0, 1.5]), np.array([0.4, -0.2, 1.0, 0.3, 2.0])),
+    (np.array([1.0, 3.0, -2.0]), np.array([0.0, 1.0, -1.0])),
+]
+
+
+@pytest.mark.parametrize("average, expected", [("macro", 0.9067973461427838), ("micro", 0.7983578425570879)])
+def test_pearson_correlation_matches_mxnet(average, expected) -> None:
+    m = mx.metric.create("pearsonr", average=average)
+    for label, pred in PEARSON_BATCHES:
+        m.update([mx.nd.array(label)], [mx.nd.array(pred)])
+    # MXNet 1.9.1's values; micro is the correlation of all eight pairs at once
+    assert m.get() == ("pearsonr", pytest.approx(expected))
+    labels, preds = (np.concatenate(part) for part in zip(*PEARSON_BATCHES, strict=True))
+    if average == "micro":
+        assert m.get()[1] == pytest.approx(np.corrcoef(preds, labels)[0, 1])
+
+
+# (labels, predicted classes) per batch
+MCC_BATCHES = [([1, 0, 1, 1, 0], [1, 0, 0, 1, 1]), ([0, 0, 1], [0, 1, 1]), ([1, 1, 1, 0], [1, 1, 0, 0])]
+
+
+@pytest.mark.parametrize("average, expected", [("macro", 0.41467231195209747), ("micro", 0.3142857142857143)])
+def test_mcc_matches_mxnet(average, expected) -> None:
+    m = metric.MCC(average=average)
+    for label, predicted in MCC_BATCHES:
+        classes = np.array(predicted, np.float32)
+        m.update([np.array(label, np.float32)], [np.stack([1 - classes, classes], axis=1)])
+    assert m.get() == ("mcc", pytest.approx(expected))
+
+
+def test_negative_log_likelihood_is_cross_entropy_under_mxnets_name() -> None:
+    nll, ce = mx.metric.create("nll_loss"), metric.CrossEntropy()
+    nll.update([LABELS], [PROBS])
+    ce.update([LABELS], [PROBS])
+    assert nll.get() == ("nll-loss", pytest.approx(ce.get()[1]))
+
+
+def test_single_arrays_count_as_a_list_of_one_as_in_mxnet() -> None:
+    label, pred = mx.nd.array([1.0, 1.0, 1.0]), mx.nd.array([0.7, 0.1, 0.8])
+    rmse = metric.RMSE()
+    rmse.update(label, pred)
+    # MXNet 1.9.1: the RMSE of the one batch, not a mean of per-element errors
+    assert rmse.get() == ("rmse", pytest.approx(0.5597618818283081))
+    acc = metric.Accuracy()
+    acc.update(mx.nd.array(LABELS), mx.nd.array(PROBS))
+    acc_of_list = metric.Accuracy()
+    acc_of_list.update([LABELS], [PROBS])
+    assert acc.get() == acc_of_list.get()
+    loss = metric.Loss()
+    loss.update(None, np.array([1.0, 2.0]))
+    assert loss.get() == ("loss", 1.5)
+
+
+def test_reset_local_starts_a_local_period_and_get_global_keeps_counting() -> None:
+    m = metric.Accuracy()
+    m.update([np.array([0, 1])], [np.array([[0.9, 0.1], [0.8, 0.2]])])  # 1 of 2
+    m.reset_local()
+    assert math.isnan(m.get()[1]) and m.get_global() == ("accuracy", 0.5)
+    m.update([np.array([1, 1])], [np.array([[0.1, 0.9], [0.2, 0.8]])])  # 2 of 2
+    assert m.get() == ("accuracy", 1.0)
+    assert m.get_global_name_value() == [("accuracy", 0.75)]
+    m.reset()
+    assert math.isnan(m.get_global()[1])
+
+
+def test_global_values_of_perplexity_and_micro_averages() -> None:
+    perplexity = metric.Perplexity(ignore_label=None)
+    perplexity.update([np.array([0])], [np.array([[0.5, 0.5]])])
+    perplexity.reset_local()
+    perplexity.update([np.array([0])], [np.array([[0.25, 0.75]])])
+    assert perplexity.get() == ("perplexity", pytest.approx(4.0))
+    assert perplexity.get_global() == ("perplexity", pytest.approx(math.sqrt(8.0)))
+    f1 = metric.F1(average="micro")
+    for i, (label, pred) in enumerate(F1_BATCHES):
+        if i:
+            f1.reset_local()
+        f1.update([label], [pred])
+    # local: the second batch alone; global: both (MXNet 1.9.1 gives the same)
+    assert f1.get() == ("f1", pytest.approx(0.5)) and f1.get_global() == ("f1", pytest.approx(4 / 7))
+    composite = metric.create(["acc", "mse"])
+    composite.update([np.array([1.0])], [np.array([1.0])])
+    composite.reset_local()
+    assert composite.get_global() == (["accuracy", "mse"], [1.0, 0.0])
