@@ -277,8 +277,9 @@ def _regression_shape(name: str) -> Any:
         if data is None:
             return in_shapes, [None], aux_shapes
         data = tuple(data)
-        if label is not None and len(label) == 1 and len(data) == 2 and data[1] == 1:
-            return [data, tuple(label)], [data], aux_shapes  # (n,) labels for an (n, 1) output
+        if len(data) == 2 and data[1] == 1 and (label is None or len(label) == 1):
+            # MXNet's convention: an (n, 1) output takes (n,) labels, and infers them when unknown
+            return [data, merge_shape(name, "label", label, data[:1])], [data], aux_shapes
         return [data, merge_shape(name, "label", label, data)], [data], aux_shapes
 
     return infer

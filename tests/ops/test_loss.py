@@ -264,3 +264,13 @@ def test_softmax_output_gradient_of_one_label_a_row_agrees_on_gpu(dtype, label_d
         out.backward()
         grads.append(data.grad.asnumpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"])
+def test_regression_output_of_one_column_infers_a_vector_label(name):
+    # MXNet: an (n, 1) output's unknown label is (n,), so simple_bind makes a label that takes y of shape (n,)
+    out = getattr(mx.sym, name)(mx.sym.Variable("x"), name="out")
+    assert out.infer_shape(x=(5, 1)) == ([(5, 1), (5,)], [(5, 1)], [])
+    assert out.infer_shape(x=(5, 3)) == ([(5, 3), (5, 3)], [(5, 3)], [])
+    with pytest.raises(ShapeError, match="label"):
+        out.infer_shape(x=(5, 1), out_label=(4,))
