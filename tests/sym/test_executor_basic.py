@@ -7,7 +7,7 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, ShapeError
 
 
 def _seed():
@@ -107,6 +107,27 @@ def test_non_loss_output_requires_out_grads():
     ex.forward(is_train=True)
     with pytest.raises(LazyNDError, match="needs out_grads"):
         ex.backward()
+
+
+def test_out_grads_that_are_not_ndarrays_are_refused_by_name():
+    # a NumPy array was taken as a list of its rows, then failed inside the executor
+    a = sym.Variable("a")
+    ex = sym.Group([a * 2, a * 3]).simple_bind(mx.cpu(), a=(3,))
+    ex.forward(is_train=True)
+    with pytest.raises(LazyNDError, match=r"out_grads\[0\] is a ndarray, expected an NDArray"):
+        ex.backward(np.ones((2, 3), np.float32))
+    with pytest.raises(LazyNDError, match=r"out_grads\[1\] is a list"):
+        ex.backward([mx.nd.ones((3,)), [1.0, 1.0, 1.0]])
+
+
+def test_forward_refuses_host_values_of_another_shape():
+    # MXNet refuses them; assigning would broadcast a row or a scalar over the whole argument
+    ex = (sym.Variable("a") * 2).simple_bind(mx.cpu(), a=(2, 3))
+    for value in (np.ones(3, np.float32), 5.0):
+        with pytest.raises(ShapeError, match=r"forward: 'a' has shape \(.*\), the executor was bound with \(2, 3\)"):
+            ex.forward(a=value)
+    out = ex.forward(a=np.arange(6, dtype=np.float32).reshape(2, 3))[0]
+    np.testing.assert_allclose(out.asnumpy(), np.arange(6).reshape(2, 3) * 2)
 
 
 def test_loss_output_needs_no_out_grads():
