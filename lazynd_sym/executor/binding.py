@@ -101,7 +101,8 @@ def simple_bind(
     arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
     if arg_shapes is None:
         partial = symbol.infer_shape_partial(**shapes)[0]
-        unknown = [n for n, s in zip(symbol.list_arguments(), partial, strict=False) if not shape_known(s)]
+        # infer_shape_partial gives () for a shape it knows nothing of, as MXNet
+        unknown = [n for n, s in zip(symbol.list_arguments(), partial, strict=False) if not s or not shape_known(s)]
         raise ShapeError(f"simple_bind: cannot infer the shapes of {unknown} from {shapes}")
     arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
     names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()

@@ -130,6 +130,12 @@ def test_forward_refuses_host_values_of_another_shape():
     np.testing.assert_allclose(out.asnumpy(), np.arange(6).reshape(2, 3) * 2)
 
 
+def test_simple_bind_without_shapes_names_the_arguments_it_cannot_infer():
+    net = sym.FullyConnected(sym.Variable("a"), num_hidden=2, name="fc")
+    with pytest.raises(ShapeError, match=r"cannot infer the shapes of \['a', 'fc_weight', 'fc_bias'\]"):
+        net.simple_bind(mx.cpu())
+
+
 def test_loss_output_needs_no_out_grads():
     net = sym.SoftmaxOutput(sym.Variable("data"), name="softmax")
     ex = net.simple_bind(mx.cpu(), grad_req={"data": "write"}, data=(2, 3), softmax_label=(2,))
