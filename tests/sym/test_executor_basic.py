@@ -136,6 +136,22 @@ def test_simple_bind_without_shapes_names_the_arguments_it_cannot_infer():
         net.simple_bind(mx.cpu())
 
 
+def test_bind_takes_dicts_holding_the_whole_networks_arrays():
+    # MXNet's feature extraction: an internal output bound with every parameter of the network
+    x = sym.Variable("data")
+    fc1 = sym.FullyConnected(x, num_hidden=3, name="fc1")
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.BatchNorm(fc1, name="bn"), num_hidden=2, name="fc2"), name="sm")
+    shapes = net.infer_shape(data=(2, 4))[0]
+    args = {name: mx.nd.ones(shape) for name, shape in zip(net.list_arguments(), shapes, strict=True)}
+    aux = {name: mx.nd.ones((3,)) for name in net.list_auxiliary_states()}
+    grads = {"fc1_weight": mx.nd.zeros((3, 4)), "fc2_weight": mx.nd.zeros((2, 3))}
+    ex = net.get_internals()["fc1_output"].bind(mx.cpu(), args, args_grad=grads, aux_states=aux)
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.full((2, 3), 5.0))
+    assert sorted(ex.arg_dict) == ["data", "fc1_bias", "fc1_weight"]
+    with pytest.raises(LazyNDError, match=r"bind: args misses \['fc1_bias'\]"):
+        fc1.bind(mx.cpu(), {"data": args["data"], "fc1_weight": args["fc1_weight"], "fc2_bias": args["fc2_bias"]})
+
+
 def test_loss_output_needs_no_out_grads():
     net = sym.SoftmaxOutput(sym.Variable("data"), name="softmax")
     ex = net.simple_bind(mx.cpu(), grad_req={"data": "write"}, data=(2, 3), softmax_label=(2,))
