@@ -78,8 +78,12 @@ class Symbol:
         return Symbol([self._outputs[index]])
 
     def get_internals(self) -> Symbol:
-        """A group of every output of every node, in topological order."""
-        entries = [(n, i) for n in self._nodes() for i in range(n.num_outputs())]
+        """A group of every visible output of every node, in topological order.
+
+        As in MXNet, an operator's hidden outputs (BatchNorm's mean and variance unless
+        ``output_mean_var``) are not listed, so positions match MXNet's.
+        """
+        entries = [(n, i) for n in self._nodes() for i in range(n.num_visible_outputs())]
         return Symbol(entries)
 
     def get_children(self) -> Symbol | None:
