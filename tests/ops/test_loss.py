@@ -133,6 +133,15 @@ def test_softmax_output_preserve_shape_uses_last_axis(rng):
     assert_almost_equal(grads[0], np_softmax(x, -1) - np.eye(4)[label], rtol=1e-5, atol=1e-6)
 
 
+def test_softmax_output_preserve_shape_batch_normalization_divides_by_every_row(rng):
+    # MXNet sees the data as 2-D (every position a row): (2, 3, 4) has 6 rows, not a batch of 2
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    label = rng.integers(0, 4, size=(2, 3))
+    inputs = [mx.nd.array(x), mx.nd.array(label)]
+    grads = loss_gradient("SoftmaxOutput", inputs, preserve_shape=True, normalization="batch")
+    assert_almost_equal(grads[0], (np_softmax(x, -1) - np.eye(4)[label]) / 6, rtol=1e-5, atol=1e-6)
+
+
 def test_softmax_output_flattens_trailing_axes_without_multi_output(rng):
     x = rng.standard_normal((2, 3, 2)).astype(np.float32)
     y = mx.nd.SoftmaxOutput(mx.nd.array(x), mx.nd.array([0, 5]))
@@ -206,6 +215,13 @@ def test_make_loss_gradient_is_grad_scale_whatever_the_head():
     assert_almost_equal(loss_gradient("MakeLoss", [data], normalization="batch")[0], np.full((2, 3), 0.5))
     valid = loss_gradient("MakeLoss", [data], normalization="valid", valid_thresh=1.5)[0]
     assert_almost_equal(valid, np.full((2, 3), 0.5))
+
+
+@pytest.mark.parametrize("shape, divisor", [((5,), 1), ((4, 1), 4), ((2, 3, 4), 6)])
+def test_make_loss_batch_normalization_divides_by_the_rows_of_the_data_seen_as_2d(shape, divisor):
+    # as MXNet: a vector of per-sample losses is one row (no division); (2, 3, 4) has 6 rows
+    grads = loss_gradient("MakeLoss", [mx.nd.ones(shape)], normalization="batch", grad_scale=3.0)
+    assert_almost_equal(grads[0], np.full(shape, 3.0 / divisor))
 
 
 def test_block_grad_passes_values_and_stops_gradients():
