@@ -292,6 +292,16 @@ class Executor(PassRunner):
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
         if arg_shapes is None:
             raise ShapeError(f"reshape: cannot infer every shape from {shapes}")
+        if not partial_shaping:
+            # as MXNet: an array whose shape was not asked for and changes (a weight, a label)
+            # would stop being shared, or be shared as a view of the wrong elements
+            names, arrays = self.arg_names + self.aux_names, self.arg_arrays + self.aux_arrays
+            for name, old, shape in zip(names, arrays, arg_shapes + aux_shapes, strict=True):
+                if name not in shapes and tuple(old.shape) != tuple(shape):
+                    raise ShapeError(
+                        f"reshape: the shape of {name!r} changes from {tuple(old.shape)} to {tuple(shape)} though it "
+                        "was not given; give it, or pass partial_shaping=True"
+                    )
 
         def share(old: Any, shape: tuple) -> Any:
             if old is None:
