@@ -67,10 +67,15 @@ def Group(symbols: Sequence[Symbol]) -> Symbol:
     return Symbol(entries)
 
 
+# scalar comparisons, which MXNet calls by their own names (no CamelCase alias such as _PlusScalar)
+_KEEP_SCALAR_SUFFIX = ("_equal", "_not_equal", "_greater", "_greater_equal", "_lesser", "_lesser_equal")
+
+
 def name_hint(op: OpDef) -> str:
-    """The prefix of automatic names: the lowercase op name, ``_plus_scalar`` as ``_plusscalar``."""
+    """The prefix of automatic names, as MXNet's: the lowercase op name, ``_plus_scalar`` as
+    ``_plusscalar`` (its alias ``_PlusScalar``), but ``_greater_scalar`` kept."""
     name = op.name.lower()
-    if name.endswith("_scalar"):
+    if name.endswith("_scalar") and name[: -len("_scalar")] not in _KEEP_SCALAR_SUFFIX:
         name = name[: -len("_scalar")] + "scalar"
     return name
 

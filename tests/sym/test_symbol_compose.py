@@ -50,6 +50,14 @@ def test_internals_leave_out_hidden_outputs_as_mxnet():
     assert internals.infer_shape(x=(4, 3))[1][internals.list_outputs().index("fc_output")] == (4, 2)
 
 
+def test_automatic_names_of_scalar_operators_follow_mxnet():
+    with sym.NameManager():
+        a = sym.Variable("a")
+        names = [(a + 1).name, (a * 2).name, (a > 1).name, (a <= 1).name, (a == 1).name, (a != 1).name]
+    assert names == ["_plusscalar0", "_mulscalar0", "_greater_scalar0", "_lesser_equal_scalar0", "_equal_scalar0",
+                     "_not_equal_scalar0"]  # fmt: skip
+
+
 def test_prefix_scope_prepends_names():
     with sym.Prefix("mlp_"):
         y = sym.relu(sym.Variable("x"), name="act")
