@@ -160,10 +160,17 @@ class Executor(PassRunner):
         external |= claimed
         order = self._forward_order + self._backward_order
         self._skipped = _unread_optional_outputs(graph, order, external)
-        storage = passes.plan_memory(graph, order, external | self._skipped)
+        storage = passes.plan_memory(graph, order, external | self._skipped, self._read_by_backward(graph))
         for user_pass in passes.bind_passes():
             graph = user_pass(graph) or graph
         self._allocate(storage, claimed)
+
+    def _read_by_backward(self, graph: IndexedGraph) -> frozenset[int]:
+        """Entries the forward pass computes and the backward pass reads: no backward step may
+        overwrite them, so that backward can run again on the same forward values."""
+        computed = {graph.entry(i, k) for i in self._forward_order for k in range(graph.nodes[i].num_outputs())}
+        read = {e for i in self._backward_order for e in graph.input_entries(i)}
+        return frozenset(computed & read)
 
     def _allocate(self, storage: list[int], claimed: set[int]) -> None:
         graph, ctx = self._graph, self._ctx

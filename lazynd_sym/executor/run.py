@@ -244,7 +244,7 @@ class PassRunner:
         if not self._grad_entry and not self._finish_grads:
             return
         if out_grads is None:
-            given = []
+            given: list[Any] = []
         elif isinstance(out_grads, (nd.NDArray, np.ndarray)):
             given = [out_grads]  # one head gradient, not a list of its rows
         else:

@@ -162,6 +162,27 @@ def test_loss_output_needs_no_out_grads():
     np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), p - np.eye(3)[[2, 0]], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("fusion", ["0", "1"])
+def test_backward_twice_after_one_forward_gives_the_same_gradients(monkeypatch, fusion):
+    # a backward step reused the block of a forward value another backward step reads (the
+    # concat fc2 reads): a second backward computed fc2's weight gradient from garbage
+    monkeypatch.setenv("LAZYND_SYM_FUSION", fusion)
+    hidden = sym.FullyConnected(sym.Variable("x"), num_hidden=6, name="fc1")
+    both = sym.Concat(sym.Activation(hidden, act_type="relu"), sym.Activation(hidden, act_type="tanh"), dim=1)
+    net = sym.exp(sym.FullyConnected(both, num_hidden=4, name="fc2") * 0.5)
+    rng = np.random.default_rng(1)
+    ex = net.simple_bind(mx.cpu(), x=(3, 5))
+    for arr in ex.arg_arrays:
+        arr[:] = rng.uniform(-1, 1, arr.shape)
+    head = mx.nd.array(rng.uniform(-1, 1, (3, 4)))
+    ex.forward(is_train=True)
+    ex.backward(head)
+    first = {name: grad.asnumpy().copy() for name, grad in ex.grad_dict.items()}
+    ex.backward(head)
+    for name, grad in ex.grad_dict.items():
+        np.testing.assert_allclose(grad.asnumpy(), first[name], rtol=1e-6, err_msg=name)
+
+
 def test_memory_plan_shares_storage_in_place_and_is_correct(monkeypatch):
     monkeypatch.setenv("LAZYND_SYM_FUSION", "0")  # fusion would turn the chain into one node
     x = sym.Variable("x")
