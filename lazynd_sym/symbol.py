@@ -13,7 +13,7 @@ from typing import Any
 
 from lazynd.errors import LazyNDError, ShapeError
 
-from .attribute import normalize_attrs
+from .attribute import check_dtype_hint, normalize_attrs
 from .graph import Entry, IndexedGraph, Node, aux_variables, topo_order
 
 
@@ -314,7 +314,9 @@ class Symbol:
 
         graph = IndexedGraph(self._outputs)
         known = self._known_by_name(graph, args, kwargs, "infer_type")
-        types = infer_type(graph, {k: np.dtype(v).name for k, v in known.items()})
+        types = infer_type(
+            graph, {k: check_dtype_hint(v, f"infer_type: {graph.entry_name(k)!r}") for k, v in known.items()}
+        )
         if any(t is None for t in types):
             return None, None, None
         arg, out, aux = self._split(graph, [np.dtype(t).type for t in types])

@@ -7,7 +7,7 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import ShapeError
+from lazynd.errors import LazyNDError, ShapeError
 
 
 def test_seed_example_infers_shapes():
@@ -67,3 +67,12 @@ def test_a_given_shape_that_is_not_a_tuple_of_dimensions_is_refused_by_name(bad)
     with pytest.raises(ShapeError, match=r"the shape of 'x'"):
         net.simple_bind(mx.cpu(), x=bad)
     assert net.infer_shape(x=[2, np.int64(3)]) == ([(2, 3)], [(2, 3)], [])
+
+
+def test_an_unknown_dtype_is_refused_by_name():
+    net = sym.Variable("x") * 2
+    with pytest.raises(LazyNDError, match=r"infer_type: 'x': dtype 'float33' is not supported"):
+        net.infer_type(x="float33")
+    with pytest.raises(LazyNDError, match=r"'x': dtype 'float33'"):
+        net.simple_bind(mx.cpu(), x=(2,), type_dict={"x": "float33"})
+    assert net.infer_type(x=np.float16)[1] == [np.float16]
