@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from lazynd.errors import LazyNDError, OperatorError
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
@@ -81,8 +83,12 @@ def name_hint(op: OpDef) -> str:
 
 
 def _param_text(value: Any) -> str:
+    """A parameter as MXNet writes it in a node's attributes (and its JSON)."""
     if isinstance(value, (list, tuple)):
         return "(" + ", ".join(_param_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, (np.generic, bool, int, float))):
+        # a dtype given as a type (np.float16, float): its name, not "<class 'numpy.float16'>"
+        return np.dtype(value).name
     return str(value)
 
 
