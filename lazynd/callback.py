@@ -4,9 +4,10 @@ Batch-end callbacks receive a ``BatchEndParam`` (``epoch``, ``nbatch``,
 ``eval_metric``, ``locals``); epoch-end callbacks receive
 ``(epoch, symbol, arg_params, aux_params)``.
 
-``do_checkpoint``, the epoch-end callback that saves checkpoints, belongs to the
-symbolic side (:mod:`lazynd_sym.model.checkpoint`): ``mx.callback.do_checkpoint``
-resolves it on first use, so importing this module never imports ``lazynd_sym``.
+``do_checkpoint`` and ``module_checkpoint``, the epoch-end callbacks that save
+checkpoints, belong to the symbolic side (:mod:`lazynd_sym.model.checkpoint`):
+``mx.callback.<name>`` resolves them on first use, so importing this module never
+imports ``lazynd_sym``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ _log = get_logger(__name__)
 BatchEndParam = namedtuple("BatchEndParam", ["epoch", "nbatch", "eval_metric", "locals"])
 
 # names handed on from lazynd_sym, imported when first asked for
-_FROM_SYMBOLIC = {"do_checkpoint": "lazynd_sym.model.checkpoint"}
+_FROM_SYMBOLIC = {
+    "do_checkpoint": "lazynd_sym.model.checkpoint",
+    "module_checkpoint": "lazynd_sym.model.checkpoint",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from lazynd.errors import LazyNDError, OperatorError
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
@@ -67,17 +69,26 @@ def Group(symbols: Sequence[Symbol]) -> Symbol:
     return Symbol(entries)
 
 
+# scalar comparisons, which MXNet calls by their own names (no CamelCase alias such as _PlusScalar)
+_KEEP_SCALAR_SUFFIX = ("_equal", "_not_equal", "_greater", "_greater_equal", "_lesser", "_lesser_equal")
+
+
 def name_hint(op: OpDef) -> str:
-    """The prefix of automatic names: the lowercase op name, ``_plus_scalar`` as ``_plusscalar``."""
+    """The prefix of automatic names, as MXNet's: the lowercase op name, ``_plus_scalar`` as
+    ``_plusscalar`` (its alias ``_PlusScalar``), but ``_greater_scalar`` kept."""
     name = op.name.lower()
-    if name.endswith("_scalar"):
+    if name.endswith("_scalar") and name[: -len("_scalar")] not in _KEEP_SCALAR_SUFFIX:
         name = name[: -len("_scalar")] + "scalar"
     return name
 
 
 def _param_text(value: Any) -> str:
+    """A parameter as MXNet writes it in a node's attributes (and its JSON)."""
     if isinstance(value, (list, tuple)):
         return "(" + ", ".join(_param_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, (np.generic, bool, int, float))):
+        # a dtype given as a type (np.float16, float): its name, not "<class 'numpy.float16'>"
+        return np.dtype(value).name
     return str(value)
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, ShapeError
 
-from .attribute import normalize_attrs
+from .attribute import check_dtype_hint, normalize_attrs
 from .graph import Entry, IndexedGraph, Node, aux_variables, topo_order
 
 
@@ -78,8 +78,12 @@ class Symbol:
         return Symbol([self._outputs[index]])
 
     def get_internals(self) -> Symbol:
-        """A group of every output of every node, in topological order."""
-        entries = [(n, i) for n in self._nodes() for i in range(n.num_outputs())]
+        """A group of every visible output of every node, in topological order.
+
+        As in MXNet, an operator's hidden outputs (BatchNorm's mean and variance unless
+        ``output_mean_var``) are not listed, so positions match MXNet's.
+        """
+        entries = [(n, i) for n in self._nodes() for i in range(n.num_visible_outputs())]
         return Symbol(entries)
 
     def get_children(self) -> Symbol | None:
@@ -300,7 +304,7 @@ class Symbol:
 
         graph = IndexedGraph(self._outputs)
         known = self._known_by_name(graph, args, kwargs, "infer_shape")
-        return graph, infer_shape(graph, {k: tuple(v) for k, v in known.items()})
+        return graph, infer_shape(graph, {k: _given_shape(graph.entry_name(k), v) for k, v in known.items()})
 
     def infer_type(self, *args: Any, **kwargs: Any) -> tuple[list | None, list | None, list | None]:
         """``(arg_types, out_types, aux_types)`` as NumPy dtypes, or Nones when incomplete."""
@@ -310,7 +314,9 @@ class Symbol:
 
         graph = IndexedGraph(self._outputs)
         known = self._known_by_name(graph, args, kwargs, "infer_type")
-        types = infer_type(graph, {k: np.dtype(v).name for k, v in known.items()})
+        types = infer_type(
+            graph, {k: check_dtype_hint(v, f"infer_type: {graph.entry_name(k)!r}") for k, v in known.items()}
+        )
         if any(t is None for t in types):
             return None, None, None
         arg, out, aux = self._split(graph, [np.dtype(t).type for t in types])
@@ -376,6 +382,19 @@ class Symbol:
         from .executor import binding
 
         return binding.simple_bind(self, ctx, grad_req, type_dict, group2ctx, shared_exec, shapes)
+
+
+def _given_shape(name: str, value: Any) -> tuple[int, ...]:
+    """A shape given to ``infer_shape``: a tuple or list of dimensions, 0 for an unknown one."""
+    if isinstance(value, (tuple, list)) and all(_is_dimension(d) for d in value):
+        return tuple(int(d) for d in value)
+    raise ShapeError(
+        f"infer_shape: the shape of {name!r} must be a tuple of dimensions >= 0 (0: unknown), got {value!r}"
+    )
+
+
+def _is_dimension(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0
 
 
 # .creation makes Symbols, so it imports this module: bound here, once Symbol exists, and

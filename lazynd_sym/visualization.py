@@ -68,6 +68,7 @@ def print_summary(
     nodes = _graph(symbol)
     shapes = _output_shapes(symbol, shape)
     inputs = set(shape or {})
+    auxiliary = set(symbol.list_auxiliary_states())
     columns = [int(line_length * p) for p in positions]
     lines: list[str] = []
 
@@ -87,7 +88,8 @@ def print_summary(
         if node["op"] == "null":
             row([f"{node['name']}(null)", str(shapes.get(node["name"], "")), "0", ""])
         else:
-            params = _layer_params(nodes, node, shapes, inputs)
+            # auxiliary states (BatchNorm's moving mean and variance) are not parameters, as in MXNet
+            params = _layer_params(nodes, node, shapes, inputs | auxiliary)
             total += params
             previous = [
                 _entry_name(nodes, e)

@@ -24,7 +24,9 @@ from .registry import OpDef, merge_shape, register
 from .softmax import softmax_into
 
 _NORMALIZATION = Param(
-    enum("null", "batch", "valid"), "null", "divide the gradient by nothing, the batch size or the valid count"
+    enum("null", "batch", "valid"),
+    "null",
+    "divide the gradient by nothing, the rows of the data seen as 2-D (MXNet's batch) or the valid count",
 )
 
 
@@ -202,7 +204,9 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
         if attrs["multi_output"]:
             scale /= g.shape[2]  # MXNet divides by the positions per sample unless normalizing by 'valid'
         if attrs["normalization"] == "batch":
-            scale /= prob.shape[0]
+            # MXNet's batch is the rows of the data seen as 2-D: every position but the class
+            # axis's with preserve_shape, the first axis otherwise
+            scale /= max(outer, 1)
     if scale != 1.0:
         g *= scale
     if not direct:
@@ -277,8 +281,9 @@ def _regression_shape(name: str) -> Any:
         if data is None:
             return in_shapes, [None], aux_shapes
         data = tuple(data)
-        if label is not None and len(label) == 1 and len(data) == 2 and data[1] == 1:
-            return [data, tuple(label)], [data], aux_shapes  # (n,) labels for an (n, 1) output
+        if len(data) == 2 and data[1] == 1 and (label is None or len(label) == 1):
+            # MXNet's convention: an (n, 1) output takes (n,) labels, and infers them when unknown
+            return [data, merge_shape(name, "label", label, data[:1])], [data], aux_shapes
         return [data, merge_shape(name, "label", label, data)], [data], aux_shapes
 
     return infer
@@ -369,7 +374,9 @@ def _make_loss_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux
     out, grad = inputs[0], outputs[0]
     scale = attrs["grad_scale"]
     if attrs["normalization"] == "batch":
-        scale /= out.shape[0] if out.ndim else 1
+        # MXNet's batch is the rows of the data seen as 2-D (all axes but the last): a vector
+        # of per-sample losses is one row, so its gradient is not divided
+        scale /= max(int(np.prod(out.shape[:-1], dtype=np.int64)), 1)
     elif attrs["normalization"] == "valid":
         scale /= max(int((out > attrs["valid_thresh"]).sum()), 1)
     grad.fill(scale)

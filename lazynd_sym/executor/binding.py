@@ -23,12 +23,14 @@ GRAD_REQS = ("write", "add", "null")
 
 
 def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = False) -> list[Any]:
+    """``values`` (a list in ``names`` order, or a dict by name) as a list in ``names`` order.
+
+    A dict may hold names the symbol lacks, as in MXNet: a part of a network (one of its
+    ``get_internals()``) binds with the whole network's parameters.
+    """
     if values is None:
         return [None] * len(names)
     if isinstance(values, dict):
-        unknown = set(values) - set(names)
-        if unknown:
-            raise LazyNDError(f"bind: {what} has unknown names {sorted(unknown)}; expected names from {names}")
         missing = [n for n in names if n not in values]
         if missing and not allow_missing:
             raise LazyNDError(f"bind: {what} misses {missing}")
@@ -101,7 +103,8 @@ def simple_bind(
     arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
     if arg_shapes is None:
         partial = symbol.infer_shape_partial(**shapes)[0]
-        unknown = [n for n, s in zip(symbol.list_arguments(), partial, strict=False) if not shape_known(s)]
+        # infer_shape_partial gives () for a shape it knows nothing of, as MXNet
+        unknown = [n for n, s in zip(symbol.list_arguments(), partial, strict=False) if not s or not shape_known(s)]
         raise ShapeError(f"simple_bind: cannot infer the shapes of {unknown} from {shapes}")
     arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
     names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()

@@ -160,10 +160,17 @@ class Executor(PassRunner):
         external |= claimed
         order = self._forward_order + self._backward_order
         self._skipped = _unread_optional_outputs(graph, order, external)
-        storage = passes.plan_memory(graph, order, external | self._skipped)
+        storage = passes.plan_memory(graph, order, external | self._skipped, self._read_by_backward(graph))
         for user_pass in passes.bind_passes():
             graph = user_pass(graph) or graph
         self._allocate(storage, claimed)
+
+    def _read_by_backward(self, graph: IndexedGraph) -> frozenset[int]:
+        """Entries the forward pass computes and the backward pass reads: no backward step may
+        overwrite them, so that backward can run again on the same forward values."""
+        computed = {graph.entry(i, k) for i in self._forward_order for k in range(graph.nodes[i].num_outputs())}
+        read = {e for i in self._backward_order for e in graph.input_entries(i)}
+        return frozenset(computed & read)
 
     def _allocate(self, storage: list[int], claimed: set[int]) -> None:
         graph, ctx = self._graph, self._ctx
@@ -292,6 +299,16 @@ class Executor(PassRunner):
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
         if arg_shapes is None:
             raise ShapeError(f"reshape: cannot infer every shape from {shapes}")
+        if not partial_shaping:
+            # as MXNet: an array whose shape was not asked for and changes (a weight, a label)
+            # would stop being shared, or be shared as a view of the wrong elements
+            names, arrays = self.arg_names + self.aux_names, self.arg_arrays + self.aux_arrays
+            for name, old, shape in zip(names, arrays, arg_shapes + aux_shapes, strict=True):
+                if name not in shapes and tuple(old.shape) != tuple(shape):
+                    raise ShapeError(
+                        f"reshape: the shape of {name!r} changes from {tuple(old.shape)} to {tuple(shape)} though it "
+                        "was not given; give it, or pass partial_shaping=True"
+                    )
 
         def share(old: Any, shape: tuple) -> Any:
             if old is None:

@@ -33,6 +33,8 @@ from collections.abc import Callable
 from time import perf_counter_ns
 from typing import Any
 
+import numpy as np
+
 import lazynd.engine as engine_module
 import lazynd.ndarray as nd
 from lazynd.backend import get_backend
@@ -229,6 +231,11 @@ class PassRunner:
                 else:
                     value.copyto(target)
             else:
+                # MXNet refuses a host array of another shape: assigning it would broadcast silently
+                if np.shape(value) != tuple(target.shape):
+                    raise ShapeError(
+                        f"forward: {key!r} has shape {np.shape(value)}, the executor was bound with {target.shape}"
+                    )
                 target[:] = value
         return left
 
@@ -237,11 +244,14 @@ class PassRunner:
         if not self._grad_entry and not self._finish_grads:
             return
         if out_grads is None:
-            given = []
-        elif isinstance(out_grads, nd.NDArray):
-            given = [out_grads]
+            given: list[Any] = []
+        elif isinstance(out_grads, (nd.NDArray, np.ndarray)):
+            given = [out_grads]  # one head gradient, not a list of its rows
         else:
             given = list(out_grads)
+        for k, g in enumerate(given):
+            if g is not None and not isinstance(g, nd.NDArray):
+                raise LazyNDError(f"backward: out_grads[{k}] is a {type(g).__name__}, expected an NDArray")
         reads, writes = self._backward_vars
         head_copies = []
         for k, eid in self._head_grads:

@@ -18,7 +18,7 @@ from lazynd.log import get_logger
 
 from ..json_format import load as load_symbol
 
-__all__ = ["do_checkpoint", "load_checkpoint", "load_params", "save_checkpoint"]
+__all__ = ["do_checkpoint", "load_checkpoint", "load_params", "module_checkpoint", "save_checkpoint"]
 
 _log = get_logger("lazynd.sym.checkpoint")
 
@@ -88,5 +88,28 @@ def do_checkpoint(prefix: str, period: int = 1) -> Callable[[int, Any, dict[str,
     def save(epoch: int, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
         if (epoch + 1) % period == 0:
             save_checkpoint(prefix, epoch + 1, symbol, arg_params, aux_params)
+
+    return save
+
+
+def module_checkpoint(
+    mod: Any, prefix: str, period: int = 1, save_optimizer_states: bool = False
+) -> Callable[[int, Any, dict[str, Any], dict[str, Any]], None]:
+    """Epoch-end callback for ``Module.fit``: ``mod.save_checkpoint`` every ``period`` epochs.
+
+    As :func:`do_checkpoint`, the files are named after the epochs done (``epoch + 1``);
+    with ``save_optimizer_states`` the module's optimizer states go to ``prefix-%04d.states``.
+
+    Examples
+    --------
+    >>> callback = module_checkpoint(None, "/tmp/mlp", period=2)
+    >>> callable(callback)
+    True
+    """
+    period = int(max(1, period))
+
+    def save(epoch: int, symbol: Any = None, arg_params: Any = None, aux_params: Any = None) -> None:
+        if (epoch + 1) % period == 0:
+            mod.save_checkpoint(prefix, epoch + 1, save_optimizer_states)
 
     return save

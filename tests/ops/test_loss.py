@@ -133,6 +133,15 @@ def test_softmax_output_preserve_shape_uses_last_axis(rng):
     assert_almost_equal(grads[0], np_softmax(x, -1) - np.eye(4)[label], rtol=1e-5, atol=1e-6)
 
 
+def test_softmax_output_preserve_shape_batch_normalization_divides_by_every_row(rng):
+    # MXNet sees the data as 2-D (every position a row): (2, 3, 4) has 6 rows, not a batch of 2
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    label = rng.integers(0, 4, size=(2, 3))
+    inputs = [mx.nd.array(x), mx.nd.array(label)]
+    grads = loss_gradient("SoftmaxOutput", inputs, preserve_shape=True, normalization="batch")
+    assert_almost_equal(grads[0], (np_softmax(x, -1) - np.eye(4)[label]) / 6, rtol=1e-5, atol=1e-6)
+
+
 def test_softmax_output_flattens_trailing_axes_without_multi_output(rng):
     x = rng.standard_normal((2, 3, 2)).astype(np.float32)
     y = mx.nd.SoftmaxOutput(mx.nd.array(x), mx.nd.array([0, 5]))
@@ -208,6 +217,13 @@ def test_make_loss_gradient_is_grad_scale_whatever_the_head():
     assert_almost_equal(valid, np.full((2, 3), 0.5))
 
 
+@pytest.mark.parametrize("shape, divisor", [((5,), 1), ((4, 1), 4), ((2, 3, 4), 6)])
+def test_make_loss_batch_normalization_divides_by_the_rows_of_the_data_seen_as_2d(shape, divisor):
+    # as MXNet: a vector of per-sample losses is one row (no division); (2, 3, 4) has 6 rows
+    grads = loss_gradient("MakeLoss", [mx.nd.ones(shape)], normalization="batch", grad_scale=3.0)
+    assert_almost_equal(grads[0], np.full(shape, 3.0 / divisor))
+
+
 def test_block_grad_passes_values_and_stops_gradients():
     x = mx.nd.array([1.0, -2.0])
     assert_almost_equal(mx.nd.BlockGrad(x).asnumpy(), [1.0, -2.0])
@@ -264,3 +280,13 @@ def test_softmax_output_gradient_of_one_label_a_row_agrees_on_gpu(dtype, label_d
         out.backward()
         grads.append(data.grad.asnumpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"])
+def test_regression_output_of_one_column_infers_a_vector_label(name):
+    # MXNet: an (n, 1) output's unknown label is (n,), so simple_bind makes a label that takes y of shape (n,)
+    out = getattr(mx.sym, name)(mx.sym.Variable("x"), name="out")
+    assert out.infer_shape(x=(5, 1)) == ([(5, 1), (5,)], [(5, 1)], [])
+    assert out.infer_shape(x=(5, 3)) == ([(5, 3), (5, 3)], [(5, 3)], [])
+    with pytest.raises(ShapeError, match="label"):
+        out.infer_shape(x=(5, 1), out_label=(4,))

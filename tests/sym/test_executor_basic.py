@@ -7,7 +7,7 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, ShapeError
 
 
 def _seed():
@@ -109,6 +109,49 @@ def test_non_loss_output_requires_out_grads():
         ex.backward()
 
 
+def test_out_grads_that_are_not_ndarrays_are_refused_by_name():
+    # a NumPy array was taken as a list of its rows, then failed inside the executor
+    a = sym.Variable("a")
+    ex = sym.Group([a * 2, a * 3]).simple_bind(mx.cpu(), a=(3,))
+    ex.forward(is_train=True)
+    with pytest.raises(LazyNDError, match=r"out_grads\[0\] is a ndarray, expected an NDArray"):
+        ex.backward(np.ones((2, 3), np.float32))
+    with pytest.raises(LazyNDError, match=r"out_grads\[1\] is a list"):
+        ex.backward([mx.nd.ones((3,)), [1.0, 1.0, 1.0]])
+
+
+def test_forward_refuses_host_values_of_another_shape():
+    # MXNet refuses them; assigning would broadcast a row or a scalar over the whole argument
+    ex = (sym.Variable("a") * 2).simple_bind(mx.cpu(), a=(2, 3))
+    for value in (np.ones(3, np.float32), 5.0):
+        with pytest.raises(ShapeError, match=r"forward: 'a' has shape \(.*\), the executor was bound with \(2, 3\)"):
+            ex.forward(a=value)
+    out = ex.forward(a=np.arange(6, dtype=np.float32).reshape(2, 3))[0]
+    np.testing.assert_allclose(out.asnumpy(), np.arange(6).reshape(2, 3) * 2)
+
+
+def test_simple_bind_without_shapes_names_the_arguments_it_cannot_infer():
+    net = sym.FullyConnected(sym.Variable("a"), num_hidden=2, name="fc")
+    with pytest.raises(ShapeError, match=r"cannot infer the shapes of \['a', 'fc_weight', 'fc_bias'\]"):
+        net.simple_bind(mx.cpu())
+
+
+def test_bind_takes_dicts_holding_the_whole_networks_arrays():
+    # MXNet's feature extraction: an internal output bound with every parameter of the network
+    x = sym.Variable("data")
+    fc1 = sym.FullyConnected(x, num_hidden=3, name="fc1")
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.BatchNorm(fc1, name="bn"), num_hidden=2, name="fc2"), name="sm")
+    shapes = net.infer_shape(data=(2, 4))[0]
+    args = {name: mx.nd.ones(shape) for name, shape in zip(net.list_arguments(), shapes, strict=True)}
+    aux = {name: mx.nd.ones((3,)) for name in net.list_auxiliary_states()}
+    grads = {"fc1_weight": mx.nd.zeros((3, 4)), "fc2_weight": mx.nd.zeros((2, 3))}
+    ex = net.get_internals()["fc1_output"].bind(mx.cpu(), args, args_grad=grads, aux_states=aux)
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.full((2, 3), 5.0))
+    assert sorted(ex.arg_dict) == ["data", "fc1_bias", "fc1_weight"]
+    with pytest.raises(LazyNDError, match=r"bind: args misses \['fc1_bias'\]"):
+        fc1.bind(mx.cpu(), {"data": args["data"], "fc1_weight": args["fc1_weight"], "fc2_bias": args["fc2_bias"]})
+
+
 def test_loss_output_needs_no_out_grads():
     net = sym.SoftmaxOutput(sym.Variable("data"), name="softmax")
     ex = net.simple_bind(mx.cpu(), grad_req={"data": "write"}, data=(2, 3), softmax_label=(2,))
@@ -117,6 +160,27 @@ def test_loss_output_needs_no_out_grads():
     ex.backward()
     p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
     np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), p - np.eye(3)[[2, 0]], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fusion", ["0", "1"])
+def test_backward_twice_after_one_forward_gives_the_same_gradients(monkeypatch, fusion):
+    # a backward step reused the block of a forward value another backward step reads (the
+    # concat fc2 reads): a second backward computed fc2's weight gradient from garbage
+    monkeypatch.setenv("LAZYND_SYM_FUSION", fusion)
+    hidden = sym.FullyConnected(sym.Variable("x"), num_hidden=6, name="fc1")
+    both = sym.Concat(sym.Activation(hidden, act_type="relu"), sym.Activation(hidden, act_type="tanh"), dim=1)
+    net = sym.exp(sym.FullyConnected(both, num_hidden=4, name="fc2") * 0.5)
+    rng = np.random.default_rng(1)
+    ex = net.simple_bind(mx.cpu(), x=(3, 5))
+    for arr in ex.arg_arrays:
+        arr[:] = rng.uniform(-1, 1, arr.shape)
+    head = mx.nd.array(rng.uniform(-1, 1, (3, 4)))
+    ex.forward(is_train=True)
+    ex.backward(head)
+    first = {name: grad.asnumpy().copy() for name, grad in ex.grad_dict.items()}
+    ex.backward(head)
+    for name, grad in ex.grad_dict.items():
+        np.testing.assert_allclose(grad.asnumpy(), first[name], rtol=1e-6, err_msg=name)
 
 
 def test_memory_plan_shares_storage_in_place_and_is_correct(monkeypatch):

@@ -7,7 +7,7 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, ShapeError
 
 
 @pytest.mark.parametrize(
@@ -74,6 +74,18 @@ def test_reshape_shares_outputs_and_internal_storage_with_the_original():
     assert any(np.shares_memory(small.outputs[0].data_array, block) for block in original)
     # every storage block of the smaller executor is one of the original's: nothing new is allocated
     assert all(any(block is old for old in original) for _, block in small._blocks)
+
+
+def test_reshape_refuses_a_shape_change_nobody_asked_for_unless_partial_shaping():
+    # as MXNet: fc1_weight would be "shared" as a view of its first elements, a label silently cut
+    net = sym.SoftmaxOutput(_mlp(), name="softmax")
+    ex = net.simple_bind(mx.cpu(), data=(6, 5))
+    with pytest.raises(ShapeError, match=r"'fc1_weight' changes from \(8, 5\) to \(8, 4\)"):
+        ex.reshape(data=(6, 4))
+    with pytest.raises(ShapeError, match=r"'softmax_label' changes from \(6,\) to \(2,\).*partial_shaping=True"):
+        ex.reshape(data=(2, 5))
+    assert ex.reshape(data=(2, 5), softmax_label=(2,)).arg_dict["fc1_weight"] is ex.arg_dict["fc1_weight"]
+    assert ex.reshape(partial_shaping=True, data=(2, 5)).arg_dict["softmax_label"].shape == (2,)
 
 
 def test_executors_sharing_storage_compute_correct_values_in_turn():

@@ -113,7 +113,7 @@ def test_group2ctx_values_must_be_contexts():
 
 def test_reshape_keeps_the_placement():
     ex = two_stage_mlp().simple_bind(mx.cpu(0), group2ctx={"dev1": mx.cpu(0), "dev2": mx.cpu(1)}, data=(4, 5))
-    smaller = ex.reshape(data=(2, 5))
+    smaller = ex.reshape(data=(2, 5), softmax_label=(2,))
     assert isinstance(smaller, PlacedExecutor)
     assert smaller.arg_dict["fc2_weight"].context == mx.cpu(1)
 

@@ -37,6 +37,27 @@ def test_automatic_names_count_per_operator():
     assert [n for n in y.get_internals().list_outputs()] == ["x", "relu0_output", "relu1_output"]
 
 
+def test_internals_leave_out_hidden_outputs_as_mxnet():
+    x = sym.Variable("x")
+    hidden = sym.FullyConnected(sym.BatchNorm(x, name="bn"), num_hidden=2, name="fc")
+    assert hidden.get_internals().list_outputs() == [
+        "x", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var", "bn_output",
+        "fc_weight", "fc_bias", "fc_output",
+    ]  # fmt: skip
+    shown = sym.BatchNorm(x, name="bn", output_mean_var=True).get_internals().list_outputs()
+    assert shown[-3:] == ["bn_output", "bn_mean", "bn_var"]
+    internals = hidden.get_internals()
+    assert internals.infer_shape(x=(4, 3))[1][internals.list_outputs().index("fc_output")] == (4, 2)
+
+
+def test_automatic_names_of_scalar_operators_follow_mxnet():
+    with sym.NameManager():
+        a = sym.Variable("a")
+        names = [(a + 1).name, (a * 2).name, (a > 1).name, (a <= 1).name, (a == 1).name, (a != 1).name]
+    assert names == ["_plusscalar0", "_mulscalar0", "_greater_scalar0", "_lesser_equal_scalar0", "_equal_scalar0",
+                     "_not_equal_scalar0"]  # fmt: skip
+
+
 def test_prefix_scope_prepends_names():
     with sym.Prefix("mlp_"):
         y = sym.relu(sym.Variable("x"), name="act")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import ShapeError
+from lazynd.errors import LazyNDError, ShapeError
 
 
 def test_seed_example_infers_shapes():
@@ -55,3 +56,23 @@ def test_partial_inference_leaves_shapes_of_unknown_inputs_as_empty_tuples():
     assert fc.infer_shape_partial() == ([(), (), ()], [()], [])
     # unknown dimensions of a known rank stay 0, as in MXNet 1.9.1
     assert fc.infer_shape_partial(x=(0, 10)) == ([(0, 10), (128, 10), (128,)], [(0, 128)], [])
+
+
+@pytest.mark.parametrize("bad", [(-2, 3), (2.5, 3), "2,3", 3])
+def test_a_given_shape_that_is_not_a_tuple_of_dimensions_is_refused_by_name(bad):
+    # a negative dimension was taken as unknown; a string or an int failed inside the pass
+    net = sym.Variable("x") * 2
+    with pytest.raises(ShapeError, match=r"infer_shape: the shape of 'x' must be a tuple of dimensions"):
+        net.infer_shape(x=bad)
+    with pytest.raises(ShapeError, match=r"the shape of 'x'"):
+        net.simple_bind(mx.cpu(), x=bad)
+    assert net.infer_shape(x=[2, np.int64(3)]) == ([(2, 3)], [(2, 3)], [])
+
+
+def test_an_unknown_dtype_is_refused_by_name():
+    net = sym.Variable("x") * 2
+    with pytest.raises(LazyNDError, match=r"infer_type: 'x': dtype 'float33' is not supported"):
+        net.infer_type(x="float33")
+    with pytest.raises(LazyNDError, match=r"'x': dtype 'float33'"):
+        net.simple_bind(mx.cpu(), x=(2,), type_dict={"x": "float33"})
+    assert net.infer_type(x=np.float16)[1] == [np.float16]

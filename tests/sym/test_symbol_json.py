@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 import lazynd_sym as sym
@@ -27,6 +28,14 @@ def test_round_trip_preserves_arguments_outputs_and_attrs(tmp_path):
     assert back.list_arguments() == ["x"] and back.list_outputs() == ["act_output"]
     assert back.attr_dict() == y.attr_dict()
     assert back.tojson() == y.tojson()
+
+
+def test_a_dtype_given_as_a_type_is_written_by_name_and_loads_back():
+    # Cast(dtype=np.float16) was written as "<class 'numpy.float16'>", which neither lazynd nor MXNet could load
+    half = sym.Cast(sym.Variable("x"), dtype=np.float16, name="half")
+    assert json.loads(half.tojson())["nodes"][-1]["attrs"]["dtype"] == "float16"
+    assert sym.load_json(half.tojson()).infer_type(x="float32")[1] == [np.float16]
+    assert sym.load_json(sym.zeros((2,), dtype=float).tojson()).infer_type()[1] == [np.float64]
 
 
 def test_written_json_has_mxnet_keys():

@@ -115,3 +115,16 @@ def test_do_checkpoint_is_an_epoch_end_callback_of_fit(tmp_path) -> None:
     mod = mx.mod.Module(_net())
     mod.fit(_train_iter(), num_epoch=2, epoch_end_callback=mx.callback.do_checkpoint(str(tmp_path / "ck")))
     assert sorted(os.listdir(tmp_path)) == ["ck-0001.params", "ck-0002.params", "ck-symbol.json"]
+
+
+def test_module_checkpoint_callback_saves_the_module_every_period(tmp_path) -> None:
+    # MXNet's mx.callback.module_checkpoint, an epoch-end callback for Module.fit
+    prefix = str(tmp_path / "mc")
+    mod = mx.mod.Module(_net(), context=mx.cpu())
+    callback = mx.callback.module_checkpoint(mod, prefix, period=2, save_optimizer_states=True)
+    mod.fit(_train_iter(), num_epoch=4, optimizer_params={"learning_rate": 0.1}, epoch_end_callback=callback)
+    assert sorted(os.listdir(tmp_path)) == [
+        "mc-0002.params", "mc-0002.states", "mc-0004.params", "mc-0004.states", "mc-symbol.json",
+    ]  # fmt: skip
+    _, arg_params, _ = load_checkpoint(prefix, 4)
+    np.testing.assert_array_equal(arg_params["fc2_weight"].asnumpy(), mod.get_params()[0]["fc2_weight"].asnumpy())

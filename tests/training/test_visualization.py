@@ -36,3 +36,10 @@ def test_plot_network_gives_dot_with_layers_and_shaped_edges() -> None:
 def test_plot_network_can_show_weights() -> None:
     dot = plot_network(_lenet_head(), hide_weights=False).source
     assert '"conv1_weight"' in dot and '"conv1" -> "conv1_weight"' in dot
+
+
+def test_summary_counts_no_auxiliary_states() -> None:
+    # as MXNet: BatchNorm has 2 * channels parameters (gamma, beta); its moving mean and variance are not counted
+    net = sym.BatchNorm(sym.Convolution(sym.Variable("data"), kernel=(3, 3), num_filter=4, name="conv"), name="bn")
+    out = io.StringIO()
+    assert print_summary(net, {"data": (1, 3, 8, 8)}, file=out) == 4 * 27 + 4 + 2 * 4
