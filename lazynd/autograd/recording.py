@@ -250,8 +250,10 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     # rule reads the first few inputs and no output (FullyConnected: data and weight, not the
     # bias); any other rule, every input and output
     rule = op.gradient
-    watch_outputs = rule.__class__ is not BackwardOpGradient
-    watched = reads[:n_in] if watch_outputs else reads[: rule.reads]
+    if isinstance(rule, BackwardOpGradient):
+        watched, watch_outputs = reads[: rule.reads], False
+    else:
+        watched, watch_outputs = reads[:n_in], True
     versions = [var.version for var in watched]  # before the push: a call may write an input
     outputs = run_plan(plan, datas, reads, out)
     node = Node(op.name, rule, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible, plan)
