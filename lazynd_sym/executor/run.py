@@ -78,6 +78,10 @@ class PassRunner:
     _head_grads: list[tuple[int, int]]
     _grad_entry: dict[int, int]
     _finish_grads: list[tuple]
+    # whether the memory plan lets a backward step overwrite a forward value the backward pass
+    # reads (set at bind), and whether a backward ran since the last forward
+    _backward_overwrites_forward = False
+    _backward_since_forward = False
     _finish: Callable[[], None] | None
 
     def set_monitor_callback(
@@ -198,6 +202,7 @@ class PassRunner:
         first steps of the pass itself rather than engine operations of their own.
         """
         is_train = bool(is_train)
+        self._backward_since_forward = False
         reads, writes = self._forward_vars[is_train]
         steps = self._steps[is_train]
         if kwargs:
@@ -243,6 +248,11 @@ class PassRunner:
         """Push the backward pass; ``out_grads`` feed the outputs that are not losses."""
         if not self._grad_entry and not self._finish_grads:
             return
+        if self._backward_since_forward and self._backward_overwrites_forward:
+            raise LazyNDError(
+                "backward: a second backward after one forward would read forward values that the first one "
+                "overwrote (this graph's memory plan reuses their storage during backward); run forward again first"
+            )
         if out_grads is None:
             given: list[Any] = []
         elif isinstance(out_grads, (nd.NDArray, np.ndarray)):
@@ -279,6 +289,7 @@ class PassRunner:
                 )
             ] + steps
         self._push(steps, reads, writes, "executor_backward", self._finish)
+        self._backward_since_forward = True
 
 
 def _operation_name(step: tuple | None, name: str) -> str:

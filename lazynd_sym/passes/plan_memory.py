@@ -24,14 +24,11 @@ def entry_bytes(shape: Sequence[int] | None, dtype: str | None) -> int:
     return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype or "float32").itemsize
 
 
-def plan_memory(
-    graph: IndexedGraph, order: Sequence[int], external: set[int], kept: frozenset[int] = frozenset()
-) -> list[int]:
+def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -> list[int]:
     """Storage id of every entry, stored with block sizes in ``graph.attrs``.
 
     ``order`` lists the operator nodes in execution order; ``external`` the entries held
-    in caller-given arrays; ``kept`` entries that, like the graph's outputs, keep their block
-    to the end (the forward values a backward pass reads, so that it can run again).  When ``graph.attrs['context']`` gives each node a context
+    in caller-given arrays.  When ``graph.attrs['context']`` gives each node a context
     (device placement), a block only ever serves entries of one context, recorded in
     ``graph.attrs['storage_context']``.  Sets ``graph.attrs['storage_id']``, ``['storage_bytes']``,
     ``['inplace']`` (entry -> entry it overwrote) and ``['naive_bytes']``.
@@ -53,7 +50,7 @@ def plan_memory(
     for i in order:
         for e in graph.input_entries(i):
             readers[e] += 1
-    pinned_entries = set(graph.heads) | kept
+    pinned_entries = set(graph.heads)
     storage = [EXTERNAL] * graph.num_entries
     sizes: list[int] = []
     live: list[int] = []  # live entries sharing each block

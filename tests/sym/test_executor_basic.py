@@ -162,25 +162,47 @@ def test_loss_output_needs_no_out_grads():
     np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), p - np.eye(3)[[2, 0]], rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("fusion", ["0", "1"])
-def test_backward_twice_after_one_forward_gives_the_same_gradients(monkeypatch, fusion):
-    # a backward step reused the block of a forward value another backward step reads (the
-    # concat fc2 reads): a second backward computed fc2's weight gradient from garbage
-    monkeypatch.setenv("LAZYND_SYM_FUSION", fusion)
+def _concat_net() -> sym.Symbol:
     hidden = sym.FullyConnected(sym.Variable("x"), num_hidden=6, name="fc1")
     both = sym.Concat(sym.Activation(hidden, act_type="relu"), sym.Activation(hidden, act_type="tanh"), dim=1)
-    net = sym.exp(sym.FullyConnected(both, num_hidden=4, name="fc2") * 0.5)
+    return sym.exp(sym.FullyConnected(both, num_hidden=4, name="fc2") * 0.5)
+
+
+@pytest.mark.parametrize("fusion", ["0", "1"])
+def test_backward_twice_after_one_forward_is_refused_where_it_would_read_overwritten_values(monkeypatch, fusion):
+    # the plan lets a backward step reuse the block of a forward value another backward step
+    # reads (the concat fc2 reads): a second backward would compute fc2's weight gradient from
+    # what the first one wrote there, so it is refused; a forward makes the values again
+    monkeypatch.setenv("LAZYND_SYM_FUSION", fusion)
     rng = np.random.default_rng(1)
-    ex = net.simple_bind(mx.cpu(), x=(3, 5))
+    ex = _concat_net().simple_bind(mx.cpu(), x=(3, 5))
     for arr in ex.arg_arrays:
         arr[:] = rng.uniform(-1, 1, arr.shape)
     head = mx.nd.array(rng.uniform(-1, 1, (3, 4)))
     ex.forward(is_train=True)
     ex.backward(head)
     first = {name: grad.asnumpy().copy() for name, grad in ex.grad_dict.items()}
+    with pytest.raises(LazyNDError, match="second backward after one forward.*run forward again first"):
+        ex.backward(head)
+    ex.forward(is_train=True)
     ex.backward(head)
     for name, grad in ex.grad_dict.items():
         np.testing.assert_allclose(grad.asnumpy(), first[name], rtol=1e-6, err_msg=name)
+
+
+def test_backward_twice_after_one_forward_gives_the_same_gradients_where_nothing_is_overwritten():
+    # a backward that reads only the arguments (and the loss output) may run again
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable("x"), num_hidden=3, name="fc"), name="sm")
+    ex = net.simple_bind(mx.cpu(), x=(4, 5), sm_label=(4,))
+    rng = np.random.default_rng(2)
+    for arr in ex.arg_arrays:
+        arr[:] = rng.integers(0, 3, arr.shape)
+    ex.forward(is_train=True)
+    ex.backward()
+    first = {name: grad.asnumpy().copy() for name, grad in ex.grad_dict.items()}
+    ex.backward()
+    for name, grad in ex.grad_dict.items():
+        np.testing.assert_array_equal(grad.asnumpy(), first[name], err_msg=name)
 
 
 def test_memory_plan_shares_storage_in_place_and_is_correct(monkeypatch):
