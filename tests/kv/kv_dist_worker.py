@@ -169,6 +169,13 @@ def pushpull(kv, mx, store) -> None:
     kv.pushpull(["big", "big2"], [a, b], out=[b, c])
     check(np.all(b.asnumpy() == n * (n + 1) / 2), f"first key into the second key's value: {b.asnumpy()[:3]}")
     check(np.all(c.asnumpy() == 10 * n * (n + 1) / 2), f"the second key summed the value before: {c.asnumpy()[:3]}")
+    # two keys pulled into one output: it ends with the last key's sum, and each key keeps its own
+    shared, kept2 = mx.nd.zeros((BIG,)), mx.nd.zeros((BIG,))
+    kv.pushpull(["big", "big2"], [mx.nd.ones((BIG,)), mx.nd.ones((BIG,)) * 10], out=[shared, shared])
+    kv.pull(["big", "big2"], out=[kept, kept2])
+    check(np.all(shared.asnumpy() == 10 * n), f"one output of two keys holds the last: {shared.asnumpy()[:3]}")
+    check(np.all(kept.asnumpy() == n), f"the first key keeps its own sum: {kept.asnumpy()[:3]}")
+    check(np.all(kept2.asnumpy() == 10 * n), f"the second key keeps its own sum: {kept2.asnumpy()[:3]}")
     kv.barrier()
 
 
