@@ -264,15 +264,13 @@ class DistSyncStore(KVStore):
             return
         outs_of = dict(out_groups)
         # a key's sum may land in its first output only if no other key pushes that array (push then
-        # pull reads every pushed value before it writes any output) and no other key's sum lands
-        # there too (every sum is formed before any is copied out: the later would overwrite the
-        # earlier before the store keeps it)
+        # pull reads every pushed value before it writes any output) or pulls into it (every sum is
+        # formed before any is copied out: another key's sum written there would reach this key's
+        # stored value, or this key's sum the other key's)
         used_by: dict[int, set[Key]] = {}
-        for key, values in groups:
-            for value in values:
-                used_by.setdefault(id(value.var), set()).add(key)
-        for key, outs in out_groups:
-            used_by.setdefault(id(outs[0].var), set()).add(key)
+        for key, arrays in (*groups, *out_groups):
+            for array in arrays:
+                used_by.setdefault(id(array.var), set()).add(key)
         first_outs = {key: outs[0] for key, outs in out_groups if used_by[id(outs[0].var)] == {key}}
         results = self._reduce_groups(groups, first_outs)
         copy_pairs([(results[key], dst) for key, _ in groups for dst in (self._store[key], *outs_of[key])])

@@ -176,6 +176,14 @@ def pushpull(kv, mx, store) -> None:
     check(np.all(shared.asnumpy() == 10 * n), f"one output of two keys holds the last: {shared.asnumpy()[:3]}")
     check(np.all(kept.asnumpy() == n), f"the first key keeps its own sum: {kept.asnumpy()[:3]}")
     check(np.all(kept2.asnumpy() == 10 * n), f"the second key keeps its own sum: {kept2.asnumpy()[:3]}")
+    other = mx.nd.zeros((BIG,))
+    kv.pushpull(["big", "big2"], [mx.nd.ones((BIG,)), mx.nd.ones((BIG,)) * 10], out=[[other, shared], shared])
+    kv.pull(["big", "big2"], out=[kept, kept2])
+    check(
+        np.all(shared.asnumpy() == 10 * n), f"the second output of one key, first of the next: {shared.asnumpy()[:3]}"
+    )
+    check(np.all(kept.asnumpy() == n) and np.all(other.asnumpy() == n), f"the first key's sum: {kept.asnumpy()[:3]}")
+    check(np.all(kept2.asnumpy() == 10 * n), f"the second key keeps its own sum: {kept2.asnumpy()[:3]}")
     kv.barrier()
 
 
