@@ -36,12 +36,16 @@ must not leave the others hanging: an uncaught exception on any worker aborts th
 whole job (:mod:`lazynd_kv.abort`), and a watchdog ends it with ``MPI_Abort`` and a
 message naming the collective once one has waited longer than ``LAZYND_KV_TIMEOUT``
 seconds (default 300), sleeping between polls meanwhile (:mod:`lazynd_kv.watchdog`).
+A worker whose program ends says so to the others at exit, so one that pushes more
+steps than another fails at once with an error naming both (and the one that ended
+waits there, however long, for the others to end too).
 Log lines of lazynd say the rank (``[rank 1/2]``, see :mod:`lazynd.log`).
 """
 
 from __future__ import annotations
 
 import atexit
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -77,14 +81,30 @@ def import_mpi() -> Any:
     return MPI
 
 
-_drain_registered = False
+_exit_registered = False
+_agreements: list[Agreement] = []  # one per dist store, in the order every worker created them
+END_OF_PROGRAM = "the end of its program"
 
 
-def _drain_engine() -> None:
+def _finish_at_exit() -> None:
+    """Drain the engine, then tell the other workers that this one will run no more collectives.
+
+    A worker still waiting for a collective of this one's (it pushed more steps or keys) then
+    fails at once with an error naming both, instead of waiting out the watchdog's timeout as
+    if this worker had died.  Workers that end together agree and leave; one that ends first
+    waits here for the others, however long their own work takes.
+    """
     try:
         waitall()
     except LazyNDError:
         pass  # already raised to the user, or the process is exiting on an error of its own
+    for agreement in _agreements:
+        if agreement.failure is not None:
+            continue
+        try:
+            agreement.check(END_OF_PROGRAM, bounded=False)
+        except LazyNDError as err:
+            sys.stderr.write(f"lazynd_kv: at exit: {err}\n")
 
 
 @register("dist_sync", "dist_device_sync")
@@ -117,10 +137,11 @@ class DistSyncStore(KVStore):
         self._scratch: dict[np.dtype, np.ndarray] = {}  # one block of the reduce-scatter, from 3 workers on
         # mpi4py finalises MPI at exit, which would hang behind a collective still pending in the
         # engine; draining first (atexit runs newest first) keeps that wait under the watchdog
-        global _drain_registered
-        if not _drain_registered:
-            atexit.register(_drain_engine)
-            _drain_registered = True
+        _agreements.append(self._agreement)
+        global _exit_registered
+        if not _exit_registered:
+            atexit.register(_finish_at_exit)
+            _exit_registered = True
 
     @property
     def rank(self) -> int:

@@ -2,7 +2,7 @@
 
 ``python kv_dist_worker.py MODE [STORE]``; prints ``OK <rank>`` on success.
 Modes: ``semantics``, ``large_keys``, ``pushpull``, ``pushpull_errors``, ``uneven_local_sums``, ``train``,
-``train_optimizer``, ``key_order_in_a_call``, ``push_order``, ``init_mismatch``, ``slow_peer``, ``log``,
+``train_optimizer``, ``key_order_in_a_call``, ``push_order``, ``a_worker_ends_first``, ``init_mismatch``, ``slow_peer``, ``log``,
 ``raise``, ``die``, ``die_large``, ``stall``.
 """
 
@@ -295,6 +295,22 @@ def push_order(kv, mx) -> None:
     _expect_disagreement(lambda: kv.push("a", mx.nd.ones((10,))), "the workers disagree")
 
 
+def a_worker_ends_first(kv, mx) -> None:
+    """A worker that ends its program with fewer pushes than rank 0: rank 0's next push fails at once,
+    naming both, instead of waiting out the watchdog as for a dead worker."""
+    kv.init("a", mx.nd.zeros((10,)))
+    for _ in range(2 if kv.rank == 0 else 1):
+        kv.push("a", mx.nd.ones((10,)))
+    out = mx.nd.zeros((10,))
+    kv.pull("a", out=out)
+    if kv.rank == 0:
+        _expect_disagreement(
+            out.asnumpy,
+            "rank 0 is about to run the Allreduce of keys ['a'] (10 elements of float32)",
+            "rank 1 is about to run the end of its program",
+        )
+
+
 def init_mismatch(kv, mx) -> None:
     """Ranks that init a key with another shape, or another dtype, get a clear error from init itself."""
     rank = kv.rank
@@ -430,7 +446,7 @@ def main() -> None:
         uneven_local_sums(kv, mx)
     elif mode in ("train", "train_optimizer"):
         train(kv, mx, mode == "train_optimizer")
-    elif mode in ("key_order_in_a_call", "push_order", "init_mismatch", "slow_peer", "log"):
+    elif mode in ("key_order_in_a_call", "push_order", "a_worker_ends_first", "init_mismatch", "slow_peer", "log"):
         globals()[mode](kv, mx)
     elif mode == "raise":
         kv.init(0, mx.nd.ones((4,)))

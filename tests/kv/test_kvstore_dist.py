@@ -119,6 +119,16 @@ def test_keys_pushed_in_another_order_raise_a_clear_error_on_every_rank():
 
 @pytest.mark.mpi
 @requires_mpi
+def test_a_worker_that_ends_first_makes_the_next_push_of_the_others_fail_at_once():
+    # a watchdog of 60 s, nearly the subprocess limit: only the message of the ending worker can end it
+    result = run_workers(2, "a_worker_ends_first", timeout_s=60)
+    assert_all_ok(result, 2)
+    assert "did not complete within" not in result.stderr
+    assert "lazynd_kv: at exit: KVStore dist_sync: the workers disagree" in result.stderr
+
+
+@pytest.mark.mpi
+@requires_mpi
 def test_init_with_another_shape_or_dtype_raises_a_clear_error_on_every_rank():
     assert_all_ok(run_workers(2, "init_mismatch"), 2)
 
