@@ -98,6 +98,8 @@ def _finish_at_exit() -> None:
         waitall()
     except LazyNDError:
         pass  # already raised to the user, or the process is exiting on an error of its own
+    if import_mpi().Is_finalized():  # the program called MPI.Finalize() itself: no more messages
+        return
     for agreement in _agreements:
         if agreement.failure is not None:
             continue
@@ -127,7 +129,9 @@ class DistSyncStore(KVStore):
         self._watchdog = Watchdog(mpi, self._comm, timeout_from_env())
         self._agreement = Agreement(mpi, self._comm, self._watchdog, name)
         abort_job_on_uncaught_exception(mpi.COMM_WORLD)
-        set_worker(self._comm.Get_rank(), self._comm.Get_size())
+        # fixed for the communicator's life, and still readable once the program has finalised MPI
+        self._rank, self._num_workers = self._comm.Get_rank(), self._comm.Get_size()
+        set_worker(self._rank, self._num_workers)
         self._on_device = name == "dist_device_sync"
         self._comm_var = Var()
         self._next_gpu = 0
@@ -145,11 +149,11 @@ class DistSyncStore(KVStore):
 
     @property
     def rank(self) -> int:
-        return self._comm.Get_rank()
+        return self._rank
 
     @property
     def num_workers(self) -> int:
-        return self._comm.Get_size()
+        return self._num_workers
 
     # -- engine operations -----------------------------------------------------------------------
     def _push_mpi(self, fn: Callable[..., None], args: tuple, reads: list[Var], writes: list[Var], name: str) -> None:

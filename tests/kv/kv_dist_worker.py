@@ -2,7 +2,7 @@
 
 ``python kv_dist_worker.py MODE [STORE]``; prints ``OK <rank>`` on success.
 Modes: ``semantics``, ``large_keys``, ``pushpull``, ``pushpull_errors``, ``uneven_local_sums``, ``train``,
-``train_optimizer``, ``key_order_in_a_call``, ``push_order``, ``a_worker_ends_first``, ``init_mismatch``, ``slow_peer``, ``log``,
+``train_optimizer``, ``key_order_in_a_call``, ``push_order``, ``a_worker_ends_first``, ``finalize_explicitly``, ``init_mismatch``, ``slow_peer``, ``log``,
 ``raise``, ``die``, ``die_large``, ``stall``.
 """
 
@@ -311,6 +311,18 @@ def a_worker_ends_first(kv, mx) -> None:
         )
 
 
+def finalize_explicitly(kv, mx) -> None:
+    """A program that calls MPI.Finalize() itself after its last push ends cleanly."""
+    from mpi4py import MPI
+
+    kv.init("a", mx.nd.zeros((10,)))
+    kv.push("a", mx.nd.ones((10,)))
+    out = mx.nd.zeros((10,))
+    kv.pull("a", out=out)
+    check(np.all(out.asnumpy() == kv.num_workers), f"sum: {out.asnumpy()[:3]}")
+    MPI.Finalize()
+
+
 def init_mismatch(kv, mx) -> None:
     """Ranks that init a key with another shape, or another dtype, get a clear error from init itself."""
     rank = kv.rank
@@ -446,7 +458,15 @@ def main() -> None:
         uneven_local_sums(kv, mx)
     elif mode in ("train", "train_optimizer"):
         train(kv, mx, mode == "train_optimizer")
-    elif mode in ("key_order_in_a_call", "push_order", "a_worker_ends_first", "init_mismatch", "slow_peer", "log"):
+    elif mode in (
+        "key_order_in_a_call",
+        "push_order",
+        "a_worker_ends_first",
+        "finalize_explicitly",
+        "init_mismatch",
+        "slow_peer",
+        "log",
+    ):
         globals()[mode](kv, mx)
     elif mode == "raise":
         kv.init(0, mx.nd.ones((4,)))

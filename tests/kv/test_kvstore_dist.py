@@ -129,6 +129,12 @@ def test_a_worker_that_ends_first_makes_the_next_push_of_the_others_fail_at_once
 
 @pytest.mark.mpi
 @requires_mpi
+def test_a_program_that_finalizes_mpi_itself_ends_cleanly():
+    assert_all_ok(run_workers(2, "finalize_explicitly"), 2)
+
+
+@pytest.mark.mpi
+@requires_mpi
 def test_init_with_another_shape_or_dtype_raises_a_clear_error_on_every_rank():
     assert_all_ok(run_workers(2, "init_mismatch"), 2)
 
