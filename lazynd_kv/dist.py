@@ -125,10 +125,14 @@ class DistSyncStore(KVStore):
         super().__init__(name)
         mpi = import_mpi()
         self._mpi = mpi
-        self._comm = mpi.COMM_WORLD.Dup()  # our collectives never interleave with the user's
-        self._watchdog = Watchdog(mpi, self._comm, timeout_from_env())
+        world = mpi.COMM_WORLD
+        abort_job_on_uncaught_exception(world)
+        self._watchdog = Watchdog(mpi, world, timeout_from_env())
+        # a communicator of our own, so that our collectives never interleave with the user's; made
+        # under the watchdog, as a worker that failed before creating its store never joins
+        self._comm, request = world.Idup()
+        self._watchdog.wait_patiently([request], f"the creation of the {name} store (a duplicate of COMM_WORLD)")
         self._agreement = Agreement(mpi, self._comm, self._watchdog, name)
-        abort_job_on_uncaught_exception(mpi.COMM_WORLD)
         # fixed for the communicator's life, and still readable once the program has finalised MPI
         self._rank, self._num_workers = self._comm.Get_rank(), self._comm.Get_size()
         set_worker(self._rank, self._num_workers)

@@ -3,7 +3,7 @@
 ``python kv_dist_worker.py MODE [STORE]``; prints ``OK <rank>`` on success.
 Modes: ``semantics``, ``large_keys``, ``pushpull``, ``pushpull_errors``, ``uneven_local_sums``, ``train``,
 ``train_optimizer``, ``key_order_in_a_call``, ``push_order``, ``a_worker_ends_first``, ``finalize_explicitly``, ``init_mismatch``, ``slow_peer``, ``log``,
-``raise``, ``die``, ``die_large``, ``stall``.
+``raise``, ``raise_before_store``, ``die``, ``die_large``, ``stall``.
 """
 
 from __future__ import annotations
@@ -444,6 +444,11 @@ def main() -> None:
     store = sys.argv[2] if len(sys.argv) > 2 else "dist_sync"
     import lazynd as mx
 
+    if mode == "raise_before_store":
+        from mpi4py import MPI
+
+        if MPI.COMM_WORLD.Get_rank() == 1:
+            raise ValueError("rank 1 fails before creating its store")
     kv = mx.kv.create(store)
     check(kv.type == store and kv.num_workers >= 1, "store properties")
     if mode == "semantics":

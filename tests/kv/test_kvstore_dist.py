@@ -153,6 +153,18 @@ def test_an_uncaught_exception_on_one_worker_ends_the_whole_job():
 
 @pytest.mark.mpi
 @requires_mpi
+def test_a_worker_that_fails_before_creating_its_store_does_not_hang_the_others():
+    # the failed worker waits in MPI's finalisation; the others, creating their stores, must not wait forever
+    result = run_workers(2, "raise_before_store", timeout_s=3)
+    assert result.returncode != 0
+    assert "ValueError: rank 1 fails before creating its store" in result.stderr
+    assert (
+        "rank 0 of 2: the creation of the dist_sync store (a duplicate of COMM_WORLD) did not complete" in result.stderr
+    )
+
+
+@pytest.mark.mpi
+@requires_mpi
 def test_a_worker_waiting_for_a_slower_one_does_not_spin_a_core():
     assert_all_ok(run_workers(2, "slow_peer"), 2)
 
