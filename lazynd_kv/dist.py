@@ -127,10 +127,12 @@ class DistSyncStore(KVStore):
         self._mpi = mpi
         world = mpi.COMM_WORLD
         abort_job_on_uncaught_exception(world)
-        self._watchdog = Watchdog(mpi, world, timeout_from_env())
         # a communicator of our own, so that our collectives never interleave with the user's; made
-        # under the watchdog, as a worker that failed before creating its store never joins
+        # under the watchdog, as a worker that failed before creating its store never joins.  The
+        # watchdog aborts on it even while it is being made (MPICH allows it), as it always has:
+        # aborting COMM_WORLD itself, hydra often kills the job before the reason is printed
         self._comm, request = world.Idup()
+        self._watchdog = Watchdog(mpi, self._comm, timeout_from_env())
         self._watchdog.wait_patiently([request], f"the creation of the {name} store (a duplicate of COMM_WORLD)")
         self._agreement = Agreement(mpi, self._comm, self._watchdog, name)
         # fixed for the communicator's life, and still readable once the program has finalised MPI
