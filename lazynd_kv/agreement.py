@@ -50,14 +50,18 @@ class Agreement:
         self._store = store
         self.failure: str | None = None  # the message, once the workers have disagreed
 
-    def check(self, what: str, detail: str = "") -> None:
-        """Wait until every worker is about to run ``what`` (with ``detail``: dtype, sizes); raise if not."""
+    def check(self, what: str, detail: str = "", bounded: bool = True) -> None:
+        """Wait until every worker is about to run ``what`` (with ``detail``: dtype, sizes); raise if not.
+
+        ``bounded=False`` waits for the other workers without the watchdog's timeout.
+        """
         if self.failure is not None:
             raise LazyNDError(self.failure)
         description = f"{what} ({detail})" if detail else what
         code = digest(description)
         votes = np.array([code, -code], np.int64)
-        self._watchdog.wait_patiently([self._comm.Iallreduce(self._mpi.IN_PLACE, votes, op=self._mpi.MAX)], what)
+        request = self._comm.Iallreduce(self._mpi.IN_PLACE, votes, op=self._mpi.MAX)
+        self._watchdog.wait_patiently([request], what, bounded)
         if votes[0] == -votes[1]:
             return
         self.failure = self._message(self._gather(description, what))

@@ -17,6 +17,7 @@ anything.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -161,6 +162,9 @@ class KVStore:
     def init(self, key: Any, value: Any) -> None:
         """Initialise ``key`` (or a list of keys) with ``value``; with a list of values the first is used."""
         groups = group_pairs(key, value, "init")
+        if isinstance(key, (list, tuple)) and len(groups) < len(key):
+            repeated = next(k for k, count in Counter(map(_check_key, key)).items() if count > 1)
+            raise KVKeyError(f"KVStore.init: key {repeated!r} is given twice in one call (init each key once)")
         for k, _ in groups:
             if k in self._store:
                 raise KVKeyError(f"KVStore.init: key {k!r} is already initialised (init each key once)")

@@ -36,12 +36,16 @@ must not leave the others hanging: an uncaught exception on any worker aborts th
 whole job (:mod:`lazynd_kv.abort`), and a watchdog ends it with ``MPI_Abort`` and a
 message naming the collective once one has waited longer than ``LAZYND_KV_TIMEOUT``
 seconds (default 300), sleeping between polls meanwhile (:mod:`lazynd_kv.watchdog`).
+A worker whose program ends says so to the others at exit, so one that pushes more
+steps than another fails at once with an error naming both (and the one that ended
+waits there, however long, for the others to end too).
 Log lines of lazynd say the rank (``[rank 1/2]``, see :mod:`lazynd.log`).
 """
 
 from __future__ import annotations
 
 import atexit
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -77,14 +81,32 @@ def import_mpi() -> Any:
     return MPI
 
 
-_drain_registered = False
+_exit_registered = False
+_agreements: list[Agreement] = []  # one per dist store, in the order every worker created them
+END_OF_PROGRAM = "the end of its program"
 
 
-def _drain_engine() -> None:
+def _finish_at_exit() -> None:
+    """Drain the engine, then tell the other workers that this one will run no more collectives.
+
+    A worker still waiting for a collective of this one's (it pushed more steps or keys) then
+    fails at once with an error naming both, instead of waiting out the watchdog's timeout as
+    if this worker had died.  Workers that end together agree and leave; one that ends first
+    waits here for the others, however long their own work takes.
+    """
     try:
         waitall()
     except LazyNDError:
         pass  # already raised to the user, or the process is exiting on an error of its own
+    if import_mpi().Is_finalized():  # the program called MPI.Finalize() itself: no more messages
+        return
+    for agreement in _agreements:
+        if agreement.failure is not None:
+            continue
+        try:
+            agreement.check(END_OF_PROGRAM, bounded=False)
+        except LazyNDError as err:
+            sys.stderr.write(f"lazynd_kv: at exit: {err}\n")
 
 
 @register("dist_sync", "dist_device_sync")
@@ -103,11 +125,19 @@ class DistSyncStore(KVStore):
         super().__init__(name)
         mpi = import_mpi()
         self._mpi = mpi
-        self._comm = mpi.COMM_WORLD.Dup()  # our collectives never interleave with the user's
+        world = mpi.COMM_WORLD
+        abort_job_on_uncaught_exception(world)
+        # a communicator of our own, so that our collectives never interleave with the user's; made
+        # under the watchdog, as a worker that failed before creating its store never joins.  The
+        # watchdog aborts on it even while it is being made (MPICH allows it), as it always has:
+        # aborting COMM_WORLD itself, hydra often kills the job before the reason is printed
+        self._comm, request = world.Idup()
         self._watchdog = Watchdog(mpi, self._comm, timeout_from_env())
+        self._watchdog.wait_patiently([request], f"the creation of the {name} store (a duplicate of COMM_WORLD)")
         self._agreement = Agreement(mpi, self._comm, self._watchdog, name)
-        abort_job_on_uncaught_exception(mpi.COMM_WORLD)
-        set_worker(self._comm.Get_rank(), self._comm.Get_size())
+        # fixed for the communicator's life, and still readable once the program has finalised MPI
+        self._rank, self._num_workers = self._comm.Get_rank(), self._comm.Get_size()
+        set_worker(self._rank, self._num_workers)
         self._on_device = name == "dist_device_sync"
         self._comm_var = Var()
         self._next_gpu = 0
@@ -117,18 +147,19 @@ class DistSyncStore(KVStore):
         self._scratch: dict[np.dtype, np.ndarray] = {}  # one block of the reduce-scatter, from 3 workers on
         # mpi4py finalises MPI at exit, which would hang behind a collective still pending in the
         # engine; draining first (atexit runs newest first) keeps that wait under the watchdog
-        global _drain_registered
-        if not _drain_registered:
-            atexit.register(_drain_engine)
-            _drain_registered = True
+        _agreements.append(self._agreement)
+        global _exit_registered
+        if not _exit_registered:
+            atexit.register(_finish_at_exit)
+            _exit_registered = True
 
     @property
     def rank(self) -> int:
-        return self._comm.Get_rank()
+        return self._rank
 
     @property
     def num_workers(self) -> int:
-        return self._comm.Get_size()
+        return self._num_workers
 
     # -- engine operations -----------------------------------------------------------------------
     def _push_mpi(self, fn: Callable[..., None], args: tuple, reads: list[Var], writes: list[Var], name: str) -> None:
@@ -263,13 +294,15 @@ class DistSyncStore(KVStore):
             super()._pushpull_groups(groups, out_groups)
             return
         outs_of = dict(out_groups)
-        # a key's sum may land in its first output only if no other key pushes that array: push then
-        # pull reads every pushed value before it writes any output
-        pushed_by: dict[int, set[Key]] = {}
-        for key, values in groups:
-            for value in values:
-                pushed_by.setdefault(id(value.var), set()).add(key)
-        first_outs = {key: outs[0] for key, outs in out_groups if pushed_by.get(id(outs[0].var), set()) <= {key}}
+        # a key's sum may land in its first output only if no other key pushes that array (push then
+        # pull reads every pushed value before it writes any output) or pulls into it (every sum is
+        # formed before any is copied out: another key's sum written there would reach this key's
+        # stored value, or this key's sum the other key's)
+        used_by: dict[int, set[Key]] = {}
+        for key, arrays in (*groups, *out_groups):
+            for array in arrays:
+                used_by.setdefault(id(array.var), set()).add(key)
+        first_outs = {key: outs[0] for key, outs in out_groups if used_by[id(outs[0].var)] == {key}}
         results = self._reduce_groups(groups, first_outs)
         copy_pairs([(results[key], dst) for key, _ in groups for dst in (self._store[key], *outs_of[key])])
 

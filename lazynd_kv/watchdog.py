@@ -89,11 +89,15 @@ class Watchdog:
                 self.fail(f"{what} did not complete within {self.timeout:g} s")
             time.sleep(0)
 
-    def wait_patiently(self, requests: list[Any], what: str) -> None:
-        """Wait for ``requests`` that other workers may join late, sleeping more and more between polls."""
+    def wait_patiently(self, requests: list[Any], what: str, bounded: bool = True) -> None:
+        """Wait for ``requests`` that other workers may join late, sleeping more and more between polls.
+
+        ``bounded=False`` waits without the timeout: for a worker that has finished, whose
+        peers may still have any amount of work of their own to do.
+        """
         test = self._mpi.Request.Testall
         start = time.monotonic()
-        deadline = start + self.timeout
+        deadline = start + self.timeout if bounded else float("inf")
         pause = 0.0
         while not test(requests):
             now = time.monotonic()

@@ -2,8 +2,8 @@
 
 ``python kv_dist_worker.py MODE [STORE]``; prints ``OK <rank>`` on success.
 Modes: ``semantics``, ``large_keys``, ``pushpull``, ``pushpull_errors``, ``uneven_local_sums``, ``train``,
-``train_optimizer``, ``key_order_in_a_call``, ``push_order``, ``init_mismatch``, ``slow_peer``, ``log``,
-``raise``, ``die``, ``die_large``, ``stall``.
+``train_optimizer``, ``key_order_in_a_call``, ``push_order``, ``a_worker_ends_first``, ``finalize_explicitly``, ``init_mismatch``, ``slow_peer``, ``log``,
+``raise``, ``raise_before_store``, ``die``, ``die_large``, ``stall``.
 """
 
 from __future__ import annotations
@@ -169,6 +169,21 @@ def pushpull(kv, mx, store) -> None:
     kv.pushpull(["big", "big2"], [a, b], out=[b, c])
     check(np.all(b.asnumpy() == n * (n + 1) / 2), f"first key into the second key's value: {b.asnumpy()[:3]}")
     check(np.all(c.asnumpy() == 10 * n * (n + 1) / 2), f"the second key summed the value before: {c.asnumpy()[:3]}")
+    # two keys pulled into one output: it ends with the last key's sum, and each key keeps its own
+    shared, kept2 = mx.nd.zeros((BIG,)), mx.nd.zeros((BIG,))
+    kv.pushpull(["big", "big2"], [mx.nd.ones((BIG,)), mx.nd.ones((BIG,)) * 10], out=[shared, shared])
+    kv.pull(["big", "big2"], out=[kept, kept2])
+    check(np.all(shared.asnumpy() == 10 * n), f"one output of two keys holds the last: {shared.asnumpy()[:3]}")
+    check(np.all(kept.asnumpy() == n), f"the first key keeps its own sum: {kept.asnumpy()[:3]}")
+    check(np.all(kept2.asnumpy() == 10 * n), f"the second key keeps its own sum: {kept2.asnumpy()[:3]}")
+    other = mx.nd.zeros((BIG,))
+    kv.pushpull(["big", "big2"], [mx.nd.ones((BIG,)), mx.nd.ones((BIG,)) * 10], out=[[other, shared], shared])
+    kv.pull(["big", "big2"], out=[kept, kept2])
+    check(
+        np.all(shared.asnumpy() == 10 * n), f"the second output of one key, first of the next: {shared.asnumpy()[:3]}"
+    )
+    check(np.all(kept.asnumpy() == n) and np.all(other.asnumpy() == n), f"the first key's sum: {kept.asnumpy()[:3]}")
+    check(np.all(kept2.asnumpy() == 10 * n), f"the second key keeps its own sum: {kept2.asnumpy()[:3]}")
     kv.barrier()
 
 
@@ -278,6 +293,34 @@ def push_order(kv, mx) -> None:
     )
     # the store is out of use from then on: the next call says so at once
     _expect_disagreement(lambda: kv.push("a", mx.nd.ones((10,))), "the workers disagree")
+
+
+def a_worker_ends_first(kv, mx) -> None:
+    """A worker that ends its program with fewer pushes than rank 0: rank 0's next push fails at once,
+    naming both, instead of waiting out the watchdog as for a dead worker."""
+    kv.init("a", mx.nd.zeros((10,)))
+    for _ in range(2 if kv.rank == 0 else 1):
+        kv.push("a", mx.nd.ones((10,)))
+    out = mx.nd.zeros((10,))
+    kv.pull("a", out=out)
+    if kv.rank == 0:
+        _expect_disagreement(
+            out.asnumpy,
+            "rank 0 is about to run the Allreduce of keys ['a'] (10 elements of float32)",
+            "rank 1 is about to run the end of its program",
+        )
+
+
+def finalize_explicitly(kv, mx) -> None:
+    """A program that calls MPI.Finalize() itself after its last push ends cleanly."""
+    from mpi4py import MPI
+
+    kv.init("a", mx.nd.zeros((10,)))
+    kv.push("a", mx.nd.ones((10,)))
+    out = mx.nd.zeros((10,))
+    kv.pull("a", out=out)
+    check(np.all(out.asnumpy() == kv.num_workers), f"sum: {out.asnumpy()[:3]}")
+    MPI.Finalize()
 
 
 def init_mismatch(kv, mx) -> None:
@@ -401,6 +444,11 @@ def main() -> None:
     store = sys.argv[2] if len(sys.argv) > 2 else "dist_sync"
     import lazynd as mx
 
+    if mode == "raise_before_store":
+        from mpi4py import MPI
+
+        if MPI.COMM_WORLD.Get_rank() == 1:
+            raise ValueError("rank 1 fails before creating its store")
     kv = mx.kv.create(store)
     check(kv.type == store and kv.num_workers >= 1, "store properties")
     if mode == "semantics":
@@ -415,7 +463,15 @@ def main() -> None:
         uneven_local_sums(kv, mx)
     elif mode in ("train", "train_optimizer"):
         train(kv, mx, mode == "train_optimizer")
-    elif mode in ("key_order_in_a_call", "push_order", "init_mismatch", "slow_peer", "log"):
+    elif mode in (
+        "key_order_in_a_call",
+        "push_order",
+        "a_worker_ends_first",
+        "finalize_explicitly",
+        "init_mismatch",
+        "slow_peer",
+        "log",
+    ):
         globals()[mode](kv, mx)
     elif mode == "raise":
         kv.init(0, mx.nd.ones((4,)))

@@ -119,6 +119,22 @@ def test_keys_pushed_in_another_order_raise_a_clear_error_on_every_rank():
 
 @pytest.mark.mpi
 @requires_mpi
+def test_a_worker_that_ends_first_makes_the_next_push_of_the_others_fail_at_once():
+    # a watchdog of 60 s, nearly the subprocess limit: only the message of the ending worker can end it
+    result = run_workers(2, "a_worker_ends_first", timeout_s=60)
+    assert_all_ok(result, 2)
+    assert "did not complete within" not in result.stderr
+    assert "lazynd_kv: at exit: KVStore dist_sync: the workers disagree" in result.stderr
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_a_program_that_finalizes_mpi_itself_ends_cleanly():
+    assert_all_ok(run_workers(2, "finalize_explicitly"), 2)
+
+
+@pytest.mark.mpi
+@requires_mpi
 def test_init_with_another_shape_or_dtype_raises_a_clear_error_on_every_rank():
     assert_all_ok(run_workers(2, "init_mismatch"), 2)
 
@@ -133,6 +149,18 @@ def test_an_uncaught_exception_on_one_worker_ends_the_whole_job():
     assert "lazynd_kv: rank 1 of 2 stopped on an uncaught ValueError; aborting the MPI job" in result.stderr
     assert "did not complete within" not in result.stderr
     assert "must not complete" not in result.stderr
+
+
+@pytest.mark.mpi
+@requires_mpi
+def test_a_worker_that_fails_before_creating_its_store_does_not_hang_the_others():
+    # the failed worker waits in MPI's finalisation; the others, creating their stores, must not wait forever
+    result = run_workers(2, "raise_before_store", timeout_s=3)
+    assert result.returncode != 0
+    assert "ValueError: rank 1 fails before creating its store" in result.stderr
+    assert (
+        "rank 0 of 2: the creation of the dist_sync store (a duplicate of COMM_WORLD) did not complete" in result.stderr
+    )
 
 
 @pytest.mark.mpi

@@ -157,6 +157,13 @@ def test_second_init_of_a_key_fails_and_keeps_the_value(kv):
         kv.pull(4, out=mx.nd.zeros(SHAPE))
 
 
+def test_a_key_given_twice_in_one_init_is_refused_and_nothing_is_stored(kv):
+    with pytest.raises(lazynd_kv.KVKeyError, match="key 'w' is given twice in one call"):
+        kv.init(["w", 3, "w"], [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE), mx.nd.zeros(SHAPE)])
+    with pytest.raises(lazynd_kv.KVKeyError, match="key 'w' is not initialised"):
+        kv.pull("w", out=mx.nd.zeros(SHAPE))
+
+
 def test_bad_keys_priority_and_updater_are_refused(kv):
     with pytest.raises(LazyNDError, match="keys are int or str"):
         kv.init(1.5, mx.nd.ones(SHAPE))
