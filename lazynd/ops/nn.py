@@ -179,7 +179,7 @@ LEAKY_PARAMS = {
     "act_type": Param(
         enum("leaky", "prelu", "elu", "rrelu"),
         "leaky",
-        "leaky, prelu (learned slope gamma), elu or rrelu (random slope in training)",
+        "leaky, prelu (learned slope gamma: one per channel, or one shared), elu or rrelu (random slope in training)",
     ),
     "slope": Param(parse_float, 0.25, "negative slope (leaky) or scale (elu)"),
     "lower_bound": Param(parse_float, 0.125, "rrelu: lowest random slope"),
@@ -237,13 +237,16 @@ def _leaky_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
         slope = _channel_view(inputs[2], x.ndim) if kind == "prelu" else attrs["slope"]
     outputs[0][...] = xp.where(x > 0, dy, dy * slope)
     if kind == "prelu":
-        axes = tuple(i for i in range(x.ndim) if i != 1)
-        outputs[1][...] = xp.where(x > 0, 0, dy * x).sum(axis=axes)
+        # sum over every axis the slope is broadcast along: all but the channel, or all for one slope
+        slope_shape = _channel_view(outputs[1], x.ndim).shape
+        axes = tuple(i for i, n in enumerate(slope_shape) if n == 1)
+        outputs[1][...] = xp.where(x > 0, 0, dy * x).sum(axis=axes).reshape(outputs[1].shape)
 
 
 def _leaky_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     data = in_shapes[0]
-    if attrs["act_type"] == "prelu" and data is not None:
+    # prelu's gamma holds one slope per channel, or (as MXNet allows) one slope shared by all
+    if attrs["act_type"] == "prelu" and data is not None and tuple(in_shapes[1] or ()) != (1,):
         in_shapes[1] = merge_shape("LeakyReLU", "gamma", in_shapes[1], (data[1] if len(data) > 1 else data[0],))
     return in_shapes, [data] * len(_leaky_outputs(attrs)), aux_shapes
 

@@ -115,6 +115,23 @@ def test_prelu_uses_per_channel_gamma_and_has_its_gradient():
     check_gradient("LeakyReLU", [x, gamma], {"act_type": "prelu"}, rtol=1e-4, atol=1e-6)
 
 
+def test_prelu_takes_one_slope_shared_by_every_channel():
+    x = lazynd.nd.array(np.array([-2, 1, -0.5, 3, -1, -4], np.float32).reshape(2, 3, 1))
+    gamma = lazynd.nd.array([0.25])
+    x.attach_grad()
+    gamma.attach_grad()
+    with lazynd.autograd.record():
+        y = lazynd.nd.LeakyReLU(x, gamma, act_type="prelu")
+    y.backward(lazynd.nd.ones(y.shape) * 2)
+    # values from MXNet 1.9.1 (gluon's PReLU holds a single slope of shape (1,) by default)
+    np.testing.assert_allclose(y.asnumpy().ravel(), [-0.5, 1.0, -0.125, 3.0, -0.25, -1.0])
+    np.testing.assert_allclose(x.grad.asnumpy().ravel(), [0.5, 2.0, 0.5, 2.0, 0.5, 0.5])
+    np.testing.assert_allclose(gamma.grad.asnumpy(), [-15.0])
+    check_gradient(
+        "LeakyReLU", [rng.standard_normal((2, 3, 4)), np.array([0.2])], {"act_type": "prelu"}, rtol=1e-4, atol=1e-6
+    )
+
+
 def test_dropout_training_zeroes_about_p_and_scales_the_rest():
     x = lazynd.nd.ones((200, 100))
     y = lazynd.nd.Dropout(x, p=0.3, is_train=True).asnumpy()
