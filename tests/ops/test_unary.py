@@ -119,6 +119,12 @@ def test_gamma_at_integers_is_factorial():
     assert_almost_equal(out, np.array([1, 1, 2, 6, 24, 120], dtype=np.float64), rtol=1e-12)
 
 
+def test_gamma_of_integers_is_the_exact_factorial():
+    out = mx.nd.gamma(mx.nd.array(list(range(1, 13)), dtype="int32")).asnumpy()
+    # values from MXNet 1.9.1 (C's tgamma); the approximation gave 23.999... -> 23 for gamma(5)
+    np.testing.assert_array_equal(out, [1, 1, 2, 6, 24, 120, 720, 5040, 40320, 362880, 3628800, 39916800])
+
+
 def test_gammaln_is_log_gamma_for_large_arguments():
     x = np.array([20.5, 100.0, 171.3])
     assert_almost_equal(mx.nd.gammaln(mx.nd.array(x, dtype="float64")), _lgamma(x), rtol=1e-12)
