@@ -232,3 +232,12 @@ def test_rint_and_clip_work_on_int32(op, params, expected, ctx):
     out = getattr(mx.nd, op)(x, **params)
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out.asnumpy(), expected)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_casts_out_of_range_and_nan_into_integers_are_silent_as_in_mxnet():
+    # values from MXNet 1.9.1; NumPy's "invalid value / overflow encountered in cast" warned
+    cast = mx.nd.Cast(mx.nd.array([300.2, 1e6]), dtype="uint8").asnumpy()
+    np.testing.assert_array_equal(cast, [44, 64])
+    assert np.isinf(mx.nd.Cast(mx.nd.array([70000.0]), dtype="float16").asnumpy()[0])
+    assert mx.nd.gamma(mx.nd.array([-1, 3], dtype="int32")).asnumpy()[1] == 2
