@@ -356,11 +356,18 @@ _make_regression(
     lambda xp, g: None,
     "Sigmoid; gradient (out - label) * grad_scale / outputs per row.",
 )
+
+
+def _minus_one_unless_positive(xp: Any, residual: Any) -> None:
+    # MXNet's MAE gradient is (out > label ? 1 : -1): -1 where out == label, not sign()'s 0
+    residual[...] = xp.where(residual > 0, 1, -1)
+
+
 _make_regression(
     "MAERegressionOutput",
     _identity,
-    lambda xp, g: xp.sign(g, out=g),
-    "Identity; gradient sign(out - label) * grad_scale / outputs per row.",
+    _minus_one_unless_positive,
+    "Identity; gradient (1 where out > label, else -1) * grad_scale / outputs per row, as MXNet.",
 )
 
 
