@@ -251,6 +251,7 @@ register(
         _softmax_output_forward,
         inputs=("data", "label"),
         params=_SOFTMAX_PARAMS,
+        float_data=True,
         infer_shape=_softmax_output_shape,
         infer_type=_label_type,
         gradient=_softmax_output_gradient,
@@ -310,6 +311,7 @@ def _make_regression(name: str, activation: Any, residual: Any, doc: str) -> Non
             params=params,
             infer_shape=_regression_shape(name),
             infer_type=_label_type,
+            float_data=True,
             gradient=lambda F, attrs, inputs, outputs, og: [
                 getattr(F, f"_backward_{name}")(outputs[0], inputs[1], **attrs),
                 None,

@@ -157,6 +157,7 @@ register(
         forward_gpu=_act_forward_gpu,
         params=dict(_ACT_PARAMS),
         inplace=((0, 0),),
+        float_data=True,
         gradient=lambda F, attrs, i, o, og: [F._backward_Activation(og[0], o[0], **attrs)],
         doc="Elementwise activation: relu, sigmoid, tanh, softrelu (softplus) or softsign.",
     )

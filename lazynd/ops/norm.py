@@ -190,6 +190,7 @@ register(
         aux=("moving_mean", "moving_var"),
         num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
         params=dict(BN_PARAMS),
+        float_data=True,
         infer_shape=_bn_infer,
         infer_type=_bn_types,
         gradient=_bn_gradient,

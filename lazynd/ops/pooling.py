@@ -230,6 +230,7 @@ register(
         gpu_float16_as_float32=True,
         params=dict(POOL_PARAMS),
         infer_shape=_pool_infer,
+        float_data=lambda attrs: attrs["pool_type"] != "max",  # an average cannot be stored in integers
         gradient=_pool_gradient,
         doc="Max, average or sum pooling over 1-D to 3-D windows.",
     )

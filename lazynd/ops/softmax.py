@@ -202,6 +202,7 @@ def _make_softmax(name: str, log: bool) -> None:
             forward,
             params=params,
             infer_shape=infer,
+            float_data=True,
             gradient=gradient,
             doc=f"The {what} of ``data`` along ``axis``.",
         )
@@ -264,6 +265,7 @@ register(
         "SoftmaxActivation",
         _activation_forward,
         params=dict(_MODE),
+        float_data=True,
         infer_shape=_axis_checked_shape(
             "SoftmaxActivation", lambda attrs, ndim: _activation_axis("SoftmaxActivation", attrs["mode"], ndim)
         ),
