@@ -310,11 +310,18 @@ def _l2_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     outputs[0][...] = (dy - y * dot) / norm
 
 
+def _l2_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if in_shapes[0] is not None:
+        _l2_axes(attrs["mode"], len(in_shapes[0]))  # a mode the data has too few axes for fails at the call
+    return in_shapes, [in_shapes[0]], aux_shapes
+
+
 register(
     OpDef(
         "L2Normalization",
         _l2_forward,
         params=dict(_L2_PARAMS),
+        infer_shape=_l2_infer,
         gradient=lambda F, attrs, i, o, og: [F._backward_L2Normalization(og[0], i[0], **attrs)],
         doc="Divide by the L2 norm over each instance, each channel vector or each spatial map.",
     )

@@ -99,7 +99,8 @@ def _topk_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
     if data is None:
         return in_shapes, [None] * n_out, aux_shapes
     data = tuple(data)
-    out = data if attrs["ret_typ"] == "mask" else _topk_shape(attrs, data)
+    picked = _topk_shape(attrs, data)  # checks k for every ret_typ
+    out = data if attrs["ret_typ"] == "mask" else picked
     return in_shapes, [out] * n_out, aux_shapes
 
 

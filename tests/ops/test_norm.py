@@ -145,3 +145,9 @@ def test_lrn_forward_and_gradient():
     window = sq[:, :-2] + sq[:, 1:-1] + sq[:, 2:]
     np.testing.assert_allclose(y, x * (2.0 + 0.1 / 3 * window) ** -0.75, rtol=1e-8)
     check_gradient("LRN", [x], params, rtol=1e-4, atol=1e-6)
+
+
+def test_l2normalization_refuses_a_mode_the_data_lacks_axes_for_at_the_call():
+    # MXNet refuses it too; lazynd failed only at the next wait, as an EngineError
+    with pytest.raises(ShapeError, match="L2Normalization: mode channel needs more axes than 1"):
+        lazynd.nd.L2Normalization(lazynd.nd.ones(3), mode="channel")

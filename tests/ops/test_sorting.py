@@ -145,3 +145,9 @@ def test_sort_works_on_integers():
     x = np.array([[3, 1, 2], [0, 5, 4]], dtype=np.int32)
     out = mx.nd.sort(mx.nd.array(x, dtype="int32"), is_ascend=False).asnumpy()
     np.testing.assert_array_equal(out, [[3, 2, 1], [5, 4, 0]])
+
+
+def test_topk_mask_refuses_k_beyond_the_axis_at_the_call():
+    # as the other ret_typs do (and MXNet); it failed only at the next wait, as an EngineError
+    with pytest.raises(OperatorError, match="topk: k=7 is larger than the 4 elements along the axis"):
+        mx.nd.topk(mx.nd.ones((2, 4)), k=7, ret_typ="mask")
