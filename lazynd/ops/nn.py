@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from . import elemwise_unary
 from .host_reduce import column_sum_into
-from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int
+from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int, parse_shape
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 # -- FullyConnected ------------------------------------------------------------------------------
@@ -303,8 +303,10 @@ def _dropout_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     if p >= 1:
         mask[...] = 0
     else:
-        # the mask holds the kept units already scaled by 1/(1-p), so backward is one multiply
-        keep = kctx.rng.uniform(0.0, 1.0, x.shape) >= p
+        # the mask holds the kept units already scaled by 1/(1-p), so backward is one multiply;
+        # along ``axes`` one draw is shared (MXNet's variational dropout)
+        drawn = tuple(1 if axis in attrs["axes"] else n for axis, n in enumerate(x.shape))
+        keep = kctx.rng.uniform(0.0, 1.0, drawn) >= p
         mask[...] = keep * (1.0 / (1.0 - p))
     kctx.xp.multiply(x, mask, out=out)
 
@@ -312,6 +314,9 @@ def _dropout_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
 def _dropout_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     if not 0 <= attrs["p"] <= 1:
         raise OperatorError(f"Dropout: p must lie in [0, 1], got {attrs['p']}")
+    data = in_shapes[0]
+    if data is not None and any(not 0 <= axis < len(data) for axis in attrs["axes"]):
+        raise ShapeError(f"Dropout: axes={attrs['axes']} must be axes of the {len(data)}-D input (0..{len(data) - 1})")
     return in_shapes, [in_shapes[0], in_shapes[0]], aux_shapes
 
 
@@ -324,6 +329,8 @@ register(
         params={
             "p": Param(parse_float, 0.5, "fraction of units dropped in training"),
             "mode": Param(enum("training", "always"), "training", "drop only in training, or always"),
+            "axes": Param(parse_shape, (), "axes along which one draw is shared (variational dropout)"),
+            "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
         },
         infer_shape=_dropout_infer,
         gradient=lambda F, attrs, i, o, og: [F._mul(og[0], o[1])],

@@ -259,3 +259,14 @@ def test_a_batch_of_no_rows_goes_through_fully_connected_and_embedding(ctx):
         lazynd.nd.zeros((0, 4), ctx=ctx), lazynd.nd.ones((6, 2), ctx=ctx), input_dim=6, output_dim=2
     )
     assert e.asnumpy().shape == (0, 4, 2)
+
+
+def test_dropout_axes_share_one_draw_along_them_as_mxnet():
+    x = lazynd.nd.ones((4, 5, 6))
+    y = lazynd.nd.Dropout(x, p=0.5, axes=(0, 2), mode="always").asnumpy()
+    # MXNet 1.x's variational dropout: each channel of axis 1 is kept (as 2.0) or dropped whole
+    assert set(np.unique(y)) <= {0.0, 2.0}
+    assert (y == y[:1, :, :1]).all()
+    np.testing.assert_array_equal(lazynd.nd.Dropout(x, p=0.5, axes=(1,)).asnumpy(), x.asnumpy())  # prediction
+    with pytest.raises(ShapeError, match=r"Dropout: axes=\(3,\) must be axes of the 3-D input"):
+        lazynd.nd.Dropout(x, p=0.5, axes=(3,))
