@@ -361,9 +361,15 @@ def _lrn_scale(xp: Any, x: Any, attrs: dict) -> Any:
     return attrs["knorm"] + attrs["alpha"] / attrs["nsize"] * _window_sum(xp, x * x, attrs["nsize"])
 
 
-def _lrn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+def _lrn_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    # an even window has no centre channel; MXNet takes one, but its result follows no window of
+    # the channels around each one, so lazynd refuses it (at the call)
     if attrs["nsize"] <= 0 or attrs["nsize"] % 2 == 0:
         raise OperatorError(f"LRN: nsize must be a positive odd number, got {attrs['nsize']}")
+    return in_shapes, [in_shapes[0]], aux_shapes
+
+
+def _lrn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x = inputs[0]
     outputs[0][...] = x * _lrn_scale(kctx.xp, x, attrs) ** -attrs["beta"]
 
@@ -382,6 +388,7 @@ register(
         "LRN",
         _lrn_forward,
         params=dict(_LRN_PARAMS),
+        infer_shape=_lrn_infer,
         gradient=lambda F, attrs, i, o, og: [F._backward_LRN(og[0], i[0], **attrs)],
         doc="Local response normalisation across nsize neighbouring channels.",
     )

@@ -7,7 +7,7 @@ import pytest
 
 import lazynd
 import lazynd_sym as sym
-from lazynd.errors import ShapeError
+from lazynd.errors import OperatorError, ShapeError
 from lazynd.testing import check_gradient
 
 rng = np.random.default_rng(0)
@@ -151,3 +151,9 @@ def test_l2normalization_refuses_a_mode_the_data_lacks_axes_for_at_the_call():
     # MXNet refuses it too; lazynd failed only at the next wait, as an EngineError
     with pytest.raises(ShapeError, match="L2Normalization: mode channel needs more axes than 1"):
         lazynd.nd.L2Normalization(lazynd.nd.ones(3), mode="channel")
+
+
+def test_lrn_refuses_an_even_window_at_the_call():
+    # it failed only at the next wait, as an EngineError
+    with pytest.raises(OperatorError, match="LRN: nsize must be a positive odd number, got 2"):
+        lazynd.nd.LRN(lazynd.nd.ones((1, 2, 3, 4)), nsize=2)
