@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ..errors import OperatorError
-from .params import Param, optional, parse_context, parse_dtype, parse_float, parse_int, parse_shape
+from .params import Param, optional, parse_bool, parse_context, parse_dtype, parse_float, parse_int, parse_shape
 from .registry import OpDef, register
 
 
@@ -68,6 +68,11 @@ def arange_length(start: float, stop: float | None, step: float, repeat: int) ->
 
 
 def _arange_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if attrs["infer_range"] and attrs["stop"] is None:
+        raise OperatorError(
+            "_arange: infer_range=True with stop=None (the range taken from the shape the graph infers) "
+            "is not supported; give stop"
+        )
     return in_shapes, [(arange_length(attrs["start"], attrs["stop"], attrs["step"], attrs["repeat"]),)], aux_shapes
 
 
@@ -90,6 +95,8 @@ register(
             "stop": Param(optional(parse_float), None, "end, excluded"),
             "step": Param(parse_float, 1.0, "spacing"),
             "repeat": Param(parse_int, 1, "times each value is repeated"),
+            # MXNet 1.x writes it into every _arange node of its symbol JSON; with stop given, it changes nothing
+            "infer_range": Param(parse_bool, False, "take the range from the inferred shape (only with stop given)"),
             "ctx": Param(optional(parse_context), None, "context of the output (imperative use)"),
             "dtype": Param(parse_dtype, "float32", "output dtype"),
         },
