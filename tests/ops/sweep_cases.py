@@ -204,6 +204,7 @@ OTHER_CASES: dict[str, Case] = {
     "Flatten": Case([In((2, 3, 4))], reference=lambda x: x.reshape(2, 12)),
     "Reshape": Case([In()], {"shape": (2, 6)}, reference=lambda x: x.reshape(2, 6)),
     "expand_dims": Case([In()], {"axis": 1}, reference=lambda x: np.expand_dims(x, 1)),
+    "squeeze": Case([In((1, 3, 1, 2))], {"axis": (0, 2)}, reference=lambda x: np.squeeze(x, (0, 2))),
     "flip": Case([In()], {"axis": 1}, reference=lambda x: np.flip(x, 1)),
     "tile": Case([In()], {"reps": (2, 1)}, reference=lambda x: np.tile(x, (2, 1))),
     "repeat": Case([In()], {"repeats": 2, "axis": 0}, reference=lambda x: np.repeat(x, 2, axis=0)),
