@@ -252,6 +252,7 @@ OTHER_CASES: dict[str, Case] = {
     "UpSampling": Case([In((1, 2, 2, 2))], {"scale": 2, "sample_type": "nearest", "num_args": 1}),
     "LRN": Case([In((1, 3, 2, 2))], {"nsize": 3}),
     "InstanceNorm": Case([In((2, 3, 4)), In((3,)), In((3,))]),
+    "LayerNorm": Case([In((2, 3, 4)), In((4,)), In((4,))], {"eps": 0.01}),
     "BatchNorm": Case(
         [In((2, 3, 2)), In((3,)), In((3,))], aux=[In((3,), 0.1, 0.3), In((3,), 0.5, 1.0)], grad=False
     ),  # is_train=False uses the moving statistics, the gradient rule the batch's: not comparable
