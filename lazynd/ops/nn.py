@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
-from . import elemwise_unary
+from . import _special, elemwise_unary
 from .host_reduce import column_sum_into
 from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int, parse_shape
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
@@ -178,9 +178,10 @@ register(
 # -- LeakyReLU -----------------------------------------------------------------------------------
 LEAKY_PARAMS = {
     "act_type": Param(
-        enum("leaky", "prelu", "elu", "rrelu"),
+        enum("leaky", "prelu", "elu", "selu", "gelu", "rrelu"),
         "leaky",
-        "leaky, prelu (learned slope gamma: one per channel, or one shared), elu or rrelu (random slope in training)",
+        "leaky, prelu (learned slope gamma: one per channel, or one shared), elu, selu, gelu (the erf form) "
+        "or rrelu (random slope in training)",
     ),
     "slope": Param(parse_float, 0.25, "negative slope (leaky) or scale (elu)"),
     "lower_bound": Param(parse_float, 0.125, "rrelu: lowest random slope"),
@@ -210,12 +211,30 @@ def _rrelu_slopes(kctx: Any, attrs: dict, x: Any, mask: Any) -> None:
         mask.fill((low + high) / 2)
 
 
+# SELU's constants (Klambauer et al., 2017), as MXNet's
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_LAMBDA = 1.0507009873554804934193349852946
+
+
+def _gelu_parts(xp: Any, x: Any) -> tuple[Any, Any]:
+    """``Phi(x)`` and ``x phi(x)`` (the standard normal's cdf and x times its density), in float64."""
+    x = x.astype(xp.float64)
+    cdf = 0.5 * (1.0 + _special.erf(xp, x / math.sqrt(2.0)))
+    return cdf, x * xp.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+
+
 def _leaky_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     x, out = inputs[0], outputs[0]
     kind = attrs["act_type"]
     if kind == "elu":
         out[...] = xp.where(x > 0, x, attrs["slope"] * xp.expm1(xp.minimum(x, 0)))
+        return
+    if kind == "selu":
+        out[...] = _SELU_LAMBDA * xp.where(x > 0, x, _SELU_ALPHA * xp.expm1(xp.minimum(x, 0)))
+        return
+    if kind == "gelu":  # x Phi(x), as MXNet's erf form
+        out[...] = x * _gelu_parts(xp, x)[0]
         return
     if kind == "rrelu":
         _rrelu_slopes(kctx, attrs, x, outputs[1])
@@ -231,6 +250,14 @@ def _leaky_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     kind = attrs["act_type"]
     if kind == "elu":
         outputs[0][...] = xp.where(x > 0, dy, dy * attrs["slope"] * xp.exp(xp.minimum(x, 0)))
+        return
+    if kind == "selu":
+        # the derivative; MXNet 1.9.1's kernel gives lambda * (selu(x) + alpha) for x <= 0 instead
+        outputs[0][...] = dy * _SELU_LAMBDA * xp.where(x > 0, 1, _SELU_ALPHA * xp.exp(xp.minimum(x, 0)))
+        return
+    if kind == "gelu":
+        cdf, x_density = _gelu_parts(xp, x)
+        outputs[0][...] = dy * (cdf + x_density)
         return
     if kind == "rrelu":
         slope = inputs[2]

@@ -270,3 +270,33 @@ def test_dropout_axes_share_one_draw_along_them_as_mxnet():
     np.testing.assert_array_equal(lazynd.nd.Dropout(x, p=0.5, axes=(1,)).asnumpy(), x.asnumpy())  # prediction
     with pytest.raises(ShapeError, match=r"Dropout: axes=\(3,\) must be axes of the 3-D input"):
         lazynd.nd.Dropout(x, p=0.5, axes=(3,))
+
+
+# LeakyReLU at x, and the gradient of its sum, from MXNet 1.9.1 (float64 data; MXNet's gelu
+# computes in float32, hence the tolerance); both act_types were 'invalid value' in lazynd
+_LEAKY_X = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0]
+_LEAKY_MXNET = {
+    "gelu": (
+        [-0.0455003, -0.1586553, -0.1542688, 0.0, 0.3457312, 0.8413447, 2.9959502],
+        [-0.0852318, -0.0833155, 0.1325049, 0.5, 0.8674951, 1.0833155, 1.0119456],
+    ),
+    "selu": (
+        [-1.5201665, -1.1113307, -0.6917582, 0.0, 0.5253505, 1.050701, 3.1521031],
+        # lambda * alpha * exp(x) where x <= 0; MXNet 1.9.1 gives lambda * (selu(x) + alpha) there
+        # (0.1608589, 0.590423, 1.0312683 for the first three), not the derivative: lazynd keeps the derivative
+        [0.2379329, 0.6467686, 1.0663412, 1.7580993, 1.050701, 1.050701, 1.050701],
+    ),
+}
+
+
+@pytest.mark.parametrize("act_type", sorted(_LEAKY_MXNET))
+def test_leaky_relu_selu_and_gelu_match_mxnet(act_type):
+    x = lazynd.nd.array(_LEAKY_X, dtype="float64")
+    x.attach_grad()
+    with lazynd.autograd.record():
+        y = lazynd.nd.LeakyReLU(x, act_type=act_type)
+    y.backward()
+    values, grads = _LEAKY_MXNET[act_type]
+    np.testing.assert_allclose(y.asnumpy(), values, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(x.grad.asnumpy(), grads, rtol=1e-6, atol=1e-7)
+    check_gradient("LeakyReLU", [rng.standard_normal((3, 4)) + 0.05], {"act_type": act_type}, rtol=1e-4, atol=1e-6)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.ops._special import erf
 from lazynd.testing import assert_almost_equal, check_consistency, check_forward, check_gradient
 
 _gamma = np.vectorize(math.gamma)
@@ -241,3 +242,9 @@ def test_casts_out_of_range_and_nan_into_integers_are_silent_as_in_mxnet():
     np.testing.assert_array_equal(cast, [44, 64])
     assert np.isinf(mx.nd.Cast(mx.nd.array([70000.0]), dtype="float16").asnumpy()[0])
     assert mx.nd.gamma(mx.nd.array([-1, 3], dtype="int32")).asnumpy()[1] == 2
+
+
+def test_erf_matches_math_erf_to_the_last_bits():
+    x = np.concatenate([np.linspace(-7, 7, 4001), [0.0, -1e-12, 2.5, np.inf, -np.inf]])
+    want = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(erf(np, x), want, rtol=4e-15, atol=2e-15)
