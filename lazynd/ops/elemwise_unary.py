@@ -196,6 +196,7 @@ GPU = ElementwiseFamily(
 
 
 def _make(name: str, spec: Unary) -> OpDef:
+    @quietly  # gamma(-1) = nan stored into an int32 array: silent, as MXNet
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
         if spec.float_only and x.dtype.kind in "iub":
@@ -376,6 +377,7 @@ register(
 
 
 # -- Cast ----------------------------------------------------------------------------------------
+@quietly  # a value outside the target dtype's range converts silently, as in MXNet
 def _cast_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     # assignment converts as it copies (NumPy and CuPy): no astype temporary
     outputs[0][...] = inputs[0]

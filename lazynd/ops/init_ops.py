@@ -1,6 +1,8 @@
-"""Operators that fill a new array (usable in graphs): ``_zeros``, ``_ones``, ``_arange``.
+"""Operators that fill a new array (usable in graphs): ``_zeros``, ``_ones``, ``_full``, ``_arange``,
+and ``zeros_like`` / ``ones_like`` (the shape and dtype of their input).
 
 ``mx.sym.zeros``/``ones``/``arange`` build them; ``mx.nd.zeros`` and friends allocate directly.
+MXNet 1.x's symbol JSON holds ``_full`` (``mx.sym.full``) and the ``*_like`` nodes.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import math
 from typing import Any
 
 from ..errors import OperatorError
-from .params import Param, optional, parse_context, parse_dtype, parse_float, parse_int, parse_shape
+from .params import Param, optional, parse_bool, parse_context, parse_dtype, parse_float, parse_int, parse_shape
 from .registry import OpDef, register
 
 
@@ -67,7 +69,42 @@ def arange_length(start: float, stop: float | None, step: float, repeat: int) ->
     return max(0, math.ceil((stop - start) / step)) * repeat
 
 
+def _full(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    outputs[0][...] = attrs["value"]
+
+
+register(
+    OpDef(
+        "_full",
+        _full,
+        inputs=(),
+        params={**_creation_params(), "value": Param(parse_float, doc="the fill value")},
+        infer_shape=_infer_given_shape,
+        infer_type=_infer_given_type,
+        gradient=_no_gradient,
+        creates_output=True,
+        doc="An array of the given shape filled with ``value``.",
+    )
+)
+
+for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
+    register(
+        OpDef(
+            _name,
+            _fill(_value),
+            # the input gives only its shape and dtype: no gradient reaches it
+            gradient=lambda F, attrs, inputs, outputs, out_grads: [None],
+            doc=f"An array of the shape and dtype of ``data`` filled with {int(_value)}.",
+        )
+    )
+
+
 def _arange_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if attrs["infer_range"] and attrs["stop"] is None:
+        raise OperatorError(
+            "_arange: infer_range=True with stop=None (the range taken from the shape the graph infers) "
+            "is not supported; give stop"
+        )
     return in_shapes, [(arange_length(attrs["start"], attrs["stop"], attrs["step"], attrs["repeat"]),)], aux_shapes
 
 
@@ -90,6 +127,8 @@ register(
             "stop": Param(optional(parse_float), None, "end, excluded"),
             "step": Param(parse_float, 1.0, "spacing"),
             "repeat": Param(parse_int, 1, "times each value is repeated"),
+            # MXNet 1.x writes it into every _arange node of its symbol JSON; with stop given, it changes nothing
+            "infer_range": Param(parse_bool, False, "take the range from the inferred shape (only with stop given)"),
             "ctx": Param(optional(parse_context), None, "context of the output (imperative use)"),
             "dtype": Param(parse_dtype, "float32", "output dtype"),
         },

@@ -5,12 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ShapeError
-from .params import Param, parse_bool
+from .params import Param, enum, optional, parse_bool
 from .registry import OpDef, register
 
 _TRANSPOSE_PARAMS = {
     "transpose_a": Param(parse_bool, False, "use the transpose of lhs"),
     "transpose_b": Param(parse_bool, False, "use the transpose of rhs"),
+}
+
+
+# MXNet 1.x's output storage type: lazynd's arrays are dense, so only the default is taken
+_PRODUCT_PARAMS = {
+    **_TRANSPOSE_PARAMS,
+    "forward_stype": Param(optional(enum("default")), None, "output storage type (dense only)"),
 }
 
 
@@ -69,7 +76,7 @@ register(
         "dot",
         _dot_forward,
         inputs=("lhs", "rhs"),
-        params=dict(_TRANSPOSE_PARAMS),
+        params=dict(_PRODUCT_PARAMS),
         infer_shape=_dot_infer,
         gradient=_dot_gradient,
         doc="Matrix product of two arrays (MXNet's ``dot``: contracts lhs's last axis with rhs's first).",
@@ -116,7 +123,7 @@ for _which in ("lhs", "rhs"):
             f"_dot_backward_{_which}",
             _matrix_grad_forward(_which),
             inputs=("out_grad", "other", "like"),
-            params=dict(_TRANSPOSE_PARAMS),
+            params=dict(_PRODUCT_PARAMS),
             infer_shape=lambda attrs, s, a: (s, [s[2]], a),
             doc=f"Gradient of ``dot`` with respect to its {_which}.",
         )
@@ -168,7 +175,7 @@ register(
         "batch_dot",
         _batch_dot_forward,
         inputs=("lhs", "rhs"),
-        params=dict(_TRANSPOSE_PARAMS),
+        params=dict(_PRODUCT_PARAMS),
         infer_shape=_batch_dot_infer,
         gradient=_batch_dot_gradient,
         doc="Batched matrix product of two 3-D arrays.",

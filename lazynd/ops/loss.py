@@ -251,6 +251,7 @@ register(
         _softmax_output_forward,
         inputs=("data", "label"),
         params=_SOFTMAX_PARAMS,
+        float_data=True,
         infer_shape=_softmax_output_shape,
         infer_type=_label_type,
         gradient=_softmax_output_gradient,
@@ -310,6 +311,7 @@ def _make_regression(name: str, activation: Any, residual: Any, doc: str) -> Non
             params=params,
             infer_shape=_regression_shape(name),
             infer_type=_label_type,
+            float_data=True,
             gradient=lambda F, attrs, inputs, outputs, og: [
                 getattr(F, f"_backward_{name}")(outputs[0], inputs[1], **attrs),
                 None,
@@ -356,11 +358,18 @@ _make_regression(
     lambda xp, g: None,
     "Sigmoid; gradient (out - label) * grad_scale / outputs per row.",
 )
+
+
+def _minus_one_unless_positive(xp: Any, residual: Any) -> None:
+    # MXNet's MAE gradient is (out > label ? 1 : -1): -1 where out == label, not sign()'s 0
+    residual[...] = xp.where(residual > 0, 1, -1)
+
+
 _make_regression(
     "MAERegressionOutput",
     _identity,
-    lambda xp, g: xp.sign(g, out=g),
-    "Identity; gradient sign(out - label) * grad_scale / outputs per row.",
+    _minus_one_unless_positive,
+    "Identity; gradient (1 where out > label, else -1) * grad_scale / outputs per row, as MXNet.",
 )
 
 

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
-from . import elemwise_unary
+from . import _special, elemwise_unary
 from .host_reduce import column_sum_into
-from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int
+from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int, parse_shape
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 # -- FullyConnected ------------------------------------------------------------------------------
@@ -157,6 +157,7 @@ register(
         forward_gpu=_act_forward_gpu,
         params=dict(_ACT_PARAMS),
         inplace=((0, 0),),
+        float_data=True,
         gradient=lambda F, attrs, i, o, og: [F._backward_Activation(og[0], o[0], **attrs)],
         doc="Elementwise activation: relu, sigmoid, tanh, softrelu (softplus) or softsign.",
     )
@@ -177,9 +178,10 @@ register(
 # -- LeakyReLU -----------------------------------------------------------------------------------
 LEAKY_PARAMS = {
     "act_type": Param(
-        enum("leaky", "prelu", "elu", "rrelu"),
+        enum("leaky", "prelu", "elu", "selu", "gelu", "rrelu"),
         "leaky",
-        "leaky, prelu (learned slope gamma), elu or rrelu (random slope in training)",
+        "leaky, prelu (learned slope gamma: one per channel, or one shared), elu, selu, gelu (the erf form) "
+        "or rrelu (random slope in training)",
     ),
     "slope": Param(parse_float, 0.25, "negative slope (leaky) or scale (elu)"),
     "lower_bound": Param(parse_float, 0.125, "rrelu: lowest random slope"),
@@ -209,12 +211,30 @@ def _rrelu_slopes(kctx: Any, attrs: dict, x: Any, mask: Any) -> None:
         mask.fill((low + high) / 2)
 
 
+# SELU's constants (Klambauer et al., 2017), as MXNet's
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_LAMBDA = 1.0507009873554804934193349852946
+
+
+def _gelu_parts(xp: Any, x: Any) -> tuple[Any, Any]:
+    """``Phi(x)`` and ``x phi(x)`` (the standard normal's cdf and x times its density), in float64."""
+    x = x.astype(xp.float64)
+    cdf = 0.5 * (1.0 + _special.erf(xp, x / math.sqrt(2.0)))
+    return cdf, x * xp.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+
+
 def _leaky_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     x, out = inputs[0], outputs[0]
     kind = attrs["act_type"]
     if kind == "elu":
         out[...] = xp.where(x > 0, x, attrs["slope"] * xp.expm1(xp.minimum(x, 0)))
+        return
+    if kind == "selu":
+        out[...] = _SELU_LAMBDA * xp.where(x > 0, x, _SELU_ALPHA * xp.expm1(xp.minimum(x, 0)))
+        return
+    if kind == "gelu":  # x Phi(x), as MXNet's erf form
+        out[...] = x * _gelu_parts(xp, x)[0]
         return
     if kind == "rrelu":
         _rrelu_slopes(kctx, attrs, x, outputs[1])
@@ -231,19 +251,30 @@ def _leaky_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     if kind == "elu":
         outputs[0][...] = xp.where(x > 0, dy, dy * attrs["slope"] * xp.exp(xp.minimum(x, 0)))
         return
+    if kind == "selu":
+        # the derivative; MXNet 1.9.1's kernel gives lambda * (selu(x) + alpha) for x <= 0 instead
+        outputs[0][...] = dy * _SELU_LAMBDA * xp.where(x > 0, 1, _SELU_ALPHA * xp.exp(xp.minimum(x, 0)))
+        return
+    if kind == "gelu":
+        cdf, x_density = _gelu_parts(xp, x)
+        outputs[0][...] = dy * (cdf + x_density)
+        return
     if kind == "rrelu":
         slope = inputs[2]
     else:
         slope = _channel_view(inputs[2], x.ndim) if kind == "prelu" else attrs["slope"]
     outputs[0][...] = xp.where(x > 0, dy, dy * slope)
     if kind == "prelu":
-        axes = tuple(i for i in range(x.ndim) if i != 1)
-        outputs[1][...] = xp.where(x > 0, 0, dy * x).sum(axis=axes)
+        # sum over every axis the slope is broadcast along: all but the channel, or all for one slope
+        slope_shape = _channel_view(outputs[1], x.ndim).shape
+        axes = tuple(i for i, n in enumerate(slope_shape) if n == 1)
+        outputs[1][...] = xp.where(x > 0, 0, dy * x).sum(axis=axes).reshape(outputs[1].shape)
 
 
 def _leaky_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     data = in_shapes[0]
-    if attrs["act_type"] == "prelu" and data is not None:
+    # prelu's gamma holds one slope per channel, or (as MXNet allows) one slope shared by all
+    if attrs["act_type"] == "prelu" and data is not None and tuple(in_shapes[1] or ()) != (1,):
         in_shapes[1] = merge_shape("LeakyReLU", "gamma", in_shapes[1], (data[1] if len(data) > 1 else data[0],))
     return in_shapes, [data] * len(_leaky_outputs(attrs)), aux_shapes
 
@@ -299,8 +330,10 @@ def _dropout_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     if p >= 1:
         mask[...] = 0
     else:
-        # the mask holds the kept units already scaled by 1/(1-p), so backward is one multiply
-        keep = kctx.rng.uniform(0.0, 1.0, x.shape) >= p
+        # the mask holds the kept units already scaled by 1/(1-p), so backward is one multiply;
+        # along ``axes`` one draw is shared (MXNet's variational dropout)
+        drawn = tuple(1 if axis in attrs["axes"] else n for axis, n in enumerate(x.shape))
+        keep = kctx.rng.uniform(0.0, 1.0, drawn) >= p
         mask[...] = keep * (1.0 / (1.0 - p))
     kctx.xp.multiply(x, mask, out=out)
 
@@ -308,6 +341,9 @@ def _dropout_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
 def _dropout_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     if not 0 <= attrs["p"] <= 1:
         raise OperatorError(f"Dropout: p must lie in [0, 1], got {attrs['p']}")
+    data = in_shapes[0]
+    if data is not None and any(not 0 <= axis < len(data) for axis in attrs["axes"]):
+        raise ShapeError(f"Dropout: axes={attrs['axes']} must be axes of the {len(data)}-D input (0..{len(data) - 1})")
     return in_shapes, [in_shapes[0], in_shapes[0]], aux_shapes
 
 
@@ -320,6 +356,8 @@ register(
         params={
             "p": Param(parse_float, 0.5, "fraction of units dropped in training"),
             "mode": Param(enum("training", "always"), "training", "drop only in training, or always"),
+            "axes": Param(parse_shape, (), "axes along which one draw is shared (variational dropout)"),
+            "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
         },
         infer_shape=_dropout_infer,
         gradient=lambda F, attrs, i, o, og: [F._mul(og[0], o[1])],

@@ -159,6 +159,23 @@ def _bn_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, lis
     return in_shapes, [tuple(data), (channels,), (channels,)], aux_shapes
 
 
+def _bn_types(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    """float16 data keeps its parameters and statistics in float32 by default, as MXNet (whose
+    float16 checkpoints hold float32 BatchNorm parameters); float16 ones are taken too."""
+    data = in_types[0]
+    if data is None:
+        return in_types, [None, None, None], aux_types
+    allowed = ("float32", "float16") if data == "float16" else (data,)
+    names = ("gamma", "beta", "moving_mean", "moving_var")
+    given = [*in_types[1:], *aux_types]
+    for name, dtype in zip(names, given, strict=True):
+        if dtype is not None and dtype not in allowed:
+            raise OperatorError(f"BatchNorm: {name} has dtype {dtype}, expected {' or '.join(allowed)} for {data} data")
+    param = in_types[1] or in_types[2] or allowed[0]
+    stats = [t or allowed[0] for t in aux_types]
+    return [data, in_types[1] or param, in_types[2] or param], [data, param, param], stats
+
+
 def _bn_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
     return list(F._backward_BatchNorm(out_grads[0], inputs[0], inputs[1], outputs[1], outputs[2], **attrs))
 
@@ -173,7 +190,9 @@ register(
         aux=("moving_mean", "moving_var"),
         num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
         params=dict(BN_PARAMS),
+        float_data=True,
         infer_shape=_bn_infer,
+        infer_type=_bn_types,
         gradient=_bn_gradient,
         doc="Batch normalisation over ``axis``; moving statistics are updated in training.",
     )
@@ -187,6 +206,7 @@ register(
         outputs=("data_grad", "gamma_grad", "beta_grad"),
         params=dict(BN_PARAMS),
         infer_shape=lambda attrs, s, a: (s, [s[1], s[2], s[2]], a),
+        infer_type=lambda attrs, t, a: (t, [t[1] or t[0], t[2] or t[1], t[2] or t[1]], a),
         doc="Gradients of BatchNorm with respect to data, gamma and beta.",
     )
 )
@@ -290,11 +310,18 @@ def _l2_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     outputs[0][...] = (dy - y * dot) / norm
 
 
+def _l2_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if in_shapes[0] is not None:
+        _l2_axes(attrs["mode"], len(in_shapes[0]))  # a mode the data has too few axes for fails at the call
+    return in_shapes, [in_shapes[0]], aux_shapes
+
+
 register(
     OpDef(
         "L2Normalization",
         _l2_forward,
         params=dict(_L2_PARAMS),
+        infer_shape=_l2_infer,
         gradient=lambda F, attrs, i, o, og: [F._backward_L2Normalization(og[0], i[0], **attrs)],
         doc="Divide by the L2 norm over each instance, each channel vector or each spatial map.",
     )
@@ -334,9 +361,15 @@ def _lrn_scale(xp: Any, x: Any, attrs: dict) -> Any:
     return attrs["knorm"] + attrs["alpha"] / attrs["nsize"] * _window_sum(xp, x * x, attrs["nsize"])
 
 
-def _lrn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+def _lrn_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    # an even window has no centre channel; MXNet takes one, but its result follows no window of
+    # the channels around each one, so lazynd refuses it (at the call)
     if attrs["nsize"] <= 0 or attrs["nsize"] % 2 == 0:
         raise OperatorError(f"LRN: nsize must be a positive odd number, got {attrs['nsize']}")
+    return in_shapes, [in_shapes[0]], aux_shapes
+
+
+def _lrn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x = inputs[0]
     outputs[0][...] = x * _lrn_scale(kctx.xp, x, attrs) ** -attrs["beta"]
 
@@ -355,6 +388,7 @@ register(
         "LRN",
         _lrn_forward,
         params=dict(_LRN_PARAMS),
+        infer_shape=_lrn_infer,
         gradient=lambda F, attrs, i, o, og: [F._backward_LRN(og[0], i[0], **attrs)],
         doc="Local response normalisation across nsize neighbouring channels.",
     )

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..backend.pool import MIN_POOLED_BYTES, aligned_empty
-from .params import Param, parse_float
+from .params import Param, parse_bool, parse_float
 from .registry import OpDef, register
 
 _KERNEL_DTYPES = ("float32", "float64")
@@ -272,18 +272,21 @@ def _register(name: str, forward: Callable, inputs: tuple[str, ...], extra: dict
     )
 
 
+# MXNet 1.x's row-sparse option: it changes nothing on dense arrays (the only kind here)
+_LAZY_UPDATE = {"lazy_update": Param(parse_bool, True, "accepted for MXNet compatibility (dense arrays)")}
+
 _register(
     "sgd_update",
     _sgd_forward,
     ("weight", "grad"),
-    {},
+    {**_LAZY_UPDATE},
     "weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad).",
 )
 _register(
     "sgd_mom_update",
     _sgd_mom_forward,
     ("weight", "grad", "mom"),
-    {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")},
+    {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum"), **_LAZY_UPDATE},
     "mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight += mom (mom updated in place).",
 )
 _register(
@@ -294,6 +297,7 @@ _register(
         "beta1": Param(_in_range(0.0, 1.0), 0.9, "decay of the first moment"),
         "beta2": Param(_in_range(0.0, 1.0), 0.999, "decay of the second moment"),
         "epsilon": Param(_non_negative, 1e-8, "added to the denominator"),
+        **_LAZY_UPDATE,
     },
     "g = clip(rescale_grad*grad + wd*weight); Adam moments updated in place; weight -= lr*mean/(sqrt(var)+epsilon).",
 )

@@ -53,19 +53,22 @@ def _pick_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     outputs[0][...] = xp.moveaxis(grad.reshape(moved), -1, axis)
 
 
-def _picked_shape(op: str, attrs: dict, data: tuple) -> tuple:
+def _picked_shape(op: str, attrs: dict, data: tuple, keepdims: bool) -> tuple:
     if not data:
         raise ShapeError(f"{op}: data must have at least 1 axis, got shape ()")
     axis = normalize_axis(op, attrs["axis"], len(data))
-    return data[:axis] + ((1,) if attrs["keepdims"] else ()) + data[axis + 1 :]
+    return data[:axis] + ((1,) if keepdims else ()) + data[axis + 1 :]
 
 
 def _pick_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     data, index = in_shapes
     if data is None:
         return in_shapes, [index], aux_shapes
-    picked = _picked_shape("pick", attrs, tuple(data))
-    index = merge_shape("pick", "index", index, picked)
+    picked = _picked_shape("pick", attrs, tuple(data), attrs["keepdims"])
+    # As MXNet, the index may keep the picked axis with length 1 or drop it, whatever
+    # keepdims says of the output: its number of axes tells which.
+    index_keeps_axis = attrs["keepdims"] if index is None else len(index) == len(data)
+    index = merge_shape("pick", "index", index, _picked_shape("pick", attrs, tuple(data), index_keeps_axis))
     return [tuple(data), index], [picked], aux_shapes
 
 

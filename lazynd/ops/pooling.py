@@ -230,6 +230,7 @@ register(
         gpu_float16_as_float32=True,
         params=dict(POOL_PARAMS),
         infer_shape=_pool_infer,
+        float_data=lambda attrs: attrs["pool_type"] != "max",  # an average cannot be stored in integers
         gradient=_pool_gradient,
         doc="Max, average or sum pooling over 1-D to 3-D windows.",
     )
@@ -287,6 +288,13 @@ def _upsample_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[lis
     if any(s is None for s in in_shapes) or not in_shapes:
         return in_shapes, [None], aux_shapes
     _factors(attrs, in_shapes)
+    # concat stacks the inputs' channels, sum adds them: both need one batch size, sum one channel count
+    kept = 2 if attrs["multi_input_mode"] == "sum" else 1
+    if any(tuple(x[:kept]) != tuple(in_shapes[0][:kept]) for x in in_shapes):
+        raise ShapeError(
+            f"UpSampling: multi_input_mode={attrs['multi_input_mode']!r} needs inputs of one "
+            f"{'batch size and channel count' if kept == 2 else 'batch size'}, got shapes {[tuple(x) for x in in_shapes]}"
+        )
     n, _, h, w = in_shapes[0]
     s = attrs["scale"]
     channels = in_shapes[0][1] if attrs["multi_input_mode"] == "sum" else sum(x[1] for x in in_shapes)

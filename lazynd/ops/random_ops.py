@@ -34,11 +34,34 @@ def _gpu_draw_dtype(out: Any) -> str:
     return "float64" if out.dtype == np.float64 else "float32"
 
 
+def _checked(check: Callable[[dict], None]) -> Callable[..., tuple[list, list, list]]:
+    """The creation shape rule, after ``check`` of the parameters: a bad one fails at the call."""
+
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        check(attrs)
+        return _infer_creation(attrs, in_shapes, aux_shapes)
+
+    return infer
+
+
+def _check_uniform(attrs: dict) -> None:
+    if attrs["high"] < attrs["low"]:
+        raise OperatorError(f"uniform: high ({attrs['high']}) must be >= low ({attrs['low']})")
+
+
+def _check_normal(attrs: dict) -> None:
+    if attrs["scale"] < 0:
+        raise OperatorError(f"normal: scale must be >= 0, got {attrs['scale']}")
+
+
+def _check_randint(attrs: dict) -> None:
+    if attrs["high"] <= attrs["low"]:
+        raise OperatorError(f"randint: high ({attrs['high']}) must be > low ({attrs['low']})")
+
+
 def _uniform(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out = outputs[0]
     low, high = attrs["low"], attrs["high"]
-    if high < low:
-        raise OperatorError(f"uniform: high ({high}) must be >= low ({low})")
     if kctx.xp is np:
         out[...] = kctx.rng.uniform(low, high, out.shape)
     else:
@@ -47,8 +70,6 @@ def _uniform(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
 
 def _normal(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out = outputs[0]
-    if attrs["scale"] < 0:
-        raise OperatorError(f"normal: scale must be >= 0, got {attrs['scale']}")
     if kctx.xp is np:
         out[...] = kctx.rng.normal(attrs["loc"], attrs["scale"], out.shape)
     else:
@@ -58,8 +79,6 @@ def _normal(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> N
 def _randint(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out = outputs[0]
     low, high = attrs["low"], attrs["high"]
-    if high <= low:
-        raise OperatorError(f"randint: high ({high}) must be > low ({low})")
     if kctx.xp is np:
         out[...] = kctx.rng.integers(low, high, out.shape)
     else:
@@ -74,7 +93,7 @@ register(
         _uniform,
         inputs=(),
         params={"low": Param(parse_float, 0.0), "high": Param(parse_float, 1.0), **_creation_params()},
-        infer_shape=_infer_creation,
+        infer_shape=_checked(_check_uniform),
         infer_type=_infer_creation_type,
         gradient=_NO_GRAD,
         needs_random=True,
@@ -89,7 +108,7 @@ register(
         _normal,
         inputs=(),
         params={"loc": Param(parse_float, 0.0), "scale": Param(parse_float, 1.0), **_creation_params()},
-        infer_shape=_infer_creation,
+        infer_shape=_checked(_check_normal),
         infer_type=_infer_creation_type,
         gradient=_NO_GRAD,
         needs_random=True,
@@ -104,7 +123,7 @@ register(
         _randint,
         inputs=(),
         params={"low": Param(parse_int), "high": Param(parse_int), **_creation_params("int32")},
-        infer_shape=_infer_creation,
+        infer_shape=_checked(_check_randint),
         infer_type=_infer_creation_type,
         gradient=_NO_GRAD,
         needs_random=True,

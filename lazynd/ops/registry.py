@@ -27,6 +27,10 @@ An :class:`OpDef` carries everything about an operator:
   zero-filled; an imperative call that allocates its outputs itself then takes them
   from the allocator's zeroed pages (cheaper than writing zeros) and runs this kernel
   instead of ``forward`` (``one_hot``: only the ones are written);
+- ``float_data``: the operator refuses integer data (its first input), as MXNet's does,
+  when inferring types, so the call fails at once, naming the operator, rather than
+  inside a kernel that cannot store its floating-point results (a function of the
+  parameters where only some modes need it, as average pooling);
 - ``blas_heavy``: the CPU kernel is mostly level-3 BLAS (convolution).  While the host BLAS
   runs threads of its own, an imperative call also writes
   :data:`lazynd.backend.blas.BLAS_VAR`, so the engine runs such operations one after the
@@ -43,6 +47,7 @@ from ..errors import OperatorError, ShapeError
 from .params import Param, parse_params
 
 Shape = tuple[int, ...]
+FLOAT_TYPES = ("float16", "float32", "float64")
 
 
 class KernelContext:
@@ -155,6 +160,7 @@ class OpDef:
         forward_into_zeros: Callable[..., None] | None = None,
         blas_heavy: bool = False,
         gpu_float16_as_float32: bool = False,
+        float_data: bool | Callable[[dict], bool] = False,
         doc: str = "",
     ) -> None:
         self.name = name
@@ -186,6 +192,7 @@ class OpDef:
         self.optional_outputs = optional_outputs
         self.forward_into_zeros = forward_into_zeros
         self.blas_heavy = blas_heavy
+        self.float_data = float_data
         self.doc = doc
 
     # -- structure -----------------------------------------------------------------------------
@@ -251,9 +258,18 @@ class OpDef:
 
     def infer_type(self, attrs: dict, in_types: list, aux_types: list | None = None) -> tuple[list, list, list]:
         aux_types = list(aux_types) if aux_types is not None else [None] * len(self.aux)
+        data = in_types[0] if len(in_types) else None
+        if data is not None and data not in FLOAT_TYPES and self.needs_float_data(attrs):
+            raise OperatorError(
+                f"{self.name}: input '{self.input_names(attrs)[0]}' has dtype {data}, expected one of "
+                f"{', '.join(FLOAT_TYPES)} (the operator takes no integer data, as in MXNet)"
+            )
         if self._infer_type is None:
             return _same_type_infer(self, attrs, list(in_types), aux_types)
         return self._infer_type(attrs, list(in_types), aux_types)
+
+    def needs_float_data(self, attrs: dict) -> bool:
+        return self.float_data(attrs) if callable(self.float_data) else self.float_data
 
     def specialize(self, attrs: dict) -> OpDef:
         """The definition a graph node of these parameters holds: ``self`` for almost every operator.

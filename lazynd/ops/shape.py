@@ -1,5 +1,5 @@
 """Operators that change an array's shape or the order of its axes, each element kept once: Reshape,
-reshape_like, Flatten, transpose, SwapAxis and expand_dims (MXNet semantics and defaults); plus the
+reshape_like, Flatten, transpose, SwapAxis, expand_dims and squeeze (MXNet semantics and defaults); plus the
 axis helpers the other families share.
 
 The kernels are written once against ``kctx.xp``, so NumPy and CuPy run the same code.
@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
-from .params import REQUIRED, Param, parse_bool, parse_int, parse_shape
+from .params import REQUIRED, Param, parse_axis, parse_bool, parse_int, parse_shape
 from .registry import OpDef, register
 
 
@@ -301,5 +301,30 @@ register(
         infer_shape=unary_infer(_expand_dims_shape),
         gradient=_like_gradient,
         doc="Insert an axis of length 1 at ``axis``.",
+    )
+)
+
+
+def _squeeze_shape(attrs: dict, s: tuple) -> tuple:
+    axis = attrs["axis"]
+    if axis is None:
+        drop = {i for i, n in enumerate(s) if n == 1}
+    else:
+        drop = set(as_axes("squeeze", axis, len(s)))
+        for i in sorted(drop):
+            if s[i] != 1:
+                raise ShapeError(f"squeeze: axis {i} of the input {tuple(s)} has size {s[i]}, expected 1")
+    kept = tuple(n for i, n in enumerate(s) if i not in drop)
+    return kept or (1,)  # as MXNet: squeezing every axis leaves one of length 1
+
+
+register(
+    OpDef(
+        "squeeze",
+        _reshape_forward,
+        params={"axis": Param(parse_axis, None, "the axes of length 1 to remove (None: all of them)")},
+        infer_shape=unary_infer(_squeeze_shape),
+        gradient=_like_gradient,
+        doc="Remove axes of length 1 (MXNet 1.x); removing all of them leaves shape (1,).",
     )
 )

@@ -15,10 +15,11 @@ import numpy as np
 
 from ..backend.cuda.devices import multiprocessor_count
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
+from ..backend.fperr import quiet
 from ..errors import OperatorError
 from .host_reduce import max_along, sum_along
-from .params import Param, enum, optional, parse_float, parse_int
-from .registry import OpDef, register, unify_shapes
+from .params import Param, enum, optional, parse_bool, parse_float, parse_int
+from .registry import OpDef, merge_shape, register, unify_shapes
 
 _KERNEL_DTYPES = ("float32", "float64")
 
@@ -175,11 +176,43 @@ def _axis_checked_shape(name: str, axis_of: Any) -> Any:
     return infer
 
 
+def _length_mask(xp: Any, length: Any, shape: tuple, axis: int) -> Any:
+    """True at the positions before each line's ``length`` along ``axis`` (length has ``shape``
+    without ``axis``)."""
+    positions = xp.arange(shape[axis]).reshape((-1,) + (1,) * (len(shape) - axis - 1))
+    return positions < xp.expand_dims(length, axis)
+
+
+def _softmax_length_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    """softmax with use_length: one length per line along ``axis``, the data's shape without it."""
+    data, length = in_shapes
+    if data is None:
+        return in_shapes, [None], aux_shapes
+    axis = _normalize_axis("softmax", attrs["axis"], len(data))
+    length = merge_shape("softmax", "length", length, tuple(data[:axis]) + tuple(data[axis + 1 :]))
+    return [tuple(data), length], [tuple(data)], aux_shapes
+
+
+def _softmax_length_types(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    length = in_types[1]
+    if length is not None and not length.startswith(("int", "uint")):
+        raise OperatorError(f"softmax: input 'length' has dtype {length}, expected an integer dtype (as MXNet)")
+    return in_types, [in_types[0]], aux_types
+
+
 def _make_softmax(name: str, log: bool) -> None:
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x = inputs[0]
         axis = _normalize_axis(name, attrs["axis"], x.ndim)
-        softmax_into(kctx, x, outputs[0], axis, _check_temperature(name, attrs["temperature"]), log)
+        mask = None
+        if attrs.get("use_length"):
+            # positions past a line's length take no part and come out 0, as in MXNet
+            mask = _length_mask(kctx.xp, inputs[1], x.shape, axis)
+            x = kctx.xp.where(mask, x, -np.inf).astype(x.dtype, copy=False)
+        with quiet():  # a line of length 0 is all -inf: NaN, then 0 below
+            softmax_into(kctx, x, outputs[0], axis, _check_temperature(name, attrs["temperature"]), log)
+        if mask is not None:
+            outputs[0][...] = kctx.xp.where(mask, outputs[0], 0)
 
     def backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         dy, y = inputs
@@ -187,8 +220,10 @@ def _make_softmax(name: str, log: bool) -> None:
         softmax_grad_into(kctx, dy, y, outputs[0], axis, _check_temperature(name, attrs["temperature"]), log)
 
     def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+        # masked positions have output 0, so the usual gradient is 0 there; the length has none
         backward_op = getattr(F, f"_backward_{name}")
-        return [backward_op(out_grads[0], outputs[0], axis=attrs["axis"], temperature=attrs["temperature"])]
+        grad = backward_op(out_grads[0], outputs[0], axis=attrs["axis"], temperature=attrs["temperature"])
+        return [grad, None] if attrs.get("use_length") else [grad]
 
     params = {
         "axis": Param(parse_int, -1, "the axis to normalise over"),
@@ -196,14 +231,31 @@ def _make_softmax(name: str, log: bool) -> None:
     }
     what = "log of the softmax" if log else "softmax"
     infer = _axis_checked_shape(name, lambda attrs, ndim: _normalize_axis(name, attrs["axis"], ndim))
+    forward_params = dict(params)
+    if not log:  # MXNet 1.x's softmax over the first ``length`` positions of each line
+        forward_params["use_length"] = Param(parse_bool, False, "take a second input, each line's length")
+
+    def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        return (_softmax_length_infer if attrs.get("use_length") else infer)(attrs, in_shapes, aux_shapes)
+
+    def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+        if attrs.get("use_length"):
+            return _softmax_length_types(attrs, in_types, aux_types)
+        return in_types, [in_types[0]], aux_types
+
     register(
         OpDef(
             name,
             forward,
-            params=params,
-            infer_shape=infer,
+            inputs=lambda attrs: ("data", "length") if attrs.get("use_length") else ("data",),
+            params=forward_params,
+            infer_shape=infer_shape,
+            infer_type=infer_type,
+            float_data=True,
             gradient=gradient,
-            doc=f"The {what} of ``data`` along ``axis``.",
+            doc=f"The {what} of ``data`` along ``axis``"
+            + ("" if log else "; with ``use_length``, of each line's first ``length`` positions (0 after)")
+            + ".",
         )
     )
     register(
@@ -264,6 +316,7 @@ register(
         "SoftmaxActivation",
         _activation_forward,
         params=dict(_MODE),
+        float_data=True,
         infer_shape=_axis_checked_shape(
             "SoftmaxActivation", lambda attrs, ndim: _activation_axis("SoftmaxActivation", attrs["mode"], ndim)
         ),

@@ -1,8 +1,8 @@
 """Sorting along an axis: topk, sort and argsort (MXNet semantics and defaults).
 
-Indices come out as floats by default (``dtype='float32'``), as in MXNet.  Only
-``topk(ret_typ='value')`` has a gradient: the output gradient scattered back to the
-positions the values came from.
+Indices come out as floats by default (``dtype='float32'``), as in MXNet.  Only the values
+of ``topk`` (``ret_typ='value'`` or ``'both'``) have a gradient: the output gradient
+scattered back to the positions the values came from.
 """
 
 from __future__ import annotations
@@ -99,7 +99,8 @@ def _topk_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
     if data is None:
         return in_shapes, [None] * n_out, aux_shapes
     data = tuple(data)
-    out = data if attrs["ret_typ"] == "mask" else _topk_shape(attrs, data)
+    picked = _topk_shape(attrs, data)  # checks k for every ret_typ
+    out = data if attrs["ret_typ"] == "mask" else picked
     return in_shapes, [out] * n_out, aux_shapes
 
 
@@ -111,9 +112,10 @@ def _topk_types(attrs: dict, in_types: list, aux_types: list) -> tuple[list, lis
 
 
 def _topk_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    if attrs["ret_typ"] != "value":
+    if attrs["ret_typ"] not in ("value", "both"):
         return [None]
-    return [F._backward_topk(out_grads[0], inputs[0], **attrs)]
+    # with 'both', the values (the first output) carry the gradient, as in MXNet
+    return [F._backward_topk(out_grads[0], inputs[0], **{**attrs, "ret_typ": "value"})]
 
 
 def _backward_topk_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -152,7 +154,7 @@ register(
         params=dict(_TOPK_PARAMS),
         infer_shape=lambda attrs, s, a: (s, [s[1]], a),
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
-        doc="Gradient of ``topk(ret_typ='value')``: scatter the gradient to the chosen positions.",
+        doc="Gradient of ``topk``'s values: scatter the gradient to the chosen positions.",
     )
 )
 

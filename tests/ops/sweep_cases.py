@@ -204,6 +204,7 @@ OTHER_CASES: dict[str, Case] = {
     "Flatten": Case([In((2, 3, 4))], reference=lambda x: x.reshape(2, 12)),
     "Reshape": Case([In()], {"shape": (2, 6)}, reference=lambda x: x.reshape(2, 6)),
     "expand_dims": Case([In()], {"axis": 1}, reference=lambda x: np.expand_dims(x, 1)),
+    "squeeze": Case([In((1, 3, 1, 2))], {"axis": (0, 2)}, reference=lambda x: np.squeeze(x, (0, 2))),
     "flip": Case([In()], {"axis": 1}, reference=lambda x: np.flip(x, 1)),
     "tile": Case([In()], {"reps": (2, 1)}, reference=lambda x: np.tile(x, (2, 1))),
     "repeat": Case([In()], {"repeats": 2, "axis": 0}, reference=lambda x: np.repeat(x, 2, axis=0)),
@@ -251,6 +252,7 @@ OTHER_CASES: dict[str, Case] = {
     "UpSampling": Case([In((1, 2, 2, 2))], {"scale": 2, "sample_type": "nearest", "num_args": 1}),
     "LRN": Case([In((1, 3, 2, 2))], {"nsize": 3}),
     "InstanceNorm": Case([In((2, 3, 4)), In((3,)), In((3,))]),
+    "LayerNorm": Case([In((2, 3, 4)), In((4,)), In((4,))], {"eps": 0.01}),
     "BatchNorm": Case(
         [In((2, 3, 2)), In((3,)), In((3,))], aux=[In((3,), 0.1, 0.3), In((3,), 0.5, 1.0)], grad=False
     ),  # is_train=False uses the moving statistics, the gradient rule the batch's: not comparable
@@ -284,6 +286,9 @@ OTHER_CASES: dict[str, Case] = {
     "_zeros": Case([], {"shape": (2, 3)}, reference=lambda: np.zeros((2, 3), np.float32), grad=False),
     "_ones": Case([], {"shape": (2, 3)}, reference=lambda: np.ones((2, 3), np.float32), grad=False),
     "_arange": Case([], {"start": 1, "stop": 7}, reference=lambda: np.arange(1, 7, dtype=np.float32), grad=False),
+    "_full": Case([], {"shape": (2, 3), "value": 2.5}, reference=lambda: np.full((2, 3), 2.5, np.float32), grad=False),
+    "zeros_like": Case([In()], reference=lambda x: np.zeros_like(x), grad=False),
+    "ones_like": Case([In()], reference=lambda x: np.ones_like(x), grad=False),
     "_random_uniform": Case([], {"shape": (2, 3)}, grad=False, random=True),
     "_random_normal": Case([], {"shape": (2, 3)}, grad=False, random=True),
     "_random_randint": Case([], {"shape": (2, 3), "low": 0, "high": 5}, grad=False, random=True),

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.errors import ShapeError
 from lazynd.testing import assert_almost_equal, check_consistency, check_forward, check_gradient
 
 
@@ -99,3 +100,20 @@ def test_broadcast_cpu_and_gpu_agree():
 def test_broadcast_to_accepts_a_numpy_shape_array():
     out = mx.nd.broadcast_to(mx.nd.ones((1, 3)), shape=np.array([2, 3]))
     assert out.shape == (2, 3)
+
+
+def test_broadcast_like_takes_mxnet_lhs_axes_and_rhs_axes():
+    lhs = mx.nd.array(np.array([1.0, 2.0]).reshape(2, 1, 1))
+    # shapes from MXNet 1.9.1; lhs_axes/rhs_axes were an 'unknown parameter'
+    out = mx.nd.broadcast_like(lhs, mx.nd.ones((5, 6)), lhs_axes=(1, 2), rhs_axes=(1, 0))
+    np.testing.assert_array_equal(out.asnumpy(), np.broadcast_to(lhs.asnumpy(), (2, 6, 5)))
+    out = mx.nd.broadcast_like(mx.nd.ones((2, 1, 4)), mx.nd.ones((2, 3, 4)), lhs_axes=(-2,), rhs_axes=(0,))
+    assert out.shape == (2, 2, 4)
+    with pytest.raises(ShapeError, match="axis 1 of lhs \\(2, 3, 4\\) has size 3, expected 1"):
+        mx.nd.broadcast_like(mx.nd.ones((2, 3, 4)), mx.nd.ones((2, 5, 4)), lhs_axes=(1,), rhs_axes=(1,))
+
+
+def test_broadcast_like_refuses_shapes_that_do_not_broadcast_at_the_call():
+    # MXNet refuses it too; lazynd failed inside the kernel with NumPy's ValueError at the next wait
+    with pytest.raises(ShapeError, match=r"broadcast_like: lhs \(2, 3\) cannot be broadcast to rhs \(4, 5\)"):
+        mx.nd.broadcast_like(mx.nd.ones((2, 3)), mx.nd.ones((4, 5)))

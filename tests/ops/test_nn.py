@@ -115,6 +115,23 @@ def test_prelu_uses_per_channel_gamma_and_has_its_gradient():
     check_gradient("LeakyReLU", [x, gamma], {"act_type": "prelu"}, rtol=1e-4, atol=1e-6)
 
 
+def test_prelu_takes_one_slope_shared_by_every_channel():
+    x = lazynd.nd.array(np.array([-2, 1, -0.5, 3, -1, -4], np.float32).reshape(2, 3, 1))
+    gamma = lazynd.nd.array([0.25])
+    x.attach_grad()
+    gamma.attach_grad()
+    with lazynd.autograd.record():
+        y = lazynd.nd.LeakyReLU(x, gamma, act_type="prelu")
+    y.backward(lazynd.nd.ones(y.shape) * 2)
+    # values from MXNet 1.9.1 (gluon's PReLU holds a single slope of shape (1,) by default)
+    np.testing.assert_allclose(y.asnumpy().ravel(), [-0.5, 1.0, -0.125, 3.0, -0.25, -1.0])
+    np.testing.assert_allclose(x.grad.asnumpy().ravel(), [0.5, 2.0, 0.5, 2.0, 0.5, 0.5])
+    np.testing.assert_allclose(gamma.grad.asnumpy(), [-15.0])
+    check_gradient(
+        "LeakyReLU", [rng.standard_normal((2, 3, 4)), np.array([0.2])], {"act_type": "prelu"}, rtol=1e-4, atol=1e-6
+    )
+
+
 def test_dropout_training_zeroes_about_p_and_scales_the_rest():
     x = lazynd.nd.ones((200, 100))
     y = lazynd.nd.Dropout(x, p=0.3, is_train=True).asnumpy()
@@ -242,3 +259,44 @@ def test_a_batch_of_no_rows_goes_through_fully_connected_and_embedding(ctx):
         lazynd.nd.zeros((0, 4), ctx=ctx), lazynd.nd.ones((6, 2), ctx=ctx), input_dim=6, output_dim=2
     )
     assert e.asnumpy().shape == (0, 4, 2)
+
+
+def test_dropout_axes_share_one_draw_along_them_as_mxnet():
+    x = lazynd.nd.ones((4, 5, 6))
+    y = lazynd.nd.Dropout(x, p=0.5, axes=(0, 2), mode="always").asnumpy()
+    # MXNet 1.x's variational dropout: each channel of axis 1 is kept (as 2.0) or dropped whole
+    assert set(np.unique(y)) <= {0.0, 2.0}
+    assert (y == y[:1, :, :1]).all()
+    np.testing.assert_array_equal(lazynd.nd.Dropout(x, p=0.5, axes=(1,)).asnumpy(), x.asnumpy())  # prediction
+    with pytest.raises(ShapeError, match=r"Dropout: axes=\(3,\) must be axes of the 3-D input"):
+        lazynd.nd.Dropout(x, p=0.5, axes=(3,))
+
+
+# LeakyReLU at x, and the gradient of its sum, from MXNet 1.9.1 (float64 data; MXNet's gelu
+# computes in float32, hence the tolerance); both act_types were 'invalid value' in lazynd
+_LEAKY_X = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0]
+_LEAKY_MXNET = {
+    "gelu": (
+        [-0.0455003, -0.1586553, -0.1542688, 0.0, 0.3457312, 0.8413447, 2.9959502],
+        [-0.0852318, -0.0833155, 0.1325049, 0.5, 0.8674951, 1.0833155, 1.0119456],
+    ),
+    "selu": (
+        [-1.5201665, -1.1113307, -0.6917582, 0.0, 0.5253505, 1.050701, 3.1521031],
+        # lambda * alpha * exp(x) where x <= 0; MXNet 1.9.1 gives lambda * (selu(x) + alpha) there
+        # (0.1608589, 0.590423, 1.0312683 for the first three), not the derivative: lazynd keeps the derivative
+        [0.2379329, 0.6467686, 1.0663412, 1.7580993, 1.050701, 1.050701, 1.050701],
+    ),
+}
+
+
+@pytest.mark.parametrize("act_type", sorted(_LEAKY_MXNET))
+def test_leaky_relu_selu_and_gelu_match_mxnet(act_type):
+    x = lazynd.nd.array(_LEAKY_X, dtype="float64")
+    x.attach_grad()
+    with lazynd.autograd.record():
+        y = lazynd.nd.LeakyReLU(x, act_type=act_type)
+    y.backward()
+    values, grads = _LEAKY_MXNET[act_type]
+    np.testing.assert_allclose(y.asnumpy(), values, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(x.grad.asnumpy(), grads, rtol=1e-6, atol=1e-7)
+    check_gradient("LeakyReLU", [rng.standard_normal((3, 4)) + 0.05], {"act_type": act_type}, rtol=1e-4, atol=1e-6)

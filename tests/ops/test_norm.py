@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import lazynd
-from lazynd.errors import ShapeError
+import lazynd_sym as sym
+from lazynd.errors import OperatorError, ShapeError
 from lazynd.testing import check_gradient
 
 rng = np.random.default_rng(0)
@@ -98,6 +99,22 @@ def test_batchnorm_gradient(fix_gamma):
         np.testing.assert_allclose(grads[i].asnumpy(), numeric, rtol=1e-4, atol=1e-6, err_msg=f"input {i}")
 
 
+def test_batchnorm_of_float16_data_keeps_float32_parameters_as_mxnet():
+    # MXNet infers (and its float16 checkpoints hold) float32 gamma, beta and statistics
+    _, outs, aux = sym.BatchNorm(sym.Variable("data"), name="bn").infer_type(data="float16")
+    assert outs == [np.float16] and aux == [np.float32, np.float32]
+    x = np.array([1, 2, 3, 5, -1, 0, 2, 2, 0, 1, 1, 4, 3, 3, -2, 1], np.float32).reshape(2, 2, 2, 2)
+    params = [lazynd.nd.array(v) for v in ([1.5, 0.5], [0.1, -0.2], [0.5, 1.0], [2.0, 0.5])]
+    y = lazynd.nd.BatchNorm(lazynd.nd.array(x, dtype="float16"), *params, fix_gamma=False)
+    # values from MXNet 1.9.1 (float16 rounding apart)
+    want = [0.6299, 1.6904, 2.75, 4.871, -1.6133, -0.9067, 0.5063, 0.5063]
+    want += [-0.4297, 0.6299, 0.6299, 3.8105, 1.2129, 1.2129, -2.3184, -0.2]
+    assert y.dtype == np.float16
+    np.testing.assert_allclose(y.asnumpy().ravel(), want, rtol=2e-3, atol=2e-3)
+    with pytest.raises(lazynd.LazyNDError, match="BatchNorm: gamma has dtype float64, expected float32 or float16"):
+        lazynd.nd.BatchNorm(lazynd.nd.array(x, dtype="float16"), lazynd.nd.ones(2, dtype="float64"), *params[1:])
+
+
 def test_batchnorm_rejects_wrong_gamma_shape():
     with pytest.raises(ShapeError, match="gamma"):
         z = lazynd.nd.zeros
@@ -128,3 +145,15 @@ def test_lrn_forward_and_gradient():
     window = sq[:, :-2] + sq[:, 1:-1] + sq[:, 2:]
     np.testing.assert_allclose(y, x * (2.0 + 0.1 / 3 * window) ** -0.75, rtol=1e-8)
     check_gradient("LRN", [x], params, rtol=1e-4, atol=1e-6)
+
+
+def test_l2normalization_refuses_a_mode_the_data_lacks_axes_for_at_the_call():
+    # MXNet refuses it too; lazynd failed only at the next wait, as an EngineError
+    with pytest.raises(ShapeError, match="L2Normalization: mode channel needs more axes than 1"):
+        lazynd.nd.L2Normalization(lazynd.nd.ones(3), mode="channel")
+
+
+def test_lrn_refuses_an_even_window_at_the_call():
+    # it failed only at the next wait, as an EngineError
+    with pytest.raises(OperatorError, match="LRN: nsize must be a positive odd number, got 2"):
+        lazynd.nd.LRN(lazynd.nd.ones((1, 2, 3, 4)), nsize=2)

@@ -231,3 +231,16 @@ def test_cpu_scratch_blocks_start_on_a_page_and_grow_when_needed():
         assert g.__array_interface__["data"][0] % ALIGN == 0
         assert scratch.__array_interface__["data"][0] % ALIGN == 0
         assert not np.shares_memory(g, scratch)
+
+
+@pytest.mark.parametrize("name", ["sgd_update", "sgd_mom_update", "adam_update"])
+def test_update_operators_take_mxnet_lazy_update_which_changes_nothing_on_dense_arrays(name):
+    # MXNet 1.x passes lazy_update to these (row-sparse only); it was an 'unknown parameter'
+    def run(**lazy):
+        weight, grad = mx.nd.array([1.0, -2.0, 3.0]), mx.nd.array([0.5, 0.5, -1.0])
+        states = [mx.nd.zeros(3) for _ in range({"sgd_update": 0, "sgd_mom_update": 1, "adam_update": 2}[name])]
+        getattr(mx.nd, name)(weight, grad, *states, lr=0.1, wd=0.01, out=weight, **lazy)
+        return weight.asnumpy()
+
+    np.testing.assert_array_equal(run(lazy_update=True), run())
+    np.testing.assert_array_equal(run(lazy_update=False), run())

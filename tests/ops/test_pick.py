@@ -105,3 +105,27 @@ def test_row_functions_reject_non_matrices():
         mx.nd.choose_element_0index(mx.nd.zeros((2, 3, 4)), mx.nd.zeros((2,)))
     with pytest.raises(ShapeError, match="rhs"):
         mx.nd.fill_element_0index(mx.nd.zeros((2, 3)), mx.nd.zeros((2,)), mx.nd.zeros((4,)))
+
+
+def test_pick_takes_the_index_with_the_axis_kept_or_dropped_whatever_keepdims_says(ctx):
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    # values from MXNet 1.9.1, which accepts both index shapes in either mode
+    check_forward(
+        "pick",
+        [data, np.array([0, 3, 1], np.float32)],
+        {"axis": 1, "keepdims": True},
+        lambda d, i: np.array([[0], [7], [9]]),
+        ctx=ctx,
+    )
+    check_forward(
+        "pick", [data, np.array([[0], [3], [1]], np.float32)], {"axis": 1}, lambda d, i: np.array([0, 7, 9]), ctx=ctx
+    )
+    x = sym.pick(sym.Variable("data"), sym.Variable("index"), axis=1, keepdims=True)
+    assert x.infer_shape(data=(3, 4), index=(3,))[1] == [(3, 1)]
+    with pytest.raises(ShapeError, match="index"):
+        mx.nd.pick(mx.nd.zeros((3, 4)), mx.nd.zeros((1, 3)), axis=1)
+
+
+def test_pick_gradient_with_a_dropped_index_axis_and_keepdims(ctx):
+    data = rng.standard_normal((3, 4))
+    check_gradient("pick", [data, np.array([2.0, 0.0, 3.0])], {"axis": 1, "keepdims": True}, ctx=ctx, wrt=[0])

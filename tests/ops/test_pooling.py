@@ -153,3 +153,13 @@ def test_zero_stride_or_negative_pad_is_an_operator_error(stride, pad):
     x = lazynd.nd.ones((1, 1, 4, 4))
     with pytest.raises(lazynd.LazyNDError, match=rf"Pooling: stride \({stride[0]}, {stride[1]}\) must be positive"):
         lazynd.nd.Pooling(x, kernel=(2, 2), stride=stride, pad=pad, pool_type="max").asnumpy()
+
+
+@pytest.mark.parametrize(
+    "mode,second", [("sum", (1, 3, 4, 4)), ("concat", (2, 3, 4, 4))], ids=["sum-channels", "concat-batch"]
+)
+def test_upsampling_refuses_inputs_it_cannot_combine_at_the_call(mode, second):
+    # MXNet refuses these too; lazynd failed inside the kernel with NumPy's broadcast error
+    first = lazynd.nd.ones((1, 2, 2, 2))
+    with pytest.raises(ShapeError, match=f"UpSampling: multi_input_mode='{mode}' needs inputs of one"):
+        lazynd.nd.UpSampling(first, lazynd.nd.ones(second), scale=2, num_args=2, multi_input_mode=mode)

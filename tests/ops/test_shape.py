@@ -203,3 +203,26 @@ def test_reshape_accepts_the_older_target_shape_and_keep_highest(params, expecte
     out = mx.nd.Reshape(mx.nd.array(x), **params)
     assert out.shape == expected  # the shapes MXNet 1.9.1 gives
     np.testing.assert_array_equal(out.asnumpy(), x.reshape(expected))
+
+
+@pytest.mark.parametrize(
+    "shape,axis,expected",
+    [
+        ((1, 3, 1, 2), None, (3, 2)),
+        ((1, 3, 1, 2), 0, (3, 1, 2)),
+        ((1, 3, 1, 2), (0, 2), (3, 2)),
+        ((1, 3, 1, 2), -2, (1, 3, 2)),
+    ]
+    + [((1, 1), None, (1,)), ((1,), None, (1,))],
+)
+def test_squeeze_removes_axes_of_length_one_as_mxnet(shape, axis, expected):
+    # shapes from MXNet 1.9.1 (squeeze was not registered: mx.nd.squeeze missing, 1.x JSON unloadable)
+    x = mx.nd.array(np.arange(np.prod(shape), dtype=np.float32).reshape(shape))
+    out = mx.nd.squeeze(x) if axis is None else mx.nd.squeeze(x, axis=axis)
+    assert out.shape == expected
+    np.testing.assert_array_equal(out.asnumpy().ravel(), x.asnumpy().ravel())
+
+
+def test_squeeze_refuses_an_axis_longer_than_one():
+    with pytest.raises(ShapeError, match=r"squeeze: axis 1 of the input \(1, 3, 1, 2\) has size 3, expected 1"):
+        mx.nd.squeeze(mx.nd.ones((1, 3, 1, 2)), axis=1)

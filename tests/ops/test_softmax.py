@@ -142,3 +142,27 @@ def test_softmax_rows_with_nan_or_infinities_follow_numpy(ctx, n):
         want = np_softmax(x, -1)
     got = mx.nd.softmax(mx.nd.array(x, ctx=ctx, dtype="float64")).asnumpy()
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_softmax_use_length_normalises_each_line_s_first_positions_as_mxnet(ctx):
+    x = mx.nd.array(np.arange(12).reshape(3, 4) / 4, ctx=ctx)
+    length = mx.nd.array([2, 0, 4], ctx=ctx, dtype="int32")
+    # values from MXNet 1.9.1 (use_length was an 'unknown parameter'); a line of length 0 is all 0
+    want = [[0.4378235, 0.5621765, 0, 0], [0, 0, 0, 0], [0.1652962, 0.2122445, 0.2725273, 0.3499320]]
+    assert_almost_equal(mx.nd.softmax(x, length, use_length=True).asnumpy(), want, rtol=1e-5, atol=1e-7)
+    by_column = mx.nd.softmax(x, mx.nd.array([1, 3, 2, 2], ctx=ctx, dtype="int32"), use_length=True, axis=0)
+    want = [[1.0, 0.0900306, 0.2689414, 0.2689414], [0, 0.2447285, 0.7310586, 0.7310586], [0, 0.6652409, 0, 0]]
+    assert_almost_equal(by_column.asnumpy(), want, rtol=1e-5, atol=1e-7)
+
+
+def test_softmax_use_length_gradient_and_checks(ctx):
+    x = mx.nd.array(np.arange(12).reshape(3, 4) / 4, ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.softmax(x, mx.nd.array([2, 1, 3], ctx=ctx, dtype="int32"), use_length=True)
+    y.backward(mx.nd.array(np.arange(12).reshape(3, 4), ctx=ctx))
+    want = [[-0.2461341, 0.2461341, 0, 0], [0, 0, 0, 0], [-0.2962192, -0.0538572, 0.350075, 0]]  # MXNet 1.9.1
+    assert_almost_equal(x.grad.asnumpy(), want, rtol=1e-4, atol=1e-6)
+    with pytest.raises(OperatorError, match="softmax: input 'length' has dtype float32, expected an integer dtype"):
+        mx.nd.softmax(x, mx.nd.array([1, 2, 3], ctx=ctx), use_length=True)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.ops._special import erf
 from lazynd.testing import assert_almost_equal, check_consistency, check_forward, check_gradient
 
 _gamma = np.vectorize(math.gamma)
@@ -119,6 +120,12 @@ def test_gamma_at_integers_is_factorial():
     assert_almost_equal(out, np.array([1, 1, 2, 6, 24, 120], dtype=np.float64), rtol=1e-12)
 
 
+def test_gamma_of_integers_is_the_exact_factorial():
+    out = mx.nd.gamma(mx.nd.array(list(range(1, 13)), dtype="int32")).asnumpy()
+    # values from MXNet 1.9.1 (C's tgamma); the approximation gave 23.999... -> 23 for gamma(5)
+    np.testing.assert_array_equal(out, [1, 1, 2, 6, 24, 120, 720, 5040, 40320, 362880, 3628800, 39916800])
+
+
 def test_gammaln_is_log_gamma_for_large_arguments():
     x = np.array([20.5, 100.0, 171.3])
     assert_almost_equal(mx.nd.gammaln(mx.nd.array(x, dtype="float64")), _lgamma(x), rtol=1e-12)
@@ -226,3 +233,18 @@ def test_rint_and_clip_work_on_int32(op, params, expected, ctx):
     out = getattr(mx.nd, op)(x, **params)
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out.asnumpy(), expected)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_casts_out_of_range_and_nan_into_integers_are_silent_as_in_mxnet():
+    # values from MXNet 1.9.1; NumPy's "invalid value / overflow encountered in cast" warned
+    cast = mx.nd.Cast(mx.nd.array([300.2, 1e6]), dtype="uint8").asnumpy()
+    np.testing.assert_array_equal(cast, [44, 64])
+    assert np.isinf(mx.nd.Cast(mx.nd.array([70000.0]), dtype="float16").asnumpy()[0])
+    assert mx.nd.gamma(mx.nd.array([-1, 3], dtype="int32")).asnumpy()[1] == 2
+
+
+def test_erf_matches_math_erf_to_the_last_bits():
+    x = np.concatenate([np.linspace(-7, 7, 4001), [0.0, -1e-12, 2.5, np.inf, -np.inf]])
+    want = np.array([math.erf(v) for v in x])
+    np.testing.assert_allclose(erf(np, x), want, rtol=4e-15, atol=2e-15)

@@ -1,0 +1,54 @@
+"""Operators that take no integer data refuse it at the call, as MXNet does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.errors import OperatorError
+
+nd = mx.nd
+MATRIX = np.array([[1, 2, 3], [4, 5, 6]])
+IMAGE = np.arange(24).reshape(1, 2, 3, 4)
+LABELS = np.array([0, 1])
+
+# each failed inside its kernel with NumPy's "Cannot cast ufunc ... output" at the next wait;
+# MXNet 1.9.1 refuses them all ("This operation only support floating point types")
+CALLS = {
+    "softmax": lambda x: nd.softmax(x(MATRIX)),
+    "log_softmax": lambda x: nd.log_softmax(x(MATRIX)),
+    "SoftmaxActivation": lambda x: nd.SoftmaxActivation(x(MATRIX)),
+    "SoftmaxOutput": lambda x: nd.SoftmaxOutput(x(MATRIX), x(LABELS)),
+    "Activation": lambda x: nd.Activation(x(MATRIX), act_type="sigmoid"),
+    "BatchNorm": lambda x: nd.BatchNorm(x(IMAGE), *[x(np.ones(2))] * 4),
+    "Pooling": lambda x: nd.Pooling(x(IMAGE), kernel=(2, 2), pool_type="avg"),
+    "LogisticRegressionOutput": lambda x: nd.LogisticRegressionOutput(x(MATRIX), x(MATRIX)),
+    "LinearRegressionOutput": lambda x: nd.LinearRegressionOutput(x(MATRIX), x(MATRIX)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_integer_data_is_refused_at_the_call_naming_the_operator(name):
+    with pytest.raises(OperatorError, match=f"^{name}: input '[a-z]+' has dtype int32, expected one of float16"):
+        CALLS[name](lambda a: nd.array(a, dtype="int32"))
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_floating_point_data_still_runs(name):
+    out = CALLS[name](lambda a: nd.array(a, dtype="float64"))
+    assert out.dtype == np.float64
+    out.asnumpy()
+
+
+def test_symbolic_type_inference_refuses_integer_data_too():
+    with pytest.raises(OperatorError, match="softmax: input 'data' has dtype int32"):
+        sym.softmax(sym.Variable("x")).infer_type(x="int32")
+
+
+def test_max_pooling_keeps_integer_data():
+    # a maximum is an element: lazynd keeps taking integers there (MXNet refuses them)
+    out = nd.Pooling(nd.array(IMAGE, dtype="int32"), kernel=(2, 2), pool_type="max")
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(out.asnumpy()[0, 0], [[5, 6, 7], [9, 10, 11]])

@@ -1,0 +1,78 @@
+"""LayerNorm against MXNet 1.9.1's values (it was not registered: mx.nd.LayerNorm missing, 1.x JSON unloadable)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.testing import check_gradient
+
+X = np.random.RandomState(0).uniform(-2, 2, (2, 3, 4))
+
+# (axis, first outputs, first data gradients, gamma gradient, beta gradient), from MXNet 1.9.1 with
+# gamma = linspace(0.5, 1.5), beta = linspace(-0.2, 0.3), eps = 0.01, head gradient arange(24) / 10
+MXNET = [
+    (
+        -1,
+        [-0.56981, 1.245843, 0.130957, -0.890032],
+        [-0.800184, -0.069166, 0.142013, 0.727336],
+        [0.828256, 2.506598, -3.947477, 0.427583],
+        [6.0, 6.6, 7.2, 7.8],
+    ),
+    (
+        1,
+        [-0.407986, 0.260799, -0.226999, -0.525798],
+        [-0.38573, -0.171282, -1.043518, -1.121579],
+        [-2.233082, 1.18891, 2.210815],
+        [6.0, 9.2, 12.4],
+    ),
+]
+
+
+@pytest.mark.parametrize("axis,output,data_grad,gamma_grad,beta_grad", MXNET)
+def test_layer_norm_forward_and_gradients_match_mxnet(axis, output, data_grad, gamma_grad, beta_grad):
+    n = X.shape[axis]
+    x, gamma, beta = (mx.nd.array(v, dtype="float64") for v in (X, np.linspace(0.5, 1.5, n), np.linspace(-0.2, 0.3, n)))
+    for a in (x, gamma, beta):
+        a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.LayerNorm(x, gamma, beta, axis=axis, eps=0.01)
+    y.backward(mx.nd.array(np.arange(24).reshape(2, 3, 4) / 10, dtype="float64"))
+    np.testing.assert_allclose(y.asnumpy().ravel()[:4], output, atol=2e-6)
+    np.testing.assert_allclose(x.grad.asnumpy().ravel()[:4], data_grad, atol=2e-6)
+    np.testing.assert_allclose(gamma.grad.asnumpy(), gamma_grad, atol=2e-6)
+    np.testing.assert_allclose(beta.grad.asnumpy(), beta_grad, atol=2e-6)
+
+
+def test_layer_norm_outputs_mean_and_std_with_the_axis_kept():
+    out, mean, std = mx.nd.LayerNorm(mx.nd.array(X), mx.nd.ones(4), mx.nd.zeros(4), output_mean_var=True)
+    assert out.shape == (2, 3, 4) and mean.shape == std.shape == (2, 3, 1)
+    np.testing.assert_allclose(std.asnumpy().ravel()[:3], [0.274974, 0.76083, 0.901213], atol=1e-5)  # MXNet 1.9.1
+    np.testing.assert_allclose(mean.asnumpy().ravel()[:3], [0.411649, 0.398909, 0.667724], atol=1e-5)
+
+
+def test_layer_norm_numerical_gradient_on_the_middle_axis():
+    check_gradient(
+        "LayerNorm", [X, np.linspace(0.5, 1.5, 3), np.linspace(-0.2, 0.3, 3)], {"axis": 1}, rtol=1e-4, atol=1e-6
+    )
+
+
+def test_an_mxnet_1x_symbol_with_layer_norm_loads_and_infers_its_parameters():
+    text = {
+        "nodes": [
+            {"op": "null", "name": "x", "inputs": []},
+            {"op": "null", "name": "ln_gamma", "inputs": []},
+            {"op": "null", "name": "ln_beta", "inputs": []},
+            {"op": "LayerNorm", "name": "ln", "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},
+        ],
+        "arg_nodes": [0, 1, 2],
+        "node_row_ptr": [0, 1, 2, 3, 6],
+        "heads": [[3, 0, 0]],
+        "attrs": {"mxnet_version": ["int", 10901]},
+    }
+    net = sym.load_json(json.dumps(text))
+    assert net.infer_shape(x=(2, 3, 4))[0] == [(2, 3, 4), (4,), (4,)]
