@@ -107,8 +107,9 @@ class Node:
 
     @property
     def is_loss(self) -> bool:
-        """A loss operator: its rule takes no head gradient."""
-        return self.op is not None and self.op.is_loss
+        """A loss operator: its rule takes no head gradient (as its parameters make it:
+        ``SoftmaxOutput(out_grad=True)`` takes one, :meth:`OpDef.specialize`)."""
+        return self.op is not None and self.op.specialize(self.attrs).is_loss
 
     def input_label(self, i: int) -> str:
         """How errors name input ``i``: the operator's name for it where it has one."""

@@ -177,6 +177,8 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
         and label.size == p.shape[0]
     ):
         _softmax_output_backward_rows(xp, attrs, p, label, grad.reshape(p.shape))
+        if attrs["out_grad"]:
+            grad *= inputs[2]
         return
     outer, classes = int(np.prod(p.shape[:axis], dtype=np.int64)), p.shape[axis]
     # work in the output buffer when it is contiguous: no copy of the probabilities, no copy back
@@ -211,6 +213,8 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
         g *= scale
     if not direct:
         grad[...] = g.reshape(grad.shape)
+    if attrs["out_grad"]:  # weighted by the head gradient, element by element (MXNet's documented out_grad)
+        grad *= inputs[2]
 
 
 _SOFTMAX_PARAMS = {

@@ -126,6 +126,31 @@ def test_softmax_output_out_grad_weights_the_gradient_by_the_head_gradient(ctx):
     assert_almost_equal(ex.grad_dict["x"].asnumpy(), (np_softmax(x) - label) * 2 * head, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("how", ["executor", "autograd"])
+def test_softmax_output_out_grad_weights_a_class_label_gradient_by_the_head_gradient(ctx, how):
+    # with one class per row as the label too: (softmax - one_hot) * grad_scale * head
+    import lazynd_sym as sym
+
+    x = np.array([[1, 2, 3], [1, 0, -1]], dtype=np.float32)
+    label = np.array([2, 0], dtype=np.float32)
+    head = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
+    want = (np_softmax(x) - np.eye(3)[[2, 0]]) * 2 * head
+    if how == "executor":
+        out = sym.SoftmaxOutput(sym.Variable("x"), sym.Variable("l"), grad_scale=2, out_grad=True)
+        ex = out.simple_bind(ctx, x=(2, 3), l=(2,))
+        ex.forward(is_train=True, x=mx.nd.array(x, ctx=ctx), l=mx.nd.array(label, ctx=ctx))
+        ex.backward(mx.nd.array(head, ctx=ctx))
+        got = ex.grad_dict["x"].asnumpy()
+    else:
+        data = mx.nd.array(x, ctx=ctx)
+        data.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.SoftmaxOutput(data, mx.nd.array(label, ctx=ctx), grad_scale=2, out_grad=True)
+        y.backward(mx.nd.array(head, ctx=ctx))
+        got = data.grad.asnumpy()
+    assert_almost_equal(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_softmax_output_preserve_shape_uses_last_axis(rng):
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
     label = rng.integers(0, 4, size=(2, 3))
