@@ -280,6 +280,8 @@ def element_of(dtype: np.dtype, value: Any, op: str) -> Any:
     Python integer.  A value no element can hold (NaN for an integer dtype, a string) is refused here.
     """
     try:
+        if value is None:  # (NumPy makes a float NaN of it)
+            raise TypeError("None is not a number")
         return scalar_as(dtype, value)
     except (ValueError, TypeError, OverflowError) as err:
         raise OperatorError(

@@ -74,8 +74,7 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, ou
     """
     if out is None:
         out = new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
-    if isinstance(val, (int, float, np.generic)):
-        val = element_of(out._data.dtype, val, "full")
+    val = element_of(out._data.dtype, val, "full")  # a value no element can hold is refused here
     # ``out`` a view of part of its storage keeps the storage's error (see NDArray)
     push(out._ctx, _fill, (out._data, val), [out._var] if out._partial else [], [out._var], "_full", out.size)
     return out

@@ -525,3 +525,9 @@ def test_array_of_text_converts_numbers_and_refuses_the_rest_clearly() -> None:
     for source in ["abc", ["1", "x"]]:
         with pytest.raises(mx.LazyNDError, match="array: cannot convert"):
             mx.nd.array(source)
+
+
+@pytest.mark.parametrize("value", ["x", None])
+def test_full_of_a_value_no_element_can_hold_is_refused_at_the_call(value) -> None:
+    with pytest.raises(mx.OperatorError, match="full: cannot store"):
+        mx.nd.full((2,), value)
