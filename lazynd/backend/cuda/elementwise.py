@@ -42,7 +42,17 @@ __device__ __forceinline__ long long lazynd_load(long long v) { return v; }
 template <typename S, typename C> __device__ __forceinline__ S lazynd_store(C v) { return (S)v; }
 template <> __device__ __forceinline__ unsigned short lazynd_store<unsigned short, float>(float f) {
   unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
-template <typename T> __device__ __forceinline__ T lazynd_mod(T a, T b) { T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+// integers: a zero divisor gives 0 (NumPy's rule for // and %), and MIN / -1 wraps to MIN (its remainder is 0):
+// C leaves both undefined, and a CPU traps on them
+template <typename T> __device__ __forceinline__ T lazynd_divide(T a, T b) {
+  if (b == 0) return (T)0;
+  if (b == (T)-1) return (T)(0ULL - (unsigned long long)a);
+  return a / b; }
+__device__ __forceinline__ float lazynd_divide(float a, float b) { return a / b; }
+__device__ __forceinline__ double lazynd_divide(double a, double b) { return a / b; }
+template <typename T> __device__ __forceinline__ T lazynd_mod(T a, T b) {
+  if (b == 0 || b == (T)-1) return (T)0;
+  T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 __device__ __forceinline__ float lazynd_mod(float a, float b) { float r = fmodf(a, b); return (r != 0.f && ((r < 0.f) != (b < 0.f))) ? r + b : r; }
 __device__ __forceinline__ double lazynd_mod(double a, double b) { double r = fmod(a, b); return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r; }
 template <typename T> __device__ __forceinline__ T lazynd_pow(T a, T b) {
