@@ -47,6 +47,7 @@ def gammaln(x: np.ndarray) -> np.ndarray:
         reflected = np.log(np.pi / np.abs(np.sin(np.pi * x))) - direct
         out = np.where(reflect, reflected, direct)
         out[(x <= 0) & (x == np.floor(x))] = np.inf
+        out[x == np.inf] = np.inf  # the series gives inf - inf there
     return out
 
 
@@ -59,6 +60,7 @@ def gamma(x: np.ndarray) -> np.ndarray:
         out = np.where(reflect, np.pi / (np.sin(np.pi * x) * direct), direct)
         out[(x <= 0) & (x == np.floor(x))] = np.nan
         out[x == 0] = np.copysign(np.inf, x[x == 0])
+        out[x == np.inf] = np.inf  # the series gives inf - inf there
     return out
 
 

@@ -104,7 +104,11 @@ UNARY: dict[str, Unary] = {
     "identity": Unary(lambda x, out: np.copyto(out, x), "x", lambda F, x, y, g: g, False),
     "abs": Unary(_ufunc(np.absolute), "(x < 0 ? -x : x)", lambda F, x, y, g: F._mul(g, F.sign(x)), False),
     "sign": Unary(
-        _ufunc(np.sign), "(x > 0 ? 1 : (x < 0 ? -1 : 0))", lambda F, x, y, g: F._mul_scalar(g, scalar=0.0), False
+        # NaN (neither > 0, < 0 nor == 0) stays NaN, as NumPy's sign gives
+        _ufunc(np.sign),
+        "(x > 0 ? 1 : (x < 0 ? -1 : (x == 0 ? 0 : x)))",
+        lambda F, x, y, g: F._mul_scalar(g, scalar=0.0),
+        False,
     ),
     "round": Unary(_round_half_away, "round((double)x)", None, False),
     "ceil": Unary(_ufunc(np.ceil), "ceil((double)x)", None, False),

@@ -226,3 +226,16 @@ def test_rint_and_clip_work_on_int32(op, params, expected, ctx):
     out = getattr(mx.nd, op)(x, **params)
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out.asnumpy(), expected)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sign_of_nan_is_nan(dtype, ctx):
+    x = mx.nd.array([np.nan, -2.0, 0.0, 3.0], ctx=ctx, dtype=dtype)
+    np.testing.assert_array_equal(mx.nd.sign(x).asnumpy(), [np.nan, -1, 0, 1])
+
+
+@pytest.mark.parametrize("name", ["gamma", "gammaln"])
+def test_gamma_functions_of_infinity_are_infinite(name, ctx):
+    x = mx.nd.array([np.inf, np.nan, 2.0], ctx=ctx, dtype="float64")
+    out = getattr(mx.nd, name)(x).asnumpy()
+    np.testing.assert_array_equal(out, [np.inf, np.nan, 1.0 if name == "gamma" else 0.0])
