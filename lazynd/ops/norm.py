@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_bool, parse_float, parse_int
@@ -72,6 +73,7 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
         moving_var += (1 - m) * var
     if gpu:
         y = out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
+        x = unaliased(x, y)  # out= a view of the data: read from a copy
         grid, block = launch_config(x.size)
         vectors = [_dense(xp, v) for v in (mean, var, gamma, beta)]
         args = (x, y, *vectors, x.dtype.type(attrs["eps"]), np.int32(attrs["fix_gamma"]))

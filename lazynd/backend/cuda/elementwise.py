@@ -255,8 +255,8 @@ class ElementwiseFamily:
     def unary(self, device_id: int, name: str, x: Any, out: Any) -> None:
         import cupy
 
-        x = cupy.ascontiguousarray(x)
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
+        x = unaliased(cupy.ascontiguousarray(x), target)
         grid, block = launch_config(x.size)
         self._kernel(device_id, "", name, dtype_name(x.dtype))(grid, block, (x, target, x.size))
         if target is not out:
@@ -270,7 +270,7 @@ class ElementwiseFamily:
         dtype = dtype_name(target.dtype)
         if n == 0:
             return
-        lhs, rhs = _unaliased(lhs, target), _unaliased(rhs, target)
+        lhs, rhs = unaliased(lhs, target), unaliased(rhs, target)
         if lhs.shape == rhs.shape == target.shape and lhs.flags.c_contiguous and rhs.flags.c_contiguous:
             grid, block = launch_config(n)
             self._kernel(device_id, "", name, dtype)(grid, block, (lhs, rhs, target, n))
@@ -307,8 +307,8 @@ class ElementwiseFamily:
     def scalar(self, device_id: int, name: str, x: Any, scalar: Any, out: Any, reflected: bool = False) -> None:
         import cupy
 
-        x = cupy.ascontiguousarray(x)
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
+        x = unaliased(cupy.ascontiguousarray(x), target)
         grid, block = launch_config(x.size)
         ct = CUDA_TYPES[dtype_name(x.dtype)][1]
         value = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}[ct](scalar)
@@ -318,12 +318,14 @@ class ElementwiseFamily:
             out[...] = target
 
 
-def _unaliased(x: Any, target: Any) -> Any:
+def unaliased(x: Any, target: Any) -> Any:
     """``x``, or a copy of it when the kernel's writes to ``target`` could change what it reads later.
 
     Reading the very elements being written (``a += b``: same place, same layout) is safe, as each
     thread reads an element before writing it; any other overlap (``a += a[:1]``, shifted views) would
     let one thread read what another already wrote, so the input is copied first, as NumPy does.
+    Every kernel that reads element ``i`` of its inputs and writes element ``i`` of ``target``
+    (elementwise families, fused chains, optimizer updates) passes its inputs through this.
     """
     import cupy
 
