@@ -264,3 +264,20 @@ def test_softmax_output_gradient_of_one_label_a_row_agrees_on_gpu(dtype, label_d
         out.backward()
         grads.append(data.grad.asnumpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [3, -1])
+@pytest.mark.parametrize("params", [{"multi_output": True}, {"use_ignore": True, "ignore_label": 5}])
+def test_softmax_output_gradient_rejects_out_of_range_labels_on_every_path(bad, params, ctx):
+    """The paths for several labels per sample, ignored labels or smoothing check labels too (on the
+    GPU an index out of range would wrap around to another class)."""
+    shape = (2, 3, 4) if params.get("multi_output") else (2, 3)
+    labels = np.zeros(shape[:1] + shape[2:])
+    labels.flat[1] = bad
+    data = mx.nd.ones(shape, ctx=ctx)
+    data.attach_grad()
+    with pytest.raises((OperatorError, EngineError), match=f"label {bad} is out of range for 3 classes"):
+        with mx.autograd.record():
+            out = mx.nd.SoftmaxOutput(data, mx.nd.array(labels, ctx=ctx), **params)
+        out.backward()
+        data.grad.asnumpy()
