@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .conv import LAYOUTS
@@ -127,9 +126,12 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     mode = attrs["pool_type"]
     if xp is not np:
         # straight into the output when it is laid out as the kernel writes (NC order, contiguous),
-        # reading a copy of an input that overlaps it (out= a view of the data)
+        # reading a copy of an input that overlaps it (out= the data itself or a view of it): a
+        # window reads its neighbours' elements, which other threads may have written already
         y = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=x.dtype)
-        x = unaliased(xp.ascontiguousarray(x), y)
+        x = xp.ascontiguousarray(x)
+        if xp.may_share_memory(x, y):
+            x = x.copy()
         grid, block = launch_config(y.size)
         _gpu_kernel(kctx, "fwd", x.dtype)(grid, block, (x, y, np.int64(y.size), np.int32(_MODES[mode]), *_gpu_args(g)))
         if y is not out:

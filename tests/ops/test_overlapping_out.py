@@ -76,3 +76,12 @@ def test_unpadded_pooling_into_a_view_of_its_data(pool_type, ctx):
     out = both[1:3].reshape((2, 2, 4, 4))[:, :, :3, :3]
     nd.Pooling(both[:2], kernel=(2, 2), pool_type=pool_type, out=out)
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_pooling_into_its_own_data(ctx):
+    """out= the data itself (same layout): a window still reads neighbours another thread writes."""
+    values = np.random.default_rng(10).standard_normal((2, 2, 5, 5)).astype(np.float32)
+    expected = _pool(nd.array(values, ctx=ctx), pool_type="max").asnumpy()
+    data = nd.array(values, ctx=ctx)
+    _pool(data, pool_type="max", out=data)
+    np.testing.assert_allclose(data.asnumpy(), expected, rtol=1e-6)
