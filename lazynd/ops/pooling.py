@@ -98,6 +98,9 @@ def _avg_divisor(g: PoolGeometry, dtype: Any) -> np.ndarray:
     count = np.zeros(g.out, dtype=dtype)
     for window in g.windows():
         count += ones[window[2:]]
+    # a window past the padded input (the full convention's last, with a stride beyond the kernel)
+    # holds nothing: it averages to 0 (its sum) rather than 0 / 0, as on the GPU
+    np.maximum(count, 1, out=count)
     return count
 
 
