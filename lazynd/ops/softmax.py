@@ -178,6 +178,19 @@ def _axis_checked_shape(name: str, axis_of: Any) -> Any:
     return infer
 
 
+def _float_data(name: str) -> Any:
+    """Type inference that refuses an integer input up front (the exponentials have no integer form;
+    the kernels failed with NumPy's casting error on either device)."""
+
+    def infer(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+        dtype = in_types[0]
+        if dtype is not None and np.dtype(dtype).kind != "f":
+            raise OperatorError(f"{name}: data has dtype {np.dtype(dtype).name}, expected float16, float32 or float64")
+        return in_types, [dtype], aux_types
+
+    return infer
+
+
 def _make_softmax(name: str, log: bool) -> None:
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x = inputs[0]
@@ -205,6 +218,7 @@ def _make_softmax(name: str, log: bool) -> None:
             forward,
             params=params,
             infer_shape=infer,
+            infer_type=_float_data(name),
             gradient=gradient,
             doc=f"The {what} of ``data`` along ``axis``.",
         )

@@ -142,3 +142,9 @@ def test_softmax_rows_with_nan_or_infinities_follow_numpy(ctx, n):
         want = np_softmax(x, -1)
     got = mx.nd.softmax(mx.nd.array(x, ctx=ctx, dtype="float64")).asnumpy()
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_integers_is_a_clear_error(name, ctx):
+    with pytest.raises(OperatorError, match=f"{name}: data has dtype int32, expected float"):
+        getattr(mx.nd, name)(mx.nd.array([[1, 2]], ctx=ctx, dtype="int32"))
