@@ -9,6 +9,7 @@ import numpy as np
 
 from ..backend.cuda.elementwise import ElementwiseFamily
 from ..backend.fperr import quietly
+from ..errors import OperatorError
 from .params import Param, parse_float
 from .registry import OpDef, merge_shape, register
 
@@ -97,6 +98,10 @@ def scalar_as(dtype: Any, scalar: float) -> Any:
     toward zero for an integer dtype, then wrapped to its width (300 -> 44 for uint8)."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iub":
+        if not np.isfinite(scalar):
+            raise OperatorError(
+                f"the scalar {scalar} has no value in an array of {dtype.name} (expected a finite number)"
+            )
         return np.array(int(scalar), dtype=np.int64).astype(dtype)[()]
     return dtype.type(scalar)
 

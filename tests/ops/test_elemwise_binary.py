@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.errors import LazyNDError
 
 INTEGER_DTYPES = ["int8", "uint8", "int32", "int64"]
 
@@ -58,3 +59,10 @@ def test_int64_division_is_exact_beyond_float64_precision(ctx):
     values = np.array([2**60 + 1, -(2**60) - 3], np.int64)
     quotient = (mx.nd.array(values, ctx=ctx, dtype="int64") / 3).asnumpy()
     np.testing.assert_array_equal(quotient, [(2**60 + 1) // 3, -((2**60 + 3) // 3)])
+
+
+@pytest.mark.parametrize("scalar", [float("inf"), float("nan")])
+def test_a_non_finite_scalar_with_an_integer_array_is_a_clear_error(scalar, ctx):
+    x = mx.nd.array([1, 2], ctx=ctx, dtype="int32")
+    with pytest.raises(LazyNDError, match=f"scalar {scalar} has no value in an array of int32"):
+        (x + scalar).asnumpy()
