@@ -102,7 +102,8 @@ def _inv_sqrt(F: Any, v: Any) -> Any:
 UNARY: dict[str, Unary] = {
     "negative": Unary(_ufunc(np.negative), "-x", lambda F, x, y, g: F.negative(g), False),
     "identity": Unary(lambda x, out: np.copyto(out, x), "x", lambda F, x, y, g: g, False),
-    "abs": Unary(_ufunc(np.absolute), "(x < 0 ? -x : x)", lambda F, x, y, g: F._mul(g, F.sign(x)), False),
+    # 0 - x: the magnitude of -0.0 is +0.0, as NumPy gives (-x would keep its sign)
+    "abs": Unary(_ufunc(np.absolute), "(x <= 0 ? 0 - x : x)", lambda F, x, y, g: F._mul(g, F.sign(x)), False),
     "sign": Unary(
         # NaN (neither > 0, < 0 nor == 0) stays NaN, as NumPy's sign gives
         _ufunc(np.sign),

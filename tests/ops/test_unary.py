@@ -239,3 +239,10 @@ def test_gamma_functions_of_infinity_are_infinite(name, ctx):
     x = mx.nd.array([np.inf, np.nan, 2.0], ctx=ctx, dtype="float64")
     out = getattr(mx.nd, name)(x).asnumpy()
     np.testing.assert_array_equal(out, [np.inf, np.nan, 1.0 if name == "gamma" else 0.0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_abs_of_negative_zero_is_positive_zero(dtype, ctx):
+    out = mx.nd.abs(mx.nd.array([-0.0, -1.5, np.nan], ctx=ctx, dtype=dtype)).asnumpy()
+    np.testing.assert_array_equal(out, [0.0, 1.5, np.nan])
+    assert not np.signbit(out[0])
