@@ -52,6 +52,7 @@ def gammaln(x: np.ndarray) -> np.ndarray:
         reflected = np.log(np.pi / np.abs(np.sin(np.pi * x))) - direct
         out = np.where(reflect, reflected, direct)
         out[(x <= 0) & (x == np.floor(x))] = np.inf
+        out[x == np.inf] = np.inf  # the series gives inf - inf there
     return out
 
 
@@ -68,6 +69,7 @@ def gamma(x: np.ndarray) -> np.ndarray:
         # would truncate gamma(5) = 23.999... to 23 in an integer array
         whole = (x >= 1) & (x < len(_FACTORIALS) + 1) & (x == np.floor(x))
         out[whole] = _FACTORIALS[x[whole].astype(np.int64) - 1]
+        out[x == np.inf] = np.inf  # the series gives inf - inf there
     return out
 
 

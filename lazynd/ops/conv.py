@@ -294,6 +294,11 @@ def _deconv_geometry(attrs: dict, spatial: tuple[int, ...], ndim: int | None = N
         g.stride[i] * (size - 1) + g.dilate[i] * (g.kernel[i] - 1) + 1 - 2 * g.pad[i] + adj[i] if size else 0
         for i, size in enumerate(spatial)
     )
+    if any(o <= 0 < size for o, size in zip(out, spatial, strict=True)):
+        raise ShapeError(
+            f"Deconvolution: pad {g.pad} leaves no output for input size {spatial} "
+            f"(kernel {g.kernel}, stride {g.stride}, dilate {g.dilate}, adj {adj}): output size {out}"
+        )
     return g, adj, out
 
 

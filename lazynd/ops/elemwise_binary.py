@@ -19,7 +19,7 @@ ARITHMETIC = {
     "plus": (np.add, "a + b"),
     "minus": (np.subtract, "a - b"),
     "mul": (np.multiply, "a * b"),
-    "div": (np.divide, "a / b"),
+    "div": (np.divide, "lazynd_divide(a, b)"),
     "mod": (np.mod, "lazynd_mod(a, b)"),
     "power": (np.power, "lazynd_pow(a, b)"),
     "maximum": (np.maximum, "(a > b || a != a ? a : b)"),  # NaN wins, as in NumPy
@@ -41,8 +41,7 @@ def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
     """``out = ufunc(a, b)``; called by kernels that run under :data:`quietly` (MXNet is silent on 1/0)."""
     if out.dtype.kind in "iub":
         if ufunc is np.divide:
-            # C semantics, as MXNet: integer division truncates toward zero
-            np.trunc(np.divide(a, b, dtype=np.float64), out=out, casting="unsafe")
+            _integer_divide(a, b, out)
             return
         if ufunc is np.hypot:
             np.hypot(a, b, out=out, dtype=np.float64, casting="unsafe")
@@ -53,6 +52,17 @@ def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
         ufunc(a, b, out=out, casting="unsafe")
         return
     ufunc(a, b, out=out)
+
+
+def _integer_divide(a: Any, b: Any, out: np.ndarray) -> None:
+    """``out = a / b`` on integers with C's truncation toward zero, as MXNet and the GPU kernel
+    (``lazynd_divide``) give, exactly (int64 too), and where C leaves it undefined: a zero divisor
+    gives 0 (NumPy's rule for integer ``//`` and ``%``), ``MIN / -1`` wraps to ``MIN``."""
+    quotient = np.floor_divide(a, b)  # NumPy gives 0 for a zero divisor and wraps MIN // -1
+    inexact = np.not_equal(np.remainder(a, b), 0)
+    # floor and truncation differ by one where the quotient is negative and not exact
+    quotient += inexact & (np.less(a, 0) != np.less(b, 0))
+    np.copyto(out, quotient, casting="unsafe")
 
 
 def _integer_power(a: Any, b: Any, out: np.ndarray) -> None:
@@ -89,6 +99,10 @@ def scalar_as(dtype: Any, scalar: float) -> Any:
     toward zero for an integer dtype, then wrapped to its width (300 -> 44 for uint8)."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iub":
+        if not np.isfinite(scalar):
+            raise OperatorError(
+                f"the scalar {scalar} has no value in an array of {dtype.name} (expected a finite number)"
+            )
         return np.array(int(scalar), dtype=np.int64).astype(dtype)[()]
     return dtype.type(scalar)
 

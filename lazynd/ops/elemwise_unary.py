@@ -102,9 +102,14 @@ def _inv_sqrt(F: Any, v: Any) -> Any:
 UNARY: dict[str, Unary] = {
     "negative": Unary(_ufunc(np.negative), "-x", lambda F, x, y, g: F.negative(g), False),
     "identity": Unary(lambda x, out: np.copyto(out, x), "x", lambda F, x, y, g: g, False),
-    "abs": Unary(_ufunc(np.absolute), "(x < 0 ? -x : x)", lambda F, x, y, g: F._mul(g, F.sign(x)), False),
+    # 0 - x: the magnitude of -0.0 is +0.0, as NumPy gives (-x would keep its sign)
+    "abs": Unary(_ufunc(np.absolute), "(x <= 0 ? 0 - x : x)", lambda F, x, y, g: F._mul(g, F.sign(x)), False),
     "sign": Unary(
-        _ufunc(np.sign), "(x > 0 ? 1 : (x < 0 ? -1 : 0))", lambda F, x, y, g: F._mul_scalar(g, scalar=0.0), False
+        # NaN (neither > 0, < 0 nor == 0) stays NaN, as NumPy's sign gives
+        _ufunc(np.sign),
+        "(x > 0 ? 1 : (x < 0 ? -1 : (x == 0 ? 0 : x)))",
+        lambda F, x, y, g: F._mul_scalar(g, scalar=0.0),
+        False,
     ),
     "round": Unary(_round_half_away, "round((double)x)", None, False),
     "ceil": Unary(_ufunc(np.ceil), "ceil((double)x)", None, False),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..errors import ShapeError
@@ -29,9 +30,10 @@ def _as_matrix(x: Any, transpose: bool, lhs: bool) -> Any:
     if transpose:
         # transposing an N-D operand reverses all its axes, as MXNet does
         x = x.transpose(tuple(reversed(range(x.ndim))))
+    # sizes, not -1: a -1 cannot be inferred beside a 0 (an empty contraction, K = 0)
     if lhs:
-        return x.reshape(-1, x.shape[-1])
-    return x.reshape(x.shape[0], -1)
+        return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+    return x.reshape(x.shape[0], math.prod(x.shape[1:]))
 
 
 def _dot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

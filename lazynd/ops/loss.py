@@ -189,6 +189,13 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
     valid = labels != int(attrs["ignore_label"]) if attrs["use_ignore"] else xp.ones(labels.shape, dtype=bool)
     if xp is np:
         _check_labels(labels[valid], classes)
+    else:
+        # CuPy's integer indexing wraps an index out of range around (NumPy's raises): without this
+        # check a bad label would take the gradient from another class (the nonzero below waits
+        # for the device anyway)
+        bad = valid & ((labels < 0) | (labels >= classes))
+        if bool(bad.any()):
+            raise _label_error(labels[bad].get(), classes)
     rows, cols = xp.nonzero(valid)
     alpha = attrs["smooth_alpha"]
     if alpha and classes > 1:

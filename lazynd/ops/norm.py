@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_bool, parse_float, parse_int
@@ -50,9 +51,14 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
         mean[...] = moving_mean
         var[...] = moving_var
     elif gpu:
+        # the kernels index every per-channel vector by its channel: contiguous ones (a view of a
+        # larger parameter, e.g. every other element, is copied), written back where needed
+        batch_mean, batch_var = _dense(xp, mean), _dense(xp, var)
         _kernel(kctx, "stats", x.dtype)(
-            (channels,), (256,), (x, mean, var, np.int64(outer), np.int32(channels), np.int64(inner))
+            (channels,), (256,), (x, batch_mean, batch_var, np.int64(outer), np.int32(channels), np.int64(inner))
         )
+        _write_back(batch_mean, mean)
+        _write_back(batch_var, var)
     else:
         x.mean(axis=(0, 2), out=mean)
         centered = x - mean.reshape(1, -1, 1)
@@ -67,8 +73,10 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
         moving_var += (1 - m) * var
     if gpu:
         y = out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
+        x = unaliased(x, y)  # out= a view of the data: read from a copy
         grid, block = launch_config(x.size)
-        args = (x, y, mean, var, gamma, beta, x.dtype.type(attrs["eps"]), np.int32(attrs["fix_gamma"]))
+        vectors = [_dense(xp, v) for v in (mean, var, gamma, beta)]
+        args = (x, y, *vectors, x.dtype.type(attrs["eps"]), np.int32(attrs["fix_gamma"]))
         _kernel(kctx, "fwd", x.dtype)(grid, block, (*args, np.int64(x.size), np.int32(channels), np.int64(inner)))
         if y is not out:
             out[...] = y
@@ -80,6 +88,16 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
     y = out.reshape(outer, channels, inner)
     np.multiply(x, scale.reshape(1, -1, 1), out=y)
     y += shift.reshape(1, -1, 1)
+
+
+def _dense(xp: Any, vector: Any) -> Any:
+    """``vector``, or a contiguous copy of it for a kernel that indexes it by channel."""
+    return vector if vector.flags.c_contiguous else xp.ascontiguousarray(vector)
+
+
+def _write_back(result: Any, target: Any) -> None:
+    if result is not target:
+        target[...] = result
 
 
 def _kernel(kctx: Any, which: str, dtype: Any) -> Any:
@@ -102,6 +120,7 @@ def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     # constants: the moving ones the forward normalised with in prediction mode
     global_stats = attrs["use_global_stats"] or not kctx.is_train
     if xp is not np:
+        mean, var, gamma = (_dense(xp, v) for v in (mean, var, gamma))
         sum_dy, sum_dy_xhat = xp.empty_like(mean), xp.empty_like(mean)
         reduce_args = (dy, x, mean, var, x.dtype.type(eps), sum_dy, sum_dy_xhat)
         _kernel(kctx, "bwd_reduce", x.dtype)(

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..backend.pool import MIN_POOLED_BYTES, aligned_empty
 from .params import Param, parse_bool, parse_float
@@ -135,6 +136,11 @@ def _gpu_ready(kctx: Any, arrays: list) -> bool:
 
 
 def _launch(kctx: Any, kernel: str, arrays: list, scalars: list) -> None:
+    """Run optimizer.cu's ``kernel`` on ``arrays``: weight, gradient, the states it updates in
+    place, then the output; the weight and gradient are read from copies where they overlap the
+    output other than element for element (``out=weight[1:]`` of ``weight[:-1]``)."""
+    out = arrays[-1]
+    arrays = [unaliased(arrays[0], out), unaliased(arrays[1], out), *arrays[2:]]
     dtype = arrays[0].dtype
     fn = load_file("optimizer.cu").function(kctx.device_id, f"lazynd_{kernel}_{dtype_name(dtype)}")
     grid, block = launch_config(arrays[0].size)

@@ -98,6 +98,9 @@ def _avg_divisor(g: PoolGeometry, dtype: Any) -> np.ndarray:
     count = np.zeros(g.out, dtype=dtype)
     for window in g.windows():
         count += ones[window[2:]]
+    # a window past the padded input (the full convention's last, with a stride beyond the kernel)
+    # holds nothing: it averages to 0 (its sum) rather than 0 / 0, as on the GPU
+    np.maximum(count, 1, out=count)
     return count
 
 
@@ -125,9 +128,13 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     out = g.to_nc(outputs[0])
     mode = attrs["pool_type"]
     if xp is not np:
-        x = xp.ascontiguousarray(x)
-        # straight into the output when it is laid out as the kernel writes (NC order, contiguous)
+        # straight into the output when it is laid out as the kernel writes (NC order, contiguous),
+        # reading a copy of an input that overlaps it (out= the data itself or a view of it): a
+        # window reads its neighbours' elements, which other threads may have written already
         y = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=x.dtype)
+        x = xp.ascontiguousarray(x)
+        if xp.may_share_memory(x, y):
+            x = x.copy()
         grid, block = launch_config(y.size)
         _gpu_kernel(kctx, "fwd", x.dtype)(grid, block, (x, y, np.int64(y.size), np.int32(_MODES[mode]), *_gpu_args(g)))
         if y is not out:
@@ -135,7 +142,9 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         return
     fill = -np.inf if mode == "max" else 0
     if g.padded() == g.spatial:
-        source = x  # every window lies inside the input: no padded copy
+        # every window lies inside the input: no padded copy, unless the output overlaps the input
+        # (out= a view of it), which the accumulation below would overwrite before reading
+        source = x.copy() if np.may_share_memory(x, out) else x
     else:
         source = np.full(x.shape[:2] + g.padded(), fill, dtype=x.dtype)
         source[g.inner()] = x
@@ -161,10 +170,10 @@ def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     dx = g.to_nc(outputs[0])
     mode = attrs["pool_type"]
     if xp is not np:
-        x, y, dy = (xp.ascontiguousarray(a) for a in (x, y, dy))
         # the kernel adds each output's gradient into its window: into the zeroed gradient itself
-        # when it is laid out as the kernel writes (NC order, contiguous)
-        if dx.flags.c_contiguous:
+        # when it is laid out as the kernel writes (NC order, contiguous) and overlaps no input
+        x, y, dy = (xp.ascontiguousarray(a) for a in (x, y, dy))
+        if dx.flags.c_contiguous and not any(xp.may_share_memory(a, dx) for a in (x, y, dy)):
             result = dx
             result.fill(0)
         else:

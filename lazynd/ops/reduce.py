@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, load_file
 from ..backend.fperr import quiet, quietly
 from ..errors import OperatorError
@@ -167,6 +168,7 @@ def _reduce_forward_gpu(name: str) -> Callable:
         rows_last = x.ndim > 0 and axes == (x.ndim - 1,) and x.size > 0
         dtype = dtype_name(x.dtype)
         if kernel and x.flags.c_contiguous and out.flags.c_contiguous and dtype in _FLOAT_NAMES:
+            x = unaliased(x, out)  # out= a view of x: the kernel must not read what it already wrote
             if rows_last and (x.ndim > 1 or x.size < _WHOLE_MIN):
                 cols = x.shape[-1]
                 scale = 1.0 / cols if name == "mean" else 1.0

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..backend.cuda.devices import multiprocessor_count
+from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..backend.fperr import quiet
 from ..errors import OperatorError
@@ -120,8 +121,10 @@ def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log
     outer, n, inner = _lines(out.shape, axis)
     target = out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
     inv_temp = out.dtype.type(1.0 / temperature)
-    x = xp.ascontiguousarray(x)
-    y = None if y is None else xp.ascontiguousarray(y)
+    # inputs that overlap the output other than element for element (out= a shifted view) are read
+    # from copies: the kernels write while other threads still read
+    x = unaliased(xp.ascontiguousarray(x), target)
+    y = None if y is None else unaliased(xp.ascontiguousarray(y), target)
     grad = "" if y is None else "grad_"
     inputs = (x,) if y is None else (x, y)
     if inner == 1 and n <= ROW_THREADS * MAX_PER_THREAD:

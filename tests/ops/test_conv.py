@@ -407,3 +407,10 @@ def test_zero_kernel_is_an_operator_error():
         lazynd.nd.Convolution(
             lazynd.nd.ones((1, 1, 4, 4)), lazynd.nd.ones((1, 1, 1, 1)), kernel=(0, 0), num_filter=1, no_bias=True
         )
+
+
+def test_deconvolution_rejects_a_pad_that_leaves_no_output(ctx):
+    # (3 - 1) * 1 + 2 - 2 * 2 = 0 output columns
+    data = lazynd.nd.ones((1, 2, 3), ctx=ctx)
+    with pytest.raises(ShapeError, match="leaves no output"):
+        lazynd.nd.Deconvolution(data, lazynd.nd.ones((2, 2, 2), ctx=ctx), kernel=(2,), pad=(2,), num_filter=2)

@@ -1,4 +1,5 @@
-"""dot and batch_dot: MXNet 1.x's parameters."""
+"""Matrix products (``dot``, ``batch_dot``): MXNet 1.x's parameters, and shapes the operator sweep
+does not try."""
 
 from __future__ import annotations
 
@@ -24,3 +25,28 @@ def test_products_take_the_default_forward_stype_with_their_gradient(name, shape
 def test_a_sparse_forward_stype_is_refused_by_name():
     with pytest.raises(OperatorError, match="dot: invalid value 'csr' for parameter 'forward_stype'"):
         mx.nd.dot(mx.nd.ones((2, 3)), mx.nd.ones((3, 4)), forward_stype="csr")
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, params",
+    [
+        ((5, 0), (0, 4), {}),  # an empty contraction: K = 0
+        ((2, 3, 0), (0, 4), {}),  # K = 0 with an N-d lhs
+        ((5, 0), (4, 0), {"transpose_b": True}),
+        ((0, 5), (0, 4), {"transpose_a": True}),
+    ],
+)
+def test_dot_of_an_empty_contraction_is_zeros_and_its_gradients_are_empty(lhs, rhs, params, ctx):
+    a = mx.nd.ones(lhs, ctx=ctx)
+    b = mx.nd.ones(rhs, ctx=ctx)
+    a.attach_grad()
+    b.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.dot(a, b, **params)
+    y.backward()
+    expected = np.dot(
+        np.ones(lhs).T if params.get("transpose_a") else np.ones(lhs),
+        np.ones(rhs).T if params.get("transpose_b") else np.ones(rhs),
+    )
+    np.testing.assert_array_equal(y.asnumpy(), expected)
+    assert a.grad.shape == lhs and b.grad.shape == rhs

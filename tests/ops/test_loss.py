@@ -316,3 +316,20 @@ def test_regression_output_of_one_column_infers_a_vector_label(name):
     assert out.infer_shape(x=(5, 3)) == ([(5, 3), (5, 3)], [(5, 3)], [])
     with pytest.raises(ShapeError, match="label"):
         out.infer_shape(x=(5, 1), out_label=(4,))
+
+
+@pytest.mark.parametrize("bad", [3, -1])
+@pytest.mark.parametrize("params", [{"multi_output": True}, {"use_ignore": True, "ignore_label": 5}])
+def test_softmax_output_gradient_rejects_out_of_range_labels_on_every_path(bad, params, ctx):
+    """The paths for several labels per sample, ignored labels or smoothing check labels too (on the
+    GPU an index out of range would wrap around to another class)."""
+    shape = (2, 3, 4) if params.get("multi_output") else (2, 3)
+    labels = np.zeros(shape[:1] + shape[2:])
+    labels.flat[1] = bad
+    data = mx.nd.ones(shape, ctx=ctx)
+    data.attach_grad()
+    with pytest.raises((OperatorError, EngineError), match=f"label {bad} is out of range for 3 classes"):
+        with mx.autograd.record():
+            out = mx.nd.SoftmaxOutput(data, mx.nd.array(labels, ctx=ctx), **params)
+        out.backward()
+        data.grad.asnumpy()

@@ -157,3 +157,39 @@ def test_lrn_refuses_an_even_window_at_the_call():
     # it failed only at the next wait, as an EngineError
     with pytest.raises(OperatorError, match="LRN: nsize must be a positive odd number, got 2"):
         lazynd.nd.LRN(lazynd.nd.ones((1, 2, 3, 4)), nsize=2)
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_batchnorm_takes_parameters_that_are_strided_views(train, ctx):
+    """gamma, beta and the moving statistics as every other element of longer arrays."""
+    x = rng.standard_normal((2, 3, 4, 5))
+    params = rng.uniform(0.5, 1.5, 6)
+    shifts = rng.standard_normal(6)
+    data = lazynd.nd.array(x, ctx=ctx, dtype="float64")
+    gamma = lazynd.nd.array(params, ctx=ctx, dtype="float64")
+    beta = lazynd.nd.array(shifts, ctx=ctx, dtype="float64")
+    moving_mean = lazynd.nd.array(shifts, ctx=ctx, dtype="float64")
+    moving_var = lazynd.nd.array(params, ctx=ctx, dtype="float64")
+    data.attach_grad()
+    with lazynd.autograd.record(train_mode=train):
+        y = lazynd.nd.BatchNorm(
+            data, gamma[::2], beta[1::2], moving_mean[::2], moving_var[1::2], fix_gamma=False, eps=1e-5
+        )
+    head = np.linspace(-1, 1, x.size).reshape(x.shape)
+    y.backward(lazynd.nd.array(head, ctx=ctx, dtype="float64"), train_mode=train)
+    g, b = params[::2].reshape(1, 3, 1, 1), shifts[1::2].reshape(1, 3, 1, 1)
+    if train:
+        mean, var = x.mean(axis=(0, 2, 3), keepdims=True), x.var(axis=(0, 2, 3), keepdims=True)
+    else:
+        mean, var = shifts[::2].reshape(1, 3, 1, 1), params[1::2].reshape(1, 3, 1, 1)
+    inv = 1 / np.sqrt(var + 1e-5)
+    xhat = (x - mean) * inv
+    np.testing.assert_allclose(y.asnumpy(), xhat * g + b, rtol=1e-7, atol=1e-9)
+    if train:
+        m = x.size // 3
+        sum_dy = head.sum(axis=(0, 2, 3), keepdims=True)
+        sum_dy_xhat = (head * xhat).sum(axis=(0, 2, 3), keepdims=True)
+        expected_dx = g * inv * (head - sum_dy / m - xhat * sum_dy_xhat / m)
+    else:
+        expected_dx = head * g * inv
+    np.testing.assert_allclose(data.grad.asnumpy(), expected_dx, rtol=1e-7, atol=1e-9)

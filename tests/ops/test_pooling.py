@@ -163,3 +163,18 @@ def test_upsampling_refuses_inputs_it_cannot_combine_at_the_call(mode, second):
     first = lazynd.nd.ones((1, 2, 2, 2))
     with pytest.raises(ShapeError, match=f"UpSampling: multi_input_mode='{mode}' needs inputs of one"):
         lazynd.nd.UpSampling(first, lazynd.nd.ones(second), scale=2, num_args=2, multi_input_mode=mode)
+
+
+def test_avg_pooling_window_past_the_padded_input_averages_to_zero(ctx):
+    """The full convention with a stride beyond the kernel: 7 columns, kernel 1, stride 4 give 3 windows,
+    the last starting at column 8, past the input: it averages nothing, 0 (not 0 / 0)."""
+    x = np.arange(14, dtype=np.float32).reshape(1, 1, 2, 7) + 1
+    data = lazynd.nd.array(x, ctx=ctx)
+    data.attach_grad()
+    with lazynd.autograd.record():
+        y = lazynd.nd.Pooling(data, kernel=(1, 1), stride=(1, 4), pool_type="avg", pooling_convention="full")
+    y.backward()
+    np.testing.assert_array_equal(y.asnumpy(), [[[[1, 5, 0], [8, 12, 0]]]])
+    expected_grad = np.zeros_like(x)
+    expected_grad[..., [0, 4]] = 1
+    np.testing.assert_array_equal(data.grad.asnumpy(), expected_grad)

@@ -166,3 +166,9 @@ def test_softmax_use_length_gradient_and_checks(ctx):
     assert_almost_equal(x.grad.asnumpy(), want, rtol=1e-4, atol=1e-6)
     with pytest.raises(OperatorError, match="softmax: input 'length' has dtype float32, expected an integer dtype"):
         mx.nd.softmax(x, mx.nd.array([1, 2, 3], ctx=ctx), use_length=True)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_integers_is_a_clear_error(name, ctx):
+    with pytest.raises(OperatorError, match=f"{name}: input 'data' has dtype int32, expected one of float"):
+        getattr(mx.nd, name)(mx.nd.array([[1, 2]], ctx=ctx, dtype="int32"))

@@ -248,3 +248,23 @@ def test_erf_matches_math_erf_to_the_last_bits():
     x = np.concatenate([np.linspace(-7, 7, 4001), [0.0, -1e-12, 2.5, np.inf, -np.inf]])
     want = np.array([math.erf(v) for v in x])
     np.testing.assert_allclose(erf(np, x), want, rtol=4e-15, atol=2e-15)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sign_of_nan_is_nan(dtype, ctx):
+    x = mx.nd.array([np.nan, -2.0, 0.0, 3.0], ctx=ctx, dtype=dtype)
+    np.testing.assert_array_equal(mx.nd.sign(x).asnumpy(), [np.nan, -1, 0, 1])
+
+
+@pytest.mark.parametrize("name", ["gamma", "gammaln"])
+def test_gamma_functions_of_infinity_are_infinite(name, ctx):
+    x = mx.nd.array([np.inf, np.nan, 2.0], ctx=ctx, dtype="float64")
+    out = getattr(mx.nd, name)(x).asnumpy()
+    np.testing.assert_array_equal(out, [np.inf, np.nan, 1.0 if name == "gamma" else 0.0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_abs_of_negative_zero_is_positive_zero(dtype, ctx):
+    out = mx.nd.abs(mx.nd.array([-0.0, -1.5, np.nan], ctx=ctx, dtype=dtype)).asnumpy()
+    np.testing.assert_array_equal(out, [0.0, 1.5, np.nan])
+    assert not np.signbit(out[0])

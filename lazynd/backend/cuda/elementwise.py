@@ -42,7 +42,17 @@ __device__ __forceinline__ long long lazynd_load(long long v) { return v; }
 template <typename S, typename C> __device__ __forceinline__ S lazynd_store(C v) { return (S)v; }
 template <> __device__ __forceinline__ unsigned short lazynd_store<unsigned short, float>(float f) {
   unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
-template <typename T> __device__ __forceinline__ T lazynd_mod(T a, T b) { T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+// integers: a zero divisor gives 0 (NumPy's rule for // and %), and MIN / -1 wraps to MIN (its remainder is 0):
+// C leaves both undefined, and a CPU traps on them
+template <typename T> __device__ __forceinline__ T lazynd_divide(T a, T b) {
+  if (b == 0) return (T)0;
+  if (b == (T)-1) return (T)(0ULL - (unsigned long long)a);
+  return a / b; }
+__device__ __forceinline__ float lazynd_divide(float a, float b) { return a / b; }
+__device__ __forceinline__ double lazynd_divide(double a, double b) { return a / b; }
+template <typename T> __device__ __forceinline__ T lazynd_mod(T a, T b) {
+  if (b == 0 || b == (T)-1) return (T)0;
+  T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 __device__ __forceinline__ float lazynd_mod(float a, float b) { float r = fmodf(a, b); return (r != 0.f && ((r < 0.f) != (b < 0.f))) ? r + b : r; }
 __device__ __forceinline__ double lazynd_mod(double a, double b) { double r = fmod(a, b); return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r; }
 template <typename T> __device__ __forceinline__ T lazynd_pow(T a, T b) {
@@ -245,8 +255,8 @@ class ElementwiseFamily:
     def unary(self, device_id: int, name: str, x: Any, out: Any) -> None:
         import cupy
 
-        x = cupy.ascontiguousarray(x)
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
+        x = unaliased(cupy.ascontiguousarray(x), target)
         grid, block = launch_config(x.size)
         self._kernel(device_id, "", name, dtype_name(x.dtype))(grid, block, (x, target, x.size))
         if target is not out:
@@ -260,7 +270,7 @@ class ElementwiseFamily:
         dtype = dtype_name(target.dtype)
         if n == 0:
             return
-        lhs, rhs = _unaliased(lhs, target), _unaliased(rhs, target)
+        lhs, rhs = unaliased(lhs, target), unaliased(rhs, target)
         if lhs.shape == rhs.shape == target.shape and lhs.flags.c_contiguous and rhs.flags.c_contiguous:
             grid, block = launch_config(n)
             self._kernel(device_id, "", name, dtype)(grid, block, (lhs, rhs, target, n))
@@ -297,8 +307,8 @@ class ElementwiseFamily:
     def scalar(self, device_id: int, name: str, x: Any, scalar: Any, out: Any, reflected: bool = False) -> None:
         import cupy
 
-        x = cupy.ascontiguousarray(x)
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
+        x = unaliased(cupy.ascontiguousarray(x), target)
         grid, block = launch_config(x.size)
         ct = CUDA_TYPES[dtype_name(x.dtype)][1]
         value = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}[ct](scalar)
@@ -308,16 +318,22 @@ class ElementwiseFamily:
             out[...] = target
 
 
-def _unaliased(x: Any, target: Any) -> Any:
+def unaliased(x: Any, target: Any) -> Any:
     """``x``, or a copy of it when the kernel's writes to ``target`` could change what it reads later.
 
     Reading the very elements being written (``a += b``: same place, same layout) is safe, as each
     thread reads an element before writing it; any other overlap (``a += a[:1]``, shifted views) would
     let one thread read what another already wrote, so the input is copied first, as NumPy does.
+    Every kernel that reads element ``i`` of its inputs and writes element ``i`` of ``target``
+    (elementwise families, fused chains, optimizer updates) passes its inputs through this.
     """
     import cupy
 
-    same = x.shape == target.shape and x.strides == target.strides and x.data.ptr == target.data.ptr
+    same = x.data.ptr == target.data.ptr and (
+        (x.shape == target.shape and x.strides == target.strides)
+        # one buffer in two contiguous shapes (an executor's in-place reshape): element i is element i
+        or (x.size == target.size and x.flags.c_contiguous and target.flags.c_contiguous)
+    )
     return x if same or not cupy.may_share_memory(x, target) else x.copy()
 
 

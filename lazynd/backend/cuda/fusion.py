@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .elementwise import CUDA_TYPES, FLOAT_DTYPES, PRELUDE
+from .elementwise import CUDA_TYPES, FLOAT_DTYPES, PRELUDE, unaliased
 from .sources import KernelSource, launch_config
 
 __all__ = ["ACC", "FLOAT_DTYPES", "Instruction", "chain_source", "launch_chain"]
@@ -90,8 +90,8 @@ def launch_chain(device_id: int, chain: Sequence[Instruction], inputs: Sequence[
     import cupy
 
     name, code, scalars = chain_source(chain, len(inputs), out.dtype.name)
-    args = [cupy.ascontiguousarray(x) for x in inputs]
     target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
+    args = [unaliased(cupy.ascontiguousarray(x), target) for x in inputs]
     grid, block = launch_config(out.size)
     _kernel(name, code, device_id)(grid, block, (*args, target, *[np.float64(s) for s in scalars], np.int64(out.size)))
     if target is not out:

@@ -3,6 +3,13 @@
 // [-pad, D + pad) for the divisor and to [0, D) for the data.  The backward pass gives each output's gradient to
 // the first maximum of its window (max) or spreads it over the window (avg/sum), with atomicAdd.
 
+// The avg divisor: the window's size within [-pad, D + pad).  A window past that (the full convention's
+// last one when the stride exceeds the kernel) holds nothing: it averages to 0, as on the CPU.
+__device__ __forceinline__ int lazynd_pool_count(int b0, int e0, int b1, int e1, int b2, int e2) {
+  const int n = max(e0 - b0, 0) * max(e1 - b1, 0) * max(e2 - b2, 0);
+  return n > 0 ? n : 1;
+}
+
 #define LAZYND_POOL(T, SUFFIX, LOWEST)                                                                         \
 extern "C" __global__ void lazynd_pool_fwd_##SUFFIX(                                                           \
     const T* __restrict__ x, T* __restrict__ y, long long total, int mode,                                     \
@@ -14,7 +21,7 @@ extern "C" __global__ void lazynd_pool_fwd_##SUFFIX(                            
     int o2 = r % O2; r /= O2; int o1 = r % O1; r /= O1; int o0 = r % O0; long long nc = r / O0;                \
     int b0 = o0 * s0 - p0, b1 = o1 * s1 - p1, b2 = o2 * s2 - p2;                                               \
     int e0 = min(b0 + K0, D0 + p0), e1 = min(b1 + K1, D1 + p1), e2 = min(b2 + K2, D2 + p2);                    \
-    T count = (T)((e0 - b0) * (e1 - b1) * (e2 - b2));                                                          \
+    T count = (T)lazynd_pool_count(b0, e0, b1, e1, b2, e2);                                                    \
     T acc = mode == 0 ? (T)(LOWEST) : (T)0;                                                                    \
     const T* base = x + nc * D0 * (long long)D1 * D2;                                                          \
     for (int a = max(b0, 0); a < min(e0, D0); ++a)                                                             \
@@ -37,7 +44,7 @@ extern "C" __global__ void lazynd_pool_bwd_##SUFFIX(                            
     int b0 = o0 * s0 - p0, b1 = o1 * s1 - p1, b2 = o2 * s2 - p2;                                               \
     int e0 = min(b0 + K0, D0 + p0), e1 = min(b1 + K1, D1 + p1), e2 = min(b2 + K2, D2 + p2);                    \
     T g = dy[i];                                                                                               \
-    if (mode == 1) g = g / (T)((e0 - b0) * (e1 - b1) * (e2 - b2));                                             \
+    if (mode == 1) g = g / (T)lazynd_pool_count(b0, e0, b1, e1, b2, e2);                                       \
     long long offset = nc * D0 * (long long)D1 * D2;                                                           \
     bool done = false;                                                                                         \
     for (int a = max(b0, 0); a < min(e0, D0) && !done; ++a)                                                    \

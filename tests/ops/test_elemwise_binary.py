@@ -1,0 +1,68 @@
+"""Binary elementwise operators on integers: C's truncating division, and the cases C leaves
+undefined (a zero divisor, ``MIN / -1``) given one answer on both devices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import LazyNDError
+
+INTEGER_DTYPES = ["int8", "uint8", "int32", "int64"]
+
+
+def _pairs(dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    info = np.iinfo(dtype)
+    signed = info.min < 0
+    lhs = [5, 0, info.max, 7, info.min, 9, 8]
+    rhs = [0, 0, 0, 2, -1 if signed else 1, -2 if signed else 2, 3]
+    return np.array(lhs, np.int64).astype(dtype), np.array(rhs, np.int64).astype(dtype)
+
+
+def _truncated(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """C's quotient, exactly, with 0 for a zero divisor and MIN / -1 wrapped to MIN."""
+    info = np.iinfo(lhs.dtype)
+    span = info.max - info.min + 1
+    values = []
+    for a, b in zip(lhs.tolist(), rhs.tolist(), strict=True):
+        exact = 0 if b == 0 else abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        values.append((exact - info.min) % span + info.min)  # wrapped to the dtype's range
+    return np.array(values, lhs.dtype)
+
+
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES)
+def test_integer_division_truncates_and_gives_zero_for_a_zero_divisor(ctx, dtype):
+    lhs, rhs = _pairs(dtype)
+    a = mx.nd.array(lhs, ctx=ctx, dtype=dtype)
+    b = mx.nd.array(rhs, ctx=ctx, dtype=dtype)
+    expected = _truncated(lhs, rhs)
+    np.testing.assert_array_equal((a / b).asnumpy(), expected)
+    np.testing.assert_array_equal(mx.nd.broadcast_div(a, b).asnumpy(), expected)
+    np.testing.assert_array_equal((a / 0).asnumpy(), np.zeros_like(lhs))
+    np.testing.assert_array_equal((0 / b).asnumpy(), np.zeros_like(lhs))
+
+
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES)
+def test_integer_modulo_by_zero_or_minus_one_is_zero(ctx, dtype):
+    lhs, rhs = _pairs(dtype)
+    a = mx.nd.array(lhs, ctx=ctx, dtype=dtype)
+    b = mx.nd.array(rhs, ctx=ctx, dtype=dtype)
+    with np.errstate(all="ignore"):
+        expected = np.mod(lhs, rhs)  # NumPy's: 0 for a zero divisor, the divisor's sign otherwise
+    np.testing.assert_array_equal((a % b).asnumpy(), expected)
+    np.testing.assert_array_equal((a % 0).asnumpy(), np.zeros_like(lhs))
+    np.testing.assert_array_equal((5 % mx.nd.zeros((3,), ctx=ctx, dtype=dtype)).asnumpy(), np.zeros(3, dtype))
+
+
+def test_int64_division_is_exact_beyond_float64_precision(ctx):
+    values = np.array([2**60 + 1, -(2**60) - 3], np.int64)
+    quotient = (mx.nd.array(values, ctx=ctx, dtype="int64") / 3).asnumpy()
+    np.testing.assert_array_equal(quotient, [(2**60 + 1) // 3, -((2**60 + 3) // 3)])
+
+
+@pytest.mark.parametrize("scalar", [float("inf"), float("nan")])
+def test_a_non_finite_scalar_with_an_integer_array_is_a_clear_error(scalar, ctx):
+    x = mx.nd.array([1, 2], ctx=ctx, dtype="int32")
+    with pytest.raises(LazyNDError, match=f"scalar {scalar} has no value in an array of int32"):
+        (x + scalar).asnumpy()
