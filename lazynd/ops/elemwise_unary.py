@@ -85,6 +85,17 @@ def _softsign(x: Any, out: Any) -> None:
 
 
 @quietly
+def _rcbrt(x: Any, out: Any) -> None:
+    np.cbrt(x, out=out)
+    np.reciprocal(out, out=out)
+
+
+def _logical_not(x: Any, out: Any) -> None:
+    # NaN counts as true (it is not 0), as in C and MXNet
+    np.copyto(out, np.equal(x, 0), casting="unsafe")
+
+
+@quietly
 def _rsqrt(x: Any, out: Any) -> None:
     np.sqrt(x, out=out)
     np.reciprocal(out, out=out)
@@ -189,8 +200,28 @@ UNARY: dict[str, Unary] = {
     ),
     "gammaln": Unary(_special_kernel(_special.gammaln), "lgamma(x)", lambda F, x, y, g: F._mul(g, F._digamma(x)), True),
     "_digamma": Unary(_special_kernel(_special.digamma), _special.DIGAMMA_C, None, True),
+    "reciprocal": Unary(_ufunc(np.reciprocal), "1 / x", lambda F, x, y, g: F.negative(F._mul(g, F.square(y))), True),
+    "cbrt": Unary(
+        _ufunc(np.cbrt), "cbrt(x)", lambda F, x, y, g: F._div(g, F._mul_scalar(F.square(y), scalar=3.0)), True
+    ),
+    # d/dx x^(-1/3) = -y / (3 x); 1 / cbrt rather than CUDA's rcbrt, which C lacks (the emulator's host)
+    "rcbrt": Unary(_rcbrt, "1 / cbrt(x)", lambda F, x, y, g: F._div(F._mul(g, y), F._mul_scalar(x, scalar=-3.0)), True),
+    "erf": Unary(
+        _special_kernel(lambda x: _special.erf(np, x)),
+        "erf(x)",
+        lambda F, x, y, g: F._mul(g, F._mul_scalar(F.exp(F.negative(F.square(x))), scalar=2 / math.sqrt(math.pi))),
+        True,
+    ),
+    "erfinv": Unary(
+        _special_kernel(lambda x: _special.erfinv(np, x)),
+        _special.ERFINV_C,
+        lambda F, x, y, g: F._mul(g, F._mul_scalar(F.exp(F.square(y)), scalar=math.sqrt(math.pi) / 2)),
+        True,
+    ),
+    # 1 where x is 0, else 0 (NaN included), in x's dtype; no gradient, as in MXNet
+    "logical_not": Unary(_logical_not, "(x == 0 ? 1 : 0)", None, False),
 }
-ALIASES = {"identity": ("_copy",)}
+ALIASES = {"identity": ("_copy",), "fix": ("trunc",)}
 
 GPU = ElementwiseFamily(
     "unary",

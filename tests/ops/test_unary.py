@@ -268,3 +268,63 @@ def test_abs_of_negative_zero_is_positive_zero(dtype, ctx):
     out = mx.nd.abs(mx.nd.array([-0.0, -1.5, np.nan], ctx=ctx, dtype=dtype)).asnumpy()
     np.testing.assert_array_equal(out, [0.0, 1.5, np.nan])
     assert not np.signbit(out[0])
+
+
+# -- MXNet 1.x unary operators: values MXNet 1.9.1 gives, edge values included ----------------------
+EDGES = [-2, -1, -0.5, 0, 0.5, 1, 2, np.nan, np.inf]
+MXNET_VALUES = {
+    "reciprocal": [-0.5, -1, -2, np.inf, 2, 1, 0.5, np.nan, 0],
+    "cbrt": [-1.2599211, -1, -0.7937005, 0, 0.7937005, 1, 1.2599211, np.nan, np.inf],
+    "rcbrt": [-0.7937005, -1, -1.2599211, np.inf, 1.2599211, 1, 0.7937005, np.nan, 0],
+    "erf": [-0.9953223, -0.8427008, -0.5204999, 0, 0.5204999, 0.8427008, 0.9953223, np.nan, 1],
+    "trunc": [-2, -1, -0.0, 0, 0, 1, 2, np.nan, np.inf],
+    "logical_not": [0, 0, 0, 1, 0, 0, 0, 0, 0],  # NaN is true
+}
+
+
+@pytest.mark.parametrize("name", sorted(MXNET_VALUES))
+def test_mxnet1_unary_gives_mxnets_values_at_edges(name, ctx):
+    out = getattr(mx.nd, name)(mx.nd.array(EDGES, ctx=ctx))
+    assert_almost_equal(out.asnumpy(), np.array(MXNET_VALUES[name], dtype=np.float32), 1e-6, 1e-7, equal_nan=True)
+
+
+def test_erfinv_gives_mxnets_values_infinite_at_one_and_nan_outside(ctx):
+    x = mx.nd.array([-1, -0.999, -0.5, 0, 0.3, 0.9999, 1, 1.5], ctx=ctx)
+    expected = [-np.inf, -2.3267562, -0.47693628, 0, 0.27246273, 2.7510355, np.inf, np.nan]
+    assert_almost_equal(mx.nd.erfinv(x).asnumpy(), np.array(expected, dtype=np.float32), 1e-6, 0, equal_nan=True)
+
+
+def test_erfinv_inverts_erf_in_float64():
+    x = np.linspace(-0.999999, 0.999999, 41)
+    back = mx.nd.erf(mx.nd.erfinv(mx.nd.array(x, dtype="float64"))).asnumpy()
+    assert_almost_equal(back, x, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("reciprocal", [-11.111111, -2.7777777]),
+        ("cbrt", [0.7438144, 0.46857372]),
+        ("rcbrt", [-1.6597794, -0.65868396]),
+        ("erf", [1.0312608, 0.78724337]),
+        ("erfinv", [0.9545204, 1.2628626]),
+        ("trunc", [0, 0]),
+        ("logical_not", [0, 0]),
+    ],
+)
+def test_mxnet1_unary_gradients_are_mxnets(name, expected):
+    x = mx.nd.array([0.3, -0.6])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = getattr(mx.nd, name)(x)
+    y.backward()
+    assert_almost_equal(x.grad.asnumpy(), np.array(expected, dtype=np.float32), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"), [("cbrt", [-1, 0, 1, 1]), ("trunc", [-3, 0, 2, 7]), ("logical_not", [0, 1, 0, 0])]
+)
+def test_mxnet1_unary_of_int32_truncate_like_mxnet(name, expected):
+    out = getattr(mx.nd, name)(mx.nd.array([-3, 0, 2, 7], dtype="int32"))
+    assert out.dtype == np.int32
+    assert_almost_equal(out.asnumpy(), np.array(expected, dtype=np.int32))
