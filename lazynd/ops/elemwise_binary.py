@@ -31,6 +31,10 @@ ARITHMETIC = {
     "greater_equal": (np.greater_equal, "(a >= b ? 1 : 0)"),
     "lesser": (np.less, "(a < b ? 1 : 0)"),
     "lesser_equal": (np.less_equal, "(a <= b ? 1 : 0)"),
+    # any value but 0 is true, NaN included (as in C and MXNet); no gradient, as comparisons
+    "logical_and": (np.logical_and, "(a != 0 && b != 0 ? 1 : 0)"),
+    "logical_or": (np.logical_or, "(a != 0 || b != 0 ? 1 : 0)"),
+    "logical_xor": (np.logical_xor, "((a != 0) != (b != 0) ? 1 : 0)"),
 }
 BROADCAST_NAMES = {"plus": "add", "minus": "sub"}
 REFLECTED = {"minus", "div", "mod", "power"}
@@ -185,7 +189,7 @@ def _grads(name: str, F: Any, a: Any, b: Any, out: Any, og: Any) -> list:
         return [F._mul(og, F._lesser_equal(a, b)), F._mul(og, F._greater(a, b))]
     if name == "hypot":
         return [F._mul(og, F._div(a, out)), F._mul(og, F._div(b, out))]
-    return [None, None]  # comparisons have no gradient
+    return [None, None]  # comparisons and logical operators have no gradient
 
 
 def _elementwise_gradient(name: str) -> Callable:

@@ -342,12 +342,33 @@ def _unary_cases() -> dict[str, Case]:
     }
 
 
+# -- MXNet 1.x elementwise and utility operators (batch A) -----------------------------------------
+MXNET1_A_CASES: dict[str, Case] = {
+    "reciprocal": Case([In()], reference=np.reciprocal),
+    "cbrt": Case([In()], reference=np.cbrt),
+    "rcbrt": Case([In()], reference=lambda x: 1 / np.cbrt(x)),
+    "erf": Case([In(SHAPE, -2, 2)], reference=np.vectorize(math.erf)),
+    "erfinv": Case([In(SHAPE, -0.9, 0.9)]),  # values: tests/ops/test_unary.py
+    "logical_not": Case([In(SHAPE, 0, 1, integer=True)], reference=_f(lambda x: x == 0), grad=False),
+}
+for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
+    _bits = In(SHAPE, 0, 1, integer=True)
+    MXNET1_A_CASES[f"_logical_{_kind}"] = Case([_bits, _bits], reference=_f(_fn), grad=False)
+    MXNET1_A_CASES[f"broadcast_logical_{_kind}"] = Case(
+        [_bits, In((1, 4), 0, 1, integer=True)], reference=_f(_fn), grad=False
+    )
+    MXNET1_A_CASES[f"_logical_{_kind}_scalar"] = Case(
+        [_bits], {"scalar": 1.0}, reference=_f(lambda x, _fn=_fn: _fn(x, 1.0)), grad=False
+    )
+
+
 CASES: dict[str, Case] = {
     **_unary_cases(),
     **_binary_cases(),
     **_scalar_cases(),
     **_reduction_cases(),
     **OTHER_CASES,
+    **MXNET1_A_CASES,
 }
 # no gradient to compare numerically: rules that stop, clamp or ignore the head on purpose
 for _name in ("BlockGrad", "sign", "round", "ceil", "floor", "rint", "fix"):

@@ -8,6 +8,7 @@ import pytest
 
 import lazynd as mx
 from lazynd.errors import LazyNDError
+from lazynd.testing import assert_almost_equal
 
 INTEGER_DTYPES = ["int8", "uint8", "int32", "int64"]
 
@@ -66,3 +67,37 @@ def test_a_non_finite_scalar_with_an_integer_array_is_a_clear_error(scalar, ctx)
     x = mx.nd.array([1, 2], ctx=ctx, dtype="int32")
     with pytest.raises(LazyNDError, match=f"scalar {scalar} has no value in an array of int32"):
         (x + scalar).asnumpy()
+
+
+# -- logical operators: MXNet 1.9.1's values (any value but 0 is true, NaN included) ----------------
+LOGICAL_LHS = [0, 1, np.nan, -2]
+LOGICAL_RHS = [1, 0, 0, 3]
+LOGICAL_VALUES = {"and": [0, 0, 0, 1], "or": [1, 1, 1, 1], "xor": [1, 1, 1, 0]}
+LOGICAL_WITH_ZERO = {"and": [0, 0, 0, 0], "or": [0, 1, 1, 1], "xor": [0, 1, 1, 1]}
+
+
+@pytest.mark.parametrize("kind", sorted(LOGICAL_VALUES))
+def test_logical_operators_give_mxnets_values(kind, ctx):
+    lhs, rhs = mx.nd.array(LOGICAL_LHS, ctx=ctx), mx.nd.array(LOGICAL_RHS, ctx=ctx)
+    expected = np.array(LOGICAL_VALUES[kind], dtype=np.float32)
+    assert_almost_equal(getattr(mx.nd, f"_logical_{kind}")(lhs, rhs).asnumpy(), expected)
+    assert_almost_equal(getattr(mx.nd, f"broadcast_logical_{kind}")(lhs, rhs).asnumpy(), expected)
+    with_zero = getattr(mx.nd, f"_logical_{kind}_scalar")(lhs, scalar=0)
+    assert_almost_equal(with_zero.asnumpy(), np.array(LOGICAL_WITH_ZERO[kind], dtype=np.float32))
+
+
+def test_broadcast_logical_and_broadcasts_and_keeps_int32():
+    lhs = mx.nd.array([[0, 1, 2, -3]], dtype="int32")
+    rhs = mx.nd.array([[1], [0]], dtype="int32")
+    out = mx.nd.broadcast_logical_and(lhs, rhs)
+    assert out.dtype == np.int32
+    assert_almost_equal(out.asnumpy(), np.array([[0, 1, 1, 1], [0, 0, 0, 0]], dtype=np.int32))
+
+
+def test_logical_operators_pass_no_gradient():
+    x = mx.nd.array([0.5, 0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.broadcast_logical_or(x, mx.nd.array([1, 1]))
+    y.backward()
+    assert_almost_equal(x.grad.asnumpy(), np.zeros(2, dtype=np.float32))
