@@ -1,4 +1,4 @@
-"""Softmax family: ``softmax``, ``log_softmax``, ``SoftmaxActivation``, with gradients.
+"""Softmax family: ``softmax``, ``log_softmax``, ``softmin``, ``SoftmaxActivation``, with gradients.
 
 All of them reduce one axis of an array seen as ``(outer, n, inner)``.  The
 CPU path subtracts the maximum before exponentiating, so large inputs never
@@ -203,7 +203,14 @@ def _softmax_length_types(attrs: dict, in_types: list, aux_types: list) -> tuple
     return in_types, [in_types[0]], aux_types
 
 
-def _make_softmax(name: str, log: bool) -> None:
+def _make_softmax(name: str, log: bool, negate: bool = False) -> None:
+    """Register ``name`` and its backward operator; ``negate``: of ``-data`` (softmin), which is
+    the softmax at the temperature's negative, forward and backward alike."""
+
+    def temperature_of(attrs: dict) -> float:
+        temperature = _check_temperature(name, attrs["temperature"])
+        return -temperature if negate else temperature
+
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x = inputs[0]
         axis = _normalize_axis(name, attrs["axis"], x.ndim)
@@ -213,14 +220,14 @@ def _make_softmax(name: str, log: bool) -> None:
             mask = _length_mask(kctx.xp, inputs[1], x.shape, axis)
             x = kctx.xp.where(mask, x, -np.inf).astype(x.dtype, copy=False)
         with quiet():  # a line of length 0 is all -inf: NaN, then 0 below
-            softmax_into(kctx, x, outputs[0], axis, _check_temperature(name, attrs["temperature"]), log)
+            softmax_into(kctx, x, outputs[0], axis, temperature_of(attrs), log)
         if mask is not None:
             outputs[0][...] = kctx.xp.where(mask, outputs[0], 0)
 
     def backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         dy, y = inputs
         axis = _normalize_axis(name, attrs["axis"], y.ndim)
-        softmax_grad_into(kctx, dy, y, outputs[0], axis, _check_temperature(name, attrs["temperature"]), log)
+        softmax_grad_into(kctx, dy, y, outputs[0], axis, temperature_of(attrs), log)
 
     def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
         # masked positions have output 0, so the usual gradient is 0 there; the length has none
@@ -232,10 +239,10 @@ def _make_softmax(name: str, log: bool) -> None:
         "axis": Param(parse_int, -1, "the axis to normalise over"),
         "temperature": Param(optional(_positive), None, "divide the input by this before the softmax"),
     }
-    what = "log of the softmax" if log else "softmax"
+    what = "log of the softmax" if log else ("softmax of the negative" if negate else "softmax")
     infer = _axis_checked_shape(name, lambda attrs, ndim: _normalize_axis(name, attrs["axis"], ndim))
     forward_params = dict(params)
-    if not log:  # MXNet 1.x's softmax over the first ``length`` positions of each line
+    if not log and not negate:  # MXNet 1.x's softmax over the first ``length`` positions of each line
         forward_params["use_length"] = Param(parse_bool, False, "take a second input, each line's length")
 
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
@@ -257,7 +264,7 @@ def _make_softmax(name: str, log: bool) -> None:
             float_data=True,
             gradient=gradient,
             doc=f"The {what} of ``data`` along ``axis``"
-            + ("" if log else "; with ``use_length``, of each line's first ``length`` positions (0 after)")
+            + ("" if log or negate else "; with ``use_length``, of each line's first ``length`` positions (0 after)")
             + ".",
         )
     )
@@ -275,6 +282,7 @@ def _make_softmax(name: str, log: bool) -> None:
 
 _make_softmax("softmax", log=False)
 _make_softmax("log_softmax", log=True)
+_make_softmax("softmin", log=False, negate=True)
 
 
 # -- SoftmaxActivation ---------------------------------------------------------------------------

@@ -350,6 +350,9 @@ MXNET1_A_CASES: dict[str, Case] = {
     "erf": Case([In(SHAPE, -2, 2)], reference=np.vectorize(math.erf)),
     "erfinv": Case([In(SHAPE, -0.9, 0.9)]),  # values: tests/ops/test_unary.py
     "logical_not": Case([In(SHAPE, 0, 1, integer=True)], reference=_f(lambda x: x == 0), grad=False),
+    "softmin": Case(
+        [In()], {"axis": 0, "temperature": 0.5}, reference=lambda x: np.exp(-2 * x) / np.exp(-2 * x).sum(0)
+    ),
 }
 for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
     _bits = In(SHAPE, 0, 1, integer=True)

@@ -172,3 +172,22 @@ def test_softmax_use_length_gradient_and_checks(ctx):
 def test_softmax_of_integers_is_a_clear_error(name, ctx):
     with pytest.raises(OperatorError, match=f"{name}: input 'data' has dtype int32, expected one of float"):
         getattr(mx.nd, name)(mx.nd.array([[1, 2]], ctx=ctx, dtype="int32"))
+
+
+def test_softmin_with_axis_and_temperature_gives_mxnets_values_and_gradient():
+    # MXNet 1.9.1: softmin(x, axis=0, temperature=2), backward with the head below
+    x = mx.nd.array([[1, 2, 3], [-1, 0, 5]])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.softmin(x, axis=0, temperature=2.0)
+    y.backward(mx.nd.array([[1, 2, 3], [0.5, -1, 2]]))
+    low, high = 0.26894143, 0.7310586
+    assert_almost_equal(y.asnumpy(), np.array([[low, low, high], [high, high, low]], dtype=np.float32), 1e-6)
+    expected_grad = np.array([[-0.049152985, -0.2949179, -0.09830596], [0.049152985, 0.2949179, 0.09830596]])
+    assert_almost_equal(x.grad.asnumpy(), expected_grad.astype(np.float32), 1e-5, 1e-7)
+
+
+def test_softmin_defaults_to_the_last_axis():
+    out = mx.nd.softmin(mx.nd.array([[1, 2, 3], [-1, 0, 5]]))
+    expected = [[0.66524094, 0.24472848, 0.09003057], [0.72973627, 0.26845497, 0.0018088354]]
+    assert_almost_equal(out.asnumpy(), np.array(expected, dtype=np.float32), 1e-6)
