@@ -1,6 +1,6 @@
 """Operators that change an array's shape or the order of its axes, each element kept once: Reshape,
-reshape_like, Flatten, transpose, SwapAxis, expand_dims and squeeze (MXNet semantics and defaults); plus the
-axis helpers the other families share.
+reshape_like, Flatten, transpose, SwapAxis, expand_dims and squeeze (MXNet semantics and defaults); the
+shape as data (shape_array, size_array); plus the axis helpers the other families share.
 
 The kernels are written once against ``kctx.xp``, so NumPy and CuPy run the same code.
 """
@@ -328,3 +328,28 @@ register(
         doc="Remove axes of length 1 (MXNet 1.x); removing all of them leaves shape (1,).",
     )
 )
+
+
+# -- the shape as data: int64 arrays, no gradient (as MXNet) -----------------------------------------
+def _shape_array_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    outputs[0][...] = kctx.xp.asarray(inputs[0].shape, dtype=outputs[0].dtype)
+
+
+def _size_array_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    outputs[0][...] = inputs[0].size
+
+
+for _name, _forward, _out_shape, _what in (
+    ("shape_array", _shape_array_forward, lambda s: (len(s),), "the shape of ``data``"),
+    ("size_array", _size_array_forward, lambda s: (1,), "the number of elements of ``data``"),
+):
+    register(
+        OpDef(
+            _name,
+            _forward,
+            infer_shape=lambda attrs, s, a, _out_shape=_out_shape: (s, [None if s[0] is None else _out_shape(s[0])], a),
+            infer_type=lambda attrs, t, a: (t, ["int64"], a),
+            gradient=lambda F, attrs, inputs, outputs, og: [None],
+            doc=f"A 1-D int64 array holding {_what}.",
+        )
+    )

@@ -353,6 +353,8 @@ MXNET1_A_CASES: dict[str, Case] = {
     "softmin": Case(
         [In()], {"axis": 0, "temperature": 0.5}, reference=lambda x: np.exp(-2 * x) / np.exp(-2 * x).sum(0)
     ),
+    "shape_array": Case([In((2, 3, 4))], reference=lambda x: np.array(x.shape, dtype=np.int64), grad=False),
+    "size_array": Case([In((2, 3, 4))], reference=lambda x: np.array([x.size], dtype=np.int64), grad=False),
 }
 for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
     _bits = In(SHAPE, 0, 1, integer=True)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+import lazynd_sym as sym
 from lazynd.errors import OperatorError, ShapeError
 from lazynd.ops import registry
 from lazynd.testing import check_forward, check_gradient
@@ -226,3 +227,17 @@ def test_squeeze_removes_axes_of_length_one_as_mxnet(shape, axis, expected):
 def test_squeeze_refuses_an_axis_longer_than_one():
     with pytest.raises(ShapeError, match=r"squeeze: axis 1 of the input \(1, 3, 1, 2\) has size 3, expected 1"):
         mx.nd.squeeze(mx.nd.ones((1, 3, 1, 2)), axis=1)
+
+
+def test_shape_array_and_size_array_are_int64_as_mxnet(ctx):
+    x = mx.nd.ones((2, 3, 4), dtype="int32", ctx=ctx)
+    shape, size = mx.nd.shape_array(x), mx.nd.size_array(x)
+    assert shape.dtype == np.int64 and size.dtype == np.int64
+    assert shape.asnumpy().tolist() == [2, 3, 4]
+    assert size.asnumpy().tolist() == [24]
+
+
+def test_shape_array_infers_its_shape_and_type_in_a_graph():
+    net = sym.shape_array(sym.var("x"))
+    assert net.infer_shape(x=(2, 3))[1] == [(2,)]
+    assert net.infer_type(x="float32")[1] == [np.int64]
