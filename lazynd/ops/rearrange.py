@@ -1,5 +1,5 @@
-"""Operators that copy elements to new places, reversed, repeated or around a border: flip, tile,
-repeat and Pad (MXNet semantics and defaults), with their backward operators.
+"""Operators that copy elements to new places, reversed, repeated, around a border or on a diagonal:
+flip, tile, repeat, Pad and diag (MXNet semantics and defaults), with their backward operators.
 
 The kernels are written once against ``kctx.xp``, so NumPy and CuPy run the same code.
 """
@@ -234,5 +234,105 @@ register(
         infer_shape=_backward_pad_infer,
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
         doc="Gradient of ``Pad``: every padded value flows back to the input element it copies.",
+    )
+)
+
+
+# -- diag ----------------------------------------------------------------------------------------------
+_DIAG_PARAMS = {
+    "k": Param(parse_int, 0, "the diagonal: 0 the main one, > 0 above it, < 0 below"),
+    "axis1": Param(parse_int, 0, "the first axis of the 2-D sub-arrays whose diagonals are taken (N-D input)"),
+    "axis2": Param(parse_int, 1, "their second axis (N-D input)"),
+}
+
+
+def _diag_axes(attrs: dict, ndim: int) -> tuple[int, int]:
+    axis1 = normalize_axis("diag", attrs["axis1"], ndim, "axis1")
+    axis2 = normalize_axis("diag", attrs["axis2"], ndim, "axis2")
+    if axis1 == axis2:
+        raise OperatorError(f"diag: axis1={attrs['axis1']} and axis2={attrs['axis2']} name the same axis, expected two")
+    return axis1, axis2
+
+
+def _diag_length(rows: int, cols: int, k: int) -> int:
+    return max(0, min(rows + min(k, 0), cols - max(k, 0)))
+
+
+def _diag_shape(attrs: dict, s: tuple) -> tuple:
+    k = attrs["k"]
+    if len(s) == 0:
+        raise ShapeError("diag: the input is 0-D, expected 1-D (to build a matrix) or more (to take a diagonal)")
+    if len(s) == 1:
+        return (s[0] + abs(k),) * 2
+    axis1, axis2 = _diag_axes(attrs, len(s))
+    length = _diag_length(s[axis1], s[axis2], k)
+    if length == 0 and all(s):
+        raise ShapeError(f"diag: the input {tuple(s)} has no diagonal k={k} on axes ({axis1}, {axis2})")
+    return tuple(d for i, d in enumerate(s) if i not in (axis1, axis2)) + (length,)
+
+
+def _diag_positions(xp: Any, length: int, k: int) -> tuple[Any, Any]:
+    """Row and column indices of the ``length`` elements of diagonal ``k``."""
+    steps = xp.arange(length)
+    return steps + max(-k, 0), steps + max(k, 0)
+
+
+def _diag_scatter(xp: Any, values: Any, out: Any, k: int, axis1: int, axis2: int) -> None:
+    """``out`` zero but for diagonal ``k`` of its axes ``(axis1, axis2)``, which takes ``values``
+    (the diagonal on their last axis)."""
+    out[...] = 0
+    plane = xp.moveaxis(out, (axis1, axis2), (-2, -1))  # a view: writes land in ``out``
+    rows, cols = _diag_positions(xp, values.shape[-1], k)
+    plane[..., rows, cols] = values
+
+
+def _diag_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    x, out, k = inputs[0], outputs[0], attrs["k"]
+    if x.ndim == 1:
+        _diag_scatter(kctx.xp, x, out, k, 0, 1)
+        return
+    axis1, axis2 = _diag_axes(attrs, x.ndim)
+    out[...] = kctx.xp.diagonal(x, k, axis1, axis2)
+
+
+def _backward_diag_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # the gradient of building a matrix is its diagonal; of taking a diagonal, a zero array holding it
+    grad, out, k = inputs[0], outputs[0], attrs["k"]
+    if out.ndim == 1:
+        out[...] = kctx.xp.diagonal(grad, k)
+        return
+    axis1, axis2 = _diag_axes(attrs, out.ndim)
+    _diag_scatter(kctx.xp, grad, out, k, axis1, axis2)
+
+
+register(
+    OpDef(
+        "diag",
+        _diag_forward,
+        params=dict(_DIAG_PARAMS),
+        infer_shape=unary_infer(_diag_shape),
+        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_diag(og[0], inputs[0], **attrs)],
+        doc="A 1-D input: the square matrix with it on diagonal ``k``; N-D: diagonal ``k`` of the "
+        "sub-arrays on ``axis1`` and ``axis2``, on a new last axis (as numpy.diagonal).",
+    )
+)
+
+
+def _backward_diag_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    grad, like = in_shapes
+    if like is not None:
+        grad = merge_shape("_backward_diag", "out_grad", grad, _diag_shape(attrs, tuple(like)))
+    return [grad, like], [like], aux_shapes
+
+
+register(
+    OpDef(
+        "_backward_diag",
+        _backward_diag_forward,
+        inputs=("out_grad", "data"),
+        params=dict(_DIAG_PARAMS),
+        infer_shape=_backward_diag_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        doc="Gradient of ``diag``.",
     )
 )

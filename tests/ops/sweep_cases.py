@@ -355,6 +355,9 @@ MXNET1_A_CASES: dict[str, Case] = {
     ),
     "shape_array": Case([In((2, 3, 4))], reference=lambda x: np.array(x.shape, dtype=np.int64), grad=False),
     "size_array": Case([In((2, 3, 4))], reference=lambda x: np.array([x.size], dtype=np.int64), grad=False),
+    "diag": Case(
+        [In((2, 3, 4))], {"k": 1, "axis1": 2, "axis2": 1}, reference=lambda x: np.diagonal(x, 1, axis1=2, axis2=1)
+    ),
 }
 for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
     _bits = In(SHAPE, 0, 1, integer=True)
