@@ -1,5 +1,6 @@
 """Operators that fill a new array (usable in graphs): ``_zeros``, ``_ones``, ``_full``, ``_arange``,
-and ``zeros_like`` / ``ones_like`` (the shape and dtype of their input).
+``_eye`` / ``eye``, ``_linspace`` / ``linspace``, and ``zeros_like`` / ``ones_like`` (the shape and
+dtype of their input).
 
 ``mx.sym.zeros``/``ones``/``arange`` build them; ``mx.nd.zeros`` and friends allocate directly.
 MXNet 1.x's symbol JSON holds ``_full`` (``mx.sym.full``) and the ``*_like`` nodes.
@@ -137,5 +138,80 @@ register(
         gradient=_no_gradient,
         creates_output=True,
         doc="Evenly spaced values in [start, stop), each repeated ``repeat`` times.",
+    )
+)
+
+
+def _dtype_or_float32(value: Any) -> str:
+    """A dtype parameter where None means float32, as MXNet's ``nd.eye(..., dtype=None)``."""
+    return "float32" if value is None else parse_dtype(value)
+
+
+def _count(value: Any) -> int:
+    number = parse_int(value)
+    if number < 0:
+        raise ValueError("expected a count >= 0")
+    return number
+
+
+def _eye_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    return in_shapes, [(attrs["N"], attrs["M"] or attrs["N"])], aux_shapes
+
+
+def _eye(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    out = outputs[0]
+    out[...] = kctx.xp.eye(out.shape[0], out.shape[1], attrs["k"], dtype=out.dtype)
+
+
+register(
+    OpDef(
+        "_eye",
+        _eye,
+        inputs=(),
+        params={
+            "N": Param(_count, doc="number of rows"),
+            "M": Param(_count, 0, "number of columns; 0 for N"),
+            "k": Param(parse_int, 0, "the diagonal of ones: 0 the main one, > 0 above it, < 0 below"),
+            "ctx": Param(optional(parse_context), None, "context of the output (imperative use)"),
+            "dtype": Param(_dtype_or_float32, "float32", "output dtype"),
+        },
+        infer_shape=_eye_shape,
+        infer_type=_infer_given_type,
+        gradient=_no_gradient,
+        creates_output=True,
+        aliases=("eye",),
+        doc="An N x M array (M = 0: N x N) with ones on diagonal ``k`` and zeros elsewhere.",
+    )
+)
+
+
+def _linspace(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # start + i * step in float64, then converted (an integer dtype truncates, as MXNet's kernel)
+    out = outputs[0]
+    num, start = attrs["num"], attrs["start"]
+    intervals = num - 1 if attrs["endpoint"] else num
+    step = (attrs["stop"] - start) / intervals if intervals > 0 else 0.0
+    out[...] = start + step * kctx.xp.arange(num, dtype="float64")
+
+
+register(
+    OpDef(
+        "_linspace",
+        _linspace,
+        inputs=(),
+        params={
+            "start": Param(parse_float, doc="the first value"),
+            "stop": Param(parse_float, doc="the last value (with endpoint), else the end, excluded"),
+            "num": Param(_count, doc="number of values"),
+            "endpoint": Param(parse_bool, True, "whether stop is the last value"),
+            "ctx": Param(optional(parse_context), None, "context of the output (imperative use)"),
+            "dtype": Param(_dtype_or_float32, "float32", "output dtype"),
+        },
+        infer_shape=lambda attrs, in_shapes, aux_shapes: (in_shapes, [(attrs["num"],)], aux_shapes),
+        infer_type=_infer_given_type,
+        gradient=_no_gradient,
+        creates_output=True,
+        aliases=("linspace",),
+        doc="``num`` evenly spaced values from ``start`` to ``stop`` (included with ``endpoint``).",
     )
 )

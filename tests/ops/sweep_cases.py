@@ -358,6 +358,10 @@ MXNET1_A_CASES: dict[str, Case] = {
     "diag": Case(
         [In((2, 3, 4))], {"k": 1, "axis1": 2, "axis2": 1}, reference=lambda x: np.diagonal(x, 1, axis1=2, axis2=1)
     ),
+    "_eye": Case([], {"N": 3, "M": 4, "k": -1}, reference=lambda: np.eye(3, 4, -1, dtype=np.float32), grad=False),
+    "_linspace": Case(
+        [], {"start": -1, "stop": 2, "num": 7}, reference=lambda: np.linspace(-1, 2, 7, dtype=np.float32), grad=False
+    ),
 }
 for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
     _bits = In(SHAPE, 0, 1, integer=True)

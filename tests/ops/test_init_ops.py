@@ -10,6 +10,7 @@ import pytest
 import lazynd as mx
 import lazynd_sym as sym
 from lazynd.errors import OperatorError
+from lazynd.testing import assert_almost_equal
 
 # sym.arange(start=0, stop=4) + sym.Variable("x") as MXNet 1.9.1 writes it: every _arange node
 # carries infer_range, which lazynd refused ("unknown parameter"), so the file did not load
@@ -85,3 +86,74 @@ def test_ones_like_keeps_the_dtype_and_passes_no_gradient():
     y.backward()
     np.testing.assert_array_equal(x.grad.asnumpy(), np.ones((2, 2)))
     assert mx.nd.zeros_like(mx.nd.array([1, 2], dtype="int32")).dtype == np.int32
+
+
+# -- eye and linspace: MXNet 1.9.1's values ---------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "params", "expected"),
+    [
+        ((3,), {}, np.eye(3)),
+        ((2, 4), {"k": 1}, [[0, 1, 0, 0], [0, 0, 1, 0]]),
+        ((3, 0), {"k": -1}, [[0, 0, 0], [1, 0, 0], [0, 1, 0]]),
+        ((3, 2), {"k": 5}, np.zeros((3, 2))),
+    ],
+)
+def test_eye_gives_mxnets_matrices(args, params, expected, ctx):
+    out = mx.nd.eye(*args, ctx=ctx, **params)
+    assert out.dtype == np.float32 and out.context == ctx
+    assert_almost_equal(out.asnumpy(), np.asarray(expected, dtype=np.float32))
+
+
+def test_eye_takes_a_dtype_and_none_for_float32():
+    assert mx.nd.eye(2, dtype="int32").asnumpy().tolist() == [[1, 0], [0, 1]]
+    assert mx.nd.eye(2, dtype=None).dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    ("args", "params", "expected"),
+    [
+        ((0, 1, 5), {}, [0, 0.25, 0.5, 0.75, 1]),
+        ((0, 1, 5), {"endpoint": False}, [0, 0.2, 0.4, 0.6, 0.8]),
+        ((2, 3, 1), {}, [2]),
+        ((0, 1, 0), {}, []),
+    ],
+)
+def test_linspace_gives_mxnets_values(args, params, expected, ctx):
+    out = mx.nd.linspace(*args, ctx=ctx, **params)
+    assert_almost_equal(out.asnumpy(), np.array(expected, dtype=np.float32))
+
+
+def test_linspace_into_integers_truncates_as_mxnet():
+    assert mx.nd.linspace(0, 10, 4, dtype="int32").asnumpy().tolist() == [0, 3, 6, 10]
+    assert mx.nd.linspace(-1, -3.5, 4, dtype="int32").asnumpy().tolist() == [-1, -1, -2, -3]
+
+
+def test_eye_and_linspace_load_from_mxnet_symbol_json():
+    nodes = [
+        {"op": "_eye", "name": "_eye0", "attrs": {"M": "0", "N": "3", "dtype": "float32", "k": "0"}, "inputs": []},
+        {
+            "op": "_linspace",
+            "name": "_linspace0",
+            "attrs": {"dtype": "float32", "endpoint": "True", "num": "5", "start": "0", "stop": "1"},
+            "inputs": [],
+        },
+    ]
+    for node in nodes:
+        graph = {"nodes": [node], "arg_nodes": [], "node_row_ptr": [0, 1], "heads": [[0, 0, 0]]}
+        net = sym.load_json(json.dumps(graph))
+        out = net.bind(mx.cpu(), {}).forward()[0].asnumpy()
+        want = np.eye(3) if node["op"] == "_eye" else np.linspace(0, 1, 5)
+        assert_almost_equal(out, want.astype(np.float32))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: mx.nd.eye(-1), "_eye: invalid value -1 for parameter 'N'"),
+        (lambda: mx.nd.linspace(0, 1, -2), "_linspace: invalid value -2 for parameter 'num'"),
+        (lambda: mx.nd.linspace(0, 1), "_linspace: required parameter 'num' is missing"),
+    ],
+)
+def test_eye_and_linspace_refuse_bad_counts_at_the_call(call, message):
+    with pytest.raises(mx.LazyNDError, match=message):
+        call()
