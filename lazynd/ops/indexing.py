@@ -1,5 +1,5 @@
-"""Indexing: slice, slice_axis, take, batch_take, one_hot and where (MXNet semantics and defaults),
-with their backward operators.
+"""Indexing: slice, slice_axis, slice_like, take, batch_take, one_hot and where (MXNet semantics and
+defaults), with their backward operators.
 
 Kernels use ``kctx.xp``; the scatter-adds of the backward operators go through
 ``kctx.backend.scatter_add`` because NumPy and CuPy spell it differently.
@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from .join_split import as_list
-from .params import REQUIRED, Param, enum, optional, parse_dtype, parse_float, parse_int
+from .params import REQUIRED, Param, enum, optional, parse_axis, parse_dtype, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 from .shape import normalize_axis
 
@@ -125,6 +125,76 @@ def _register_slice(name: str, index_of: Any, shape_of: Any, params: dict, alias
 
 _register_slice("slice", _slice_index, _slice_shape, _SLICE_PARAMS, ("crop",))
 _register_slice("slice_axis", _slice_axis_index, _slice_axis_shape, _SLICE_AXIS_PARAMS, ())
+
+
+# -- slice_like: the leading corner of data as large as shape_like on the given axes -------------------
+def _slice_like_shape(attrs: dict, data: tuple, like: tuple) -> tuple:
+    axes = attrs["axes"]
+    if not axes:  # every axis: the two inputs must have as many
+        if len(like) != len(data):
+            raise ShapeError(
+                f"slice_like: with no axes every axis is sliced, so shape_like {tuple(like)} needs "
+                f"as many dims as data {tuple(data)}"
+            )
+        axes = range(len(data))
+    sliced = list(data)
+    for axis in axes:
+        i = normalize_axis("slice_like", axis, len(data), "axes")
+        if i >= len(like):
+            raise ShapeError(f"slice_like: axis {axis} is out of range for shape_like {tuple(like)}")
+        if data[i] and like[i] > data[i]:
+            raise ShapeError(
+                f"slice_like: axis {i} of shape_like {tuple(like)} has size {like[i]}, more than data's "
+                f"{data[i]} ({tuple(data)})"
+            )
+        sliced[i] = like[i]
+    return tuple(sliced)
+
+
+def _corner(shape: tuple) -> tuple[slice, ...]:
+    return tuple(slice(0, n) for n in shape)
+
+
+def _slice_like_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    outputs[0][...] = inputs[0][_corner(outputs[0].shape)]
+
+
+def _slice_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data, like = in_shapes
+    if data is None or like is None:
+        return in_shapes, [None], aux_shapes
+    return in_shapes, [_slice_like_shape(attrs, tuple(data), tuple(like))], aux_shapes
+
+
+def _backward_slice_like_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    grad, out = inputs[0], outputs[0]
+    out[...] = 0
+    out[_corner(grad.shape)] = grad
+
+
+register(
+    OpDef(
+        "slice_like",
+        _slice_like_forward,
+        inputs=("data", "shape_like"),
+        params={"axes": Param(parse_axis, (), "the axes to slice (empty: all of them)")},
+        infer_shape=_slice_like_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        # shape_like gives only its shape: no gradient reaches it
+        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_slice_like(og[0], inputs[0]), None],
+        doc="The leading part of ``data`` as large as ``shape_like`` on ``axes`` (all axes when empty).",
+    )
+)
+register(
+    OpDef(
+        "_backward_slice_like",
+        _backward_slice_like_forward,
+        inputs=("out_grad", "like"),
+        infer_shape=lambda attrs, s, a: (s, [s[1]], a),
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        doc="Gradient of ``slice_like``: the output gradient in the leading corner of a zero array of data's shape.",
+    )
+)
 
 
 # -- take, batch_take ----------------------------------------------------------------------------------

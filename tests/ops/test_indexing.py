@@ -8,7 +8,7 @@ import pytest
 import lazynd as mx
 from lazynd.errors import EngineError, OperatorError, ShapeError
 from lazynd.ops import registry
-from lazynd.testing import check_forward, check_gradient
+from lazynd.testing import assert_almost_equal, check_forward, check_gradient
 
 RNG = np.random.default_rng(11)
 
@@ -225,3 +225,48 @@ def test_where_gradient_routes_to_x_or_y():
 def test_where_rejects_mismatched_condition():
     with pytest.raises(ShapeError, match=r"where: shape of 'condition' is \(2, 2\), expected \(3, 4\)"):
         mx.nd.where(mx.nd.array(rand(2, 2)), mx.nd.array(rand(3, 4)), mx.nd.array(rand(3, 4)))
+
+
+# -- slice_like: MXNet 1.9.1's shapes, values and gradients ------------------------------------------
+@pytest.mark.parametrize(
+    ("like", "axes", "expected"),
+    [
+        ((1, 2, 3), (), (1, 2, 3)),
+        ((1, 2, 3), (1,), (2, 2, 4)),
+        ((1, 2, 3), (0, -1), (1, 3, 3)),
+        ((1, 2), (1,), (2, 2, 4)),
+        ((2,), (0,), (2, 3, 4)),
+    ],
+)
+def test_slice_like_takes_the_leading_corner_on_the_given_axes(like, axes, expected, ctx):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    out = mx.nd.slice_like(mx.nd.array(x, ctx=ctx), mx.nd.zeros(like, ctx=ctx), axes=axes)
+    assert out.shape == expected
+    assert_almost_equal(out.asnumpy(), x[tuple(slice(0, n) for n in expected)])
+
+
+def test_slice_like_gradient_reaches_data_only():
+    x = mx.nd.arange(24).reshape((2, 3, 4))
+    like = mx.nd.ones((1, 2, 3), dtype="int32")
+    x.attach_grad()
+    like.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.slice_like(x, like, axes=(1, 2))
+    y.backward()
+    expected = np.zeros((2, 3, 4), dtype=np.float32)
+    expected[:, :2, :3] = 1
+    assert_almost_equal(x.grad.asnumpy(), expected)
+    assert not like.grad.asnumpy().any()
+
+
+@pytest.mark.parametrize(
+    ("like", "axes", "message"),
+    [
+        ((3, 1, 1), (), r"slice_like: axis 0 of shape_like \(3, 1, 1\) has size 3, more than data's 2"),
+        ((1, 2, 3), (5,), "slice_like: axes=5 is out of range"),
+        ((2,), (), "slice_like: with no axes every axis is sliced"),
+    ],
+)
+def test_slice_like_refuses_larger_or_mismatched_shapes_at_the_call(like, axes, message):
+    with pytest.raises(ShapeError, match=message):
+        mx.nd.slice_like(mx.nd.zeros((2, 3, 4)), mx.nd.zeros(like), axes=axes)
