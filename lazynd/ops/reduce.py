@@ -1,4 +1,5 @@
-"""Reductions (``sum mean prod max min nansum nanprod norm``) and arg-reductions, with gradients.
+"""Reductions (``sum mean prod max min nansum nanprod norm``), arg-reductions and the cumulative sum
+``cumsum``, with gradients.
 
 Shapes follow MXNet: ``axis`` is an int, a tuple or None (all axes); ``exclude``
 reduces over every axis *not* listed; a reduction to a scalar has shape ``(1,)``.
@@ -18,7 +19,7 @@ from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, load_file
 from ..backend.fperr import quiet, quietly
 from ..errors import OperatorError
-from .params import Param, enum, optional, parse_axis, parse_bool, parse_int
+from .params import Param, enum, optional, parse_axis, parse_bool, parse_dtype, parse_int
 from .registry import OpDef, register
 
 _axes_memo: dict[tuple, tuple[int, ...]] = {}
@@ -363,3 +364,56 @@ for _name in ("argmax", "argmin", "argmax_channel"):
             + ".",
         )
     )
+
+
+# -- cumsum: running sums along one axis, or over the flattened array --------------------------------
+def _cumsum_axis(attrs: dict, ndim: int) -> int | None:
+    from .shape import normalize_axis
+
+    axis = attrs["axis"]
+    return None if axis is None else normalize_axis("cumsum", axis, ndim)
+
+
+def _cumsum_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # the input is converted first (1.5 summed as int32 is 1), as MXNet does
+    x, out = inputs[0], outputs[0]
+    kctx.xp.cumsum(x.astype(out.dtype, copy=False), axis=_cumsum_axis(attrs, x.ndim), out=out)
+
+
+def _cumsum_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, [None], aux_shapes
+    if _cumsum_axis(attrs, len(data)) is None:
+        return in_shapes, [(math.prod(data),)], aux_shapes
+    return in_shapes, [tuple(data)], aux_shapes
+
+
+def _cumsum_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    # each input element feeds every running sum from its position on: the reversed running sum
+    axis = 0 if attrs["axis"] is None else attrs["axis"]
+    grad = F.flip(F.cumsum(F.flip(out_grads[0], axis=axis), axis=axis), axis=axis)
+    if attrs["axis"] is None:
+        grad = F.reshape_like(grad, inputs[0])
+    if attrs["dtype"] is not None:  # back to the input's dtype
+        grad = F._backward_Cast(grad, inputs[0])
+    return [grad]
+
+
+register(
+    OpDef(
+        "cumsum",
+        _cumsum_forward,
+        inputs=("a",),
+        params={
+            "axis": Param(optional(parse_int), None, "the axis to sum along (None: the flattened array)"),
+            "dtype": Param(optional(parse_dtype), None, "the output's dtype (None: the input's)"),
+        },
+        infer_shape=_cumsum_infer,
+        infer_type=lambda attrs, t, a: (t, [attrs["dtype"] or t[0]], a),
+        gradient=_cumsum_gradient,
+        aliases=("_np_cumsum",),
+        doc="The running sums of ``a`` along ``axis`` (over the flattened array when None), as MXNet 1.x's "
+        "``nd.cumsum`` (its symbol JSON names the node ``_np_cumsum``).",
+    )
+)

@@ -363,6 +363,7 @@ MXNET1_A_CASES: dict[str, Case] = {
         [], {"start": -1, "stop": 2, "num": 7}, reference=lambda: np.linspace(-1, 2, 7, dtype=np.float32), grad=False
     ),
     "slice_like": Case([In((3, 4, 2)), In((2, 5, 1))], {"axes": (0, -1)}, reference=lambda x, like: x[:2, :, :1]),
+    "cumsum": Case([In((2, 3, 4))], {"axis": -2}, reference=lambda x: np.cumsum(x, axis=-2)),
 }
 for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
     _bits = In(SHAPE, 0, 1, integer=True)
