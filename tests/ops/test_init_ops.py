@@ -157,3 +157,8 @@ def test_eye_and_linspace_load_from_mxnet_symbol_json():
 def test_eye_and_linspace_refuse_bad_counts_at_the_call(call, message):
     with pytest.raises(mx.LazyNDError, match=message):
         call()
+
+
+def test_eye_and_linspace_build_graph_nodes_by_keyword():
+    assert sym.eye(N=2, M=3).infer_shape()[1] == [(2, 3)]
+    assert sym.linspace(start=0, stop=1, num=4, endpoint=False).infer_shape()[1] == [(4,)]
