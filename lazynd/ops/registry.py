@@ -305,7 +305,9 @@ class BackwardOpGradient:
         self.reads = reads  # how many of the forward inputs the backward operator reads
 
     def __call__(self, F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-        return list(getattr(F, self.name)(out_grads[0], *inputs[: self.reads], **attrs))
+        result = getattr(F, self.name)(out_grads[0], *inputs[: self.reads], **attrs)
+        # one gradient: the operator's one output, not a list of its rows
+        return list(result) if isinstance(result, (list, tuple)) else [result]
 
     @property
     def skips_unneeded(self) -> bool:

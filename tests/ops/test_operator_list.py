@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import lazynd as mx
@@ -155,3 +156,15 @@ def test_bad_parameter_error_names_op_parameter_and_value(op, given, param, valu
         mx.ops.registry.get(op).parse(given)
     message = str(info.value)
     assert op in message and param in message and value in message and "expected" in message
+
+
+def test_a_backward_operator_rule_of_one_gradient_gives_a_list_of_one():
+    # a backward operator with one output gives that array, which the rule hands back as the one
+    # gradient (list() of it would have given its rows)
+    from lazynd.ops.registry import BackwardOpGradient
+
+    x = mx.nd.array([[-1.0, 2.0], [3.0, -4.0], [5.0, 6.0]])
+    rule = BackwardOpGradient("_backward_relu", 1)
+    grads = rule(mx.nd, {}, [x], [mx.nd.relu(x)], [mx.nd.ones((3, 2))])
+    assert len(grads) == 1
+    np.testing.assert_array_equal(grads[0].asnumpy(), [[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
