@@ -328,6 +328,26 @@ OTHER_CASES: dict[str, Case] = {
 }
 
 
+# -- gather/scatter, linear algebra, samplers (MXNet 1.x) -----------------------------------------
+ND_INDICES = In((2, 5), integer=True, values=[[0, 2, -1, 1, 0], [3, 1, 0, -2, 1]])  # 5 distinct (row, col)
+
+
+def _gather(data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    return data[tuple(indices.astype(int))]
+
+
+def _scatter(data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    out = np.zeros((3, 4), data.dtype)
+    out[tuple(indices.astype(int))] = data
+    return out
+
+
+MXNET_1X_CASES: dict[str, Case] = {
+    "gather_nd": Case([In((3, 4)), ND_INDICES], reference=_gather),
+    "scatter_nd": Case([In((5,)), ND_INDICES], {"shape": (3, 4)}, reference=_scatter),
+}
+
+
 def _assign(a: np.ndarray, value: Any) -> np.ndarray:
     out = a.copy()
     out[0:2, 1:3] = value
@@ -348,6 +368,7 @@ CASES: dict[str, Case] = {
     **_scalar_cases(),
     **_reduction_cases(),
     **OTHER_CASES,
+    **MXNET_1X_CASES,
 }
 # no gradient to compare numerically: rules that stop, clamp or ignore the head on purpose
 for _name in ("BlockGrad", "sign", "round", "ceil", "floor", "rint", "fix"):
