@@ -392,6 +392,35 @@ MXNET_1X_CASES: dict[str, Case] = {
 }
 
 
+def _sampler_cases() -> dict[str, Case]:
+    """The samplers: nd and the executor agree under one seed (their statistics: test_random_ops.py)."""
+    from lazynd.ops.random_ops import DISTRIBUTIONS
+    from lazynd.ops.random_sample_ops import PER_ROW
+
+    def needs(methods: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(f"cupy.random.RandomState.{m}" for m in methods)
+
+    cases = {}
+    for name, (_, _, methods) in DISTRIBUTIONS.items():
+        cases[f"_random_{name}"] = Case([], {"shape": (2, 3)}, grad=False, random=True, gpu_needs=needs(methods))
+    for name, (_, inputs, methods) in PER_ROW.items():
+        # parameters valid for every distribution: p in (0, 1], scales positive
+        cases[f"_sample_{name}"] = Case(
+            [In((2,), 0.3, 0.9) for _ in inputs], {"shape": (3,)}, grad=False, random=True, gpu_needs=needs(methods)
+        )
+    cases["_sample_multinomial"] = Case(
+        [In((2, 3), values=[[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]])],
+        {"shape": (4,), "get_prob": True},
+        grad=False,  # the sample is not differentiable: tests/ops/test_random_ops.py checks MXNet's rule
+        random=True,
+    )
+    cases["_shuffle"] = Case([In((4, 3))], grad=False, random=True, gpu_needs=needs(("permutation",)))
+    return cases
+
+
+MXNET_1X_CASES.update(_sampler_cases())
+
+
 def _assign(a: np.ndarray, value: Any) -> np.ndarray:
     out = a.copy()
     out[0:2, 1:3] = value
