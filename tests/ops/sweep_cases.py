@@ -419,6 +419,8 @@ def _sampler_cases() -> dict[str, Case]:
 
 
 MXNET_1X_CASES.update(_sampler_cases())
+MXNET_1X_CASES["amp_cast"] = Case([In()], {"dtype": "float64"}, reference=lambda x: x.astype(np.float64))
+MXNET_1X_CASES["amp_multicast"] = Case([In(), In((2,))], {"num_outputs": 2}, reference=lambda a, b: (a, b))
 
 
 def _assign(a: np.ndarray, value: Any) -> np.ndarray:
