@@ -163,3 +163,40 @@ register_linalg(
     gradient=lambda xp, attrs, og, ins, outs: [_scalar_grad(og[1], ins[0]) * _inverse_t(xp, ins[0])],
     doc="The sign and the log of the absolute value of each matrix's determinant.",
 )
+
+
+# -- syevd ------------------------------------------------------------------------------------------
+def _syevd(xp: Any, attrs: dict, ins: list) -> list:
+    # A = U^T diag(L) U, eigenvalues ascending; each eigenvector (a row of U) signed so that its
+    # entry of largest magnitude is positive, as MXNet's
+    values, vectors = xp.linalg.eigh(ins[0])
+    rows = transposed(xp, vectors)
+    largest = xp.take_along_axis(rows, xp.abs(rows).argmax(axis=-1)[..., None], axis=-1)
+    return [rows * xp.where(largest < 0, -1.0, 1.0).astype(rows.dtype), values]
+
+
+def _syevd_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> list:
+    # dA = U^T (diag(dL) + F o (U dU^T)) U, F[i, j] = 1 / (L[j] - L[i]) off the diagonal, made symmetric
+    rows, values = outs
+    d_rows, d_values = og
+    gap = values[..., None, :] - values[..., :, None]
+    n = values.shape[-1]
+    off = ~xp.eye(n, dtype=bool)
+    inverse_gap = xp.where(off, 1.0 / xp.where(off, gap, 1.0), 0.0)
+    inner = inverse_gap * xp.matmul(rows, transposed(xp, d_rows)) + _diag_matrix(xp, d_values)
+    grad = xp.matmul(xp.matmul(transposed(xp, rows), inner), rows)
+    return [0.5 * (grad + transposed(xp, grad))]
+
+
+register_linalg(
+    "syevd",
+    _syevd,
+    outputs=("U", "L"),
+    infer_shape=lambda attrs, s, a: (
+        _square_infer("linalg_syevd")(attrs, s, a)[0],
+        [None, None] if s[0] is None else [tuple(s[0]), tuple(s[0][:-1])],
+        a,
+    ),
+    gradient=_syevd_gradient,
+    doc="The eigendecomposition ``A = U^T diag(L) U`` of symmetric A: eigenvectors in U's rows, L ascending.",
+)

@@ -389,7 +389,19 @@ MXNET_1X_CASES: dict[str, Case] = {
     "_linalg_slogdet": Case(
         [M3], reference=lambda a: tuple(np.reshape(v, 1) for v in np.linalg.slogdet(a)), gpu_needs=LINALG
     ),
+    # as potrf: eigh reads one triangle, MXNet's rule (ours) is symmetric (test_linalg_factor.py)
+    "_linalg_syevd": Case([SPD], grad=False, gpu_needs=LINALG),
+    "_linalg_extractdiag": Case([In((2, 3, 3))], {"offset": 1}, reference=lambda a: np.diagonal(a, 1, -2, -1)),
+    "_linalg_makediag": Case([In((2, 3))], {"offset": -1}, reference=lambda v: np.stack([np.diag(r, -1) for r in v])),
+    "_linalg_extracttrian": Case([M3], {"lower": False}, reference=lambda a: a.T[np.tril_indices(3)]),
+    "_linalg_maketrian": Case([In((6,))], {"offset": -1}, reference=lambda v: _lower_from(v, 4, -1)),
 }
+
+
+def _lower_from(v: np.ndarray, n: int, offset: int) -> np.ndarray:
+    out = np.zeros((n, n), v.dtype)
+    out[np.tril_indices(n, offset)] = v
+    return out
 
 
 def _sampler_cases() -> dict[str, Case]:

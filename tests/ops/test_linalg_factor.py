@@ -75,3 +75,19 @@ def test_bad_inputs_fail_at_the_call_naming_the_operator(call, error, message):
 def test_lapack_failures_name_the_operator(call, message):
     with pytest.raises(LazyNDError, match=message):
         call().asnumpy()
+
+
+def test_syevd_signs_and_gradient_are_mxnets():
+    a = _f64([[2, 1], [1, 3]])
+    a.attach_grad()
+    with mx.autograd.record():
+        u, eig = mx.nd.linalg_syevd(a)
+    mx.autograd.backward([u, eig], [_f64([[1, 0], [0, 0]]), _f64([1, 2])])
+    # MXNet 1.9.1: each eigenvector's largest entry positive, eigenvalues ascending
+    np.testing.assert_allclose(
+        u.asnumpy(), [[0.8506508083520399, -0.5257311121191335], [0.5257311121191335, 0.8506508083520399]]
+    )
+    np.testing.assert_allclose(eig.asnumpy(), [1.381966011250105, 3.618033988749895])
+    np.testing.assert_allclose(
+        a.grad.asnumpy(), [[1.171246979826194, 0.3946404842880444], [0.39464048428804444, 1.8287530201738054]]
+    )
