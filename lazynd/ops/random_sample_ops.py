@@ -21,6 +21,7 @@ from .registry import OpDef, register, unify_shapes
 
 _SAMPLE_DTYPE = optional(enum("float16", "float32", "float64"))
 
+
 def _uniform(kctx: Any, out: Any, low: Any, high: Any) -> Any:
     # scaled by hand: a row whose high is below its low draws from (high, low], as in MXNet
     # (NumPy's Generator refuses it)
