@@ -199,13 +199,18 @@ _LIMITS: dict[str, list[tuple[str, Callable[[float], bool], str]]] = {
 }
 
 
-def _register_distribution(name: str) -> None:
-    sample, defaults, _ = DISTRIBUTIONS[name]
-
+def _limits_check(name: str) -> Callable[[dict], None]:
     def check(attrs: dict) -> None:
         for param, ok, expected in _LIMITS[name]:
             if not ok(attrs[param]):
                 raise OperatorError(f"random_{name}: {param} must be {expected}, got {attrs[param]}")
+
+    return check
+
+
+def _register_distribution(name: str) -> None:
+    sample, defaults, _ = DISTRIBUTIONS[name]
+    check = _limits_check(name)
 
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         outputs[0][...] = sample(kctx, outputs[0], *(attrs[p] for p in defaults))
@@ -230,3 +235,43 @@ def _register_distribution(name: str) -> None:
 
 for _name in DISTRIBUTIONS:
     _register_distribution(_name)
+
+
+# -- *_like: a sampler taking its shape, dtype and context from an array -------------------------------
+def _register_like(name: str, sample: Callable[..., Any], defaults: dict[str, float], check: Callable) -> None:
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        outputs[0][...] = sample(kctx, outputs[0], *(attrs[p] for p in defaults))
+
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        check(attrs)
+        return in_shapes, [in_shapes[0]], aux_shapes
+
+    register(
+        OpDef(
+            f"_random_{name}_like",
+            forward,
+            params={p: Param(parse_int if isinstance(d, int) else parse_float, d) for p, d in defaults.items()},
+            infer_shape=infer,
+            infer_type=lambda attrs, t, a: (t, [t[0]], a),
+            gradient=lambda F, attrs, inputs, outputs, og: [None],
+            needs_random=True,
+            float_data=True,
+            doc=f"Samples from a {name.replace('_', ' ')} distribution in the shape and dtype of ``data``.",
+        )
+    )
+
+
+_register_like(
+    "uniform",
+    lambda kctx, out, low, high: draw(kctx, "uniform", out, low, high),
+    {"low": 0.0, "high": 1.0},
+    _check_uniform,
+)
+_register_like(
+    "normal",
+    lambda kctx, out, loc, scale: draw(kctx, "normal", out, loc, scale),
+    {"loc": 0.0, "scale": 1.0},
+    _check_normal,
+)
+for _name, (_sample, _defaults, _) in DISTRIBUTIONS.items():
+    _register_like(_name, _sample, _defaults, _limits_check(_name))

@@ -426,6 +426,10 @@ def _sampler_cases() -> dict[str, Case]:
         grad=False,  # the sample is not differentiable: tests/ops/test_random_ops.py checks MXNet's rule
         random=True,
     )
+    for name, methods in {"uniform": ("uniform",), "normal": ("normal",)}.items() | {
+        name: methods for name, (_, _, methods) in DISTRIBUTIONS.items()
+    }.items():
+        cases[f"_random_{name}_like"] = Case([In()], grad=False, random=True, gpu_needs=needs(methods))
     cases["_shuffle"] = Case([In((4, 3))], grad=False, random=True, gpu_needs=needs(("permutation",)))
     return cases
 

@@ -123,3 +123,16 @@ def test_shuffle_permutes_the_first_axis_keeping_the_dtype():
     rows = mx.nd.shuffle(mx.nd.arange(12).reshape((4, 3))).asnumpy()
     assert sorted(map(tuple, rows.tolist())) == [tuple(r) for r in np.arange(12.0).reshape(4, 3).tolist()]
     assert mx.nd.shuffle(mx.nd.arange(4, dtype="int32")).dtype == np.int32
+
+
+def test_like_samplers_take_shape_and_dtype_from_data_and_refuse_integers():
+    mx.random.seed(6)
+    x = mx.nd._random_uniform_like(mx.nd.ones((2, 3), dtype="float64"), low=2, high=3)
+    assert x.shape == (2, 3) and x.dtype == np.float64
+    assert ((x.asnumpy() >= 2) & (x.asnumpy() < 3)).all()
+    g = mx.nd._random_gamma_like(mx.nd.zeros((N,)), alpha=2.0, beta=3.0).asnumpy()
+    assert abs(g.mean() - 6.0) < 5 * np.sqrt(18.0 / N)
+    with pytest.raises(OperatorError, match="_random_poisson_like: input 'data' has dtype int32"):
+        mx.nd._random_poisson_like(mx.nd.ones((2,), dtype="int32"), lam=3)
+    with pytest.raises(OperatorError, match="random_exponential: lam must be > 0, got -1.0"):
+        mx.nd._random_exponential_like(mx.nd.ones((2,)), lam=-1)
