@@ -86,3 +86,76 @@ def randint(
 ) -> Any:
     """Integers drawn uniformly from [low, high)."""
     return _sample("_random_randint", shape, ctx, dtype, out, low=low, high=high)
+
+
+def _is_array(value: Any) -> bool:
+    from .ndarray import NDArray
+
+    return isinstance(value, NDArray)
+
+
+def _distribution(name: str, shape: Any, ctx: Context | None, dtype: Any, out: Any, **params: Any) -> Any:
+    """``_random_<name>`` with scalar parameters, or ``_sample_<name>`` (``shape`` draws per
+    element) when they are NDArrays, as MXNet's ``mx.random`` functions choose."""
+    arrays = [v for v in params.values() if _is_array(v)]
+    if not arrays:
+        return _sample(f"_random_{name}", shape, ctx, dtype, out, **params)
+    if len(arrays) != len(params):
+        raise OperatorError(f"random.{name}: parameters {', '.join(params)} must be all NDArrays or all numbers")
+    from .ndarray.dispatch import invoke
+    from .ops import registry
+
+    kwargs: dict[str, Any] = {"shape": () if shape is None else shape}
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    return invoke(registry.get(f"_sample_{name}"), list(params.values()), kwargs, out)
+
+
+def exponential(
+    scale: Any = 1.0, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None
+) -> Any:
+    """Samples from an exponential distribution of mean ``scale`` (rate ``1 / scale``)."""
+    return _distribution("exponential", shape, ctx, dtype, out, lam=1.0 / scale)
+
+
+def gamma(
+    alpha: Any = 1.0, beta: Any = 1.0, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None
+) -> Any:
+    """Samples from a gamma distribution of shape ``alpha`` and scale ``beta``."""
+    return _distribution("gamma", shape, ctx, dtype, out, alpha=alpha, beta=beta)
+
+
+def poisson(lam: Any = 1.0, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None) -> Any:
+    """Samples from a Poisson distribution of rate ``lam`` (counts, stored as floats)."""
+    return _distribution("poisson", shape, ctx, dtype, out, lam=lam)
+
+
+def negative_binomial(
+    k: Any = 1, p: Any = 1.0, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None
+) -> Any:
+    """Samples the failures before the ``k``-th success of trials succeeding with probability ``p``."""
+    return _distribution("negative_binomial", shape, ctx, dtype, out, k=k, p=p)
+
+
+def generalized_negative_binomial(
+    mu: Any = 1.0, alpha: Any = 1.0, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None
+) -> Any:
+    """Samples from a negative binomial of mean ``mu`` and dispersion ``alpha`` (Poisson for alpha 0)."""
+    return _distribution("generalized_negative_binomial", shape, ctx, dtype, out, mu=mu, alpha=alpha)
+
+
+def multinomial(data: Any, shape: Any = None, get_prob: bool = False, out: Any = None, dtype: Any = "int32") -> Any:
+    """Category indices drawn from the probabilities in the last axis of ``data``."""
+    from .ndarray.dispatch import invoke
+    from .ops import registry
+
+    kwargs = {"shape": () if shape is None else shape, "get_prob": get_prob, "dtype": dtype}
+    return invoke(registry.get("_sample_multinomial"), [data], kwargs, out)
+
+
+def shuffle(data: Any, out: Any = None) -> Any:
+    """The rows of ``data`` (its first axis) in a random order."""
+    from .ndarray.dispatch import invoke
+    from .ops import registry
+
+    return invoke(registry.get("_shuffle"), [data], {}, out)

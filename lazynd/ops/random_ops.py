@@ -1,4 +1,10 @@
-"""Random sampling operators (usable in graphs): uniform, normal, randint."""
+"""Random sampling operators (usable in graphs): uniform, normal, randint, and MXNet 1.x's
+exponential, gamma, poisson, negative_binomial and generalized_negative_binomial.
+
+The draws of a distribution are written once (:data:`DISTRIBUTIONS`) for NumPy's ``Generator``
+(the CPU) and CuPy's ``RandomState`` (the GPU); ``random_sample_ops`` draws them with per-row
+parameters.
+"""
 
 from __future__ import annotations
 
@@ -132,3 +138,140 @@ register(
         doc="Integers drawn uniformly from [low, high).",
     )
 )
+
+
+# -- MXNet 1.x's further distributions ----------------------------------------------------------------
+def draw(kctx: Any, method: str, out: Any, *params: Any) -> Any:
+    """``rng.<method>(*params)`` of ``out``'s shape from the context's generator (parameters
+    broadcast against it); on the GPU in ``out``'s float width (Poisson: integers).  ``out`` is
+    anything with a shape and a dtype."""
+    if kctx.xp is np:
+        return getattr(kctx.rng, method)(*params, size=out.shape)
+    dtype = {} if method == "poisson" else {"dtype": _gpu_draw_dtype(out)}
+    return getattr(kctx.rng, method)(*params, size=out.shape, **dtype)
+
+
+def _exponential(kctx: Any, out: Any, lam: Any) -> Any:
+    return draw(kctx, "exponential", out, 1.0 / lam)
+
+
+def _gamma(kctx: Any, out: Any, alpha: Any, beta: Any) -> Any:
+    return draw(kctx, "gamma", out, alpha, beta)
+
+
+def _poisson(kctx: Any, out: Any, lam: Any) -> Any:
+    return draw(kctx, "poisson", out, lam)
+
+
+def _negative_binomial(kctx: Any, out: Any, k: Any, p: Any) -> Any:
+    # failures before the k-th success: Poisson of a Gamma(k, (1 - p) / p) rate, as MXNet draws it
+    return draw(kctx, "poisson", out, draw(kctx, "gamma", out, k, (1.0 - p) / p))
+
+
+def _generalized_negative_binomial(kctx: Any, out: Any, mu: Any, alpha: Any) -> Any:
+    # Poisson of a Gamma(1 / alpha, alpha * mu) rate; alpha = 0 is Poisson(mu)
+    xp = kctx.xp
+    safe = xp.where(alpha > 0, alpha, 1.0)
+    rate = xp.where(alpha > 0, draw(kctx, "gamma", out, 1.0 / safe, safe * mu), mu)
+    return draw(kctx, "poisson", out, rate)
+
+
+# name -> (the draw, its parameters and defaults, the CuPy RandomState methods it calls)
+DISTRIBUTIONS: dict[str, tuple[Callable[..., Any], dict[str, float], tuple[str, ...]]] = {
+    "exponential": (_exponential, {"lam": 1.0}, ("exponential",)),
+    "gamma": (_gamma, {"alpha": 1.0, "beta": 1.0}, ("gamma",)),
+    "poisson": (_poisson, {"lam": 1.0}, ("poisson",)),
+    "negative_binomial": (_negative_binomial, {"k": 1, "p": 1.0}, ("gamma", "poisson")),
+    "generalized_negative_binomial": (
+        _generalized_negative_binomial,
+        {"mu": 1.0, "alpha": 1.0},
+        ("gamma", "poisson"),
+    ),
+}
+
+# what MXNet refuses of each distribution's parameters: (parameter, test, what it must be)
+_LIMITS: dict[str, list[tuple[str, Callable[[float], bool], str]]] = {
+    "exponential": [("lam", lambda v: v > 0, "> 0")],
+    "gamma": [("alpha", lambda v: v > 0, "> 0"), ("beta", lambda v: v > 0, "> 0")],
+    "poisson": [("lam", lambda v: v >= 0, ">= 0")],
+    "negative_binomial": [("k", lambda v: v >= 0, ">= 0"), ("p", lambda v: 0 < v <= 1, "in (0, 1]")],
+    "generalized_negative_binomial": [("mu", lambda v: v >= 0, ">= 0"), ("alpha", lambda v: v >= 0, ">= 0")],
+}
+
+
+def _limits_check(name: str) -> Callable[[dict], None]:
+    def check(attrs: dict) -> None:
+        for param, ok, expected in _LIMITS[name]:
+            if not ok(attrs[param]):
+                raise OperatorError(f"random_{name}: {param} must be {expected}, got {attrs[param]}")
+
+    return check
+
+
+def _register_distribution(name: str) -> None:
+    sample, defaults, _ = DISTRIBUTIONS[name]
+    check = _limits_check(name)
+
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        outputs[0][...] = sample(kctx, outputs[0], *(attrs[p] for p in defaults))
+
+    params = {p: Param(parse_int if isinstance(d, int) else parse_float, d) for p, d in defaults.items()}
+    register(
+        OpDef(
+            f"_random_{name}",
+            forward,
+            inputs=(),
+            params={**params, **_creation_params()},
+            infer_shape=_checked(check),
+            infer_type=_infer_creation_type,
+            gradient=_NO_GRAD,
+            needs_random=True,
+            creates_output=True,
+            aliases=(f"random_{name}",),
+            doc=f"Samples from a {name.replace('_', ' ')} distribution ({', '.join(defaults)}).",
+        )
+    )
+
+
+for _name in DISTRIBUTIONS:
+    _register_distribution(_name)
+
+
+# -- *_like: a sampler taking its shape, dtype and context from an array -------------------------------
+def _register_like(name: str, sample: Callable[..., Any], defaults: dict[str, float], check: Callable) -> None:
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        outputs[0][...] = sample(kctx, outputs[0], *(attrs[p] for p in defaults))
+
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        check(attrs)
+        return in_shapes, [in_shapes[0]], aux_shapes
+
+    register(
+        OpDef(
+            f"_random_{name}_like",
+            forward,
+            params={p: Param(parse_int if isinstance(d, int) else parse_float, d) for p, d in defaults.items()},
+            infer_shape=infer,
+            infer_type=lambda attrs, t, a: (t, [t[0]], a),
+            gradient=lambda F, attrs, inputs, outputs, og: [None],
+            needs_random=True,
+            float_data=True,
+            doc=f"Samples from a {name.replace('_', ' ')} distribution in the shape and dtype of ``data``.",
+        )
+    )
+
+
+_register_like(
+    "uniform",
+    lambda kctx, out, low, high: draw(kctx, "uniform", out, low, high),
+    {"low": 0.0, "high": 1.0},
+    _check_uniform,
+)
+_register_like(
+    "normal",
+    lambda kctx, out, loc, scale: draw(kctx, "normal", out, loc, scale),
+    {"loc": 0.0, "scale": 1.0},
+    _check_normal,
+)
+for _name, (_sample, _defaults, _) in DISTRIBUTIONS.items():
+    _register_like(_name, _sample, _defaults, _limits_check(_name))

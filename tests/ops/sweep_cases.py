@@ -56,6 +56,7 @@ class Case:
     rtol: float | None = None
     atol: float | None = None
     xfail: str | None = None  # a known bug (strict xfail)
+    gpu_needs: tuple[str, ...] = ()  # CuPy APIs the GPU path calls (skipped where CuPy lacks one)
 
 
 def _f(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -328,6 +329,116 @@ OTHER_CASES: dict[str, Case] = {
 }
 
 
+# -- gather/scatter, linear algebra, samplers (MXNet 1.x) -----------------------------------------
+ND_INDICES = In((2, 5), integer=True, values=[[0, 2, -1, 1, 0], [3, 1, 0, -2, 1]])  # 5 distinct (row, col)
+
+
+def _gather(data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    return data[tuple(indices.astype(int))]
+
+
+def _scatter(data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    out = np.zeros((3, 4), data.dtype)
+    out[tuple(indices.astype(int))] = data
+    return out
+
+
+M3 = In((3, 3), values=[[2.0, 0.3, 0.1], [0.4, 1.5, 0.2], [0.1, 0.5, 1.8]])  # well conditioned
+SPD = In((2, 2), values=[[4.0, 2.0], [2.0, 3.0]])
+LINALG = ("cupy.linalg",)  # the factorisations and solves run cupy.linalg on the GPU
+
+
+def _t(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)
+
+
+def _lq(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    q, r = np.linalg.qr(a.T)
+    return q.T, r.T
+
+
+MXNET_1X_CASES: dict[str, Case] = {
+    "gather_nd": Case([In((3, 4)), ND_INDICES], reference=_gather),
+    "scatter_nd": Case([In((5,)), ND_INDICES], {"shape": (3, 4)}, reference=_scatter),
+    "_linalg_gemm": Case(
+        [In((2, 3, 4)), In((2, 4, 3)), In((2, 3, 3))],
+        {"alpha": 0.5, "beta": 2.0},
+        reference=lambda a, b, c: 0.5 * a @ b + 2.0 * c,
+    ),
+    "_linalg_gemm2": Case([In((2, 3, 4)), In((2, 3, 4))], {"transpose_b": True}, reference=lambda a, b: a @ _t(b)),
+    # the numerical gradient sees only the lower triangle that LAPACK reads; MXNet's rule (ours)
+    # is the symmetric one: tests/ops/test_linalg_factor.py compares it with MXNet's values
+    "_linalg_potrf": Case([SPD], reference=np.linalg.cholesky, grad=False, gpu_needs=LINALG),
+    "_linalg_potri": Case(
+        [In((2, 2), values=[[2.0, 0.0], [1.0, 1.5]])],
+        reference=lambda low: np.linalg.inv(low @ low.T),
+        gpu_needs=LINALG,
+    ),
+    "_linalg_trsm": Case(
+        [M3, In((3, 4))],
+        {"alpha": 2.0},
+        reference=lambda a, b: np.linalg.solve(np.tril(a), 2 * b),
+        gpu_needs=LINALG,
+    ),
+    "_linalg_trmm": Case([M3, In((3, 4))], {"lower": False}, reference=lambda a, b: np.triu(a) @ b),
+    "_linalg_sumlogdiag": Case([In((3, 3), 0.5, 1.5)], reference=lambda a: np.log(np.diag(a)).sum().reshape(1)),
+    "_linalg_syrk": Case([In((3, 4))], {"alpha": 0.5}, reference=lambda a: 0.5 * a @ a.T),
+    "_linalg_gelqf": Case([In((2, 3), -1, 1)], reference=_lq, gpu_needs=LINALG),
+    "_linalg_inverse": Case([M3], reference=np.linalg.inv, gpu_needs=LINALG),
+    "_linalg_det": Case([M3], reference=lambda a: np.linalg.det(a).reshape(1), gpu_needs=LINALG),
+    "_linalg_slogdet": Case(
+        [M3], reference=lambda a: tuple(np.reshape(v, 1) for v in np.linalg.slogdet(a)), gpu_needs=LINALG
+    ),
+    # as potrf: eigh reads one triangle, MXNet's rule (ours) is symmetric (test_linalg_factor.py)
+    "_linalg_syevd": Case([SPD], grad=False, gpu_needs=LINALG),
+    "_linalg_extractdiag": Case([In((2, 3, 3))], {"offset": 1}, reference=lambda a: np.diagonal(a, 1, -2, -1)),
+    "_linalg_makediag": Case([In((2, 3))], {"offset": -1}, reference=lambda v: np.stack([np.diag(r, -1) for r in v])),
+    "_linalg_extracttrian": Case([M3], {"lower": False}, reference=lambda a: a.T[np.tril_indices(3)]),
+    "_linalg_maketrian": Case([In((6,))], {"offset": -1}, reference=lambda v: _lower_from(v, 4, -1)),
+}
+
+
+def _lower_from(v: np.ndarray, n: int, offset: int) -> np.ndarray:
+    out = np.zeros((n, n), v.dtype)
+    out[np.tril_indices(n, offset)] = v
+    return out
+
+
+def _sampler_cases() -> dict[str, Case]:
+    """The samplers: nd and the executor agree under one seed (their statistics: test_random_ops.py)."""
+    from lazynd.ops.random_ops import DISTRIBUTIONS
+    from lazynd.ops.random_sample_ops import PER_ROW
+
+    def needs(methods: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(f"cupy.random.RandomState.{m}" for m in methods)
+
+    cases = {}
+    for name, (_, _, methods) in DISTRIBUTIONS.items():
+        cases[f"_random_{name}"] = Case([], {"shape": (2, 3)}, grad=False, random=True, gpu_needs=needs(methods))
+    for name, (_, inputs, methods) in PER_ROW.items():
+        # parameters valid for every distribution: p in (0, 1], scales positive
+        cases[f"_sample_{name}"] = Case(
+            [In((2,), 0.3, 0.9) for _ in inputs], {"shape": (3,)}, grad=False, random=True, gpu_needs=needs(methods)
+        )
+    cases["_sample_multinomial"] = Case(
+        [In((2, 3), values=[[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]])],
+        {"shape": (4,), "get_prob": True},
+        grad=False,  # the sample is not differentiable: tests/ops/test_random_ops.py checks MXNet's rule
+        random=True,
+    )
+    for name, methods in {"uniform": ("uniform",), "normal": ("normal",)}.items() | {
+        name: methods for name, (_, _, methods) in DISTRIBUTIONS.items()
+    }.items():
+        cases[f"_random_{name}_like"] = Case([In()], grad=False, random=True, gpu_needs=needs(methods))
+    cases["_shuffle"] = Case([In((4, 3))], grad=False, random=True, gpu_needs=needs(("permutation",)))
+    return cases
+
+
+MXNET_1X_CASES.update(_sampler_cases())
+MXNET_1X_CASES["amp_cast"] = Case([In()], {"dtype": "float64"}, reference=lambda x: x.astype(np.float64))
+MXNET_1X_CASES["amp_multicast"] = Case([In(), In((2,))], {"num_outputs": 2}, reference=lambda a, b: (a, b))
+
+
 def _assign(a: np.ndarray, value: Any) -> np.ndarray:
     out = a.copy()
     out[0:2, 1:3] = value
@@ -383,10 +494,28 @@ CASES: dict[str, Case] = {
     **_reduction_cases(),
     **OTHER_CASES,
     **MXNET1_A_CASES,
+    **MXNET_1X_CASES,
 }
 # no gradient to compare numerically: rules that stop, clamp or ignore the head on purpose
 for _name in ("BlockGrad", "sign", "round", "ceil", "floor", "rint", "fix"):
     CASES[_name].grad = False
+
+
+def missing_cupy_api(case: Case) -> str | None:
+    """The first of ``case.gpu_needs`` this CuPy lacks (the CUDA emulator's fake CuPy has no
+    ``cupy.linalg``, and only uniform, normal and randint on ``RandomState``), or None."""
+    try:
+        import cupy
+    except ImportError:
+        return None
+    for api in case.gpu_needs:
+        obj: Any = cupy
+        for part in api.split(".")[1:]:
+            obj = getattr(obj, part, None)
+            # the fake hands NumPy's own module on for a name it does not emulate
+            if obj is None or getattr(obj, "__name__", "").startswith("numpy"):
+                return api
+    return None
 
 
 def auto_case(name: str) -> Case | None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import OperatorError
+from lazynd.errors import OperatorError, ShapeError
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,111 @@ def test_sampler_shapes_and_dtypes_follow_their_parameters():
     assert mx.nd.uniform(shape=(2, 3), dtype="float64").dtype == np.float64
     assert mx.nd.normal(shape=5).shape == (5,)
     assert mx.nd.random_randint(low=0, high=5, shape=(2,)).dtype == np.int32
+
+
+# -- MXNet 1.x's further samplers ------------------------------------------------------------------
+N = 20000  # draws per statistic: the means below sit within 5 standard errors
+
+
+@pytest.mark.parametrize(
+    "name,params,mean,var",
+    [
+        ("random_exponential", {"lam": 2.0}, 0.5, 0.25),
+        ("random_gamma", {"alpha": 2.0, "beta": 3.0}, 6.0, 18.0),
+        ("random_poisson", {"lam": 4.0}, 4.0, 4.0),
+        ("random_negative_binomial", {"k": 3, "p": 0.4}, 4.5, 11.25),
+        ("random_generalized_negative_binomial", {"mu": 2.0, "alpha": 0.5}, 2.0, 4.0),
+        ("random_generalized_negative_binomial", {"mu": 2.0, "alpha": 0.0}, 2.0, 2.0),
+    ],
+)
+def test_distribution_moments(name, params, mean, var):
+    mx.random.seed(11)
+    x = getattr(mx.nd, name)(shape=(N,), **params).asnumpy().astype(np.float64)
+    assert abs(x.mean() - mean) < 5 * np.sqrt(var / N)
+    assert abs(x.var() / var - 1) < 0.1
+
+
+def test_samplers_follow_the_seed_dtype_and_shape():
+    mx.random.seed(3)
+    a = mx.nd.random_gamma(alpha=2, shape=(2, 3), dtype="float64")
+    mx.random.seed(3)
+    b = mx.nd.random_gamma(alpha=2, shape=(2, 3), dtype="float64")
+    assert a.dtype == np.float64 and a.shape == (2, 3)
+    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+    counts = mx.nd.random_poisson(lam=3, shape=(50,)).asnumpy()
+    assert counts.dtype == np.float32 and np.array_equal(counts, np.round(counts))  # MXNet: counts as floats
+
+
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: mx.nd.random_exponential(lam=0, shape=(2,)), r"random_exponential: lam must be > 0, got 0.0"),
+        (lambda: mx.nd.random_gamma(beta=-1, shape=(2,)), r"random_gamma: beta must be > 0, got -1.0"),
+        (lambda: mx.nd.random_poisson(lam=-1, shape=(2,)), r"random_poisson: lam must be >= 0"),
+        (lambda: mx.nd.random_negative_binomial(k=-1, p=0.5, shape=(2,)), r"k must be >= 0"),
+        (lambda: mx.nd.random_negative_binomial(k=2, p=0, shape=(2,)), r"p must be in \(0, 1\], got 0.0"),
+        (lambda: mx.nd.random_generalized_negative_binomial(mu=-1, shape=(2,)), r"mu must be >= 0"),
+    ],
+    ids=["exp-lam", "gamma-beta", "poisson-lam", "nb-k", "nb-p", "gnb-mu"],
+)
+def test_bad_distribution_parameters_fail_at_the_call(call, message):
+    with pytest.raises(OperatorError, match=message):
+        call()
+
+
+def test_per_row_samplers_draw_shape_samples_per_parameter_in_float32():
+    mx.random.seed(5)
+    mu = mx.nd.array([[0, 10], [20, 30]], dtype="float64")
+    x = mx.nd.sample_normal(mu, mx.nd.ones((2, 2), dtype="float64"), shape=4000)
+    assert x.shape == (2, 2, 4000) and x.dtype == np.float32  # MXNet's dtype=None is float32
+    np.testing.assert_allclose(x.asnumpy().mean(-1), [[0, 10], [20, 30]], atol=0.1)
+    lam = mx.nd.array([2.0, 40.0])
+    counts = mx.nd.sample_poisson(lam, shape=(4000,), dtype="float64")
+    assert counts.dtype == np.float64
+    np.testing.assert_allclose(counts.asnumpy().mean(-1), [2.0, 40.0], rtol=0.05)
+    # a row with high < low draws from (high, low], as MXNet does
+    u = mx.nd.sample_uniform(mx.nd.array([1.0]), mx.nd.array([0.0]), shape=100).asnumpy()
+    assert u.min() >= 0 and u.max() <= 1
+
+
+def test_per_row_parameters_must_share_one_shape():
+    with pytest.raises(ShapeError, match=r"_sample_normal: shape of 'sigma' is \(3,\), expected \(2,\)"):
+        mx.nd.sample_normal(mx.nd.array([0, 1]), mx.nd.array([1, 1, 1]))
+
+
+def test_sample_multinomial_frequencies_shapes_and_mxnets_log_probability_gradient():
+    mx.random.seed(2)
+    picks = mx.nd.sample_multinomial(mx.nd.array([0.1, 0.2, 0.7]), shape=N)
+    assert picks.dtype == np.int32 and picks.shape == (N,)
+    np.testing.assert_allclose(np.bincount(picks.asnumpy(), minlength=3) / N, [0.1, 0.2, 0.7], atol=0.015)
+    assert mx.nd.sample_multinomial(mx.nd.array([0.1, 0.9])).shape == (1,)
+    p = mx.nd.array([0.2, 0.8])
+    p.attach_grad()
+    with mx.autograd.record():
+        sample, logp = mx.nd.sample_multinomial(p, shape=4, get_prob=True)
+    logp.backward()
+    chosen = sample.asnumpy()
+    np.testing.assert_allclose(logp.asnumpy(), np.log([0.2, 0.8])[chosen], rtol=1e-6)
+    # MXNet: each sample adds head / p[its category] (4 picks of 1 from [0.2, 0.8] give [0, 5])
+    want = np.bincount(chosen, minlength=2) / np.array([0.2, 0.8])
+    np.testing.assert_allclose(p.grad.asnumpy(), want, rtol=1e-6)
+
+
+def test_shuffle_permutes_the_first_axis_keeping_the_dtype():
+    mx.random.seed(4)
+    rows = mx.nd.shuffle(mx.nd.arange(12).reshape((4, 3))).asnumpy()
+    assert sorted(map(tuple, rows.tolist())) == [tuple(r) for r in np.arange(12.0).reshape(4, 3).tolist()]
+    assert mx.nd.shuffle(mx.nd.arange(4, dtype="int32")).dtype == np.int32
+
+
+def test_like_samplers_take_shape_and_dtype_from_data_and_refuse_integers():
+    mx.random.seed(6)
+    x = mx.nd._random_uniform_like(mx.nd.ones((2, 3), dtype="float64"), low=2, high=3)
+    assert x.shape == (2, 3) and x.dtype == np.float64
+    assert ((x.asnumpy() >= 2) & (x.asnumpy() < 3)).all()
+    g = mx.nd._random_gamma_like(mx.nd.zeros((N,)), alpha=2.0, beta=3.0).asnumpy()
+    assert abs(g.mean() - 6.0) < 5 * np.sqrt(18.0 / N)
+    with pytest.raises(OperatorError, match="_random_poisson_like: input 'data' has dtype int32"):
+        mx.nd._random_poisson_like(mx.nd.ones((2,), dtype="int32"), lam=3)
+    with pytest.raises(OperatorError, match="random_exponential: lam must be > 0, got -1.0"):
+        mx.nd._random_exponential_like(mx.nd.ones((2,)), lam=-1)

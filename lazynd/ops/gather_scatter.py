@@ -1,0 +1,165 @@
+"""N-dimensional indexing: ``gather_nd`` and ``scatter_nd`` (MXNet 1.x), with ``_backward_gather_nd``.
+
+``indices`` has shape ``(M, Y0, ..., Yk)``: column ``indices[:, y]`` addresses the first ``M``
+axes of the indexed array.  Fractional indices are truncated toward zero and negative ones count
+from the end, as in MXNet; an index outside ``[-n, n)`` fails the operation, naming it.
+
+Kernels use ``kctx.xp`` indexing; the scatter-add of the gradient goes through
+``kctx.backend.scatter_add`` (``np.add.at`` / ``cupyx.scatter_add``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import OperatorError, ShapeError
+from .params import REQUIRED, Param, optional, parse_shape
+from .registry import OpDef, merge_shape, register
+
+
+def _index_tuple(op: str, xp: Any, indices: Any, shape: tuple) -> tuple:
+    """The columns of ``indices`` as one integer index array per addressed axis, negatives wrapped."""
+    m = indices.shape[0]
+    idx = indices.reshape(m, -1).astype(xp.int64)  # truncation toward zero, as MXNet's cast
+    columns = []
+    for axis in range(m):
+        n = shape[axis]
+        column = idx[axis]
+        bad = (column < -n) | (column >= n)
+        if bool(bad.any()):
+            first = int(column[bad][0])
+            raise OperatorError(f"{op}: index {first} is out of bounds for axis {axis} with size {n}")
+        columns.append(column % n if n else column)
+    return tuple(columns)
+
+
+def _check_indices(op: str, indices: tuple, ndim: int) -> None:
+    if len(indices) < 2:
+        raise ShapeError(
+            f"{op}: 'indices' must have at least 2 dims (M, ...), got shape {tuple(indices)}: "
+            "one column of M indices per element"
+        )
+    if indices[0] and indices[0] > ndim:
+        raise ShapeError(
+            f"{op}: 'indices' addresses {indices[0]} axes (its first dim) but the indexed array has {ndim}"
+        )
+
+
+# -- gather_nd --------------------------------------------------------------------------------------
+def _gather_nd_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    data, indices = inputs
+    index = _index_tuple("gather_nd", kctx.xp, indices, data.shape)
+    outputs[0][...] = data[index].reshape(outputs[0].shape)
+
+
+def _gather_nd_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data, indices = in_shapes
+    if data is None or indices is None:
+        return in_shapes, [None], aux_shapes
+    _check_indices("gather_nd", tuple(indices), len(data))
+    return in_shapes, [tuple(indices[1:]) + tuple(data[indices[0] :])], aux_shapes
+
+
+def _gather_nd_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    return [F._backward_gather_nd(out_grads[0], inputs[1], inputs[0]), None]
+
+
+register(
+    OpDef(
+        "gather_nd",
+        _gather_nd_forward,
+        inputs=("data", "indices"),
+        infer_shape=_gather_nd_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        gradient=_gather_nd_gradient,
+        doc="``out[y, ...] = data[indices[0, y], ..., indices[M-1, y], ...]``: gather by index columns.",
+    )
+)
+
+
+# -- scatter_nd and the gradient of gather_nd --------------------------------------------------------
+def _scatter_data_shape(op: str, indices: tuple, shape: tuple) -> tuple:
+    """The shape ``data`` must have to be scattered by ``indices`` into ``shape``."""
+    _check_indices(op, indices, len(shape))
+    return tuple(indices[1:]) + tuple(shape[indices[0] :])
+
+
+def _scatter(kctx: Any, op: str, data: Any, indices: Any, out: Any, accumulate: bool) -> None:
+    index = _index_tuple(op, kctx.xp, indices, out.shape)
+    m = indices.shape[0]
+    values = data.reshape((index[0].size,) + tuple(out.shape[m:]))
+    out[...] = 0
+    if accumulate:
+        target = out if out.flags.c_contiguous else kctx.xp.zeros(out.shape, dtype=out.dtype)
+        kctx.backend.scatter_add(target, index, values)
+        if target is not out:
+            out[...] = target
+    else:
+        # repeated positions keep one of their values (MXNet leaves which undefined)
+        out[index] = values
+
+
+def _scatter_nd_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    _scatter(kctx, "scatter_nd", inputs[0], inputs[1], outputs[0], accumulate=False)
+
+
+def _scatter_nd_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data, indices = in_shapes
+    shape = tuple(attrs["shape"])
+    if indices is not None:
+        data = merge_shape("scatter_nd", "data", data, _scatter_data_shape("scatter_nd", tuple(indices), shape))
+    return [data, indices], [shape], aux_shapes
+
+
+def _scatter_nd_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    return [F.gather_nd(out_grads[0], inputs[1]), None]
+
+
+register(
+    OpDef(
+        "scatter_nd",
+        _scatter_nd_forward,
+        inputs=("data", "indices"),
+        params={"shape": Param(parse_shape, REQUIRED, "shape of the output")},
+        infer_shape=_scatter_nd_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        gradient=_scatter_nd_gradient,
+        doc="Zeros of ``shape`` with ``data`` written at the index columns of ``indices`` (gather_nd's inverse).",
+    )
+)
+
+
+def _backward_gather_nd_inputs(attrs: dict) -> tuple[str, ...]:
+    # MXNet's form takes the output shape as a parameter; the gradient rule passes the gathered
+    # array instead (a symbol's shape is not known when the rule runs)
+    return ("data", "indices") if attrs["shape"] is not None else ("data", "indices", "like")
+
+
+def _backward_gather_nd_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    _scatter(kctx, "_backward_gather_nd", inputs[0], inputs[1], outputs[0], accumulate=True)
+
+
+def _backward_gather_nd_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    shape = attrs["shape"] if attrs["shape"] is not None else in_shapes[2]
+    if shape is None:
+        return in_shapes, [None], aux_shapes
+    shape = tuple(shape)
+    data, indices = in_shapes[:2]
+    if indices is not None and all(shape):
+        expected = _scatter_data_shape("_backward_gather_nd", tuple(indices), shape)
+        data = merge_shape("_backward_gather_nd", "data", data, expected)
+    return [data, indices, *in_shapes[2:]], [shape], aux_shapes
+
+
+register(
+    OpDef(
+        "_backward_gather_nd",
+        _backward_gather_nd_forward,
+        inputs=_backward_gather_nd_inputs,
+        params={"shape": Param(optional(parse_shape), None, "shape of the output (else that of 'like')")},
+        infer_shape=_backward_gather_nd_infer,
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        gradient=lambda F, attrs, inputs, outputs, og: [F.gather_nd(og[0], inputs[1]), *[None] * (len(inputs) - 1)],
+        doc="Gradient of ``gather_nd``: ``data`` scatter-added at the index columns (repeats summed).",
+    )
+)

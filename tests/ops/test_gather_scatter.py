@@ -1,0 +1,89 @@
+"""gather_nd / scatter_nd: MXNet 1.9.1's values (literals from it) for the cases the sweep does not try."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import LazyNDError, ShapeError
+
+DATA = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+def test_gather_nd_wraps_negative_and_truncates_fractional_indices():
+    d = mx.nd.array(DATA)
+    got = mx.nd.gather_nd(d, mx.nd.array([[0, -1, 2], [1, 3, -4]])).asnumpy()
+    np.testing.assert_array_equal(got, [1.0, 11.0, 8.0])
+    got = mx.nd.gather_nd(d, mx.nd.array([[0.7, 1.9], [1.2, 2.6]])).asnumpy()
+    np.testing.assert_array_equal(got, [1.0, 6.0])
+
+
+def test_gather_nd_of_fewer_indices_than_axes_takes_whole_rows_in_the_indices_shape():
+    got = mx.nd.gather_nd(mx.nd.array(DATA), mx.nd.array([[[0, 1], [1, 2]]]))
+    np.testing.assert_array_equal(got.asnumpy(), DATA[[[0, 1], [1, 2]]])
+    assert got.shape == (2, 2, 4)
+
+
+def test_gather_nd_keeps_the_data_dtype_whatever_the_indices_dtype():
+    indices = mx.nd.array([[0, 2], [1, 3]], dtype="int32")
+    assert mx.nd.gather_nd(mx.nd.array(DATA), indices).dtype == np.float32
+    assert mx.nd.gather_nd(mx.nd.array(DATA, dtype="int32"), indices).dtype == np.int32
+
+
+def test_gather_nd_gradient_sums_repeated_positions():
+    x = mx.nd.ones((2, 3))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.gather_nd(x, mx.nd.array([[0, 0, 1], [1, 1, 2]]))
+    y.backward(mx.nd.array([1, 2, 3]))
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[0, 3, 0], [0, 0, 3]])
+
+
+def test_backward_gather_nd_takes_the_shape_parameter_as_mxnet():
+    got = mx.nd._backward_gather_nd(mx.nd.array([1, 2]), mx.nd.array([[0, 0], [1, 1]]), shape=(3, 4))
+    np.testing.assert_array_equal(got.asnumpy(), [[0, 3, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+
+
+def test_scatter_nd_rows_dtype_and_gradient():
+    got = mx.nd.scatter_nd(mx.nd.array([[1, 2, 3, 4]]), mx.nd.array([[0]]), shape=(3, 4)).asnumpy()
+    np.testing.assert_array_equal(got, [[1, 2, 3, 4], [0, 0, 0, 0], [0, 0, 0, 0]])
+    assert mx.nd.scatter_nd(mx.nd.array([1, 2], dtype="int32"), mx.nd.array([[0, 1]]), shape=(3,)).dtype == np.int32
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.scatter_nd(x, mx.nd.array([[0, 1]]), shape=(3,))
+    y.backward(mx.nd.array([5, 6, 7]))
+    np.testing.assert_array_equal(x.grad.asnumpy(), [5, 6])
+
+
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda d: mx.nd.gather_nd(d, mx.nd.array([[0], [1], [2]])), "gather_nd: 'indices' addresses 3 axes"),
+        (lambda d: mx.nd.gather_nd(d, mx.nd.array([1, 2])), "gather_nd: 'indices' must have at least 2 dims"),
+        (
+            lambda d: mx.nd.scatter_nd(mx.nd.array([1, 2]), mx.nd.array([[0, 1]]), shape=(3, 4)),
+            r"scatter_nd: shape of 'data' is \(2,\), expected \(2, 4\)",
+        ),
+    ],
+    ids=["too-many-axes", "1-D-indices", "data-shape"],
+)
+def test_bad_shapes_fail_at_the_call_naming_the_operator(call, message):
+    with pytest.raises(ShapeError, match=message):
+        call(mx.nd.array(DATA))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d: mx.nd.gather_nd(d, mx.nd.array([[0, 2], [1, 4]])),
+        lambda d: mx.nd.gather_nd(d, mx.nd.array([[0, -4], [1, 3]])),
+        lambda d: mx.nd.scatter_nd(mx.nd.array([1, 2]), mx.nd.array([[0, 5], [1, 1]]), shape=(3, 4)),
+    ],
+    ids=["gather-high", "gather-negative", "scatter"],
+)
+def test_an_index_out_of_range_fails_naming_the_operator_and_axis(call):
+    # MXNet raises an IndexError at the wait (and crashes in scatter_nd)
+    with pytest.raises(LazyNDError, match=r"index -?\d+ is out of bounds for axis \d with size \d"):
+        call(mx.nd.array(DATA)).asnumpy()

@@ -1,0 +1,93 @@
+"""MXNet 1.x's linalg factorisations (potrf, potri, gelqf, sumlogdiag, inverse, det, slogdet) against
+MXNet 1.9.1's values (literals): the gradient rules the numerical check cannot see, the output
+shapes, and the errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import LazyNDError, OperatorError, ShapeError
+
+
+def _f64(values) -> mx.nd.NDArray:
+    return mx.nd.array(np.asarray(values, dtype=np.float64), dtype="float64")
+
+
+def test_potrf_gradient_is_mxnets_symmetric_one():
+    # the central differences see only the lower triangle LAPACK reads: MXNet's rule is symmetric
+    a = _f64([[4, 2], [2, 3]])
+    a.attach_grad()
+    with mx.autograd.record():
+        low = mx.nd.linalg_potrf(a)
+    low.backward(_f64([[1, 2], [3, 4]]))
+    np.testing.assert_allclose(low.asnumpy(), [[2.0, 0.0], [1.0, np.sqrt(2.0)]])
+    np.testing.assert_allclose(
+        a.grad.asnumpy(), [[0.22855339059327373, 0.04289321881345256], [0.04289321881345254, 1.414213562373095]]
+    )
+
+
+def test_gelqf_gives_q_then_l_with_lapacks_signs():
+    q, low = mx.nd.linalg_gelqf(_f64([[1, 2, 3], [4, 5, 6]]))
+    np.testing.assert_allclose(
+        q.asnumpy(),
+        [
+            [-0.2672612419124243, -0.5345224838248488, -0.8017837257372732],
+            [0.8728715609439696, 0.2182178902359924, -0.4364357804719846],
+        ],
+    )
+    np.testing.assert_allclose(low.asnumpy(), [[-3.7416573867739413, 0.0], [-8.55235974119758, 1.963961012123933]])
+
+
+def test_scalar_results_are_one_per_matrix():
+    sign, logabs = mx.nd.linalg_slogdet(mx.nd.array([[[1, 2], [3, 4]], [[2, 0], [0, 3]]]))
+    np.testing.assert_allclose(sign.asnumpy(), [-1.0, 1.0])
+    np.testing.assert_allclose(logabs.asnumpy(), [0.6931472, 1.7917595], rtol=1e-6)
+    assert mx.nd.linalg_det(mx.nd.ones((2, 2))).shape == (1,)
+    assert mx.nd.linalg_sumlogdiag(mx.nd.ones((4, 3, 3))).shape == (4,)
+    assert mx.nd.linalg_det(mx.nd.array([[1, 2], [2, 4]])).asnumpy()[0] == 0
+
+
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda: mx.nd.linalg_potrf(mx.nd.ones((2, 3))), ShapeError, "linalg_potrf: input 'A' must hold square"),
+        (lambda: mx.nd.linalg_det(mx.nd.ones((3,))), ShapeError, "linalg_det: input 'A' must have at least 2 dims"),
+        (lambda: mx.nd.linalg_gelqf(mx.nd.ones((3, 2))), ShapeError, "at least as many columns as rows"),
+        (lambda: mx.nd.linalg_inverse(mx.nd.ones((2, 2), dtype="float16")), OperatorError, "float32 or float64"),
+    ],
+    ids=["potrf-square", "det-1d", "gelqf-tall", "float16"],
+)
+def test_bad_inputs_fail_at_the_call_naming_the_operator(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: mx.nd.linalg_inverse(mx.nd.array([[1, 2], [2, 4]])), "_linalg_inverse: Singular matrix"),
+        (lambda: mx.nd.linalg_potrf(mx.nd.array([[1, 2], [2, 1]])), "_linalg_potrf: Matrix is not positive definite"),
+    ],
+    ids=["inverse-singular", "potrf-indefinite"],
+)
+def test_lapack_failures_name_the_operator(call, message):
+    with pytest.raises(LazyNDError, match=message):
+        call().asnumpy()
+
+
+def test_syevd_signs_and_gradient_are_mxnets():
+    a = _f64([[2, 1], [1, 3]])
+    a.attach_grad()
+    with mx.autograd.record():
+        u, eig = mx.nd.linalg_syevd(a)
+    mx.autograd.backward([u, eig], [_f64([[1, 0], [0, 0]]), _f64([1, 2])])
+    # MXNet 1.9.1: each eigenvector's largest entry positive, eigenvalues ascending
+    np.testing.assert_allclose(
+        u.asnumpy(), [[0.8506508083520399, -0.5257311121191335], [0.5257311121191335, 0.8506508083520399]]
+    )
+    np.testing.assert_allclose(eig.asnumpy(), [1.381966011250105, 3.618033988749895])
+    np.testing.assert_allclose(
+        a.grad.asnumpy(), [[1.171246979826194, 0.3946404842880444], [0.39464048428804444, 1.8287530201738054]]
+    )
