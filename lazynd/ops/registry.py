@@ -306,8 +306,8 @@ class BackwardOpGradient:
 
     def __call__(self, F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
         result = getattr(F, self.name)(out_grads[0], *inputs[: self.reads], **attrs)
-        # one gradient: the operator's one output, not a list of its rows
-        return list(result) if isinstance(result, (list, tuple)) else [result]
+        # one output is the one gradient (an array's list() would give its rows)
+        return [result] if get(self.name).num_visible_outputs(attrs) == 1 else list(result)
 
     @property
     def skips_unneeded(self) -> bool:
