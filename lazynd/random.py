@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .context import Context, current_context
-from .errors import OperatorError
+from .errors import LazyNDError, OperatorError
 from .runtime import push
 from .runtime.random_state import context_offset, generator_for, seed_all
 
@@ -86,3 +86,54 @@ def randint(
 ) -> Any:
     """Integers drawn uniformly from [low, high)."""
     return _sample("_random_randint", shape, ctx, dtype, out, low=low, high=high)
+
+
+def randn(
+    *shape: int, loc: float = 0.0, scale: float = 1.0, dtype: Any = None, ctx: Context | None = None, out: Any = None
+) -> Any:
+    """Samples from N(loc, scale^2) of the shape given by position (``mx.nd.random.randn(2, 3)``).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.random.randn(2, 3, loc=1.0).shape
+    (2, 3)
+    """
+    return normal(loc, scale, shape if shape else None, ctx, dtype, out)
+
+
+# MXNet's other samplers and the operator each one calls, once that operator is registered
+_SAMPLER_OPS = {
+    "exponential": "_random_exponential",
+    "gamma": "_random_gamma",
+    "poisson": "_random_poisson",
+    "negative_binomial": "_random_negative_binomial",
+    "generalized_negative_binomial": "_random_generalized_negative_binomial",
+    "multinomial": "_sample_multinomial",
+    "shuffle": "_shuffle",
+}
+
+
+def __getattr__(name: str) -> Any:
+    op_name = _SAMPLER_OPS.get(name)
+    if op_name is None:
+        raise AttributeError(f"module 'lazynd.random' has no attribute {name!r}")
+    from .ops import registry
+
+    if not registry.exists(op_name):
+        raise LazyNDError(f"mx.random.{name}: not supported by lazynd yet (no operator {op_name} is registered)")
+    op = registry.get(op_name)
+    if not op_name.startswith("_random_"):  # multinomial and shuffle take arrays: the operator's own function
+        from .ndarray.functions import make_function
+
+        return make_function(op, name)
+    distribution_params = [p for p in op.params if p not in ("shape", "ctx", "dtype")]
+
+    def sampler(
+        *args: Any, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None, **params: Any
+    ) -> Any:
+        params.update(zip(distribution_params, args, strict=False))
+        return _sample(op_name, shape, ctx, dtype, out, **params)
+
+    sampler.__name__ = name
+    return sampler

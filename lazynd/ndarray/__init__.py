@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import ops as _ops  # noqa: F401 - registers every operator
+from .. import random as random  # mx.nd.random.uniform(...): MXNet's samplers (the same module as mx.random)
 from ..engine import waitall
 from ..ops import registry as _registry
 from . import _internal as _internal  # mx.nd._internal, MXNet's module of underscore operators
