@@ -247,8 +247,22 @@ class Symbol:
     def __le__(self, o: Any) -> Symbol:
         return self._binary(o, "_lesser_equal", "_lesser_equal_scalar")
 
+    def __abs__(self) -> Symbol:
+        return creation.invoke("abs", [self], {})
+
     def __bool__(self) -> bool:
         raise LazyNDError("a symbol has no truth value (comparisons build new symbols)")
+
+    # -- operator methods: x.reshape((0, -1)), x.sum(axis=1), x.astype('float16') --------------
+    def astype(self, dtype: Any, **kwargs: Any) -> Symbol:
+        """This symbol cast to ``dtype`` (the ``Cast`` operator)."""
+        return creation.invoke("Cast", [self], {"dtype": dtype, **kwargs})
+
+    def __getattr__(self, name: str) -> Any:
+        op = None if name.startswith("_") else _method_operator(name)
+        if op is None:
+            raise AttributeError(f"'Symbol' object has no attribute {name!r}")
+        return lambda *args, **kwargs: _apply_method(op, self, args, kwargs)
 
     # -- inference -----------------------------------------------------------------------------
     def _known_by_name(self, graph: IndexedGraph, args: tuple, kwargs: dict, what: str) -> dict[int, Any]:
@@ -322,6 +336,27 @@ class Symbol:
         arg, out, aux = self._split(graph, [np.dtype(t).type for t in types])
         return arg, out, aux
 
+    def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
+        """Like :meth:`infer_type`, with None for each type that cannot be inferred (never all Nones).
+
+        Examples
+        --------
+        >>> import lazynd as mx
+        >>> x = mx.sym.var("x")
+        >>> (x + mx.sym.var("y")).infer_type_partial(x="float16")[0]
+        [<class 'numpy.float16'>, <class 'numpy.float16'>]
+        """
+        import numpy as np
+
+        from .passes.infer_type import infer_type
+
+        graph = IndexedGraph(self._outputs)
+        known = self._known_by_name(graph, args, kwargs, "infer_type_partial")
+        types = infer_type(
+            graph, {k: check_dtype_hint(v, f"infer_type_partial: {graph.entry_name(k)!r}") for k, v in known.items()}
+        )
+        return self._split(graph, [None if t is None else np.dtype(t).type for t in types])
+
     # -- text ----------------------------------------------------------------------------------
     def debug_str(self) -> str:
         """The graph as text: outputs, variables, and each operator with inputs and parameters."""
@@ -391,6 +426,43 @@ def _given_shape(name: str, value: Any) -> tuple[int, ...]:
     raise ShapeError(
         f"infer_shape: the shape of {name!r} must be a tuple of dimensions >= 0 (0: unknown), got {value!r}"
     )
+
+
+def _method_operator(name: str) -> Any:
+    """The registered operator that ``Symbol.<name>`` applies, if any (as NDArray's methods do)."""
+    from lazynd.ops import registry
+
+    return registry.get(name) if registry.exists(name) else None
+
+
+def _apply_method(op: Any, data: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
+    """``data.<op>(*args, **kwargs)``: symbols are further inputs, other positionals are parameters in order."""
+    inputs = [data]
+    while args and isinstance(args[0], Symbol):
+        inputs.append(args[0])
+        args = args[1:]
+    free = [p for p in op.params if p not in kwargs and p != "num_args"]
+    if len(args) > len(free):
+        raise LazyNDError(f"Symbol.{op.name}: {len(args)} positional parameters given, it takes at most {free}")
+    kwargs = {**dict(zip(free, args, strict=False)), **kwargs}
+    return creation.invoke(op, inputs, kwargs)
+
+
+def _ndarray_only(name: str) -> Any:
+    def method(self: Symbol, *args: Any, **kwargs: Any) -> Any:
+        raise LazyNDError(
+            f"Symbol.{name}: only an NDArray has it; a symbol holds no values (bind it to an executor, "
+            "or use mx.nd for arrays)"
+        )
+
+    method.__name__ = name
+    method.__doc__ = f"Not for symbols (MXNet's NotImplementedForSymbol): ``{name}`` is an NDArray method."
+    return method
+
+
+# MXNet's Symbol has these NDArray methods only to refuse them when called (hasattr stays True)
+for _name in ("asnumpy", "asscalar", "as_in_context", "copy", "wait_to_read", "backward", "detach", "attach_grad"):
+    setattr(Symbol, _name, _ndarray_only(_name))
 
 
 def _is_dimension(value: Any) -> bool:
