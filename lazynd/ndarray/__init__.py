@@ -7,6 +7,7 @@ from .. import random as random  # mx.nd.random.uniform(...): MXNet's samplers (
 from ..engine import waitall
 from ..ops import registry as _registry
 from . import _internal as _internal  # mx.nd._internal, MXNet's module of underscore operators
+from . import sparse as sparse  # mx.nd.sparse: refused by name (lazynd arrays are all dense)
 from .creation import (
     arange,
     array,

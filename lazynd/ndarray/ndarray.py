@@ -25,6 +25,7 @@ from . import copying as _copying
 from . import dispatch as _ops_table
 from . import functions as _functions
 from . import numpy_protocol as _numpy_protocol
+from . import sparse as _sparse
 
 _get_engine = _engine_mod.get_engine
 
@@ -182,6 +183,8 @@ class NDArray:
             )
         return bool(self.asscalar())
 
+    __nonzero__ = __bool__  # MXNet's Python 2 name, still called by some programs
+
     def __float__(self) -> float:
         return float(self.asscalar())
 
@@ -245,6 +248,41 @@ class NDArray:
     def broadcast_to(self, shape: tuple[int, ...]) -> NDArray:
         return _ops_table.invoke_by_name("broadcast_to", [self], {"shape": shape})
 
+    # -- storage type: lazynd's arrays are all dense ---------------------------------------------
+    @property
+    def stype(self) -> str:
+        """The storage type, always ``'default'`` (dense): lazynd has no sparse storage."""
+        return _sparse.DENSE
+
+    @property
+    def writable(self) -> bool:
+        """Whether the array may be written to: every lazynd array may."""
+        return True
+
+    def tostype(self, stype: str) -> NDArray:
+        """A copy with storage type ``stype``; only ``'default'`` (dense) is supported.
+
+        Examples
+        --------
+        >>> import lazynd as mx
+        >>> mx.nd.ones((2,)).tostype("default").asnumpy()
+        array([1., 1.], dtype=float32)
+        """
+        _sparse.check_dense(stype, "NDArray.tostype")
+        return self.copy()
+
+    def to_dlpack_for_read(self) -> Any:
+        """A DLPack capsule of the values once pending writes are done (see :func:`lazynd.nd.to_dlpack_for_read`)."""
+        from .creation import to_dlpack_for_read
+
+        return to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self) -> Any:
+        """A DLPack capsule for writing, once pending reads and writes are done."""
+        from .creation import to_dlpack_for_write
+
+        return to_dlpack_for_write(self)
+
     def __getattr__(self, name: str) -> Any:
         if name == "_ag":  # the autograd entry of an array autograd never saw
             return None
@@ -255,11 +293,12 @@ class NDArray:
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
 
     # -- autograd (see lazynd.autograd) ---------------------------------------------------------
-    def attach_grad(self, grad_req: str = "write") -> None:
+    def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
         """Make this array a variable of autograd, with a gradient buffer of zeros in :attr:`grad`.
 
         ``grad_req``: ``'write'`` (each backward overwrites :attr:`grad`), ``'add'`` (each
-        backward adds to it) or ``'null'`` (no gradient; :attr:`grad` is None).
+        backward adds to it) or ``'null'`` (no gradient; :attr:`grad` is None).  ``stype``:
+        the gradient's storage type, None or ``'default'`` (dense) only.
 
         Examples
         --------
@@ -274,6 +313,7 @@ class NDArray:
         """
         from .. import autograd
 
+        _sparse.check_dense(stype, "NDArray.attach_grad")
         autograd.attach_grad(self, grad_req)
 
     @property
