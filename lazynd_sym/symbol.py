@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+from lazynd.base import NotImplementedForSymbol
 from lazynd.errors import LazyNDError, ShapeError
 
 from .attribute import check_dtype_hint, normalize_attrs
@@ -450,7 +451,7 @@ def _apply_method(op: Any, data: Symbol, args: tuple, kwargs: dict[str, Any]) ->
 
 def _ndarray_only(name: str) -> Any:
     def method(self: Symbol, *args: Any, **kwargs: Any) -> Any:
-        raise LazyNDError(
+        raise NotImplementedForSymbol(
             f"Symbol.{name}: only an NDArray has it; a symbol holds no values (bind it to an executor, "
             "or use mx.nd for arrays)"
         )
