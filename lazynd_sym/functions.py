@@ -60,6 +60,9 @@ def pow(base: Any, exp: Any) -> Any:  # noqa: A001 - MXNet's name
     return _apply("pow", base, exp)
 
 
+power = pow  # MXNet 1.x's name for the same function
+
+
 def maximum(left: Any, right: Any) -> Any:
     """The elementwise maximum of symbols and numbers."""
     return _apply("maximum", left, right)
@@ -83,6 +86,18 @@ def zeros(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
 def ones(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
     """A graph node producing ones of ``shape``."""
     return _operator("_ones")(shape=shape, dtype=dtype or "float32", **kwargs)
+
+
+def full(shape: Any, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A graph node producing ``val`` everywhere in ``shape``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.sym.full((2,), 3).eval()[0].asnumpy()
+    array([3., 3.], dtype=float32)
+    """
+    return _operator("_full")(shape=shape, value=val, dtype=dtype or "float32", **kwargs)
 
 
 def arange(

@@ -406,6 +406,21 @@ class Symbol:
 
         return binding.bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
 
+    def eval(self, ctx: Any = None, **kwargs: Any) -> list:
+        """The outputs (NDArrays) of one forward pass with the arguments given by name.
+
+        Examples
+        --------
+        >>> import lazynd as mx
+        >>> x = mx.sym.var("x")
+        >>> (x * 2).eval(x=mx.nd.array([1.0, 2.0]))[0].asnumpy()
+        array([2., 4.], dtype=float32)
+        """
+        from lazynd.context import current_context
+
+        executor = self.bind(ctx if ctx is not None else current_context(), kwargs)
+        return executor.forward()
+
     def simple_bind(
         self,
         ctx: Any,

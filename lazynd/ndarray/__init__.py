@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import ops as _ops  # noqa: F401 - registers every operator
 from .. import random as random  # mx.nd.random.uniform(...): MXNet's samplers (the same module as mx.random)
 from ..engine import waitall
@@ -23,6 +25,7 @@ from .creation import (
 )
 from .functions import make_function as _make_function
 from .legacy import imdecode, onehot_encode
+from .namespaces import OperatorNamespace as _OperatorNamespace
 from .ndarray import NDArray
 from .serialization import load, save
 from .ufuncs import (
@@ -95,3 +98,14 @@ def _install_operator_functions() -> None:
 
 
 _install_operator_functions()
+
+
+def _operator_function(name: str) -> Any:
+    return globals()[name] if name in globals() else _make_function(_registry.get(name), name)
+
+
+# mx.nd.linalg.gemm2, mx.nd.contrib.<op>, mx.nd.image.<op>, mx.nd.op.<op>: MXNet's sub-namespaces
+op = _OperatorNamespace("mx.nd", "op", _operator_function)
+contrib = _OperatorNamespace("mx.nd", "contrib", _operator_function)
+linalg = _OperatorNamespace("mx.nd", "linalg", _operator_function)
+image = _OperatorNamespace("mx.nd", "image", _operator_function)
