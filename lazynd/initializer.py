@@ -236,6 +236,29 @@ class Constant(Initializer):
 
 
 @register()
+class LSTMBias(Initializer):
+    """An LSTM's biases: zeros, except the forget gate's (the second of the four gates) set to ``forget_bias``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> bias = mx.nd.empty((8,))
+    >>> mx.init.LSTMBias(forget_bias=1.0)._init_weight("lstm_i2h_bias", bias)
+    >>> bias.asnumpy()
+    array([0., 0., 1., 1., 0., 0., 0., 0.], dtype=float32)
+    """
+
+    def __init__(self, forget_bias: float = 1.0) -> None:
+        super().__init__(forget_bias=forget_bias)
+        self.forget_bias = forget_bias
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        num_hidden = arr.shape[0] // 4
+        arr[:] = 0.0
+        arr[num_hidden : 2 * num_hidden] = self.forget_bias
+
+
+@register()
 class Uniform(Initializer):
     """Weights drawn from U(-scale, scale).
 

@@ -62,6 +62,8 @@ __all__ = [
     "profiler_set_state",
     "dump_profile",
     "trace_of",
+    "pause",
+    "resume",
 ]
 
 _MODES = ("symbolic", "all")
@@ -69,6 +71,7 @@ _STATES = ("run", "stop")
 
 _config = {"mode": "symbolic", "filename": "profile.json"}
 _state = "stop"
+_paused = False  # recording stopped by pause(), to go on at resume()
 _output_named = False  # set_config was called: stopping and exiting write the trace
 _written = 0  # how many records the last write held
 _exit_hook_registered = False
@@ -181,9 +184,11 @@ def set_state(state: str = "stop") -> None:
     True
     >>> mx.profiler.reset()  # forget the records
     """
-    global _state, _origin, _exit_hook_registered
+    global _state, _origin, _exit_hook_registered, _paused
     if state not in _STATES:
         raise LazyNDError(f"profiler.set_state: state {state!r} is not one of {list(_STATES)}")
+    was_running = _state == "run" or _paused
+    _paused = False
     if state == "run":
         if not _records:
             _origin = time.perf_counter_ns()
@@ -196,7 +201,7 @@ def set_state(state: str = "stop") -> None:
             atexit.register(_write_at_exit)
             _exit_hook_registered = True
         return
-    writes = _state == "run" and _output_named
+    writes = was_running and _output_named
     if writes:
         from .engine import get_engine
 
@@ -214,6 +219,40 @@ def _stop_recording() -> None:
     set_event_timing(False)
     _uninstall()
     _state = "stop"
+
+
+def _check_process(profile_process: str, what: str) -> None:
+    if profile_process != "worker":
+        raise LazyNDError(f"profiler.{what}: profile_process {profile_process!r} is not supported; only 'worker'")
+
+
+def pause(profile_process: str = "worker") -> None:
+    """Stop recording until :func:`resume`, without writing the trace (a no-op unless running).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.profiler.set_state('run')
+    >>> mx.profiler.pause()
+    >>> mx.profiler.get_state()
+    'stop'
+    >>> mx.profiler.resume()
+    >>> mx.profiler.get_state()
+    'run'
+    >>> mx.profiler.set_state('stop'); mx.profiler.reset()
+    """
+    global _paused
+    _check_process(profile_process, "pause")
+    if _state == "run":
+        _stop_recording()
+        _paused = True
+
+
+def resume(profile_process: str = "worker") -> None:
+    """Go on recording after :func:`pause` (a no-op unless paused)."""
+    _check_process(profile_process, "resume")
+    if _paused:
+        set_state("run")
 
 
 def get_state() -> str:
