@@ -27,7 +27,7 @@ from .functions import make_function as _make_function
 from .legacy import imdecode, onehot_encode
 from .namespaces import OperatorNamespace as _OperatorNamespace
 from .ndarray import NDArray
-from .serialization import load, save
+from .serialization import load, load_frombuffer, save
 from .ufuncs import (
     add,
     divide,
@@ -58,6 +58,7 @@ __all__ = [
     "ones",
     "zeros",
     "load",
+    "load_frombuffer",
     "save",
     "waitall",
     "to_dlpack_for_read",
