@@ -29,6 +29,14 @@ from ..model.inputs import call_all
 __all__ = ["BaseModule"]
 
 
+def _refuse_sparse_rows(sparse_row_id_fn: Any, what: str) -> None:
+    if sparse_row_id_fn is not None:
+        raise LazyNDError(
+            f"{what}: sparse_row_id_fn pulls rows of row_sparse parameters, which lazynd does not have "
+            "(its parameters are all dense): leave it None"
+        )
+
+
 class BaseModule:
     """What every module offers; subclasses implement the stages (``bind``, ``forward``, ``update``...).
 
@@ -82,12 +90,16 @@ class BaseModule:
         eval_metric: Any,
         num_batch: int | None = None,
         batch_end_callback: Any = None,
+        score_end_callback: Any = None,
         reset: bool = True,
         epoch: int = 0,
+        sparse_row_id_fn: Any = None,
     ) -> list[tuple[str, float]]:
         """Run ``eval_data`` forward and return the metric as ``[(name, value), ...]`` (``get_name_value()``).
 
-        As in MXNet, padded examples of the last batch are scored too.
+        As in MXNet, padded examples of the last batch are scored too.  ``score_end_callback``
+        is called once at the end with a ``BatchEndParam`` (the number of batches scored and the
+        metric).
 
         Examples
         --------
@@ -95,18 +107,26 @@ class BaseModule:
         [('accuracy', 0.97)]
         """
         self._require("score")
+        _refuse_sparse_rows(sparse_row_id_fn, "score")
         self._check_iter(eval_data, "score")
         if reset:
             eval_data.reset()
         eval_metric = metric_module.create(eval_metric)
         eval_metric.reset()
+        scored = 0
         for nbatch, eval_batch in enumerate(eval_data):
             if num_batch is not None and nbatch == num_batch:
                 break
             self.forward(eval_batch, is_train=False)
             self.update_metric(eval_metric, eval_batch.label)
             call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            scored = nbatch + 1
+        call_all(score_end_callback, BatchEndParam(epoch, scored, eval_metric, locals()))
         return eval_metric.get_name_value()
+
+    def prepare(self, data_batch: mx_io.DataBatch, sparse_row_id_fn: Any = None) -> None:
+        """Get ready to run ``data_batch``: nothing to do with dense parameters (MXNet pulls sparse rows here)."""
+        _refuse_sparse_rows(sparse_row_id_fn, "prepare")
 
     def iter_predict(
         self, eval_data: mx_io.DataIter, num_batch: int | None = None, reset: bool = True
@@ -162,6 +182,7 @@ class BaseModule:
         kvstore: Any = "local",
         optimizer: Any = "sgd",
         optimizer_params: Any = (("learning_rate", 0.01),),
+        eval_end_callback: Any = None,
         eval_batch_end_callback: Any = None,
         initializer: Any = None,
         arg_params: dict[str, Any] | None = None,
@@ -173,6 +194,7 @@ class BaseModule:
         num_epoch: int | None = None,
         validation_metric: Any = None,
         monitor: Any = None,
+        sparse_row_id_fn: Any = None,
     ) -> None:
         """Bind, initialize and train for epochs ``begin_epoch .. num_epoch - 1``, logging the metrics.
 
@@ -181,7 +203,8 @@ class BaseModule:
         the batch size).  After each epoch the auxiliary states are made equal on
         the devices, ``epoch_end_callback(epoch, symbol, arg_params, aux_params)``
         is called and ``eval_data`` is scored with ``validation_metric``
-        (default: ``eval_metric``).
+        (default: ``eval_metric``), ``eval_batch_end_callback`` after each of its
+        batches and ``eval_end_callback`` once it is scored.
 
         Examples
         --------
@@ -189,6 +212,7 @@ class BaseModule:
         >>> mod.fit(train_iter, eval_data=val_iter, num_epoch=2,
         ...         optimizer_params={"learning_rate": 0.1})  # doctest: +SKIP
         """
+        _refuse_sparse_rows(sparse_row_id_fn, "fit")
         if num_epoch is None:
             raise DataError("fit: num_epoch is required (train epochs begin_epoch .. num_epoch - 1)")
         self._check_iter(train_data, "fit")
@@ -233,7 +257,11 @@ class BaseModule:
             call_all(epoch_end_callback, epoch, self.symbol, arg_params_now, aux_params_now)
             if eval_data is not None:
                 for name, value in self.score(
-                    eval_data, validation_metric, batch_end_callback=eval_batch_end_callback, epoch=epoch
+                    eval_data,
+                    validation_metric,
+                    batch_end_callback=eval_batch_end_callback,
+                    score_end_callback=eval_end_callback,
+                    epoch=epoch,
                 ):
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
             train_data.reset()
