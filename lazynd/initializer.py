@@ -12,27 +12,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from . import ndarray as nd
 from . import random as _random
+from .class_registry import make_register
 from .errors import DataError, ShapeError
 
 _REGISTRY: dict[str, type[Initializer]] = {}
 
 
-def register(*aliases: str) -> Callable[[type[Initializer]], type[Initializer]]:
-    """Register an initializer class under its lower-case name (and aliases) for ``create``/``__init__``."""
-
-    def add(cls: type[Initializer]) -> type[Initializer]:
-        for name in (cls.__name__.lower(), *aliases):
-            _REGISTRY[name] = cls
-        return cls
-
-    return add
+register = make_register(_REGISTRY)
+"""Register an initializer class under its lower-case name (and aliases) for ``create`` and ``__init__``
+attributes: ``@register``, ``@register("alias")`` or ``register(klass)``."""
 
 
 class InitDesc(str):

@@ -13,20 +13,15 @@ from typing import Any
 
 import numpy
 
+from .class_registry import make_register
 from .errors import DataError
 
 _REGISTRY: dict[str, type[EvalMetric]] = {}
 
 
-def register(*names: str) -> Callable[[type[EvalMetric]], type[EvalMetric]]:
-    """Register a metric class under its lower-case class name and ``names``."""
-
-    def add(cls: type[EvalMetric]) -> type[EvalMetric]:
-        for name in (cls.__name__.lower(), *names):
-            _REGISTRY[name] = cls
-        return cls
-
-    return add
+register = make_register(_REGISTRY)
+"""Register a metric class under its lower-case class name and aliases for ``create``:
+``@register``, ``@register("alias")`` or MXNet's ``register(klass, name=None)``."""
 
 
 def _host(value: Any) -> numpy.ndarray:
