@@ -380,13 +380,14 @@ class Symbol:
         name = self.name
         return f"<Symbol {name}>" if name is not None else f"<Symbol group [{', '.join(self.list_outputs())}]>"
 
-    def tojson(self) -> str:
+    def tojson(self, remove_amp_cast: bool = True) -> str:
+        """The graph as MXNet's JSON (``remove_amp_cast``: MXNet's; lazynd has no AMP cast nodes)."""
         from .json_format import to_json
 
         return to_json(self)
 
-    def save(self, fname: str) -> None:
-        """Write the symbol's JSON to ``fname`` (atomically)."""
+    def save(self, fname: str, remove_amp_cast: bool = True) -> None:
+        """Write the symbol's JSON to ``fname`` (atomically); ``remove_amp_cast`` as in :meth:`tojson`."""
         from .json_format import save
 
         save(self, fname)

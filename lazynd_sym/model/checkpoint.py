@@ -24,7 +24,12 @@ _log = get_logger("lazynd.sym.checkpoint")
 
 
 def save_checkpoint(
-    prefix: str, epoch: int, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]
+    prefix: str,
+    epoch: int,
+    symbol: Any,
+    arg_params: dict[str, Any],
+    aux_params: dict[str, Any],
+    remove_amp_cast: bool = True,
 ) -> None:
     """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (``arg:``/``aux:`` keys), each atomically.
 

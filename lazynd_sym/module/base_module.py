@@ -129,13 +129,14 @@ class BaseModule:
         _refuse_sparse_rows(sparse_row_id_fn, "prepare")
 
     def iter_predict(
-        self, eval_data: mx_io.DataIter, num_batch: int | None = None, reset: bool = True
+        self, eval_data: mx_io.DataIter, num_batch: int | None = None, reset: bool = True, sparse_row_id_fn: Any = None
     ) -> Iterator[tuple[list[Any], int, mx_io.DataBatch]]:
         """Yield ``(outputs, nbatch, batch)`` per batch, the padding cut from the outputs.
 
         The outputs are views of the executors' arrays: the next batch overwrites them.
         """
         self._require("iter_predict")
+        _refuse_sparse_rows(sparse_row_id_fn, "iter_predict")
         self._check_iter(eval_data, "iter_predict")
         if reset:
             eval_data.reset()
@@ -154,6 +155,7 @@ class BaseModule:
         merge_batches: bool = True,
         reset: bool = True,
         always_output_list: bool = False,
+        sparse_row_id_fn: Any = None,
     ) -> Any:
         """The outputs on ``eval_data`` as NDArrays, padding removed.
 
@@ -161,6 +163,7 @@ class BaseModule:
         output is returned bare unless ``always_output_list``), otherwise a list
         per batch of its outputs.
         """
+        _refuse_sparse_rows(sparse_row_id_fn, "predict")
         batches = [[out.copy() for out in outputs] for outputs, _, _ in self.iter_predict(eval_data, num_batch, reset)]
         if not batches:
             return []
@@ -327,6 +330,7 @@ class BaseModule:
         aux_params: Any = None,
         allow_missing: bool = False,
         force_init: bool = False,
+        allow_extra: bool = False,
     ) -> None:
         raise self._abstract("init_params")
 
@@ -348,8 +352,13 @@ class BaseModule:
         aux_params: dict[str, Any],
         allow_missing: bool = False,
         force_init: bool = True,
+        allow_extra: bool = False,
     ) -> None:
-        """Copy ``arg_params``/``aux_params`` into the module: :meth:`init_params` with them."""
+        """Copy ``arg_params``/``aux_params`` into the module: :meth:`init_params` with them.
+
+        Names the module does not have are ignored, with or without ``allow_extra`` (as in MXNet's
+        Module, which copies only its own parameters).
+        """
         self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)
 
     def get_states(self, merge_multi_context: bool = True) -> list[Any]:

@@ -188,6 +188,7 @@ class BucketingModule(BaseModule):
         aux_params: dict[str, Any] | None = None,
         allow_missing: bool = False,
         force_init: bool = False,
+        allow_extra: bool = False,
     ) -> None:
         if self.params_initialized and not force_init:
             return
@@ -203,6 +204,7 @@ class BucketingModule(BaseModule):
         aux_params: dict[str, Any],
         allow_missing: bool = False,
         force_init: bool = True,
+        allow_extra: bool = False,
     ) -> None:
         self._current("set_params")
         self._buckets[self._default_bucket_key].set_params(arg_params, aux_params, allow_missing, force_init)
@@ -235,8 +237,13 @@ class BucketingModule(BaseModule):
                 module.borrow_optimizer(default)
         self.optimizer_initialized = True
 
-    def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False) -> None:
-        """Checkpoint the default bucket's symbol with the shared parameters (and optimizer states)."""
+    def save_checkpoint(
+        self, prefix: str, epoch: int, save_optimizer_states: bool = False, remove_amp_cast: bool = True
+    ) -> None:
+        """Checkpoint the default bucket's symbol with the shared parameters (and optimizer states).
+
+        ``remove_amp_cast`` is MXNet's; lazynd's graphs have no AMP cast nodes to remove.
+        """
         arg_params, aux_params = self.get_params()
         save_checkpoint(prefix, epoch, self._buckets[self._default_bucket_key].symbol, arg_params, aux_params)
         if save_optimizer_states:

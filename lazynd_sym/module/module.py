@@ -149,8 +149,13 @@ class Module(BaseModule):
             module._preload_opt_states = f"{prefix}-{int(epoch):04d}.states"
         return module
 
-    def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False) -> None:
-        """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, when asked, ``prefix-%04d.states``."""
+    def save_checkpoint(
+        self, prefix: str, epoch: int, save_optimizer_states: bool = False, remove_amp_cast: bool = True
+    ) -> None:
+        """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, when asked, ``prefix-%04d.states``.
+
+        ``remove_amp_cast`` is MXNet's; lazynd's graphs have no AMP cast nodes to remove.
+        """
         arg_params, aux_params = self.get_params()
         save_checkpoint(prefix, epoch, self._symbol, arg_params, aux_params)
         if save_optimizer_states:
@@ -281,11 +286,13 @@ class Module(BaseModule):
         aux_params: dict[str, Any] | None = None,
         allow_missing: bool = False,
         force_init: bool = False,
+        allow_extra: bool = False,
     ) -> None:
         """Give every parameter a value: from ``arg_params``/``aux_params`` where named, else ``initializer``.
 
-        A name missing from a given dict is an error unless ``allow_missing``.
-        Already initialized parameters are kept unless ``force_init``.
+        A name missing from a given dict is an error unless ``allow_missing``; names the module
+        does not have are ignored (``allow_extra`` is accepted for MXNet's signature).  Already
+        initialized parameters are kept unless ``force_init``.
         """
         if self.params_initialized and not force_init:
             return

@@ -148,6 +148,7 @@ class SequentialModule(BaseModule):
         aux_params: dict[str, Any] | None = None,
         allow_missing: bool = False,
         force_init: bool = False,
+        allow_extra: bool = False,
     ) -> None:
         """Initialize every module (``arg_params``/``aux_params`` hold the parameters of all of them)."""
         if self.params_initialized and not force_init:

@@ -51,3 +51,29 @@ def test_prepare_accepts_a_batch_and_sparse_row_ids_are_refused() -> None:
         mod.prepare(next(iter(it)), sparse_row_id_fn=lambda batch: {})
     with pytest.raises(mx.LazyNDError, match="fit: sparse_row_id_fn"):
         mod.fit(it, num_epoch=1, sparse_row_id_fn=lambda batch: {})
+
+
+def test_mxnets_extra_keywords_are_accepted() -> None:
+    mod, it = _module_and_iter()
+    mod.bind(it.provide_data, it.provide_label)
+    weights = {"fc_weight": mx.nd.ones((2, 3)), "fc_bias": mx.nd.zeros((2,)), "other_weight": mx.nd.ones((1,))}
+    # MXNet 1.9.1: init_params/set_params with an extra name pass, with or without allow_extra
+    mod.init_params(arg_params=weights, allow_extra=True)
+    mod.set_params(weights, {}, allow_missing=False, force_init=True, allow_extra=False)
+    np.testing.assert_array_equal(mod.get_params()[0]["fc_weight"].asnumpy(), np.ones((2, 3)))
+    assert mod.predict(it, sparse_row_id_fn=None).shape == (50, 2)
+    with pytest.raises(mx.LazyNDError, match="predict: sparse_row_id_fn"):
+        mod.predict(it, sparse_row_id_fn=lambda batch: {})
+
+
+def test_checkpoints_take_remove_amp_cast(tmp_path) -> None:
+    mod, it = _module_and_iter()
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params()
+    prefix = str(tmp_path / "net")
+    mod.save_checkpoint(prefix, 1, remove_amp_cast=True)
+    symbol, arg_params, _ = mx.model.load_checkpoint(prefix, 1)
+    assert sorted(arg_params) == ["fc_bias", "fc_weight"]
+    assert symbol.tojson(remove_amp_cast=False) == symbol.tojson()
+    symbol.save(str(tmp_path / "s.json"), remove_amp_cast=True)
+    mx.model.save_checkpoint(prefix, 2, symbol, arg_params, {}, remove_amp_cast=True)
