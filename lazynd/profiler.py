@@ -165,7 +165,7 @@ def _follow_engine() -> None:
             _install()
 
 
-def set_state(state: str = "stop") -> None:
+def set_state(state: str = "stop", profile_process: str = "worker") -> None:
     """Start ('run') or stop ('stop') recording.
 
     Stopping a running profiler writes the trace to the configured filename
@@ -185,6 +185,7 @@ def set_state(state: str = "stop") -> None:
     >>> mx.profiler.reset()  # forget the records
     """
     global _state, _origin, _exit_hook_registered, _paused
+    _check_process(profile_process, "set_state")
     if state not in _STATES:
         raise LazyNDError(f"profiler.set_state: state {state!r} is not one of {list(_STATES)}")
     was_running = _state == "run" or _paused
@@ -390,13 +391,15 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
         _output_named = named
 
 
-def dump(finished: bool = True) -> str:
+def dump(finished: bool = True, profile_process: str = "worker") -> str:
     """Write the trace to the configured filename (atomically) and return the path.
 
     Parameters
     ----------
     finished : bool
         Also stop the profiler and forget the written records (MXNet's meaning).
+    profile_process : str
+        ``'worker'`` only (MXNet's kvstore server profiling is not supported).
 
     Examples
     --------
@@ -404,6 +407,7 @@ def dump(finished: bool = True) -> str:
     >>> mx.profiler.set_config(filename=os.path.join(tempfile.mkdtemp(), 'profile.json'))
     >>> path = mx.profiler.dump()
     """
+    _check_process(profile_process, "dump")
     _follow_engine()
     path = _write_trace()
     if finished:

@@ -62,3 +62,13 @@ def test_pause_and_resume_without_a_run_do_nothing() -> None:
 def test_server_profiling_is_refused_by_name() -> None:
     with pytest.raises(mx.LazyNDError, match="profile_process 'server'"):
         profiler.pause(profile_process="server")
+
+
+def test_set_state_and_dump_take_profile_process(tmp_path) -> None:
+    path = tmp_path / "trace.json"
+    profiler.set_config(mode="all", filename=str(path))
+    profiler.set_state("run", profile_process="worker")
+    (mx.nd.ones((4,)) + 1).wait_to_read()
+    assert profiler.dump(profile_process="worker") == str(path)
+    with pytest.raises(mx.LazyNDError, match="set_state: profile_process 'server'"):
+        profiler.set_state("run", profile_process="server")

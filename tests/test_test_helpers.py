@@ -67,3 +67,11 @@ def test_get_mnist_iterator_gives_train_and_validation(data_dir: Path) -> None:
     train, val = tu.get_mnist_iterator(100, (784,))
     assert train.provide_data[0].shape == (100, 784)
     assert val.provide_data[0].shape == (100, 784)
+
+
+def test_random_shapes_take_allow_zero_size() -> None:
+    np.random.seed(3)
+    shapes = [tu.rand_shape_2d(1, 1, allow_zero_size=True) for _ in range(40)]
+    assert {s[0] for s in shapes} == {0, 1}
+    assert all(len(tu.rand_shape_nd(3, 2, allow_zero_size=True)) == 3 for _ in range(5))
+    assert all(0 < side for side in tu.rand_shape_nd(3, 2))

@@ -242,7 +242,8 @@ class NDArray:
             return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape})
         return _copying.view(self, shape)
 
-    def flatten(self) -> NDArray:
+    def flatten(self, inplace: bool = False) -> NDArray:
+        """A 2-D view ``(shape[0], -1)`` (always a view, so MXNet's ``inplace`` changes nothing)."""
         return self.reshape(self.shape[0] if self.ndim else 1, -1)
 
     def broadcast_to(self, shape: tuple[int, ...]) -> NDArray:

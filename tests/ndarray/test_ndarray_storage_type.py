@@ -74,3 +74,8 @@ class _Capsule:
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)
+
+
+def test_flatten_takes_mxnets_inplace() -> None:
+    x = mx.nd.ones((2, 3, 4))
+    assert x.flatten(inplace=True).shape == (2, 12)  # MXNet 1.9.1: (2, 12)
