@@ -17,7 +17,7 @@ from . import passes, random
 from .attribute import AttrScope
 from .creation import Group, Variable, make_function, var
 from .executor import Executor
-from .functions import arange, full, hypot, maximum, minimum, ones, pow, power, zeros  # noqa: A004 - MXNet's names
+from .functions import arange, full, hypot, maximum, minimum, ones, pow, power, split_v2, zeros  # noqa: A004 - MXNet's names
 from .json_format import load, load_json
 from .name import NameManager, Prefix
 from .symbol import Symbol
@@ -74,6 +74,7 @@ __all__ = [
     "pow",
     "power",
     "random",
+    "split_v2",
     "zeros",
     "Executor",
     "Group",

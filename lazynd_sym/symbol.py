@@ -259,6 +259,12 @@ class Symbol:
         """This symbol cast to ``dtype`` (the ``Cast`` operator)."""
         return creation.invoke("Cast", [self], {"dtype": dtype, **kwargs})
 
+    def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Symbol:
+        """Pieces along ``axis``: equal sections or at indices (see ``mx.sym.split_v2``)."""
+        from .functions import split_v2
+
+        return split_v2(self, indices_or_sections, axis, squeeze_axis)
+
     def __getattr__(self, name: str) -> Any:
         op = None if name.startswith("_") else _method_operator(name)
         if op is None:

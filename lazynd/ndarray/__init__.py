@@ -64,6 +64,7 @@ __all__ = [
     "to_dlpack_for_read",
     "to_dlpack_for_write",
     "moveaxis",
+    "split_v2",
     "add",
     "subtract",
     "multiply",
@@ -89,6 +90,21 @@ def moveaxis(tensor: NDArray, source: int, destination: int) -> NDArray:
     axes = list(range(tensor.ndim))
     axes.insert(destination % tensor.ndim, axes.pop(source % tensor.ndim))
     return transpose(tensor, axes=tuple(axes))  # type: ignore[name-defined]  # noqa: F821
+
+
+def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
+    """Split ``ary`` along ``axis`` into equal sections (an int) or at indices (a tuple), as ``numpy.split``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> [p.shape for p in mx.nd.split_v2(mx.nd.zeros((6, 2)), (1, 3))]
+    [(1, 2), (2, 2), (3, 2)]
+    """
+    from .splitting import split_v2 as split
+
+    length = ary.shape[axis]
+    return split(ary, length, indices_or_sections, axis, squeeze_axis, slice_axis, squeeze)  # type: ignore[name-defined]  # noqa: F821
 
 
 def _install_operator_functions() -> None:

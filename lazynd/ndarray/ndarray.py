@@ -246,6 +246,12 @@ class NDArray:
         """A 2-D view ``(shape[0], -1)`` (always a view, so MXNet's ``inplace`` changes nothing)."""
         return self.reshape(self.shape[0] if self.ndim else 1, -1)
 
+    def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
+        """Pieces along ``axis``: equal sections or at indices (see :func:`lazynd.nd.split_v2`)."""
+        from . import split_v2
+
+        return split_v2(self, indices_or_sections, axis, squeeze_axis)
+
     def broadcast_to(self, shape: tuple[int, ...]) -> NDArray:
         return _ops_table.invoke_by_name("broadcast_to", [self], {"shape": shape})
 
