@@ -11,7 +11,6 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from lazynd.base import NotImplementedForSymbol
 from lazynd.errors import LazyNDError, ShapeError
 
 from .attribute import check_dtype_hint, normalize_attrs
@@ -266,10 +265,10 @@ class Symbol:
         return split_v2(self, indices_or_sections, axis, squeeze_axis)
 
     def __getattr__(self, name: str) -> Any:
-        op = None if name.startswith("_") else _method_operator(name)
+        op = None if name.startswith("_") else methods.method_operator(name)
         if op is None:
             raise AttributeError(f"'Symbol' object has no attribute {name!r}")
-        return lambda *args, **kwargs: _apply_method(op, self, args, kwargs)
+        return lambda *args, **kwargs: methods.apply_method(op, self, args, kwargs)
 
     # -- inference -----------------------------------------------------------------------------
     def _known_by_name(self, graph: IndexedGraph, args: tuple, kwargs: dict, what: str) -> dict[int, Any]:
@@ -451,49 +450,12 @@ def _given_shape(name: str, value: Any) -> tuple[int, ...]:
     )
 
 
-def _method_operator(name: str) -> Any:
-    """The registered operator that ``Symbol.<name>`` applies, if any (as NDArray's methods do)."""
-    from lazynd.ops import registry
-
-    return registry.get(name) if registry.exists(name) else None
-
-
-def _apply_method(op: Any, data: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
-    """``data.<op>(*args, **kwargs)``: symbols are further inputs, other positionals are parameters in order."""
-    inputs = [data]
-    while args and isinstance(args[0], Symbol):
-        inputs.append(args[0])
-        args = args[1:]
-    free = [p for p in op.params if p not in kwargs and p != "num_args"]
-    if len(args) > len(free):
-        raise LazyNDError(f"Symbol.{op.name}: {len(args)} positional parameters given, it takes at most {free}")
-    kwargs = {**dict(zip(free, args, strict=False)), **kwargs}
-    return creation.invoke(op, inputs, kwargs)
-
-
-def _ndarray_only(name: str) -> Any:
-    def method(self: Symbol, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedForSymbol(
-            f"Symbol.{name}: only an NDArray has it; a symbol holds no values (bind it to an executor, "
-            "or use mx.nd for arrays)"
-        )
-
-    method.__name__ = name
-    method.__doc__ = f"Not for symbols (MXNet's NotImplementedForSymbol): ``{name}`` is an NDArray method."
-    return method
-
-
-# MXNet's Symbol has these NDArray methods only to refuse them when called (hasattr stays True)
-for _name in ("asnumpy", "asscalar", "as_in_context", "copy", "wait_to_read", "backward", "detach", "attach_grad"):
-    setattr(Symbol, _name, _ndarray_only(_name))
-
-
 def _is_dimension(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0
 
 
 # .creation makes Symbols, so it imports this module: bound here, once Symbol exists, and
 # reached as ``creation.<name>`` when called (whichever of the two modules is imported first)
-from . import creation  # noqa: E402
+from . import creation, methods  # noqa: E402
 
 __all__ = ["Symbol"]
