@@ -218,11 +218,11 @@ class NDArray:
     def copy(self) -> NDArray:
         return _copying.copyto(self, self._ctx)
 
-    def as_in_context(self, ctx: Context) -> NDArray:
-        """This array if it is already on ``ctx``, else a copy there."""
-        if ctx == self._ctx:
+    def as_in_context(self, context: Context) -> NDArray:
+        """This array if it is already on ``context``, else a copy there."""
+        if context == self._ctx:
             return self
-        return _copying.copyto(self, ctx)
+        return _copying.copyto(self, context)
 
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
         if not copy and np.dtype(dtype) == self._data.dtype:

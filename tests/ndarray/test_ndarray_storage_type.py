@@ -79,3 +79,8 @@ class _Capsule:
 def test_flatten_takes_mxnets_inplace() -> None:
     x = mx.nd.ones((2, 3, 4))
     assert x.flatten(inplace=True).shape == (2, 12)  # MXNet 1.9.1: (2, 12)
+
+
+def test_as_in_context_takes_mxnets_keyword() -> None:
+    x = mx.nd.ones((2,))
+    assert x.as_in_context(context=mx.cpu()) is x
