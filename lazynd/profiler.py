@@ -439,14 +439,26 @@ def _write_at_exit() -> None:
         _write_trace()
 
 
-def dumps(reset: bool = False) -> str:
-    """A table of the recorded operations per name: count and total/mean/min/max time in ms.
+_SORT_KEYS = {"total": 1, "avg": 4, "min": 2, "max": 3, "count": 0}
+
+
+def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", ascending: bool = False) -> str:  # noqa: A002 - MXNet's name
+    """The recorded operations per name: count and total/avg/min/max time in ms.
+
+    ``format``: ``'table'`` (text) or ``'json'`` (MXNet's ``{"Time": {"operator": {name:
+    {"Count", "Total", "Min", "Max", "Avg"}}}, "Unit": {"Time": "ms"}}``); rows sorted by
+    ``sort_by`` (``'total'``, ``'avg'``, ``'min'``, ``'max'`` or ``'count'``), descending unless
+    ``ascending``.
 
     Examples
     --------
     >>> import lazynd as mx
     >>> print(mx.profiler.dumps())  # doctest: +SKIP
     """
+    if format not in ("table", "json"):
+        raise LazyNDError(f"profiler.dumps: format must be 'table' or 'json', got {format!r}")
+    if sort_by not in _SORT_KEYS:
+        raise LazyNDError(f"profiler.dumps: sort_by must be one of {list(_SORT_KEYS)}, got {sort_by!r}")
     _follow_engine()
     records = list(_records)
     stats: dict[str, list[float]] = {}
@@ -460,14 +472,23 @@ def dumps(reset: bool = False) -> str:
             row[1] += ms
             row[2] = min(row[2], ms)
             row[3] = max(row[3], ms)
-    width = max([len("operator")] + [len(n) for n in stats])
-    lines = [f"{'operator':<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
-    for name, (count, total, low, high) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
-        lines.append(
-            f"{name:<{width}} {int(count):>8d} {total:>12.4f} {total / count:>10.4f} {low:>10.4f} {high:>10.4f}"
-        )
+    rows = sorted(
+        ((name, count, total, low, high, total / count) for name, (count, total, low, high) in stats.items()),
+        key=lambda row: row[1 + _SORT_KEYS[sort_by]],
+        reverse=not ascending,
+    )
     if reset:
         globals()["reset"]()
+    if format == "json":
+        table = {
+            name: {"Count": int(count), "Total": total, "Min": low, "Max": high, "Avg": avg}
+            for name, count, total, low, high, avg in rows
+        }
+        return json.dumps({"Time": {"operator": table}, "Unit": {"Time": "ms"}}, indent=4)
+    width = max([len("operator")] + [len(n) for n in stats])
+    lines = [f"{'operator':<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
+    for name, count, total, low, high, avg in rows:
+        lines.append(f"{name:<{width}} {int(count):>8d} {total:>12.4f} {avg:>10.4f} {low:>10.4f} {high:>10.4f}")
     return "\n".join(lines)
 
 

@@ -72,3 +72,22 @@ def test_set_state_and_dump_take_profile_process(tmp_path) -> None:
     assert profiler.dump(profile_process="worker") == str(path)
     with pytest.raises(mx.LazyNDError, match="set_state: profile_process 'server'"):
         profiler.set_state("run", profile_process="server")
+
+
+def test_dumps_json_sorted_by_count() -> None:
+    profiler.set_state("run")
+    a = mx.nd.ones((4,))
+    for _ in range(3):
+        a = a + 1
+    (a * 2).wait_to_read()
+    profiler.pause()  # stops recording, writes nothing
+    stats = json.loads(profiler.dumps(format="json", sort_by="count", ascending=True))
+    assert stats["Unit"] == {"Time": "ms"}  # MXNet 1.9.1's layout
+    table = stats["Time"]["operator"]
+    counts = [row["Count"] for row in table.values()]
+    assert counts == sorted(counts) and max(counts) == 3
+    assert set(next(iter(table.values()))) == {"Count", "Total", "Min", "Max", "Avg"}
+    text = profiler.dumps(sort_by="count")
+    assert text.splitlines()[1].split()[1] == "3"  # descending: the three additions first
+    with pytest.raises(mx.LazyNDError, match="sort_by must be one of"):
+        profiler.dumps(sort_by="median")
