@@ -694,6 +694,22 @@ class Loss(EvalMetric):
             self.num_inst += int(values.size)
 
 
+@register()
+class Torch(Loss):
+    """:class:`Loss` under MXNet's name for the losses of torch criterions (``'torch'``)."""
+
+    def __init__(self, name: str = "torch", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+
+
+@register()
+class Caffe(Loss):
+    """:class:`Loss` under MXNet's name for the losses of caffe layers (``'caffe'``)."""
+
+    def __init__(self, name: str = "caffe", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+
+
 @register("custom")
 class CustomMetric(EvalMetric):
     """A metric from a function ``feval(label, pred) -> value or (sum, count)`` on NumPy arrays.

@@ -292,3 +292,11 @@ def test_pcc_of_mxnets_docstring_example() -> None:
     pcc = mx.metric.create("pcc")
     pcc.update(labels, preds)
     assert pcc.get()[1] == pytest.approx(0.01917751877733392)  # MXNet 1.9.1
+
+
+def test_torch_and_caffe_are_losses_under_their_names() -> None:
+    torch_metric = mx.metric.Torch()
+    torch_metric.update(None, [mx.nd.array([1, 2, 3])])
+    caffe_metric = mx.metric.create("caffe")
+    caffe_metric.update(None, [mx.nd.array([2, 4])])
+    assert torch_metric.get() == ("torch", 2.0) and caffe_metric.get() == ("caffe", 3.0)  # MXNet 1.9.1
