@@ -29,7 +29,7 @@ def random_arrays(*shapes: tuple[int, ...]) -> Any:
     >>> a.shape, a.dtype, b.shape
     ((2, 3), dtype('float32'), ())
     """
-    arrays = [np.asarray(np.random.randn(*shape), dtype=default_dtype()) for shape in shapes]
+    arrays: list[np.ndarray] = [np.asarray(np.random.randn(*shape), dtype=default_dtype()) for shape in shapes]
     return arrays[0] if len(arrays) == 1 else arrays
 
 
@@ -127,10 +127,18 @@ def get_mnist_iterator(batch_size: int, input_shape: tuple[int, ...], num_parts:
     """``(train, validation)`` MNIST iterators (``MNISTIter``), flat unless ``input_shape`` is 3-D."""
     from .io import MNISTIter
 
-    flat = len(input_shape) != 3
-    common = {"batch_size": batch_size, "input_shape": input_shape, "flat": flat}
-    common.update(num_parts=num_parts, part_index=part_index)
-    return MNISTIter(shuffle=True, train=True, **common), MNISTIter(shuffle=False, train=False, **common)
+    def split(train: bool) -> MNISTIter:
+        return MNISTIter(
+            batch_size=batch_size,
+            shuffle=train,
+            flat=len(input_shape) != 3,
+            train=train,
+            num_parts=num_parts,
+            part_index=part_index,
+            input_shape=input_shape,
+        )
+
+    return split(True), split(False)
 
 
 __all__ = [

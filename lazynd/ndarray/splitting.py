@@ -63,7 +63,7 @@ def split_v2(
 ) -> Any:
     """The pieces of ``data`` along ``axis`` (one piece is returned bare, as MXNet's operator does)."""
     bounds = section_bounds(length, indices_or_sections)
-    if squeeze_axis and any(end - begin != 1 for begin, end in bounds):
+    if squeeze_axis and any(end is None or end - begin != 1 for begin, end in bounds):
         raise ShapeError(f"split_v2: squeeze_axis needs pieces of length 1 along axis {axis}, got bounds {bounds}")
     pieces = [slice_axis(data, axis=axis, begin=begin, end=end) for begin, end in bounds]
     if squeeze_axis:
