@@ -381,7 +381,7 @@ class BaseModule:
     def update(self) -> None:
         raise self._abstract("update")
 
-    def update_metric(self, eval_metric: Any, labels: Any) -> None:
+    def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
         raise self._abstract("update_metric")
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:

@@ -285,9 +285,9 @@ class BucketingModule(BaseModule):
         self._require("set_states")
         self._current("set_states").set_states(states, value)
 
-    def update_metric(self, eval_metric: Any, labels: Any) -> None:
+    def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
         self._require("update_metric")
-        self._current("update_metric").update_metric(eval_metric, labels)
+        self._current("update_metric").update_metric(eval_metric, labels, pre_sliced)
 
     def install_monitor(self, mon: Any) -> None:
         """Have ``mon`` watch the executors of every bucket bound so far."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
+from lazynd import ndarray as nd
 from lazynd import optimizer as opt_module
 from lazynd.context import Context, cpu
 from lazynd.errors import ContextError, DataError, LazyNDError
@@ -423,10 +424,16 @@ class Module(BaseModule):
         assert self._exec_group is not None
         self._exec_group.set_states(states, value)
 
-    def update_metric(self, eval_metric: Any, labels: Any) -> None:
-        """Update ``eval_metric`` with the outputs of the last forward against ``labels``."""
+    def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
+        """Update ``eval_metric`` with the outputs of the last forward against ``labels``.
+
+        ``pre_sliced``: ``labels`` holds one list of labels per device (each device's rows of
+        the batch, in the order of the contexts), as MXNet's multi-device loops pass them.
+        """
         self._require("update_metric")
         assert self._exec_group is not None
+        if pre_sliced:
+            labels = _join_device_labels(labels, len(self._exec_group.execs))
         labels = list(labels or [])
         names = (self._label_names + [""] * len(labels))[: len(labels)]  # an unknown name splits on axis 0
         self._exec_group.update_metric(eval_metric, names, labels)
@@ -437,3 +444,17 @@ class Module(BaseModule):
         self._monitor = mon
         for group in self._groups.values():
             group.install_monitor(mon)
+
+
+def _join_device_labels(per_device: Any, num_devices: int) -> list[Any]:
+    """The batch's labels from one list per device (rows in device order): each label joined on axis 0."""
+    per_device = list(per_device)
+    if len(per_device) != num_devices or not all(isinstance(labels, (list, tuple)) for labels in per_device):
+        raise LazyNDError(
+            f"update_metric: pre_sliced labels must be one list of labels per device ({num_devices}), "
+            f"got {len(per_device)} item(s)"
+        )
+    return [
+        nd.concatenate([nd.array(label) if not isinstance(label, nd.NDArray) else label for label in labels])
+        for labels in zip(*per_device, strict=True)
+    ]

@@ -77,3 +77,19 @@ def test_checkpoints_take_remove_amp_cast(tmp_path) -> None:
     assert symbol.tojson(remove_amp_cast=False) == symbol.tojson()
     symbol.save(str(tmp_path / "s.json"), remove_amp_cast=True)
     mx.model.save_checkpoint(prefix, 2, symbol, arg_params, {}, remove_amp_cast=True)
+
+
+def test_update_metric_takes_labels_pre_sliced_per_device() -> None:
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    mod = mx.mod.Module(mx.sym.SoftmaxOutput(fc, name="softmax"), context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind([("data", (4, 3))], [("softmax_label", (4,))])
+    mod.init_params()
+    mod.set_params({"fc_weight": mx.nd.array([[1, 0, 0], [0, 1, 0]]), "fc_bias": mx.nd.zeros((2,))}, {})
+    data = mx.nd.array([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 1, 0]])  # predicts classes 0, 1, 0, 1
+    mod.forward(mx.io.DataBatch([data], [mx.nd.zeros((4,))]), is_train=False)
+    whole, sliced = mx.metric.create("acc"), mx.metric.create("acc")
+    mod.update_metric(whole, [mx.nd.array([0, 1, 1, 1])])
+    mod.update_metric(sliced, [[mx.nd.array([0, 1])], [mx.nd.array([1, 1])]], pre_sliced=True)
+    assert whole.get() == sliced.get() == ("accuracy", 0.75)
+    with pytest.raises(mx.LazyNDError, match="one list of labels per device"):
+        mod.update_metric(sliced, [mx.nd.array([0, 1, 1, 1])], pre_sliced=True)
