@@ -75,3 +75,9 @@ def test_random_shapes_take_allow_zero_size() -> None:
     assert {s[0] for s in shapes} == {0, 1}
     assert all(len(tu.rand_shape_nd(3, 2, allow_zero_size=True)) == 3 for _ in range(5))
     assert all(0 < side for side in tu.rand_shape_nd(3, 2))
+
+
+def test_assert_almost_equal_takes_mxnets_keywords() -> None:
+    assert tu.almost_equal(np.ones(3), np.ones(3), use_broadcast=False)
+    with pytest.raises(AssertionError, match=r"first differing indices: \[\(0, 1\), \(0, 2\)\]"):
+        tu.assert_almost_equal(np.arange(6.0).reshape(2, 3), np.zeros((2, 3)), mismatches=(2, 2), use_broadcast=True)
