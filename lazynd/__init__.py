@@ -85,6 +85,16 @@ _LAZY = {
     "attribute": "lazynd_sym.attribute",
     "operator": "lazynd.operator",
     "autograd": "lazynd.autograd",
+    "base": "lazynd.base",
+    "executor": "lazynd_sym.executor",
+}
+# MXNet's faces lazynd does not have: naming one says so instead of "no attribute"
+_UNSUPPORTED = {
+    "gluon": "Gluon (mx.gluon) is not part of lazynd; use mx.mod.Module, mx.sym or mx.nd with mx.autograd",
+    "np": "MXNet's NumPy interface (mx.np) is not part of lazynd; use mx.nd",
+    "npx": "MXNet's NumPy extensions (mx.npx) are not part of lazynd; use mx.nd",
+    "numpy": "MXNet's NumPy interface (mx.numpy) is not part of lazynd; use mx.nd",
+    "numpy_extension": "MXNet's NumPy extensions (mx.numpy_extension) are not part of lazynd; use mx.nd",
 }
 # name -> (module, attribute): classes MXNet exposes at the top level
 _LAZY_ATTRS = {"AttrScope": ("lazynd_sym.attribute", "AttrScope"), "rtc": ("lazynd.cuda_rtc", "Rtc")}
@@ -97,6 +107,8 @@ def __getattr__(name: str) -> Any:
     elif name in _LAZY_ATTRS:
         module_name, attribute = _LAZY_ATTRS[name]
         value = getattr(importlib.import_module(module_name), attribute)
+    elif name in _UNSUPPORTED:
+        raise LazyNDError(f"mx.{name}: {_UNSUPPORTED[name]}")
     else:
         raise AttributeError(f"module 'lazynd' has no attribute {name!r}")
     globals()[name] = value

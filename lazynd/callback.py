@@ -175,3 +175,21 @@ class EpochProgress:
         if self._log_redirect is not None:
             self._log_redirect.__exit__(None, None, None)
             self._log_redirect = None
+
+
+class LogValidationMetricsCallback:
+    """Epoch-end callback (``eval_end_callback`` of ``fit``) logging each validation metric.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> metric = mx.metric.create("acc")
+    >>> metric.update([mx.nd.array([1])], [mx.nd.array([[0.2, 0.8]])])
+    >>> mx.callback.LogValidationMetricsCallback()(BatchEndParam(0, 1, metric, None))
+    """
+
+    def __call__(self, param: BatchEndParam) -> None:
+        if not param.eval_metric:
+            return
+        for name, value in param.eval_metric.get_name_value():
+            _log.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)

@@ -60,8 +60,17 @@ def same(a: Any, b: Any) -> bool:
     return bool(np.array_equal(_as_numpy(a), _as_numpy(b)))
 
 
-def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None, equal_nan: bool = False) -> bool:
+def almost_equal(
+    a: Any,
+    b: Any,
+    rtol: float | None = None,
+    atol: float | None = None,
+    equal_nan: bool = False,
+    use_broadcast: bool = True,
+) -> bool:
     """Whether ``|a - b| <= atol + rtol * |b|`` everywhere (and the shapes agree).
+
+    ``use_broadcast`` is MXNet's choice of where to compare; lazynd compares on the host either way.
 
     Examples
     --------
@@ -83,8 +92,13 @@ def assert_almost_equal(
     atol: float | None = None,
     names: tuple[str, str] = ("a", "b"),
     equal_nan: bool = False,
+    use_broadcast: bool = True,
+    mismatches: tuple[int, int] = (10, 10),
 ) -> None:
     """Raise ``AssertionError`` naming the worst element when ``a`` and ``b`` differ beyond tolerance.
+
+    The message also lists the first ``mismatches[0]`` differing indices (MXNet's keyword);
+    ``use_broadcast`` is accepted as in :func:`almost_equal`.
 
     Examples
     --------
@@ -106,5 +120,6 @@ def assert_almost_equal(
     where = np.unravel_index(int(np.argmax(excess)), a.shape) if a.ndim else ()
     raise AssertionError(
         f"{names[0]} and {names[1]} differ (rtol={rtol}, atol={atol}): {int((~close).sum())} of {a.size} elements; "
-        f"worst at index {tuple(int(i) for i in where)}: {names[0]}={a64[where]!r}, {names[1]}={b64[where]!r}"
+        f"worst at index {tuple(int(i) for i in where)}: {names[0]}={a64[where]!r}, {names[1]}={b64[where]!r}; "
+        f"first differing indices: {[tuple(int(i) for i in index) for index in np.argwhere(~close)[: mismatches[0]]]}"
     )

@@ -46,6 +46,9 @@ class Context(metaclass=_ContextType):
     device_id: int
 
     _local = threading.local()
+    # MXNet's tables between numeric and named device types
+    devtype2str = dict(_DEVICE_NAMES)
+    devstr2type = dict(_DEVICE_TYPES)
 
     def __init__(self, device_type: str | int | Context, device_id: int = 0) -> None:
         if isinstance(device_type, Context):

@@ -12,27 +12,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from . import ndarray as nd
 from . import random as _random
+from .class_registry import make_register
 from .errors import DataError, ShapeError
 
 _REGISTRY: dict[str, type[Initializer]] = {}
 
 
-def register(*aliases: str) -> Callable[[type[Initializer]], type[Initializer]]:
-    """Register an initializer class under its lower-case name (and aliases) for ``create``/``__init__``."""
-
-    def add(cls: type[Initializer]) -> type[Initializer]:
-        for name in (cls.__name__.lower(), *aliases):
-            _REGISTRY[name] = cls
-        return cls
-
-    return add
+register = make_register(_REGISTRY)
+"""Register an initializer class under its lower-case name (and aliases) for ``create`` and ``__init__``
+attributes: ``@register``, ``@register("alias")`` or ``register(klass)``."""
 
 
 class InitDesc(str):
@@ -233,6 +228,29 @@ class Constant(Initializer):
 
     def _init_weight(self, _: str, arr: Any) -> None:
         arr[:] = self.value
+
+
+@register()
+class LSTMBias(Initializer):
+    """An LSTM's biases: zeros, except the forget gate's (the second of the four gates) set to ``forget_bias``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> bias = mx.nd.empty((8,))
+    >>> mx.init.LSTMBias(forget_bias=1.0)._init_weight("lstm_i2h_bias", bias)
+    >>> bias.asnumpy()
+    array([0., 0., 1., 1., 0., 0., 0., 0.], dtype=float32)
+    """
+
+    def __init__(self, forget_bias: float = 1.0) -> None:
+        super().__init__(forget_bias=forget_bias)
+        self.forget_bias = forget_bias
+
+    def _init_weight(self, _: str, arr: Any) -> None:
+        num_hidden = arr.shape[0] // 4
+        arr[:] = 0.0
+        arr[num_hidden : 2 * num_hidden] = self.forget_bias
 
 
 @register()

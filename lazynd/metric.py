@@ -13,20 +13,15 @@ from typing import Any
 
 import numpy
 
+from .class_registry import make_register
 from .errors import DataError
 
 _REGISTRY: dict[str, type[EvalMetric]] = {}
 
 
-def register(*names: str) -> Callable[[type[EvalMetric]], type[EvalMetric]]:
-    """Register a metric class under its lower-case class name and ``names``."""
-
-    def add(cls: type[EvalMetric]) -> type[EvalMetric]:
-        for name in (cls.__name__.lower(), *names):
-            _REGISTRY[name] = cls
-        return cls
-
-    return add
+register = make_register(_REGISTRY)
+"""Register a metric class under its lower-case class name and aliases for ``create``:
+``@register``, ``@register("alias")`` or MXNet's ``register(klass, name=None)``."""
 
 
 def _host(value: Any) -> numpy.ndarray:
@@ -393,6 +388,74 @@ class MCC(EvalMetric):
         _update_binary_score(self, _binary_counts(type(self).__name__, labels, preds), _mcc_score)
 
 
+def _pcc_score(confusion: numpy.ndarray) -> float:
+    """Gorodkin's R_K (MCC for K classes) of a confusion matrix (rows predictions, columns labels)."""
+    total = confusion.sum()
+    predicted, actual = confusion.sum(axis=1), confusion.sum(axis=0)
+    cov_pp = numpy.sum(predicted * (total - predicted))
+    cov_aa = numpy.sum(actual * (total - actual))
+    if cov_pp == 0 or cov_aa == 0:
+        return float("nan")
+    cov_pa = numpy.sum(confusion.diagonal() * total - predicted * actual)
+    return float(cov_pa / (cov_pp * cov_aa) ** 0.5)
+
+
+@register()
+class PCC(EvalMetric):
+    """The multiclass Matthews correlation (Pearson's correlation of a K x K confusion matrix).
+
+    Predictions are class scores (their argmax is taken) or classes; the matrix grows with the
+    largest class seen.  ``get`` reports the local period, ``get_global`` everything since ``reset``.
+
+    Examples
+    --------
+    >>> m = PCC()
+    >>> m.update([numpy.array([1, 0, 1, 0])], [numpy.array([[0.2, 0.8], [0.9, 0.1], [0.7, 0.3], [0.6, 0.4]])])
+    >>> round(m.get()[1], 6)
+    0.57735
+    """
+
+    def __init__(self, name: str = "pcc", **kwargs: Any) -> None:
+        self._classes = 2
+        super().__init__(name, **kwargs)
+
+    def reset(self) -> None:
+        super().reset()
+        self._global = numpy.zeros((self._classes, self._classes))
+        self._local = numpy.zeros((self._classes, self._classes))
+
+    def reset_local(self) -> None:
+        super().reset_local()
+        self._local = numpy.zeros((self._classes, self._classes))
+
+    def _grow(self, classes: int) -> None:
+        extra = classes - self._classes
+        self._local = numpy.pad(self._local, ((0, extra), (0, extra)))
+        self._global = numpy.pad(self._global, ((0, extra), (0, extra)))
+        self._classes = classes
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        labels, preds = check_label_shapes(labels, preds)
+        for label, pred in zip(labels, preds, strict=False):
+            label_np = _host(label).astype(numpy.int64).reshape(-1)
+            pred_np = _host(pred)
+            pred_np = pred_np.argmax(axis=1) if pred_np.ndim > 1 else pred_np.astype(numpy.int64)
+            if label_np.size and min(label_np.min(), pred_np.min()) < 0:
+                raise DataError(f"PCC: classes must be >= 0, got labels {label_np} and predictions {pred_np}")
+            largest = int(max(pred_np.max(initial=0), label_np.max(initial=0)))
+            if largest >= self._classes:
+                self._grow(largest + 1)
+            counts = numpy.zeros((self._classes, self._classes))
+            numpy.add.at(counts, (pred_np, label_np), 1)
+            self._local += counts
+            self._global += counts
+        self.num_inst += 1
+        self.sum_metric = _pcc_score(self._local) * self.num_inst
+
+    def get_global(self) -> tuple[Any, Any]:
+        return self.name, _pcc_score(self._global) if self.global_num_inst else float("nan")
+
+
 class _Regression(EvalMetric):
     def _errors(self, labels: Sequence[Any], preds: Sequence[Any]) -> Any:
         labels, preds = check_label_shapes(labels, preds)
@@ -629,6 +692,22 @@ class Loss(EvalMetric):
             values = _host(pred)
             self.sum_metric += float(values.sum())
             self.num_inst += int(values.size)
+
+
+@register()
+class Torch(Loss):
+    """:class:`Loss` under MXNet's name for the losses of torch criterions (``'torch'``)."""
+
+    def __init__(self, name: str = "torch", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+
+
+@register()
+class Caffe(Loss):
+    """:class:`Loss` under MXNet's name for the losses of caffe layers (``'caffe'``)."""
+
+    def __init__(self, name: str = "caffe", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
 
 
 @register("custom")

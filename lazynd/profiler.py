@@ -62,6 +62,8 @@ __all__ = [
     "profiler_set_state",
     "dump_profile",
     "trace_of",
+    "pause",
+    "resume",
 ]
 
 _MODES = ("symbolic", "all")
@@ -69,6 +71,7 @@ _STATES = ("run", "stop")
 
 _config = {"mode": "symbolic", "filename": "profile.json"}
 _state = "stop"
+_paused = False  # recording stopped by pause(), to go on at resume()
 _output_named = False  # set_config was called: stopping and exiting write the trace
 _written = 0  # how many records the last write held
 _exit_hook_registered = False
@@ -162,7 +165,7 @@ def _follow_engine() -> None:
             _install()
 
 
-def set_state(state: str = "stop") -> None:
+def set_state(state: str = "stop", profile_process: str = "worker") -> None:
     """Start ('run') or stop ('stop') recording.
 
     Stopping a running profiler writes the trace to the configured filename
@@ -181,9 +184,12 @@ def set_state(state: str = "stop") -> None:
     True
     >>> mx.profiler.reset()  # forget the records
     """
-    global _state, _origin, _exit_hook_registered
+    global _state, _origin, _exit_hook_registered, _paused
+    _check_process(profile_process, "set_state")
     if state not in _STATES:
         raise LazyNDError(f"profiler.set_state: state {state!r} is not one of {list(_STATES)}")
+    was_running = _state == "run" or _paused
+    _paused = False
     if state == "run":
         if not _records:
             _origin = time.perf_counter_ns()
@@ -196,7 +202,7 @@ def set_state(state: str = "stop") -> None:
             atexit.register(_write_at_exit)
             _exit_hook_registered = True
         return
-    writes = _state == "run" and _output_named
+    writes = was_running and _output_named
     if writes:
         from .engine import get_engine
 
@@ -214,6 +220,40 @@ def _stop_recording() -> None:
     set_event_timing(False)
     _uninstall()
     _state = "stop"
+
+
+def _check_process(profile_process: str, what: str) -> None:
+    if profile_process != "worker":
+        raise LazyNDError(f"profiler.{what}: profile_process {profile_process!r} is not supported; only 'worker'")
+
+
+def pause(profile_process: str = "worker") -> None:
+    """Stop recording until :func:`resume`, without writing the trace (a no-op unless running).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.profiler.set_state('run')
+    >>> mx.profiler.pause()
+    >>> mx.profiler.get_state()
+    'stop'
+    >>> mx.profiler.resume()
+    >>> mx.profiler.get_state()
+    'run'
+    >>> mx.profiler.set_state('stop'); mx.profiler.reset()
+    """
+    global _paused
+    _check_process(profile_process, "pause")
+    if _state == "run":
+        _stop_recording()
+        _paused = True
+
+
+def resume(profile_process: str = "worker") -> None:
+    """Go on recording after :func:`pause` (a no-op unless paused)."""
+    _check_process(profile_process, "resume")
+    if _paused:
+        set_state("run")
 
 
 def get_state() -> str:
@@ -351,13 +391,15 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
         _output_named = named
 
 
-def dump(finished: bool = True) -> str:
+def dump(finished: bool = True, profile_process: str = "worker") -> str:
     """Write the trace to the configured filename (atomically) and return the path.
 
     Parameters
     ----------
     finished : bool
         Also stop the profiler and forget the written records (MXNet's meaning).
+    profile_process : str
+        ``'worker'`` only (MXNet's kvstore server profiling is not supported).
 
     Examples
     --------
@@ -365,6 +407,7 @@ def dump(finished: bool = True) -> str:
     >>> mx.profiler.set_config(filename=os.path.join(tempfile.mkdtemp(), 'profile.json'))
     >>> path = mx.profiler.dump()
     """
+    _check_process(profile_process, "dump")
     _follow_engine()
     path = _write_trace()
     if finished:
@@ -396,14 +439,26 @@ def _write_at_exit() -> None:
         _write_trace()
 
 
-def dumps(reset: bool = False) -> str:
-    """A table of the recorded operations per name: count and total/mean/min/max time in ms.
+_SORT_KEYS = {"total": 1, "avg": 4, "min": 2, "max": 3, "count": 0}
+
+
+def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", ascending: bool = False) -> str:  # noqa: A002 - MXNet's name
+    """The recorded operations per name: count and total/avg/min/max time in ms.
+
+    ``format``: ``'table'`` (text) or ``'json'`` (MXNet's ``{"Time": {"operator": {name:
+    {"Count", "Total", "Min", "Max", "Avg"}}}, "Unit": {"Time": "ms"}}``); rows sorted by
+    ``sort_by`` (``'total'``, ``'avg'``, ``'min'``, ``'max'`` or ``'count'``), descending unless
+    ``ascending``.
 
     Examples
     --------
     >>> import lazynd as mx
     >>> print(mx.profiler.dumps())  # doctest: +SKIP
     """
+    if format not in ("table", "json"):
+        raise LazyNDError(f"profiler.dumps: format must be 'table' or 'json', got {format!r}")
+    if sort_by not in _SORT_KEYS:
+        raise LazyNDError(f"profiler.dumps: sort_by must be one of {list(_SORT_KEYS)}, got {sort_by!r}")
     _follow_engine()
     records = list(_records)
     stats: dict[str, list[float]] = {}
@@ -417,14 +472,23 @@ def dumps(reset: bool = False) -> str:
             row[1] += ms
             row[2] = min(row[2], ms)
             row[3] = max(row[3], ms)
-    width = max([len("operator")] + [len(n) for n in stats])
-    lines = [f"{'operator':<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
-    for name, (count, total, low, high) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
-        lines.append(
-            f"{name:<{width}} {int(count):>8d} {total:>12.4f} {total / count:>10.4f} {low:>10.4f} {high:>10.4f}"
-        )
+    rows = sorted(
+        ((name, count, total, low, high, total / count) for name, (count, total, low, high) in stats.items()),
+        key=lambda row: row[1 + _SORT_KEYS[sort_by]],
+        reverse=not ascending,
+    )
     if reset:
         globals()["reset"]()
+    if format == "json":
+        table = {
+            name: {"Count": int(count), "Total": total, "Min": low, "Max": high, "Avg": avg}
+            for name, count, total, low, high, avg in rows
+        }
+        return json.dumps({"Time": {"operator": table}, "Unit": {"Time": "ms"}}, indent=4)
+    width = max([len("operator")] + [len(n) for n in stats])
+    lines = [f"{'operator':<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
+    for name, count, total, low, high, avg in rows:
+        lines.append(f"{name:<{width}} {int(count):>8d} {total:>12.4f} {avg:>10.4f} {low:>10.4f} {high:>10.4f}")
     return "\n".join(lines)
 
 

@@ -159,3 +159,17 @@ def shuffle(data: Any, out: Any = None) -> Any:
     from .ops import registry
 
     return invoke(registry.get("_shuffle"), [data], {}, out)
+
+
+def randn(
+    *shape: int, loc: float = 0.0, scale: float = 1.0, dtype: Any = None, ctx: Context | None = None, out: Any = None
+) -> Any:
+    """Samples from N(loc, scale^2) of the shape given by position (``mx.nd.random.randn(2, 3)``).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.random.randn(2, 3, loc=1.0).shape
+    (2, 3)
+    """
+    return normal(loc, scale, shape if shape else None, ctx, dtype, out)

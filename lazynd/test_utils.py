@@ -5,7 +5,8 @@ Everything in :mod:`lazynd.testing` is here, plus the symbolic checks
 ``check_symbolic_backward``, which take a ``lazynd_sym.Symbol`` (imported when
 called, so ``lazynd`` never depends on ``lazynd_sym`` at import time), and MXNet
 0.9's ``check_consistency(sym, ctx_list)``, ``almost_equal_ignore_nan`` and
-``default_numerical_threshold``.
+``default_numerical_threshold``, and MXNet 1.x's small helpers of :mod:`lazynd.test_helpers`
+(``get_mnist``, ``random_arrays``, ``assert_exception``, ``simple_forward``...).
 """
 
 from __future__ import annotations
@@ -16,6 +17,19 @@ from typing import Any
 import numpy as np
 
 from .context import Context
+from .test_helpers import (
+    assert_allclose,
+    assert_almost_equal_ignore_nan,
+    assert_exception,
+    default_dtype,
+    get_mnist,
+    get_mnist_iterator,
+    list_gpus,
+    rand_shape_3d,
+    random_arrays,
+    same_array,
+    simple_forward,
+)
 from .testing import (
     DEFAULT_TOLERANCES,
     almost_equal,
@@ -54,6 +68,17 @@ __all__ = [
     "check_op_consistency",
     "almost_equal_ignore_nan",
     "default_numerical_threshold",
+    "assert_allclose",
+    "assert_almost_equal_ignore_nan",
+    "assert_exception",
+    "default_dtype",
+    "get_mnist",
+    "get_mnist_iterator",
+    "list_gpus",
+    "rand_shape_3d",
+    "random_arrays",
+    "same_array",
+    "simple_forward",
 ]
 
 

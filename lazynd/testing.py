@@ -60,8 +60,8 @@ def set_default_context(ctx: Context) -> None:
 
 
 # -- random inputs ---------------------------------------------------------------------------------
-def rand_shape_2d(dim0: int = 10, dim1: int = 10) -> tuple[int, int]:
-    """A random 2-D shape with sides in ``1..dim0`` and ``1..dim1``.
+def rand_shape_2d(dim0: int = 10, dim1: int = 10, allow_zero_size: bool = False) -> tuple[int, int]:
+    """A random 2-D shape with sides in ``1..dim0`` and ``1..dim1`` (from 0 with ``allow_zero_size``).
 
     Examples
     --------
@@ -69,11 +69,12 @@ def rand_shape_2d(dim0: int = 10, dim1: int = 10) -> tuple[int, int]:
     >>> len(rand_shape_2d())
     2
     """
-    return int(np.random.randint(1, dim0 + 1)), int(np.random.randint(1, dim1 + 1))
+    low = 0 if allow_zero_size else 1
+    return int(np.random.randint(low, dim0 + 1)), int(np.random.randint(low, dim1 + 1))
 
 
-def rand_shape_nd(num_dim: int, dim: int = 10) -> tuple[int, ...]:
-    """A random ``num_dim``-D shape with sides in ``1..dim``.
+def rand_shape_nd(num_dim: int, dim: int = 10, allow_zero_size: bool = False) -> tuple[int, ...]:
+    """A random ``num_dim``-D shape with sides in ``1..dim`` (from 0 with ``allow_zero_size``).
 
     Examples
     --------
@@ -81,7 +82,8 @@ def rand_shape_nd(num_dim: int, dim: int = 10) -> tuple[int, ...]:
     >>> len(rand_shape_nd(4))
     4
     """
-    return tuple(int(v) for v in np.random.randint(1, dim + 1, size=num_dim))
+    low = 0 if allow_zero_size else 1
+    return tuple(int(v) for v in np.random.randint(low, dim + 1, size=num_dim))
 
 
 def rand_ndarray(

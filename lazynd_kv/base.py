@@ -186,6 +186,13 @@ class KVStore:
         self._check_outs(groups, "pull")
         self._pull_groups(groups)
 
+    def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> None:
+        """MXNet's pull of some rows of a row_sparse value: refused, lazynd's values are all dense (use :meth:`pull`)."""
+        raise LazyNDError(
+            "KVStore.row_sparse_pull: row_sparse values are not supported (lazynd arrays are all dense); "
+            "pull the whole value with pull(key, out=...)"
+        )
+
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
         """Push ``value`` for ``key`` (or lists), then pull the key's new value into ``out``.
 

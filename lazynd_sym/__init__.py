@@ -9,14 +9,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from lazynd.ndarray.namespaces import OperatorNamespace as _OperatorNamespace
 from lazynd.ops import registry as _registry
 
 from . import _internal as _internal  # mx.sym._internal, MXNet's module of underscore operators
-from . import passes
+from . import passes, random
 from .attribute import AttrScope
 from .creation import Group, Variable, make_function, var
 from .executor import Executor
-from .functions import arange, hypot, maximum, minimum, ones, pow, zeros  # noqa: A004 - MXNet's names
+from .functions import arange, full, hypot, maximum, minimum, ones, pow, power, split_v2, zeros  # noqa: A004 - MXNet's names
 from .json_format import load, load_json
 from .name import NameManager, Prefix
 from .symbol import Symbol
@@ -39,6 +40,17 @@ def _install_ops() -> None:
 _install_ops()
 
 
+def _operator_function(name: str) -> Any:
+    return globals()[name] if name in globals() else make_function(_registry.get(name), name)
+
+
+# mx.sym.linalg.gemm2, mx.sym.contrib.<op>, mx.sym.image.<op>, mx.sym.op.<op>: MXNet's sub-namespaces
+op = _OperatorNamespace("mx.sym", "op", _operator_function)
+contrib = _OperatorNamespace("mx.sym", "contrib", _operator_function)
+linalg = _OperatorNamespace("mx.sym", "linalg", _operator_function)
+image = _OperatorNamespace("mx.sym", "image", _operator_function)
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY_MODULES:
         module = importlib.import_module(_LAZY_MODULES[name])
@@ -54,11 +66,15 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AttrScope",
     "arange",
+    "full",
     "hypot",
     "maximum",
     "minimum",
     "ones",
     "pow",
+    "power",
+    "random",
+    "split_v2",
     "zeros",
     "Executor",
     "Group",

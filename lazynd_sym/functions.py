@@ -60,6 +60,9 @@ def pow(base: Any, exp: Any) -> Any:  # noqa: A001 - MXNet's name
     return _apply("pow", base, exp)
 
 
+power = pow  # MXNet 1.x's name for the same function
+
+
 def maximum(left: Any, right: Any) -> Any:
     """The elementwise maximum of symbols and numbers."""
     return _apply("maximum", left, right)
@@ -83,6 +86,41 @@ def zeros(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
 def ones(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
     """A graph node producing ones of ``shape``."""
     return _operator("_ones")(shape=shape, dtype=dtype or "float32", **kwargs)
+
+
+def full(shape: Any, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A graph node producing ``val`` everywhere in ``shape``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.sym.full((2,), 3).eval()[0].asnumpy()
+    array([3., 3.], dtype=float32)
+    """
+    return _operator("_full")(shape=shape, value=val, dtype=dtype or "float32", **kwargs)
+
+
+def split_v2(ary: Symbol, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Symbol:
+    """Split along ``axis`` into equal sections (an int: the ``split`` operator) or at indices (``slice_axis``).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.sym.split_v2(mx.sym.var("x"), (1, 3)).infer_shape(x=(6, 2))[1]
+    [(1, 2), (2, 2), (3, 2)]
+    """
+    from lazynd.ndarray.splitting import section_bounds
+
+    from .creation import Group
+
+    if isinstance(indices_or_sections, int) and not isinstance(indices_or_sections, bool):
+        return _operator("split")(ary, num_outputs=indices_or_sections, axis=axis, squeeze_axis=squeeze_axis)
+    pieces = [
+        _operator("slice_axis")(ary, axis=axis, begin=b, end=e) for b, e in section_bounds(None, indices_or_sections)
+    ]
+    if squeeze_axis:
+        pieces = [_operator("squeeze")(piece, axis=axis) for piece in pieces]
+    return pieces[0] if len(pieces) == 1 else Group(pieces)
 
 
 def arange(

@@ -247,8 +247,28 @@ class Symbol:
     def __le__(self, o: Any) -> Symbol:
         return self._binary(o, "_lesser_equal", "_lesser_equal_scalar")
 
+    def __abs__(self) -> Symbol:
+        return creation.invoke("abs", [self], {})
+
     def __bool__(self) -> bool:
         raise LazyNDError("a symbol has no truth value (comparisons build new symbols)")
+
+    # -- operator methods: x.reshape((0, -1)), x.sum(axis=1), x.astype('float16') --------------
+    def astype(self, dtype: Any, **kwargs: Any) -> Symbol:
+        """This symbol cast to ``dtype`` (the ``Cast`` operator)."""
+        return creation.invoke("Cast", [self], {"dtype": dtype, **kwargs})
+
+    def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Symbol:
+        """Pieces along ``axis``: equal sections or at indices (see ``mx.sym.split_v2``)."""
+        from .functions import split_v2
+
+        return split_v2(self, indices_or_sections, axis, squeeze_axis)
+
+    def __getattr__(self, name: str) -> Any:
+        op = None if name.startswith("_") else methods.method_operator(name)
+        if op is None:
+            raise AttributeError(f"'Symbol' object has no attribute {name!r}")
+        return lambda *args, **kwargs: methods.apply_method(op, self, args, kwargs)
 
     # -- inference -----------------------------------------------------------------------------
     def _known_by_name(self, graph: IndexedGraph, args: tuple, kwargs: dict, what: str) -> dict[int, Any]:
@@ -322,6 +342,27 @@ class Symbol:
         arg, out, aux = self._split(graph, [np.dtype(t).type for t in types])
         return arg, out, aux
 
+    def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
+        """Like :meth:`infer_type`, with None for each type that cannot be inferred (never all Nones).
+
+        Examples
+        --------
+        >>> import lazynd as mx
+        >>> x = mx.sym.var("x")
+        >>> (x + mx.sym.var("y")).infer_type_partial(x="float16")[0]
+        [<class 'numpy.float16'>, <class 'numpy.float16'>]
+        """
+        import numpy as np
+
+        from .passes.infer_type import infer_type
+
+        graph = IndexedGraph(self._outputs)
+        known = self._known_by_name(graph, args, kwargs, "infer_type_partial")
+        types = infer_type(
+            graph, {k: check_dtype_hint(v, f"infer_type_partial: {graph.entry_name(k)!r}") for k, v in known.items()}
+        )
+        return self._split(graph, [None if t is None else np.dtype(t).type for t in types])
+
     # -- text ----------------------------------------------------------------------------------
     def debug_str(self) -> str:
         """The graph as text: outputs, variables, and each operator with inputs and parameters."""
@@ -344,13 +385,14 @@ class Symbol:
         name = self.name
         return f"<Symbol {name}>" if name is not None else f"<Symbol group [{', '.join(self.list_outputs())}]>"
 
-    def tojson(self) -> str:
+    def tojson(self, remove_amp_cast: bool = True) -> str:
+        """The graph as MXNet's JSON (``remove_amp_cast``: MXNet's; lazynd has no AMP cast nodes)."""
         from .json_format import to_json
 
         return to_json(self)
 
-    def save(self, fname: str) -> None:
-        """Write the symbol's JSON to ``fname`` (atomically)."""
+    def save(self, fname: str, remove_amp_cast: bool = True) -> None:
+        """Write the symbol's JSON to ``fname`` (atomically); ``remove_amp_cast`` as in :meth:`tojson`."""
         from .json_format import save
 
         save(self, fname)
@@ -369,6 +411,21 @@ class Symbol:
         from .executor import binding
 
         return binding.bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
+
+    def eval(self, ctx: Any = None, **kwargs: Any) -> list:
+        """The outputs (NDArrays) of one forward pass with the arguments given by name.
+
+        Examples
+        --------
+        >>> import lazynd as mx
+        >>> x = mx.sym.var("x")
+        >>> (x * 2).eval(x=mx.nd.array([1.0, 2.0]))[0].asnumpy()
+        array([2., 4.], dtype=float32)
+        """
+        from lazynd.context import current_context
+
+        executor = self.bind(ctx if ctx is not None else current_context(), kwargs)
+        return executor.forward()
 
     def simple_bind(
         self,
@@ -399,6 +456,6 @@ def _is_dimension(value: Any) -> bool:
 
 # .creation makes Symbols, so it imports this module: bound here, once Symbol exists, and
 # reached as ``creation.<name>`` when called (whichever of the two modules is imported first)
-from . import creation  # noqa: E402
+from . import creation, methods  # noqa: E402
 
 __all__ = ["Symbol"]

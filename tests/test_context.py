@@ -37,3 +37,9 @@ def test_array_creation_with_a_bad_context_string():
         mx.nd.zeros((2,), ctx="cpu(x)")
     with pytest.raises(OperatorError, match=r"parameter 'ctx'"):
         mx.nd.random_uniform(shape=(2,), ctx="cpu(x)")
+
+
+def test_device_type_tables_are_mxnets() -> None:
+    # MXNet 1.9.1: Context.devtype2str[1] == 'cpu', devstr2type['gpu'] == 2
+    assert mx.Context.devtype2str[1] == "cpu" and mx.Context.devtype2str[2] == "gpu"
+    assert mx.cpu().devstr2type["gpu"] == 2 and mx.Context.devstr2type["cpu_pinned"] == 3

@@ -9,13 +9,16 @@ from .augmenters import (
     ColorJitterAug,
     ColorNormalizeAug,
     CreateAugmenter,
+    ForceResizeAug,
     HorizontalFlipAug,
     LightingAug,
     RandomCropAug,
     RandomOrderAug,
     RandomSizedCropAug,
     ResizeAug,
+    SequentialAug,
 )
+from .color_augmenters import BrightnessJitterAug, ContrastJitterAug, HueJitterAug, RandomGrayAug, SaturationJitterAug
 from .image import imdecode, imread
 from .image_iter import ImageIter
 from .limits import limit_from_environment
@@ -59,6 +62,13 @@ __all__ = [
     "ColorNormalizeAug",
     "CastAug",
     "RandomOrderAug",
+    "SequentialAug",
+    "ForceResizeAug",
+    "BrightnessJitterAug",
+    "ContrastJitterAug",
+    "SaturationJitterAug",
+    "HueJitterAug",
+    "RandomGrayAug",
     "CreateAugmenter",
     "ImageIter",
     "ImageRecordIter",

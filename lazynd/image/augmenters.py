@@ -34,6 +34,8 @@ __all__ = [
     "ColorNormalizeAug",
     "CastAug",
     "RandomOrderAug",
+    "SequentialAug",
+    "ForceResizeAug",
     "CreateAugmenter",
 ]
 
@@ -247,6 +249,38 @@ class RandomOrderAug(Augmenter):
         return src, label
 
 
+class SequentialAug(Augmenter):
+    """Apply the augmenters ``ts`` one after the other.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> aug = mx.image.SequentialAug([mx.image.ForceResizeAug((3, 1)), mx.image.CastAug()])
+    >>> out = aug(mx.nd.ones((2, 2, 3), dtype="uint8"))
+    >>> out.shape, out.dtype
+    ((1, 3, 3), <class 'numpy.float32'>)
+    """
+
+    def __init__(self, ts: Sequence[Augmenter]) -> None:
+        self.ts = list(ts)
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        for aug in self.ts:
+            src, label = aug.augment(src, label)
+        return src, label
+
+
+class ForceResizeAug(Augmenter):
+    """Resize to exactly ``size`` = (width, height), whatever the aspect ratio."""
+
+    def __init__(self, size: Sequence[int], interp: int = 2) -> None:
+        self.size = _pair(size)
+        self.interp = interp
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        return img.imresize(src, self.size[0], self.size[1], self.interp), label
+
+
 _EIGVAL = [55.46, 4.794, 1.148]
 _EIGVEC = [[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]]
 
@@ -262,7 +296,9 @@ def CreateAugmenter(  # noqa: N802 - MXNet's name
     brightness: float = 0,
     contrast: float = 0,
     saturation: float = 0,
+    hue: float = 0,
     pca_noise: float = 0,
+    rand_gray: float = 0,
     inter_method: int = 2,
 ) -> list[Augmenter]:
     """The standard augmenter list for images of ``data_shape`` (C, H, W).
@@ -292,8 +328,16 @@ def CreateAugmenter(  # noqa: N802 - MXNet's name
     augs.append(CastAug())
     if brightness or contrast or saturation:
         augs.append(ColorJitterAug(brightness, contrast, saturation))
+    if hue:
+        from .color_augmenters import HueJitterAug
+
+        augs.append(HueJitterAug(hue))
     if pca_noise > 0:
         augs.append(LightingAug(pca_noise, _EIGVAL, _EIGVEC))
+    if rand_gray > 0:
+        from .color_augmenters import RandomGrayAug
+
+        augs.append(RandomGrayAug(rand_gray))
     if mean is True:
         mean = np.array([123.68, 116.28, 103.53])
     if std is True:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import LazyNDError
 from .base import DataBatch, DataDesc, DataIter
 from .csv_iter import CSVIter
 from .mnist_iter import MNISTIter
@@ -28,6 +29,13 @@ __all__ = [
 ]
 
 _FROM_IMAGE = ("ImageRecordIter", "ImageRecordUInt8Iter")
+# MXNet's iterators lazynd does not have, and why
+_UNSUPPORTED = {
+    "LibSVMIter": "it yields CSR sparse batches, and lazynd arrays are all dense; load the data with NumPy "
+    "into an NDArrayIter",
+    "ImageDetRecordIter": "the detection record iterator is not part of lazynd; ImageRecordIter reads "
+    "classification records",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -35,4 +43,6 @@ def __getattr__(name: str) -> Any:
         from .. import image
 
         return getattr(image, name)
+    if name in _UNSUPPORTED:
+        raise LazyNDError(f"mx.io.{name}: not supported: {_UNSUPPORTED[name]}")
     raise AttributeError(f"module 'lazynd.io' has no attribute {name!r}")

@@ -162,6 +162,11 @@ class NDArrayIter(DataIter):
         # what every batch carries as its provide_data / provide_label: new lists each epoch
         self._batch_descs = (self.provide_data, self.provide_label)
 
+    def hard_reset(self) -> None:
+        """Start again from the beginning, dropping the examples ``roll_over`` carried from the last epoch."""
+        self._carry = np.zeros(0, dtype=np.int64)
+        self.reset()
+
     def iter_next(self) -> bool:
         start, total = self._cursor, len(self._order)
         if start >= total:

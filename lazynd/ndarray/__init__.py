@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import ops as _ops  # noqa: F401 - registers every operator
+from .. import random as random  # mx.nd.random.uniform(...): MXNet's samplers (the same module as mx.random)
 from ..engine import waitall
 from ..ops import registry as _registry
 from . import _internal as _internal  # mx.nd._internal, MXNet's module of underscore operators
+from . import sparse as sparse  # mx.nd.sparse: refused by name (lazynd arrays are all dense)
 from .creation import (
     arange,
     array,
@@ -21,8 +25,9 @@ from .creation import (
 )
 from .functions import make_function as _make_function
 from .legacy import imdecode, onehot_encode
+from .namespaces import OperatorNamespace as _OperatorNamespace
 from .ndarray import NDArray
-from .serialization import load, save
+from .serialization import load, load_frombuffer, save
 from .ufuncs import (
     add,
     divide,
@@ -53,11 +58,13 @@ __all__ = [
     "ones",
     "zeros",
     "load",
+    "load_frombuffer",
     "save",
     "waitall",
     "to_dlpack_for_read",
     "to_dlpack_for_write",
     "moveaxis",
+    "split_v2",
     "add",
     "subtract",
     "multiply",
@@ -85,6 +92,21 @@ def moveaxis(tensor: NDArray, source: int, destination: int) -> NDArray:
     return transpose(tensor, axes=tuple(axes))  # type: ignore[name-defined]  # noqa: F821
 
 
+def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
+    """Split ``ary`` along ``axis`` into equal sections (an int) or at indices (a tuple), as ``numpy.split``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> [p.shape for p in mx.nd.split_v2(mx.nd.zeros((6, 2)), (1, 3))]
+    [(1, 2), (2, 2), (3, 2)]
+    """
+    from .splitting import split_v2 as split
+
+    length = ary.shape[axis]
+    return split(ary, length, indices_or_sections, axis, squeeze_axis, slice_axis, squeeze)  # type: ignore[name-defined]  # noqa: F821
+
+
 def _install_operator_functions() -> None:
     namespace = globals()
     for public_name, op in _registry.all_names().items():
@@ -93,3 +115,14 @@ def _install_operator_functions() -> None:
 
 
 _install_operator_functions()
+
+
+def _operator_function(name: str) -> Any:
+    return globals()[name] if name in globals() else _make_function(_registry.get(name), name)
+
+
+# mx.nd.linalg.gemm2, mx.nd.contrib.<op>, mx.nd.image.<op>, mx.nd.op.<op>: MXNet's sub-namespaces
+op = _OperatorNamespace("mx.nd", "op", _operator_function)
+contrib = _OperatorNamespace("mx.nd", "contrib", _operator_function)
+linalg = _OperatorNamespace("mx.nd", "linalg", _operator_function)
+image = _OperatorNamespace("mx.nd", "image", _operator_function)

@@ -16,6 +16,7 @@ from ..runtime import push
 from . import dispatch
 from .copying import element_of
 from .dispatch import new_array
+from .sparse import check_dense
 
 DEFAULT_DTYPE = "float32"
 
@@ -47,7 +48,7 @@ def _ctx(ctx: Context | None) -> Context:
     return as_context(ctx)
 
 
-def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
+def empty(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None) -> Any:
     """A new array whose values are undefined.
 
     Examples
@@ -56,6 +57,7 @@ def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
     >>> mx.nd.empty((2, 3)).shape
     (2, 3)
     """
+    check_dense(stype, "nd.empty")
     return new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
 
 
@@ -80,7 +82,7 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, ou
     return out
 
 
-def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> Any:
+def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, **kwargs: Any) -> Any:
     """A new array of zeros.
 
     Examples
@@ -90,13 +92,14 @@ def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: A
     array([[0, 0],
            [0, 0]], dtype=int32)
     """
+    check_dense(stype, "nd.zeros")
     ctx = _ctx(ctx)
     if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
         return dispatch.NDArray(get_backend(ctx).zeros(_shape(shape), _dtype(dtype)), Var(), ctx)
     return full(shape, 0, ctx, dtype)
 
 
-def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> Any:
+def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, **kwargs: Any) -> Any:
     """A new array of ones.
 
     Examples
@@ -105,10 +108,11 @@ def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: An
     >>> mx.nd.ones((3,)).asnumpy()
     array([1., 1., 1.], dtype=float32)
     """
+    check_dense(stype, "nd.ones")
     return full(shape, 1, ctx, dtype)
 
 
-def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
+def array(source: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None) -> Any:
     """An array holding a copy of ``source`` (NumPy array, list, NDArray, scalar).
 
     The dtype defaults to ``source.dtype`` for an NDArray and to float32 otherwise,
@@ -121,6 +125,7 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> Any:
     array([[1., 2.],
            [3., 4.]], dtype=float32)
     """
+    check_dense(stype, "nd.array")
     if isinstance(source, dispatch.NDArray):
         target = new_array(source.shape, _dtype(dtype, source._data.dtype), _ctx(ctx) if ctx else source._ctx)
         return source.copyto(target)

@@ -25,6 +25,7 @@ from . import copying as _copying
 from . import dispatch as _ops_table
 from . import functions as _functions
 from . import numpy_protocol as _numpy_protocol
+from . import sparse as _sparse
 
 _get_engine = _engine_mod.get_engine
 
@@ -182,6 +183,8 @@ class NDArray:
             )
         return bool(self.asscalar())
 
+    __nonzero__ = __bool__  # MXNet's Python 2 name, still called by some programs
+
     def __float__(self) -> float:
         return float(self.asscalar())
 
@@ -215,11 +218,11 @@ class NDArray:
     def copy(self) -> NDArray:
         return _copying.copyto(self, self._ctx)
 
-    def as_in_context(self, ctx: Context) -> NDArray:
-        """This array if it is already on ``ctx``, else a copy there."""
-        if ctx == self._ctx:
+    def as_in_context(self, context: Context) -> NDArray:
+        """This array if it is already on ``context``, else a copy there."""
+        if context == self._ctx:
             return self
-        return _copying.copyto(self, ctx)
+        return _copying.copyto(self, context)
 
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
         if not copy and np.dtype(dtype) == self._data.dtype:
@@ -239,11 +242,53 @@ class NDArray:
             return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape})
         return _copying.view(self, shape)
 
-    def flatten(self) -> NDArray:
+    def flatten(self, inplace: bool = False) -> NDArray:
+        """A 2-D view ``(shape[0], -1)`` (always a view, so MXNet's ``inplace`` changes nothing)."""
         return self.reshape(self.shape[0] if self.ndim else 1, -1)
+
+    def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
+        """Pieces along ``axis``: equal sections or at indices (see :func:`lazynd.nd.split_v2`)."""
+        from . import split_v2
+
+        return split_v2(self, indices_or_sections, axis, squeeze_axis)
 
     def broadcast_to(self, shape: tuple[int, ...]) -> NDArray:
         return _ops_table.invoke_by_name("broadcast_to", [self], {"shape": shape})
+
+    # -- storage type: lazynd's arrays are all dense ---------------------------------------------
+    @property
+    def stype(self) -> str:
+        """The storage type, always ``'default'`` (dense): lazynd has no sparse storage."""
+        return _sparse.DENSE
+
+    @property
+    def writable(self) -> bool:
+        """Whether the array may be written to: every lazynd array may."""
+        return True
+
+    def tostype(self, stype: str) -> NDArray:
+        """A copy with storage type ``stype``; only ``'default'`` (dense) is supported.
+
+        Examples
+        --------
+        >>> import lazynd as mx
+        >>> mx.nd.ones((2,)).tostype("default").asnumpy()
+        array([1., 1.], dtype=float32)
+        """
+        _sparse.check_dense(stype, "NDArray.tostype")
+        return self.copy()
+
+    def to_dlpack_for_read(self) -> Any:
+        """A DLPack capsule of the values once pending writes are done (see :func:`lazynd.nd.to_dlpack_for_read`)."""
+        from .creation import to_dlpack_for_read
+
+        return to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self) -> Any:
+        """A DLPack capsule for writing, once pending reads and writes are done."""
+        from .creation import to_dlpack_for_write
+
+        return to_dlpack_for_write(self)
 
     def __getattr__(self, name: str) -> Any:
         if name == "_ag":  # the autograd entry of an array autograd never saw
@@ -255,11 +300,12 @@ class NDArray:
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
 
     # -- autograd (see lazynd.autograd) ---------------------------------------------------------
-    def attach_grad(self, grad_req: str = "write") -> None:
+    def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
         """Make this array a variable of autograd, with a gradient buffer of zeros in :attr:`grad`.
 
         ``grad_req``: ``'write'`` (each backward overwrites :attr:`grad`), ``'add'`` (each
-        backward adds to it) or ``'null'`` (no gradient; :attr:`grad` is None).
+        backward adds to it) or ``'null'`` (no gradient; :attr:`grad` is None).  ``stype``:
+        the gradient's storage type, None or ``'default'`` (dense) only.
 
         Examples
         --------
@@ -274,6 +320,7 @@ class NDArray:
         """
         from .. import autograd
 
+        _sparse.check_dense(stype, "NDArray.attach_grad")
         autograd.attach_grad(self, grad_req)
 
     @property

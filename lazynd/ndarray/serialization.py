@@ -53,13 +53,35 @@ def load(fname: str, ctx: Context | None = None) -> Any:
     """
     from ..formats import ndarray_file as fmt
 
-    loaded = fmt.load_arrays(fname)
+    return _as_ndarrays(fmt.load_arrays(fname), str(fname), ctx)
+
+
+def load_frombuffer(buf: bytes | bytearray | memoryview) -> Any:
+    """:func:`load` from the bytes of a saved file (what ``nd.save`` writes) instead of a path.
+
+    Examples
+    --------
+    >>> import lazynd as mx, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), 'x.params')
+    >>> mx.nd.save(path, [mx.nd.ones((2,))])
+    >>> mx.nd.load_frombuffer(open(path, 'rb').read())[0].asnumpy()
+    array([1., 1.], dtype=float32)
+    """
+    from ..formats import ndarray_file as fmt
+
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise OperatorError(f"load_frombuffer: buf must be bytes, got {type(buf).__name__}")
+    return _as_ndarrays(fmt.decode(buf, "<buffer>"), "<buffer>", None)
+
+
+def _as_ndarrays(loaded: Any, source: str, ctx: Context | None) -> Any:
+    """The decoded records as NDArrays on ``ctx`` (default the CPU): a list, or a dict by name."""
     target = ctx if ctx is not None else Context("cpu", 0)
 
     def convert(rec: Any, key: str) -> Any:
         if rec.array is None:
             raise FormatError(
-                f"{fname}: {key} is MXNet's empty ('none') array, which has no shape; an NDArray cannot hold it"
+                f"{source}: {key} is MXNet's empty ('none') array, which has no shape; an NDArray cannot hold it"
             )
         return array(rec.array, ctx=target, dtype=rec.array.dtype)
 

@@ -3,7 +3,7 @@
 ``SGD``, ``Adam``, ``RMSProp``, ``Ftrl`` and ``Signum`` make one fused call per
 parameter (``sgd_update``, ``adam_update``, ``ftrl_update``, ...), writing the
 weight and its states in place; the others (NAG, AdaGrad, AdaDelta, SGLD,
-DCASGD) are written with NDArray operators.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
+DCASGD, Adamax, Nadam) are written with NDArray operators.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
 ``multi_sgd_update`` / ``multi_sgd_mom_update`` operation for all of them.  An :class:`Updater`
 applies an optimizer to indexed parameters and keeps their states, which it can
 save and restore as pickled bytes.
@@ -21,6 +21,7 @@ Examples
 
 from __future__ import annotations
 
+from .adam_variants import Adamax, Nadam
 from .base import Optimizer, create, register
 from .optimizers import DCASGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Ftrl, RMSProp, Signum
 from .updater import Updater, get_updater
@@ -30,6 +31,8 @@ __all__ = [
     "SGD",
     "NAG",
     "Adam",
+    "Adamax",
+    "Nadam",
     "RMSProp",
     "AdaGrad",
     "AdaDelta",

@@ -244,8 +244,17 @@ class PassRunner:
                 target[:] = value
         return left
 
-    def backward(self, out_grads: Any = None) -> None:
-        """Push the backward pass; ``out_grads`` feed the outputs that are not losses."""
+    def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
+        """Push the backward pass; ``out_grads`` feed the outputs that are not losses.
+
+        ``is_train`` is MXNet's; the backward pass is the gradient of the training forward, so
+        only ``True`` is accepted.
+        """
+        if not is_train:
+            raise LazyNDError(
+                "backward: is_train=False (a backward pass in inference mode) is not supported; "
+                "the gradients are those of the training forward (forward(is_train=True))"
+            )
         if not self._grad_entry and not self._finish_grads:
             return
         if self._backward_since_forward and self._backward_overwrites_forward:

@@ -24,7 +24,12 @@ _log = get_logger("lazynd.sym.checkpoint")
 
 
 def save_checkpoint(
-    prefix: str, epoch: int, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]
+    prefix: str,
+    epoch: int,
+    symbol: Any,
+    arg_params: dict[str, Any],
+    aux_params: dict[str, Any],
+    remove_amp_cast: bool = True,
 ) -> None:
     """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (``arg:``/``aux:`` keys), each atomically.
 
@@ -46,8 +51,14 @@ def save_checkpoint(
     _log.info('Saved checkpoint to "%s"', path)
 
 
-def load_params(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split a ``.params`` file into ``arg_params`` and ``aux_params``."""
+def load_params(path: str, epoch: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a ``.params`` file into ``arg_params`` and ``aux_params``.
+
+    ``path`` is the file, or with ``epoch`` MXNet's checkpoint prefix: ``load_params(prefix, epoch)``
+    reads ``prefix-%04d.params`` (MXNet's ``mx.model.load_params``).
+    """
+    if epoch is not None:
+        path = f"{path}-{int(epoch):04d}.params"
     saved = nd.load(path)
     if not isinstance(saved, dict):
         raise FormatError(f"{path}: a checkpoint holds a dict of named arrays, found a list of {len(saved)}")
@@ -66,7 +77,7 @@ def load_params(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def load_checkpoint(prefix: str, epoch: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """Read ``(symbol, arg_params, aux_params)`` written by ``save_checkpoint`` (ours or MXNet's)."""
     symbol = load_symbol(f"{prefix}-symbol.json")
-    arg_params, aux_params = load_params(f"{prefix}-{int(epoch):04d}.params")
+    arg_params, aux_params = load_params(prefix, epoch)
     return symbol, arg_params, aux_params
 
 

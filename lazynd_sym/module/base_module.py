@@ -29,6 +29,14 @@ from ..model.inputs import call_all
 __all__ = ["BaseModule"]
 
 
+def _refuse_sparse_rows(sparse_row_id_fn: Any, what: str) -> None:
+    if sparse_row_id_fn is not None:
+        raise LazyNDError(
+            f"{what}: sparse_row_id_fn pulls rows of row_sparse parameters, which lazynd does not have "
+            "(its parameters are all dense): leave it None"
+        )
+
+
 class BaseModule:
     """What every module offers; subclasses implement the stages (``bind``, ``forward``, ``update``...).
 
@@ -82,12 +90,16 @@ class BaseModule:
         eval_metric: Any,
         num_batch: int | None = None,
         batch_end_callback: Any = None,
+        score_end_callback: Any = None,
         reset: bool = True,
         epoch: int = 0,
+        sparse_row_id_fn: Any = None,
     ) -> list[tuple[str, float]]:
         """Run ``eval_data`` forward and return the metric as ``[(name, value), ...]`` (``get_name_value()``).
 
-        As in MXNet, padded examples of the last batch are scored too.
+        As in MXNet, padded examples of the last batch are scored too.  ``score_end_callback``
+        is called once at the end with a ``BatchEndParam`` (the number of batches scored and the
+        metric).
 
         Examples
         --------
@@ -95,27 +107,36 @@ class BaseModule:
         [('accuracy', 0.97)]
         """
         self._require("score")
+        _refuse_sparse_rows(sparse_row_id_fn, "score")
         self._check_iter(eval_data, "score")
         if reset:
             eval_data.reset()
         eval_metric = metric_module.create(eval_metric)
         eval_metric.reset()
+        scored = 0
         for nbatch, eval_batch in enumerate(eval_data):
             if num_batch is not None and nbatch == num_batch:
                 break
             self.forward(eval_batch, is_train=False)
             self.update_metric(eval_metric, eval_batch.label)
             call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            scored = nbatch + 1
+        call_all(score_end_callback, BatchEndParam(epoch, scored, eval_metric, locals()))
         return eval_metric.get_name_value()
 
+    def prepare(self, data_batch: mx_io.DataBatch, sparse_row_id_fn: Any = None) -> None:
+        """Get ready to run ``data_batch``: nothing to do with dense parameters (MXNet pulls sparse rows here)."""
+        _refuse_sparse_rows(sparse_row_id_fn, "prepare")
+
     def iter_predict(
-        self, eval_data: mx_io.DataIter, num_batch: int | None = None, reset: bool = True
+        self, eval_data: mx_io.DataIter, num_batch: int | None = None, reset: bool = True, sparse_row_id_fn: Any = None
     ) -> Iterator[tuple[list[Any], int, mx_io.DataBatch]]:
         """Yield ``(outputs, nbatch, batch)`` per batch, the padding cut from the outputs.
 
         The outputs are views of the executors' arrays: the next batch overwrites them.
         """
         self._require("iter_predict")
+        _refuse_sparse_rows(sparse_row_id_fn, "iter_predict")
         self._check_iter(eval_data, "iter_predict")
         if reset:
             eval_data.reset()
@@ -134,6 +155,7 @@ class BaseModule:
         merge_batches: bool = True,
         reset: bool = True,
         always_output_list: bool = False,
+        sparse_row_id_fn: Any = None,
     ) -> Any:
         """The outputs on ``eval_data`` as NDArrays, padding removed.
 
@@ -141,6 +163,7 @@ class BaseModule:
         output is returned bare unless ``always_output_list``), otherwise a list
         per batch of its outputs.
         """
+        _refuse_sparse_rows(sparse_row_id_fn, "predict")
         batches = [[out.copy() for out in outputs] for outputs, _, _ in self.iter_predict(eval_data, num_batch, reset)]
         if not batches:
             return []
@@ -162,6 +185,7 @@ class BaseModule:
         kvstore: Any = "local",
         optimizer: Any = "sgd",
         optimizer_params: Any = (("learning_rate", 0.01),),
+        eval_end_callback: Any = None,
         eval_batch_end_callback: Any = None,
         initializer: Any = None,
         arg_params: dict[str, Any] | None = None,
@@ -173,6 +197,7 @@ class BaseModule:
         num_epoch: int | None = None,
         validation_metric: Any = None,
         monitor: Any = None,
+        sparse_row_id_fn: Any = None,
     ) -> None:
         """Bind, initialize and train for epochs ``begin_epoch .. num_epoch - 1``, logging the metrics.
 
@@ -181,7 +206,8 @@ class BaseModule:
         the batch size).  After each epoch the auxiliary states are made equal on
         the devices, ``epoch_end_callback(epoch, symbol, arg_params, aux_params)``
         is called and ``eval_data`` is scored with ``validation_metric``
-        (default: ``eval_metric``).
+        (default: ``eval_metric``), ``eval_batch_end_callback`` after each of its
+        batches and ``eval_end_callback`` once it is scored.
 
         Examples
         --------
@@ -189,6 +215,7 @@ class BaseModule:
         >>> mod.fit(train_iter, eval_data=val_iter, num_epoch=2,
         ...         optimizer_params={"learning_rate": 0.1})  # doctest: +SKIP
         """
+        _refuse_sparse_rows(sparse_row_id_fn, "fit")
         if num_epoch is None:
             raise DataError("fit: num_epoch is required (train epochs begin_epoch .. num_epoch - 1)")
         self._check_iter(train_data, "fit")
@@ -233,7 +260,11 @@ class BaseModule:
             call_all(epoch_end_callback, epoch, self.symbol, arg_params_now, aux_params_now)
             if eval_data is not None:
                 for name, value in self.score(
-                    eval_data, validation_metric, batch_end_callback=eval_batch_end_callback, epoch=epoch
+                    eval_data,
+                    validation_metric,
+                    batch_end_callback=eval_batch_end_callback,
+                    score_end_callback=eval_end_callback,
+                    epoch=epoch,
                 ):
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
             train_data.reset()
@@ -299,6 +330,7 @@ class BaseModule:
         aux_params: Any = None,
         allow_missing: bool = False,
         force_init: bool = False,
+        allow_extra: bool = False,
     ) -> None:
         raise self._abstract("init_params")
 
@@ -320,8 +352,13 @@ class BaseModule:
         aux_params: dict[str, Any],
         allow_missing: bool = False,
         force_init: bool = True,
+        allow_extra: bool = False,
     ) -> None:
-        """Copy ``arg_params``/``aux_params`` into the module: :meth:`init_params` with them."""
+        """Copy ``arg_params``/``aux_params`` into the module: :meth:`init_params` with them.
+
+        Names the module does not have are ignored, with or without ``allow_extra`` (as in MXNet's
+        Module, which copies only its own parameters).
+        """
         self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)
 
     def get_states(self, merge_multi_context: bool = True) -> list[Any]:
@@ -344,7 +381,7 @@ class BaseModule:
     def update(self) -> None:
         raise self._abstract("update")
 
-    def update_metric(self, eval_metric: Any, labels: Any) -> None:
+    def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
         raise self._abstract("update_metric")
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:

@@ -188,6 +188,7 @@ class BucketingModule(BaseModule):
         aux_params: dict[str, Any] | None = None,
         allow_missing: bool = False,
         force_init: bool = False,
+        allow_extra: bool = False,
     ) -> None:
         if self.params_initialized and not force_init:
             return
@@ -203,6 +204,7 @@ class BucketingModule(BaseModule):
         aux_params: dict[str, Any],
         allow_missing: bool = False,
         force_init: bool = True,
+        allow_extra: bool = False,
     ) -> None:
         self._current("set_params")
         self._buckets[self._default_bucket_key].set_params(arg_params, aux_params, allow_missing, force_init)
@@ -235,8 +237,13 @@ class BucketingModule(BaseModule):
                 module.borrow_optimizer(default)
         self.optimizer_initialized = True
 
-    def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False) -> None:
-        """Checkpoint the default bucket's symbol with the shared parameters (and optimizer states)."""
+    def save_checkpoint(
+        self, prefix: str, epoch: int, save_optimizer_states: bool = False, remove_amp_cast: bool = True
+    ) -> None:
+        """Checkpoint the default bucket's symbol with the shared parameters (and optimizer states).
+
+        ``remove_amp_cast`` is MXNet's; lazynd's graphs have no AMP cast nodes to remove.
+        """
         arg_params, aux_params = self.get_params()
         save_checkpoint(prefix, epoch, self._buckets[self._default_bucket_key].symbol, arg_params, aux_params)
         if save_optimizer_states:
@@ -278,9 +285,9 @@ class BucketingModule(BaseModule):
         self._require("set_states")
         self._current("set_states").set_states(states, value)
 
-    def update_metric(self, eval_metric: Any, labels: Any) -> None:
+    def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
         self._require("update_metric")
-        self._current("update_metric").update_metric(eval_metric, labels)
+        self._current("update_metric").update_metric(eval_metric, labels, pre_sliced)
 
     def install_monitor(self, mon: Any) -> None:
         """Have ``mon`` watch the executors of every bucket bound so far."""

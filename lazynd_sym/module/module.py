@@ -17,6 +17,7 @@ from typing import Any
 
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
+from lazynd import ndarray as nd
 from lazynd import optimizer as opt_module
 from lazynd.context import Context, cpu
 from lazynd.errors import ContextError, DataError, LazyNDError
@@ -149,8 +150,13 @@ class Module(BaseModule):
             module._preload_opt_states = f"{prefix}-{int(epoch):04d}.states"
         return module
 
-    def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False) -> None:
-        """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, when asked, ``prefix-%04d.states``."""
+    def save_checkpoint(
+        self, prefix: str, epoch: int, save_optimizer_states: bool = False, remove_amp_cast: bool = True
+    ) -> None:
+        """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, when asked, ``prefix-%04d.states``.
+
+        ``remove_amp_cast`` is MXNet's; lazynd's graphs have no AMP cast nodes to remove.
+        """
         arg_params, aux_params = self.get_params()
         save_checkpoint(prefix, epoch, self._symbol, arg_params, aux_params)
         if save_optimizer_states:
@@ -281,11 +287,13 @@ class Module(BaseModule):
         aux_params: dict[str, Any] | None = None,
         allow_missing: bool = False,
         force_init: bool = False,
+        allow_extra: bool = False,
     ) -> None:
         """Give every parameter a value: from ``arg_params``/``aux_params`` where named, else ``initializer``.
 
-        A name missing from a given dict is an error unless ``allow_missing``.
-        Already initialized parameters are kept unless ``force_init``.
+        A name missing from a given dict is an error unless ``allow_missing``; names the module
+        does not have are ignored (``allow_extra`` is accepted for MXNet's signature).  Already
+        initialized parameters are kept unless ``force_init``.
         """
         if self.params_initialized and not force_init:
             return
@@ -416,10 +424,16 @@ class Module(BaseModule):
         assert self._exec_group is not None
         self._exec_group.set_states(states, value)
 
-    def update_metric(self, eval_metric: Any, labels: Any) -> None:
-        """Update ``eval_metric`` with the outputs of the last forward against ``labels``."""
+    def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
+        """Update ``eval_metric`` with the outputs of the last forward against ``labels``.
+
+        ``pre_sliced``: ``labels`` holds one list of labels per device (each device's rows of
+        the batch, in the order of the contexts), as MXNet's multi-device loops pass them.
+        """
         self._require("update_metric")
         assert self._exec_group is not None
+        if pre_sliced:
+            labels = _join_device_labels(labels, len(self._exec_group.execs))
         labels = list(labels or [])
         names = (self._label_names + [""] * len(labels))[: len(labels)]  # an unknown name splits on axis 0
         self._exec_group.update_metric(eval_metric, names, labels)
@@ -430,3 +444,17 @@ class Module(BaseModule):
         self._monitor = mon
         for group in self._groups.values():
             group.install_monitor(mon)
+
+
+def _join_device_labels(per_device: Any, num_devices: int) -> list[Any]:
+    """The batch's labels from one list per device (rows in device order): each label joined on axis 0."""
+    per_device = list(per_device)
+    if len(per_device) != num_devices or not all(isinstance(labels, (list, tuple)) for labels in per_device):
+        raise LazyNDError(
+            f"update_metric: pre_sliced labels must be one list of labels per device ({num_devices}), "
+            f"got {len(per_device)} item(s)"
+        )
+    return [
+        nd.concatenate([nd.array(label) if not isinstance(label, nd.NDArray) else label for label in labels])
+        for labels in zip(*per_device, strict=True)
+    ]

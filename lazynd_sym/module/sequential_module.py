@@ -148,6 +148,7 @@ class SequentialModule(BaseModule):
         aux_params: dict[str, Any] | None = None,
         allow_missing: bool = False,
         force_init: bool = False,
+        allow_extra: bool = False,
     ) -> None:
         """Initialize every module (``arg_params``/``aux_params`` hold the parameters of all of them)."""
         if self.params_initialized and not force_init:
@@ -230,12 +231,12 @@ class SequentialModule(BaseModule):
             raise LazyNDError("SequentialModule.get_input_grads: bind with inputs_need_grad=True")
         return self._modules[0].get_input_grads(merge_multi_context)
 
-    def update_metric(self, eval_metric: Any, labels: Any) -> None:
+    def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
         """Update ``eval_metric`` with the outputs of the modules added with ``take_labels``."""
         self._require("update_metric")
         for module, meta in zip(self._modules, self._metas, strict=True):
             if meta.get(META_TAKE_LABELS, False):
-                module.update_metric(eval_metric, labels)
+                module.update_metric(eval_metric, labels, pre_sliced)
 
     def install_monitor(self, mon: Any) -> None:
         self._require("install_monitor", params=False)

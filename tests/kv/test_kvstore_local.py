@@ -379,3 +379,10 @@ def test_allreduce_stores_leave_the_update_to_each_device(name, updates_on_store
 
     _, update_on_kvstore = create_kvstore(name, 2, {"w": mx.nd.ones((2, 2))})
     assert update_on_kvstore is updates_on_store
+
+
+def test_row_sparse_pull_is_refused_by_name() -> None:
+    kv = mx.kv.create("local")
+    kv.init("w", mx.nd.ones((2,)))
+    with pytest.raises(mx.LazyNDError, match="row_sparse_pull: row_sparse values are not supported"):
+        kv.row_sparse_pull("w", out=mx.nd.zeros((2,)), row_ids=mx.nd.array([0]))

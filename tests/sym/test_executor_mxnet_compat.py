@@ -116,3 +116,13 @@ def test_two_variables_of_one_name_bound_by_position_is_a_clear_error():
         twice.bind(mx.cpu(), [mx.nd.ones((2,)), mx.nd.ones((2,))])
     with pytest.raises(LazyNDError, match=r"simple_bind: argument names \['a'\] appear more than once"):
         twice.simple_bind(mx.cpu(), a=(2,))
+
+
+def test_backward_takes_mxnets_is_train() -> None:
+    x = mx.sym.var("x")
+    executor = (x * x).simple_bind(mx.cpu(), x=(2,))
+    executor.forward(is_train=True, x=mx.nd.array([1.0, 3.0]))
+    executor.backward(mx.nd.ones((2,)), is_train=True)
+    np.testing.assert_array_equal(executor.grad_dict["x"].asnumpy(), [2.0, 6.0])
+    with pytest.raises(mx.LazyNDError, match="is_train=False"):
+        executor.backward(mx.nd.ones((2,)), is_train=False)

@@ -144,3 +144,13 @@ def test_do_checkpoint_saves_every_period(monkeypatch) -> None:
     for epoch in range(4):
         save(epoch, None, {}, {})
     assert saved == [("/tmp/x", 2), ("/tmp/x", 4)]
+
+
+def test_log_validation_metrics_callback_logs_each_metric(caplog) -> None:
+    acc = metric.Accuracy()
+    acc.update([np.array([1])], [np.array([[0.2, 0.8]])])
+    with caplog.at_level(logging.INFO):
+        callback.LogValidationMetricsCallback()(_param(5, acc))
+        callback.LogValidationMetricsCallback()(_param(5, None))  # no metric: nothing logged
+    lines = [r.getMessage() for r in caplog.records if "Validation" in r.getMessage()]
+    assert lines == ["Epoch[2] Validation-accuracy=1.000000"]  # MXNet 1.9.1's format

@@ -346,3 +346,23 @@ def test_a_subclass_may_assign_provide_data_and_label() -> None:
     assert it.provide_data == [("data", (2, 3))] and it.provide_label == [("label", (2,))]
     with pytest.raises(NotImplementedError):
         DataIter().provide_data  # noqa: B018
+
+
+@pytest.mark.parametrize(("name", "why"), [("LibSVMIter", "CSR sparse"), ("ImageDetRecordIter", "detection")])
+def test_iterators_lazynd_lacks_are_named(name: str, why: str) -> None:
+    with pytest.raises(mx.LazyNDError, match=rf"mx\.io\.{name}: not supported: .*{why}"):
+        getattr(mx.io, name)
+
+
+def test_hard_reset_drops_what_roll_over_carried() -> None:
+    it = NDArrayIter(np.arange(5).reshape(5, 1).astype(np.float32), batch_size=2, last_batch_handle="roll_over")
+
+    def epoch() -> list:
+        return [b.data[0].asnumpy().ravel().tolist() for b in it]
+
+    # MXNet 1.9.1: [[0, 1], [2, 3]], after reset [[4, 0], [1, 2], [3, 4]], after hard_reset [[0, 1], [2, 3]]
+    assert epoch() == [[0.0, 1.0], [2.0, 3.0]]
+    it.reset()
+    assert epoch() == [[4.0, 0.0], [1.0, 2.0], [3.0, 4.0]]
+    it.hard_reset()
+    assert epoch() == [[0.0, 1.0], [2.0, 3.0]]

@@ -158,3 +158,13 @@ def test_bilinear_round_trips_through_dumps_and_serves_an_init_attribute() -> No
 def test_bilinear_needs_a_four_dimensional_weight() -> None:
     with pytest.raises(ShapeError, match="'fc_weight' must have 4 dimensions"):
         mx.init.Bilinear()("fc_weight", mx.nd.zeros((4, 4)))
+
+
+def test_lstm_bias_sets_the_forget_gate_through_an_init_attribute() -> None:
+    arr = mx.nd.zeros((8,)) + 7.0
+    desc = init.InitDesc("lstm_i2h_bias", attrs={"__init__": init.LSTMBias(forget_bias=2.0).dumps()})
+    init.Uniform()(desc, arr)
+    # MXNet 1.9.1: [0, 0, 2, 2, 0, 0, 0, 0]; dumps '["lstmbias", {"forget_bias": 2.0}]'
+    np.testing.assert_array_equal(arr.asnumpy(), [0, 0, 2, 2, 0, 0, 0, 0])
+    assert init.LSTMBias(forget_bias=0.5).dumps() == '["lstmbias", {"forget_bias": 0.5}]'
+    assert init.create("lstmbias", forget_bias=3.0).forget_bias == 3.0

@@ -271,3 +271,32 @@ def test_global_values_of_perplexity_and_micro_averages() -> None:
     composite.update([np.array([1.0])], [np.array([1.0])])
     composite.reset_local()
     assert composite.get_global() == (["accuracy", "mse"], [1.0, 0.0])
+
+
+def test_pcc_matches_mxnet_across_updates_and_periods() -> None:
+    m = mx.metric.PCC()
+    scores = [[0.9, 0.05, 0.05], [0.1, 0.2, 0.7], [0.1, 0.1, 0.8], [0.3, 0.6, 0.1]]
+    m.update([mx.nd.array([0, 1, 2, 2])], [mx.nd.array(scores)])
+    assert m.get() == ("pcc", pytest.approx(0.2))  # MXNet 1.9.1
+    m.update([mx.nd.array([3, 1])], [mx.nd.array([3, 1])])  # class predictions; a fourth class grows the matrix
+    assert m.get()[1] == pytest.approx(0.5384615384615384)
+    m.reset_local()
+    m.update([mx.nd.array([0, 1])], [mx.nd.array([[0.2, 0.8], [0.9, 0.1]])])
+    assert m.get()[1] == pytest.approx(-1.0)
+    assert m.get_global()[1] == pytest.approx(0.30434782608695654)
+
+
+def test_pcc_of_mxnets_docstring_example() -> None:
+    preds = [mx.nd.array([[0.3, 0.7]] * 1000 + [[0.7, 0.3]] * 2 + [[0.3, 0.7]] * 10000)]
+    labels = [mx.nd.array([0] * 1001 + [1] * 10001)]
+    pcc = mx.metric.create("pcc")
+    pcc.update(labels, preds)
+    assert pcc.get()[1] == pytest.approx(0.01917751877733392)  # MXNet 1.9.1
+
+
+def test_torch_and_caffe_are_losses_under_their_names() -> None:
+    torch_metric = mx.metric.Torch()
+    torch_metric.update(None, [mx.nd.array([1, 2, 3])])
+    caffe_metric = mx.metric.create("caffe")
+    caffe_metric.update(None, [mx.nd.array([2, 4])])
+    assert torch_metric.get() == ("torch", 2.0) and caffe_metric.get() == ("caffe", 3.0)  # MXNet 1.9.1

@@ -1,0 +1,44 @@
+"""``mx.base``: the names MXNet programs import from ``mxnet.base``.
+
+The error classes are lazynd's (``MXNetError`` is :class:`lazynd.LazyNDError`), and the
+type tuples are the ones MXNet programs test arguments against.
+
+Examples
+--------
+>>> import lazynd as mx
+>>> mx.base.MXNetError is mx.MXNetError
+True
+>>> isinstance(3.0, mx.base.numeric_types), isinstance("a", mx.base.string_types)
+(True, True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import LazyNDError, MXNetError
+
+string_types = (str,)
+numeric_types = (float, int, np.generic)
+integer_types = (int, np.integer)
+mx_real_t = np.float32  # MXNet's default dtype
+
+
+class NotImplementedForSymbol(LazyNDError):
+    """An NDArray-only method was called on a symbol (``sym.asnumpy()``)."""
+
+
+def py_str(value: bytes | str) -> str:
+    """Text from the bytes a C API would return (a ``str`` is returned as it is)."""
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+__all__ = [
+    "MXNetError",
+    "NotImplementedForSymbol",
+    "integer_types",
+    "mx_real_t",
+    "numeric_types",
+    "py_str",
+    "string_types",
+]

@@ -1,0 +1,156 @@
+"""MXNet ``test_utils``' small helpers: random arrays and shapes, assertions, ``simple_forward``, MNIST.
+
+They are reached as ``mx.test_utils.<name>``, as MXNet programs and tutorials call them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .context import Context, num_gpus
+from .testing import assert_almost_equal, default_context
+
+
+def default_dtype() -> type:
+    """The dtype of :func:`random_arrays` (float32, as MXNet's)."""
+    return np.float32
+
+
+def random_arrays(*shapes: tuple[int, ...]) -> Any:
+    """NumPy float32 arrays of standard normal values, one per shape (one array for one shape).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> a, b = mx.test_utils.random_arrays((2, 3), ())
+    >>> a.shape, a.dtype, b.shape
+    ((2, 3), dtype('float32'), ())
+    """
+    arrays: list[np.ndarray] = [np.asarray(np.random.randn(*shape), dtype=default_dtype()) for shape in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def rand_shape_3d(
+    dim0: int = 10, dim1: int = 10, dim2: int = 10, allow_zero_size: bool = False
+) -> tuple[int, int, int]:
+    """A random 3-D shape with sides in ``1..dim`` (``0..dim`` with ``allow_zero_size``)."""
+    low = 0 if allow_zero_size else 1
+    return tuple(int(np.random.randint(low, dim + 1)) for dim in (dim0, dim1, dim2))  # type: ignore[return-value]
+
+
+def list_gpus() -> list[int]:
+    """The ids of the visible GPUs (``[]`` without one)."""
+    return list(range(num_gpus()))
+
+
+def assert_exception(f: Callable[..., Any], exception_type: type[BaseException], *args: Any, **kwargs: Any) -> None:
+    """Assert that ``f(*args, **kwargs)`` raises ``exception_type``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.test_utils.assert_exception(int, ValueError, "x")
+    """
+    try:
+        f(*args, **kwargs)
+    except exception_type:
+        return
+    raise AssertionError(f"{getattr(f, '__name__', f)!s} did not raise {exception_type.__name__}")
+
+
+def _host(value: Any) -> np.ndarray:
+    return np.array(value.asnumpy() if hasattr(value, "asnumpy") else value, dtype=np.float64)
+
+
+def assert_almost_equal_ignore_nan(
+    a: Any, b: Any, rtol: float | None = None, atol: float | None = None, names: tuple[str, str] = ("a", "b")
+) -> None:
+    """:func:`assert_almost_equal` where a NaN in either array matches anything."""
+    a, b = _host(a), _host(b)
+    nan = np.isnan(a) | np.isnan(b)
+    a[nan] = 0
+    b[nan] = 0
+    assert_almost_equal(a, b, rtol=rtol, atol=atol, names=names)
+
+
+def assert_allclose(a: Any, b: Any, rtol: float = 1e-07, atol: float = 0, equal_nan: bool = True) -> None:
+    """``numpy.testing.assert_allclose`` of arrays or NDArrays."""
+    np.testing.assert_allclose(_host(a), _host(b), rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def same_array(array1: Any, array2: Any) -> bool:
+    """Whether two NDArrays are the same memory (one storage, same place and shape), as views can be."""
+    if array1.var is not array2.var or array1.shape != array2.shape:
+        return False
+    array1.wait_to_read()
+    array2.wait_to_read()
+    return _address(array1.data_array) == _address(array2.data_array)
+
+
+def _address(data: Any) -> int:
+    """The address of a backend array's first element (NumPy or CuPy)."""
+    if isinstance(data, np.ndarray):
+        return int(data.__array_interface__["data"][0])
+    return int(data.data.ptr)
+
+
+def simple_forward(sym: Any, ctx: Context | None = None, is_train: bool = False, **inputs: Any) -> Any:
+    """Run ``sym`` forward on NumPy inputs (by argument name); NumPy outputs (one array for one output)."""
+    from .ndarray import array
+
+    executor = sym.bind(ctx or default_context(), args={k: array(v) for k, v in inputs.items()})
+    executor.forward(is_train=is_train)
+    outputs = [x.asnumpy() for x in executor.outputs]
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def get_mnist(data_dir: Any = None) -> dict[str, np.ndarray]:
+    """MNIST as MXNet's tutorials load it: float32 images (N, 1, 28, 28) in [0, 1], int8 labels.
+
+    Keys ``train_data``, ``train_label``, ``test_data``, ``test_label``; the files are found
+    or downloaded by :func:`lazynd.datasets.load_mnist` (``$LAZYND_DATA_DIR``).
+    """
+    from .datasets import load_mnist
+
+    out = {}
+    for split, train in (("train", True), ("test", False)):
+        images, labels = load_mnist("mnist", data_dir, train=train)
+        out[f"{split}_data"] = images.reshape(len(images), 1, 28, 28).astype(np.float32) / 255
+        out[f"{split}_label"] = labels.astype(np.int8)
+    return out
+
+
+def get_mnist_iterator(batch_size: int, input_shape: tuple[int, ...], num_parts: int = 1, part_index: int = 0) -> tuple:
+    """``(train, validation)`` MNIST iterators (``MNISTIter``), flat unless ``input_shape`` is 3-D."""
+    from .io import MNISTIter
+
+    def split(train: bool) -> MNISTIter:
+        return MNISTIter(
+            batch_size=batch_size,
+            shuffle=train,
+            flat=len(input_shape) != 3,
+            train=train,
+            num_parts=num_parts,
+            part_index=part_index,
+            input_shape=input_shape,
+        )
+
+    return split(True), split(False)
+
+
+__all__ = [
+    "assert_allclose",
+    "assert_almost_equal_ignore_nan",
+    "assert_exception",
+    "default_dtype",
+    "get_mnist",
+    "get_mnist_iterator",
+    "list_gpus",
+    "rand_shape_3d",
+    "random_arrays",
+    "same_array",
+    "simple_forward",
+]

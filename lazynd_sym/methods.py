@@ -1,0 +1,54 @@
+"""Symbol's method forms of operators (``x.reshape((0, -1))``, ``x.sum(axis=1)``) and its NDArray-only methods.
+
+``Symbol.__getattr__`` finds the registered operator of a method name here and applies it
+with the symbol as first input, as NDArray's methods do.  MXNet's Symbol also has NDArray's
+value methods (``asnumpy``, ``wait_to_read``...) only to refuse them when called; they are
+set on the class here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazynd.base import NotImplementedForSymbol
+from lazynd.errors import LazyNDError
+
+from . import creation
+from .symbol import Symbol
+
+
+def method_operator(name: str) -> Any:
+    """The registered operator that ``Symbol.<name>`` applies, if any (as NDArray's methods do)."""
+    from lazynd.ops import registry
+
+    return registry.get(name) if registry.exists(name) else None
+
+
+def apply_method(op: Any, data: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
+    """``data.<op>(*args, **kwargs)``: symbols are further inputs, other positionals are parameters in order."""
+    inputs = [data]
+    while args and isinstance(args[0], Symbol):
+        inputs.append(args[0])
+        args = args[1:]
+    free = [p for p in op.params if p not in kwargs and p != "num_args"]
+    if len(args) > len(free):
+        raise LazyNDError(f"Symbol.{op.name}: {len(args)} positional parameters given, it takes at most {free}")
+    kwargs = {**dict(zip(free, args, strict=False)), **kwargs}
+    return creation.invoke(op, inputs, kwargs)
+
+
+def _ndarray_only(name: str) -> Any:
+    def method(self: Symbol, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedForSymbol(
+            f"Symbol.{name}: only an NDArray has it; a symbol holds no values (bind it to an executor, "
+            "or use mx.nd for arrays)"
+        )
+
+    method.__name__ = name
+    method.__doc__ = f"Not for symbols (MXNet's NotImplementedForSymbol): ``{name}`` is an NDArray method."
+    return method
+
+
+# MXNet's Symbol has these NDArray methods only to refuse them when called (hasattr stays True)
+for _name in ("asnumpy", "asscalar", "as_in_context", "copy", "wait_to_read", "backward", "detach", "attach_grad"):
+    setattr(Symbol, _name, _ndarray_only(_name))

@@ -1,0 +1,62 @@
+"""Symbol's method forms of operators (``x.reshape((0, -1))``, ``x.sum(axis=1)``), as in MXNet 1.x.
+
+Expected values are MXNet 1.9.1's results for the same graphs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+
+def _forward(symbol: mx.sym.Symbol, x: list) -> np.ndarray:
+    executor = symbol.bind(mx.cpu(), {"x": mx.nd.array(x)})
+    return executor.forward()[0].asnumpy()
+
+
+def test_chained_methods_compute_mxnets_values() -> None:
+    x = mx.sym.var("x")
+    y = (x.reshape((0, -1)).sum(axis=1, keepdims=True) + abs(x).max(axis=(1, 2)).expand_dims(1)).astype("float64")
+    out = _forward(y, [[[1, -2], [3, 4]], [[-5, 6], [7, -8]]])
+    # MXNet 1.9.1: [[10.0], [8.0]] float64
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, [[10.0], [8.0]])
+
+
+def test_positional_parameters_follow_the_operators_order() -> None:
+    x = mx.sym.var("x")
+    out = _forward(x.slice_axis(1, 0, 2).clip(0, 3), [[1, -2, 9], [3, 4, 5]])
+    np.testing.assert_array_equal(out, [[1.0, 0.0], [3.0, 3.0]])  # MXNet 1.9.1
+    assert x.sum(1).infer_shape(x=(2, 3))[1] == [(2,)]
+    assert x.tile((2, 1)).infer_shape(x=(2, 3))[1] == [(4, 3)]
+    assert x.transpose(axes=(1, 0)).flip(0).infer_shape(x=(2, 5))[1] == [(5, 2)]
+    assert x.split(3, 1).infer_shape(x=(2, 3))[1] == [(2, 1), (2, 1), (2, 1)]
+
+
+def test_a_method_takes_further_symbols_as_inputs() -> None:
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    z = x.broadcast_like(y)
+    assert z.list_arguments() == ["x", "y"]
+    assert z.infer_shape(x=(1, 3), y=(2, 3))[1] == [(2, 3)]
+
+
+def test_infer_type_partial_leaves_unknown_types_none() -> None:
+    x, y = mx.sym.var("x"), mx.sym.var("y")
+    # MXNet 1.9.1: ([None], [None], []) and ([float16, float16], [float16], [])
+    assert x.infer_type_partial() == ([None], [None], [])
+    assert (x + y).infer_type_partial(x="float16") == ([np.float16, np.float16], [np.float16], [])
+
+
+def test_ndarray_only_methods_are_refused_by_name() -> None:
+    x = mx.sym.var("x")
+    assert hasattr(x, "asnumpy")  # as in MXNet, where calling it raises NotImplementedForSymbol
+    with pytest.raises(mx.LazyNDError, match=r"Symbol\.asnumpy: only an NDArray"):
+        x.asnumpy()
+    with pytest.raises(mx.LazyNDError, match=r"Symbol\.as_in_context"):
+        x.as_in_context(mx.cpu())
+
+
+def test_an_unknown_method_is_still_an_attribute_error() -> None:
+    assert not hasattr(mx.sym.var("x"), "no_such_operator")

@@ -1,0 +1,44 @@
+"""``mx.base`` (names programs import from ``mxnet.base``), ``mx.executor``, and MXNet faces lazynd lacks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+
+def test_base_errors_are_lazynds() -> None:
+    # MXNet 1.9.1: mx.MXNetError is mx.base.MXNetError; NotImplementedForSymbol derives from it
+    assert mx.base.MXNetError is mx.MXNetError is mx.LazyNDError
+    assert issubclass(mx.base.NotImplementedForSymbol, mx.base.MXNetError)
+
+
+def test_base_type_tuples_match_mxnets() -> None:
+    assert mx.base.string_types == (str,)
+    assert mx.base.mx_real_t is np.float32
+    assert all(isinstance(v, mx.base.numeric_types) for v in (1, 2.5, np.float32(1), np.int64(3)))
+    assert all(isinstance(v, mx.base.integer_types) for v in (1, np.int32(1), np.int64(3)))
+    assert not isinstance(2.5, mx.base.integer_types)
+    assert mx.base.py_str(b"ab") == "ab" and mx.base.py_str("ab") == "ab"
+
+
+def test_symbol_ndarray_only_methods_raise_not_implemented_for_symbol() -> None:
+    with pytest.raises(mx.base.NotImplementedForSymbol):
+        mx.sym.var("x").wait_to_read()
+
+
+def test_executor_module_holds_the_executor() -> None:
+    executor = mx.sym.var("x").simple_bind(mx.cpu(), x=(2,))
+    assert isinstance(executor, mx.executor.Executor)
+
+
+@pytest.mark.parametrize("face", ["gluon", "np", "npx"])
+def test_a_face_lazynd_lacks_is_named(face: str) -> None:
+    with pytest.raises(mx.LazyNDError, match=rf"mx\.{face}: .*not part of lazynd"):
+        getattr(mx, face)
+
+
+def test_importing_gluon_names_it() -> None:
+    with pytest.raises(mx.LazyNDError, match="Gluon"):
+        from lazynd import gluon  # noqa: F401

@@ -1,0 +1,83 @@
+"""MXNet 1.x's small ``mx.test_utils`` helpers (``lazynd/test_helpers.py``); expected values from MXNet 1.9.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+tu = mx.test_utils
+
+
+def test_random_arrays_are_float32_one_per_shape() -> None:
+    a, b = tu.random_arrays((2, 3), ())
+    assert a.shape == (2, 3) and a.dtype == np.float32 and b.shape == () and b.dtype == np.float32
+    assert tu.random_arrays((4,)).shape == (4,)  # one shape: the array itself
+    assert tu.default_dtype() is np.float32
+
+
+def test_rand_shape_3d_stays_in_bounds() -> None:
+    for _ in range(20):
+        shape = tu.rand_shape_3d(2, 3, 4)
+        assert len(shape) == 3 and all(1 <= s <= d for s, d in zip(shape, (2, 3, 4), strict=True))
+
+
+def test_list_gpus_counts_the_visible_gpus() -> None:
+    assert tu.list_gpus() == list(range(mx.num_gpus()))
+
+
+def test_assert_exception_passes_only_when_raised() -> None:
+    tu.assert_exception(int, ValueError, "x")
+    with pytest.raises(AssertionError):
+        tu.assert_exception(int, ValueError, "3")
+
+
+def test_nan_and_allclose_assertions() -> None:
+    tu.assert_almost_equal_ignore_nan(mx.nd.array([1.0, np.nan]), np.array([1.0, 5.0]))
+    with pytest.raises(AssertionError):
+        tu.assert_almost_equal_ignore_nan(np.array([1.0, np.nan]), np.array([2.0, 5.0]))
+    tu.assert_allclose(mx.nd.array([1.0, 2.0]), [1.0, 2.0])
+
+
+def test_same_array_is_true_for_the_same_memory_only() -> None:
+    x = mx.nd.ones((4, 3))
+    # MXNet 1.9.1: True, False, False
+    assert tu.same_array(x, x[:]) is True
+    assert tu.same_array(x, x.copy()) is False
+    assert tu.same_array(x, x[1:]) is False
+
+
+def test_simple_forward_runs_a_symbol_on_numpy_inputs() -> None:
+    a = mx.sym.var("a")
+    np.testing.assert_array_equal(tu.simple_forward(a * 2, a=[1, 2]), [2.0, 4.0])  # MXNet 1.9.1: [2. 4.]
+
+
+def test_get_mnist_gives_mxnets_dictionary(data_dir: Path) -> None:
+    mnist = tu.get_mnist(data_dir)
+    assert mnist["train_data"].shape == (60000, 1, 28, 28) and mnist["train_data"].dtype == np.float32
+    assert mnist["test_data"].shape == (10000, 1, 28, 28) and float(mnist["test_data"].max()) == 1.0
+    assert mnist["train_label"].dtype == np.int8
+    np.testing.assert_array_equal(mnist["train_label"][:5], [5, 0, 4, 1, 9])
+
+
+def test_get_mnist_iterator_gives_train_and_validation(data_dir: Path) -> None:
+    train, val = tu.get_mnist_iterator(100, (784,))
+    assert train.provide_data[0].shape == (100, 784)
+    assert val.provide_data[0].shape == (100, 784)
+
+
+def test_random_shapes_take_allow_zero_size() -> None:
+    np.random.seed(3)
+    shapes = [tu.rand_shape_2d(1, 1, allow_zero_size=True) for _ in range(40)]
+    assert {s[0] for s in shapes} == {0, 1}
+    assert all(len(tu.rand_shape_nd(3, 2, allow_zero_size=True)) == 3 for _ in range(5))
+    assert all(0 < side for side in tu.rand_shape_nd(3, 2))
+
+
+def test_assert_almost_equal_takes_mxnets_keywords() -> None:
+    assert tu.almost_equal(np.ones(3), np.ones(3), use_broadcast=False)
+    with pytest.raises(AssertionError, match=r"first differing indices: \[\(0, 1\), \(0, 2\)\]"):
+        tu.assert_almost_equal(np.arange(6.0).reshape(2, 3), np.zeros((2, 3)), mismatches=(2, 2), use_broadcast=True)

@@ -1,0 +1,95 @@
+"""Module.fit's ``eval_end_callback``, ``score(score_end_callback=)``, ``prepare`` and ``sparse_row_id_fn``.
+
+The callback sequences are MXNet 1.9.1's for the same calls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+
+def _module_and_iter() -> tuple[mx.mod.Module, mx.io.NDArrayIter]:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((50, 3)).astype(np.float32)
+    it = mx.io.NDArrayIter(x, (x.sum(1) > 0).astype(np.float32), batch_size=20)
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    return mx.mod.Module(mx.sym.SoftmaxOutput(fc, name="softmax"), context=mx.cpu()), it
+
+
+def test_fit_calls_eval_end_callback_after_each_validation() -> None:
+    mod, it = _module_and_iter()
+    seen: list = []
+    mod.fit(
+        it,
+        eval_data=it,
+        num_epoch=2,
+        eval_end_callback=lambda p: seen.append((p.epoch, p.nbatch, p.eval_metric.get()[0])),
+        eval_batch_end_callback=lambda p: seen.append(("b", p.nbatch)),
+    )
+    epoch = [("b", 0), ("b", 1), ("b", 2)]
+    assert seen == [*epoch, (0, 3, "accuracy"), *epoch, (1, 3, "accuracy")]
+
+
+def test_score_end_callbacks_get_the_number_of_batches_scored() -> None:
+    mod, it = _module_and_iter()
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params()
+    ends: list = []
+    mod.score(it, "acc", num_batch=2, score_end_callback=[lambda p: ends.append((p.epoch, p.nbatch)), ends.append])
+    assert ends[0] == (0, 2) and len(ends) == 2
+
+
+def test_prepare_accepts_a_batch_and_sparse_row_ids_are_refused() -> None:
+    mod, it = _module_and_iter()
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params()
+    mod.prepare(next(iter(it)))
+    with pytest.raises(mx.LazyNDError, match="prepare: sparse_row_id_fn"):
+        mod.prepare(next(iter(it)), sparse_row_id_fn=lambda batch: {})
+    with pytest.raises(mx.LazyNDError, match="fit: sparse_row_id_fn"):
+        mod.fit(it, num_epoch=1, sparse_row_id_fn=lambda batch: {})
+
+
+def test_mxnets_extra_keywords_are_accepted() -> None:
+    mod, it = _module_and_iter()
+    mod.bind(it.provide_data, it.provide_label)
+    weights = {"fc_weight": mx.nd.ones((2, 3)), "fc_bias": mx.nd.zeros((2,)), "other_weight": mx.nd.ones((1,))}
+    # MXNet 1.9.1: init_params/set_params with an extra name pass, with or without allow_extra
+    mod.init_params(arg_params=weights, allow_extra=True)
+    mod.set_params(weights, {}, allow_missing=False, force_init=True, allow_extra=False)
+    np.testing.assert_array_equal(mod.get_params()[0]["fc_weight"].asnumpy(), np.ones((2, 3)))
+    assert mod.predict(it, sparse_row_id_fn=None).shape == (50, 2)
+    with pytest.raises(mx.LazyNDError, match="predict: sparse_row_id_fn"):
+        mod.predict(it, sparse_row_id_fn=lambda batch: {})
+
+
+def test_checkpoints_take_remove_amp_cast(tmp_path) -> None:
+    mod, it = _module_and_iter()
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params()
+    prefix = str(tmp_path / "net")
+    mod.save_checkpoint(prefix, 1, remove_amp_cast=True)
+    symbol, arg_params, _ = mx.model.load_checkpoint(prefix, 1)
+    assert sorted(arg_params) == ["fc_bias", "fc_weight"]
+    assert symbol.tojson(remove_amp_cast=False) == symbol.tojson()
+    symbol.save(str(tmp_path / "s.json"), remove_amp_cast=True)
+    mx.model.save_checkpoint(prefix, 2, symbol, arg_params, {}, remove_amp_cast=True)
+
+
+def test_update_metric_takes_labels_pre_sliced_per_device() -> None:
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    mod = mx.mod.Module(mx.sym.SoftmaxOutput(fc, name="softmax"), context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind([("data", (4, 3))], [("softmax_label", (4,))])
+    mod.init_params()
+    mod.set_params({"fc_weight": mx.nd.array([[1, 0, 0], [0, 1, 0]]), "fc_bias": mx.nd.zeros((2,))}, {})
+    data = mx.nd.array([[1, 0, 0], [0, 1, 0], [1, 0, 0], [0, 1, 0]])  # predicts classes 0, 1, 0, 1
+    mod.forward(mx.io.DataBatch([data], [mx.nd.zeros((4,))]), is_train=False)
+    whole, sliced = mx.metric.create("acc"), mx.metric.create("acc")
+    mod.update_metric(whole, [mx.nd.array([0, 1, 1, 1])])
+    mod.update_metric(sliced, [[mx.nd.array([0, 1])], [mx.nd.array([1, 1])]], pre_sliced=True)
+    assert whole.get() == sliced.get() == ("accuracy", 0.75)
+    with pytest.raises(mx.LazyNDError, match="one list of labels per device"):
+        mod.update_metric(sliced, [mx.nd.array([0, 1, 1, 1])], pre_sliced=True)
