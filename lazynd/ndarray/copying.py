@@ -105,18 +105,20 @@ def _normalize_key(arr: Any, key: Any) -> Any:
     """The key with its index arrays on the host, checked: see :func:`_index_array`."""
     index_arrays = (dispatch.NDArray, np.ndarray, list)  # (NDArray is bound after this module loads)
     if isinstance(key, tuple):
-        return tuple(_index_array(k) if isinstance(k, index_arrays) else k for k in key)
+        return tuple(_index_array(k, arr.shape) if isinstance(k, index_arrays) else k for k in key)
     if isinstance(key, index_arrays):
-        return _index_array(key)
+        return _index_array(key, arr.shape)
     return key
 
 
-def _index_array(index: Any) -> np.ndarray:
+def _index_array(index: Any, shape: tuple[int, ...]) -> np.ndarray:
     """An index array as NumPy reads it: a boolean array is a mask, an integer array positions.
 
-    An NDArray index is read (this waits for it).  A floating-point index is refused rather
-    than read as positions: MXNet's comparisons (``a > 2``) give 0/1 floats, and read as
-    positions they select rows 0 and 1 again and again, silently.
+    An NDArray index is read (this waits for it).  Floating-point positions (NDArrays are float32
+    by default: ``x[labels]``) are truncated toward zero, as MXNet reads them; except that a float
+    array of 0s and 1s shaped as the indexed array (``a > 2`` is such an array in MXNet) is
+    refused: read as positions it would select rows 0 and 1 again and again, silently, where
+    the caller most likely meant a mask.
     """
     if isinstance(index, dispatch.NDArray):
         values = index.asnumpy()
@@ -129,10 +131,19 @@ def _index_array(index: Any) -> np.ndarray:
         return values
     if kind in "iu":
         return values.astype(np.int64, copy=False)
+    if kind == "f":
+        if values.shape == tuple(shape) and values.size and np.isin(values, (0.0, 1.0)).all():
+            raise OperatorError(
+                f"index: a float index array of 0s and 1s shaped as the array ({values.shape}) reads as positions 0 "
+                "and 1, not as a mask (comparisons give 0/1 floats as in MXNet): use .astype('bool') for a mask, or "
+                "an integer dtype (.astype('int64')) for positions"
+            )
+        if not np.isfinite(values).all():
+            raise OperatorError(f"index: a float index array holds NaN or infinity (shape {values.shape})")
+        return np.trunc(values).astype(np.int64)
     raise OperatorError(
-        f"index: an index array of dtype {values.dtype} (shape {values.shape}) is neither a mask nor positions; "
-        "comparisons give 0/1 floats as in MXNet: use .astype('bool') for a boolean mask, "
-        "or an integer dtype (.astype('int64')) for positions"
+        f"index: an index array of dtype {values.dtype} (shape {values.shape}) is neither a mask nor positions: "
+        "use a boolean mask or integer positions"
     )
 
 

@@ -73,22 +73,42 @@ def test_an_integer_ndarray_index_still_gives_positions(ctx: mx.Context) -> None
 
 @pytest.mark.parametrize(
     "index",
-    [
-        lambda a: a > 2,  # a comparison: 0/1 floats
-        lambda a: (a > 2,),
-        lambda a: (slice(None), mx.nd.array([0, 1], ctx=a.context)),
-        lambda a: np.array([0.0, 1.0]),
-        lambda a: [0.0, 1.0],
-    ],
-    ids=["comparison", "in-tuple", "float-positions", "numpy-float", "list-float"],
+    [lambda a: a > 2, lambda a: (a > 2,)],  # a comparison: 0/1 floats shaped as the array
+    ids=["comparison", "in-tuple"],
 )
-def test_a_floating_point_index_array_is_refused_clearly(ctx: mx.Context, index) -> None:
+def test_a_float_comparison_used_as_a_mask_is_refused_clearly(ctx: mx.Context, index) -> None:
+    # MXNet reads it as positions 0 and 1, silently; lazynd asks for a bool mask or integer positions
     x, a = _grid(ctx)
     with pytest.raises(mx.LazyNDError, match=r"float.*astype\('bool'\).*integer dtype"):
         a[index(a)]
     with pytest.raises(mx.LazyNDError, match=r"astype\('bool'\)"):
         a[index(a)] = 0
     np.testing.assert_array_equal(a.asnumpy(), x)  # nothing was written
+
+
+@pytest.mark.parametrize(
+    "index, positions",
+    [
+        (lambda a: (slice(None), mx.nd.array([2, 0], ctx=a.context)), (slice(None), [2, 0])),
+        (lambda a: mx.nd.array([2.7, -1.0], ctx=a.context), [2, -1]),  # truncated toward zero, as MXNet
+        (lambda a: np.array([0.0, 1.0]), [0, 1]),
+        (lambda a: [1.0, 0.0], [1, 0]),
+    ],
+    ids=["nd-in-tuple", "nd-truncated", "numpy-float", "list-float"],
+)
+def test_float_positions_index_as_in_mxnet(ctx: mx.Context, index, positions) -> None:
+    # NDArrays are float32 by default (x[labels]): MXNet reads float index arrays as positions
+    x, a = _grid(ctx)
+    np.testing.assert_array_equal(a[index(a)].asnumpy(), x[positions])
+    a[index(a)] = 0
+    x[positions] = 0
+    np.testing.assert_array_equal(a.asnumpy(), x)
+
+
+def test_a_float_index_of_nan_is_refused() -> None:
+    _, a = _grid(mx.cpu())
+    with pytest.raises(mx.LazyNDError, match="NaN or infinity"):
+        a[mx.nd.array([0.0, float("nan")])]
 
 
 def test_a_mask_of_the_wrong_shape_is_refused_clearly(ctx: mx.Context) -> None:
