@@ -24,7 +24,7 @@ user's calls launch at once on the pushing thread, since their vars are free.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -109,8 +109,36 @@ def forget(op_type: str) -> None:
 
 
 # -- structure ------------------------------------------------------------------------------------
-def _names(prop: Any, method: str) -> list[str]:
-    return [str(n) for n in getattr(prop, method)()]
+def _names(attrs: dict, method: str) -> list[str]:
+    """The names the property's ``method`` (``list_arguments``...) gives: a list of strings."""
+    names = getattr(properties(attrs), method)()
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): {method}() returned {names!r}, expected a list of names (strings)"
+        )
+    return list(names)
+
+
+def _groups(attrs: dict, method: str, result: Any, counts: Sequence[int]) -> list[list]:
+    """The (inputs, outputs[, auxiliary states]) lists of what ``infer_shape``/``infer_type``
+    returned, each checked against the number of names the property lists."""
+    what = ("input", "output", "auxiliary state")
+    if not isinstance(result, (list, tuple)) or len(result) not in (2, 3):
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): {method} returned {result!r}, expected a tuple of "
+            "(input, output) or (input, output, auxiliary state) lists"
+        )
+    groups = [list(g) if isinstance(g, (list, tuple)) else g for g in result]
+    if len(groups) == 2:
+        groups.append(None)
+    for kind, group, count in zip(what, groups, counts, strict=True):
+        if group is None and kind == "auxiliary state":
+            continue
+        if not isinstance(group, list) or len(group) != count:
+            raise OperatorError(
+                f"Custom ({attrs['op_type']}): {method} returned {group!r} as the {kind}s, expected a list of {count}"
+            )
+    return groups
 
 
 def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool) -> tuple[list, list, list]:
@@ -119,9 +147,9 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool)
     ``with_aux``: ``in_shapes`` ends with the auxiliary states (imperative calls).
     """
     prop = properties(attrs)
-    n_args = len(_names(prop, "list_arguments"))
-    n_out = len(_names(prop, "list_outputs"))
-    n_aux = len(_names(prop, "list_auxiliary_states"))
+    n_args = len(_names(attrs, "list_arguments"))
+    n_out = len(_names(attrs, "list_outputs"))
+    n_aux = len(_names(attrs, "list_auxiliary_states"))
     if with_aux:
         in_shapes, aux_shapes = in_shapes[:n_args], in_shapes[n_args:]
     unknown = list(in_shapes) + (list(aux_shapes) if with_aux else []), [None] * n_out, list(aux_shapes)
@@ -136,43 +164,52 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool)
         if partial:
             return unknown
         raise OperatorError(f"Custom ({attrs['op_type']}): infer_shape failed: {type(err).__name__}: {err}") from err
-    if len(result) == 2:
-        arg_shapes, out_shapes = result
-        new_aux: Sequence = [None] * n_aux
-    else:
-        arg_shapes, out_shapes, new_aux = result
-    if len(arg_shapes) != n_args or len(out_shapes) != n_out:
-        raise OperatorError(
-            f"Custom ({attrs['op_type']}): infer_shape returned {len(arg_shapes)} input and {len(out_shapes)} "
-            f"output shapes, expected {n_args} and {n_out}"
-        )
-    args, outs, aux = ([_shape(s) for s in group] for group in (arg_shapes, out_shapes, new_aux))
+    arg_shapes, out_shapes, new_aux = _groups(attrs, "infer_shape", result, (n_args, n_out, n_aux))
+    if new_aux is None:
+        new_aux = [None] * n_aux
+    args, outs, aux = ([_shape(attrs, s) for s in group] for group in (arg_shapes, out_shapes, new_aux))
     return (args + aux if with_aux else args), outs, aux
 
 
-def _shape(shape: Any) -> tuple[int, ...] | None:
+def _shape(attrs: dict, shape: Any) -> tuple[int, ...] | None:
     """A shape from a property (a list or tuple); an empty or partly unknown one is unknown."""
-    if shape is None or len(shape) == 0 or 0 in shape:
+    if shape is None:
+        return None
+    if not isinstance(shape, (list, tuple)) or not all(isinstance(d, (int, np.integer)) for d in shape):
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): infer_shape returned the shape {shape!r}, expected a list of integers"
+        )
+    if len(shape) == 0 or 0 in shape:
         return None
     return tuple(int(d) for d in shape)
 
 
 def _infer_type(attrs: dict, in_types: list, aux_types: list, with_aux: bool) -> tuple[list, list, list]:
     prop = properties(attrs)
-    n_args = len(_names(prop, "list_arguments"))
+    n_args = len(_names(attrs, "list_arguments"))
     if with_aux:
         in_types, aux_types = in_types[:n_args], in_types[n_args:]
     known = next((t for t in in_types if t is not None), None)
     if known is None:
-        n_out = len(_names(prop, "list_outputs"))
+        n_out = len(_names(attrs, "list_outputs"))
         return list(in_types) + (list(aux_types) if with_aux else []), [None] * n_out, list(aux_types)
     filled = [np.dtype(t if t is not None else known).type for t in in_types]
-    result = prop.infer_type(filled)
-    arg_types, out_types = result[0], result[1]
-    new_aux = result[2] if len(result) > 2 else [filled[0]] * len(aux_types)
-    names = [np.dtype(t).name for t in arg_types]
-    aux = [np.dtype(t).name for t in new_aux]
-    return (names + aux if with_aux else names), [np.dtype(t).name for t in out_types], aux
+    counts = (n_args, len(_names(attrs, "list_outputs")), len(_names(attrs, "list_auxiliary_states")))
+    arg_types, out_types, new_aux = _groups(attrs, "infer_type", prop.infer_type(filled), counts)
+    if new_aux is None:
+        new_aux = [filled[0]] * counts[2]
+    names, outs, aux = ([_dtype_name(attrs, t) for t in group] for group in (arg_types, out_types, new_aux))
+    return (names + aux if with_aux else names), outs, aux
+
+
+def _dtype_name(attrs: dict, dtype: Any) -> str:
+    """The name of a dtype ``infer_type`` returned (a NumPy type, dtype or name)."""
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): infer_type returned {dtype!r}, expected a NumPy dtype"
+        ) from None
 
 
 # -- kernels --------------------------------------------------------------------------------------
@@ -199,6 +236,26 @@ def _finish(arrays: Sequence[Any]) -> None:
             engine.wait_for_var(a.var, for_write=True)
 
 
+def _run_user(attrs: dict, method: str, call: Callable[[], None], arrays: Sequence[Any]) -> None:
+    """Run the user's ``forward``/``backward`` (``call``), then wait for its work on ``arrays``.
+
+    What it raises, or its NDArray work raises, is re-raised naming the op_type; the work it
+    pushed is waited for even then, so none of it still touches the buffers afterwards.
+    """
+    try:
+        call()
+    except Exception as err:
+        try:
+            _finish(arrays)
+        except Exception:  # noqa: BLE001, S110 - the user's own error is the one to report
+            pass
+        raise OperatorError(f"Custom ({attrs['op_type']}): {method} raised {type(err).__name__}: {err}") from err
+    try:
+        _finish(arrays)
+    except Exception as err:
+        raise OperatorError(f"Custom ({attrs['op_type']}): the NDArray work of {method} failed: {err}") from err
+
+
 def operator_for(attrs: dict, ctx: Any, shapes: list, dtypes: list) -> Any:
     """The CustomOp object of one configuration on ``ctx`` (``create_operator`` once)."""
     key = (*_config(attrs), ctx, tuple(tuple(s) for s in shapes), tuple(dtypes))
@@ -210,32 +267,48 @@ def operator_for(attrs: dict, ctx: Any, shapes: list, dtypes: list) -> Any:
         # MXNet hands dtypes over as its type codes (float32 0, float64 1, float16 2...)
         codes = [DTYPE_TO_FLAG.get(np.dtype(t), -1) for t in dtypes]
         op = prop.create_operator(ctx, [list(s) for s in shapes], codes)
+        if not (callable(getattr(op, "forward", None)) and callable(getattr(op, "backward", None))):
+            raise OperatorError(
+                f"Custom ({attrs['op_type']}): create_operator returned {op!r}, expected a CustomOp "
+                "(an object with forward and backward methods)"
+            )
         with _cache_lock:
             op = _operator_cache.setdefault(key, op)
     return op
 
 
 def _custom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    prop = properties(attrs)
-    n_args = len(_names(prop, "list_arguments"))
+    n_args = len(_names(attrs, "list_arguments"))
     if not aux and len(inputs) > n_args:  # an imperative call: auxiliary states follow the inputs
         inputs, aux = inputs[:n_args], inputs[n_args:]
     ctx = _context(kctx)
     op = operator_for(attrs, ctx, [a.shape for a in inputs], [a.dtype for a in inputs])
     in_data, out_data, aux_data = (_wrap(group, ctx, kctx) for group in (inputs, outputs, aux))
-    op.forward(is_train=kctx.is_train, req=["write"] * len(outputs), in_data=in_data, out_data=out_data, aux=aux_data)
-    _finish([*in_data, *out_data, *aux_data])
+    _run_user(
+        attrs,
+        "forward",
+        lambda: op.forward(
+            is_train=kctx.is_train, req=["write"] * len(outputs), in_data=in_data, out_data=out_data, aux=aux_data
+        ),
+        [*in_data, *out_data, *aux_data],
+    )
 
 
 def _backward_layout(attrs: dict) -> tuple[list[int], int, int, int]:
     """The backward inputs (indices into out_grad + in_data + out_data) and the three counts."""
     prop = properties(attrs)
-    n_in = len(_names(prop, "list_arguments"))
-    n_out = len(_names(prop, "list_outputs"))
+    n_in = len(_names(attrs, "list_arguments"))
+    n_out = len(_names(attrs, "list_outputs"))
     out_grad = list(range(n_out)) if prop.need_top_grad() else []
     in_data = list(range(n_out, n_out + n_in))
     out_data = list(range(n_out + n_in, n_out + n_in + n_out))
-    declared = {int(d) for d in prop.declare_backward_dependency(out_grad, in_data, out_data)}
+    result = prop.declare_backward_dependency(out_grad, in_data, out_data)
+    if not isinstance(result, (list, tuple)) or not all(isinstance(d, (int, np.integer)) for d in result):
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): declare_backward_dependency returned {result!r}, "
+            "expected a list of integer indices"
+        )
+    declared = {int(d) for d in result}
     if any(not 0 <= d < 2 * n_out + n_in for d in declared):
         raise OperatorError(
             f"Custom ({attrs['op_type']}): declare_backward_dependency returned {sorted(declared)}, "
@@ -243,7 +316,7 @@ def _backward_layout(attrs: dict) -> tuple[list[int], int, int, int]:
         )
     # the inputs always come along: their shapes and dtypes are those of the gradients, and they
     # name the configuration whose CustomOp object ran forward
-    return sorted(declared | set(in_data)), n_out, n_in, len(_names(prop, "list_auxiliary_states"))
+    return sorted(declared | set(in_data)), n_out, n_in, len(_names(attrs, "list_auxiliary_states"))
 
 
 def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -257,15 +330,19 @@ def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     op = operator_for(attrs, ctx, [a.shape for a in arguments], [a.dtype for a in arguments])
     wrapped = _wrap(slots, ctx, kctx)
     in_grad, aux_data = _wrap(outputs, ctx, kctx), _wrap(aux, ctx, kctx)
-    op.backward(
-        req=["write"] * len(outputs),
-        out_grad=wrapped[:n_out],
-        in_data=wrapped[n_out : n_out + n_in],
-        out_data=wrapped[n_out + n_in :],
-        in_grad=in_grad,
-        aux=aux_data,
+    _run_user(
+        attrs,
+        "backward",
+        lambda: op.backward(
+            req=["write"] * len(outputs),
+            out_grad=wrapped[:n_out],
+            in_data=wrapped[n_out : n_out + n_in],
+            out_data=wrapped[n_out + n_in :],
+            in_grad=in_grad,
+            aux=aux_data,
+        ),
+        [*wrapped, *in_grad, *aux_data],
     )
-    _finish([*wrapped, *in_grad, *aux_data])
 
 
 def _custom_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
@@ -302,7 +379,7 @@ class CustomOpDef(OpDef):
                 name,
                 _custom_backward,
                 inputs=self._backward_inputs,
-                outputs=lambda attrs: [f"{n}_grad" for n in _names(properties(attrs), "list_arguments")],
+                outputs=lambda attrs: [f"{n}_grad" for n in _names(attrs, "list_arguments")],
                 infer_shape=self._backward_shapes,
                 infer_type=self._backward_types,
                 doc="Gradients of a Custom operator: calls the user's backward.",
@@ -312,7 +389,7 @@ class CustomOpDef(OpDef):
                 name,
                 _custom_forward,
                 inputs=self._forward_inputs,
-                outputs=lambda attrs: _names(properties(attrs), "list_outputs"),
+                outputs=lambda attrs: _names(attrs, "list_outputs"),
                 infer_shape=lambda attrs, s, a: _infer_shape(attrs, s, a, with_aux=True),
                 infer_type=lambda attrs, t, a: _infer_type(attrs, t, a, with_aux=True),
                 mutates=self._aux_positions,
@@ -325,24 +402,21 @@ class CustomOpDef(OpDef):
     def _forward_inputs(attrs: dict) -> list[str]:
         if not isinstance(attrs.get("op_type"), str):  # the documentation's generic signature
             return []
-        prop = properties(attrs)
-        return _names(prop, "list_arguments") + _names(prop, "list_auxiliary_states")
+        return _names(attrs, "list_arguments") + _names(attrs, "list_auxiliary_states")
 
     @staticmethod
     def _aux_positions(attrs: dict) -> tuple[int, ...]:
-        prop = properties(attrs)
-        n_args = len(_names(prop, "list_arguments"))
-        return tuple(range(n_args, n_args + len(_names(prop, "list_auxiliary_states"))))
+        n_args = len(_names(attrs, "list_arguments"))
+        return tuple(range(n_args, n_args + len(_names(attrs, "list_auxiliary_states"))))
 
     @staticmethod
     def _backward_inputs(attrs: dict) -> list[str]:
         if not isinstance(attrs.get("op_type"), str):  # the documentation's generic signature
             return []
         deps, n_out, n_in, _ = _backward_layout(attrs)
-        prop = properties(attrs)
-        outs, args = _names(prop, "list_outputs"), _names(prop, "list_arguments")
+        outs, args = _names(attrs, "list_outputs"), _names(attrs, "list_arguments")
         labels = [f"{o}_grad" for o in outs] + args + outs
-        return [labels[d] for d in deps] + _names(prop, "list_auxiliary_states")
+        return [labels[d] for d in deps] + _names(attrs, "list_auxiliary_states")
 
     @staticmethod
     def _backward_shapes(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
@@ -364,7 +438,7 @@ class CustomOpDef(OpDef):
         if op is not None:
             return op
         prop = properties(attrs)
-        aux = _names(prop, "list_auxiliary_states")
+        aux = _names(attrs, "list_auxiliary_states")
         if self.backward:
             op = OpDef(
                 self.name,
@@ -379,8 +453,8 @@ class CustomOpDef(OpDef):
             op = OpDef(
                 self.name,
                 _custom_forward,
-                inputs=_names(prop, "list_arguments"),
-                outputs=_names(prop, "list_outputs"),
+                inputs=_names(attrs, "list_arguments"),
+                outputs=_names(attrs, "list_outputs"),
                 aux=aux,
                 infer_shape=lambda attrs, s, a: _infer_shape(attrs, s, a, with_aux=False),
                 infer_type=lambda attrs, t, a: _infer_type(attrs, t, a, with_aux=False),
