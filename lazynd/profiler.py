@@ -214,12 +214,14 @@ def set_state(state: str = "stop", profile_process: str = "worker") -> None:
 
 
 def _stop_recording() -> None:
-    global _state
+    """Stop recording; a pause ends too (:func:`pause` sets it again after calling this)."""
+    global _state, _paused
     from .backend import set_event_timing
 
     set_event_timing(False)
     _uninstall()
     _state = "stop"
+    _paused = False
 
 
 def _check_process(profile_process: str, what: str) -> None:
@@ -359,9 +361,9 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
     """The trace events (metadata included) of what ``run()`` pushes, waited for: a lazynd
     addition for tests and benchmarks.
 
-    The profiler records only during the call and writes no file; afterwards it is stopped, its
-    records are forgotten and its configuration (mode, filename) is as it was, whatever ``run``
-    raises.  It must not be recording already.
+    The profiler records only during the call and writes no file; afterwards it is stopped, the
+    call's records are forgotten and its configuration (mode, filename), earlier records and
+    pause are as they were, whatever ``run`` raises.  It must not be recording already.
 
     Examples
     --------
@@ -370,7 +372,7 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
     >>> "_plus_scalar" in {e["name"] for e in events if e["ph"] == "X"}
     True
     """
-    global _output_named
+    global _output_named, _origin, _written, _paused
     from .engine import get_engine
 
     if mode not in _MODES:
@@ -378,7 +380,10 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
     if _state == "run":
         raise LazyNDError("profiler.trace_of: the profiler is already recording; stop it first")
     saved, named = dict(_config), _output_named
-    _config["mode"], _output_named = mode, False  # stopping writes no file
+    # what was recorded before (a stopped or paused profile) is not part of run's trace
+    earlier, origin, written, paused = list(_records), _origin, _written, _paused
+    _records.clear()
+    _config["mode"], _output_named, _paused = mode, False, False  # stopping writes no file
     try:
         set_state("run")
         run()
@@ -386,7 +391,8 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
         return trace_events()
     finally:
         set_state("stop")
-        reset()
+        _records[:] = earlier
+        _origin, _written, _paused = origin, written, paused
         _config.update(saved)
         _output_named = named
 

@@ -298,3 +298,19 @@ def test_trace_of_refuses_a_recording_profiler():
     finally:
         profiler.set_state("stop")
         profiler.reset()
+
+
+def test_trace_of_holds_only_its_own_operations_and_keeps_earlier_records(tmp_path):
+    profiler.set_config(mode="all", filename=str(tmp_path / "trace.json"))
+    profiler.set_state("run")
+    mx.nd.dot(mx.nd.ones((3, 3)), mx.nd.ones((3, 3))).wait_to_read()
+    profiler.pause()
+    events = profiler.trace_of(lambda: mx.nd.ones((3,)) * 2)
+    names = {e["name"] for e in events if e["ph"] == "X"}
+    assert "_mul_scalar" in names and "dot" not in names, names
+    # the earlier (paused) profile goes on as it was
+    profiler.resume()
+    assert profiler.get_state() == "run"
+    profiler.set_state("stop")
+    names = set(_trace_names(tmp_path / "trace.json"))
+    assert "dot" in names and "_mul_scalar" not in names, names

@@ -91,3 +91,12 @@ def test_dumps_json_sorted_by_count() -> None:
     assert text.splitlines()[1].split()[1] == "3"  # descending: the three additions first
     with pytest.raises(mx.LazyNDError, match="sort_by must be one of"):
         profiler.dumps(sort_by="median")
+
+
+def test_resume_after_a_finishing_dump_while_paused_does_not_record(tmp_path) -> None:
+    profiler.set_config(mode="all", filename=str(tmp_path / "trace.json"))
+    profiler.set_state("run")
+    profiler.pause()
+    profiler.dump(finished=True)  # stops the profiler: the pause is over with it
+    profiler.resume()
+    assert profiler.get_state() == "stop"
