@@ -329,6 +329,10 @@ def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     arguments = [given[i] for i in range(n_out, n_out + n_in)]
     op = operator_for(attrs, ctx, [a.shape for a in arguments], [a.dtype for a in arguments])
     wrapped = _wrap(slots, ctx, kctx)
+    # a gradient the user's backward leaves unwritten (it skipped the input, or assigned with
+    # req 'null') is zero, as in MXNet, whose in_grad is the zeroed gradient buffer
+    for grad in outputs:
+        grad[...] = 0
     in_grad, aux_data = _wrap(outputs, ctx, kctx), _wrap(aux, ctx, kctx)
     _run_user(
         attrs,

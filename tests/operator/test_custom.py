@@ -283,3 +283,28 @@ def test_create_operator_returning_no_operator_is_a_clear_error():
     with pytest.raises(EngineError, match=r"Custom \(odd_create\): create_operator returned None"):
         y.asnumpy()
     np.testing.assert_allclose((mx.nd.ones((2,)) + 1).asnumpy(), [2, 2])
+
+
+class _NoGradient(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] + 1)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], "null", out_grad[0])  # writes nothing
+
+
+@mx.operator.register("test_no_gradient")
+class _NoGradientProp(mx.operator.CustomOpProp):
+    def create_operator(self, ctx, shapes, dtypes):
+        return _NoGradient()
+
+
+def test_a_gradient_backward_leaves_unwritten_is_zero():
+    # large enough that a fresh buffer holds leftovers of earlier arrays, not zeros
+    mx.nd.full((4096,), 5.0).wait_to_read()
+    x = mx.nd.ones((4096,))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Custom(x, op_type="test_no_gradient")
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.zeros(4096, np.float32))
