@@ -35,12 +35,20 @@ __all__ = [
 ]
 
 
-def image_op(name: str, fn: Callable[..., None], src: Any, shape: tuple[int, ...], dtype: Any, *args: Any) -> Any:
-    """Push ``fn(src_data, out_data, *args)`` writing a new array of ``shape``; return it."""
+def image_shape(name: str, src: Any) -> tuple[int, int, int]:
+    """``src``'s (height, width, channels), or an ``OperatorError`` naming ``name`` if it is not
+    an image NDArray."""
     if not isinstance(src, NDArray):
         raise OperatorError(f"{name}: src must be an NDArray, got {type(src).__name__}")
     if len(src.shape) != 3:
         raise OperatorError(f"{name}: src must have shape (height, width, channels), got {src.shape}")
+    height, width, channels = src.shape
+    return height, width, channels
+
+
+def image_op(name: str, fn: Callable[..., None], src: Any, shape: tuple[int, ...], dtype: Any, *args: Any) -> Any:
+    """Push ``fn(src_data, out_data, *args)`` writing a new array of ``shape``; return it."""
+    image_shape(name, src)
     ctx: Context = src.context
     if ctx.device_type == "gpu":
         raise OperatorError(f"{name}: image functions run on the CPU; src is on {ctx}")
@@ -75,10 +83,11 @@ def imresize(src: Any, w: int, h: int, interp: int = 1) -> Any:
     >>> image.imresize(mx.nd.zeros((8, 8, 3), dtype='uint8'), 4, 2).shape
     (2, 4, 3)
     """
+    height, width, channels = image_shape("imresize", src)
     if w <= 0 or h <= 0:
         raise OperatorError(f"imresize: width and height must be positive, got w={w}, h={h}")
-    code = _interp(interp, src.shape[:2], (h, w))
-    return image_op("imresize", _resize, src, (h, w, src.shape[2]), src.data_array.dtype, code)
+    code = _interp(interp, (height, width), (h, w))
+    return image_op("imresize", _resize, src, (h, w, channels), src.data_array.dtype, code)
 
 
 def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]:
@@ -110,7 +119,7 @@ def resize_short(src: Any, size: int, interp: int = 2) -> Any:
     >>> image.resize_short(mx.nd.zeros((20, 40, 3), dtype='uint8'), 10).shape
     (10, 20, 3)
     """
-    h, w = src.shape[:2]
+    h, w, _ = image_shape("resize_short", src)
     if h > w:
         new_h, new_w = size * h // w, size
     else:
@@ -136,12 +145,12 @@ def fixed_crop(src: Any, x0: int, y0: int, w: int, h: int, size: tuple[int, int]
     >>> image.fixed_crop(mx.nd.zeros((10, 10, 3), dtype='uint8'), 2, 2, 4, 6).shape
     (6, 4, 3)
     """
-    height, width = src.shape[:2]
+    height, width, channels = image_shape("fixed_crop", src)
     if x0 < 0 or y0 < 0 or w <= 0 or h <= 0 or x0 + w > width or y0 + h > height:
         raise OperatorError(f"fixed_crop: region x0={x0} y0={y0} w={w} h={h} is outside the {width}x{height} image")
     out_w, out_h = size if size is not None else (w, h)
     code = _interp(interp, (h, w), (out_h, out_w))
-    return image_op("fixed_crop", _crop, src, (out_h, out_w, src.shape[2]), src.data_array.dtype, x0, y0, w, h, code)
+    return image_op("fixed_crop", _crop, src, (out_h, out_w, channels), src.data_array.dtype, x0, y0, w, h, code)
 
 
 def random_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, tuple[int, int, int, int]]:
@@ -155,7 +164,7 @@ def random_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, 
     >>> out.shape
     (4, 4, 3)
     """
-    h, w = src.shape[:2]
+    h, w, _ = image_shape("random_crop", src)
     new_w, new_h = scale_down((w, h), size)
     x0 = random.randint(0, w - new_w)
     y0 = random.randint(0, h - new_h)
@@ -172,7 +181,7 @@ def center_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, 
     >>> image.center_crop(mx.nd.zeros((10, 10, 3), dtype='uint8'), (4, 4))[1]
     (3, 3, 4, 4)
     """
-    h, w = src.shape[:2]
+    h, w, _ = image_shape("center_crop", src)
     new_w, new_h = scale_down((w, h), size)
     x0 = (w - new_w) // 2
     y0 = (h - new_h) // 2
@@ -193,7 +202,7 @@ def random_size_crop(
     >>> image.random_size_crop(mx.nd.zeros((20, 20, 3), dtype='uint8'), (8, 8), 0.5, (0.75, 1.33))[0].shape
     (8, 8, 3)
     """
-    h, w = src.shape[:2]
+    h, w, _ = image_shape("random_size_crop", src)
     low, high = (area, 1.0) if isinstance(area, (int, float)) else area
     for _ in range(10):
         target = random.uniform(low, high) * w * h
@@ -243,6 +252,8 @@ def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
     >>> image.color_normalize(mx.nd.ones((1, 1, 3)) * 4, [1, 2, 3], [1, 2, 3]).asnumpy().ravel()
     array([3.        , 1.        , 0.33333334], dtype=float32)
     """
+    # mean None: no subtraction (MXNet's color_normalize skips it), only the division by std
+    mean = 0.0 if mean is None else mean
     mean_np = np.asarray(mean.asnumpy() if hasattr(mean, "asnumpy") else mean, dtype=np.float32)
     std_np = None if std is None else np.asarray(std.asnumpy() if hasattr(std, "asnumpy") else std, dtype=np.float32)
     return image_op("color_normalize", _normalize, src, src.shape, np.float32, mean_np, std_np)
@@ -273,7 +284,7 @@ def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
     """
     if min(top, bot, left, right) < 0:
         raise OperatorError(f"copyMakeBorder: border sizes must be >= 0, got {(top, bot, left, right)}")
-    h, w, c = src.shape
+    h, w, c = image_shape("copyMakeBorder", src)
     fill = value if isinstance(value, (list, tuple)) else [value] * 4
     shape = (h + top + bot, w + left + right, c)
     return image_op("copyMakeBorder", _border, src, shape, src.data_array.dtype, top, bot, left, right, type, fill)

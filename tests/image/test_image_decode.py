@@ -134,6 +134,30 @@ def test_color_normalize_per_channel(picture):
     np.testing.assert_allclose(out.asnumpy(), (picture - np.array([10, 20, 30.0])) / np.array([2, 4, 5.0]), rtol=1e-6)
 
 
+def test_color_normalize_without_mean_only_divides(picture):
+    out = image.color_normalize(mx.nd.array(picture, dtype="uint8"), None, [2, 4, 5])
+    np.testing.assert_allclose(out.asnumpy(), picture / np.array([2, 4, 5.0]), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("imresize", lambda src: image.imresize(src, 4, 3)),
+        ("resize_short", lambda src: image.resize_short(src, 4)),
+        ("fixed_crop", lambda src: image.fixed_crop(src, 0, 0, 4, 3)),
+        ("random_crop", lambda src: image.random_crop(src, (4, 3))),
+        ("center_crop", lambda src: image.center_crop(src, (4, 3))),
+        ("random_size_crop", lambda src: image.random_size_crop(src, (4, 3), 0.5, (0.75, 1.33))),
+        ("copyMakeBorder", lambda src: image.copyMakeBorder(src, 1, 1, 1, 1)),
+    ],
+)
+def test_transforms_of_a_two_dimensional_array_name_the_expected_shape(name, call, picture):
+    with pytest.raises(
+        mx.OperatorError, match=rf"{name}: src must have shape \(height, width, channels\), got \(37, 53\)"
+    ):
+        call(mx.nd.array(picture[:, :, 0], dtype="uint8"))
+
+
 def test_copy_make_border_pads_with_value(picture):
     out = image.copyMakeBorder(mx.nd.array(picture, dtype="uint8"), 1, 2, 3, 4, value=9).asnumpy()
     assert out.shape == (40, 60, 3)
