@@ -10,6 +10,8 @@ away entirely get class -1.
 
 from __future__ import annotations
 
+import inspect
+import json
 import random
 from collections.abc import Sequence
 from typing import Any, TypeVar, cast
@@ -49,8 +51,39 @@ class Augmenter:
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         raise NotImplementedError(f"{type(self).__name__} does not implement augment")
 
+    def dumps(self) -> str:
+        """The augmenter as JSON, in MXNet's form: ``[class name in lower case, {argument: value}]``
+        with the constructor's arguments (arrays as lists).
+
+        Examples
+        --------
+        >>> import lazynd as mx
+        >>> mx.image.ForceResizeAug((4, 2)).dumps()
+        '["forceresizeaug", {"size": [4, 2], "interp": 2}]'
+        """
+        arguments = {}
+        for name in list(inspect.signature(type(self).__init__).parameters)[1:]:
+            if hasattr(self, name):
+                arguments[name] = _as_json(getattr(self, name))
+        return json.dumps([type(self).__name__.lower(), arguments])
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` in types ``json.dumps`` takes: arrays and tuples as lists, dtypes as names."""
+    if hasattr(value, "asnumpy"):
+        value = value.asnumpy()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_as_json(v) for v in value]
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 def crop_label(label: np.ndarray | None, rect: tuple[int, int, int, int], size: tuple[int, int]) -> np.ndarray | None:
@@ -190,6 +223,19 @@ class ColorJitterAug(Augmenter):
         random.shuffle(steps)
         return img.image_op("color_jitter", _jitter, src, src.shape, np.float32, steps), label
 
+    def dumps(self) -> list:  # type: ignore[override]  # MXNet's is a RandomOrderAug: a list
+        """``["colorjitteraug", [the dumps() of each jitter with a non-zero amount]]``, as MXNet."""
+        jitters = [
+            json.dumps([f"{kind}jitteraug", {kind: amount}])
+            for kind, amount in (
+                ("brightness", self.brightness),
+                ("contrast", self.contrast),
+                ("saturation", self.saturation),
+            )
+            if amount > 0
+        ]
+        return ["colorjitteraug", jitters]
+
 
 def _add_rgb(src: np.ndarray, out: np.ndarray, rgb: np.ndarray) -> None:
     np.add(src, rgb, out=out, casting="unsafe")
@@ -229,6 +275,10 @@ class CastAug(Augmenter):
     def __init__(self, typ: str = "float32") -> None:
         self.typ = np.dtype(typ)
 
+    def dumps(self) -> str:
+        """``["castaug", {"type": dtype name}]``, as MXNet."""
+        return json.dumps(["castaug", {"type": self.typ.name}])
+
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         if src.data_array.dtype == self.typ:
             return src, label
@@ -240,6 +290,10 @@ class RandomOrderAug(Augmenter):
 
     def __init__(self, ts: Sequence[Augmenter]) -> None:
         self.ts = list(ts)
+
+    def dumps(self) -> list:  # type: ignore[override]  # MXNet returns a list here, not JSON
+        """``[class name in lower case, [each augmenter's dumps()]]``, as MXNet."""
+        return [type(self).__name__.lower(), [aug.dumps() for aug in self.ts]]
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         order = list(self.ts)
@@ -263,6 +317,10 @@ class SequentialAug(Augmenter):
 
     def __init__(self, ts: Sequence[Augmenter]) -> None:
         self.ts = list(ts)
+
+    def dumps(self) -> list:  # type: ignore[override]  # MXNet returns a list here, not JSON
+        """``[class name in lower case, [each augmenter's dumps()]]``, as MXNet."""
+        return [type(self).__name__.lower(), [aug.dumps() for aug in self.ts]]
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         for aug in self.ts:

@@ -7,6 +7,7 @@ its factor with Python's ``random`` (as MXNet's do) and gives float32 (H, W, C) 
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -38,6 +39,10 @@ class _OneJitter(Augmenter):
             raise OperatorError(f"{type(self).__name__}: needs 3 channels, the image has shape {src.shape}")
         alpha = 1.0 + random.uniform(-self.amount, self.amount)
         return img.image_op(f"{self.kind}_jitter", _jitter, src, src.shape, np.float32, [(self.kind, alpha)]), label
+
+    def dumps(self) -> str:
+        """``[class name in lower case, {kind: amount}]``, MXNet's form (``{"brightness": 0.3}``...)."""
+        return json.dumps([type(self).__name__.lower(), {self.kind: self.amount}])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.amount!r})"

@@ -101,3 +101,24 @@ def test_create_augmenter_output_has_data_shape(src):
     for aug in image.CreateAugmenter((3, 24, 24), resize=30, rand_resize=True, rand_mirror=True, mean=True):
         out = aug(out)
     assert out.shape == (24, 24, 3) and out.dtype == np.float32
+
+
+def test_augmenters_dump_as_mxnet_does():
+    # the strings MXNet 1.9.1 gives for the same augmenters
+    assert image.ForceResizeAug((20, 10)).dumps() == '["forceresizeaug", {"size": [20, 10], "interp": 2}]'
+    assert image.CastAug().dumps() == '["castaug", {"type": "float32"}]'
+    assert mx.image.BrightnessJitterAug(0.3).dumps() == '["brightnessjitteraug", {"brightness": 0.3}]'
+    assert image.RandomSizedCropAug((20, 10), 0.5, (0.75, 1.33)).dumps() == (
+        '["randomsizedcropaug", {"size": [20, 10], "area": 0.5, "ratio": [0.75, 1.33], "interp": 2}]'
+    )
+    assert image.ColorNormalizeAug(mx.nd.array([1, 2, 3]), None).dumps() == (
+        '["colornormalizeaug", {"mean": [1.0, 2.0, 3.0], "std": null}]'
+    )
+    assert image.SequentialAug([image.CastAug(), image.ResizeAug(3)]).dumps() == [
+        "sequentialaug",
+        ['["castaug", {"type": "float32"}]', '["resizeaug", {"size": 3, "interp": 2}]'],
+    ]
+    assert image.ColorJitterAug(0.1, 0, 0.3).dumps() == [
+        "colorjitteraug",
+        ['["brightnessjitteraug", {"brightness": 0.1}]', '["saturationjitteraug", {"saturation": 0.3}]'],
+    ]
