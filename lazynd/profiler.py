@@ -102,23 +102,43 @@ def _make_hook(symbolic: bool) -> Callable[[str, Any, Sequence[Any], int, int], 
     return record
 
 
-def set_config(mode: str = "symbolic", filename: str = "profile.json") -> None:
+# MXNet 1.x's set_config keywords that only tune MXNet's own profiler (memory, C API, dump timing,
+# aggregation, which lazynd's dumps() always does): accepted, and change nothing here
+_MXNET1_TUNING = ("profile_memory", "profile_api", "continuous_dump", "dump_period", "aggregate_stats")
+_MXNET1_KEYWORDS = ("profile_all", "profile_symbolic", "profile_imperative", "profile_process", *_MXNET1_TUNING)
+
+
+def set_config(mode: str | None = None, filename: str = "profile.json", **kwargs: Any) -> None:
     """Choose what to record and where :func:`dump` writes.
 
     Parameters
     ----------
-    mode : {'symbolic', 'all'}
-        'all' records every engine operation; 'symbolic' only executor operations.
+    mode : {'symbolic', 'all'}, optional
+        'all' records every engine operation; 'symbolic' (the default) only executor operations.
     filename : str
         Where the trace is written (by :func:`dump`, at stop and at exit): a
         path, or a URL when fsspec is installed.
+    **kwargs
+        MXNet 1.x's keywords: ``profile_all=True`` or ``profile_imperative=True`` mean
+        ``mode='all'`` (when ``mode`` is not given), ``profile_symbolic`` alone 'symbolic';
+        ``profile_process`` must be ``'worker'``; ``profile_memory``, ``profile_api``,
+        ``continuous_dump``, ``dump_period`` and ``aggregate_stats`` are accepted and change nothing.
 
     Examples
     --------
     >>> import lazynd as mx, os, tempfile
     >>> mx.profiler.set_config(mode='all', filename=os.path.join(tempfile.mkdtemp(), 'profile.json'))
+    >>> mx.profiler.set_config(profile_all=True, aggregate_stats=True, filename=os.path.join(tempfile.mkdtemp(), 'p.json'))
     """
     global _output_named
+    unknown = sorted(set(kwargs) - set(_MXNET1_KEYWORDS))
+    if unknown:
+        raise LazyNDError(
+            f"profiler.set_config: unknown argument(s) {unknown}; expected mode, filename or {list(_MXNET1_KEYWORDS)}"
+        )
+    _check_process(kwargs.get("profile_process", "worker"), "set_config")
+    if mode is None:
+        mode = "all" if kwargs.get("profile_all") or kwargs.get("profile_imperative") else "symbolic"
     if mode not in _MODES:
         raise LazyNDError(f"profiler.set_config: mode {mode!r} is not one of {list(_MODES)}")
     if not isinstance(filename, (str, os.PathLike)) or not str(filename):

@@ -314,3 +314,21 @@ def test_trace_of_holds_only_its_own_operations_and_keeps_earlier_records(tmp_pa
     profiler.set_state("stop")
     names = set(_trace_names(tmp_path / "trace.json"))
     assert "dot" in names and "_mul_scalar" not in names, names
+
+
+def test_set_config_takes_mxnet_1x_keywords(tmp_path):
+    path = tmp_path / "trace.json"
+    # MXNet 1.x's recipe: every operation, imperative ones included
+    profiler.set_config(profile_all=True, aggregate_stats=True, continuous_dump=False, filename=str(path))
+    profiler.set_state("run")
+    (mx.nd.ones((3,)) + 1).wait_to_read()
+    profiler.set_state("stop")
+    assert "_plus_scalar" in _trace_names(path)
+    profiler.reset()
+    profiler.set_config(profile_symbolic=True, profile_imperative=False, profile_memory=False, filename=str(path))
+    profiler.set_state("run")
+    (mx.nd.ones((3,)) * 2).wait_to_read()
+    profiler.set_state("stop")
+    assert "_mul_scalar" not in _trace_names(path)
+    with pytest.raises(mx.LazyNDError, match=r"unknown argument\(s\) \['bogus'\]"):
+        profiler.set_config(bogus=1)
