@@ -28,7 +28,8 @@ Events
 ------
 ``dump()`` writes complete (``"ph": "X"``) events with ``ts``/``dur`` in
 microseconds since the profiler started, one ``pid`` per device and one ``tid`` per
-worker thread (per CUDA stream for GPU operations, named ``stream compute``, ``stream h2d``...), plus ``process_name``/``thread_name`` metadata events, which
+worker thread (per CUDA stream for GPU operations, named ``stream compute``, ``stream h2d``...), plus ``process_name``/``thread_name`` metadata events (``ts`` 0: every event has ``ph``, ``ts``,
+``pid`` and ``tid``, which trace readers index without checking), which
 chrome://tracing and Perfetto load.  Operations whose name contains ``copyto``
 get the category ``copy``, the others ``operator``.  GPU operations are timed
 with the CUDA event their launch recorded on the stream: such an operation ends
@@ -352,14 +353,14 @@ def trace_events() -> list[dict[str, Any]]:
         pid = pids.get(label)
         if pid is None:
             pid = pids[label] = len(pids)
-            meta.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": label}})
+            meta.append({"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0, "args": {"name": label}})
         tid = tids.get(ident)
         if tid is None:
             tid = tids[ident] = len(tids)
         if (pid, tid) not in seen_threads:
             seen_threads.add((pid, tid))
             thread = f"stream {lane}" if lane is not None else _thread_names.get(ident, f"thread-{ident}")
-            meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": thread}})
+            meta.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"name": thread}})
         # integer nanoseconds until here: ts + dur of one event never passes the next event's ts
         ts = (start - _origin) / 1e3
         category = "copy" if "copyto" in name else "operator"

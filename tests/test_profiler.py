@@ -58,6 +58,7 @@ def test_trace_events_have_chrome_keys_and_types(tmp_path):
     complete = [e for e in events if e["ph"] == "X"]
     meta = [e for e in events if e["ph"] == "M"]
     assert len(complete) + len(meta) == len(events)
+    assert all({"ph", "ts", "pid", "tid"} <= set(e) for e in events), [e for e in events if "ts" not in e]
     for e in complete:
         assert set(e) == {"name", "cat", "ph", "ts", "dur", "pid", "tid"}
         assert isinstance(e["name"], str)
