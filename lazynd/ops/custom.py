@@ -24,6 +24,7 @@ user's calls launch at once on the pushing thread, since their vars are free.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,10 +39,15 @@ PROPERTIES: dict[str, type] = {}
 
 # (op_type, keywords) -> the property object; the same keywords make the same structure
 _prop_cache: dict[tuple, Any] = {}
-# (op_type, keywords, context, input shapes, input dtypes) -> the CustomOp object that runs
-# forward and backward of every node of that configuration (MXNet makes one per executor node;
-# an operator that keeps state from forward for backward sees the calls of its configuration)
-_operator_cache: dict[tuple, Any] = {}
+# (op_type, keywords, context, input shapes, input dtypes, the input buffers' identities) -> the
+# CustomOp object that runs forward and then backward of one call: MXNet makes one per executor
+# node (whose buffers stay the same from pass to pass) and one per imperative call, and an operator
+# that keeps state from forward for backward (``self.mask = ...``) must find its own again.  The
+# backward always receives the forward's inputs (see _backward_layout), the same buffers, so it
+# finds the object its forward used.  Least recently used first; at most _MAX_OPERATORS (a buffer
+# freed and its identity reused only ever meets a forward of its own before its backward)
+_operator_cache: OrderedDict[tuple, Any] = OrderedDict()
+_MAX_OPERATORS = 4096
 _cache_lock = threading.Lock()
 
 _STRING_PARAM = Param(parse_str, None, "handed to the operator's properties as a string")
@@ -256,10 +262,15 @@ def _run_user(attrs: dict, method: str, call: Callable[[], None], arrays: Sequen
         raise OperatorError(f"Custom ({attrs['op_type']}): the NDArray work of {method} failed: {err}") from err
 
 
-def operator_for(attrs: dict, ctx: Any, shapes: list, dtypes: list) -> Any:
-    """The CustomOp object of one configuration on ``ctx`` (``create_operator`` once)."""
-    key = (*_config(attrs), ctx, tuple(tuple(s) for s in shapes), tuple(dtypes))
-    op = _operator_cache.get(key)
+def operator_for(attrs: dict, ctx: Any, inputs: list) -> Any:
+    """The CustomOp object of the call (or executor node) on the buffers ``inputs`` on ``ctx``
+    (``create_operator`` at its first forward; see ``_operator_cache``)."""
+    shapes, dtypes = [a.shape for a in inputs], [a.dtype for a in inputs]
+    key = (*_config(attrs), ctx, tuple(tuple(s) for s in shapes), tuple(dtypes), tuple(map(id, inputs)))
+    with _cache_lock:
+        op = _operator_cache.get(key)
+        if op is not None:
+            _operator_cache.move_to_end(key)
     if op is None:
         from ..formats.ndarray_record import DTYPE_TO_FLAG
 
@@ -274,6 +285,8 @@ def operator_for(attrs: dict, ctx: Any, shapes: list, dtypes: list) -> Any:
             )
         with _cache_lock:
             op = _operator_cache.setdefault(key, op)
+            while len(_operator_cache) > _MAX_OPERATORS:
+                _operator_cache.popitem(last=False)
     return op
 
 
@@ -282,7 +295,7 @@ def _custom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     if not aux and len(inputs) > n_args:  # an imperative call: auxiliary states follow the inputs
         inputs, aux = inputs[:n_args], inputs[n_args:]
     ctx = _context(kctx)
-    op = operator_for(attrs, ctx, [a.shape for a in inputs], [a.dtype for a in inputs])
+    op = operator_for(attrs, ctx, inputs)
     in_data, out_data, aux_data = (_wrap(group, ctx, kctx) for group in (inputs, outputs, aux))
     _run_user(
         attrs,
@@ -327,7 +340,7 @@ def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     slots = [given.get(i) for i in range(2 * n_out + n_in)]
     # the inputs are always among the dependencies (see _backward_layout), so they are all given
     arguments = [given[i] for i in range(n_out, n_out + n_in)]
-    op = operator_for(attrs, ctx, [a.shape for a in arguments], [a.dtype for a in arguments])
+    op = operator_for(attrs, ctx, arguments)
     wrapped = _wrap(slots, ctx, kctx)
     # a gradient the user's backward leaves unwritten (it skipped the input, or assigned with
     # req 'null') is zero, as in MXNet, whose in_grad is the zeroed gradient buffer

@@ -139,6 +139,27 @@ def test_state_from_forward_reaches_backward_and_undeclared_arrays_are_none():
     np.testing.assert_allclose(exe.grad_dict["data"].asnumpy(), [10, 0, 30, 0])
 
 
+def test_two_uses_of_one_operator_keep_their_own_state_from_forward_to_backward(ctx):
+    # MXNet makes one CustomOp per executor node and per imperative call: each use's backward finds
+    # the mask its own forward kept (one object per configuration gave both uses the last mask)
+    a, b = mx.nd.array([1, -1, 1], ctx=ctx), mx.nd.array([-1, 1, -1], ctx=ctx)
+    a.attach_grad()
+    b.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Custom(a, op_type="test_remember") + mx.nd.Custom(b, op_type="test_remember")
+    y.backward(mx.nd.ones((3,), ctx=ctx))
+    np.testing.assert_array_equal(a.grad.asnumpy(), [1, 0, 1])
+    np.testing.assert_array_equal(b.grad.asnumpy(), [0, 1, 0])
+    net = sym.Custom(sym.Variable("a"), op_type="test_remember") + sym.Custom(
+        sym.Variable("b"), op_type="test_remember"
+    )
+    exe = net.simple_bind(ctx, a=(3,), b=(3,))
+    exe.forward(is_train=True, a=mx.nd.array([1, -1, 1], ctx=ctx), b=mx.nd.array([-1, 1, -1], ctx=ctx))
+    exe.backward(mx.nd.ones((3,), ctx=ctx))
+    np.testing.assert_array_equal(exe.grad_dict["a"].asnumpy(), [1, 0, 1])
+    np.testing.assert_array_equal(exe.grad_dict["b"].asnumpy(), [0, 1, 0])
+
+
 def test_large_nd_work_inside_forward_does_not_deadlock(engine_name):
     # arrays well above the inline size: the user's calls are queued, and the operation waits for them
     x = mx.nd.ones((300, 400))

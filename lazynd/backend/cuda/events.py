@@ -80,6 +80,9 @@ class EventPool:
         self.cupy = cupy
         self.free: deque[Any] = deque()
         self.lent: set[Any] = set()
+        # read from the instance: a StreamEvent dropped while the interpreter exits may find the
+        # module's globals already cleared
+        self.limit = POOL_MAX
 
     def record(self, stream: Any) -> StreamEvent:
         """An event recorded on ``stream`` now (the stream's device must be current)."""
@@ -100,7 +103,7 @@ class EventPool:
     def give_back(self, event: Any) -> None:
         """``event`` can no longer be waited on: keep it for reuse, or let it go past
         :data:`POOL_MAX` idle ones (then its last reference drops and CuPy destroys it)."""
-        if len(self.free) < POOL_MAX:
+        if len(self.free) < self.limit:
             self.free.append(event)
         else:
             self.lent.discard(event)
