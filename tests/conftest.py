@@ -29,7 +29,7 @@ def data_dir() -> Path:
     """The real datasets folder ($LAZYND_DATA_DIR); tests using it skip when it is not set."""
     path = os.environ.get("LAZYND_DATA_DIR")
     if not path or not Path(path).is_dir():
-        pytest.skip("LAZYND_DATA_DIR is not set to the shared data folder (see README: Tests)")
+        pytest.skip("LAZYND_DATA_DIR is not set to the shared data folder (see README: Set up)")
     return Path(path)
 
 

@@ -3,8 +3,9 @@
 On a GPU the kernel is wrapped by the device's backend (streams and events) and pushed to
 run as soon as its inputs are launched.  On the CPU an operation of at most
 ``INLINE_MAX_ELEMENTS`` elements may run on the pushing thread when its vars are free (a
-hand-off to a worker would cost more than the work); larger ones go to the engine's workers,
-of any size while the host BLAS has threads of its own: see :func:`inline_limit`.
+hand-off to a worker would cost more than the work), and larger ones go to the engine's workers.
+While the host BLAS has threads of its own, a ready operation of any size runs on the pushing
+thread: see :func:`inline_limit`.
 
 One shortcut lives here and nowhere else: a small CPU operation whose outputs are fresh
 (allocated for this call, so no other operation can know their vars) runs at once, with no
