@@ -44,10 +44,10 @@ _prop_cache: dict[tuple, Any] = {}
 # node (whose buffers stay the same from pass to pass) and one per imperative call, and an operator
 # that keeps state from forward for backward (``self.mask = ...``) must find its own again.  The
 # backward always receives the forward's inputs (see _backward_layout), the same buffers, so it
-# finds the object its forward used.  Least recently used first; at most _MAX_OPERATORS (a buffer
-# freed and its identity reused only ever meets a forward of its own before its backward)
+# finds the object its forward used.  Least recently used first; at most _MAX_OPERATORS, as each may
+# hold what its forward kept (a buffer freed and its identity reused meets a forward of its own first)
 _operator_cache: OrderedDict[tuple, Any] = OrderedDict()
-_MAX_OPERATORS = 4096
+_MAX_OPERATORS = 256
 _cache_lock = threading.Lock()
 
 _STRING_PARAM = Param(parse_str, None, "handed to the operator's properties as a string")
