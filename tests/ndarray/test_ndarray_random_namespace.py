@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import lazynd as mx
 
@@ -32,12 +31,3 @@ def test_randn_takes_its_shape_by_position() -> None:
     assert abs(values.mean() - 1.0) < 0.1 and abs(values.std() - 2.0) < 0.1
     mx.random.seed(3)
     np.testing.assert_array_equal(mx.random.randn(200, 50, loc=1.0, scale=2.0).asnumpy(), values)
-
-
-def test_a_sampler_without_an_operator_names_what_is_missing() -> None:
-    from lazynd.ops import registry
-
-    if registry.exists("_random_poisson"):
-        pytest.skip("_random_poisson is registered")
-    with pytest.raises(mx.LazyNDError, match=r"mx\.random\.poisson.*_random_poisson"):
-        mx.nd.random.poisson(lam=1.0, shape=(2,))
