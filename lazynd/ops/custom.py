@@ -39,12 +39,13 @@ PROPERTIES: dict[str, type] = {}
 
 # (op_type, keywords) -> the property object; the same keywords make the same structure
 _prop_cache: dict[tuple, Any] = {}
-# (op_type, keywords, context, input shapes, input dtypes, the input buffers' identities) -> the
-# CustomOp object that runs forward and then backward of one call: MXNet makes one per executor
-# node (whose buffers stay the same from pass to pass) and one per imperative call, and an operator
-# that keeps state from forward for backward (``self.mask = ...``) must find its own again.  The
-# backward always receives the forward's inputs (see _backward_layout), the same buffers, so it
-# finds the object its forward used.  Least recently used first; at most _MAX_OPERATORS, as each may
+# (op_type, keywords, context, input shapes, input dtypes, the input and output buffers' identities)
+# -> the CustomOp object that runs forward and then backward of one call: MXNet makes one per
+# executor node (whose buffers stay the same from pass to pass) and one per imperative call, and an
+# operator that keeps state from forward for backward (``self.mask = ...``) must find its own again.
+# The backward always receives the forward's inputs and outputs (see _backward_layout), the same
+# buffers, so it finds the object its forward used; the outputs tell apart two calls on the same
+# inputs (y1 = Custom(x), y2 = Custom(x)), whose forwards keep different state.  Least recently used first; at most _MAX_OPERATORS, as each may
 # hold what its forward kept (a buffer freed and its identity reused meets a forward of its own first)
 _operator_cache: OrderedDict[tuple, Any] = OrderedDict()
 _MAX_OPERATORS = 256
@@ -262,11 +263,12 @@ def _run_user(attrs: dict, method: str, call: Callable[[], None], arrays: Sequen
         raise OperatorError(f"Custom ({attrs['op_type']}): the NDArray work of {method} failed: {err}") from err
 
 
-def operator_for(attrs: dict, ctx: Any, inputs: list) -> Any:
-    """The CustomOp object of the call (or executor node) on the buffers ``inputs`` on ``ctx``
-    (``create_operator`` at its first forward; see ``_operator_cache``)."""
+def operator_for(attrs: dict, ctx: Any, inputs: list, outputs: list) -> Any:
+    """The CustomOp object of the call (or executor node) from the buffers ``inputs`` to the
+    buffers ``outputs`` on ``ctx`` (``create_operator`` at its first forward; see ``_operator_cache``)."""
     shapes, dtypes = [a.shape for a in inputs], [a.dtype for a in inputs]
-    key = (*_config(attrs), ctx, tuple(tuple(s) for s in shapes), tuple(dtypes), tuple(map(id, inputs)))
+    identities = tuple(map(id, [*inputs, *outputs]))
+    key = (*_config(attrs), ctx, tuple(tuple(s) for s in shapes), tuple(dtypes), identities)
     with _cache_lock:
         op = _operator_cache.get(key)
         if op is not None:
@@ -295,7 +297,7 @@ def _custom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     if not aux and len(inputs) > n_args:  # an imperative call: auxiliary states follow the inputs
         inputs, aux = inputs[:n_args], inputs[n_args:]
     ctx = _context(kctx)
-    op = operator_for(attrs, ctx, inputs)
+    op = operator_for(attrs, ctx, inputs, outputs)
     in_data, out_data, aux_data = (_wrap(group, ctx, kctx) for group in (inputs, outputs, aux))
     _run_user(
         attrs,
@@ -307,8 +309,9 @@ def _custom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     )
 
 
-def _backward_layout(attrs: dict) -> tuple[list[int], int, int, int]:
-    """The backward inputs (indices into out_grad + in_data + out_data) and the three counts."""
+def _declared(attrs: dict) -> tuple[set[int], int, int]:
+    """What the property's declare_backward_dependency names (indices into out_grad + in_data +
+    out_data), checked, and the counts of inputs and outputs."""
     prop = properties(attrs)
     n_in = len(_names(attrs, "list_arguments"))
     n_out = len(_names(attrs, "list_outputs"))
@@ -327,9 +330,16 @@ def _backward_layout(attrs: dict) -> tuple[list[int], int, int, int]:
             f"Custom ({attrs['op_type']}): declare_backward_dependency returned {sorted(declared)}, "
             f"expected indices below {2 * n_out + n_in}"
         )
-    # the inputs always come along: their shapes and dtypes are those of the gradients, and they
-    # name the configuration whose CustomOp object ran forward
-    return sorted(declared | set(in_data)), n_out, n_in, len(_names(attrs, "list_auxiliary_states"))
+    return declared, n_out, n_in
+
+
+def _backward_layout(attrs: dict) -> tuple[list[int], int, int, int]:
+    """The backward inputs (indices into out_grad + in_data + out_data) and the three counts."""
+    declared, n_out, n_in = _declared(attrs)
+    # the inputs and outputs always come along: the inputs' shapes and dtypes are those of the
+    # gradients, and both name the call whose CustomOp object ran forward (see _operator_cache)
+    deps = declared | set(range(n_out, 2 * n_out + n_in))
+    return sorted(deps), n_out, n_in, len(_names(attrs, "list_auxiliary_states"))
 
 
 def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -337,10 +347,13 @@ def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     given = dict(zip(deps, inputs[: len(deps)], strict=True))
     aux = list(inputs[len(deps) :])
     ctx = _context(kctx)
-    slots = [given.get(i) for i in range(2 * n_out + n_in)]
-    # the inputs are always among the dependencies (see _backward_layout), so they are all given
+    # the inputs and outputs are always among the dependencies (see _backward_layout): all given
     arguments = [given[i] for i in range(n_out, n_out + n_in)]
-    op = operator_for(attrs, ctx, arguments)
+    results = [given[i] for i in range(n_out + n_in, 2 * n_out + n_in)]
+    op = operator_for(attrs, ctx, arguments, results)
+    # the user's backward sees the outputs only where it declared them
+    declared = _declared(attrs)[0]
+    slots = [given.get(i) if i < n_out + n_in or i in declared else None for i in range(2 * n_out + n_in)]
     wrapped = _wrap(slots, ctx, kctx)
     # a gradient the user's backward leaves unwritten (it skipped the input, or assigned with
     # req 'null') is zero, as in MXNet, whose in_grad is the zeroed gradient buffer

@@ -160,6 +160,43 @@ def test_two_uses_of_one_operator_keep_their_own_state_from_forward_to_backward(
     np.testing.assert_array_equal(exe.grad_dict["b"].asnumpy(), [0, 1, 0])
 
 
+class _RandomDrop(mx.operator.CustomOp):
+    """Keeps a random mask from forward for backward: two calls on one input keep different masks."""
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.mask = mx.nd.array(np.random.rand(*in_data[0].shape) > 0.5, ctx=in_data[0].context)
+        self.assign(out_data[0], req[0], in_data[0] * self.mask)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        assert out_data[0] is None  # only what was declared
+        self.assign(in_grad[0], req[0], out_grad[0] * self.mask)
+
+
+@mx.operator.register("test_random_drop")
+class _RandomDropProp(mx.operator.CustomOpProp):
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        return out_grad
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _RandomDrop()
+
+
+def test_two_calls_on_one_input_keep_their_own_state_from_forward_to_backward(ctx):
+    # both calls read the same buffer: each backward must still find its own forward's mask (keyed by
+    # the input buffers alone, both found the object of the second call, and its mask)
+    np.random.seed(3)
+    x = mx.nd.ones((4, 6), ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y1 = mx.nd.Custom(x, op_type="test_random_drop")
+        y2 = mx.nd.Custom(x, op_type="test_random_drop")
+        z = y1.sum() + 2 * y2.sum()
+    z.backward()
+    m1, m2 = y1.asnumpy(), y2.asnumpy()
+    assert not np.array_equal(m1, m2)
+    np.testing.assert_array_equal(x.grad.asnumpy(), m1 + 2 * m2)
+
+
 def test_large_nd_work_inside_forward_does_not_deadlock(engine_name):
     # arrays well above the inline size: the user's calls are queued, and the operation waits for them
     x = mx.nd.ones((300, 400))
