@@ -23,7 +23,9 @@ user's calls launch at once on the pushing thread, since their vars are free.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -45,11 +47,13 @@ _prop_cache: dict[tuple, Any] = {}
 # operator that keeps state from forward for backward (``self.mask = ...``) must find its own again.
 # The backward always receives the forward's inputs and outputs (see _backward_layout), the same
 # buffers, so it finds the object its forward used; the outputs tell apart two calls on the same
-# inputs (y1 = Custom(x), y2 = Custom(x)), whose forwards keep different state.  Least recently used first; at most _MAX_OPERATORS, as each may
-# hold what its forward kept (a buffer freed and its identity reused meets a forward of its own first)
+# inputs (y1 = Custom(x), y2 = Custom(x)), whose forwards keep different state.  An object is kept
+# while the call's first output buffer lives (a recorded graph or an executor holds it until its
+# backward; once it is freed, its identity may be reused), and at most _MAX_OPERATORS are kept,
+# least recently used first (for buffers without weak references, or an object holding its own).
 _operator_cache: OrderedDict[tuple, Any] = OrderedDict()
-_MAX_OPERATORS = 256
-_cache_lock = threading.Lock()
+_MAX_OPERATORS = 4096
+_cache_lock = threading.RLock()  # a buffer freed while it is held drops an entry (_forget)
 
 _STRING_PARAM = Param(parse_str, None, "handed to the operator's properties as a string")
 
@@ -286,10 +290,20 @@ def operator_for(attrs: dict, ctx: Any, inputs: list, outputs: list) -> Any:
                 "(an object with forward and backward methods)"
             )
         with _cache_lock:
-            op = _operator_cache.setdefault(key, op)
+            if key in _operator_cache:  # another thread made it first
+                return _operator_cache[key]
+            _operator_cache[key] = op
+            with contextlib.suppress(TypeError):  # a buffer without weak references: only the bound
+                weakref.finalize([*outputs, *inputs][0], _forget, key)
             while len(_operator_cache) > _MAX_OPERATORS:
                 _operator_cache.popitem(last=False)
     return op
+
+
+def _forget(key: tuple) -> None:
+    """Drop the CustomOp object of ``key`` (its buffer was freed)."""
+    with _cache_lock:
+        _operator_cache.pop(key, None)
 
 
 def _custom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

@@ -197,6 +197,17 @@ def test_two_calls_on_one_input_keep_their_own_state_from_forward_to_backward(ct
     np.testing.assert_array_equal(x.grad.asnumpy(), m1 + 2 * m2)
 
 
+def test_many_recorded_calls_each_keep_their_operator_until_backward():
+    # more calls recorded before one backward than a bounded cache held (256): the first calls'
+    # objects were dropped, and their backward found a fresh one without the mask from forward
+    x = mx.nd.array([1, -1, 2])
+    x.attach_grad()
+    with mx.autograd.record():
+        z = mx.nd.add_n(*[mx.nd.Custom(x, op_type="test_remember") for _ in range(300)])
+    z.backward(mx.nd.ones((3,)))
+    np.testing.assert_array_equal(x.grad.asnumpy(), [300, 0, 300])
+
+
 def test_large_nd_work_inside_forward_does_not_deadlock(engine_name):
     # arrays well above the inline size: the user's calls are queued, and the operation waits for them
     x = mx.nd.ones((300, 400))
