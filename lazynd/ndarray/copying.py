@@ -140,7 +140,12 @@ def _index_array(index: Any, shape: tuple[int, ...]) -> np.ndarray:
             )
         if not np.isfinite(values).all():
             raise OperatorError(f"index: a float index array holds NaN or infinity (shape {values.shape})")
-        return np.trunc(values).astype(np.int64)
+        positions = np.trunc(values)
+        if positions.size and np.abs(positions).max() >= 2.0**63:  # past int64: the cast would wrap
+            raise OperatorError(
+                f"index: a float index array holds {np.abs(positions).max():g}, past any position (shape {values.shape})"
+            )
+        return positions.astype(np.int64)
     raise OperatorError(
         f"index: an index array of dtype {values.dtype} (shape {values.shape}) is neither a mask nor positions: "
         "use a boolean mask or integer positions"

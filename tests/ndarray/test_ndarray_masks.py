@@ -111,6 +111,13 @@ def test_a_float_index_of_nan_is_refused() -> None:
         a[mx.nd.array([0.0, float("nan")])]
 
 
+def test_a_float_index_past_int64_is_refused_naming_it() -> None:
+    # cast to int64 it wrapped around (a RuntimeWarning, then "index -9223372036854775808 is out of bounds")
+    _, a = _grid(mx.cpu())
+    with pytest.raises(mx.LazyNDError, match=r"holds 1e\+30, past any position"):
+        a[mx.nd.array([0.0, -1e30])]
+
+
 def test_a_mask_of_the_wrong_shape_is_refused_clearly(ctx: mx.Context) -> None:
     _, a = _grid(ctx)
     mask = mx.nd.array([True, False], dtype="bool", ctx=ctx)
