@@ -65,8 +65,8 @@ def uniform(
     dtype: Any = None,
     out: Any = None,
 ) -> Any:
-    """Samples from U[low, high)."""
-    return _sample("_random_uniform", shape, ctx, dtype, out, low=low, high=high)
+    """Samples from U[low, high) (``shape`` per element of NDArray ``low`` and ``high``)."""
+    return _distribution("uniform", shape, ctx, dtype, out, low=low, high=high)
 
 
 def normal(
@@ -77,8 +77,8 @@ def normal(
     dtype: Any = None,
     out: Any = None,
 ) -> Any:
-    """Samples from N(loc, scale^2)."""
-    return _sample("_random_normal", shape, ctx, dtype, out, loc=loc, scale=scale)
+    """Samples from N(loc, scale^2) (``shape`` per element of NDArray ``loc`` and ``scale``)."""
+    return _distribution("normal", shape, ctx, dtype, out, loc=loc, scale=scale)
 
 
 def randint(
@@ -142,6 +142,57 @@ def generalized_negative_binomial(
 ) -> Any:
     """Samples from a negative binomial of mean ``mu`` and dispersion ``alpha`` (Poisson for alpha 0)."""
     return _distribution("generalized_negative_binomial", shape, ctx, dtype, out, mu=mu, alpha=alpha)
+
+
+def _like(name: str, data: Any, out: Any, **params: Any) -> Any:
+    """``_random_<name>_like``: samples shaped, typed and placed as ``data``."""
+    from .ndarray.dispatch import invoke
+    from .ops import registry
+
+    return invoke(registry.get(f"_random_{name}_like"), [data], params, out)
+
+
+def uniform_like(data: Any, low: float = 0.0, high: float = 1.0, out: Any = None) -> Any:
+    """Samples from U[low, high) of the shape, dtype and context of ``data``."""
+    return _like("uniform", data, out, low=low, high=high)
+
+
+def normal_like(data: Any, loc: float = 0.0, scale: float = 1.0, out: Any = None) -> Any:
+    """Samples from N(loc, scale^2) of the shape, dtype and context of ``data``."""
+    return _like("normal", data, out, loc=loc, scale=scale)
+
+
+def exponential_like(data: Any, lam: float = 1.0, out: Any = None) -> Any:
+    """Samples from an exponential distribution of rate ``lam`` (MXNet's parameter here, not a scale)
+    of the shape, dtype and context of ``data``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.random.exponential_like(mx.nd.zeros((2, 3)), lam=4.0).shape
+    (2, 3)
+    """
+    return _like("exponential", data, out, lam=lam)
+
+
+def gamma_like(data: Any, alpha: float = 1.0, beta: float = 1.0, out: Any = None) -> Any:
+    """Samples from a gamma distribution (shape ``alpha``, scale ``beta``) shaped as ``data``."""
+    return _like("gamma", data, out, alpha=alpha, beta=beta)
+
+
+def poisson_like(data: Any, lam: float = 1.0, out: Any = None) -> Any:
+    """Samples from a Poisson distribution of rate ``lam`` shaped as ``data``."""
+    return _like("poisson", data, out, lam=lam)
+
+
+def negative_binomial_like(data: Any, k: int = 1, p: float = 1.0, out: Any = None) -> Any:
+    """Failures before the ``k``-th success (success probability ``p``), shaped as ``data``."""
+    return _like("negative_binomial", data, out, k=k, p=p)
+
+
+def generalized_negative_binomial_like(data: Any, mu: float = 1.0, alpha: float = 1.0, out: Any = None) -> Any:
+    """Samples from a negative binomial of mean ``mu`` and dispersion ``alpha``, shaped as ``data``."""
+    return _like("generalized_negative_binomial", data, out, mu=mu, alpha=alpha)
 
 
 def multinomial(data: Any, shape: Any = None, get_prob: bool = False, out: Any = None, dtype: Any = "int32") -> Any:

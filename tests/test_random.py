@@ -37,3 +37,35 @@ def test_scalar_samplers_shapes_seeds_and_the_rest():
 def test_mixed_scalar_and_array_parameters_are_refused():
     with pytest.raises(OperatorError, match="random.gamma: parameters alpha, beta must be all NDArrays or all numbers"):
         mx.random.gamma(mx.nd.array([1.0]), 2.0)
+
+
+def test_uniform_and_normal_take_ndarray_parameters_as_mxnet():
+    # MXNet 1.x draws shape samples per element (_sample_uniform/_sample_normal); they were refused
+    # ("expected a number")
+    mx.random.seed(3)
+    x = mx.random.uniform(mx.nd.array([0.0, 10.0]), mx.nd.array([1.0, 12.0]), shape=4000, dtype="float64")
+    assert x.shape == (2, 4000) and x.dtype == np.float64
+    np.testing.assert_allclose(x.asnumpy().mean(-1), [0.5, 11.0], rtol=0.05)
+    y = mx.nd.random.normal(mx.nd.array([0.0, 10.0]), mx.nd.array([1.0, 2.0]), shape=(4000,))
+    assert y.shape == (2, 4000)
+    np.testing.assert_allclose(y.asnumpy().std(-1), [1.0, 2.0], rtol=0.1)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "mean"),
+    [
+        ("uniform_like", {"low": 1.0, "high": 3.0}, 2.0),
+        ("normal_like", {"loc": 5.0}, 5.0),
+        ("exponential_like", {"lam": 4.0}, 0.25),
+        ("gamma_like", {"alpha": 2.0, "beta": 3.0}, 6.0),
+        ("poisson_like", {"lam": 3.0}, 3.0),
+        ("negative_binomial_like", {"k": 3, "p": 0.5}, 3.0),
+        ("generalized_negative_binomial_like", {"mu": 2.0, "alpha": 0.5}, 2.0),
+    ],
+)
+def test_like_samplers_take_the_shape_and_dtype_of_their_data(name, params, mean):
+    # mx.nd.random.<name> of MXNet 1.x (it was an AttributeError)
+    mx.random.seed(4)
+    got = getattr(mx.nd.random, name)(mx.nd.zeros((2, 10000), dtype="float64"), **params)
+    assert got.shape == (2, 10000) and got.dtype == np.float64
+    assert abs(got.asnumpy().mean() - mean) < 0.05 * mean + 0.02

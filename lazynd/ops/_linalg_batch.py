@@ -46,6 +46,16 @@ def check_matrices(op: str, arg: str, shape: tuple | None, square: bool = False)
         raise ShapeError(f"{op}: input '{arg}' must hold square matrices, got shape {tuple(shape)}")
 
 
+def check_same_batch(op: str, a: tuple, b: tuple, a_batch: tuple, b_batch: tuple) -> None:
+    """A's and B's batch dims (``a_batch``, ``b_batch``; 0 where unknown) must be equal: MXNet does
+    not broadcast them.  ``a`` and ``b`` are the shapes the message names."""
+    if len(a_batch) != len(b_batch) or any(x and y and x != y for x, y in zip(a_batch, b_batch, strict=True)):
+        raise ShapeError(
+            f"{op}: A {tuple(a)} and B {tuple(b)} have different batch dims {tuple(a_batch)} and "
+            f"{tuple(b_batch)}, expected equal ones (they are not broadcast)"
+        )
+
+
 def batch_scalar_shape(shape: tuple) -> tuple:
     """The shape of one value per matrix (``(1,)`` for a single matrix, as MXNet)."""
     return tuple(shape[:-2]) or (1,)

@@ -1,8 +1,9 @@
 """N-dimensional indexing: ``gather_nd`` and ``scatter_nd`` (MXNet 1.x), with ``_backward_gather_nd``.
 
 ``indices`` has shape ``(M, Y0, ..., Yk)``: column ``indices[:, y]`` addresses the first ``M``
-axes of the indexed array.  Fractional indices are truncated toward zero and negative ones count
-from the end, as in MXNet; an index outside ``[-n, n)`` fails the operation, naming it.
+axes of the indexed array.  Negative indices count from the end and are then truncated toward
+zero (-0.1 is n - 0.9, so n - 1), as in MXNet's kernel; an index outside ``[-n, n - 1]`` fails
+the operation, naming it.
 
 Kernels use ``kctx.xp`` indexing; the scatter-add of the gradient goes through
 ``kctx.backend.scatter_add`` (``np.add.at`` / ``cupyx.scatter_add``).
@@ -18,18 +19,25 @@ from .registry import OpDef, merge_shape, register
 
 
 def _index_tuple(op: str, xp: Any, indices: Any, shape: tuple) -> tuple:
-    """The columns of ``indices`` as one integer index array per addressed axis, negatives wrapped."""
+    """The columns of ``indices`` as one integer index array per addressed axis, negatives wrapped.
+
+    As MXNet's kernel, a negative index is wrapped (``+ n``) before it is truncated toward zero:
+    -0.1 on an axis of 3 is 2.9, so 2 (truncating first would give 0).  Indices outside
+    ``[-n, n - 1]`` are refused.
+    """
     m = indices.shape[0]
-    idx = indices.reshape(m, -1).astype(xp.int64)  # truncation toward zero, as MXNet's cast
+    float_indices = indices.dtype.kind == "f"
+    idx = indices.reshape(m, -1).astype(xp.float64 if float_indices else xp.int64)
     columns = []
     for axis in range(m):
         n = shape[axis]
         column = idx[axis]
-        bad = (column < -n) | (column >= n)
+        bad = (column < -n) | (column > n - 1)
         if bool(bad.any()):
-            first = int(column[bad][0])
-            raise OperatorError(f"{op}: index {first} is out of bounds for axis {axis} with size {n}")
-        columns.append(column % n if n else column)
+            first = column[bad][0]
+            shown = float(first) if float_indices and first != int(first) else int(first)
+            raise OperatorError(f"{op}: index {shown} is out of bounds for axis {axis} with size {n}")
+        columns.append(xp.where(column < 0, column + n, column).astype(xp.int64))
     return tuple(columns)
 
 

@@ -26,23 +26,35 @@ def _along(v: Any, ndim: int, axis: int) -> Any:
     return v.reshape((1,) * axis + (-1,) + (1,) * (ndim - axis - 1))
 
 
+def _statistics(xp: Any, x: Any, axis: int, eps: float) -> tuple[Any, Any, Any]:
+    """``mean``, ``x - mean`` and ``std`` along ``axis`` (kept), float16 data taken in float32 as MXNet
+    accumulates: rounding the mean of values near 100 to float16 (steps of 1/16) before centring
+    them threw away most of the digits of the normalised output."""
+    work = x.astype(xp.float32) if x.dtype == xp.float16 else x
+    mean = work.mean(axis=axis, keepdims=True)
+    centred = work - mean
+    return mean, centred, xp.sqrt((centred * centred).mean(axis=axis, keepdims=True) + eps)
+
+
 def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
     x, gamma, beta = inputs
     out, mean, std = outputs
     axis = normalize_axis("LayerNorm", attrs["axis"], x.ndim)
-    mean[...] = x.mean(axis=axis, keepdims=True)
-    centred = x - mean
-    std[...] = xp.sqrt((centred * centred).mean(axis=axis, keepdims=True) + attrs["eps"])
-    out[...] = centred / std * _along(gamma, x.ndim, axis) + _along(beta, x.ndim, axis)
+    work_mean, centred, work_std = _statistics(kctx.xp, x, axis, attrs["eps"])
+    mean[...] = work_mean
+    std[...] = work_std
+    out[...] = centred / work_std * _along(gamma, x.ndim, axis) + _along(beta, x.ndim, axis)
 
 
 def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    dy, x, gamma, mean, std = inputs
+    # the statistics are taken again from x in the working precision (the mean and std inputs are
+    # rounded to float16 for float16 data)
+    dy, x, gamma, _mean, _std = inputs
     data_grad, gamma_grad, beta_grad = outputs
     axis = normalize_axis("LayerNorm", attrs["axis"], x.ndim)
     others = tuple(i for i in range(x.ndim) if i != axis)
-    xhat = (x - mean) / std
+    _, centred, std = _statistics(kctx.xp, x, axis, attrs["eps"])
+    xhat = centred / std
     scaled = dy * _along(gamma, x.ndim, axis)
     mean_scaled = scaled.mean(axis=axis, keepdims=True)
     mean_scaled_xhat = (scaled * xhat).mean(axis=axis, keepdims=True)

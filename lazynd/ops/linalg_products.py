@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ShapeError
-from ._linalg_batch import check_matrices, register_linalg, transposed, triangle
+from ._linalg_batch import check_matrices, check_same_batch, register_linalg, transposed, triangle
 from .params import Param, parse_bool, parse_float, parse_int
 from .shape import normalize_axis
 
@@ -71,8 +71,8 @@ def _gemm_out_shape(op: str, attrs: dict, a: tuple, b: tuple) -> tuple:
         ma = ma[:-2] + (ma[-1], ma[-2])
     if attrs["transpose_b"]:
         mb = mb[:-2] + (mb[-1], mb[-2])
-    batch_ok = all(not x or not y or x == y for x, y in zip(ma[:-2], mb[:-2], strict=True))
-    if not batch_ok or (ma[-1] and mb[-2] and ma[-1] != mb[-2]):
+    check_same_batch(op, a, b, ma[:-2], mb[:-2])
+    if ma[-1] and mb[-2] and ma[-1] != mb[-2]:
         raise ShapeError(
             f"{op}: incompatible matrices A {tuple(a)} and B {tuple(b)} (transpose_a={attrs['transpose_a']}, "
             f"transpose_b={attrs['transpose_b']}, axis={attrs['axis']})"
@@ -154,12 +154,9 @@ def _triangular_infer(op: str) -> Any:
         check_matrices(op, "A", a, square=True)
         check_matrices(op, "B", b)
         if a is not None and b is not None:
+            check_same_batch(op, a, b, a[:-2], b[:-2])
             n = b[-1] if attrs["rightside"] else b[-2]
-            if (
-                len(a) != len(b)
-                or any(x and y and x != y for x, y in zip(a[:-2], b[:-2], strict=True))
-                or (a[-1] and n and a[-1] != n)
-            ):
+            if a[-1] and n and a[-1] != n:
                 raise ShapeError(
                     f"{op}: A {tuple(a)} does not fit B {tuple(b)} (rightside={attrs['rightside']}): A must be "
                     f"(..., n, n) with n B's {'last' if attrs['rightside'] else 'second-to-last'} dim"

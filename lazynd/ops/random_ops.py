@@ -189,19 +189,20 @@ DISTRIBUTIONS: dict[str, tuple[Callable[..., Any], dict[str, float], tuple[str, 
     ),
 }
 
-# what MXNet refuses of each distribution's parameters: (parameter, test, what it must be)
-_LIMITS: dict[str, list[tuple[str, Callable[[float], bool], str]]] = {
+# what MXNet refuses of each distribution's parameters: (parameter, test, what it must be); the
+# tests take a number or an array of a sampler's per-row parameters alike
+LIMITS: dict[str, list[tuple[str, Callable[[Any], Any], str]]] = {
     "exponential": [("lam", lambda v: v > 0, "> 0")],
     "gamma": [("alpha", lambda v: v > 0, "> 0"), ("beta", lambda v: v > 0, "> 0")],
     "poisson": [("lam", lambda v: v >= 0, ">= 0")],
-    "negative_binomial": [("k", lambda v: v >= 0, ">= 0"), ("p", lambda v: 0 < v <= 1, "in (0, 1]")],
+    "negative_binomial": [("k", lambda v: v >= 0, ">= 0"), ("p", lambda v: (v > 0) & (v <= 1), "in (0, 1]")],
     "generalized_negative_binomial": [("mu", lambda v: v >= 0, ">= 0"), ("alpha", lambda v: v >= 0, ">= 0")],
 }
 
 
 def _limits_check(name: str) -> Callable[[dict], None]:
     def check(attrs: dict) -> None:
-        for param, ok, expected in _LIMITS[name]:
+        for param, ok, expected in LIMITS[name]:
             if not ok(attrs[param]):
                 raise OperatorError(f"random_{name}: {param} must be {expected}, got {attrs[param]}")
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, optional, parse_bool, parse_dtype, parse_shape
-from .random_ops import DISTRIBUTIONS, draw
+from .random_ops import DISTRIBUTIONS, LIMITS, draw
 from .registry import OpDef, register, unify_shapes
 
 _SAMPLE_DTYPE = optional(enum("float16", "float32", "float64"))
@@ -47,6 +47,11 @@ def _register_per_row(name: str) -> None:
     def forward(kctx: Any, attrs: dict, arrays: list, outputs: list, aux: list) -> None:
         out = outputs[0]
         trailing = (1,) * len(attrs["shape"])
+        for param, ok, expected in LIMITS.get(name, ()):
+            values = arrays[inputs.index(param)]
+            good = ok(values)
+            if not bool(good.all()):
+                raise OperatorError(f"{op}: {param} must be {expected}, got {values[~good].ravel()[0].item()}")
         params = [a.reshape(a.shape + trailing) for a in arrays]
         try:
             out[...] = sample(kctx, out, *params)

@@ -265,10 +265,10 @@ def _diag_shape(attrs: dict, s: tuple) -> tuple:
     if len(s) == 1:
         return (s[0] + abs(k),) * 2
     axis1, axis2 = _diag_axes(attrs, len(s))
-    length = _diag_length(s[axis1], s[axis2], k)
-    if length == 0 and all(s):
+    # as MXNet, the diagonals just past the corners (k = columns, k = -rows) are empty, further is an error
+    if k > s[axis2] or -k > s[axis1]:
         raise ShapeError(f"diag: the input {tuple(s)} has no diagonal k={k} on axes ({axis1}, {axis2})")
-    return tuple(d for i, d in enumerate(s) if i not in (axis1, axis2)) + (length,)
+    return tuple(d for i, d in enumerate(s) if i not in (axis1, axis2)) + (_diag_length(s[axis1], s[axis2], k),)
 
 
 def _diag_positions(xp: Any, length: int, k: int) -> tuple[Any, Any]:

@@ -19,6 +19,28 @@ def test_gather_nd_wraps_negative_and_truncates_fractional_indices():
     np.testing.assert_array_equal(got, [1.0, 6.0])
 
 
+def test_gather_nd_wraps_a_negative_fractional_index_before_truncating_it():
+    # MXNet 1.9.1: gather_nd(arange(12).reshape(3, 4), [[1.7, 1, 0], [-0.5, -1.5, -3.5]]) -> [7, 6, 0],
+    # and [[-0.1], [0]] -> [8]; [[2.9], [0]] and [[-3.5], [0]] are out of bounds
+    d = mx.nd.array(DATA)
+    got = mx.nd.gather_nd(d, mx.nd.array([[1.7, 1, 0, -0.1], [-0.5, -1.5, -3.5, 0]])).asnumpy()
+    np.testing.assert_array_equal(got, [7.0, 6.0, 0.0, 8.0])
+    for bad in ([[2.9], [0]], [[-3.5], [0]]):
+        with pytest.raises(LazyNDError, match="out of bounds for axis 0 with size 3"):
+            mx.nd.gather_nd(d, mx.nd.array(bad)).asnumpy()
+
+
+def test_gather_nd_gradient_lands_where_a_negative_fractional_index_read():
+    x = mx.nd.zeros((3, 4))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.gather_nd(x, mx.nd.array([[-0.1], [-0.5]]))
+    y.backward(mx.nd.array([5.0]))
+    expected = np.zeros((3, 4), np.float32)
+    expected[2, 3] = 5.0
+    np.testing.assert_array_equal(x.grad.asnumpy(), expected)
+
+
 def test_gather_nd_of_fewer_indices_than_axes_takes_whole_rows_in_the_indices_shape():
     got = mx.nd.gather_nd(mx.nd.array(DATA), mx.nd.array([[[0, 1], [1, 2]]]))
     np.testing.assert_array_equal(got.asnumpy(), DATA[[[0, 1], [1, 2]]])

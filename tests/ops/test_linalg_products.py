@@ -78,8 +78,30 @@ def test_syrk_transposed_and_its_gradient():
         (lambda: mx.nd.linalg_trsm(mx.nd.ones((2, 3)), mx.nd.ones((2, 3))), "'A' must hold square matrices"),
         (lambda: mx.nd.linalg_trmm(mx.nd.ones((3, 3)), mx.nd.ones((2, 3))), "linalg_trmm: A .* does not fit B"),
         (lambda: mx.nd.linalg_syrk(mx.nd.ones((3,))), "'A' must have at least 2 dims"),
+        (
+            lambda: mx.nd.linalg_gemm2(mx.nd.ones((1, 3, 4)), mx.nd.ones((2, 4, 5))),
+            r"linalg_gemm2: A \(1, 3, 4\) and B \(2, 4, 5\) have different batch dims \(1,\) and \(2,\)",
+        ),
+        (
+            lambda: mx.nd.linalg_trsm(mx.nd.ones((2, 3, 3)), mx.nd.ones((3, 3, 2))),
+            r"linalg_trsm: A .* and B .* have different batch dims \(2,\) and \(3,\)",
+        ),
+        (
+            lambda: mx.nd.linalg_trmm(mx.nd.ones((3, 3)), mx.nd.ones((2, 3, 2))),
+            r"linalg_trmm: A .* and B .* have different batch dims \(\) and \(2,\)",
+        ),
     ],
-    ids=["gemm2-inner", "gemm2-axis", "gemm-C", "trsm-square", "trmm-fit", "syrk-1d"],
+    ids=[
+        "gemm2-inner",
+        "gemm2-axis",
+        "gemm-C",
+        "trsm-square",
+        "trmm-fit",
+        "syrk-1d",
+        "gemm2-batch",
+        "trsm-batch",
+        "trmm-ndim",
+    ],
 )
 def test_bad_shapes_fail_at_the_call_naming_the_operator(call, message):
     with pytest.raises(ShapeError, match=message):

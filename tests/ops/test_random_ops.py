@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import OperatorError, ShapeError
+from lazynd.errors import LazyNDError, OperatorError, ShapeError
 
 
 @pytest.mark.parametrize(
@@ -136,3 +136,26 @@ def test_like_samplers_take_shape_and_dtype_from_data_and_refuse_integers():
         mx.nd._random_poisson_like(mx.nd.ones((2,), dtype="int32"), lam=3)
     with pytest.raises(OperatorError, match="random_exponential: lam must be > 0, got -1.0"):
         mx.nd._random_exponential_like(mx.nd.ones((2,)), lam=-1)
+
+
+@pytest.mark.parametrize(
+    ("op", "params", "message"),
+    [
+        ("sample_gamma", ([1.0, -2.0], [1.0, 2.0]), "_sample_gamma: alpha must be > 0, got -2.0"),
+        (
+            "sample_negative_binomial",
+            ([1, 2], [0.5, 1.5]),
+            r"_sample_negative_binomial: p must be in \(0, 1\], got 1.5",
+        ),
+        ("sample_poisson", ([1.0, -3.0],), "_sample_poisson: lam must be >= 0, got -3.0"),
+        (
+            "sample_generalized_negative_binomial",
+            ([1.0, 2.0], [0.0, -1.0]),
+            "_sample_generalized_negative_binomial: alpha must be >= 0, got -1.0",
+        ),
+    ],
+)
+def test_per_row_samplers_refuse_a_bad_row_naming_the_parameter(op, params, message):
+    # the scalar samplers' limits, per row; it was NumPy's 'shape < 0' or 'scale < 0' (p > 1)
+    with pytest.raises(LazyNDError, match=message):
+        getattr(mx.nd, op)(*(mx.nd.array(p) for p in params), shape=2).asnumpy()

@@ -83,6 +83,18 @@ def test_diag_infers_shapes_in_a_graph():
     assert net.infer_shape(x=(3, 4))[1] == [(2,)]
 
 
+def test_diag_just_past_a_corner_is_empty_as_in_mxnet():
+    # MXNet 1.9.1: diag of a 3 x 4 matrix with k=4 or k=-3 has shape (0,), of (2, 3, 4) on axes
+    # (1, 2) with k=-3 shape (2, 0); k=5 and k=-4 are "Diagonal does not exist"
+    x = mx.nd.array(np.arange(12.0).reshape(3, 4))
+    assert mx.nd.diag(x, k=4).shape == (0,)
+    assert mx.nd.diag(x, k=-3).shape == (0,)
+    assert mx.nd.diag(mx.nd.zeros((2, 3, 4)), k=-3, axis1=1, axis2=2).shape == (2, 0)
+    for k in (5, -4):
+        with pytest.raises(ShapeError, match=f"has no diagonal k={k}"):
+            mx.nd.diag(x, k=k)
+
+
 @pytest.mark.parametrize(
     ("shape", "params", "error", "message"),
     [
