@@ -245,43 +245,6 @@ class TopKAccuracy(EvalMetric):
             self.num_inst += len(label_np)
 
 
-@register()
-class F1(EvalMetric):
-    """F1 score of the positive class for binary classification (2 output columns).
-
-    ``average='macro'`` (the default) averages the score of each ``update`` call;
-    ``'micro'`` scores the true/false positives and false negatives counted over
-    every update since the last ``reset``.
-
-    Examples
-    --------
-    >>> m = F1(average="micro")
-    >>> m.update([numpy.array([1, 0])], [numpy.array([[0.2, 0.8], [0.3, 0.7]])])
-    >>> m.update([numpy.array([1])], [numpy.array([[0.9, 0.1]])])
-    >>> m.get()
-    ('f1', 0.5)
-    """
-
-    def __init__(self, name: str = "f1", average: str = "macro", **kwargs: Any) -> None:
-        _check_average("F1", average)
-        self.average = average
-        super().__init__(name, average=average, **kwargs)
-
-    def reset(self) -> None:
-        super().reset()
-        _reset_binary_totals(self)
-
-    def reset_local(self) -> None:
-        super().reset_local()
-        self._totals = numpy.zeros(4)
-
-    def get_global(self) -> tuple[Any, Any]:
-        return _global_binary_score(self, _f1_score)
-
-    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        _update_binary_score(self, _binary_counts(type(self).__name__, labels, preds), _f1_score)
-
-
 def _binary_counts(metric: str, labels: Sequence[Any], preds: Sequence[Any]) -> numpy.ndarray:
     """True positives, false positives, false negatives and true negatives of (batch, 2) predictions."""
     labels, preds = check_label_shapes(labels, preds)
@@ -302,34 +265,6 @@ def _binary_counts(metric: str, labels: Sequence[Any], preds: Sequence[Any]) -> 
             ((predicted == 0) & (label_np == 0)).sum(),
         )
     return counts
-
-
-def _reset_binary_totals(metric: Any) -> None:
-    # true positives, false positives, false negatives and true negatives of the local
-    # period and since the last reset (micro average)
-    metric._totals = numpy.zeros(4)
-    metric._global_totals = numpy.zeros(4)
-
-
-def _update_binary_score(metric: Any, counts: numpy.ndarray, score: Callable[..., float]) -> None:
-    """Add one update's ``counts`` to ``metric`` (F1 or MCC) by its ``average`` rule."""
-    if metric.average == "macro":
-        # one score per update call, averaged over the calls, as MXNet does
-        metric.sum_metric += score(*counts)
-        metric.num_inst += 1
-    else:
-        metric._totals += counts
-        metric._global_totals += counts
-        examples = int(metric._totals.sum())
-        metric.sum_metric = score(*metric._totals) * examples
-        metric.num_inst = examples
-
-
-def _global_binary_score(metric: Any, score: Callable[..., float]) -> tuple[str, float]:
-    if metric.average == "macro":
-        return EvalMetric.get_global(metric)
-    totals = metric._global_totals
-    return metric.name, score(*totals) if totals.sum() else float("nan")
 
 
 def _f1_score(true_pos: float, false_pos: float, false_neg: float, _true_neg: float = 0.0) -> float:
@@ -353,8 +288,76 @@ def _check_average(metric: str, average: str) -> None:
         raise DataError(f"{metric}: average must be 'macro' or 'micro', got {average!r}")
 
 
+class _BinaryScore(EvalMetric):
+    """A score of the counts of binary predictions (F1, MCC): ``score(tp, fp, fn, tn)``.
+
+    ``average='macro'`` averages the score of each ``update`` call (MXNet's default);
+    ``'micro'`` takes it from the counts of every update since the last ``reset``.
+    """
+
+    score: Callable[..., float]
+
+    def __init__(self, name: str, average: str = "macro", **kwargs: Any) -> None:
+        _check_average(type(self).__name__, average)
+        self.average = average
+        super().__init__(name, average=average, **kwargs)
+
+    def reset(self) -> None:
+        super().reset()
+        # true positives, false positives, false negatives and true negatives of the local
+        # period and since the last reset (micro average)
+        self._totals = numpy.zeros(4)
+        self._global_totals = numpy.zeros(4)
+
+    def reset_local(self) -> None:
+        super().reset_local()
+        self._totals = numpy.zeros(4)
+
+    def get_global(self) -> tuple[Any, Any]:
+        if self.average == "macro":
+            return super().get_global()
+        totals = self._global_totals
+        return self.name, self.score(*totals) if totals.sum() else float("nan")
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        counts = _binary_counts(type(self).__name__, labels, preds)
+        if self.average == "macro":
+            # one score per update call, averaged over the calls, as MXNet does
+            self.sum_metric += self.score(*counts)
+            self.num_inst += 1
+        else:
+            self._totals += counts
+            self._global_totals += counts
+            examples = int(self._totals.sum())
+            self.sum_metric = self.score(*self._totals) * examples
+            self.num_inst = examples
+
+
 @register()
-class MCC(EvalMetric):
+class F1(_BinaryScore):
+    """F1 score of the positive class for binary classification (2 output columns).
+
+    ``average='macro'`` (the default) averages the score of each ``update`` call;
+    ``'micro'`` scores the true/false positives and false negatives counted over
+    every update since the last ``reset``.
+
+    Examples
+    --------
+    >>> m = F1(average="micro")
+    >>> m.update([numpy.array([1, 0])], [numpy.array([[0.2, 0.8], [0.3, 0.7]])])
+    >>> m.update([numpy.array([1])], [numpy.array([[0.9, 0.1]])])
+    >>> m.get()
+    ('f1', 0.5)
+    """
+
+    score = staticmethod(_f1_score)
+
+    def __init__(self, name: str = "f1", average: str = "macro", **kwargs: Any) -> None:
+        super().__init__(name, average, **kwargs)
+
+
+@register()
+class MCC(_BinaryScore):
     """Matthews' correlation coefficient of binary predictions (2 output columns).
 
     ``average`` as for :class:`F1`: ``'macro'`` averages the coefficient of each ``update``
@@ -368,24 +371,10 @@ class MCC(EvalMetric):
     0.57735
     """
 
+    score = staticmethod(_mcc_score)
+
     def __init__(self, name: str = "mcc", average: str = "macro", **kwargs: Any) -> None:
-        _check_average("MCC", average)
-        self.average = average
-        super().__init__(name, average=average, **kwargs)
-
-    def reset(self) -> None:
-        super().reset()
-        _reset_binary_totals(self)
-
-    def reset_local(self) -> None:
-        super().reset_local()
-        self._totals = numpy.zeros(4)
-
-    def get_global(self) -> tuple[Any, Any]:
-        return _global_binary_score(self, _mcc_score)
-
-    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        _update_binary_score(self, _binary_counts(type(self).__name__, labels, preds), _mcc_score)
+        super().__init__(name, average, **kwargs)
 
 
 def _pcc_score(confusion: numpy.ndarray) -> float:
