@@ -100,6 +100,7 @@ register(
         "_backward_Crop",
         _crop_backward,
         inputs=lambda attrs: ("out_grad",) + _crop_inputs(attrs),
+        shape_only_inputs=(1, 2),  # data and crop_like: their shapes place the gradient
         params=dict(_CROP_PARAMS),
         infer_shape=lambda attrs, s, a: (s, [s[1]], a),
         infer_type=lambda attrs, t, a: (t, [t[0]], a),

@@ -312,6 +312,7 @@ register(
         "_reduce_to_like",
         _reduce_to_like_forward,
         inputs=("data", "like"),
+        shape_only_inputs=(1,),
         infer_shape=_reduce_to_like_infer,
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
         gradient=lambda F, attrs, inputs, outputs, og: [F.broadcast_like(og[0], inputs[0]), None],
@@ -359,6 +360,7 @@ register(
         "broadcast_like",
         _broadcast_like_forward,
         inputs=("lhs", "rhs"),
+        shape_only_inputs=(1,),
         params={
             "lhs_axes": Param(optional(parse_shape), None, "axes of lhs (of size 1) to broadcast"),
             "rhs_axes": Param(optional(parse_shape), None, "the axes of rhs whose sizes they take"),

@@ -440,6 +440,7 @@ register(
         "_backward_Cast",
         _cast_forward,
         inputs=("out_grad", "data"),
+        shape_only_inputs=(1,),  # data gives the gradient's dtype
         infer_shape=lambda attrs, s, a: ([s[0] or s[1], s[1] or s[0]], [s[1] or s[0]], a),
         infer_type=_backward_cast_type,
         doc="Gradient of Cast: the output gradient converted back to the dtype of the cast's input.",

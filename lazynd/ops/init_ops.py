@@ -93,6 +93,7 @@ for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
         OpDef(
             _name,
             _fill(_value),
+            shape_only_inputs=(0,),
             # the input gives only its shape and dtype: no gradient reaches it
             gradient=lambda F, attrs, inputs, outputs, out_grads: [None],
             doc=f"An array of the shape and dtype of ``data`` filled with {int(_value)}.",

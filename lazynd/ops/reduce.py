@@ -249,6 +249,18 @@ def _parse_ord(value: Any) -> int:
     return int(text)
 
 
+def _backward_reduce_shape_only(attrs: dict) -> tuple[int, ...]:
+    """The inputs ``(out_grad, data, output)`` of ``_backward_reduce`` read only for their shape:
+    the local derivative of a sum or a mean is a constant; nansum reads data for its NaNs, an
+    L1 norm for its signs; the others read both."""
+    name = attrs["reducer"]
+    if name in ("sum", "mean"):
+        return (1, 2)
+    if name == "nansum" or (name == "norm" and attrs["ord"] == 1):
+        return (2,)
+    return ()
+
+
 _NORM_PARAMS = {
     "ord": Param(_parse_ord, 2, "1 (sum of magnitudes) or 2 (Euclidean)"),
     "axis": _REDUCE_PARAMS["axis"],
@@ -260,6 +272,7 @@ register(
         "_backward_reduce",
         _backward_forward,
         inputs=("out_grad", "data", "output"),
+        shape_only_inputs=_backward_reduce_shape_only,
         params={
             "reducer": Param(enum(*REDUCERS), doc="the forward reduction"),
             "ord": Param(_parse_ord, 2, "norm order"),

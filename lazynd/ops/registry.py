@@ -21,6 +21,11 @@ An :class:`OpDef` carries everything about an operator:
 - ``mutates``: indices of inputs the kernel updates in place (optimizer states such
   as ``mom``), so the engine schedules them as writes (a function of the parameters
   when the number of inputs depends on them, as in ``multi_sgd_mom_update``);
+- ``shape_only_inputs``: indices of inputs whose values the kernel never reads, only their
+  shape and dtype (the ``like`` input of ``_reduce_to_like``, ``_backward_slice``,
+  ``broadcast_like``; a function of the parameters where it depends on them, as in
+  ``_backward_reduce``).  An executor lets a backward pass run again after one forward when
+  the only forward values its memory plan overwrote are read by such inputs;
 - ``optional_outputs``: the kernel accepts ``None`` for an output nobody reads and then
   skips computing it (MXNet's ``kNullOp``), e.g. the data gradient of a first layer;
 - ``forward_into_zeros``: optionally, the CPU kernel for outputs that are known to be
@@ -156,6 +161,7 @@ class OpDef:
         writes_aux_in_train: bool = True,
         creates_output: bool = False,
         mutates: Sequence[int] | Callable[[dict], Sequence[int]] = (),
+        shape_only_inputs: Sequence[int] | Callable[[dict], Sequence[int]] = (),
         optional_outputs: bool = False,
         forward_into_zeros: Callable[..., None] | None = None,
         blas_heavy: bool = False,
@@ -189,6 +195,7 @@ class OpDef:
         # an operator without data inputs (zeros, uniform): ctx/shape/dtype come from params
         self.creates_output = creates_output
         self.mutates = mutates if callable(mutates) else tuple(mutates)
+        self.shape_only_inputs = shape_only_inputs if callable(shape_only_inputs) else tuple(shape_only_inputs)
         self.optional_outputs = optional_outputs
         self.forward_into_zeros = forward_into_zeros
         self.blas_heavy = blas_heavy
@@ -221,6 +228,11 @@ class OpDef:
     def mutated_inputs(self, attrs: dict) -> tuple[int, ...]:
         """Indices of the inputs the kernel updates in place."""
         return tuple(self.mutates(attrs)) if callable(self.mutates) else self.mutates
+
+    def reads_value(self, attrs: dict, index: int) -> bool:
+        """Whether the kernel reads the values of input ``index`` (not only its shape and dtype)."""
+        shape_only = self.shape_only_inputs(attrs) if callable(self.shape_only_inputs) else self.shape_only_inputs
+        return index not in shape_only
 
     def num_outputs(self, attrs: dict) -> int:
         return len(self.output_names(attrs))

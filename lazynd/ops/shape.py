@@ -202,6 +202,7 @@ register(
         "reshape_like",
         _reshape_forward,
         inputs=("lhs", "rhs"),
+        shape_only_inputs=(1,),
         infer_shape=_reshape_like_infer,
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
         gradient=lambda F, attrs, inputs, outputs, og: [F.reshape_like(og[0], inputs[0]), None],

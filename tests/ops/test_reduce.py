@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.ops import registry
 from lazynd.testing import assert_almost_equal, check_consistency, check_forward, check_gradient, np_reduce
 
 NUMPY = {
@@ -284,3 +285,14 @@ def test_cumsum_loads_from_mxnet_symbol_json_as_np_cumsum():
     net = sym.load_json(json.dumps(graph))
     out = net.bind(mx.cpu(), {"x": mx.nd.array([[1, 2], [3, 4]])}).forward()[0]
     assert_almost_equal(out.asnumpy(), np.array([[1, 3], [3, 7]], dtype=np.float32))
+
+
+def test_backward_reduce_reads_only_the_shapes_of_sum_and_mean_inputs():
+    # an executor may overwrite a forward value read only for its shape and still run backward again
+    op = registry.get("_backward_reduce")
+    for reducer, value_inputs in (("sum", [0]), ("mean", [0]), ("nansum", [0, 1]), ("max", [0, 1, 2])):
+        attrs = op.parse({"reducer": reducer})
+        assert [k for k in range(3) if op.reads_value(attrs, k)] == value_inputs, reducer
+    norm1, norm2 = op.parse({"reducer": "norm", "ord": 1}), op.parse({"reducer": "norm", "ord": 2})
+    assert [op.reads_value(norm1, k) for k in range(3)] == [True, True, False]
+    assert all(op.reads_value(norm2, k) for k in range(3))
