@@ -78,9 +78,9 @@ class PassRunner:
     _head_grads: list[tuple[int, int]]
     _grad_entry: dict[int, int]
     _finish_grads: list[tuple]
-    # whether the memory plan lets a backward step overwrite a forward value the backward pass
-    # reads (set at bind), and whether a backward ran since the last forward
-    _backward_overwrites_forward = False
+    # a forward value the backward pass reads and, in this memory plan, a backward step
+    # overwrites (named at bind; None: none), and whether a backward ran since the last forward
+    _overwritten_forward: str | None = None
     _backward_since_forward = False
     _finish: Callable[[], None] | None
 
@@ -257,10 +257,11 @@ class PassRunner:
             )
         if not self._grad_entry and not self._finish_grads:
             return
-        if self._backward_since_forward and self._backward_overwrites_forward:
+        if self._backward_since_forward and self._overwritten_forward is not None:
             raise LazyNDError(
-                "backward: a second backward after one forward would read forward values that the first one "
-                "overwrote (this graph's memory plan reuses their storage during backward); run forward again first"
+                "backward: a second backward after one forward would read a forward value that the first one "
+                f"overwrote: {self._overwritten_forward} (this graph's memory plan reuses its storage during "
+                "backward); run forward again first"
             )
         if out_grads is None:
             given: list[Any] = []

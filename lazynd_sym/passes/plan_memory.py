@@ -7,7 +7,7 @@ and are never handed to another entry.  Graph outputs are kept for their lifetim
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 import numpy as np
 
@@ -24,11 +24,16 @@ def entry_bytes(shape: Sequence[int] | None, dtype: str | None) -> int:
     return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype or "float32").itemsize
 
 
-def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -> list[int]:
+def plan_memory(
+    graph: IndexedGraph, order: Sequence[int], external: set[int], keep_values: Set[int] = frozenset()
+) -> list[int]:
     """Storage id of every entry, stored with block sizes in ``graph.attrs``.
 
     ``order`` lists the operator nodes in execution order; ``external`` the entries held
-    in caller-given arrays.  When ``graph.attrs['context']`` gives each node a context
+    in caller-given arrays; ``keep_values`` entries whose values should outlive their last
+    reader where that costs no memory (the forward values a backward pass reads, so that it
+    can run again): once such an entry is freed, its block goes to a later entry, in place or
+    not, only when no other free block fits.  When ``graph.attrs['context']`` gives each node a context
     (device placement), a block only ever serves entries of one context, recorded in
     ``graph.attrs['storage_context']``.  Sets ``graph.attrs['storage_id']``, ``['storage_bytes']``,
     ``['inplace']`` (entry -> entry it overwrote) and ``['naive_bytes']``.
@@ -55,18 +60,25 @@ def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -
     sizes: list[int] = []
     live: list[int] = []  # live entries sharing each block
     pinned_blocks: set[int] = set()
+    # blocks still holding the value of a ``keep_values`` entry: the last choice for a new entry
+    keeping: set[int] = set()
     free: list[int] = []
     inplace: dict[int, int] = {}
     node_context = graph.attrs.get("context")
     block_context: list = []
 
+    def fits(sid: int, need: int, where: object) -> bool:
+        return need <= sizes[sid] <= need * MATCH_RANGE and block_context[sid] == where
+
+    def other_block_fits(need: int, where: object) -> bool:
+        """Whether a free block that keeps no value fits ``need`` bytes."""
+        return any(sid not in keeping and fits(sid, need, where) for sid in free)
+
     def allocate(need: int, where: object = None) -> int:
         best = None
         for sid in free:
-            if (
-                need <= sizes[sid] <= need * MATCH_RANGE
-                and block_context[sid] == where
-                and (best is None or sizes[sid] < sizes[best])
+            if fits(sid, need, where) and (
+                best is None or ((sid in keeping), sizes[sid]) < ((best in keeping), sizes[best])
             ):
                 best = sid
         if best is None:
@@ -88,6 +100,7 @@ def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -
     for i in order:
         node = graph.nodes[i]
         ins = graph.input_entries(i)
+        where = node_context[i] if node_context is not None else None
         taken: set[int] = set()
         for k in range(node.num_outputs()):
             out = graph.entry(i, k)
@@ -108,14 +121,18 @@ def plan_memory(graph: IndexedGraph, order: Sequence[int], external: set[int]) -
                     and s not in pinned_blocks
                     and s not in taken
                     and nbytes[src] == nbytes[out]
+                    and not (s in keeping and other_block_fits(nbytes[out], where))
                 ):
                     sid = s
                     inplace[out] = src
                     break
             if sid is None:
-                sid = allocate(nbytes[out], node_context[i] if node_context is not None else None)
+                sid = allocate(nbytes[out], where)
             taken.add(sid)
             storage[out] = sid
+            keeping.discard(sid)  # overwritten now: the block is as good as any other
+            if out in keep_values:
+                keeping.add(sid)
             live[sid] += 1
             if out in pinned_entries:
                 pinned_blocks.add(sid)
