@@ -17,7 +17,20 @@ from . import passes, random
 from .attribute import AttrScope
 from .creation import Group, Variable, make_function, var
 from .executor import Executor
-from .functions import arange, full, hypot, maximum, minimum, ones, pow, power, split_v2, zeros  # noqa: A004 - MXNet's names
+from .functions import (
+    arange,
+    eye,
+    full,
+    hypot,
+    linspace,
+    maximum,
+    minimum,
+    ones,
+    pow,  # noqa: A004 - MXNet's name
+    power,
+    split_v2,
+    zeros,
+)
 from .json_format import load, load_json
 from .name import NameManager, Prefix
 from .symbol import Symbol
@@ -66,8 +79,10 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AttrScope",
     "arange",
+    "eye",
     "full",
     "hypot",
+    "linspace",
     "maximum",
     "minimum",
     "ones",

@@ -92,6 +92,17 @@ def _param_text(value: Any) -> str:
     return str(value)
 
 
+def _name_positional_params(op: OpDef, values: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Parameters given by position after the input symbols (``sym.sum(x, 1)``, ``sym.eye(3, 4, 1)``),
+    named in the operator's parameter order, as MXNet's generated functions (and ``lazynd.nd``'s) read them."""
+    free = [p for p in op.params if p not in kwargs and p != "num_args"]
+    if len(values) > len(free):
+        raise OperatorError(
+            f"{op.name}: {len(values)} parameters given by position, it has {len(free)} more to set ({free})"
+        )
+    return dict(zip(free, values, strict=False))
+
+
 def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any]) -> Symbol:
     """Apply an operator to symbols: the body of every ``lazynd_sym.<op>`` function."""
     op = op_name if isinstance(op_name, OpDef) else registry.get(op_name)
@@ -99,13 +110,17 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any]) ->
     name = kwargs.pop("name", None)
     user = AttrScope.current.get(kwargs.pop("attr", None))
     positional: list[Symbol] = []
+    positional_params: list[Any] = []
     for a in args:
-        if isinstance(a, Symbol):
+        if isinstance(a, Symbol) and not positional_params:
             positional.append(a)
-        elif isinstance(a, (list, tuple)) and all(isinstance(s, Symbol) for s in a):
+        elif isinstance(a, (list, tuple)) and a and all(isinstance(s, Symbol) for s in a) and not positional_params:
             positional.extend(a)
+        elif isinstance(a, Symbol):
+            raise OperatorError(f"{op.name}: input symbols must come before the parameters given by position")
         else:
-            raise OperatorError(f"{op.name}: positional arguments must be symbols, got {type(a).__name__}")
+            positional_params.append(a)
+    kwargs.update(_name_positional_params(op, positional_params, kwargs))
     named: dict[str, Symbol] = {}
     params: dict[str, Any] = {}
     for key, value in kwargs.items():
