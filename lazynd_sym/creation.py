@@ -103,8 +103,13 @@ def _name_positional_params(op: OpDef, values: list[Any], kwargs: dict[str, Any]
     return dict(zip(free, values, strict=False))
 
 
-def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any]) -> Symbol:
-    """Apply an operator to symbols: the body of every ``lazynd_sym.<op>`` function."""
+def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hint: str | None = None) -> Symbol:
+    """Apply an operator to symbols: the body of every ``lazynd_sym.<op>`` function.
+
+    ``hint`` prefixes the automatic node name; MXNet takes the lowercase name the operator was
+    called by (``sym.split`` -> ``split0``, ``sym.SliceChannel`` -> ``slicechannel0``, ``sym.linalg.gemm2``
+    -> ``gemm20``), and :func:`name_hint` where the symbol's arithmetic calls it.
+    """
     op = op_name if isinstance(op_name, OpDef) else registry.get(op_name)
     kwargs = dict(kwargs)
     name = kwargs.pop("name", None)
@@ -136,7 +141,7 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any]) ->
         params["num_args"] = len(positional) - len(op.aux)
     attrs = op.parse(params)
     op = op.specialize(attrs)
-    node_name = NameManager.current.get(name, name_hint(op))
+    node_name = NameManager.current.get(name, hint or name_hint(op))
     input_names = op.input_names(attrs) + list(op.aux)
     if len(positional) > len(input_names):
         raise OperatorError(
@@ -176,8 +181,10 @@ def _prefix_names(nodes: list[Node], prefix: str, keep: set[str]) -> None:
 def make_function(op: OpDef, public_name: str) -> Any:
     """The ``lazynd_sym.<public_name>`` function of ``op``."""
 
+    hint = public_name.lower()
+
     def function(*args: Any, **kwargs: Any) -> Symbol:
-        return invoke(op, args, kwargs)
+        return invoke(op, args, kwargs, hint)
 
     function.__name__ = public_name
     function.__qualname__ = public_name

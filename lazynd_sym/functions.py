@@ -19,6 +19,7 @@ from typing import Any
 
 from lazynd.errors import OperatorError
 
+from .creation import invoke
 from .symbol import Symbol
 
 # name -> (symbol-symbol operator, symbol-number operator, number-symbol operator, numbers)
@@ -31,14 +32,12 @@ _TABLE: dict[str, tuple[str, str, str, Callable[[Any, Any], Any]]] = {
 
 
 def _operator(name: str) -> Callable[..., Symbol]:
-    """The ``lazynd_sym`` function of the registered operator ``name``.
+    """A function applying the registered operator ``name``, its nodes named as MXNet's functions
+    name theirs: by :func:`~.creation.name_hint` (``_power_scalar`` -> ``_powerscalar0``)."""
 
-    Imported when called: ``lazynd_sym`` imports this module, and it makes its operator functions
-    at run time, so mypy sees them only as the ``Any`` of the package's ``__getattr__``.
-    """
-    import lazynd_sym
+    def function(*args: Any, **kwargs: Any) -> Symbol:
+        return invoke(name, args, kwargs)
 
-    function: Callable[..., Symbol] = getattr(lazynd_sym, name)
     return function
 
 

@@ -23,9 +23,10 @@ def method_operator(name: str) -> Any:
     return registry.get(name) if registry.exists(name) else None
 
 
-def apply_method(op: Any, data: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
-    """``data.<op>(*args, **kwargs)``: symbols are further inputs, other positionals are parameters in order."""
-    return creation.invoke(op, (data, *args), kwargs)
+def apply_method(op: Any, name: str, data: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
+    """``data.<name>(*args, **kwargs)`` of the operator ``op``: symbols are further inputs, other positionals
+    are parameters in order; the node is named for the method (``x.split()`` -> ``split0``), as MXNet's."""
+    return creation.invoke(op, (data, *args), kwargs, name.lower())
 
 
 def _ndarray_only(name: str) -> Any:

@@ -185,11 +185,11 @@ class Symbol:
         self._outputs = load_json(state["json"])._outputs
 
     # -- arithmetic ----------------------------------------------------------------------------
-    def _binary(self, other: Any, op: str, scalar_op: str) -> Symbol:
+    def _binary(self, other: Any, op: str, scalar_op: str, scalar_hint: str | None = None) -> Symbol:
         if isinstance(other, Symbol):
             return creation.invoke(op, [self, other], {})
         if isinstance(other, numbers.Number):
-            return creation.invoke(scalar_op, [self], {"scalar": other})
+            return creation.invoke(scalar_op, [self], {"scalar": other}, scalar_hint)
         raise TypeError(f"unsupported operand type for symbol arithmetic: {type(other).__name__}")
 
     def __add__(self, o: Any) -> Symbol:
@@ -224,7 +224,8 @@ class Symbol:
         return self._binary(o, "_power", "_power_scalar")
 
     def __rpow__(self, o: Any) -> Symbol:
-        return self._binary(o, "_power", "_rpower_scalar")
+        # MXNet's __rpow__ calls _internal._rpower_scalar, and its node is named so (not _rpowerscalar)
+        return self._binary(o, "_power", "_rpower_scalar", "_rpower_scalar")
 
     def __neg__(self) -> Symbol:
         return creation.invoke("_mul_scalar", [self], {"scalar": -1.0})
@@ -268,7 +269,7 @@ class Symbol:
         op = None if name.startswith("_") else methods.method_operator(name)
         if op is None:
             raise AttributeError(f"'Symbol' object has no attribute {name!r}")
-        return lambda *args, **kwargs: methods.apply_method(op, self, args, kwargs)
+        return lambda *args, **kwargs: methods.apply_method(op, name, self, args, kwargs)
 
     # -- inference -----------------------------------------------------------------------------
     def _known_by_name(self, graph: IndexedGraph, args: tuple, kwargs: dict, what: str) -> dict[int, Any]:

@@ -102,3 +102,36 @@ def test_sym_random_has_mxnets_other_samplers() -> None:
     assert mx.sym.random.gamma(2.0, 1.0, (4,), "float64").infer_type()[1] == [np.float64]
     assert mx.sym.random.uniform_like(mx.sym.var("x"), 2, 3).infer_shape(x=(2, 5))[1] == [(2, 5)]
     assert mx.sym.random.poisson_like(mx.sym.var("x")).infer_shape(x=(4,))[1] == [(4,)]
+
+
+def test_automatic_names_follow_the_function_called_as_mxnet() -> None:
+    # MXNet 1.9.1 names a node for the (lowercase) name it was called by: an alias, a method,
+    # or a sub-namespace's short name; arithmetic keeps its own (_plusscalar, _rpower_scalar)
+    x = mx.sym.var("x")
+    expected = {
+        "split0_output0": lambda: mx.sym.split(x, num_outputs=2),
+        "slicechannel0_output0": lambda: mx.sym.SliceChannel(x, num_outputs=2),
+        "split1_output0": lambda: x.split(num_outputs=2),
+        "swapaxes0_output": lambda: mx.sym.swapaxes(x, 0, 1),
+        "swapaxes1_output": lambda: x.swapaxes(0, 1),
+        "swapaxis0_output": lambda: mx.sym.SwapAxis(x),
+        "gemm20_output": lambda: mx.sym.linalg.gemm2(x, x),
+        "linalg_gemm20_output": lambda: mx.sym.linalg_gemm2(x, x),
+        "stop_gradient0_output": lambda: mx.sym.stop_gradient(x),
+        "blockgrad0_output": lambda: mx.sym.BlockGrad(x),
+        "broadcast_plus0_output": lambda: mx.sym.broadcast_plus(x, x),
+        "elemwise_add0_output": lambda: mx.sym.elemwise_add(x, x),
+        "_plus0_output": lambda: x + x,
+        "_plusscalar0_output": lambda: x + 1,
+        "_plus_scalar0_output": lambda: mx.sym._internal._plus_scalar(x, scalar=1),
+        "_rpower_scalar0_output": lambda: 2**x,
+        "_rpowerscalar0_output": lambda: mx.sym.pow(2, x),
+        "_powerscalar0_output": lambda: mx.sym.pow(x, 2),
+        "uniform0_output": lambda: mx.sym.uniform(),
+        "_random_uniform0_output": lambda: mx.sym.random.uniform(),
+        "cast0_output": lambda: x.astype("int32"),
+        "_eye0_output": lambda: mx.sym.eye(2),
+    }
+    with mx.name.NameManager():
+        got = {name: make().list_outputs()[0] for name, make in expected.items()}
+    assert got == {name: name for name in expected}
