@@ -13,7 +13,7 @@ from typing import Any
 
 from lazynd.errors import LazyNDError, ShapeError
 
-from .attribute import check_dtype_hint, normalize_attrs
+from .attribute import check_dtype_hint, listed_attrs, normalize_attrs
 from .graph import Entry, IndexedGraph, Node, aux_variables, topo_order
 
 
@@ -103,15 +103,17 @@ class Symbol:
         return user.get(key, user.get(f"__{key}__"))
 
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
+        """The attributes of this symbol's node (``lr_mult`` also as stored, ``__lr_mult__``, as MXNet's)."""
         if not recursive:
-            return dict(self._single_node("list_attr").user)
+            return listed_attrs(self._single_node("list_attr").user)
         return {f"{n.name}${k}": v for n in self._nodes() for k, v in n.user.items()}
 
     def attr_dict(self) -> dict[str, dict[str, str]]:
-        """``{node name: {key: value}}`` for every node with attributes or parameters."""
+        """``{node name: {key: value}}`` for every node with attributes or parameters (``lr_mult``
+        also as stored, ``__lr_mult__``, as MXNet's)."""
         out: dict[str, dict[str, str]] = {}
         for n in self._nodes():
-            merged = {**n.params, **n.user}
+            merged = {**n.params, **listed_attrs(n.user)}
             if merged:
                 out[n.name] = merged
         return out
