@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+from lazynd.base import NotImplementedForSymbol
 from lazynd.errors import LazyNDError, ShapeError
 
 from .attribute import check_dtype_hint, listed_attrs, normalize_attrs
@@ -254,7 +255,8 @@ class Symbol:
         return creation.invoke("abs", [self], {})
 
     def __bool__(self) -> bool:
-        raise LazyNDError("a symbol has no truth value (comparisons build new symbols)")
+        # MXNet's error class, which programs catch
+        raise NotImplementedForSymbol("a symbol has no truth value (comparisons build new symbols)")
 
     # -- operator methods: x.reshape((0, -1)), x.sum(axis=1), x.astype('float16') --------------
     def astype(self, dtype: Any, **kwargs: Any) -> Symbol:

@@ -60,3 +60,11 @@ def test_ndarray_only_methods_are_refused_by_name() -> None:
 
 def test_an_unknown_method_is_still_an_attribute_error() -> None:
     assert not hasattr(mx.sym.var("x"), "no_such_operator")
+
+
+def test_a_symbol_has_no_truth_value_as_mxnet_says() -> None:
+    from lazynd.base import NotImplementedForSymbol
+
+    # MXNet 1.9.1 raises NotImplementedForSymbol, which programs catch by that name
+    with pytest.raises(NotImplementedForSymbol, match="no truth value"):
+        bool(mx.sym.var("x") > 1)
