@@ -40,8 +40,10 @@ class Symbol:
     # -- structure -----------------------------------------------------------------------------
     @property
     def name(self) -> str | None:
-        """The name of the single output's node (None for a group)."""
-        return self._outputs[0][0].name if len(self._outputs) == 1 else None
+        """The name of the node of the outputs (``split0`` for all of a split's), None when they come from
+        several nodes (a group), as MXNet's."""
+        first = self._outputs[0][0]
+        return first.name if all(node is first for node, _ in self._outputs) else None
 
     def _nodes(self) -> list[Node]:
         return topo_order(self._outputs)
