@@ -7,19 +7,9 @@ from typing import Any
 from lazynd.errors import LazyNDError
 
 from . import io
-from .cells import (
-    BaseRNNCell,
-    BidirectionalCell,
-    DropoutCell,
-    GRUCell,
-    LSTMCell,
-    ModifierCell,
-    ResidualCell,
-    RNNCell,
-    RNNParams,
-    SequentialRNNCell,
-)
+from .cells import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams
 from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
+from .combinators import BidirectionalCell, DropoutCell, ModifierCell, ResidualCell, SequentialRNNCell
 from .io import BucketSentenceIter, encode_sentences
 
 _NOT_YET = ("FusedRNNCell", "ZoneoutCell", "ConvRNNCell", "ConvLSTMCell", "ConvGRUCell", "BaseConvRNNCell")
