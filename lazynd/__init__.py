@@ -62,6 +62,7 @@ _LAZY = {
     "model": "lazynd_sym.model",
     "mod": "lazynd_sym.module",
     "module": "lazynd_sym.module",
+    "rnn": "lazynd_sym.rnn",
     "viz": "lazynd_sym.visualization",
     "visualization": "lazynd_sym.visualization",
     "io": "lazynd.io",

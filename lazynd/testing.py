@@ -254,8 +254,10 @@ def check_gradient(
         raise AssertionError(f"{opdef.name}: the operator has no gradient rule")
     ctx = ctx or default_context()
     params = dict(params or {})
-    x64 = [np.array(x, dtype=np.float64) for x in inputs]
-    aux64 = [np.array(a, dtype=np.float64) for a in aux]
+    # C-ordered copies: the perturbation loop below writes through ``reshape(-1)``, which is a view
+    # only of a C-contiguous array (of a transposed input it is a copy, and the writes were lost)
+    x64 = [np.array(x, dtype=np.float64, order="C") for x in inputs]
+    aux64 = [np.array(a, dtype=np.float64, order="C") for a in aux]
     attrs = opdef.parse(params)
     if opdef.variadic and attrs.get("num_args") is None:
         attrs["num_args"] = len(x64)
@@ -296,7 +298,7 @@ def check_gradient(
     for i in targets:
         if analytic[i] is None:
             raise AssertionError(f"{opdef.name}: no gradient for input {i}, but it was asked for in wrt")
-        numeric = np.zeros_like(x64[i])
+        numeric = np.zeros(x64[i].shape)
         flat = x64[i].reshape(-1)
         for j in range(flat.size):
             saved = flat[j]

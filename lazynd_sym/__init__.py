@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from lazynd.ndarray.namespaces import PREFIXES as _PREFIXES
 from lazynd.ndarray.namespaces import OperatorNamespace as _OperatorNamespace
 from lazynd.ops import registry as _registry
 
@@ -17,7 +18,20 @@ from . import passes, random
 from .attribute import AttrScope
 from .creation import Group, Variable, make_function, var
 from .executor import Executor
-from .functions import arange, full, hypot, maximum, minimum, ones, pow, power, split_v2, zeros  # noqa: A004 - MXNet's names
+from .functions import (
+    arange,
+    eye,
+    full,
+    hypot,
+    linspace,
+    maximum,
+    minimum,
+    ones,
+    pow,  # noqa: A004 - MXNet's name
+    power,
+    split_v2,
+    zeros,
+)
 from .json_format import load, load_json
 from .name import NameManager, Prefix
 from .symbol import Symbol
@@ -40,15 +54,23 @@ def _install_ops() -> None:
 _install_ops()
 
 
-def _operator_function(name: str) -> Any:
-    return globals()[name] if name in globals() else make_function(_registry.get(name), name)
+def _namespace(namespace: str) -> _OperatorNamespace:
+    """``mx.sym.<namespace>``: its functions name their nodes by the short name, as MXNet's
+    (``mx.sym.linalg.gemm2`` -> ``gemm20``)."""
+    prefixes = [p for p in _PREFIXES[namespace] if p]
+
+    def resolve(name: str) -> Any:
+        short = next((name[len(p) :] for p in prefixes if name.startswith(p)), name)
+        return make_function(_registry.get(name), short)
+
+    return _OperatorNamespace("mx.sym", namespace, resolve)
 
 
 # mx.sym.linalg.gemm2, mx.sym.contrib.<op>, mx.sym.image.<op>, mx.sym.op.<op>: MXNet's sub-namespaces
-op = _OperatorNamespace("mx.sym", "op", _operator_function)
-contrib = _OperatorNamespace("mx.sym", "contrib", _operator_function)
-linalg = _OperatorNamespace("mx.sym", "linalg", _operator_function)
-image = _OperatorNamespace("mx.sym", "image", _operator_function)
+op = _namespace("op")
+contrib = _namespace("contrib")
+linalg = _namespace("linalg")
+image = _namespace("image")
 
 
 def __getattr__(name: str) -> Any:
@@ -66,8 +88,10 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AttrScope",
     "arange",
+    "eye",
     "full",
     "hypot",
+    "linspace",
     "maximum",
     "minimum",
     "ones",

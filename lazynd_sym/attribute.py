@@ -17,6 +17,22 @@ def is_attribute_key(key: str) -> bool:
     return key in PLAIN_KEYS or (len(key) > 4 and key.startswith("__") and key.endswith("__"))
 
 
+def listed_attrs(attrs: dict[str, str]) -> dict[str, str]:
+    """Attributes as MXNet's ``list_attr``/``attr_dict`` list them: each of the plain keys stored as
+    ``__key__`` also under ``key``.
+
+    Examples
+    --------
+    >>> listed_attrs({"__lr_mult__": "2", "__shape__": "(2,)"})
+    {'__lr_mult__': '2', '__shape__': '(2,)', 'lr_mult': '2'}
+    """
+    out = dict(attrs)
+    for key in PLAIN_KEYS:
+        if f"__{key}__" in attrs:
+            out.setdefault(key, attrs[f"__{key}__"])
+    return out
+
+
 def normalize_attrs(attrs: dict[str, Any] | None, where: str = "symbol") -> dict[str, str]:
     """Check attribute keys and store them as ``__key__`` strings.
 

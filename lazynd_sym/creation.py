@@ -92,20 +92,40 @@ def _param_text(value: Any) -> str:
     return str(value)
 
 
-def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any]) -> Symbol:
-    """Apply an operator to symbols: the body of every ``lazynd_sym.<op>`` function."""
+def _name_positional_params(op: OpDef, values: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Parameters given by position after the input symbols (``sym.sum(x, 1)``, ``sym.eye(3, 4, 1)``),
+    named in the operator's parameter order, as MXNet's generated functions (and ``lazynd.nd``'s) read them."""
+    free = [p for p in op.params if p not in kwargs and p != "num_args"]
+    if len(values) > len(free):
+        raise OperatorError(
+            f"{op.name}: {len(values)} parameters given by position, it has {len(free)} more to set ({free})"
+        )
+    return dict(zip(free, values, strict=False))
+
+
+def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hint: str | None = None) -> Symbol:
+    """Apply an operator to symbols: the body of every ``lazynd_sym.<op>`` function.
+
+    ``hint`` prefixes the automatic node name; MXNet takes the lowercase name the operator was
+    called by (``sym.split`` -> ``split0``, ``sym.SliceChannel`` -> ``slicechannel0``, ``sym.linalg.gemm2``
+    -> ``gemm20``), and :func:`name_hint` where the symbol's arithmetic calls it.
+    """
     op = op_name if isinstance(op_name, OpDef) else registry.get(op_name)
     kwargs = dict(kwargs)
     name = kwargs.pop("name", None)
     user = AttrScope.current.get(kwargs.pop("attr", None))
     positional: list[Symbol] = []
+    positional_params: list[Any] = []
     for a in args:
-        if isinstance(a, Symbol):
+        if isinstance(a, Symbol) and not positional_params:
             positional.append(a)
-        elif isinstance(a, (list, tuple)) and all(isinstance(s, Symbol) for s in a):
+        elif isinstance(a, (list, tuple)) and a and all(isinstance(s, Symbol) for s in a) and not positional_params:
             positional.extend(a)
+        elif isinstance(a, Symbol):
+            raise OperatorError(f"{op.name}: input symbols must come before the parameters given by position")
         else:
-            raise OperatorError(f"{op.name}: positional arguments must be symbols, got {type(a).__name__}")
+            positional_params.append(a)
+    kwargs.update(_name_positional_params(op, positional_params, kwargs))
     named: dict[str, Symbol] = {}
     params: dict[str, Any] = {}
     for key, value in kwargs.items():
@@ -121,7 +141,7 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any]) ->
         params["num_args"] = len(positional) - len(op.aux)
     attrs = op.parse(params)
     op = op.specialize(attrs)
-    node_name = NameManager.current.get(name, name_hint(op))
+    node_name = NameManager.current.get(name, hint or name_hint(op))
     input_names = op.input_names(attrs) + list(op.aux)
     if len(positional) > len(input_names):
         raise OperatorError(
@@ -161,8 +181,10 @@ def _prefix_names(nodes: list[Node], prefix: str, keep: set[str]) -> None:
 def make_function(op: OpDef, public_name: str) -> Any:
     """The ``lazynd_sym.<public_name>`` function of ``op``."""
 
+    hint = public_name.lower()
+
     def function(*args: Any, **kwargs: Any) -> Symbol:
-        return invoke(op, args, kwargs)
+        return invoke(op, args, kwargs, hint)
 
     function.__name__ = public_name
     function.__qualname__ = public_name

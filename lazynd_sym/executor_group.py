@@ -70,6 +70,18 @@ def _take(array: Any, axis: int, index: slice) -> Any:
     return _nd_ops.slice_axis(array, axis=axis, begin=index.start, end=index.stop)
 
 
+def _unpadded(output: np.ndarray, part: slice, stop: int) -> np.ndarray:
+    """An executor's output without the padding rows of its slice ``part`` (rows before ``stop`` kept).
+
+    Only an output laid out by batch (its first axis the slice's rows) loses rows; others, such as an
+    unrolled RNN's ``(batch * time, classes)``, are whole, as MXNet hands every output to the metric.
+    """
+    rows = part.stop - part.start
+    if stop - part.start < rows and output.shape[:1] == (rows,):
+        return output[: stop - part.start]
+    return output
+
+
 class DataParallelExecutorGroup:
     """Executors of one symbol on several devices, each bound to its slice of the batch.
 
@@ -189,7 +201,7 @@ class DataParallelExecutorGroup:
                 continue
             rows = slice(part.start, stop)
             dev_labels = [lab[(slice(None),) * ax + (rows,)] for lab, ax in zip(host_labels, axes, strict=True)]
-            preds = [out.asnumpy()[: stop - part.start] for out in exe.outputs[: len(dev_labels)]]
+            preds = [_unpadded(out.asnumpy(), part, stop) for out in exe.outputs[: len(dev_labels)]]
             eval_metric.update(dev_labels, preds)
 
     def set_params(self, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:

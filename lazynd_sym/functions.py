@@ -1,5 +1,6 @@
 """MXNet's symbol functions that are not single operators: ``pow``, ``maximum``, ``minimum``,
-``hypot`` (symbols or numbers), and ``zeros``, ``ones``, ``arange`` (graph nodes that fill).
+``hypot`` (symbols or numbers), and ``zeros``, ``ones``, ``full``, ``arange``, ``eye``, ``linspace`` (graph
+nodes that fill), with MXNet's signatures (their parameters by position too).
 
 Examples
 --------
@@ -18,6 +19,7 @@ from typing import Any
 
 from lazynd.errors import OperatorError
 
+from .creation import invoke
 from .symbol import Symbol
 
 # name -> (symbol-symbol operator, symbol-number operator, number-symbol operator, numbers)
@@ -30,14 +32,12 @@ _TABLE: dict[str, tuple[str, str, str, Callable[[Any, Any], Any]]] = {
 
 
 def _operator(name: str) -> Callable[..., Symbol]:
-    """The ``lazynd_sym`` function of the registered operator ``name``.
+    """A function applying the registered operator ``name``, its nodes named as MXNet's functions
+    name theirs: by :func:`~.creation.name_hint` (``_power_scalar`` -> ``_powerscalar0``)."""
 
-    Imported when called: ``lazynd_sym`` imports this module, and it makes its operator functions
-    at run time, so mypy sees them only as the ``Any`` of the package's ``__getattr__``.
-    """
-    import lazynd_sym
+    def function(*args: Any, **kwargs: Any) -> Symbol:
+        return invoke(name, args, kwargs)
 
-    function: Callable[..., Symbol] = getattr(lazynd_sym, name)
     return function
 
 
@@ -128,8 +128,47 @@ def arange(
     stop: float | None = None,
     step: float = 1.0,
     repeat: int = 1,
+    infer_range: bool = False,
     name: str | None = None,
     dtype: Any = None,
 ) -> Symbol:
-    """A graph node producing ``start, start + step, ...`` below ``stop``, each value ``repeat`` times."""
-    return _operator("_arange")(start=start, stop=stop, step=step, repeat=repeat, name=name, dtype=dtype or "float32")
+    """A graph node producing ``start, start + step, ...`` below ``stop``, each value ``repeat`` times.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.sym.arange(0, 5, 2, 2).eval()[0].asnumpy()
+    array([0., 0., 2., 2., 4., 4.], dtype=float32)
+    """
+    return _operator("_arange")(
+        start=start, stop=stop, step=step, repeat=repeat, infer_range=infer_range, name=name, dtype=dtype or "float32"
+    )
+
+
+def eye(N: int, M: int = 0, k: int = 0, dtype: Any = None, **kwargs: Any) -> Symbol:  # noqa: N803 - MXNet's names
+    """A graph node producing an N x M matrix (M = 0: N x N) with ones on diagonal ``k``.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.sym.eye(2, 3, 1, "int32").eval()[0].asnumpy()
+    array([[0, 1, 0],
+           [0, 0, 1]], dtype=int32)
+    """
+    return _operator("_eye")(N=N, M=M, k=k, dtype=dtype or "float32", **kwargs)
+
+
+def linspace(
+    start: float, stop: float, num: int, endpoint: bool = True, name: str | None = None, dtype: Any = None
+) -> Symbol:
+    """A graph node producing ``num`` evenly spaced values from ``start`` to ``stop`` (included with ``endpoint``).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.sym.linspace(0, 1, 5, False).eval()[0].asnumpy()
+    array([0. , 0.2, 0.4, 0.6, 0.8], dtype=float32)
+    """
+    return _operator("_linspace")(
+        start=start, stop=stop, num=num, endpoint=endpoint, name=name, dtype=dtype or "float32"
+    )

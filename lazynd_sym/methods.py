@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from lazynd.base import NotImplementedForSymbol
-from lazynd.errors import LazyNDError
 
 from . import creation
 from .symbol import Symbol
@@ -24,17 +23,10 @@ def method_operator(name: str) -> Any:
     return registry.get(name) if registry.exists(name) else None
 
 
-def apply_method(op: Any, data: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
-    """``data.<op>(*args, **kwargs)``: symbols are further inputs, other positionals are parameters in order."""
-    inputs = [data]
-    while args and isinstance(args[0], Symbol):
-        inputs.append(args[0])
-        args = args[1:]
-    free = [p for p in op.params if p not in kwargs and p != "num_args"]
-    if len(args) > len(free):
-        raise LazyNDError(f"Symbol.{op.name}: {len(args)} positional parameters given, it takes at most {free}")
-    kwargs = {**dict(zip(free, args, strict=False)), **kwargs}
-    return creation.invoke(op, inputs, kwargs)
+def apply_method(op: Any, name: str, data: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
+    """``data.<name>(*args, **kwargs)`` of the operator ``op``: symbols are further inputs, other positionals
+    are parameters in order; the node is named for the method (``x.split()`` -> ``split0``), as MXNet's."""
+    return creation.invoke(op, (data, *args), kwargs, name.lower())
 
 
 def _ndarray_only(name: str) -> Any:

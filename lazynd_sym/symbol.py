@@ -11,9 +11,10 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+from lazynd.base import NotImplementedForSymbol
 from lazynd.errors import LazyNDError, ShapeError
 
-from .attribute import check_dtype_hint, normalize_attrs
+from .attribute import check_dtype_hint, listed_attrs, normalize_attrs
 from .graph import Entry, IndexedGraph, Node, aux_variables, topo_order
 
 
@@ -39,8 +40,10 @@ class Symbol:
     # -- structure -----------------------------------------------------------------------------
     @property
     def name(self) -> str | None:
-        """The name of the single output's node (None for a group)."""
-        return self._outputs[0][0].name if len(self._outputs) == 1 else None
+        """The name of the node of the outputs (``split0`` for all of a split's), None when they come from
+        several nodes (a group), as MXNet's."""
+        first = self._outputs[0][0]
+        return first.name if all(node is first for node, _ in self._outputs) else None
 
     def _nodes(self) -> list[Node]:
         return topo_order(self._outputs)
@@ -103,15 +106,17 @@ class Symbol:
         return user.get(key, user.get(f"__{key}__"))
 
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
+        """The attributes of this symbol's node (``lr_mult`` also as stored, ``__lr_mult__``, as MXNet's)."""
         if not recursive:
-            return dict(self._single_node("list_attr").user)
+            return listed_attrs(self._single_node("list_attr").user)
         return {f"{n.name}${k}": v for n in self._nodes() for k, v in n.user.items()}
 
     def attr_dict(self) -> dict[str, dict[str, str]]:
-        """``{node name: {key: value}}`` for every node with attributes or parameters."""
+        """``{node name: {key: value}}`` for every node with attributes or parameters (``lr_mult``
+        also as stored, ``__lr_mult__``, as MXNet's)."""
         out: dict[str, dict[str, str]] = {}
         for n in self._nodes():
-            merged = {**n.params, **n.user}
+            merged = {**n.params, **listed_attrs(n.user)}
             if merged:
                 out[n.name] = merged
         return out
@@ -185,11 +190,11 @@ class Symbol:
         self._outputs = load_json(state["json"])._outputs
 
     # -- arithmetic ----------------------------------------------------------------------------
-    def _binary(self, other: Any, op: str, scalar_op: str) -> Symbol:
+    def _binary(self, other: Any, op: str, scalar_op: str, scalar_hint: str | None = None) -> Symbol:
         if isinstance(other, Symbol):
             return creation.invoke(op, [self, other], {})
         if isinstance(other, numbers.Number):
-            return creation.invoke(scalar_op, [self], {"scalar": other})
+            return creation.invoke(scalar_op, [self], {"scalar": other}, scalar_hint)
         raise TypeError(f"unsupported operand type for symbol arithmetic: {type(other).__name__}")
 
     def __add__(self, o: Any) -> Symbol:
@@ -224,7 +229,8 @@ class Symbol:
         return self._binary(o, "_power", "_power_scalar")
 
     def __rpow__(self, o: Any) -> Symbol:
-        return self._binary(o, "_power", "_rpower_scalar")
+        # MXNet's __rpow__ calls _internal._rpower_scalar, and its node is named so (not _rpowerscalar)
+        return self._binary(o, "_power", "_rpower_scalar", "_rpower_scalar")
 
     def __neg__(self) -> Symbol:
         return creation.invoke("_mul_scalar", [self], {"scalar": -1.0})
@@ -251,7 +257,8 @@ class Symbol:
         return creation.invoke("abs", [self], {})
 
     def __bool__(self) -> bool:
-        raise LazyNDError("a symbol has no truth value (comparisons build new symbols)")
+        # MXNet's error class, which programs catch
+        raise NotImplementedForSymbol("a symbol has no truth value (comparisons build new symbols)")
 
     # -- operator methods: x.reshape((0, -1)), x.sum(axis=1), x.astype('float16') --------------
     def astype(self, dtype: Any, **kwargs: Any) -> Symbol:
@@ -268,7 +275,7 @@ class Symbol:
         op = None if name.startswith("_") else methods.method_operator(name)
         if op is None:
             raise AttributeError(f"'Symbol' object has no attribute {name!r}")
-        return lambda *args, **kwargs: methods.apply_method(op, self, args, kwargs)
+        return lambda *args, **kwargs: methods.apply_method(op, name, self, args, kwargs)
 
     # -- inference -----------------------------------------------------------------------------
     def _known_by_name(self, graph: IndexedGraph, args: tuple, kwargs: dict, what: str) -> dict[int, Any]:

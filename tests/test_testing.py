@@ -185,3 +185,38 @@ def test_check_gradient_hands_the_rule_hidden_outputs():
         rtol=1e-4,
         atol=1e-6,
     )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a: a.T,  # Fortran-ordered
+        lambda a: a[:, ::2],  # strided
+        lambda a: mx.nd.array(a).T,  # a transposed NDArray
+        lambda a: mx.nd.array(a)[1:3],  # a sliced NDArray (a view)
+    ],
+    ids=["numpy-transposed", "numpy-strided", "ndarray-transposed", "ndarray-sliced"],
+)
+def test_check_gradient_on_non_contiguous_inputs(make):
+    x = make(np.random.rand(4, 6) + 0.5)
+    # a correct rule passes (the numeric gradient was all zeros for a transposed input)...
+    grads = check_gradient(_square_op(2.0), [x])
+    assert grads[0].shape == np.asarray(x).shape
+    # ...and a wrong one is still caught
+    with pytest.raises(AssertionError, match="numeric"):
+        check_gradient(_square_op(3.0), [x])
+
+
+@requires_sym
+@pytest.mark.parametrize(
+    "make",
+    [lambda a: a.T, lambda a: a[:, ::2], lambda a: mx.nd.array(a).T, lambda a: mx.nd.array(a)[1:3]],
+    ids=["numpy-transposed", "numpy-strided", "ndarray-transposed", "ndarray-sliced"],
+)
+def test_check_numeric_gradient_on_non_contiguous_locations(make):
+    import lazynd_sym as sym
+
+    x = make(np.random.rand(4, 6) + 0.5)
+    test_utils.check_numeric_gradient(sym.exp(sym.Variable("x")) * 2, [x])
+    with pytest.raises(AssertionError):
+        test_utils.check_numeric_gradient(sym.BlockGrad(sym.Variable("x")) * 2, [x])

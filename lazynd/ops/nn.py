@@ -54,11 +54,17 @@ def _fc_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
         out[...] = out2d.reshape(out.shape)
 
 
-def _fc_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+def _fc_infer(
+    attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None
+) -> tuple[list, list, list]:
     hidden = attrs["num_hidden"]
     if hidden <= 0:
         raise OperatorError(f"FullyConnected: num_hidden must be positive, got {hidden}")
     data = in_shapes[0]
+    out_known = out_shapes[0] if out_shapes else None
+    if data is not None and len(data) > 1 and not data[0] and out_known:
+        # the batch from the output, as MXNet's rule (an RNN cell's begin state is zeros of shape (0, H))
+        data = in_shapes[0] = (out_known[0], *data[1:])
     in_dim = 0
     if data is not None:
         if len(data) == 0:

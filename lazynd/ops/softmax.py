@@ -5,6 +5,10 @@ CPU path subtracts the maximum before exponentiating, so large inputs never
 overflow; the GPU path runs ``lazynd_softmax_*`` from ``kernels/softmax.cu``
 (one launch) for float32/float64 and the same NumPy-style code through CuPy
 for other dtypes.  ``loss.py`` reuses :func:`softmax_into` for ``SoftmaxOutput``.
+
+MXNet 1.x's ``dtype`` parameter gives the output another float dtype than the input's (float64
+from float32, say); the gradient then comes back in the input's dtype.  Both are computed in the
+wider of the two dtypes (MXNet computes in the input's).
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..backend.fperr import quiet
 from ..errors import OperatorError
 from .host_reduce import max_along, sum_along
-from .params import Param, enum, optional, parse_bool, parse_float, parse_int
+from .params import Param, enum, optional, parse_bool, parse_dtype, parse_float, parse_int
 from .registry import OpDef, merge_shape, register, unify_shapes
 
 _KERNEL_DTYPES = ("float32", "float64")
+_OUTPUT_DTYPE = enum("float16", "float32", "float64")  # the dtype parameter's choices, as MXNet's
 
 
 def _normalize_axis(op: str, axis: int, ndim: int) -> int:
@@ -37,9 +42,23 @@ def _lines(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
     return outer, shape[axis], inner
 
 
+def _in_common_dtype(xp: Any, arrays: tuple, out: Any) -> tuple[list, Any]:
+    """``arrays`` cast to the widest of their dtypes and ``out``'s, and a buffer of that dtype to
+    compute into (``out`` itself when it has it): the kernels take one dtype for all their operands."""
+    dtype = np.result_type(*(a.dtype for a in arrays), out.dtype)
+    cast = [a.astype(dtype, copy=False) for a in arrays]
+    return cast, out if out.dtype == dtype else xp.empty(out.shape, dtype)
+
+
 def softmax_into(kctx: Any, x: Any, out: Any, axis: int, temperature: float = 1.0, log: bool = False) -> None:
     """Write ``softmax(x / temperature)`` (or its log) along ``axis`` into ``out``."""
     xp = kctx.xp
+    if x.dtype != out.dtype:
+        (x,), work = _in_common_dtype(xp, (x,), out)
+        softmax_into(kctx, x, work, axis, temperature, log)
+        if work is not out:
+            out[...] = work
+        return
     if xp is not np and dtype_name(x.dtype) in _KERNEL_DTYPES and x.size:
         _softmax_gpu(kctx, x, out, axis, temperature, log)
         return
@@ -60,6 +79,12 @@ def softmax_grad_into(
 ) -> None:
     """Write the input gradient of softmax (or log-softmax) given the output ``y`` and head gradient ``dy``."""
     xp = kctx.xp
+    if not dy.dtype == y.dtype == dx.dtype:
+        (dy, y), work = _in_common_dtype(xp, (dy, y), dx)
+        softmax_grad_into(kctx, dy, y, work, axis, temperature, log)
+        if work is not dx:
+            dx[...] = work
+        return
     if xp is not np and dtype_name(y.dtype) in _KERNEL_DTYPES and y.size:
         _softmax_gpu(kctx, dy, dx, axis, temperature, log, y=y)
         return
@@ -196,11 +221,21 @@ def _softmax_length_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
     return [tuple(data), length], [tuple(data)], aux_shapes
 
 
-def _softmax_length_types(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+def _check_length_type(in_types: list) -> None:
     length = in_types[1]
     if length is not None and not length.startswith(("int", "uint")):
         raise OperatorError(f"softmax: input 'length' has dtype {length}, expected an integer dtype (as MXNet)")
-    return in_types, [in_types[0]], aux_types
+
+
+def _output_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    """The ``dtype`` parameter's, else the data's; a gradient's: that of its third input, the forward's
+    data, when the forward had a ``dtype``, else its output's."""
+    if attrs.get("use_length"):
+        _check_length_type(in_types)
+    given = attrs["dtype"]
+    if given is None:
+        return in_types, [in_types[0]], aux_types
+    return in_types, [in_types[2] if len(in_types) == 3 else given], aux_types
 
 
 def _make_softmax(name: str, log: bool, negate: bool = False) -> None:
@@ -225,19 +260,26 @@ def _make_softmax(name: str, log: bool, negate: bool = False) -> None:
             outputs[0][...] = kctx.xp.where(mask, outputs[0], 0)
 
     def backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        dy, y = inputs
+        dy, y = inputs[:2]  # a third input, the forward's data, gives only the gradient's dtype
         axis = _normalize_axis(name, attrs["axis"], y.ndim)
         softmax_grad_into(kctx, dy, y, outputs[0], axis, temperature_of(attrs), log)
 
     def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
         # masked positions have output 0, so the usual gradient is 0 there; the length has none
         backward_op = getattr(F, f"_backward_{name}")
-        grad = backward_op(out_grads[0], outputs[0], axis=attrs["axis"], temperature=attrs["temperature"])
+        params = {"axis": attrs["axis"], "temperature": attrs["temperature"]}
+        if attrs["dtype"] is None:
+            grad = backward_op(out_grads[0], outputs[0], **params)
+        else:  # the data comes along for its dtype, the gradient's
+            grad = backward_op(out_grads[0], outputs[0], inputs[0], dtype=attrs["dtype"], **params)
         return [grad, None] if attrs.get("use_length") else [grad]
 
     params = {
         "axis": Param(parse_int, -1, "the axis to normalise over"),
         "temperature": Param(optional(_positive), None, "divide the input by this before the softmax"),
+        "dtype": Param(
+            optional(lambda value: _OUTPUT_DTYPE(parse_dtype(value))), None, "the output's dtype; None for the data's"
+        ),
     }
     what = "log of the softmax" if log else ("softmax of the negative" if negate else "softmax")
     infer = _axis_checked_shape(name, lambda attrs, ndim: _normalize_axis(name, attrs["axis"], ndim))
@@ -248,11 +290,6 @@ def _make_softmax(name: str, log: bool, negate: bool = False) -> None:
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
         return (_softmax_length_infer if attrs.get("use_length") else infer)(attrs, in_shapes, aux_shapes)
 
-    def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
-        if attrs.get("use_length"):
-            return _softmax_length_types(attrs, in_types, aux_types)
-        return in_types, [in_types[0]], aux_types
-
     register(
         OpDef(
             name,
@@ -260,7 +297,7 @@ def _make_softmax(name: str, log: bool, negate: bool = False) -> None:
             inputs=lambda attrs: ("data", "length") if attrs.get("use_length") else ("data",),
             params=forward_params,
             infer_shape=infer_shape,
-            infer_type=infer_type,
+            infer_type=_output_type,
             float_data=True,
             gradient=gradient,
             doc=f"The {what} of ``data`` along ``axis``"
@@ -272,10 +309,11 @@ def _make_softmax(name: str, log: bool, negate: bool = False) -> None:
         OpDef(
             f"_backward_{name}",
             backward,
-            inputs=("out_grad", "output"),
+            inputs=lambda attrs: ("out_grad", "output") if attrs["dtype"] is None else ("out_grad", "output", "data"),
             params=dict(params),
             infer_shape=infer,
-            doc=f"Input gradient of {name}.",
+            infer_type=_output_type,
+            doc=f"Input gradient of {name} (in the dtype of ``data``, the forward's input, when it had a ``dtype``).",
         )
     )
 

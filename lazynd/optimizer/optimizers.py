@@ -113,6 +113,11 @@ class NAG(SGD):
         state -= g
         weight += state * self.momentum - g
 
+    def update_multi(self, indices: list, weights: list[NDArray], grads: list[NDArray], states: list) -> None:
+        """One :meth:`update` per parameter: SGD's fused ``multi_sgd_mom_update`` is heavy-ball momentum,
+        not Nesterov's (a Module's updater hands lists, and NAG trained as momentum SGD)."""
+        Optimizer.update_multi(self, indices, weights, grads, states)
+
 
 @register
 class Adam(Optimizer):

@@ -47,12 +47,12 @@ def check_inputs(
 ) -> tuple[list[DataDesc], list[DataDesc]]:
     """The data and label descriptions of a bind, checked against the module's names.
 
-    The data must be named ``data_names`` in that order; labels are kept only when
-    the module has ``label_names`` and the symbol takes them (a module without
-    labels ignores the labels an iterator provides).
+    The data must be named ``data_names``, in any order (an iterator's order, which its
+    batches follow, as MXNet's); labels are kept only when the module has ``label_names``
+    and the symbol takes them (a module without labels ignores the labels an iterator provides).
     """
     data = as_descs(data_shapes, "data_shapes")
-    if [d.name for d in data] != list(data_names):
+    if sorted(d.name for d in data) != sorted(data_names):
         raise DataError(
             f"Module.bind: data_shapes name {[d.name for d in data]}, the module's data_names are "
             f"{list(data_names)} (in SequentialModule.add, auto_wiring=True renames them)"

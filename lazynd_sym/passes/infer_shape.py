@@ -97,8 +97,11 @@ def _apply_node(graph: IndexedGraph, i: int, shapes: list) -> bool:
     aux_shapes = [shapes[e] for e in in_entries[n_data:]]
     if in_shapes and all(s is None for s in in_shapes):
         return False  # as MXNet's rules: nothing known of the inputs, nothing inferred (no half-made weights)
+    # known output shapes reach the rules that infer backwards (FullyConnected's batch, Concat's and
+    # SliceChannel's pieces, a same-shape operator's partly known inputs), as MXNet's rules see them
+    out_shapes = [shapes[graph.entry(i, k)] for k in range(node.num_outputs())]
     try:
-        new_in, new_out, new_aux = op.infer_shape(node.attrs, list(in_shapes), list(aux_shapes))
+        new_in, new_out, new_aux = op.infer_shape(node.attrs, list(in_shapes), list(aux_shapes), out_shapes)
     except ShapeError as err:
         raise ShapeError(f"infer_shape: node '{node.name}' ({op.name}): {err}") from err
     except (TypeError, ValueError, IndexError) as err:

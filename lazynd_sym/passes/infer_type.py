@@ -1,8 +1,16 @@
-"""Type inference over a graph with each operator's ``infer_type`` rule, to a fixed point."""
+"""Type inference over a graph with each operator's ``infer_type`` rule, to a fixed point.
+
+The rules map input dtypes to output dtypes.  MXNet's also run backwards (``y`` given as float64
+in ``FullyConnected(x) + y`` makes ``x`` and the weights float64); here an operator whose inputs
+are unknown and whose output dtype is known takes that dtype for them when its rule shows the
+output follows the inputs' dtype (elementwise operators, FullyConnected...; not Cast).
+"""
 
 from __future__ import annotations
 
-from lazynd.errors import OperatorError
+from typing import Any
+
+from lazynd.errors import LazyNDError, OperatorError
 
 from ..graph import IndexedGraph
 
@@ -13,6 +21,26 @@ def _merge(node: str, arg: str, given: str | None, inferred: str | None) -> str 
     if given is not None and given != inferred:
         raise OperatorError(f"infer_type: node '{node}', argument '{arg}': provided dtype {given}, inferred {inferred}")
     return inferred
+
+
+def _from_outputs(node: Any, in_types: list, aux_types: list, out_types: list) -> list:
+    """``in_types`` with the unknown ones set to the one known output dtype, when the node's rule
+    makes its output follow them (tried with that dtype and with another); else unchanged."""
+    known = {t for t in out_types if t is not None}
+    if len(known) != 1 or None not in in_types:
+        return in_types
+    (dtype,) = known
+    other = "float32" if dtype == "float64" else "float64"
+    results = []
+    for probe in (dtype, other):
+        try:
+            _, outs, _ = node.opdef.infer_type(node.attrs, [probe if t is None else t for t in in_types], aux_types)
+        except LazyNDError:  # the rule refuses the probe (a float-only operator, mixed inputs): no conclusion
+            return in_types
+        results.append({t for t in outs if t is not None})
+    if results == [{dtype}, {other}]:
+        return [dtype if t is None else t for t in in_types]
+    return in_types
 
 
 def infer_type(
@@ -39,9 +67,11 @@ def infer_type(
             node = graph.nodes[i]
             entries = graph.input_entries(i)
             n_data = node.num_data_inputs()
-            new_in, new_out, new_aux = node.opdef.infer_type(
-                node.attrs, [types[e] for e in entries[:n_data]], [types[e] for e in entries[n_data:]]
-            )
+            in_types = [types[e] for e in entries[:n_data]]
+            aux_types = [types[e] for e in entries[n_data:]]
+            out_types = [types[graph.entry(i, k)] for k in range(node.num_outputs())]
+            in_types = _from_outputs(node, in_types, aux_types, out_types)
+            new_in, new_out, new_aux = node.opdef.infer_type(node.attrs, in_types, aux_types)
             updates = list(zip(entries, node.input_names(), list(new_in) + list(new_aux), strict=False))
             updates += [(graph.entry(i, k), node.output_name(k), t) for k, t in enumerate(new_out)]
             for e, arg, t in updates:

@@ -191,3 +191,94 @@ def test_softmin_defaults_to_the_last_axis():
     out = mx.nd.softmin(mx.nd.array([[1, 2, 3], [-1, 0, 5]]))
     expected = [[0.66524094, 0.24472848, 0.09003057], [0.72973627, 0.26845497, 0.0018088354]]
     assert_almost_equal(out.asnumpy(), np.array(expected, dtype=np.float32), 1e-6)
+
+
+# MXNet 1.9.1: name(x, dtype='float64', temperature=2) of float32 x, backward with the float64 head below;
+# MXNet computes in float32 (the input's dtype), lazynd in float64: equal to float32's precision
+_DTYPE_X = [[1, 2, 3.5], [-1, 0, 5]]
+_DTYPE_HEAD = [[1, 2, 3], [0.5, -1, 2]]
+_DTYPE_MXNET = {
+    "softmax": (
+        [[0.16289128, 0.26856232, 0.56854641], [0.04398648, 0.07252145, 0.88349205]],
+        [[-0.11448449, -0.05447184, 0.16895632], [-0.02675381, -0.09850066, 0.12525447]],
+    ),
+    "log_softmax": (
+        [[-1.81467223, -1.31467223, -0.56467229], [-3.12387300, -2.62387300, -0.12387295]],
+        [[0.01132613, 0.19431299, -0.20563930], [0.21701014, -0.55439109, 0.33738095]],
+    ),
+    "softmin": (
+        [[0.52825212, 0.32040113, 0.15134677], [0.60374892, 0.36619222, 0.03005889]],
+        [[0.16457555, -0.06038045, -0.10419509], [-0.15220509, 0.18232711, -0.03012201]],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_dtype_sets_the_output_dtype_and_the_gradient_keeps_the_input_s(ctx, name):
+    x = mx.nd.array(_DTYPE_X, ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = getattr(mx.nd, name)(x, dtype="float64", temperature=2.0)
+    y.backward(mx.nd.array(_DTYPE_HEAD, ctx=ctx, dtype="float64"))
+    want_y, want_grad = _DTYPE_MXNET[name]
+    assert y.dtype == np.float64 and x.grad.dtype == np.float32
+    assert_almost_equal(y.asnumpy(), np.array(want_y), rtol=1e-6, atol=1e-7)
+    assert_almost_equal(x.grad.asnumpy(), np.array(want_grad, np.float32), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize(("shape", "axis"), [((3, 7), -1), ((2, 5000), -1), ((4, 3, 5), 1)])
+@pytest.mark.parametrize(
+    ("in_dtype", "out_dtype"), [("float32", "float64"), ("float64", "float32"), ("float32", "float16")]
+)
+@pytest.mark.parametrize("log", [False, True])
+def test_dtype_on_every_kernel_path_matches_numpy(ctx, rng, shape, axis, in_dtype, out_dtype, log):
+    # short rows, long rows (cut into pieces on the GPU) and an inner axis: each a kernel of its own
+    x = rng.standard_normal(shape).astype(in_dtype)
+    head = rng.standard_normal(shape)
+    x_nd = mx.nd.array(x, ctx=ctx, dtype=in_dtype)
+    x_nd.attach_grad()
+    with mx.autograd.record():
+        y = (mx.nd.log_softmax if log else mx.nd.softmax)(x_nd, axis=axis, dtype=out_dtype)
+    y.backward(mx.nd.array(head, ctx=ctx, dtype=out_dtype))
+    probs = np_softmax(x.astype(np.float64), axis)
+    head = head.astype(out_dtype).astype(np.float64)
+    if log:
+        want_y, want_grad = np.log(probs), head - probs * head.sum(axis=axis, keepdims=True)
+    else:
+        want_y, want_grad = probs, probs * (head - (head * probs).sum(axis=axis, keepdims=True))
+    assert y.dtype == np.dtype(out_dtype) and x_nd.grad.dtype == np.dtype(in_dtype)
+    tolerance = 2e-3 if "float16" in (in_dtype, out_dtype) else 1e-5
+    assert_almost_equal(y.asnumpy().astype(np.float64), want_y, rtol=tolerance, atol=tolerance)
+    assert_almost_equal(x_nd.grad.asnumpy().astype(np.float64), want_grad, rtol=tolerance, atol=tolerance)
+
+
+def test_dtype_with_use_length_gives_mxnets_values(ctx):
+    x = mx.nd.array(_DTYPE_X, ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.softmax(x, mx.nd.array([2, 3], ctx=ctx, dtype="int32"), use_length=True, dtype="float64")
+    y.backward(mx.nd.array(_DTYPE_HEAD, ctx=ctx, dtype="float64"))
+    assert y.dtype == np.float64 and x.grad.dtype == np.float32
+    want_y = [[0.26894143, 0.73105860, 0], [0.00245612, 0.00667641, 0.99086750]]  # MXNet 1.9.1
+    want_grad = [[-0.19661194, 0.19661193, 0], [-0.00362593, -0.01987092, 0.02349679]]
+    assert_almost_equal(y.asnumpy(), np.array(want_y), rtol=1e-6, atol=1e-7)
+    assert_almost_equal(x.grad.asnumpy(), np.array(want_grad, np.float32), rtol=1e-5, atol=1e-7)
+
+
+def test_dtype_must_be_a_float_dtype():
+    with pytest.raises(OperatorError, match="softmax: invalid value 'int32' for parameter 'dtype'"):
+        mx.nd.softmax(mx.nd.ones((2, 2)), dtype="int32")
+
+
+def test_symbolic_softmax_dtype_infers_binds_and_saves(ctx):
+    net = mx.sym.log_softmax(mx.sym.var("x"), dtype="float64")
+    assert net.infer_type(x="float32")[1] == [np.float64]  # MXNet 1.9.1 too
+    assert '"dtype": "float64"' in net.tojson()
+    assert mx.sym.load_json(net.tojson()).infer_type(x="float32")[1] == [np.float64]
+    exe = net.simple_bind(ctx, x=(2, 3))
+    assert exe.arg_arrays[0].dtype == np.float32 and exe.grad_arrays[0].dtype == np.float32
+    exe.forward(is_train=True, x=mx.nd.array(_DTYPE_X, ctx=ctx))
+    assert exe.outputs[0].dtype == np.float64
+    exe.backward(mx.nd.ones((2, 3), ctx=ctx, dtype="float64"))
+    probs = np_softmax(np.array(_DTYPE_X, np.float64))
+    assert_almost_equal(exe.grad_arrays[0].asnumpy(), (1 - 3 * probs).astype(np.float32), rtol=1e-5, atol=1e-6)

@@ -62,6 +62,24 @@ def test_nag_matches_reference(problem):
     assert_almost_equal(run(optimizer.create("nag", learning_rate=0.1, momentum=0.9, **KW), w0, grads), w, rtol=1e-5)
 
 
+def test_nag_given_lists_of_parameters_is_still_nesterov(problem):
+    # a Module's updater hands lists; they went to SGD's fused multi_sgd_mom_update (heavy-ball
+    # momentum). MXNet 1.9.1, updater([0, 1], ...) with lr 0.1, momentum 0.9, rescale_grad 0.1:
+    updater = optimizer.get_updater(optimizer.create("nag", learning_rate=0.1, momentum=0.9, rescale_grad=0.1))
+    weights = [mx.nd.array([1.0, 2.0]), mx.nd.array([3.0])]
+    for g in ([0.5, -1.0], [0.25, 0.5], [1.0, 1.0]):
+        updater([0, 1], [mx.nd.array(g), mx.nd.array([1.0])], weights)
+    assert_almost_equal(weights[0].asnumpy(), np.array([0.95702994, 2.00184], np.float32), rtol=1e-6)
+    assert_almost_equal(weights[1].asnumpy(), np.array([2.9195101], np.float32), rtol=1e-6)
+    w0, grads = problem
+    one_by_one = run(optimizer.create("nag", learning_rate=0.1, momentum=0.9, **KW), w0, grads)
+    updater = optimizer.get_updater(optimizer.create("nag", learning_rate=0.1, momentum=0.9, **KW))
+    pair = [mx.nd.array(w0), mx.nd.array(w0)]
+    for g in grads:
+        updater([0, 1], [mx.nd.array(g), mx.nd.array(g)], pair)
+    assert_almost_equal(pair[0].asnumpy(), one_by_one, rtol=1e-6)
+
+
 def test_adam_applies_bias_correction_to_the_learning_rate(problem):
     w0, grads = problem
     w, m, v = w0.astype(np.float64), np.zeros(6), np.zeros(6)

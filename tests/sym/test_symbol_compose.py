@@ -89,7 +89,8 @@ def test_attributes_allowed_keys_are_stored_with_underscores():
     with sym.AttrScope(ctx_group="stage1"):
         v = sym.Variable("w", lr_mult=0.5)
     assert v.attr("ctx_group") == "stage1"
-    assert v.list_attr() == {"__ctx_group__": "stage1", "__lr_mult__": "0.5"}
+    # MXNet 1.9.1 lists the plain keys too
+    assert v.list_attr() == {"__ctx_group__": "stage1", "__lr_mult__": "0.5", "ctx_group": "stage1", "lr_mult": "0.5"}
 
 
 def test_unknown_attribute_raises():
@@ -99,7 +100,7 @@ def test_unknown_attribute_raises():
 
 def test_operator_attribute_kwargs_and_unknown_params():
     y = sym.relu(sym.Variable("x"), name="r", ctx_group="dev2", __layout__="NC")
-    assert y.attr_dict()["r"] == {"__ctx_group__": "dev2", "__layout__": "NC"}
+    assert y.attr_dict()["r"] == {"__ctx_group__": "dev2", "__layout__": "NC", "ctx_group": "dev2"}
     with pytest.raises(OperatorError):
         sym.relu(sym.Variable("x"), bogus=3)
 
@@ -195,3 +196,20 @@ def test_variable_shape_text_is_accepted():
 def test_operator_shape_parameter_that_is_not_a_shape_names_the_parameter():
     with pytest.raises(OperatorError, match=r"Pooling: invalid value '\(3,x\)' for parameter 'kernel'"):
         sym.Pooling(sym.Variable("x"), kernel="(3,x)", pool_type="max")
+
+
+def test_list_attr_and_attr_dict_list_the_plain_keys_as_mxnet():
+    # MXNet 1.9.1: Variable('w', lr_mult=2.0, wd_mult=0.0, shape=(2, 3)).list_attr()
+    w = sym.Variable("w", lr_mult=2.0, wd_mult=0.0, shape=(2, 3))
+    assert w.list_attr() == {
+        "__wd_mult__": "0.0",
+        "wd_mult": "0.0",
+        "__lr_mult__": "2.0",
+        "lr_mult": "2.0",
+        "__shape__": "(2, 3)",
+    }
+    with sym.AttrScope(ctx_group="dev1"):
+        v = sym.Variable("v") * 2
+    assert v.attr_dict()["v"] == {"__ctx_group__": "dev1", "ctx_group": "dev1"}
+    assert v.attr_dict()[v.name] == {"scalar": "2", "__ctx_group__": "dev1", "ctx_group": "dev1"}
+    assert '"ctx_group"' not in v.tojson()  # stored once, as __ctx_group__

@@ -59,3 +59,38 @@ def test_internal_names_build_symbols():
     np.testing.assert_allclose(_run(net, mx.cpu(), x=np.array([1.0, 2.0])), [2, 4])
     with pytest.raises(AttributeError, match="no such operator"):
         sym._internal._nope  # noqa: B018
+
+
+def test_creation_functions_take_mxnets_positional_parameters(ctx):
+    # MXNet 1.9.1: eye(N, M, k, dtype), linspace(start, stop, num, endpoint, name, dtype),
+    # arange(start, stop, step, repeat, infer_range, name, dtype), zeros/ones(shape, dtype), full(shape, val, dtype)
+    def value(s):
+        return s.bind(ctx, {}).forward()[0].asnumpy()
+
+    eye = value(sym.eye(3, 4, 1, "float64"))
+    np.testing.assert_array_equal(eye, np.eye(3, 4, 1))
+    assert eye.dtype == np.float64
+    np.testing.assert_allclose(value(sym.linspace(0, 1, 5, False)), [0, 0.2, 0.4, 0.6, 0.8], rtol=1e-6)
+    spaced = sym.linspace(0, 1, 5, True, "lin", "float64")
+    assert spaced.name == "lin"
+    np.testing.assert_allclose(value(spaced), np.linspace(0, 1, 5))
+    ranged = sym.arange(0, 5, 2, 2, False, "ar", "int32")
+    assert ranged.name == "ar"
+    np.testing.assert_array_equal(value(ranged), [0, 0, 2, 2, 4, 4])
+    assert value(ranged).dtype == np.int32
+    assert value(sym.zeros((2, 2), "int32")).dtype == np.int32
+    np.testing.assert_array_equal(value(sym.ones((2,), "float64")), [1.0, 1.0])
+    np.testing.assert_array_equal(value(sym.full((2, 2), 3, "int32")), np.full((2, 2), 3))
+
+
+def test_operators_take_parameters_by_position_after_their_inputs():
+    # MXNet's generated functions: inputs first, then the parameters in order (sym.sum(x, 1) sums axis 1)
+    x = sym.Variable("x")
+    assert sym.sum(x, 1).infer_shape(x=(2, 3, 4))[1] == [(2, 4)]
+    assert sym.sum(x, 1, True).infer_shape(x=(2, 3, 4))[1] == [(2, 1, 4)]
+    assert sym._eye(2, 3, 1).infer_shape()[1] == [(2, 3)]
+    assert sym._linspace(0, 1, 7).infer_shape()[1] == [(7,)]
+    with pytest.raises(OperatorError, match="by position"):
+        sym.sum(x, 1, True, False, "extra")
+    with pytest.raises(OperatorError, match="before the parameters"):
+        sym.broadcast_add(x, 1, sym.Variable("y"))

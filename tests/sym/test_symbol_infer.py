@@ -76,3 +76,38 @@ def test_an_unknown_dtype_is_refused_by_name():
     with pytest.raises(LazyNDError, match=r"'x': dtype 'float33'"):
         net.simple_bind(mx.cpu(), x=(2,), type_dict={"x": "float33"})
     assert net.infer_type(x=np.float16)[1] == [np.float16]
+
+
+def test_infer_type_runs_backwards_through_operators_whose_output_follows_their_inputs():
+    # MXNet 1.9.1: y's float64 reaches x and the weights through _plus and FullyConnected
+    x, y = sym.Variable("x"), sym.Variable("y")
+    net = sym.FullyConnected(x, num_hidden=3, name="fc") + y
+    assert net.infer_type(y="float64") == ([np.float64] * 4, [np.float64], [])
+    assert net.infer_type_partial(y="float64") == ([np.float64] * 4, [np.float64], [])
+    a, b = sym.Variable("a"), sym.Variable("b")
+    assert (sym.exp(a) * b).infer_type(b="float16") == ([np.float16] * 2, [np.float16], [])
+    # a Cast's output dtype says nothing of its input's (MXNet: None too)
+    assert sym.Cast(a, dtype="float16").infer_type_partial() == ([None], [np.float16], [])
+    assert (sym.Cast(a, dtype="float16") + b).infer_type(b="float16") == (None, None, None)
+
+
+def test_simple_bind_keeps_a_type_dict_that_reaches_other_arguments_backwards():
+    # it bound every argument as float32 before (the inference was incomplete), y included
+    x, y = sym.Variable("x"), sym.Variable("y")
+    net = sym.FullyConnected(x, num_hidden=3, name="fc") + y
+    exe = net.simple_bind(mx.cpu(), x=(2, 4), type_dict={"y": "float64"})
+    assert [a.dtype for a in exe.arg_arrays] == [np.float64] * 4
+    assert exe.forward()[0].dtype == np.float64
+
+
+def test_known_output_shapes_reach_the_rules_that_infer_backwards():
+    # an RNN cell's begin state, zeros of shape (0, H): the batch comes back from the graph, as in MXNet
+    x = sym.Variable("x")
+    state = sym.zeros(shape=(0, 4), name="begin_state_0", __layout__="NC")
+    net = sym.FullyConnected(x, num_hidden=8, name="i2h") + sym.FullyConnected(state, num_hidden=8, name="h2h")
+    assert net.infer_shape(x=(2, 3)) == ([(2, 3), (8, 3), (8,), (8, 4), (8,)], [(2, 8)], [])
+    exe = net.simple_bind(mx.cpu(), x=(2, 3))
+    assert exe.forward()[0].shape == (2, 8)
+    # Concat's unknown piece from its output and the other pieces
+    a, b = sym.Variable("a"), sym.Variable("b")
+    assert (sym.Concat(a, b, dim=1) + sym.Variable("c")).infer_shape(a=(2, 3), c=(2, 5))[0][1] == (2, 2)

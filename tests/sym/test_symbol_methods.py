@@ -60,3 +60,20 @@ def test_ndarray_only_methods_are_refused_by_name() -> None:
 
 def test_an_unknown_method_is_still_an_attribute_error() -> None:
     assert not hasattr(mx.sym.var("x"), "no_such_operator")
+
+
+def test_a_symbol_has_no_truth_value_as_mxnet_says() -> None:
+    from lazynd.base import NotImplementedForSymbol
+
+    # MXNet 1.9.1 raises NotImplementedForSymbol, which programs catch by that name
+    with pytest.raises(NotImplementedForSymbol, match="no truth value"):
+        bool(mx.sym.var("x") > 1)
+
+
+def test_a_multi_output_symbol_is_named_for_its_node() -> None:
+    # MXNet 1.9.1: split(x).name == 'split0'; a group of several nodes has no name
+    x = mx.sym.var("x")
+    with mx.name.NameManager():
+        assert mx.sym.split(x, num_outputs=2).name == "split0"
+    assert mx.sym.Group([x, x]).name == "x"
+    assert mx.sym.Group([x, mx.sym.var("y")]).name is None

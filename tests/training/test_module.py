@@ -321,3 +321,23 @@ def test_the_stages_on_each_context_give_the_cpu_numbers(ctx) -> None:
     assert mod._exec_group.execs[0].arg_dict["fc1_weight"].context == ctx
     for name, value in _host(mod.get_params()[0]).items():
         np.testing.assert_allclose(value, expected[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_data_names_in_another_order_than_the_iterator_s_bind_and_train_alike():
+    # MXNet checks the names, not their order: batches follow the iterator's (bind's) order
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (12, 3)), rng.uniform(-1, 1, (12, 2))
+    label = (a[:, 0] > b[:, 0]).astype(np.float32)
+    net = mx.sym.Concat(mx.sym.var("a"), mx.sym.var("b"), dim=1)
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(net, num_hidden=2, name="fc"), mx.sym.var("lab"), name="sm")
+    weight = rng.uniform(-0.3, 0.3, (2, 5))
+    trained = []
+    for names in (["b", "a"], ["a", "b"]):
+        it = mx.io.NDArrayIter({"a": a, "b": b}, {"lab": label}, batch_size=4)
+        mod = mx.mod.Module(net, data_names=names, label_names=["lab"])
+        params = {"fc_weight": mx.nd.array(weight), "fc_bias": mx.nd.zeros(2)}
+        mod.fit(it, num_epoch=2, optimizer_params={"learning_rate": 0.3}, arg_params=params)
+        trained.append(mod.get_params()[0]["fc_weight"].asnumpy())
+    np.testing.assert_allclose(trained[0], trained[1], rtol=1e-6)
+    with pytest.raises(mx.LazyNDError, match="data_names"):
+        mx.mod.Module(net, data_names=["a", "b"], label_names=["lab"]).bind([("a", (4, 3))], [("lab", (4,))])

@@ -1,0 +1,285 @@
+"""Recurrent cells that build symbols step by step (MXNet 1.x's ``mx.rnn``): the base cell and its
+unroll, ``RNNCell``, ``LSTMCell`` and ``GRUCell`` (``combinators`` holds the cells made of cells).
+
+A cell called on one step's input and its states returns the step's output and the next states;
+``unroll`` repeats that over a sequence.  Node and parameter names are MXNet's (``lstm_t0_i2h``,
+``lstm_i2h_weight``, ``lstm_begin_state_0``...), so checkpoints and symbol files carry over.
+
+Examples
+--------
+>>> import lazynd as mx
+>>> cell = mx.rnn.LSTMCell(num_hidden=4, prefix="lstm_")
+>>> outputs, states = cell.unroll(3, mx.sym.var("data"), layout="NTC", merge_outputs=True)
+>>> outputs.infer_shape(data=(2, 3, 5))[1]
+[(2, 3, 4)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lazynd.errors import LazyNDError
+
+from ..symbol import Symbol
+
+
+def _sym() -> Any:
+    import lazynd_sym
+
+    return lazynd_sym
+
+
+class RNNParams:
+    """The variables of a cell's parameters, made once per name (``<prefix><name>``) and shared."""
+
+    def __init__(self, prefix: str = "") -> None:
+        self._prefix = prefix
+        self._params: dict[str, Symbol] = {}
+
+    def get(self, name: str, **kwargs: Any) -> Symbol:
+        """The variable ``<prefix><name>``, made with ``kwargs`` (``init=``...) on first use."""
+        full = self._prefix + name
+        if full not in self._params:
+            self._params[full] = _sym().Variable(full, **kwargs)
+        return self._params[full]
+
+
+def _as_steps(length: int, inputs: Any, layout: str, merge: bool | None, in_layout: str | None = None) -> Any:
+    """``inputs`` as a list of ``length`` steps (``merge`` False), one symbol with a time axis (True),
+    or as they are (None); a symbol's time axis is moved from ``in_layout``'s place to ``layout``'s."""
+    sym = _sym()
+    axis = layout.find("T")
+    in_axis = in_layout.find("T") if in_layout is not None else axis
+    if axis < 0:
+        raise LazyNDError(f"mx.rnn: layout {layout!r} has no time axis 'T' (expected 'NTC' or 'TNC')")
+    if isinstance(inputs, Symbol):
+        if merge is False:
+            if len(inputs.list_outputs()) != 1:
+                raise LazyNDError("mx.rnn: unroll takes one symbol with a time axis, or a list of one symbol per step")
+            inputs = list(sym.split(inputs, axis=in_axis, num_outputs=length, squeeze_axis=1))
+    else:
+        inputs = list(inputs)
+        if length is not None and len(inputs) != length:
+            raise LazyNDError(f"mx.rnn: unroll of length {length} was given {len(inputs)} step inputs")
+        if merge is True:
+            inputs = sym.Concat(*[sym.expand_dims(step, axis=axis) for step in inputs], dim=axis)
+            in_axis = axis
+    if isinstance(inputs, Symbol) and axis != in_axis:
+        inputs = sym.swapaxes(inputs, dim1=axis, dim2=in_axis)
+    return inputs
+
+
+class BaseRNNCell:
+    """A recurrent cell: ``cell(inputs, states) -> (output, next_states)`` for one step.
+
+    ``prefix`` starts the names of its parameters and nodes; ``params`` (an :class:`RNNParams`)
+    shares another cell's parameters.
+    """
+
+    _num_hidden = 0  # the gated cells' hidden size, which splits their fused weights per gate
+
+    def __init__(self, prefix: str = "", params: RNNParams | None = None) -> None:
+        self._own_params = params is None
+        self._prefix = prefix
+        self._params = RNNParams(prefix) if params is None else params
+        self._modified = False
+        self.reset()
+
+    def reset(self) -> None:
+        """Restart the step and begin-state counters (``unroll`` does it first)."""
+        self._init_counter = -1
+        self._counter = -1
+        for cell in getattr(self, "_cells", []):
+            cell.reset()
+
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        raise NotImplementedError(f"{type(self).__name__} does not implement one step")
+
+    @property
+    def params(self) -> RNNParams:
+        """The cell's parameters (handed to another cell, they are shared)."""
+        self._own_params = False
+        return self._params
+
+    @property
+    def state_info(self) -> list[dict[str, Any]]:
+        """``shape`` (batch 0: taken from the graph) and ``__layout__`` of each state."""
+        return []
+
+    @property
+    def state_shape(self) -> list[tuple[int, ...]]:
+        return [info["shape"] for info in self.state_info]
+
+    @property
+    def _gate_names(self) -> Sequence[str]:
+        return ()
+
+    def begin_state(self, func: Callable[..., Symbol] | None = None, **kwargs: Any) -> list[Symbol]:
+        """The initial states, ``func(name=..., shape=..., __layout__=...)`` each (default: zeros)."""
+        if self._modified:
+            raise LazyNDError(
+                f"{type(self).__name__}: this cell is wrapped by another; call begin_state of the wrapper"
+            )
+        make = func or _sym().zeros
+        states = []
+        for info in self.state_info:
+            self._init_counter += 1
+            states.append(make(name=f"{self._prefix}begin_state_{self._init_counter}", **{**info, **kwargs}))
+        return states
+
+    def unpack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``args`` with each fused ``i2h``/``h2h`` weight and bias split into one array per gate
+        (``<prefix>i2h<gate>_weight``), as MXNet's RNN checkpoints store them."""
+        args = dict(args)
+        if not self._gate_names:
+            return args
+        hidden = self._num_hidden
+        for group in ("i2h", "h2h"):
+            weight = args.pop(f"{self._prefix}{group}_weight")
+            bias = args.pop(f"{self._prefix}{group}_bias")
+            for j, gate in enumerate(self._gate_names):
+                args[f"{self._prefix}{group}{gate}_weight"] = weight[j * hidden : (j + 1) * hidden].copy()
+                args[f"{self._prefix}{group}{gate}_bias"] = bias[j * hidden : (j + 1) * hidden].copy()
+        return args
+
+    def pack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The inverse of :meth:`unpack_weights`: the gates' arrays joined into one per group."""
+        from lazynd import ndarray as nd
+
+        args = dict(args)
+        if not self._gate_names:
+            return args
+        for group in ("i2h", "h2h"):
+            for kind in ("weight", "bias"):
+                pieces = [args.pop(f"{self._prefix}{group}{gate}_{kind}") for gate in self._gate_names]
+                args[f"{self._prefix}{group}_{kind}"] = nd.concatenate(pieces, axis=0)
+        return args
+
+    def unroll(
+        self,
+        length: int,
+        inputs: Any,
+        begin_state: list[Symbol] | None = None,
+        layout: str = "NTC",
+        merge_outputs: bool | None = None,
+    ) -> tuple[Any, list[Any]]:
+        """Apply the cell ``length`` times: ``inputs`` is one symbol with a time axis (where ``layout``
+        puts 'T') or a list of one symbol per step.  Returns the outputs (one symbol with ``merge_outputs``,
+        a list without; as given with None) and the last states."""
+        self.reset()
+        steps = _as_steps(length, inputs, layout, False)
+        states = self.begin_state() if begin_state is None else list(begin_state)
+        outputs = []
+        for step in steps:
+            output, states = self(step, states)
+            outputs.append(output)
+        return _as_steps(length, outputs, layout, merge_outputs), states
+
+    def _step_name(self) -> str:
+        self._counter += 1
+        return f"{self._prefix}t{self._counter}_"
+
+    def _fully_connected(self, data: Symbol, group: str, num_hidden: int, name: str) -> Symbol:
+        weight = self._params.get(f"{group}_weight")
+        bias = self._params.get(f"{group}_bias")
+        return _sym().FullyConnected(data=data, weight=weight, bias=bias, num_hidden=num_hidden, name=name)
+
+
+class RNNCell(BaseRNNCell):
+    """The Elman cell: ``h' = activation(W x + b + U h + c)``."""
+
+    def __init__(
+        self, num_hidden: int, activation: str = "tanh", prefix: str = "rnn_", params: RNNParams | None = None
+    ) -> None:
+        super().__init__(prefix=prefix, params=params)
+        self._num_hidden = num_hidden
+        self._activation = activation
+        for name in ("i2h_weight", "i2h_bias", "h2h_weight", "h2h_bias"):
+            self._params.get(name)
+
+    @property
+    def state_info(self) -> list[dict[str, Any]]:
+        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
+
+    @property
+    def _gate_names(self) -> Sequence[str]:
+        return ("",)
+
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        name = self._step_name()
+        i2h = self._fully_connected(inputs, "i2h", self._num_hidden, f"{name}i2h")
+        h2h = self._fully_connected(states[0], "h2h", self._num_hidden, f"{name}h2h")
+        output = _sym().Activation(i2h + h2h, act_type=self._activation, name=f"{name}out")
+        return output, [output]
+
+
+class LSTMCell(BaseRNNCell):
+    """The long short-term memory cell: gates i, f, c, o from one i2h and one h2h product; the
+    forget gate's bias starts at ``forget_bias`` (``mx.init.LSTMBias``)."""
+
+    def __init__(
+        self, num_hidden: int, prefix: str = "lstm_", params: RNNParams | None = None, forget_bias: float = 1.0
+    ) -> None:
+        from lazynd import initializer
+
+        super().__init__(prefix=prefix, params=params)
+        self._num_hidden = num_hidden
+        self._params.get("i2h_weight")
+        self._params.get("h2h_weight")
+        self._params.get("i2h_bias", init=initializer.LSTMBias(forget_bias=forget_bias))
+        self._params.get("h2h_bias")
+
+    @property
+    def state_info(self) -> list[dict[str, Any]]:
+        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}] * 2
+
+    @property
+    def _gate_names(self) -> Sequence[str]:
+        return ("_i", "_f", "_c", "_o")
+
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        sym = _sym()
+        name = self._step_name()
+        i2h = self._fully_connected(inputs, "i2h", 4 * self._num_hidden, f"{name}i2h")
+        h2h = self._fully_connected(states[0], "h2h", 4 * self._num_hidden, f"{name}h2h")
+        gates = sym.SliceChannel(i2h + h2h, num_outputs=4, name=f"{name}slice")
+        in_gate = sym.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
+        forget_gate = sym.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
+        candidate = sym.Activation(gates[2], act_type="tanh", name=f"{name}c")
+        out_gate = sym.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
+        next_c = sym._internal._plus(forget_gate * states[1], in_gate * candidate, name=f"{name}state")
+        next_h = sym._internal._mul(out_gate, sym.Activation(next_c, act_type="tanh"), name=f"{name}out")
+        return next_h, [next_h, next_c]
+
+
+class GRUCell(BaseRNNCell):
+    """The gated recurrent unit: reset and update gates, ``h' = (1 - z) * h~ + z * h``."""
+
+    def __init__(self, num_hidden: int, prefix: str = "gru_", params: RNNParams | None = None) -> None:
+        super().__init__(prefix=prefix, params=params)
+        self._num_hidden = num_hidden
+        for name in ("i2h_weight", "i2h_bias", "h2h_weight", "h2h_bias"):
+            self._params.get(name)
+
+    @property
+    def state_info(self) -> list[dict[str, Any]]:
+        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
+
+    @property
+    def _gate_names(self) -> Sequence[str]:
+        return ("_r", "_z", "_o")
+
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        sym = _sym()
+        name = self._step_name()
+        hidden = self._num_hidden
+        i2h = self._fully_connected(inputs, "i2h", 3 * hidden, f"{name}_i2h")
+        h2h = self._fully_connected(states[0], "h2h", 3 * hidden, f"{name}_h2h")
+        i2h_r, i2h_z, i2h = sym.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice")
+        h2h_r, h2h_z, h2h = sym.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice")
+        reset_gate = sym.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
+        update_gate = sym.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
+        candidate = sym.Activation(i2h + reset_gate * h2h, act_type="tanh", name=f"{name}_h_act")
+        next_h = sym._internal._plus((1.0 - update_gate) * candidate, update_gate * states[0], name=f"{name}out")
+        return next_h, [next_h]

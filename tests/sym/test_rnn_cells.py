@@ -1,0 +1,205 @@
+"""mx.rnn: recurrent cells unrolled into symbols, sentence iterators, RNN checkpoints.
+
+Names and shapes are MXNet 1.9.1's; values are checked against NumPy recurrences.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import LazyNDError
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def _bind(net, rng, ctx=None, **shapes):
+    arg_shapes, _, _ = net.infer_shape(**shapes)
+    args = {n: rng.uniform(-1, 1, s).astype(np.float32) for n, s in zip(net.list_arguments(), arg_shapes, strict=True)}
+    exe = net.bind(ctx or mx.cpu(), {k: mx.nd.array(v, ctx=ctx) for k, v in args.items()})
+    return args, [o.asnumpy() for o in exe.forward()]
+
+
+def test_lstm_unroll_has_mxnets_names_and_computes_an_lstm(ctx):
+    cell = mx.rnn.LSTMCell(num_hidden=4, prefix="lstm_")
+    outputs, states = cell.unroll(3, inputs=mx.sym.var("data"), layout="NTC", merge_outputs=True)
+    net = mx.sym.Group([outputs, *states])
+    # MXNet 1.9.1's names
+    assert net.list_outputs()[1:] == ["lstm_t2_out_output", "lstm_t2_state_output"]
+    assert net.list_arguments() == ["data", "lstm_i2h_weight", "lstm_i2h_bias", "lstm_h2h_weight", "lstm_h2h_bias"]
+    assert net.infer_shape(data=(2, 3, 5))[1] == [(2, 3, 4), (2, 4), (2, 4)]
+    args, (out, h, c) = _bind(net, np.random.default_rng(0), ctx, data=(2, 3, 5))
+    h_ref, c_ref, steps = np.zeros((2, 4)), np.zeros((2, 4)), []
+    for t in range(3):
+        gates = args["data"][:, t] @ args["lstm_i2h_weight"].T + args["lstm_i2h_bias"]
+        gates = gates + h_ref @ args["lstm_h2h_weight"].T + args["lstm_h2h_bias"]
+        i, f, g, o = np.split(gates, 4, axis=1)
+        c_ref = _sigmoid(f) * c_ref + _sigmoid(i) * np.tanh(g)
+        h_ref = _sigmoid(o) * np.tanh(c_ref)
+        steps.append(h_ref)
+    np.testing.assert_allclose(out, np.stack(steps, axis=1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h, h_ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c, c_ref, rtol=1e-5, atol=1e-6)
+
+
+def test_gru_and_rnn_cells_stacked_in_time_major_layout():
+    stack = mx.rnn.SequentialRNNCell()
+    stack.add(mx.rnn.GRUCell(num_hidden=3, prefix="g0_"))
+    stack.add(mx.rnn.RNNCell(num_hidden=2, prefix="r1_", activation="relu"))
+    outputs, states = stack.unroll(4, inputs=mx.sym.var("data"), layout="TNC", merge_outputs=False)
+    assert len(outputs) == 4 and len(states) == 2
+    assert sorted(stack.params._params) == sorted(
+        f"{p}_{g}_{k}" for p in ("g0", "r1") for g in ("i2h", "h2h") for k in ("weight", "bias")
+    )
+    net = mx.sym.Group(outputs)
+    args, values = _bind(net, np.random.default_rng(1), data=(4, 2, 3))
+    h0, h1 = np.zeros((2, 3)), np.zeros((2, 2))
+    for t in range(4):
+        xr, xz, xn = np.split(args["data"][t] @ args["g0_i2h_weight"].T + args["g0_i2h_bias"], 3, axis=1)
+        hr, hz, hn = np.split(h0 @ args["g0_h2h_weight"].T + args["g0_h2h_bias"], 3, axis=1)
+        reset, update = _sigmoid(xr + hr), _sigmoid(xz + hz)
+        h0 = (1 - update) * np.tanh(xn + reset * hn) + update * h0
+        pre = h0 @ args["r1_i2h_weight"].T + args["r1_i2h_bias"] + h1 @ args["r1_h2h_weight"].T + args["r1_h2h_bias"]
+        h1 = np.maximum(pre, 0)
+        np.testing.assert_allclose(values[t], h1, rtol=1e-5, atol=1e-6)
+
+
+def test_bidirectional_joins_forward_and_reversed_outputs_as_mxnet():
+    cell = mx.rnn.BidirectionalCell(
+        mx.rnn.LSTMCell(3, prefix="l_"), mx.rnn.GRUCell(2, prefix="r_"), output_prefix="bi_"
+    )
+    outputs, states = cell.unroll(3, inputs=mx.sym.var("data"), merge_outputs=True)
+    assert outputs.name == "bi_out" and outputs.infer_shape(data=(2, 3, 4))[1] == [(2, 3, 5)]
+    assert [len(s) for s in states] == [2, 1]  # MXNet: [l_states, r_states]
+    steps, _ = cell.unroll(3, inputs=[mx.sym.var(f"x{i}") for i in range(3)])
+    assert [s.name for s in steps] == ["bi_t0", "bi_t1", "bi_t2"]
+    with pytest.raises(LazyNDError, match="cannot be stepped"):
+        cell(mx.sym.var("x"), [])
+
+
+def test_residual_and_dropout_cells():
+    stack = mx.rnn.SequentialRNNCell()
+    stack.add(mx.rnn.LSTMCell(4, prefix="a_"))
+    stack.add(mx.rnn.DropoutCell(0.5))
+    stack.add(mx.rnn.ResidualCell(mx.rnn.GRUCell(4, prefix="b_")))
+    outputs, states = stack.unroll(3, inputs=mx.sym.var("data"), merge_outputs=True)
+    assert outputs.name.endswith("_plus_residual") and len(states) == 3
+    assert outputs.infer_shape(data=(2, 3, 4))[1] == [(2, 3, 4)]
+    assert "dropout" in " ".join(outputs.get_internals().list_outputs())
+
+
+def test_begin_states_are_zeros_whose_batch_comes_from_the_graph():
+    cell = mx.rnn.GRUCell(3, prefix="g_")
+    states = cell.begin_state()
+    assert [s.name for s in states] == ["g_begin_state_0"]
+    assert cell.state_info == [{"shape": (0, 3), "__layout__": "NC"}]
+    output, _ = cell(mx.sym.var("x"), states)
+    assert output.name == "g_t0_out"
+    assert output.infer_shape(x=(5, 2))[1] == [(5, 3)]
+
+
+def test_cells_share_parameters_through_rnn_params():
+    params = mx.rnn.RNNParams("shared_")
+    first = mx.rnn.LSTMCell(3, prefix="shared_", params=params)
+    second = mx.rnn.LSTMCell(3, prefix="shared_", params=params)
+    a, _ = first.unroll(2, mx.sym.var("x"), merge_outputs=True)
+    b, _ = second.unroll(2, mx.sym.var("y"), merge_outputs=True)
+    assert mx.sym.Group([a, b]).list_arguments() == [
+        "x",
+        "shared_i2h_weight",
+        "shared_i2h_bias",
+        "shared_h2h_weight",
+        "shared_h2h_bias",
+        "y",
+    ]
+
+
+def test_lstm_forget_bias_initialises_the_forget_gate():
+    cell = mx.rnn.LSTMCell(2, prefix="l_", forget_bias=2.5)
+    outputs, _ = cell.unroll(1, mx.sym.var("data"), merge_outputs=True)
+    mod = mx.mod.Module(outputs, label_names=None)
+    mod.bind(data_shapes=[("data", (1, 1, 3))])
+    mod.init_params(initializer=mx.init.Xavier())
+    np.testing.assert_array_equal(mod.get_params()[0]["l_i2h_bias"].asnumpy(), [0, 0, 2.5, 2.5, 0, 0, 0, 0])
+
+
+def test_unpack_and_pack_weights_per_gate_and_rnn_checkpoints(tmp_path):
+    cell = mx.rnn.LSTMCell(2, prefix="l_")
+    rng = np.random.default_rng(2)
+    args = {
+        "l_i2h_weight": mx.nd.array(rng.random((8, 3))),
+        "l_i2h_bias": mx.nd.array(rng.random(8)),
+        "l_h2h_weight": mx.nd.array(rng.random((8, 2))),
+        "l_h2h_bias": mx.nd.array(rng.random(8)),
+    }
+    unpacked = cell.unpack_weights(args)
+    assert sorted(unpacked) == sorted(
+        f"l_{g}_{gate}_{k}" for g in ("i2h", "h2h") for gate in "ifco" for k in ("weight", "bias")
+    )
+    np.testing.assert_array_equal(unpacked["l_i2h_f_weight"].asnumpy(), args["l_i2h_weight"].asnumpy()[2:4])
+    packed = cell.pack_weights(unpacked)
+    for name, value in args.items():
+        np.testing.assert_array_equal(packed[name].asnumpy(), value.asnumpy())
+    outputs, _ = cell.unroll(2, mx.sym.var("data"), merge_outputs=True)
+    prefix = str(tmp_path / "lstm")
+    mx.rnn.save_rnn_checkpoint(cell, prefix, 3, outputs, args, {})
+    assert "l_i2h_f_weight" in mx.nd.load(f"{prefix}-0003.params") or "arg:l_i2h_f_weight" in mx.nd.load(
+        f"{prefix}-0003.params"
+    )
+    _, loaded, _ = mx.rnn.load_rnn_checkpoint(cell, prefix, 3)
+    np.testing.assert_array_equal(loaded["l_h2h_weight"].asnumpy(), args["l_h2h_weight"].asnumpy())
+
+
+def test_encode_sentences_builds_or_extends_a_vocabulary():
+    coded, vocab = mx.rnn.encode_sentences([["a", "b", "c"], ["b", "d"]], invalid_label=0, start_label=1)
+    assert coded == [[1, 2, 3], [2, 4]]  # MXNet 1.9.1
+    assert vocab == {"\n": 0, "a": 1, "b": 2, "c": 3, "d": 4}
+    more, vocab = mx.rnn.encode_sentences([["a", "zz"]], vocab=dict(vocab), unknown_token="<unk>", invalid_label=0)
+    # MXNet 1.9.1 gave <unk> the id 1, a's: lazynd counts on past the vocabulary
+    assert more == [[1, 5]] and vocab["<unk>"] == 5
+    with pytest.raises(LazyNDError, match="unknown word 'zz'"):
+        mx.rnn.encode_sentences([["zz"]], vocab={"a": 1})
+
+
+def test_bucket_sentence_iter_pads_and_shifts_labels():
+    sentences = [[1, 2, 3], [4, 5, 6, 7, 8], [2, 3, 4], [5, 6, 7, 8, 1], [9] * 9]
+    it = mx.rnn.BucketSentenceIter(sentences, batch_size=2, buckets=[3, 5], invalid_label=0)
+    assert it.default_bucket_key == 5 and [(d.name, d.shape) for d in it.provide_data] == [("data", (2, 5))]
+    batches = list(it)
+    assert sorted(b.bucket_key for b in batches) == [3, 5]
+    for batch in batches:
+        data, label = batch.data[0].asnumpy(), batch.label[0].asnumpy()
+        assert data.shape == (2, batch.bucket_key)
+        np.testing.assert_array_equal(label[:, :-1], data[:, 1:])
+        assert (label[:, -1] == 0).all()
+    time_major = mx.rnn.BucketSentenceIter(sentences, batch_size=2, buckets=[5], layout="TN", invalid_label=0)
+    assert next(iter(time_major)).data[0].shape == (5, 2)
+
+
+def test_lstm_language_model_trains_with_a_bucketing_module_and_perplexity():
+    # the outputs are (batch * time, vocab), the labels (batch, time): the metric gets every output row
+    rng = np.random.default_rng(3)
+    cell = mx.rnn.LSTMCell(4, prefix="lstm_")
+
+    def sym_gen(seq_len):
+        embed = mx.sym.Embedding(mx.sym.var("data"), input_dim=6, output_dim=3, name="embed")
+        cell.reset()
+        outputs, _ = cell.unroll(seq_len, inputs=embed, merge_outputs=True)
+        pred = mx.sym.FullyConnected(mx.sym.Reshape(outputs, shape=(-1, 4)), num_hidden=6, name="pred")
+        label = mx.sym.Reshape(mx.sym.var("softmax_label"), shape=(-1,))
+        return mx.sym.SoftmaxOutput(pred, label, name="softmax"), ("data",), ("softmax_label",)
+
+    sentences = [list(rng.integers(1, 6, size=4)) for _ in range(6)]
+    it = mx.rnn.BucketSentenceIter(sentences, batch_size=3, buckets=[4], invalid_label=0)
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=4)
+    metric = mx.metric.Perplexity(0)
+    mod.fit(it, eval_metric=metric, optimizer="sgd", optimizer_params={"learning_rate": 0.5}, num_epoch=2)
+    assert np.isfinite(metric.get()[1]) and metric.get()[1] > 1
+
+
+def test_cells_lazynd_lacks_are_named():
+    with pytest.raises(LazyNDError, match="FusedRNNCell: not supported"):
+        mx.rnn.FusedRNNCell(4)
