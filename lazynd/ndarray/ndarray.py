@@ -60,8 +60,8 @@ class NDArray:
     # _sig: its interned (shape, dtype, device), the call-plan cache's key (see ``signature``);
     # _partial: a view of part of its storage, which it shares the var of: a write into it alone
     # must not clear an error the storage holds, so such a write also reads the var (inheriting it);
-    # _ag: its autograd entry (lazynd.autograd): None until autograd records or marks the array
-    # (every constructor sets it: an unset slot read through __getattr__ costs a caught AttributeError)
+    # _ag: its autograd entry (lazynd.autograd), set only on arrays autograd records or marks:
+    # unset, it reads as None (see __getattr__), so creating an array costs nothing for autograd
     __slots__ = ("_data", "_var", "_ctx", "_sig", "_partial", "_ag", "__weakref__")
     # make NumPy defer to our reflected operators (np.float32(2) * nd)
     __array_priority__ = 1000.0
@@ -72,7 +72,6 @@ class NDArray:
         self._ctx = ctx if ctx is not None else _CPU
         self._sig: Signature | None = None
         self._partial = False
-        self._ag: Any = None
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -292,7 +291,7 @@ class NDArray:
         return to_dlpack_for_write(self)
 
     def __getattr__(self, name: str) -> Any:
-        if name == "_ag":  # an array made without __init__ (copy.copy, unpickling): autograd never saw it
+        if name == "_ag":  # the autograd entry of an array autograd never saw
             return None
         # x.sum(axis=1), x.transpose(), x.exp() ... forward to the registered operator
         fn = _functions.method(name)
