@@ -213,12 +213,13 @@ def _record(node: Node, outputs: Sequence[Any]) -> None:
 # -- operator calls ---------------------------------------------------------------------------------
 def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, is_train: bool) -> Any:
     """:func:`lazynd.ndarray.dispatch.invoke` while some thread records or trains."""
-    is_train = is_train or flags.training
-    if not flags.recording:  # training mode only, or the gradient rules of a backward pass
+    state = flags
+    is_train = is_train or state.training
+    if not state.recording:  # training mode only, or the gradient rules of a backward pass
         return dispatch.invoke(op, inputs, kwargs, out, is_train, unrecorded=True)
     plan = plan_for(op, inputs, kwargs, is_train)
     n_in = plan.n_in
-    data_inputs = list(inputs[:n_in])
+    data_inputs = inputs[:n_in]
     entries: list[Any] = []
     recorded = False
     for x in data_inputs:  # entry_of, written out: a recorded call's commonest step
@@ -228,6 +229,17 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
         else:
             entries.append(entry)
             recorded = True
+    if _written_vars:
+        for i, (x, entry) in enumerate(zip(data_inputs, entries, strict=True)):
+            if entry is None:
+                _check_input(x, op.name, i)
+    if out is None and plan.fresh_alloc is not None:
+        # one fresh output, nothing else written (``relu(h)``, ``h * 2``): invoke's own path, no
+        # checks of writes; the inputs' versions cannot change by this call, so they are read after it
+        output = dispatch.invoke(op, inputs, kwargs, None, is_train, True, plan)
+        if recorded:
+            _record_call(op, plan, data_inputs, entries, [output])
+        return output
     if out is not None:
         for o in out if isinstance(out, (list, tuple)) else (out,):
             if isinstance(o, dispatch.NDArray) and entry_of(o) is not None:
@@ -235,10 +247,6 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
     for i in plan.access.mutated:
         if entries[i] is not None:
             _refuse_recorded_write(inputs[i], f"{op.name} (updates input {i} in place)")
-    if _written_vars:
-        for i, (x, entry) in enumerate(zip(data_inputs, entries, strict=True)):
-            if entry is None:
-                _check_input(x, op.name, i)
     datas, reads = [], []
     for x in inputs:
         datas.append(x.data_array)
@@ -247,17 +255,34 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
         return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
     if out is not None:
         _refuse_out_into_input(op.name, out, reads[:n_in])
-    # the arrays the rule reads, whose in-place writes backward refuses: a backward operator's
-    # rule reads the first few inputs and no output (FullyConnected: data and weight, not the
-    # bias); any other rule, every input and output
+    versions = [var.version for var in reads[:n_in]]  # before the push: a call may write an input
+    outputs = run_plan(plan, datas, reads, out)
+    node = _record_call(op, plan, data_inputs, entries, outputs, versions)
+    if out is not None:  # recorded values written into the caller's arrays, as x[...] = v writes them
+        for o in out if isinstance(out, (list, tuple)) else (out,):
+            if isinstance(o, dispatch.NDArray):
+                _note_written(o, node)
+    return visible_outputs(plan, outputs, out)
+
+
+def _record_call(
+    op: OpDef, plan: Any, data_inputs: Sequence[Any], entries: list, outputs: list, versions: list | None = None
+) -> Node:
+    """Record the call ``plan`` of ``op`` that made ``outputs`` from ``data_inputs`` (with their
+    ``entries``); ``versions``: the inputs' var versions before the call (None: read now).
+
+    The node watches the arrays the rule reads, whose in-place writes backward refuses: a
+    backward operator's rule reads the first few inputs and no output (FullyConnected: data and
+    weight, not the bias); any other rule, every input and output.
+    """
     rule = op.gradient
     if isinstance(rule, BackwardOpGradient):
-        watched, watch_outputs = reads[: rule.reads], False
+        n_watched, watch_outputs = rule.reads, False
     else:
-        watched, watch_outputs = reads[:n_in], True
-    versions = [var.version for var in watched]  # before the push: a call may write an input
-    outputs = run_plan(plan, datas, reads, out)
-    node = Node(op.name, rule, plan.attrs, data_inputs, entries, outputs, op, plan.n_visible, plan)
+        n_watched, watch_outputs = len(data_inputs), True
+    watched = [x.var for x in data_inputs[:n_watched]]
+    versions = [var.version for var in watched] if versions is None else versions[:n_watched]
+    node = Node(op.name, rule, plan.attrs, list(data_inputs), entries, outputs, op, plan.n_visible, plan)
     for i, o in enumerate(outputs):
         if watch_outputs:
             var = o.var
@@ -265,11 +290,7 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
             versions.append(var.version)
         o._ag = (node, i)
     node.watched, node.versions = watched, versions
-    if out is not None:  # recorded values written into the caller's arrays, as x[...] = v writes them
-        for o in out if isinstance(out, (list, tuple)) else (out,):
-            if isinstance(o, dispatch.NDArray):
-                _note_written(o, node)
-    return visible_outputs(plan, outputs, out)
+    return node
 
 
 # -- arrays made outside invoke: views, copies, assignments, concatenation ----------------------------

@@ -44,18 +44,20 @@ def invoke(
     out: Any = None,
     is_train: bool = False,
     unrecorded: bool = False,
+    plan: CallPlan | None = None,
 ) -> Any:
     """Run operator ``op`` imperatively; return its visible output(s).
 
     Parsing, validation and shape/type inference are done once per distinct call signature
     and cached (:class:`lazynd.runtime.CallPlan`); a repeated call only allocates its
     outputs and pushes.  While some thread records or trains (:mod:`lazynd.autograd`), the
-    call goes to the autograd recorder, which runs it through :func:`run_plan`, or back here
-    with ``unrecorded`` for a call it does not record.
+    call goes to the autograd recorder, which comes back here with ``unrecorded`` (and the
+    ``plan`` it looked up) or runs it through :func:`run_plan`.
     """
     if recorder is not None and not unrecorded:
         return recorder.invoke(op, inputs, kwargs, out, is_train)
-    plan = plan_for(op, inputs, kwargs, is_train)
+    if plan is None:
+        plan = plan_for(op, inputs, kwargs, is_train)
     ctx = plan.ctx
     # the inputs' buffers and vars (written out for one and two inputs, the common calls: at a
     # few microseconds a call, a list comprehension's function call shows)

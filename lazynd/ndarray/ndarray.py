@@ -27,6 +27,8 @@ from . import functions as _functions
 from . import numpy_protocol as _numpy_protocol
 from . import sparse as _sparse
 
+_new_object = object.__new__
+
 _get_engine = _engine_mod.get_engine
 
 
@@ -331,8 +333,9 @@ class NDArray:
 
     def detach(self) -> NDArray:
         """This array's values (the same memory) with no autograd history: gradients stop here."""
-        detached = NDArray(self._data, self._var, self._ctx)
-        detached._partial = self._partial
+        detached = _new_object(NDArray)  # no __init__: every slot is copied (autograd's entry stays unset)
+        detached._data, detached._var, detached._ctx = self._data, self._var, self._ctx
+        detached._sig, detached._partial = self._sig, self._partial
         return detached
 
     def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False, train_mode: bool = True) -> None:
