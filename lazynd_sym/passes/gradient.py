@@ -71,7 +71,7 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
                 if terms:
                     summed.append(sum_gradients(F, terms))
                 elif i < node.num_visible_outputs() and id(node) not in loss_heads:
-                    summed.append(F._mul_scalar(Symbol([(node, i)]), scalar=0.0))
+                    summed.append(F.zeros_like(Symbol([(node, i)])))  # not x * 0: inf * 0 is nan
                 else:
                     summed.append(None)
             n_data = node.num_data_inputs()

@@ -254,3 +254,15 @@ def test_user_pass_runs_at_bind():
     finally:
         passes.unregister("_test_count_nodes")
     assert counts and counts[0] >= 2
+
+
+def test_an_unused_output_of_inf_or_nan_gives_zero_gradient():
+    # the gradient pass fills the gradient of an output nobody reads with zeros, not output * 0
+    # (inf * 0 and nan * 0 are nan); MXNet 1.9.1 gives [[2, 2, 0, 0]]
+    x = sym.Variable("x")
+    first, _ = sym.SliceChannel(x, num_outputs=2, axis=1)
+    ex = (first * 2).simple_bind(mx.cpu(), x=(1, 4))
+    ex.arg_dict["x"][:] = np.array([[1.0, 2.0, np.inf, np.nan]], np.float32)
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((1, 2)))
+    np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), [[2.0, 2.0, 0.0, 0.0]])
