@@ -95,6 +95,26 @@ def _grad_reqs(caller: str, grad_req: Any, names: list[str]) -> list[str]:
     return reqs
 
 
+def _bound_types(symbol: Any, names: list, aux_names: list, type_dict: Any) -> tuple[list, list]:
+    """The dtypes simple_bind gives the arguments and auxiliary states: those of ``type_dict``,
+    those inferred from them, and float32 (MXNet's default dtype) for any that nothing decides."""
+    given = dict(type_dict or {})
+    arg_types, _, aux_types = symbol.infer_type(**given)
+    if arg_types is not None:
+        return arg_types, aux_types
+    partial_args, _, partial_aux = symbol.infer_type_partial(**given)
+    for name, dtype in zip(names, partial_args, strict=False):
+        if dtype is None:
+            given.setdefault(name, np.float32)
+    arg_types, _, aux_types = symbol.infer_type(**given)
+    if arg_types is not None:
+        return arg_types, aux_types
+    return (
+        [np.float32 if t is None else t for t in partial_args],
+        [np.float32 if t is None else t for t in partial_aux],
+    )
+
+
 def simple_bind(
     symbol: Any, ctx: Context, grad_req: Any, type_dict: Any, group2ctx: Any, shared_exec: Any, shapes: dict
 ) -> Executor:
@@ -106,10 +126,8 @@ def simple_bind(
         # infer_shape_partial gives () for a shape it knows nothing of, as MXNet
         unknown = [n for n, s in zip(symbol.list_arguments(), partial, strict=False) if not s or not shape_known(s)]
         raise ShapeError(f"simple_bind: cannot infer the shapes of {unknown} from {shapes}")
-    arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
     names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
-    if arg_types is None:
-        arg_types, aux_types = [np.float32] * len(names), [np.float32] * len(aux_names)
+    arg_types, aux_types = _bound_types(symbol, names, aux_names, type_dict)
     shared = shared_exec.arg_dict if shared_exec is not None else {}
     shared_grads = shared_exec.grad_dict if shared_exec is not None else {}
     executor_class = _executor_class(ctx, group2ctx)

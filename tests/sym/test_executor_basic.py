@@ -266,3 +266,14 @@ def test_an_unused_output_of_inf_or_nan_gives_zero_gradient():
     ex.forward(is_train=True)
     ex.backward(mx.nd.ones((1, 2)))
     np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), [[2.0, 2.0, 0.0, 0.0]])
+
+
+def test_simple_bind_keeps_type_dict_where_other_arguments_stay_undecided():
+    # y's dtype follows from nothing: it takes float32, and x keeps the float64 it was given
+    # (all were bound float32 before); z follows x through the addition
+    x, y, z = sym.Variable("x"), sym.Variable("y"), sym.Variable("z")
+    ex = sym.Group([x + z, y * 2]).simple_bind(mx.cpu(), x=(2,), y=(2,), z=(2,), type_dict={"x": "float64"})
+    assert {k: v.dtype for k, v in ex.arg_dict.items()} == {"x": np.float64, "z": np.float64, "y": np.float32}
+    ex.arg_dict["x"][:] = 1e-10
+    ex.forward()
+    assert ex.outputs[0].dtype == np.float64 and ex.outputs[0].asnumpy()[0] == 1e-10
