@@ -450,12 +450,19 @@ class _Regression(EvalMetric):
         labels, preds = check_label_shapes(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
-            if label_np.ndim == 1 and pred_np.ndim == 2 and pred_np.shape[1] == 1:
+            # as MXNet: a 1-D label or prediction is a column, broadcast against the other
+            # (labels (N,) against predictions (N, C) compare each row's label with its C values)
+            if label_np.ndim == 1:
                 label_np = label_np[:, None]
-            if label_np.shape != pred_np.shape:
+            if pred_np.ndim == 1:
+                pred_np = pred_np[:, None]
+            try:
+                numpy.broadcast_shapes(label_np.shape, pred_np.shape)
+            except ValueError:
                 raise DataError(
-                    f"{type(self).__name__}: label shape {label_np.shape} differs from prediction shape {pred_np.shape}"
-                )
+                    f"{type(self).__name__}: label shape {_host(label).shape} does not match prediction shape "
+                    f"{_host(pred).shape} (nor broadcast against it)"
+                ) from None
             yield label_np - pred_np
 
 

@@ -77,6 +77,20 @@ def test_regression_accepts_column_predictions() -> None:
     assert m.get()[1] == pytest.approx(2.0)
 
 
+@pytest.mark.parametrize("name, expected", [("mse", 10 / 6), ("mae", 4 / 6), ("rmse", math.sqrt(10 / 6))])
+def test_regression_broadcasts_a_label_column_against_several_predictions(name, expected) -> None:
+    # MXNet 1.9.1: labels (N,) against predictions (N, C) compare each label with its row
+    # (mse 1.6666666, mae 0.6666667, rmse 1.2909944)
+    m = metric.create(name)
+    m.update([mx.nd.array([1, 2, 3])], [mx.nd.array([[1, 2], [2, 2], [0, 3]])])
+    assert m.get() == (name, pytest.approx(expected))
+
+
+def test_regression_refuses_shapes_that_do_not_broadcast() -> None:
+    with pytest.raises(DataError, match=r"MSE: label shape \(3,\) does not match prediction shape \(2, 2\)"):
+        metric.MSE().update([np.ones(3)], [np.ones((2, 2))])
+
+
 def test_f1_of_binary_predictions() -> None:
     m = metric.F1()
     pred = np.array([[0.2, 0.8], [0.9, 0.1], [0.3, 0.7], [0.6, 0.4]])
