@@ -236,6 +236,39 @@ class Var:
         for v in writes:
             v.version += 1
 
+    # -- what a wait needs (engine lock held) -------------------------------------------------------
+    def waits_for(self, op: Operation, for_write: bool = False) -> bool:
+        """This var becomes ready for a read (``for_write``: for a write) only once ``op`` has
+        completed; ``op`` holds its vars (it is ready or running).
+
+        True when ``op`` writes this var (``for_write``: uses it), or when an operation queued
+        behind ``op`` does, or one queued behind that one, and so on.  Every operation queued on
+        a var that ``op`` holds waits for ``op`` (a read is queued only behind a write, which
+        waits for ``op``'s read), and one queued on a var waits for everything queued on it
+        before it: so the search follows queues forward, in push order, and never reaches an
+        operation that ``op`` does not come before.
+        """
+        stack = [op]
+        seen = {op}
+        while stack:
+            current = stack.pop()
+            if self in current.writes or (for_write and self in current.reads):
+                return True
+            for v in (*current.reads, *current.writes):
+                queue = v.queue
+                if not queue:
+                    continue
+                behind = [entry[0] for entry in queue]
+                for i, queued in enumerate(behind):
+                    if queued is current:  # queued on v itself: only what comes after it waits for it
+                        behind = behind[i + 1 :]
+                        break
+                for queued in behind:
+                    if queued not in seen:
+                        seen.add(queued)
+                        stack.append(queued)
+        return False
+
     # -- devices ------------------------------------------------------------------------------------
     def synchronize(self, for_write: bool = False) -> None:
         """Block until the device work behind this var is done: its last write, and for a write
