@@ -14,10 +14,10 @@ choice sits here, behind :class:`SchedulingPolicy`:
   * *inline*: a cheap operation (``inline_ok``) whose vars are free runs at once on the
     pushing thread;
   * *deferred slot*: a ready CPU operation is not handed over at once but waits in the slot
-    (one per engine) for what the pushing program does next.  It waits for it (``wait_to_read``
-    or ``asnumpy`` of its output, ``waitall``, from any thread): the waiting thread runs it itself, then each
-    operation that this makes ready while its wait lasts (*help while waiting*, below).  It pushes
-    another ready operation (queued or inline): the deferred one goes to a worker and the new
+    (one per engine) for what the pushing program does next.  It waits for it
+    (``wait_to_read`` or ``asnumpy`` of its output, ``waitall``, from any thread): the waiting
+    thread runs it itself, then each operation that this makes ready while its wait lasts and
+    that the wait needs (*help while waiting*, below).  It pushes another ready operation (queued or inline): the deferred one goes to a worker and the new
     one, if queued, takes the slot, so two independent operations pushed back to back still
     run in parallel.  It pushes an operation that waits for the deferred one (a *chain*, most
     likely waited for next): the slot is kept, for up to ``DEFERRED_CHAIN_MAX`` such pushes (a

@@ -241,12 +241,12 @@ class Var:
         """This var becomes ready for a read (``for_write``: for a write) only once ``op`` has
         completed; ``op`` holds its vars (it is ready or running).
 
-        True when ``op`` writes this var (``for_write``: uses it), or when an operation queued
-        behind ``op`` does, or one queued behind that one, and so on.  Every operation queued on
-        a var that ``op`` holds waits for ``op`` (a read is queued only behind a write, which
-        waits for ``op``'s read), and one queued on a var waits for everything queued on it
-        before it: so the search follows queues forward, in push order, and never reaches an
-        operation that ``op`` does not come before.
+        True when ``op`` writes this var (``for_write``: uses it), or when an operation that
+        waits for ``op`` does, directly or through others.  The search follows the queues
+        forward, in push order: every operation queued on a var that an operation holds waits
+        for it (a read is queued only behind a write, and that write waits for the holder's
+        read); of the operations queued behind a queued one, all wait for it if it writes,
+        and from the next write on if it reads (reads next to each other run side by side).
         """
         stack = [op]
         seen = {op}
@@ -255,15 +255,18 @@ class Var:
             if self in current.writes or (for_write and self in current.reads):
                 return True
             for v in (*current.reads, *current.writes):
-                queue = v.queue
-                if not queue:
+                if not v.queue:
                     continue
-                behind = [entry[0] for entry in queue]
-                for i, queued in enumerate(behind):
-                    if queued is current:  # queued on v itself: only what comes after it waits for it
-                        behind = behind[i + 1 :]
+                entries = list(v.queue)
+                start = 0
+                for i, (queued, write) in enumerate(entries):
+                    if queued is current:
+                        start = i + 1
+                        if not write:
+                            while start < len(entries) and not entries[start][1]:
+                                start += 1
                         break
-                for queued in behind:
+                for queued, _ in entries[start:]:
                     if queued not in seen:
                         seen.add(queued)
                         stack.append(queued)

@@ -314,6 +314,13 @@ def test_a_var_waits_for_an_operation_only_through_what_is_queued_after_it() -> 
     assert awaited.waits_for(holds_x)  # through the writer
     # holds_g comes before an operation that comes after the writer, not before the writer
     assert not awaited.waits_for(holds_g)
+    # reads queued side by side on one var do not wait for each other
+    v, h, later = Var(), Var(), Var()
+    holds_v, holds_h = requested([], [v]), requested([], [h])
+    requested([h, v], [])  # queued on h behind holds_h, and as a read of v
+    requested([v], [later])  # a read of v next to the one above: it waits for holds_v alone
+    assert later.waits_for(holds_v)
+    assert not later.waits_for(holds_h)
     # a read of the awaited var delays a wait to write it, not a wait to read it
     reading = requested([read_only], [])
     assert not read_only.waits_for(reading)
