@@ -236,7 +236,8 @@ class DeferringPolicy(SchedulingPolicy):
         """The deferred operation (most often the one waited for), else one from the CPU queue.
 
         An operation that ``var`` does not wait for is left to the workers: the deferred one is
-        handed to them, one taken from the queue goes back (see "help while waiting" above).
+        handed to them, and those passed over in the queue go back (see "help while waiting"
+        above).
         """
         op: Operation | None
         unrelated = None
@@ -251,18 +252,23 @@ class DeferringPolicy(SchedulingPolicy):
             lock.release()
             unrelated = op
         cpu_queue = self._cpu_queue
-        try:
-            op = cpu_queue.get_nowait()
-        except Empty:
-            op = None
-        else:
-            # a worker's stop signal (None), or an operation the wait does not need, goes back
-            if op is None or (var is not None and not self.helps_with(op, var, for_write)):
-                cpu_queue.put(op)
-                op = None
+        found = None
+        passed_over: list[Operation | None] = []
+        # what is queued now, at most (the workers take from it meanwhile, and put into it)
+        for _ in range(cpu_queue.qsize()):
+            try:
+                op = cpu_queue.get_nowait()
+            except Empty:
+                break
+            if op is not None and (var is None or self.helps_with(op, var, for_write)):
+                found = op
+                break
+            passed_over.append(op)  # (None: a worker's stop signal, left for the workers)
         if unrelated is not None:
-            cpu_queue.put(unrelated)
-        return op
+            passed_over.append(unrelated)
+        for op in passed_over:
+            cpu_queue.put(op)
+        return found
 
     def helps_with(self, op: Operation, var: Var, for_write: bool = False) -> bool:
         """:meth:`Var.waits_for`, taking the engine lock when the answer is not plain."""

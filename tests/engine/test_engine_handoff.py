@@ -264,6 +264,28 @@ def test_a_waiting_thread_leaves_an_unrelated_operation_its_chain_makes_ready_to
     _wait_then_open(engine, awaited, gate)
 
 
+def test_a_waiting_thread_finds_what_it_waits_for_behind_unrelated_queued_operations(
+    engine_without_watcher: ThreadedEngine,
+) -> None:
+    engine = engine_without_watcher
+    gate, workers_may_end = threading.Event(), threading.Event()
+    started = [threading.Event(), threading.Event()]
+    ran_on: list[str] = []
+    awaited = Var()
+    try:
+        for k, event in enumerate(started):  # each pushes the one before it to the queue
+            engine.push(lambda e=event: (e.set(), workers_may_end.wait(TIMEOUT)), (), [], [Var()], f"busy{k}")
+        for k in range(3):
+            engine.push(gate.wait, (), [], [Var()], f"gate{k}")
+        engine.push(_record_thread, (ran_on,), [], [awaited], "awaited")
+        engine.push(lambda: None, (), [], [Var()], "deferred")  # queued: the busy ones (taken), gates, awaited
+        assert all(event.wait(TIMEOUT) for event in started)  # both workers are held
+        _wait_then_open(engine, awaited, gate)
+    finally:
+        workers_may_end.set()
+    assert ran_on == ["gated-waiter"]
+
+
 # -- several pushing threads ---------------------------------------------------------------------
 def test_operations_pushed_from_several_threads_all_run_in_each_threads_order(
     engine_without_watcher: ThreadedEngine,
