@@ -24,6 +24,13 @@ only if that cannot change what runs before what:
 - ``tail`` has fewer than :data:`MAX_PARTS` parts: a wait on the first part's output waits for
   the whole merged operation, so merging stays bounded.
 
+A known hazard follows from that last rule: a part that blocks until the thread waiting on an
+earlier part's output goes on (a pushed Python function that waits for an event the program
+sets after ``wait_to_read`` returns) stalls that wait for good, where the plain policy's wait
+returns.  Help while waiting (:mod:`.policy`) does not cause it and cannot avoid it; turning
+a var's write claim into a read after the last part that writes it, and releasing the var
+after the last part that uses it, would.
+
 Each part keeps its own function, input checks, outputs and name: a failing part records its
 error on its own outputs, later parts that read them are skipped with that error, and the
 profiler sees every part under its own name (see :meth:`lazynd.engine.base.Engine._run`).

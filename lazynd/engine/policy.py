@@ -14,15 +14,27 @@ choice sits here, behind :class:`SchedulingPolicy`:
   * *inline*: a cheap operation (``inline_ok``) whose vars are free runs at once on the
     pushing thread;
   * *deferred slot*: a ready CPU operation is not handed over at once but waits in the slot
-    (one per engine) for what the pushing program does next.  It waits (``wait_to_read``,
-    ``asnumpy``, ``waitall``, from any thread): the waiting thread runs it itself, then each
-    operation that this makes ready while its wait lasts (*help while waiting*).  It pushes
-    another ready operation (queued or inline): the deferred one goes to a worker and the new
+    (one per engine) for what the pushing program does next.  It waits for it
+    (``wait_to_read`` or ``asnumpy`` of its output, ``waitall``, from any thread): the waiting
+    thread runs it itself, then each operation that this makes ready while its wait lasts and
+    that the wait needs (*help while waiting*, below).  It pushes another ready operation (queued or inline): the deferred one goes to a worker and the new
     one, if queued, takes the slot, so two independent operations pushed back to back still
     run in parallel.  It pushes an operation that waits for the deferred one (a *chain*, most
     likely waited for next): the slot is kept, for up to ``DEFERRED_CHAIN_MAX`` such pushes (a
     longer chain, such as a training loop's passes, starts on a worker at once); one that
     waits for something else sends the deferred operation to a worker;
+  * *help while waiting*: a thread that waits for one var (``wait_to_read``, ``asnumpy``)
+    runs only operations that var waits for: those that write it (for a wait to write it,
+    that use it), and those that such an operation waits for, however indirectly
+    (:meth:`Var.waits_for <lazynd.engine.var.Var.waits_for>`).  Any other ready operation,
+    deferred, queued or made ready by what the thread ran, is left to the workers (the
+    deferred one is handed to them at once), and the thread sleeps when none is left.  An
+    unrelated operation may block on something the waiting thread does only after its wait
+    returns: a custom operator or a pushed Python function that waits for an event, a lock,
+    a queue, or for another var through the engine.  Run on the waiting thread, it would
+    stall that wait forever, where the plain policy's wait returns.  The chain the wait
+    needs still runs with no thread hand-off.  ``waitall`` waits for every pending
+    operation, so its thread runs any of them;
   * *watcher*: a program that does none of these (computes in Python, sleeps, its thread
     exits) must not hold its operation back.  A watcher thread looks at the slot every tick
     while operations are being deferred, and an operation it finds there at two looks in a
@@ -63,6 +75,7 @@ from .operation import Operation
 
 if TYPE_CHECKING:
     from .threaded import ThreadedEngine
+    from .var import Var
 
 # the watcher looks at the deferred slot this often while operations are being pushed; an
 # operation still there at its next look (after one to two ticks) goes to the workers
@@ -128,9 +141,18 @@ class SchedulingPolicy:
     def completed(self, op: Operation) -> None:
         """``op`` completed (lock held)."""
 
-    def take_ready(self) -> Operation | None:
-        """A ready CPU operation for a waiting thread to run; None: the thread sleeps."""
+    def take_ready(self, var: Var | None = None, for_write: bool = False) -> Operation | None:
+        """A ready CPU operation for a waiting thread to run; None: the thread sleeps.
+
+        With ``var`` (a wait for one var, as a write for ``for_write``), only an operation that
+        ``var`` waits for (:meth:`Var.waits_for`); without it (``waitall``), any.
+        """
         return None
+
+    def helps_with(self, op: Operation, var: Var, for_write: bool = False) -> bool:
+        """A thread waiting for ``var`` (as a write for ``for_write``) may run the ready ``op``
+        next, which the completion of an operation it ran made ready (lock not held)."""
+        return False
 
 
 class PlainPolicy(SchedulingPolicy):
@@ -210,24 +232,54 @@ class DeferringPolicy(SchedulingPolicy):
         if op is self.tail:  # no longer mergeable: do not keep its arguments alive
             self.tail = None
 
-    def take_ready(self) -> Operation | None:
-        """The deferred operation (most often the one waited for), else one from the CPU queue."""
+    def take_ready(self, var: Var | None = None, for_write: bool = False) -> Operation | None:
+        """The deferred operation (most often the one waited for), else one from the CPU queue.
+
+        An operation that ``var`` does not wait for is left to the workers: the deferred one is
+        handed to them, and those passed over in the queue go back (see "help while waiting"
+        above).
+        """
         op: Operation | None
+        unrelated = None
         if self._deferred is not None:
             lock = self._lock
             lock.acquire()  # not ``with``: half the cost (and the same in the engine)
             op = self._deferred
             self._deferred = None
-            lock.release()
-            if op is not None:
+            if op is not None and (var is None or var.waits_for(op, for_write)):
+                lock.release()
                 return op
+            lock.release()
+            unrelated = op
+        cpu_queue = self._cpu_queue
+        found = None
+        passed_over: list[Operation | None] = []
+        # what is queued now, at most (the workers take from it meanwhile, and put into it)
+        for _ in range(cpu_queue.qsize()):
+            try:
+                op = cpu_queue.get_nowait()
+            except Empty:
+                break
+            if op is not None and (var is None or self.helps_with(op, var, for_write)):
+                found = op
+                break
+            passed_over.append(op)  # (None: a worker's stop signal, left for the workers)
+        if unrelated is not None:
+            passed_over.append(unrelated)
+        for op in passed_over:
+            cpu_queue.put(op)
+        return found
+
+    def helps_with(self, op: Operation, var: Var, for_write: bool = False) -> bool:
+        """:meth:`Var.waits_for`, taking the engine lock when the answer is not plain."""
+        if var in op.writes:  # the common case, without the lock: op writes what is waited for
+            return True
+        lock = self._lock
+        lock.acquire()
         try:
-            op = self._cpu_queue.get_nowait()
-        except Empty:
-            return None
-        if op is None:  # a worker's stop signal: leave it for the workers
-            self._cpu_queue.put(None)
-        return op
+            return var.waits_for(op, for_write)
+        finally:
+            lock.release()
 
     def _watch(self) -> None:
         """Hand an operation left in the deferred slot for a tick or two to the workers.

@@ -13,8 +13,8 @@ marker's event; ``waitall`` sleeps until no pushed operation is pending.
 
 Which thread runs a ready operation, and when, is the scheduling policy's choice
 (:mod:`.policy`): the default one runs cheap operations on the pushing thread, defers a
-ready operation until the program's next step, merges dependent chains and has waiting
-threads run ready operations themselves; the plain one hands everything to the workers.
+ready operation until the program's next step, merges dependent chains and has a waiting
+thread run the ready operations its wait needs; the plain one hands everything to the workers.
 """
 
 from __future__ import annotations
@@ -327,15 +327,15 @@ class ThreadedEngine(Engine):
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
         """Block until every write (and, ``for_write``, every read) pushed so far is done.
 
-        Meanwhile this thread runs what the policy hands it (the operation waited for is most
-        often among them): each one, and the chain it starts while the var stays busy, with
-        no marker, no event and no hand-off.  The var is tested without the lock, as
-        :meth:`Var.value_ready` explains: this thread's own pushes and completions are seen.
+        Meanwhile this thread runs what the policy hands it, which is only what ``var`` waits
+        for (the operation waited for is most often among them): each one, and the chain it
+        starts while the var stays busy, with no marker, no event and no hand-off.  The var is
+        tested without the lock, as :meth:`Var.value_ready` explains: this thread's own pushes
+        and completions are seen.
         """
         take_ready = self.policy.take_ready
-        cpu_queue = self._cpu_queue
         while not var.ready_for(for_write):
-            op = take_ready()
+            op = take_ready(var, for_write)
             if op is None:
                 lock = self._lock
                 lock.acquire()
@@ -346,14 +346,9 @@ class ThreadedEngine(Engine):
                 var.queue_behind(marker, for_write)
                 self._pending += 1
                 lock.release()
-                self._help_until(marker.done)  # type: ignore[arg-type]
+                self._help_until(marker.done, var, for_write)  # type: ignore[arg-type]
                 break
-            while op is not None:
-                late = self._run(op)
-                op = self._complete(op, cpu_queue) if late is None else self._complete_later(op, late)
-                if op is not None and var.ready_for(for_write):
-                    cpu_queue.put(op)
-                    break
+            self._run_for_wait(op, var, for_write, None)
         if var.event is not None or var.read_events:
             var.synchronize(for_write)
         if var.exc is not None:
@@ -378,25 +373,35 @@ class ThreadedEngine(Engine):
         # never passes through a device queue, and may still run on its stream
         synchronize_devices()
 
-    def _help_until(self, done: threading.Event) -> None:
-        """Run what the policy hands this waiting thread until ``done`` is set, then return.
-
-        An operation that one of these completions makes ready runs here next while the wait
-        lasts (a chain the caller waits for the end of), and goes to the workers once it is over.
-        """
+    def _help_until(self, done: threading.Event, var: Var, for_write: bool) -> None:
+        """Run what the policy hands this thread, waiting for ``var``, until ``done`` is set."""
         take_ready = self.policy.take_ready
-        cpu_queue = self._cpu_queue
         while not done.is_set():
-            op = take_ready()
+            op = take_ready(var, for_write)
             if op is None:
                 done.wait()
                 return
-            while op is not None:
-                late = self._run(op)
-                op = self._complete(op, cpu_queue) if late is None else self._complete_later(op, late)
-                if op is not None and done.is_set():
-                    cpu_queue.put(op)
-                    return
+            self._run_for_wait(op, var, for_write, done)
+
+    def _run_for_wait(self, op: Operation, var: Var, for_write: bool, done: threading.Event | None) -> None:
+        """Run ``op`` for a thread that waits for ``var`` (until ``done`` is set, with a marker).
+
+        An operation that one of these completions makes ready runs here next while the wait
+        lasts (a chain the caller waits for the end of) and ``var`` waits for it; else it goes
+        to the workers.
+        """
+        cpu_queue = self._cpu_queue
+        helps_with = self.policy.helps_with
+        while True:
+            late = self._run(op)
+            kept = self._complete(op, cpu_queue) if late is None else self._complete_later(op, late)
+            if kept is None:
+                return
+            over = done.is_set() if done is not None else var.ready_for(for_write)
+            if over or not helps_with(kept, var, for_write):
+                cpu_queue.put(kept)
+                return
+            op = kept
 
     def _help_once(self) -> bool:
         """Run one operation the policy hands over, and what it makes ready; False when none."""

@@ -236,6 +236,42 @@ class Var:
         for v in writes:
             v.version += 1
 
+    # -- what a wait needs (engine lock held) -------------------------------------------------------
+    def waits_for(self, op: Operation, for_write: bool = False) -> bool:
+        """This var becomes ready for a read (``for_write``: for a write) only once ``op`` has
+        completed; ``op`` holds its vars (it is ready or running).
+
+        True when ``op`` writes this var (``for_write``: uses it), or when an operation that
+        waits for ``op`` does, directly or through others.  The search follows the queues
+        forward, in push order: every operation queued on a var that an operation holds waits
+        for it (a read is queued only behind a write, and that write waits for the holder's
+        read); of the operations queued behind a queued one, all wait for it if it writes,
+        and from the next write on if it reads (reads next to each other run side by side).
+        """
+        stack = [op]
+        seen = {op}
+        while stack:
+            current = stack.pop()
+            if self in current.writes or (for_write and self in current.reads):
+                return True
+            for v in (*current.reads, *current.writes):
+                if not v.queue:
+                    continue
+                entries = list(v.queue)
+                start = 0
+                for i, (queued, write) in enumerate(entries):
+                    if queued is current:
+                        start = i + 1
+                        if not write:
+                            while start < len(entries) and not entries[start][1]:
+                                start += 1
+                        break
+                for queued, _ in entries[start:]:
+                    if queued not in seen:
+                        seen.add(queued)
+                        stack.append(queued)
+        return False
+
     # -- devices ------------------------------------------------------------------------------------
     def synchronize(self, for_write: bool = False) -> None:
         """Block until the device work behind this var is done: its last write, and for a write

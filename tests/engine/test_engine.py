@@ -297,6 +297,37 @@ def test_split_vars_deduplicates_in_order_and_schedules_a_read_and_written_var_a
     assert reads == only_read
 
 
+def test_a_var_waits_for_an_operation_only_through_what_is_queued_after_it() -> None:
+    from lazynd.engine.operation import Operation
+
+    def requested(reads: list[Var], writes: list[Var]) -> Operation:
+        op = Operation(lambda: None, (), reads, writes, reads, "op", None)
+        Var.request_all(op)
+        return op
+
+    x, g, awaited, read_only = Var(), Var(), Var(), Var()
+    holds_x = requested([], [x])
+    holds_g = requested([], [g])
+    requested([x], [awaited])  # the writer: queued on x behind holds_x
+    requested([g, x], [Var()])  # queued on g behind holds_g, and on x behind the writer
+    requested([awaited, read_only], [])  # queued on awaited behind the writer; reads read_only
+    assert awaited.waits_for(holds_x)  # through the writer
+    # holds_g comes before an operation that comes after the writer, not before the writer
+    assert not awaited.waits_for(holds_g)
+    # reads queued side by side on one var do not wait for each other
+    v, h, later = Var(), Var(), Var()
+    holds_v, holds_h = requested([], [v]), requested([], [h])
+    requested([h, v], [])  # queued on h behind holds_h, and as a read of v
+    requested([v], [later])  # a read of v next to the one above: it waits for holds_v alone
+    assert later.waits_for(holds_v)
+    assert not later.waits_for(holds_h)
+    # a read of the awaited var delays a wait to write it, not a wait to read it
+    reading = requested([read_only], [])
+    assert not read_only.waits_for(reading)
+    assert read_only.waits_for(reading, for_write=True)
+    assert awaited.waits_for(holds_x, for_write=True)
+
+
 def test_set_engine_stops_the_old_engines_threads():
     import threading
 

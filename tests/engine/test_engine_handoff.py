@@ -202,6 +202,90 @@ def test_a_long_chain_pushed_without_waiting_starts_on_a_worker(engine_without_w
     engine.wait_for_var(links[-1])
 
 
+# -- a waiting thread helps only with what it waits for ------------------------------------------
+# Each test leaves a "gate" operation ready beside the one a thread waits for: the gate blocks
+# until that thread, its wait over, opens it.  A waiting thread that ran the gate would never
+# return (the plain policy's waiting thread only sleeps, so the program is correct).
+def _wait_then_open(engine: ThreadedEngine, var: Var, gate: threading.Event) -> None:
+    """Wait for ``var`` on a thread of its own, then open ``gate``; fail (rather than hang) if the
+    wait never returns."""
+    waiter = threading.Thread(target=lambda: (engine.wait_for_var(var), gate.set()), name="gated-waiter", daemon=True)
+    waiter.start()
+    waiter.join(TIMEOUT)
+    stalled = waiter.is_alive()
+    gate.set()  # lets a stalled wait end, so that the engine can be shut down
+    assert not stalled, "the waiting thread ran an operation it does not wait for, which blocked it"
+
+
+def test_a_waiting_thread_leaves_an_unrelated_deferred_operation_to_the_workers(
+    engine_without_watcher: ThreadedEngine,
+) -> None:
+    engine = engine_without_watcher
+    gate, awaited_may_end = threading.Event(), threading.Event()
+    awaited = Var()
+    engine.push(awaited_may_end.wait, (TIMEOUT,), [], [awaited], "awaited")
+    engine.push(gate.wait, (), [], [Var()], "gate")  # hands awaited to a worker and is deferred
+    # awaited still runs when the wait starts, whatever the machine's load (correct either way)
+    threading.Timer(0.1, awaited_may_end.set).start()
+    _wait_then_open(engine, awaited, gate)
+
+
+def test_a_waiting_thread_leaves_an_unrelated_queued_operation_to_the_workers(
+    engine_without_watcher: ThreadedEngine,
+) -> None:
+    engine = engine_without_watcher
+    gate, workers_may_end = threading.Event(), threading.Event()
+    awaited = Var()
+    engine.push(workers_may_end.wait, (TIMEOUT,), [], [awaited], "awaited")
+    engine.push(workers_may_end.wait, (TIMEOUT,), [], [Var()], "keeps_the_other_worker_busy")
+    engine.push(gate.wait, (), [], [Var()], "gate")
+    engine.push(lambda: None, (), [], [Var()], "deferred")  # the gate waits in the worker queue
+    threading.Timer(0.1, workers_may_end.set).start()
+    _wait_then_open(engine, awaited, gate)
+
+
+def test_a_waiting_thread_leaves_an_unrelated_operation_its_chain_makes_ready_to_the_workers(
+    engine_without_watcher: ThreadedEngine,
+) -> None:
+    engine = engine_without_watcher
+    gate, busy_may_end = threading.Event(), threading.Event()
+    busy, first, awaited = Var(), Var(), Var()
+    engine.push(busy_may_end.wait, (TIMEOUT,), [], [busy], "holds_busy")
+    engine.push(lambda: None, (), [], [Var()], "unrelated")  # hands holds_busy to a worker
+    engine.push(lambda: None, (), [], [first], "first")  # deferred
+    # reads first and busy: busy keeps it from merging into first; queued on first before awaited
+    engine.push(gate.wait, (), [first, busy], [Var()], "gate")
+    engine.push(lambda: None, (), [first], [awaited], "awaited")
+    busy_may_end.set()
+    deadline = time.monotonic() + TIMEOUT
+    while not busy.ready_for_read() and time.monotonic() < deadline:  # holds_busy is done
+        time.sleep(0.001)
+    # the waiting thread runs first; its completion makes the gate ready, then awaited
+    _wait_then_open(engine, awaited, gate)
+
+
+def test_a_waiting_thread_finds_what_it_waits_for_behind_unrelated_queued_operations(
+    engine_without_watcher: ThreadedEngine,
+) -> None:
+    engine = engine_without_watcher
+    gate, workers_may_end = threading.Event(), threading.Event()
+    started = [threading.Event(), threading.Event()]
+    ran_on: list[str] = []
+    awaited = Var()
+    try:
+        for k, event in enumerate(started):  # each pushes the one before it to the queue
+            engine.push(lambda e=event: (e.set(), workers_may_end.wait(TIMEOUT)), (), [], [Var()], f"busy{k}")
+        for k in range(3):
+            engine.push(gate.wait, (), [], [Var()], f"gate{k}")
+        engine.push(_record_thread, (ran_on,), [], [awaited], "awaited")
+        engine.push(lambda: None, (), [], [Var()], "deferred")  # queued: the busy ones (taken), gates, awaited
+        assert all(event.wait(TIMEOUT) for event in started)  # both workers are held
+        _wait_then_open(engine, awaited, gate)
+    finally:
+        workers_may_end.set()
+    assert ran_on == ["gated-waiter"]
+
+
 # -- several pushing threads ---------------------------------------------------------------------
 def test_operations_pushed_from_several_threads_all_run_in_each_threads_order(
     engine_without_watcher: ThreadedEngine,
