@@ -486,6 +486,16 @@ MXNET1_B_CASES: dict[str, Case] = {
         {"alpha": 0.2, "beta": 0.5},
         reference=lambda x: np.clip(0.2 * x + 0.5, 0, 1),
     ),
+    "depth_to_space": Case(
+        [In((1, 8, 1, 2))],
+        {"block_size": 2},
+        reference=lambda x: x.reshape(1, 2, 2, 2, 1, 2).transpose(0, 3, 4, 1, 5, 2).reshape(1, 2, 2, 4),
+    ),
+    "space_to_depth": Case(
+        [In((1, 2, 2, 4))],
+        {"block_size": 2},
+        reference=lambda x: x.reshape(1, 2, 1, 2, 2, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 1, 2),
+    ),
 }
 for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
     _bits = In(SHAPE, 0, 1, integer=True)
