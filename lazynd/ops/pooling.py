@@ -1,9 +1,17 @@
-"""Pooling (max/avg/sum over 1-D to 3-D windows, valid/full conventions, layouts) and nearest UpSampling.
+"""Pooling (max/avg/sum/lp over 1-D to 3-D windows, valid/full conventions, layouts) and nearest UpSampling.
 
 CPU kernels loop over kernel offsets (never pixels), each step one vectorised
 NumPy operation over strided slabs of the padded input.  The avg divisor counts
-padding but not the extra rows the ``full`` convention adds, as MXNet does.
+padding but not the extra rows the ``full`` convention adds, as MXNet does; with
+``count_include_pad=False`` (MXNet 1.x) it counts the input's elements only.
 GPU kernels are in ``kernels/pooling.cu``.
+
+Two MXNet 1.x modes run as sum pooling on both devices, so the kernels stay three:
+average pooling without the padding counted (the sum, divided by each window's count
+of input elements), and ``lp`` pooling, ``(sum of x ** p) ** (1 / p)`` for ``p_value``
+1, 2 or 3 (for p = 1 the plain sum and for p = 3 the signed cube root, as MXNet's).
+Its gradient ``dy * x ** (p - 1) / y ** (p - 1)`` is taken as 0 where a window's result
+is 0 (MXNet divides by it).
 """
 
 from __future__ import annotations
@@ -19,17 +27,22 @@ from .conv import LAYOUTS
 from .params import Param, enum, optional, parse_bool, parse_int, parse_shape
 from .registry import OpDef, register
 
-_MODES = {"max": 0, "avg": 1, "sum": 2}
+_MODES = {"max": 0, "avg": 1, "sum": 2}  # the GPU kernel's modes (lp runs as sum)
+LP_VALUES = (1, 2, 3)
 
 POOL_PARAMS = {
     "kernel": Param(parse_shape, (), "window size (ignored with global_pool)"),
-    "pool_type": Param(enum("max", "avg", "sum"), "max", "reduction over the window"),
+    "pool_type": Param(enum("max", "avg", "sum", "lp"), "max", "reduction over the window"),
     "global_pool": Param(parse_bool, False, "pool over all spatial positions"),
     "pooling_convention": Param(enum("valid", "full"), "valid", "round output size down (valid) or up (full)"),
     "stride": Param(parse_shape, (), "stride per spatial axis (default 1)"),
     "pad": Param(parse_shape, (), "padding per spatial axis (default 0)"),
     "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
     "layout": Param(optional(enum(*LAYOUTS)), None, "data layout (default channels second)"),
+    "p_value": Param(optional(parse_int), None, "p of lp pooling: 1, 2 or 3 (required with pool_type='lp')"),
+    "count_include_pad": Param(
+        optional(parse_bool), None, "avg pooling: count the padding in each window's divisor (None: True, as MXNet)"
+    ),
 }
 
 
@@ -44,6 +57,10 @@ class PoolGeometry:
             raise ShapeError(f"Pooling: layout {layout} does not fit data of shape {tuple(shape)}")
         spatial = tuple(shape[1:-1]) if self.channel_last else tuple(shape[2:])
         self.nd = nd
+        if attrs["pool_type"] == "lp" and attrs.get("p_value") not in LP_VALUES:
+            raise OperatorError(
+                f"Pooling: pool_type='lp' needs p_value in {LP_VALUES}, got p_value={attrs.get('p_value')}"
+            )
         if attrs["global_pool"]:
             self.kernel, self.stride, self.pad = spatial, (1,) * nd, (0,) * nd
         else:
@@ -92,9 +109,12 @@ class PoolGeometry:
         return (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(self.pad, self.spatial, strict=True))
 
 
-def _avg_divisor(g: PoolGeometry, dtype: Any) -> np.ndarray:
+def _avg_divisor(g: PoolGeometry, dtype: Any, include_pad: bool = True) -> np.ndarray:
     ones = np.zeros(g.padded(), dtype=dtype)
-    ones[tuple(slice(0, s + 2 * p) for s, p in zip(g.spatial, g.pad, strict=True))] = 1
+    if include_pad:
+        ones[tuple(slice(0, s + 2 * p) for s, p in zip(g.spatial, g.pad, strict=True))] = 1
+    else:
+        ones[g.inner()[2:]] = 1
     count = np.zeros(g.out, dtype=dtype)
     for window in g.windows():
         count += ones[window[2:]]
@@ -121,7 +141,55 @@ def _gpu_kernel(kctx: Any, which: str, dtype: Any) -> Any:
     return _SOURCE.function(kctx.device_id, f"lazynd_pool_{which}_{name}")
 
 
+def _as_sum(attrs: dict) -> dict:
+    return {**attrs, "pool_type": "sum"}
+
+
+def _excludes_pad(attrs: dict) -> bool:
+    """Average pooling whose divisor counts only the input's elements (``count_include_pad=False``)."""
+    return attrs["pool_type"] == "avg" and attrs.get("count_include_pad") is False
+
+
+def _sum_based_forward(kctx: Any, attrs: dict, inputs: list, outputs: list) -> None:
+    """Forward of lp pooling and of average pooling without the padding counted: sum pooling."""
+    xp, x, out = kctx.xp, inputs[0], outputs[0]
+    g = PoolGeometry(attrs, x.shape)
+    p = attrs["p_value"] if attrs["pool_type"] == "lp" else 1
+    _pool_forward(kctx, _as_sum(attrs), [x if p == 1 else x**p], outputs, [])
+    if attrs["pool_type"] == "avg":
+        nc_out = g.to_nc(out)
+        nc_out /= xp.asarray(_avg_divisor(g, out.dtype, include_pad=False))
+    elif p == 2:
+        xp.sqrt(out, out=out)
+    elif p == 3:
+        xp.cbrt(out, out=out)
+
+
+def _sum_based_backward(kctx: Any, attrs: dict, inputs: list, outputs: list) -> None:
+    """Gradient of lp pooling and of average pooling without the padding counted: that of sum
+    pooling, of the head gradient scaled per window (and, for lp, per element)."""
+    xp = kctx.xp
+    dy, x, y = inputs
+    g = PoolGeometry(attrs, x.shape)
+    p = attrs["p_value"] if attrs["pool_type"] == "lp" else 1
+    if attrs["pool_type"] == "avg":
+        scaled = dy.copy()
+        nc_scaled = g.to_nc(scaled)
+        nc_scaled /= xp.asarray(_avg_divisor(g, dy.dtype, include_pad=False))
+    elif p == 1:
+        scaled = dy
+    else:
+        nonzero = y != 0
+        scaled = xp.where(nonzero, dy / xp.where(nonzero, y, 1) ** (p - 1), 0).astype(dy.dtype)
+    _pool_backward(kctx, _as_sum(attrs), [scaled, x, y], outputs, [])
+    if p > 1:
+        outputs[0] *= x ** (p - 1)
+
+
 def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    if attrs["pool_type"] == "lp" or _excludes_pad(attrs):
+        _sum_based_forward(kctx, attrs, inputs, outputs)
+        return
     xp = kctx.xp
     g = PoolGeometry(attrs, inputs[0].shape)
     x = g.to_nc(inputs[0])
@@ -164,6 +232,9 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
 
 
 def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    if attrs["pool_type"] == "lp" or _excludes_pad(attrs):
+        _sum_based_backward(kctx, attrs, inputs, outputs)
+        return
     xp = kctx.xp
     g = PoolGeometry(attrs, inputs[1].shape)
     dy, x, y = (g.to_nc(a) for a in inputs)
@@ -241,7 +312,7 @@ register(
         infer_shape=_pool_infer,
         float_data=lambda attrs: attrs["pool_type"] != "max",  # an average cannot be stored in integers
         gradient=_pool_gradient,
-        doc="Max, average or sum pooling over 1-D to 3-D windows.",
+        doc="Max, average, sum or lp pooling over 1-D to 3-D windows.",
     )
 )
 register(

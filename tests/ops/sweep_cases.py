@@ -476,6 +476,32 @@ MXNET1_A_CASES: dict[str, Case] = {
     "slice_like": Case([In((3, 4, 2)), In((2, 5, 1))], {"axes": (0, -1)}, reference=lambda x, like: x[:2, :, :1]),
     "cumsum": Case([In((2, 3, 4))], {"axis": -2}, reference=lambda x: np.cumsum(x, axis=-2)),
 }
+
+
+# -- MXNet 1.x operators added for 1.x programs (tests/ops/test_<op>.py compare them with MXNet) ---
+MXNET1_B_CASES: dict[str, Case] = {
+    # values away from the corners at -2.5 and 2.5, where the slope jumps
+    "hard_sigmoid": Case(
+        [In(SHAPE, values=np.linspace(-4, 4, 12) + 0.1)],
+        {"alpha": 0.2, "beta": 0.5},
+        reference=lambda x: np.clip(0.2 * x + 0.5, 0, 1),
+    ),
+    "depth_to_space": Case(
+        [In((1, 8, 1, 2))],
+        {"block_size": 2},
+        reference=lambda x: x.reshape(1, 2, 2, 2, 1, 2).transpose(0, 3, 4, 1, 5, 2).reshape(1, 2, 2, 4),
+    ),
+    "space_to_depth": Case(
+        [In((1, 2, 2, 4))],
+        {"block_size": 2},
+        reference=lambda x: x.reshape(1, 2, 1, 2, 2, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 1, 2),
+    ),
+    "moments": Case([In((2, 3, 4))], {"axes": (0, 2)}, reference=lambda x: (x.mean((0, 2)), x.var((0, 2)))),
+    "GroupNorm": Case([In((2, 4, 3)), In((2,)), In((2,))], {"num_groups": 2, "eps": 0.01}),
+    "khatri_rao": Case(
+        [In((2, 3)), In((4, 3))], reference=lambda a, b: (a[:, None, :] * b[None, :, :]).reshape(8, 3)
+    ),
+}
 for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
     _bits = In(SHAPE, 0, 1, integer=True)
     MXNET1_A_CASES[f"_logical_{_kind}"] = Case([_bits, _bits], reference=_f(_fn), grad=False)
@@ -495,6 +521,7 @@ CASES: dict[str, Case] = {
     **OTHER_CASES,
     **MXNET1_A_CASES,
     **MXNET_1X_CASES,
+    **MXNET1_B_CASES,
 }
 # no gradient to compare numerically: rules that stop, clamp or ignore the head on purpose
 for _name in ("BlockGrad", "sign", "round", "ceil", "floor", "rint", "fix"):
