@@ -90,6 +90,7 @@ class Structure:
 # and the walk reads both of every array of the graph
 _buffer_of = attrgetter("_data")
 _var_of = attrgetter("_var")
+_version_of = attrgetter("version")
 
 
 def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any], train_mode: bool) -> Structure | None:
@@ -124,10 +125,12 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
         if plan is None or node.rule is None or (plan.ctx is not ctx and plan.ctx != ctx):
             return None
         parts.append(plan)
-        for x, entry in zip(node.inputs, node.entries):  # noqa: B905 - as long as each other
+        k = -1  # the input's index (a counter, not zip(): this loop is the walk's cost)
+        for entry in node.entries:
+            k += 1
             if entry is None:  # a constant: any array
                 parts.append(None)
-                arrays.append(x)
+                arrays.append(node.inputs[k])
                 continue
             owner = entry[0]
             number = first.get(id(owner))
@@ -136,7 +139,7 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
                     return None  # an output of a node not walked before this one: no order of the walk
                 number = first[id(owner)] = len(arrays)
                 leaves.append(owner)
-                arrays.append(x)
+                arrays.append(node.inputs[k])
             parts.append(number + entry[1])  # a node's output i: the array i after its first
         first[id(node)] = len(arrays)
         arrays += node.outputs
@@ -162,7 +165,7 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
     buffers = list(map(_buffer_of, arrays))
     vars_ = list(map(_var_of, arrays))
     n = len(arrays)
-    if len(set(map(id, buffers))) == n and len(set(map(id, vars_))) == n:
+    if len(set(vars_)) == n and len(set(map(id, buffers))) == n:  # a var hashes by identity, a buffer cannot
         return Structure((tuple(parts), n), buffers, vars_, ctx)
     key = (tuple(parts), _sharing(buffers), _sharing(vars_))
     return Structure(key, _first(buffers), _first(vars_), ctx)
@@ -341,7 +344,9 @@ class BackwardProgram:
     def replay(self, shape: Structure, order: list[Node]) -> None:
         """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
         for k in self.checked:
-            order[k].check_unmodified()
+            node = order[k]
+            if list(map(_version_of, node.watched)) != node.versions:  # the check itself says which array
+                node.check_unmodified()
         vars_ = shape.vars
         reads = [vars_[v] for v in self.reads]
         writes = [vars_[v] for v in self.writes]
