@@ -361,7 +361,8 @@ class BackwardProgram:
         name = "autograd_backward"
         try:
             for fn, kctx, attrs, ins, outs, aux, name in self.steps:  # noqa: B007 - name: see below
-                fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], [table[i] for i in aux])
+                aux_arrays = [table[i] for i in aux] if aux else []  # commonly none
+                fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], aux_arrays)
         except Exception as err:
             raise StepFailure(name, err) from err
 
