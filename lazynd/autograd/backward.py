@@ -170,6 +170,7 @@ class _Backward:
         self.written: set[int] = set()  # those of them a backward operator wrote
         self.shape: replay.Structure | None = None  # the graph's, while the pass is captured for replay
         self.checked: list[int] = []  # with shape: the nodes checked for in-place writes, by position
+        self.positions: dict[int, int] = {}  # with shape: id of each node -> its position in the order
 
     def run(self, retain_graph: bool) -> Any:
         order = self._order()
@@ -181,6 +182,7 @@ class _Backward:
                 program = replay.lookup(shape)
                 if program is replay.CAPTURE:  # a graph met again: run its rules and keep what they push
                     self.shape, captured = shape, replay.capture()
+                    self.positions = {id(node): k for k, node in enumerate(order)}
                 elif program is not None:
                     program.replay(shape, order)
                     self._free(order, retain_graph)
@@ -370,7 +372,7 @@ class _Backward:
             )
         node.check_unmodified()
         if self.shape is not None:
-            self.checked.append(self.shape.positions[id(node)])
+            self.checked.append(self.positions[id(node)])
         out_grads: list[Any] = []
         for i, t in enumerate(terms):
             if t:

@@ -43,6 +43,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -72,18 +73,24 @@ class Structure:
 
     ``key`` is hashable and equal for graphs whose backward pushes the same work (see the
     module docstring); ``buffers`` and ``vars`` are the graph's distinct array buffers and
-    engine vars, numbered in the order :func:`structure` meets them; ``positions`` maps a node
-    (by id) to its number in the walk.
+    engine vars, numbered in the order :func:`structure` meets them.
     """
 
-    __slots__ = ("key", "buffers", "vars", "positions", "ctx")
+    __slots__ = ("key", "buffers", "vars", "ctx")
 
-    def __init__(self, key: tuple, buffers: list, vars_: list, positions: dict[int, int], ctx: Context) -> None:
+    def __init__(self, key: tuple, buffers: list, vars_: list, ctx: Context) -> None:
         self.key = key
         self.buffers = buffers
         self.vars = vars_
-        self.positions = positions
         self.ctx = ctx  # the one device of every node (their plans say it: so does the key)
+
+
+# an array's buffer and var, read from NDArray's slots as the dispatcher reads them: the public
+# properties cost a Python call each (NDArray's __getattr__ keeps attribute reads unspecialised),
+# and the walk reads both of every array of the graph
+_buffer_of = attrgetter("_data")
+_var_of = attrgetter("_var")
+_version_of = attrgetter("version")
 
 
 def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any], train_mode: bool) -> Structure | None:
@@ -93,6 +100,16 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
     ``head_grads`` holds the head gradients the pass will use: None for a loss operator's head,
     the shared default ones already put in for the others (see
     :meth:`.backward._Backward._default_head_gradient`).
+
+    The graph's arrays are numbered in the order the walk meets them: a constant, or a variable
+    at its first use, where a node reads it; a node's outputs after its inputs; then the
+    variables' gradient buffers and the head gradients.  The key's first part is one flat
+    tuple, with no tuple made per input: the training mode; for each node its plan, then for
+    each input None (a constant: a new number) or the number of its array (a variable: a new
+    number at its first use, the same one at every other; a node's output: the number of that
+    array); then each variable's ``grad_req`` and gradient buffer's signature; then each head's
+    number and head gradient's signature.  The rest says how many arrays there are, and which
+    share a buffer or a var.
     """
     if not order or order[0].plan is None:
         return None
@@ -100,33 +117,35 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
     if ctx.device_type not in ("cpu", "gpu"):
         return None
     parts: list[Any] = [bool(train_mode)]
-    arrays: list[Any] = []  # the array positions whose buffer and var the key must tell apart
-    positions: dict[int, int] = {}
-    leaves: dict[int, int] = {}
-    grads: list[Any] = []  # the variables' gradient buffers, by their number
-    for k, node in enumerate(order):
+    arrays: list[Any] = []  # the arrays in the order of their numbers
+    first: dict[int, int] = {}  # id of a node or a variable -> the number of its first array
+    leaves: list[Leaf] = []
+    for node in order:
         plan = node.plan
-        if plan is None or node.rule is None or plan.ctx != ctx:
+        if plan is None or node.rule is None or (plan.ctx is not ctx and plan.ctx != ctx):
             return None
-        positions[id(node)] = k
         parts.append(plan)
-        for x, entry in zip(node.inputs, node.entries):  # noqa: B905 - as long as each other
+        k = -1  # the input's index (a counter, not zip(): this loop is the walk's cost)
+        for entry in node.entries:
+            k += 1
             if entry is None:  # a constant: any array
                 parts.append(None)
-                arrays.append(x)
+                arrays.append(node.inputs[k])
                 continue
             owner = entry[0]
-            if owner.__class__ is Leaf:  # a variable: the array marked, the same at every use
-                index = leaves.get(id(owner))
-                if index is None:
-                    index = leaves[id(owner)] = len(grads)
-                    grads.append(owner.grad)
-                    arrays.append(x)
-                parts.append(("leaf", index, owner.grad_req))
-            else:  # an output of an earlier node: its array, placed with that node's outputs
-                parts.append((positions[id(owner)], entry[1]))
+            number = first.get(id(owner))
+            if number is None:  # a variable met for the first time: the array marked, the same at every use
+                if owner.__class__ is not Leaf:
+                    return None  # an output of a node not walked before this one: no order of the walk
+                number = first[id(owner)] = len(arrays)
+                leaves.append(owner)
+                arrays.append(node.inputs[k])
+            parts.append(number + entry[1])  # a node's output i: the array i after its first
+        first[id(node)] = len(arrays)
         arrays += node.outputs
-    for grad in grads:
+    for leaf in leaves:
+        grad = leaf.grad
+        parts.append(leaf.grad_req)
         if grad is None:
             parts.append(None)
         else:
@@ -136,20 +155,20 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
         owner, i = head._ag
         if owner.__class__ is not Node:
             return None  # a variable as a head: rare enough to run its rules
-        parts.append(("head", positions[id(owner)], i))
+        parts.append(first[id(owner)] + i)
         if head_grad is None:
             parts.append(None)
         else:
             parts.append(head_grad.signature)
             arrays.append(head_grad)
     # which positions share a buffer or a var: none, commonly; else each numbered by its first position
-    buffers = [a.data_array for a in arrays]
-    vars_ = [a.var for a in arrays]
+    buffers = list(map(_buffer_of, arrays))
+    vars_ = list(map(_var_of, arrays))
     n = len(arrays)
-    if len(set(map(id, buffers))) == n and len(set(map(id, vars_))) == n:
-        return Structure((tuple(parts), n), buffers, vars_, positions, ctx)
+    if len(set(vars_)) == n and len(set(map(id, buffers))) == n:  # a var hashes by identity, a buffer cannot
+        return Structure((tuple(parts), n), buffers, vars_, ctx)
     key = (tuple(parts), _sharing(buffers), _sharing(vars_))
-    return Structure(key, _first(buffers), _first(vars_), positions, ctx)
+    return Structure(key, _first(buffers), _first(vars_), ctx)
 
 
 def _sharing(objects: list) -> tuple[int, ...]:
@@ -325,7 +344,9 @@ class BackwardProgram:
     def replay(self, shape: Structure, order: list[Node]) -> None:
         """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
         for k in self.checked:
-            order[k].check_unmodified()
+            node = order[k]
+            if list(map(_version_of, node.watched)) != node.versions:  # the check itself says which array
+                node.check_unmodified()
         vars_ = shape.vars
         reads = [vars_[v] for v in self.reads]
         writes = [vars_[v] for v in self.writes]
@@ -340,7 +361,8 @@ class BackwardProgram:
         name = "autograd_backward"
         try:
             for fn, kctx, attrs, ins, outs, aux, name in self.steps:  # noqa: B007 - name: see below
-                fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], [table[i] for i in aux])
+                aux_arrays = [table[i] for i in aux] if aux else []  # commonly none
+                fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], aux_arrays)
         except Exception as err:
             raise StepFailure(name, err) from err
 
