@@ -23,6 +23,7 @@ from .creation import (
     to_dlpack_for_write,
     zeros,
 )
+from .functions import install_methods as _install_methods
 from .functions import make_function as _make_function
 from .legacy import imdecode, onehot_encode
 from .namespaces import OperatorNamespace as _OperatorNamespace
@@ -115,6 +116,7 @@ def _install_operator_functions() -> None:
 
 
 _install_operator_functions()
+_install_methods(NDArray)  # x.sum(axis=1), x.exp(): every public operator not defined by NDArray itself
 
 
 def _operator_function(name: str) -> Any:

@@ -80,7 +80,8 @@ def invoke(
         data = alloc()
         var = Var()
         o = _new_object(NDArray)
-        o._data, o._var, o._ctx, o._sig, o._partial = data, var, ctx, plan.out_signatures[0], False
+        o._data, o._var, o._ctx, o._sig = data, var, ctx, plan.out_signatures[0]
+        o._partial, o._ag = False, None
         push(
             ctx,
             plan.fresh_fn,
@@ -114,7 +115,7 @@ def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None
         for data, sig in zip(plan.allocate(), plan.out_signatures):  # noqa: B905 - one per output
             o = _new_object(NDArray)
             o._data, o._var, o._ctx, o._sig = data, Var() if on_cpu else plan.new_var(data), ctx, sig
-            o._partial = False
+            o._partial, o._ag = False, None
             outputs.append(o)
     else:
         fn = plan.fn

@@ -113,3 +113,15 @@ def method(name: str) -> Callable[..., Any] | None:
         fn = make_function(registry.get(name), name)
         _functions[name] = fn
     return fn
+
+
+def install_methods(cls: type) -> None:
+    """Make each public registered operator a method of ``cls`` (``x.sum(axis=1)``, ``x.exp()``)
+    where ``cls`` defines nothing of that name.
+
+    Called once, when every operator is registered: the methods are plain class attributes, so
+    that the class needs no ``__getattr__`` (which would slow every attribute read of every array).
+    """
+    for name in registry.all_names():
+        if not name.startswith("_") and not hasattr(cls, name):
+            setattr(cls, name, method(name))
