@@ -59,3 +59,28 @@ def test_no_module_outside_the_ndarray_package_reads_its_private_attributes() ->
                 continue
             found += _private_reads(path)
     assert found == []
+
+
+def test_ndarray_has_no_class_getattr_and_every_constructor_sets_every_slot() -> None:
+    # a class __getattr__ sends every attribute read of every array down the interpreter's slow
+    # path; without one, an unset slot would raise: so each way of making an array sets them all
+    from lazynd.ndarray.ndarray import NDArray
+
+    assert "__getattr__" not in vars(NDArray)
+    x = mx.nd.array([[1.0, -2.0], [3.0, 4.0]])
+    y = mx.nd.ones((2, 2))
+    made = [x, x[0:1], x.detach(), x.reshape((4,)), x + y, mx.nd.relu(x), mx.nd.sgd_update(x, y, lr=0.1), x.copy()]
+    made += mx.nd.split(x, num_outputs=2, axis=0)
+    for array in made:
+        for slot in NDArray.__slots__:
+            if slot != "__weakref__":
+                getattr(array, slot)  # raises AttributeError if a constructor left it unset
+        assert array._ag is None
+
+
+def test_public_operators_are_ndarray_methods() -> None:
+    x = mx.nd.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose(x.sum(axis=1).asnumpy(), [3.0, 7.0])
+    np.testing.assert_allclose(x.exp().asnumpy(), np.exp([[1.0, 2.0], [3.0, 4.0]]), rtol=1e-6)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_operator'"):
+        x.no_such_operator  # noqa: B018
