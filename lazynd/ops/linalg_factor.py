@@ -124,7 +124,7 @@ def _gelqf_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
 register_linalg(
     "gelqf",
     _gelqf,
-    outputs=("Q", "L"),
+    outputs=("output0", "output1"),
     infer_shape=_gelqf_infer,
     gradient=_gelqf_gradient,
     doc="The LQ factorisation ``A = L Q`` of a wide matrix: Q with orthonormal rows, L lower triangular.",
@@ -158,7 +158,7 @@ register_linalg(
 register_linalg(
     "slogdet",
     lambda xp, attrs, ins: list(xp.linalg.slogdet(ins[0])),
-    outputs=("sign", "logabsdet"),
+    outputs=("output0", "output1"),
     infer_shape=_square_infer("linalg_slogdet", scalar=True, num_outputs=2),
     gradient=lambda xp, attrs, og, ins, outs: [_scalar_grad(og[1], ins[0]) * _inverse_t(xp, ins[0])],
     doc="The sign and the log of the absolute value of each matrix's determinant.",
@@ -191,7 +191,7 @@ def _syevd_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> li
 register_linalg(
     "syevd",
     _syevd,
-    outputs=("U", "L"),
+    outputs=("output0", "output1"),
     infer_shape=lambda attrs, s, a: (
         _square_infer("linalg_syevd")(attrs, s, a)[0],
         [None, None] if s[0] is None else [tuple(s[0]), tuple(s[0][:-1])],

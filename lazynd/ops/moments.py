@@ -84,7 +84,7 @@ register(
     OpDef(
         "moments",
         _forward,
-        outputs=("mean", "var"),
+        outputs=("output0", "output1"),
         params=dict(_PARAMS),
         infer_shape=_infer,
         gradient=_gradient,

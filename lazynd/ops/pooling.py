@@ -1,4 +1,4 @@
-"""Pooling (max/avg/sum/lp over 1-D to 3-D windows, valid/full conventions, layouts) and nearest UpSampling.
+"""Pooling (max/avg/sum/lp over 1-D to 3-D windows, valid/full/same conventions, layouts) and nearest UpSampling.
 
 CPU kernels loop over kernel offsets (never pixels), each step one vectorised
 NumPy operation over strided slabs of the padded input.  The avg divisor counts
@@ -34,7 +34,11 @@ POOL_PARAMS = {
     "kernel": Param(parse_shape, (), "window size (ignored with global_pool)"),
     "pool_type": Param(enum("max", "avg", "sum", "lp"), "max", "reduction over the window"),
     "global_pool": Param(parse_bool, False, "pool over all spatial positions"),
-    "pooling_convention": Param(enum("valid", "full"), "valid", "round output size down (valid) or up (full)"),
+    "pooling_convention": Param(
+        enum("valid", "full", "same"),
+        "valid",
+        "round output size down (valid) or up (full); same: ceil(size / stride) windows from the first element (1-D)",
+    ),
     "stride": Param(parse_shape, (), "stride per spatial axis (default 1)"),
     "pad": Param(parse_shape, (), "padding per spatial axis (default 0)"),
     "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
@@ -61,6 +65,11 @@ class PoolGeometry:
             raise OperatorError(
                 f"Pooling: pool_type='lp' needs p_value in {LP_VALUES}, got p_value={attrs.get('p_value')}"
             )
+        if attrs["pooling_convention"] == "same" and nd != 1:
+            raise OperatorError(
+                f"Pooling: pooling_convention='same' supports 1-D data (batch, channel, width) only, "
+                f"as MXNet 1.9.1; got data of shape {tuple(shape)}"
+            )
         if attrs["global_pool"]:
             self.kernel, self.stride, self.pad = spatial, (1,) * nd, (0,) * nd
         else:
@@ -70,18 +79,23 @@ class PoolGeometry:
                     f"Pooling: kernel {self.kernel} must have {nd} positive sizes for data {tuple(shape)}"
                 )
             self.stride = tuple(attrs["stride"]) or (1,) * nd
-            self.pad = tuple(attrs["pad"]) or (0,) * nd
+            self.pad = _same_pad(attrs) if attrs["pooling_convention"] == "same" else tuple(attrs["pad"]) or (0,) * nd
             if len(self.stride) != nd or len(self.pad) != nd:
                 raise OperatorError(f"Pooling: stride {self.stride} and pad {self.pad} must have {nd} entries")
             if any(s <= 0 for s in self.stride) or any(p < 0 for p in self.pad):
                 raise OperatorError(f"Pooling: stride {self.stride} must be positive and pad {self.pad} non-negative")
-        full = attrs["pooling_convention"] == "full"
+        convention = "valid" if attrs["global_pool"] else attrs["pooling_convention"]
         out = []
         for size, k, s, p in zip(spatial, self.kernel, self.stride, self.pad, strict=True):
             if size and size + 2 * p < k:
                 raise ShapeError(f"Pooling: kernel {self.kernel} is larger than the padded input {spatial}")
             span = size + 2 * p - k
-            out.append((-(-span // s) if full else span // s) + 1 if size else 0)
+            if not size:
+                out.append(0)
+            elif convention == "same":
+                out.append(-(-size // s))
+            else:
+                out.append((-(-span // s) if convention == "full" else span // s) + 1)
         self.spatial, self.out = spatial, tuple(out)
 
     def to_nc(self, x: Any) -> Any:
@@ -107,6 +121,19 @@ class PoolGeometry:
 
     def inner(self) -> tuple:
         return (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(self.pad, self.spatial, strict=True))
+
+
+def _same_pad(attrs: dict) -> tuple[int, ...]:
+    """The padding of ``pooling_convention='same'``: none before the first element.
+
+    As in MXNet 1.9.1, 'same' pools 1-D data only and takes no ``pad``: its ``ceil(size / stride)``
+    windows start at the first element, and those that run past the last element hold only the
+    elements inside the input (max ignores the rest, avg divides by their count), as the full
+    convention's extra windows do.  A ``pad`` of zeros of any length is accepted (MXNet 1.9.1 itself
+    needs it written ``(0, 0, 0)``)."""
+    if any(p != 0 for p in attrs["pad"]):
+        raise OperatorError(f"Pooling: pooling_convention='same' takes no padding, got pad={tuple(attrs['pad'])}")
+    return (0,)
 
 
 def _avg_divisor(g: PoolGeometry, dtype: Any, include_pad: bool = True) -> np.ndarray:

@@ -134,7 +134,7 @@ register(
     OpDef(
         "_sample_multinomial",
         _multinomial_forward,
-        outputs=lambda attrs: ("output", "prob") if attrs["get_prob"] else ("output",),
+        outputs=lambda attrs: ("output0", "output1") if attrs["get_prob"] else ("output",),
         params={
             "shape": Param(parse_shape, (), "samples drawn per distribution"),
             "get_prob": Param(parse_bool, False, "also return the log-probability of each sample"),

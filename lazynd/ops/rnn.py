@@ -41,7 +41,7 @@ def _inputs(attrs: dict) -> tuple[str, ...]:
 def _outputs(attrs: dict) -> tuple[str, ...]:
     if not attrs["state_outputs"]:
         return ("output",)
-    return ("output", "state", "state_cell") if attrs["mode"] == "lstm" else ("output", "state")
+    return ("output", "state_output", "statecell_output") if attrs["mode"] == "lstm" else ("output", "state_output")
 
 
 def _directions(attrs: dict) -> int:

@@ -127,6 +127,14 @@ def _backward_topk_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, 
     outputs[0][...] = target.reshape(outputs[0].shape)
 
 
+def _topk_output_names(attrs: dict) -> list[str]:
+    """MXNet 1.9.1's names: ``output0``/``output1`` where its kernel has two outputs (values and
+    indices, the indices hidden unless ``ret_typ='both'``), ``output`` where it has one."""
+    if attrs.get("ret_typ") == "both":
+        return ["output0", "output1"]
+    return ["output0"] if attrs.get("ret_typ") == "value" else ["output"]
+
+
 _TOPK_PARAMS = {
     "axis": Param(optional(parse_int), -1, "the axis to search; None flattens the input"),
     "k": Param(parse_int, 1, "how many elements (k < 1: all)"),
@@ -139,7 +147,7 @@ register(
         "topk",
         _topk_forward,
         params=dict(_TOPK_PARAMS),
-        outputs=lambda attrs: ["value", "indices"] if attrs.get("ret_typ") == "both" else ["output"],
+        outputs=_topk_output_names,
         infer_shape=_topk_infer,
         infer_type=_topk_types,
         gradient=_topk_gradient,
@@ -205,6 +213,8 @@ register(
         "sort",
         _sort_forward,
         params=dict(_SORT_PARAMS),
+        # MXNet's sort also has a hidden indices output, hence its single visible output's name
+        outputs=("output0",),
         infer_shape=_sort_shape,
         gradient=_sort_gradient,
         doc="Sorted copy along ``axis``.",

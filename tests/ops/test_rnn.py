@@ -132,7 +132,7 @@ def test_rnn_relu_gradient(ctx):
 def test_rnn_symbol_arguments_outputs_and_parameter_count():
     net = sym.RNN(sym.Variable("data"), state_size=100, num_layers=2, mode="lstm", state_outputs=True, name="rnn")
     assert net.list_arguments() == ["data", "rnn_parameters", "rnn_state", "rnn_state_cell"]
-    assert net.list_outputs() == ["rnn_output", "rnn_state", "rnn_state_cell"]
+    assert net.list_outputs() == ["rnn_output", "rnn_state_output", "rnn_statecell_output"]
     args, outs, _ = net.infer_shape(data=(7, 8, 50))
     # MXNet's count: 4 * 100 * (50 + 100 + 2) + 4 * 100 * (100 + 100 + 2)
     assert args[1] == (141600,) and args[2] == args[3] == (2, 8, 100)
