@@ -50,15 +50,14 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
     if label is not None and len(label) != 2:
         raise ShapeError(f"{NAME}: 'label' must be 2-D (batch, label_length), got shape {tuple(label)}")
     batch = (data[1] if data is not None else 0) or (label[0] if label is not None else 0)
-    if data is not None:
-        data = merge_shape(NAME, "data", data, (0, batch, 0))
-    if label is not None:
-        label = merge_shape(NAME, "label", label, (batch, 0))
-        if data is not None and data[0] and label[1] and label[1] > data[0]:
-            raise ShapeError(
-                f"{NAME}: label_length {label[1]} exceeds the sequence length {data[0]} of 'data' "
-                "(a sequence emits at most one label per time step)"
-            )
+    data = merge_shape(NAME, "data", data, (0, batch, 0)) if data is not None else None
+    label = merge_shape(NAME, "label", label, (batch, 0)) if label is not None else None
+    steps, width = (data[0] if data else 0), (label[1] if label else 0)
+    if steps and width and width > steps:
+        raise ShapeError(
+            f"{NAME}: label_length {width} exceeds the sequence length {steps} of 'data' "
+            "(a sequence emits at most one label per time step)"
+        )
     shapes = [data, label]
     for name, given in zip(names[2:], in_shapes[2:], strict=True):
         shapes.append(merge_shape(NAME, name, given, (batch,) if batch else None))
@@ -77,17 +76,17 @@ def _host(xp: Any, array: Any) -> np.ndarray:
     return array if xp is np else array.get()
 
 
-def _lengths(given: np.ndarray | None, default: np.ndarray, name: str, low: int, high: int) -> np.ndarray:
-    if given is None:
-        return default
-    lengths = np.asarray(given)
+def _checked_lengths(lengths: np.ndarray, name: str, low: int, high: int) -> np.ndarray:
+    """The lengths input ``name`` as integers, each in [low, high]."""
     if np.any(lengths != np.round(lengths)) or np.any(lengths < low) or np.any(lengths > high):
         shown = ", ".join(f"{v:g}" for v in lengths.ravel())
         raise OperatorError(f"{NAME}: '{name}' must hold whole numbers in [{low}, {high}], got [{shown}]")
     return lengths.astype(np.int64)
 
 
-def _labels_and_lengths(attrs: dict, label: np.ndarray, given_lengths: np.ndarray | None, alphabet: int):
+def _labels_and_lengths(
+    attrs: dict, label: np.ndarray, given_lengths: np.ndarray | None, alphabet: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The labels as class indices and each label's length, checked against the alphabet."""
     first = attrs["blank_label"] == "first"
     padding = 0 if first else -1
@@ -97,7 +96,7 @@ def _labels_and_lengths(attrs: dict, label: np.ndarray, given_lengths: np.ndarra
         # a label ends at its first padding value
         lengths = np.where(is_pad.any(axis=1), is_pad.argmax(axis=1), width).astype(np.int64)
     else:
-        lengths = _lengths(given_lengths, None, "label_lengths", 0, width)  # type: ignore[arg-type]
+        lengths = _checked_lengths(given_lengths, "label_lengths", 0, width)
     inside = np.arange(width)[None, :] < lengths[:, None]
     low, high = (1, alphabet - 1) if first else (0, alphabet - 2)
     bad = inside & ((label < low) | (label > high) | (label != np.round(label)))
@@ -110,6 +109,17 @@ def _labels_and_lengths(attrs: dict, label: np.ndarray, given_lengths: np.ndarra
         )
     classes = np.where(inside, label, 0).astype(np.int64)
     return classes, lengths
+
+
+def _shift(values: np.ndarray, k: int) -> np.ndarray:
+    """``values`` (batch, positions) moved ``k`` positions along the label (towards the end for
+    ``k > 0``, the start for ``k < 0``); -inf fills the positions left empty."""
+    out = np.full_like(values, _NEG_INF)
+    if k > 0:
+        out[:, k:] = values[:, :-k]
+    else:
+        out[:, :k] = values[:, -k:]
+    return out
 
 
 def _logsumexp(*terms: np.ndarray) -> np.ndarray:
@@ -143,18 +153,13 @@ def ctc_loss_and_gradient(
     emit = np.take_along_axis(log_prob, np.broadcast_to(extended, (steps, batch, positions)), axis=2)
     rows = np.arange(batch)
 
-    def shifted_by(values: np.ndarray, k: int) -> np.ndarray:
-        out = np.full_like(values, _NEG_INF)
-        out[:, k:] = values[:, : positions - k]
-        return out
-
     alpha = np.full((steps, batch, positions), _NEG_INF)
     alpha[0, :, 0] = emit[0, :, 0]
     alpha[0, :, 1] = np.where(ends > 1, emit[0, :, 1], _NEG_INF)
     for t in range(1, steps):
         prev = alpha[t - 1]
-        two_back = np.where(skip, shifted_by(prev, 2), _NEG_INF)
-        alpha[t] = _logsumexp(prev, shifted_by(prev, 1), two_back) + emit[t]
+        two_back = np.where(skip, _shift(prev, 2), _NEG_INF)
+        alpha[t] = _logsumexp(prev, _shift(prev, 1), two_back) + emit[t]
 
     last = data_lengths - 1
     final = alpha[last, rows]  # (batch, positions) at each sequence's last step
@@ -172,8 +177,9 @@ def ctc_loss_and_gradient(
         if t < steps - 1:
             ahead = after + emit[t + 1]
             two_ahead = np.where(skip, ahead, _NEG_INF)
-            after = _logsumexp(ahead, _unshift(ahead, 1), _unshift(two_ahead, 2))
-        after = np.where((t == last)[:, None], start, np.where((t > last)[:, None], _NEG_INF, after))
+            after = _logsumexp(ahead, _shift(ahead, -1), _shift(two_ahead, -2))
+        ended, ending = (last < t)[:, None], (last == t)[:, None]
+        after = np.where(ending, start, np.where(ended, _NEG_INF, after))
         beta[t] = after
 
     occupancy = np.exp(alpha + beta - log_likelihood[None, :, None])
@@ -183,13 +189,6 @@ def ctc_loss_and_gradient(
     np.subtract.at(gradient, (step_index, batch_index, np.broadcast_to(extended, occupancy.shape)), occupancy)
     gradient[np.arange(steps)[:, None] >= data_lengths[None, :]] = 0.0
     return -log_likelihood, gradient
-
-
-def _unshift(values: np.ndarray, k: int) -> np.ndarray:
-    """``values`` moved ``k`` positions towards the start along the last axis (-inf fills the end)."""
-    out = np.full_like(values, _NEG_INF)
-    out[:, : values.shape[1] - k] = values[:, k:]
-    return out
 
 
 def _needed_steps(classes: np.ndarray, label_lengths: np.ndarray) -> np.ndarray:
@@ -208,21 +207,24 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     if alphabet < 2:
         raise OperatorError(f"{NAME}: alphabet_size (last axis of 'data') is {alphabet}, expected at least 2")
     classes, label_lengths = _labels_and_lengths(attrs, host["label"], host.get("label_lengths"), alphabet)
-    full = np.full(data.shape[1], steps, dtype=np.int64)
-    data_lengths = _lengths(host.get("data_lengths"), full, "data_lengths", 1, steps)
-    short = np.flatnonzero(_needed_steps(classes, label_lengths) > data_lengths)
+    if "data_lengths" in host:
+        data_lengths = _checked_lengths(host["data_lengths"], "data_lengths", 1, steps)
+    else:
+        data_lengths = np.full(data.shape[1], steps, dtype=np.int64)
+    needed = _needed_steps(classes, label_lengths)
+    short = np.flatnonzero(needed > data_lengths)
     if short.size:
         b = int(short[0])
         raise OperatorError(
             f"{NAME}: the label of sequence {b} (length {label_lengths[b]}, "
-            f"{_needed_steps(classes, label_lengths)[b]} steps with blanks between repeated labels) cannot be "
+            f"{needed[b]} steps with blanks between repeated labels) cannot be "
             f"aligned to its {data_lengths[b]} time steps"
         )
     blank = 0 if attrs["blank_label"] == "first" else alphabet - 1
     loss, gradient = ctc_loss_and_gradient(data, classes, label_lengths, data_lengths, blank)
+    # on the GPU the results go back to the device on the kernel's stream
     outputs[0][...] = loss if xp is np else xp.asarray(loss)
-    if outputs[1] is not None:
-        outputs[1][...] = gradient if xp is np else xp.asarray(gradient)
+    outputs[1][...] = gradient if xp is np else xp.asarray(gradient)
 
 
 def _gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
