@@ -323,6 +323,8 @@ OTHER_CASES: dict[str, Case] = {
         [In((1, 2, 4, 4)), In((2, 5), integer=True, values=[[0, 0, 0, 3, 3], [0, 1, 1, 2, 3]])],
         {"pooled_size": (2, 2), "spatial_scale": 1.0},
     ),
+    # a repeated label (a blank between) and a label padded with 0; the gradient is the data's only
+    "CTCLoss": Case([In((4, 2, 4), -1, 1), In((2, 2), integer=True, values=[[1, 1], [2, 0]])]),
     "ftrl_update": Case([In(), In(), In(), ADAM_STATE], {"lr": 0.1}, grad=False),
     "signsgd_update": Case([In(), In(SHAPE, -1, 1)], {"lr": 0.1}, grad=False),
     "signum_update": Case([In(), In(SHAPE, -1, 1), In()], {"lr": 0.1}, grad=False),

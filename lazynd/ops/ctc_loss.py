@@ -1,0 +1,257 @@
+"""Connectionist temporal classification loss (``CTCLoss``), as in MXNet 1.9.1.
+
+``data`` holds unnormalised activations of shape (sequence_length, batch, alphabet_size);
+the operator applies a softmax over the alphabet itself.  ``label`` (batch, label_length)
+holds each sequence's labels.  With ``blank_label='first'`` the blank is class 0, labels are
+1 .. alphabet_size-1 and 0 pads a short label; with ``'last'`` the blank is the last class,
+labels are 0 .. alphabet_size-2 and -1 pads.  Without ``use_label_lengths`` a label ends at its
+first padding value; without ``use_data_lengths`` every sequence is ``sequence_length`` long.
+
+Like MXNet, the forward pass also computes the gradient with respect to ``data`` (a hidden
+second output), so the gradient rule only scales it by the head gradient of each sequence.
+The forward-backward recursions run in log space with NumPy, vectorised over the batch and
+the extended label positions, one step of a Python loop per time step.  There is no CUDA
+kernel: on the GPU the inputs are copied to the host, and the results back.
+
+A label that no alignment of its sequence can produce (more labels plus blanks between
+repeated labels than time steps) is refused: MXNet returns a loss of 0 and an uninitialised
+gradient there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..backend.fperr import quietly
+from ..errors import OperatorError, ShapeError
+from .params import Param, enum, parse_bool
+from .registry import OpDef, merge_shape, register
+
+NAME = "CTCLoss"
+_NEG_INF = -np.inf
+
+
+def _input_names(attrs: dict) -> list[str]:
+    names = ["data", "label"]
+    if attrs.get("use_data_lengths"):
+        names.append("data_lengths")
+    if attrs.get("use_label_lengths"):
+        names.append("label_lengths")
+    return names
+
+
+def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    names = _input_names(attrs)
+    data, label = in_shapes[0], in_shapes[1]
+    if data is not None and len(data) != 3:
+        raise ShapeError(f"{NAME}: 'data' must be 3-D (sequence_length, batch, alphabet_size), got shape {tuple(data)}")
+    if label is not None and len(label) != 2:
+        raise ShapeError(f"{NAME}: 'label' must be 2-D (batch, label_length), got shape {tuple(label)}")
+    batch = (data[1] if data is not None else 0) or (label[0] if label is not None else 0)
+    data = merge_shape(NAME, "data", data, (0, batch, 0)) if data is not None else None
+    label = merge_shape(NAME, "label", label, (batch, 0)) if label is not None else None
+    steps, width = (data[0] if data else 0), (label[1] if label else 0)
+    if steps and width and width > steps:
+        raise ShapeError(
+            f"{NAME}: label_length {width} exceeds the sequence length {steps} of 'data' "
+            "(a sequence emits at most one label per time step)"
+        )
+    shapes = [data, label]
+    for name, given in zip(names[2:], in_shapes[2:], strict=True):
+        shapes.append(merge_shape(NAME, name, given, (batch,) if batch else None))
+    out = (batch,) if batch else None
+    return shapes, [out, data], list(aux_shapes)
+
+
+def _infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    dtype = in_types[0] or "float32"
+    rest = [t if t is not None else dtype for t in in_types[1:]]
+    return [dtype, *rest], [dtype, dtype], aux_types
+
+
+def _host(xp: Any, array: Any) -> np.ndarray:
+    """``array`` on the host; a CuPy array is copied on the current (the kernel's) stream."""
+    return array if xp is np else array.get()
+
+
+def _checked_lengths(lengths: np.ndarray, name: str, low: int, high: int) -> np.ndarray:
+    """The lengths input ``name`` as integers, each in [low, high]."""
+    if np.any(lengths != np.round(lengths)) or np.any(lengths < low) or np.any(lengths > high):
+        shown = ", ".join(f"{v:g}" for v in lengths.ravel())
+        raise OperatorError(f"{NAME}: '{name}' must hold whole numbers in [{low}, {high}], got [{shown}]")
+    return lengths.astype(np.int64)
+
+
+def _labels_and_lengths(
+    attrs: dict, label: np.ndarray, given_lengths: np.ndarray | None, alphabet: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The labels as class indices and each label's length, checked against the alphabet."""
+    first = attrs["blank_label"] == "first"
+    padding = 0 if first else -1
+    batch, width = label.shape
+    if given_lengths is None:
+        is_pad = label == padding
+        # a label ends at its first padding value
+        lengths = np.where(is_pad.any(axis=1), is_pad.argmax(axis=1), width).astype(np.int64)
+    else:
+        lengths = _checked_lengths(given_lengths, "label_lengths", 0, width)
+    inside = np.arange(width)[None, :] < lengths[:, None]
+    low, high = (1, alphabet - 1) if first else (0, alphabet - 2)
+    bad = inside & ((label < low) | (label > high) | (label != np.round(label)))
+    if bad.any():
+        b, i = np.argwhere(bad)[0]
+        raise OperatorError(
+            f"{NAME}: label[{b}, {i}] = {label[b, i]:g} is outside the alphabet: with blank_label="
+            f"'{attrs['blank_label']}' and alphabet_size {alphabet} labels are {low} .. {high}"
+            + (" (padding after a label's end is ignored)" if given_lengths is None else "")
+        )
+    classes = np.where(inside, label, 0).astype(np.int64)
+    return classes, lengths
+
+
+def _shift(values: np.ndarray, k: int) -> np.ndarray:
+    """``values`` (batch, positions) moved ``k`` positions along the label (towards the end for
+    ``k > 0``, the start for ``k < 0``); -inf fills the positions left empty."""
+    out = np.full_like(values, _NEG_INF)
+    if k > 0:
+        out[:, k:] = values[:, :-k]
+    else:
+        out[:, :k] = values[:, -k:]
+    return out
+
+
+def _logsumexp(*terms: np.ndarray) -> np.ndarray:
+    """The elementwise log of the sum of the exponentials of ``terms`` (all -inf gives -inf)."""
+    top = np.maximum.reduce(terms)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    return safe + np.log(sum(np.exp(t - safe) for t in terms))
+
+
+@quietly  # -inf log probabilities (unreachable positions) are expected
+def ctc_loss_and_gradient(
+    data: np.ndarray, classes: np.ndarray, label_lengths: np.ndarray, data_lengths: np.ndarray, blank: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The CTC loss of each sequence and its gradient with respect to the activations ``data``.
+
+    ``classes`` (batch, label_length) holds class indices (entries past a label's length are
+    ignored); the computation is in float64.  Every label must be reachable in its sequence.
+    """
+    steps, batch, alphabet = data.shape
+    x = data.astype(np.float64)
+    shifted = x - x.max(axis=2, keepdims=True)
+    log_prob = shifted - np.log(np.exp(shifted).sum(axis=2, keepdims=True))
+
+    # the extended label: blanks around and between the labels
+    positions = 2 * classes.shape[1] + 1
+    extended = np.full((batch, positions), blank, dtype=np.int64)
+    extended[:, 1::2] = classes
+    ends = 2 * label_lengths + 1  # positions used by each sequence
+    skip = np.zeros((batch, positions), dtype=bool)  # s-2 -> s allowed: a label differing from the one before
+    skip[:, 3::2] = classes[:, 1:] != classes[:, :-1]
+    emit = np.take_along_axis(log_prob, np.broadcast_to(extended, (steps, batch, positions)), axis=2)
+    rows = np.arange(batch)
+
+    alpha = np.full((steps, batch, positions), _NEG_INF)
+    alpha[0, :, 0] = emit[0, :, 0]
+    alpha[0, :, 1] = np.where(ends > 1, emit[0, :, 1], _NEG_INF)
+    for t in range(1, steps):
+        prev = alpha[t - 1]
+        two_back = np.where(skip, _shift(prev, 2), _NEG_INF)
+        alpha[t] = _logsumexp(prev, _shift(prev, 1), two_back) + emit[t]
+
+    last = data_lengths - 1
+    final = alpha[last, rows]  # (batch, positions) at each sequence's last step
+    end_blank = final[rows, ends - 1]
+    end_label = np.where(ends > 1, final[rows, np.maximum(ends - 2, 0)], _NEG_INF)
+    log_likelihood = _logsumexp(end_blank, end_label)
+
+    # beta[t, s]: log probability of emitting the rest of the label after step t, from position s
+    beta = np.full((steps, batch, positions), _NEG_INF)
+    start = np.full((batch, positions), _NEG_INF)
+    start[rows, ends - 1] = 0.0
+    start[rows[ends > 1], (ends - 2)[ends > 1]] = 0.0
+    after = np.full((batch, positions), _NEG_INF)
+    for t in range(steps - 1, -1, -1):
+        if t < steps - 1:
+            ahead = after + emit[t + 1]
+            two_ahead = np.where(skip, ahead, _NEG_INF)
+            after = _logsumexp(ahead, _shift(ahead, -1), _shift(two_ahead, -2))
+        ended, ending = (last < t)[:, None], (last == t)[:, None]
+        after = np.where(ending, start, np.where(ended, _NEG_INF, after))
+        beta[t] = after
+
+    occupancy = np.exp(alpha + beta - log_likelihood[None, :, None])
+    gradient = np.exp(log_prob)
+    step_index = np.arange(steps)[:, None, None]
+    batch_index = rows[None, :, None]
+    np.subtract.at(gradient, (step_index, batch_index, np.broadcast_to(extended, occupancy.shape)), occupancy)
+    gradient[np.arange(steps)[:, None] >= data_lengths[None, :]] = 0.0
+    return -log_likelihood, gradient
+
+
+def _needed_steps(classes: np.ndarray, label_lengths: np.ndarray) -> np.ndarray:
+    """The fewest time steps that emit each label: its length plus a blank between repeats."""
+    inside = np.arange(classes.shape[1])[None, :] < label_lengths[:, None]
+    repeats = (classes[:, 1:] == classes[:, :-1]) & inside[:, 1:]
+    return label_lengths + repeats.sum(axis=1)
+
+
+def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    names = _input_names(attrs)
+    host = {name: _host(xp, array) for name, array in zip(names, inputs, strict=True)}
+    data = host["data"]
+    steps, _, alphabet = data.shape
+    if alphabet < 2:
+        raise OperatorError(f"{NAME}: alphabet_size (last axis of 'data') is {alphabet}, expected at least 2")
+    classes, label_lengths = _labels_and_lengths(attrs, host["label"], host.get("label_lengths"), alphabet)
+    if "data_lengths" in host:
+        data_lengths = _checked_lengths(host["data_lengths"], "data_lengths", 1, steps)
+    else:
+        data_lengths = np.full(data.shape[1], steps, dtype=np.int64)
+    needed = _needed_steps(classes, label_lengths)
+    short = np.flatnonzero(needed > data_lengths)
+    if short.size:
+        b = int(short[0])
+        raise OperatorError(
+            f"{NAME}: the label of sequence {b} (length {label_lengths[b]}, "
+            f"{needed[b]} steps with blanks between repeated labels) cannot be "
+            f"aligned to its {data_lengths[b]} time steps"
+        )
+    blank = 0 if attrs["blank_label"] == "first" else alphabet - 1
+    loss, gradient = ctc_loss_and_gradient(data, classes, label_lengths, data_lengths, blank)
+    # on the GPU the results go back to the device on the kernel's stream
+    outputs[0][...] = loss if xp is np else xp.asarray(loss)
+    outputs[1][...] = gradient if xp is np else xp.asarray(gradient)
+
+
+def _gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    # d loss[b] / d data[t, b, k] was computed in the forward pass; scale it by each sequence's head gradient
+    head = F.reshape(out_grads[0], shape=(1, -1, 1))
+    return [F.broadcast_mul(outputs[1], head)] + [None] * (len(inputs) - 1)
+
+
+register(
+    OpDef(
+        NAME,
+        _forward,
+        inputs=_input_names,
+        outputs=("output", "grad"),
+        num_visible_outputs=1,
+        params={
+            "use_data_lengths": Param(parse_bool, False, "read each sequence's length from 'data_lengths'"),
+            "use_label_lengths": Param(parse_bool, False, "read each label's length from 'label_lengths'"),
+            "blank_label": Param(
+                enum("first", "last"), "first", "the blank is class 0 ('first', 0 pads) or the last ('last', -1 pads)"
+            ),
+        },
+        infer_shape=_infer_shape,
+        infer_type=_infer_type,
+        gradient=_gradient,
+        aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
+        float_data=True,
+        doc=__doc__ or "",
+    )
+)
