@@ -238,7 +238,7 @@ register(
         NAME,
         _forward,
         inputs=_input_names,
-        outputs=("output", "grad"),
+        outputs=("output0", "output1"),  # MXNet 1.9.1 names a kernel of two outputs so (the data gradient is hidden)
         num_visible_outputs=1,
         params={
             "use_data_lengths": Param(parse_bool, False, "read each sequence's length from 'data_lengths'"),

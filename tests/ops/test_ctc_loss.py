@@ -141,8 +141,9 @@ def test_ctc_loss_numerical_gradient(ctx):
 
 
 def test_ctc_loss_symbol_arguments_shapes_and_backward():
-    net = sym.CTCLoss(sym.Variable("data"), sym.Variable("label"))
-    assert net.list_arguments() == ["data", "label"] and len(net.list_outputs()) == 1
+    net = sym.CTCLoss(sym.Variable("data"), sym.Variable("label"), name="ctc")
+    assert net.list_arguments() == ["data", "label"]
+    assert net.list_outputs() == ["ctc_output0"]  # MXNet 1.9.1's name (its kernel has a hidden second output)
     _, outs, _ = net.infer_shape(data=(4, 2, 4), label=(2, 2))
     assert outs == [(2,)]
     both = sym.contrib.ctc_loss(
