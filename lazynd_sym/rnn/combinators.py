@@ -24,28 +24,28 @@ from ..symbol import Symbol
 from .cells import BaseRNNCell, RNNParams, _as_steps, _sym
 
 
-class SequentialRNNCell(BaseRNNCell):
-    """Cells stacked: each one's output is the next one's input; the states are all the cells' in order."""
+class _CellGroup(BaseRNNCell):
+    """A cell made of ``_cells``: their states in order, their weights (un)packed each in turn, and
+    their parameters shared (``params`` given: the group's parameters are the cells' too)."""
 
     def __init__(self, params: RNNParams | None = None) -> None:
         super().__init__(prefix="", params=params)
         self._override_cell_params = params is not None
         self._cells: list[BaseRNNCell] = []
 
-    def add(self, cell: BaseRNNCell) -> None:
-        """Stack ``cell`` on top."""
-        self._cells.append(cell)
+    def _adopt(self, *cells: BaseRNNCell) -> None:
+        self._cells += cells
         if self._override_cell_params:
-            cell.params._params.update(self.params._params)
-        self.params._params.update(cell.params._params)
+            for cell in cells:
+                cell.params._params.update(self.params._params)
+        for cell in cells:
+            self.params._params.update(cell.params._params)
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
         return [info for cell in self._cells for info in cell.state_info]
 
     def begin_state(self, func: Callable[..., Symbol] | None = None, **kwargs: Any) -> list[Symbol]:
-        if self._modified:
-            raise LazyNDError("SequentialRNNCell: this cell is wrapped by another; call begin_state of the wrapper")
         return [state for cell in self._cells for state in cell.begin_state(func=func, **kwargs)]
 
     def unpack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -57,6 +57,19 @@ class SequentialRNNCell(BaseRNNCell):
         for cell in self._cells:
             args = cell.pack_weights(args)
         return args
+
+
+class SequentialRNNCell(_CellGroup):
+    """Cells stacked: each one's output is the next one's input; the states are all the cells' in order."""
+
+    def add(self, cell: BaseRNNCell) -> None:
+        """Stack ``cell`` on top."""
+        self._adopt(cell)
+
+    def begin_state(self, func: Callable[..., Symbol] | None = None, **kwargs: Any) -> list[Symbol]:
+        if self._modified:
+            raise LazyNDError("SequentialRNNCell: this cell is wrapped by another; call begin_state of the wrapper")
+        return super().begin_state(func=func, **kwargs)
 
     def _split_states(self, states: list[Symbol]) -> list[list[Symbol]]:
         pieces, start = [], 0
@@ -185,7 +198,7 @@ class ResidualCell(ModifierCell):
         return [plus(o, i, name=f"{o.name}_plus_residual") for o, i in zip(outputs, inputs, strict=True)], states
 
 
-class BidirectionalCell(BaseRNNCell):
+class BidirectionalCell(_CellGroup):
     """``l_cell`` over the sequence and ``r_cell`` over it reversed, their outputs joined per step
     (``<output_prefix>t<i>``, or ``<output_prefix>out`` merged); the states come back as two lists,
     ``[l_states, r_states]``, as MXNet's.  Only unrolled, never stepped."""
@@ -193,35 +206,12 @@ class BidirectionalCell(BaseRNNCell):
     def __init__(
         self, l_cell: BaseRNNCell, r_cell: BaseRNNCell, params: RNNParams | None = None, output_prefix: str = "bi_"
     ) -> None:
-        super().__init__(prefix="", params=params)
+        super().__init__(params=params)
         self._output_prefix = output_prefix
-        self._override_cell_params = params is not None
-        if self._override_cell_params:
-            l_cell.params._params.update(self.params._params)
-            r_cell.params._params.update(self.params._params)
-        self.params._params.update(l_cell.params._params)
-        self.params._params.update(r_cell.params._params)
-        self._cells = [l_cell, r_cell]
+        self._adopt(l_cell, r_cell)
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
         raise LazyNDError("BidirectionalCell cannot be stepped (it needs the whole sequence); use unroll")
-
-    @property
-    def state_info(self) -> list[dict[str, Any]]:
-        return [info for cell in self._cells for info in cell.state_info]
-
-    def begin_state(self, func: Callable[..., Symbol] | None = None, **kwargs: Any) -> list[Symbol]:
-        return [state for cell in self._cells for state in cell.begin_state(func=func, **kwargs)]
-
-    def unpack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
-        for cell in self._cells:
-            args = cell.unpack_weights(args)
-        return args
-
-    def pack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
-        for cell in self._cells:
-            args = cell.pack_weights(args)
-        return args
 
     def unroll(
         self,
