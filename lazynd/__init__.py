@@ -22,6 +22,7 @@ from .errors import (
     EngineError,
     FormatError,
     LazyNDError,
+    MissingFileError,
     MXNetError,
     OperatorError,
     ShapeError,
@@ -50,6 +51,7 @@ __all__ = [
     "ShapeError",
     "FormatError",
     "DataError",
+    "MissingFileError",
     "MXNetError",
 ]
 

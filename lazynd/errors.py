@@ -52,6 +52,10 @@ class FormatError(LazyNDError, ValueError):
     """A file or buffer is truncated, corrupted or not in the expected format."""
 
 
+class MissingFileError(LazyNDError, FileNotFoundError):
+    """A file or remote object to read does not exist.  ``except FileNotFoundError`` catches it too."""
+
+
 class DeviceMemoryError(LazyNDError, MemoryError):
     """A device ran out of memory.  ``except MemoryError`` catches it too.
 

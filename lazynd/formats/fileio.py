@@ -41,7 +41,7 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from ..errors import LazyNDError
+from ..errors import LazyNDError, MissingFileError
 from .fileio_temporary import TEMPORARY_PREFIX as TEMPORARY_PREFIX
 from .fileio_temporary import (
     create_temporary,
@@ -117,8 +117,8 @@ def open_for_read(uri: str | os.PathLike[str], storage_options: Mapping[str, Any
 
     Raises
     ------
-    FileNotFoundError
-        When the file or object does not exist.
+    MissingFileError
+        When the file or object does not exist (a :class:`LazyNDError` and a ``FileNotFoundError``).
     LazyNDError
         When the URL needs fsspec or a backend that is not installed, or when
         ``storage_options`` is given for a local path.
@@ -131,12 +131,24 @@ def open_for_read(uri: str | os.PathLike[str], storage_options: Mapping[str, Any
     >>> open_for_read(path)
     b'abc'
     """
-    local = _local_path(uri, storage_options)
-    if local is not None:
-        with open(local, "rb") as handle:
-            return handle.read()
-    filesystem, path = _remote_filesystem(str(uri), storage_options)
-    return bytes(filesystem.cat_file(path))
+    with _naming_a_missing_file(uri):
+        local = _local_path(uri, storage_options)
+        if local is not None:
+            with open(local, "rb") as handle:
+                return handle.read()
+        filesystem, path = _remote_filesystem(str(uri), storage_options)
+        return bytes(filesystem.cat_file(path))
+
+
+@contextlib.contextmanager
+def _naming_a_missing_file(uri: Any) -> Any:
+    """Turn a ``FileNotFoundError`` from opening ``uri`` into a :class:`MissingFileError` naming it."""
+    try:
+        yield
+    except MissingFileError:
+        raise
+    except FileNotFoundError as error:
+        raise MissingFileError(error.errno, "no such file or object", os.fspath(uri)) from error
 
 
 def write_atomic(
@@ -228,8 +240,8 @@ def open_for_stream(uri: str | os.PathLike[str], storage_options: Mapping[str, A
 
     Raises
     ------
-    FileNotFoundError
-        When the file or object does not exist.
+    MissingFileError
+        When the file or object does not exist (a :class:`LazyNDError` and a ``FileNotFoundError``).
 
     Examples
     --------
@@ -241,11 +253,12 @@ def open_for_stream(uri: str | os.PathLike[str], storage_options: Mapping[str, A
     ...     handle.read()
     b'bc'
     """
-    local = _local_path(uri, storage_options)
-    if local is not None:
-        return open(local, "rb")  # noqa: SIM115 - the caller owns it
-    filesystem, path = _remote_filesystem(str(uri), storage_options)
-    return filesystem.open(path, "rb")
+    with _naming_a_missing_file(uri):
+        local = _local_path(uri, storage_options)
+        if local is not None:
+            return open(local, "rb")  # noqa: SIM115 - the caller owns it
+        filesystem, path = _remote_filesystem(str(uri), storage_options)
+        return filesystem.open(path, "rb")
 
 
 class AtomicWriter:

@@ -354,3 +354,12 @@ def test_s3_failing_data_keeps_old_object(s3_options):
     with pytest.raises(RuntimeError, match="producer failed midway"):
         fileio.write_atomic(uri, _failing_chunks(), storage_options=s3_options)
     assert fileio.open_for_read(uri, storage_options=s3_options) == b"old"
+
+
+def test_a_missing_file_is_a_lazynd_error_naming_it_and_a_file_not_found_error(tmp_path) -> None:
+    import lazynd as mx
+
+    missing = tmp_path / "none.params"
+    with pytest.raises(mx.MissingFileError, match="none.params") as caught:
+        mx.nd.load(str(missing))
+    assert isinstance(caught.value, mx.LazyNDError) and isinstance(caught.value, FileNotFoundError)
