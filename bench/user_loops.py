@@ -21,6 +21,11 @@ copies, the same update expression, the same metric).  Every row runs in its own
 
 ``--ctx gpu`` runs the lazynd rows on gpu(0) and the PyTorch rows on CUDA (each batch still
 copied from NumPy; the hand NumPy rows stay on the CPU as the common reference).
+
+Before the timed epoch every row runs its loop over the first ``--warmup`` batches (default 5)
+from fresh parameters, untimed: what a process pays once (kernels compiled or loaded, cuBLAS
+handles, memory pools growing) is not part of an epoch.  Those seconds are printed as each
+row's cold start; ``--warmup 0`` times a cold first epoch instead.
 """
 
 from __future__ import annotations
@@ -355,13 +360,15 @@ ROWS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[float, list[np.ndarray]
 }
 
 
-def run_row(name: str, limit: int | None) -> None:
-    """Run one row in this process; print ``{"seconds": ..., "accuracy": ...}``."""
+def run_row(name: str, limit: int | None, warmup: int = 0) -> None:
+    """Run one row in this process, after ``warmup`` batches of it from fresh parameters;
+    print ``{"seconds": ..., "accuracy": ..., "cold": <the warm-up's seconds>}``."""
     x, y = load_data()
     if limit:
         x, y = x[:limit], y[:limit]
+    cold = ROWS[name](x[: warmup * BATCH], y[: warmup * BATCH])[0] if warmup else 0.0
     seconds, params = ROWS[name](x, y)
-    print(json.dumps({"seconds": seconds, "accuracy": accuracy(params, x[:10000], y[:10000])}))
+    print(json.dumps({"seconds": seconds, "accuracy": accuracy(params, x[:10000], y[:10000]), "cold": cold}))
 
 
 def torch_available() -> bool:
@@ -384,32 +391,38 @@ def main() -> None:
     parser.add_argument(
         "--ctx", choices=("cpu", "gpu"), default=DEVICE, help="device of the lazynd and PyTorch rows (NumPy: the CPU)"
     )
+    parser.add_argument(
+        "--warmup", type=int, default=5, help="batches each row runs untimed first (0: time a cold epoch)"
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)
     opts = parser.parse_args()
     AUTOGRAD_LOSS, DEVICE = opts.autograd_loss, opts.ctx
     if opts.row:
-        run_row(opts.row, opts.limit)
+        run_row(opts.row, opts.limit, opts.warmup)
         return
     faces = ["lazynd", "numpy"] + (["torch"] if torch_available() else [])
     loops = [loop for loop in opts.loops.split(",") if loop]
     rows = [f"{loop}/{face}" for loop in loops for face in faces]
     times: dict[str, list[float]] = {row: [] for row in rows}
+    colds: dict[str, list[float]] = {row: [] for row in rows}
     accuracies: dict[str, float] = {}
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     for r in range(opts.rounds):
         # alternate: each round starts one row further on, so no row always runs first
         for row in rows[r % len(rows) :] + rows[: r % len(rows)]:
             command = [sys.executable, __file__, "--row", row, "--limit", str(opts.limit)]
-            command += ["--autograd-loss", opts.autograd_loss, "--ctx", opts.ctx]
+            command += ["--autograd-loss", opts.autograd_loss, "--ctx", opts.ctx, "--warmup", str(opts.warmup)]
             result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800, check=False)
             if result.returncode != 0:
                 raise SystemExit(f"row {row} failed:\n{result.stderr[-3000:]}")
             record = json.loads(result.stdout.strip().splitlines()[-1])
             times[row].append(record["seconds"])
+            colds[row].append(record["cold"])
             accuracies[row] = record["accuracy"]
     where = "gpu(0) and CUDA (NumPy on the CPU)" if opts.ctx == "gpu" else "the CPU"
     print(
-        f"user loops: one MNIST epoch, batch {BATCH}, on {where}, median of {opts.rounds} rounds (s), default threads"
+        f"user loops: one MNIST epoch, batch {BATCH}, on {where}, median of {opts.rounds} rounds (s), default threads, "
+        f"after {opts.warmup} warm-up batches"
     )
     print(
         "| loop | lazynd s | hand NumPy s | PyTorch eager s | lazynd / NumPy | lazynd / PyTorch | accuracy (lazynd, NumPy, torch) |"
@@ -425,6 +438,11 @@ def main() -> None:
             f"{med['lazynd'] / med['numpy']:.2f} | {vs_torch} | {acc} |"
         )
     print("\nper round (s): " + "; ".join(f"{row} " + ", ".join(f"{t:.3f}" for t in times[row]) for row in rows))
+    if opts.warmup:
+        print(
+            f"cold start ({opts.warmup} warm-up batches, s, median): "
+            + "; ".join(f"{row} {statistics.median(colds[row]):.3f}" for row in rows)
+        )
 
 
 if __name__ == "__main__":

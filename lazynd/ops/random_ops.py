@@ -171,8 +171,9 @@ def _negative_binomial(kctx: Any, out: Any, k: Any, p: Any) -> Any:
 def _generalized_negative_binomial(kctx: Any, out: Any, mu: Any, alpha: Any) -> Any:
     # Poisson of a Gamma(1 / alpha, alpha * mu) rate; alpha = 0 is Poisson(mu)
     xp = kctx.xp
-    safe = xp.where(alpha > 0, alpha, 1.0)
-    rate = xp.where(alpha > 0, draw(kctx, "gamma", out, 1.0 / safe, safe * mu), mu)
+    positive = xp.asarray(alpha > 0)  # a scalar parameter gives a bool, and cupy.where takes arrays only
+    safe = xp.where(positive, alpha, 1.0)
+    rate = xp.where(positive, draw(kctx, "gamma", out, 1.0 / safe, safe * mu), mu)
     return draw(kctx, "poisson", out, rate)
 
 

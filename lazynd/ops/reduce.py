@@ -390,7 +390,10 @@ def _cumsum_axis(attrs: dict, ndim: int) -> int | None:
 def _cumsum_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     # the input is converted first (1.5 summed as int32 is 1), as MXNet does
     x, out = inputs[0], outputs[0]
-    kctx.xp.cumsum(x.astype(out.dtype, copy=False), axis=_cumsum_axis(attrs, x.ndim), out=out)
+    x, axis = x.astype(out.dtype, copy=False), _cumsum_axis(attrs, x.ndim)
+    if axis is None:  # CuPy checks `out` against the unflattened input's shape: flatten it first
+        x, axis = x.reshape(-1), 0
+    kctx.xp.cumsum(x, axis=axis, out=out)
 
 
 def _cumsum_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
