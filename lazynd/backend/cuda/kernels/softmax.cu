@@ -18,8 +18,31 @@
 // NumPy's max: NaN wins
 template <typename T> __device__ __forceinline__ T lazynd_nanmax(T a, T b) { return (b > a || b != b) ? b : a; }
 
+template <typename T> __device__ __forceinline__ T lazynd_combine(T a, T b, int op) {
+  return op == 0 ? lazynd_nanmax(a, b) : a + b;
+}
+
 // v combined (op 0: NaN-propagating max, 1: sum) over each aligned group of `group` consecutive threads
-// (a power of two, at most the block); every thread of the block must call it, and gets its group's value
+// (a power of two, at most the block); every thread of the block must call it, and gets its group's value.
+#ifdef __CUDACC_RTC__
+// On a GPU: a butterfly of warp shuffles within each warp (every lane ends with the same value: each
+// step adds or maxes the same two numbers on both lanes), then, for groups wider than a warp, the
+// warps' values through shared memory: two barriers a call instead of one per halving.
+template <typename T>
+__device__ T lazynd_group_combine(T v, T* shared, int group, int op) {
+  const int width = group < 32 ? group : 32;
+  for (int offset = width / 2; offset > 0; offset >>= 1) v = lazynd_combine(v, __shfl_xor_sync(0xffffffffu, v, offset), op);
+  if (group <= 32) return v;
+  const int warp = threadIdx.x >> 5, warps = group >> 5, first = warp - warp % warps;
+  if ((threadIdx.x & 31) == 0) shared[warp] = v;
+  __syncthreads();
+  T result = shared[first];
+  for (int w = 1; w < warps; ++w) result = lazynd_combine(result, shared[first + w], op);
+  __syncthreads();  // the next call writes shared again
+  return result;
+}
+#else
+// Elsewhere (the CPU emulator, which has no warp shuffles): halving through shared memory
 template <typename T>
 __device__ T lazynd_group_combine(T v, T* shared, int group, int op) {
   const int t = threadIdx.x;
@@ -27,13 +50,14 @@ __device__ T lazynd_group_combine(T v, T* shared, int group, int op) {
   shared[t] = v;
   __syncthreads();
   for (int half = group / 2; half > 0; half >>= 1) {
-    if (lane < half) shared[t] = op == 0 ? lazynd_nanmax(shared[t], shared[t + half]) : shared[t] + shared[t + half];
+    if (lane < half) shared[t] = lazynd_combine(shared[t], shared[t + half], op);
     __syncthreads();
   }
   T result = shared[t - lane];
   __syncthreads();
   return result;
 }
+#endif
 
 // the register path: rows_per_block = blockDim.x / group rows per step of the block
 template <typename T, int K>
