@@ -9,6 +9,7 @@ Kernel names carry the ``lazynd_`` prefix.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -75,12 +76,20 @@ def register_source(
     return source
 
 
+_INCLUDE = re.compile(r'^#include "([A-Za-z0-9_]+\.cuh)"[ \t]*$', re.MULTILINE)
+
+
 def load_file(filename: str, options: Sequence[str] = (), name_expressions: Sequence[str] = ()) -> KernelSource:
-    """Register ``lazynd/backend/cuda/kernels/<filename>`` (once) and return it."""
+    """Register ``lazynd/backend/cuda/kernels/<filename>`` (once) and return it.
+
+    A line ``#include "<name>.cuh"`` is replaced by that file of the same folder, so device code
+    several sources share is written once, and every compiler (NVRTC on a GPU or in ``make
+    kernels-check``, the CPU emulator) sees one self-contained source.
+    """
     name = f"file:{filename}"
     if name in _SOURCES:
         return _SOURCES[name]
-    code = (KERNEL_DIR / filename).read_text()
+    code = _INCLUDE.sub(lambda m: (KERNEL_DIR / m.group(1)).read_text(), (KERNEL_DIR / filename).read_text())
     return register_source(name, code, options, name_expressions)
 
 

@@ -1,7 +1,10 @@
 // Row reductions over the last axis of a C-contiguous array (and whole-array reductions as rows of
 // pieces, then one row of their results): one block per row (grid-stride over rows),
-// a strided pass per thread, then a shared-memory tree. float16 is stored as 16 bits and summed in float.
+// a strided pass per thread, then warp shuffles (on a GPU; a shared-memory tree in the CPU
+// emulator). float16 is stored as 16 bits and summed in float.
 // Launch with a power-of-two block of at most LAZYND_REDUCE_THREADS threads.
+
+#include "warp.cuh"
 
 #define LAZYND_REDUCE_THREADS 256
 
@@ -24,6 +27,10 @@ template <int OP, typename A> __device__ __forceinline__ A lazynd_reduce_combine
 // Row r covers elements [r * cols, min((r + 1) * cols, total)) of ``in``: rows of a C-contiguous array
 // when total = rows * cols, or equal pieces of a whole array (its last piece shorter) for a full reduction
 // in two launches.  Each thread keeps four accumulators, so four coalesced loads are in flight at once.
+template <int OP, typename A> struct LazyndReduceCombine {
+  __device__ A operator()(A a, A b) const { return lazynd_reduce_combine<OP, A>(a, b); }
+};
+
 template <int OP, typename S, typename A>
 __device__ void lazynd_reduce_rows(const S* __restrict__ in, S* __restrict__ out, long long rows, long long cols,
                                    long long total, A scale) {
@@ -43,14 +50,25 @@ __device__ void lazynd_reduce_rows(const S* __restrict__ in, S* __restrict__ out
       acc3 = lazynd_reduce_combine<OP, A>(acc3, lazynd_reduce_load(row[c + 3 * step]));
     }
     for (; c < length; c += step) acc0 = lazynd_reduce_combine<OP, A>(acc0, lazynd_reduce_load(row[c]));
-    partial[threadIdx.x] = lazynd_reduce_combine<OP, A>(lazynd_reduce_combine<OP, A>(acc0, acc1),
-                                                        lazynd_reduce_combine<OP, A>(acc2, acc3));
+    A v = lazynd_reduce_combine<OP, A>(lazynd_reduce_combine<OP, A>(acc0, acc1), lazynd_reduce_combine<OP, A>(acc2, acc3));
+#ifdef LAZYND_WARP_SHUFFLE
+    // each warp's value by shuffles, then the warps' (blockDim.x / 32 of them) by the first thread
+    v = lazynd_warp_combine(v, 32, LazyndReduceCombine<OP, A>());
+    if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (unsigned int w = 1; w < blockDim.x / 32; ++w) v = lazynd_reduce_combine<OP, A>(v, partial[w]);
+      lazynd_reduce_store(out + r, OP == 0 ? v * scale : v);
+    }
+#else
+    partial[threadIdx.x] = v;
     __syncthreads();
     for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
       if (threadIdx.x < s) partial[threadIdx.x] = lazynd_reduce_combine<OP, A>(partial[threadIdx.x], partial[threadIdx.x + s]);
       __syncthreads();
     }
     if (threadIdx.x == 0) lazynd_reduce_store(out + r, OP == 0 ? partial[0] * scale : partial[0]);
+#endif
     __syncthreads();
   }
 }

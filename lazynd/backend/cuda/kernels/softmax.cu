@@ -12,6 +12,8 @@
 //   second read, often from L2).
 // Other axes run one thread per (outer, inner) line: neighbouring threads read neighbouring addresses.
 
+#include "warp.cuh"
+
 #define LAZYND_SOFTMAX_THREADS 256
 #define LAZYND_SOFTMAX_MAX_PER_THREAD 16
 
@@ -24,14 +26,17 @@ template <typename T> __device__ __forceinline__ T lazynd_combine(T a, T b, int 
 
 // v combined (op 0: NaN-propagating max, 1: sum) over each aligned group of `group` consecutive threads
 // (a power of two, at most the block); every thread of the block must call it, and gets its group's value.
-#ifdef __CUDACC_RTC__
-// On a GPU: a butterfly of warp shuffles within each warp (every lane ends with the same value: each
-// step adds or maxes the same two numbers on both lanes), then, for groups wider than a warp, the
+#ifdef LAZYND_WARP_SHUFFLE
+// On a GPU: a butterfly of warp shuffles within each warp, then, for groups wider than a warp, the
 // warps' values through shared memory: two barriers a call instead of one per halving.
 template <typename T>
+struct LazyndSoftmaxCombine {
+  int op;
+  __device__ T operator()(T a, T b) const { return lazynd_combine(a, b, op); }
+};
+template <typename T>
 __device__ T lazynd_group_combine(T v, T* shared, int group, int op) {
-  const int width = group < 32 ? group : 32;
-  for (int offset = width / 2; offset > 0; offset >>= 1) v = lazynd_combine(v, __shfl_xor_sync(0xffffffffu, v, offset), op);
+  v = lazynd_warp_combine(v, group < 32 ? group : 32, LazyndSoftmaxCombine<T>{op});
   if (group <= 32) return v;
   const int warp = threadIdx.x >> 5, warps = group >> 5, first = warp - warp % warps;
   if ((threadIdx.x & 31) == 0) shared[warp] = v;
