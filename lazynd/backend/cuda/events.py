@@ -35,6 +35,7 @@ from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any
 
+from ... import backend as backend_package  # its event_timing flag, read at each record
 from ...engine.completion import Completion
 
 # idle events a pool keeps; a program has about as many in use as vars with recent device work,
@@ -86,9 +87,7 @@ class EventPool:
 
     def record(self, stream: Any) -> StreamEvent:
         """An event recorded on ``stream`` now (the stream's device must be current)."""
-        from .. import event_timing
-
-        if event_timing:  # the profiler reads timestamps: a fresh timing event, not pooled
+        if backend_package.event_timing:  # the profiler reads timestamps: a fresh timing event, not pooled
             event = self.cupy.cuda.Event(block=True, disable_timing=False)
             event.record(stream)
             return StreamEvent(event, stream)
