@@ -142,6 +142,13 @@ def test_flip_matches_numpy(axis, ctx):
     check_gradient("reverse", [x], {"axis": axis})
 
 
+def test_flip_over_no_axes_copies(ctx):
+    # ``axis=()`` reverses nothing, as in MXNet 1.9.1 (it failed inside with a TypeError)
+    x = rand(2, 3, 4)
+    check_forward("flip", [x], {"axis": ()}, lambda a: a, ctx=ctx)
+    check_gradient("reverse", [x], {"axis": ()})
+
+
 @pytest.mark.parametrize("reps", [(2,), (2, 3), (1, 2, 2)])
 def test_tile_matches_numpy_and_sums_in_gradient(reps, ctx):
     x = rand(2, 3)
