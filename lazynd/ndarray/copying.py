@@ -245,6 +245,8 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         if squeezed is not None:
             value = value.reshape(squeezed)
         _check_broadcast(value.shape, target_shape)
+        if len(value.shape) > len(target_shape):
+            value = value.reshape(_without_leading_ones(value.shape, target_shape))
 
         if recorder is not None and not _is_basic(key):
             recorder.refuse_gather(value, "__setitem__: assigning")
@@ -274,6 +276,8 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     if squeezed is not None:
         host = host.reshape(squeezed)  # a view: the caller's array is not changed
     _check_broadcast(host.shape, target_shape)
+    if host.ndim > len(target_shape):
+        host = host.reshape(_without_leading_ones(host.shape, target_shape))
     if xp is not np:
         from .creation import array
 
@@ -360,6 +364,12 @@ def _without_integer_axes(key: Any, value_shape: tuple[int, ...], target_shape: 
     if any(value_shape[i] != 1 for i in integer_axes):
         return None
     return tuple(d for i, d in enumerate(value_shape) if i not in integer_axes)
+
+
+def _without_leading_ones(value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A value's shape without the leading axes of length 1 that the target lacks: NumPy refuses a
+    (1,)-shaped value for a single element (``x[0, 1] = nd.array([5])``, which MXNet takes)."""
+    return tuple(value_shape[len(value_shape) - len(target_shape) :])
 
 
 def _check_broadcast(value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> None:
