@@ -126,8 +126,7 @@ class NDArray:
 
     @property
     def T(self) -> NDArray:
-        if self.ndim > 2:
-            raise OperatorError(f"NDArray.T: only 1-D and 2-D arrays, got {self.ndim}-D; use transpose(axes)")
+        """The array with its axes reversed, any number of them, as in MXNet 1.x (0.9 took 2-D only)."""
         return _ops_table.invoke_by_name("transpose", [self], {})
 
     # -- waiting and host access ---------------------------------------------------------------
