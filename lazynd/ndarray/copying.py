@@ -161,8 +161,9 @@ def getitem(arr: Any, key: Any) -> Any:
             sub = data[key]
         except IndexError as err:
             raise OperatorError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
-        if getattr(sub, "ndim", 0) == 0:
+        if getattr(sub, "ndim", 0) == 0 and data.ndim:
             # a single element: keep a (1,)-shaped view, as MXNet does: a new last axis of length 1
+            # (``x[()]`` of a 0-d array is that array, 0-d, in MXNet too)
             # (the key may hold an Ellipsis anywhere, so no key member can stand for the last axis)
             key = (*key, None) if isinstance(key, tuple) else (key, None)
             sub = data[key]
