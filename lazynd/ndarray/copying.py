@@ -161,8 +161,9 @@ def getitem(arr: Any, key: Any) -> Any:
             sub = data[key]
         except IndexError as err:
             raise OperatorError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
-        if getattr(sub, "ndim", 0) == 0:
+        if getattr(sub, "ndim", 0) == 0 and data.ndim:
             # a single element: keep a (1,)-shaped view, as MXNet does: a new last axis of length 1
+            # (``x[()]`` of a 0-d array is that array, 0-d, in MXNet too)
             # (the key may hold an Ellipsis anywhere, so no key member can stand for the last axis)
             key = (*key, None) if isinstance(key, tuple) else (key, None)
             sub = data[key]
@@ -245,6 +246,8 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         if squeezed is not None:
             value = value.reshape(squeezed)
         _check_broadcast(value.shape, target_shape)
+        if len(value.shape) > len(target_shape):
+            value = value.reshape(_without_leading_ones(value.shape, target_shape))
 
         if recorder is not None and not _is_basic(key):
             recorder.refuse_gather(value, "__setitem__: assigning")
@@ -274,6 +277,8 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     if squeezed is not None:
         host = host.reshape(squeezed)  # a view: the caller's array is not changed
     _check_broadcast(host.shape, target_shape)
+    if host.ndim > len(target_shape):
+        host = host.reshape(_without_leading_ones(host.shape, target_shape))
     if xp is not np:
         from .creation import array
 
@@ -360,6 +365,12 @@ def _without_integer_axes(key: Any, value_shape: tuple[int, ...], target_shape: 
     if any(value_shape[i] != 1 for i in integer_axes):
         return None
     return tuple(d for i, d in enumerate(value_shape) if i not in integer_axes)
+
+
+def _without_leading_ones(value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A value's shape without the leading axes of length 1 that the target lacks: NumPy refuses a
+    (1,)-shaped value for a single element (``x[0, 1] = nd.array([5])``, which MXNet takes)."""
+    return tuple(value_shape[len(value_shape) - len(target_shape) :])
 
 
 def _check_broadcast(value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> None:

@@ -126,8 +126,7 @@ class NDArray:
 
     @property
     def T(self) -> NDArray:
-        if self.ndim > 2:
-            raise OperatorError(f"NDArray.T: only 1-D and 2-D arrays, got {self.ndim}-D; use transpose(axes)")
+        """The array with its axes reversed, any number of them, as in MXNet 1.x (0.9 took 2-D only)."""
         return _ops_table.invoke_by_name("transpose", [self], {})
 
     # -- waiting and host access ---------------------------------------------------------------
@@ -258,7 +257,13 @@ class NDArray:
         return split_v2(self, indices_or_sections, axis, squeeze_axis)
 
     def broadcast_to(self, shape: tuple[int, ...]) -> NDArray:
-        return _ops_table.invoke_by_name("broadcast_to", [self], {"shape": shape})
+        """The array broadcast to ``shape``; as MXNet 1.x's method (not the operator), a shape of
+        more dims than the array's broadcasts the array with leading axes of length 1 added."""
+        source = self
+        extra = len(shape) - self.ndim
+        if extra > 0:
+            source = self.reshape((1,) * extra + self.shape)
+        return _ops_table.invoke_by_name("broadcast_to", [source], {"shape": shape})
 
     # -- storage type: lazynd's arrays are all dense ---------------------------------------------
     @property

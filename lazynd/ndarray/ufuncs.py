@@ -28,6 +28,10 @@ def _compare(test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], int]:
     return lambda x, y: 1 if test(x, y) else 0
 
 
+def _logical(test: Callable[[bool, bool], bool]) -> Callable[[Any, Any], int]:
+    return lambda x, y: 1 if test(bool(x), bool(y)) else 0
+
+
 # name -> (same-shape operator, broadcasting operator, array-number operator,
 #          number-array operator, both numbers)
 _TABLE: dict[str, tuple[str, str, str, str, Callable[[Any, Any], Any]]] = {
@@ -51,6 +55,9 @@ _TABLE: dict[str, tuple[str, str, str, str, Callable[[Any, Any], Any]]] = {
         "_lesser_equal", "broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar",
         _compare(operator.le),
     ),
+    "logical_and": ("_logical_and", "broadcast_logical_and", "_logical_and_scalar", "_logical_and_scalar", _logical(operator.and_)),
+    "logical_or": ("_logical_or", "broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar", _logical(operator.or_)),
+    "logical_xor": ("_logical_xor", "broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar", _logical(operator.xor)),
 }  # fmt: skip
 
 
@@ -95,8 +102,12 @@ greater = _make("greater")
 greater_equal = _make("greater_equal")
 lesser = _make("lesser")
 lesser_equal = _make("lesser_equal")
+logical_and = _make("logical_and")
+logical_or = _make("logical_or")
+logical_xor = _make("logical_xor")
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum", "minimum",
-    "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
+    "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal", "logical_and", "logical_or",
+    "logical_xor",
 ]  # fmt: skip

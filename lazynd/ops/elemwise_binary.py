@@ -111,13 +111,29 @@ def scalar_as(dtype: Any, scalar: float) -> Any:
     return dtype.type(scalar)
 
 
+def _unsigned_to_negative_power(name: str, reflected: bool, x: Any, scalar: float) -> bool:
+    """Whether the call is ``x ** scalar`` with unsigned ``x`` and a negative exponent, which the
+    exponent's cast to ``x``'s dtype would turn into a large positive one (-3 -> 253 for uint8)."""
+    return name == "power" and not reflected and x.dtype.kind == "u" and scalar < 0
+
+
+def _unsigned_negative_power(x: Any, scalar: float, out: Any) -> None:
+    """``out = x ** scalar`` for unsigned ``x`` and ``scalar < 0`` on either device: ``1 / x ** n``
+    truncated toward zero, as MXNet and the signed dtypes give: 1 where ``x`` is 1, else 0 (and
+    ``x ** 0``, 1, for an exponent above -1, which truncates to 0 as MXNet casts it)."""
+    out[...] = (x == 1) if int(scalar) else 1
+
+
 def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
     ufunc = ARITHMETIC[name][0]
 
     @quietly
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
-        s = attrs["scalar"]  # a Python float: NumPy computes in a float array's own dtype (NEP 50)
+        s = attrs["scalar"]
+        if _unsigned_to_negative_power(name, reflected, x, s):
+            _unsigned_negative_power(x, s, out)
+            return  # a Python float: NumPy computes in a float array's own dtype (NEP 50)
         if x.dtype.kind == "f" and out.dtype.kind == "f":  # the common case, without a second call
             if reflected:
                 ufunc(s, x, out=out)
@@ -135,7 +151,11 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
             _cpu_apply(ufunc, x, s, out)
 
     def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        GPU.scalar(kctx.device_id, name, inputs[0], scalar_as(inputs[0].dtype, attrs["scalar"]), outputs[0], reflected)
+        x, out = inputs[0], outputs[0]
+        if _unsigned_to_negative_power(name, reflected, x, attrs["scalar"]):
+            _unsigned_negative_power(x, attrs["scalar"], out)
+            return
+        GPU.scalar(kctx.device_id, name, x, scalar_as(x.dtype, attrs["scalar"]), out, reflected)
 
     return forward, forward_gpu
 

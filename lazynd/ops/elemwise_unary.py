@@ -378,11 +378,21 @@ for _name, _cpu, _grad in (
     )
 
 
+def _clip_bound(dtype: np.dtype, bound: float) -> Any:
+    """A bound of ``clip`` in the input's dtype: truncated for integers, as MXNet casts it, and held
+    to the dtype's range, where every element already is (``clip(uint8, -1, 2)`` clips at 0 and 2)."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return dtype.type(min(max(math.trunc(bound), info.min), info.max))
+    with np.errstate(over="ignore"):  # past float16's range: an infinite bound, which clips nothing
+        return dtype.type(bound)
+
+
 def _clip_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    # the same call on NumPy and CuPy; CuPy's clip is one elementwise kernel.  The bounds take
-    # the input's dtype (truncated for integers, as MXNet casts them), so integer arrays clip too
+    # the same call on NumPy and CuPy; CuPy's clip is one elementwise kernel
     x = inputs[0]
-    kctx.xp.clip(x, x.dtype.type(attrs["a_min"]), x.dtype.type(attrs["a_max"]), out=outputs[0])
+    low, high = _clip_bound(x.dtype, attrs["a_min"]), _clip_bound(x.dtype, attrs["a_max"])
+    kctx.xp.clip(x, low, high, out=outputs[0])
 
 
 def _clip_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:

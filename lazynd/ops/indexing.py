@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
+from .elemwise_binary import scalar_as
 from .join_split import as_list
 from .params import REQUIRED, Param, enum, optional, parse_axis, parse_dtype, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
@@ -358,8 +359,8 @@ def _one_hot_write(xp: Any, attrs: dict, indices: Any, out: Any, filled: bool) -
     table = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=out.dtype)
     flat = table.reshape(-1)
     if not filled or table is not out:
-        flat.fill(attrs["off_value"])
-    flat[positions] = attrs["on_value"]
+        flat.fill(scalar_as(out.dtype, attrs["off_value"]))
+    flat[positions] = scalar_as(out.dtype, attrs["on_value"])
     if table is not out:
         out[...] = table
 

@@ -137,23 +137,28 @@ def _batch_dot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux:
     xp = kctx.xp
     a, b = inputs
     if attrs["transpose_a"]:
-        a = a.transpose(0, 2, 1)
+        a = xp.swapaxes(a, -1, -2)
     if attrs["transpose_b"]:
-        b = b.transpose(0, 2, 1)
+        b = xp.swapaxes(b, -1, -2)
     xp.matmul(a, b, out=outputs[0])
 
 
 def _batch_dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    """Matrices in the last two axes, one per index of the leading (batch) axes, which must agree
+    (N-D as in MXNet 1.x; 0.9 took 3-D only)."""
     lhs, rhs = in_shapes
     if lhs is None or rhs is None:
         return in_shapes, [None], aux_shapes
-    if len(lhs) != 3 or len(rhs) != 3:
-        raise ShapeError(f"batch_dot: inputs must be 3-D, got {tuple(lhs)} and {tuple(rhs)}")
-    a = (lhs[0], lhs[2], lhs[1]) if attrs["transpose_a"] else tuple(lhs)
-    b = (rhs[0], rhs[2], rhs[1]) if attrs["transpose_b"] else tuple(rhs)
-    if (a[0] and b[0] and a[0] != b[0]) or (a[2] and b[1] and a[2] != b[1]):
+    if len(lhs) < 3 or len(lhs) != len(rhs):
+        raise ShapeError(
+            f"batch_dot: inputs must have one number of dims, at least 3, got {tuple(lhs)} and {tuple(rhs)}"
+        )
+    a = (*lhs[:-2], lhs[-1], lhs[-2]) if attrs["transpose_a"] else tuple(lhs)
+    b = (*rhs[:-2], rhs[-1], rhs[-2]) if attrs["transpose_b"] else tuple(rhs)
+    pairs = list(zip(a[:-2], b[:-2], strict=True))  # (0 is an unknown dim)
+    if any(x and y and x != y for x, y in pairs) or (a[-1] and b[-2] and a[-1] != b[-2]):
         raise ShapeError(f"batch_dot: incompatible shapes {tuple(lhs)} and {tuple(rhs)} (after transposes {a}, {b})")
-    return in_shapes, [(a[0] or b[0], a[1], b[2])], aux_shapes
+    return in_shapes, [(*(x or y for x, y in pairs), a[-2], b[-1])], aux_shapes
 
 
 def _batch_dot_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
@@ -180,6 +185,6 @@ register(
         params=dict(_PRODUCT_PARAMS),
         infer_shape=_batch_dot_infer,
         gradient=_batch_dot_gradient,
-        doc="Batched matrix product of two 3-D arrays.",
+        doc="Batched matrix product of two N-D arrays (N >= 3) over their last two axes.",
     )
 )

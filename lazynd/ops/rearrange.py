@@ -16,13 +16,18 @@ from .shape import as_axes, copy_into, normalize_axis, unary_infer
 
 
 # -- flip, tile, repeat ------------------------------------------------------------------------------
+def _flip_axes(attrs: dict, ndim: int) -> tuple[int, ...]:
+    """The axes to reverse: ``axis=()`` (parsed as None) reverses none, as in MXNet."""
+    return () if attrs["axis"] is None else as_axes("flip", attrs["axis"], ndim)
+
+
 def _flip_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x = inputs[0]
-    outputs[0][...] = kctx.xp.flip(x, axis=as_axes("flip", attrs["axis"], x.ndim))
+    outputs[0][...] = kctx.xp.flip(x, axis=_flip_axes(attrs, x.ndim))
 
 
 def _flip_shape(attrs: dict, s: tuple) -> tuple:
-    as_axes("flip", attrs["axis"], len(s))
+    _flip_axes(attrs, len(s))
     return s
 
 

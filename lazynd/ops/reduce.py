@@ -54,7 +54,8 @@ def _reduced_axes(op: str, axis: Any, exclude: Any, ndim: int) -> tuple[int, ...
         axes = tuple(sorted({a % ndim for a in given}))
         if len(axes) != len(given):
             raise OperatorError(f"{op}: axis {axis} names an axis twice")
-    if exclude:
+    if exclude and axis is not None:
+        # with no axis (or ``()``, read as None) MXNet reduces every axis whatever ``exclude`` says
         axes = tuple(a for a in range(ndim) if a not in axes)
     return axes
 
@@ -126,9 +127,10 @@ def _reduce_forward(name: str) -> Callable:
 
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
-        if x.size == 0 and name in ("max", "min"):
-            raise OperatorError(f"{name}: cannot reduce an empty array of shape {x.shape}")
         axes = reduced_axes(name, attrs, x.ndim)
+        if x.size == 0 and out.size and name in ("max", "min"):
+            # an empty result has nothing to compute (NumPy's rule); a value over no elements has no answer
+            raise OperatorError(f"{name}: cannot reduce an empty array of shape {x.shape} over axes {axes}")
         out[...] = reduce(kctx.xp, x, axes, attrs).reshape(out.shape)
 
     if name != "norm":

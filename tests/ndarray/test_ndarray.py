@@ -149,6 +149,14 @@ def test_general_getitem_and_setitem() -> None:
         a[0] = np.ones(5)
 
 
+def test_an_empty_key_of_a_0d_array_is_that_array() -> None:
+    # ``x[()]`` of a 0-d array is 0-d in MXNet 1.9.1 (it had a new axis of length 1 here);
+    # an element of an n-D array keeps its (1,) shape
+    scalar = mx.nd.array(np.float32(3))
+    assert scalar[()].shape == () and scalar[()].asnumpy() == 3
+    assert mx.nd.ones((2, 3))[0, 1].shape == (1,)
+
+
 def test_reshape_is_a_view_and_checks_size() -> None:
     a = mx.nd.zeros((2, 3))
     r = a.reshape((3, -1))

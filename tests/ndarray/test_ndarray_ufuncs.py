@@ -23,6 +23,9 @@ _CASES = [
     ("greater_equal", np.greater_equal),
     ("lesser", np.less),
     ("lesser_equal", np.less_equal),
+    ("logical_and", np.logical_and),
+    ("logical_or", np.logical_or),
+    ("logical_xor", np.logical_xor),
 ]
 
 
@@ -42,6 +45,18 @@ def test_arrays_broadcast_and_numbers_on_either_side(ctx, name, reference):
 def test_two_numbers_give_the_python_result():
     assert mx.nd.add(2, 3) == 5
     assert mx.nd.greater(3, 2) == 1 and mx.nd.equal(1, 2) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"), [("logical_and", [0, 0, 1]), ("logical_or", [0, 1, 1]), ("logical_xor", [0, 1, 0])]
+)
+def test_logical_functions_read_any_nonzero_as_true(name, expected):
+    # MXNet 1.x's mx.nd.logical_and/or/xor (an AttributeError here before)
+    function = getattr(mx.nd, name)
+    x = mx.nd.array([0, 0, -2])
+    np.testing.assert_array_equal(function(x, mx.nd.array([0, 3, 0.5])).asnumpy(), expected)
+    np.testing.assert_array_equal(function(mx.nd.array([0, 3, 0.5]), x).asnumpy(), expected)
+    assert function(0, 2.5) == expected[1]
 
 
 def test_other_types_are_a_clear_error():

@@ -35,6 +35,12 @@ def test_broadcast_to_rejects_a_different_rank():
         mx.nd.broadcast_to(mx.nd.ones((1, 3)), shape=(2, 2, 3))
 
 
+def test_the_broadcast_to_method_adds_leading_axes():
+    # MXNet 1.x's NDArray.broadcast_to (the operator keeps refusing a different rank)
+    x = np.arange(3, dtype=np.float32).reshape(3, 1)
+    np.testing.assert_array_equal(mx.nd.array(x).broadcast_to((2, 3, 4)).asnumpy(), np.broadcast_to(x, (2, 3, 4)))
+
+
 def test_broadcast_to_gradient_sums_over_broadcast_axes(ctx):
     check_gradient("broadcast_to", [_data((1, 3, 1))], {"shape": (2, 3, 4)}, ctx=ctx)
 

@@ -62,6 +62,16 @@ def test_int64_division_is_exact_beyond_float64_precision(ctx):
     np.testing.assert_array_equal(quotient, [(2**60 + 1) // 3, -((2**60 + 3) // 3)])
 
 
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES)
+def test_integer_to_a_negative_scalar_power_truncates_toward_zero(ctx, dtype):
+    # 1 / x ** n toward zero, as MXNet 1.9.1 gives; an unsigned array took -3 cast to its dtype
+    # (253 for uint8) and gave 3 ** 253 wrapped (19)
+    x = mx.nd.array([1, 2, 3, 5], ctx=ctx, dtype=dtype)
+    np.testing.assert_array_equal((x**-3).asnumpy(), np.array([1, 0, 0, 0], dtype))
+    np.testing.assert_array_equal(mx.nd.power(x, -1).asnumpy(), np.array([1, 0, 0, 0], dtype))
+    np.testing.assert_array_equal((x**-0.5).asnumpy(), np.ones(4, dtype))  # -0.5 truncates to 0
+
+
 @pytest.mark.parametrize("scalar", [float("inf"), float("nan")])
 def test_a_non_finite_scalar_with_an_integer_array_is_a_clear_error(scalar, ctx):
     x = mx.nd.array([1, 2], ctx=ctx, dtype="int32")

@@ -175,6 +175,14 @@ def test_one_hot_encodes_with_on_and_off_values(ctx):
     assert out[0].dtype == np.int32
 
 
+def test_one_hot_values_are_cast_to_an_integer_dtype_as_mxnet_casts_them(ctx):
+    # MXNet 1.9.1's static_cast: toward zero, wrapped to the width (an OverflowError from inside before)
+    out = mx.nd.one_hot(mx.nd.array([1, 0], ctx=ctx), 3, dtype="uint8", on_value=300, off_value=-1)
+    np.testing.assert_array_equal(out.asnumpy(), np.array([[255, 44, 255], [44, 255, 255]], np.uint8))
+    out = mx.nd.one_hot(mx.nd.array([1], ctx=ctx), 2, dtype="int32", on_value=2.7, off_value=-1.5)
+    np.testing.assert_array_equal(out.asnumpy(), np.array([[-1, 2]], np.int32))
+
+
 def test_one_hot_into_a_given_out_overwrites_every_element():
     # a call that allocates its output takes it zero-filled and writes only the ones; one given
     # an out= buffer must still write the off values

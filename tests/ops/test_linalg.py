@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import OperatorError
+from lazynd.errors import OperatorError, ShapeError
+from lazynd.testing import check_forward, check_gradient
 
 
 @pytest.mark.parametrize("name,shapes", [("dot", [(2, 3), (3, 4)]), ("batch_dot", [(2, 2, 3), (2, 3, 4)])])
@@ -50,3 +51,22 @@ def test_dot_of_an_empty_contraction_is_zeros_and_its_gradients_are_empty(lhs, r
     )
     np.testing.assert_array_equal(y.asnumpy(), expected)
     assert a.grad.shape == lhs and b.grad.shape == rhs
+
+
+@pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True), (True, True)])
+def test_batch_dot_of_4d_arrays_multiplies_the_last_two_axes(ta, tb, ctx):
+    # MXNet 1.x's N-D batch_dot (refused past 3-D before, as MXNet 0.9 did)
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (2, 3, 4, 5)), rng.uniform(-1, 1, (2, 3, 5, 6))
+    lhs = a.swapaxes(-1, -2) if ta else a
+    rhs = b.swapaxes(-1, -2) if tb else b
+    params = {"transpose_a": ta, "transpose_b": tb}
+    check_forward("batch_dot", [lhs, rhs], params, lambda x, y: a @ b, ctx=ctx, rtol=1e-5, atol=1e-6)
+    check_gradient("batch_dot", [lhs, rhs], params)
+
+
+def test_batch_dot_refuses_different_batch_axes():
+    with pytest.raises(ShapeError, match=r"batch_dot: incompatible shapes \(2, 2, 3, 4\) and \(2, 3, 4, 5\)"):
+        mx.nd.batch_dot(mx.nd.ones((2, 2, 3, 4)), mx.nd.ones((2, 3, 4, 5)))
+    with pytest.raises(ShapeError, match="one number of dims, at least 3"):
+        mx.nd.batch_dot(mx.nd.ones((2, 2, 3, 4)), mx.nd.ones((2, 4, 5)))

@@ -59,6 +59,16 @@ def test_exclude_reduces_the_other_axes(ctx):
     check_forward("sum", [x], {"axis": 1, "exclude": True}, lambda v: v.sum(axis=(0, 2)), ctx=ctx)
 
 
+@pytest.mark.parametrize("axis", [None, ()])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_exclude_without_axes_still_reduces_every_axis(axis, keepdims):
+    # MXNet 1.9.1: no axis (or an empty tuple) reduces all, whatever ``exclude`` says
+    x = _data()
+    out = mx.nd.sum(mx.nd.array(x), axis=axis, keepdims=keepdims, exclude=True)
+    assert out.shape == ((1, 1, 1) if keepdims else (1,))
+    assert_almost_equal(out.asnumpy().reshape(-1), np.array([x.sum()]))
+
+
 def test_axis_given_as_string_like_symbol_json():
     x = _data()
     check_forward("max", [x], {"axis": "(0, 2)", "keepdims": "True"}, lambda v: v.max(axis=(0, 2), keepdims=True))
@@ -180,6 +190,16 @@ def test_bad_norm_order_is_rejected():
 def test_max_of_empty_array_raises():
     with pytest.raises(mx.LazyNDError, match="empty"):
         mx.nd.max(mx.nd.zeros((0, 3)), axis=0).asnumpy()
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize(
+    ("shape", "params", "expected"), [((2, 0, 3), {"axis": 0}, (0, 3)), ((0,), {"axis": 0, "exclude": True}, (0,))]
+)
+def test_max_with_an_empty_result_is_empty(name, shape, params, expected):
+    # NumPy's rule, as for argmax: only a reduction over no elements into a non-empty result has no answer
+    out = getattr(mx.nd, name)(mx.nd.zeros(shape), **params)
+    assert out.shape == expected and out.asnumpy().shape == expected
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod", "norm"])

@@ -116,6 +116,12 @@ def test_ndarray_transpose_and_T_methods_route_to_transpose():
     np.testing.assert_array_equal(mx.nd.array(x[0]).T.asnumpy(), x[0].T)
 
 
+def test_T_of_an_nd_array_reverses_every_axis():
+    # MXNet 1.x's ``T`` (lazynd refused more than 2 dims, as MXNet 0.9 did)
+    x = rand(2, 3, 4)
+    np.testing.assert_array_equal(mx.nd.array(x).T.asnumpy(), x.T)
+
+
 def test_swapaxis_matches_numpy(ctx):
     x = rand(2, 3, 4)
     check_forward("SwapAxis", [x], {"dim1": 0, "dim2": 2}, lambda a: np.swapaxes(a, 0, 2), ctx=ctx)
@@ -140,6 +146,13 @@ def test_flip_matches_numpy(axis, ctx):
     x = rand(2, 3, 4)
     check_forward("flip", [x], {"axis": axis}, lambda a: np.flip(a, axis), ctx=ctx)
     check_gradient("reverse", [x], {"axis": axis})
+
+
+def test_flip_over_no_axes_copies(ctx):
+    # ``axis=()`` reverses nothing, as in MXNet 1.9.1 (it failed inside with a TypeError)
+    x = rand(2, 3, 4)
+    check_forward("flip", [x], {"axis": ()}, lambda a: a, ctx=ctx)
+    check_gradient("reverse", [x], {"axis": ()})
 
 
 @pytest.mark.parametrize("reps", [(2,), (2, 3), (1, 2, 2)])

@@ -149,6 +149,15 @@ def test_clip_forward_gradient_and_string_params(ctx):
     check_gradient("clip", [x], {"a_min": -1.0, "a_max": 2.0}, ctx=ctx)
 
 
+@pytest.mark.parametrize(
+    ("dtype", "low", "high", "expected"), [("uint8", -1, 2, [0, 1, 2, 2]), ("int8", -2.5, 300, [0, 1, 2, 3])]
+)
+def test_clip_bounds_beyond_an_integer_dtype_hold_to_its_range(dtype, low, high, expected, ctx):
+    # a bound no element can pass (MXNet 1.9.1 gives these values; an OverflowError from inside before)
+    x = mx.nd.array([0, 1, 2, 3], ctx=ctx, dtype=dtype)
+    np.testing.assert_array_equal(mx.nd.clip(x, low, high).asnumpy(), np.array(expected, dtype))
+
+
 def test_clip_rejects_inverted_bounds():
     with pytest.raises(mx.OperatorError, match="a_min=3.0 is greater than a_max=1.0"):
         mx.nd.clip(mx.nd.ones((2,)), a_min=3, a_max=1)
