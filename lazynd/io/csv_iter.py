@@ -40,7 +40,11 @@ class CSVIter(NDArrayIter):
     label_shape : tuple
     batch_size : int
     round_batch : bool
-        Pad the last batch from the start (True) or drop it (False).
+        As MXNet's ``round_batch``: the last batch of an epoch is always given, with
+        ``pad`` counting the examples that only fill it.  With True they are the first
+        examples of the file, and the next epoch starts after them (so over two epochs
+        every example is read equally often); with False the next epoch starts at the
+        first example again.
 
     Examples
     --------
@@ -74,12 +78,30 @@ class CSVIter(NDArrayIter):
                 raise DataError(f"CSVIter: {len(data)} data rows but {len(label)} label rows")
         if tuple(label_shape) == (1,):
             label = label.reshape(len(label))
+        self.round_batch = bool(round_batch)
+        self._skip = 0  # examples the last batch of the previous epoch already read (round_batch)
         super().__init__(
             data,
             label,
             batch_size=batch_size,
-            last_batch_handle="pad" if round_batch else "discard",
+            last_batch_handle="pad",
             data_name=data_name,
             label_name=label_name,
             dtype=dtype,
         )
+
+    def reset(self) -> None:
+        skip, self._skip = self._skip, 0
+        super().reset()
+        self._cursor = skip
+
+    def hard_reset(self) -> None:
+        """Start again at the first example, even after a batch completed from the start."""
+        self._skip = 0
+        super().hard_reset()
+
+    def iter_next(self) -> bool:
+        more = super().iter_next()
+        if more and self.round_batch:
+            self._skip = self.getpad() % self.num_data
+        return more

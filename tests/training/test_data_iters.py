@@ -366,3 +366,34 @@ def test_hard_reset_drops_what_roll_over_carried() -> None:
     assert epoch() == [[4.0, 0.0], [1.0, 2.0], [3.0, 4.0]]
     it.hard_reset()
     assert epoch() == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def _csv_rows(it: DataIter, epochs: int) -> list[tuple[list[float], int]]:
+    rows = []
+    for _ in range(epochs):
+        rows += [(batch.data[0].asnumpy()[:, 0].tolist(), batch.pad) for batch in it]
+        it.reset()
+    return rows
+
+
+def test_csv_iter_round_batch_goes_on_after_the_examples_that_completed_the_last_batch(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("".join(f"{i}\n" for i in range(5)))
+    it = CSVIter(str(tmp_path / "d.csv"), (1,), batch_size=2, round_batch=True)
+    # MXNet 1.9.1: example 0 completed the last batch, so the second epoch starts at 1
+    assert _csv_rows(it, 2) == [([0, 1], 0), ([2, 3], 0), ([4, 0], 1), ([1, 2], 0), ([3, 4], 0)]
+
+
+def test_csv_iter_without_round_batch_still_gives_the_last_batch_with_its_pad(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("".join(f"{i}\n" for i in range(5)))
+    it = CSVIter(str(tmp_path / "d.csv"), (1,), batch_size=2, round_batch=False)
+    # MXNet 1.9.1 keeps the last example (pad 1) and starts every epoch at the first
+    rows = _csv_rows(it, 2)
+    assert [pad for _, pad in rows] == [0, 0, 1] * 2
+    assert [values[: 2 - pad] for values, pad in rows] == [[0, 1], [2, 3], [4]] * 2
+
+
+def test_mnist_iter_leaves_out_the_examples_that_do_not_fill_a_batch(tmp_path) -> None:
+    files = _write_idx(tmp_path, np.zeros((10, 2, 2), np.uint8), np.arange(10))
+    it = MNISTIter(*files, batch_size=4, shuffle=False)
+    # MXNet 1.9.1's MNISTIter: two full batches, no padded third one
+    assert [(b.label[0].asnumpy().tolist(), b.pad) for b in it] == [([0, 1, 2, 3], 0), ([4, 5, 6, 7], 0)]
