@@ -18,22 +18,34 @@ def _as_numpy(value: Any, what: str) -> np.ndarray:
     if hasattr(value, "asnumpy"):
         return value.asnumpy()
     if isinstance(value, (np.ndarray, list, tuple)) or np.isscalar(value):
-        return np.asarray(value)
+        try:
+            return np.asarray(value)
+        except ValueError as error:  # ragged nested lists
+            raise DataError(f"NDArrayIter: {what} is not a rectangular array: {error}") from error
     raise DataError(f"NDArrayIter: {what} must be a NumPy array or NDArray, got {type(value).__name__}")
+
+
+def _is_named_pair(item: Any) -> bool:
+    """Whether ``item`` is a ``(name, array)`` pair."""
+    return isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
 
 
 def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[str, np.ndarray]]:
     """Normalise one array, a list of arrays or a dict into ``(name, array)`` pairs.
 
     A plain dict is taken in key order (so that the order does not depend on
-    how the dict was built); an ``OrderedDict`` keeps its own order.  A list
-    of several arrays is named ``_0_<default_name>``, ``_1_<default_name>``...
-    as MXNet names them; a list of one takes ``default_name``.
+    how the dict was built); an ``OrderedDict`` and a list of ``(name, array)``
+    pairs keep their own order.  A list of several arrays is named
+    ``_0_<default_name>``, ``_1_<default_name>``... as MXNet names them; a list
+    of one takes ``default_name``.  ``None`` or an empty list or dict gives no
+    arrays (MXNet's way to say "no labels").
     """
-    if source is None:
+    if source is None or (isinstance(source, (list, tuple, dict)) and not source):
         return []
     if isinstance(source, OrderedDict):
         items = list(source.items())
+    elif isinstance(source, (list, tuple)) and all(_is_named_pair(item) for item in source):
+        items = [tuple(item) for item in source]
     elif isinstance(source, dict):
         items = sorted(source.items())
     elif (
@@ -57,8 +69,9 @@ class NDArrayIter(DataIter):
 
     Parameters
     ----------
-    data, label : array, list of arrays or dict name -> array
+    data, label : array, list of arrays, list of (name, array) pairs or dict name -> array
         NumPy arrays or NDArrays; all must have the same number of examples.
+        ``label`` None or empty: no labels.
     batch_size : int
     shuffle : bool
         Draw a new order at every epoch (from NumPy's global generator).
@@ -107,6 +120,9 @@ class NDArrayIter(DataIter):
         self.label = init_named_arrays(label, label_name, "label")
         if not self.data:
             raise DataError("NDArrayIter: no data given")
+        names = [name for name, _ in self.data + self.label]
+        if len(set(names)) != len(names):
+            raise DataError(f"NDArrayIter: input names must be unique, got {names}")
         counts = {name: self._count(name, arr) for name, arr in self.data + self.label}
         if len(set(counts.values())) != 1:
             raise DataError(f"NDArrayIter: all inputs must have the same number of examples, got {counts}")

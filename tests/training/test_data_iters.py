@@ -397,3 +397,29 @@ def test_mnist_iter_leaves_out_the_examples_that_do_not_fill_a_batch(tmp_path) -
     it = MNISTIter(*files, batch_size=4, shuffle=False)
     # MXNet 1.9.1's MNISTIter: two full batches, no padded third one
     assert [(b.label[0].asnumpy().tolist(), b.pad) for b in it] == [([0, 1, 2, 3], 0), ([4, 5, 6, 7], 0)]
+
+
+def test_an_empty_label_list_means_no_labels_as_in_mxnet() -> None:
+    it = NDArrayIter(np.zeros((4, 2)), [], batch_size=2)
+    assert it.provide_label == []
+    assert next(it).label == []
+
+
+def test_a_list_of_name_array_pairs_names_the_inputs_in_its_order() -> None:
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    it = NDArrayIter([("b", x), ("a", x + 10)], [("lab", np.arange(4))], batch_size=2)
+    assert [d.name for d in it.provide_data] == ["b", "a"]
+    assert [d.name for d in it.provide_label] == ["lab"]
+    batch = next(it)
+    assert batch.data[1].asnumpy().tolist() == [[10.0, 11.0], [12.0, 13.0]]
+
+
+def test_repeated_input_names_raise() -> None:
+    x = np.zeros((4, 2))
+    with pytest.raises(DataError, match="unique"):
+        NDArrayIter([("a", x), ("a", x)], batch_size=2)
+
+
+def test_ragged_nested_lists_raise_a_data_error() -> None:
+    with pytest.raises(DataError, match="not a rectangular array"):
+        NDArrayIter([[1, 2], [3]], batch_size=1)
