@@ -74,7 +74,8 @@ class NDArrayIter(DataIter):
         ``label`` None or empty: no labels.
     batch_size : int
     shuffle : bool
-        Draw a new order at every epoch (from NumPy's global generator).
+        Reorder the examples at every reset, from NumPy's global generator, as MXNet
+        does: after ``np.random.seed(s)`` the epochs are MXNet's.
     last_batch_handle : {'pad', 'discard', 'roll_over'}
         What to do with the examples that do not fill a batch: pad the last
         batch with examples from the start (``getpad`` counts them), drop
@@ -135,6 +136,11 @@ class NDArrayIter(DataIter):
         self.ctx = ctx
         self._carry = np.zeros(0, dtype=np.int64)
         self._order = np.arange(self.num_data)
+        # MXNet's shuffle: a position array shuffled in place at every reset, and the examples,
+        # already in the last epoch's order, reordered by it; kept so that a seeded run gives
+        # MXNet's epochs, not only its first
+        self._positions = np.arange(self.num_data)
+        self._shuffled = np.arange(self.num_data)
         self._cursor = 0
         self._batch: tuple[np.ndarray, int] | None = None
         self._batch_descs: tuple[list[DataDesc], list[DataDesc]]  # set by reset()
@@ -168,7 +174,10 @@ class NDArrayIter(DataIter):
         return self._desc(self.label)
 
     def reset(self) -> None:
-        order = np.random.permutation(self.num_data) if self.shuffle else np.arange(self.num_data)
+        if self.shuffle:
+            np.random.shuffle(self._positions)
+            self._shuffled = self._shuffled[self._positions]
+        order = self._shuffled
         if self.last_batch_handle == "roll_over":
             order = np.concatenate([self._carry, order])
         self._order = order

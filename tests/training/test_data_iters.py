@@ -423,3 +423,14 @@ def test_repeated_input_names_raise() -> None:
 def test_ragged_nested_lists_raise_a_data_error() -> None:
     with pytest.raises(DataError, match="not a rectangular array"):
         NDArrayIter([[1, 2], [3]], batch_size=1)
+
+
+def test_seeded_shuffle_gives_mxnet_epochs_after_the_first_too() -> None:
+    np.random.seed(0)
+    it = NDArrayIter(np.arange(6, dtype=np.float32), batch_size=3, shuffle=True)
+    epochs = []
+    for _ in range(3):
+        epochs.append([batch.data[0].asnumpy().astype(int).tolist() for batch in it])
+        it.reset()
+    # what MXNet 1.9.1 gives after np.random.seed(0): each reset reshuffles the last epoch's order
+    assert epochs == [[[5, 2, 1], [3, 0, 4]], [[1, 3, 5], [4, 2, 0]], [[0, 2, 4], [1, 3, 5]]]
