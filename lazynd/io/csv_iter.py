@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,15 +17,29 @@ def _read_csv(path: str, shape: tuple[int, ...], what: str, dtype: Any) -> np.nd
     if not os.path.exists(path):
         raise DataError(f"CSVIter: {what} file {path!r} does not exist")
     try:
-        rows = np.loadtxt(path, delimiter=",", dtype=dtype, ndmin=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
+            rows = np.loadtxt(path, delimiter=",", dtype=dtype, ndmin=2)
     except ValueError as exc:
         raise DataError(f"CSVIter: {what} file {path!r} is not numeric CSV: {exc}") from exc
     width = int(np.prod(shape))
+    if rows.size == 0:
+        raise DataError(f"CSVIter: {what} file {path!r} holds no rows")
     if rows.shape[1] != width:
         raise DataError(
             f"CSVIter: {what} file {path!r} has {rows.shape[1]} columns per row, expected {width} for shape {shape}"
         )
     return rows.reshape((len(rows),) + tuple(shape))
+
+
+def _example_shape(shape: Any, what: str) -> tuple[int, ...]:
+    """``shape`` as a tuple of positive ints; a DataError naming ``what`` otherwise."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    if not isinstance(dims, Sequence) or isinstance(dims, str) or not dims:
+        raise DataError(f"CSVIter: {what} must be a tuple of positive ints, got {shape!r}")
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in dims):
+        raise DataError(f"CSVIter: {what} must be a tuple of positive ints, got {shape!r}")
+    return tuple(int(d) for d in dims)
 
 
 class CSVIter(NDArrayIter):
@@ -69,7 +84,9 @@ class CSVIter(NDArrayIter):
         data_name: str = "data",
         label_name: str = "softmax_label",
     ) -> None:
-        data = _read_csv(os.fspath(data_csv), tuple(data_shape), "data", dtype)
+        data_shape = _example_shape(data_shape, "data_shape")
+        label_shape = _example_shape(label_shape, "label_shape")
+        data = _read_csv(os.fspath(data_csv), data_shape, "data", dtype)
         if label_csv is None:
             label = np.zeros((len(data),) + tuple(label_shape), dtype=dtype)
         else:

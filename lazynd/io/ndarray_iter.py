@@ -61,7 +61,11 @@ def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[s
             items = [(f"_{i}_{default_name}", v) for i, v in enumerate(source)]
     else:
         items = [(default_name, source)]
-    return [(str(name), _as_numpy(value, f"{what} {name!r}")) for name, value in items]
+    pairs = [(str(name), _as_numpy(value, f"{what} {name!r}")) for name, value in items]
+    for name, arr in pairs:
+        if arr.dtype.kind not in "biuf":
+            raise DataError(f"NDArrayIter: {what} {name!r} holds {arr.dtype} values; expected numbers")
+    return pairs
 
 
 class NDArrayIter(DataIter):

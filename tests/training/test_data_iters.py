@@ -434,3 +434,22 @@ def test_seeded_shuffle_gives_mxnet_epochs_after_the_first_too() -> None:
         it.reset()
     # what MXNet 1.9.1 gives after np.random.seed(0): each reset reshuffles the last epoch's order
     assert epochs == [[[5, 2, 1], [3, 0, 4]], [[1, 3, 5], [4, 2, 0]], [[0, 2, 4], [1, 3, 5]]]
+
+
+@pytest.mark.parametrize("values", [np.array(["a", "b"]), np.array([object(), object()]), np.zeros(2, complex)])
+def test_inputs_that_are_not_real_numbers_raise_a_data_error_naming_them(values) -> None:
+    with pytest.raises(DataError, match="data 'data' holds .* values; expected numbers"):
+        NDArrayIter(values, batch_size=1)
+
+
+@pytest.mark.parametrize("shape", ["abc", (2, -1), (), (2.5,)])
+def test_csv_iter_data_shape_that_is_not_positive_ints_raises(tmp_path, shape) -> None:
+    (tmp_path / "d.csv").write_text("1,2\n")
+    with pytest.raises(DataError, match="data_shape must be a tuple of positive ints"):
+        CSVIter(str(tmp_path / "d.csv"), shape, batch_size=1)
+
+
+def test_csv_iter_empty_file_raises_naming_it(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("")
+    with pytest.raises(DataError, match="d.csv' holds no rows"):
+        CSVIter(str(tmp_path / "d.csv"), (2,), batch_size=1)
