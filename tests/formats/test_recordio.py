@@ -448,3 +448,20 @@ def test_write_idx_of_a_key_key_type_refuses_raises_format_error_naming_it(tmp_p
     with recordio.MXIndexedRecordIO(str(tmp_path / "a.idx"), str(tmp_path / "a.rec"), "w") as writer:
         with pytest.raises(FormatError, match="key 'cat' cannot be indexed: key_type int"):
             writer.write_idx("cat", b"x")
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (recordio.IRHeader(0, "cat", 1, 0), "label must be a number or an array of numbers"),
+        (recordio.IRHeader(0, 1.0, -1, 0), "id and id2 integers"),
+    ],
+)
+def test_pack_of_a_header_the_format_cannot_hold_raises_format_error(header, message) -> None:
+    with pytest.raises(FormatError, match=message):
+        recordio.pack(header, b"payload")
+
+
+def test_pack_img_that_opencv_cannot_encode_raises_format_error() -> None:
+    with pytest.raises(FormatError, match="pack_img: OpenCV cannot encode"):
+        recordio.pack_img(recordio.IRHeader(0, 1.0, 0, 0), np.zeros((4, 4, 3), np.uint8), img_fmt=".nope")
