@@ -19,7 +19,13 @@ def _read_csv(path: str, shape: tuple[int, ...], what: str, dtype: Any) -> np.nd
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
-            rows = np.loadtxt(path, delimiter=",", dtype=dtype, ndmin=2)
+            try:
+                rows = np.loadtxt(path, delimiter=",", dtype=dtype, ndmin=2)
+            except ValueError:
+                if np.dtype(dtype).kind not in "iu":
+                    raise
+                # "1.5" for an integer dtype: MXNet's parser truncates it toward zero
+                rows = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2).astype(dtype)
     except ValueError as exc:
         raise DataError(f"CSVIter: {what} file {path!r} is not numeric CSV: {exc}") from exc
     width = int(np.prod(shape))
@@ -60,6 +66,11 @@ class CSVIter(NDArrayIter):
         examples of the file, and the next epoch starts after them (so over two epochs
         every example is read equally often); with False the next epoch starts at the
         first example again.
+    dtype :
+        Type of the batches; with an integer type, values written with a fraction are
+        truncated toward zero, as MXNet reads them.
+    prefetch_buffer, ctx :
+        MXNet's arguments that tune its reading threads; accepted, with no effect.
 
     Examples
     --------
@@ -83,6 +94,8 @@ class CSVIter(NDArrayIter):
         dtype: Any = np.float32,
         data_name: str = "data",
         label_name: str = "softmax_label",
+        prefetch_buffer: int = 4,
+        ctx: Any = None,
     ) -> None:
         data_shape = _example_shape(data_shape, "data_shape")
         label_shape = _example_shape(label_shape, "label_shape")

@@ -453,3 +453,17 @@ def test_csv_iter_empty_file_raises_naming_it(tmp_path) -> None:
     (tmp_path / "d.csv").write_text("")
     with pytest.raises(DataError, match="d.csv' holds no rows"):
         CSVIter(str(tmp_path / "d.csv"), (2,), batch_size=1)
+
+
+def test_csv_iter_integer_dtype_truncates_fractions_as_mxnet(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,2\n3,4\n")
+    (tmp_path / "l.csv").write_text("1.5\n-2.5\n")
+    it = CSVIter(str(tmp_path / "d.csv"), (2,), str(tmp_path / "l.csv"), batch_size=2, dtype="int32")
+    batch = next(it)
+    assert batch.label[0].dtype == np.int32 and batch.label[0].asnumpy().tolist() == [1, -2]
+
+
+def test_csv_iter_accepts_mxnet_prefetch_buffer_and_ctx(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,2\n3,4\n")
+    it = CSVIter(str(tmp_path / "d.csv"), (2,), batch_size=2, prefetch_buffer=2, ctx="cpu")
+    assert next(it).data[0].asnumpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
