@@ -33,6 +33,7 @@ cannot pass options (``nd.save(fname, data)``) reaches a non-default store.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import re
@@ -142,13 +143,18 @@ def open_for_read(uri: str | os.PathLike[str], storage_options: Mapping[str, Any
 
 @contextlib.contextmanager
 def _naming_a_missing_file(uri: Any) -> Any:
-    """Turn a ``FileNotFoundError`` from opening ``uri`` into a :class:`MissingFileError` naming it."""
+    """Turn a ``FileNotFoundError`` from opening ``uri`` into a :class:`MissingFileError` naming it.
+
+    A folder where a file is expected becomes a :class:`LazyNDError` naming it.
+    """
     try:
         yield
     except MissingFileError:
         raise
     except FileNotFoundError as error:
         raise MissingFileError(error.errno, "no such file or object", os.fspath(uri)) from error
+    except IsADirectoryError as error:
+        raise LazyNDError(f"cannot read {os.fspath(uri)!r}: it is a folder, not a file") from error
 
 
 def write_atomic(
@@ -285,6 +291,11 @@ class AtomicWriter:
             self._buffer = self._handle = io.BytesIO()
         else:
             directory = os.path.dirname(os.path.abspath(self._local))
+            # checked here: the temporary's OSError would name the temporary, not the target
+            if not os.path.isdir(directory):
+                raise MissingFileError(errno.ENOENT, f"no such folder to save {self.uri!r} in", directory)
+            if os.path.isdir(self._local):
+                raise LazyNDError(f"cannot save to {self.uri!r}: it is a folder, not a file")
             remove_stale_temporaries(directory)
             self._temporary, self._handle = create_temporary(directory, os.path.basename(self._local))
         self.closed = False

@@ -171,13 +171,24 @@ class MXIndexedRecordIO(MXRecordIO):
         return record
 
     def write_idx(self, idx: Any, buf: bytes | bytearray | memoryview) -> None:
-        """Append a record holding ``buf`` and index it under key ``idx``."""
-        key_text = str(idx)
+        """Append a record holding ``buf`` and index it under key ``key_type(idx)``.
+
+        The key goes through ``key_type`` first, as in MXNet, so that the index file
+        reads back: ``write_idx(1.5, ...)`` indexes the record under ``1``.
+        """
+        try:
+            key = self.key_type(idx)
+        except (TypeError, ValueError) as error:
+            raise FormatError(
+                f"{self.idx_path}: key {idx!r} cannot be indexed: key_type {getattr(self.key_type, '__name__', self.key_type)} "
+                f"refuses it ({error})"
+            ) from None
+        key_text = str(key)
         if "\t" in key_text or "\n" in key_text or "\r" in key_text:
             raise ValueError(f"index keys may not hold tabs or line breaks; given {idx!r}")
         position = self.tell()
         self.write(buf)
         assert self._idx_file is not None
         self._idx_file.write(f"{key_text}\t{position}\n".encode())
-        self.idx[idx] = position
-        self.keys.append(idx)
+        self.idx[key] = position
+        self.keys.append(key)

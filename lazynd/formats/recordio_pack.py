@@ -64,12 +64,17 @@ def pack(header: Any, s: bytes | bytearray | memoryview) -> bytes:
     if isinstance(label, numbers.Number):
         flag, labels = 0, b""
     else:
-        values = np.asarray(header.label, dtype=np.float32)
+        try:
+            values = np.asarray(header.label, dtype=np.float32)
+        except (TypeError, ValueError) as error:
+            raise FormatError(
+                f"cannot pack image record header {header}: label must be a number or an array of numbers ({error})"
+            ) from None
         flag, label, labels = values.size, 0.0, values.astype("<f4").tobytes()
     try:
         packed = _IR_FORMAT.pack(flag, label, header.id, header.id2)
     except struct.error as error:
-        raise ValueError(
+        raise FormatError(
             f"cannot pack image record header {header}: {error} "
             "(label must be a number or an array of numbers; id and id2 integers in [0, 2**64))"
         ) from None
@@ -133,16 +138,16 @@ def pack_img(header: Any, img: np.ndarray, quality: int = 95, img_fmt: str = ".j
     cv2 = _cv2()
     if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
         shape = getattr(img, "shape", None)
-        raise ValueError(
-            f"img must be a numpy array of shape (H, W) or (H, W, C); given {type(img).__name__} with shape {shape}"
+        raise FormatError(
+            f"pack_img: img must be a numpy array of shape (H, W) or (H, W, C); given {type(img).__name__} with shape {shape}"
         )
     if quality < 0:
-        raise ValueError(f"quality must be >= 0; given {quality}")
+        raise FormatError(f"pack_img: quality must be >= 0; given {quality}")
     fmt = img_fmt.lower()
     params: list[int] = []
     if fmt in (".jpg", ".jpeg"):
         if quality > 100:
-            raise ValueError(f"JPEG quality must be in [0, 100]; given {quality}")
+            raise FormatError(f"pack_img: JPEG quality must be in [0, 100]; given {quality}")
         params = [cv2.IMWRITE_JPEG_QUALITY, int(quality)]
     elif fmt == ".png":
         params = [cv2.IMWRITE_PNG_COMPRESSION, min(int(quality), 9)]
@@ -151,8 +156,8 @@ def pack_img(header: Any, img: np.ndarray, quality: int = 95, img_fmt: str = ".j
     except cv2.error as error:
         ok, encoded = False, str(error).strip().splitlines()[-1]
     if not ok:
-        raise ValueError(
-            f"OpenCV cannot encode an image of shape {img.shape} and dtype {img.dtype} as "
+        raise FormatError(
+            f"pack_img: OpenCV cannot encode an image of shape {img.shape} and dtype {img.dtype} as "
             f"{img_fmt!r}" + (f": {encoded}" if isinstance(encoded, str) else "")
         )
     return pack(header, encoded.tobytes())

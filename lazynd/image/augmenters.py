@@ -211,16 +211,19 @@ class ColorJitterAug(Augmenter):
 
     def __init__(self, brightness: float, contrast: float, saturation: float) -> None:
         self.brightness, self.contrast, self.saturation = brightness, contrast, saturation
+        # the jitters, reshuffled in place at each call and then drawn in that order, as MXNet's
+        # RandomOrderAug of three jitter augmenters does: a seeded run draws MXNet's factors
+        self._jitters = [
+            (kind, amount)
+            for kind, amount in (("brightness", brightness), ("contrast", contrast), ("saturation", saturation))
+            if amount > 0
+        ]
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         if src.shape[2] != 3 and (self.contrast or self.saturation):
             raise OperatorError(f"ColorJitterAug: contrast and saturation need 3 channels, image has shape {src.shape}")
-        steps = [
-            (k, 1.0 + random.uniform(-v, v))
-            for k, v in (("brightness", self.brightness), ("contrast", self.contrast), ("saturation", self.saturation))
-            if v > 0
-        ]
-        random.shuffle(steps)
+        random.shuffle(self._jitters)
+        steps = [(kind, 1.0 + random.uniform(-amount, amount)) for kind, amount in self._jitters]
         return img.image_op("color_jitter", _jitter, src, src.shape, np.float32, steps), label
 
     def dumps(self) -> list:  # type: ignore[override]  # MXNet's is a RandomOrderAug: a list
@@ -296,9 +299,9 @@ class RandomOrderAug(Augmenter):
         return [type(self).__name__.lower(), [aug.dumps() for aug in self.ts]]
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        order = list(self.ts)
-        random.shuffle(order)
-        for aug in order:
+        # shuffled in place, as MXNet does, so that a seeded run gives MXNet's orders call after call
+        random.shuffle(self.ts)
+        for aug in self.ts:
             src, label = aug.augment(src, label)
         return src, label
 

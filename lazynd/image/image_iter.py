@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engine import get_engine
 from ..errors import EngineError, FormatError, OperatorError, ShapeError
+from ..formats.fileio import open_for_read
 from ..formats.recordio_pack import unpack
 from ..io import DataBatch, DataDesc, DataIter
 from ..ndarray.dispatch import new_array
@@ -123,19 +124,33 @@ class ImageIter(DataIter):
         self.reset()
 
     def _load_list(self, path: str | None, items: list | None) -> dict[Any, tuple[np.ndarray, str]]:
+        """``{index: (labels, path)}`` from a ``.lst`` file or from ``imglist`` items ``[label(s)..., path]``."""
         result: dict[Any, tuple[np.ndarray, str]] = {}
         if path:
-            with open(path) as f:
-                for lineno, line in enumerate(f, 1):
-                    parts = line.strip().split("\t")
-                    if len(parts) < 3:
-                        raise FormatError(
-                            f"{path}:{lineno}: expected 'index<TAB>label(s)<TAB>path', got {line.strip()!r}"
-                        )
+            try:
+                text = open_for_read(path).decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise FormatError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+            for lineno, line in enumerate(text.splitlines(), 1):
+                if not line.strip():
+                    continue  # blank lines, as the .idx reader skips them
+                parts = line.strip().split("\t")
+                if len(parts) < 3:
+                    raise FormatError(f"{path}:{lineno}: expected 'index<TAB>label(s)<TAB>path', got {line.strip()!r}")
+                try:
                     result[int(parts[0])] = (np.array(parts[1:-1], dtype=np.float32), parts[-1])
+                except ValueError as error:
+                    raise FormatError(
+                        f"{path}:{lineno}: {line.strip()!r} needs an integer index and numeric labels ({error})"
+                    ) from None
         else:
             for i, item in enumerate(items or []):
-                label = np.array(item[0] if len(item) == 2 else item[:-1], dtype=np.float32).reshape(-1)
+                try:
+                    label = np.array(item[0] if len(item) == 2 else item[:-1], dtype=np.float32).reshape(-1)
+                except (TypeError, ValueError) as error:
+                    raise OperatorError(
+                        f"ImageIter: imglist item {i} is {item!r}; expected [label(s)..., path] with numeric labels ({error})"
+                    ) from None
                 result[i] = (label, item[-1])
         return result
 

@@ -13,7 +13,8 @@ They take MXNet's arguments and reproduce what MXNet's C++ iterator does with th
 - ``num_parts`` / ``part_index``: part ``i`` of ``n`` holds the records that start in
   the ``i``-th ``n``-th of the ``.rec`` file's bytes (MXNet's input split).
 
-``ImageRecordUInt8Iter`` gives the augmented pixels as uint8, without normalisation.
+``ImageRecordUInt8Iter`` (or ``ImageRecordIter(dtype='uint8')``, as in MXNet) gives the
+augmented pixels as uint8, without normalisation.
 Decoding runs on the engine's workers, so ``preprocess_threads`` and ``prefetch_buffer``
 are accepted and have nothing left to do.  MXNet's other augmentation arguments are
 accepted with a warning when given a value that would change the data, and ignored.
@@ -82,7 +83,6 @@ _IGNORED_DEFAULTS: dict[str, Any] = {
     "shuffle_chunk_size": 0,
     "shuffle_chunk_seed": 0,
     "seed_aug": None,
-    "dtype": None,
 }
 
 
@@ -193,6 +193,7 @@ class ImageRecordIter(ImageIter):
             raise OperatorError(f"{name}: batch_size must be > 0, got {batch_size}")
         if len(data_shape) != 3:
             raise OperatorError(f"{name}: data_shape must be (channels, height, width), got {tuple(data_shape)}")
+        self._take_dtype(kwargs.pop("dtype", None))
         self._check_extra_arguments(kwargs)
         if seed is not None:
             random.seed(seed)
@@ -254,8 +255,23 @@ class ImageRecordIter(ImageIter):
             if key not in _IGNORED_DEFAULTS:
                 known = sorted([*_PERFORMANCE_ONLY, *_IGNORED_DEFAULTS])
                 raise OperatorError(f"{name}: unknown argument {key!r} (MXNet arguments also accepted: {known})")
-            if value != _IGNORED_DEFAULTS[key] and not (key == "dtype" and str(value) == "float32"):
+            if value != _IGNORED_DEFAULTS[key]:
                 warnings.warn(f"{name}: {key}={value!r} is not implemented and is ignored", stacklevel=3)
+
+    def _take_dtype(self, dtype: Any) -> None:
+        """MXNet's ``dtype``: ``'uint8'`` gives the pixels as ``ImageRecordUInt8Iter`` does, as in MXNet."""
+        if dtype is None or str(dtype) == "float32":
+            return
+        try:
+            wanted = np.dtype(dtype)
+        except TypeError:
+            raise OperatorError(f"{type(self).__name__}: dtype must be 'float32' or 'uint8', got {dtype!r}") from None
+        if wanted == np.uint8:
+            self._uint8 = True
+        else:
+            warnings.warn(
+                f"{type(self).__name__}: dtype={dtype!r} is not implemented and is ignored (float32)", stacklevel=4
+            )
 
     # -- the mean image ----------------------------------------------------------------------------
     def _mean_image(self, path: str) -> np.ndarray:

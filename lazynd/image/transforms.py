@@ -242,6 +242,14 @@ def _normalize(src: np.ndarray, out: np.ndarray, mean: np.ndarray, std: np.ndarr
         np.divide(out, std, out=out)
 
 
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether an array of ``shape`` broadcasts to ``target`` without changing it."""
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
+
+
 def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
     """``(src - mean) / std`` per channel, as float32.
 
@@ -256,6 +264,12 @@ def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
     mean = 0.0 if mean is None else mean
     mean_np = np.asarray(mean.asnumpy() if hasattr(mean, "asnumpy") else mean, dtype=np.float32)
     std_np = None if std is None else np.asarray(std.asnumpy() if hasattr(std, "asnumpy") else std, dtype=np.float32)
+    for name, value in (("mean", mean_np), ("std", std_np)):
+        # checked here: a shape that does not broadcast would otherwise fail later, inside the engine
+        if value is not None and not _broadcasts_to(value.shape, tuple(src.shape)):
+            raise OperatorError(
+                f"color_normalize: {name} of shape {value.shape} does not broadcast to the image's {tuple(src.shape)}"
+            )
     return image_op("color_normalize", _normalize, src, src.shape, np.float32, mean_np, std_np)
 
 

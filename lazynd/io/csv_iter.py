@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,15 +17,35 @@ def _read_csv(path: str, shape: tuple[int, ...], what: str, dtype: Any) -> np.nd
     if not os.path.exists(path):
         raise DataError(f"CSVIter: {what} file {path!r} does not exist")
     try:
-        rows = np.loadtxt(path, delimiter=",", dtype=dtype, ndmin=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
+            try:
+                rows = np.loadtxt(path, delimiter=",", dtype=dtype, ndmin=2)
+            except ValueError:
+                if np.dtype(dtype).kind not in "iu":
+                    raise
+                # "1.5" for an integer dtype: MXNet's parser truncates it toward zero
+                rows = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2).astype(dtype)
     except ValueError as exc:
         raise DataError(f"CSVIter: {what} file {path!r} is not numeric CSV: {exc}") from exc
     width = int(np.prod(shape))
+    if rows.size == 0:
+        raise DataError(f"CSVIter: {what} file {path!r} holds no rows")
     if rows.shape[1] != width:
         raise DataError(
             f"CSVIter: {what} file {path!r} has {rows.shape[1]} columns per row, expected {width} for shape {shape}"
         )
     return rows.reshape((len(rows),) + tuple(shape))
+
+
+def _example_shape(shape: Any, what: str) -> tuple[int, ...]:
+    """``shape`` as a tuple of positive ints; a DataError naming ``what`` otherwise."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    if not isinstance(dims, Sequence) or isinstance(dims, str) or not dims:
+        raise DataError(f"CSVIter: {what} must be a tuple of positive ints, got {shape!r}")
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in dims):
+        raise DataError(f"CSVIter: {what} must be a tuple of positive ints, got {shape!r}")
+    return tuple(int(d) for d in dims)
 
 
 class CSVIter(NDArrayIter):
@@ -40,7 +61,16 @@ class CSVIter(NDArrayIter):
     label_shape : tuple
     batch_size : int
     round_batch : bool
-        Pad the last batch from the start (True) or drop it (False).
+        As MXNet's ``round_batch``: the last batch of an epoch is always given, with
+        ``pad`` counting the examples that only fill it.  With True they are the first
+        examples of the file, and the next epoch starts after them (so over two epochs
+        every example is read equally often); with False the next epoch starts at the
+        first example again.
+    dtype :
+        Type of the batches; with an integer type, values written with a fraction are
+        truncated toward zero, as MXNet reads them.
+    prefetch_buffer, ctx :
+        MXNet's arguments that tune its reading threads; accepted, with no effect.
 
     Examples
     --------
@@ -64,8 +94,12 @@ class CSVIter(NDArrayIter):
         dtype: Any = np.float32,
         data_name: str = "data",
         label_name: str = "softmax_label",
+        prefetch_buffer: int = 4,
+        ctx: Any = None,
     ) -> None:
-        data = _read_csv(os.fspath(data_csv), tuple(data_shape), "data", dtype)
+        data_shape = _example_shape(data_shape, "data_shape")
+        label_shape = _example_shape(label_shape, "label_shape")
+        data = _read_csv(os.fspath(data_csv), data_shape, "data", dtype)
         if label_csv is None:
             label = np.zeros((len(data),) + tuple(label_shape), dtype=dtype)
         else:
@@ -74,12 +108,30 @@ class CSVIter(NDArrayIter):
                 raise DataError(f"CSVIter: {len(data)} data rows but {len(label)} label rows")
         if tuple(label_shape) == (1,):
             label = label.reshape(len(label))
+        self.round_batch = bool(round_batch)
+        self._skip = 0  # examples the last batch of the previous epoch already read (round_batch)
         super().__init__(
             data,
             label,
             batch_size=batch_size,
-            last_batch_handle="pad" if round_batch else "discard",
+            last_batch_handle="pad",
             data_name=data_name,
             label_name=label_name,
             dtype=dtype,
         )
+
+    def reset(self) -> None:
+        skip, self._skip = self._skip, 0
+        super().reset()
+        self._cursor = skip
+
+    def hard_reset(self) -> None:
+        """Start again at the first example, even after a batch completed from the start."""
+        self._skip = 0
+        super().hard_reset()
+
+    def iter_next(self) -> bool:
+        more = super().iter_next()
+        if more and self.round_batch:
+            self._skip = self.getpad() % self.num_data
+        return more

@@ -45,6 +45,7 @@ class MNISTIter(NDArrayIter):
         ``.gz`` suffix is tolerated).  Leave both out to use
         ``lazynd.datasets.load_mnist`` (``$LAZYND_DATA_DIR`` or ``data_dir``).
     batch_size : int
+        Only full batches are given (as by MXNet): the examples that do not fill one are left out.
     shuffle : bool
         Shuffle the images once, when they are loaded, in an order drawn from ``seed`` (as
         MXNet does): every epoch, and every pass after ``reset()``, sees the same order, so
@@ -120,7 +121,8 @@ class MNISTIter(NDArrayIter):
             labels.astype(np.float32),
             batch_size=batch_size,
             shuffle=False,
-            last_batch_handle="pad",
+            # MXNet's MNISTIter gives only full batches: the examples left over are not read
+            last_batch_handle="discard",
             data_name=data_name,
             label_name=label_name,
             layout="NC" if flat else "NCHW",

@@ -18,22 +18,34 @@ def _as_numpy(value: Any, what: str) -> np.ndarray:
     if hasattr(value, "asnumpy"):
         return value.asnumpy()
     if isinstance(value, (np.ndarray, list, tuple)) or np.isscalar(value):
-        return np.asarray(value)
+        try:
+            return np.asarray(value)
+        except ValueError as error:  # ragged nested lists
+            raise DataError(f"NDArrayIter: {what} is not a rectangular array: {error}") from error
     raise DataError(f"NDArrayIter: {what} must be a NumPy array or NDArray, got {type(value).__name__}")
+
+
+def _is_named_pair(item: Any) -> bool:
+    """Whether ``item`` is a ``(name, array)`` pair."""
+    return isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
 
 
 def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[str, np.ndarray]]:
     """Normalise one array, a list of arrays or a dict into ``(name, array)`` pairs.
 
     A plain dict is taken in key order (so that the order does not depend on
-    how the dict was built); an ``OrderedDict`` keeps its own order.  A list
-    of several arrays is named ``_0_<default_name>``, ``_1_<default_name>``...
-    as MXNet names them; a list of one takes ``default_name``.
+    how the dict was built); an ``OrderedDict`` and a list of ``(name, array)``
+    pairs keep their own order.  A list of several arrays is named
+    ``_0_<default_name>``, ``_1_<default_name>``... as MXNet names them; a list
+    of one takes ``default_name``.  ``None`` or an empty list or dict gives no
+    arrays (MXNet's way to say "no labels").
     """
-    if source is None:
+    if source is None or (isinstance(source, (list, tuple, dict)) and not source):
         return []
     if isinstance(source, OrderedDict):
         items = list(source.items())
+    elif isinstance(source, (list, tuple)) and all(_is_named_pair(item) for item in source):
+        items = [tuple(item) for item in source]
     elif isinstance(source, dict):
         items = sorted(source.items())
     elif (
@@ -49,7 +61,11 @@ def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[s
             items = [(f"_{i}_{default_name}", v) for i, v in enumerate(source)]
     else:
         items = [(default_name, source)]
-    return [(str(name), _as_numpy(value, f"{what} {name!r}")) for name, value in items]
+    pairs = [(str(name), _as_numpy(value, f"{what} {name!r}")) for name, value in items]
+    for name, arr in pairs:
+        if arr.dtype.kind not in "biuf":
+            raise DataError(f"NDArrayIter: {what} {name!r} holds {arr.dtype} values; expected numbers")
+    return pairs
 
 
 class NDArrayIter(DataIter):
@@ -57,11 +73,13 @@ class NDArrayIter(DataIter):
 
     Parameters
     ----------
-    data, label : array, list of arrays or dict name -> array
+    data, label : array, list of arrays, list of (name, array) pairs or dict name -> array
         NumPy arrays or NDArrays; all must have the same number of examples.
+        ``label`` None or empty: no labels.
     batch_size : int
     shuffle : bool
-        Draw a new order at every epoch (from NumPy's global generator).
+        Reorder the examples at every reset, from NumPy's global generator, as MXNet
+        does: after ``np.random.seed(s)`` the epochs are MXNet's.
     last_batch_handle : {'pad', 'discard', 'roll_over'}
         What to do with the examples that do not fill a batch: pad the last
         batch with examples from the start (``getpad`` counts them), drop
@@ -107,6 +125,9 @@ class NDArrayIter(DataIter):
         self.label = init_named_arrays(label, label_name, "label")
         if not self.data:
             raise DataError("NDArrayIter: no data given")
+        names = [name for name, _ in self.data + self.label]
+        if len(set(names)) != len(names):
+            raise DataError(f"NDArrayIter: input names must be unique, got {names}")
         counts = {name: self._count(name, arr) for name, arr in self.data + self.label}
         if len(set(counts.values())) != 1:
             raise DataError(f"NDArrayIter: all inputs must have the same number of examples, got {counts}")
@@ -119,6 +140,11 @@ class NDArrayIter(DataIter):
         self.ctx = ctx
         self._carry = np.zeros(0, dtype=np.int64)
         self._order = np.arange(self.num_data)
+        # MXNet's shuffle: a position array shuffled in place at every reset, and the examples,
+        # already in the last epoch's order, reordered by it; kept so that a seeded run gives
+        # MXNet's epochs, not only its first
+        self._positions = np.arange(self.num_data)
+        self._shuffled = np.arange(self.num_data)
         self._cursor = 0
         self._batch: tuple[np.ndarray, int] | None = None
         self._batch_descs: tuple[list[DataDesc], list[DataDesc]]  # set by reset()
@@ -152,7 +178,10 @@ class NDArrayIter(DataIter):
         return self._desc(self.label)
 
     def reset(self) -> None:
-        order = np.random.permutation(self.num_data) if self.shuffle else np.arange(self.num_data)
+        if self.shuffle:
+            np.random.shuffle(self._positions)
+            self._shuffled = self._shuffled[self._positions]
+        order = self._shuffled
         if self.last_batch_handle == "roll_over":
             order = np.concatenate([self._carry, order])
         self._order = order

@@ -363,3 +363,31 @@ def test_a_missing_file_is_a_lazynd_error_naming_it_and_a_file_not_found_error(t
     with pytest.raises(mx.MissingFileError, match="none.params") as caught:
         mx.nd.load(str(missing))
     assert isinstance(caught.value, mx.LazyNDError) and isinstance(caught.value, FileNotFoundError)
+
+
+def test_saving_into_a_missing_folder_names_the_folder_not_the_temporary(tmp_path) -> None:
+    import lazynd as mx
+
+    target = tmp_path / "no" / "such" / "x.params"
+    with pytest.raises(mx.MissingFileError, match="no such folder") as caught:
+        mx.nd.save(str(target), [mx.nd.zeros(2)])
+    assert caught.value.filename == str(tmp_path / "no" / "such")
+    assert fileio_temporary.TEMPORARY_PREFIX not in str(caught.value)
+
+
+def test_saving_over_a_folder_raises_a_lazynd_error_naming_it(tmp_path) -> None:
+    import lazynd as mx
+
+    with pytest.raises(LazyNDError, match="it is a folder") as caught:
+        mx.nd.save(str(tmp_path), [mx.nd.zeros(2)])
+    assert str(tmp_path) in str(caught.value) and fileio_temporary.TEMPORARY_PREFIX not in str(caught.value)
+    assert os.listdir(tmp_path) == []
+
+
+def test_loading_a_folder_raises_a_lazynd_error_naming_it(tmp_path) -> None:
+    import lazynd as mx
+
+    with pytest.raises(LazyNDError, match="it is a folder"):
+        mx.nd.load(str(tmp_path))
+    with pytest.raises(LazyNDError, match="it is a folder"):
+        mx.recordio.MXRecordIO(str(tmp_path), "r")

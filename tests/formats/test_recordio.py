@@ -431,3 +431,37 @@ def test_index_offset_inside_a_record_is_a_format_error_naming_the_offset(tmp_pa
         pytest.raises(FormatError, match=r"a\.idx: key 0 points at offset 4 of .*a\.rec.*bad magic word"),
     ):
         reader.read_idx(0)
+
+
+def test_write_idx_indexes_the_key_as_key_type_makes_it_so_the_index_reads_back(tmp_path: Path) -> None:
+    idx, rec = str(tmp_path / "a.idx"), str(tmp_path / "a.rec")
+    with recordio.MXIndexedRecordIO(idx, rec, "w") as writer:
+        writer.write_idx(1.0, b"one")  # MXNet 1.9.1 writes int(1.0): "1"
+        writer.write_idx(np.int64(2), b"two")
+        assert writer.keys == [1, 2]
+    assert Path(idx).read_text().splitlines()[0] == "1\t0"
+    with recordio.MXIndexedRecordIO(idx, rec, "r") as reader:
+        assert reader.keys == [1, 2] and reader.read_idx(1) == b"one"
+
+
+def test_write_idx_of_a_key_key_type_refuses_raises_format_error_naming_it(tmp_path: Path) -> None:
+    with recordio.MXIndexedRecordIO(str(tmp_path / "a.idx"), str(tmp_path / "a.rec"), "w") as writer:
+        with pytest.raises(FormatError, match="key 'cat' cannot be indexed: key_type int"):
+            writer.write_idx("cat", b"x")
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (recordio.IRHeader(0, "cat", 1, 0), "label must be a number or an array of numbers"),
+        (recordio.IRHeader(0, 1.0, -1, 0), "id and id2 integers"),
+    ],
+)
+def test_pack_of_a_header_the_format_cannot_hold_raises_format_error(header, message) -> None:
+    with pytest.raises(FormatError, match=message):
+        recordio.pack(header, b"payload")
+
+
+def test_pack_img_that_opencv_cannot_encode_raises_format_error() -> None:
+    with pytest.raises(FormatError, match="pack_img: OpenCV cannot encode"):
+        recordio.pack_img(recordio.IRHeader(0, 1.0, 0, 0), np.zeros((4, 4, 3), np.uint8), img_fmt=".nope")

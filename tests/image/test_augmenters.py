@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
@@ -122,3 +124,29 @@ def test_augmenters_dump_as_mxnet_does():
         "colorjitteraug",
         ['["brightnessjitteraug", {"brightness": 0.1}]', '["saturationjitteraug", {"saturation": 0.3}]'],
     ]
+
+
+@pytest.mark.parametrize(("mean", "std"), [([1.0, 2.0], None), ([1.0, 2.0, 3.0], [1.0, 2.0])])
+def test_color_normalize_with_a_mean_or_std_that_does_not_fit_raises_at_the_call(mean, std):
+    with pytest.raises(mx.OperatorError, match="color_normalize: (mean|std) of shape \\(2,\\) does not broadcast"):
+        image.color_normalize(mx.nd.zeros((4, 4, 3)), mx.nd.array(mean), None if std is None else mx.nd.array(std))
+
+
+def test_color_normalize_aug_with_a_mean_for_other_channels_raises_at_the_call():
+    (aug,) = [a for a in image.CreateAugmenter((3, 4, 4), mean=np.array([1.0, 2.0])) if "Normalize" in type(a).__name__]
+    with pytest.raises(mx.OperatorError, match="does not broadcast"):
+        aug(mx.nd.zeros((4, 4, 3)))
+
+
+def test_color_jitter_draws_as_mxnets_random_order_of_its_three_jitters(src):
+    # MXNet 1.9.1's ColorJitterAug is a RandomOrderAug of the three jitters, shuffled in place at
+    # every call: seeded the same, both give the same images call after call
+    x = src.astype("float32")
+    random.seed(4)
+    fused = image.ColorJitterAug(0.3, 0.3, 0.3)
+    got = [fused(x).asnumpy() for _ in range(3)]
+    random.seed(4)
+    jitters = [image.BrightnessJitterAug(0.3), image.ContrastJitterAug(0.3), image.SaturationJitterAug(0.3)]
+    ordered = image.RandomOrderAug(jitters)
+    expected = [ordered(x).asnumpy() for _ in range(3)]
+    np.testing.assert_allclose(got, expected, rtol=1e-5)

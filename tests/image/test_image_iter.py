@@ -180,3 +180,34 @@ def test_image_record_iter_normalizes(data_dir):
     batch = next(it)
     raw = next(image.ImageIter(10, (1, 28, 28), path_imgrec=rec, aug_list=[])).data[0].asnumpy()
     np.testing.assert_allclose(batch.data[0].asnumpy(), (raw - 128.0) / 4.0, rtol=1e-6)
+
+
+def test_lst_file_blank_lines_are_skipped(jpeg_folder):
+    lst = jpeg_folder / "gaps.lst"
+    lst.write_text("\n0\t4\timg0.jpg\n\n1\t5\timg1.jpg\n\n")
+    it = image.ImageIter(2, (3, 16, 16), path_imglist=str(lst), path_root=str(jpeg_folder), aug_list=None)
+    assert next(it).label[0].asnumpy().tolist() == [4.0, 5.0]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [("x\t1\timg0.jpg\n", "integer index"), ("0\tcat\timg0.jpg\n", "numeric labels")],
+)
+def test_lst_file_with_a_bad_index_or_label_raises_format_error_naming_the_line(tmp_path, line, message):
+    lst = tmp_path / "bad.lst"
+    lst.write_text("0\t1\timg0.jpg\n" + line)
+    with pytest.raises(mx.FormatError, match=f"bad.lst:2: .*{message}"):
+        image.ImageIter(2, (3, 8, 8), path_imglist=str(lst), aug_list=[])
+
+
+def test_lst_file_that_is_not_text_or_missing_raises_lazynd_errors(tmp_path):
+    (tmp_path / "bin.lst").write_bytes(b"\xff\xfe\x00garbage\n")
+    with pytest.raises(mx.FormatError, match="bin.lst: not UTF-8 text"):
+        image.ImageIter(2, (3, 8, 8), path_imglist=str(tmp_path / "bin.lst"), aug_list=[])
+    with pytest.raises(mx.MissingFileError, match="none.lst"):
+        image.ImageIter(2, (3, 8, 8), path_imglist=str(tmp_path / "none.lst"), aug_list=[])
+
+
+def test_imglist_item_with_a_label_that_is_not_a_number_raises_naming_it():
+    with pytest.raises(mx.OperatorError, match="imglist item 1 is \\['cat', 'b.jpg'\\]"):
+        image.ImageIter(2, (3, 8, 8), imglist=[[0.0, "a.jpg"], ["cat", "b.jpg"]], aug_list=[])

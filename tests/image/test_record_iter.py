@@ -160,3 +160,14 @@ def test_unimplemented_arguments_warn_and_unknown_ones_are_errors(rec):
         mx.io.ImageRecordIter(max_rotate_angle=10, preprocess_threads=2, prefetch_buffer=2, **common)
     with pytest.raises(OperatorError, match="unknown argument 'rand_crops'"):
         mx.io.ImageRecordIter(rand_crops=True, **common)
+
+
+def test_dtype_uint8_gives_raw_pixels_as_mxnet(rec):
+    path, images = rec
+    it = mx.io.ImageRecordIter(
+        path_imgrec=path, data_shape=(3, 8, 8), batch_size=2, mean_r=50, scale=0.5, dtype="uint8"
+    )
+    batch = next(it)
+    # MXNet 1.9.1: dtype='uint8' is ImageRecordUInt8Iter, mean and scale have no effect
+    assert batch.data[0].dtype == np.uint8 and it.provide_data[0].dtype == np.uint8
+    np.testing.assert_array_equal(batch.data[0].asnumpy()[1], center_crop_chw(images[1]).astype(np.uint8))

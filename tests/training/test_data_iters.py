@@ -366,3 +366,104 @@ def test_hard_reset_drops_what_roll_over_carried() -> None:
     assert epoch() == [[4.0, 0.0], [1.0, 2.0], [3.0, 4.0]]
     it.hard_reset()
     assert epoch() == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def _csv_rows(it: DataIter, epochs: int) -> list[tuple[list[float], int]]:
+    rows = []
+    for _ in range(epochs):
+        rows += [(batch.data[0].asnumpy()[:, 0].tolist(), batch.pad) for batch in it]
+        it.reset()
+    return rows
+
+
+def test_csv_iter_round_batch_goes_on_after_the_examples_that_completed_the_last_batch(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("".join(f"{i}\n" for i in range(5)))
+    it = CSVIter(str(tmp_path / "d.csv"), (1,), batch_size=2, round_batch=True)
+    # MXNet 1.9.1: example 0 completed the last batch, so the second epoch starts at 1
+    assert _csv_rows(it, 2) == [([0, 1], 0), ([2, 3], 0), ([4, 0], 1), ([1, 2], 0), ([3, 4], 0)]
+
+
+def test_csv_iter_without_round_batch_still_gives_the_last_batch_with_its_pad(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("".join(f"{i}\n" for i in range(5)))
+    it = CSVIter(str(tmp_path / "d.csv"), (1,), batch_size=2, round_batch=False)
+    # MXNet 1.9.1 keeps the last example (pad 1) and starts every epoch at the first
+    rows = _csv_rows(it, 2)
+    assert [pad for _, pad in rows] == [0, 0, 1] * 2
+    assert [values[: 2 - pad] for values, pad in rows] == [[0, 1], [2, 3], [4]] * 2
+
+
+def test_mnist_iter_leaves_out_the_examples_that_do_not_fill_a_batch(tmp_path) -> None:
+    files = _write_idx(tmp_path, np.zeros((10, 2, 2), np.uint8), np.arange(10))
+    it = MNISTIter(*files, batch_size=4, shuffle=False)
+    # MXNet 1.9.1's MNISTIter: two full batches, no padded third one
+    assert [(b.label[0].asnumpy().tolist(), b.pad) for b in it] == [([0, 1, 2, 3], 0), ([4, 5, 6, 7], 0)]
+
+
+def test_an_empty_label_list_means_no_labels_as_in_mxnet() -> None:
+    it = NDArrayIter(np.zeros((4, 2)), [], batch_size=2)
+    assert it.provide_label == []
+    assert next(it).label == []
+
+
+def test_a_list_of_name_array_pairs_names_the_inputs_in_its_order() -> None:
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    it = NDArrayIter([("b", x), ("a", x + 10)], [("lab", np.arange(4))], batch_size=2)
+    assert [d.name for d in it.provide_data] == ["b", "a"]
+    assert [d.name for d in it.provide_label] == ["lab"]
+    batch = next(it)
+    assert batch.data[1].asnumpy().tolist() == [[10.0, 11.0], [12.0, 13.0]]
+
+
+def test_repeated_input_names_raise() -> None:
+    x = np.zeros((4, 2))
+    with pytest.raises(DataError, match="unique"):
+        NDArrayIter([("a", x), ("a", x)], batch_size=2)
+
+
+def test_ragged_nested_lists_raise_a_data_error() -> None:
+    with pytest.raises(DataError, match="not a rectangular array"):
+        NDArrayIter([[1, 2], [3]], batch_size=1)
+
+
+def test_seeded_shuffle_gives_mxnet_epochs_after_the_first_too() -> None:
+    np.random.seed(0)
+    it = NDArrayIter(np.arange(6, dtype=np.float32), batch_size=3, shuffle=True)
+    epochs = []
+    for _ in range(3):
+        epochs.append([batch.data[0].asnumpy().astype(int).tolist() for batch in it])
+        it.reset()
+    # what MXNet 1.9.1 gives after np.random.seed(0): each reset reshuffles the last epoch's order
+    assert epochs == [[[5, 2, 1], [3, 0, 4]], [[1, 3, 5], [4, 2, 0]], [[0, 2, 4], [1, 3, 5]]]
+
+
+@pytest.mark.parametrize("values", [np.array(["a", "b"]), np.array([object(), object()]), np.zeros(2, complex)])
+def test_inputs_that_are_not_real_numbers_raise_a_data_error_naming_them(values) -> None:
+    with pytest.raises(DataError, match="data 'data' holds .* values; expected numbers"):
+        NDArrayIter(values, batch_size=1)
+
+
+@pytest.mark.parametrize("shape", ["abc", (2, -1), (), (2.5,)])
+def test_csv_iter_data_shape_that_is_not_positive_ints_raises(tmp_path, shape) -> None:
+    (tmp_path / "d.csv").write_text("1,2\n")
+    with pytest.raises(DataError, match="data_shape must be a tuple of positive ints"):
+        CSVIter(str(tmp_path / "d.csv"), shape, batch_size=1)
+
+
+def test_csv_iter_empty_file_raises_naming_it(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("")
+    with pytest.raises(DataError, match="d.csv' holds no rows"):
+        CSVIter(str(tmp_path / "d.csv"), (2,), batch_size=1)
+
+
+def test_csv_iter_integer_dtype_truncates_fractions_as_mxnet(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,2\n3,4\n")
+    (tmp_path / "l.csv").write_text("1.5\n-2.5\n")
+    it = CSVIter(str(tmp_path / "d.csv"), (2,), str(tmp_path / "l.csv"), batch_size=2, dtype="int32")
+    batch = next(it)
+    assert batch.label[0].dtype == np.int32 and batch.label[0].asnumpy().tolist() == [1, -2]
+
+
+def test_csv_iter_accepts_mxnet_prefetch_buffer_and_ctx(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,2\n3,4\n")
+    it = CSVIter(str(tmp_path / "d.csv"), (2,), batch_size=2, prefetch_buffer=2, ctx="cpu")
+    assert next(it).data[0].asnumpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
