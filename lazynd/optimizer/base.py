@@ -205,19 +205,33 @@ class Optimizer:
         wd, table = self.wd, self.wd_mult
         return tuple(wd * self._multiplier(table, index) for index in indices)
 
+    def _fused_clip_gradient(self) -> float:
+        """``clip_gradient`` as the fused update operators take it: -1 (no clipping) for ``None`` or 0.
+
+        MXNet's optimizers that call a fused operator pass ``clip_gradient`` only when it is truthy,
+        so ``clip_gradient=0`` leaves their gradients unclipped (the operators themselves would clip
+        to 0, a step of nothing but weight decay); the optimizers written with NDArray operators
+        (AdaGrad, AdaDelta, Adamax, Nadam, SGLD, DCASGD) clip to [0, 0] in MXNet and here.
+        """
+        return float(self.clip_gradient) if self.clip_gradient else -1.0
+
     def _fused_args(self, index: Any) -> dict[str, float]:
         return {
             "lr": self._get_lr(index),
             "wd": self._get_wd(index),
             "rescale_grad": self.rescale_grad,
-            "clip_gradient": -1.0 if self.clip_gradient is None else self.clip_gradient,
+            "clip_gradient": self._fused_clip_gradient(),
         }
 
-    def _prepared_grad(self, grad: NDArray) -> NDArray:
-        """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators."""
+    def _prepared_grad(self, grad: NDArray, clip_gradient: float | None = None) -> NDArray:
+        """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators.
+
+        ``clip_gradient`` defaults to the optimizer's; a negative bound means no clipping.
+        """
+        bound = self.clip_gradient if clip_gradient is None else clip_gradient
         g = grad * self.rescale_grad
-        if self.clip_gradient is not None:
-            g = nd._minimum_scalar(nd._maximum_scalar(g, scalar=-self.clip_gradient), scalar=self.clip_gradient)
+        if bound is not None and bound >= 0:
+            g = nd._minimum_scalar(nd._maximum_scalar(g, scalar=-bound), scalar=bound)
         return g
 
 

@@ -71,7 +71,7 @@ class SGD(Optimizer):
             "lrs": self._get_lrs(indices),
             "wds": self._get_wds(indices),
             "rescale_grad": self.rescale_grad,
-            "clip_gradient": -1.0 if self.clip_gradient is None else self.clip_gradient,
+            "clip_gradient": self._fused_clip_gradient(),
             "num_weights": len(weights),
         }
         if self.momentum == 0.0:
@@ -102,7 +102,8 @@ class NAG(SGD):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
-        g = self._prepared_grad(grad)
+        # MXNet's NAG calls the fused nag_mom_update/sgd_update: clip_gradient=0 does not clip
+        g = self._prepared_grad(grad, self._fused_clip_gradient())
         g += weight * wd
         g *= lr
         if state is None:

@@ -558,3 +558,42 @@ def test_lazy_update_is_accepted_and_changes_nothing_on_dense_arrays(name, kwarg
     lazy = run(optimizer.create(name, lazy_update=True, **kwargs), w0, grads)
     eager = run(optimizer.create(name, lazy_update=False, **kwargs), w0, grads)
     np.testing.assert_array_equal(lazy, eager)
+
+
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("sgd", {}),
+        ("sgd", {"momentum": 0.9}),
+        ("nag", {"momentum": 0.9}),
+        ("adam", {}),
+        ("rmsprop", {}),
+        ("rmsprop", {"centered": True}),
+        ("signum", {}),
+        ("ftrl", {}),
+    ],
+)
+def test_clip_gradient_zero_does_not_clip_the_fused_optimizers(name, kwargs, problem):
+    # MXNet 1.9.1 hands clip_gradient to the fused operators only when it is truthy
+    w0, grads = problem
+    unclipped = run(optimizer.create(name, wd=0.01, **kwargs), w0, grads)
+    np.testing.assert_allclose(run(optimizer.create(name, wd=0.01, clip_gradient=0.0, **kwargs), w0, grads), unclipped)
+
+
+def test_clip_gradient_zero_does_not_clip_sgd_given_lists(problem):
+    w0, grads = problem
+    plain = optimizer.get_updater(optimizer.create("sgd", momentum=0.9))
+    zero = optimizer.get_updater(optimizer.create("sgd", momentum=0.9, clip_gradient=0))
+    a, b = [mx.nd.array(w0), mx.nd.array(w0 * 2)], [mx.nd.array(w0), mx.nd.array(w0 * 2)]
+    for g in grads:
+        plain([0, 1], [mx.nd.array(g), mx.nd.array(g)], a)
+        zero([0, 1], [mx.nd.array(g), mx.nd.array(g)], b)
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_allclose(y.asnumpy(), x.asnumpy())
+
+
+@pytest.mark.parametrize("name", ["adagrad", "adadelta", "nadam", "dcasgd"])
+def test_clip_gradient_zero_zeroes_the_gradient_of_the_optimizers_written_with_operators(name, problem):
+    # as MXNet 1.9.1 clips there (``if clip_gradient is not None``): no weight decay, so no step
+    w0, grads = problem
+    np.testing.assert_allclose(run(optimizer.create(name, clip_gradient=0.0), w0, grads), w0)
