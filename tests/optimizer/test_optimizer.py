@@ -597,3 +597,27 @@ def test_clip_gradient_zero_zeroes_the_gradient_of_the_optimizers_written_with_o
     # as MXNet 1.9.1 clips there (``if clip_gradient is not None``): no weight decay, so no step
     w0, grads = problem
     np.testing.assert_allclose(run(optimizer.create(name, clip_gradient=0.0), w0, grads), w0)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: lr_scheduler.MultiFactorScheduler(step=5), "step must be a list"),
+        (lambda: lr_scheduler.MultiFactorScheduler(step=None), "step must be a list"),
+        (lambda: lr_scheduler.MultiFactorScheduler(step="58"), "step must be a list"),
+        (lambda: lr_scheduler.MultiFactorScheduler(step=[2, "x"]), r"step\[1\] must be a number"),
+        (lambda: lr_scheduler.FactorScheduler(step="5"), "step must be a number"),
+        (lambda: lr_scheduler.FactorScheduler(step=2, factor="x"), "factor must be a number"),
+        (lambda: lr_scheduler.LRScheduler(base_lr="0.1"), "base_lr must be a number"),
+        (lambda: lr_scheduler.PolyScheduler(max_update=10, pwr=None), "pwr must be a number"),
+        (lambda: lr_scheduler.CosineScheduler(max_update=10, final_lr=None), "final_lr must be a number"),
+    ],
+)
+def test_scheduler_arguments_of_the_wrong_type_are_named(make, message):
+    with pytest.raises(LazyNDError, match=message):
+        make()
+
+
+def test_multi_factor_scheduler_takes_any_iterable_of_steps():
+    sched = lr_scheduler.MultiFactorScheduler(step=np.array([5, 8]), factor=0.5, base_lr=2.0)
+    assert [sched(n) for n in (5, 6, 9)] == pytest.approx([2.0, 1.0, 0.5])
