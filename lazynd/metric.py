@@ -160,6 +160,12 @@ class CompositeEvalMetric(EvalMetric):
     def add(self, metric: Any) -> None:
         self.metrics.append(create(metric))
 
+    def get_config(self) -> dict[str, Any]:
+        """The base config plus ``metrics``: each metric's own config, as MXNet's."""
+        config = super().get_config()
+        config["metrics"] = [metric.get_config() for metric in self.metrics]
+        return config
+
     def get_metric(self, index: int) -> EvalMetric:
         if not 0 <= index < len(self.metrics):
             raise DataError(f"CompositeEvalMetric: index {index} out of range for {len(self.metrics)} metrics")

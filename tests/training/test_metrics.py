@@ -314,3 +314,13 @@ def test_torch_and_caffe_are_losses_under_their_names() -> None:
     caffe_metric = mx.metric.create("caffe")
     caffe_metric.update(None, [mx.nd.array([2, 4])])
     assert torch_metric.get() == ("torch", 2.0) and caffe_metric.get() == ("caffe", 3.0)  # MXNet 1.9.1
+
+
+def test_composite_config_lists_the_config_of_each_metric() -> None:
+    config = metric.CompositeEvalMetric([metric.Accuracy(axis=1), metric.CrossEntropy(eps=1e-6)]).get_config()
+    assert config["metric"] == "CompositeEvalMetric"
+    assert [(c["metric"], c["name"]) for c in config["metrics"]] == [
+        ("Accuracy", "accuracy"),
+        ("CrossEntropy", "cross-entropy"),
+    ]
+    assert config["metrics"][1]["eps"] == 1e-6
