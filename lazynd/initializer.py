@@ -11,8 +11,9 @@ reproducible.
 from __future__ import annotations
 
 import json
+import numbers
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,8 +22,10 @@ from . import ndarray as nd
 from . import random as _random
 from .class_registry import make_register
 from .errors import DataError, ShapeError
+from .log import get_logger
 
 _REGISTRY: dict[str, type[Initializer]] = {}
+_log = get_logger(__name__)
 
 
 register = make_register(_REGISTRY)
@@ -46,10 +49,45 @@ class InitDesc(str):
 
 
 class Initializer:
-    """Base class; subclasses override ``_init_weight`` (and others if they need to)."""
+    """Base class; subclasses override ``_init_weight`` (and others if they need to).
+
+    Two initializers are equal when they are of one class with the same arguments, as in MXNet.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         self._kwargs = kwargs
+        self._verbose = False
+        self._print_func: Callable[[Any], str] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Initializer):
+            return NotImplemented
+        return type(self) is type(other) and self._arguments_text() == other._arguments_text()
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._arguments_text()))
+
+    def _arguments_text(self) -> str:
+        """The constructor's arguments as sorted JSON (arrays as lists; other objects by ``repr``)."""
+        return json.dumps(getattr(self, "_kwargs", {}), sort_keys=True, default=_json_value_or_repr)
+
+    def set_verbosity(self, verbose: bool = False, print_func: Callable[[Any], str] | None = None) -> Initializer:
+        """Log each array this initializer fills (MXNet's switch); returns the initializer.
+
+        ``print_func(array)`` gives the text logged; by default the array's root mean square.
+
+        Examples
+        --------
+        >>> Uniform().set_verbosity(True)._verbose
+        True
+        """
+        self._verbose = bool(verbose)
+        self._print_func = print_func if print_func is not None else _root_mean_square
+        return self
+
+    def _verbose_print(self, desc: str, init: Any, arr: Any) -> None:
+        if getattr(self, "_verbose", False) and self._print_func is not None:
+            _log.info("Initialized %s as %s: %s", desc, init, self._print_func(arr))
 
     def dumps(self) -> str:
         """JSON ``[name, kwargs]`` as MXNet stores it in a variable's ``__init__`` attribute.
@@ -58,8 +96,14 @@ class Initializer:
         --------
         >>> Xavier(factor_type="in", magnitude=2).dumps()
         '["xavier", {"rnd_type": "uniform", "factor_type": "in", "magnitude": 2}]'
+
+        An array argument (``Constant``'s value) is written as a nested list, as MXNet writes it:
+
+        >>> import numpy as np
+        >>> Constant(np.array([1.0, 2.0])).dumps()
+        '["constant", {"value": [1.0, 2.0]}]'
         """
-        return json.dumps([type(self).__name__.lower(), self._kwargs])
+        return json.dumps([type(self).__name__.lower(), self._kwargs], default=_json_value)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._kwargs.items())})"
@@ -67,11 +111,18 @@ class Initializer:
     def __call__(self, desc: str, arr: Any) -> None:
         if not isinstance(desc, str):
             raise DataError(f"initializer: the first argument must be the parameter name, got {type(desc).__name__}")
+        if isinstance(desc, InitDesc) and desc.global_init is None:
+            desc.global_init = self
         init = getattr(desc, "attrs", {}).get("__init__", "")
         if init:
             create(init)._init_weight(desc, arr)
+            self._verbose_print(desc, init, arr)
             return
-        name = str(desc)
+        self._init_by_name(str(desc), arr)
+        self._verbose_print(desc, "default", arr)
+
+    def _init_by_name(self, name: str, arr: Any) -> None:
+        """Fill ``arr`` as its name's suffix asks (``*_weight``, ``*_bias``, ``*_gamma``...)."""
         if name.startswith("upsampling"):
             self._init_bilinear(name, arr)
         elif name.endswith("bias"):
@@ -178,6 +229,30 @@ class Mixed(Initializer):
                 init(name, arr)
                 return
         raise DataError(f"Mixed: no pattern matches {name!r}; add a '.*' pattern as the default")
+
+
+def _root_mean_square(arr: Any) -> str:
+    """``norm(arr) / sqrt(size)`` as text: what :meth:`Initializer.set_verbosity` logs by default."""
+    values = _host_array(arr).astype(np.float64)
+    return str(float(np.sqrt(np.mean(values * values)))) if values.size else "0.0"
+
+
+def _host_array(value: Any) -> np.ndarray:
+    return value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
+
+
+def _json_value(value: Any) -> Any:
+    """``json.dumps``'s ``default``: an NDArray, NumPy array or NumPy scalar as plain lists and numbers."""
+    if hasattr(value, "asnumpy") or isinstance(value, (np.ndarray, np.generic)):
+        return _host_array(value).tolist()
+    raise DataError(f"initializer: cannot write an argument of type {type(value).__name__} as JSON")
+
+
+def _json_value_or_repr(value: Any) -> Any:
+    try:
+        return _json_value(value)
+    except DataError:
+        return repr(value)
 
 
 def bilinear_filter(name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -326,6 +401,8 @@ class Xavier(Initializer):
             raise DataError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
         if factor_type not in ("avg", "in", "out"):
             raise DataError(f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
+        if not isinstance(magnitude, numbers.Real) or magnitude < 0:
+            raise DataError(f"Xavier: magnitude must be a number >= 0, got {magnitude!r}")
         super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
         self.rnd_type = rnd_type
         self.factor_type = factor_type
@@ -335,6 +412,8 @@ class Xavier(Initializer):
         shape = tuple(arr.shape)
         if len(shape) < 2:
             raise ShapeError(f"Xavier: {name!r} needs at least 2 dimensions, got shape {shape}")
+        if 0 in shape:
+            return  # nothing to fill, and a fan of 0 has no scale
         receptive = float(np.prod(shape[2:])) if len(shape) > 2 else 1.0
         fan_in, fan_out = shape[1] * receptive, shape[0] * receptive
         factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}[self.factor_type]
