@@ -110,16 +110,23 @@ class Optimizer:
             self.update(index, weight, grad, state)
 
     # -- multi-precision (float16 weights updated through a float32 master copy) -----------------
+    #: Where the master copy sits in a float16 weight's state: MXNet's base class keeps
+    #: ``(master copy, state)``, which custom optimizers written for MXNet unpack; its SGD and NAG
+    #: keep ``(state, master copy)``, the order of their ``mp_*`` operators' inputs.
+    master_copy_first: bool = True
+
     def _uses_master_copy(self, weight: NDArray) -> bool:
         return self.multi_precision and np.dtype(weight.dtype) == np.float16
 
     def create_state_multi_precision(self, index: Any, weight: NDArray) -> Any:
         """The state of parameter ``index``; with ``multi_precision``, a float16 weight's state is
-        ``(state of a float32 master copy, the master copy)``."""
+        ``(the float32 master copy, its state)`` (``(state, master copy)`` where
+        :attr:`master_copy_first` is false, as for SGD and NAG)."""
         if not self._uses_master_copy(weight):
             return self.create_state(index, weight)
         master = weight.astype(np.float32)
-        return (self.create_state(index, master), master)
+        inner = self.create_state(index, master)
+        return (master, inner) if self.master_copy_first else (inner, master)
 
     def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         """:meth:`update`; a float16 weight under ``multi_precision`` is updated in float32 through its
@@ -127,7 +134,7 @@ class Optimizer:
         if not self._uses_master_copy(weight):
             self.update(index, weight, grad, state)
             return
-        inner, master = state
+        master, inner = state if self.master_copy_first else (state[1], state[0])
         self.update(index, master, grad.astype(np.float32), inner)
         master.astype(weight.dtype).copyto(weight)
 

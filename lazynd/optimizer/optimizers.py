@@ -43,6 +43,8 @@ class SGD(Optimizer):
     arrays both of its values give the same update.
     """
 
+    master_copy_first = False  # MXNet's SGD (and NAG) keep a float16 weight's state as (state, master copy)
+
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.lazy_update = lazy_update

@@ -621,3 +621,43 @@ def test_scheduler_arguments_of_the_wrong_type_are_named(make, message):
 def test_multi_factor_scheduler_takes_any_iterable_of_steps():
     sched = lr_scheduler.MultiFactorScheduler(step=np.array([5, 8]), factor=0.5, base_lr=2.0)
     assert [sched(n) for n in (5, 6, 9)] == pytest.approx([2.0, 1.0, 0.5])
+
+
+@pytest.mark.parametrize("name", ["adam", "rmsprop", "adagrad", "signum", "dcasgd"])
+def test_a_float16_weights_state_holds_the_master_copy_first_as_mxnets_base_class(name):
+    w = mx.nd.array([0.5, -1.25, 2.0], dtype="float16")
+    opt = optimizer.create(name, multi_precision=True)
+    master, inner = opt.create_state_multi_precision(0, w)
+    assert master.dtype == np.float32 and master.shape == w.shape
+    np.testing.assert_array_equal(master.asnumpy(), w.asnumpy().astype(np.float32))
+    assert repr(type(inner)) == repr(type(opt.create_state(0, master)))
+
+
+@pytest.mark.parametrize("name", ["sgd", "nag"])
+def test_sgd_and_nag_keep_a_float16_weights_state_before_the_master_copy_as_mxnet(name):
+    w = mx.nd.array([0.5, -1.25, 2.0], dtype="float16")
+    mom, master = optimizer.create(name, momentum=0.9, multi_precision=True).create_state_multi_precision(0, w)
+    assert mom.dtype == np.float32 and master.dtype == np.float32
+    np.testing.assert_array_equal(master.asnumpy(), w.asnumpy().astype(np.float32))
+    np.testing.assert_array_equal(mom.asnumpy(), np.zeros(3, np.float32))
+
+
+def test_an_mxnet_style_optimizer_unpacking_the_master_copy_first_trains_float16_weights():
+    class ScaledSGD(optimizer.Optimizer):
+        """Written as for MXNet: the base class's mixed-precision state, unpacked by hand."""
+
+        def update(self, index, weight, grad, state):
+            weight[:] = weight - 0.5 * grad
+
+        def update_multi_precision(self, index, weight, grad, state):
+            if self.multi_precision and weight.dtype == np.float16:
+                master, original_state = state[0], state[1]
+                self.update(index, master, grad.astype(np.float32), original_state)
+                master.astype(weight.dtype).copyto(weight)
+            else:
+                self.update(index, weight, grad, state)
+
+    updater = optimizer.get_updater(ScaledSGD(multi_precision=True))
+    w = mx.nd.array([1.0, 2.0], dtype="float16")
+    updater(0, mx.nd.array([1.0, 1.0], dtype="float16"), w)
+    np.testing.assert_array_equal(w.asnumpy(), np.array([0.5, 1.5], np.float16))
