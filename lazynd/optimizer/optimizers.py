@@ -99,7 +99,13 @@ Optimizer.opt_registry["ccsgd"] = SGD
 
 @register
 class NAG(SGD):
-    """Nesterov accelerated SGD: ``mom = momentum*mom - lr*g; weight += momentum*mom - lr*g``."""
+    """Nesterov accelerated SGD: ``mom = momentum*mom - lr*g; weight += momentum*mom - lr*g``.
+
+    ``g`` is the rescaled, clipped gradient plus ``wd * weight`` of the weight before the step,
+    in both lines.  MXNet 1.9.1's ``nag_mom_update``, run in place as its optimizer runs it,
+    reads the weight it has just written for the momentum's weight decay; with ``wd > 0`` its
+    weights drift from this formula by about ``lr * wd * momentum`` of a step per update.
+    """
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
