@@ -30,28 +30,52 @@ def _host(value: Any) -> numpy.ndarray:
 
 def _as_array_list(values: Any) -> list[Any]:
     """``values`` as a list of arrays: a single NDArray or NumPy array is a list of one, as MXNet takes it."""
-    if hasattr(values, "asnumpy") or isinstance(values, numpy.ndarray):
+    if _is_array(values):
         return [values]
     return list(values)
 
 
-def check_label_shapes(
-    labels: Sequence[Any] | Any, preds: Sequence[Any] | Any, shape: bool = False
-) -> tuple[list[Any], list[Any]]:
-    """``labels`` and ``preds`` as lists of arrays (a single array is a list of one).
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "asnumpy") or isinstance(value, numpy.ndarray)
 
-    Raises ``DataError`` unless there are as many labels as predictions (and, with
-    ``shape``, each label has its prediction's shape).
+
+def check_label_shapes(labels: Any, preds: Any, wrap: bool = False, shape: bool = False) -> tuple[Any, Any]:
+    """Check that ``labels`` and ``preds`` agree, as MXNet's helper of the same name (for custom metrics).
+
+    Without ``shape`` their lengths must agree (lists of arrays: as many labels as predictions;
+    arrays: as many rows); with ``shape`` their shapes must (two arrays).  With ``wrap`` an array
+    (NDArray or NumPy) comes back as a list of one, so that ``for label, pred in zip(labels, preds)``
+    walks arrays either way; without it both come back as given.  Raises ``DataError`` otherwise.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> labels, preds = check_label_shapes(mx.nd.array([1, 0]), mx.nd.array([[0.2, 0.8], [0.6, 0.4]]), True)
+    >>> len(labels), len(preds)
+    (1, 1)
     """
+    if shape:
+        if not (_is_array(labels) and _is_array(preds)):
+            raise DataError(
+                f"check_label_shapes(shape=True) compares two arrays, got {type(labels).__name__} "
+                f"and {type(preds).__name__}"
+            )
+        label_shape, pred_shape = tuple(labels.shape), tuple(preds.shape)
+        if label_shape != pred_shape:
+            raise DataError(f"metric: label shape {label_shape} differs from prediction shape {pred_shape}")
+    elif len(labels) != len(preds):
+        raise DataError(f"metric: {len(labels)} labels but {len(preds)} predictions")
+    if wrap:
+        labels = [labels] if _is_array(labels) else labels
+        preds = [preds] if _is_array(preds) else preds
+    return labels, preds
+
+
+def _label_pred_lists(labels: Any, preds: Any) -> tuple[list[Any], list[Any]]:
+    """``labels`` and ``preds`` as lists of arrays (a single array is a list of one), as many of each."""
     labels, preds = _as_array_list(labels), _as_array_list(preds)
     if len(labels) != len(preds):
         raise DataError(f"metric: {len(labels)} label arrays but {len(preds)} prediction arrays")
-    if shape:
-        for label, pred in zip(labels, preds, strict=False):
-            if tuple(label.shape) != tuple(pred.shape):
-                raise DataError(
-                    f"metric: label shape {tuple(label.shape)} differs from prediction shape {tuple(pred.shape)}"
-                )
     return labels, preds
 
 
@@ -217,7 +241,7 @@ class Accuracy(EvalMetric):
         self.axis = axis
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label)
             if pred_np.shape != label_np.shape:
@@ -241,7 +265,7 @@ class TopKAccuracy(EvalMetric):
         self.top_k = top_k
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
             if pred_np.ndim != 2:
@@ -253,7 +277,7 @@ class TopKAccuracy(EvalMetric):
 
 def _binary_counts(metric: str, labels: Sequence[Any], preds: Sequence[Any]) -> numpy.ndarray:
     """True positives, false positives, false negatives and true negatives of (batch, 2) predictions."""
-    labels, preds = check_label_shapes(labels, preds)
+    labels, preds = _label_pred_lists(labels, preds)
     counts = numpy.zeros(4)
     for label, pred in zip(labels, preds, strict=False):
         pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
@@ -430,7 +454,7 @@ class PCC(EvalMetric):
         self._classes = classes
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np = _host(label).astype(numpy.int64).reshape(-1)
             pred_np = _host(pred)
@@ -453,7 +477,7 @@ class PCC(EvalMetric):
 
 class _Regression(EvalMetric):
     def _errors(self, labels: Sequence[Any], preds: Sequence[Any]) -> Any:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
             # as MXNet: a 1-D label or prediction is a column, broadcast against the other
@@ -520,7 +544,7 @@ class CrossEntropy(EvalMetric):
         self.eps = eps
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _host(pred).astype(numpy.float64)
             if pred_np.ndim != 2 or pred_np.shape[0] != label_np.size:
@@ -580,7 +604,7 @@ class PearsonCorrelation(EvalMetric):
         self._local = _CoMoments()
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
             if label_np.size != pred_np.size:
@@ -653,7 +677,7 @@ class Perplexity(EvalMetric):
         self.axis = axis
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np = _host(pred).astype(numpy.float64)
             classes = pred_np.shape[self.axis]
@@ -742,7 +766,7 @@ class CustomMetric(EvalMetric):
         if self._allow_extra_outputs:
             labels, preds = _as_array_list(labels), _as_array_list(preds)
         else:
-            labels, preds = check_label_shapes(labels, preds)
+            labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             result = self._feval(_host(label), _host(pred))
             if isinstance(result, tuple):

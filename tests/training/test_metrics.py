@@ -324,3 +324,38 @@ def test_composite_config_lists_the_config_of_each_metric() -> None:
         ("CrossEntropy", "cross-entropy"),
     ]
     assert config["metrics"][1]["eps"] == 1e-6
+
+
+class _WrappingAccuracy(metric.EvalMetric):
+    """A custom metric written as MXNet 1.x's own: ``check_label_shapes(labels, preds, True)`` wraps."""
+
+    def __init__(self) -> None:
+        super().__init__("wrapping-accuracy")
+
+    def update(self, labels, preds) -> None:
+        labels, preds = metric.check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds, strict=True):
+            self.sum_metric += float((pred.asnumpy().argmax(axis=1) == label.asnumpy()).sum())
+            self.num_inst += label.shape[0]
+
+
+@pytest.mark.parametrize("as_lists", [True, False])
+def test_check_label_shapes_third_argument_wraps_arrays_as_mxnets(as_lists) -> None:
+    labels, preds = mx.nd.array([1, 0, 1]), mx.nd.array([[0.1, 0.9], [0.8, 0.2], [0.7, 0.3]])
+    m = _WrappingAccuracy()
+    m.update([labels] if as_lists else labels, [preds] if as_lists else preds)
+    assert m.get() == ("wrapping-accuracy", pytest.approx(2 / 3))
+
+
+def test_check_label_shapes_compares_lengths_or_shapes_and_returns_arrays_unwrapped() -> None:
+    labels, preds = mx.nd.array([1, 0, 1]), mx.nd.array([[0.1, 0.9], [0.8, 0.2], [0.7, 0.3]])
+    assert metric.check_label_shapes(labels, preds) == (labels, preds)
+    assert metric.check_label_shapes(labels, labels, False, True) == (labels, labels)
+    with pytest.raises(DataError, match=r"label shape \(3,\) differs from prediction shape \(3, 2\)"):
+        metric.check_label_shapes(labels, preds, False, True)
+    with pytest.raises(DataError, match="3 labels but 4 predictions"):
+        metric.check_label_shapes(labels, mx.nd.zeros((4,)))
+    with pytest.raises(DataError, match="1 labels but 2 predictions"):
+        metric.check_label_shapes([labels], [preds, preds], wrap=True)
+    with pytest.raises(DataError, match="compares two arrays"):
+        metric.check_label_shapes([labels], [preds], shape=True)
