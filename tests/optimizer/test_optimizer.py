@@ -661,3 +661,34 @@ def test_an_mxnet_style_optimizer_unpacking_the_master_copy_first_trains_float16
     w = mx.nd.array([1.0, 2.0], dtype="float16")
     updater(0, mx.nd.array([1.0, 1.0], dtype="float16"), w)
     np.testing.assert_array_equal(w.asnumpy(), np.array([0.5, 1.5], np.float16))
+
+
+# What MXNet 1.9.1's Updater.get_states() returned after one step of
+# SGD(momentum=0.9, multi_precision=True) on float16 [1, 2] with gradient [1, 1]:
+# {0: (momentum [-0.01, -0.01], float32 master copy [0.99, 1.99])}, NDArrays pickled as records.
+MXNET_SGD_MP_STATES = (
+    b"\x80\x04\x95\xc3\x00\x00\x00\x00\x00\x00\x00}\x94K\x00\x8c\x15mxnet.ndarray.ndarray\x94\x8c\x07NDArray"
+    b"\x94\x93\x94N\x85\x94R\x94}\x94\x8c\x06handle\x94\x8c\x08builtins\x94\x8c\tbytearray\x94\x93\x94C("
+    b"\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00"
+    b"\x00\x00\x00\x00\x00\x00\n\xd7#\xbc\n\xd7#\xbc\x94\x85\x94R\x94sbh\x03h\x04R\x94}\x94h\x07h\nC(\xc9\xfa"
+    b"\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"
+    b"\x00\x00\x00\x00\xa4p}?R\xb8\xfe?\x94\x85\x94R\x94sb\x86\x94s."
+)
+
+
+def test_updater_reads_states_pickled_by_mxnet_and_trains_on_from_them():
+    updater = optimizer.get_updater(optimizer.create("sgd", learning_rate=0.01, momentum=0.9, multi_precision=True))
+    updater.set_states(MXNET_SGD_MP_STATES)
+    mom, master = updater.states[0]
+    assert mom.dtype == np.float32 and master.dtype == np.float32
+    np.testing.assert_allclose(mom.asnumpy(), [-0.01, -0.01], rtol=1e-6)
+    np.testing.assert_allclose(master.asnumpy(), [0.99, 1.99], rtol=1e-6)
+    weight = mx.nd.array([0.99, 1.99], dtype="float16")
+    updater(0, mx.nd.array([1.0, 1.0], dtype="float16"), weight)
+    # momentum 0.9 * -0.01 - 0.01 * 1 = -0.019 added to the master copy
+    np.testing.assert_allclose(updater.states[0][1].asnumpy(), [0.971, 1.971], rtol=1e-6)
+
+
+def test_updater_refuses_an_mxnet_optimizer_pickled_with_the_states_by_name():
+    with pytest.raises(LazyNDError, match=r"mxnet\.optimizer\.optimizer\.Adam.*dump_optimizer"):
+        optimizer.get_updater(optimizer.create("adam")).set_states(b"cmxnet.optimizer.optimizer\nAdam\n.")
