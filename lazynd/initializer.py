@@ -237,6 +237,11 @@ def _root_mean_square(arr: Any) -> str:
     return str(float(np.sqrt(np.mean(values * values)))) if values.size else "0.0"
 
 
+def _is_number(value: object) -> bool:
+    """Whether ``value`` is a real number (Python's or NumPy's)."""
+    return isinstance(value, numbers.Real)
+
+
 def _host_array(value: Any) -> np.ndarray:
     return value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
 
@@ -401,7 +406,7 @@ class Xavier(Initializer):
             raise DataError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
         if factor_type not in ("avg", "in", "out"):
             raise DataError(f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
-        if not isinstance(magnitude, numbers.Real) or magnitude < 0:
+        if not _is_number(magnitude) or magnitude < 0:
             raise DataError(f"Xavier: magnitude must be a number >= 0, got {magnitude!r}")
         super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
         self.rnd_type = rnd_type
@@ -462,6 +467,21 @@ def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
     else:
         name, params = spec, kwargs
     cls = _REGISTRY.get(str(name).lower())
+    if str(name).lower() == "fusedrnn":
+        _refuse_fused_rnn()
     if cls is None:
         raise DataError(f"initializer.create: unknown initializer {name!r}; known: {sorted(_REGISTRY)}")
     return cls(**params)
+
+
+def _refuse_fused_rnn() -> None:
+    raise DataError(
+        "mx.init.FusedRNN: not supported by lazynd yet (nor is mx.rnn.FusedRNNCell, the packed weights it "
+        "initializes); the unfused cells' weights take any initializer"
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FusedRNN":
+        _refuse_fused_rnn()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

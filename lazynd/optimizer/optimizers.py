@@ -24,7 +24,7 @@ from .base import Optimizer, register
 # operator functions are generated at import time, so type checkers cannot see them
 nd: Any = _ndarray
 
-__all__ = ["SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Ftrl", "SGLD", "DCASGD", "Signum"]
+__all__ = ["SGD", "ccSGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Ftrl", "SGLD", "DCASGD", "Signum"]
 
 
 def _zeros_like(weight: NDArray) -> NDArray:
@@ -95,6 +95,7 @@ def _one_device_and_dtype(weights: list[NDArray], grads: list[NDArray]) -> bool:
 
 
 Optimizer.opt_registry["ccsgd"] = SGD
+ccSGD = SGD  # noqa: N816 -- MXNet's deprecated name, SGD itself there too
 
 
 @register

@@ -692,3 +692,18 @@ def test_updater_reads_states_pickled_by_mxnet_and_trains_on_from_them():
 def test_updater_refuses_an_mxnet_optimizer_pickled_with_the_states_by_name():
     with pytest.raises(LazyNDError, match=r"mxnet\.optimizer\.optimizer\.Adam.*dump_optimizer"):
         optimizer.get_updater(optimizer.create("adam")).set_states(b"cmxnet.optimizer.optimizer\nAdam\n.")
+
+
+@pytest.mark.parametrize("name", ["FTML", "LAMB", "LARS", "LBSGD"])
+def test_mxnets_optimizers_lazynd_lacks_are_refused_by_name(name):
+    with pytest.raises(LazyNDError, match=rf"MXNet's {name} is not supported by lazynd yet"):
+        optimizer.create(name.lower())
+    with pytest.raises(LazyNDError, match=rf"mx\.optimizer\.{name}: .*not supported by lazynd yet"):
+        getattr(optimizer, name)
+    with pytest.raises(AttributeError):
+        optimizer.NoSuchOptimizer  # noqa: B018
+
+
+def test_ccsgd_is_mxnets_deprecated_name_of_sgd():
+    assert mx.optimizer.ccSGD is optimizer.SGD
+    assert type(optimizer.create("ccsgd")) is optimizer.SGD

@@ -210,3 +210,12 @@ def test_xavier_refuses_a_negative_magnitude_and_leaves_an_empty_array_alone() -
     empty = mx.nd.zeros((0, 3))
     init.Xavier(factor_type="out")("fc_weight", empty)
     assert empty.shape == (0, 3)
+
+
+def test_fused_rnn_initializer_is_refused_by_name() -> None:
+    with pytest.raises(DataError, match=r"mx\.init\.FusedRNN: not supported by lazynd yet"):
+        mx.init.FusedRNN  # noqa: B018
+    with pytest.raises(DataError, match=r"FusedRNN: not supported"):
+        init.create('["fusedrnn", {"init": null, "num_hidden": 4, "num_layers": 1, "mode": "lstm"}]')
+    with pytest.raises(AttributeError):
+        mx.init.NoSuchInitializer  # noqa: B018
