@@ -8,6 +8,7 @@ drift.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,7 +33,15 @@ def _as_array_list(values: Any) -> list[Any]:
     """``values`` as a list of arrays: a single NDArray or NumPy array is a list of one, as MXNet takes it."""
     if _is_array(values):
         return [values]
+    if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise DataError(f"metric: expected an array or a list of arrays, got {type(values).__name__}")
     return list(values)
+
+
+def _check_axis(metric: str, axis: int, array: numpy.ndarray) -> None:
+    """Refuse, by name, a class ``axis`` that the predictions do not have."""
+    if not -array.ndim <= axis < array.ndim:
+        raise DataError(f"{metric}: axis {axis} is out of range for predictions of shape {array.shape}")
 
 
 def _is_array(value: Any) -> bool:
@@ -109,8 +118,8 @@ class EvalMetric:
 
     def update_dict(self, label: dict[str, Any], pred: dict[str, Any]) -> None:
         """Update from dicts name -> array, picking ``label_names``/``output_names`` when set."""
-        preds = [pred[n] for n in self.output_names] if self.output_names is not None else list(pred.values())
-        labels = [label[n] for n in self.label_names] if self.label_names is not None else list(label.values())
+        preds = _pick(pred, self.output_names, "output_names", self.name)
+        labels = _pick(label, self.label_names, "label_names", self.name)
         self.update(labels, preds)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
@@ -156,6 +165,16 @@ class EvalMetric:
     def get_global_name_value(self) -> list[tuple[str, float]]:
         """:meth:`get_global` as a list of ``(name, value)`` pairs."""
         return _pairs(*self.get_global())
+
+
+def _pick(arrays: dict[str, Any], names: list[str] | None, which: str, metric: str) -> list[Any]:
+    """The arrays of ``names`` in ``arrays`` (all of them, in order, when ``names`` is None)."""
+    if names is None:
+        return list(arrays.values())
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise DataError(f"metric {metric!r}: {which} {missing} not among the arrays given, {sorted(arrays)}")
+    return [arrays[n] for n in names]
 
 
 def _pairs(name: Any, value: Any) -> list[tuple[str, float]]:
@@ -245,6 +264,7 @@ class Accuracy(EvalMetric):
         for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label)
             if pred_np.shape != label_np.shape:
+                _check_axis("Accuracy", self.axis, pred_np)
                 pred_np = pred_np.argmax(axis=self.axis)
             pred_np = pred_np.astype(numpy.int64, copy=False).ravel()  # argmax's classes are int64 already
             label_np = label_np.astype(numpy.int64, copy=False).ravel()
@@ -259,8 +279,8 @@ class TopKAccuracy(EvalMetric):
     """Fraction of labels among the ``top_k`` highest-scored classes."""
 
     def __init__(self, top_k: int = 1, name: str = "top_k_accuracy", **kwargs: Any) -> None:
-        if top_k < 1:
-            raise DataError(f"TopKAccuracy: top_k must be >= 1, got {top_k}")
+        if not isinstance(top_k, numbers.Integral) or isinstance(top_k, bool) or top_k < 1:
+            raise DataError(f"TopKAccuracy: top_k must be an int >= 1, got {top_k!r}")
         super().__init__(f"{name}_{top_k}", top_k=top_k, **kwargs)
         self.top_k = top_k
 
@@ -680,6 +700,7 @@ class Perplexity(EvalMetric):
         labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np = _host(pred).astype(numpy.float64)
+            _check_axis("Perplexity", self.axis, pred_np)
             classes = pred_np.shape[self.axis]
             label_np = _host(label).astype(numpy.int64).ravel()
             moved = numpy.moveaxis(pred_np, self.axis, -1).reshape(-1, classes)
@@ -769,13 +790,15 @@ class CustomMetric(EvalMetric):
             labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             result = self._feval(_host(label), _host(pred))
-            if isinstance(result, tuple):
-                total, count = result
-                self.sum_metric += float(total)
-                self.num_inst += int(count)
-            else:
-                self.sum_metric += float(result)
-                self.num_inst += 1
+            total, count = result if isinstance(result, tuple) and len(result) == 2 else (result, 1)
+            try:
+                total, count = float(total), int(count)
+            except (TypeError, ValueError):
+                raise DataError(
+                    f"CustomMetric {self.name!r}: feval returned {result!r}; expected a number or a (sum, count) pair"
+                ) from None
+            self.sum_metric += total
+            self.num_inst += count
 
 
 def np(numpy_feval: Callable[..., Any], name: str | None = None, allow_extra_outputs: bool = False) -> CustomMetric:  # noqa: A001

@@ -359,3 +359,42 @@ def test_check_label_shapes_compares_lengths_or_shapes_and_returns_arrays_unwrap
         metric.check_label_shapes([labels], [preds, preds], wrap=True)
     with pytest.raises(DataError, match="compares two arrays"):
         metric.check_label_shapes([labels], [preds], shape=True)
+
+
+@pytest.mark.parametrize(
+    "make, labels, preds, message",
+    [
+        (lambda: metric.Accuracy(axis=3), [LABELS], [PROBS], "Accuracy: axis 3 is out of range"),
+        (lambda: metric.Perplexity(ignore_label=None, axis=5), [LABELS], [PROBS], "Perplexity: axis 5 is out of range"),
+        (lambda: metric.Accuracy(), None, [PROBS], "expected an array or a list of arrays, got NoneType"),
+        (lambda: metric.MSE(), [LABELS], 3.0, "expected an array or a list of arrays, got float"),
+        (lambda: metric.Loss(), None, None, "expected an array or a list of arrays, got NoneType"),
+        (
+            lambda: metric.CustomMetric(lambda label, pred: "high", name="odd"),
+            [LABELS],
+            [PROBS],
+            r"CustomMetric 'odd': feval returned 'high'; expected a number or a \(sum, count\) pair",
+        ),
+    ],
+)
+def test_bad_updates_are_refused_by_name(make, labels, preds, message) -> None:
+    with pytest.raises(DataError, match=message):
+        make().update(labels, preds)
+
+
+@pytest.mark.parametrize("top_k", ["2", 2.5, True, 0])
+def test_top_k_must_be_a_positive_int(top_k) -> None:
+    with pytest.raises(DataError, match="top_k must be an int >= 1"):
+        metric.TopKAccuracy(top_k=top_k)
+
+
+def test_update_dict_names_the_outputs_or_labels_it_cannot_find() -> None:
+    m = metric.Accuracy(output_names=["softmax_output"], label_names=["softmax_label"])
+    with pytest.raises(
+        DataError, match=r"output_names \['softmax_output'\] not among the arrays given, \['fc_output'\]"
+    ):
+        m.update_dict({"softmax_label": mx.nd.array(LABELS)}, {"fc_output": mx.nd.array(PROBS)})
+    with pytest.raises(DataError, match=r"label_names \['softmax_label'\] not among"):
+        m.update_dict({"label": mx.nd.array(LABELS)}, {"softmax_output": mx.nd.array(PROBS)})
+    m.update_dict({"softmax_label": mx.nd.array(LABELS)}, {"softmax_output": mx.nd.array(PROBS)})
+    assert m.get()[1] == 0.5
