@@ -38,6 +38,11 @@ def _as_array_list(values: Any) -> list[Any]:
     return list(values)
 
 
+def _is_int(value: object) -> bool:
+    """Whether ``value`` is an int (Python's or NumPy's, not a bool)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def _check_axis(metric: str, axis: int, array: numpy.ndarray) -> None:
     """Refuse, by name, a class ``axis`` that the predictions do not have."""
     if not -array.ndim <= axis < array.ndim:
@@ -279,7 +284,7 @@ class TopKAccuracy(EvalMetric):
     """Fraction of labels among the ``top_k`` highest-scored classes."""
 
     def __init__(self, top_k: int = 1, name: str = "top_k_accuracy", **kwargs: Any) -> None:
-        if not isinstance(top_k, numbers.Integral) or isinstance(top_k, bool) or top_k < 1:
+        if not _is_int(top_k) or top_k < 1:
             raise DataError(f"TopKAccuracy: top_k must be an int >= 1, got {top_k!r}")
         super().__init__(f"{name}_{top_k}", top_k=top_k, **kwargs)
         self.top_k = top_k
