@@ -29,11 +29,14 @@ __all__ = ["LRScheduler", "FactorScheduler", "MultiFactorScheduler", "PolySchedu
 _WARMUP_MODES = ("linear", "constant")
 
 
-def _check_numbers(scheduler: str, **values: Any) -> None:
-    """Refuse, by name, an argument that is not a real number (before a comparison fails on it)."""
+def check_numbers(owner: str, **values: Any) -> None:
+    """Refuse, by name, an argument that is not a real number (before a comparison fails on it).
+
+    Shared by the schedulers and the optimizers; ``owner`` names the class in the message.
+    """
     for name, value in values.items():
         if not isinstance(value, numbers.Real):
-            raise LazyNDError(f"{scheduler}: {name} must be a number, got {value!r}")
+            raise LazyNDError(f"{owner}: {name} must be a number, got {value!r}")
 
 
 class LRScheduler:
@@ -49,7 +52,7 @@ class LRScheduler:
         self, base_lr: float = 0.01, warmup_steps: int = 0, warmup_begin_lr: float = 0.0, warmup_mode: str = "linear"
     ) -> None:
         name = type(self).__name__
-        _check_numbers(name, base_lr=base_lr, warmup_begin_lr=warmup_begin_lr)
+        check_numbers(name, base_lr=base_lr, warmup_begin_lr=warmup_begin_lr)
         if not isinstance(warmup_steps, int) or warmup_steps < 0:
             raise LazyNDError(f"{name}: warmup_steps must be an int >= 0, got {warmup_steps!r}")
         if warmup_begin_lr > base_lr:
@@ -104,7 +107,7 @@ class FactorScheduler(LRScheduler):
         warmup_mode: str = "linear",
     ) -> None:
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        _check_numbers("FactorScheduler", step=step, factor=factor, stop_factor_lr=stop_factor_lr)
+        check_numbers("FactorScheduler", step=step, factor=factor, stop_factor_lr=stop_factor_lr)
         if step < 1:
             raise LazyNDError(f"FactorScheduler: step must be >= 1 update, got {step}")
         if factor > 1.0:
@@ -154,7 +157,7 @@ class MultiFactorScheduler(LRScheduler):
         steps = list(step)
         if not steps:
             raise LazyNDError("MultiFactorScheduler: step must list at least one update count")
-        _check_numbers("MultiFactorScheduler", factor=factor, **{f"step[{i}]": s for i, s in enumerate(steps)})
+        check_numbers("MultiFactorScheduler", factor=factor, **{f"step[{i}]": s for i, s in enumerate(steps)})
         for i, s in enumerate(steps):
             if s < 1:
                 raise LazyNDError(f"MultiFactorScheduler: step[{i}] must be >= 1, got {s}")
@@ -196,7 +199,7 @@ class _DecayToFinal(LRScheduler):
                 f"{type(self).__name__}: max_update must be an int larger than warmup_steps ({warmup_steps}), "
                 f"got {max_update!r}"
             )
-        _check_numbers(type(self).__name__, final_lr=final_lr)
+        check_numbers(type(self).__name__, final_lr=final_lr)
         self.max_update = max_update
         self.final_lr = final_lr
 
@@ -237,7 +240,7 @@ class PolyScheduler(_DecayToFinal):
         warmup_mode: str = "linear",
     ) -> None:
         super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        _check_numbers("PolyScheduler", pwr=pwr)
+        check_numbers("PolyScheduler", pwr=pwr)
         self.power = pwr
 
     def _decay(self, progress: float) -> float:

@@ -8,6 +8,7 @@ multipliers by name or index, and the update counts); ``register`` and
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
-from ..lr_scheduler import LRScheduler
+from ..lr_scheduler import LRScheduler, check_numbers
 from ..ndarray import NDArray
 
 # operator functions are generated at import time, so type checkers cannot see them
@@ -45,18 +46,31 @@ class Optimizer:
         param_dict: dict | None = None,
         multi_precision: bool = False,
     ) -> None:
+        name = type(self).__name__
+        if lr_scheduler is not None and not callable(lr_scheduler):
+            raise LazyNDError(
+                f"{name}: lr_scheduler must be an LRScheduler (or a function of the update count), "
+                f"got {type(lr_scheduler).__name__}"
+            )
         if learning_rate is None:
-            # MXNet's rule: no rate given, the scheduler's base_lr (0.01 without a scheduler);
-            # a rate given replaces the scheduler's base_lr
-            learning_rate = lr_scheduler.base_lr if lr_scheduler is not None else 0.01
+            # MXNet's rule: no rate given, the scheduler's base_lr (0.01 without a scheduler, or for a
+            # plain function); a rate given replaces the scheduler's base_lr
+            learning_rate = getattr(lr_scheduler, "base_lr", 0.01)
+        check_numbers(name, learning_rate=learning_rate, wd=wd, rescale_grad=rescale_grad)
+        if clip_gradient is not None:
+            check_numbers(name, clip_gradient=clip_gradient)
+        if not _is_count(begin_num_update):
+            raise LazyNDError(f"{name}: begin_num_update must be an int >= 0, got {begin_num_update!r}")
         if learning_rate < 0:
             raise LazyNDError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
         if wd < 0:
             raise LazyNDError(f"{type(self).__name__}: wd must be >= 0, got {wd}")
         if clip_gradient is not None and clip_gradient < 0:
             raise LazyNDError(f"{type(self).__name__}: clip_gradient must be >= 0 or None, got {clip_gradient}")
-        if param_idx2name is not None and not isinstance(param_idx2name, dict):
-            raise LazyNDError(f"param_idx2name must be a dict of index -> name, got {type(param_idx2name).__name__}")
+        if param_idx2name is not None and not (
+            isinstance(param_idx2name, dict) and all(isinstance(v, str) for v in param_idx2name.values())
+        ):
+            raise LazyNDError(f"{name}: param_idx2name must be a dict of index -> name, got {param_idx2name!r}")
         self.rescale_grad = rescale_grad
         self.lr = learning_rate
         self.lr_scheduler = lr_scheduler
@@ -160,11 +174,13 @@ class Optimizer:
 
     def set_lr_mult(self, args_lr_mult: dict) -> None:
         """Learning-rate multipliers by parameter name or index; symbol ``__lr_mult__`` attributes first."""
+        _check_multipliers("set_lr_mult", args_lr_mult)
         self.lr_mult = dict(self._symbol_multipliers("__lr_mult__"))
         self.lr_mult.update(args_lr_mult)
 
     def set_wd_mult(self, args_wd_mult: dict) -> None:
         """Weight-decay multipliers; parameters not named ``*_weight`` or ``*_gamma`` (biases, betas) get 0."""
+        _check_multipliers("set_wd_mult", args_wd_mult)
         self.wd_mult = {}
         for name in self.idx2name.values():
             if not (name.endswith("_weight") or name.endswith("_gamma")):
@@ -248,6 +264,17 @@ class Optimizer:
         if bound is not None and bound >= 0:
             g = nd._minimum_scalar(nd._maximum_scalar(g, scalar=-bound), scalar=bound)
         return g
+
+
+def _is_count(value: object) -> bool:
+    """Whether ``value`` is an int >= 0 (Python's or NumPy's, not a bool)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0
+
+
+def _check_multipliers(method: str, multipliers: Any) -> None:
+    if not isinstance(multipliers, dict):
+        raise LazyNDError(f"{method}: expected a dict of parameter name or index -> multiplier, got {multipliers!r}")
+    check_numbers(method, **{f"[{key!r}]": value for key, value in multipliers.items()})
 
 
 register = Optimizer.register

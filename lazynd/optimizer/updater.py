@@ -43,7 +43,8 @@ class Updater:
                     "expected one gradient and one weight per index"
                 )
             states, optimizer = self.states, self.optimizer
-            for i, w in zip(indices, weights, strict=True):
+            for i, w, g in zip(indices, weights, grads, strict=True):
+                _check_arrays(i, g, w)
                 if i not in states:
                     states[i] = optimizer.create_state_multi_precision(i, w)
             if optimizer.multi_precision and any(np.dtype(w.dtype) == np.float16 for w in weights):
@@ -52,6 +53,7 @@ class Updater:
             else:
                 optimizer.update_multi(indices, weights, grads, [states[i] for i in indices])
             return
+        _check_arrays(index, grad, weight)
         if index not in self.states:
             self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
         self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
@@ -117,6 +119,20 @@ class _StatesUnpickler(pickle.Unpickler):
                 "save them without it)"
             )
         return super().find_class(module, name)
+
+
+def _check_arrays(index: Any, grad: Any, weight: Any) -> None:
+    """Refuse, by parameter, a gradient or weight that is not an NDArray (or an index that is no key)."""
+    if grad.__class__ is not NDArray or weight.__class__ is not NDArray:  # exact NDArrays: the common case
+        for what, value in (("gradient", grad), ("weight", weight)):
+            if not isinstance(value, NDArray):
+                raise LazyNDError(
+                    f"Updater: the {what} of parameter {index!r} must be an NDArray, got {type(value).__name__}"
+                )
+    try:
+        hash(index)
+    except TypeError:
+        raise LazyNDError(f"Updater: parameter index {index!r} must be an int or a name") from None
 
 
 def _as_list(values: Any) -> list:

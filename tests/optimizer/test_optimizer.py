@@ -707,3 +707,69 @@ def test_mxnets_optimizers_lazynd_lacks_are_refused_by_name(name):
 def test_ccsgd_is_mxnets_deprecated_name_of_sgd():
     assert mx.optimizer.ccSGD is optimizer.SGD
     assert type(optimizer.create("ccsgd")) is optimizer.SGD
+
+
+@pytest.mark.parametrize(
+    "name, kwargs, message",
+    [
+        ("sgd", {"learning_rate": "0.1"}, "learning_rate must be a number"),
+        ("sgd", {"wd": None}, "wd must be a number"),
+        ("sgd", {"rescale_grad": "a"}, "rescale_grad must be a number"),
+        ("sgd", {"clip_gradient": "1"}, "clip_gradient must be a number"),
+        ("sgd", {"momentum": "0.9"}, "SGD: momentum must be a number"),
+        ("nag", {"momentum": None}, "NAG: momentum must be a number"),
+        ("adam", {"beta1": "0.9"}, "beta1 must be a number"),
+        ("adam", {"begin_num_update": "3"}, "begin_num_update must be an int >= 0"),
+        ("adam", {"begin_num_update": -1}, "begin_num_update must be an int >= 0"),
+        ("rmsprop", {"clip_weights": "1"}, "clip_weights must be a number"),
+        ("adadelta", {"rho": None}, "rho must be a number"),
+        ("adagrad", {"eps": "1e-7"}, "eps must be a number"),
+        ("ftrl", {"lamda1": "0.1"}, "lamda1 must be a number"),
+        ("dcasgd", {"lamda": None}, "lamda must be a number"),
+        ("signum", {"wd_lh": "0"}, "wd_lh must be a number"),
+        ("adamax", {"beta2": None}, "beta2 must be a number"),
+        ("sgd", {"lr_scheduler": 3}, "lr_scheduler must be an LRScheduler"),
+        ("sgd", {"param_idx2name": {0: 3}}, "param_idx2name must be a dict of index -> name"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_refused_by_name(name, kwargs, message):
+    with pytest.raises(LazyNDError, match=message):
+        optimizer.create(name, **kwargs)
+
+
+def test_multipliers_must_be_a_dict_of_numbers():
+    opt = optimizer.create("sgd")
+    with pytest.raises(LazyNDError, match="set_lr_mult: expected a dict"):
+        opt.set_lr_mult([("fc_weight", 0.1)])
+    with pytest.raises(LazyNDError, match=r"set_wd_mult: \['fc_weight'\] must be a number"):
+        opt.set_wd_mult({"fc_weight": "0"})
+
+
+def test_a_plain_function_of_the_update_count_is_a_scheduler_as_in_mxnet():
+    opt = optimizer.create("sgd", lr_scheduler=lambda num_update: 0.5 / num_update)
+    weight = mx.nd.ones((2,))
+    updater = optimizer.get_updater(opt)
+    updater(0, mx.nd.ones((2,)), weight)
+    updater(0, mx.nd.ones((2,)), weight)
+    np.testing.assert_allclose(weight.asnumpy(), 1 - 0.5 - 0.25)
+
+
+@pytest.mark.parametrize(
+    "grad, weight, index, message",
+    [
+        (None, mx.nd.ones((2,)), 0, "the gradient of parameter 0 must be an NDArray, got NoneType"),
+        (mx.nd.ones((2,)), np.ones(2), "fc_weight", "the weight of parameter 'fc_weight' must be an NDArray"),
+    ],
+)
+def test_updater_refuses_what_is_not_an_array_by_parameter(grad, weight, index, message):
+    updater = optimizer.get_updater(optimizer.create("adam"))
+    with pytest.raises(LazyNDError, match=message):
+        updater(index, grad, weight)
+    with pytest.raises(LazyNDError, match=message):
+        updater([index, 1], [grad, mx.nd.ones((2,))], [weight, mx.nd.ones((2,))])
+
+
+def test_updater_refuses_an_index_that_cannot_key_a_state():
+    updater = optimizer.get_updater(optimizer.create("sgd", momentum=0.9))
+    with pytest.raises(LazyNDError, match=r"parameter index \[0\] must be an int or a name"):
+        updater([[0], 1], [mx.nd.ones((2,))] * 2, [mx.nd.ones((2,)), mx.nd.ones((2,))])
