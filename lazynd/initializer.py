@@ -10,6 +10,7 @@ reproducible.
 
 from __future__ import annotations
 
+import inspect
 import json
 import numbers
 import re
@@ -111,6 +112,8 @@ class Initializer:
     def __call__(self, desc: str, arr: Any) -> None:
         if not isinstance(desc, str):
             raise DataError(f"initializer: the first argument must be the parameter name, got {type(desc).__name__}")
+        if not isinstance(arr, nd.NDArray):
+            raise DataError(f"initializer: {str(desc)!r} must be filled in an NDArray, got {type(arr).__name__}")
         if isinstance(desc, InitDesc) and desc.global_init is None:
             desc.global_init = self
         init = getattr(desc, "attrs", {}).get("__init__", "")
@@ -220,7 +223,10 @@ class Mixed(Initializer):
     def __init__(self, patterns: Sequence[str], initializers: Sequence[Initializer]) -> None:
         if len(patterns) != len(initializers):
             raise DataError(f"Mixed: {len(patterns)} patterns but {len(initializers)} initializers")
-        self.map = [(re.compile(p), init) for p, init in zip(patterns, initializers, strict=False)]
+        for init in initializers:
+            if not callable(init):
+                raise DataError(f"Mixed: each initializer must be an Initializer, got {init!r}")
+        self.map = [(_compiled("Mixed", p), init) for p, init in zip(patterns, initializers, strict=False)]
         super().__init__()
 
     def __call__(self, name: str, arr: Any) -> None:
@@ -235,6 +241,18 @@ def _root_mean_square(arr: Any) -> str:
     """``norm(arr) / sqrt(size)`` as text: what :meth:`Initializer.set_verbosity` logs by default."""
     values = _host_array(arr).astype(np.float64)
     return str(float(np.sqrt(np.mean(values * values)))) if values.size else "0.0"
+
+
+def _compiled(owner: str, pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except (re.error, TypeError) as err:
+        raise DataError(f"{owner}: {pattern!r} is not a regular expression: {err}") from None
+
+
+def _check_number(owner: str, name: str, value: object) -> None:
+    if not _is_number(value):
+        raise DataError(f"{owner}: {name} must be a number, got {value!r}")
 
 
 def _is_number(value: object) -> bool:
@@ -324,6 +342,7 @@ class LSTMBias(Initializer):
     """
 
     def __init__(self, forget_bias: float = 1.0) -> None:
+        _check_number("LSTMBias", "forget_bias", forget_bias)
         super().__init__(forget_bias=forget_bias)
         self.forget_bias = forget_bias
 
@@ -346,6 +365,7 @@ class Uniform(Initializer):
     """
 
     def __init__(self, scale: float = 0.07) -> None:
+        _check_number("Uniform", "scale", scale)
         super().__init__(scale=scale)
         self.scale = scale
 
@@ -358,6 +378,7 @@ class Normal(Initializer):
     """Weights drawn from N(0, sigma^2)."""
 
     def __init__(self, sigma: float = 0.01) -> None:
+        _check_number("Normal", "sigma", sigma)
         super().__init__(sigma=sigma)
         self.sigma = sigma
 
@@ -372,6 +393,7 @@ class Orthogonal(Initializer):
     def __init__(self, scale: float = 1.414, rand_type: str = "uniform") -> None:
         if rand_type not in ("uniform", "normal"):
             raise DataError(f"Orthogonal: rand_type must be 'uniform' or 'normal', got {rand_type!r}")
+        _check_number("Orthogonal", "scale", scale)
         super().__init__(scale=scale, rand_type=rand_type)
         self.scale = scale
         self.rand_type = rand_type
@@ -406,7 +428,8 @@ class Xavier(Initializer):
             raise DataError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
         if factor_type not in ("avg", "in", "out"):
             raise DataError(f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
-        if not _is_number(magnitude) or magnitude < 0:
+        _check_number("Xavier", "magnitude", magnitude)
+        if magnitude < 0:
             raise DataError(f"Xavier: magnitude must be a number >= 0, got {magnitude!r}")
         super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
         self.rnd_type = rnd_type
@@ -434,6 +457,7 @@ class MSRAPrelu(Xavier):
     """He/MSRA initialization for PReLU nets: Gaussian Xavier with magnitude ``2 / (1 + slope^2)``."""
 
     def __init__(self, factor_type: str = "avg", slope: float = 0.25) -> None:
+        _check_number("MSRAPrelu", "slope", slope)
         super().__init__("gaussian", factor_type, 2.0 / (1 + slope**2))
         self._kwargs = {"factor_type": factor_type, "slope": slope}
 
@@ -463,6 +487,8 @@ def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
             name, params = json.loads(spec)
         except (ValueError, TypeError) as exc:
             raise DataError(f"initializer.create: {spec!r} is not a JSON [name, kwargs] pair") from exc
+        if not isinstance(params, dict):
+            raise DataError(f"initializer.create: the arguments of {name!r} must be a JSON object, got {params!r}")
         params = {**params, **kwargs}
     else:
         name, params = spec, kwargs
@@ -471,6 +497,10 @@ def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
         _refuse_fused_rnn()
     if cls is None:
         raise DataError(f"initializer.create: unknown initializer {name!r}; known: {sorted(_REGISTRY)}")
+    try:
+        inspect.signature(cls).bind(**params)
+    except TypeError as err:
+        raise DataError(f"initializer.create: {name!r} cannot take {sorted(params)}: {err}") from None
     return cls(**params)
 
 

@@ -72,6 +72,8 @@ class LRScheduler:
         >>> LRScheduler(base_lr=1.0, warmup_steps=4, warmup_begin_lr=0.5).get_warmup_lr(2)
         0.75
         """
+        if num_update < 0:
+            raise LazyNDError(f"{type(self).__name__}: num_update must be >= 0, got {num_update}")
         if not num_update < self.warmup_steps:
             raise LazyNDError(
                 f"{type(self).__name__}: update {num_update} is past the {self.warmup_steps} warmup steps"

@@ -773,3 +773,9 @@ def test_updater_refuses_an_index_that_cannot_key_a_state():
     updater = optimizer.get_updater(optimizer.create("sgd", momentum=0.9))
     with pytest.raises(LazyNDError, match=r"parameter index \[0\] must be an int or a name"):
         updater([[0], 1], [mx.nd.ones((2,))] * 2, [mx.nd.ones((2,)), mx.nd.ones((2,))])
+
+
+@pytest.mark.parametrize("warmup_steps", [0, 5])
+def test_a_negative_update_count_is_refused_by_name(warmup_steps):
+    with pytest.raises(LazyNDError, match="FactorScheduler: num_update must be >= 0, got -5"):
+        lr_scheduler.FactorScheduler(step=2, base_lr=0.1, warmup_steps=warmup_steps)(-5)

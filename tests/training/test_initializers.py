@@ -219,3 +219,28 @@ def test_fused_rnn_initializer_is_refused_by_name() -> None:
         init.create('["fusedrnn", {"init": null, "num_hidden": 4, "num_layers": 1, "mode": "lstm"}]')
     with pytest.raises(AttributeError):
         mx.init.NoSuchInitializer  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: init.create('["uniform", {"foo": 1}]'), r"'uniform' cannot take \['foo'\]"),
+        (lambda: init.create('["uniform", [0.1]]'), "must be a JSON object"),
+        (lambda: init.Mixed(["("], [init.Zero()]), r"Mixed: '\(' is not a regular expression"),
+        (lambda: init.Mixed([".*"], [3]), "Mixed: each initializer must be an Initializer, got 3"),
+        (lambda: init.Uniform("a"), "Uniform: scale must be a number"),
+        (lambda: init.Normal(None), "Normal: sigma must be a number"),
+        (lambda: init.Orthogonal(scale="1"), "Orthogonal: scale must be a number"),
+        (lambda: init.LSTMBias(forget_bias="1"), "LSTMBias: forget_bias must be a number"),
+        (lambda: init.MSRAPrelu(slope="0.25"), "MSRAPrelu: slope must be a number"),
+        (lambda: init.Xavier(magnitude="3"), "Xavier: magnitude must be a number"),
+    ],
+)
+def test_bad_initializer_arguments_are_refused_by_name(make, message) -> None:
+    with pytest.raises(DataError, match=message):
+        make()
+
+
+def test_an_initializer_fills_only_ndarrays() -> None:
+    with pytest.raises(DataError, match="'fc_weight' must be filled in an NDArray, got ndarray"):
+        init.Uniform()(init.InitDesc("fc_weight"), np.zeros((2, 2)))
