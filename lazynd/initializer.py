@@ -10,9 +10,11 @@ reproducible.
 
 from __future__ import annotations
 
+import inspect
 import json
+import numbers
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,8 +23,10 @@ from . import ndarray as nd
 from . import random as _random
 from .class_registry import make_register
 from .errors import DataError, ShapeError
+from .log import get_logger
 
 _REGISTRY: dict[str, type[Initializer]] = {}
+_log = get_logger(__name__)
 
 
 register = make_register(_REGISTRY)
@@ -46,10 +50,45 @@ class InitDesc(str):
 
 
 class Initializer:
-    """Base class; subclasses override ``_init_weight`` (and others if they need to)."""
+    """Base class; subclasses override ``_init_weight`` (and others if they need to).
+
+    Two initializers are equal when they are of one class with the same arguments, as in MXNet.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         self._kwargs = kwargs
+        self._verbose = False
+        self._print_func: Callable[[Any], str] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Initializer):
+            return NotImplemented
+        return type(self) is type(other) and self._arguments_text() == other._arguments_text()
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._arguments_text()))
+
+    def _arguments_text(self) -> str:
+        """The constructor's arguments as sorted JSON (arrays as lists; other objects by ``repr``)."""
+        return json.dumps(getattr(self, "_kwargs", {}), sort_keys=True, default=_json_value_or_repr)
+
+    def set_verbosity(self, verbose: bool = False, print_func: Callable[[Any], str] | None = None) -> Initializer:
+        """Log each array this initializer fills (MXNet's switch); returns the initializer.
+
+        ``print_func(array)`` gives the text logged; by default the array's root mean square.
+
+        Examples
+        --------
+        >>> Uniform().set_verbosity(True)._verbose
+        True
+        """
+        self._verbose = bool(verbose)
+        self._print_func = print_func if print_func is not None else _root_mean_square
+        return self
+
+    def _verbose_print(self, desc: str, init: Any, arr: Any) -> None:
+        if getattr(self, "_verbose", False) and self._print_func is not None:
+            _log.info("Initialized %s as %s: %s", desc, init, self._print_func(arr))
 
     def dumps(self) -> str:
         """JSON ``[name, kwargs]`` as MXNet stores it in a variable's ``__init__`` attribute.
@@ -58,8 +97,14 @@ class Initializer:
         --------
         >>> Xavier(factor_type="in", magnitude=2).dumps()
         '["xavier", {"rnd_type": "uniform", "factor_type": "in", "magnitude": 2}]'
+
+        An array argument (``Constant``'s value) is written as a nested list, as MXNet writes it:
+
+        >>> import numpy as np
+        >>> Constant(np.array([1.0, 2.0])).dumps()
+        '["constant", {"value": [1.0, 2.0]}]'
         """
-        return json.dumps([type(self).__name__.lower(), self._kwargs])
+        return json.dumps([type(self).__name__.lower(), self._kwargs], default=_json_value)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._kwargs.items())})"
@@ -67,11 +112,20 @@ class Initializer:
     def __call__(self, desc: str, arr: Any) -> None:
         if not isinstance(desc, str):
             raise DataError(f"initializer: the first argument must be the parameter name, got {type(desc).__name__}")
+        if not isinstance(arr, nd.NDArray):
+            raise DataError(f"initializer: {str(desc)!r} must be filled in an NDArray, got {type(arr).__name__}")
+        if isinstance(desc, InitDesc) and desc.global_init is None:
+            desc.global_init = self
         init = getattr(desc, "attrs", {}).get("__init__", "")
         if init:
             create(init)._init_weight(desc, arr)
+            self._verbose_print(desc, init, arr)
             return
-        name = str(desc)
+        self._init_by_name(str(desc), arr)
+        self._verbose_print(desc, "default", arr)
+
+    def _init_by_name(self, name: str, arr: Any) -> None:
+        """Fill ``arr`` as its name's suffix asks (``*_weight``, ``*_bias``, ``*_gamma``...)."""
         if name.startswith("upsampling"):
             self._init_bilinear(name, arr)
         elif name.endswith("bias"):
@@ -169,7 +223,10 @@ class Mixed(Initializer):
     def __init__(self, patterns: Sequence[str], initializers: Sequence[Initializer]) -> None:
         if len(patterns) != len(initializers):
             raise DataError(f"Mixed: {len(patterns)} patterns but {len(initializers)} initializers")
-        self.map = [(re.compile(p), init) for p, init in zip(patterns, initializers, strict=False)]
+        for init in initializers:
+            if not callable(init):
+                raise DataError(f"Mixed: each initializer must be an Initializer, got {init!r}")
+        self.map = [(_compiled("Mixed", p), init) for p, init in zip(patterns, initializers, strict=False)]
         super().__init__()
 
     def __call__(self, name: str, arr: Any) -> None:
@@ -178,6 +235,47 @@ class Mixed(Initializer):
                 init(name, arr)
                 return
         raise DataError(f"Mixed: no pattern matches {name!r}; add a '.*' pattern as the default")
+
+
+def _root_mean_square(arr: Any) -> str:
+    """``norm(arr) / sqrt(size)`` as text: what :meth:`Initializer.set_verbosity` logs by default."""
+    values = _host_array(arr).astype(np.float64)
+    return str(float(np.sqrt(np.mean(values * values)))) if values.size else "0.0"
+
+
+def _compiled(owner: str, pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except (re.error, TypeError) as err:
+        raise DataError(f"{owner}: {pattern!r} is not a regular expression: {err}") from None
+
+
+def _check_number(owner: str, name: str, value: object) -> None:
+    if not _is_number(value):
+        raise DataError(f"{owner}: {name} must be a number, got {value!r}")
+
+
+def _is_number(value: object) -> bool:
+    """Whether ``value`` is a real number (Python's or NumPy's)."""
+    return isinstance(value, numbers.Real)
+
+
+def _host_array(value: Any) -> np.ndarray:
+    return value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
+
+
+def _json_value(value: Any) -> Any:
+    """``json.dumps``'s ``default``: an NDArray, NumPy array or NumPy scalar as plain lists and numbers."""
+    if hasattr(value, "asnumpy") or isinstance(value, (np.ndarray, np.generic)):
+        return _host_array(value).tolist()
+    raise DataError(f"initializer: cannot write an argument of type {type(value).__name__} as JSON")
+
+
+def _json_value_or_repr(value: Any) -> Any:
+    try:
+        return _json_value(value)
+    except DataError:
+        return repr(value)
 
 
 def bilinear_filter(name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -244,6 +342,7 @@ class LSTMBias(Initializer):
     """
 
     def __init__(self, forget_bias: float = 1.0) -> None:
+        _check_number("LSTMBias", "forget_bias", forget_bias)
         super().__init__(forget_bias=forget_bias)
         self.forget_bias = forget_bias
 
@@ -266,6 +365,7 @@ class Uniform(Initializer):
     """
 
     def __init__(self, scale: float = 0.07) -> None:
+        _check_number("Uniform", "scale", scale)
         super().__init__(scale=scale)
         self.scale = scale
 
@@ -278,6 +378,7 @@ class Normal(Initializer):
     """Weights drawn from N(0, sigma^2)."""
 
     def __init__(self, sigma: float = 0.01) -> None:
+        _check_number("Normal", "sigma", sigma)
         super().__init__(sigma=sigma)
         self.sigma = sigma
 
@@ -292,6 +393,7 @@ class Orthogonal(Initializer):
     def __init__(self, scale: float = 1.414, rand_type: str = "uniform") -> None:
         if rand_type not in ("uniform", "normal"):
             raise DataError(f"Orthogonal: rand_type must be 'uniform' or 'normal', got {rand_type!r}")
+        _check_number("Orthogonal", "scale", scale)
         super().__init__(scale=scale, rand_type=rand_type)
         self.scale = scale
         self.rand_type = rand_type
@@ -326,6 +428,9 @@ class Xavier(Initializer):
             raise DataError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
         if factor_type not in ("avg", "in", "out"):
             raise DataError(f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
+        _check_number("Xavier", "magnitude", magnitude)
+        if magnitude < 0:
+            raise DataError(f"Xavier: magnitude must be a number >= 0, got {magnitude!r}")
         super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
         self.rnd_type = rnd_type
         self.factor_type = factor_type
@@ -335,6 +440,8 @@ class Xavier(Initializer):
         shape = tuple(arr.shape)
         if len(shape) < 2:
             raise ShapeError(f"Xavier: {name!r} needs at least 2 dimensions, got shape {shape}")
+        if 0 in shape:
+            return  # nothing to fill, and a fan of 0 has no scale
         receptive = float(np.prod(shape[2:])) if len(shape) > 2 else 1.0
         fan_in, fan_out = shape[1] * receptive, shape[0] * receptive
         factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}[self.factor_type]
@@ -350,6 +457,7 @@ class MSRAPrelu(Xavier):
     """He/MSRA initialization for PReLU nets: Gaussian Xavier with magnitude ``2 / (1 + slope^2)``."""
 
     def __init__(self, factor_type: str = "avg", slope: float = 0.25) -> None:
+        _check_number("MSRAPrelu", "slope", slope)
         super().__init__("gaussian", factor_type, 2.0 / (1 + slope**2))
         self._kwargs = {"factor_type": factor_type, "slope": slope}
 
@@ -379,10 +487,31 @@ def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
             name, params = json.loads(spec)
         except (ValueError, TypeError) as exc:
             raise DataError(f"initializer.create: {spec!r} is not a JSON [name, kwargs] pair") from exc
+        if not isinstance(params, dict):
+            raise DataError(f"initializer.create: the arguments of {name!r} must be a JSON object, got {params!r}")
         params = {**params, **kwargs}
     else:
         name, params = spec, kwargs
     cls = _REGISTRY.get(str(name).lower())
+    if str(name).lower() == "fusedrnn":
+        _refuse_fused_rnn()
     if cls is None:
         raise DataError(f"initializer.create: unknown initializer {name!r}; known: {sorted(_REGISTRY)}")
+    try:
+        inspect.signature(cls).bind(**params)
+    except TypeError as err:
+        raise DataError(f"initializer.create: {name!r} cannot take {sorted(params)}: {err}") from None
     return cls(**params)
+
+
+def _refuse_fused_rnn() -> None:
+    raise DataError(
+        "mx.init.FusedRNN: not supported by lazynd yet (nor is mx.rnn.FusedRNNCell, the packed weights it "
+        "initializes); the unfused cells' weights take any initializer"
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FusedRNN":
+        _refuse_fused_rnn()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,9 @@ cosine decays lead from (MXNet keeps the value given to the scheduler there).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .errors import LazyNDError
 from .log import get_logger
@@ -25,6 +27,16 @@ _log = get_logger(__name__)
 __all__ = ["LRScheduler", "FactorScheduler", "MultiFactorScheduler", "PolyScheduler", "CosineScheduler"]
 
 _WARMUP_MODES = ("linear", "constant")
+
+
+def check_numbers(owner: str, **values: Any) -> None:
+    """Refuse, by name, an argument that is not a real number (before a comparison fails on it).
+
+    Shared by the schedulers and the optimizers; ``owner`` names the class in the message.
+    """
+    for name, value in values.items():
+        if not isinstance(value, numbers.Real):
+            raise LazyNDError(f"{owner}: {name} must be a number, got {value!r}")
 
 
 class LRScheduler:
@@ -40,6 +52,7 @@ class LRScheduler:
         self, base_lr: float = 0.01, warmup_steps: int = 0, warmup_begin_lr: float = 0.0, warmup_mode: str = "linear"
     ) -> None:
         name = type(self).__name__
+        check_numbers(name, base_lr=base_lr, warmup_begin_lr=warmup_begin_lr)
         if not isinstance(warmup_steps, int) or warmup_steps < 0:
             raise LazyNDError(f"{name}: warmup_steps must be an int >= 0, got {warmup_steps!r}")
         if warmup_begin_lr > base_lr:
@@ -59,6 +72,8 @@ class LRScheduler:
         >>> LRScheduler(base_lr=1.0, warmup_steps=4, warmup_begin_lr=0.5).get_warmup_lr(2)
         0.75
         """
+        if num_update < 0:
+            raise LazyNDError(f"{type(self).__name__}: num_update must be >= 0, got {num_update}")
         if not num_update < self.warmup_steps:
             raise LazyNDError(
                 f"{type(self).__name__}: update {num_update} is past the {self.warmup_steps} warmup steps"
@@ -94,6 +109,7 @@ class FactorScheduler(LRScheduler):
         warmup_mode: str = "linear",
     ) -> None:
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        check_numbers("FactorScheduler", step=step, factor=factor, stop_factor_lr=stop_factor_lr)
         if step < 1:
             raise LazyNDError(f"FactorScheduler: step must be >= 1 update, got {step}")
         if factor > 1.0:
@@ -138,9 +154,12 @@ class MultiFactorScheduler(LRScheduler):
         warmup_mode: str = "linear",
     ) -> None:
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        if isinstance(step, (str, bytes)) or not isinstance(step, Iterable):
+            raise LazyNDError(f"MultiFactorScheduler: step must be a list of update counts, got {step!r}")
         steps = list(step)
         if not steps:
             raise LazyNDError("MultiFactorScheduler: step must list at least one update count")
+        check_numbers("MultiFactorScheduler", factor=factor, **{f"step[{i}]": s for i, s in enumerate(steps)})
         for i, s in enumerate(steps):
             if s < 1:
                 raise LazyNDError(f"MultiFactorScheduler: step[{i}] must be >= 1, got {s}")
@@ -182,6 +201,7 @@ class _DecayToFinal(LRScheduler):
                 f"{type(self).__name__}: max_update must be an int larger than warmup_steps ({warmup_steps}), "
                 f"got {max_update!r}"
             )
+        check_numbers(type(self).__name__, final_lr=final_lr)
         self.max_update = max_update
         self.final_lr = final_lr
 
@@ -222,6 +242,7 @@ class PolyScheduler(_DecayToFinal):
         warmup_mode: str = "linear",
     ) -> None:
         super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        check_numbers("PolyScheduler", pwr=pwr)
         self.power = pwr
 
     def _decay(self, progress: float) -> float:

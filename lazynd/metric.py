@@ -8,6 +8,7 @@ drift.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,28 +31,65 @@ def _host(value: Any) -> numpy.ndarray:
 
 def _as_array_list(values: Any) -> list[Any]:
     """``values`` as a list of arrays: a single NDArray or NumPy array is a list of one, as MXNet takes it."""
-    if hasattr(values, "asnumpy") or isinstance(values, numpy.ndarray):
+    if _is_array(values):
         return [values]
+    if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise DataError(f"metric: expected an array or a list of arrays, got {type(values).__name__}")
     return list(values)
 
 
-def check_label_shapes(
-    labels: Sequence[Any] | Any, preds: Sequence[Any] | Any, shape: bool = False
-) -> tuple[list[Any], list[Any]]:
-    """``labels`` and ``preds`` as lists of arrays (a single array is a list of one).
+def _is_int(value: object) -> bool:
+    """Whether ``value`` is an int (Python's or NumPy's, not a bool)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
-    Raises ``DataError`` unless there are as many labels as predictions (and, with
-    ``shape``, each label has its prediction's shape).
+
+def _check_axis(metric: str, axis: int, array: numpy.ndarray) -> None:
+    """Refuse, by name, a class ``axis`` that the predictions do not have."""
+    if not -array.ndim <= axis < array.ndim:
+        raise DataError(f"{metric}: axis {axis} is out of range for predictions of shape {array.shape}")
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "asnumpy") or isinstance(value, numpy.ndarray)
+
+
+def check_label_shapes(labels: Any, preds: Any, wrap: bool = False, shape: bool = False) -> tuple[Any, Any]:
+    """Check that ``labels`` and ``preds`` agree, as MXNet's helper of the same name (for custom metrics).
+
+    Without ``shape`` their lengths must agree (lists of arrays: as many labels as predictions;
+    arrays: as many rows); with ``shape`` their shapes must (two arrays).  With ``wrap`` an array
+    (NDArray or NumPy) comes back as a list of one, so that ``for label, pred in zip(labels, preds)``
+    walks arrays either way; without it both come back as given.  Raises ``DataError`` otherwise.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> labels, preds = check_label_shapes(mx.nd.array([1, 0]), mx.nd.array([[0.2, 0.8], [0.6, 0.4]]), True)
+    >>> len(labels), len(preds)
+    (1, 1)
     """
+    if shape:
+        if not (_is_array(labels) and _is_array(preds)):
+            raise DataError(
+                f"check_label_shapes(shape=True) compares two arrays, got {type(labels).__name__} "
+                f"and {type(preds).__name__}"
+            )
+        label_shape, pred_shape = tuple(labels.shape), tuple(preds.shape)
+        if label_shape != pred_shape:
+            raise DataError(f"metric: label shape {label_shape} differs from prediction shape {pred_shape}")
+    elif len(labels) != len(preds):
+        raise DataError(f"metric: {len(labels)} labels but {len(preds)} predictions")
+    if wrap:
+        labels = [labels] if _is_array(labels) else labels
+        preds = [preds] if _is_array(preds) else preds
+    return labels, preds
+
+
+def _label_pred_lists(labels: Any, preds: Any) -> tuple[list[Any], list[Any]]:
+    """``labels`` and ``preds`` as lists of arrays (a single array is a list of one), as many of each."""
     labels, preds = _as_array_list(labels), _as_array_list(preds)
     if len(labels) != len(preds):
         raise DataError(f"metric: {len(labels)} label arrays but {len(preds)} prediction arrays")
-    if shape:
-        for label, pred in zip(labels, preds, strict=False):
-            if tuple(label.shape) != tuple(pred.shape):
-                raise DataError(
-                    f"metric: label shape {tuple(label.shape)} differs from prediction shape {tuple(pred.shape)}"
-                )
     return labels, preds
 
 
@@ -85,8 +123,8 @@ class EvalMetric:
 
     def update_dict(self, label: dict[str, Any], pred: dict[str, Any]) -> None:
         """Update from dicts name -> array, picking ``label_names``/``output_names`` when set."""
-        preds = [pred[n] for n in self.output_names] if self.output_names is not None else list(pred.values())
-        labels = [label[n] for n in self.label_names] if self.label_names is not None else list(label.values())
+        preds = _pick(pred, self.output_names, "output_names", self.name)
+        labels = _pick(label, self.label_names, "label_names", self.name)
         self.update(labels, preds)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
@@ -134,6 +172,16 @@ class EvalMetric:
         return _pairs(*self.get_global())
 
 
+def _pick(arrays: dict[str, Any], names: list[str] | None, which: str, metric: str) -> list[Any]:
+    """The arrays of ``names`` in ``arrays`` (all of them, in order, when ``names`` is None)."""
+    if names is None:
+        return list(arrays.values())
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise DataError(f"metric {metric!r}: {which} {missing} not among the arrays given, {sorted(arrays)}")
+    return [arrays[n] for n in names]
+
+
 def _pairs(name: Any, value: Any) -> list[tuple[str, float]]:
     if not isinstance(name, list):
         name, value = [name], [value]
@@ -159,6 +207,12 @@ class CompositeEvalMetric(EvalMetric):
 
     def add(self, metric: Any) -> None:
         self.metrics.append(create(metric))
+
+    def get_config(self) -> dict[str, Any]:
+        """The base config plus ``metrics``: each metric's own config, as MXNet's."""
+        config = super().get_config()
+        config["metrics"] = [metric.get_config() for metric in self.metrics]
+        return config
 
     def get_metric(self, index: int) -> EvalMetric:
         if not 0 <= index < len(self.metrics):
@@ -211,10 +265,11 @@ class Accuracy(EvalMetric):
         self.axis = axis
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label)
             if pred_np.shape != label_np.shape:
+                _check_axis("Accuracy", self.axis, pred_np)
                 pred_np = pred_np.argmax(axis=self.axis)
             pred_np = pred_np.astype(numpy.int64, copy=False).ravel()  # argmax's classes are int64 already
             label_np = label_np.astype(numpy.int64, copy=False).ravel()
@@ -229,13 +284,13 @@ class TopKAccuracy(EvalMetric):
     """Fraction of labels among the ``top_k`` highest-scored classes."""
 
     def __init__(self, top_k: int = 1, name: str = "top_k_accuracy", **kwargs: Any) -> None:
-        if top_k < 1:
-            raise DataError(f"TopKAccuracy: top_k must be >= 1, got {top_k}")
+        if not _is_int(top_k) or top_k < 1:
+            raise DataError(f"TopKAccuracy: top_k must be an int >= 1, got {top_k!r}")
         super().__init__(f"{name}_{top_k}", top_k=top_k, **kwargs)
         self.top_k = top_k
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
             if pred_np.ndim != 2:
@@ -247,7 +302,7 @@ class TopKAccuracy(EvalMetric):
 
 def _binary_counts(metric: str, labels: Sequence[Any], preds: Sequence[Any]) -> numpy.ndarray:
     """True positives, false positives, false negatives and true negatives of (batch, 2) predictions."""
-    labels, preds = check_label_shapes(labels, preds)
+    labels, preds = _label_pred_lists(labels, preds)
     counts = numpy.zeros(4)
     for label, pred in zip(labels, preds, strict=False):
         pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
@@ -424,7 +479,7 @@ class PCC(EvalMetric):
         self._classes = classes
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np = _host(label).astype(numpy.int64).reshape(-1)
             pred_np = _host(pred)
@@ -447,7 +502,7 @@ class PCC(EvalMetric):
 
 class _Regression(EvalMetric):
     def _errors(self, labels: Sequence[Any], preds: Sequence[Any]) -> Any:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
             # as MXNet: a 1-D label or prediction is a column, broadcast against the other
@@ -514,7 +569,7 @@ class CrossEntropy(EvalMetric):
         self.eps = eps
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _host(pred).astype(numpy.float64)
             if pred_np.ndim != 2 or pred_np.shape[0] != label_np.size:
@@ -574,7 +629,7 @@ class PearsonCorrelation(EvalMetric):
         self._local = _CoMoments()
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
             if label_np.size != pred_np.size:
@@ -647,9 +702,10 @@ class Perplexity(EvalMetric):
         self.axis = axis
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
-        labels, preds = check_label_shapes(labels, preds)
+        labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             pred_np = _host(pred).astype(numpy.float64)
+            _check_axis("Perplexity", self.axis, pred_np)
             classes = pred_np.shape[self.axis]
             label_np = _host(label).astype(numpy.int64).ravel()
             moved = numpy.moveaxis(pred_np, self.axis, -1).reshape(-1, classes)
@@ -736,16 +792,18 @@ class CustomMetric(EvalMetric):
         if self._allow_extra_outputs:
             labels, preds = _as_array_list(labels), _as_array_list(preds)
         else:
-            labels, preds = check_label_shapes(labels, preds)
+            labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             result = self._feval(_host(label), _host(pred))
-            if isinstance(result, tuple):
-                total, count = result
-                self.sum_metric += float(total)
-                self.num_inst += int(count)
-            else:
-                self.sum_metric += float(result)
-                self.num_inst += 1
+            total, count = result if isinstance(result, tuple) and len(result) == 2 else (result, 1)
+            try:
+                total, count = float(total), int(count)
+            except (TypeError, ValueError):
+                raise DataError(
+                    f"CustomMetric {self.name!r}: feval returned {result!r}; expected a number or a (sum, count) pair"
+                ) from None
+            self.sum_metric += total
+            self.num_inst += count
 
 
 def np(numpy_feval: Callable[..., Any], name: str | None = None, allow_extra_outputs: bool = False) -> CustomMetric:  # noqa: A001

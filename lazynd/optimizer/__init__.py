@@ -21,14 +21,25 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..errors import LazyNDError
 from .adam_variants import Adamax, Nadam
-from .base import Optimizer, create, register
-from .optimizers import DCASGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Ftrl, RMSProp, Signum
+from .base import NOT_YET_SUPPORTED, Optimizer, create, register
+from .optimizers import DCASGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Ftrl, RMSProp, Signum, ccSGD
 from .updater import Updater, get_updater
+
+
+def __getattr__(name: str) -> Any:
+    if name in NOT_YET_SUPPORTED.values():
+        raise LazyNDError(f"mx.optimizer.{name}: MXNet's {name} optimizer is not supported by lazynd yet")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Optimizer",
     "SGD",
+    "ccSGD",
     "NAG",
     "Adam",
     "Adamax",

@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
+from ..lr_scheduler import check_numbers
 from ..ndarray import NDArray
 from .base import Optimizer, register
 from .optimizers import _sqrt, _zeros_like
@@ -20,6 +21,7 @@ __all__ = ["Adamax", "Nadam"]
 
 
 def _check_betas(name: str, beta1: float, beta2: float) -> None:
+    check_numbers(name, beta1=beta1, beta2=beta2)
     for which, value in (("beta1", beta1), ("beta2", beta2)):
         if not 0.0 <= value < 1.0:
             raise LazyNDError(f"{name}: {which} must be in [0, 1), got {value}")

@@ -8,6 +8,7 @@ multipliers by name or index, and the update counts); ``register`` and
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,13 +16,16 @@ import numpy as np
 
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
-from ..lr_scheduler import LRScheduler
+from ..lr_scheduler import LRScheduler, check_numbers
 from ..ndarray import NDArray
 
 # operator functions are generated at import time, so type checkers cannot see them
 nd: Any = _ndarray
 
 __all__ = ["Optimizer", "create", "register"]
+
+#: MXNet 1.9.1's optimizers that lazynd does not have, by registry name: refused by name.
+NOT_YET_SUPPORTED = {"ftml": "FTML", "lamb": "LAMB", "lars": "LARS", "lbsgd": "LBSGD"}
 
 
 class Optimizer:
@@ -42,18 +46,31 @@ class Optimizer:
         param_dict: dict | None = None,
         multi_precision: bool = False,
     ) -> None:
+        name = type(self).__name__
+        if lr_scheduler is not None and not callable(lr_scheduler):
+            raise LazyNDError(
+                f"{name}: lr_scheduler must be an LRScheduler (or a function of the update count), "
+                f"got {type(lr_scheduler).__name__}"
+            )
         if learning_rate is None:
-            # MXNet's rule: no rate given, the scheduler's base_lr (0.01 without a scheduler);
-            # a rate given replaces the scheduler's base_lr
-            learning_rate = lr_scheduler.base_lr if lr_scheduler is not None else 0.01
+            # MXNet's rule: no rate given, the scheduler's base_lr (0.01 without a scheduler, or for a
+            # plain function); a rate given replaces the scheduler's base_lr
+            learning_rate = getattr(lr_scheduler, "base_lr", 0.01)
+        check_numbers(name, learning_rate=learning_rate, wd=wd, rescale_grad=rescale_grad)
+        if clip_gradient is not None:
+            check_numbers(name, clip_gradient=clip_gradient)
+        if not _is_count(begin_num_update):
+            raise LazyNDError(f"{name}: begin_num_update must be an int >= 0, got {begin_num_update!r}")
         if learning_rate < 0:
             raise LazyNDError(f"{type(self).__name__}: learning_rate must be >= 0, got {learning_rate}")
         if wd < 0:
             raise LazyNDError(f"{type(self).__name__}: wd must be >= 0, got {wd}")
         if clip_gradient is not None and clip_gradient < 0:
             raise LazyNDError(f"{type(self).__name__}: clip_gradient must be >= 0 or None, got {clip_gradient}")
-        if param_idx2name is not None and not isinstance(param_idx2name, dict):
-            raise LazyNDError(f"param_idx2name must be a dict of index -> name, got {type(param_idx2name).__name__}")
+        if param_idx2name is not None and not (
+            isinstance(param_idx2name, dict) and all(isinstance(v, str) for v in param_idx2name.values())
+        ):
+            raise LazyNDError(f"{name}: param_idx2name must be a dict of index -> name, got {param_idx2name!r}")
         self.rescale_grad = rescale_grad
         self.lr = learning_rate
         self.lr_scheduler = lr_scheduler
@@ -92,6 +109,11 @@ class Optimizer:
         klass = Optimizer.opt_registry.get(str(name).lower())
         if klass is None:
             known = ", ".join(sorted(Optimizer.opt_registry))
+            missing = NOT_YET_SUPPORTED.get(str(name).lower())
+            if missing is not None:
+                raise LazyNDError(
+                    f"optimizer {name!r}: MXNet's {missing} is not supported by lazynd yet (registered: {known})"
+                )
             raise LazyNDError(f"unknown optimizer {name!r} (registered: {known})")
         return klass(**kwargs)
 
@@ -110,16 +132,23 @@ class Optimizer:
             self.update(index, weight, grad, state)
 
     # -- multi-precision (float16 weights updated through a float32 master copy) -----------------
+    #: Where the master copy sits in a float16 weight's state: MXNet's base class keeps
+    #: ``(master copy, state)``, which custom optimizers written for MXNet unpack; its SGD and NAG
+    #: keep ``(state, master copy)``, the order of their ``mp_*`` operators' inputs.
+    master_copy_first: bool = True
+
     def _uses_master_copy(self, weight: NDArray) -> bool:
         return self.multi_precision and np.dtype(weight.dtype) == np.float16
 
     def create_state_multi_precision(self, index: Any, weight: NDArray) -> Any:
         """The state of parameter ``index``; with ``multi_precision``, a float16 weight's state is
-        ``(state of a float32 master copy, the master copy)``."""
+        ``(the float32 master copy, its state)`` (``(state, master copy)`` where
+        :attr:`master_copy_first` is false, as for SGD and NAG)."""
         if not self._uses_master_copy(weight):
             return self.create_state(index, weight)
         master = weight.astype(np.float32)
-        return (self.create_state(index, master), master)
+        inner = self.create_state(index, master)
+        return (master, inner) if self.master_copy_first else (inner, master)
 
     def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         """:meth:`update`; a float16 weight under ``multi_precision`` is updated in float32 through its
@@ -127,7 +156,7 @@ class Optimizer:
         if not self._uses_master_copy(weight):
             self.update(index, weight, grad, state)
             return
-        inner, master = state
+        master, inner = state if self.master_copy_first else (state[1], state[0])
         self.update(index, master, grad.astype(np.float32), inner)
         master.astype(weight.dtype).copyto(weight)
 
@@ -145,11 +174,13 @@ class Optimizer:
 
     def set_lr_mult(self, args_lr_mult: dict) -> None:
         """Learning-rate multipliers by parameter name or index; symbol ``__lr_mult__`` attributes first."""
+        _check_multipliers("set_lr_mult", args_lr_mult)
         self.lr_mult = dict(self._symbol_multipliers("__lr_mult__"))
         self.lr_mult.update(args_lr_mult)
 
     def set_wd_mult(self, args_wd_mult: dict) -> None:
         """Weight-decay multipliers; parameters not named ``*_weight`` or ``*_gamma`` (biases, betas) get 0."""
+        _check_multipliers("set_wd_mult", args_wd_mult)
         self.wd_mult = {}
         for name in self.idx2name.values():
             if not (name.endswith("_weight") or name.endswith("_gamma")):
@@ -205,20 +236,45 @@ class Optimizer:
         wd, table = self.wd, self.wd_mult
         return tuple(wd * self._multiplier(table, index) for index in indices)
 
+    def _fused_clip_gradient(self) -> float:
+        """``clip_gradient`` as the fused update operators take it: -1 (no clipping) for ``None`` or 0.
+
+        MXNet's optimizers that call a fused operator pass ``clip_gradient`` only when it is truthy,
+        so ``clip_gradient=0`` leaves their gradients unclipped (the operators themselves would clip
+        to 0, a step of nothing but weight decay); the optimizers written with NDArray operators
+        (AdaGrad, AdaDelta, Adamax, Nadam, SGLD, DCASGD) clip to [0, 0] in MXNet and here.
+        """
+        return float(self.clip_gradient) if self.clip_gradient else -1.0
+
     def _fused_args(self, index: Any) -> dict[str, float]:
         return {
             "lr": self._get_lr(index),
             "wd": self._get_wd(index),
             "rescale_grad": self.rescale_grad,
-            "clip_gradient": -1.0 if self.clip_gradient is None else self.clip_gradient,
+            "clip_gradient": self._fused_clip_gradient(),
         }
 
-    def _prepared_grad(self, grad: NDArray) -> NDArray:
-        """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators."""
+    def _prepared_grad(self, grad: NDArray, clip_gradient: float | None = None) -> NDArray:
+        """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators.
+
+        ``clip_gradient`` defaults to the optimizer's; a negative bound means no clipping.
+        """
+        bound = self.clip_gradient if clip_gradient is None else clip_gradient
         g = grad * self.rescale_grad
-        if self.clip_gradient is not None:
-            g = nd._minimum_scalar(nd._maximum_scalar(g, scalar=-self.clip_gradient), scalar=self.clip_gradient)
+        if bound is not None and bound >= 0:
+            g = nd._minimum_scalar(nd._maximum_scalar(g, scalar=-bound), scalar=bound)
         return g
+
+
+def _is_count(value: object) -> bool:
+    """Whether ``value`` is an int >= 0 (Python's or NumPy's, not a bool)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0
+
+
+def _check_multipliers(method: str, multipliers: Any) -> None:
+    if not isinstance(multipliers, dict):
+        raise LazyNDError(f"{method}: expected a dict of parameter name or index -> multiplier, got {multipliers!r}")
+    check_numbers(method, **{f"[{key!r}]": value for key, value in multipliers.items()})
 
 
 register = Optimizer.register

@@ -18,13 +18,14 @@ from typing import Any
 from .. import ndarray as _ndarray
 from .. import random as _random
 from ..errors import LazyNDError
+from ..lr_scheduler import check_numbers
 from ..ndarray import NDArray
 from .base import Optimizer, register
 
 # operator functions are generated at import time, so type checkers cannot see them
 nd: Any = _ndarray
 
-__all__ = ["SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Ftrl", "SGLD", "DCASGD", "Signum"]
+__all__ = ["SGD", "ccSGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Ftrl", "SGLD", "DCASGD", "Signum"]
 
 
 def _zeros_like(weight: NDArray) -> NDArray:
@@ -43,9 +44,12 @@ class SGD(Optimizer):
     arrays both of its values give the same update.
     """
 
+    master_copy_first = False  # MXNet's SGD (and NAG) keep a float16 weight's state as (state, master copy)
+
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.lazy_update = lazy_update
+        check_numbers(type(self).__name__, momentum=momentum)
         if not 0.0 <= momentum <= 1.0:
             raise LazyNDError(f"SGD: momentum must be in [0, 1], got {momentum}")
         self.momentum = momentum
@@ -71,7 +75,7 @@ class SGD(Optimizer):
             "lrs": self._get_lrs(indices),
             "wds": self._get_wds(indices),
             "rescale_grad": self.rescale_grad,
-            "clip_gradient": -1.0 if self.clip_gradient is None else self.clip_gradient,
+            "clip_gradient": self._fused_clip_gradient(),
             "num_weights": len(weights),
         }
         if self.momentum == 0.0:
@@ -93,16 +97,24 @@ def _one_device_and_dtype(weights: list[NDArray], grads: list[NDArray]) -> bool:
 
 
 Optimizer.opt_registry["ccsgd"] = SGD
+ccSGD = SGD  # noqa: N816 -- MXNet's deprecated name, SGD itself there too
 
 
 @register
 class NAG(SGD):
-    """Nesterov accelerated SGD: ``mom = momentum*mom - lr*g; weight += momentum*mom - lr*g``."""
+    """Nesterov accelerated SGD: ``mom = momentum*mom - lr*g; weight += momentum*mom - lr*g``.
+
+    ``g`` is the rescaled, clipped gradient plus ``wd * weight`` of the weight before the step,
+    in both lines.  MXNet 1.9.1's ``nag_mom_update``, run in place as its optimizer runs it,
+    reads the weight it has just written for the momentum's weight decay; with ``wd > 0`` its
+    weights drift from this formula by about ``lr * wd * momentum`` of a step per update.
+    """
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
-        g = self._prepared_grad(grad)
+        # MXNet's NAG calls the fused nag_mom_update/sgd_update: clip_gradient=0 does not clip
+        g = self._prepared_grad(grad, self._fused_clip_gradient())
         g += weight * wd
         g *= lr
         if state is None:
@@ -138,6 +150,7 @@ class Adam(Optimizer):
     ) -> None:
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.lazy_update = lazy_update
+        check_numbers("Adam", beta1=beta1, beta2=beta2, epsilon=epsilon)
         for name, value in (("beta1", beta1), ("beta2", beta2)):
             if not 0.0 <= value < 1.0:
                 raise LazyNDError(f"Adam: {name} must be in [0, 1), got {value}")
@@ -172,6 +185,9 @@ class RMSProp(Optimizer):
         **kwargs: Any,
     ) -> None:
         super().__init__(learning_rate=learning_rate, **kwargs)
+        check_numbers("RMSProp", gamma1=gamma1, gamma2=gamma2, epsilon=epsilon)
+        if clip_weights is not None:
+            check_numbers("RMSProp", clip_weights=clip_weights)
         for name, value in (("gamma1", gamma1), ("gamma2", gamma2)):
             if not 0.0 <= value < 1.0:
                 raise LazyNDError(f"RMSProp: {name} must be in [0, 1), got {value}")
@@ -222,6 +238,7 @@ class AdaGrad(Optimizer):
 
     def __init__(self, eps: float = 1e-7, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        check_numbers("AdaGrad", eps=eps)
         self.float_stable_eps = eps
 
     def create_state(self, index: Any, weight: NDArray) -> Any:
@@ -241,6 +258,7 @@ class AdaDelta(Optimizer):
 
     def __init__(self, rho: float = 0.90, epsilon: float = 1e-5, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        check_numbers("AdaDelta", rho=rho, epsilon=epsilon)
         if not 0.0 <= rho < 1.0:
             raise LazyNDError(f"AdaDelta: rho must be in [0, 1), got {rho}")
         self.rho, self.epsilon = rho, epsilon
@@ -273,6 +291,7 @@ class Ftrl(Optimizer):
         if learning_rate is None and kwargs.get("lr_scheduler") is None:
             learning_rate = 0.1
         super().__init__(learning_rate=learning_rate, **kwargs)
+        check_numbers("Ftrl", lamda1=lamda1, beta=beta)
         if lamda1 < 0 or beta < 0:
             raise LazyNDError(f"Ftrl: lamda1 and beta must be >= 0, got lamda1={lamda1}, beta={beta}")
         self.lamda1, self.beta = lamda1, beta
@@ -313,6 +332,7 @@ class DCASGD(Optimizer):
 
     def __init__(self, momentum: float = 0.0, lamda: float = 0.04, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        check_numbers("DCASGD", momentum=momentum, lamda=lamda)
         if not 0.0 <= momentum <= 1.0:
             raise LazyNDError(f"DCASGD: momentum must be in [0, 1], got {momentum}")
         self.momentum, self.lamda = momentum, lamda
@@ -343,6 +363,7 @@ class Signum(Optimizer):
 
     def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, wd_lh: float = 0.0, **kwargs: Any) -> None:
         super().__init__(learning_rate=learning_rate, **kwargs)
+        check_numbers("Signum", momentum=momentum, wd_lh=wd_lh)
         if not 0.0 <= momentum < 1.0:
             raise LazyNDError(f"Signum: momentum must be in [0, 1), got {momentum}")
         if wd_lh < 0:

@@ -7,6 +7,7 @@ restores the states as pickled bytes (NDArrays stored as NumPy arrays).
 
 from __future__ import annotations
 
+import io
 import pickle
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _ndarray
-from ..errors import LazyNDError
+from ..errors import FormatError, LazyNDError
+from ..formats.ndarray_record import ByteReader, read_record
 from ..ndarray import NDArray
 from .base import Optimizer
 
@@ -41,7 +43,8 @@ class Updater:
                     "expected one gradient and one weight per index"
                 )
             states, optimizer = self.states, self.optimizer
-            for i, w in zip(indices, weights, strict=True):
+            for i, w, g in zip(indices, weights, grads, strict=True):
+                _check_arrays(i, g, w)
                 if i not in states:
                     states[i] = optimizer.create_state_multi_precision(i, w)
             if optimizer.multi_precision and any(np.dtype(w.dtype) == np.float16 for w in weights):
@@ -50,6 +53,7 @@ class Updater:
             else:
                 optimizer.update_multi(indices, weights, grads, [states[i] for i in indices])
             return
+        _check_arrays(index, grad, weight)
         if index not in self.states:
             self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
         self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
@@ -65,13 +69,17 @@ class Updater:
         return pickle.dumps((states, self.optimizer) if dump_optimizer else states)
 
     def set_states(self, states: bytes) -> None:
-        """Restore states saved by :meth:`get_states` (onto the CPU).
+        """Restore states saved by :meth:`get_states` (onto the CPU), or by MXNet's ``get_states``.
 
-        ``states`` is unpickled, and unpickling runs whatever code the bytes
-        name: give it only bytes from a trusted source.
+        MXNet pickles its NDArrays as records of its NDArray file format; they are read as
+        such.  An MXNet optimizer pickled with the states (``dump_optimizer=True``) is refused
+        by name.  ``states`` is unpickled, and unpickling runs whatever code the bytes name:
+        give it only bytes from a trusted source.
         """
         try:
-            loaded = pickle.loads(states)
+            loaded = _StatesUnpickler(io.BytesIO(states)).load()
+        except LazyNDError:
+            raise
         except Exception as err:
             raise LazyNDError(f"Updater.set_states: could not unpickle the states: {err}") from err
         optimizer = None
@@ -82,6 +90,49 @@ class Updater:
         self.states = {k: _from_numpy(v) for k, v in loaded.items()}
         if optimizer is not None:
             self.optimizer = optimizer
+
+
+class _PickledMXNetArray:
+    """Stands in for MXNet's NDArray while unpickling: its state is ``{'handle': one array record}``."""
+
+    def __init__(self, *_args: Any) -> None:
+        self.array: np.ndarray | None = None
+
+    def __setstate__(self, state: Any) -> None:
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if not isinstance(handle, (bytes, bytearray)):
+            raise FormatError("Updater.set_states: a pickled MXNet NDArray without its 'handle' bytes")
+        reader = ByteReader(memoryview(bytes(handle)).cast("B"), "Updater.set_states: pickled MXNet NDArray")
+        self.array = read_record(reader, 0).array
+
+
+class _StatesUnpickler(pickle.Unpickler):
+    """Unpickles states, reading MXNet's pickled NDArrays; other MXNet objects are refused by name."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "mxnet.ndarray.ndarray" and name == "NDArray":
+            return _PickledMXNetArray
+        if module == "mxnet" or module.startswith("mxnet."):
+            raise FormatError(
+                f"Updater.set_states: the states hold an MXNet object {module}.{name}, which lazynd cannot "
+                "read (MXNet pickles its optimizer with the states under get_states(dump_optimizer=True): "
+                "save them without it)"
+            )
+        return super().find_class(module, name)
+
+
+def _check_arrays(index: Any, grad: Any, weight: Any) -> None:
+    """Refuse, by parameter, a gradient or weight that is not an NDArray (or an index that is no key)."""
+    if grad.__class__ is not NDArray or weight.__class__ is not NDArray:  # exact NDArrays: the common case
+        for what, value in (("gradient", grad), ("weight", weight)):
+            if not isinstance(value, NDArray):
+                raise LazyNDError(
+                    f"Updater: the {what} of parameter {index!r} must be an NDArray, got {type(value).__name__}"
+                )
+    try:
+        hash(index)
+    except TypeError:
+        raise LazyNDError(f"Updater: parameter index {index!r} must be an int or a name") from None
 
 
 def _as_list(values: Any) -> list:
@@ -98,6 +149,8 @@ def _to_numpy(state: Any) -> Any:
 
 
 def _from_numpy(state: Any) -> Any:
+    if isinstance(state, _PickledMXNetArray):
+        state = state.array  # None for MXNet's empty array
     if isinstance(state, np.ndarray):
         return nd.array(state, dtype=state.dtype)
     if isinstance(state, (tuple, list)):

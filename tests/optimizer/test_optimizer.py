@@ -558,3 +558,224 @@ def test_lazy_update_is_accepted_and_changes_nothing_on_dense_arrays(name, kwarg
     lazy = run(optimizer.create(name, lazy_update=True, **kwargs), w0, grads)
     eager = run(optimizer.create(name, lazy_update=False, **kwargs), w0, grads)
     np.testing.assert_array_equal(lazy, eager)
+
+
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("sgd", {}),
+        ("sgd", {"momentum": 0.9}),
+        ("nag", {"momentum": 0.9}),
+        ("adam", {}),
+        ("rmsprop", {}),
+        ("rmsprop", {"centered": True}),
+        ("signum", {}),
+        ("ftrl", {}),
+    ],
+)
+def test_clip_gradient_zero_does_not_clip_the_fused_optimizers(name, kwargs, problem):
+    # MXNet 1.9.1 hands clip_gradient to the fused operators only when it is truthy
+    w0, grads = problem
+    unclipped = run(optimizer.create(name, wd=0.01, **kwargs), w0, grads)
+    np.testing.assert_allclose(run(optimizer.create(name, wd=0.01, clip_gradient=0.0, **kwargs), w0, grads), unclipped)
+
+
+def test_clip_gradient_zero_does_not_clip_sgd_given_lists(problem):
+    w0, grads = problem
+    plain = optimizer.get_updater(optimizer.create("sgd", momentum=0.9))
+    zero = optimizer.get_updater(optimizer.create("sgd", momentum=0.9, clip_gradient=0))
+    a, b = [mx.nd.array(w0), mx.nd.array(w0 * 2)], [mx.nd.array(w0), mx.nd.array(w0 * 2)]
+    for g in grads:
+        plain([0, 1], [mx.nd.array(g), mx.nd.array(g)], a)
+        zero([0, 1], [mx.nd.array(g), mx.nd.array(g)], b)
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_allclose(y.asnumpy(), x.asnumpy())
+
+
+@pytest.mark.parametrize("name", ["adagrad", "adadelta", "nadam", "dcasgd"])
+def test_clip_gradient_zero_zeroes_the_gradient_of_the_optimizers_written_with_operators(name, problem):
+    # as MXNet 1.9.1 clips there (``if clip_gradient is not None``): no weight decay, so no step
+    w0, grads = problem
+    np.testing.assert_allclose(run(optimizer.create(name, clip_gradient=0.0), w0, grads), w0)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: lr_scheduler.MultiFactorScheduler(step=5), "step must be a list"),
+        (lambda: lr_scheduler.MultiFactorScheduler(step=None), "step must be a list"),
+        (lambda: lr_scheduler.MultiFactorScheduler(step="58"), "step must be a list"),
+        (lambda: lr_scheduler.MultiFactorScheduler(step=[2, "x"]), r"step\[1\] must be a number"),
+        (lambda: lr_scheduler.FactorScheduler(step="5"), "step must be a number"),
+        (lambda: lr_scheduler.FactorScheduler(step=2, factor="x"), "factor must be a number"),
+        (lambda: lr_scheduler.LRScheduler(base_lr="0.1"), "base_lr must be a number"),
+        (lambda: lr_scheduler.PolyScheduler(max_update=10, pwr=None), "pwr must be a number"),
+        (lambda: lr_scheduler.CosineScheduler(max_update=10, final_lr=None), "final_lr must be a number"),
+    ],
+)
+def test_scheduler_arguments_of_the_wrong_type_are_named(make, message):
+    with pytest.raises(LazyNDError, match=message):
+        make()
+
+
+def test_multi_factor_scheduler_takes_any_iterable_of_steps():
+    sched = lr_scheduler.MultiFactorScheduler(step=np.array([5, 8]), factor=0.5, base_lr=2.0)
+    assert [sched(n) for n in (5, 6, 9)] == pytest.approx([2.0, 1.0, 0.5])
+
+
+@pytest.mark.parametrize("name", ["adam", "rmsprop", "adagrad", "signum", "dcasgd"])
+def test_a_float16_weights_state_holds_the_master_copy_first_as_mxnets_base_class(name):
+    w = mx.nd.array([0.5, -1.25, 2.0], dtype="float16")
+    opt = optimizer.create(name, multi_precision=True)
+    master, inner = opt.create_state_multi_precision(0, w)
+    assert master.dtype == np.float32 and master.shape == w.shape
+    np.testing.assert_array_equal(master.asnumpy(), w.asnumpy().astype(np.float32))
+    assert repr(type(inner)) == repr(type(opt.create_state(0, master)))
+
+
+@pytest.mark.parametrize("name", ["sgd", "nag"])
+def test_sgd_and_nag_keep_a_float16_weights_state_before_the_master_copy_as_mxnet(name):
+    w = mx.nd.array([0.5, -1.25, 2.0], dtype="float16")
+    mom, master = optimizer.create(name, momentum=0.9, multi_precision=True).create_state_multi_precision(0, w)
+    assert mom.dtype == np.float32 and master.dtype == np.float32
+    np.testing.assert_array_equal(master.asnumpy(), w.asnumpy().astype(np.float32))
+    np.testing.assert_array_equal(mom.asnumpy(), np.zeros(3, np.float32))
+
+
+def test_an_mxnet_style_optimizer_unpacking_the_master_copy_first_trains_float16_weights():
+    class ScaledSGD(optimizer.Optimizer):
+        """Written as for MXNet: the base class's mixed-precision state, unpacked by hand."""
+
+        def update(self, index, weight, grad, state):
+            weight[:] = weight - 0.5 * grad
+
+        def update_multi_precision(self, index, weight, grad, state):
+            if self.multi_precision and weight.dtype == np.float16:
+                master, original_state = state[0], state[1]
+                self.update(index, master, grad.astype(np.float32), original_state)
+                master.astype(weight.dtype).copyto(weight)
+            else:
+                self.update(index, weight, grad, state)
+
+    updater = optimizer.get_updater(ScaledSGD(multi_precision=True))
+    w = mx.nd.array([1.0, 2.0], dtype="float16")
+    updater(0, mx.nd.array([1.0, 1.0], dtype="float16"), w)
+    np.testing.assert_array_equal(w.asnumpy(), np.array([0.5, 1.5], np.float16))
+
+
+# What MXNet 1.9.1's Updater.get_states() returned after one step of
+# SGD(momentum=0.9, multi_precision=True) on float16 [1, 2] with gradient [1, 1]:
+# {0: (momentum [-0.01, -0.01], float32 master copy [0.99, 1.99])}, NDArrays pickled as records.
+MXNET_SGD_MP_STATES = (
+    b"\x80\x04\x95\xc3\x00\x00\x00\x00\x00\x00\x00}\x94K\x00\x8c\x15mxnet.ndarray.ndarray\x94\x8c\x07NDArray"
+    b"\x94\x93\x94N\x85\x94R\x94}\x94\x8c\x06handle\x94\x8c\x08builtins\x94\x8c\tbytearray\x94\x93\x94C("
+    b"\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00"
+    b"\x00\x00\x00\x00\x00\x00\n\xd7#\xbc\n\xd7#\xbc\x94\x85\x94R\x94sbh\x03h\x04R\x94}\x94h\x07h\nC(\xc9\xfa"
+    b"\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"
+    b"\x00\x00\x00\x00\xa4p}?R\xb8\xfe?\x94\x85\x94R\x94sb\x86\x94s."
+)
+
+
+def test_updater_reads_states_pickled_by_mxnet_and_trains_on_from_them():
+    updater = optimizer.get_updater(optimizer.create("sgd", learning_rate=0.01, momentum=0.9, multi_precision=True))
+    updater.set_states(MXNET_SGD_MP_STATES)
+    mom, master = updater.states[0]
+    assert mom.dtype == np.float32 and master.dtype == np.float32
+    np.testing.assert_allclose(mom.asnumpy(), [-0.01, -0.01], rtol=1e-6)
+    np.testing.assert_allclose(master.asnumpy(), [0.99, 1.99], rtol=1e-6)
+    weight = mx.nd.array([0.99, 1.99], dtype="float16")
+    updater(0, mx.nd.array([1.0, 1.0], dtype="float16"), weight)
+    # momentum 0.9 * -0.01 - 0.01 * 1 = -0.019 added to the master copy
+    np.testing.assert_allclose(updater.states[0][1].asnumpy(), [0.971, 1.971], rtol=1e-6)
+
+
+def test_updater_refuses_an_mxnet_optimizer_pickled_with_the_states_by_name():
+    with pytest.raises(LazyNDError, match=r"mxnet\.optimizer\.optimizer\.Adam.*dump_optimizer"):
+        optimizer.get_updater(optimizer.create("adam")).set_states(b"cmxnet.optimizer.optimizer\nAdam\n.")
+
+
+@pytest.mark.parametrize("name", ["FTML", "LAMB", "LARS", "LBSGD"])
+def test_mxnets_optimizers_lazynd_lacks_are_refused_by_name(name):
+    with pytest.raises(LazyNDError, match=rf"MXNet's {name} is not supported by lazynd yet"):
+        optimizer.create(name.lower())
+    with pytest.raises(LazyNDError, match=rf"mx\.optimizer\.{name}: .*not supported by lazynd yet"):
+        getattr(optimizer, name)
+    with pytest.raises(AttributeError):
+        optimizer.NoSuchOptimizer  # noqa: B018
+
+
+def test_ccsgd_is_mxnets_deprecated_name_of_sgd():
+    assert mx.optimizer.ccSGD is optimizer.SGD
+    assert type(optimizer.create("ccsgd")) is optimizer.SGD
+
+
+@pytest.mark.parametrize(
+    "name, kwargs, message",
+    [
+        ("sgd", {"learning_rate": "0.1"}, "learning_rate must be a number"),
+        ("sgd", {"wd": None}, "wd must be a number"),
+        ("sgd", {"rescale_grad": "a"}, "rescale_grad must be a number"),
+        ("sgd", {"clip_gradient": "1"}, "clip_gradient must be a number"),
+        ("sgd", {"momentum": "0.9"}, "SGD: momentum must be a number"),
+        ("nag", {"momentum": None}, "NAG: momentum must be a number"),
+        ("adam", {"beta1": "0.9"}, "beta1 must be a number"),
+        ("adam", {"begin_num_update": "3"}, "begin_num_update must be an int >= 0"),
+        ("adam", {"begin_num_update": -1}, "begin_num_update must be an int >= 0"),
+        ("rmsprop", {"clip_weights": "1"}, "clip_weights must be a number"),
+        ("adadelta", {"rho": None}, "rho must be a number"),
+        ("adagrad", {"eps": "1e-7"}, "eps must be a number"),
+        ("ftrl", {"lamda1": "0.1"}, "lamda1 must be a number"),
+        ("dcasgd", {"lamda": None}, "lamda must be a number"),
+        ("signum", {"wd_lh": "0"}, "wd_lh must be a number"),
+        ("adamax", {"beta2": None}, "beta2 must be a number"),
+        ("sgd", {"lr_scheduler": 3}, "lr_scheduler must be an LRScheduler"),
+        ("sgd", {"param_idx2name": {0: 3}}, "param_idx2name must be a dict of index -> name"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_refused_by_name(name, kwargs, message):
+    with pytest.raises(LazyNDError, match=message):
+        optimizer.create(name, **kwargs)
+
+
+def test_multipliers_must_be_a_dict_of_numbers():
+    opt = optimizer.create("sgd")
+    with pytest.raises(LazyNDError, match="set_lr_mult: expected a dict"):
+        opt.set_lr_mult([("fc_weight", 0.1)])
+    with pytest.raises(LazyNDError, match=r"set_wd_mult: \['fc_weight'\] must be a number"):
+        opt.set_wd_mult({"fc_weight": "0"})
+
+
+def test_a_plain_function_of_the_update_count_is_a_scheduler_as_in_mxnet():
+    opt = optimizer.create("sgd", lr_scheduler=lambda num_update: 0.5 / num_update)
+    weight = mx.nd.ones((2,))
+    updater = optimizer.get_updater(opt)
+    updater(0, mx.nd.ones((2,)), weight)
+    updater(0, mx.nd.ones((2,)), weight)
+    np.testing.assert_allclose(weight.asnumpy(), 1 - 0.5 - 0.25)
+
+
+@pytest.mark.parametrize(
+    "grad, weight, index, message",
+    [
+        (None, mx.nd.ones((2,)), 0, "the gradient of parameter 0 must be an NDArray, got NoneType"),
+        (mx.nd.ones((2,)), np.ones(2), "fc_weight", "the weight of parameter 'fc_weight' must be an NDArray"),
+    ],
+)
+def test_updater_refuses_what_is_not_an_array_by_parameter(grad, weight, index, message):
+    updater = optimizer.get_updater(optimizer.create("adam"))
+    with pytest.raises(LazyNDError, match=message):
+        updater(index, grad, weight)
+    with pytest.raises(LazyNDError, match=message):
+        updater([index, 1], [grad, mx.nd.ones((2,))], [weight, mx.nd.ones((2,))])
+
+
+def test_updater_refuses_an_index_that_cannot_key_a_state():
+    updater = optimizer.get_updater(optimizer.create("sgd", momentum=0.9))
+    with pytest.raises(LazyNDError, match=r"parameter index \[0\] must be an int or a name"):
+        updater([[0], 1], [mx.nd.ones((2,))] * 2, [mx.nd.ones((2,)), mx.nd.ones((2,))])
+
+
+@pytest.mark.parametrize("warmup_steps", [0, 5])
+def test_a_negative_update_count_is_refused_by_name(warmup_steps):
+    with pytest.raises(LazyNDError, match="FactorScheduler: num_update must be >= 0, got -5"):
+        lr_scheduler.FactorScheduler(step=2, base_lr=0.1, warmup_steps=warmup_steps)(-5)

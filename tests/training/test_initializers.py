@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import numpy as np
 import pytest
@@ -168,3 +169,78 @@ def test_lstm_bias_sets_the_forget_gate_through_an_init_attribute() -> None:
     np.testing.assert_array_equal(arr.asnumpy(), [0, 0, 2, 2, 0, 0, 0, 0])
     assert init.LSTMBias(forget_bias=0.5).dumps() == '["lstmbias", {"forget_bias": 0.5}]'
     assert init.create("lstmbias", forget_bias=3.0).forget_bias == 3.0
+
+
+@pytest.mark.parametrize("value", [np.array([[1.0, 2.0], [3.0, 4.0]]), mx.nd.array([[1.0, 2.0], [3.0, 4.0]])])
+def test_constant_with_an_array_value_dumps_it_as_a_list_that_creates_it_again(value) -> None:
+    dumped = init.Constant(value).dumps()
+    assert json.loads(dumped) == ["constant", {"value": [[1.0, 2.0], [3.0, 4.0]]}]
+    assert_almost_equal(_filled(init.create(dumped), "c_weight", (2, 2)), [[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_initializers_of_one_class_and_arguments_are_equal() -> None:
+    assert init.Xavier(magnitude=2) == init.Xavier(magnitude=2)
+    assert init.Xavier(magnitude=2) != init.Xavier(magnitude=3)
+    assert init.Uniform(0.1) != init.Normal(0.1)
+    assert init.Constant(np.ones(2)) == init.Constant(np.ones(2))
+    assert len({init.Zero(), init.Zero(), init.One()}) == 2
+
+
+def test_set_verbosity_logs_each_array_it_fills(caplog) -> None:
+    initializer = init.Constant(2.0)
+    assert initializer.set_verbosity(True) is initializer
+    with caplog.at_level(logging.INFO, logger="lazynd"):
+        initializer(init.InitDesc("fc_weight"), mx.nd.zeros((2, 2)))
+        initializer.set_verbosity(True, print_func=lambda arr: "custom")(init.InitDesc("fc_bias"), mx.nd.zeros((2,)))
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("fc_weight" in m and m.endswith(": 2.0") for m in messages)
+    assert any("fc_bias" in m and m.endswith(": custom") for m in messages)
+
+
+def test_an_init_desc_gets_the_initializer_called_as_its_global_init() -> None:
+    desc = init.InitDesc("fc_weight", attrs={"__init__": init.Zero().dumps()})
+    uniform = init.Uniform()
+    uniform(desc, mx.nd.zeros((2, 2)))
+    assert desc.global_init is uniform
+
+
+def test_xavier_refuses_a_negative_magnitude_and_leaves_an_empty_array_alone() -> None:
+    with pytest.raises(DataError, match="magnitude"):
+        init.Xavier(magnitude=-1)
+    empty = mx.nd.zeros((0, 3))
+    init.Xavier(factor_type="out")("fc_weight", empty)
+    assert empty.shape == (0, 3)
+
+
+def test_fused_rnn_initializer_is_refused_by_name() -> None:
+    with pytest.raises(DataError, match=r"mx\.init\.FusedRNN: not supported by lazynd yet"):
+        mx.init.FusedRNN  # noqa: B018
+    with pytest.raises(DataError, match=r"FusedRNN: not supported"):
+        init.create('["fusedrnn", {"init": null, "num_hidden": 4, "num_layers": 1, "mode": "lstm"}]')
+    with pytest.raises(AttributeError):
+        mx.init.NoSuchInitializer  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: init.create('["uniform", {"foo": 1}]'), r"'uniform' cannot take \['foo'\]"),
+        (lambda: init.create('["uniform", [0.1]]'), "must be a JSON object"),
+        (lambda: init.Mixed(["("], [init.Zero()]), r"Mixed: '\(' is not a regular expression"),
+        (lambda: init.Mixed([".*"], [3]), "Mixed: each initializer must be an Initializer, got 3"),
+        (lambda: init.Uniform("a"), "Uniform: scale must be a number"),
+        (lambda: init.Normal(None), "Normal: sigma must be a number"),
+        (lambda: init.Orthogonal(scale="1"), "Orthogonal: scale must be a number"),
+        (lambda: init.LSTMBias(forget_bias="1"), "LSTMBias: forget_bias must be a number"),
+        (lambda: init.MSRAPrelu(slope="0.25"), "MSRAPrelu: slope must be a number"),
+        (lambda: init.Xavier(magnitude="3"), "Xavier: magnitude must be a number"),
+    ],
+)
+def test_bad_initializer_arguments_are_refused_by_name(make, message) -> None:
+    with pytest.raises(DataError, match=message):
+        make()
+
+
+def test_an_initializer_fills_only_ndarrays() -> None:
+    with pytest.raises(DataError, match="'fc_weight' must be filled in an NDArray, got ndarray"):
+        init.Uniform()(init.InitDesc("fc_weight"), np.zeros((2, 2)))

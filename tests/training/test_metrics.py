@@ -314,3 +314,87 @@ def test_torch_and_caffe_are_losses_under_their_names() -> None:
     caffe_metric = mx.metric.create("caffe")
     caffe_metric.update(None, [mx.nd.array([2, 4])])
     assert torch_metric.get() == ("torch", 2.0) and caffe_metric.get() == ("caffe", 3.0)  # MXNet 1.9.1
+
+
+def test_composite_config_lists_the_config_of_each_metric() -> None:
+    config = metric.CompositeEvalMetric([metric.Accuracy(axis=1), metric.CrossEntropy(eps=1e-6)]).get_config()
+    assert config["metric"] == "CompositeEvalMetric"
+    assert [(c["metric"], c["name"]) for c in config["metrics"]] == [
+        ("Accuracy", "accuracy"),
+        ("CrossEntropy", "cross-entropy"),
+    ]
+    assert config["metrics"][1]["eps"] == 1e-6
+
+
+class _WrappingAccuracy(metric.EvalMetric):
+    """A custom metric written as MXNet 1.x's own: ``check_label_shapes(labels, preds, True)`` wraps."""
+
+    def __init__(self) -> None:
+        super().__init__("wrapping-accuracy")
+
+    def update(self, labels, preds) -> None:
+        labels, preds = metric.check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds, strict=True):
+            self.sum_metric += float((pred.asnumpy().argmax(axis=1) == label.asnumpy()).sum())
+            self.num_inst += label.shape[0]
+
+
+@pytest.mark.parametrize("as_lists", [True, False])
+def test_check_label_shapes_third_argument_wraps_arrays_as_mxnets(as_lists) -> None:
+    labels, preds = mx.nd.array([1, 0, 1]), mx.nd.array([[0.1, 0.9], [0.8, 0.2], [0.7, 0.3]])
+    m = _WrappingAccuracy()
+    m.update([labels] if as_lists else labels, [preds] if as_lists else preds)
+    assert m.get() == ("wrapping-accuracy", pytest.approx(2 / 3))
+
+
+def test_check_label_shapes_compares_lengths_or_shapes_and_returns_arrays_unwrapped() -> None:
+    labels, preds = mx.nd.array([1, 0, 1]), mx.nd.array([[0.1, 0.9], [0.8, 0.2], [0.7, 0.3]])
+    assert metric.check_label_shapes(labels, preds) == (labels, preds)
+    assert metric.check_label_shapes(labels, labels, False, True) == (labels, labels)
+    with pytest.raises(DataError, match=r"label shape \(3,\) differs from prediction shape \(3, 2\)"):
+        metric.check_label_shapes(labels, preds, False, True)
+    with pytest.raises(DataError, match="3 labels but 4 predictions"):
+        metric.check_label_shapes(labels, mx.nd.zeros((4,)))
+    with pytest.raises(DataError, match="1 labels but 2 predictions"):
+        metric.check_label_shapes([labels], [preds, preds], wrap=True)
+    with pytest.raises(DataError, match="compares two arrays"):
+        metric.check_label_shapes([labels], [preds], shape=True)
+
+
+@pytest.mark.parametrize(
+    "make, labels, preds, message",
+    [
+        (lambda: metric.Accuracy(axis=3), [LABELS], [PROBS], "Accuracy: axis 3 is out of range"),
+        (lambda: metric.Perplexity(ignore_label=None, axis=5), [LABELS], [PROBS], "Perplexity: axis 5 is out of range"),
+        (lambda: metric.Accuracy(), None, [PROBS], "expected an array or a list of arrays, got NoneType"),
+        (lambda: metric.MSE(), [LABELS], 3.0, "expected an array or a list of arrays, got float"),
+        (lambda: metric.Loss(), None, None, "expected an array or a list of arrays, got NoneType"),
+        (
+            lambda: metric.CustomMetric(lambda label, pred: "high", name="odd"),
+            [LABELS],
+            [PROBS],
+            r"CustomMetric 'odd': feval returned 'high'; expected a number or a \(sum, count\) pair",
+        ),
+    ],
+)
+def test_bad_updates_are_refused_by_name(make, labels, preds, message) -> None:
+    with pytest.raises(DataError, match=message):
+        make().update(labels, preds)
+
+
+@pytest.mark.parametrize("top_k", ["2", 2.5, True, 0])
+def test_top_k_must_be_a_positive_int(top_k) -> None:
+    with pytest.raises(DataError, match="top_k must be an int >= 1"):
+        metric.TopKAccuracy(top_k=top_k)
+
+
+def test_update_dict_names_the_outputs_or_labels_it_cannot_find() -> None:
+    m = metric.Accuracy(output_names=["softmax_output"], label_names=["softmax_label"])
+    with pytest.raises(
+        DataError, match=r"output_names \['softmax_output'\] not among the arrays given, \['fc_output'\]"
+    ):
+        m.update_dict({"softmax_label": mx.nd.array(LABELS)}, {"fc_output": mx.nd.array(PROBS)})
+    with pytest.raises(DataError, match=r"label_names \['softmax_label'\] not among"):
+        m.update_dict({"label": mx.nd.array(LABELS)}, {"softmax_output": mx.nd.array(PROBS)})
+    m.update_dict({"softmax_label": mx.nd.array(LABELS)}, {"softmax_output": mx.nd.array(PROBS)})
+    assert m.get()[1] == 0.5
