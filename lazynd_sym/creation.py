@@ -15,7 +15,7 @@ from lazynd.errors import LazyNDError, OperatorError
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
 
-from .attribute import AttrScope, check_dtype_hint, is_attribute_key, normalize_attrs, parse_shape_hint
+from .attribute import AttrScope, dtype_to_attr, is_attribute_key, normalize_attrs, parse_shape_hint
 from .graph import Entry, Node
 from .name import NameManager
 from .symbol import Symbol
@@ -49,7 +49,7 @@ def Variable(
     if wd_mult is not None:
         user["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
-        user["__dtype__"] = check_dtype_hint(dtype, f"Variable {name!r}")
+        user["__dtype__"] = dtype_to_attr(dtype, f"Variable {name!r}")
     if init is not None:
         user["__init__"] = init if isinstance(init, str) else (init.dumps() if hasattr(init, "dumps") else str(init))
     user.update(normalize_attrs(kwargs, f"Variable {name!r}"))

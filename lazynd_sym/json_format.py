@@ -15,7 +15,7 @@ from lazynd.errors import FormatError, LazyNDError
 from lazynd.formats.fileio import open_for_read, write_atomic
 from lazynd.ops import registry
 
-from .attribute import PLAIN_KEYS, check_dtype_hint, is_attribute_key, parse_shape_hint
+from .attribute import PLAIN_KEYS, dtype_from_attr, is_attribute_key, parse_shape_hint
 from .graph import Entry, IndexedGraph, Node
 
 MXNET_VERSION = 10901
@@ -146,7 +146,7 @@ class _Reader:
             if "__shape__" in user:
                 parse_shape_hint(user["__shape__"], "__shape__")
             if "__dtype__" in user:
-                check_dtype_hint(user["__dtype__"], "__dtype__")
+                dtype_from_attr(user["__dtype__"], "__dtype__")
         except LazyNDError as err:
             raise self.error(str(err), index, name) from None
 

@@ -101,14 +101,17 @@ class Symbol:
 
     # -- attributes ----------------------------------------------------------------------------
     def attr(self, key: str) -> str | None:
-        """The attribute ``key`` (``ctx_group`` or ``__ctx_group__``) of this symbol's node."""
-        user = self._single_node("attr").user
-        return user.get(key, user.get(f"__{key}__"))
+        """The attribute ``key`` (``ctx_group`` or ``__ctx_group__``) of this symbol's node, or, as
+        in MXNet, its operator parameter ``key`` (``num_hidden``) as text."""
+        node = self._single_node("attr")
+        return node.user.get(key, node.user.get(f"__{key}__", node.params.get(key)))
 
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
-        """The attributes of this symbol's node (``lr_mult`` also as stored, ``__lr_mult__``, as MXNet's)."""
+        """The attributes of this symbol's node (``lr_mult`` also as stored, ``__lr_mult__``, as MXNet's)
+        and, as MXNet lists them, its operator's parameters."""
         if not recursive:
-            return listed_attrs(self._single_node("list_attr").user)
+            node = self._single_node("list_attr")
+            return {**node.params, **listed_attrs(node.user)}
         return {f"{n.name}${k}": v for n in self._nodes() for k, v in n.user.items()}
 
     def attr_dict(self) -> dict[str, dict[str, str]]:

@@ -213,3 +213,11 @@ def test_list_attr_and_attr_dict_list_the_plain_keys_as_mxnet():
     assert v.attr_dict()["v"] == {"__ctx_group__": "dev1", "ctx_group": "dev1"}
     assert v.attr_dict()[v.name] == {"scalar": "2", "__ctx_group__": "dev1", "ctx_group": "dev1"}
     assert '"ctx_group"' not in v.tojson()  # stored once, as __ctx_group__
+
+
+def test_attr_and_list_attr_show_the_operators_parameters_as_mxnet():
+    # MXNet 1.9.1: FullyConnected(x, num_hidden=4, name='fc').attr('num_hidden') == '4'
+    fc = sym.FullyConnected(sym.Variable("x"), num_hidden=4, name="fc", attr={"lr_mult": "3"})
+    assert fc.attr("num_hidden") == "4"
+    assert fc.attr("no_such_key") is None
+    assert fc.list_attr() == {"num_hidden": "4", "__lr_mult__": "3", "lr_mult": "3"}
