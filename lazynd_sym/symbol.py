@@ -442,13 +442,24 @@ class Symbol:
         ctx: Any,
         grad_req: Any = "write",
         type_dict: Any = None,
+        stype_dict: Any = None,
         group2ctx: Any = None,
+        shared_arg_names: Any = None,
         shared_exec: Any = None,
+        shared_buffer: Any = None,
         **shapes: Any,
     ) -> Any:
+        """An executor with arrays allocated for the argument shapes given by name (MXNet 1.x's signature).
+
+        ``shared_exec``'s argument and gradient arrays of the same name and shape are used (only
+        those named in ``shared_arg_names``, when it is given); ``shared_buffer`` is a dict by
+        name (``'grad of <name>'`` for gradients) whose arrays are reused where large enough and
+        which receives the arrays allocated.  ``stype_dict`` may only ask for dense storage.
+        """
         from .executor import binding
 
-        return binding.simple_bind(self, ctx, grad_req, type_dict, group2ctx, shared_exec, shapes)
+        sharing = binding.Sharing(shared_exec, shared_arg_names, shared_buffer)
+        return binding.simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx, sharing, shapes)
 
 
 def _given_shape(name: str, value: Any) -> tuple[int, ...]:
