@@ -70,7 +70,14 @@ class Symbol:
     def __iter__(self) -> Any:
         return (Symbol([e]) for e in self._outputs)
 
-    def __getitem__(self, index: int | str) -> Symbol:
+    def __getitem__(self, index: int | str | slice) -> Symbol:
+        """The output ``index`` (a position, negative from the end, or an output name), or, for a
+        slice, the group of the outputs it selects (as MXNet 1.x)."""
+        if isinstance(index, slice):
+            picked = [self._outputs[i] for i in range(*index.indices(len(self._outputs)))]
+            if not picked:
+                raise LazyNDError(f"output slice {index!r} selects none of the symbol's {len(self._outputs)} output(s)")
+            return Symbol(picked)
         if isinstance(index, str):
             names = self.list_outputs()
             if index not in names:

@@ -221,3 +221,12 @@ def test_attr_and_list_attr_show_the_operators_parameters_as_mxnet():
     assert fc.attr("num_hidden") == "4"
     assert fc.attr("no_such_key") is None
     assert fc.list_attr() == {"num_hidden": "4", "__lr_mult__": "3", "lr_mult": "3"}
+
+
+def test_a_slice_of_a_symbol_is_the_group_of_the_outputs_it_selects():
+    # MXNet 1.9.1: net.get_internals()[2:4] is Group([internals[2], internals[3]])
+    internals = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc").get_internals()
+    assert internals[1:3].list_outputs() == ["fc_weight", "fc_bias"]
+    assert internals[::2].list_outputs() == ["data", "fc_bias"]
+    with pytest.raises(LazyNDError, match=r"output slice slice\(5, 9, None\) selects none"):
+        internals[5:9]
