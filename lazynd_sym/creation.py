@@ -60,7 +60,12 @@ var = Variable
 
 
 def Group(symbols: Sequence[Symbol]) -> Symbol:
-    """One symbol holding the outputs of several."""
+    """One symbol holding the outputs of several (at least one, as MXNet requires)."""
+    if isinstance(symbols, Symbol) or not hasattr(symbols, "__iter__"):
+        raise LazyNDError(f"Group: expected a list of symbols, got {type(symbols).__name__}")
+    symbols = list(symbols)
+    if not symbols:
+        raise LazyNDError("Group: expected a non-empty list of symbols, got an empty one")
     entries: list[Entry] = []
     for s in symbols:
         if not isinstance(s, Symbol):

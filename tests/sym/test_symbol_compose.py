@@ -230,3 +230,11 @@ def test_a_slice_of_a_symbol_is_the_group_of_the_outputs_it_selects():
     assert internals[::2].list_outputs() == ["data", "fc_bias"]
     with pytest.raises(LazyNDError, match=r"output slice slice\(5, 9, None\) selects none"):
         internals[5:9]
+
+
+@pytest.mark.parametrize("symbols", [[], (), sym.Variable("x")], ids=["empty-list", "empty-tuple", "a-symbol"])
+def test_group_of_nothing_or_of_a_bare_symbol_is_refused(symbols):
+    # MXNet 1.9.1: TypeError 'Expected a list of symbols as input'; an empty group bound to nothing
+    with pytest.raises(LazyNDError, match="Group: expected a"):
+        sym.Group(symbols)
+    assert sym.Group(iter([sym.Variable("a"), sym.Variable("b")])).list_outputs() == ["a", "b"]
