@@ -302,6 +302,31 @@ def test_bad_arguments_raise_clear_errors() -> None:
         mod.fit(mx.io.NDArrayIter(*_blobs(8), batch_size=4))
 
 
+def test_forward_refuses_what_is_not_a_batch_of_all_its_inputs() -> None:
+    # a list of arrays once failed inside with AttributeError; a batch short of an input left it stale
+    mod = mx.mod.Module(_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params()
+    with pytest.raises(DataError, match="Module.forward: expected a DataBatch .*got list"):
+        mod.forward([mx.nd.ones((4, 5))])
+    two = mx.mod.Module(sym.Variable("a") + sym.Variable("b"), data_names=["a", "b"], label_names=None)
+    two.bind([("a", (2,)), ("b", (2,))], for_training=False)
+    two.init_params()
+    with pytest.raises(DataError, match=r"the batch holds 1 data array\(s\), the module takes 2 \(\['a', 'b'\]\)"):
+        two.forward(mx.io.DataBatch([mx.nd.ones((2,))]))
+
+
+def test_set_params_takes_numpy_values_and_refuses_other_types_by_name() -> None:
+    # a NumPy value once failed inside with AttributeError ('copyto')
+    mod = mx.mod.Module(_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    host = _host(_start_params())
+    mod.set_params(host, {})
+    np.testing.assert_array_equal(mod.get_params()[0]["fc2_weight"].asnumpy(), host["fc2_weight"])
+    with pytest.raises(DataError, match="'fc1_bias' is given as list; expected an NDArray"):
+        mod.set_params({**host, "fc1_bias": [0.0] * 16}, {})
+
+
 def test_a_batch_of_another_size_runs_on_the_same_parameters() -> None:
     mod = _trained_by_hand(mx.cpu(), steps=2)
     data, _ = _blobs(7, seed=5)
