@@ -248,7 +248,8 @@ class FeedForward(InferenceMixin):
                     call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
                 batch, nbatch = next(batches, None), nbatch + 1
             progress.close()
-            for name, value in eval_metric.get_name_value():
+            # the whole epoch's value: a Speedometer(auto_reset=True) only resets the local period
+            for name, value in eval_metric.get_global_name_value():
                 logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
             group.copy_params_to(arg_params, aux_params)
