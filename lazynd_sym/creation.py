@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from lazynd.errors import LazyNDError, OperatorError
+from lazynd.ndarray.sparse import check_dense
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
 
@@ -29,9 +30,10 @@ def Variable(
     wd_mult: float | None = None,
     dtype: Any = None,
     init: Any = None,
+    stype: str | None = None,
     **kwargs: Any,
 ) -> Symbol:
-    """A free input of a graph.
+    """A free input of a graph (``stype``, MXNet 1.x's storage type, may only be dense ``'default'``).
 
     Examples
     --------
@@ -41,6 +43,7 @@ def Variable(
     """
     if not isinstance(name, str) or not name:
         raise LazyNDError(f"Variable: name must be a non-empty string, got {name!r}")
+    check_dense(stype, f"Variable {name!r}")
     user = AttrScope.current.get(attr)
     if shape is not None:
         user["__shape__"] = str(parse_shape_hint(shape, f"Variable {name!r}"))

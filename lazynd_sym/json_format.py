@@ -226,8 +226,8 @@ class _Reader:
         return Symbol(outputs)
 
 
-def load_json(text: str | bytes, source: str = "string") -> Any:
-    """A symbol from MXNet JSON text (0.8, 0.9 or 1.x form).
+def load_json(json_str: str | bytes, source: str = "string") -> Any:
+    """A symbol from MXNet JSON text ``json_str`` (0.8, 0.9 or 1.x form; MXNet's parameter name).
 
     The graph is checked before it is built: node and output indices in range,
     inputs referring to earlier nodes (no cycles), integer entries, non-empty
@@ -244,7 +244,7 @@ def load_json(text: str | bytes, source: str = "string") -> Any:
     >>> s.list_arguments()
     ['x']
     """
-    return _Reader(source).document(text)
+    return _Reader(source).document(json_str)
 
 
 def load(fname: str | os.PathLike[str]) -> Any:

@@ -238,3 +238,9 @@ def test_group_of_nothing_or_of_a_bare_symbol_is_refused(symbols):
     with pytest.raises(LazyNDError, match="Group: expected a"):
         sym.Group(symbols)
     assert sym.Group(iter([sym.Variable("a"), sym.Variable("b")])).list_outputs() == ["a", "b"]
+
+
+def test_variable_takes_mxnet_1x_stype_dense_only():
+    assert sym.Variable("x", stype="default").list_arguments() == ["x"]
+    with pytest.raises(LazyNDError, match="Variable 'x': storage type 'csr' is not supported"):
+        sym.Variable("x", stype="csr")

@@ -123,3 +123,7 @@ def test_load_mxnet_19_mlp_checkpoint_symbol(data_dir):
     ]
     assert s.infer_shape(data=(5, 1, 28, 28))[1] == [(5, 10)]
     assert sym.load_json(s.tojson()).tojson() == s.tojson()
+
+
+def test_load_json_takes_mxnets_parameter_name():
+    assert sym.load_json(json_str=sym.Variable("x").tojson()).list_arguments() == ["x"]
