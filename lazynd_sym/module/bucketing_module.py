@@ -34,7 +34,7 @@ class BucketingModule(BaseModule):
         ``sym_gen(bucket_key) -> (symbol, data_names, label_names)``.
     default_bucket_key
         The bucket bound by ``bind`` (take the largest: its arrays are the ones shared).
-    logger, context, work_load_list, fixed_param_names
+    logger, context, work_load_list, fixed_param_names, state_names, group2ctxs, compression_params
         As for :class:`Module`.
 
     Examples
@@ -61,6 +61,8 @@ class BucketingModule(BaseModule):
         work_load_list: Sequence[float] | None = None,
         fixed_param_names: Sequence[str] | None = None,
         state_names: Sequence[str] | None = None,
+        group2ctxs: Any = None,
+        compression_params: dict | None = None,
     ) -> None:
         super().__init__(logger)
         if default_bucket_key is None:
@@ -75,6 +77,8 @@ class BucketingModule(BaseModule):
             "work_load_list": work_load_list,
             "fixed_param_names": fixed_param_names,
             "state_names": state_names,
+            "group2ctxs": group2ctxs,
+            "compression_params": compression_params,
         }
         self._buckets: dict[Any, Module] = {}
         self._curr_module: Module | None = None
