@@ -247,7 +247,11 @@ class BucketingModule(BaseModule):
 
     @staticmethod
     def load(
-        prefix: str, epoch: int, sym_gen: Callable[[Any], Any] | None = None, default_bucket_key: Any = None, **kwargs: Any
+        prefix: str,
+        epoch: int,
+        sym_gen: Callable[[Any], Any] | None = None,
+        default_bucket_key: Any = None,
+        **kwargs: Any,
     ) -> BucketingModule:
         """A bucketing module with the parameters of ``prefix-%04d.params`` (as MXNet 1.x's), given to
         the buckets when :meth:`bind` is called; ``kwargs`` go to ``BucketingModule``.

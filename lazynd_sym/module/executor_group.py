@@ -257,9 +257,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
             if self.grad_req[n] != "null"
         }
         aux = {n: array("aux_dict", n, s, t) for n, s, t in zip(self.aux_names, aux_shapes, aux_types, strict=True)}
-        return self.symbol.bind(
-            ctx, args, args_grad=grads, grad_req=self.grad_req, aux_states=aux, group2ctx=group2ctx
-        )
+        return self.symbol.bind(ctx, args, args_grad=grads, grad_req=self.grad_req, aux_states=aux, group2ctx=group2ctx)
 
     # -- running ---------------------------------------------------------------------------------
     def forward_batch(self, data_batch: DataBatch, is_train: bool) -> None:
