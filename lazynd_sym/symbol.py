@@ -33,6 +33,9 @@ class Symbol:
 
     __slots__ = ("_outputs", "__weakref__")
     __hash__ = object.__hash__
+    # NumPy scalars and arrays hand their arithmetic with a symbol to the symbol's reflected
+    # methods (np.float32(2) * x), instead of reading the symbol as a sequence of outputs
+    __array_ufunc__ = None
 
     def __init__(self, outputs: list[Entry]) -> None:
         self._outputs = list(outputs)
