@@ -62,13 +62,16 @@ def log_train_metric(period: int, auto_reset: bool = False) -> Callable[[BatchEn
             for name, value in param.eval_metric.get_name_value():
                 _log.info("Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch, name, value)
             if auto_reset:
-                param.eval_metric.reset()
+                param.eval_metric.reset_local()
 
     return log
 
 
 class Speedometer:
     """Log samples per second (and the metric) every ``frequent`` batches.
+
+    With ``auto_reset`` each log starts a new local period of the metric (``reset_local``, as
+    MXNet 1.x), so the next log covers the batches since; the epoch's value is kept.
 
     Examples
     --------
@@ -105,7 +108,7 @@ class Speedometer:
         self.last_speed = self.frequent * self.batch_size / elapsed
         text = _metric_text(param.eval_metric)
         if param.eval_metric is not None and self.auto_reset:
-            param.eval_metric.reset()
+            param.eval_metric.reset_local()
         _log.info("Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\t%s", param.epoch, count, self.last_speed, text)
         self.tic = time.perf_counter()
 

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 from lazynd.errors import LazyNDError, ShapeError
+from lazynd.formats.ndarray_record import DTYPE_TO_FLAG, FLAG_TO_DTYPE
 from lazynd.ops.params import parse_dtype, parse_shape
 
 # plain keys a user may give; they are stored as __key__
@@ -78,6 +79,37 @@ def check_dtype_hint(value: Any, where: str) -> str:
         return parse_dtype(value)
     except ValueError as err:
         raise LazyNDError(f"{where}: dtype {value!r} is not supported: {err}") from None
+
+
+def dtype_to_attr(value: Any, where: str) -> str:
+    """A variable's dtype as MXNet stores it in ``__dtype__``: mshadow's type flag, as text.
+
+    Examples
+    --------
+    >>> dtype_to_attr("float64", "Variable 'x'")
+    '1'
+    """
+    import numpy as np
+
+    return str(DTYPE_TO_FLAG[np.dtype(check_dtype_hint(value, where))])
+
+
+def dtype_from_attr(value: str, where: str) -> str:
+    """The NumPy name of a ``__dtype__`` attribute: MXNet's type flag (``'1'``) or a dtype name.
+
+    Examples
+    --------
+    >>> dtype_from_attr("2", "__dtype__"), dtype_from_attr("float64", "__dtype__")
+    ('float16', 'float64')
+    """
+    text = value.strip() if isinstance(value, str) else value
+    if isinstance(text, str) and text.lstrip("-").isdigit():
+        flag = int(text)
+        if flag not in FLAG_TO_DTYPE:
+            known = ", ".join(f"{k} ({d.name})" for k, d in FLAG_TO_DTYPE.items())
+            raise LazyNDError(f"{where}: dtype flag {value!r} is not supported; expected one of {known}")
+        return FLAG_TO_DTYPE[flag].name
+    return check_dtype_hint(value, where)
 
 
 class AttrScope:

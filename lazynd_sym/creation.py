@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 
 from lazynd.errors import LazyNDError, OperatorError
+from lazynd.ndarray.sparse import check_dense
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
 
-from .attribute import AttrScope, check_dtype_hint, is_attribute_key, normalize_attrs, parse_shape_hint
+from .attribute import AttrScope, dtype_to_attr, is_attribute_key, normalize_attrs, parse_shape_hint
 from .graph import Entry, Node
 from .name import NameManager
 from .symbol import Symbol
@@ -29,9 +30,10 @@ def Variable(
     wd_mult: float | None = None,
     dtype: Any = None,
     init: Any = None,
+    stype: str | None = None,
     **kwargs: Any,
 ) -> Symbol:
-    """A free input of a graph.
+    """A free input of a graph (``stype``, MXNet 1.x's storage type, may only be dense ``'default'``).
 
     Examples
     --------
@@ -41,6 +43,7 @@ def Variable(
     """
     if not isinstance(name, str) or not name:
         raise LazyNDError(f"Variable: name must be a non-empty string, got {name!r}")
+    check_dense(stype, f"Variable {name!r}")
     user = AttrScope.current.get(attr)
     if shape is not None:
         user["__shape__"] = str(parse_shape_hint(shape, f"Variable {name!r}"))
@@ -49,7 +52,7 @@ def Variable(
     if wd_mult is not None:
         user["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
-        user["__dtype__"] = check_dtype_hint(dtype, f"Variable {name!r}")
+        user["__dtype__"] = dtype_to_attr(dtype, f"Variable {name!r}")
     if init is not None:
         user["__init__"] = init if isinstance(init, str) else (init.dumps() if hasattr(init, "dumps") else str(init))
     user.update(normalize_attrs(kwargs, f"Variable {name!r}"))
@@ -60,7 +63,12 @@ var = Variable
 
 
 def Group(symbols: Sequence[Symbol]) -> Symbol:
-    """One symbol holding the outputs of several."""
+    """One symbol holding the outputs of several (at least one, as MXNet requires)."""
+    if isinstance(symbols, Symbol) or not hasattr(symbols, "__iter__"):
+        raise LazyNDError(f"Group: expected a list of symbols, got {type(symbols).__name__}")
+    symbols = list(symbols)
+    if not symbols:
+        raise LazyNDError("Group: expected a non-empty list of symbols, got an empty one")
     entries: list[Entry] = []
     for s in symbols:
         if not isinstance(s, Symbol):

@@ -15,7 +15,7 @@ from lazynd.errors import FormatError, LazyNDError
 from lazynd.formats.fileio import open_for_read, write_atomic
 from lazynd.ops import registry
 
-from .attribute import PLAIN_KEYS, check_dtype_hint, is_attribute_key, parse_shape_hint
+from .attribute import PLAIN_KEYS, dtype_from_attr, is_attribute_key, parse_shape_hint
 from .graph import Entry, IndexedGraph, Node
 
 MXNET_VERSION = 10901
@@ -146,7 +146,7 @@ class _Reader:
             if "__shape__" in user:
                 parse_shape_hint(user["__shape__"], "__shape__")
             if "__dtype__" in user:
-                check_dtype_hint(user["__dtype__"], "__dtype__")
+                dtype_from_attr(user["__dtype__"], "__dtype__")
         except LazyNDError as err:
             raise self.error(str(err), index, name) from None
 
@@ -226,8 +226,8 @@ class _Reader:
         return Symbol(outputs)
 
 
-def load_json(text: str | bytes, source: str = "string") -> Any:
-    """A symbol from MXNet JSON text (0.8, 0.9 or 1.x form).
+def load_json(json_str: str | bytes, source: str = "string") -> Any:
+    """A symbol from MXNet JSON text ``json_str`` (0.8, 0.9 or 1.x form; MXNet's parameter name).
 
     The graph is checked before it is built: node and output indices in range,
     inputs referring to earlier nodes (no cycles), integer entries, non-empty
@@ -244,7 +244,7 @@ def load_json(text: str | bytes, source: str = "string") -> Any:
     >>> s.list_arguments()
     ['x']
     """
-    return _Reader(source).document(text)
+    return _Reader(source).document(json_str)
 
 
 def load(fname: str | os.PathLike[str]) -> Any:

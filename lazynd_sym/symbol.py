@@ -33,6 +33,9 @@ class Symbol:
 
     __slots__ = ("_outputs", "__weakref__")
     __hash__ = object.__hash__
+    # NumPy scalars and arrays hand their arithmetic with a symbol to the symbol's reflected
+    # methods (np.float32(2) * x), instead of reading the symbol as a sequence of outputs
+    __array_ufunc__ = None
 
     def __init__(self, outputs: list[Entry]) -> None:
         self._outputs = list(outputs)
@@ -70,7 +73,14 @@ class Symbol:
     def __iter__(self) -> Any:
         return (Symbol([e]) for e in self._outputs)
 
-    def __getitem__(self, index: int | str) -> Symbol:
+    def __getitem__(self, index: int | str | slice) -> Symbol:
+        """The output ``index`` (a position, negative from the end, or an output name), or, for a
+        slice, the group of the outputs it selects (as MXNet 1.x)."""
+        if isinstance(index, slice):
+            picked = [self._outputs[i] for i in range(*index.indices(len(self._outputs)))]
+            if not picked:
+                raise LazyNDError(f"output slice {index!r} selects none of the symbol's {len(self._outputs)} output(s)")
+            return Symbol(picked)
         if isinstance(index, str):
             names = self.list_outputs()
             if index not in names:
@@ -101,14 +111,17 @@ class Symbol:
 
     # -- attributes ----------------------------------------------------------------------------
     def attr(self, key: str) -> str | None:
-        """The attribute ``key`` (``ctx_group`` or ``__ctx_group__``) of this symbol's node."""
-        user = self._single_node("attr").user
-        return user.get(key, user.get(f"__{key}__"))
+        """The attribute ``key`` (``ctx_group`` or ``__ctx_group__``) of this symbol's node, or, as
+        in MXNet, its operator parameter ``key`` (``num_hidden``) as text."""
+        node = self._single_node("attr")
+        return node.user.get(key, node.user.get(f"__{key}__", node.params.get(key)))
 
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
-        """The attributes of this symbol's node (``lr_mult`` also as stored, ``__lr_mult__``, as MXNet's)."""
+        """The attributes of this symbol's node (``lr_mult`` also as stored, ``__lr_mult__``, as MXNet's)
+        and, as MXNet lists them, its operator's parameters."""
         if not recursive:
-            return listed_attrs(self._single_node("list_attr").user)
+            node = self._single_node("list_attr")
+            return {**node.params, **listed_attrs(node.user)}
         return {f"{n.name}${k}": v for n in self._nodes() for k, v in n.user.items()}
 
     def attr_dict(self) -> dict[str, dict[str, str]]:
@@ -439,13 +452,24 @@ class Symbol:
         ctx: Any,
         grad_req: Any = "write",
         type_dict: Any = None,
+        stype_dict: Any = None,
         group2ctx: Any = None,
+        shared_arg_names: Any = None,
         shared_exec: Any = None,
+        shared_buffer: Any = None,
         **shapes: Any,
     ) -> Any:
+        """An executor with arrays allocated for the argument shapes given by name (MXNet 1.x's signature).
+
+        ``shared_exec``'s argument and gradient arrays of the same name and shape are used (only
+        those named in ``shared_arg_names``, when it is given); ``shared_buffer`` is a dict by
+        name (``'grad of <name>'`` for gradients) whose arrays are reused where large enough and
+        which receives the arrays allocated.  ``stype_dict`` may only ask for dense storage.
+        """
         from .executor import binding
 
-        return binding.simple_bind(self, ctx, grad_req, type_dict, group2ctx, shared_exec, shapes)
+        sharing = binding.Sharing(shared_exec, shared_arg_names, shared_buffer)
+        return binding.simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx, sharing, shapes)
 
 
 def _given_shape(name: str, value: Any) -> tuple[int, ...]:

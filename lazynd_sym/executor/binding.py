@@ -14,6 +14,7 @@ import numpy as np
 import lazynd.ndarray as nd
 from lazynd.context import Context, as_context
 from lazynd.errors import LazyNDError, ShapeError
+from lazynd.ndarray.sparse import check_dense
 
 from ..passes.infer_shape import shape_known
 from .executor import Executor
@@ -89,6 +90,8 @@ def _grad_reqs(caller: str, grad_req: Any, names: list[str]) -> list[str]:
         reqs = [grad_req.get(n, "null") for n in names]
     else:
         reqs = list(grad_req)
+        if len(reqs) != len(names):
+            raise LazyNDError(f"{caller}: grad_req has {len(reqs)} entries, expected one per argument {names}")
     for name, req in zip(names, reqs, strict=False):
         if req not in GRAD_REQS:
             raise LazyNDError(f"{caller}: grad_req of {name!r} is {req!r}, expected one of {GRAD_REQS}")
@@ -115,11 +118,59 @@ def _bound_types(symbol: Any, names: list, aux_names: list, type_dict: Any) -> t
     )
 
 
+class Sharing:
+    """Where ``simple_bind`` may take arrays from instead of allocating them: ``shared_exec``'s
+    arguments and gradients of the same name and shape (those of ``shared_arg_names`` when it
+    is given) and, as in MXNet 1.x, ``shared_buffer``, a dict by name whose arrays are reused
+    (a view of their first elements) when large enough and of the dtype, and which receives
+    every array allocated (a gradient under ``'grad of <name>'``)."""
+
+    def __init__(self, shared_exec: Any = None, shared_arg_names: Any = None, shared_buffer: Any = None) -> None:
+        if shared_buffer is not None and not isinstance(shared_buffer, dict):
+            raise LazyNDError(
+                f"simple_bind: shared_buffer must be a dict of NDArrays by name, got {type(shared_buffer).__name__}"
+            )
+        self.buffer = shared_buffer
+        self.args: dict = {}
+        self.grads: dict = {}
+        if shared_exec is not None:
+            shared = None if shared_arg_names is None else set(shared_arg_names)
+            self.args = {n: a for n, a in shared_exec.arg_dict.items() if shared is None or n in shared}
+            self.grads = {n: g for n, g in shared_exec.grad_dict.items() if shared is None or n in shared}
+
+    def take(self, key: str, name: str, shape: tuple, dtype: Any, allocate: Any) -> Any:
+        """The array for argument ``name`` (its gradient when ``key`` is ``'grad'``)."""
+        old = (self.grads if key == "grad" else self.args).get(name)
+        if old is not None and tuple(old.shape) == tuple(shape):
+            return old
+        if self.buffer is None:
+            return allocate()
+        buffer_name = f"grad of {name}" if key == "grad" else name
+        held = self.buffer.get(buffer_name)
+        size = int(np.prod(shape, dtype=np.int64))
+        if held is not None and np.dtype(held.dtype) == np.dtype(dtype) and held.size >= size:
+            if tuple(held.shape) == tuple(shape):
+                return held
+            return held.reshape((held.size,))[0:size].reshape(shape)
+        array = allocate()
+        self.buffer[buffer_name] = array
+        return array
+
+
 def simple_bind(
-    symbol: Any, ctx: Context, grad_req: Any, type_dict: Any, group2ctx: Any, shared_exec: Any, shapes: dict
+    symbol: Any,
+    ctx: Context,
+    grad_req: Any,
+    type_dict: Any,
+    stype_dict: Any,
+    group2ctx: Any,
+    sharing: Sharing,
+    shapes: dict,
 ) -> Executor:
-    """The executor of ``symbol.simple_bind``: arrays of the inferred shapes, or ``shared_exec``'s."""
+    """The executor of ``symbol.simple_bind``: arrays of the inferred shapes, or those ``sharing`` holds."""
     ctx = _check_binding("simple_bind", symbol, ctx)
+    for name, stype in (stype_dict or {}).items():
+        check_dense(stype, f"simple_bind: stype_dict[{name!r}]")
     arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
     if arg_shapes is None:
         partial = symbol.infer_shape_partial(**shapes)[0]
@@ -128,21 +179,16 @@ def simple_bind(
         raise ShapeError(f"simple_bind: cannot infer the shapes of {unknown} from {shapes}")
     names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     arg_types, aux_types = _bound_types(symbol, names, aux_names, type_dict)
-    shared = shared_exec.arg_dict if shared_exec is not None else {}
-    shared_grads = shared_exec.grad_dict if shared_exec is not None else {}
     executor_class = _executor_class(ctx, group2ctx)
     where = executor_class.variable_contexts(symbol, ctx, group2ctx)
 
-    def make(name: str, shape: tuple, dtype: Any, pool: dict) -> Any:
-        old = pool.get(name)
-        if old is not None and tuple(old.shape) == tuple(shape):
-            return old
-        return nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype)
+    def make(key: str, name: str, shape: tuple, dtype: Any) -> Any:
+        return sharing.take(key, name, shape, dtype, lambda: nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype))
 
-    args = [make(n, s, t, shared) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
+    args = [make("arg", n, s, t) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
     reqs = _grad_reqs("simple_bind", grad_req, names)
     grads = [
-        make(n, s, t, shared_grads) if r != "null" else None
+        make("grad", n, s, t) if r != "null" else None
         for n, s, t, r in zip(names, arg_shapes, arg_types, reqs, strict=False)
     ]
     aux = [

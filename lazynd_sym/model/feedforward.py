@@ -25,7 +25,7 @@ from lazynd.log import get_logger
 
 from ..executor_group import DataParallelExecutorGroup
 from .checkpoint import load_checkpoint, save_checkpoint
-from .inputs import call_all, context_list, init_eval_iter, init_iter, num_batches
+from .inputs import call_all, callback_list, context_list, init_eval_iter, init_iter, num_batches
 from .kvstore_setup import create_kvstore, is_dist_sync, push_pull
 from .predict import InferenceMixin
 
@@ -150,9 +150,13 @@ class FeedForward(InferenceMixin):
         logger: logging.Logger | None = None,
         work_load_list: Sequence[float] | None = None,
         monitor: Any = None,
+        eval_end_callback: Any = None,
         eval_batch_end_callback: Any = None,
     ) -> FeedForward:
         """Train for ``num_epoch`` epochs, logging the training (and validation) metric each epoch.
+
+        After each validation ``eval_end_callback`` is called with a ``BatchEndParam`` (the
+        epoch, the number of batches scored and the metric), as MXNet 1.x calls it.
 
         With several contexts each batch is split across them along its batch
         axis (in proportion to ``work_load_list``), one executor per device,
@@ -248,7 +252,8 @@ class FeedForward(InferenceMixin):
                     call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
                 batch, nbatch = next(batches, None), nbatch + 1
             progress.close()
-            for name, value in eval_metric.get_name_value():
+            # the whole epoch's value: a Speedometer(auto_reset=True) only resets the local period
+            for name, value in eval_metric.get_global_name_value():
                 logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
             group.copy_params_to(arg_params, aux_params)
@@ -256,15 +261,21 @@ class FeedForward(InferenceMixin):
             if eval_iter is not None:
                 score_metric = copy.deepcopy(eval_metric)
                 score_metric.reset()
-                self._run(eval_iter, score_metric, None, eval_batch_end_callback, epoch)
+                scored: list[int] = []
+                counting = [lambda param: scored.append(param.nbatch), *callback_list(eval_batch_end_callback)]
+                self._run(eval_iter, score_metric, None, counting, epoch)
                 for name, value in score_metric.get_name_value():
                     logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
+                call_all(eval_end_callback, BatchEndParam(epoch, len(scored), score_metric, locals()))
         self._pred_exec = None
         return self
 
     # -- persistence -----------------------------------------------------------------------------
-    def save(self, prefix: str, epoch: int | None = None) -> None:
-        """Checkpoint the model as ``prefix-symbol.json`` and ``prefix-%04d.params`` (default: ``num_epoch``)."""
+    def save(self, prefix: str, epoch: int | None = None, remove_amp_cast: bool = True) -> None:
+        """Checkpoint the model as ``prefix-symbol.json`` and ``prefix-%04d.params`` (default: ``num_epoch``).
+
+        ``remove_amp_cast`` is MXNet's; lazynd's graphs have no AMP cast nodes to remove.
+        """
         epoch = self.num_epoch if epoch is None else epoch
         if epoch is None or self.arg_params is None:
             raise DataError("FeedForward.save: needs an epoch number and parameters (fit first)")
@@ -293,6 +304,8 @@ class FeedForward(InferenceMixin):
         kvstore: Any = "local",
         logger: logging.Logger | None = None,
         work_load_list: Sequence[float] | None = None,
+        eval_end_callback: Any = None,
+        eval_batch_end_callback: Any = None,
         **kwargs: Any,
     ) -> FeedForward:
         """Build a model and ``fit`` it in one call."""
@@ -315,5 +328,7 @@ class FeedForward(InferenceMixin):
             kvstore=kvstore,
             logger=logger,
             work_load_list=work_load_list,
+            eval_end_callback=eval_end_callback,
+            eval_batch_end_callback=eval_batch_end_callback,
         )
         return model

@@ -19,7 +19,7 @@ from lazynd import io as mx_io
 from lazynd.context import Context
 from lazynd.errors import ContextError, DataError
 
-__all__ = ["call_all", "context_list", "init_eval_iter", "init_iter", "num_batches"]
+__all__ = ["call_all", "callback_list", "context_list", "init_eval_iter", "init_iter", "num_batches"]
 
 
 def context_list(ctx: Any) -> list[Context]:
@@ -76,9 +76,14 @@ def num_batches(data: Any) -> int | None:
     return None
 
 
+def callback_list(callbacks: Any) -> list[Any]:
+    """``callbacks`` (None, one callable or a list of them) as a list."""
+    if callbacks is None:
+        return []
+    return list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
+
+
 def call_all(callbacks: Any, *args: Any) -> None:
     """Call ``callbacks`` (None, one callable or a list of them) with ``args``."""
-    if callbacks is None:
-        return
-    for callback in callbacks if isinstance(callbacks, (list, tuple)) else [callbacks]:
+    for callback in callback_list(callbacks):
         callback(*args)

@@ -7,6 +7,8 @@
 - :mod:`~lazynd_sym.module.bucketing_module`: :class:`BucketingModule`, one model over
   inputs of varying shape, a module per bucket sharing one set of parameters;
 - :mod:`~lazynd_sym.module.sequential_module`: :class:`SequentialModule`, modules chained;
+- :mod:`~lazynd_sym.module.python_module`: :class:`PythonModule`, :class:`PythonLossModule`,
+  modules written in Python (a loss ending a chain);
 - :mod:`~lazynd_sym.module.executor_group`: the data-parallel executors of a Module;
 - :mod:`~lazynd_sym.module.inputs`, :mod:`~lazynd_sym.module.params`: the input shapes of a bind and of a batch;
   the host copies of the parameters and how they are filled;
@@ -20,6 +22,15 @@ from .base_module import BaseModule
 from .bucketing_module import BucketingModule
 from .executor_group import ModuleExecutorGroup
 from .module import Module
+from .python_module import PythonLossModule, PythonModule
 from .sequential_module import SequentialModule
 
-__all__ = ["BaseModule", "BucketingModule", "Module", "ModuleExecutorGroup", "SequentialModule"]
+__all__ = [
+    "BaseModule",
+    "BucketingModule",
+    "Module",
+    "ModuleExecutorGroup",
+    "PythonLossModule",
+    "PythonModule",
+    "SequentialModule",
+]

@@ -251,7 +251,8 @@ class BaseModule:
                 if monitor is not None:
                     monitor.toc_print()
                 call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
-            for name, value in eval_metric.get_name_value():
+            # the whole epoch's value: a Speedometer(auto_reset=True) only resets the local period
+            for name, value in eval_metric.get_global_name_value():
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
             # BatchNorm statistics differ between devices: average them, then give every device the result

@@ -18,7 +18,7 @@ from lazynd import initializer as init_module
 from lazynd import io as mx_io
 from lazynd.errors import DataError, LazyNDError
 
-from ..model.checkpoint import save_checkpoint
+from ..model.checkpoint import load_params, save_checkpoint
 from .base_module import BaseModule
 from .module import Module
 
@@ -34,7 +34,7 @@ class BucketingModule(BaseModule):
         ``sym_gen(bucket_key) -> (symbol, data_names, label_names)``.
     default_bucket_key
         The bucket bound by ``bind`` (take the largest: its arrays are the ones shared).
-    logger, context, work_load_list, fixed_param_names
+    logger, context, work_load_list, fixed_param_names, state_names, group2ctxs, compression_params
         As for :class:`Module`.
 
     Examples
@@ -61,6 +61,8 @@ class BucketingModule(BaseModule):
         work_load_list: Sequence[float] | None = None,
         fixed_param_names: Sequence[str] | None = None,
         state_names: Sequence[str] | None = None,
+        group2ctxs: Any = None,
+        compression_params: dict | None = None,
     ) -> None:
         super().__init__(logger)
         if default_bucket_key is None:
@@ -75,12 +77,15 @@ class BucketingModule(BaseModule):
             "work_load_list": work_load_list,
             "fixed_param_names": fixed_param_names,
             "state_names": state_names,
+            "group2ctxs": group2ctxs,
+            "compression_params": compression_params,
         }
         self._buckets: dict[Any, Module] = {}
         self._curr_module: Module | None = None
         self._curr_bucket_key: Any = None
         self._monitor: Any = None
         self._grad_req: Any = "write"
+        self._loaded_params: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._symbol, data_names, label_names = self._generate(default_bucket_key)
         self._data_names, self._label_names = list(data_names), list(label_names or [])
         self._output_names = self._symbol.list_outputs()
@@ -156,6 +161,9 @@ class BucketingModule(BaseModule):
         self._curr_module, self._curr_bucket_key = module, self._default_bucket_key
         self.for_training, self.inputs_need_grad, self.binded = bool(for_training), bool(inputs_need_grad), True
         self._grad_req = grad_req
+        if self._loaded_params is not None:  # from BucketingModule.load
+            module.set_params(*self._loaded_params)
+            self._loaded_params = None
 
     def switch_bucket(self, bucket_key: Any, data_shapes: Any, label_shapes: Any = None) -> None:
         """Make ``bucket_key`` current, binding its module (sharing the default's parameters) on first use."""
@@ -236,6 +244,40 @@ class BucketingModule(BaseModule):
             if module is not default:
                 module.borrow_optimizer(default)
         self.optimizer_initialized = True
+
+    @staticmethod
+    def load(
+        prefix: str,
+        epoch: int,
+        sym_gen: Callable[[Any], Any] | None = None,
+        default_bucket_key: Any = None,
+        **kwargs: Any,
+    ) -> BucketingModule:
+        """A bucketing module with the parameters of ``prefix-%04d.params`` (as MXNet 1.x's), given to
+        the buckets when :meth:`bind` is called; ``kwargs`` go to ``BucketingModule``.
+
+        Examples
+        --------
+        >>> import os, tempfile, lazynd as mx, lazynd_sym as sym
+        >>> def sym_gen(length):
+        ...     net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
+        ...     return sym.SoftmaxOutput(net, name="softmax"), ("data",), ("softmax_label",)
+        >>> mod = BucketingModule(sym_gen, default_bucket_key=5)
+        >>> mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+        >>> mod.init_params(mx.init.Constant(0.5))
+        >>> prefix = os.path.join(tempfile.mkdtemp(), "bucketed")
+        >>> mod.save_checkpoint(prefix, 1)
+        >>> back = BucketingModule.load(prefix, 1, sym_gen, default_bucket_key=5)
+        >>> back.bind([("data", (4, 5))], [("softmax_label", (4,))])
+        >>> float(back.get_params()[0]["fc_weight"].asnumpy()[0, 0])
+        0.5
+        """
+        if sym_gen is None or default_bucket_key is None:
+            raise DataError("BucketingModule.load: sym_gen and default_bucket_key are required")
+        module = BucketingModule(sym_gen, default_bucket_key, **kwargs)
+        module._loaded_params = load_params(prefix, epoch)
+        module.params_initialized = True
+        return module
 
     def save_checkpoint(
         self, prefix: str, epoch: int, save_optimizer_states: bool = False, remove_amp_cast: bool = True

@@ -34,9 +34,10 @@ from lazynd.context import Context
 from lazynd.errors import DataError, LazyNDError, ShapeError
 from lazynd.io import DataBatch, DataDesc
 
+from ..executor.placed import PlacedExecutor
 from ..executor_group import DataParallelExecutorGroup, batch_axis_of, split_input_slice
 
-__all__ = ["ModuleExecutorGroup", "join_device_parts"]
+__all__ = ["ModuleExecutorGroup", "group2ctx_per_device", "join_device_parts"]
 
 
 def join_device_parts(per_device: list[list[Any]], axes: Sequence[int]) -> list[Any]:
@@ -69,6 +70,41 @@ def _grad_req_of(grad_req: Any, name: str) -> str:
     if isinstance(grad_req, dict):
         return grad_req.get(name, "write")
     raise DataError(f"Module.bind: grad_req must be a str or a dict of str, got {type(grad_req).__name__}")
+
+
+def group2ctx_per_device(group2ctxs: Any, num_devices: int) -> list[dict[str, Context] | None]:
+    """MXNet 1.x's ``group2ctxs`` of a Module as one ``group2ctx`` per device: a list of dicts (one per
+    device), or a dict whose values are a context (every device) or a list of one per device.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> group2ctx_per_device({"stage2": [mx.cpu(2), mx.cpu(3)]}, 2)
+    [{'stage2': cpu(2)}, {'stage2': cpu(3)}]
+    """
+    if group2ctxs is None:
+        return [None] * num_devices
+    if isinstance(group2ctxs, (list, tuple)):
+        if len(group2ctxs) != num_devices:
+            raise DataError(f"Module: group2ctxs has {len(group2ctxs)} entries for {num_devices} contexts")
+        return [dict(g) if g is not None else None for g in group2ctxs]
+    if not isinstance(group2ctxs, dict):
+        raise DataError(
+            "Module: group2ctxs must be a dict of ctx_group to a context (or a list of one per context), "
+            f"or a list of such dicts, got {type(group2ctxs).__name__}"
+        )
+    per_device: list[dict[str, Context] | None] = [{} for _ in range(num_devices)]
+    for group, where in group2ctxs.items():
+        targets = [where] * num_devices if isinstance(where, Context) else list(where)
+        if len(targets) == 1:
+            targets *= num_devices
+        if len(targets) != num_devices:
+            raise DataError(
+                f"Module: group2ctxs[{group!r}] has {len(targets)} contexts; give one, or one per context ({num_devices})"
+            )
+        for device, target in zip(per_device, targets, strict=True):
+            device[group] = target  # type: ignore[index]
+    return per_device
 
 
 class ModuleExecutorGroup(DataParallelExecutorGroup):
@@ -118,9 +154,11 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         fixed_param_names: Sequence[str] | None = None,
         grad_req: Any = "write",
         state_names: Sequence[str] | None = None,
+        group2ctxs: Any = None,
     ) -> None:
         self.symbol = symbol
         self.contexts = list(contexts)
+        self.group2ctxs = group2ctx_per_device(group2ctxs, len(self.contexts))
         work_load_list = [1] * len(self.contexts) if work_load_list is None else list(work_load_list)
         if len(work_load_list) != len(self.contexts):
             raise DataError(
@@ -191,6 +229,9 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         if arg_types is None:
             arg_types, aux_types = [np.float32] * len(arg_shapes), [np.float32] * len(aux_shapes)
         source = shared.execs[k] if shared is not None else None
+        group2ctx = self.group2ctxs[k]
+        # with ctx_group placement each variable lives where its group runs
+        where = PlacedExecutor.variable_contexts(self.symbol, ctx, group2ctx) if group2ctx else {}
 
         def array(table: str, name: str, shape: tuple, dtype: Any) -> Any:
             if source is not None and name in self.state_names:
@@ -206,7 +247,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
                             "shared module; parameters shared between buckets must have one shape"
                         )
                     return old
-            return nd.zeros(shape, ctx=ctx, dtype=dtype)
+            return nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype)
 
         names = self.symbol.list_arguments()
         args = {n: array("arg_dict", n, s, t) for n, s, t in zip(names, arg_shapes, arg_types, strict=True)}
@@ -216,7 +257,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
             if self.grad_req[n] != "null"
         }
         aux = {n: array("aux_dict", n, s, t) for n, s, t in zip(self.aux_names, aux_shapes, aux_types, strict=True)}
-        return self.symbol.bind(ctx, args, args_grad=grads, grad_req=self.grad_req, aux_states=aux)
+        return self.symbol.bind(ctx, args, args_grad=grads, grad_req=self.grad_req, aux_states=aux, group2ctx=group2ctx)
 
     # -- running ---------------------------------------------------------------------------------
     def forward_batch(self, data_batch: DataBatch, is_train: bool) -> None:

@@ -71,7 +71,21 @@ def _resized(desc: DataDesc, shape: tuple) -> DataDesc:
 def shapes_of_batch(
     data_batch: DataBatch, data_shapes: Sequence[DataDesc], label_shapes: Sequence[DataDesc] | None
 ) -> tuple[list[DataDesc], list[DataDesc] | None]:
-    """The bound descriptions with the shapes of ``data_batch`` (labels it lacks follow its batch size)."""
+    """The bound descriptions with the shapes of ``data_batch`` (labels it lacks follow its batch size).
+
+    A batch that is not a ``DataBatch``, or holds fewer data arrays than the module has data
+    names, is a :class:`~lazynd.errors.DataError` (the missing inputs would keep stale values).
+    """
+    if not isinstance(getattr(data_batch, "data", None), (list, tuple)):
+        raise DataError(
+            f"Module.forward: expected a DataBatch (mx.io.DataBatch(data=[...], label=[...])), "
+            f"got {type(data_batch).__name__}"
+        )
+    if len(data_batch.data) < len(data_shapes):
+        raise DataError(
+            f"Module.forward: the batch holds {len(data_batch.data)} data array(s), the module takes "
+            f"{len(data_shapes)} ({[d.name for d in data_shapes]})"
+        )
     data = [_resized(d, a.shape) for d, a in zip(data_shapes, data_batch.data, strict=False)]
     labels = list(label_shapes) if label_shapes else None
     if labels and data_batch.label:

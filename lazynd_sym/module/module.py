@@ -24,7 +24,7 @@ from lazynd.errors import ContextError, DataError, LazyNDError
 
 from ..model.checkpoint import load_checkpoint, save_checkpoint
 from .base_module import BaseModule
-from .executor_group import ModuleExecutorGroup
+from .executor_group import ModuleExecutorGroup, group2ctx_per_device
 from .inputs import check_inputs, shapes_of_batch
 from .params import fill_params, zeros_like_first
 from .updates import (
@@ -68,6 +68,11 @@ class Module(BaseModule):
         iterator feeds (an RNN's carried state).  They start at zero, keep their
         value between batches, get no gradient, and are read and written with
         :meth:`get_states` and :meth:`set_states`.
+    group2ctxs : dict or list of dict, optional
+        Model parallelism (MXNet 1.x): where each ``ctx_group`` attribute runs, one context for
+        every device or a list of one per device, or a list of ``group2ctx`` dicts, one per device.
+    compression_params : None
+        MXNet's gradient compression, which lazynd's KVStore does not have (refused).
 
     Examples
     --------
@@ -92,10 +97,19 @@ class Module(BaseModule):
         work_load_list: Sequence[float] | None = None,
         fixed_param_names: Sequence[str] | None = None,
         state_names: Sequence[str] | None = None,
+        group2ctxs: Any = None,
+        compression_params: dict | None = None,
     ) -> None:
         super().__init__(logger)
         self._symbol = symbol
         self._context = _contexts(context)
+        self._group2ctxs = group2ctxs
+        group2ctx_per_device(group2ctxs, len(self._context))  # checked now, used at bind
+        if compression_params is not None:
+            raise LazyNDError(
+                "Module: compression_params (the KVStore's gradient compression) is not supported by lazynd; "
+                "leave it None"
+            )
         if work_load_list is not None and len(work_load_list) != len(self._context):
             raise DataError(
                 f"Module: work_load_list has {len(work_load_list)} entries for {len(self._context)} contexts"
@@ -272,6 +286,7 @@ class Module(BaseModule):
                 fixed_param_names=self._fixed_param_names,
                 grad_req=self._grad_req,
                 state_names=self._state_names,
+                group2ctxs=self._group2ctxs,
             )
             if self._monitor is not None:
                 group.install_monitor(self._monitor)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from lazynd import initializer as init_module
 from lazynd import ndarray as nd
 from lazynd.errors import DataError, ShapeError
@@ -56,12 +58,16 @@ def fill_params(
     for name, target in table.items():
         if given is not None and name in given:
             source = given[name]
+            if not isinstance(source, (nd.NDArray, np.ndarray)):
+                raise DataError(f"init_params: {name!r} is given as {type(source).__name__}; expected an NDArray")
             if tuple(source.shape) != tuple(target.shape):
                 raise ShapeError(
                     f"init_params: {name!r} is given with shape {tuple(source.shape)}, "
                     f"the module needs {tuple(target.shape)}"
                 )
-            if source is not target:
+            if isinstance(source, np.ndarray):  # a host value, as nd.array would take it
+                target[:] = source
+            elif source is not target:
                 source.copyto(target)
         elif given is not None and not allow_missing:
             raise DataError(f"init_params: {name!r} is not in the given parameters (pass allow_missing=True)")

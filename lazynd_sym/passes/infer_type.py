@@ -12,6 +12,7 @@ from typing import Any
 
 from lazynd.errors import LazyNDError, OperatorError
 
+from ..attribute import dtype_from_attr
 from ..graph import IndexedGraph
 
 
@@ -57,7 +58,9 @@ def infer_type(
     """
     types: list[str | None] = [None] * graph.num_entries
     for i in graph.variables():
-        types[graph.entry(i)] = graph.nodes[i].user.get("__dtype__")
+        node = graph.nodes[i]
+        if "__dtype__" in node.user:
+            types[graph.entry(i)] = dtype_from_attr(node.user["__dtype__"], f"Variable {node.name!r}: __dtype__")
     for eid, dtype in known.items():
         types[eid] = _merge(graph.entry_name(eid), graph.entry_name(eid), types[eid], dtype)
     op_nodes = [i for i, n in enumerate(graph.nodes) if n.op is not None]

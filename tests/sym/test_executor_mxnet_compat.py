@@ -126,3 +126,46 @@ def test_backward_takes_mxnets_is_train() -> None:
     np.testing.assert_array_equal(executor.grad_dict["x"].asnumpy(), [2.0, 6.0])
     with pytest.raises(mx.LazyNDError, match="is_train=False"):
         executor.backward(mx.nd.ones((2,)), is_train=False)
+
+
+def test_a_grad_req_list_of_the_wrong_length_is_refused():
+    # MXNet 1.9.1 refuses it; it was taken, leaving the arguments past its end without a request
+    net = sym.FullyConnected(sym.Variable("x"), num_hidden=2, name="fc")
+    with pytest.raises(LazyNDError, match=r"simple_bind: grad_req has 2 entries, expected one per argument"):
+        net.simple_bind(mx.cpu(), grad_req=["null", "write"], x=(4, 3))
+
+
+def _fc_loss() -> sym.Symbol:
+    fc = sym.FullyConnected(sym.Variable("x"), num_hidden=2, name="fc")
+    return sym.MakeLoss(sym.sum(fc * fc))
+
+
+def test_simple_bind_takes_mxnet_1x_parameters_in_their_order():
+    # MXNet 1.9.1's order: ctx, grad_req, type_dict, stype_dict, group2ctx, shared_arg_names, shared_exec, shared_buffer
+    ex = _fc_loss().simple_bind(mx.cpu(), "write", None, {"x": "default"}, None, None, None, None, x=(4, 3))
+    assert ex.arg_dict["x"].shape == (4, 3)
+    with pytest.raises(LazyNDError, match=r"stype_dict\['x'\]: storage type 'csr' is not supported"):
+        _fc_loss().simple_bind(mx.cpu(), stype_dict={"x": "csr"}, x=(4, 3))
+
+
+def test_simple_bind_shares_only_shared_arg_names_of_shared_exec():
+    first = _fc_loss().simple_bind(mx.cpu(), x=(4, 3))
+    second = _fc_loss().simple_bind(mx.cpu(), shared_arg_names=["fc_weight"], shared_exec=first, x=(4, 3))
+    assert second.arg_dict["fc_weight"] is first.arg_dict["fc_weight"]
+    assert second.grad_dict["fc_weight"] is first.grad_dict["fc_weight"]
+    assert second.arg_dict["fc_bias"] is not first.arg_dict["fc_bias"]
+
+
+def test_simple_bind_fills_and_reuses_shared_buffer_as_mxnet():
+    buffer: dict = {}
+    first = _fc_loss().simple_bind(mx.cpu(), grad_req={"fc_weight": "write"}, shared_buffer=buffer, x=(4, 3))
+    # MXNet 1.9.1 names a gradient's entry 'grad of <argument>'
+    assert sorted(buffer) == ["fc_bias", "fc_weight", "grad of fc_weight", "x"]
+    assert buffer["x"] is first.arg_dict["x"]
+    second = _fc_loss().simple_bind(mx.cpu(), shared_buffer=buffer, x=(2, 3))  # smaller: a view of the buffer
+    second.arg_dict["x"][:] = 5.0
+    np.testing.assert_array_equal(first.arg_dict["x"].asnumpy()[:2], np.full((2, 3), 5.0, np.float32))
+    bigger = _fc_loss().simple_bind(mx.cpu(), shared_buffer=buffer, x=(8, 3))  # larger: a new array, kept
+    assert buffer["x"] is bigger.arg_dict["x"] and buffer["x"].shape == (8, 3)
+    with pytest.raises(LazyNDError, match="shared_buffer must be a dict"):
+        _fc_loss().simple_bind(mx.cpu(), shared_buffer=[], x=(4, 3))

@@ -213,3 +213,34 @@ def test_list_attr_and_attr_dict_list_the_plain_keys_as_mxnet():
     assert v.attr_dict()["v"] == {"__ctx_group__": "dev1", "ctx_group": "dev1"}
     assert v.attr_dict()[v.name] == {"scalar": "2", "__ctx_group__": "dev1", "ctx_group": "dev1"}
     assert '"ctx_group"' not in v.tojson()  # stored once, as __ctx_group__
+
+
+def test_attr_and_list_attr_show_the_operators_parameters_as_mxnet():
+    # MXNet 1.9.1: FullyConnected(x, num_hidden=4, name='fc').attr('num_hidden') == '4'
+    fc = sym.FullyConnected(sym.Variable("x"), num_hidden=4, name="fc", attr={"lr_mult": "3"})
+    assert fc.attr("num_hidden") == "4"
+    assert fc.attr("no_such_key") is None
+    assert fc.list_attr() == {"num_hidden": "4", "__lr_mult__": "3", "lr_mult": "3"}
+
+
+def test_a_slice_of_a_symbol_is_the_group_of_the_outputs_it_selects():
+    # MXNet 1.9.1: net.get_internals()[2:4] is Group([internals[2], internals[3]])
+    internals = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc").get_internals()
+    assert internals[1:3].list_outputs() == ["fc_weight", "fc_bias"]
+    assert internals[::2].list_outputs() == ["data", "fc_bias"]
+    with pytest.raises(LazyNDError, match=r"output slice slice\(5, 9, None\) selects none"):
+        internals[5:9]
+
+
+@pytest.mark.parametrize("symbols", [[], (), sym.Variable("x")], ids=["empty-list", "empty-tuple", "a-symbol"])
+def test_group_of_nothing_or_of_a_bare_symbol_is_refused(symbols):
+    # MXNet 1.9.1: TypeError 'Expected a list of symbols as input'; an empty group bound to nothing
+    with pytest.raises(LazyNDError, match="Group: expected a"):
+        sym.Group(symbols)
+    assert sym.Group(iter([sym.Variable("a"), sym.Variable("b")])).list_outputs() == ["a", "b"]
+
+
+def test_variable_takes_mxnet_1x_stype_dense_only():
+    assert sym.Variable("x", stype="default").list_arguments() == ["x"]
+    with pytest.raises(LazyNDError, match="Variable 'x': storage type 'csr' is not supported"):
+        sym.Variable("x", stype="csr")

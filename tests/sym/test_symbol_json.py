@@ -38,6 +38,37 @@ def test_a_dtype_given_as_a_type_is_written_by_name_and_loads_back():
     assert sym.load_json(sym.zeros((2,), dtype=float).tojson()).infer_type()[1] == [np.float64]
 
 
+def test_a_variable_dtype_is_stored_as_mxnets_type_flag():
+    # MXNet 1.9.1: Variable('d', dtype='float64') stores __dtype__ '1' and cannot read a name there
+    d = sym.Variable("d", shape=(2, 3), dtype="float64")
+    assert d.attr("__dtype__") == "1"
+    assert json.loads((d * 2).tojson())["nodes"][0]["attrs"]["__dtype__"] == "1"
+    assert sym.load_json((d * 2).tojson()).infer_type()[1] == [np.float64]
+
+
+def test_mxnet_json_with_a_typed_variable_loads():
+    # written by MXNet 1.9.1: (Variable('d', shape=(2, 3), dtype='float16') * 2).tojson()
+    text = json.dumps(
+        {
+            "nodes": [
+                {"op": "null", "name": "d", "attrs": {"__dtype__": "2", "__shape__": "(2, 3)"}, "inputs": []},
+                {"op": "_mul_scalar", "name": "_mulscalar0", "attrs": {"scalar": "2"}, "inputs": [[0, 0, 0]]},
+            ],
+            "arg_nodes": [0],
+            "node_row_ptr": [0, 1, 2],
+            "heads": [[1, 0, 0]],
+            "attrs": {"mxnet_version": ["int", 10901]},
+        }
+    )
+    assert sym.load_json(text).infer_type() == ([np.float16], [np.float16], [])
+
+
+def test_a_dtype_flag_mxnet_does_not_know_is_a_format_error():
+    text = sym.Variable("d", dtype="float16").tojson().replace('"__dtype__": "2"', '"__dtype__": "12"')
+    with pytest.raises(FormatError, match=r"node 0 \('d'\).*dtype flag '12' is not supported"):
+        sym.load_json(text)
+
+
 def test_written_json_has_mxnet_keys():
     doc = json.loads((sym.Variable("a") + 1).tojson())
     assert set(doc) == {"nodes", "arg_nodes", "node_row_ptr", "heads", "attrs"}
@@ -92,3 +123,7 @@ def test_load_mxnet_19_mlp_checkpoint_symbol(data_dir):
     ]
     assert s.infer_shape(data=(5, 1, 28, 28))[1] == [(5, 10)]
     assert sym.load_json(s.tojson()).tojson() == s.tojson()
+
+
+def test_load_json_takes_mxnets_parameter_name():
+    assert sym.load_json(json_str=sym.Variable("x").tojson()).list_arguments() == ["x"]

@@ -77,3 +77,26 @@ def test_a_multi_output_symbol_is_named_for_its_node() -> None:
         assert mx.sym.split(x, num_outputs=2).name == "split0"
     assert mx.sym.Group([x, x]).name == "x"
     assert mx.sym.Group([x, mx.sym.var("y")]).name is None
+
+
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (lambda x: np.float32(2) * x, [2.0, 4.0]),
+        (lambda x: np.float64(1.5) + x, [2.5, 3.5]),
+        (lambda x: np.int64(8) / x, [8.0, 4.0]),
+        (lambda x: np.float32(2) ** x, [2.0, 4.0]),
+        (lambda x: np.float32(1.5) < x, [0.0, 1.0]),
+    ],
+    ids=["mul", "add", "div", "pow", "compare"],
+)
+def test_a_numpy_scalar_on_the_left_of_a_symbol_builds_a_symbol(make, expected):
+    # MXNet 1.9.1 builds the symbol; NumPy read the symbol as a sequence and failed with a ValueError
+    out = make(mx.sym.Variable("x"))
+    assert isinstance(out, mx.sym.Symbol)
+    np.testing.assert_allclose(out.eval(ctx=mx.cpu(), x=mx.nd.array([1.0, 2.0]))[0].asnumpy(), expected)
+
+
+def test_a_numpy_array_with_a_symbol_is_a_type_error_naming_it():
+    with pytest.raises(TypeError, match="unsupported operand type for symbol arithmetic: ndarray"):
+        np.ones(2) + mx.sym.Variable("x")

@@ -367,3 +367,21 @@ def test_predict_returns_the_data_and_labels_it_ran_when_asked() -> None:
     assert outputs.shape == (22, 3)  # the padding of the last batch removed
     np.testing.assert_array_equal(data, x)
     np.testing.assert_array_equal(label, y)
+
+
+def test_fit_and_create_take_mxnet_1x_eval_end_callback(tmp_path) -> None:
+    # MXNet 1.9.1's fit(..., monitor, eval_end_callback, eval_batch_end_callback) and create(...) pass them on
+    data, label = _blobs(40)
+    seen: list = []
+    model = FeedForward.create(
+        _net(),
+        mx.io.NDArrayIter(data, label, batch_size=20),
+        num_epoch=2,
+        eval_data=mx.io.NDArrayIter(data[:30], label[:30], batch_size=20),
+        eval_end_callback=lambda p: seen.append((p.epoch, p.nbatch, p.eval_metric.get()[0])),
+        eval_batch_end_callback=[lambda p: seen.append(("b", p.nbatch))],
+        progress_bar=False,
+    )
+    assert seen == [("b", 0), ("b", 1), (0, 2, "accuracy"), ("b", 0), ("b", 1), (1, 2, "accuracy")]
+    model.save(str(tmp_path / "ff"), 2, remove_amp_cast=True)
+    assert (tmp_path / "ff-0002.params").exists()

@@ -302,6 +302,31 @@ def test_bad_arguments_raise_clear_errors() -> None:
         mod.fit(mx.io.NDArrayIter(*_blobs(8), batch_size=4))
 
 
+def test_forward_refuses_what_is_not_a_batch_of_all_its_inputs() -> None:
+    # a list of arrays once failed inside with AttributeError; a batch short of an input left it stale
+    mod = mx.mod.Module(_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params()
+    with pytest.raises(DataError, match="Module.forward: expected a DataBatch .*got list"):
+        mod.forward([mx.nd.ones((4, 5))])
+    two = mx.mod.Module(sym.Variable("a") + sym.Variable("b"), data_names=["a", "b"], label_names=None)
+    two.bind([("a", (2,)), ("b", (2,))], for_training=False)
+    two.init_params()
+    with pytest.raises(DataError, match=r"the batch holds 1 data array\(s\), the module takes 2 \(\['a', 'b'\]\)"):
+        two.forward(mx.io.DataBatch([mx.nd.ones((2,))]))
+
+
+def test_set_params_takes_numpy_values_and_refuses_other_types_by_name() -> None:
+    # a NumPy value once failed inside with AttributeError ('copyto')
+    mod = mx.mod.Module(_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    host = _host(_start_params())
+    mod.set_params(host, {})
+    np.testing.assert_array_equal(mod.get_params()[0]["fc2_weight"].asnumpy(), host["fc2_weight"])
+    with pytest.raises(DataError, match="'fc1_bias' is given as list; expected an NDArray"):
+        mod.set_params({**host, "fc1_bias": [0.0] * 16}, {})
+
+
 def test_a_batch_of_another_size_runs_on_the_same_parameters() -> None:
     mod = _trained_by_hand(mx.cpu(), steps=2)
     data, _ = _blobs(7, seed=5)
@@ -341,3 +366,41 @@ def test_data_names_in_another_order_than_the_iterator_s_bind_and_train_alike():
     np.testing.assert_allclose(trained[0], trained[1], rtol=1e-6)
     with pytest.raises(mx.LazyNDError, match="data_names"):
         mx.mod.Module(net, data_names=["a", "b"], label_names=["lab"]).bind([("a", (4, 3))], [("lab", (4,))])
+
+
+def _two_stage_net() -> sym.Symbol:
+    with sym.AttrScope(ctx_group="stage1"):
+        net = sym.Activation(sym.FullyConnected(sym.Variable("data"), num_hidden=16, name="fc1"), act_type="relu")
+    with sym.AttrScope(ctx_group="stage2"):
+        return sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=2, name="fc2"), name="softmax")
+
+
+@pytest.mark.parametrize(
+    "group2ctxs",
+    [
+        {"stage1": mx.cpu(2), "stage2": mx.cpu(3)},
+        {"stage1": [mx.cpu(2), mx.cpu(4)], "stage2": mx.cpu(3)},
+        [{"stage1": mx.cpu(2), "stage2": mx.cpu(3)}, {"stage1": mx.cpu(4), "stage2": mx.cpu(5)}],
+    ],
+    ids=["one-context-each", "a-list-per-group", "a-dict-per-device"],
+)
+def test_group2ctxs_places_the_stages_and_trains_as_one_device(group2ctxs) -> None:
+    # MXNet 1.x's Module(group2ctxs=): lazynd's Module did not take it
+    data, label = _blobs(16)
+    placed = mx.mod.Module(_two_stage_net(), context=[mx.cpu(0), mx.cpu(1)], group2ctxs=group2ctxs)
+    plain = mx.mod.Module(_two_stage_net(), context=[mx.cpu(0), mx.cpu(1)])
+    for mod in (placed, plain):
+        mod.fit(mx.io.NDArrayIter(data, label, batch_size=8), num_epoch=2, arg_params=_start_params())
+    first = placed._exec_group.execs[0]
+    assert first.arg_dict["fc1_weight"].context == mx.cpu(2) and first.arg_dict["fc2_weight"].context == mx.cpu(3)
+    for name, value in plain.get_params()[0].items():
+        np.testing.assert_allclose(placed.get_params()[0][name].asnumpy(), value.asnumpy(), rtol=1e-5, err_msg=name)
+
+
+def test_group2ctxs_of_the_wrong_length_and_compression_params_are_refused() -> None:
+    with pytest.raises(DataError, match="group2ctxs has 1 entries for 2 contexts"):
+        mx.mod.Module(_two_stage_net(), context=[mx.cpu(0), mx.cpu(1)], group2ctxs=[{}])
+    with pytest.raises(DataError, match=r"group2ctxs\['stage1'\] has 3 contexts"):
+        mx.mod.Module(_two_stage_net(), context=[mx.cpu(0), mx.cpu(1)], group2ctxs={"stage1": [mx.cpu(0)] * 3})
+    with pytest.raises(LazyNDError, match="compression_params .* is not supported"):
+        mx.mod.Module(_two_stage_net(), compression_params={"type": "2bit"})

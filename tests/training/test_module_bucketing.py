@@ -125,6 +125,24 @@ def test_save_checkpoint_keeps_the_default_buckets_symbol(tmp_path) -> None:
     assert loaded.symbol.tojson() == _sym_gen(5)[0].tojson()
 
 
+def test_bucketing_module_load_resumes_from_a_checkpoint(tmp_path) -> None:
+    # MXNet 1.x: BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key) (lazynd had none)
+    data = _BucketIter()
+    mod = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), data)
+    for batch in data:
+        mod.forward_backward(batch)
+        mod.update()
+    mod.save_checkpoint(str(tmp_path / "rnn"), 2)
+    loaded = mx.mod.BucketingModule.load(str(tmp_path / "rnn"), 2, sym_gen=_sym_gen, default_bucket_key=5)
+    assert loaded.params_initialized
+    loaded.bind(data.provide_data, data.provide_label, for_training=False)
+    for name, value in mod.get_params()[0].items():
+        np.testing.assert_array_equal(loaded.get_params()[0][name].asnumpy(), value.asnumpy(), err_msg=name)
+    np.testing.assert_allclose(loaded.predict(data).asnumpy(), mod.predict(data).asnumpy(), rtol=1e-6)
+    with pytest.raises(DataError, match="sym_gen and default_bucket_key are required"):
+        mx.mod.BucketingModule.load(str(tmp_path / "rnn"), 2)
+
+
 def test_bucket_errors_are_clear() -> None:
     with pytest.raises(DataError, match="default_bucket_key is required"):
         mx.mod.BucketingModule(_sym_gen)

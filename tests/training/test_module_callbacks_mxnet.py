@@ -5,6 +5,8 @@ The callback sequences are MXNet 1.9.1's for the same calls.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -93,3 +95,29 @@ def test_update_metric_takes_labels_pre_sliced_per_device() -> None:
     assert whole.get() == sliced.get() == ("accuracy", 0.75)
     with pytest.raises(mx.LazyNDError, match="one list of labels per device"):
         mod.update_metric(sliced, [mx.nd.array([0, 1, 1, 1])], pre_sliced=True)
+
+
+@pytest.mark.parametrize("trainer", ["module", "feedforward"])
+def test_the_epochs_train_metric_survives_a_speedometer_that_resets(trainer, caplog) -> None:
+    # MXNet 1.9.1: Speedometer(auto_reset=True) resets the metric's local period only, and fit logs
+    # the whole epoch (get_global_name_value); lazynd logged Train-accuracy=nan
+    mod, it = _module_and_iter()
+    speedometer = mx.callback.Speedometer(batch_size=20, frequent=1)
+    with caplog.at_level(logging.INFO):
+        if trainer == "module":
+            mod.fit(it, num_epoch=1, batch_end_callback=speedometer, initializer=mx.init.One())
+        else:
+            ff = mx.model.FeedForward(mod.symbol, num_epoch=1, initializer=mx.init.One(), progress_bar=False)
+            ff.fit(it, batch_end_callback=speedometer)
+    lines = [r.getMessage() for r in caplog.records if "Train-accuracy" in r.getMessage()]
+    assert len(lines) == 1 and "nan" not in lines[0]
+    assert 0.0 <= float(lines[0].rsplit("=", 1)[1]) <= 1.0
+
+
+def test_speedometer_resets_only_the_local_period_of_the_metric() -> None:
+    acc = mx.metric.Accuracy()
+    acc.update([mx.nd.array([1.0, 0.0])], [mx.nd.array([[0.0, 1.0], [0.0, 1.0]])])
+    meter = mx.callback.Speedometer(batch_size=2, frequent=1)
+    for nbatch in range(2):
+        meter(mx.callback.BatchEndParam(epoch=0, nbatch=nbatch, eval_metric=acc, locals=None))
+    assert acc.num_inst == 0 and acc.get_global() == ("accuracy", 0.5)
