@@ -38,10 +38,14 @@ def encode_sentences(
     the vocabulary's ids).
     """
     new_vocab = vocab is None
-    vocab = {invalid_key: invalid_label} if vocab is None else vocab
-    # past the ids taken: MXNet counts from start_label again when given a vocab, and gave an
-    # unknown_token the id of a word already there
-    next_id = max([start_label, *(i + 1 for i in vocab.values() if isinstance(i, int))])
+    if vocab is None:
+        # a new vocabulary counts from start_label, stepping over invalid_label wherever it falls
+        vocab = {invalid_key: invalid_label}
+        next_id = start_label
+    else:
+        # past the ids taken: MXNet counts from start_label again when given a vocab, and gave an
+        # unknown_token the id of a word already there
+        next_id = max([start_label, *(i + 1 for i in vocab.values() if isinstance(i, int))])
     coded_sentences = []
     for sentence in sentences:
         coded = []

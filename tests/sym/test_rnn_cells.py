@@ -164,6 +164,13 @@ def test_encode_sentences_builds_or_extends_a_vocabulary():
         mx.rnn.encode_sentences([["zz"]], vocab={"a": 1})
 
 
+def test_encode_sentences_new_vocabulary_steps_over_invalid_label_among_its_ids():
+    sentences = [["a", "b", "c"], ["b", "d"], ["a", "e"]]
+    coded, vocab = mx.rnn.encode_sentences(sentences, invalid_label=2, start_label=0)
+    assert coded == [[0, 1, 3], [1, 4], [0, 5]]  # MXNet 1.9.1
+    assert vocab == {"\n": 2, "a": 0, "b": 1, "c": 3, "d": 4, "e": 5}
+
+
 def test_bucket_sentence_iter_pads_and_shifts_labels():
     sentences = [[1, 2, 3], [4, 5, 6, 7, 8], [2, 3, 4], [5, 6, 7, 8, 1], [9] * 9]
     it = mx.rnn.BucketSentenceIter(sentences, batch_size=2, buckets=[3, 5], invalid_label=0)
