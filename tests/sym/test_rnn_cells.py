@@ -91,6 +91,42 @@ def test_residual_and_dropout_cells():
     assert "dropout" in " ".join(outputs.get_internals().list_outputs())
 
 
+def test_zoneout_cell_at_inference_is_its_base_cell():
+    plain, _ = mx.rnn.LSTMCell(4, prefix="l_").unroll(3, mx.sym.var("data"), merge_outputs=True)
+    zoned_cell = mx.rnn.ZoneoutCell(mx.rnn.LSTMCell(4, prefix="l_"), zoneout_outputs=0.3, zoneout_states=0.2)
+    zoned, states = zoned_cell.unroll(3, mx.sym.var("data"), merge_outputs=True)
+    assert zoned.list_arguments() == plain.list_arguments()  # MXNet 1.9.1's: the base cell's weights
+    assert [s.name for s in zoned_cell.begin_state()] == ["l_begin_state_2", "l_begin_state_3"]
+    args, (expected,) = _bind(plain, np.random.default_rng(0), data=(2, 3, 5))
+    exe = zoned.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()})
+    np.testing.assert_allclose(exe.forward(is_train=False)[0].asnumpy(), expected, rtol=1e-6)
+
+
+def test_zoneout_cell_in_training_keeps_units_of_the_previous_step():
+    mx.random.seed(0)
+    base = mx.rnn.GRUCell(16, prefix="g_")
+    plain, _ = mx.rnn.GRUCell(16, prefix="g_").unroll(1, mx.sym.var("data"), merge_outputs=True)
+    zoned, _ = mx.rnn.ZoneoutCell(base, zoneout_outputs=0.5).unroll(1, mx.sym.var("data"), merge_outputs=True)
+    args, (new,) = _bind(plain, np.random.default_rng(1), data=(8, 1, 5))
+    exe = zoned.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()})
+    out = exe.forward(is_train=True)[0].asnumpy()
+    kept_old = out == 0  # the first step's previous output is zeros
+    assert kept_old.any() and (~kept_old).any()
+    np.testing.assert_allclose(out[~kept_old], new[~kept_old], rtol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [{"zoneout_outputs": 1.0}, {"zoneout_states": -0.1}, {"zoneout_outputs": "0.2"}])
+def test_zoneout_cell_refuses_what_is_not_a_probability(kwargs):
+    with pytest.raises(LazyNDError, match="ZoneoutCell: zoneout_.* must be a probability in"):
+        mx.rnn.ZoneoutCell(mx.rnn.GRUCell(3), **kwargs)
+
+
+def test_zoneout_cell_refuses_a_bidirectional_cell():
+    bidirectional = mx.rnn.BidirectionalCell(mx.rnn.GRUCell(3, prefix="l_"), mx.rnn.GRUCell(3, prefix="r_"))
+    with pytest.raises(LazyNDError, match="ZoneoutCell: a BidirectionalCell cannot be zoned out"):
+        mx.rnn.ZoneoutCell(bidirectional, zoneout_outputs=0.5)
+
+
 def test_begin_states_are_zeros_whose_batch_comes_from_the_graph():
     cell = mx.rnn.GRUCell(3, prefix="g_")
     states = cell.begin_state()
