@@ -222,6 +222,18 @@ def test_bucket_sentence_iter_pads_and_shifts_labels():
     assert next(iter(time_major)).data[0].shape == (5, 2)
 
 
+def test_bucket_sentence_iter_drops_buckets_no_sentence_falls_in():
+    it = mx.rnn.BucketSentenceIter([[1, 2], [3, 4], [5]], batch_size=2, buckets=[2, 3, 6], invalid_label=0, layout="TN")
+    assert it.buckets == [2] and it.default_bucket_key == 2  # MXNet 1.9.1
+    assert [(d.name, d.shape, d.layout) for d in it.provide_data] == [("data", (2, 2), "TN")]
+    assert [batch.bucket_key for batch in it] == [2]
+
+
+def test_bucket_sentence_iter_names_sentences_that_fit_no_bucket():
+    with pytest.raises(LazyNDError, match=r"none of the 2 sentences fits the buckets \[2\]"):
+        mx.rnn.BucketSentenceIter([[1, 2, 3], [4, 5, 6]], batch_size=2, buckets=[2], invalid_label=0)
+
+
 def test_lstm_language_model_trains_with_a_bucketing_module_and_perplexity():
     # the outputs are (batch * time, vocab), the labels (batch, time): the metric gets every output row
     rng = np.random.default_rng(3)
