@@ -10,9 +10,10 @@ from . import io
 from .cells import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams
 from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
 from .combinators import BidirectionalCell, DropoutCell, ModifierCell, ResidualCell, SequentialRNNCell, ZoneoutCell
+from .fused import FusedRNN, FusedRNNCell
 from .io import BucketSentenceIter, encode_sentences
 
-_NOT_YET = ("FusedRNNCell", "ConvRNNCell", "ConvLSTMCell", "ConvGRUCell", "BaseConvRNNCell")
+_NOT_YET = ("ConvRNNCell", "ConvLSTMCell", "ConvGRUCell", "BaseConvRNNCell")
 
 
 def __getattr__(name: str) -> Any:
@@ -26,6 +27,8 @@ __all__ = [
     "BidirectionalCell",
     "BucketSentenceIter",
     "DropoutCell",
+    "FusedRNN",
+    "FusedRNNCell",
     "GRUCell",
     "LSTMCell",
     "ModifierCell",
