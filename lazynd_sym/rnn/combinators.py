@@ -205,8 +205,12 @@ class ZoneoutCell(ModifierCell):
     zeros."""
 
     def __init__(self, base_cell: BaseRNNCell, zoneout_outputs: float = 0.0, zoneout_states: float = 0.0) -> None:
+        from .fused import FusedRNNCell  # fused.py builds on this module
+
         if isinstance(base_cell, BidirectionalCell):
             raise LazyNDError("ZoneoutCell: a BidirectionalCell cannot be zoned out; wrap each of its cells instead")
+        if isinstance(base_cell, FusedRNNCell):
+            raise LazyNDError("ZoneoutCell: a FusedRNNCell cannot be zoned out; wrap the cells of its unfuse() instead")
         for what, p in (("zoneout_outputs", zoneout_outputs), ("zoneout_states", zoneout_states)):
             if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
                 raise LazyNDError(f"ZoneoutCell: {what} must be a probability in [0, 1), got {p!r}")

@@ -149,3 +149,8 @@ def test_fused_rnn_initializer_without_an_init_to_fall_back_on_is_refused():
     fill = mx.init.FusedRNN(None, 2, 1, "gru")
     with pytest.raises(LazyNDError, match="mx.init.FusedRNN: 'x_parameters' needs an initializer for its pieces"):
         fill._init_weight("x_parameters", mx.nd.zeros((2 * 3 * (3 + 2 + 2),)))
+
+
+def test_zoneout_refuses_a_fused_cell_it_cannot_step():
+    with pytest.raises(LazyNDError, match="ZoneoutCell: a FusedRNNCell cannot be zoned out"):
+        mx.rnn.ZoneoutCell(mx.rnn.FusedRNNCell(4), zoneout_outputs=0.5)
