@@ -10,6 +10,7 @@ reproducible.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import numbers
@@ -492,9 +493,9 @@ def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
         params = {**params, **kwargs}
     else:
         name, params = spec, kwargs
+    if str(name).lower() == "fusedrnn" and "fusedrnn" not in _REGISTRY:
+        _fused_rnn()  # registers itself
     cls = _REGISTRY.get(str(name).lower())
-    if str(name).lower() == "fusedrnn":
-        _refuse_fused_rnn()
     if cls is None:
         raise DataError(f"initializer.create: unknown initializer {name!r}; known: {sorted(_REGISTRY)}")
     try:
@@ -504,14 +505,12 @@ def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
     return cls(**params)
 
 
-def _refuse_fused_rnn() -> None:
-    raise DataError(
-        "mx.init.FusedRNN: not supported by lazynd yet (nor is mx.rnn.FusedRNNCell, the packed weights it "
-        "initializes); the unfused cells' weights take any initializer"
-    )
+def _fused_rnn() -> type[Initializer]:
+    """``FusedRNN``, which lives with ``mx.rnn.FusedRNNCell`` in the symbolic package (imported when first asked)."""
+    return importlib.import_module("lazynd_sym.rnn.fused").FusedRNN
 
 
 def __getattr__(name: str) -> Any:
     if name == "FusedRNN":
-        _refuse_fused_rnn()
+        return _fused_rnn()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

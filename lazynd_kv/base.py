@@ -177,9 +177,15 @@ class KVStore:
         self._check_values(groups, "push")
         self._push_groups(groups)
 
-    def pull(self, key: Any, out: Any = None, priority: int = 0) -> None:
-        """Copy the value of ``key`` (or lists) into ``out`` (an NDArray or a list, e.g. one per device)."""
+    def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
+        """Copy the value of ``key`` (or lists) into ``out`` (an NDArray or a list, e.g. one per device).
+
+        ``ignore_sparse`` is MXNet's switch for skipping row_sparse values; every lazynd
+        value is dense, so every key is pulled either way.
+        """
         _check_priority(priority)
+        if not isinstance(ignore_sparse, (bool, np.bool_)):
+            raise LazyNDError(f"KVStore.pull: ignore_sparse must be True or False, got {ignore_sparse!r}")
         if out is None:
             raise LazyNDError("KVStore.pull: out= is required (an NDArray or a list of NDArrays per key)")
         groups = group_pairs(key, out, "pull")
@@ -192,6 +198,26 @@ class KVStore:
             "KVStore.row_sparse_pull: row_sparse values are not supported (lazynd arrays are all dense); "
             "pull the whole value with pull(key, out=...)"
         )
+
+    def broadcast(self, key: Any, value: Any, out: Any, priority: int = 0) -> None:
+        """Initialise ``key`` (or lists) with ``value`` and pull it into ``out`` at once, as MXNet 1.x's
+        ``broadcast``: the key must not be initialised yet.
+
+        Examples
+        --------
+        >>> import lazynd as mx, lazynd_kv
+        >>> kv = lazynd_kv.create('local')
+        >>> outs = [mx.nd.zeros((2,)), mx.nd.zeros((2,))]      # one per device
+        >>> kv.broadcast('w', mx.nd.ones((2,)) * 4, out=outs)
+        >>> [o.asnumpy().tolist() for o in outs]
+        [[4.0, 4.0], [4.0, 4.0]]
+        """
+        _check_priority(priority)
+        if out is None:
+            raise LazyNDError("KVStore.broadcast: out= is required (an NDArray or a list of NDArrays per key)")
+        self._check_outs_shaped_like(group_pairs(key, value, "broadcast"), group_pairs(key, out, "broadcast"))
+        self.init(key, value)
+        self.pull(key, out=out, priority=priority)
 
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
         """Push ``value`` for ``key`` (or lists), then pull the key's new value into ``out``.
@@ -227,6 +253,21 @@ class KVStore:
         self._updater = updater
 
     _set_updater = set_updater
+
+    OPTIMIZER = "optimizer"  # the capability of updating on the store (set_optimizer), for is_capable
+
+    def is_capable(self, capability: str) -> bool:
+        """Whether this store can do ``capability``; lazynd's stores all run an optimizer (``'optimizer'``)."""
+        if not isinstance(capability, str) or capability.lower() != self.OPTIMIZER:
+            raise LazyNDError(f"KVStore.is_capable: unknown capability {capability!r} (known: {self.OPTIMIZER!r})")
+        return True
+
+    def set_gradient_compression(self, compression_params: Any) -> None:
+        """MXNet's 1-bit and 2-bit gradient compression: refused, lazynd sums gradients uncompressed."""
+        raise LazyNDError(
+            f"KVStore.set_gradient_compression: gradient compression is not supported by lazynd's "
+            f"{self._type!r} store (given {compression_params!r}); gradients are summed uncompressed"
+        )
 
     def set_optimizer(self, optimizer: Any) -> None:
         """Update the stored values with ``optimizer``: a :mod:`lazynd.optimizer` Optimizer, or its
@@ -303,6 +344,18 @@ class KVStore:
                     raise ShapeError(
                         f"KVStore.{what}: key {k!r} holds dtype {stored.data_array.dtype.name}, "
                         f"{role} has dtype {v.data_array.dtype.name}"
+                    )
+
+    def _check_outs_shaped_like(
+        self, groups: Sequence[tuple[Key, list[NDArray]]], out_groups: Sequence[tuple[Key, list[NDArray]]]
+    ) -> None:
+        """Outputs of a broadcast shaped as the value each key is initialised with (checked before init)."""
+        for (k, values), (_, outs) in zip(groups, out_groups, strict=True):
+            for o in outs:
+                if o.shape != values[0].shape:
+                    raise ShapeError(
+                        f"KVStore.broadcast: key {k!r} is given a value of shape {values[0].shape}, "
+                        f"output has shape {o.shape}"
                     )
 
     def _pull_groups(self, groups: Sequence[tuple[Key, list[NDArray]]]) -> None:

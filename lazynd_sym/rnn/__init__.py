@@ -9,10 +9,11 @@ from lazynd.errors import LazyNDError
 from . import io
 from .cells import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams
 from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
-from .combinators import BidirectionalCell, DropoutCell, ModifierCell, ResidualCell, SequentialRNNCell
+from .combinators import BidirectionalCell, DropoutCell, ModifierCell, ResidualCell, SequentialRNNCell, ZoneoutCell
+from .fused import FusedRNN, FusedRNNCell
 from .io import BucketSentenceIter, encode_sentences
 
-_NOT_YET = ("FusedRNNCell", "ZoneoutCell", "ConvRNNCell", "ConvLSTMCell", "ConvGRUCell", "BaseConvRNNCell")
+_NOT_YET = ("ConvRNNCell", "ConvLSTMCell", "ConvGRUCell", "BaseConvRNNCell")
 
 
 def __getattr__(name: str) -> Any:
@@ -26,6 +27,8 @@ __all__ = [
     "BidirectionalCell",
     "BucketSentenceIter",
     "DropoutCell",
+    "FusedRNN",
+    "FusedRNNCell",
     "GRUCell",
     "LSTMCell",
     "ModifierCell",
@@ -33,6 +36,7 @@ __all__ = [
     "RNNParams",
     "ResidualCell",
     "SequentialRNNCell",
+    "ZoneoutCell",
     "do_rnn_checkpoint",
     "encode_sentences",
     "io",

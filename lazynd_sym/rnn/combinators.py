@@ -1,6 +1,6 @@
 """Cells made of cells (MXNet 1.x's ``mx.rnn``): ``SequentialRNNCell`` stacks them,
-``BidirectionalCell`` runs two over a sequence both ways, ``DropoutCell`` drops inputs, and
-``ResidualCell`` adds a cell's input to its output.
+``BidirectionalCell`` runs two over a sequence both ways, ``DropoutCell`` drops inputs,
+``ResidualCell`` adds a cell's input to its output and ``ZoneoutCell`` keeps units of the previous step.
 
 Examples
 --------
@@ -196,6 +196,52 @@ class ResidualCell(ModifierCell):
         if merge:
             return plus(outputs, inputs, name=f"{outputs.name}_plus_residual"), states
         return [plus(o, i, name=f"{o.name}_plus_residual") for o, i in zip(outputs, inputs, strict=True)], states
+
+
+class ZoneoutCell(ModifierCell):
+    """``base_cell`` with zoneout: in training, each unit of the output (``zoneout_outputs``) and of the
+    states (``zoneout_states``) keeps its previous step's value with that probability, chosen by a
+    Dropout mask (at inference every unit takes its new value).  The first step's previous output is
+    zeros."""
+
+    def __init__(self, base_cell: BaseRNNCell, zoneout_outputs: float = 0.0, zoneout_states: float = 0.0) -> None:
+        from .fused import FusedRNNCell  # fused.py builds on this module
+
+        if isinstance(base_cell, BidirectionalCell):
+            raise LazyNDError("ZoneoutCell: a BidirectionalCell cannot be zoned out; wrap each of its cells instead")
+        if isinstance(base_cell, FusedRNNCell):
+            raise LazyNDError("ZoneoutCell: a FusedRNNCell cannot be zoned out; wrap the cells of its unfuse() instead")
+        for what, p in (("zoneout_outputs", zoneout_outputs), ("zoneout_states", zoneout_states)):
+            if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
+                raise LazyNDError(f"ZoneoutCell: {what} must be a probability in [0, 1), got {p!r}")
+        super().__init__(base_cell)
+        self.zoneout_outputs = zoneout_outputs
+        self.zoneout_states = zoneout_states
+        self._prev_output: Symbol | None = None
+
+    def reset(self) -> None:
+        super().reset()
+        self._prev_output = None
+        if hasattr(self, "base_cell"):  # reset runs once in BaseRNNCell.__init__, before base_cell is set
+            self.base_cell.reset()
+
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        sym = _sym()
+        output, next_states = self.base_cell(inputs, states)
+
+        def zone_out(p: float, new: Symbol, old: Symbol) -> Symbol:
+            keep_new = sym.Dropout(sym.ones_like(new), p=p)  # 0 where the unit keeps its old value
+            return sym.where(keep_new, new, old)
+
+        if self.zoneout_outputs:
+            prev = self._prev_output if self._prev_output is not None else sym.zeros((0, 0))
+            output = zone_out(self.zoneout_outputs, output, prev)
+        if self.zoneout_states:
+            next_states = [
+                zone_out(self.zoneout_states, new, old) for new, old in zip(next_states, states, strict=True)
+            ]
+        self._prev_output = output
+        return output, next_states
 
 
 class BidirectionalCell(_CellGroup):

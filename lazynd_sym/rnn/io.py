@@ -38,10 +38,14 @@ def encode_sentences(
     the vocabulary's ids).
     """
     new_vocab = vocab is None
-    vocab = {invalid_key: invalid_label} if vocab is None else vocab
-    # past the ids taken: MXNet counts from start_label again when given a vocab, and gave an
-    # unknown_token the id of a word already there
-    next_id = max([start_label, *(i + 1 for i in vocab.values() if isinstance(i, int))])
+    if vocab is None:
+        # a new vocabulary counts from start_label, stepping over invalid_label wherever it falls
+        vocab = {invalid_key: invalid_label}
+        next_id = start_label
+    else:
+        # past the ids taken: MXNet counts from start_label again when given a vocab, and gave an
+        # unknown_token the id of a word already there
+        next_id = max([start_label, *(i + 1 for i in vocab.values() if isinstance(i, int))])
     coded_sentences = []
     for sentence in sentences:
         coded = []
@@ -64,7 +68,8 @@ def encode_sentences(
 class BucketSentenceIter(DataIter):
     """Batches of encoded sentences, each padded with ``invalid_label`` to its bucket's length; the
     label is the sentence shifted left by one (the next word).  ``buckets`` defaults to every length
-    with at least ``batch_size`` sentences; longer sentences than the last bucket are dropped.
+    with at least ``batch_size`` sentences; longer sentences than the last bucket are dropped, and so are
+    buckets no sentence falls in (``buckets`` then lists those used, the longest is ``default_bucket_key``).
     ``layout`` 'NT' gives (batch, time) arrays, 'TN' (time, batch).  Batches come in random order.
     """
 
@@ -100,9 +105,14 @@ class BucketSentenceIter(DataIter):
             rows[bucket].append(row)
         if discarded:
             print(f"WARNING: discarded {discarded} sentences longer than the largest bucket.")
-        self.data = [
-            np.asarray(r, dtype=dtype).reshape(len(r), length) for r, length in zip(rows, self.buckets, strict=True)
-        ]
+        # as MXNet 1.9.1: a bucket no sentence falls in is dropped, so the default bucket is the longest used
+        used = [(length, r) for length, r in zip(self.buckets, rows, strict=True) if r]
+        if not used:
+            raise LazyNDError(
+                f"BucketSentenceIter: none of the {len(sentences)} sentences fits the buckets {self.buckets}"
+            )
+        self.buckets = [length for length, _ in used]
+        self.data = [np.asarray(r, dtype=dtype).reshape(len(r), length) for length, r in used]
         self.batch_size = batch_size
         self.data_name, self.label_name = data_name, label_name
         self.dtype, self.invalid_label, self.layout = dtype, invalid_label, layout

@@ -91,6 +91,42 @@ def test_residual_and_dropout_cells():
     assert "dropout" in " ".join(outputs.get_internals().list_outputs())
 
 
+def test_zoneout_cell_at_inference_is_its_base_cell():
+    plain, _ = mx.rnn.LSTMCell(4, prefix="l_").unroll(3, mx.sym.var("data"), merge_outputs=True)
+    zoned_cell = mx.rnn.ZoneoutCell(mx.rnn.LSTMCell(4, prefix="l_"), zoneout_outputs=0.3, zoneout_states=0.2)
+    zoned, states = zoned_cell.unroll(3, mx.sym.var("data"), merge_outputs=True)
+    assert zoned.list_arguments() == plain.list_arguments()  # MXNet 1.9.1's: the base cell's weights
+    assert [s.name for s in zoned_cell.begin_state()] == ["l_begin_state_2", "l_begin_state_3"]
+    args, (expected,) = _bind(plain, np.random.default_rng(0), data=(2, 3, 5))
+    exe = zoned.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()})
+    np.testing.assert_allclose(exe.forward(is_train=False)[0].asnumpy(), expected, rtol=1e-6)
+
+
+def test_zoneout_cell_in_training_keeps_units_of_the_previous_step():
+    mx.random.seed(0)
+    base = mx.rnn.GRUCell(16, prefix="g_")
+    plain, _ = mx.rnn.GRUCell(16, prefix="g_").unroll(1, mx.sym.var("data"), merge_outputs=True)
+    zoned, _ = mx.rnn.ZoneoutCell(base, zoneout_outputs=0.5).unroll(1, mx.sym.var("data"), merge_outputs=True)
+    args, (new,) = _bind(plain, np.random.default_rng(1), data=(8, 1, 5))
+    exe = zoned.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()})
+    out = exe.forward(is_train=True)[0].asnumpy()
+    kept_old = out == 0  # the first step's previous output is zeros
+    assert kept_old.any() and (~kept_old).any()
+    np.testing.assert_allclose(out[~kept_old], new[~kept_old], rtol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [{"zoneout_outputs": 1.0}, {"zoneout_states": -0.1}, {"zoneout_outputs": "0.2"}])
+def test_zoneout_cell_refuses_what_is_not_a_probability(kwargs):
+    with pytest.raises(LazyNDError, match="ZoneoutCell: zoneout_.* must be a probability in"):
+        mx.rnn.ZoneoutCell(mx.rnn.GRUCell(3), **kwargs)
+
+
+def test_zoneout_cell_refuses_a_bidirectional_cell():
+    bidirectional = mx.rnn.BidirectionalCell(mx.rnn.GRUCell(3, prefix="l_"), mx.rnn.GRUCell(3, prefix="r_"))
+    with pytest.raises(LazyNDError, match="ZoneoutCell: a BidirectionalCell cannot be zoned out"):
+        mx.rnn.ZoneoutCell(bidirectional, zoneout_outputs=0.5)
+
+
 def test_begin_states_are_zeros_whose_batch_comes_from_the_graph():
     cell = mx.rnn.GRUCell(3, prefix="g_")
     states = cell.begin_state()
@@ -164,6 +200,13 @@ def test_encode_sentences_builds_or_extends_a_vocabulary():
         mx.rnn.encode_sentences([["zz"]], vocab={"a": 1})
 
 
+def test_encode_sentences_new_vocabulary_steps_over_invalid_label_among_its_ids():
+    sentences = [["a", "b", "c"], ["b", "d"], ["a", "e"]]
+    coded, vocab = mx.rnn.encode_sentences(sentences, invalid_label=2, start_label=0)
+    assert coded == [[0, 1, 3], [1, 4], [0, 5]]  # MXNet 1.9.1
+    assert vocab == {"\n": 2, "a": 0, "b": 1, "c": 3, "d": 4, "e": 5}
+
+
 def test_bucket_sentence_iter_pads_and_shifts_labels():
     sentences = [[1, 2, 3], [4, 5, 6, 7, 8], [2, 3, 4], [5, 6, 7, 8, 1], [9] * 9]
     it = mx.rnn.BucketSentenceIter(sentences, batch_size=2, buckets=[3, 5], invalid_label=0)
@@ -177,6 +220,18 @@ def test_bucket_sentence_iter_pads_and_shifts_labels():
         assert (label[:, -1] == 0).all()
     time_major = mx.rnn.BucketSentenceIter(sentences, batch_size=2, buckets=[5], layout="TN", invalid_label=0)
     assert next(iter(time_major)).data[0].shape == (5, 2)
+
+
+def test_bucket_sentence_iter_drops_buckets_no_sentence_falls_in():
+    it = mx.rnn.BucketSentenceIter([[1, 2], [3, 4], [5]], batch_size=2, buckets=[2, 3, 6], invalid_label=0, layout="TN")
+    assert it.buckets == [2] and it.default_bucket_key == 2  # MXNet 1.9.1
+    assert [(d.name, d.shape, d.layout) for d in it.provide_data] == [("data", (2, 2), "TN")]
+    assert [batch.bucket_key for batch in it] == [2]
+
+
+def test_bucket_sentence_iter_names_sentences_that_fit_no_bucket():
+    with pytest.raises(LazyNDError, match=r"none of the 2 sentences fits the buckets \[2\]"):
+        mx.rnn.BucketSentenceIter([[1, 2, 3], [4, 5, 6]], batch_size=2, buckets=[2], invalid_label=0)
 
 
 def test_lstm_language_model_trains_with_a_bucketing_module_and_perplexity():
@@ -201,5 +256,5 @@ def test_lstm_language_model_trains_with_a_bucketing_module_and_perplexity():
 
 
 def test_cells_lazynd_lacks_are_named():
-    with pytest.raises(LazyNDError, match="FusedRNNCell: not supported"):
-        mx.rnn.FusedRNNCell(4)
+    with pytest.raises(LazyNDError, match="ConvLSTMCell: not supported"):
+        mx.rnn.ConvLSTMCell  # noqa: B018

@@ -212,11 +212,12 @@ def test_xavier_refuses_a_negative_magnitude_and_leaves_an_empty_array_alone() -
     assert empty.shape == (0, 3)
 
 
-def test_fused_rnn_initializer_is_refused_by_name() -> None:
-    with pytest.raises(DataError, match=r"mx\.init\.FusedRNN: not supported by lazynd yet"):
-        mx.init.FusedRNN  # noqa: B018
-    with pytest.raises(DataError, match=r"FusedRNN: not supported"):
-        init.create('["fusedrnn", {"init": null, "num_hidden": 4, "num_layers": 1, "mode": "lstm"}]')
+def test_fused_rnn_initializer_is_mx_rnns_and_created_by_name() -> None:
+    from lazynd_sym.rnn.fused import FusedRNN
+
+    assert mx.init.FusedRNN is FusedRNN  # it lives with mx.rnn.FusedRNNCell (tests/sym/test_rnn_fused.py)
+    created = init.create('["fusedrnn", {"init": null, "num_hidden": 4, "num_layers": 1, "mode": "lstm"}]')
+    assert created == FusedRNN(None, 4, 1, "lstm")
     with pytest.raises(AttributeError):
         mx.init.NoSuchInitializer  # noqa: B018
 
