@@ -123,11 +123,15 @@ class Node:
         """Raise if an array the rule reads was written since it was recorded."""
         for k, (var, version) in enumerate(zip(self.watched, self.versions, strict=True)):
             if var.version != version:
-                n_in = len(self.inputs)
-                array = self.inputs[k] if k < n_in else self.outputs[k - n_in]
-                label = self.input_label(k) if k < n_in else f"output {k - n_in}"
+                n_in, n_out = len(self.inputs), len(self.outputs)
+                if k < n_in:
+                    label, shape = self.input_label(k), f" (shape {self.inputs[k].shape})"
+                elif k < n_in + n_out:
+                    label, shape = f"output {k - n_in}", f" (shape {self.outputs[k - n_in].shape})"
+                else:  # an autograd.Function's array saved for its backward
+                    label, shape = f"array {k - n_in - n_out} saved for backward", ""
                 raise LazyNDError(
-                    f"autograd: {label} of operator '{self.name}' (shape {array.shape}) was modified in place after "
+                    f"autograd: {label} of operator '{self.name}'{shape} was modified in place after "
                     "it was recorded, so its gradient would be wrong; write into a copy instead, or record again"
                 )
 
