@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
 from ..ndarray.copying import copy_into
@@ -138,6 +140,11 @@ def _heads(heads: Any, head_grads: Any, where: str) -> tuple[list, list]:
         if head_grad is not None and (not isinstance(head_grad, NDArray) or head_grad.shape != head.shape):
             given = f"shape {head_grad.shape}" if isinstance(head_grad, NDArray) else type(head_grad).__name__
             raise LazyNDError(f"{where}: head gradient {k} must be an NDArray of shape {head.shape}, got {given}")
+        if head_grad is not None and head_grad.dtype != head.dtype:  # the rules would refuse it by their own names
+            raise LazyNDError(
+                f"{where}: head gradient {k} must have the head's dtype {np.dtype(head.dtype).name}, "
+                f"got {np.dtype(head_grad.dtype).name}"
+            )
         if head._ag is None:
             raise LazyNDError(
                 f"{where}: head {k} (shape {head.shape}) is not in a recorded graph: compute it inside "

@@ -76,6 +76,16 @@ def test_a_head_gradient_of_another_shape_is_refused() -> None:
         y.backward(mx.nd.ones((3,)))
 
 
+def test_a_head_gradient_of_another_dtype_is_refused_naming_backward() -> None:
+    x = _variable([1.0, 2.0])
+    with autograd.record():
+        y = x * 2
+    with pytest.raises(LazyNDError, match="backward: head gradient 0 must have the head's dtype float32, got float64"):
+        y.backward(mx.nd.ones((2,), dtype="float64"))
+    with pytest.raises(LazyNDError, match="grad: head gradient 0 must have the head's dtype float32, got int32"):
+        autograd.grad(y, [x], mx.nd.ones((2,), dtype="int32"))
+
+
 def test_a_loss_operator_takes_no_head_gradient() -> None:
     x = _variable([[1.0, 2.0, 3.0]])
     with autograd.record():
