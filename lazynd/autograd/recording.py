@@ -427,11 +427,15 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: str | Sequence[str
     NDArray = dispatch.NDArray
     if isinstance(variables, NDArray):
         variables, gradients = [variables], [gradients]
-    for what, value in (("variables", variables), ("gradients", gradients)):
-        if not isinstance(value, (list, tuple)):
-            raise LazyNDError(
-                f"mark_variables: {what} must be an NDArray or a list of them, got {type(value).__name__}"
-            )
+    if not isinstance(variables, (list, tuple)):
+        raise LazyNDError(
+            f"mark_variables: variables must be an NDArray or a list of them, got {type(variables).__name__}"
+        )
+    if not isinstance(gradients, (list, tuple)):  # one array for a list of variables: which one's is it?
+        raise LazyNDError(
+            "mark_variables: gradients must be a list of NDArrays, one per variable, as variables is a list; "
+            f"got {type(gradients).__name__}"
+        )
     variables, gradients = list(variables), list(gradients)
     reqs = [grad_reqs] * len(variables) if isinstance(grad_reqs, str) else list(grad_reqs)
     if not (len(variables) == len(gradients) == len(reqs)):

@@ -143,7 +143,10 @@ def test_backward_of_an_array_not_recorded_is_refused() -> None:
         (lambda y, x: autograd.grad(y, 7), "grad: variables must be an NDArray or a list of NDArrays, got int"),
         (lambda y, x: autograd.grad([], [x]), "grad: no heads given"),
         (lambda y, x: autograd.mark_variables(7, 8), "mark_variables: variables must be an NDArray or a list"),
-        (lambda y, x: autograd.mark_variables([x], x.grad), "mark_variables: gradients must be an NDArray or a list"),
+        (
+            lambda y, x: autograd.mark_variables([x], x.grad),
+            r"mark_variables: gradients must be a list of NDArrays, one per variable, as variables is a list; got NDArray",
+        ),
     ],
     ids=["backward-int", "backward-none", "head-grads-float", "grad-int", "grad-no-heads",
          "mark-int", "mark-mixed"],
