@@ -107,7 +107,10 @@ class _FunctionGradient:
 
     def __call__(self, F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
         function, name = self.function, type(self.function).__name__
-        result = function.backward(*out_grads)
+        # private copies: an output gradient may be another input's gradient too (``y + w`` hands
+        # one array to both) or the shared default head gradient, and a backward may write into
+        # its arguments (``dy *= 2``; MXNet makes them read-only)
+        result = function.backward(*[g if g is None else g.copy() for g in out_grads])
         grads = [result] if isinstance(result, dispatch.NDArray) else result
         if not isinstance(grads, (list, tuple)) or len(grads) != len(inputs):
             count = len(grads) if isinstance(grads, (list, tuple)) else type(result).__name__

@@ -203,3 +203,36 @@ def test_an_array_saved_for_backward_written_since_is_refused() -> None:
     f.scale += 1  # MXNet would give [3, 4] here: the gradient of a function it never computed
     with pytest.raises(LazyNDError, match="array 0 saved for backward of operator 'UsesSaved' was modified in place"):
         y.backward()
+
+
+class DoublesInPlace(autograd.Function):
+    def forward(self, x):
+        return x * 2
+
+    def backward(self, dy):
+        dy *= 2  # writes into the gradient it was given
+        return dy
+
+
+def test_a_backward_writing_into_its_output_gradient_changes_no_other_gradient() -> None:
+    x, v = _variable([1.0, 2.0]), _variable([1.0, 1.0])
+    head_gradient = mx.nd.ones((2,))
+    with autograd.record():
+        y = DoublesInPlace()(x) + v  # '+' hands one gradient array to both of its inputs
+    y.backward(head_gradient)
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(v.grad.asnumpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(head_gradient.asnumpy(), [1.0, 1.0])
+
+
+def test_a_backward_writing_into_a_default_head_gradient_leaves_later_passes_alone() -> None:
+    x = _variable([1.0, 2.0])
+    with autograd.record():
+        y = DoublesInPlace()(x)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0])
+    z = _variable([1.0, 2.0])
+    with autograd.record():
+        w = z * 3  # its default head gradient: ones of the same shape and dtype
+    w.backward()
+    np.testing.assert_array_equal(z.grad.asnumpy(), [3.0, 3.0])
