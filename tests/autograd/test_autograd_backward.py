@@ -384,3 +384,24 @@ def test_backward_pushes_its_work_and_waits_for_nothing() -> None:
     assert get_engine().num_pending() > 0
     release.set()
     np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 4.0])
+
+
+def test_grad_returns_arrays_that_share_memory_with_no_head_gradient_and_no_other_result() -> None:
+    x, w = _variable([1.0, 2.0]), _variable([3.0, 4.0])
+    head_gradient = mx.nd.ones((2,))
+    with autograd.record():
+        y = x + w  # its rule hands the head gradient on, unchanged, to both inputs
+        z = x.reshape((2,))  # its rule hands on a view of it
+    dx, dw = autograd.grad(y, [x, w], head_gradient)
+    (dz,) = autograd.grad(z, [x], head_gradient)
+    dx += 10  # e.g. clipping or scaling a gradient in place
+    dz += 100
+    np.testing.assert_array_equal(dw.asnumpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(head_gradient.asnumpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(dx.asnumpy(), [11.0, 11.0])
+    np.testing.assert_array_equal(dz.asnumpy(), [101.0, 101.0])
+    with autograd.record():
+        y = x + w
+    dx, dw = autograd.grad(y, [x, w])  # the default head gradient
+    dx += 10
+    np.testing.assert_array_equal(dw.asnumpy(), [1.0, 1.0])
