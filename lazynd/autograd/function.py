@@ -84,8 +84,15 @@ class Function:
         entries = [entry_of(x) for x in inputs]
         if not recording or not any(entries):
             return result
-        # an output that is already in a graph (an input handed back) is recorded on an alias of its memory
-        recorded = [o.detach() if entry_of(o) is not None else o for o in outputs]
+        # an output that is an input handed back, another output again, or in a graph already is
+        # recorded on an alias of its memory: the caller's arrays keep their own history
+        taken = {id(x) for x in inputs}
+        recorded = []
+        for o in outputs:
+            if id(o) in taken or entry_of(o) is not None:
+                o = o.detach()
+            taken.add(id(o))
+            recorded.append(o)
         node = Node(name, _FunctionGradient(self), {}, list(inputs), entries, recorded)
         # what backward may read, checked before it runs (Node.check_unmodified): the inputs and
         # outputs, as for any rule, and any other array saved for it

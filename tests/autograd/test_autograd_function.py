@@ -130,6 +130,24 @@ def test_an_input_handed_back_is_recorded_on_an_alias_not_the_variable() -> None
     np.testing.assert_array_equal(x.grad.asnumpy(), [6.0, 6.0])
 
 
+def test_a_constant_input_or_an_output_handed_back_twice_keeps_its_own_history() -> None:
+    class PassOn(autograd.Function):
+        def forward(self, x, c):
+            y = x * 2
+            return y, y, c
+
+        def backward(self, dy0, dy1, dc):
+            return (dy0 + dy1) * 2, dc
+
+    x, c = _variable([1.0, 2.0]), mx.nd.array([5.0, 6.0])
+    with autograd.record():
+        first, second, constant = PassOn()(x, c)
+        loss = first * 1 + second * 10 + constant
+    loss.backward()
+    assert c._ag is None  # the caller's constant is not made part of the graph
+    np.testing.assert_array_equal(x.grad.asnumpy(), [22.0, 22.0])
+
+
 def test_a_function_instance_is_called_once() -> None:
     f = Sigmoid()
     f(mx.nd.array([1.0]))
