@@ -3,7 +3,7 @@
 Operations inside :func:`record` are recorded; :func:`backward` (or ``NDArray.backward``)
 computes gradients from each operator's registered gradient rule, pushing them to the engine
 like any other operations.  See :mod:`.state` (flags and scopes), :mod:`.recording` (what is
-recorded) and :mod:`.backward` (the gradients).
+recorded), :mod:`.backward` (the gradients) and :mod:`.function` (functions differentiated by hand).
 
 Examples
 --------
@@ -22,6 +22,7 @@ array([[1., 1.],
 from __future__ import annotations
 
 from .backward import backward, grad
+from .function import Function
 from .recording import attach_grad, grad_of, mark_variables
 from .state import (
     is_recording,
@@ -35,6 +36,7 @@ from .state import (
 )
 
 __all__ = [
+    "Function",
     "attach_grad",
     "backward",
     "grad",

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
 from ..ndarray.copying import copy_into
@@ -138,6 +140,11 @@ def _heads(heads: Any, head_grads: Any, where: str) -> tuple[list, list]:
         if head_grad is not None and (not isinstance(head_grad, NDArray) or head_grad.shape != head.shape):
             given = f"shape {head_grad.shape}" if isinstance(head_grad, NDArray) else type(head_grad).__name__
             raise LazyNDError(f"{where}: head gradient {k} must be an NDArray of shape {head.shape}, got {given}")
+        if head_grad is not None and head_grad.dtype != head.dtype:  # the rules would refuse it by their own names
+            raise LazyNDError(
+                f"{where}: head gradient {k} must have the head's dtype {np.dtype(head.dtype).name}, "
+                f"got {np.dtype(head_grad.dtype).name}"
+            )
         if head._ag is None:
             raise LazyNDError(
                 f"{where}: head {k} (shape {head.shape}) is not in a recorded graph: compute it inside "
@@ -209,7 +216,7 @@ class _Backward:
         for node in reversed(order):
             if id(node) in needed:
                 self._through(node)
-        return self._finish()
+        return self._finish(order)
 
     @staticmethod
     def _free(order: list[Node], retain_graph: bool) -> None:
@@ -433,10 +440,11 @@ class _Backward:
         made without one."""
         return self.F._zeros(shape=like.shape, ctx=like.context, dtype=like.dtype)
 
-    def _finish(self) -> Any:
+    def _finish(self, order: list[Node]) -> Any:
         if self.variables is not None:
             assert self.wanted is not None
-            return [self._total((id(e[0]), e[1]), v) for e, v in zip(self.wanted, self.variables, strict=True)]
+            totals = [self._total((id(e[0]), e[1]), v) for e, v in zip(self.wanted, self.variables, strict=True)]
+            return self._unshared(totals, order)
         for key, leaf in self.leaves.items():
             if key in self.written:
                 continue
@@ -446,6 +454,23 @@ class _Backward:
             else:  # 'add'
                 nd.elemwise_add(leaf.grad, total, out=leaf.grad)
         return None
+
+    def _unshared(self, totals: list, order: list[Node]) -> list:
+        """``totals``, each in memory of its own: a gradient a rule passed on unchanged (``x + w``
+        hands its head gradient to both inputs, ``reshape`` a view of it) is copied, so that what
+        grad() returns shares no memory with a head gradient, an array of the graph or another
+        result (MXNet returns new arrays)."""
+        taken = {g.var for g in self.head_grads if g is not None}
+        for node in order:
+            taken.update(x.var for x in node.inputs)
+            taken.update(o.var for o in node.outputs)
+        results = []
+        for total in totals:
+            if total.var in taken:
+                total = total.copy()
+            taken.add(total.var)
+            results.append(total)
+        return results
 
 
 def _with_entry(array: Any, entry: Any) -> Any:

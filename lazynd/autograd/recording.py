@@ -123,11 +123,15 @@ class Node:
         """Raise if an array the rule reads was written since it was recorded."""
         for k, (var, version) in enumerate(zip(self.watched, self.versions, strict=True)):
             if var.version != version:
-                n_in = len(self.inputs)
-                array = self.inputs[k] if k < n_in else self.outputs[k - n_in]
-                label = self.input_label(k) if k < n_in else f"output {k - n_in}"
+                n_in, n_out = len(self.inputs), len(self.outputs)
+                if k < n_in:
+                    label, shape = self.input_label(k), f" (shape {self.inputs[k].shape})"
+                elif k < n_in + n_out:
+                    label, shape = f"output {k - n_in}", f" (shape {self.outputs[k - n_in].shape})"
+                else:  # an autograd.Function's array saved for its backward
+                    label, shape = f"array {k - n_in - n_out} saved for backward", ""
                 raise LazyNDError(
-                    f"autograd: {label} of operator '{self.name}' (shape {array.shape}) was modified in place after "
+                    f"autograd: {label} of operator '{self.name}'{shape} was modified in place after "
                     "it was recorded, so its gradient would be wrong; write into a copy instead, or record again"
                 )
 
@@ -423,11 +427,15 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: str | Sequence[str
     NDArray = dispatch.NDArray
     if isinstance(variables, NDArray):
         variables, gradients = [variables], [gradients]
-    for what, value in (("variables", variables), ("gradients", gradients)):
-        if not isinstance(value, (list, tuple)):
-            raise LazyNDError(
-                f"mark_variables: {what} must be an NDArray or a list of them, got {type(value).__name__}"
-            )
+    if not isinstance(variables, (list, tuple)):
+        raise LazyNDError(
+            f"mark_variables: variables must be an NDArray or a list of them, got {type(variables).__name__}"
+        )
+    if not isinstance(gradients, (list, tuple)):  # one array for a list of variables: which one's is it?
+        raise LazyNDError(
+            "mark_variables: gradients must be a list of NDArrays, one per variable, as variables is a list; "
+            f"got {type(gradients).__name__}"
+        )
     variables, gradients = list(variables), list(gradients)
     reqs = [grad_reqs] * len(variables) if isinstance(grad_reqs, str) else list(grad_reqs)
     if not (len(variables) == len(gradients) == len(reqs)):

@@ -76,6 +76,16 @@ def test_a_head_gradient_of_another_shape_is_refused() -> None:
         y.backward(mx.nd.ones((3,)))
 
 
+def test_a_head_gradient_of_another_dtype_is_refused_naming_backward() -> None:
+    x = _variable([1.0, 2.0])
+    with autograd.record():
+        y = x * 2
+    with pytest.raises(LazyNDError, match="backward: head gradient 0 must have the head's dtype float32, got float64"):
+        y.backward(mx.nd.ones((2,), dtype="float64"))
+    with pytest.raises(LazyNDError, match="grad: head gradient 0 must have the head's dtype float32, got int32"):
+        autograd.grad(y, [x], mx.nd.ones((2,), dtype="int32"))
+
+
 def test_a_loss_operator_takes_no_head_gradient() -> None:
     x = _variable([[1.0, 2.0, 3.0]])
     with autograd.record():
@@ -133,7 +143,10 @@ def test_backward_of_an_array_not_recorded_is_refused() -> None:
         (lambda y, x: autograd.grad(y, 7), "grad: variables must be an NDArray or a list of NDArrays, got int"),
         (lambda y, x: autograd.grad([], [x]), "grad: no heads given"),
         (lambda y, x: autograd.mark_variables(7, 8), "mark_variables: variables must be an NDArray or a list"),
-        (lambda y, x: autograd.mark_variables([x], x.grad), "mark_variables: gradients must be an NDArray or a list"),
+        (
+            lambda y, x: autograd.mark_variables([x], x.grad),
+            r"mark_variables: gradients must be a list of NDArrays, one per variable, as variables is a list; got NDArray",
+        ),
     ],
     ids=["backward-int", "backward-none", "head-grads-float", "grad-int", "grad-no-heads",
          "mark-int", "mark-mixed"],
@@ -371,3 +384,24 @@ def test_backward_pushes_its_work_and_waits_for_nothing() -> None:
     assert get_engine().num_pending() > 0
     release.set()
     np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 4.0])
+
+
+def test_grad_returns_arrays_that_share_memory_with_no_head_gradient_and_no_other_result() -> None:
+    x, w = _variable([1.0, 2.0]), _variable([3.0, 4.0])
+    head_gradient = mx.nd.ones((2,))
+    with autograd.record():
+        y = x + w  # its rule hands the head gradient on, unchanged, to both inputs
+        z = x.reshape((2,))  # its rule hands on a view of it
+    dx, dw = autograd.grad(y, [x, w], head_gradient)
+    (dz,) = autograd.grad(z, [x], head_gradient)
+    dx += 10  # e.g. clipping or scaling a gradient in place
+    dz += 100
+    np.testing.assert_array_equal(dw.asnumpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(head_gradient.asnumpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(dx.asnumpy(), [11.0, 11.0])
+    np.testing.assert_array_equal(dz.asnumpy(), [101.0, 101.0])
+    with autograd.record():
+        y = x + w
+    dx, dw = autograd.grad(y, [x, w])  # the default head gradient
+    dx += 10
+    np.testing.assert_array_equal(dw.asnumpy(), [1.0, 1.0])
