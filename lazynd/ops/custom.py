@@ -387,6 +387,15 @@ def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
         ),
         [*wrapped, *in_grad, *aux_data],
     )
+    # out_grad, in_data and out_data are read-only, as in MXNet: their buffers are other
+    # operations' too (one head gradient may feed several terms), so a write would change them
+    for group, first, count in (("out_grad", 0, n_out), ("in_data", n_out, n_in), ("out_data", n_out + n_in, n_out)):
+        for k, array in enumerate(wrapped[first : first + count]):
+            if array is not None and array.var.version:
+                raise OperatorError(
+                    f"Custom ({attrs['op_type']}): backward wrote into {group}[{k}], which is read-only; "
+                    "write the gradients into in_grad (with self.assign)"
+                )
 
 
 def _custom_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:

@@ -377,3 +377,36 @@ def test_a_gradient_backward_leaves_unwritten_is_zero():
         y = mx.nd.Custom(x, op_type="test_no_gradient")
     y.backward()
     np.testing.assert_array_equal(x.grad.asnumpy(), np.zeros(4096, np.float32))
+
+
+class _DoublesItsOutGrad(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] * 2)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        og = out_grad[0]
+        og *= 2  # out_grad is read-only in MXNet: here it is another term's gradient too
+        self.assign(in_grad[0], req[0], og * 2)
+
+
+@mx.operator.register("test_doubles_out_grad")
+class _DoublesItsOutGradProp(mx.operator.CustomOpProp):
+    def __init__(self) -> None:
+        super().__init__(need_top_grad=True)
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _DoublesItsOutGrad()
+
+
+def test_a_backward_writing_into_out_grad_is_refused_instead_of_changing_other_gradients() -> None:
+    x = mx.nd.array([1.0, 2.0])
+    v = mx.nd.array([1.0, 1.0])
+    x.attach_grad()
+    v.attach_grad()
+    with mx.autograd.record():
+        t = mx.nd.Custom(x, op_type="test_doubles_out_grad") + v
+    # the head gradient reaches the custom operator and v as one array: the write would have
+    # made v's gradient 2 (a silent wrong answer); MXNet refuses, its out_grad being read-only
+    with pytest.raises(LazyNDError, match=r"test_doubles_out_grad.*out_grad\[0\].*read-only"):
+        t.backward(mx.nd.ones((2,)))
+        mx.nd.waitall()
