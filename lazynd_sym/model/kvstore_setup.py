@@ -3,6 +3,7 @@ which store, whether the optimizer runs on it, and one push-and-pull of a list o
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -22,10 +23,26 @@ def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) ->
     ``local`` store for parameters over 16M elements and the ``local_allreduce_cpu`` /
     ``local_allreduce_device`` stores, where each device updates its own copy from the
     summed gradients instead.  A store object runs the
-    optimizer when it has ``set_optimizer``; otherwise it only sums gradients.
+    optimizer when it has ``set_optimizer``; otherwise it only sums gradients.  The environment
+    variable ``MXNET_UPDATE_ON_KVSTORE=0`` keeps the optimizer on the devices in every case.
     """
     if kvstore is None:
         return None, False
+    store, on_store = _store_and_update(kvstore, num_device, arg_params)
+    return store, on_store and store is not None and _update_on_kvstore_allowed()
+
+
+def _update_on_kvstore_allowed() -> bool:
+    """MXNet's ``MXNET_UPDATE_ON_KVSTORE`` (default 1): 0 runs the optimizer on the devices."""
+    text = os.environ.get("MXNET_UPDATE_ON_KVSTORE", "1")
+    try:
+        return bool(int(text))
+    except ValueError:
+        raise DataError(f"MXNET_UPDATE_ON_KVSTORE must be an integer (0 or 1), got {text!r}") from None
+
+
+def _store_and_update(kvstore: Any, num_device: int, arg_params: dict[str, Any]) -> tuple[Any, bool]:
+    """The store and whether the optimizer may run on it, before the environment has its say."""
     if isinstance(kvstore, str):
         if num_device == 1 and "dist" not in kvstore:
             return None, False

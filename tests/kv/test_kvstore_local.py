@@ -381,6 +381,21 @@ def test_allreduce_stores_leave_the_update_to_each_device(name, updates_on_store
     assert update_on_kvstore is updates_on_store
 
 
+@pytest.mark.parametrize("kvstore", ["local", "device", "object"])
+def test_mxnet_update_on_kvstore_0_keeps_the_optimizer_on_the_devices(monkeypatch, kvstore) -> None:
+    from lazynd_sym.model.kvstore_setup import create_kvstore
+
+    store = mx.kv.create("local") if kvstore == "object" else kvstore
+    params = {"w": mx.nd.ones((2, 2))}
+    assert create_kvstore(store, 2, params)[1] is True
+    monkeypatch.setenv("MXNET_UPDATE_ON_KVSTORE", "0")  # as MXNet reads it
+    created, update_on_kvstore = create_kvstore(store, 2, params)
+    assert created is not None and update_on_kvstore is False
+    monkeypatch.setenv("MXNET_UPDATE_ON_KVSTORE", "yes")
+    with pytest.raises(mx.LazyNDError, match="MXNET_UPDATE_ON_KVSTORE must be an integer"):
+        create_kvstore(store, 2, params)
+
+
 def test_row_sparse_pull_is_refused_by_name() -> None:
     kv = mx.kv.create("local")
     kv.init("w", mx.nd.ones((2,)))
