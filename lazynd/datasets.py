@@ -24,7 +24,7 @@ from .errors import DataError, FormatError
 from .formats.fileio import AtomicWriter, open_atomic
 from .formats.idx import _GZIP_MAGIC, read_idx
 
-__all__ = ["default_folder", "find_dataset", "load_mnist", "read_idx", "verify_checksums"]  # fmt: skip
+__all__ = ["default_folder", "download", "extract_dataset", "find_dataset", "load_mnist", "read_idx", "verify_checksums"]  # fmt: skip
 
 DOWNLOAD_TIMEOUT_S = 30.0
 _CHUNK_BYTES = 1 << 20
@@ -122,8 +122,9 @@ def _check_sums(path: object, given: tuple[str, str], expected: tuple[str, str])
             raise DataError(f"{path}: {algorithm} is {got}, expected {want}")
 
 
-def _fetch(url: str, destination: Path, expected: tuple[str, str]) -> None:
-    """Download *url* to *destination* atomically, or raise and leave nothing."""
+def _fetch(url: str, destination: Path, expected: tuple[str, str] | None) -> None:
+    """Download *url* to *destination* atomically, or raise and leave nothing; *expected*
+    (md5, sha256) is checked when given."""
     request = urllib.request.Request(url, headers={"User-Agent": "lazynd"})
     with (
         open_atomic(destination) as out,
@@ -131,7 +132,8 @@ def _fetch(url: str, destination: Path, expected: tuple[str, str]) -> None:
         _progress_bar(response.headers["Content-Length"], destination.name) as bar,
     ):
         given = _digests(response, out, bar)
-        _check_sums(url, given, expected)  # raising here discards the download
+        if expected is not None:
+            _check_sums(url, given, expected)  # raising here discards the download
 
 
 def _where_to_put(name: str, data_dir: str | os.PathLike[str] | None) -> str:
@@ -230,6 +232,55 @@ def find_dataset(
             + _where_to_put(name, data_dir)
         )
     return target
+
+
+def download(url: str, destination: str | os.PathLike[str], overwrite: bool = False, retries: int = 5) -> Path:
+    """Download *url* to the file *destination*, atomically (a failed download leaves nothing);
+    an existing file is kept unless *overwrite*.  Up to *retries* tries; then a
+    :class:`~lazynd.errors.DataError` names the URL and the last failure."""
+    target = Path(destination)
+    if target.is_file() and not overwrite:
+        return target
+    if retries < 1:
+        raise DataError(f"download: retries must be at least 1, got {retries}")
+    failure: Exception | None = None
+    for _ in range(retries):
+        try:
+            _fetch(url, target, None)
+            return target
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            failure = exc
+    raise DataError(f"download: could not fetch {url} into {target} after {retries} tries: {failure}")
+
+
+def extract_dataset(
+    name: str, destination: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
+) -> list[Path]:
+    """The dataset's four files uncompressed in *destination* under their published names less
+    ``.gz`` (``train-images-idx3-ubyte``...), found or downloaded by :func:`find_dataset`; files
+    already there are kept.  Returns their paths."""
+    import gzip
+    import shutil
+
+    folder = find_dataset(name, data_dir)
+    target = Path(destination)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"{name}: cannot make {target}: {exc}") from exc
+    paths = []
+    for published in _FILES.values():
+        path = target / published.removesuffix(".gz")
+        if not path.is_file():
+            source = _locate(folder, published)
+            if source is None:  # find_dataset returns a folder holding every file
+                raise DataError(f"{name}: {published} vanished from {folder}")
+            with open(source, "rb") as probe:
+                packed = probe.read(2) == _GZIP_MAGIC
+            with gzip.open(source, "rb") if packed else open(source, "rb") as src, open_atomic(path) as out:
+                shutil.copyfileobj(src, out, _CHUNK_BYTES)
+        paths.append(path)
+    return paths
 
 
 def verify_checksums(name: str, folder: str | os.PathLike[str]) -> list[Path]:

@@ -123,6 +123,30 @@ def get_mnist(data_dir: Any = None) -> dict[str, np.ndarray]:
     return out
 
 
+def get_mnist_ubyte(data_dir: Any = None) -> None:
+    """MXNet's: the four MNIST files uncompressed in ``./data`` under their published names
+    (``data/train-images-idx3-ubyte``...), where MXNet's examples point ``MNISTIter``; they come
+    from ``$LAZYND_DATA_DIR`` or are downloaded (:func:`lazynd.datasets.extract_dataset`)."""
+    from .datasets import extract_dataset
+
+    extract_dataset("mnist", "data", data_dir)
+
+
+def download(url: str, fname: Any = None, dirname: Any = None, overwrite: bool = False, retries: int = 5) -> str:
+    """MXNet's: download ``url`` to ``dirname/fname`` (``fname`` defaults to the URL's last part)
+    and return the path; an existing file is kept unless ``overwrite``.  Written atomically; a
+    failure after ``retries`` tries raises a :class:`~lazynd.errors.DataError` naming the URL."""
+    import os
+
+    from .datasets import download as fetch
+
+    name = fname if fname is not None else url.rstrip("/").split("/")[-1]
+    path = os.path.join(dirname, name) if dirname is not None else name
+    if dirname is not None:
+        os.makedirs(dirname, exist_ok=True)
+    return str(fetch(url, path, overwrite=overwrite, retries=retries))
+
+
 def get_mnist_iterator(batch_size: int, input_shape: tuple[int, ...], num_parts: int = 1, part_index: int = 0) -> tuple:
     """``(train, validation)`` MNIST iterators (``MNISTIter``), flat unless ``input_shape`` is 3-D."""
     from .io import MNISTIter
@@ -146,7 +170,9 @@ __all__ = [
     "assert_almost_equal_ignore_nan",
     "assert_exception",
     "default_dtype",
+    "download",
     "get_mnist",
+    "get_mnist_ubyte",
     "get_mnist_iterator",
     "list_gpus",
     "rand_shape_3d",

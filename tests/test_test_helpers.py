@@ -81,3 +81,48 @@ def test_assert_almost_equal_takes_mxnets_keywords() -> None:
     assert tu.almost_equal(np.ones(3), np.ones(3), use_broadcast=False)
     with pytest.raises(AssertionError, match=r"first differing indices: \[\(0, 1\), \(0, 2\)\]"):
         tu.assert_almost_equal(np.arange(6.0).reshape(2, 3), np.zeros((2, 3)), mismatches=(2, 2), use_broadcast=True)
+
+
+def test_get_mnist_ubyte_puts_the_plain_files_where_mxnets_examples_read_them(
+    data_dir: Path, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    mx.test_utils.get_mnist_ubyte(data_dir / "mnist")
+    names = sorted(p.name for p in (tmp_path / "data").iterdir())
+    assert names == [
+        "t10k-images-idx3-ubyte",
+        "t10k-labels-idx1-ubyte",
+        "train-images-idx3-ubyte",
+        "train-labels-idx1-ubyte",
+    ]
+    assert (tmp_path / "data" / "train-images-idx3-ubyte").stat().st_size == 16 + 60000 * 28 * 28
+    it = mx.io.MNISTIter(image="data/t10k-images-idx3-ubyte", label="data/t10k-labels-idx1-ubyte", batch_size=100)
+    assert next(iter(it)).data[0].shape == (100, 1, 28, 28)
+
+
+def test_download_fetches_atomically_keeps_what_is_there_and_names_a_failing_url(tmp_path) -> None:
+    import functools
+    import http.server
+    import threading
+
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "weights.bin").write_bytes(b"\x00\x01payload")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/weights.bin"
+        path = mx.test_utils.download(url, dirname=str(tmp_path / "models"))
+        assert Path(path) == tmp_path / "models" / "weights.bin"
+        assert Path(path).read_bytes() == b"\x00\x01payload"
+        Path(path).write_bytes(b"kept")  # an existing file is kept unless overwrite
+        assert Path(mx.test_utils.download(url, dirname=str(tmp_path / "models"))).read_bytes() == b"kept"
+        mx.test_utils.download(url, dirname=str(tmp_path / "models"), overwrite=True)
+        assert Path(path).read_bytes() == b"\x00\x01payload"
+        missing = url.replace("weights.bin", "absent.bin")
+        with pytest.raises(mx.LazyNDError, match=r"absent\.bin.*after 2 tries"):
+            mx.test_utils.download(missing, fname=str(tmp_path / "absent.bin"), retries=2)
+        assert not (tmp_path / "absent.bin").exists()  # nothing half-written is left
+    finally:
+        server.shutdown()
