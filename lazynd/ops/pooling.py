@@ -235,7 +235,7 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         if y is not out:
             out[...] = y
         return
-    fill = -np.inf if mode == "max" else 0
+    fill = _lowest(x.dtype) if mode == "max" else 0
     if g.padded() == g.spatial:
         # every window lies inside the input: no padded copy, unless the output overlaps the input
         # (out= a view of it), which the accumulation below would overwrite before reading
@@ -256,6 +256,18 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         divisor = _avg_divisor(g, x.dtype)
         first = divisor.flat[0]
         np.divide(out, first if (divisor == first).all() else divisor, out=out)
+
+
+def _lowest(dtype: Any) -> Any:
+    """The smallest finite value of ``dtype``: where max pooling starts, so that a window of padding
+    alone (a pad wider than the kernel, the ``full`` convention's extra window) gives it, as MXNet's
+    kernels do, and not -inf."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.finfo(dtype).min
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min
 
 
 def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

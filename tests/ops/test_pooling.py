@@ -180,3 +180,19 @@ def test_avg_pooling_window_past_the_padded_input_averages_to_zero(ctx):
     expected_grad = np.zeros_like(x)
     expected_grad[..., [0, 4]] = 1
     np.testing.assert_array_equal(data.grad.asnumpy(), expected_grad)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pooling_window_of_padding_alone_gives_the_lowest_finite_value(dtype, ctx):
+    """As MXNet 1.9.1: a window that covers padding only (here a pad wider than the kernel and the full
+    convention's window past the input) gives the dtype's lowest finite value, not -inf, and no gradient."""
+    x = np.array([[[3.0, -1.0, 2.0, 5.0, -np.inf]]], dtype=dtype)
+    data = lazynd.nd.array(x, ctx=ctx, dtype=dtype)
+    data.attach_grad()
+    with lazynd.autograd.record():
+        y = lazynd.nd.Pooling(data, kernel=(1,), stride=(2,), pad=(1,), pool_type="max", pooling_convention="full")
+    y.backward()
+    lowest = np.finfo(dtype).min
+    # windows start at -1 (padding), 1, 3, 5 (padding past the -inf at 4)
+    np.testing.assert_array_equal(y.asnumpy(), np.array([[[lowest, -1.0, 5.0, lowest]]], dtype=dtype))
+    np.testing.assert_array_equal(data.grad.asnumpy(), [[[0, 1, 0, 1, 0]]])
