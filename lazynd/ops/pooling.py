@@ -378,10 +378,18 @@ UPSAMPLING_PARAMS = {
 
 
 def _factors(attrs: dict, shapes: list) -> list[int]:
+    if attrs["scale"] < 1:
+        raise OperatorError(f"UpSampling: scale must be a positive integer, got {attrs['scale']}")
+    for shape in shapes:
+        if len(shape) != 4 or 0 in shape[2:]:
+            raise ShapeError(
+                f"UpSampling: inputs must be 4-D (batch, channel, height, width) with a height and a width, "
+                f"got shape {tuple(shape)}"
+            )
     target = shapes[0][2] * attrs["scale"]
     factors = []
     for shape in shapes:
-        if len(shape) != 4 or target % shape[2] or (target // shape[2]) * shape[3] != shapes[0][3] * attrs["scale"]:
+        if target % shape[2] or (target // shape[2]) * shape[3] != shapes[0][3] * attrs["scale"]:
             raise ShapeError(f"UpSampling: input of shape {tuple(shape)} cannot be scaled to {target} rows")
         factors.append(target // shape[2])
     return factors

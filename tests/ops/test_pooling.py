@@ -196,3 +196,20 @@ def test_max_pooling_window_of_padding_alone_gives_the_lowest_finite_value(dtype
     # windows start at -1 (padding), 1, 3, 5 (padding past the -inf at 4)
     np.testing.assert_array_equal(y.asnumpy(), np.array([[[lowest, -1.0, 5.0, lowest]]], dtype=dtype))
     np.testing.assert_array_equal(data.grad.asnumpy(), [[[0, 1, 0, 1, 0]]])
+
+
+@pytest.mark.parametrize(
+    ("shape", "scale", "message"),
+    [
+        ((2, 3), 2, r"UpSampling: inputs must be 4-D .* got shape \(2, 3\)"),
+        ((1, 2, 0, 3), 2, r"UpSampling: inputs must be 4-D .* with a height and a width, got shape \(1, 2, 0, 3\)"),
+        ((1, 2, 3, 3), 0, "UpSampling: scale must be a positive integer, got 0"),
+    ],
+)
+def test_upsampling_refuses_data_it_cannot_scale_by_name(shape, scale, message):
+    with pytest.raises(lazynd.LazyNDError, match=message):
+        lazynd.nd.UpSampling(lazynd.nd.ones(shape), scale=scale, sample_type="nearest", num_args=1).wait_to_read()
+    with pytest.raises(lazynd.LazyNDError, match=message):
+        lazynd.sym.UpSampling(lazynd.sym.Variable("a"), scale=scale, sample_type="nearest", num_args=1).infer_shape(
+            a=shape
+        )
