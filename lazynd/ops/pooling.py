@@ -259,12 +259,12 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
 
 
 def _lowest(dtype: Any) -> Any:
-    """The smallest finite value of ``dtype``: where max pooling starts, so that a window of padding
-    alone (a pad wider than the kernel, the ``full`` convention's extra window) gives it, as MXNet's
-    kernels do, and not -inf."""
+    """Where max pooling starts, so what a window of padding alone gives: -inf for floats (NumPy's
+    maximum of nothing, on both devices; MXNet 1.9.1 gives the lowest finite value), the smallest
+    integer for integers, which hold no -inf."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        return np.finfo(dtype).min
+        return -np.inf
     if dtype.kind == "b":
         return False
     return np.iinfo(dtype).min

@@ -57,7 +57,6 @@ extern "C" __global__ void lazynd_pool_bwd_##SUFFIX(                            
   }                                                                                                            \
 }
 
-// max starts at the lowest finite value, so a window of padding alone gives it (MXNet's, the CPU kernel's);
-// a NaN in a window wins (NumPy's rule)
-LAZYND_POOL(float, float32, -3.402823466e+38f)
-LAZYND_POOL(double, float64, -1.7976931348623157e+308)
+// max starts at -inf, as NumPy's maximum over padding does; a NaN in a window wins (NumPy's rule)
+LAZYND_POOL(float, float32, -(1.0f / 0.0f))
+LAZYND_POOL(double, float64, -(1.0 / 0.0))
