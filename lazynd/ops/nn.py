@@ -278,6 +278,11 @@ def _leaky_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
 
 
 def _leaky_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if attrs["act_type"] == "rrelu" and attrs["lower_bound"] > attrs["upper_bound"]:
+        raise OperatorError(
+            f"LeakyReLU: rrelu draws slopes in [lower_bound, upper_bound], so lower_bound must not exceed "
+            f"upper_bound, got lower_bound={attrs['lower_bound']}, upper_bound={attrs['upper_bound']}"
+        )
     data = in_shapes[0]
     # prelu's gamma holds one slope per channel, or (as MXNet allows) one slope shared by all
     if attrs["act_type"] == "prelu" and data is not None and tuple(in_shapes[1] or ()) != (1,):

@@ -2,7 +2,9 @@
 
 BatchNorm views its data as (outer, C, inner) around ``axis``; its outputs are
 (output, mean, var) with only the first visible, so the backward op reuses the
-statistics the forward pass used.  On the GPU it runs ``kernels/norm.cu``; the
+statistics the forward pass used.  As in MXNet, the ``var`` output holds the
+inverse standard deviation ``1 / sqrt(variance + eps)`` the data was normalised
+with (of the batch in training, of the moving variance otherwise).  On the GPU it runs ``kernels/norm.cu``; the
 other layers are written once with ``xp`` and run on both backends.
 """
 
@@ -24,7 +26,7 @@ BN_PARAMS = {
     "momentum": Param(parse_float, 0.9, "decay of the moving statistics"),
     "fix_gamma": Param(parse_bool, True, "use gamma = 1 (and give it no gradient)"),
     "use_global_stats": Param(parse_bool, False, "normalise with the moving statistics, also in training"),
-    "output_mean_var": Param(parse_bool, False, "also return the batch mean and variance"),
+    "output_mean_var": Param(parse_bool, False, "also return the mean and the inverse std used"),
     "axis": Param(parse_int, 1, "the channel axis"),
     "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
 }
@@ -71,17 +73,19 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
         moving_mean += (1 - m) * mean
         moving_var *= m
         moving_var += (1 - m) * var
+    # from here on ``var`` holds the inverse std, MXNet's saved statistic, which the backward reads
+    var[...] = 1.0 / xp.sqrt(var + var.dtype.type(attrs["eps"]))
     if gpu:
         y = out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
         x = unaliased(x, y)  # out= a view of the data: read from a copy
         grid, block = launch_config(x.size)
         vectors = [_dense(xp, v) for v in (mean, var, gamma, beta)]
-        args = (x, y, *vectors, x.dtype.type(attrs["eps"]), np.int32(attrs["fix_gamma"]))
+        args = (x, y, *vectors, np.int32(attrs["fix_gamma"]))
         _kernel(kctx, "fwd", x.dtype)(grid, block, (*args, np.int64(x.size), np.int32(channels), np.int64(inner)))
         if y is not out:
             out[...] = y
         return
-    scale = 1.0 / np.sqrt(var + attrs["eps"])
+    scale = var
     if not attrs["fix_gamma"]:
         scale = scale * gamma
     shift = beta - mean * scale
@@ -109,20 +113,19 @@ def _kernel(kctx: Any, which: str, dtype: Any) -> Any:
 
 def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
-    out_grad, data, gamma, mean, var = inputs
+    out_grad, data, gamma, mean, invstd = inputs
     dx, dgamma, dbeta = outputs
     outer, channels, inner = _split(data.shape, attrs["axis"])
     x = xp.ascontiguousarray(data).reshape(outer, channels, inner)
     dy = xp.ascontiguousarray(out_grad).reshape(outer, channels, inner)
     m = outer * inner
-    eps = attrs["eps"]
     # outside training (backward(train_mode=False), as MXNet's kernel reads it) the statistics are
     # constants: the moving ones the forward normalised with in prediction mode
     global_stats = attrs["use_global_stats"] or not kctx.is_train
     if xp is not np:
-        mean, var, gamma = (_dense(xp, v) for v in (mean, var, gamma))
+        mean, invstd, gamma = (_dense(xp, v) for v in (mean, invstd, gamma))
         sum_dy, sum_dy_xhat = xp.empty_like(mean), xp.empty_like(mean)
-        reduce_args = (dy, x, mean, var, x.dtype.type(eps), sum_dy, sum_dy_xhat)
+        reduce_args = (dy, x, mean, invstd, sum_dy, sum_dy_xhat)
         _kernel(kctx, "bwd_reduce", x.dtype)(
             (channels,), (256,), (*reduce_args, np.int64(outer), np.int32(channels), np.int64(inner))
         )
@@ -132,12 +135,11 @@ def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
             dy,
             x,
             mean,
-            var,
+            invstd,
             gamma,
             sum_dy,
             sum_dy_xhat,
             result,
-            x.dtype.type(eps),
             np.int32(attrs["fix_gamma"]),
         )
         args += (
@@ -150,7 +152,7 @@ def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
         _kernel(kctx, "bwd", x.dtype)(grid, block, args)
         dx[...] = result.reshape(dx.shape)
     else:
-        inv = 1.0 / np.sqrt(var + eps)
+        inv = invstd
         xhat = (x - mean.reshape(1, -1, 1)) * inv.reshape(1, -1, 1)
         sum_dy = dy.sum(axis=(0, 2))
         sum_dy_xhat = (dy * xhat).sum(axis=(0, 2))
@@ -221,7 +223,7 @@ register(
         "_backward_BatchNorm",
         _bn_backward,
         gpu_float16_as_float32=True,
-        inputs=("out_grad", "data", "gamma", "mean", "var"),
+        inputs=("out_grad", "data", "gamma", "mean", "invstd"),
         outputs=("data_grad", "gamma_grad", "beta_grad"),
         params=dict(BN_PARAMS),
         infer_shape=lambda attrs, s, a: (s, [s[1], s[2], s[2]], a),

@@ -235,7 +235,7 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         if y is not out:
             out[...] = y
         return
-    fill = -np.inf if mode == "max" else 0
+    fill = _lowest(x.dtype) if mode == "max" else 0
     if g.padded() == g.spatial:
         # every window lies inside the input: no padded copy, unless the output overlaps the input
         # (out= a view of it), which the accumulation below would overwrite before reading
@@ -256,6 +256,18 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         divisor = _avg_divisor(g, x.dtype)
         first = divisor.flat[0]
         np.divide(out, first if (divisor == first).all() else divisor, out=out)
+
+
+def _lowest(dtype: Any) -> Any:
+    """Where max pooling starts, so what a window of padding alone gives: -inf for floats (NumPy's
+    maximum of nothing, on both devices; MXNet 1.9.1 gives the lowest finite value), the smallest
+    integer for integers, which hold no -inf."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return -np.inf
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min
 
 
 def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -366,10 +378,18 @@ UPSAMPLING_PARAMS = {
 
 
 def _factors(attrs: dict, shapes: list) -> list[int]:
+    if attrs["scale"] < 1:
+        raise OperatorError(f"UpSampling: scale must be a positive integer, got {attrs['scale']}")
+    for shape in shapes:
+        if len(shape) != 4 or 0 in shape[2:]:
+            raise ShapeError(
+                f"UpSampling: inputs must be 4-D (batch, channel, height, width) with a height and a width, "
+                f"got shape {tuple(shape)}"
+            )
     target = shapes[0][2] * attrs["scale"]
     factors = []
     for shape in shapes:
-        if len(shape) != 4 or target % shape[2] or (target // shape[2]) * shape[3] != shapes[0][3] * attrs["scale"]:
+        if target % shape[2] or (target // shape[2]) * shape[3] != shapes[0][3] * attrs["scale"]:
             raise ShapeError(f"UpSampling: input of shape {tuple(shape)} cannot be scaled to {target} rows")
         factors.append(target // shape[2])
     return factors

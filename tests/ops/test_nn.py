@@ -199,6 +199,14 @@ def test_rrelu_training_gradient_uses_the_drawn_slopes(ctx):
     np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), head * slope, rtol=1e-5, atol=1e-6)
 
 
+def test_rrelu_refuses_a_lower_bound_above_the_upper_bound_by_name():
+    with pytest.raises(lazynd.LazyNDError, match="LeakyReLU: .*lower_bound=0.5, upper_bound=0.1"):
+        lazynd.nd.LeakyReLU(lazynd.nd.ones((2, 3)), act_type="rrelu", lower_bound=0.5, upper_bound=0.1)
+    with pytest.raises(lazynd.LazyNDError, match="lower_bound must not exceed upper_bound"):
+        sym = lazynd.sym.LeakyReLU(lazynd.sym.Variable("data"), act_type="rrelu", lower_bound=0.5, upper_bound=0.1)
+        sym.simple_bind(lazynd.cpu(), data=(2, 3))
+
+
 def test_rrelu_with_equal_bounds_has_the_leaky_gradient(ctx):
     x = rng.standard_normal((3, 4))
     grads = []

@@ -193,3 +193,37 @@ def test_batchnorm_takes_parameters_that_are_strided_views(train, ctx):
     else:
         expected_dx = head * g * inv
     np.testing.assert_allclose(data.grad.asnumpy(), expected_dx, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("train, global_stats", [(True, False), (True, True), (False, False)])
+def test_batchnorm_output_mean_var_gives_the_mean_and_inverse_std_as_mxnet(train, global_stats, ctx):
+    """MXNet 1.9.1's third output is 1 / sqrt(var + eps) of the statistics the data was normalised with."""
+    x = rng.standard_normal((4, 2, 3))
+    moving_mean, moving_var = np.array([0.5, -0.5]), np.array([2.0, 3.0])
+    data = lazynd.nd.array(x, ctx=ctx, dtype="float64")
+    data.attach_grad()
+    with lazynd.autograd.record(train_mode=train):
+        y, mean, invstd = lazynd.nd.BatchNorm(
+            data,
+            lazynd.nd.array([1.5, 0.5], ctx=ctx, dtype="float64"),
+            lazynd.nd.array([0.1, -0.2], ctx=ctx, dtype="float64"),
+            lazynd.nd.array(moving_mean, ctx=ctx, dtype="float64"),
+            lazynd.nd.array(moving_var, ctx=ctx, dtype="float64"),
+            fix_gamma=False,
+            use_global_stats=global_stats,
+            eps=1e-3,
+            output_mean_var=True,
+        )
+    y.backward(lazynd.nd.ones(y.shape, ctx=ctx, dtype="float64"), train_mode=train)
+    batch = train and not global_stats
+    want_mean = x.mean(axis=(0, 2)) if batch else moving_mean
+    want_invstd = 1 / np.sqrt((x.var(axis=(0, 2)) if batch else moving_var) + 1e-3)
+    np.testing.assert_allclose(mean.asnumpy(), want_mean, rtol=1e-12)
+    np.testing.assert_allclose(invstd.asnumpy(), want_invstd, rtol=1e-12)
+    xhat = (x - want_mean.reshape(1, 2, 1)) * want_invstd.reshape(1, 2, 1)
+    np.testing.assert_allclose(
+        y.asnumpy(), xhat * np.array([1.5, 0.5]).reshape(1, 2, 1) + [[[0.1], [-0.2]]], rtol=1e-10
+    )
+    # a head gradient of ones: the batch statistics' gradient cancels it, constant ones pass it on scaled
+    want_grad = np.zeros_like(x) if batch else np.ones_like(x) * (np.array([1.5, 0.5]) * want_invstd).reshape(1, 2, 1)
+    np.testing.assert_allclose(data.grad.asnumpy(), want_grad, rtol=1e-10, atol=1e-12)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -180,3 +181,31 @@ def test_avg_pooling_window_past_the_padded_input_averages_to_zero(ctx):
     expected_grad = np.zeros_like(x)
     expected_grad[..., [0, 4]] = 1
     np.testing.assert_array_equal(data.grad.asnumpy(), expected_grad)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64"])
+def test_integer_max_pooling_window_of_padding_alone_gives_the_smallest_integer_without_a_warning(dtype):
+    """Integers hold no -inf: a window of padding alone (the full convention's window past the input)
+    gives the dtype's smallest value, with no invalid cast of -inf on the way."""
+    x = lazynd.nd.array(np.arange(6).reshape(1, 1, 6), dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = lazynd.nd.Pooling(x, kernel=(2,), stride=(3,), pool_type="max", pooling_convention="full").asnumpy()
+    np.testing.assert_array_equal(y, np.array([[[1, 4, np.iinfo(dtype).min]]], dtype=dtype))
+
+
+@pytest.mark.parametrize(
+    ("shape", "scale", "message"),
+    [
+        ((2, 3), 2, r"UpSampling: inputs must be 4-D .* got shape \(2, 3\)"),
+        ((1, 2, 0, 3), 2, r"UpSampling: inputs must be 4-D .* with a height and a width, got shape \(1, 2, 0, 3\)"),
+        ((1, 2, 3, 3), 0, "UpSampling: scale must be a positive integer, got 0"),
+    ],
+)
+def test_upsampling_refuses_data_it_cannot_scale_by_name(shape, scale, message):
+    with pytest.raises(lazynd.LazyNDError, match=message):
+        lazynd.nd.UpSampling(lazynd.nd.ones(shape), scale=scale, sample_type="nearest", num_args=1).wait_to_read()
+    with pytest.raises(lazynd.LazyNDError, match=message):
+        lazynd.sym.UpSampling(lazynd.sym.Variable("a"), scale=scale, sample_type="nearest", num_args=1).infer_shape(
+            a=shape
+        )

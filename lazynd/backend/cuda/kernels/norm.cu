@@ -1,6 +1,7 @@
 // Batch normalisation over data viewed as (outer, C, inner), contiguous.  The reductions run one block of
 // 256 threads per channel (launch with grid = C, block = 256); the elementwise kernels are grid-stride loops.
-// Variance is two-pass (mean first), which stays accurate when |mean| >> std.
+// Variance is two-pass (mean first), which stays accurate when |mean| >> std.  The stats kernel gives the
+// variance (the moving statistics follow it); the others take the inverse std 1 / sqrt(var + eps).
 
 #define LAZYND_BN_REDUCE(T, buf)                                                                              \
   __syncthreads();                                                                                            \
@@ -9,7 +10,7 @@
     __syncthreads();                                                                                          \
   }
 
-#define LAZYND_BATCHNORM(T, SUFFIX, RSQRT)                                                                    \
+#define LAZYND_BATCHNORM(T, SUFFIX)                                                                    \
 extern "C" __global__ void lazynd_bn_stats_##SUFFIX(const T* __restrict__ x, T* __restrict__ mean,          \
                                                     T* __restrict__ var, long long outer, int C, long long inner) { \
   __shared__ T buf[256];                                                                                      \
@@ -32,22 +33,22 @@ extern "C" __global__ void lazynd_bn_stats_##SUFFIX(const T* __restrict__ x, T* 
   if (threadIdx.x == 0) { mean[c] = mu; var[c] = buf[0] / (T)m; }                                             \
 }                                                                                                             \
 extern "C" __global__ void lazynd_bn_fwd_##SUFFIX(const T* __restrict__ x, T* __restrict__ y,                \
-    const T* __restrict__ mean, const T* __restrict__ var, const T* __restrict__ gamma,                       \
-    const T* __restrict__ beta, T eps, int fix_gamma, long long total, int C, long long inner) {              \
+    const T* __restrict__ mean, const T* __restrict__ invstd, const T* __restrict__ gamma,                    \
+    const T* __restrict__ beta, int fix_gamma, long long total, int C, long long inner) {                     \
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;                             \
        i += (long long)gridDim.x * blockDim.x) {                                                              \
     int c = (i / inner) % C;                                                                                  \
     T g = fix_gamma ? (T)1 : gamma[c];                                                                        \
-    y[i] = (x[i] - mean[c]) * RSQRT(var[c] + eps) * g + beta[c];                                              \
+    y[i] = (x[i] - mean[c]) * invstd[c] * g + beta[c];                                                        \
   }                                                                                                           \
 }                                                                                                             \
 extern "C" __global__ void lazynd_bn_bwd_reduce_##SUFFIX(const T* __restrict__ dy, const T* __restrict__ x,  \
-    const T* __restrict__ mean, const T* __restrict__ var, T eps, T* __restrict__ sum_dy,                     \
+    const T* __restrict__ mean, const T* __restrict__ invstd, T* __restrict__ sum_dy,                         \
     T* __restrict__ sum_dy_xhat, long long outer, int C, long long inner) {                                   \
   __shared__ T buf[256];                                                                                      \
   int c = blockIdx.x;                                                                                         \
   long long m = outer * inner;                                                                                \
-  T inv = RSQRT(var[c] + eps), mu = mean[c];                                                                  \
+  T inv = invstd[c], mu = mean[c];                                                                            \
   T a = 0, b = 0;                                                                                             \
   for (long long i = threadIdx.x; i < m; i += blockDim.x) {                                                   \
     long long j = ((i / inner) * C + c) * inner + i % inner;                                                  \
@@ -63,19 +64,19 @@ extern "C" __global__ void lazynd_bn_bwd_reduce_##SUFFIX(const T* __restrict__ d
   if (threadIdx.x == 0) sum_dy_xhat[c] = buf[0];                                                              \
 }                                                                                                             \
 extern "C" __global__ void lazynd_bn_bwd_##SUFFIX(const T* __restrict__ dy, const T* __restrict__ x,         \
-    const T* __restrict__ mean, const T* __restrict__ var, const T* __restrict__ gamma,                       \
-    const T* __restrict__ sum_dy, const T* __restrict__ sum_dy_xhat, T* __restrict__ dx, T eps,               \
+    const T* __restrict__ mean, const T* __restrict__ invstd, const T* __restrict__ gamma,                    \
+    const T* __restrict__ sum_dy, const T* __restrict__ sum_dy_xhat, T* __restrict__ dx,                      \
     int fix_gamma, int global_stats, long long m, long long total, int C, long long inner) {                  \
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;                             \
        i += (long long)gridDim.x * blockDim.x) {                                                              \
     int c = (i / inner) % C;                                                                                  \
     T g = fix_gamma ? (T)1 : gamma[c];                                                                        \
-    T inv = RSQRT(var[c] + eps);                                                                              \
+    T inv = invstd[c];                                                                                        \
     if (global_stats) { dx[i] = dy[i] * g * inv; continue; }                                                  \
     T xhat = (x[i] - mean[c]) * inv;                                                                          \
     dx[i] = g * inv * (dy[i] - sum_dy[c] / (T)m - xhat * sum_dy_xhat[c] / (T)m);                              \
   }                                                                                                           \
 }
 
-LAZYND_BATCHNORM(float, float32, rsqrtf)
-LAZYND_BATCHNORM(double, float64, rsqrt)
+LAZYND_BATCHNORM(float, float32)
+LAZYND_BATCHNORM(double, float64)
