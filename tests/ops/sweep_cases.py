@@ -311,6 +311,41 @@ OTHER_CASES: dict[str, Case] = {
         reference=lambda w0, g0, m0, w1, g1, m1: (w0 + 0.9 * m0 - 0.1 * g0, w1 + 0.9 * m1 - 0.2 * g1),
         grad=False,
     ),
+    "nag_mom_update": Case([In(), In(), In()], {"lr": 0.1, "momentum": 0.9}, grad=False),
+    # float16 weight and gradient, float32 momentum and master copy
+    "mp_sgd_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In()],
+        {"lr": 0.1},
+        reference=lambda w, g, w32: (w32 - 0.1 * g.astype(np.float32)).astype(np.float16),
+        grad=False,
+    ),
+    "mp_sgd_mom_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), In()], {"lr": 0.1, "momentum": 0.9}, grad=False
+    ),
+    "mp_nag_mom_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), In()], {"lr": 0.1, "momentum": 0.9}, grad=False
+    ),
+    "multi_mp_sgd_update": Case(
+        [
+            In(dtype="float16"),
+            In(dtype="float16"),
+            In(),
+            In((2,), dtype="float16"),
+            In((2,), dtype="float16"),
+            In((2,)),
+        ],
+        {"lrs": (0.1, 0.2), "wds": (0.0, 0.0), "num_weights": 2},
+        reference=lambda w0, g0, w32_0, w1, g1, w32_1: (
+            (w32_0 - 0.1 * g0.astype(np.float32)).astype(np.float16),
+            (w32_1 - 0.2 * g1.astype(np.float32)).astype(np.float16),
+        ),
+        grad=False,
+    ),
+    "multi_mp_sgd_mom_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), In()] * 2,
+        {"lrs": (0.1, 0.2), "wds": (0.0, 0.0), "momentum": 0.9, "num_weights": 2},
+        grad=False,
+    ),
     "_dot_backward_lhs": Case([In((3, 5)), In((4, 5)), In((3, 4))], reference=lambda og, b, like: og @ b.T),
     "_dot_backward_rhs": Case([In((3, 5)), In((3, 4)), In((4, 5))], reference=lambda og, a, like: a.T @ og),
     "Correlation": Case([In((1, 2, 4, 4)), In((1, 2, 4, 4))]),
