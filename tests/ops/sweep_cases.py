@@ -373,6 +373,15 @@ OTHER_CASES: dict[str, Case] = {
     ),
     "im2col": Case([In((1, 2, 4, 4))], {"kernel": (2, 2), "stride": (1, 2), "pad": (1, 0)}),
     "col2im": Case([In((1, 8, 10))], {"output_size": (4, 4), "kernel": (2, 2), "stride": (1, 2), "pad": (1, 0)}),
+    "_histogram": Case(
+        [In((3, 4), 0, 1)],
+        {"bin_cnt": 3, "range": (0.0, 1.0)},
+        reference=lambda x: (
+            np.histogram(x, bins=3, range=(0.0, 1.0))[0],
+            np.linspace(0, 1, 4, dtype=np.float32),
+        ),
+        grad=False,
+    ),
     "_dot_backward_lhs": Case([In((3, 5)), In((4, 5)), In((3, 4))], reference=lambda og, b, like: og @ b.T),
     "_dot_backward_rhs": Case([In((3, 5)), In((3, 4)), In((4, 5))], reference=lambda og, a, like: a.T @ og),
     "Correlation": Case([In((1, 2, 4, 4)), In((1, 2, 4, 4))]),
