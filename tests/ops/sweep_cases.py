@@ -382,6 +382,18 @@ OTHER_CASES: dict[str, Case] = {
         ),
         grad=False,
     ),
+    # parameters of shape (3,), samples (3, 4): row i drawn from distribution i
+    "random_pdf_uniform": Case([In(), In((3,), 0.0, 0.1), In((3,), 0.9, 1.0)]),
+    "random_pdf_normal": Case([In(), In((3,)), In((3,), 0.5, 1.5)]),
+    "random_pdf_gamma": Case([In(), In((3,), 1.5, 3.0), In((3,), 0.5, 2.0)]),
+    "random_pdf_exponential": Case([In(), In((3,), 0.5, 2.0)]),
+    # counts: the sample has no gradient (MXNet gives it none), so the rule is checked in test_random_pdf.py
+    "random_pdf_poisson": Case([In(SHAPE, 0, 4, integer=True), In((3,), 0.5, 2.0)], grad=False),
+    "random_pdf_negative_binomial": Case([In(SHAPE, 0, 4, integer=True), In((3,), 1, 4), In((3,))], grad=False),
+    "random_pdf_generalized_negative_binomial": Case(
+        [In(SHAPE, 0, 4, integer=True), In((3,), 1, 3), In((3,), 0.2, 0.6)], grad=False
+    ),
+    "random_pdf_dirichlet": Case([In((2, 3, 4), 0.1, 0.3), In((2, 4), 1.0, 3.0)]),
     "_dot_backward_lhs": Case([In((3, 5)), In((4, 5)), In((3, 4))], reference=lambda og, b, like: og @ b.T),
     "_dot_backward_rhs": Case([In((3, 5)), In((3, 4)), In((4, 5))], reference=lambda og, a, like: a.T @ og),
     "Correlation": Case([In((1, 2, 4, 4)), In((1, 2, 4, 4))]),
