@@ -7,6 +7,7 @@ from typing import Any
 from .. import ops as _ops  # noqa: F401 - registers every operator
 from .. import random as random  # mx.nd.random.uniform(...): MXNet's samplers (the same module as mx.random)
 from ..engine import waitall
+from ..errors import OperatorError
 from ..ops import registry as _registry
 from . import _internal as _internal  # mx.nd._internal, MXNet's module of underscore operators
 from . import sparse as sparse  # mx.nd.sparse: refused by name (lazynd arrays are all dense)
@@ -69,6 +70,7 @@ __all__ = [
     "to_dlpack_for_write",
     "moveaxis",
     "split_v2",
+    "histogram",
     "add",
     "subtract",
     "multiply",
@@ -112,6 +114,33 @@ def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis
 
     length = ary.shape[axis]
     return split(ary, length, indices_or_sections, axis, squeeze_axis, slice_axis, squeeze)  # type: ignore[name-defined]  # noqa: F821
+
+
+def histogram(a: NDArray, bins: Any = 10, range: Any = None) -> tuple[NDArray, NDArray]:  # noqa: A002 - MXNet's name
+    """The histogram of ``a`` (flattened): ``(counts, edges)``, as MXNet 1.x's ``mx.nd.histogram``.
+
+    ``bins`` is a number of equal bins over ``range`` (default: the data's minimum to maximum,
+    widened by 0.5 each way when they are equal, as NumPy does) or an NDArray of rising edges.
+    The last bin holds its right edge; values outside are not counted (the ``_histogram`` operator).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> counts, edges = mx.nd.histogram(mx.nd.array([0.5, 1, 2, 3]), bins=3, range=(0, 3))
+    >>> counts.asnumpy().tolist(), edges.asnumpy().tolist()
+    ([1, 1, 2], [0.0, 1.0, 2.0, 3.0])
+    """
+    if isinstance(bins, NDArray):
+        if range is not None:
+            raise OperatorError("histogram: range is taken with a number of bins, not with an array of edges")
+        return _histogram(a, bins)  # type: ignore[name-defined]  # noqa: F821
+    if not isinstance(bins, int) or isinstance(bins, bool):
+        raise OperatorError(f"histogram: bins must be an int or an NDArray of edges, got {type(bins).__name__}")
+    if range is None:
+        # MXNet asks NumPy here: the data's extent, read on the host
+        low, high = float(a.min().asscalar()), float(a.max().asscalar())
+        range = (low - 0.5, high + 0.5) if low == high else (low, high)  # noqa: A001
+    return _histogram(a, bin_cnt=bins, range=range)  # type: ignore[name-defined]  # noqa: F821
 
 
 def _install_operator_functions() -> None:

@@ -69,6 +69,19 @@ def _check_per_weight(name: str, attrs: dict) -> None:
             raise OperatorError(f"{name}: {key} must be >= 0, got {negative[0]}")
 
 
+def infer_group_shapes(name: str, names: list[str], stride: int, in_shapes: list) -> tuple[list, list]:
+    """Shapes of interleaved groups of ``stride`` inputs (a weight, its gradient and states), one
+    shape per group: the inputs' shapes filled in, and the outputs' (one per group)."""
+    out_shapes = []
+    for i in range(len(names) // stride):
+        shape = in_shapes[stride * i]
+        for k in range(1, stride):
+            shape = merge_shape(name, names[stride * i + k], in_shapes[stride * i + k], shape)
+        in_shapes[stride * i : stride * (i + 1)] = [shape] * stride
+        out_shapes.append(shape)
+    return in_shapes, out_shapes
+
+
 def _plain_sgd_on_host(attrs: dict, ins: list, outs: list) -> None:
     """multi_sgd_update on the CPU without gradient clipping: two NumPy passes per weight.
 
@@ -107,15 +120,7 @@ def _make(
 
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
         _check_per_weight(name, attrs)
-        names = inputs(attrs)
-        out_shapes = []
-        for i in range(attrs["num_weights"]):
-            shape = in_shapes[stride * i]
-            for k in range(1, stride):
-                shape = merge_shape(name, names[stride * i + k], in_shapes[stride * i + k], shape)
-            for k in range(stride):
-                in_shapes[stride * i + k] = shape
-            out_shapes.append(shape)
+        in_shapes, out_shapes = infer_group_shapes(name, inputs(attrs), stride, in_shapes)
         return in_shapes, out_shapes, aux_shapes
 
     def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:

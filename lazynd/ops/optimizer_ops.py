@@ -190,6 +190,40 @@ def _sgd_mom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
         _run_blocked(kctx, _sgd_mom_block, attrs, arrays)
 
 
+def _nag_mom_block(xp: Any, attrs: dict, weight: Any, grad: Any, mom: Any, out: Any, g: Any, scratch: Any) -> None:
+    """MXNet 1.x's NAG: ``step = lr*(clip(rescale_grad*grad) + wd*weight)``, ``m = momentum*mom``,
+    ``out = weight + momentum*m - (1+momentum)*step``, ``mom = m - lr*(clip(...) + wd*out)``.
+
+    The momentum's weight-decay term takes the updated weight: MXNet's kernel writes the weight
+    before it reads it back for the momentum, which is what its optimizer (``out=weight``) gets.
+    """
+    lr, momentum, wd = attrs["lr"], attrs["momentum"], attrs["wd"]
+    _scaled_gradient_into(xp, grad, attrs, g, scratch, scale=lr)  # g = lr * clip(rescale * grad)
+    mom *= momentum
+    if wd:
+        xp.multiply(weight, lr * wd, out=scratch)
+        scratch += g
+        scratch *= 1.0 + momentum
+    else:
+        xp.multiply(g, 1.0 + momentum, out=scratch)
+    xp.subtract(weight, scratch, out=out)  # the weight is not read after this: out may be it
+    xp.multiply(mom, momentum, out=scratch)
+    out += scratch
+    mom -= g
+    if wd:
+        xp.multiply(out, lr * wd, out=scratch)
+        mom -= scratch
+
+
+def _nag_mom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    arrays = [*inputs, outputs[0]]
+    if _gpu_ready(kctx, arrays):
+        scalars = [attrs["lr"], attrs["momentum"], attrs["wd"], attrs["rescale_grad"], attrs["clip_gradient"]]
+        _launch(kctx, "nag_mom_update", arrays, scalars)
+    else:
+        _run_blocked(kctx, _nag_mom_block, attrs, arrays)
+
+
 # -- adam ------------------------------------------------------------------------------------------
 def _adam_block(
     xp: Any, attrs: dict, weight: Any, grad: Any, mean: Any, var: Any, out: Any, g: Any, scratch: Any
@@ -263,13 +297,22 @@ def _rmsprop_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
         _run_blocked(kctx, _rmsprop_block, attrs, arrays)
 
 
-def _register(name: str, forward: Callable, inputs: tuple[str, ...], extra: dict[str, Param], doc: str) -> None:
+def _register(
+    name: str,
+    forward: Callable,
+    inputs: tuple[str, ...],
+    extra: dict[str, Param],
+    doc: str,
+    infer_type: Callable[..., tuple[list, list, list]] | None = None,
+) -> None:
+    """Register an update whose inputs after the weight and gradient are states it writes in place."""
     register(
         OpDef(
             name,
             forward,
             inputs=inputs,
             params={**_COMMON, **extra},
+            infer_type=infer_type,
             gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
             inplace=((0, 0),),
             mutates=tuple(range(2, len(inputs))),
@@ -294,6 +337,14 @@ _register(
     ("weight", "grad", "mom"),
     {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum"), **_LAZY_UPDATE},
     "mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight += mom (mom updated in place).",
+)
+_register(
+    "nag_mom_update",
+    _nag_mom_forward,
+    ("weight", "grad", "mom"),
+    {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")},
+    "Nesterov momentum: step = lr*(clip(rescale_grad*grad) + wd*weight); mom = momentum*mom; "
+    "weight += momentum*mom - (1+momentum)*step; mom -= lr*(clip(rescale_grad*grad) + wd*new weight).",
 )
 _register(
     "adam_update",

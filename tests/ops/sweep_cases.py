@@ -311,6 +311,89 @@ OTHER_CASES: dict[str, Case] = {
         reference=lambda w0, g0, m0, w1, g1, m1: (w0 + 0.9 * m0 - 0.1 * g0, w1 + 0.9 * m1 - 0.2 * g1),
         grad=False,
     ),
+    "nag_mom_update": Case([In(), In(), In()], {"lr": 0.1, "momentum": 0.9}, grad=False),
+    # float16 weight and gradient, float32 momentum and master copy
+    "mp_sgd_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In()],
+        {"lr": 0.1},
+        reference=lambda w, g, w32: (w32 - 0.1 * g.astype(np.float32)).astype(np.float16),
+        grad=False,
+    ),
+    "mp_sgd_mom_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), In()], {"lr": 0.1, "momentum": 0.9}, grad=False
+    ),
+    "mp_nag_mom_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), In()], {"lr": 0.1, "momentum": 0.9}, grad=False
+    ),
+    "multi_mp_sgd_update": Case(
+        [
+            In(dtype="float16"),
+            In(dtype="float16"),
+            In(),
+            In((2,), dtype="float16"),
+            In((2,), dtype="float16"),
+            In((2,)),
+        ],
+        {"lrs": (0.1, 0.2), "wds": (0.0, 0.0), "num_weights": 2},
+        reference=lambda w0, g0, w32_0, w1, g1, w32_1: (
+            (w32_0 - 0.1 * g0.astype(np.float32)).astype(np.float16),
+            (w32_1 - 0.2 * g1.astype(np.float32)).astype(np.float16),
+        ),
+        grad=False,
+    ),
+    "multi_mp_sgd_mom_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), In()] * 2,
+        {"lrs": (0.1, 0.2), "wds": (0.0, 0.0), "momentum": 0.9, "num_weights": 2},
+        grad=False,
+    ),
+    "multi_sum_sq": Case(
+        [In(), In((5,))],
+        {"num_arrays": 2},
+        reference=lambda a, b: np.array([(a * a).sum(), (b * b).sum()], np.float32),
+        grad=False,
+    ),
+    "all_finite": Case([In()], reference=lambda x: np.ones(1, np.float32), grad=False),
+    "multi_all_finite": Case(
+        [In(), In((2,), values=[1.0, np.inf])],
+        {"num_arrays": 2},
+        reference=lambda a, b: np.zeros(1, np.float32),
+        grad=False,
+    ),
+    "ravel_multi_index": Case(
+        [In((2, 4), 0, 2, integer=True)],
+        {"shape": (3, 5)},
+        reference=lambda m: (m[0] * 5 + m[1]).astype(np.float32),
+        grad=False,
+    ),
+    "unravel_index": Case(
+        [In((4,), 0, 14, integer=True)],
+        {"shape": (3, 5)},
+        reference=lambda f: np.array(np.unravel_index(f.astype(np.int64), (3, 5)), np.float32),
+        grad=False,
+    ),
+    "im2col": Case([In((1, 2, 4, 4))], {"kernel": (2, 2), "stride": (1, 2), "pad": (1, 0)}),
+    "col2im": Case([In((1, 8, 10))], {"output_size": (4, 4), "kernel": (2, 2), "stride": (1, 2), "pad": (1, 0)}),
+    "_histogram": Case(
+        [In((3, 4), 0, 1)],
+        {"bin_cnt": 3, "range": (0.0, 1.0)},
+        reference=lambda x: (
+            np.histogram(x, bins=3, range=(0.0, 1.0))[0],
+            np.linspace(0, 1, 4, dtype=np.float32),
+        ),
+        grad=False,
+    ),
+    # parameters of shape (3,), samples (3, 4): row i drawn from distribution i
+    "random_pdf_uniform": Case([In(), In((3,), 0.0, 0.1), In((3,), 0.9, 1.0)]),
+    "random_pdf_normal": Case([In(), In((3,)), In((3,), 0.5, 1.5)]),
+    "random_pdf_gamma": Case([In(), In((3,), 1.5, 3.0), In((3,), 0.5, 2.0)]),
+    "random_pdf_exponential": Case([In(), In((3,), 0.5, 2.0)]),
+    # counts: the sample has no gradient (MXNet gives it none), so the rule is checked in test_random_pdf.py
+    "random_pdf_poisson": Case([In(SHAPE, 0, 4, integer=True), In((3,), 0.5, 2.0)], grad=False),
+    "random_pdf_negative_binomial": Case([In(SHAPE, 0, 4, integer=True), In((3,), 1, 4), In((3,))], grad=False),
+    "random_pdf_generalized_negative_binomial": Case(
+        [In(SHAPE, 0, 4, integer=True), In((3,), 1, 3), In((3,), 0.2, 0.6)], grad=False
+    ),
+    "random_pdf_dirichlet": Case([In((2, 3, 4), 0.1, 0.3), In((2, 4), 1.0, 3.0)]),
     "_dot_backward_lhs": Case([In((3, 5)), In((4, 5)), In((3, 4))], reference=lambda og, b, like: og @ b.T),
     "_dot_backward_rhs": Case([In((3, 5)), In((3, 4)), In((4, 5))], reference=lambda og, a, like: a.T @ og),
     "Correlation": Case([In((1, 2, 4, 4)), In((1, 2, 4, 4))]),

@@ -1,5 +1,7 @@
 // Fused optimizer updates: one launch per parameter, every state updated in the same pass.
 // clip < 0 means no gradient clipping (MXNet's convention).
+// The multi-precision (mp_) updates keep a float32 master copy of the weight (weight32) and do
+// their arithmetic in float; the weight and gradient are float16 (stored as 16 bits) or float32.
 
 template <typename T>
 __device__ __forceinline__ T lazynd_clip_grad(T g, T clip) {
@@ -23,6 +25,20 @@ __device__ void lazynd_sgd_mom(const T* w, const T* grad, T* mom, T* out, long l
     T m = momentum * mom[i] - lr * wd * w[i] - lr * g;
     mom[i] = m;
     out[i] = w[i] + m;
+  }
+}
+
+// NAG in MXNet 1.x's form; mom's weight-decay term takes the updated weight (MXNet writes the
+// weight first and reads it back, so that is what its optimizers, calling with out=weight, get).
+template <typename T>
+__device__ void lazynd_nag_mom(const T* w, const T* grad, T* mom, T* out, long long n, T lr, T momentum, T wd,
+                               T rescale, T clip) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    T g = lazynd_clip_grad(rescale * grad[i], clip);
+    T m = momentum * mom[i];
+    T nw = w[i] + momentum * m - (momentum + T(1)) * lr * (g + wd * w[i]);
+    mom[i] = m - lr * (g + wd * nw);
+    out[i] = nw;
   }
 }
 
@@ -60,6 +76,10 @@ __device__ void lazynd_rmsprop(const T* w, const T* grad, T* state, T* out, long
                                                             T lr, T momentum, T wd, T rescale, T clip) {             \
     lazynd_sgd_mom<T>(w, g, mom, out, n, lr, momentum, wd, rescale, clip);                                           \
   }                                                                                                                  \
+  extern "C" __global__ void lazynd_nag_mom_update_##SUFFIX(const T* w, const T* g, T* mom, T* out, long long n,     \
+                                                            T lr, T momentum, T wd, T rescale, T clip) {             \
+    lazynd_nag_mom<T>(w, g, mom, out, n, lr, momentum, wd, rescale, clip);                                           \
+  }                                                                                                                  \
   extern "C" __global__ void lazynd_adam_update_##SUFFIX(const T* w, const T* g, T* mean, T* var, T* out,            \
                                                          long long n, T lr, T beta1, T beta2, T epsilon, T wd,       \
                                                          T rescale, T clip) {                                        \
@@ -73,3 +93,65 @@ __device__ void lazynd_rmsprop(const T* w, const T* grad, T* state, T* out, long
 
 LAZYND_OPTIMIZER_KERNELS(float, float32)
 LAZYND_OPTIMIZER_KERNELS(double, float64)
+
+// -- multi-precision updates: weight32 (and mom) are float32; W is the weight's storage type ---------
+__device__ __forceinline__ float lazynd_mp_load(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ float lazynd_mp_load(float v) { return v; }
+__device__ __forceinline__ void lazynd_mp_store(unsigned short* p, float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); *p = h; }
+__device__ __forceinline__ void lazynd_mp_store(float* p, float f) { *p = f; }
+
+template <typename W>
+__device__ void lazynd_mp_sgd(const W* grad, float* w32, W* out, long long n, float lr, float wd, float rescale,
+                              float clip) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    float g = lazynd_clip_grad(rescale * lazynd_mp_load(grad[i]), clip);
+    float nw = (1.0f - lr * wd) * w32[i] - lr * g;
+    w32[i] = nw;
+    lazynd_mp_store(out + i, nw);
+  }
+}
+
+template <typename W>
+__device__ void lazynd_mp_sgd_mom(const W* grad, float* mom, float* w32, W* out, long long n, float lr,
+                                  float momentum, float wd, float rescale, float clip) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    float g = lazynd_clip_grad(rescale * lazynd_mp_load(grad[i]), clip);
+    float m = momentum * mom[i] - lr * wd * w32[i] - lr * g;
+    mom[i] = m;
+    float nw = w32[i] + m;
+    w32[i] = nw;
+    lazynd_mp_store(out + i, nw);
+  }
+}
+
+template <typename W>
+__device__ void lazynd_mp_nag_mom(const W* grad, float* mom, float* w32, W* out, long long n, float lr,
+                                  float momentum, float wd, float rescale, float clip) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    float g = lazynd_clip_grad(rescale * lazynd_mp_load(grad[i]), clip);
+    float m = momentum * mom[i];
+    float nw = w32[i] + momentum * m - (momentum + 1.0f) * lr * (g + wd * w32[i]);
+    mom[i] = m - lr * (g + wd * nw);
+    w32[i] = nw;
+    lazynd_mp_store(out + i, nw);
+  }
+}
+
+#define LAZYND_MP_OPTIMIZER_KERNELS(W, SUFFIX)                                                                       \
+  extern "C" __global__ void lazynd_mp_sgd_update_##SUFFIX(const W* g, float* w32, W* out, long long n, float lr,   \
+                                                           float wd, float rescale, float clip) {                    \
+    lazynd_mp_sgd<W>(g, w32, out, n, lr, wd, rescale, clip);                                                         \
+  }                                                                                                                  \
+  extern "C" __global__ void lazynd_mp_sgd_mom_update_##SUFFIX(const W* g, float* mom, float* w32, W* out,          \
+                                                               long long n, float lr, float momentum, float wd,      \
+                                                               float rescale, float clip) {                          \
+    lazynd_mp_sgd_mom<W>(g, mom, w32, out, n, lr, momentum, wd, rescale, clip);                                      \
+  }                                                                                                                  \
+  extern "C" __global__ void lazynd_mp_nag_mom_update_##SUFFIX(const W* g, float* mom, float* w32, W* out,          \
+                                                               long long n, float lr, float momentum, float wd,      \
+                                                               float rescale, float clip) {                          \
+    lazynd_mp_nag_mom<W>(g, mom, w32, out, n, lr, momentum, wd, rescale, clip);                                      \
+  }
+
+LAZYND_MP_OPTIMIZER_KERNELS(unsigned short, float16)
+LAZYND_MP_OPTIMIZER_KERNELS(float, float32)

@@ -1,0 +1,211 @@
+"""Multi-precision optimizer updates: a float16 weight trained through a float32 master copy.
+
+MXNet 1.x's names and signatures, as its optimizers call them for ``multi_precision=True``::
+
+    nd.mp_sgd_update(weight, grad, weight32, out=weight, lr=0.1, wd=1e-4)
+    nd.mp_sgd_mom_update(weight, grad, mom, weight32, out=weight, lr=0.1, momentum=0.9)
+    nd.mp_nag_mom_update(weight, grad, mom, weight32, out=weight, lr=0.1, momentum=0.9)
+    nd.multi_mp_sgd_update(w0, g0, w32_0, w1, g1, w32_1, ..., out=[w0, w1, ...], lrs=..., wds=..., num_weights=n)
+    nd.multi_mp_sgd_mom_update(w0, g0, m0, w32_0, ..., out=[w0, ...], lrs=..., wds=..., momentum=0.9, num_weights=n)
+
+The update is computed in float32 on ``weight32`` (and ``mom``, float32 too), both written in
+place; the output is ``weight32`` rounded to the weight's dtype.  The weight's own values are
+never read.  ``weight`` and ``grad`` share a dtype (float16 usually; float32 and float64 work).
+The formulas are those of ``sgd_update``, ``sgd_mom_update`` and ``nag_mom_update``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..backend.cuda.elementwise import unaliased
+from ..backend.cuda.sources import dtype_name, launch_config, load_file
+from ..errors import OperatorError
+from .multi_optimizer_ops import _MULTI_COMMON, _check_per_weight, infer_group_shapes
+from .optimizer_ops import _LAZY_UPDATE, _in_range, _register
+from .params import Param
+from .registry import OpDef, register
+
+_GPU_WEIGHT_DTYPES = ("float16", "float32")  # optimizer.cu's mp kernels
+_MOMENTUM = {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")}
+
+
+def _mp_types(name: str, roles: tuple[str, ...], types: list) -> tuple[list, Any]:
+    """Type rule of one parameter's inputs ``roles`` (weight, grad, then float32 states):
+    grad takes the weight's dtype, the states are float32; returns the types and the output's."""
+    weight = types[0] if types[0] is not None else types[1]
+    if types[0] is not None and types[1] is not None and types[0] != types[1]:
+        raise OperatorError(f"{name}: input '{roles[1]}' has dtype {types[1]}, expected {types[0]} like '{roles[0]}'")
+    for role, t in zip(roles[2:], types[2:], strict=True):
+        if t is not None and t != "float32":
+            raise OperatorError(f"{name}: input '{role}' has dtype {t}, expected float32 (a float32 state)")
+    return [weight, weight] + ["float32"] * (len(roles) - 2), weight
+
+
+def _scaled_float32_gradient(xp: Any, grad: Any, attrs: dict, lr: float) -> Any:
+    """``lr * clip(rescale_grad * grad)`` in float32 (a new array)."""
+    g = grad.astype(np.float32)
+    g *= lr * attrs["rescale_grad"]
+    clip = attrs["clip_gradient"]
+    if clip >= 0:
+        xp.clip(g, -lr * clip, lr * clip, out=g)
+    return g
+
+
+def _update_sgd(xp: Any, attrs: dict, grad: Any, weight32: Any) -> None:
+    lr, wd = attrs["lr"], attrs["wd"]
+    g = _scaled_float32_gradient(xp, grad, attrs, lr)
+    if wd:
+        weight32 *= 1.0 - lr * wd
+    weight32 -= g
+
+
+def _update_sgd_mom(xp: Any, attrs: dict, grad: Any, mom: Any, weight32: Any) -> None:
+    lr, wd = attrs["lr"], attrs["wd"]
+    g = _scaled_float32_gradient(xp, grad, attrs, lr)
+    mom *= attrs["momentum"]
+    mom -= g
+    if wd:
+        mom -= weight32 * (lr * wd)
+    weight32 += mom
+
+
+def _update_nag_mom(xp: Any, attrs: dict, grad: Any, mom: Any, weight32: Any) -> None:
+    # the order of nag_mom_update (optimizer_ops._nag_mom_block): mom's decay term takes the new weight
+    lr, wd, momentum = attrs["lr"], attrs["wd"], attrs["momentum"]
+    g = _scaled_float32_gradient(xp, grad, attrs, lr)
+    mom *= momentum
+    step = g + weight32 * (lr * wd) if wd else g
+    weight32 += mom * momentum
+    weight32 -= step * (1.0 + momentum)
+    mom -= g
+    if wd:
+        mom -= weight32 * (lr * wd)
+
+
+_UPDATES: dict[str, Callable[..., None]] = {
+    "mp_sgd_update": _update_sgd,
+    "mp_sgd_mom_update": _update_sgd_mom,
+    "mp_nag_mom_update": _update_nag_mom,
+}
+_SCALARS = {
+    "mp_sgd_update": ("lr", "wd", "rescale_grad", "clip_gradient"),
+    "mp_sgd_mom_update": ("lr", "momentum", "wd", "rescale_grad", "clip_gradient"),
+    "mp_nag_mom_update": ("lr", "momentum", "wd", "rescale_grad", "clip_gradient"),
+}
+
+
+def _update_one(kctx: Any, kernel: str, attrs: dict, arrays: list, out: Any) -> None:
+    """One parameter's update: ``arrays`` = weight, grad, states (weight32 last); writes ``out``."""
+    weight, grad, *states = arrays
+    xp = kctx.xp
+    if (
+        xp is not np
+        and dtype_name(weight.dtype) in _GPU_WEIGHT_DTYPES
+        and all(a.flags.c_contiguous for a in (grad, *states, out))
+    ):
+        buffers = [unaliased(grad, out), *states, out]
+        fn = load_file("optimizer.cu").function(kctx.device_id, f"lazynd_{kernel}_{dtype_name(weight.dtype)}")
+        grid, block = launch_config(out.size)
+        fn(grid, block, (*buffers, np.int64(out.size), *[np.float32(attrs[k]) for k in _SCALARS[kernel]]))
+        return
+    _UPDATES[kernel](xp, attrs, grad, *states)
+    out[...] = states[-1]
+
+
+def _single(name: str, roles: tuple[str, ...], extra: dict[str, Param], doc: str) -> None:
+    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        _update_one(kctx, name, attrs, inputs, outputs[0])
+
+    def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+        types, out = _mp_types(name, roles, in_types)
+        return types, [out], aux_types
+
+    _register(name, forward, roles, extra, doc, infer_type=infer_type)
+
+
+_single(
+    "mp_sgd_update",
+    ("weight", "grad", "weight32"),
+    {**_LAZY_UPDATE},
+    "weight32 = (1 - lr*wd)*weight32 - lr*clip(rescale_grad*grad) in float32; weight = weight32 in its dtype.",
+)
+_single(
+    "mp_sgd_mom_update",
+    ("weight", "grad", "mom", "weight32"),
+    {**_MOMENTUM, **_LAZY_UPDATE},
+    "mom = momentum*mom - lr*wd*weight32 - lr*clip(rescale_grad*grad); weight32 += mom (float32); "
+    "weight = weight32 in its dtype.",
+)
+_single(
+    "mp_nag_mom_update",
+    ("weight", "grad", "mom", "weight32"),
+    {**_MOMENTUM},
+    "nag_mom_update on the float32 master copy weight32 (and float32 mom); weight = weight32 in its dtype.",
+)
+
+
+def _multi(name: str, single: str, roles: tuple[str, ...], extra: dict[str, Param], doc: str) -> None:
+    stride = len(roles)
+
+    def inputs(attrs: dict) -> list[str]:
+        return [f"{role}_{i}" for i in range(attrs["num_weights"]) for role in roles]
+
+    def outputs(attrs: dict) -> list[str]:
+        return [f"output_{i}" for i in range(attrs["num_weights"])]
+
+    def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        _check_per_weight(name, attrs)
+        in_shapes, out_shapes = infer_group_shapes(name, inputs(attrs), stride, in_shapes)
+        return in_shapes, out_shapes, aux_shapes
+
+    def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+        names = inputs(attrs)
+        out_types = []
+        for i in range(attrs["num_weights"]):
+            group = slice(stride * i, stride * (i + 1))
+            in_types[group], out = _mp_types(name, tuple(names[group]), in_types[group])
+            out_types.append(out)
+        return in_types, out_types, aux_types
+
+    def forward(kctx: Any, attrs: dict, ins: list, outs: list, aux: list) -> None:
+        params = {k: attrs[k] for k in ("rescale_grad", "clip_gradient", "momentum") if k in attrs}
+        for i, (lr, wd) in enumerate(zip(attrs["lrs"], attrs["wds"], strict=True)):
+            params["lr"], params["wd"] = lr, wd
+            _update_one(kctx, single, params, ins[stride * i : stride * (i + 1)], outs[i])
+
+    register(
+        OpDef(
+            name,
+            forward,
+            inputs=inputs,
+            outputs=outputs,
+            params={**_MULTI_COMMON, **extra},
+            infer_shape=infer_shape,
+            infer_type=infer_type,
+            gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
+            # each weight's float32 states (mom, weight32) are updated in place
+            mutates=lambda attrs: [stride * i + k for i in range(attrs["num_weights"]) for k in range(2, stride)],
+            doc=doc,
+        )
+    )
+
+
+_multi(
+    "multi_mp_sgd_update",
+    "mp_sgd_update",
+    ("weight", "grad", "weight32"),
+    {},
+    "mp_sgd_update of num_weights parameters in one operation; inputs weight_i, grad_i, weight32_i interleaved.",
+)
+_multi(
+    "multi_mp_sgd_mom_update",
+    "mp_sgd_mom_update",
+    ("weight", "grad", "mom", "weight32"),
+    {**_MOMENTUM},
+    "mp_sgd_mom_update of num_weights parameters in one operation; inputs weight_i, grad_i, mom_i, weight32_i "
+    "interleaved.",
+)

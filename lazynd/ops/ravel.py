@@ -1,0 +1,114 @@
+"""Flat indices and multi-indices: MXNet 1.x's ``ravel_multi_index`` and ``unravel_index``.
+
+``ravel_multi_index(data, shape=s)`` takes a ``(len(s), N)`` array, one row per dimension, and
+gives the ``N`` flat (C-order) indices; ``unravel_index(data, shape=s)`` takes ``N`` flat indices
+and gives the ``(len(s), N)`` array back.  Indices are stored in the data's dtype (floats, as
+MXNet's ``nd.array`` makes them, truncated to integers first).  An index outside ``shape`` is an
+error naming the operator (MXNet computes a number from it regardless).  The gradient is zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import OperatorError, ShapeError
+from .params import REQUIRED, Param, parse_shape
+from .registry import OpDef, register
+
+
+def _shape_param(value: Any) -> tuple[int, ...]:
+    shape = parse_shape(value)
+    if not shape or any(d < 1 for d in shape):
+        raise ValueError("expected a non-empty shape of positive dimensions")
+    return shape
+
+
+_PARAMS = {"shape": Param(_shape_param, REQUIRED, "shape of the array the indices refer to")}
+
+
+def _zero_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    return [F.zeros_like(inputs[0])]
+
+
+def _refuse_out_of_range(xp: Any, bad: Any, message: str) -> None:
+    # one host read per call: these operators turn indices around, not data
+    if bool(xp.any(bad)):
+        raise OperatorError(message)
+
+
+# -- ravel_multi_index -----------------------------------------------------------------------------
+def _ravel_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    shape, data = attrs["shape"], in_shapes[0]
+    if data is None:
+        return in_shapes, [None], aux_shapes
+    if len(data) != 2 or (data[0] and data[0] != len(shape)):
+        raise ShapeError(
+            f"ravel_multi_index: shape of 'data' is {tuple(data)}, expected ({len(shape)}, N): one row per "
+            f"dimension of shape={shape}"
+        )
+    return [(len(shape), data[1])], [(data[1],)], aux_shapes
+
+
+def _ravel_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp, shape = kctx.xp, attrs["shape"]
+    index = inputs[0].astype(xp.int64)  # truncates, as MXNet's cast does
+    limits = xp.asarray(shape, dtype=xp.int64).reshape(-1, 1)
+    _refuse_out_of_range(
+        xp, (index < 0) | (index >= limits), f"ravel_multi_index: data holds an index outside shape={shape}"
+    )
+    flat = xp.zeros(index.shape[1], dtype=xp.int64)
+    for row, size in enumerate(shape):
+        flat *= size
+        flat += index[row]
+    outputs[0][...] = flat
+
+
+register(
+    OpDef(
+        "ravel_multi_index",
+        _ravel_forward,
+        params=dict(_PARAMS),
+        infer_shape=_ravel_shape,
+        gradient=_zero_gradient,
+        aliases=("_ravel_multi_index",),
+        doc="Flat C-order indices of the columns of data (one row per dimension of shape).",
+    )
+)
+
+
+# -- unravel_index ---------------------------------------------------------------------------------
+def _unravel_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    shape, data = attrs["shape"], in_shapes[0]
+    if data is None:
+        return in_shapes, [None], aux_shapes
+    if len(data) != 1:
+        raise ShapeError(f"unravel_index: shape of 'data' is {tuple(data)}, expected (N,): one flat index each")
+    return in_shapes, [(len(shape), data[0])], aux_shapes
+
+
+def _unravel_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp, shape = kctx.xp, attrs["shape"]
+    flat = inputs[0].astype(xp.int64)
+    size = 1
+    for d in shape:
+        size *= d
+    _refuse_out_of_range(
+        xp, (flat < 0) | (flat >= size), f"unravel_index: data holds a flat index outside [0, {size}) of shape={shape}"
+    )
+    out = outputs[0]
+    for row in range(len(shape) - 1, -1, -1):
+        out[row] = flat % shape[row]
+        flat = flat // shape[row]
+
+
+register(
+    OpDef(
+        "unravel_index",
+        _unravel_forward,
+        params=dict(_PARAMS),
+        infer_shape=_unravel_shape,
+        gradient=_zero_gradient,
+        aliases=("_unravel_index",),
+        doc="The multi-indices (one row per dimension of shape) of the flat C-order indices in data.",
+    )
+)

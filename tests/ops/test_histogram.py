@@ -1,0 +1,88 @@
+"""histogram / _histogram: MXNet 1.9.1's counts, edges and dtypes; bad bins refused by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.errors import OperatorError, ShapeError
+
+DATA = [0.5, 1, 1.5, 2, 2.5, 3, 10, -1]
+
+
+def test_equal_bins_over_a_range_match_mxnet(ctx):
+    counts, edges = mx.nd.histogram(mx.nd.array(DATA, ctx=ctx), bins=4, range=(0, 3))
+    assert counts.dtype == np.int64 and counts.asnumpy().tolist() == [1, 1, 2, 2]  # 3 is in the last bin
+    assert edges.dtype == np.float32 and edges.asnumpy().tolist() == [0.0, 0.75, 1.5, 2.25, 3.0]
+
+
+def test_without_a_range_the_bins_span_the_data_as_numpy_does(ctx):
+    counts, edges = mx.nd.histogram(mx.nd.array(DATA, ctx=ctx), bins=4)
+    expected_counts, expected_edges = np.histogram(np.array(DATA), bins=4)
+    assert counts.asnumpy().tolist() == expected_counts.tolist()
+    np.testing.assert_allclose(edges.asnumpy(), expected_edges, rtol=1e-6)
+    counts, edges = mx.nd.histogram(mx.nd.ones((3,), ctx=ctx), bins=2)
+    assert counts.asnumpy().tolist() == [0, 3] and edges.asnumpy().tolist() == [0.5, 1.0, 1.5]
+
+
+def test_edges_given_as_an_array_match_mxnet(ctx):
+    counts, edges = mx.nd.histogram(mx.nd.array(DATA, ctx=ctx), bins=mx.nd.array([0, 1, 2, 5], ctx=ctx))
+    assert counts.asnumpy().tolist() == [1, 2, 3]
+    assert edges.asnumpy().tolist() == [0.0, 1.0, 2.0, 5.0]
+
+
+def test_integer_data_gives_integer_edges_as_in_mxnet():
+    counts, edges = mx.nd.histogram(mx.nd.array([1, 2, 3], dtype="int32"), bins=2, range=(0, 4))
+    assert counts.asnumpy().tolist() == [1, 2]
+    assert edges.dtype == np.int32 and edges.asnumpy().tolist() == [0, 2, 4]
+
+
+def test_agrees_with_numpy_on_random_data(ctx):
+    data = np.random.default_rng(0).standard_normal((20, 30)).astype(np.float32)
+    counts, _ = mx.nd.histogram(mx.nd.array(data, ctx=ctx), bins=7, range=(-2.0, 1.5))
+    assert counts.asnumpy().tolist() == np.histogram(data, bins=7, range=(-2.0, 1.5))[0].tolist()
+
+
+def test_histogram_in_a_bound_executor():
+    net = sym._histogram(sym.Variable("data"), sym.Variable("bins"))
+    assert net.list_outputs() == ["_histogram0_output0", "_histogram0_output1"]
+    _, out_shapes, _ = net.infer_shape(data=(8,), bins=(4,))
+    assert out_shapes == [(3,), (4,)]
+    args = {"data": mx.nd.array(DATA), "bins": mx.nd.array([0, 1, 2, 5])}
+    exe = net.bind(mx.cpu(), args=args, grad_req="null")
+    exe.forward()
+    assert exe.outputs[0].asnumpy().tolist() == [1, 2, 3]
+    uniform = sym._histogram(sym.Variable("data"), bin_cnt=4, range=(0, 3))
+    assert uniform.list_arguments() == ["data"]
+    exe = uniform.bind(mx.cpu(), args={"data": mx.nd.array(DATA)}, grad_req="null")
+    exe.forward()
+    assert exe.outputs[0].asnumpy().tolist() == [1, 1, 2, 2]
+
+
+def test_a_range_falling_is_refused():
+    with pytest.raises(OperatorError, match=r"_histogram.*range"):
+        mx.nd.histogram(mx.nd.array(DATA), bins=3, range=(2, 1))
+
+
+def test_zero_bins_are_refused():
+    with pytest.raises(OperatorError, match=r"_histogram.*bin_cnt"):
+        mx.nd.histogram(mx.nd.array(DATA), bins=0, range=(0, 1))
+
+
+def test_bin_cnt_without_range_is_refused():
+    with pytest.raises(OperatorError, match="_histogram: bin_cnt and range are given together or not at all"):
+        mx.nd._histogram(mx.nd.array(DATA), bin_cnt=2)
+
+
+def test_edges_not_one_dimensional_are_refused():
+    with pytest.raises(ShapeError, match=r"_histogram: shape of 'bins' is \(1,\), expected \(n,\) with n >= 2"):
+        mx.nd.histogram(mx.nd.array(DATA), bins=mx.nd.array([1.0]))
+
+
+def test_bins_of_another_kind_are_refused():
+    with pytest.raises(OperatorError, match="histogram: bins must be an int or an NDArray of edges, got list"):
+        mx.nd.histogram(mx.nd.array(DATA), bins=[0, 1, 2])
+    with pytest.raises(OperatorError, match="histogram: range is taken with a number of bins"):
+        mx.nd.histogram(mx.nd.array(DATA), bins=mx.nd.array([0, 1]), range=(0, 1))
