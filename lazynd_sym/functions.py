@@ -1,6 +1,6 @@
 """MXNet's symbol functions that are not single operators: ``pow``, ``maximum``, ``minimum``,
 ``hypot`` (symbols or numbers), and ``zeros``, ``ones``, ``full``, ``arange``, ``eye``, ``linspace`` (graph
-nodes that fill), with MXNet's signatures (their parameters by position too).
+nodes that fill), ``histogram`` and ``split_v2``, with MXNet's signatures (their parameters by position too).
 
 Examples
 --------
@@ -172,3 +172,26 @@ def linspace(
     return _operator("_linspace")(
         start=start, stop=stop, num=num, endpoint=endpoint, name=name, dtype=dtype or "float32"
     )
+
+
+def histogram(a: Symbol, bins: Any = 10, range: Any = None, **kwargs: Any) -> Symbol:  # noqa: A002 - MXNet's name
+    """The histogram of ``a`` as a graph node with outputs ``(counts, edges)``, as MXNet 1.x's
+    ``mx.sym.histogram``: ``bins`` is a symbol of rising edges, or a number of equal bins over
+    ``range``, which a graph needs given (the data's extent is not known when the graph is built).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> h = mx.sym.histogram(mx.sym.var("x"), bins=2, range=(0, 4))
+    >>> [o.asnumpy().tolist() for o in h.eval(x=mx.nd.array([1, 3, 3]))]
+    [[1, 2], [0.0, 2.0, 4.0]]
+    """
+    if isinstance(bins, Symbol):
+        if range is not None:
+            raise OperatorError("histogram: range is taken with a number of bins, not with a symbol of edges")
+        return _operator("_histogram")(a, bins, **kwargs)
+    if not isinstance(bins, int) or isinstance(bins, bool):
+        raise OperatorError(f"histogram: bins must be an int or a Symbol of edges, got {type(bins).__name__}")
+    if range is None:
+        raise OperatorError("histogram: a graph needs range=(low, high) with a number of bins")
+    return _operator("_histogram")(a, bin_cnt=bins, range=range, **kwargs)

@@ -86,3 +86,15 @@ def test_bins_of_another_kind_are_refused():
         mx.nd.histogram(mx.nd.array(DATA), bins=[0, 1, 2])
     with pytest.raises(OperatorError, match="histogram: range is taken with a number of bins"):
         mx.nd.histogram(mx.nd.array(DATA), bins=mx.nd.array([0, 1]), range=(0, 1))
+
+
+def test_sym_histogram_takes_mxnets_forms_and_needs_a_range_in_a_graph() -> None:
+    x = mx.nd.array([1, 3, 3])
+    counted = mx.sym.histogram(mx.sym.var("x"), bins=2, range=(0, 4))
+    assert [o.asnumpy().tolist() for o in counted.eval(x=x)] == [[1, 2], [0.0, 2.0, 4.0]]  # MXNet 1.9.1's
+    edged = mx.sym.histogram(mx.sym.var("x"), bins=mx.sym.var("b"))
+    assert edged.eval(x=x, b=mx.nd.array([0, 2, 4]))[0].asnumpy().tolist() == [1, 2]
+    with pytest.raises(mx.LazyNDError, match="range"):
+        mx.sym.histogram(mx.sym.var("x"), bins=2)
+    with pytest.raises(mx.LazyNDError, match="bins must be"):
+        mx.sym.histogram(mx.sym.var("x"), bins=2.5, range=(0, 1))
