@@ -236,8 +236,8 @@ def test_grad_with_create_graph_gives_a_differentiable_gradient(ctx) -> None:
 def test_second_derivative_through_an_operator_whose_gradient_has_no_rule_is_refused() -> None:
     x = _variable([0.5, 1.0])
     with autograd.record():
-        (dx,) = autograd.grad(mx.nd.tanh(x), [x], create_graph=True)
-    with pytest.raises(LazyNDError, match="operator '_backward_tanh' has no gradient rule"):
+        (dx,) = autograd.grad(mx.nd.Activation(x, act_type="tanh"), [x], create_graph=True)
+    with pytest.raises(LazyNDError, match="operator '_backward_Activation' has no gradient rule"):
         dx.backward()
 
 
