@@ -115,6 +115,17 @@ def test_second_indexing_of_an_indexed_array_chains_the_gradients() -> None:
     np.testing.assert_array_equal(x.grad.asnumpy(), [0.0, 0.0, 6.0])
 
 
+def test_indexing_by_index_arrays_has_a_second_derivative(ctx) -> None:
+    # d/dx of x[idx]^3 is 3 x^2 summed at repeated positions; its derivative 6 x, summed again
+    x = nd.array([1.0, 2.0, 3.0, 4.0], ctx=ctx)
+    x.attach_grad()
+    with autograd.record():
+        (first,) = autograd.grad(x[nd.array([0, 0, 2], ctx=ctx)] ** 3, [x], create_graph=True)
+    first.backward()
+    np.testing.assert_array_equal(first.asnumpy(), [6.0, 0.0, 27.0, 0.0])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [12.0, 0.0, 18.0, 0.0])
+
+
 def test_an_index_out_of_range_of_a_recorded_array_is_refused_by_name() -> None:
     x = nd.array([1.0, 2.0])
     x.attach_grad()
