@@ -342,9 +342,15 @@ def concatenated(arrays: Sequence[Any], result: Any, axis: int) -> None:
         _record(node, [result])
 
 
-def refuse_gather(array: Any, what: str = "__getitem__: indexing") -> None:
-    """Advanced indexing (index arrays) of, or assignment from, a recorded array: refused while recording."""
-    if flags.recording and entry_of(array) is not None:
+def is_recorded(array: Any) -> bool:
+    """Whether an operation reading ``array`` now is recorded (this thread records and ``array``
+    is a variable or the result of a recorded operation)."""
+    return flags.recording and entry_of(array) is not None
+
+
+def refuse_gather(array: Any, what: str) -> None:
+    """Assignment of a recorded array by index arrays (``x[[0, 2]] = value``): refused while recording."""
+    if is_recorded(array):
         raise LazyNDError(
             f"{what} a recorded array (shape {array.shape}) by index arrays is not differentiable here; "
             "use nd.take or nd.pick, or basic slices"

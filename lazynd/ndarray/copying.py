@@ -172,8 +172,8 @@ def getitem(arr: Any, key: Any) -> Any:
         if dispatch.recorder is not None:  # some thread records (lazynd.autograd)
             dispatch.recorder.view(arr, result, key)
         return result
-    if dispatch.recorder is not None:
-        dispatch.recorder.refuse_gather(arr)
+    if dispatch.recorder is not None and dispatch.recorder.is_recorded(arr):
+        return _recorded_gather(arr, key)
     xp = get_backend(arr._ctx).xp
     try:
         probe = np.broadcast_to(np.empty((), data.dtype), arr.shape)[_host_key(key)]
@@ -188,6 +188,39 @@ def getitem(arr: Any, key: Any) -> Any:
 
     push(arr._ctx, gather, (data, out._data), [arr._var], [out._var], "_getitem", out.size)
     return out
+
+
+def _flat_positions(shape: tuple[int, ...], key: Any) -> np.ndarray:
+    """The C-order flat positions in an array of ``shape`` of the elements ``key`` selects,
+    shaped as the selection (negative positions and masks resolved as NumPy resolves them).
+
+    Built one axis at a time from broadcast views of ``arange``, so it holds a few arrays of the
+    selection's size, never one of the indexed array's.
+    """
+
+    def selected(coordinates: Any) -> np.ndarray:
+        try:
+            return np.broadcast_to(coordinates, shape)[key]
+        except IndexError as err:
+            raise OperatorError(f"index does not fit shape {shape}: {err}") from None
+
+    positions = selected(np.int64(0)).astype(np.int64)
+    stride = 1
+    for axis in reversed(range(len(shape))):
+        along = np.arange(shape[axis], dtype=np.int64).reshape((-1,) + (1,) * (len(shape) - axis - 1))
+        positions += selected(along) * stride
+        stride *= shape[axis]
+    return positions
+
+
+def _recorded_gather(arr: Any, key: Any) -> Any:
+    """``arr[key]`` by index arrays, for a recorded ``arr``: recorded as ``take`` of the selected
+    flat positions from ``arr.reshape(-1)``, so its gradient is ``take``'s (the output gradient
+    scattered back and summed where a position is selected more than once)."""
+    from .creation import array
+
+    positions = array(_flat_positions(arr.shape, key), ctx=arr._ctx, dtype=np.int64)
+    return dispatch.invoke_by_name("take", (arr.reshape((-1,)), positions), {"axis": 0})
 
 
 def _host_key(key: Any) -> Any:

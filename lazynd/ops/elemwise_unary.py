@@ -288,6 +288,41 @@ BACKWARD = {
     ),
 }
 
+# the slope of each backward row in its second input: d/db of f'(b), written with F
+# (b is the output y, or the input x for _backward_softsign)
+BACKWARD_SLOPES: dict[str, Callable[[Any, Any], Any] | None] = {
+    "_backward_relu": None,  # f'(y) = [y > 0]: flat wherever it is defined, as MXNet's
+    "_backward_sigmoid": lambda F, y: F._rminus_scalar(F._mul_scalar(y, scalar=2.0), scalar=1.0),  # 1 - 2y
+    "_backward_tanh": lambda F, y: F._mul_scalar(y, scalar=-2.0),  # -2y
+    # -2 sign(x) / (1 + |x|)^3
+    "_backward_softsign": lambda F, x: F._div(
+        F._mul_scalar(F.sign(x), scalar=-2.0), F._power_scalar(F._plus_scalar(F.abs(x), scalar=1.0), scalar=3.0)
+    ),
+    "_backward_softrelu": lambda F, y: F.exp(F.negative(y)),  # e^-y
+    # -2 sign(y) (1 - |y|)
+    "_backward_softsign_of_output": lambda F, y: F._mul(
+        F._mul_scalar(F.sign(y), scalar=-2.0), F._rminus_scalar(F.abs(y), scalar=1.0)
+    ),
+}
+
+
+def backward_gradient(name: str) -> Callable[..., list]:
+    """The gradient rule of backward row ``name``, ``a * f'(b)``: the incoming gradient ``h`` times
+    ``f'(b)`` (the row itself) for ``a``, and ``h * a * f''`` (its slope) for ``b``: what second-order
+    gradients (``autograd.grad(..., create_graph=True)``) flow through."""
+    slope = BACKWARD_SLOPES[name]
+
+    def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+        out_grad, data = inputs
+        incoming = out_grads[0]
+        of_out_grad = getattr(F, name)(incoming, data)
+        if slope is None:
+            return [of_out_grad, F.zeros_like(data)]
+        return [of_out_grad, F._mul(F._mul(incoming, out_grad), slope(F, data))]
+
+    return gradient
+
+
 # Activation(act_type=...): the unary row of its forward, and the backward row in (out_grad, output)
 # -- the one table that the Activation operator, both devices and kernel fusion read
 ACTIVATIONS = {
@@ -318,6 +353,7 @@ def _make_backward(name: str, kernel: Callable) -> OpDef:
         forward_gpu=forward_gpu,
         inputs=("out_grad", "data"),
         inplace=((0, 0),),
+        gradient=backward_gradient(name),
         doc=f"Gradient of {name[10:]}.",
     )
 

@@ -289,6 +289,9 @@ register(
         params=dict(_TAKE_PARAMS),
         infer_shape=lambda attrs, s, a: (s, [s[2]], a),
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        # linear in the output gradient: its gradient gathers again (second-order gradients of ``take``
+        # and of indexing by index arrays, which MXNet 1.9.1 refuses)
+        gradient=lambda F, attrs, inputs, outputs, og: [F.take(og[0], inputs[1], **attrs), None, None],
         doc="Gradient of ``take``: scatter-add the output gradient to the gathered positions.",
     )
 )

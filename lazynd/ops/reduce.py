@@ -263,6 +263,20 @@ def _backward_reduce_shape_only(attrs: dict) -> tuple[int, ...]:
     return ()
 
 
+def _backward_reduce_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    """The gradient of a sum's or a mean's backward (second-order gradients through ``sum`` and
+    ``mean``): linear in its output gradient, which it spreads over the reduced axes, so its own
+    gradient reduces the incoming one the same way; its other inputs are read only for their shape."""
+    name = attrs["reducer"]
+    if name not in ("sum", "mean"):
+        raise OperatorError(
+            f"_backward_reduce: the gradient of {name}'s backward is not implemented (second-order "
+            "gradients go through sum and mean); compute that part outside record(), or detach() its input"
+        )
+    reduced = getattr(F, name)(out_grads[0], axis=attrs["axis"], keepdims=attrs["keepdims"], exclude=attrs["exclude"])
+    return [reduced, None, None]
+
+
 _NORM_PARAMS = {
     "ord": Param(_parse_ord, 2, "1 (sum of magnitudes) or 2 (Euclidean)"),
     "axis": _REDUCE_PARAMS["axis"],
@@ -282,6 +296,7 @@ register(
         },
         infer_shape=lambda attrs, s, a: (s, [s[1]], a),
         infer_type=lambda attrs, t, a: (t, [t[1]], a),
+        gradient=_backward_reduce_gradient,
         doc="Gradient of a reduction with respect to its input.",
     )
 )

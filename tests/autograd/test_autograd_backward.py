@@ -3,8 +3,6 @@ views, copies and assignments, and the arrays autograd hands back (MXNet 1.9.1's
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
@@ -238,8 +236,8 @@ def test_grad_with_create_graph_gives_a_differentiable_gradient(ctx) -> None:
 def test_second_derivative_through_an_operator_whose_gradient_has_no_rule_is_refused() -> None:
     x = _variable([0.5, 1.0])
     with autograd.record():
-        (dx,) = autograd.grad(mx.nd.tanh(x), [x], create_graph=True)
-    with pytest.raises(LazyNDError, match="operator '_backward_tanh' has no gradient rule"):
+        (dx,) = autograd.grad(mx.nd.Activation(x, act_type="tanh"), [x], create_graph=True)
+    with pytest.raises(LazyNDError, match="operator '_backward_Activation' has no gradient rule"):
         dx.backward()
 
 
@@ -356,14 +354,6 @@ def test_concatenate_of_recorded_arrays_is_differentiable() -> None:
         y = mx.nd.concatenate([x, x * 2]) * mx.nd.array([1.0, 2.0, 3.0, 4.0])
     y.backward()
     np.testing.assert_array_equal(x.grad.asnumpy(), [7.0, 10.0])
-
-
-def test_indexing_a_recorded_array_by_an_index_array_is_refused() -> None:
-    x = _variable([1.0, 2.0])
-    with autograd.record(), pytest.raises(LazyNDError, match="by index arrays is not differentiable here") as error:
-        x[mx.nd.array([0, 0, 1], dtype="int64")]
-    suggested = re.findall(r"nd\.(\w+)", str(error.value))
-    assert suggested and all(hasattr(mx.nd, name) for name in suggested), suggested  # it named a missing gather_nd
 
 
 def test_backward_pushes_its_work_and_waits_for_nothing() -> None:

@@ -146,6 +146,19 @@ def test_take_gradient_scatter_adds_repeated_indices():
     assert grads[1] is None
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+def test_take_backward_is_differentiable_in_its_output_gradient(axis, mode, ctx):
+    # a second-order gradient of take (or of x[index_array]) goes through _backward_take
+    like = rand(4, 3)
+    indices = np.array([[1, 1], [5, -1]], dtype=np.float64)
+    out_grad_shape = (2, 2, 3) if axis == 0 else (4, 2, 2)
+    grads = check_gradient(
+        "_backward_take", [rand(*out_grad_shape), indices, like], {"axis": axis, "mode": mode}, ctx=ctx, wrt=[0]
+    )
+    assert grads[1] is None and grads[2] is None
+
+
 def test_take_raise_mode_reports_the_bad_index():
     out = mx.nd.take(mx.nd.array(rand(3, 2)), mx.nd.array([0, 5]), mode="raise")
     with pytest.raises(EngineError) as info:
