@@ -176,6 +176,10 @@ register(
         inputs=("out_grad", "output"),
         params=dict(_ACT_PARAMS),
         inplace=((0, 0), (1, 0)),
+        # second-order gradients: the rule of the act_type's backward row (same inputs)
+        gradient=lambda F, attrs, i, o, og: elemwise_unary.backward_gradient(
+            elemwise_unary.ACTIVATIONS[attrs["act_type"]][1]
+        )(F, attrs, i, o, og),
         doc="Gradient of Activation, computed from the output alone.",
     )
 )
