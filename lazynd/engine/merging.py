@@ -5,7 +5,8 @@ loop: forward, backward, update, forward...) pays the engine's bookkeeping for e
 var queued on at push, released at completion.  With 12-16 vars an operation (an executor's
 pass) that was 9-10 us an operation, 4% of an MNIST epoch.  Such an operation can instead
 join the operation pushed just before it, which has not started: the two run as one, in push
-order, on one thread, and the vars are granted and released once for all of them.
+order, on one thread, and the vars are granted once for all of them (and given back with one
+lock taken after each part, see below).
 
 :func:`merge_into` decides and does it, under the engine lock.  It merges ``op`` into ``tail``
 (the last operation pushed, still waiting for its vars or deferred, so no thread runs it yet)
@@ -21,29 +22,44 @@ only if that cannot change what runs before what:
   and must stay so, takes only free ones;
 - where ``op`` writes a var ``tail`` only reads, ``tail``'s claim becomes a write: its queued
   entry is the var's last, or it is the var's only reader;
-- ``tail`` has fewer than :data:`MAX_PARTS` parts: a wait on the first part's output waits for
-  the whole merged operation, so merging stays bounded.
+- ``tail`` has fewer than :data:`MAX_PARTS` parts: the first part starts only once the vars of
+  every later part are granted, so merging stays bounded.
 
-A known hazard follows from that last rule: a part that blocks until the thread waiting on an
-earlier part's output goes on (a pushed Python function that waits for an event the program
-sets after ``wait_to_read`` returns) stalls that wait for good, where the plain policy's wait
-returns.  Help while waiting (:mod:`.policy`) does not cause it and cannot avoid it; turning
-a var's write claim into a read after the last part that writes it, and releasing the var
-after the last part that uses it, would.
+A merged operation gives its vars back part by part, so that a wait for an earlier part's
+output never waits for the later parts (one of them may block until that wait returns: a pushed
+Python function that waits for an event the program sets after ``wait_to_read``; the plain
+policy's wait returns there, and so must this one).  :func:`release_steps` lists, for each
+part but the last, what the operation gives back once that part has run:
+
+- a var no later part uses is released (a write claim, or a read claim);
+- a var written for the last time by this part, that a later part still reads, keeps only a
+  read claim (:meth:`Var.downgrade_write <lazynd.engine.var.Var.downgrade_write>`): its value
+  is final, so waits for a read and other readers go on, while writers still wait for the
+  later parts' reads.
+
+A var given back is then the next operations' to claim while the merged operation runs its
+later parts, which is only correct because none of those parts uses it.  The engine gives the
+claims back with its lock held and removes them from the operation's ``reads`` and ``writes``,
+so that these always hold exactly what the operation still claims.  A thread that runs a merged
+operation for a wait (:mod:`.policy`, help while waiting) stops once what it waits for is
+ready, and hands the remaining parts, as the same operation, to the workers.
 
 Each part keeps its own function, input checks, outputs and name: a failing part records its
 error on its own outputs, later parts that read them are skipped with that error, and the
-profiler sees every part under its own name (see :meth:`lazynd.engine.base.Engine._run`).
+profiler sees every part under its own name (see
+:meth:`lazynd.engine.threaded.ThreadedEngine._run_parts`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 from .operation import Operation
+from .var import Var
 
-# parts a merged operation may hold; 8 removes most of the bookkeeping of a chain while a wait
-# on an early part's output waits for at most 7 more operations
+# parts a merged operation may hold; 8 removes most of the bookkeeping of a chain while its first
+# part waits for the vars of at most 7 more operations
 MAX_PARTS = 8
 
 
@@ -106,3 +122,40 @@ def merge_into(tail: Operation, op: Operation) -> bool:
             writes.append(v)
     parts.append((op.fn, op.args, op.checks, op.writes, op.name))
     return True
+
+
+def release_steps(parts: Sequence[tuple]) -> list[tuple[list[Var], list[Var], list[Var]]]:
+    """What a merged operation running ``parts`` gives back after each part but the last (see above).
+
+    One ``(downgrades, read_releases, write_releases)`` per part but the last: the vars whose
+    write claim becomes a read, whose read claim is released, whose write claim is released
+    once that part has run.  What the last part uses is released when the operation completes.
+    """
+    used: set[Var] = set()  # by a later part
+    written: set[Var] = set()  # by a later part
+    last_checks, last_writes = parts[-1][2], parts[-1][3]
+    used.update(last_checks)
+    used.update(last_writes)
+    written.update(last_writes)
+    steps: list[tuple[list[Var], list[Var], list[Var]]] = []
+    for index in range(len(parts) - 2, -1, -1):  # from the last part back: "later" is known
+        checks, writes = parts[index][2], parts[index][3]
+        downgrades: list[Var] = []
+        read_releases: list[Var] = []
+        write_releases: list[Var] = []
+        for v in writes:
+            if v not in used:
+                write_releases.append(v)
+                used.add(v)
+                written.add(v)
+            elif v not in written:  # read later, and never written again
+                downgrades.append(v)
+                written.add(v)
+        for v in checks:
+            if v not in used:  # (a var this part also writes is in ``used`` by now)
+                # a read claim: either only ever read, or downgraded after its last write
+                read_releases.append(v)
+                used.add(v)
+        steps.append((downgrades, read_releases, write_releases))
+    steps.reverse()
+    return steps

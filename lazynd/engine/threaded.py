@@ -27,6 +27,7 @@ from typing import Any
 
 from .base import Engine, synchronize_devices
 from .completion import Completion
+from .merging import release_steps
 from .operation import Operation, split_vars
 from .policy import STALLED_BACKLOG_S, SchedulingPolicy, make_policy
 from .var import Var
@@ -309,6 +310,62 @@ class ThreadedEngine(Engine):
         late.when_finished(finished)
         return None
 
+    def _run_parts(self, op: Operation, stop: Callable[[], bool] | None = None) -> bool:
+        """Run a merged operation's parts in order, giving its vars back part by part.
+
+        After each part but the last, what :func:`~lazynd.engine.merging.release_steps` lists
+        is given back (:meth:`_give_back`), so that waits for that part's outputs end.  With
+        ``stop`` (a waiting thread runs the operation: its wait is over), the parts after the
+        first one at which ``stop()`` is true are left in ``op.parts`` and False is returned:
+        the caller hands ``op``, still holding their vars, to the workers.  A part that returns
+        a :class:`Completion` is waited for before the next one runs.
+        """
+        parts = op.parts
+        assert parts is not None
+        device = op.device
+        steps = release_steps(parts)
+        last = len(steps)
+        for index, (fn, args, checks, writes, name) in enumerate(parts):
+            late = self._run_call(fn, args, checks, writes, name, device)
+            if late is not None:
+                self._record_outcome(name, writes, late.wait())
+            if index < last:
+                self._give_back(op, *steps[index])
+                if stop is not None and stop():
+                    op.parts = parts[index + 1 :]
+                    return False
+        return True
+
+    def _give_back(
+        self, op: Operation, downgrades: list[Var], read_releases: list[Var], write_releases: list[Var]
+    ) -> None:
+        """Give back claims of the running merged ``op`` (one step of
+        :func:`~lazynd.engine.merging.release_steps`) and queue what that makes ready."""
+        if not (downgrades or read_releases or write_releases):
+            return
+        reads, writes = op.reads, op.writes  # the merged operation's own lists
+        assert isinstance(reads, list) and isinstance(writes, list)
+        ready: list[Operation] = []
+        lock = self._lock
+        lock.acquire()
+        try:
+            for v in downgrades:
+                v.downgrade_write(ready)
+                writes.remove(v)
+                reads.append(v)
+            for v in read_releases:
+                v.release_read(ready)
+                reads.remove(v)
+            for v in write_releases:
+                v.release_write(ready)
+                writes.remove(v)
+            if ready:
+                self._finish_markers(ready)  # (op is still pending: nothing for waitall yet)
+        finally:
+            lock.release()
+        for r in ready:
+            self._queue_for(r.device).put(r)
+
     def _finish_markers(self, ready: list[Operation]) -> None:
         """Complete the wait markers in ``ready`` (lock held); that may grant more operations."""
         i = 0
@@ -388,17 +445,27 @@ class ThreadedEngine(Engine):
 
         An operation that one of these completions makes ready runs here next while the wait
         lasts (a chain the caller waits for the end of) and ``var`` waits for it; else it goes
-        to the workers.
+        to the workers.  A merged operation runs here only up to the part after which the wait
+        is over; its later parts go to the workers (one may block until this wait returns).
         """
         cpu_queue = self._cpu_queue
         helps_with = self.policy.helps_with
+
+        def over() -> bool:
+            return done.is_set() if done is not None else var.ready_for(for_write)
+
         while True:
-            late = self._run(op)
+            if op.parts is None:
+                late = self._run(op)
+            elif self._run_parts(op, over):
+                late = None
+            else:  # the wait is over before the merged operation: its later parts go to a worker
+                cpu_queue.put(op)
+                return
             kept = self._complete(op, cpu_queue) if late is None else self._complete_later(op, late)
             if kept is None:
                 return
-            over = done.is_set() if done is not None else var.ready_for(for_write)
-            if over or not helps_with(kept, var, for_write):
+            if over() or not helps_with(kept, var, for_write):
                 cpu_queue.put(kept)
                 return
             op = kept
