@@ -41,8 +41,14 @@ A var given back is then the next operations' to claim while the merged operatio
 later parts, which is only correct because none of those parts uses it.  The engine gives the
 claims back with its lock held and removes them from the operation's ``reads`` and ``writes``,
 so that these always hold exactly what the operation still claims.  A thread that runs a merged
-operation for a wait (:mod:`.policy`, help while waiting) stops once what it waits for is
-ready, and hands the remaining parts, as the same operation, to the workers.
+operation for a wait (:mod:`.policy`, help while waiting) stops once the wait no longer needs
+the parts left (what it waits for is ready, or waits only for others now), and hands them, as
+the same operation, to the workers (:func:`drop_parts`).
+
+The pushing thread keeps, as it merges, the last part that uses each var and the last that
+writes it (``last_use``, ``last_write``), so the running operation finds what to give back
+after each part without a pass over its parts; a chain of in-place updates of the same vars
+gives nothing back before the end, and costs nothing more.
 
 Each part keeps its own function, input checks, outputs and name: a failing part records its
 error on its own outputs, later parts that read them are skipped with that error, and the
@@ -52,7 +58,6 @@ profiler sees every part under its own name (see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import cast
 
 from .operation import Operation
@@ -103,12 +108,17 @@ def merge_into(tail: Operation, op: Operation) -> bool:
         tail.parts = parts = [(tail.fn, tail.args, tail.checks, tail.writes, tail.name)]
         tail.reads, tail.writes = list(tail.reads), list(tail.writes)
         tail.access = access
+        tail.last_use = dict.fromkeys(access, 0)
+        tail.last_write = dict.fromkeys(tail.writes, 0)
     reads, writes = cast(list, tail.reads), cast(list, tail.writes)
+    last_use, last_write = tail.last_use, tail.last_write
+    index = len(parts)
     for v in op.reads:
         if v not in access:
             v.request_read(tail)  # if busy, tail waits for it too, behind everything pushed before
             access[v] = False
             reads.append(v)
+        last_use[v] = index
     for v in op.writes:
         mode = access.get(v)
         if mode is None:
@@ -120,42 +130,41 @@ def merge_into(tail: Operation, op: Operation) -> bool:
             access[v] = True
             reads.remove(v)
             writes.append(v)
+        last_use[v] = last_write[v] = index
     parts.append((op.fn, op.args, op.checks, op.writes, op.name))
     return True
 
 
-def release_steps(parts: Sequence[tuple]) -> list[tuple[list[Var], list[Var], list[Var]]]:
-    """What a merged operation running ``parts`` gives back after each part but the last (see above).
+def release_steps(op: Operation) -> dict[int, tuple[list[Var], list[Var], list[Var]]]:
+    """What the merged ``op`` gives back after each of its parts but the last (see above).
 
-    One ``(downgrades, read_releases, write_releases)`` per part but the last: the vars whose
-    write claim becomes a read, whose read claim is released, whose write claim is released
-    once that part has run.  What the last part uses is released when the operation completes.
+    Part index -> ``(downgrades, read_releases, write_releases)``: the vars whose write claim
+    becomes a read, whose read claim is released, whose write claim is released once that
+    part has run; parts after which nothing is given back are left out.  What the last part
+    uses is released when the operation completes.
     """
-    used: set[Var] = set()  # by a later part
-    written: set[Var] = set()  # by a later part
-    last_checks, last_writes = parts[-1][2], parts[-1][3]
-    used.update(last_checks)
-    used.update(last_writes)
-    written.update(last_writes)
-    steps: list[tuple[list[Var], list[Var], list[Var]]] = []
-    for index in range(len(parts) - 2, -1, -1):  # from the last part back: "later" is known
-        checks, writes = parts[index][2], parts[index][3]
-        downgrades: list[Var] = []
-        read_releases: list[Var] = []
-        write_releases: list[Var] = []
-        for v in writes:
-            if v not in used:
-                write_releases.append(v)
-                used.add(v)
-                written.add(v)
-            elif v not in written:  # read later, and never written again
-                downgrades.append(v)
-                written.add(v)
-        for v in checks:
-            if v not in used:  # (a var this part also writes is in ``used`` by now)
-                # a read claim: either only ever read, or downgraded after its last write
-                read_releases.append(v)
-                used.add(v)
-        steps.append((downgrades, read_releases, write_releases))
-    steps.reverse()
+    last = len(op.parts) - 1  # type: ignore[arg-type]
+    last_use, last_write = op.last_use, op.last_write
+    steps: dict[int, tuple[list[Var], list[Var], list[Var]]] = {}
+    for v, used in last_use.items():
+        if used != last:
+            step = steps.get(used)
+            if step is None:
+                step = steps[used] = ([], [], [])
+            # a write claim if this part writes it, else a read: only ever read, or downgraded
+            step[2 if last_write.get(v) == used else 1].append(v)
+    for v, written in last_write.items():
+        if written != last_use[v]:  # a later part reads what this one wrote last
+            step = steps.get(written)
+            if step is None:
+                step = steps[written] = ([], [], [])
+            step[0].append(v)
     return steps
+
+
+def drop_parts(op: Operation, count: int) -> None:
+    """Leave out of the merged ``op`` its first ``count`` parts, which have run and given back
+    what :func:`release_steps` lists after them: the others run later, as ``op``."""
+    op.parts = op.parts[count:]  # type: ignore[index]
+    op.last_use = {v: used - count for v, used in op.last_use.items() if used >= count}
+    op.last_write = {v: written - count for v, written in op.last_write.items() if written >= count}

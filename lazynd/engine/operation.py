@@ -35,9 +35,29 @@ class Operation:
         when nothing merged into it.
     access : dict or None
         Var -> written?, for every var of a merged operation.
+    last_use, last_write : dict
+        Var -> index of the last part that uses it, of the last part that writes it, for every
+        var of a merged operation (set with ``parts``, by :func:`~lazynd.engine.merging.merge_into`;
+        left unset, at no cost, on the others).
     """
 
-    __slots__ = ("fn", "args", "reads", "writes", "checks", "name", "device", "wait", "done", "parts", "access")
+    __slots__ = (
+        "fn",
+        "args",
+        "reads",
+        "writes",
+        "checks",
+        "name",
+        "device",
+        "wait",
+        "done",
+        "parts",
+        "access",
+        "last_use",
+        "last_write",
+    )
+    last_use: dict[Var, int]
+    last_write: dict[Var, int]
 
     def __init__(
         self,

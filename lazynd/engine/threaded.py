@@ -23,11 +23,11 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from queue import SimpleQueue
-from typing import Any
+from typing import Any, cast
 
 from .base import Engine, synchronize_devices
 from .completion import Completion
-from .merging import release_steps
+from .merging import drop_parts, release_steps
 from .operation import Operation, split_vars
 from .policy import STALLED_BACKLOG_S, SchedulingPolicy, make_policy
 from .var import Var
@@ -315,24 +315,31 @@ class ThreadedEngine(Engine):
 
         After each part but the last, what :func:`~lazynd.engine.merging.release_steps` lists
         is given back (:meth:`_give_back`), so that waits for that part's outputs end.  With
-        ``stop`` (a waiting thread runs the operation: its wait is over), the parts after the
-        first one at which ``stop()`` is true are left in ``op.parts`` and False is returned:
-        the caller hands ``op``, still holding their vars, to the workers.  A part that returns
-        a :class:`Completion` is waited for before the next one runs.
+        ``stop`` (a waiting thread runs the operation), the parts after the first one whose
+        give-back makes ``stop()`` true are left in ``op`` and False is returned: the caller
+        hands ``op``, still holding their vars, to the workers.  A part that returns a
+        :class:`Completion` is waited for before the next one runs.
         """
         parts = op.parts
         assert parts is not None
         device = op.device
-        steps = release_steps(parts)
-        last = len(steps)
+        run_call = self._run_call
+        steps = release_steps(op)
+        if not steps:  # every var is used by the last part (a chain of in-place updates)
+            for fn, args, checks, writes, name in parts:
+                late = run_call(fn, args, checks, writes, name, device)
+                if late is not None:
+                    self._record_outcome(name, writes, late.wait())
+            return True
         for index, (fn, args, checks, writes, name) in enumerate(parts):
-            late = self._run_call(fn, args, checks, writes, name, device)
+            late = run_call(fn, args, checks, writes, name, device)
             if late is not None:
                 self._record_outcome(name, writes, late.wait())
-            if index < last:
-                self._give_back(op, *steps[index])
+            step = steps.get(index)
+            if step is not None:
+                self._give_back(op, *step)
                 if stop is not None and stop():
-                    op.parts = parts[index + 1 :]
+                    drop_parts(op, index + 1)
                     return False
         return True
 
@@ -341,10 +348,7 @@ class ThreadedEngine(Engine):
     ) -> None:
         """Give back claims of the running merged ``op`` (one step of
         :func:`~lazynd.engine.merging.release_steps`) and queue what that makes ready."""
-        if not (downgrades or read_releases or write_releases):
-            return
-        reads, writes = op.reads, op.writes  # the merged operation's own lists
-        assert isinstance(reads, list) and isinstance(writes, list)
+        reads, writes = cast(list, op.reads), cast(list, op.writes)  # the merged operation's own lists
         ready: list[Operation] = []
         lock = self._lock
         lock.acquire()
@@ -353,11 +357,10 @@ class ThreadedEngine(Engine):
                 v.downgrade_write(ready)
                 writes.remove(v)
                 reads.append(v)
+            _release_all(read_releases, write_releases, ready)
             for v in read_releases:
-                v.release_read(ready)
                 reads.remove(v)
             for v in write_releases:
-                v.release_write(ready)
                 writes.remove(v)
             if ready:
                 self._finish_markers(ready)  # (op is still pending: nothing for waitall yet)
@@ -445,8 +448,9 @@ class ThreadedEngine(Engine):
 
         An operation that one of these completions makes ready runs here next while the wait
         lasts (a chain the caller waits for the end of) and ``var`` waits for it; else it goes
-        to the workers.  A merged operation runs here only up to the part after which the wait
-        is over; its later parts go to the workers (one may block until this wait returns).
+        to the workers.  A merged operation runs here only as long as the wait needs its parts:
+        once one gives back what the wait needed, the rest go to the workers (one of them may
+        block until this wait returns).
         """
         cpu_queue = self._cpu_queue
         helps_with = self.policy.helps_with
@@ -454,12 +458,15 @@ class ThreadedEngine(Engine):
         def over() -> bool:
             return done.is_set() if done is not None else var.ready_for(for_write)
 
+        def no_longer_needed() -> bool:  # what a merged operation has left: does the wait need it?
+            return over() or not helps_with(op, var, for_write)
+
         while True:
             if op.parts is None:
                 late = self._run(op)
-            elif self._run_parts(op, over):
+            elif self._run_parts(op, no_longer_needed):
                 late = None
-            else:  # the wait is over before the merged operation: its later parts go to a worker
+            else:  # the wait no longer needs the merged operation's later parts: to a worker
                 cpu_queue.put(op)
                 return
             kept = self._complete(op, cpu_queue) if late is None else self._complete_later(op, late)

@@ -11,6 +11,7 @@ import pytest
 import lazynd as mx
 from lazynd.engine import ThreadedEngine, merging
 from lazynd.engine import policy as policy_module
+from lazynd.engine.operation import Operation
 from lazynd.engine.var import Var
 
 TIMEOUT = 10.0  # generous: only a broken engine comes near it
@@ -209,6 +210,25 @@ def test_a_waiting_thread_that_runs_a_merged_operation_leaves_its_later_parts_to
     assert len(ran_on) == 1 and ran_on != ["gated-waiter"]
 
 
+def test_a_waiting_thread_leaves_a_merged_operations_later_parts_once_its_wait_needs_only_others(
+    engine: ThreadedEngine,
+) -> None:
+    y, z, awaited, gate, blocker_gate = Var(), Var(), Var(), threading.Event(), threading.Event()
+    engine.push(blocker_gate.wait, (TIMEOUT,), [], [z], "holds_z")
+    engine.push(lambda: None, (), [], [Var()], "other")  # holds_z goes to a worker
+    engine.push(lambda: None, (), [], [y], "writes_y")  # deferred: the waiting thread runs it
+    engine.push(gate.wait, (TIMEOUT * 3,), [y], [Var()], "waits_for_gate")  # merged into writes_y
+    merged = engine.policy.tail
+    # waits for writes_y through y, not for the part after it; z (busy) keeps it from merging
+    engine.push(lambda: None, (), [y, z], [awaited], "writes_awaited")
+    blocker_gate.set()
+    try:
+        assert merged is not None and merged.parts is not None and len(merged.parts) == 2
+        assert engine.policy.tail is not merged
+    finally:
+        _wait_then_open(engine, awaited, gate)
+
+
 def test_a_wait_for_write_returns_after_the_last_part_that_uses_the_var(engine: ThreadedEngine) -> None:
     x, y, gate = Var(), Var(), threading.Event()
     blocker_gate = _merged_after_a_blocker(
@@ -279,16 +299,24 @@ def test_a_failing_parts_error_reaches_a_wait_for_its_output_while_a_later_part_
 
 
 def test_release_steps_give_each_var_back_after_the_last_part_that_uses_it() -> None:
-    a, b, c, d, e = (Var() for _ in range(5))
+    a, b, c, d, e, start = (Var() for _ in range(6))
+    start.claim_write()  # the first part waits for it: the others merge into it whatever their vars
 
-    def part(checks: list[Var], writes: list[Var]) -> tuple:
-        return (None, (), checks, writes, "part")
+    def op(reads: list[Var], writes: list[Var]) -> Operation:
+        return Operation(lambda: None, (), reads, writes, reads, "part", None)
 
-    # part0 reads a, writes b; part1 reads b, a and writes c (in place: reads c too); part2 reads
-    # c, writes d and e; part3 reads d
-    parts = [part([a], [b]), part([b, a, c], [c]), part([c], [d, e]), part([d], [])]
-    assert merging.release_steps(parts) == [
-        ([b], [], []),  # b is final, part1 still reads it; a is read by part1
-        ([c], [b, a], []),  # c is final, part2 reads it; b and a are used no more
-        ([d], [c], [e]),  # d is read by part3; c and e are used no more
-    ]
+    tail = op([start, a], [b])
+    Var.request_all(tail)
+    # part1 reads b and a and writes c in place; part2 reads c, writes d and e; part3 reads d
+    for part in (op([b, a, c], [c]), op([c], [d, e]), op([d], [Var()])):
+        part.reads = [v for v in part.reads if v not in part.writes]
+        assert merging.merge_into(tail, part)
+    last = tail.writes[-1]
+    assert merging.release_steps(tail) == {
+        0: ([b], [start], []),  # b is final, part1 still reads it
+        1: ([c], [a, b], []),  # c is final, part2 reads it; a and b are used no more
+        2: ([d], [c], [e]),  # d is read by part3; c and e are used no more
+    }
+    merging.drop_parts(tail, 2)  # the first two ran, and gave back what is listed after them
+    assert merging.release_steps(tail) == {0: ([d], [c], [e])}
+    assert tail.last_use == {c: 0, d: 1, e: 0, last: 1}
