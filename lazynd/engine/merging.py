@@ -45,10 +45,14 @@ operation for a wait (:mod:`.policy`, help while waiting) stops once the wait no
 the parts left (what it waits for is ready, or waits only for others now), and hands them, as
 the same operation, to the workers (:func:`drop_parts`).
 
-The pushing thread keeps, as it merges, the last part that uses each var and the last that
-writes it (``last_use``, ``last_write``), so the running operation finds what to give back
-after each part without a pass over its parts; a chain of in-place updates of the same vars
-gives nothing back before the end, and costs nothing more.
+It gives back only while a thread sleeps in a wait, since only such a thread can be held up
+by a later part (an operation queued behind a merged one, on a var it could give back, waits
+for its end as before, unless a thread waits): a chain nobody waits on runs as it did, with no
+lock taken and nothing computed between its parts.  The running operation counts the parts
+that have run (``ran``) before it looks whether a thread waits; a thread that starts to wait
+counts itself (with the engine lock) before it looks at ``ran``, and gives back for every
+merged operation what the parts that have run no longer need (:func:`give_back_due`), so one
+of the two always sees the other.  :func:`release_steps` is computed once, when first needed.
 
 Each part keeps its own function, input checks, outputs and name: a failing part records its
 error on its own outputs, later parts that read them are skipped with that error, and the
@@ -108,17 +112,14 @@ def merge_into(tail: Operation, op: Operation) -> bool:
         tail.parts = parts = [(tail.fn, tail.args, tail.checks, tail.writes, tail.name)]
         tail.reads, tail.writes = list(tail.reads), list(tail.writes)
         tail.access = access
-        tail.last_use = dict.fromkeys(access, 0)
-        tail.last_write = dict.fromkeys(tail.writes, 0)
+        tail.ran = tail.given = 0
+        tail.steps = None
     reads, writes = cast(list, tail.reads), cast(list, tail.writes)
-    last_use, last_write = tail.last_use, tail.last_write
-    index = len(parts)
     for v in op.reads:
         if v not in access:
             v.request_read(tail)  # if busy, tail waits for it too, behind everything pushed before
             access[v] = False
             reads.append(v)
-        last_use[v] = index
     for v in op.writes:
         mode = access.get(v)
         if mode is None:
@@ -130,7 +131,6 @@ def merge_into(tail: Operation, op: Operation) -> bool:
             access[v] = True
             reads.remove(v)
             writes.append(v)
-        last_use[v] = last_write[v] = index
     parts.append((op.fn, op.args, op.checks, op.writes, op.name))
     return True
 
@@ -143,28 +143,67 @@ def release_steps(op: Operation) -> dict[int, tuple[list[Var], list[Var], list[V
     part has run; parts after which nothing is given back are left out.  What the last part
     uses is released when the operation completes.
     """
-    last = len(op.parts) - 1  # type: ignore[arg-type]
-    last_use, last_write = op.last_use, op.last_write
+    parts = cast(list, op.parts)
+    last_checks, last_writes = parts[-1][2], parts[-1][3]
+    used = set(last_checks).union(last_writes)  # by a later part
+    written = set(last_writes)  # by a later part
     steps: dict[int, tuple[list[Var], list[Var], list[Var]]] = {}
-    for v, used in last_use.items():
-        if used != last:
-            step = steps.get(used)
-            if step is None:
-                step = steps[used] = ([], [], [])
-            # a write claim if this part writes it, else a read: only ever read, or downgraded
-            step[2 if last_write.get(v) == used else 1].append(v)
-    for v, written in last_write.items():
-        if written != last_use[v]:  # a later part reads what this one wrote last
-            step = steps.get(written)
-            if step is None:
-                step = steps[written] = ([], [], [])
-            step[0].append(v)
+    for index in range(len(parts) - 2, -1, -1):  # from the last part back: "later" is known
+        checks, writes = parts[index][2], parts[index][3]
+        downgrades: list[Var] = []
+        read_releases: list[Var] = []
+        write_releases: list[Var] = []
+        for v in writes:
+            if v not in used:
+                write_releases.append(v)
+                used.add(v)
+                written.add(v)
+            elif v not in written:  # read later, and never written again
+                downgrades.append(v)
+                written.add(v)
+        for v in checks:
+            if v not in used:  # (a var this part also writes is in ``used`` by now)
+                # a read claim: only ever read, or downgraded after its last write
+                read_releases.append(v)
+                used.add(v)
+        if downgrades or read_releases or write_releases:
+            steps[index] = (downgrades, read_releases, write_releases)
     return steps
 
 
-def drop_parts(op: Operation, count: int) -> None:
-    """Leave out of the merged ``op`` its first ``count`` parts, which have run and given back
-    what :func:`release_steps` lists after them: the others run later, as ``op``."""
+def give_back_due(op: Operation, ready: list[Operation]) -> None:
+    """Give back what the merged ``op`` no longer needs after the parts that have run (``op.ran``)
+    and not given back yet (engine lock held); operations this makes ready are appended to
+    ``ready``.  ``op.reads`` and ``op.writes`` keep holding what it still claims."""
+    ran = op.ran
+    if op.given >= ran:
+        return
+    steps = op.steps
+    if steps is None:
+        steps = op.steps = release_steps(op)
+    reads, writes = cast(list, op.reads), cast(list, op.writes)  # the merged operation's own lists
+    for index in range(op.given, ran):
+        step = steps.get(index)
+        if step is None:
+            continue
+        downgrades, read_releases, write_releases = step
+        for v in downgrades:
+            v.downgrade_write(ready)
+            writes.remove(v)
+            reads.append(v)
+        Var.release_all(read_releases, write_releases, ready)
+        for v in read_releases:
+            reads.remove(v)
+        for v in write_releases:
+            writes.remove(v)
+    op.given = ran
+
+
+def drop_parts(op: Operation) -> None:
+    """Leave out of the merged ``op`` the parts that have run, after which it has given back what
+    :func:`release_steps` lists (engine lock held): the others run later, as ``op``."""
+    count = op.ran
+    assert op.given == count
     op.parts = op.parts[count:]  # type: ignore[index]
-    op.last_use = {v: used - count for v, used in op.last_use.items() if used >= count}
-    op.last_write = {v: written - count for v, written in op.last_write.items() if written >= count}
+    op.ran = op.given = 0
+    op.steps = None

@@ -35,10 +35,14 @@ class Operation:
         when nothing merged into it.
     access : dict or None
         Var -> written?, for every var of a merged operation.
-    last_use, last_write : dict
-        Var -> index of the last part that uses it, of the last part that writes it, for every
-        var of a merged operation (set with ``parts``, by :func:`~lazynd.engine.merging.merge_into`;
-        left unset, at no cost, on the others).
+    ran, given : int
+        Parts of a merged operation that have run, and after which it has given back what it
+        no longer needs (:func:`~lazynd.engine.merging.give_back_due`).
+    steps : dict or None
+        A merged operation's :func:`~lazynd.engine.merging.release_steps`, once computed.
+
+    The attributes of a merged operation from ``ran`` on are set with ``parts``, by
+    :func:`~lazynd.engine.merging.merge_into`, and left unset, at no cost, on the others.
     """
 
     __slots__ = (
@@ -53,11 +57,13 @@ class Operation:
         "done",
         "parts",
         "access",
-        "last_use",
-        "last_write",
+        "ran",
+        "given",
+        "steps",
     )
-    last_use: dict[Var, int]
-    last_write: dict[Var, int]
+    ran: int
+    given: int
+    steps: dict[int, tuple[list[Var], list[Var], list[Var]]] | None
 
     def __init__(
         self,

@@ -23,11 +23,11 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from queue import SimpleQueue
-from typing import Any, cast
+from typing import Any
 
 from .base import Engine, synchronize_devices
 from .completion import Completion
-from .merging import drop_parts, release_steps
+from .merging import drop_parts, give_back_due
 from .operation import Operation, split_vars
 from .policy import STALLED_BACKLOG_S, SchedulingPolicy, make_policy
 from .var import Var
@@ -68,6 +68,7 @@ class ThreadedEngine(Engine):
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)  # notified when ``_pending`` drops to 0
         self._pending = 0  # pushed and not completed (inline ops excluded)
+        self._markers = 0  # wait markers queued and not completed: threads sleeping in a wait
         self._idle_waiters = 0  # threads in wait_idle waiting on ``_idle``
         # the bounded backlog (see :meth:`_drain_backlog`): pushers wait on ``_drained``, notified
         # when ``_pending`` drops to ``_resume_backlog``; ``_backlog_stalled`` lifts the bound
@@ -313,55 +314,46 @@ class ThreadedEngine(Engine):
     def _run_parts(self, op: Operation, stop: Callable[[], bool] | None = None) -> bool:
         """Run a merged operation's parts in order, giving its vars back part by part.
 
-        After each part but the last, what :func:`~lazynd.engine.merging.release_steps` lists
-        is given back (:meth:`_give_back`), so that waits for that part's outputs end.  With
-        ``stop`` (a waiting thread runs the operation), the parts after the first one whose
-        give-back makes ``stop()`` true are left in ``op`` and False is returned: the caller
-        hands ``op``, still holding their vars, to the workers.  A part that returns a
-        :class:`Completion` is waited for before the next one runs.
+        After each part but the last, what the parts that have run no longer need is given back
+        (:func:`~lazynd.engine.merging.give_back_due`) when a thread sleeps in a wait; while
+        none does, nothing can wait for it, and a thread that starts to wait gives it back
+        itself (:meth:`wait_for_var`), so a chain nobody waits on pays no lock per part.  With
+        ``stop`` (a waiting thread runs the operation), it is given back after every part, and
+        the parts after the first one after which ``stop()`` is true are left in ``op`` and
+        False is returned: the caller hands ``op``, still holding their vars, to the workers.
+        A part that returns a :class:`Completion` is waited for before the next one runs.
         """
         parts = op.parts
         assert parts is not None
         device = op.device
         run_call = self._run_call
-        steps = release_steps(op)
-        if not steps:  # every var is used by the last part (a chain of in-place updates)
-            for fn, args, checks, writes, name in parts:
-                late = run_call(fn, args, checks, writes, name, device)
-                if late is not None:
-                    self._record_outcome(name, writes, late.wait())
-            return True
+        last = len(parts) - 1
         for index, (fn, args, checks, writes, name) in enumerate(parts):
             late = run_call(fn, args, checks, writes, name, device)
             if late is not None:
                 self._record_outcome(name, writes, late.wait())
-            step = steps.get(index)
-            if step is not None:
-                self._give_back(op, *step)
-                if stop is not None and stop():
-                    drop_parts(op, index + 1)
+            if index == last:
+                break
+            # written before ``_markers`` is read: a thread that starts to wait after this read
+            # counts itself in ``_markers`` before it reads ``ran`` (see wait_for_var)
+            op.ran = index + 1
+            if stop is not None:
+                self._give_back(op)
+                if stop():
+                    with self._lock:
+                        drop_parts(op)
                     return False
+            elif self._markers:
+                self._give_back(op)
         return True
 
-    def _give_back(
-        self, op: Operation, downgrades: list[Var], read_releases: list[Var], write_releases: list[Var]
-    ) -> None:
-        """Give back claims of the running merged ``op`` (one step of
-        :func:`~lazynd.engine.merging.release_steps`) and queue what that makes ready."""
-        reads, writes = cast(list, op.reads), cast(list, op.writes)  # the merged operation's own lists
+    def _give_back(self, op: Operation) -> None:
+        """Give back what the running merged ``op`` no longer needs and queue what that makes ready."""
         ready: list[Operation] = []
         lock = self._lock
         lock.acquire()
         try:
-            for v in downgrades:
-                v.downgrade_write(ready)
-                writes.remove(v)
-                reads.append(v)
-            _release_all(read_releases, write_releases, ready)
-            for v in read_releases:
-                reads.remove(v)
-            for v in write_releases:
-                writes.remove(v)
+            give_back_due(op, ready)
             if ready:
                 self._finish_markers(ready)  # (op is still pending: nothing for waitall yet)
         finally:
@@ -380,6 +372,7 @@ class ThreadedEngine(Engine):
             del ready[i]
             _release_all(marker.reads, marker.writes, ready)
             self._pending -= 1
+            self._markers -= 1
             assert marker.done is not None
             marker.done.set()
 
@@ -405,7 +398,18 @@ class ThreadedEngine(Engine):
                 marker = Operation.wait_marker(var, for_write)
                 var.queue_behind(marker, for_write)
                 self._pending += 1
+                self._markers += 1
+                # merged operations running on other threads give back what their parts that
+                # have run no longer need only while a thread sleeps in a wait: this one is
+                # about to, so give it back for them (see _run_parts)
+                ready: list[Operation] = []
+                for merged in self.policy.merged():
+                    give_back_due(merged, ready)
+                if ready:
+                    self._finish_markers(ready)  # this thread's marker may be among them
                 lock.release()
+                for r in ready:
+                    self._queue_for(r.device).put(r)
                 self._help_until(marker.done, var, for_write)  # type: ignore[arg-type]
                 break
             self._run_for_wait(op, var, for_write, None)

@@ -197,6 +197,24 @@ def test_a_wait_for_an_earlier_parts_output_returns_while_a_later_part_runs(engi
     engine.wait_for_var(y)
 
 
+def test_a_wait_that_starts_after_a_later_part_started_returns(engine: ThreadedEngine) -> None:
+    # no thread waits when the first part ends, so the running operation gives nothing back then:
+    # the thread that starts to wait gives back what the parts that ran no longer need
+    x, gate, in_later_part = Var(), threading.Event(), threading.Event()
+    blocker_gate = _merged_after_a_blocker(
+        engine,
+        [
+            (lambda: None, (), [], [x], "writes_x"),
+            (lambda: (in_later_part.set(), gate.wait(TIMEOUT * 3)), (), [x], [Var()], "reads_x_waits_for_gate"),
+        ],
+    )
+    blocker_gate.set()
+    try:
+        assert in_later_part.wait(TIMEOUT)
+    finally:
+        _wait_then_open(engine, x, gate)
+
+
 def test_a_waiting_thread_that_runs_a_merged_operation_leaves_its_later_parts_to_a_worker(
     engine: ThreadedEngine,
 ) -> None:
@@ -248,7 +266,7 @@ def test_a_var_a_later_part_reads_is_given_back_as_a_read_and_writers_still_wait
     x, gate, read_by_other = Var(), threading.Event(), threading.Event()
 
     def later_part() -> None:  # reads x after another reader of x has run, and before x is rewritten
-        assert gate.wait(TIMEOUT)
+        assert gate.wait(TIMEOUT * 3)
         seen.append(float(data[0]))
 
     blocker_gate = _merged_after_a_blocker(
@@ -257,11 +275,15 @@ def test_a_var_a_later_part_reads_is_given_back_as_a_read_and_writers_still_wait
     # each pushed after an independent one, so that none merges into the operation pushed before it
     engine.push(lambda: None, (), [], [Var()], "independent0")
     engine.push(lambda: (seen.append(-float(data[0])), read_by_other.set()), (), [x], [Var()], "another_reader")
-    engine.push(lambda: None, (), [], [Var()], "independent1")
-    engine.push(data.fill, (2.0,), [], [x], "rewrites_x")  # must wait for the later part's read
+    waiter = threading.Thread(target=engine.wait_for_var, args=(x,), daemon=True)
+    waiter.start()
     blocker_gate.set()
     try:
-        assert read_by_other.wait(TIMEOUT), "a reader pushed later waited for the merged operation's later part"
+        waiter.join(TIMEOUT)
+        assert not waiter.is_alive(), "the wait to read x waited for a later part that only reads it"
+        assert read_by_other.wait(TIMEOUT), "a reader queued with the wait waited for the later part"
+        engine.push(lambda: None, (), [], [Var()], "independent1")
+        engine.push(data.fill, (2.0,), [], [x], "rewrites_x")  # must wait for the later part's read
     finally:
         gate.set()
     engine.wait_for_var(x)
@@ -314,9 +336,17 @@ def test_release_steps_give_each_var_back_after_the_last_part_that_uses_it() -> 
     last = tail.writes[-1]
     assert merging.release_steps(tail) == {
         0: ([b], [start], []),  # b is final, part1 still reads it
-        1: ([c], [a, b], []),  # c is final, part2 reads it; a and b are used no more
+        1: ([c], [b, a], []),  # c is final, part2 reads it; b and a are used no more
         2: ([d], [c], [e]),  # d is read by part3; c and e are used no more
     }
-    merging.drop_parts(tail, 2)  # the first two ran, and gave back what is listed after them
+    ready: list[Operation] = []
+    start.release_write(ready)
+    assert ready == [tail]  # every var granted: it may run
+    tail.ran = 2  # the first two parts ran
+    merging.give_back_due(tail, ready)
+    assert ready == [tail] and tail.given == 2
+    assert set(tail.reads) == {c} and set(tail.writes) == {d, e, last}  # what the last two use
+    assert all(v.ready_for_write() for v in (start, a, b))
+    assert c.ready_for_read() and not c.ready_for_write()
+    merging.drop_parts(tail)
     assert merging.release_steps(tail) == {0: ([d], [c], [e])}
-    assert tail.last_use == {c: 0, d: 1, e: 0, last: 1}
