@@ -5,8 +5,8 @@ loop: forward, backward, update, forward...) pays the engine's bookkeeping for e
 var queued on at push, released at completion.  With 12-16 vars an operation (an executor's
 pass) that was 9-10 us an operation, 4% of an MNIST epoch.  Such an operation can instead
 join the operation pushed just before it, which has not started: the two run as one, in push
-order, on one thread, and the vars are granted once for all of them (and given back with one
-lock taken after each part, see below).
+order, on one thread, and the vars are granted once for all of them (and given back part by
+part only when a thread waits, see below).
 
 :func:`merge_into` decides and does it, under the engine lock.  It merges ``op`` into ``tail``
 (the last operation pushed, still waiting for its vars or deferred, so no thread runs it yet)
@@ -45,14 +45,16 @@ operation for a wait (:mod:`.policy`, help while waiting) stops once the wait no
 the parts left (what it waits for is ready, or waits only for others now), and hands them, as
 the same operation, to the workers (:func:`drop_parts`).
 
-It gives back only while a thread sleeps in a wait, since only such a thread can be held up
-by a later part (an operation queued behind a merged one, on a var it could give back, waits
-for its end as before, unless a thread waits): a chain nobody waits on runs as it did, with no
-lock taken and nothing computed between its parts.  The running operation counts the parts
+The operation gives back only while a thread sleeps in a wait for a var (a wait marker is
+queued): a later part can stall for good only on a thread that waits for the operation, and
+such a thread sleeps there (a pusher held by the bounded backlog goes on by itself, see
+:mod:`.policy`).  An operation queued behind a merged one, on a var it could give back, waits
+for its end as before unless a thread waits, and a chain nobody waits on runs as it did, with
+no lock taken and nothing computed between its parts.  The running operation counts the parts
 that have run (``ran``) before it looks whether a thread waits; a thread that starts to wait
-counts itself (with the engine lock) before it looks at ``ran``, and gives back for every
-merged operation what the parts that have run no longer need (:func:`give_back_due`), so one
-of the two always sees the other.  :func:`release_steps` is computed once, when first needed.
+counts itself, with the engine lock, before it looks at ``ran``, and gives back for every
+merged operation what the parts that have run no longer need (:func:`give_back_due`): one of
+the two always sees the other.  :func:`release_steps` is computed once, when first needed.
 
 Each part keeps its own function, input checks, outputs and name: a failing part records its
 error on its own outputs, later parts that read them are skipped with that error, and the
