@@ -169,21 +169,22 @@ class Engine:
 
     # -- shared helpers ------------------------------------------------------------------------
     def _run(self, op: Operation) -> Completion | None:
-        """Run ``op`` (each part of a merged one, in order) as :meth:`_run_call` runs a call.
+        """Run ``op`` as :meth:`_run_call` runs a call (a merged one through :meth:`_run_parts`).
 
         Returns the :class:`Completion` of an operation that ends later, for the engine to
-        complete it when it finishes; a merged part that returns one is waited for here (the
-        next part runs right after it).
+        complete it when it finishes.
         """
-        parts = op.parts
-        if parts is None:
+        if op.parts is None:
             return self._run_call(op.fn, op.args, op.checks, op.writes, op.name, op.device)  # type: ignore[arg-type]
-        device = op.device
-        for fn, args, checks, writes, name in parts:
-            late = self._run_call(fn, args, checks, writes, name, device)
-            if late is not None:
-                self._record_outcome(name, writes, late.wait())
+        self._run_parts(op)
         return None
+
+    def _run_parts(self, op: Operation, stop: Callable[[], bool] | None = None) -> bool:
+        """Run the parts of a merged operation (:mod:`lazynd.engine.merging`); True when all ran.
+
+        Only an engine that merges operations has any: it overrides this.
+        """
+        raise NotImplementedError(f"the {self.name} engine merges no operations")
 
     def _run_call(
         self,

@@ -5,7 +5,8 @@ loop: forward, backward, update, forward...) pays the engine's bookkeeping for e
 var queued on at push, released at completion.  With 12-16 vars an operation (an executor's
 pass) that was 9-10 us an operation, 4% of an MNIST epoch.  Such an operation can instead
 join the operation pushed just before it, which has not started: the two run as one, in push
-order, on one thread, and the vars are granted and released once for all of them.
+order, on one thread, and the vars are granted once for all of them (and given back part by
+part only when a thread waits, see below).
 
 :func:`merge_into` decides and does it, under the engine lock.  It merges ``op`` into ``tail``
 (the last operation pushed, still waiting for its vars or deferred, so no thread runs it yet)
@@ -21,19 +22,44 @@ only if that cannot change what runs before what:
   and must stay so, takes only free ones;
 - where ``op`` writes a var ``tail`` only reads, ``tail``'s claim becomes a write: its queued
   entry is the var's last, or it is the var's only reader;
-- ``tail`` has fewer than :data:`MAX_PARTS` parts: a wait on the first part's output waits for
-  the whole merged operation, so merging stays bounded.
+- ``tail`` has fewer than :data:`MAX_PARTS` parts: the first part starts only once the vars of
+  every later part are granted, so merging stays bounded.
 
-A known hazard follows from that last rule: a part that blocks until the thread waiting on an
-earlier part's output goes on (a pushed Python function that waits for an event the program
-sets after ``wait_to_read`` returns) stalls that wait for good, where the plain policy's wait
-returns.  Help while waiting (:mod:`.policy`) does not cause it and cannot avoid it; turning
-a var's write claim into a read after the last part that writes it, and releasing the var
-after the last part that uses it, would.
+A merged operation gives its vars back part by part, so that a wait for an earlier part's
+output never waits for the later parts (one of them may block until that wait returns: a pushed
+Python function that waits for an event the program sets after ``wait_to_read``; the plain
+policy's wait returns there, and so must this one).  :func:`release_steps` lists, for each
+part but the last, what the operation gives back once that part has run:
+
+- a var no later part uses is released (a write claim, or a read claim);
+- a var written for the last time by this part, that a later part still reads, keeps only a
+  read claim (:meth:`Var.downgrade_write <lazynd.engine.var.Var.downgrade_write>`): its value
+  is final, so waits for a read and other readers go on, while writers still wait for the
+  later parts' reads.
+
+A var given back is then the next operations' to claim while the merged operation runs its
+later parts, which is only correct because none of those parts uses it.  The engine gives the
+claims back with its lock held and removes them from the operation's ``reads`` and ``writes``,
+so that these always hold exactly what the operation still claims.  A thread that runs a merged
+operation for a wait (:mod:`.policy`, help while waiting) stops once the wait no longer needs
+the parts left (what it waits for is ready, or waits only for others now), and hands them, as
+the same operation, to the workers (:func:`drop_parts`).
+
+The operation gives back only while a thread sleeps in a wait for a var (a wait marker is
+queued): a later part can stall for good only on a thread that waits for the operation, and
+such a thread sleeps there (a pusher held by the bounded backlog goes on by itself, see
+:mod:`.policy`).  An operation queued behind a merged one, on a var it could give back, waits
+for its end as before unless a thread waits, and a chain nobody waits on runs as it did, with
+no lock taken and nothing computed between its parts.  The running operation counts the parts
+that have run (``ran``) before it looks whether a thread waits; a thread that starts to wait
+counts itself, with the engine lock, before it looks at ``ran``, and gives back for every
+merged operation what the parts that have run no longer need (:func:`give_back_due`): one of
+the two always sees the other.  :func:`release_steps` is computed once, when first needed.
 
 Each part keeps its own function, input checks, outputs and name: a failing part records its
 error on its own outputs, later parts that read them are skipped with that error, and the
-profiler sees every part under its own name (see :meth:`lazynd.engine.base.Engine._run`).
+profiler sees every part under its own name (see
+:meth:`lazynd.engine.threaded.ThreadedEngine._run_parts`).
 """
 
 from __future__ import annotations
@@ -41,9 +67,10 @@ from __future__ import annotations
 from typing import cast
 
 from .operation import Operation
+from .var import Var
 
-# parts a merged operation may hold; 8 removes most of the bookkeeping of a chain while a wait
-# on an early part's output waits for at most 7 more operations
+# parts a merged operation may hold; 8 removes most of the bookkeeping of a chain while its first
+# part waits for the vars of at most 7 more operations
 MAX_PARTS = 8
 
 
@@ -87,6 +114,8 @@ def merge_into(tail: Operation, op: Operation) -> bool:
         tail.parts = parts = [(tail.fn, tail.args, tail.checks, tail.writes, tail.name)]
         tail.reads, tail.writes = list(tail.reads), list(tail.writes)
         tail.access = access
+        tail.ran = tail.given = 0
+        tail.steps = None
     reads, writes = cast(list, tail.reads), cast(list, tail.writes)
     for v in op.reads:
         if v not in access:
@@ -106,3 +135,77 @@ def merge_into(tail: Operation, op: Operation) -> bool:
             writes.append(v)
     parts.append((op.fn, op.args, op.checks, op.writes, op.name))
     return True
+
+
+def release_steps(op: Operation) -> dict[int, tuple[list[Var], list[Var], list[Var]]]:
+    """What the merged ``op`` gives back after each of its parts but the last (see above).
+
+    Part index -> ``(downgrades, read_releases, write_releases)``: the vars whose write claim
+    becomes a read, whose read claim is released, whose write claim is released once that
+    part has run; parts after which nothing is given back are left out.  What the last part
+    uses is released when the operation completes.
+    """
+    parts = cast(list, op.parts)
+    last_checks, last_writes = parts[-1][2], parts[-1][3]
+    used = set(last_checks).union(last_writes)  # by a later part
+    written = set(last_writes)  # by a later part
+    steps: dict[int, tuple[list[Var], list[Var], list[Var]]] = {}
+    for index in range(len(parts) - 2, -1, -1):  # from the last part back: "later" is known
+        checks, writes = parts[index][2], parts[index][3]
+        downgrades: list[Var] = []
+        read_releases: list[Var] = []
+        write_releases: list[Var] = []
+        for v in writes:
+            if v not in used:
+                write_releases.append(v)
+                used.add(v)
+                written.add(v)
+            elif v not in written:  # read later, and never written again
+                downgrades.append(v)
+                written.add(v)
+        for v in checks:
+            if v not in used:  # (a var this part also writes is in ``used`` by now)
+                # a read claim: only ever read, or downgraded after its last write
+                read_releases.append(v)
+                used.add(v)
+        if downgrades or read_releases or write_releases:
+            steps[index] = (downgrades, read_releases, write_releases)
+    return steps
+
+
+def give_back_due(op: Operation, ready: list[Operation]) -> None:
+    """Give back what the merged ``op`` no longer needs after the parts that have run (``op.ran``)
+    and not given back yet (engine lock held); operations this makes ready are appended to
+    ``ready``.  ``op.reads`` and ``op.writes`` keep holding what it still claims."""
+    ran = op.ran
+    if op.given >= ran:
+        return
+    steps = op.steps
+    if steps is None:
+        steps = op.steps = release_steps(op)
+    reads, writes = cast(list, op.reads), cast(list, op.writes)  # the merged operation's own lists
+    for index in range(op.given, ran):
+        step = steps.get(index)
+        if step is None:
+            continue
+        downgrades, read_releases, write_releases = step
+        for v in downgrades:
+            v.downgrade_write(ready)
+            writes.remove(v)
+            reads.append(v)
+        Var.release_all(read_releases, write_releases, ready)
+        for v in read_releases:
+            reads.remove(v)
+        for v in write_releases:
+            writes.remove(v)
+    op.given = ran
+
+
+def drop_parts(op: Operation) -> None:
+    """Leave out of the merged ``op`` the parts that have run, after which it has given back what
+    :func:`release_steps` lists (engine lock held): the others run later, as ``op``."""
+    count = op.ran
+    assert op.given == count
+    op.parts = op.parts[count:]  # type: ignore[index]
+    op.ran = op.given = 0
+    op.steps = None

@@ -35,9 +35,35 @@ class Operation:
         when nothing merged into it.
     access : dict or None
         Var -> written?, for every var of a merged operation.
+    ran, given : int
+        Parts of a merged operation that have run, and after which it has given back what it
+        no longer needs (:func:`~lazynd.engine.merging.give_back_due`).
+    steps : dict or None
+        A merged operation's :func:`~lazynd.engine.merging.release_steps`, once computed.
+
+    The attributes of a merged operation from ``ran`` on are set with ``parts``, by
+    :func:`~lazynd.engine.merging.merge_into`, and left unset, at no cost, on the others.
     """
 
-    __slots__ = ("fn", "args", "reads", "writes", "checks", "name", "device", "wait", "done", "parts", "access")
+    __slots__ = (
+        "fn",
+        "args",
+        "reads",
+        "writes",
+        "checks",
+        "name",
+        "device",
+        "wait",
+        "done",
+        "parts",
+        "access",
+        "ran",
+        "given",
+        "steps",
+    )
+    ran: int
+    given: int
+    steps: dict[int, tuple[list[Var], list[Var], list[Var]]] | None
 
     def __init__(
         self,

@@ -40,7 +40,9 @@ choice sits here, behind :class:`SchedulingPolicy`:
     while operations are being deferred, and an operation it finds there at two looks in a
     row goes to a worker (see :meth:`DeferringPolicy._watch`);
   * *merge*: an operation that depends on the one pushed just before it, which has not
-    started, becomes that operation's next part (:mod:`.merging`, MXNet's engine bulk);
+    started, becomes that operation's next part (:mod:`.merging`, MXNet's engine bulk); while
+    a thread waits, the merged operation gives each var back after the last part that uses it,
+    so that a wait for an earlier part's output never waits for the later parts;
   * *keep on worker*: a worker runs next the operation its own completion made ready, so a
     dependent chain stays on one thread instead of bouncing between them;
   * *bounded backlog*: a thread that pushes while more than ``max_backlog`` operations are
@@ -66,6 +68,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Collection
 from queue import Empty
 from typing import TYPE_CHECKING
 
@@ -141,6 +144,10 @@ class SchedulingPolicy:
     def completed(self, op: Operation) -> None:
         """``op`` completed (lock held)."""
 
+    def merged(self) -> Collection[Operation]:
+        """The merged operations (:meth:`merge`) not yet completed (lock held)."""
+        return ()
+
     def take_ready(self, var: Var | None = None, for_write: bool = False) -> Operation | None:
         """A ready CPU operation for a waiting thread to run; None: the thread sleeps.
 
@@ -179,6 +186,7 @@ class DeferringPolicy(SchedulingPolicy):
         # the CPU operation pushed last through the queues: the next one may merge into it while
         # it has not started (lazynd.engine.merging); cleared when it completes
         self.tail: Operation | None = None
+        self._merged: set[Operation] = set()  # see merged()
         self._watcher_asleep = False
         self._watcher_wake = threading.Condition(self._lock)
         self._closed = False
@@ -194,6 +202,8 @@ class DeferringPolicy(SchedulingPolicy):
     def merge(self, op: Operation, on_cpu: bool) -> bool:
         tail = self.tail
         if tail is not None and on_cpu and (tail.wait or tail is self._deferred) and merge_into(tail, op):
+            if len(tail.parts) == 2:  # type: ignore[arg-type]
+                self._merged.add(tail)
             return True
         self.tail = op if on_cpu else None
         return False
@@ -231,6 +241,11 @@ class DeferringPolicy(SchedulingPolicy):
     def completed(self, op: Operation) -> None:
         if op is self.tail:  # no longer mergeable: do not keep its arguments alive
             self.tail = None
+        if op.parts is not None:
+            self._merged.discard(op)
+
+    def merged(self) -> Collection[Operation]:
+        return self._merged
 
     def take_ready(self, var: Var | None = None, for_write: bool = False) -> Operation | None:
         """The deferred operation (most often the one waited for), else one from the CPU queue.

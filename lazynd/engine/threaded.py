@@ -27,6 +27,7 @@ from typing import Any
 
 from .base import Engine, synchronize_devices
 from .completion import Completion
+from .merging import drop_parts, give_back_due
 from .operation import Operation, split_vars
 from .policy import STALLED_BACKLOG_S, SchedulingPolicy, make_policy
 from .var import Var
@@ -67,6 +68,7 @@ class ThreadedEngine(Engine):
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)  # notified when ``_pending`` drops to 0
         self._pending = 0  # pushed and not completed (inline ops excluded)
+        self._markers = 0  # wait markers queued and not completed: threads sleeping in a wait
         self._idle_waiters = 0  # threads in wait_idle waiting on ``_idle``
         # the bounded backlog (see :meth:`_drain_backlog`): pushers wait on ``_drained``, notified
         # when ``_pending`` drops to ``_resume_backlog``; ``_backlog_stalled`` lifts the bound
@@ -309,6 +311,56 @@ class ThreadedEngine(Engine):
         late.when_finished(finished)
         return None
 
+    def _run_parts(self, op: Operation, stop: Callable[[], bool] | None = None) -> bool:
+        """Run a merged operation's parts in order, giving its vars back part by part.
+
+        After each part but the last, what the parts that have run no longer need is given back
+        (:func:`~lazynd.engine.merging.give_back_due`) when a thread sleeps in a wait; while
+        none does, nothing can wait for it, and a thread that starts to wait gives it back
+        itself (:meth:`wait_for_var`), so a chain nobody waits on pays no lock per part.  With
+        ``stop`` (a waiting thread runs the operation), it is given back after every part, and
+        the parts after the first one after which ``stop()`` is true are left in ``op`` and
+        False is returned: the caller hands ``op``, still holding their vars, to the workers.
+        A part that returns a :class:`Completion` is waited for before the next one runs.
+        """
+        parts = op.parts
+        assert parts is not None
+        device = op.device
+        run_call = self._run_call
+        last = len(parts) - 1
+        for index, (fn, args, checks, writes, name) in enumerate(parts):
+            late = run_call(fn, args, checks, writes, name, device)
+            if late is not None:
+                self._record_outcome(name, writes, late.wait())
+            if index == last:
+                break
+            # written before ``_markers`` is read: a thread that starts to wait after this read
+            # counts itself in ``_markers`` before it reads ``ran`` (see wait_for_var)
+            op.ran = index + 1
+            if stop is not None:
+                self._give_back(op)
+                if stop():
+                    with self._lock:
+                        drop_parts(op)
+                    return False
+            elif self._markers:
+                self._give_back(op)
+        return True
+
+    def _give_back(self, op: Operation) -> None:
+        """Give back what the running merged ``op`` no longer needs and queue what that makes ready."""
+        ready: list[Operation] = []
+        lock = self._lock
+        lock.acquire()
+        try:
+            give_back_due(op, ready)
+            if ready:
+                self._finish_markers(ready)  # (op is still pending: nothing for waitall yet)
+        finally:
+            lock.release()
+        for r in ready:
+            self._queue_for(r.device).put(r)
+
     def _finish_markers(self, ready: list[Operation]) -> None:
         """Complete the wait markers in ``ready`` (lock held); that may grant more operations."""
         i = 0
@@ -320,6 +372,7 @@ class ThreadedEngine(Engine):
             del ready[i]
             _release_all(marker.reads, marker.writes, ready)
             self._pending -= 1
+            self._markers -= 1
             assert marker.done is not None
             marker.done.set()
 
@@ -345,7 +398,18 @@ class ThreadedEngine(Engine):
                 marker = Operation.wait_marker(var, for_write)
                 var.queue_behind(marker, for_write)
                 self._pending += 1
+                self._markers += 1
+                # merged operations running on other threads give back what their parts that
+                # have run no longer need only while a thread sleeps in a wait: this one is
+                # about to, so give it back for them (see _run_parts)
+                ready: list[Operation] = []
+                for merged in self.policy.merged():
+                    give_back_due(merged, ready)
+                if ready:
+                    self._finish_markers(ready)  # this thread's marker may be among them
                 lock.release()
+                for r in ready:
+                    self._queue_for(r.device).put(r)
                 self._help_until(marker.done, var, for_write)  # type: ignore[arg-type]
                 break
             self._run_for_wait(op, var, for_write, None)
@@ -388,17 +452,31 @@ class ThreadedEngine(Engine):
 
         An operation that one of these completions makes ready runs here next while the wait
         lasts (a chain the caller waits for the end of) and ``var`` waits for it; else it goes
-        to the workers.
+        to the workers.  A merged operation runs here only as long as the wait needs its parts:
+        once one gives back what the wait needed, the rest go to the workers (one of them may
+        block until this wait returns).
         """
         cpu_queue = self._cpu_queue
         helps_with = self.policy.helps_with
+
+        def over() -> bool:
+            return done.is_set() if done is not None else var.ready_for(for_write)
+
+        def no_longer_needed() -> bool:  # what a merged operation has left: does the wait need it?
+            return over() or not helps_with(op, var, for_write)
+
         while True:
-            late = self._run(op)
+            if op.parts is None:
+                late = self._run(op)
+            elif self._run_parts(op, no_longer_needed):
+                late = None
+            else:  # the wait no longer needs the merged operation's later parts: to a worker
+                cpu_queue.put(op)
+                return
             kept = self._complete(op, cpu_queue) if late is None else self._complete_later(op, late)
             if kept is None:
                 return
-            over = done.is_set() if done is not None else var.ready_for(for_write)
-            if over or not helps_with(kept, var, for_write):
+            if over() or not helps_with(kept, var, for_write):
                 cpu_queue.put(kept)
                 return
             op = kept

@@ -149,6 +149,14 @@ class Var:
         if self.queue:
             self._grant(ready)
 
+    def downgrade_write(self, ready: list[Operation]) -> None:
+        """Turn the claimed write into a claimed read (its holder is done writing the var but still
+        reads it); reads this lets in are granted and appended to ``ready``."""
+        self.pending_reads += 1  # before ``writing`` drops: a test without the lock never sees it free
+        self.writing = False
+        if self.queue:
+            self._grant(ready)
+
     def _grant(self, ready: list[Operation]) -> None:
         """Grant the var to the operations at the head of its (non-empty) queue that may have it now."""
         queue = self.queue

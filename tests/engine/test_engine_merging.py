@@ -11,6 +11,7 @@ import pytest
 import lazynd as mx
 from lazynd.engine import ThreadedEngine, merging
 from lazynd.engine import policy as policy_module
+from lazynd.engine.operation import Operation
 from lazynd.engine.var import Var
 
 TIMEOUT = 10.0  # generous: only a broken engine comes near it
@@ -121,10 +122,10 @@ def test_the_deferred_operation_takes_only_free_vars(engine: ThreadedEngine) -> 
 def test_each_part_reaches_the_profiler_under_its_own_name(engine: ThreadedEngine) -> None:
     names: list[str] = []
     engine.profiler_hook = lambda name, device, writes, start, end: names.append(name)
-    first = Var()
+    first, second = Var(), Var()
     engine.push(lambda: None, (), [], [first], "part0")
-    engine.push(lambda: None, (), [first], [Var()], "part1")
-    engine.wait_for_var(first)
+    engine.push(lambda: None, (), [first], [second], "part1")
+    engine.wait_for_var(second)
     assert names == ["part0", "part1"]
 
 
@@ -154,3 +155,198 @@ def test_random_programs_match_running_them_in_order(engine: ThreadedEngine, see
     engine.waitall()
     for got, want in zip(arrays, expected, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+# -- a merged operation gives each var back after the last part that uses it ---------------------
+# In each test a later part blocks until the thread waiting for an earlier part's output opens a
+# gate after its wait returns: were the vars held to the end of the merged operation, that wait
+# would never return (the plain policy's does, so the program is correct).
+def _wait_then_open(engine: ThreadedEngine, var: Var, gate: threading.Event) -> None:
+    """Wait for ``var`` on a thread of its own, then open ``gate``; fail (rather than hang) if the
+    wait never returns."""
+    waiter = threading.Thread(target=lambda: (engine.wait_for_var(var), gate.set()), name="gated-waiter", daemon=True)
+    waiter.start()
+    waiter.join(TIMEOUT)
+    stalled = waiter.is_alive()
+    gate.set()  # lets a stalled wait end, so that the engine can be shut down
+    assert not stalled, "the wait for an earlier part's output waited for a later part, which waited for it"
+
+
+def _merged_after_a_blocker(engine: ThreadedEngine, parts: list[tuple]) -> threading.Event:
+    """Push ``parts`` (fn, args, reads, writes, name), the first one behind a gated blocker so that
+    it waits and the others merge into it; return the blocker's gate."""
+    blocker_gate, start = threading.Event(), Var()
+    engine.push(blocker_gate.wait, (TIMEOUT,), [], [start], "blocker")
+    engine.push(lambda: None, (), [], [Var()], "other")  # the blocker goes to a worker
+    fn, args, reads, writes, name = parts[0]
+    engine.push(fn, args, [start, *reads], writes, name)
+    for fn, args, reads, writes, name in parts[1:]:
+        engine.push(fn, args, reads, writes, name)
+    tail = engine.policy.tail
+    assert tail is not None and tail.parts is not None and len(tail.parts) == len(parts)
+    return blocker_gate
+
+
+def test_a_wait_for_an_earlier_parts_output_returns_while_a_later_part_runs(engine: ThreadedEngine) -> None:
+    x, y, gate = Var(), Var(), threading.Event()
+    blocker_gate = _merged_after_a_blocker(
+        engine, [(lambda: None, (), [], [x], "writes_x"), (gate.wait, (), [x], [y], "reads_x_waits_for_gate")]
+    )
+    blocker_gate.set()  # the merged operation runs on a worker
+    _wait_then_open(engine, x, gate)
+    engine.wait_for_var(y)
+
+
+def test_a_wait_that_starts_after_a_later_part_started_returns(engine: ThreadedEngine) -> None:
+    # no thread waits when the first part ends, so the running operation gives nothing back then:
+    # the thread that starts to wait gives back what the parts that ran no longer need
+    x, gate, in_later_part = Var(), threading.Event(), threading.Event()
+    blocker_gate = _merged_after_a_blocker(
+        engine,
+        [
+            (lambda: None, (), [], [x], "writes_x"),
+            (lambda: (in_later_part.set(), gate.wait(TIMEOUT * 3)), (), [x], [Var()], "reads_x_waits_for_gate"),
+        ],
+    )
+    blocker_gate.set()
+    try:
+        assert in_later_part.wait(TIMEOUT)
+    finally:
+        _wait_then_open(engine, x, gate)
+
+
+def test_a_waiting_thread_that_runs_a_merged_operation_leaves_its_later_parts_to_a_worker(
+    engine: ThreadedEngine,
+) -> None:
+    x, y, gate, ran_on = Var(), Var(), threading.Event(), []
+    engine.push(lambda: None, (), [], [x], "writes_x")  # deferred: the waiting thread runs it
+    engine.push(lambda: (gate.wait(), ran_on.append(threading.current_thread().name)), (), [x], [y], "waits")
+    tail = engine.policy.tail
+    assert tail is not None and tail.parts is not None and len(tail.parts) == 2
+    _wait_then_open(engine, x, gate)
+    engine.wait_for_var(y)
+    assert len(ran_on) == 1 and ran_on != ["gated-waiter"]
+
+
+def test_a_waiting_thread_leaves_a_merged_operations_later_parts_once_its_wait_needs_only_others(
+    engine: ThreadedEngine,
+) -> None:
+    y, z, awaited, gate, blocker_gate = Var(), Var(), Var(), threading.Event(), threading.Event()
+    engine.push(blocker_gate.wait, (TIMEOUT,), [], [z], "holds_z")
+    engine.push(lambda: None, (), [], [Var()], "other")  # holds_z goes to a worker
+    engine.push(lambda: None, (), [], [y], "writes_y")  # deferred: the waiting thread runs it
+    engine.push(gate.wait, (TIMEOUT * 3,), [y], [Var()], "waits_for_gate")  # merged into writes_y
+    merged = engine.policy.tail
+    # waits for writes_y through y, not for the part after it; z (busy) keeps it from merging
+    engine.push(lambda: None, (), [y, z], [awaited], "writes_awaited")
+    blocker_gate.set()
+    try:
+        assert merged is not None and merged.parts is not None and len(merged.parts) == 2
+        assert engine.policy.tail is not merged
+    finally:
+        _wait_then_open(engine, awaited, gate)
+
+
+def test_a_wait_for_write_returns_after_the_last_part_that_uses_the_var(engine: ThreadedEngine) -> None:
+    x, y, gate = Var(), Var(), threading.Event()
+    blocker_gate = _merged_after_a_blocker(
+        engine, [(lambda: None, (), [x], [y], "reads_x"), (gate.wait, (), [y], [Var()], "waits_for_gate")]
+    )
+    blocker_gate.set()
+    waiter = threading.Thread(target=lambda: (engine.wait_for_var(x, for_write=True), gate.set()), daemon=True)
+    waiter.start()
+    waiter.join(TIMEOUT)
+    stalled = waiter.is_alive()
+    gate.set()
+    assert not stalled, "a wait to write a var that no later part uses waited for the later parts"
+
+
+def test_a_var_a_later_part_reads_is_given_back_as_a_read_and_writers_still_wait(engine: ThreadedEngine) -> None:
+    data, seen = np.zeros(1), []
+    x, gate, read_by_other = Var(), threading.Event(), threading.Event()
+
+    def later_part() -> None:  # reads x after another reader of x has run, and before x is rewritten
+        assert gate.wait(TIMEOUT * 3)
+        seen.append(float(data[0]))
+
+    blocker_gate = _merged_after_a_blocker(
+        engine, [(data.fill, (1.0,), [], [x], "writes_x"), (later_part, (), [x], [Var()], "reads_x_later")]
+    )
+    # each pushed after an independent one, so that none merges into the operation pushed before it
+    engine.push(lambda: None, (), [], [Var()], "independent0")
+    engine.push(lambda: (seen.append(-float(data[0])), read_by_other.set()), (), [x], [Var()], "another_reader")
+    waiter = threading.Thread(target=engine.wait_for_var, args=(x,), daemon=True)
+    waiter.start()
+    blocker_gate.set()
+    try:
+        waiter.join(TIMEOUT)
+        assert not waiter.is_alive(), "the wait to read x waited for a later part that only reads it"
+        assert read_by_other.wait(TIMEOUT), "a reader queued with the wait waited for the later part"
+        engine.push(lambda: None, (), [], [Var()], "independent1")
+        engine.push(data.fill, (2.0,), [], [x], "rewrites_x")  # must wait for the later part's read
+    finally:
+        gate.set()
+    engine.wait_for_var(x)
+    assert seen == [-1.0, 1.0] and data[0] == 2.0
+
+
+def test_a_failing_parts_error_reaches_a_wait_for_its_output_while_a_later_part_runs(engine: ThreadedEngine) -> None:
+    w, x, gate = Var(), Var(), threading.Event()
+    errors: list[BaseException] = []
+
+    def explode() -> None:
+        raise ValueError("first part failed")
+
+    def wait_then_open() -> None:
+        try:
+            engine.wait_for_var(x)
+        except mx.EngineError as err:
+            errors.append(err)
+        gate.set()
+
+    # the later part writes what the failing one reads: it runs (it reads nothing that failed)
+    blocker_gate = _merged_after_a_blocker(
+        engine, [(explode, (), [w], [x], "exploding_part"), (gate.wait, (), [], [w], "rewrites_w")]
+    )
+    blocker_gate.set()
+    waiter = threading.Thread(target=wait_then_open, daemon=True)
+    waiter.start()
+    waiter.join(TIMEOUT)
+    stalled = waiter.is_alive()
+    gate.set()
+    assert not stalled, "the wait for the failed part's output waited for a later part"
+    assert len(errors) == 1 and "exploding_part" in str(errors[0])
+    assert isinstance(errors[0].__cause__, ValueError)
+    engine.wait_for_var(w)  # the later part ran, and succeeded
+
+
+def test_release_steps_give_each_var_back_after_the_last_part_that_uses_it() -> None:
+    a, b, c, d, e, start = (Var() for _ in range(6))
+    start.claim_write()  # the first part waits for it: the others merge into it whatever their vars
+
+    def op(reads: list[Var], writes: list[Var]) -> Operation:
+        return Operation(lambda: None, (), reads, writes, reads, "part", None)
+
+    tail = op([start, a], [b])
+    Var.request_all(tail)
+    # part1 reads b and a and writes c in place; part2 reads c, writes d and e; part3 reads d
+    for part in (op([b, a, c], [c]), op([c], [d, e]), op([d], [Var()])):
+        part.reads = [v for v in part.reads if v not in part.writes]
+        assert merging.merge_into(tail, part)
+    last = tail.writes[-1]
+    assert merging.release_steps(tail) == {
+        0: ([b], [start], []),  # b is final, part1 still reads it
+        1: ([c], [b, a], []),  # c is final, part2 reads it; b and a are used no more
+        2: ([d], [c], [e]),  # d is read by part3; c and e are used no more
+    }
+    ready: list[Operation] = []
+    start.release_write(ready)
+    assert ready == [tail]  # every var granted: it may run
+    tail.ran = 2  # the first two parts ran
+    merging.give_back_due(tail, ready)
+    assert ready == [tail] and tail.given == 2
+    assert set(tail.reads) == {c} and set(tail.writes) == {d, e, last}  # what the last two use
+    assert all(v.ready_for_write() for v in (start, a, b))
+    assert c.ready_for_read() and not c.ready_for_write()
+    merging.drop_parts(tail)
+    assert merging.release_steps(tail) == {0: ([d], [c], [e])}
