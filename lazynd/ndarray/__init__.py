@@ -138,7 +138,8 @@ def histogram(a: NDArray, bins: Any = 10, range: Any = None) -> tuple[NDArray, N
         raise OperatorError(f"histogram: bins must be an int or an NDArray of edges, got {type(bins).__name__}")
     if range is None:
         # MXNet asks NumPy here: the data's extent, read on the host
-        low, high = float(a.min().asscalar()), float(a.max().asscalar())
+        values = a.asnumpy()
+        low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
         range = (low - 0.5, high + 0.5) if low == high else (low, high)  # noqa: A001
     return _histogram(a, bin_cnt=bins, range=range)  # type: ignore[name-defined]  # noqa: F821
 
