@@ -156,6 +156,7 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
             f"{op.name}: {len(positional)} input symbols given, it takes {len(input_names)} ({input_names})"
         )
     inputs: list[Entry] = []
+    variable_attrs = op.attrs_of_input_variables(attrs)
     for i, input_name in enumerate(input_names):
         source = positional[i] if i < len(positional) else named.pop(input_name, None)
         if source is None:
@@ -164,7 +165,11 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
             raise OperatorError(
                 f"{op.name}: input '{input_name}' is a group of {len(source._outputs)} outputs, expected one"
             )
-        inputs.append(source._outputs[0])
+        entry = source._outputs[0]
+        if entry[0].op is None:  # as MXNet's, the user's own variable is marked too, keeping what it has
+            for key, value in variable_attrs.get(input_name, {}).items():
+                entry[0].user.setdefault(key, value)
+        inputs.append(entry)
     if named:
         raise OperatorError(f"{op.name}: unknown input(s) {sorted(named)}; inputs are {input_names}")
     params_text = {k: _param_text(v) for k, v in params.items()}

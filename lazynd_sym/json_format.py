@@ -185,7 +185,7 @@ class _Reader:
         if op.variadic:
             if attrs.get("num_args") is None:
                 attrs["num_args"] = len(inputs) - len(op.aux)
-            elif attrs["num_args"] + len(op.aux) != len(inputs):
+            elif len(op.input_names(attrs)) + len(op.aux) != len(inputs):  # bilinear UpSampling: data, weight
                 raise self.error(
                     f"({op_name}) num_args is {attrs['num_args']} but the node has {len(inputs)} inputs", index, name
                 )

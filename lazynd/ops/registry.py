@@ -3,7 +3,13 @@
 An :class:`OpDef` carries everything about an operator:
 
 - ``inputs`` / ``outputs`` / ``aux`` names (``inputs`` may depend on parameters,
-  e.g. ``no_bias``; variadic operators list ``num_args`` inputs);
+  e.g. ``no_bias``; variadic operators list ``num_args`` inputs ``arg0``, ``arg1``...,
+  unless ``inputs`` is a function of the parameters, which then names them, as
+  ``UpSampling``'s does: ``num_args`` images for nearest, ``data`` and ``weight`` for bilinear);
+- ``input_attrs``: a function of the parameters giving ``{input name: {attribute: value}}``,
+  attributes a variable given for (or created for) that input receives when a symbol is
+  composed, unless it has them already (MXNet's ``FSetInputVarAttrOnCompose``: bilinear
+  ``UpSampling`` marks its weight ``__init__`` ``["bilinear", {}]``);
 - typed ``params`` (:class:`~lazynd.ops.params.Param`);
 - ``infer_shape(attrs, in_shapes, aux_shapes) -> (in_shapes, out_shapes, aux_shapes)``
   working forward and backward on partial shapes (``None`` = unknown shape, ``0`` =
@@ -80,6 +86,11 @@ def _same_type_infer(op: OpDef, attrs: dict, in_types: list, aux_types: list) ->
         if t is not None and dtype is not None and t != dtype:
             raise OperatorError(f"{op.name}: input '{name}' has dtype {t}, expected {dtype} like the other inputs")
     return [dtype] * len(in_types), [dtype] * op.num_outputs(attrs), [dtype if t is None else t for t in aux_types]
+
+
+def variadic_input_names(attrs: dict) -> list[str]:
+    """The input names of a variadic operator: ``arg0`` ... ``arg{num_args - 1}``."""
+    return [f"arg{i}" for i in range(attrs.get("num_args") or 0)]
 
 
 def merge_shape(op: str, arg: str, given: Shape | None, expected: Shape | None) -> Shape | None:
@@ -167,6 +178,7 @@ class OpDef:
         blas_heavy: bool = False,
         gpu_float16_as_float32: bool = False,
         float_data: bool | Callable[[dict], bool] = False,
+        input_attrs: Callable[[dict], dict[str, dict[str, str]]] | None = None,
         doc: str = "",
     ) -> None:
         self.name = name
@@ -200,6 +212,7 @@ class OpDef:
         self.forward_into_zeros = forward_into_zeros
         self.blas_heavy = blas_heavy
         self.float_data = float_data
+        self.input_attrs = input_attrs
         self.doc = doc
 
     # -- structure -----------------------------------------------------------------------------
@@ -207,10 +220,15 @@ class OpDef:
         return parse_params(self.name, self.params, given)
 
     def input_names(self, attrs: dict) -> list[str]:
+        if callable(self._inputs):
+            return list(self._inputs(attrs))
         if self.variadic:
-            return [f"arg{i}" for i in range(attrs.get("num_args") or 0)]
-        names = self._inputs(attrs) if callable(self._inputs) else self._inputs
-        return list(names)
+            return variadic_input_names(attrs)
+        return list(self._inputs)
+
+    def attrs_of_input_variables(self, attrs: dict) -> dict[str, dict[str, str]]:
+        """``{input name: {attribute: value}}`` that variables composed as these inputs receive (see ``input_attrs``)."""
+        return self.input_attrs(attrs) if self.input_attrs is not None else {}
 
     def output_names(self, attrs: dict) -> list[str]:
         names = self._outputs(attrs) if callable(self._outputs) else self._outputs
