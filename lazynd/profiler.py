@@ -38,6 +38,14 @@ the same stream ended, whichever is later.  "Previous" counts only operations wh
 launch was over before this one's began: the operators of a bulked executor pass
 (``executor:<node>``, each with its own event) are recorded before the pass that holds
 them, and the pass starts with its first operator, not after its last.
+
+Annotations
+-----------
+MXNet 1.x's profiler objects (:class:`Domain`, :class:`Task`, :class:`Frame`, :class:`Event`,
+:class:`Counter`, :class:`Marker`, from :mod:`lazynd.profiler_annotations`) add the program's own
+events while the profiler runs, in either mode: timed regions, counter values and instants, with
+their domain as category, one process row per category.  :func:`dumps` adds a table per category
+of timed regions, and one of the counters and markers.
 """
 
 from __future__ import annotations
@@ -50,8 +58,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import profiler_annotations
 from .errors import LazyNDError
 from .formats.fileio import write_atomic
+from .profiler_annotations import Annotation, Counter, Domain, Event, Frame, Marker, Task
 
 __all__ = [
     "set_config",
@@ -65,6 +75,12 @@ __all__ = [
     "trace_of",
     "pause",
     "resume",
+    "Domain",
+    "Task",
+    "Frame",
+    "Event",
+    "Counter",
+    "Marker",
 ]
 
 _MODES = ("symbolic", "all")
@@ -78,7 +94,8 @@ _written = 0  # how many records the last write held
 _exit_hook_registered = False
 _origin = 0  # perf_counter_ns at the first run: trace time zero
 _engine: Any = None  # the engine the hook is installed on
-# (name, device, thread ident, start_ns, end_ns, device event of the first written var or None).
+# (name, device, thread ident, start_ns, end_ns, device event of the first written var or None);
+# an annotation's record holds its Annotation where an operation's holds its device, and no event.
 # Recording is one tuple and one list.append per operation (atomic under the GIL, so no lock);
 # everything else -- GPU event times, names, JSON -- waits for dump()/dumps().
 _records: list[tuple[Any, ...]] = []
@@ -101,6 +118,14 @@ def _make_hook(symbolic: bool) -> Callable[[str, Any, Sequence[Any], int, int], 
         append((name, device, ident, start, end, writes[0].event if writes else None))
 
     return record
+
+
+def _record_annotation(name: str, annotation: Annotation, start: int, end: int) -> None:
+    """Record one annotation (a profiler object's region, counter value or instant) of this thread."""
+    ident = threading.get_ident()
+    if ident not in _thread_names:
+        _thread_names[ident] = threading.current_thread().name
+    _records.append((name, annotation, ident, start, end, None))
 
 
 # MXNet 1.x's set_config keywords that only tune MXNet's own profiler (memory, C API, dump timing,
@@ -162,6 +187,7 @@ def _install() -> None:
     engine.profiler_hook = _make_hook(symbolic=_config["mode"] == "symbolic")
     _engine = engine
     engine_mod.recording = True
+    profiler_annotations.set_sink(_record_annotation)
 
 
 def _uninstall() -> None:
@@ -175,6 +201,7 @@ def _uninstall() -> None:
         engine_mod._engine.profiler_hook = None
     _engine = None
     engine_mod.recording = False
+    profiler_annotations.set_sink(None)
 
 
 def _follow_engine() -> None:
@@ -341,18 +368,21 @@ def trace_events() -> list[dict[str, Any]]:
     """The recorded operations as a list of Chrome Trace Event dicts (metadata first)."""
     records = list(_records)
     times, lanes = _gpu_times(records)
-    pids: dict[str, int] = {}
+    pids: dict[tuple[str, bool], int] = {}
     tids: dict[Any, int] = {}
     events: list[dict[str, Any]] = []
     meta: list[dict[str, Any]] = []
     seen_threads: set[tuple[int, int]] = set()
     for (name, device, ident, _, _, _), (start, end), lane in zip(records, times, lanes, strict=False):
-        label = _device_label(device)
+        annotation = device if isinstance(device, Annotation) else None
+        # an annotation's row is its category's (a process of its own, as in MXNet's traces)
+        label = annotation.category if annotation is not None else _device_label(device)
+        process = (label, annotation is not None)  # a device and a category of one name stay apart
         if lane is not None:  # a GPU operation: its row is its stream's, where its kernels ran
             ident = (label, lane)
-        pid = pids.get(label)
+        pid = pids.get(process)
         if pid is None:
-            pid = pids[label] = len(pids)
+            pid = pids[process] = len(pids)
             meta.append({"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0, "args": {"name": label}})
         tid = tids.get(ident)
         if tid is None:
@@ -363,6 +393,9 @@ def trace_events() -> list[dict[str, Any]]:
             meta.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"name": thread}})
         # integer nanoseconds until here: ts + dur of one event never passes the next event's ts
         ts = (start - _origin) / 1e3
+        if annotation is not None:
+            events.append(annotation.trace_event(name, ts, max(end - start, 0) / 1e3, pid, tid))
+            continue
         category = "copy" if "copyto" in name else "operator"
         events.append(
             {
@@ -475,7 +508,9 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
     ``format``: ``'table'`` (text) or ``'json'`` (MXNet's ``{"Time": {"operator": {name:
     {"Count", "Total", "Min", "Max", "Avg"}}}, "Unit": {"Time": "ms"}}``); rows sorted by
     ``sort_by`` (``'total'``, ``'avg'``, ``'min'``, ``'max'`` or ``'count'``), descending unless
-    ``ascending``.
+    ``ascending``.  Timed annotations (tasks, frames, events) get a table per category after the
+    operators'; counters (count, last, min and max value) and markers (count) one each at the end,
+    in JSON under ``"Counter"`` and ``"Marker"``, per category.
 
     Examples
     --------
@@ -488,34 +523,82 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
         raise LazyNDError(f"profiler.dumps: sort_by must be one of {list(_SORT_KEYS)}, got {sort_by!r}")
     _follow_engine()
     records = list(_records)
-    stats: dict[str, list[float]] = {}
-    for (name, *_), (start, end) in zip(records, _gpu_times(records)[0], strict=False):
-        ms = (end - start) / 1e6
-        row = stats.get(name)
-        if row is None:
-            stats[name] = [1, ms, ms, ms]
+    times: dict[str, dict[str, list[float]]] = {"operator": {}}  # per category, per name: count, total, min, max
+    values: dict[str, dict[tuple[str, str], list[Any]]] = {"C": {}, "i": {}}  # count, last, min, max
+    for (name, source, *_), (start, end) in zip(records, _gpu_times(records)[0], strict=False):
+        if isinstance(source, Annotation) and source.phase != "X":
+            _add_value(values[source.phase], (source.category, name), source.value)
         else:
-            row[0] += 1
-            row[1] += ms
-            row[2] = min(row[2], ms)
-            row[3] = max(row[3], ms)
-    rows = sorted(
+            category = source.category if isinstance(source, Annotation) else "operator"
+            _add_time(times.setdefault(category, {}), name, (end - start) / 1e6)
+    tables = {category: _time_rows(stats, sort_by, ascending) for category, stats in times.items()}
+    if reset:
+        globals()["reset"]()
+    if format == "json":
+        document: dict[str, Any] = {"Time": {}, "Unit": {"Time": "ms"}}
+        for category, rows in tables.items():
+            document["Time"][category] = {
+                name: {"Count": int(count), "Total": total, "Min": low, "Max": high, "Avg": avg}
+                for name, count, total, low, high, avg in rows
+            }
+        for key, phase, fields in (("Counter", "C", ("Count", "Last", "Min", "Max")), ("Marker", "i", ("Count",))):
+            for (category, name), row in sorted(values[phase].items()):
+                document.setdefault(key, {}).setdefault(category, {})[name] = dict(zip(fields, row, strict=False))
+        return json.dumps(document, indent=4)
+    sections = [_time_table(category, rows) for category, rows in tables.items()]
+    if values["C"] or values["i"]:
+        sections.append(_value_table(values))
+    return "\n\n".join(sections)
+
+
+def _add_time(stats: dict[str, list[float]], name: str, ms: float) -> None:
+    row = stats.get(name)
+    if row is None:
+        stats[name] = [1, ms, ms, ms]
+    else:
+        row[0] += 1
+        row[1] += ms
+        row[2] = min(row[2], ms)
+        row[3] = max(row[3], ms)
+
+
+def _add_value(stats: dict[tuple[str, str], list[Any]], key: tuple[str, str], value: int | None) -> None:
+    row = stats.get(key)
+    if row is None:
+        stats[key] = [1, value, value, value]
+    else:
+        row[0] += 1
+        row[1] = value
+        if value is not None:
+            row[2], row[3] = min(row[2], value), max(row[3], value)
+
+
+def _time_rows(stats: dict[str, list[float]], sort_by: str, ascending: bool) -> list[tuple[Any, ...]]:
+    """(name, count, total, min, max, avg) per name, sorted as :func:`dumps` was asked."""
+    return sorted(
         ((name, count, total, low, high, total / count) for name, (count, total, low, high) in stats.items()),
         key=lambda row: row[1 + _SORT_KEYS[sort_by]],
         reverse=not ascending,
     )
-    if reset:
-        globals()["reset"]()
-    if format == "json":
-        table = {
-            name: {"Count": int(count), "Total": total, "Min": low, "Max": high, "Avg": avg}
-            for name, count, total, low, high, avg in rows
-        }
-        return json.dumps({"Time": {"operator": table}, "Unit": {"Time": "ms"}}, indent=4)
-    width = max([len("operator")] + [len(n) for n in stats])
-    lines = [f"{'operator':<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
+
+
+def _time_table(category: str, rows: list[tuple[Any, ...]]) -> str:
+    width = max([len(category)] + [len(row[0]) for row in rows])
+    lines = [f"{category:<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
     for name, count, total, low, high, avg in rows:
         lines.append(f"{name:<{width}} {int(count):>8d} {total:>12.4f} {avg:>10.4f} {low:>10.4f} {high:>10.4f}")
+    return "\n".join(lines)
+
+
+def _value_table(values: dict[str, dict[tuple[str, str], list[Any]]]) -> str:
+    """Counters (count of changes, last, min and max value) and markers (count), named ``category: name``."""
+    rows = [(f"{c}: {n}", row) for phase in ("C", "i") for (c, n), row in sorted(values[phase].items())]
+    title = "counter / marker"
+    width = max([len(title)] + [len(label) for label, _ in rows])
+    lines = [f"{title:<{width}} {'count':>8} {'last':>12} {'min':>10} {'max':>10}"]
+    for label, (count, last, low, high) in rows:
+        shown = ["-" if v is None else str(v) for v in (last, low, high)]
+        lines.append(f"{label:<{width}} {count:>8d} {shown[0]:>12} {shown[1]:>10} {shown[2]:>10}")
     return "\n".join(lines)
 
 
