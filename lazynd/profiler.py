@@ -58,7 +58,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import profiler_annotations
+from . import profiler_annotations, profiler_tables
 from .errors import LazyNDError
 from .formats.fileio import write_atomic
 from .profiler_annotations import Annotation, Counter, Domain, Event, Frame, Marker, Task
@@ -499,9 +499,6 @@ def _write_at_exit() -> None:
         _write_trace()
 
 
-_SORT_KEYS = {"total": 1, "avg": 4, "min": 2, "max": 3, "count": 0}
-
-
 def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", ascending: bool = False) -> str:  # noqa: A002 - MXNet's name
     """The recorded operations per name: count and total/avg/min/max time in ms.
 
@@ -519,87 +516,14 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
     """
     if format not in ("table", "json"):
         raise LazyNDError(f"profiler.dumps: format must be 'table' or 'json', got {format!r}")
-    if sort_by not in _SORT_KEYS:
-        raise LazyNDError(f"profiler.dumps: sort_by must be one of {list(_SORT_KEYS)}, got {sort_by!r}")
+    if sort_by not in profiler_tables.SORT_KEYS:
+        raise LazyNDError(f"profiler.dumps: sort_by must be one of {list(profiler_tables.SORT_KEYS)}, got {sort_by!r}")
     _follow_engine()
     records = list(_records)
-    times: dict[str, dict[str, list[float]]] = {"operator": {}}  # per category, per name: count, total, min, max
-    values: dict[str, dict[tuple[str, str], list[Any]]] = {"C": {}, "i": {}}  # count, last, min, max
-    for (name, source, *_), (start, end) in zip(records, _gpu_times(records)[0], strict=False):
-        if isinstance(source, Annotation) and source.phase != "X":
-            _add_value(values[source.phase], (source.category, name), source.value)
-        else:
-            category = source.category if isinstance(source, Annotation) else "operator"
-            _add_time(times.setdefault(category, {}), name, (end - start) / 1e6)
-    tables = {category: _time_rows(stats, sort_by, ascending) for category, stats in times.items()}
+    times, values = profiler_tables.gather(records, _gpu_times(records)[0])
     if reset:
         globals()["reset"]()
-    if format == "json":
-        document: dict[str, Any] = {"Time": {}, "Unit": {"Time": "ms"}}
-        for category, rows in tables.items():
-            document["Time"][category] = {
-                name: {"Count": int(count), "Total": total, "Min": low, "Max": high, "Avg": avg}
-                for name, count, total, low, high, avg in rows
-            }
-        for key, phase, fields in (("Counter", "C", ("Count", "Last", "Min", "Max")), ("Marker", "i", ("Count",))):
-            for (category, name), row in sorted(values[phase].items()):
-                document.setdefault(key, {}).setdefault(category, {})[name] = dict(zip(fields, row, strict=False))
-        return json.dumps(document, indent=4)
-    sections = [_time_table(category, rows) for category, rows in tables.items()]
-    if values["C"] or values["i"]:
-        sections.append(_value_table(values))
-    return "\n\n".join(sections)
-
-
-def _add_time(stats: dict[str, list[float]], name: str, ms: float) -> None:
-    row = stats.get(name)
-    if row is None:
-        stats[name] = [1, ms, ms, ms]
-    else:
-        row[0] += 1
-        row[1] += ms
-        row[2] = min(row[2], ms)
-        row[3] = max(row[3], ms)
-
-
-def _add_value(stats: dict[tuple[str, str], list[Any]], key: tuple[str, str], value: int | None) -> None:
-    row = stats.get(key)
-    if row is None:
-        stats[key] = [1, value, value, value]
-    else:
-        row[0] += 1
-        row[1] = value
-        if value is not None:
-            row[2], row[3] = min(row[2], value), max(row[3], value)
-
-
-def _time_rows(stats: dict[str, list[float]], sort_by: str, ascending: bool) -> list[tuple[Any, ...]]:
-    """(name, count, total, min, max, avg) per name, sorted as :func:`dumps` was asked."""
-    return sorted(
-        ((name, count, total, low, high, total / count) for name, (count, total, low, high) in stats.items()),
-        key=lambda row: row[1 + _SORT_KEYS[sort_by]],
-        reverse=not ascending,
-    )
-
-
-def _time_table(category: str, rows: list[tuple[Any, ...]]) -> str:
-    width = max([len(category)] + [len(row[0]) for row in rows])
-    lines = [f"{category:<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
-    for name, count, total, low, high, avg in rows:
-        lines.append(f"{name:<{width}} {int(count):>8d} {total:>12.4f} {avg:>10.4f} {low:>10.4f} {high:>10.4f}")
-    return "\n".join(lines)
-
-
-def _value_table(values: dict[str, dict[tuple[str, str], list[Any]]]) -> str:
-    """Counters (count of changes, last, min and max value) and markers (count), named ``category: name``."""
-    rows = [(f"{c}: {n}", row) for phase in ("C", "i") for (c, n), row in sorted(values[phase].items())]
-    title = "counter / marker"
-    width = max([len(title)] + [len(label) for label, _ in rows])
-    lines = [f"{title:<{width}} {'count':>8} {'last':>12} {'min':>10} {'max':>10}"]
-    for label, (count, last, low, high) in rows:
-        shown = ["-" if v is None else str(v) for v in (last, low, high)]
-        lines.append(f"{label:<{width}} {count:>8d} {shown[0]:>12} {shown[1]:>10} {shown[2]:>10}")
-    return "\n".join(lines)
+    return profiler_tables.render(times, values, format, sort_by, ascending)
 
 
 # MXNet 0.9 names

@@ -1,0 +1,99 @@
+"""The statistics of ``profiler.dumps``: recorded operations and timed annotations per category and
+name (count, total, min, max, mean in ms), counters (count of changes, last, min, max value) and
+markers (count), as text tables or MXNet's JSON document."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .profiler_annotations import Annotation
+
+SORT_KEYS = {"total": 1, "avg": 4, "min": 2, "max": 3, "count": 0}
+
+Times = dict[str, dict[str, list[float]]]  # per category, per name: count, total, min, max (ms)
+Values = dict[str, dict[tuple[str, str], list[Any]]]  # per phase ('C', 'i'), per (category, name)
+
+
+def gather(records: list[tuple[Any, ...]], spans: list[tuple[int, int]]) -> tuple[Times, Values]:
+    """Sum ``records`` (the profiler's, with their ``(start, end)`` ns ``spans``) per category and name."""
+    times: Times = {"operator": {}}
+    values: Values = {"C": {}, "i": {}}
+    for (name, source, *_), (start, end) in zip(records, spans, strict=False):
+        if isinstance(source, Annotation) and source.phase != "X":
+            _add_value(values[source.phase], (source.category, name), source.value)
+        else:
+            category = source.category if isinstance(source, Annotation) else "operator"
+            _add_time(times.setdefault(category, {}), name, (end - start) / 1e6)
+    return times, values
+
+
+def render(times: Times, values: Values, format: str, sort_by: str, ascending: bool) -> str:  # noqa: A002 - MXNet's name
+    """The tables of :func:`gather`'s sums, ``format`` 'table' or 'json', rows sorted by ``sort_by``."""
+    tables = {category: _time_rows(stats, sort_by, ascending) for category, stats in times.items()}
+    if format == "json":
+        document: dict[str, Any] = {"Time": {}, "Unit": {"Time": "ms"}}
+        for category, rows in tables.items():
+            document["Time"][category] = {
+                name: {"Count": int(count), "Total": total, "Min": low, "Max": high, "Avg": avg}
+                for name, count, total, low, high, avg in rows
+            }
+        for key, phase, fields in (("Counter", "C", ("Count", "Last", "Min", "Max")), ("Marker", "i", ("Count",))):
+            for (category, name), row in sorted(values[phase].items()):
+                document.setdefault(key, {}).setdefault(category, {})[name] = dict(zip(fields, row, strict=False))
+        return json.dumps(document, indent=4)
+    sections = [_time_table(category, rows) for category, rows in tables.items()]
+    if values["C"] or values["i"]:
+        sections.append(_value_table(values))
+    return "\n\n".join(sections)
+
+
+def _add_time(stats: dict[str, list[float]], name: str, ms: float) -> None:
+    row = stats.get(name)
+    if row is None:
+        stats[name] = [1, ms, ms, ms]
+    else:
+        row[0] += 1
+        row[1] += ms
+        row[2] = min(row[2], ms)
+        row[3] = max(row[3], ms)
+
+
+def _add_value(stats: dict[tuple[str, str], list[Any]], key: tuple[str, str], value: int | None) -> None:
+    row = stats.get(key)
+    if row is None:
+        stats[key] = [1, value, value, value]
+    else:
+        row[0] += 1
+        row[1] = value
+        if value is not None:
+            row[2], row[3] = min(row[2], value), max(row[3], value)
+
+
+def _time_rows(stats: dict[str, list[float]], sort_by: str, ascending: bool) -> list[tuple[Any, ...]]:
+    """(name, count, total, min, max, avg) per name, sorted as :func:`dumps` was asked."""
+    return sorted(
+        ((name, count, total, low, high, total / count) for name, (count, total, low, high) in stats.items()),
+        key=lambda row: row[1 + SORT_KEYS[sort_by]],
+        reverse=not ascending,
+    )
+
+
+def _time_table(category: str, rows: list[tuple[Any, ...]]) -> str:
+    width = max([len(category)] + [len(row[0]) for row in rows])
+    lines = [f"{category:<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
+    for name, count, total, low, high, avg in rows:
+        lines.append(f"{name:<{width}} {int(count):>8d} {total:>12.4f} {avg:>10.4f} {low:>10.4f} {high:>10.4f}")
+    return "\n".join(lines)
+
+
+def _value_table(values: dict[str, dict[tuple[str, str], list[Any]]]) -> str:
+    """Counters (count of changes, last, min and max value) and markers (count), named ``category: name``."""
+    rows = [(f"{c}: {n}", row) for phase in ("C", "i") for (c, n), row in sorted(values[phase].items())]
+    title = "counter / marker"
+    width = max([len(title)] + [len(label) for label, _ in rows])
+    lines = [f"{title:<{width}} {'count':>8} {'last':>12} {'min':>10} {'max':>10}"]
+    for label, (count, last, low, high) in rows:
+        shown = ["-" if v is None else str(v) for v in (last, low, high)]
+        lines.append(f"{label:<{width}} {count:>8d} {shown[0]:>12} {shown[1]:>10} {shown[2]:>10}")
+    return "\n".join(lines)
