@@ -596,7 +596,33 @@ for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.lo
     )
 
 
+# -- MXNet 1.x contrib operators (tests/ops/test_contrib_*.py compare them with MXNet 1.9.1) -----
+CONTRIB_CASES: dict[str, Case] = {
+    "_contrib_isfinite": Case([In(values=[[1, np.inf, np.nan, -np.inf]] * 3)], reference=_f(np.isfinite), grad=False),
+    "_contrib_isnan": Case([In(values=[[1, np.inf, np.nan, -np.inf]] * 3)], reference=_f(np.isnan), grad=False),
+    "_contrib_isinf": Case([In(values=[[1, np.inf, np.nan, -np.inf]] * 3)], reference=_f(np.isinf), grad=False),
+    "_contrib_div_sqrt_dim": Case([In()], reference=lambda x: x / np.float32(2.0)),
+    "_contrib_quadratic": Case([In()], {"a": 1.5, "b": -2.0, "c": 0.5}, reference=lambda x: 1.5 * x * x - 2 * x + 0.5),
+    "_contrib_arange_like": Case(
+        [In()],
+        {"start": 1.0, "step": 0.5, "repeat": 2, "axis": 1},
+        reference=lambda x: np.float32([1, 1, 1.5, 1.5]),
+        grad=False,
+    ),
+    # rows 3 and 0 replaced; the index is not differentiable
+    "_contrib_index_copy": Case(
+        [In((4, 3)), In((2,), values=[3, 0]), In((2, 3))],
+        reference=lambda old, index, new: np.stack([new[1], old[1], old[2], new[0]]),
+    ),
+}
+# the output's length depends on the values of 'index': imperative only, refused in a symbol
+NOT_SWEPT_CONTRIB = {
+    "_contrib_boolean_mask": "its output length depends on values, so no executor runs it: tests/ops/test_contrib_indexing.py"
+}
+
+
 CASES: dict[str, Case] = {
+    **CONTRIB_CASES,
     **_unary_cases(),
     **_binary_cases(),
     **_scalar_cases(),
