@@ -596,6 +596,10 @@ for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.lo
     )
 
 
+_BOXES = np.array([[0, 0, 2, 2], [1, 1, 3, 4], [0.5, 0, 1.5, 1]])
+# rows: id, score, box; distinct scores far apart (a small step keeps the order)
+_SCORED_BOXES = np.array([[0, 0.9, 0, 0, 2, 2], [0, 0.5, 1, 1, 3, 4], [0, 0.7, 0.5, 0, 1.5, 1]])
+
 # -- MXNet 1.x contrib operators (tests/ops/test_contrib_*.py compare them with MXNet 1.9.1) -----
 CONTRIB_CASES: dict[str, Case] = {
     "_contrib_isfinite": Case([In(values=[[1, np.inf, np.nan, -np.inf]] * 3)], reference=_f(np.isfinite), grad=False),
@@ -614,6 +618,24 @@ CONTRIB_CASES: dict[str, Case] = {
         [In((4, 3)), In((2,), values=[3, 0]), In((2, 3))],
         reference=lambda old, index, new: np.stack([new[1], old[1], old[2], new[0]]),
     ),
+    # MXNet gives the box operators zero gradients (box_nms routes its rows back: checked numerically)
+    "_contrib_box_iou": Case([In((3, 4), values=_BOXES), In((2, 4), values=_BOXES[1:])], grad=False),
+    "_contrib_box_nms": Case([In((3, 6), values=_SCORED_BOXES)], {"overlap_thresh": 0.3}),
+    "_contrib_bipartite_matching": Case(
+        [In((3, 4), values=np.linspace(0.05, 0.95, 12)[::-1])], {"threshold": 0.1}, grad=False
+    ),
+    "_contrib_box_encode": Case(
+        [
+            In((1, 3), values=[1, 0, 1]),
+            In((1, 3), values=[1, 0, 0]),
+            In((1, 3, 4), values=_BOXES),
+            In((1, 2, 4), values=_BOXES[1:]),
+            In((4,), values=[0, 0, 0, 0]),
+            In((4,), values=[0.1, 0.1, 0.2, 0.2]),
+        ],
+        grad=False,
+    ),
+    "_contrib_box_decode": Case([In((1, 3, 4), -0.5, 0.5), In((1, 3, 4), values=_BOXES)], grad=False),
 }
 # the output's length depends on the values of 'index': imperative only, refused in a symbol
 NOT_SWEPT_CONTRIB = {
