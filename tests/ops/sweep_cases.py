@@ -636,6 +636,19 @@ CONTRIB_CASES: dict[str, Case] = {
         grad=False,
     ),
     "_contrib_box_decode": Case([In((1, 3, 4), -0.5, 0.5), In((1, 3, 4), values=_BOXES)], grad=False),
+    # SSD's three: no gradients (MXNet gives them none)
+    "_contrib_MultiBoxPrior": Case([In((1, 2, 2, 3))], {"sizes": (0.5, 0.2), "ratios": (1, 2)}, grad=False),
+    "_contrib_MultiBoxTarget": Case(
+        [
+            In((1, 3, 4), values=_BOXES / 4),
+            In((1, 2, 5), values=[[1, 0, 0, 0.5, 0.5], [-1, -1, -1, -1, -1]]),
+            In((1, 3, 3), -1, 1),
+        ],
+        grad=False,
+    ),
+    "_contrib_MultiBoxDetection": Case(
+        [In((1, 3, 3), 0, 1), In((1, 12), -0.2, 0.2), In((1, 3, 4), values=_BOXES / 4)], grad=False
+    ),
 }
 # the output's length depends on the values of 'index': imperative only, refused in a symbol
 NOT_SWEPT_CONTRIB = {
