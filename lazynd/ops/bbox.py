@@ -195,7 +195,7 @@ register(
     OpDef(
         NMS,
         _box_nms_forward,
-        outputs=("output", "record"),
+        outputs=("output0", "output1"),  # MXNet 1.9.1's names (the second, hidden, records each row's source)
         num_visible_outputs=1,
         params=_NMS_PARAMS,
         infer_shape=_box_nms_infer,

@@ -93,7 +93,7 @@ register(
     OpDef(
         MATCHING,
         _matching_forward,
-        outputs=("row_marker", "col_marker"),
+        outputs=("output0", "output1"),  # each row's column, each column's row (MXNet 1.9.1's names)
         params={
             "is_ascend": Param(parse_bool, False, "match the lowest scores first (else the highest)"),
             "threshold": Param(parse_float, REQUIRED, "scores must be above it (below it with is_ascend)"),
@@ -158,7 +158,7 @@ register(
         ENCODE,
         _encode_forward,
         inputs=("samples", "matches", "anchors", "refs", "means", "stds"),
-        outputs=("targets", "masks"),
+        outputs=("output0", "output1"),  # targets, masks (MXNet 1.9.1's names)
         infer_shape=_encode_infer,
         infer_type=lambda attrs, in_types, aux_types: (
             [t or in_types[2] for t in in_types],

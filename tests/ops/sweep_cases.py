@@ -646,6 +646,13 @@ CONTRIB_CASES: dict[str, Case] = {
         ],
         grad=False,
     ),
+    # bilinear sampling and pooling: linear in the data, so the numerical gradient is exact
+    "_contrib_ROIAlign": Case(
+        [In((2, 2, 4, 5)), In((2, 5), values=[[0, 0.3, 0.2, 2.6, 3.1], [1, 1.1, 0.4, 3.3, 2.2]])],
+        {"pooled_size": (2, 2), "spatial_scale": 1.0},
+    ),
+    "_contrib_BilinearResize2D": Case([In((1, 2, 3, 4))], {"height": 5, "width": 2}),
+    "_contrib_AdaptiveAvgPooling2D": Case([In((2, 1, 5, 3))], {"output_size": (2, 2)}),
     "_contrib_MultiBoxDetection": Case(
         [In((1, 3, 3), 0, 1), In((1, 12), -0.2, 0.2), In((1, 3, 4), values=_BOXES / 4)], grad=False
     ),
