@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .params import Param, enum, parse_bool, parse_float, parse_int
-from .registry import OpDef, register
+from .registry import OpDef, register, zero_gradient
 
 BOX_FORMAT = enum("corner", "center")
 
@@ -65,10 +65,6 @@ def pairwise_iou(xp: Any, lhs: Any, rhs: Any) -> Any:
     return xp.where(positive, intersection / xp.where(positive, union, 1), 0).astype(lhs.dtype)
 
 
-def _zero_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return [F.zeros_like(x) for x in inputs]
-
-
 # -- box_iou --------------------------------------------------------------------------------------
 def _box_iou_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     for name, shape in zip(("lhs", "rhs"), in_shapes, strict=True):
@@ -92,7 +88,7 @@ register(
         inputs=("lhs", "rhs"),
         params={"format": Param(BOX_FORMAT, "corner", "the boxes' encoding: 'corner' or 'center'")},
         infer_shape=_box_iou_infer,
-        gradient=_zero_gradient,
+        gradient=zero_gradient,
         doc="The overlap of every box of 'lhs' with every box of 'rhs' (``mx.nd.contrib.box_iou``).",
     )
 )
@@ -163,12 +159,9 @@ def _box_nms_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     for item, rows in enumerate(batch):
         kept = nms_kept_rows(rows, attrs)
         out[item, : kept.size] = rows[kept]
-        boxes = to_corner(np, rows[kept, start : start + 4], attrs["in_format"])
-        out[item, : kept.size, start : start + 4] = (
-            rows[kept, start : start + 4]
-            if attrs["in_format"] == attrs["out_format"]
-            else from_corner(np, boxes, attrs["out_format"])
-        )
+        if attrs["in_format"] != attrs["out_format"]:
+            boxes = to_corner(np, rows[kept, start : start + 4], attrs["in_format"])
+            out[item, : kept.size, start : start + 4] = from_corner(np, boxes, attrs["out_format"])
         record[item, : kept.size] = kept
     outputs[0][...] = (out if xp is np else xp.asarray(out)).reshape(outputs[0].shape)
     outputs[1][...] = (record if xp is np else xp.asarray(record)).reshape(outputs[1].shape)

@@ -25,11 +25,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .bbox import BOX_FORMAT, to_corner
 from .params import REQUIRED, Param, parse_bool, parse_float, parse_int
-from .registry import OpDef, merge_shape, register
-
-
-def _zero_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return [F.zeros_like(x) for x in inputs]
+from .registry import OpDef, merge_shape, register, zero_gradient
 
 
 def _centers(xp: Any, corners: Any) -> tuple[Any, Any, Any, Any]:
@@ -100,7 +96,7 @@ register(
             "topk": Param(parse_int, -1, "stop after topk + 1 matches, as MXNet 1.9.1 (-1: no limit)"),
         },
         infer_shape=_matching_infer,
-        gradient=_zero_gradient,
+        gradient=zero_gradient,
         doc="Greedy bipartite matching of a score matrix's rows and columns (``mx.nd.contrib.bipartite_matching``).",
     )
 )
@@ -165,7 +161,7 @@ register(
             [in_types[2], in_types[2]],
             list(aux_types),
         ),
-        gradient=_zero_gradient,
+        gradient=zero_gradient,
         doc="Regression targets of positive anchors toward their matched boxes (``mx.nd.contrib.box_encode``).",
     )
 )
@@ -211,7 +207,7 @@ register(
             "format": Param(BOX_FORMAT, "center", "the anchors' encoding: 'corner' or 'center'"),
         },
         infer_shape=_decode_infer,
-        gradient=_zero_gradient,
+        gradient=zero_gradient,
         doc="Corner boxes from regression offsets against anchors (``mx.nd.contrib.box_decode``).",
     )
 )

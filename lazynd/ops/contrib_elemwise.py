@@ -16,12 +16,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, optional, parse_float, parse_int
-from .registry import OpDef, register
-
-
-def _zero_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return [F.zeros_like(x) for x in inputs]
-
+from .registry import OpDef, register, zero_gradient
 
 # -- isfinite / isnan / isinf ---------------------------------------------------------------------
 _TESTS = {"isfinite": "isfinite", "isnan": "isnan", "isinf": "isinf"}
@@ -40,7 +35,7 @@ for _name, _test in _TESTS.items():
         OpDef(
             f"_contrib_{_name}",
             _test_forward(_test),
-            gradient=_zero_gradient,
+            gradient=zero_gradient,
             doc=f"1 where ``{_test}(data)`` holds, else 0, in the data's dtype (``mx.nd.contrib.{_name}``).",
         )
     )
@@ -144,7 +139,7 @@ register(
         },
         infer_shape=_arange_like_infer,
         infer_type=lambda attrs, in_types, aux_types: (list(in_types), [in_types[0]], list(aux_types)),
-        gradient=_zero_gradient,
+        gradient=zero_gradient,
         shape_only_inputs=(0,),
         doc="``start + step * (i // repeat)`` shaped as 'data' (or its ``axis``) (``mx.nd.contrib.arange_like``).",
     )

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import ShapeError
 from .bbox import pairwise_iou
 from .params import Param, parse_bool, parse_float, parse_float_tuple, parse_int
-from .registry import OpDef, merge_shape, register
+from .registry import OpDef, merge_shape, register, zero_gradient
 
 NAME = "_contrib_MultiBoxDetection"
 
@@ -107,10 +107,6 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     outputs[0][...] = result if xp is np else xp.asarray(result)
 
 
-def _gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return [F.zeros_like(x) for x in inputs]
-
-
 register(
     OpDef(
         NAME,
@@ -126,7 +122,7 @@ register(
             "nms_topk": Param(parse_int, -1, "keep only the nms_topk best detections (-1: all)"),
         },
         infer_shape=_infer_shape,
-        gradient=_gradient,
+        gradient=zero_gradient,
         float_data=True,
         doc=__doc__ or "",
     )

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .params import Param, parse_bool, parse_float_tuple
-from .registry import OpDef, register
+from .registry import OpDef, register, zero_gradient
 
 NAME = "_contrib_MultiBoxPrior"
 
@@ -82,10 +82,6 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     outputs[0][...] = boxes if kctx.xp is np else kctx.xp.asarray(boxes)
 
 
-def _gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return [F.zeros_like(inputs[0])]
-
-
 register(
     OpDef(
         NAME,
@@ -99,7 +95,7 @@ register(
         },
         infer_shape=_infer_shape,
         infer_type=lambda attrs, in_types, aux_types: (list(in_types), [in_types[0] or "float32"], list(aux_types)),
-        gradient=_gradient,
+        gradient=zero_gradient,
         shape_only_inputs=(0,),
         doc=__doc__ or "",
     )

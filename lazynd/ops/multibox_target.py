@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import ShapeError
 from .bbox import pairwise_iou
 from .params import Param, parse_float, parse_float_tuple, parse_int
-from .registry import OpDef, merge_shape, register
+from .registry import OpDef, merge_shape, register, zero_gradient
 
 NAME = "_contrib_MultiBoxTarget"
 _MATCHED, _NEGATIVE, _IGNORED = 1, 0, -1
@@ -156,10 +156,6 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
         target[...] = values if xp is np else xp.asarray(values)
 
 
-def _gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return [F.zeros_like(x) for x in inputs]
-
-
 register(
     OpDef(
         NAME,
@@ -180,7 +176,7 @@ register(
             [in_types[0]] * 3,
             list(aux_types),
         ),
-        gradient=_gradient,
+        gradient=zero_gradient,
         float_data=True,
         doc=__doc__ or "",
     )
