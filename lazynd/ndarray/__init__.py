@@ -27,6 +27,7 @@ from .creation import (
 from .functions import install_methods as _install_methods
 from .functions import make_function as _make_function
 from .legacy import imdecode, onehot_encode
+from .masking import boolean_mask as _contrib_boolean_mask  # noqa: F401 - mx.nd.contrib.boolean_mask (imperative only)
 from .namespaces import OperatorNamespace as _OperatorNamespace
 from .ndarray import NDArray
 from .serialization import load, load_frombuffer, save

@@ -363,6 +363,12 @@ def sum_gradients(F: Any, terms: list[Any]) -> Any:
     return total
 
 
+def zero_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    """The gradient rule of an operator whose inputs get zero gradients (MXNet's
+    ``MakeZeroGradNodes``: comparisons, box matching, anchors)."""
+    return [F.zeros_like(x) for x in inputs]
+
+
 def register(op: OpDef) -> OpDef:
     """Add ``op`` (and its aliases) to the registry."""
     for key in (op.name, *op.aliases):

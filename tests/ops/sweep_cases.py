@@ -596,7 +596,75 @@ for _kind, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.lo
     )
 
 
+_BOXES = np.array([[0, 0, 2, 2], [1, 1, 3, 4], [0.5, 0, 1.5, 1]])
+# rows: id, score, box; distinct scores far apart (a small step keeps the order)
+_SCORED_BOXES = np.array([[0, 0.9, 0, 0, 2, 2], [0, 0.5, 1, 1, 3, 4], [0, 0.7, 0.5, 0, 1.5, 1]])
+
+# -- MXNet 1.x contrib operators (tests/ops/test_contrib_*.py compare them with MXNet 1.9.1) -----
+CONTRIB_CASES: dict[str, Case] = {
+    "_contrib_isfinite": Case([In(values=[[1, np.inf, np.nan, -np.inf]] * 3)], reference=_f(np.isfinite), grad=False),
+    "_contrib_isnan": Case([In(values=[[1, np.inf, np.nan, -np.inf]] * 3)], reference=_f(np.isnan), grad=False),
+    "_contrib_isinf": Case([In(values=[[1, np.inf, np.nan, -np.inf]] * 3)], reference=_f(np.isinf), grad=False),
+    "_contrib_div_sqrt_dim": Case([In()], reference=lambda x: x / np.float32(2.0)),
+    "_contrib_quadratic": Case([In()], {"a": 1.5, "b": -2.0, "c": 0.5}, reference=lambda x: 1.5 * x * x - 2 * x + 0.5),
+    "_contrib_arange_like": Case(
+        [In()],
+        {"start": 1.0, "step": 0.5, "repeat": 2, "axis": 1},
+        reference=lambda x: np.float32([1, 1, 1.5, 1.5]),
+        grad=False,
+    ),
+    # rows 3 and 0 replaced; the index is not differentiable
+    "_contrib_index_copy": Case(
+        [In((4, 3)), In((2,), values=[3, 0]), In((2, 3))],
+        reference=lambda old, index, new: np.stack([new[1], old[1], old[2], new[0]]),
+    ),
+    # MXNet gives the box operators zero gradients (box_nms routes its rows back: checked numerically)
+    "_contrib_box_iou": Case([In((3, 4), values=_BOXES), In((2, 4), values=_BOXES[1:])], grad=False),
+    "_contrib_box_nms": Case([In((3, 6), values=_SCORED_BOXES)], {"overlap_thresh": 0.3}),
+    "_contrib_bipartite_matching": Case(
+        [In((3, 4), values=np.linspace(0.05, 0.95, 12)[::-1])], {"threshold": 0.1}, grad=False
+    ),
+    "_contrib_box_encode": Case(
+        [
+            In((1, 3), values=[1, 0, 1]),
+            In((1, 3), values=[1, 0, 0]),
+            In((1, 3, 4), values=_BOXES),
+            In((1, 2, 4), values=_BOXES[1:]),
+            In((4,), values=[0, 0, 0, 0]),
+            In((4,), values=[0.1, 0.1, 0.2, 0.2]),
+        ],
+        grad=False,
+    ),
+    "_contrib_box_decode": Case([In((1, 3, 4), -0.5, 0.5), In((1, 3, 4), values=_BOXES)], grad=False),
+    # SSD's three: no gradients (MXNet gives them none)
+    "_contrib_MultiBoxPrior": Case([In((1, 2, 2, 3))], {"sizes": (0.5, 0.2), "ratios": (1, 2)}, grad=False),
+    "_contrib_MultiBoxTarget": Case(
+        [
+            In((1, 3, 4), values=_BOXES / 4),
+            In((1, 2, 5), values=[[1, 0, 0, 0.5, 0.5], [-1, -1, -1, -1, -1]]),
+            In((1, 3, 3), -1, 1),
+        ],
+        grad=False,
+    ),
+    # bilinear sampling and pooling: linear in the data, so the numerical gradient is exact
+    "_contrib_ROIAlign": Case(
+        [In((2, 2, 4, 5)), In((2, 5), values=[[0, 0.3, 0.2, 2.6, 3.1], [1, 1.1, 0.4, 3.3, 2.2]])],
+        {"pooled_size": (2, 2), "spatial_scale": 1.0},
+    ),
+    "_contrib_BilinearResize2D": Case([In((1, 2, 3, 4))], {"height": 5, "width": 2}),
+    "_contrib_AdaptiveAvgPooling2D": Case([In((2, 1, 5, 3))], {"output_size": (2, 2)}),
+    "_contrib_MultiBoxDetection": Case(
+        [In((1, 3, 3), 0, 1), In((1, 12), -0.2, 0.2), In((1, 3, 4), values=_BOXES / 4)], grad=False
+    ),
+}
+# the output's length depends on the values of 'index': imperative only, refused in a symbol
+NOT_SWEPT_CONTRIB = {
+    "_contrib_boolean_mask": "its output length depends on values, so no executor runs it: tests/ops/test_contrib_indexing.py"
+}
+
+
 CASES: dict[str, Case] = {
+    **CONTRIB_CASES,
     **_unary_cases(),
     **_binary_cases(),
     **_scalar_cases(),

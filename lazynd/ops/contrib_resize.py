@@ -1,0 +1,231 @@
+"""``BilinearResize2D`` and ``AdaptiveAvgPooling2D`` of MXNet 1.x's ``contrib`` namespace.
+
+Both map each (height, width) plane of (batch, channels, height, width) data linearly, one axis
+at a time: ``out = rows @ plane @ cols.T``, where ``rows`` (out_height, height) and ``cols``
+(out_width, width) hold the weights each output row (column) takes from the input's.  Their
+gradients are the transposed maps, ``rows.T @ out_grad @ cols``.  The weights are built on the
+host; the products are one kernel over ``kctx.xp`` (batched matrix products), so NumPy and
+CuPy share it.
+
+``BilinearResize2D`` interpolates bilinearly to ``height`` x ``width`` (``scale_height`` /
+``scale_width``, when given, scale the input's instead, truncated) or, with ``mode='like'``, to
+the size of a second input ``like``.  With ``align_corners`` (the default), the corners of input
+and output coincide; without, pixel centres are scaled, as MXNet 1.9.1 computes both.
+``AdaptiveAvgPooling2D`` averages bins ``[floor(i * in / out), ceil((i + 1) * in / out))``;
+``output_size`` is one size for both axes, two, or none (1 x 1).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import OperatorError, ShapeError
+from .params import Param, enum, optional, parse_bool, parse_float, parse_int, parse_shape
+from .registry import OpDef, register
+
+RESIZE = "_contrib_BilinearResize2D"
+POOL = "_contrib_AdaptiveAvgPooling2D"
+
+
+def interpolation_weights(size: int, out_size: int, align_corners: bool) -> np.ndarray:
+    """(out_size, size) bilinear weights along one axis."""
+    weights = np.zeros((out_size, size))
+    index = np.arange(out_size)
+    source: np.ndarray
+    # a single output row (column) reads the first input row in both modes, as MXNet 1.9.1
+    if out_size == 1:
+        source = np.zeros(1)
+    elif align_corners:
+        source = (size - 1) / (out_size - 1) * index
+    else:
+        source = np.maximum(size / out_size * (index + 0.5) - 0.5, 0.0)
+    low = source.astype(np.int64)
+    high = np.where(low < size - 1, low + 1, low)
+    fraction = source - low
+    np.add.at(weights, (index, low), 1.0 - fraction)
+    np.add.at(weights, (index, high), fraction)
+    return weights
+
+
+def average_weights(size: int, out_size: int) -> np.ndarray:
+    """(out_size, size) weights of adaptive average pooling along one axis."""
+    weights = np.zeros((out_size, size))
+    for i in range(out_size):
+        start, end = (i * size) // out_size, math.ceil((i + 1) * size / out_size)
+        weights[i, start:end] = 1.0 / (end - start)
+    return weights
+
+
+def _apply(xp: Any, data: Any, rows: np.ndarray, cols: np.ndarray, out: Any, transpose: bool = False) -> None:
+    """``out = rows @ data @ cols.T`` per plane (``rows.T @ data @ cols`` with ``transpose``)."""
+    left, right = xp.asarray(rows, dtype=data.dtype), xp.asarray(cols, dtype=data.dtype)
+    if transpose:
+        out[...] = xp.matmul(xp.matmul(left.T, data), right)
+    else:
+        out[...] = xp.matmul(xp.matmul(left, data), right.T)
+
+
+def _check_4d(op: str, name: str, shape: Any) -> None:
+    if shape is not None and len(shape) != 4:
+        raise ShapeError(f"{op}: '{name}' must be 4-D (batch, channels, height, width), got shape {tuple(shape)}")
+
+
+# -- BilinearResize2D -----------------------------------------------------------------------------
+_SUPPORTED_MODES = ("size", "like")
+
+
+def _resize_inputs(attrs: dict) -> list[str]:
+    return ["data", "like"] if attrs["mode"] == "like" else ["data"]
+
+
+def _resize_size(attrs: dict, data: tuple, like: Any) -> tuple[int, int]:
+    if attrs["mode"] not in _SUPPORTED_MODES:
+        raise OperatorError(f"{RESIZE}: mode '{attrs['mode']}' is not supported by lazynd (supported: size, like)")
+    if attrs["mode"] == "like":
+        return (like[2], like[3]) if like is not None else (0, 0)
+    height = int(data[2] * attrs["scale_height"]) if attrs["scale_height"] is not None else attrs["height"]
+    width = int(data[3] * attrs["scale_width"]) if attrs["scale_width"] is not None else attrs["width"]
+    if height < 1 or width < 1:
+        raise ShapeError(f"{RESIZE}: the output size must be positive, got height {height}, width {width}")
+    return height, width
+
+
+def _resize_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    for name, shape in zip(_resize_inputs(attrs), in_shapes, strict=True):
+        _check_4d(RESIZE, name, shape)
+    data = in_shapes[0]
+    like = in_shapes[1] if len(in_shapes) > 1 else None
+    if data is None:
+        return list(in_shapes), [None], list(aux_shapes)
+    height, width = _resize_size(attrs, data, like)
+    out = (data[0], data[1], height, width)
+    return list(in_shapes), [out if all(out) else None], list(aux_shapes)
+
+
+def _resize_weights(attrs: dict, size: tuple, out_size: tuple) -> tuple[np.ndarray, np.ndarray]:
+    corners = attrs["align_corners"]
+    return interpolation_weights(size[0], out_size[0], corners), interpolation_weights(size[1], out_size[1], corners)
+
+
+def _resize_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    data, out = inputs[0], outputs[0]
+    rows, cols = _resize_weights(attrs, data.shape[2:], out.shape[2:])
+    _apply(kctx.xp, data, rows, cols, out)
+
+
+def _resize_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    out_grad, data = inputs[0], inputs[1]
+    rows, cols = _resize_weights(attrs, data.shape[2:], out_grad.shape[2:])
+    _apply(kctx.xp, out_grad, rows, cols, outputs[0], transpose=True)
+    if len(outputs) > 1:  # 'like' gives only its size
+        outputs[1][...] = 0
+
+
+_RESIZE_PARAMS = {
+    "height": Param(parse_int, 1, "output height (mode 'size', without scale_height)"),
+    "width": Param(parse_int, 1, "output width (mode 'size', without scale_width)"),
+    "scale_height": Param(optional(parse_float), None, "output height as a multiple of the input's"),
+    "scale_width": Param(optional(parse_float), None, "output width as a multiple of the input's"),
+    "mode": Param(
+        enum("size", "like", "odd_scale", "to_even_down", "to_even_up", "to_odd_down", "to_odd_up"),
+        "size",
+        "how the output size is chosen (lazynd supports 'size' and 'like')",
+    ),
+    "align_corners": Param(parse_bool, True, "the corner pixels of input and output coincide"),
+}
+
+register(
+    OpDef(
+        RESIZE,
+        _resize_forward,
+        inputs=_resize_inputs,
+        params=_RESIZE_PARAMS,
+        infer_shape=_resize_infer,
+        infer_type=lambda attrs, in_types, aux_types: (
+            [in_types[0]] * len(in_types),
+            [in_types[0]],
+            list(aux_types),
+        ),
+        gradient=lambda F, attrs, inputs, outputs, out_grads: (
+            list(F._backward_contrib_BilinearResize2D(out_grads[0], *inputs, **attrs))
+            if attrs["mode"] == "like"
+            else [F._backward_contrib_BilinearResize2D(out_grads[0], inputs[0], **attrs)]
+        ),
+        float_data=True,
+        doc="Bilinear resizing of (N, C, H, W) data (``mx.nd.contrib.BilinearResize2D``).",
+    )
+)
+register(
+    OpDef(
+        "_backward_contrib_BilinearResize2D",
+        _resize_backward,
+        inputs=lambda attrs: ["out_grad", *_resize_inputs(attrs)],
+        outputs=lambda attrs: ["data_grad", "like_grad"] if attrs["mode"] == "like" else ["data_grad"],
+        params=_RESIZE_PARAMS,
+        infer_shape=lambda attrs, s, a: (s, list(s[1:]), a),
+        infer_type=lambda attrs, t, a: (t, [t[0]] * (len(t) - 1), a),
+        shape_only_inputs=lambda attrs: (1, 2) if attrs["mode"] == "like" else (1,),
+        doc="Gradient of BilinearResize2D: the transposed interpolation.",
+    )
+)
+
+
+# -- AdaptiveAvgPooling2D -------------------------------------------------------------------------
+def _pool_size(attrs: dict) -> tuple[int, int]:
+    size = attrs["output_size"]
+    if len(size) > 2 or any(s < 1 for s in size):
+        raise ShapeError(f"{POOL}: output_size must be one or two positive sizes, got {size}")
+    return (1, 1) if not size else (size[0], size[-1])
+
+
+def _pool_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data = in_shapes[0]
+    _check_4d(POOL, "data", data)
+    height, width = _pool_size(attrs)
+    out = None if data is None else (data[0], data[1], height, width)
+    return list(in_shapes), [out if out is not None and all(out) else None], list(aux_shapes)
+
+
+def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    data, out = inputs[0], outputs[0]
+    size = data.shape[2:]
+    _apply(kctx.xp, data, average_weights(size[0], out.shape[2]), average_weights(size[1], out.shape[3]), out)
+
+
+def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    out_grad, data = inputs
+    size = data.shape[2:]
+    rows, cols = average_weights(size[0], out_grad.shape[2]), average_weights(size[1], out_grad.shape[3])
+    _apply(kctx.xp, out_grad, rows, cols, outputs[0], transpose=True)
+
+
+_POOL_PARAMS = {"output_size": Param(parse_shape, (), "(height, width) of the output; one size for both; () is 1 x 1")}
+
+register(
+    OpDef(
+        POOL,
+        _pool_forward,
+        params=_POOL_PARAMS,
+        infer_shape=_pool_infer,
+        gradient=lambda F, attrs, inputs, outputs, out_grads: [
+            F._backward_contrib_AdaptiveAvgPooling2D(out_grads[0], inputs[0], **attrs)
+        ],
+        float_data=True,
+        doc="Adaptive average pooling of (N, C, H, W) data to output_size (``mx.nd.contrib.AdaptiveAvgPooling2D``).",
+    )
+)
+register(
+    OpDef(
+        "_backward_contrib_AdaptiveAvgPooling2D",
+        _pool_backward,
+        inputs=("out_grad", "data"),
+        params=_POOL_PARAMS,
+        infer_shape=lambda attrs, s, a: (s, [s[1]], a),
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        shape_only_inputs=(1,),
+        doc="Gradient of AdaptiveAvgPooling2D: each output gradient spread evenly over its bin.",
+    )
+)

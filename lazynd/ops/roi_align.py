@@ -1,0 +1,199 @@
+"""``ROIAlign`` (``mx.nd.contrib.ROIAlign``, Mask R-CNN's region pooling), as in MXNet 1.9.1.
+
+Each row of ``rois`` is ``[batch_index, x1, y1, x2, y2]`` in image coordinates, scaled onto the
+feature map by ``spatial_scale`` (less half a cell with ``aligned``; without it a region is at
+least one cell high and wide).  The region is split into ``pooled_size`` bins; each bin is the
+mean of a grid of ``sample_ratio`` x ``sample_ratio`` points (by default ``ceil`` of the bin's
+size in cells) read by bilinear interpolation; a point more than one cell outside the map reads
+0.  A region of a negative batch index gives 0.  With ``position_sensitive`` (R-FCN), bin (i, j)
+of output channel c reads input channel ``(c * ph + i) * pw + j``, so the output has
+``channels / (ph * pw)`` channels.
+
+Bilinear weights are products of one weight per axis, and the point grid is a product of one
+grid per axis, so each region's output is ``rows @ plane @ cols.T``: ``rows`` (ph, height) and
+``cols`` (pw, width) hold the mean weights each bin takes from the map's rows and columns.  They
+are built on the host from the regions (read there); each region is then two contractions over
+``kctx.xp`` on the part of the map it covers, and the gradient the transposed ones, added into
+the data's gradient.  The regions get no gradient, as in MXNet.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import OperatorError, ShapeError
+from .params import Param, parse_bool, parse_float, parse_int, parse_shape
+from .registry import OpDef, merge_shape, register
+
+NAME = "_contrib_ROIAlign"
+
+
+def _axis_weights(start: float, length: float, bins: int, samples: int, size: int) -> np.ndarray:
+    """(bins, size): each bin's mean bilinear weights over its ``samples`` points along one axis."""
+    weights = np.zeros((bins, size))
+    if samples < 1:
+        return weights
+    step = length / bins
+    for b in range(bins):
+        for s in range(samples):
+            point = start + b * step + (s + 0.5) * step / samples
+            if point < -1.0 or point > size:
+                continue  # outside the map: the point reads 0
+            point = max(point, 0.0)
+            low = int(point)
+            if low >= size - 1:
+                low = high = size - 1
+                point = float(low)
+            else:
+                high = low + 1
+            fraction = point - low
+            weights[b, low] += (1.0 - fraction) / samples
+            weights[b, high] += fraction / samples
+    return weights
+
+
+def region_weights(attrs: dict, roi: np.ndarray, height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows (ph, height), cols (pw, width))`` of one region ``[batch_index, x1, y1, x2, y2]``."""
+    pooled_h, pooled_w = attrs["pooled_size"]
+    offset = 0.5 if attrs["aligned"] else 0.0
+    scale = attrs["spatial_scale"]
+    x1, y1, x2, y2 = (float(v) * scale - offset for v in roi[1:5])
+    roi_w, roi_h = x2 - x1, y2 - y1
+    if not attrs["aligned"]:
+        roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
+    elif roi_w <= 0 or roi_h <= 0:  # (MXNet 1.9.1 aborts the process here)
+        raise OperatorError(
+            f"{NAME}: with aligned, a region must have a positive width and height, got "
+            f"[{', '.join(f'{float(v):g}' for v in roi[1:5])}] (width {roi_w:g}, height {roi_h:g} on the map)"
+        )
+    ratio = attrs["sample_ratio"]
+    grid_h = ratio if ratio > 0 else math.ceil(roi_h / pooled_h)
+    grid_w = ratio if ratio > 0 else math.ceil(roi_w / pooled_w)
+    return (
+        _axis_weights(y1, roi_h, pooled_h, grid_h, height),
+        _axis_weights(x1, roi_w, pooled_w, grid_w, width),
+    )
+
+
+def _extent(weights: np.ndarray) -> slice:
+    """The rows (columns) of the map a region reads."""
+    used = np.flatnonzero(weights.any(axis=0))
+    return slice(int(used[0]), int(used[-1]) + 1) if used.size else slice(0, 0)
+
+
+def _regions(attrs: dict, xp: Any, rois: Any, data_shape: tuple) -> list[tuple[int, Any, Any, slice, slice]]:
+    """Per region: (batch index, rows, cols, row extent, column extent); index -1: gives 0."""
+    batch, _, height, width = data_shape
+    host = rois if xp is np else rois.get()
+    regions = []
+    for roi in host:
+        index = int(roi[0])
+        if index >= batch:
+            raise OperatorError(f"{NAME}: a region's batch index {index} is outside the batch of {batch} images")
+        rows, cols = region_weights(attrs, roi, height, width)
+        row_span, col_span = _extent(rows), _extent(cols)
+        regions.append((index, rows[:, row_span], cols[:, col_span], row_span, col_span))
+    return regions
+
+
+def _channel_groups(attrs: dict, channels: int) -> int:
+    pooled_h, pooled_w = attrs["pooled_size"]
+    if channels % (pooled_h * pooled_w):
+        raise ShapeError(
+            f"{NAME}: with position_sensitive, the {channels} channels of 'data' must divide by "
+            f"pooled_size {pooled_h} x {pooled_w}"
+        )
+    return channels // (pooled_h * pooled_w)
+
+
+def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    data, rois = inputs
+    out = outputs[0]
+    out[...] = 0
+    pooled_h, pooled_w = attrs["pooled_size"]
+    for r, (index, rows, cols, row_span, col_span) in enumerate(_regions(attrs, xp, rois, data.shape)):
+        if index < 0 or rows.shape[1] == 0 or cols.shape[1] == 0:
+            continue
+        part = data[index, :, row_span, col_span]
+        left, right = xp.asarray(rows, dtype=data.dtype), xp.asarray(cols, dtype=data.dtype)
+        if attrs["position_sensitive"]:
+            part = part.reshape(-1, pooled_h, pooled_w, *part.shape[1:])
+            out[r] = xp.einsum("ph,cpqhw,qw->cpq", left, part, right)
+        else:
+            out[r] = xp.einsum("ph,chw,qw->cpq", left, part, right)
+
+
+def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    xp = kctx.xp
+    out_grad, rois, data = inputs
+    grad = outputs[0]
+    grad[...] = 0
+    pooled_h, pooled_w = attrs["pooled_size"]
+    for r, (index, rows, cols, row_span, col_span) in enumerate(_regions(attrs, xp, rois, data.shape)):
+        if index < 0 or rows.shape[1] == 0 or cols.shape[1] == 0:
+            continue
+        left, right = xp.asarray(rows, dtype=grad.dtype), xp.asarray(cols, dtype=grad.dtype)
+        if attrs["position_sensitive"]:
+            part = xp.einsum("ph,cpq,qw->cpqhw", left, out_grad[r], right)
+            part = part.reshape(-1, *part.shape[3:])
+        else:
+            part = xp.einsum("ph,cpq,qw->chw", left, out_grad[r], right)
+        grad[index, :, row_span, col_span] += part
+
+
+def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if len(attrs["pooled_size"]) != 2 or min(attrs["pooled_size"]) < 1:
+        raise ShapeError(f"{NAME}: pooled_size must be two positive sizes, got {attrs['pooled_size']}")
+    if attrs["spatial_scale"] <= 0:
+        raise ShapeError(f"{NAME}: spatial_scale must be positive, got {attrs['spatial_scale']}")
+    data, rois = in_shapes
+    if data is not None and len(data) != 4:
+        raise ShapeError(f"{NAME}: 'data' must be 4-D (batch, channels, height, width), got shape {tuple(data)}")
+    if rois is not None and (len(rois) != 2 or rois[1] not in (0, 5)):
+        raise ShapeError(f"{NAME}: 'rois' must be (num_rois, 5), got shape {tuple(rois)}")
+    rois = merge_shape(NAME, "rois", rois, (rois[0], 5)) if rois is not None else None
+    if data is None or rois is None or not data[1]:
+        return [data, rois], [None], list(aux_shapes)
+    channels = _channel_groups(attrs, data[1]) if attrs["position_sensitive"] else data[1]
+    return [tuple(data), rois], [(rois[0], channels, *attrs["pooled_size"])], list(aux_shapes)
+
+
+_PARAMS = {
+    "pooled_size": Param(parse_shape, doc="(height, width) of each region's output"),
+    "spatial_scale": Param(parse_float, doc="ratio of the feature map's size to the image's"),
+    "sample_ratio": Param(parse_int, -1, "points per bin along each axis (-1: the bin's size in cells, rounded up)"),
+    "position_sensitive": Param(parse_bool, False, "bin (i, j) reads its own group of channels (R-FCN)"),
+    "aligned": Param(parse_bool, False, "shift the regions by half a cell (pixel centres)"),
+}
+
+register(
+    OpDef(
+        NAME,
+        _forward,
+        inputs=("data", "rois"),
+        params=_PARAMS,
+        infer_shape=_infer_shape,
+        gradient=lambda F, attrs, inputs, outputs, out_grads: [
+            F._backward_contrib_ROIAlign(out_grads[0], inputs[1], inputs[0], **attrs),
+            None,  # the regions get no gradient (zero), as in MXNet
+        ],
+        float_data=True,
+        doc="Average bilinear samples of each region of interest into pooled_size bins (``mx.nd.contrib.ROIAlign``).",
+    )
+)
+register(
+    OpDef(
+        "_backward_contrib_ROIAlign",
+        _backward,
+        inputs=("out_grad", "rois", "data"),
+        params=_PARAMS,
+        infer_shape=lambda attrs, s, a: (s, [s[2]], a),
+        infer_type=lambda attrs, t, a: (t, [t[0]], a),
+        shape_only_inputs=(2,),
+        doc="Gradient of ROIAlign: each bin's gradient spread over the points it read.",
+    )
+)
