@@ -88,6 +88,7 @@ _LAZY = {
     "attribute": "lazynd_sym.attribute",
     "operator": "lazynd.operator",
     "autograd": "lazynd.autograd",
+    "contrib": "lazynd.contrib",
     "base": "lazynd.base",
     "executor": "lazynd_sym.executor",
 }

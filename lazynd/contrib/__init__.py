@@ -1,0 +1,40 @@
+"""``mx.contrib``: MXNet 1.x's contrib faces.
+
+- ``mx.contrib.nd`` / ``mx.contrib.ndarray``: the contrib operators as NDArray functions (the
+  same namespace as ``mx.nd.contrib``: ``mx.contrib.nd.MultiBoxPrior``...);
+- ``mx.contrib.sym`` / ``mx.contrib.symbol``: the same as symbol functions (``mx.sym.contrib``),
+  imported on first use so that ``lazynd`` does not import ``lazynd_sym``;
+- ``mx.contrib.autograd``: the imperative autograd API of MXNet 0.9.4 and 0.10
+  (``train_section``, ``grad_and_loss``...), over :mod:`lazynd.autograd`.
+
+Examples
+--------
+>>> import lazynd as mx
+>>> mx.contrib.nd.MultiBoxPrior(mx.nd.zeros((1, 3, 2, 2)), sizes=(0.5,)).shape
+(1, 4, 4)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["autograd", "nd", "ndarray", "sym", "symbol"]
+
+
+def __getattr__(name: str) -> Any:
+    value: Any
+    if name in ("nd", "ndarray"):
+        value = importlib.import_module("lazynd.ndarray").contrib
+    elif name in ("sym", "symbol"):
+        value = importlib.import_module("lazynd_sym").contrib
+    elif name == "autograd":
+        value = importlib.import_module(f"{__name__}.autograd")
+    else:
+        raise AttributeError(f"module 'lazynd.contrib' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
