@@ -174,6 +174,15 @@ def current_context() -> Context:
     return stack[-1] if stack else _DEFAULT
 
 
+def gpu_memory_info(device_id: int = 0) -> tuple[int, int]:
+    """``(free, total)`` bytes of ``gpu(device_id)``'s memory, as MXNet 1.x's ``mx.context.gpu_memory_info``
+    (memory CuPy's pool holds counts as used; ``mx.gpu(i).empty_cache()`` returns it to the driver).
+    Without that GPU, a :class:`~lazynd.ContextError` names it."""
+    from .backend import gpu_memory_info as memory_info
+
+    return memory_info(int(device_id))
+
+
 def num_gpus() -> int:
     """Number of GPUs CuPy can see (0 without CuPy or without a driver)."""
     from .backend import gpu_count

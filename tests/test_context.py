@@ -43,3 +43,21 @@ def test_device_type_tables_are_mxnets() -> None:
     # MXNet 1.9.1: Context.devtype2str[1] == 'cpu', devstr2type['gpu'] == 2
     assert mx.Context.devtype2str[1] == "cpu" and mx.Context.devtype2str[2] == "gpu"
     assert mx.cpu().devstr2type["gpu"] == 2 and mx.Context.devstr2type["cpu_pinned"] == 3
+
+
+def test_gpu_memory_info_names_a_gpu_that_is_not_there() -> None:
+    missing = mx.num_gpus()  # the first index past the visible GPUs
+    with pytest.raises(mx.ContextError, match=rf"gpu\({missing}\)"):
+        mx.context.gpu_memory_info(missing)
+
+
+@pytest.mark.gpu
+def test_gpu_memory_info_gives_free_and_total_bytes() -> None:
+    if mx.num_gpus() == 0:
+        pytest.skip("no GPU")
+    import cupy
+
+    if not hasattr(cupy.cuda.runtime, "memGetInfo"):
+        pytest.skip("this CuPy (the CPU emulator) has no cudaMemGetInfo")
+    free, total = mx.context.gpu_memory_info(0)
+    assert 0 <= free <= total and total > 0

@@ -64,3 +64,14 @@ def test_small_helpers():
     assert test_utils.almost_equal_ignore_nan(np.array([np.nan, 1.0]), np.array([3.0, 1.0]))
     assert not test_utils.almost_equal_ignore_nan(np.array([np.nan, 1.0]), np.array([3.0, 2.0]))
     assert mx.test_utils is test_utils
+
+
+def test_check_speed_times_a_training_pass_or_a_forward() -> None:
+    import lazynd as mx
+
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=8, name="fc")
+    assert mx.test_utils.check_speed(fc, data=(4, 16), N=3) > 0
+    location = [np.ones((4, 16)), np.ones((8, 16)), np.zeros(8)]  # list_arguments() order
+    assert mx.test_utils.check_speed(fc, location=location, typ="forward", N=2) > 0
+    with pytest.raises(ValueError, match="typ must be"):
+        mx.test_utils.check_speed(fc, data=(4, 16), typ="backward")

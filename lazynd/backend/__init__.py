@@ -64,6 +64,13 @@ def gpu_count() -> int:
     return count()
 
 
+def gpu_memory_info(device_id: int) -> tuple[int, int]:
+    """``(free, total)`` bytes of ``gpu(device_id)``'s memory (see ``lazynd.context.gpu_memory_info``)."""
+    from .cuda.devices import memory_info
+
+    return memory_info(device_id)
+
+
 def set_event_timing(enabled: bool) -> None:
     """Record timestamps with device events from now on (the profiler turns this on)."""
     global event_timing

@@ -21,6 +21,14 @@ def gpu_count() -> int:
 def make_backend(device_id: int) -> Any:
     """The :class:`~lazynd.backend.cuda.backend.CupyBackend` of ``gpu(device_id)``, or a clear
     :class:`~lazynd.ContextError` when CuPy, the driver or the device is missing."""
+    _check_device(device_id)
+    from .backend import CupyBackend
+
+    return CupyBackend(device_id)
+
+
+def _check_device(device_id: int) -> None:
+    """Raise a clear :class:`~lazynd.ContextError` unless CuPy, a driver and ``gpu(device_id)`` are there."""
     try:
         import cupy
     except ImportError as err:
@@ -31,11 +39,19 @@ def make_backend(device_id: int) -> Any:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as err:  # CUDARuntimeError: no driver or no device
         raise ContextError(f"gpu({device_id}) cannot be used: no CUDA device or driver ({err})") from err
-    if device_id >= count:
+    if not 0 <= device_id < count:
         raise ContextError(f"gpu({device_id}) does not exist: {count} GPU(s) visible")
-    from .backend import CupyBackend
 
-    return CupyBackend(device_id)
+
+def memory_info(device_id: int) -> tuple[int, int]:
+    """``(free, total)`` bytes of ``gpu(device_id)``'s memory as the driver reports them (memory
+    CuPy's pool holds counts as used); a :class:`~lazynd.ContextError` where there is no such GPU."""
+    _check_device(device_id)
+    import cupy
+
+    with cupy.cuda.Device(device_id):
+        free, total = cupy.cuda.runtime.memGetInfo()
+    return int(free), int(total)
 
 
 # an H100's count, for device properties that lack it (the CPU emulator the tests can run on)
