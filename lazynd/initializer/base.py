@@ -1,11 +1,6 @@
-"""Parameter initializers (``mx.init``).
-
-An initializer is called with a parameter's name and its NDArray and fills
-the array according to the name's suffix (``*_weight``, ``*_bias``,
-``*_gamma``, ``*_beta``, ``*_moving_mean``, ``*_moving_var``).  A variable's
-``__init__`` attribute (an initializer's ``dumps()``) overrides that choice.
-Random draws go through ``lazynd.random``, so ``mx.random.seed`` makes them
-reproducible.
+"""The initializer base class and what every initializer shares: ``Initializer`` (filling a parameter as its
+name's suffix asks, or as its ``__init__`` attribute says), ``InitDesc``, the registry, ``create`` (an
+initializer from a name or a ``dumps()`` string) and the bilinear upsampling filter.
 """
 
 from __future__ import annotations
@@ -14,20 +9,18 @@ import importlib
 import inspect
 import json
 import numbers
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import ndarray as nd
-from . import random as _random
-from .class_registry import make_register
-from .errors import DataError, ShapeError
-from .log import get_logger
+from .. import ndarray as nd
+from ..class_registry import make_register
+from ..errors import DataError, ShapeError
+from ..log import get_logger
 
 _REGISTRY: dict[str, type[Initializer]] = {}
-_log = get_logger(__name__)
+_log = get_logger("lazynd.initializer")  # the package's logger, as users know it
 
 
 register = make_register(_REGISTRY)
@@ -80,6 +73,7 @@ class Initializer:
 
         Examples
         --------
+        >>> from lazynd.initializer import Uniform
         >>> Uniform().set_verbosity(True)._verbose
         True
         """
@@ -96,6 +90,7 @@ class Initializer:
 
         Examples
         --------
+        >>> from lazynd.initializer import Constant, Xavier
         >>> Xavier(factor_type="in", magnitude=2).dumps()
         '["xavier", {"rnd_type": "uniform", "factor_type": "in", "magnitude": 2}]'
 
@@ -176,79 +171,10 @@ class Initializer:
         )
 
 
-@register()
-class Load(Initializer):
-    """Take values from saved parameters (a dict or an ``nd.save`` file), else ``default_init``.
-
-    ``arg:``/``aux:`` prefixes of checkpoint files are stripped.
-    """
-
-    def __init__(
-        self, param: str | dict[str, Any], default_init: Initializer | None = None, verbose: bool = False
-    ) -> None:
-        if isinstance(param, str):
-            param = nd.load(param)
-        if not isinstance(param, dict):
-            raise DataError(f"Load: expected a dict of named arrays, got {type(param).__name__}")
-        self.param = {(k[4:] if k.startswith(("arg:", "aux:")) else k): v for k, v in param.items()}
-        self.default_init = default_init
-        self.verbose = verbose
-        super().__init__()
-
-    def __call__(self, name: str, arr: Any) -> None:
-        if name in self.param:
-            value = self.param[name]
-            if tuple(value.shape) != tuple(arr.shape):
-                raise ShapeError(
-                    f"Load: parameter {name!r} has shape {tuple(value.shape)} in the file but {tuple(arr.shape)} in the model"
-                )
-            arr[:] = value.asnumpy() if hasattr(value, "asnumpy") else value
-        elif self.default_init is not None:
-            self.default_init(name, arr)
-        else:
-            raise DataError(f"Load: {name!r} is not among the loaded parameters and no default_init was given")
-
-
-@register()
-class Mixed(Initializer):
-    """Pick the initializer of the first regular expression that matches the name.
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> init = Mixed(["conv.*", ".*"], [Constant(0.5), Uniform(0.1)])
-    >>> arr = mx.nd.zeros((2, 2)); init("conv1_weight", arr); arr.asnumpy().tolist()
-    [[0.5, 0.5], [0.5, 0.5]]
-    """
-
-    def __init__(self, patterns: Sequence[str], initializers: Sequence[Initializer]) -> None:
-        if len(patterns) != len(initializers):
-            raise DataError(f"Mixed: {len(patterns)} patterns but {len(initializers)} initializers")
-        for init in initializers:
-            if not callable(init):
-                raise DataError(f"Mixed: each initializer must be an Initializer, got {init!r}")
-        self.map = [(_compiled("Mixed", p), init) for p, init in zip(patterns, initializers, strict=False)]
-        super().__init__()
-
-    def __call__(self, name: str, arr: Any) -> None:
-        for pattern, init in self.map:
-            if pattern.match(name):
-                init(name, arr)
-                return
-        raise DataError(f"Mixed: no pattern matches {name!r}; add a '.*' pattern as the default")
-
-
 def _root_mean_square(arr: Any) -> str:
     """``norm(arr) / sqrt(size)`` as text: what :meth:`Initializer.set_verbosity` logs by default."""
     values = _host_array(arr).astype(np.float64)
     return str(float(np.sqrt(np.mean(values * values)))) if values.size else "0.0"
-
-
-def _compiled(owner: str, pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except (re.error, TypeError) as err:
-        raise DataError(f"{owner}: {pattern!r} is not a regular expression: {err}") from None
 
 
 def _check_number(owner: str, name: str, value: object) -> None:
@@ -301,176 +227,6 @@ def bilinear_filter(name: str, shape: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(tent, shape).copy()
 
 
-@register("zeros")
-class Zero(Initializer):
-    """All zeros."""
-
-    def _init_weight(self, _: str, arr: Any) -> None:
-        arr[:] = 0.0
-
-
-@register("ones")
-class One(Initializer):
-    """All ones."""
-
-    def _init_weight(self, _: str, arr: Any) -> None:
-        arr[:] = 1.0
-
-
-@register()
-class Constant(Initializer):
-    """Every weight equal to ``value``."""
-
-    def __init__(self, value: float) -> None:
-        super().__init__(value=value)
-        self.value = value
-
-    def _init_weight(self, _: str, arr: Any) -> None:
-        arr[:] = self.value
-
-
-@register()
-class LSTMBias(Initializer):
-    """An LSTM's biases: zeros, except the forget gate's (the second of the four gates) set to ``forget_bias``.
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> bias = mx.nd.empty((8,))
-    >>> mx.init.LSTMBias(forget_bias=1.0)._init_weight("lstm_i2h_bias", bias)
-    >>> bias.asnumpy()
-    array([0., 0., 1., 1., 0., 0., 0., 0.], dtype=float32)
-    """
-
-    def __init__(self, forget_bias: float = 1.0) -> None:
-        _check_number("LSTMBias", "forget_bias", forget_bias)
-        super().__init__(forget_bias=forget_bias)
-        self.forget_bias = forget_bias
-
-    def _init_weight(self, _: str, arr: Any) -> None:
-        num_hidden = arr.shape[0] // 4
-        arr[:] = 0.0
-        arr[num_hidden : 2 * num_hidden] = self.forget_bias
-
-
-@register()
-class Uniform(Initializer):
-    """Weights drawn from U(-scale, scale).
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> arr = mx.nd.zeros((100,)); Uniform(0.1)("w_weight", arr)
-    >>> bool(abs(arr.asnumpy()).max() <= 0.1)
-    True
-    """
-
-    def __init__(self, scale: float = 0.07) -> None:
-        _check_number("Uniform", "scale", scale)
-        super().__init__(scale=scale)
-        self.scale = scale
-
-    def _init_weight(self, _: str, arr: Any) -> None:
-        _random.uniform(-self.scale, self.scale, out=arr)
-
-
-@register()
-class Normal(Initializer):
-    """Weights drawn from N(0, sigma^2)."""
-
-    def __init__(self, sigma: float = 0.01) -> None:
-        _check_number("Normal", "sigma", sigma)
-        super().__init__(sigma=sigma)
-        self.sigma = sigma
-
-    def _init_weight(self, _: str, arr: Any) -> None:
-        _random.normal(0, self.sigma, out=arr)
-
-
-@register()
-class Orthogonal(Initializer):
-    """Orthogonal rows (or columns) from the SVD of a random matrix, times ``scale``."""
-
-    def __init__(self, scale: float = 1.414, rand_type: str = "uniform") -> None:
-        if rand_type not in ("uniform", "normal"):
-            raise DataError(f"Orthogonal: rand_type must be 'uniform' or 'normal', got {rand_type!r}")
-        _check_number("Orthogonal", "scale", scale)
-        super().__init__(scale=scale, rand_type=rand_type)
-        self.scale = scale
-        self.rand_type = rand_type
-
-    def _init_weight(self, name: str, arr: Any) -> None:
-        if len(arr.shape) < 2:
-            raise ShapeError(f"Orthogonal: {name!r} needs at least 2 dimensions, got shape {tuple(arr.shape)}")
-        rows, cols = arr.shape[0], int(np.prod(arr.shape[1:]))
-        draw = _random.uniform if self.rand_type == "uniform" else _random.normal
-        sample = (
-            draw(-1.0, 1.0, shape=(rows, cols)) if self.rand_type == "uniform" else draw(0.0, 1.0, shape=(rows, cols))
-        )
-        u, _, v = np.linalg.svd(sample.asnumpy().astype(np.float64), full_matrices=False)
-        basis = u if u.shape == (rows, cols) else v
-        arr[:] = (self.scale * basis).reshape(arr.shape).astype(np.float32)
-
-
-@register()
-class Xavier(Initializer):
-    """Scale from fan-in/fan-out: ``sqrt(magnitude / factor)``.
-
-    Parameters
-    ----------
-    rnd_type : {'uniform', 'gaussian'}
-    factor_type : {'avg', 'in', 'out'}
-        ``factor`` is the mean of fan-in and fan-out, fan-in, or fan-out.
-    magnitude : float
-    """
-
-    def __init__(self, rnd_type: str = "uniform", factor_type: str = "avg", magnitude: float = 3) -> None:
-        if rnd_type not in ("uniform", "gaussian"):
-            raise DataError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
-        if factor_type not in ("avg", "in", "out"):
-            raise DataError(f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
-        _check_number("Xavier", "magnitude", magnitude)
-        if magnitude < 0:
-            raise DataError(f"Xavier: magnitude must be a number >= 0, got {magnitude!r}")
-        super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
-        self.rnd_type = rnd_type
-        self.factor_type = factor_type
-        self.magnitude = float(magnitude)
-
-    def _init_weight(self, name: str, arr: Any) -> None:
-        shape = tuple(arr.shape)
-        if len(shape) < 2:
-            raise ShapeError(f"Xavier: {name!r} needs at least 2 dimensions, got shape {shape}")
-        if 0 in shape:
-            return  # nothing to fill, and a fan of 0 has no scale
-        receptive = float(np.prod(shape[2:])) if len(shape) > 2 else 1.0
-        fan_in, fan_out = shape[1] * receptive, shape[0] * receptive
-        factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}[self.factor_type]
-        scale = float(np.sqrt(self.magnitude / factor))
-        if self.rnd_type == "uniform":
-            _random.uniform(-scale, scale, out=arr)
-        else:
-            _random.normal(0, scale, out=arr)
-
-
-@register()
-class MSRAPrelu(Xavier):
-    """He/MSRA initialization for PReLU nets: Gaussian Xavier with magnitude ``2 / (1 + slope^2)``."""
-
-    def __init__(self, factor_type: str = "avg", slope: float = 0.25) -> None:
-        _check_number("MSRAPrelu", "slope", slope)
-        super().__init__("gaussian", factor_type, 2.0 / (1 + slope**2))
-        self._kwargs = {"factor_type": factor_type, "slope": slope}
-
-
-@register()
-class Bilinear(Initializer):
-    """Bilinear upsampling weights for a ``Deconvolution`` (see :func:`bilinear_filter`)."""
-
-    def _init_weight(self, name: str, arr: Any) -> None:
-        arr[:] = bilinear_filter(name, tuple(arr.shape))
-
-
 def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
     """An initializer from a name (``'xavier'``), a ``dumps()`` string, or an instance.
 
@@ -508,9 +264,3 @@ def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
 def _fused_rnn() -> type[Initializer]:
     """``FusedRNN``, which lives with ``mx.rnn.FusedRNNCell`` in the symbolic package (imported when first asked)."""
     return importlib.import_module("lazynd_sym.rnn.fused").FusedRNN
-
-
-def __getattr__(name: str) -> Any:
-    if name == "FusedRNN":
-        return _fused_rnn()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

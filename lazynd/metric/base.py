@@ -1,0 +1,193 @@
+"""The metric base class and its helpers: ``EvalMetric``, the registry that ``create`` reads, and the
+checks every metric applies to its labels and predictions.
+
+Labels and predictions arrive as lists of NDArrays (or NumPy arrays); the
+scores are computed on the host in float64 so that sums over an epoch do not
+drift.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+from ..class_registry import make_register
+from ..errors import DataError
+
+_REGISTRY: dict[str, type[EvalMetric]] = {}
+
+
+register = make_register(_REGISTRY)
+"""Register a metric class under its lower-case class name and aliases for ``create``:
+``@register``, ``@register("alias")`` or MXNet's ``register(klass, name=None)``."""
+
+
+def _host(value: Any) -> numpy.ndarray:
+    return value.asnumpy() if hasattr(value, "asnumpy") else numpy.asarray(value)
+
+
+def _as_array_list(values: Any) -> list[Any]:
+    """``values`` as a list of arrays: a single NDArray or NumPy array is a list of one, as MXNet takes it."""
+    if _is_array(values):
+        return [values]
+    if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise DataError(f"metric: expected an array or a list of arrays, got {type(values).__name__}")
+    return list(values)
+
+
+def _is_int(value: object) -> bool:
+    """Whether ``value`` is an int (Python's or NumPy's, not a bool)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _check_axis(metric: str, axis: int, array: numpy.ndarray) -> None:
+    """Refuse, by name, a class ``axis`` that the predictions do not have."""
+    if not -array.ndim <= axis < array.ndim:
+        raise DataError(f"{metric}: axis {axis} is out of range for predictions of shape {array.shape}")
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "asnumpy") or isinstance(value, numpy.ndarray)
+
+
+def check_label_shapes(labels: Any, preds: Any, wrap: bool = False, shape: bool = False) -> tuple[Any, Any]:
+    """Check that ``labels`` and ``preds`` agree, as MXNet's helper of the same name (for custom metrics).
+
+    Without ``shape`` their lengths must agree (lists of arrays: as many labels as predictions;
+    arrays: as many rows); with ``shape`` their shapes must (two arrays).  With ``wrap`` an array
+    (NDArray or NumPy) comes back as a list of one, so that ``for label, pred in zip(labels, preds)``
+    walks arrays either way; without it both come back as given.  Raises ``DataError`` otherwise.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> labels, preds = check_label_shapes(mx.nd.array([1, 0]), mx.nd.array([[0.2, 0.8], [0.6, 0.4]]), True)
+    >>> len(labels), len(preds)
+    (1, 1)
+    """
+    if shape:
+        if not (_is_array(labels) and _is_array(preds)):
+            raise DataError(
+                f"check_label_shapes(shape=True) compares two arrays, got {type(labels).__name__} "
+                f"and {type(preds).__name__}"
+            )
+        label_shape, pred_shape = tuple(labels.shape), tuple(preds.shape)
+        if label_shape != pred_shape:
+            raise DataError(f"metric: label shape {label_shape} differs from prediction shape {pred_shape}")
+    elif len(labels) != len(preds):
+        raise DataError(f"metric: {len(labels)} labels but {len(preds)} predictions")
+    if wrap:
+        labels = [labels] if _is_array(labels) else labels
+        preds = [preds] if _is_array(preds) else preds
+    return labels, preds
+
+
+def _label_pred_lists(labels: Any, preds: Any) -> tuple[list[Any], list[Any]]:
+    """``labels`` and ``preds`` as lists of arrays (a single array is a list of one), as many of each."""
+    labels, preds = _as_array_list(labels), _as_array_list(preds)
+    if len(labels) != len(preds):
+        raise DataError(f"metric: {len(labels)} label arrays but {len(preds)} prediction arrays")
+    return labels, preds
+
+
+class EvalMetric:
+    """Base class: ``update`` adds a batch, ``get`` gives ``(name, value)``.
+
+    Subclasses add to ``sum_metric`` and ``num_inst``; the value is their
+    ratio (NaN before any update).  As in MXNet 1.x, ``reset_local`` starts a
+    new local period (what ``get`` reports) while ``get_global`` goes on
+    reporting everything since the last ``reset``.
+    """
+
+    def __init__(
+        self, name: str, output_names: list[str] | None = None, label_names: list[str] | None = None, **kwargs: Any
+    ) -> None:
+        self.name = str(name)
+        self.output_names = output_names
+        self.label_names = label_names
+        self._kwargs = kwargs
+        self.reset()
+
+    def __str__(self) -> str:
+        return f"EvalMetric: {dict(self.get_name_value())}"
+
+    def get_config(self) -> dict[str, Any]:
+        config = dict(self._kwargs)
+        config.update(
+            metric=type(self).__name__, name=self.name, output_names=self.output_names, label_names=self.label_names
+        )
+        return config
+
+    def update_dict(self, label: dict[str, Any], pred: dict[str, Any]) -> None:
+        """Update from dicts name -> array, picking ``label_names``/``output_names`` when set."""
+        preds = _pick(pred, self.output_names, "output_names", self.name)
+        labels = _pick(label, self.label_names, "label_names", self.name)
+        self.update(labels, preds)
+
+    def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not implement update")
+
+    def reset(self) -> None:
+        """Forget every update (local and global)."""
+        self.num_inst = 0
+        self.sum_metric = 0.0
+        # the sums of the local periods before the current one
+        self._earlier_sum_metric = 0.0
+        self._earlier_num_inst = 0
+
+    def reset_local(self) -> None:
+        """Start a new local period; the global value keeps what was seen since :meth:`reset`."""
+        self._earlier_sum_metric += self.sum_metric
+        self._earlier_num_inst += self.num_inst
+        self.num_inst = 0
+        self.sum_metric = 0.0
+
+    @property
+    def global_sum_metric(self) -> float:
+        return self._earlier_sum_metric + self.sum_metric
+
+    @property
+    def global_num_inst(self) -> int:
+        return self._earlier_num_inst + self.num_inst
+
+    def _value(self, total: float, count: int) -> float:
+        """The metric's value from a sum and a count (NaN without any instance)."""
+        return float("nan") if count == 0 else total / count
+
+    def get(self) -> tuple[Any, Any]:
+        return self.name, self._value(self.sum_metric, self.num_inst)
+
+    def get_global(self) -> tuple[Any, Any]:
+        """``(name, value)`` over every update since the last :meth:`reset`."""
+        return self.name, self._value(self.global_sum_metric, self.global_num_inst)
+
+    def get_name_value(self) -> list[tuple[str, float]]:
+        return _pairs(*self.get())
+
+    def get_global_name_value(self) -> list[tuple[str, float]]:
+        """:meth:`get_global` as a list of ``(name, value)`` pairs."""
+        return _pairs(*self.get_global())
+
+
+def _pick(arrays: dict[str, Any], names: list[str] | None, which: str, metric: str) -> list[Any]:
+    """The arrays of ``names`` in ``arrays`` (all of them, in order, when ``names`` is None)."""
+    if names is None:
+        return list(arrays.values())
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise DataError(f"metric {metric!r}: {which} {missing} not among the arrays given, {sorted(arrays)}")
+    return [arrays[n] for n in names]
+
+
+def _pairs(name: Any, value: Any) -> list[tuple[str, float]]:
+    if not isinstance(name, list):
+        name, value = [name], [value]
+    return list(zip(name, value, strict=False))
+
+
+def _check_average(metric: str, average: str) -> None:
+    if average not in ("macro", "micro"):
+        raise DataError(f"{metric}: average must be 'macro' or 'micro', got {average!r}")
