@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from lazynd.ndarray.control_flow import SYMBOL_REFUSALS as _SYMBOL_REFUSALS
 from lazynd.ndarray.namespaces import PREFIXES as _PREFIXES
 from lazynd.ndarray.namespaces import OperatorNamespace as _OperatorNamespace
 from lazynd.ops import registry as _registry
@@ -55,7 +56,7 @@ def _install_ops() -> None:
 _install_ops()
 
 
-def _namespace(namespace: str) -> _OperatorNamespace:
+def _namespace(namespace: str, functions: dict | None = None) -> _OperatorNamespace:
     """``mx.sym.<namespace>``: its functions name their nodes by the short name, as MXNet's
     (``mx.sym.linalg.gemm2`` -> ``gemm20``)."""
     prefixes = [p for p in _PREFIXES[namespace] if p]
@@ -64,12 +65,12 @@ def _namespace(namespace: str) -> _OperatorNamespace:
         short = next((name[len(p) :] for p in prefixes if name.startswith(p)), name)
         return make_function(_registry.get(name), short)
 
-    return _OperatorNamespace("mx.sym", namespace, resolve)
+    return _OperatorNamespace("mx.sym", namespace, resolve, functions)
 
 
 # mx.sym.linalg.gemm2, mx.sym.contrib.<op>, mx.sym.image.<op>, mx.sym.op.<op>: MXNet's sub-namespaces
 op = _namespace("op")
-contrib = _namespace("contrib")
+contrib = _namespace("contrib", _SYMBOL_REFUSALS)  # foreach, while_loop, cond: refused by name
 linalg = _namespace("linalg")
 image = _namespace("image")
 

@@ -10,6 +10,7 @@ import traceback
 
 from ..errors import LazyNDError
 from .base import Engine, StepFailure, register_device_sync
+from .bulk import bulk, set_bulk_size
 from .completion import Completion
 from .naive import NaiveEngine
 from .operation import Operation
@@ -32,6 +33,8 @@ __all__ = [
     "get_engine",
     "set_engine",
     "waitall",
+    "bulk",
+    "set_bulk_size",
 ]
 
 _ENGINES = {

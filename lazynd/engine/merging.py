@@ -22,8 +22,10 @@ only if that cannot change what runs before what:
   and must stay so, takes only free ones;
 - where ``op`` writes a var ``tail`` only reads, ``tail``'s claim becomes a write: its queued
   entry is the var's last, or it is the var's only reader;
-- ``tail`` has fewer than :data:`MAX_PARTS` parts: the first part starts only once the vars of
-  every later part are granted, so merging stays bounded.
+- ``tail`` has fewer than :data:`max_parts` parts (the bulk size, :data:`MAX_PARTS` unless
+  ``mx.engine.set_bulk_size`` or ``mx.engine.bulk`` changed it, see :mod:`.bulk`; 1 or less: no
+  merging): the first part starts only once the vars of every later part are granted, so merging
+  stays bounded.
 
 A merged operation gives its vars back part by part, so that a wait for an earlier part's
 output never waits for the later parts (one of them may block until that wait returns: a pushed
@@ -69,20 +71,23 @@ from typing import cast
 from .operation import Operation
 from .var import Var
 
-# parts a merged operation may hold; 8 removes most of the bookkeeping of a chain while its first
-# part waits for the vars of at most 7 more operations
+# parts a merged operation may hold by default; 8 removes most of the bookkeeping of a chain while
+# its first part waits for the vars of at most 7 more operations
 MAX_PARTS = 8
+# parts a merged operation may hold now, for every thread (MXNet's bulk size; set by lazynd.engine.bulk):
+# one module attribute, read once per merge, so the push path pays nothing more for it
+max_parts = MAX_PARTS
 
 
 def merge_into(tail: Operation, op: Operation) -> bool:
     """Make ``op`` the next part of ``tail`` if the rules above allow it (engine lock held)."""
     parts = tail.parts
-    if parts is not None and len(parts) >= MAX_PARTS:
+    if parts is not None and len(parts) >= max_parts:
         return False
     access = tail.access
-    if access is None:
+    if access is None:  # tail has not been merged into (parts is None)
         # the common refusal first, without building the map: op does not depend on tail
-        if not op.depends_on(tail):
+        if not op.depends_on(tail) or max_parts < 2:  # (a bulk size of 1 or less: no merging)
             return False
         access = dict.fromkeys(tail.reads, False)
         access.update(dict.fromkeys(tail.writes, True))

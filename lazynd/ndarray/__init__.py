@@ -11,6 +11,7 @@ from ..errors import OperatorError
 from ..ops import registry as _registry
 from . import _internal as _internal  # mx.nd._internal, MXNet's module of underscore operators
 from . import sparse as sparse  # mx.nd.sparse: refused by name (lazynd arrays are all dense)
+from .control_flow import FUNCTIONS as _CONTROL_FLOW
 from .creation import (
     arange,
     array,
@@ -162,6 +163,6 @@ def _operator_function(name: str) -> Any:
 
 # mx.nd.linalg.gemm2, mx.nd.contrib.<op>, mx.nd.image.<op>, mx.nd.op.<op>: MXNet's sub-namespaces
 op = _OperatorNamespace("mx.nd", "op", _operator_function)
-contrib = _OperatorNamespace("mx.nd", "contrib", _operator_function)
+contrib = _OperatorNamespace("mx.nd", "contrib", _operator_function, _CONTROL_FLOW)  # + foreach, while_loop, cond
 linalg = _OperatorNamespace("mx.nd", "linalg", _operator_function)
 image = _OperatorNamespace("mx.nd", "image", _operator_function)

@@ -3,7 +3,9 @@
 MXNet registers such operators under a prefixed name (``linalg_gemm2``, ``_contrib_X``,
 ``_image_X``) and exposes them again, unprefixed, in a sub-namespace of ``nd`` and ``sym``.
 An :class:`OperatorNamespace` resolves a name through the registry when it is asked for, so
-operators registered later are found too, and a name with no operator says so.
+operators registered later are found too, and a name with no operator says so.  A few names
+are Python functions that are no operator (``mx.nd.contrib.foreach``): a namespace is given
+those by name and finds them first.
 """
 
 from __future__ import annotations
@@ -33,14 +35,23 @@ class OperatorNamespace:
     array([0., 2.], dtype=float32)
     """
 
-    def __init__(self, face: str, namespace: str, resolve: Callable[[str], Any]) -> None:
+    def __init__(
+        self,
+        face: str,
+        namespace: str,
+        resolve: Callable[[str], Any],
+        functions: dict[str, Callable[..., Any]] | None = None,
+    ) -> None:
         self._where = f"{face}.{namespace}"
         self._prefixes = PREFIXES[namespace]
         self._resolve = resolve
+        self._functions = dict(functions or {})
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        if name in self._functions:
+            return self._functions[name]
         for prefix in self._prefixes:
             if registry.exists(prefix + name):
                 return self._resolve(prefix + name)
@@ -50,7 +61,8 @@ class OperatorNamespace:
 
     def __dir__(self) -> list[str]:
         names = registry.all_names()
-        return sorted({n[len(p) :] for n in names for p in self._prefixes if n.startswith(p) and len(n) > len(p)})
+        operators = {n[len(p) :] for n in names for p in self._prefixes if n.startswith(p) and len(n) > len(p)}
+        return sorted(operators | set(self._functions))
 
     def __repr__(self) -> str:
         return f"<operator namespace {self._where}>"
