@@ -19,6 +19,17 @@ from .augmenters import (
     SequentialAug,
 )
 from .color_augmenters import BrightnessJitterAug, ContrastJitterAug, HueJitterAug, RandomGrayAug, SaturationJitterAug
+from .detection_augmenters import (
+    CreateDetAugmenter,
+    CreateMultiRandCropAugmenter,
+    DetAugmenter,
+    DetBorrowAug,
+    DetHorizontalFlipAug,
+    DetRandomCropAug,
+    DetRandomPadAug,
+    DetRandomSelectAug,
+)
+from .detection_iter import ImageDetIter
 from .image import imdecode, imread
 from .image_iter import ImageIter
 from .limits import limit_from_environment
@@ -71,6 +82,15 @@ __all__ = [
     "RandomGrayAug",
     "CreateAugmenter",
     "ImageIter",
+    "DetAugmenter",
+    "DetBorrowAug",
+    "DetRandomSelectAug",
+    "DetHorizontalFlipAug",
+    "DetRandomCropAug",
+    "DetRandomPadAug",
+    "CreateMultiRandCropAugmenter",
+    "CreateDetAugmenter",
+    "ImageDetIter",
     "ImageRecordIter",
     "ImageRecordUInt8Iter",
 ]

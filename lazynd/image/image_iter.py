@@ -228,6 +228,14 @@ class ImageIter(DataIter):
             return np.full(self.label_width, label[0], np.float32)
         raise FormatError(f"ImageIter: {source} has {label.size} label values, label_width is {self.label_width}")
 
+    def _transform(self, image: Any, label: np.ndarray, source: str) -> tuple[Any, np.ndarray] | None:
+        """The augmented image and its label row; subclasses may return None to skip the example."""
+        return self.augment(image, source), self._label_row(label, source)
+
+    def _label_batch(self, labels: list[np.ndarray]) -> np.ndarray:
+        """The batch's label array, of ``provide_label``'s shape, from the examples' label rows."""
+        return np.stack(labels).astype(np.float32).reshape(self.provide_label[0].shape)
+
     def next(self) -> DataBatch:
         images, labels = self._carried
         self._carried = ([], [])
@@ -239,8 +247,11 @@ class ImageIter(DataIter):
             image = self._decode(payload, source)
             if image is None:
                 continue
-            images.append(self.augment(image, source))
-            labels.append(self._label_row(label, source))
+            example = self._transform(image, label, source)
+            if example is None:
+                continue
+            images.append(example[0])
+            labels.append(example[1])
         if not images:
             raise StopIteration
         pad = self.batch_size - len(images)
@@ -260,8 +271,7 @@ class ImageIter(DataIter):
             "image_batch",
             data.context,
         )
-        label_np = np.stack(labels).astype(np.float32)
         from .. import ndarray as nd
 
-        label = nd.array(label_np.reshape(self.provide_label[0].shape))
+        label = nd.array(self._label_batch(labels))
         return DataBatch([data], [label], pad=pad, provide_data=self.provide_data, provide_label=self.provide_label)
