@@ -30,6 +30,7 @@ from .detection_augmenters import (
     DetRandomSelectAug,
 )
 from .detection_iter import ImageDetIter
+from .detection_record_iter import ImageDetRecordIter
 from .image import imdecode, imread
 from .image_iter import ImageIter
 from .limits import limit_from_environment
@@ -91,6 +92,7 @@ __all__ = [
     "CreateMultiRandCropAugmenter",
     "CreateDetAugmenter",
     "ImageDetIter",
+    "ImageDetRecordIter",
     "ImageRecordIter",
     "ImageRecordUInt8Iter",
 ]

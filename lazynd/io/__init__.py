@@ -1,6 +1,6 @@
 """Data iterators (``mx.io``): batches of NDArrays for training and scoring.
 
-``ImageRecordIter`` and ``ImageRecordUInt8Iter`` live in :mod:`lazynd.image` (which
+``ImageRecordIter``, ``ImageRecordUInt8Iter`` and ``ImageDetRecordIter`` live in :mod:`lazynd.image` (which
 builds on this package) and are handed on here when first asked for.
 """
 
@@ -26,15 +26,14 @@ __all__ = [
     "CSVIter",
     "ImageRecordIter",
     "ImageRecordUInt8Iter",
+    "ImageDetRecordIter",
 ]
 
-_FROM_IMAGE = ("ImageRecordIter", "ImageRecordUInt8Iter")
+_FROM_IMAGE = ("ImageRecordIter", "ImageRecordUInt8Iter", "ImageDetRecordIter")
 # MXNet's iterators lazynd does not have, and why
 _UNSUPPORTED = {
     "LibSVMIter": "it yields CSR sparse batches, and lazynd arrays are all dense; load the data with NumPy "
     "into an NDArrayIter",
-    "ImageDetRecordIter": "the detection record iterator is not part of lazynd; ImageRecordIter reads "
-    "classification records",
 }
 
 

@@ -348,7 +348,7 @@ def test_a_subclass_may_assign_provide_data_and_label() -> None:
         DataIter().provide_data  # noqa: B018
 
 
-@pytest.mark.parametrize(("name", "why"), [("LibSVMIter", "CSR sparse"), ("ImageDetRecordIter", "detection")])
+@pytest.mark.parametrize(("name", "why"), [("LibSVMIter", "CSR sparse")])
 def test_iterators_lazynd_lacks_are_named(name: str, why: str) -> None:
     with pytest.raises(mx.LazyNDError, match=rf"mx\.io\.{name}: not supported: .*{why}"):
         getattr(mx.io, name)
