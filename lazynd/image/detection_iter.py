@@ -85,6 +85,9 @@ class ImageDetIter(ImageIter):
     (3, 5)
     """
 
+    # detection augmenters take and give (image, objects), where ImageIter's take an image
+    auglist: list[DetAugmenter]  # type: ignore[assignment]
+
     def __init__(
         self,
         batch_size: int,
