@@ -91,9 +91,10 @@ class Signature:
     def __init__(self, spec: tuple) -> None:
         self.spec = spec
         self.dtype = spec[1]
-        # plans of calls on at most two inputs, with at most one parameter and not training,
-        # whose first input has this signature: keyed by the operator for one input and no
-        # parameter, else by (operator, second signature or None[, parameter, its type, value])
+        # plans of calls on at most three inputs and with at most one parameter whose first input
+        # has this signature: keyed by the operator for one input and no parameter, else by
+        # (operator, the other inputs' signatures or None[, parameter, its type, value]), in a
+        # pair with a mark for training mode (see plan_for)
         self.plans: dict[Any, CallPlan] = {}
 
 
@@ -265,13 +266,20 @@ def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train:
     if not inputs:  # creation operators: the context may come from a ``with`` scope
         return CallPlan(op, inputs, kwargs, is_train)
     n = len(inputs)
-    if n <= 2 and len(kwargs) <= 1:
-        # the commonest calls (``a + b``, ``g * lr``, ``sgd_update(w, g, lr=lr)``, and in training
-        # mode ``relu(x)`` or its gradient in autograd): the plan hangs on the first input's
-        # signature, under a short key (no parameters, one input, prediction mode: the op)
+    if n <= 3 and len(kwargs) <= 1:
+        # the commonest calls (``a + b``, ``g * lr``, ``sgd_update(w, g, lr=lr)``,
+        # ``FullyConnected(x, w, b, num_hidden=n)``, and in training mode ``relu(x)`` or its
+        # gradient in autograd): the plan hangs on the first input's signature, under a short key
+        # (no parameters, one input, prediction mode: the op); ``other`` stands for the other
+        # inputs: None, the second one's signature, or the second and third ones' signatures
         try:
             sig = inputs[0].signature
-            other = inputs[1].signature if n == 2 else None
+            if n == 2:
+                other: Any = inputs[1].signature
+            elif n == 1:
+                other = None
+            else:
+                other = (inputs[1].signature, inputs[2].signature)
         except AttributeError:
             return CallPlan(op, inputs, kwargs, is_train)  # raises the clear error
         if kwargs:

@@ -166,3 +166,24 @@ def test_plans_tell_the_types_of_a_tuples_members_apart(kwargs: dict) -> None:
     op = registry.get("sum")
     assert plan_for(op, [x], {"axis": (0, 1)}) is plan_for(op, [x], {"axis": (0, 1)})
     assert plan_for(op, [x], {"axis": (0, 1)}) is not plan_for(op, [x], {"axis": (0, 1.0)})
+
+
+def test_a_three_input_call_is_planned_on_its_first_signature_apart_from_other_inputs(
+    threaded_blas: Var,
+) -> None:
+    # FullyConnected(x, w, b, num_hidden=n), every layer of an imperative MLP, is planned like
+    # a + b: on the data's signature, keyed by the weight's and bias's signatures
+    from lazynd.runtime import plan
+
+    fc = registry.get("FullyConnected")
+    x = mx.nd.ones((2, 3))
+    w3, b3 = mx.nd.ones((3, 3)), mx.nd.ones((3,))
+    w4, b4 = mx.nd.ones((4, 3)), mx.nd.ones((4,))
+    small = plan_for(fc, [x, w3, b3], {"num_hidden": 3})
+    large = plan_for(fc, [x, w4, b4], {"num_hidden": 4})
+    assert plan.cached_plans() == 0  # none went to the table keyed by every parameter
+    assert plan_for(fc, [x, mx.nd.zeros((3, 3)), b3], {"num_hidden": 3}) is small
+    assert small is not large and small.out_shapes == [(2, 3)] and large.out_shapes == [(2, 4)]
+    assert mx.nd.FullyConnected(x, w4, b4, num_hidden=4).shape == (2, 4)
+    with pytest.raises(mx.LazyNDError, match="FullyConnected"):
+        mx.nd.FullyConnected(x, w3, b4, num_hidden=3)  # the bias's shape is checked, not taken from w's plan
