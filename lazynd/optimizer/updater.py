@@ -32,6 +32,7 @@ class Updater:
     def __init__(self, optimizer: Optimizer) -> None:
         self.optimizer = optimizer
         self.states: dict[Any, Any] = {}
+        self._loaded: set[Any] = set()  # indices whose state set_states gave and no update has checked yet
 
     def __call__(self, index: Any, grad: Any, weight: Any) -> None:
         """Update one parameter, or several at once when given lists (as MXNet 1.x's updater)."""
@@ -47,6 +48,8 @@ class Updater:
                 _check_arrays(i, g, w)
                 if i not in states:
                     states[i] = optimizer.create_state_multi_precision(i, w)
+                elif i in self._loaded:
+                    self._check_loaded(i, w)
             if optimizer.multi_precision and any(np.dtype(w.dtype) == np.float16 for w in weights):
                 for i, w, g in zip(indices, weights, grads, strict=True):
                     optimizer.update_multi_precision(i, w, g, states[i])
@@ -56,7 +59,23 @@ class Updater:
         _check_arrays(index, grad, weight)
         if index not in self.states:
             self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
+        elif index in self._loaded:
+            self._check_loaded(index, weight)
         self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
+
+    def _check_loaded(self, index: Any, weight: Any) -> None:
+        """Refuse, naming it, a state :meth:`set_states` gave that is not what this optimizer keeps for
+        ``weight`` (saved by another optimizer, or for a parameter of another shape): it would fail
+        inside the update, or update with the wrong numbers."""
+        self._loaded.discard(index)
+        expected = _layout(self.optimizer.create_state_multi_precision(index, weight))
+        given = _layout(self.states[index])
+        if given != expected:
+            raise LazyNDError(
+                f"Updater: the loaded state of parameter {index!r} is {given}, but {type(self.optimizer).__name__} "
+                f"keeps {expected} for a weight of shape {tuple(weight.shape)}; were the states saved by another "
+                "optimizer or for another model?"
+            )
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:
         """The states as pickled bytes (NDArrays stored as NumPy arrays).
@@ -88,8 +107,20 @@ class Updater:
         if not isinstance(loaded, dict):
             raise LazyNDError(f"Updater.set_states: expected a pickled dict of states, got {type(loaded).__name__}")
         self.states = {k: _from_numpy(v) for k, v in loaded.items()}
+        self._loaded = set(self.states)
         if optimizer is not None:
             self.optimizer = optimizer
+
+
+def _layout(state: Any) -> Any:
+    """What a state holds, for comparing two: None, ``array(shape)``, or a tuple of layouts."""
+    if state is None:
+        return None
+    if isinstance(state, NDArray):
+        return f"array{tuple(state.shape)}"
+    if isinstance(state, (list, tuple)):
+        return tuple(_layout(s) for s in state)
+    return type(state).__name__
 
 
 class _PickledMXNetArray:

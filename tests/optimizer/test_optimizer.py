@@ -779,3 +779,25 @@ def test_updater_refuses_an_index_that_cannot_key_a_state():
 def test_a_negative_update_count_is_refused_by_name(warmup_steps):
     with pytest.raises(LazyNDError, match="FactorScheduler: num_update must be >= 0, got -5"):
         lr_scheduler.FactorScheduler(step=2, base_lr=0.1, warmup_steps=warmup_steps)(-5)
+
+
+def test_loaded_states_of_another_optimizer_or_shape_are_refused_at_the_first_update() -> None:
+    w, g = mx.nd.ones((3,)), mx.nd.ones((3,))
+    adam = mx.optimizer.get_updater(mx.optimizer.create("adam"))
+    adam(0, g, w)
+    sgd = mx.optimizer.get_updater(mx.optimizer.create("sgd", momentum=0.9))
+    sgd.set_states(adam.get_states())  # (mean, var) where SGD keeps one momentum array
+    with pytest.raises(
+        mx.LazyNDError, match=r"parameter 0 is \('array\(3,\)', 'array\(3,\)'\), but SGD keeps array\(3,\)"
+    ):
+        sgd(0, g, w)
+    momentum = mx.optimizer.get_updater(mx.optimizer.create("sgd", momentum=0.9))
+    momentum(0, g, w)
+    other_shape = mx.optimizer.get_updater(mx.optimizer.create("sgd", momentum=0.9))
+    other_shape.set_states(momentum.get_states())
+    with pytest.raises(mx.LazyNDError, match=r"keeps array\(4,\) for a weight of shape \(4,\)"):
+        other_shape([0], [mx.nd.ones((4,))], [mx.nd.ones((4,))])
+    same = mx.optimizer.get_updater(mx.optimizer.create("sgd", momentum=0.9))
+    same.set_states(momentum.get_states())
+    same(0, g, w)  # what this optimizer keeps: taken as it is
+    np.testing.assert_allclose(same.states[0].asnumpy(), 0.9 * momentum.states[0].asnumpy() - 0.01 * 1.0, rtol=1e-6)
