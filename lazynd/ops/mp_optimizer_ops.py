@@ -24,7 +24,7 @@ import numpy as np
 from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError
-from .multi_optimizer_ops import _MULTI_COMMON, _check_per_weight, infer_group_shapes
+from .multi_optimizer_ops import _MULTI_COMMON, group_layout
 from .optimizer_ops import _LAZY_UPDATE, _in_range, _register
 from .params import Param
 from .registry import OpDef, register
@@ -150,17 +150,7 @@ _single(
 
 def _multi(name: str, single: str, roles: tuple[str, ...], extra: dict[str, Param], doc: str) -> None:
     stride = len(roles)
-
-    def inputs(attrs: dict) -> list[str]:
-        return [f"{role}_{i}" for i in range(attrs["num_weights"]) for role in roles]
-
-    def outputs(attrs: dict) -> list[str]:
-        return [f"output_{i}" for i in range(attrs["num_weights"])]
-
-    def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-        _check_per_weight(name, attrs)
-        in_shapes, out_shapes = infer_group_shapes(name, inputs(attrs), stride, in_shapes)
-        return in_shapes, out_shapes, aux_shapes
+    inputs, outputs, infer_shape = group_layout(name, roles)
 
     def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
         names = inputs(attrs)

@@ -14,6 +14,7 @@ instead of one per parameter, which dominates for the small layers of an MLP.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -107,13 +108,13 @@ def _plain_sgd_on_host(attrs: dict, ins: list, outs: list) -> None:
             subtract(weight, scaled, out=out)
 
 
-def _make(
-    name: str, per_weight: tuple[str, ...], block: Any, kernel: str, scalar_names: tuple[str, ...], doc: str
-) -> None:
-    stride = len(per_weight)
+def group_layout(name: str, roles: tuple[str, ...]) -> tuple[Callable, Callable, Callable]:
+    """The input names, output names and shape rule of the multi-weight update ``name``, whose
+    inputs are ``roles`` (weight, grad, states...) for each of ``num_weights`` weights in turn."""
+    stride = len(roles)
 
     def inputs(attrs: dict) -> list[str]:
-        return [f"{role}_{i}" for i in range(attrs["num_weights"]) for role in per_weight]
+        return [f"{role}_{i}" for i in range(attrs["num_weights"]) for role in roles]
 
     def outputs(attrs: dict) -> list[str]:
         return [f"output_{i}" for i in range(attrs["num_weights"])]
@@ -122,6 +123,15 @@ def _make(
         _check_per_weight(name, attrs)
         in_shapes, out_shapes = infer_group_shapes(name, inputs(attrs), stride, in_shapes)
         return in_shapes, out_shapes, aux_shapes
+
+    return inputs, outputs, infer_shape
+
+
+def _make(
+    name: str, per_weight: tuple[str, ...], block: Any, kernel: str, scalar_names: tuple[str, ...], doc: str
+) -> None:
+    stride = len(per_weight)
+    inputs, outputs, infer_shape = group_layout(name, per_weight)
 
     def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
         names = inputs(attrs)
