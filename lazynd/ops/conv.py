@@ -1,4 +1,4 @@
-"""Convolution and Deconvolution (1-D, 2-D, 3-D; NCHW-style or channel-last layouts) by im2col + one GEMM.
+"""Convolution (1-D, 2-D, 3-D; NCHW-style or channel-last layouts) by im2col + one GEMM.
 
 The columns come from :mod:`~lazynd.ops.conv_columns`; the GEMM is one batched
 ``matmul`` over (batch, group), written straight into the output when the
@@ -7,6 +7,8 @@ On the CPU, batches of 8 or more may take the batch-last layout instead (see
 :func:`~lazynd.ops.conv_columns.uses_batch_last`): one plain GEMM per product,
 for the whole backward and for forwards with few output positions.
 CPU kernels run inside :func:`~lazynd.backend.blas.blas_section`.
+The parameters, shape checks and helpers here are shared with Deconvolution
+(:mod:`~lazynd.ops.deconv`).
 """
 
 from __future__ import annotations
@@ -257,145 +259,5 @@ register(
         params=_common_params(False),
         infer_shape=_backward_infer,
         doc="Gradients of Convolution with respect to data, weight and bias.",
-    )
-)
-
-
-# -- Deconvolution (the transpose of Convolution) ------------------------------------------------
-def _deconv_params() -> dict[str, Param]:
-    params = _common_params(True)
-    params["adj"] = Param(parse_shape, (), "extra size added at the end of each output axis")
-    params["target_shape"] = Param(parse_shape, (), "output spatial shape; sets pad and adj")
-    return params
-
-
-def _deconv_geometry(attrs: dict, spatial: tuple[int, ...], ndim: int | None = None) -> tuple[Geometry, tuple, tuple]:
-    """The geometry with target_shape resolved into pad, plus (adj, output spatial size)."""
-    g = Geometry("Deconvolution", attrs, ndim)
-    adj = tuple(attrs["adj"]) or (0,) * g.nd
-    target = tuple(attrs["target_shape"])
-    if not any(target):
-        target = ()  # MXNet writes an unset target_shape as zeros, e.g. (0, 0)
-    if len(adj) != g.nd or (target and len(target) != g.nd):
-        raise OperatorError(f"Deconvolution: adj {adj} / target_shape {target} must have {g.nd} entries")
-    if target:
-        pads, adjs = [], []
-        for i, size in enumerate(spatial):
-            full = g.stride[i] * (size - 1) + g.dilate[i] * (g.kernel[i] - 1) + 1
-            total = full - target[i]
-            if total < 0:
-                raise ShapeError(f"Deconvolution: target_shape {target} is larger than the full output for {spatial}")
-            pads.append((total + 1) // 2)
-            adjs.append(total % 2)
-        g.pad, adj = tuple(pads), tuple(adjs)
-    if any(a >= s for a, s in zip(adj, g.stride, strict=True)):
-        raise OperatorError(f"Deconvolution: adj {adj} must be smaller than stride {g.stride}")
-    out = tuple(
-        g.stride[i] * (size - 1) + g.dilate[i] * (g.kernel[i] - 1) + 1 - 2 * g.pad[i] + adj[i] if size else 0
-        for i, size in enumerate(spatial)
-    )
-    if any(o <= 0 < size for o, size in zip(out, spatial, strict=True)):
-        raise ShapeError(
-            f"Deconvolution: pad {g.pad} leaves no output for input size {spatial} "
-            f"(kernel {g.kernel}, stride {g.stride}, dilate {g.dilate}, adj {adj}): output size {out}"
-        )
-    return g, adj, out
-
-
-def _deconv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
-    data, weight = inputs[0], inputs[1]
-    g0 = Geometry("Deconvolution", attrs, data.ndim)
-    x = g0.to_nc(data)
-    g, _, out_spatial = _deconv_geometry(attrs, tuple(x.shape[2:]), data.ndim)
-    w = g.to_nc(weight)  # (C_in, F / groups, *kernel)
-    groups, n, c_in = attrs["num_group"], x.shape[0], x.shape[1]
-    fg = w.shape[1]
-    positions = math.prod(x.shape[2:])
-    xm = xp.ascontiguousarray(x).reshape(n, groups, c_in // groups, positions)
-    wm = w.reshape(groups, c_in // groups, -1).transpose(0, 2, 1)
-    col = xp.matmul(wm, xm).reshape(n, groups * fg, *g.kernel, *x.shape[2:])
-    padded = tuple(o + 2 * p for o, p in zip(out_spatial, g.pad, strict=True))
-    full = col2im(kctx, col, padded, _no_pad(g))
-    result = full[(slice(None), slice(None), *[slice(p, p + o) for p, o in zip(g.pad, out_spatial, strict=True)])]
-    target = g.to_nc(outputs[0])
-    target[...] = result
-    if not attrs["no_bias"]:
-        target += inputs[2].reshape(_bias_shape(g))
-
-
-def _no_pad(g: Geometry) -> Geometry:
-    clone = object.__new__(Geometry)
-    clone.__dict__.update(g.__dict__)
-    clone.pad = (0,) * g.nd
-    return clone
-
-
-def _deconv_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    g, nc, channels = _checked_geometry("Deconvolution", attrs, in_shapes[0])
-    filters, groups = attrs["num_filter"], attrs["num_group"]
-    wshape = g.from_nc_shape((channels, filters // groups, *g.kernel))
-    in_shapes[1] = merge_shape("Deconvolution", "weight", in_shapes[1], wshape)
-    if not attrs["no_bias"]:
-        in_shapes[2] = merge_shape("Deconvolution", "bias", in_shapes[2], (filters,))
-    if nc is None:
-        return in_shapes, [None], aux_shapes
-    _, _, out_spatial = _deconv_geometry(attrs, nc[2:])
-    return in_shapes, [g.from_nc_shape((nc[0], filters, *out_spatial))], aux_shapes
-
-
-def _deconv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
-    out_grad, data, weight = inputs
-    g0 = Geometry("Deconvolution", attrs, data.ndim)
-    x, dy = g0.to_nc(data), g0.to_nc(out_grad)
-    g, _, _ = _deconv_geometry(attrs, tuple(x.shape[2:]), data.ndim)
-    w = g.to_nc(weight)
-    groups, n, c_in = attrs["num_group"], x.shape[0], x.shape[1]
-    positions = math.prod(x.shape[2:])
-    # the forward's col2im has adjoint im2col; extra rows from adj fall outside the windows and are dropped
-    col = im2col(kctx, dy, g)
-    col = col[(Ellipsis, *[slice(0, s) for s in x.shape[2:]])]
-    col = xp.ascontiguousarray(col).reshape(n, groups, -1, positions)
-    if outputs[0] is not None:  # None: a gradient nobody reads (see _conv_backward)
-        wm = w.reshape(groups, c_in // groups, -1)
-        g.to_nc(outputs[0])[...] = xp.matmul(wm, col).reshape(x.shape)
-    if outputs[1] is not None:
-        xm = xp.ascontiguousarray(x).reshape(n, groups, c_in // groups, positions)
-        dw = xp.matmul(xm, col.transpose(0, 1, 3, 2)).sum(axis=0)
-        g.to_nc(outputs[1])[...] = dw.reshape(w.shape)
-    if not attrs["no_bias"] and outputs[2] is not None:
-        outputs[2][...] = dy.sum(axis=(0, *range(2, dy.ndim)))
-
-
-def _deconv_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return list(F._backward_Deconvolution(out_grads[0], inputs[0], inputs[1], **attrs))
-
-
-register(
-    OpDef(
-        "Deconvolution",
-        _in_blas_section(_deconv_forward),
-        gpu_float16_as_float32=True,
-        blas_heavy=True,
-        inputs=_conv_inputs,
-        params=_deconv_params(),
-        infer_shape=_deconv_infer,
-        gradient=_deconv_gradient,
-        doc="Transposed convolution (the gradient of Convolution with respect to its data).",
-    )
-)
-register(
-    OpDef(
-        "_backward_Deconvolution",
-        _in_blas_section(_deconv_backward),
-        gpu_float16_as_float32=True,
-        blas_heavy=True,
-        inputs=("out_grad", "data", "weight"),
-        outputs=_grad_outputs,
-        optional_outputs=True,
-        params=_deconv_params(),
-        infer_shape=_backward_infer,
-        doc="Gradients of Deconvolution with respect to data, weight and bias.",
     )
 )
