@@ -1,27 +1,24 @@
-"""Output layers and losses with MXNet's gradient semantics.
+"""Output layers and losses with MXNet's gradient semantics: regression outputs, MakeLoss, BlockGrad.
 
-``SoftmaxOutput``, the regression outputs and ``MakeLoss`` are *loss heads*: their
-gradient does not use the incoming head gradient (a graph ending in them needs
-none), it is computed from the output and the label alone, e.g.
-``(softmax(data) - one_hot(label)) * grad_scale`` for ``SoftmaxOutput``.  Each
-gradient is a registered ``_backward_<Op>`` operator, so the same rule serves
-NDArray and Symbol.  ``BlockGrad`` passes values through and stops gradients.
+``SoftmaxOutput`` (in :mod:`~lazynd.ops.softmax_output`), the regression outputs
+and ``MakeLoss`` are *loss heads*: their gradient does not use the incoming head
+gradient (a graph ending in them needs none), it is computed from the output and
+the label alone, e.g. ``(softmax(data) - one_hot(label)) * grad_scale`` for
+``SoftmaxOutput``.  Each gradient is a registered ``_backward_<Op>`` operator, so
+the same rule serves NDArray and Symbol.  ``BlockGrad`` passes values through and
+stops gradients.  The normalization parameter and the label type rule here serve
+every loss head.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
 
-from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..backend.fperr import quietly
-from ..errors import OperatorError
-from .host_reduce import identity
-from .params import Param, enum, parse_bool, parse_float
+from .params import Param, enum, parse_float
 from .registry import OpDef, merge_shape, register
-from .softmax import softmax_into
 
 _NORMALIZATION = Param(
     enum("null", "batch", "valid"),
@@ -39,249 +36,6 @@ def _label_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, lis
 
 def _passthrough_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
     return [None] * len(inputs)
-
-
-# -- SoftmaxOutput ---------------------------------------------------------------------------------
-def _softmax_axis(attrs: dict, ndim: int) -> int:
-    if attrs["multi_output"]:
-        if ndim < 2:
-            raise OperatorError(f"SoftmaxOutput: multi_output needs data with at least 2 dimensions, got {ndim}")
-        return 1
-    return ndim - 1
-
-
-def _softmax_view(attrs: dict, x: Any) -> Any:
-    # without multi_output or preserve_shape the class axis is everything after the batch axis
-    if not attrs["multi_output"] and not attrs["preserve_shape"] and x.ndim != 2:
-        return x.reshape(x.shape[0], -1)
-    return x
-
-
-def _softmax_label_shape(attrs: dict, data: tuple[int, ...]) -> tuple[int, ...]:
-    if attrs["multi_output"]:
-        return (data[0],) + tuple(data[2:])
-    if attrs["preserve_shape"]:
-        return tuple(data[:-1])
-    return (data[0],)
-
-
-def _softmax_output_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    data, label = in_shapes
-    if data is None:
-        return in_shapes, [None], aux_shapes
-    if label is not None and tuple(label) == tuple(data):
-        return [tuple(data), tuple(label)], [tuple(data)], aux_shapes  # probabilities as labels
-    label = merge_shape("SoftmaxOutput", "label", label, _softmax_label_shape(attrs, tuple(data)))
-    return [tuple(data), label], [tuple(data)], aux_shapes
-
-
-def _softmax_output_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    x, out = _softmax_view(attrs, inputs[0]), outputs[0]
-    target = _softmax_view(attrs, out)
-    softmax_into(kctx, x, target, _softmax_axis(attrs, x.ndim))
-    if not out.flags.c_contiguous:
-        out[...] = target.reshape(out.shape)
-
-
-def _check_labels(labels: Any, classes: int) -> None:
-    # int64 labels seen as uint64: a negative one is at least 2**63, so one reduction checks both ends
-    if labels.size and np.maximum.reduce(labels.view(np.uint64)) >= classes:
-        raise _label_error(labels, classes)
-
-
-def _label_error(labels: Any, classes: int) -> OperatorError:
-    """The error for the first label of ``labels`` outside ``0..classes-1`` (there must be one)."""
-    bad = (labels < 0) | (labels >= classes)
-    return OperatorError(
-        f"SoftmaxOutput: label {int(labels[bad][0])} is out of range for {classes} classes (expected 0..{classes - 1})"
-    )
-
-
-def _one_hot_rows(labels: np.ndarray, classes: int, dtype: np.dtype) -> np.ndarray:
-    """The one-hot rows of int64 ``labels`` (host arrays), gathered from a cached identity table.
-
-    ``take`` refuses a label of ``classes`` or more itself; a negative one it would wrap
-    around, so only the minimum is checked here (a label check costs 3 us a batch this way,
-    against 6 for a separate range check, in a training loop whose caches the GEMMs evict).
-    """
-    if labels.size and np.minimum.reduce(labels) < 0:
-        raise _label_error(labels, classes)
-    try:
-        return identity(classes, dtype).take(labels, axis=0)
-    except IndexError:
-        raise _label_error(labels, classes) from None
-
-
-_OUTPUT_GRAD_LABELS = ("float32", "float64", "int32", "int64")
-
-
-def _output_grad_kernel(p: Any, label: Any) -> Any:
-    """softmax.cu's one-pass gradient for device probabilities ``p`` and labels ``label``, or None
-    for dtypes it has no kernel for."""
-    value, kind = dtype_name(p.dtype), dtype_name(label.dtype)
-    if value not in ("float32", "float64") or kind not in _OUTPUT_GRAD_LABELS or not p.flags.c_contiguous:
-        return None
-    return load_file("softmax.cu").function(p.device.id, f"lazynd_softmax_output_grad_{value}_{kind}")
-
-
-def _softmax_output_backward_rows(xp: Any, attrs: dict, p: Any, label: Any, grad: Any) -> None:
-    """The common case (one label per row, no ignore label, no smoothing), written into ``grad``.
-
-    On the host ``(p - one_hot(label)) * scale``, one pass for the gradient, as hand NumPy
-    writes it (``p - eye[label]``).
-    """
-    rows, classes = p.shape
-    scale = attrs["grad_scale"]
-    if attrs["normalization"] in ("batch", "valid"):
-        scale /= max(rows, 1)
-    if xp is np:
-        np.subtract(p, _one_hot_rows(label.reshape(-1).astype(np.int64), classes, p.dtype), out=grad)
-        if scale != 1.0:
-            grad *= p.dtype.type(scale)
-        return
-    kernel = _output_grad_kernel(p, label)
-    if kernel is not None:
-        grid, block = launch_config(p.size)
-        kernel(
-            grid, block, (p, xp.ascontiguousarray(label), grad, np.int64(rows), np.int32(classes), p.dtype.type(scale))
-        )
-        return
-    xp.multiply(p, p.dtype.type(scale), out=grad)
-    # each row's label entry, by flat index (one per row, so ``-=`` is exact): cheaper than
-    # grad[arange(rows), labels], which indexes two arrays
-    labels = label.reshape(-1).astype(np.int64)
-    labels += xp.arange(0, rows * classes, classes)
-    grad.reshape(-1)[labels] -= p.dtype.type(scale)
-
-
-def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
-    prob, label = inputs[0], inputs[1]
-    grad = outputs[0]
-    if label.shape == prob.shape:
-        # a probability per class as the label: (output - label) * grad_scale, weighted by the
-        # head gradient with out_grad (MXNet applies no normalization here)
-        xp.subtract(prob, label, out=grad)
-        grad *= grad.dtype.type(attrs["grad_scale"])
-        if attrs["out_grad"]:
-            grad *= inputs[2]
-        return
-    p = _softmax_view(attrs, prob)
-    axis = _softmax_axis(attrs, p.ndim)
-    if (
-        p.ndim == 2
-        and axis == 1
-        and not attrs["use_ignore"]
-        and not attrs["smooth_alpha"]
-        and grad.flags.c_contiguous
-        and label.size == p.shape[0]
-    ):
-        _softmax_output_backward_rows(xp, attrs, p, label, grad.reshape(p.shape))
-        if attrs["out_grad"]:
-            grad *= inputs[2]
-        return
-    outer, classes = int(np.prod(p.shape[:axis], dtype=np.int64)), p.shape[axis]
-    # work in the output buffer when it is contiguous: no copy of the probabilities, no copy back
-    direct = grad.flags.c_contiguous
-    g = grad.reshape(outer, classes, -1) if direct else xp.empty((outer, classes, p.size // (outer * classes)), p.dtype)
-    g[...] = p.reshape(g.shape)
-    labels = label.reshape(outer, -1).astype(np.int64)
-    valid = labels != int(attrs["ignore_label"]) if attrs["use_ignore"] else xp.ones(labels.shape, dtype=bool)
-    if xp is np:
-        _check_labels(labels[valid], classes)
-    else:
-        # CuPy's integer indexing wraps an index out of range around (NumPy's raises): without this
-        # check a bad label would take the gradient from another class (the nonzero below waits
-        # for the device anyway)
-        bad = valid & ((labels < 0) | (labels >= classes))
-        if bool(bad.any()):
-            raise _label_error(labels[bad].get(), classes)
-    rows, cols = xp.nonzero(valid)
-    alpha = attrs["smooth_alpha"]
-    if alpha and classes > 1:
-        # smoothed target: 1 - alpha on the label, alpha / (classes - 1) elsewhere
-        g -= alpha / (classes - 1)
-        g[rows, labels[rows, cols], cols] -= 1 - alpha - alpha / (classes - 1)
-    else:
-        g[rows, labels[rows, cols], cols] -= 1
-    if attrs["use_ignore"]:
-        g *= valid[:, None, :]
-    scale = attrs["grad_scale"]
-    if attrs["normalization"] == "valid":
-        scale /= max(int(valid.sum()), 1)
-    else:
-        if attrs["multi_output"]:
-            scale /= g.shape[2]  # MXNet divides by the positions per sample unless normalizing by 'valid'
-        if attrs["normalization"] == "batch":
-            # MXNet's batch is the rows of the data seen as 2-D: every position but the class
-            # axis's with preserve_shape, the first axis otherwise
-            scale /= max(outer, 1)
-    if scale != 1.0:
-        g *= scale
-    if not direct:
-        grad[...] = g.reshape(grad.shape)
-    if attrs["out_grad"]:  # weighted by the head gradient, element by element (MXNet's documented out_grad)
-        grad *= inputs[2]
-
-
-_SOFTMAX_PARAMS = {
-    "grad_scale": Param(parse_float, 1.0, "scale of the gradient"),
-    "ignore_label": Param(parse_float, -1.0, "label whose positions get no gradient when use_ignore"),
-    "multi_output": Param(parse_bool, False, "softmax over axis 1, one label per remaining position"),
-    "use_ignore": Param(parse_bool, False, "give no gradient where the label is ignore_label"),
-    "preserve_shape": Param(parse_bool, False, "softmax over the last axis, label shape = data.shape[:-1]"),
-    "normalization": _NORMALIZATION,
-    "out_grad": Param(
-        parse_bool, False, "with probability labels, weight the gradient by the head gradient (which is then needed)"
-    ),
-    "smooth_alpha": Param(
-        parse_float, 0.0, "label smoothing: target 1 - alpha on the label, alpha / (classes - 1) elsewhere"
-    ),
-}
-
-
-def _softmax_output_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    head = [out_grads[0]] if attrs["out_grad"] else []
-    return [F._backward_SoftmaxOutput(outputs[0], inputs[1], *head, **attrs), None]
-
-
-class _SoftmaxOutputDef(OpDef):
-    """``SoftmaxOutput``: a loss head, unless ``out_grad`` asks for the head gradient."""
-
-    def specialize(self, attrs: dict) -> OpDef:
-        if not attrs.get("out_grad"):
-            return self
-        weighted = copy.copy(self)
-        weighted.is_loss = False
-        return weighted
-
-
-register(
-    _SoftmaxOutputDef(
-        "SoftmaxOutput",
-        _softmax_output_forward,
-        inputs=("data", "label"),
-        params=_SOFTMAX_PARAMS,
-        float_data=True,
-        infer_shape=_softmax_output_shape,
-        infer_type=_label_type,
-        gradient=_softmax_output_gradient,
-        is_loss=True,
-        aliases=("Softmax",),
-        doc="Softmax in the forward pass; (softmax - one_hot(label)) * grad_scale as the gradient.",
-    )
-)
-register(
-    OpDef(
-        "_backward_SoftmaxOutput",
-        _softmax_output_backward,
-        inputs=lambda attrs: ("output", "label", "head_grad") if attrs.get("out_grad") else ("output", "label"),
-        params=_SOFTMAX_PARAMS,
-        infer_shape=lambda attrs, s, a: (s, [s[0]], a),
-        infer_type=_label_type,
-        doc="Gradient of SoftmaxOutput with respect to its data.",
-    )
-)
 
 
 # -- regression outputs ------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ All of them reduce one axis of an array seen as ``(outer, n, inner)``.  The
 CPU path subtracts the maximum before exponentiating, so large inputs never
 overflow; the GPU path runs ``lazynd_softmax_*`` from ``kernels/softmax.cu``
 (one launch) for float32/float64 and the same NumPy-style code through CuPy
-for other dtypes.  ``loss.py`` reuses :func:`softmax_into` for ``SoftmaxOutput``.
+for other dtypes.  ``softmax_output.py`` reuses :func:`softmax_into` for ``SoftmaxOutput``.
 
 MXNet 1.x's ``dtype`` parameter gives the output another float dtype than the input's (float64
 from float32, say); the gradient then comes back in the input's dtype.  Both are computed in the
