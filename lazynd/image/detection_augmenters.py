@@ -6,12 +6,13 @@ fractions of the image width and height.  ``aug(src, label)`` returns the new
 ``(src, label)``; crops clip the boxes to the window and drop the objects that
 keep less than ``min_eject_coverage`` of their area.  The random draws are the
 ones MXNet makes (Python's ``random``, in the same order), so a seeded run
-picks MXNet's windows.
+picks MXNet's windows.  The interface :class:`DetAugmenter` and the combinators
+``DetBorrowAug`` and ``DetRandomSelectAug`` are in :mod:`~lazynd.image.augmenter_base`
+(and importable from here).
 """
 
 from __future__ import annotations
 
-import json
 import random
 import warnings
 from collections.abc import Sequence
@@ -22,10 +23,10 @@ import numpy as np
 
 from ..errors import OperatorError
 from . import transforms as img
+from .augmenter_base import DetAugmenter, DetBorrowAug, DetRandomSelectAug, Label
 from .augmenters import (
     _EIGVAL,
     _EIGVEC,
-    Augmenter,
     CastAug,
     ColorJitterAug,
     ColorNormalizeAug,
@@ -45,71 +46,6 @@ __all__ = [
     "CreateMultiRandCropAugmenter",
     "CreateDetAugmenter",
 ]
-
-Label = np.ndarray
-
-
-class DetAugmenter:
-    """Base class: ``aug(src, label)`` returns the augmented ``(src, label)``."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        self._kwargs = {
-            key: value.tolist() if isinstance(value, np.ndarray) else value for key, value in kwargs.items()
-        }
-
-    def dumps(self) -> str:
-        """The augmenter as JSON: ``[class name in lower case, {argument: value}]``, as MXNet."""
-        return json.dumps([type(self).__name__.lower(), self._kwargs])
-
-    def __call__(self, src: Any, label: Label) -> tuple[Any, Label]:
-        raise NotImplementedError(f"{type(self).__name__} does not implement __call__")
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._kwargs})"
-
-
-class DetBorrowAug(DetAugmenter):
-    """Apply a classification :class:`Augmenter` to the pixels; the label passes through.
-
-    Only augmenters that keep the image's geometry belong here (resizes and
-    colour changes: fractional boxes do not move when the whole image is resized).
-    """
-
-    def __init__(self, augmenter: Augmenter) -> None:
-        if not isinstance(augmenter, Augmenter):
-            raise OperatorError(f"DetBorrowAug: expected an mx.image.Augmenter, got {type(augmenter).__name__}")
-        self.augmenter = augmenter
-        super().__init__(augmenter=augmenter.dumps())
-
-    def dumps(self) -> list:  # type: ignore[override]  # MXNet returns a list here
-        """``["detborrowaug", the borrowed augmenter's dumps()]``, as MXNet."""
-        return [type(self).__name__.lower(), self.augmenter.dumps()]
-
-    def __call__(self, src: Any, label: Label) -> tuple[Any, Label]:
-        return self.augmenter(src), label
-
-
-class DetRandomSelectAug(DetAugmenter):
-    """Apply one augmenter of ``aug_list`` drawn at random, or none with probability ``skip_prob``."""
-
-    def __init__(self, aug_list: Sequence[DetAugmenter], skip_prob: float = 0) -> None:
-        super().__init__(skip_prob=skip_prob)
-        for aug in aug_list:
-            if not isinstance(aug, DetAugmenter):
-                raise OperatorError(f"DetRandomSelectAug: aug_list takes DetAugmenters only, got {type(aug).__name__}")
-        self.aug_list = list(aug_list)
-        self.skip_prob = skip_prob if self.aug_list else 1
-
-    def dumps(self) -> list:  # type: ignore[override]  # MXNet returns a list here
-        """``["detrandomselectaug", [each augmenter's dumps()]]``, as MXNet."""
-        return [type(self).__name__.lower(), [aug.dumps() for aug in self.aug_list]]
-
-    def __call__(self, src: Any, label: Label) -> tuple[Any, Label]:
-        if random.random() < self.skip_prob:
-            return src, label
-        # shuffled in place and the first one applied, as MXNet does, so seeded runs agree
-        random.shuffle(self.aug_list)
-        return self.aug_list[0](src, label)
 
 
 class DetHorizontalFlipAug(DetAugmenter):
