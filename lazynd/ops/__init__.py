@@ -7,7 +7,7 @@ import pkgutil
 
 from . import registry  # noqa: F401
 
-_SKIP = {"registry", "params", "conv_columns"}
+_SKIP = {"registry", "opdef", "params", "conv_columns"}
 
 # every module in this package except the infrastructure above is an operator family
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
-from .indexing import _SLICE_PARAMS, _slice_index, _slice_shape
 from .params import Param, parse_bool, parse_float, parse_int, parse_shape
 from .registry import OpDef, merge_shape, register
+from .slicing import _SLICE_PARAMS, _slice_index, _slice_shape
 
 # -- Crop ----------------------------------------------------------------------------------------------
 _CROP_PARAMS = {

@@ -1,318 +1,48 @@
-"""The operator registry: one definition per operator feeds NDArray, Symbol and both backends.
+"""The operator registry: every operator's :class:`~lazynd.ops.opdef.OpDef` by name and alias, and
+the gradient rules written with registered operators (:class:`BackwardOpGradient`,
+:func:`sum_gradients`, :func:`zero_gradient`).
 
-An :class:`OpDef` carries everything about an operator:
-
-- ``inputs`` / ``outputs`` / ``aux`` names (``inputs`` may depend on parameters,
-  e.g. ``no_bias``; variadic operators list ``num_args`` inputs ``arg0``, ``arg1``...,
-  unless ``inputs`` is a function of the parameters, which then names them, as
-  ``UpSampling``'s does: ``num_args`` images for nearest, ``data`` and ``weight`` for bilinear);
-- ``input_attrs``: a function of the parameters giving ``{input name: {attribute: value}}``,
-  attributes a variable given for (or created for) that input receives when a symbol is
-  composed, unless it has them already (MXNet's ``FSetInputVarAttrOnCompose``: bilinear
-  ``UpSampling`` marks its weight ``__init__`` ``["bilinear", {}]``);
-- typed ``params`` (:class:`~lazynd.ops.params.Param`);
-- ``infer_shape(attrs, in_shapes, aux_shapes) -> (in_shapes, out_shapes, aux_shapes)``
-  working forward and backward on partial shapes (``None`` = unknown shape, ``0`` =
-  unknown dimension);
-- ``infer_type(attrs, in_types, aux_types) -> (in_types, out_types, aux_types)``;
-- ``forward(kctx, attrs, inputs, outputs, aux)``: the kernel, writing into the
-  given output buffers; ``kctx.xp`` is NumPy or CuPy.  ``forward_gpu`` overrides it
-  on the GPU (our RawKernels);
-- ``gradient(F, attrs, inputs, outputs, out_grads) -> list`` of input gradients
-  (``None`` for none), written with the operators of the namespace ``F`` — the
-  symbol namespace in the gradient pass — so one rule serves every use; a
-  :class:`BackwardOpGradient` when the rule is one backward operator (imperative autograd
-  then gives that operator its output buffers);
-- ``inplace``: ``(input_index, output_index)`` pairs the output may overwrite;
-- ``mutates``: indices of inputs the kernel updates in place (optimizer states such
-  as ``mom``), so the engine schedules them as writes (a function of the parameters
-  when the number of inputs depends on them, as in ``multi_sgd_mom_update``);
-- ``shape_only_inputs``: indices of inputs whose values the kernel never reads, only their
-  shape and dtype (the ``like`` input of ``_reduce_to_like``, ``_backward_slice``,
-  ``broadcast_like``; a function of the parameters where it depends on them, as in
-  ``_backward_reduce``).  An executor lets a backward pass run again after one forward when
-  the only forward values its memory plan overwrote are read by such inputs;
-- ``optional_outputs``: the kernel accepts ``None`` for an output nobody reads and then
-  skips computing it (MXNet's ``kNullOp``), e.g. the data gradient of a first layer;
-- ``forward_into_zeros``: optionally, the CPU kernel for outputs that are known to be
-  zero-filled; an imperative call that allocates its outputs itself then takes them
-  from the allocator's zeroed pages (cheaper than writing zeros) and runs this kernel
-  instead of ``forward`` (``one_hot``: only the ones are written);
-- ``float_data``: the operator refuses integer data (its first input), as MXNet's does,
-  when inferring types, so the call fails at once, naming the operator, rather than
-  inside a kernel that cannot store its floating-point results (a function of the
-  parameters where only some modes need it, as average pooling);
-- ``blas_heavy``: the CPU kernel is mostly level-3 BLAS (convolution).  While the host BLAS
-  runs threads of its own, an imperative call also writes
-  :data:`lazynd.backend.blas.BLAS_VAR`, so the engine runs such operations one after the
-  other in push order instead of handing them to workers that would only queue on
-  :func:`~lazynd.backend.blas.blas_section`.
+What a definition carries is described in :mod:`lazynd.ops.opdef`; :class:`OpDef`,
+:class:`KernelContext` and the shape helpers are handed on from here, where the operator
+families import them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import OperatorError, ShapeError
-from .params import Param, parse_params
+from ..errors import OperatorError
+from .opdef import (
+    FLOAT_TYPES,
+    KernelContext,
+    OpDef,
+    Shape,
+    float16_as_float32,
+    merge_shape,
+    shape_is_known,
+    unify_shapes,
+    variadic_input_names,
+)
 
-Shape = tuple[int, ...]
-FLOAT_TYPES = ("float16", "float32", "float64")
-
-
-class KernelContext:
-    """What a kernel may use besides its buffers."""
-
-    __slots__ = ("xp", "backend", "device_id", "is_train", "rng")
-
-    def __init__(self, xp: Any, backend: Any, device_id: int = 0, is_train: bool = False, rng: Any = None) -> None:
-        self.xp = xp
-        self.backend = backend
-        self.device_id = device_id
-        self.is_train = is_train
-        self.rng = rng
-
-
-def _same_shape_infer(op: OpDef, attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    names = op.input_names(attrs)
-    shape = unify_shapes(op.name, names, list(in_shapes))
-    return [shape] * len(in_shapes), [shape] * op.num_outputs(attrs), list(aux_shapes)
-
-
-def _same_type_infer(op: OpDef, attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
-    dtype = next((t for t in in_types if t is not None), None)
-    for name, t in zip(op.input_names(attrs), in_types, strict=False):
-        if t is not None and dtype is not None and t != dtype:
-            raise OperatorError(f"{op.name}: input '{name}' has dtype {t}, expected {dtype} like the other inputs")
-    return [dtype] * len(in_types), [dtype] * op.num_outputs(attrs), [dtype if t is None else t for t in aux_types]
-
-
-def variadic_input_names(attrs: dict) -> list[str]:
-    """The input names of a variadic operator: ``arg0`` ... ``arg{num_args - 1}``."""
-    return [f"arg{i}" for i in range(attrs.get("num_args") or 0)]
-
-
-def merge_shape(op: str, arg: str, given: Shape | None, expected: Shape | None) -> Shape | None:
-    """Merge two partial shapes (0 = unknown dim); raise ShapeError when they disagree."""
-    if given is None:
-        return expected
-    if expected is None:
-        return tuple(given)
-    if len(given) != len(expected):
-        raise ShapeError(f"{op}: shape of '{arg}' is {tuple(given)}, expected {tuple(expected)}")
-    merged = []
-    for g, e in zip(given, expected, strict=False):
-        if g and e and g != e:
-            raise ShapeError(f"{op}: shape of '{arg}' is {tuple(given)}, expected {tuple(expected)}")
-        merged.append(g or e)
-    return tuple(merged)
-
-
-def unify_shapes(op: str, names: Sequence[str], shapes: list[Shape | None]) -> Shape | None:
-    """The common shape of inputs that must all have the same shape."""
-    result: Shape | None = None
-    for name, shape in zip(names, shapes, strict=False):
-        result = merge_shape(op, name, shape, result) if shape is not None else result
-    return result
-
-
-def shape_is_known(shape: Shape | None) -> bool:
-    return shape is not None and all(d > 0 for d in shape)
-
-
-def float16_as_float32(kernel: Callable[..., None]) -> Callable[..., None]:
-    """A kernel that runs ``kernel`` in float32 when any of its arrays is float16 (on the GPU, for
-    operators whose CUDA kernels exist in float32 and float64 only): float16 inputs, outputs and
-    auxiliary states are widened, computed on, and the results narrowed back into the outputs and
-    the auxiliary states (BatchNorm's moving statistics)."""
-    import numpy as np
-
-    half = np.dtype(np.float16)
-
-    def widen(a: Any) -> Any:  # None: an output left out (``optional_outputs``)
-        return a.astype(np.float32) if a is not None and a.dtype == half else a
-
-    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        if not any(a is not None and a.dtype == half for group in (inputs, outputs, aux) for a in group):
-            kernel(kctx, attrs, inputs, outputs, aux)
-            return
-        # outputs start from their values: a kernel may accumulate into them
-        wide_outputs, wide_aux = [widen(o) for o in outputs], [widen(a) for a in aux]
-        kernel(kctx, attrs, [widen(x) for x in inputs], wide_outputs, wide_aux)
-        for target, wide in zip([*outputs, *aux], [*wide_outputs, *wide_aux], strict=True):
-            if wide is not target:
-                target[...] = wide
-
-    return forward
-
-
-class OpDef:
-    """The definition of one operator (see the module docstring)."""
-
-    def __init__(
-        self,
-        name: str,
-        forward: Callable[..., None],
-        *,
-        inputs: Sequence[str] | Callable[[dict], Sequence[str]] = ("data",),
-        outputs: Sequence[str] | Callable[[dict], Sequence[str]] = ("output",),
-        aux: Sequence[str] = (),
-        params: dict[str, Param] | None = None,
-        infer_shape: Callable[..., tuple[list, list, list]] | None = None,
-        infer_type: Callable[..., tuple[list, list, list]] | None = None,
-        forward_gpu: Callable[..., None] | None = None,
-        gradient: Callable[..., list] | None = None,
-        inplace: Sequence[tuple[int, int]] = (),
-        num_visible_outputs: int | Callable[[dict], int] | None = None,
-        aliases: Sequence[str] = (),
-        variadic: bool = False,
-        needs_random: bool | Callable[[dict], bool] = False,
-        is_loss: bool = False,
-        writes_aux_in_train: bool = True,
-        creates_output: bool = False,
-        mutates: Sequence[int] | Callable[[dict], Sequence[int]] = (),
-        shape_only_inputs: Sequence[int] | Callable[[dict], Sequence[int]] = (),
-        optional_outputs: bool = False,
-        forward_into_zeros: Callable[..., None] | None = None,
-        blas_heavy: bool = False,
-        gpu_float16_as_float32: bool = False,
-        float_data: bool | Callable[[dict], bool] = False,
-        input_attrs: Callable[[dict], dict[str, dict[str, str]]] | None = None,
-        doc: str = "",
-    ) -> None:
-        self.name = name
-        self.forward = forward
-        if gpu_float16_as_float32:
-            forward_gpu = float16_as_float32(forward_gpu or forward)
-        self.forward_gpu = forward_gpu
-        self._inputs = inputs
-        self._outputs = outputs
-        self.aux = tuple(aux)
-        self.params = dict(params or {})
-        if variadic and "num_args" not in self.params:
-            from .params import parse_int
-
-            self.params["num_args"] = Param(parse_int, None, "number of inputs")
-        self._infer_shape = infer_shape
-        self._infer_type = infer_type
-        self.gradient = gradient
-        self.inplace = tuple(inplace)
-        self._num_visible = num_visible_outputs
-        self.aliases = tuple(aliases)
-        self.variadic = variadic
-        self.needs_random = needs_random
-        self.is_loss = is_loss
-        self.writes_aux_in_train = writes_aux_in_train
-        # an operator without data inputs (zeros, uniform): ctx/shape/dtype come from params
-        self.creates_output = creates_output
-        self.mutates = mutates if callable(mutates) else tuple(mutates)
-        self.shape_only_inputs = shape_only_inputs if callable(shape_only_inputs) else tuple(shape_only_inputs)
-        self.optional_outputs = optional_outputs
-        self.forward_into_zeros = forward_into_zeros
-        self.blas_heavy = blas_heavy
-        self.float_data = float_data
-        self.input_attrs = input_attrs
-        self.doc = doc
-
-    # -- structure -----------------------------------------------------------------------------
-    def parse(self, given: dict[str, Any]) -> dict[str, Any]:
-        return parse_params(self.name, self.params, given)
-
-    def input_names(self, attrs: dict) -> list[str]:
-        if callable(self._inputs):
-            return list(self._inputs(attrs))
-        if self.variadic:
-            return variadic_input_names(attrs)
-        return list(self._inputs)
-
-    def attrs_of_input_variables(self, attrs: dict) -> dict[str, dict[str, str]]:
-        """``{input name: {attribute: value}}`` that variables composed as these inputs receive (see ``input_attrs``)."""
-        return self.input_attrs(attrs) if self.input_attrs is not None else {}
-
-    def output_names(self, attrs: dict) -> list[str]:
-        names = self._outputs(attrs) if callable(self._outputs) else self._outputs
-        return list(names)
-
-    def draws_random(self, attrs: dict) -> bool:
-        """Whether a call with these parameters draws from its context's generator (and so writes its var).
-
-        ``needs_random`` is a flag, or a function of the parameters for an operator where only
-        some settings draw (``LeakyReLU``: only ``rrelu``).
-        """
-        needs = self.needs_random
-        return bool(needs(attrs)) if callable(needs) else needs
-
-    def mutated_inputs(self, attrs: dict) -> tuple[int, ...]:
-        """Indices of the inputs the kernel updates in place."""
-        return tuple(self.mutates(attrs)) if callable(self.mutates) else self.mutates
-
-    def reads_value(self, attrs: dict, index: int) -> bool:
-        """Whether the kernel reads the values of input ``index`` (not only its shape and dtype)."""
-        shape_only = self.shape_only_inputs(attrs) if callable(self.shape_only_inputs) else self.shape_only_inputs
-        return index not in shape_only
-
-    def num_outputs(self, attrs: dict) -> int:
-        return len(self.output_names(attrs))
-
-    def num_visible_outputs(self, attrs: dict) -> int:
-        if self._num_visible is None:
-            return self.num_outputs(attrs)
-        if callable(self._num_visible):
-            return self._num_visible(attrs)
-        return self._num_visible
-
-    # -- inference -----------------------------------------------------------------------------
-    def infer_shape(
-        self, attrs: dict, in_shapes: list, aux_shapes: list | None = None, out_shapes: list | None = None
-    ) -> tuple[list, list, list]:
-        """Infer shapes; ``out_shapes`` (known output shapes) reach rules that accept them (backward inference)."""
-        aux_shapes = list(aux_shapes) if aux_shapes is not None else [None] * len(self.aux)
-        if self._infer_shape is None:
-            if out_shapes and any(s is not None for s in out_shapes) and self.num_outputs(attrs) == 1 and in_shapes:
-                # same-shape ops: a known output shape determines every input
-                in_shapes = [out_shapes[0] if s is None else s for s in in_shapes]
-            return _same_shape_infer(self, attrs, list(in_shapes), aux_shapes)
-        if out_shapes is not None and self._accepts_out_shapes:
-            return self._infer_shape(attrs, list(in_shapes), aux_shapes, out_shapes=list(out_shapes))
-        return self._infer_shape(attrs, list(in_shapes), aux_shapes)
-
-    @property
-    def _accepts_out_shapes(self) -> bool:
-        import inspect
-
-        try:
-            return "out_shapes" in inspect.signature(self._infer_shape).parameters  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return False
-
-    def infer_type(self, attrs: dict, in_types: list, aux_types: list | None = None) -> tuple[list, list, list]:
-        aux_types = list(aux_types) if aux_types is not None else [None] * len(self.aux)
-        data = in_types[0] if len(in_types) else None
-        if data is not None and data not in FLOAT_TYPES and self.needs_float_data(attrs):
-            raise OperatorError(
-                f"{self.name}: input '{self.input_names(attrs)[0]}' has dtype {data}, expected one of "
-                f"{', '.join(FLOAT_TYPES)} (the operator takes no integer data, as in MXNet)"
-            )
-        if self._infer_type is None:
-            return _same_type_infer(self, attrs, list(in_types), aux_types)
-        return self._infer_type(attrs, list(in_types), aux_types)
-
-    def needs_float_data(self, attrs: dict) -> bool:
-        return self.float_data(attrs) if callable(self.float_data) else self.float_data
-
-    def specialize(self, attrs: dict) -> OpDef:
-        """The definition a graph node of these parameters holds: ``self`` for almost every operator.
-
-        An operator whose auxiliary states or loss flag depend on its parameters (``Custom``)
-        returns a definition with them fixed; symbol creation and JSON loading call this
-        after parsing.
-        """
-        return self
-
-    def __repr__(self) -> str:
-        return f"<OpDef {self.name}>"
-
+__all__ = [
+    "FLOAT_TYPES",
+    "BackwardOpGradient",
+    "KernelContext",
+    "OpDef",
+    "Shape",
+    "all_names",
+    "exists",
+    "float16_as_float32",
+    "get",
+    "list_ops",
+    "merge_shape",
+    "register",
+    "shape_is_known",
+    "sum_gradients",
+    "unify_shapes",
+    "variadic_input_names",
+    "zero_gradient",
+]
 
 _OPS: dict[str, OpDef] = {}
 _ALIASES: dict[str, str] = {}
