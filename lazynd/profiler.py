@@ -3,7 +3,8 @@
 While it runs, the engine calls its ``profiler_hook`` after each operation with
 the operation's name, device, written vars and start and end
 (``time.perf_counter_ns``); the hook appends one tuple to a list.  When stopped
-the hook is ``None``, so profiling costs one attribute test per operation.
+the hook is ``None``, so profiling costs one attribute test per operation.  The
+records, the hook and the trace events made of them are :mod:`lazynd.profiler_trace`.
 
 Modes
 -----
@@ -24,21 +25,6 @@ holds everything recorded so far.  Every write goes through
 :func:`lazynd.formats.fileio.write_atomic`: the filename may be a URL (``s3://``,
 ``memory://``...) when fsspec is installed.
 
-Events
-------
-``dump()`` writes complete (``"ph": "X"``) events with ``ts``/``dur`` in
-microseconds since the profiler started, one ``pid`` per device and one ``tid`` per
-worker thread (per CUDA stream for GPU operations, named ``stream compute``, ``stream h2d``...), plus ``process_name``/``thread_name`` metadata events (``ts`` 0: every event has ``ph``, ``ts``,
-``pid`` and ``tid``, which trace readers index without checking), which
-chrome://tracing and Perfetto load.  Operations whose name contains ``copyto``
-get the category ``copy``, the others ``operator``.  GPU operations are timed
-with the CUDA event their launch recorded on the stream: such an operation ends
-when its event fires and starts at its launch or when the previous operation on
-the same stream ended, whichever is later.  "Previous" counts only operations whose
-launch was over before this one's began: the operators of a bulked executor pass
-(``executor:<node>``, each with its own event) are recorded before the pass that holds
-them, and the pass starts with its first operator, not after its last.
-
 Annotations
 -----------
 MXNet 1.x's profiler objects (:class:`Domain`, :class:`Task`, :class:`Frame`, :class:`Event`,
@@ -53,15 +39,14 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from . import profiler_annotations, profiler_tables
+from . import profiler_annotations, profiler_tables, profiler_trace
 from .errors import LazyNDError
 from .formats.fileio import write_atomic
-from .profiler_annotations import Annotation, Counter, Domain, Event, Frame, Marker, Task
+from .profiler_annotations import Counter, Domain, Event, Frame, Marker, Task
 
 __all__ = [
     "set_config",
@@ -94,39 +79,7 @@ _written = 0  # how many records the last write held
 _exit_hook_registered = False
 _origin = 0  # perf_counter_ns at the first run: trace time zero
 _engine: Any = None  # the engine the hook is installed on
-# (name, device, thread ident, start_ns, end_ns, device event of the first written var or None);
-# an annotation's record holds its Annotation where an operation's holds its device, and no event.
-# Recording is one tuple and one list.append per operation (atomic under the GIL, so no lock);
-# everything else -- GPU event times, names, JSON -- waits for dump()/dumps().
-_records: list[tuple[Any, ...]] = []
-_thread_names: dict[int, str] = {}
-
-
-def _make_hook(symbolic: bool) -> Callable[[str, Any, Sequence[Any], int, int], None]:
-    """The engine hook: ``hook(name, device, writes, start_ns, end_ns)`` after each operation."""
-    append = _records.append
-    names = _thread_names
-    get_ident = threading.get_ident
-
-    def record(name: str, device: Any, writes: Sequence[Any], start: int, end: int) -> None:
-        if symbolic and not name.startswith("executor"):
-            return
-        ident = get_ident()
-        if ident not in names:
-            names[ident] = threading.current_thread().name
-        # CPU vars never carry an event; a GPU write's event is read now, before a later write replaces it
-        append((name, device, ident, start, end, writes[0].event if writes else None))
-
-    return record
-
-
-def _record_annotation(name: str, annotation: Annotation, start: int, end: int) -> None:
-    """Record one annotation (a profiler object's region, counter value or instant) of this thread."""
-    ident = threading.get_ident()
-    if ident not in _thread_names:
-        _thread_names[ident] = threading.current_thread().name
-    _records.append((name, annotation, ident, start, end, None))
-
+_records = profiler_trace.recorded  # (changed in place, never rebound: profiler_trace's hook appends to it)
 
 # MXNet 1.x's set_config keywords that only tune MXNet's own profiler (memory, C API, dump timing,
 # aggregation, which lazynd's dumps() always does): accepted, and change nothing here
@@ -184,10 +137,10 @@ def _install() -> None:
     engine = get_engine()
     if _engine is not None and _engine is not engine:
         _engine.profiler_hook = None
-    engine.profiler_hook = _make_hook(symbolic=_config["mode"] == "symbolic")
+    engine.profiler_hook = profiler_trace.make_hook(symbolic=_config["mode"] == "symbolic")
     _engine = engine
     engine_mod.recording = True
-    profiler_annotations.set_sink(_record_annotation)
+    profiler_annotations.set_sink(profiler_trace.record_annotation)
 
 
 def _uninstall() -> None:
@@ -319,96 +272,9 @@ def reset() -> None:
     _origin = time.perf_counter_ns()
 
 
-# -- GPU event times -----------------------------------------------------------------------------
-def _gpu_times(records: list[tuple[Any, ...]]) -> tuple[list[tuple[int, int]], list[str | None]]:
-    """(start, end) in perf_counter_ns per record, GPU records from their CUDA events, and each
-    GPU record's stream name (``'compute'``, ``'h2d'``...; ``None`` for host records)."""
-    times = [(r[3], r[4]) for r in records]
-    lanes: list[str | None] = [None] * len(records)
-    if not any(r[5] is not None for r in records):
-        return times, lanes
-    from .backend import get_backend
-
-    # per stream, (host end, GPU end) of its operations in record order; records are appended as
-    # their launches end, so host ends do not decrease along a stream's list
-    done: dict[Any, list[tuple[int, int]]] = {}
-    for i, (_, device, _, start, end, event) in enumerate(records):
-        if event is None or not getattr(device, "is_gpu", False):
-            continue
-        try:
-            backend: Any = get_backend(device)
-            gpu_end = backend.event_time_ns(event)
-        except Exception:  # noqa: BLE001 - keep the host times when the events cannot be read
-            continue
-        earlier = done.setdefault(id(event.stream), [])
-        gpu_start = max(start, _previous_end(earlier, start))
-        gpu_end = max(gpu_end, gpu_start)
-        earlier.append((end, gpu_end))
-        times[i] = (gpu_start, gpu_end)
-        lanes[i] = next((kind for kind, s in backend.streams.items() if s is event.stream), "other")
-    return times, lanes
-
-
-def _previous_end(earlier: list[tuple[int, int]], start: int) -> int:
-    """The GPU end of the last operation in ``earlier`` (one stream's ``(host end, GPU end)``)
-    whose launch was over by ``start``; those launched inside this operation (the operators of a
-    bulked pass) are skipped."""
-    for host_end, gpu_end in reversed(earlier):
-        if host_end <= start:
-            return gpu_end
-    return start
-
-
-# -- output ----------------------------------------------------------------------------------------
-def _device_label(device: Any) -> str:
-    return "cpu(0)" if device is None else str(device)
-
-
 def trace_events() -> list[dict[str, Any]]:
     """The recorded operations as a list of Chrome Trace Event dicts (metadata first)."""
-    records = list(_records)
-    times, lanes = _gpu_times(records)
-    pids: dict[tuple[str, bool], int] = {}
-    tids: dict[Any, int] = {}
-    events: list[dict[str, Any]] = []
-    meta: list[dict[str, Any]] = []
-    seen_threads: set[tuple[int, int]] = set()
-    for (name, device, ident, _, _, _), (start, end), lane in zip(records, times, lanes, strict=False):
-        annotation = device if isinstance(device, Annotation) else None
-        # an annotation's row is its category's (a process of its own, as in MXNet's traces)
-        label = annotation.category if annotation is not None else _device_label(device)
-        process = (label, annotation is not None)  # a device and a category of one name stay apart
-        if lane is not None:  # a GPU operation: its row is its stream's, where its kernels ran
-            ident = (label, lane)
-        pid = pids.get(process)
-        if pid is None:
-            pid = pids[process] = len(pids)
-            meta.append({"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0, "args": {"name": label}})
-        tid = tids.get(ident)
-        if tid is None:
-            tid = tids[ident] = len(tids)
-        if (pid, tid) not in seen_threads:
-            seen_threads.add((pid, tid))
-            thread = f"stream {lane}" if lane is not None else _thread_names.get(ident, f"thread-{ident}")
-            meta.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"name": thread}})
-        # integer nanoseconds until here: ts + dur of one event never passes the next event's ts
-        ts = (start - _origin) / 1e3
-        if annotation is not None:
-            events.append(annotation.trace_event(name, ts, max(end - start, 0) / 1e3, pid, tid))
-            continue
-        category = "copy" if "copyto" in name else "operator"
-        events.append(
-            {
-                "name": name,
-                "cat": category,
-                "ph": "X",
-                "ts": ts,
-                "dur": max(end - start, 0) / 1e3,
-                "pid": pid,
-                "tid": tid,
-            }
-        )
-    return meta + events
+    return profiler_trace.trace_events(list(_records), _origin)
 
 
 def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any]]:
@@ -520,7 +386,7 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
         raise LazyNDError(f"profiler.dumps: sort_by must be one of {list(profiler_tables.SORT_KEYS)}, got {sort_by!r}")
     _follow_engine()
     records = list(_records)
-    times, values = profiler_tables.gather(records, _gpu_times(records)[0])
+    times, values = profiler_tables.gather(records, profiler_trace.gpu_times(records)[0])
     if reset:
         globals()["reset"]()
     return profiler_tables.render(times, values, format, sort_by, ascending)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd import profiler
+from lazynd import profiler, profiler_trace
 from lazynd.engine import get_engine
 
 
@@ -250,7 +250,7 @@ def test_a_gpu_pass_starts_with_its_first_operator_not_after_its_last(monkeypatc
         ("executor:fc2", gpu, 1, 23, 25, event(160)),
         ("executor_backward", gpu, 1, 15, 30, event(160)),
     ]
-    times, lanes = profiler._gpu_times(records)
+    times, lanes = profiler_trace.gpu_times(records)
     assert lanes == ["compute"] * 4
     assert times[1] == (100, 130) and times[2] == (130, 160), times
     assert times[3] == (100, 160), "the pass does not enclose its operators"

@@ -2,7 +2,8 @@
 
 - :mod:`~lazynd.formats.fileio`: reading whole files and writing them atomically, on local
   disks and (through fsspec) remote stores; :mod:`~lazynd.formats.fileio_temporary` names
-  and cleans up its temporary files.
+  and cleans up its temporary files, :mod:`~lazynd.formats.fileio_urls` tells URLs from paths
+  and reaches their filesystems.
 - :mod:`~lazynd.formats.ndarray_file`: MXNet's binary NDArray-list format (``nd.save`` /
   ``nd.load``) on NumPy arrays; :mod:`~lazynd.formats.ndarray_record` holds the layout of
   one array record.

@@ -28,6 +28,7 @@ environment variables (``FSSPEC_S3_ENDPOINT_URL=http://127.0.0.1:9000``) or
 ``~/.config/fsspec/*.json``, and for S3 also botocore's ``AWS_ENDPOINT_URL``,
 ``AWS_ACCESS_KEY_ID`` and ``AWS_SECRET_ACCESS_KEY``.  That is how code that
 cannot pass options (``nd.save(fname, data)``) reaches a non-default store.
+Which names are URLs and how each one's filesystem is reached: :mod:`lazynd.formats.fileio_urls`.
 """
 
 from __future__ import annotations
@@ -36,9 +37,6 @@ import contextlib
 import errno
 import io
 import os
-import re
-import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
@@ -49,55 +47,13 @@ from .fileio_temporary import (
     fsync_directory,
     keep_permissions,
     remove_stale_temporaries,
-    temporary_basename,
     unlink_quietly,
 )
+from .fileio_urls import is_url as is_url
+from .fileio_urls import local_path, remote_filesystem, store_remote
 
 BytesLike = bytes | bytearray | memoryview
 """Anything with the buffer protocol that a binary file's ``write`` accepts."""
-
-# A scheme has at least two characters so that a Windows drive ("C://x") is a path.
-_URL_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+(://|::)")
-
-# Stores where one upload replaces the object whole: no temporary name needed.
-_OBJECT_STORE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "memory"})
-
-# Which package to install for a protocol when fsspec cannot load its backend.
-_BACKEND_PACKAGES = {
-    "s3": "s3fs",
-    "s3a": "s3fs",
-    "gs": "gcsfs",
-    "gcs": "gcsfs",
-    "az": "adlfs",
-    "abfs": "adlfs",
-    "abfss": "adlfs",
-    "hdfs": "pyarrow",
-    "http": "aiohttp",
-    "https": "aiohttp",
-    "sftp": "paramiko",
-}
-
-
-def is_url(uri: str | os.PathLike[str]) -> bool:
-    """Tell whether ``uri`` names a URL (``scheme://...``) rather than a local path.
-
-    Parameters
-    ----------
-    uri : str or os.PathLike
-        A path or URL.
-
-    Returns
-    -------
-    bool
-        True for ``s3://b/k``, ``file:///tmp/x``, fsspec chains such as
-        ``simplecache::s3://b/k``; False for plain and Windows paths.
-
-    Examples
-    --------
-    >>> is_url("s3://bucket/model.params"), is_url("/tmp/model.params")
-    (True, False)
-    """
-    return isinstance(uri, str) and _URL_PATTERN.match(uri) is not None
 
 
 def open_for_read(uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> bytes:
@@ -133,11 +89,11 @@ def open_for_read(uri: str | os.PathLike[str], storage_options: Mapping[str, Any
     b'abc'
     """
     with _naming_a_missing_file(uri):
-        local = _local_path(uri, storage_options)
+        local = local_path(uri, storage_options)
         if local is not None:
             with open(local, "rb") as handle:
                 return handle.read()
-        filesystem, path = _remote_filesystem(str(uri), storage_options)
+        filesystem, path = remote_filesystem(str(uri), storage_options)
         return bytes(filesystem.cat_file(path))
 
 
@@ -260,10 +216,10 @@ def open_for_stream(uri: str | os.PathLike[str], storage_options: Mapping[str, A
     b'bc'
     """
     with _naming_a_missing_file(uri):
-        local = _local_path(uri, storage_options)
+        local = local_path(uri, storage_options)
         if local is not None:
             return open(local, "rb")  # noqa: SIM115 - the caller owns it
-        filesystem, path = _remote_filesystem(str(uri), storage_options)
+        filesystem, path = remote_filesystem(str(uri), storage_options)
         return filesystem.open(path, "rb")
 
 
@@ -282,12 +238,12 @@ class AtomicWriter:
 
     def __init__(self, uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> None:
         self.uri = os.fspath(uri)
-        self._local = _local_path(uri, storage_options)
+        self._local = local_path(uri, storage_options)
         self._temporary: str | None = None
         self._handle: IO[bytes]
         if self._local is None:
             # Resolve the store now, so a missing backend fails before any work is done.
-            self._remote = _remote_filesystem(self.uri, storage_options)
+            self._remote = remote_filesystem(self.uri, storage_options)
             self._buffer = self._handle = io.BytesIO()
         else:
             directory = os.path.dirname(os.path.abspath(self._local))
@@ -313,7 +269,7 @@ class AtomicWriter:
         self.closed = True
         if self._local is None:
             filesystem, path = self._remote
-            _store_remote(filesystem, path, self.uri, self._buffer.getvalue())
+            store_remote(filesystem, path, self.uri, self._buffer.getvalue())
             return
         temporary = self._temporary
         assert temporary is not None
@@ -353,25 +309,6 @@ class AtomicWriter:
             self.discard()
 
 
-def _store_remote(filesystem: Any, path: str, uri: str, payload: bytes) -> None:
-    """Store ``payload`` at ``path``: in one upload on object stores, else by temporary name and rename."""
-    protocol = uri.split(":", 1)[0].lower()
-    if protocol in _OBJECT_STORE_PROTOCOLS:
-        filesystem.pipe_file(path, payload)
-        return
-    head, _, tail = path.rpartition("/")
-    temporary = f"{head}/{temporary_basename(tail)}" if head else temporary_basename(tail)
-    try:
-        filesystem.pipe_file(temporary, payload)
-        filesystem.mv(temporary, path)
-    except BaseException:
-        # Cleaning up is best effort: the error that got us here matters more.
-        with contextlib.suppress(Exception):
-            if filesystem.exists(temporary):
-                filesystem.rm(temporary)
-        raise
-
-
 def _as_chunks(data: BytesLike | Iterable[BytesLike]) -> Iterable[BytesLike]:
     expected = "write_atomic: data must be bytes-like or an iterable of bytes-like"
     if isinstance(data, str):
@@ -385,45 +322,3 @@ def _as_chunks(data: BytesLike | Iterable[BytesLike]) -> Iterable[BytesLike]:
     if isinstance(data, Iterable):
         return data
     raise TypeError(f"{expected}, got {type(data).__name__}")
-
-
-def _local_path(uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None) -> str | None:
-    """Return the local filesystem path of ``uri``, or None for a remote URL."""
-    if isinstance(uri, str) and is_url(uri):
-        parsed = urllib.parse.urlparse(uri)
-        if parsed.scheme.lower() != "file" or "::" in uri:
-            return None
-        if parsed.netloc not in ("", "localhost"):
-            raise LazyNDError(f"file URL {uri!r} names host {parsed.netloc!r}; expected a local file URL")
-        path = urllib.request.url2pathname(parsed.path)
-    else:
-        path = os.fspath(uri)
-        if not isinstance(path, str):
-            raise TypeError(f"expected a str path or URL, got {type(uri).__name__}")
-    if storage_options:
-        raise LazyNDError(f"storage_options apply to remote URLs only; {uri!r} is a local path")
-    return path
-
-
-def _remote_filesystem(uri: str, storage_options: Mapping[str, Any] | None) -> tuple[Any, str]:
-    protocol = uri.split(":", 1)[0].lower()
-    package = _BACKEND_PACKAGES.get(protocol)
-    try:
-        import fsspec  # type: ignore[import-untyped]
-    except ImportError as error:
-        raise LazyNDError(
-            f"{uri!r} is a URL; reading or writing URLs needs fsspec: "
-            f"pip install fsspec{' ' + package if package else ''}"
-        ) from error
-    try:
-        filesystem, path = fsspec.core.url_to_fs(uri, **dict(storage_options or {}))
-    except ImportError as error:
-        raise LazyNDError(
-            f"cannot open {uri!r}: the fsspec backend for {protocol}:// is not installed "
-            f"({error}); pip install {package or 'the backend package fsspec names'}"
-        ) from error
-    except ValueError as error:
-        if "protocol" in str(error).lower():
-            raise LazyNDError(f"cannot open {uri!r}: {error}") from error
-        raise
-    return filesystem, path

@@ -24,6 +24,7 @@ from . import arithmetic as _arithmetic
 from . import copying as _copying
 from . import dispatch as _ops_table
 from . import functions as _functions
+from . import indexing as _indexing
 from . import numpy_protocol as _numpy_protocol
 from . import sparse as _sparse
 
@@ -358,10 +359,10 @@ class NDArray:
             if _ops_table.recorder is not None:  # some thread records: a view of a recorded array is recorded
                 _ops_table.recorder.view(self, view, key)
             return view
-        return _copying.getitem(self, key)
+        return _indexing.getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        _copying.setitem(self, key, value)
+        _indexing.setitem(self, key, value)
 
     # -- DLPack --------------------------------------------------------------------------------
     def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:

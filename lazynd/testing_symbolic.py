@@ -1,0 +1,373 @@
+"""Checks of ``lazynd_sym`` symbols, as MXNet's ``test_utils`` has them; users reach them as ``mx.test_utils.<name>``.
+
+``check_symbolic_forward`` and ``check_symbolic_backward`` compare a bound symbol's outputs and
+gradients with expected arrays, ``check_numeric_gradient`` its backward with central
+differences, ``check_consistency`` its results across devices and dtypes, and ``check_speed``
+times it.  Each takes a ``Symbol`` and uses only its methods, so ``lazynd`` never imports
+``lazynd_sym`` here.  The checks of one operator are :mod:`lazynd.testing`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .context import Context
+from .testing import assert_almost_equal, default_context
+from .testing import check_consistency as check_op_consistency
+
+
+def _named(sym: Any, values: Any, names: list[str], what: str) -> dict[str, np.ndarray]:
+    """``values`` (a list in ``names`` order, or a dict) as a dict of NumPy arrays."""
+    if values is None:
+        return {}
+    if isinstance(values, dict):
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise ValueError(f"{what}: unknown name(s) {unknown}, the symbol has {names}")
+        return {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v) for k, v in values.items()}
+    values = list(values)
+    if len(values) != len(names):
+        raise ValueError(f"{what}: {len(values)} arrays given, the symbol has {len(names)} ({names})")
+    return {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v) for k, v in zip(names, values, strict=False)}
+
+
+def _bind(sym: Any, location: dict, aux: dict, ctx: Context, dtype: Any, grad_req: Any = "write") -> Any:
+    from . import ndarray as nd
+
+    args = {k: nd.array(v, ctx=ctx, dtype=dtype) for k, v in location.items()}
+    grads = {k: nd.zeros(v.shape, ctx=ctx, dtype=dtype) for k, v in location.items()}
+    aux_nd = {k: nd.array(v, ctx=ctx, dtype=dtype) for k, v in aux.items()}
+    return sym.bind(ctx, args, args_grad=grads, grad_req=grad_req, aux_states=aux_nd or None)
+
+
+def check_symbolic_forward(
+    sym: Any,
+    location: Any,
+    expected: Any,
+    rtol: float = 1e-4,
+    atol: float | None = None,
+    aux_states: Any = None,
+    ctx: Context | None = None,
+    equal_nan: bool = False,
+    dtype: Any = np.float32,
+) -> list[np.ndarray]:
+    """Bind ``sym`` to ``location`` (list or dict of arrays), run forward, compare with ``expected``.
+
+    Examples
+    --------
+    >>> import numpy as np, lazynd_sym as sym
+    >>> x = sym.Variable("x")
+    >>> outputs = check_symbolic_forward(sym.exp(x), [np.zeros(2)], [np.ones(2)])
+    """
+    ctx = ctx or default_context()
+    location = _named(sym, location, sym.list_arguments(), "location")
+    aux = _named(sym, aux_states, sym.list_auxiliary_states(), "aux_states")
+    exe = _bind(sym, location, aux, ctx, dtype, grad_req="null")
+    exe.forward(is_train=False)
+    outputs = [o.asnumpy() for o in exe.outputs]
+    expected_list = [expected[k] for k in sym.list_outputs()] if isinstance(expected, dict) else list(expected)
+    if len(expected_list) != len(outputs):
+        raise AssertionError(f"the symbol has {len(outputs)} output(s), {len(expected_list)} expected arrays given")
+    for name, got, want in zip(sym.list_outputs(), outputs, expected_list, strict=False):
+        assert_almost_equal(
+            got, np.asarray(want), rtol, atol, names=(f"output {name}", "expected"), equal_nan=equal_nan
+        )
+    return outputs
+
+
+def check_symbolic_backward(
+    sym: Any,
+    location: Any,
+    out_grads: Any,
+    expected: Any,
+    rtol: float = 1e-5,
+    atol: float | None = None,
+    aux_states: Any = None,
+    grad_req: Any = "write",
+    ctx: Context | None = None,
+    equal_nan: bool = False,
+    dtype: Any = np.float32,
+) -> dict[str, np.ndarray]:
+    """Run forward and backward with head gradients ``out_grads``; compare argument gradients with ``expected``.
+
+    ``expected`` is a list in ``sym.list_arguments()`` order or a dict (names left
+    out are not checked).  Returns the gradients by name.
+
+    Examples
+    --------
+    >>> import numpy as np, lazynd_sym as sym
+    >>> x = sym.Variable("x")
+    >>> grads = check_symbolic_backward(sym.exp(x), [np.zeros(2)], [np.ones(2)], [np.ones(2)])
+    """
+    from . import ndarray as nd
+
+    ctx = ctx or default_context()
+    names = sym.list_arguments()
+    location = _named(sym, location, names, "location")
+    aux = _named(sym, aux_states, sym.list_auxiliary_states(), "aux_states")
+    want = _named(sym, expected, names, "expected")
+    exe = _bind(sym, location, aux, ctx, dtype, grad_req=grad_req)
+    exe.forward(is_train=True)
+    heads = _named(sym, out_grads, sym.list_outputs(), "out_grads")
+    exe.backward([nd.array(heads[k], ctx=ctx, dtype=dtype) for k in sym.list_outputs()])
+    grads = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
+    for name, value in want.items():
+        if name not in grads:
+            raise AssertionError(f"no gradient was computed for argument '{name}'")
+        assert_almost_equal(
+            grads[name], value, rtol, atol, names=(f"gradient of {name}", "expected"), equal_nan=equal_nan
+        )
+    return grads
+
+
+def check_numeric_gradient(
+    sym: Any,
+    location: Any,
+    aux_states: Any = None,
+    numeric_eps: float = 1e-4,
+    rtol: float = 1e-2,
+    atol: float | None = None,
+    grad_nodes: Sequence[str] | None = None,
+    use_forward_train: bool = True,
+    ctx: Context | None = None,
+    dtype: Any = np.float64,
+    check_eps: float | None = None,
+) -> None:
+    """Compare ``sym``'s backward with central differences of ``sum(outputs * random_heads)``.
+
+    Runs in float64 by default (MXNet used float32 and a larger ``numeric_eps``).
+    ``grad_nodes`` restricts the check to some arguments (default: all).  ``check_eps``
+    is MXNet 0.9's name for the relative tolerance (it overrides ``rtol``).
+
+    Examples
+    --------
+    >>> import numpy as np, lazynd_sym as sym
+    >>> check_numeric_gradient(sym.exp(sym.Variable("x")), [np.random.rand(2, 3)])
+    """
+    from . import ndarray as nd
+
+    if check_eps is not None:
+        rtol = check_eps
+    ctx = ctx or default_context()
+    names = sym.list_arguments()
+    location = {k: v.astype(dtype) for k, v in _named(sym, location, names, "location").items()}
+    aux = _named(sym, aux_states, sym.list_auxiliary_states(), "aux_states")
+    nodes = list(grad_nodes) if grad_nodes is not None else names
+    unknown = [n for n in nodes if n not in names]
+    if unknown:
+        raise ValueError(f"grad_nodes: unknown argument(s) {unknown}, the symbol has {names}")
+    exe = _bind(sym, location, aux, ctx, dtype)
+    exe.forward(is_train=use_forward_train)
+    rng = np.random.default_rng(0)
+    heads = [rng.normal(size=o.shape) for o in exe.outputs]
+    exe.backward([nd.array(h, ctx=ctx, dtype=dtype) for h in heads])
+    analytic = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
+
+    def objective() -> float:
+        # aux states change in training forwards; restore them so every evaluation sees the same ones
+        for k, v in aux.items():
+            exe.aux_dict[k][:] = v
+        exe.forward(is_train=use_forward_train)
+        return float(sum(np.sum(o.asnumpy() * h) for o, h in zip(exe.outputs, heads, strict=False)))
+
+    for name in nodes:
+        if name not in analytic:
+            raise AssertionError(f"no gradient was computed for argument '{name}'")
+        values = location[name].copy()
+        flat = values.reshape(-1)
+        numeric = np.zeros(values.size)
+        for j in range(flat.size):
+            saved = flat[j]
+            flat[j] = saved + numeric_eps
+            exe.arg_dict[name][:] = values
+            plus = objective()
+            flat[j] = saved - numeric_eps
+            exe.arg_dict[name][:] = values
+            minus = objective()
+            flat[j] = saved
+            numeric[j] = (plus - minus) / (2 * numeric_eps)
+        exe.arg_dict[name][:] = values
+        assert_almost_equal(
+            analytic[name],
+            numeric.reshape(values.shape),
+            rtol,
+            atol if atol is not None else 1e-4,
+            names=(f"gradient of {name} (backward)", "numeric"),
+        )
+
+
+# MXNet's tolerances of check_consistency, by the dtype of the executor compared
+_CONSISTENCY_TOL = {
+    np.dtype(np.float16): 1e-1,
+    np.dtype(np.float32): 1e-3,
+    np.dtype(np.float64): 1e-5,
+    np.dtype(np.uint8): 0,
+    np.dtype(np.int32): 0,
+}
+
+
+def check_consistency(
+    sym: Any,
+    ctx_list: Sequence[Any] | None = None,
+    scale: float = 1.0,
+    grad_req: Any = "write",
+    arg_params: dict | None = None,
+    aux_params: dict | None = None,
+    tol: Any = None,
+    raise_on_err: bool = True,
+    ground_truth: dict | None = None,
+    **op_form: Any,
+) -> Any:
+    """MXNet's check that a symbol gives the same outputs and gradients on several devices and dtypes.
+
+    ``ctx_list`` holds one dict per executor: ``{'ctx': mx.gpu(0), 'data': (2, 3),
+    'type_dict': {'data': np.float16}}`` (keywords of ``simple_bind``); ``sym`` is one symbol
+    or one per entry.  Arguments are drawn from N(0, ``scale``) (or taken from ``arg_params``),
+    auxiliary states are zero (or ``aux_params``).  Every executor runs a test forward, then a
+    training forward and a backward with its outputs as head gradients; each result is compared
+    with the most precise executor's (or ``ground_truth``) at ``tol`` (a number, or a dict by
+    dtype; MXNet's defaults).  Returns the ground truth: outputs and gradients by name.
+
+    With an operator name (``check_consistency('exp', [x])``) this is
+    :func:`lazynd.testing.check_consistency`.
+
+    Examples
+    --------
+    >>> import lazynd as mx, lazynd_sym as sym
+    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
+    >>> ctx_list = [{"ctx": mx.cpu(0), "data": (2, 4), "type_dict": {"data": np.float64}},
+    ...             {"ctx": mx.cpu(0), "data": (2, 4), "type_dict": {"data": np.float32}}]
+    >>> sorted(check_consistency(net, ctx_list))
+    ['data', 'fc_bias', 'fc_output', 'fc_weight']
+    """
+    if not (isinstance(sym, (list, tuple)) or hasattr(sym, "list_arguments")):  # an operator and its inputs
+        return check_op_consistency(sym, ctx_list, **op_form)  # type: ignore[arg-type]
+    if op_form:
+        raise TypeError(f"check_consistency: unexpected keyword(s) {sorted(op_form)}")
+    if ctx_list is None or len(ctx_list) < 2:
+        raise ValueError("check_consistency: ctx_list needs at least two entries to compare")
+    symbols = list(sym) if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
+    if len(symbols) != len(ctx_list):
+        raise ValueError(f"check_consistency: {len(symbols)} symbols for {len(ctx_list)} ctx_list entries")
+    if tol is None:
+        tol = _CONSISTENCY_TOL
+    elif not isinstance(tol, dict):
+        tol = {dtype: tol for dtype in _CONSISTENCY_TOL}
+    executors = [s.simple_bind(grad_req=grad_req, **dict(spec)) for s, spec in zip(symbols, ctx_list, strict=True)]
+    arg_params = dict(arg_params or {})
+    aux_params = dict(aux_params or {})
+    for name, arr in executors[0].arg_dict.items():
+        if name not in arg_params:
+            arg_params[name] = np.random.normal(size=arr.shape, scale=scale)
+    for name in executors[0].aux_dict:
+        aux_params.setdefault(name, 0)
+    for exe in executors:
+        for name, arr in exe.arg_dict.items():
+            arr[:] = np.asarray(arg_params[name]).astype(arr.dtype)
+        for name, arr in exe.aux_dict.items():
+            arr[:] = np.broadcast_to(np.asarray(aux_params[name], dtype=arr.dtype), arr.shape)
+    dtypes = [np.dtype(exe.outputs[0].dtype) for exe in executors]
+    truth_index = max(range(len(executors)), key=lambda i: dtypes[i].itemsize)
+
+    def compare(kind: str, results: list[dict]) -> None:
+        truth = ground_truth if ground_truth is not None else results[truth_index]
+        for i, (exe_results, dtype) in enumerate(zip(results, dtypes, strict=True)):
+            if i == truth_index and ground_truth is None:
+                continue
+            for name, value in exe_results.items():
+                if name not in truth:
+                    continue
+                bound = tol.get(dtype, 1e-3)
+                try:
+                    assert_almost_equal(
+                        value, truth[name], rtol=bound, atol=bound, names=(f"{kind} {name} of {ctx_list[i]}", "truth")
+                    )
+                except AssertionError as err:
+                    if raise_on_err:
+                        raise
+                    print(err)
+
+    # outputs by the first symbol's names, position by position (the symbols may differ in names)
+    output_names = symbols[0].list_outputs()
+
+    def outputs_of(exe: Any) -> dict[str, np.ndarray]:
+        return {n: o.asnumpy() for n, o in zip(output_names, exe.outputs, strict=True)}
+
+    for exe in executors:
+        exe.forward(is_train=False)
+    results = [outputs_of(exe) for exe in executors]
+    compare("test forward", results)
+    if grad_req != "null":
+        for exe in executors:
+            exe.forward(is_train=True)
+            exe.backward(exe.outputs)
+        grads = [{n: g.asnumpy() for n, g in exe.grad_dict.items() if g is not None} for exe in executors]
+        results = [{**outputs_of(exe), **g} for exe, g in zip(executors, grads, strict=True)]
+        compare("train", results)
+    return ground_truth if ground_truth is not None else results[truth_index]
+
+
+def check_speed(
+    sym: Any,
+    location: Any = None,
+    ctx: Context | None = None,
+    N: int = 20,  # noqa: N803 - MXNet's name
+    grad_req: Any = None,
+    typ: str = "whole",
+    **kwargs: Any,
+) -> float:
+    """Seconds one pass of ``sym`` takes, the mean of ``N`` after one untimed, as MXNet's ``check_speed``.
+
+    ``typ='whole'``: a training forward and a backward (``grad_req``, default ``'write'``);
+    ``'forward'``: a prediction forward.  The arguments are ``location`` (a dict of arrays, or a
+    list in ``list_arguments()`` order) or, without it, standard normal arrays of the shapes given
+    as keywords (``data=(32, 784)``).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=8)
+    >>> check_speed(fc, data=(4, 16), typ="forward") > 0
+    True
+    """
+    import time
+
+    from . import ndarray as nd
+
+    if typ not in ("whole", "forward"):
+        raise ValueError(f"check_speed: typ must be 'whole' or 'forward', got {typ!r}")
+    if N < 1:
+        raise ValueError(f"check_speed: N must be at least 1, got {N}")
+    ctx = ctx or default_context()
+    if location is None:
+        exe = sym.simple_bind(ctx, grad_req=grad_req or "write", **kwargs)
+        rng = np.random.default_rng(0)
+        for array in exe.arg_dict.values():
+            array[:] = rng.standard_normal(array.shape)
+    else:
+        values = _named(sym, location, sym.list_arguments(), "location")
+        args = {k: nd.array(v, ctx=ctx) for k, v in values.items()}
+        exe = sym.bind(
+            ctx,
+            args,
+            args_grad={k: nd.zeros(v.shape, ctx=ctx) for k, v in values.items()},
+            grad_req=grad_req or "write",
+        )
+
+    def one_pass() -> None:
+        if typ == "whole":
+            exe.forward(is_train=True)
+            exe.backward(out_grads=[nd.ones(o.shape, ctx=ctx) for o in exe.outputs])
+        else:
+            exe.forward(is_train=False)
+
+    one_pass()
+    nd.waitall()
+    start = time.perf_counter()
+    for _ in range(N):
+        one_pass()
+    nd.waitall()
+    return (time.perf_counter() - start) / N
