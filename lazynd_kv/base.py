@@ -1,4 +1,4 @@
-"""The KVStore interface: keys, argument checking, updaters, optimizer states, the registry.
+"""The KVStore interface: the registry, the calls checked against the stored values, updaters, optimizer states.
 
 A store keeps one NDArray per key.  ``push`` sums the values given for a key
 (one per device, one per worker) and hands the sum to the *updater*,
@@ -12,7 +12,8 @@ returns at once.
 Subclasses implement :meth:`KVStore._init_key` and :meth:`KVStore._push_groups`,
 and may override :meth:`KVStore._pull_groups` and :meth:`KVStore._pushpull_groups`; the
 checks below run before any of them, so a bad call raises without changing
-anything.
+anything.  How a call's keys and arrays are grouped and checked, and how values are
+copied between arrays, is :mod:`lazynd_kv.pairs`.
 """
 
 from __future__ import annotations
@@ -23,17 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from lazynd.context import cpu
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.ndarray import NDArray
 from lazynd.optimizer.states_file import load_states, save_states
-from lazynd.runtime import push
 
-Key = int | str
+from .pairs import Key, _check_key, _check_priority, copy_pairs, group_pairs
+
 Updater = Callable[[Key, NDArray, NDArray], None]
 
 _STORES: dict[str, type[KVStore]] = {}
-BUNDLE_BYTES = 1 << 20  # copies of host arrays smaller than this share one engine operation
 
 
 def register(*names: str) -> Callable[[type[KVStore]], type[KVStore]]:
@@ -82,44 +81,6 @@ class KVKeyError(LazyNDError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the whole message
         return str(self.args[0]) if self.args else ""
-
-
-def _check_key(key: Any) -> Key:
-    if key.__class__ is int or key.__class__ is str:  # the common keys, at once
-        return key
-    if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer, str)):
-        raise LazyNDError(f"KVStore keys are int or str, got {key!r} of type {type(key).__name__}")
-    return int(key) if isinstance(key, np.integer) else key
-
-
-def _as_list(value: Any, what: str, key: Any) -> list[NDArray]:
-    if value.__class__ is NDArray:  # one array per key, the common call
-        return [value]
-    values = list(value) if isinstance(value, (list, tuple)) else [value]
-    if not values:
-        raise LazyNDError(f"{what}: key {key!r} was given an empty list of arrays")
-    for v in values:
-        if not isinstance(v, NDArray):
-            raise LazyNDError(f"{what}: key {key!r} expects NDArray values, got {type(v).__name__}")
-    return values
-
-
-def group_pairs(key: Any, value: Any, what: str) -> list[tuple[Key, list[NDArray]]]:
-    """Normalise ``(key, value)`` into ``[(key, [arrays...]), ...]``, merging repeated keys in order."""
-    if isinstance(key, (list, tuple)):
-        if not isinstance(value, (list, tuple)) or len(value) != len(key):
-            given = len(value) if isinstance(value, (list, tuple)) else type(value).__name__
-            raise LazyNDError(f"{what}: {len(key)} keys need a list of {len(key)} values (or lists), got {given}")
-        groups: dict[Key, list[NDArray]] = {}
-        for k, v in zip(key, value, strict=True):
-            k = _check_key(k)
-            vs = _as_list(v, what, k)
-            if k in groups:  # a key given twice: its arrays are merged, in order
-                groups[k].extend(vs)
-            else:
-                groups[k] = vs
-        return list(groups.items())
-    return [(_check_key(key), _as_list(value, what, key))]
 
 
 class KVStore:
@@ -398,40 +359,3 @@ class KVStore:
         """Push then pull; a store that can do better overrides this (see :class:`lazynd_kv.dist.DistSyncStore`)."""
         self._push_groups(groups)
         self._pull_groups(out_groups)
-
-
-def copy_pairs(pairs: Sequence[tuple[NDArray, NDArray]]) -> None:
-    """Push a copy of each ``(source, destination)`` pair, skipping a source already in place.
-
-    A large array's copy is one engine operation, so that several run side by side; the copies
-    between small host arrays go in one operation, which saves an engine hand-off per key.
-    """
-    small: list[tuple[NDArray, NDArray]] = []
-    data_pairs: list[tuple[Any, Any]] = []
-    work = 0
-    for src, dst in pairs:
-        sdata, ddata = src.data_array, dst.data_array
-        if ddata is sdata:
-            continue
-        if sdata.nbytes < BUNDLE_BYTES and src.context.device_type != "gpu" and dst.context.device_type != "gpu":
-            small.append((src, dst))
-            data_pairs.append((sdata, ddata))
-            work += sdata.size
-        else:
-            src.copyto(dst)
-    if len(small) == 1:
-        small[0][0].copyto(small[0][1])
-    elif small:
-        reads = list(dict.fromkeys([src.var for src, _ in small]))
-        writes = list(dict.fromkeys([dst.var for _, dst in small]))
-        push(cpu(), _copy_host_pairs, (data_pairs,), reads, writes, "_kvstore_copy", work)
-
-
-def _copy_host_pairs(pairs: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    for src, dst in pairs:
-        dst[...] = src  # unsafe casting, as np.copyto(casting="unsafe"), at half its call cost
-
-
-def _check_priority(priority: Any) -> None:
-    if isinstance(priority, bool) or not isinstance(priority, (int, np.integer)):
-        raise LazyNDError(f"priority must be an int, got {priority!r}")

@@ -27,9 +27,10 @@ from collections.abc import Callable, Sequence
 from lazynd.context import Context, cpu
 from lazynd.ndarray import NDArray
 
-from .base import Key, register
+from .base import register
 from .local import LocalStore, sum_arrays
 from .nccl_reduce import NCCL_DTYPES
+from .pairs import Key
 
 
 def choose_home(value_contexts: Sequence[Context], bytes_on: dict[Context, int]) -> Context:

@@ -61,9 +61,10 @@ from lazynd.runtime import push
 
 from .abort import abort_job_on_uncaught_exception
 from .agreement import Agreement
-from .base import Key, KVStore, copy_pairs, register
+from .base import KVStore, register
 from .local import sum_arrays
 from .mpi_allreduce import allreduce_into
+from .pairs import Key, copy_pairs
 from .watchdog import Watchdog, timeout_from_env
 
 BATCH_BYTES = 1 << 20

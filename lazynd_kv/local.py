@@ -17,7 +17,8 @@ from lazynd.context import Context, cpu
 from lazynd.ndarray import NDArray, empty
 from lazynd.runtime import push
 
-from .base import Key, KVStore, copy_pairs, register
+from .base import KVStore, register
+from .pairs import Key, copy_pairs
 
 
 def _sum_into(xp: Any, out: Any, *sources: Any) -> None:

@@ -2,9 +2,10 @@
 
 At bind the passes run once (gradient, shapes, types, memory plan) and the forward and
 backward passes become lists of ``(kernel, kctx, attrs, inputs, outputs, aux)`` over
-preallocated buffers.  Running them (bulk execution, monitor, profiler) is
-:mod:`lazynd_sym.executor.run`; checking or allocating the bound arrays is
-:mod:`lazynd_sym.executor.binding`.
+preallocated buffers; the optional outputs nobody reads, found with the memory plan
+(:mod:`lazynd_sym.passes.plan_memory`), are not computed.  Running the passes (bulk
+execution, monitor, profiler) is :mod:`lazynd_sym.executor.run`; checking or allocating
+the bound arrays is :mod:`lazynd_sym.executor.binding`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .. import passes
 from ..graph import IndexedGraph
 from ..passes.fuse_elemwise import fusion_enabled
 from ..passes.infer_shape import shape_known
-from ..passes.plan_memory import entry_bytes
+from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import pass_vars
 from .bind_graph import prepare_bind_graph
 from .run import PassRunner, _finish_kernel, bulk_enabled
@@ -394,15 +395,3 @@ class Executor(PassRunner):
     @property
     def naive_bytes(self) -> int:
         return int(self._graph.attrs["naive_bytes"])
-
-
-def _unread_optional_outputs(graph: IndexedGraph, order: list[int], keep: set[int]) -> set[int]:
-    """Outputs of ``optional_outputs`` operators that no node reads and no one sees: never computed."""
-    read = {e for i in order for e in graph.input_entries(i)}
-    keep = read | keep | set(graph.heads)
-    unread: set[int] = set()
-    for i in order:
-        node = graph.nodes[i]
-        if node.opdef.optional_outputs:
-            unread.update(e for e in range(graph.entry(i), graph.entry(i + 1)) if e not in keep)
-    return unread

@@ -5,7 +5,8 @@
 in the module's order and refuses names the module does not have.
 :func:`shapes_of_batch` gives the descriptions a batch needs (its arrays'
 shapes; labels it lacks follow its batch size), so ``forward`` can tell when
-a batch calls for executors of other shapes.
+a batch calls for executors of other shapes.  :func:`_join_device_labels` makes the
+batch's labels of the per-device lists that ``update_metric(pre_sliced=True)`` is given.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lazynd.errors import DataError
+from lazynd import ndarray as nd
+from lazynd.errors import DataError, LazyNDError
 from lazynd.io import DataBatch, DataDesc
 
 from ..executor_group import batch_axis_of
@@ -96,3 +98,17 @@ def shapes_of_batch(
             _resized(d, tuple(size if i == batch_axis_of(d) else n for i, n in enumerate(d.shape))) for d in labels
         ]
     return data, labels
+
+
+def _join_device_labels(per_device: Any, num_devices: int) -> list[Any]:
+    """The batch's labels from one list per device (rows in device order): each label joined on axis 0."""
+    per_device = list(per_device)
+    if len(per_device) != num_devices or not all(isinstance(labels, (list, tuple)) for labels in per_device):
+        raise LazyNDError(
+            f"update_metric: pre_sliced labels must be one list of labels per device ({num_devices}), "
+            f"got {len(per_device)} item(s)"
+        )
+    return [
+        nd.concatenate([nd.array(label) if not isinstance(label, nd.NDArray) else label for label in labels])
+        for labels in zip(*per_device, strict=True)
+    ]

@@ -5,9 +5,10 @@ symbol: ``bind`` builds a :class:`~lazynd_sym.module.executor_group.ModuleExecut
 (the batch split over ``context`` in proportion to ``work_load_list``);
 the parameters live on the host in ``arg_params``/``aux_params`` and on every
 device in the executors; ``update`` runs the optimizer on the KVStore or on each
-device (:mod:`~lazynd_sym.module.updates`).  Checkpoints are MXNet's files:
-``prefix-symbol.json``, ``prefix-%04d.params`` and, with the optimizer states,
-``prefix-%04d.states``.
+device (:mod:`~lazynd_sym.module.updates`); the shapes of a bind and the data
+and labels of a batch are checked and made in :mod:`~lazynd_sym.module.inputs`.
+Checkpoints are MXNet's files: ``prefix-symbol.json``, ``prefix-%04d.params`` and,
+with the optimizer states, ``prefix-%04d.states``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
-from lazynd import ndarray as nd
 from lazynd import optimizer as opt_module
 from lazynd.context import Context, cpu
 from lazynd.errors import ContextError, DataError, LazyNDError
@@ -25,7 +25,7 @@ from lazynd.errors import ContextError, DataError, LazyNDError
 from ..model.checkpoint import load_checkpoint, save_checkpoint
 from .base_module import BaseModule
 from .executor_group import ModuleExecutorGroup, group2ctx_per_device
-from .inputs import check_inputs, shapes_of_batch
+from .inputs import _join_device_labels, check_inputs, shapes_of_batch
 from .params import fill_params, zeros_like_first
 from .updates import (
     create_kvstore,
@@ -459,17 +459,3 @@ class Module(BaseModule):
         self._monitor = mon
         for group in self._groups.values():
             group.install_monitor(mon)
-
-
-def _join_device_labels(per_device: Any, num_devices: int) -> list[Any]:
-    """The batch's labels from one list per device (rows in device order): each label joined on axis 0."""
-    per_device = list(per_device)
-    if len(per_device) != num_devices or not all(isinstance(labels, (list, tuple)) for labels in per_device):
-        raise LazyNDError(
-            f"update_metric: pre_sliced labels must be one list of labels per device ({num_devices}), "
-            f"got {len(per_device)} item(s)"
-        )
-    return [
-        nd.concatenate([nd.array(label) if not isinstance(label, nd.NDArray) else label for label in labels])
-        for labels in zip(*per_device, strict=True)
-    ]

@@ -3,6 +3,8 @@
 Every entry computed by the graph gets a storage id; entries that live in arrays the
 executor is given (arguments, gradients, auxiliary states) are marked external (-1)
 and are never handed to another entry.  Graph outputs are kept for their lifetime.
+The outputs of ``optional_outputs`` operators that no node reads and no one sees
+(:func:`_unread_optional_outputs`) are never computed: the executor plans them no storage.
 """
 
 from __future__ import annotations
@@ -152,3 +154,15 @@ def plan_memory(
     graph.attrs["naive_bytes"] = sum(nbytes[e] for e in computed)
     graph.attrs["planned_bytes"] = sum(sizes)
     return storage
+
+
+def _unread_optional_outputs(graph: IndexedGraph, order: list[int], keep: set[int]) -> set[int]:
+    """Outputs of ``optional_outputs`` operators that no node reads and no one sees: never computed."""
+    read = {e for i in order for e in graph.input_entries(i)}
+    keep = read | keep | set(graph.heads)
+    unread: set[int] = set()
+    for i in order:
+        node = graph.nodes[i]
+        if node.opdef.optional_outputs:
+            unread.update(e for e in range(graph.entry(i), graph.entry(i + 1)) if e not in keep)
+    return unread
