@@ -21,7 +21,7 @@ from ..ndarray.dispatch import new_array
 from ..ndarray.functions import make_function
 from ..ops.registry import BackwardOpGradient, sum_gradients
 from . import replay
-from .recording import Leaf, Node, _plain
+from .graph import Leaf, Node, _plain
 from .state import set_flags
 
 nd: Any = _ndarray  # the operator functions are module attributes made at import time (F of every rule)

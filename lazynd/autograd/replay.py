@@ -50,7 +50,7 @@ from typing import Any
 from .. import engine as engine_module
 from ..context import Context
 from ..runtime.capture import PushCapture
-from .recording import Leaf, Node
+from .graph import Leaf, Node
 from .replay_program import BackwardProgram
 
 ENABLED = os.environ.get("LAZYND_AUTOGRAD_REPLAY", "1").strip().lower() not in ("0", "false", "no", "off")

@@ -26,7 +26,7 @@ from ..ops.registry import KernelContext
 from ..runtime import push
 
 if TYPE_CHECKING:
-    from .recording import Node
+    from .graph import Node
     from .replay import Structure
 
 _version_of = attrgetter("version")  # an engine var's version (the in-place checks of a replayed pass)
