@@ -92,7 +92,7 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
 
     ``head_grads`` holds the head gradients the pass will use: None for a loss operator's head,
     the shared default ones already put in for the others (see
-    :meth:`.backward._Backward._default_head_gradient`).
+    :meth:`.backward_pass._Backward._default_head_gradient`).
 
     The graph's arrays are numbered in the order the walk meets them: a constant, or a variable
     at its first use, where a node reads it; a node's outputs after its inputs; then the
