@@ -3,7 +3,9 @@
 Operations inside :func:`record` are recorded; :func:`backward` (or ``NDArray.backward``)
 computes gradients from each operator's registered gradient rule, pushing them to the engine
 like any other operations.  See :mod:`.state` (flags and scopes), :mod:`.recording` (what is
-recorded), :mod:`.backward` (the gradients) and :mod:`.function` (functions differentiated by hand).
+recorded), :mod:`.graph` (the recorded graph), :mod:`.backward` and :mod:`.backward_pass` (the
+gradients), :mod:`.replay` and :mod:`.replay_program` (a pass met again, pushed as one operation)
+and :mod:`.function` (functions differentiated by hand).
 
 Examples
 --------

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import LazyNDError
 from ..ndarray import dispatch
-from .recording import Node, entry_of
+from .graph import Node, entry_of
 from .state import flags, set_flags
 
 

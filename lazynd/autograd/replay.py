@@ -5,10 +5,11 @@ same shapes, wired the same way, with new arrays each time.  The first :func:`ba
 such a graph runs each node's gradient rule (:mod:`.backward`) and notes the graph's
 structure; the second runs them again while a
 :class:`~lazynd.runtime.capture.PushCapture` records what the rules push; from that record a
-:class:`BackwardProgram` is built: the kernels in order, each argument either an array of the
-graph (a node's input or output, a variable's gradient buffer, a head gradient), found again
-by its position in the next graph, or a buffer of the pass itself (a gradient on its way),
-allocated again for each run as the rules' operations would allocate it.
+:class:`~.replay_program.BackwardProgram` is built (:mod:`.replay_program`): the kernels in
+order, each argument either an array of the graph (a node's input or output, a variable's
+gradient buffer, a head gradient), found again by its position in the next graph, or a
+buffer of the pass itself (a gradient on its way), allocated again for each run as the
+rules' operations would allocate it.
 Every later backward of a graph with the same :class:`Structure` pushes the program as one
 operation (as an executor pushes a bulked pass), instead of calling the rules and pushing
 each of their operations: the same kernels on the same arrays in the same order, so the
@@ -42,22 +43,15 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
-import numpy as np
-
 from .. import engine as engine_module
-from ..backend import blas, cpu_backend, get_backend
 from ..context import Context
-from ..engine import StepFailure
-from ..engine.var import Var
-from ..ops import registry
-from ..ops.registry import KernelContext
-from ..runtime import push
 from ..runtime.capture import PushCapture
-from .recording import Leaf, Node
+from .graph import Leaf, Node
+from .replay_program import BackwardProgram
 
 ENABLED = os.environ.get("LAZYND_AUTOGRAD_REPLAY", "1").strip().lower() not in ("0", "false", "no", "off")
 _MAX_PROGRAMS = 64  # structures kept (a program of ever-new graphs starts the table again)
@@ -90,7 +84,6 @@ class Structure:
 # and the walk reads both of every array of the graph
 _buffer_of = attrgetter("_data")
 _var_of = attrgetter("_var")
-_version_of = attrgetter("version")
 
 
 def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any], train_mode: bool) -> Structure | None:
@@ -99,7 +92,7 @@ def structure(order: list[Node], heads: Sequence[Any], head_grads: Sequence[Any]
 
     ``head_grads`` holds the head gradients the pass will use: None for a loss operator's head,
     the shared default ones already put in for the others (see
-    :meth:`.backward._Backward._default_head_gradient`).
+    :meth:`.backward_pass._Backward._default_head_gradient`).
 
     The graph's arrays are numbered in the order the walk meets them: a constant, or a variable
     at its first use, where a node reads it; a node's outputs after its inputs; then the
@@ -237,165 +230,3 @@ def forget_programs() -> None:
     """Forget every structure met and every program built (the next passes start again)."""
     with _lock:
         _programs.clear()
-
-
-# the copies a program can replay, by the name they are pushed under: between CPU arrays, and
-# within one GPU (lazynd.ndarray.copying); a copy between the host and a GPU is never a step
-_COPIES = ("_copyto", "_copyto_d2d")
-
-
-def _copy_step(copy: Callable[[Any, Any], None]) -> Callable[..., None]:
-    """A captured copy ``copy(source, target)`` on one device as a kernel step's function."""
-
-    def run(kctx: Any, attrs: Any, ins: list, outs: list, aux: list) -> None:
-        copy(ins[0], outs[0])
-
-    return run
-
-
-class BackwardProgram:
-    """The kernels a backward pass pushed, over numbered buffers, pushed again as one operation.
-
-    Buffer table of a run: ``[None, the graph's buffers (Structure.buffers)..., the pass's own]``;
-    each step is ``(fn, kctx, attrs, ins, outs, aux, name)`` with table indices for the
-    arrays (0: an output the kernel skips).  The pass's own buffers (``own``: their shapes and
-    dtypes) are taken from the pool when a run starts and given back when it ends: a program
-    holds no memory between runs, and runs of one program on different graphs (other threads'
-    passes, a pass pushed while an earlier one still waits for its inputs) do not wait for each
-    other, as their rules' operations would not.  On a GPU the run is one operation on the
-    device's compute stream, its own buffers from the device's pool (reused by later work on
-    that stream only after this run's kernels, as every GPU temporary is).
-    """
-
-    def __init__(
-        self,
-        steps: list[tuple],
-        own: list[tuple[tuple[int, ...], np.dtype]],
-        reads: list[int],
-        writes: list[int],
-        extra_writes: list[Var],
-        checked: list[int],
-        backend: Any,
-    ) -> None:
-        self.steps = steps
-        self.own = own  # (shape, dtype) of each buffer of the pass itself (gradients on their way)
-        # numbers of the graph's vars a step reads before any step writes them: the operation
-        # inherits their errors, as the rules' operations reading them would (an 'add' gradient
-        # is read before it is written), and is ordered after their pending writes
-        self.reads = reads
-        self.writes = writes  # numbers of the graph's vars the steps write
-        self.extra_writes = extra_writes  # the host BLAS's var, where a step wrote it
-        self.checked = checked
-        self.backend = backend  # the device's: where a run takes its own buffers
-
-    @classmethod
-    def build(cls, shape: Structure, pushes: list[tuple], checked: list[int]) -> BackwardProgram | None:
-        """The program of ``pushes`` over ``shape``'s arrays; None when one of them cannot be replayed."""
-        index = {id(b): k + 1 for k, b in enumerate(shape.buffers)}
-        n_graph = len(shape.buffers)
-        var_index = {id(v): k for k, v in enumerate(shape.vars)}
-        own: list[tuple[tuple[int, ...], np.dtype]] = []
-        steps: list[tuple] = []
-        read_vars: list[int] = []
-        written_vars: list[int] = []
-        extra: list[Var] = []
-        blas_var = blas.BLAS_VAR  # the host BLAS's var (None while it runs on one thread)
-        device = shape.ctx
-        backend = cpu_backend if device.device_type == "cpu" else get_backend(device)
-        for ctx, fn, args, reads, writes, name in pushes:
-            if ctx != device:
-                return None
-            step = _kernel_step(fn, args, name)
-            if step is None:
-                return None
-            fn, kctx, attrs, ins, outs, aux = step
-
-            in_index, aux_index = _numbers(index, ins), _numbers(index, aux)
-            if in_index is None or aux_index is None:
-                return None  # reads an array that is neither the graph's nor made by an earlier step
-            out_index = []
-            for o in outs:
-                if o is None:
-                    out_index.append(0)
-                    continue
-                k = index.get(id(o))
-                if k is None:  # a buffer of the pass: allocated by each run
-                    if not isinstance(o, backend.xp.ndarray):
-                        return None
-                    k = index[id(o)] = n_graph + 1 + len(own)
-                    own.append((o.shape, o.dtype))
-                out_index.append(k)
-            for var in reads:  # before the step's writes: an in-place step reads first
-                v = var_index.get(id(var))
-                if v is not None and v not in read_vars and v not in written_vars:
-                    read_vars.append(v)
-            for var in writes:
-                v = var_index.get(id(var))
-                if v is not None:
-                    if v not in written_vars:
-                        written_vars.append(v)
-                elif blas_var is not None and var is blas_var and blas_var not in extra:
-                    extra.append(blas_var)
-            steps.append((fn, kctx, attrs, in_index, out_index, aux_index, name))
-        if not steps:
-            return None
-        return cls(steps, own, read_vars, written_vars, extra, checked, backend)
-
-    def replay(self, shape: Structure, order: list[Node]) -> None:
-        """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
-        for k in self.checked:
-            node = order[k]
-            if list(map(_version_of, node.watched)) != node.versions:  # the check itself says which array
-                node.check_unmodified()
-        vars_ = shape.vars
-        reads = [vars_[v] for v in self.reads]
-        writes = [vars_[v] for v in self.writes]
-        writes += self.extra_writes
-        push(shape.ctx, self._run, ([None, *shape.buffers],), reads, writes, "autograd_backward")
-
-    def _run(self, table: list) -> None:
-        """Run the steps on ``table`` (None and the graph's buffers) and buffers of the pass's own."""
-        empty = self.backend.empty
-        for shape, dtype in self.own:
-            table.append(empty(shape, dtype))
-        name = "autograd_backward"
-        try:
-            for fn, kctx, attrs, ins, outs, aux, name in self.steps:  # noqa: B007 - name: see below
-                aux_arrays = [table[i] for i in aux] if aux else []  # commonly none
-                fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], aux_arrays)
-        except Exception as err:
-            raise StepFailure(name, err) from err
-
-
-def _numbers(index: dict[int, int], arrays: list) -> list[int] | None:
-    """The table numbers of ``arrays`` by ``index`` (``id`` -> number); None if one has none."""
-    found = []
-    for a in arrays:
-        k = index.get(id(a))
-        if k is None:
-            return None
-        found.append(k)
-    return found
-
-
-def _kernel_step(fn: Callable[..., Any], args: tuple, name: str) -> tuple | None:
-    """``(fn, kctx, attrs, ins, outs, aux)`` of a captured push that a program can replay, else None.
-
-    A registered operator's kernel (``args`` are ``(kctx, attrs, ins, outs, aux)``; its GPU
-    kernel where it has one), with the kernel that fills its outputs where the push used the one for zero-filled fresh outputs
-    (a program's own buffers are reused); or a copy ``(source, target)`` on one device.  Not a kernel
-    that draws random numbers: its generator is the call's.
-    """
-    if len(args) == 2 and name in _COPIES:
-        return _copy_step(fn), None, None, [args[0]], [args[1]], []
-    if len(args) != 5 or args[0].__class__ is not KernelContext or not registry.exists(name):
-        return None
-    kctx, attrs, ins, outs, aux = args
-    if kctx.rng is not None or not isinstance(ins, list) or not isinstance(outs, list):
-        return None
-    op = registry.get(name)
-    if fn is op.forward_into_zeros and fn is not None:
-        fn = op.forward
-    elif fn is not op.forward and (fn is not op.forward_gpu or fn is None):
-        return None
-    return fn, kctx, attrs, ins, outs, aux

@@ -7,7 +7,7 @@ import pytest
 
 import lazynd as mx
 from lazynd import autograd
-from lazynd.autograd import recording
+from lazynd.autograd import backward_pass, recording
 
 
 def _mlp_loss(x: mx.NDArray, params: list[mx.NDArray], label: mx.NDArray) -> mx.NDArray:
@@ -86,17 +86,14 @@ def test_a_backward_operator_leaves_out_the_gradient_nobody_needs() -> None:
 
 def _shared_head_gradient(monkeypatch: pytest.MonkeyPatch) -> list[mx.NDArray]:
     """Record the head gradients backward() seeds (the arrays its first rule is given)."""
-    import sys
-
-    backward_module = sys.modules["lazynd.autograd.backward"]
     seeded: list[mx.NDArray] = []
-    original = backward_module._Backward._default_head_gradient
+    original = backward_pass._Backward._default_head_gradient
 
     def recorded(self, head):
         seeded.append(original(self, head))
         return seeded[-1]
 
-    monkeypatch.setattr(backward_module._Backward, "_default_head_gradient", recorded)
+    monkeypatch.setattr(backward_pass._Backward, "_default_head_gradient", recorded)
     return seeded
 
 
