@@ -5,7 +5,8 @@ computes gradients from each operator's registered gradient rule, pushing them t
 like any other operations.  See :mod:`.state` (flags and scopes), :mod:`.recording` (what is
 recorded), :mod:`.graph` (the recorded graph), :mod:`.backward` and :mod:`.backward_pass` (the
 gradients), :mod:`.replay` and :mod:`.replay_program` (a pass met again, pushed as one operation)
-and :mod:`.function` (functions differentiated by hand).
+and :mod:`.function` (functions differentiated by hand); :func:`get_symbol` (the recorded
+computation as a symbol) is :mod:`lazynd_sym.autograd_symbol`'s.
 
 Examples
 --------
@@ -22,6 +23,9 @@ array([[1., 1.],
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from .backward import backward, grad
 from .function import Function
@@ -43,6 +47,7 @@ __all__ = [
     "backward",
     "grad",
     "grad_of",
+    "get_symbol",
     "is_recording",
     "is_training",
     "mark_variables",
@@ -53,3 +58,19 @@ __all__ = [
     "set_training",
     "train_mode",
 ]
+
+# built on the symbolic side: resolved on first use, so importing lazynd never imports lazynd_sym
+_FROM_SYMBOLIC = {"get_symbol": "lazynd_sym.autograd_symbol"}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _FROM_SYMBOLIC.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FROM_SYMBOLIC))
