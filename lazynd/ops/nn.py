@@ -96,6 +96,31 @@ def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
         column_sum_into(g2d, outputs[2])
 
 
+def _fc_backward_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    """The gradient of FullyConnected's backward (second-order gradients through a dense layer).
+
+    With ``g`` the output gradient, ``x`` the data and ``W`` the weight as matrices, the backward
+    computes ``dx = g W``, ``dW = g^T x`` and ``db = sum of g's rows``; for the gradients ``A``,
+    ``B``, ``C`` of those: ``g`` gets ``A W^T + x B^T + C`` (on every row), ``x`` gets ``g B``
+    and ``W`` gets ``g^T A``.
+    """
+    out_grad, data, weight = inputs
+    hidden = attrs["num_hidden"]
+    rows = data.shape[0] if attrs["flatten"] else math.prod(data.shape[:-1])
+    x2d = F.reshape(data, shape=(rows, -1))
+    g2d = F.reshape(out_grad, shape=(rows, hidden))
+    a2d = F.reshape(out_grads[0], shape=(rows, -1))
+    b = out_grads[1]
+    g_grad = F.dot(a2d, weight, transpose_b=True) + F.dot(x2d, b, transpose_b=True)
+    if not attrs["no_bias"]:
+        g_grad = F.broadcast_add(g_grad, F.reshape(out_grads[2], shape=(1, hidden)))
+    return [
+        F.reshape(g_grad, shape=out_grad.shape),
+        F.reshape(F.dot(g2d, b), shape=data.shape),
+        F.dot(g2d, a2d, transpose_a=True),
+    ]
+
+
 def _grad_names(attrs: dict) -> tuple[str, ...]:
     return ("data_grad", "weight_grad") if attrs["no_bias"] else ("data_grad", "weight_grad", "bias_grad")
 
@@ -125,6 +150,7 @@ register(
         params=dict(FC_PARAMS),
         infer_shape=_fc_backward_infer,
         optional_outputs=True,
+        gradient=_fc_backward_gradient,
         doc="Gradients of FullyConnected with respect to data, weight and bias.",
     )
 )
