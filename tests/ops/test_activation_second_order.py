@@ -80,6 +80,9 @@ ANALYTIC_SECOND_DERIVATIVES: dict[str, tuple[Callable, Callable]] = {
     "tanh": (mx.nd.tanh, lambda x: -2.0 * np.tanh(x) * (1.0 - np.tanh(x) ** 2)),
     "softsign": (mx.nd.softsign, lambda x: -2.0 * np.sign(x) / (1.0 + np.abs(x)) ** 3),
     "softrelu": (mx.nd.softrelu, _softrelu_second),
+    # MXNet 1.9.1 gives both of these with the opposite sign
+    "arcsinh": (mx.nd.arcsinh, lambda x: -x / (x**2 + 1.0) ** 1.5),
+    "arccosh": (lambda x: mx.nd.arccosh(x + 3.0), lambda x: -(x + 3.0) / ((x + 3.0) ** 2 - 1.0) ** 1.5),
 }
 
 
