@@ -331,6 +331,10 @@ class _Backward:
         terms = self.grads.get(key)
         if terms:
             return sum_gradients(self.F, terms)
+        if self.create_graph and like._ag is not None:
+            # grad(create_graph=True) of a variable nothing reaches (floor's, round's): zeros recorded
+            # from the variable, so that differentiating them again gives zeros, as in MXNet 1.9.1
+            return self.F.zeros_like(like)
         return self._zeros_like(like)
 
     def _zeros_like(self, like: Any) -> Any:
