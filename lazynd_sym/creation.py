@@ -1,4 +1,5 @@
-"""Creating symbols: free variables, groups, and registered operators applied to symbols.
+"""Creating symbols: free variables, groups, registered operators applied to symbols, and
+symbols composed (a graph's free variables replaced by other symbols).
 
 ``invoke`` is the body of every ``lazynd_sym.<op>`` function (``make_function`` makes
 them) and of the arithmetic operators of :class:`~lazynd_sym.symbol.Symbol`.
@@ -189,6 +190,41 @@ def _prefix_names(nodes: list[Node], prefix: str, keep: set[str]) -> None:
     for node in nodes:
         if node.op is not None or id(node) in created:
             node.name = prefix + node.name
+
+
+def compose(symbol: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
+    """``symbol(*args, **kwargs)``: a copy of its graph with free variables replaced by the symbols given.
+
+    ``args`` replace the arguments in ``list_arguments`` order, ``kwargs`` by name; with
+    ``name=...`` among ``kwargs``, the copy's operators (and the variables they created) are
+    renamed ``<name>_<old name>`` by :func:`_prefix_names`.  See ``Symbol.__call__``.
+    """
+    name = kwargs.pop("name", None)
+    if name is not None and (not isinstance(name, str) or not name):
+        raise LazyNDError(f"compose: name must be a non-empty string, got {name!r}")
+    result = symbol.__copy__()
+    arguments = result.list_arguments()
+    mapping: dict[str, Symbol] = {}
+    if len(args) > len(arguments):
+        raise LazyNDError(f"compose: {len(args)} positional symbols given, the symbol has {len(arguments)} arguments")
+    for arg_name, value in zip(arguments, args, strict=False):
+        mapping[arg_name] = value
+    for arg_name, value in kwargs.items():
+        if arg_name not in arguments:
+            raise LazyNDError(f"compose: {arg_name!r} is not an argument of the symbol; arguments are {arguments}")
+        mapping[arg_name] = value
+    entries = {}
+    for arg_name, value in mapping.items():
+        if not isinstance(value, Symbol) or len(value._outputs) != 1:
+            raise LazyNDError(f"compose: {arg_name!r} must be a symbol with one output")
+        entries[arg_name] = value._outputs[0]
+    own_nodes = result._nodes()
+    if name is not None:
+        _prefix_names(own_nodes, f"{name}_", set(mapping))
+    for node in own_nodes:
+        node.inputs = [entries.get(c.name, (c, i)) if c.op is None else (c, i) for c, i in node.inputs]
+    result._outputs = [entries.get(n.name, (n, i)) if n.op is None else (n, i) for n, i in result._outputs]
+    return result
 
 
 def make_function(op: OpDef, public_name: str) -> Any:

@@ -2,8 +2,9 @@
 
 Symbols are composed by calling operator functions (``lazynd_sym.FullyConnected``),
 with arithmetic, or by calling a symbol to replace its free variables.  Shape and
-type inference, JSON, and binding to executors are reached from here; variables,
-groups and operator nodes are created in :mod:`lazynd_sym.creation`.
+type inference (:mod:`lazynd_sym.inference`), JSON, and binding to executors are
+reached from here; variables, groups, operator nodes and composed copies are made in
+:mod:`lazynd_sym.creation`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import numbers
 from typing import Any
 
 from lazynd.base import NotImplementedForSymbol
-from lazynd.errors import LazyNDError, ShapeError
+from lazynd.errors import LazyNDError
 
-from .attribute import check_dtype_hint, listed_attrs, normalize_attrs
-from .graph import Entry, IndexedGraph, Node, aux_variables, topo_order
+from .attribute import listed_attrs, normalize_attrs
+from .graph import Entry, Node, aux_variables, topo_order
 
 
 class Symbol:
@@ -137,7 +138,7 @@ class Symbol:
     def _set_attr(self, **kwargs: Any) -> None:
         self._single_node("_set_attr").user.update(normalize_attrs(kwargs))
 
-    # -- composition ---------------------------------------------------------------------------
+    # -- composition (see creation.compose) ---------------------------------------------------------------------
     def __call__(self, *args: Symbol, **kwargs: Any) -> Symbol:
         """A copy of this graph with free variables replaced (positionally or by name).
 
@@ -154,34 +155,7 @@ class Symbol:
         >>> net(data=net2, name="compose").list_arguments()
         ['data2', 'net2_weight', 'net2_bias', 'compose_fc1_weight', 'compose_fc1_bias']
         """
-        name = kwargs.pop("name", None)
-        if name is not None and (not isinstance(name, str) or not name):
-            raise LazyNDError(f"compose: name must be a non-empty string, got {name!r}")
-        result = self.__copy__()
-        arguments = result.list_arguments()
-        mapping: dict[str, Symbol] = {}
-        if len(args) > len(arguments):
-            raise LazyNDError(
-                f"compose: {len(args)} positional symbols given, the symbol has {len(arguments)} arguments"
-            )
-        for arg_name, value in zip(arguments, args, strict=False):
-            mapping[arg_name] = value
-        for arg_name, value in kwargs.items():
-            if arg_name not in arguments:
-                raise LazyNDError(f"compose: {arg_name!r} is not an argument of the symbol; arguments are {arguments}")
-            mapping[arg_name] = value
-        entries = {}
-        for arg_name, value in mapping.items():
-            if not isinstance(value, Symbol) or len(value._outputs) != 1:
-                raise LazyNDError(f"compose: {arg_name!r} must be a symbol with one output")
-            entries[arg_name] = value._outputs[0]
-        own_nodes = result._nodes()
-        if name is not None:
-            creation._prefix_names(own_nodes, f"{name}_", set(mapping))
-        for node in own_nodes:
-            node.inputs = [entries.get(c.name, (c, i)) if c.op is None else (c, i) for c, i in node.inputs]
-        result._outputs = [entries.get(n.name, (n, i)) if n.op is None else (n, i) for n, i in result._outputs]
-        return result
+        return creation.compose(self, args, kwargs)
 
     def __copy__(self) -> Symbol:
         memo: dict[int, Node] = {}
@@ -290,33 +264,7 @@ class Symbol:
             raise AttributeError(f"'Symbol' object has no attribute {name!r}")
         return lambda *args, **kwargs: methods.apply_method(op, name, self, args, kwargs)
 
-    # -- inference -----------------------------------------------------------------------------
-    def _known_by_name(self, graph: IndexedGraph, args: tuple, kwargs: dict, what: str) -> dict[int, Any]:
-        arg_nodes = [i for i in graph.variables() if id(graph.nodes[i]) not in graph.aux_ids]
-        names = [graph.nodes[i].name for i in arg_nodes]
-        known: dict[int, Any] = {}
-        if args and kwargs:
-            raise LazyNDError(f"{what}: give either positional or keyword arguments, not both")
-        if len(args) > len(names):
-            raise LazyNDError(f"{what}: {len(args)} positional values for {len(names)} arguments {names}")
-        for i, value in zip(arg_nodes, args, strict=False):
-            if value is not None:
-                known[graph.entry(i)] = value
-        by_name = {graph.nodes[i].name: i for i in graph.variables()}
-        for key, value in kwargs.items():
-            if key not in by_name:
-                raise LazyNDError(f"{what}: {key!r} is not an input of the symbol; inputs are {list(by_name)}")
-            if value is not None:
-                known[graph.entry(by_name[key])] = value
-        return known
-
-    def _split(self, graph: IndexedGraph, values: list) -> tuple[list, list, list]:
-        args: list[Any] = []
-        aux: list[Any] = []
-        for i in graph.variables():
-            (aux if id(graph.nodes[i]) in graph.aux_ids else args).append(values[graph.entry(i)])
-        return args, [values[e] for e in graph.heads], aux
-
+    # -- inference (see inference.py) ----------------------------------------------------------
     def infer_shape(self, *args: Any, **kwargs: Any) -> tuple[list | None, list | None, list | None]:
         """``(arg_shapes, out_shapes, aux_shapes)``, or ``(None, None, None)`` when incomplete.
 
@@ -327,40 +275,15 @@ class Symbol:
         >>> c.infer_shape(A=(10,))
         ([(10,), (10,)], [(10,)], [])
         """
-        from .passes.infer_shape import shape_known
-
-        graph, shapes = self._infer_shapes(args, kwargs)
-        if all(shape_known(s) for s in shapes):
-            return self._split(graph, shapes)
-        return None, None, None
+        return inference.infer_shape(self._outputs, args, kwargs, partial=False)
 
     def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
         """As :meth:`infer_shape`, with unknown dimensions as 0 and unknown shapes as ``()`` (MXNet's way)."""
-        graph, shapes = self._infer_shapes(args, kwargs)
-        return self._split(graph, [() if s is None else s for s in shapes])
-
-    def _infer_shapes(self, args: tuple, kwargs: dict) -> tuple[IndexedGraph, list]:
-        from .passes.infer_shape import infer_shape
-
-        graph = IndexedGraph(self._outputs)
-        known = self._known_by_name(graph, args, kwargs, "infer_shape")
-        return graph, infer_shape(graph, {k: _given_shape(graph.entry_name(k), v) for k, v in known.items()})
+        return inference.infer_shape(self._outputs, args, kwargs, partial=True)  # type: ignore[return-value]
 
     def infer_type(self, *args: Any, **kwargs: Any) -> tuple[list | None, list | None, list | None]:
         """``(arg_types, out_types, aux_types)`` as NumPy dtypes, or Nones when incomplete."""
-        import numpy as np
-
-        from .passes.infer_type import infer_type
-
-        graph = IndexedGraph(self._outputs)
-        known = self._known_by_name(graph, args, kwargs, "infer_type")
-        types = infer_type(
-            graph, {k: check_dtype_hint(v, f"infer_type: {graph.entry_name(k)!r}") for k, v in known.items()}
-        )
-        if any(t is None for t in types):
-            return None, None, None
-        arg, out, aux = self._split(graph, [np.dtype(t).type for t in types])
-        return arg, out, aux
+        return inference.infer_type(self._outputs, args, kwargs, partial=False)
 
     def infer_type_partial(self, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
         """Like :meth:`infer_type`, with None for each type that cannot be inferred (never all Nones).
@@ -372,16 +295,7 @@ class Symbol:
         >>> (x + mx.sym.var("y")).infer_type_partial(x="float16")[0]
         [<class 'numpy.float16'>, <class 'numpy.float16'>]
         """
-        import numpy as np
-
-        from .passes.infer_type import infer_type
-
-        graph = IndexedGraph(self._outputs)
-        known = self._known_by_name(graph, args, kwargs, "infer_type_partial")
-        types = infer_type(
-            graph, {k: check_dtype_hint(v, f"infer_type_partial: {graph.entry_name(k)!r}") for k, v in known.items()}
-        )
-        return self._split(graph, [None if t is None else np.dtype(t).type for t in types])
+        return inference.infer_type(self._outputs, args, kwargs, partial=True)  # type: ignore[return-value]
 
     # -- text ----------------------------------------------------------------------------------
     def debug_str(self) -> str:
@@ -472,21 +386,8 @@ class Symbol:
         return binding.simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx, sharing, shapes)
 
 
-def _given_shape(name: str, value: Any) -> tuple[int, ...]:
-    """A shape given to ``infer_shape``: a tuple or list of dimensions, 0 for an unknown one."""
-    if isinstance(value, (tuple, list)) and all(_is_dimension(d) for d in value):
-        return tuple(int(d) for d in value)
-    raise ShapeError(
-        f"infer_shape: the shape of {name!r} must be a tuple of dimensions >= 0 (0: unknown), got {value!r}"
-    )
-
-
-def _is_dimension(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0
-
-
 # .creation makes Symbols, so it imports this module: bound here, once Symbol exists, and
 # reached as ``creation.<name>`` when called (whichever of the two modules is imported first)
-from . import creation, methods  # noqa: E402
+from . import creation, inference, methods  # noqa: E402
 
 __all__ = ["Symbol"]

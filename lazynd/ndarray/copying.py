@@ -94,6 +94,17 @@ def view(arr: Any, shape: tuple[int, ...]) -> Any:
     return result
 
 
+def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]) -> Any:
+    """``arr.reshape(shape, **kwargs)`` beyond a plain view: MXNet's codes (0, -2, -3, -4) or the
+    operator's keywords (``reverse``) are the ``Reshape`` operator's, whose rule
+    (:func:`lazynd.ops.shape.reshape_shape`) is the one both faces follow."""
+    if "shape" in kwargs:
+        shape = tuple(kwargs.pop("shape"))
+    if kwargs or 0 in shape or -2 in shape or -3 in shape or -4 in shape:
+        return dispatch.invoke_by_name("Reshape", [arr], {"shape": shape, **kwargs})
+    return view(arr, shape)
+
+
 def element_of(dtype: np.dtype, value: Any, op: str) -> Any:
     """The scalar ``value`` as an element of ``dtype``, converted once when the call is made.
 

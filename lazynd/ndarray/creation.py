@@ -1,4 +1,4 @@
-"""Creating NDArrays: empty, zeros, ones, full, array, arange, concatenate."""
+"""Creating NDArrays: empty, zeros, ones, full, array, arange, concatenate; sharing memory through DLPack."""
 
 from __future__ import annotations
 
@@ -274,3 +274,16 @@ def to_dlpack_for_write(arr: Any) -> Any:
     arr.wait_to_write()
     Var.note_writes([arr._var])
     return arr._data.__dlpack__()
+
+
+def dlpack_capsule(arr: Any, stream: Any, kwargs: dict[str, Any]) -> Any:
+    """``arr.__dlpack__(stream, **kwargs)``: a capsule of the values for a consumer that may write them.
+
+    The consumer's ``stream`` (a GPU array's) is passed on so that the producer orders it after the
+    array's pending work; the wait for every pending read and write comes first, as for
+    :func:`to_dlpack_for_write`.
+    """
+    arr.wait_to_write()
+    if stream is not None and arr._ctx.device_type == "gpu":
+        return arr._data.__dlpack__(stream=stream, **kwargs)
+    return arr._data.__dlpack__(**kwargs)

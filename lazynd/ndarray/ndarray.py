@@ -22,11 +22,13 @@ from ..errors import LazyNDError, OperatorError
 from ..runtime import Signature, signature_of
 from . import arithmetic as _arithmetic
 from . import copying as _copying
+from . import creation as _creation
 from . import dispatch as _ops_table
 from . import functions as _functions
 from . import indexing as _indexing
 from . import numpy_protocol as _numpy_protocol
 from . import sparse as _sparse
+from .serialization import unpickle as _unpickle  # (by this name too: pickles of older versions call it)
 
 _new_object = object.__new__
 
@@ -155,19 +157,11 @@ class NDArray:
             raise OperatorError(f"asscalar: the array has shape {self.shape}, expected exactly one element")
         return self.asnumpy().reshape(-1)[0]
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        out = self.asnumpy()
-        return out.astype(dtype, copy=False) if dtype is not None else out
-
     # -- NumPy's protocols (see numpy_protocol.py): the lazynd operator, or NumPy after a wait --
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        return _numpy_protocol.array_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-        return _numpy_protocol.array_function(func, args, kwargs)
-
-    def __format__(self, spec: str) -> str:
-        return _numpy_protocol.format_ndarray(self, spec)
+    __array__ = _numpy_protocol.numpy_copy
+    __array_ufunc__ = _numpy_protocol.array_ufunc
+    __array_function__ = _numpy_protocol.array_function
+    __format__ = _numpy_protocol.format_ndarray
 
     def tolist(self) -> list:
         return self.asnumpy().tolist()
@@ -238,13 +232,8 @@ class NDArray:
         """A view with a new shape (``-1`` infers one dimension; MXNet codes 0/-2/-3/-4 via ``nd.Reshape``)."""
         if len(shape) == 1 and shape[0].__class__ in (tuple, list):
             shape = tuple(shape[0])
-        if kwargs:
-            if "shape" in kwargs:
-                shape = tuple(kwargs.pop("shape"))
-            if kwargs:
-                return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape, **kwargs})
-        if 0 in shape or -2 in shape or -3 in shape or -4 in shape:
-            return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape})
+        if kwargs or 0 in shape or -2 in shape or -3 in shape or -4 in shape:
+            return _copying.reshape_by_operator(self, shape, kwargs)
         return _copying.view(self, shape)
 
     def flatten(self, inplace: bool = False) -> NDArray:
@@ -266,16 +255,9 @@ class NDArray:
             source = self.reshape((1,) * extra + self.shape)
         return _ops_table.invoke_by_name("broadcast_to", [source], {"shape": shape})
 
-    # -- storage type: lazynd's arrays are all dense ---------------------------------------------
-    @property
-    def stype(self) -> str:
-        """The storage type, always ``'default'`` (dense): lazynd has no sparse storage."""
-        return _sparse.DENSE
-
-    @property
-    def writable(self) -> bool:
-        """Whether the array may be written to: every lazynd array may."""
-        return True
+    # -- storage type: lazynd's arrays are all dense, and every one may be written to -------------
+    stype = _sparse.DENSE
+    writable = True
 
     def tostype(self, stype: str) -> NDArray:
         """A copy with storage type ``stype``; only ``'default'`` (dense) is supported.
@@ -291,15 +273,11 @@ class NDArray:
 
     def to_dlpack_for_read(self) -> Any:
         """A DLPack capsule of the values once pending writes are done (see :func:`lazynd.nd.to_dlpack_for_read`)."""
-        from .creation import to_dlpack_for_read
-
-        return to_dlpack_for_read(self)
+        return _creation.to_dlpack_for_read(self)
 
     def to_dlpack_for_write(self) -> Any:
         """A DLPack capsule for writing, once pending reads and writes are done."""
-        from .creation import to_dlpack_for_write
-
-        return to_dlpack_for_write(self)
+        return _creation.to_dlpack_for_write(self)
 
     # -- autograd (see lazynd.autograd) ---------------------------------------------------------
     def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
@@ -364,57 +342,43 @@ class NDArray:
     def __setitem__(self, key: Any, value: Any) -> None:
         _indexing.setitem(self, key, value)
 
-    # -- DLPack --------------------------------------------------------------------------------
+    # -- DLPack (see creation.py) ----------------------------------------------------------------
     def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
-        self.wait_to_write()
-        if stream is not None and self._ctx.device_type == "gpu":
-            return self._data.__dlpack__(stream=stream, **kwargs)
-        return self._data.__dlpack__(**kwargs)
+        return _creation.dlpack_capsule(self, stream, kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._data.__dlpack_device__()
 
-    # -- arithmetic ----------------------------------------------------------------------------
+    # -- arithmetic (see arithmetic.py) ----------------------------------------------------------
     __add__ = _arithmetic.binary_method("add")
-
     __radd__ = _arithmetic.binary_method("add")
-
     __sub__ = _arithmetic.binary_method("sub")
-
     __rsub__ = _arithmetic.binary_method("sub", reflected=True)
-
     __mul__ = _arithmetic.binary_method("mul")
-
     __rmul__ = _arithmetic.binary_method("mul")
-
     __truediv__ = _arithmetic.binary_method("div")
-
     __rtruediv__ = _arithmetic.binary_method("div", reflected=True)
-
     __div__ = __truediv__
     __rdiv__ = __rtruediv__
-
     __mod__ = _arithmetic.binary_method("mod")
-
     __rmod__ = _arithmetic.binary_method("mod", reflected=True)
-
     __pow__ = _arithmetic.binary_method("power")
-
     __rpow__ = _arithmetic.binary_method("power", reflected=True)
 
     __eq__ = _arithmetic.compare_method("equal")  # type: ignore[assignment]
-
     __ne__ = _arithmetic.compare_method("not_equal")  # type: ignore[assignment]
-
     __gt__ = _arithmetic.compare_method("greater")  # type: ignore[assignment]
-
     __ge__ = _arithmetic.compare_method("greater_equal")  # type: ignore[assignment]
-
     __lt__ = _arithmetic.compare_method("lesser")  # type: ignore[assignment]
-
     __le__ = _arithmetic.compare_method("lesser_equal")  # type: ignore[assignment]
-
     __hash__ = object.__hash__
+
+    __iadd__ = _arithmetic.inplace_method("add")
+    __isub__ = _arithmetic.inplace_method("sub")
+    __imul__ = _arithmetic.inplace_method("mul")
+    __itruediv__ = _arithmetic.inplace_method("div")
+    __idiv__ = __itruediv__
+    __imod__ = _arithmetic.inplace_method("mod")
 
     def __neg__(self) -> NDArray:
         return _ops_table.invoke_by_name("negative", [self], {})
@@ -425,26 +389,8 @@ class NDArray:
     def __abs__(self) -> NDArray:
         return _ops_table.invoke_by_name("abs", [self], {})
 
-    __iadd__ = _arithmetic.inplace_method("add")
-
-    __isub__ = _arithmetic.inplace_method("sub")
-
-    __imul__ = _arithmetic.inplace_method("mul")
-
-    __itruediv__ = _arithmetic.inplace_method("div")
-
-    __idiv__ = __itruediv__
-
-    __imod__ = _arithmetic.inplace_method("mod")
-
 
 _CPU = Context("cpu", 0)
-
-
-def _unpickle(values: np.ndarray, device_type: str, device_id: int) -> NDArray:
-    from .creation import array
-
-    return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
 
 
 _ops_table.NDArray = _arithmetic.NDArray = _functions.NDArray = _numpy_protocol.NDArray = NDArray

@@ -1,4 +1,5 @@
-"""NumPy's protocols on NDArrays (``__array_ufunc__``, ``__array_function__``): ``np.exp(a)``, ``np.sum(a)``.
+"""NumPy's protocols on NDArrays (``__array__``, ``__array_ufunc__``, ``__array_function__``):
+``np.asarray(a)``, ``np.exp(a)``, ``np.sum(a)``; and ``format(a, spec)``.
 
 A NumPy function or ufunc called with NDArrays among its arguments does one of two things:
 
@@ -247,8 +248,15 @@ FUNCTIONS: dict[Callable[..., Any], NumpyFunction] = {
 WRITES_FIRST_ARGUMENT = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis})
 
 
-def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict[str, Any]) -> Any:
-    """``NDArray.__array_ufunc__``: the lazynd operator where there is one, else NumPy after a wait."""
+def numpy_copy(arr: Any, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    """``NDArray.__array__``, ``np.asarray(a)``: a NumPy copy of the values, after a wait."""
+    out = arr.asnumpy()
+    return out.astype(dtype, copy=False) if dtype is not None else out
+
+
+def array_ufunc(arr: Any, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """``NDArray.__array_ufunc__`` (``arr`` is one of ``inputs``): the lazynd operator where there is
+    one, else NumPy after a wait."""
     out = kwargs.get("out")
     if method == "__call__" and set(kwargs) <= {"out"}:
         target = None
@@ -283,8 +291,9 @@ def _lazy_ufunc(ufunc: np.ufunc, inputs: tuple, out: Any) -> Any:
     return arithmetic.binary(kind, rhs, lhs, reflected=True, out=out)
 
 
-def array_function(func: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> Any:
-    """``NDArray.__array_function__``: the lazynd operator where there is one, else NumPy after a wait."""
+def array_function(arr: Any, func: Callable[..., Any], types: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """``NDArray.__array_function__`` (``arr`` is one of ``args``): the lazynd operator where there is
+    one, else NumPy after a wait."""
     row = FUNCTIONS.get(func)
     if row is not None:
         result = row(args, kwargs)
@@ -321,7 +330,7 @@ def _to_numpy(value: Any) -> Any:
 
 
 def format_ndarray(arr: Any, spec: str) -> str:
-    """``format(a, spec)``: the array's text for an empty spec, the element's for a one-element array."""
+    """``NDArray.__format__``, ``format(a, spec)``: the array's text for an empty spec, the element's for a one-element array."""
     if not spec:
         return str(arr)
     if arr.size != 1:

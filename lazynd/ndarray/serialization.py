@@ -1,8 +1,11 @@
-"""``nd.save`` / ``nd.load`` in MXNet's binary NDArray-list format (see ``lazynd.formats.ndarray_file``)."""
+"""NDArrays stored: ``nd.save`` / ``nd.load`` in MXNet's binary NDArray-list format (see
+``lazynd.formats.ndarray_file``), and the function pickle calls to rebuild an NDArray."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from ..context import Context
 from ..errors import FormatError, OperatorError
@@ -88,3 +91,8 @@ def _as_ndarrays(loaded: Any, source: str, ctx: Context | None) -> Any:
     if isinstance(loaded, dict):
         return {k: convert(v, f"array {k!r}") for k, v in loaded.items()}
     return [convert(v, f"array {i}") for i, v in enumerate(loaded)]
+
+
+def unpickle(values: np.ndarray, device_type: str, device_id: int) -> Any:
+    """The NDArray a pickle holds (``NDArray.__reduce__`` gives its values and its device)."""
+    return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)

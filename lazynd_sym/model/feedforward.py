@@ -26,7 +26,7 @@ from lazynd.log import get_logger
 from ..executor_group import DataParallelExecutorGroup
 from .checkpoint import load_checkpoint, save_checkpoint
 from .inputs import call_all, callback_list, context_list, init_eval_iter, init_iter, num_batches
-from .kvstore_setup import create_kvstore, is_dist_sync, push_pull
+from .kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, push_pull
 from .predict import InferenceMixin
 
 __all__ = ["FeedForward"]
@@ -131,10 +131,7 @@ class FeedForward(InferenceMixin):
     def _create_optimizer(self, batch_size: int, param_names: list[str], copies: int) -> Any:
         """The optimizer; ``copies`` updater indices per parameter (one per device when each updates its own)."""
         if isinstance(self.optimizer, str):
-            kwargs = dict(self.kwargs)
-            kwargs.setdefault("rescale_grad", 1.0 / batch_size)
-            idx2name = {i * copies + k: name for i, name in enumerate(param_names) for k in range(copies)}
-            return opt_module.create(self.optimizer, sym=self.symbol, param_idx2name=idx2name, **kwargs)
+            return create_optimizer(self.optimizer, self.kwargs, self.symbol, param_names, copies, batch_size)
         return self.optimizer
 
     # -- training --------------------------------------------------------------------------------

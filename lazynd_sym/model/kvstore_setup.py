@@ -1,16 +1,19 @@
 """The KVStore a training loop aggregates through, shared by ``FeedForward`` and the Module API:
-which store, whether the optimizer runs on it, and one push-and-pull of a list of keys."""
+which store, whether the optimizer runs on it, one push-and-pull of a list of keys, and the
+optimizer created by name with the updater numbering that goes with the store."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from lazynd import optimizer as opt_module
 from lazynd.errors import DataError
 
-__all__ = ["LOCAL_UPDATE_LIMIT", "create_kvstore", "is_dist_sync", "push_pull"]
+__all__ = ["LOCAL_UPDATE_LIMIT", "create_kvstore", "create_optimizer", "is_dist_sync", "push_pull"]
 
 LOCAL_UPDATE_LIMIT = 16 * 1024 * 1024  # elements; a larger parameter is updated on the devices, not in the store
 
@@ -76,3 +79,18 @@ def is_dist_sync(store: Any) -> bool:
         return False
     kind = getattr(store, "type", "")
     return isinstance(kind, str) and "dist" in kind and "async" not in kind
+
+
+def create_optimizer(
+    name: str, params: Any, symbol: Any, param_names: Sequence[str], copies: int, batch_size: int
+) -> Any:
+    """The optimizer ``name`` made with ``params`` (a dict or ``(key, value)`` pairs), as MXNet makes it.
+
+    ``rescale_grad`` defaults to ``1 / batch_size``; ``param_idx2name`` follows the updater's
+    numbering: ``copies`` indices per parameter, copy ``k`` of parameter ``i`` at ``i * copies + k``
+    (one copy when the store runs the optimizer, one per device when each updates its own).
+    """
+    kwargs = dict(params)
+    kwargs.setdefault("rescale_grad", 1.0 / batch_size)
+    idx2name = {i * copies + k: param for i, param in enumerate(param_names) for k in range(copies)}
+    return opt_module.create(name, sym=symbol, param_idx2name=idx2name, **kwargs)

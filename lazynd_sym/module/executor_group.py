@@ -20,6 +20,8 @@ monitors are that class's) whose executors are bound as a Module asks:
 
 It adds what a Module reads back: outputs and input gradients merged over the
 devices, the full-batch output shapes, and backward with gradients of the outputs.
+:func:`check_devices` checks a Module's device arguments when it is constructed
+(the contexts, the share of the batch each gets, the model-parallel groups).
 """
 
 from __future__ import annotations
@@ -30,14 +32,14 @@ from typing import Any
 import numpy as np
 
 from lazynd import ndarray as nd
-from lazynd.context import Context
-from lazynd.errors import DataError, LazyNDError, ShapeError
+from lazynd.context import Context, cpu
+from lazynd.errors import ContextError, DataError, LazyNDError, ShapeError
 from lazynd.io import DataBatch, DataDesc
 
 from ..executor.placed import PlacedExecutor
 from ..executor_group import DataParallelExecutorGroup, batch_axis_of, split_input_slice
 
-__all__ = ["ModuleExecutorGroup", "group2ctx_per_device", "join_device_parts"]
+__all__ = ["ModuleExecutorGroup", "check_devices", "group2ctx_per_device", "join_device_parts"]
 
 
 def join_device_parts(per_device: list[list[Any]], axes: Sequence[int]) -> list[Any]:
@@ -70,6 +72,35 @@ def _grad_req_of(grad_req: Any, name: str) -> str:
     if isinstance(grad_req, dict):
         return grad_req.get(name, "write")
     raise DataError(f"Module.bind: grad_req must be a str or a dict of str, got {type(grad_req).__name__}")
+
+
+def check_devices(
+    context: Any, work_load_list: Sequence[float] | None, group2ctxs: Any, compression_params: Any
+) -> list[Context]:
+    """A Module's contexts (default the CPU), its other device arguments checked against them.
+
+    ``work_load_list`` needs one share per context and ``group2ctxs`` one group placement per
+    context (see :func:`group2ctx_per_device`); ``compression_params`` (the KVStore's gradient
+    compression, which lazynd does not have) must be None.
+    """
+    contexts = [cpu()] if context is None else list(context) if isinstance(context, (list, tuple)) else [context]
+    if not contexts or not all(isinstance(c, Context) for c in contexts):
+        raise ContextError(f"Module: context must be a Context or a non-empty list of them, got {context!r}")
+    group2ctx_per_device(group2ctxs, len(contexts))
+    if compression_params is not None:
+        raise LazyNDError(
+            "Module: compression_params (the KVStore's gradient compression) is not supported by lazynd; leave it None"
+        )
+    _check_work_load(work_load_list, len(contexts))
+    return contexts
+
+
+def _check_work_load(work_load_list: Sequence[float] | None, num_contexts: int) -> None:
+    if work_load_list is not None and len(work_load_list) != num_contexts:
+        raise DataError(
+            f"Module: work_load_list has {len(work_load_list)} entries for {num_contexts} contexts; "
+            "give one per context"
+        )
 
 
 def group2ctx_per_device(group2ctxs: Any, num_devices: int) -> list[dict[str, Context] | None]:
@@ -159,12 +190,8 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         self.symbol = symbol
         self.contexts = list(contexts)
         self.group2ctxs = group2ctx_per_device(group2ctxs, len(self.contexts))
+        _check_work_load(work_load_list, len(self.contexts))
         work_load_list = [1] * len(self.contexts) if work_load_list is None else list(work_load_list)
-        if len(work_load_list) != len(self.contexts):
-            raise DataError(
-                f"Module: work_load_list has {len(work_load_list)} entries for {len(self.contexts)} contexts; "
-                "give one per context"
-            )
         self.data_shapes, self.label_shapes = list(data_shapes), list(label_shapes)
         self.data_names = [d.name for d in self.data_shapes]
         self.label_names = [d.name for d in self.label_shapes]

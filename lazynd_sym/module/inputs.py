@@ -1,5 +1,8 @@
-"""A module's inputs: ``(name, shape)`` descriptions checked against its names, and the shapes of a batch.
+"""A module's inputs: the roles of its symbol's arguments, ``(name, shape)`` descriptions checked
+against its names, the shapes of a batch, and the labels its metric is given.
 
+:func:`sort_arguments` sorts the symbol's arguments into data, labels, states and parameters
+(learned or fixed) by the names a ``Module`` is constructed with.
 ``bind`` takes the data and label shapes as ``(name, shape)`` pairs or
 ``DataDesc`` objects; :func:`check_inputs` turns them into ``DataDesc`` lists
 in the module's order and refuses names the module does not have.
@@ -12,7 +15,7 @@ batch's labels of the per-device lists that ``update_metric(pre_sliced=True)`` i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from lazynd import ndarray as nd
 from lazynd.errors import DataError, LazyNDError
@@ -20,7 +23,52 @@ from lazynd.io import DataBatch, DataDesc
 
 from ..executor_group import batch_axis_of
 
-__all__ = ["as_descs", "check_inputs", "shapes_of_batch"]
+__all__ = ["ArgumentRoles", "as_descs", "check_inputs", "shapes_of_batch", "sort_arguments"]
+
+
+class ArgumentRoles(NamedTuple):
+    """A module's names for its symbol's arguments (``fixed_params`` are among ``params``)."""
+
+    data: list[str]
+    labels: list[str]
+    states: list[str]
+    params: list[str]
+    fixed_params: list[str]
+
+
+def sort_arguments(
+    symbol: Any,
+    data_names: Sequence[str],
+    label_names: Sequence[str] | None,
+    state_names: Sequence[str] | None,
+    fixed_param_names: Sequence[str] | None,
+    logger: Any,
+) -> ArgumentRoles:
+    """The roles of ``symbol``'s arguments: the data, labels and states named, and every other
+    argument a parameter (those in ``fixed_param_names`` not learned).
+
+    Data, states and fixed parameters the symbol does not have are a :class:`~lazynd.errors.DataError`;
+    labels it does not take are only warned about (a module without a loss is fed none).
+    """
+    arg_names = symbol.list_arguments()
+    data, labels = list(data_names), list(label_names) if label_names is not None else []
+    missing = [n for n in data if n not in arg_names]
+    if missing:
+        raise DataError(f"Module: data_names {missing} are not arguments of the symbol; its arguments: {arg_names}")
+    absent = [n for n in labels if n not in arg_names]
+    if absent:
+        logger.warning("Module: label_names %s are not arguments of the symbol; they are not fed", absent)
+    states = list(state_names or [])
+    stray = [n for n in states if n not in arg_names]
+    if stray:
+        raise DataError(f"Module: state_names {stray} are not arguments of the symbol; its arguments: {arg_names}")
+    inputs = set(data) | set(labels) | set(states)
+    params = [n for n in arg_names if n not in inputs]
+    fixed = list(fixed_param_names or [])
+    unknown = [n for n in fixed if n not in params]
+    if unknown:
+        raise DataError(f"Module: fixed_param_names {unknown} are not parameters; parameters: {params}")
+    return ArgumentRoles(data, labels, states, params, fixed)
 
 
 def as_descs(shapes: Sequence[Any] | None, what: str) -> list[DataDesc]:

@@ -5,8 +5,9 @@ symbol: ``bind`` builds a :class:`~lazynd_sym.module.executor_group.ModuleExecut
 (the batch split over ``context`` in proportion to ``work_load_list``);
 the parameters live on the host in ``arg_params``/``aux_params`` and on every
 device in the executors; ``update`` runs the optimizer on the KVStore or on each
-device (:mod:`~lazynd_sym.module.updates`); the shapes of a bind and the data
-and labels of a batch are checked and made in :mod:`~lazynd_sym.module.inputs`.
+device (:mod:`~lazynd_sym.module.updates`, which also sets them up); the roles of the
+symbol's arguments, the shapes of a bind and the data and labels of a batch are
+sorted, checked and made in :mod:`~lazynd_sym.module.inputs`.
 Checkpoints are MXNet's files: ``prefix-symbol.json``, ``prefix-%04d.params`` and,
 with the optimizer states, ``prefix-%04d.states``.
 """
@@ -18,19 +19,15 @@ from typing import Any
 
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
-from lazynd import optimizer as opt_module
-from lazynd.context import Context, cpu
-from lazynd.errors import ContextError, DataError, LazyNDError
+from lazynd.errors import LazyNDError
 
 from ..model.checkpoint import load_checkpoint, save_checkpoint
 from .base_module import BaseModule
-from .executor_group import ModuleExecutorGroup, group2ctx_per_device
-from .inputs import _join_device_labels, check_inputs, shapes_of_batch
+from .executor_group import ModuleExecutorGroup, check_devices
+from .inputs import _join_device_labels, check_inputs, shapes_of_batch, sort_arguments
 from .params import fill_params, zeros_like_first
 from .updates import (
-    create_kvstore,
-    initialize_kvstore,
-    is_dist_sync,
+    create_updates,
     load_optimizer_states,
     save_optimizer_states,
     update_params,
@@ -38,13 +35,6 @@ from .updates import (
 )
 
 __all__ = ["Module"]
-
-
-def _contexts(context: Any) -> list[Context]:
-    contexts = [cpu()] if context is None else list(context) if isinstance(context, (list, tuple)) else [context]
-    if not contexts or not all(isinstance(c, Context) for c in contexts):
-        raise ContextError(f"Module: context must be a Context or a non-empty list of them, got {context!r}")
-    return contexts
 
 
 class Module(BaseModule):
@@ -102,38 +92,12 @@ class Module(BaseModule):
     ) -> None:
         super().__init__(logger)
         self._symbol = symbol
-        self._context = _contexts(context)
-        self._group2ctxs = group2ctxs
-        group2ctx_per_device(group2ctxs, len(self._context))  # checked now, used at bind
-        if compression_params is not None:
-            raise LazyNDError(
-                "Module: compression_params (the KVStore's gradient compression) is not supported by lazynd; "
-                "leave it None"
-            )
-        if work_load_list is not None and len(work_load_list) != len(self._context):
-            raise DataError(
-                f"Module: work_load_list has {len(work_load_list)} entries for {len(self._context)} contexts"
-            )
+        self._context = check_devices(context, work_load_list, group2ctxs, compression_params)
+        self._group2ctxs = group2ctxs  # (checked now, used at bind)
         self._work_load_list = list(work_load_list) if work_load_list is not None else None
-        arg_names = symbol.list_arguments()
-        self._data_names = list(data_names)
-        self._label_names = list(label_names) if label_names is not None else []
-        missing = [n for n in self._data_names if n not in arg_names]
-        if missing:
-            raise DataError(f"Module: data_names {missing} are not arguments of the symbol; its arguments: {arg_names}")
-        absent = [n for n in self._label_names if n not in arg_names]
-        if absent:
-            self.logger.warning("Module: label_names %s are not arguments of the symbol; they are not fed", absent)
-        self._state_names = list(state_names or [])
-        stray = [n for n in self._state_names if n not in arg_names]
-        if stray:
-            raise DataError(f"Module: state_names {stray} are not arguments of the symbol; its arguments: {arg_names}")
-        inputs = set(self._data_names) | set(self._label_names) | set(self._state_names)
-        self._param_names = [n for n in arg_names if n not in inputs]
-        self._fixed_param_names = list(fixed_param_names or [])
-        unknown = [n for n in self._fixed_param_names if n not in self._param_names]
-        if unknown:
-            raise DataError(f"Module: fixed_param_names {unknown} are not parameters; parameters: {self._param_names}")
+        roles = sort_arguments(symbol, data_names, label_names, state_names, fixed_param_names, self.logger)
+        self._data_names, self._label_names, self._state_names = roles.data, roles.labels, roles.states
+        self._param_names, self._fixed_param_names = roles.params, roles.fixed_params
         self._aux_names = symbol.list_auxiliary_states()
         self._output_names = symbol.list_outputs()
         self._arg_params: dict[str, Any] | None = None
@@ -150,6 +114,12 @@ class Module(BaseModule):
         self._monitor: Any = None
         self._data_shapes: list[mx_io.DataDesc] | None = None
         self._label_shapes: list[mx_io.DataDesc] | None = None
+
+    def _bound_group(self, caller: str, **stages: bool) -> ModuleExecutorGroup:
+        """The executors of the current shapes, once the stages ``caller`` needs are done (see ``_require``)."""
+        self._require(caller, **stages)
+        assert self._exec_group is not None
+        return self._exec_group
 
     # -- checkpoints -----------------------------------------------------------------------------
     @staticmethod
@@ -183,10 +153,9 @@ class Module(BaseModule):
 
     def load_optimizer_states(self, fname: str) -> None:
         """Restore optimizer states written by :meth:`save_optimizer_states`."""
-        self._require("load_optimizer_states", optimizer=True)
-        assert self._exec_group is not None
+        group = self._bound_group("load_optimizer_states", optimizer=True)
         store = self._kvstore if self._update_on_kvstore else None
-        load_optimizer_states(fname, store, self._updater, self._exec_group.param_arrays)
+        load_optimizer_states(fname, store, self._updater, group.param_arrays)
 
     # -- names and shapes ------------------------------------------------------------------------
     @property
@@ -213,9 +182,7 @@ class Module(BaseModule):
 
     @property
     def output_shapes(self) -> list[tuple[str, tuple[int, ...]]]:
-        self._require("output_shapes", params=False)
-        assert self._exec_group is not None
-        return self._exec_group.output_shapes
+        return self._bound_group("output_shapes", params=False).output_shapes
 
     # -- binding ---------------------------------------------------------------------------------
     def bind(
@@ -312,9 +279,7 @@ class Module(BaseModule):
         """
         if self.params_initialized and not force_init:
             return
-        self._require("init_params", params=False)
-        group = self._exec_group
-        assert group is not None
+        group = self._bound_group("init_params", params=False)
         if self._arg_params is None:
             self._arg_params = zeros_like_first(group.param_names, group.param_arrays)
         if self._aux_params is None:
@@ -343,32 +308,13 @@ class Module(BaseModule):
         force_init: bool = False,
     ) -> None:
         """Create the optimizer (a name with ``optimizer_params``, or an ``Optimizer``) and the KVStore."""
-        self._require("init_optimizer")
+        group = self._bound_group("init_optimizer")
         if self._optimizer_kept(force_init):
             return
-        group = self._exec_group
-        assert group is not None and self._arg_params is not None
-        num_device = len(self._context)
-        store, update_on_kvstore = create_kvstore(kvstore, num_device, self._arg_params)
-        batch_size = group.batch_size * (int(store.num_workers) if is_dist_sync(store) else 1)
-        if isinstance(optimizer, str):
-            if update_on_kvstore:
-                idx2name = dict(enumerate(group.param_names))
-            else:
-                idx2name = {i * num_device + k: n for i, n in enumerate(group.param_names) for k in range(num_device)}
-            params = dict(optimizer_params)
-            params.setdefault("rescale_grad", 1.0 / batch_size)
-            optimizer = opt_module.create(optimizer, sym=self._symbol, param_idx2name=idx2name, **params)
-        elif not isinstance(optimizer, opt_module.Optimizer):
-            raise DataError(f"init_optimizer: optimizer must be a name or an Optimizer, got {type(optimizer).__name__}")
-        self._optimizer, self._kvstore, self._update_on_kvstore = optimizer, store, update_on_kvstore
-        self._updater = None
-        if store is not None:
-            initialize_kvstore(store, group.param_arrays, self._arg_params, group.param_names, update_on_kvstore)
-        if update_on_kvstore:
-            store.set_optimizer(optimizer)
-        else:
-            self._updater = opt_module.get_updater(optimizer)
+        assert self._arg_params is not None
+        self._optimizer, self._kvstore, self._update_on_kvstore, self._updater = create_updates(
+            kvstore, optimizer, optimizer_params, self._symbol, group, self._arg_params
+        )
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
             self.load_optimizer_states(self._preload_opt_states)
@@ -397,30 +343,22 @@ class Module(BaseModule):
 
     def backward(self, out_grads: Any = None) -> None:
         """Backward from the loss outputs, or from ``out_grads`` (one per output, full batch)."""
-        self._require("backward")
-        assert self._exec_group is not None
-        self._exec_group.backward_with(out_grads)
+        self._bound_group("backward").backward_with(out_grads)
 
     def update(self) -> None:
         """Apply the optimizer to the gradients of the last backward."""
-        self._require("update", optimizer=True)
-        assert self._exec_group is not None
+        group = self._bound_group("update", optimizer=True)
         self._params_dirty = True
-        group = self._exec_group
         if self._update_on_kvstore:
             update_params_on_kvstore(group.param_arrays, group.grad_arrays, self._kvstore)
         else:
             update_params(group.param_arrays, group.grad_arrays, self._updater, len(self._context), self._kvstore)
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:
-        self._require("get_outputs")
-        assert self._exec_group is not None
-        return self._exec_group.get_outputs(merge_multi_context)
+        return self._bound_group("get_outputs").get_outputs(merge_multi_context)
 
     def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
-        self._require("get_input_grads")
-        assert self._exec_group is not None
-        return self._exec_group.get_input_grads(merge_multi_context)
+        return self._bound_group("get_input_grads").get_input_grads(merge_multi_context)
 
     def get_states(self, merge_multi_context: bool = True) -> list[Any]:
         """The state inputs (``state_names``): one array per state, or per state one array per device.
@@ -428,16 +366,12 @@ class Module(BaseModule):
         MXNet 0.9's executor group refuses ``merge_multi_context=True`` for states;
         here a state that follows the batch is joined over the devices like the outputs.
         """
-        self._require("get_states")
-        assert self._exec_group is not None
-        return self._exec_group.get_states(merge_multi_context)
+        return self._bound_group("get_states").get_states(merge_multi_context)
 
     def set_states(self, states: Any = None, value: float | None = None) -> None:
         """Set the state inputs: ``states`` (per state, a list with one array per device, or one array)
         or the scalar ``value`` everywhere; exactly one of the two."""
-        self._require("set_states")
-        assert self._exec_group is not None
-        self._exec_group.set_states(states, value)
+        self._bound_group("set_states").set_states(states, value)
 
     def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
         """Update ``eval_metric`` with the outputs of the last forward against ``labels``.
@@ -445,13 +379,12 @@ class Module(BaseModule):
         ``pre_sliced``: ``labels`` holds one list of labels per device (each device's rows of
         the batch, in the order of the contexts), as MXNet's multi-device loops pass them.
         """
-        self._require("update_metric")
-        assert self._exec_group is not None
+        group = self._bound_group("update_metric")
         if pre_sliced:
-            labels = _join_device_labels(labels, len(self._exec_group.execs))
+            labels = _join_device_labels(labels, len(group.execs))
         labels = list(labels or [])
         names = (self._label_names + [""] * len(labels))[: len(labels)]  # an unknown name splits on axis 0
-        self._exec_group.update_metric(eval_metric, names, labels)
+        group.update_metric(eval_metric, names, labels)
 
     def install_monitor(self, mon: Any) -> None:
         """Have ``mon`` (an ``mx.mon.Monitor``) watch every executor."""

@@ -1,5 +1,7 @@
 """A Module's parameter updates: through the KVStore's optimizer, or by an updater on every device.
 
+:func:`create_updates` sets them up for ``init_optimizer``: the store, the optimizer and, where
+the devices update their own copies, the updater.
 The store is chosen as ``FeedForward`` chooses it (one device needs none unless
 distributed; a store created by name runs the optimizer).  Parameter ``i`` is
 key ``i`` in the store; when the devices update their own copies, copy ``k`` of
@@ -14,13 +16,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lazynd import ndarray as nd
+from lazynd import optimizer as opt_module
 from lazynd.context import Context
+from lazynd.errors import DataError
 from lazynd.optimizer.states_file import load_states, save_states
 
-from ..model.kvstore_setup import create_kvstore, is_dist_sync, push_pull
+from ..model.kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, push_pull
 
 __all__ = [
     "create_kvstore",
+    "create_updates",
     "initialize_kvstore",
     "is_dist_sync",
     "load_optimizer_states",
@@ -28,6 +33,32 @@ __all__ = [
     "update_params",
     "update_params_on_kvstore",
 ]
+
+
+def create_updates(
+    kvstore: Any, optimizer: Any, optimizer_params: Any, symbol: Any, group: Any, arg_params: dict[str, Any]
+) -> tuple[Any, Any, bool, Any]:
+    """``(optimizer, store, update_on_kvstore, updater)`` for the bound executor ``group``.
+
+    ``optimizer`` is a name, made with ``optimizer_params`` (``rescale_grad`` one over the batch of
+    every synchronous worker), or an ``Optimizer``.  The store (or None, see
+    :func:`~lazynd_sym.model.kvstore_setup.create_kvstore`) gets every parameter's value from
+    ``arg_params``; it runs the optimizer, or the returned updater runs it on every device.
+    """
+    num_device = len(group.contexts)
+    store, update_on_kvstore = create_kvstore(kvstore, num_device, arg_params)
+    batch_size = group.batch_size * (int(store.num_workers) if is_dist_sync(store) else 1)
+    if isinstance(optimizer, str):
+        copies = 1 if update_on_kvstore else num_device
+        optimizer = create_optimizer(optimizer, optimizer_params, symbol, group.param_names, copies, batch_size)
+    elif not isinstance(optimizer, opt_module.Optimizer):
+        raise DataError(f"init_optimizer: optimizer must be a name or an Optimizer, got {type(optimizer).__name__}")
+    if store is not None:
+        initialize_kvstore(store, group.param_arrays, arg_params, group.param_names, update_on_kvstore)
+    if update_on_kvstore:
+        store.set_optimizer(optimizer)
+        return optimizer, store, True, None
+    return optimizer, store, False, opt_module.get_updater(optimizer)
 
 
 def initialize_kvstore(

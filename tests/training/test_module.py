@@ -404,3 +404,20 @@ def test_group2ctxs_of_the_wrong_length_and_compression_params_are_refused() -> 
         mx.mod.Module(_two_stage_net(), context=[mx.cpu(0), mx.cpu(1)], group2ctxs={"stage1": [mx.cpu(0)] * 3})
     with pytest.raises(LazyNDError, match="compression_params .* is not supported"):
         mx.mod.Module(_two_stage_net(), compression_params={"type": "2bit"})
+
+
+def test_an_optimizer_by_name_numbers_the_updater_as_feedforward_does() -> None:
+    # Module and FeedForward make an optimizer named by a string with one function
+    # (kvstore_setup.create_optimizer): copy k of parameter i is index i * copies + k
+    from lazynd_sym.model.kvstore_setup import create_optimizer
+
+    made = create_optimizer("sgd", {"learning_rate": 0.1}, None, ["w", "b"], copies=2, batch_size=4)
+    assert made.idx2name == {0: "w", 1: "w", 2: "b", 3: "b"}
+    assert made.rescale_grad == 0.25
+    mod = mx.mod.Module(_net(), context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[("data", (8, 4))], label_shapes=[("softmax_label", (8,))])
+    mod.init_params()
+    mod.init_optimizer(kvstore="local_allreduce_cpu", optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    names = mod._exec_group.param_names
+    assert mod._optimizer.idx2name == {i * 2 + k: n for i, n in enumerate(names) for k in range(2)}
+    assert mod._optimizer.rescale_grad == 1.0 / 8

@@ -1,0 +1,107 @@
+"""Shape and type inference as ``Symbol`` offers it: the values given, and the results handed back.
+
+``Symbol.infer_shape(*args, **kwargs)`` and ``infer_type`` take what is known of the
+symbol's arguments by position (in ``list_arguments`` order) or by input name (auxiliary
+states too); the passes (:mod:`lazynd_sym.passes.infer_shape`, :mod:`~lazynd_sym.passes.infer_type`)
+complete it over the graph; the results come back as MXNet's
+``(arg_values, out_values, aux_values)`` triple.  The full forms return ``(None, None, None)``
+when anything stays unknown; the partial forms return what is known (MXNet's way: an unknown
+shape as ``()``, an unknown dimension as 0, an unknown type as None).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from lazynd.errors import LazyNDError, ShapeError
+
+from .attribute import check_dtype_hint
+from .graph import Entry, IndexedGraph
+from .passes.infer_shape import infer_shape as infer_shape_pass
+from .passes.infer_shape import shape_known
+from .passes.infer_type import infer_type as infer_type_pass
+
+Triple = tuple[list | None, list | None, list | None]
+
+
+def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) -> Triple:
+    """``Symbol.infer_shape`` (``partial``: ``infer_shape_partial``) of the graph of ``outputs``."""
+    graph = IndexedGraph(outputs)
+    known = _known_by_name(graph, args, kwargs, "infer_shape")
+    shapes = infer_shape_pass(graph, {k: _given_shape(graph.entry_name(k), v) for k, v in known.items()})
+    if partial:
+        return _split(graph, [() if s is None else s for s in shapes])
+    if all(shape_known(s) for s in shapes):
+        return _split(graph, shapes)
+    return None, None, None
+
+
+def infer_type(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) -> Triple:
+    """``Symbol.infer_type`` (``partial``: ``infer_type_partial``) of the graph of ``outputs``, as NumPy types.
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> c = sym.Variable("A") + sym.Variable("B")
+    >>> infer_type(c._outputs, (), {"A": "float16"}, partial=False)[1]
+    [<class 'numpy.float16'>]
+    >>> infer_type(c._outputs, (), {}, partial=False), infer_type(c._outputs, (), {}, partial=True)[0]
+    ((None, None, None), [None, None])
+    """
+    what = "infer_type_partial" if partial else "infer_type"
+    graph = IndexedGraph(outputs)
+    known = _known_by_name(graph, args, kwargs, what)
+    types = infer_type_pass(
+        graph, {k: check_dtype_hint(v, f"{what}: {graph.entry_name(k)!r}") for k, v in known.items()}
+    )
+    if partial:
+        return _split(graph, [None if t is None else np.dtype(t).type for t in types])
+    if any(t is None for t in types):
+        return None, None, None
+    return _split(graph, [np.dtype(t).type for t in types])
+
+
+def _known_by_name(graph: IndexedGraph, args: tuple, kwargs: dict, what: str) -> dict[int, Any]:
+    """The values given, by graph entry: positionally for the arguments, or by the name of any input."""
+    arg_nodes = [i for i in graph.variables() if id(graph.nodes[i]) not in graph.aux_ids]
+    names = [graph.nodes[i].name for i in arg_nodes]
+    known: dict[int, Any] = {}
+    if args and kwargs:
+        raise LazyNDError(f"{what}: give either positional or keyword arguments, not both")
+    if len(args) > len(names):
+        raise LazyNDError(f"{what}: {len(args)} positional values for {len(names)} arguments {names}")
+    for i, value in zip(arg_nodes, args, strict=False):
+        if value is not None:
+            known[graph.entry(i)] = value
+    by_name = {graph.nodes[i].name: i for i in graph.variables()}
+    for key, value in kwargs.items():
+        if key not in by_name:
+            raise LazyNDError(f"{what}: {key!r} is not an input of the symbol; inputs are {list(by_name)}")
+        if value is not None:
+            known[graph.entry(by_name[key])] = value
+    return known
+
+
+def _split(graph: IndexedGraph, values: list) -> tuple[list, list, list]:
+    """The values of every entry as ``(arguments, outputs, auxiliary states)``."""
+    args: list[Any] = []
+    aux: list[Any] = []
+    for i in graph.variables():
+        (aux if id(graph.nodes[i]) in graph.aux_ids else args).append(values[graph.entry(i)])
+    return args, [values[e] for e in graph.heads], aux
+
+
+def _given_shape(name: str, value: Any) -> tuple[int, ...]:
+    """A shape given to ``infer_shape``: a tuple or list of dimensions, 0 for an unknown one."""
+    if isinstance(value, (tuple, list)) and all(_is_dimension(d) for d in value):
+        return tuple(int(d) for d in value)
+    raise ShapeError(
+        f"infer_shape: the shape of {name!r} must be a tuple of dimensions >= 0 (0: unknown), got {value!r}"
+    )
+
+
+def _is_dimension(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0

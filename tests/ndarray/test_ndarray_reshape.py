@@ -1,0 +1,53 @@
+"""``NDArray.reshape`` and the ``Reshape`` operator follow one rule for MXNet's special codes.
+
+A plain shape (``-1`` included) is a view reshaped by NumPy; MXNet's codes and the
+``reverse`` keyword go to the operator.  Both routes must give the operator's shape and values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+SPECS = [
+    (4, 6),
+    (-1,),
+    (2, -1),
+    (-1, 4),
+    (0, -1),
+    (0, 0, -1),
+    (-2,),
+    (0, -2),
+    (-3, 4),
+    (0, -3),
+    (-3, -1),
+    (-4, 1, 2, -2),
+    (-4, -1, 1, 3, 4),
+    (0, -4, 3, 1, 4),
+    (1, 0, -1),
+]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=str)
+def test_method_and_operator_agree_on_every_code(spec: tuple[int, ...]) -> None:
+    values = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = mx.nd.array(values)
+    by_method, by_operator = x.reshape(spec), mx.nd.Reshape(x, shape=spec)
+    assert by_method.shape == by_operator.shape
+    np.testing.assert_array_equal(by_method.asnumpy(), by_operator.asnumpy())
+
+
+@pytest.mark.parametrize("spec", [(-1, 0), (0, -1), (-3, 0), (-2, 0)], ids=str)
+def test_method_and_operator_agree_with_reverse(spec: tuple[int, ...]) -> None:
+    x = mx.nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    by_method, by_operator = x.reshape(spec, reverse=True), mx.nd.Reshape(x, shape=spec, reverse=True)
+    assert by_method.shape == by_operator.shape
+    np.testing.assert_array_equal(by_method.asnumpy(), by_operator.asnumpy())
+
+
+def test_the_shape_keyword_is_the_positional_shape() -> None:
+    x = mx.nd.ones((2, 3, 4))
+    assert x.reshape(shape=(0, -1)).shape == x.reshape((0, -1)).shape == (2, 12)
+    assert x.reshape(shape=(4, 6)).shape == (4, 6)
