@@ -13,6 +13,8 @@ from ..backend import get_backend
 from ..context import Context
 from ..errors import OperatorError, ShapeError
 from ..ops.elemwise_binary import scalar_as
+from ..ops.params import parse_bool
+from ..ops.shape import reshape_shape
 from ..runtime import push, push_to_device
 from . import dispatch
 from .dispatch import new_array
@@ -95,13 +97,18 @@ def view(arr: Any, shape: tuple[int, ...]) -> Any:
 
 
 def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]) -> Any:
-    """``arr.reshape(shape, **kwargs)`` beyond a plain view: MXNet's codes (0, -2, -3, -4) or the
-    operator's keywords (``reverse``) are the ``Reshape`` operator's, whose rule
-    (:func:`lazynd.ops.shape.reshape_shape`) is the one both faces follow."""
+    """``arr.reshape(shape, **kwargs)`` beyond a plain shape: MXNet's codes (0, -2, -3, -4) and
+    ``reverse`` follow the ``Reshape`` operator's rule (:func:`lazynd.ops.shape.reshape_shape`, the
+    one both faces follow), and the result is a view sharing ``arr``'s memory, as MXNet's is; the
+    operator's legacy keywords (``target_shape``, ``keep_highest``) run the operator."""
     if "shape" in kwargs:
         shape = tuple(kwargs.pop("shape"))
-    if kwargs or 0 in shape or -2 in shape or -3 in shape or -4 in shape:
-        return dispatch.invoke_by_name("Reshape", [arr], {"shape": shape, **kwargs})
+    reverse = kwargs.pop("reverse", False)
+    if kwargs:
+        return dispatch.invoke_by_name("Reshape", [arr], {"shape": shape, "reverse": reverse, **kwargs})
+    reverse = parse_bool(reverse)
+    if reverse or 0 in shape or -2 in shape or -3 in shape or -4 in shape:
+        shape = reshape_shape(tuple(shape), arr.shape, reverse)
     return view(arr, shape)
 
 

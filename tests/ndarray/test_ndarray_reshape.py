@@ -51,3 +51,21 @@ def test_the_shape_keyword_is_the_positional_shape() -> None:
     x = mx.nd.ones((2, 3, 4))
     assert x.reshape(shape=(0, -1)).shape == x.reshape((0, -1)).shape == (2, 12)
     assert x.reshape(shape=(4, 6)).shape == (4, 6)
+
+
+@pytest.mark.parametrize(
+    ("spec", "kwargs", "shape"),
+    [
+        ((0, -1), {}, (2, 12)),
+        ((-3, 0), {}, (6, 4)),
+        ((6, -1), {"reverse": True}, (6, 4)),
+        ((-4, 1, 2, -2), {}, (1, 2, 3, 4)),
+    ],
+)
+def test_a_reshape_with_mxnet_s_codes_is_a_view_sharing_memory(spec, kwargs, shape) -> None:
+    # MXNet 1.9.1: writing into a.reshape((0, -1)) writes into a
+    a = mx.nd.zeros((2, 3, 4))
+    b = a.reshape(spec, **kwargs)
+    assert b.shape == shape
+    b[:] = 1
+    assert a.sum().asscalar() == 24.0
