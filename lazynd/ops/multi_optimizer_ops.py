@@ -108,30 +108,102 @@ def _plain_sgd_on_host(attrs: dict, ins: list, outs: list) -> None:
             subtract(weight, scaled, out=out)
 
 
-def group_layout(name: str, roles: tuple[str, ...]) -> tuple[Callable, Callable, Callable]:
+def group_layout(name: str, roles: tuple[str, ...], preloaded: bool = False) -> tuple[Callable, Callable, Callable]:
     """The input names, output names and shape rule of the multi-weight update ``name``, whose
-    inputs are ``roles`` (weight, grad, states...) for each of ``num_weights`` weights in turn."""
+    inputs are ``roles`` (weight, grad, states...) for each of ``num_weights`` weights in turn;
+    ``preloaded``: then two arrays ``lrs`` and ``wds`` of ``num_weights`` values, in place of the
+    parameters of those names (MXNet's ``preloaded_multi_*`` updates)."""
     stride = len(roles)
 
     def inputs(attrs: dict) -> list[str]:
-        return [f"{role}_{i}" for i in range(attrs["num_weights"]) for role in roles]
+        names = [f"{role}_{i}" for i in range(attrs["num_weights"]) for role in roles]
+        return [*names, *PRELOADED_RATES] if preloaded else names
 
     def outputs(attrs: dict) -> list[str]:
         return [f"output_{i}" for i in range(attrs["num_weights"])]
 
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-        _check_per_weight(name, attrs)
-        in_shapes, out_shapes = infer_group_shapes(name, inputs(attrs), stride, in_shapes)
-        return in_shapes, out_shapes, aux_shapes
+        n = attrs["num_weights"]
+        rates = []
+        if preloaded:
+            rates = [
+                merge_shape(name, key, given, (n,)) for key, given in zip(PRELOADED_RATES, in_shapes[-2:], strict=True)
+            ]
+            in_shapes = in_shapes[:-2]
+        else:
+            _check_per_weight(name, attrs)
+        in_shapes, out_shapes = infer_group_shapes(name, inputs(attrs)[: stride * n], stride, in_shapes)
+        return [*in_shapes, *rates], out_shapes, aux_shapes
 
     return inputs, outputs, infer_shape
+
+
+#: The trailing inputs of a preloaded update: each weight's learning rate and weight decay.
+PRELOADED_RATES = ("lrs", "wds")
+
+
+def preloaded_params(params: dict[str, Param]) -> dict[str, Param]:
+    """A multi-weight update's parameters less ``lrs`` and ``wds``, which its preloaded twin takes as inputs."""
+    return {key: param for key, param in params.items() if key not in PRELOADED_RATES}
+
+
+def preloaded_types(infer_type: Callable) -> Callable:
+    """The type rule of a preloaded twin: ``infer_type`` for the weights' groups; ``lrs`` and ``wds``
+    are float32 unless given."""
+
+    def rule(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+        groups, out_types, aux_types = infer_type(attrs, in_types[:-2], aux_types)
+        return [*groups, *[t or "float32" for t in in_types[-2:]]], out_types, aux_types
+
+    return rule
+
+
+def preloaded_forward(forward: Callable) -> Callable:
+    """The kernel of a preloaded twin: ``forward`` with ``lrs`` and ``wds`` read from the last two inputs."""
+
+    def run(kctx: Any, attrs: dict, ins: list, outs: list, aux: list) -> None:
+        lrs, wds = (tuple(float(v) for v in array.reshape(-1).tolist()) for array in ins[-2:])
+        forward(kctx, {**attrs, "lrs": lrs, "wds": wds}, ins[:-2], outs, aux)
+
+    return run
+
+
+def register_group_update(
+    name: str,
+    forward: Callable,
+    roles: tuple[str, ...],
+    params: dict[str, Param],
+    infer_type: Callable,
+    mutates: Callable,
+    doc: str,
+) -> None:
+    """Register the multi-weight update ``name`` and its twin ``preloaded_<name>`` (``lrs`` and ``wds``
+    given as arrays after the weights' groups)."""
+    for preloaded in (False, True):
+        op_name = f"preloaded_{name}" if preloaded else name
+        inputs, outputs, infer_shape = group_layout(op_name, roles, preloaded)
+        register(
+            OpDef(
+                op_name,
+                preloaded_forward(forward) if preloaded else forward,
+                inputs=inputs,
+                outputs=outputs,
+                params=preloaded_params(params) if preloaded else params,
+                infer_shape=infer_shape,
+                infer_type=preloaded_types(infer_type) if preloaded else infer_type,
+                gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
+                mutates=mutates,
+                doc=doc
+                + (" Preloaded: lrs and wds are the last two inputs, arrays of num_weights." if preloaded else ""),
+            )
+        )
 
 
 def _make(
     name: str, per_weight: tuple[str, ...], block: Any, kernel: str, scalar_names: tuple[str, ...], doc: str
 ) -> None:
     stride = len(per_weight)
-    inputs, outputs, infer_shape = group_layout(name, per_weight)
+    inputs = group_layout(name, per_weight)[0]
 
     def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
         names = inputs(attrs)
@@ -166,20 +238,15 @@ def _make(
                 _run_blocked(kctx, block, params, arrays)
 
     extra = {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")} if stride == 3 else {}
-    register(
-        OpDef(
-            name,
-            forward,
-            inputs=inputs,
-            outputs=outputs,
-            params={**_MULTI_COMMON, **extra},
-            infer_shape=infer_shape,
-            infer_type=infer_type,
-            gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
-            # every momentum is updated in place: scheduled as a write
-            mutates=lambda attrs: range(2, stride * attrs["num_weights"], stride) if stride == 3 else (),
-            doc=doc,
-        )
+    register_group_update(
+        name,
+        forward,
+        per_weight,
+        {**_MULTI_COMMON, **extra},
+        infer_type,
+        # every momentum is updated in place: scheduled as a write
+        lambda attrs: range(2, stride * attrs["num_weights"], stride) if stride == 3 else (),
+        doc,
     )
 
 
