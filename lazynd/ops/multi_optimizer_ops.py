@@ -58,16 +58,23 @@ _MULTI_COMMON = {
 }
 
 
-def _check_per_weight(name: str, attrs: dict) -> None:
-    """``lrs`` and ``wds`` hold one non-negative value per weight."""
-    n = attrs["num_weights"]
-    for key in ("lrs", "wds"):
+#: The parameters of a multi-weight update that hold one value per weight (``step_count``: >= 1).
+PER_WEIGHT = ("lrs", "wds", "etas", "learning_rates", "step_count")
+
+
+def _check_per_weight(name: str, attrs: dict, count: str = "num_weights") -> None:
+    """The per-weight parameters the update has hold one value per weight, each >= 0."""
+    n = attrs[count]
+    for key in PER_WEIGHT:
+        if key not in attrs:
+            continue
         values = attrs[key]
         if len(values) != n:
-            raise OperatorError(f"{name}: {key} has {len(values)} value(s), expected num_weights={n}")
-        negative = [v for v in values if not v >= 0]
-        if negative:
-            raise OperatorError(f"{name}: {key} must be >= 0, got {negative[0]}")
+            raise OperatorError(f"{name}: {key} has {len(values)} value(s), expected {count}={n}")
+        low = 1 if key == "step_count" else 0
+        bad = [v for v in values if not v >= low]
+        if bad:
+            raise OperatorError(f"{name}: {key} must be >= {low}, got {bad[0]}")
 
 
 def infer_group_shapes(name: str, names: list[str], stride: int, in_shapes: list) -> tuple[list, list]:
@@ -108,38 +115,41 @@ def _plain_sgd_on_host(attrs: dict, ins: list, outs: list) -> None:
             subtract(weight, scaled, out=out)
 
 
-def group_layout(name: str, roles: tuple[str, ...], preloaded: bool = False) -> tuple[Callable, Callable, Callable]:
+def group_layout(
+    name: str,
+    roles: tuple[str, ...],
+    trailing: tuple[tuple[str, int | None], ...] = (),
+    count: str = "num_weights",
+) -> tuple[Callable, Callable, Callable]:
     """The input names, output names and shape rule of the multi-weight update ``name``, whose
-    inputs are ``roles`` (weight, grad, states...) for each of ``num_weights`` weights in turn;
-    ``preloaded``: then two arrays ``lrs`` and ``wds`` of ``num_weights`` values, in place of the
-    parameters of those names (MXNet's ``preloaded_multi_*`` updates)."""
+    inputs are ``roles`` (weight, grad, states...) for each of ``attrs[count]`` weights in turn, then
+    the ``trailing`` inputs, each of the given length (``None``: one value per weight), as the
+    ``lrs`` and ``wds`` of MXNet's ``preloaded_multi_*`` updates or the ``rescale_grad`` of its AdamW."""
     stride = len(roles)
 
     def inputs(attrs: dict) -> list[str]:
-        names = [f"{role}_{i}" for i in range(attrs["num_weights"]) for role in roles]
-        return [*names, *PRELOADED_RATES] if preloaded else names
+        names = [f"{role}_{i}" for i in range(attrs[count]) for role in roles]
+        return [*names, *(key for key, _ in trailing)]
 
     def outputs(attrs: dict) -> list[str]:
-        return [f"output_{i}" for i in range(attrs["num_weights"])]
+        return [f"output_{i}" for i in range(attrs[count])]
 
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-        n = attrs["num_weights"]
-        rates = []
-        if preloaded:
-            rates = [
-                merge_shape(name, key, given, (n,)) for key, given in zip(PRELOADED_RATES, in_shapes[-2:], strict=True)
-            ]
-            in_shapes = in_shapes[:-2]
-        else:
-            _check_per_weight(name, attrs)
-        in_shapes, out_shapes = infer_group_shapes(name, inputs(attrs)[: stride * n], stride, in_shapes)
-        return [*in_shapes, *rates], out_shapes, aux_shapes
+        n = attrs[count]
+        _check_per_weight(name, attrs, count)
+        extra = [
+            merge_shape(name, key, given, (n if length is None else length,))
+            for (key, length), given in zip(trailing, in_shapes[stride * n :], strict=True)
+        ]
+        in_shapes, out_shapes = infer_group_shapes(name, inputs(attrs)[: stride * n], stride, in_shapes[: stride * n])
+        return [*in_shapes, *extra], out_shapes, aux_shapes
 
     return inputs, outputs, infer_shape
 
 
 #: The trailing inputs of a preloaded update: each weight's learning rate and weight decay.
 PRELOADED_RATES = ("lrs", "wds")
+_PRELOADED_LAYOUT: tuple[tuple[str, int | None], ...] = (("lrs", None), ("wds", None))
 
 
 def preloaded_params(params: dict[str, Param]) -> dict[str, Param]:
@@ -181,7 +191,7 @@ def register_group_update(
     given as arrays after the weights' groups)."""
     for preloaded in (False, True):
         op_name = f"preloaded_{name}" if preloaded else name
-        inputs, outputs, infer_shape = group_layout(op_name, roles, preloaded)
+        inputs, outputs, infer_shape = group_layout(op_name, roles, _PRELOADED_LAYOUT if preloaded else ())
         register(
             OpDef(
                 op_name,

@@ -370,6 +370,32 @@ OTHER_CASES: dict[str, Case] = {
         {"momentum": 0.9, "num_weights": 1},
         grad=False,
     ),
+    # the contrib updates: rescale_grad an input of one element; the states start at 0 or above
+    "_adamw_update": Case([In(), In(), In(), ADAM_STATE, In((1,), values=[1.0])], {"lr": 0.1, "eta": 1.0}, grad=False),
+    "_mp_adamw_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), ADAM_STATE, In(), In((1,), values=[1.0])],
+        {"lr": 0.1, "eta": 1.0},
+        grad=False,
+    ),
+    "_multi_adamw_update": Case(
+        [In(), In(), In(), ADAM_STATE, In((1,), values=[1.0])],
+        {"lrs": (0.1,), "wds": (0.0,), "etas": (1.0,)},
+        grad=False,
+    ),
+    "_multi_mp_adamw_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), ADAM_STATE, In(), In((1,), values=[1.0])],
+        {"lrs": (0.1,), "wds": (0.0,), "etas": (1.0,)},
+        grad=False,
+    ),
+    "_multi_lamb_update": Case(
+        [In(), In(), In(), ADAM_STATE], {"learning_rates": (0.1,), "wds": (0.0,), "step_count": (2,)}, grad=False
+    ),
+    "_multi_mp_lamb_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), ADAM_STATE, In()],
+        {"learning_rates": (0.1,), "wds": (0.0,), "step_count": (2,)},
+        grad=False,
+    ),
+    "_contrib_group_adagrad_update": Case([In(), In(), In((3, 1))], {"lr": 0.1}, grad=False),
     "multi_sum_sq": Case(
         [In(), In((5,))],
         {"num_arrays": 2},
