@@ -3,8 +3,8 @@
 ``SGD``, ``Adam``, ``RMSProp``, ``Ftrl`` and ``Signum`` make one fused call per
 parameter (``sgd_update``, ``adam_update``, ``ftrl_update``, ...), writing the
 weight and its states in place; the others (NAG, AdaGrad, AdaDelta, SGLD,
-DCASGD, Adamax, Nadam) are written with NDArray operators; FTML, LAMB, LARS and LBSGD
-(``layerwise``) are MXNet 1.x's.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
+DCASGD, Adamax, Nadam) are written with NDArray operators; FTML, LAMB, LARS (``layerwise``)
+and LBSGD are MXNet 1.x's.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
 ``multi_sgd_update`` / ``multi_sgd_mom_update`` operation for all of them.  An :class:`Updater`
 applies an optimizer to indexed parameters and keeps their states, which it can
 save and restore as pickled bytes.
@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from .adam_variants import Adamax, Nadam
 from .base import Optimizer, create, register
-from .layerwise import FTML, LAMB, LARS, LBSGD
+from .layerwise import FTML, LAMB, LARS
+from .lbsgd import LBSGD
 from .optimizers import DCASGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Ftrl, RMSProp, Signum, ccSGD
 from .updater import Updater, get_updater
 

@@ -127,11 +127,18 @@ def test_registered_by_name(name: str) -> None:
     assert isinstance(opt, getattr(mx.optimizer, name.upper()))
 
 
-@pytest.mark.parametrize("momentum", [0.0, 0.9])
-def test_lars_updater_with_lists_matches_one_at_a_time(momentum: float) -> None:
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("lars", {"eta": 0.5}),
+        ("lars", {"eta": 0.5, "momentum": 0.9}),
+        ("lamb", {"wd": 0.01, "lower_bound": 0.5, "upper_bound": 3.0, "clip_gradient": 1.0}),
+    ],
+)
+def test_updater_with_lists_matches_one_at_a_time(name: str, kwargs: dict) -> None:
     results = []
     for together in (False, True):
-        opt = mx.optimizer.create("lars", learning_rate=0.1, eta=0.5, momentum=momentum, param_idx2name=NAMES)
+        opt = mx.optimizer.create(name, learning_rate=0.1, param_idx2name=NAMES, **kwargs)
         updater = mx.optimizer.get_updater(opt)
         weights = _initial()
         for step in range(3):
