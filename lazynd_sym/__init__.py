@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from lazynd.ndarray.contrib_updates import contrib_update_functions as _contrib_update_functions
 from lazynd.ndarray.control_flow import SYMBOL_REFUSALS as _SYMBOL_REFUSALS
 from lazynd.ndarray.namespaces import PREFIXES as _PREFIXES
 from lazynd.ndarray.namespaces import OperatorNamespace as _OperatorNamespace
@@ -70,7 +71,20 @@ def _namespace(namespace: str, functions: dict | None = None) -> _OperatorNamesp
 
 # mx.sym.linalg.gemm2, mx.sym.contrib.<op>, mx.sym.image.<op>, mx.sym.op.<op>: MXNet's sub-namespaces
 op = _namespace("op")
-contrib = _namespace("contrib", _SYMBOL_REFUSALS)  # foreach, while_loop, cond: refused by name
+
+
+def _scale_input(value: Any, like: Symbol) -> Symbol:
+    """``rescale_grad`` of the contrib updates as a (1,) input."""
+    return value if isinstance(value, Symbol) else full((1,), value)
+
+
+def _underscore_operator(name: str) -> Any:
+    return make_function(_registry.get(name), name.lstrip("_"))
+
+
+# foreach, while_loop, cond: refused by name; the list-taking optimizer updates as in mx.nd.contrib
+_CONTRIB_FUNCTIONS = {**_SYMBOL_REFUSALS, **_contrib_update_functions(_underscore_operator, _scale_input)}
+contrib = _namespace("contrib", _CONTRIB_FUNCTIONS)
 linalg = _namespace("linalg")
 image = _namespace("image")
 

@@ -11,6 +11,7 @@ from ..errors import OperatorError
 from ..ops import registry as _registry
 from . import _internal as _internal  # mx.nd._internal, MXNet's module of underscore operators
 from . import sparse as sparse  # mx.nd.sparse: refused by name (lazynd arrays are all dense)
+from .contrib_updates import contrib_update_functions as _contrib_update_functions
 from .control_flow import FUNCTIONS as _CONTROL_FLOW
 from .creation import (
     arange,
@@ -163,6 +164,17 @@ def _operator_function(name: str) -> Any:
 
 # mx.nd.linalg.gemm2, mx.nd.contrib.<op>, mx.nd.image.<op>, mx.nd.op.<op>: MXNet's sub-namespaces
 op = _OperatorNamespace("mx.nd", "op", _operator_function)
-contrib = _OperatorNamespace("mx.nd", "contrib", _operator_function, _CONTROL_FLOW)  # + foreach, while_loop, cond
+
+
+def _scale_input(value: Any, like: NDArray) -> NDArray:
+    """``rescale_grad`` of the contrib updates as a (1,) array on ``like``'s device."""
+    if isinstance(value, NDArray):
+        return value.as_in_context(like.context)
+    return full((1,), value, ctx=like.context)
+
+
+# + foreach, while_loop, cond and the list-taking optimizer updates (adamw_update, multi_lamb_update...)
+_CONTRIB_FUNCTIONS = {**_CONTROL_FLOW, **_contrib_update_functions(_operator_function, _scale_input)}
+contrib = _OperatorNamespace("mx.nd", "contrib", _operator_function, _CONTRIB_FUNCTIONS)
 linalg = _OperatorNamespace("mx.nd", "linalg", _operator_function)
 image = _OperatorNamespace("mx.nd", "image", _operator_function)

@@ -24,10 +24,9 @@ import numpy as np
 from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError
-from .multi_optimizer_ops import _MULTI_COMMON, group_layout
+from .multi_optimizer_ops import _MULTI_COMMON, group_layout, register_group_update
 from .optimizer_ops import _LAZY_UPDATE, _in_range, _register
 from .params import Param
-from .registry import OpDef, register
 
 _GPU_WEIGHT_DTYPES = ("float16", "float32")  # optimizer.cu's mp kernels
 _MOMENTUM = {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")}
@@ -150,7 +149,7 @@ _single(
 
 def _multi(name: str, single: str, roles: tuple[str, ...], extra: dict[str, Param], doc: str) -> None:
     stride = len(roles)
-    inputs, outputs, infer_shape = group_layout(name, roles)
+    inputs = group_layout(name, roles)[0]
 
     def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
         names = inputs(attrs)
@@ -167,20 +166,15 @@ def _multi(name: str, single: str, roles: tuple[str, ...], extra: dict[str, Para
             params["lr"], params["wd"] = lr, wd
             _update_one(kctx, single, params, ins[stride * i : stride * (i + 1)], outs[i])
 
-    register(
-        OpDef(
-            name,
-            forward,
-            inputs=inputs,
-            outputs=outputs,
-            params={**_MULTI_COMMON, **extra},
-            infer_shape=infer_shape,
-            infer_type=infer_type,
-            gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
-            # each weight's float32 states (mom, weight32) are updated in place
-            mutates=lambda attrs: [stride * i + k for i in range(attrs["num_weights"]) for k in range(2, stride)],
-            doc=doc,
-        )
+    register_group_update(
+        name,
+        forward,
+        roles,
+        {**_MULTI_COMMON, **extra},
+        infer_type,
+        # each weight's float32 states (mom, weight32) are updated in place
+        lambda attrs: [stride * i + k for i in range(attrs["num_weights"]) for k in range(2, stride)],
+        doc,
     )
 
 

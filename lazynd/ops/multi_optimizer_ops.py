@@ -58,16 +58,23 @@ _MULTI_COMMON = {
 }
 
 
-def _check_per_weight(name: str, attrs: dict) -> None:
-    """``lrs`` and ``wds`` hold one non-negative value per weight."""
-    n = attrs["num_weights"]
-    for key in ("lrs", "wds"):
+#: The parameters of a multi-weight update that hold one value per weight (``step_count``: >= 1).
+PER_WEIGHT = ("lrs", "wds", "etas", "learning_rates", "step_count")
+
+
+def _check_per_weight(name: str, attrs: dict, count: str = "num_weights") -> None:
+    """The per-weight parameters the update has hold one value per weight, each >= 0."""
+    n = attrs[count]
+    for key in PER_WEIGHT:
+        if key not in attrs:
+            continue
         values = attrs[key]
         if len(values) != n:
-            raise OperatorError(f"{name}: {key} has {len(values)} value(s), expected num_weights={n}")
-        negative = [v for v in values if not v >= 0]
-        if negative:
-            raise OperatorError(f"{name}: {key} must be >= 0, got {negative[0]}")
+            raise OperatorError(f"{name}: {key} has {len(values)} value(s), expected {count}={n}")
+        low = 1 if key == "step_count" else 0
+        bad = [v for v in values if not v >= low]
+        if bad:
+            raise OperatorError(f"{name}: {key} must be >= {low}, got {bad[0]}")
 
 
 def infer_group_shapes(name: str, names: list[str], stride: int, in_shapes: list) -> tuple[list, list]:
@@ -108,30 +115,105 @@ def _plain_sgd_on_host(attrs: dict, ins: list, outs: list) -> None:
             subtract(weight, scaled, out=out)
 
 
-def group_layout(name: str, roles: tuple[str, ...]) -> tuple[Callable, Callable, Callable]:
+def group_layout(
+    name: str,
+    roles: tuple[str, ...],
+    trailing: tuple[tuple[str, int | None], ...] = (),
+    count: str = "num_weights",
+) -> tuple[Callable, Callable, Callable]:
     """The input names, output names and shape rule of the multi-weight update ``name``, whose
-    inputs are ``roles`` (weight, grad, states...) for each of ``num_weights`` weights in turn."""
+    inputs are ``roles`` (weight, grad, states...) for each of ``attrs[count]`` weights in turn, then
+    the ``trailing`` inputs, each of the given length (``None``: one value per weight), as the
+    ``lrs`` and ``wds`` of MXNet's ``preloaded_multi_*`` updates or the ``rescale_grad`` of its AdamW."""
     stride = len(roles)
 
     def inputs(attrs: dict) -> list[str]:
-        return [f"{role}_{i}" for i in range(attrs["num_weights"]) for role in roles]
+        names = [f"{role}_{i}" for i in range(attrs[count]) for role in roles]
+        return [*names, *(key for key, _ in trailing)]
 
     def outputs(attrs: dict) -> list[str]:
-        return [f"output_{i}" for i in range(attrs["num_weights"])]
+        return [f"output_{i}" for i in range(attrs[count])]
 
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-        _check_per_weight(name, attrs)
-        in_shapes, out_shapes = infer_group_shapes(name, inputs(attrs), stride, in_shapes)
-        return in_shapes, out_shapes, aux_shapes
+        n = attrs[count]
+        _check_per_weight(name, attrs, count)
+        extra = [
+            merge_shape(name, key, given, (n if length is None else length,))
+            for (key, length), given in zip(trailing, in_shapes[stride * n :], strict=True)
+        ]
+        in_shapes, out_shapes = infer_group_shapes(name, inputs(attrs)[: stride * n], stride, in_shapes[: stride * n])
+        return [*in_shapes, *extra], out_shapes, aux_shapes
 
     return inputs, outputs, infer_shape
+
+
+#: The trailing inputs of a preloaded update: each weight's learning rate and weight decay.
+PRELOADED_RATES = ("lrs", "wds")
+_PRELOADED_LAYOUT: tuple[tuple[str, int | None], ...] = (("lrs", None), ("wds", None))
+
+
+def preloaded_params(params: dict[str, Param]) -> dict[str, Param]:
+    """A multi-weight update's parameters less ``lrs`` and ``wds``, which its preloaded twin takes as inputs."""
+    return {key: param for key, param in params.items() if key not in PRELOADED_RATES}
+
+
+def preloaded_types(infer_type: Callable) -> Callable:
+    """The type rule of a preloaded twin: ``infer_type`` for the weights' groups; ``lrs`` and ``wds``
+    are float32 unless given."""
+
+    def rule(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+        groups, out_types, aux_types = infer_type(attrs, in_types[:-2], aux_types)
+        return [*groups, *[t or "float32" for t in in_types[-2:]]], out_types, aux_types
+
+    return rule
+
+
+def preloaded_forward(forward: Callable) -> Callable:
+    """The kernel of a preloaded twin: ``forward`` with ``lrs`` and ``wds`` read from the last two inputs."""
+
+    def run(kctx: Any, attrs: dict, ins: list, outs: list, aux: list) -> None:
+        lrs, wds = (tuple(float(v) for v in array.reshape(-1).tolist()) for array in ins[-2:])
+        forward(kctx, {**attrs, "lrs": lrs, "wds": wds}, ins[:-2], outs, aux)
+
+    return run
+
+
+def register_group_update(
+    name: str,
+    forward: Callable,
+    roles: tuple[str, ...],
+    params: dict[str, Param],
+    infer_type: Callable,
+    mutates: Callable,
+    doc: str,
+) -> None:
+    """Register the multi-weight update ``name`` and its twin ``preloaded_<name>`` (``lrs`` and ``wds``
+    given as arrays after the weights' groups)."""
+    for preloaded in (False, True):
+        op_name = f"preloaded_{name}" if preloaded else name
+        inputs, outputs, infer_shape = group_layout(op_name, roles, _PRELOADED_LAYOUT if preloaded else ())
+        register(
+            OpDef(
+                op_name,
+                preloaded_forward(forward) if preloaded else forward,
+                inputs=inputs,
+                outputs=outputs,
+                params=preloaded_params(params) if preloaded else params,
+                infer_shape=infer_shape,
+                infer_type=preloaded_types(infer_type) if preloaded else infer_type,
+                gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
+                mutates=mutates,
+                doc=doc
+                + (" Preloaded: lrs and wds are the last two inputs, arrays of num_weights." if preloaded else ""),
+            )
+        )
 
 
 def _make(
     name: str, per_weight: tuple[str, ...], block: Any, kernel: str, scalar_names: tuple[str, ...], doc: str
 ) -> None:
     stride = len(per_weight)
-    inputs, outputs, infer_shape = group_layout(name, per_weight)
+    inputs = group_layout(name, per_weight)[0]
 
     def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
         names = inputs(attrs)
@@ -166,20 +248,15 @@ def _make(
                 _run_blocked(kctx, block, params, arrays)
 
     extra = {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")} if stride == 3 else {}
-    register(
-        OpDef(
-            name,
-            forward,
-            inputs=inputs,
-            outputs=outputs,
-            params={**_MULTI_COMMON, **extra},
-            infer_shape=infer_shape,
-            infer_type=infer_type,
-            gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
-            # every momentum is updated in place: scheduled as a write
-            mutates=lambda attrs: range(2, stride * attrs["num_weights"], stride) if stride == 3 else (),
-            doc=doc,
-        )
+    register_group_update(
+        name,
+        forward,
+        per_weight,
+        {**_MULTI_COMMON, **extra},
+        infer_type,
+        # every momentum is updated in place: scheduled as a write
+        lambda attrs: range(2, stride * attrs["num_weights"], stride) if stride == 3 else (),
+        doc,
     )
 
 

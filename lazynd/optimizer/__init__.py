@@ -3,7 +3,8 @@
 ``SGD``, ``Adam``, ``RMSProp``, ``Ftrl`` and ``Signum`` make one fused call per
 parameter (``sgd_update``, ``adam_update``, ``ftrl_update``, ...), writing the
 weight and its states in place; the others (NAG, AdaGrad, AdaDelta, SGLD,
-DCASGD, Adamax, Nadam) are written with NDArray operators.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
+DCASGD, Adamax, Nadam) are written with NDArray operators; FTML, LAMB, LARS (``layerwise``)
+and LBSGD are MXNet 1.x's.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
 ``multi_sgd_update`` / ``multi_sgd_mom_update`` operation for all of them.  An :class:`Updater`
 applies an optimizer to indexed parameters and keeps their states, which it can
 save and restore as pickled bytes.
@@ -21,20 +22,12 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..errors import LazyNDError
 from .adam_variants import Adamax, Nadam
-from .base import NOT_YET_SUPPORTED, Optimizer, create, register
+from .base import Optimizer, create, register
+from .layerwise import FTML, LAMB, LARS
+from .lbsgd import LBSGD
 from .optimizers import DCASGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Ftrl, RMSProp, Signum, ccSGD
 from .updater import Updater, get_updater
-
-
-def __getattr__(name: str) -> Any:
-    if name in NOT_YET_SUPPORTED.values():
-        raise LazyNDError(f"mx.optimizer.{name}: MXNet's {name} optimizer is not supported by lazynd yet")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "Optimizer",
@@ -51,6 +44,10 @@ __all__ = [
     "SGLD",
     "DCASGD",
     "Signum",
+    "FTML",
+    "LAMB",
+    "LARS",
+    "LBSGD",
     "Updater",
     "create",
     "get_updater",

@@ -24,9 +24,6 @@ nd: Any = _ndarray
 
 __all__ = ["Optimizer", "create", "register"]
 
-#: MXNet 1.9.1's optimizers that lazynd does not have, by registry name: refused by name.
-NOT_YET_SUPPORTED = {"ftml": "FTML", "lamb": "LAMB", "lars": "LARS", "lbsgd": "LBSGD"}
-
 
 class Optimizer:
     """Base class: learning rate, weight decay, gradient rescaling and clipping, update counts."""
@@ -109,11 +106,6 @@ class Optimizer:
         klass = Optimizer.opt_registry.get(str(name).lower())
         if klass is None:
             known = ", ".join(sorted(Optimizer.opt_registry))
-            missing = NOT_YET_SUPPORTED.get(str(name).lower())
-            if missing is not None:
-                raise LazyNDError(
-                    f"optimizer {name!r}: MXNet's {missing} is not supported by lazynd yet (registered: {known})"
-                )
             raise LazyNDError(f"unknown optimizer {name!r} (registered: {known})")
         return klass(**kwargs)
 
@@ -178,12 +170,15 @@ class Optimizer:
         self.lr_mult = dict(self._symbol_multipliers("__lr_mult__"))
         self.lr_mult.update(args_lr_mult)
 
+    #: Parameters whose names end so get weight decay; the others (biases, betas) get a multiplier of 0.
+    decayed_suffixes: tuple[str, ...] = ("_weight", "_gamma")
+
     def set_wd_mult(self, args_wd_mult: dict) -> None:
-        """Weight-decay multipliers; parameters not named ``*_weight`` or ``*_gamma`` (biases, betas) get 0."""
+        """Weight-decay multipliers; parameters not named with one of :attr:`decayed_suffixes` get 0."""
         _check_multipliers("set_wd_mult", args_wd_mult)
         self.wd_mult = {}
         for name in self.idx2name.values():
-            if not (name.endswith("_weight") or name.endswith("_gamma")):
+            if not name.endswith(self.decayed_suffixes):
                 self.wd_mult[name] = 0.0
         self.wd_mult.update(self._symbol_multipliers("__wd_mult__"))
         self.wd_mult.update(args_wd_mult)

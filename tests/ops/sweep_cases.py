@@ -346,6 +346,56 @@ OTHER_CASES: dict[str, Case] = {
         {"lrs": (0.1, 0.2), "wds": (0.0, 0.0), "momentum": 0.9, "num_weights": 2},
         grad=False,
     ),
+    # the preloaded twins: lrs and wds as the last two inputs
+    "preloaded_multi_sgd_update": Case(
+        [In(), In(), In((2,)), In((2,)), In((2,), values=[0.1, 0.2]), In((2,), values=[0.0, 0.0])],
+        {"num_weights": 2},
+        reference=lambda w0, g0, w1, g1, lrs, wds: (w0 - 0.1 * g0, w1 - 0.2 * g1),
+        grad=False,
+    ),
+    "preloaded_multi_sgd_mom_update": Case(
+        [In(), In(), In(), In((2,)), In((2,)), In((2,)), In((2,), values=[0.1, 0.2]), In((2,), values=[0.0, 0.0])],
+        {"momentum": 0.9, "num_weights": 2},
+        reference=lambda w0, g0, m0, w1, g1, m1, lrs, wds: (w0 + 0.9 * m0 - 0.1 * g0, w1 + 0.9 * m1 - 0.2 * g1),
+        grad=False,
+    ),
+    "preloaded_multi_mp_sgd_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), In((1,), values=[0.1]), In((1,), values=[0.0])],
+        {"num_weights": 1},
+        reference=lambda w, g, w32, lrs, wds: (w32 - 0.1 * g.astype(np.float32)).astype(np.float16),
+        grad=False,
+    ),
+    "preloaded_multi_mp_sgd_mom_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), In(), In((1,), values=[0.1]), In((1,), values=[0.0])],
+        {"momentum": 0.9, "num_weights": 1},
+        grad=False,
+    ),
+    # the contrib updates: rescale_grad an input of one element; the states start at 0 or above
+    "_adamw_update": Case([In(), In(), In(), ADAM_STATE, In((1,), values=[1.0])], {"lr": 0.1, "eta": 1.0}, grad=False),
+    "_mp_adamw_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), ADAM_STATE, In(), In((1,), values=[1.0])],
+        {"lr": 0.1, "eta": 1.0},
+        grad=False,
+    ),
+    "_multi_adamw_update": Case(
+        [In(), In(), In(), ADAM_STATE, In((1,), values=[1.0])],
+        {"lrs": (0.1,), "wds": (0.0,), "etas": (1.0,)},
+        grad=False,
+    ),
+    "_multi_mp_adamw_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), ADAM_STATE, In(), In((1,), values=[1.0])],
+        {"lrs": (0.1,), "wds": (0.0,), "etas": (1.0,)},
+        grad=False,
+    ),
+    "_multi_lamb_update": Case(
+        [In(), In(), In(), ADAM_STATE], {"learning_rates": (0.1,), "wds": (0.0,), "step_count": (2,)}, grad=False
+    ),
+    "_multi_mp_lamb_update": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), ADAM_STATE, In()],
+        {"learning_rates": (0.1,), "wds": (0.0,), "step_count": (2,)},
+        grad=False,
+    ),
+    "_contrib_group_adagrad_update": Case([In(), In(), In((3, 1))], {"lr": 0.1}, grad=False),
     "multi_sum_sq": Case(
         [In(), In((5,))],
         {"num_arrays": 2},
@@ -411,6 +461,32 @@ OTHER_CASES: dict[str, Case] = {
     "ftrl_update": Case([In(), In(), In(), ADAM_STATE], {"lr": 0.1}, grad=False),
     "signsgd_update": Case([In(), In(SHAPE, -1, 1)], {"lr": 0.1}, grad=False),
     "signum_update": Case([In(), In(SHAPE, -1, 1), In()], {"lr": 0.1}, grad=False),
+    # d, v, z start at 0 as an optimizer's states do
+    "ftml_update": Case(
+        [In(), In(), In(low=0, high=0), In(low=0, high=0), In(low=0, high=0)], {"lr": 0.1, "t": 1}, grad=False
+    ),
+    "lamb_update_phase1": Case([In(), In(), In(), ADAM_STATE], {"t": 2, "wd": 0.01}, grad=False),
+    "lamb_update_phase2": Case(
+        [In(), In(), In((1,), values=[2.0]), In((1,), values=[4.0])],
+        {"lr": 0.1},
+        reference=lambda w, g, r1, r2: w - 0.05 * g,
+        grad=False,
+    ),
+    "mp_lamb_update_phase1": Case(
+        [In(dtype="float16"), In(dtype="float16"), In(), ADAM_STATE, In()], {"t": 2, "wd": 0.01}, grad=False
+    ),
+    "mp_lamb_update_phase2": Case(
+        [In(dtype="float16"), In(), In((1,), values=[2.0]), In((1,), values=[4.0]), In()],
+        {"lr": 0.1},
+        reference=lambda w, g, r1, r2, w32: (w32 - 0.05 * g).astype(np.float16),
+        grad=False,
+    ),
+    "multi_lars": Case(
+        [In((3,)), In((3,)), In((3,)), In((3,), 0, 0.1)],
+        {"eta": 0.5, "eps": 1e-3},
+        reference=lambda lr, w2, g2, wd: lr * 0.5 * np.sqrt(w2) / (np.sqrt(g2) + wd * np.sqrt(w2) + 1e-3),
+        grad=False,
+    ),
 }
 
 

@@ -164,3 +164,40 @@ def test_small_and_large_parameters_in_one_call_match_the_single_updates(name, c
             np.testing.assert_array_equal(got.asnumpy(), expected.asnumpy())
         else:
             assert_almost_equal(got.asnumpy(), expected.asnumpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_preloaded_update_takes_rates_from_arrays(ctx, momentum):
+    rng = np.random.default_rng(5)
+    shapes = [(3, 4), (5,)]
+    weights = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [mx.nd.array(rng.standard_normal(s), ctx=ctx) for s in shapes]
+    results = []
+    for preloaded in (False, True):
+        w = [mx.nd.array(x, ctx=ctx) for x in weights]
+        moms = [mx.nd.ones(s, ctx=ctx) for s in shapes]
+        groups = [[w[i], grads[i], moms[i]] if momentum else [w[i], grads[i]] for i in range(2)]
+        flat = [a for group in groups for a in group]
+        kwargs = {"rescale_grad": 0.5, "clip_gradient": 0.3, "num_weights": 2}
+        if momentum:
+            kwargs["momentum"] = momentum
+        name = "multi_sgd_mom_update" if momentum else "multi_sgd_update"
+        if preloaded:
+            rates = [mx.nd.array([0.125, 0.25], ctx=ctx), mx.nd.array([0.0625, 0.0], ctx=ctx)]
+            getattr(mx.nd, "preloaded_" + name)(*flat, *rates, out=w, **kwargs)
+        else:
+            getattr(mx.nd, name)(*flat, out=w, lrs=(0.125, 0.25), wds=(0.0625, 0.0), **kwargs)
+        results.append([a.asnumpy() for a in w + moms])
+    for plain, preloaded in zip(*results, strict=True):
+        np.testing.assert_array_equal(plain, preloaded)
+
+
+def test_preloaded_update_refuses_rates_of_another_length():
+    w = mx.nd.ones((2,))
+    with pytest.raises(ShapeError, match="preloaded_multi_sgd_update: shape of 'lrs' is \\(2,\\), expected \\(1,\\)"):
+        mx.nd.preloaded_multi_sgd_update(w, w, mx.nd.ones((2,)), mx.nd.ones((1,)), num_weights=1)
+
+
+def test_preloaded_mp_update_lists_its_rate_inputs():
+    sym = mx.sym.preloaded_multi_mp_sgd_mom_update(num_weights=1, name="u")
+    assert sym.list_arguments() == ["u_weight_0", "u_grad_0", "u_mom_0", "u_weight32_0", "u_lrs", "u_wds"]
