@@ -663,8 +663,24 @@ NOT_SWEPT_CONTRIB = {
 }
 
 
+# -- more MXNet 1.x contrib operators (tests/ops/test_contrib_misc.py) --------------------------
+CONTRIB_MORE_CASES: dict[str, Case] = {
+    "_contrib_allclose": Case([In(), In()], grad=False),
+    "_contrib_index_array": Case(
+        [In((2, 3))], {"axes": (1,)}, reference=lambda x: np.int64([[[0], [1], [2]]] * 2), grad=False
+    ),
+    "_contrib_gradientmultiplier": Case([In()], {"scalar": 1.0}, reference=lambda x: x),
+    # straight-through: the gradient is one where the function's derivative is zero (not checked numerically)
+    "_contrib_round_ste": Case(
+        [In(low=-3, high=3)], reference=_f(lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x)), grad=False
+    ),
+    "_contrib_sign_ste": Case([In(low=-1, high=1)], reference=_f(np.sign), grad=False),
+}
+
+
 CASES: dict[str, Case] = {
     **CONTRIB_CASES,
+    **CONTRIB_MORE_CASES,
     **_unary_cases(),
     **_binary_cases(),
     **_scalar_cases(),
