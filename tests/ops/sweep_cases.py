@@ -675,6 +675,16 @@ CONTRIB_MORE_CASES: dict[str, Case] = {
         [In(low=-3, high=3)], reference=_f(lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x)), grad=False
     ),
     "_contrib_sign_ste": Case([In(low=-1, high=1)], reference=_f(np.sign), grad=False),
+    # tests/ops/test_contrib_fft.py; the emulator's fake CuPy has no cupy.fft
+    "_contrib_fft": Case([In((2, 4))], gpu_needs=("cupy.fft",)),
+    "_contrib_ifft": Case(
+        [In((2, 6))], reference=lambda x: 3 * np.fft.ifft(x[:, 0::2] + 1j * x[:, 1::2]).real, gpu_needs=("cupy.fft",)
+    ),
+    "_contrib_count_sketch": Case(
+        [In((2, 3)), In((1, 3), values=[0, 2, 0]), In((1, 3), values=[1, -1, -1])],
+        {"out_dim": 3},
+        reference=lambda x, h, s: np.stack([x[:, 0] - x[:, 2], 0 * x[:, 0], -x[:, 1]], axis=1),
+    ),
 }
 
 
