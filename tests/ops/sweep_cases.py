@@ -680,6 +680,11 @@ CONTRIB_MORE_CASES: dict[str, Case] = {
     "_contrib_ifft": Case(
         [In((2, 6))], reference=lambda x: 3 * np.fft.ifft(x[:, 0::2] + 1j * x[:, 1::2]).real, gpu_needs=("cupy.fft",)
     ),
+    # tests/ops/test_contrib_attention.py: heads 2, head_dim 2, sequences 3 (queries) and 2 (keys)
+    "_contrib_interleaved_matmul_selfatt_qk": Case([In((3, 1, 12))], {"heads": 2}),
+    "_contrib_interleaved_matmul_selfatt_valatt": Case([In((3, 1, 12)), In((2, 3, 3))], {"heads": 2}),
+    "_contrib_interleaved_matmul_encdec_qk": Case([In((3, 1, 4)), In((2, 1, 8))], {"heads": 2}),
+    "_contrib_interleaved_matmul_encdec_valatt": Case([In((2, 1, 8)), In((2, 3, 2))], {"heads": 2}),
     "_contrib_count_sketch": Case(
         [In((2, 3)), In((1, 3), values=[0, 2, 0]), In((1, 3), values=[1, -1, -1])],
         {"out_dim": 3},
