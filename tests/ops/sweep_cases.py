@@ -675,6 +675,16 @@ CONTRIB_MORE_CASES: dict[str, Case] = {
         [In(low=-3, high=3)], reference=_f(lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x)), grad=False
     ),
     "_contrib_sign_ste": Case([In(low=-1, high=1)], reference=_f(np.sign), grad=False),
+    # tests/ops/test_norm_variants.py (no gradient check here, as BatchNorm: see its case)
+    "_contrib_SyncBatchNorm": Case(
+        [In((2, 3, 2)), In((3,)), In((3,))], {"key": "bn"}, aux=[In((3,), 0.1, 0.3), In((3,), 0.5, 1.0)], grad=False
+    ),
+    "_contrib_BatchNormWithReLU": Case(
+        [In((2, 3, 2)), In((3,)), In((3,))], aux=[In((3,), 0.1, 0.3), In((3,), 0.5, 1.0)], grad=False
+    ),
+    "BatchNorm_v1": Case(
+        [In((2, 3, 2, 2)), In((3,)), In((3,))], aux=[In((3,), 0.1, 0.3), In((3,), 0.5, 1.0)], grad=False
+    ),
     # tests/ops/test_contrib_fft.py; the emulator's fake CuPy has no cupy.fft
     "_contrib_fft": Case([In((2, 4))], gpu_needs=("cupy.fft",)),
     "_contrib_ifft": Case(
