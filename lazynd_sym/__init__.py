@@ -34,6 +34,7 @@ from .functions import (
     split_v2,
     zeros,
 )
+from .functions import rand_zipfian as _rand_zipfian
 from .json_format import load, load_json
 from .name import NameManager, Prefix
 from .symbol import Symbol
@@ -70,7 +71,8 @@ def _namespace(namespace: str, functions: dict | None = None) -> _OperatorNamesp
 
 # mx.sym.linalg.gemm2, mx.sym.contrib.<op>, mx.sym.image.<op>, mx.sym.op.<op>: MXNet's sub-namespaces
 op = _namespace("op")
-contrib = _namespace("contrib", _SYMBOL_REFUSALS)  # foreach, while_loop, cond: refused by name
+# foreach, while_loop, cond: refused by name; rand_zipfian: a Python function, as in MXNet
+contrib = _namespace("contrib", {**_SYMBOL_REFUSALS, "rand_zipfian": _rand_zipfian})
 linalg = _namespace("linalg")
 image = _namespace("image")
 

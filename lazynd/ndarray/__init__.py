@@ -52,6 +52,7 @@ from .ufuncs import (
     subtract,
     true_divide,
 )
+from .zipfian import rand_zipfian as _rand_zipfian
 
 __all__ = [
     "NDArray",
@@ -163,6 +164,8 @@ def _operator_function(name: str) -> Any:
 
 # mx.nd.linalg.gemm2, mx.nd.contrib.<op>, mx.nd.image.<op>, mx.nd.op.<op>: MXNet's sub-namespaces
 op = _OperatorNamespace("mx.nd", "op", _operator_function)
-contrib = _OperatorNamespace("mx.nd", "contrib", _operator_function, _CONTROL_FLOW)  # + foreach, while_loop, cond
+contrib = _OperatorNamespace(
+    "mx.nd", "contrib", _operator_function, {**_CONTROL_FLOW, "rand_zipfian": _rand_zipfian}
+)  # + foreach, while_loop, cond, rand_zipfian
 linalg = _OperatorNamespace("mx.nd", "linalg", _operator_function)
 image = _OperatorNamespace("mx.nd", "image", _operator_function)
