@@ -685,6 +685,11 @@ CONTRIB_MORE_CASES: dict[str, Case] = {
     "BatchNorm_v1": Case(
         [In((2, 3, 2, 2)), In((3,)), In((3,))], aux=[In((3,), 0.1, 0.3), In((3,), 0.5, 1.0)], grad=False
     ),
+    # tests/ops/test_legacy_v1.py: Convolution's and Pooling's computation under MXNet 0.9's names
+    "Convolution_v1": Case([In((1, 2, 4, 4)), In((3, 2, 2, 2)), In((3,))], {"kernel": (2, 2), "num_filter": 3}),
+    "Pooling_v1": Case(
+        [In((1, 2, 5, 5))], {"kernel": (2, 2), "stride": (2, 2), "pool_type": "avg", "pooling_convention": "full"}
+    ),
     # tests/ops/test_contrib_fft.py; the emulator's fake CuPy has no cupy.fft
     "_contrib_fft": Case([In((2, 4))], gpu_needs=("cupy.fft",)),
     "_contrib_ifft": Case(
