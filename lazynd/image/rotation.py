@@ -59,13 +59,14 @@ def imrotate(src: Any, rotation_degrees: Any, zoom_in: bool = False, zoom_out: b
     [[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]]
     """
     from .. import ndarray as nd
+    from ..ndarray.dispatch import invoke_by_name
 
     if zoom_in and zoom_out:
         raise OperatorError("imrotate: zoom_in and zoom_out cannot both be True")
     if np.dtype(src.dtype) != np.float32:
         raise OperatorError(f"imrotate: 'src' must be float32, got {np.dtype(src.dtype).name}")
     single = src.ndim == 3
-    if single and not isinstance(rotation_degrees, numbers.Number):
+    if single and not isinstance(rotation_degrees, numbers.Real):
         raise OperatorError("imrotate: a single image (CHW) takes one number as 'rotation_degrees'")
     if src.ndim not in (3, 4):
         raise OperatorError(f"imrotate: 'src' must be CHW or NCHW, got shape {tuple(src.shape)}")
@@ -73,7 +74,7 @@ def imrotate(src: Any, rotation_degrees: Any, zoom_in: bool = False, zoom_out: b
     count, _, height, width = batch.shape
     if height < 2 or width < 2:
         raise OperatorError(f"imrotate: images need at least 2 rows and 2 columns, got shape {tuple(src.shape)}")
-    if isinstance(rotation_degrees, numbers.Number):
+    if isinstance(rotation_degrees, numbers.Real):
         degrees = np.full(count, float(rotation_degrees))
     else:
         degrees = np.asarray(rotation_degrees.asnumpy() if hasattr(rotation_degrees, "asnumpy") else rotation_degrees)
@@ -83,7 +84,7 @@ def imrotate(src: Any, rotation_degrees: Any, zoom_in: bool = False, zoom_out: b
                 f"got shape {degrees.shape}"
             )
     grid = rotation_grid(np.radians(degrees.astype(np.float64)), height, width, zoom_in, zoom_out)
-    rotated = nd.BilinearSampler(batch, nd.array(grid, ctx=batch.context))
+    rotated = invoke_by_name("BilinearSampler", [batch, nd.array(grid, ctx=batch.context)], {})
     return rotated[0] if single else rotated
 
 

@@ -89,16 +89,18 @@ def _delegating(
     def run(kernel: Callable[..., None]) -> Callable[..., None]:
         def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
             kernel(kctx, translate(attrs), inputs, outputs, aux)
-            if divisor(attrs) is not None:
-                outputs[0] /= outputs[0].dtype.type(divisor(attrs))
+            by = divisor(attrs)
+            if by is not None:
+                outputs[0] /= outputs[0].dtype.type(by)
 
         return forward
 
     def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
         grads = op.gradient(F, translate(attrs), inputs, outputs, out_grads)  # type: ignore[misc]
-        if divisor(attrs) is None:
+        by = divisor(attrs)
+        if by is None:
             return grads
-        return [F._div_scalar(grads[0], scalar=float(divisor(attrs))), *grads[1:]]
+        return [F._div_scalar(grads[0], scalar=float(by)), *grads[1:]]
 
     return OpDef(
         name,
