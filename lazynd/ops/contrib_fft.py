@@ -65,28 +65,31 @@ def _ifft_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
 
 _SIZE = {"compute_size": Param(parse_int, 128, "MXNet's sub-batch size; accepted, changes nothing")}
 
-register(
-    OpDef(
-        FFT,
-        _fft_forward,
-        params=dict(_SIZE),
-        infer_shape=_last_axis_infer(FFT, 2),
-        gradient=lambda F, attrs, inputs, outputs, out_grads: [F._contrib_ifft(out_grads[0])],
-        float_data=True,
-        doc="The DFT of each row, real and imaginary parts interleaved (``mx.nd.contrib.fft``).",
+
+def _adjoint_gradient(adjoint: str) -> Any:
+    """The gradient of a transform whose adjoint is the operator ``adjoint``."""
+
+    def gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+        return [getattr(F, adjoint)(out_grads[0])]
+
+    return gradient
+
+
+for _name, _forward, _scale, _adjoint, _doc in (
+    (FFT, _fft_forward, 2.0, IFFT, "The DFT of each row, real and imaginary parts interleaved"),
+    (IFFT, _ifft_forward, 0.5, FFT, "The real part of the unnormalised inverse DFT of interleaved rows"),
+):
+    register(
+        OpDef(
+            _name,
+            _forward,
+            params=dict(_SIZE),
+            infer_shape=_last_axis_infer(_name, _scale),
+            gradient=_adjoint_gradient(_adjoint),
+            float_data=True,
+            doc=f"{_doc} (``mx.nd.contrib.{_name.removeprefix('_contrib_')}``).",
+        )
     )
-)
-register(
-    OpDef(
-        IFFT,
-        _ifft_forward,
-        params=dict(_SIZE),
-        infer_shape=_last_axis_infer(IFFT, 0.5),
-        gradient=lambda F, attrs, inputs, outputs, out_grads: [F._contrib_fft(out_grads[0])],
-        float_data=True,
-        doc="The real part of the unnormalised inverse DFT of interleaved rows (``mx.nd.contrib.ifft``).",
-    )
-)
 
 
 # -- count_sketch ---------------------------------------------------------------------------------

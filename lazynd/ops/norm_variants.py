@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError
-from .norm import BN_PARAMS, _bn_forward, _bn_infer, _bn_types
+from .norm import BN_PARAMS, BN_STRUCTURE, _bn_forward, _bn_infer, _bn_types
 from .params import Param, optional, parse_float, parse_int, parse_str
 from .registry import OpDef, register
 
@@ -76,13 +76,8 @@ def _variant(name: str, params: dict[str, Param], *, variance_out: bool, relu: b
     return OpDef(
         name,
         forward,
-        gpu_float16_as_float32=True,
-        inputs=("data", "gamma", "beta"),
-        outputs=("output", "mean", "var"),
-        aux=("moving_mean", "moving_var"),
-        num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
+        **BN_STRUCTURE,
         params=dict(params),
-        float_data=True,
         infer_shape=infer_shape,
         infer_type=lambda attrs, in_types, aux_types: _bn_types(batch_norm_attrs(attrs), in_types, aux_types),
         gradient=gradient,
