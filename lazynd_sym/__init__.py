@@ -35,6 +35,7 @@ from .functions import (
     split_v2,
     zeros,
 )
+from .functions import rand_zipfian as _rand_zipfian
 from .json_format import load, load_json
 from .name import NameManager, Prefix
 from .symbol import Symbol
@@ -82,8 +83,13 @@ def _underscore_operator(name: str) -> Any:
     return make_function(_registry.get(name), name.lstrip("_"))
 
 
-# foreach, while_loop, cond: refused by name; the list-taking optimizer updates as in mx.nd.contrib
-_CONTRIB_FUNCTIONS = {**_SYMBOL_REFUSALS, **_contrib_update_functions(_underscore_operator, _scale_input)}
+# foreach, while_loop, cond: refused by name; rand_zipfian: a Python function, as in MXNet; the
+# list-taking optimizer updates as in mx.nd.contrib
+_CONTRIB_FUNCTIONS = {
+    **_SYMBOL_REFUSALS,
+    "rand_zipfian": _rand_zipfian,
+    **_contrib_update_functions(_underscore_operator, _scale_input),
+}
 contrib = _namespace("contrib", _CONTRIB_FUNCTIONS)
 linalg = _namespace("linalg")
 image = _namespace("image")

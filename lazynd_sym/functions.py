@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lazynd.errors import OperatorError
+from lazynd.ndarray.zipfian import sample_zipfian
 
 from .creation import invoke
 from .symbol import Symbol
@@ -195,3 +196,12 @@ def histogram(a: Symbol, bins: Any = 10, range: Any = None, **kwargs: Any) -> Sy
     if range is None:
         raise OperatorError("histogram: a graph needs range=(low, high) with a number of bins")
     return _operator("_histogram")(a, bin_cnt=bins, range=range, **kwargs)
+
+
+def rand_zipfian(true_classes: Symbol, num_sampled: int, range_max: int) -> tuple[Symbol, Symbol, Symbol]:
+    """``mx.sym.contrib.rand_zipfian``: nodes drawing ``num_sampled`` log-uniform classes of
+    ``[0, range_max)`` (int64), with the expected counts of ``true_classes`` and of the samples
+    (float64); see :mod:`lazynd.ndarray.zipfian`."""
+    import lazynd_sym
+
+    return sample_zipfian(lazynd_sym, true_classes, num_sampled, range_max)

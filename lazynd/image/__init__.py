@@ -35,6 +35,7 @@ from .image import imdecode, imread
 from .image_iter import ImageIter
 from .limits import limit_from_environment
 from .record_iter import ImageRecordIter, ImageRecordUInt8Iter
+from .rotation import imrotate, random_rotate
 from .transforms import (
     center_crop,
     color_normalize,
@@ -63,6 +64,8 @@ __all__ = [
     "random_size_crop",
     "color_normalize",
     "copyMakeBorder",
+    "imrotate",
+    "random_rotate",
     "Augmenter",
     "ResizeAug",
     "RandomCropAug",

@@ -53,6 +53,7 @@ from .ufuncs import (
     subtract,
     true_divide,
 )
+from .zipfian import rand_zipfian as _rand_zipfian
 
 __all__ = [
     "NDArray",
@@ -173,8 +174,12 @@ def _scale_input(value: Any, like: NDArray) -> NDArray:
     return full((1,), value, ctx=like.context)
 
 
-# + foreach, while_loop, cond and the list-taking optimizer updates (adamw_update, multi_lamb_update...)
-_CONTRIB_FUNCTIONS = {**_CONTROL_FLOW, **_contrib_update_functions(_operator_function, _scale_input)}
+# + foreach, while_loop, cond, rand_zipfian and the list-taking optimizer updates (adamw_update, multi_lamb_update...)
+_CONTRIB_FUNCTIONS = {
+    **_CONTROL_FLOW,
+    "rand_zipfian": _rand_zipfian,
+    **_contrib_update_functions(_operator_function, _scale_input),
+}
 contrib = _OperatorNamespace("mx.nd", "contrib", _operator_function, _CONTRIB_FUNCTIONS)
 linalg = _OperatorNamespace("mx.nd", "linalg", _operator_function)
 image = _OperatorNamespace("mx.nd", "image", _operator_function)

@@ -31,6 +31,16 @@ BN_PARAMS = {
     "axis": Param(parse_int, 1, "the channel axis"),
     "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
 }
+# the inputs, outputs and auxiliary states of BatchNorm and of the operators that are BatchNorm
+# under other names (lazynd/ops/norm_variants.py)
+BN_STRUCTURE: dict[str, Any] = {
+    "gpu_float16_as_float32": True,
+    "inputs": ("data", "gamma", "beta"),
+    "outputs": ("output", "mean", "var"),
+    "aux": ("moving_mean", "moving_var"),
+    "num_visible_outputs": lambda attrs: 3 if attrs["output_mean_var"] else 1,
+    "float_data": True,
+}
 _SOURCE = load_file("norm.cu")
 
 
@@ -206,13 +216,8 @@ register(
     OpDef(
         "BatchNorm",
         _bn_forward,
-        gpu_float16_as_float32=True,
-        inputs=("data", "gamma", "beta"),
-        outputs=("output", "mean", "var"),
-        aux=("moving_mean", "moving_var"),
-        num_visible_outputs=lambda attrs: 3 if attrs["output_mean_var"] else 1,
+        **BN_STRUCTURE,
         params=dict(BN_PARAMS),
-        float_data=True,
         infer_shape=_bn_infer,
         infer_type=_bn_types,
         gradient=_bn_gradient,

@@ -739,8 +739,54 @@ NOT_SWEPT_CONTRIB = {
 }
 
 
+# -- more MXNet 1.x contrib operators (tests/ops/test_contrib_misc.py) --------------------------
+CONTRIB_MORE_CASES: dict[str, Case] = {
+    "_contrib_allclose": Case([In(), In()], grad=False),
+    "_contrib_index_array": Case(
+        [In((2, 3))], {"axes": (1,)}, reference=lambda x: np.int64([[[0], [1], [2]]] * 2), grad=False
+    ),
+    "_contrib_gradientmultiplier": Case([In()], {"scalar": 1.0}, reference=lambda x: x),
+    # straight-through: the gradient is one where the function's derivative is zero (not checked numerically)
+    "_contrib_round_ste": Case(
+        [In(low=-3, high=3)], reference=_f(lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x)), grad=False
+    ),
+    "_contrib_sign_ste": Case([In(low=-1, high=1)], reference=_f(np.sign), grad=False),
+    # tests/ops/test_norm_variants.py (no gradient check here, as BatchNorm: see its case)
+    "_contrib_SyncBatchNorm": Case(
+        [In((2, 3, 2)), In((3,)), In((3,))], {"key": "bn"}, aux=[In((3,), 0.1, 0.3), In((3,), 0.5, 1.0)], grad=False
+    ),
+    "_contrib_BatchNormWithReLU": Case(
+        [In((2, 3, 2)), In((3,)), In((3,))], aux=[In((3,), 0.1, 0.3), In((3,), 0.5, 1.0)], grad=False
+    ),
+    "BatchNorm_v1": Case(
+        [In((2, 3, 2, 2)), In((3,)), In((3,))], aux=[In((3,), 0.1, 0.3), In((3,), 0.5, 1.0)], grad=False
+    ),
+    # tests/ops/test_legacy_v1.py: Convolution's and Pooling's computation under MXNet 0.9's names
+    "Convolution_v1": Case([In((1, 2, 4, 4)), In((3, 2, 2, 2)), In((3,))], {"kernel": (2, 2), "num_filter": 3}),
+    "Pooling_v1": Case(
+        [In((1, 2, 5, 5))], {"kernel": (2, 2), "stride": (2, 2), "pool_type": "avg", "pooling_convention": "full"}
+    ),
+    # tests/ops/test_contrib_fft.py; the emulator's fake CuPy has no cupy.fft
+    "_contrib_fft": Case([In((2, 4))], gpu_needs=("cupy.fft",)),
+    "_contrib_ifft": Case(
+        [In((2, 6))], reference=lambda x: 3 * np.fft.ifft(x[:, 0::2] + 1j * x[:, 1::2]).real, gpu_needs=("cupy.fft",)
+    ),
+    # tests/ops/test_contrib_attention.py: heads 2, head_dim 2, sequences 3 (queries) and 2 (keys)
+    "_contrib_interleaved_matmul_selfatt_qk": Case([In((3, 1, 12))], {"heads": 2}),
+    "_contrib_interleaved_matmul_selfatt_valatt": Case([In((3, 1, 12)), In((2, 3, 3))], {"heads": 2}),
+    "_contrib_interleaved_matmul_encdec_qk": Case([In((3, 1, 4)), In((2, 1, 8))], {"heads": 2}),
+    "_contrib_interleaved_matmul_encdec_valatt": Case([In((2, 1, 8)), In((2, 3, 2))], {"heads": 2}),
+    "_contrib_count_sketch": Case(
+        [In((2, 3)), In((1, 3), values=[0, 2, 0]), In((1, 3), values=[1, -1, -1])],
+        {"out_dim": 3},
+        reference=lambda x, h, s: np.stack([x[:, 0] - x[:, 2], 0 * x[:, 0], -x[:, 1]], axis=1),
+    ),
+}
+
+
 CASES: dict[str, Case] = {
     **CONTRIB_CASES,
+    **CONTRIB_MORE_CASES,
     **_unary_cases(),
     **_binary_cases(),
     **_scalar_cases(),
