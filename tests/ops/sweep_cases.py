@@ -651,6 +651,17 @@ CONTRIB_CASES: dict[str, Case] = {
         [In((2, 2, 4, 5)), In((2, 5), values=[[0, 0.3, 0.2, 2.6, 3.1], [1, 1.1, 0.4, 3.3, 2.2]])],
         {"pooled_size": (2, 2), "spatial_scale": 1.0},
     ),
+    # RPN proposals: zero gradients, as in MXNet (tests/ops/test_contrib_proposal.py compares the boxes)
+    "_contrib_Proposal": Case(
+        [In((1, 2, 2, 3), 0, 1), In((1, 4, 2, 3), -0.3, 0.3), In((1, 3), values=[30, 40, 1])],
+        {"scales": (2.0,), "ratios": (1.0,), "rpn_post_nms_top_n": 4, "rpn_min_size": 1},
+        grad=False,
+    ),
+    "_contrib_MultiProposal": Case(
+        [In((2, 2, 2, 3), 0, 1), In((2, 4, 2, 3), -0.3, 0.3), In((2, 3), values=[[30, 40, 1], [20, 48, 1]])],
+        {"scales": (2.0,), "ratios": (1.0,), "rpn_post_nms_top_n": 4, "rpn_min_size": 1},
+        grad=False,
+    ),
     "_contrib_BilinearResize2D": Case([In((1, 2, 3, 4))], {"height": 5, "width": 2}),
     "_contrib_AdaptiveAvgPooling2D": Case([In((2, 1, 5, 3))], {"output_size": (2, 2)}),
     "_contrib_MultiBoxDetection": Case(
