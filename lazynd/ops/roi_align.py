@@ -78,7 +78,7 @@ def region_weights(attrs: dict, roi: np.ndarray, height: int, width: int) -> tup
     )
 
 
-def _extent(weights: np.ndarray) -> slice:
+def extent(weights: np.ndarray) -> slice:
     """The rows (columns) of the map a region reads."""
     used = np.flatnonzero(weights.any(axis=0))
     return slice(int(used[0]), int(used[-1]) + 1) if used.size else slice(0, 0)
@@ -94,7 +94,7 @@ def _regions(attrs: dict, xp: Any, rois: Any, data_shape: tuple) -> list[tuple[i
         if index >= batch:
             raise OperatorError(f"{NAME}: a region's batch index {index} is outside the batch of {batch} images")
         rows, cols = region_weights(attrs, roi, height, width)
-        row_span, col_span = _extent(rows), _extent(cols)
+        row_span, col_span = extent(rows), extent(cols)
         regions.append((index, rows[:, row_span], cols[:, col_span], row_span, col_span))
     return regions
 

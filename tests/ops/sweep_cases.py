@@ -662,6 +662,26 @@ CONTRIB_CASES: dict[str, Case] = {
         {"scales": (2.0,), "ratios": (1.0,), "rpn_post_nms_top_n": 4, "rpn_min_size": 1},
         grad=False,
     ),
+    # R-FCN's pooling: averages of cells or bilinear samples, so linear in the data
+    "_contrib_PSROIPooling": Case(
+        [In((1, 8, 4, 5)), In((2, 5), values=[[0, 0.6, 0.2, 3.4, 2.7], [0, 1.5, 0.3, 4.4, 3.5]])],
+        {"spatial_scale": 0.8, "output_dim": 2, "pooled_size": 2},
+    ),
+    "_contrib_DeformablePSROIPooling": Case(
+        [
+            In((1, 8, 4, 5)),
+            In((2, 5), values=[[0, 0.6, 0.2, 3.4, 2.7], [0, 1.5, 0.3, 4.4, 3.5]]),
+            In((2, 2, 2, 2), values=[0.13, -0.21, 0.07, 0.33] * 4),
+        ],
+        {
+            "spatial_scale": 0.8,
+            "output_dim": 2,
+            "pooled_size": 2,
+            "group_size": 2,
+            "sample_per_part": 2,
+            "trans_std": 0.1,
+        },
+    ),
     "_contrib_BilinearResize2D": Case([In((1, 2, 3, 4))], {"height": 5, "width": 2}),
     "_contrib_AdaptiveAvgPooling2D": Case([In((2, 1, 5, 3))], {"output_size": (2, 2)}),
     "_contrib_MultiBoxDetection": Case(
