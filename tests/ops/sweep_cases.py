@@ -682,6 +682,15 @@ CONTRIB_CASES: dict[str, Case] = {
             "trans_std": 0.1,
         },
     ),
+    # deformable convolutions: small offsets keep the samples off the pixel grid and inside the map
+    "_contrib_DeformableConvolution": Case(
+        [In((1, 2, 4, 4)), In((1, 8, 3, 3), 0.1, 0.4), In((2, 2, 2, 2)), In((2,))],
+        {"kernel": (2, 2), "num_filter": 2},
+    ),
+    "_contrib_ModulatedDeformableConvolution": Case(
+        [In((1, 2, 4, 4)), In((1, 8, 3, 3), 0.1, 0.4), In((1, 4, 3, 3), 0, 1), In((2, 1, 2, 2)), In((2,))],
+        {"kernel": (2, 2), "num_filter": 2, "num_group": 2},
+    ),
     "_contrib_BilinearResize2D": Case([In((1, 2, 3, 4))], {"height": 5, "width": 2}),
     "_contrib_AdaptiveAvgPooling2D": Case([In((2, 1, 5, 3))], {"output_size": (2, 2)}),
     "_contrib_MultiBoxDetection": Case(
