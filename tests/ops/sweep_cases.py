@@ -691,6 +691,12 @@ CONTRIB_CASES: dict[str, Case] = {
         [In((1, 2, 4, 4)), In((1, 8, 3, 3), 0.1, 0.4), In((1, 4, 3, 3), 0, 1), In((2, 1, 2, 2)), In((2,))],
         {"kernel": (2, 2), "num_filter": 2, "num_group": 2},
     ),
+    # MXNet gives RROIAlign no gradient (tests/ops/test_contrib_rroi_align.py)
+    "_contrib_RROIAlign": Case(
+        [In((1, 2, 4, 5)), In((2, 6), values=[[0, 2.1, 1.7, 3.0, 2.0, 30], [0, 2.5, 2.2, 2.4, 1.5, -60]])],
+        {"pooled_size": (2, 2), "spatial_scale": 1.0},
+        grad=False,
+    ),
     "_contrib_BilinearResize2D": Case([In((1, 2, 3, 4))], {"height": 5, "width": 2}),
     "_contrib_AdaptiveAvgPooling2D": Case([In((2, 1, 5, 3))], {"output_size": (2, 2)}),
     "_contrib_MultiBoxDetection": Case(
