@@ -55,7 +55,8 @@ def _points(attrs: dict, roi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     cos, sin = f(math.cos(angle)), f(math.sin(angle))
     rows = yy * cos - xx * sin + centre_y
     cols = yy * sin + xx * cos + centre_x
-    return np.broadcast_arrays(rows, cols)
+    rows, cols = np.broadcast_arrays(rows, cols)
+    return rows, cols
 
 
 def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
