@@ -20,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OperatorError, ShapeError
+from ..errors import OperatorError
 from ._bilinear import bilinear_taps
 from .params import Param, parse_float, parse_int, parse_shape
-from .registry import OpDef, merge_shape, register
+from .registry import OpDef, register
+from .roi_align import check_region_inputs
 
 NAME = "_contrib_RROIAlign"
 
@@ -83,18 +84,7 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
 
 
 def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    if len(attrs["pooled_size"]) != 2 or min(attrs["pooled_size"]) < 1:
-        raise ShapeError(f"{NAME}: pooled_size must be two positive sizes, got {attrs['pooled_size']}")
-    if attrs["spatial_scale"] <= 0:
-        raise ShapeError(f"{NAME}: spatial_scale must be positive, got {attrs['spatial_scale']}")
-    data, rois = in_shapes
-    if data is not None and len(data) != 4:
-        raise ShapeError(f"{NAME}: 'data' must be 4-D (batch, channels, height, width), got shape {tuple(data)}")
-    if rois is not None and (len(rois) != 2 or rois[1] not in (0, 6)):
-        raise ShapeError(
-            f"{NAME}: 'rois' must be (num_rois, 6) rows [batch_index, x, y, w, h, angle], got shape {tuple(rois)}"
-        )
-    rois = merge_shape(NAME, "rois", rois, (rois[0], 6)) if rois is not None else None
+    data, rois = check_region_inputs(NAME, attrs, in_shapes, "batch_index, x, y, width, height, angle")
     out = None if data is None or rois is None else (rois[0], data[1], *attrs["pooled_size"])
     return [data, rois], [out], list(aux_shapes)
 
