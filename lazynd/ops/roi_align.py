@@ -78,7 +78,7 @@ def region_weights(attrs: dict, roi: np.ndarray, height: int, width: int) -> tup
     )
 
 
-def _extent(weights: np.ndarray) -> slice:
+def extent(weights: np.ndarray) -> slice:
     """The rows (columns) of the map a region reads."""
     used = np.flatnonzero(weights.any(axis=0))
     return slice(int(used[0]), int(used[-1]) + 1) if used.size else slice(0, 0)
@@ -94,7 +94,7 @@ def _regions(attrs: dict, xp: Any, rois: Any, data_shape: tuple) -> list[tuple[i
         if index >= batch:
             raise OperatorError(f"{NAME}: a region's batch index {index} is outside the batch of {batch} images")
         rows, cols = region_weights(attrs, roi, height, width)
-        row_span, col_span = _extent(rows), _extent(cols)
+        row_span, col_span = extent(rows), extent(cols)
         regions.append((index, rows[:, row_span], cols[:, col_span], row_span, col_span))
     return regions
 
@@ -145,17 +145,24 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
         grad[index, :, row_span, col_span] += part
 
 
-def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+def check_region_inputs(op: str, attrs: dict, in_shapes: list, row: str) -> tuple[Any, Any]:
+    """The (data, rois) shapes of a region pooling ``op`` with a ``pooled_size`` pair and a
+    ``spatial_scale``, checked: data 4-D, rois rows of ``len(row.split(", "))`` values ``[row]``."""
     if len(attrs["pooled_size"]) != 2 or min(attrs["pooled_size"]) < 1:
-        raise ShapeError(f"{NAME}: pooled_size must be two positive sizes, got {attrs['pooled_size']}")
+        raise ShapeError(f"{op}: pooled_size must be two positive sizes, got {attrs['pooled_size']}")
     if attrs["spatial_scale"] <= 0:
-        raise ShapeError(f"{NAME}: spatial_scale must be positive, got {attrs['spatial_scale']}")
+        raise ShapeError(f"{op}: spatial_scale must be positive, got {attrs['spatial_scale']}")
     data, rois = in_shapes
     if data is not None and len(data) != 4:
-        raise ShapeError(f"{NAME}: 'data' must be 4-D (batch, channels, height, width), got shape {tuple(data)}")
-    if rois is not None and (len(rois) != 2 or rois[1] not in (0, 5)):
-        raise ShapeError(f"{NAME}: 'rois' must be (num_rois, 5), got shape {tuple(rois)}")
-    rois = merge_shape(NAME, "rois", rois, (rois[0], 5)) if rois is not None else None
+        raise ShapeError(f"{op}: 'data' must be 4-D (batch, channels, height, width), got shape {tuple(data)}")
+    width = len(row.split(", "))
+    if rois is not None and (len(rois) != 2 or rois[1] not in (0, width)):
+        raise ShapeError(f"{op}: 'rois' must be (num_rois, {width}) rows [{row}], got shape {tuple(rois)}")
+    return data, merge_shape(op, "rois", rois, (rois[0], width)) if rois is not None else None
+
+
+def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data, rois = check_region_inputs(NAME, attrs, in_shapes, "batch_index, x1, y1, x2, y2")
     if data is None or rois is None or not data[1]:
         return [data, rois], [None], list(aux_shapes)
     channels = _channel_groups(attrs, data[1]) if attrs["position_sensitive"] else data[1]

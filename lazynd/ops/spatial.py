@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
+from ._bilinear import bilinear_taps
 from .params import Param, enum, parse_bool, parse_shape
 from .registry import OpDef, merge_shape, register
 
@@ -118,18 +119,10 @@ def _corners(xp: Any, grid: Any, height: int, width: int) -> list[tuple[Any, Any
     n = grid.shape[0]
     x = (grid[:, 0].reshape(n, -1) + 1) * ((width - 1) / 2)
     y = (grid[:, 1].reshape(n, -1) + 1) * ((height - 1) / 2)
-    x0, y0 = xp.floor(x), xp.floor(y)
-    fx, fy = x - x0, y - y0
-    corners = []
-    for dy in (0, 1):
-        for dx in (0, 1):
-            px, py = x0 + dx, y0 + dy
-            inside = ((px >= 0) & (px <= width - 1) & (py >= 0) & (py <= height - 1)).astype(grid.dtype)
-            wx, wy = (fx if dx else 1 - fx), (fy if dy else 1 - fy)
-            sx, sy = (1 if dx else -1) * (width - 1) / 2, (1 if dy else -1) * (height - 1) / 2
-            index = (xp.clip(py, 0, height - 1) * width + xp.clip(px, 0, width - 1)).astype(xp.int64)
-            corners.append((index, wx * wy * inside, sx * wy * inside, sy * wx * inside))
-    return corners
+    return [
+        (tap.index, tap.weight, tap.dweight_dx * ((width - 1) / 2), tap.dweight_dy * ((height - 1) / 2))
+        for tap in bilinear_taps(xp, y, x, height, width)
+    ]
 
 
 def _gather(xp: Any, flat: Any, index: Any) -> Any:

@@ -727,6 +727,52 @@ CONTRIB_CASES: dict[str, Case] = {
         [In((2, 2, 4, 5)), In((2, 5), values=[[0, 0.3, 0.2, 2.6, 3.1], [1, 1.1, 0.4, 3.3, 2.2]])],
         {"pooled_size": (2, 2), "spatial_scale": 1.0},
     ),
+    # RPN proposals: zero gradients, as in MXNet (tests/ops/test_contrib_proposal.py compares the boxes)
+    "_contrib_Proposal": Case(
+        [In((1, 2, 2, 3), 0, 1), In((1, 4, 2, 3), -0.3, 0.3), In((1, 3), values=[30, 40, 1])],
+        {"scales": (2.0,), "ratios": (1.0,), "rpn_post_nms_top_n": 4, "rpn_min_size": 1},
+        grad=False,
+    ),
+    "_contrib_MultiProposal": Case(
+        [In((2, 2, 2, 3), 0, 1), In((2, 4, 2, 3), -0.3, 0.3), In((2, 3), values=[[30, 40, 1], [20, 48, 1]])],
+        {"scales": (2.0,), "ratios": (1.0,), "rpn_post_nms_top_n": 4, "rpn_min_size": 1},
+        grad=False,
+    ),
+    # R-FCN's pooling: averages of cells or bilinear samples, so linear in the data
+    "_contrib_PSROIPooling": Case(
+        [In((1, 8, 4, 5)), In((2, 5), values=[[0, 0.6, 0.2, 3.4, 2.7], [0, 1.5, 0.3, 4.4, 3.5]])],
+        {"spatial_scale": 0.8, "output_dim": 2, "pooled_size": 2},
+    ),
+    "_contrib_DeformablePSROIPooling": Case(
+        [
+            In((1, 8, 4, 5)),
+            In((2, 5), values=[[0, 0.6, 0.2, 3.4, 2.7], [0, 1.5, 0.3, 4.4, 3.5]]),
+            In((2, 2, 2, 2), values=[0.13, -0.21, 0.07, 0.33] * 4),
+        ],
+        {
+            "spatial_scale": 0.8,
+            "output_dim": 2,
+            "pooled_size": 2,
+            "group_size": 2,
+            "sample_per_part": 2,
+            "trans_std": 0.1,
+        },
+    ),
+    # deformable convolutions: small offsets keep the samples off the pixel grid and inside the map
+    "_contrib_DeformableConvolution": Case(
+        [In((1, 2, 4, 4)), In((1, 8, 3, 3), 0.1, 0.4), In((2, 2, 2, 2)), In((2,))],
+        {"kernel": (2, 2), "num_filter": 2},
+    ),
+    "_contrib_ModulatedDeformableConvolution": Case(
+        [In((1, 2, 4, 4)), In((1, 8, 3, 3), 0.1, 0.4), In((1, 4, 3, 3), 0, 1), In((2, 1, 2, 2)), In((2,))],
+        {"kernel": (2, 2), "num_filter": 2, "num_group": 2},
+    ),
+    # MXNet gives RROIAlign no gradient (tests/ops/test_contrib_rroi_align.py)
+    "_contrib_RROIAlign": Case(
+        [In((1, 2, 4, 5)), In((2, 6), values=[[0, 2.1, 1.7, 3.0, 2.0, 30], [0, 2.5, 2.2, 2.4, 1.5, -60]])],
+        {"pooled_size": (2, 2), "spatial_scale": 1.0},
+        grad=False,
+    ),
     "_contrib_BilinearResize2D": Case([In((1, 2, 3, 4))], {"height": 5, "width": 2}),
     "_contrib_AdaptiveAvgPooling2D": Case([In((2, 1, 5, 3))], {"output_size": (2, 2)}),
     "_contrib_MultiBoxDetection": Case(
