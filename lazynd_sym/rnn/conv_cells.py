@@ -25,7 +25,7 @@ from typing import Any
 from lazynd.errors import LazyNDError
 
 from ..symbol import Symbol
-from .cells import BaseRNNCell, RNNParams, _sym
+from .cells import BaseRNNCell, RNNParams, _sym, gru_update, lstm_update
 
 #: The layouts of a 2-D convolution that the cells accept (the channel axis is where 'C' is).
 CONV_LAYOUTS = ("NCHW", "NHWC")
@@ -51,26 +51,28 @@ class BaseConvRNNCell(BaseRNNCell):
     """The convolutional cells' base: the ``i2h`` and ``h2h`` convolutions, the state's shape and the
     activation (an ``Activation`` act_type, or a callable taking the symbol and ``name=``)."""
 
+    _default_prefix = ""
+
     def __init__(
         self,
         input_shape: Sequence[int],
         num_hidden: int,
-        h2h_kernel: Sequence[int],
-        h2h_dilate: Sequence[int],
-        i2h_kernel: Sequence[int],
-        i2h_stride: Sequence[int],
-        i2h_pad: Sequence[int],
-        i2h_dilate: Sequence[int],
-        i2h_weight_initializer: Any,
-        h2h_weight_initializer: Any,
-        i2h_bias_initializer: Any,
-        h2h_bias_initializer: Any,
-        activation: Any,
-        prefix: str = "",
+        h2h_kernel: Sequence[int] = (3, 3),
+        h2h_dilate: Sequence[int] = (1, 1),
+        i2h_kernel: Sequence[int] = (3, 3),
+        i2h_stride: Sequence[int] = (1, 1),
+        i2h_pad: Sequence[int] = (1, 1),
+        i2h_dilate: Sequence[int] = (1, 1),
+        i2h_weight_initializer: Any = None,
+        h2h_weight_initializer: Any = None,
+        i2h_bias_initializer: Any = "zeros",
+        h2h_bias_initializer: Any = "zeros",
+        activation: Any = leaky_relu,
+        prefix: str | None = None,
         params: RNNParams | None = None,
         conv_layout: str = "NCHW",
     ) -> None:
-        super().__init__(prefix=prefix, params=params)
+        super().__init__(prefix=self._default_prefix if prefix is None else prefix, params=params)
         cell = type(self).__name__
         if conv_layout not in CONV_LAYOUTS:
             raise LazyNDError(f"mx.rnn.{cell}: conv_layout must be one of {CONV_LAYOUTS}, got {conv_layout!r}")
@@ -169,26 +171,7 @@ def _init(initializer: Any) -> dict[str, Any]:
 class ConvRNNCell(BaseConvRNNCell):
     """The convolutional Elman cell: ``h' = activation(conv_i2h(x) + conv_h2h(h))``."""
 
-    def __init__(
-        self,
-        input_shape: Sequence[int],
-        num_hidden: int,
-        h2h_kernel: Sequence[int] = (3, 3),
-        h2h_dilate: Sequence[int] = (1, 1),
-        i2h_kernel: Sequence[int] = (3, 3),
-        i2h_stride: Sequence[int] = (1, 1),
-        i2h_pad: Sequence[int] = (1, 1),
-        i2h_dilate: Sequence[int] = (1, 1),
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        activation: Any = leaky_relu,
-        prefix: str = "ConvRNN_",
-        params: RNNParams | None = None,
-        conv_layout: str = "NCHW",
-    ) -> None:
-        super().__init__(**_settings(locals()))
+    _default_prefix = "ConvRNN_"
 
     @property
     def _gate_names(self) -> Sequence[str]:
@@ -205,44 +188,17 @@ class ConvLSTMCell(BaseConvRNNCell):
     """The convolutional LSTM (Shi et al., 2015): the LSTM's gates from convolutions; the candidate and
     the output's squashing use ``activation`` (MXNet's default: leaky ReLU), the gates sigmoid."""
 
+    _default_prefix = "ConvLSTM_"
     _num_states = 2
-
-    def __init__(
-        self,
-        input_shape: Sequence[int],
-        num_hidden: int,
-        h2h_kernel: Sequence[int] = (3, 3),
-        h2h_dilate: Sequence[int] = (1, 1),
-        i2h_kernel: Sequence[int] = (3, 3),
-        i2h_stride: Sequence[int] = (1, 1),
-        i2h_pad: Sequence[int] = (1, 1),
-        i2h_dilate: Sequence[int] = (1, 1),
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        activation: Any = leaky_relu,
-        prefix: str = "ConvLSTM_",
-        params: RNNParams | None = None,
-        conv_layout: str = "NCHW",
-    ) -> None:
-        super().__init__(**_settings(locals()))
 
     @property
     def _gate_names(self) -> Sequence[str]:
         return ("_i", "_f", "_c", "_o")
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        sym = _sym()
         name = self._step_name()
         i2h, h2h = self._conv_forward(inputs, states, name)
-        gates = sym.SliceChannel(i2h + h2h, num_outputs=4, axis=self._channel_axis, name=f"{name}slice")
-        in_gate = sym.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
-        forget_gate = sym.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
-        candidate = self._activate(gates[2], name=f"{name}c")
-        out_gate = sym.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
-        next_c = sym._internal._plus(forget_gate * states[1], in_gate * candidate, name=f"{name}state")
-        next_h = sym._internal._mul(out_gate, self._activate(next_c), name=f"{name}out")
+        next_h, next_c = lstm_update(i2h + h2h, states[1], name, self._activate, axis=self._channel_axis)
         return next_h, [next_h, next_c]
 
 
@@ -250,46 +206,16 @@ class ConvGRUCell(BaseConvRNNCell):
     """The convolutional GRU: reset and update gates from convolutions, ``h' = (1 - z) * h~ + z * h``,
     the candidate ``h~`` through ``activation``."""
 
-    def __init__(
-        self,
-        input_shape: Sequence[int],
-        num_hidden: int,
-        h2h_kernel: Sequence[int] = (3, 3),
-        h2h_dilate: Sequence[int] = (1, 1),
-        i2h_kernel: Sequence[int] = (3, 3),
-        i2h_stride: Sequence[int] = (1, 1),
-        i2h_pad: Sequence[int] = (1, 1),
-        i2h_dilate: Sequence[int] = (1, 1),
-        i2h_weight_initializer: Any = None,
-        h2h_weight_initializer: Any = None,
-        i2h_bias_initializer: Any = "zeros",
-        h2h_bias_initializer: Any = "zeros",
-        activation: Any = leaky_relu,
-        prefix: str = "ConvGRU_",
-        params: RNNParams | None = None,
-        conv_layout: str = "NCHW",
-    ) -> None:
-        super().__init__(**_settings(locals()))
+    _default_prefix = "ConvGRU_"
 
     @property
     def _gate_names(self) -> Sequence[str]:
         return ("_r", "_z", "_o")
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        sym = _sym()
         name = self._step_name()
         i2h, h2h = self._conv_forward(inputs, states, name)
-        # The gates are split on the channel axis (MXNet 1.9.1 splits on axis 1, the same for NCHW).
-        axis = self._channel_axis
-        i2h_r, i2h_z, i2h = sym.SliceChannel(i2h, num_outputs=3, axis=axis, name=f"{name}_i2h_slice")
-        h2h_r, h2h_z, h2h = sym.SliceChannel(h2h, num_outputs=3, axis=axis, name=f"{name}_h2h_slice")
-        reset_gate = sym.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
-        update_gate = sym.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
-        candidate = self._activate(i2h + reset_gate * h2h, name=f"{name}_h_act")
-        next_h = sym._internal._plus((1.0 - update_gate) * candidate, update_gate * states[0], name=f"{name}out")
+        # the gates split on the channel axis (MXNet 1.9.1 splits on axis 1 whatever the layout)
+        axis = None if self._channel_axis == 1 else self._channel_axis
+        next_h = gru_update(i2h, h2h, states[0], name, self._activate, axis=axis)
         return next_h, [next_h]
-
-
-def _settings(arguments: dict[str, Any]) -> dict[str, Any]:
-    """A subclass constructor's arguments, handed on to :class:`BaseConvRNNCell`."""
-    return {k: v for k, v in arguments.items() if k not in ("self", "__class__")}
