@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .context import Context, num_gpus
+from .errors import LazyNDError
 from .testing import assert_almost_equal, default_context
 
 
@@ -31,6 +32,31 @@ def random_arrays(*shapes: tuple[int, ...]) -> Any:
     """
     arrays: list[np.ndarray] = [np.asarray(np.random.randn(*shape), dtype=default_dtype()) for shape in shapes]
     return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_uniform_arrays(
+    *shapes: tuple[int, ...], low: float = 0.0, high: float = 1.0, dtype: Any = None
+) -> list[np.ndarray]:
+    """NumPy arrays of values uniform in ``[low, high)``, one per shape, of ``dtype`` (default
+    float32); a list even for one shape, as MXNet's.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> [a.shape for a in mx.test_utils.random_uniform_arrays((2,), (1, 3), low=-1.0)]
+    [(2,), (1, 3)]
+    """
+    dtype = default_dtype() if dtype is None else dtype
+    return [np.random.uniform(low, high, size=shape).astype(dtype) for shape in shapes]
+
+
+def rand_coord_2d(x_low: int, x_high: int, y_low: int, y_high: int) -> tuple[np.int64, np.int64]:
+    """A random point ``(x, y)`` with ``x_low <= x < x_high`` and ``y_low <= y < y_high`` (int64 values)."""
+    for axis, low, high in (("x", x_low, x_high), ("y", y_low, y_high)):
+        if high <= low:
+            raise LazyNDError(f"rand_coord_2d: {axis}_high {high} must be above {axis}_low {low}")
+    x, y = np.random.randint(x_low, x_high, dtype=np.int64), np.random.randint(y_low, y_high, dtype=np.int64)
+    return np.int64(x), np.int64(y)
 
 
 def rand_shape_3d(
@@ -176,7 +202,9 @@ __all__ = [
     "get_mnist_iterator",
     "list_gpus",
     "rand_shape_3d",
+    "rand_coord_2d",
     "random_arrays",
+    "random_uniform_arrays",
     "same_array",
     "simple_forward",
 ]

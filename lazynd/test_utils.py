@@ -5,8 +5,11 @@ Everything in :mod:`lazynd.testing` is here, plus the symbolic checks of
 ``check_symbolic_backward``, MXNet 0.9's ``check_consistency(sym, ctx_list)`` and
 ``check_speed``), which take a ``lazynd_sym.Symbol`` (so ``lazynd`` never depends on
 ``lazynd_sym`` at import time), MXNet 0.9's ``almost_equal_ignore_nan`` and
-``default_numerical_threshold``, and MXNet 1.x's small helpers of :mod:`lazynd.test_helpers`
-(``get_mnist``, ``random_arrays``, ``assert_exception``, ``simple_forward``...).
+``default_numerical_threshold``, and MXNet 1.x's helpers: the small ones of :mod:`lazynd.test_helpers`
+(``get_mnist``, ``random_arrays``, ``assert_exception``, ``simple_forward``...), the tolerance tables
+of :mod:`lazynd.testing_tolerances`, the generator checks of :mod:`lazynd.testing_statistics`, the
+test arrays of :mod:`lazynd.testing_arrays`, the set-up helpers of :mod:`lazynd.testing_environment`
+and the downloaders of :mod:`lazynd.testing_downloads`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+# MXNet 1.x's helpers, one module per idea; each module's __all__ is what is handed on
+from . import testing_arrays, testing_downloads, testing_environment, testing_statistics, testing_tolerances
 from .test_helpers import (
     assert_allclose,
     assert_almost_equal_ignore_nan,
@@ -25,8 +30,10 @@ from .test_helpers import (
     get_mnist_iterator,
     get_mnist_ubyte,
     list_gpus,
+    rand_coord_2d,
     rand_shape_3d,
     random_arrays,
+    random_uniform_arrays,
     same_array,
     simple_forward,
 )
@@ -46,13 +53,19 @@ from .testing import (
     set_default_context,
 )
 from .testing import check_consistency as check_op_consistency
+from .testing_arrays import *  # noqa: F403
+from .testing_downloads import *  # noqa: F403
+from .testing_environment import *  # noqa: F403
+from .testing_statistics import *  # noqa: F403
 from .testing_symbolic import (
     check_consistency,
     check_numeric_gradient,
     check_speed,
     check_symbolic_backward,
     check_symbolic_forward,
+    same_symbol_structure,
 )
+from .testing_tolerances import *  # noqa: F403
 
 __all__ = [
     "DEFAULT_TOLERANCES",
@@ -89,6 +102,14 @@ __all__ = [
     "random_arrays",
     "same_array",
     "simple_forward",
+    "rand_coord_2d",
+    "random_uniform_arrays",
+    "same_symbol_structure",
+    *testing_tolerances.__all__,
+    *testing_statistics.__all__,
+    *testing_arrays.__all__,
+    *testing_environment.__all__,
+    *testing_downloads.__all__,
 ]
 
 

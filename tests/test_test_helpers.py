@@ -126,3 +126,17 @@ def test_download_fetches_atomically_keeps_what_is_there_and_names_a_failing_url
         assert not (tmp_path / "absent.bin").exists()  # nothing half-written is left
     finally:
         server.shutdown()
+
+
+def test_random_uniform_arrays_are_a_list_in_range():
+    arrays = mx.test_utils.random_uniform_arrays((2, 3), (4,), low=-2.0, high=-1.0)
+    assert [a.shape for a in arrays] == [(2, 3), (4,)] and all(a.dtype == np.float32 for a in arrays)
+    assert all(np.all((a >= -2.0) & (a < -1.0)) for a in arrays)
+    assert isinstance(mx.test_utils.random_uniform_arrays((2,), dtype=np.float64), list)  # MXNet's: a list of one
+
+
+def test_rand_coord_2d_in_its_ranges_and_empty_ranges_named():
+    x, y = mx.test_utils.rand_coord_2d(3, 5, -2, -1)
+    assert 3 <= x < 5 and y == -2 and isinstance(x, np.int64)
+    with pytest.raises(mx.LazyNDError, match="rand_coord_2d: y_high 1 must be above y_low 1"):
+        mx.test_utils.rand_coord_2d(0, 2, 1, 1)

@@ -71,6 +71,13 @@ def gpu_memory_info(device_id: int) -> tuple[int, int]:
     return memory_info(device_id)
 
 
+def gpu_compute_capability(device_id: int) -> int:
+    """``gpu(device_id)``'s CUDA compute capability (80 for sm_80); a ContextError without that GPU."""
+    from .cuda.devices import compute_capability
+
+    return compute_capability(device_id)
+
+
 def set_event_timing(enabled: bool) -> None:
     """Record timestamps with device events from now on (the profiler turns this on)."""
     global event_timing

@@ -146,7 +146,13 @@ def _checked_geometry(op: str, attrs: dict, data: Any) -> tuple[Geometry, tuple[
     return g, nc, channels
 
 
-def _conv_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+def _conv_infer(
+    attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None
+) -> tuple[list, list, list]:
+    data, out_known = in_shapes[0], out_shapes[0] if out_shapes else None
+    if data is not None and len(data) > 1 and not data[0] and out_known:
+        # the batch from the output, as MXNet's rule (a convolutional RNN cell's begin state is zeros of batch 0)
+        in_shapes[0] = (out_known[0], *data[1:])
     g, nc, channels = _checked_geometry("Convolution", attrs, in_shapes[0])
     filters, groups = attrs["num_filter"], attrs["num_group"]
     wshape = g.from_nc_shape((filters, channels // groups if channels else 0, *g.kernel))

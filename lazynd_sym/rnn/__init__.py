@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from lazynd.errors import LazyNDError
-
 from . import io
 from .cells import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams
 from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
 from .combinators import BidirectionalCell, DropoutCell, ModifierCell, ResidualCell, SequentialRNNCell, ZoneoutCell
+from .conv_cells import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
 from .fused import FusedRNN, FusedRNNCell
 from .io import BucketSentenceIter, encode_sentences
 
-_NOT_YET = ("ConvRNNCell", "ConvLSTMCell", "ConvGRUCell", "BaseConvRNNCell")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _NOT_YET:
-        raise LazyNDError(f"mx.rnn.{name}: not supported by lazynd yet (the unfused cells and mx.sym.RNN are)")
-    raise AttributeError(f"module 'lazynd_sym.rnn' has no attribute {name!r}")
-
-
 __all__ = [
+    "BaseConvRNNCell",
     "BaseRNNCell",
     "BidirectionalCell",
     "BucketSentenceIter",
+    "ConvGRUCell",
+    "ConvLSTMCell",
+    "ConvRNNCell",
     "DropoutCell",
     "FusedRNN",
     "FusedRNNCell",

@@ -239,17 +239,10 @@ class LSTMCell(BaseRNNCell):
         return ("_i", "_f", "_c", "_o")
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        sym = _sym()
         name = self._step_name()
         i2h = self._fully_connected(inputs, "i2h", 4 * self._num_hidden, f"{name}i2h")
         h2h = self._fully_connected(states[0], "h2h", 4 * self._num_hidden, f"{name}h2h")
-        gates = sym.SliceChannel(i2h + h2h, num_outputs=4, name=f"{name}slice")
-        in_gate = sym.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
-        forget_gate = sym.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
-        candidate = sym.Activation(gates[2], act_type="tanh", name=f"{name}c")
-        out_gate = sym.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
-        next_c = sym._internal._plus(forget_gate * states[1], in_gate * candidate, name=f"{name}state")
-        next_h = sym._internal._mul(out_gate, sym.Activation(next_c, act_type="tanh"), name=f"{name}out")
+        next_h, next_c = lstm_update(i2h + h2h, states[1], name, tanh)
         return next_h, [next_h, next_c]
 
 
@@ -271,15 +264,45 @@ class GRUCell(BaseRNNCell):
         return ("_r", "_z", "_o")
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        sym = _sym()
         name = self._step_name()
         hidden = self._num_hidden
         i2h = self._fully_connected(inputs, "i2h", 3 * hidden, f"{name}_i2h")
         h2h = self._fully_connected(states[0], "h2h", 3 * hidden, f"{name}_h2h")
-        i2h_r, i2h_z, i2h = sym.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice")
-        h2h_r, h2h_z, h2h = sym.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice")
-        reset_gate = sym.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
-        update_gate = sym.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
-        candidate = sym.Activation(i2h + reset_gate * h2h, act_type="tanh", name=f"{name}_h_act")
-        next_h = sym._internal._plus((1.0 - update_gate) * candidate, update_gate * states[0], name=f"{name}out")
+        next_h = gru_update(i2h, h2h, states[0], name, tanh)
         return next_h, [next_h]
+
+
+def tanh(data: Symbol, name: str | None = None) -> Symbol:
+    """``Activation(act_type='tanh')``, the squashing of the LSTM and GRU cells."""
+    return _sym().Activation(data, act_type="tanh", **({} if name is None else {"name": name}))
+
+
+def lstm_update(
+    gates: Symbol, prev_c: Symbol, name: str, activate: Callable[..., Symbol], axis: int | None = None
+) -> tuple[Symbol, Symbol]:
+    """One LSTM step from the summed ``i2h + h2h`` products (gates i, f, c, o stacked on ``axis``, 1
+    when None): ``(next_h, next_c)``, the candidate and the output squashed by ``activate``."""
+    sym = _sym()
+    split = sym.SliceChannel(gates, num_outputs=4, name=f"{name}slice", **({} if axis is None else {"axis": axis}))
+    in_gate = sym.Activation(split[0], act_type="sigmoid", name=f"{name}i")
+    forget_gate = sym.Activation(split[1], act_type="sigmoid", name=f"{name}f")
+    candidate = activate(split[2], name=f"{name}c")
+    out_gate = sym.Activation(split[3], act_type="sigmoid", name=f"{name}o")
+    next_c = sym._internal._plus(forget_gate * prev_c, in_gate * candidate, name=f"{name}state")
+    next_h = sym._internal._mul(out_gate, activate(next_c), name=f"{name}out")
+    return next_h, next_c
+
+
+def gru_update(
+    i2h: Symbol, h2h: Symbol, prev_h: Symbol, name: str, activate: Callable[..., Symbol], axis: int | None = None
+) -> Symbol:
+    """One GRU step from the ``i2h`` and ``h2h`` products (gates r, z, candidate stacked on ``axis``,
+    1 when None): ``(1 - z) * activate(i2h + r * h2h) + z * prev_h``."""
+    sym = _sym()
+    where = {} if axis is None else {"axis": axis}
+    i2h_r, i2h_z, i2h = sym.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice", **where)
+    h2h_r, h2h_z, h2h = sym.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice", **where)
+    reset_gate = sym.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
+    update_gate = sym.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
+    candidate = activate(i2h + reset_gate * h2h, name=f"{name}_h_act")
+    return sym._internal._plus((1.0 - update_gate) * candidate, update_gate * prev_h, name=f"{name}out")

@@ -308,6 +308,14 @@ def test_convolution_infers_weight_and_bias_shapes():
     assert outs == [(128, 20, 12, 12)]
 
 
+def test_convolution_takes_the_data_batch_from_a_known_output():
+    # MXNet's rule: a convolutional RNN cell's begin state is zeros of batch 0, resolved from the output
+    op = registry.get("Convolution")
+    attrs = op.parse(dict(kernel=(3, 3), pad=(1, 1), num_filter=4))
+    ins, outs, _ = op.infer_shape(attrs, [(0, 4, 5, 5), None, None], [], [(2, 4, 5, 5)])
+    assert ins[0] == (2, 4, 5, 5) and outs == [(2, 4, 5, 5)]
+
+
 def test_convolution_rejects_mismatched_weight():
     x, w = lazynd.nd.zeros((1, 3, 8, 8)), lazynd.nd.zeros((4, 2, 3, 3))
     with pytest.raises(ShapeError, match="weight"):

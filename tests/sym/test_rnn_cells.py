@@ -253,8 +253,3 @@ def test_lstm_language_model_trains_with_a_bucketing_module_and_perplexity():
     metric = mx.metric.Perplexity(0)
     mod.fit(it, eval_metric=metric, optimizer="sgd", optimizer_params={"learning_rate": 0.5}, num_epoch=2)
     assert np.isfinite(metric.get()[1]) and metric.get()[1] > 1
-
-
-def test_cells_lazynd_lacks_are_named():
-    with pytest.raises(LazyNDError, match="ConvLSTMCell: not supported"):
-        mx.rnn.ConvLSTMCell  # noqa: B018

@@ -65,3 +65,15 @@ def multiprocessor_count(device_id: int) -> int:
 
     properties = cupy.cuda.runtime.getDeviceProperties(device_id)
     return int(properties.get("multiProcessorCount", _DEFAULT_MULTIPROCESSORS))
+
+
+def compute_capability(device_id: int) -> int:
+    """``gpu(device_id)``'s CUDA compute capability as one number (80 for sm_80); a
+    :class:`~lazynd.ContextError` where there is no such GPU or the driver does not say."""
+    _check_device(device_id)
+    import cupy
+
+    properties = cupy.cuda.runtime.getDeviceProperties(device_id)
+    if "major" not in properties or "minor" not in properties:
+        raise ContextError(f"gpu({device_id}): the driver reports no compute capability")
+    return int(properties["major"]) * 10 + int(properties["minor"])
