@@ -124,6 +124,10 @@ class Optimizer:
             self.update(index, weight, grad, state)
 
     # -- multi-precision (float16 weights updated through a float32 master copy) -----------------
+    #: Whether :meth:`update` takes lists of indices, weights, gradients and states (MXNet 1.x's
+    #: aggregated SGD); any other optimizer's refuses them
+    updates_lists: bool = False
+
     #: Where the master copy sits in a float16 weight's state: MXNet's base class keeps
     #: ``(master copy, state)``, which custom optimizers written for MXNet unpack; its SGD and NAG
     #: keep ``(state, master copy)``, the order of their ``mp_*`` operators' inputs.
@@ -144,7 +148,14 @@ class Optimizer:
 
     def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         """:meth:`update`; a float16 weight under ``multi_precision`` is updated in float32 through its
-        master copy (the gradient cast to float32), then set to the master copy rounded to float16."""
+        master copy (the gradient cast to float32), then set to the master copy rounded to float16.
+        Lists of parameters only where :meth:`update` takes them (SGD's, as in MXNet 1.x)."""
+        if isinstance(index, (list, tuple)):
+            if not self.updates_lists:
+                self._update_count(index)  # refuses the list, naming the optimizer
+            for one in zip(index, weight, grad, state, strict=True):
+                self.update_multi_precision(*one)
+            return
         if not self._uses_master_copy(weight):
             self.update(index, weight, grad, state)
             return
@@ -199,6 +210,12 @@ class Optimizer:
 
     def _update_count(self, index: Any) -> None:
         """Count one more update of parameter ``index`` (and of the optimizer: ``num_update``)."""
+        if isinstance(index, (list, tuple)):  # every update() counts first: the one place to refuse lists
+            raise LazyNDError(
+                f"{type(self).__name__}.update: updates one parameter (an index), got a list of {len(index)}; "
+                "call update once per parameter, or update_multi(indices, weights, grads, states) "
+                "(MXNet 1.9.1 takes lists in SGD's update only)"
+            )
         self._update_counts((index,))
 
     def _update_counts(self, indices: Sequence[Any]) -> None:

@@ -45,6 +45,7 @@ class SGD(Optimizer):
     """
 
     master_copy_first = False  # MXNet's SGD (and NAG) keep a float16 weight's state as (state, master copy)
+    updates_lists = True
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -58,6 +59,9 @@ class SGD(Optimizer):
         return _zeros_like(weight) if self.momentum != 0.0 else None
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        if isinstance(index, (list, tuple)):  # MXNet 1.x's aggregated SGD: lists of parameters (updates_lists)
+            self.update_multi(list(index), list(weight), list(grad), list(state))
+            return
         self._update_count(index)
         args = self._fused_args(index)
         if state is None:
@@ -109,6 +113,8 @@ class NAG(SGD):
     reads the weight it has just written for the momentum's weight decay; with ``wd > 0`` its
     weights drift from this formula by about ``lr * wd * momentum`` of a step per update.
     """
+
+    updates_lists = False  # MXNet 1.9.1 aggregates SGD's lists only
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
@@ -374,6 +380,9 @@ class Signum(Optimizer):
         return _zeros_like(weight) if self.momentum != 0.0 else None
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        if isinstance(index, (list, tuple)):  # MXNet 1.x's aggregated SGD: lists of parameters (updates_lists)
+            self.update_multi(list(index), list(weight), list(grad), list(state))
+            return
         self._update_count(index)
         args = self._fused_args(index)
         if state is None:
