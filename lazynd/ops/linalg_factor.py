@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import ShapeError
 from ._linalg_batch import batch_scalar_shape, check_matrices, register_linalg, transposed
+from .params import Param, parse_bool
 
 
 def _square_infer(op: str, scalar: bool = False, num_outputs: int = 1) -> Any:
@@ -46,9 +47,23 @@ def _symmetric_from_lower(xp: Any, m: Any) -> Any:
 
 
 # -- potrf, potri -----------------------------------------------------------------------------------
+# MXNet's ``lower=False`` works with the upper factor U = L^T (``A = U^T U``); both ops are written
+# for L and the upper case transposes the factor on its way in or out.
+_CHOLESKY_PARAMS = {"lower": Param(parse_bool, True, "the Cholesky factor is lower (else upper) triangular")}
+
+
+def _as_lower(xp: Any, attrs: dict, factor: Any) -> Any:
+    """The lower factor L from ``factor``: itself, or its transpose where ``lower=False``."""
+    return factor if attrs["lower"] else transposed(xp, factor)
+
+
+def _potrf(xp: Any, attrs: dict, ins: list) -> list:
+    return [_as_lower(xp, attrs, xp.linalg.cholesky(ins[0]))]
+
+
 def _potrf_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> list:
     # L = chol(A): dA = 1/2 L^-T sym(L^T dL) L^-1, symmetric as A is
-    low, g = outs[0], og[0]
+    low, g = _as_lower(xp, attrs, outs[0]), _as_lower(xp, attrs, og[0])
     inv = xp.linalg.inv(low)
     phi = _symmetric_from_lower(xp, xp.matmul(transposed(xp, low), g))
     return [0.5 * xp.matmul(xp.matmul(transposed(xp, inv), phi), inv)]
@@ -56,15 +71,17 @@ def _potrf_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> li
 
 register_linalg(
     "potrf",
-    lambda xp, attrs, ins: [xp.linalg.cholesky(ins[0])],
+    _potrf,
+    params=dict(_CHOLESKY_PARAMS),
     infer_shape=_square_infer("linalg_potrf"),
     gradient=_potrf_gradient,
-    doc="The lower Cholesky factor L of symmetric positive-definite A (``A = L L^T``).",
+    doc="The Cholesky factor of symmetric positive-definite A: lower L with ``A = L L^T`` "
+    "(or, with ``lower=False``, upper U with ``A = U^T U``).",
 )
 
 
 def _potri(xp: Any, attrs: dict, ins: list) -> list:
-    inv = xp.linalg.inv(xp.tril(ins[0]))
+    inv = xp.linalg.inv(xp.tril(_as_lower(xp, attrs, ins[0])))
     return [xp.matmul(transposed(xp, inv), inv)]
 
 
@@ -72,15 +89,18 @@ def _potri_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> li
     # out = (L L^T)^-1: dL = -out (og + og^T) out L, on L's triangle
     out, g = outs[0], og[0]
     g = g + transposed(xp, g)
-    return [xp.tril(-xp.matmul(xp.matmul(xp.matmul(out, g), out), xp.tril(ins[0])))]
+    low = xp.tril(_as_lower(xp, attrs, ins[0]))
+    return [_as_lower(xp, attrs, xp.tril(-xp.matmul(xp.matmul(xp.matmul(out, g), out), low)))]
 
 
 register_linalg(
     "potri",
     _potri,
+    params=dict(_CHOLESKY_PARAMS),
     infer_shape=_square_infer("linalg_potri"),
     gradient=_potri_gradient,
-    doc="``(L L^T)^-1`` from the lower Cholesky factor L of a matrix: that matrix's inverse.",
+    doc="``(L L^T)^-1`` from the lower Cholesky factor L of a matrix (or ``(U^T U)^-1`` from the upper "
+    "factor U with ``lower=False``): that matrix's inverse.",
 )
 
 

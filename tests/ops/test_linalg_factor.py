@@ -28,6 +28,30 @@ def test_potrf_gradient_is_mxnets_symmetric_one():
     )
 
 
+def test_potrf_lower_false_gives_the_upper_factor_and_its_gradient():
+    # MXNet 1.9.1's values: U with A = U^T U; the gradient rule is the lower one seen through U^T
+    a = _f64([[4, 2], [2, 3]])
+    a.attach_grad()
+    with mx.autograd.record():
+        upper = mx.nd.linalg.potrf(a, lower=False)
+    upper.backward(_f64([[1, 2], [3, 4]]))
+    np.testing.assert_allclose(upper.asnumpy(), [[2.0, 1.0], [0.0, np.sqrt(2.0)]])
+    np.testing.assert_allclose(
+        a.grad.asnumpy(), [[0.35355339059327373, -0.20710678118654746], [-0.20710678118654746, 1.414213562373095]]
+    )
+
+
+def test_potri_lower_false_reads_the_upper_factor():
+    # MXNet 1.9.1's values: (U^T U)^-1 from the upper triangle; the gradient stays on that triangle
+    factor = _f64([[2, 1], [0, 3]])
+    factor.attach_grad()
+    with mx.autograd.record():
+        inverse = mx.nd.linalg.potri(factor, lower=False)
+    inverse.backward(_f64([[1, 2], [3, 4]]))
+    np.testing.assert_allclose(inverse.asnumpy(), [[5 / 18, -1 / 18], [-1 / 18, 1 / 9]])
+    np.testing.assert_allclose(factor.grad.asnumpy(), [[-5 / 36, -2 / 9], [0.0, -0.12962962962962965]])
+
+
 def test_gelqf_gives_q_then_l_with_lapacks_signs():
     q, low = mx.nd.linalg_gelqf(_f64([[1, 2, 3], [4, 5, 6]]))
     np.testing.assert_allclose(
