@@ -129,7 +129,7 @@ def nms_kept_rows(rows: np.ndarray, attrs: dict) -> np.ndarray:
     valid = scores > attrs["valid_thresh"]
     id_index = attrs["id_index"]
     ids = rows[:, id_index] if id_index >= 0 else None
-    if ids is not None and attrs["background_id"] >= 0:
+    if ids is not None:  # MXNet drops the background class even at its default -1 (GluonCV's padding id)
         valid &= ids != attrs["background_id"]
     candidates = np.flatnonzero(valid)
     order = candidates[np.argsort(-scores[candidates], kind="stable")]
@@ -178,7 +178,7 @@ _NMS_PARAMS = {
     "coord_start": Param(parse_int, 2, "the column of the box's first coordinate"),
     "score_index": Param(parse_int, 1, "the column of the score"),
     "id_index": Param(parse_int, -1, "the column of the class id (-1: no classes)"),
-    "background_id": Param(parse_int, -1, "rows of this class id are dropped (-1: none)"),
+    "background_id": Param(parse_int, -1, "with id_index >= 0, rows of this class id are dropped"),
     "force_suppress": Param(parse_bool, False, "suppress across classes too"),
     "in_format": Param(BOX_FORMAT, "corner", "the boxes' encoding in 'data'"),
     "out_format": Param(BOX_FORMAT, "corner", "the boxes' encoding in the output"),
