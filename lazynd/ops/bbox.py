@@ -100,6 +100,8 @@ NMS = "_contrib_box_nms"
 
 def _check_columns(attrs: dict, width: int) -> None:
     """The column parameters against the row width ``width`` of 'data'."""
+    if width < 5:
+        raise ShapeError(f"{NMS}: rows of 'data' have {width} values, expected at least 5 (a score and 4 coordinates)")
     if attrs["coord_start"] < 0 or attrs["coord_start"] + 4 > width:
         raise ShapeError(f"{NMS}: coord_start {attrs['coord_start']} leaves no 4 box columns in rows of {width} values")
     if not 0 <= attrs["score_index"] < width:
@@ -152,7 +154,7 @@ def _box_nms_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     xp = kctx.xp
     data = inputs[0] if xp is np else inputs[0].get()
     _check_columns(attrs, data.shape[-1])
-    batch = data.reshape(-1, *data.shape[-2:])
+    batch = data.reshape(int(np.prod(data.shape[:-2])), *data.shape[-2:])  # -1 is ambiguous with no boxes
     out = np.full(batch.shape, -1, dtype=data.dtype)
     record = np.full(batch.shape[:-1], -1, dtype=np.int32)
     start = attrs["coord_start"]

@@ -140,6 +140,17 @@ def test_box_nms_refuses_columns_outside_the_rows():
         mx.nd.contrib.box_nms(mx.nd.array(ROWS), score_index=7)
 
 
+def test_box_nms_needs_rows_of_a_score_and_a_box():
+    # MXNet 1.9.1 refuses rows narrower than 5 values, where the score would sit on a coordinate
+    with pytest.raises(LazyNDError, match="box_nms: rows of 'data' have 4 values, expected at least 5"):
+        mx.nd.contrib.box_nms(mx.nd.zeros((3, 4)), coord_start=0, score_index=0)
+
+
+def test_box_nms_of_no_boxes_is_empty():
+    # it failed inside the kernel (a NumPy reshape error)
+    assert mx.nd.contrib.box_nms(mx.nd.zeros((2, 0, 6))).asnumpy().shape == (2, 0, 6)
+
+
 SCORES = np.array([[0.5, 0.6], [0.1, 0.3], [0.6, 0.6]], np.float32)
 
 
