@@ -196,12 +196,14 @@ def _syevd(xp: Any, attrs: dict, ins: list) -> list:
 
 
 def _syevd_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> list:
-    # dA = U^T (diag(dL) + F o (U dU^T)) U, F[i, j] = 1 / (L[j] - L[i]) off the diagonal, made symmetric
+    # dA = U^T (diag(dL) + F o (U dU^T)) U, F[i, j] = 1 / (L[j] - L[i]) off the diagonal, made symmetric;
+    # F is 0 between equal eigenvalues, so a gradient through L alone stays U^T diag(dL) U (MXNet's)
+    # instead of 0 * inf = NaN
     rows, values = outs
     d_rows, d_values = og
     gap = values[..., None, :] - values[..., :, None]
     n = values.shape[-1]
-    off = ~xp.eye(n, dtype=bool)
+    off = ~xp.eye(n, dtype=bool) & (gap != 0)
     inverse_gap = xp.where(off, 1.0 / xp.where(off, gap, 1.0), 0.0)
     inner = inverse_gap * xp.matmul(rows, transposed(xp, d_rows)) + _diag_matrix(xp, d_values)
     grad = xp.matmul(xp.matmul(transposed(xp, rows), inner), rows)

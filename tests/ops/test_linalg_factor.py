@@ -52,6 +52,17 @@ def test_potri_lower_false_reads_the_upper_factor():
     np.testing.assert_allclose(factor.grad.asnumpy(), [[-5 / 36, -2 / 9], [0.0, -0.12962962962962965]])
 
 
+def test_syevd_eigenvalue_gradient_of_repeated_eigenvalues_is_finite():
+    # MXNet 1.9.1: U^T diag(dL) U; the eigenvector term's 1 / (L[j] - L[i]) made it 0 * inf = NaN here
+    a = _f64(np.diag([2.0, 2.0, 3.0]))
+    a.attach_grad()
+    with mx.autograd.record():
+        _, values = mx.nd.linalg.syevd(a)
+        loss = (values * _f64([1, 2, 3])).sum()
+    loss.backward()
+    np.testing.assert_allclose(a.grad.asnumpy(), np.diag([1.0, 2.0, 3.0]))
+
+
 def test_gelqf_gives_q_then_l_with_lapacks_signs():
     q, low = mx.nd.linalg_gelqf(_f64([[1, 2, 3], [4, 5, 6]]))
     np.testing.assert_allclose(
