@@ -58,7 +58,8 @@ def _as_lower(xp: Any, attrs: dict, factor: Any) -> Any:
 
 
 def _potrf(xp: Any, attrs: dict, ins: list) -> list:
-    return [_as_lower(xp, attrs, xp.linalg.cholesky(ins[0]))]
+    # LAPACK reads one triangle of A: the lower one, or the upper one (A^T's lower) with lower=False
+    return [_as_lower(xp, attrs, xp.linalg.cholesky(_as_lower(xp, attrs, ins[0])))]
 
 
 def _potrf_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> list:

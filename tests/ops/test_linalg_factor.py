@@ -41,6 +41,15 @@ def test_potrf_lower_false_gives_the_upper_factor_and_its_gradient():
     )
 
 
+def test_potrf_reads_only_the_triangle_it_factors():
+    # MXNet 1.9.1 (LAPACK): lower=False reads A's upper triangle, the lower one is never looked at
+    a = np.array([[4.0, 2.0], [2.0, 3.0]])
+    upper = mx.nd.linalg.potrf(_f64(a + np.tril(np.full((2, 2), 100.0), -1)), lower=False)
+    lower = mx.nd.linalg.potrf(_f64(a + np.triu(np.full((2, 2), 100.0), 1)))
+    np.testing.assert_allclose(upper.asnumpy(), [[2.0, 1.0], [0.0, np.sqrt(2.0)]])
+    np.testing.assert_allclose(lower.asnumpy(), [[2.0, 0.0], [1.0, np.sqrt(2.0)]])
+
+
 def test_potri_lower_false_reads_the_upper_factor():
     # MXNet 1.9.1's values: (U^T U)^-1 from the upper triangle; the gradient stays on that triangle
     factor = _f64([[2, 1], [0, 3]])
