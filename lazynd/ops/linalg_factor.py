@@ -169,11 +169,23 @@ def _scalar_grad(g: Any, a: Any) -> Any:
     return g.reshape(a.shape[:-2] + (1, 1))
 
 
+def _cofactors(xp: Any, a: Any) -> Any:
+    """The cofactor matrix of each matrix of ``a`` (``det(A) A^-T`` where A is invertible), from the SVD
+    ``A = U diag(s) V^T``: ``det(U) det(V) U diag(prod_{j != i} s_j) V^T``, finite for singular A too."""
+    u, s, vt = xp.linalg.svd(a)
+    ones = xp.ones_like(s[..., :1])
+    before = xp.cumprod(xp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(s, axis=-1)[..., :-1]], axis=-1), axis=-1), axis=-1)
+    sign = (xp.linalg.det(u) * xp.linalg.det(vt))[..., None, None]
+    return sign * xp.matmul(u * (before * after)[..., None, :], vt)
+
+
 register_linalg(
     "det",
     lambda xp, attrs, ins: [xp.linalg.det(ins[0])],
     infer_shape=_square_infer("linalg_det", scalar=True),
-    gradient=lambda xp, attrs, og, ins, outs: [_scalar_grad(og[0] * outs[0], ins[0]) * _inverse_t(xp, ins[0])],
+    # the cofactors rather than det(A) A^-T: a singular A has a gradient too (MXNet's is 0 there)
+    gradient=lambda xp, attrs, og, ins, outs: [_scalar_grad(og[0], ins[0]) * _cofactors(xp, ins[0])],
     doc="The determinant of each matrix.",
 )
 register_linalg(

@@ -72,6 +72,18 @@ def test_syevd_eigenvalue_gradient_of_repeated_eigenvalues_is_finite():
     np.testing.assert_allclose(a.grad.asnumpy(), np.diag([1.0, 2.0, 3.0]))
 
 
+def test_det_gradient_is_the_cofactor_matrix_singular_matrices_included():
+    # d det(A) / dA = cof(A); a singular A used to fail in the backward (A^-1); MXNet 1.9.1 gives 0 there,
+    # which is wrong for rank n - 1
+    for values, cofactors in [([[3, 1], [2, 5]], [[5, -2], [-1, 3]]), ([[1, 2], [2, 4]], [[4, -2], [-2, 1]])]:
+        a = _f64(values)
+        a.attach_grad()
+        with mx.autograd.record():
+            det = mx.nd.linalg.det(a)
+        det.backward()
+        np.testing.assert_allclose(a.grad.asnumpy(), cofactors, atol=1e-12)
+
+
 def test_gelqf_gives_q_then_l_with_lapacks_signs():
     q, low = mx.nd.linalg_gelqf(_f64([[1, 2, 3], [4, 5, 6]]))
     np.testing.assert_allclose(
