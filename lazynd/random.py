@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .context import Context, current_context
-from .errors import OperatorError
+from .errors import OperatorError, ShapeError
 from .runtime import push
 from .runtime.random_state import context_offset, generator_for, seed_all
 
@@ -40,12 +40,24 @@ def seed(seed_state: int, ctx: Context | str = "all") -> None:
         push(state.ctx, state.reseed, (value,), [], [state.var], "random_seed", 0)
 
 
+def _check_out(op: str, out: Any, shape: Any, dtype: Any) -> None:
+    """A ``shape`` or ``dtype`` given with ``out`` must be out's: MXNet refuses the rest (lazynd wrote
+    the draws in out's shape and dtype, silently)."""
+    from .ops.params import parse_dtype, parse_shape
+
+    if shape is not None and parse_shape(shape) != tuple(out.shape):
+        raise ShapeError(f"{op}: shape {parse_shape(shape)} differs from that of 'out', {tuple(out.shape)}")
+    if dtype is not None and parse_dtype(dtype) != np.dtype(out.dtype).name:
+        raise OperatorError(f"{op}: dtype {parse_dtype(dtype)} differs from that of 'out', {np.dtype(out.dtype).name}")
+
+
 def _sample(op: str, shape: Any, ctx: Context | None, dtype: Any, out: Any, **params: Any) -> Any:
     from .ndarray.dispatch import invoke  # the nd face, imported when first sampling
     from .ops import registry
 
     kwargs = dict(params)
     if out is not None:
+        _check_out(op, out, shape, dtype)
         kwargs["shape"] = out.shape
         kwargs["dtype"] = np.dtype(out.dtype).name
         kwargs["ctx"] = out.context
@@ -82,9 +94,9 @@ def normal(
 
 
 def randint(
-    low: int, high: int, shape: Any = None, ctx: Context | None = None, dtype: Any = "int32", out: Any = None
+    low: int, high: int, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None
 ) -> Any:
-    """Integers drawn uniformly from [low, high)."""
+    """Integers drawn uniformly from [low, high) (``dtype`` None: int32, or out's)."""
     return _sample("_random_randint", shape, ctx, dtype, out, low=low, high=high)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import OperatorError
+from lazynd.errors import OperatorError, ShapeError
 
 
 def test_exponential_takes_mxnets_scale_not_the_rate():
@@ -69,3 +69,21 @@ def test_like_samplers_take_the_shape_and_dtype_of_their_data(name, params, mean
     got = getattr(mx.nd.random, name)(mx.nd.zeros((2, 10000), dtype="float64"), **params)
     assert got.shape == (2, 10000) and got.dtype == np.float64
     assert abs(got.asnumpy().mean() - mean) < 0.05 * mean + 0.02
+
+
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda o: mx.nd.random.uniform(shape=(3,), out=o), ShapeError, r"shape \(3,\) differs from that of 'out'"),
+        (lambda o: mx.nd.random.normal(0, 1, shape=6, out=o), ShapeError, r"shape \(6,\) differs"),
+        (lambda o: mx.nd.random.uniform(dtype="float64", out=o), OperatorError, "dtype float64 differs"),
+    ],
+    ids=["shape", "int-shape", "dtype"],
+)
+def test_a_shape_or_dtype_given_with_out_must_be_outs(call, error, message):
+    # MXNet 1.9.1 refuses them ("Shape inconsistent"); lazynd drew in out's shape and dtype, silently
+    out = mx.nd.zeros((2, 3))
+    with pytest.raises(error, match=message):
+        call(out)
+    mx.nd.random.uniform(shape=(2, 3), dtype="float32", out=out)  # agreeing ones are fine
+    assert mx.nd.random.randint(0, 4, out=mx.nd.zeros((2, 3), dtype="int64")).dtype == np.int64

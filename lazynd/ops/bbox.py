@@ -100,6 +100,8 @@ NMS = "_contrib_box_nms"
 
 def _check_columns(attrs: dict, width: int) -> None:
     """The column parameters against the row width ``width`` of 'data'."""
+    if width < 5:
+        raise ShapeError(f"{NMS}: rows of 'data' have {width} values, expected at least 5 (a score and 4 coordinates)")
     if attrs["coord_start"] < 0 or attrs["coord_start"] + 4 > width:
         raise ShapeError(f"{NMS}: coord_start {attrs['coord_start']} leaves no 4 box columns in rows of {width} values")
     if not 0 <= attrs["score_index"] < width:
@@ -129,7 +131,7 @@ def nms_kept_rows(rows: np.ndarray, attrs: dict) -> np.ndarray:
     valid = scores > attrs["valid_thresh"]
     id_index = attrs["id_index"]
     ids = rows[:, id_index] if id_index >= 0 else None
-    if ids is not None and attrs["background_id"] >= 0:
+    if ids is not None:  # MXNet drops the background class even at its default -1 (GluonCV's padding id)
         valid &= ids != attrs["background_id"]
     candidates = np.flatnonzero(valid)
     order = candidates[np.argsort(-scores[candidates], kind="stable")]
@@ -152,7 +154,7 @@ def _box_nms_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     xp = kctx.xp
     data = inputs[0] if xp is np else inputs[0].get()
     _check_columns(attrs, data.shape[-1])
-    batch = data.reshape(-1, *data.shape[-2:])
+    batch = data.reshape(int(np.prod(data.shape[:-2])), *data.shape[-2:])  # -1 is ambiguous with no boxes
     out = np.full(batch.shape, -1, dtype=data.dtype)
     record = np.full(batch.shape[:-1], -1, dtype=np.int32)
     start = attrs["coord_start"]
@@ -178,7 +180,7 @@ _NMS_PARAMS = {
     "coord_start": Param(parse_int, 2, "the column of the box's first coordinate"),
     "score_index": Param(parse_int, 1, "the column of the score"),
     "id_index": Param(parse_int, -1, "the column of the class id (-1: no classes)"),
-    "background_id": Param(parse_int, -1, "rows of this class id are dropped (-1: none)"),
+    "background_id": Param(parse_int, -1, "with id_index >= 0, rows of this class id are dropped"),
     "force_suppress": Param(parse_bool, False, "suppress across classes too"),
     "in_format": Param(BOX_FORMAT, "corner", "the boxes' encoding in 'data'"),
     "out_format": Param(BOX_FORMAT, "corner", "the boxes' encoding in the output"),

@@ -46,8 +46,14 @@ def _div_sqrt_dim_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, a
     x, out = inputs[0], outputs[0]
     if not x.ndim or not x.shape[-1]:
         raise OperatorError(f"_contrib_div_sqrt_dim: 'data' needs a last axis of nonzero length, got shape {x.shape}")
-    # a division, not a product with 1 / sqrt(d): MXNet's rounding
-    kctx.xp.divide(x, x.dtype.type(math.sqrt(x.shape[-1])), out=out)
+    # a division, not a product with 1 / sqrt(d): MXNet's rounding; integer data divides by the
+    # truncated root, truncating toward zero (C's integer division, as MXNet: [5, -3] / sqrt(5) is [2, -1])
+    divisor = x.dtype.type(math.sqrt(x.shape[-1]))
+    if x.dtype.kind == "f":
+        kctx.xp.divide(x, divisor, out=out)
+    else:
+        floor = x // divisor
+        out[...] = floor + ((x < 0) & (floor * divisor != x))
 
 
 def _div_sqrt_dim_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:

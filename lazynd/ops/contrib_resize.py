@@ -8,8 +8,10 @@ host; the products are one kernel over ``kctx.xp`` (batched matrix products), so
 CuPy share it.
 
 ``BilinearResize2D`` interpolates bilinearly to ``height`` x ``width`` (``scale_height`` /
-``scale_width``, when given, scale the input's instead, truncated) or, with ``mode='like'``, to
-the size of a second input ``like``.  With ``align_corners`` (the default), the corners of input
+``scale_width``, when given, scale the input's instead, truncated), with ``mode='like'`` to
+the size of a second input ``like``, with ``mode='odd_scale'`` to the scaled size where an odd
+input size ``n`` gives ``(n - 1) * scale + 1``, and with ``mode='to_even_down'`` (``to_even_up``,
+``to_odd_down``, ``to_odd_up``) to the input's size moved by one to an even (odd) one.  With ``align_corners`` (the default), the corners of input
 and output coincide; without, pixel centres are scaled, as MXNet 1.9.1 computes both.
 ``AdaptiveAvgPooling2D`` averages bins ``[floor(i * in / out), ceil((i + 1) * in / out))``;
 ``output_size`` is one size for both axes, two, or none (1 x 1).
@@ -74,20 +76,38 @@ def _check_4d(op: str, name: str, shape: Any) -> None:
 
 
 # -- BilinearResize2D -----------------------------------------------------------------------------
-_SUPPORTED_MODES = ("size", "like")
+# the modes that round each input axis to an even or odd size (MXNet 1.9.1's rules, one axis each)
+_PARITY_MODES = {
+    "to_even_down": lambda n: n - n % 2,
+    "to_even_up": lambda n: n + n % 2,
+    "to_odd_down": lambda n: n - 1 + n % 2,
+    "to_odd_up": lambda n: n + 1 - n % 2,
+}
 
 
 def _resize_inputs(attrs: dict) -> list[str]:
     return ["data", "like"] if attrs["mode"] == "like" else ["data"]
 
 
+def _odd_scale(size: int, scale: float) -> int:
+    """``mode='odd_scale'``: an even size is scaled; an odd one keeps its end pixels on the grid."""
+    return int(size * scale) if size % 2 == 0 else int((size - 1) * scale) + 1
+
+
 def _resize_size(attrs: dict, data: tuple, like: Any) -> tuple[int, int]:
-    if attrs["mode"] not in _SUPPORTED_MODES:
-        raise OperatorError(f"{RESIZE}: mode '{attrs['mode']}' is not supported by lazynd (supported: size, like)")
-    if attrs["mode"] == "like":
+    mode = attrs["mode"]
+    scales = attrs["scale_height"], attrs["scale_width"]
+    if mode == "like":
         return (like[2], like[3]) if like is not None else (0, 0)
-    height = int(data[2] * attrs["scale_height"]) if attrs["scale_height"] is not None else attrs["height"]
-    width = int(data[3] * attrs["scale_width"]) if attrs["scale_width"] is not None else attrs["width"]
+    if mode in _PARITY_MODES:
+        height, width = (_PARITY_MODES[mode](n) for n in data[2:4])
+    elif mode == "odd_scale":
+        if None in scales:
+            raise OperatorError(f"{RESIZE}: mode 'odd_scale' needs scale_height and scale_width, got {scales}")
+        height, width = _odd_scale(data[2], scales[0]), _odd_scale(data[3], scales[1])
+    else:
+        height = int(data[2] * scales[0]) if scales[0] is not None else attrs["height"]
+        width = int(data[3] * scales[1]) if scales[1] is not None else attrs["width"]
     if height < 1 or width < 1:
         raise ShapeError(f"{RESIZE}: the output size must be positive, got height {height}, width {width}")
     return height, width
@@ -132,7 +152,8 @@ _RESIZE_PARAMS = {
     "mode": Param(
         enum("size", "like", "odd_scale", "to_even_down", "to_even_up", "to_odd_down", "to_odd_up"),
         "size",
-        "how the output size is chosen (lazynd supports 'size' and 'like')",
+        "how the output size is chosen: height/width or scales ('size'), the second input's ('like'), the "
+        "scaled size keeping odd sizes odd ('odd_scale') or the input's rounded to even or odd ('to_*')",
     ),
     "align_corners": Param(parse_bool, True, "the corner pixels of input and output coincide"),
 }

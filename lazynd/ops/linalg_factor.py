@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import ShapeError
 from ._linalg_batch import batch_scalar_shape, check_matrices, register_linalg, transposed
+from .params import Param, parse_bool
 
 
 def _square_infer(op: str, scalar: bool = False, num_outputs: int = 1) -> Any:
@@ -46,9 +47,24 @@ def _symmetric_from_lower(xp: Any, m: Any) -> Any:
 
 
 # -- potrf, potri -----------------------------------------------------------------------------------
+# MXNet's ``lower=False`` works with the upper factor U = L^T (``A = U^T U``); both ops are written
+# for L and the upper case transposes the factor on its way in or out.
+_CHOLESKY_PARAMS = {"lower": Param(parse_bool, True, "the Cholesky factor is lower (else upper) triangular")}
+
+
+def _as_lower(xp: Any, attrs: dict, factor: Any) -> Any:
+    """The lower factor L from ``factor``: itself, or its transpose where ``lower=False``."""
+    return factor if attrs["lower"] else transposed(xp, factor)
+
+
+def _potrf(xp: Any, attrs: dict, ins: list) -> list:
+    # LAPACK reads one triangle of A: the lower one, or the upper one (A^T's lower) with lower=False
+    return [_as_lower(xp, attrs, xp.linalg.cholesky(_as_lower(xp, attrs, ins[0])))]
+
+
 def _potrf_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> list:
     # L = chol(A): dA = 1/2 L^-T sym(L^T dL) L^-1, symmetric as A is
-    low, g = outs[0], og[0]
+    low, g = _as_lower(xp, attrs, outs[0]), _as_lower(xp, attrs, og[0])
     inv = xp.linalg.inv(low)
     phi = _symmetric_from_lower(xp, xp.matmul(transposed(xp, low), g))
     return [0.5 * xp.matmul(xp.matmul(transposed(xp, inv), phi), inv)]
@@ -56,15 +72,17 @@ def _potrf_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> li
 
 register_linalg(
     "potrf",
-    lambda xp, attrs, ins: [xp.linalg.cholesky(ins[0])],
+    _potrf,
+    params=dict(_CHOLESKY_PARAMS),
     infer_shape=_square_infer("linalg_potrf"),
     gradient=_potrf_gradient,
-    doc="The lower Cholesky factor L of symmetric positive-definite A (``A = L L^T``).",
+    doc="The Cholesky factor of symmetric positive-definite A: lower L with ``A = L L^T`` "
+    "(or, with ``lower=False``, upper U with ``A = U^T U``).",
 )
 
 
 def _potri(xp: Any, attrs: dict, ins: list) -> list:
-    inv = xp.linalg.inv(xp.tril(ins[0]))
+    inv = xp.linalg.inv(xp.tril(_as_lower(xp, attrs, ins[0])))
     return [xp.matmul(transposed(xp, inv), inv)]
 
 
@@ -72,15 +90,18 @@ def _potri_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> li
     # out = (L L^T)^-1: dL = -out (og + og^T) out L, on L's triangle
     out, g = outs[0], og[0]
     g = g + transposed(xp, g)
-    return [xp.tril(-xp.matmul(xp.matmul(xp.matmul(out, g), out), xp.tril(ins[0])))]
+    low = xp.tril(_as_lower(xp, attrs, ins[0]))
+    return [_as_lower(xp, attrs, xp.tril(-xp.matmul(xp.matmul(xp.matmul(out, g), out), low)))]
 
 
 register_linalg(
     "potri",
     _potri,
+    params=dict(_CHOLESKY_PARAMS),
     infer_shape=_square_infer("linalg_potri"),
     gradient=_potri_gradient,
-    doc="``(L L^T)^-1`` from the lower Cholesky factor L of a matrix: that matrix's inverse.",
+    doc="``(L L^T)^-1`` from the lower Cholesky factor L of a matrix (or ``(U^T U)^-1`` from the upper "
+    "factor U with ``lower=False``): that matrix's inverse.",
 )
 
 
@@ -148,11 +169,23 @@ def _scalar_grad(g: Any, a: Any) -> Any:
     return g.reshape(a.shape[:-2] + (1, 1))
 
 
+def _cofactors(xp: Any, a: Any) -> Any:
+    """The cofactor matrix of each matrix of ``a`` (``det(A) A^-T`` where A is invertible), from the SVD
+    ``A = U diag(s) V^T``: ``det(U) det(V) U diag(prod_{j != i} s_j) V^T``, finite for singular A too."""
+    u, s, vt = xp.linalg.svd(a)
+    ones = xp.ones_like(s[..., :1])
+    before = xp.cumprod(xp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(s, axis=-1)[..., :-1]], axis=-1), axis=-1), axis=-1)
+    sign = (xp.linalg.det(u) * xp.linalg.det(vt))[..., None, None]
+    return sign * xp.matmul(u * (before * after)[..., None, :], vt)
+
+
 register_linalg(
     "det",
     lambda xp, attrs, ins: [xp.linalg.det(ins[0])],
     infer_shape=_square_infer("linalg_det", scalar=True),
-    gradient=lambda xp, attrs, og, ins, outs: [_scalar_grad(og[0] * outs[0], ins[0]) * _inverse_t(xp, ins[0])],
+    # the cofactors rather than det(A) A^-T: a singular A has a gradient too (MXNet's is 0 there)
+    gradient=lambda xp, attrs, og, ins, outs: [_scalar_grad(og[0], ins[0]) * _cofactors(xp, ins[0])],
     doc="The determinant of each matrix.",
 )
 register_linalg(
@@ -176,12 +209,14 @@ def _syevd(xp: Any, attrs: dict, ins: list) -> list:
 
 
 def _syevd_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> list:
-    # dA = U^T (diag(dL) + F o (U dU^T)) U, F[i, j] = 1 / (L[j] - L[i]) off the diagonal, made symmetric
+    # dA = U^T (diag(dL) + F o (U dU^T)) U, F[i, j] = 1 / (L[j] - L[i]) off the diagonal, made symmetric;
+    # F is 0 between equal eigenvalues, so a gradient through L alone stays U^T diag(dL) U (MXNet's)
+    # instead of 0 * inf = NaN
     rows, values = outs
     d_rows, d_values = og
     gap = values[..., None, :] - values[..., :, None]
     n = values.shape[-1]
-    off = ~xp.eye(n, dtype=bool)
+    off = ~xp.eye(n, dtype=bool) & (gap != 0)
     inverse_gap = xp.where(off, 1.0 / xp.where(off, gap, 1.0), 0.0)
     inner = inverse_gap * xp.matmul(rows, transposed(xp, d_rows)) + _diag_matrix(xp, d_values)
     grad = xp.matmul(xp.matmul(transposed(xp, rows), inner), rows)

@@ -112,6 +112,12 @@ def _product_gradients(F: Any, attrs: dict, a: Any, b: Any, og: Any) -> list:
     return [ga, gb]
 
 
+def _gemm(xp: Any, attrs: dict, ins: list) -> Any:
+    product = _gemm_product(xp, attrs, ins[0], ins[1])
+    # BLAS's rule, which MXNet follows: beta = 0 does not read C, so a NaN or Inf there is not kept
+    return product + attrs["beta"] * ins[2] if attrs["beta"] else product
+
+
 register_linalg(
     "gemm2",
     lambda xp, attrs, ins: [_gemm_product(xp, attrs, ins[0], ins[1])],
@@ -124,7 +130,7 @@ register_linalg(
 )
 register_linalg(
     "gemm",
-    lambda xp, attrs, ins: [_gemm_product(xp, attrs, ins[0], ins[1]) + attrs["beta"] * ins[2]],
+    lambda xp, attrs, ins: [_gemm(xp, attrs, ins)],
     inputs=("A", "B", "C"),
     params={**_GEMM_PARAMS, "beta": Param(parse_float, 1.0, "scale of C")},
     infer_shape=_gemm_infer,

@@ -14,15 +14,28 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError
-from .params import Param, optional, parse_context, parse_dtype, parse_float, parse_int, parse_shape
+from .params import Param, enum, optional, parse_context, parse_dtype, parse_float, parse_int, parse_shape
 from .registry import OpDef, register
 
+FLOAT_DTYPES = ("float16", "float32", "float64")
 
-def _creation_params(dtype: str = "float32") -> dict[str, Param]:
+
+def _dtype_parser(default: str, allowed: tuple[str, ...]) -> Callable[[Any], str]:
+    """A dtype among ``allowed`` (MXNet refuses the rest: an integer uniform would be all zeros);
+    ``None`` gives ``default``."""
+    check = enum(*allowed)
+
+    def parse(value: Any) -> str:
+        return default if value is None or value == "None" else check(parse_dtype(value))
+
+    return parse
+
+
+def _creation_params(dtype: str = "float32", allowed: tuple[str, ...] = FLOAT_DTYPES) -> dict[str, Param]:
     return {
         "shape": Param(parse_shape, (1,), "output shape"),
         "ctx": Param(optional(parse_context), None, "context of the output (imperative use)"),
-        "dtype": Param(parse_dtype, dtype, "output dtype"),
+        "dtype": Param(_dtype_parser(dtype, allowed), dtype, f"output dtype, one of {', '.join(allowed)}"),
     }
 
 
@@ -128,7 +141,7 @@ register(
         "_random_randint",
         _randint,
         inputs=(),
-        params={"low": Param(parse_int), "high": Param(parse_int), **_creation_params("int32")},
+        params={"low": Param(parse_int), "high": Param(parse_int), **_creation_params("int32", ("int32", "int64"))},
         infer_shape=_checked(_check_randint),
         infer_type=_infer_creation_type,
         gradient=_NO_GRAD,

@@ -72,6 +72,19 @@ def test_box_nms_keeps_the_rows_mxnet_keeps(params, kept, ctx):
     np.testing.assert_array_equal(out, [ROWS[k] for k in kept] + [NONE] * (6 - len(kept)))
 
 
+def test_box_nms_with_classes_drops_the_default_background_id_minus_one(ctx):
+    # MXNet 1.9.1: with id_index >= 0, rows of class -1 (background_id's default; GluonCV's padding)
+    # are dropped, even with force_suppress; other negative ids stay
+    rows = np.array(
+        [[-1, 0.9, 0, 0, 1, 1], [0, 0.8, 0, 0, 1, 1], [1, 0.7, 5, 5, 6, 6], [-2, 0.6, 8, 8, 9, 9]], np.float32
+    )
+    for params in ({"id_index": 0}, {"id_index": 0, "force_suppress": True}):
+        out = mx.nd.contrib.box_nms(mx.nd.array(rows, ctx=ctx), **params).asnumpy()
+        np.testing.assert_array_equal(out, [*rows[[1, 2, 3]], [-1] * 6])
+    out = mx.nd.contrib.box_nms(mx.nd.array(rows, ctx=ctx)).asnumpy()  # no classes: nothing is background
+    np.testing.assert_array_equal(out, [*rows[[0, 2, 3]], [-1] * 6])
+
+
 def test_box_nms_converts_the_boxes_to_out_format():
     out = mx.nd.contrib.box_nms(mx.nd.array(ROWS), valid_thresh=0.5, out_format="center").asnumpy()
     np.testing.assert_allclose(out[0], [0, 0.6, 0.6, 0.65, 0.2, 0.3, 1], rtol=1e-6)
@@ -125,6 +138,17 @@ def test_box_nms_refuses_columns_outside_the_rows():
         mx.nd.contrib.box_nms(mx.nd.array(ROWS), coord_start=4)
     with pytest.raises(LazyNDError, match="box_nms.*score_index 7"):
         mx.nd.contrib.box_nms(mx.nd.array(ROWS), score_index=7)
+
+
+def test_box_nms_needs_rows_of_a_score_and_a_box():
+    # MXNet 1.9.1 refuses rows narrower than 5 values, where the score would sit on a coordinate
+    with pytest.raises(LazyNDError, match="box_nms: rows of 'data' have 4 values, expected at least 5"):
+        mx.nd.contrib.box_nms(mx.nd.zeros((3, 4)), coord_start=0, score_index=0)
+
+
+def test_box_nms_of_no_boxes_is_empty():
+    # it failed inside the kernel (a NumPy reshape error)
+    assert mx.nd.contrib.box_nms(mx.nd.zeros((2, 0, 6))).asnumpy().shape == (2, 0, 6)
 
 
 SCORES = np.array([[0.5, 0.6], [0.1, 0.3], [0.6, 0.6]], np.float32)

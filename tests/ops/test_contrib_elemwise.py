@@ -47,6 +47,16 @@ def test_div_sqrt_dim_divides_by_the_root_of_the_last_axis(ctx):
     check_gradient("_contrib_div_sqrt_dim", [np.random.default_rng(0).normal(size=(2, 5))])
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int64", "int8", "uint8"])
+def test_div_sqrt_dim_of_integers_truncates_like_mxnet(dtype, ctx):
+    # MXNet 1.9.1 divides integers by the truncated root (sqrt(5) -> 2), truncating toward zero
+    values = [5, 7, 9, 127, 1] if dtype == "uint8" else [5, -7, -9, 127, -128]
+    y = mx.nd.contrib.div_sqrt_dim(mx.nd.array([values], dtype=dtype, ctx=ctx))
+    expected = [2, 3, 4, 63, 0] if dtype == "uint8" else [2, -3, -4, 63, -64]
+    assert y.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(y.asnumpy(), [expected])
+
+
 def test_quadratic_matches_mxnet_and_its_gradient(ctx):
     x = mx.nd.array(np.arange(6).reshape(2, 3), ctx=ctx)
     x.attach_grad()

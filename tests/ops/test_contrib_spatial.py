@@ -140,9 +140,41 @@ def test_bilinear_resize_like_takes_the_second_input_size():
     np.testing.assert_allclose(y.asnumpy()[0, 0, :, 0], [0, 2, 4, 6, 8])
 
 
-def test_bilinear_resize_refuses_unsupported_modes_and_empty_outputs():
-    with pytest.raises(LazyNDError, match="BilinearResize2D.*mode 'odd_scale'"):
-        mx.nd.contrib.BilinearResize2D(mx.nd.array(GRID), mode="odd_scale", scale_height=2, scale_width=2)
+@pytest.mark.parametrize(
+    "mode,expected",
+    [
+        ("to_even_down", [[0, 1, 2, 3], [8, 9, 10, 11]]),
+        (
+            "to_even_up",
+            [[0, 1, 2, 3], [8 / 3, 11 / 3, 14 / 3, 17 / 3], [16 / 3, 19 / 3, 22 / 3, 25 / 3], [8, 9, 10, 11]],
+        ),
+        ("to_odd_down", [[0, 1.5, 3], [4, 5.5, 7], [8, 9.5, 11]]),
+        ("to_odd_up", [[0, 0.75, 1.5, 2.25, 3], [4, 4.75, 5.5, 6.25, 7], [8, 8.75, 9.5, 10.25, 11]]),
+    ],
+)
+def test_bilinear_resize_parity_modes_match_mxnet(mode, expected, ctx):
+    # MXNet 1.9.1: each axis of the 3 x 4 input moves by one to an even (odd) size, up or down
+    y = mx.nd.contrib.BilinearResize2D(mx.nd.array(GRID, ctx=ctx), mode=mode)
+    np.testing.assert_allclose(y.asnumpy()[0, 0], expected, rtol=1e-4)
+
+
+def test_bilinear_resize_odd_scale_keeps_odd_sizes_odd_and_its_gradient_matches_mxnet():
+    # MXNet 1.9.1: an odd size n scales to (n - 1) * scale + 1, an even one to n * scale
+    y = mx.nd.contrib.BilinearResize2D(mx.nd.array(GRID), mode="odd_scale", scale_height=2, scale_width=2)
+    assert y.shape == (1, 1, 5, 8)
+    np.testing.assert_allclose(y.asnumpy()[0, 0, :, 0], [0, 2, 4, 6, 8])
+    np.testing.assert_allclose(y.asnumpy()[0, 0, 0], np.arange(8) * 3 / 7, rtol=1e-6)
+    x = mx.nd.array(GRID)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.BilinearResize2D(x, mode="to_even_up", align_corners=False)
+    y.backward(mx.nd.ones(y.shape))
+    np.testing.assert_allclose(x.grad.asnumpy()[0, 0], [[1.375] * 4, [1.25] * 4, [1.375] * 4])
+
+
+def test_bilinear_resize_refuses_odd_scale_without_scales_and_empty_outputs():
+    with pytest.raises(LazyNDError, match="BilinearResize2D: mode 'odd_scale' needs scale_height and scale_width"):
+        mx.nd.contrib.BilinearResize2D(mx.nd.array(GRID), mode="odd_scale", scale_height=2)
     # (MXNet 1.9.1 returns an empty array)
     with pytest.raises(LazyNDError, match="BilinearResize2D.*height 0"):
         mx.nd.contrib.BilinearResize2D(mx.nd.array(GRID), scale_height=0.2, scale_width=1.0)

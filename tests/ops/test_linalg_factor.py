@@ -28,6 +28,62 @@ def test_potrf_gradient_is_mxnets_symmetric_one():
     )
 
 
+def test_potrf_lower_false_gives_the_upper_factor_and_its_gradient():
+    # MXNet 1.9.1's values: U with A = U^T U; the gradient rule is the lower one seen through U^T
+    a = _f64([[4, 2], [2, 3]])
+    a.attach_grad()
+    with mx.autograd.record():
+        upper = mx.nd.linalg.potrf(a, lower=False)
+    upper.backward(_f64([[1, 2], [3, 4]]))
+    np.testing.assert_allclose(upper.asnumpy(), [[2.0, 1.0], [0.0, np.sqrt(2.0)]])
+    np.testing.assert_allclose(
+        a.grad.asnumpy(), [[0.35355339059327373, -0.20710678118654746], [-0.20710678118654746, 1.414213562373095]]
+    )
+
+
+def test_potrf_reads_only_the_triangle_it_factors():
+    # MXNet 1.9.1 (LAPACK): lower=False reads A's upper triangle, the lower one is never looked at
+    a = np.array([[4.0, 2.0], [2.0, 3.0]])
+    upper = mx.nd.linalg.potrf(_f64(a + np.tril(np.full((2, 2), 100.0), -1)), lower=False)
+    lower = mx.nd.linalg.potrf(_f64(a + np.triu(np.full((2, 2), 100.0), 1)))
+    np.testing.assert_allclose(upper.asnumpy(), [[2.0, 1.0], [0.0, np.sqrt(2.0)]])
+    np.testing.assert_allclose(lower.asnumpy(), [[2.0, 0.0], [1.0, np.sqrt(2.0)]])
+
+
+def test_potri_lower_false_reads_the_upper_factor():
+    # MXNet 1.9.1's values: (U^T U)^-1 from the upper triangle; the gradient stays on that triangle
+    factor = _f64([[2, 1], [0, 3]])
+    factor.attach_grad()
+    with mx.autograd.record():
+        inverse = mx.nd.linalg.potri(factor, lower=False)
+    inverse.backward(_f64([[1, 2], [3, 4]]))
+    np.testing.assert_allclose(inverse.asnumpy(), [[5 / 18, -1 / 18], [-1 / 18, 1 / 9]])
+    np.testing.assert_allclose(factor.grad.asnumpy(), [[-5 / 36, -2 / 9], [0.0, -0.12962962962962965]])
+
+
+def test_syevd_eigenvalue_gradient_of_repeated_eigenvalues_is_finite():
+    # MXNet 1.9.1: U^T diag(dL) U; the eigenvector term's 1 / (L[j] - L[i]) made it 0 * inf = NaN here
+    a = _f64(np.diag([2.0, 2.0, 3.0]))
+    a.attach_grad()
+    with mx.autograd.record():
+        _, values = mx.nd.linalg.syevd(a)
+        loss = (values * _f64([1, 2, 3])).sum()
+    loss.backward()
+    np.testing.assert_allclose(a.grad.asnumpy(), np.diag([1.0, 2.0, 3.0]))
+
+
+def test_det_gradient_is_the_cofactor_matrix_singular_matrices_included():
+    # d det(A) / dA = cof(A); a singular A used to fail in the backward (A^-1); MXNet 1.9.1 gives 0 there,
+    # which is wrong for rank n - 1
+    for values, cofactors in [([[3, 1], [2, 5]], [[5, -2], [-1, 3]]), ([[1, 2], [2, 4]], [[4, -2], [-2, 1]])]:
+        a = _f64(values)
+        a.attach_grad()
+        with mx.autograd.record():
+            det = mx.nd.linalg.det(a)
+        det.backward()
+        np.testing.assert_allclose(a.grad.asnumpy(), cofactors, atol=1e-12)
+
+
 def test_gelqf_gives_q_then_l_with_lapacks_signs():
     q, low = mx.nd.linalg_gelqf(_f64([[1, 2, 3], [4, 5, 6]]))
     np.testing.assert_allclose(

@@ -25,6 +25,13 @@ def test_gemm2_row_axis_batches_over_the_other_axes():
     np.testing.assert_allclose(out.asnumpy()[:, 1, :2], [[49.0, 51.2], [113.0, 118.4], [177.0, 185.6]])
 
 
+def test_gemm_with_beta_zero_does_not_read_c():
+    # BLAS's rule, as MXNet 1.9.1: C may hold NaN or Inf (an uninitialised buffer) when beta is 0
+    c = _f64([[np.nan, 1.0], [1.0, np.inf]])
+    out = mx.nd.linalg.gemm(_f64(T), _f64(T), c, beta=0.0)
+    np.testing.assert_allclose(out.asnumpy(), np.asarray(T) @ np.asarray(T))
+
+
 def test_trsm_rightside_transposed_upper_and_trmm_transposed_upper_as_mxnet():
     got = mx.nd.linalg_trsm(_f64(T), _f64(B).T, rightside=True, transpose=True, lower=False, alpha=2)
     np.testing.assert_allclose(got.asnumpy(), [[-4.0, 2.0], [-4.25, 2.5], [-4.5, 3.0]])

@@ -30,6 +30,24 @@ def test_sampler_shapes_and_dtypes_follow_their_parameters():
     assert mx.nd.random_randint(low=0, high=5, shape=(2,)).dtype == np.int32
 
 
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: mx.nd.random.uniform(shape=(3,), dtype="int32"), "_random_uniform: invalid value 'int32'"),
+        (lambda: mx.nd.random.normal(shape=(3,), dtype="uint8"), "_random_normal: invalid value 'uint8'"),
+        (lambda: mx.nd.random.poisson(2.0, shape=(3,), dtype="int64"), "_random_poisson: invalid value 'int64'"),
+        (lambda: mx.nd.random.randint(0, 5, shape=(3,), dtype="float32"), "_random_randint: invalid value 'float32'"),
+    ],
+    ids=["uniform-int32", "normal-uint8", "poisson-int64", "randint-float32"],
+)
+def test_sampler_dtypes_are_mxnets(call, message):
+    # MXNet 1.9.1 draws floats as float16/32/64 only and randint as int32/int64 only: an integer
+    # uniform was silently all zeros here
+    with pytest.raises(OperatorError, match=message):
+        call()
+    assert mx.nd.random.randint(0, 5, shape=(3,), dtype="int64").dtype == np.int64
+
+
 # -- MXNet 1.x's further samplers ------------------------------------------------------------------
 N = 20000  # draws per statistic: the means below sit within 5 standard errors
 
