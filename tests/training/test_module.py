@@ -404,3 +404,24 @@ def test_group2ctxs_of_the_wrong_length_and_compression_params_are_refused() -> 
         mx.mod.Module(_two_stage_net(), context=[mx.cpu(0), mx.cpu(1)], group2ctxs={"stage1": [mx.cpu(0)] * 3})
     with pytest.raises(LazyNDError, match="compression_params .* is not supported"):
         mx.mod.Module(_two_stage_net(), compression_params={"type": "2bit"})
+
+
+def test_get_params_averages_the_devices_copies_when_each_updates_its_own() -> None:
+    # kvstore=None on several devices: each device updates its copy from its own slice of the
+    # batch, so the copies part; MXNet 1.9.1's get_params hands out their mean
+    data, label = _blobs(count=8)
+    mod = mx.mod.Module(_net(), context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[("data", (8, 5))], label_shapes=[("softmax_label", (8,))])
+    mod.init_params(arg_params=_start_params())
+    mod.init_optimizer(kvstore=None, optimizer_params={"learning_rate": 0.5})
+    mod.forward(mx.io.DataBatch([mx.nd.array(data)], [mx.nd.array(label)]), is_train=True)
+    mod.backward()
+    mod.update()
+    group = mod._exec_group
+    copies = {
+        name: [a.asnumpy() for a in arrays] for name, arrays in zip(group.param_names, group.param_arrays, strict=True)
+    }
+    assert not np.allclose(*copies["fc2_bias"])
+    params = _host(mod.get_params()[0])
+    for name, (first, second) in copies.items():
+        np.testing.assert_allclose(params[name], (first + second) / 2, rtol=1e-6, atol=1e-7)
