@@ -128,3 +128,15 @@ def test_module_checkpoint_callback_saves_the_module_every_period(tmp_path) -> N
     ]  # fmt: skip
     _, arg_params, _ = load_checkpoint(prefix, 4)
     np.testing.assert_array_equal(arg_params["fc2_weight"].asnumpy(), mod.get_params()[0]["fc2_weight"].asnumpy())
+
+
+def test_save_checkpoint_logs_each_file_it_writes_as_mxnet(tmp_path, caplog) -> None:
+    mod = mx.mod.Module(_net())
+    _fit(mod, 0, 1)
+    prefix = str(tmp_path / "net")
+    with caplog.at_level("INFO"):
+        mod.save_checkpoint(prefix, 3, save_optimizer_states=True)
+    assert [r.getMessage() for r in caplog.records] == [
+        f'Saved checkpoint to "{prefix}-0003.params"',
+        f'Saved optimizer state to "{prefix}-0003.states"',
+    ]
