@@ -121,6 +121,7 @@ class DataParallelExecutorGroup:
         aux_params: dict[str, Any],
         for_training: bool,
     ) -> None:
+        self.symbol = symbol
         self.contexts = list(contexts)
         if work_load_list is None:
             work_load_list = [1] * len(self.contexts)
@@ -191,18 +192,27 @@ class DataParallelExecutorGroup:
     def update_metric(
         self, eval_metric: metric_module.EvalMetric, label_names: Sequence[str], labels: Sequence[Any], pad: int = 0
     ) -> None:
-        """Update ``eval_metric`` with each device's outputs against its slice of ``labels``, padding left out."""
+        """Update ``eval_metric`` with each device's outputs against its slice of ``labels``, padding left out.
+
+        As in MXNet, the metric is given every output and every label by name (``update_dict``), so
+        that its ``output_names``/``label_names`` pick the ones it scores; a label without a name
+        (``""``) is keyed by its position.
+        """
         keep = self.batch_size - (pad or 0)
         host_labels = [(label.asnumpy() if hasattr(label, "asnumpy") else np.asarray(label)) for label in labels]
         axes = [self.batch_axes.get(name, 0) for name in label_names]
+        keys = [name or f"label{i}" for i, name in enumerate(label_names)]
+        output_names = self.symbol.list_outputs()
         for exe, part in zip(self.execs, self.slices, strict=True):
             stop = min(part.stop, keep)
             if stop <= part.start:
                 continue
             rows = slice(part.start, stop)
             dev_labels = [lab[(slice(None),) * ax + (rows,)] for lab, ax in zip(host_labels, axes, strict=True)]
-            preds = [_unpadded(out.asnumpy(), part, stop) for out in exe.outputs[: len(dev_labels)]]
-            eval_metric.update(dev_labels, preds)
+            preds = [_unpadded(out.asnumpy(), part, stop) for out in exe.outputs]
+            eval_metric.update_dict(
+                dict(zip(keys, dev_labels, strict=True)), dict(zip(output_names, preds, strict=True))
+            )
 
     def set_params(self, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
         """Copy ``arg_params`` and ``aux_params`` onto every device."""

@@ -425,3 +425,41 @@ def test_get_params_averages_the_devices_copies_when_each_updates_its_own() -> N
     params = _host(mod.get_params()[0])
     for name, (first, second) in copies.items():
         np.testing.assert_allclose(params[name], (first + second) / 2, rtol=1e-6, atol=1e-7)
+
+
+def _two_output_module(with_label: bool = True) -> tuple[mx.mod.Module, mx.io.NDArrayIter]:
+    """A softmax head ``sa`` (labelled) and a loss head ``lb`` of known per-row sums 1.38."""
+    data = sym.Variable("data")
+    heads = [sym.MakeLoss(sym.sum(sym.FullyConnected(data, num_hidden=2, name="fb"), axis=1), name="lb")]
+    if with_label:
+        heads.insert(0, sym.SoftmaxOutput(sym.FullyConnected(data, num_hidden=3, name="fa"), name="sa"))
+    mod = mx.mod.Module(sym.Group(heads), label_names=["sa_label"] if with_label else None)
+    features = np.arange(24, dtype=np.float32).reshape(4, 6) / 10
+    label = {"sa_label": np.array([0, 1, 2, 1], np.float32)} if with_label else None
+    it = mx.io.NDArrayIter(features, label, batch_size=4)
+    mod.bind(data_shapes=it.provide_data, label_shapes=it.provide_label)
+    mod.init_params(mx.init.Constant(0.1))
+    return mod, it
+
+
+def test_metrics_pick_the_outputs_they_name() -> None:
+    # MXNet 1.9.1 hands a metric every output by name; lazynd gave the first outputs, one per label
+    mod, it = _two_output_module()
+    loss = mx.metric.Loss(output_names=["lb_output"])
+    assert mod.score(it, loss) == [("loss", pytest.approx(1.38, rel=1e-5))]
+    both = mx.metric.create(
+        [mx.metric.Accuracy(output_names=["sa_output"]), mx.metric.Loss(output_names=["lb_output"])]
+    )
+    assert mod.score(it, both) == [("accuracy", 0.25), ("loss", pytest.approx(1.38, rel=1e-5))]
+
+
+def test_a_loss_metric_scores_a_module_without_labels() -> None:
+    # MXNet 1.9.1 raises a TypeError here; lazynd gave NaN
+    mod, it = _two_output_module(with_label=False)
+    assert mod.score(it, "loss") == [("loss", pytest.approx(1.38, rel=1e-5))]
+
+
+def test_a_metric_naming_an_output_the_module_lacks_is_refused_by_name() -> None:
+    mod, it = _two_output_module()
+    with pytest.raises(LazyNDError, match=r"output_names \['nope'\] not among"):
+        mod.score(it, mx.metric.Accuracy(output_names=["nope"]))
