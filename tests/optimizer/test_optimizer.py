@@ -801,3 +801,15 @@ def test_loaded_states_of_another_optimizer_or_shape_are_refused_at_the_first_up
     same.set_states(momentum.get_states())
     same(0, g, w)  # what this optimizer keeps: taken as it is
     np.testing.assert_allclose(same.states[0].asnumpy(), 0.9 * momentum.states[0].asnumpy() - 0.01 * 1.0, rtol=1e-6)
+
+
+def test_updater_gives_states_saved_by_parameter_name_to_each_index_of_that_name():
+    # MXNet's store-side updater keys states by name; lazynd's Module numbers the copies on its devices
+    import pickle
+
+    opt = optimizer.create("sgd", momentum=0.9, param_idx2name={0: "w", 1: "w", 2: "b"})
+    updater = optimizer.get_updater(opt)
+    updater.set_states(pickle.dumps({"w": np.array([1.0, 2.0], np.float32), "other": None}))
+    assert sorted(updater.states, key=str) == [0, 1, "other"]
+    np.testing.assert_array_equal(updater.states[1].asnumpy(), [1.0, 2.0])
+    assert updater.states[0] is not updater.states[1]
