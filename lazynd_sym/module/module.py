@@ -13,6 +13,7 @@ with the optimizer states, ``prefix-%04d.states``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -353,15 +354,24 @@ class Module(BaseModule):
         num_device = len(self._context)
         store, update_on_kvstore = create_kvstore(kvstore, num_device, self._arg_params)
         batch_size = group.batch_size * (int(store.num_workers) if is_dist_sync(store) else 1)
+        if update_on_kvstore:
+            idx2name = dict(enumerate(group.param_names))
+        else:
+            idx2name = {i * num_device + k: n for i, n in enumerate(group.param_names) for k in range(num_device)}
         if isinstance(optimizer, str):
-            if update_on_kvstore:
-                idx2name = dict(enumerate(group.param_names))
-            else:
-                idx2name = {i * num_device + k: n for i, n in enumerate(group.param_names) for k in range(num_device)}
             params = dict(optimizer_params)
             params.setdefault("rescale_grad", 1.0 / batch_size)
             optimizer = opt_module.create(optimizer, sym=self._symbol, param_idx2name=idx2name, **params)
-        elif not isinstance(optimizer, opt_module.Optimizer):
+        elif isinstance(optimizer, opt_module.Optimizer):
+            if optimizer.rescale_grad != 1.0 / batch_size:
+                warnings.warn(
+                    f"Module.init_optimizer: the optimizer's rescale_grad is {optimizer.rescale_grad}, not "
+                    f"1/batch_size = {1.0 / batch_size}; the gradients are sums over the batch",
+                    stacklevel=2,
+                )
+            if not optimizer.idx2name:  # as MXNet: its multipliers by name then reach the parameters
+                optimizer.idx2name = dict(idx2name)
+        else:
             raise DataError(f"init_optimizer: optimizer must be a name or an Optimizer, got {type(optimizer).__name__}")
         self._optimizer, self._kvstore, self._update_on_kvstore = optimizer, store, update_on_kvstore
         self._updater = None

@@ -463,3 +463,31 @@ def test_a_metric_naming_an_output_the_module_lacks_is_refused_by_name() -> None
     mod, it = _two_output_module()
     with pytest.raises(LazyNDError, match=r"output_names \['nope'\] not among"):
         mod.score(it, mx.metric.Accuracy(output_names=["nope"]))
+
+
+def test_an_optimizer_object_gets_the_parameter_names_so_its_multipliers_apply() -> None:
+    # MXNet 1.9.1 gives an Optimizer made outside the Module the index -> name map it builds, so
+    # set_lr_mult({'fc1_weight': 0}) freezes fc1_weight; lazynd ignored the names
+    data, label = _blobs(count=8)
+    for contexts in ([mx.cpu()], [mx.cpu(0), mx.cpu(1)]):
+        mod = mx.mod.Module(_net(), context=contexts)
+        mod.bind(data_shapes=[("data", (8, 5))], label_shapes=[("softmax_label", (8,))])
+        start = _start_params()
+        mod.init_params(arg_params=start)
+        opt = mx.optimizer.SGD(learning_rate=0.5, rescale_grad=1 / 8)
+        opt.set_lr_mult({"fc1_weight": 0.0})
+        mod.init_optimizer(kvstore="local", optimizer=opt)
+        mod.forward(mx.io.DataBatch([mx.nd.array(data)], [mx.nd.array(label)]), is_train=True)
+        mod.backward()
+        mod.update()
+        params = _host(mod.get_params()[0])
+        np.testing.assert_array_equal(params["fc1_weight"], start["fc1_weight"].asnumpy())
+        assert not np.allclose(params["fc2_weight"], start["fc2_weight"].asnumpy())
+
+
+def test_an_optimizer_object_whose_rescale_grad_is_not_one_over_the_batch_is_warned_about() -> None:
+    mod = mx.mod.Module(_net())
+    mod.bind(data_shapes=[("data", (8, 5))], label_shapes=[("softmax_label", (8,))])
+    mod.init_params()
+    with pytest.warns(UserWarning, match=r"rescale_grad is 1.0, not 1/batch_size = 0.125"):
+        mod.init_optimizer(optimizer=mx.optimizer.SGD())
