@@ -130,11 +130,13 @@ class FeedForward(InferenceMixin):
 
     def _create_optimizer(self, batch_size: int, param_names: list[str], copies: int) -> Any:
         """The optimizer; ``copies`` updater indices per parameter (one per device when each updates its own)."""
+        idx2name = {i * copies + k: name for i, name in enumerate(param_names) for k in range(copies)}
         if isinstance(self.optimizer, str):
             kwargs = dict(self.kwargs)
             kwargs.setdefault("rescale_grad", 1.0 / batch_size)
-            idx2name = {i * copies + k: name for i, name in enumerate(param_names) for k in range(copies)}
             return opt_module.create(self.optimizer, sym=self.symbol, param_idx2name=idx2name, **kwargs)
+        if isinstance(self.optimizer, opt_module.Optimizer) and not self.optimizer.idx2name:
+            self.optimizer.idx2name = idx2name  # as MXNet: its multipliers by name then reach the parameters
         return self.optimizer
 
     # -- training --------------------------------------------------------------------------------
