@@ -328,6 +328,21 @@ def test_factor_scheduler_steps_and_floors():
     assert [sched(n) for n in (1, 10, 11, 21, 31, 41)] == pytest.approx([1.0, 1.0, 0.1, 0.01, 0.005, 0.005])
 
 
+def test_step_schedulers_log_mxnets_lines_when_the_rate_changes(caplog):
+    # MXNet 1.9.1's lines, which training-log parsers look for
+    factor = lr_scheduler.FactorScheduler(step=3, factor=0.5, stop_factor_lr=0.3, base_lr=1.0)
+    multi = lr_scheduler.MultiFactorScheduler(step=[2], factor=0.5, base_lr=1.0)
+    with caplog.at_level("INFO"):
+        for n in range(9):
+            factor(n)
+            multi(n)
+    assert [r.getMessage() for r in caplog.records] == [
+        "Update[3]: Change learning rate to 5.00000e-01",
+        "Update[4]: Change learning rate to 5.00000e-01",
+        "Update[7]: now learning rate arrived at 3.00000e-01, will not change in the future",
+    ]
+
+
 def test_multi_factor_scheduler_steps_at_each_listed_update():
     sched = lr_scheduler.MultiFactorScheduler(step=[5, 8], factor=0.5, base_lr=2.0)
     assert [sched(n) for n in (5, 6, 8, 9, 100)] == pytest.approx([2.0, 1.0, 1.0, 0.5, 0.5])
