@@ -48,12 +48,6 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_FROM_SYMBOLIC))
 
 
-def _metric_text(eval_metric: Any) -> str:
-    if eval_metric is None:
-        return ""
-    return "\t".join(f"{name}={value:f}" for name, value in eval_metric.get_name_value())
-
-
 def log_train_metric(period: int, auto_reset: bool = False) -> Callable[[BatchEndParam], None]:
     """Batch-end callback logging the training metric every ``period`` batches."""
 
@@ -71,7 +65,9 @@ class Speedometer:
     """Log samples per second (and the metric) every ``frequent`` batches.
 
     With ``auto_reset`` each log starts a new local period of the metric (``reset_local``, as
-    MXNet 1.x), so the next log covers the batches since; the epoch's value is kept.
+    MXNet 1.x), so the next log covers the batches since; the epoch's value is kept.  The lines
+    are MXNet 1.9.1's: ``Epoch[e] Batch [a-b]`` for the batches a log covers (``[0-b]`` without
+    ``auto_reset``), ``Iter[e] Batch [b]`` with no metric.
 
     Examples
     --------
@@ -106,10 +102,24 @@ class Speedometer:
             return
         elapsed = max(time.perf_counter() - self.tic, 1e-9)
         self.last_speed = self.frequent * self.batch_size / elapsed
-        text = _metric_text(param.eval_metric)
-        if param.eval_metric is not None and self.auto_reset:
-            param.eval_metric.reset_local()
-        _log.info("Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec\t%s", param.epoch, count, self.last_speed, text)
+        epoch, speed = param.epoch, self.last_speed
+        if param.eval_metric is None:
+            _log.info("Iter[%d] Batch [%d]\tSpeed: %.2f samples/sec", epoch, count, speed)
+        else:
+            # MXNet 1.9.1's lines, which log parsers read: the batches the values cover, then name=value
+            text = "".join(f"\t{name}={value:f}" for name, value in param.eval_metric.get_name_value())
+            if self.auto_reset:
+                param.eval_metric.reset_local()
+                _log.info(
+                    "Epoch[%d] Batch [%d-%d]\tSpeed: %.2f samples/sec%s",
+                    epoch,
+                    count - self.frequent,
+                    count,
+                    speed,
+                    text,
+                )
+            else:
+                _log.info("Epoch[%d] Batch [0-%d]\tSpeed: %.2f samples/sec%s", epoch, count, speed, text)
         self.tic = time.perf_counter()
 
 

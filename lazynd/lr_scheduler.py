@@ -23,6 +23,9 @@ from .errors import LazyNDError
 from .log import get_logger
 
 _log = get_logger(__name__)
+# the lines MXNet 1.9.1 logs when a step schedule changes the rate, which training-log parsers look for
+_CHANGE_LINE = "Update[%d]: Change learning rate to %0.5e"
+_FLOOR_LINE = "Update[%d]: now learning rate arrived at %0.5e, will not change in the future"
 
 __all__ = ["LRScheduler", "FactorScheduler", "MultiFactorScheduler", "PolyScheduler", "CosineScheduler"]
 
@@ -128,9 +131,9 @@ class FactorScheduler(LRScheduler):
             self.base_lr *= self.factor
             if self.base_lr < self.stop_factor_lr:
                 self.base_lr = self.stop_factor_lr
-                _log.info("update[%d]: learning rate reached its floor %.5e", num_update, self.base_lr)
+                _log.info(_FLOOR_LINE, num_update, self.base_lr)
             else:
-                _log.info("update[%d]: changed the learning rate to %.5e", num_update, self.base_lr)
+                _log.info(_CHANGE_LINE, num_update, self.base_lr)
         return self.base_lr
 
 
@@ -179,7 +182,7 @@ class MultiFactorScheduler(LRScheduler):
             self.count = self.step[self.cur_step_ind]
             self.cur_step_ind += 1
             self.base_lr *= self.factor
-            _log.info("update[%d]: changed the learning rate to %.5e", num_update, self.base_lr)
+            _log.info(_CHANGE_LINE, num_update, self.base_lr)
         return self.base_lr
 
 

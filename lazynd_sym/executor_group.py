@@ -6,7 +6,7 @@ layout), in proportion to ``work_load_list``.  Every batch is copied slice by
 slice into the executors, which run forward and backward side by side on the
 engine.  The parameters of one name on all devices are exposed together
 (``param_arrays[i][k]`` is parameter ``i`` on device ``k``), ready to be summed
-through a KVStore and updated; the caller keeps them equal on every device.
+through a KVStore and updated; without a store each device may update its own copy.
 """
 
 from __future__ import annotations
@@ -121,6 +121,7 @@ class DataParallelExecutorGroup:
         aux_params: dict[str, Any],
         for_training: bool,
     ) -> None:
+        self.symbol = symbol
         self.contexts = list(contexts)
         if work_load_list is None:
             work_load_list = [1] * len(self.contexts)
@@ -191,18 +192,27 @@ class DataParallelExecutorGroup:
     def update_metric(
         self, eval_metric: metric_module.EvalMetric, label_names: Sequence[str], labels: Sequence[Any], pad: int = 0
     ) -> None:
-        """Update ``eval_metric`` with each device's outputs against its slice of ``labels``, padding left out."""
+        """Update ``eval_metric`` with each device's outputs against its slice of ``labels``, padding left out.
+
+        As in MXNet, the metric is given every output and every label by name (``update_dict``), so
+        that its ``output_names``/``label_names`` pick the ones it scores; a label without a name
+        (``""``) is keyed by its position.
+        """
         keep = self.batch_size - (pad or 0)
         host_labels = [(label.asnumpy() if hasattr(label, "asnumpy") else np.asarray(label)) for label in labels]
         axes = [self.batch_axes.get(name, 0) for name in label_names]
+        keys = [name or f"label{i}" for i, name in enumerate(label_names)]
+        output_names = self.symbol.list_outputs()
         for exe, part in zip(self.execs, self.slices, strict=True):
             stop = min(part.stop, keep)
             if stop <= part.start:
                 continue
             rows = slice(part.start, stop)
             dev_labels = [lab[(slice(None),) * ax + (rows,)] for lab, ax in zip(host_labels, axes, strict=True)]
-            preds = [_unpadded(out.asnumpy(), part, stop) for out in exe.outputs[: len(dev_labels)]]
-            eval_metric.update(dev_labels, preds)
+            preds = [_unpadded(out.asnumpy(), part, stop) for out in exe.outputs]
+            eval_metric.update_dict(
+                dict(zip(keys, dev_labels, strict=True)), dict(zip(output_names, preds, strict=True))
+            )
 
     def set_params(self, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
         """Copy ``arg_params`` and ``aux_params`` onto every device."""
@@ -210,23 +220,28 @@ class DataParallelExecutorGroup:
             exe.copy_params_from(arg_params, aux_params, allow_extra_params=True)
 
     def copy_params_to(self, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
-        """Write the parameters into ``arg_params`` (from the first device, all hold the same) and the
-        auxiliary states into ``aux_params`` (averaged: BatchNorm statistics differ between devices)."""
-        for name, arrays in zip(self.param_names, self.param_arrays, strict=True):
-            if name in arg_params:
-                arrays[0].copyto(arg_params[name])
-        for name, arrays in zip(self.aux_names, self.aux_arrays, strict=True):
-            if name not in aux_params:
-                continue
-            if len(arrays) == 1:
-                arrays[0].copyto(aux_params[name])
-                continue
-            target = aux_params[name]
-            total = arrays[0].copyto(target.context)
-            for array in arrays[1:]:
-                total += array.copyto(target.context)
-            (total / len(arrays)).copyto(target)
+        """Write the parameters into ``arg_params`` and the auxiliary states into ``aux_params``, each
+        averaged over the devices, as MXNet does: BatchNorm statistics differ between devices, and so
+        do the weights when every device updates its own copy without a KVStore."""
+        for names, blocks, target in (
+            (self.param_names, self.param_arrays, arg_params),
+            (self.aux_names, self.aux_arrays, aux_params),
+        ):
+            for name, arrays in zip(names, blocks, strict=True):
+                if name in target:
+                    _average_into(arrays, target[name])
 
     def install_monitor(self, monitor: Any) -> None:
         for exe in self.execs:
             monitor.install(exe)
+
+
+def _average_into(arrays: Sequence[Any], target: Any) -> None:
+    """Copy the mean of the devices' ``arrays`` into ``target`` (one device: a plain copy)."""
+    if len(arrays) == 1:
+        arrays[0].copyto(target)
+        return
+    total = arrays[0].copyto(target.context)
+    for array in arrays[1:]:
+        total += array.copyto(target.context)
+    (total / len(arrays)).copyto(target)

@@ -46,6 +46,16 @@ class CompositeEvalMetric(EvalMetric):
         for metric in self.metrics:
             metric.update(labels, preds)
 
+    def update_dict(self, label: dict[str, Any], pred: dict[str, Any]) -> None:
+        """Keep the arrays this metric's ``label_names``/``output_names`` name (all when None), then
+        let each metric pick its own from them, as MXNet does."""
+        if self.label_names is not None:
+            label = {name: array for name, array in label.items() if name in self.label_names}
+        if self.output_names is not None:
+            pred = {name: array for name, array in pred.items() if name in self.output_names}
+        for metric in self.metrics:
+            metric.update_dict(label, pred)
+
     def reset(self) -> None:
         for metric in getattr(self, "metrics", []):
             metric.reset()

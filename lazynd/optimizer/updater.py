@@ -106,7 +106,15 @@ class Updater:
             loaded, optimizer = loaded
         if not isinstance(loaded, dict):
             raise LazyNDError(f"Updater.set_states: expected a pickled dict of states, got {type(loaded).__name__}")
-        self.states = {k: _from_numpy(v) for k, v in loaded.items()}
+        # MXNet's Module pushes parameters to its KVStore by name, so the store's states are keyed by
+        # name; lazynd's Module numbers them (``optimizer.idx2name``): each index of a name gets its own copy
+        indices_of: dict[str, list[Any]] = {}
+        for index, name in self.optimizer.idx2name.items():
+            indices_of.setdefault(name, []).append(index)
+        self.states = {}
+        for key, state in loaded.items():
+            for index in indices_of.get(key, [key]) if isinstance(key, str) else [key]:
+                self.states[index] = _from_numpy(state)
         self._loaded = set(self.states)
         if optimizer is not None:
             self.optimizer = optimizer

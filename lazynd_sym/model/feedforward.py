@@ -26,7 +26,7 @@ from lazynd.log import get_logger
 from ..executor_group import DataParallelExecutorGroup
 from .checkpoint import load_checkpoint, save_checkpoint
 from .inputs import call_all, callback_list, context_list, init_eval_iter, init_iter, num_batches
-from .kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, push_pull
+from .kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, name_indices, push_pull
 from .predict import InferenceMixin
 
 __all__ = ["FeedForward"]
@@ -132,6 +132,8 @@ class FeedForward(InferenceMixin):
         """The optimizer; ``copies`` updater indices per parameter (one per device when each updates its own)."""
         if isinstance(self.optimizer, str):
             return create_optimizer(self.optimizer, self.kwargs, self.symbol, param_names, copies, batch_size)
+        if isinstance(self.optimizer, opt_module.Optimizer):
+            return name_indices(self.optimizer, param_names, copies)
         return self.optimizer
 
     # -- training --------------------------------------------------------------------------------

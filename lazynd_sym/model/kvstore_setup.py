@@ -81,16 +81,28 @@ def is_dist_sync(store: Any) -> bool:
     return isinstance(kind, str) and "dist" in kind and "async" not in kind
 
 
+def index_names(param_names: Sequence[str], copies: int) -> dict[int, str]:
+    """The updater's numbering: ``copies`` indices per parameter, copy ``k`` of parameter ``i`` at
+    ``i * copies + k`` (one copy when the store runs the optimizer, one per device when each updates
+    its own), each to its parameter's name."""
+    return {i * copies + k: param for i, param in enumerate(param_names) for k in range(copies)}
+
+
 def create_optimizer(
     name: str, params: Any, symbol: Any, param_names: Sequence[str], copies: int, batch_size: int
 ) -> Any:
     """The optimizer ``name`` made with ``params`` (a dict or ``(key, value)`` pairs), as MXNet makes it.
 
-    ``rescale_grad`` defaults to ``1 / batch_size``; ``param_idx2name`` follows the updater's
-    numbering: ``copies`` indices per parameter, copy ``k`` of parameter ``i`` at ``i * copies + k``
-    (one copy when the store runs the optimizer, one per device when each updates its own).
+    ``rescale_grad`` defaults to ``1 / batch_size``; ``param_idx2name`` follows :func:`index_names`.
     """
     kwargs = dict(params)
     kwargs.setdefault("rescale_grad", 1.0 / batch_size)
-    idx2name = {i * copies + k: param for i, param in enumerate(param_names) for k in range(copies)}
-    return opt_module.create(name, sym=symbol, param_idx2name=idx2name, **kwargs)
+    return opt_module.create(name, sym=symbol, param_idx2name=index_names(param_names, copies), **kwargs)
+
+
+def name_indices(optimizer: Any, param_names: Sequence[str], copies: int) -> Any:
+    """An ``Optimizer`` the user made, given the parameters' names by :func:`index_names` unless it
+    has names already (as MXNet does: its multipliers by name then reach the parameters)."""
+    if not optimizer.idx2name:
+        optimizer.idx2name = index_names(param_names, copies)
+    return optimizer

@@ -144,7 +144,9 @@ class Module(BaseModule):
         arg_params, aux_params = self.get_params()
         save_checkpoint(prefix, epoch, self._symbol, arg_params, aux_params)
         if save_optimizer_states:
-            self.save_optimizer_states(f"{prefix}-{int(epoch):04d}.states")
+            state_name = f"{prefix}-{int(epoch):04d}.states"
+            self.save_optimizer_states(state_name)
+            self.logger.info('Saved optimizer state to "%s"', state_name)
 
     def save_optimizer_states(self, fname: str) -> None:
         """Write the optimizer states (of the KVStore's optimizer, or of the devices' updater) to ``fname``."""

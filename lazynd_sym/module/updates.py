@@ -12,6 +12,7 @@ optimizer states and ``param_idx2name`` line up with MXNet's.  Fixed parameters
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,7 +22,7 @@ from lazynd.context import Context
 from lazynd.errors import DataError
 from lazynd.optimizer.states_file import load_states, save_states
 
-from ..model.kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, push_pull
+from ..model.kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, name_indices, push_pull
 
 __all__ = [
     "create_kvstore",
@@ -48,10 +49,18 @@ def create_updates(
     num_device = len(group.contexts)
     store, update_on_kvstore = create_kvstore(kvstore, num_device, arg_params)
     batch_size = group.batch_size * (int(store.num_workers) if is_dist_sync(store) else 1)
+    copies = 1 if update_on_kvstore else num_device
     if isinstance(optimizer, str):
-        copies = 1 if update_on_kvstore else num_device
         optimizer = create_optimizer(optimizer, optimizer_params, symbol, group.param_names, copies, batch_size)
-    elif not isinstance(optimizer, opt_module.Optimizer):
+    elif isinstance(optimizer, opt_module.Optimizer):
+        if optimizer.rescale_grad != 1.0 / batch_size:
+            warnings.warn(
+                f"Module.init_optimizer: the optimizer's rescale_grad is {optimizer.rescale_grad}, not "
+                f"1/batch_size = {1.0 / batch_size}; the gradients are sums over the batch",
+                stacklevel=3,
+            )
+        name_indices(optimizer, group.param_names, copies)
+    else:
         raise DataError(f"init_optimizer: optimizer must be a name or an Optimizer, got {type(optimizer).__name__}")
     if store is not None:
         initialize_kvstore(store, group.param_arrays, arg_params, group.param_names, update_on_kvstore)

@@ -175,7 +175,7 @@ def test_log_lines_say_the_rank_under_mpiexec():
     result = run_workers(2, "log")
     assert_all_ok(result, 2)
     for rank in range(2):
-        assert f"lazynd.callback: [rank {rank}/2] Epoch[0] Batch [1]\tSpeed:" in result.stderr
+        assert f"lazynd.callback: [rank {rank}/2] Iter[0] Batch [1]\tSpeed:" in result.stderr
 
 
 @pytest.mark.mpi

@@ -328,6 +328,21 @@ def test_factor_scheduler_steps_and_floors():
     assert [sched(n) for n in (1, 10, 11, 21, 31, 41)] == pytest.approx([1.0, 1.0, 0.1, 0.01, 0.005, 0.005])
 
 
+def test_step_schedulers_log_mxnets_lines_when_the_rate_changes(caplog):
+    # MXNet 1.9.1's lines, which training-log parsers look for
+    factor = lr_scheduler.FactorScheduler(step=3, factor=0.5, stop_factor_lr=0.3, base_lr=1.0)
+    multi = lr_scheduler.MultiFactorScheduler(step=[2], factor=0.5, base_lr=1.0)
+    with caplog.at_level("INFO"):
+        for n in range(9):
+            factor(n)
+            multi(n)
+    assert [r.getMessage() for r in caplog.records] == [
+        "Update[3]: Change learning rate to 5.00000e-01",
+        "Update[4]: Change learning rate to 5.00000e-01",
+        "Update[7]: now learning rate arrived at 3.00000e-01, will not change in the future",
+    ]
+
+
 def test_multi_factor_scheduler_steps_at_each_listed_update():
     sched = lr_scheduler.MultiFactorScheduler(step=[5, 8], factor=0.5, base_lr=2.0)
     assert [sched(n) for n in (5, 6, 8, 9, 100)] == pytest.approx([2.0, 1.0, 1.0, 0.5, 0.5])
@@ -798,3 +813,15 @@ def test_loaded_states_of_another_optimizer_or_shape_are_refused_at_the_first_up
     same.set_states(momentum.get_states())
     same(0, g, w)  # what this optimizer keeps: taken as it is
     np.testing.assert_allclose(same.states[0].asnumpy(), 0.9 * momentum.states[0].asnumpy() - 0.01 * 1.0, rtol=1e-6)
+
+
+def test_updater_gives_states_saved_by_parameter_name_to_each_index_of_that_name():
+    # MXNet's store-side updater keys states by name; lazynd's Module numbers the copies on its devices
+    import pickle
+
+    opt = optimizer.create("sgd", momentum=0.9, param_idx2name={0: "w", 1: "w", 2: "b"})
+    updater = optimizer.get_updater(opt)
+    updater.set_states(pickle.dumps({"w": np.array([1.0, 2.0], np.float32), "other": None}))
+    assert sorted(updater.states, key=str) == [0, 1, "other"]
+    np.testing.assert_array_equal(updater.states[1].asnumpy(), [1.0, 2.0])
+    assert updater.states[0] is not updater.states[1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import sys
 
 import numpy as np
@@ -15,16 +16,37 @@ def _param(nbatch: int, eval_metric=None) -> callback.BatchEndParam:
     return callback.BatchEndParam(epoch=2, nbatch=nbatch, eval_metric=eval_metric, locals=None)
 
 
-def test_speedometer_logs_speed_and_metric_every_frequent_batches(caplog) -> None:
-    acc = metric.Accuracy()
-    acc.update([np.array([1])], [np.array([[0.0, 1.0]])])
-    meter = callback.Speedometer(batch_size=10, frequent=2)
+def _speedometer_lines(caplog, auto_reset: bool, eval_metric) -> list[str]:
+    """The lines a Speedometer(frequent=2) logs over batches 0..4, the speed figure masked."""
+    meter = callback.Speedometer(batch_size=10, frequent=2, auto_reset=auto_reset)
     with caplog.at_level(logging.INFO):
         for nbatch in range(5):
-            meter(_param(nbatch, acc))
-    lines = [r.getMessage() for r in caplog.records if "Speed" in r.getMessage()]
-    assert len(lines) == 2
-    assert lines[0].startswith("Epoch[2] Batch [2]") and "accuracy=1.000000" in lines[0]
+            if eval_metric is not None:
+                eval_metric.update([np.array([nbatch % 2])], [np.array([[0.3, 0.7]])])
+            meter(_param(nbatch, eval_metric))
+    return [re.sub(r"Speed: \S+ ", "Speed: X ", r.getMessage()) for r in caplog.records]
+
+
+def test_speedometer_lines_name_the_batches_each_log_covers_as_mxnet(caplog) -> None:
+    # MXNet 1.9.1's lines, which log parsers read: [a-b] since the last log, the values after
+    assert _speedometer_lines(caplog, True, metric.create(["acc", "mse"])) == [
+        "Epoch[2] Batch [0-2]\tSpeed: X samples/sec\taccuracy=0.333333\tmse=0.290000",
+        "Epoch[2] Batch [2-4]\tSpeed: X samples/sec\taccuracy=0.500000\tmse=0.290000",
+    ]
+
+
+def test_speedometer_without_auto_reset_logs_from_batch_zero(caplog) -> None:
+    assert _speedometer_lines(caplog, False, metric.Accuracy()) == [
+        "Epoch[2] Batch [0-2]\tSpeed: X samples/sec\taccuracy=0.333333",
+        "Epoch[2] Batch [0-4]\tSpeed: X samples/sec\taccuracy=0.400000",
+    ]
+
+
+def test_speedometer_without_a_metric_logs_iterations(caplog) -> None:
+    assert _speedometer_lines(caplog, True, None) == [
+        "Iter[2] Batch [2]\tSpeed: X samples/sec",
+        "Iter[2] Batch [4]\tSpeed: X samples/sec",
+    ]
 
 
 def test_speedometer_auto_reset_clears_the_metric() -> None:
@@ -94,7 +116,7 @@ def test_a_speedometer_line_goes_above_the_progress_bar_not_over_it(monkeypatch)
         root.removeHandler(handler)
         root.setLevel(level)
     line = next(text for text in terminal.getvalue().split("\n") if "Speed:" in text)
-    assert line.split("\r")[-1].startswith("Epoch[2] Batch [1]\tSpeed:"), repr(line)
+    assert line.split("\r")[-1].startswith("Iter[2] Batch [1]\tSpeed:"), repr(line)
     # the handler is given back once the bar is closed
     assert handler.stream is terminal
 
@@ -131,8 +153,8 @@ def test_log_lines_name_the_rank_in_a_distributed_job(caplog) -> None:
             log.set_worker(0, 1)
         meter(_param(2))
     messages = [r.getMessage() for r in caplog.records]
-    assert messages[0].startswith("[rank 1/2] Epoch[2] Batch [1]")
-    assert messages[1].startswith("Epoch[2] Batch [2]")
+    assert messages[0].startswith("[rank 1/2] Iter[2] Batch [1]")
+    assert messages[1].startswith("Iter[2] Batch [2]")
 
 
 def test_do_checkpoint_saves_every_period(monkeypatch) -> None:

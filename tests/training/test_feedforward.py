@@ -385,3 +385,22 @@ def test_fit_and_create_take_mxnet_1x_eval_end_callback(tmp_path) -> None:
     assert seen == [("b", 0), ("b", 1), (0, 2, "accuracy"), ("b", 0), ("b", 1), (1, 2, "accuracy")]
     model.save(str(tmp_path / "ff"), 2, remove_amp_cast=True)
     assert (tmp_path / "ff-0002.params").exists()
+
+
+@pytest.mark.parametrize("contexts", [[mx.cpu()], [mx.cpu(0), mx.cpu(1)]], ids=["one", "two"])
+def test_an_optimizer_object_gets_the_parameter_names_so_its_multipliers_apply(contexts) -> None:
+    # MXNet 1.9.1 gives an Optimizer without names FeedForward's index -> name map
+    data = np.random.default_rng(0).normal(size=(24, 4)).astype(np.float32)
+    label = (data[:, 0] > 0).astype(np.float32)
+    net = sym.FullyConnected(
+        sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc1"), num_hidden=2, name="fc2"
+    )
+    opt = mx.optimizer.SGD(learning_rate=0.5, rescale_grad=0.25)
+    opt.set_lr_mult({"fc1_weight": 0.0})
+    model = FeedForward(
+        sym.SoftmaxOutput(net, name="softmax"), ctx=contexts, num_epoch=1, optimizer=opt,
+        initializer=mx.init.Constant(0.1), numpy_batch_size=4,
+    )  # fmt: skip
+    model.fit(mx.io.NDArrayIter(data, label, batch_size=4))
+    np.testing.assert_array_equal(model.arg_params["fc1_weight"].asnumpy(), np.full((3, 4), 0.1, np.float32))
+    assert not np.allclose(model.arg_params["fc2_weight"].asnumpy(), 0.1)

@@ -398,3 +398,13 @@ def test_update_dict_names_the_outputs_or_labels_it_cannot_find() -> None:
         m.update_dict({"label": mx.nd.array(LABELS)}, {"softmax_output": mx.nd.array(PROBS)})
     m.update_dict({"softmax_label": mx.nd.array(LABELS)}, {"softmax_output": mx.nd.array(PROBS)})
     assert m.get()[1] == 0.5
+
+
+def test_composite_update_dict_lets_each_metric_pick_its_outputs() -> None:
+    # MXNet 1.9.1: the composite keeps the arrays it names, then each metric picks its own
+    preds = {"a": np.array([1.0, 2.0]), "b": np.array([10.0]), "c": np.array([100.0])}
+    composite = metric.CompositeEvalMetric(
+        [metric.Loss(output_names=["b"]), metric.Loss(name="all")], output_names=["a", "b"]
+    )
+    composite.update_dict({}, preds)
+    assert composite.get() == (["loss", "all"], [10.0, 13.0 / 3])

@@ -421,3 +421,90 @@ def test_an_optimizer_by_name_numbers_the_updater_as_feedforward_does() -> None:
     names = mod._exec_group.param_names
     assert mod._optimizer.idx2name == {i * 2 + k: n for i, n in enumerate(names) for k in range(2)}
     assert mod._optimizer.rescale_grad == 1.0 / 8
+
+
+def test_get_params_averages_the_devices_copies_when_each_updates_its_own() -> None:
+    # kvstore=None on several devices: each device updates its copy from its own slice of the
+    # batch, so the copies part; MXNet 1.9.1's get_params hands out their mean
+    data, label = _blobs(count=8)
+    mod = mx.mod.Module(_net(), context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[("data", (8, 5))], label_shapes=[("softmax_label", (8,))])
+    mod.init_params(arg_params=_start_params())
+    mod.init_optimizer(kvstore=None, optimizer_params={"learning_rate": 0.5})
+    mod.forward(mx.io.DataBatch([mx.nd.array(data)], [mx.nd.array(label)]), is_train=True)
+    mod.backward()
+    mod.update()
+    group = mod._exec_group
+    copies = {
+        name: [a.asnumpy() for a in arrays] for name, arrays in zip(group.param_names, group.param_arrays, strict=True)
+    }
+    assert not np.allclose(*copies["fc2_bias"])
+    params = _host(mod.get_params()[0])
+    for name, (first, second) in copies.items():
+        np.testing.assert_allclose(params[name], (first + second) / 2, rtol=1e-6, atol=1e-7)
+
+
+def _two_output_module(with_label: bool = True) -> tuple[mx.mod.Module, mx.io.NDArrayIter]:
+    """A softmax head ``sa`` (labelled) and a loss head ``lb`` of known per-row sums 1.38."""
+    data = sym.Variable("data")
+    heads = [sym.MakeLoss(sym.sum(sym.FullyConnected(data, num_hidden=2, name="fb"), axis=1), name="lb")]
+    if with_label:
+        heads.insert(0, sym.SoftmaxOutput(sym.FullyConnected(data, num_hidden=3, name="fa"), name="sa"))
+    mod = mx.mod.Module(sym.Group(heads), label_names=["sa_label"] if with_label else None)
+    features = np.arange(24, dtype=np.float32).reshape(4, 6) / 10
+    label = {"sa_label": np.array([0, 1, 2, 1], np.float32)} if with_label else None
+    it = mx.io.NDArrayIter(features, label, batch_size=4)
+    mod.bind(data_shapes=it.provide_data, label_shapes=it.provide_label)
+    mod.init_params(mx.init.Constant(0.1))
+    return mod, it
+
+
+def test_metrics_pick_the_outputs_they_name() -> None:
+    # MXNet 1.9.1 hands a metric every output by name; lazynd gave the first outputs, one per label
+    mod, it = _two_output_module()
+    loss = mx.metric.Loss(output_names=["lb_output"])
+    assert mod.score(it, loss) == [("loss", pytest.approx(1.38, rel=1e-5))]
+    both = mx.metric.create(
+        [mx.metric.Accuracy(output_names=["sa_output"]), mx.metric.Loss(output_names=["lb_output"])]
+    )
+    assert mod.score(it, both) == [("accuracy", 0.25), ("loss", pytest.approx(1.38, rel=1e-5))]
+
+
+def test_a_loss_metric_scores_a_module_without_labels() -> None:
+    # MXNet 1.9.1 raises a TypeError here; lazynd gave NaN
+    mod, it = _two_output_module(with_label=False)
+    assert mod.score(it, "loss") == [("loss", pytest.approx(1.38, rel=1e-5))]
+
+
+def test_a_metric_naming_an_output_the_module_lacks_is_refused_by_name() -> None:
+    mod, it = _two_output_module()
+    with pytest.raises(LazyNDError, match=r"output_names \['nope'\] not among"):
+        mod.score(it, mx.metric.Accuracy(output_names=["nope"]))
+
+
+def test_an_optimizer_object_gets_the_parameter_names_so_its_multipliers_apply() -> None:
+    # MXNet 1.9.1 gives an Optimizer made outside the Module the index -> name map it builds, so
+    # set_lr_mult({'fc1_weight': 0}) freezes fc1_weight; lazynd ignored the names
+    data, label = _blobs(count=8)
+    for contexts in ([mx.cpu()], [mx.cpu(0), mx.cpu(1)]):
+        mod = mx.mod.Module(_net(), context=contexts)
+        mod.bind(data_shapes=[("data", (8, 5))], label_shapes=[("softmax_label", (8,))])
+        start = _start_params()
+        mod.init_params(arg_params=start)
+        opt = mx.optimizer.SGD(learning_rate=0.5, rescale_grad=1 / 8)
+        opt.set_lr_mult({"fc1_weight": 0.0})
+        mod.init_optimizer(kvstore="local", optimizer=opt)
+        mod.forward(mx.io.DataBatch([mx.nd.array(data)], [mx.nd.array(label)]), is_train=True)
+        mod.backward()
+        mod.update()
+        params = _host(mod.get_params()[0])
+        np.testing.assert_array_equal(params["fc1_weight"], start["fc1_weight"].asnumpy())
+        assert not np.allclose(params["fc2_weight"], start["fc2_weight"].asnumpy())
+
+
+def test_an_optimizer_object_whose_rescale_grad_is_not_one_over_the_batch_is_warned_about() -> None:
+    mod = mx.mod.Module(_net())
+    mod.bind(data_shapes=[("data", (8, 5))], label_shapes=[("softmax_label", (8,))])
+    mod.init_params()
+    with pytest.warns(UserWarning, match=r"rescale_grad is 1.0, not 1/batch_size = 0.125"):
+        mod.init_optimizer(optimizer=mx.optimizer.SGD())

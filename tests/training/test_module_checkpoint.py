@@ -128,3 +128,43 @@ def test_module_checkpoint_callback_saves_the_module_every_period(tmp_path) -> N
     ]  # fmt: skip
     _, arg_params, _ = load_checkpoint(prefix, 4)
     np.testing.assert_array_equal(arg_params["fc2_weight"].asnumpy(), mod.get_params()[0]["fc2_weight"].asnumpy())
+
+
+def test_save_checkpoint_logs_each_file_it_writes_as_mxnet(tmp_path, caplog) -> None:
+    mod = mx.mod.Module(_net())
+    _fit(mod, 0, 1)
+    prefix = str(tmp_path / "net")
+    with caplog.at_level("INFO"):
+        mod.save_checkpoint(prefix, 3, save_optimizer_states=True)
+    assert [r.getMessage() for r in caplog.records] == [
+        f'Saved checkpoint to "{prefix}-0003.params"',
+        f'Saved optimizer state to "{prefix}-0003.states"',
+    ]
+
+
+def test_training_resumes_from_states_keyed_by_parameter_name_as_mxnet_writes_them(tmp_path) -> None:
+    # MXNet 1.9.1's Module pushes its parameters to the KVStore by name, so a states file it saves
+    # through the store is {name: state}; lazynd's Module numbers them and started over from no state
+    import pickle
+
+    from lazynd.optimizer.states_file import load_states
+
+    contexts = [mx.cpu(0), mx.cpu(1)]
+    prefix = str(tmp_path / "net")
+    straight = mx.mod.Module(_net(), context=contexts)
+    _fit(straight, 0, 2)
+    straight.save_checkpoint(prefix, 2, save_optimizer_states=True)
+    _fit(straight, 2, 4)
+
+    numbered = mx.optimizer.get_updater(mx.optimizer.create("sgd"))
+    load_states(numbered, f"{prefix}-0002.states")
+    names = straight._exec_group.param_names
+    by_name = {names[index]: (state if state is None else state.asnumpy()) for index, state in numbered.states.items()}
+    with open(f"{prefix}-0002.states", "wb") as f:
+        pickle.dump(by_name, f)
+
+    resumed = mx.mod.Module.load(prefix, 2, load_optimizer_states=True, context=contexts)
+    _fit(resumed, 2, 4)
+    expected, got = _host(straight), _host(resumed)
+    for name in expected:
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-6, atol=1e-7, err_msg=name)
