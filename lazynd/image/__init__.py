@@ -34,7 +34,8 @@ from .detection_record_iter import ImageDetRecordIter
 from .image import imdecode, imread
 from .image_iter import ImageIter
 from .limits import limit_from_environment
-from .record_iter import ImageRecordIter, ImageRecordUInt8Iter
+from .record_iter import ImageRecordIter
+from .record_iter_dtypes import ImageRecordInt8Iter, ImageRecordIter_v1, ImageRecordUInt8Iter, ImageRecordUInt8Iter_v1
 from .rotation import imrotate, random_rotate
 from .transforms import (
     center_crop,
@@ -98,4 +99,7 @@ __all__ = [
     "ImageDetRecordIter",
     "ImageRecordIter",
     "ImageRecordUInt8Iter",
+    "ImageRecordInt8Iter",
+    "ImageRecordIter_v1",
+    "ImageRecordUInt8Iter_v1",
 ]
