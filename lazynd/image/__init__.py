@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import detection
 from .augmenters import (
     Augmenter,
     CastAug,
@@ -49,11 +50,16 @@ from .transforms import (
     scale_down,
 )
 
+# MXNet 1.x's short name of the detection module
+det = detection
+
 # the pixel cap of every decode (see lazynd.image.limits); users assign it
 MAX_IMAGE_PIXELS: int | None = limit_from_environment()
 
 __all__ = [
     "MAX_IMAGE_PIXELS",
+    "det",
+    "detection",
     "imdecode",
     "imread",
     "imresize",

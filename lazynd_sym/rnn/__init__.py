@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from . import io
+from . import io, rnn, rnn_cell
 from .cells import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams
 from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
 from .combinators import BidirectionalCell, DropoutCell, ModifierCell, ResidualCell, SequentialRNNCell, ZoneoutCell
 from .conv_cells import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
 from .fused import FusedRNN, FusedRNNCell
-from .io import BucketSentenceIter, encode_sentences
+from .io import BucketSentenceIter, DataBatch, DataDesc, DataIter, encode_sentences
+from .rnn import load_checkpoint, rnn_unroll, save_checkpoint
 
 __all__ = [
     "BaseConvRNNCell",
@@ -18,6 +19,9 @@ __all__ = [
     "ConvGRUCell",
     "ConvLSTMCell",
     "ConvRNNCell",
+    "DataBatch",
+    "DataDesc",
+    "DataIter",
     "DropoutCell",
     "FusedRNN",
     "FusedRNNCell",
@@ -32,6 +36,11 @@ __all__ = [
     "do_rnn_checkpoint",
     "encode_sentences",
     "io",
+    "load_checkpoint",
     "load_rnn_checkpoint",
+    "rnn",
+    "rnn_cell",
+    "rnn_unroll",
+    "save_checkpoint",
     "save_rnn_checkpoint",
 ]
