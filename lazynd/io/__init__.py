@@ -15,6 +15,15 @@ from .mnist_iter import MNISTIter
 from .ndarray_iter import NDArrayIter
 from .prefetch import PrefetchingIter, ResizeIter
 
+# handed on from lazynd.image when first asked for
+_FROM_IMAGE = (
+    "ImageRecordIter",
+    "ImageRecordUInt8Iter",
+    "ImageRecordInt8Iter",
+    "ImageRecordIter_v1",
+    "ImageRecordUInt8Iter_v1",
+    "ImageDetRecordIter",
+)
 __all__ = [
     "DataDesc",
     "DataBatch",
@@ -24,22 +33,9 @@ __all__ = [
     "PrefetchingIter",
     "ResizeIter",
     "CSVIter",
-    "ImageRecordIter",
-    "ImageRecordUInt8Iter",
-    "ImageRecordInt8Iter",
-    "ImageRecordIter_v1",
-    "ImageRecordUInt8Iter_v1",
-    "ImageDetRecordIter",
+    *_FROM_IMAGE,
 ]
 
-_FROM_IMAGE = (
-    "ImageRecordIter",
-    "ImageRecordUInt8Iter",
-    "ImageRecordInt8Iter",
-    "ImageRecordIter_v1",
-    "ImageRecordUInt8Iter_v1",
-    "ImageDetRecordIter",
-)
 # MXNet's iterators lazynd does not have, and why
 _UNSUPPORTED = {
     "LibSVMIter": "it yields CSR sparse batches, and lazynd arrays are all dense; load the data with NumPy "

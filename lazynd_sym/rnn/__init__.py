@@ -1,38 +1,31 @@
-"""``mx.rnn``: recurrent cells that build symbols, sentence iterators and RNN checkpoints (MXNet 1.x)."""
+"""``mx.rnn``: recurrent cells that build symbols, sentence iterators and RNN checkpoints (MXNet 1.x).
+
+The names come through MXNet's modules: :mod:`.rnn_cell` (the cells), :mod:`.io` (sentences)
+and :mod:`.rnn` (checkpoints, ``rnn_unroll``).
+"""
 
 from __future__ import annotations
 
 from . import io, rnn, rnn_cell
-from .cells import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams
-from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
-from .combinators import BidirectionalCell, DropoutCell, ModifierCell, ResidualCell, SequentialRNNCell, ZoneoutCell
-from .conv_cells import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
-from .fused import FusedRNN, FusedRNNCell
+from .fused import FusedRNN
 from .io import BucketSentenceIter, DataBatch, DataDesc, DataIter, encode_sentences
-from .rnn import load_checkpoint, rnn_unroll, save_checkpoint
+from .rnn import (
+    do_rnn_checkpoint,
+    load_checkpoint,
+    load_rnn_checkpoint,
+    rnn_unroll,
+    save_checkpoint,
+    save_rnn_checkpoint,
+)
+from .rnn_cell import *  # noqa: F403
 
 __all__ = [
-    "BaseConvRNNCell",
-    "BaseRNNCell",
-    "BidirectionalCell",
+    *rnn_cell.__all__,
     "BucketSentenceIter",
-    "ConvGRUCell",
-    "ConvLSTMCell",
-    "ConvRNNCell",
     "DataBatch",
     "DataDesc",
     "DataIter",
-    "DropoutCell",
     "FusedRNN",
-    "FusedRNNCell",
-    "GRUCell",
-    "LSTMCell",
-    "ModifierCell",
-    "RNNCell",
-    "RNNParams",
-    "ResidualCell",
-    "SequentialRNNCell",
-    "ZoneoutCell",
     "do_rnn_checkpoint",
     "encode_sentences",
     "io",
