@@ -5,7 +5,7 @@ They are reached as ``mx.test_utils.<name>``, as MXNet programs and tutorials ca
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,32 @@ def random_arrays(*shapes: tuple[int, ...]) -> Any:
     """
     arrays: list[np.ndarray] = [np.asarray(np.random.randn(*shape), dtype=default_dtype()) for shape in shapes]
     return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_sample(population: Sequence[Any], k: int) -> list[Any]:
+    """``k`` elements of ``population`` in a random order, drawn with NumPy's global generator.
+
+    As MXNet's: a copy of the population is shuffled with ``np.random.shuffle`` and its first
+    ``k`` elements returned, so a seeded NumPy gives MXNet's sample.
+
+    Examples
+    --------
+    >>> import numpy as np, lazynd as mx
+    >>> np.random.seed(0)
+    >>> mx.test_utils.random_sample(list(range(10)), 3)
+    [2, 8, 4]
+    """
+    if not 0 <= k <= len(population):
+        raise LazyNDError(f"random_sample: k must be in [0, {len(population)}] (the population's size), got {k}")
+    shuffled = list(population)
+    np.random.shuffle(shuffled)
+    return shuffled[:k]
+
+
+def checkShapes(a: Any, b: Any) -> None:  # noqa: N802 - MXNet's name
+    """Raise an ``AssertionError`` naming both shapes when ``a`` and ``b`` differ in shape."""
+    if tuple(a.shape) != tuple(b.shape):
+        raise AssertionError(f"a.shape = {tuple(a.shape)} and b.shape = {tuple(b.shape)} are not equal")
 
 
 def random_uniform_arrays(
@@ -195,6 +221,7 @@ __all__ = [
     "assert_allclose",
     "assert_almost_equal_ignore_nan",
     "assert_exception",
+    "checkShapes",
     "default_dtype",
     "download",
     "get_mnist",
@@ -204,6 +231,7 @@ __all__ = [
     "rand_shape_3d",
     "rand_coord_2d",
     "random_arrays",
+    "random_sample",
     "random_uniform_arrays",
     "same_array",
     "simple_forward",

@@ -8,8 +8,8 @@ Everything in :mod:`lazynd.testing` is here, plus the symbolic checks of
 ``default_numerical_threshold``, and MXNet 1.x's helpers: the small ones of :mod:`lazynd.test_helpers`
 (``get_mnist``, ``random_arrays``, ``assert_exception``, ``simple_forward``...), the tolerance tables
 of :mod:`lazynd.testing_tolerances`, the generator checks of :mod:`lazynd.testing_statistics`, the
-test arrays of :mod:`lazynd.testing_arrays`, the set-up helpers of :mod:`lazynd.testing_environment`
-and the downloaders of :mod:`lazynd.testing_downloads`.
+test arrays of :mod:`lazynd.testing_arrays`, the set-up helpers of :mod:`lazynd.testing_environment`,
+``numeric_grad`` of :mod:`lazynd.testing_executor` and the downloaders of :mod:`lazynd.testing_downloads`.
 """
 
 from __future__ import annotations
@@ -19,11 +19,19 @@ from typing import Any
 import numpy as np
 
 # MXNet 1.x's helpers, one module per idea; each module's __all__ is what is handed on
-from . import testing_arrays, testing_downloads, testing_environment, testing_statistics, testing_tolerances
+from . import (
+    testing_arrays,
+    testing_downloads,
+    testing_environment,
+    testing_executor,
+    testing_statistics,
+    testing_tolerances,
+)
 from .test_helpers import (
     assert_allclose,
     assert_almost_equal_ignore_nan,
     assert_exception,
+    checkShapes,
     default_dtype,
     download,
     get_mnist,
@@ -33,6 +41,7 @@ from .test_helpers import (
     rand_coord_2d,
     rand_shape_3d,
     random_arrays,
+    random_sample,
     random_uniform_arrays,
     same_array,
     simple_forward,
@@ -56,6 +65,7 @@ from .testing import check_consistency as check_op_consistency
 from .testing_arrays import *  # noqa: F403
 from .testing_downloads import *  # noqa: F403
 from .testing_environment import *  # noqa: F403
+from .testing_executor import *  # noqa: F403
 from .testing_statistics import *  # noqa: F403
 from .testing_symbolic import (
     check_consistency,
@@ -100,6 +110,8 @@ __all__ = [
     "list_gpus",
     "rand_shape_3d",
     "random_arrays",
+    "random_sample",
+    "checkShapes",
     "same_array",
     "simple_forward",
     "rand_coord_2d",
@@ -109,6 +121,7 @@ __all__ = [
     *testing_statistics.__all__,
     *testing_arrays.__all__,
     *testing_environment.__all__,
+    *testing_executor.__all__,
     *testing_downloads.__all__,
 ]
 

@@ -1,5 +1,6 @@
-"""What MXNet 1.x's tests use to set up where they run (``mx.test_utils``): environment variables for
-a block, silenced stderr, retries of stochastic tests, a one-batch iterator, the GPU's compute capability.
+"""What MXNet 1.x's tests use to set up where they run (``mx.test_utils``): environment variables (for
+a block, or ``setenv``/``getenv``), the im2rec script's path, silenced stderr, retries of stochastic
+tests, a one-batch iterator, the GPU's compute capability.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .context import Context
-from .errors import ContextError, LazyNDError
+from .errors import ContextError, LazyNDError, MissingFileError
 from .io import DataBatch, DataIter
 
 
@@ -59,6 +60,45 @@ def _set_environ(settings: dict[str, str | None]) -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def setenv(name: str, value: str | None) -> None:
+    """Set the environment variable ``name`` to ``value`` (None unsets it), as MXNet's ``setenv``.
+
+    lazynd reads its settings from :data:`os.environ`, so this is ``os.environ`` with MXNet's name.
+
+    Examples
+    --------
+    >>> from lazynd.test_utils import getenv, setenv
+    >>> setenv("LAZYND_EXAMPLE", "2"); getenv("LAZYND_EXAMPLE")
+    '2'
+    >>> setenv("LAZYND_EXAMPLE", None); getenv("LAZYND_EXAMPLE") is None
+    True
+    """
+    if not isinstance(name, str) or not (value is None or isinstance(value, str)):
+        raise LazyNDError(f"setenv: expected a string name and a string or None value, got {name!r}, {value!r}")
+    _set_environ({name: value})
+
+
+def getenv(name: str) -> str | None:
+    """The value of the environment variable ``name``, or None when it is not set (MXNet's ``getenv``)."""
+    return os.environ.get(name)
+
+
+def get_im2rec_path(home_env: str = "MXNET_HOME") -> str:
+    """The path of the im2rec script, for ``python <path> ...`` (lazynd's is ``lazynd/tools/im2rec.py``).
+
+    As MXNet's, ``tools/im2rec.py`` or ``../../tools/im2rec.py`` under the folder the environment
+    variable ``home_env`` names is looked at first; then lazynd's own script (MXNet looks only under
+    the environment's folder when it is set, where ``MXNET_HOME`` is often MXNet's data cache).
+    """
+    package = os.path.dirname(os.path.abspath(__file__))
+    homes = [os.environ[home_env], package] if os.environ.get(home_env) else [package]
+    candidates = [os.path.join(home, *up, "tools", "im2rec.py") for home in homes for up in ((), ("..", ".."))]
+    for path in candidates:
+        if os.path.isfile(path):
+            return path
+    raise MissingFileError(f"get_im2rec_path: no im2rec.py found, looked for {candidates}")
 
 
 @contextlib.contextmanager
@@ -153,4 +193,14 @@ def is_op_runnable() -> bool:
     return True
 
 
-__all__ = ["DummyIter", "discard_stderr", "environment", "get_cuda_compute_capability", "is_op_runnable", "retry"]
+__all__ = [
+    "DummyIter",
+    "discard_stderr",
+    "environment",
+    "get_cuda_compute_capability",
+    "get_im2rec_path",
+    "getenv",
+    "is_op_runnable",
+    "retry",
+    "setenv",
+]

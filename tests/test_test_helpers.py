@@ -140,3 +140,24 @@ def test_rand_coord_2d_in_its_ranges_and_empty_ranges_named():
     assert 3 <= x < 5 and y == -2 and isinstance(x, np.int64)
     with pytest.raises(mx.LazyNDError, match="rand_coord_2d: y_high 1 must be above y_low 1"):
         mx.test_utils.rand_coord_2d(0, 2, 1, 1)
+
+
+def test_random_sample_draws_as_mxnet_from_a_seeded_numpy() -> None:
+    population = list(range(10))
+    np.random.seed(0)
+    # MXNet 1.9.1 after np.random.seed(0) / seed(1)
+    assert tu.random_sample(population, 3) == [2, 8, 4]
+    np.random.seed(1)
+    assert tu.random_sample(list("abcdef"), 6) == ["c", "b", "e", "a", "d", "f"]
+    assert population == list(range(10)) and tu.random_sample(population, 0) == []
+
+
+def test_random_sample_refuses_k_outside_the_population() -> None:
+    with pytest.raises(mx.LazyNDError, match=r"random_sample: k must be in \[0, 3\].*got 4"):
+        tu.random_sample([1, 2, 3], 4)
+
+
+def test_check_shapes_names_both_shapes() -> None:
+    tu.checkShapes(np.zeros((2, 3)), mx.nd.zeros((2, 3)))
+    with pytest.raises(AssertionError, match=r"a.shape = \(2, 3\) and b.shape = \(3, 2\) are not equal"):
+        tu.checkShapes(np.zeros((2, 3)), np.zeros((3, 2)))

@@ -11,7 +11,8 @@ import pytest
 
 import lazynd as mx
 from lazynd import test_utils
-from lazynd.errors import ContextError, LazyNDError
+from lazynd.errors import ContextError, LazyNDError, MissingFileError
+from lazynd.tools import im2rec
 
 
 def test_environment_sets_and_restores_even_on_error(monkeypatch):
@@ -82,3 +83,36 @@ def test_compute_capability_of_a_cpu_context_is_refused():
     with pytest.raises(ContextError, match=r"expected a gpu context, got cpu\(0\)"):
         test_utils.get_cuda_compute_capability(mx.cpu())
     assert test_utils.is_op_runnable()
+
+
+def test_setenv_and_getenv_are_os_environ_and_none_unsets(monkeypatch):
+    monkeypatch.delenv("LAZYND_T_SETENV", raising=False)
+    assert test_utils.getenv("LAZYND_T_SETENV") is None
+    test_utils.setenv("LAZYND_T_SETENV", "7")
+    assert os.environ["LAZYND_T_SETENV"] == "7" and test_utils.getenv("LAZYND_T_SETENV") == "7"
+    test_utils.setenv("LAZYND_T_SETENV", None)
+    assert "LAZYND_T_SETENV" not in os.environ and test_utils.getenv("LAZYND_T_SETENV") is None
+    with pytest.raises(LazyNDError, match="setenv: expected a string name and a string or None value"):
+        test_utils.setenv("LAZYND_T_SETENV", 7)
+
+
+def test_get_im2rec_path_gives_lazynds_runnable_script(monkeypatch, tmp_path):
+    monkeypatch.delenv("MXNET_HOME", raising=False)
+    path = test_utils.get_im2rec_path()
+    assert os.path.samefile(path, im2rec.__file__)
+    result = subprocess.run([sys.executable, path, "--help"], capture_output=True, text=True, check=True)
+    assert "--list" in result.stdout
+    # a home folder with its own tools/im2rec.py is looked at first, as MXNet does
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "im2rec.py").write_text("")
+    monkeypatch.setenv("MXNET_HOME", str(tmp_path))
+    assert os.path.samefile(test_utils.get_im2rec_path(), tmp_path / "tools" / "im2rec.py")
+    monkeypatch.setenv("LAZYND_T_EMPTY_HOME", str(tmp_path / "nothing"))
+    assert os.path.samefile(test_utils.get_im2rec_path("LAZYND_T_EMPTY_HOME"), path)
+
+
+def test_get_im2rec_path_without_a_script_names_the_places_looked_at(monkeypatch):
+    monkeypatch.delenv("MXNET_HOME", raising=False)
+    monkeypatch.setattr(os.path, "isfile", lambda path: False)
+    with pytest.raises(MissingFileError, match=r"get_im2rec_path: no im2rec.py found, looked for \[.*tools"):
+        test_utils.get_im2rec_path()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import detection
 from .augmenters import (
     Augmenter,
     CastAug,
@@ -34,7 +35,8 @@ from .detection_record_iter import ImageDetRecordIter
 from .image import imdecode, imread
 from .image_iter import ImageIter
 from .limits import limit_from_environment
-from .record_iter import ImageRecordIter, ImageRecordUInt8Iter
+from .record_iter import ImageRecordIter
+from .record_iter_dtypes import ImageRecordInt8Iter, ImageRecordIter_v1, ImageRecordUInt8Iter, ImageRecordUInt8Iter_v1
 from .rotation import imrotate, random_rotate
 from .transforms import (
     center_crop,
@@ -48,11 +50,16 @@ from .transforms import (
     scale_down,
 )
 
+# MXNet 1.x's short name of the detection module
+det = detection
+
 # the pixel cap of every decode (see lazynd.image.limits); users assign it
 MAX_IMAGE_PIXELS: int | None = limit_from_environment()
 
 __all__ = [
     "MAX_IMAGE_PIXELS",
+    "det",
+    "detection",
     "imdecode",
     "imread",
     "imresize",
@@ -98,4 +105,7 @@ __all__ = [
     "ImageDetRecordIter",
     "ImageRecordIter",
     "ImageRecordUInt8Iter",
+    "ImageRecordInt8Iter",
+    "ImageRecordIter_v1",
+    "ImageRecordUInt8Iter_v1",
 ]

@@ -1,4 +1,5 @@
-"""MXNet's ``ImageRecordIter`` and ``ImageRecordUInt8Iter`` (``mx.io``) on top of :class:`ImageIter`.
+"""MXNet's ``ImageRecordIter`` (``mx.io``) on top of :class:`ImageIter`; its uint8 / int8 variants are in
+:mod:`lazynd.image.record_iter_dtypes`.
 
 They take MXNet's arguments and reproduce what MXNet's C++ iterator does with them:
 
@@ -14,7 +15,10 @@ They take MXNet's arguments and reproduce what MXNet's C++ iterator does with th
   the ``i``-th ``n``-th of the ``.rec`` file's bytes (MXNet's input split).
 
 ``ImageRecordUInt8Iter`` (or ``ImageRecordIter(dtype='uint8')``, as in MXNet) gives the
-augmented pixels as uint8, without normalisation.
+augmented pixels as uint8, without normalisation.  ``ImageRecordInt8Iter`` (or
+``dtype='int8'``) gives ``pixel - round(mean)`` clipped to int8 (MXNet rounds the mean
+half away from zero and ignores ``std_*`` and ``scale``).  MXNet 1.x keeps its older
+iterators as ``ImageRecordIter_v1`` / ``ImageRecordUInt8Iter_v1``.
 Decoding runs on the engine's workers, so ``preprocess_threads`` and ``prefetch_buffer``
 are accepted and have nothing left to do.  MXNet's other augmentation arguments are
 accepted with a warning when given a value that would change the data, and ignored.
@@ -49,7 +53,7 @@ from .augmenters import (
 from .image_iter import ImageIter
 from .transforms import imresize
 
-__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter"]
+__all__ = ["ImageRecordIter"]
 
 # arguments that only tune MXNet's threads and buffers: accepted, nothing to do
 _PERFORMANCE_ONLY = {"prefetch_buffer", "verbose", "device_id", "ctx"}
@@ -119,7 +123,11 @@ class _CoverAug(Augmenter):
 def _stack_normalized(
     images: list[np.ndarray], out: np.ndarray, mean: np.ndarray | None, factor: np.ndarray | None
 ) -> None:
-    """``out[i] = (image_i as CHW - mean) * factor`` (each step skipped when its array is None)."""
+    """``out[i] = (image_i as CHW - mean) * factor`` (each step skipped when its array is None).
+
+    An integer ``out`` takes the values clipped to its range, as MXNet's int8 iterator does.
+    """
+    limits = np.iinfo(out.dtype) if out.dtype.kind in "iu" else None
     for i, image in enumerate(images):
         chw = image.transpose(2, 0, 1)
         if mean is None and factor is None:
@@ -128,6 +136,8 @@ def _stack_normalized(
         value = chw - mean if mean is not None else chw.astype(np.float32)
         if factor is not None:
             value *= factor
+        if limits is not None:
+            value = np.clip(value, limits.min, limits.max)
         out[i] = value
 
 
@@ -146,7 +156,8 @@ class ImageRecordIter(ImageIter):
     ...                            batch_size=16, rand_crop=True, mean_img='mean.nd')  # doctest: +SKIP
     """
 
-    _uint8 = False
+    # the data's dtype: float32 (normalised), uint8 (raw pixels) or int8 (pixels less the mean)
+    _dtype: type = np.float32
 
     def __init__(
         self,
@@ -237,13 +248,16 @@ class ImageRecordIter(ImageIter):
         channels = self.data_shape[0]
         self._mean: np.ndarray | None = None
         self._factor: np.ndarray | None = None
-        if not self._uint8:
+        if self._dtype == np.float32:
             std = np.array([std_r, std_g, std_b][:channels], np.float32)
             self._factor = (np.float32(scale) / std).reshape(channels, 1, 1)
+        if self._dtype != np.uint8:
             if mean_img:
-                self._mean = self._mean_image(mean_img)
+                mean = self._mean_image(mean_img)
             else:
-                self._mean = np.array([mean_r, mean_g, mean_b][:channels], np.float32).reshape(channels, 1, 1)
+                mean = np.array([mean_r, mean_g, mean_b][:channels], np.float32).reshape(channels, 1, 1)
+            # MXNet's int8 data subtracts the mean rounded half away from zero
+            self._mean = np.copysign(np.floor(np.abs(mean) + 0.5), mean) if self._dtype == np.int8 else mean
         self.reset()
 
     # -- arguments ---------------------------------------------------------------------------------
@@ -259,15 +273,18 @@ class ImageRecordIter(ImageIter):
                 warnings.warn(f"{name}: {key}={value!r} is not implemented and is ignored", stacklevel=3)
 
     def _take_dtype(self, dtype: Any) -> None:
-        """MXNet's ``dtype``: ``'uint8'`` gives the pixels as ``ImageRecordUInt8Iter`` does, as in MXNet."""
+        """MXNet's ``dtype``: ``'uint8'`` / ``'int8'`` give the data of ``ImageRecordUInt8Iter`` /
+        ``ImageRecordInt8Iter``, as in MXNet."""
         if dtype is None or str(dtype) == "float32":
             return
         try:
             wanted = np.dtype(dtype)
         except TypeError:
-            raise OperatorError(f"{type(self).__name__}: dtype must be 'float32' or 'uint8', got {dtype!r}") from None
-        if wanted == np.uint8:
-            self._uint8 = True
+            raise OperatorError(
+                f"{type(self).__name__}: dtype must be 'float32', 'uint8' or 'int8', got {dtype!r}"
+            ) from None
+        if wanted in (np.uint8, np.int8):
+            self._dtype = wanted.type
         else:
             warnings.warn(
                 f"{type(self).__name__}: dtype={dtype!r} is not implemented and is ignored (float32)", stacklevel=4
@@ -305,8 +322,7 @@ class ImageRecordIter(ImageIter):
     # -- batches -----------------------------------------------------------------------------------
     @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_data(self) -> list[DataDesc]:
-        dtype = np.uint8 if self._uint8 else np.float32
-        return [DataDesc(self.data_name, (self.batch_size, *self.data_shape), dtype, "NCHW")]
+        return [DataDesc(self.data_name, (self.batch_size, *self.data_shape), self._dtype, "NCHW")]
 
     def reset(self) -> None:
         # after a batch completed from the start, the next epoch goes on from there (MXNet)
@@ -365,13 +381,3 @@ class ImageRecordIter(ImageIter):
 
         label = nd.array(np.stack(labels).astype(np.float32).reshape(self.provide_label[0].shape))
         return DataBatch([data], [label], pad=pad, provide_data=self.provide_data, provide_label=self.provide_label)
-
-
-class ImageRecordUInt8Iter(ImageRecordIter):
-    """:class:`ImageRecordIter` giving the augmented pixels as uint8, without normalisation.
-
-    ``mean_*``, ``std_*``, ``scale`` and ``mean_img`` are accepted (as MXNet accepts them)
-    and have no effect.
-    """
-
-    _uint8 = True

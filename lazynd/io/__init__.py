@@ -1,7 +1,7 @@
 """Data iterators (``mx.io``): batches of NDArrays for training and scoring.
 
-``ImageRecordIter``, ``ImageRecordUInt8Iter`` and ``ImageDetRecordIter`` live in :mod:`lazynd.image` (which
-builds on this package) and are handed on here when first asked for.
+``ImageRecordIter`` (with its ``UInt8`` / ``Int8`` / ``_v1`` variants) and ``ImageDetRecordIter`` live in
+:mod:`lazynd.image` (which builds on this package) and are handed on here when first asked for.
 """
 
 from __future__ import annotations
@@ -15,6 +15,15 @@ from .mnist_iter import MNISTIter
 from .ndarray_iter import NDArrayIter
 from .prefetch import PrefetchingIter, ResizeIter
 
+# handed on from lazynd.image when first asked for
+_FROM_IMAGE = (
+    "ImageRecordIter",
+    "ImageRecordUInt8Iter",
+    "ImageRecordInt8Iter",
+    "ImageRecordIter_v1",
+    "ImageRecordUInt8Iter_v1",
+    "ImageDetRecordIter",
+)
 __all__ = [
     "DataDesc",
     "DataBatch",
@@ -24,12 +33,9 @@ __all__ = [
     "PrefetchingIter",
     "ResizeIter",
     "CSVIter",
-    "ImageRecordIter",
-    "ImageRecordUInt8Iter",
-    "ImageDetRecordIter",
+    *_FROM_IMAGE,
 ]
 
-_FROM_IMAGE = ("ImageRecordIter", "ImageRecordUInt8Iter", "ImageDetRecordIter")
 # MXNet's iterators lazynd does not have, and why
 _UNSUPPORTED = {
     "LibSVMIter": "it yields CSR sparse batches, and lazynd arrays are all dense; load the data with NumPy "

@@ -1,37 +1,39 @@
-"""``mx.rnn``: recurrent cells that build symbols, sentence iterators and RNN checkpoints (MXNet 1.x)."""
+"""``mx.rnn``: recurrent cells that build symbols, sentence iterators and RNN checkpoints (MXNet 1.x).
+
+The names come through MXNet's modules: :mod:`.rnn_cell` (the cells), :mod:`.io` (sentences)
+and :mod:`.rnn` (checkpoints, ``rnn_unroll``).
+"""
 
 from __future__ import annotations
 
-from . import io
-from .cells import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams
-from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
-from .combinators import BidirectionalCell, DropoutCell, ModifierCell, ResidualCell, SequentialRNNCell, ZoneoutCell
-from .conv_cells import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
-from .fused import FusedRNN, FusedRNNCell
-from .io import BucketSentenceIter, encode_sentences
+from . import io, rnn, rnn_cell
+from .fused import FusedRNN
+from .io import BucketSentenceIter, DataBatch, DataDesc, DataIter, encode_sentences
+from .rnn import (
+    do_rnn_checkpoint,
+    load_checkpoint,
+    load_rnn_checkpoint,
+    rnn_unroll,
+    save_checkpoint,
+    save_rnn_checkpoint,
+)
+from .rnn_cell import *  # noqa: F403
 
 __all__ = [
-    "BaseConvRNNCell",
-    "BaseRNNCell",
-    "BidirectionalCell",
+    *rnn_cell.__all__,
     "BucketSentenceIter",
-    "ConvGRUCell",
-    "ConvLSTMCell",
-    "ConvRNNCell",
-    "DropoutCell",
+    "DataBatch",
+    "DataDesc",
+    "DataIter",
     "FusedRNN",
-    "FusedRNNCell",
-    "GRUCell",
-    "LSTMCell",
-    "ModifierCell",
-    "RNNCell",
-    "RNNParams",
-    "ResidualCell",
-    "SequentialRNNCell",
-    "ZoneoutCell",
     "do_rnn_checkpoint",
     "encode_sentences",
     "io",
+    "load_checkpoint",
     "load_rnn_checkpoint",
+    "rnn",
+    "rnn_cell",
+    "rnn_unroll",
+    "save_checkpoint",
     "save_rnn_checkpoint",
 ]

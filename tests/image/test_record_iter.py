@@ -171,3 +171,46 @@ def test_dtype_uint8_gives_raw_pixels_as_mxnet(rec):
     # MXNet 1.9.1: dtype='uint8' is ImageRecordUInt8Iter, mean and scale have no effect
     assert batch.data[0].dtype == np.uint8 and it.provide_data[0].dtype == np.uint8
     np.testing.assert_array_equal(batch.data[0].asnumpy()[1], center_crop_chw(images[1]).astype(np.uint8))
+
+
+def test_int8_iter_subtracts_the_rounded_mean_and_clips(rec):
+    path, images = rec
+    it = mx.io.ImageRecordInt8Iter(
+        path_imgrec=path, data_shape=(3, 8, 8), batch_size=2, mean_r=2.5, mean_g=-1.5, mean_b=0.4, scale=0.5, std_r=2
+    )
+    batch = next(it)
+    # MXNet 1.9.1: the mean is rounded half away from zero (3, -2, 0), std and scale have no effect,
+    # the result is clipped to [-128, 127]
+    assert batch.data[0].dtype == np.int8 and it.provide_data[0].dtype == np.int8
+    expected = np.clip(center_crop_chw(images[1]) - np.array([3, -2, 0.0]).reshape(3, 1, 1), -128, 127)
+    np.testing.assert_array_equal(batch.data[0].asnumpy()[1], expected.astype(np.int8))
+
+
+def test_dtype_int8_is_the_int8_iter(rec):
+    common = {"path_imgrec": rec[0], "data_shape": (3, 8, 8), "batch_size": 2, "mean_r": 50}
+    by_dtype = next(mx.io.ImageRecordIter(dtype="int8", **common)).data[0].asnumpy()
+    np.testing.assert_array_equal(by_dtype, next(mx.io.ImageRecordInt8Iter(**common)).data[0].asnumpy())
+
+
+def test_v1_names_are_the_same_iterators(rec):
+    # MXNet 1.9.1 gives the same data from ImageRecordIter_v1 / ImageRecordUInt8Iter_v1
+    path, images = rec
+    it = mx.io.ImageRecordIter_v1(path_imgrec=path, data_shape=(3, 8, 8), batch_size=2, mean_r=50, scale=0.5)
+    expected = (center_crop_chw(images[1]) - np.array([50, 0, 0.0]).reshape(3, 1, 1)) * 0.5
+    np.testing.assert_allclose(next(it).data[0].asnumpy()[1], expected)
+    raw = mx.io.ImageRecordUInt8Iter_v1(path_imgrec=path, data_shape=(3, 8, 8), batch_size=2)
+    np.testing.assert_array_equal(next(raw).data[0].asnumpy()[1], center_crop_chw(images[1]).astype(np.uint8))
+
+
+def test_int8_iter_rounds_a_mean_image_half_away_from_zero(rec, tmp_path):
+    path, images = rec
+    mean = np.full((3, 8, 8), 100.5, np.float32)
+    mean[2] = -0.5
+    mx.nd.save(str(tmp_path / "mean.nd"), {"mean_img": mx.nd.array(mean)})
+    it = mx.io.ImageRecordInt8Iter(
+        path_imgrec=path, data_shape=(3, 8, 8), batch_size=2, mean_img=str(tmp_path / "mean.nd"), mean_r=7
+    )
+    # MXNet 1.9.1: pixel - round(mean_img), 100.5 -> 101 and -0.5 -> -1; mean_r is not used with mean_img
+    rounded = np.where(mean > 0, 101.0, -1.0)
+    expected = np.clip(center_crop_chw(images[0]) - rounded, -128, 127).astype(np.int8)
+    np.testing.assert_array_equal(next(it).data[0].asnumpy()[0], expected)
