@@ -351,9 +351,12 @@ class NDArray:
     # -- indexing (see indexing.py) ------------------------------------------------------------
     def __getitem__(self, key: Any) -> NDArray:
         if key.__class__ is slice:  # x[i:j], the batch loop's call: a view, written out
-            view = _new_object(NDArray)
             data = self._data
-            sub = data[key]
+            try:
+                sub = data[key]
+            except (ValueError, IndexError):  # a zero step, a 0-d array: indexing.py says why
+                return _indexing.getitem(self, key)
+            view = _new_object(NDArray)
             view._data, view._var, view._ctx, view._sig, view._ag = sub, self._var, self._ctx, None, None
             view._partial = self._partial or sub.size != data.size  # (a slice never selects an element twice)
             if _ops_table.recorder is not None:  # some thread records: a view of a recorded array is recorded
