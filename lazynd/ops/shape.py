@@ -306,6 +306,16 @@ register(
 )
 
 
+def _parse_squeeze_axis(value: Any) -> int | tuple[int, ...] | None:
+    """As :func:`parse_axis`, except that an empty tuple names no axis: MXNet's ``squeeze(axis=())``
+    returns the input's shape (where a reduction's ``axis=()`` means every axis)."""
+    if isinstance(value, str):
+        empty = value.replace(" ", "") in ("()", "[]")
+    else:
+        empty = isinstance(value, (tuple, list)) and len(value) == 0
+    return () if empty else parse_axis(value)
+
+
 def _squeeze_shape(attrs: dict, s: tuple) -> tuple:
     axis = attrs["axis"]
     if axis is None:
@@ -323,7 +333,7 @@ register(
     OpDef(
         "squeeze",
         _reshape_forward,
-        params={"axis": Param(parse_axis, None, "the axes of length 1 to remove (None: all of them)")},
+        params={"axis": Param(_parse_squeeze_axis, None, "the axes of length 1 to remove (None: all of them)")},
         infer_shape=unary_infer(_squeeze_shape),
         gradient=_like_gradient,
         doc="Remove axes of length 1 (MXNet 1.x); removing all of them leaves shape (1,).",

@@ -237,6 +237,14 @@ def test_squeeze_removes_axes_of_length_one_as_mxnet(shape, axis, expected):
     np.testing.assert_array_equal(out.asnumpy().ravel(), x.asnumpy().ravel())
 
 
+def test_squeeze_with_no_axes_changes_nothing_as_mxnet():
+    # MXNet 1.9.1: squeeze(axis=()) keeps every axis (a reduction's axis=() would mean all of them)
+    x = mx.nd.ones((1, 3, 1, 2))
+    assert mx.nd.squeeze(x, axis=()).shape == (1, 3, 1, 2)
+    sym = mx.sym.squeeze(mx.sym.var("x"), axis=())
+    assert mx.sym.load_json(sym.tojson()).infer_shape(x=(1, 3, 1, 2))[1] == [(1, 3, 1, 2)]
+
+
 def test_squeeze_refuses_an_axis_longer_than_one():
     with pytest.raises(ShapeError, match=r"squeeze: axis 1 of the input \(1, 3, 1, 2\) has size 3, expected 1"):
         mx.nd.squeeze(mx.nd.ones((1, 3, 1, 2)), axis=1)
