@@ -218,7 +218,9 @@ def _reshape_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple
     out = lhs[:lhs_first] + rhs[rhs_first:rhs_last] + lhs[lhs_last:]
     if all(lhs) and all(out) and math.prod(lhs) != math.prod(out):
         taken = "" if out == rhs else f" with the axes it takes ({out})"
-        raise ShapeError(f"reshape_like: lhs {lhs} has {math.prod(lhs)} elements, rhs {rhs} has {math.prod(out)}{taken}")
+        raise ShapeError(
+            f"reshape_like: lhs {lhs} has {math.prod(lhs)} elements, rhs {rhs} has {math.prod(out)}{taken}"
+        )
     return in_shapes, [out], aux_shapes
 
 
