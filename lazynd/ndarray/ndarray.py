@@ -248,8 +248,10 @@ class NDArray:
         return _copying.view(self, shape)
 
     def flatten(self, inplace: bool = False) -> NDArray:
-        """A 2-D view ``(shape[0], -1)`` (always a view, so MXNet's ``inplace`` changes nothing)."""
-        return self.reshape(self.shape[0] if self.ndim else 1, -1)
+        """This array as 2-D ``(shape[0], -1)``: a copy, as MXNet 1.x's method gives, or with
+        ``inplace=True`` a view sharing this array's memory (writes to it reach this array)."""
+        view = self.reshape(self.shape[0] if self.ndim else 1, -1)
+        return view if inplace else view.copy()
 
     def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
         """Pieces along ``axis``: equal sections or at indices (see :func:`lazynd.nd.split_v2`)."""
