@@ -19,6 +19,7 @@ from ..backend import get_backend
 from ..context import Context
 from ..engine.var import Var
 from ..errors import LazyNDError, OperatorError
+from ..ops.shape import reshape_shape
 from ..runtime import Signature, signature_of
 from . import arithmetic as _arithmetic
 from . import copying as _copying
@@ -235,16 +236,20 @@ class NDArray:
         return _ops_table.invoke_by_name("Cast", [self], {"dtype": np.dtype(dtype).name})
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
-        """A view with a new shape (``-1`` infers one dimension; MXNet codes 0/-2/-3/-4 via ``nd.Reshape``)."""
+        """A view with a new shape, as MXNet 1.x's method: ``-1`` infers one dimension, MXNet's codes
+        0/-2/-3/-4 and ``reverse=True`` are read as ``nd.Reshape`` reads them (the view shares this
+        array's memory, so writes to it reach this array)."""
         if len(shape) == 1 and shape[0].__class__ in (tuple, list):
             shape = tuple(shape[0])
+        reverse = False
         if kwargs:
             if "shape" in kwargs:
                 shape = tuple(kwargs.pop("shape"))
-            if kwargs:
-                return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape, **kwargs})
-        if 0 in shape or -2 in shape or -3 in shape or -4 in shape:
-            return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape})
+            reverse = bool(kwargs.pop("reverse", False))
+            if kwargs:  # the older operator forms (target_shape, keep_highest): the operator's copy
+                return _ops_table.invoke_by_name("Reshape", [self], {"shape": shape, "reverse": reverse, **kwargs})
+        if reverse or 0 in shape or -2 in shape or -3 in shape or -4 in shape:
+            shape = reshape_shape(shape, self.shape, reverse)
         return _copying.view(self, shape)
 
     def flatten(self, inplace: bool = False) -> NDArray:
