@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from .. import ops as _ops  # noqa: F401 - registers every operator
 from .. import random as random  # mx.nd.random.uniform(...): MXNet's samplers (the same module as mx.random)
 from ..engine import waitall
-from ..errors import OperatorError
+from ..errors import OperatorError, ShapeError
 from ..ops import registry as _registry
 from . import _internal as _internal  # mx.nd._internal, MXNet's module of underscore operators
 from . import sparse as sparse  # mx.nd.sparse: refused by name (lazynd arrays are all dense)
@@ -116,8 +117,25 @@ def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis
     """
     from .splitting import split_v2 as split
 
+    if not -ary.ndim <= axis < ary.ndim:
+        raise ShapeError(
+            f"split_v2: axis={axis} is out of range for a {ary.ndim}-D input {ary.shape} "
+            f"(allowed {-ary.ndim}..{ary.ndim - 1})"
+        )
+    axis %= ary.ndim
     length = ary.shape[axis]
-    return split(ary, length, indices_or_sections, axis, squeeze_axis, slice_axis, squeeze)  # type: ignore[name-defined]  # noqa: F821
+
+    def piece(data: NDArray, axis: int, begin: int, end: int) -> NDArray:
+        if begin == end:  # an empty piece, as numpy.split and MXNet give (slice_axis refuses one)
+            # (``slice`` here is the operator: Python's is builtins.slice)
+            return data[(builtins.slice(None),) * axis + (builtins.slice(begin, end),)]
+        return slice_axis(data, axis=axis, begin=begin, end=end)  # type: ignore[name-defined]  # noqa: F821
+
+    def drop_axis(data: NDArray, axis: int) -> NDArray:
+        # a reshape, not ``squeeze``: a 1-D input's pieces are 0-d, as MXNet's (squeeze keeps (1,))
+        return data.reshape(data.shape[:axis] + data.shape[axis + 1 :])
+
+    return split(ary, length, indices_or_sections, axis, squeeze_axis, piece, drop_axis)
 
 
 def histogram(a: NDArray, bins: Any = 10, range: Any = None) -> tuple[NDArray, NDArray]:  # noqa: A002 - MXNet's name

@@ -82,8 +82,13 @@ def _index_array(index: Any, shape: tuple[int, ...]) -> np.ndarray:
 def getitem(arr: Any, key: Any) -> Any:
     """Basic indexing gives a view sharing memory (writes go through); advanced indexing a copy."""
     key = _normalize_key(arr, key)
+    _check_steps(key)
     data = arr._data
     if _is_basic(key):
+        if data.ndim == 0 and (key == _WHOLE or key == ()):
+            # ``x[:]`` and ``x[()]`` of a 0-d array are the array, as in MXNet (NumPy refuses the
+            # first and gives a scalar, not a view, for the second)
+            key = Ellipsis
         try:
             sub = data[key]
         except IndexError as err:
@@ -115,6 +120,13 @@ def getitem(arr: Any, key: Any) -> Any:
 
     push(arr._ctx, gather, (data, out._data), [arr._var], [out._var], "_getitem", out.size)
     return out
+
+
+def _check_steps(key: Any) -> None:
+    """Refuse a slice with a zero step by name (NumPy's ValueError does not say which index)."""
+    for k in key if isinstance(key, tuple) else (key,):
+        if isinstance(k, slice) and k.step is not None and k.step == 0:
+            raise OperatorError(f"index: slice {k!r} has step 0; a slice's step must be nonzero")
 
 
 def _flat_positions(shape: tuple[int, ...], key: Any) -> np.ndarray:
@@ -280,6 +292,7 @@ def _assign_host(dst: np.ndarray, key: Any, host: np.ndarray) -> None:
 def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
     """The shape ``arr[key]`` selects, and whether it selects every element of ``arr``."""
     data = arr._data
+    _check_steps(key)
     try:
         if _is_basic(key):
             target = data[key]

@@ -1,10 +1,9 @@
 """The NDArray: a lazily computed array on a device.
 
-An NDArray is a backend array (NumPy or CuPy, possibly a view) plus the engine
-var of the storage it lives in.  Its buffer is allocated when it is created;
-its *values* are written by operations the engine runs later.  Shape, dtype
-and context are known at once; reading values waits (``asnumpy``,
-``wait_to_read``).
+An NDArray is a backend array (NumPy or CuPy, possibly a view) plus the engine var of the
+storage it lives in.  Its buffer is allocated when it is created; its *values* are written by
+operations the engine runs later.  Shape, dtype and context are known at once; reading values
+waits (``asnumpy``, ``wait_to_read``).
 """
 
 from __future__ import annotations
@@ -229,7 +228,8 @@ class NDArray:
         return _ops_table.invoke_by_name("Cast", [self], {"dtype": np.dtype(dtype).name})
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
-        """A view with a new shape (``-1`` infers one dimension; MXNet codes 0/-2/-3/-4 via ``nd.Reshape``)."""
+        """A view with a new shape, sharing this array's memory as MXNet 1.x's: ``-1`` infers one
+        dimension; MXNet's codes 0/-2/-3/-4 and ``reverse`` are read as ``nd.Reshape`` reads them."""
         if len(shape) == 1 and shape[0].__class__ in (tuple, list):
             shape = tuple(shape[0])
         if kwargs or 0 in shape or -2 in shape or -3 in shape or -4 in shape:
@@ -237,8 +237,9 @@ class NDArray:
         return _copying.view(self, shape)
 
     def flatten(self, inplace: bool = False) -> NDArray:
-        """A 2-D view ``(shape[0], -1)`` (always a view, so MXNet's ``inplace`` changes nothing)."""
-        return self.reshape(self.shape[0] if self.ndim else 1, -1)
+        """``(shape[0], -1)``: a copy, as MXNet 1.x's method gives; with ``inplace=True`` a view."""
+        view = self.reshape(self.shape[0] if self.ndim else 1, -1)
+        return view if inplace else view.copy()
 
     def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
         """Pieces along ``axis``: equal sections or at indices (see :func:`lazynd.nd.split_v2`)."""
@@ -329,9 +330,12 @@ class NDArray:
     # -- indexing (see indexing.py) ------------------------------------------------------------
     def __getitem__(self, key: Any) -> NDArray:
         if key.__class__ is slice:  # x[i:j], the batch loop's call: a view, written out
-            view = _new_object(NDArray)
             data = self._data
-            sub = data[key]
+            try:
+                sub = data[key]
+            except (ValueError, IndexError):  # a zero step, a 0-d array: indexing.py says why
+                return _indexing.getitem(self, key)
+            view = _new_object(NDArray)
             view._data, view._var, view._ctx, view._sig, view._ag = sub, self._var, self._ctx, None, None
             view._partial = self._partial or sub.size != data.size  # (a slice never selects an element twice)
             if _ops_table.recorder is not None:  # some thread records: a view of a recorded array is recorded

@@ -188,13 +188,40 @@ register(
 )
 
 
+def _parse_optional_int(value: Any) -> int | None:
+    """An int, or None (given as None or, from symbol JSON, as the string ``"None"``)."""
+    return None if value is None or value == "None" else parse_int(value)
+
+
+def _axis_range(attrs: dict, side: str, shape: tuple) -> tuple[int, int]:
+    """``[begin, end)`` of the axes of ``shape`` that ``{side}_begin``/``{side}_end`` name (MXNet's rule:
+    None is the start or the end, a negative value counts from the end, the range must not be empty)."""
+    ndim = len(shape)
+    begin, end = attrs[f"{side}_begin"], attrs[f"{side}_end"]
+    first = 0 if begin is None else begin + ndim if begin < 0 else begin
+    last = ndim if end is None else end + ndim if end < 0 else end
+    if not 0 <= first < last <= ndim:
+        raise ShapeError(
+            f"reshape_like: {side}_begin={begin}, {side}_end={end} name no axes of the {side} {shape} "
+            f"(expected 0 <= begin < end <= {ndim} once negative values count from the end)"
+        )
+    return first, last
+
+
 def _reshape_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     lhs, rhs = in_shapes
-    if lhs is not None and rhs is not None and all(lhs) and all(rhs) and math.prod(lhs) != math.prod(rhs):
+    if lhs is None or rhs is None:
+        return in_shapes, [None], aux_shapes
+    lhs, rhs = tuple(lhs), tuple(rhs)
+    lhs_first, lhs_last = _axis_range(attrs, "lhs", lhs)
+    rhs_first, rhs_last = _axis_range(attrs, "rhs", rhs)
+    out = lhs[:lhs_first] + rhs[rhs_first:rhs_last] + lhs[lhs_last:]
+    if all(lhs) and all(out) and math.prod(lhs) != math.prod(out):
+        taken = "" if out == rhs else f" with the axes it takes ({out})"
         raise ShapeError(
-            f"reshape_like: lhs {tuple(lhs)} has {math.prod(lhs)} elements, rhs {tuple(rhs)} has {math.prod(rhs)}"
+            f"reshape_like: lhs {lhs} has {math.prod(lhs)} elements, rhs {rhs} has {math.prod(out)}{taken}"
         )
-    return in_shapes, [None if rhs is None else tuple(rhs)], aux_shapes
+    return in_shapes, [out], aux_shapes
 
 
 register(
@@ -203,10 +230,20 @@ register(
         _reshape_forward,
         inputs=("lhs", "rhs"),
         shape_only_inputs=(1,),
+        params={
+            name: Param(_parse_optional_int, None, what)
+            for name, what in (
+                ("lhs_begin", "first axis of lhs to replace (None: 0)"),
+                ("lhs_end", "end of the axes of lhs to replace (None: its ndim)"),
+                ("rhs_begin", "first axis of rhs whose sizes are taken (None: 0)"),
+                ("rhs_end", "end of the axes of rhs whose sizes are taken (None: its ndim)"),
+            )
+        },
         infer_shape=_reshape_like_infer,
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
         gradient=lambda F, attrs, inputs, outputs, og: [F.reshape_like(og[0], inputs[0]), None],
-        doc="Reshape ``lhs`` to the shape of ``rhs`` (same number of elements).",
+        doc="Reshape ``lhs`` to the shape of ``rhs`` (same number of elements), or replace the axes\n"
+        "``lhs_begin:lhs_end`` of ``lhs`` by the axes ``rhs_begin:rhs_end`` of ``rhs``, as MXNet 1.x.",
     )
 )
 
@@ -306,6 +343,16 @@ register(
 )
 
 
+def _parse_squeeze_axis(value: Any) -> int | tuple[int, ...] | None:
+    """As :func:`parse_axis`, except that an empty tuple names no axis: MXNet's ``squeeze(axis=())``
+    returns the input's shape (where a reduction's ``axis=()`` means every axis)."""
+    if isinstance(value, str):
+        empty = value.replace(" ", "") in ("()", "[]")
+    else:
+        empty = isinstance(value, (tuple, list)) and len(value) == 0
+    return () if empty else parse_axis(value)
+
+
 def _squeeze_shape(attrs: dict, s: tuple) -> tuple:
     axis = attrs["axis"]
     if axis is None:
@@ -323,7 +370,7 @@ register(
     OpDef(
         "squeeze",
         _reshape_forward,
-        params={"axis": Param(parse_axis, None, "the axes of length 1 to remove (None: all of them)")},
+        params={"axis": Param(_parse_squeeze_axis, None, "the axes of length 1 to remove (None: all of them)")},
         infer_shape=unary_infer(_squeeze_shape),
         gradient=_like_gradient,
         doc="Remove axes of length 1 (MXNet 1.x); removing all of them leaves shape (1,).",

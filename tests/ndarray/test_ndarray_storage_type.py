@@ -81,6 +81,32 @@ def test_flatten_takes_mxnets_inplace() -> None:
     assert x.flatten(inplace=True).shape == (2, 12)  # MXNet 1.9.1: (2, 12)
 
 
+def test_flatten_method_is_a_copy_unless_inplace() -> None:
+    # MXNet 1.9.1: x.flatten() is a copy (a write to it leaves x alone); flatten(inplace=True) a view
+    x = mx.nd.zeros((2, 3, 2))
+    flat = x.flatten()
+    assert flat.shape == (2, 6)
+    flat[:] = 1
+    assert x.asnumpy().sum() == 0
+    view = x.flatten(inplace=True)
+    view[0] = 2
+    assert x.asnumpy().sum() == 12
+
+
+def test_reshape_method_with_mxnet_codes_is_a_view() -> None:
+    # MXNet 1.9.1: x.reshape((0, -1)), x.reshape((-3, -2)), x.reshape(..., reverse=True) share x's memory
+    for shape, kwargs, expected in [
+        ((0, -1), {}, (2, 12)),
+        ((-3, -2), {}, (6, 4)),
+        ((4, -1), {"reverse": True}, (4, 6)),
+    ]:
+        x = mx.nd.zeros((2, 3, 4))
+        view = x.reshape(shape, **kwargs)
+        assert view.shape == expected
+        view[:] = 1
+        assert x.asnumpy().sum() == 24
+
+
 def test_as_in_context_takes_mxnets_keyword() -> None:
     x = mx.nd.ones((2,))
     assert x.as_in_context(context=mx.cpu()) is x

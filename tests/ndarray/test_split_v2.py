@@ -56,3 +56,22 @@ def test_symbolic_split_v2() -> None:
     assert mx.sym.split_v2(x, (1, 3)).infer_shape(x=(6, 2))[1] == [(1, 2), (2, 2), (3, 2)]  # MXNet 1.9.1
     assert x.split_v2(3).infer_shape(x=(6, 2))[1] == [(2, 2), (2, 2), (2, 2)]
     assert x.split_v2(2, axis=1, squeeze_axis=True).infer_shape(x=(6, 2))[1] == [(6,), (6,)]
+
+
+def test_repeated_or_zero_indices_give_empty_pieces_as_mxnet() -> None:
+    # MXNet 1.9.1 (and numpy.split): an index of 0 or a repeated index gives an empty piece
+    assert [p.shape for p in mx.nd.split_v2(_x(), (0, 2))] == [(0, 2), (2, 2), (4, 2)]
+    pieces = mx.nd.split_v2(mx.nd.arange(6), (2, 2))
+    assert [p.shape for p in pieces] == [(2,), (0,), (4,)]
+    np.testing.assert_array_equal(pieces[2].asnumpy(), [2, 3, 4, 5])
+
+
+def test_squeezed_pieces_of_a_1d_array_are_0d_as_mxnet() -> None:
+    pieces = mx.nd.split_v2(mx.nd.arange(3), 3, squeeze_axis=True)
+    assert [p.shape for p in pieces] == [(), (), ()]
+    assert pieces[2].asscalar() == 2.0
+
+
+def test_an_axis_out_of_range_is_refused_by_name() -> None:
+    with pytest.raises(mx.ShapeError, match=r"split_v2: axis=1 is out of range for a 1-D input"):
+        mx.nd.split_v2(mx.nd.arange(6), 2, axis=1)

@@ -91,6 +91,39 @@ def test_reshape_like_takes_the_shape_of_rhs_and_checks_sizes(ctx):
         mx.nd.reshape_like(mx.nd.array(a), mx.nd.array(rand(5)))
 
 
+@pytest.mark.parametrize(
+    "rhs_shape,params,expected",
+    [  # shapes from MXNet 1.9.1
+        ((6, 4), {"lhs_begin": 0, "lhs_end": 2, "rhs_begin": 0, "rhs_end": 1}, (6, 4)),
+        ((2, 12), {"lhs_begin": -2, "lhs_end": None, "rhs_begin": 1}, (2, 12)),
+        ((2, 3, 2, 2), {"lhs_begin": -2, "rhs_begin": 1}, (2, 3, 2, 2)),
+        ((2, 12), {"lhs_begin": 1, "lhs_end": 3, "rhs_begin": 1, "rhs_end": 2}, (2, 12)),
+        ((6, 4), {"lhs_begin": -1, "rhs_begin": -1}, (2, 3, 4)),
+        ((6, 4), {"lhs_end": -1, "rhs_end": -1}, (6, 4)),
+    ],
+)
+def test_reshape_like_replaces_a_range_of_axes_as_mxnet(rhs_shape, params, expected):
+    lhs = mx.nd.array(np.arange(24).reshape(2, 3, 4))
+    out = mx.nd.reshape_like(lhs, mx.nd.zeros(rhs_shape), **params)
+    assert out.shape == expected
+    np.testing.assert_array_equal(out.asnumpy().ravel(), np.arange(24))
+    sym = mx.sym.reshape_like(mx.sym.var("lhs"), mx.sym.var("rhs"), **params)
+    assert mx.sym.load_json(sym.tojson()).infer_shape(lhs=(2, 3, 4), rhs=rhs_shape)[1] == [expected]
+
+
+@pytest.mark.parametrize(
+    "params,message",
+    [
+        ({"lhs_begin": 5}, r"lhs_begin=5, lhs_end=None name no axes of the lhs \(2, 3, 4\)"),
+        ({"lhs_begin": 2, "lhs_end": 1}, r"lhs_begin=2, lhs_end=1 name no axes"),
+        ({"rhs_begin": 1}, r"lhs \(2, 3, 4\) has 24 elements, rhs \(6, 4\) has 4 with the axes it takes \(\(4,\)\)"),
+    ],
+)
+def test_reshape_like_refuses_a_bad_axis_range_by_name(params, message):
+    with pytest.raises(ShapeError, match=message):
+        mx.nd.reshape_like(mx.nd.zeros((2, 3, 4)), mx.nd.zeros((6, 4)), **params)
+
+
 def test_flatten_collapses_trailing_axes(ctx):
     check_forward("Flatten", [rand(2, 3, 4)], {}, lambda a: a.reshape(2, 12), ctx=ctx)
     check_gradient("Flatten", [rand(2, 3, 2)])
@@ -235,6 +268,14 @@ def test_squeeze_removes_axes_of_length_one_as_mxnet(shape, axis, expected):
     out = mx.nd.squeeze(x) if axis is None else mx.nd.squeeze(x, axis=axis)
     assert out.shape == expected
     np.testing.assert_array_equal(out.asnumpy().ravel(), x.asnumpy().ravel())
+
+
+def test_squeeze_with_no_axes_changes_nothing_as_mxnet():
+    # MXNet 1.9.1: squeeze(axis=()) keeps every axis (a reduction's axis=() would mean all of them)
+    x = mx.nd.ones((1, 3, 1, 2))
+    assert mx.nd.squeeze(x, axis=()).shape == (1, 3, 1, 2)
+    sym = mx.sym.squeeze(mx.sym.var("x"), axis=())
+    assert mx.sym.load_json(sym.tojson()).infer_shape(x=(1, 3, 1, 2))[1] == [(1, 3, 1, 2)]
 
 
 def test_squeeze_refuses_an_axis_longer_than_one():

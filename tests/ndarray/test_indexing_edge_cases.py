@@ -1,0 +1,31 @@
+"""Indexing edge cases, checked against MXNet 1.9.1's answers for the same calls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+
+def test_zero_step_slice_is_refused_by_name() -> None:
+    x = mx.nd.array(np.arange(6).reshape(2, 3))
+    for key in (slice(None, None, 0), (slice(None), slice(0, 2, 0)), (slice(None, None, 0), [0, 1])):
+        with pytest.raises(mx.LazyNDError, match="step 0"):
+            x[key]
+    with pytest.raises(mx.LazyNDError, match="step 0"):
+        x[::0] = 1
+
+
+def test_whole_slice_of_a_0d_array_is_the_array() -> None:
+    x = mx.nd.array(np.array(5.0))
+    view = x[:]
+    assert view.shape == ()
+    view[()] = 3  # a view: writes go through, as MXNet returns the array itself
+    assert x.asscalar() == 3.0
+
+
+def test_empty_tuple_index_of_a_0d_array_is_a_view() -> None:
+    x = mx.nd.array(np.array(5.0))
+    x[()][()] = 4
+    assert x.asscalar() == 4.0
