@@ -195,14 +195,13 @@ class NDArray:
         return int(self.asscalar())
 
     def __repr__(self) -> str:
-        # a wait like any other, as in MXNet: an operator's error is raised here (and so counts as
-        # reported), never turned into text that a log line would swallow
+        # MXNet's text byte for byte (``<NDArray 2x3 @cpu(0)>``: doctests written for MXNet pass); a wait
+        # like any other, so an operator's error is raised here, never turned into text a log swallows
         values = str(self.asnumpy())
         shape = "x".join(str(d) for d in self.shape)
-        return f"\n{values}\n<NDArray {shape} {self._ctx} {self._data.dtype.name}>"
+        return f"\n{values}\n<NDArray {shape} @{self._ctx}>"
 
-    def __str__(self) -> str:
-        return self.__repr__()
+    __str__ = __repr__
 
     # -- pickling ------------------------------------------------------------------------------
     def __reduce__(self) -> tuple:
