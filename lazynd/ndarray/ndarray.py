@@ -17,7 +17,7 @@ from .. import engine as _engine_mod
 from ..backend import get_backend
 from ..context import Context
 from ..engine.var import Var
-from ..errors import LazyNDError, OperatorError
+from ..errors import OperatorError
 from ..runtime import Signature, signature_of
 from . import arithmetic as _arithmetic
 from . import copying as _copying
@@ -175,11 +175,12 @@ class NDArray:
             yield self[i]
 
     def __bool__(self) -> bool:
-        if self.size != 1:
-            raise LazyNDError(
+        """False when empty (as in MXNet), a one-element array's value, ambiguous beyond that."""
+        if self.size > 1:
+            raise OperatorError(
                 f"the truth value of an NDArray with {self.size} elements is ambiguous; use .asnumpy().any() or .all()"
             )
-        return bool(self.asscalar())
+        return self.size == 1 and bool(self.asscalar())
 
     __nonzero__ = __bool__  # MXNet's Python 2 name, still called by some programs
 

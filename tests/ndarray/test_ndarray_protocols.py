@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 
 import lazynd as mx
 
@@ -13,3 +14,9 @@ def test_repr_and_str_print_mxnets_text_byte_for_byte() -> None:
     assert repr(mx.nd.zeros((0,))) == "\n[]\n<NDArray 0 @cpu(0)>"
     assert f"{mx.nd.ones((1, 2))}" == "\n[[1. 1.]]\n<NDArray 1x2 @cpu(0)>"
 
+
+def test_truth_value_of_empty_one_and_many_elements() -> None:
+    assert bool(mx.nd.zeros((0,))) is False and bool(mx.nd.zeros((2, 0))) is False  # as MXNet
+    assert bool(mx.nd.array([3])) is True and bool(mx.nd.array(0)) is False
+    with pytest.raises(ValueError, match="2 elements is ambiguous"):  # MXNet raises ValueError too
+        bool(mx.nd.ones((2,)))
