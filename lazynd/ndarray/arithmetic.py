@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import OperatorError
 from ..ops import registry
 from .dispatch import invoke
 
@@ -39,6 +40,7 @@ BINARY_OPS = {
 # the same table with the registered operators themselves
 _OPS = {kind: tuple(registry.get(name) for name in names) for kind, names in BINARY_OPS.items()}
 _SCALAR_TYPES = (float, int)
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%"}
 _NO_PARAMS: dict[str, Any] = {}  # never written: invoke only reads its parameters
 
 
@@ -87,6 +89,11 @@ def inplace_method(kind: str) -> Callable[[Any, Any], Any]:
     """``NDArray.__iadd__`` and friends: :func:`binary` of ``kind`` written into the left operand."""
 
     def method(lhs: Any, rhs: Any) -> Any:
+        if lhs._data.dtype.kind == "b" and not isinstance(rhs, NDArray):
+            raise OperatorError(
+                f"__i{kind}__: a bool array and a scalar give int64 (as in MXNet), which the bool array"
+                f" cannot hold; write x = x {_SYMBOLS[kind]} scalar instead"
+            )
         return binary(kind, lhs, rhs, out=lhs)
 
     method.__name__ = f"__i{kind}__"

@@ -124,6 +124,12 @@ def _unsigned_negative_power(x: Any, scalar: float, out: Any) -> None:
     out[...] = (x == 1) if int(scalar) else 1
 
 
+def _scalar_infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    """The array's dtype, but a bool array counts as int64 (``mask + 1``, ``mask > 0``), as in MXNet 1.9.1."""
+    is_bool = in_types[0] is not None and np.dtype(in_types[0]) == np.bool_
+    return in_types, ["int64" if is_bool else in_types[0]], aux_types
+
+
 def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
     ufunc = ARITHMETIC[name][0]
 
@@ -144,6 +150,7 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
                 ufunc(x, s, out=out)
             return
         if x.dtype.kind != "f":
+            x = x.astype(out.dtype) if x.dtype.kind == "b" else x  # as int64 (see _scalar_infer_type)
             s = scalar_as(x.dtype, s)
         if reflected:
             _cpu_apply(ufunc, s, x, out)
@@ -152,6 +159,7 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
 
     def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
+        x = x.astype(out.dtype) if x.dtype.kind == "b" else x
         if _unsigned_to_negative_power(name, reflected, x, attrs["scalar"]):
             _unsigned_negative_power(x, attrs["scalar"], out)
             return
@@ -176,8 +184,6 @@ def broadcast_shape(op: str, lhs: tuple | None, rhs: tuple | None) -> tuple | No
         elif x == 0 or y == 0:
             out.append(x or y)
         else:
-            from ..errors import ShapeError
-
             raise ShapeError(f"{op}: shapes {tuple(lhs)} and {tuple(rhs)} cannot be broadcast together")
     return tuple(out)
 
@@ -305,6 +311,7 @@ for _name in ARITHMETIC:
                 _sfwd,
                 forward_gpu=_sfwd_gpu,
                 params={"scalar": Param(parse_float, doc="the scalar operand")},
+                infer_type=_scalar_infer_type,
                 gradient=_scalar_gradient(_name, _reflected),
                 inplace=_INPLACE,
                 doc=f"Elementwise {_name} of an array and a scalar{' (scalar on the left)' if _reflected else ''}.",

@@ -20,3 +20,11 @@ def test_truth_value_of_empty_one_and_many_elements() -> None:
     assert bool(mx.nd.array([3])) is True and bool(mx.nd.array(0)) is False
     with pytest.raises(ValueError, match="2 elements is ambiguous"):  # MXNet raises ValueError too
         bool(mx.nd.ones((2,)))
+
+
+def test_in_place_scalar_operation_on_a_bool_array_is_refused_by_name() -> None:
+    # the result is int64 (as in MXNet), which the bool array cannot hold; MXNet refuses it too
+    mask = mx.nd.array([True, False], dtype="bool")
+    with pytest.raises(mx.OperatorError, match=r"__isub__: .* write x = x - scalar"):
+        mask -= 1
+    assert mask.asnumpy().tolist() == [True, False]

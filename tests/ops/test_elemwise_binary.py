@@ -111,3 +111,27 @@ def test_logical_operators_pass_no_gradient():
         y = mx.nd.broadcast_logical_or(x, mx.nd.array([1, 1]))
     y.backward()
     assert_almost_equal(x.grad.asnumpy(), np.zeros(2, dtype=np.float32))
+
+
+@pytest.mark.parametrize(
+    "expression, expected",
+    [
+        (lambda m: m + 2, [3, 2, 3]),
+        (lambda m: m - 1, [0, -1, 0]),  # NumPy refuses to subtract bools: it ran late as an engine error
+        (lambda m: 3 - m, [2, 3, 2]),
+        (lambda m: m * 2.5, [2, 0, 2]),  # the scalar counts as int64 too: 2.5 -> 2
+        (lambda m: m**2, [1, 0, 1]),
+        (lambda m: m > 0.5, [1, 0, 1]),
+        (lambda m: m == True, [1, 0, 1]),  # noqa: E712 - MXNet's elementwise comparison
+    ],
+)
+def test_bool_array_and_scalar_count_as_int64_as_in_mxnet(ctx, expression, expected):
+    result = expression(mx.nd.array([True, False, True], ctx=ctx, dtype="bool"))
+    assert result.dtype == np.int64
+    np.testing.assert_array_equal(result.asnumpy(), expected)
+
+
+def test_bool_symbol_and_scalar_infer_int64():
+    x = mx.sym.Variable("x")
+    _, out_types, _ = (x - 1).infer_type(x="bool")
+    assert out_types == [np.int64]
