@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -166,10 +167,14 @@ def arange(
     stop: float | None = None,
     step: float = 1.0,
     repeat: int = 1,
+    infer_range: bool | None = None,
     ctx: Context | None = None,
     dtype: Any = None,
 ) -> Any:
     """Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times.
+
+    ``infer_range`` is taken in MXNet 1.x's place (before ``ctx``) and, deprecated there, ignored
+    with a ``DeprecationWarning`` as there.
 
     Examples
     --------
@@ -177,6 +182,8 @@ def arange(
     >>> mx.nd.arange(0, 3, repeat=2).asnumpy()
     array([0., 0., 1., 1., 2., 2.], dtype=float32)
     """
+    if infer_range is not None:
+        warnings.warn("arange: `infer_range` is deprecated and ignored", DeprecationWarning, stacklevel=2)
     if repeat < 1:
         raise OperatorError(f"arange: repeat must be >= 1, got {repeat}")
     if step == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import lazynd as mx
@@ -28,3 +29,12 @@ def test_in_place_scalar_operation_on_a_bool_array_is_refused_by_name() -> None:
     with pytest.raises(mx.OperatorError, match=r"__isub__: .* write x = x - scalar"):
         mask -= 1
     assert mask.asnumpy().tolist() == [True, False]
+
+
+def test_arange_takes_mxnets_deprecated_infer_range_in_its_place() -> None:
+    # MXNet 1.9.1: arange(start, stop, step, repeat, infer_range, ctx, dtype), infer_range ignored with a warning
+    with pytest.warns(DeprecationWarning, match="infer_range"):
+        a = mx.nd.arange(0, 3, infer_range=True)
+    assert a.asnumpy().tolist() == [0, 1, 2]
+    b = mx.nd.arange(0, 2, 1, 1, None, mx.cpu(0), "int32")
+    assert b.dtype == np.int32 and b.context == mx.cpu(0)
