@@ -87,6 +87,8 @@ class ImageIter(DataIter):
         **kwargs: Any,
     ) -> None:
         super().__init__(batch_size)
+        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise OperatorError(f"ImageIter: batch_size must be a positive integer, got {batch_size!r}")
         if str(dtype) not in _LABEL_DTYPES:
             raise OperatorError(f"ImageIter: dtype (of the labels) must be one of {_LABEL_DTYPES}, got {dtype!r}")
         self.dtype = str(dtype)
@@ -123,6 +125,8 @@ class ImageIter(DataIter):
             else:
                 self.imgrec = MXRecordIO(path_imgrec, "r")
                 self.seq = None
+            if path_imglist or imglist is not None:  # as MXNet: the list's labels win, read by key
+                self.imglist = self._load_list(path_imglist, imglist)
         else:
             self.imglist = self._load_list(path_imglist, imglist)
             self.seq = list(self.imglist)
@@ -207,12 +211,17 @@ class ImageIter(DataIter):
             if self.imgrec is not None:
                 source = f"record {key} of {self.path_imgrec}"
                 header, payload = _unpack(self.imgrec.read_idx(key), source)  # type: ignore[attr-defined]
-                return np.asarray(header.label, np.float32).reshape(-1), payload, source
+                if self.imglist is None:
+                    return np.asarray(header.label, np.float32).reshape(-1), payload, source
+                if key not in self.imglist:
+                    raise FormatError(
+                        f"ImageIter: {source} has no label in the image list (its keys: {len(self.imglist)})"
+                    )
+                return self.imglist[key][0], payload, source
             assert self.imglist is not None
             label, fname = self.imglist[key]
             path = os.path.join(self.path_root, fname)
-            with open(path, "rb") as f:
-                return label, f.read(), f"file {path!r}"
+            return label, open_for_read(path), f"file {path!r}"
         assert self.imgrec is not None
         raw = self.imgrec.read()
         if raw is None:

@@ -64,3 +64,29 @@ def test_dtype_reads_list_labels_as_that_type(tmp_path):
     assert next(floats).label[0].dtype == np.float32
     with pytest.raises(mx.OperatorError, match="ImageIter: dtype .* got 'float16'"):
         image.ImageIter(2, (3, 4, 4), imglist=items, path_root=str(tmp_path), aug_list=[], dtype="float16")
+
+
+def test_a_list_next_to_an_indexed_record_file_gives_the_labels(tmp_path):
+    path = _rec(tmp_path, 3, indexed=True)
+    lst = tmp_path / "labels.lst"
+    lst.write_text("".join(f"{i}\t{10 + i}\t{20 + i}\tunused.png\n" for i in range(3)))
+    it = image.ImageIter(
+        3, (3, 4, 4), label_width=2, path_imgrec=path, path_imgidx=str(tmp_path / "flat.idx"),
+        path_imglist=str(lst), aug_list=[],
+    )  # fmt: skip
+    batch = next(it)
+    # MXNet 1.9.1 reads the pixels from the records and the labels from the list, by key
+    assert batch.label[0].asnumpy().tolist() == [[10.0, 20.0], [11.0, 21.0], [12.0, 22.0]]
+    assert batch.data[0].asnumpy()[:, 0, 0, 0].tolist() == [10.0, 20.0, 30.0]
+
+
+@pytest.mark.parametrize("batch_size", [0, -2, 1.5])
+def test_a_batch_size_below_one_is_refused(tmp_path, batch_size):
+    with pytest.raises(mx.OperatorError, match="ImageIter: batch_size must be a positive integer"):
+        image.ImageIter(batch_size, (3, 4, 4), path_imgrec=_rec(tmp_path, 2), aug_list=[])
+
+
+def test_a_missing_image_file_names_it(tmp_path):
+    it = image.ImageIter(1, (3, 4, 4), imglist=[[0.0, "gone.png"]], path_root=str(tmp_path), aug_list=[])
+    with pytest.raises(mx.MissingFileError, match="gone.png"):
+        next(it)
