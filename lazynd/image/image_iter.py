@@ -47,7 +47,8 @@ def _stack(images: list[np.ndarray], out: np.ndarray, nchw: bool) -> None:
 class ImageIter(DataIter):
     """Images from a RecordIO file, a ``.lst`` file or a list, in batches of ``batch_size``.
 
-    Parameters follow MXNet's ``mx.image.ImageIter``; ``skip_bad=True`` skips
+    Parameters follow MXNet's ``mx.image.ImageIter`` (a list next to an indexed
+    ``.rec`` gives the labels, by key, as in MXNet); ``skip_bad=True`` skips
     records that do not decode (with a warning) instead of raising.
     Each example's label holds ``label_width`` values (a single value fills
     the row).  ``last_batch_handle`` says what becomes of the examples that
