@@ -14,7 +14,6 @@ Part of :mod:`lazynd.recordio`, which hands these names on.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import struct
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ from typing import IO, Any, Self
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, OperatorError
 from .fileio import AtomicWriter, open_atomic, open_for_stream
 
 __all__ = ["MXRecordIO"]
@@ -40,7 +39,9 @@ def _encode_record(data: bytes) -> bytes:
     """Frame one payload as the bytes MXNet's writer would put in the file."""
     size = len(data)
     if size > _LENGTH_MASK:
-        raise ValueError(f"a RecordIO record holds at most {_LENGTH_MASK} bytes (2**29 - 1); given {size}")
+        raise OperatorError(
+            f"MXRecordIO.write: a RecordIO record holds at most {_LENGTH_MASK} bytes (2**29 - 1); given {size}"
+        )
     pad = _PADDING[size & 3]
     # bytes.find runs in C; the aligned scan below is only needed when it hits.
     if _MAGIC_BYTES not in data:
@@ -90,7 +91,7 @@ class MXRecordIO:
 
     def __init__(self, uri: str | os.PathLike[str], flag: str) -> None:
         if flag not in ("r", "w"):
-            raise ValueError(f"flag must be 'r' or 'w'; given {flag!r}")
+            raise OperatorError(f"MXRecordIO({os.fspath(uri)!r}): flag must be 'r' or 'w'; given {flag!r}")
         self.uri = os.fspath(uri)
         self.flag = flag
         self.is_open = False
@@ -176,10 +177,10 @@ class MXRecordIO:
     def _check(self, writing: bool) -> Any:
         """The open file (an :class:`AtomicWriter` when writing), after checking the mode."""
         if not self.is_open or self._file is None:
-            raise ValueError(f"{self.uri}: I/O operation on a closed record file")
+            raise OperatorError(f"{self.uri}: I/O operation on a closed record file")
         if writing != self.writable:
             action = "write to" if writing else "read from"
-            raise io.UnsupportedOperation(f"{self.uri}: cannot {action} a record file opened with flag {self.flag!r}")
+            raise OperatorError(f"{self.uri}: cannot {action} a record file opened with flag {self.flag!r}")
         return self._file
 
     def _seek_to(self, position: int) -> None:

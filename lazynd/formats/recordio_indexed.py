@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import FormatError
+from ..errors import FormatError, OperatorError
 from .fileio import AtomicWriter, open_atomic, open_for_read
 from .recordio_file import MXRecordIO
 
@@ -185,7 +185,7 @@ class MXIndexedRecordIO(MXRecordIO):
             ) from None
         key_text = str(key)
         if "\t" in key_text or "\n" in key_text or "\r" in key_text:
-            raise ValueError(f"index keys may not hold tabs or line breaks; given {idx!r}")
+            raise OperatorError(f"{self.idx_path}: index keys may not hold tabs or line breaks; given {idx!r}")
         position = self.tell()
         self.write(buf)
         assert self._idx_file is not None

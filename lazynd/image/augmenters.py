@@ -319,6 +319,6 @@ def CreateAugmenter(  # noqa: N802 - MXNet's name
         mean = np.array([123.68, 116.28, 103.53])
     if std is True:
         std = np.array([58.395, 57.12, 57.375])
-    if mean is not None:
+    if mean is not None or std is not None:  # std alone divides, as in MXNet
         augs.append(ColorNormalizeAug(mean, std))
     return augs

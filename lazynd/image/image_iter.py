@@ -27,6 +27,8 @@ from .image import imdecode
 __all__ = ["ImageIter"]
 
 _LAST_BATCH_MODES = ("pad", "discard", "roll_over")
+# MXNet's label dtypes for labels read from a .lst file or imglist (batches stay float32)
+_LABEL_DTYPES = ("int32", "float32", "int64", "float64")
 
 
 def _unpack(record: bytes, source: str) -> tuple[Any, bytes]:
@@ -45,13 +47,17 @@ def _stack(images: list[np.ndarray], out: np.ndarray, nchw: bool) -> None:
 class ImageIter(DataIter):
     """Images from a RecordIO file, a ``.lst`` file or a list, in batches of ``batch_size``.
 
-    Parameters follow MXNet's ``mx.image.ImageIter``; ``skip_bad=True`` skips
+    Parameters follow MXNet's ``mx.image.ImageIter`` (a list next to an indexed
+    ``.rec`` gives the labels, by key, as in MXNet); ``skip_bad=True`` skips
     records that do not decode (with a warning) instead of raising.
     Each example's label holds ``label_width`` values (a single value fills
     the row).  ``last_batch_handle`` says what becomes of the examples that
-    do not fill a last batch: ``'pad'`` fills it by repeating its first images
-    (its ``pad`` says how many), ``'discard'`` drops them, ``'roll_over'``
-    carries them into the first batch of the next epoch.
+    do not fill a last batch: ``'pad'`` fills it with the epoch's first examples,
+    as MXNet does (its ``pad`` says how many; the next ``next()`` then ends the
+    epoch), ``'discard'`` drops them, ``'roll_over'`` carries them into the first
+    batch of the next epoch (``hard_reset()`` forgets them).  ``dtype`` is the
+    type labels from a ``.lst`` file or ``imglist`` are read as (MXNet's
+    ``int32``, ``float32``, ``int64`` or ``float64``); batches stay float32.
 
     Examples
     --------
@@ -78,9 +84,17 @@ class ImageIter(DataIter):
         layout: str = "NCHW",
         skip_bad: bool = False,
         last_batch_handle: str = "pad",
+        dtype: str = "float32",
         **kwargs: Any,
     ) -> None:
         super().__init__(batch_size)
+        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise OperatorError(f"ImageIter: batch_size must be a positive integer, got {batch_size!r}")
+        if str(dtype) not in _LABEL_DTYPES:
+            raise OperatorError(f"ImageIter: dtype (of the labels) must be one of {_LABEL_DTYPES}, got {dtype!r}")
+        self.dtype = str(dtype)
+        # set by a padded last batch: the epoch is over until reset()
+        self._exhausted = False
         if last_batch_handle not in _LAST_BATCH_MODES:
             raise OperatorError(
                 f"ImageIter: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}"
@@ -112,6 +126,8 @@ class ImageIter(DataIter):
             else:
                 self.imgrec = MXRecordIO(path_imgrec, "r")
                 self.seq = None
+            if path_imglist or imglist is not None:  # as MXNet: the list's labels win, read by key
+                self.imglist = self._load_list(path_imglist, imglist)
         else:
             self.imglist = self._load_list(path_imglist, imglist)
             self.seq = list(self.imglist)
@@ -138,7 +154,7 @@ class ImageIter(DataIter):
                 if len(parts) < 3:
                     raise FormatError(f"{path}:{lineno}: expected 'index<TAB>label(s)<TAB>path', got {line.strip()!r}")
                 try:
-                    result[int(parts[0])] = (np.array(parts[1:-1], dtype=np.float32), parts[-1])
+                    result[int(parts[0])] = (self._label_values(parts[1:-1]), parts[-1])
                 except ValueError as error:
                     raise FormatError(
                         f"{path}:{lineno}: {line.strip()!r} needs an integer index and numeric labels ({error})"
@@ -146,13 +162,17 @@ class ImageIter(DataIter):
         else:
             for i, item in enumerate(items or []):
                 try:
-                    label = np.array(item[0] if len(item) == 2 else item[:-1], dtype=np.float32).reshape(-1)
+                    label = self._label_values(item[0] if len(item) == 2 else item[:-1]).reshape(-1)
                 except (TypeError, ValueError) as error:
                     raise OperatorError(
                         f"ImageIter: imglist item {i} is {item!r}; expected [label(s)..., path] with numeric labels ({error})"
                     ) from None
                 result[i] = (label, item[-1])
         return result
+
+    def _label_values(self, values: Any) -> np.ndarray:
+        """Label values read as ``dtype`` (an int dtype truncates), held as float32."""
+        return np.array(values, dtype=np.float64).astype(self.dtype).astype(np.float32)
 
     @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_data(self) -> list[DataDesc]:
@@ -168,9 +188,19 @@ class ImageIter(DataIter):
     def reset(self) -> None:
         if self.shuffle and self.seq is not None:
             random.shuffle(self.seq)
+        self._restart()
+
+    def hard_reset(self) -> None:
+        """Reset, forgetting the examples ``roll_over`` carried from the last epoch (MXNet's)."""
+        self._carried = ([], [])
+        self.reset()
+
+    def _restart(self) -> None:
+        """Read from the first example again (no reshuffle)."""
         if self.imgrec is not None and self.seq is None:
             self.imgrec.reset()
         self.cur = 0
+        self._exhausted = False
 
     def next_sample(self) -> tuple[np.ndarray, Any, str] | None:
         """(label, decoded image NDArray, source) of the next example, or None at the end."""
@@ -182,12 +212,17 @@ class ImageIter(DataIter):
             if self.imgrec is not None:
                 source = f"record {key} of {self.path_imgrec}"
                 header, payload = _unpack(self.imgrec.read_idx(key), source)  # type: ignore[attr-defined]
-                return np.asarray(header.label, np.float32).reshape(-1), payload, source
+                if self.imglist is None:
+                    return np.asarray(header.label, np.float32).reshape(-1), payload, source
+                if key not in self.imglist:
+                    raise FormatError(
+                        f"ImageIter: {source} has no label in the image list (its keys: {len(self.imglist)})"
+                    )
+                return self.imglist[key][0], payload, source
             assert self.imglist is not None
             label, fname = self.imglist[key]
             path = os.path.join(self.path_root, fname)
-            with open(path, "rb") as f:
-                return label, f.read(), f"file {path!r}"
+            return label, open_for_read(path), f"file {path!r}"
         assert self.imgrec is not None
         raw = self.imgrec.read()
         if raw is None:
@@ -236,10 +271,10 @@ class ImageIter(DataIter):
         """The batch's label array, of ``provide_label``'s shape, from the examples' label rows."""
         return np.stack(labels).astype(np.float32).reshape(self.provide_label[0].shape)
 
-    def next(self) -> DataBatch:
-        images, labels = self._carried
-        self._carried = ([], [])
-        while len(images) < self.batch_size:
+    def _read_examples(self, images: list[Any], labels: list[np.ndarray], count: int) -> None:
+        """Append up to ``count`` more augmented examples and their label rows; fewer at the end."""
+        target = len(images) + count
+        while len(images) < target:
             sample = self.next_sample()
             if sample is None:
                 break
@@ -252,6 +287,27 @@ class ImageIter(DataIter):
                 continue
             images.append(example[0])
             labels.append(example[1])
+
+    def _pad(self, images: list[Any], labels: list[np.ndarray], pad: int) -> None:
+        """Fill a last batch with the epoch's first examples, as MXNet does (from the start
+        again if the data is shorter than the padding; MXNet leaves those rows unset)."""
+        filled = len(images)
+        while len(images) < filled + pad:
+            self._restart()
+            before = len(images)
+            self._read_examples(images, labels, filled + pad - len(images))
+            if len(images) == before:  # nothing readable: repeat the batch's own examples
+                for i in range(filled + pad - len(images)):
+                    images.append(images[i % filled])
+                    labels.append(labels[i % filled])
+        self._exhausted = True
+
+    def next(self) -> DataBatch:
+        if self._exhausted:
+            raise StopIteration
+        images, labels = self._carried
+        self._carried = ([], [])
+        self._read_examples(images, labels, self.batch_size - len(images))
         if not images:
             raise StopIteration
         pad = self.batch_size - len(images)
@@ -259,9 +315,8 @@ class ImageIter(DataIter):
             if self.last_batch_handle == "roll_over":
                 self._carried = (images, labels)
             raise StopIteration
-        for i in range(pad):
-            images.append(images[i % (self.batch_size - pad)])
-            labels.append(labels[i % (self.batch_size - pad)])
+        if pad:
+            self._pad(images, labels, pad)
         data = new_array(self.provide_data[0].shape, np.float32, images[0].context)
         get_engine().push(
             _stack,

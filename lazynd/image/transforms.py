@@ -58,9 +58,18 @@ def image_op(name: str, fn: Callable[..., None], src: Any, shape: tuple[int, ...
 
 
 def _interp(interp: int, src_hw: tuple[int, int], dst_hw: tuple[int, int]) -> int:
-    """OpenCV interpolation code; 9 picks by scale, 10 at random (MXNet's codes)."""
+    """OpenCV interpolation code; 9 picks by scale, 10 at random (MXNet's codes).
+
+    9 is MXNet's rule: bicubic (2) when both sides grow, area (3) when both
+    shrink, bilinear (1) otherwise (one side grows, or a side keeps its size).
+    """
     if interp == 9:
-        return 3 if dst_hw[0] * dst_hw[1] < src_hw[0] * src_hw[1] else 2
+        (src_h, src_w), (dst_h, dst_w) = src_hw, dst_hw
+        if dst_h > src_h and dst_w > src_w:
+            return 2
+        if dst_h < src_h and dst_w < src_w:
+            return 3
+        return 1
     if interp == 10:
         return random.randint(0, 4)
     if interp not in (0, 1, 2, 3, 4):
@@ -149,7 +158,8 @@ def fixed_crop(src: Any, x0: int, y0: int, w: int, h: int, size: tuple[int, int]
     if x0 < 0 or y0 < 0 or w <= 0 or h <= 0 or x0 + w > width or y0 + h > height:
         raise OperatorError(f"fixed_crop: region x0={x0} y0={y0} w={w} h={h} is outside the {width}x{height} image")
     out_w, out_h = size if size is not None else (w, h)
-    code = _interp(interp, (h, w), (out_h, out_w))
+    # as MXNet, the method is only chosen (and 10 only draws) when the crop is resized
+    code = _interp(interp, (h, w), (out_h, out_w)) if (out_w, out_h) != (w, h) else 0
     return image_op("fixed_crop", _crop, src, (out_h, out_w, channels), src.data_array.dtype, x0, y0, w, h, code)
 
 
@@ -189,11 +199,17 @@ def center_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, 
 
 
 def random_size_crop(
-    src: Any, size: tuple[int, int], area: float | tuple[float, float], ratio: tuple[float, float], interp: int = 2
+    src: Any,
+    size: tuple[int, int],
+    area: float | tuple[float, float],
+    ratio: tuple[float, float],
+    interp: int = 2,
+    **kwargs: Any,
 ) -> tuple[Any, tuple[int, int, int, int]]:
     """Crop a random region covering a random fraction ``area`` of the image with aspect ``ratio``.
 
-    Falls back to :func:`center_crop` after 10 tries that do not fit.
+    Falls back to :func:`center_crop` after 10 tries that do not fit.  MXNet's
+    older keyword ``min_area`` stands for ``area`` (it wins over it, as in MXNet).
 
     Examples
     --------
@@ -203,6 +219,10 @@ def random_size_crop(
     (8, 8, 3)
     """
     h, w, _ = image_shape("random_size_crop", src)
+    if "min_area" in kwargs:
+        area = kwargs.pop("min_area")
+    if kwargs:
+        raise OperatorError(f"random_size_crop: unexpected arguments {sorted(kwargs)}")
     low, high = (area, 1.0) if isinstance(area, (int, float)) else area
     for _ in range(10):
         target = random.uniform(low, high) * w * h
@@ -273,6 +293,10 @@ def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
     return image_op("color_normalize", _normalize, src, src.shape, np.float32, mean_np, std_np)
 
 
+# OpenCV's BORDER_ISOLATED flag, which may be added to a border type
+_BORDER_ISOLATED = 16
+
+
 def _border(src: np.ndarray, out: np.ndarray, top: int, bot: int, left: int, right: int, kind: int, value: Any) -> None:
     result = opencv().copyMakeBorder(src, top, bot, left, right, kind, value=value)
     out[...] = result.reshape(out.shape)
@@ -284,10 +308,15 @@ def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
     bot: int,
     left: int,
     right: int,
-    type: int = 0,
-    value: Any = 0,  # noqa: A002
+    type: int = 0,  # noqa: A002
+    value: Any = 0,
+    values: Any = (),
 ) -> Any:
     """Pad the image by the given pixel counts (OpenCV border ``type``; 0 = constant ``value``).
+
+    ``type`` is OpenCV's: 0 constant, 1 replicate, 2 reflect, 3 wrap, 4 reflect-101,
+    each optionally with 16 (isolated).  ``values``, one fill value per channel as in
+    MXNet, wins over ``value`` when given.
 
     Examples
     --------
@@ -299,6 +328,13 @@ def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
     if min(top, bot, left, right) < 0:
         raise OperatorError(f"copyMakeBorder: border sizes must be >= 0, got {(top, bot, left, right)}")
     h, w, c = image_shape("copyMakeBorder", src)
+    if not isinstance(type, (int, np.integer)) or (type & ~_BORDER_ISOLATED) not in range(5):
+        raise OperatorError(
+            f"copyMakeBorder: type must be a border type 0-4 (constant, replicate, reflect, wrap, reflect-101), "
+            f"optionally + 16 (isolated); got {type!r}"
+        )
+    if len(values) > 0:
+        value = list(values)
     fill = value if isinstance(value, (list, tuple)) else [value] * 4
     shape = (h + top + bot, w + left + right, c)
     return image_op("copyMakeBorder", _border, src, shape, src.data_array.dtype, top, bot, left, right, type, fill)

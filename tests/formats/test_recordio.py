@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from lazynd import recordio
-from lazynd.errors import FormatError
+from lazynd.errors import FormatError, OperatorError
 from lazynd.formats import recordio_file, recordio_indexed, recordio_pack
 
 MAGIC = struct.pack("<I", 0xCED7230A)
@@ -334,12 +334,12 @@ def test_error_inside_with_block_keeps_the_old_files(tmp_path: Path) -> None:
 
 def test_wrong_mode_and_closed_file_raise(tmp_path: Path) -> None:
     writer = recordio.MXRecordIO(tmp_path / "a.rec", "w")
-    with pytest.raises(OSError, match="cannot read from a record file opened with flag 'w'"):
+    with pytest.raises(OperatorError, match="a.rec: cannot read from a record file opened with flag 'w'"):
         writer.read()
     writer.close()
-    with pytest.raises(ValueError, match="closed record file"):
+    with pytest.raises(OperatorError, match="a.rec: I/O operation on a closed record file"):
         writer.write(b"x")
-    with pytest.raises(ValueError, match="flag must be 'r' or 'w'; given 'a'"):
+    with pytest.raises(OperatorError, match=r"MXRecordIO\(.*a.rec'\): flag must be 'r' or 'w'; given 'a'"):
         recordio.MXRecordIO(tmp_path / "a.rec", "a")
     with pytest.raises(TypeError, match="bytes-like; given str"):
         recordio.MXRecordIO(tmp_path / "b.rec", "w").write("text")

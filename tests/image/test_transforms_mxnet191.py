@@ -1,0 +1,77 @@
+"""mx.image transforms and augmenters against MXNet 1.9.1's choices (interp 9, min_area, borders, std)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd import image
+from lazynd.errors import OperatorError
+
+
+def _img(h: int = 10, w: int = 20) -> mx.nd.NDArray:
+    rng = np.random.default_rng(3)
+    return mx.nd.array(rng.integers(0, 256, (h, w, 3)), dtype="uint8")
+
+
+@pytest.mark.parametrize(
+    ("size", "code"),
+    [((30, 5), 1), ((20, 5), 1), ((40, 20), 2), ((8, 4), 3)],  # one side grows: bilinear; both: cubic/area
+)
+def test_interp_9_picks_mxnets_method(size, code):
+    src = _img()
+    want = image.imresize(src, size[0], size[1], interp=code).asnumpy()
+    np.testing.assert_array_equal(image.ForceResizeAug(size, 9)(src).asnumpy(), want)
+    np.testing.assert_array_equal(image.fixed_crop(src, 0, 0, 20, 10, size=size, interp=9).asnumpy(), want)
+    np.testing.assert_array_equal(image.imresize(src, size[0], size[1], interp=9).asnumpy(), want)
+
+
+def test_fixed_crop_without_resize_draws_no_random_method():
+    random.seed(5)
+    expected = random.random()
+    random.seed(5)
+    image.fixed_crop(_img(), 1, 1, 5, 5, interp=10).wait_to_read()
+    assert random.random() == expected
+
+
+def test_random_size_crop_takes_mxnets_min_area():
+    src = _img(30, 30)
+    random.seed(1)
+    out, rect = image.random_size_crop(src, (8, 8), 0.1, (0.75, 1.33), min_area=0.6)
+    random.seed(1)
+    ref, ref_rect = image.random_size_crop(src, (8, 8), 0.6, (0.75, 1.33))
+    assert rect == ref_rect
+    np.testing.assert_array_equal(out.asnumpy(), ref.asnumpy())
+    with pytest.raises(OperatorError, match="random_size_crop: unexpected arguments"):
+        image.random_size_crop(src, (8, 8), 0.1, (0.75, 1.33), max_area=0.6)
+
+
+@pytest.mark.parametrize("border", [5, 6, 7, -1, 32, 2.0])
+def test_copy_make_border_refuses_an_unknown_type_at_the_call(border):
+    with pytest.raises(OperatorError, match=f"copyMakeBorder: type must be .*got {border!r}"):
+        image.copyMakeBorder(_img(), 1, 1, 1, 1, type=border)
+
+
+@pytest.mark.parametrize("border", [0, 1, 2, 3, 4, 16, 17, 20])
+def test_copy_make_border_types_and_isolated_flag(border):
+    out = image.copyMakeBorder(_img(), 1, 2, 3, 4, type=border).asnumpy()
+    assert out.shape == (13, 27, 3)
+
+
+def test_copy_make_border_values_fill_each_channel():
+    out = image.copyMakeBorder(_img(), 1, 1, 1, 1, 0, 0, values=(10, 20, 30)).asnumpy()
+    np.testing.assert_array_equal(out[0, 0], [10, 20, 30])
+    np.testing.assert_array_equal(out[-1, 5], [10, 20, 30])
+
+
+def test_create_augmenter_with_std_alone_divides():
+    augs = image.CreateAugmenter((3, 8, 8), std=True)
+    assert [type(a).__name__ for a in augs] == ["CenterCropAug", "CastAug", "ColorNormalizeAug"]
+    x = _img(8, 8)
+    for aug in augs:
+        x = aug(x)
+    want = _img(8, 8).asnumpy().astype(np.float32) / np.array([58.395, 57.12, 57.375], np.float32)
+    np.testing.assert_allclose(x.asnumpy(), want, rtol=1e-6)
