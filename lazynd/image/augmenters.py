@@ -303,6 +303,19 @@ def CreateAugmenter(  # noqa: N802 - MXNet's name
     if rand_mirror:
         augs.append(HorizontalFlipAug(0.5))
     augs.append(CastAug())
+    augs += color_augmenters(brightness, contrast, saturation, hue, pca_noise, rand_gray, mean, std)
+    return augs
+
+
+def color_augmenters(
+    brightness: float, contrast: float, saturation: float, hue: float, pca_noise: float, rand_gray: float,
+    mean: Any, std: Any,
+) -> list[Augmenter]:  # fmt: skip
+    """The colour part of :func:`CreateAugmenter` (and of ``CreateDetAugmenter``), after the cast to
+    float32, in MXNet's order: jitters of brightness, contrast and saturation, of hue, PCA lighting
+    noise, random grey, then the normalisation by ``mean`` and/or ``std`` (``True``: ImageNet's; ``std``
+    alone divides, as in MXNet)."""
+    augs: list[Augmenter] = []
     if brightness or contrast or saturation:
         augs.append(ColorJitterAug(brightness, contrast, saturation))
     if hue:
@@ -319,6 +332,6 @@ def CreateAugmenter(  # noqa: N802 - MXNet's name
         mean = np.array([123.68, 116.28, 103.53])
     if std is True:
         std = np.array([58.395, 57.12, 57.375])
-    if mean is not None or std is not None:  # std alone divides, as in MXNet
+    if mean is not None or std is not None:
         augs.append(ColorNormalizeAug(mean, std))
     return augs

@@ -24,17 +24,7 @@ import numpy as np
 from ..errors import OperatorError
 from . import transforms as img
 from .augmenter_base import DetAugmenter, DetBorrowAug, DetRandomSelectAug, Label
-from .augmenters import (
-    _EIGVAL,
-    _EIGVEC,
-    CastAug,
-    ColorJitterAug,
-    ColorNormalizeAug,
-    ForceResizeAug,
-    LightingAug,
-    ResizeAug,
-    _flip,
-)
+from .augmenters import CastAug, ForceResizeAug, ResizeAug, _flip, color_augmenters
 
 __all__ = [
     "DetAugmenter",
@@ -360,22 +350,6 @@ def CreateDetAugmenter(  # noqa: N802 - MXNet's name
         augs.append(DetRandomSelectAug([pad], 1 - rand_pad))
     augs.append(DetBorrowAug(ForceResizeAug((int(data_shape[2]), int(data_shape[1])), inter_method)))
     augs.append(DetBorrowAug(CastAug()))
-    if brightness or contrast or saturation:
-        augs.append(DetBorrowAug(ColorJitterAug(brightness, contrast, saturation)))
-    if hue:
-        from .color_augmenters import HueJitterAug
-
-        augs.append(DetBorrowAug(HueJitterAug(hue)))
-    if pca_noise > 0:
-        augs.append(DetBorrowAug(LightingAug(pca_noise, _EIGVAL, _EIGVEC)))
-    if rand_gray > 0:
-        from .color_augmenters import RandomGrayAug
-
-        augs.append(DetBorrowAug(RandomGrayAug(rand_gray)))
-    if mean is True:
-        mean = np.array([123.68, 116.28, 103.53])
-    if std is True:
-        std = np.array([58.395, 57.12, 57.375])
-    if mean is not None or std is not None:
-        augs.append(DetBorrowAug(ColorNormalizeAug(mean, std)))
+    colors = color_augmenters(brightness, contrast, saturation, hue, pca_noise, rand_gray, mean, std)
+    augs += [DetBorrowAug(aug) for aug in colors]
     return augs
