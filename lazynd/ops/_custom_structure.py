@@ -146,14 +146,14 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool)
 
 
 def _shape(attrs: dict, shape: Any) -> tuple[int, ...] | None:
-    """A shape from a property (a list or tuple); an empty or partly unknown one is unknown."""
+    """A shape from a property (a list or tuple); an empty one is unknown, a 0 an unknown dimension."""
     if shape is None:
         return None
     if not isinstance(shape, (list, tuple)) or not all(isinstance(d, (int, np.integer)) for d in shape):
         raise OperatorError(
             f"Custom ({attrs['op_type']}): infer_shape returned the shape {shape!r}, expected a list of integers"
         )
-    if len(shape) == 0 or 0 in shape:
+    if len(shape) == 0:
         return None
     return tuple(int(d) for d in shape)
 

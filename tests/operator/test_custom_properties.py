@@ -48,3 +48,36 @@ def test_a_sparse_storage_type_is_a_clear_error(method):
             prop.infer_storage_type(["default", "csr"])
         else:
             prop.infer_storage_type_backward(["default", "csr"], [], [], [], [])
+
+
+class _Loss(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0])
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_data[0])
+
+
+@mx.operator.register("test_properties_loss")
+class _LossProp(mx.operator.CustomOpProp):
+    def __init__(self) -> None:
+        super().__init__(need_top_grad=False)
+
+    def list_arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shape):
+        return [in_shape[0], [in_shape[0][0]]], [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Loss()
+
+
+def test_partly_known_shapes_from_infer_shape_are_kept():
+    # MXNet 1.9.1: ([(0, 3), (0,)], [(0, 3)], []): an unknown batch stays 0, the rest is known
+    data = mx.sym.Variable("data", shape=(0, 3))
+    net = mx.sym.Custom(data=data, label=mx.sym.Variable("label"), op_type="test_properties_loss")
+    args, outs, aux = net.infer_shape_partial()
+    assert (args, outs, aux) == ([(0, 3), (0,)], [(0, 3)], [])
+    args, outs, _ = net.infer_shape(data=(5, 3))
+    assert (args, outs) == ([(5, 3), (5,)], [(5, 3)])
