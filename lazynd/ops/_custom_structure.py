@@ -77,9 +77,21 @@ def properties(attrs: dict) -> Any:
             prop = cls(**dict(kwargs))
         except TypeError as err:
             raise OperatorError(f"Custom: cannot create the properties of op_type {op_type!r}: {err}") from None
+        _check_need_top_grad(op_type, prop)
         with _cache_lock:
             prop = _prop_cache.setdefault(key, prop)
     return prop
+
+
+def _check_need_top_grad(op_type: str, prop: Any) -> None:
+    """A property whose ``__init__`` skipped CustomOpProp's has no ``need_top_grad_``: say so."""
+    try:
+        prop.need_top_grad()
+    except AttributeError as err:
+        raise OperatorError(
+            f"Custom: the properties of op_type {op_type!r} cannot say whether they need the output "
+            f"gradient ({err}); their __init__ must call super().__init__(need_top_grad=...)"
+        ) from None
 
 
 # -- structure ------------------------------------------------------------------------------------

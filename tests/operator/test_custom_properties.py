@@ -81,3 +81,28 @@ def test_partly_known_shapes_from_infer_shape_are_kept():
     assert (args, outs, aux) == ([(0, 3), (0,)], [(0, 3)], [])
     args, outs, _ = net.infer_shape(data=(5, 3))
     assert (args, outs) == ([(5, 3), (5,)], [(5, 3)])
+
+
+class _Identity(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0])
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0])
+
+
+@mx.operator.register("test_properties_no_super")
+class _NoSuperProp(mx.operator.CustomOpProp):
+    def __init__(self) -> None:  # forgets CustomOpProp.__init__, so has no need_top_grad_
+        pass
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Identity()
+
+
+def test_properties_without_the_base_init_are_a_clear_error():
+    # MXNet 1.9.1 fails too (in declare_backward_dependency); lazynd said AttributeError
+    with pytest.raises(LazyNDError, match="test_properties_no_super.*super\\(\\).__init__"):
+        mx.nd.Custom(mx.nd.array([1, 2]), op_type="test_properties_no_super").asnumpy()
+    with pytest.raises(LazyNDError, match="test_properties_no_super"):
+        mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_no_super")
