@@ -75,8 +75,13 @@ def properties(attrs: dict) -> Any:
             raise OperatorError(f"Custom: op_type {op_type!r} is not registered (registered: {known})")
         try:
             prop = cls(**dict(kwargs))
-        except TypeError as err:
+        except TypeError as err:  # a keyword the constructor does not take
             raise OperatorError(f"Custom: cannot create the properties of op_type {op_type!r}: {err}") from None
+        except Exception as err:  # the constructor refused a value (float('abc')...)
+            raise OperatorError(
+                f"Custom: the properties of op_type {op_type!r} refused the keywords {dict(kwargs)}: "
+                f"{type(err).__name__}: {err}"
+            ) from err
         _check_need_top_grad(op_type, prop)
         with _cache_lock:
             prop = _prop_cache.setdefault(key, prop)

@@ -106,3 +106,21 @@ def test_properties_without_the_base_init_are_a_clear_error():
         mx.nd.Custom(mx.nd.array([1, 2]), op_type="test_properties_no_super").asnumpy()
     with pytest.raises(LazyNDError, match="test_properties_no_super"):
         mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_no_super")
+
+
+@mx.operator.register("test_properties_float_keyword")
+class _FloatKeywordProp(mx.operator.CustomOpProp):
+    def __init__(self, factor: str = "1") -> None:
+        super().__init__()
+        self.factor = float(factor)
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Identity()
+
+
+def test_a_keyword_the_properties_refuse_is_a_clear_error():
+    # MXNet 1.9.1 aborts the process here; lazynd let the ValueError of float('abc') escape
+    with pytest.raises(LazyNDError, match="test_properties_float_keyword.*'factor': 'abc'.*ValueError"):
+        mx.nd.Custom(mx.nd.array([1, 2]), op_type="test_properties_float_keyword", factor="abc")
+    with pytest.raises(LazyNDError, match="test_properties_float_keyword"):
+        mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_float_keyword", factor="abc")
