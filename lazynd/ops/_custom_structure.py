@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OperatorError
+from ..errors import LazyNDError, OperatorError
 from .params import Param, parse_str
 
 # op_type -> the registered CustomOpProp subclass (filled by lazynd.operator.register)
@@ -99,10 +99,21 @@ def _check_need_top_grad(op_type: str, prop: Any) -> None:
         ) from None
 
 
+def ask(attrs: dict, method: str, *args: Any) -> Any:
+    """The answer of the property's ``method`` to ``args``; what it raises becomes an
+    :class:`~lazynd.errors.OperatorError` naming the op_type and the method."""
+    try:
+        return getattr(properties(attrs), method)(*args)
+    except LazyNDError:
+        raise
+    except Exception as err:
+        raise OperatorError(f"Custom ({attrs['op_type']}): {method} raised {type(err).__name__}: {err}") from err
+
+
 # -- structure ------------------------------------------------------------------------------------
 def _names(attrs: dict, method: str) -> list[str]:
     """The names the property's ``method`` (``list_arguments``...) gives: a list of strings."""
-    names = getattr(properties(attrs), method)()
+    names = ask(attrs, method)
     if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
         raise OperatorError(
             f"Custom ({attrs['op_type']}): {method}() returned {names!r}, expected a list of names (strings)"
@@ -176,7 +187,6 @@ def _shape(attrs: dict, shape: Any) -> tuple[int, ...] | None:
 
 
 def _infer_type(attrs: dict, in_types: list, aux_types: list, with_aux: bool) -> tuple[list, list, list]:
-    prop = properties(attrs)
     n_args = len(_names(attrs, "list_arguments"))
     if with_aux:
         in_types, aux_types = in_types[:n_args], in_types[n_args:]
@@ -186,7 +196,7 @@ def _infer_type(attrs: dict, in_types: list, aux_types: list, with_aux: bool) ->
         return list(in_types) + (list(aux_types) if with_aux else []), [None] * n_out, list(aux_types)
     filled = [np.dtype(t if t is not None else known).type for t in in_types]
     counts = (n_args, len(_names(attrs, "list_outputs")), len(_names(attrs, "list_auxiliary_states")))
-    arg_types, out_types, new_aux = _groups(attrs, "infer_type", prop.infer_type(filled), counts)
+    arg_types, out_types, new_aux = _groups(attrs, "infer_type", ask(attrs, "infer_type", filled), counts)
     if new_aux is None:
         new_aux = [filled[0]] * counts[2]
     names, outs, aux = ([_dtype_name(attrs, t) for t in group] for group in (arg_types, out_types, new_aux))

@@ -46,6 +46,7 @@ from ._custom_structure import (
     _infer_type,
     _names,
     _prop_cache,
+    ask,
     properties,
 )
 from .registry import OpDef, register
@@ -183,7 +184,7 @@ def _declared(attrs: dict) -> tuple[set[int], int, int]:
     out_grad = list(range(n_out)) if prop.need_top_grad() else []
     in_data = list(range(n_out, n_out + n_in))
     out_data = list(range(n_out + n_in, n_out + n_in + n_out))
-    result = prop.declare_backward_dependency(out_grad, in_data, out_data)
+    result = ask(attrs, "declare_backward_dependency", out_grad, in_data, out_data)
     if not isinstance(result, (list, tuple)) or not all(isinstance(d, (int, np.integer)) for d in result):
         raise OperatorError(
             f"Custom ({attrs['op_type']}): declare_backward_dependency returned {result!r}, "

@@ -124,3 +124,25 @@ def test_a_keyword_the_properties_refuse_is_a_clear_error():
         mx.nd.Custom(mx.nd.array([1, 2]), op_type="test_properties_float_keyword", factor="abc")
     with pytest.raises(LazyNDError, match="test_properties_float_keyword"):
         mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_float_keyword", factor="abc")
+
+
+def _raise(*args):
+    raise RuntimeError("user mistake")
+
+
+@pytest.mark.parametrize(
+    "method", ["infer_type", "list_arguments", "list_outputs", "list_auxiliary_states", "declare_backward_dependency"]
+)
+def test_an_exception_in_a_property_method_is_an_operator_error_naming_it(method):
+    # MXNet 1.9.1 raises MXNetError for each; lazynd let the user's RuntimeError escape
+    op_type = f"test_properties_raising_{method}"
+    mx.operator.register(op_type)(
+        type(op_type, (_NoSuperProp,), {"__init__": mx.operator.CustomOpProp.__init__, method: _raise})
+    )
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with pytest.raises(LazyNDError, match=f"{op_type}.*{method} raised RuntimeError: user mistake"):
+        with mx.autograd.record():
+            y = mx.nd.Custom(x, op_type=op_type)
+        y.backward()
+        x.grad.asnumpy()
