@@ -132,10 +132,9 @@ def operator_for(attrs: dict, ctx: Any, inputs: list, outputs: list) -> Any:
     if op is None:
         from ..formats.ndarray_record import DTYPE_TO_FLAG
 
-        prop = properties(attrs)
         # MXNet hands dtypes over as its type codes (float32 0, float64 1, float16 2...)
         codes = [DTYPE_TO_FLAG.get(np.dtype(t), -1) for t in dtypes]
-        op = prop.create_operator(ctx, [list(s) for s in shapes], codes)
+        op = ask(attrs, "create_operator", ctx, [list(s) for s in shapes], codes)
         if not (callable(getattr(op, "forward", None)) and callable(getattr(op, "backward", None))):
             raise OperatorError(
                 f"Custom ({attrs['op_type']}): create_operator returned {op!r}, expected a CustomOp "

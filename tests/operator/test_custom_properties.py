@@ -146,3 +146,16 @@ def test_an_exception_in_a_property_method_is_an_operator_error_naming_it(method
             y = mx.nd.Custom(x, op_type=op_type)
         y.backward()
         x.grad.asnumpy()
+
+
+@mx.operator.register("test_properties_raising_create_operator")
+class _RaisingCreateProp(mx.operator.CustomOpProp):
+    def create_operator(self, ctx, shapes, dtypes):
+        raise RuntimeError("no operator today")
+
+
+def test_an_exception_in_create_operator_names_the_op_type_and_the_engine_goes_on():
+    y = mx.nd.Custom(mx.nd.array([1.0, 2.0]), op_type="test_properties_raising_create_operator")
+    with pytest.raises(LazyNDError, match="test_properties_raising_create_operator.*create_operator raised"):
+        y.asnumpy()
+    assert (mx.nd.ones((2,)) + 1).asnumpy().tolist() == [2.0, 2.0]
