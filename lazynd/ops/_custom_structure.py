@@ -200,6 +200,11 @@ def _infer_type(attrs: dict, in_types: list, aux_types: list, with_aux: bool) ->
     if new_aux is None:
         new_aux = [filled[0]] * counts[2]
     names, outs, aux = ([_dtype_name(attrs, t) for t in group] for group in (arg_types, out_types, new_aux))
+    for k, (given, answer) in enumerate(zip(in_types, names, strict=True)):
+        if given is not None and np.dtype(given).name != answer:  # as MXNet: the input's type stands
+            raise OperatorError(
+                f"Custom ({attrs['op_type']}): infer_type says input {k} is {answer}, but it is {np.dtype(given).name}"
+            )
     return (names + aux if with_aux else names), outs, aux
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import lazynd as mx
@@ -159,3 +160,22 @@ def test_an_exception_in_create_operator_names_the_op_type_and_the_engine_goes_o
     with pytest.raises(LazyNDError, match="test_properties_raising_create_operator.*create_operator raised"):
         y.asnumpy()
     assert (mx.nd.ones((2,)) + 1).asnumpy().tolist() == [2.0, 2.0]
+
+
+@mx.operator.register("test_properties_wants_float64")
+class _WantsFloat64Prop(mx.operator.CustomOpProp):
+    def infer_type(self, in_type):
+        return ["float64"], ["float64"], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Identity()
+
+
+def test_an_input_type_infer_type_contradicts_is_a_clear_error():
+    # MXNet 1.9.1 refuses it; lazynd ran the call on the float32 input as if nothing was said
+    with pytest.raises(LazyNDError, match="test_properties_wants_float64.*input 0 is float64, but it is float32"):
+        mx.nd.Custom(mx.nd.array([1.0, 2.0]), op_type="test_properties_wants_float64")
+    with pytest.raises(LazyNDError, match="input 0 is float64, but it is float32"):
+        mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_wants_float64").infer_type(x="float32")
+    out = mx.nd.Custom(mx.nd.array([1.0, 2.0], dtype="float64"), op_type="test_properties_wants_float64")
+    assert out.dtype == np.float64
