@@ -167,6 +167,11 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool)
             return unknown
         raise OperatorError(f"Custom ({attrs['op_type']}): infer_shape failed: {type(err).__name__}: {err}") from err
     arg_shapes, out_shapes, new_aux = _groups(attrs, "infer_shape", result, (n_args, n_out, n_aux))
+    if new_aux is None and n_aux and not partial:  # MXNet refuses this too
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): infer_shape returned no auxiliary state shapes, expected {n_aux} "
+            "(return (input shapes, output shapes, auxiliary state shapes))"
+        )
     if new_aux is None:
         new_aux = [None] * n_aux
     args, outs, aux = ([_shape(attrs, s) for s in group] for group in (arg_shapes, out_shapes, new_aux))

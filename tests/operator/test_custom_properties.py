@@ -179,3 +179,22 @@ def test_an_input_type_infer_type_contradicts_is_a_clear_error():
         mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_wants_float64").infer_type(x="float32")
     out = mx.nd.Custom(mx.nd.array([1.0, 2.0], dtype="float64"), op_type="test_properties_wants_float64")
     assert out.dtype == np.float64
+
+
+@mx.operator.register("test_properties_forgets_aux_shapes")
+class _ForgetsAuxShapesProp(mx.operator.CustomOpProp):
+    def list_auxiliary_states(self):
+        return ["count"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]]  # no shapes for the auxiliary state
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Identity()
+
+
+def test_infer_shape_without_the_auxiliary_shapes_is_a_clear_error():
+    # MXNet 1.9.1 refuses it; lazynd's bind said "cannot infer the shapes of []"
+    net = mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_forgets_aux_shapes")
+    with pytest.raises(LazyNDError, match="test_properties_forgets_aux_shapes.*no auxiliary state shapes, expected 1"):
+        net.simple_bind(mx.cpu(), x=(2,))
