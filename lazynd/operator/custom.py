@@ -76,6 +76,28 @@ class CustomOpProp:
             [in_type[0]] * len(self.list_auxiliary_states()),
         )
 
+    def infer_storage_type(self, in_stype: list[str]) -> tuple:
+        """(argument, output, auxiliary) storage types: every one ``'default'`` (dense).
+
+        lazynd's arrays are all dense; a subclass that only passes the types on may call this.
+        """
+        _check_dense("infer_storage_type", "in_stype", in_stype)
+        return (
+            list(in_stype),
+            ["default"] * len(self.list_outputs()),
+            ["default"] * len(self.list_auxiliary_states()),
+        )
+
+    def infer_storage_type_backward(
+        self, ograd_stype: list[str], in_stype: list[str], out_stype: list[str], igrad_stype: list[str], aux_stype: list
+    ) -> tuple:
+        """The storage types of backward's arrays (output gradients, inputs, outputs, input
+        gradients, auxiliary states): every one ``'default'``; an unknown one (``'undefined'``) too."""
+        _check_dense("infer_storage_type_backward", "ograd_stype", ograd_stype)
+        _check_dense("infer_storage_type_backward", "igrad_stype", [s for s in igrad_stype if s != "undefined"])
+        groups = (ograd_stype, in_stype, out_stype, igrad_stype, aux_stype)
+        return tuple(["default"] * len(group) for group in groups)
+
     def list_arguments(self) -> list[str]:
         return ["data"]
 
@@ -96,6 +118,16 @@ class CustomOpProp:
     def create_operator(self, ctx: Any, in_shapes: list, in_dtypes: list) -> CustomOp:
         """The :class:`CustomOp` that computes this operator on ``ctx``."""
         return CustomOp()
+
+
+def _check_dense(method: str, argument: str, stypes: list[str]) -> None:
+    """Refuse a storage type other than ``'default'``: lazynd's arrays are dense."""
+    for i, stype in enumerate(stypes):
+        if stype != "default":
+            raise LazyNDError(
+                f"CustomOpProp.{method}: {argument}[{i}] is {stype!r}, expected 'default' (lazynd's arrays "
+                "are dense; override infer_storage_type for other storage types)"
+            )
 
 
 def register(reg_name: str) -> Callable[[type], type]:

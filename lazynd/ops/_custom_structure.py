@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OperatorError
+from ..errors import LazyNDError, OperatorError
 from .params import Param, parse_str
 
 # op_type -> the registered CustomOpProp subclass (filled by lazynd.operator.register)
@@ -75,17 +75,45 @@ def properties(attrs: dict) -> Any:
             raise OperatorError(f"Custom: op_type {op_type!r} is not registered (registered: {known})")
         try:
             prop = cls(**dict(kwargs))
-        except TypeError as err:
+        except TypeError as err:  # a keyword the constructor does not take
             raise OperatorError(f"Custom: cannot create the properties of op_type {op_type!r}: {err}") from None
+        except Exception as err:  # the constructor refused a value (float('abc')...)
+            raise OperatorError(
+                f"Custom: the properties of op_type {op_type!r} refused the keywords {dict(kwargs)}: "
+                f"{type(err).__name__}: {err}"
+            ) from err
+        _check_need_top_grad(op_type, prop)
         with _cache_lock:
             prop = _prop_cache.setdefault(key, prop)
     return prop
 
 
+def _check_need_top_grad(op_type: str, prop: Any) -> None:
+    """A property whose ``__init__`` skipped CustomOpProp's has no ``need_top_grad_``: say so."""
+    try:
+        prop.need_top_grad()
+    except AttributeError as err:
+        raise OperatorError(
+            f"Custom: the properties of op_type {op_type!r} cannot say whether they need the output "
+            f"gradient ({err}); their __init__ must call super().__init__(need_top_grad=...)"
+        ) from None
+
+
+def ask(attrs: dict, method: str, *args: Any) -> Any:
+    """The answer of the property's ``method`` to ``args``; what it raises becomes an
+    :class:`~lazynd.errors.OperatorError` naming the op_type and the method."""
+    try:
+        return getattr(properties(attrs), method)(*args)
+    except LazyNDError:
+        raise
+    except Exception as err:
+        raise OperatorError(f"Custom ({attrs['op_type']}): {method} raised {type(err).__name__}: {err}") from err
+
+
 # -- structure ------------------------------------------------------------------------------------
 def _names(attrs: dict, method: str) -> list[str]:
     """The names the property's ``method`` (``list_arguments``...) gives: a list of strings."""
-    names = getattr(properties(attrs), method)()
+    names = ask(attrs, method)
     if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
         raise OperatorError(
             f"Custom ({attrs['op_type']}): {method}() returned {names!r}, expected a list of names (strings)"
@@ -139,6 +167,11 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool)
             return unknown
         raise OperatorError(f"Custom ({attrs['op_type']}): infer_shape failed: {type(err).__name__}: {err}") from err
     arg_shapes, out_shapes, new_aux = _groups(attrs, "infer_shape", result, (n_args, n_out, n_aux))
+    if new_aux is None and n_aux and not partial:  # MXNet refuses this too
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): infer_shape returned no auxiliary state shapes, expected {n_aux} "
+            "(return (input shapes, output shapes, auxiliary state shapes))"
+        )
     if new_aux is None:
         new_aux = [None] * n_aux
     args, outs, aux = ([_shape(attrs, s) for s in group] for group in (arg_shapes, out_shapes, new_aux))
@@ -146,20 +179,19 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool)
 
 
 def _shape(attrs: dict, shape: Any) -> tuple[int, ...] | None:
-    """A shape from a property (a list or tuple); an empty or partly unknown one is unknown."""
+    """A shape from a property (a list or tuple); an empty one is unknown, a 0 an unknown dimension."""
     if shape is None:
         return None
     if not isinstance(shape, (list, tuple)) or not all(isinstance(d, (int, np.integer)) for d in shape):
         raise OperatorError(
             f"Custom ({attrs['op_type']}): infer_shape returned the shape {shape!r}, expected a list of integers"
         )
-    if len(shape) == 0 or 0 in shape:
+    if len(shape) == 0:
         return None
     return tuple(int(d) for d in shape)
 
 
 def _infer_type(attrs: dict, in_types: list, aux_types: list, with_aux: bool) -> tuple[list, list, list]:
-    prop = properties(attrs)
     n_args = len(_names(attrs, "list_arguments"))
     if with_aux:
         in_types, aux_types = in_types[:n_args], in_types[n_args:]
@@ -169,10 +201,15 @@ def _infer_type(attrs: dict, in_types: list, aux_types: list, with_aux: bool) ->
         return list(in_types) + (list(aux_types) if with_aux else []), [None] * n_out, list(aux_types)
     filled = [np.dtype(t if t is not None else known).type for t in in_types]
     counts = (n_args, len(_names(attrs, "list_outputs")), len(_names(attrs, "list_auxiliary_states")))
-    arg_types, out_types, new_aux = _groups(attrs, "infer_type", prop.infer_type(filled), counts)
+    arg_types, out_types, new_aux = _groups(attrs, "infer_type", ask(attrs, "infer_type", filled), counts)
     if new_aux is None:
         new_aux = [filled[0]] * counts[2]
     names, outs, aux = ([_dtype_name(attrs, t) for t in group] for group in (arg_types, out_types, new_aux))
+    for k, (given, answer) in enumerate(zip(in_types, names, strict=True)):
+        if given is not None and np.dtype(given).name != answer:  # as MXNet: the input's type stands
+            raise OperatorError(
+                f"Custom ({attrs['op_type']}): infer_type says input {k} is {answer}, but it is {np.dtype(given).name}"
+            )
     return (names + aux if with_aux else names), outs, aux
 
 

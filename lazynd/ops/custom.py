@@ -46,6 +46,7 @@ from ._custom_structure import (
     _infer_type,
     _names,
     _prop_cache,
+    ask,
     properties,
 )
 from .registry import OpDef, register
@@ -131,10 +132,9 @@ def operator_for(attrs: dict, ctx: Any, inputs: list, outputs: list) -> Any:
     if op is None:
         from ..formats.ndarray_record import DTYPE_TO_FLAG
 
-        prop = properties(attrs)
         # MXNet hands dtypes over as its type codes (float32 0, float64 1, float16 2...)
         codes = [DTYPE_TO_FLAG.get(np.dtype(t), -1) for t in dtypes]
-        op = prop.create_operator(ctx, [list(s) for s in shapes], codes)
+        op = ask(attrs, "create_operator", ctx, [list(s) for s in shapes], codes)
         if not (callable(getattr(op, "forward", None)) and callable(getattr(op, "backward", None))):
             raise OperatorError(
                 f"Custom ({attrs['op_type']}): create_operator returned {op!r}, expected a CustomOp "
@@ -183,7 +183,7 @@ def _declared(attrs: dict) -> tuple[set[int], int, int]:
     out_grad = list(range(n_out)) if prop.need_top_grad() else []
     in_data = list(range(n_out, n_out + n_in))
     out_data = list(range(n_out + n_in, n_out + n_in + n_out))
-    result = prop.declare_backward_dependency(out_grad, in_data, out_data)
+    result = ask(attrs, "declare_backward_dependency", out_grad, in_data, out_data)
     if not isinstance(result, (list, tuple)) or not all(isinstance(d, (int, np.integer)) for d in result):
         raise OperatorError(
             f"Custom ({attrs['op_type']}): declare_backward_dependency returned {result!r}, "

@@ -1,0 +1,200 @@
+"""CustomOpProp's default answers next to MXNet 1.9.1's: storage types and partial shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import LazyNDError
+
+
+class _TwoInTwoOut(mx.operator.CustomOpProp):
+    def list_arguments(self):
+        return ["a", "b"]
+
+    def list_outputs(self):
+        return ["x", "y"]
+
+    def list_auxiliary_states(self):
+        return ["state"]
+
+
+def test_default_infer_storage_type_makes_every_array_dense():
+    prop = _TwoInTwoOut()
+    assert prop.infer_storage_type(["default", "default"]) == (["default"] * 2, ["default"] * 2, ["default"])
+
+
+def test_default_infer_storage_type_backward_fills_undefined_gradients():
+    prop = _TwoInTwoOut()
+    result = prop.infer_storage_type_backward(
+        ["default"] * 2, ["default"] * 2, ["default"] * 2, ["undefined", "default"], ["default"]
+    )
+    assert result == (["default"] * 2, ["default"] * 2, ["default"] * 2, ["default"] * 2, ["default"])
+
+
+def test_a_subclass_may_pass_storage_types_on_to_the_default():
+    class Passing(_TwoInTwoOut):
+        def infer_storage_type(self, in_stype):
+            return super().infer_storage_type(in_stype)
+
+    assert Passing().infer_storage_type(["default", "default"])[1] == ["default", "default"]
+
+
+@pytest.mark.parametrize("method", ["infer_storage_type", "infer_storage_type_backward"])
+def test_a_sparse_storage_type_is_a_clear_error(method):
+    prop = _TwoInTwoOut()
+    with pytest.raises(LazyNDError, match=r"in_stype\[1\] is 'csr'|ograd_stype\[1\] is 'csr'"):
+        if method == "infer_storage_type":
+            prop.infer_storage_type(["default", "csr"])
+        else:
+            prop.infer_storage_type_backward(["default", "csr"], [], [], [], [])
+
+
+class _Loss(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0])
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_data[0])
+
+
+@mx.operator.register("test_properties_loss")
+class _LossProp(mx.operator.CustomOpProp):
+    def __init__(self) -> None:
+        super().__init__(need_top_grad=False)
+
+    def list_arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shape):
+        return [in_shape[0], [in_shape[0][0]]], [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Loss()
+
+
+def test_partly_known_shapes_from_infer_shape_are_kept():
+    # MXNet 1.9.1: ([(0, 3), (0,)], [(0, 3)], []): an unknown batch stays 0, the rest is known
+    data = mx.sym.Variable("data", shape=(0, 3))
+    net = mx.sym.Custom(data=data, label=mx.sym.Variable("label"), op_type="test_properties_loss")
+    args, outs, aux = net.infer_shape_partial()
+    assert (args, outs, aux) == ([(0, 3), (0,)], [(0, 3)], [])
+    args, outs, _ = net.infer_shape(data=(5, 3))
+    assert (args, outs) == ([(5, 3), (5,)], [(5, 3)])
+
+
+class _Identity(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0])
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0])
+
+
+@mx.operator.register("test_properties_no_super")
+class _NoSuperProp(mx.operator.CustomOpProp):
+    def __init__(self) -> None:  # forgets CustomOpProp.__init__, so has no need_top_grad_
+        pass
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Identity()
+
+
+def test_properties_without_the_base_init_are_a_clear_error():
+    # MXNet 1.9.1 fails too (in declare_backward_dependency); lazynd said AttributeError
+    with pytest.raises(LazyNDError, match="test_properties_no_super.*super\\(\\).__init__"):
+        mx.nd.Custom(mx.nd.array([1, 2]), op_type="test_properties_no_super").asnumpy()
+    with pytest.raises(LazyNDError, match="test_properties_no_super"):
+        mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_no_super")
+
+
+@mx.operator.register("test_properties_float_keyword")
+class _FloatKeywordProp(mx.operator.CustomOpProp):
+    def __init__(self, factor: str = "1") -> None:
+        super().__init__()
+        self.factor = float(factor)
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Identity()
+
+
+def test_a_keyword_the_properties_refuse_is_a_clear_error():
+    # MXNet 1.9.1 aborts the process here; lazynd let the ValueError of float('abc') escape
+    with pytest.raises(LazyNDError, match="test_properties_float_keyword.*'factor': 'abc'.*ValueError"):
+        mx.nd.Custom(mx.nd.array([1, 2]), op_type="test_properties_float_keyword", factor="abc")
+    with pytest.raises(LazyNDError, match="test_properties_float_keyword"):
+        mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_float_keyword", factor="abc")
+
+
+def _raise(*args):
+    raise RuntimeError("user mistake")
+
+
+@pytest.mark.parametrize(
+    "method", ["infer_type", "list_arguments", "list_outputs", "list_auxiliary_states", "declare_backward_dependency"]
+)
+def test_an_exception_in_a_property_method_is_an_operator_error_naming_it(method):
+    # MXNet 1.9.1 raises MXNetError for each; lazynd let the user's RuntimeError escape
+    op_type = f"test_properties_raising_{method}"
+    mx.operator.register(op_type)(
+        type(op_type, (_NoSuperProp,), {"__init__": mx.operator.CustomOpProp.__init__, method: _raise})
+    )
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with pytest.raises(LazyNDError, match=f"{op_type}.*{method} raised RuntimeError: user mistake"):
+        with mx.autograd.record():
+            y = mx.nd.Custom(x, op_type=op_type)
+        y.backward()
+        x.grad.asnumpy()
+
+
+@mx.operator.register("test_properties_raising_create_operator")
+class _RaisingCreateProp(mx.operator.CustomOpProp):
+    def create_operator(self, ctx, shapes, dtypes):
+        raise RuntimeError("no operator today")
+
+
+def test_an_exception_in_create_operator_names_the_op_type_and_the_engine_goes_on():
+    y = mx.nd.Custom(mx.nd.array([1.0, 2.0]), op_type="test_properties_raising_create_operator")
+    with pytest.raises(LazyNDError, match="test_properties_raising_create_operator.*create_operator raised"):
+        y.asnumpy()
+    assert (mx.nd.ones((2,)) + 1).asnumpy().tolist() == [2.0, 2.0]
+
+
+@mx.operator.register("test_properties_wants_float64")
+class _WantsFloat64Prop(mx.operator.CustomOpProp):
+    def infer_type(self, in_type):
+        return ["float64"], ["float64"], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Identity()
+
+
+def test_an_input_type_infer_type_contradicts_is_a_clear_error():
+    # MXNet 1.9.1 refuses it; lazynd ran the call on the float32 input as if nothing was said
+    with pytest.raises(LazyNDError, match="test_properties_wants_float64.*input 0 is float64, but it is float32"):
+        mx.nd.Custom(mx.nd.array([1.0, 2.0]), op_type="test_properties_wants_float64")
+    with pytest.raises(LazyNDError, match="input 0 is float64, but it is float32"):
+        mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_wants_float64").infer_type(x="float32")
+    out = mx.nd.Custom(mx.nd.array([1.0, 2.0], dtype="float64"), op_type="test_properties_wants_float64")
+    assert out.dtype == np.float64
+
+
+@mx.operator.register("test_properties_forgets_aux_shapes")
+class _ForgetsAuxShapesProp(mx.operator.CustomOpProp):
+    def list_auxiliary_states(self):
+        return ["count"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]]  # no shapes for the auxiliary state
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Identity()
+
+
+def test_infer_shape_without_the_auxiliary_shapes_is_a_clear_error():
+    # MXNet 1.9.1 refuses it; lazynd's bind said "cannot infer the shapes of []"
+    net = mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_forgets_aux_shapes")
+    with pytest.raises(LazyNDError, match="test_properties_forgets_aux_shapes.*no auxiliary state shapes, expected 1"):
+        net.simple_bind(mx.cpu(), x=(2,))
