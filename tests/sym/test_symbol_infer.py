@@ -111,3 +111,12 @@ def test_known_output_shapes_reach_the_rules_that_infer_backwards():
     # Concat's unknown piece from its output and the other pieces
     a, b = sym.Variable("a"), sym.Variable("b")
     assert (sym.Concat(a, b, dim=1) + sym.Variable("c")).infer_shape(a=(2, 3), c=(2, 5))[0][1] == (2, 2)
+
+
+def test_infer_type_of_a_loss_head_with_nothing_known_is_unknown_as_mxnets():
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable("x"), num_hidden=3, name="fc"), name="out")
+    assert net.infer_type() == (None, None, None)
+    assert net.infer_type_partial() == ([None] * 4, [None], [])
+    assert net.infer_type(x="float64")[1] == [np.float64]
+    executor = net.simple_bind(mx.cpu(), x=(2, 4))  # binding still takes float32 by default
+    assert executor.arg_dict["out_label"].dtype == np.float32
