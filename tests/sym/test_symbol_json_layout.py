@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 import lazynd_sym as sym
@@ -180,3 +181,14 @@ def test_an_mxnet_written_file_round_trips_byte_equal():
     with open(path, encoding="utf-8") as f:
         text = f.read()
     assert sym.load(path).tojson() == text
+
+
+def test_prelu_slopes_carry_mxnets_initialiser_and_start_at_a_quarter():
+    import lazynd as mx
+
+    net = sym.LeakyReLU(sym.Variable("data"), act_type="prelu", name="p")
+    assert net.attr_dict()["p_gamma"] == {"__init__": '["Constant", {"value": 0.25}]', "act_type": "prelu"}
+    module = mx.mod.Module(net, label_names=None)
+    module.bind([("data", (2, 3))])
+    module.init_params(mx.init.Uniform())
+    np.testing.assert_array_equal(module.get_params()[0]["p_gamma"].asnumpy(), np.full(3, 0.25, np.float32))
