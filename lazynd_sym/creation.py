@@ -158,10 +158,12 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
         )
     inputs: list[Entry] = []
     variable_attrs = op.attrs_of_input_variables(attrs)
+    params_text = {k: _param_text(v) for k, v in params.items()}
     for i, input_name in enumerate(input_names):
         source = positional[i] if i < len(positional) else named.pop(input_name, None)
         if source is None:
-            source = Symbol([(Node(None, f"{node_name}_{input_name}", user=dict(user)), 0)])
+            # as MXNet's, a variable made for a missing input carries its operator's parameters
+            source = Symbol([(Node(None, f"{node_name}_{input_name}", params_text, user=dict(user)), 0)])
         if len(source._outputs) != 1:
             raise OperatorError(
                 f"{op.name}: input '{input_name}' is a group of {len(source._outputs)} outputs, expected one"
@@ -173,7 +175,6 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
         inputs.append(entry)
     if named:
         raise OperatorError(f"{op.name}: unknown input(s) {sorted(named)}; inputs are {input_names}")
-    params_text = {k: _param_text(v) for k, v in params.items()}
     node = Node(op, node_name, params_text, attrs, user, inputs)
     return Symbol([(node, i) for i in range(node.num_visible_outputs())])
 

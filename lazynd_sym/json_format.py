@@ -21,16 +21,59 @@ from .graph import Entry, IndexedGraph, Node
 MXNET_VERSION = 10901
 
 
+# Operators whose name in MXNet 1.9.1's registry is one of our aliases: MXNet writes that name.
+MXNET_OP_NAMES = {
+    "_plus": "elemwise_add",
+    "_minus": "elemwise_sub",
+    "_mul": "elemwise_mul",
+    "_div": "elemwise_div",
+    "ElementWiseSum": "add_n",
+    "identity": "_copy",
+    "flip": "reverse",
+    "_crop_assign": "_slice_assign",
+    "_crop_assign_scalar": "_slice_assign_scalar",
+    "onehot_encode": "_onehot_encode",
+    "ravel_multi_index": "_ravel_multi_index",
+    "unravel_index": "_unravel_index",
+    **{
+        f"random_pdf_{d}": f"_random_pdf_{d}"
+        for d in (
+            "dirichlet",
+            "exponential",
+            "gamma",
+            "generalized_negative_binomial",
+            "negative_binomial",
+            "normal",
+            "poisson",
+            "uniform",
+        )
+    },
+}
+
+
 def to_json(symbol: Any) -> str:
-    """The symbol as MXNet 1.x JSON text."""
+    """The symbol as MXNet 1.x JSON text, laid out as MXNet writes it."""
     graph = IndexedGraph(symbol._outputs)
     nodes = []
+    # MXNet numbers each write of a variable an operator mutates (an auxiliary state): an input
+    # entry carries the variable's version when its operator was composed.
+    versions: dict[int, int] = {}
     for node in graph.nodes:
-        entry: dict[str, Any] = {"op": "null" if node.op is None else node.op.name, "name": node.name}
+        op_name = "null" if node.op is None else MXNET_OP_NAMES.get(node.op.name, node.op.name)
+        entry: dict[str, Any] = {"op": op_name, "name": node.name}
         attrs = {**node.params, **node.user}
         if attrs:
-            entry["attrs"] = attrs
-        entry["inputs"] = [[graph.index[id(c)], k, 0] for c, k in node.inputs]
+            entry["attrs"] = dict(sorted(attrs.items()))
+        first_aux = node.num_data_inputs()
+        inputs = []
+        for position, (child, k) in enumerate(node.inputs):
+            if child.op is not None:
+                inputs.append([graph.index[id(child)], k, 0])
+                continue
+            if position >= first_aux:
+                versions[id(child)] = versions.get(id(child), 0) + 1
+            inputs.append([graph.index[id(child)], k, versions.get(id(child), 0)])
+        entry["inputs"] = inputs
         nodes.append(entry)
     document = {
         "nodes": nodes,
@@ -39,7 +82,36 @@ def to_json(symbol: Any) -> str:
         "heads": [[graph.index[id(n)], k, 0] for n, k in symbol._outputs],
         "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
     }
-    return json.dumps(document, indent=2)
+    return _layout(document, 0)
+
+
+# MXNet's JSON writer escapes only these characters and writes the rest as they are.
+_ESCAPES = {"\r": "\\r", "\n": "\\n", "\\": "\\\\", "\t": "\\t", '"': '\\"'}
+
+
+def _layout(value: Any, depth: int) -> str:
+    """``value`` as MXNet 1.x lays its JSON out, so files diff cleanly against MXNet's.
+
+    A dictionary of more than one key, and a list of more than ten items or of
+    dictionaries, take one item per line, items ending in ``", "``; anything
+    smaller stays on one line.
+    """
+    if isinstance(value, str):
+        return '"' + "".join(_ESCAPES.get(c, c) for c in value) + '"'
+    if isinstance(value, dict):
+        items = [f"{_layout(k, depth)}: {_layout(v, depth + 1)}" for k, v in value.items()]
+        return _bracket("{", items, "}", len(items) > 1, depth)
+    if isinstance(value, list):
+        items = [_layout(v, depth + 1) for v in value]
+        return _bracket("[", items, "]", len(items) > 10 or any(isinstance(v, dict) for v in value), depth)
+    return json.dumps(value)
+
+
+def _bracket(open_: str, items: list[str], close: str, multi_line: bool, depth: int) -> str:
+    if not multi_line or not items:
+        return open_ + ", ".join(items) + close
+    inner = "\n" + "  " * (depth + 1)
+    return open_ + inner + f", {inner}".join(items) + "\n" + "  " * depth + close
 
 
 def save(symbol: Any, fname: str | os.PathLike[str]) -> None:

@@ -113,15 +113,17 @@ class Symbol:
     # -- attributes ----------------------------------------------------------------------------
     def attr(self, key: str) -> str | None:
         """The attribute ``key`` (``ctx_group`` or ``__ctx_group__``) of this symbol's node, or, as
-        in MXNet, its operator parameter ``key`` (``num_hidden``) as text."""
-        node = self._single_node("attr")
+        in MXNet, its operator parameter ``key`` (``num_hidden``) as text; None for a group, as MXNet's."""
+        if self.name is None:
+            return None
+        node = self._outputs[0][0]
         return node.user.get(key, node.user.get(f"__{key}__", node.params.get(key)))
 
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
         """The attributes of this symbol's node (``lr_mult`` also as stored, ``__lr_mult__``, as MXNet's)
         and, as MXNet lists them, its operator's parameters."""
         if not recursive:
-            node = self._single_node("list_attr")
+            node = self._outputs[0][0]  # a group's first output's, as MXNet's
             return {**node.params, **listed_attrs(node.user)}
         return {f"{n.name}${k}": v for n in self._nodes() for k, v in n.user.items()}
 
@@ -317,7 +319,9 @@ class Symbol:
 
     def __repr__(self) -> str:
         name = self.name
-        return f"<Symbol {name}>" if name is not None else f"<Symbol group [{', '.join(self.list_outputs())}]>"
+        if name is not None:
+            return f"<Symbol {name}>"
+        return f"<Symbol group [{', '.join(node.name for node, _ in self._outputs)}]>"  # node names, as MXNet's
 
     def tojson(self, remove_amp_cast: bool = True) -> str:
         """The graph as MXNet's JSON (``remove_amp_cast``: MXNet's; lazynd has no AMP cast nodes)."""

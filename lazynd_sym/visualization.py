@@ -48,17 +48,21 @@ def _layer_params(nodes: list[dict[str, Any]], node: dict[str, Any], shapes: dic
 def print_summary(
     symbol: Any,
     shape: dict[str, tuple] | None = None,
-    line_length: int = 100,
-    positions: tuple[float, ...] = (0.40, 0.62, 0.74, 1.0),
+    line_length: int = 120,
+    positions: tuple[float, ...] = (0.44, 0.64, 0.74, 1.0),
     file: Any = None,
 ) -> int:
     """Print one row per layer (name and type, output shape, parameter count, inputs); return the total parameter count.
+
+    The layout is MXNet 1.9.1's: its columns and widths, each field cut or padded to its column,
+    a layer's first input on its row and each further input on a row of its own, and the
+    graph's first node (the data, as MXNet shows it) with the variables named in ``shape``.
 
     Examples
     --------
     >>> import lazynd_sym as sym
     >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=10, name="fc")
-    >>> print_summary(net, {"data": (1, 784)})  # doctest: +ELLIPSIS
+    >>> print_summary(net, {"data": (1, 784)})  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
     ____...
     Layer (type)                ...
     Total params: 7850
@@ -67,38 +71,39 @@ def print_summary(
     """
     nodes = _graph(symbol)
     shapes = _output_shapes(symbol, shape)
-    inputs = set(shape or {})
+    shown = set(shape or {}) | ({nodes[0]["name"]} if nodes and nodes[0]["op"] == "null" else set())
     auxiliary = set(symbol.list_auxiliary_states())
-    columns = [int(line_length * p) for p in positions]
+    columns = [int(line_length * p) if positions[-1] <= 1 else int(p) for p in positions]
     lines: list[str] = []
 
     def row(fields: list[str]) -> None:
         text = ""
         for field, stop in zip(fields, columns, strict=False):
-            text = (text + field)[: stop - 1].ljust(stop)
-        lines.append(text.rstrip())
+            text = (text + field)[:stop].ljust(stop)
+        lines.append(text)
 
     lines.append("_" * line_length)
     row(["Layer (type)", "Output Shape", "Param #", "Previous Layer"])
     lines.append("=" * line_length)
     total = 0
-    for node in nodes:
-        if node["op"] == "null" and node["name"] not in inputs:
-            continue
+    rows = [node for node in nodes if node["op"] != "null" or node["name"] in shown]
+    for position, node in enumerate(rows):
         if node["op"] == "null":
             row([f"{node['name']}(null)", str(shapes.get(node["name"], "")), "0", ""])
         else:
             # auxiliary states (BatchNorm's moving mean and variance) are not parameters, as in MXNet
-            params = _layer_params(nodes, node, shapes, inputs | auxiliary)
+            params = _layer_params(nodes, node, shapes, set(shape or {}) | auxiliary)
             total += params
             previous = [
-                _entry_name(nodes, e)
+                nodes[e[0]]["name"]
                 for e in node["inputs"]
-                if nodes[e[0]]["op"] != "null" or nodes[e[0]]["name"] in inputs
+                if nodes[e[0]]["op"] != "null" or nodes[e[0]]["name"] in shown
             ]
             out_shape = shapes.get(f"{node['name']}_output", "")
-            row([f"{node['name']}({node['op']})", str(out_shape), str(params), ", ".join(previous)])
-        lines.append("_" * line_length)
+            row([f"{node['name']}({node['op']})", str(out_shape), str(params), previous[0] if previous else ""])
+            for name in previous[1:]:
+                row(["", "", "", name])
+        lines.append(("=" if position == len(rows) - 1 else "_") * line_length)
     lines.append(f"Total params: {total}")
     lines.append("_" * line_length)
     print("\n".join(lines), file=file)

@@ -190,6 +190,9 @@ def _leaky_backward_inputs(attrs: dict) -> tuple[str, ...]:
     return ("out_grad",) + _leaky_inputs(attrs) + (("mask",) if attrs["act_type"] == "rrelu" else ())
 
 
+PRELU_GAMMA_INIT = '["Constant", {"value": 0.25}]'
+
+
 register(
     OpDef(
         "LeakyReLU",
@@ -201,6 +204,8 @@ register(
         infer_shape=_leaky_infer,
         gradient=_leaky_gradient,
         needs_random=lambda attrs: attrs["act_type"] == "rrelu",  # rrelu draws its slopes in training
+        # as MXNet's, prelu's slopes start at 0.25, an initialiser its gamma variable carries (and JSON keeps)
+        input_attrs=lambda attrs: {"gamma": {"__init__": PRELU_GAMMA_INIT}} if attrs["act_type"] == "prelu" else {},
         doc="Leaky rectifier: fixed slope (leaky), learned per-channel slope (prelu), elu, or a random "
         "slope in [lower_bound, upper_bound) in training and their mean at inference (rrelu).",
     )

@@ -28,7 +28,9 @@ _NORMALIZATION = Param(
 
 
 def _label_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
-    dtype = in_types[0] or "float32"
+    dtype = in_types[0]
+    if dtype is None:  # as MXNet's: nothing to go on until the data's type is known
+        return in_types, [None], aux_types
     label = in_types[1] if len(in_types) > 1 and in_types[1] is not None else dtype
     rest = [dtype] * (len(in_types) - 2)  # a head gradient (SoftmaxOutput's backward with out_grad)
     return [dtype, label, *rest][: len(in_types)], [dtype], aux_types

@@ -221,6 +221,11 @@ register(
         infer_shape=_bn_infer,
         infer_type=_bn_types,
         gradient=_bn_gradient,
+        # as MXNet's, the moving statistics' variables carry their initialisers (written in the JSON)
+        input_attrs=lambda attrs: {
+            "moving_mean": {"__init__": '["zero", {}]'},
+            "moving_var": {"__init__": '["one", {}]'},
+        },
         doc="Batch normalisation over ``axis``; moving statistics are updated in training.",
     )
 )

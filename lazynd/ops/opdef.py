@@ -283,6 +283,11 @@ class OpDef:
         return self._infer_shape(attrs, list(in_shapes), aux_shapes)
 
     @property
+    def output_shape_fills_inputs(self) -> bool:
+        """Whether a known output shape alone gives the inputs theirs (the same-shape operators)."""
+        return self._infer_shape is None
+
+    @property
     def _accepts_out_shapes(self) -> bool:
         import inspect
 

@@ -171,6 +171,9 @@ def simple_bind(
     ctx = _check_binding("simple_bind", symbol, ctx)
     for name, stype in (stype_dict or {}).items():
         check_dense(stype, f"simple_bind: stype_dict[{name!r}]")
+    # as MXNet's, shapes of names the symbol lacks are passed over (a label's for a net without one)
+    inputs = set(symbol.list_inputs())
+    shapes = {name: shape for name, shape in shapes.items() if name in inputs}
     arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
     if arg_shapes is None:
         partial = symbol.infer_shape_partial(**shapes)[0]

@@ -95,11 +95,14 @@ def _apply_node(graph: IndexedGraph, i: int, shapes: list) -> bool:
     names = node.input_names()
     in_shapes = [shapes[e] for e in in_entries[:n_data]]
     aux_shapes = [shapes[e] for e in in_entries[n_data:]]
-    if in_shapes and all(s is None for s in in_shapes):
-        return False  # as MXNet's rules: nothing known of the inputs, nothing inferred (no half-made weights)
     # known output shapes reach the rules that infer backwards (FullyConnected's batch, Concat's and
-    # SliceChannel's pieces, a same-shape operator's partly known inputs), as MXNet's rules see them
+    # SliceChannel's pieces, a same-shape operator's inputs), as MXNet's rules see them
     out_shapes = [shapes[graph.entry(i, k)] for k in range(node.num_outputs())]
+    if in_shapes and all(s is None for s in in_shapes):
+        # as MXNet's rules: nothing known of the inputs, nothing inferred (no half-made weights),
+        # except where the output's shape is every input's (``(a * c + b).infer_shape(b=...)``)
+        if not (op.output_shape_fills_inputs and any(s is not None for s in out_shapes)):
+            return False
     try:
         new_in, new_out, new_aux = op.infer_shape(node.attrs, list(in_shapes), list(aux_shapes), out_shapes)
     except ShapeError as err:

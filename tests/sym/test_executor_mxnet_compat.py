@@ -169,3 +169,10 @@ def test_simple_bind_fills_and_reuses_shared_buffer_as_mxnet():
     assert buffer["x"] is bigger.arg_dict["x"] and buffer["x"].shape == (8, 3)
     with pytest.raises(LazyNDError, match="shared_buffer must be a dict"):
         _fc_loss().simple_bind(mx.cpu(), shared_buffer=[], x=(4, 3))
+
+
+def test_simple_bind_passes_over_shapes_of_names_the_symbol_lacks():
+    features = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
+    executor = features.simple_bind(mx.cpu(), data=(4, 3), softmax_label=(4,))  # as MXNet 1.9.1
+    assert sorted(executor.arg_dict) == ["data", "fc_bias", "fc_weight"]
+    assert executor.forward()[0].shape == (4, 2)

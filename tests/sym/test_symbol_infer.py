@@ -111,3 +111,24 @@ def test_known_output_shapes_reach_the_rules_that_infer_backwards():
     # Concat's unknown piece from its output and the other pieces
     a, b = sym.Variable("a"), sym.Variable("b")
     assert (sym.Concat(a, b, dim=1) + sym.Variable("c")).infer_shape(a=(2, 3), c=(2, 5))[0][1] == (2, 2)
+
+
+def test_infer_type_of_a_loss_head_with_nothing_known_is_unknown_as_mxnets():
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable("x"), num_hidden=3, name="fc"), name="out")
+    assert net.infer_type() == (None, None, None)
+    assert net.infer_type_partial() == ([None] * 4, [None], [])
+    assert net.infer_type(x="float64")[1] == [np.float64]
+    executor = net.simple_bind(mx.cpu(), x=(2, 4))  # binding still takes float32 by default
+    assert executor.arg_dict["out_label"].dtype == np.float32
+
+
+def test_a_same_shape_operator_takes_its_inputs_shapes_from_its_output_alone():
+    a, b, c = sym.Variable("a"), sym.Variable("b"), sym.Variable("c")
+    net = mx.sym.relu(a * c) + b
+    assert net.infer_shape(b=(2, 3)) == ([(2, 3)] * 3, [(2, 3)], [])
+
+
+def test_a_known_output_alone_still_makes_no_half_known_weight():
+    net = sym.FullyConnected(sym.Variable("x"), num_hidden=4, name="fc") + sym.Variable("y")
+    args, _, _ = net.infer_shape_partial(y=(2, 4))
+    assert dict(zip(net.list_arguments(), args, strict=True))["fc_weight"] == ()

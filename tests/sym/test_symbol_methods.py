@@ -100,3 +100,13 @@ def test_a_numpy_scalar_on_the_left_of_a_symbol_builds_a_symbol(make, expected):
 def test_a_numpy_array_with_a_symbol_is_a_type_error_naming_it():
     with pytest.raises(TypeError, match="unsupported operand type for symbol arithmetic: ndarray"):
         np.ones(2) + mx.sym.Variable("x")
+
+
+def test_a_group_prints_its_nodes_names_and_has_no_attributes_as_mxnets() -> None:
+    data = mx.sym.Variable("data", lr_mult=2)
+    split = mx.sym.SliceChannel(data, num_outputs=2, name="sl")
+    group = mx.sym.Group([data, split[1]])
+    assert repr(group) == "<Symbol group [data, sl]>"
+    assert group.attr("lr_mult") is None and group.attr("num_outputs") is None
+    assert group.list_attr() == data.list_attr()  # the first output's node's
+    assert split.attr("num_outputs") == "2" and split.list_attr() == {"num_outputs": "2"}

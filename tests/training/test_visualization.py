@@ -43,3 +43,20 @@ def test_summary_counts_no_auxiliary_states() -> None:
     net = sym.BatchNorm(sym.Convolution(sym.Variable("data"), kernel=(3, 3), num_filter=4, name="conv"), name="bn")
     out = io.StringIO()
     assert print_summary(net, {"data": (1, 3, 8, 8)}, file=out) == 4 * 27 + 4 + 2 * 4
+
+
+def test_print_summary_lays_its_rows_out_as_mxnet_191() -> None:
+    data = sym.Variable("data")
+    left = sym.FullyConnected(data, num_hidden=3, name="left")
+    right = sym.FullyConnected(data, num_hidden=3, name="right")
+    out = io.StringIO()
+    assert print_summary(left + right, file=out) == 0  # nothing is known of the weights without shapes
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "_" * 120 and lines[2] == "=" * 120
+    assert lines[1] == "Layer (type)".ljust(52) + "Output Shape".ljust(24) + "Param #".ljust(
+        12
+    ) + "Previous Layer".ljust(32)
+    assert lines[3] == "data(null)".ljust(52) + " " * 24 + "0".ljust(12) + " " * 32  # the first node, as MXNet's
+    plus = lines.index(next(line for line in lines if line.startswith("_plus")))
+    assert lines[plus].rstrip().endswith("left") and lines[plus + 1] == " " * 88 + "right".ljust(32)
+    assert lines[plus + 2] == "=" * 120 and lines[-2:] == ["Total params: 0", "_" * 120]
