@@ -37,11 +37,14 @@ def rnn_unroll(
 
     Examples
     --------
+    >>> import warnings
     >>> import lazynd as mx
     >>> cell = mx.rnn.LSTMCell(4, prefix="l_")
-    >>> outputs, states = mx.rnn.rnn.rnn_unroll(cell, 2, mx.sym.var("x"))
-    >>> len(outputs), len(states)
-    (2, 2)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     outputs, states = mx.rnn.rnn.rnn_unroll(cell, 2, mx.sym.var("x"))
+    >>> len(outputs), len(states), caught[0].category.__name__
+    (2, 2, 'DeprecationWarning')
     """
     warnings.warn("rnn_unroll is deprecated; call cell.unroll directly", DeprecationWarning, stacklevel=2)
     if inputs is None:
