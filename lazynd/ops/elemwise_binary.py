@@ -10,9 +10,10 @@ import numpy as np
 from ..backend.cuda.elementwise import ElementwiseFamily
 from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
-from .params import Param, optional, parse_float, parse_shape
-from .registry import OpDef, merge_shape, register
-from .shape import normalize_axis
+from . import registry
+from .opdef import _same_type_infer
+from .params import Param, parse_float
+from .registry import OpDef, register
 
 # name -> (NumPy ufunc, C expression in a and b)
 ARITHMETIC = {
@@ -268,6 +269,22 @@ def _scalar_gradient(name: str, reflected: bool) -> Callable:
     return gradient
 
 
+def _numeric_infer_type(op_name: str) -> Callable:
+    """The operator's same-dtype rule, refusing bool arrays by name as MXNet 1.9.1 does (NumPy would
+    compute ``mask - mask`` only at the wait, and ``mask / mask`` into bools)."""
+
+    def infer(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+        for name, t in zip(("lhs", "rhs"), in_types, strict=False):
+            if t is not None and np.dtype(t) == np.bool_:
+                raise OperatorError(
+                    f"{op_name}: input '{name}' is a bool array, which binary operators do not take (as in "
+                    "MXNet 1.9.1); cast it first, e.g. x.astype('int32')"
+                )
+        return _same_type_infer(registry.get(op_name), attrs, in_types, aux_types)
+
+    return infer
+
+
 _INPLACE = ((0, 0),)
 for _name in ARITHMETIC:
     _fwd, _fwd_gpu = _binary_forward(_name)
@@ -284,6 +301,7 @@ for _name in ARITHMETIC:
             _fwd,
             forward_gpu=_fwd_gpu,
             inputs=("lhs", "rhs"),
+            infer_type=_numeric_infer_type(f"_{_name}"),
             gradient=_elementwise_gradient(_name),
             inplace=_INPLACE,
             aliases=_aliases,
@@ -298,6 +316,7 @@ for _name in ARITHMETIC:
             forward_gpu=_fwd_gpu,
             inputs=("lhs", "rhs"),
             infer_shape=_broadcast_infer(_bname),
+            infer_type=_numeric_infer_type(_bname),
             gradient=_broadcast_gradient(_name),
             aliases=["broadcast_plus"] if _name == "plus" else (["broadcast_minus"] if _name == "minus" else []),
             doc=f"Elementwise {_name} with NumPy broadcasting.",
@@ -317,84 +336,3 @@ for _name in ARITHMETIC:
                 doc=f"Elementwise {_name} of an array and a scalar{' (scalar on the left)' if _reflected else ''}.",
             )
         )
-
-
-# -- helpers for broadcast gradients -------------------------------------------------------------
-def _reduce_to_like_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
-    grad, out = inputs[0], outputs[0]
-    target = out.shape
-    lead = grad.ndim - len(target)
-    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(target) if d == 1 and grad.shape[lead + i] != 1)
-    summed = grad.sum(axis=axes, keepdims=False) if axes else grad
-    out[...] = xp.reshape(summed, target)
-
-
-def _reduce_to_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    return in_shapes, [in_shapes[1]], aux_shapes
-
-
-register(
-    OpDef(
-        "_reduce_to_like",
-        _reduce_to_like_forward,
-        inputs=("data", "like"),
-        shape_only_inputs=(1,),
-        infer_shape=_reduce_to_like_infer,
-        infer_type=lambda attrs, t, a: (t, [t[0]], a),
-        gradient=lambda F, attrs, inputs, outputs, og: [F.broadcast_like(og[0], inputs[0]), None],
-        doc="Sum ``data`` over the axes broadcast to reach it from ``like``'s shape (gradient of broadcasting).",
-    )
-)
-
-
-def _broadcast_like_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    outputs[0][...] = kctx.xp.broadcast_to(inputs[0], outputs[0].shape)
-
-
-def _broadcast_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    lhs, rhs = in_shapes
-    lhs_axes, rhs_axes = attrs["lhs_axes"], attrs["rhs_axes"]
-    if lhs_axes is None or rhs_axes is None:  # as MXNet, both or neither: rhs's whole shape
-        if lhs is not None and rhs is not None:
-            _check_broadcast(lhs, rhs)
-        return in_shapes, [merge_shape("broadcast_like", "rhs", rhs, None)], aux_shapes
-    if len(lhs_axes) != len(rhs_axes):
-        raise OperatorError(f"broadcast_like: lhs_axes={lhs_axes} and rhs_axes={rhs_axes} must have one entry each")
-    if lhs is None or rhs is None:
-        return in_shapes, [None], aux_shapes
-    target = list(lhs)
-    for lhs_axis, rhs_axis in zip(lhs_axes, rhs_axes, strict=True):
-        i = normalize_axis("broadcast_like", lhs_axis, len(lhs), "lhs_axes")
-        j = normalize_axis("broadcast_like", rhs_axis, len(rhs), "rhs_axes")
-        if lhs[i] != 1:
-            raise ShapeError(f"broadcast_like: axis {i} of lhs {tuple(lhs)} has size {lhs[i]}, expected 1 to broadcast")
-        target[i] = rhs[j]
-    return in_shapes, [tuple(target)], aux_shapes
-
-
-def _check_broadcast(lhs: tuple, rhs: tuple) -> None:
-    """lhs broadcasts to rhs: no more axes, each (aligned from the last) equal or 1 (0: unknown)."""
-    fits = len(lhs) <= len(rhs) and all(
-        a in (1, b) or not a or not b for a, b in zip(lhs[::-1], rhs[::-1], strict=False)
-    )
-    if not fits:
-        raise ShapeError(f"broadcast_like: lhs {tuple(lhs)} cannot be broadcast to rhs {tuple(rhs)}")
-
-
-register(
-    OpDef(
-        "broadcast_like",
-        _broadcast_like_forward,
-        inputs=("lhs", "rhs"),
-        shape_only_inputs=(1,),
-        params={
-            "lhs_axes": Param(optional(parse_shape), None, "axes of lhs (of size 1) to broadcast"),
-            "rhs_axes": Param(optional(parse_shape), None, "the axes of rhs whose sizes they take"),
-        },
-        infer_shape=_broadcast_like_infer,
-        infer_type=lambda attrs, t, a: (t, [t[0]], a),
-        gradient=lambda F, attrs, inputs, outputs, og: [F._reduce_to_like(og[0], inputs[0]), None],
-        doc="Broadcast ``lhs`` to the shape of ``rhs``, or only its ``lhs_axes`` to the sizes of ``rhs_axes``.",
-    )
-)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, OperatorError
 from lazynd.testing import assert_almost_equal
 
 INTEGER_DTYPES = ["int8", "uint8", "int32", "int64"]
@@ -135,3 +135,24 @@ def test_bool_symbol_and_scalar_infer_int64():
     x = mx.sym.Variable("x")
     _, out_types, _ = (x - 1).infer_type(x="bool")
     assert out_types == [np.int64]
+
+
+@pytest.mark.parametrize("op", ["-", "+", "*", "/", "==", "broadcast_add", "logical_and", "maximum"])
+def test_binary_operators_refuse_bool_arrays_at_the_call_as_in_mxnet(op) -> None:
+    # MXNet 1.9.1: "Operator ... does not support boolean type"; before, mask - mask failed only at the
+    # wait and mask / mask quietly gave bools
+    mask = mx.nd.array([1, 0, 1], dtype="bool")
+    call = {
+        "-": lambda: mask - mask,
+        "+": lambda: mask + mask,
+        "*": lambda: mask * mask,
+        "/": lambda: mask / mask,
+        "==": lambda: mask == mask,
+        "broadcast_add": lambda: mx.nd.broadcast_add(mask, mask.reshape((1, 3))),
+        "logical_and": lambda: mx.nd.logical_and(mask, mask),
+        "maximum": lambda: mx.nd.maximum(mask, mask),
+    }[op]
+    with pytest.raises(OperatorError, match=r"input 'lhs' is a bool array, which binary operators do not take"):
+        call()
+    with pytest.raises(OperatorError, match="is a bool array"):
+        mx.sym.broadcast_add(mx.sym.var("a", dtype="bool"), mx.sym.var("b")).infer_type(a="bool")
