@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
-from .params import REQUIRED, Param, parse_axis, parse_bool, parse_int, parse_shape
+from .params import REQUIRED, Param, optional, parse_axis, parse_bool, parse_int, parse_shape
 from .registry import OpDef, register
 
 
@@ -188,11 +188,6 @@ register(
 )
 
 
-def _parse_optional_int(value: Any) -> int | None:
-    """An int, or None (given as None or, from symbol JSON, as the string ``"None"``)."""
-    return None if value is None or value == "None" else parse_int(value)
-
-
 def _axis_range(attrs: dict, side: str, shape: tuple) -> tuple[int, int]:
     """``[begin, end)`` of the axes of ``shape`` that ``{side}_begin``/``{side}_end`` name (MXNet's rule:
     None is the start or the end, a negative value counts from the end, the range must not be empty)."""
@@ -231,7 +226,7 @@ register(
         inputs=("lhs", "rhs"),
         shape_only_inputs=(1,),
         params={
-            name: Param(_parse_optional_int, None, what)
+            name: Param(optional(parse_int), None, what)
             for name, what in (
                 ("lhs_begin", "first axis of lhs to replace (None: 0)"),
                 ("lhs_end", "end of the axes of lhs to replace (None: its ndim)"),
