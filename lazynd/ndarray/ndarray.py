@@ -385,7 +385,8 @@ class NDArray:
     __imod__ = _arithmetic.inplace_method("mod")
 
     def __neg__(self) -> NDArray:
-        return _ops_table.invoke_by_name("negative", [self], {})
+        # x * -1, as MXNet 1.9.1 computes -x: a bool mask gives int64 (-1, 0), where negative refuses it
+        return _ops_table.invoke_by_name("_mul_scalar", [self], {"scalar": -1.0})
 
     def __pos__(self) -> NDArray:
         return self

@@ -11,7 +11,7 @@ from ..backend.cuda.elementwise import ElementwiseFamily
 from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from . import registry
-from .opdef import _same_type_infer
+from .opdef import _same_type_infer, refuse_bool_inputs
 from .params import Param, parse_float
 from .registry import OpDef, register
 
@@ -270,16 +270,10 @@ def _scalar_gradient(name: str, reflected: bool) -> Callable:
 
 
 def _numeric_infer_type(op_name: str) -> Callable:
-    """The operator's same-dtype rule, refusing bool arrays by name as MXNet 1.9.1 does (NumPy would
-    compute ``mask - mask`` only at the wait, and ``mask / mask`` into bools)."""
+    """The operator's same-dtype rule, refusing bool arrays by name as MXNet 1.9.1 does."""
 
     def infer(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
-        for name, t in zip(("lhs", "rhs"), in_types, strict=False):
-            if t is not None and np.dtype(t) == np.bool_:
-                raise OperatorError(
-                    f"{op_name}: input '{name}' is a bool array, which binary operators do not take (as in "
-                    "MXNet 1.9.1); cast it first, e.g. x.astype('int32')"
-                )
+        refuse_bool_inputs(op_name, "binary", ("lhs", "rhs"), in_types)
         return _same_type_infer(registry.get(op_name), attrs, in_types, aux_types)
 
     return infer

@@ -18,6 +18,7 @@ import numpy as np
 from ..backend.cuda.elementwise import ALL_DTYPES, FLOAT_DTYPES, ElementwiseFamily
 from ..backend.fperr import quietly
 from . import _special
+from .opdef import refuse_bool_inputs
 from .registry import OpDef, register
 
 
@@ -240,7 +241,17 @@ def _make(name: str, spec: Unary) -> OpDef:
             spec.kernel(x, out)
 
     def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+        if inputs[0].dtype.kind == "b":  # only the copy takes bools (see infer_type); the family has no bool
+            outputs[0][...] = inputs[0]
+            return
         GPU.unary(kctx.device_id, name, inputs[0], outputs[0])
+
+    def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+        # MXNet 1.9.1 refuses bool arrays in every unary operator but the copy ("Unknown type enum 7");
+        # ``-mask`` is ``mask * -1`` there and here (int64), not ``negative``
+        if name != "identity":
+            refuse_bool_inputs(name, "unary", ("data",), in_types)
+        return in_types, [in_types[0]], aux_types
 
     grad = spec.grad
 
@@ -253,6 +264,7 @@ def _make(name: str, spec: Unary) -> OpDef:
         name,
         forward,
         forward_gpu=forward_gpu,
+        infer_type=infer_type,
         gradient=gradient,
         inplace=((0, 0),),
         aliases=ALIASES.get(name, ()),

@@ -93,6 +93,20 @@ def _same_type_infer(op: OpDef, attrs: dict, in_types: list, aux_types: list) ->
     return [dtype] * len(in_types), [dtype] * op.num_outputs(attrs), [dtype if t is None else t for t in aux_types]
 
 
+def refuse_bool_inputs(op_name: str, family: str, names: Sequence[str], in_types: Sequence[Any]) -> None:
+    """Raise :class:`OperatorError` naming ``op_name`` and the input when one of ``in_types`` is bool:
+    MXNet 1.9.1 refuses bool arrays in its ``family`` operators (``binary``, ``unary``), where NumPy
+    would fail only at the wait (``-mask``) or quietly compute in bools (``mask / mask``, ``exp(mask)``)."""
+    import numpy as np
+
+    for name, t in zip(names, in_types, strict=False):
+        if t is not None and np.dtype(t) == np.bool_:
+            raise OperatorError(
+                f"{op_name}: input '{name}' is a bool array, which {family} operators do not take (as in "
+                "MXNet 1.9.1); cast it first, e.g. x.astype('int32')"
+            )
+
+
 def variadic_input_names(attrs: dict) -> list[str]:
     """The input names of a variadic operator: ``arg0`` ... ``arg{num_args - 1}``."""
     return [f"arg{i}" for i in range(attrs.get("num_args") or 0)]

@@ -185,6 +185,33 @@ def test_float_only_op_rejects_integers_on_gpu_with_clear_error():
         mx.nd.sqrt(x).asnumpy()
 
 
+# MXNet 1.9.1 refuses a bool array in every unary operator but the copy ("Unknown type enum 7");
+# before, negative, sign and relu failed only at the wait and the others quietly computed in bools
+@pytest.mark.parametrize("name", [n for n in mx.ops.elemwise_unary.UNARY if n != "identity"])
+def test_unary_operators_refuse_bool_arrays_at_the_call_as_in_mxnet(name, ctx):
+    mask = mx.nd.array([1, 0, 1], dtype="bool", ctx=ctx)
+    with pytest.raises(mx.OperatorError, match=rf"{name}: input 'data' is a bool array, which unary operators"):
+        getattr(mx.nd, name)(mask)
+
+
+def test_negating_a_bool_array_gives_int64_as_in_mxnet(ctx):
+    # MXNet 1.9.1 computes -x as x * -1: [-1, 0, -1] in int64 for a mask; copies keep bool
+    mask = mx.nd.array([True, False, True], dtype="bool", ctx=ctx)
+    negated = -mask
+    assert negated.dtype == np.int64 and negated.asnumpy().tolist() == [-1, 0, -1]
+    assert mx.nd.identity(mask).asnumpy().tolist() == [True, False, True] and mask.copy().dtype == np.bool_
+    with pytest.raises(mx.OperatorError, match="abs: input 'data' is a bool array"):
+        abs(mask)
+    with pytest.raises(mx.OperatorError, match="is a bool array"):
+        mx.sym.exp(mx.sym.var("m")).infer_type(m="bool")
+
+
+def test_negation_keeps_signed_zeros_and_integer_wrapping(ctx):
+    x = mx.nd.array([0.0, -1.5, 2.0], ctx=ctx)
+    assert np.signbit((-x).asnumpy()).tolist() == [True, False, True]
+    assert (-mx.nd.array([1, 0, 255], dtype="uint8", ctx=ctx)).asnumpy().tolist() == [255, 0, 1]
+
+
 @pytest.mark.parametrize("name", ["sigmoid", "tanh", "gamma", "log1p", "round"])
 def test_unary_cpu_and_gpu_agree(name):
     results = check_consistency(name, [_inputs(name).astype(np.float32)], rtol=1e-4, atol=1e-5)
