@@ -125,10 +125,23 @@ def _unsigned_negative_power(x: Any, scalar: float, out: Any) -> None:
     out[...] = (x == 1) if int(scalar) else 1
 
 
-def _scalar_infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
-    """The array's dtype, but a bool array counts as int64 (``mask + 1``, ``mask > 0``), as in MXNet 1.9.1."""
-    is_bool = in_types[0] is not None and np.dtype(in_types[0]) == np.bool_
-    return in_types, ["int64" if is_bool else in_types[0]], aux_types
+def _scalar_infer_type(op_name: str) -> Callable:
+    """The array's dtype, but a bool array counts as int64 (``mask + 1``, ``mask > 0``), as in MXNet 1.9.1;
+    a NaN or infinite scalar with an integer (or bool) array is refused here, at the call, as it has no
+    value in the array's dtype (MXNet computes with garbage: ``INT_MIN``)."""
+
+    def infer(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+        dtype = None if in_types[0] is None else np.dtype(in_types[0])
+        out = "int64" if dtype == np.bool_ else in_types[0]
+        scalar = attrs.get("scalar")
+        if dtype is not None and dtype.kind in "iub" and scalar is not None and not np.isfinite(scalar):
+            raise OperatorError(
+                f"{op_name}: the scalar {scalar} has no value in an array of {dtype.name} (expected a finite "
+                "number, or cast the array to a float dtype first)"
+            )
+        return in_types, [out], aux_types
+
+    return infer
 
 
 def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
@@ -318,13 +331,14 @@ for _name in ARITHMETIC:
     )
     for _reflected in (False, True) if _name in REFLECTED else (False,):
         _sfwd, _sfwd_gpu = _scalar_forward(_name, _reflected)
+        _sname = f"_{'r' if _reflected else ''}{_name}_scalar"
         register(
             OpDef(
-                f"_{'r' if _reflected else ''}{_name}_scalar",
+                _sname,
                 _sfwd,
                 forward_gpu=_sfwd_gpu,
                 params={"scalar": Param(parse_float, doc="the scalar operand")},
-                infer_type=_scalar_infer_type,
+                infer_type=_scalar_infer_type(_sname),
                 gradient=_scalar_gradient(_name, _reflected),
                 inplace=_INPLACE,
                 doc=f"Elementwise {_name} of an array and a scalar{' (scalar on the left)' if _reflected else ''}.",
