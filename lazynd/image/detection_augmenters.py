@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from math import sqrt
 from typing import Any
 
@@ -64,6 +64,22 @@ def _as_range(value: Any) -> tuple[float, float]:
 def _box_areas(boxes: np.ndarray) -> np.ndarray:
     """Areas of rows ``[xmin, ymin, xmax, ymax, ...]``; inverted boxes have area 0."""
     return np.maximum(0, boxes[:, 2] - boxes[:, 0]) * np.maximum(0, boxes[:, 3] - boxes[:, 1])
+
+
+def _attempts(aug: Any, height: int, width: int, for_crop: bool) -> Iterator[tuple[int, float, float, float]]:
+    """The windows a crop or pad augmenter ``aug`` tries on a ``height`` x ``width`` image, drawn as
+    MXNet draws them: for each of ``aug.max_attempts`` an aspect in ``aug.aspect_ratio_range`` (a
+    non-positive one is skipped), then a height; yields ``(height, aspect, smallest area, largest
+    area)``, the areas ``aug.area_range`` of the image's.  None at all when ``aug`` is disabled or the
+    image empty."""
+    if not aug.enabled or height <= 0 or width <= 0:
+        return
+    min_area = aug.area_range[0] * height * width
+    max_area = aug.area_range[1] * height * width
+    for _ in range(aug.max_attempts):
+        ratio = random.uniform(*aug.aspect_ratio_range)
+        if ratio > 0:
+            yield _proposed_height(min_area, max_area, ratio, width, height, for_crop), ratio, min_area, max_area
 
 
 def _proposed_height(min_area: float, max_area: float, ratio: float, width: int, height: int, for_crop: bool) -> int:
@@ -160,15 +176,7 @@ class DetRandomCropAug(DetAugmenter):
         return out[keep] if keep.any() else None
 
     def _propose(self, label: Label, height: int, width: int) -> tuple[int, int, int, int, Label] | None:
-        if not self.enabled or height <= 0 or width <= 0:
-            return None
-        min_area = self.area_range[0] * height * width
-        max_area = self.area_range[1] * height * width
-        for _ in range(self.max_attempts):
-            ratio = random.uniform(*self.aspect_ratio_range)
-            if ratio <= 0:
-                continue
-            h = _proposed_height(min_area, max_area, ratio, width, height, for_crop=True)
+        for h, ratio, min_area, max_area in _attempts(self, height, width, for_crop=True):
             w = int(round(h * ratio))
             # rounding can leave the area just outside the range: one step of the height fixes it
             if w * h < min_area:
@@ -232,15 +240,7 @@ class DetRandomPadAug(DetAugmenter):
 
     def _propose(self, height: int, width: int) -> tuple[int, int, int, int] | None:
         """The canvas (x, y of the image in it, w, h), or None when no attempt pads by 2 pixels or more."""
-        if not self.enabled or height <= 0 or width <= 0:
-            return None
-        min_area = self.area_range[0] * height * width
-        max_area = self.area_range[1] * height * width
-        for _ in range(self.max_attempts):
-            ratio = random.uniform(*self.aspect_ratio_range)
-            if ratio <= 0:
-                continue
-            h = _proposed_height(min_area, max_area, ratio, width, height, for_crop=False)
+        for h, ratio, _, _ in _attempts(self, height, width, for_crop=False):
             w = int(round(h * ratio))
             if h - height < 2 or w - width < 2:
                 continue  # a border of a pixel or less is not worth the work
