@@ -126,3 +126,25 @@ def split_vars(reads: Sequence[Var], writes: Sequence[Var]) -> tuple[list[Var], 
         if v not in unique_writes and v not in unique_reads:
             unique_reads.append(v)
     return unique_reads, unique_writes
+
+
+def finish_markers(ready: list[Operation]) -> int:
+    """Complete the wait markers among ``ready`` (the engine's lock held) and return how many.
+
+    A marker completes as soon as its var is granted to it: it releases the var at once, which
+    may grant more operations (added to ``ready``, markers among them completed too), and wakes
+    the thread that sleeps on it.
+    """
+    finished = 0
+    i = 0
+    while i < len(ready):
+        marker = ready[i]
+        if marker.fn is not None:
+            i += 1
+            continue
+        del ready[i]
+        Var.release_all(marker.reads, marker.writes, ready)
+        finished += 1
+        assert marker.done is not None
+        marker.done.set()
+    return finished

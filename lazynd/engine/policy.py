@@ -177,7 +177,7 @@ class DeferringPolicy(SchedulingPolicy):
 
     def start(self, engine: ThreadedEngine) -> None:
         self._lock = engine._lock
-        self._cpu_queue = engine._cpu_queue
+        self._cpu_queue = engine.workers.cpu_queue
         # the deferred slot: one ready CPU operation not yet handed to the workers;
         # ``_deferrals`` counts what entered it, for the watcher
         self._deferred: Operation | None = None
@@ -190,9 +190,7 @@ class DeferringPolicy(SchedulingPolicy):
         self._watcher_asleep = False
         self._watcher_wake = threading.Condition(self._lock)
         self._closed = False
-        watcher = threading.Thread(target=self._watch, name="lazynd-deferred-watcher", daemon=True)
-        watcher.start()
-        engine._threads.append(watcher)
+        engine.workers.start_thread(self._watch, (), "lazynd-deferred-watcher")
 
     def stop(self) -> None:
         self._closed = True

@@ -4,9 +4,8 @@ An operation is pushed with the vars it reads and writes; it runs once each var 
 access by the rules of :class:`~lazynd.engine.var.Var` (reads run concurrently; a write waits
 for every earlier read and write and blocks later ones; push order per var).
 
-Workers are fed through ``queue.SimpleQueue`` (a push is well under a microsecond).  One pool
-serves the CPU; each GPU device has one thread of its own, so launches on its streams keep
-push order.  When an operation completes, its vars are released, and what that makes ready
+The threads are :class:`~lazynd.engine.workers.Workers`: a pool for the CPU, one thread per
+GPU device.  When an operation completes, its vars are released, and what that makes ready
 goes to its worker queue.  A thread that waits for a var queues a *wait marker* on it (an
 operation with no function, completed as soon as the var is granted to it) and sleeps on the
 marker's event; ``waitall`` sleeps until no pushed operation is pending.
@@ -19,31 +18,24 @@ thread run the ready operations its wait needs; the plain one hands everything t
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from queue import SimpleQueue
 from typing import Any
 
+from .backlog import Backlog
 from .base import Engine, synchronize_devices
 from .completion import Completion
 from .merging import drop_parts, give_back_due
-from .operation import Operation, split_vars
+from .operation import Operation, finish_markers, split_vars
 from .policy import STALLED_BACKLOG_S, SchedulingPolicy, make_policy
 from .var import Var
+from .workers import Workers, default_cpu_workers
 
 _claim_all = Var.claim_all
 _request_all = Var.request_all
 _note_writes = Var.note_writes
 _release_all = Var.release_all
-
-
-def default_cpu_workers() -> int:
-    """``LAZYND_CPU_WORKERS``, else the cores, between 2 and 8."""
-    env = os.environ.get("LAZYND_CPU_WORKERS")
-    if env:
-        return max(1, int(env))
-    return max(2, min(os.cpu_count() or 2, 8))
 
 
 class ThreadedEngine(Engine):
@@ -70,21 +62,14 @@ class ThreadedEngine(Engine):
         self._pending = 0  # pushed and not completed (inline ops excluded)
         self._markers = 0  # wait markers queued and not completed: threads sleeping in a wait
         self._idle_waiters = 0  # threads in wait_idle waiting on ``_idle``
-        # the bounded backlog (see :meth:`_drain_backlog`): pushers wait on ``_drained``, notified
-        # when ``_pending`` drops to ``_resume_backlog``; ``_backlog_stalled`` lifts the bound
-        # until then
-        self._max_backlog = self.policy.max_backlog
-        self._resume_backlog = self.policy.resume_backlog
-        self._drained = threading.Condition(self._lock)
-        self._drain_waiters = 0
-        self._backlog_stalled = False
-        self._cpu_queue: SimpleQueue[Operation | None] = SimpleQueue()
-        self._device_queues: dict[Any, SimpleQueue[Operation | None]] = {}
-        self._threads: list[threading.Thread] = []
+        self.backlog = Backlog(self._lock, self.policy.max_backlog, self.policy.resume_backlog, STALLED_BACKLOG_S)
         self._closed = False
         self._inline = self.policy.run_inline  # read on every push
-        for i in range(self.num_workers):
-            self._start_worker(self._cpu_queue, f"lazynd-cpu-{i}")
+        self._keep_on_worker = self.policy.keep_on_worker
+        self.workers = Workers(self._serve, self.num_workers, self._lock)
+        self._cpu_queue = self.workers.cpu_queue
+        self._queue_for = self.workers.queue_for
+        self._dispatch = self.workers.dispatch
         self.policy.start(self)
 
     def shutdown(self) -> None:
@@ -95,44 +80,20 @@ class ThreadedEngine(Engine):
                 return
             self._closed = True
             self.policy.stop()
-            queues = [self._cpu_queue] * self.num_workers + list(self._device_queues.values())
-        for queue in queues:
-            queue.put(None)  # one stop signal per worker
+        self.workers.stop()
 
     def num_pending(self) -> int:
         with self._lock:
             return self._pending
 
-    # -- workers -------------------------------------------------------------------------------
-    def _start_worker(self, queue: SimpleQueue, name: str) -> None:
-        thread = threading.Thread(target=self._worker, args=(queue,), name=name, daemon=True)
-        thread.start()
-        self._threads.append(thread)
-
-    def _queue_for(self, device: Any) -> SimpleQueue:
-        """The worker queue of ``device`` (the CPU pool's for None or a CPU)."""
-        if device is None or getattr(device, "device_type", None) != "gpu":
-            return self._cpu_queue
-        queue = self._device_queues.get(device)
-        if queue is None:
-            with self._lock:
-                queue = self._device_queues.get(device)
-                if queue is None:
-                    queue = SimpleQueue()
-                    self._start_worker(queue, f"lazynd-{device}")
-                    self._device_queues[device] = queue
-        return queue
-
-    def _worker(self, queue: SimpleQueue) -> None:
+    def _serve(self, op: Operation | None, queue: SimpleQueue) -> None:
+        """Run ``op`` on the calling thread, and each operation its completion gives back to
+        ``queue`` (the thread's own, with a policy that keeps chains on a worker)."""
         run, complete = self._run, self._complete
-        keep_for = queue if self.policy.keep_on_worker else None
-        while True:
-            op = queue.get()
-            if op is None:
-                return
-            while op is not None:
-                late = run(op)
-                op = complete(op, keep_for) if late is None else self._complete_later(op, late)
+        keep_for = queue if self._keep_on_worker else None
+        while op is not None:
+            late = run(op)
+            op = complete(op, keep_for) if late is None else self._complete_later(op, late)
 
     # -- pushing -------------------------------------------------------------------------------
     def push(
@@ -203,8 +164,7 @@ class ThreadedEngine(Engine):
         finally:
             lock.release()
         if ready:
-            for r in ready:
-                self._queue_for(r.device).put(r)
+            self._dispatch(ready)
         return True
 
     def _push_queued(
@@ -238,28 +198,8 @@ class ThreadedEngine(Engine):
             lock.release()
         if handoff is not None:
             cpu_queue.put(handoff)
-        if self._max_backlog and self._pending > self._max_backlog and not self._backlog_stalled:
-            self._drain_backlog()
-
-    def _drain_backlog(self) -> None:
-        """Sleep until at most ``resume_backlog`` operations are pending (the policy's bounded backlog).
-
-        This thread does not run pending operations itself meanwhile: one of them may wait for
-        something this thread does later.  For the same reason it gives up, and lifts the bound
-        until the backlog drains, when no operation completes for :data:`STALLED_BACKLOG_S`.
-        """
-        resume = self._resume_backlog
-        with self._lock:
-            self._drain_waiters += 1
-            try:
-                while self._pending > resume:
-                    before = self._pending
-                    self._drained.wait(STALLED_BACKLOG_S)
-                    if self._pending >= before:  # nothing completed meanwhile: stalled
-                        self._backlog_stalled = True
-                        return
-            finally:
-                self._drain_waiters -= 1
+        if self.backlog.full(self._pending):
+            self.backlog.wait_drained(lambda: self._pending)
 
     # -- completing ----------------------------------------------------------------------------
     def _complete(self, op: Operation, keep_for: SimpleQueue | None = None) -> Operation | None:
@@ -275,29 +215,14 @@ class ThreadedEngine(Engine):
             self.policy.completed(op)
             _release_all(op.reads, op.writes, ready)
             self._pending -= 1
-            if self._pending <= self._resume_backlog:
-                self._backlog_stalled = False
-                if self._drain_waiters:
-                    self._drained.notify_all()
-            for r in ready:
-                if r.fn is None:  # a wait marker among them: complete it (and what it grants)
-                    self._finish_markers(ready)
-                    break
+            self.backlog.completed(self._pending)
+            if ready:
+                self._finish_markers(ready)  # a wait marker among them: complete it (and what it grants)
             if self._pending == 0 and self._idle_waiters:
                 self._idle.notify_all()
         finally:
             lock.release()
-        if not ready:
-            return None
-        kept = None
-        cpu_queue = self._cpu_queue
-        for r in ready:
-            target = cpu_queue if getattr(r.device, "device_type", None) != "gpu" else self._queue_for(r.device)
-            if kept is None and target is keep_for:
-                kept = r
-            else:
-                target.put(r)
-        return kept
+        return self._dispatch(ready, keep_for) if ready else None
 
     def _complete_later(self, op: Operation, late: Completion) -> Operation | None:
         """``op`` ends when ``late`` finishes: then its outcome is recorded on the vars it writes
@@ -358,23 +283,13 @@ class ThreadedEngine(Engine):
                 self._finish_markers(ready)  # (op is still pending: nothing for waitall yet)
         finally:
             lock.release()
-        for r in ready:
-            self._queue_for(r.device).put(r)
+        self._dispatch(ready)
 
     def _finish_markers(self, ready: list[Operation]) -> None:
         """Complete the wait markers in ``ready`` (lock held); that may grant more operations."""
-        i = 0
-        while i < len(ready):
-            marker = ready[i]
-            if marker.fn is not None:
-                i += 1
-                continue
-            del ready[i]
-            _release_all(marker.reads, marker.writes, ready)
-            self._pending -= 1
-            self._markers -= 1
-            assert marker.done is not None
-            marker.done.set()
+        finished = finish_markers(ready)
+        self._pending -= finished
+        self._markers -= finished
 
     # -- waiting -------------------------------------------------------------------------------
     def wait_for_var(self, var: Var, for_write: bool = False) -> None:
@@ -408,8 +323,7 @@ class ThreadedEngine(Engine):
                 if ready:
                     self._finish_markers(ready)  # this thread's marker may be among them
                 lock.release()
-                for r in ready:
-                    self._queue_for(r.device).put(r)
+                self._dispatch(ready)
                 self._help_until(marker.done, var, for_write)  # type: ignore[arg-type]
                 break
             self._run_for_wait(op, var, for_write, None)
@@ -424,15 +338,18 @@ class ThreadedEngine(Engine):
             with self._lock:
                 if not self._pending:
                     break
-            if not self._help_once():
-                with self._lock:
-                    self._idle_waiters += 1
-                    try:
-                        while self._pending:
-                            self._idle.wait()
-                    finally:
-                        self._idle_waiters -= 1
-                break
+            op = self.policy.take_ready()  # help: run one ready operation and what it makes ready
+            if op is not None:
+                self._serve(op, self._cpu_queue)
+                continue
+            with self._lock:
+                self._idle_waiters += 1
+                try:
+                    while self._pending:
+                        self._idle.wait()
+                finally:
+                    self._idle_waiters -= 1
+            break
         # every device, queued work or not: a GPU launch made inline on the pushing thread
         # never passes through a device queue, and may still run on its stream
         synchronize_devices()
@@ -480,14 +397,3 @@ class ThreadedEngine(Engine):
                 cpu_queue.put(kept)
                 return
             op = kept
-
-    def _help_once(self) -> bool:
-        """Run one operation the policy hands over, and what it makes ready; False when none."""
-        op = self.policy.take_ready()
-        if op is None:
-            return False
-        cpu_queue = self._cpu_queue
-        while op is not None:
-            late = self._run(op)
-            op = self._complete(op, cpu_queue) if late is None else self._complete_later(op, late)
-        return True

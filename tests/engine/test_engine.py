@@ -342,9 +342,9 @@ def test_set_engine_stops_the_old_engines_threads():
             assert float((a * 2).asnumpy().sum()) == 2 * 300 * 300
         set_engine("naive")
         for engine in engines:  # each was stopped when the next one replaced it
-            for t in engine._threads:
+            for t in engine.workers.threads:
                 t.join(timeout=5)
-            assert not any(t.is_alive() for t in engine._threads)
+            assert not any(t.is_alive() for t in engine.workers.threads)
         # the engine in use before the test was stopped too: no thread is left behind
         assert threading.active_count() <= before
     finally:

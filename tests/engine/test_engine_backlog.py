@@ -76,7 +76,7 @@ def test_the_bound_applies_again_once_a_stalled_backlog_drains(engine: ThreadedE
     engine.push(release.wait, (TIMEOUT,), [], [blocker], "blocker")
     for _ in range(policy_module.MAX_BACKLOG * 2):  # (the first few merge into one operation)
         engine.push(lambda: None, (), [blocker], [Var()], "behind_blocker")
-    assert engine._backlog_stalled
+    assert engine.backlog.stalled
     release.set()
     engine.waitall()
-    assert not engine._backlog_stalled
+    assert not engine.backlog.stalled
