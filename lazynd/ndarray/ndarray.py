@@ -224,9 +224,8 @@ class NDArray:
 
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
         dtype = np.dtype(np.float32 if dtype is None else dtype)  # None: MXNet's mx_real_t
-        if not copy and dtype == self._data.dtype:
-            return self
-        return _ops_table.invoke_by_name("Cast", [self], {"dtype": dtype.name})
+        same = not copy and dtype == self._data.dtype
+        return self if same else _ops_table.invoke_by_name("Cast", [self], {"dtype": dtype.name})
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """A view with a new shape, sharing this array's memory as MXNet 1.x's: ``-1`` infers one
