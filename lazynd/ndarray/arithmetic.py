@@ -44,6 +44,14 @@ _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%"}
 _NO_PARAMS: dict[str, Any] = {}  # never written: invoke only reads its parameters
 
 
+def scalar_operand(value: Any) -> Any:
+    """A Python or NumPy number as a scalar operator's ``scalar``: a bool counts as 0 or 1, as in MXNet.
+
+    The scalar parameter itself refuses a bool, so ``x + True`` and ``nd.add(x, True)`` pass ``1``.
+    """
+    return int(value) if isinstance(value, (bool, np.bool_)) else value
+
+
 def binary(kind: str, lhs: Any, rhs: Any, reflected: bool = False, out: Any = None) -> Any:
     """``lhs <kind> rhs`` (``rhs <kind> lhs`` when ``reflected``), into ``out`` if given."""
     same, broadcast, scalar, reflected_scalar = _OPS[kind]
@@ -54,9 +62,8 @@ def binary(kind: str, lhs: Any, rhs: Any, reflected: bool = False, out: Any = No
         op = same if lhs._data.shape == rhs._data.shape else broadcast
         return invoke(op, [lhs, rhs], {}, out)
     if cls in _SCALAR_TYPES or isinstance(rhs, (numbers.Number, np.generic)):
-        if isinstance(rhs, (bool, np.bool_)):
-            rhs = int(rhs)  # ``x + True`` is ``x + 1``, as in MXNet (a scalar parameter refuses a bool)
-        return invoke(reflected_scalar if reflected else scalar, [lhs], {"scalar": rhs}, out)
+        operand = scalar_operand(rhs)
+        return invoke(reflected_scalar if reflected else scalar, [lhs], {"scalar": operand}, out)
     if isinstance(rhs, (np.ndarray, list, tuple)):
         from .creation import array
 

@@ -223,9 +223,9 @@ class NDArray:
         return _copying.copyto(self, context)
 
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
-        if not copy and np.dtype(dtype) == self._data.dtype:
-            return self
-        return _ops_table.invoke_by_name("Cast", [self], {"dtype": np.dtype(dtype).name})
+        dtype = np.dtype(np.float32 if dtype is None else dtype)  # None: MXNet's mx_real_t
+        same = not copy and dtype == self._data.dtype
+        return self if same else _ops_table.invoke_by_name("Cast", [self], {"dtype": dtype.name})
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """A view with a new shape, sharing this array's memory as MXNet 1.x's: ``-1`` infers one

@@ -21,7 +21,10 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..errors import OperatorError
+from .arithmetic import scalar_operand
 
 
 def _compare(test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], int]:
@@ -30,6 +33,15 @@ def _compare(test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], int]:
 
 def _logical(test: Callable[[bool, bool], bool]) -> Callable[[Any, Any], int]:
     return lambda x, y: 1 if test(bool(x), bool(y)) else 0
+
+
+def _larger(x: Any, y: Any) -> Any:
+    # MXNet's rule, not ``max``: on a tie the right operand (maximum(0, 0.0) is 0.0)
+    return x if x > y else y
+
+
+def _smaller(x: Any, y: Any) -> Any:
+    return x if x < y else y
 
 
 # name -> (same-shape operator, broadcasting operator, array-number operator,
@@ -41,8 +53,8 @@ _TABLE: dict[str, tuple[str, str, str, str, Callable[[Any, Any], Any]]] = {
     "divide": ("_div", "broadcast_div", "_div_scalar", "_rdiv_scalar", operator.truediv),
     "modulo": ("_mod", "broadcast_mod", "_mod_scalar", "_rmod_scalar", operator.mod),
     "power": ("_power", "broadcast_power", "_power_scalar", "_rpower_scalar", operator.pow),
-    "maximum": ("_maximum", "broadcast_maximum", "_maximum_scalar", "_maximum_scalar", max),
-    "minimum": ("_minimum", "broadcast_minimum", "_minimum_scalar", "_minimum_scalar", min),
+    "maximum": ("_maximum", "broadcast_maximum", "_maximum_scalar", "_maximum_scalar", _larger),
+    "minimum": ("_minimum", "broadcast_minimum", "_minimum_scalar", "_minimum_scalar", _smaller),
     "equal": ("_equal", "broadcast_equal", "_equal_scalar", "_equal_scalar", _compare(operator.eq)),
     "not_equal": ("_not_equal", "broadcast_not_equal", "_not_equal_scalar", "_not_equal_scalar", _compare(operator.ne)),
     "greater": ("_greater", "broadcast_greater", "_greater_scalar", "_lesser_scalar", _compare(operator.gt)),
@@ -67,14 +79,14 @@ def _apply(name: str, lhs: Any, rhs: Any) -> Any:
     same, broadcast, scalar, reflected, python = _TABLE[name]
     lhs_array, rhs_array = isinstance(lhs, nd.NDArray), isinstance(rhs, nd.NDArray)
     for side, value, is_array in (("lhs", lhs, lhs_array), ("rhs", rhs, rhs_array)):
-        if not is_array and not isinstance(value, numbers.Number):
+        if not is_array and not isinstance(value, (numbers.Number, np.bool_)):
             raise OperatorError(f"{name}: {side} must be an NDArray or a number, got {type(value).__name__}")
     if lhs_array and rhs_array:
         return getattr(nd, same if lhs.shape == rhs.shape else broadcast)(lhs, rhs)
     if lhs_array:
-        return getattr(nd, scalar)(lhs, scalar=rhs)
+        return getattr(nd, scalar)(lhs, scalar=scalar_operand(rhs))
     if rhs_array:
-        return getattr(nd, reflected)(rhs, scalar=lhs)
+        return getattr(nd, reflected)(rhs, scalar=scalar_operand(lhs))
     return python(lhs, rhs)
 
 

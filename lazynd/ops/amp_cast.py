@@ -2,7 +2,7 @@
 
 Both are casts that autograd passes through: a gradient comes back in its input's dtype
 (``_backward_Cast``).  They differ from ``Cast`` in what they leave alone, as MXNet's do:
-``amp_cast`` converts floating-point data only (integer data keeps its dtype), and
+``amp_cast`` converts float16 and float32 data only (float64 and integer data keep their dtype), and
 ``amp_multicast`` brings its float16 and float32 inputs to one of those two types (float32, or
 float16 with ``cast_narrow``), leaving float64 and integer inputs as they are.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import OperatorError
 from .params import REQUIRED, Param, enum, parse_bool, parse_dtype, parse_int
-from .registry import FLOAT_TYPES, OpDef, register
+from .registry import OpDef, register
 
 _AMP_DTYPES = ("float16", "float32", "float64", "int32", "int64", "int8", "uint8")
 _MIXED = ("float16", "float32")  # the types amp_multicast brings together
@@ -33,7 +33,7 @@ def _amp_cast_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, 
     data = in_types[0]
     if data is None:
         return in_types, [None], aux_types
-    return in_types, [attrs["dtype"] if data in FLOAT_TYPES else data], aux_types
+    return in_types, [attrs["dtype"] if data in _MIXED else data], aux_types
 
 
 register(
@@ -43,7 +43,7 @@ register(
         params={"dtype": Param(lambda v: enum(*_AMP_DTYPES)(parse_dtype(v)), REQUIRED, "the target dtype")},
         infer_type=_amp_cast_type,
         gradient=_cast_back,
-        doc="Convert floating-point data to ``dtype`` (other data passes unchanged); gradients convert back.",
+        doc="Convert float16 and float32 data to ``dtype`` (other data passes unchanged); gradients convert back.",
     )
 )
 

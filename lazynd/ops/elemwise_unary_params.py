@@ -33,6 +33,9 @@ GPU_SCALAR = ElementwiseFamily(
 
 def _smooth_l1_cpu(x: Any, sigma: float, out: Any) -> None:
     s2 = sigma * sigma
+    if x.dtype.kind in "iu":
+        # in float64, as MXNet computes it: |-128| and the squares wrap in int8 (smooth_l1(-128) gave 0)
+        x = x.astype(np.float64)
     ax = np.abs(x)
     out[...] = np.where(ax < 1.0 / s2, 0.5 * s2 * x * x, ax - 0.5 / s2)
 
@@ -55,7 +58,13 @@ for _name, _cpu, _grad in (
         _cpu(inputs[0], attrs["scalar"], outputs[0])
 
     def _forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list, _name: str = _name) -> None:
-        GPU_SCALAR.scalar(kctx.device_id, _name, inputs[0], attrs["scalar"], outputs[0])
+        x, out = inputs[0], outputs[0]
+        if x.dtype.kind in "iu":  # the kernels are float-only: integers go through float64, as on the host
+            x = x.astype("float64")
+            out = kctx.xp.empty_like(x)
+        GPU_SCALAR.scalar(kctx.device_id, _name, x, attrs["scalar"], out)
+        if out is not outputs[0]:
+            outputs[0][...] = out
 
     register(
         OpDef(

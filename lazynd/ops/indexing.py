@@ -250,6 +250,15 @@ def _where_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
     return [condition, x, y], [x], aux_shapes
 
 
+def _where_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    # x and y share one dtype, the output's; the condition's is its own (MXNet leaves it unknown)
+    condition, x, y = in_types
+    if x is not None and y is not None and x != y:
+        raise OperatorError(f"where: input 'y' has dtype {y}, expected {x} like input 'x'")
+    value = x or y
+    return [condition, value, value], [value], aux_types
+
+
 def _backward_where_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     grad, condition = inputs
@@ -265,7 +274,7 @@ register(
         _where_forward,
         inputs=("condition", "x", "y"),
         infer_shape=_where_infer,
-        infer_type=lambda attrs, t, a: (t, [t[1] or t[2]], a),
+        infer_type=_where_type,
         gradient=lambda F, attrs, inputs, outputs, og: [None, *as_list(F._backward_where(og[0], inputs[0]), 2)],
         doc="``x`` where ``condition`` is non-zero, else ``y`` (condition: x's shape, or 1-D over the first axis).",
     )

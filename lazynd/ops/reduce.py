@@ -99,7 +99,7 @@ REDUCERS: dict[str, Callable[..., Any]] = {
     "min": lambda xp, x, axes, attrs: xp.min(x, axis=axes, keepdims=True),
     "nansum": lambda xp, x, axes, attrs: xp.nansum(x, axis=axes, keepdims=True, dtype=_acc(x)),
     "nanprod": lambda xp, x, axes, attrs: xp.nanprod(x, axis=axes, keepdims=True, dtype=_acc(x)),
-    "norm": lambda xp, x, axes, attrs: _norm(xp, x.astype(_acc(x) or x.dtype, copy=False), axes, True, attrs["ord"]),
+    "norm": lambda xp, x, axes, attrs: _norm(xp, x.astype(_norm_acc(x), copy=False), axes, True, attrs["ord"]),
 }
 ALIASES = {"sum": ("sum_axis",), "max": ("max_axis",), "min": ("min_axis",)}
 
@@ -107,6 +107,12 @@ ALIASES = {"sum": ("sum_axis",), "max": ("max_axis",), "min": ("min_axis",)}
 def _acc(x: Any) -> Any:
     """Accumulate float16 in float32 (as MXNet does); other dtypes in their own type."""
     return np.float32 if x.dtype == np.float16 else None
+
+
+def _norm_acc(x: Any) -> Any:
+    """``norm`` accumulates as the others do, and integers in float64, where their squares cannot
+    overflow (``100 ** 2`` wraps to 16 in int8): the result is the exact norm, truncated."""
+    return np.float64 if x.dtype.kind in "iub" else (_acc(x) or x.dtype)
 
 
 # reductions that are one NumPy ufunc's ``reduce``: on the CPU they skip ``keepdims``, with which

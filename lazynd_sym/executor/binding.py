@@ -190,6 +190,8 @@ def simple_bind(
 
     args = [make("arg", n, s, t) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
     reqs = _grad_reqs("simple_bind", grad_req, names)
+    # a bool argument has no derivative, so no gradient (MXNet 1.9.1 allocates one its backward refuses)
+    reqs = ["null" if np.dtype(t) == np.bool_ else r for r, t in zip(reqs, arg_types, strict=False)]
     grads = [
         make("grad", n, s, t) if r != "null" else None
         for n, s, t, r in zip(names, arg_shapes, arg_types, reqs, strict=False)

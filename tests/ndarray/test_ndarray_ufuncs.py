@@ -47,6 +47,19 @@ def test_two_numbers_give_the_python_result():
     assert mx.nd.greater(3, 2) == 1 and mx.nd.equal(1, 2) == 0
 
 
+def test_a_bool_number_counts_as_0_or_1_on_either_side():
+    # MXNet 1.9.1: nd.add(x, True) is x + 1 (refused before: the scalar parameter takes no bool)
+    x = mx.nd.array([1, 2, 3], dtype="int32")
+    assert mx.nd.add(x, True).asnumpy().tolist() == [2, 3, 4]
+    assert mx.nd.subtract(True, x).asnumpy().tolist() == [0, -1, -2]
+    assert mx.nd.maximum(x, np.bool_(False)).dtype == np.int32
+
+
+def test_maximum_and_minimum_of_two_equal_numbers_give_the_right_operand():
+    # MXNet 1.9.1's rule (x if x > y else y), where Python's max keeps the first of a tie
+    assert type(mx.nd.maximum(0, 0.0)) is float and type(mx.nd.minimum(0.0, 0)) is int
+
+
 @pytest.mark.parametrize(
     ("name", "expected"), [("logical_and", [0, 0, 1]), ("logical_or", [0, 1, 1]), ("logical_xor", [0, 1, 0])]
 )

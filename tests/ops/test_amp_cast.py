@@ -29,8 +29,11 @@ def test_amp_multicast_dtypes_are_mxnets(dtypes, cast_narrow, expected):
     assert tuple(np.dtype(o.dtype).name for o in outs) == expected
 
 
-def test_amp_cast_converts_float_data_only():
+def test_amp_cast_converts_float16_and_float32_data_only():
     assert mx.nd.amp_cast(_ones("int32"), dtype="float16").dtype == np.int32
+    # float64 is left alone too, as MXNet 1.9.1's type rule leaves it (it was cast)
+    assert mx.nd.amp_cast(_ones("float64"), dtype="float16").dtype == np.float64
+    assert mx.sym.amp_cast(mx.sym.Variable("x"), dtype="float16").infer_type(x="float64")[1] == [np.float64]
     assert mx.nd.amp_cast(_ones("float32"), dtype="int32").dtype == np.int32
     assert mx.nd.amp_cast(_ones("float32"), dtype="float16").dtype == np.float16
 

@@ -248,6 +248,20 @@ def test_where_rejects_mismatched_condition():
         mx.nd.where(mx.nd.array(rand(2, 2)), mx.nd.array(rand(3, 4)), mx.nd.array(rand(3, 4)))
 
 
+def test_where_infer_type_gives_x_and_y_one_dtype_and_leaves_the_condition_its_own():
+    # MXNet 1.9.1: y's dtype decides x's and the output's, never the condition's (it took y's)
+    out = mx.sym.where(mx.sym.Variable("c"), mx.sym.Variable("a"), mx.sym.Variable("b"))
+    assert out.infer_type(b="int32") == (None, None, None)
+    arg_types, out_types, _ = out.infer_type(c="int32", b="float16")
+    assert arg_types == [np.int32, np.float16, np.float16] and out_types == [np.float16]
+
+
+def test_where_refuses_x_and_y_of_different_dtypes():
+    # MXNet 1.9.1 refuses them too; the float32 y was written into a float16 output
+    with pytest.raises(OperatorError, match="where: input 'y' has dtype float32, expected float16 like input 'x'"):
+        mx.nd.where(mx.nd.ones((2,)), mx.nd.ones((2,), dtype="float16"), mx.nd.ones((2,)))
+
+
 # -- slice_like: MXNet 1.9.1's shapes, values and gradients ------------------------------------------
 @pytest.mark.parametrize(
     ("like", "axes", "expected"),

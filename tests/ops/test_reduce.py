@@ -104,6 +104,17 @@ def test_norm_matches_numpy(ord, axis, ctx):
     check_forward("norm", [x], {"ord": ord, "axis": axis}, reference, ctx=ctx)
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32", "int64"])
+def test_norm_of_integers_is_the_exact_norm_truncated(dtype, ctx):
+    # the squares wrapped in the integer dtype (100 ** 2 is 16 in int8: [16, 100] gave 4); MXNet 1.9.1's
+    # integer norm is no better ([3, 4] gives 4, negative int8 data dies of SIGFPE)
+    x = mx.nd.array([[16, 100], [3, 4], [1, 2]], ctx=ctx, dtype=dtype)
+    got = mx.nd.norm(x, axis=1)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got.asnumpy(), [101, 5, 2])
+    assert mx.nd.norm(x).asnumpy().tolist() == [101]
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_norm_of_a_whole_array(dtype, keepdims):

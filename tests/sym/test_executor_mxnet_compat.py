@@ -176,3 +176,17 @@ def test_simple_bind_passes_over_shapes_of_names_the_symbol_lacks():
     executor = features.simple_bind(mx.cpu(), data=(4, 3), softmax_label=(4,))  # as MXNet 1.9.1
     assert sorted(executor.arg_dict) == ["data", "fc_bias", "fc_weight"]
     assert executor.forward()[0].shape == (4, 2)
+
+
+def test_simple_bind_gives_a_bool_argument_no_gradient():
+    # bool * 2 binds, runs forward and backward (MXNet 1.9.1 binds and refuses the backward; the bind
+    # failed here, the bool gradient buffer clashing with the int64 gradient)
+    mask = sym.Variable("mask", dtype="bool")
+    executor = (mask * 2).simple_bind(mx.cpu(), mask=(2,))
+    assert "mask" not in executor.grad_dict
+    executor.arg_dict["mask"][:] = mx.nd.array([1, 0], dtype="bool")
+    executor.forward(is_train=True)
+    assert executor.outputs[0].asnumpy().tolist() == [2, 0] and executor.outputs[0].dtype == np.int64
+    executor.backward(mx.nd.ones((2,), dtype="int64"))
+    weighted = (sym.Cast(mask, dtype="float32") * sym.Variable("w")).simple_bind(mx.cpu(), mask=(2,), w=(2,))
+    assert sorted(weighted.grad_dict) == ["w"]
