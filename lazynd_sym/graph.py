@@ -90,6 +90,18 @@ def topo_order(heads: Iterable[Entry]) -> list[Node]:
     return order
 
 
+def child_entries(heads: Iterable[Entry]) -> list[Entry]:
+    """The input entries of the nodes of ``heads``, each node once, in the heads' order (MXNet's
+    ``get_children``: ``[x, x]`` for a group of ``relu(x)`` and ``sigmoid(x)``)."""
+    seen: set[int] = set()
+    children: list[Entry] = []
+    for node, _ in heads:
+        if id(node) not in seen:
+            seen.add(id(node))
+            children.extend(node.inputs)
+    return children
+
+
 def aux_variables(nodes: Iterable[Node]) -> set[int]:
     """ids of the variables used as auxiliary states."""
     aux: set[int] = set()

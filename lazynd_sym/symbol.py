@@ -16,7 +16,7 @@ from lazynd.base import NotImplementedForSymbol
 from lazynd.errors import LazyNDError
 
 from .attribute import listed_attrs, normalize_attrs
-from .graph import Entry, Node, aux_variables, topo_order
+from .graph import Entry, Node, aux_variables, child_entries, topo_order
 
 
 class Symbol:
@@ -101,9 +101,10 @@ class Symbol:
         return Symbol(entries)
 
     def get_children(self) -> Symbol | None:
-        """The inputs of this symbol's (single) node, or None for a variable."""
-        node = self._single_node("get_children")
-        return Symbol(list(node.inputs)) if node.inputs else None
+        """The inputs of this symbol's nodes (each node once, as MXNet's: a group or a multi-output
+        symbol answers too), or None when there are none."""
+        children = child_entries(self._outputs)
+        return Symbol(children) if children else None
 
     def _single_node(self, what: str) -> Node:
         if len(self._outputs) != 1:

@@ -244,3 +244,14 @@ def test_variable_takes_mxnet_1x_stype_dense_only():
     assert sym.Variable("x", stype="default").list_arguments() == ["x"]
     with pytest.raises(LazyNDError, match="Variable 'x': storage type 'csr' is not supported"):
         sym.Variable("x", stype="csr")
+
+
+def test_get_children_of_a_group_lists_each_nodes_inputs_as_mxnet():
+    x = sym.Variable("x")
+    group = sym.Group([sym.relu(x, name="a"), sym.sigmoid(x, name="b")])
+    assert group.get_children().list_outputs() == ["x", "x"]
+    # a multi-output node counts once
+    assert sym.SliceChannel(x, num_outputs=2, name="s").get_children().list_outputs() == ["x"]
+    fc = sym.FullyConnected(sym.relu(sym.Variable("d"), name="r"), num_hidden=2, name="fc")
+    assert fc.get_children().get_children().list_outputs() == ["d"]  # variables have none
+    assert x.get_children() is None
