@@ -140,6 +140,8 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
     for key, value in kwargs.items():
         if isinstance(value, Symbol):
             named[key] = value
+        elif value is None and key not in op.params:
+            continue  # an input left out (``bias=None``), made a variable as MXNet's generated functions do
         elif key in op.params:
             params[key] = value
         elif is_attribute_key(key):

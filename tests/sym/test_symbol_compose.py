@@ -255,3 +255,11 @@ def test_get_children_of_a_group_lists_each_nodes_inputs_as_mxnet():
     fc = sym.FullyConnected(sym.relu(sym.Variable("d"), name="r"), num_hidden=2, name="fc")
     assert fc.get_children().get_children().list_outputs() == ["d"]  # variables have none
     assert x.get_children() is None
+
+
+def test_an_input_given_as_none_is_made_a_variable_as_mxnet():
+    x = sym.Variable("x")
+    fc = sym.FullyConnected(data=x, weight=None, bias=None, num_hidden=2, name="fc")
+    assert fc.list_arguments() == ["x", "fc_weight", "fc_bias"]
+    assert sym.FullyConnected(x, bias=None, no_bias=True, num_hidden=2, name="f").list_arguments() == ["x", "f_weight"]
+    assert sym.relu(data=None, name="r").list_arguments() == ["r_data"]
