@@ -114,11 +114,13 @@ class Symbol:
     # -- attributes ----------------------------------------------------------------------------
     def attr(self, key: str) -> str | None:
         """The attribute ``key`` (``ctx_group`` or ``__ctx_group__``) of this symbol's node, or, as
-        in MXNet, its operator parameter ``key`` (``num_hidden``) as text; None for a group, as MXNet's."""
+        in MXNet, its operator parameter ``key`` (``num_hidden``) as text, or its ``name`` or ``op_name``
+        (``null`` for a variable); None for a group, as MXNet's."""
         if self.name is None:
             return None
         node = self._outputs[0][0]
-        return node.user.get(key, node.user.get(f"__{key}__", node.params.get(key)))
+        given = {"name": node.name, "op_name": "null" if node.op is None else node.op.name}  # MXNet's own keys
+        return node.user.get(key, node.user.get(f"__{key}__", node.params.get(key, given.get(key))))
 
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
         """The attributes of this symbol's node (``lr_mult`` also as stored, ``__lr_mult__``, as MXNet's)

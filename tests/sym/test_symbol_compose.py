@@ -263,3 +263,12 @@ def test_an_input_given_as_none_is_made_a_variable_as_mxnet():
     assert fc.list_arguments() == ["x", "fc_weight", "fc_bias"]
     assert sym.FullyConnected(x, bias=None, no_bias=True, num_hidden=2, name="f").list_arguments() == ["x", "f_weight"]
     assert sym.relu(data=None, name="r").list_arguments() == ["r_data"]
+
+
+def test_attr_name_and_op_name_as_mxnet():
+    x = sym.Variable("x")
+    y = sym.relu(x, name="q")
+    assert (y.attr("name"), y.attr("op_name")) == ("q", "relu")
+    assert (x.attr("name"), x.attr("op_name")) == ("x", "null")
+    assert sym.Group([x, y]).attr("name") is None
+    assert "name" not in y.list_attr()
