@@ -16,7 +16,7 @@ from lazynd.base import NotImplementedForSymbol
 from lazynd.errors import LazyNDError
 
 from .attribute import listed_attrs, normalize_attrs
-from .graph import Entry, Node, aux_variables, child_entries, topo_order
+from .graph import Entry, Node, aux_variables, child_entries, debug_text, topo_order
 
 
 class Symbol:
@@ -305,20 +305,7 @@ class Symbol:
     # -- text ----------------------------------------------------------------------------------
     def debug_str(self) -> str:
         """The graph as text: outputs, variables, and each operator with inputs and parameters."""
-        lines = ["Symbol Outputs:"]
-        for i, (node, k) in enumerate(self._outputs):
-            lines.append(f"\toutput[{i}]={node.name}({k})")
-        for node in self._nodes():
-            if node.op is None:
-                lines.append(f"Variable:{node.name}")
-                continue
-            lines += ["--------------------", f"Op:{node.op.name}, Name={node.name}", "Inputs:"]
-            for j, (child, k) in enumerate(node.inputs):
-                lines.append(f"\targ[{j}]={child.name}({k})" + (" version=0" if child.op is None else ""))
-            if node.params:
-                lines.append("Attrs:")
-                lines += [f"\t{key}={value}" for key, value in node.params.items()]
-        return "\n".join(lines) + "\n"
+        return debug_text(self._outputs)
 
     def __repr__(self) -> str:
         name = self.name
