@@ -211,6 +211,9 @@ class Symbol:
     def __rtruediv__(self, o: Any) -> Symbol:
         return self._binary(o, "_div", "_rdiv_scalar")
 
+    # MXNet's Python 2 names, which its programs call (x.__div__(2)) and it still defines
+    __div__, __rdiv__ = __truediv__, __rtruediv__
+
     def __mod__(self, o: Any) -> Symbol:
         return self._binary(o, "_mod", "_mod_scalar")
 

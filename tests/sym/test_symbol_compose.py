@@ -272,3 +272,10 @@ def test_attr_name_and_op_name_as_mxnet():
     assert (x.attr("name"), x.attr("op_name")) == ("x", "null")
     assert sym.Group([x, y]).attr("name") is None
     assert "name" not in y.list_attr()
+
+
+def test_python2_division_names_as_mxnet():
+    x = sym.Variable("x")
+    values = mx.nd.array([1.0, 4.0])
+    assert x.__div__(2).eval(x=values)[0].asnumpy().tolist() == [0.5, 2.0]
+    assert x.__rdiv__(2).eval(x=values)[0].asnumpy().tolist() == [2.0, 0.5]
