@@ -47,7 +47,8 @@ def Variable(
     check_dense(stype, f"Variable {name!r}")
     user = AttrScope.current.get(attr)
     if shape is not None:
-        user["__shape__"] = str(parse_shape_hint(shape, f"Variable {name!r}"))
+        parsed = parse_shape_hint(shape, f"Variable {name!r}")
+        user["__shape__"] = str(list(parsed) if isinstance(shape, list) else parsed)  # MXNet's text: str(shape)
     if lr_mult is not None:
         user["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:

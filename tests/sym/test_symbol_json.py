@@ -127,3 +127,11 @@ def test_load_mxnet_19_mlp_checkpoint_symbol(data_dir):
 
 def test_load_json_takes_mxnets_parameter_name():
     assert sym.load_json(json_str=sym.Variable("x").tojson()).list_arguments() == ["x"]
+
+
+def test_a_shape_given_as_a_list_is_written_as_mxnet_writes_it():
+    x = sym.Variable("x", shape=[2, 3])
+    assert x.attr("__shape__") == "[2, 3]"
+    assert json.loads(x.tojson())["nodes"][0]["attrs"]["__shape__"] == "[2, 3]"
+    assert (x * 2).infer_shape() == ([(2, 3)], [(2, 3)], [])
+    assert sym.load_json(x.tojson()).infer_shape()[0] == [(2, 3)]
