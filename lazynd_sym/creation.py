@@ -94,7 +94,9 @@ def name_hint(op: OpDef) -> str:
 
 def _param_text(value: Any) -> str:
     """A parameter as MXNet writes it in a node's attributes (and its JSON)."""
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):  # str(value), as MXNet writes it: '[2, -1]'
+        return "[" + ", ".join(_param_text(v) for v in value) + "]"
+    if isinstance(value, tuple):
         return "(" + ", ".join(_param_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, (np.generic, bool, int, float))):
         # a dtype given as a type (np.float16, float): its name, not "<class 'numpy.float16'>"
