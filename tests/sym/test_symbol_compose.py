@@ -279,3 +279,13 @@ def test_python2_division_names_as_mxnet():
     values = mx.nd.array([1.0, 4.0])
     assert x.__div__(2).eval(x=values)[0].asnumpy().tolist() == [0.5, 2.0]
     assert x.__rdiv__(2).eval(x=values)[0].asnumpy().tolist() == [2.0, 0.5]
+
+
+def test_an_empty_name_is_automatic_and_a_non_string_name_is_refused():
+    x = sym.Variable("x")
+    with sym.NameManager():
+        assert sym.relu(x, name="").name == "relu0"  # as MXNet's NameManager
+        with mx.name.Prefix("p_"):
+            assert sym.relu(x, name="").name == "p_relu0"
+    with pytest.raises(LazyNDError, match=r"relu: name must be a string, got 3"):
+        sym.relu(x, name=3)
