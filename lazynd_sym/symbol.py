@@ -162,6 +162,10 @@ class Symbol:
         """
         return creation.compose(self, args, kwargs)
 
+    def _compose(self, *args: Symbol, **kwargs: Any) -> None:
+        """``__call__`` in place: this symbol becomes the composed graph (MXNet's ``_compose``)."""
+        self._outputs = creation.compose(self, args, kwargs)._outputs
+
     def __copy__(self) -> Symbol:
         memo: dict[int, Node] = {}
         for node in self._nodes():

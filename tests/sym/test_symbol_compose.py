@@ -289,3 +289,10 @@ def test_an_empty_name_is_automatic_and_a_non_string_name_is_refused():
             assert sym.relu(x, name="").name == "p_relu0"
     with pytest.raises(LazyNDError, match=r"relu: name must be a string, got 3"):
         sym.relu(x, name=3)
+
+
+def test_compose_in_place_as_mxnets_private_compose():
+    net = sym.relu(sym.Variable("data"), name="r")
+    assert net._compose(data=sym.Variable("z")) is None
+    assert net.list_arguments() == ["z"]
+    assert net.list_outputs() == ["r_output"]
