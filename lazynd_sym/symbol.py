@@ -86,6 +86,8 @@ class Symbol:
             names = self.list_outputs()
             if index not in names:
                 raise LazyNDError(f"symbol has no output named {index!r}; outputs are {names}")
+            if names.count(index) > 1:  # as MXNet's: which one was meant is not known
+                raise LazyNDError(f"symbol has {names.count(index)} outputs named {index!r}; pick one by position")
             index = names.index(index)
         if not isinstance(index, int) or not -len(self._outputs) <= index < len(self._outputs):
             raise LazyNDError(f"output index {index!r} out of range for a symbol with {len(self._outputs)} output(s)")

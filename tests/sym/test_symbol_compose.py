@@ -296,3 +296,12 @@ def test_compose_in_place_as_mxnets_private_compose():
     assert net._compose(data=sym.Variable("z")) is None
     assert net.list_arguments() == ["z"]
     assert net.list_outputs() == ["r_output"]
+
+
+def test_an_output_name_that_appears_twice_is_refused_as_mxnet():
+    x = sym.Variable("x")
+    first = sym.relu(x, name="same")
+    internals = sym.relu(first, name="same").get_internals()
+    with pytest.raises(LazyNDError, match=r"2 outputs named 'same_output'; pick one by position"):
+        internals["same_output"]
+    assert internals[1].get_children().list_outputs() == ["x"]
