@@ -46,6 +46,8 @@ def Variable(
         raise LazyNDError(f"Variable: name must be a non-empty string, got {name!r}")
     check_dense(stype, f"Variable {name!r}")
     user = AttrScope.current.get(attr)
+    if stype is not None:
+        user["__storage_type__"] = "0"  # MXNet's flag for dense 'default', the one storage type lazynd has
     if shape is not None:
         parsed = parse_shape_hint(shape, f"Variable {name!r}")
         user["__shape__"] = str(list(parsed) if isinstance(shape, list) else parsed)  # MXNet's text: str(shape)

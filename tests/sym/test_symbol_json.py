@@ -145,3 +145,10 @@ def test_a_parameter_given_as_a_list_is_written_as_mxnet_writes_it():
     conv = sym.Convolution(sym.Variable("x"), kernel=[3, 3], num_filter=2, no_bias=True, name="c")
     assert conv.attr("kernel") == "[3, 3]"
     assert conv.infer_shape(x=(1, 1, 4, 4))[1] == [(1, 2, 2, 2)]
+
+
+def test_a_dense_storage_type_is_written_as_mxnet_writes_it():
+    x = sym.Variable("x", stype="default")
+    assert json.loads(x.tojson())["nodes"][0]["attrs"] == {"__storage_type__": "0"}
+    assert (x * 2).infer_shape(x=(2,))[1] == [(2,)]
+    assert "attrs" not in json.loads(sym.Variable("y").tojson())["nodes"][0]
