@@ -46,8 +46,11 @@ def Variable(
         raise LazyNDError(f"Variable: name must be a non-empty string, got {name!r}")
     check_dense(stype, f"Variable {name!r}")
     user = AttrScope.current.get(attr)
+    if stype is not None:
+        user["__storage_type__"] = "0"  # MXNet's flag for dense 'default', the one storage type lazynd has
     if shape is not None:
-        user["__shape__"] = str(parse_shape_hint(shape, f"Variable {name!r}"))
+        parsed = parse_shape_hint(shape, f"Variable {name!r}")
+        user["__shape__"] = str(list(parsed) if isinstance(shape, list) else parsed)  # MXNet's text: str(shape)
     if lr_mult is not None:
         user["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:
@@ -93,7 +96,9 @@ def name_hint(op: OpDef) -> str:
 
 def _param_text(value: Any) -> str:
     """A parameter as MXNet writes it in a node's attributes (and its JSON)."""
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, list):  # str(value), as MXNet writes it: '[2, -1]'
+        return "[" + ", ".join(_param_text(v) for v in value) + "]"
+    if isinstance(value, tuple):
         return "(" + ", ".join(_param_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, (np.generic, bool, int, float))):
         # a dtype given as a type (np.float16, float): its name, not "<class 'numpy.float16'>"
@@ -140,6 +145,8 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
     for key, value in kwargs.items():
         if isinstance(value, Symbol):
             named[key] = value
+        elif value is None and key not in op.params:
+            continue  # an input left out (``bias=None``), made a variable as MXNet's generated functions do
         elif key in op.params:
             params[key] = value
         elif is_attribute_key(key):

@@ -98,7 +98,8 @@ def full(shape: Any, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
     >>> mx.sym.full((2,), 3).eval()[0].asnumpy()
     array([3., 3.], dtype=float32)
     """
-    return _operator("_full")(shape=shape, value=val, dtype=dtype or "float32", **kwargs)
+    value = float(val) if isinstance(val, numbers.Real) else val  # MXNet's text: '3.0' (others: the parser names them)
+    return _operator("_full")(shape=shape, value=value, dtype=dtype or "float32", **kwargs)
 
 
 def split_v2(ary: Symbol, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Symbol:

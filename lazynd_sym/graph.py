@@ -90,6 +90,36 @@ def topo_order(heads: Iterable[Entry]) -> list[Node]:
     return order
 
 
+def child_entries(heads: Iterable[Entry]) -> list[Entry]:
+    """The input entries of the nodes of ``heads``, each node once, in the heads' order (MXNet's
+    ``get_children``: ``[x, x]`` for a group of ``relu(x)`` and ``sigmoid(x)``)."""
+    seen: set[int] = set()
+    children: list[Entry] = []
+    for node, _ in heads:
+        if id(node) not in seen:
+            seen.add(id(node))
+            children.extend(node.inputs)
+    return children
+
+
+def debug_text(heads: list[Entry]) -> str:
+    """``Symbol.debug_str``: the outputs, the variables, and each operator with its inputs and parameters."""
+    lines = ["Symbol Outputs:"]
+    for i, (node, k) in enumerate(heads):
+        lines.append(f"\toutput[{i}]={node.name}({k})")
+    for node in topo_order(heads):
+        if node.op is None:
+            lines.append(f"Variable:{node.name}")
+            continue
+        lines += ["--------------------", f"Op:{node.op.name}, Name={node.name}", "Inputs:"]
+        for j, (child, k) in enumerate(node.inputs):
+            lines.append(f"\targ[{j}]={child.name}({k})" + (" version=0" if child.op is None else ""))
+        if node.params:
+            lines.append("Attrs:")
+            lines += [f"\t{key}={value}" for key, value in node.params.items()]
+    return "\n".join(lines) + "\n"
+
+
 def aux_variables(nodes: Iterable[Node]) -> set[int]:
     """ids of the variables used as auxiliary states."""
     aux: set[int] = set()

@@ -95,13 +95,14 @@ def _split(graph: IndexedGraph, values: list) -> tuple[list, list, list]:
 
 
 def _given_shape(name: str, value: Any) -> tuple[int, ...]:
-    """A shape given to ``infer_shape``: a tuple or list of dimensions, 0 for an unknown one."""
+    """A shape given to ``infer_shape``: a tuple or list of dimensions, 0 or -1 (as MXNet 1.9.1 reads
+    it) for an unknown one."""
     if isinstance(value, (tuple, list)) and all(_is_dimension(d) for d in value):
-        return tuple(int(d) for d in value)
+        return tuple(max(int(d), 0) for d in value)
     raise ShapeError(
-        f"infer_shape: the shape of {name!r} must be a tuple of dimensions >= 0 (0: unknown), got {value!r}"
+        f"infer_shape: the shape of {name!r} must be a tuple of dimensions >= 0 (0 or -1: unknown), got {value!r}"
     )
 
 
 def _is_dimension(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= -1

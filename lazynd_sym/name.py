@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from lazynd.errors import LazyNDError
+
 
 class NameManager:
     """Gives operators without a user name the name ``<hint><count>`` (``fullyconnected0``).
@@ -23,7 +25,10 @@ class NameManager:
         self._old: NameManager | None = None
 
     def get(self, name: str | None, hint: str) -> str:
-        if name is not None:
+        """``name`` when given; else (None or ``''``, as MXNet's) ``<hint><count>``."""
+        if name:
+            if not isinstance(name, str):
+                raise LazyNDError(f"{hint}: name must be a string, got {name!r}")
             return name
         count = self._counter.get(hint, 0)
         self._counter[hint] = count + 1

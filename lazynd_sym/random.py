@@ -26,7 +26,8 @@ from .symbol import Symbol
 
 
 def _node(op_name: str, inputs: list[Symbol], params: dict[str, Any]) -> Symbol:
-    # None stands for MXNet's _Null: the operator's default
+    # None stands for MXNet's _Null: the operator's default.  The defaults of the functions below are
+    # MXNet's as written (0 and 1, not 0.0 and 1.0): they are the text of the node's JSON.
     return creation.invoke(op_name, inputs, {k: v for k, v in params.items() if v is not None})
 
 
@@ -41,23 +42,23 @@ def _draw(name: str, values: dict[str, Any], shape: Any, dtype: Any, kwargs: dic
     raise LazyNDError(f"mx.sym.random.{name}: parameters must be all symbols or all numbers, got {given}")
 
 
-def uniform(low: Any = 0.0, high: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
+def uniform(low: Any = 0, high: Any = 1, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
     """Samples from U[low, high)."""
     return _draw("uniform", {"low": low, "high": high}, shape, dtype, kwargs)
 
 
-def normal(loc: Any = 0.0, scale: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
+def normal(loc: Any = 0, scale: Any = 1, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
     """Samples from N(loc, scale^2)."""
     return _draw("normal", {"loc": loc, "scale": scale}, shape, dtype, kwargs)
 
 
 def randn(*shape: int, **kwargs: Any) -> Symbol:
     """Samples from N(loc, scale^2) (keywords, default 0 and 1) of shape ``shape``."""
-    loc, scale, dtype = kwargs.pop("loc", 0.0), kwargs.pop("scale", 1.0), kwargs.pop("dtype", None)
+    loc, scale, dtype = kwargs.pop("loc", 0), kwargs.pop("scale", 1), kwargs.pop("dtype", None)
     return _draw("normal", {"loc": loc, "scale": scale}, shape or None, dtype, kwargs)
 
 
-def poisson(lam: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
+def poisson(lam: Any = 1, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
     """Samples from a Poisson distribution of rate ``lam``."""
     return _draw("poisson", {"lam": lam}, shape, dtype, kwargs)
 
@@ -67,18 +68,18 @@ def exponential(scale: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs
     return _draw("exponential", {"lam": 1.0 / scale}, shape, dtype, kwargs)
 
 
-def gamma(alpha: Any = 1.0, beta: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
+def gamma(alpha: Any = 1, beta: Any = 1, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
     """Samples from a gamma distribution of shape ``alpha`` and scale ``beta``."""
     return _draw("gamma", {"alpha": alpha, "beta": beta}, shape, dtype, kwargs)
 
 
-def negative_binomial(k: Any = 1, p: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
+def negative_binomial(k: Any = 1, p: Any = 1, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
     """Samples the failures before the ``k``-th success of trials succeeding with probability ``p``."""
     return _draw("negative_binomial", {"k": k, "p": p}, shape, dtype, kwargs)
 
 
 def generalized_negative_binomial(
-    mu: Any = 1.0, alpha: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any
+    mu: Any = 1, alpha: Any = 1, shape: Any = None, dtype: Any = None, **kwargs: Any
 ) -> Symbol:
     """Samples from a negative binomial of mean ``mu`` and dispersion ``alpha``."""
     return _draw("generalized_negative_binomial", {"mu": mu, "alpha": alpha}, shape, dtype, kwargs)

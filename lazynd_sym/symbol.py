@@ -16,7 +16,7 @@ from lazynd.base import NotImplementedForSymbol
 from lazynd.errors import LazyNDError
 
 from .attribute import listed_attrs, normalize_attrs
-from .graph import Entry, Node, aux_variables, topo_order
+from .graph import Entry, Node, aux_variables, child_entries, debug_text, topo_order
 
 
 class Symbol:
@@ -86,6 +86,8 @@ class Symbol:
             names = self.list_outputs()
             if index not in names:
                 raise LazyNDError(f"symbol has no output named {index!r}; outputs are {names}")
+            if names.count(index) > 1:  # as MXNet's: which one was meant is not known
+                raise LazyNDError(f"symbol has {names.count(index)} outputs named {index!r}; pick one by position")
             index = names.index(index)
         if not isinstance(index, int) or not -len(self._outputs) <= index < len(self._outputs):
             raise LazyNDError(f"output index {index!r} out of range for a symbol with {len(self._outputs)} output(s)")
@@ -101,9 +103,10 @@ class Symbol:
         return Symbol(entries)
 
     def get_children(self) -> Symbol | None:
-        """The inputs of this symbol's (single) node, or None for a variable."""
-        node = self._single_node("get_children")
-        return Symbol(list(node.inputs)) if node.inputs else None
+        """The inputs of this symbol's nodes (each node once, as MXNet's: a group or a multi-output
+        symbol answers too), or None when there are none."""
+        children = child_entries(self._outputs)
+        return Symbol(children) if children else None
 
     def _single_node(self, what: str) -> Node:
         if len(self._outputs) != 1:
@@ -113,11 +116,13 @@ class Symbol:
     # -- attributes ----------------------------------------------------------------------------
     def attr(self, key: str) -> str | None:
         """The attribute ``key`` (``ctx_group`` or ``__ctx_group__``) of this symbol's node, or, as
-        in MXNet, its operator parameter ``key`` (``num_hidden``) as text; None for a group, as MXNet's."""
+        in MXNet, its operator parameter ``key`` (``num_hidden``) as text, or its ``name`` or ``op_name``
+        (``null`` for a variable); None for a group, as MXNet's."""
         if self.name is None:
             return None
         node = self._outputs[0][0]
-        return node.user.get(key, node.user.get(f"__{key}__", node.params.get(key)))
+        given = {"name": node.name, "op_name": "null" if node.op is None else node.op.name}  # MXNet's own keys
+        return node.user.get(key, node.user.get(f"__{key}__", node.params.get(key, given.get(key))))
 
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
         """The attributes of this symbol's node (``lr_mult`` also as stored, ``__lr_mult__``, as MXNet's)
@@ -158,6 +163,10 @@ class Symbol:
         ['data2', 'net2_weight', 'net2_bias', 'compose_fc1_weight', 'compose_fc1_bias']
         """
         return creation.compose(self, args, kwargs)
+
+    def _compose(self, *args: Symbol, **kwargs: Any) -> None:
+        """``__call__`` in place: this symbol becomes the composed graph (MXNet's ``_compose``)."""
+        self._outputs = creation.compose(self, args, kwargs)._outputs
 
     def __copy__(self) -> Symbol:
         memo: dict[int, Node] = {}
@@ -207,6 +216,9 @@ class Symbol:
 
     def __rtruediv__(self, o: Any) -> Symbol:
         return self._binary(o, "_div", "_rdiv_scalar")
+
+    # MXNet's Python 2 names, which its programs call (x.__div__(2)) and it still defines
+    __div__, __rdiv__ = __truediv__, __rtruediv__
 
     def __mod__(self, o: Any) -> Symbol:
         return self._binary(o, "_mod", "_mod_scalar")
@@ -302,20 +314,7 @@ class Symbol:
     # -- text ----------------------------------------------------------------------------------
     def debug_str(self) -> str:
         """The graph as text: outputs, variables, and each operator with inputs and parameters."""
-        lines = ["Symbol Outputs:"]
-        for i, (node, k) in enumerate(self._outputs):
-            lines.append(f"\toutput[{i}]={node.name}({k})")
-        for node in self._nodes():
-            if node.op is None:
-                lines.append(f"Variable:{node.name}")
-                continue
-            lines += ["--------------------", f"Op:{node.op.name}, Name={node.name}", "Inputs:"]
-            for j, (child, k) in enumerate(node.inputs):
-                lines.append(f"\targ[{j}]={child.name}({k})" + (" version=0" if child.op is None else ""))
-            if node.params:
-                lines.append("Attrs:")
-                lines += [f"\t{key}={value}" for key, value in node.params.items()]
-        return "\n".join(lines) + "\n"
+        return debug_text(self._outputs)
 
     def __repr__(self) -> str:
         name = self.name

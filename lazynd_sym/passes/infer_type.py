@@ -59,7 +59,7 @@ def infer_type(
     types: list[str | None] = [None] * graph.num_entries
     for i in graph.variables():
         node = graph.nodes[i]
-        if "__dtype__" in node.user:
+        if "__dtype__" in node.user and graph.entry(i) not in known:  # a type given overrides it, as in MXNet
             types[graph.entry(i)] = dtype_from_attr(node.user["__dtype__"], f"Variable {node.name!r}: __dtype__")
     for eid, dtype in known.items():
         types[eid] = _merge(graph.entry_name(eid), graph.entry_name(eid), types[eid], dtype)

@@ -244,3 +244,64 @@ def test_variable_takes_mxnet_1x_stype_dense_only():
     assert sym.Variable("x", stype="default").list_arguments() == ["x"]
     with pytest.raises(LazyNDError, match="Variable 'x': storage type 'csr' is not supported"):
         sym.Variable("x", stype="csr")
+
+
+def test_get_children_of_a_group_lists_each_nodes_inputs_as_mxnet():
+    x = sym.Variable("x")
+    group = sym.Group([sym.relu(x, name="a"), sym.sigmoid(x, name="b")])
+    assert group.get_children().list_outputs() == ["x", "x"]
+    # a multi-output node counts once
+    assert sym.SliceChannel(x, num_outputs=2, name="s").get_children().list_outputs() == ["x"]
+    fc = sym.FullyConnected(sym.relu(sym.Variable("d"), name="r"), num_hidden=2, name="fc")
+    assert fc.get_children().get_children().list_outputs() == ["d"]  # variables have none
+    assert x.get_children() is None
+
+
+def test_an_input_given_as_none_is_made_a_variable_as_mxnet():
+    x = sym.Variable("x")
+    fc = sym.FullyConnected(data=x, weight=None, bias=None, num_hidden=2, name="fc")
+    assert fc.list_arguments() == ["x", "fc_weight", "fc_bias"]
+    assert sym.FullyConnected(x, bias=None, no_bias=True, num_hidden=2, name="f").list_arguments() == ["x", "f_weight"]
+    assert sym.relu(data=None, name="r").list_arguments() == ["r_data"]
+
+
+def test_attr_name_and_op_name_as_mxnet():
+    x = sym.Variable("x")
+    y = sym.relu(x, name="q")
+    assert (y.attr("name"), y.attr("op_name")) == ("q", "relu")
+    assert (x.attr("name"), x.attr("op_name")) == ("x", "null")
+    assert sym.Group([x, y]).attr("name") is None
+    assert "name" not in y.list_attr()
+
+
+def test_python2_division_names_as_mxnet():
+    x = sym.Variable("x")
+    values = mx.nd.array([1.0, 4.0])
+    assert x.__div__(2).eval(x=values)[0].asnumpy().tolist() == [0.5, 2.0]
+    assert x.__rdiv__(2).eval(x=values)[0].asnumpy().tolist() == [2.0, 0.5]
+
+
+def test_an_empty_name_is_automatic_and_a_non_string_name_is_refused():
+    x = sym.Variable("x")
+    with sym.NameManager():
+        assert sym.relu(x, name="").name == "relu0"  # as MXNet's NameManager
+        with mx.name.Prefix("p_"):
+            assert sym.relu(x, name="").name == "p_relu0"
+    with pytest.raises(LazyNDError, match=r"relu: name must be a string, got 3"):
+        sym.relu(x, name=3)
+
+
+def test_compose_in_place_as_mxnets_private_compose():
+    net = sym.relu(sym.Variable("data"), name="r")
+    assert net._compose(data=sym.Variable("z")) is None
+    assert net.list_arguments() == ["z"]
+    assert net.list_outputs() == ["r_output"]
+
+
+def test_an_output_name_that_appears_twice_is_refused_as_mxnet():
+    x = sym.Variable("x")
+    first = sym.relu(x, name="same")
+    internals = sym.relu(first, name="same").get_internals()
+    with pytest.raises(LazyNDError, match=r"2 outputs named 'same_output'; pick one by position"):
+        internals["same_output"]
+    assert internals[1].get_children().list_outputs() == ["x"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,23 @@ def test_operators_take_parameters_by_position_after_their_inputs():
         sym.sum(x, 1, True, False, "extra")
     with pytest.raises(OperatorError, match="before the parameters"):
         sym.broadcast_add(x, 1, sym.Variable("y"))
+
+
+def _last_node_attrs(symbol):
+    return json.loads(symbol.tojson())["nodes"][-1]["attrs"]
+
+
+def test_random_functions_write_mxnets_default_parameters():
+    # MXNet 1.9.1 writes the defaults as its functions spell them: 0 and 1, not 0.0 and 1.0
+    assert _last_node_attrs(sym.random.uniform(shape=(2,))) == {"low": "0", "high": "1", "shape": "(2,)"}
+    assert _last_node_attrs(sym.random.randn(2, 3)) == {"loc": "0", "scale": "1", "shape": "(2, 3)"}
+    assert _last_node_attrs(sym.random.poisson(shape=2))["lam"] == "1"
+    assert _last_node_attrs(sym.random.gamma(shape=2))["alpha"] == "1"
+    assert _last_node_attrs(sym.random.generalized_negative_binomial(shape=2))["mu"] == "1"
+    assert _last_node_attrs(sym.random.negative_binomial(shape=2))["p"] == "1"
+    assert sym.random.uniform(shape=(3,)).eval()[0].shape == (3,)
+
+
+def test_full_writes_its_value_as_a_float_as_mxnet():
+    assert _last_node_attrs(sym.full((2,), 3))["value"] == "3.0"
+    assert sym.full((2,), 3).eval()[0].asnumpy().tolist() == [3.0, 3.0]

@@ -132,3 +132,20 @@ def test_a_known_output_alone_still_makes_no_half_known_weight():
     net = sym.FullyConnected(sym.Variable("x"), num_hidden=4, name="fc") + sym.Variable("y")
     args, _, _ = net.infer_shape_partial(y=(2, 4))
     assert dict(zip(net.list_arguments(), args, strict=True))["fc_weight"] == ()
+
+
+def test_a_given_type_overrides_the_variable_dtype_hint_as_mxnet():
+    x = sym.Variable("x", dtype="float64")
+    net = x + sym.Variable("z")
+    assert net.infer_type(x="float16") == ([np.float16, np.float16], [np.float16], [])
+    # a type given to another input still conflicts with the hint
+    with pytest.raises(LazyNDError, match="float16"):
+        net.infer_type(z="float16")
+    executor = sym.FullyConnected(x, num_hidden=2, name="f").simple_bind(mx.cpu(), type_dict={"x": "float16"}, x=(2, 3))
+    assert executor.arg_dict["x"].dtype == np.float16
+
+
+def test_minus_one_is_an_unknown_dimension_of_a_given_shape_as_mxnet():
+    fc = sym.FullyConnected(sym.Variable("x"), num_hidden=4, name="fc")
+    assert fc.infer_shape_partial(x=(-1, 10)) == ([(0, 10), (4, 10), (4,)], [(0, 4)], [])
+    assert fc.infer_shape(x=(2, -1)) == (None, None, None)

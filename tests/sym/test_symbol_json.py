@@ -127,3 +127,28 @@ def test_load_mxnet_19_mlp_checkpoint_symbol(data_dir):
 
 def test_load_json_takes_mxnets_parameter_name():
     assert sym.load_json(json_str=sym.Variable("x").tojson()).list_arguments() == ["x"]
+
+
+def test_a_shape_given_as_a_list_is_written_as_mxnet_writes_it():
+    x = sym.Variable("x", shape=[2, 3])
+    assert x.attr("__shape__") == "[2, 3]"
+    assert json.loads(x.tojson())["nodes"][0]["attrs"]["__shape__"] == "[2, 3]"
+    assert (x * 2).infer_shape() == ([(2, 3)], [(2, 3)], [])
+    assert sym.load_json(x.tojson()).infer_shape()[0] == [(2, 3)]
+
+
+def test_a_parameter_given_as_a_list_is_written_as_mxnet_writes_it():
+    net = sym.Reshape(sym.Variable("x"), shape=[2, -1], name="r")
+    assert json.loads(net.tojson())["nodes"][-1]["attrs"] == {"shape": "[2, -1]"}
+    assert net.list_attr() == {"shape": "[2, -1]"}
+    assert sym.load_json(net.tojson()).infer_shape(x=(4, 3))[1] == [(2, 6)]
+    conv = sym.Convolution(sym.Variable("x"), kernel=[3, 3], num_filter=2, no_bias=True, name="c")
+    assert conv.attr("kernel") == "[3, 3]"
+    assert conv.infer_shape(x=(1, 1, 4, 4))[1] == [(1, 2, 2, 2)]
+
+
+def test_a_dense_storage_type_is_written_as_mxnet_writes_it():
+    x = sym.Variable("x", stype="default")
+    assert json.loads(x.tojson())["nodes"][0]["attrs"] == {"__storage_type__": "0"}
+    assert (x * 2).infer_shape(x=(2,))[1] == [(2,)]
+    assert "attrs" not in json.loads(sym.Variable("y").tojson())["nodes"][0]
