@@ -57,7 +57,7 @@ def _picked_shape(op: str, attrs: dict, data: tuple, keepdims: bool) -> tuple:
     if not data:
         raise ShapeError(f"{op}: data must have at least 1 axis, got shape ()")
     axis = normalize_axis(op, attrs["axis"], len(data))
-    return data[:axis] + ((1,) if keepdims else ()) + data[axis + 1 :]
+    return data[:axis] + ((1,) if keepdims else ()) + data[axis + 1 :] or (1,)  # MXNet has no 0-d arrays
 
 
 def _pick_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
