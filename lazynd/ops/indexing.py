@@ -205,8 +205,8 @@ def _row_starts(n: int, depth: int) -> np.ndarray:
 
 
 def _one_hot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    if attrs["depth"] < 1:
-        raise OperatorError(f"one_hot: depth={attrs['depth']} must be at least 1")
+    if attrs["depth"] < 0:  # depth 0 is an empty trailing axis, as in MXNet
+        raise OperatorError(f"one_hot: depth={attrs['depth']} must be at least 0")
     data = in_shapes[0]
     return in_shapes, [None if data is None else tuple(data) + (attrs["depth"],)], aux_shapes
 

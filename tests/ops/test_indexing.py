@@ -224,9 +224,12 @@ def test_one_hot_of_changing_shapes_and_ranges(engine_name):
     assert starts.tolist() == [0, 5, 10, 15] and not starts.flags.writeable
 
 
-def test_one_hot_rejects_zero_depth():
-    with pytest.raises(OperatorError, match="one_hot: depth=0 must be at least 1"):
-        mx.nd.one_hot(mx.nd.array([1]), depth=0)
+def test_one_hot_of_depth_zero_is_empty_as_mxnet():
+    # MXNet 1.9.1 gives an empty trailing axis; only a negative depth is refused
+    out = mx.nd.one_hot(mx.nd.array([[4, 5, 1]]), depth=0, dtype="int32")
+    assert out.shape == (1, 3, 0) and out.dtype == np.int32
+    with pytest.raises(OperatorError, match="one_hot: depth=-1 must be at least 0"):
+        mx.nd.one_hot(mx.nd.array([1]), depth=-1)
 
 
 def test_where_selects_elementwise_and_by_row(ctx):
