@@ -27,6 +27,21 @@ def test_without_a_range_the_bins_span_the_data_as_numpy_does(ctx):
     assert counts.asnumpy().tolist() == [0, 3] and edges.asnumpy().tolist() == [0.5, 1.0, 1.5]
 
 
+def test_without_a_range_counts_and_edges_are_float32_as_mxnet():
+    # MXNet 1.9.1 hands NumPy's histogram back through mx.nd.array, whatever the data's dtype
+    # (values from MXNet 1.9.1: NumPy computes float16 data's edges in float16)
+    for dtype, inner_edges in (("float16", [1.6669922, 3.3339844]), ("int32", [1.6666666, 3.3333333])):
+        counts, edges = mx.nd.histogram(mx.nd.array([[3, 1, 2], [0, 5, 4]], dtype=dtype), bins=3)
+        assert counts.dtype == np.float32 and counts.asnumpy().tolist() == [2, 2, 2]
+        assert edges.dtype == np.float32
+        np.testing.assert_allclose(edges.asnumpy(), [0, *inner_edges, 5], rtol=1e-6)
+
+
+def test_without_a_range_nan_data_is_refused_by_name():
+    with pytest.raises(OperatorError, match=r"histogram: cannot make 3 bins spanning the data without a range"):
+        mx.nd.histogram(mx.nd.array([np.nan, 1.0]), bins=3)
+
+
 def test_edges_given_as_an_array_match_mxnet(ctx):
     counts, edges = mx.nd.histogram(mx.nd.array(DATA, ctx=ctx), bins=mx.nd.array([0, 1, 2, 5], ctx=ctx))
     assert counts.asnumpy().tolist() == [1, 2, 3]
