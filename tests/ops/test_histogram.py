@@ -113,3 +113,11 @@ def test_sym_histogram_takes_mxnets_forms_and_needs_a_range_in_a_graph() -> None
         mx.sym.histogram(mx.sym.var("x"), bins=2)
     with pytest.raises(mx.LazyNDError, match="bins must be"):
         mx.sym.histogram(mx.sym.var("x"), bins=2.5, range=(0, 1))
+
+
+def test_an_empty_range_is_widened_by_half_each_way_as_mxnet(ctx):
+    # MXNet 1.9.1: range=(1, 1) bins over [0.5, 1.5]
+    data = mx.nd.array([1.4725, 1.8307, -1.5568, 0.5696, 1.0], ctx=ctx)
+    counts, edges = mx.nd.histogram(data, bins=4, range=(1, 1))
+    assert counts.asnumpy().tolist() == [1, 0, 1, 1]
+    assert edges.asnumpy().tolist() == [0.5, 0.75, 1.0, 1.25, 1.5]
