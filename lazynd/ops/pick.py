@@ -68,7 +68,9 @@ def _pick_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
     # As MXNet, the index may keep the picked axis with length 1 or drop it, whatever
     # keepdims says of the output: its number of axes tells which.
     index_keeps_axis = attrs["keepdims"] if index is None else len(index) == len(data)
-    index = merge_shape("pick", "index", index, _picked_shape("pick", attrs, tuple(data), index_keeps_axis))
+    expected = _picked_shape("pick", attrs, tuple(data), index_keeps_axis)
+    if not (index is not None and tuple(index) == () and expected == (1,)):  # one index may be 0-d
+        index = merge_shape("pick", "index", index, expected)
     return [tuple(data), index], [picked], aux_shapes
 
 

@@ -138,3 +138,6 @@ def test_pick_from_a_vector_gives_shape_one_as_mxnet():
     assert picked.shape == (1,) and picked.asnumpy().tolist() == [11.0]
     _, outs, _ = sym.pick(sym.Variable("data"), sym.Variable("index"), axis=0).infer_shape(data=(5,))
     assert outs == [(1,)]
+    # a 0-d index picks the same one element
+    picked = mx.nd.pick(data, mx.nd.array(np.array(7.0)), axis=0)
+    assert picked.shape == (1,) and picked.asnumpy().tolist() == [14.0]
