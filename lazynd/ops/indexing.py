@@ -27,9 +27,11 @@ def _take_indices(xp: Any, indices: Any, n: int, mode: str) -> Any:
         return xp.clip(idx, 0, n - 1)
     if mode == "wrap":
         return idx % n
-    bad = (idx < 0) | (idx >= n)
+    # as MXNet, the index as given is checked, before a fractional one is truncated: 2.6 is out of [0, 2]
+    bad = (indices < 0) | (indices > n - 1)
     if bool(bad.any()):
-        first = int(idx[bad].ravel()[0])
+        value = float(indices[bad].ravel()[0])
+        first = int(value) if value == int(value) else f"{value:g}"  # 2.6, not 2.5999999046325684
         raise OperatorError(f"take: index {first} is out of range for an axis of size {n} (mode='raise')")
     return idx
 

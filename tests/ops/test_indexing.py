@@ -166,6 +166,16 @@ def test_take_raise_mode_reports_the_bad_index():
     assert "index 5 is out of range for an axis of size 3" in str(info.value.__cause__)
 
 
+def test_take_raise_mode_checks_a_fractional_index_before_truncating_it_as_mxnet():
+    # MXNet 1.9.1 refuses 2.6 and -0.5 on an axis of size 3 (and takes 1.9 as 1)
+    a = mx.nd.array(np.arange(6).reshape(3, 2))
+    for index in (2.6, -0.5):
+        with pytest.raises(EngineError) as info:
+            mx.nd.take(a, mx.nd.array([index]), mode="raise").asnumpy()
+        assert f"index {index} is out of range for an axis of size 3" in str(info.value.__cause__)
+    assert mx.nd.take(a, mx.nd.array([1.9]), mode="raise").asnumpy().tolist() == [[2, 3]]
+
+
 def test_batch_take_picks_one_element_per_row(ctx):
     a = rand(3, 4)
     idx = np.array([0, 3, 9], dtype=np.float32)
