@@ -187,11 +187,12 @@ def _scatter_set_nd_forward(kctx: Any, attrs: dict, inputs: list, outputs: list,
 
 def _scatter_set_nd_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     lhs, rhs, indices = in_shapes
-    shape = merge_shape("_scatter_set_nd", "lhs", lhs, tuple(attrs["shape"]))
+    shape = tuple(attrs["shape"])
+    lhs = merge_shape("_scatter_set_nd", "lhs", lhs, shape)
     if indices is not None:
         expected = _scatter_data_shape("_scatter_set_nd", tuple(indices), shape)
         rhs = merge_shape("_scatter_set_nd", "rhs", rhs, expected)
-    return [shape, rhs, indices], [shape], aux_shapes
+    return [lhs, rhs, indices], [shape], aux_shapes
 
 
 def _scatter_set_nd_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
