@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .elemwise_binary import scalar_as
 from .join_split import as_list
-from .params import REQUIRED, Param, enum, parse_dtype, parse_float, parse_int
+from .params import REQUIRED, Param, dtype_among, enum, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 from .shape import normalize_axis
 
@@ -222,7 +222,12 @@ register(
             "depth": Param(parse_int, REQUIRED, "number of classes"),
             "on_value": Param(parse_float, 1.0, "value at the index"),
             "off_value": Param(parse_float, 0.0, "value elsewhere"),
-            "dtype": Param(parse_dtype, "float32", "output dtype"),
+            # MXNet 1.9.1's choices (but bfloat16)
+            "dtype": Param(
+                dtype_among("float16", "float32", "float64", "int32", "int64", "int8", "uint8"),
+                "float32",
+                "output dtype",
+            ),
         },
         infer_shape=_one_hot_infer,
         infer_type=lambda attrs, t, a: (t, [attrs["dtype"]], a),

@@ -234,6 +234,12 @@ def test_one_hot_of_changing_shapes_and_ranges(engine_name):
     assert starts.tolist() == [0, 5, 10, 15] and not starts.flags.writeable
 
 
+def test_one_hot_dtypes_are_mxnets_choices():
+    assert mx.nd.one_hot(mx.nd.array([1]), 3, dtype="int8").dtype == np.int8
+    with pytest.raises(OperatorError, match="one_hot: invalid value 'bool' for parameter 'dtype'"):
+        mx.nd.one_hot(mx.nd.array([1]), 3, dtype="bool")
+
+
 def test_one_hot_of_depth_zero_is_empty_as_mxnet():
     # MXNet 1.9.1 gives an empty trailing axis; only a negative depth is refused
     out = mx.nd.one_hot(mx.nd.array([[4, 5, 1]]), depth=0, dtype="int32")
