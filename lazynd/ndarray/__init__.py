@@ -5,6 +5,8 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+import numpy
+
 from .. import ops as _ops  # noqa: F401 - registers every operator
 from .. import random as random  # mx.nd.random.uniform(...): MXNet's samplers (the same module as mx.random)
 from ..engine import waitall
@@ -141,9 +143,10 @@ def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis
 def histogram(a: NDArray, bins: Any = 10, range: Any = None) -> tuple[NDArray, NDArray]:  # noqa: A002 - MXNet's name
     """The histogram of ``a`` (flattened): ``(counts, edges)``, as MXNet 1.x's ``mx.nd.histogram``.
 
-    ``bins`` is a number of equal bins over ``range`` (default: the data's minimum to maximum,
-    widened by 0.5 each way when they are equal, as NumPy does) or an NDArray of rising edges.
-    The last bin holds its right edge; values outside are not counted (the ``_histogram`` operator).
+    ``bins`` is a number of equal bins over ``range`` or an NDArray of rising edges: the last bin
+    holds its right edge; values outside are not counted (the ``_histogram`` operator; int64 counts).
+    Without a ``range``, as in MXNet, NumPy bins the data over its extent (widened by 0.5 each way
+    when it is one value) and both arrays come back as float32.
 
     Examples
     --------
@@ -159,10 +162,12 @@ def histogram(a: NDArray, bins: Any = 10, range: Any = None) -> tuple[NDArray, N
     if not isinstance(bins, int) or isinstance(bins, bool):
         raise OperatorError(f"histogram: bins must be an int or an NDArray of edges, got {type(bins).__name__}")
     if range is None:
-        # MXNet asks NumPy here: the data's extent, read on the host
-        values = a.asnumpy()
-        low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
-        range = (low - 0.5, high + 0.5) if low == high else (low, high)  # noqa: A001
+        # as MXNet 1.9.1, NumPy's histogram of the values read on the host, handed back as float32 arrays
+        try:
+            counts, edges = numpy.histogram(a.asnumpy(), bins=bins)
+        except ValueError as err:  # bins < 1, NaN or infinite values: no extent to split
+            raise OperatorError(f"histogram: cannot make {bins} bins spanning the data without a range: {err}") from err
+        return array(counts, ctx=a.context), array(edges, ctx=a.context)
     return _histogram(a, bin_cnt=bins, range=range)  # type: ignore[name-defined]  # noqa: F821
 
 

@@ -1,4 +1,5 @@
-"""N-dimensional indexing: ``gather_nd`` and ``scatter_nd`` (MXNet 1.x), with ``_backward_gather_nd``.
+"""N-dimensional indexing: ``gather_nd``, ``scatter_nd`` and ``_scatter_set_nd`` (MXNet 1.x), with
+``_backward_gather_nd``.
 
 ``indices`` has shape ``(M, Y0, ..., Yk)``: column ``indices[:, y]`` addresses the first ``M``
 axes of the indexed array.  Negative indices count from the end and are then truncated toward
@@ -92,11 +93,16 @@ def _scatter_data_shape(op: str, indices: tuple, shape: tuple) -> tuple:
     return tuple(indices[1:]) + tuple(shape[indices[0] :])
 
 
-def _scatter(kctx: Any, op: str, data: Any, indices: Any, out: Any, accumulate: bool) -> None:
+def _scatter(kctx: Any, op: str, data: Any, indices: Any, out: Any, accumulate: bool, base: Any = None) -> None:
+    """Write (or with ``accumulate``, add) ``data`` at the index columns of ``indices`` into ``out``,
+    which starts as zeros, or as ``base`` where one is given."""
     index = _index_tuple(op, kctx.xp, indices, out.shape)
     m = indices.shape[0]
     values = data.reshape((index[0].size,) + tuple(out.shape[m:]))
-    out[...] = 0
+    if base is None:
+        out[...] = 0
+    elif base is not out:
+        out[...] = base
     if accumulate:
         target = out if out.flags.c_contiguous else kctx.xp.zeros(out.shape, dtype=out.dtype)
         kctx.backend.scatter_add(target, index, values)
@@ -169,5 +175,43 @@ register(
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
         gradient=lambda F, attrs, inputs, outputs, og: [F.gather_nd(og[0], inputs[1]), *[None] * (len(inputs) - 1)],
         doc="Gradient of ``gather_nd``: ``data`` scatter-added at the index columns (repeats summed).",
+    )
+)
+
+
+# -- _scatter_set_nd: scatter_nd onto a copy of lhs (MXNet's ``x[index_arrays] = values``) ---------------
+def _scatter_set_nd_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    lhs, rhs, indices = inputs
+    _scatter(kctx, "_scatter_set_nd", rhs, indices, outputs[0], accumulate=False, base=lhs)
+
+
+def _scatter_set_nd_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    lhs, rhs, indices = in_shapes
+    shape = tuple(attrs["shape"])
+    lhs = merge_shape("_scatter_set_nd", "lhs", lhs, shape)
+    if indices is not None:
+        expected = _scatter_data_shape("_scatter_set_nd", tuple(indices), shape)
+        rhs = merge_shape("_scatter_set_nd", "rhs", rhs, expected)
+    return [lhs, rhs, indices], [shape], aux_shapes
+
+
+def _scatter_set_nd_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
+    # lhs keeps the gradient where it was not overwritten; rhs takes it where it was written
+    lhs_grad = F._scatter_set_nd(out_grads[0], F.zeros_like(inputs[1]), inputs[2], shape=attrs["shape"])
+    return [lhs_grad, F.gather_nd(out_grads[0], inputs[2]), None]
+
+
+register(
+    OpDef(
+        "_scatter_set_nd",
+        _scatter_set_nd_forward,
+        inputs=("lhs", "rhs", "indices"),
+        params={"shape": Param(parse_shape, REQUIRED, "shape of the output, that of lhs")},
+        infer_shape=_scatter_set_nd_infer,
+        infer_type=lambda attrs, t, a: ([t[0] or t[1], t[1] or t[0], t[2]], [t[0] or t[1]], a),
+        inplace=((0, 0),),
+        gradient=_scatter_set_nd_gradient,
+        doc="A copy of ``lhs`` with ``rhs`` written at the index columns of ``indices`` (``scatter_nd`` "
+        "without zeroing the rest); MXNet calls it with ``out=lhs`` to assign in place.",
     )
 )

@@ -2,8 +2,8 @@
 
 Two forms, as MXNet's:
 
-- ``_histogram(data, bin_cnt=n, range=(lo, hi))``: ``n`` equal bins over ``[lo, hi]``; the edges
-  (``n + 1``) come back in the data's dtype;
+- ``_histogram(data, bin_cnt=n, range=(lo, hi))``: ``n`` equal bins over ``[lo, hi]`` (over
+  ``[lo - 0.5, hi + 0.5]`` where ``lo == hi``); the edges (``n + 1``) come back in the data's dtype;
 - ``_histogram(data, bins)``: the edges are the 1-D array ``bins`` (rising), handed back as they are.
 
 Every bin is half-open ``[e_i, e_i+1)`` except the last, which holds its right edge too;
@@ -74,8 +74,10 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     if attrs["bin_cnt"] is not None:
         n = attrs["bin_cnt"]
         low, high = attrs["range"]
+        if low == high:  # as MXNet (and NumPy): an empty range is widened by 0.5 each way
+            low, high = low - 0.5, high + 0.5
         edges_out[...] = xp.linspace(low, high, n + 1)
-        scale = n / (high - low) if high > low else 0.0
+        scale = n / (high - low)
         index = xp.floor((data - low) * scale).astype(np.int64)
     else:
         edges = inputs[1].astype(np.float64)

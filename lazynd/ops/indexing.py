@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .elemwise_binary import scalar_as
 from .join_split import as_list
-from .params import REQUIRED, Param, enum, parse_dtype, parse_float, parse_int
+from .params import REQUIRED, Param, dtype_among, enum, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 from .shape import normalize_axis
 
@@ -27,9 +27,11 @@ def _take_indices(xp: Any, indices: Any, n: int, mode: str) -> Any:
         return xp.clip(idx, 0, n - 1)
     if mode == "wrap":
         return idx % n
-    bad = (idx < 0) | (idx >= n)
+    # as MXNet, the index as given is checked, before a fractional one is truncated: 2.6 is out of [0, 2]
+    bad = (indices < 0) | (indices > n - 1)
     if bool(bad.any()):
-        first = int(idx[bad].ravel()[0])
+        value = float(indices[bad].ravel()[0])
+        first = int(value) if value == int(value) else f"{value:g}"  # 2.6, not 2.5999999046325684
         raise OperatorError(f"take: index {first} is out of range for an axis of size {n} (mode='raise')")
     return idx
 
@@ -205,8 +207,8 @@ def _row_starts(n: int, depth: int) -> np.ndarray:
 
 
 def _one_hot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    if attrs["depth"] < 1:
-        raise OperatorError(f"one_hot: depth={attrs['depth']} must be at least 1")
+    if attrs["depth"] < 0:  # depth 0 is an empty trailing axis, as in MXNet
+        raise OperatorError(f"one_hot: depth={attrs['depth']} must be at least 0")
     data = in_shapes[0]
     return in_shapes, [None if data is None else tuple(data) + (attrs["depth"],)], aux_shapes
 
@@ -220,7 +222,12 @@ register(
             "depth": Param(parse_int, REQUIRED, "number of classes"),
             "on_value": Param(parse_float, 1.0, "value at the index"),
             "off_value": Param(parse_float, 0.0, "value elsewhere"),
-            "dtype": Param(parse_dtype, "float32", "output dtype"),
+            # MXNet 1.9.1's choices (but bfloat16)
+            "dtype": Param(
+                dtype_among("float16", "float32", "float64", "int32", "int64", "int8", "uint8"),
+                "float32",
+                "output dtype",
+            ),
         },
         infer_shape=_one_hot_infer,
         infer_type=lambda attrs, t, a: (t, [attrs["dtype"]], a),

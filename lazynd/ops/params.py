@@ -108,6 +108,19 @@ def parse_dtype(value: Any) -> str:
     return name
 
 
+def dtype_among(*names: str) -> Callable[[Any], str]:
+    """A dtype parser for an operator that takes only ``names`` (MXNet's list for that parameter)."""
+
+    def parse(value: Any) -> str:
+        name = parse_dtype(value)
+        if name not in names:
+            raise ValueError(f"expected one of {', '.join(names)}")
+        return name
+
+    parse.__name__ = "dtype_among"
+    return parse
+
+
 def parse_str(value: Any) -> str:
     return str(value)
 

@@ -57,7 +57,7 @@ def _picked_shape(op: str, attrs: dict, data: tuple, keepdims: bool) -> tuple:
     if not data:
         raise ShapeError(f"{op}: data must have at least 1 axis, got shape ()")
     axis = normalize_axis(op, attrs["axis"], len(data))
-    return data[:axis] + ((1,) if keepdims else ()) + data[axis + 1 :]
+    return data[:axis] + ((1,) if keepdims else ()) + data[axis + 1 :] or (1,)  # MXNet has no 0-d arrays
 
 
 def _pick_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
@@ -68,7 +68,9 @@ def _pick_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
     # As MXNet, the index may keep the picked axis with length 1 or drop it, whatever
     # keepdims says of the output: its number of axes tells which.
     index_keeps_axis = attrs["keepdims"] if index is None else len(index) == len(data)
-    index = merge_shape("pick", "index", index, _picked_shape("pick", attrs, tuple(data), index_keeps_axis))
+    expected = _picked_shape("pick", attrs, tuple(data), index_keeps_axis)
+    if not (index is not None and tuple(index) == () and expected == (1,)):  # one index may be 0-d
+        index = merge_shape("pick", "index", index, expected)
     return [tuple(data), index], [picked], aux_shapes
 
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError
-from .params import Param, enum, optional, parse_bool, parse_dtype, parse_int
+from .params import Param, dtype_among, enum, optional, parse_bool, parse_int
 from .registry import OpDef, register
 from .shape import normalize_axis
+
+# MXNet 1.9.1's choices for the indices' dtype
+_INDEX_DTYPE = dtype_among("float16", "float32", "float64", "int32", "int64", "uint8")
 
 
 def _stable_argsort(xp: Any, x: Any, axis: int) -> Any:
@@ -140,7 +143,7 @@ _TOPK_PARAMS = {
     "k": Param(parse_int, 1, "how many elements (k < 1: all)"),
     "ret_typ": Param(enum("indices", "value", "both", "mask"), "indices", "what to return"),
     "is_ascend": Param(parse_bool, False, "take the smallest instead of the largest"),
-    "dtype": Param(parse_dtype, "float32", "dtype of returned indices"),
+    "dtype": Param(_INDEX_DTYPE, "float32", "dtype of returned indices"),
 }
 register(
     OpDef(
@@ -224,7 +227,7 @@ register(
     OpDef(
         "argsort",
         _argsort_forward,
-        params={**_SORT_PARAMS, "dtype": Param(parse_dtype, "float32", "dtype of the indices")},
+        params={**_SORT_PARAMS, "dtype": Param(_INDEX_DTYPE, "float32", "dtype of the indices")},
         infer_shape=_sort_shape,
         infer_type=lambda attrs, t, a: (t, [attrs["dtype"]], a),
         gradient=lambda F, attrs, inputs, outputs, og: [None],

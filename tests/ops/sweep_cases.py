@@ -504,6 +504,12 @@ def _scatter(data: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return out
 
 
+def _scatter_set(lhs: np.ndarray, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    out = lhs.copy()
+    out[tuple(indices.astype(int))] = data
+    return out
+
+
 M3 = In((3, 3), values=[[2.0, 0.3, 0.1], [0.4, 1.5, 0.2], [0.1, 0.5, 1.8]])  # well conditioned
 SPD = In((2, 2), values=[[4.0, 2.0], [2.0, 3.0]])
 LINALG = ("cupy.linalg",)  # the factorisations and solves run cupy.linalg on the GPU
@@ -521,6 +527,7 @@ def _lq(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 MXNET_1X_CASES: dict[str, Case] = {
     "gather_nd": Case([In((3, 4)), ND_INDICES], reference=_gather),
     "scatter_nd": Case([In((5,)), ND_INDICES], {"shape": (3, 4)}, reference=_scatter),
+    "_scatter_set_nd": Case([In((3, 4)), In((5,)), ND_INDICES], {"shape": (3, 4)}, reference=_scatter_set),
     "_linalg_gemm": Case(
         [In((2, 3, 4)), In((2, 4, 3)), In((2, 3, 3))],
         {"alpha": 0.5, "beta": 2.0},

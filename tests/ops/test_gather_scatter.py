@@ -109,3 +109,35 @@ def test_an_index_out_of_range_fails_naming_the_operator_and_axis(call):
     # MXNet raises an IndexError at the wait (and crashes in scatter_nd)
     with pytest.raises(LazyNDError, match=r"index -?\d+ is out of bounds for axis \d with size \d"):
         call(mx.nd.array(DATA)).asnumpy()
+
+
+def test_scatter_set_nd_assigns_into_lhs_as_mxnet():
+    # MXNet 1.9.1's x[index arrays] = v: out=lhs, a repeated position keeps the last value
+    lhs = mx.nd.array(DATA)
+    got = mx.nd._internal._scatter_set_nd(
+        lhs, mx.nd.array([70, 80, 90]), mx.nd.array([[0, 2, 0], [1, 3, 1]]), shape=(3, 4), out=lhs
+    )
+    assert got is lhs
+    want = DATA.copy()
+    want[0, 1], want[2, 3] = 90, 80
+    np.testing.assert_array_equal(lhs.asnumpy(), want)
+    # without out=, lhs is left alone (MXNet 1.9.1 refuses the call)
+    fresh = mx.nd.array(DATA)
+    rows = mx.nd._internal._scatter_set_nd(fresh, mx.nd.array([[7, 7, 7, 7]]), mx.nd.array([[-1]]), shape=(3, 4))
+    np.testing.assert_array_equal(rows.asnumpy()[2], [7, 7, 7, 7])
+    np.testing.assert_array_equal(fresh.asnumpy(), DATA)
+
+
+def test_scatter_set_nd_gradient_and_shapes():
+    lhs, rhs = mx.nd.array(DATA), mx.nd.array([[70, 80, 90, 100]])
+    lhs.attach_grad()
+    rhs.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd._internal._scatter_set_nd(lhs, rhs, mx.nd.array([[1]]), shape=(3, 4))
+    out.backward(mx.nd.array(DATA + 1))
+    np.testing.assert_array_equal(lhs.grad.asnumpy(), np.where(np.arange(3)[:, None] == 1, 0, DATA + 1))
+    np.testing.assert_array_equal(rhs.grad.asnumpy(), [[5, 6, 7, 8]])
+    node = mx.sym._internal._scatter_set_nd(mx.sym.var("a"), mx.sym.var("b"), mx.sym.var("c"), shape=(3, 4))
+    assert node.infer_shape(a=(3, 4), c=(1, 1)) == ([(3, 4), (1, 4), (1, 1)], [(3, 4)], [])
+    with pytest.raises(LazyNDError, match="_scatter_set_nd: index 5 is out of bounds for axis 0 with size 3"):
+        mx.nd._internal._scatter_set_nd(lhs, rhs, mx.nd.array([[5]]), shape=(3, 4)).asnumpy()

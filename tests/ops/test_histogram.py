@@ -27,6 +27,21 @@ def test_without_a_range_the_bins_span_the_data_as_numpy_does(ctx):
     assert counts.asnumpy().tolist() == [0, 3] and edges.asnumpy().tolist() == [0.5, 1.0, 1.5]
 
 
+def test_without_a_range_counts_and_edges_are_float32_as_mxnet():
+    # MXNet 1.9.1 hands NumPy's histogram back through mx.nd.array, whatever the data's dtype
+    # (values from MXNet 1.9.1: NumPy computes float16 data's edges in float16)
+    for dtype, inner_edges in (("float16", [1.6669922, 3.3339844]), ("int32", [1.6666666, 3.3333333])):
+        counts, edges = mx.nd.histogram(mx.nd.array([[3, 1, 2], [0, 5, 4]], dtype=dtype), bins=3)
+        assert counts.dtype == np.float32 and counts.asnumpy().tolist() == [2, 2, 2]
+        assert edges.dtype == np.float32
+        np.testing.assert_allclose(edges.asnumpy(), [0, *inner_edges, 5], rtol=1e-6)
+
+
+def test_without_a_range_nan_data_is_refused_by_name():
+    with pytest.raises(OperatorError, match=r"histogram: cannot make 3 bins spanning the data without a range"):
+        mx.nd.histogram(mx.nd.array([np.nan, 1.0]), bins=3)
+
+
 def test_edges_given_as_an_array_match_mxnet(ctx):
     counts, edges = mx.nd.histogram(mx.nd.array(DATA, ctx=ctx), bins=mx.nd.array([0, 1, 2, 5], ctx=ctx))
     assert counts.asnumpy().tolist() == [1, 2, 3]
@@ -98,3 +113,11 @@ def test_sym_histogram_takes_mxnets_forms_and_needs_a_range_in_a_graph() -> None
         mx.sym.histogram(mx.sym.var("x"), bins=2)
     with pytest.raises(mx.LazyNDError, match="bins must be"):
         mx.sym.histogram(mx.sym.var("x"), bins=2.5, range=(0, 1))
+
+
+def test_an_empty_range_is_widened_by_half_each_way_as_mxnet(ctx):
+    # MXNet 1.9.1: range=(1, 1) bins over [0.5, 1.5]
+    data = mx.nd.array([1.4725, 1.8307, -1.5568, 0.5696, 1.0], ctx=ctx)
+    counts, edges = mx.nd.histogram(data, bins=4, range=(1, 1))
+    assert counts.asnumpy().tolist() == [1, 0, 1, 1]
+    assert edges.asnumpy().tolist() == [0.5, 0.75, 1.0, 1.25, 1.5]

@@ -166,6 +166,16 @@ def test_take_raise_mode_reports_the_bad_index():
     assert "index 5 is out of range for an axis of size 3" in str(info.value.__cause__)
 
 
+def test_take_raise_mode_checks_a_fractional_index_before_truncating_it_as_mxnet():
+    # MXNet 1.9.1 refuses 2.6 and -0.5 on an axis of size 3 (and takes 1.9 as 1)
+    a = mx.nd.array(np.arange(6).reshape(3, 2))
+    for index in (2.6, -0.5):
+        with pytest.raises(EngineError) as info:
+            mx.nd.take(a, mx.nd.array([index]), mode="raise").asnumpy()
+        assert f"index {index} is out of range for an axis of size 3" in str(info.value.__cause__)
+    assert mx.nd.take(a, mx.nd.array([1.9]), mode="raise").asnumpy().tolist() == [[2, 3]]
+
+
 def test_batch_take_picks_one_element_per_row(ctx):
     a = rand(3, 4)
     idx = np.array([0, 3, 9], dtype=np.float32)
@@ -224,9 +234,18 @@ def test_one_hot_of_changing_shapes_and_ranges(engine_name):
     assert starts.tolist() == [0, 5, 10, 15] and not starts.flags.writeable
 
 
-def test_one_hot_rejects_zero_depth():
-    with pytest.raises(OperatorError, match="one_hot: depth=0 must be at least 1"):
-        mx.nd.one_hot(mx.nd.array([1]), depth=0)
+def test_one_hot_dtypes_are_mxnets_choices():
+    assert mx.nd.one_hot(mx.nd.array([1]), 3, dtype="int8").dtype == np.int8
+    with pytest.raises(OperatorError, match="one_hot: invalid value 'bool' for parameter 'dtype'"):
+        mx.nd.one_hot(mx.nd.array([1]), 3, dtype="bool")
+
+
+def test_one_hot_of_depth_zero_is_empty_as_mxnet():
+    # MXNet 1.9.1 gives an empty trailing axis; only a negative depth is refused
+    out = mx.nd.one_hot(mx.nd.array([[4, 5, 1]]), depth=0, dtype="int32")
+    assert out.shape == (1, 3, 0) and out.dtype == np.int32
+    with pytest.raises(OperatorError, match="one_hot: depth=-1 must be at least 0"):
+        mx.nd.one_hot(mx.nd.array([1]), depth=-1)
 
 
 def test_where_selects_elementwise_and_by_row(ctx):

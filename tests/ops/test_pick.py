@@ -129,3 +129,15 @@ def test_pick_takes_the_index_with_the_axis_kept_or_dropped_whatever_keepdims_sa
 def test_pick_gradient_with_a_dropped_index_axis_and_keepdims(ctx):
     data = rng.standard_normal((3, 4))
     check_gradient("pick", [data, np.array([2.0, 0.0, 3.0])], {"axis": 1, "keepdims": True}, ctx=ctx, wrt=[0])
+
+
+def test_pick_from_a_vector_gives_shape_one_as_mxnet():
+    # MXNet 1.9.1 has no 0-d arrays: one element picked from a 1-D array has shape (1,)
+    data = mx.nd.array([10.0, 11.0, 12.0, 13.0, 14.0])
+    picked = mx.nd.pick(data, mx.nd.array([6.0]), axis=0, mode="wrap")
+    assert picked.shape == (1,) and picked.asnumpy().tolist() == [11.0]
+    _, outs, _ = sym.pick(sym.Variable("data"), sym.Variable("index"), axis=0).infer_shape(data=(5,))
+    assert outs == [(1,)]
+    # a 0-d index picks the same one element
+    picked = mx.nd.pick(data, mx.nd.array(np.array(7.0)), axis=0)
+    assert picked.shape == (1,) and picked.asnumpy().tolist() == [14.0]

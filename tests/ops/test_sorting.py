@@ -136,6 +136,15 @@ def test_argsort_honours_dtype():
     assert out.asnumpy().dtype == np.int64
 
 
+@pytest.mark.parametrize("op", ["topk", "argsort"])
+def test_index_dtypes_are_mxnets_choices(op):
+    # MXNet 1.9.1 takes float16/32/64, int32, int64 and uint8 for the indices, and refuses int8 or bool
+    assert getattr(mx.nd, op)(mx.nd.array([2.0, 1.0]), dtype="uint8").dtype == np.uint8
+    for dtype in ("int8", "bool"):
+        with pytest.raises(OperatorError, match=f"{op}: invalid value '{dtype}' for parameter 'dtype'"):
+            getattr(mx.nd, op)(mx.nd.array([2.0, 1.0]), dtype=dtype)
+
+
 def test_sort_rejects_out_of_range_axis():
     with pytest.raises(ShapeError, match="sort: axis=2 is out of range for a 2-D input"):
         mx.nd.sort(mx.nd.array(distinct(2, 3)), axis=2)
