@@ -114,3 +114,11 @@ def test_spatial_ops_reject_bad_shapes():
         mx.nd.BilinearSampler(mx.nd.zeros((1, 1, 4, 4)), mx.nd.zeros((1, 3, 4, 4)))
     with pytest.raises(ShapeError, match="data"):
         mx.nd.GridGenerator(mx.nd.zeros((2, 5)), transform_type="affine", target_shape=(2, 2))
+
+
+def test_affine_grid_of_one_row_and_one_column_sits_on_the_first_pixel_centre():
+    # MXNet 1.9.1 divides 0 by 0 here and gives NaN; lazynd places the lone row/column at -1 (README)
+    theta = mx.nd.array([[1.0, 0, 0, 0, 1, 0]])
+    grid = mx.nd.GridGenerator(theta, transform_type="affine", target_shape=(1, 3)).asnumpy()
+    np.testing.assert_array_equal(grid[0, 0], [[-1.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(grid[0, 1], [[-1.0, -1.0, -1.0]])
