@@ -174,18 +174,25 @@ _MAKE_LOSS_PARAMS = {
     "normalization": _NORMALIZATION,
 }
 
-register(
-    OpDef(
-        "MakeLoss",
-        _copy_forward,
-        params=_MAKE_LOSS_PARAMS,
-        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_MakeLoss(outputs[0], **attrs)],
-        is_loss=True,
-        inplace=((0, 0),),
-        aliases=("make_loss",),
-        doc="Mark ``data`` as a loss: its gradient is grad_scale (normalised), whatever the head gradient.",
+
+def _register_make_loss(name: str, output: str) -> None:
+    register(
+        OpDef(
+            name,
+            _copy_forward,
+            outputs=(output,),
+            params=_MAKE_LOSS_PARAMS,
+            gradient=lambda F, attrs, inputs, outputs, og: [F._backward_MakeLoss(outputs[0], **attrs)],
+            is_loss=True,
+            inplace=((0, 0),),
+            doc="Mark ``data`` as a loss: its gradient is grad_scale (normalised), whatever the head gradient.",
+        )
     )
-)
+
+
+_register_make_loss("MakeLoss", "output")
+# MXNet 1.x's make_loss is the same loss under its own name, whose output is '<name>_loss'
+_register_make_loss("make_loss", "loss")
 register(
     OpDef(
         "_backward_MakeLoss",
