@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
@@ -98,11 +99,13 @@ def _l2_norm(xp: Any, x: Any, attrs: dict) -> Any:
     return xp.sqrt((x * x).sum(axis=_l2_axes(attrs["mode"], x.ndim), keepdims=True) + attrs["eps"])
 
 
+@quietly  # all-zero data with eps=0 (or float16's eps rounded to 0) is 0 / 0: NaN, as MXNet's
 def _l2_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x = inputs[0]
     outputs[0][...] = x / _l2_norm(kctx.xp, x, attrs)
 
 
+@quietly
 def _l2_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     dy, x = inputs
     norm = _l2_norm(kctx.xp, x, attrs)

@@ -227,3 +227,17 @@ def test_batchnorm_output_mean_var_gives_the_mean_and_inverse_std_as_mxnet(train
     # a head gradient of ones: the batch statistics' gradient cancels it, constant ones pass it on scaled
     want_grad = np.zeros_like(x) if batch else np.ones_like(x) * (np.array([1.5, 0.5]) * want_invstd).reshape(1, 2, 1)
     np.testing.assert_allclose(data.grad.asnumpy(), want_grad, rtol=1e-10, atol=1e-12)
+
+
+def test_l2_normalization_of_zeros_without_eps_is_nan_without_a_numpy_warning():
+    import warnings
+
+    x = lazynd.nd.zeros((2, 3))
+    x.attach_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's "invalid value" warning would fail the kernel
+        with lazynd.autograd.record():
+            y = lazynd.nd.L2Normalization(x, eps=0)
+        y.backward()
+        # 0 / 0, as MXNet 1.9.1 gives
+        assert np.isnan(y.asnumpy()).all() and np.isnan(x.grad.asnumpy()).all()

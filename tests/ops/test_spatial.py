@@ -122,3 +122,19 @@ def test_affine_grid_of_one_row_and_one_column_sits_on_the_first_pixel_centre():
     grid = mx.nd.GridGenerator(theta, transform_type="affine", target_shape=(1, 3)).asnumpy()
     np.testing.assert_array_equal(grid[0, 0], [[-1.0, 0.0, 1.0]])
     np.testing.assert_array_equal(grid[0, 1], [[-1.0, -1.0, -1.0]])
+
+
+def test_warp_grid_over_one_column_divides_by_zero_without_a_numpy_warning():
+    import warnings
+
+    flow = mx.nd.zeros((1, 2, 3, 1))
+    flow.attach_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's "divide by zero" warning would fail the kernel
+        with mx.autograd.record():
+            grid = mx.nd.GridGenerator(flow, transform_type="warp")
+        grid.backward(mx.nd.ones(grid.shape))
+        # one column: x is 0 / 0 (NaN) and the gradient 1 / 0 (inf), as MXNet 1.9.1 gives
+        assert np.isnan(grid.asnumpy()[0, 0]).all()
+        assert np.isinf(flow.grad.asnumpy()[0, 0]).all()
+        np.testing.assert_allclose(grid.asnumpy()[0, 1, :, 0], [-1.0, 0.0, 1.0])
