@@ -241,3 +241,27 @@ def test_l2_normalization_of_zeros_without_eps_is_nan_without_a_numpy_warning():
         y.backward()
         # 0 / 0, as MXNet 1.9.1 gives
         assert np.isnan(y.asnumpy()).all() and np.isnan(x.grad.asnumpy()).all()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: lazynd.nd.InstanceNorm(x, lazynd.nd.ones(3), lazynd.nd.zeros(3), eps=0),
+        lambda x: lazynd.nd.LayerNorm(x, lazynd.nd.ones(2), lazynd.nd.zeros(2), eps=0),
+        lambda x: lazynd.nd.GroupNorm(x, lazynd.nd.ones(1), lazynd.nd.zeros(1), num_groups=1, eps=0),
+        lambda x: lazynd.nd.LRN(x * 0, knorm=0, nsize=3),
+    ],
+    ids=["InstanceNorm", "LayerNorm", "GroupNorm", "LRN"],
+)
+def test_normalising_nothing_is_nan_without_a_numpy_warning(make):
+    import warnings
+
+    x = lazynd.nd.ones((2, 3, 2))
+    x.attach_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's divide warnings would fail the kernel
+        with lazynd.autograd.record():
+            y = make(x)
+        y.backward()
+        # constant data with eps=0 (zeros with knorm=0 for LRN): NaN, as MXNet 1.9.1 gives
+        assert np.isnan(y.asnumpy()).all() and np.isnan(x.grad.asnumpy()).all()
