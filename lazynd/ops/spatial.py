@@ -151,17 +151,21 @@ def _sample_backward(kctx: Any, data: Any, grid: Any, out_grad: Any) -> tuple[An
     grid_grad = xp.zeros((n, 2, dy.shape[2]), dtype=grid.dtype)
     batch, channel = xp.arange(n)[:, None, None], xp.arange(channels)[None, :, None]
     for index, weight, dweight_dx, dweight_dy in _corners(xp, grid, height, width):
-        kctx.backend.scatter_add(data_grad, (batch, channel, index[:, None, :]), dy * weight[:, None, :])
+        # a NaN grid point reads no pixel, so it sends none a gradient (as MXNet's); its output stays NaN
+        landed = xp.where(xp.isnan(weight), 0, weight)
+        kctx.backend.scatter_add(data_grad, (batch, channel, index[:, None, :]), dy * landed[:, None, :])
         pulled = (_gather(xp, flat, index) * dy).sum(axis=1)  # (N, P)
         grid_grad[:, 0] += pulled * dweight_dx
         grid_grad[:, 1] += pulled * dweight_dy
     return data_grad.reshape(data.shape), grid_grad.reshape(grid.shape)
 
 
+@quietly  # NaN or infinite grid points: NaN, as MXNet's
 def _sampler_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     outputs[0][...] = _sample(kctx.xp, inputs[0], inputs[1])
 
 
+@quietly
 def _sampler_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data_grad, grid_grad = _sample_backward(kctx, inputs[1], inputs[2], inputs[0])
     outputs[0][...] = data_grad
@@ -215,6 +219,7 @@ _ST_PARAMS = {
 }
 
 
+@quietly
 def _st_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     data, loc = inputs
@@ -222,6 +227,7 @@ def _st_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
     outputs[0][...] = _sample(xp, data, _affine_grid(xp, loc, height, width))
 
 
+@quietly
 def _st_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     out_grad, data, loc = inputs

@@ -138,3 +138,21 @@ def test_warp_grid_over_one_column_divides_by_zero_without_a_numpy_warning():
         assert np.isnan(grid.asnumpy()[0, 0]).all()
         assert np.isinf(flow.grad.asnumpy()[0, 0]).all()
         np.testing.assert_allclose(grid.asnumpy()[0, 1, :, 0], [-1.0, 0.0, 1.0])
+
+
+def test_bilinear_sampler_at_nan_or_infinite_grid_points_gives_nan_not_an_index_error():
+    import warnings
+
+    data = mx.nd.ones((1, 1, 2, 2))
+    grid = mx.nd.array([[[[np.nan, 0.0]], [[0.0, np.inf]]]])  # (x, y) = (nan, 0) and (0, inf)
+    data.attach_grad()
+    grid.attach_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with mx.autograd.record():
+            out = mx.nd.BilinearSampler(data, grid)
+        out.backward(mx.nd.ones(out.shape))
+        # MXNet 1.9.1's values: NaN out, no pixel gets a gradient, NaN where the position is not finite
+        assert np.isnan(out.asnumpy()).all()
+        np.testing.assert_array_equal(data.grad.asnumpy(), np.zeros((1, 1, 2, 2)))
+        np.testing.assert_array_equal(grid.grad.asnumpy().ravel(), [0.0, np.nan, np.nan, 0.0])
