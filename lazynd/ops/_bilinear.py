@@ -22,6 +22,12 @@ class Tap(NamedTuple):
     dweight_dx: Any
 
 
+def _clip_finite(xp: Any, position: Any, size: int) -> Any:
+    """``position`` clipped into ``[0, size - 1]``, with a NaN or infinite one at 0: a point that lies
+    nowhere reads pixel 0 with a weight of NaN (0 inside), never an index cast from NaN."""
+    return xp.clip(xp.where(xp.isfinite(position), position, 0), 0, size - 1)
+
+
 def bilinear_taps(xp: Any, y: Any, x: Any, height: int, width: int) -> list[Tap]:
     """The four taps of the points ``(y, x)`` (arrays of one shape) in a ``height`` x ``width`` map."""
     y0, x0 = xp.floor(y), xp.floor(x)
@@ -32,6 +38,6 @@ def bilinear_taps(xp: Any, y: Any, x: Any, height: int, width: int) -> list[Tap]
             row, col = y0 + dy, x0 + dx
             inside = ((row >= 0) & (row <= height - 1) & (col >= 0) & (col <= width - 1)).astype(y.dtype)
             wy, wx = (fy if dy else 1 - fy), (fx if dx else 1 - fx)
-            index = (xp.clip(row, 0, height - 1) * width + xp.clip(col, 0, width - 1)).astype(xp.int64)
+            index = (_clip_finite(xp, row, height) * width + _clip_finite(xp, col, width)).astype(xp.int64)
             taps.append(Tap(index, wy * wx * inside, (1 if dy else -1) * wx * inside, (1 if dx else -1) * wy * inside))
     return taps

@@ -14,7 +14,10 @@ from .slicing import _SLICE_PARAMS, _slice_index, _slice_shape
 
 # -- Crop ----------------------------------------------------------------------------------------------
 _CROP_PARAMS = {
-    "num_args": Param(parse_int, doc="1 (crop to h_w) or 2 (crop to the size of crop_like)"),
+    # as MXNet's key_var_num_args: left out, it is the number of input arrays or symbols given by position
+    "num_args": Param(
+        parse_int, None, "1 (crop to h_w) or 2 (crop to the size of crop_like); default: the inputs given"
+    ),
     "offset": Param(parse_shape, (0, 0), "(y, x) of the crop's top-left corner"),
     "h_w": Param(parse_shape, (0, 0), "(height, width) of the crop when num_args is 1"),
     "center_crop": Param(parse_bool, False, "centre the crop (offset is then ignored)"),
@@ -22,6 +25,8 @@ _CROP_PARAMS = {
 
 
 def _crop_inputs(attrs: dict) -> tuple[str, ...]:
+    if attrs["num_args"] not in (None, 1, 2):
+        raise OperatorError(f"Crop: num_args must be 1 or 2, got {attrs['num_args']}")
     return ("data", "crop_like") if attrs["num_args"] == 2 else ("data",)
 
 
@@ -87,6 +92,7 @@ register(
         _crop_forward,
         inputs=_crop_inputs,
         params=dict(_CROP_PARAMS),
+        variadic=True,
         infer_shape=_crop_infer,
         gradient=lambda F, attrs, inputs, outputs, og: (
             [F._backward_Crop(og[0], *inputs, **attrs)] + [None] * (len(inputs) - 1)

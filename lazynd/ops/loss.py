@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backend.fperr import quietly
 from .params import Param, enum, parse_float
-from .registry import OpDef, merge_shape, register
+from .registry import OpDef, merge_shape, register, shape_is_known
 
 _NORMALIZATION = Param(
     enum("null", "batch", "valid"),
@@ -41,6 +41,13 @@ def _passthrough_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_
 
 
 # -- regression outputs ------------------------------------------------------------------------------
+def _same_rows_and_size(data: tuple, label: tuple) -> bool:
+    """Whether fully known ``data`` and ``label`` shapes share their first axis and element count."""
+    if not (data and label and shape_is_known(data) and shape_is_known(label)):
+        return False
+    return data[0] == label[0] and int(np.prod(data)) == int(np.prod(label))
+
+
 def _regression_shape(name: str) -> Any:
     def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
         data, label = in_shapes
@@ -49,6 +56,9 @@ def _regression_shape(name: str) -> Any:
         if data is None:
             return in_shapes, [None], aux_shapes
         data = tuple(data)
+        if label is not None and _same_rows_and_size(data, tuple(label)):
+            # MXNet's rule: any label with the data's rows and element count, e.g. (n, k) for (n, k, 1)
+            return [data, tuple(label)], [data], aux_shapes
         if len(data) == 2 and data[1] == 1 and (label is None or len(label) == 1):
             # MXNet's convention: an (n, 1) output takes (n,) labels, and infers them when unknown
             return [data, merge_shape(name, "label", label, data[:1])], [data], aux_shapes
@@ -164,18 +174,25 @@ _MAKE_LOSS_PARAMS = {
     "normalization": _NORMALIZATION,
 }
 
-register(
-    OpDef(
-        "MakeLoss",
-        _copy_forward,
-        params=_MAKE_LOSS_PARAMS,
-        gradient=lambda F, attrs, inputs, outputs, og: [F._backward_MakeLoss(outputs[0], **attrs)],
-        is_loss=True,
-        inplace=((0, 0),),
-        aliases=("make_loss",),
-        doc="Mark ``data`` as a loss: its gradient is grad_scale (normalised), whatever the head gradient.",
+
+def _register_make_loss(name: str, output: str) -> None:
+    register(
+        OpDef(
+            name,
+            _copy_forward,
+            outputs=(output,),
+            params=_MAKE_LOSS_PARAMS,
+            gradient=lambda F, attrs, inputs, outputs, og: [F._backward_MakeLoss(outputs[0], **attrs)],
+            is_loss=True,
+            inplace=((0, 0),),
+            doc="Mark ``data`` as a loss: its gradient is grad_scale (normalised), whatever the head gradient.",
+        )
     )
-)
+
+
+_register_make_loss("MakeLoss", "output")
+# MXNet 1.x's make_loss is the same loss under its own name, whose output is '<name>_loss'
+_register_make_loss("make_loss", "loss")
 register(
     OpDef(
         "_backward_MakeLoss",

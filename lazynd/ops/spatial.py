@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from ._bilinear import bilinear_taps
 from .params import Param, enum, parse_bool, parse_shape
@@ -48,6 +49,7 @@ def _warp_grid(xp: Any, flow: Any) -> Any:
     return (flow + pixels) / _warp_scale(xp, height, width, flow.dtype) - 1
 
 
+@quietly  # a warp grid over one row or column divides by 0: inf, as MXNet's
 def _grid_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     out = outputs[0]
@@ -57,6 +59,7 @@ def _grid_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         out[...] = _warp_grid(xp, inputs[0])
 
 
+@quietly
 def _grid_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     grid_grad = inputs[0]
@@ -148,17 +151,21 @@ def _sample_backward(kctx: Any, data: Any, grid: Any, out_grad: Any) -> tuple[An
     grid_grad = xp.zeros((n, 2, dy.shape[2]), dtype=grid.dtype)
     batch, channel = xp.arange(n)[:, None, None], xp.arange(channels)[None, :, None]
     for index, weight, dweight_dx, dweight_dy in _corners(xp, grid, height, width):
-        kctx.backend.scatter_add(data_grad, (batch, channel, index[:, None, :]), dy * weight[:, None, :])
+        # a NaN grid point reads no pixel, so it sends none a gradient (as MXNet's); its output stays NaN
+        landed = xp.where(xp.isnan(weight), 0, weight)
+        kctx.backend.scatter_add(data_grad, (batch, channel, index[:, None, :]), dy * landed[:, None, :])
         pulled = (_gather(xp, flat, index) * dy).sum(axis=1)  # (N, P)
         grid_grad[:, 0] += pulled * dweight_dx
         grid_grad[:, 1] += pulled * dweight_dy
     return data_grad.reshape(data.shape), grid_grad.reshape(grid.shape)
 
 
+@quietly  # NaN or infinite grid points: NaN, as MXNet's
 def _sampler_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     outputs[0][...] = _sample(kctx.xp, inputs[0], inputs[1])
 
 
+@quietly
 def _sampler_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data_grad, grid_grad = _sample_backward(kctx, inputs[1], inputs[2], inputs[0])
     outputs[0][...] = data_grad
@@ -212,6 +219,7 @@ _ST_PARAMS = {
 }
 
 
+@quietly
 def _st_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     data, loc = inputs
@@ -219,6 +227,7 @@ def _st_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
     outputs[0][...] = _sample(xp, data, _affine_grid(xp, loc, height, width))
 
 
+@quietly
 def _st_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     out_grad, data, loc = inputs

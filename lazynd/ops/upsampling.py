@@ -35,10 +35,15 @@ def _factors(attrs: dict, shapes: list) -> list[int]:
                 f"got shape {tuple(shape)}"
             )
     target = shapes[0][2] * attrs["scale"]
+    target_width = shapes[0][3] * attrs["scale"]
     factors = []
-    for shape in shapes:
-        if target % shape[2] or (target // shape[2]) * shape[3] != shapes[0][3] * attrs["scale"]:
-            raise ShapeError(f"UpSampling: input of shape {tuple(shape)} cannot be scaled to {target} rows")
+    for index, shape in enumerate(shapes):
+        if target % shape[2] or (target // shape[2]) * shape[3] != target_width:
+            # MXNet 1.9.1 passes such an input at shape inference and fails in its kernel
+            raise ShapeError(
+                f"UpSampling: input {index} of shape {tuple(shape)} cannot be scaled by one integer factor on "
+                f"both axes to {target}x{target_width} (input 0's height and width times scale={attrs['scale']})"
+            )
         factors.append(target // shape[2])
     return factors
 

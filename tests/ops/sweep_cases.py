@@ -275,6 +275,7 @@ OTHER_CASES: dict[str, Case] = {
     "MAERegressionOutput": Case([In(), In()], reference=lambda x, y: x, grad=False),
     "SVMOutput": Case([In(), LABEL], reference=lambda x, y: x, grad=False),
     "MakeLoss": Case([In()], reference=lambda x: x, grad=False),
+    "make_loss": Case([In()], reference=lambda x: x, grad=False),
     "softmax_cross_entropy": Case([In(), LABEL], grad=False),
     "_crop_assign": Case(
         [In(), In((2, 2))], {"begin": (0, 1), "end": (2, 3)}, reference=lambda a, b: _assign(a, b), grad=False

@@ -7,7 +7,7 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import ShapeError
+from lazynd.errors import OperatorError, ShapeError
 from lazynd.testing import check_forward, check_gradient
 
 rng = np.random.default_rng(0)
@@ -52,6 +52,20 @@ def test_crop_rejects_a_crop_that_does_not_fit():
         mx.nd.Crop(mx.nd.zeros((1, 1, 5, 6)), num_args=1, h_w=(4, 3), offset=(2, 0))
     with pytest.raises(ShapeError, match="4-D"):
         mx.nd.Crop(mx.nd.zeros((5, 6)), num_args=1, h_w=(1, 1))
+
+
+def test_crop_counts_its_inputs_when_num_args_is_left_out(ctx):
+    # MXNet 1.9.1 fills num_args from the inputs given by position, in mx.nd and mx.sym alike
+    data = mx.nd.array(IMAGE, ctx=ctx)
+    np.testing.assert_array_equal(mx.nd.Crop(data, h_w=(2, 3), offset=(1, 2)).asnumpy(), IMAGE[:, :, 1:3, 2:5])
+    like = mx.nd.zeros((1, 1, 3, 3), ctx=ctx)
+    np.testing.assert_array_equal(mx.nd.Crop(data, like, center_crop=True).asnumpy(), IMAGE[:, :, 1:4, 1:4])
+    s = sym.Crop(sym.Variable("a"), sym.Variable("b"))
+    assert s.list_arguments() == ["a", "b"]
+    assert s.infer_shape(a=(2, 3, 10, 10), b=(2, 5, 4, 6))[1] == [(2, 3, 4, 6)]
+    assert sym.Crop(sym.Variable("a"), h_w=(2, 2)).infer_shape(a=(1, 1, 4, 4))[1] == [(1, 1, 2, 2)]
+    with pytest.raises(OperatorError, match="Crop: num_args must be 1 or 2, got 3"):
+        mx.nd.Crop(data, like, like)
 
 
 def test_crop_assign_writes_rhs_into_the_region(ctx):

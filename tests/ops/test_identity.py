@@ -67,3 +67,15 @@ def test_kl_sparse_reg_lists_its_auxiliary_state_and_checks_parameters():
     assert net.list_auxiliary_states() == ["kl_moving_avg"] and net.list_outputs() == ["kl_output"]
     with pytest.raises(OperatorError, match="sparseness_target must lie in \\(0, 1\\), got 1.5"):
         mx.nd.IdentityAttachKLSparseReg(mx.nd.zeros((2, 3)), mx.nd.zeros((3,)), sparseness_target=1.5)
+
+
+def test_kl_sparse_reg_of_units_always_off_or_on_is_infinite_without_a_numpy_warning():
+    import warnings
+
+    ex = kl_executor(mx.cpu(), (2, 3), momentum=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's divide warning would fail the kernel
+        ex.forward(is_train=True, data=mx.nd.array([[0.0, 1.0, 0.5], [0.0, 1.0, 0.5]]))
+        ex.backward(mx.nd.ones((2, 3)))
+        # a moving average of 0 or 1 divides by 0; MXNet 1.9.1's gradient row is [-inf, inf, 1.0016]
+        np.testing.assert_allclose(ex.grad_dict["data"].asnumpy()[0], [-np.inf, np.inf, 1.0016], rtol=1e-6)

@@ -333,3 +333,28 @@ def test_softmax_output_gradient_rejects_out_of_range_labels_on_every_path(bad, 
             out = mx.nd.SoftmaxOutput(data, mx.nd.array(labels, ctx=ctx), **params)
         out.backward()
         data.grad.asnumpy()
+
+
+@pytest.mark.parametrize("name", ["LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"])
+def test_regression_output_takes_a_label_with_the_data_rows_and_size(name):
+    # MXNet 1.9.1 takes any label with the data's first axis and element count: (2, 3) for (2, 3, 1)
+    data = np.array([[[0.5], [1.0], [-1.0]], [[2.0], [0.0], [1.0]]], dtype=np.float32)
+    label = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
+    grads = loss_gradient(name, [mx.nd.array(data), mx.nd.array(label)])
+    expected = loss_gradient(name, [mx.nd.array(data), mx.nd.array(label.reshape(data.shape))])
+    assert_almost_equal(grads[0], expected[0])
+    sym = getattr(mx.sym, name)(mx.sym.Variable("data"), mx.sym.Variable("label"))
+    assert sym.infer_shape(data=(2, 3, 1), label=(2, 3))[0] == [(2, 3, 1), (2, 3)]
+    with pytest.raises(ShapeError, match="label"):
+        getattr(mx.nd, name)(mx.nd.array(data), mx.nd.ones((3, 2)))
+
+
+def test_make_loss_names_its_output_loss_as_mxnet_1x_does():
+    # MXNet 1.9.1: make_loss's output is '<name>_loss' (MakeLoss keeps '<name>_output'), so
+    # get_internals()['l_loss'] and a Module's output_names find it
+    net = mx.sym.make_loss(mx.sym.sum(mx.sym.Variable("data")), name="l")
+    assert net.list_outputs() == ["l_loss"]
+    assert "l_loss" in net.get_internals().list_outputs()
+    assert mx.sym.MakeLoss(mx.sym.Variable("data"), name="m").list_outputs() == ["m_output"]
+    data = mx.nd.array([[1.0, 2, 3], [1, 1, 1]])
+    assert_almost_equal(loss_gradient("make_loss", [data], head=9.0, grad_scale=0.25)[0], np.full((2, 3), 0.25))

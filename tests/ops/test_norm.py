@@ -227,3 +227,41 @@ def test_batchnorm_output_mean_var_gives_the_mean_and_inverse_std_as_mxnet(train
     # a head gradient of ones: the batch statistics' gradient cancels it, constant ones pass it on scaled
     want_grad = np.zeros_like(x) if batch else np.ones_like(x) * (np.array([1.5, 0.5]) * want_invstd).reshape(1, 2, 1)
     np.testing.assert_allclose(data.grad.asnumpy(), want_grad, rtol=1e-10, atol=1e-12)
+
+
+def test_l2_normalization_of_zeros_without_eps_is_nan_without_a_numpy_warning():
+    import warnings
+
+    x = lazynd.nd.zeros((2, 3))
+    x.attach_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's "invalid value" warning would fail the kernel
+        with lazynd.autograd.record():
+            y = lazynd.nd.L2Normalization(x, eps=0)
+        y.backward()
+        # 0 / 0, as MXNet 1.9.1 gives
+        assert np.isnan(y.asnumpy()).all() and np.isnan(x.grad.asnumpy()).all()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: lazynd.nd.InstanceNorm(x, lazynd.nd.ones(3), lazynd.nd.zeros(3), eps=0),
+        lambda x: lazynd.nd.LayerNorm(x, lazynd.nd.ones(2), lazynd.nd.zeros(2), eps=0),
+        lambda x: lazynd.nd.GroupNorm(x, lazynd.nd.ones(1), lazynd.nd.zeros(1), num_groups=1, eps=0),
+        lambda x: lazynd.nd.LRN(x * 0, knorm=0, nsize=3),
+    ],
+    ids=["InstanceNorm", "LayerNorm", "GroupNorm", "LRN"],
+)
+def test_normalising_nothing_is_nan_without_a_numpy_warning(make):
+    import warnings
+
+    x = lazynd.nd.ones((2, 3, 2))
+    x.attach_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's divide warnings would fail the kernel
+        with lazynd.autograd.record():
+            y = make(x)
+        y.backward()
+        # constant data with eps=0 (zeros with knorm=0 for LRN): NaN, as MXNet 1.9.1 gives
+        assert np.isnan(y.asnumpy()).all() and np.isnan(x.grad.asnumpy()).all()

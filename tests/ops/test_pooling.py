@@ -209,3 +209,11 @@ def test_upsampling_refuses_data_it_cannot_scale_by_name(shape, scale, message):
         lazynd.sym.UpSampling(lazynd.sym.Variable("a"), scale=scale, sample_type="nearest", num_args=1).infer_shape(
             a=shape
         )
+
+
+def test_upsampling_names_an_input_that_needs_a_different_scale_per_axis():
+    # (4, 2) -> 4x16 would need 1 on rows and 8 on columns: MXNet 1.9.1 infers the shape, then fails in its kernel
+    first, second = lazynd.nd.ones((1, 1, 1, 4)), lazynd.nd.ones((1, 1, 4, 2))
+    message = r"UpSampling: input 1 of shape \(1, 1, 4, 2\) cannot be scaled by one integer factor on both axes to 4x16"
+    with pytest.raises(ShapeError, match=message):
+        lazynd.nd.UpSampling(first, second, scale=4, sample_type="nearest", num_args=2)

@@ -114,3 +114,45 @@ def test_spatial_ops_reject_bad_shapes():
         mx.nd.BilinearSampler(mx.nd.zeros((1, 1, 4, 4)), mx.nd.zeros((1, 3, 4, 4)))
     with pytest.raises(ShapeError, match="data"):
         mx.nd.GridGenerator(mx.nd.zeros((2, 5)), transform_type="affine", target_shape=(2, 2))
+
+
+def test_affine_grid_of_one_row_and_one_column_sits_on_the_first_pixel_centre():
+    # MXNet 1.9.1 divides 0 by 0 here and gives NaN; lazynd places the lone row/column at -1 (README)
+    theta = mx.nd.array([[1.0, 0, 0, 0, 1, 0]])
+    grid = mx.nd.GridGenerator(theta, transform_type="affine", target_shape=(1, 3)).asnumpy()
+    np.testing.assert_array_equal(grid[0, 0], [[-1.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(grid[0, 1], [[-1.0, -1.0, -1.0]])
+
+
+def test_warp_grid_over_one_column_divides_by_zero_without_a_numpy_warning():
+    import warnings
+
+    flow = mx.nd.zeros((1, 2, 3, 1))
+    flow.attach_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's "divide by zero" warning would fail the kernel
+        with mx.autograd.record():
+            grid = mx.nd.GridGenerator(flow, transform_type="warp")
+        grid.backward(mx.nd.ones(grid.shape))
+        # one column: x is 0 / 0 (NaN) and the gradient 1 / 0 (inf), as MXNet 1.9.1 gives
+        assert np.isnan(grid.asnumpy()[0, 0]).all()
+        assert np.isinf(flow.grad.asnumpy()[0, 0]).all()
+        np.testing.assert_allclose(grid.asnumpy()[0, 1, :, 0], [-1.0, 0.0, 1.0])
+
+
+def test_bilinear_sampler_at_nan_or_infinite_grid_points_gives_nan_not_an_index_error():
+    import warnings
+
+    data = mx.nd.ones((1, 1, 2, 2))
+    grid = mx.nd.array([[[[np.nan, 0.0]], [[0.0, np.inf]]]])  # (x, y) = (nan, 0) and (0, inf)
+    data.attach_grad()
+    grid.attach_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with mx.autograd.record():
+            out = mx.nd.BilinearSampler(data, grid)
+        out.backward(mx.nd.ones(out.shape))
+        # MXNet 1.9.1's values: NaN out, no pixel gets a gradient, NaN where the position is not finite
+        assert np.isnan(out.asnumpy()).all()
+        np.testing.assert_array_equal(data.grad.asnumpy(), np.zeros((1, 1, 2, 2)))
+        np.testing.assert_array_equal(grid.grad.asnumpy().ravel(), [0.0, np.nan, np.nan, 0.0])
