@@ -56,3 +56,23 @@ def test_a_malformed_metric_config_is_refused_by_name(spec, message) -> None:
 def test_an_initializer_is_created_from_a_config_dict_too() -> None:
     made = initializer.create({"init": "uniform", "scale": 0.25})
     assert isinstance(made, initializer.Uniform) and made.scale == 0.25
+
+
+def _counts_batch(true_pos: int, false_pos: int, false_neg: int, true_neg: int) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and (batch, 2) predictions with these counts of binary outcomes."""
+    pairs = [(1, 1)] * true_pos + [(0, 1)] * false_pos + [(1, 0)] * false_neg + [(0, 0)] * true_neg
+    labels = np.array([label for label, _ in pairs])
+    preds = np.eye(2)[[predicted for _, predicted in pairs]]
+    return labels, preds
+
+
+@pytest.mark.parametrize("name", ["f1", "mcc"])
+def test_micro_local_and_global_values_agree_exactly(name) -> None:
+    # counts where score * examples / examples is an ulp off the score: MXNet's local and global
+    # values both take that path and agree, so a program may compare them with ==
+    labels, preds = _counts_batch(1, 2, 7, 2)
+    m = metric.create(name, average="micro")
+    m.update([labels], [preds])
+    assert m.get() == m.get_global()
+    expected = 2 / 11 if name == "f1" else (1 * 2 - 2 * 7) / (3 * 8 * 4 * 9) ** 0.5
+    assert m.get()[1] == pytest.approx(expected, rel=1e-12)
