@@ -265,5 +265,10 @@ class PCC(EvalMetric):
         self.num_inst += 1
         self.sum_metric = _pcc_score(self._local) * self.num_inst
 
+    def get(self) -> tuple[Any, Any]:
+        # the local matrix's score, as get_global scores the global one (not sum_metric / num_inst, an
+        # ulp off): the two agree exactly on the same updates
+        return self.name, _pcc_score(self._local) if self.num_inst else float("nan")
+
     def get_global(self) -> tuple[Any, Any]:
         return self.name, _pcc_score(self._global) if self.global_num_inst else float("nan")

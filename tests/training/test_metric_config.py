@@ -76,3 +76,12 @@ def test_micro_local_and_global_values_agree_exactly(name) -> None:
     assert m.get() == m.get_global()
     expected = 2 / 11 if name == "f1" else (1 * 2 - 2 * 7) / (3 * 8 * 4 * 9) ** 0.5
     assert m.get()[1] == pytest.approx(expected, rel=1e-12)
+
+
+def test_pcc_local_and_global_values_agree_exactly() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(20):  # score * n / n is an ulp off the score for some of these
+        m = metric.create("pcc")
+        for _ in range(3):
+            m.update([rng.integers(0, 3, size=7)], [rng.uniform(size=(7, 3))])
+        assert m.get() == m.get_global()
