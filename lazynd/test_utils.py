@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 
 import lazynd as mx
+from lazynd.context import Context, current_context
+from lazynd.ndarray import array
 
 # MXNet 1.x's helpers, one module per idea; each module's __all__ is what is handed on
 from . import (
@@ -151,6 +153,6 @@ def almost_equal_ignore_nan(a: Any, b: Any, rtol: float | None = None, atol: flo
     return almost_equal(a, b, rtol, atol)
 
 
-# MXNet's test_utils has no __all__, so ``from mxnet.test_utils import *`` also hands on the modules it
-# imports, and MXNet's own test files lean on that (``np.zeros``, ``mx.nd.ones``, ``os.path`` after it)
-__all__ += ["mx", "np", "os", "sys"]
+# MXNet's test_utils has no __all__, so ``from mxnet.test_utils import *`` also hands on what it imports,
+# and MXNet's own test files lean on that (``np.zeros``, ``mx.nd.ones``, ``os.path``, ``array(w, dtype=...)``)
+__all__ += ["mx", "np", "os", "sys", "array", "Context", "current_context"]

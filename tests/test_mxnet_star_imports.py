@@ -21,6 +21,12 @@ def test_test_utils_star_import_hands_on_mx_np_os_and_sys() -> None:
     assert namespace["mx"].nd.ones((2,)).asnumpy().tolist() == [1.0, 1.0]
 
 
+def test_test_utils_star_import_hands_on_array_and_contexts() -> None:
+    namespace = _star("lazynd.test_utils")
+    made = namespace["array"](np.ones(2), ctx=namespace["current_context"](), dtype=np.float16)
+    assert made.dtype == np.float16 and made.context == namespace["Context"]("cpu", 0)
+
+
 def test_autograd_star_import_hands_on_ndarray() -> None:
     namespace = _star("lazynd.autograd")
     assert namespace["NDArray"] is lazynd.NDArray
