@@ -2,13 +2,18 @@
 
 MXNet programs write ``@mx.init.register`` (the class itself) or ``mx.metric.register(klass, name)``;
 lazynd's own code writes ``@register("alias", ...)``.  :func:`make_register` makes one function
-that takes either.
+that takes either.  :func:`parse_config` reads the configs MXNet's ``create`` functions take besides a
+name: a dict or JSON object naming the class under a key (``{"metric": "Accuracy", "axis": 0}``, what
+``get_config`` returns) and a JSON ``[name, kwargs]`` pair (what ``Initializer.dumps`` returns).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
+
+from .errors import DataError
 
 
 def make_register(registry: dict[str, Any]) -> Callable[..., Any]:
@@ -38,3 +43,37 @@ def make_register(registry: dict[str, Any]) -> Callable[..., Any]:
         return lambda cls: add(cls, args)
 
     return register
+
+
+def is_config(spec: Any) -> bool:
+    """Whether ``spec`` is one of the config forms :func:`parse_config` reads (not a plain name)."""
+    return isinstance(spec, dict) or (isinstance(spec, str) and spec.lstrip()[:1] in ("[", "{"))
+
+
+def parse_config(spec: dict[str, Any] | str, key: str, caller: str) -> tuple[str, dict[str, Any]]:
+    """The class name and keyword arguments in a config: a dict or JSON object with the name under ``key``,
+    or a JSON ``[name, kwargs]`` pair.  A malformed config is a ``DataError`` naming ``caller``.
+
+    Examples
+    --------
+    >>> parse_config('{"metric": "Accuracy", "axis": 0}', "metric", "metric.create")
+    ('Accuracy', {'axis': 0})
+    >>> parse_config('["uniform", {"scale": 0.5}]', "init", "initializer.create")
+    ('uniform', {'scale': 0.5})
+    """
+    if isinstance(spec, str):
+        try:
+            spec = json.loads(spec)
+        except ValueError as exc:
+            raise DataError(f"{caller}: {spec!r} is not valid JSON ({exc})") from None
+    if isinstance(spec, list):
+        if len(spec) != 2 or not isinstance(spec[0], str):
+            raise DataError(f"{caller}: expected a JSON [name, {{kwargs}}] pair, got {spec!r}")
+        name, kwargs = spec
+        if not isinstance(kwargs, dict):
+            raise DataError(f"{caller}: the arguments of {name!r} must be a JSON object, got {kwargs!r}")
+        return name, dict(kwargs)
+    if not isinstance(spec, dict) or not isinstance(spec.get(key), str):
+        raise DataError(f"{caller}: a config must name its class under {key!r}, got {spec!r}")
+    kwargs = dict(spec)
+    return kwargs.pop(key), kwargs

@@ -75,3 +75,8 @@ class DeviceMemoryError(LazyNDError, MemoryError):
 
 class DataError(LazyNDError, RuntimeError):
     """A dataset cannot be found, downloaded or verified."""
+
+
+class SettingConflictError(LazyNDError, UserWarning):
+    """A setting cannot be changed because another one governs it (``set_learning_rate`` on an optimizer
+    with an ``lr_scheduler``).  MXNet raises ``UserWarning`` there, so ``except UserWarning`` catches it too."""

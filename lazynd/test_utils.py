@@ -14,9 +14,15 @@ test arrays of :mod:`lazynd.testing_arrays`, the set-up helpers of :mod:`lazynd.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import numpy as np
+
+import lazynd as mx
+from lazynd.context import Context, current_context
+from lazynd.ndarray import array
 
 # MXNet 1.x's helpers, one module per idea; each module's __all__ is what is handed on
 from . import (
@@ -145,3 +151,8 @@ def almost_equal_ignore_nan(a: Any, b: Any, rtol: float | None = None, atol: flo
     a[nan] = 0
     b[nan] = 0
     return almost_equal(a, b, rtol, atol)
+
+
+# MXNet's test_utils has no __all__, so ``from mxnet.test_utils import *`` also hands on what it imports,
+# and MXNet's own test files lean on that (``np.zeros``, ``mx.nd.ones``, ``os.path``, ``array(w, dtype=...)``)
+__all__ += ["mx", "np", "os", "sys", "array", "Context", "current_context"]

@@ -8,9 +8,9 @@ nodes as MXNet does: the free inputs ``var0``, ``var1``... for the variables and
 for the constants, in one count, and the operators ``node_0``, ``node_1``...
 
 Of what is recorded outside registered operators, a reshaped view becomes ``Reshape``, a view by
-basic indexing ``slice`` then ``Reshape`` (as MXNet records it) and a concatenation ``Concat``; the
-others (copies between devices, assignments, an ``autograd.Function``) have no symbol form here
-and are refused by name.
+basic indexing ``slice`` then ``Reshape`` (as MXNet records it), a concatenation ``Concat`` and a
+copy ``_copy`` (``Cast`` into another dtype); the others (assignments, an ``autograd.Function``)
+have no symbol form here and are refused by name.
 """
 
 from __future__ import annotations
@@ -69,9 +69,19 @@ def _view_operators(node: Node) -> list[tuple[str, dict[str, Any]]]:
     return operators
 
 
+def _copy_operators(node: Node) -> list[tuple[str, dict[str, Any]]]:
+    """A copy (``copy()``, ``copyto``, ``astype`` into another array) as ``_copy``, or ``Cast`` where the
+    dtype changes: the values a symbol can say (not the device the copy went to)."""
+    source, target = _recorded(node).inputs[0], node.outputs[0]
+    if source.dtype != target.dtype:
+        return [("Cast", {"dtype": target.dtype})]
+    return [("_copy", {})]
+
+
 # the recorded nodes made outside registered operators that have a symbol form: the operators
 # that compute the same, one after the other, and their parameters
 _AS_OPERATORS = {
+    "_copyto": _copy_operators,
     "reshape": lambda node: [("Reshape", {"shape": tuple(_recorded(node).outputs[0].shape)})],
     "__getitem__": _view_operators,
     "concatenate": lambda node: [("Concat", {"num_args": len(node.entries), "dim": node.attrs["axis"]})],
@@ -140,7 +150,7 @@ class _Builder:
         if convert is None:
             raise LazyNDError(
                 f"autograd.get_symbol: the recorded graph holds '{node.name}', which has no symbol form here "
-                "(copies between devices, assignments and autograd.Function are recorded for gradients only)"
+                "(assignments and autograd.Function are recorded for gradients only)"
             )
         made = None
         for name, given in convert(node):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from ..ndarray import NDArray
 from .backward import backward, grad
 from .function import Function
 from .recording import attach_grad, grad_of, mark_variables
@@ -41,8 +42,10 @@ from .state import (
     train_mode,
 )
 
+# NDArray too: ``from mxnet.autograd import *`` hands it on in MXNet, and its own tests use it after that
 __all__ = [
     "Function",
+    "NDArray",
     "attach_grad",
     "backward",
     "grad",

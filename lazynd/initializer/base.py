@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as nd
-from ..class_registry import make_register
+from ..class_registry import is_config, make_register, parse_config
 from ..errors import DataError, ShapeError
 from ..log import get_logger
 
@@ -227,7 +227,7 @@ def bilinear_filter(name: str, shape: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(tent, shape).copy()
 
 
-def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
+def create(spec: str | dict[str, Any] | Initializer, **kwargs: Any) -> Initializer:
     """An initializer from a name (``'xavier'``), a ``dumps()`` string, or an instance.
 
     Examples
@@ -237,18 +237,13 @@ def create(spec: str | Initializer, **kwargs: Any) -> Initializer:
     """
     if isinstance(spec, Initializer):
         return spec
-    if not isinstance(spec, str):
-        raise DataError(f"initializer.create: expected a name or JSON string, got {type(spec).__name__}")
-    if spec.lstrip().startswith("["):
-        try:
-            name, params = json.loads(spec)
-        except (ValueError, TypeError) as exc:
-            raise DataError(f"initializer.create: {spec!r} is not a JSON [name, kwargs] pair") from exc
-        if not isinstance(params, dict):
-            raise DataError(f"initializer.create: the arguments of {name!r} must be a JSON object, got {params!r}")
+    if is_config(spec):
+        name, params = parse_config(spec, "init", "initializer.create")
         params = {**params, **kwargs}
-    else:
+    elif isinstance(spec, str):
         name, params = spec, kwargs
+    else:
+        raise DataError(f"initializer.create: expected a name or JSON string, got {type(spec).__name__}")
     if str(name).lower() == "fusedrnn" and "fusedrnn" not in _REGISTRY:
         _fused_rnn()  # registers itself
     cls = _REGISTRY.get(str(name).lower())

@@ -128,10 +128,19 @@ class _BinaryScore(EvalMetric):
         super().reset_local()
         self._totals = numpy.zeros(4)
 
+    def get(self) -> tuple[Any, Any]:
+        if self.average == "macro":
+            return super().get()
+        return self._micro(self._totals)
+
     def get_global(self) -> tuple[Any, Any]:
         if self.average == "macro":
             return super().get_global()
-        totals = self._global_totals
+        return self._micro(self._global_totals)
+
+    def _micro(self, totals: numpy.ndarray) -> tuple[str, float]:
+        """The score of ``totals``: the same arithmetic for the local period and since the reset, so the
+        two agree exactly when they saw the same updates (``sum_metric / num_inst`` could differ by an ulp)."""
         return self.name, self.score(*totals) if totals.sum() else float("nan")
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
@@ -255,6 +264,11 @@ class PCC(EvalMetric):
             self._global += counts
         self.num_inst += 1
         self.sum_metric = _pcc_score(self._local) * self.num_inst
+
+    def get(self) -> tuple[Any, Any]:
+        # the local matrix's score, as get_global scores the global one (not sum_metric / num_inst, an
+        # ulp off): the two agree exactly on the same updates
+        return self.name, _pcc_score(self._local) if self.num_inst else float("nan")
 
     def get_global(self) -> tuple[Any, Any]:
         return self.name, _pcc_score(self._global) if self.global_num_inst else float("nan")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..class_registry import is_config, parse_config
 from ..errors import DataError
 from .base import _REGISTRY, EvalMetric, _as_array_list, _host, _label_pred_lists, register
 
@@ -135,15 +136,21 @@ def np(numpy_feval: Callable[..., Any], name: str | None = None, allow_extra_out
 
 
 def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
-    """A metric from a name (``'acc'``, ``'ce'``, ...), a function, an ``EvalMetric`` or a list of those.
+    """A metric from a name (``'acc'``, ``'ce'``, ...), a function, an ``EvalMetric``, a list of those, or
+    a config: what ``get_config()`` returns, as a dict or a JSON string, as MXNet's ``create`` takes.
 
     Examples
     --------
     >>> create("acc").name, create(["mse", "mae"]).get()[0]
     ('accuracy', ['mse', 'mae'])
+    >>> create('{"metric": "Accuracy", "axis": 0, "name": "acc0"}').name
+    'acc0'
     """
     if isinstance(metric, EvalMetric):
         return metric
+    if is_config(metric):
+        name, config = parse_config(metric, "metric", "metric.create")
+        return create(name, *args, **{**config, **kwargs})
     if callable(metric) and not isinstance(metric, type):
         return CustomMetric(metric, *args, **kwargs)
     if isinstance(metric, (list, tuple)):

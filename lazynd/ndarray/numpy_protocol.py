@@ -206,6 +206,9 @@ FUNCTIONS: dict[Callable[..., Any], NumpyFunction] = {
     np.amax: _reduction("max", *_MAX_NAMES),
     np.min: _reduction("min", *_MAX_NAMES),
     np.amin: _reduction("min", *_MAX_NAMES),
+    # MXNet's NDArray.argmax(axis, out=None) runs these: the indices come back as a float NDArray
+    np.argmax: _reduction("argmax", *_MAX_NAMES),
+    np.argmin: _reduction("argmin", *_MAX_NAMES),
     np.reshape: NumpyFunction(
         _reshape,
         ("a", "shape", "order"),

@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+from . import contrib
 from .adam_variants import Adamax, Nadam
 from .base import Optimizer, create, register
 from .layerwise import FTML, LAMB, LARS
@@ -49,6 +50,7 @@ __all__ = [
     "LARS",
     "LBSGD",
     "Updater",
+    "contrib",
     "create",
     "get_updater",
     "register",

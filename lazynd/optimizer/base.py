@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _ndarray
-from ..errors import LazyNDError
+from ..errors import LazyNDError, SettingConflictError
 from ..lr_scheduler import LRScheduler, check_numbers
 from ..ndarray import NDArray
 
@@ -172,7 +172,10 @@ class Optimizer:
 
     def set_learning_rate(self, lr: float) -> None:
         if self.lr_scheduler is not None:
-            raise LazyNDError("set_learning_rate: this optimizer has an lr_scheduler, which sets the rate")
+            raise SettingConflictError(
+                f"set_learning_rate({lr}): this optimizer has an lr_scheduler, which sets the rate; "
+                "set lr_scheduler.base_lr instead"
+            )
         self.lr = lr
 
     def set_lr_mult(self, args_lr_mult: dict) -> None:

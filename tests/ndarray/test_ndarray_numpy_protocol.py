@@ -67,6 +67,8 @@ def test_a_ufunc_writes_into_an_ndarray_out_through_the_operator() -> None:
         lambda np_, a: np_.prod(a, axis=0),
         lambda np_, a: np_.max(a, axis=1),
         lambda np_, a: np_.amin(a),
+        lambda np_, a: np_.argmax(a, axis=1),  # MXNet's metric code calls np.argmax(pred, axis=1).asnumpy()
+        lambda np_, a: np_.argmin(a, 0),
         lambda np_, a: np_.reshape(a, (3, 2)),
         lambda np_, a: np_.reshape(a, -1),
         lambda np_, a: np_.transpose(a),
@@ -86,6 +88,13 @@ def test_tabled_functions_run_their_operator_lazily(ctx: mx.Context, call) -> No
     # lazynd's rules: a full reduction has shape (1,), as in MXNet
     np.testing.assert_allclose(result.asnumpy().reshape(expected.shape), expected, rtol=1e-6)
     assert result.shape == (expected.shape or (1,))
+
+
+def test_argmax_of_the_flattened_array_is_an_ndarray_of_one_index() -> None:
+    # cpu only: the CUDA emulator's argmax(axis=None) gives a host scalar where CuPy gives a device array
+    result = np.argmax(mx.nd.array(X))
+    assert isinstance(result, mx.nd.NDArray) and result.shape == (1,)
+    assert result.asnumpy().tolist() == [float(np.argmax(X))]
 
 
 def test_the_tables_name_only_registered_operators_and_real_numpy_callables() -> None:
@@ -109,7 +118,7 @@ def test_the_tables_name_only_registered_operators_and_real_numpy_callables() ->
         lambda np_, a: np_.clip(a, None, 2),
         lambda np_, a: np_.concatenate([a, a], axis=None),
         lambda np_, a: np_.concatenate([a, np_.ones((1, 3), np_.float32)]),  # a NumPy array among them
-        lambda np_, a: np_.argmax(a),  # no table row
+        lambda np_, a: np_.median(a),  # no table row
         lambda np_, a: np_.cumsum(a, axis=1),
         lambda np_, a: np_.allclose(a, a),
         lambda np_, a: np_.maximum(a, 1),  # a ufunc with no table row

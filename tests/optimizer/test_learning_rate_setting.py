@@ -1,0 +1,29 @@
+"""Setting an optimizer's learning rate by hand, with and without an ``lr_scheduler``, as MXNet 1.x."""
+
+from __future__ import annotations
+
+import pytest
+
+from lazynd import lr_scheduler, optimizer
+from lazynd.errors import LazyNDError
+
+
+def test_set_learning_rate_changes_the_rate_without_a_scheduler() -> None:
+    opt = optimizer.Optimizer(learning_rate=0.01)
+    opt.set_learning_rate(0.2)
+    assert opt.learning_rate == 0.2
+
+
+def test_set_learning_rate_under_a_scheduler_raises_what_mxnet_raises() -> None:
+    opt = optimizer.Optimizer(lr_scheduler=lr_scheduler.FactorScheduler(step=1), learning_rate=0.3)
+    # MXNet raises UserWarning here: programs catch that, and lazynd's own handlers catch LazyNDError
+    with pytest.raises(UserWarning, match=r"set_learning_rate\(0.5\).*lr_scheduler") as info:
+        opt.set_learning_rate(0.5)
+    assert isinstance(info.value, LazyNDError)
+    assert opt.learning_rate == 0.3
+
+
+def test_the_scheduler_base_rate_is_the_way_to_change_it() -> None:
+    opt = optimizer.Optimizer(lr_scheduler=lr_scheduler.FactorScheduler(step=1), learning_rate=0.3)
+    opt.lr_scheduler.base_lr = 0.4
+    assert opt.learning_rate == 0.4
