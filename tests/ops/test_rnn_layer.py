@@ -238,3 +238,16 @@ def test_sequence_length_outside_the_time_axis_is_refused(lengths):
     inputs, params = sequence_inputs("gru", 1, False, None, steps=3, batch=2)
     with pytest.raises(LazyNDError, match="sequence_length must hold whole numbers in \\[1, 3\\]"):
         run_rnn([*inputs, np.array(lengths)], mx.cpu(), **params, use_sequence_length=True)
+
+
+def test_options_read_from_symbol_json_strings():
+    # the attributes as MXNet 1.9.1 writes them in symbol JSON, and the shapes it infers from them
+    attrs = dict(
+        state_size="4", num_layers="2", mode="lstm", bidirectional="True", state_outputs="True",
+        projection_size="2", lstm_state_clip_min="-1", lstm_state_clip_max="1.5", lstm_state_clip_nan="True",
+        use_sequence_length="True",
+    )  # fmt: skip
+    net = sym.load_json(sym.RNN(sym.Variable("data"), name="r", **attrs).tojson())
+    args, outs, _ = net.infer_shape(data=(3, 2, 5))
+    assert args == [(3, 2, 5), (576,), (4, 2, 2), (4, 2, 4), (2,)]
+    assert outs == [(3, 2, 4), (4, 2, 2), (4, 2, 4)]
