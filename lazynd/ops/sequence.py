@@ -155,15 +155,20 @@ register(
 
 
 # -- SequenceReverse -----------------------------------------------------------------------------------
+def reversal_source(xp: Any, lengths: Any, steps: int) -> Any:
+    """(time, batch) source steps of each sequence reversed inside its length (padding stays in place):
+    step t of sequence n reads step ``length - 1 - t``.  The permutation is its own inverse; the
+    fused RNN runs its backward direction in this order too."""
+    t = xp.arange(steps)[:, None]
+    return xp.where(t < lengths[None, :], lengths[None, :] - 1 - t, t)
+
+
 def _reverse_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     x = inputs[0]
     steps, batch = x.shape[0], x.shape[1]
     lengths = _lengths(xp, attrs, inputs, steps, batch, 0)
-    t = xp.arange(steps)[:, None]
-    # step t of sequence n comes from length - 1 - t inside the sequence; padding stays in place
-    source = xp.where(t < lengths[None, :], lengths[None, :] - 1 - t, t)
-    outputs[0][...] = x[source, xp.arange(batch)[None, :]]
+    outputs[0][...] = x[reversal_source(xp, lengths, steps), xp.arange(batch)[None, :]]
 
 
 register(

@@ -118,7 +118,10 @@ def test_rnn_matches_numpy_reference(ctx, mode, layers, bidirectional):
     check_forward("RNN", inputs, params, lambda *a: reference(*a)[0], ctx=ctx, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("mode,layers,bidirectional", [("lstm", 2, True), ("gru", 2, True), ("rnn_tanh", 1, False)])
+# three vanilla layers: MXNet 1.9.1's CPU gradient of the middle layer's weights is wrong there (README)
+@pytest.mark.parametrize(
+    "mode,layers,bidirectional", [("lstm", 2, True), ("gru", 2, True), ("rnn_tanh", 1, False), ("rnn_tanh", 3, False)]
+)
 def test_rnn_gradient_through_time(ctx, mode, layers, bidirectional):
     inputs, params = rnn_inputs(mode, layers, bidirectional, steps=3, batch=2, input_size=3, hidden=2)
     check_gradient("RNN", inputs, {**params, "state_outputs": True}, ctx=ctx, rtol=1e-4, atol=1e-6)
