@@ -169,6 +169,16 @@ class NDArrayIter(DataIter):
             descs.append(DataDesc(name, shape, dtype, self.layout))
         return descs
 
+    @property
+    def idx(self) -> np.ndarray:
+        """The permutation the last shuffle applied to the examples, as MXNet's ``NDArrayIter.idx``.
+
+        With ``shuffle=True`` the examples of this epoch are those of the last epoch taken in
+        this order (MXNet shuffles the same array in place at every reset); without shuffling
+        it stays ``arange(num_data)``.
+        """
+        return self._positions
+
     @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_data(self) -> list[DataDesc]:
         return self._desc(self.data)
