@@ -262,10 +262,25 @@ class NDArrayIter(DataIter):
             raise StopIteration
         provide_data, provide_label = self._batch_descs
         return DataBatch(
-            data=self.getdata(),
-            label=self.getlabel(),
+            data=self._take(self.data),
+            label=self._take(self.label),
             pad=self.getpad(),
             index=self.getindex(),
             provide_data=provide_data,
             provide_label=provide_label,
         )
+
+
+class SingleArrayIter(NDArrayIter):
+    """An :class:`NDArrayIter` with the getters of the iterators MXNet implements in C++.
+
+    MXNet's ``CSVIter``, ``MNISTIter`` and its other C++ iterators hold one data and one label
+    array, and their ``getdata()`` and ``getlabel()`` give that NDArray itself, not a list of
+    one; their batches still hold lists, as every ``DataBatch`` does.
+    """
+
+    def getdata(self) -> Any:  # type: ignore[override]  # one NDArray, as MXNet's C++ iterators
+        return self._take(self.data)[0]
+
+    def getlabel(self) -> Any:  # type: ignore[override]
+        return self._take(self.label)[0]
