@@ -4,6 +4,7 @@ one-NDArray getters of the iterators MXNet implements in C++ (``CSVIter``, ``MNI
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import lazynd as mx
 from lazynd.io import CSVIter, NDArrayIter
@@ -34,3 +35,22 @@ def test_csv_iter_getters_give_one_ndarray_and_batches_hold_lists(tmp_path) -> N
     batch = it.next()
     assert [array.asnumpy().tolist() for array in batch.data] == [[[5, 6], [1, 2]]]
     assert [array.asnumpy().tolist() for array in batch.label] == [[9, 7]]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int32", "uint8"])
+def test_ndarray_inputs_keep_their_dtype_as_mxnet(dtype) -> None:
+    # MXNet 1.9.1: an NDArray input's batches and descriptions keep its dtype
+    values = mx.nd.array([[1, 2], [3, 4], [5, 6]], dtype=dtype)
+    it = NDArrayIter(values, values, batch_size=2)
+    batch = it.next()
+    assert batch.data[0].dtype == batch.label[0].dtype == np.dtype(dtype)
+    assert it.provide_data[0].dtype == it.provide_label[0].dtype == np.dtype(dtype)
+    assert batch.data[0].asnumpy().tolist() == [[1, 2], [3, 4]]
+
+
+def test_numpy_inputs_give_float32_and_an_explicit_dtype_wins() -> None:
+    # MXNet 1.9.1 reads NumPy inputs with mx.nd.array, so float32; lazynd's dtype= is for every input
+    it = NDArrayIter({"a": np.arange(4, dtype=np.int64), "b": mx.nd.arange(4, dtype="float64")}, batch_size=2)
+    assert [array.dtype for array in it.next().data] == [np.float32, np.float64]
+    it = NDArrayIter(mx.nd.arange(4, dtype="int32"), batch_size=2, dtype="float16")
+    assert it.next().data[0].dtype == np.float16 and it.provide_data[0].dtype == np.float16
