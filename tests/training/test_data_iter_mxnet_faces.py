@@ -1,5 +1,5 @@
-"""The faces of MXNet 1.x's data iterators that programs read: ``NDArrayIter.idx``, the
-one-NDArray getters of the iterators MXNet implements in C++ (``CSVIter``, ``MNISTIter``)."""
+"""The faces of MXNet 1.x's data iterators that programs read: ``NDArrayIter.idx`` and its
+batches' dtypes, the one-NDArray getters of the iterators MXNet implements in C++ (``CSVIter``)."""
 
 from __future__ import annotations
 
