@@ -279,10 +279,14 @@ class NDArrayIter(DataIter):
     def next(self) -> DataBatch:
         if not self.iter_next():
             raise StopIteration
+        # through the getters, as MXNet's next(): a subclass that overrides them shapes the batches
+        return self._batch_of(self.getdata(), self.getlabel())
+
+    def _batch_of(self, data: list[Any], label: list[Any]) -> DataBatch:
         provide_data, provide_label = self._batch_descs
         return DataBatch(
-            data=self._take(self.data),
-            label=self._take(self.label),
+            data=data,
+            label=label,
             pad=self.getpad(),
             index=self.getindex(),
             provide_data=provide_data,
@@ -302,4 +306,11 @@ class SingleArrayIter(NDArrayIter):
         return self._take(self.data)[0]
 
     def getlabel(self) -> Any:  # type: ignore[override]
-        return self._take(self.label)[0]
+        labels = self._take(self.label)
+        return labels[0] if labels else None
+
+    def next(self) -> DataBatch:
+        if not self.iter_next():
+            raise StopIteration
+        label = self.getlabel()
+        return self._batch_of([self.getdata()], [] if label is None else [label])

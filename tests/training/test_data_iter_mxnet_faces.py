@@ -54,3 +54,12 @@ def test_numpy_inputs_give_float32_and_an_explicit_dtype_wins() -> None:
     assert [array.dtype for array in it.next().data] == [np.float32, np.float64]
     it = NDArrayIter(mx.nd.arange(4, dtype="int32"), batch_size=2, dtype="float16")
     assert it.next().data[0].dtype == np.float16 and it.provide_data[0].dtype == np.float16
+
+
+def test_a_subclass_that_overrides_getdata_shapes_the_batches_as_in_mxnet() -> None:
+    class Doubled(NDArrayIter):
+        def getdata(self):
+            return [array * 2 for array in super().getdata()]
+
+    batch = Doubled(np.arange(4, dtype=np.float32), batch_size=2).next()
+    assert batch.data[0].asnumpy().tolist() == [0.0, 2.0]
