@@ -14,6 +14,8 @@ True
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .errors import LazyNDError, MXNetError
@@ -31,6 +33,12 @@ class NotImplementedForSymbol(LazyNDError):
 def py_str(value: bytes | str) -> str:
     """Text from the bytes a C API would return (a ``str`` is returned as it is)."""
     return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _as_list(obj: Any) -> list | tuple:
+    """``obj`` itself when it is a list or tuple, else ``[obj]`` (MXNet's ``mxnet.base._as_list``,
+    which programs import to treat "one output or several" alike)."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
 
 
 __all__ = [

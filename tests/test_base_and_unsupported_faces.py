@@ -42,3 +42,12 @@ def test_a_face_lazynd_lacks_is_named(face: str) -> None:
 def test_importing_gluon_names_it() -> None:
     with pytest.raises(mx.LazyNDError, match="Gluon"):
         from lazynd import gluon  # noqa: F401
+
+
+def test_base_as_list_wraps_one_value_and_keeps_sequences() -> None:
+    # MXNet 1.9.1: lists and tuples come back as they are, anything else in a list of one
+    from lazynd.base import _as_list
+
+    pair = (1, 2)
+    assert _as_list(pair) is pair and _as_list([1]) == [1]
+    assert _as_list(3) == [3] and _as_list(None) == [None]

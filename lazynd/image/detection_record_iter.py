@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import FormatError, OperatorError
 from ..io import DataDesc
+from ..io.base import BatchCursor
 from .augmenters import ColorNormalizeAug, ForceResizeAug, ResizeAug
 from .detection_augmenters import CreateMultiRandCropAugmenter, DetAugmenter, DetBorrowAug, DetHorizontalFlipAug
 from .detection_iter import ImageDetIter
@@ -98,7 +99,7 @@ def _per_sampler(name: str, value: Any, count: int) -> list[float]:
     return [float(v) for v in values]
 
 
-class ImageDetRecordIter(ImageDetIter):
+class ImageDetRecordIter(BatchCursor, ImageDetIter):
     """Batches of images and flat detection labels from a RecordIO file, with MXNet's arguments.
 
     See the module docstring for the data, the label layout and the augmentation.

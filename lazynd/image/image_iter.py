@@ -55,7 +55,8 @@ class ImageIter(DataIter):
     do not fill a last batch: ``'pad'`` fills it with the epoch's first examples,
     as MXNet does (its ``pad`` says how many; the next ``next()`` then ends the
     epoch), ``'discard'`` drops them, ``'roll_over'`` carries them into the first
-    batch of the next epoch (``hard_reset()`` forgets them).  ``dtype`` is the
+    batch of the next epoch (``hard_reset()`` forgets them); as in MXNet, that batch's
+    ``pad`` counts the examples the new epoch added to it.  ``dtype`` is the
     type labels from a ``.lst`` file or ``imglist`` are read as (MXNet's
     ``int32``, ``float32``, ``int64`` or ``float64``); batches stay float32.
 
@@ -306,6 +307,7 @@ class ImageIter(DataIter):
         if self._exhausted:
             raise StopIteration
         images, labels = self._carried
+        carried = len(images)
         self._carried = ([], [])
         self._read_examples(images, labels, self.batch_size - len(images))
         if not images:
@@ -317,6 +319,9 @@ class ImageIter(DataIter):
             raise StopIteration
         if pad:
             self._pad(images, labels, pad)
+        if carried:
+            # MXNet's ImageIter reports a rolled-over batch's pad as the examples the new epoch added
+            pad = self.batch_size - carried
         data = new_array(self.provide_data[0].shape, np.float32, images[0].context)
         get_engine().push(
             _stack,

@@ -37,6 +37,7 @@ import numpy as np
 from ..engine import get_engine
 from ..errors import DataError, FormatError, OperatorError, ShapeError
 from ..io import DataBatch, DataDesc
+from ..io.base import BatchCursor
 from ..ndarray.dispatch import new_array
 from .augmenters import (
     _EIGVAL,
@@ -141,13 +142,14 @@ def _stack_normalized(
         out[i] = value
 
 
-class ImageRecordIter(ImageIter):
+class ImageRecordIter(BatchCursor, ImageIter):
     """Batches of images from a RecordIO file, with MXNet's ``ImageRecordIter`` arguments.
 
     See the module docstring for what each argument does.  Data is float32 ``(batch_size,
     C, H, W)`` (RGB order), labels float32 ``(batch_size,)`` or ``(batch_size, label_width)``.
     ``seed`` seeds Python's and NumPy's global generators, which shuffling and the random
-    crops and flips draw from.
+    crops and flips draw from.  As MXNet's, it steps with ``iter_next()`` too, with
+    ``getdata()``/``getlabel()`` giving the current batch's arrays (:class:`BatchCursor`).
 
     Examples
     --------

@@ -46,15 +46,37 @@ def image_shape(name: str, src: Any) -> tuple[int, int, int]:
     return height, width, channels
 
 
-def image_op(name: str, fn: Callable[..., None], src: Any, shape: tuple[int, ...], dtype: Any, *args: Any) -> Any:
-    """Push ``fn(src_data, out_data, *args)`` writing a new array of ``shape``; return it."""
+def image_op(
+    name: str, fn: Callable[..., None], src: Any, shape: tuple[int, ...], dtype: Any, *args: Any, out: Any = None
+) -> Any:
+    """Push ``fn(src_data, out_data, *args)`` writing an array of ``shape``; return it.
+
+    The array is new, or ``out`` (an NDArray of that shape and dtype on ``src``'s context,
+    as MXNet's ``out=``).
+    """
     image_shape(name, src)
     ctx: Context = src.context
     if ctx.device_type == "gpu":
         raise OperatorError(f"{name}: image functions run on the CPU; src is on {ctx}")
-    out = new_array(tuple(int(s) for s in shape), dtype, ctx)
+    shape = tuple(int(s) for s in shape)
+    if out is None:
+        out = new_array(shape, dtype, ctx)
+    else:
+        _check_out(name, out, shape, np.dtype(dtype), ctx)
     get_engine().push(fn, (src.data_array, out.data_array, *args), [src.var], [out.var], name, ctx)
     return out
+
+
+def _check_out(name: str, out: Any, shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> None:
+    """An ``OperatorError`` naming ``name`` unless ``out`` can take the result."""
+    if not isinstance(out, NDArray):
+        raise OperatorError(f"{name}: out must be an NDArray, got {type(out).__name__}")
+    if tuple(out.shape) != shape:
+        raise OperatorError(f"{name}: out has shape {tuple(out.shape)}, expected {shape}")
+    if np.dtype(out.dtype) != dtype:
+        raise OperatorError(f"{name}: out has dtype {np.dtype(out.dtype).name}, expected {dtype.name}")
+    if out.context != ctx:
+        raise OperatorError(f"{name}: out is on {out.context}, expected {ctx} (src's context)")
 
 
 def _interp(interp: int, src_hw: tuple[int, int], dst_hw: tuple[int, int]) -> int:
@@ -82,8 +104,8 @@ def _resize(src: np.ndarray, out: np.ndarray, interp: int) -> None:
     out[...] = result.reshape(out.shape)
 
 
-def imresize(src: Any, w: int, h: int, interp: int = 1) -> Any:
-    """Resize to width ``w`` and height ``h``.
+def imresize(src: Any, w: int, h: int, interp: int = 1, out: Any = None) -> Any:
+    """Resize to width ``w`` and height ``h`` (into ``out`` when given, as MXNet's ``out=``).
 
     Examples
     --------
@@ -96,7 +118,7 @@ def imresize(src: Any, w: int, h: int, interp: int = 1) -> Any:
     if w <= 0 or h <= 0:
         raise OperatorError(f"imresize: width and height must be positive, got w={w}, h={h}")
     code = _interp(interp, (height, width), (h, w))
-    return image_op("imresize", _resize, src, (h, w, channels), src.data_array.dtype, code)
+    return image_op("imresize", _resize, src, (h, w, channels), src.data_array.dtype, code, out=out)
 
 
 def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]:
@@ -311,12 +333,14 @@ def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
     type: int = 0,  # noqa: A002
     value: Any = 0,
     values: Any = (),
+    out: Any = None,
 ) -> Any:
     """Pad the image by the given pixel counts (OpenCV border ``type``; 0 = constant ``value``).
 
     ``type`` is OpenCV's: 0 constant, 1 replicate, 2 reflect, 3 wrap, 4 reflect-101,
     each optionally with 16 (isolated).  ``values``, one fill value per channel as in
-    MXNet, wins over ``value`` when given.
+    MXNet, wins over ``value`` when given.  The result goes into ``out`` when given
+    (MXNet's ``out=``).
 
     Examples
     --------
@@ -337,4 +361,6 @@ def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
         value = list(values)
     fill = value if isinstance(value, (list, tuple)) else [value] * 4
     shape = (h + top + bot, w + left + right, c)
-    return image_op("copyMakeBorder", _border, src, shape, src.data_array.dtype, top, bot, left, right, type, fill)
+    return image_op(
+        "copyMakeBorder", _border, src, shape, src.data_array.dtype, top, bot, left, right, type, fill, out=out
+    )

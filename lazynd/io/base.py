@@ -179,3 +179,41 @@ class DataIter:
     @provide_label.setter
     def provide_label(self, value: list[DataDesc]) -> None:
         self.__dict__["_provide_label"] = value
+
+
+class BatchCursor(DataIter):
+    """The step-by-step face of MXNet's C++ iterators for an iterator whose ``next()`` builds batches.
+
+    ``iter_next()`` reads the next batch (False at the end of the epoch); ``getdata()`` and
+    ``getlabel()`` give that batch's one data and one label NDArray (not lists, as MXNet's
+    ``ImageRecordIter`` gives them), ``getpad()`` and ``getindex()`` its pad and index.
+    A subclass lists it before the class that implements ``next()``.
+    """
+
+    _cursor_batch: DataBatch | None = None
+
+    def iter_next(self) -> bool:
+        try:
+            self._cursor_batch = self.next()
+        except StopIteration:
+            self._cursor_batch = None
+            return False
+        return True
+
+    def _current(self, getter: str) -> DataBatch:
+        if self._cursor_batch is None:
+            raise DataError(f"{type(self).__name__}.{getter}: no current batch; call iter_next() first")
+        return self._cursor_batch
+
+    def getdata(self) -> Any:  # type: ignore[override]  # one NDArray, as MXNet's C++ iterators
+        return self._current("getdata()").data[0]
+
+    def getlabel(self) -> Any:  # type: ignore[override]
+        labels = self._current("getlabel()").label
+        return labels[0] if labels else None
+
+    def getpad(self) -> int:
+        return self._current("getpad()").pad or 0
+
+    def getindex(self) -> Any:
+        return self._current("getindex()").index

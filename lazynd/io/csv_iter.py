@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
-from .ndarray_iter import NDArrayIter
+from .ndarray_iter import SingleArrayIter
 
 
 def _read_csv(path: str, shape: tuple[int, ...], what: str, dtype: Any) -> np.ndarray:
@@ -48,7 +48,7 @@ def _example_shape(shape: Any, what: str) -> tuple[int, ...]:
     return tuple(int(d) for d in dims)
 
 
-class CSVIter(NDArrayIter):
+class CSVIter(SingleArrayIter):
     """Iterate over a CSV file of examples (one row each) and an optional label file.
 
     Parameters
@@ -71,6 +71,9 @@ class CSVIter(NDArrayIter):
         truncated toward zero, as MXNet reads them.
     prefetch_buffer, ctx :
         MXNet's arguments that tune its reading threads; accepted, with no effect.
+
+    As MXNet's ``CSVIter``, ``getdata()`` and ``getlabel()`` give one NDArray each
+    (batches still hold lists).
 
     Examples
     --------

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
-from .base import DataBatch
-from .ndarray_iter import NDArrayIter
+from .ndarray_iter import SingleArrayIter
 
 
 def _load_pair(
@@ -35,7 +34,7 @@ def _load_pair(
     return datasets.read_idx(paths[0]), datasets.read_idx(paths[1])
 
 
-class MNISTIter(NDArrayIter):
+class MNISTIter(SingleArrayIter):
     """Batches of MNIST images scaled by 1/256, as MXNet's ``MNISTIter`` scales them, with their labels.
 
     Parameters
@@ -127,24 +126,6 @@ class MNISTIter(NDArrayIter):
             label_name=label_name,
             layout="NC" if flat else "NCHW",
             ctx=ctx,
-        )
-
-    def getdata(self) -> Any:  # type: ignore[override]  # MXNet's MNISTIter: one NDArray
-        return super().getdata()[0]
-
-    def getlabel(self) -> Any:  # type: ignore[override]
-        return super().getlabel()[0]
-
-    def next(self) -> DataBatch:
-        if not self.iter_next():
-            raise StopIteration
-        return DataBatch(
-            data=[self.getdata()],
-            label=[self.getlabel()],
-            pad=self.getpad(),
-            index=self.getindex(),
-            provide_data=self.provide_data,
-            provide_label=self.provide_label,
         )
 
 

@@ -31,7 +31,19 @@ def _is_named_pair(item: Any) -> bool:
 
 
 def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[str, np.ndarray]]:
-    """Normalise one array, a list of arrays or a dict into ``(name, array)`` pairs.
+    """Normalise one array, a list of arrays or a dict into ``(name, NumPy array)`` pairs.
+
+    The inputs are named as :func:`named_inputs` names them, and checked to hold real numbers.
+    """
+    pairs = [(str(name), _as_numpy(value, f"{what} {name!r}")) for name, value in named_inputs(source, default_name)]
+    for name, arr in pairs:
+        if arr.dtype.kind not in "biuf":
+            raise DataError(f"NDArrayIter: {what} {name!r} holds {arr.dtype} values; expected numbers")
+    return pairs
+
+
+def named_inputs(source: Any, default_name: str) -> list[tuple[Any, Any]]:
+    """One array, a list of arrays or a dict as ``(name, array)`` pairs, the arrays as given.
 
     A plain dict is taken in key order (so that the order does not depend on
     how the dict was built); an ``OrderedDict`` and a list of ``(name, array)``
@@ -61,11 +73,7 @@ def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[s
             items = [(f"_{i}_{default_name}", v) for i, v in enumerate(source)]
     else:
         items = [(default_name, source)]
-    pairs = [(str(name), _as_numpy(value, f"{what} {name!r}")) for name, value in items]
-    for name, arr in pairs:
-        if arr.dtype.kind not in "biuf":
-            raise DataError(f"NDArrayIter: {what} {name!r} holds {arr.dtype} values; expected numbers")
-    return pairs
+    return items
 
 
 class NDArrayIter(DataIter):
@@ -88,6 +96,11 @@ class NDArrayIter(DataIter):
         Names used when ``data``/``label`` are not dicts.
     layout : str
         Layout of the data; its ``'N'`` is the batch axis.
+    dtype : optional
+        Type of the batches.  Without it, as in MXNet, an NDArray input keeps its own
+        dtype and any other input (NumPy, lists) gives float32 batches.  With it, every
+        input gives batches of that type, but that float inputs keep theirs when it is
+        an integer type.
 
     Examples
     --------
@@ -109,7 +122,7 @@ class NDArrayIter(DataIter):
         data_name: str = "data",
         label_name: str = "softmax_label",
         layout: str = "NCHW",
-        dtype: Any = np.float32,
+        dtype: Any = None,
         ctx: Any = None,
     ) -> None:
         super().__init__(batch_size)
@@ -134,7 +147,10 @@ class NDArrayIter(DataIter):
         self.num_data = next(iter(counts.values()))
         if last_batch_handle == "discard" and self.num_data < batch_size:
             raise DataError(f"NDArrayIter: batch_size {batch_size} is larger than the {self.num_data} examples")
-        self.dtype = np.dtype(dtype)
+        self.dtype = np.dtype(np.float32 if dtype is None else dtype)
+        # inputs whose batches keep the dtype they came with: MXNet's NDArray inputs
+        given = named_inputs(data, data_name) + named_inputs(label, label_name)
+        self._own_dtype = {str(name) for name, value in given if dtype is None and hasattr(value, "asnumpy")}
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle
         self.ctx = ctx
@@ -160,14 +176,29 @@ class NDArrayIter(DataIter):
         # labels are usually 1-D even when the data layout puts N elsewhere
         return self.batch_axis if arr.ndim > self.batch_axis else 0
 
+    def _batch_dtype(self, name: str, arr: np.ndarray) -> np.dtype:
+        """The dtype of input ``name``'s batches (see ``dtype`` in the class docstring)."""
+        if name in self._own_dtype or (arr.dtype.kind == "f" and self.dtype.kind != "f"):
+            return arr.dtype
+        return self.dtype
+
     def _desc(self, pairs: list[tuple[str, np.ndarray]]) -> list[DataDesc]:
         descs = []
         for name, arr in pairs:
             shape = list(arr.shape)
             shape[self._axis(arr)] = self.batch_size
-            dtype = self.dtype if arr.dtype.kind == "f" or self.dtype.kind == "f" else arr.dtype
-            descs.append(DataDesc(name, shape, dtype, self.layout))
+            descs.append(DataDesc(name, shape, self._batch_dtype(name, arr), self.layout))
         return descs
+
+    @property
+    def idx(self) -> np.ndarray:
+        """The permutation the last shuffle applied to the examples, as MXNet's ``NDArrayIter.idx``.
+
+        With ``shuffle=True`` the examples of this epoch are those of the last epoch taken in
+        this order (MXNet shuffles the same array in place at every reset); without shuffling
+        it stays ``arange(num_data)``.
+        """
+        return self._positions
 
     @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_data(self) -> list[DataDesc]:
@@ -225,10 +256,8 @@ class NDArrayIter(DataIter):
         index = self._batch[0]
         ctx = current_context() if self.ctx is None else as_context(self.ctx)
         out = []
-        for _, arr in pairs:
-            part = arr.take(index, axis=self._axis(arr))
-            if part.dtype != self.dtype and (part.dtype.kind != "f" or self.dtype.kind == "f"):
-                part = part.astype(self.dtype)
+        for name, arr in pairs:
+            part = arr.take(index, axis=self._axis(arr)).astype(self._batch_dtype(name, arr), copy=False)
             # ``part`` is a fresh gather that no one else holds: on the host the batch wraps it
             # rather than copying it a second time
             batch = nd.from_numpy(part, zero_copy=True)
@@ -250,12 +279,38 @@ class NDArrayIter(DataIter):
     def next(self) -> DataBatch:
         if not self.iter_next():
             raise StopIteration
+        # through the getters, as MXNet's next(): a subclass that overrides them shapes the batches
+        return self._batch_of(self.getdata(), self.getlabel())
+
+    def _batch_of(self, data: list[Any], label: list[Any]) -> DataBatch:
         provide_data, provide_label = self._batch_descs
         return DataBatch(
-            data=self.getdata(),
-            label=self.getlabel(),
+            data=data,
+            label=label,
             pad=self.getpad(),
             index=self.getindex(),
             provide_data=provide_data,
             provide_label=provide_label,
         )
+
+
+class SingleArrayIter(NDArrayIter):
+    """An :class:`NDArrayIter` with the getters of the iterators MXNet implements in C++.
+
+    MXNet's ``CSVIter``, ``MNISTIter`` and its other C++ iterators hold one data and one label
+    array, and their ``getdata()`` and ``getlabel()`` give that NDArray itself, not a list of
+    one; their batches still hold lists, as every ``DataBatch`` does.
+    """
+
+    def getdata(self) -> Any:  # type: ignore[override]  # one NDArray, as MXNet's C++ iterators
+        return self._take(self.data)[0]
+
+    def getlabel(self) -> Any:  # type: ignore[override]
+        labels = self._take(self.label)
+        return labels[0] if labels else None
+
+    def next(self) -> DataBatch:
+        if not self.iter_next():
+            raise StopIteration
+        label = self.getlabel()
+        return self._batch_of([self.getdata()], [] if label is None else [label])

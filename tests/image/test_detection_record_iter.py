@@ -103,3 +103,12 @@ def test_default_valued_and_performance_arguments_are_accepted(standard_det_rec:
         prefetch_buffer=2,
     )
     assert it.next().label[0].shape == (2, 21)
+
+
+def test_iter_next_and_getters_step_through_batches_as_mxnet(standard_det_rec: str) -> None:
+    batch = mx.io.ImageDetRecordIter(path_imgrec=standard_det_rec, data_shape=(3, 24, 40), batch_size=2).next()
+    it = mx.io.ImageDetRecordIter(path_imgrec=standard_det_rec, data_shape=(3, 24, 40), batch_size=2)
+    assert it.iter_next()
+    np.testing.assert_array_equal(it.getdata().asnumpy(), batch.data[0].asnumpy())
+    np.testing.assert_array_equal(it.getlabel().asnumpy(), batch.label[0].asnumpy())
+    assert it.getpad() == batch.pad

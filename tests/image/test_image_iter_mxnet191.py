@@ -90,3 +90,17 @@ def test_a_missing_image_file_names_it(tmp_path):
     it = image.ImageIter(1, (3, 4, 4), imglist=[[0.0, "gone.png"]], path_root=str(tmp_path), aug_list=[])
     with pytest.raises(mx.MissingFileError, match="gone.png"):
         next(it)
+
+
+def test_roll_over_pad_counts_the_examples_the_new_epoch_added(tmp_path):
+    it = image.ImageIter(3, (3, 4, 4), path_imgrec=_rec(tmp_path, 7), aug_list=[], last_batch_handle="roll_over")
+    epochs = []
+    for _ in range(3):
+        epochs.append([(b[1], b[2]) for b in _batches(it)])
+        it.reset()
+    # MXNet 1.9.1: one example carried -> pad 2, two carried -> pad 1
+    assert epochs == [
+        [([0.0, 1.0, 2.0], 0), ([3.0, 4.0, 5.0], 0)],
+        [([6.0, 0.0, 1.0], 2), ([2.0, 3.0, 4.0], 0)],
+        [([5.0, 6.0, 0.0], 1), ([1.0, 2.0, 3.0], 0), ([4.0, 5.0, 6.0], 0)],
+    ]

@@ -214,3 +214,23 @@ def test_int8_iter_rounds_a_mean_image_half_away_from_zero(rec, tmp_path):
     rounded = np.where(mean > 0, 101.0, -1.0)
     expected = np.clip(center_crop_chw(images[0]) - rounded, -128, 127).astype(np.int8)
     np.testing.assert_array_equal(next(it).data[0].asnumpy()[0], expected)
+
+
+def test_iter_next_steps_through_batches_and_the_getters_give_one_ndarray(rec):
+    # MXNet 1.9.1's ImageRecordIter: iter_next() then getdata()/getlabel() (NDArrays), getpad()
+    batches = list(mx.io.ImageRecordIter(path_imgrec=rec[0], data_shape=(3, 8, 8), batch_size=3))
+    it = mx.io.ImageRecordIter(path_imgrec=rec[0], data_shape=(3, 8, 8), batch_size=3)
+    steps = []
+    while it.iter_next():
+        data, label = it.getdata(), it.getlabel()
+        assert isinstance(data, mx.nd.NDArray) and isinstance(label, mx.nd.NDArray)
+        steps.append((label.asnumpy().tolist(), it.getpad(), data.asnumpy()))
+    assert [(s[0], s[1]) for s in steps] == [(b.label[0].asnumpy().tolist(), b.pad) for b in batches]
+    for step, batch in zip(steps, batches, strict=True):
+        np.testing.assert_array_equal(step[2], batch.data[0].asnumpy())
+
+
+def test_getdata_before_iter_next_names_the_missing_step(rec):
+    it = mx.io.ImageRecordIter(path_imgrec=rec[0], data_shape=(3, 8, 8), batch_size=3)
+    with pytest.raises(mx.DataError, match=r"ImageRecordIter.getdata\(\): no current batch; call iter_next\(\) first"):
+        it.getdata()

@@ -75,3 +75,26 @@ def test_create_augmenter_with_std_alone_divides():
         x = aug(x)
     want = _img(8, 8).asnumpy().astype(np.float32) / np.array([58.395, 57.12, 57.375], np.float32)
     np.testing.assert_allclose(x.asnumpy(), want, rtol=1e-6)
+
+
+def test_imresize_and_copy_make_border_write_into_out_as_mxnet():
+    src = _img()
+    resized = mx.nd.zeros((7, 9, 3), dtype="uint8")
+    assert image.imresize(src, 9, 7, interp=1, out=resized) is resized
+    np.testing.assert_array_equal(resized.asnumpy(), image.imresize(src, 9, 7, interp=1).asnumpy())
+    padded = mx.nd.zeros((13, 27, 3), dtype="uint8")
+    assert image.copyMakeBorder(src, 1, 2, 3, 4, type=1, out=padded) is padded
+    np.testing.assert_array_equal(padded.asnumpy(), image.copyMakeBorder(src, 1, 2, 3, 4, type=1).asnumpy())
+
+
+@pytest.mark.parametrize(
+    ("out", "message"),
+    [
+        (np.zeros((7, 9, 3), np.uint8), "imresize: out must be an NDArray, got ndarray"),
+        (mx.nd.zeros((9, 7, 3), dtype="uint8"), r"imresize: out has shape \(9, 7, 3\), expected \(7, 9, 3\)"),
+        (mx.nd.zeros((7, 9, 3)), "imresize: out has dtype float32, expected uint8"),
+    ],
+)
+def test_imresize_refuses_an_out_that_cannot_take_the_result(out, message):
+    with pytest.raises(OperatorError, match=message):
+        image.imresize(_img(), 9, 7, out=out)

@@ -1,0 +1,65 @@
+"""The faces of MXNet 1.x's data iterators that programs read: ``NDArrayIter.idx`` and its
+batches' dtypes, the one-NDArray getters of the iterators MXNet implements in C++ (``CSVIter``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.io import CSVIter, NDArrayIter
+
+
+def test_ndarray_iter_idx_is_the_order_the_first_epoch_reads_the_examples_in() -> None:
+    data = np.arange(12, dtype=np.float32).reshape(6, 2)
+    np.random.seed(3)
+    it = NDArrayIter(data, np.arange(6), batch_size=1, shuffle=True)
+    order = list(it.idx)
+    assert sorted(order) == list(range(6)) and order != list(range(6))
+    assert [batch.data[0].asnumpy()[0, 0] / 2 for batch in it] == order
+
+
+def test_ndarray_iter_idx_without_shuffle_is_the_identity() -> None:
+    it = NDArrayIter(np.zeros((4, 3)), batch_size=2)
+    assert it.idx.tolist() == [0, 1, 2, 3]
+
+
+def test_csv_iter_getters_give_one_ndarray_and_batches_hold_lists(tmp_path) -> None:
+    data_path, label_path = tmp_path / "data.csv", tmp_path / "label.csv"
+    data_path.write_text("1,2\n3,4\n5,6\n")
+    label_path.write_text("7\n8\n9\n")
+    it = CSVIter(str(data_path), data_shape=(2,), label_csv=str(label_path), batch_size=2)
+    assert it.iter_next()
+    assert isinstance(it.getdata(), mx.nd.NDArray) and it.getdata().asnumpy().tolist() == [[1, 2], [3, 4]]
+    assert isinstance(it.getlabel(), mx.nd.NDArray) and it.getlabel().asnumpy().tolist() == [7, 8]
+    batch = it.next()
+    assert [array.asnumpy().tolist() for array in batch.data] == [[[5, 6], [1, 2]]]
+    assert [array.asnumpy().tolist() for array in batch.label] == [[9, 7]]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int32", "uint8"])
+def test_ndarray_inputs_keep_their_dtype_as_mxnet(dtype) -> None:
+    # MXNet 1.9.1: an NDArray input's batches and descriptions keep its dtype
+    values = mx.nd.array([[1, 2], [3, 4], [5, 6]], dtype=dtype)
+    it = NDArrayIter(values, values, batch_size=2)
+    batch = it.next()
+    assert batch.data[0].dtype == batch.label[0].dtype == np.dtype(dtype)
+    assert it.provide_data[0].dtype == it.provide_label[0].dtype == np.dtype(dtype)
+    assert batch.data[0].asnumpy().tolist() == [[1, 2], [3, 4]]
+
+
+def test_numpy_inputs_give_float32_and_an_explicit_dtype_wins() -> None:
+    # MXNet 1.9.1 reads NumPy inputs with mx.nd.array, so float32; lazynd's dtype= is for every input
+    it = NDArrayIter({"a": np.arange(4, dtype=np.int64), "b": mx.nd.arange(4, dtype="float64")}, batch_size=2)
+    assert [array.dtype for array in it.next().data] == [np.float32, np.float64]
+    it = NDArrayIter(mx.nd.arange(4, dtype="int32"), batch_size=2, dtype="float16")
+    assert it.next().data[0].dtype == np.float16 and it.provide_data[0].dtype == np.float16
+
+
+def test_a_subclass_that_overrides_getdata_shapes_the_batches_as_in_mxnet() -> None:
+    class Doubled(NDArrayIter):
+        def getdata(self):
+            return [array * 2 for array in super().getdata()]
+
+    batch = Doubled(np.arange(4, dtype=np.float32), batch_size=2).next()
+    assert batch.data[0].asnumpy().tolist() == [0.0, 2.0]
