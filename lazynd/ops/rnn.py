@@ -18,7 +18,9 @@ input of shape ``(batch,)``; the backward direction runs over each sequence's ow
 Each layer multiplies the whole sequence by its input weights in one GEMM, then loops over
 time with one GEMM per step (``kctx.xp``: NumPy or CuPy).  The backward operator runs the
 forward again, keeping every step's gates, and back-propagates through time by hand.
-``p`` (dropout between layers) is accepted for compatibility and not applied.
+In training, ``p`` drops that fraction of each layer's outputs before the next layer reads them
+(not the last layer's), scaling the rest by ``1 / (1 - p)``, as MXNet does; the mask drawn is a
+hidden output (``dropout_mask``, one per layer boundary) that the backward operator reads.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ _PARAMS = {
     "num_layers": Param(parse_int, doc="number of stacked layers"),
     "mode": Param(enum(*GATES), doc="lstm, gru, rnn_tanh or rnn_relu"),
     "bidirectional": Param(parse_bool, False, "run a second layer over the reversed sequence"),
-    "p": Param(parse_float, 0.0, "dropout between layers (accepted for compatibility, not applied)"),
+    "p": Param(parse_float, 0.0, "in training, dropout on each layer's outputs but the last layer's"),
     "state_outputs": Param(parse_bool, False, "also output the final hidden (and, for lstm, cell) states"),
     "projection_size": Param(optional(parse_int), None, "lstm only: project the hidden state to this size"),
     "lstm_state_clip_min": Param(optional(parse_float), None, "lstm only: the lower clip of the cell state"),
@@ -59,10 +61,19 @@ def _differentiable_inputs(attrs: dict) -> tuple[str, ...]:
     return tuple(name for name in _inputs(attrs) if name != "sequence_length")
 
 
-def _outputs(attrs: dict) -> tuple[str, ...]:
+def _visible_outputs(attrs: dict) -> tuple[str, ...]:
     if not attrs["state_outputs"]:
         return ("output",)
     return ("output", "state_output", "statecell_output") if attrs["mode"] == "lstm" else ("output", "state_output")
+
+
+def _drops(attrs: dict) -> bool:
+    """Whether the stack has dropout between layers (and so the hidden ``dropout_mask`` output)."""
+    return attrs["p"] > 0 and attrs["num_layers"] > 1
+
+
+def _outputs(attrs: dict) -> tuple[str, ...]:
+    return _visible_outputs(attrs) + (("dropout_mask",) if _drops(attrs) else ())
 
 
 def _directions(attrs: dict) -> int:
@@ -88,6 +99,8 @@ def _check_params(attrs: dict) -> None:
     for name in ("state_size", "num_layers"):
         if attrs[name] < 1:
             raise OperatorError(f"RNN: {name} must be positive, got {attrs[name]}")
+    if not 0 <= attrs["p"] < 1:
+        raise OperatorError(f"RNN: p (the dropout between layers) must lie in [0, 1), got {attrs['p']}")
     projection = attrs["projection_size"]
     if projection is not None and (attrs["mode"] != "lstm" or projection < 1):
         raise ShapeError(
@@ -166,8 +179,11 @@ def _reverse(xp: Any, x: Any, order: Any) -> Any:
 
 
 # -- the stack -----------------------------------------------------------------------------------------
-def _run(xp: Any, attrs: dict, inputs: list) -> tuple[Any, Any, Any, list, Any, Any]:
-    """The whole stack forward: (output, final h, final c, per-layer inputs and caches, mask, order)."""
+def _run(xp: Any, attrs: dict, inputs: list, drop: Any = None) -> tuple[Any, Any, Any, list, Any, Any]:
+    """The whole stack forward: (output, final h, final c, per-layer inputs and caches, mask, order).
+
+    ``drop`` (layers - 1, T, N, width): the dropout mask each layer's input above the first is
+    multiplied by, or None."""
     data, params, state = inputs[:3]
     cell = inputs[3] if attrs["mode"] == "lstm" else None
     lengths = inputs[-1] if attrs["use_sequence_length"] else None
@@ -176,6 +192,8 @@ def _run(xp: Any, attrs: dict, inputs: list) -> tuple[Any, Any, Any, list, Any, 
     layout = parameter_layout(attrs, data.shape[2])
     x, final_h, final_c, saved = data, [], [], []
     for layer in range(attrs["num_layers"]):
+        if layer and drop is not None:
+            x = x * drop[layer - 1]
         outputs = []
         for d in range(dirs):
             k = layer * dirs + d
@@ -191,8 +209,20 @@ def _run(xp: Any, attrs: dict, inputs: list) -> tuple[Any, Any, Any, list, Any, 
     return x, xp.stack(final_h), (xp.stack(final_c) if cell is not None else None), saved, mask, order
 
 
+def _draw_dropout(kctx: Any, p: float, mask: Any) -> None:
+    """Fill ``mask`` with kept units scaled by ``1 / (1 - p)`` in training, with ones otherwise."""
+    if kctx.is_train:
+        mask[...] = (kctx.rng.uniform(0.0, 1.0, mask.shape) >= p) * (1.0 / (1.0 - p))
+    else:
+        mask[...] = 1
+
+
 def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    out, h, c, _, _, _ = _run(kctx.xp, attrs, inputs)
+    drop = None
+    if _drops(attrs):
+        drop = outputs[-1]
+        _draw_dropout(kctx, attrs["p"], drop)
+    out, h, c, _, _, _ = _run(kctx.xp, attrs, inputs, drop)
     outputs[0][...] = out
     if attrs["state_outputs"]:
         outputs[1][...] = h
@@ -203,10 +233,13 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
 def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     lstm = attrs["mode"] == "lstm"
-    n_heads = len(_outputs(attrs))
+    n_heads = len(_visible_outputs(attrs))
     heads, forward_inputs = inputs[:n_heads], inputs[n_heads:]
+    drop = None
+    if _drops(attrs):
+        forward_inputs, drop = forward_inputs[:-1], forward_inputs[-1]
     data, params, state = forward_inputs[:3]
-    _, _, _, saved, mask, order = _run(xp, attrs, forward_inputs)
+    _, _, _, saved, mask, order = _run(xp, attrs, forward_inputs, drop)
     cell_shape = forward_inputs[3].shape if lstm else None
     h_grads = heads[1] if attrs["state_outputs"] else xp.zeros_like(state)
     c_grads = (heads[2] if attrs["state_outputs"] else xp.zeros(cell_shape, dtype=state.dtype)) if lstm else None
@@ -233,6 +266,8 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
             if cell_grad is not None:
                 cell_grad[k] = dc0
         x_grad = below[0] if dirs == 1 else below[0] + below[1]
+        if layer and drop is not None:  # the layer read the one below through the dropout mask
+            x_grad = x_grad * drop[layer - 1]
     outputs[0][...] = x_grad
     outputs[1][...] = param_grad
     outputs[2][...] = state_grad
@@ -261,7 +296,10 @@ def _infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, 
         merge_shape("RNN", name, given, shapes[name]) for name, given in zip(_inputs(attrs), in_shapes, strict=True)
     ]
     out = (data[0], batch, _directions(attrs) * _recurrent_size(attrs))
-    return merged, [out, states, cells][: len(_outputs(attrs))], aux_shapes
+    outs = [out, states, cells][: len(_visible_outputs(attrs))]
+    if _drops(attrs):
+        outs.append((attrs["num_layers"] - 1, *out))
+    return merged, outs, aux_shapes
 
 
 def _infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
@@ -273,7 +311,8 @@ def _infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, lis
 
 
 def _gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    grads = list(F._backward_RNN(*out_grads, *inputs, **attrs))
+    visible = len(_visible_outputs(attrs))
+    grads = list(F._backward_RNN(*out_grads[:visible], *inputs, *outputs[visible:], **attrs))
     return grads + [None] if attrs["use_sequence_length"] else grads
 
 
@@ -283,7 +322,9 @@ register(
         _forward,
         inputs=_inputs,
         outputs=_outputs,
+        num_visible_outputs=lambda attrs: len(_visible_outputs(attrs)),
         params=dict(_PARAMS),
+        needs_random=_drops,
         infer_shape=_infer,
         infer_type=_infer_type,
         gradient=_gradient,
@@ -296,10 +337,18 @@ register(
     OpDef(
         "_backward_RNN",
         _backward,
-        inputs=lambda attrs: tuple(f"{name}_grad" for name in _outputs(attrs)) + _inputs(attrs),
+        inputs=lambda attrs: (
+            tuple(f"{name}_grad" for name in _visible_outputs(attrs))
+            + _inputs(attrs)
+            + (("dropout_mask",) if _drops(attrs) else ())
+        ),
         outputs=lambda attrs: tuple(f"{name}_grad" for name in _differentiable_inputs(attrs)),
         params=dict(_PARAMS),
-        infer_shape=lambda attrs, s, a: (s, list(s[len(_outputs(attrs)) :][: len(_differentiable_inputs(attrs))]), a),
+        infer_shape=lambda attrs, s, a: (
+            s,
+            list(s[len(_visible_outputs(attrs)) :][: len(_differentiable_inputs(attrs))]),
+            a,
+        ),
         infer_type=lambda attrs, t, a: (t, [t[0]] * len(_differentiable_inputs(attrs)), a),
         doc="Gradients of RNN with respect to data, parameters and initial states (through time).",
     )

@@ -43,7 +43,8 @@ class FusedRNNCell(BaseRNNCell):
     """``num_layers`` recurrent layers (``mode`` 'lstm', 'gru', 'rnn_tanh' or 'rnn_relu'), both ways with
     ``bidirectional``, as one ``RNN`` operator.  Only unrolled, never stepped; ``get_next_state`` makes
     ``unroll`` return the last states (shape ``(layers * directions, batch, num_hidden)``).  ``dropout``
-    between layers is passed to the operator, which does not apply it (see :mod:`lazynd.ops.rnn`)."""
+    is the operator's ``p``: in training, dropout on each layer's outputs but the last layer's (see
+    :mod:`lazynd.ops.rnn`), as ``unfuse`` puts a ``DropoutCell`` between the layers."""
 
     def __init__(
         self,
