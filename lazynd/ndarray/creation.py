@@ -75,16 +75,34 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, ou
     >>> mx.nd.full((2,), 7).asnumpy()
     array([7., 7.], dtype=float32)
     """
+    return _fill_new_or_out("nd.full", shape, val, ctx, dtype, out)
+
+
+def _fill_new_or_out(op: str, shape: Any, val: Any, ctx: Context | None, dtype: Any, out: Any) -> Any:
+    """``out`` (whose shape must be ``shape``), or a new array, filled with ``val``; ``op`` names the caller."""
     if out is None:
         out = new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
+    elif _shape(shape) != out.shape:
+        raise ShapeError(f"{op}: shape={_shape(shape)} does not match the shape of out, {out.shape}")
     val = element_of(out._data.dtype, val, "full")  # a value no element can hold is refused here
     # ``out`` a view of part of its storage keeps the storage's error (see NDArray)
     push(out._ctx, _fill, (out._data, val), [out._var] if out._partial else [], [out._var], "_full", out.size)
     return out
 
 
-def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, **kwargs: Any) -> Any:
-    """A new array of zeros.
+def _check_creation_keywords(op: str, kwargs: dict[str, Any]) -> None:
+    """Refuse keywords MXNet's creation operators do not take (``name`` is accepted and unused, as in MXNet)."""
+    unknown = sorted(set(kwargs) - {"name"})
+    if unknown:
+        raise OperatorError(
+            f"{op}: unknown argument(s) {', '.join(map(repr, unknown))} (allowed: shape, ctx, dtype, stype, out, name)"
+        )
+
+
+def zeros(
+    shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, out: Any = None, **kwargs: Any
+) -> Any:
+    """A new array of zeros, or ``out`` filled with zeros.
 
     Examples
     --------
@@ -92,16 +110,24 @@ def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str 
     >>> mx.nd.zeros((2, 2), dtype='int32').asnumpy()
     array([[0, 0],
            [0, 0]], dtype=int32)
+    >>> out = mx.nd.ones((2,))
+    >>> mx.nd.zeros((2,), out=out) is out, out.asnumpy()
+    (True, array([0., 0.], dtype=float32))
     """
     check_dense(stype, "nd.zeros")
+    _check_creation_keywords("nd.zeros", kwargs)
+    if out is not None:
+        return _fill_new_or_out("nd.zeros", shape, 0, ctx, dtype, out)
     ctx = _ctx(ctx)
     if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
         return dispatch.NDArray(get_backend(ctx).zeros(_shape(shape), _dtype(dtype)), Var(), ctx)
     return full(shape, 0, ctx, dtype)
 
 
-def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, **kwargs: Any) -> Any:
-    """A new array of ones.
+def ones(
+    shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, out: Any = None, **kwargs: Any
+) -> Any:
+    """A new array of ones, or ``out`` filled with ones.
 
     Examples
     --------
@@ -110,7 +136,8 @@ def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str |
     array([1., 1., 1.], dtype=float32)
     """
     check_dense(stype, "nd.ones")
-    return full(shape, 1, ctx, dtype)
+    _check_creation_keywords("nd.ones", kwargs)
+    return _fill_new_or_out("nd.ones", shape, 1, ctx, dtype, out)
 
 
 def array(source: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None) -> Any:
