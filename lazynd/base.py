@@ -14,6 +14,9 @@ True
 
 from __future__ import annotations
 
+import os
+import platform
+
 import numpy as np
 
 from .errors import LazyNDError, MXNetError
@@ -33,8 +36,31 @@ def py_str(value: bytes | str) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
+def data_dir_default() -> str:
+    """MXNet's default data folder: ``%APPDATA%\\mxnet`` on Windows, ``~/.mxnet`` elsewhere."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", os.path.expanduser("~")), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir() -> str:
+    """The folder MXNet programs keep downloads in: ``$MXNET_HOME``, else :func:`data_dir_default`.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd.test_utils import environment
+    >>> with environment("MXNET_HOME", "/tmp/mxnet_home"):
+    ...     mx.base.data_dir()
+    '/tmp/mxnet_home'
+    """
+    return os.getenv("MXNET_HOME", data_dir_default())
+
+
 __all__ = [
     "MXNetError",
+    "data_dir",
+    "data_dir_default",
     "NotImplementedForSymbol",
     "integer_types",
     "mx_real_t",
