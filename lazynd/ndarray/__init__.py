@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import importlib
 from typing import Any
 
 from .. import ops as _ops  # noqa: F401 - registers every operator
@@ -201,3 +202,10 @@ _CONTRIB_FUNCTIONS = {
 contrib = _OperatorNamespace("mx.nd", "contrib", _operator_function, _CONTRIB_FUNCTIONS)
 linalg = _OperatorNamespace("mx.nd", "linalg", _operator_function)
 image = _OperatorNamespace("mx.nd", "image", _operator_function)
+
+
+def __getattr__(name: str) -> Any:
+    """``mx.nd.CachedOp`` runs a symbol, so it is lazynd_sym's, imported on first use (as ``mx.sym``)."""
+    if name == "CachedOp":
+        return importlib.import_module("lazynd_sym.cached_op").CachedOp
+    raise AttributeError(f"module 'lazynd.ndarray' has no attribute {name!r}")
