@@ -229,8 +229,10 @@ linalg = _OperatorNamespace("mx.nd", "linalg", _operator_function)
 image = _OperatorNamespace("mx.nd", "image", _operator_function)
 
 
-def __getattr__(name: str) -> Any:
-    """``mx.nd.CachedOp`` runs a symbol, so it is lazynd_sym's, imported on first use (as ``mx.sym``)."""
-    if name == "CachedOp":
-        return importlib.import_module("lazynd_sym.cached_op").CachedOp
-    raise AttributeError(f"module 'lazynd.ndarray' has no attribute {name!r}")
+def CachedOp(sym: Any, flags: Any = ()) -> Any:  # noqa: N802 - MXNet's name
+    """MXNet's ``mx.nd.CachedOp(sym, flags)``: ``sym`` called as an imperative function of its inputs.
+
+    It runs a symbol, so it is lazynd_sym's (:class:`lazynd_sym.cached_op.CachedOp`), imported on
+    first use as ``mx.sym`` is.
+    """
+    return importlib.import_module("lazynd_sym.cached_op").CachedOp(sym, flags)
