@@ -90,6 +90,7 @@ _LAZY = {
     "autograd": "lazynd.autograd",
     "contrib": "lazynd.contrib",
     "base": "lazynd.base",
+    "util": "lazynd.util",
     "executor": "lazynd_sym.executor",
 }
 # MXNet's faces lazynd does not have: naming one says so instead of "no attribute"

@@ -14,6 +14,8 @@ True
 
 from __future__ import annotations
 
+import os
+import platform
 from typing import Any
 
 import numpy as np
@@ -41,8 +43,31 @@ def _as_list(obj: Any) -> list | tuple:
     return obj if isinstance(obj, (list, tuple)) else [obj]
 
 
+def data_dir_default() -> str:
+    """MXNet's default data folder: ``%APPDATA%\\mxnet`` on Windows, ``~/.mxnet`` elsewhere."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", os.path.expanduser("~")), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir() -> str:
+    """The folder MXNet programs keep downloads in: ``$MXNET_HOME``, else :func:`data_dir_default`.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> from lazynd.test_utils import environment
+    >>> with environment("MXNET_HOME", "/tmp/mxnet_home"):
+    ...     mx.base.data_dir()
+    '/tmp/mxnet_home'
+    """
+    return os.getenv("MXNET_HOME", data_dir_default())
+
+
 __all__ = [
     "MXNetError",
+    "data_dir",
+    "data_dir_default",
     "NotImplementedForSymbol",
     "integer_types",
     "mx_real_t",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import importlib
 from typing import Any
 
 import numpy
@@ -101,11 +102,36 @@ __all__ = [
 ]
 
 
-def moveaxis(tensor: NDArray, source: int, destination: int) -> NDArray:
-    """Move an axis to a new position (a transpose)."""
-    axes = list(range(tensor.ndim))
-    axes.insert(destination % tensor.ndim, axes.pop(source % tensor.ndim))
-    return transpose(tensor, axes=tuple(axes))  # type: ignore[name-defined]  # noqa: F821
+def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
+    """Move axes (an int or a sequence of ints, negatives from the end) to new positions (a transpose).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> mx.nd.moveaxis(mx.nd.zeros((3, 4, 5)), 0, -1).shape
+    (4, 5, 3)
+    >>> mx.nd.moveaxis(mx.nd.zeros((3, 4, 5)), [0, 1], [-1, -2]).shape
+    (5, 4, 3)
+    """
+    sources = _moveaxis_axes("source", source, tensor.ndim)
+    destinations = _moveaxis_axes("destination", destination, tensor.ndim)
+    if len(sources) != len(destinations):
+        raise ShapeError(f"moveaxis: source {source} and destination {destination} must have as many axes")
+    rest = [axis for axis in range(tensor.ndim) if axis not in sources]
+    for place, axis in sorted(zip(destinations, sources, strict=True)):
+        rest.insert(place, axis)
+    return transpose(tensor, axes=tuple(rest))  # type: ignore[name-defined]  # noqa: F821
+
+
+def _moveaxis_axes(param: str, value: Any, ndim: int) -> tuple[int, ...]:
+    """``value`` (an int or a sequence of ints) as distinct axes in ``[0, ndim)``; ShapeError naming ``param``."""
+    from ..ops.shape import normalize_axis
+
+    given = value if isinstance(value, (list, tuple)) else (value,)
+    axes = tuple(normalize_axis("moveaxis", int(axis), ndim, param) for axis in given)
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"moveaxis: {param}={value} repeats an axis")
+    return axes
 
 
 def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
@@ -206,3 +232,12 @@ _CONTRIB_FUNCTIONS = {
 contrib = _OperatorNamespace("mx.nd", "contrib", _operator_function, _CONTRIB_FUNCTIONS)
 linalg = _OperatorNamespace("mx.nd", "linalg", _operator_function)
 image = _OperatorNamespace("mx.nd", "image", _operator_function)
+
+
+def CachedOp(sym: Any, flags: Any = ()) -> Any:  # noqa: N802 - MXNet's name
+    """MXNet's ``mx.nd.CachedOp(sym, flags)``: ``sym`` called as an imperative function of its inputs.
+
+    It runs a symbol, so it is lazynd_sym's (:class:`lazynd_sym.cached_op.CachedOp`), imported on
+    first use as ``mx.sym`` is.
+    """
+    return importlib.import_module("lazynd_sym.cached_op").CachedOp(sym, flags)

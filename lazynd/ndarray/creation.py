@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -75,16 +76,34 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, ou
     >>> mx.nd.full((2,), 7).asnumpy()
     array([7., 7.], dtype=float32)
     """
+    return _fill_new_or_out("nd.full", shape, val, ctx, dtype, out)
+
+
+def _fill_new_or_out(op: str, shape: Any, val: Any, ctx: Context | None, dtype: Any, out: Any) -> Any:
+    """``out`` (whose shape must be ``shape``), or a new array, filled with ``val``; ``op`` names the caller."""
     if out is None:
         out = new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
+    elif _shape(shape) != out.shape:
+        raise ShapeError(f"{op}: shape={_shape(shape)} does not match the shape of out, {out.shape}")
     val = element_of(out._data.dtype, val, "full")  # a value no element can hold is refused here
     # ``out`` a view of part of its storage keeps the storage's error (see NDArray)
     push(out._ctx, _fill, (out._data, val), [out._var] if out._partial else [], [out._var], "_full", out.size)
     return out
 
 
-def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, **kwargs: Any) -> Any:
-    """A new array of zeros.
+def _check_creation_keywords(op: str, kwargs: dict[str, Any]) -> None:
+    """Refuse keywords MXNet's creation operators do not take (``name`` is accepted and unused, as in MXNet)."""
+    unknown = sorted(set(kwargs) - {"name"})
+    if unknown:
+        raise OperatorError(
+            f"{op}: unknown argument(s) {', '.join(map(repr, unknown))} (allowed: shape, ctx, dtype, stype, out, name)"
+        )
+
+
+def zeros(
+    shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, out: Any = None, **kwargs: Any
+) -> Any:
+    """A new array of zeros, or ``out`` filled with zeros.
 
     Examples
     --------
@@ -92,16 +111,24 @@ def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str 
     >>> mx.nd.zeros((2, 2), dtype='int32').asnumpy()
     array([[0, 0],
            [0, 0]], dtype=int32)
+    >>> out = mx.nd.ones((2,))
+    >>> mx.nd.zeros((2,), out=out) is out, out.asnumpy()
+    (True, array([0., 0.], dtype=float32))
     """
     check_dense(stype, "nd.zeros")
+    _check_creation_keywords("nd.zeros", kwargs)
+    if out is not None:
+        return _fill_new_or_out("nd.zeros", shape, 0, ctx, dtype, out)
     ctx = _ctx(ctx)
     if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
         return dispatch.NDArray(get_backend(ctx).zeros(_shape(shape), _dtype(dtype)), Var(), ctx)
     return full(shape, 0, ctx, dtype)
 
 
-def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, **kwargs: Any) -> Any:
-    """A new array of ones.
+def ones(
+    shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, out: Any = None, **kwargs: Any
+) -> Any:
+    """A new array of ones, or ``out`` filled with ones.
 
     Examples
     --------
@@ -110,7 +137,8 @@ def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str |
     array([1., 1., 1.], dtype=float32)
     """
     check_dense(stype, "nd.ones")
-    return full(shape, 1, ctx, dtype)
+    _check_creation_keywords("nd.ones", kwargs)
+    return _fill_new_or_out("nd.ones", shape, 1, ctx, dtype, out)
 
 
 def array(source: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None) -> Any:
@@ -249,11 +277,72 @@ def from_numpy(source: np.ndarray, zero_copy: bool = False) -> Any:
     return array(source, dtype=source.dtype)
 
 
+class _DLPackCapsule:
+    """A bare DLPack capsule (what ``to_dlpack_for_read``/``_for_write`` and MXNet hand out) offered
+    through the ``__dlpack__``/``__dlpack_device__`` protocol that NumPy's and CuPy's ``from_dlpack`` take."""
+
+    _NAME = b"dltensor"  # an unconsumed capsule's name; a consumer renames it 'used_dltensor'
+    _is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_IsValid", ctypes.pythonapi)
+    )
+    _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi)
+    )
+
+    def __init__(self, capsule: Any) -> None:
+        if not self._is_valid(capsule, self._NAME):
+            raise OperatorError(
+                "from_dlpack: the DLPack capsule was already imported (a capsule can be consumed only once); "
+                "take a new one with to_dlpack_for_read() or to_dlpack_for_write()"
+            )
+        self._capsule = capsule
+        # DLManagedTensor starts with DLTensor {void *data; DLDevice {int32 device_type, device_id}; ...}
+        address = self._get_pointer(capsule, self._NAME) + ctypes.sizeof(ctypes.c_void_p)
+        device = (ctypes.c_int32 * 2).from_address(address)
+        self._device = (int(device[0]), int(device[1]))
+
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        return self._capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._device
+
+    def host_array(self) -> np.ndarray:
+        """The capsule's host memory as a writable NumPy array (an MXNet array is always writable; NumPy
+        marks what it imports from an unversioned capsule read-only, as such a capsule carries no flags)."""
+        return np.asarray(_WritableHostMemory(np.from_dlpack(self)))
+
+
+class _WritableHostMemory:
+    """The memory of a read-only import, offered writable through NumPy's array interface; the array
+    made from it keeps this object, and so the import, the capsule and the producer's memory, alive."""
+
+    def __init__(self, imported: np.ndarray) -> None:
+        self.imported = imported
+        address = imported.__array_interface__["data"][0]
+        self.__array_interface__ = dict(imported.__array_interface__, data=(address, False))
+
+
 def from_dlpack(source: Any) -> Any:
-    """Zero-copy import of a DLPack-capable array (NumPy, CuPy, PyTorch...)."""
+    """Zero-copy import of a DLPack capsule or of a DLPack-capable array (NumPy, CuPy, PyTorch...).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> x = mx.nd.arange(3)
+    >>> mx.nd.from_dlpack(x.to_dlpack_for_read()).asnumpy()
+    array([0., 1., 2.], dtype=float32)
+    """
+    if type(source).__name__ == "PyCapsule":
+        source = _DLPackCapsule(source)
+    elif not hasattr(source, "__dlpack__"):
+        raise OperatorError(
+            f"from_dlpack: expected a DLPack capsule or an object with __dlpack__, got {type(source).__name__}"
+        )
     device_type, device_id = source.__dlpack_device__() if hasattr(source, "__dlpack_device__") else (1, 0)
     if int(device_type) == 1:
-        return dispatch.NDArray(np.from_dlpack(source), Var(), Context("cpu", 0))
+        data = source.host_array() if isinstance(source, _DLPackCapsule) else np.from_dlpack(source)
+        return dispatch.NDArray(data, Var(), Context("cpu", 0))
     if int(device_type) == 2:
         ctx = Context("gpu", int(device_id))
         backend: Any = get_backend(ctx)  # the CUDA backend

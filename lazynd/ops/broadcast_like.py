@@ -52,6 +52,11 @@ def _broadcast_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
         if lhs is not None and rhs is not None:
             _check_broadcast(lhs, rhs)
         return in_shapes, [merge_shape("broadcast_like", "rhs", rhs, None)], aux_shapes
+    if not lhs_axes:  # MXNet refuses it too; an empty pair would silently return lhs unchanged
+        raise OperatorError(
+            f"broadcast_like: lhs_axes={tuple(lhs_axes)} is empty; give at least one axis, "
+            "or neither lhs_axes nor rhs_axes to broadcast to the whole shape of rhs"
+        )
     if len(lhs_axes) != len(rhs_axes):
         raise OperatorError(f"broadcast_like: lhs_axes={lhs_axes} and rhs_axes={rhs_axes} must have one entry each")
     if lhs is None or rhs is None:

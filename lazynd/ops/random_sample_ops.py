@@ -28,11 +28,26 @@ def _uniform(kctx: Any, out: Any, low: Any, high: Any) -> Any:
     return low + (high - low) * draw(kctx, "uniform", out, 0.0, 1.0)
 
 
+def _gamma(kctx: Any, out: Any, alpha: Any, beta: Any) -> Any:
+    # a row whose alpha or beta is 0 draws the distribution's limit, all zeros, as MXNet's sample_gamma
+    # (its random_gamma refuses a 0, as the scalar sampler here does)
+    xp = kctx.xp
+    degenerate = (alpha == 0) | (beta == 0)
+    draws = draw(kctx, "gamma", out, xp.where(degenerate, 1.0, alpha), xp.where(degenerate, 1.0, beta))
+    return xp.where(degenerate, 0.0, draws)
+
+
 # name -> (the draw, its inputs, the CuPy RandomState methods it calls)
 PER_ROW: dict[str, tuple[Any, tuple[str, ...], tuple[str, ...]]] = {
     "uniform": (_uniform, ("low", "high"), ("uniform",)),
     "normal": (lambda kctx, out, mu, sigma: draw(kctx, "normal", out, mu, sigma), ("mu", "sigma"), ("normal",)),
     **{name: (fn, tuple(defaults), methods) for name, (fn, defaults, methods) in DISTRIBUTIONS.items()},
+    "gamma": (_gamma, ("alpha", "beta"), ("gamma",)),
+}
+# the scalar samplers' limits, but for a gamma row's 0 (see _gamma)
+PER_ROW_LIMITS = {
+    **LIMITS,
+    "gamma": [("alpha", lambda v: v >= 0, ">= 0"), ("beta", lambda v: v >= 0, ">= 0")],
 }
 
 
@@ -47,7 +62,7 @@ def _register_per_row(name: str) -> None:
     def forward(kctx: Any, attrs: dict, arrays: list, outputs: list, aux: list) -> None:
         out = outputs[0]
         trailing = (1,) * len(attrs["shape"])
-        for param, ok, expected in LIMITS.get(name, ()):
+        for param, ok, expected in PER_ROW_LIMITS.get(name, ()):
             values = arrays[inputs.index(param)]
             good = ok(values)
             if not bool(good.all()):

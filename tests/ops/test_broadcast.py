@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import ShapeError
+from lazynd.errors import OperatorError, ShapeError
 from lazynd.testing import assert_almost_equal, check_consistency, check_forward, check_gradient
 
 
@@ -123,3 +123,10 @@ def test_broadcast_like_refuses_shapes_that_do_not_broadcast_at_the_call():
     # MXNet refuses it too; lazynd failed inside the kernel with NumPy's ValueError at the next wait
     with pytest.raises(ShapeError, match=r"broadcast_like: lhs \(2, 3\) cannot be broadcast to rhs \(4, 5\)"):
         mx.nd.broadcast_like(mx.nd.ones((2, 3)), mx.nd.ones((4, 5)))
+
+
+@pytest.mark.parametrize("rhs_axes", [(), (0,)])
+def test_broadcast_like_refuses_empty_lhs_axes(rhs_axes):
+    # MXNet 1.9.1 refuses it ('Empty axes tuple is not allowed'); lazynd returned lhs unchanged
+    with pytest.raises(OperatorError, match=r"broadcast_like: lhs_axes=\(\) is empty"):
+        mx.nd.broadcast_like(mx.nd.ones((1, 2)), mx.nd.ones((3, 2)), lhs_axes=(), rhs_axes=rhs_axes)

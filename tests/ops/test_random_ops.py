@@ -159,7 +159,8 @@ def test_like_samplers_take_shape_and_dtype_from_data_and_refuse_integers():
 @pytest.mark.parametrize(
     ("op", "params", "message"),
     [
-        ("sample_gamma", ([1.0, -2.0], [1.0, 2.0]), "_sample_gamma: alpha must be > 0, got -2.0"),
+        ("sample_gamma", ([1.0, -2.0], [1.0, 2.0]), "_sample_gamma: alpha must be >= 0, got -2.0"),
+        ("sample_gamma", ([1.0, 2.0], [1.0, -0.5]), "_sample_gamma: beta must be >= 0, got -0.5"),
         (
             "sample_negative_binomial",
             ([1, 2], [0.5, 1.5]),
@@ -177,3 +178,16 @@ def test_per_row_samplers_refuse_a_bad_row_naming_the_parameter(op, params, mess
     # the scalar samplers' limits, per row; it was NumPy's 'shape < 0' or 'scale < 0' (p > 1)
     with pytest.raises(LazyNDError, match=message):
         getattr(mx.nd, op)(*(mx.nd.array(p) for p in params), shape=2).asnumpy()
+
+
+def test_a_per_row_gamma_with_alpha_or_beta_zero_draws_zeros():
+    # MXNet 1.9.1's sample_gamma draws the degenerate limit for such a row; lazynd refused the 0
+    # (CPU only: the CUDA emulator's RandomState has no gamma)
+    alpha = mx.nd.array([[0.0, 2.5], [9.0, 4.0]])
+    beta = mx.nd.array([[1.0, 0.5], [0.0, 2.0]])
+    samples = mx.nd.sample_gamma(alpha, beta, shape=2000).asnumpy()
+    assert samples.shape == (2, 2, 2000)
+    np.testing.assert_array_equal(samples[0, 0], 0)
+    np.testing.assert_array_equal(samples[1, 0], 0)
+    assert samples[0, 1].min() > 0 and abs(samples[0, 1].mean() - 2.5 * 0.5) < 0.1
+    assert samples[1, 1].min() > 0 and abs(samples[1, 1].mean() - 4.0 * 2.0) < 0.5

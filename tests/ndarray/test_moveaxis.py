@@ -1,0 +1,33 @@
+"""nd.moveaxis moves one axis or several, as numpy.moveaxis and MXNet 1.x's, and refuses bad axes by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+
+@pytest.mark.parametrize(
+    ("source", "destination"),
+    [(0, 1), (0, -1), (2, 0), ([0, 1], [-1, -2]), ([2, 0], [0, 2]), ((1,), (0,)), ([0, 2], [1, 0])],
+)
+def test_moveaxis_matches_numpy(source, destination) -> None:
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    got = mx.nd.moveaxis(mx.nd.array(x), source, destination).asnumpy()
+    np.testing.assert_array_equal(got, np.moveaxis(x, source, destination))
+
+
+@pytest.mark.parametrize(
+    ("source", "destination", "message"),
+    [
+        # lazynd returned the input unchanged here (3 % 3 == 0); MXNet 1.9.1 raises
+        (0, 3, r"moveaxis: destination=3 is out of range for a 3-D input \(allowed -3..2\)"),
+        (-4, 0, r"moveaxis: source=-4 is out of range"),
+        ([0, 0], [1, 2], r"moveaxis: source=\[0, 0\] repeats an axis"),
+        ([0, 1], [2], r"moveaxis: source \[0, 1\] and destination \[2\] must have as many axes"),
+    ],
+)
+def test_moveaxis_refuses_bad_axes_by_name(source, destination, message) -> None:
+    with pytest.raises(mx.ShapeError, match=message):
+        mx.nd.moveaxis(mx.nd.zeros((2, 2, 3)), source, destination)
