@@ -296,7 +296,8 @@ def _infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, 
         merge_shape("RNN", name, given, shapes[name]) for name, given in zip(_inputs(attrs), in_shapes, strict=True)
     ]
     out = (data[0], batch, _directions(attrs) * _recurrent_size(attrs))
-    outs: list[tuple[Any, ...]] = list([out, states, cells][: len(_visible_outputs(attrs))])
+    outs: list[tuple[Any, ...]] = [out, states, cells]
+    del outs[len(_visible_outputs(attrs)) :]
     if _drops(attrs):
         outs.append((attrs["num_layers"] - 1, *out))
     return merged, outs, aux_shapes
