@@ -396,6 +396,4 @@ class NDArray:
 
 
 _CPU = Context("cpu", 0)
-
-
 _ops_table.NDArray = _arithmetic.NDArray = _functions.NDArray = _numpy_protocol.NDArray = NDArray
