@@ -1,0 +1,27 @@
+"""Shape inference running backwards: an output's known shape fills the unknown (0) dims of inputs."""
+
+from __future__ import annotations
+
+import lazynd_sym as sym
+
+
+def _arg_shapes(net: sym.Symbol, **shapes: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    args, _, _ = net.infer_shape(**shapes)
+    assert args is not None, "inference left shapes unknown"
+    return dict(zip(net.list_arguments(), args, strict=True))
+
+
+def test_convolution_data_takes_batch_and_stride_one_sizes_from_the_output():
+    data = sym.Variable("data", shape=(0, 10, 0, 0))
+    conv = sym.Convolution(data, num_filter=21, kernel=(3, 5), dilate=(2, 1), pad=(0, 1), name="conv")
+    shapes = _arg_shapes(conv + sym.Variable("peer", shape=(5, 21, 30, 32)))
+    # in = out + dilate * (kernel - 1) - 2 * pad
+    assert shapes["data"] == (5, 10, 34, 34)
+    assert shapes["conv_weight"] == (21, 10, 3, 5)
+
+
+def test_convolution_keeps_a_strided_axis_unknown():
+    data = sym.Variable("data", shape=(0, 3, 0, 8))
+    conv = sym.Convolution(data, num_filter=4, kernel=(3, 3), stride=(2, 1), pad=(1, 1), name="conv")
+    args, outs, _ = (conv + sym.Variable("peer", shape=(2, 4, 6, 8))).infer_shape_partial()
+    assert args[0] == (2, 3, 0, 8)  # several input heights give height 6 at stride 2
