@@ -25,3 +25,13 @@ def test_convolution_keeps_a_strided_axis_unknown():
     conv = sym.Convolution(data, num_filter=4, kernel=(3, 3), stride=(2, 1), pad=(1, 1), name="conv")
     args, outs, _ = (conv + sym.Variable("peer", shape=(2, 4, 6, 8))).infer_shape_partial()
     assert args[0] == (2, 3, 0, 8)  # several input heights give height 6 at stride 2
+
+
+def test_slice_channel_input_fills_unknown_dims_from_a_piece():
+    data = sym.Variable("data", shape=(0, 10))
+    pieces = sym.SliceChannel(data, num_outputs=10, axis=1, squeeze_axis=True)
+    assert _arg_shapes(pieces[1] + sym.Variable("peer", shape=(5,)))["data"] == (5, 10)
+
+    data = sym.Variable("data", shape=(0, 15, 0))
+    pieces = sym.SliceChannel(data, num_outputs=3, squeeze_axis=False)
+    assert _arg_shapes(pieces[1] + sym.Variable("peer", shape=(3, 5, 2)))["data"] == (3, 15, 2)
