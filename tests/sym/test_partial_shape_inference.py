@@ -35,3 +35,11 @@ def test_slice_channel_input_fills_unknown_dims_from_a_piece():
     data = sym.Variable("data", shape=(0, 15, 0))
     pieces = sym.SliceChannel(data, num_outputs=3, squeeze_axis=False)
     assert _arg_shapes(pieces[1] + sym.Variable("peer", shape=(3, 5, 2)))["data"] == (3, 15, 2)
+
+
+def test_identity_with_attr_like_rhs_passes_a_shape_back_to_both_inputs():
+    weight = sym.Variable("weight")
+    shifted = sym.broadcast_add(weight, sym.Variable("shift", shape=(1,)))
+    tied = sym._internal._identity_with_attr_like_rhs(shifted, weight)
+    net = sym.FullyConnected(sym.Variable("data"), weight=tied, num_hidden=11, no_bias=True)
+    assert _arg_shapes(net, data=(7, 100))["weight"] == (11, 100)
