@@ -27,6 +27,29 @@ def _as_numpy(a: Any) -> np.ndarray:
     return np.asarray(a)
 
 
+def _comparable(a: Any, b: Any, use_broadcast: bool, names: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` as NumPy arrays of one shape, as MXNet compares them.
+
+    With ``use_broadcast`` (MXNet's default) the shapes need only broadcast together
+    (a scalar ``()`` against ``(1,)``, a row against a matrix); without it they must match.
+
+    Raises
+    ------
+    AssertionError
+        Naming both shapes when they cannot be compared.
+    """
+    a, b = _as_numpy(a), _as_numpy(b)
+    if a.shape == b.shape:
+        return a, b
+    if use_broadcast:
+        try:
+            return tuple(np.broadcast_arrays(a, b))  # type: ignore[return-value]
+        except ValueError:
+            pass
+    how = "do not broadcast together" if use_broadcast else "differ (use_broadcast=False)"
+    raise AssertionError(f"shape of {names[0]} is {a.shape}, shape of {names[1]} is {b.shape}: the shapes {how}")
+
+
 def _tolerances(a: np.ndarray, b: np.ndarray, rtol: float | None, atol: float | None) -> tuple[float, float]:
     kinds = [x.dtype for x in (a, b) if x.dtype.kind == "f"]
     default = max((DEFAULT_TOLERANCES.get(d, (1e-7, 1e-9)) for d in kinds), default=(0.0, 0.0))
@@ -68,9 +91,11 @@ def almost_equal(
     equal_nan: bool = False,
     use_broadcast: bool = True,
 ) -> bool:
-    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere (and the shapes agree).
+    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere.
 
-    ``use_broadcast`` is MXNet's choice of where to compare; lazynd compares on the host either way.
+    With ``use_broadcast`` (the default, as in MXNet) shapes that broadcast together are
+    compared element by element after broadcasting; otherwise, and for shapes that do
+    not broadcast, different shapes are never equal.
 
     Examples
     --------
@@ -78,8 +103,9 @@ def almost_equal(
     >>> almost_equal([1.0], [1.0 + 1e-9]), almost_equal([1.0], [1.1])
     (True, False)
     """
-    a, b = _as_numpy(a), _as_numpy(b)
-    if a.shape != b.shape:
+    try:
+        a, b = _comparable(a, b, use_broadcast, ("a", "b"))
+    except AssertionError:
         return False
     rtol, atol = _tolerances(a, b, rtol, atol)
     return bool(np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol, equal_nan=equal_nan))
@@ -97,8 +123,9 @@ def assert_almost_equal(
 ) -> None:
     """Raise ``AssertionError`` naming the worst element when ``a`` and ``b`` differ beyond tolerance.
 
-    The message also lists the first ``mismatches[0]`` differing indices (MXNet's keyword);
-    ``use_broadcast`` is accepted as in :func:`almost_equal`.
+    The message also lists the first ``mismatches[0]`` differing indices (MXNet's keyword).
+    Shapes that broadcast together are compared after broadcasting unless ``use_broadcast``
+    is False, as in :func:`almost_equal`.
 
     Examples
     --------
@@ -106,9 +133,7 @@ def assert_almost_equal(
     >>> from lazynd.testing import assert_almost_equal
     >>> assert_almost_equal(mx.nd.ones((2,)), [1.0, 1.0])
     """
-    a, b = _as_numpy(a), _as_numpy(b)
-    if a.shape != b.shape:
-        raise AssertionError(f"shape of {names[0]} is {a.shape}, shape of {names[1]} is {b.shape}")
+    a, b = _comparable(a, b, use_broadcast, names)
     rtol, atol = _tolerances(a, b, rtol, atol)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     close = np.isclose(a64, b64, rtol=rtol, atol=atol, equal_nan=equal_nan)

@@ -19,7 +19,8 @@ class _ContextType(type):
         """The default context of the calling thread (see :func:`current_context`).
 
         Assigning ``Context.default_ctx = mx.gpu(0)`` sets the process-wide default that
-        applies outside ``with ctx:`` blocks, as MXNet 0.9 programs do.
+        applies outside ``with ctx:`` blocks, as MXNet 0.9 programs do; it takes effect in the
+        assigning thread even where that thread had a default of its own (:func:`set_thread_default`).
         """
         return current_context()
 
@@ -27,6 +28,7 @@ class _ContextType(type):
     def default_ctx(cls, value: Any) -> None:
         global _DEFAULT
         _DEFAULT = as_context(value, "Context.default_ctx")
+        set_thread_default(None)
 
 
 class Context(metaclass=_ContextType):
@@ -169,9 +171,28 @@ def as_context(value: Any, what: str = "ctx") -> Context:
 
 
 def current_context() -> Context:
-    """The default context of this thread: the innermost ``with ctx:``, else ``cpu(0)``."""
+    """The default context of this thread: the innermost ``with ctx:``, else the thread's own default
+    (:func:`set_thread_default`), else the process-wide ``Context.default_ctx`` (``cpu(0)``)."""
     stack = getattr(Context._local, "stack", None)
-    return stack[-1] if stack else _DEFAULT
+    if stack:
+        return stack[-1]
+    own = getattr(Context._local, "default", None)
+    return own if own is not None else _DEFAULT
+
+
+def set_thread_default(ctx: Context | None) -> None:
+    """Make ``ctx`` the calling thread's default context outside ``with`` blocks (None: the
+    process-wide default again); other threads keep theirs, as MXNet 1.x's thread-local default.
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> set_thread_default(mx.cpu(1)); current_context()
+    cpu(1)
+    >>> set_thread_default(None); current_context()
+    cpu(0)
+    """
+    Context._local.default = ctx
 
 
 def gpu_memory_info(device_id: int = 0) -> tuple[int, int]:

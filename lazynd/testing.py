@@ -23,15 +23,14 @@ from .comparisons import almost_equal as almost_equal
 from .comparisons import assert_almost_equal as assert_almost_equal
 from .comparisons import reldiff as reldiff
 from .comparisons import same as same
-from .context import Context, cpu, gpu, num_gpus
+from .context import Context, cpu, current_context, gpu, num_gpus, set_thread_default
 from .ops import registry
 from .ops.registry import KernelContext, OpDef
 
-_default_ctx: Context | None = None
-
 
 def default_context() -> Context:
-    """The context tests run on unless told otherwise (``cpu(0)`` by default).
+    """The context tests run on unless told otherwise: the calling thread's current context, as
+    MXNet 1.x's (``cpu(0)`` unless :func:`set_default_context` or a ``with ctx:`` block says otherwise).
 
     Examples
     --------
@@ -40,11 +39,12 @@ def default_context() -> Context:
     >>> default_context()
     cpu(0)
     """
-    return _default_ctx if _default_ctx is not None else cpu(0)
+    return current_context()
 
 
 def set_default_context(ctx: Context) -> None:
-    """Make ``ctx`` the context tests run on.
+    """Make ``ctx`` the calling thread's default context, as MXNet 1.x's: tests run there and arrays
+    created without ``ctx=`` go there; other threads keep theirs.
 
     Examples
     --------
@@ -53,10 +53,9 @@ def set_default_context(ctx: Context) -> None:
     >>> set_default_context(mx.cpu(0)); default_context()
     cpu(0)
     """
-    global _default_ctx
     if not isinstance(ctx, Context):
         raise TypeError(f"set_default_context: expected a Context, got {type(ctx).__name__}")
-    _default_ctx = ctx
+    set_thread_default(ctx)
 
 
 # -- random inputs ---------------------------------------------------------------------------------

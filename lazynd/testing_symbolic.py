@@ -220,6 +220,9 @@ def check_consistency(
     tol: Any = None,
     raise_on_err: bool = True,
     ground_truth: dict | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    equal_nan: bool = False,
     **op_form: Any,
 ) -> Any:
     """MXNet's check that a symbol gives the same outputs and gradients on several devices and dtypes.
@@ -230,7 +233,8 @@ def check_consistency(
     auxiliary states are zero (or ``aux_params``).  Every executor runs a test forward, then a
     training forward and a backward with its outputs as head gradients; each result is compared
     with the most precise executor's (or ``ground_truth``) at ``tol`` (a number, or a dict by
-    dtype; MXNet's defaults).  Returns the ground truth: outputs and gradients by name.
+    dtype; MXNet's defaults), or at ``rtol``/``atol`` where given (MXNet 1.9's keywords); with
+    ``equal_nan`` NaNs in the same places agree.  Returns the ground truth: outputs and gradients by name.
 
     With an operator name (``check_consistency('exp', [x])``) this is
     :func:`lazynd.testing.check_consistency`.
@@ -245,7 +249,7 @@ def check_consistency(
     ['data', 'fc_bias', 'fc_output', 'fc_weight']
     """
     if not (isinstance(sym, (list, tuple)) or hasattr(sym, "list_arguments")):  # an operator and its inputs
-        return check_op_consistency(sym, ctx_list, **op_form)  # type: ignore[arg-type]
+        return check_op_consistency(sym, ctx_list, rtol=rtol, atol=atol, **op_form)  # type: ignore[arg-type]
     if op_form:
         raise TypeError(f"check_consistency: unexpected keyword(s) {sorted(op_form)}")
     if ctx_list is None or len(ctx_list) < 2:
@@ -284,7 +288,12 @@ def check_consistency(
                 bound = tol.get(dtype, 1e-3)
                 try:
                     assert_almost_equal(
-                        value, truth[name], rtol=bound, atol=bound, names=(f"{kind} {name} of {ctx_list[i]}", "truth")
+                        value,
+                        truth[name],
+                        rtol=bound if rtol is None else rtol,
+                        atol=bound if atol is None else atol,
+                        names=(f"{kind} {name} of {ctx_list[i]}", "truth"),
+                        equal_nan=equal_nan,
                     )
                 except AssertionError as err:
                     if raise_on_err:

@@ -262,9 +262,11 @@ class _Reader:
                     f"({op_name}) num_args is {attrs['num_args']} but the node has {len(inputs)} inputs", index, name
                 )
         expected = op.input_names(attrs) + list(op.aux)
-        # files from before auxiliary states were inputs (0.8 BatchNorm) lack them: add variables
+        # files from before auxiliary states were inputs (0.8 BatchNorm) lack them: add variables,
+        # marked as composition marks them (their initialisers), as MXNet's upgrade of such files does
+        variable_attrs = op.attrs_of_input_variables(attrs)
         for missing in expected[len(inputs) :]:
-            variable = Node(None, f"{name}_{missing}", user=dict(user))
+            variable = Node(None, f"{name}_{missing}", user={**variable_attrs.get(missing, {}), **user})
             self.add_variable(variable, None)
             inputs.append((variable, 0))
         if len(inputs) != len(expected):

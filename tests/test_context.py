@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
 from lazynd.context import as_context
 from lazynd.errors import ContextError, OperatorError
+from lazynd.test_utils import default_context, set_default_context
 
 
 @pytest.mark.parametrize(
@@ -43,6 +46,35 @@ def test_device_type_tables_are_mxnets() -> None:
     # MXNet 1.9.1: Context.devtype2str[1] == 'cpu', devstr2type['gpu'] == 2
     assert mx.Context.devtype2str[1] == "cpu" and mx.Context.devtype2str[2] == "gpu"
     assert mx.cpu().devstr2type["gpu"] == 2 and mx.Context.devstr2type["cpu_pinned"] == 3
+
+
+def _in_a_thread(work) -> list:
+    seen: list = []
+    thread = threading.Thread(target=lambda: seen.append(work()))
+    thread.start()
+    thread.join()
+    return seen
+
+
+def test_set_default_context_moves_the_calling_threads_arrays_only() -> None:
+    def work():
+        set_default_context(mx.cpu(3))
+        return mx.Context.default_ctx, mx.nd.zeros((2,)).context, default_context()
+
+    # MXNet 1.x: set_default_context sets the thread's default context, which arrays follow
+    assert _in_a_thread(work) == [(mx.cpu(3), mx.cpu(3), mx.cpu(3))]
+    assert mx.current_context() == mx.cpu(0) and mx.nd.zeros((2,)).context == mx.cpu(0)
+
+
+def test_a_with_block_and_the_process_default_come_before_a_threads_own_default() -> None:
+    def work():
+        set_default_context(mx.cpu(3))
+        with mx.cpu(4):
+            inner = mx.current_context()
+        mx.Context.default_ctx = mx.cpu(0)  # assigning the process-wide default takes effect here too
+        return inner, mx.current_context()
+
+    assert _in_a_thread(work) == [(mx.cpu(4), mx.cpu(0))]
 
 
 def test_gpu_memory_info_names_a_gpu_that_is_not_there() -> None:

@@ -45,6 +45,20 @@ def test_check_consistency_with_given_arguments_and_tolerance():
         test_utils.check_consistency(x, specs[:1])
 
 
+def test_check_consistency_takes_mxnet_1x_rtol_atol_and_equal_nan():
+    x = sym.Variable("x")
+    specs = [{"ctx": mx.cpu(0), "x": (3,)}, {"ctx": mx.cpu(0), "x": (3,)}]
+    # log of a negative argument is NaN in both executors: equal only with equal_nan
+    args = {"x": np.array([-1.0, 1.0, 2.0])}
+    test_utils.check_consistency(sym.log(x), specs, arg_params=args, grad_req="null", equal_nan=True)
+    with pytest.raises(AssertionError, match="test forward"):
+        test_utils.check_consistency(sym.log(x), specs, arg_params=args, grad_req="null")
+    # rtol/atol replace the dtype's tolerance
+    test_utils.check_consistency([x * 2, x * 2.001], specs, arg_params={"x": np.ones(3)}, rtol=1e-2, atol=1e-2)
+    with pytest.raises(AssertionError, match="test forward"):
+        test_utils.check_consistency([x * 2, x * 2.001], specs, arg_params={"x": np.ones(3)}, rtol=1e-5, atol=1e-5)
+
+
 def test_check_consistency_with_an_operator_name_is_the_project_helper():
     results = test_utils.check_consistency("exp", [np.ones((2,), np.float32)])
     np.testing.assert_allclose(results[0][0], np.exp(np.ones(2)), rtol=1e-6)

@@ -146,14 +146,29 @@ def _checked_geometry(op: str, attrs: dict, data: Any) -> tuple[Geometry, tuple[
     return g, nc, channels
 
 
+def _data_from_output(g: Geometry, nc: tuple[int, ...], out: tuple[int, ...]) -> tuple[int, ...]:
+    """Unknown (0) dims of a convolution's NC-ordered data shape filled from its output, as MXNet's
+    rule: the batch always (a convolutional RNN cell's begin state is zeros of batch 0), a spatial
+    size where its stride is 1 (``in = out + dilate * (kernel - 1) - 2 * pad``)."""
+    out_nc = g.to_nc_shape(tuple(out))
+    filled = [nc[0] or out_nc[0], nc[1]]
+    for size, out_size, k, stride, dilate, pad in zip(
+        nc[2:], out_nc[2:], g.kernel, g.stride, g.dilate, g.pad, strict=True
+    ):
+        if not size and out_size and stride == 1:
+            size = out_size + dilate * (k - 1) - 2 * pad
+        filled.append(size)
+    return tuple(filled)
+
+
 def _conv_infer(
     attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None
 ) -> tuple[list, list, list]:
-    data, out_known = in_shapes[0], out_shapes[0] if out_shapes else None
-    if data is not None and len(data) > 1 and not data[0] and out_known:
-        # the batch from the output, as MXNet's rule (a convolutional RNN cell's begin state is zeros of batch 0)
-        in_shapes[0] = (out_known[0], *data[1:])
+    out_known = out_shapes[0] if out_shapes else None
     g, nc, channels = _checked_geometry("Convolution", attrs, in_shapes[0])
+    if nc is not None and out_known is not None and 0 in nc:
+        nc = _data_from_output(g, nc, out_known)
+        in_shapes[0] = g.from_nc_shape(nc)
     filters, groups = attrs["num_filter"], attrs["num_group"]
     wshape = g.from_nc_shape((filters, channels // groups if channels else 0, *g.kernel))
     in_shapes[1] = merge_shape("Convolution", "weight", in_shapes[1], wshape)

@@ -25,22 +25,17 @@ def _copy(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> Non
         outputs[0][...] = inputs[0]
 
 
-def _like_rhs_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    lhs, rhs = in_shapes
-    shape = merge_shape("_identity_with_attr_like_rhs", "lhs", lhs, rhs)
-    return [shape, rhs if rhs is not None else shape], [shape], aux_shapes
-
-
 register(
     OpDef(
         "_identity_with_attr_like_rhs",
         _copy,
         inputs=("lhs", "rhs"),
-        infer_shape=_like_rhs_infer,
+        # no shape rule of its own: the same-shape rule ties lhs, rhs and the output both ways, so
+        # a shape known on any of them (the consumer of the output included) reaches the others
         infer_type=lambda attrs, t, a: ([t[0], t[1]], [t[0]], a),
         gradient=lambda F, attrs, inputs, outputs, og: [og[0], None],
         inplace=((0, 0),),
-        doc="``lhs`` unchanged, with ``rhs``'s shape (shape inference flows from rhs to lhs).",
+        doc="``lhs`` unchanged; lhs, rhs and the output share one shape (inference flows either way).",
     )
 )
 

@@ -115,13 +115,17 @@ def _slice_channel_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_sha
     if n < 1:
         raise OperatorError(f"SliceChannel: num_outputs={n} must be at least 1")
     data = in_shapes[0]
-    piece = next((s for s in out_shapes or [] if s is not None), None)
-    if data is None and piece is not None:
+    piece = None  # every piece has one shape: what any of them knows
+    for k, known in enumerate(out_shapes or []):
+        piece = merge_shape("SliceChannel", f"output{k}", known, piece)
+    if piece is not None and (data is None or 0 in data):
+        # a known piece gives the input's unknown (0) dims, as MXNet's rule runs backwards
         axis = attrs["axis"] if attrs["axis"] >= 0 else attrs["axis"] + len(piece) + int(squeeze)
         piece = tuple(piece)
-        data = (
+        whole = (
             (piece[:axis] + (n,) + piece[axis:]) if squeeze else piece[:axis] + (piece[axis] * n,) + piece[axis + 1 :]
         )
+        data = merge_shape("SliceChannel", "data", data, whole)
     if data is None:
         return in_shapes, [None] * n, aux_shapes
     axis = normalize_axis("SliceChannel", attrs["axis"], len(data))

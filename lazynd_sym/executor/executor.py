@@ -360,7 +360,8 @@ class Executor(PassRunner):
         )
 
     def debug_str(self) -> str:
-        """The compiled graph: each entry with its storage id, and planned vs naive bytes."""
+        """The compiled graph: each entry with its storage id, planned vs naive bytes, and MXNet's
+        closing ``Total <n> MB allocated`` (the planned storage in whole MB) that scripts parse."""
         graph = self._graph
         storage = graph.attrs["storage_id"]
         inplace = graph.attrs["inplace"]
@@ -386,6 +387,7 @@ class Executor(PassRunner):
             f"Total planned {graph.attrs['planned_bytes'] / 2**20:.3f} MB (naive {graph.attrs['naive_bytes'] / 2**20:.3f} MB)"
         )
         lines.append(f"planned_bytes={graph.attrs['planned_bytes']} naive_bytes={graph.attrs['naive_bytes']}")
+        lines.append(f"Total {graph.attrs['planned_bytes'] >> 20} MB allocated")  # MXNet's line, whole MB
         return "\n".join(lines) + "\n"
 
     @property

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -190,3 +192,21 @@ def test_simple_bind_gives_a_bool_argument_no_gradient():
     executor.backward(mx.nd.ones((2,), dtype="int64"))
     weighted = (sym.Cast(mask, dtype="float32") * sym.Variable("w")).simple_bind(mx.cpu(), mask=(2,), w=(2,))
     assert sorted(weighted.grad_dict) == ["w"]
+
+
+def _allocated_mb(executor) -> int:
+    match = re.search(r"Total (\d+) MB allocated", executor.debug_str())
+    assert match, "debug_str lacks MXNet's 'Total <n> MB allocated' line"
+    return int(match.group(1))
+
+
+def test_debug_str_ends_with_mxnets_allocated_total_that_stop_gradient_shrinks():
+    x = sym.Variable("x")
+    net = x
+    for _ in range(4):
+        net = net * net
+    shape = {"x": (4, 256, 256)}  # 1 MB per float32 entry
+    trained = _allocated_mb(net.simple_bind(mx.cpu(), **shape))
+    inference = _allocated_mb(net.simple_bind(mx.cpu(), grad_req="null", **shape))
+    stopped = _allocated_mb(sym.stop_gradient(net).simple_bind(mx.cpu(), **shape))
+    assert trained > stopped == inference  # no gradient flows: no backward storage is planned

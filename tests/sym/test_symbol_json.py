@@ -108,6 +108,18 @@ def test_load_mxnet_08_file_upgrades_batchnorm_and_attrs(data_dir):
     assert sym.load_json(s.tojson()).tojson() == s.tojson()
 
 
+def test_load_mxnet_08_batchnorm_statistics_carry_their_initialisers(data_dir):
+    # 0.8 BatchNorm nodes list no moving statistics; the variables added for them are marked
+    # as a composed BatchNorm marks its own (MXNet 1.9.1 gives the same attributes)
+    _needs("FullyConnected", "Activation", "BatchNorm", "SoftmaxOutput")
+    attrs = sym.load(os.path.join(data_dir, "mxnet", "save_000800.json")).attr_dict()
+    assert attrs["batchnorm0_moving_mean"]["__init__"] == '["zero", {}]'
+    assert attrs["batchnorm0_moving_var"]["__init__"] == '["one", {}]'
+    assert attrs["batchnorm0_moving_var"]["__ctx_group__"] == "stage2"
+    composed = sym.BatchNorm(sym.Variable("x"), name="bn").attr_dict()
+    assert composed["bn_moving_mean"]["__init__"] == attrs["batchnorm0_moving_mean"]["__init__"]
+
+
 def test_load_mxnet_19_mlp_checkpoint_symbol(data_dir):
     _needs("FullyConnected", "Activation", "Flatten", "SoftmaxOutput")
     s = sym.load(os.path.join(data_dir, "mxnet", "mnist_mlp-symbol.json"))

@@ -1,0 +1,45 @@
+"""Shape inference running backwards: an output's known shape fills the unknown (0) dims of inputs."""
+
+from __future__ import annotations
+
+import lazynd_sym as sym
+
+
+def _arg_shapes(net: sym.Symbol, **shapes: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    args, _, _ = net.infer_shape(**shapes)
+    assert args is not None, "inference left shapes unknown"
+    return dict(zip(net.list_arguments(), args, strict=True))
+
+
+def test_convolution_data_takes_batch_and_stride_one_sizes_from_the_output():
+    data = sym.Variable("data", shape=(0, 10, 0, 0))
+    conv = sym.Convolution(data, num_filter=21, kernel=(3, 5), dilate=(2, 1), pad=(0, 1), name="conv")
+    shapes = _arg_shapes(conv + sym.Variable("peer", shape=(5, 21, 30, 32)))
+    # in = out + dilate * (kernel - 1) - 2 * pad
+    assert shapes["data"] == (5, 10, 34, 34)
+    assert shapes["conv_weight"] == (21, 10, 3, 5)
+
+
+def test_convolution_keeps_a_strided_axis_unknown():
+    data = sym.Variable("data", shape=(0, 3, 0, 8))
+    conv = sym.Convolution(data, num_filter=4, kernel=(3, 3), stride=(2, 1), pad=(1, 1), name="conv")
+    args, outs, _ = (conv + sym.Variable("peer", shape=(2, 4, 6, 8))).infer_shape_partial()
+    assert args[0] == (2, 3, 0, 8)  # several input heights give height 6 at stride 2
+
+
+def test_slice_channel_input_fills_unknown_dims_from_a_piece():
+    data = sym.Variable("data", shape=(0, 10))
+    pieces = sym.SliceChannel(data, num_outputs=10, axis=1, squeeze_axis=True)
+    assert _arg_shapes(pieces[1] + sym.Variable("peer", shape=(5,)))["data"] == (5, 10)
+
+    data = sym.Variable("data", shape=(0, 15, 0))
+    pieces = sym.SliceChannel(data, num_outputs=3, squeeze_axis=False)
+    assert _arg_shapes(pieces[1] + sym.Variable("peer", shape=(3, 5, 2)))["data"] == (3, 15, 2)
+
+
+def test_identity_with_attr_like_rhs_passes_a_shape_back_to_both_inputs():
+    weight = sym.Variable("weight")
+    shifted = sym.broadcast_add(weight, sym.Variable("shift", shape=(1,)))
+    tied = sym._internal._identity_with_attr_like_rhs(shifted, weight)
+    net = sym.FullyConnected(sym.Variable("data"), weight=tied, num_hidden=11, no_bias=True)
+    assert _arg_shapes(net, data=(7, 100))["weight"] == (11, 100)
