@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import missing_faces as _missing_faces
 from . import ndarray, random
 from . import ndarray as nd
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
@@ -26,8 +27,11 @@ from .errors import (
     MXNetError,
     OperatorError,
     ShapeError,
+    UnsupportedError,
 )
 from .ndarray import NDArray
+
+_missing_faces.install()  # import lazynd.gluon says what to use instead
 
 __version__ = "0.1.0"
 
@@ -49,6 +53,7 @@ __all__ = [
     "EngineError",
     "OperatorError",
     "ShapeError",
+    "UnsupportedError",
     "FormatError",
     "DataError",
     "MissingFileError",
@@ -93,14 +98,6 @@ _LAZY = {
     "util": "lazynd.util",
     "executor": "lazynd_sym.executor",
 }
-# MXNet's faces lazynd does not have: naming one says so instead of "no attribute"
-_UNSUPPORTED = {
-    "gluon": "Gluon (mx.gluon) is not part of lazynd; use mx.mod.Module, mx.sym or mx.nd with mx.autograd",
-    "np": "MXNet's NumPy interface (mx.np) is not part of lazynd; use mx.nd",
-    "npx": "MXNet's NumPy extensions (mx.npx) are not part of lazynd; use mx.nd",
-    "numpy": "MXNet's NumPy interface (mx.numpy) is not part of lazynd; use mx.nd",
-    "numpy_extension": "MXNet's NumPy extensions (mx.numpy_extension) are not part of lazynd; use mx.nd",
-}
 # name -> (module, attribute): classes MXNet exposes at the top level
 _LAZY_ATTRS = {"AttrScope": ("lazynd_sym.attribute", "AttrScope"), "rtc": ("lazynd.cuda_rtc", "Rtc")}
 
@@ -112,8 +109,8 @@ def __getattr__(name: str) -> Any:
     elif name in _LAZY_ATTRS:
         module_name, attribute = _LAZY_ATTRS[name]
         value = getattr(importlib.import_module(module_name), attribute)
-    elif name in _UNSUPPORTED:
-        raise LazyNDError(f"mx.{name}: {_UNSUPPORTED[name]}")
+    elif name in _missing_faces.FACES:
+        raise _missing_faces.refusal(name)
     else:
         raise AttributeError(f"module 'lazynd' has no attribute {name!r}")
     globals()[name] = value

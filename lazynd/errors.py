@@ -77,6 +77,14 @@ class DataError(LazyNDError, RuntimeError):
     """A dataset cannot be found, downloaded or verified."""
 
 
+class UnsupportedError(LazyNDError, AttributeError):
+    """A face of MXNet that lazynd does not have (``mx.gluon``, ``mx.np``, ``mx.nd.sparse.csr_matrix``).
+
+    Naming one raises this, which says what to use instead; it is also an ``AttributeError``,
+    so ``hasattr(mx, 'gluon')`` answers False and feature checks keep working.
+    """
+
+
 class SettingConflictError(LazyNDError, UserWarning):
     """A setting cannot be changed because another one governs it (``set_learning_rate`` on an optimizer
     with an ``lr_scheduler``).  MXNet raises ``UserWarning`` there, so ``except UserWarning`` catches it too."""

@@ -39,6 +39,21 @@ def test_a_face_lazynd_lacks_is_named(face: str) -> None:
         getattr(mx, face)
 
 
+@pytest.mark.parametrize(
+    ("namespace", "name"),
+    [("", "gluon"), ("", "np"), ("nd.sparse", "csr_matrix"), ("nd.contrib", "no_such_operator"), ("io", "LibSVMIter")],
+)
+def test_feature_checks_on_a_missing_face_answer_false(namespace: str, name: str) -> None:
+    # programs probe with hasattr (hasattr(mx, 'gluon')): the refusal is also an AttributeError
+    owner = mx
+    for part in filter(None, namespace.split(".")):
+        owner = getattr(owner, part)
+    assert not hasattr(owner, name)
+    with pytest.raises(mx.UnsupportedError) as caught:
+        getattr(owner, name)
+    assert isinstance(caught.value, mx.LazyNDError) and name in str(caught.value)
+
+
 def test_importing_gluon_names_it() -> None:
     with pytest.raises(mx.LazyNDError, match="Gluon"):
         from lazynd import gluon  # noqa: F401

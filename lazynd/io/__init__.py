@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import LazyNDError
+from ..errors import UnsupportedError
 from .base import DataBatch, DataDesc, DataIter
 from .csv_iter import CSVIter
 from .mnist_iter import MNISTIter
@@ -49,5 +49,5 @@ def __getattr__(name: str) -> Any:
 
         return getattr(image, name)
     if name in _UNSUPPORTED:
-        raise LazyNDError(f"mx.io.{name}: not supported: {_UNSUPPORTED[name]}")
+        raise UnsupportedError(f"mx.io.{name}: not supported: {_UNSUPPORTED[name]}")
     raise AttributeError(f"module 'lazynd.io' has no attribute {name!r}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import LazyNDError
+from ..errors import UnsupportedError
 from ..ops import registry
 
 # namespace -> the prefixes its operators are registered under, most usual first
@@ -55,7 +55,7 @@ class OperatorNamespace:
         for prefix in self._prefixes:
             if registry.exists(prefix + name):
                 return self._resolve(prefix + name)
-        raise LazyNDError(
+        raise UnsupportedError(
             f"{self._where}.{name}: not supported by lazynd (no operator {self._prefixes[0]}{name} is registered)"
         )
 

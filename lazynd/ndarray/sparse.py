@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import LazyNDError
+from ..errors import LazyNDError, UnsupportedError
 
 DENSE = "default"
 
@@ -25,6 +25,6 @@ def check_dense(stype: Any, what: str) -> None:
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    raise LazyNDError(
+    raise UnsupportedError(
         f"mx.nd.sparse.{name}: sparse storage (csr, row_sparse) is not supported by lazynd; use dense NDArrays"
     )

@@ -1,0 +1,53 @@
+"""MXNet's faces that lazynd does not have: naming one says what to use instead.
+
+``mx.gluon`` (an attribute), ``from mxnet import gluon`` and ``import mxnet.gluon`` all raise
+:class:`~lazynd.errors.UnsupportedError` with the same message.  It is a ``LazyNDError`` and an
+``AttributeError``, so ``hasattr(mx, 'gluon')`` answers False.  Python turns an
+``AttributeError`` met by ``from lazynd import gluon`` into a bare "cannot import name", so
+the import of the submodule, which it then attempts, is answered by :class:`_Refuser` with
+the message instead.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+from typing import Any
+
+from .errors import UnsupportedError
+
+FACES = {
+    "gluon": "Gluon (mx.gluon) is not part of lazynd; use mx.mod.Module, mx.sym or mx.nd with mx.autograd",
+    "np": "MXNet's NumPy interface (mx.np) is not part of lazynd; use mx.nd",
+    "npx": "MXNet's NumPy extensions (mx.npx) are not part of lazynd; use mx.nd",
+    "numpy": "MXNet's NumPy interface (mx.numpy) is not part of lazynd; use mx.nd",
+    "numpy_extension": "MXNet's NumPy extensions (mx.numpy_extension) are not part of lazynd; use mx.nd",
+}
+
+
+def refusal(name: str) -> UnsupportedError:
+    """The error for the missing face ``name`` (a key of :data:`FACES`)."""
+    return UnsupportedError(f"mx.{name}: {FACES[name]}")
+
+
+class _Refuser(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds ``lazynd.<face>`` for each missing face, and refuses to load it."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        package, _, name = fullname.rpartition(".")
+        if package != "lazynd" or name not in FACES:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        raise refusal(spec.name.rpartition(".")[2])
+
+    def exec_module(self, module: Any) -> None:  # never reached: create_module refuses
+        raise refusal(module.__name__.rpartition(".")[2])
+
+
+def install() -> None:
+    """Put the refusing finder on ``sys.meta_path`` (once)."""
+    if not any(isinstance(finder, _Refuser) for finder in sys.meta_path):
+        sys.meta_path.append(_Refuser())
