@@ -54,6 +54,14 @@ MXNET_OP_NAMES = {
 def to_json(symbol: Any) -> str:
     """The symbol as MXNet 1.x JSON text, laid out as MXNet writes it."""
     graph = IndexedGraph(symbol._outputs)
+    from .control_flow import is_control_flow
+
+    looping = [n.name for n in graph.nodes if is_control_flow(n)]
+    if looping:  # MXNet writes these nodes with their bodies as "subgraphs"; lazynd does not (yet)
+        raise LazyNDError(
+            f"tojson: the symbol holds control-flow nodes {looping} (foreach/while_loop/cond), which lazynd "
+            "cannot write as JSON; save the Python code that builds it instead"
+        )
     nodes = []
     # MXNet numbers each write of a variable an operator mutates (an auxiliary state): an input
     # entry carries the variable's version when its operator was composed.
