@@ -35,10 +35,11 @@ def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) 
     given = {k: _given_shape(graph.entry_name(k), v) for k, v in known.items()}
     by_node = {id(graph.nodes[i]): given[graph.entry(i)] for i in graph.variables() if graph.entry(i) in given}
     expanded, at = _expanded(graph, outputs, shape_reader(by_node), None)
-    shapes = _read_back(graph, at, infer_shape_pass(expanded, {at[k]: v for k, v in given.items()}))
+    inferred = infer_shape_pass(expanded, {at[k]: v for k, v in given.items()})
+    shapes = _read_back(graph, at, inferred)
     if partial:
         return _split(graph, [() if s is None else s for s in shapes])
-    if all(shape_known(s) for s in shapes):
+    if all(shape_known(s) for s in inferred):
         return _split(graph, shapes)
     return None, None, None
 
@@ -61,10 +62,11 @@ def infer_type(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) -
     # a loop's length does not change types: one step stands for an unknown length
     expanded, at = _expanded(graph, outputs, lambda entry: None, 1)
     given = {at[k]: check_dtype_hint(v, f"{what}: {graph.entry_name(k)!r}") for k, v in known.items()}
-    types = _read_back(graph, at, infer_type_pass(expanded, given))
+    inferred = infer_type_pass(expanded, given)
+    types = _read_back(graph, at, inferred)
     if partial:
         return _split(graph, [None if t is None else np.dtype(t).type for t in types])
-    if any(t is None for t in types):
+    if any(t is None for t in inferred):
         return None, None, None
     return _split(graph, [np.dtype(t).type for t in types])
 
