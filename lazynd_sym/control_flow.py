@@ -232,8 +232,9 @@ def while_loop(
     --------
     >>> import lazynd as mx
     >>> i, s = mx.sym.var("i"), mx.sym.var("s")
-    >>> outs, final = mx.sym.contrib.while_loop(
-    ...     lambda i, s: i <= 3, lambda i, s: ([i + s], [i + 1, s + i]), [i, s], max_iterations=5)
+    >>> with mx.sym.NameManager():  # automatic names counted from zero
+    ...     outs, final = mx.sym.contrib.while_loop(
+    ...         lambda i, s: i <= 3, lambda i, s: ([i + s], [i + 1, s + i]), [i, s], max_iterations=5)
     >>> mx.sym.Group(outs + final).list_outputs()
     ['_while_loop0_output0', '_while_loop0_output1', '_while_loop0_output2']
     """
