@@ -101,10 +101,10 @@ def _check_states(node: Node, given: list[Entry], returned: list[Entry], shape_o
             )
 
 
-def _length(node: Node, data: list[Entry], shape_of: ShapeOf, default_length: int | None) -> int:
+def _length(node: Node, data: list[Entry], shapes: list, default_length: int | None) -> int:
+    """The number of steps of a ``_foreach``: the common length of its data along axis 0."""
     lengths = []
-    for entry in data:
-        shape = shape_of(entry)
+    for entry, shape in zip(data, shapes, strict=True):
         if shape is not None and len(shape) == 0:
             raise ShapeError(f"{node.name} (foreach): 'data' {entry[0].name!r} has no axis 0 to loop over")
         lengths.append(shape[0] if shape else 0)
@@ -127,10 +127,19 @@ def _expand_foreach(node: Node, inputs: list[Entry], shape_of: ShapeOf, default_
     attrs = node.attrs
     n_data, n_states, n_out = attrs["num_data"], attrs["num_states"], attrs["num_out_data"]
     data, states, free = inputs[:n_data], inputs[n_data : n_data + n_states], inputs[n_data + n_states :]
-    length = _length(node, data, shape_of, default_length)
+    shapes = [shape_of(d) for d in data]
+    length = _length(node, data, shapes, default_length)
+    # as MXNet's, a step of 1-D data keeps its axis: shape (1,), as indexing an NDArray gives
     steps = [
-        _op("split", [d], f"{node.name}_data{i}_steps", num_outputs=length, axis=0, squeeze_axis=True)
-        for i, d in enumerate(data)
+        _op(
+            "split",
+            [d],
+            f"{node.name}_data{i}_steps",
+            num_outputs=length,
+            axis=0,
+            squeeze_axis=shape is None or len(shape) > 1,
+        )
+        for i, (d, shape) in enumerate(zip(data, shapes, strict=True))
     ]
     rows: list[list[Entry]] = [[] for _ in range(n_out)]
     for t in range(length):

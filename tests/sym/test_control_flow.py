@@ -120,6 +120,56 @@ def test_nested_foreach_and_cond_inside_foreach_match_the_imperative_loops() -> 
     _assert_same(_symbolic_and_imperative(with_cond, args, list(args)))
 
 
+def _unchanged_state(d: Any, s: list, w: Any) -> tuple:
+    return d * w, s  # the state passes through untouched
+
+
+def _no_states(d: Any, s: list, w: Any) -> tuple:
+    return d + w, []
+
+
+def _no_outputs(d: Any, s: list, w: Any) -> tuple:
+    return [], [d * s[0] * w]
+
+
+def _one_dimensional(d: Any, s: list, w: Any) -> tuple:
+    return [d * s[0]], [s[0] * 2 + w]  # a step of 1-D data has shape (1,), as in MXNet
+
+
+@pytest.mark.parametrize(
+    "step, data, states",
+    [
+        (_unchanged_state, (3, 2), [(2,)]),
+        (_no_states, (3, 2), []),
+        (_no_outputs, (3, 2), [(2,)]),
+        (_one_dimensional, (3,), [(1,)]),
+    ],
+)
+def test_foreach_edge_bodies_match_the_imperative_loop(step: Callable, data: tuple, states: list) -> None:
+    def loop(F: Any, x: Any, w: Any, *init: Any) -> list:
+        outs, final = F.contrib.foreach(lambda d, s: step(d, s, w), x, list(init))
+        return [o * 2 for o in (outs if isinstance(outs, list) else [outs])] + list(final)
+
+    args = {"x": _random(data, 1), "w": _random(states[0] if states else data[1:], 2)}
+    args.update({f"s{i}": _random(shape, 3 + i) for i, shape in enumerate(states)})
+    _assert_same(_symbolic_and_imperative(loop, args, list(args)))
+
+
+def test_nested_foreach_reading_the_outer_states_matches_the_imperative_loop() -> None:
+    def loop(F: Any, x: Any, h: Any) -> list:
+        def inner(d: Any, s: list) -> tuple:
+            return d * 2 + s[0], [d * 2 + s[0]]
+
+        def outer(d: Any, s: list) -> tuple:
+            out = F.broadcast_add(F.contrib.foreach(inner, d, s)[0], s[0])
+            return out, [F.squeeze(F.slice(out, begin=(0, 0), end=(1, 2)))]
+
+        out, states = F.contrib.foreach(outer, x, [h])
+        return [F.broadcast_add(out, states[0])]
+
+    _assert_same(_symbolic_and_imperative(loop, {"x": _random((2, 2, 2), 1), "h": _random((2,), 2)}, ["x", "h"]))
+
+
 @pytest.mark.parametrize("max_iterations", [3, 7])
 def test_while_loop_stops_where_its_condition_fails_and_pads_with_zeros(max_iterations: int) -> None:
     def loop(F: Any, i: Any, s: Any, w: Any) -> list:
