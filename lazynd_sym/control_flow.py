@@ -154,7 +154,8 @@ def _placeholders(symbols: list[Symbol], where: str, what: str) -> list[Node]:
     for i, symbol in enumerate(symbols):
         if len(symbol._outputs) != 1:
             raise OperatorError(f"{where}: {what}[{i}] is a group of {len(symbol._outputs)} outputs, expected one")
-        nodes.append(Node(None, symbol.list_outputs()[0]))
+        node, k = symbol._outputs[0]
+        nodes.append(Node(None, f"{node.name}-{k}"))  # MXNet's name for the placeholder of an entry
     return nodes
 
 
