@@ -145,7 +145,7 @@ def _expand_foreach(node: Node, inputs: list[Entry], shape_of: ShapeOf, default_
     for t in range(length):
         outs = attrs["subgraph"].clone([s[t] for s in steps] + states + free)
         if t == 0:
-            _check_states(node, states, outs[n_out:], shape_of, "state")
+            _check_states(node, states, outs[n_out:], shape_of, "'init_states' item")
         for i in range(n_out):
             rows[i].append(outs[i])
         states = outs[n_out:]
@@ -173,7 +173,7 @@ def _expand_while_loop(node: Node, inputs: list[Entry], shape_of: ShapeOf, defau
         holds = _op("_not_equal_scalar", [condition], f"{node.name}_step{t}_holds", scalar=0)[0]
         alive = holds if alive is None else _op("elemwise_mul", [alive, holds], f"{node.name}_step{t}_alive")[0]
         if t == 0:
-            _check_states(node, variables, outs[n_out:], shape_of, "loop variable")
+            _check_states(node, variables, outs[n_out:], shape_of, "'loop_vars' item")
         for i in range(n_out):
             zeros = _op("zeros_like", [outs[i]], f"{node.name}_step{t}_pad{i}")[0]
             rows[i].append(_select(alive, outs[i], zeros, f"{node.name}_step{t}_output{i}"))

@@ -277,12 +277,15 @@ def test_bad_bodies_are_refused_naming_the_argument() -> None:
         S.contrib.cond(x < 1, lambda: [x, h], lambda: x)
 
 
-def test_a_state_that_changes_shape_is_refused_at_bind() -> None:
+def test_a_state_that_changes_shape_is_refused_at_bind_naming_it() -> None:
     out, states = S.contrib.foreach(lambda d, s: (d, [S.concat(s[0], d, dim=0)]), S.var("x"), [S.var("h")])
-    with pytest.raises(
-        ShapeError, match=r"_foreach\d+: state 0 has shape \(2,\) but the body returns it with shape \(4,\)"
-    ):
+    with pytest.raises(ShapeError, match=r"_foreach\d+: 'init_states' item 0 has shape \(2,\) but the body returns"):
         S.Group([out] + states).simple_bind(mx.cpu(), x=(3, 2), h=(2,))
+    outs, final = S.contrib.while_loop(
+        lambda a, b: a < 3, lambda a, b: ([a], [a + 1, S.concat(b, b, dim=0)]), [S.var("a"), S.var("b")], 4
+    )
+    with pytest.raises(ShapeError, match=r"_while_loop\d+: 'loop_vars' item 1 has shape \(2,\) but the body"):
+        S.Group(outs + final).simple_bind(mx.cpu(), a=(1,), b=(2,))
 
 
 def test_an_unknown_sequence_length_is_refused_naming_the_node() -> None:
