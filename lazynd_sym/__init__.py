@@ -10,7 +10,6 @@ import importlib
 from typing import Any
 
 from lazynd.ndarray.contrib_updates import contrib_update_functions as _contrib_update_functions
-from lazynd.ndarray.control_flow import SYMBOL_REFUSALS as _SYMBOL_REFUSALS
 from lazynd.ndarray.namespaces import PREFIXES as _PREFIXES
 from lazynd.ndarray.namespaces import OperatorNamespace as _OperatorNamespace
 from lazynd.ops import registry as _registry
@@ -18,6 +17,7 @@ from lazynd.ops import registry as _registry
 from . import _internal as _internal  # mx.sym._internal, MXNet's module of underscore operators
 from . import passes, random
 from .attribute import AttrScope
+from .control_flow import FUNCTIONS as _CONTROL_FLOW
 from .creation import Group, Variable, make_function, var
 from .executor import Executor
 from .functions import (
@@ -83,10 +83,10 @@ def _underscore_operator(name: str) -> Any:
     return make_function(_registry.get(name), name.lstrip("_"))
 
 
-# foreach, while_loop, cond: refused by name; rand_zipfian: a Python function, as in MXNet; the
+# foreach, while_loop, cond: control-flow nodes (lazynd_sym.control_flow); rand_zipfian: a Python function, as in MXNet; the
 # list-taking optimizer updates as in mx.nd.contrib
 _CONTRIB_FUNCTIONS = {
-    **_SYMBOL_REFUSALS,
+    **_CONTROL_FLOW,
     "rand_zipfian": _rand_zipfian,
     **_contrib_update_functions(_underscore_operator, _scale_input),
 }

@@ -20,6 +20,7 @@ from lazynd.errors import LazyNDError, ShapeError
 
 from .attribute import check_dtype_hint
 from .graph import Entry, IndexedGraph
+from .passes.expand_control_flow import expand_control_flow, has_control_flow, shape_reader
 from .passes.infer_shape import infer_shape as infer_shape_pass
 from .passes.infer_shape import shape_known
 from .passes.infer_type import infer_type as infer_type_pass
@@ -31,10 +32,14 @@ def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) 
     """``Symbol.infer_shape`` (``partial``: ``infer_shape_partial``) of the graph of ``outputs``."""
     graph = IndexedGraph(outputs)
     known = _known_by_name(graph, args, kwargs, "infer_shape")
-    shapes = infer_shape_pass(graph, {k: _given_shape(graph.entry_name(k), v) for k, v in known.items()})
+    given = {k: _given_shape(graph.entry_name(k), v) for k, v in known.items()}
+    by_node = {id(graph.nodes[i]): given[graph.entry(i)] for i in graph.variables() if graph.entry(i) in given}
+    expanded, at = _expanded(graph, outputs, shape_reader(by_node), None)
+    inferred = infer_shape_pass(expanded, {at[k]: v for k, v in given.items()})
+    shapes = _read_back(graph, at, inferred)
     if partial:
         return _split(graph, [() if s is None else s for s in shapes])
-    if all(shape_known(s) for s in shapes):
+    if all(shape_known(s) for s in inferred):
         return _split(graph, shapes)
     return None, None, None
 
@@ -54,14 +59,35 @@ def infer_type(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) -
     what = "infer_type_partial" if partial else "infer_type"
     graph = IndexedGraph(outputs)
     known = _known_by_name(graph, args, kwargs, what)
-    types = infer_type_pass(
-        graph, {k: check_dtype_hint(v, f"{what}: {graph.entry_name(k)!r}") for k, v in known.items()}
-    )
+    # a loop's length does not change types: one step stands for an unknown length
+    expanded, at = _expanded(graph, outputs, lambda entry: None, 1)
+    given = {at[k]: check_dtype_hint(v, f"{what}: {graph.entry_name(k)!r}") for k, v in known.items()}
+    inferred = infer_type_pass(expanded, given)
+    types = _read_back(graph, at, inferred)
     if partial:
         return _split(graph, [None if t is None else np.dtype(t).type for t in types])
-    if any(t is None for t in types):
+    if any(t is None for t in inferred):
         return None, None, None
     return _split(graph, [np.dtype(t).type for t in types])
+
+
+def _expanded(graph: IndexedGraph, outputs: list[Entry], shape_of: Any, default_length: int | None) -> tuple:
+    """The graph of ``outputs`` with its control flow written out, and a map from the entries of
+    ``graph``'s variables and heads to its own (``graph`` itself when it has no control flow)."""
+    if not has_control_flow(outputs):
+        return graph, {e: e for e in range(graph.num_entries)}
+    expanded = IndexedGraph(expand_control_flow(outputs, shape_of, default_length))
+    at = {graph.entry(i): expanded.entry(expanded.index[id(graph.nodes[i])]) for i in graph.variables()}
+    at.update(zip(graph.heads, expanded.heads, strict=True))
+    return expanded, at
+
+
+def _read_back(graph: IndexedGraph, at: dict[int, int], values: list) -> list:
+    """``values`` of the expanded graph as values of ``graph``'s entries (its variables and heads)."""
+    result: list[Any] = [None] * graph.num_entries
+    for mine, theirs in at.items():
+        result[mine] = values[theirs]
+    return result
 
 
 def _known_by_name(graph: IndexedGraph, args: tuple, kwargs: dict, what: str) -> dict[int, Any]:

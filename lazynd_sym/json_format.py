@@ -16,6 +16,7 @@ from lazynd.formats.fileio import open_for_read, write_atomic
 from lazynd.ops import registry
 
 from .attribute import PLAIN_KEYS, dtype_from_attr, is_attribute_key, parse_shape_hint
+from .control_flow_json import CONTROL_FLOW_OPS, read_control_flow
 from .graph import Entry, IndexedGraph, Node
 
 MXNET_VERSION = 10901
@@ -53,7 +54,17 @@ MXNET_OP_NAMES = {
 
 def to_json(symbol: Any) -> str:
     """The symbol as MXNet 1.x JSON text, laid out as MXNet writes it."""
-    graph = IndexedGraph(symbol._outputs)
+    document = graph_document(symbol._outputs)
+    document["attrs"] = {"mxnet_version": ["int", MXNET_VERSION]}
+    return _layout(document, 0)
+
+
+def graph_document(heads: list[Entry]) -> dict[str, Any]:
+    """The JSON object of the graph of ``heads`` (without the version): a symbol's, or a loop body's
+    among a control-flow node's ``subgraphs``."""
+    from .control_flow_json import write_control_flow
+
+    graph = IndexedGraph(heads)
     nodes = []
     # MXNet numbers each write of a variable an operator mutates (an auxiliary state): an input
     # entry carries the variable's version when its operator was composed.
@@ -61,7 +72,8 @@ def to_json(symbol: Any) -> str:
     for node in graph.nodes:
         op_name = "null" if node.op is None else MXNET_OP_NAMES.get(node.op.name, node.op.name)
         entry: dict[str, Any] = {"op": op_name, "name": node.name}
-        attrs = {**node.params, **node.user}
+        written = write_control_flow(node)
+        attrs = {**node.params, **node.user, **(written[0] if written else {})}
         if attrs:
             entry["attrs"] = dict(sorted(attrs.items()))
         first_aux = node.num_data_inputs()
@@ -74,15 +86,15 @@ def to_json(symbol: Any) -> str:
                 versions[id(child)] = versions.get(id(child), 0) + 1
             inputs.append([graph.index[id(child)], k, versions.get(id(child), 0)])
         entry["inputs"] = inputs
+        if written:
+            entry["subgraphs"] = written[1]
         nodes.append(entry)
-    document = {
+    return {
         "nodes": nodes,
         "arg_nodes": graph.variables(),
         "node_row_ptr": graph.row_ptr,
-        "heads": [[graph.index[id(n)], k, 0] for n, k in symbol._outputs],
-        "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
+        "heads": [[graph.index[id(n)], k, 0] for n, k in heads],
     }
-    return _layout(document, 0)
 
 
 # MXNet's JSON writer escapes only these characters and writes the rest as they are.
@@ -242,6 +254,11 @@ class _Reader:
             node = Node(None, name, params, None, user)
             self.add_variable(node, index)
             return node
+        if op_name in CONTROL_FLOW_OPS:
+            try:
+                return read_control_flow(op_name, name, params, raw.get("subgraphs"), inputs, self.subgraph)
+            except LazyNDError as err:
+                raise self.error(f"({op_name}) {err}", index, name) from None
         if not registry.exists(op_name):
             raise self.error(f"uses operator {op_name!r}, which is not registered", index, name)
         op = registry.get(op_name)
@@ -275,13 +292,20 @@ class _Reader:
             raise self.error(f"({op_name}) has more than {MAX_NODE_OUTPUTS} outputs", index, name)
         return Node(op, name, params, attrs, user, inputs)
 
-    def document(self, text: str | bytes) -> Any:
-        from .symbol import Symbol
+    def subgraph(self, document: Any) -> Any:
+        """The symbol of a loop body, read (with its own variable names) from a node's ``subgraphs``."""
+        return _Reader(self.source).build(document)
 
+    def document(self, text: str | bytes) -> Any:
         try:
             document = json.loads(text)
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
             raise self.error(f"not valid JSON ({type(err).__name__}: {err})") from None
+        return self.build(document)
+
+    def build(self, document: Any) -> Any:
+        from .symbol import Symbol
+
         if not isinstance(document, dict) or not isinstance(document.get("nodes"), list):
             raise self.error("not a symbol document: expected an object with a 'nodes' list")
         raw_nodes, heads = document["nodes"], document.get("heads")

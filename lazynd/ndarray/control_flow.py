@@ -10,8 +10,7 @@ The results follow MXNet 1.9.1: a step output given as an NDArray comes back as 
 (nested) list of them as a list of the same nesting, each element the step outputs stacked along
 a new axis 0; loop states come back as the body last returned them.  ``while_loop`` pads its
 stacked outputs to ``max_iterations`` rows, which MXNet leaves undefined and lazynd fills with
-zeros.  The symbol forms (``mx.sym.contrib.foreach``...) are graph operators with subgraphs in
-MXNet, which lazynd's symbols do not have: ``lazynd_sym`` refuses them by name.
+zeros.  The symbol forms (``mx.sym.contrib.foreach``...) are in :mod:`lazynd_sym.control_flow`.
 """
 
 from __future__ import annotations
@@ -19,26 +18,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import LazyNDError, OperatorError
+from ..errors import OperatorError
 
 # the format of a flattened value: None for one NDArray, else a list of the formats of its items
 Format = Any
 
 
-def _flatten(value: Any, where: str, what: str) -> tuple[list[Any], Format]:
-    """The NDArrays of ``value`` (an NDArray or a nested list/tuple of them) in order, and its nesting."""
-    from .ndarray import NDArray
+def _flatten(value: Any, where: str, what: str, leaf: type | None = None) -> tuple[list[Any], Format]:
+    """The leaves of ``value`` (a ``leaf``, NDArray by default, or a nested list/tuple of them) in order,
+    and its nesting (the symbol forms in :mod:`lazynd_sym.control_flow` pass ``leaf=Symbol``)."""
+    if leaf is None:
+        from .ndarray import NDArray
 
-    if isinstance(value, NDArray):
+        leaf = NDArray
+    if isinstance(value, leaf):
         return [value], None
     if not isinstance(value, (list, tuple)):
+        kind = leaf.__name__
         raise OperatorError(
-            f"{where}: {what} must be an NDArray or a (nested) list of NDArrays, got {type(value).__name__}"
+            f"{where}: {what} must be a {kind} or a (nested) list of {kind}s, got {type(value).__name__}"
         )
     flat: list[Any] = []
     formats = []
     for item in value:
-        items, form = _flatten(item, where, what)
+        items, form = _flatten(item, where, what, leaf)
         flat.extend(items)
         formats.append(form)
     return flat, formats
@@ -235,20 +238,3 @@ def cond(pred: Any, then_func: Callable[[], Any], else_func: Callable[[], Any]) 
 
 # mx.nd.contrib's Python functions (no operator is registered for them)
 FUNCTIONS: dict[str, Callable[..., Any]] = {"foreach": foreach, "while_loop": while_loop, "cond": cond}
-
-
-def _symbol_refusal(name: str) -> Callable[..., Any]:
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise LazyNDError(
-            f"mx.sym.contrib.{name}: lazynd's symbols have no subgraph operators (MXNet builds {name} as a graph "
-            f"operator holding subgraphs); run the loop imperatively with mx.nd.contrib.{name}, which works "
-            "under mx.autograd.record()"
-        )
-
-    refuse.__name__ = refuse.__qualname__ = name
-    refuse.__doc__ = f"Refused: ``mx.sym.contrib.{name}`` needs subgraph operators; use ``mx.nd.contrib.{name}``."
-    return refuse
-
-
-# mx.sym.contrib's names for them: each refuses, naming the NDArray form
-SYMBOL_REFUSALS: dict[str, Callable[..., Any]] = {name: _symbol_refusal(name) for name in FUNCTIONS}

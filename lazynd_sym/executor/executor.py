@@ -106,6 +106,10 @@ class Executor(PassRunner):
         var_nodes = [graph0.nodes[i] for i in graph0.variables()]
         arg_nodes = [n for n in var_nodes if id(n) not in graph0.aux_ids]
         aux_nodes = [n for n in var_nodes if id(n) in graph0.aux_ids]
+        # control flow (foreach, while_loop, cond) unrolled, now that the bound arrays give every shape
+        bound_shapes = zip(arg_nodes + aux_nodes, list(self.arg_arrays) + list(self.aux_arrays), strict=False)
+        known = {id(n): tuple(a.shape) for n, a in bound_shapes}
+        outputs = passes.expand_control_flow(outputs, passes.shape_reader(known))
         wrt = [n for n, r in zip(arg_nodes, self.grad_req, strict=False) if r != "null"]
         grad = passes.gradient(outputs, wrt) if wrt else None
         # bind-time rewrites (device placement, elementwise fusion) work on copies of the graph

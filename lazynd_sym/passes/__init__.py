@@ -1,6 +1,6 @@
 """Graph passes, registered by name; the executor applies them at bind.
 
-Built-in passes: ``infer_shape``, ``infer_type``, ``gradient``, ``plan_memory``.
+Built-in passes: ``expand_control_flow``, ``infer_shape``, ``infer_type``, ``gradient``, ``plan_memory``.
 A user pass is ``fn(graph) -> graph | None`` registered with ``at_bind=True``: every
 executor then runs it on its indexed graph after memory planning.
 """
@@ -12,6 +12,7 @@ from typing import Any
 
 from lazynd.errors import LazyNDError
 
+from .expand_control_flow import expand_control_flow, shape_reader
 from .gradient import gradient
 from .infer_shape import infer_shape
 from .infer_type import infer_type
@@ -61,6 +62,7 @@ def bind_passes() -> list[Callable[..., Any]]:
 
 
 for _name, _fn in (
+    ("expand_control_flow", expand_control_flow),
     ("infer_shape", infer_shape),
     ("infer_type", infer_type),
     ("gradient", gradient),
@@ -74,6 +76,8 @@ __all__ = [
     "get",
     "list_passes",
     "bind_passes",
+    "expand_control_flow",
+    "shape_reader",
     "infer_shape",
     "infer_type",
     "gradient",

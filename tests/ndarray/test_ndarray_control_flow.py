@@ -156,11 +156,10 @@ def test_while_loop_refuses_step_outputs_that_change_shape() -> None:
 
 
 @pytest.mark.parametrize("name", ["foreach", "while_loop", "cond"])
-def test_the_symbol_forms_are_refused_pointing_to_the_ndarray_form(name: str) -> None:
-    with pytest.raises(
-        mx.LazyNDError, match=f"mx.sym.contrib.{name}: lazynd's symbols have no subgraph.*mx.nd.contrib.{name}"
-    ):
-        getattr(mx.sym.contrib, name)(None, None, None)
+def test_the_symbol_forms_are_lazynd_syms_control_flow(name: str) -> None:
+    from lazynd_sym import control_flow  # tests/sym/test_control_flow.py runs them
+
+    assert getattr(mx.sym.contrib, name) is control_flow.FUNCTIONS[name]
 
 
 def test_the_functions_are_listed_in_the_contrib_namespaces() -> None:

@@ -1,0 +1,197 @@
+"""The ``expand_control_flow`` pass: ``_foreach``/``_while_loop``/``_cond`` nodes written out as ordinary operators.
+
+lazynd binds with every shape known, so a loop can be unrolled into the graph, and shape and
+type inference, the gradient pass, memory planning and the executor then work unchanged:
+
+- ``_foreach``: ``split`` cuts each data input into its ``T`` steps (``T`` from the data's shape),
+  ``T`` copies of the body are chained through the states, ``stack`` joins the step outputs;
+- ``_while_loop``: ``max_iterations`` guarded steps; a step is *alive* while every condition so
+  far held (``alive = alive * (cond != 0)``); ``where`` keeps the loop variables of a dead step
+  and writes zeros into its output rows;
+- ``_cond``: ``where`` on the predicate selects each output of the two branches, so the
+  gradient goes to the branch taken only.
+
+The outer symbols a body closes over (weights) are shared by every copy.  The pass builds new
+nodes for whatever reads a control-flow node and leaves the user's graph unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lazynd.errors import ShapeError
+
+from ..graph import Entry, IndexedGraph, Node, topo_order
+from .infer_shape import infer_shape, shape_known
+
+# the shape of an entry of the graph being expanded, None while unknown
+ShapeOf = Callable[[Entry], "tuple[int, ...] | None"]
+
+
+def has_control_flow(heads: list[Entry]) -> bool:
+    from ..control_flow import is_control_flow
+
+    return any(is_control_flow(node) for node in topo_order(heads))
+
+
+def shape_reader(known: dict[int, tuple[int, ...]]) -> ShapeOf:
+    """A ``shape_of`` for :func:`expand_control_flow`: partial shape inference of an entry from the
+    shapes ``known`` of variables (by ``id`` of their node); None for an entry that still reads a
+    control-flow node."""
+
+    def shape_of(entry: Entry) -> tuple[int, ...] | None:
+        if has_control_flow([entry]):
+            return None
+        graph = IndexedGraph([entry])
+        given = {graph.entry(i): known[id(graph.nodes[i])] for i in graph.variables() if id(graph.nodes[i]) in known}
+        return infer_shape(graph, given)[graph.heads[0]]
+
+    return shape_of
+
+
+def expand_control_flow(heads: list[Entry], shape_of: ShapeOf, default_length: int | None = None) -> list[Entry]:
+    """``heads`` of a graph without control-flow nodes, computing what ``heads`` compute.
+
+    ``shape_of`` answers the shapes a ``_foreach`` needs (its data's length); where it cannot,
+    ``default_length`` stands in (for type inference, where the length does not matter), or,
+    when None, a :class:`ShapeError` names the node.
+    """
+    from ..control_flow import is_control_flow
+
+    order = topo_order(heads)
+    if not any(is_control_flow(node) for node in order):
+        return list(heads)
+    new: dict[int, list[Entry]] = {}
+    for node in order:
+        inputs = [new[id(child)][k] for child, k in node.inputs]
+        if is_control_flow(node):
+            expander = _EXPANDERS[node.attrs["kind"]]
+            outputs = expander(node, inputs, shape_of, default_length)
+            # the copies of a body may hold control-flow nodes of their own (nested loops)
+            new[id(node)] = expand_control_flow(outputs, shape_of, default_length)
+        elif all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs, strict=True)):
+            new[id(node)] = [(node, k) for k in range(node.num_outputs())]
+        else:
+            copy = Node(node.op, node.name, node.params, node.attrs, node.user, inputs)
+            new[id(node)] = [(copy, k) for k in range(node.num_outputs())]
+    return [new[id(node)][k] for node, k in heads]
+
+
+def _op(op_name: str, inputs: list[Entry], name: str, **params: Any) -> list[Entry]:
+    from ..creation import invoke
+    from ..symbol import Symbol
+
+    return invoke(op_name, [Symbol([e]) for e in inputs], {"name": name, **params})._outputs
+
+
+def _as_output(entry: Entry, name: str) -> Entry:
+    """``entry``, or a copy of it when it is a variable (an output must be computed by a node)."""
+    return _op("identity", [entry], name)[0] if entry[0].op is None else entry
+
+
+def _check_states(node: Node, given: list[Entry], returned: list[Entry], shape_of: ShapeOf, what: str) -> None:
+    """Refuse a body whose returned states differ in shape from those it was given."""
+    for i, (before, after) in enumerate(zip(given, returned, strict=True)):
+        old, fresh = shape_of(before), shape_of(after)
+        if shape_known(old) and shape_known(fresh) and tuple(old) != tuple(fresh):  # type: ignore[arg-type]
+            raise ShapeError(
+                f"{node.name}: {what} {i} has shape {old} but the body returns it with shape {fresh}; "
+                "a loop state must keep its shape"
+            )
+
+
+def _length(node: Node, data: list[Entry], shapes: list, default_length: int | None) -> int:
+    """The number of steps of a ``_foreach``: the common length of its data along axis 0."""
+    lengths = []
+    for entry, shape in zip(data, shapes, strict=True):
+        if shape is not None and len(shape) == 0:
+            raise ShapeError(f"{node.name} (foreach): 'data' {entry[0].name!r} has no axis 0 to loop over")
+        lengths.append(shape[0] if shape else 0)
+    known = {n for n in lengths if n > 0}
+    if len(known) > 1:
+        raise ShapeError(
+            f"{node.name} (foreach): the arrays of 'data' have lengths {lengths} along axis 0, expected one"
+        )
+    if known:
+        return known.pop()
+    if default_length is not None:
+        return default_length
+    raise ShapeError(
+        f"{node.name} (foreach): the length of 'data' along axis 0 is not known; give the shape of "
+        f"{[e[0].name for e in data]}"
+    )
+
+
+def _expand_foreach(node: Node, inputs: list[Entry], shape_of: ShapeOf, default_length: int | None) -> list[Entry]:
+    attrs = node.attrs
+    n_data, n_states, n_out = attrs["num_data"], attrs["num_states"], attrs["num_out_data"]
+    data, states, free = inputs[:n_data], inputs[n_data : n_data + n_states], inputs[n_data + n_states :]
+    shapes = [shape_of(d) for d in data]
+    length = _length(node, data, shapes, default_length)
+    # as MXNet's, a step of 1-D data keeps its axis: shape (1,), as indexing an NDArray gives
+    steps = [
+        _op(
+            "split",
+            [d],
+            f"{node.name}_data{i}_steps",
+            num_outputs=length,
+            axis=0,
+            squeeze_axis=shape is None or len(shape) > 1,
+        )
+        for i, (d, shape) in enumerate(zip(data, shapes, strict=True))
+    ]
+    rows: list[list[Entry]] = [[] for _ in range(n_out)]
+    for t in range(length):
+        outs = attrs["subgraph"].clone([s[t] for s in steps] + states + free)
+        if t == 0:
+            _check_states(node, states, outs[n_out:], shape_of, "'init_states' item")
+        for i in range(n_out):
+            rows[i].append(outs[i])
+        states = outs[n_out:]
+    stacked = [_op("stack", row, f"{node.name}_output{i}_stacked", axis=0)[0] for i, row in enumerate(rows)]
+    return stacked + [_as_output(s, f"{node.name}_state{i}") for i, s in enumerate(states)]
+
+
+def _select(alive: Entry, new: Entry, old: Entry, name: str) -> Entry:
+    """``new`` where ``alive`` (one element) is nonzero, else ``old``."""
+    mask = _op("broadcast_like", [alive, new], f"{name}_mask")[0]
+    return _op("where", [mask, new, old], name)[0]
+
+
+def _expand_while_loop(node: Node, inputs: list[Entry], shape_of: ShapeOf, default_length: int | None) -> list[Entry]:
+    attrs = node.attrs
+    positions, n_out = attrs["var_positions"], attrs["num_out_data"]
+    variables = [inputs[p] for p in positions]
+    rows: list[list[Entry]] = [[] for _ in range(n_out)]
+    alive: Entry | None = None
+    for t in range(attrs["max_iterations"]):
+        step_inputs = list(inputs)
+        for p, v in zip(positions, variables, strict=True):
+            step_inputs[p] = v
+        condition, *outs = attrs["subgraph"].clone(step_inputs)
+        holds = _op("_not_equal_scalar", [condition], f"{node.name}_step{t}_holds", scalar=0)[0]
+        alive = holds if alive is None else _op("elemwise_mul", [alive, holds], f"{node.name}_step{t}_alive")[0]
+        if t == 0:
+            _check_states(node, variables, outs[n_out:], shape_of, "'loop_vars' item")
+        for i in range(n_out):
+            zeros = _op("zeros_like", [outs[i]], f"{node.name}_step{t}_pad{i}")[0]
+            rows[i].append(_select(alive, outs[i], zeros, f"{node.name}_step{t}_output{i}"))
+        variables = [
+            _select(alive, new, old, f"{node.name}_step{t}_var{i}")
+            for i, (new, old) in enumerate(zip(outs[n_out:], variables, strict=True))
+        ]
+    stacked = [_op("stack", row, f"{node.name}_output{i}_stacked", axis=0)[0] for i, row in enumerate(rows)]
+    return stacked + [_as_output(v, f"{node.name}_var{i}") for i, v in enumerate(variables)]
+
+
+def _expand_cond(node: Node, inputs: list[Entry], shape_of: ShapeOf, default_length: int | None) -> list[Entry]:
+    count = node.attrs["num_outputs"]
+    pred, then_outs, else_outs = inputs[0], inputs[1 : 1 + count], inputs[1 + count :]
+    return [
+        _select(pred, then_out, else_out, f"{node.name}_output{i}")
+        for i, (then_out, else_out) in enumerate(zip(then_outs, else_outs, strict=True))
+    ]
+
+
+_EXPANDERS = {"foreach": _expand_foreach, "while_loop": _expand_while_loop, "cond": _expand_cond}
