@@ -28,6 +28,7 @@ from ..passes.infer_shape import shape_known
 from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import pass_vars
 from .bind_graph import prepare_bind_graph
+from .report import plan_report
 from .run import PassRunner, _finish_kernel, bulk_enabled
 
 
@@ -107,9 +108,10 @@ class Executor(PassRunner):
         arg_nodes = [n for n in var_nodes if id(n) not in graph0.aux_ids]
         aux_nodes = [n for n in var_nodes if id(n) in graph0.aux_ids]
         # control flow (foreach, while_loop, cond) unrolled, now that the bound arrays give every shape
-        bound_shapes = zip(arg_nodes + aux_nodes, list(self.arg_arrays) + list(self.aux_arrays), strict=False)
-        known = {id(n): tuple(a.shape) for n, a in bound_shapes}
-        outputs = passes.expand_control_flow(outputs, passes.shape_reader(known))
+        bound = list(zip(arg_nodes, self.arg_arrays, strict=False)) + list(
+            zip(aux_nodes, self.aux_arrays, strict=False)
+        )
+        outputs = passes.expand_control_flow(outputs, passes.shape_reader({id(n): a.shape for n, a in bound}))
         wrt = [n for n, r in zip(arg_nodes, self.grad_req, strict=False) if r != "null"]
         grad = passes.gradient(outputs, wrt) if wrt else None
         # bind-time rewrites (device placement, elementwise fusion) work on copies of the graph
@@ -127,9 +129,6 @@ class Executor(PassRunner):
         self._backward_order = [i for i in ops if id(graph.nodes[i]) not in forward_nodes]
 
         known_shape, known_type = {}, {}
-        bound = list(zip(arg_nodes, self.arg_arrays, strict=False)) + list(
-            zip(aux_nodes, self.aux_arrays, strict=False)
-        )
         for node, arr in bound:
             eid = graph.entry(graph.index[id(node)])
             known_shape[eid], known_type[eid] = tuple(arr.shape), np.dtype(arr.dtype).name
@@ -366,33 +365,8 @@ class Executor(PassRunner):
     def debug_str(self) -> str:
         """The compiled graph: each entry with its storage id, planned vs naive bytes, and MXNet's
         closing ``Total <n> MB allocated`` (the planned storage in whole MB) that scripts parse."""
-        graph = self._graph
-        storage = graph.attrs["storage_id"]
-        inplace = graph.attrs["inplace"]
-        lines = []
-        for title, order in (("forward", self._forward_order), ("backward", self._backward_order)):
-            lines.append(f"== {title} ==")
-            for i in order:
-                node = graph.nodes[i]
-                ins = ", ".join(graph.entry_name(e) for e in graph.input_entries(i))
-                for k in range(node.num_outputs()):
-                    eid = graph.entry(i, k)
-                    sid = storage[eid]
-                    where = "external" if sid < 0 else f"storage {sid}"
-                    if eid in self._skipped:
-                        where = "not computed (unread)"
-                    note = f" (in place of {graph.entry_name(inplace[eid])})" if eid in inplace else ""
-                    if "members" in node.attrs:  # a fused elementwise chain
-                        note += f" [fused: {' -> '.join(node.attrs['members'])}]"
-                    lines.append(
-                        f"{node.opdef.name} {node.output_name(k)} {graph.attrs['shape'][eid]} <- [{ins}]: {where}{note}"
-                    )
-        lines.append(
-            f"Total planned {graph.attrs['planned_bytes'] / 2**20:.3f} MB (naive {graph.attrs['naive_bytes'] / 2**20:.3f} MB)"
-        )
-        lines.append(f"planned_bytes={graph.attrs['planned_bytes']} naive_bytes={graph.attrs['naive_bytes']}")
-        lines.append(f"Total {graph.attrs['planned_bytes'] >> 20} MB allocated")  # MXNet's line, whole MB
-        return "\n".join(lines) + "\n"
+        passes_run = (("forward", self._forward_order), ("backward", self._backward_order))
+        return plan_report(self._graph, passes_run, self._skipped)
 
     @property
     def planned_bytes(self) -> int:
