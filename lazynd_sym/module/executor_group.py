@@ -37,7 +37,7 @@ from lazynd.errors import ContextError, DataError, LazyNDError, ShapeError
 from lazynd.io import DataBatch, DataDesc
 
 from ..executor.placed import PlacedExecutor
-from ..executor_group import DataParallelExecutorGroup, batch_axis_of, split_input_slice
+from ..executor_group import DataParallelExecutorGroup, batch_axis_of, split_input_slice, take_part
 
 __all__ = ["ModuleExecutorGroup", "check_devices", "group2ctx_per_device", "join_device_parts"]
 
@@ -64,6 +64,12 @@ def _split_axis(whole: tuple[int, ...], parts: list[tuple[int, ...]]) -> int | N
             if w != p:
                 return axis
     return None
+
+
+def _output_batch_axis(symbol: Any, name: str) -> int:
+    """The batch axis of output ``name``: the ``'N'`` of its ``__layout__`` attribute (0 without one), as MXNet."""
+    layout = symbol[name].attr("__layout__")
+    return DataDesc.get_batch_axis(layout) if layout and "N" in layout else 0
 
 
 def _grad_req_of(grad_req: Any, name: str) -> str:
@@ -239,6 +245,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
             for name, arrays in zip(self.state_names, self.state_arrays, strict=True)
         ]
         self.output_shapes = list(zip(symbol.list_outputs(), [tuple(s) for s in out_shapes], strict=True))
+        self.output_axes = [_output_batch_axis(symbol, name) for name in symbol.list_outputs()]
 
     def _bind_one(
         self, k: int, ctx: Context, part: slice, dtypes: dict[str, Any], shared: ModuleExecutorGroup | None
@@ -303,7 +310,8 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
             return
         grads: list[Any] = [out_grads] if isinstance(out_grads, nd.NDArray) else list(out_grads)
         for exe, part in zip(self.execs, self.slices, strict=True):
-            exe.backward(out_grads=[g[part].as_in_context(exe.outputs[0].context) for g in grads])
+            parts = [take_part(g, axis, part) for g, axis in zip(grads, self.output_axes, strict=False)]
+            exe.backward(out_grads=[g.as_in_context(exe.outputs[0].context) for g in parts])
 
     # -- states ----------------------------------------------------------------------------------
     def set_states(self, states: Sequence[Any] | None = None, value: float | None = None) -> None:
@@ -361,7 +369,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         per_device = [[exe.outputs[i] for exe in self.execs] for i in range(len(self.output_shapes))]
         if not merge_multi_context:
             return per_device
-        return join_device_parts(per_device, [0] * len(per_device))
+        return join_device_parts(per_device, self.output_axes)
 
     def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
         """The gradients of the data inputs (bound with ``inputs_need_grad``), as :meth:`get_outputs`."""
