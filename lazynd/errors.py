@@ -73,6 +73,10 @@ class DeviceMemoryError(LazyNDError, MemoryError):
         self.nbytes = nbytes
 
 
+class ParameterError(LazyNDError, ValueError):
+    """A dict of parameters names one the model does not have (MXNet raises ``ValueError`` there)."""
+
+
 class DataError(LazyNDError, RuntimeError):
     """A dataset cannot be found, downloaded or verified."""
 

@@ -369,7 +369,8 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
     """The recorded operations per name: count and total/avg/min/max time in ms.
 
     ``format``: ``'table'`` (text) or ``'json'`` (MXNet's ``{"Time": {"operator": {name:
-    {"Count", "Total", "Min", "Max", "Avg"}}}, "Unit": {"Time": "ms"}}``); rows sorted by
+    {"Count", "Total", "Min", "Max", "Avg"}}}, "Memory": {}, "Unit": {"Time": "ms", "Memory": "kB"}}``,
+    ``"Memory"`` empty: memory use is not recorded); rows sorted by
     ``sort_by`` (``'total'``, ``'avg'``, ``'min'``, ``'max'`` or ``'count'``), descending unless
     ``ascending``.  Timed annotations (tasks, frames, events) get a table per category after the
     operators'; counters (count, last, min and max value) and markers (count) one each at the end,

@@ -13,13 +13,16 @@ profiler hands this module its recording function, :data:`_sink`, when it starts
 back when it stops.  A region started while the profiler was stopped is not recorded when it
 stops.  Each thread times its own regions (one object may time regions of several threads at
 once, and nest), and a counter's changes are atomic: a lock orders each change and its record.
+The Python code of custom operators is timed the same way, in MXNet's ``"Custom Operator"``
+category (:func:`custom_operator`).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from numbers import Integral
 from typing import Any, NamedTuple
 
@@ -56,6 +59,37 @@ def set_sink(sink: Callable[[str, Annotation, int, int], None] | None) -> None:
     """Called by the profiler: record through ``sink`` from now on (``None``: record nothing)."""
     global _sink
     _sink = sink
+
+
+# MXNet's category of a custom operator's Python code and of the operations that code runs
+CUSTOM_OPERATOR = Annotation("Custom Operator", "X")
+_custom = threading.local()
+
+
+@contextmanager
+def custom_operator(name: str, op_type: str) -> Iterator[None]:
+    """Time a custom operator's Python ``forward``/``backward`` on this thread as MXNet names it
+    (``name``: ``<op_type>`` or ``_backward_<op_type>``): ``<name>::pure_python`` in the
+    ``"Custom Operator"`` category, where the operations it runs on this thread go too, as
+    ``<op_type>::<operation>`` (see :func:`custom_operator_running`)."""
+    if _sink is None:
+        yield
+        return
+    outer = getattr(_custom, "op_type", None)
+    _custom.op_type = op_type
+    begin = time.perf_counter_ns()
+    try:
+        yield
+    finally:
+        _custom.op_type = outer
+        sink = _sink
+        if sink is not None:
+            sink(f"{name}::pure_python", CUSTOM_OPERATOR, begin, time.perf_counter_ns())
+
+
+def custom_operator_running() -> str | None:
+    """The op_type of the custom operator whose Python code runs on this thread, if any."""
+    return getattr(_custom, "op_type", None)
 
 
 def _checked_name(kind: str, name: Any) -> str:

@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .profiler_annotations import Annotation
+from .profiler_annotations import CUSTOM_OPERATOR, Annotation, custom_operator_running
 
 # (name, device, thread ident, start_ns, end_ns, device event of the first written var or None);
 # an annotation's record holds its Annotation where an operation's holds its device, and no event.
@@ -49,6 +49,10 @@ def make_hook(symbolic: bool) -> Callable[[str, Any, Sequence[Any], int, int], N
         ident = get_ident()
         if ident not in names:
             names[ident] = threading.current_thread().name
+        custom = custom_operator_running()
+        if custom is not None:  # run by a custom operator's Python code: MXNet's category and name
+            append((f"{custom}::{name}", CUSTOM_OPERATOR, ident, start, end, None))
+            return
         # CPU vars never carry an event; a GPU write's event is read now, before a later write replaces it
         append((name, device, ident, start, end, writes[0].event if writes else None))
 

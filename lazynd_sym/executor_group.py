@@ -25,7 +25,7 @@ from lazynd.io import DataDesc
 # the operator functions are generated at import time, so type checkers cannot see them
 _nd_ops: Any = nd
 
-__all__ = ["DataParallelExecutorGroup", "split_input_slice"]
+__all__ = ["DataParallelExecutorGroup", "batch_axis_of", "split_input_slice", "take_part"]
 
 
 def split_input_slice(batch_size: int, work_load_list: Sequence[float]) -> list[slice]:
@@ -64,7 +64,8 @@ def batch_axis_of(desc: Any) -> int:
     return axis if len(desc[1]) > axis else 0
 
 
-def _take(array: Any, axis: int, index: slice) -> Any:
+def take_part(array: Any, axis: int, index: slice) -> Any:
+    """The rows ``index`` of ``array`` along ``axis`` (a device's part of a batch)."""
     if axis == 0:
         return array[index]
     return _nd_ops.slice_axis(array, axis=axis, begin=index.start, end=index.stop)
@@ -172,7 +173,7 @@ class DataParallelExecutorGroup:
                 array.copyto(targets[0])
                 continue
             for target, part in zip(targets, self.slices, strict=True):
-                _take(array, axis, part).copyto(target)
+                take_part(array, axis, part).copyto(target)
 
     def input_arrays(self, name: str) -> list[Any]:
         """Each executor's bound array of the input ``name`` (looked up once per group)."""

@@ -117,6 +117,18 @@ def test_symbolic_mode_records_only_executor_ops(tmp_path):
     assert names == ["executor_forward"]
 
 
+def test_dumps_json_has_mxnets_sections_with_memory_empty(tmp_path):
+    profiler.set_config(mode="all", filename=str(tmp_path / "t.json"), profile_memory=True, aggregate_stats=True)
+    profiler.set_state("run")
+    mx.nd.sqrt(mx.nd.ones((4,))).asnumpy()
+    profiler.set_state("stop")
+    document = json.loads(profiler.dumps(format="json"))
+    assert list(document) == ["Time", "Memory", "Unit"]
+    assert document["Memory"] == {}  # memory use is not recorded; MXNet code reading the section finds it
+    assert document["Unit"] == {"Time": "ms", "Memory": "kB"}
+    assert document["Time"]["operator"]["sqrt"]["Count"] == 1
+
+
 def test_dumps_table_counts_each_op(tmp_path):
     profiler.set_config(mode="all", filename=str(tmp_path / "t.json"))
     profiler.set_state("run")

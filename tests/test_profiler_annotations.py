@@ -174,7 +174,7 @@ def test_dumps_without_annotations_is_unchanged() -> None:
     (mx.nd.ones((4,)) + 1).wait_to_read()
     profiler.set_state("stop")
     assert "\n\n" not in profiler.dumps()
-    assert set(json.loads(profiler.dumps(format="json"))) == {"Time", "Unit"}
+    assert set(json.loads(profiler.dumps(format="json"))) == {"Time", "Memory", "Unit"}
 
 
 @pytest.mark.parametrize(

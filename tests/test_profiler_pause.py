@@ -82,7 +82,7 @@ def test_dumps_json_sorted_by_count() -> None:
     (a * 2).wait_to_read()
     profiler.pause()  # stops recording, writes nothing
     stats = json.loads(profiler.dumps(format="json", sort_by="count", ascending=True))
-    assert stats["Unit"] == {"Time": "ms"}  # MXNet 1.9.1's layout
+    assert stats["Unit"] == {"Time": "ms", "Memory": "kB"}  # MXNet 1.9.1's layout
     table = stats["Time"]["operator"]
     counts = [row["Count"] for row in table.values()]
     assert counts == sorted(counts) and max(counts) == 3

@@ -18,7 +18,7 @@ import lazynd.ndarray as nd
 from lazynd.backend import get_backend
 from lazynd.context import Context
 from lazynd.engine.var import Var
-from lazynd.errors import LazyNDError, ShapeError
+from lazynd.errors import LazyNDError, ParameterError, ShapeError
 from lazynd.runtime import generator_for, kernel_context, kernel_for, with_generator
 
 from .. import passes
@@ -321,7 +321,9 @@ class Executor(PassRunner):
                         slice(None), value
                     )
                 elif not allow_extra_params:
-                    raise LazyNDError(f"copy_params_from: {name!r} is not an {what} of the executor")
+                    raise ParameterError(
+                        f"copy_params_from: {name!r} is not an {what} of the executor (pass allow_extra_params=True)"
+                    )
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False, **shapes: Any) -> Executor:
         """A new executor for new input shapes, sharing this one's arrays where shapes allow.

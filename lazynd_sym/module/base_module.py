@@ -25,6 +25,7 @@ from lazynd.log import get_logger
 
 from ..model.checkpoint import load_params as load_params_file
 from ..model.inputs import call_all
+from .params import reject_unknown_params
 
 __all__ = ["BaseModule"]
 
@@ -357,9 +358,11 @@ class BaseModule:
     ) -> None:
         """Copy ``arg_params``/``aux_params`` into the module: :meth:`init_params` with them.
 
-        Names the module does not have are ignored, with or without ``allow_extra`` (as in MXNet's
-        Module, which copies only its own parameters).
+        As in MXNet, a name the module does not have is a ``ParameterError`` (a ``ValueError``)
+        when ``allow_missing`` is set and ``allow_extra`` is not; otherwise it is ignored.
         """
+        if allow_missing and not allow_extra:
+            reject_unknown_params("set_params", self.symbol, arg_params, aux_params)
         self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)
 
     def get_states(self, merge_multi_context: bool = True) -> list[Any]:

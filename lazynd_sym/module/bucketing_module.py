@@ -215,7 +215,9 @@ class BucketingModule(BaseModule):
         allow_extra: bool = False,
     ) -> None:
         self._current("set_params")
-        self._buckets[self._default_bucket_key].set_params(arg_params, aux_params, allow_missing, force_init)
+        self._buckets[self._default_bucket_key].set_params(
+            arg_params, aux_params, allow_missing, force_init, allow_extra
+        )
         self.params_initialized = True
 
     def get_params(self) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -13,6 +13,10 @@ monitors are that class's) whose executors are bound as a Module asks:
   parameter, gradient and auxiliary state of the same name *is* that group's
   array, so all the buckets train one set of weights; a state input of the same
   name and shape is shared too, so its value carries over;
+- the other inputs (data, labels, states, and arguments that are not parameters) live in
+  ``shared_data_arrays`` (one dict per device, MXNet's shared buffer; the same dicts as
+  ``shared_group``'s when there is one), and an array of the same name, shape and dtype
+  there is reused;
 - state inputs (``state_names``: inputs that are neither data nor parameters,
   such as an RNN's carried hidden state) start at zero, get no gradient, and are
   read and written with :meth:`ModuleExecutorGroup.get_states` and
@@ -20,8 +24,7 @@ monitors are that class's) whose executors are bound as a Module asks:
 
 It adds what a Module reads back: outputs and input gradients merged over the
 devices, the full-batch output shapes, and backward with gradients of the outputs.
-:func:`check_devices` checks a Module's device arguments when it is constructed
-(the contexts, the share of the batch each gets, the model-parallel groups).
+A Module's device arguments are checked by :mod:`lazynd_sym.module.devices`.
 """
 
 from __future__ import annotations
@@ -32,14 +35,20 @@ from typing import Any
 import numpy as np
 
 from lazynd import ndarray as nd
-from lazynd.context import Context, cpu
-from lazynd.errors import ContextError, DataError, LazyNDError, ShapeError
+from lazynd.context import Context
+from lazynd.errors import DataError, LazyNDError, ShapeError
 from lazynd.io import DataBatch, DataDesc
 
+from .. import executor_group as base
 from ..executor.placed import PlacedExecutor
-from ..executor_group import DataParallelExecutorGroup, batch_axis_of, split_input_slice
+from ..executor_group import batch_axis_of, split_input_slice, take_part
+from .devices import check_work_load, group2ctx_per_device
 
-__all__ = ["ModuleExecutorGroup", "check_devices", "group2ctx_per_device", "join_device_parts"]
+__all__ = [
+    "DataParallelExecutorGroup",
+    "ModuleExecutorGroup",
+    "join_device_parts",
+]
 
 
 def join_device_parts(per_device: list[list[Any]], axes: Sequence[int]) -> list[Any]:
@@ -66,6 +75,12 @@ def _split_axis(whole: tuple[int, ...], parts: list[tuple[int, ...]]) -> int | N
     return None
 
 
+def _output_batch_axis(symbol: Any, name: str) -> int:
+    """The batch axis of output ``name``: the ``'N'`` of its ``__layout__`` attribute (0 without one), as MXNet."""
+    layout = symbol[name].attr("__layout__")
+    return DataDesc.get_batch_axis(layout) if layout and "N" in layout else 0
+
+
 def _grad_req_of(grad_req: Any, name: str) -> str:
     if isinstance(grad_req, str):
         return grad_req
@@ -74,85 +89,25 @@ def _grad_req_of(grad_req: Any, name: str) -> str:
     raise DataError(f"Module.bind: grad_req must be a str or a dict of str, got {type(grad_req).__name__}")
 
 
-def check_devices(
-    context: Any, work_load_list: Sequence[float] | None, group2ctxs: Any, compression_params: Any
-) -> list[Context]:
-    """A Module's contexts (default the CPU), its other device arguments checked against them.
-
-    ``work_load_list`` needs one share per context and ``group2ctxs`` one group placement per
-    context (see :func:`group2ctx_per_device`); ``compression_params`` (the KVStore's gradient
-    compression, which lazynd does not have) must be None.
-    """
-    contexts = [cpu()] if context is None else list(context) if isinstance(context, (list, tuple)) else [context]
-    if not contexts or not all(isinstance(c, Context) for c in contexts):
-        raise ContextError(f"Module: context must be a Context or a non-empty list of them, got {context!r}")
-    group2ctx_per_device(group2ctxs, len(contexts))
-    if compression_params is not None:
-        raise LazyNDError(
-            "Module: compression_params (the KVStore's gradient compression) is not supported by lazynd; leave it None"
-        )
-    _check_work_load(work_load_list, len(contexts))
-    return contexts
-
-
-def _check_work_load(work_load_list: Sequence[float] | None, num_contexts: int) -> None:
-    if work_load_list is not None and len(work_load_list) != num_contexts:
-        raise DataError(
-            f"Module: work_load_list has {len(work_load_list)} entries for {num_contexts} contexts; "
-            "give one per context"
-        )
-
-
-def group2ctx_per_device(group2ctxs: Any, num_devices: int) -> list[dict[str, Context] | None]:
-    """MXNet 1.x's ``group2ctxs`` of a Module as one ``group2ctx`` per device: a list of dicts (one per
-    device), or a dict whose values are a context (every device) or a list of one per device.
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> group2ctx_per_device({"stage2": [mx.cpu(2), mx.cpu(3)]}, 2)
-    [{'stage2': cpu(2)}, {'stage2': cpu(3)}]
-    """
-    if group2ctxs is None:
-        return [None] * num_devices
-    if isinstance(group2ctxs, (list, tuple)):
-        if len(group2ctxs) != num_devices:
-            raise DataError(f"Module: group2ctxs has {len(group2ctxs)} entries for {num_devices} contexts")
-        return [dict(g) if g is not None else None for g in group2ctxs]
-    if not isinstance(group2ctxs, dict):
-        raise DataError(
-            "Module: group2ctxs must be a dict of ctx_group to a context (or a list of one per context), "
-            f"or a list of such dicts, got {type(group2ctxs).__name__}"
-        )
-    per_device: list[dict[str, Context] | None] = [{} for _ in range(num_devices)]
-    for group, where in group2ctxs.items():
-        targets = [where] * num_devices if isinstance(where, Context) else list(where)
-        if len(targets) == 1:
-            targets *= num_devices
-        if len(targets) != num_devices:
-            raise DataError(
-                f"Module: group2ctxs[{group!r}] has {len(targets)} contexts; give one, or one per context ({num_devices})"
-            )
-        for device, target in zip(per_device, targets, strict=True):
-            device[group] = target  # type: ignore[index]
-    return per_device
-
-
-class ModuleExecutorGroup(DataParallelExecutorGroup):
+class ModuleExecutorGroup(base.DataParallelExecutorGroup):
     """One executor per context for a Module, on its slice of each batch.
 
     Parameters
     ----------
     symbol : Symbol
     contexts : list of Context
-    work_load_list : list of float or None
-    data_shapes, label_shapes : list of DataDesc
-        The inputs with their full-batch shapes; ``label_shapes`` may be empty.
+    workload : list of float or None
+        Each device's share of the batch (MXNet's ``work_load_list``).
+    data_shapes, label_shapes : list of DataDesc or (name, shape)
+        The inputs with their full-batch shapes; ``label_shapes`` may be empty or None.
     param_names : list of str
         Every learned argument, fixed ones included (they keep their index, as in MXNet).
     for_training, inputs_need_grad : bool
     shared_group : ModuleExecutorGroup, optional
-        Take the parameters, gradients and auxiliary states of this group (same names, same shapes).
+        Take the parameters, gradients and auxiliary states of this group (same names, same shapes),
+        and share its ``shared_data_arrays``.
+    logger : optional
+        Accepted for MXNet's signature; unused.
     fixed_param_names : list of str
         Parameters that get no gradient (their ``grad_arrays`` entries are None).
     grad_req : str or dict
@@ -175,13 +130,14 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         self,
         symbol: Any,
         contexts: Sequence[Context],
-        work_load_list: Sequence[float] | None,
-        data_shapes: Sequence[DataDesc],
-        label_shapes: Sequence[DataDesc],
+        workload: Sequence[float] | None,
+        data_shapes: Sequence[Any],
+        label_shapes: Sequence[Any] | None,
         param_names: Sequence[str],
         for_training: bool,
         inputs_need_grad: bool,
         shared_group: ModuleExecutorGroup | None = None,
+        logger: Any = None,
         fixed_param_names: Sequence[str] | None = None,
         grad_req: Any = "write",
         state_names: Sequence[str] | None = None,
@@ -190,9 +146,10 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         self.symbol = symbol
         self.contexts = list(contexts)
         self.group2ctxs = group2ctx_per_device(group2ctxs, len(self.contexts))
-        _check_work_load(work_load_list, len(self.contexts))
-        work_load_list = [1] * len(self.contexts) if work_load_list is None else list(work_load_list)
-        self.data_shapes, self.label_shapes = list(data_shapes), list(label_shapes)
+        check_work_load(workload, len(self.contexts))
+        workload = [1] * len(self.contexts) if workload is None else list(workload)
+        self.data_shapes = [d if isinstance(d, DataDesc) else DataDesc(*d) for d in data_shapes]
+        self.label_shapes = [d if isinstance(d, DataDesc) else DataDesc(*d) for d in label_shapes or ()]
         self.data_names = [d.name for d in self.data_shapes]
         self.label_names = [d.name for d in self.label_shapes]
         descs = self.data_shapes + self.label_shapes
@@ -208,7 +165,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         if not sizes or len(set(sizes.values())) != 1:
             raise DataError(f"Module.bind: the inputs must share one batch size along their batch axes, got {sizes}")
         self.batch_size = next(iter(sizes.values()))
-        self.slices = split_input_slice(self.batch_size, work_load_list)
+        self.slices = split_input_slice(self.batch_size, workload)
         self.param_names = list(param_names)
         self.state_names = list(state_names or ())
         self.aux_names = symbol.list_auxiliary_states()
@@ -221,6 +178,9 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
             reqs[name] = _grad_req_of(grad_req, name) if (self.for_training and wanted) else "null"
         self.grad_req = reqs
         dtypes = {d.name: d.dtype for d in descs}
+        self.shared_data_arrays: list[dict[str, Any]] = (
+            shared_group.shared_data_arrays if shared_group is not None else [{} for _ in self.contexts]
+        )
         self.execs = [
             self._bind_one(k, ctx, part, dtypes, shared_group)
             for k, (ctx, part) in enumerate(zip(self.contexts, self.slices, strict=True))
@@ -239,6 +199,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
             for name, arrays in zip(self.state_names, self.state_arrays, strict=True)
         ]
         self.output_shapes = list(zip(symbol.list_outputs(), [tuple(s) for s in out_shapes], strict=True))
+        self.output_axes = [_output_batch_axis(symbol, name) for name in symbol.list_outputs()]
 
     def _bind_one(
         self, k: int, ctx: Context, part: slice, dtypes: dict[str, Any], shared: ModuleExecutorGroup | None
@@ -274,7 +235,13 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
                             "shared module; parameters shared between buckets must have one shape"
                         )
                     return old
-            return nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype)
+            if table == "aux_dict" or name in self.param_names:
+                return nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype)
+            buffer, key = self.shared_data_arrays[k], name if table == "arg_dict" else f"grad of {name}"
+            old = buffer.get(key)
+            if old is None or tuple(old.shape) != tuple(shape) or old.dtype != np.dtype(dtype):
+                buffer[key] = old = nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype)
+            return old
 
         names = self.symbol.list_arguments()
         args = {n: array("arg_dict", n, s, t) for n, s, t in zip(names, arg_shapes, arg_types, strict=True)}
@@ -303,7 +270,8 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
             return
         grads: list[Any] = [out_grads] if isinstance(out_grads, nd.NDArray) else list(out_grads)
         for exe, part in zip(self.execs, self.slices, strict=True):
-            exe.backward(out_grads=[g[part].as_in_context(exe.outputs[0].context) for g in grads])
+            parts = [take_part(g, axis, part) for g, axis in zip(grads, self.output_axes, strict=False)]
+            exe.backward(out_grads=[g.as_in_context(exe.outputs[0].context) for g in parts])
 
     # -- states ----------------------------------------------------------------------------------
     def set_states(self, states: Sequence[Any] | None = None, value: float | None = None) -> None:
@@ -361,7 +329,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         per_device = [[exe.outputs[i] for exe in self.execs] for i in range(len(self.output_shapes))]
         if not merge_multi_context:
             return per_device
-        return join_device_parts(per_device, [0] * len(per_device))
+        return join_device_parts(per_device, self.output_axes)
 
     def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
         """The gradients of the data inputs (bound with ``inputs_need_grad``), as :meth:`get_outputs`."""
@@ -371,3 +339,7 @@ class ModuleExecutorGroup(DataParallelExecutorGroup):
         if not merge_multi_context:
             return per_device
         return join_device_parts(per_device, [self.batch_axes[name] for name in self.data_names])
+
+
+# MXNet 1.x's name of a Module's executor group (``mx.module.executor_group.DataParallelExecutorGroup``)
+DataParallelExecutorGroup = ModuleExecutorGroup

@@ -23,7 +23,8 @@ from lazynd.errors import LazyNDError
 
 from ..model.checkpoint import load_checkpoint, save_checkpoint
 from .base_module import BaseModule
-from .executor_group import ModuleExecutorGroup, check_devices
+from .devices import check_devices
+from .executor_group import ModuleExecutorGroup
 from .inputs import _join_device_labels, check_inputs, shapes_of_batch, sort_arguments
 from .params import fill_params, zeros_like_first
 from .updates import (

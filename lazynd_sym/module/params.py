@@ -16,9 +16,9 @@ import numpy as np
 
 from lazynd import initializer as init_module
 from lazynd import ndarray as nd
-from lazynd.errors import DataError, ShapeError
+from lazynd.errors import DataError, ParameterError, ShapeError
 
-__all__ = ["fill_params", "zeros_like_first"]
+__all__ = ["fill_params", "reject_unknown_params", "zeros_like_first"]
 
 
 def zeros_like_first(names: Sequence[str], per_device: Sequence[list[Any]]) -> dict[str, Any]:
@@ -75,3 +75,29 @@ def fill_params(
             initializer(init_module.InitDesc(name, attrs.get(name, {})), target)
         elif given is None:
             raise DataError(f"init_params: no initializer and no value for {name!r}")
+
+
+def reject_unknown_params(where: str, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
+    """Raise :class:`~lazynd.errors.ParameterError` if the dicts name an argument or state ``symbol`` lacks.
+
+    Examples
+    --------
+    >>> import lazynd as mx, lazynd_sym as sym
+    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
+    >>> reject_unknown_params("set_params", net, {"fc_weight": mx.nd.ones((2, 3)), "fc2_bias": mx.nd.ones(2)}, {})
+    Traceback (most recent call last):
+    ...
+    lazynd.errors.ParameterError: set_params: arg_params names 'fc2_bias', which the symbol does not have \
+(its arguments: ['data', 'fc_weight', 'fc_bias']); pass allow_extra=True to ignore it
+    """
+    for what, given, known in (
+        ("arg_params", arg_params, symbol.list_arguments()),
+        ("aux_params", aux_params, symbol.list_auxiliary_states()),
+    ):
+        for name in given or {}:
+            if name not in known:
+                kind = "arguments" if what == "arg_params" else "auxiliary states"
+                raise ParameterError(
+                    f"{where}: {what} names {name!r}, which the symbol does not have "
+                    f"(its {kind}: {known}); pass allow_extra=True to ignore it"
+                )

@@ -234,6 +234,16 @@ def test_reshape_shares_memory_and_copy_params_from():
         ex.copy_params_from({"z": mx.nd.ones((1,))})
 
 
+def test_copy_params_from_refuses_an_unknown_name_with_a_value_error_as_mxnet() -> None:
+    ex = (sym.Variable("x") * 2).simple_bind(mx.cpu(), x=(2,))
+    with pytest.raises(ValueError, match="'z' is not an argument of the executor"):
+        ex.copy_params_from({"z": mx.nd.ones((1,))})
+    with pytest.raises(ValueError, match="'m' is not an auxiliary state"):
+        ex.copy_params_from({}, {"m": mx.nd.ones((1,))})
+    ex.copy_params_from({"x": mx.nd.ones((2,)), "z": mx.nd.ones((1,))}, allow_extra_params=True)
+    np.testing.assert_array_equal(ex.arg_dict["x"].asnumpy(), [1.0, 1.0])
+
+
 def test_monitor_callback_sees_every_output():
     seen = []
     ex = sym.relu(sym.Variable("x") * 2, name="act").simple_bind(mx.cpu(), x=(2,))
