@@ -91,6 +91,7 @@ _LAZY = {
     "contrib": "lazynd.contrib",
     "base": "lazynd.base",
     "executor": "lazynd_sym.executor",
+    "util": "lazynd.util",
 }
 # MXNet's faces lazynd does not have: naming one says so instead of "no attribute"
 _UNSUPPORTED = {
@@ -101,7 +102,14 @@ _UNSUPPORTED = {
     "numpy_extension": "MXNet's NumPy extensions (mx.numpy_extension) are not part of lazynd; use mx.nd",
 }
 # name -> (module, attribute): classes MXNet exposes at the top level
-_LAZY_ATTRS = {"AttrScope": ("lazynd_sym.attribute", "AttrScope"), "rtc": ("lazynd.cuda_rtc", "Rtc")}
+_LAZY_ATTRS = {
+    "AttrScope": ("lazynd_sym.attribute", "AttrScope"),
+    "rtc": ("lazynd.cuda_rtc", "Rtc"),
+    "np_shape": ("lazynd.util", "np_shape"),
+    "use_np_shape": ("lazynd.util", "use_np_shape"),
+    "is_np_shape": ("lazynd.util", "is_np_shape"),
+    "set_np_shape": ("lazynd.util", "set_np_shape"),
+}
 
 
 def __getattr__(name: str) -> Any:
