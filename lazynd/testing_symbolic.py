@@ -45,10 +45,7 @@ def _bind(sym: Any, location: dict, aux: dict, ctx: Context, dtype: Any, grad_re
 
 
 def _grad_reqs(names: Sequence[str], grad_req: Any) -> dict[str, str]:
-    """MXNet's ``grad_req`` forms (one string, a list in argument order, a dict) as a dict by name.
-
-    An argument a dict leaves out gets ``'null'``, as ``bind`` gives it.
-    """
+    """MXNet's ``grad_req`` forms (a string, a list, a dict: missing names get ``'null'``) by name."""
     if isinstance(grad_req, str):
         return {name: grad_req for name in names}
     if isinstance(grad_req, dict):
@@ -177,10 +174,8 @@ def check_numeric_gradient(
     unknown = [n for n in nodes if n not in names]
     if unknown:
         raise ValueError(f"grad_nodes: unknown argument(s) {unknown}, the symbol has {names}")
-    grad_req: Any = "write"
-    if isinstance(grad_nodes, dict):
-        grad_req = _grad_reqs(names, grad_nodes)
-        nodes = [n for n in nodes if grad_req[n] != "null"]
+    grad_req = _grad_reqs(names, grad_nodes if isinstance(grad_nodes, dict) else "write")
+    nodes = [n for n in nodes if grad_req[n] != "null"]
     exe = _bind(sym, location, aux, ctx, dtype, grad_req=grad_req)
     exe.forward(is_train=use_forward_train)
     rng = np.random.default_rng(0)
