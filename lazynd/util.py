@@ -1,10 +1,12 @@
 """MXNet's NumPy-shape switch (``mx.np_shape``, ``mx.use_np_shape``, ``mx.is_np_shape``).
 
 MXNet 1.x reads ``()`` as "unknown shape" and ``0`` as "unknown dimension" unless a
-program turns NumPy shape semantics on.  lazynd always uses NumPy's semantics: ``()``
-is a scalar and ``0`` a zero-size dimension, whether the switch is on or off.  The
-switch is kept so that MXNet programs which turn it on, or ask whether it is on, run
-unchanged; like MXNet's, its state belongs to the calling thread.
+program turns NumPy shape semantics on.  lazynd's NDArrays always have NumPy's semantics
+(``()`` is a scalar, ``0`` a zero-size dimension: every NDArray call infers its shapes with
+the switch on).  Symbols keep MXNet's legacy reading of ``0`` as unknown; with the switch on,
+a ``Variable`` also takes ``-1`` for an unknown size and ``infer_shape_partial`` reports
+unknown sizes as ``-1`` and unknown shapes as ``None``, as MXNet does.  Like MXNet's, the
+switch's state belongs to the calling thread.
 
 Examples:
     >>> import lazynd as mx
