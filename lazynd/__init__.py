@@ -97,9 +97,17 @@ _LAZY = {
     "base": "lazynd.base",
     "util": "lazynd.util",
     "executor": "lazynd_sym.executor",
+    "util": "lazynd.util",
 }
 # name -> (module, attribute): classes MXNet exposes at the top level
-_LAZY_ATTRS = {"AttrScope": ("lazynd_sym.attribute", "AttrScope"), "rtc": ("lazynd.cuda_rtc", "Rtc")}
+_LAZY_ATTRS = {
+    "AttrScope": ("lazynd_sym.attribute", "AttrScope"),
+    "rtc": ("lazynd.cuda_rtc", "Rtc"),
+    "np_shape": ("lazynd.util", "np_shape"),
+    "use_np_shape": ("lazynd.util", "use_np_shape"),
+    "is_np_shape": ("lazynd.util", "is_np_shape"),
+    "set_np_shape": ("lazynd.util", "set_np_shape"),
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -44,6 +44,15 @@ def _bind(sym: Any, location: dict, aux: dict, ctx: Context, dtype: Any, grad_re
     return sym.bind(ctx, args, args_grad=grads, grad_req=grad_req, aux_states=aux_nd or None)
 
 
+def _grad_reqs(names: Sequence[str], grad_req: Any) -> dict[str, str]:
+    """MXNet's ``grad_req`` forms (a string, a list, a dict: missing names get ``'null'``) by name."""
+    if isinstance(grad_req, str):
+        return {name: grad_req for name in names}
+    if isinstance(grad_req, dict):
+        return {name: grad_req.get(name, "null") for name in names}
+    return dict(zip(names, grad_req, strict=False))
+
+
 def check_symbolic_forward(
     sym: Any,
     location: Any,
@@ -95,7 +104,8 @@ def check_symbolic_backward(
     """Run forward and backward with head gradients ``out_grads``; compare argument gradients with ``expected``.
 
     ``expected`` is a list in ``sym.list_arguments()`` order or a dict (names left
-    out are not checked).  Returns the gradients by name.
+    out are not checked, nor are arguments whose ``grad_req`` is ``'null'``, which get
+    no gradient).  Returns the gradients by name.
 
     Examples
     --------
@@ -115,7 +125,10 @@ def check_symbolic_backward(
     heads = _named(sym, out_grads, sym.list_outputs(), "out_grads")
     exe.backward([nd.array(heads[k], ctx=ctx, dtype=dtype) for k in sym.list_outputs()])
     grads = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
+    reqs = _grad_reqs(names, grad_req)
     for name, value in want.items():
+        if reqs.get(name) == "null":
+            continue
         if name not in grads:
             raise AssertionError(f"no gradient was computed for argument '{name}'")
         assert_almost_equal(
@@ -131,7 +144,7 @@ def check_numeric_gradient(
     numeric_eps: float = 1e-4,
     rtol: float = 1e-2,
     atol: float | None = None,
-    grad_nodes: Sequence[str] | None = None,
+    grad_nodes: Sequence[str] | dict[str, str] | None = None,
     use_forward_train: bool = True,
     ctx: Context | None = None,
     dtype: Any = np.float64,
@@ -140,7 +153,8 @@ def check_numeric_gradient(
     """Compare ``sym``'s backward with central differences of ``sum(outputs * random_heads)``.
 
     Runs in float64 by default (MXNet used float32 and a larger ``numeric_eps``).
-    ``grad_nodes`` restricts the check to some arguments (default: all).  ``check_eps``
+    ``grad_nodes`` restricts the check to some arguments (default: all); as a dict it gives
+    each one's ``grad_req``, and those with ``'null'`` are not checked.  ``check_eps``
     is MXNet 0.9's name for the relative tolerance (it overrides ``rtol``).
 
     Examples
@@ -160,7 +174,9 @@ def check_numeric_gradient(
     unknown = [n for n in nodes if n not in names]
     if unknown:
         raise ValueError(f"grad_nodes: unknown argument(s) {unknown}, the symbol has {names}")
-    exe = _bind(sym, location, aux, ctx, dtype)
+    grad_req = _grad_reqs(names, grad_nodes if isinstance(grad_nodes, dict) else "write")
+    nodes = [n for n in nodes if grad_req[n] != "null"]
+    exe = _bind(sym, location, aux, ctx, dtype, grad_req=grad_req)
     exe.forward(is_train=use_forward_train)
     rng = np.random.default_rng(0)
     heads = [rng.normal(size=o.shape) for o in exe.outputs]

@@ -8,6 +8,7 @@ from typing import Any
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.formats.ndarray_record import DTYPE_TO_FLAG, FLAG_TO_DTYPE
 from lazynd.ops.params import parse_dtype, parse_shape
+from lazynd.util import is_np_shape
 
 # plain keys a user may give; they are stored as __key__
 PLAIN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring")
@@ -55,7 +56,8 @@ def normalize_attrs(attrs: dict[str, Any] | None, where: str = "symbol") -> dict
 
 
 def parse_shape_hint(value: Any, where: str) -> tuple[int, ...]:
-    """A variable's shape (``shape=`` or its ``__shape__`` attribute) as a tuple; 0 is an unknown size.
+    """A variable's shape (``shape=`` or its ``__shape__`` attribute) as a tuple; 0 is an unknown size,
+    and so, under ``mx.np_shape``, is -1 (MXNet's unknown size there), read as 0.
 
     Examples
     --------
@@ -66,11 +68,13 @@ def parse_shape_hint(value: Any, where: str) -> tuple[int, ...]:
         shape = parse_shape(value)
     except (ValueError, TypeError, OverflowError):
         shape = None
-    if shape is None or any(d < 0 for d in shape):
+    lowest = -1 if is_np_shape() else 0
+    if shape is None or any(d < lowest for d in shape):
         raise ShapeError(
-            f"{where}: shape {value!r} is not a shape; expected a tuple of non-negative ints such as (2, 3)"
+            f"{where}: shape {value!r} is not a shape; expected a tuple of non-negative ints such as (2, 3) "
+            "(-1 for an unknown size under mx.np_shape)"
         )
-    return shape
+    return tuple(max(d, 0) for d in shape)
 
 
 def check_dtype_hint(value: Any, where: str) -> str:

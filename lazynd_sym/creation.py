@@ -128,7 +128,7 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
     kwargs = dict(kwargs)
     name = kwargs.pop("name", None)
     user = AttrScope.current.get(kwargs.pop("attr", None))
-    positional: list[Symbol] = []
+    positional: list[Symbol | None] = []
     positional_params: list[Any] = []
     for a in args:
         if isinstance(a, Symbol) and not positional_params:
@@ -137,8 +137,12 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
             positional.extend(a)
         elif isinstance(a, Symbol):
             raise OperatorError(f"{op.name}: input symbols must come before the parameters given by position")
+        elif a is None and not positional_params and op.takes_input_at(len(positional)):
+            positional.append(None)  # an input left out: a variable is made for it, if the operator takes it
         else:
             positional_params.append(a)
+    while positional and positional[-1] is None:
+        positional.pop()
     kwargs.update(_name_positional_params(op, positional_params, kwargs))
     named: dict[str, Symbol] = {}
     params: dict[str, Any] = {}

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from lazynd.errors import LazyNDError, ShapeError
+from lazynd.util import is_np_shape
 
 from .attribute import check_dtype_hint
 from .graph import Entry, IndexedGraph
@@ -38,7 +39,7 @@ def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) 
     inferred = infer_shape_pass(expanded, {at[k]: v for k, v in given.items()})
     shapes = _read_back(graph, at, inferred)
     if partial:
-        return _split(graph, [() if s is None else s for s in shapes])
+        return _split(graph, [_partial_shape(s) for s in shapes])
     if all(shape_known(s) for s in inferred):
         return _split(graph, shapes)
     return None, None, None
@@ -118,6 +119,14 @@ def _split(graph: IndexedGraph, values: list) -> tuple[list, list, list]:
     for i in graph.variables():
         (aux if id(graph.nodes[i]) in graph.aux_ids else args).append(values[graph.entry(i)])
     return args, [values[e] for e in graph.heads], aux
+
+
+def _partial_shape(shape: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """An inferred shape as ``infer_shape_partial`` reports it: MXNet's legacy way (unknown size 0,
+    unknown shape ``()``), or under ``mx.np_shape`` its NumPy-shape way (-1, and None)."""
+    if not is_np_shape():
+        return () if shape is None else shape
+    return None if shape is None else tuple(d or -1 for d in shape)
 
 
 def _given_shape(name: str, value: Any) -> tuple[int, ...]:

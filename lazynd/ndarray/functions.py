@@ -51,8 +51,12 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
                 inputs.append(a)
             elif isinstance(a, (list, tuple)) and a and all(isinstance(v, NDArray) for v in a) and op.variadic:
                 inputs.extend(a)
+            elif a is None and not positional_params and op.takes_input_at(len(inputs)):
+                inputs.append(None)  # an input left out, as MXNet's generated functions read None there
             else:
                 positional_params.append(a)
+        while inputs and inputs[-1] is None:
+            inputs.pop()
         if static_names is not None:
             names = static_names
         elif all(key in op.params for key in kwargs):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
+from ..util import is_np_shape
 from .params import REQUIRED, Param, parse_bool, parse_int
 from .registry import OpDef, merge_shape, register
 from .shape import normalize_axis
@@ -21,7 +22,10 @@ def as_list(result: Any, n: int) -> list:
 
 # -- Concat ----------------------------------------------------------------------------------------
 def _concat_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
-    """Inputs agree on every axis but ``dim``; one unknown ``dim`` size is inferred from the output."""
+    """Inputs agree on every axis but ``dim``; one unknown ``dim`` size is inferred from the output.
+
+    With NumPy shape semantics on (always so for NDArrays) a 0 along ``dim`` is a zero-size input.
+    """
     known = [s for s in in_shapes if s is not None]
     out = out_shapes[0] if out_shapes else None
     ref = known[0] if known else out
@@ -46,13 +50,14 @@ def _concat_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: li
         common = merge_shape("Concat", name, masked, common)
     assert common is not None
     sizes = [s[dim] if s is not None else 0 for s in in_shapes]
-    if out is not None and out[dim] and sizes.count(0) == 1:
+    sizes_known = is_np_shape() and all(s is not None for s in in_shapes)
+    if out is not None and out[dim] and sizes.count(0) == 1 and not sizes_known:
         missing = sizes.index(0)
         sizes[missing] = out[dim] - sum(sizes)
         if sizes[missing] <= 0:
             raise ShapeError(f"Concat: output size {out[dim]} along dim {dim} is too small for inputs {in_shapes}")
     new_in = [common[:dim] + (d,) + common[dim + 1 :] for d in sizes]
-    total = sum(sizes) if all(sizes) else 0
+    total = sum(sizes) if sizes_known or all(sizes) else 0
     if out is not None and out[dim] and total and out[dim] != total:
         raise ShapeError(f"Concat: output size along dim {dim} is {out[dim]}, inputs sum to {total}")
     return new_in, [common[:dim] + (total or (out[dim] if out else 0),) + common[dim + 1 :]], aux_shapes

@@ -245,6 +245,14 @@ class OpDef:
             return variadic_input_names(attrs)
         return list(self._inputs)
 
+    def takes_input_at(self, position: int) -> bool:
+        """Whether a value given at ``position`` falls on an input, MXNet's generated functions listing
+        every input before the parameters; there a ``None`` is an input left out (``like=None``).
+        Where the parameters decide the inputs, any position may; a variadic operator's never does."""
+        if self.variadic:
+            return False
+        return callable(self._inputs) or position < len(self._inputs) + len(self.aux)
+
     def attrs_of_input_variables(self, attrs: dict) -> dict[str, dict[str, str]]:
         """``{input name: {attribute: value}}`` that variables composed as these inputs receive (see ``input_attrs``)."""
         return self.input_attrs(attrs) if self.input_attrs is not None else {}

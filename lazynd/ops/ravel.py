@@ -4,7 +4,9 @@
 gives the ``N`` flat (C-order) indices; ``unravel_index(data, shape=s)`` takes ``N`` flat indices
 and gives the ``(len(s), N)`` array back.  Indices are stored in the data's dtype (floats, as
 MXNet's ``nd.array`` makes them, truncated to integers first).  An index outside ``shape`` is an
-error naming the operator (MXNet computes a number from it regardless).  The gradient is zero.
+error naming the operator (MXNet computes a number from it regardless).  As in MXNet, the first
+dimension of ``shape`` may be ``-1``: unbounded (``unravel_index`` then puts the whole quotient
+there).  The gradient is zero.
 """
 
 from __future__ import annotations
@@ -18,9 +20,18 @@ from .registry import OpDef, register
 
 def _shape_param(value: Any) -> tuple[int, ...]:
     shape = parse_shape(value)
-    if not shape or any(d < 1 for d in shape):
-        raise ValueError("expected a non-empty shape of positive dimensions")
+    if not shape or shape[0] < -1 or shape[0] == 0 or any(d < 1 for d in shape[1:]):
+        raise ValueError("expected a non-empty shape of positive dimensions (the first may be -1)")
     return shape
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _bounds(xp: Any, shape: tuple[int, ...]) -> Any:
+    """Each dimension's size as a column, an unbounded first one (-1) as the largest int64."""
+    sizes = [_INT64_MAX if d == -1 else d for d in shape]
+    return xp.asarray(sizes, dtype=xp.int64).reshape(-1, 1)
 
 
 _PARAMS = {"shape": Param(_shape_param, REQUIRED, "shape of the array the indices refer to")}
@@ -52,7 +63,7 @@ def _ravel_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
 def _ravel_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp, shape = kctx.xp, attrs["shape"]
     index = inputs[0].astype(xp.int64)  # truncates, as MXNet's cast does
-    limits = xp.asarray(shape, dtype=xp.int64).reshape(-1, 1)
+    limits = _bounds(xp, shape)
     _refuse_out_of_range(
         xp, (index < 0) | (index >= limits), f"ravel_multi_index: data holds an index outside shape={shape}"
     )
@@ -92,13 +103,14 @@ def _unravel_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     size = 1
     for d in shape:
         size *= d
-    _refuse_out_of_range(
-        xp, (flat < 0) | (flat >= size), f"unravel_index: data holds a flat index outside [0, {size}) of shape={shape}"
-    )
+    outside = (flat < 0) if size < 0 else (flat < 0) | (flat >= size)
+    bound = "[0, inf)" if size < 0 else f"[0, {size})"
+    _refuse_out_of_range(xp, outside, f"unravel_index: data holds a flat index outside {bound} of shape={shape}")
     out = outputs[0]
-    for row in range(len(shape) - 1, -1, -1):
+    for row in range(len(shape) - 1, 0, -1):
         out[row] = flat % shape[row]
         flat = flat // shape[row]
+    out[0] = flat if shape[0] == -1 else flat % shape[0]
 
 
 register(

@@ -20,6 +20,7 @@ from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, load_file
 from ..backend.fperr import quiet, quietly
 from ..errors import OperatorError
+from ..util import is_np_shape
 from .params import Param, enum, parse_axis, parse_bool
 from .registry import OpDef, register
 
@@ -68,13 +69,22 @@ def reduced_shape(shape: tuple, axes: tuple[int, ...], keepdims: bool) -> tuple:
     return out or (1,)  # MXNet has no 0-d arrays
 
 
+def _refuse_empty(name: str, shape: tuple, axes: tuple[int, ...], out_size: int) -> None:
+    """max and min of no elements have no answer (an empty result has nothing to compute, NumPy's rule)."""
+    if name in ("max", "min") and out_size and 0 in shape:
+        raise OperatorError(f"{name}: cannot reduce an empty array of shape {shape} over axes {axes}")
+
+
 def _infer(name: str) -> Callable:
     def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
         data = in_shapes[0]
         if data is None:
             return in_shapes, [None], aux_shapes
         axes = reduced_axes(name, attrs, len(data))
-        return in_shapes, [reduced_shape(tuple(data), axes, attrs.get("keepdims", False))], aux_shapes
+        out = reduced_shape(tuple(data), axes, attrs.get("keepdims", False))
+        if is_np_shape():  # a 0 is a size (an NDArray's call), not an unknown dimension: refuse at the call
+            _refuse_empty(name, tuple(data), axes, math.prod(out))
+        return in_shapes, [out], aux_shapes
 
     return infer
 
@@ -135,9 +145,7 @@ def _reduce_forward(name: str) -> Callable:
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
         axes = reduced_axes(name, attrs, x.ndim)
-        if x.size == 0 and out.size and name in ("max", "min"):
-            # an empty result has nothing to compute (NumPy's rule); a value over no elements has no answer
-            raise OperatorError(f"{name}: cannot reduce an empty array of shape {x.shape} over axes {axes}")
+        _refuse_empty(name, x.shape, axes, out.size)
         out[...] = reduce(kctx.xp, x, axes, attrs).reshape(out.shape)
 
     if name != "norm":

@@ -26,6 +26,7 @@ from ..context import Context, current_context
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
 from ..ops.registry import OpDef
+from ..util import np_shape
 from .device_push import kernel_context
 from .random_state import generator_for
 
@@ -155,7 +156,9 @@ class CallPlan:
         ctx = _context_of(op, inputs, attrs)
 
         in_shapes = [tuple(x.shape) for x in data_inputs]
-        new_in, out_shapes, _ = op.infer_shape(attrs, list(in_shapes), [tuple(x.shape) for x in aux_inputs])
+        # an NDArray's shape is complete: a 0 in it is a zero-size dimension, never an unknown one
+        with np_shape():
+            new_in, out_shapes, _ = op.infer_shape(attrs, list(in_shapes), [tuple(x.shape) for x in aux_inputs])
         for name, given, inferred in zip(names, in_shapes, new_in, strict=False):
             if inferred is not None and tuple(inferred) != tuple(given):
                 raise ShapeError(f"{op.name}: shape of '{name}' is {given}, expected {tuple(inferred)}")

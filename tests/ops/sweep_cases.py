@@ -690,6 +690,7 @@ CONTRIB_CASES: dict[str, Case] = {
     "_contrib_isnan": Case([In(values=[[1, np.inf, np.nan, -np.inf]] * 3)], reference=_f(np.isnan), grad=False),
     "_contrib_isinf": Case([In(values=[[1, np.inf, np.nan, -np.inf]] * 3)], reference=_f(np.isinf), grad=False),
     "_contrib_div_sqrt_dim": Case([In()], reference=lambda x: x / np.float32(2.0)),
+    "_image_normalize": Case([In((3, 2, 2))], {"mean": (0.5,), "std": (2.0,)}, reference=lambda x: (x - 0.5) / 2),
     "_contrib_quadratic": Case([In()], {"a": 1.5, "b": -2.0, "c": 0.5}, reference=lambda x: 1.5 * x * x - 2 * x + 0.5),
     "_contrib_arange_like": Case(
         [In()],

@@ -68,3 +68,19 @@ def test_an_empty_shape_is_refused():
         mx.nd.ravel_multi_index(mx.nd.ones((2, 1)), shape=())
     with pytest.raises(OperatorError, match="unravel_index.*shape"):
         mx.nd.unravel_index(mx.nd.ones((2,)))
+
+
+def test_a_leading_minus_one_leaves_the_first_dimension_unbounded(ctx):
+    multi = [[3, 1, 40], [2, 0, 4]]
+    flat = mx.nd.ravel_multi_index(mx.nd.array(multi, ctx=ctx), shape=(-1, 5))
+    assert flat.asnumpy().tolist() == [17, 5, 204]
+    back = mx.nd.unravel_index(flat, shape=(-1, 5))
+    assert back.asnumpy().tolist() == multi
+
+
+def test_minus_one_only_first_and_flat_indices_still_non_negative(ctx):
+    for bad in [(-2, 5), (0, 5), (5, -1)]:
+        with pytest.raises(OperatorError, match=r"ravel_multi_index: .*'shape'.*the first may be -1"):
+            mx.nd.ravel_multi_index(mx.nd.array(MULTI, ctx=ctx), shape=bad)
+    with pytest.raises(LazyNDError, match=r"unravel_index: .*outside \[0, inf\)"):
+        mx.nd.unravel_index(mx.nd.array([-1], ctx=ctx), shape=(-1, 5)).asnumpy()

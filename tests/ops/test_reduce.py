@@ -227,6 +227,15 @@ def test_arg_reduction_of_an_array_empty_along_another_axis_is_empty(name):
     assert getattr(mx.nd, name)(mx.nd.ones((2, 0, 3)), axis=-1).asnumpy().shape == (2, 0)
 
 
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_of_no_elements_raise_at_the_call(ctx, name):
+    """As in MXNet, at the call itself: a program that never waits on the result still hears of it."""
+    empty = mx.nd.zeros((5, 0), ctx=ctx)
+    with pytest.raises(mx.MXNetError, match=rf"{name}: cannot reduce an empty array of shape \(5, 0\)"):
+        getattr(empty, name)()
+    assert getattr(mx.nd, name)(empty, axis=0).shape == (0,)
+
+
 @pytest.mark.parametrize(("shape", "axis", "message"), [((0, 3), 0, "along axis 0"), ((0,), None, "empty array")])
 def test_arg_reduction_over_an_empty_axis_raises_naming_it(shape, axis, message):
     with pytest.raises(mx.LazyNDError, match=message):

@@ -1,0 +1,46 @@
+"""check_symbolic_backward and check_numeric_gradient take MXNet's grad_req forms; 'null' is not checked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd_sym as sym
+from lazynd.test_utils import check_numeric_gradient, check_symbolic_backward
+
+
+def _product() -> sym.Symbol:
+    return sym.Variable("a") * sym.Variable("b")
+
+
+@pytest.mark.parametrize("grad_req", ["write", "add", "null"])
+def test_check_symbolic_backward_takes_each_grad_req(grad_req):
+    x = sym.Variable("x")
+    data = np.random.uniform(-2, 2, (2, 3))
+    # the row-wise softmax's gradient under a head of ones is zero
+    check_symbolic_backward(
+        sym.softmax(x, axis=-1), [data], [np.ones((2, 3))], [np.zeros((2, 3))], atol=1e-6, grad_req=grad_req
+    )
+
+
+def test_check_symbolic_backward_skips_a_null_argument_of_a_dict():
+    a, b = np.full((2,), 2.0), np.full((2,), 3.0)
+    grads = check_symbolic_backward(
+        _product(), [a, b], [np.ones(2)], [b, np.full((2,), 99.0)], grad_req={"a": "write", "b": "null"}
+    )
+    np.testing.assert_allclose(grads["a"], b)
+
+
+def test_check_symbolic_backward_still_checks_written_gradients():
+    with pytest.raises(AssertionError, match="gradient of a"):
+        check_symbolic_backward(_product(), [np.ones(2), np.ones(2)], [np.ones(2)], [np.zeros(2), np.ones(2)])
+
+
+def test_check_numeric_gradient_skips_null_nodes_of_a_dict():
+    # a is checked; the index input of take has no gradient and is marked null
+    data = sym.Variable("data")
+    index = sym.Variable("index")
+    net = sym.take(data, index)
+    location = [np.random.rand(4, 3), np.array([3.0, 1.0])]
+    check_numeric_gradient(net, location, grad_nodes={"data": "write", "index": "null"})
+    check_numeric_gradient(net, location, grad_nodes={"data": "add", "index": "null"})
