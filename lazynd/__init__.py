@@ -97,7 +97,6 @@ _LAZY = {
     "base": "lazynd.base",
     "util": "lazynd.util",
     "executor": "lazynd_sym.executor",
-    "util": "lazynd.util",
 }
 # name -> (module, attribute): classes MXNet exposes at the top level
 _LAZY_ATTRS = {
