@@ -33,6 +33,19 @@ def _tolerances(a: np.ndarray, b: np.ndarray, rtol: float | None, atol: float | 
     return (default[0] if rtol is None else rtol), (default[1] if atol is None else atol)
 
 
+def _comparable_shapes(a: np.ndarray, b: np.ndarray, use_broadcast: bool) -> bool:
+    """Whether ``a`` and ``b`` may be compared: equal shapes, or (``use_broadcast``, MXNet's default) broadcastable."""
+    if a.shape == b.shape:
+        return True
+    if not use_broadcast:
+        return False
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        return False
+    return True
+
+
 def reldiff(a: Any, b: Any) -> float:
     """``sum|a - b| / (sum|a| + sum|b|)``, 0 when both are zero.
 
@@ -68,9 +81,10 @@ def almost_equal(
     equal_nan: bool = False,
     use_broadcast: bool = True,
 ) -> bool:
-    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere (and the shapes agree).
+    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere.
 
-    ``use_broadcast`` is MXNet's choice of where to compare; lazynd compares on the host either way.
+    As in MXNet, ``a`` and ``b`` are broadcast against each other (so ``b`` may be a scalar);
+    with ``use_broadcast=False`` their shapes must be equal.
 
     Examples
     --------
@@ -79,7 +93,7 @@ def almost_equal(
     (True, False)
     """
     a, b = _as_numpy(a), _as_numpy(b)
-    if a.shape != b.shape:
+    if not _comparable_shapes(a, b, use_broadcast):
         return False
     rtol, atol = _tolerances(a, b, rtol, atol)
     return bool(np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol, equal_nan=equal_nan))
@@ -98,7 +112,7 @@ def assert_almost_equal(
     """Raise ``AssertionError`` naming the worst element when ``a`` and ``b`` differ beyond tolerance.
 
     The message also lists the first ``mismatches[0]`` differing indices (MXNet's keyword);
-    ``use_broadcast`` is accepted as in :func:`almost_equal`.
+    shapes are broadcast unless ``use_broadcast=False``, as in :func:`almost_equal`.
 
     Examples
     --------
@@ -107,9 +121,10 @@ def assert_almost_equal(
     >>> assert_almost_equal(mx.nd.ones((2,)), [1.0, 1.0])
     """
     a, b = _as_numpy(a), _as_numpy(b)
-    if a.shape != b.shape:
+    if not _comparable_shapes(a, b, use_broadcast):
         raise AssertionError(f"shape of {names[0]} is {a.shape}, shape of {names[1]} is {b.shape}")
     rtol, atol = _tolerances(a, b, rtol, atol)
+    a, b = np.broadcast_arrays(a, b)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     close = np.isclose(a64, b64, rtol=rtol, atol=atol, equal_nan=equal_nan)
     if close.all():

@@ -48,6 +48,21 @@ def test_assert_almost_equal_rejects_shape_mismatch():
         assert_almost_equal(np.zeros(2), np.zeros(3))
 
 
+def test_assert_almost_equal_broadcasts_like_mxnet():
+    # MXNet compares with broadcasting by default: an array against a scalar or a row
+    assert_almost_equal(mx.nd.zeros((3, 4)), 0)
+    assert_almost_equal(np.ones((3, 4)), np.ones((1, 4)))
+    assert almost_equal(np.full((2, 2), 5.0), 5)
+    with pytest.raises(AssertionError, match=r"index \(1, 0\)"):
+        assert_almost_equal(np.array([[0.0, 0.0], [7.0, 0.0]]), 0)
+
+
+def test_assert_almost_equal_without_broadcast_requires_equal_shapes():
+    with pytest.raises(AssertionError, match="shape"):
+        assert_almost_equal(np.zeros((3, 4)), 0, use_broadcast=False)
+    assert not almost_equal(np.zeros((3, 4)), np.zeros((1, 4)), use_broadcast=False)
+
+
 def test_assert_almost_equal_accepts_ndarrays_within_tolerance():
     assert_almost_equal(mx.nd.ones((2, 2)), np.ones((2, 2)) + 1e-7)
 
