@@ -187,6 +187,23 @@ def test_check_numeric_gradient_on_a_product():
     test_utils.check_numeric_gradient(a * b, {"a": np.random.rand(2, 2), "b": np.random.rand(2, 2)})
 
 
+@requires_sym
+def test_check_numeric_gradient_takes_grad_req_by_argument_as_mxnet():
+    import lazynd_sym as sym
+
+    # 'null' leaves b's gradient alone (BlockGrad gives it none, its numeric gradient is a);
+    # 'add' is checked on what backward added to the initial gradient
+    a, b = sym.Variable("a"), sym.Variable("b")
+    net = a * sym.BlockGrad(b)
+    location = {"a": np.random.rand(2, 2) + 1, "b": np.random.rand(2, 2) + 1}
+    test_utils.check_numeric_gradient(net, location, grad_nodes={"a": "write", "b": "null"})
+    test_utils.check_numeric_gradient(net, location, grad_nodes={"a": "add", "b": "null"})
+    with pytest.raises(AssertionError, match="gradient of b"):
+        test_utils.check_numeric_gradient(net, location, grad_nodes={"a": "write", "b": "write"})
+    with pytest.raises(ValueError, match="grad_req 'sum' for argument 'a'"):
+        test_utils.check_numeric_gradient(net, location, grad_nodes={"a": "sum"})
+
+
 def test_check_gradient_hands_the_rule_hidden_outputs():
     # BatchNorm's rule reads its hidden batch mean and variance outputs
     rng = np.random.default_rng(0)
