@@ -35,12 +35,17 @@ def _named(sym: Any, values: Any, names: list[str], what: str) -> dict[str, np.n
     return {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v) for k, v in zip(names, values, strict=False)}
 
 
+def _dtype_for(value: np.ndarray, dtype: Any) -> Any:
+    """``dtype``, or with MXNet's ``dtype="asnumpy"`` the array's own dtype."""
+    return value.dtype if isinstance(dtype, str) and dtype == "asnumpy" else dtype
+
+
 def _bind(sym: Any, location: dict, aux: dict, ctx: Context, dtype: Any, grad_req: Any = "write") -> Any:
     from . import ndarray as nd
 
-    args = {k: nd.array(v, ctx=ctx, dtype=dtype) for k, v in location.items()}
-    grads = {k: nd.zeros(v.shape, ctx=ctx, dtype=dtype) for k, v in location.items()}
-    aux_nd = {k: nd.array(v, ctx=ctx, dtype=dtype) for k, v in aux.items()}
+    args = {k: nd.array(v, ctx=ctx, dtype=_dtype_for(v, dtype)) for k, v in location.items()}
+    grads = {k: nd.zeros(v.shape, ctx=ctx, dtype=_dtype_for(v, dtype)) for k, v in location.items()}
+    aux_nd = {k: nd.array(v, ctx=ctx, dtype=_dtype_for(v, dtype)) for k, v in aux.items()}
     return sym.bind(ctx, args, args_grad=grads, grad_req=grad_req, aux_states=aux_nd or None)
 
 
@@ -56,6 +61,9 @@ def check_symbolic_forward(
     dtype: Any = np.float32,
 ) -> list[np.ndarray]:
     """Bind ``sym`` to ``location`` (list or dict of arrays), run forward, compare with ``expected``.
+
+    The arrays are bound in ``dtype``; MXNet's ``dtype="asnumpy"`` keeps each one's own (here and
+    in :func:`check_symbolic_backward` and :func:`check_numeric_gradient`).
 
     Examples
     --------
@@ -113,7 +121,7 @@ def check_symbolic_backward(
     exe = _bind(sym, location, aux, ctx, dtype, grad_req=grad_req)
     exe.forward(is_train=True)
     heads = _named(sym, out_grads, sym.list_outputs(), "out_grads")
-    exe.backward([nd.array(heads[k], ctx=ctx, dtype=dtype) for k in sym.list_outputs()])
+    exe.backward([nd.array(heads[k], ctx=ctx, dtype=_dtype_for(heads[k], dtype)) for k in sym.list_outputs()])
     grads = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
     for name, value in want.items():
         if name not in grads:
@@ -170,7 +178,8 @@ def check_numeric_gradient(
         rtol = check_eps
     ctx = ctx or default_context()
     names = sym.list_arguments()
-    location = {k: v.astype(dtype) for k, v in _named(sym, location, names, "location").items()}
+    location = _named(sym, location, names, "location")
+    location = {k: v.astype(_dtype_for(v, dtype)) for k, v in location.items()}
     aux = _named(sym, aux_states, sym.list_auxiliary_states(), "aux_states")
     requests = _grad_requests(grad_nodes, names)
     nodes = list(requests)
@@ -184,7 +193,7 @@ def check_numeric_gradient(
             g[:] = initial[k]
     exe.forward(is_train=use_forward_train)
     heads = [rng.normal(size=o.shape) for o in exe.outputs]
-    exe.backward([nd.array(h, ctx=ctx, dtype=dtype) for h in heads])
+    exe.backward([nd.array(h, ctx=ctx, dtype=_dtype_for(h, dtype)) for h in heads])
     analytic = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
     for name, req in requests.items():
         if req == "null":

@@ -204,6 +204,17 @@ def test_check_numeric_gradient_takes_grad_req_by_argument_as_mxnet():
         test_utils.check_numeric_gradient(net, location, grad_nodes={"a": "sum"})
 
 
+@requires_sym
+def test_symbolic_checks_take_mxnets_asnumpy_dtype_to_keep_each_arrays_own():
+    import lazynd_sym as sym
+
+    # 2**24 + 1 is exact in int32, not in float32
+    x = np.array([2**24 + 1, 7], dtype=np.int32)
+    net = sym.identity(sym.Variable("x"))
+    test_utils.check_symbolic_forward(net, [x], [x], rtol=0, atol=0, dtype="asnumpy")
+    test_utils.check_symbolic_backward(net, [x], [x], [x], rtol=0, atol=0, dtype="asnumpy")
+
+
 def test_check_gradient_hands_the_rule_hidden_outputs():
     # BatchNorm's rule reads its hidden batch mean and variance outputs
     rng = np.random.default_rng(0)
