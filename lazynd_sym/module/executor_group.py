@@ -48,7 +48,7 @@ def join_device_parts(per_device: list[list[Any]], axes: Sequence[int]) -> list[
     ``per_device[i][k]`` is output ``i`` on device ``k``; with one device its arrays are returned as they are.
     Parts that are None (the gradient of an input bound with grad_req 'null') give None, as in MXNet.
     """
-    merged = []
+    merged: list[Any] = []
     for parts, axis in zip(per_device, axes, strict=True):
         if any(p is None for p in parts):
             merged.append(None)
