@@ -72,11 +72,11 @@ from .testing_arrays import *  # noqa: F403
 from .testing_downloads import *  # noqa: F403
 from .testing_environment import *  # noqa: F403
 from .testing_executor import *  # noqa: F403
+from .testing_speed import check_speed
 from .testing_statistics import *  # noqa: F403
 from .testing_symbolic import (
     check_consistency,
     check_numeric_gradient,
-    check_speed,
     check_symbolic_backward,
     check_symbolic_forward,
     same_symbol_structure,

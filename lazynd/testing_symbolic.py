@@ -2,9 +2,9 @@
 
 ``check_symbolic_forward`` and ``check_symbolic_backward`` compare a bound symbol's outputs and
 gradients with expected arrays, ``check_numeric_gradient`` its backward with central
-differences, ``check_consistency`` its results across devices and dtypes, and ``check_speed``
-times it.  Each takes a ``Symbol`` and uses only its methods, so ``lazynd`` never imports
-``lazynd_sym`` here.  The checks of one operator are :mod:`lazynd.testing`.
+differences and ``check_consistency`` its results across devices and dtypes (``check_speed``,
+which times it, is :mod:`lazynd.testing_speed`).  Each takes a ``Symbol`` and uses only its
+methods, so ``lazynd`` never imports ``lazynd_sym`` here.  The checks of one operator are :mod:`lazynd.testing`.
 """
 
 from __future__ import annotations
@@ -35,12 +35,17 @@ def _named(sym: Any, values: Any, names: list[str], what: str) -> dict[str, np.n
     return {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v) for k, v in zip(names, values, strict=False)}
 
 
+def _dtype_for(value: np.ndarray, dtype: Any) -> Any:
+    """``dtype``, or with MXNet's ``dtype="asnumpy"`` the array's own dtype."""
+    return value.dtype if isinstance(dtype, str) and dtype == "asnumpy" else dtype
+
+
 def _bind(sym: Any, location: dict, aux: dict, ctx: Context, dtype: Any, grad_req: Any = "write") -> Any:
     from . import ndarray as nd
 
-    args = {k: nd.array(v, ctx=ctx, dtype=dtype) for k, v in location.items()}
-    grads = {k: nd.zeros(v.shape, ctx=ctx, dtype=dtype) for k, v in location.items()}
-    aux_nd = {k: nd.array(v, ctx=ctx, dtype=dtype) for k, v in aux.items()}
+    args = {k: nd.array(v, ctx=ctx, dtype=_dtype_for(v, dtype)) for k, v in location.items()}
+    grads = {k: nd.zeros(v.shape, ctx=ctx, dtype=_dtype_for(v, dtype)) for k, v in location.items()}
+    aux_nd = {k: nd.array(v, ctx=ctx, dtype=_dtype_for(v, dtype)) for k, v in aux.items()}
     return sym.bind(ctx, args, args_grad=grads, grad_req=grad_req, aux_states=aux_nd or None)
 
 
@@ -65,6 +70,9 @@ def check_symbolic_forward(
     dtype: Any = np.float32,
 ) -> list[np.ndarray]:
     """Bind ``sym`` to ``location`` (list or dict of arrays), run forward, compare with ``expected``.
+
+    The arrays are bound in ``dtype``; MXNet's ``dtype="asnumpy"`` keeps each one's own (here and
+    in :func:`check_symbolic_backward` and :func:`check_numeric_gradient`).
 
     Examples
     --------
@@ -123,7 +131,7 @@ def check_symbolic_backward(
     exe = _bind(sym, location, aux, ctx, dtype, grad_req=grad_req)
     exe.forward(is_train=True)
     heads = _named(sym, out_grads, sym.list_outputs(), "out_grads")
-    exe.backward([nd.array(heads[k], ctx=ctx, dtype=dtype) for k in sym.list_outputs()])
+    exe.backward([nd.array(heads[k], ctx=ctx, dtype=_dtype_for(heads[k], dtype)) for k in sym.list_outputs()])
     grads = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
     reqs = _grad_reqs(names, grad_req)
     for name, value in want.items():
@@ -135,6 +143,20 @@ def check_symbolic_backward(
             grads[name], value, rtol, atol, names=(f"gradient of {name}", "expected"), equal_nan=equal_nan
         )
     return grads
+
+
+def _grad_requests(grad_nodes: Any, names: list[str]) -> dict[str, str]:
+    """``grad_nodes`` of :func:`check_numeric_gradient` (None, names, or a dict of grad_req) as grad_req by name."""
+    if grad_nodes is None:
+        return dict.fromkeys(names, "write")
+    requests = dict(grad_nodes) if isinstance(grad_nodes, dict) else dict.fromkeys(grad_nodes, "write")
+    unknown = [n for n in requests if n not in names]
+    if unknown:
+        raise ValueError(f"grad_nodes: unknown argument(s) {unknown}, the symbol has {names}")
+    for name, req in requests.items():
+        if req not in ("write", "add", "null"):
+            raise ValueError(f"grad_nodes: grad_req {req!r} for argument '{name}', expected 'write', 'add' or 'null'")
+    return requests
 
 
 def check_numeric_gradient(
@@ -153,9 +175,10 @@ def check_numeric_gradient(
     """Compare ``sym``'s backward with central differences of ``sum(outputs * random_heads)``.
 
     Runs in float64 by default (MXNet used float32 and a larger ``numeric_eps``).
-    ``grad_nodes`` restricts the check to some arguments (default: all); as a dict it gives
-    each one's ``grad_req``, and those with ``'null'`` are not checked.  ``check_eps``
-    is MXNet 0.9's name for the relative tolerance (it overrides ``rtol``).
+    ``grad_nodes`` restricts the check to some arguments (default: all); as in MXNet it may
+    be a dict of ``grad_req`` by argument: ``'write'`` and ``'add'`` (onto random initial
+    gradients) are checked against central differences, ``'null'`` must leave the gradient
+    untouched.  ``check_eps`` is MXNet 0.9's name for the relative tolerance (it overrides ``rtol``).
 
     Examples
     --------
@@ -168,20 +191,32 @@ def check_numeric_gradient(
         rtol = check_eps
     ctx = ctx or default_context()
     names = sym.list_arguments()
-    location = {k: v.astype(dtype) for k, v in _named(sym, location, names, "location").items()}
+    location = _named(sym, location, names, "location")
+    location = {k: v.astype(_dtype_for(v, dtype)) for k, v in location.items()}
     aux = _named(sym, aux_states, sym.list_auxiliary_states(), "aux_states")
-    nodes = list(grad_nodes) if grad_nodes is not None else names
-    unknown = [n for n in nodes if n not in names]
-    if unknown:
-        raise ValueError(f"grad_nodes: unknown argument(s) {unknown}, the symbol has {names}")
-    grad_req = _grad_reqs(names, grad_nodes if isinstance(grad_nodes, dict) else "write")
-    nodes = [n for n in nodes if grad_req[n] != "null"]
-    exe = _bind(sym, location, aux, ctx, dtype, grad_req=grad_req)
-    exe.forward(is_train=use_forward_train)
+    requests = _grad_requests(grad_nodes, names)
+    nodes = list(requests)
+    # as MXNet: a dict binds every argument it does not name with grad_req 'null'
+    bound_req = {n: requests.get(n, "null") for n in names} if isinstance(grad_nodes, dict) else "write"
+    exe = _bind(sym, location, aux, ctx, dtype, grad_req=bound_req)
     rng = np.random.default_rng(0)
+    initial = {k: rng.normal(size=g.shape) for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
+    for k, g in zip(names, exe.grad_arrays, strict=False):
+        if g is not None:
+            g[:] = initial[k]
+    exe.forward(is_train=use_forward_train)
     heads = [rng.normal(size=o.shape) for o in exe.outputs]
-    exe.backward([nd.array(h, ctx=ctx, dtype=dtype) for h in heads])
+    exe.backward([nd.array(h, ctx=ctx, dtype=_dtype_for(h, dtype)) for h in heads])
     analytic = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
+    for name, req in requests.items():
+        if req == "null":
+            # no gradient may be written into the array of an argument bound with grad_req 'null'
+            got = analytic.get(name, initial.get(name))
+            if got is not None:
+                assert_almost_equal(got, initial[name], 0, 0, names=(f"gradient of {name} ('null')", "initial"))
+        elif req == "add" and name in analytic:
+            analytic[name] = analytic[name] - initial[name]
+    nodes = [n for n in nodes if requests[n] != "null"]
 
     def objective() -> float:
         # aux states change in training forwards; restore them so every evaluation sees the same ones
@@ -334,69 +369,6 @@ def check_consistency(
         results = [{**outputs_of(exe), **g} for exe, g in zip(executors, grads, strict=True)]
         compare("train", results)
     return ground_truth if ground_truth is not None else results[truth_index]
-
-
-def check_speed(
-    sym: Any,
-    location: Any = None,
-    ctx: Context | None = None,
-    N: int = 20,  # noqa: N803 - MXNet's name
-    grad_req: Any = None,
-    typ: str = "whole",
-    **kwargs: Any,
-) -> float:
-    """Seconds one pass of ``sym`` takes, the mean of ``N`` after one untimed, as MXNet's ``check_speed``.
-
-    ``typ='whole'``: a training forward and a backward (``grad_req``, default ``'write'``);
-    ``'forward'``: a prediction forward.  The arguments are ``location`` (a dict of arrays, or a
-    list in ``list_arguments()`` order) or, without it, standard normal arrays of the shapes given
-    as keywords (``data=(32, 784)``).
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=8)
-    >>> check_speed(fc, data=(4, 16), typ="forward") > 0
-    True
-    """
-    import time
-
-    from . import ndarray as nd
-
-    if typ not in ("whole", "forward"):
-        raise ValueError(f"check_speed: typ must be 'whole' or 'forward', got {typ!r}")
-    if N < 1:
-        raise ValueError(f"check_speed: N must be at least 1, got {N}")
-    ctx = ctx or default_context()
-    if location is None:
-        exe = sym.simple_bind(ctx, grad_req=grad_req or "write", **kwargs)
-        rng = np.random.default_rng(0)
-        for array in exe.arg_dict.values():
-            array[:] = rng.standard_normal(array.shape)
-    else:
-        values = _named(sym, location, sym.list_arguments(), "location")
-        args = {k: nd.array(v, ctx=ctx) for k, v in values.items()}
-        exe = sym.bind(
-            ctx,
-            args,
-            args_grad={k: nd.zeros(v.shape, ctx=ctx) for k, v in values.items()},
-            grad_req=grad_req or "write",
-        )
-
-    def one_pass() -> None:
-        if typ == "whole":
-            exe.forward(is_train=True)
-            exe.backward(out_grads=[nd.ones(o.shape, ctx=ctx) for o in exe.outputs])
-        else:
-            exe.forward(is_train=False)
-
-    one_pass()
-    nd.waitall()
-    start = time.perf_counter()
-    for _ in range(N):
-        one_pass()
-    nd.waitall()
-    return (time.perf_counter() - start) / N
 
 
 def same_symbol_structure(sym1: Any, sym2: Any) -> bool:

@@ -48,6 +48,21 @@ def test_assert_almost_equal_rejects_shape_mismatch():
         assert_almost_equal(np.zeros(2), np.zeros(3))
 
 
+def test_assert_almost_equal_broadcasts_like_mxnet():
+    # MXNet compares with broadcasting by default: an array against a scalar or a row
+    assert_almost_equal(mx.nd.zeros((3, 4)), 0)
+    assert_almost_equal(np.ones((3, 4)), np.ones((1, 4)))
+    assert almost_equal(np.full((2, 2), 5.0), 5)
+    with pytest.raises(AssertionError, match=r"index \(1, 0\)"):
+        assert_almost_equal(np.array([[0.0, 0.0], [7.0, 0.0]]), 0)
+
+
+def test_assert_almost_equal_without_broadcast_requires_equal_shapes():
+    with pytest.raises(AssertionError, match="shape"):
+        assert_almost_equal(np.zeros((3, 4)), 0, use_broadcast=False)
+    assert not almost_equal(np.zeros((3, 4)), np.zeros((1, 4)), use_broadcast=False)
+
+
 def test_assert_almost_equal_accepts_ndarrays_within_tolerance():
     assert_almost_equal(mx.nd.ones((2, 2)), np.ones((2, 2)) + 1e-7)
 
@@ -170,6 +185,34 @@ def test_check_numeric_gradient_on_a_product():
 
     a, b = sym.Variable("a"), sym.Variable("b")
     test_utils.check_numeric_gradient(a * b, {"a": np.random.rand(2, 2), "b": np.random.rand(2, 2)})
+
+
+@requires_sym
+def test_check_numeric_gradient_takes_grad_req_by_argument_as_mxnet():
+    import lazynd_sym as sym
+
+    # 'null' leaves b's gradient alone (BlockGrad gives it none, its numeric gradient is a);
+    # 'add' is checked on what backward added to the initial gradient
+    a, b = sym.Variable("a"), sym.Variable("b")
+    net = a * sym.BlockGrad(b)
+    location = {"a": np.random.rand(2, 2) + 1, "b": np.random.rand(2, 2) + 1}
+    test_utils.check_numeric_gradient(net, location, grad_nodes={"a": "write", "b": "null"})
+    test_utils.check_numeric_gradient(net, location, grad_nodes={"a": "add", "b": "null"})
+    with pytest.raises(AssertionError, match="gradient of b"):
+        test_utils.check_numeric_gradient(net, location, grad_nodes={"a": "write", "b": "write"})
+    with pytest.raises(ValueError, match="grad_req 'sum' for argument 'a'"):
+        test_utils.check_numeric_gradient(net, location, grad_nodes={"a": "sum"})
+
+
+@requires_sym
+def test_symbolic_checks_take_mxnets_asnumpy_dtype_to_keep_each_arrays_own():
+    import lazynd_sym as sym
+
+    # 2**24 + 1 is exact in int32, not in float32
+    x = np.array([2**24 + 1, 7], dtype=np.int32)
+    net = sym.identity(sym.Variable("x"))
+    test_utils.check_symbolic_forward(net, [x], [x], rtol=0, atol=0, dtype="asnumpy")
+    test_utils.check_symbolic_backward(net, [x], [x], [x], rtol=0, atol=0, dtype="asnumpy")
 
 
 def test_check_gradient_hands_the_rule_hidden_outputs():

@@ -14,7 +14,7 @@ from ..context import Context
 from ..errors import OperatorError, ShapeError
 from ..ops.elemwise_binary import scalar_as
 from ..ops.params import parse_bool
-from ..ops.shape import reshape_shape
+from ..ops.reshape_codes import reshape_shape
 from ..runtime import push, push_to_device
 from . import dispatch
 from .dispatch import new_array
@@ -98,7 +98,7 @@ def view(arr: Any, shape: tuple[int, ...]) -> Any:
 
 def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]) -> Any:
     """``arr.reshape(shape, **kwargs)`` beyond a plain shape: MXNet's codes (0, -2, -3, -4) and
-    ``reverse`` follow the ``Reshape`` operator's rule (:func:`lazynd.ops.shape.reshape_shape`, the
+    ``reverse`` follow the ``Reshape`` operator's rule (:func:`lazynd.ops.reshape_codes.reshape_shape`, the
     one both faces follow), and the result is a view sharing ``arr``'s memory, as MXNet's is; the
     operator's legacy keywords (``target_shape``, ``keep_highest``) run the operator."""
     if "shape" in kwargs:

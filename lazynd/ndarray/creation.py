@@ -13,6 +13,7 @@ from ..backend import get_backend
 from ..context import Context, as_context, current_context
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
+from ..ops.init_ops import arange_length, arange_values
 from ..ops.params import parse_dtype
 from ..runtime import push
 from . import dispatch
@@ -216,9 +217,13 @@ def arange(
         raise OperatorError(f"arange: repeat must be >= 1, got {repeat}")
     if step == 0:
         raise OperatorError("arange: step must not be 0")
-    values = np.arange(start, stop, step, dtype=np.float64)
+    count = arange_length(start, stop, step, 1)
+    first = 0.0 if stop is None else start
+    values = arange_values(np, first, step, count, np.float64 if dtype is None else parse_dtype(dtype))
     if repeat > 1:
         values = np.repeat(values, repeat)
+    if dtype is not None:
+        values = values.astype(parse_dtype(dtype))  # an integer dtype wraps, as MXNet's cast does
     return array(values, ctx=ctx, dtype=dtype)
 
 

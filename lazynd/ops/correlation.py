@@ -107,7 +107,8 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
             grad1[a] += dy * second[b]
             grad2[b] += dy * first[a]
         else:
-            signed = dy * xp.sign(first[a] - second[b])
+            # MXNet's sign: +1 where the values tie (the gradient of |x - y| at x == y)
+            signed = dy * xp.where(first[a] >= second[b], 1, -1).astype(dy.dtype)
             grad1[a] += signed
             grad2[b] -= signed
     height, width = data1.shape[2], data1.shape[3]

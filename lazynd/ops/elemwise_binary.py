@@ -57,6 +57,8 @@ def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
         ufunc(a, b, out=out, casting="unsafe")
         return
     ufunc(a, b, out=out)
+    if ufunc is np.mod:
+        np.copyto(out, 0, where=np.equal(b, 0))  # MXNet's float modulo by zero is 0, as its integer one
 
 
 def _integer_divide(a: Any, b: Any, out: np.ndarray) -> None:
@@ -88,7 +90,7 @@ def _binary_forward(name: str) -> tuple[Callable, Callable]:
     @quietly
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         out = outputs[0]
-        if out.dtype.kind == "f":  # the common case, without a second call
+        if out.dtype.kind == "f" and ufunc is not np.mod:  # the common case, without a second call
             ufunc(inputs[0], inputs[1], out=out)
         else:
             _cpu_apply(ufunc, inputs[0], inputs[1], out)
@@ -154,7 +156,7 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
         if _unsigned_to_negative_power(name, reflected, x, s):
             _unsigned_negative_power(x, s, out)
             return  # a Python float: NumPy computes in a float array's own dtype (NEP 50)
-        if x.dtype.kind == "f" and out.dtype.kind == "f":  # the common case, without a second call
+        if x.dtype.kind == "f" and out.dtype.kind == "f" and ufunc is not np.mod:  # the common case
             if reflected:
                 ufunc(s, x, out=out)
             elif name == "power" and s == 2:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..errors import OperatorError
 from .params import Param, optional, parse_bool, parse_context, parse_dtype, parse_float, parse_int, parse_shape
 from .registry import OpDef, register
@@ -70,6 +72,22 @@ def arange_length(start: float, stop: float | None, step: float, repeat: int) ->
     return max(0, math.ceil((stop - start) / step)) * repeat
 
 
+def arange_values(xp: Any, start: float, step: float, count: int, dtype: Any) -> Any:
+    """``start + i * step`` for ``i < count``, as MXNet computes them: in the output dtype, so an
+    integer dtype truncates ``start`` and ``step`` toward zero first (``arange(1.3, 10, 1.3)`` as
+    int32 is 1, 2, 3, ..., as NumPy's too); float dtypes are computed in float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> arange_values(np, -3.7, 2.6, 4, "int32").tolist()
+    [-3, -1, 1, 3]
+    """
+    if np.dtype(dtype).kind in "iu":
+        return int(start) + int(step) * xp.arange(count, dtype="int64")
+    return start + step * xp.arange(count, dtype="float64")
+
+
 def _full(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     outputs[0][...] = attrs["value"]
 
@@ -101,21 +119,20 @@ for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
     )
 
 
-def _arange_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+def _arange_shape(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
     if attrs["infer_range"] and attrs["stop"] is None:
-        raise OperatorError(
-            "_arange: infer_range=True with stop=None (the range taken from the shape the graph infers) "
-            "is not supported; give stop"
-        )
+        # MXNet 1.x: the length comes from the shape the graph infers for the output, values from start
+        known = next((s for s in out_shapes or [] if s is not None and all(d > 0 for d in s)), None)
+        return in_shapes, [known], aux_shapes
     return in_shapes, [(arange_length(attrs["start"], attrs["stop"], attrs["step"], attrs["repeat"]),)], aux_shapes
 
 
 def _arange(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     start, stop = attrs["start"], attrs["stop"]
-    if stop is None:
+    if stop is None and not attrs["infer_range"]:
         start, stop = 0.0, start
-    values = start + attrs["step"] * xp.arange(outputs[0].size // attrs["repeat"], dtype="float64")
+    values = arange_values(xp, start, attrs["step"], outputs[0].size // attrs["repeat"], outputs[0].dtype)
     outputs[0][...] = xp.repeat(values, attrs["repeat"])
 
 
@@ -130,7 +147,7 @@ register(
             "step": Param(parse_float, 1.0, "spacing"),
             "repeat": Param(parse_int, 1, "times each value is repeated"),
             # MXNet 1.x writes it into every _arange node of its symbol JSON; with stop given, it changes nothing
-            "infer_range": Param(parse_bool, False, "take the range from the inferred shape (only with stop given)"),
+            "infer_range": Param(parse_bool, False, "with stop None: the length is the output's inferred shape"),
             "ctx": Param(optional(parse_context), None, "context of the output (imperative use)"),
             "dtype": Param(parse_dtype, "float32", "output dtype"),
         },

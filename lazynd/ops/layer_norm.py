@@ -62,8 +62,10 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
     mean_scaled = scaled.mean(axis=axis, keepdims=True)
     mean_scaled_xhat = (scaled * xhat).mean(axis=axis, keepdims=True)
     data_grad[...] = (scaled - mean_scaled - xhat * mean_scaled_xhat) / std
-    gamma_grad[...] = (dy * xhat).sum(axis=others)
-    beta_grad[...] = dy.sum(axis=others)
+    # summed over every other axis (the whole batch): accumulated in float64, as MXNet's safe
+    # accumulation does, since float32 sums of thousands of rows drift by 1e-4 and more
+    gamma_grad[...] = (dy * xhat).sum(axis=others, dtype=kctx.xp.float64)
+    beta_grad[...] = dy.sum(axis=others, dtype=kctx.xp.float64)
 
 
 def _infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

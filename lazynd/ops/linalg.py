@@ -23,17 +23,20 @@ _PRODUCT_PARAMS = {
 
 
 def _as_matrix(x: Any, transpose: bool, lhs: bool) -> Any:
-    """MXNet's dot: lhs is (prod(shape[:-1]), shape[-1]); rhs is (shape[0], prod(shape[1:]))."""
+    """MXNet's dot: lhs is (prod(shape[:-1]), shape[-1]); rhs is (shape[0], prod(shape[1:])).
+
+    A transposed N-D operand is, as in MXNet, the transpose of the other matrix view: lhs of
+    (shape[0], prod(shape[1:])), rhs of (prod(shape[:-1]), shape[-1]), so ``transpose_a``
+    contracts lhs's first axis and ``transpose_b`` rhs's last (not a reversal of every axis).
+    """
     if x.ndim == 1:
         m = x.reshape(1, -1) if lhs else x.reshape(-1, 1)
         return m.T if transpose else m
-    if transpose:
-        # transposing an N-D operand reverses all its axes, as MXNet does
-        x = x.transpose(tuple(reversed(range(x.ndim))))
     # sizes, not -1: a -1 cannot be inferred beside a 0 (an empty contraction, K = 0)
+    first, last = (x.shape[0], math.prod(x.shape[1:])), (math.prod(x.shape[:-1]), x.shape[-1])
     if lhs:
-        return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
-    return x.reshape(x.shape[0], math.prod(x.shape[1:]))
+        return x.reshape(first).T if transpose else x.reshape(last)
+    return x.reshape(last).T if transpose else x.reshape(first)
 
 
 def _dot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -46,16 +49,20 @@ def _dot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
         out[...] = kctx.xp.matmul(a, b).reshape(out.shape)
 
 
-def _dims(shape: tuple, transpose: bool) -> tuple:
-    return tuple(reversed(shape)) if transpose else tuple(shape)
+def _dims(shape: tuple, transpose: bool, lhs: bool) -> tuple:
+    """The dims of an operand as the product sees it (see :func:`_as_matrix`)."""
+    shape = tuple(shape)
+    if not transpose or len(shape) < 2:
+        return tuple(reversed(shape)) if transpose else shape
+    return shape[1:] + shape[:1] if lhs else shape[-1:] + shape[:-1]
 
 
 def _dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     lhs, rhs = in_shapes
     if lhs is None or rhs is None:
         return in_shapes, [None], aux_shapes
-    a = _dims(lhs, attrs["transpose_a"])
-    b = _dims(rhs, attrs["transpose_b"])
+    a = _dims(lhs, attrs["transpose_a"], lhs=True)
+    b = _dims(rhs, attrs["transpose_b"], lhs=False)
     k_a = a[-1]
     k_b = b[0]
     if k_a and k_b and k_a != k_b:
@@ -98,25 +105,14 @@ def _matrix_grad_forward(which: str) -> Any:
             bm = _as_matrix(other, tb, False)
             g = og.reshape(-1, bm.shape[1])
             da = xp.matmul(g, bm.T)
-            if ta:
-                da = da.T
-            out[...] = _restore(xp, da, like.shape, ta)
+            out[...] = (da.T if ta else da).reshape(like.shape)
         else:
             am = _as_matrix(other, ta, True)
             g = og.reshape(am.shape[0], -1)
             db = xp.matmul(am.T, g)
-            if tb:
-                db = db.T
-            out[...] = _restore(xp, db, like.shape, tb)
+            out[...] = (db.T if tb else db).reshape(like.shape)
 
     return forward
-
-
-def _restore(xp: Any, m: Any, shape: tuple, transposed: bool) -> Any:
-    if transposed and len(shape) > 2:
-        rev = tuple(reversed(shape))
-        return m.reshape(rev).transpose(tuple(reversed(range(len(shape)))))
-    return m.reshape(shape)
 
 
 for _which in ("lhs", "rhs"):

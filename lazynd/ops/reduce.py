@@ -21,7 +21,7 @@ from ..backend.cuda.sources import dtype_name, load_file
 from ..backend.fperr import quiet, quietly
 from ..errors import OperatorError
 from ..util import is_np_shape
-from .params import Param, enum, parse_axis, parse_bool
+from .params import Param, enum, optional, parse_axis, parse_bool
 from .registry import OpDef, register
 
 _axes_memo: dict[tuple, tuple[int, ...]] = {}
@@ -295,8 +295,18 @@ def _backward_reduce_gradient(F: Any, attrs: dict, inputs: list, outputs: list, 
 _NORM_PARAMS = {
     "ord": Param(_parse_ord, 2, "1 (sum of magnitudes) or 2 (Euclidean)"),
     "axis": _REDUCE_PARAMS["axis"],
+    "out_dtype": Param(
+        optional(enum("float16", "float32", "float64", "int32", "int64", "int8")),
+        None,
+        "dtype of the output (None: the input's), as MXNet 1.x",
+    ),
     "keepdims": _REDUCE_PARAMS["keepdims"],
 }
+
+
+def _norm_infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    return in_types, [attrs["out_dtype"] or in_types[0]], aux_types
+
 
 register(
     OpDef(
@@ -335,6 +345,7 @@ for _name in REDUCERS:
             forward_gpu=_reduce_forward_gpu(_name),
             params=dict(_NORM_PARAMS if _name == "norm" else _REDUCE_PARAMS),
             infer_shape=_infer(_name),
+            infer_type=_norm_infer_type if _name == "norm" else None,
             gradient=_reduce_gradient(_name),
             aliases=ALIASES.get(_name, ()),
             doc=f"The {_name} over ``axis`` (all axes by default).",

@@ -55,9 +55,13 @@ def join_device_parts(per_device: list[list[Any]], axes: Sequence[int]) -> list[
     """One array per output: the devices' parts joined along the output's batch axis (on the first device).
 
     ``per_device[i][k]`` is output ``i`` on device ``k``; with one device its arrays are returned as they are.
+    Parts that are None (the gradient of an input bound with grad_req 'null') give None, as in MXNet.
     """
-    merged = []
+    merged: list[Any] = []
     for parts, axis in zip(per_device, axes, strict=True):
+        if any(p is None for p in parts):
+            merged.append(None)
+            continue
         if len(parts) == 1:
             merged.append(parts[0])
             continue
@@ -335,7 +339,8 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         """The gradients of the data inputs (bound with ``inputs_need_grad``), as :meth:`get_outputs`."""
         if not self.inputs_need_grad:
             raise LazyNDError("Module.get_input_grads: bind the module with inputs_need_grad=True (and for_training)")
-        per_device = [[exe.grad_dict[name] for exe in self.execs] for name in self.data_names]
+        # an input bound with grad_req 'null' has no gradient array: None, as MXNet gives
+        per_device = [[exe.grad_dict.get(name) for exe in self.execs] for name in self.data_names]
         if not merge_multi_context:
             return per_device
         return join_device_parts(per_device, [self.batch_axes[name] for name in self.data_names])

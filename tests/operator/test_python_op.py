@@ -88,3 +88,14 @@ def test_numpy_op_trains_a_small_model_with_feedforward():
     model.fit(X=x, y=y)
     accuracy = (model.predict(x).argmax(axis=1) == y).mean()
     assert accuracy > 0.9
+
+
+def test_numpy_op_without_overrides_copies_forward_and_writes_ones_backward(ctx):
+    # MXNet's base PythonOp: forward copies the first input, backward writes ones into the first gradient
+    net = mx.operator.NumpyOp().get_symbol(sym.Variable("x"), name="plain")
+    x = mx.nd.array([3.0, -1.0, 2.0], ctx=ctx)
+    dx = mx.nd.zeros((3,), ctx=ctx)
+    exe = net.bind(ctx, args=[x], args_grad={"x": dx})
+    np.testing.assert_array_equal(exe.forward(is_train=True)[0].asnumpy(), [3.0, -1.0, 2.0])
+    exe.backward(mx.nd.array([5.0, 5.0, 5.0], ctx=ctx))
+    np.testing.assert_array_equal(dx.asnumpy(), [1.0, 1.0, 1.0])

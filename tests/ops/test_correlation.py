@@ -96,3 +96,16 @@ def test_correlation_of_infinite_data_is_mxnet_s_without_a_numpy_warning():
         assert np.isnan(out.asnumpy()).all()
         np.testing.assert_array_equal(a.grad.asnumpy().ravel(), [0.0])
         np.testing.assert_array_equal(b.grad.asnumpy().ravel(), [np.inf])
+
+
+def test_correlation_gradient_counts_a_tie_as_plus_one_as_mxnet(ctx):
+    # |x - y| at x == y: MXNet's backward takes the sign as +1 (values MXNet 1.9.1 gives)
+    x = np.array([[[[1.0, 2.0], [3.0, 4.0]]]], dtype=np.float32)
+    a, b = mx.nd.array(x, ctx=ctx), mx.nd.array(x, ctx=ctx)
+    a.attach_grad()
+    b.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.Correlation(a, b, kernel_size=1, max_displacement=1, pad_size=1, is_multiply=False)
+    out.backward(mx.nd.ones(out.shape, ctx=ctx))
+    np.testing.assert_array_equal(a.grad.asnumpy().ravel(), [3.0, 5.0, 7.0, 9.0])
+    np.testing.assert_array_equal(b.grad.asnumpy().ravel(), [-4.0, -2.0, 0.0, 2.0])

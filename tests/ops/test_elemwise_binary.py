@@ -56,6 +56,16 @@ def test_integer_modulo_by_zero_or_minus_one_is_zero(ctx, dtype):
     np.testing.assert_array_equal((5 % mx.nd.zeros((3,), ctx=ctx, dtype=dtype)).asnumpy(), np.zeros(3, dtype))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_modulo_by_zero_is_zero_as_in_mxnet(ctx, dtype):
+    a = mx.nd.array([5.0, 7.0, -9.0], ctx=ctx, dtype=dtype)
+    b = mx.nd.array([0.0, 2.0, 0.0], ctx=ctx, dtype=dtype)
+    np.testing.assert_array_equal((a % b).asnumpy(), [0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(mx.nd.broadcast_mod(a, b.reshape((1, 3))).asnumpy(), [[0.0, 1.0, 0.0]])
+    np.testing.assert_array_equal((a % 0).asnumpy(), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal((4 % b).asnumpy(), [0.0, 0.0, 0.0])
+
+
 def test_int64_division_is_exact_beyond_float64_precision(ctx):
     values = np.array([2**60 + 1, -(2**60) - 3], np.int64)
     quotient = (mx.nd.array(values, ctx=ctx, dtype="int64") / 3).asnumpy()

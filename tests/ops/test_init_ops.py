@@ -9,7 +9,7 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import OperatorError
+from lazynd.errors import ShapeError
 from lazynd.testing import assert_almost_equal
 
 # sym.arange(start=0, stop=4) + sym.Variable("x") as MXNet 1.9.1 writes it: every _arange node
@@ -46,9 +46,31 @@ def test_an_mxnet_1x_symbol_with_arange_loads_and_runs():
     np.testing.assert_array_equal(ex.forward()[0].asnumpy(), [10, 21, 32, 43])
 
 
-def test_infer_range_without_stop_is_refused_by_name():
-    with pytest.raises(OperatorError, match="_arange: infer_range=True with stop=None"):
-        sym._arange(start=4, infer_range=True).infer_shape()
+def test_infer_range_without_stop_takes_its_length_from_the_graph():
+    # MXNet 1.x: the values run from start by step, as many as the output's inferred shape holds
+    net = sym.elemwise_add(sym.arange(start=2, stop=None, step=3, infer_range=True), sym.zeros(shape=(4,)))
+    np.testing.assert_array_equal(net.bind(mx.cpu(), {}).forward()[0].asnumpy(), [2, 5, 8, 11])
+
+
+def test_infer_range_without_stop_or_a_graph_to_size_it_is_refused_by_name():
+    with pytest.raises(ShapeError, match="_arange"):
+        sym._arange(start=4, infer_range=True).bind(mx.cpu(), {})
+
+
+@pytest.mark.parametrize(
+    ("start", "stop", "step", "dtype", "expected"),
+    [
+        (1.3, 6.0, 1.3, "int32", [1, 2, 3, 4]),  # start and step truncated first, as MXNet and NumPy
+        (-3.7, 5.0, 2.6, "int32", [-3, -1, 1, 3]),
+        (10.0, 0.0, -2.5, "int32", [10, 8, 6, 4]),  # MXNet's, where NumPy gives 10, 7, 4, 1
+        (254.0, 258.0, 1.0, "uint8", [254, 255, 0, 1]),  # wraps, as MXNet's cast
+        (1.3, 4.0, 1.3, "float32", [1.3, 2.6, 3.9]),
+    ],
+)
+def test_arange_of_an_integer_dtype_counts_in_that_dtype_as_mxnet(start, stop, step, dtype, expected):
+    np.testing.assert_allclose(mx.nd.arange(start, stop, step, dtype=dtype).asnumpy(), expected, rtol=1e-6)
+    graph = sym.arange(start, stop, step, dtype=dtype)
+    np.testing.assert_allclose(graph.bind(mx.cpu(), {}).forward()[0].asnumpy(), expected, rtol=1e-6)
 
 
 def _mxnet_graph(nodes: list, heads: list) -> str:

@@ -102,3 +102,19 @@ def test_float16_statistics_are_taken_in_float32():
     assert out.dtype == np.float16 and data.grad.dtype == np.float16
     np.testing.assert_allclose(out.asnumpy().astype(np.float64), want_out, atol=2e-3)
     np.testing.assert_allclose(data.grad.asnumpy().astype(np.float64), want_grad, atol=2e-3)
+
+
+def test_gamma_and_beta_gradients_accumulate_a_large_batch_in_float64(ctx):
+    # one huge head gradient then thousands of ones: a float32 running sum loses the ones
+    rows = 4096
+    x = np.random.default_rng(0).normal(size=(rows, 2)).astype(np.float32)
+    dy = np.ones((rows, 2), np.float32)
+    dy[0] = 1e8
+    data = mx.nd.array(x, ctx=ctx)
+    gamma, beta = mx.nd.ones((2,), ctx=ctx), mx.nd.zeros((2,), ctx=ctx)
+    for array in (data, gamma, beta):
+        array.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.LayerNorm(data, gamma, beta, axis=1)
+    out.backward(mx.nd.array(dy, ctx=ctx))
+    np.testing.assert_allclose(beta.grad.asnumpy(), [1e8 + rows - 1] * 2, rtol=1e-7)

@@ -53,6 +53,26 @@ def test_dot_of_an_empty_contraction_is_zeros_and_its_gradients_are_empty(lhs, r
     assert a.grad.shape == lhs and b.grad.shape == rhs
 
 
+@pytest.mark.parametrize(
+    ("ta", "tb", "lhs", "rhs", "axes"),
+    [
+        (True, False, (4, 3, 2), (4, 5, 6), ([0], [0])),
+        (False, True, (2, 3, 4), (6, 5, 4), ([-1], [-1])),
+        (True, True, (4, 3, 2), (6, 5, 4), ([0], [-1])),
+    ],
+)
+def test_dot_of_transposed_nd_operands_contracts_lhs_first_and_rhs_last_axis(ta, tb, lhs, rhs, axes, ctx):
+    # MXNet 1.x: a transposed N-D lhs is the transpose of its (shape[0], rest) matrix view, a
+    # transposed N-D rhs that of its (rest, shape[-1]) view; no reversal of every axis
+    rng = np.random.default_rng(3)
+    a, b = rng.uniform(-1, 1, lhs), rng.uniform(-1, 1, rhs)
+    params = {"transpose_a": ta, "transpose_b": tb}
+    want = np.tensordot(a, b, axes=axes)
+    assert mx.nd.dot(mx.nd.array(a, ctx=ctx), mx.nd.array(b, ctx=ctx), **params).shape == want.shape
+    check_forward("dot", [a, b], params, lambda x, y: want, ctx=ctx, rtol=1e-5, atol=1e-6)
+    check_gradient("dot", [a, b], params)
+
+
 @pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True), (True, True)])
 def test_batch_dot_of_4d_arrays_multiplies_the_last_two_axes(ta, tb, ctx):
     # MXNet 1.x's N-D batch_dot (refused past 3-D before, as MXNet 0.9 did)

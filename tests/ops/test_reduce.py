@@ -193,6 +193,25 @@ def test_repeated_axis_is_rejected():
         mx.nd.sum(mx.nd.ones((2, 3)), axis=(1, -1))
 
 
+@pytest.mark.parametrize("out_dtype", ["float32", "float64"])
+def test_norm_writes_its_out_dtype_and_the_gradient_keeps_the_inputs(out_dtype, ctx):
+    # MXNet 1.x's out_dtype: the output in that dtype, the input's gradient in the input's
+    x = mx.nd.array([[3.0, 4.0], [6.0, 8.0]], ctx=ctx, dtype="float16")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.norm(x, axis=1, out_dtype=out_dtype)
+    y.backward()
+    assert y.dtype == np.dtype(out_dtype)
+    np.testing.assert_array_equal(y.asnumpy(), [5.0, 10.0])
+    assert x.grad.dtype == np.float16
+    np.testing.assert_allclose(x.grad.asnumpy(), [[0.6, 0.8], [0.6, 0.8]], rtol=1e-3)
+
+
+def test_norm_refuses_an_out_dtype_mxnet_lacks():
+    with pytest.raises(mx.LazyNDError, match="norm: invalid value 'uint8' for parameter 'out_dtype'"):
+        mx.nd.norm(mx.nd.ones((2,)), out_dtype="uint8")
+
+
 def test_bad_norm_order_is_rejected():
     with pytest.raises(mx.OperatorError, match="norm: invalid value 3 for parameter 'ord'"):
         mx.nd.norm(mx.nd.ones((2,)), ord=3)

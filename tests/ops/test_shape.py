@@ -50,6 +50,28 @@ def test_reshape_partial_shape_keeps_unknown_dims_unknown():
     assert out == [(0, 0)]
 
 
+@pytest.mark.parametrize(
+    ("given", "spec", "reverse", "out", "expected"),
+    [
+        ((2, 3, 5, 0), (0, -1), False, (2, 75), (2, 3, 5, 5)),
+        ((0,), (-4, 16, -1), False, (16, 4), (64,)),
+        ((2, 0, 5, 6), (-2, 1, 30), True, (2, 3, 1, 30), (2, 3, 5, 6)),
+    ],
+)
+def test_reshape_infers_one_unknown_input_dim_from_a_known_output(given, spec, reverse, out, expected):
+    # MXNet fills the input's one unknown dim (0) from the element count of a known output
+    net = sym.elemwise_add(sym.Variable("data").reshape(spec, reverse=reverse), sym.ones(shape=out))
+    arg_shapes, out_shapes, _ = net.infer_shape(data=given)
+    assert arg_shapes == [expected]
+    assert out_shapes == [out]
+
+
+def test_reshape_refuses_a_known_output_its_partial_input_cannot_hold():
+    net = sym.elemwise_add(sym.Variable("data").reshape((0, -1)), sym.Variable("other"))
+    with pytest.raises(ShapeError, match=r"Reshape: output \(2, 7\) has 14 elements.*\(2, 3, 5, 0\)"):
+        net.infer_shape(data=(2, 3, 5, 0), other=(2, 7))
+
+
 def test_reshape_rejects_wrong_element_count():
     with pytest.raises(ShapeError, match=r"Reshape: shape=\(5, 5\) on input \(2, 3, 4\).*expected 24"):
         mx.nd.Reshape(mx.nd.array(rand(2, 3, 4)), shape=(5, 5))

@@ -53,8 +53,13 @@ __device__ __forceinline__ double lazynd_divide(double a, double b) { return a /
 template <typename T> __device__ __forceinline__ T lazynd_mod(T a, T b) {
   if (b == 0 || b == (T)-1) return (T)0;
   T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
-__device__ __forceinline__ float lazynd_mod(float a, float b) { float r = fmodf(a, b); return (r != 0.f && ((r < 0.f) != (b < 0.f))) ? r + b : r; }
-__device__ __forceinline__ double lazynd_mod(double a, double b) { double r = fmod(a, b); return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r; }
+// floats: a zero divisor gives 0 too, as in MXNet (C's fmod gives NaN)
+__device__ __forceinline__ float lazynd_mod(float a, float b) {
+  if (b == 0.f) return 0.f;
+  float r = fmodf(a, b); return (r != 0.f && ((r < 0.f) != (b < 0.f))) ? r + b : r; }
+__device__ __forceinline__ double lazynd_mod(double a, double b) {
+  if (b == 0.0) return 0.0;
+  double r = fmod(a, b); return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r; }
 template <typename T> __device__ __forceinline__ T lazynd_pow(T a, T b) {
   // integers: exact, by squaring, wrapping as NumPy's integer power does (a rounded float pow is
   // off by one for results like 3 ** 1 = 2.9999...); a negative exponent truncates as 1 / a**-b
