@@ -79,6 +79,7 @@ _LAZY = {
     "profiler": "lazynd.profiler",
     "optimizer": "lazynd.optimizer",
     "lr_scheduler": "lazynd.lr_scheduler",
+    "misc": "lazynd.misc",
     "init": "lazynd.initializer",
     "initializer": "lazynd.initializer",
     "metric": "lazynd.metric",
@@ -97,7 +98,6 @@ _LAZY = {
     "base": "lazynd.base",
     "util": "lazynd.util",
     "executor": "lazynd_sym.executor",
-    "util": "lazynd.util",
 }
 # name -> (module, attribute): classes MXNet exposes at the top level
 _LAZY_ATTRS = {
