@@ -79,6 +79,7 @@ _LAZY = {
     "profiler": "lazynd.profiler",
     "optimizer": "lazynd.optimizer",
     "lr_scheduler": "lazynd.lr_scheduler",
+    "misc": "lazynd.misc",
     "init": "lazynd.initializer",
     "initializer": "lazynd.initializer",
     "metric": "lazynd.metric",

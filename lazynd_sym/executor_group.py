@@ -71,7 +71,7 @@ def take_part(array: Any, axis: int, index: slice) -> Any:
     return _nd_ops.slice_axis(array, axis=axis, begin=index.start, end=index.stop)
 
 
-def _unpadded(output: np.ndarray, part: slice, stop: int) -> np.ndarray:
+def _unpadded(output: Any, part: slice, stop: int) -> Any:
     """An executor's output without the padding rows of its slice ``part`` (rows before ``stop`` kept).
 
     Only an output laid out by batch (its first axis the slice's rows) loses rows; others, such as an
@@ -200,7 +200,9 @@ class DataParallelExecutorGroup:
         (``""``) is keyed by its position.
         """
         keep = self.batch_size - (pad or 0)
-        host_labels = [(label.asnumpy() if hasattr(label, "asnumpy") else np.asarray(label)) for label in labels]
+        # MXNet hands a metric NDArrays (custom metrics call ``asnumpy`` or ``mx.nd`` functions on
+        # them); the built-in metrics take NDArrays and NumPy arrays alike
+        labels = [label if hasattr(label, "asnumpy") else np.asarray(label) for label in labels]
         axes = [self.batch_axes.get(name, 0) for name in label_names]
         keys = [name or f"label{i}" for i, name in enumerate(label_names)]
         output_names = self.symbol.list_outputs()
@@ -209,8 +211,8 @@ class DataParallelExecutorGroup:
             if stop <= part.start:
                 continue
             rows = slice(part.start, stop)
-            dev_labels = [lab[(slice(None),) * ax + (rows,)] for lab, ax in zip(host_labels, axes, strict=True)]
-            preds = [_unpadded(out.asnumpy(), part, stop) for out in exe.outputs]
+            dev_labels = [lab[(slice(None),) * ax + (rows,)] for lab, ax in zip(labels, axes, strict=True)]
+            preds = [_unpadded(out, part, stop) for out in exe.outputs]
             eval_metric.update_dict(
                 dict(zip(keys, dev_labels, strict=True)), dict(zip(output_names, preds, strict=True))
             )

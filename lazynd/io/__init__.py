@@ -12,8 +12,11 @@ from ..errors import UnsupportedError
 from .base import DataBatch, DataDesc, DataIter
 from .csv_iter import CSVIter
 from .mnist_iter import MNISTIter
-from .ndarray_iter import NDArrayIter
+from .ndarray_iter import NDArrayIter, init_data
 from .prefetch import PrefetchingIter, ResizeIter
+
+# MXNet's private name, which user programs call to rename an iterator's inputs
+_init_data = init_data
 
 # handed on from lazynd.image when first asked for
 _FROM_IMAGE = (

@@ -76,6 +76,31 @@ def named_inputs(source: Any, default_name: str) -> list[tuple[Any, Any]]:
     return items
 
 
+def init_data(data: Any, allow_empty: bool, default_name: str) -> list[tuple[str, Any]]:
+    """``data`` (one array, a list of arrays, a dict or ``(name, array)`` pairs) as ``(name, NDArray)`` pairs.
+
+    This is MXNet's ``mx.io._init_data``, which user programs call to rename an iterator's inputs
+    (``it.label = mx.io._init_data(y, allow_empty=True, default_name='svm_label')``); the inputs are
+    named as :func:`named_inputs` names them.  ``None`` or nothing gives no pairs when
+    ``allow_empty``, else a ``DataError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [(name, arr.shape) for name, arr in init_data(np.zeros(3), False, "svm_label")]
+    [('svm_label', (3,))]
+    """
+    from .. import ndarray as nd
+
+    pairs = named_inputs(data, default_name)
+    if not pairs and not allow_empty:
+        raise DataError(f"_init_data: no arrays given for {default_name!r} and allow_empty is False")
+    return [
+        (str(name), value if hasattr(value, "asnumpy") else nd.array(_as_numpy(value, repr(name))))
+        for name, value in pairs
+    ]
+
+
 class NDArrayIter(DataIter):
     """Iterate over arrays in batches along the batch axis of ``layout``.
 
@@ -134,8 +159,8 @@ class NDArrayIter(DataIter):
             )
         self.layout = layout
         self.batch_axis = DataDesc.get_batch_axis(layout)
-        self.data = init_named_arrays(data, data_name, "data")
-        self.label = init_named_arrays(label, label_name, "label")
+        self._data = init_named_arrays(data, data_name, "data")
+        self._label = init_named_arrays(label, label_name, "label")
         if not self.data:
             raise DataError("NDArrayIter: no data given")
         names = [name for name, _ in self.data + self.label]
@@ -148,6 +173,7 @@ class NDArrayIter(DataIter):
         if last_batch_handle == "discard" and self.num_data < batch_size:
             raise DataError(f"NDArrayIter: batch_size {batch_size} is larger than the {self.num_data} examples")
         self.dtype = np.dtype(np.float32 if dtype is None else dtype)
+        self._dtype_given = dtype
         # inputs whose batches keep the dtype they came with: MXNet's NDArray inputs
         given = named_inputs(data, data_name) + named_inputs(label, label_name)
         self._own_dtype = {str(name) for name, value in given if dtype is None and hasattr(value, "asnumpy")}
@@ -189,6 +215,46 @@ class NDArrayIter(DataIter):
             shape[self._axis(arr)] = self.batch_size
             descs.append(DataDesc(name, shape, self._batch_dtype(name, arr), self.layout))
         return descs
+
+    @property
+    def data(self) -> list[tuple[str, np.ndarray]]:
+        """The data inputs as ``(name, array)`` pairs."""
+        return self._data
+
+    @data.setter
+    def data(self, source: Any) -> None:
+        self._data = self._replaced_inputs(source, "data", "data")
+        self._batch_descs = (self.provide_data, self.provide_label)
+
+    @property
+    def label(self) -> list[tuple[str, np.ndarray]]:
+        """The label inputs as ``(name, array)`` pairs.
+
+        As in MXNet, a program may assign new ``(name, array)`` pairs (often from
+        ``mx.io._init_data``) to rename the labels; the batches and ``provide_label``
+        follow from the next batch on.
+        """
+        return self._label
+
+    @label.setter
+    def label(self, source: Any) -> None:
+        self._label = self._replaced_inputs(source, "label", "softmax_label")
+        self._batch_descs = (self.provide_data, self.provide_label)
+
+    def _replaced_inputs(self, source: Any, what: str, default_name: str) -> list[tuple[str, np.ndarray]]:
+        """The inputs assigned to ``data`` or ``label``, checked to hold as many examples as the others."""
+        replaced = init_named_arrays(source, default_name, what)
+        for name, arr in replaced:
+            if self._count(name, arr) != self.num_data:
+                raise DataError(
+                    f"NDArrayIter: {what} {name!r} holds {self._count(name, arr)} examples; "
+                    f"expected {self.num_data}, as the other inputs"
+                )
+        if self._dtype_given is None:
+            self._own_dtype |= {
+                str(name) for name, value in named_inputs(source, default_name) if hasattr(value, "asnumpy")
+            }
+        return replaced
 
     @property
     def idx(self) -> np.ndarray:

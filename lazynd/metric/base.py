@@ -138,20 +138,30 @@ class EvalMetric:
         self._earlier_sum_metric = 0.0
         self._earlier_num_inst = 0
 
+    def _keeps_global_sums(self) -> bool:
+        """Whether :meth:`reset` set up the sums of earlier local periods.
+
+        A subclass written for MXNet may override ``reset`` without calling this class's; it keeps
+        only local sums (perhaps lists, one per task), and, as in MXNet, its global value is its
+        local one.
+        """
+        return hasattr(self, "_earlier_sum_metric")
+
     def reset_local(self) -> None:
         """Start a new local period; the global value keeps what was seen since :meth:`reset`."""
-        self._earlier_sum_metric += self.sum_metric
-        self._earlier_num_inst += self.num_inst
+        if self._keeps_global_sums():
+            self._earlier_sum_metric += self.sum_metric
+            self._earlier_num_inst += self.num_inst
         self.num_inst = 0
         self.sum_metric = 0.0
 
     @property
-    def global_sum_metric(self) -> float:
-        return self._earlier_sum_metric + self.sum_metric
+    def global_sum_metric(self) -> Any:
+        return self._earlier_sum_metric + self.sum_metric if self._keeps_global_sums() else self.sum_metric
 
     @property
-    def global_num_inst(self) -> int:
-        return self._earlier_num_inst + self.num_inst
+    def global_num_inst(self) -> Any:
+        return self._earlier_num_inst + self.num_inst if self._keeps_global_sums() else self.num_inst
 
     def _value(self, total: float, count: int) -> float:
         """The metric's value from a sum and a count (NaN without any instance)."""
@@ -161,14 +171,20 @@ class EvalMetric:
         return self.name, self._value(self.sum_metric, self.num_inst)
 
     def get_global(self) -> tuple[Any, Any]:
-        """``(name, value)`` over every update since the last :meth:`reset`."""
+        """``(name, value)`` over every update since the last :meth:`reset` (:meth:`get` for a
+        subclass that keeps only local sums)."""
+        if not self._keeps_global_sums():
+            return self.get()
         return self.name, self._value(self.global_sum_metric, self.global_num_inst)
 
     def get_name_value(self) -> list[tuple[str, float]]:
         return _pairs(*self.get())
 
     def get_global_name_value(self) -> list[tuple[str, float]]:
-        """:meth:`get_global` as a list of ``(name, value)`` pairs."""
+        """:meth:`get_global` as a list of ``(name, value)`` pairs (:meth:`get_name_value` for a
+        subclass that keeps only local sums, so that its own ``get_name_value`` is used)."""
+        if not self._keeps_global_sums():
+            return self.get_name_value()
         return _pairs(*self.get_global())
 
 

@@ -75,6 +75,7 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
             attrs_given[key] = value
         free_params = [p for p in param_names if p not in attrs_given and p != "num_args"]
         if len(positional_params) > len(free_params):
+            _refuse_host_array_input(op, positional_params[0], len(inputs), names)
             raise OperatorError(f"{op.name}: too many positional arguments ({len(args)})")
         for key, value in zip(free_params, positional_params, strict=False):
             attrs_given[key] = value
@@ -92,6 +93,21 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
     function.__doc__ = _function_doc(op)
     function.op = op  # type: ignore[attr-defined]  # the operator it calls (autograd calls some directly)
     return function
+
+
+def _refuse_host_array_input(op: OpDef, value: Any, position: int, names: list[str]) -> None:
+    """Name the input when an array that is not an NDArray (NumPy, CuPy) is given where one is expected.
+
+    MXNet refuses it too, but lazynd would otherwise take it for a parameter and report
+    "too many positional arguments", which does not say what is wrong.
+    """
+    if not hasattr(value, "__array__") or isinstance(value, NDArray) or not op.takes_input_at(position):
+        return
+    name = names[position] if position < len(names) else f"#{position}"
+    raise OperatorError(
+        f"{op.name}: input {name!r} must be an NDArray, got {type(value).__module__}.{type(value).__name__}; "
+        "wrap it with mx.nd.array(...)"
+    )
 
 
 def _function_doc(op: OpDef) -> str:

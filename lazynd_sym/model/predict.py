@@ -43,8 +43,9 @@ class InferenceMixin:
     @staticmethod
     def _update_metric(eval_metric: metric_module.EvalMetric, batch: mx_io.DataBatch, outputs: list[Any]) -> None:
         keep = batch.data[0].shape[0] - (batch.pad or 0)
-        labels = [label.asnumpy()[:keep] for label in batch.label or []]
-        preds = [out.asnumpy()[:keep] for out in outputs[: len(labels)]]
+        # NDArrays, as MXNet hands them to a metric (custom metrics call ``asnumpy`` on them)
+        labels = [label[:keep] for label in batch.label or []]
+        preds = [out[:keep] for out in outputs[: len(labels)]]
         eval_metric.update(labels, preds)
 
     def _pred_executor(self, data: mx_io.DataIter) -> Any:

@@ -63,3 +63,34 @@ def test_a_subclass_that_overrides_getdata_shapes_the_batches_as_in_mxnet() -> N
 
     batch = Doubled(np.arange(4, dtype=np.float32), batch_size=2).next()
     assert batch.data[0].asnumpy().tolist() == [0.0, 2.0]
+
+
+def test_init_data_names_arrays_as_mxnet_and_gives_ndarrays() -> None:
+    pairs = mx.io._init_data(np.arange(3), allow_empty=False, default_name="svm_label")
+    assert [name for name, _ in pairs] == ["svm_label"]
+    assert isinstance(pairs[0][1], mx.nd.NDArray) and pairs[0][1].dtype == np.float32
+    several = mx.io._init_data([np.zeros(2), np.ones(2)], allow_empty=False, default_name="x")
+    assert [name for name, _ in several] == ["_0_x", "_1_x"]
+    assert mx.io._init_data(None, allow_empty=True, default_name="x") == []
+
+
+def test_init_data_without_arrays_and_not_allow_empty_names_the_input() -> None:
+    with pytest.raises(mx.LazyNDError, match="svm_label"):
+        mx.io._init_data(None, allow_empty=False, default_name="svm_label")
+
+
+def test_assigning_label_pairs_renames_the_labels_of_the_batches() -> None:
+    # MXNet's svm_mnist example renames softmax_label so that SVMOutput's svm_label is fed
+    labels = np.array([0.0, 1.0, 2.0, 3.0])
+    it = NDArrayIter(np.zeros((4, 2)), labels, batch_size=2)
+    it.label = mx.io._init_data(labels, allow_empty=True, default_name="svm_label")
+    assert [desc.name for desc in it.provide_label] == ["svm_label"]
+    batches = list(it)
+    assert [desc.name for desc in batches[0].provide_label] == ["svm_label"]
+    assert batches[1].label[0].asnumpy().tolist() == [2.0, 3.0]
+
+
+def test_assigning_labels_of_another_length_is_refused() -> None:
+    it = NDArrayIter(np.zeros((4, 2)), np.zeros(4), batch_size=2)
+    with pytest.raises(mx.LazyNDError, match=r"label 'svm_label' holds 3 examples; expected 4"):
+        it.label = mx.io._init_data(np.zeros(3), allow_empty=True, default_name="svm_label")
