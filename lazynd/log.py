@@ -8,7 +8,9 @@ or redirect all of it at once::
     logging.getLogger("lazynd").setLevel(logging.WARNING)
 
 The records still propagate to the root logger, so ``logging.basicConfig(level=logging.INFO)``
-shows the Speedometer and epoch lines as MXNet's scripts expect.  Once a
+shows the Speedometer and epoch lines as MXNet's scripts expect; so does raising the root
+logger's level alone, as under MXNet, whose ``logging.info`` calls configure a root handler
+when there is none.  Once a
 distributed KVStore knows this process's rank (:func:`set_worker`), each line starts
 with ``[rank 1/2]``.
 
@@ -46,6 +48,25 @@ class _RankFilter(logging.Filter):
 _RANK_FILTER = _RankFilter()
 
 
+class _RootHandlerAsMXNet(logging.Filter):
+    """Gives the root logger a handler (``logging.basicConfig()``) when it has none, before a record
+    is handled, as MXNet's own ``logging.info(...)`` calls do.
+
+    A program that only raises the root logger's level (``logging.getLogger().setLevel(logging.INFO)``)
+    then sees the training lines on stderr as it does under MXNet; Python's last-resort handler
+    would show warnings only.  Records below the logger's level never reach a filter, so nothing
+    is configured for them.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not logging.root.handlers:
+            logging.basicConfig()
+        return True
+
+
+_ROOT_HANDLER = _RootHandlerAsMXNet()
+
+
 def get_logger(name: str) -> logging.Logger:
     """The logger ``name`` (which must be ``lazynd`` or under it), its lines tagged with the rank.
 
@@ -57,6 +78,7 @@ def get_logger(name: str) -> logging.Logger:
     logger = logging.getLogger(name)
     if _RANK_FILTER not in logger.filters:
         logger.addFilter(_RANK_FILTER)
+        logger.addFilter(_ROOT_HANDLER)
     return logger
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import io
 import logging
 import re
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from lazynd import callback, metric
 
@@ -176,3 +179,22 @@ def test_log_validation_metrics_callback_logs_each_metric(caplog) -> None:
         callback.LogValidationMetricsCallback()(_param(5, None))  # no metric: nothing logged
     lines = [r.getMessage() for r in caplog.records if "Validation" in r.getMessage()]
     assert lines == ["Epoch[2] Validation-accuracy=1.000000"]  # MXNet 1.9.1's format
+
+
+_ROOT_LEVEL_ONLY = """
+import logging, sys
+sys.path.insert(0, {root!r})
+logging.getLogger().setLevel(logging.{level})  # no handler configured, as many MXNet scripts do
+from lazynd import callback
+meter = callback.Speedometer(batch_size=5, frequent=1)
+for nbatch in (0, 1):
+    meter(callback.BatchEndParam(epoch=3, nbatch=nbatch, eval_metric=None, locals=None))
+"""
+
+
+@pytest.mark.parametrize(("level", "shown"), [("INFO", True), ("WARNING", False)])
+def test_raising_the_root_level_alone_shows_the_training_lines_as_under_mxnet(level, shown) -> None:
+    # MXNet logs with logging.info, which gives the root logger a stderr handler when it has none
+    script = _ROOT_LEVEL_ONLY.format(root=str(Path(__file__).resolve().parents[2]), level=level)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert ("Iter[3] Batch [1]" in done.stderr) is shown, done.stderr
