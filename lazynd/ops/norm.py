@@ -101,6 +101,11 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
         scale = scale * gamma
     shift = beta - mean * scale
     y = out.reshape(outer, channels, inner)
+    if y.dtype.itemsize < 4:
+        # float16: one rounding of the float32 result (rounding x * scale first pulls it back
+        # towards x's own grid, a bias of the normalised mean)
+        y[...] = x * scale.reshape(1, -1, 1) + shift.reshape(1, -1, 1)
+        return
     np.multiply(x, scale.reshape(1, -1, 1), out=y)
     y += shift.reshape(1, -1, 1)
 

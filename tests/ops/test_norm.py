@@ -141,6 +141,22 @@ def test_batchnorm_float16_gradient_sums_over_the_batch_in_float32():
     np.testing.assert_allclose(data.grad.asnumpy().astype(np.float64), centred * g64 * invstd, atol=5e-3)
 
 
+def test_batchnorm_float16_output_is_rounded_once():
+    # float16 data near 3 with a batch std near 1: x * (1 / std) was rounded to float16 before the
+    # shift was added, which pulled it back onto x's own grid and left a bias of 1.5e-4 in the
+    # normalised mean; computed in float32 and rounded once it is 3e-5, float16's noise, as MXNet 1.9.1's
+    gen = np.random.default_rng(2)
+    x = (gen.standard_normal((32, 4, 64, 64)) + 3).astype(np.float16)
+    params = [lazynd.nd.ones(4), lazynd.nd.zeros(4), lazynd.nd.zeros(4), lazynd.nd.ones(4)]
+    with lazynd.autograd.train_mode():
+        y = lazynd.nd.BatchNorm(lazynd.nd.array(x, dtype="float16"), *params, fix_gamma=False, eps=1e-3)
+    x64 = x.astype(np.float64)
+    want = (x64 - x64.mean(axis=(0, 2, 3), keepdims=True)) / np.sqrt(x64.var(axis=(0, 2, 3), keepdims=True) + 1e-3)
+    error = y.asnumpy().astype(np.float64) - want
+    assert np.abs(error.mean(axis=(0, 2, 3))).max() < 6e-5
+    assert np.abs(error).max() < 2**-8  # a float16 step of the largest outputs (4 <= |y| < 8)
+
+
 def test_batchnorm_rejects_wrong_gamma_shape():
     with pytest.raises(ShapeError, match="gamma"):
         z = lazynd.nd.zeros
