@@ -101,6 +101,11 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
         scale = scale * gamma
     shift = beta - mean * scale
     y = out.reshape(outer, channels, inner)
+    if y.dtype.itemsize < 4:
+        # float16: one rounding of the float32 result (rounding x * scale first pulls it back
+        # towards x's own grid, a bias of the normalised mean)
+        y[...] = x * scale.reshape(1, -1, 1) + shift.reshape(1, -1, 1)
+        return
     np.multiply(x, scale.reshape(1, -1, 1), out=y)
     y += shift.reshape(1, -1, 1)
 
@@ -165,8 +170,11 @@ def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     else:
         inv = invstd
         xhat = (x - mean.reshape(1, -1, 1)) * inv.reshape(1, -1, 1)
-        sum_dy = dy.sum(axis=(0, 2))
-        sum_dy_xhat = (dy * xhat).sum(axis=(0, 2))
+        # sums over the batch are taken in float32 at least: float16 ones overflow past 65504 (MXNet
+        # accumulates them in float32 too)
+        accumulate = np.promote_types(dy.dtype, np.float32)
+        sum_dy = dy.sum(axis=(0, 2), dtype=accumulate)
+        sum_dy_xhat = (dy * xhat).sum(axis=(0, 2), dtype=accumulate)
         g = np.ones_like(gamma) if attrs["fix_gamma"] else gamma
         coef = (g * inv).reshape(1, -1, 1)
         if global_stats:

@@ -137,6 +137,8 @@ def _same_pad(attrs: dict) -> tuple[int, ...]:
 
 
 def _avg_divisor(g: PoolGeometry, dtype: Any, include_pad: bool = True) -> np.ndarray:
+    # counted in float32 at least: a float16 count stops at 2048
+    dtype = np.promote_types(dtype, np.float32)
     ones = np.zeros(g.padded(), dtype=dtype)
     if include_pad:
         ones[tuple(slice(0, s + 2 * p) for s, p in zip(g.spatial, g.pad, strict=True))] = 1
@@ -245,17 +247,21 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         source[g.inner()] = x
     combine = np.maximum if mode == "max" else np.add
     windows = list(g.windows())
-    # accumulate straight into the output: no fill, no temporary
+    # accumulate straight into the output (no fill, no temporary), but sum float16 windows in
+    # float32, as MXNet does: a float16 sum stops growing at 2048 times the step of its elements
+    total = out if mode == "max" or out.dtype.itemsize >= 4 else np.empty(out.shape, np.float32)
     if len(windows) == 1:
-        out[...] = source[windows[0]]
+        total[...] = source[windows[0]]
     else:
-        combine(source[windows[0]], source[windows[1]], out=out)
+        combine(source[windows[0]], source[windows[1]], out=total)
     for window in windows[2:]:
-        combine(out, source[window], out=out)
+        combine(total, source[window], out=total)
     if mode == "avg":
         divisor = _avg_divisor(g, x.dtype)
         first = divisor.flat[0]
-        np.divide(out, first if (divisor == first).all() else divisor, out=out)
+        np.divide(total, first if (divisor == first).all() else divisor, out=total)
+    if total is not out:
+        out[...] = total
 
 
 def _lowest(dtype: Any) -> Any:

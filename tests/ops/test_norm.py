@@ -115,6 +115,48 @@ def test_batchnorm_of_float16_data_keeps_float32_parameters_as_mxnet():
         lazynd.nd.BatchNorm(lazynd.nd.array(x, dtype="float16"), lazynd.nd.ones(2, dtype="float64"), *params[1:])
 
 
+def test_batchnorm_float16_gradient_sums_over_the_batch_in_float32():
+    # a training batch of 16384 values per channel whose output gradients add up past float16's
+    # largest value (65504): the sums of the backward pass overflowed to inf (beta's gradient) and
+    # made the data's gradient NaN; MXNet 1.9.1 accumulates them in float32, as here
+    gen = np.random.default_rng(1)
+    x = (gen.standard_normal((16, 2, 32, 32)) + 3).astype(np.float16)
+    dy = (gen.standard_normal(x.shape) + 5).astype(np.float16)
+    data = lazynd.nd.array(x, dtype="float16")
+    gamma, beta = lazynd.nd.array([1.5, 0.5]), lazynd.nd.array([0.1, -0.2])
+    for v in (data, gamma, beta):
+        v.attach_grad()
+    with lazynd.autograd.record():
+        y = lazynd.nd.BatchNorm(data, gamma, beta, lazynd.nd.zeros(2), lazynd.nd.ones(2), fix_gamma=False, eps=1e-5)
+    y.backward(lazynd.nd.array(dy, dtype="float16"))
+    x64, dy64, g64 = x.astype(np.float64), dy.astype(np.float64), np.array([1.5, 0.5]).reshape(1, 2, 1, 1)
+    axes = (0, 2, 3)
+    invstd = 1 / np.sqrt(x64.var(axis=axes, keepdims=True) + 1e-5)
+    xhat = (x64 - x64.mean(axis=axes, keepdims=True)) * invstd
+    want_dbeta, want_dgamma = dy64.sum(axis=axes), (dy64 * xhat).sum(axis=axes)
+    centred = dy64 - dy64.mean(axis=axes, keepdims=True) - xhat * (dy64 * xhat).mean(axis=axes, keepdims=True)
+    assert data.grad.dtype == np.float16 and beta.grad.dtype == np.float32
+    np.testing.assert_allclose(beta.grad.asnumpy(), want_dbeta, rtol=1e-4)
+    np.testing.assert_allclose(gamma.grad.asnumpy(), want_dgamma, rtol=2e-2, atol=20)
+    np.testing.assert_allclose(data.grad.asnumpy().astype(np.float64), centred * g64 * invstd, atol=5e-3)
+
+
+def test_batchnorm_float16_output_is_rounded_once():
+    # float16 data near 3 with a batch std near 1: x * (1 / std) was rounded to float16 before the
+    # shift was added, which pulled it back onto x's own grid and left a bias of 1.5e-4 in the
+    # normalised mean; computed in float32 and rounded once it is 3e-5, float16's noise, as MXNet 1.9.1's
+    gen = np.random.default_rng(2)
+    x = (gen.standard_normal((32, 4, 64, 64)) + 3).astype(np.float16)
+    params = [lazynd.nd.ones(4), lazynd.nd.zeros(4), lazynd.nd.zeros(4), lazynd.nd.ones(4)]
+    with lazynd.autograd.train_mode():
+        y = lazynd.nd.BatchNorm(lazynd.nd.array(x, dtype="float16"), *params, fix_gamma=False, eps=1e-3)
+    x64 = x.astype(np.float64)
+    want = (x64 - x64.mean(axis=(0, 2, 3), keepdims=True)) / np.sqrt(x64.var(axis=(0, 2, 3), keepdims=True) + 1e-3)
+    error = y.asnumpy().astype(np.float64) - want
+    assert np.abs(error.mean(axis=(0, 2, 3))).max() < 6e-5
+    assert np.abs(error).max() < 2**-8  # a float16 step of the largest outputs (4 <= |y| < 8)
+
+
 def test_batchnorm_rejects_wrong_gamma_shape():
     with pytest.raises(ShapeError, match="gamma"):
         z = lazynd.nd.zeros

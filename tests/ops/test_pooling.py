@@ -217,3 +217,27 @@ def test_upsampling_names_an_input_that_needs_a_different_scale_per_axis():
     message = r"UpSampling: input 1 of shape \(1, 1, 4, 2\) cannot be scaled by one integer factor on both axes to 4x16"
     with pytest.raises(ShapeError, match=message):
         lazynd.nd.UpSampling(first, second, scale=4, sample_type="nearest", num_args=2)
+
+
+@pytest.mark.parametrize(
+    "pool_type,kwargs",
+    [("sum", {}), ("avg", {}), ("avg", {"count_include_pad": False}), ("lp", {"p_value": 1})],
+)
+def test_float16_pooling_over_a_large_window_sums_in_float32(pool_type, kwargs):
+    # a 64x64 window: float16 sums stop growing at 2048 times the step of their elements (2048 + 1
+    # rounds back to 2048), so the sum of 4096 ones came out as 2048 and an average of values in
+    # [0, 3) as 2.73 instead of 1.5; MXNet 1.9.1 sums in float32 and gives them to float16's precision
+    gen = np.random.default_rng(3)
+    x = (gen.random((2, 3, 64, 64)) * 3).astype(np.float16)
+    data = lazynd.nd.array(x, dtype="float16")
+    data.attach_grad()
+    with lazynd.autograd.record():
+        y = lazynd.nd.Pooling(data, kernel=(64, 64), pool_type=pool_type, **kwargs)
+    dy = gen.random(y.shape).astype(np.float16)
+    y.backward(lazynd.nd.array(dy, dtype="float16"))
+    sums = x.astype(np.float64).sum(axis=(2, 3), keepdims=True)
+    count = 1 if pool_type in ("sum", "lp") else 64 * 64
+    assert y.dtype == np.float16 and data.grad.dtype == np.float16
+    np.testing.assert_allclose(y.asnumpy(), sums / count, rtol=2e-3)
+    grad = np.broadcast_to(dy.astype(np.float64) / count, x.shape)
+    np.testing.assert_allclose(data.grad.asnumpy(), grad, rtol=2e-3, atol=1e-7)
