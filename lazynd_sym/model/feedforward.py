@@ -262,7 +262,7 @@ class FeedForward(InferenceMixin):
                 score_metric.reset()
                 scored: list[int] = []
                 counting = [lambda param: scored.append(param.nbatch), *callback_list(eval_batch_end_callback)]
-                self._run(eval_iter, score_metric, None, counting, epoch)
+                self._run(eval_iter, score_metric, None, counting, epoch, with_labels=True)
                 for name, value in score_metric.get_name_value():
                     logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
                 call_all(eval_end_callback, BatchEndParam(epoch, len(scored), score_metric, locals()))
