@@ -98,6 +98,7 @@ _LAZY = {
     "base": "lazynd.base",
     "util": "lazynd.util",
     "executor": "lazynd_sym.executor",
+    "symbol_doc": "lazynd_sym.symbol_doc",
 }
 # name -> (module, attribute): classes MXNet exposes at the top level
 _LAZY_ATTRS = {

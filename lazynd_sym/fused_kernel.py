@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from lazynd.backend.cuda.fusion import ACC
 from lazynd.errors import OperatorError
 from lazynd.ops import elemwise_binary, elemwise_unary
@@ -138,6 +140,25 @@ def _forward_steps_gpu(kctx: Any, attrs: dict, inputs: list, out: Any) -> None:
         fn = step.op.forward_gpu or step.op.forward
         fn(kctx, step.attrs, [previous if r == ACC else inputs[r] for r in step.refs], [target], [])
         previous = target
+
+
+def chain_intermediates(kctx: Any, attrs: dict, inputs: list, like: Any) -> list[tuple[str, Any]]:
+    """The output of each member of a fused chain but the last, by output name, computed anew
+    from the chain's inputs with the members' own kernels.
+
+    For a monitor, which shows every operator's output as MXNet's does; the fused kernel keeps
+    no intermediate.  Call it before the chain runs: the chain may write over an input.
+    """
+    steps, names = attrs["steps"], attrs["members"]
+    values: list[tuple[str, Any]] = []
+    previous = None
+    for step, name in zip(steps[:-1], names[:-1], strict=True):
+        target = kctx.xp.empty_like(like)
+        fn = step.op.forward if kctx.xp is np else (step.op.forward_gpu or step.op.forward)
+        fn(kctx, step.attrs, [previous if r == ACC else inputs[r] for r in step.refs], [target], [])
+        values.append((f"{name}_output", target))
+        previous = target
+    return values
 
 
 def make_fused_op(steps: list[FusedStep], num_inputs: int) -> OpDef:

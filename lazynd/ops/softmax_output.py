@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
-from ..errors import OperatorError
+from ..errors import OperatorError, ShapeError
 from .host_reduce import identity
 from .loss import _NORMALIZATION, _label_type
 from .params import Param, parse_bool, parse_float
@@ -41,7 +41,8 @@ def _softmax_view(attrs: dict, x: Any) -> Any:
 
 def _softmax_label_shape(attrs: dict, data: tuple[int, ...]) -> tuple[int, ...]:
     if attrs["multi_output"]:
-        return (data[0],) + tuple(data[2:])
+        # MXNet's default: the positions after the class axis flattened, one row per sample
+        return (data[0], int(np.prod(data[2:], dtype=np.int64)))
     if attrs["preserve_shape"]:
         return tuple(data[:-1])
     return (data[0],)
@@ -53,7 +54,14 @@ def _softmax_output_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
         return in_shapes, [None], aux_shapes
     if label is not None and tuple(label) == tuple(data):
         return [tuple(data), tuple(label)], [tuple(data)], aux_shapes  # probabilities as labels
-    label = merge_shape("SoftmaxOutput", "label", label, _softmax_label_shape(attrs, tuple(data)))
+    expected = _softmax_label_shape(attrs, tuple(data))
+    if attrs["multi_output"] and label is not None and len(data) > 3:
+        spatial = (data[0],) + tuple(data[2:])  # MXNet accepts the unflattened positions as well
+        if len(label) not in (len(expected), len(spatial)):
+            raise ShapeError(f"SoftmaxOutput: shape of 'label' is {tuple(label)}, expected {expected} or {spatial}")
+        if len(label) == len(spatial):
+            expected = spatial
+    label = merge_shape("SoftmaxOutput", "label", label, expected)
     return [tuple(data), label], [tuple(data)], aux_shapes
 
 

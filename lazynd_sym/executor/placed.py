@@ -27,7 +27,7 @@ from ..passes.plan_memory import entry_bytes
 from .access import pass_vars
 from .bind_graph import Placement
 from .executor import Executor
-from .run import _finish_kernel, _operation_name, _step_failure, monitor_copy
+from .run import _finish_kernel, _operation_name, _step_failure, run_monitored
 
 
 def needs_placement(ctx: Context, group2ctx: dict | None) -> bool:
@@ -125,12 +125,10 @@ class PlacedExecutor(Executor):
         try:
             for step in steps:
                 fn, kctx, attrs, ins, outs, aux, node = step
-                fn(kctx, attrs, ins, outs, aux)
-                if monitor is not None:
-                    where = self._step_ctx.get(id(step), self._ctx)
-                    for k, out in enumerate(outs[: node.num_visible_outputs()]):
-                        if out is not None:  # an optional output nobody reads is not computed
-                            monitor(node.output_name(k), monitor_copy(out, where))
+                if monitor is None:
+                    fn(kctx, attrs, ins, outs, aux)
+                else:
+                    run_monitored(step, monitor, self._step_ctx.get(id(step), self._ctx))
         except Exception as err:
             raise _step_failure(node, err) from err
 

@@ -44,6 +44,8 @@ from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.runtime import push
 
+from ..fused_kernel import chain_intermediates
+
 
 def bulk_enabled() -> bool:
     """Whether executors bound now push a whole pass as one operation (``LAZYND_EXEC_BULK``, default on)."""
@@ -118,11 +120,9 @@ class PassRunner:
                 for fn, kctx, attrs, ins, outs, aux, node in steps:  # noqa: B007 - node: see above
                     fn(kctx, attrs, ins, outs, aux)
                 return
-            for fn, kctx, attrs, ins, outs, aux, node in steps:
-                fn(kctx, attrs, ins, outs, aux)
-                for k, out in enumerate(outs[: node.num_visible_outputs()]):
-                    if out is not None:
-                        monitor(node.output_name(k), monitor_copy(out, self._ctx))
+            for step in steps:
+                node = step[6]
+                run_monitored(step, monitor, self._ctx)
         except Exception as err:
             raise _step_failure(node, err) from err
 
@@ -306,6 +306,23 @@ def _operation_name(step: tuple | None, name: str) -> str:
     """The engine name of one operation of a pass pushed operator by operator: ``executor:<node>``
     on every device, as the profiler's 'symbolic' mode and its trace expect (``name`` for the tail)."""
     return "executor:" + name if step is not None else name
+
+
+def run_monitored(step: tuple, monitor: Callable[[str, Any], None], ctx: Context) -> None:
+    """Run one step, then hand ``monitor`` a copy of each output it computed.
+
+    A fused elementwise chain reports its inner members' outputs too, before its own, so a
+    monitor sees every operator of the symbol as in MXNet whether or not it was fused.
+    """
+    fn, kctx, attrs, ins, outs, aux, node = step
+    attrs_of_node = getattr(node, "attrs", {})  # the copy steps a pass adds have none
+    inner = chain_intermediates(kctx, attrs_of_node, ins, outs[0]) if "members" in attrs_of_node else []
+    fn(kctx, attrs, ins, outs, aux)
+    for name, value in inner:
+        monitor(name, monitor_copy(value, ctx))
+    for k, out in enumerate(outs[: node.num_visible_outputs()]):
+        if out is not None:  # an optional output nobody reads is not computed
+            monitor(node.output_name(k), monitor_copy(out, ctx))
 
 
 def monitor_copy(out: Any, ctx: Context) -> nd.NDArray:

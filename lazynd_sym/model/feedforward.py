@@ -247,9 +247,10 @@ class FeedForward(InferenceMixin):
                 # write every batch into the same arrays (asking first gained no time here)
                 group.update_metric(eval_metric, label_names, batch.label or [], batch.pad or 0)
                 progress.update(eval_metric)
+                nbatch += 1  # MXNet's FeedForward counts the batches done: the first callback sees 1
                 if batch_end_callback is not None:
                     call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
-                batch, nbatch = next(batches, None), nbatch + 1
+                batch = next(batches, None)
             progress.close()
             # the whole epoch's value: a Speedometer(auto_reset=True) only resets the local period
             for name, value in eval_metric.get_global_name_value():
@@ -262,7 +263,7 @@ class FeedForward(InferenceMixin):
                 score_metric.reset()
                 scored: list[int] = []
                 counting = [lambda param: scored.append(param.nbatch), *callback_list(eval_batch_end_callback)]
-                self._run(eval_iter, score_metric, None, counting, epoch)
+                self._run(eval_iter, score_metric, None, counting, epoch, with_labels=True)
                 for name, value in score_metric.get_name_value():
                     logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
                 call_all(eval_end_callback, BatchEndParam(epoch, len(scored), score_metric, locals()))

@@ -8,6 +8,8 @@ and either gathers the outputs without padding or updates a metric.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -48,8 +50,20 @@ class InferenceMixin:
         preds = [out[:keep] for out in outputs[: len(labels)]]
         eval_metric.update(labels, preds)
 
-    def _pred_executor(self, data: mx_io.DataIter) -> Any:
-        input_shapes = {desc[0]: tuple(desc[1]) for desc in data.provide_data}
+    def _input_names(self, data: mx_io.DataIter, with_labels: bool) -> list[str]:
+        """The names ``data`` feeds: its data, and with ``with_labels`` those of its labels the
+        symbol takes (fit's validation feeds them, as MXNet's does: a label may be read by more
+        than the loss, e.g. by the Embedding of an NCE loss)."""
+        names = [desc[0] for desc in data.provide_data]
+        if with_labels:
+            arguments = set(self.symbol.list_arguments())
+            names += [desc[0] for desc in data.provide_label or [] if desc[0] in arguments]
+        return names
+
+    def _pred_executor(self, data: mx_io.DataIter, with_labels: bool = False) -> Any:
+        names = self._input_names(data, with_labels)
+        descs = list(data.provide_data) + list(data.provide_label or [])
+        input_shapes = {desc[0]: tuple(desc[1]) for desc in descs if desc[0] in names}
         if self.arg_params is None:
             raise DataError("FeedForward: the model has no parameters yet; fit it or pass arg_params")
         cached = self._pred_exec
@@ -69,16 +83,20 @@ class InferenceMixin:
         epoch: int = 0,
         reset: bool = True,
         inputs: list | None = None,
+        with_labels: bool = False,
     ) -> list[list[np.ndarray]]:
         if reset:
             data.reset()
-        executor = self._pred_executor(data)
-        data_names = [d[0] for d in data.provide_data]
+        executor = self._pred_executor(data, with_labels)
+        names = set(self._input_names(data, with_labels))
         outputs: list[list[np.ndarray]] = []
         for nbatch, batch in enumerate(data):
             if num_batch is not None and nbatch == num_batch:
                 break
-            executor.forward(is_train=False, **dict(zip(data_names, batch.data, strict=False)))
+            given: Iterable[tuple[str, Any]] = zip([d[0] for d in data.provide_data], batch.data, strict=False)
+            if with_labels:
+                given = chain(given, zip([d[0] for d in data.provide_label or []], batch.label or [], strict=False))
+            executor.forward(is_train=False, **{name: array for name, array in given if name in names})
             if eval_metric is not None:
                 self._update_metric(eval_metric, batch, executor.outputs)
                 call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))

@@ -176,9 +176,33 @@ def test_softmax_output_flattens_trailing_axes_without_multi_output(rng):
 def test_softmax_output_infers_label_shape_from_data():
     op = registry.get("SoftmaxOutput")
     assert op.infer_shape(op.parse({}), [(8, 10), None])[0][1] == (8,)
-    assert op.infer_shape(op.parse({"multi_output": True}), [(8, 10, 5, 5), None])[0][1] == (8, 5, 5)
+    assert op.infer_shape(op.parse({"multi_output": True}), [(8, 10, 5, 5), None])[0][1] == (8, 25)
     assert op.infer_shape(op.parse({"preserve_shape": True}), [(8, 4, 10), None])[0][1] == (8, 4)
     assert op.input_names({}) == ["data", "label"]
+
+
+def test_softmax_output_multi_output_takes_flat_or_spatial_labels(rng):
+    # fcn-xs binds (batch, height * width) labels to 4-D scores; MXNet also takes (batch, height, width)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    label = rng.integers(0, 3, size=(2, 4, 5))
+    net = mx.sym.SoftmaxOutput(mx.sym.Variable("data"), multi_output=True, name="softmax")
+    assert net.infer_shape(data=x.shape)[0][1] == (2, 20)
+    assert net.infer_shape(data=x.shape, softmax_label=(2, 4, 5))[0][1] == (2, 4, 5)
+    grads = []
+    for lab in (label.reshape(2, 20), label):
+        exe = net.simple_bind(mx.cpu(), data=x.shape, softmax_label=lab.shape)
+        exe.forward(is_train=True, data=x, softmax_label=lab)
+        exe.backward()
+        grads.append(exe.grad_dict["data"].asnumpy())
+    onehot = np.moveaxis(np.eye(3)[label], -1, 1)
+    assert_almost_equal(grads[0], (np_softmax(x, 1) - onehot) / 20, rtol=1e-5, atol=1e-6)
+    assert_almost_equal(grads[1], grads[0])
+
+
+def test_softmax_output_multi_output_rejects_a_label_of_another_rank():
+    net = mx.sym.SoftmaxOutput(mx.sym.Variable("data"), multi_output=True, name="softmax")
+    with pytest.raises(ShapeError, match=r"expected \(2, 20\) or \(2, 4, 5\)"):
+        net.infer_shape(data=(2, 3, 4, 5), softmax_label=(2, 4, 5, 1))
 
 
 def test_softmax_output_rejects_a_label_of_the_wrong_shape():

@@ -78,7 +78,7 @@ def test_batch_and_epoch_callbacks_are_called() -> None:
         batch_end_callback=lambda p: seen_batches.append((p.epoch, p.nbatch)),
         epoch_end_callback=lambda epoch, s, arg, aux: seen_epochs.append((epoch, sorted(arg))),
     )
-    assert seen_batches == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert seen_batches == [(0, 1), (0, 2), (1, 1), (1, 2)]  # MXNet's count of batches done
     assert seen_epochs[1] == (1, ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"])
 
 
@@ -186,7 +186,7 @@ def test_fit_takes_an_iterator_that_only_defines_iter() -> None:
     seen: list = []
     ff = FeedForward(_net(), num_epoch=1, progress_bar=False)
     ff.fit(_GeneratorIter(data, label, 40), batch_end_callback=lambda p: seen.append(p.nbatch))
-    assert seen == [0, 1]
+    assert seen == [1, 2]
 
 
 def test_save_and_load_give_the_same_predictions(tmp_path) -> None:

@@ -1,0 +1,61 @@
+"""FeedForward.fit's validation feeds the labels, as MXNet's does (the nce-loss example needs it)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd_sym.model import FeedForward
+
+BATCH, FEATURES, VOCAB, CANDIDATES = 8, 6, 20, 3
+
+
+def _nce_net() -> sym.Symbol:
+    # the label is read by an Embedding, not only by the loss: forward needs it
+    hidden = sym.FullyConnected(sym.Variable("data"), num_hidden=4, name="fc")
+    label_embed = sym.Embedding(sym.Variable("label"), input_dim=VOCAB, output_dim=4, name="label_embed")
+    score = sym.sum(sym.broadcast_mul(sym.Reshape(hidden, shape=(-1, 1, 4)), label_embed), axis=2)
+    return sym.LogisticRegressionOutput(score, sym.Variable("label_weight"), name="nce")
+
+
+def _iterator(seed: int) -> mx.io.NDArrayIter:
+    rng = np.random.default_rng(seed)
+    data = rng.normal(size=(2 * BATCH, FEATURES)).astype(np.float32)
+    label = rng.integers(0, VOCAB, (2 * BATCH, CANDIDATES)).astype(np.float32)
+    weight = np.zeros((2 * BATCH, CANDIDATES), np.float32)
+    weight[:, 0] = 1
+    return mx.io.NDArrayIter({"data": data}, {"label": label, "label_weight": weight}, batch_size=BATCH)
+
+
+class _FirstCandidateAccuracy(mx.metric.EvalMetric):
+    """The nce-loss example's metric: the labels are (candidates, their weights)."""
+
+    def __init__(self) -> None:
+        super().__init__("nce-accuracy")
+
+    def update(self, labels: list, preds: list) -> None:
+        weights, scores = labels[1].asnumpy(), preds[0].asnumpy()
+        self.sum_metric += int((weights.argmax(axis=1) == scores.argmax(axis=1)).sum())
+        self.num_inst += len(scores)
+
+
+def test_fit_validation_feeds_labels_that_the_forward_pass_reads() -> None:
+    scored: list = []
+    model = FeedForward(_nce_net(), num_epoch=1, learning_rate=0.1, initializer=mx.init.Xavier(), progress_bar=False)
+    model.fit(
+        _iterator(0),
+        eval_data=_iterator(1),
+        eval_metric=_FirstCandidateAccuracy(),
+        eval_end_callback=lambda param: scored.append(param.eval_metric.get()),
+    )
+    assert len(scored) == 1 and scored[0][0] == "nce-accuracy" and 0.0 <= scored[0][1] <= 1.0
+
+
+def test_predict_still_binds_the_data_alone() -> None:
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc"), name="softmax")
+    data = np.random.default_rng(2).normal(size=(2 * BATCH, FEATURES)).astype(np.float32)
+    label = (data[:, 0] > 0).astype(np.float32)
+    model = FeedForward(net, num_epoch=1, numpy_batch_size=BATCH, progress_bar=False)
+    model.fit(data, label, eval_data=(data, label))
+    assert model.predict(data).shape == (2 * BATCH, 2)
