@@ -81,7 +81,7 @@ class SVRGModule(Module):
 
     def update_full_grads(self, train_data: mx_io.DataIter) -> None:
         """Snapshot the current weights and average their gradient over every batch of ``train_data``
-        (reset before and after)."""
+        (reset first, and left at its end, as MXNet's: a loop resets it before its batches)."""
         if not self._mod_aux.binded:
             raise LazyNDError("SVRGModule.update_full_grads: bind the module for training first")
         arg_params, aux_params = self.get_params()
@@ -101,7 +101,6 @@ class SVRGModule(Module):
                 for acc, grad in zip(total, per_device, strict=True):
                     acc += grad
             batches, pad = batches + 1, batch.pad or 0
-        train_data.reset()
         if batches == 0:
             raise DataError("SVRGModule.update_full_grads: train_data gave no batch")
         count = batches - pad / train_data.batch_size
@@ -131,3 +130,4 @@ class SVRGModule(Module):
     def _begin_epoch(self, epoch: int, train_data: mx_io.DataIter) -> None:
         if epoch % self.update_freq == 0:
             self.update_full_grads(train_data)
+            train_data.reset()

@@ -41,6 +41,7 @@ def test_full_gradient_is_the_mean_batch_gradient_at_the_snapshot_taken_afresh_e
     expected_weight, expected_bias = _mean_batch_gradient(np.ones((1, 2), np.float32), 0.0)
     for _ in range(2):  # MXNet 1.9.1 adds the previous snapshot's full gradient into the next
         mod.update_full_grads(it)
+        it.reset()  # update_full_grads leaves the iterator at its end, as MXNet's
         mod.forward_backward(next(iter(it)))
         grads = dict(zip(mod._exec_group.param_names, mod._exec_group.grad_arrays, strict=True))
         # at the snapshot's own weights g(w) - g(w_snapshot) vanishes: the full gradient remains
@@ -51,6 +52,7 @@ def test_full_gradient_is_the_mean_batch_gradient_at_the_snapshot_taken_afresh_e
 def test_batch_gradient_is_current_minus_snapshot_plus_full() -> None:
     mod, it = _bound()
     mod.update_full_grads(it)
+    it.reset()
     batch = next(iter(it))
     mod.forward_backward(batch)
     mod.update()  # the weights leave the snapshot
@@ -69,6 +71,7 @@ def test_set_params_leaves_the_snapshot_where_update_full_grads_took_it() -> Non
     # fit calls set_params at every epoch's end; the snapshot must stay until the next update_full_grads
     mod, it = _bound()
     mod.update_full_grads(it)
+    it.reset()
     mod.set_params({"fc_weight": mx.nd.array([[0.5, -0.5]]), "fc_bias": mx.nd.array([0.25])}, {})
     mod.forward_backward(next(iter(it)))
     rows = X[:2]
