@@ -5,7 +5,8 @@
 - ``mx.contrib.sym`` / ``mx.contrib.symbol``: the same as symbol functions (``mx.sym.contrib``),
   imported on first use so that ``lazynd`` does not import ``lazynd_sym``;
 - ``mx.contrib.autograd``: the imperative autograd API of MXNet 0.9.4 and 0.10
-  (``train_section``, ``grad_and_loss``...), over :mod:`lazynd.autograd`.
+  (``train_section``, ``grad_and_loss``...), over :mod:`lazynd.autograd`;
+- ``mx.contrib.svrg_optimization.svrg_module.SVRGModule``: a Module trained with SVRG.
 
 Examples
 --------
@@ -19,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["autograd", "nd", "ndarray", "sym", "symbol"]
+__all__ = ["autograd", "nd", "ndarray", "svrg_optimization", "sym", "symbol"]
 
 
 def __getattr__(name: str) -> Any:
@@ -28,8 +29,8 @@ def __getattr__(name: str) -> Any:
         value = importlib.import_module("lazynd.ndarray").contrib
     elif name in ("sym", "symbol"):
         value = importlib.import_module("lazynd_sym").contrib
-    elif name == "autograd":
-        value = importlib.import_module(f"{__name__}.autograd")
+    elif name in ("autograd", "svrg_optimization"):
+        value = importlib.import_module(f"{__name__}.{name}")
     else:
         raise AttributeError(f"module 'lazynd.contrib' has no attribute {name!r}")
     globals()[name] = value

@@ -189,6 +189,7 @@ class NDArrayIter(DataIter):
         self._shuffled = np.arange(self.num_data)
         self._cursor = 0
         self._batch: tuple[np.ndarray, int] | None = None
+        self._shared: list[Any] | None = None  # data_list's NDArrays, made on first use
         self._batch_descs: tuple[list[DataDesc], list[DataDesc]]  # set by reset()
         self.reset()
 
@@ -224,6 +225,7 @@ class NDArrayIter(DataIter):
     @data.setter
     def data(self, source: Any) -> None:
         self._data = self._replaced_inputs(source, "data", "data")
+        self._shared = None
         self._batch_descs = (self.provide_data, self.provide_label)
 
     @property
@@ -239,6 +241,7 @@ class NDArrayIter(DataIter):
     @label.setter
     def label(self, source: Any) -> None:
         self._label = self._replaced_inputs(source, "label", "softmax_label")
+        self._shared = None
         self._batch_descs = (self.provide_data, self.provide_label)
 
     def _replaced_inputs(self, source: Any, what: str, default_name: str) -> list[tuple[str, np.ndarray]]:
@@ -255,6 +258,18 @@ class NDArrayIter(DataIter):
                 str(name) for name, value in named_inputs(source, default_name) if hasattr(value, "asnumpy")
             }
         return replaced
+
+    @property
+    def data_list(self) -> list[Any]:
+        """MXNet's ``data_list``: every input, data then label, as an NDArray over the iterator's own
+        copy; writing into one (``it.data_list[1][:] = p``) changes the batches that follow."""
+        from .. import ndarray as nd
+
+        if self._shared is None:
+            self._data = [(name, np.array(arr, order="C")) for name, arr in self._data]
+            self._label = [(name, np.array(arr, order="C")) for name, arr in self._label]
+            self._shared = [nd.from_numpy(arr, zero_copy=True) for _, arr in self._data + self._label]
+        return self._shared
 
     @property
     def idx(self) -> np.ndarray:
@@ -320,6 +335,8 @@ class NDArrayIter(DataIter):
         if self._batch is None:
             raise DataError("NDArrayIter: no current batch; call iter_next() or next() first")
         index = self._batch[0]
+        for shared in self._shared or ():
+            shared.wait_to_read()  # a write into data_list lands before the batch reads it
         ctx = current_context() if self.ctx is None else as_context(self.ctx)
         out = []
         for name, arr in pairs:

@@ -366,7 +366,8 @@ class Executor(PassRunner):
 
     def debug_str(self) -> str:
         """The compiled graph: each entry with its storage id, planned vs naive bytes, and MXNet's
-        closing ``Total <n> MB allocated`` (the planned storage in whole MB) that scripts parse."""
+        closing ``Total <n> MB allocated`` (the planned storage in whole MB) and
+        ``Total 0 TempSpace resource requested`` lines that scripts parse."""
         passes_run = (("forward", self._forward_order), ("backward", self._backward_order))
         return plan_report(self._graph, passes_run, self._skipped)
 

@@ -9,8 +9,10 @@ from typing import Any
 
 def plan_report(graph: Any, passes: Iterable[tuple[str, list[int]]], skipped: set[int]) -> str:
     """Each pass's nodes in order, each output with its shape, inputs and storage (``skipped``:
-    entries nothing reads, so never computed), then the planned and naive totals and MXNet's
-    ``Total <n> MB allocated`` line."""
+    entries nothing reads, so never computed), then the planned and naive totals and MXNet's two
+    closing lines, ``Total <n> MB allocated`` and ``Total <k> TempSpace resource requested``, in
+    MXNet's order: programs pick the first by position (``debug_str().split('\\n')[-3]``). Kernels
+    here allocate their own temporaries, so no operator requests a TempSpace resource: k is 0."""
     storage = graph.attrs["storage_id"]
     inplace = graph.attrs["inplace"]
     lines = []
@@ -35,4 +37,5 @@ def plan_report(graph: Any, passes: Iterable[tuple[str, list[int]]], skipped: se
     lines.append(f"Total planned {planned / 2**20:.3f} MB (naive {naive / 2**20:.3f} MB)")
     lines.append(f"planned_bytes={planned} naive_bytes={naive}")
     lines.append(f"Total {planned >> 20} MB allocated")  # MXNet's line, whole MB
+    lines.append("Total 0 TempSpace resource requested")
     return "\n".join(lines) + "\n"

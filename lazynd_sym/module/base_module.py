@@ -202,13 +202,10 @@ class BaseModule:
     ) -> None:
         """Bind, initialize and train for epochs ``begin_epoch .. num_epoch - 1``, logging the metrics.
 
-        ``initializer`` defaults to ``mx.init.Uniform(0.01)``; ``optimizer_params``
-        is a dict or ``(name, value)`` pairs (``rescale_grad`` defaults to one over
-        the batch size).  After each epoch the auxiliary states are made equal on
-        the devices, ``epoch_end_callback(epoch, symbol, arg_params, aux_params)``
-        is called and ``eval_data`` is scored with ``validation_metric``
-        (default: ``eval_metric``), ``eval_batch_end_callback`` after each of its
-        batches and ``eval_end_callback`` once it is scored.
+        ``initializer`` defaults to ``mx.init.Uniform(0.01)``; ``optimizer_params`` is a dict or ``(name,
+        value)`` pairs (``rescale_grad`` defaults to one over the batch size).  After each epoch the aux
+        states are made equal on the devices, ``epoch_end_callback(epoch, symbol, arg_params, aux_params)``
+        is called and ``eval_data`` scored with ``validation_metric`` (default: ``eval_metric``).
 
         Examples
         --------
@@ -243,6 +240,7 @@ class BaseModule:
         for epoch in range(begin_epoch, num_epoch):
             tic = time.perf_counter()
             eval_metric.reset()
+            self._begin_epoch(epoch, train_data)
             for nbatch, data_batch in enumerate(train_data):
                 if monitor is not None:
                     monitor.tic()
@@ -270,6 +268,9 @@ class BaseModule:
                 ):
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
             train_data.reset()
+
+    def _begin_epoch(self, epoch: int, train_data: mx_io.DataIter) -> None:
+        """What ``fit`` does before training epoch ``epoch``: nothing here (SVRGModule takes its snapshot)."""
 
     # -- parameters on disk ----------------------------------------------------------------------
     def save_params(self, fname: str) -> None:

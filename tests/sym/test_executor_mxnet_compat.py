@@ -210,3 +210,12 @@ def test_debug_str_ends_with_mxnets_allocated_total_that_stop_gradient_shrinks()
     inference = _allocated_mb(net.simple_bind(mx.cpu(), grad_req="null", **shape))
     stopped = _allocated_mb(sym.stop_gradient(net).simple_bind(mx.cpu(), **shape))
     assert trained > stopped == inference  # no gradient flows: no backward storage is planned
+
+
+def test_debug_str_closes_with_mxnets_two_total_lines_in_mxnets_order():
+    # memory-cost scripts take the allocated total by position: debug_str().split("\n")[-3]
+    x = sym.Variable("x")
+    executor = sym.FullyConnected(x, num_hidden=4, name="fc").simple_bind(mx.cpu(), x=(2, 3))
+    closing = executor.debug_str().split("\n")[-3:]
+    assert re.fullmatch(r"Total \d+ MB allocated", closing[0])
+    assert closing[1:] == ["Total 0 TempSpace resource requested", ""]

@@ -94,3 +94,17 @@ def test_assigning_labels_of_another_length_is_refused() -> None:
     it = NDArrayIter(np.zeros((4, 2)), np.zeros(4), batch_size=2)
     with pytest.raises(mx.LazyNDError, match=r"label 'svm_label' holds 3 examples; expected 4"):
         it.label = mx.io._init_data(np.zeros(3), allow_empty=True, default_name="svm_label")
+
+
+def test_ndarray_iter_data_list_writes_reach_the_next_batches_and_spare_the_given_arrays() -> None:
+    # deep embedded clustering refreshes its soft targets this way between batches
+    data = np.arange(8, dtype=np.float32).reshape(4, 2)
+    targets = np.zeros((4, 3))
+    it = NDArrayIter({"data": data}, {"label": targets}, batch_size=2, last_batch_handle="roll_over")
+    assert [arr.shape for arr in it.data_list] == [(4, 2), (4, 3)]
+    it.data_list[1][:] = mx.nd.ones((4, 3)) * 5
+    first = next(it)
+    assert first.label[0].asnumpy().tolist() == [[5.0] * 3] * 2
+    it.data_list[1][:] = np.full((4, 3), 7.0)
+    assert next(it).label[0].asnumpy().tolist() == [[7.0] * 3] * 2
+    assert not targets.any()  # the program's own array is not the iterator's storage
