@@ -261,6 +261,15 @@ def test_arg_reduction_over_an_empty_axis_raises_naming_it(shape, axis, message)
         mx.nd.argmax(mx.nd.ones(shape), axis=axis).wait_to_read()
 
 
+@pytest.mark.parametrize("name", ["argmax", "argmin", "argmax_channel"])
+def test_arg_reductions_of_no_elements_raise_at_the_call(ctx, name):
+    # as max and min: a program that never waits on the result still hears of it
+    empty = mx.nd.zeros((5, 0), ctx=ctx)
+    with pytest.raises(mx.OperatorError, match=rf"{name}: cannot take the {name} along axis 1"):
+        getattr(mx.nd, name)(empty) if name == "argmax_channel" else getattr(mx.nd, name)(empty, axis=1)
+    assert mx.nd.argmax(empty, axis=0).shape == (0,)
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
 @pytest.mark.parametrize("name", ["sum", "mean", "max", "min"])
