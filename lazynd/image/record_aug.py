@@ -188,6 +188,8 @@ def take_record_augmenters(name: str, kwargs: dict[str, Any], interp: int) -> tu
             f"{name}: min_random_scale {options['min_random_scale']} must be <= "
             f"max_random_scale {options['max_random_scale']}"
         )
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise OperatorError(f"{name}: seed_aug must be a non-negative integer, got {seed!r}")
     rng: Any = np.random if seed is None else np.random.RandomState(int(seed))
     before: list[Augmenter] = []
     affine_keys = ("max_rotate_angle", "rotate", "max_shear_ratio", "max_aspect_ratio")

@@ -173,6 +173,7 @@ def test_seed_aug_makes_the_augmentation_reproducible(noise_rec):
         ({"fill_value": 300}, r"fill_value must be an integer in \[0, 255\]"),
         ({"pad": -1}, r"pad must be an integer"),
         ({"random_h": "lots"}, r"random_h must be a number, got 'lots'"),
+        ({"seed_aug": "x"}, r"seed_aug must be a non-negative integer, got 'x'"),
     ],
 )
 def test_bad_values_are_refused_by_name(noise_rec, kwargs, message):
@@ -183,3 +184,17 @@ def test_bad_values_are_refused_by_name(noise_rec, kwargs, message):
 def test_arguments_still_unimplemented_warn(noise_rec):
     with pytest.warns(UserWarning, match="max_random_contrast=0.5 is not implemented"):
         mx.io.ImageRecordIter(path_imgrec=noise_rec[0], data_shape=(3, 20, 20), batch_size=2, max_random_contrast=0.5)
+
+
+def test_hls_offsets_on_grey_images_are_refused_by_name(noise_rec):
+    it = mx.io.ImageRecordIter(path_imgrec=noise_rec[0], data_shape=(1, 20, 20), batch_size=2, random_l=10)
+    with pytest.raises(OperatorError, match=r"random_h/s/l need 3-channel images, got 1 channel"):
+        next(it)
+
+
+def test_the_uint8_iterator_takes_the_augmentations_too(noise_rec):
+    path, images = noise_rec
+    it = mx.io.ImageRecordUInt8Iter(path_imgrec=path, data_shape=(3, 24, 24), batch_size=2, pad=2, fill_value=9)
+    data = next(it).data[0].asnumpy()
+    assert data.dtype == np.uint8 and (data[:, :, :2] == 9).all()
+    np.testing.assert_array_equal(data[0, :, 2:-2, 2:-2], images[0].transpose(2, 0, 1))
