@@ -5,7 +5,9 @@ They take MXNet's arguments and reproduce what MXNet's C++ iterator does with th
 
 - the default augmentation: shorter edge resized to ``resize``, a centre (or, with
   ``rand_crop``, random) crop of ``data_shape``, a horizontal flip (``mirror``: always,
-  ``rand_mirror``: half the time);
+  ``rand_mirror``: half the time); MXNet's affine warp (``max_rotate_angle``/``rotate``,
+  ``max_shear_ratio``, ``max_aspect_ratio``, ``min/max_random_scale``), ``pad`` and
+  ``fill_value`` before the crop, ``random_h/s/l`` after it (:mod:`lazynd.image.record_aug`);
 - normalisation ``(pixel - mean) / std * scale``, the mean per channel (``mean_r/g/b``)
   or a whole mean image (``mean_img``: a ``.nd`` file holding ``{"mean_img": (C, H, W)}``,
   computed over one pass of the data and saved there when the file is missing);
@@ -52,6 +54,7 @@ from .augmenters import (
     ResizeAug,
 )
 from .image_iter import ImageIter
+from .record_aug import AUG_DEFAULTS, take_record_augmenters
 from .transforms import imresize
 
 __all__ = ["ImageRecordIter"]
@@ -63,31 +66,19 @@ _PERFORMANCE_ONLY = {"prefetch_buffer", "verbose", "device_id", "ctx"}
 _IGNORED_DEFAULTS: dict[str, Any] = {
     "aug_seq": "aug_default",
     "random_resized_crop": False,
-    "max_rotate_angle": 0,
-    "rotate": -1,
-    "max_aspect_ratio": 0.0,
     "min_aspect_ratio": None,
-    "max_shear_ratio": 0.0,
     "max_crop_size": -1,
     "min_crop_size": -1,
-    "max_random_scale": 1.0,
-    "min_random_scale": 1.0,
     "max_random_area": 1.0,
     "min_random_area": 1.0,
     "max_img_size": 1e10,
     "min_img_size": 0.0,
-    "random_h": 0,
-    "random_s": 0,
-    "random_l": 0,
-    "fill_value": 255,
-    "pad": 0,
     "max_random_contrast": 0.0,
     "max_random_illumination": 0.0,
     "mean_a": 0.0,
     "std_a": 1.0,
     "shuffle_chunk_size": 0,
     "shuffle_chunk_seed": 0,
-    "seed_aug": None,
 }
 
 
@@ -207,6 +198,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         if len(data_shape) != 3:
             raise OperatorError(f"{name}: data_shape must be (channels, height, width), got {tuple(data_shape)}")
         self._take_dtype(kwargs.pop("dtype", None))
+        before_crop, after_crop = take_record_augmenters(name, kwargs, inter_method)
         self._check_extra_arguments(kwargs)
         if seed is not None:
             random.seed(seed)
@@ -215,8 +207,9 @@ class ImageRecordIter(BatchCursor, ImageIter):
         self._overflow = 0
         crop = (int(data_shape[2]), int(data_shape[1]))
         augs: list[Augmenter] = [ResizeAug(resize, inter_method)] if resize > 0 else []
-        augs.append(_CoverAug(crop, inter_method))
+        augs += [*before_crop, _CoverAug(crop, inter_method)]
         augs.append(RandomCropAug(crop, inter_method) if rand_crop else CenterCropAug(crop, inter_method))
+        augs += after_crop
         if mirror or rand_mirror:
             augs.append(HorizontalFlipAug(1.0 if mirror else 0.5))
         if brightness or contrast or saturation or pca_noise:
@@ -269,7 +262,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
             if key in _PERFORMANCE_ONLY:
                 continue
             if key not in _IGNORED_DEFAULTS:
-                known = sorted([*_PERFORMANCE_ONLY, *_IGNORED_DEFAULTS])
+                known = sorted([*_PERFORMANCE_ONLY, *AUG_DEFAULTS, *_IGNORED_DEFAULTS])
                 raise OperatorError(f"{name}: unknown argument {key!r} (MXNet arguments also accepted: {known})")
             if value != _IGNORED_DEFAULTS[key]:
                 warnings.warn(f"{name}: {key}={value!r} is not implemented and is ignored", stacklevel=3)
