@@ -1,11 +1,11 @@
-"""The GEMMs of one MNIST MLP training batch, NumPy's BLAS against PyTorch's, at default threads.
+"""The GEMMs of one MNIST MLP training batch: NumPy's BLAS, lazynd's CPU route and PyTorch's.
 
-The user loops (``user_loops.py``) compare lazynd with hand NumPy and PyTorch eager. lazynd's
-kernels run NumPy's BLAS (OpenBLAS in NumPy's wheels), as hand NumPy does; PyTorch's CPU wheels
-run their own (MKL or oneDNN). This benchmark times the eight products one batch of the
-784-128-64-10 MLP makes (forward, and the data and weight gradients), each library in its own
-process (their thread pools would otherwise share the cores), and prints one table: what part of
-the loops' difference to PyTorch the BLAS library alone accounts for.
+The user loops (``user_loops.py``) compare lazynd with hand NumPy and PyTorch eager. Hand NumPy
+runs NumPy's BLAS (OpenBLAS in NumPy's wheels); lazynd's kernels run the CPU backend's one GEMM
+route (``cpu_backend.matmul``: MKL where it is installed, see ``lazynd/backend/host_gemm.py``);
+PyTorch's CPU wheels run their own (MKL or oneDNN). This benchmark times the eight products one
+batch of the 784-128-64-10 MLP makes (forward, and the data and weight gradients), each library
+in its own process (their thread pools would otherwise share the cores), and prints one table.
 
 Run: ``python bench/gemm_libraries.py [--rounds N]``.
 """
@@ -45,7 +45,7 @@ def _best_us(fn, number: int = 200, repeat: int = 15) -> float:
 
 
 def run_library(library: str) -> dict[str, float]:
-    """Best time (us) of each product with ``library`` ('numpy' or 'torch'), in this process."""
+    """Best time (us) of each product with ``library`` ('numpy', 'lazynd' or 'torch'), in this process."""
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -57,6 +57,10 @@ def run_library(library: str) -> dict[str, float]:
         out = np.empty((a.shape[0], b.shape[1]), np.float32)
         if library == "numpy":
             times[name] = _best_us(lambda a=a, b=b, out=out: np.matmul(a, b, out=out))
+        elif library == "lazynd":
+            from lazynd.backend import cpu_backend
+
+            times[name] = _best_us(lambda a=a, b=b, out=out: cpu_backend.matmul(a, b, out))
         else:
             import torch
 
@@ -68,12 +72,12 @@ def run_library(library: str) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds of both libraries; the table gives minima")
-    parser.add_argument("--library", choices=("numpy", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--library", choices=("numpy", "lazynd", "torch"), help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.library:
         print(json.dumps(run_library(opts.library)))
         return
-    best: dict[str, dict[str, float]] = {"numpy": {}, "torch": {}}
+    best: dict[str, dict[str, float]] = {"numpy": {}, "lazynd": {}, "torch": {}}
     for _ in range(opts.rounds):
         for library in best:
             command = [sys.executable, __file__, "--library", library]
@@ -81,13 +85,13 @@ def main() -> None:
             for name, us in result.items():
                 best[library][name] = min(best[library].get(name, us), us)
     print(f"GEMMs of one MLP batch {BATCH}, default threads, best of {opts.rounds} rounds (us)")
-    print("| product | NumPy's BLAS | PyTorch's | NumPy / PyTorch |")
-    print("|---|---|---|---|")
+    print("| product | NumPy's BLAS | lazynd's route | PyTorch's | lazynd / PyTorch |")
+    print("|---|---|---|---|---|")
     for name, *_ in PRODUCTS:
-        x, y = best["numpy"][name], best["torch"][name]
-        print(f"| {name} | {x:.1f} | {y:.1f} | {x / y:.2f}x |")
-    x, y = sum(best["numpy"].values()), sum(best["torch"].values())
-    print(f"| one batch | {x:.1f} | {y:.1f} | {x / y:.2f}x |")
+        x, z, y = best["numpy"][name], best["lazynd"][name], best["torch"][name]
+        print(f"| {name} | {x:.1f} | {z:.1f} | {y:.1f} | {z / y:.2f}x |")
+    x, z, y = (sum(best[library].values()) for library in ("numpy", "lazynd", "torch"))
+    print(f"| one batch | {x:.1f} | {z:.1f} | {y:.1f} | {z / y:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .base import Backend
+from .host_gemm import host_gemm
 from .pool import MIN_POOLED_BYTES, HostPool, aligned_zeros
 
 
@@ -39,6 +40,11 @@ class NumpyBackend(Backend):
 
     def to_numpy(self, array: np.ndarray) -> np.ndarray:
         return array
+
+    def matmul(self, a: Any, b: Any, out: Any) -> None:
+        """``out[...] = a @ b``: MKL where it takes the product (:mod:`.host_gemm`), else NumPy's BLAS."""
+        if not host_gemm(a, b, out):
+            np.matmul(a, b, out=out)
 
     def empty_cache(self) -> None:
         self.pool.release_free()

@@ -22,6 +22,7 @@ import importlib.util
 from collections import OrderedDict
 from pathlib import Path
 
+from ..backend.host_gemm import host_gemm_library
 from ..errors import LazyNDError
 
 __all__ = ["Feature", "Features", "feature_list"]
@@ -101,6 +102,8 @@ def _enabled() -> set[str]:
     on |= {name for name, flag in _CPU_FLAGS.items() if flag in flags}
     blas = _blas_name()
     on |= {name for name, word in _BLAS_WORDS.items() if word in blas}
+    if host_gemm_library() == "mkl":  # the CPU's large products run on MKL (backend/host_gemm.py)
+        on.add("BLAS_MKL")
     return on
 
 
