@@ -10,8 +10,8 @@ backend's one GEMM route (:meth:`~lazynd.backend.cpu.NumpyBackend.matmul`) hands
 - a dtype other than float32/float64 (float16, integers), operands of different dtypes;
 - a layout BLAS cannot take without a copy (each matrix needs one unit stride), or an output
   that overlaps an operand;
-- a product below :data:`MIN_MACS` multiply-adds per matrix, where the foreign call's few
-  microseconds cost more than OpenBLAS loses.
+- a product below :data:`MIN_MACS` multiply-adds per matrix (:data:`MIN_BATCHED_MACS` in a
+  batch of several), where the foreign call's few microseconds cost more than OpenBLAS loses.
 
 ``LAZYND_HOST_BLAS`` picks the library, read once at import: ``auto`` (the default: MKL when it
 loads, else NumPy's BLAS), ``mkl`` (an error when it does not load) or ``numpy``. MKL runs on
@@ -37,12 +37,15 @@ import numpy as np
 from ..errors import LazyNDError
 from .blas import BLAS_THREADS
 
-__all__ = ["MIN_MACS", "MklGemm", "host_gemm", "host_gemm_library", "load_mkl"]
+__all__ = ["MIN_BATCHED_MACS", "MIN_MACS", "MklGemm", "host_gemm", "host_gemm_library", "load_mkl"]
 
 # a product of fewer multiply-adds per matrix goes to NumPy: the foreign call and its pointer
 # lookups cost about 4 us, which OpenBLAS's small kernels beat (an MLP's 128 x 64 x 10 output
 # layer: 4.4 us in NumPy, 7.6 through MKL; at 128 x 128 x 64 the two are even)
 MIN_MACS = 1 << 18
+# a batch of matrices is looped over here in Python, about 5 us a matrix, where np.matmul loops
+# in C: only matrices of this many multiply-adds gain more than that
+MIN_BATCHED_MACS = 1 << 20
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112  # CBLAS_LAYOUT and CBLAS_TRANSPOSE values
 _CHOICES = ("auto", "mkl", "numpy")
 
@@ -119,6 +122,8 @@ class MklGemm:
         except ValueError:
             return False
         if out.shape[:-2] != batch or math.prod(batch) == 0:
+            return False
+        if math.prod(batch) > 1 and m * n * k < MIN_BATCHED_MACS:
             return False
         a = np.broadcast_to(a, (*batch, m, k))
         b = np.broadcast_to(b, (*batch, k, n))

@@ -95,7 +95,6 @@ register(
 
 def _matrix_grad_forward(which: str) -> Any:
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        xp = kctx.xp
         og, other, like = inputs
         out = outputs[0]
         ta, tb = attrs["transpose_a"], attrs["transpose_b"]
@@ -104,12 +103,14 @@ def _matrix_grad_forward(which: str) -> Any:
             # C = A' B'  with A' = op(A): dA' = dC B'^T
             bm = _as_matrix(other, tb, False)
             g = og.reshape(-1, bm.shape[1])
-            da = xp.matmul(g, bm.T)
+            da = kctx.backend.empty((g.shape[0], bm.shape[0]), og.dtype)
+            kctx.backend.matmul(g, bm.T, da)
             out[...] = (da.T if ta else da).reshape(like.shape)
         else:
             am = _as_matrix(other, ta, True)
             g = og.reshape(am.shape[0], -1)
-            db = xp.matmul(am.T, g)
+            db = kctx.backend.empty((am.shape[1], g.shape[1]), og.dtype)
+            kctx.backend.matmul(am.T, g, db)
             out[...] = (db.T if tb else db).reshape(like.shape)
 
     return forward
@@ -136,7 +137,7 @@ def _batch_dot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux:
         a = xp.swapaxes(a, -1, -2)
     if attrs["transpose_b"]:
         b = xp.swapaxes(b, -1, -2)
-    xp.matmul(a, b, out=outputs[0])
+    kctx.backend.matmul(a, b, outputs[0])
 
 
 def _batch_dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

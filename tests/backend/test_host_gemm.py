@@ -52,11 +52,13 @@ def test_mkl_writes_into_a_strided_output_and_broadcasts_batches():
     np.testing.assert_allclose(out_buffer[:, :80], a @ b, rtol=1e-4, atol=1e-3)
     assert np.isnan(out_buffer[:, 80:]).all()  # the columns past the view are untouched
 
-    wa = rng.standard_normal((2, 48, 120))  # (groups, filters, k) against (n, groups, k, positions)
-    col = rng.standard_normal((3, 2, 120, 60))
-    out = np.full((3, 2, 48, 60), np.nan)
+    wa = rng.standard_normal((2, 96, 200))  # (groups, filters, k) against (n, groups, k, positions)
+    col = rng.standard_normal((3, 2, 200, 64))
+    out = np.full((3, 2, 96, 64), np.nan)
     assert _gemm()(wa, col, out) is True
     np.testing.assert_allclose(out, np.matmul(wa, col), rtol=1e-12)
+    # a batch of smaller matrices is np.matmul's: it loops over them in C
+    assert _gemm()(wa[:, :48], col[..., :32], np.empty((3, 2, 48, 32))) is False
 
 
 @needs_mkl
