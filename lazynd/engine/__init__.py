@@ -42,6 +42,9 @@ _ENGINES = {
     "threadedengine": ThreadedEngine,
     "naive": NaiveEngine,
     "naiveengine": NaiveEngine,
+    # MXNet's other names for its threaded engines (MXNET_ENGINE_TYPE): one engine here
+    "threadedengineperdevice": ThreadedEngine,
+    "threadedenginepooled": ThreadedEngine,
 }
 _engine: Engine | None = None
 # guards creating and replacing ``_engine``: threads racing on first use must all get one engine
@@ -57,7 +60,7 @@ def _create(name: str, policy: str | SchedulingPolicy | None = None) -> Engine:
         raise LazyNDError(f"engine: expected an engine name, 'threaded' or 'naive', got {type(name).__name__}")
     key = name.strip().lower()
     if key not in _ENGINES:
-        raise LazyNDError(f"unknown engine {name!r} (LAZYND_ENGINE); choose 'threaded' or 'naive'")
+        raise LazyNDError(f"unknown engine {name!r} (LAZYND_ENGINE or MXNET_ENGINE_TYPE); choose 'threaded' or 'naive'")
     engine_class = _ENGINES[key]
     if engine_class is ThreadedEngine:
         return ThreadedEngine(policy=policy)
@@ -69,15 +72,17 @@ def _create(name: str, policy: str | SchedulingPolicy | None = None) -> Engine:
 
 
 def get_engine() -> Engine:
-    """The process-wide engine (created on first use from ``LAZYND_ENGINE``, default threaded,
-    with the scheduling policy ``LAZYND_ENGINE_POLICY``, default deferring)."""
+    """The process-wide engine (created on first use from ``LAZYND_ENGINE``, else MXNet's
+    ``MXNET_ENGINE_TYPE`` (``NaiveEngine``, ``ThreadedEngine``, ``ThreadedEnginePerDevice``), default
+    threaded, with the scheduling policy ``LAZYND_ENGINE_POLICY``, default deferring)."""
     global _engine
     engine = _engine
     if engine is None:
         with _engine_lock:
             engine = _engine
             if engine is None:  # no other thread created it while this one waited for the lock
-                engine = _engine = _create(os.environ.get("LAZYND_ENGINE", "threaded"))
+                name = os.environ.get("LAZYND_ENGINE") or os.environ.get("MXNET_ENGINE_TYPE") or "threaded"
+                engine = _engine = _create(name)
     return engine
 
 

@@ -119,6 +119,22 @@ def test_engine_is_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> Non
     assert isinstance(engine_module.get_engine(), ThreadedEngine)
 
 
+def test_mxnet_engine_type_chooses_the_engine_unless_lazynd_engine_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lazynd import engine as engine_module
+
+    monkeypatch.delenv("LAZYND_ENGINE", raising=False)
+    for value, expected in [("NaiveEngine", NaiveEngine), ("ThreadedEnginePerDevice", ThreadedEngine)]:
+        monkeypatch.setenv("MXNET_ENGINE_TYPE", value)
+        monkeypatch.setattr(engine_module, "_engine", None)
+        assert type(engine_module.get_engine()) is expected
+        engine_module.get_engine().shutdown()
+    monkeypatch.setenv("LAZYND_ENGINE", "threaded")  # lazynd's own setting wins
+    monkeypatch.setenv("MXNET_ENGINE_TYPE", "NaiveEngine")
+    monkeypatch.setattr(engine_module, "_engine", None)
+    assert type(engine_module.get_engine()) is ThreadedEngine
+    engine_module.get_engine().shutdown()
+
+
 def test_worker_count_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAZYND_CPU_WORKERS", "3")
     assert ThreadedEngine().num_workers == 3
