@@ -1,8 +1,9 @@
 """Every registered operator through ``nd``, a bound executor and (where one calls it) an
 arithmetic dunder, on every context, against its NumPy reference and a numerical gradient.
 
-The sample calls live in tests/ops/sweep_cases.py; a new operator must add one there or be
-listed in :data:`NOT_SWEPT` with the reason (``test_every_operator_is_swept``).
+The sample calls live in tests/ops/sweep_cases.py (generated ones) and sweep_table_*.py (explicit
+ones); a new operator must add one there or be listed in :data:`NOT_SWEPT` with the reason
+(``test_every_operator_is_swept``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import zlib
 
 import numpy as np
 import pytest
-from sweep_cases import CASES, DUNDERS, NOT_SWEPT_CONTRIB, Case, auto_case, missing_cupy_api
+from sweep_cases import CASES, DUNDERS, Case, auto_case, missing_cupy_api
+from sweep_table_mxnet1x import NOT_SWEPT_CONTRIB
 
 import lazynd as mx
 import lazynd_sym as sym
@@ -66,7 +68,7 @@ def _params() -> list:
 
 def test_every_operator_is_swept():
     missing = [n for n in registry.list_ops() if not _excluded(n) and n not in NOT_SWEPT and _case(n) is None]
-    assert not missing, f"operators without a sweep case (add one to sweep_cases.py, or to NOT_SWEPT): {missing}"
+    assert not missing, f"operators without a sweep case (add one to a sweep_table_*.py, or to NOT_SWEPT): {missing}"
     # (an operator whose parameters all have defaults gets an automatic case even when it is not swept)
     stale = [n for n in NOT_SWEPT if not registry.exists(n) or n in CASES]
     assert not stale, f"NOT_SWEPT lists operators that are gone or now have a case: {stale}"
