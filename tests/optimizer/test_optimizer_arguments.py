@@ -1,0 +1,116 @@
+"""The optimizer registry, its hyperparameters and multipliers, and arguments refused by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from optimizer_reference import run
+
+import lazynd as mx
+from lazynd import optimizer
+from lazynd.errors import LazyNDError
+
+
+def test_unknown_optimizer_name_is_an_error():
+    with pytest.raises(LazyNDError, match="unknown optimizer 'sgdd'"):
+        optimizer.create("sgdd")
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "message"),
+    [
+        ("sgd", {"learning_rate": -1}, "learning_rate"),
+        ("sgd", {"momentum": 1.5}, "momentum"),
+        ("sgd", {"clip_gradient": -2}, "clip_gradient"),
+        ("adam", {"beta1": 1.0}, "beta1"),
+        ("rmsprop", {"gamma1": 2}, "gamma1"),
+        ("adadelta", {"rho": -0.5}, "rho"),
+        ("rmsprop", {"gamma2": 1.0}, "gamma2"),
+        ("ftrl", {"lamda1": -1}, "lamda1"),
+        ("dcasgd", {"momentum": 2}, "momentum"),
+        ("signum", {"momentum": 1.0}, "momentum"),
+        ("signum", {"wd_lh": -1}, "wd_lh"),
+    ],
+)
+def test_bad_hyperparameters_are_errors(name, kwargs, message):
+    with pytest.raises(LazyNDError, match=message):
+        optimizer.create(name, **kwargs)
+
+
+def test_register_adds_a_custom_optimizer():
+    @optimizer.register
+    class HalveOnly(optimizer.Optimizer):
+        def update(self, index, weight, grad, state):
+            weight[:] = weight * 0.5
+
+    opt = optimizer.Optimizer.create_optimizer("halveonly")
+    assert run(opt, np.ones(2, np.float32), [np.ones(2, np.float32)]).tolist() == [0.5, 0.5]
+
+
+def test_biases_get_no_weight_decay_and_multipliers_apply_by_name():
+    opt = optimizer.create(
+        "sgd", learning_rate=1.0, wd=0.1, param_idx2name={0: "fc_weight", 1: "fc_bias", 2: "bn_gamma"}
+    )
+    opt.set_lr_mult({"fc_weight": 0.5})
+    assert opt._get_wd(0) == pytest.approx(0.1)
+    assert opt._get_wd(1) == 0.0
+    assert opt._get_wd(2) == pytest.approx(0.1)
+    assert opt._get_lr(0) == 0.5
+    assert opt._get_lr(1) == 1.0
+
+
+def test_multipliers_come_from_symbol_attributes():
+    import lazynd_sym as sym
+
+    net = sym.Variable("w", lr_mult=3.0, wd_mult=0.0)
+    opt = optimizer.create("sgd", learning_rate=0.1, wd=0.2, sym=net, param_idx2name={0: "w"})
+    assert opt._get_lr(0) == pytest.approx(0.3)
+    assert opt._get_wd(0) == 0.0
+
+
+def test_an_unknown_optimizer_name_is_refused():
+    with pytest.raises(LazyNDError, match="unknown optimizer 'nosuch'"):
+        optimizer.create("nosuch")
+    with pytest.raises(AttributeError):
+        optimizer.NoSuchOptimizer  # noqa: B018
+
+
+def test_ccsgd_is_mxnets_deprecated_name_of_sgd():
+    assert mx.optimizer.ccSGD is optimizer.SGD
+    assert type(optimizer.create("ccsgd")) is optimizer.SGD
+
+
+@pytest.mark.parametrize(
+    "name, kwargs, message",
+    [
+        ("sgd", {"learning_rate": "0.1"}, "learning_rate must be a number"),
+        ("sgd", {"wd": None}, "wd must be a number"),
+        ("sgd", {"rescale_grad": "a"}, "rescale_grad must be a number"),
+        ("sgd", {"clip_gradient": "1"}, "clip_gradient must be a number"),
+        ("sgd", {"momentum": "0.9"}, "SGD: momentum must be a number"),
+        ("nag", {"momentum": None}, "NAG: momentum must be a number"),
+        ("adam", {"beta1": "0.9"}, "beta1 must be a number"),
+        ("adam", {"begin_num_update": "3"}, "begin_num_update must be an int >= 0"),
+        ("adam", {"begin_num_update": -1}, "begin_num_update must be an int >= 0"),
+        ("rmsprop", {"clip_weights": "1"}, "clip_weights must be a number"),
+        ("adadelta", {"rho": None}, "rho must be a number"),
+        ("adagrad", {"eps": "1e-7"}, "eps must be a number"),
+        ("ftrl", {"lamda1": "0.1"}, "lamda1 must be a number"),
+        ("dcasgd", {"lamda": None}, "lamda must be a number"),
+        ("signum", {"wd_lh": "0"}, "wd_lh must be a number"),
+        ("adamax", {"beta2": None}, "beta2 must be a number"),
+        ("sgd", {"lr_scheduler": 3}, "lr_scheduler must be an LRScheduler"),
+        ("sgd", {"param_idx2name": {0: 3}}, "param_idx2name must be a dict of index -> name"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_refused_by_name(name, kwargs, message):
+    with pytest.raises(LazyNDError, match=message):
+        optimizer.create(name, **kwargs)
+
+
+def test_multipliers_must_be_a_dict_of_numbers():
+    opt = optimizer.create("sgd")
+    with pytest.raises(LazyNDError, match="set_lr_mult: expected a dict"):
+        opt.set_lr_mult([("fc_weight", 0.1)])
+    with pytest.raises(LazyNDError, match=r"set_wd_mult: \['fc_weight'\] must be a number"):
+        opt.set_wd_mult({"fc_weight": "0"})
