@@ -333,7 +333,8 @@ class ThreadedEngine(Engine):
             self._raise_for_var(var)
 
     def wait_idle(self) -> None:
-        """Block until every pushed operation has completed, then until the devices are done."""
+        """Block until every pushed operation, then every device, is done (not on an engine thread)."""
+        self.workers.refuse_wait_for_all()
         while True:
             with self._lock:
                 if not self._pending:

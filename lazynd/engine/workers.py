@@ -16,6 +16,7 @@ from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any
 
+from ..errors import LazyNDError
 from .operation import Operation
 
 
@@ -55,6 +56,17 @@ class Workers:
         thread = threading.Thread(target=target, args=args, name=name, daemon=True)
         thread.start()
         self.threads.append(thread)
+
+    def refuse_wait_for_all(self) -> None:
+        """Raise when the calling thread is one of these: an operation running there (a CustomOp's
+        forward that calls ``mx.nd.waitall()``, say) is pending until it returns, so a wait for
+        every operation could never end (MXNet 1.9.1 hangs there)."""
+        if threading.current_thread() in self.threads:
+            raise LazyNDError(
+                "waitall() was called inside an operation running on an engine worker (a CustomOp's "
+                "forward or backward, say): it would wait for that operation itself and never return; "
+                "wait on the arrays the operation needs instead (x.wait_to_read(), x.asnumpy())"
+            )
 
     def queue_for(self, device: Any) -> SimpleQueue:
         """The queue of ``device``'s thread (the CPU pool's for None or a CPU)."""
