@@ -30,7 +30,7 @@ from .merging import drop_parts, give_back_due
 from .operation import Operation, finish_markers, split_vars
 from .policy import STALLED_BACKLOG_S, SchedulingPolicy, make_policy
 from .var import Var
-from .workers import Workers, default_cpu_workers
+from .workers import Workers, default_cpu_workers, run_helping
 
 _claim_all = Var.claim_all
 _request_all = Var.request_all
@@ -326,7 +326,7 @@ class ThreadedEngine(Engine):
                 self._dispatch(ready)
                 self._help_until(marker.done, var, for_write)  # type: ignore[arg-type]
                 break
-            self._run_for_wait(op, var, for_write, None)
+            run_helping(self._run_for_wait, op, var, for_write, None)
         if var.event is not None or var.read_events:
             var.synchronize(for_write)
         if var.exc is not None:
@@ -341,7 +341,7 @@ class ThreadedEngine(Engine):
                     break
             op = self.policy.take_ready()  # help: run one ready operation and what it makes ready
             if op is not None:
-                self._serve(op, self._cpu_queue)
+                run_helping(self._serve, op, self._cpu_queue)
                 continue
             with self._lock:
                 self._idle_waiters += 1
@@ -363,7 +363,7 @@ class ThreadedEngine(Engine):
             if op is None:
                 done.wait()
                 return
-            self._run_for_wait(op, var, for_write, done)
+            run_helping(self._run_for_wait, op, var, for_write, done)
 
     def _run_for_wait(self, op: Operation, var: Var, for_write: bool, done: threading.Event | None) -> None:
         """Run ``op`` for a thread that waits for ``var`` (until ``done`` is set, with a marker).

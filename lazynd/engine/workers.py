@@ -58,14 +58,15 @@ class Workers:
         self.threads.append(thread)
 
     def refuse_wait_for_all(self) -> None:
-        """Raise when the calling thread is one of these: an operation running there (a CustomOp's
-        forward that calls ``mx.nd.waitall()``, say) is pending until it returns, so a wait for
-        every operation could never end (MXNet 1.9.1 hangs there)."""
-        if threading.current_thread() in self.threads:
+        """Raise when the calling thread runs an operation: on one of these threads, or for a wait
+        of its own (:func:`run_helping`). That operation (a CustomOp's forward that calls
+        ``mx.nd.waitall()``, say) is pending until it returns, so a wait for every operation
+        could never end (MXNet 1.9.1 hangs there)."""
+        if getattr(_helping, "depth", 0) or threading.current_thread() in self.threads:
             raise LazyNDError(
-                "waitall() was called inside an operation running on an engine worker (a CustomOp's "
-                "forward or backward, say): it would wait for that operation itself and never return; "
-                "wait on the arrays the operation needs instead (x.wait_to_read(), x.asnumpy())"
+                "waitall() was called inside an operation the engine is running (a CustomOp's forward "
+                "or backward, say): it would wait for that operation itself and never return; wait on "
+                "the arrays the operation needs instead (x.wait_to_read(), x.asnumpy())"
             )
 
     def queue_for(self, device: Any) -> SimpleQueue:
@@ -107,3 +108,16 @@ class Workers:
             if op is None:
                 return
             serve(op, queue)
+
+
+# how deep the calling thread is in operations it runs while it waits (see Workers.refuse_wait_for_all)
+_helping = threading.local()
+
+
+def run_helping(run: Callable[..., Any], *args: Any) -> Any:
+    """``run(*args)``: operations a waiting thread runs meanwhile, marked as such on the thread."""
+    _helping.depth = getattr(_helping, "depth", 0) + 1
+    try:
+        return run(*args)
+    finally:
+        _helping.depth -= 1

@@ -6,7 +6,7 @@ import threading
 
 from lazynd.engine import ThreadedEngine
 from lazynd.engine.var import Var
-from lazynd.errors import LazyNDError
+from lazynd.errors import EngineError, LazyNDError
 
 
 def test_waitall_inside_an_operation_on_a_worker_is_refused_instead_of_hanging() -> None:
@@ -28,4 +28,27 @@ def test_waitall_inside_an_operation_on_a_worker_is_refused_instead_of_hanging()
     engine.waitall()  # from the program's own thread: fine
     engine.shutdown()
     assert seen[0] is True, "the operation ran on the pushing thread, not on a worker"
-    assert "waitall() was called inside an operation running on an engine worker" in seen[1]
+    assert "waitall() was called inside an operation the engine is running" in seen[1]
+
+
+def test_waitall_inside_an_operation_the_waiting_thread_runs_is_refused_instead_of_hanging() -> None:
+    # mx.nd.waitall() helps: it runs ready operations itself, and one of them waited for all again
+    engine = ThreadedEngine()
+    outcome: list = []
+
+    def waits_for_all() -> None:
+        engine.waitall()
+
+    def program() -> None:
+        engine.push(waits_for_all, (), [], [Var()], "waits")
+        try:
+            engine.waitall()  # runs the operation on this thread while it waits
+        except EngineError as err:
+            outcome.append(str(err))
+
+    thread = threading.Thread(target=program, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "waitall() never returned"
+    engine.shutdown()
+    assert "waitall() was called inside an operation the engine is running" in outcome[0]
