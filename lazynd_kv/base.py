@@ -134,8 +134,7 @@ class KVStore:
     def push(self, key: Any, value: Any, priority: int = 0) -> None:
         """Push values for ``key`` (or lists); the values of one key are summed, then the updater runs."""
         _check_priority(priority)
-        groups = group_pairs(key, value, "push")
-        self._check_values(groups, "push")
+        groups = self._checked_values(group_pairs(key, value, "push"), "push")
         self._push_groups(groups)
 
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
@@ -201,9 +200,9 @@ class KVStore:
         [[3.0, 3.0], [3.0, 3.0]]
         """
         _check_priority(priority)
-        groups = group_pairs(key, value, "pushpull")
-        out_groups = groups if out is None else group_pairs(key, out, "pushpull")
-        self._check_values(groups, "pushpull")
+        given = group_pairs(key, value, "pushpull")
+        out_groups = given if out is None else group_pairs(key, out, "pushpull")
+        groups = self._checked_values(given, "pushpull")
         self._check_outs(out_groups, "pushpull")
         self._pushpull_groups(groups, out_groups)
 
@@ -279,32 +278,34 @@ class KVStore:
         waitall()
 
     # -- helpers for subclasses ----------------------------------------------------------------
-    def _check_values(self, groups: Sequence[tuple[Key, list[NDArray]]], what: str) -> None:
-        self._check_like_stored(groups, what, "pushed value", check_dtype=True)
+    def _checked_values(
+        self, groups: Sequence[tuple[Key, list[NDArray]]], what: str
+    ) -> list[tuple[Key, list[NDArray]]]:
+        """``groups`` checked against the stored values' shapes, each value of another dtype cast
+        to its key's (as MXNet converts a float16 gradient pushed to a float32 key)."""
+        self._check_like_stored(groups, what, "pushed value")
+        cast = []
+        for k, arrays in groups:
+            dtype = self._store[k].dtype
+            cast.append((k, [v if v.dtype == dtype else v.astype(dtype) for v in arrays]))
+        return cast
 
     def _check_outs(self, groups: Sequence[tuple[Key, list[NDArray]]], what: str) -> None:
-        self._check_like_stored(groups, what, "output", check_dtype=False)
+        self._check_like_stored(groups, what, "output")
 
-    def _check_like_stored(
-        self, groups: Sequence[tuple[Key, list[NDArray]]], what: str, role: str, check_dtype: bool
-    ) -> None:
+    def _check_like_stored(self, groups: Sequence[tuple[Key, list[NDArray]]], what: str, role: str) -> None:
         store = self._store
         for k, arrays in groups:
             stored = store.get(k)
             if stored is None:
                 stored = self._stored(k, what)  # raises the clear error
             data = stored.data_array
-            shape, dtype = data.shape, data.dtype
+            shape = data.shape
             for v in arrays:
                 vdata = v.data_array
                 if vdata.shape != shape:
                     raise ShapeError(
                         f"KVStore.{what}: key {k!r} holds shape {stored.shape}, {role} has shape {v.shape}"
-                    )
-                if check_dtype and vdata.dtype != dtype:
-                    raise ShapeError(
-                        f"KVStore.{what}: key {k!r} holds dtype {stored.data_array.dtype.name}, "
-                        f"{role} has dtype {v.data_array.dtype.name}"
                     )
 
     def _check_outs_shaped_like(

@@ -303,7 +303,11 @@ class DistSyncStore(KVStore):
         for key, arrays in (*groups, *out_groups):
             for array in arrays:
                 used_by.setdefault(id(array.var), set()).add(key)
-        first_outs = {key: outs[0] for key, outs in out_groups if used_by[id(outs[0].var)] == {key}}
+        first_outs = {
+            key: outs[0]
+            for key, outs in out_groups
+            if used_by[id(outs[0].var)] == {key} and outs[0].dtype == self._store[key].dtype
+        }
         results = self._reduce_groups(groups, first_outs)
         copy_pairs([(results[key], dst) for key, _ in groups for dst in (self._store[key], *outs_of[key])])
 

@@ -78,10 +78,14 @@ def test_pushpull_with_a_wrong_shape_names_key_and_shapes(kv, value, out, messag
     np.testing.assert_array_equal(pulled(kv, 3), np.ones(SHAPE, np.float32))
 
 
-def test_pushpull_with_a_wrong_dtype_names_key_and_dtypes(kv):
+def test_pushpull_of_another_dtype_converts_and_pulls_back_into_the_values(kv):
     kv.init(3, mx.nd.ones(SHAPE))
-    with pytest.raises(ShapeError, match="KVStore.pushpull: key 3 holds dtype float32, pushed value has dtype float64"):
-        kv.pushpull(3, mx.nd.ones(SHAPE, dtype="float64"), out=mx.nd.zeros(SHAPE))
+    grads = [mx.nd.ones(SHAPE, dtype="float16"), mx.nd.ones(SHAPE, dtype="float16") * 2]
+    kv.pushpull(3, grads)  # out=None: each value receives the sum, in its own dtype
+    assert all(g.dtype == np.float16 and (g.asnumpy() == 3).all() for g in grads)
+    out = mx.nd.zeros(SHAPE)
+    kv.pushpull(3, mx.nd.ones(SHAPE, dtype="float64"), out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.ones(SHAPE, np.float32))
 
 
 def test_pushpull_with_mismatched_list_lengths_is_refused(kv):
