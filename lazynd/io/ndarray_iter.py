@@ -134,7 +134,7 @@ class NDArrayIter(DataIter):
     >>> [batch.pad for batch in it]
     [0, 0, 1]
     >>> it.provide_data
-    [DataDesc[data,(2, 2),float32,NCHW]]
+    [DataDesc[data,(2, 2),<class 'numpy.float32'>,NCHW]]
     """
 
     def __init__(

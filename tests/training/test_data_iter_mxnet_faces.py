@@ -19,6 +19,13 @@ def test_ndarray_iter_idx_is_the_order_the_first_epoch_reads_the_examples_in() -
     assert [batch.data[0].asnumpy()[0, 0] / 2 for batch in it] == order
 
 
+def test_provide_data_prints_as_mxnet_191_prints_it() -> None:
+    # print(train_iter.provide_data) is in most MXNet tutorials; its text is MXNet's, dtype and all
+    it = NDArrayIter(np.zeros((4, 3), np.float32), np.zeros(4), batch_size=2)
+    assert repr(it.provide_data) == "[DataDesc[data,(2, 3),<class 'numpy.float32'>,NCHW]]"
+    assert str(mx.io.DataDesc("x", (1,), "int32", "NC")) == "DataDesc[x,(1,),<class 'numpy.int32'>,NC]"
+
+
 def test_ndarray_iter_idx_without_shuffle_is_the_identity() -> None:
     it = NDArrayIter(np.zeros((4, 3)), batch_size=2)
     assert it.idx.tolist() == [0, 1, 2, 3]
