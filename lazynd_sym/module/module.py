@@ -14,6 +14,7 @@ with the optimizer states, ``prefix-%04d.states``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -278,9 +279,10 @@ class Module(BaseModule):
 
         A name missing from a given dict is an error unless ``allow_missing``; names the module
         does not have are ignored (``allow_extra`` is accepted for MXNet's signature).  Already
-        initialized parameters are kept unless ``force_init``.
+        initialized parameters are kept unless ``force_init``, with a warning as in MXNet.
         """
         if self.params_initialized and not force_init:
+            warnings.warn("Module.init_params: already initialized and force_init=False; ignored", stacklevel=2)
             return
         group = self._bound_group("init_params", params=False)
         if self._arg_params is None:
