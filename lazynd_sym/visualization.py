@@ -159,6 +159,7 @@ class Network:
         return self.source
 
     def render(self, filename: str | None = None, **kwargs: Any) -> str:
+        """Write the graph in ``save_format`` with Graphviz (``filename`` defaults to the title); return its path."""
         try:
             import graphviz
         except ImportError as exc:
@@ -166,7 +167,16 @@ class Network:
                 "plot_network: rendering needs the 'graphviz' package (pip install graphviz); "
                 "the DOT text is in .source"
             ) from exc
-        return graphviz.Source(self.source, format=self.save_format).render(filename or self.title, **kwargs)
+        try:
+            return graphviz.Source(self.source, format=self.save_format).render(filename or self.title, **kwargs)
+        except graphviz.ExecutableNotFound as exc:
+            raise LazyNDError(
+                "plot_network: rendering needs Graphviz's 'dot' program on the PATH; the DOT text is in .source"
+            ) from exc
+
+    def view(self, filename: str | None = None, **kwargs: Any) -> str:
+        """Render, then open the file in the system's viewer: what scripts call on MXNet's graphviz Digraph."""
+        return self.render(filename, view=True, **kwargs)
 
 
 def plot_network(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 import lazynd_sym as sym
+from lazynd.errors import LazyNDError
 from lazynd_sym.visualization import plot_network, print_summary
 
 
@@ -71,3 +74,23 @@ def test_print_summary_shows_each_output_shape_per_sample_without_the_batch_axis
     fc_row = next(line for line in lines if line.startswith("fc(FullyConnected)"))
     assert fc_row[52:76] == "10".ljust(24)
     assert "(8," not in out.getvalue()
+
+
+def test_the_network_opens_in_a_viewer_as_mxnets_digraph_does(monkeypatch) -> None:
+    # scripts call plot_network(...).view(); it rendered nothing and raised AttributeError
+    graphviz = pytest.importorskip("graphviz")
+    calls = []
+    monkeypatch.setattr(graphviz.Source, "render", lambda self, filename, **kwargs: calls.append((filename, kwargs)))
+    plot_network(_lenet_head(), title="lenet").view()
+    assert calls == [("lenet", {"view": True})]
+
+
+def test_rendering_without_graphviz_dot_program_is_a_clear_error(monkeypatch) -> None:
+    graphviz = pytest.importorskip("graphviz")
+
+    def no_dot(self, *args, **kwargs):
+        raise graphviz.ExecutableNotFound(["dot"])
+
+    monkeypatch.setattr(graphviz.Source, "render", no_dot)
+    with pytest.raises(LazyNDError, match=r"plot_network: rendering needs Graphviz's 'dot' program"):
+        plot_network(_lenet_head()).view()
