@@ -29,6 +29,11 @@ def _output_shapes(symbol: Any, shape: dict[str, tuple] | None) -> dict[str, tup
     return dict(zip(internals.list_outputs(), out_shapes, strict=False))
 
 
+def _sample_shape(shape: tuple | None) -> str:
+    """One sample's shape as MXNet writes it in summaries and edge labels: the batch axis dropped, ``20x24x24``."""
+    return "x".join(str(d) for d in (shape or ())[1:])
+
+
 def _entry_name(nodes: list[dict[str, Any]], entry: list[int]) -> str:
     node = nodes[entry[0]]
     return node["name"] if node["op"] == "null" else f"{node['name']}_output"
@@ -55,6 +60,7 @@ def print_summary(
     """Print one row per layer (name and type, output shape, parameter count, inputs); return the total parameter count.
 
     The layout is MXNet 1.9.1's: its columns and widths, each field cut or padded to its column,
+    output shapes per sample (the batch axis dropped: ``20x24x24``),
     a layer's first input on its row and each further input on a row of its own, and the
     graph's first node (the data, as MXNet shows it) with the variables named in ``shape``.
 
@@ -89,7 +95,7 @@ def print_summary(
     rows = [node for node in nodes if node["op"] != "null" or node["name"] in shown]
     for position, node in enumerate(rows):
         if node["op"] == "null":
-            row([f"{node['name']}(null)", str(shapes.get(node["name"], "")), "0", ""])
+            row([f"{node['name']}(null)", _sample_shape(shapes.get(node["name"])), "0", ""])
         else:
             # auxiliary states (BatchNorm's moving mean and variance) are not parameters, as in MXNet
             params = _layer_params(nodes, node, shapes, set(shape or {}) | auxiliary)
@@ -99,8 +105,8 @@ def print_summary(
                 for e in node["inputs"]
                 if nodes[e[0]]["op"] != "null" or nodes[e[0]]["name"] in shown
             ]
-            out_shape = shapes.get(f"{node['name']}_output", "")
-            row([f"{node['name']}({node['op']})", str(out_shape), str(params), previous[0] if previous else ""])
+            out_shape = _sample_shape(shapes.get(f"{node['name']}_output"))
+            row([f"{node['name']}({node['op']})", out_shape, str(params), previous[0] if previous else ""])
             for name in previous[1:]:
                 row(["", "", "", name])
         lines.append(("=" if position == len(rows) - 1 else "_") * line_length)
@@ -153,6 +159,7 @@ class Network:
         return self.source
 
     def render(self, filename: str | None = None, **kwargs: Any) -> str:
+        """Write the graph in ``save_format`` with Graphviz (``filename`` defaults to the title); return its path."""
         try:
             import graphviz
         except ImportError as exc:
@@ -160,7 +167,16 @@ class Network:
                 "plot_network: rendering needs the 'graphviz' package (pip install graphviz); "
                 "the DOT text is in .source"
             ) from exc
-        return graphviz.Source(self.source, format=self.save_format).render(filename or self.title, **kwargs)
+        try:
+            return graphviz.Source(self.source, format=self.save_format).render(filename or self.title, **kwargs)
+        except graphviz.ExecutableNotFound as exc:
+            raise LazyNDError(
+                "plot_network: rendering needs Graphviz's 'dot' program on the PATH; the DOT text is in .source"
+            ) from exc
+
+    def view(self, filename: str | None = None, **kwargs: Any) -> str:
+        """Render, then open the file in the system's viewer: what scripts call on MXNet's graphviz Digraph."""
+        return self.render(filename, view=True, **kwargs)
 
 
 def plot_network(
@@ -213,7 +229,7 @@ def plot_network(
             if shapes:
                 edge_shape = shapes.get(_entry_name(nodes, entry))
                 if edge_shape is not None:
-                    edge["label"] = "x".join(str(d) for d in edge_shape[1:] or edge_shape)
+                    edge["label"] = _sample_shape(edge_shape) or "x".join(map(str, edge_shape))
             text = ", ".join(f'{k}="{v}"' for k, v in sorted(edge.items(), key=lambda kv: kv[0] != "label"))
             lines.append(f'  "{node["name"]}" -> "{source["name"]}" [{text}];')
     lines.append("}")

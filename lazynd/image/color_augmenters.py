@@ -60,17 +60,26 @@ class BrightnessJitterAug(_OneJitter):
 
     kind = "brightness"
 
+    def __init__(self, brightness: float) -> None:  # MXNet's keyword: BrightnessJitterAug(brightness=0.3)
+        super().__init__(brightness)
+
 
 class ContrastJitterAug(_OneJitter):
     """Blend with the image's mean grey by a factor in [1 - contrast, 1 + contrast]."""
 
     kind = "contrast"
 
+    def __init__(self, contrast: float) -> None:  # MXNet's keyword: ContrastJitterAug(contrast=0.3)
+        super().__init__(contrast)
+
 
 class SaturationJitterAug(_OneJitter):
     """Blend with each pixel's grey by a factor in [1 - saturation, 1 + saturation]."""
 
     kind = "saturation"
+
+    def __init__(self, saturation: float) -> None:  # MXNet's keyword: SaturationJitterAug(saturation=0.3)
+        super().__init__(saturation)
 
 
 def _times_matrix(src: np.ndarray, out: np.ndarray, matrix: np.ndarray) -> None:

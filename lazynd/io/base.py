@@ -45,7 +45,9 @@ class DataDesc(tuple):
         return self[1]
 
     def __repr__(self) -> str:
-        return f"DataDesc[{self.name},{self.shape},{np.dtype(self.dtype).name},{self.layout}]"
+        # MXNet 1.9.1's text, dtype as the NumPy type prints (``<class 'numpy.float32'>``): tutorials
+        # print provide_data, and users compare that output across libraries
+        return f"DataDesc[{self.name},{self.shape},{self.dtype},{self.layout}]"
 
     def __getnewargs__(self) -> tuple:
         return (self.name, self.shape, self.dtype, self.layout)

@@ -69,7 +69,7 @@ class MNISTIter(SingleArrayIter):
     --------
     >>> it = MNISTIter(batch_size=100, train=False)  # doctest: +SKIP
     >>> it.provide_data  # doctest: +SKIP
-    [DataDesc[data,(100, 1, 28, 28),float32,NCHW]]
+    [DataDesc[data,(100, 1, 28, 28),<class 'numpy.float32'>,NCHW]]
 
     As MXNet's ``MNISTIter``, ``getdata()`` and ``getlabel()`` give one NDArray each
     (batches still hold lists).

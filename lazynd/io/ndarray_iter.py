@@ -114,9 +114,9 @@ class NDArrayIter(DataIter):
         Reorder the examples at every reset, from NumPy's global generator, as MXNet
         does: after ``np.random.seed(s)`` the epochs are MXNet's.
     last_batch_handle : {'pad', 'discard', 'roll_over'}
-        What to do with the examples that do not fill a batch: pad the last
-        batch with examples from the start (``getpad`` counts them), drop
-        them, or carry them into the first batch of the next epoch.
+        What to do with the examples that do not fill a batch: pad the last batch with examples from the start
+        (``getpad`` counts them), drop them, or carry them into the first batch of the next epoch, whose ``pad``
+        counts the carried ones, as MXNet's does (``predict`` then leaves that many of its rows out).
     data_name, label_name : str
         Names used when ``data``/``label`` are not dicts.
     layout : str
@@ -134,7 +134,7 @@ class NDArrayIter(DataIter):
     >>> [batch.pad for batch in it]
     [0, 0, 1]
     >>> it.provide_data
-    [DataDesc[data,(2, 2),float32,NCHW]]
+    [DataDesc[data,(2, 2),<class 'numpy.float32'>,NCHW]]
     """
 
     def __init__(
@@ -298,7 +298,7 @@ class NDArrayIter(DataIter):
             order = np.concatenate([self._carry, order])
         self._order = order
         self._cursor = 0
-        self._carry = np.zeros(0, dtype=np.int64)
+        self._carried, self._carry = len(self._carry), np.zeros(0, dtype=np.int64)
         self._batch = None
         # what every batch carries as its provide_data / provide_label: new lists each epoch
         self._batch_descs = (self.provide_data, self.provide_label)
@@ -315,7 +315,7 @@ class NDArrayIter(DataIter):
             return False
         stop = start + self.batch_size
         if stop <= total:
-            self._batch = (self._order[start:stop], 0)
+            self._batch = (self._order[start:stop], self._carried if start == 0 else 0)
         elif self.last_batch_handle == "pad":
             pad = stop - total
             fill = np.resize(self._order[: min(total, self.num_data)], pad)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..class_registry import is_config, parse_config
 from ..errors import DataError
-from .base import _REGISTRY, EvalMetric, _as_array_list, _host, _label_pred_lists, register
+from .base import _REGISTRY, EvalMetric, _as_array_list, _host, _label_pred_lists, _pairs, register
 
 
 @register("composite")
@@ -70,6 +70,11 @@ class CompositeEvalMetric(EvalMetric):
 
     def get_global(self) -> tuple[list[str], list[float]]:
         return self._joined([metric.get_global() for metric in self.metrics])
+
+    def get_global_name_value(self) -> list[tuple[str, float]]:
+        """Each member's value since the last :meth:`reset`: the members keep the global sums, not
+        the composite (the base class would take it for a metric with local sums only)."""
+        return _pairs(*self.get_global())
 
     @staticmethod
     def _joined(results: list[tuple[Any, Any]]) -> tuple[list[str], list[float]]:

@@ -20,10 +20,11 @@ from lazynd import metric as metric_module
 from lazynd import ndarray as nd
 from lazynd import optimizer as opt_module
 from lazynd.callback import BatchEndParam, EpochProgress
-from lazynd.errors import DataError
+from lazynd.errors import DataError, LazyNDError
 from lazynd.log import get_logger
 
 from ..executor_group import DataParallelExecutorGroup
+from ..symbol import Symbol
 from .checkpoint import load_checkpoint, save_checkpoint
 from .inputs import call_all, callback_list, context_list, init_eval_iter, init_iter, num_batches
 from .kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, name_indices, push_pull
@@ -69,6 +70,10 @@ class FeedForward(InferenceMixin):
         progress_bar: bool = True,
         **kwargs: Any,
     ) -> None:
+        if not isinstance(symbol, Symbol):
+            # MXNet 1.9.1 took a sym_gen here, then failed at the first bucket of another length
+            hint = "; for a sym_gen (bucketing) use mx.mod.BucketingModule" if callable(symbol) else ""
+            raise LazyNDError(f"FeedForward: symbol must be a Symbol, got {type(symbol).__name__}{hint}")
         self.symbol = symbol
         self.ctx = context_list(ctx)
         self.num_epoch = num_epoch

@@ -77,7 +77,7 @@ def as_descs(shapes: Sequence[Any] | None, what: str) -> list[DataDesc]:
     Examples
     --------
     >>> as_descs([("data", (4, 3))], "data_shapes")
-    [DataDesc[data,(4, 3),float32,NCHW]]
+    [DataDesc[data,(4, 3),<class 'numpy.float32'>,NCHW]]
     """
     if shapes is None:
         return []

@@ -1,19 +1,17 @@
 """``Module``: one symbol trained on one or several devices (MXNet 0.9's ``mx.mod.Module``).
 
-The stages of :class:`~lazynd_sym.module.base_module.BaseModule` for a single
-symbol: ``bind`` builds a :class:`~lazynd_sym.module.executor_group.ModuleExecutorGroup`
-(the batch split over ``context`` in proportion to ``work_load_list``);
-the parameters live on the host in ``arg_params``/``aux_params`` and on every
-device in the executors; ``update`` runs the optimizer on the KVStore or on each
-device (:mod:`~lazynd_sym.module.updates`, which also sets them up); the roles of the
-symbol's arguments, the shapes of a bind and the data and labels of a batch are
-sorted, checked and made in :mod:`~lazynd_sym.module.inputs`.
-Checkpoints are MXNet's files: ``prefix-symbol.json``, ``prefix-%04d.params`` and,
-with the optimizer states, ``prefix-%04d.states``.
+The stages of :class:`~lazynd_sym.module.base_module.BaseModule` for a single symbol: ``bind`` builds a
+:class:`~lazynd_sym.module.executor_group.ModuleExecutorGroup` (the batch split over ``context`` in proportion
+to ``work_load_list``); the parameters live on the host in ``arg_params``/``aux_params`` and on every device in
+the executors; ``update`` runs the optimizer on the KVStore or on each device (:mod:`~lazynd_sym.module.updates`,
+which also sets them up); the roles of the symbol's arguments, the shapes of a bind and the data and labels of a
+batch are sorted, checked and made in :mod:`~lazynd_sym.module.inputs`.  Checkpoints are MXNet's files:
+``prefix-symbol.json``, ``prefix-%04d.params`` and, with the optimizer states, ``prefix-%04d.states``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -201,7 +199,8 @@ class Module(BaseModule):
         """Build the executors for ``data_shapes`` and ``label_shapes`` (``(name, shape)`` pairs or ``DataDesc``).
 
         ``shared_module`` (bound, with parameters) lends its parameter arrays: both
-        modules then train the same weights, as the buckets of a ``BucketingModule`` do.
+        modules then train the same weights, as the buckets of a ``BucketingModule`` do;
+        and, as in MXNet, its optimizer if it has one (``update`` works on either module).
         """
         if force_rebind:
             self._exec_group, self._groups, self.binded = None, {}, False
@@ -222,6 +221,8 @@ class Module(BaseModule):
         if shared_module is not None:
             self.params_initialized = True
             self._arg_params, self._aux_params = shared_module._arg_params, shared_module._aux_params
+            if shared_module.optimizer_initialized:
+                self.borrow_optimizer(shared_module)
         elif self.params_initialized:  # parameters given before binding (Module.load): hand them to the devices
             assert self._exec_group is not None
             self._exec_group.set_params(self._arg_params or {}, self._aux_params or {})
@@ -278,9 +279,10 @@ class Module(BaseModule):
 
         A name missing from a given dict is an error unless ``allow_missing``; names the module
         does not have are ignored (``allow_extra`` is accepted for MXNet's signature).  Already
-        initialized parameters are kept unless ``force_init``.
+        initialized parameters are kept unless ``force_init``, with a warning as in MXNet.
         """
         if self.params_initialized and not force_init:
+            warnings.warn("Module.init_params: already initialized and force_init=False; ignored", stacklevel=2)
             return
         group = self._bound_group("init_params", params=False)
         if self._arg_params is None:

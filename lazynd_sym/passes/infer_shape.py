@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lazynd.errors import ShapeError
+from lazynd.errors import OperatorError, ShapeError
 
 from ..attribute import parse_shape_hint
 from ..graph import IndexedGraph
@@ -105,8 +105,11 @@ def _apply_node(graph: IndexedGraph, i: int, shapes: list) -> bool:
             return False
     try:
         new_in, new_out, new_aux = op.infer_shape(node.attrs, list(in_shapes), list(aux_shapes), out_shapes)
-    except ShapeError as err:
-        raise ShapeError(f"infer_shape: node '{node.name}' ({op.name}): {err}") from err
+    except OperatorError as err:
+        # a rule's own check (inconsistent shapes, a bad parameter such as a 1-entry stride for a 2-D
+        # kernel) is the user's error however little is known yet: it must not pass for "unknown"
+        error_class = ShapeError if isinstance(err, ShapeError) else OperatorError
+        raise error_class(f"infer_shape: node '{node.name}' ({op.name}): {err}") from err
     except (TypeError, ValueError, IndexError) as err:
         if all(shape_known(s) for s in in_shapes):
             raise ShapeError(

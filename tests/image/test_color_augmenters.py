@@ -24,6 +24,18 @@ JITTERS = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("name", "keyword"),
+    [("BrightnessJitterAug", "brightness"), ("ContrastJitterAug", "contrast"), ("SaturationJitterAug", "saturation")],
+)
+def test_single_jitters_take_mxnets_keyword(name: str, keyword: str) -> None:
+    # users write BrightnessJitterAug(brightness=0.3), as MXNet names the argument
+    random.seed(1)
+    by_keyword = getattr(mx.image, name)(**{keyword: 0.5})(_image()).asnumpy()
+    random.seed(1)
+    np.testing.assert_array_equal(by_keyword, getattr(mx.image, name)(0.5)(_image()).asnumpy())
+
+
 @pytest.mark.parametrize(("name", "first_row"), JITTERS)
 def test_single_jitters_match_mxnet(name: str, first_row: list) -> None:
     random.seed(1)

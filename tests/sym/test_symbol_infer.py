@@ -7,7 +7,7 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import LazyNDError, ShapeError
+from lazynd.errors import LazyNDError, OperatorError, ShapeError
 
 
 def test_seed_example_infers_shapes():
@@ -33,6 +33,16 @@ def test_inconsistent_shape_error_names_node_and_shapes():
     a, b = sym.Variable("A"), sym.Variable("B")
     with pytest.raises(ShapeError, match=r"\(2, 3\)"):
         sym.relu(a + b, name="act").infer_shape(A=(2, 3), B=(3, 2))
+
+
+def test_a_bad_operator_parameter_is_an_error_while_the_weights_are_still_unknown():
+    # a 1-entry stride for a 2-D kernel (an AlexNet written with ``stride=4``): MXNet refuses it at
+    # inference; it must not come back as (None, None, None), "not enough known"
+    net = sym.Convolution(sym.Variable("data"), kernel=(11, 11), stride=4, num_filter=8, name="conv1")
+    with pytest.raises(OperatorError, match=r"node 'conv1' \(Convolution\).*stride \(4,\) must have 2 entries"):
+        net.infer_shape(data=(2, 3, 227, 227))
+    with pytest.raises(OperatorError, match="stride"):
+        net.infer_shape_partial(data=(2, 3, 227, 227))
 
 
 def test_shape_attribute_of_variable_is_used():

@@ -19,6 +19,28 @@ def test_ndarray_iter_idx_is_the_order_the_first_epoch_reads_the_examples_in() -
     assert [batch.data[0].asnumpy()[0, 0] / 2 for batch in it] == order
 
 
+def test_provide_data_prints_as_mxnet_191_prints_it() -> None:
+    # print(train_iter.provide_data) is in most MXNet tutorials; its text is MXNet's, dtype and all
+    it = NDArrayIter(np.zeros((4, 3), np.float32), np.zeros(4), batch_size=2)
+    assert repr(it.provide_data) == "[DataDesc[data,(2, 3),<class 'numpy.float32'>,NCHW]]"
+    assert str(mx.io.DataDesc("x", (1,), "int32", "NC")) == "DataDesc[x,(1,),<class 'numpy.int32'>,NC]"
+
+
+def test_roll_over_gives_the_first_batch_of_the_next_epoch_a_pad_of_the_carried_examples() -> None:
+    # MXNet 1.9.1: 10 examples in batches of 4 carry [8, 9] over; that batch's pad is 2, so predict
+    # gives 10 rows in that epoch (12 without the pad)
+    it = NDArrayIter(np.arange(10, dtype=np.float32).reshape(10, 1), batch_size=4, last_batch_handle="roll_over")
+    assert [batch.pad for batch in it] == [0, 0]
+    it.reset()
+    batches = list(it)
+    assert batches[0].data[0].asnumpy().ravel().tolist() == [8, 9, 0, 1]
+    assert [batch.pad for batch in batches] == [2, 0, 0]
+    it.reset()
+    assert [batch.pad for batch in it] == [0, 0]  # nothing was carried into this epoch
+    it.hard_reset()
+    assert next(iter(it)).pad == 0
+
+
 def test_ndarray_iter_idx_without_shuffle_is_the_identity() -> None:
     it = NDArrayIter(np.zeros((4, 3)), batch_size=2)
     assert it.idx.tolist() == [0, 1, 2, 3]

@@ -1,4 +1,5 @@
-"""``set_params`` with names the module lacks: refused or ignored where MXNet 1.x refuses or ignores them."""
+"""``set_params`` with names the module lacks: refused or ignored where MXNet 1.x refuses or ignores them;
+a second ``init_params``: ignored, with MXNet's warning."""
 
 from __future__ import annotations
 
@@ -54,3 +55,14 @@ def test_a_bucketing_module_passes_allow_extra_to_its_buckets() -> None:
     mod.set_params(_params(fc2_weight=mx.nd.ones((2,))), {}, allow_missing=True, allow_extra=True)
     with pytest.raises(ParameterError, match="fc2_weight"):
         mod.set_params(_params(fc2_weight=mx.nd.ones((2,))), {}, allow_missing=True)
+
+
+def test_a_second_init_params_without_force_init_warns_that_it_is_ignored() -> None:
+    # users call init_params twice with two initializers and expect the second to count: MXNet warns
+    mod = _bound_module()
+    before = mod.get_params()[0]["fc_weight"].asnumpy()
+    with pytest.warns(UserWarning, match=r"init_params: already initialized and force_init=False; ignored"):
+        mod.init_params(initializer=mx.init.Constant(3.0))
+    np.testing.assert_array_equal(mod.get_params()[0]["fc_weight"].asnumpy(), before)
+    mod.init_params(initializer=mx.init.Constant(3.0), force_init=True)
+    np.testing.assert_array_equal(mod.get_params()[0]["fc_weight"].asnumpy(), np.full((2, 3), 3.0))

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 import lazynd_sym as sym
+from lazynd.errors import LazyNDError
 from lazynd_sym.visualization import plot_network, print_summary
 
 
@@ -20,8 +23,8 @@ def test_summary_counts_parameters_per_layer_and_total() -> None:
     total = print_summary(_lenet_head(), {"data": (1, 1, 28, 28)}, file=out)
     assert total == 20 * 25 + 20 + 10 * 2880 + 10
     text = out.getvalue()
-    assert "conv1(Convolution)" in text and "(1, 20, 24, 24)" in text and "520" in text
-    assert "pool1(Pooling)" in text and "(1, 20, 12, 12)" in text
+    assert "conv1(Convolution)" in text and "20x24x24" in text and "520" in text
+    assert "pool1(Pooling)" in text and "20x12x12" in text
     assert f"Total params: {total}" in text
 
 
@@ -60,3 +63,34 @@ def test_print_summary_lays_its_rows_out_as_mxnet_191() -> None:
     plus = lines.index(next(line for line in lines if line.startswith("_plus")))
     assert lines[plus].rstrip().endswith("left") and lines[plus + 1] == " " * 88 + "right".ljust(32)
     assert lines[plus + 2] == "=" * 120 and lines[-2:] == ["Total params: 0", "_" * 120]
+
+
+def test_print_summary_shows_each_output_shape_per_sample_without_the_batch_axis() -> None:
+    # MXNet 1.9.1 writes 3x28x28, not (8, 3, 28, 28): users compare these tables across libraries
+    out = io.StringIO()
+    print_summary(_lenet_head(), {"data": (8, 3, 28, 28)}, file=out)
+    lines = out.getvalue().splitlines()
+    assert lines[3] == "data(null)".ljust(52) + "3x28x28".ljust(24) + "0".ljust(12) + " " * 32
+    fc_row = next(line for line in lines if line.startswith("fc(FullyConnected)"))
+    assert fc_row[52:76] == "10".ljust(24)
+    assert "(8," not in out.getvalue()
+
+
+def test_the_network_opens_in_a_viewer_as_mxnets_digraph_does(monkeypatch) -> None:
+    # scripts call plot_network(...).view(); it rendered nothing and raised AttributeError
+    graphviz = pytest.importorskip("graphviz")
+    calls = []
+    monkeypatch.setattr(graphviz.Source, "render", lambda self, filename, **kwargs: calls.append((filename, kwargs)))
+    plot_network(_lenet_head(), title="lenet").view()
+    assert calls == [("lenet", {"view": True})]
+
+
+def test_rendering_without_graphviz_dot_program_is_a_clear_error(monkeypatch) -> None:
+    graphviz = pytest.importorskip("graphviz")
+
+    def no_dot(self, *args, **kwargs):
+        raise graphviz.ExecutableNotFound(["dot"])
+
+    monkeypatch.setattr(graphviz.Source, "render", no_dot)
+    with pytest.raises(LazyNDError, match=r"plot_network: rendering needs Graphviz's 'dot' program"):
+        plot_network(_lenet_head()).view()
