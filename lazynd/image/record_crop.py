@@ -73,7 +73,17 @@ class ResizedCropAug(Augmenter):
         self.area, self.aspect, self.size, self.interp, self.rng = area, aspect, size, interp, rng
 
     def region(self, width: int, height: int) -> tuple[int, int, int, int] | None:
-        """A random (x0, y0, w, h) inside a ``width`` x ``height`` image, or None when no try fits."""
+        """A random (x0, y0, w, h) inside a ``width`` x ``height`` image, or None when no try fits.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> quarter = ResizedCropAug((0.25, 0.25), (1.0, 1.0), (8, 8), 1, np.random.RandomState(0))
+        >>> quarter.region(40, 40)[2:]
+        (20, 20)
+        >>> ResizedCropAug((1.0, 1.0), (2.0, 2.0), (8, 8), 1, np.random.RandomState(0)).region(40, 40) is None
+        True
+        """
         for _ in range(_RESIZED_CROP_TRIES):
             target = self.rng.uniform(*self.area) * width * height
             ratio = self.rng.uniform(*self.aspect)
