@@ -7,13 +7,21 @@ In MXNet 1.9.1's order, on the decoded (H, W, C) uint8 image:
    ``[-max_rotate_angle, max_rotate_angle]`` (or ``rotate`` when > 0), a shear ``(x, y) ->
    (x + m y, y)`` with ``m`` in ``[-max_shear_ratio, max_shear_ratio]``, a scale ``s`` in
    ``[min_random_scale, max_random_scale]`` and an aspect ``r`` in ``[1 - max_aspect_ratio,
-   1 + max_aspect_ratio]`` (heights scaled by ``2 s / (1 + r)``, widths by ``r`` times that).
-   The output is ``s`` times the input's size, the image's centre kept at the centre and the
-   uncovered border filled with ``fill_value``;
+   1 + max_aspect_ratio]``, or ``[min_aspect_ratio, max_aspect_ratio]`` when ``min_aspect_ratio``
+   is given (heights scaled by ``2 s / (1 + r)``, widths by ``r`` times that; ``r`` is 1 with
+   ``random_resized_crop``, whose crop takes the aspect range).  Each side of the output is
+   ``max(min_img_size, min(max_img_size, s * side))``, the image's centre kept at the centre and
+   the uncovered border filled with ``fill_value``;
 2. ``pad`` pixels of ``fill_value`` on every side (before the crop);
-3. after the crop: integer offsets drawn in ``[-random_h, random_h]``, ``[-random_s,
+3. the crop: ``random_resized_crop`` or ``max_crop_size`` / ``min_crop_size``
+   (:mod:`lazynd.image.record_crop`, both resized to ``data_shape``), else the iterator's own;
+4. after the crop: integer offsets drawn in ``[-random_h, random_h]``, ``[-random_s,
    random_s]`` and ``[-random_l, random_l]`` added to the pixels in OpenCV's 8-bit HLS space
-   (hue 0-180, lightness and saturation 0-255), clipped to those ranges.
+   (hue 0-180, lightness and saturation 0-255), clipped to those ranges;
+5. at normalisation (float32 data only, as MXNet): ``((x - mean) * c + i) * scale / std`` with a
+   contrast ``c`` in ``[1 - max_random_contrast, 1 + max_random_contrast]`` and an illumination
+   ``i`` in ``[-max_random_illumination, max_random_illumination]`` drawn per image (the mean is
+   0 when none is given: MXNet 1.9.1 applies both without a mean too).
 
 The random draws happen when an image is pushed (not on the engine's workers), from
 ``numpy.random.RandomState(seed_aug)`` when ``seed_aug`` is given, else from NumPy's global
@@ -24,16 +32,17 @@ on the engine's workers as the decode does.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..backend.opencv import opencv
 from ..errors import OperatorError
 from .augmenter_base import Augmenter
+from .record_crop import CropSizeAug, ResizedCropAug
 from .transforms import _interp, image_op, image_shape
 
-__all__ = ["AUG_DEFAULTS", "take_record_augmenters"]
+__all__ = ["AUG_DEFAULTS", "RecordAugmenters", "take_record_augmenters"]
 
 # the arguments implemented here, with MXNet's defaults (which leave the data unchanged)
 AUG_DEFAULTS: dict[str, Any] = {
@@ -41,13 +50,23 @@ AUG_DEFAULTS: dict[str, Any] = {
     "rotate": -1,
     "max_shear_ratio": 0.0,
     "max_aspect_ratio": 0.0,
+    "min_aspect_ratio": None,
     "min_random_scale": 1.0,
     "max_random_scale": 1.0,
+    "max_img_size": 1e10,
+    "min_img_size": 0.0,
+    "random_resized_crop": False,
+    "min_random_area": 1.0,
+    "max_random_area": 1.0,
+    "max_crop_size": -1,
+    "min_crop_size": -1,
     "random_h": 0,
     "random_s": 0,
     "random_l": 0,
     "fill_value": 255,
     "pad": 0,
+    "max_random_contrast": 0.0,
+    "max_random_illumination": 0.0,
     "seed_aug": None,
 }
 
@@ -56,16 +75,41 @@ _RANGES: dict[str, tuple[float | None, float | None]] = {
     "max_rotate_angle": (0, 360),
     "rotate": (-1, 360),
     "max_shear_ratio": (0.0, None),
-    "max_aspect_ratio": (0.0, 0.999),
+    "max_aspect_ratio": (0.0, None),  # below 1 too unless min_aspect_ratio is given (_check_aspect)
     "min_random_scale": (1e-3, None),
     "max_random_scale": (1e-3, None),
+    "max_img_size": (1.0, None),
+    "min_img_size": (0.0, None),
+    "min_random_area": (0.0, 1.0),
+    "max_random_area": (0.0, 1.0),
+    "max_crop_size": (-1, None),
+    "min_crop_size": (-1, None),
     "random_h": (0, 180),
     "random_s": (0, 255),
     "random_l": (0, 255),
     "fill_value": (0, 255),
     "pad": (0, None),
+    "max_random_contrast": (0.0, None),
+    "max_random_illumination": (0.0, None),
 }
-_INTEGERS = {"max_rotate_angle", "rotate", "random_h", "random_s", "random_l", "fill_value", "pad"}
+_INTEGERS = {
+    "max_rotate_angle",
+    "rotate",
+    "max_crop_size",
+    "min_crop_size",
+    "random_h",
+    "random_s",
+    "random_l",
+    "fill_value",
+    "pad",
+}
+# arguments whose "min_x <= max_x" MXNet requires (or that the warp needs to mean anything)
+_ORDERED = (
+    ("min_random_scale", "max_random_scale"),
+    ("min_img_size", "max_img_size"),
+    ("min_random_area", "max_random_area"),
+    ("min_crop_size", "max_crop_size"),
+)
 
 
 def _checked(name: str, key: str, value: Any) -> float:
@@ -83,11 +127,48 @@ def _checked(name: str, key: str, value: Any) -> float:
     return int(number) if key in _INTEGERS else number
 
 
+def _aspect_range(name: str, options: dict[str, Any]) -> tuple[float, float]:
+    """The aspect range: ``[min_aspect_ratio, max_aspect_ratio]`` when ``min_aspect_ratio`` is
+    given, else ``[1 - max_aspect_ratio, 1 + max_aspect_ratio]`` (refused unless positive, as MXNet)."""
+    high = options["max_aspect_ratio"]
+    if options["min_aspect_ratio"] is None:
+        if high >= 1:
+            raise OperatorError(
+                f"{name}: max_aspect_ratio must be < 1 without min_aspect_ratio (the aspect range is "
+                f"[1 - max_aspect_ratio, 1 + max_aspect_ratio]), got {high}"
+            )
+        return 1 - high, 1 + high
+    low = options["min_aspect_ratio"]
+    try:
+        low = float(low)
+    except (TypeError, ValueError):
+        raise OperatorError(f"{name}: min_aspect_ratio must be a number or None, got {low!r}") from None
+    if not 0 < low <= high:
+        raise OperatorError(
+            f"{name}: min_aspect_ratio must be in (0, max_aspect_ratio={high}], got {options['min_aspect_ratio']!r}"
+        )
+    return low, high
+
+
+def _check_crops(name: str, options: dict[str, Any], rand_crop: bool) -> None:
+    """Refuse what MXNet refuses around the two crops (conflicts, empty crops)."""
+    sized = options["max_crop_size"] != -1 or options["min_crop_size"] != -1
+    if options["random_resized_crop"]:
+        conflicts = [key for key in ("min_random_scale", "max_random_scale") if options[key] != 1]
+        conflicts += ["max_crop_size/min_crop_size"] * sized + ["rand_crop"] * bool(rand_crop)
+        if conflicts:
+            raise OperatorError(f"{name}: random_resized_crop=True conflicts with {', '.join(conflicts)} (as in MXNet)")
+    elif sized and options["min_crop_size"] < 1:
+        raise OperatorError(
+            f"{name}: min_crop_size must be >= 1 when max_crop_size is given, got {options['min_crop_size']}"
+        )
+
+
 class _AffineAug(Augmenter):
     """MXNet's random rotation, shear, scale and aspect change, as one ``warpAffine``."""
 
-    def __init__(self, options: dict[str, Any], interp: int, rng: Any) -> None:
-        self.options, self.interp, self.rng = options, interp, rng
+    def __init__(self, options: dict[str, Any], aspect: tuple[float, float], interp: int, rng: Any) -> None:
+        self.options, self.aspect, self.interp, self.rng = options, aspect, interp, rng
 
     def matrix(self, width: int, height: int) -> tuple[np.ndarray, int, int]:
         """A random forward matrix (source to output pixels) and the output's width and height."""
@@ -98,10 +179,11 @@ class _AffineAug(Augmenter):
             angle = o["rotate"]
         cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
         scale = self.rng.uniform(0, 1) * (o["max_random_scale"] - o["min_random_scale"]) + o["min_random_scale"]
-        ratio = (self.rng.uniform(0, 1) * 2 - 1) * o["max_aspect_ratio"] + 1
+        ratio = self.rng.uniform(*self.aspect)
         height_scale = 2 * scale / (1 + ratio)
         width_scale = ratio * height_scale
-        new_width, new_height = int(scale * width), int(scale * height)
+        # each side is s times the input's, bounded by min/max_img_size
+        sizes = [max(o["min_img_size"], min(o["max_img_size"], scale * side)) for side in (width, height)]
         m = np.empty((2, 3), np.float32)
         m[0, 0], m[0, 1] = (
             height_scale * cos - shear * sin * width_scale,
@@ -109,17 +191,17 @@ class _AffineAug(Augmenter):
         )
         m[1, 0], m[1, 1] = -sin * width_scale, cos * width_scale
         # the image's centre goes to the output's centre
-        m[0, 2] = (scale * width - (m[0, 0] * width + m[0, 1] * height)) / 2
-        m[1, 2] = (scale * height - (m[1, 0] * width + m[1, 1] * height)) / 2
-        return m, new_width, new_height
+        m[0, 2] = (sizes[0] - (m[0, 0] * width + m[0, 1] * height)) / 2
+        m[1, 2] = (sizes[1] - (m[1, 0] * width + m[1, 1] * height)) / 2
+        return m, int(sizes[0]), int(sizes[1])
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         height, width, channels = image_shape("ImageRecordIter (affine augmentation)", src)
         m, new_width, new_height = self.matrix(width, height)
         if new_width < 1 or new_height < 1:
             raise OperatorError(
-                f"ImageRecordIter: min_random_scale {self.options['min_random_scale']} makes a "
-                f"{width}x{height} image empty"
+                f"ImageRecordIter: min_random_scale {self.options['min_random_scale']} and "
+                f"max_img_size {self.options['max_img_size']} make a {width}x{height} image empty"
             )
         code = _interp(self.interp, (height, width), (new_height, new_width))
         fill = self.options["fill_value"]
@@ -176,32 +258,81 @@ def _shift_hls(src: np.ndarray, out: np.ndarray, offsets: np.ndarray) -> None:
     out[...] = cv2.cvtColor(hls, cv2.COLOR_HLS2RGB)
 
 
-def take_record_augmenters(name: str, kwargs: dict[str, Any], interp: int) -> tuple[list[Augmenter], list[Augmenter]]:
-    """Remove this module's arguments from ``kwargs``, check them and return the augmenters to
-    run before the crop (affine warp, pad) and after it (HLS offsets)."""
+class _Lighting:
+    """MXNet's random contrast and illumination, drawn per image when a batch is pushed."""
+
+    def __init__(self, max_contrast: float, max_illumination: float, rng: Any) -> None:
+        self.max_contrast, self.max_illumination, self.rng = max_contrast, max_illumination, rng
+
+    def __call__(self, count: int) -> np.ndarray:
+        """A (count, 2) float32 array of (contrast, illumination) pairs."""
+        draws = np.empty((count, 2), np.float32)
+        for row in draws:
+            row[0] = (self.rng.uniform(0, 1) * 2 - 1) * self.max_contrast + 1
+            row[1] = (self.rng.uniform(0, 1) * 2 - 1) * self.max_illumination
+        return draws
+
+
+class RecordAugmenters(NamedTuple):
+    """What :func:`take_record_augmenters` gives the iterator.
+
+    ``crop`` replaces the iterator's own crop when not None; ``lighting(n)`` draws the contrast
+    and illumination of ``n`` images (None when both are off).
+    """
+
+    before_crop: list[Augmenter]
+    crop: Augmenter | None
+    after_crop: list[Augmenter]
+    lighting: _Lighting | None
+
+
+def _options(name: str, kwargs: dict[str, Any], rand_crop: bool) -> tuple[dict[str, Any], tuple[float, float], Any]:
+    """This module's arguments taken out of ``kwargs`` and checked, the aspect range and the generator."""
     options = {key: kwargs.pop(key, default) for key, default in AUG_DEFAULTS.items()}
     seed = options.pop("seed_aug")
     for key in _RANGES:
         options[key] = _checked(name, key, options[key])
-    if options["min_random_scale"] > options["max_random_scale"]:
-        raise OperatorError(
-            f"{name}: min_random_scale {options['min_random_scale']} must be <= "
-            f"max_random_scale {options['max_random_scale']}"
-        )
+    for low, high in _ORDERED:
+        if options[low] > options[high]:
+            raise OperatorError(f"{name}: {low} {options[low]} must be <= {high} {options[high]}")
+    options["random_resized_crop"] = bool(options["random_resized_crop"])
+    aspect = _aspect_range(name, options)
+    _check_crops(name, options, rand_crop)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise OperatorError(f"{name}: seed_aug must be a non-negative integer, got {seed!r}")
     rng: Any = np.random if seed is None else np.random.RandomState(int(seed))
+    return options, aspect, rng
+
+
+def take_record_augmenters(
+    name: str, kwargs: dict[str, Any], interp: int, size: tuple[int, int], rand_crop: bool
+) -> RecordAugmenters:
+    """Remove this module's arguments from ``kwargs``, check them and return the augmenters of
+    ``data_shape``'s ``size`` (w, h): before the crop (affine warp, pad), the crop when one of
+    MXNet's replaces the iterator's, after it (HLS offsets), and the contrast / illumination draw."""
+    options, aspect, rng = _options(name, kwargs, rand_crop)
+    resized_crop = options["random_resized_crop"]
     before: list[Augmenter] = []
-    affine_keys = ("max_rotate_angle", "rotate", "max_shear_ratio", "max_aspect_ratio")
-    if (
-        any(options[key] > 0 for key in affine_keys)
-        or options["min_random_scale"] != 1
-        or options["max_random_scale"] != 1
-    ):
-        before.append(_AffineAug(options, interp, rng))
+    warps = (
+        any(options[key] > 0 for key in ("max_rotate_angle", "rotate", "max_shear_ratio"))
+        or any(options[key] != AUG_DEFAULTS[key] for key in ("min_random_scale", "max_random_scale"))
+        or any(options[key] != AUG_DEFAULTS[key] for key in ("max_img_size", "min_img_size"))
+    )
+    aspect_warps = not resized_crop and (options["max_aspect_ratio"] > 0 or options["min_aspect_ratio"] is not None)
+    if warps or aspect_warps:
+        before.append(_AffineAug(options, aspect if aspect_warps else (1.0, 1.0), interp, rng))
     if options["pad"] > 0:
         before.append(_PadAug(options["pad"], options["fill_value"]))
+    crop: Augmenter | None = None
+    if resized_crop:
+        area = (options["min_random_area"], options["max_random_area"])
+        crop = ResizedCropAug(area, aspect, size, interp, rng)
+    elif options["max_crop_size"] != -1 or options["min_crop_size"] != -1:
+        crop = CropSizeAug(options["min_crop_size"], options["max_crop_size"], size, rand_crop, interp, rng)
     after: list[Augmenter] = []
     if options["random_h"] or options["random_s"] or options["random_l"]:
         after.append(_HLSAug(options["random_h"], options["random_s"], options["random_l"], rng))
-    return before, after
+    lighting = None
+    if options["max_random_contrast"] or options["max_random_illumination"]:
+        lighting = _Lighting(options["max_random_contrast"], options["max_random_illumination"], rng)
+    return RecordAugmenters(before, crop, after, lighting)

@@ -6,8 +6,11 @@ They take MXNet's arguments and reproduce what MXNet's C++ iterator does with th
 - the default augmentation: shorter edge resized to ``resize``, a centre (or, with
   ``rand_crop``, random) crop of ``data_shape``, a horizontal flip (``mirror``: always,
   ``rand_mirror``: half the time); MXNet's affine warp (``max_rotate_angle``/``rotate``,
-  ``max_shear_ratio``, ``max_aspect_ratio``, ``min/max_random_scale``), ``pad`` and
-  ``fill_value`` before the crop, ``random_h/s/l`` after it (:mod:`lazynd.image.record_aug`);
+  ``max_shear_ratio``, ``max/min_aspect_ratio``, ``min/max_random_scale``, ``max/min_img_size``),
+  ``pad`` and ``fill_value`` before the crop, MXNet's crops that resize to ``data_shape``
+  (``random_resized_crop`` with ``min/max_random_area``, ``max/min_crop_size``), ``random_h/s/l``
+  after it, ``max_random_contrast`` / ``max_random_illumination`` at normalisation
+  (:mod:`lazynd.image.record_aug`);
 - normalisation ``(pixel - mean) / std * scale``, the mean per channel (``mean_r/g/b``)
   or a whole mean image (``mean_img``: a ``.nd`` file holding ``{"mean_img": (C, H, W)}``,
   computed over one pass of the data and saved there when the file is missing);
@@ -65,16 +68,6 @@ _PERFORMANCE_ONLY = {"prefetch_buffer", "verbose", "device_id", "ctx"}
 # MXNet arguments this iterator does not implement, with the values that leave the data unchanged
 _IGNORED_DEFAULTS: dict[str, Any] = {
     "aug_seq": "aug_default",
-    "random_resized_crop": False,
-    "min_aspect_ratio": None,
-    "max_crop_size": -1,
-    "min_crop_size": -1,
-    "max_random_area": 1.0,
-    "min_random_area": 1.0,
-    "max_img_size": 1e10,
-    "min_img_size": 0.0,
-    "max_random_contrast": 0.0,
-    "max_random_illumination": 0.0,
     "mean_a": 0.0,
     "std_a": 1.0,
     "shuffle_chunk_size": 0,
@@ -113,19 +106,27 @@ class _CoverAug(Augmenter):
 
 
 def _stack_normalized(
-    images: list[np.ndarray], out: np.ndarray, mean: np.ndarray | None, factor: np.ndarray | None
+    images: list[np.ndarray],
+    out: np.ndarray,
+    mean: np.ndarray | None,
+    factor: np.ndarray | None,
+    lighting: np.ndarray | None = None,
 ) -> None:
-    """``out[i] = (image_i as CHW - mean) * factor`` (each step skipped when its array is None).
+    """``out[i] = ((image_i as CHW - mean) * c_i + l_i) * factor`` (each step skipped when its array
+    is None), ``(c_i, l_i)`` the i-th row of ``lighting`` (MXNet's random contrast and illumination).
 
     An integer ``out`` takes the values clipped to its range, as MXNet's int8 iterator does.
     """
     limits = np.iinfo(out.dtype) if out.dtype.kind in "iu" else None
     for i, image in enumerate(images):
         chw = image.transpose(2, 0, 1)
-        if mean is None and factor is None:
+        if mean is None and factor is None and lighting is None:
             out[i] = chw
             continue
         value = chw - mean if mean is not None else chw.astype(np.float32)
+        if lighting is not None:
+            value *= lighting[i, 0]
+            value += lighting[i, 1]
         if factor is not None:
             value *= factor
         if limits is not None:
@@ -198,18 +199,24 @@ class ImageRecordIter(BatchCursor, ImageIter):
         if len(data_shape) != 3:
             raise OperatorError(f"{name}: data_shape must be (channels, height, width), got {tuple(data_shape)}")
         self._take_dtype(kwargs.pop("dtype", None))
-        before_crop, after_crop = take_record_augmenters(name, kwargs, inter_method)
+        crop = (int(data_shape[2]), int(data_shape[1]))
+        record_augs = take_record_augmenters(name, kwargs, inter_method, crop, rand_crop)
+        # MXNet draws the random contrast and illumination for float32 data only
+        self._lighting = record_augs.lighting if self._dtype == np.float32 else None
         self._check_extra_arguments(kwargs)
         if seed is not None:
             random.seed(seed)
             np.random.seed(seed)
         self.round_batch = bool(round_batch)
         self._overflow = 0
-        crop = (int(data_shape[2]), int(data_shape[1]))
         augs: list[Augmenter] = [ResizeAug(resize, inter_method)] if resize > 0 else []
-        augs += [*before_crop, _CoverAug(crop, inter_method)]
-        augs.append(RandomCropAug(crop, inter_method) if rand_crop else CenterCropAug(crop, inter_method))
-        augs += after_crop
+        augs += record_augs.before_crop
+        if record_augs.crop is not None:
+            augs.append(record_augs.crop)
+        else:
+            augs.append(_CoverAug(crop, inter_method))
+            augs.append(RandomCropAug(crop, inter_method) if rand_crop else CenterCropAug(crop, inter_method))
+        augs += record_augs.after_crop
         if mirror or rand_mirror:
             augs.append(HorizontalFlipAug(1.0 if mirror else 0.5))
         if brightness or contrast or saturation or pca_noise:
@@ -363,10 +370,11 @@ class ImageRecordIter(BatchCursor, ImageIter):
             for i in range(pad):
                 images.append(images[i])
                 labels.append(labels[i])
+        lighting = self._lighting(len(images)) if self._lighting is not None else None
         data = new_array(self.provide_data[0].shape, self.provide_data[0].dtype, images[0].context)
         get_engine().push(
             _stack_normalized,
-            ([im.data_array for im in images], data.data_array, self._mean, self._factor),
+            ([im.data_array for im in images], data.data_array, self._mean, self._factor, lighting),
             [im.var for im in images],
             [data.var],
             "image_record_batch",

@@ -164,7 +164,7 @@ def test_seed_aug_makes_the_augmentation_reproducible(noise_rec):
         ({"max_rotate_angle": -10}, r"max_rotate_angle must be an integer in \[0, 360\], got -10"),
         ({"rotate": -5}, r"rotate must be an integer"),
         ({"max_shear_ratio": -0.1}, r"max_shear_ratio must be a number in \[0.0, inf\], got -0.1"),
-        ({"max_aspect_ratio": 1.5}, r"max_aspect_ratio must be a number in \[0.0, 0.999\]"),
+        ({"max_aspect_ratio": 1.5}, r"max_aspect_ratio must be < 1 without min_aspect_ratio .*got 1.5"),
         ({"min_random_scale": 0}, r"min_random_scale must be a number"),
         ({"min_random_scale": 1.5}, r"min_random_scale 1.5 must be <= max_random_scale 1.0"),
         ({"random_h": 200}, r"random_h must be an integer in \[0, 180\], got 200"),
@@ -182,8 +182,8 @@ def test_bad_values_are_refused_by_name(noise_rec, kwargs, message):
 
 
 def test_arguments_still_unimplemented_warn(noise_rec):
-    with pytest.warns(UserWarning, match="max_random_contrast=0.5 is not implemented"):
-        mx.io.ImageRecordIter(path_imgrec=noise_rec[0], data_shape=(3, 20, 20), batch_size=2, max_random_contrast=0.5)
+    with pytest.warns(UserWarning, match="mean_a=0.5 is not implemented"):
+        mx.io.ImageRecordIter(path_imgrec=noise_rec[0], data_shape=(3, 20, 20), batch_size=2, mean_a=0.5)
 
 
 def test_hls_offsets_on_grey_images_are_refused_by_name(noise_rec):
@@ -198,3 +198,87 @@ def test_the_uint8_iterator_takes_the_augmentations_too(noise_rec):
     data = next(it).data[0].asnumpy()
     assert data.dtype == np.uint8 and (data[:, :, :2] == 9).all()
     np.testing.assert_array_equal(data[0, :, 2:-2, 2:-2], images[0].transpose(2, 0, 1))
+
+
+def test_min_img_size_centres_the_image_in_a_larger_output(noise_rec):
+    path, images = noise_rec
+    # each side max(24, min(1e10, 20)) = 24, the 20x20 image centred (MXNet 1.9.1: same pixels)
+    data = _data(path, shape=(3, 24, 24), min_img_size=24, fill_value=3)
+    warped = _as_hwc(data[0])
+    np.testing.assert_array_equal(warped[2:-2, 2:-2], images[0])
+    assert (warped[:2] == 3).all() and (warped[:, -2:] == 3).all()
+
+
+def test_max_img_size_bounds_each_side_around_the_centre(noise_rec):
+    path, images = noise_rec
+    # each side min(16, 20): the central 16x16 of the image, then enlarged to cover data_shape
+    # (MXNet 1.9.1 gives these pixels exactly)
+    data = _data(path, shape=(3, 20, 20), max_img_size=16)
+    expected = cv2.resize(images[1][2:18, 2:18], (20, 20), interpolation=cv2.INTER_LINEAR)
+    np.testing.assert_array_equal(_as_hwc(data[1]), expected)
+
+
+def _slopes(image: np.ndarray) -> tuple[float, float]:
+    """Source columns per output column along the middle row, source rows per output row along
+    the middle column, of a warped coordinate image (red = column, green = row, blue = 128)."""
+    mid_h, mid_w = image.shape[1] // 2, image.shape[2] // 2
+    cols = np.nonzero(image[2, mid_h] == 128)[0][2:-2]
+    rows = np.nonzero(image[2, :, mid_w] == 128)[0][2:-2]
+    return np.polyfit(cols, image[0, mid_h, cols], 1)[0], np.polyfit(rows, image[1, rows, mid_w], 1)[0]
+
+
+def test_min_aspect_ratio_sets_the_low_end_of_the_warps_aspect(tmp_path):
+    coord = np.zeros((40, 50, 3), np.uint8)
+    coord[:, :, 0], coord[:, :, 1], coord[:, :, 2] = np.arange(50)[None], np.arange(40)[:, None], 128
+    path = _write_rec(str(tmp_path / "coord.rec"), [coord] * 2)
+    # r = 2: columns scaled by 2 / (1 + r), rows by 2 r / (1 + r) (MXNet 1.9.1 measured: r uniform in [min, max])
+    data = _data(path, batch_size=2, shape=(3, 40, 50), min_aspect_ratio=2.0, max_aspect_ratio=2.0, fill_value=0)
+    column_slope, row_slope = _slopes(data[0])
+    assert column_slope == pytest.approx(1.5, rel=0.03) and row_slope == pytest.approx(0.75, rel=0.03)
+
+
+def _grey_values(tmp_path, **kwargs) -> np.ndarray:
+    """The data of 64 uniform grey (100) images, one value per image (checked constant)."""
+    path = _uniform_rec(tmp_path, (100, 100, 100), count=64, size=8)
+    data = _data(path, batch_size=64, shape=(3, 8, 8), **kwargs).astype(np.float64)
+    assert (data == data[:, :1, :1, :1]).all()  # one contrast and illumination per image
+    return data[:, 0, 0, 0]
+
+
+def test_random_contrast_scales_the_pixels_even_without_a_mean(tmp_path):
+    # MXNet 1.9.1 applies it with the mean at 0: 100 * c, c in [0.5, 1.5]
+    values = _grey_values(tmp_path, max_random_contrast=0.5, seed_aug=0)
+    assert values.min() >= 50 - 1e-3 and values.max() <= 150 + 1e-3
+    assert values.min() < 65 and values.max() > 135
+
+
+def test_random_illumination_is_added_before_scale_and_std(tmp_path):
+    # ((100 - 50) + i) * 0.5 / 2 with i in [-20, 20]: 7.5 .. 17.5 (MXNet 1.9.1: 7.52 .. 17.42)
+    normalise = {"mean_r": 50, "mean_g": 50, "mean_b": 50, "std_r": 2, "std_g": 2, "std_b": 2, "scale": 0.5}
+    values = _grey_values(tmp_path, max_random_illumination=20, seed_aug=0, **normalise)
+    assert values.min() >= 7.5 - 1e-4 and values.max() <= 17.5 + 1e-4
+    assert values.min() < 9 and values.max() > 16
+
+
+def test_contrast_and_illumination_are_reproducible_and_leave_integer_data_alone(tmp_path):
+    kwargs = {"max_random_contrast": 0.3, "max_random_illumination": 10}
+    first = _grey_values(tmp_path, seed_aug=2, **kwargs)
+    np.testing.assert_array_equal(first, _grey_values(tmp_path, seed_aug=2, **kwargs))
+    assert not np.array_equal(first, _grey_values(tmp_path, seed_aug=3, **kwargs))
+    # MXNet's uint8 and int8 iterators do not draw them
+    assert (_grey_values(tmp_path, dtype="uint8", **kwargs) == 100).all()
+    assert (_grey_values(tmp_path, dtype="int8", **kwargs) == 100).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_random_contrast": -0.5}, r"max_random_contrast must be a number in \[0.0, inf\], got -0.5"),
+        ({"max_random_illumination": -3}, r"max_random_illumination must be a number in \[0.0, inf\]"),
+        ({"min_img_size": -1}, r"min_img_size must be a number in \[0.0, inf\]"),
+        ({"min_img_size": 50, "max_img_size": 40}, r"min_img_size 50.0 must be <= max_img_size 40.0"),
+    ],
+)
+def test_bad_image_size_and_lighting_values_are_refused_by_name(noise_rec, kwargs, message):
+    with pytest.raises(OperatorError, match=r"ImageRecordIter: " + message):
+        mx.io.ImageRecordIter(path_imgrec=noise_rec[0], data_shape=(3, 20, 20), batch_size=2, **kwargs)
