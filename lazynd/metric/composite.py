@@ -8,7 +8,7 @@ from typing import Any
 
 from ..class_registry import is_config, parse_config
 from ..errors import DataError
-from .base import _REGISTRY, EvalMetric, _as_array_list, _host, _label_pred_lists, register
+from .base import _REGISTRY, EvalMetric, _as_array_list, _host, _label_pred_lists, _pairs, register
 
 
 @register("composite")
@@ -70,6 +70,10 @@ class CompositeEvalMetric(EvalMetric):
 
     def get_global(self) -> tuple[list[str], list[float]]:
         return self._joined([metric.get_global() for metric in self.metrics])
+
+    def get_global_name_value(self) -> list[tuple[str, float]]:
+        # the sums are the metrics' own: a reset_local (a Speedometer's) leaves their global values
+        return _pairs(*self.get_global())
 
     @staticmethod
     def _joined(results: list[tuple[Any, Any]]) -> tuple[list[str], list[float]]:
