@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import face_modules as _face_modules
 from . import missing_faces as _missing_faces
 from . import ndarray, random
 from . import ndarray as nd
@@ -100,6 +101,7 @@ _LAZY = {
     "executor": "lazynd_sym.executor",
     "symbol_doc": "lazynd_sym.symbol_doc",
 }
+_face_modules.install(_LAZY)  # from lazynd.module import Module, as programs import from mxnet.module
 # name -> (module, attribute): classes MXNet exposes at the top level
 _LAZY_ATTRS = {
     "AttrScope": ("lazynd_sym.attribute", "AttrScope"),

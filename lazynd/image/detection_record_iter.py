@@ -77,6 +77,50 @@ _ONLY_DEFAULT: dict[str, Any] = {
 }
 
 
+# arguments that act only through a probability: while it is 0, MXNet never uses them, and they
+# change nothing (mxnet-ssd's validation settings give max_random_hue=18 with random_hue_prob=0)
+_ACTS_THROUGH = {
+    "max_pad_scale": "rand_pad_prob",
+    "fill_value": "rand_pad_prob",
+    "max_random_hue": "random_hue_prob",
+    "max_random_saturation": "random_saturation_prob",
+    "max_random_illumination": "random_illumination_prob",
+    "max_random_contrast": "random_contrast_prob",
+    **dict.fromkeys(
+        (
+            "min_crop_overlaps",
+            "max_crop_overlaps",
+            "min_crop_sample_coverages",
+            "max_crop_sample_coverages",
+            "max_crop_object_coverages",
+            "crop_emit_mode",
+            "emit_overlap_thresh",
+        ),
+        "rand_crop_prob",
+    ),
+}
+
+
+def _check_unsupported(kwargs: dict[str, Any], crop_prob: float) -> None:
+    """Refuse by name each of MXNet's arguments lazynd has no counterpart for, when its value would change
+    the data: unknown names, and values other than the default of an argument that acts (``crop_prob``
+    is the probability of a crop, the arguments' own probabilities come from ``kwargs``)."""
+    probabilities = {name: float(kwargs.get(name, 0.0)) for name in set(_ACTS_THROUGH.values())}
+    probabilities["rand_crop_prob"] = crop_prob
+    for key, value in kwargs.items():
+        if key in _PERFORMANCE_ONLY:
+            continue
+        if key not in _ONLY_DEFAULT:
+            raise OperatorError(f"ImageDetRecordIter: unknown argument {key!r}")
+        if key in _ACTS_THROUGH and probabilities[_ACTS_THROUGH[key]] == 0:
+            continue
+        if not _same(value, _ONLY_DEFAULT[key]):
+            raise OperatorError(
+                f"ImageDetRecordIter: {key}={value!r} is not supported (only {_ONLY_DEFAULT[key]!r}); "
+                "lazynd's detection augmenters are mx.image.CreateDetAugmenter's, see ImageDetIter"
+            )
+
+
 def _same(value: Any, default: Any) -> bool:
     """Whether an argument's value is its default (a number is the same as a tuple of that number)."""
     if isinstance(default, tuple):
@@ -157,16 +201,9 @@ class ImageDetRecordIter(BatchCursor, ImageDetIter):
             raise OperatorError(
                 f"ImageDetRecordIter: data_shape must be (channels, height, width), got {tuple(data_shape)}"
             )
-        for key, value in kwargs.items():
-            if key in _PERFORMANCE_ONLY:
-                continue
-            if key not in _ONLY_DEFAULT:
-                raise OperatorError(f"ImageDetRecordIter: unknown argument {key!r}")
-            if not _same(value, _ONLY_DEFAULT[key]):
-                raise OperatorError(
-                    f"ImageDetRecordIter: {key}={value!r} is not supported (only {_ONLY_DEFAULT[key]!r}); "
-                    "lazynd's detection augmenters are mx.image.CreateDetAugmenter's, see ImageDetIter"
-                )
+        # as MXNet's: no crop without a sampler
+        crop_prob = (rand_crop_prob or (1.0 if rand_crop else 0.0)) if num_crop_sampler > 0 else 0.0
+        _check_unsupported(kwargs, crop_prob)
         if seed is not None:
             random.seed(seed)
             np.random.seed(seed)
@@ -176,7 +213,7 @@ class ImageDetRecordIter(BatchCursor, ImageDetIter):
         augs = self._augmenters(
             data_shape,
             resize,
-            rand_crop_prob or (1.0 if rand_crop else 0.0),
+            crop_prob,
             (min_crop_scales, max_crop_scales, min_crop_aspect_ratios, max_crop_aspect_ratios),
             min_crop_object_coverages,
             num_crop_sampler,

@@ -104,8 +104,15 @@ class BaseRNNCell:
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
-        """``shape`` (batch 0: taken from the graph) and ``__layout__`` of each state."""
-        return []
+        """``shape`` (batch 0: taken from the graph) and ``__layout__`` of each state.
+
+        A cell written to MXNet 0.9's interface overrides ``state_shape`` alone; it has one state
+        per shape listed there (a shape of None leaves the state's shape to inference), as MXNet 0.9
+        made them.  A cell that overrides neither has no state.
+        """
+        if type(self).state_shape is BaseRNNCell.state_shape:
+            return []
+        return [{} if shape is None else {"shape": tuple(shape)} for shape in self.state_shape]
 
     @property
     def state_shape(self) -> list[tuple[int, ...]]:

@@ -85,11 +85,40 @@ def test_label_pad_width_shorter_than_a_label_is_refused(standard_det_rec: str) 
 
 
 @pytest.mark.parametrize(
-    ("name", "value"), [("rand_pad_prob", 0.5), ("crop_emit_mode", "overlap"), ("max_random_hue", 18)]
+    ("name", "value", "acting"),
+    [
+        ("rand_pad_prob", 0.5, {}),
+        ("crop_emit_mode", "overlap", {"rand_crop_prob": 1.0}),
+        ("min_crop_overlaps", 0.3, {"rand_crop": True}),
+    ],
 )
-def test_unsupported_arguments_are_refused_by_name(standard_det_rec: str, name: str, value: object) -> None:
+def test_unsupported_arguments_are_refused_by_name(
+    standard_det_rec: str, name: str, value: object, acting: dict
+) -> None:
     with pytest.raises(mx.LazyNDError, match=rf"ImageDetRecordIter: {name}={value!r} is not supported"):
-        mx.io.ImageDetRecordIter(path_imgrec=standard_det_rec, data_shape=(3, 24, 40), batch_size=2, **{name: value})
+        mx.io.ImageDetRecordIter(
+            path_imgrec=standard_det_rec, data_shape=(3, 24, 40), batch_size=2, **acting, **{name: value}
+        )
+
+
+def test_arguments_that_act_through_a_zero_probability_change_nothing(standard_det_rec: str) -> None:
+    # mxnet-ssd's validation settings: ranges for augmentations whose probabilities are all 0, no crop sampler
+    quiet = dict(
+        max_random_hue=18,
+        random_hue_prob=0.0,
+        max_random_saturation=32,
+        max_random_contrast=0.5,
+        max_pad_scale=4.0,
+        fill_value=0,
+        min_crop_overlaps=[0.1, 0.3],
+        crop_emit_mode="overlap",
+        num_crop_sampler=0,
+        rand_crop_prob=1.0,
+    )
+    shape = dict(path_imgrec=standard_det_rec, data_shape=(3, 24, 40), batch_size=2)
+    plain, quieted = mx.io.ImageDetRecordIter(**shape).next(), mx.io.ImageDetRecordIter(**shape, **quiet).next()
+    np.testing.assert_array_equal(quieted.data[0].asnumpy(), plain.data[0].asnumpy())
+    np.testing.assert_array_equal(quieted.label[0].asnumpy(), plain.label[0].asnumpy())
 
 
 def test_default_valued_and_performance_arguments_are_accepted(standard_det_rec: str) -> None:

@@ -253,3 +253,39 @@ def test_lstm_language_model_trains_with_a_bucketing_module_and_perplexity():
     metric = mx.metric.Perplexity(0)
     mod.fit(it, eval_metric=metric, optimizer="sgd", optimizer_params={"learning_rate": 0.5}, num_epoch=2)
     assert np.isfinite(metric.get()[1]) and metric.get()[1] > 1
+
+
+class _MemoryCell(mx.rnn.BaseRNNCell):
+    """A cell in MXNet 0.9's style: it lists its states by ``state_shape`` and keeps the running sum of its inputs."""
+
+    @property
+    def state_shape(self):
+        return [(0, 3)]
+
+    def __call__(self, inputs, states):
+        total = inputs + states[0]
+        return total, [total]
+
+
+class _PassCell(mx.rnn.BaseRNNCell):
+    """A stateless cell in MXNet 0.9's style (``state_shape`` is empty)."""
+
+    @property
+    def state_shape(self):
+        return []
+
+    def __call__(self, inputs, states):
+        return inputs, states
+
+
+def test_a_cell_giving_only_state_shape_has_those_states_in_a_stack():
+    stack = mx.rnn.SequentialRNNCell()
+    stack.add(_PassCell(prefix="pass_"))
+    stack.add(_MemoryCell(prefix="memory_"))
+    assert stack.state_info == [{"shape": (0, 3)}]
+    outputs, states = stack.unroll(2, inputs=mx.sym.var("data"), layout="NTC", merge_outputs=True)
+    data = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
+    exe = mx.sym.Group([outputs, *states]).bind(mx.cpu(), {"data": mx.nd.array(data)})
+    out, last = (o.asnumpy() for o in exe.forward())
+    np.testing.assert_allclose(out, np.cumsum(data, axis=1))
+    np.testing.assert_allclose(last, data.sum(axis=1))

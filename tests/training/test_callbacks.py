@@ -198,3 +198,12 @@ def test_raising_the_root_level_alone_shows_the_training_lines_as_under_mxnet(le
     script = _ROOT_LEVEL_ONLY.format(root=str(Path(__file__).resolve().parents[2]), level=level)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     assert ("Iter[3] Batch [1]" in done.stderr) is shown, done.stderr
+
+
+def test_a_speedometers_reset_leaves_a_composite_metrics_epoch_value(caplog) -> None:
+    # fit logs Train- values with get_global_name_value after the last batch's callback;
+    # a list of metrics (a composite) gave NaN there once a Speedometer had reset its local period
+    composite = metric.create(["acc"])
+    _speedometer_lines(caplog, auto_reset=True, eval_metric=composite)  # logs (and resets) at batches 2 and 4
+    assert np.isnan(composite.get_name_value()[0][1])
+    assert composite.get_global_name_value() == [("accuracy", 0.4)]
