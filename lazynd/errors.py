@@ -73,6 +73,11 @@ class DeviceMemoryError(LazyNDError, MemoryError):
         self.nbytes = nbytes
 
 
+class ArgumentTypeError(LazyNDError, TypeError):
+    """An argument of the wrong type (a NumPy array where an NDArray goes, an int where a file name
+    goes); MXNet raises ``TypeError`` there, so ``except TypeError`` catches it too."""
+
+
 class ParameterError(LazyNDError, ValueError):
     """A dict of parameters names one the model does not have (MXNet raises ``ValueError`` there)."""
 

@@ -18,7 +18,7 @@ import lazynd.ndarray as nd
 from lazynd.backend import get_backend
 from lazynd.context import Context
 from lazynd.engine.var import Var
-from lazynd.errors import LazyNDError, ParameterError, ShapeError
+from lazynd.errors import ArgumentTypeError, LazyNDError, ParameterError, ShapeError
 from lazynd.runtime import generator_for, kernel_context, kernel_for, with_generator
 
 from .. import passes
@@ -311,8 +311,13 @@ class Executor(PassRunner):
         self, arg_params: dict, aux_params: dict | None = None, allow_extra_params: bool = False
     ) -> None:
         """Copy parameter arrays into this executor's arguments and auxiliary states (lazily)."""
+        for params, what in ((arg_params, "arg_params"), (aux_params, "aux_params")):
+            if params is not None and not isinstance(params, dict):
+                raise ArgumentTypeError(
+                    f"copy_params_from: {what} must be a dict of arrays by name, got {type(params).__name__}"
+                )
         for params, table, what in (
-            (arg_params, self.arg_dict, "argument"),
+            (arg_params or {}, self.arg_dict, "argument"),
             (aux_params or {}, self.aux_dict, "auxiliary state"),
         ):
             for name, value in params.items():
