@@ -11,7 +11,7 @@ import json
 import os
 from typing import Any
 
-from lazynd.errors import FormatError, LazyNDError
+from lazynd.errors import ArgumentTypeError, FormatError, LazyNDError
 from lazynd.formats.fileio import open_for_read, write_atomic
 from lazynd.ops import registry
 
@@ -297,6 +297,8 @@ class _Reader:
         return _Reader(self.source).build(document)
 
     def document(self, text: str | bytes) -> Any:
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise ArgumentTypeError(f"load_json: the JSON text must be a str or bytes, got {type(text).__name__}")
         try:
             document = json.loads(text)
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError

@@ -49,8 +49,8 @@ from .fileio_temporary import (
     remove_stale_temporaries,
     unlink_quietly,
 )
+from .fileio_urls import file_name_text, local_path, remote_filesystem, store_remote
 from .fileio_urls import is_url as is_url
-from .fileio_urls import local_path, remote_filesystem, store_remote
 
 BytesLike = bytes | bytearray | memoryview
 """Anything with the buffer protocol that a binary file's ``write`` accepts."""
@@ -237,7 +237,7 @@ class AtomicWriter:
     """
 
     def __init__(self, uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> None:
-        self.uri = os.fspath(uri)
+        self.uri = file_name_text(uri)
         self._local = local_path(uri, storage_options)
         self._temporary: str | None = None
         self._handle: IO[bytes]
