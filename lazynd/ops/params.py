@@ -38,6 +38,14 @@ def parse_int(value: Any) -> int:
     return int(value)
 
 
+def parse_positive_int(value: Any) -> int:
+    """An integer of at least 1 (a count of units, filters, pieces: MXNet's lower bound 1)."""
+    number = parse_int(value)
+    if number < 1:
+        raise ValueError("expected an integer >= 1")
+    return number
+
+
 def parse_float(value: Any) -> float:
     if isinstance(value, str):
         text = value.strip().lower()
