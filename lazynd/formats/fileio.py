@@ -40,7 +40,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from ..errors import LazyNDError, MissingFileError
+from ..errors import ArgumentTypeError, LazyNDError, MissingFileError
 from .fileio_temporary import TEMPORARY_PREFIX as TEMPORARY_PREFIX
 from .fileio_temporary import (
     create_temporary,
@@ -312,7 +312,7 @@ class AtomicWriter:
 def _as_chunks(data: BytesLike | Iterable[BytesLike]) -> Iterable[BytesLike]:
     expected = "write_atomic: data must be bytes-like or an iterable of bytes-like"
     if isinstance(data, str):
-        raise TypeError(f"{expected}, got str")
+        raise ArgumentTypeError(f"{expected}, got str")
     if isinstance(data, (bytes, bytearray, memoryview)):
         return [data]
     try:  # other objects with the buffer protocol: numpy arrays, array.array
@@ -321,4 +321,4 @@ def _as_chunks(data: BytesLike | Iterable[BytesLike]) -> Iterable[BytesLike]:
         pass
     if isinstance(data, Iterable):
         return data
-    raise TypeError(f"{expected}, got {type(data).__name__}")
+    raise ArgumentTypeError(f"{expected}, got {type(data).__name__}")

@@ -74,3 +74,20 @@ def test_reading_a_key_the_index_lacks_is_a_key_error_naming_the_index(tmp_path:
         reader.read_idx(5)
     assert isinstance(caught.value, KeyError)
     reader.close()
+
+
+def test_write_atomic_refuses_data_that_is_not_bytes(tmp_path: Path) -> None:
+    from lazynd.formats.fileio import write_atomic
+
+    with pytest.raises(ArgumentTypeError, match="write_atomic: data must be bytes-like"):
+        write_atomic(str(tmp_path / "a.bin"), "text")
+    assert not (tmp_path / "a.bin").exists()
+
+
+def test_the_ndarray_file_encoder_refuses_names_and_containers_by_type() -> None:
+    from lazynd.formats import ndarray_file
+
+    with pytest.raises(ArgumentTypeError, match="array names must be str, got int"):
+        ndarray_file.encode({1: mx.nd.ones(2).asnumpy()})  # type: ignore[dict-item]
+    with pytest.raises(ArgumentTypeError, match="expected a list or dict of arrays, got int"):
+        ndarray_file.encode(5)  # type: ignore[arg-type]
