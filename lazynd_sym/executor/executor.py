@@ -321,6 +321,12 @@ class Executor(PassRunner):
             (aux_params or {}, self.aux_dict, "auxiliary state"),
         ):
             for name, value in params.items():
+                shape = getattr(value, "shape", None)  # an array's; a number fills the whole array
+                if name in table and shape is not None and tuple(shape) != tuple(table[name].shape):
+                    raise ShapeError(
+                        f"copy_params_from: {what} {name!r} is given with shape {tuple(shape)}, "
+                        f"the executor's is {tuple(table[name].shape)}"
+                    )
                 if name in table:
                     value.copyto(table[name]) if isinstance(value, nd.NDArray) else table[name].__setitem__(
                         slice(None), value
