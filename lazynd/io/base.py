@@ -50,7 +50,7 @@ class DataDesc(tuple):
         desc = super().__new__(cls, (name, _shape_of(name, shape)))
         try:
             desc.dtype = np.dtype(dtype).type
-        except TypeError as error:
+        except (TypeError, ValueError, SyntaxError) as error:
             raise DataError(f"DataDesc {name!r}: dtype {dtype!r} is not a dtype ({error})") from None
         desc.layout = layout
         return desc

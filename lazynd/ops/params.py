@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -57,6 +58,14 @@ def parse_float(value: Any) -> float:
     return float(value)
 
 
+def parse_finite_float(value: Any) -> float:
+    """A float that is neither infinite nor NaN (a scale or a size factor)."""
+    number = parse_float(value)
+    if not math.isfinite(number):
+        raise ValueError("expected a finite number")
+    return number
+
+
 def parse_bool(value: Any) -> bool:
     if isinstance(value, str):
         text = value.strip().lower()
@@ -109,7 +118,7 @@ def parse_dtype(value: Any) -> str:
         raise ValueError(allowed)
     try:
         name = np.dtype(value).name
-    except TypeError as err:
+    except (TypeError, ValueError, SyntaxError) as err:  # NumPy reads '(1,' as a struct spec: SyntaxError
         raise ValueError(allowed) from err
     if name not in DTYPE_NAMES:
         raise ValueError(f"expected one of {', '.join(DTYPE_NAMES)}")
