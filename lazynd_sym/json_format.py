@@ -142,8 +142,9 @@ def _upgrade_attr(node_json: dict, name: str, is_variable: bool) -> tuple[dict[s
     for key, value in merged.items():
         if is_attribute_key(key):
             user[key if key.startswith("__") else f"__{key}__"] = value
-        elif key.endswith(("_lr_mult", "_wd_mult")) and "param" in node_json:
-            # 0.8 put e.g. weight_lr_mult on every node of a layer; it belongs to <layer>_weight
+        elif key.endswith(("_lr_mult", "_wd_mult")) and "attrs" not in node_json:
+            # 0.8 put e.g. weight_lr_mult on every node of a layer (in 'attr', beside 'param' or, in
+            # files that merged the two, among the parameters); it belongs to <layer>_weight
             target, mult = key.rsplit("_", 2)[0], key.rsplit("_", 2)[1]
             if is_variable and name.endswith(f"_{target}"):
                 user[f"__{mult}_mult__"] = value
