@@ -18,6 +18,7 @@ from lazynd.ndarray.sparse import check_dense
 
 from ..passes.infer_shape import shape_known
 from .executor import Executor
+from .memory import out_of_memory_named
 from .placed import PlacedExecutor, needs_placement
 
 GRAD_REQS = ("write", "add", "null")
@@ -102,7 +103,8 @@ def bind(
     aux = _as_list(aux_states, aux_names, "aux_states")
     if any(a is None for a in aux):
         raise LazyNDError(f"bind: aux_states misses {[n for n, a in zip(aux_names, aux, strict=False) if a is None]}")
-    return _executor_class(ctx, group2ctx)(symbol, ctx, arrays, grads, reqs, aux, group2ctx)
+    with out_of_memory_named("bind", ctx):
+        return _executor_class(ctx, group2ctx)(symbol, ctx, arrays, grads, reqs, aux, group2ctx)
 
 
 def _grad_reqs(caller: str, grad_req: Any, names: list[str]) -> list[str]:
@@ -225,15 +227,17 @@ def simple_bind(
     def make(key: str, name: str, shape: tuple, dtype: Any) -> Any:
         return sharing.take(key, name, shape, dtype, lambda: nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype))
 
-    args = [make("arg", n, s, t) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
     reqs = _grad_reqs("simple_bind", grad_req, names)
     # a bool argument has no derivative, so no gradient (MXNet 1.9.1 allocates one its backward refuses)
     reqs = ["null" if np.dtype(t) == np.bool_ else r for r, t in zip(reqs, arg_types, strict=False)]
-    grads = [
-        make("grad", n, s, t) if r != "null" else None
-        for n, s, t, r in zip(names, arg_shapes, arg_types, reqs, strict=False)
-    ]
-    aux = [
-        nd.zeros(s, ctx=where.get(n, ctx), dtype=t) for n, s, t in zip(aux_names, aux_shapes, aux_types, strict=False)
-    ]
-    return executor_class(symbol, ctx, args, grads, reqs, aux, group2ctx)
+    with out_of_memory_named("simple_bind", ctx):
+        args = [make("arg", n, s, t) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
+        grads = [
+            make("grad", n, s, t) if r != "null" else None
+            for n, s, t, r in zip(names, arg_shapes, arg_types, reqs, strict=False)
+        ]
+        aux = [
+            nd.zeros(s, ctx=where.get(n, ctx), dtype=t)
+            for n, s, t in zip(aux_names, aux_shapes, aux_types, strict=False)
+        ]
+        return executor_class(symbol, ctx, args, grads, reqs, aux, group2ctx)

@@ -28,6 +28,7 @@ from ..passes.infer_shape import shape_known
 from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import pass_vars
 from .bind_graph import prepare_bind_graph
+from .memory import out_of_memory_named
 from .report import plan_report
 from .run import PassRunner, _finish_kernel, bulk_enabled
 
@@ -368,12 +369,13 @@ class Executor(PassRunner):
                 raise ShapeError(f"reshape: new shape {shape} is larger than {old.shape}; pass allow_up_sizing=True")
             return nd.zeros(shape, ctx=self._ctx, dtype=old.dtype)
 
-        args = [share(a, s) for a, s in zip(self.arg_arrays, arg_shapes, strict=False)]
-        grads = [share(g, s) for g, s in zip(self.grad_arrays, arg_shapes, strict=False)]
-        aux = [share(a, s) for a, s in zip(self.aux_arrays, aux_shapes, strict=False)]
-        return type(self)(
-            self._symbol, self._ctx, args, grads, list(self.grad_req), aux, self._group2ctx, shared_memory=self
-        )
+        with out_of_memory_named("reshape", self._ctx):
+            args = [share(a, s) for a, s in zip(self.arg_arrays, arg_shapes, strict=False)]
+            grads = [share(g, s) for g, s in zip(self.grad_arrays, arg_shapes, strict=False)]
+            aux = [share(a, s) for a, s in zip(self.aux_arrays, aux_shapes, strict=False)]
+            return type(self)(
+                self._symbol, self._ctx, args, grads, list(self.grad_req), aux, self._group2ctx, shared_memory=self
+            )
 
     def debug_str(self) -> str:
         """The compiled graph: each entry with its storage id, planned vs naive bytes, and MXNet's
