@@ -151,7 +151,7 @@ class MXIndexedRecordIO(MXRecordIO):
         self._check(writing=False)
         try:
             position = self.idx[idx]
-        except KeyError:
+        except (KeyError, TypeError):  # TypeError: an unhashable key (a list), which no index holds
             raise MissingKeyError(f"key {idx!r} is not in index {self.idx_path} ({len(self.keys)} keys)") from None
         self._seek_to(position)
 

@@ -73,6 +73,8 @@ def test_reading_a_key_the_index_lacks_is_a_key_error_naming_the_index(tmp_path:
     with pytest.raises(MissingKeyError, match=r"key 5 is not in index .*a\.idx \(1 keys\)") as caught:
         reader.read_idx(5)
     assert isinstance(caught.value, KeyError)
+    with pytest.raises(MissingKeyError, match=r"key \[0\] is not in index"):
+        reader.read_idx([0])  # unhashable: no index holds it
     reader.close()
 
 
