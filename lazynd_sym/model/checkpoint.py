@@ -14,23 +14,36 @@ from typing import Any
 
 import lazynd as mx
 from lazynd import ndarray as nd
-from lazynd.errors import ArgumentTypeError, FormatError
+from lazynd.errors import ArgumentTypeError, DataError, FormatError
 from lazynd.log import get_logger
 
 from ..json_format import load as load_symbol
 
-__all__ = ["do_checkpoint", "load_checkpoint", "load_params", "module_checkpoint", "save_checkpoint"]
+__all__ = ["do_checkpoint", "epoch_number", "load_checkpoint", "load_params", "module_checkpoint", "save_checkpoint"]
 
 _log = get_logger("lazynd.sym.checkpoint")
 
 
-def _params_file(prefix: str, epoch: Any) -> str:
-    """``prefix-%04d.params``; the epoch must be an integer (MXNet formats it with ``%04d``)."""
+def epoch_number(where: str, what: str, epoch: Any) -> int:
+    """``epoch`` checked to be an integer (a training loop's bound, a checkpoint's number).
+
+    Raises
+    ------
+    DataError
+        When it is None (not set).
+    ArgumentTypeError
+        When it is not an integer (a str, a float, a bool).
+    """
+    if epoch is None:
+        raise DataError(f"{where}: {what} is required")
     if not isinstance(epoch, numbers.Integral) or isinstance(epoch, bool):
-        raise ArgumentTypeError(
-            f"checkpoint {prefix!r}: epoch must be an integer, got {type(epoch).__name__} {epoch!r}"
-        )
-    return f"{prefix}-{int(epoch):04d}.params"
+        raise ArgumentTypeError(f"{where}: {what} must be an integer, got {type(epoch).__name__} {epoch!r}")
+    return int(epoch)
+
+
+def _params_file(prefix: str, epoch: Any) -> str:
+    """``prefix-%04d.params`` (MXNet formats the epoch with ``%04d``)."""
+    return f"{prefix}-{epoch_number(f'checkpoint {prefix!r}', 'epoch', epoch):04d}.params"
 
 
 def save_checkpoint(

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import ArgumentTypeError, ShapeError
+from lazynd.errors import ArgumentTypeError, DataError, ShapeError
 
 
 def _net() -> Any:
@@ -20,9 +20,12 @@ def _net() -> Any:
 @pytest.mark.parametrize("epoch", ["1", 1.0, None, True])
 def test_an_epoch_that_is_not_an_integer_is_refused(tmp_path: Path, epoch: Any) -> None:
     prefix = str(tmp_path / "net")
-    with pytest.raises(ArgumentTypeError, match="epoch must be an integer"):
+    error, message = (
+        (DataError, "epoch is required") if epoch is None else (ArgumentTypeError, "epoch must be an integer")
+    )
+    with pytest.raises(error, match=message):
         mx.model.save_checkpoint(prefix, epoch, _net(), {}, {})
-    with pytest.raises(ArgumentTypeError, match="epoch must be an integer"):
+    with pytest.raises(error, match=message):
         mx.model.load_checkpoint(prefix, epoch)
     assert list(tmp_path.iterdir()) == []
 
@@ -48,3 +51,26 @@ def test_a_checkpointed_parameter_of_the_wrong_shape_is_named_when_the_module_bi
     module = mx.mod.Module.load(prefix, 1, label_names=None)
     with pytest.raises(ShapeError, match=r"'fc_weight' is given with shape \(5, 3\), the executor's is \(4, 3\)"):
         module.bind([("data", (2, 3))])
+
+
+def _training_data() -> Any:
+    return mx.io.NDArrayIter(np.ones((4, 3), np.float32), np.zeros(4, np.float32), batch_size=2, label_name="lr_label")
+
+
+def _regression() -> Any:
+    return mx.sym.LinearRegressionOutput(_net(), name="lr")
+
+
+@pytest.mark.parametrize(("what", "value"), [("num_epoch", "2"), ("num_epoch", 2.0), ("begin_epoch", "0")])
+def test_module_fit_refuses_epoch_bounds_that_are_not_integers(what: str, value: Any) -> None:
+    module = mx.mod.Module(_regression(), label_names=["lr_label"])
+    arguments = {"num_epoch": 1, what: value}
+    with pytest.raises(ArgumentTypeError, match=f"fit: {what} must be an integer"):
+        module.fit(_training_data(), **arguments)
+
+
+@pytest.mark.parametrize(("what", "value"), [("num_epoch", "2"), ("begin_epoch", 0.5)])
+def test_feedforward_fit_refuses_epoch_bounds_that_are_not_integers(what: str, value: Any) -> None:
+    model = mx.model.FeedForward(_regression(), **{"num_epoch": 1, what: value})
+    with pytest.raises(ArgumentTypeError, match=f"FeedForward.fit: {what} must be an integer"):
+        model.fit(_training_data())
