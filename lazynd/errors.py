@@ -73,6 +73,20 @@ class DeviceMemoryError(LazyNDError, MemoryError):
         self.nbytes = nbytes
 
 
+class ArgumentTypeError(LazyNDError, TypeError):
+    """An argument of the wrong type (a NumPy array where an NDArray goes, an int where a file name
+    goes); MXNet raises ``TypeError`` there, so ``except TypeError`` catches it too."""
+
+
+class MissingKeyError(LazyNDError, KeyError):
+    """A key (of a record index, a parameter dict) is not there; MXNet raises ``KeyError`` there,
+    so ``except KeyError`` catches it too."""
+
+    def __str__(self) -> str:
+        # KeyError's str() is the repr of its argument: show the message as written
+        return str(self.args[0]) if self.args else ""
+
+
 class ParameterError(LazyNDError, ValueError):
     """A dict of parameters names one the model does not have (MXNet raises ``ValueError`` there)."""
 

@@ -103,12 +103,16 @@ def _known_by_name(graph: IndexedGraph, args: tuple, kwargs: dict, what: str) ->
     for i, value in zip(arg_nodes, args, strict=False):
         if value is not None:
             known[graph.entry(i)] = value
-    by_name = {graph.nodes[i].name: i for i in graph.variables()}
+    # two variables may share a name (each made by its own ``Variable("a")``): as in MXNet, a value
+    # given by that name is every one of theirs
+    by_name: dict[str, list[int]] = {}
+    for i in graph.variables():
+        by_name.setdefault(graph.nodes[i].name, []).append(i)
     for key, value in kwargs.items():
         if key not in by_name:
             raise LazyNDError(f"{what}: {key!r} is not an input of the symbol; inputs are {list(by_name)}")
         if value is not None:
-            known[graph.entry(by_name[key])] = value
+            known.update((graph.entry(i), value) for i in by_name[key])
     return known
 
 

@@ -11,7 +11,7 @@ import json
 import os
 from typing import Any
 
-from lazynd.errors import FormatError, LazyNDError
+from lazynd.errors import ArgumentTypeError, FormatError, LazyNDError
 from lazynd.formats.fileio import open_for_read, write_atomic
 from lazynd.ops import registry
 
@@ -142,8 +142,9 @@ def _upgrade_attr(node_json: dict, name: str, is_variable: bool) -> tuple[dict[s
     for key, value in merged.items():
         if is_attribute_key(key):
             user[key if key.startswith("__") else f"__{key}__"] = value
-        elif key.endswith(("_lr_mult", "_wd_mult")) and "param" in node_json:
-            # 0.8 put e.g. weight_lr_mult on every node of a layer; it belongs to <layer>_weight
+        elif key.endswith(("_lr_mult", "_wd_mult")) and "attrs" not in node_json:
+            # 0.8 put e.g. weight_lr_mult on every node of a layer (in 'attr', beside 'param' or, in
+            # files that merged the two, among the parameters); it belongs to <layer>_weight
             target, mult = key.rsplit("_", 2)[0], key.rsplit("_", 2)[1]
             if is_variable and name.endswith(f"_{target}"):
                 user[f"__{mult}_mult__"] = value
@@ -297,6 +298,8 @@ class _Reader:
         return _Reader(self.source).build(document)
 
     def document(self, text: str | bytes) -> Any:
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise ArgumentTypeError(f"load_json: the JSON text must be a str or bytes, got {type(text).__name__}")
         try:
             document = json.loads(text)
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError

@@ -13,7 +13,7 @@ import numbers
 from typing import Any
 
 from lazynd.base import NotImplementedForSymbol
-from lazynd.errors import LazyNDError
+from lazynd.errors import ArgumentTypeError, LazyNDError
 
 from .attribute import listed_attrs, normalize_attrs
 from .graph import Entry, Node, aux_variables, child_entries, debug_text, topo_order
@@ -193,7 +193,9 @@ class Symbol:
             return creation.invoke(op, [self, other], {})
         if isinstance(other, numbers.Number):
             return creation.invoke(scalar_op, [self], {"scalar": other}, scalar_hint)
-        raise TypeError(f"unsupported operand type for symbol arithmetic: {type(other).__name__}")
+        raise ArgumentTypeError(
+            f"symbol arithmetic: unsupported operand type {type(other).__name__}; expected a Symbol or a number"
+        )
 
     def __add__(self, o: Any) -> Symbol:
         return self._binary(o, "_plus", "_plus_scalar")

@@ -40,7 +40,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from ..errors import LazyNDError, MissingFileError
+from ..errors import ArgumentTypeError, LazyNDError, MissingFileError
 from .fileio_temporary import TEMPORARY_PREFIX as TEMPORARY_PREFIX
 from .fileio_temporary import (
     create_temporary,
@@ -49,8 +49,8 @@ from .fileio_temporary import (
     remove_stale_temporaries,
     unlink_quietly,
 )
+from .fileio_urls import file_name_text, local_path, remote_filesystem, store_remote
 from .fileio_urls import is_url as is_url
-from .fileio_urls import local_path, remote_filesystem, store_remote
 
 BytesLike = bytes | bytearray | memoryview
 """Anything with the buffer protocol that a binary file's ``write`` accepts."""
@@ -237,7 +237,7 @@ class AtomicWriter:
     """
 
     def __init__(self, uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> None:
-        self.uri = os.fspath(uri)
+        self.uri = file_name_text(uri)
         self._local = local_path(uri, storage_options)
         self._temporary: str | None = None
         self._handle: IO[bytes]
@@ -312,7 +312,7 @@ class AtomicWriter:
 def _as_chunks(data: BytesLike | Iterable[BytesLike]) -> Iterable[BytesLike]:
     expected = "write_atomic: data must be bytes-like or an iterable of bytes-like"
     if isinstance(data, str):
-        raise TypeError(f"{expected}, got str")
+        raise ArgumentTypeError(f"{expected}, got str")
     if isinstance(data, (bytes, bytearray, memoryview)):
         return [data]
     try:  # other objects with the buffer protocol: numpy arrays, array.array
@@ -321,4 +321,4 @@ def _as_chunks(data: BytesLike | Iterable[BytesLike]) -> Iterable[BytesLike]:
         pass
     if isinstance(data, Iterable):
         return data
-    raise TypeError(f"{expected}, got {type(data).__name__}")
+    raise ArgumentTypeError(f"{expected}, got {type(data).__name__}")

@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import LazyNDError
+from ..errors import ArgumentTypeError, LazyNDError
 from .fileio_temporary import temporary_basename
 
 # A scheme has at least two characters so that a Windows drive ("C://x") is a path.
@@ -84,6 +84,15 @@ def store_remote(filesystem: Any, path: str, uri: str, payload: bytes) -> None:
         raise
 
 
+def file_name_text(uri: Any) -> str:
+    """``uri`` (a str or an ``os.PathLike`` of one) as a str; anything else is refused by type."""
+    if isinstance(uri, (str, os.PathLike)):
+        path = os.fspath(uri)
+        if isinstance(path, str):
+            return path
+    raise ArgumentTypeError(f"a file name must be a str path or URL, got {type(uri).__name__} {uri!r:.80}")
+
+
 def local_path(uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None) -> str | None:
     """Return the local filesystem path of ``uri``, or None for a remote URL."""
     if isinstance(uri, str) and is_url(uri):
@@ -94,9 +103,7 @@ def local_path(uri: str | os.PathLike[str], storage_options: Mapping[str, Any] |
             raise LazyNDError(f"file URL {uri!r} names host {parsed.netloc!r}; expected a local file URL")
         path = urllib.request.url2pathname(parsed.path)
     else:
-        path = os.fspath(uri)
-        if not isinstance(path, str):
-            raise TypeError(f"expected a str path or URL, got {type(uri).__name__}")
+        path = file_name_text(uri)
     if storage_options:
         raise LazyNDError(f"storage_options apply to remote URLs only; {uri!r} is a local path")
     return path

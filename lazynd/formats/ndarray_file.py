@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ArgumentTypeError
 from .fileio import BytesLike, open_for_read, write_atomic
 from .ndarray_record import DENSE_STORAGE as DENSE_STORAGE
 from .ndarray_record import DTYPE_TO_FLAG as DTYPE_TO_FLAG
@@ -203,13 +204,13 @@ def _encode_chunks(data: ArrayData) -> list[BytesLike]:
         items = []
         for name, item in data.items():
             if not isinstance(name, str):
-                raise TypeError(f"array names must be str, got {type(name).__name__} {name!r}")
+                raise ArgumentTypeError(f"array names must be str, got {type(name).__name__} {name!r}")
             names.append(name)
             items.append((repr(name), item))
     elif isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
         items = [(f"index {index}", item) for index, item in enumerate(data)]
     else:
-        raise TypeError(f"expected a list or dict of arrays, got {type(data).__name__}")
+        raise ArgumentTypeError(f"expected a list or dict of arrays, got {type(data).__name__}")
 
     chunks: list[BytesLike] = [_LIST_HEADER.pack(LIST_MAGIC, 0, len(items))]
     for label, item in items:

@@ -21,10 +21,21 @@ from typing import IO, Any, Self
 
 import numpy as np
 
-from ..errors import FormatError, OperatorError
+from ..errors import ArgumentTypeError, FormatError, OperatorError
 from .fileio import AtomicWriter, open_atomic, open_for_stream
+from .fileio_urls import file_name_text
 
 __all__ = ["MXRecordIO"]
+
+
+def bytes_like(what: str, data: Any) -> bytes:
+    """``data`` as bytes when it is bytes-like (bytes, bytearray, memoryview); refused by type otherwise."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise ArgumentTypeError(f"{what}: record data must be bytes-like; given {type(data).__name__}")
+
 
 _MAGIC = 0xCED7230A
 _MAGIC_BYTES = struct.pack("<I", _MAGIC)
@@ -90,9 +101,9 @@ class MXRecordIO:
     """
 
     def __init__(self, uri: str | os.PathLike[str], flag: str) -> None:
+        self.uri = file_name_text(uri)
         if flag not in ("r", "w"):
-            raise OperatorError(f"MXRecordIO({os.fspath(uri)!r}): flag must be 'r' or 'w'; given {flag!r}")
-        self.uri = os.fspath(uri)
+            raise OperatorError(f"MXRecordIO({self.uri!r}): flag must be 'r' or 'w'; given {flag!r}")
         self.flag = flag
         self.is_open = False
         self._file: IO[bytes] | AtomicWriter | None = None
@@ -195,11 +206,7 @@ class MXRecordIO:
     def write(self, buf: bytes | bytearray | memoryview) -> None:
         """Append one record holding the bytes ``buf``."""
         file = self._check(writing=True)
-        if not isinstance(buf, bytes):
-            if not isinstance(buf, (bytearray, memoryview)):
-                raise TypeError(f"record data must be bytes-like; given {type(buf).__name__}")
-            buf = bytes(buf)
-        record = _encode_record(buf)
+        record = _encode_record(bytes_like(f"{self.uri}: write", buf))
         file.write(record)
         self._pos += len(record)
 

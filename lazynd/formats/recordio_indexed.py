@@ -15,8 +15,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import FormatError, OperatorError
+from ..errors import FormatError, MissingKeyError, OperatorError
 from .fileio import AtomicWriter, open_atomic, open_for_read
+from .fileio_urls import file_name_text
 from .recordio_file import MXRecordIO
 
 __all__ = ["MXIndexedRecordIO"]
@@ -67,7 +68,7 @@ class MXIndexedRecordIO(MXRecordIO):
         flag: str,
         key_type: Callable[[str], Any] = int,
     ) -> None:
-        self.idx_path = os.fspath(idx_path)
+        self.idx_path = file_name_text(idx_path)
         self.key_type = key_type
         self.idx: dict[Any, int] = {}
         self.keys: list[Any] = []
@@ -150,8 +151,8 @@ class MXIndexedRecordIO(MXRecordIO):
         self._check(writing=False)
         try:
             position = self.idx[idx]
-        except KeyError:
-            raise KeyError(f"key {idx!r} is not in index {self.idx_path} ({len(self.keys)} keys)") from None
+        except (KeyError, TypeError):  # TypeError: an unhashable key (a list), which no index holds
+            raise MissingKeyError(f"key {idx!r} is not in index {self.idx_path} ({len(self.keys)} keys)") from None
         self._seek_to(position)
 
     def read_idx(self, idx: Any) -> bytes:

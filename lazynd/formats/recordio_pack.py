@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import ArgumentTypeError, FormatError
+from .recordio_file import bytes_like
 
 __all__ = ["IRHeader", "pack", "pack_img", "unpack", "unpack_img"]
 
@@ -59,7 +60,10 @@ def pack(header: Any, s: bytes | bytearray | memoryview) -> bytes:
     >>> header.flag, header.label.tolist(), header.id, payload
     (2, [1.0, 2.0], 7, b'data')
     """
+    if not isinstance(header, (tuple, list)) or len(header) != 4:
+        raise ArgumentTypeError(f"pack: header must be an IRHeader (flag, label, id, id2), got {header!r:.80}")
     header = IRHeader(*header)
+    s = bytes_like("pack", s)
     label: Any = header.label
     if isinstance(label, numbers.Number):
         flag, labels = 0, b""
@@ -97,6 +101,7 @@ def unpack(s: bytes | bytearray | memoryview) -> tuple[IRHeader, bytes]:
     >>> unpack(pack(IRHeader(0, 3.0, 1, 0), b"img"))
     (IRHeader(flag=0, label=3.0, id=1, id2=0), b'img')
     """
+    s = bytes_like("unpack", s)
     if len(s) < _IR_SIZE:
         raise FormatError(f"an image record is at least {_IR_SIZE} bytes (its header); given {len(s)}")
     flag, label, record_id, record_id2 = _IR_FORMAT.unpack_from(s)

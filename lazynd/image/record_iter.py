@@ -44,6 +44,7 @@ from ..errors import DataError, FormatError, OperatorError, ShapeError
 from ..io import DataBatch, DataDesc
 from ..io.base import BatchCursor
 from ..ndarray.dispatch import new_array
+from ..ops.params import Param, parse_int, parse_shape
 from .augmenters import (
     _EIGVAL,
     _EIGVEC,
@@ -194,6 +195,9 @@ class ImageRecordIter(BatchCursor, ImageIter):
             raise OperatorError(f"{name}: path_imgrec is required")
         if path_imglist:
             raise OperatorError(f"{name}: path_imglist is not supported; the labels come from the records")
+        # MXNet reads its iterator parameters from text too: batch_size="32", data_shape="(3,224,224)"
+        batch_size = Param(parse_int).parse(name, "batch_size", batch_size)
+        data_shape = Param(parse_shape).parse(name, "data_shape", data_shape)
         if batch_size <= 0:
             raise OperatorError(f"{name}: batch_size must be > 0, got {batch_size}")
         if len(data_shape) != 3:

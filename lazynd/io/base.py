@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError
+
+
+def _shape_of(name: str, shape: Any) -> tuple[int, ...]:
+    """``shape`` (a sequence of integers, NumPy's too) as a tuple of ints."""
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, np.ndarray)):
+        raise DataError(f"DataDesc {name!r}: shape must be a tuple of integers, got {shape!r}")
+    if not all(_is_whole_number(d) for d in shape):
+        raise DataError(f"DataDesc {name!r}: shape must be a tuple of integers, got {shape!r}")
+    return tuple(int(d) for d in shape)
+
+
+def _is_whole_number(value: Any) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return isinstance(value, numbers.Integral) or (isinstance(value, numbers.Real) and float(value).is_integer())
 
 
 class DataDesc(tuple):
@@ -31,8 +47,11 @@ class DataDesc(tuple):
     def __new__(cls, name: str, shape: Sequence[int], dtype: Any = np.float32, layout: str = "NCHW") -> DataDesc:
         if not isinstance(name, str):
             raise DataError(f"DataDesc: name must be a str, got {type(name).__name__}")
-        desc = super().__new__(cls, (name, tuple(int(d) for d in shape)))
-        desc.dtype = np.dtype(dtype).type
+        desc = super().__new__(cls, (name, _shape_of(name, shape)))
+        try:
+            desc.dtype = np.dtype(dtype).type
+        except (TypeError, ValueError, SyntaxError) as error:
+            raise DataError(f"DataDesc {name!r}: dtype {dtype!r} is not a dtype ({error})") from None
         desc.layout = layout
         return desc
 

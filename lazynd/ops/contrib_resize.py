@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
-from .params import Param, enum, optional, parse_bool, parse_float, parse_int, parse_shape
+from .params import Param, enum, optional, parse_bool, parse_finite_float, parse_int, parse_shape
 from .registry import OpDef, register
 
 RESIZE = "_contrib_BilinearResize2D"
@@ -147,8 +147,8 @@ def _resize_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
 _RESIZE_PARAMS = {
     "height": Param(parse_int, 1, "output height (mode 'size', without scale_height)"),
     "width": Param(parse_int, 1, "output width (mode 'size', without scale_width)"),
-    "scale_height": Param(optional(parse_float), None, "output height as a multiple of the input's"),
-    "scale_width": Param(optional(parse_float), None, "output width as a multiple of the input's"),
+    "scale_height": Param(optional(parse_finite_float), None, "output height as a multiple of the input's"),
+    "scale_width": Param(optional(parse_finite_float), None, "output width as a multiple of the input's"),
     "mode": Param(
         enum("size", "like", "odd_scale", "to_even_down", "to_even_up", "to_odd_down", "to_odd_up"),
         "size",

@@ -33,7 +33,7 @@ from .conv_columns import (
     uses_batch_last_backward,
 )
 from .host_reduce import column_sum_into
-from .params import Param, enum, optional, parse_bool, parse_int, parse_shape, parse_str
+from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape, parse_str
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 LAYOUTS = ("NCW", "NWC", "NCHW", "NHWC", "NCDHW", "NDHWC")
@@ -45,7 +45,7 @@ def _common_params(no_bias_default: bool) -> dict[str, Param]:
         "stride": Param(parse_shape, (), "stride per spatial axis (default 1)"),
         "dilate": Param(parse_shape, (), "dilation per spatial axis (default 1)"),
         "pad": Param(parse_shape, (), "zero padding per spatial axis (default 0)"),
-        "num_filter": Param(parse_int, doc="number of output channels"),
+        "num_filter": Param(parse_positive_int, doc="number of output channels"),
         "num_group": Param(parse_int, 1, "number of groups"),
         "workspace": Param(parse_int, 1024, "accepted for MXNet compatibility"),
         "no_bias": Param(parse_bool, no_bias_default, "leave out the bias"),

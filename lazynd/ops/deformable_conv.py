@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import OperatorError, ShapeError
 from ._bilinear import Tap, bilinear_taps
 from .conv_columns import Geometry
-from .params import Param, enum, optional, parse_bool, parse_int, parse_shape
+from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 V1 = "_contrib_DeformableConvolution"
@@ -196,7 +196,7 @@ def _params(modulated: bool) -> dict[str, Param]:
         "stride": Param(parse_shape, (), "stride per spatial axis (default 1)"),
         "dilate": Param(parse_shape, (), "dilation per spatial axis (default 1)"),
         "pad": Param(parse_shape, (), "zero padding per spatial axis (default 0)"),
-        "num_filter": Param(parse_int, doc="number of output channels"),
+        "num_filter": Param(parse_positive_int, doc="number of output channels"),
         "num_group": Param(parse_int, 1, "number of channel groups of the product"),
         "num_deformable_group": Param(parse_int, 1, "number of channel groups with their own offsets"),
         "workspace": Param(parse_int, 1024, "accepted for MXNet compatibility"),

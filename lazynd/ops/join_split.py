@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from ..util import is_np_shape
-from .params import REQUIRED, Param, parse_bool, parse_int
+from .params import REQUIRED, Param, parse_bool, parse_int, parse_positive_int
 from .registry import OpDef, merge_shape, register
 from .shape import normalize_axis
 
@@ -162,7 +162,7 @@ register(
         "SliceChannel",
         _slice_channel_forward,
         params={
-            "num_outputs": Param(parse_int, REQUIRED, "number of equal pieces"),
+            "num_outputs": Param(parse_positive_int, REQUIRED, "number of equal pieces"),
             "axis": Param(parse_int, 1, "the axis to split"),
             "squeeze_axis": Param(parse_bool, False, "drop the split axis (its size must equal num_outputs)"),
         },

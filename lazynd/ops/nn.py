@@ -20,12 +20,12 @@ import numpy as np
 from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from .host_reduce import column_sum_into
-from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_int, parse_shape
+from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_positive_int, parse_shape
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 # -- FullyConnected ------------------------------------------------------------------------------
 FC_PARAMS = {
-    "num_hidden": Param(parse_int, doc="number of output units"),
+    "num_hidden": Param(parse_positive_int, doc="number of output units"),
     "no_bias": Param(parse_bool, False, "leave out the bias"),
     "flatten": Param(parse_bool, True, "flatten all axes after the first (else apply to the last axis)"),
 }
@@ -56,9 +56,7 @@ def _fc_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
 def _fc_infer(
     attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None
 ) -> tuple[list, list, list]:
-    hidden = attrs["num_hidden"]
-    if hidden <= 0:
-        raise OperatorError(f"FullyConnected: num_hidden must be positive, got {hidden}")
+    hidden = attrs["num_hidden"]  # at least 1: its parser's bound
     data = in_shapes[0]
     out_known = out_shapes[0] if out_shapes else None
     if data is not None and len(data) > 1 and not data[0] and out_known:
@@ -207,8 +205,8 @@ register(
 
 # -- Embedding -----------------------------------------------------------------------------------
 EMBED_PARAMS = {
-    "input_dim": Param(parse_int, doc="vocabulary size"),
-    "output_dim": Param(parse_int, doc="embedding size"),
+    "input_dim": Param(parse_positive_int, doc="vocabulary size"),
+    "output_dim": Param(parse_positive_int, doc="embedding size"),
     "dtype": Param(parse_dtype, "float32", "dtype of the weight"),
     "sparse_grad": Param(parse_bool, False, "accepted for MXNet compatibility"),
 }
@@ -231,9 +229,7 @@ def _embed_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
 
 
 def _embed_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    in_dim, out_dim = attrs["input_dim"], attrs["output_dim"]
-    if in_dim <= 0 or out_dim <= 0:
-        raise OperatorError(f"Embedding: input_dim and output_dim must be positive, got {in_dim}, {out_dim}")
+    in_dim, out_dim = attrs["input_dim"], attrs["output_dim"]  # at least 1: their parser's bound
     in_shapes[1] = merge_shape("Embedding", "weight", in_shapes[1], (in_dim, out_dim))
     data = in_shapes[0]
     return in_shapes, [None if data is None else (*data, out_dim)], aux_shapes

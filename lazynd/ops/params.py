@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,6 +39,14 @@ def parse_int(value: Any) -> int:
     return int(value)
 
 
+def parse_positive_int(value: Any) -> int:
+    """An integer of at least 1 (a count of units, filters, pieces: MXNet's lower bound 1)."""
+    number = parse_int(value)
+    if number < 1:
+        raise ValueError("expected an integer >= 1")
+    return number
+
+
 def parse_float(value: Any) -> float:
     if isinstance(value, str):
         text = value.strip().lower()
@@ -47,6 +56,14 @@ def parse_float(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError("expected a number")
     return float(value)
+
+
+def parse_finite_float(value: Any) -> float:
+    """A float that is neither infinite nor NaN (a scale or a size factor)."""
+    number = parse_float(value)
+    if not math.isfinite(number):
+        raise ValueError("expected a finite number")
+    return number
 
 
 def parse_bool(value: Any) -> bool:
@@ -101,7 +118,7 @@ def parse_dtype(value: Any) -> str:
         raise ValueError(allowed)
     try:
         name = np.dtype(value).name
-    except TypeError as err:
+    except (TypeError, ValueError, SyntaxError) as err:  # NumPy reads '(1,' as a struct spec: SyntaxError
         raise ValueError(allowed) from err
     if name not in DTYPE_NAMES:
         raise ValueError(f"expected one of {', '.join(DTYPE_NAMES)}")

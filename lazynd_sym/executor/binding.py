@@ -13,11 +13,12 @@ import numpy as np
 
 import lazynd.ndarray as nd
 from lazynd.context import Context, as_context
-from lazynd.errors import LazyNDError, ShapeError
+from lazynd.errors import ArgumentTypeError, LazyNDError, ShapeError
 from lazynd.ndarray.sparse import check_dense
 
 from ..passes.infer_shape import shape_known
 from .executor import Executor
+from .memory import out_of_memory_named
 from .placed import PlacedExecutor, needs_placement
 
 GRAD_REQS = ("write", "add", "null")
@@ -27,7 +28,8 @@ def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = Fal
     """``values`` (a list in ``names`` order, or a dict by name) as a list in ``names`` order.
 
     A dict may hold names the symbol lacks, as in MXNet: a part of a network (one of its
-    ``get_internals()``) binds with the whole network's parameters.
+    ``get_internals()``) binds with the whole network's parameters.  Every array given must be
+    an NDArray (MXNet raises ``TypeError`` otherwise, so does this: :class:`ArgumentTypeError`).
     """
     if values is None:
         return [None] * len(names)
@@ -35,11 +37,28 @@ def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = Fal
         missing = [n for n in names if n not in values]
         if missing and not allow_missing:
             raise LazyNDError(f"bind: {what} misses {missing}")
-        return [values.get(n) for n in names]
-    values = list(values)
-    if len(values) != len(names):
-        raise LazyNDError(f"bind: {what} has {len(values)} arrays, expected {len(names)} ({names})")
-    return values
+        chosen = [values.get(n) for n in names]
+    elif isinstance(values, (list, tuple)):
+        if len(values) != len(names):
+            raise LazyNDError(f"bind: {what} has {len(values)} arrays, expected {len(names)} ({names})")
+        chosen = list(values)
+    else:
+        raise ArgumentTypeError(
+            f"bind: {what} must be a list of NDArrays or a dict of NDArrays by name, got {type(values).__name__}"
+        )
+    for name, value in zip(names, chosen, strict=True):
+        if value is not None and not isinstance(value, nd.NDArray):
+            raise ArgumentTypeError(f"bind: {what}[{name!r}] must be an NDArray, got {type(value).__name__}")
+    return chosen
+
+
+def _optional_dict(caller: str, what: str, value: Any) -> dict:
+    """``value`` (a dict, or None for an empty one) checked to be a dict."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ArgumentTypeError(f"{caller}: {what} must be a dict by name, got {type(value).__name__}")
+    return value
 
 
 def _check_binding(caller: str, symbol: Any, ctx: Any) -> Context:
@@ -74,24 +93,37 @@ def bind(
     if any(a is None for a in arrays):
         raise LazyNDError(f"bind: args misses {[n for n, a in zip(arg_names, arrays, strict=False) if a is None]}")
     grads = _as_list(args_grad, arg_names, "args_grad", allow_missing=True)
+    for name, array, grad in zip(arg_names, arrays, grads, strict=True):
+        if grad is not None and tuple(grad.shape) != tuple(array.shape):
+            raise ShapeError(
+                f"bind: args_grad[{name!r}] has shape {grad.shape}, expected {array.shape} like its argument"
+            )
     reqs = _grad_reqs("bind", grad_req, arg_names)
     reqs = [r if g is not None else "null" for r, g in zip(reqs, grads, strict=False)]
     aux = _as_list(aux_states, aux_names, "aux_states")
     if any(a is None for a in aux):
         raise LazyNDError(f"bind: aux_states misses {[n for n, a in zip(aux_names, aux, strict=False) if a is None]}")
-    return _executor_class(ctx, group2ctx)(symbol, ctx, arrays, grads, reqs, aux, group2ctx)
+    with out_of_memory_named("bind", ctx):
+        return _executor_class(ctx, group2ctx)(symbol, ctx, arrays, grads, reqs, aux, group2ctx)
 
 
 def _grad_reqs(caller: str, grad_req: Any, names: list[str]) -> list[str]:
-    """``grad_req`` (one string, a dict by name, or a list) as one checked request per argument."""
-    if isinstance(grad_req, str):
+    """``grad_req`` (one string, a dict by name, or a list) as one checked request per argument;
+    None, as in MXNet, asks for no gradient."""
+    if grad_req is None:
+        reqs = ["null"] * len(names)
+    elif isinstance(grad_req, str):
         reqs = [grad_req] * len(names)
     elif isinstance(grad_req, dict):
         reqs = [grad_req.get(n, "null") for n in names]
-    else:
+    elif isinstance(grad_req, (list, tuple)):
         reqs = list(grad_req)
         if len(reqs) != len(names):
             raise LazyNDError(f"{caller}: grad_req has {len(reqs)} entries, expected one per argument {names}")
+    else:
+        raise ArgumentTypeError(
+            f"{caller}: grad_req must be a string, a list or a dict by name, got {type(grad_req).__name__}"
+        )
     for name, req in zip(names, reqs, strict=False):
         if req not in GRAD_REQS:
             raise LazyNDError(f"{caller}: grad_req of {name!r} is {req!r}, expected one of {GRAD_REQS}")
@@ -101,7 +133,7 @@ def _grad_reqs(caller: str, grad_req: Any, names: list[str]) -> list[str]:
 def _bound_types(symbol: Any, names: list, aux_names: list, type_dict: Any) -> tuple[list, list]:
     """The dtypes simple_bind gives the arguments and auxiliary states: those of ``type_dict``,
     those inferred from them, and float32 (MXNet's default dtype) for any that nothing decides."""
-    given = dict(type_dict or {})
+    given = dict(_optional_dict("simple_bind", "type_dict", type_dict))
     arg_types, _, aux_types = symbol.infer_type(**given)
     if arg_types is not None:
         return arg_types, aux_types
@@ -130,9 +162,16 @@ class Sharing:
             raise LazyNDError(
                 f"simple_bind: shared_buffer must be a dict of NDArrays by name, got {type(shared_buffer).__name__}"
             )
+        for name, held in (shared_buffer or {}).items():
+            if not isinstance(held, nd.NDArray):
+                raise ArgumentTypeError(
+                    f"simple_bind: shared_buffer[{name!r}] must be an NDArray, got {type(held).__name__}"
+                )
         self.buffer = shared_buffer
         self.args: dict = {}
         self.grads: dict = {}
+        if shared_exec is not None and not isinstance(shared_exec, Executor):
+            raise ArgumentTypeError(f"simple_bind: shared_exec must be an Executor, got {type(shared_exec).__name__}")
         if shared_exec is not None:
             shared = None if shared_arg_names is None else set(shared_arg_names)
             self.args = {n: a for n, a in shared_exec.arg_dict.items() if shared is None or n in shared}
@@ -169,7 +208,7 @@ def simple_bind(
 ) -> Executor:
     """The executor of ``symbol.simple_bind``: arrays of the inferred shapes, or those ``sharing`` holds."""
     ctx = _check_binding("simple_bind", symbol, ctx)
-    for name, stype in (stype_dict or {}).items():
+    for name, stype in _optional_dict("simple_bind", "stype_dict", stype_dict).items():
         check_dense(stype, f"simple_bind: stype_dict[{name!r}]")
     # as MXNet's, shapes of names the symbol lacks are passed over (a label's for a net without one)
     inputs = set(symbol.list_inputs())
@@ -188,15 +227,17 @@ def simple_bind(
     def make(key: str, name: str, shape: tuple, dtype: Any) -> Any:
         return sharing.take(key, name, shape, dtype, lambda: nd.zeros(shape, ctx=where.get(name, ctx), dtype=dtype))
 
-    args = [make("arg", n, s, t) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
     reqs = _grad_reqs("simple_bind", grad_req, names)
     # a bool argument has no derivative, so no gradient (MXNet 1.9.1 allocates one its backward refuses)
     reqs = ["null" if np.dtype(t) == np.bool_ else r for r, t in zip(reqs, arg_types, strict=False)]
-    grads = [
-        make("grad", n, s, t) if r != "null" else None
-        for n, s, t, r in zip(names, arg_shapes, arg_types, reqs, strict=False)
-    ]
-    aux = [
-        nd.zeros(s, ctx=where.get(n, ctx), dtype=t) for n, s, t in zip(aux_names, aux_shapes, aux_types, strict=False)
-    ]
-    return executor_class(symbol, ctx, args, grads, reqs, aux, group2ctx)
+    with out_of_memory_named("simple_bind", ctx):
+        args = [make("arg", n, s, t) for n, s, t in zip(names, arg_shapes, arg_types, strict=False)]
+        grads = [
+            make("grad", n, s, t) if r != "null" else None
+            for n, s, t, r in zip(names, arg_shapes, arg_types, reqs, strict=False)
+        ]
+        aux = [
+            nd.zeros(s, ctx=where.get(n, ctx), dtype=t)
+            for n, s, t in zip(aux_names, aux_shapes, aux_types, strict=False)
+        ]
+        return executor_class(symbol, ctx, args, grads, reqs, aux, group2ctx)

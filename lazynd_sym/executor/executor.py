@@ -18,7 +18,7 @@ import lazynd.ndarray as nd
 from lazynd.backend import get_backend
 from lazynd.context import Context
 from lazynd.engine.var import Var
-from lazynd.errors import LazyNDError, ParameterError, ShapeError
+from lazynd.errors import ArgumentTypeError, LazyNDError, ParameterError, ShapeError
 from lazynd.runtime import generator_for, kernel_context, kernel_for, with_generator
 
 from .. import passes
@@ -28,6 +28,7 @@ from ..passes.infer_shape import shape_known
 from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import pass_vars
 from .bind_graph import prepare_bind_graph
+from .memory import out_of_memory_named
 from .report import plan_report
 from .run import PassRunner, _finish_kernel, bulk_enabled
 
@@ -311,11 +312,22 @@ class Executor(PassRunner):
         self, arg_params: dict, aux_params: dict | None = None, allow_extra_params: bool = False
     ) -> None:
         """Copy parameter arrays into this executor's arguments and auxiliary states (lazily)."""
+        for params, what in ((arg_params, "arg_params"), (aux_params, "aux_params")):
+            if params is not None and not isinstance(params, dict):
+                raise ArgumentTypeError(
+                    f"copy_params_from: {what} must be a dict of arrays by name, got {type(params).__name__}"
+                )
         for params, table, what in (
-            (arg_params, self.arg_dict, "argument"),
+            (arg_params or {}, self.arg_dict, "argument"),
             (aux_params or {}, self.aux_dict, "auxiliary state"),
         ):
             for name, value in params.items():
+                shape = getattr(value, "shape", None)  # an array's; a number fills the whole array
+                if name in table and shape is not None and tuple(shape) != tuple(table[name].shape):
+                    raise ShapeError(
+                        f"copy_params_from: {what} {name!r} is given with shape {tuple(shape)}, "
+                        f"the executor's is {tuple(table[name].shape)}"
+                    )
                 if name in table:
                     value.copyto(table[name]) if isinstance(value, nd.NDArray) else table[name].__setitem__(
                         slice(None), value
@@ -357,12 +369,13 @@ class Executor(PassRunner):
                 raise ShapeError(f"reshape: new shape {shape} is larger than {old.shape}; pass allow_up_sizing=True")
             return nd.zeros(shape, ctx=self._ctx, dtype=old.dtype)
 
-        args = [share(a, s) for a, s in zip(self.arg_arrays, arg_shapes, strict=False)]
-        grads = [share(g, s) for g, s in zip(self.grad_arrays, arg_shapes, strict=False)]
-        aux = [share(a, s) for a, s in zip(self.aux_arrays, aux_shapes, strict=False)]
-        return type(self)(
-            self._symbol, self._ctx, args, grads, list(self.grad_req), aux, self._group2ctx, shared_memory=self
-        )
+        with out_of_memory_named("reshape", self._ctx):
+            args = [share(a, s) for a, s in zip(self.arg_arrays, arg_shapes, strict=False)]
+            grads = [share(g, s) for g, s in zip(self.grad_arrays, arg_shapes, strict=False)]
+            aux = [share(a, s) for a, s in zip(self.aux_arrays, aux_shapes, strict=False)]
+            return type(self)(
+                self._symbol, self._ctx, args, grads, list(self.grad_req), aux, self._group2ctx, shared_memory=self
+            )
 
     def debug_str(self) -> str:
         """The compiled graph: each entry with its storage id, planned vs naive bytes, and MXNet's

@@ -32,6 +32,8 @@ from .run import _finish_kernel, _operation_name, _step_failure, run_monitored
 
 def needs_placement(ctx: Context, group2ctx: dict | None) -> bool:
     """Whether ``group2ctx`` sends some group off ``ctx``."""
+    if group2ctx is not None and not isinstance(group2ctx, dict):
+        raise ContextError(f"bind: group2ctx must be a dict of Contexts by group, got {type(group2ctx).__name__}")
     for group, other in (group2ctx or {}).items():
         if not isinstance(other, Context):
             raise ContextError(f"bind: group2ctx[{group!r}] must be a Context, got {type(other).__name__}")

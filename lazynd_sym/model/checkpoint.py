@@ -8,19 +8,42 @@ The ``.params`` file is an ``nd.save`` dict whose keys are ``arg:<name>`` and
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Any
 
 import lazynd as mx
 from lazynd import ndarray as nd
-from lazynd.errors import FormatError
+from lazynd.errors import ArgumentTypeError, DataError, FormatError
 from lazynd.log import get_logger
 
 from ..json_format import load as load_symbol
 
-__all__ = ["do_checkpoint", "load_checkpoint", "load_params", "module_checkpoint", "save_checkpoint"]
+__all__ = ["do_checkpoint", "epoch_number", "load_checkpoint", "load_params", "module_checkpoint", "save_checkpoint"]
 
 _log = get_logger("lazynd.sym.checkpoint")
+
+
+def epoch_number(where: str, what: str, epoch: Any) -> int:
+    """``epoch`` checked to be an integer (a training loop's bound, a checkpoint's number).
+
+    Raises
+    ------
+    DataError
+        When it is None (not set).
+    ArgumentTypeError
+        When it is not an integer (a str, a float, a bool).
+    """
+    if epoch is None:
+        raise DataError(f"{where}: {what} is required")
+    if not isinstance(epoch, numbers.Integral) or isinstance(epoch, bool):
+        raise ArgumentTypeError(f"{where}: {what} must be an integer, got {type(epoch).__name__} {epoch!r}")
+    return int(epoch)
+
+
+def _params_file(prefix: str, epoch: Any) -> str:
+    """``prefix-%04d.params`` (MXNet formats the epoch with ``%04d``)."""
+    return f"{prefix}-{epoch_number(f'checkpoint {prefix!r}', 'epoch', epoch):04d}.params"
 
 
 def save_checkpoint(
@@ -42,11 +65,22 @@ def save_checkpoint(
     >>> sorted(load_checkpoint(prefix, 1)[1])
     ['fc_weight']
     """
+    # everything checked before anything is written: a refused call leaves no half checkpoint
+    path = _params_file(prefix, epoch)
+    payload = {}
+    for kind, params in (("arg", arg_params), ("aux", aux_params or {})):
+        if not isinstance(params, dict):
+            raise ArgumentTypeError(
+                f"save_checkpoint: {kind}_params must be a dict by name, got {type(params).__name__}"
+            )
+        for name, value in params.items():
+            if not isinstance(value, nd.NDArray):
+                raise ArgumentTypeError(
+                    f"save_checkpoint: {kind}_params[{name!r}] must be an NDArray, got {type(value).__name__}"
+                )
+            payload[f"{kind}:{name}"] = value.as_in_context(mx.cpu())
     if symbol is not None:
         symbol.save(f"{prefix}-symbol.json")
-    payload = {f"arg:{k}": v.as_in_context(mx.cpu()) for k, v in arg_params.items()}
-    payload.update({f"aux:{k}": v.as_in_context(mx.cpu()) for k, v in (aux_params or {}).items()})
-    path = f"{prefix}-{int(epoch):04d}.params"
     nd.save(path, payload)
     _log.info('Saved checkpoint to "%s"', path)
 
@@ -58,8 +92,10 @@ def load_params(path: str, epoch: int | None = None) -> tuple[dict[str, Any], di
     reads ``prefix-%04d.params`` (MXNet's ``mx.model.load_params``).
     """
     if epoch is not None:
-        path = f"{path}-{int(epoch):04d}.params"
+        path = _params_file(path, epoch)
     saved = nd.load(path)
+    if isinstance(saved, list) and not saved:
+        saved = {}  # a network without parameters: an empty dict is written as an empty list
     if not isinstance(saved, dict):
         raise FormatError(f"{path}: a checkpoint holds a dict of named arrays, found a list of {len(saved)}")
     arg_params, aux_params = {}, {}
@@ -76,8 +112,9 @@ def load_params(path: str, epoch: int | None = None) -> tuple[dict[str, Any], di
 
 def load_checkpoint(prefix: str, epoch: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """Read ``(symbol, arg_params, aux_params)`` written by ``save_checkpoint`` (ours or MXNet's)."""
+    params_file = _params_file(prefix, epoch)
     symbol = load_symbol(f"{prefix}-symbol.json")
-    arg_params, aux_params = load_params(prefix, epoch)
+    arg_params, aux_params = load_params(params_file)
     return symbol, arg_params, aux_params
 
 

@@ -25,7 +25,7 @@ from lazynd.log import get_logger
 
 from ..executor_group import DataParallelExecutorGroup
 from ..symbol import Symbol
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import epoch_number, load_checkpoint, save_checkpoint
 from .inputs import call_all, callback_list, context_list, init_eval_iter, init_iter, num_batches
 from .kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, name_indices, push_pull
 from .predict import InferenceMixin
@@ -173,8 +173,8 @@ class FeedForward(InferenceMixin):
         is installed on the training executors and printed every ``interval`` batches.
         """
         logger = logger or get_logger("lazynd.sym.model")
-        if self.num_epoch is None:
-            raise DataError("FeedForward.fit: num_epoch is not set")
+        self.num_epoch = epoch_number("FeedForward.fit", "num_epoch", self.num_epoch)
+        self.begin_epoch = epoch_number("FeedForward.fit", "begin_epoch", self.begin_epoch)
         data = init_iter(X, y, self.numpy_batch_size, is_train=True)
         if self.epoch_size is not None:
             data = mx_io.ResizeIter(data, self.epoch_size, reset_internal=False)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from lazynd import optimizer as opt_module
-from lazynd.errors import DataError
+from lazynd.errors import ArgumentTypeError, DataError
 
 __all__ = ["LOCAL_UPDATE_LIMIT", "create_kvstore", "create_optimizer", "is_dist_sync", "push_pull"]
 
@@ -95,7 +95,12 @@ def create_optimizer(
 
     ``rescale_grad`` defaults to ``1 / batch_size``; ``param_idx2name`` follows :func:`index_names`.
     """
-    kwargs = dict(params)
+    try:
+        kwargs = dict(params)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(
+            f"optimizer_params must be a dict or (key, value) pairs, got {type(params).__name__} {params!r:.80}"
+        ) from None
     kwargs.setdefault("rescale_grad", 1.0 / batch_size)
     return opt_module.create(name, sym=symbol, param_idx2name=index_names(param_names, copies), **kwargs)
 

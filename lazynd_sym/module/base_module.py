@@ -23,7 +23,7 @@ from lazynd.callback import BatchEndParam
 from lazynd.errors import DataError, LazyNDError
 from lazynd.log import get_logger
 
-from ..model.checkpoint import load_params as load_params_file
+from ..model import checkpoint
 from ..model.inputs import call_all
 from .params import reject_unknown_params
 
@@ -214,8 +214,8 @@ class BaseModule:
         ...         optimizer_params={"learning_rate": 0.1})  # doctest: +SKIP
         """
         _refuse_sparse_rows(sparse_row_id_fn, "fit")
-        if num_epoch is None:
-            raise DataError("fit: num_epoch is required (train epochs begin_epoch .. num_epoch - 1)")
+        num_epoch = checkpoint.epoch_number("fit", "num_epoch", num_epoch)
+        begin_epoch = checkpoint.epoch_number("fit", "begin_epoch", begin_epoch)
         self._check_iter(train_data, "fit")
         if eval_data is not None:
             self._check_iter(eval_data, "fit (eval_data)")
@@ -282,7 +282,7 @@ class BaseModule:
 
     def load_params(self, fname: str) -> None:
         """Set the parameters from a file written by :meth:`save_params` (or MXNet's ``.params``)."""
-        arg_params, aux_params = load_params_file(fname)
+        arg_params, aux_params = checkpoint.load_params(fname)
         self.set_params(arg_params, aux_params)
 
     # -- the stages (subclasses) -----------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
-from lazynd.errors import LazyNDError
+from lazynd.errors import ArgumentTypeError, LazyNDError
 
 from ..model.checkpoint import load_checkpoint, save_checkpoint
 from .base_module import BaseModule
@@ -211,6 +211,8 @@ class Module(BaseModule):
             raise LazyNDError("Module.bind: inputs_need_grad=True needs for_training=True")
         shared_group = None
         if shared_module is not None:
+            if not isinstance(shared_module, Module):
+                raise ArgumentTypeError(f"Module.bind: shared_module is a {type(shared_module).__name__}, not a Module")
             if not (shared_module.binded and shared_module.params_initialized):
                 raise LazyNDError("Module.bind: shared_module must be bound and have its parameters initialized")
             shared_group = shared_module._exec_group

@@ -16,7 +16,7 @@ import numpy as np
 
 from lazynd import initializer as init_module
 from lazynd import ndarray as nd
-from lazynd.errors import DataError, ParameterError, ShapeError
+from lazynd.errors import ArgumentTypeError, DataError, ParameterError, ShapeError
 
 __all__ = ["fill_params", "reject_unknown_params", "zeros_like_first"]
 
@@ -55,6 +55,10 @@ def fill_params(
     >>> table["fc_weight"].asnumpy().tolist(), table["fc_bias"].asnumpy().tolist()
     ([1.0, 1.0], [0.0, 0.0])
     """
+    if initializer is not None and not callable(initializer):
+        raise ArgumentTypeError(
+            f"init_params: initializer must be an Initializer (a callable), got {type(initializer).__name__}"
+        )
     for name, target in table.items():
         if given is not None and name in given:
             source = given[name]

@@ -45,7 +45,6 @@ def test_convolution_rejects_kernel_larger_than_input():
     ("data", "params", "message"),
     [
         ((1, 4, 8, 8), dict(num_filter=3, num_group=2), "num_filter 3 must be a positive multiple of num_group 2"),
-        ((1, 4, 8, 8), dict(num_filter=0), "num_filter 0 must be a positive multiple of num_group 1"),
         ((4, 8, 8), dict(num_filter=2), r"data must be 4-D for kernel \(3, 3\), got shape \(4, 8, 8\)"),
         ((1, 3, 8, 8), dict(num_filter=2, num_group=2), "data has 3 channels, not a multiple of num_group 2"),
     ],

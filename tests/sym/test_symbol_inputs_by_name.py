@@ -1,0 +1,37 @@
+"""What infer_shape/infer_type and symbol arithmetic make of inputs given by name or of a wrong type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import ArgumentTypeError
+
+
+def _two_variables_named_a() -> Any:
+    # two separate variables that share the name "a", as MXNet 1.9.1 lets a Group hold them
+    return mx.sym.Group(
+        [mx.sym.Variable("a") + 1, mx.sym.FullyConnected(mx.sym.Variable("a"), num_hidden=2, name="fc")]
+    )
+
+
+def test_a_shape_given_by_name_reaches_every_variable_of_that_name_as_in_mxnet() -> None:
+    group = _two_variables_named_a()
+    assert group.list_arguments() == ["a", "a", "fc_weight", "fc_bias"]
+    # MXNet 1.9.1: ([(2, 3), (2, 3), (2, 3), (2,)], [(2, 3), (2, 2)], [])
+    assert group.infer_shape(a=(2, 3)) == ([(2, 3), (2, 3), (2, 3), (2,)], [(2, 3), (2, 2)], [])
+
+
+def test_a_type_given_by_name_reaches_every_variable_of_that_name() -> None:
+    arg_types, out_types, _ = _two_variables_named_a().infer_type(a="float64")
+    assert arg_types == [np.float64] * 4
+    assert out_types == [np.float64, np.float64]
+
+
+@pytest.mark.parametrize("other", [mx.nd.ones(2), "x", None], ids=["NDArray", "str", "None"])
+def test_symbol_arithmetic_with_an_operand_of_another_type_is_refused_by_type(other: Any) -> None:
+    with pytest.raises(ArgumentTypeError, match="symbol arithmetic: unsupported operand type"):
+        mx.sym.Variable("a") + other
