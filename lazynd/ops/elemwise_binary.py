@@ -11,7 +11,7 @@ from ..backend.cuda.elementwise import ElementwiseFamily
 from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from . import registry
-from .opdef import _same_type_infer, refuse_bool_inputs
+from .opdef import _same_type_infer, dim_is_known, refuse_bool_inputs
 from .params import Param, parse_float
 from .registry import OpDef, register
 
@@ -191,7 +191,8 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
 
 
 def broadcast_shape(op: str, lhs: tuple | None, rhs: tuple | None) -> tuple | None:
-    """NumPy broadcasting of two partial shapes (0 = unknown dim)."""
+    """NumPy broadcasting of two partial shapes (0 = unknown dim; a size of 0 under NumPy shape
+    semantics, as in an imperative call, which broadcasts with 1 only)."""
     if lhs is None or rhs is None:
         return None
     ndim = max(len(lhs), len(rhs))
@@ -203,7 +204,7 @@ def broadcast_shape(op: str, lhs: tuple | None, rhs: tuple | None) -> tuple | No
             out.append(x)
         elif x == 1:
             out.append(y)
-        elif x == 0 or y == 0:
+        elif not (dim_is_known(x) and dim_is_known(y)):
             out.append(x or y)
         else:
             raise ShapeError(f"{op}: shapes {tuple(lhs)} and {tuple(rhs)} cannot be broadcast together")

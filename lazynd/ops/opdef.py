@@ -60,6 +60,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
+from ..util import is_np_shape
 from .params import Param, parse_params
 
 Shape = tuple[int, ...]
@@ -134,6 +135,12 @@ def unify_shapes(op: str, names: Sequence[str], shapes: list[Shape | None]) -> S
     for name, shape in zip(names, shapes, strict=False):
         result = merge_shape(op, name, shape, result) if shape is not None else result
     return result
+
+
+def dim_is_known(dim: int) -> bool:
+    """Whether a shape rule may take ``dim`` as a size: any dim under NumPy shape semantics (an
+    imperative call, where a 0 is a zero-size axis), else a nonzero one (0 = unknown)."""
+    return dim > 0 or is_np_shape()
 
 
 def shape_is_known(shape: Shape | None) -> bool:

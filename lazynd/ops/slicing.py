@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from .params import REQUIRED, Param, optional, parse_axis, parse_int
-from .registry import OpDef, register
+from .registry import OpDef, dim_is_known, register
 from .shape import normalize_axis
 
 
@@ -141,7 +141,7 @@ def _slice_like_shape(attrs: dict, data: tuple, like: tuple) -> tuple:
         i = normalize_axis("slice_like", axis, len(data), "axes")
         if i >= len(like):
             raise ShapeError(f"slice_like: axis {axis} is out of range for shape_like {tuple(like)}")
-        if data[i] and like[i] > data[i]:
+        if dim_is_known(data[i]) and like[i] > data[i]:
             raise ShapeError(
                 f"slice_like: axis {i} of shape_like {tuple(like)} has size {like[i]}, more than data's "
                 f"{data[i]} ({tuple(data)})"
