@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
-from .params import REQUIRED, Param, optional, parse_axis, parse_int
+from .params import REQUIRED, Param, optional, parse_int, parse_shape
 from .registry import OpDef, dim_is_known, register
 from .shape import normalize_axis
 
@@ -177,7 +177,7 @@ register(
         _slice_like_forward,
         inputs=("data", "shape_like"),
         shape_only_inputs=(1,),
-        params={"axes": Param(parse_axis, (), "the axes to slice (empty: all of them)")},
+        params={"axes": Param(parse_shape, (), "the axes to slice (empty: all of them; one int: that axis)")},
         infer_shape=_slice_like_infer,
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
         # shape_like gives only its shape: no gradient reaches it
