@@ -18,6 +18,14 @@ MISFITS = [
     ("Reshape", [(0, 4)], {"shape": (2, 6)}, "with 12 elements, expected 0"),
     ("Reshape", [(0, 4)], {"target_shape": (2, 6)}, "with 12 elements, expected 0"),
     ("slice_like", [(0, 4, 1), (2, 4, 1)], {}, "has size 2, more than data's 0"),
+    ("take", [(0, 4), (3,)], {}, r"axis 0 of 'a' \(0, 4\) has size 0, nothing to take 3"),
+    ("take", [(3, 0), (3,)], {"axis": 1}, "axis 1 of 'a' .* has size 0"),
+    ("pick", [(0, 4), (3,)], {}, r"shape of 'index' is \(3,\), expected \(0,\)"),
+    ("pick", [(3, 0), (3,)], {}, "axis 1 of 'data' .* has size 0"),
+    ("batch_take", [(0, 4), (3,)], {}, r"shape of 'indices' is \(3,\), expected \(0,\)"),
+    ("batch_take", [(3, 0), (3,)], {}, "axis 1 of 'a' .* has size 0"),
+    ("choose_element_0index", [(0, 4), (3,)], {}, r"shape of 'rhs' is \(3,\), expected \(0,\)"),
+    ("fill_element_0index", [(3, 0), (3,), (3,)], {}, "axis 1 of 'lhs' .* has size 0"),
 ]
 
 
@@ -36,6 +44,9 @@ FITS = [
     ("dot", [(3, 0), (0, 5)], {}, (3, 5)),
     ("Reshape", [(0, 3)], {"shape": (3, -1)}, (3, 0)),
     ("slice_like", [(2, 4, 1), (0, 4, 1)], {}, (0, 4, 1)),
+    ("take", [(0, 4), (0,)], {}, (0, 4)),
+    ("pick", [(0, 4), (0,)], {}, (0,)),
+    ("batch_take", [(0, 4), (0,)], {}, (0,)),
 ]
 
 
