@@ -26,6 +26,14 @@ MISFITS = [
     ("batch_take", [(3, 0), (3,)], {}, "axis 1 of 'a' .* has size 0"),
     ("choose_element_0index", [(0, 4), (3,)], {}, r"shape of 'rhs' is \(3,\), expected \(0,\)"),
     ("fill_element_0index", [(3, 0), (3,), (3,)], {}, "axis 1 of 'lhs' .* has size 0"),
+    ("FullyConnected", [(3, 0), (5, 4), (5,)], {"num_hidden": 5}, r"'weight' is \(5, 4\), expected \(5, 0\)"),
+    ("LayerNorm", [(2, 3, 0), (4,), (4,)], {}, r"'gamma' is \(4,\), expected \(0,\)"),
+    (
+        "Convolution",
+        [(1, 0, 5, 5), (2, 1, 3, 3), (2,)],
+        {"kernel": (3, 3), "num_filter": 2},
+        r"'weight' is \(2, 1, 3, 3\), expected \(2, 0, 3, 3\)",
+    ),
 ]
 
 
@@ -47,6 +55,12 @@ FITS = [
     ("take", [(0, 4), (0,)], {}, (0, 4)),
     ("pick", [(0, 4), (0,)], {}, (0,)),
     ("batch_take", [(0, 4), (0,)], {}, (0,)),
+    # an empty batch: every output is empty, so the call computes nothing (no kernel sees it)
+    ("Convolution", [(0, 1, 5, 5), (2, 1, 3, 3), (2,)], {"kernel": (3, 3), "num_filter": 2}, (0, 2, 3, 3)),
+    ("FullyConnected", [(0, 4), (5, 4), (5,)], {"num_hidden": 5}, (0, 5)),
+    ("batch_dot", [(0, 3, 4), (0, 4, 5)], {}, (0, 3, 5)),
+    ("GroupNorm", [(0, 4, 3), (2,), (2,)], {"num_groups": 2}, (0, 4, 3)),
+    ("_contrib_interleaved_matmul_selfatt_qk", [(2, 0, 24)], {"heads": 2}, (0, 2, 2)),
 ]
 
 
