@@ -13,7 +13,7 @@ from ..backend import get_backend
 from ..context import Context
 from ..errors import OperatorError, ShapeError
 from ..ops.elemwise_binary import scalar_as
-from ..ops.params import parse_bool
+from ..ops.params import parse_bool, parse_shape
 from ..ops.reshape_codes import reshape_shape
 from ..runtime import push, push_to_device
 from . import dispatch
@@ -72,8 +72,20 @@ def copyto(src: Any, other: Any) -> Any:
     raise OperatorError(f"copyto: target must be an NDArray or a Context, got {type(other).__name__}")
 
 
+def shape_argument(shape: Any) -> tuple[int, ...]:
+    """The ``shape`` given to ``reshape`` as a tuple of ints (NumPy integers and whole floats are
+    taken), or an :class:`OperatorError` naming what is not an int."""
+    if shape.__class__ is tuple and all(d.__class__ is int for d in shape):
+        return shape  # the common call, checked in a few hundred nanoseconds
+    try:
+        return parse_shape(shape)
+    except ValueError:
+        raise OperatorError(f"reshape: shape must be a tuple of ints, got {shape!r}") from None
+
+
 def view(arr: Any, shape: tuple[int, ...]) -> Any:
     """A view with a new shape sharing ``arr``'s storage and var."""
+    shape = shape_argument(shape)
     data = arr._data
     try:
         if data.__class__ is np.ndarray:
@@ -101,8 +113,7 @@ def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]
     ``reverse`` follow the ``Reshape`` operator's rule (:func:`lazynd.ops.reshape_codes.reshape_shape`, the
     one both faces follow), and the result is a view sharing ``arr``'s memory, as MXNet's is; the
     operator's legacy keywords (``target_shape``, ``keep_highest``) run the operator."""
-    if "shape" in kwargs:
-        shape = tuple(kwargs.pop("shape"))
+    shape = shape_argument(kwargs.pop("shape") if "shape" in kwargs else shape)
     reverse = kwargs.pop("reverse", False)
     if kwargs:
         return dispatch.invoke_by_name("Reshape", [arr], {"shape": shape, "reverse": reverse, **kwargs})

@@ -13,8 +13,9 @@ from ..backend import get_backend
 from ..context import Context, as_context, current_context
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
+from ..ops import registry
 from ..ops.init_ops import arange_length, arange_values
-from ..ops.params import parse_dtype
+from ..ops.params import parse_dtype, parse_int
 from ..runtime import push
 from . import dispatch
 from .copying import element_of
@@ -24,7 +25,8 @@ from .sparse import check_dense
 DEFAULT_DTYPE = "float32"
 
 
-def _dtype(dtype: Any, default: Any = DEFAULT_DTYPE) -> np.dtype:
+def as_dtype(dtype: Any, default: Any = DEFAULT_DTYPE) -> np.dtype:
+    """``dtype`` (``default`` for None) as a NumPy dtype among lazynd's, or an :class:`OperatorError`."""
     if dtype is None:
         dtype = default
     try:
@@ -37,8 +39,8 @@ def _shape(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
     try:
-        shape = tuple(int(d) for d in shape)
-    except TypeError:
+        shape = tuple(parse_int(d) for d in shape)
+    except (TypeError, ValueError):
         raise ShapeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
     if any(d < 0 for d in shape):
         raise ShapeError(f"shape must not have negative dimensions, got {shape}")
@@ -61,7 +63,7 @@ def empty(shape: Any, ctx: Context | None = None, dtype: Any = None, stype: str 
     (2, 3)
     """
     check_dense(stype, "nd.empty")
-    return new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
+    return new_array(_shape(shape), as_dtype(dtype), _ctx(ctx))
 
 
 def _fill(data: Any, value: Any) -> None:
@@ -83,7 +85,7 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, ou
 def _fill_new_or_out(op: str, shape: Any, val: Any, ctx: Context | None, dtype: Any, out: Any) -> Any:
     """``out`` (whose shape must be ``shape``), or a new array, filled with ``val``; ``op`` names the caller."""
     if out is None:
-        out = new_array(_shape(shape), _dtype(dtype), _ctx(ctx))
+        out = new_array(_shape(shape), as_dtype(dtype), _ctx(ctx))
     elif _shape(shape) != out.shape:
         raise ShapeError(f"{op}: shape={_shape(shape)} does not match the shape of out, {out.shape}")
     val = element_of(out._data.dtype, val, "full")  # a value no element can hold is refused here
@@ -122,7 +124,7 @@ def zeros(
         return _fill_new_or_out("nd.zeros", shape, 0, ctx, dtype, out)
     ctx = _ctx(ctx)
     if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
-        return dispatch.NDArray(get_backend(ctx).zeros(_shape(shape), _dtype(dtype)), Var(), ctx)
+        return dispatch.NDArray(get_backend(ctx).zeros(_shape(shape), as_dtype(dtype)), Var(), ctx)
     return full(shape, 0, ctx, dtype)
 
 
@@ -157,7 +159,7 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None, stype: str
     """
     check_dense(stype, "nd.array")
     if isinstance(source, dispatch.NDArray):
-        target = new_array(source.shape, _dtype(dtype, source._data.dtype), _ctx(ctx) if ctx else source._ctx)
+        target = new_array(source.shape, as_dtype(dtype, source._data.dtype), _ctx(ctx) if ctx else source._ctx)
         return source.copyto(target)
     if (
         hasattr(source, "__cuda_array_interface__")
@@ -174,7 +176,7 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None, stype: str
         raise OperatorError(f"array: cannot convert {type(source).__name__} to an array: {err}") from None
     if host.dtype == object:
         raise OperatorError(f"array: source is ragged or holds non-numbers ({type(source).__name__})")
-    dt = _dtype(dtype)
+    dt = as_dtype(dtype)
     ctx = _ctx(ctx)
     if host.dtype.kind in "SU":  # text: numbers written out ('1.5') convert, anything else is refused here
         try:
@@ -213,6 +215,12 @@ def arange(
     """
     if infer_range is not None:
         warnings.warn("arange: `infer_range` is deprecated and ignored", DeprecationWarning, stacklevel=2)
+    # the operator's parameters parse them: a clear error naming the one that is not a number
+    given = {"start": start, "stop": stop, "step": step, "repeat": repeat}
+    if dtype is not None:
+        given["dtype"] = dtype
+    attrs = registry.get("_arange").parse(given)
+    start, stop, step, repeat = attrs["start"], attrs["stop"], attrs["step"], attrs["repeat"]
     if repeat < 1:
         raise OperatorError(f"arange: repeat must be >= 1, got {repeat}")
     if step == 0:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..backend import cpu_backend, get_backend
 from ..context import Context
 from ..engine.var import Var
@@ -119,7 +121,7 @@ def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None
             outputs.append(o)
     else:
         fn = plan.fn
-        outputs = _prepare_outputs(op, out, plan.out_shapes, plan.out_types, ctx)
+        outputs = _prepare_outputs(plan, out)
     out_datas: list[Any] = []
     writes: list[Var] = []
     for o in outputs:
@@ -148,39 +150,40 @@ def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None
     return outputs
 
 
-def _prepare_outputs(op: OpDef, out: Any, shapes: list, types: list, ctx: Context) -> list:
+def _prepare_outputs(plan: CallPlan, out: Any) -> list:
+    """The output arrays of a call with ``out=``: each checked against the plan's shape, dtype and
+    device (MXNet's type inference refuses an ``out`` of another dtype too); hidden outputs the
+    caller left out (BatchNorm's saved mean) get fresh buffers."""
+    op, ctx, shapes, types = plan.op, plan.ctx, plan.out_shapes, plan.out_types
     n_out = len(shapes)
-    if (
-        out.__class__ is NDArray
-        and n_out == 1
-        and out._data.shape == tuple(shapes[0])
-        and (out._ctx is ctx or out._ctx == ctx)
-    ):
-        return [out]  # the common ``out=weight`` of an update: one check of shape and device
+    if out.__class__ is NDArray and n_out == 1 and out.signature is plan.out_signatures[0]:
+        return [out]  # the common ``out=weight`` of an update: its interned shape, dtype and device match
     if out.__class__ is list and len(out) == n_out:
         # ``out=weights`` of a multi-parameter update: every array in place, on the device, of its shape
         skips = op.optional_outputs  # None: an output the kernel skips (autograd's unneeded gradients)
-        for o, shape in zip(out, shapes, strict=False):
+        for o, sig in zip(out, plan.out_signatures, strict=False):
             if o is None and skips:
                 continue
-            if o.__class__ is not NDArray or o._data.shape != tuple(shape) or (o._ctx is not ctx and o._ctx != ctx):
+            if o.__class__ is not NDArray or o.signature is not sig:
                 break
         else:
             return list(out)
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    if len(outs) > n_out:
-        raise OperatorError(f"{op.name}: {len(outs)} out arrays given, the operator has {n_out} output(s)")
-    # outputs the caller did not ask for (e.g. BatchNorm's saved mean) get fresh buffers
+    if len(outs) not in (n_out, plan.n_visible):
+        counts = f"{plan.n_visible} (visible) or {n_out} (all)" if plan.n_visible != n_out else str(n_out)
+        raise OperatorError(f"{op.name}: {len(outs)} out array(s) given, expected {counts}")
     outs += [
         new_array(tuple(s), t or "float32", ctx) for s, t in zip(shapes[len(outs) :], types[len(outs) :], strict=True)
     ]
-    for i, (o, shape) in enumerate(zip(outs, shapes, strict=True)):
+    for i, (o, shape, dtype) in enumerate(zip(outs, shapes, types, strict=True)):
         if o is None and op.optional_outputs:
             continue  # the kernel skips it (MXNet's kNullOp)
         if not isinstance(o, NDArray):
             raise OperatorError(f"{op.name}: out must be an NDArray, got {type(o).__name__}")
         if tuple(o.shape) != tuple(shape):
             raise ShapeError(f"{op.name}: out[{i}] has shape {o.shape}, expected {tuple(shape)}")
+        if o.dtype != np.dtype(dtype):
+            raise OperatorError(f"{op.name}: out[{i}] has dtype {np.dtype(o.dtype).name}, expected {dtype}")
         if o._ctx != ctx:
             raise OperatorError(f"{op.name}: out[{i}] is on {o._ctx}, expected {ctx}")
     return outs

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError
+from ..ops import registry
 
 NAME = "_contrib_boolean_mask"
 
@@ -33,7 +34,7 @@ def boolean_mask(data: Any, index: Any, axis: int = 0, out: Any = None, name: st
         raise OperatorError(
             f"{NAME}: 'data' and 'index' must be NDArrays, got {type(data).__name__}, {type(index).__name__}"
         )
-    if int(axis) != 0:
+    if registry.get(NAME).params["axis"].parse(NAME, "axis", axis) != 0:
         raise OperatorError(f"{NAME}: axis {axis} is not supported, expected 0 (as in MXNet 1.9.1)")
     if not data.ndim:
         raise OperatorError(f"{NAME}: 'data' must have at least one axis, got shape {data.shape}")

@@ -223,7 +223,7 @@ class NDArray:
         return _copying.copyto(self, context)
 
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
-        dtype = np.dtype(np.float32 if dtype is None else dtype)  # None: MXNet's mx_real_t
+        dtype = _creation.as_dtype(dtype)  # None: MXNet's mx_real_t; a name lazynd lacks: an OperatorError
         same = not copy and dtype == self._data.dtype
         return self if same else _ops_table.invoke_by_name("Cast", [self], {"dtype": dtype.name})
 
@@ -231,7 +231,7 @@ class NDArray:
         """A view with a new shape, sharing this array's memory as MXNet 1.x's: ``-1`` infers one
         dimension; MXNet's codes 0/-2/-3/-4 and ``reverse`` are read as ``nd.Reshape`` reads them."""
         if len(shape) == 1 and shape[0].__class__ in (tuple, list):
-            shape = tuple(shape[0])
+            shape = _copying.shape_argument(shape[0])
         if kwargs or 0 in shape or -2 in shape or -3 in shape or -4 in shape:
             return _copying.reshape_by_operator(self, shape, kwargs)
         return _copying.view(self, shape)

@@ -89,6 +89,7 @@ register(
         params={"format": Param(BOX_FORMAT, "corner", "the boxes' encoding: 'corner' or 'center'")},
         infer_shape=_box_iou_infer,
         gradient=zero_gradient,
+        float_data=True,  # MXNet: "only support floating point types"
         doc="The overlap of every box of 'lhs' with every box of 'rhs' (``mx.nd.contrib.box_iou``).",
     )
 )
@@ -197,6 +198,7 @@ register(
         infer_type=_box_nms_type,
         gradient=_box_nms_gradient,
         aliases=("_contrib_box_non_maximum_suppression",),
+        float_data=True,  # MXNet: "only support floating point types"
         doc="Greedy non-maximum suppression of scored boxes (``mx.nd.contrib.box_nms``).",
     )
 )

@@ -162,6 +162,7 @@ register(
             list(aux_types),
         ),
         gradient=zero_gradient,
+        float_data=True,  # MXNet: "only support floating point types"
         doc="Regression targets of positive anchors toward their matched boxes (``mx.nd.contrib.box_encode``).",
     )
 )

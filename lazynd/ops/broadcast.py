@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, parse_axis, parse_shape
-from .registry import OpDef, register, unify_shapes
+from .registry import OpDef, dim_is_known, register, unify_shapes
 
 
 def _broadcast_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -30,7 +30,7 @@ def _broadcast_to_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple
     for axis, (d, t) in enumerate(zip(data, target, strict=True)):
         if t == 0:  # 0 keeps the input's size, as in MXNet
             out.append(d)
-        elif d in (1, t) or d == 0:
+        elif d in (1, t) or not dim_is_known(d):
             out.append(t)
         else:
             raise ShapeError(

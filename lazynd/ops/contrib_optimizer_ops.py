@@ -119,6 +119,7 @@ def _single_adamw(name: str, roles: tuple[str, ...]) -> None:
             gradient=_no_gradient,
             inplace=((0, 0),),
             mutates=tuple(range(2, stride)),
+            float_data=True,  # MXNet: "only support floating point types"
             doc=_ADAMW_DOC + (" Multi-precision: on the float32 master copy weight32." if stride == 5 else ""),
         )
     )
@@ -171,6 +172,7 @@ def _register_multi(
             infer_type=_group_types(name, roles, count, len(trailing)),
             gradient=_no_gradient,
             mutates=lambda attrs: [stride * i + k for i in range(attrs[count]) for k in range(2, stride)],
+            float_data=True,  # MXNet: "only support floating point types"
             doc=doc,
         )
     )
@@ -281,6 +283,7 @@ register(
         gradient=_no_gradient,
         inplace=((0, 0),),
         mutates=(2,),
+        float_data=True,  # MXNet: "only support floating point types"
         doc="AdaGrad with one accumulator per row: g = clip(rescale_grad*grad); history += mean(g^2 over the "
         "row); weight -= lr*g/sqrt(history + epsilon).  (No weight decay, as in MXNet.)",
     )

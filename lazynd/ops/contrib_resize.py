@@ -7,8 +7,8 @@ gradients are the transposed maps, ``rows.T @ out_grad @ cols``.  The weights ar
 host; the products are one kernel over ``kctx.xp`` (batched matrix products), so NumPy and
 CuPy share it.
 
-``BilinearResize2D`` interpolates bilinearly to ``height`` x ``width`` (``scale_height`` /
-``scale_width``, when given, scale the input's instead, truncated), with ``mode='like'`` to
+``BilinearResize2D`` interpolates bilinearly to ``height`` x ``width`` (``scale_height`` and
+``scale_width``, when ``scale_height`` is given, scale the input's instead, truncated), with ``mode='like'`` to
 the size of a second input ``like``, with ``mode='odd_scale'`` to the scaled size where an odd
 input size ``n`` gives ``(n - 1) * scale + 1``, and with ``mode='to_even_down'`` (``to_even_up``,
 ``to_odd_down``, ``to_odd_up``) to the input's size moved by one to an even (odd) one.  With ``align_corners`` (the default), the corners of input
@@ -105,9 +105,12 @@ def _resize_size(attrs: dict, data: tuple, like: Any) -> tuple[int, int]:
         if None in scales:
             raise OperatorError(f"{RESIZE}: mode 'odd_scale' needs scale_height and scale_width, got {scales}")
         height, width = _odd_scale(data[2], scales[0]), _odd_scale(data[3], scales[1])
-    else:
-        height = int(data[2] * scales[0]) if scales[0] is not None else attrs["height"]
-        width = int(data[3] * scales[1]) if scales[1] is not None else attrs["width"]
+    elif scales[0] is not None:  # MXNet 1.9.1 scales both sides when scale_height is given, and only then
+        if scales[1] is None:
+            raise OperatorError(f"{RESIZE}: scale_height {scales[0]} needs scale_width too (as in MXNet 1.9.1)")
+        height, width = int(data[2] * scales[0]), int(data[3] * scales[1])
+    else:  # a scale_width alone is not read, as in MXNet 1.9.1
+        height, width = attrs["height"], attrs["width"]
     if height < 1 or width < 1:
         raise ShapeError(f"{RESIZE}: the output size must be positive, got height {height}, width {width}")
     return height, width
@@ -146,9 +149,11 @@ def _resize_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
 
 _RESIZE_PARAMS = {
     "height": Param(parse_int, 1, "output height (mode 'size', without scale_height)"),
-    "width": Param(parse_int, 1, "output width (mode 'size', without scale_width)"),
+    "width": Param(parse_int, 1, "output width (mode 'size', without scale_height)"),
     "scale_height": Param(optional(parse_finite_float), None, "output height as a multiple of the input's"),
-    "scale_width": Param(optional(parse_finite_float), None, "output width as a multiple of the input's"),
+    "scale_width": Param(
+        optional(parse_finite_float), None, "output width as a multiple of the input's (with scale_height)"
+    ),
     "mode": Param(
         enum("size", "like", "odd_scale", "to_even_down", "to_even_up", "to_odd_down", "to_odd_up"),
         "size",

@@ -172,7 +172,7 @@ def _conv_infer(
         in_shapes[0] = g.from_nc_shape(nc)
     filters, groups = attrs["num_filter"], attrs["num_group"]
     wshape = g.from_nc_shape((filters, channels // groups if channels else 0, *g.kernel))
-    in_shapes[1] = merge_shape("Convolution", "weight", in_shapes[1], wshape)
+    in_shapes[1] = merge_shape("Convolution", "weight", in_shapes[1], wshape, complete=True)
     if not attrs["no_bias"]:
         in_shapes[2] = merge_shape("Convolution", "bias", in_shapes[2], (filters,))
     if nc is None:

@@ -137,6 +137,7 @@ register(
         params=dict(_PARAMS),
         infer_shape=_infer,
         gradient=lambda F, attrs, inputs, outputs, og: list(F._backward_Correlation(og[0], *inputs, **attrs)),
+        float_data=True,  # MXNet: "only support floating point types"
         doc="FlowNet's correlation of two (N, C, H, W) feature maps over a grid of displacements.",
     )
 )

@@ -11,7 +11,7 @@ from ..backend.cuda.elementwise import ElementwiseFamily
 from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from . import registry
-from .opdef import _same_type_infer, refuse_bool_inputs
+from .opdef import _same_type_infer, dim_is_known, refuse_bool_inputs
 from .params import Param, parse_float
 from .registry import OpDef, register
 
@@ -43,7 +43,10 @@ GPU = ElementwiseFamily("binary", "binary", {name: expr for name, (_, expr) in A
 
 
 def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
-    """``out = ufunc(a, b)``; called by kernels that run under :data:`quietly` (MXNet is silent on 1/0)."""
+    """``out = ufunc(a, b)``; called by kernels that run under :data:`quietly` (MXNet is silent on 1/0).
+
+    ``out`` may be ``a`` or ``b`` (``y %= y``, ``out=`` an input): whatever is read of the inputs
+    is read before ``out`` is written."""
     if out.dtype.kind in "iub":
         if ufunc is np.divide:
             _integer_divide(a, b, out)
@@ -56,9 +59,12 @@ def _cpu_apply(ufunc: np.ufunc, a: Any, b: Any, out: np.ndarray) -> None:
             return
         ufunc(a, b, out=out, casting="unsafe")
         return
+    if ufunc is not np.mod:
+        ufunc(a, b, out=out)
+        return
+    zero_divisor = np.equal(b, 0)
     ufunc(a, b, out=out)
-    if ufunc is np.mod:
-        np.copyto(out, 0, where=np.equal(b, 0))  # MXNet's float modulo by zero is 0, as its integer one
+    np.copyto(out, 0, where=zero_divisor)  # MXNet's float modulo by zero is 0, as its integer one
 
 
 def _integer_divide(a: Any, b: Any, out: np.ndarray) -> None:
@@ -79,8 +85,8 @@ def _integer_power(a: Any, b: Any, out: np.ndarray) -> None:
     if not negative.any():
         np.power(a, b, out=out, casting="unsafe")
         return
-    np.power(a, np.where(negative, 0, b), out=out, casting="unsafe")
     truncated = np.where(np.abs(a) == 1, np.where(np.remainder(b, 2) == 1, a, 1), 0)
+    np.power(a, np.where(negative, 0, b), out=out, casting="unsafe")  # out may be a or b: read them first
     np.copyto(out, truncated, where=negative, casting="unsafe")
 
 
@@ -185,7 +191,8 @@ def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
 
 
 def broadcast_shape(op: str, lhs: tuple | None, rhs: tuple | None) -> tuple | None:
-    """NumPy broadcasting of two partial shapes (0 = unknown dim)."""
+    """NumPy broadcasting of two partial shapes (0 = unknown dim; a size of 0 under NumPy shape
+    semantics, as in an imperative call, which broadcasts with 1 only)."""
     if lhs is None or rhs is None:
         return None
     ndim = max(len(lhs), len(rhs))
@@ -197,7 +204,7 @@ def broadcast_shape(op: str, lhs: tuple | None, rhs: tuple | None) -> tuple | No
             out.append(x)
         elif x == 1:
             out.append(y)
-        elif x == 0 or y == 0:
+        elif not (dim_is_known(x) and dim_is_known(y)):
             out.append(x or y)
         else:
             raise ShapeError(f"{op}: shapes {tuple(lhs)} and {tuple(rhs)} cannot be broadcast together")

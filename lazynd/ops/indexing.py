@@ -16,7 +16,7 @@ from ..errors import OperatorError, ShapeError
 from .elemwise_binary import scalar_as
 from .join_split import as_list
 from .params import REQUIRED, Param, dtype_among, enum, parse_float, parse_int
-from .registry import OpDef, merge_shape, register
+from .registry import OpDef, merge_shape, refuse_empty_axis, register
 from .shape import normalize_axis
 
 
@@ -72,6 +72,7 @@ def _take_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
     if not a:
         raise ShapeError("take: 'a' must have at least 1 dim, got shape ()")
     axis = normalize_axis("take", attrs["axis"], len(a))
+    refuse_empty_axis("take", "a", tuple(a), axis, math.prod(indices))
     return in_shapes, [tuple(a[:axis]) + tuple(indices) + tuple(a[axis + 1 :])], aux_shapes
 
 
@@ -125,7 +126,8 @@ def _batch_take_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[l
     if indices is not None and len(indices) != 1:
         raise ShapeError(f"batch_take: 'indices' must be 1-D, got {tuple(indices)}")
     if a is not None:
-        indices = merge_shape("batch_take", "indices", indices, (a[0],))
+        indices = merge_shape("batch_take", "indices", indices, (a[0],), complete=True)
+        refuse_empty_axis("batch_take", "a", tuple(a), 1, a[0])
     return [a, indices], [indices], aux_shapes
 
 

@@ -75,7 +75,7 @@ def _infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, 
     data = tuple(data)
     axis = normalize_axis("LayerNorm", attrs["axis"], len(data))
     for i, name in ((1, "gamma"), (2, "beta")):
-        in_shapes[i] = merge_shape("LayerNorm", name, in_shapes[i], (data[axis],))
+        in_shapes[i] = merge_shape("LayerNorm", name, in_shapes[i], (data[axis],), complete=True)
     stats = data[:axis] + (1,) + data[axis + 1 :]
     return in_shapes, [data, stats, stats], aux_shapes
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import ShapeError
 from .params import Param, enum, optional, parse_bool
-from .registry import OpDef, register
+from .registry import OpDef, dim_is_known, register
 
 _TRANSPOSE_PARAMS = {
     "transpose_a": Param(parse_bool, False, "use the transpose of lhs"),
@@ -61,11 +61,13 @@ def _dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, li
     lhs, rhs = in_shapes
     if lhs is None or rhs is None:
         return in_shapes, [None], aux_shapes
+    if not lhs or not rhs:
+        raise ShapeError(f"dot: lhs {tuple(lhs)} and rhs {tuple(rhs)} must have at least one dim each")
     a = _dims(lhs, attrs["transpose_a"], lhs=True)
     b = _dims(rhs, attrs["transpose_b"], lhs=False)
     k_a = a[-1]
     k_b = b[0]
-    if k_a and k_b and k_a != k_b:
+    if k_a != k_b and dim_is_known(k_a) and dim_is_known(k_b):
         raise ShapeError(
             f"dot: inner dimensions differ: lhs {tuple(lhs)} (transpose_a={attrs['transpose_a']}) "
             f"and rhs {tuple(rhs)} (transpose_b={attrs['transpose_b']})"

@@ -203,6 +203,7 @@ def register_group_update(
                 infer_type=preloaded_types(infer_type) if preloaded else infer_type,
                 gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
                 mutates=mutates,
+                float_data=True,  # MXNet: "only support floating point types"
                 doc=doc
                 + (" Preloaded: lrs and wds are the last two inputs, arrays of num_weights." if preloaded else ""),
             )

@@ -68,7 +68,7 @@ def _fc_infer(
             raise ShapeError("FullyConnected: data must have at least one axis, got shape ()")
         rest = data[1:] if attrs["flatten"] else data[-1:]
         in_dim = int(np.prod(rest)) if all(rest) else 0
-    in_shapes[1] = merge_shape("FullyConnected", "weight", in_shapes[1], (hidden, in_dim))
+    in_shapes[1] = merge_shape("FullyConnected", "weight", in_shapes[1], (hidden, in_dim), complete=True)
     if not attrs["no_bias"]:
         in_shapes[2] = merge_shape("FullyConnected", "bias", in_shapes[2], (hidden,))
     if data is None:

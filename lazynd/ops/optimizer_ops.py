@@ -316,6 +316,7 @@ def _register(
             gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
             inplace=((0, 0),),
             mutates=tuple(range(2, len(inputs))),
+            float_data=True,  # MXNet: "only support floating point types"
             doc=doc,
         )
     )

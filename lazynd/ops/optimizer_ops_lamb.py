@@ -78,6 +78,7 @@ register(
         gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
         inplace=((0, 0),),
         mutates=(2, 3, 4),
+        float_data=True,  # MXNet: "only support floating point types"
         doc="Follow the Moving Leader (Zheng & Kwok, 2017): g = clip(rescale_grad*grad + wd*weight); "
         "v = beta2*v + (1-beta2)*g^2; d' = (1-beta1^t)/lr*(sqrt(v/(1-beta2^t)) + epsilon); "
         "z = beta1*z + (1-beta1)*g - (d' - beta1*d)*weight; d = d'; weight = -z/d.",
@@ -143,6 +144,7 @@ register(
         params=_PHASE1,
         gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
         mutates=(2, 3),
+        float_data=True,  # MXNet: "only support floating point types"
         doc=_PHASE1_DOC,
     )
 )
@@ -233,6 +235,7 @@ register(
         infer_type=_phase2_types,
         gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
         inplace=((0, 0),),
+        float_data=True,  # MXNet: "only support floating point types"
         doc=_PHASE2_DOC,
     )
 )

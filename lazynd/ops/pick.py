@@ -8,11 +8,12 @@ CuPy alike (no scatter-add is needed).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..errors import ShapeError
 from .params import Param, enum, parse_bool, parse_int
-from .registry import OpDef, merge_shape, register
+from .registry import OpDef, merge_shape, refuse_empty_axis, register
 from .shape import normalize_axis
 
 _PICK_PARAMS = {
@@ -70,7 +71,9 @@ def _pick_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
     index_keeps_axis = attrs["keepdims"] if index is None else len(index) == len(data)
     expected = _picked_shape("pick", attrs, tuple(data), index_keeps_axis)
     if not (index is not None and tuple(index) == () and expected == (1,)):  # one index may be 0-d
-        index = merge_shape("pick", "index", index, expected)
+        index = merge_shape("pick", "index", index, expected, complete=True)
+    axis = normalize_axis("pick", attrs["axis"], len(data))
+    refuse_empty_axis("pick", "data", tuple(data), axis, math.prod(picked) if index is not None else 0)
     return [tuple(data), index], [picked], aux_shapes
 
 
@@ -108,7 +111,8 @@ def _check_rows(op: str, matrix: Any, index: Any) -> tuple[Any, Any]:
     if matrix is not None and len(matrix) != 2:
         raise ShapeError(f"{op}: lhs must be 2-D (rows, columns), got {tuple(matrix)}")
     if matrix is not None:
-        index = merge_shape(op, "rhs", index, (matrix[0],))
+        index = merge_shape(op, "rhs", index, (matrix[0],), complete=True)
+        refuse_empty_axis(op, "lhs", tuple(matrix), 1, matrix[0])
     return matrix, index
 
 

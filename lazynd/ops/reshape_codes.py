@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from ..errors import ShapeError
+from .opdef import dim_is_known
 
 __all__ = ["legacy_target_shape", "reshape_shape"]
 
@@ -78,7 +79,7 @@ def reshape_shape(spec: tuple[int, ...], dshape: tuple[int, ...], reverse: bool 
         else:
             raise ShapeError(f"Reshape: invalid code {code} (allowed: positive, 0, -1, -2, -3, -4), {given}")
         i += 1
-    known = all(d > 0 for d in dshape)
+    known = all(dim_is_known(d) for d in dshape)
     total = math.prod(dshape)
     if infer_at >= 0:
         rest = math.prod(out[:infer_at] + out[infer_at + 1 :])
@@ -111,9 +112,10 @@ def legacy_target_shape(target: tuple[int, ...], dshape: tuple[int, ...], keep_h
     if len(unknown) > 1:
         raise ShapeError(f"Reshape: only one 0 (inferred) is allowed, {given}")
     total = math.prod(dshape)
-    if unknown and all(d > 0 for d in dshape):
+    known = all(dim_is_known(d) for d in dshape)
+    if unknown and known:
         rest = math.prod(d for i, d in enumerate(out) if i != unknown[0])
         out[unknown[0]] = total // rest if rest else 0
-    if all(d > 0 for d in dshape) and math.prod(out) != total:
+    if known and math.prod(out) != total:
         raise ShapeError(f"Reshape: {given} gives {tuple(out)} with {math.prod(out)} elements, expected {total}")
     return tuple(out)

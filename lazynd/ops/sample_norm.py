@@ -172,7 +172,10 @@ def _lrn_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, li
     # the channels around each one, so lazynd refuses it (at the call)
     if attrs["nsize"] <= 0 or attrs["nsize"] % 2 == 0:
         raise OperatorError(f"LRN: nsize must be a positive odd number, got {attrs['nsize']}")
-    return in_shapes, [in_shapes[0]], aux_shapes
+    data = in_shapes[0]
+    if data is not None and len(data) < 2:
+        raise ShapeError(f"LRN: data of shape {tuple(data)} has no channel axis (axis 1), expected at least 2 dims")
+    return in_shapes, [data], aux_shapes
 
 
 @quietly  # zeros with knorm=0 raise 0 to a negative power: inf/NaN, as MXNet's

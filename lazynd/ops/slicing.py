@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
-from .params import REQUIRED, Param, optional, parse_axis, parse_int
-from .registry import OpDef, register
+from .params import REQUIRED, Param, optional, parse_int, parse_shape
+from .registry import OpDef, dim_is_known, register
 from .shape import normalize_axis
 
 
@@ -141,7 +141,7 @@ def _slice_like_shape(attrs: dict, data: tuple, like: tuple) -> tuple:
         i = normalize_axis("slice_like", axis, len(data), "axes")
         if i >= len(like):
             raise ShapeError(f"slice_like: axis {axis} is out of range for shape_like {tuple(like)}")
-        if data[i] and like[i] > data[i]:
+        if dim_is_known(data[i]) and like[i] > data[i]:
             raise ShapeError(
                 f"slice_like: axis {i} of shape_like {tuple(like)} has size {like[i]}, more than data's "
                 f"{data[i]} ({tuple(data)})"
@@ -177,7 +177,7 @@ register(
         _slice_like_forward,
         inputs=("data", "shape_like"),
         shape_only_inputs=(1,),
-        params={"axes": Param(parse_axis, (), "the axes to slice (empty: all of them)")},
+        params={"axes": Param(parse_shape, (), "the axes to slice (empty: all of them; one int: that axis)")},
         infer_shape=_slice_like_infer,
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
         # shape_like gives only its shape: no gradient reaches it

@@ -52,6 +52,8 @@ def _in_common_dtype(xp: Any, arrays: tuple, out: Any) -> tuple[list, Any]:
 
 def softmax_into(kctx: Any, x: Any, out: Any, axis: int, temperature: float = 1.0, log: bool = False) -> None:
     """Write ``softmax(x / temperature)`` (or its log) along ``axis`` into ``out``."""
+    if x.size == 0:
+        return  # a zero-size axis or batch: nothing to write (a max along an empty axis has no value)
     xp = kctx.xp
     if x.dtype != out.dtype:
         (x,), work = _in_common_dtype(xp, (x,), out)
@@ -78,6 +80,8 @@ def softmax_grad_into(
     kctx: Any, dy: Any, y: Any, dx: Any, axis: int, temperature: float = 1.0, log: bool = False
 ) -> None:
     """Write the input gradient of softmax (or log-softmax) given the output ``y`` and head gradient ``dy``."""
+    if y.size == 0:
+        return
     xp = kctx.xp
     if not dy.dtype == y.dtype == dx.dtype:
         (dy, y), work = _in_common_dtype(xp, (dy, y), dx)

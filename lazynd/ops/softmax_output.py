@@ -52,6 +52,8 @@ def _softmax_output_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
     data, label = in_shapes
     if data is None:
         return in_shapes, [None], aux_shapes
+    if not data:
+        raise ShapeError("SoftmaxOutput: data is 0-d, expected at least one axis (the batch)")
     if label is not None and tuple(label) == tuple(data):
         return [tuple(data), tuple(label)], [tuple(data)], aux_shapes  # probabilities as labels
     expected = _softmax_label_shape(attrs, tuple(data))

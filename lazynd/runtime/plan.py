@@ -75,6 +75,10 @@ class VarAccess:
         return self.written_inputs(data_vars, aux_vars) + self.extra_writes(ctx)
 
 
+def _write_nothing(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    """The kernel of a call whose outputs are all empty."""
+
+
 def kernel_for(op: OpDef, ctx: Context) -> Callable[..., Any]:
     """The kernel of ``op`` for ``ctx``'s device: the GPU one where there is one, else the CPU one."""
     return op.forward_gpu if ctx.device_type == "gpu" and op.forward_gpu is not None else op.forward
@@ -187,6 +191,11 @@ class CallPlan:
         self.kctx = kernel_context(ctx, is_train)
         self.n_visible = op.num_visible_outputs(attrs)
         self.access = VarAccess(op, attrs, ctx, is_train)
+        access = self.access
+        if self.out_shapes and all(0 in s for s in self.out_shapes) and not (access.mutated or access.aux_written):
+            # every output is empty and no input or state is updated: there is nothing to compute,
+            # and kernels need not handle an empty batch (``Convolution`` of a (0, C, H, W) input)
+            self.fn = self.fresh_fn = _write_nothing
         self.work = sum(int(x.size) for x in inputs) + sum(math.prod(s) for s in self.out_shapes)
         # the signatures of fresh outputs, so that a call reading them needs no lookup
         self.out_signatures = [

@@ -207,3 +207,20 @@ def test_adaptive_avg_pooling_refuses_bad_sizes():
         mx.nd.contrib.AdaptiveAvgPooling2D(mx.nd.array(GRID), output_size=(1, 2, 3))
     with pytest.raises(LazyNDError, match="AdaptiveAvgPooling2D.*4-D"):
         mx.nd.contrib.AdaptiveAvgPooling2D(mx.nd.zeros((2, 3)))
+
+
+@pytest.mark.parametrize(
+    ("params", "shape"),
+    [
+        ({"height": 5, "width": 2, "scale_width": 1.5}, (1, 2, 5, 2)),  # scale_width alone is not read
+        ({"scale_width": 1.5}, (1, 2, 1, 1)),
+        ({"height": 5, "width": 2, "scale_height": 2.0, "scale_width": 1.5}, (1, 2, 6, 6)),
+    ],
+)
+def test_bilinear_resize_scales_only_with_scale_height_as_mxnet(params, shape):
+    assert mx.nd.contrib.BilinearResize2D(mx.nd.ones((1, 2, 3, 4)), **params).shape == shape
+
+
+def test_bilinear_resize_refuses_scale_height_without_scale_width():
+    with pytest.raises(mx.LazyNDError, match="scale_height 2.0 needs scale_width too"):
+        mx.nd.contrib.BilinearResize2D(mx.nd.ones((1, 2, 3, 4)), height=5, width=2, scale_height=2.0)

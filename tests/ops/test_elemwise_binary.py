@@ -172,3 +172,26 @@ def test_binary_operators_refuse_bool_arrays_at_the_call_as_in_mxnet(op) -> None
         call()
     with pytest.raises(OperatorError, match="is a bool array"):
         mx.sym.broadcast_add(mx.sym.var("a", dtype="bool"), mx.sym.var("b")).infer_type(a="bool")
+
+
+# -- out= one of the inputs: the CPU kernels read every input value they need before writing ------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_modulo_into_its_own_divisor_is_still_zero_for_a_zero_divisor(ctx, dtype):
+    y = mx.nd.array([-2.0, -1.0, 0.0, 1.0, 2.0, 3.0], ctx=ctx, dtype=dtype)
+    y %= y  # 0 % 0 is 0 in MXNet, like every modulo by zero
+    np.testing.assert_array_equal(y.asnumpy(), np.zeros(6, dtype))
+    a, b = mx.nd.array([1.0, 3.0, 5.0], ctx=ctx, dtype=dtype), mx.nd.array([0.0, 2.0, 0.0], ctx=ctx, dtype=dtype)
+    mx.nd.broadcast_mod(a, b, out=b)
+    np.testing.assert_array_equal(b.asnumpy(), np.array([0.0, 1.0, 0.0], dtype))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_integer_power_into_one_of_its_inputs_truncates_negative_exponents(ctx, dtype):
+    base = [-2, -1, 0, 1, 2, 3]
+    y = mx.nd.array(base, ctx=ctx, dtype=dtype)
+    mx.nd._power(y, y, out=y)
+    np.testing.assert_array_equal(y.asnumpy(), np.array([0, -1, 1, 1, 4, 27], dtype))
+    x = mx.nd.array(base, ctx=ctx, dtype=dtype)
+    e = mx.nd.array([-2, -1, -1, -1, -3, 2], ctx=ctx, dtype=dtype)
+    mx.nd.broadcast_power(x, e, out=e)
+    np.testing.assert_array_equal(e.asnumpy(), np.array([0, -1, 0, 1, 0, 9], dtype))

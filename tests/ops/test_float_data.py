@@ -13,6 +13,8 @@ nd = mx.nd
 MATRIX = np.array([[1, 2, 3], [4, 5, 6]])
 IMAGE = np.arange(24).reshape(1, 2, 3, 4)
 LABELS = np.array([0, 1])
+BOXES = np.array([[0, 0, 2, 2], [1, 1, 3, 4]])
+SCORED = np.array([[0, 9, 0, 0, 2, 2], [0, 5, 1, 1, 3, 4]])
 
 # each failed inside its kernel with NumPy's "Cannot cast ufunc ... output" at the next wait;
 # MXNet 1.9.1 refuses them all ("This operation only support floating point types")
@@ -26,12 +28,19 @@ CALLS = {
     "Pooling": lambda x: nd.Pooling(x(IMAGE), kernel=(2, 2), pool_type="avg"),
     "LogisticRegressionOutput": lambda x: nd.LogisticRegressionOutput(x(MATRIX), x(MATRIX)),
     "LinearRegressionOutput": lambda x: nd.LinearRegressionOutput(x(MATRIX), x(MATRIX)),
+    # these took integers quietly (and failed inside NumPy on bools)
+    "Correlation": lambda x: nd.Correlation(x(IMAGE), x(IMAGE)),
+    "_contrib_box_iou": lambda x: nd.contrib.box_iou(x(BOXES), x(BOXES)),
+    "_contrib_box_nms": lambda x: nd.contrib.box_nms(x(SCORED)),
+    "_contrib_box_encode": lambda x: nd.contrib.box_encode(
+        x([[1, 0]]), x([[0, 1]]), x(BOXES[None]), x(BOXES[None]), x(np.zeros(4)), x(np.ones(4))
+    )[0],
 }
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_integer_data_is_refused_at_the_call_naming_the_operator(name):
-    with pytest.raises(OperatorError, match=f"^{name}: input '[a-z]+' has dtype int32, expected one of float16"):
+    with pytest.raises(OperatorError, match=rf"^{name}: input '\w+' has dtype int32, expected one of float16"):
         CALLS[name](lambda a: nd.array(a, dtype="int32"))
 
 

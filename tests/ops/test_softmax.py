@@ -282,3 +282,24 @@ def test_symbolic_softmax_dtype_infers_binds_and_saves(ctx):
     exe.backward(mx.nd.ones((2, 3), ctx=ctx, dtype="float64"))
     probs = np_softmax(np.array(_DTYPE_X, np.float64))
     assert_almost_equal(exe.grad_arrays[0].asnumpy(), (1 - 3 * probs).astype(np.float32), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("call", "shape"),
+    [
+        (lambda x: mx.nd.softmax(x), (3, 0)),
+        (lambda x: mx.nd.log_softmax(x), (3, 0)),
+        (lambda x: mx.nd.softmin(x, axis=0), (0, 4)),
+        (lambda x: mx.nd.SoftmaxActivation(x), (3, 0)),
+        (lambda x: mx.nd.SoftmaxOutput(x, mx.nd.zeros((0,))), (0, 4)),
+    ],
+    ids=["softmax", "log_softmax", "softmin-empty-axis", "SoftmaxActivation", "SoftmaxOutput-empty-batch"],
+)
+def test_softmax_over_a_zero_size_array_is_an_empty_array(call, shape):
+    x = mx.nd.ones(shape)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = call(x)
+    y.backward()
+    assert y.asnumpy().shape == shape  # a max along an empty axis has no value: nothing to compute
+    assert x.grad.asnumpy().shape == shape

@@ -1,0 +1,75 @@
+"""Arguments of NDArray methods and creation functions that are not what they take give a
+:class:`lazynd.LazyNDError` naming the argument (never NumPy's TypeError or ValueError), and
+the forms they do take still work."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+
+def _x() -> mx.nd.NDArray:
+    return mx.nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.reshape((1.5,)),
+        lambda x: x.reshape(("a",)),
+        lambda x: x.reshape(("a",), reverse=True),
+        lambda x: x.reshape(None),
+        lambda x: x.reshape(shape=(None, -1)),
+        lambda x: x.reshape(4.5, 6),
+    ],
+    ids=["float", "str", "str-reverse", "None", "None-keyword", "float-positional"],
+)
+def test_reshape_to_a_shape_of_non_integers_is_refused(call):
+    with pytest.raises(mx.LazyNDError, match="reshape: shape must be a tuple of ints"):
+        call(_x())
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [((4, 6), (4, 6)), ([4, -1], (4, 6)), ((np.int64(4), 6), (4, 6)), ((24.0,), (24,)), ((0, -1), (2, 12))],
+)
+def test_reshape_takes_ints_numpy_integers_and_whole_numbers(shape, expected):
+    assert _x().reshape(shape).shape == expected
+
+
+@pytest.mark.parametrize("dtype", ["abc", "complex64", "int16"])
+def test_astype_to_a_dtype_lazynd_lacks_is_refused(dtype):
+    with pytest.raises(mx.LazyNDError, match=f"unsupported dtype '{dtype}'"):
+        _x().astype(dtype)
+
+
+def test_astype_none_is_float32_as_in_mxnet():
+    assert mx.nd.ones((2,), dtype="int32").astype(None).dtype == np.float32
+
+
+@pytest.mark.parametrize("shape", [(2, "a"), (2, 1.5), "a", None])
+def test_creating_an_array_of_a_shape_of_non_integers_is_refused(shape):
+    with pytest.raises(mx.LazyNDError, match="shape must be an int or a tuple of ints"):
+        mx.nd.zeros(shape)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"start": "a"}, "parameter 'start'"),
+        ({"start": 0, "stop": "b"}, "parameter 'stop'"),
+        ({"start": 0, "stop": 3, "step": None}, "parameter 'step'"),
+        ({"start": 3, "dtype": "abc"}, "parameter 'dtype'"),
+        ({"start": 3, "repeat": 1.5}, "parameter 'repeat'"),
+    ],
+)
+def test_arange_names_the_argument_that_is_not_a_number(kwargs, message):
+    with pytest.raises(mx.LazyNDError, match=message):
+        mx.nd.arange(**kwargs)
+
+
+def test_arange_still_takes_python_and_numpy_numbers():
+    np.testing.assert_array_equal(mx.nd.arange(2, 8, 2, repeat=2).asnumpy(), [2, 2, 4, 4, 6, 6])
+    np.testing.assert_array_equal(mx.nd.arange(np.int64(3), dtype="int32").asnumpy(), [0, 1, 2])

@@ -1,0 +1,59 @@
+"""``out=`` of an imperative call is checked against what the operator produces: the number of
+arrays (all outputs or the visible ones, as MXNet 1.9.1 allows), and each one's dtype."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+
+@pytest.mark.parametrize(
+    ("name", "make_inputs", "params"),
+    [
+        ("_linalg_gelqf", lambda: [mx.nd.array([[4.0, 2.0], [2.0, 3.0]])], {}),
+        ("_linalg_syevd", lambda: [mx.nd.array([[4.0, 2.0], [2.0, 3.0]])], {}),
+        ("amp_multicast", lambda: [mx.nd.ones((2, 2)), mx.nd.ones((2, 2), dtype="float16")], {"num_outputs": 2}),
+        ("SliceChannel", lambda: [mx.nd.ones((2, 4))], {"num_outputs": 2, "axis": 1}),
+    ],
+)
+def test_one_out_array_for_an_operator_of_several_outputs_is_refused(name, make_inputs, params):
+    inputs = make_inputs()
+    before = inputs[0].asnumpy().copy()
+    with pytest.raises(mx.LazyNDError, match=rf"{name}: 1 out array\(s\) given, expected 2"):
+        getattr(mx.nd, name)(*inputs, out=inputs[0], **params)
+    np.testing.assert_array_equal(inputs[0].asnumpy(), before)  # nothing was written into it
+
+
+def test_a_multi_parameter_update_with_one_out_array_is_refused():
+    w1, g1, w2, g2 = (mx.nd.ones((3,)) for _ in range(4))
+    with pytest.raises(mx.LazyNDError, match="multi_sgd_update: 1 out array"):
+        mx.nd.multi_sgd_update(w1, g1, w2, g2, lrs=(0.1, 0.1), wds=(0.0, 0.0), num_weights=2, out=w1)
+
+
+def test_the_visible_outputs_alone_may_be_given():
+    x = mx.nd.array(np.arange(8, dtype=np.float32).reshape(2, 4))
+    gamma, beta = mx.nd.ones((4,)), mx.nd.zeros((4,))
+    mean, var = mx.nd.zeros((4,)), mx.nd.ones((4,))
+    out = mx.nd.zeros((2, 4))
+    got = mx.nd.BatchNorm(x, gamma, beta, mean, var, use_global_stats=True, fix_gamma=False, out=out)
+    assert got is out
+    np.testing.assert_allclose(out.asnumpy(), x.asnumpy() / np.sqrt(1 + 1e-3), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int32", "uint8"])
+def test_an_out_array_of_another_dtype_is_refused(dtype):
+    x = mx.nd.array([[1.5, -2.0], [3.0, 4.0]])
+    out = mx.nd.zeros((2, 2), dtype=dtype)
+    with pytest.raises(mx.LazyNDError, match=f"relu: out\\[0\\] has dtype {dtype}, expected float32"):
+        mx.nd.relu(x, out=out)
+    with pytest.raises(mx.LazyNDError, match=f"_plus: out\\[0\\] has dtype {dtype}, expected float32"):
+        mx.nd.elemwise_add(x, x, out=out)
+
+
+def test_an_out_array_of_the_right_dtype_is_written():
+    x = mx.nd.array([[1, -2], [3, 4]], dtype="int32")
+    out = mx.nd.zeros((2, 2), dtype="int32")
+    assert mx.nd.relu(x, out=out) is out
+    np.testing.assert_array_equal(out.asnumpy(), [[1, 0], [3, 4]])

@@ -1,0 +1,72 @@
+"""In an imperative call every shape is complete, so a 0 is a zero-size axis, never an unknown
+dimension: shape rules refuse zero-size inputs that do not fit at the call, naming the operator,
+instead of handing a kernel shapes it fails on at the wait, and keep computing the ones that fit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+MISFITS = [
+    ("broadcast_add", [(3, 0), (1, 4)], {}, "cannot be broadcast together"),
+    ("broadcast_mul", [(0, 4), (3, 4)], {}, "cannot be broadcast together"),
+    ("broadcast_to", [(0, 4)], {"shape": (3, 4)}, "cannot broadcast axis 0 of size 0 to 3"),
+    ("dot", [(3, 0), (4, 5)], {}, "inner dimensions differ"),
+    ("dot", [(), (3,)], {}, "must have at least one dim"),
+    ("Reshape", [(0, 4)], {"shape": (2, 6)}, "with 12 elements, expected 0"),
+    ("Reshape", [(0, 4)], {"target_shape": (2, 6)}, "with 12 elements, expected 0"),
+    ("slice_like", [(0, 4, 1), (2, 4, 1)], {}, "has size 2, more than data's 0"),
+    ("take", [(0, 4), (3,)], {}, r"axis 0 of 'a' \(0, 4\) has size 0, nothing to take 3"),
+    ("take", [(3, 0), (3,)], {"axis": 1}, "axis 1 of 'a' .* has size 0"),
+    ("pick", [(0, 4), (3,)], {}, r"shape of 'index' is \(3,\), expected \(0,\)"),
+    ("pick", [(3, 0), (3,)], {}, "axis 1 of 'data' .* has size 0"),
+    ("batch_take", [(0, 4), (3,)], {}, r"shape of 'indices' is \(3,\), expected \(0,\)"),
+    ("batch_take", [(3, 0), (3,)], {}, "axis 1 of 'a' .* has size 0"),
+    ("choose_element_0index", [(0, 4), (3,)], {}, r"shape of 'rhs' is \(3,\), expected \(0,\)"),
+    ("fill_element_0index", [(3, 0), (3,), (3,)], {}, "axis 1 of 'lhs' .* has size 0"),
+    ("FullyConnected", [(3, 0), (5, 4), (5,)], {"num_hidden": 5}, r"'weight' is \(5, 4\), expected \(5, 0\)"),
+    ("LayerNorm", [(2, 3, 0), (4,), (4,)], {}, r"'gamma' is \(4,\), expected \(0,\)"),
+    (
+        "Convolution",
+        [(1, 0, 5, 5), (2, 1, 3, 3), (2,)],
+        {"kernel": (3, 3), "num_filter": 2},
+        r"'weight' is \(2, 1, 3, 3\), expected \(2, 0, 3, 3\)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "shapes", "params", "message"), MISFITS, ids=[f"{m[0]}-{m[1]}" for m in MISFITS])
+def test_zero_size_inputs_that_do_not_fit_are_refused_at_the_call(name, shapes, params, message):
+    inputs = [mx.nd.zeros(shape) for shape in shapes]
+    with pytest.raises(mx.LazyNDError, match=message) as info:
+        getattr(mx.nd, name)(*inputs, **params)  # no wait: the shape rule raises
+    assert isinstance(info.value, mx.LazyNDError)
+    assert name in str(info.value)
+
+
+FITS = [
+    ("broadcast_add", [(3, 0), (1, 1)], {}, (3, 0)),
+    ("broadcast_to", [(0, 1)], {"shape": (0, 4)}, (0, 4)),
+    ("dot", [(3, 0), (0, 5)], {}, (3, 5)),
+    ("Reshape", [(0, 3)], {"shape": (3, -1)}, (3, 0)),
+    ("slice_like", [(2, 4, 1), (0, 4, 1)], {}, (0, 4, 1)),
+    ("take", [(0, 4), (0,)], {}, (0, 4)),
+    ("pick", [(0, 4), (0,)], {}, (0,)),
+    ("batch_take", [(0, 4), (0,)], {}, (0,)),
+    # an empty batch: every output is empty, so the call computes nothing (no kernel sees it)
+    ("Convolution", [(0, 1, 5, 5), (2, 1, 3, 3), (2,)], {"kernel": (3, 3), "num_filter": 2}, (0, 2, 3, 3)),
+    ("FullyConnected", [(0, 4), (5, 4), (5,)], {"num_hidden": 5}, (0, 5)),
+    ("batch_dot", [(0, 3, 4), (0, 4, 5)], {}, (0, 3, 5)),
+    ("GroupNorm", [(0, 4, 3), (2,), (2,)], {"num_groups": 2}, (0, 4, 3)),
+    ("_contrib_interleaved_matmul_selfatt_qk", [(2, 0, 24)], {"heads": 2}, (0, 2, 2)),
+]
+
+
+@pytest.mark.parametrize(("name", "shapes", "params", "expected"), FITS, ids=[f"{m[0]}-{m[1]}" for m in FITS])
+def test_zero_size_inputs_that_fit_are_computed(name, shapes, params, expected):
+    inputs = [mx.nd.zeros(shape) for shape in shapes]
+    got = getattr(mx.nd, name)(*inputs, **params).asnumpy()
+    assert got.shape == expected
+    np.testing.assert_array_equal(got, np.zeros(expected, np.float32))  # dot over k = 0 sums nothing
