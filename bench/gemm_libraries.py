@@ -1,9 +1,10 @@
-"""The GEMMs of one MNIST MLP training batch: NumPy's BLAS, lazynd's CPU route and PyTorch's.
+"""The GEMMs of one MNIST MLP training batch: NumPy's BLAS, MKL through lazynd's route, PyTorch's.
 
 The user loops (``user_loops.py``) compare lazynd with hand NumPy and PyTorch eager. Hand NumPy
-runs NumPy's BLAS (OpenBLAS in NumPy's wheels); lazynd's kernels run the CPU backend's one GEMM
-route (``cpu_backend.matmul``: MKL where it is installed, see ``lazynd/backend/host_gemm.py``);
-PyTorch's CPU wheels run their own (MKL or oneDNN). This benchmark times the eight products one
+and, by default, lazynd's kernels run NumPy's BLAS (OpenBLAS in NumPy's wheels); with
+``LAZYND_HOST_BLAS=mkl`` lazynd's CPU route hands them to MKL (``lazynd/backend/host_gemm.py``,
+the column "MKL" here, with the route's rule for what it declines); PyTorch's CPU wheels run
+their own (MKL or oneDNN). This benchmark times the eight products one
 batch of the 784-128-64-10 MLP makes (forward, and the data and weight gradients), each library
 in its own process (their thread pools would otherwise share the cores), and prints one table.
 
@@ -45,7 +46,7 @@ def _best_us(fn, number: int = 200, repeat: int = 15) -> float:
 
 
 def run_library(library: str) -> dict[str, float]:
-    """Best time (us) of each product with ``library`` ('numpy', 'lazynd' or 'torch'), in this process."""
+    """Best time (us) of each product with ``library`` ('numpy', 'mkl' or 'torch'), in this process."""
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -57,10 +58,15 @@ def run_library(library: str) -> dict[str, float]:
         out = np.empty((a.shape[0], b.shape[1]), np.float32)
         if library == "numpy":
             times[name] = _best_us(lambda a=a, b=b, out=out: np.matmul(a, b, out=out))
-        elif library == "lazynd":
-            from lazynd.backend import cpu_backend
+        elif library == "mkl":
+            from lazynd.backend.blas import BLAS_THREADS
+            from lazynd.backend.host_gemm import MklGemm, load_mkl
 
-            times[name] = _best_us(lambda a=a, b=b, out=out: cpu_backend.matmul(a, b, out))
+            library_handle = load_mkl()
+            if library_handle is None:
+                raise SystemExit("MKL is not installed (pip install mkl)")
+            gemm = MklGemm(library_handle, BLAS_THREADS)
+            times[name] = _best_us(lambda a=a, b=b, out=out: gemm(a, b, out) or np.matmul(a, b, out=out))
         else:
             import torch
 
@@ -72,12 +78,12 @@ def run_library(library: str) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds of both libraries; the table gives minima")
-    parser.add_argument("--library", choices=("numpy", "lazynd", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--library", choices=("numpy", "mkl", "torch"), help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.library:
         print(json.dumps(run_library(opts.library)))
         return
-    best: dict[str, dict[str, float]] = {"numpy": {}, "lazynd": {}, "torch": {}}
+    best: dict[str, dict[str, float]] = {"numpy": {}, "mkl": {}, "torch": {}}
     for _ in range(opts.rounds):
         for library in best:
             command = [sys.executable, __file__, "--library", library]
@@ -85,12 +91,12 @@ def main() -> None:
             for name, us in result.items():
                 best[library][name] = min(best[library].get(name, us), us)
     print(f"GEMMs of one MLP batch {BATCH}, default threads, best of {opts.rounds} rounds (us)")
-    print("| product | NumPy's BLAS | lazynd's route | PyTorch's | lazynd / PyTorch |")
+    print("| product | NumPy's BLAS | MKL (LAZYND_HOST_BLAS=mkl) | PyTorch's | MKL / PyTorch |")
     print("|---|---|---|---|---|")
     for name, *_ in PRODUCTS:
-        x, z, y = best["numpy"][name], best["lazynd"][name], best["torch"][name]
+        x, z, y = best["numpy"][name], best["mkl"][name], best["torch"][name]
         print(f"| {name} | {x:.1f} | {z:.1f} | {y:.1f} | {z / y:.2f}x |")
-    x, z, y = (sum(best[library].values()) for library in ("numpy", "lazynd", "torch"))
+    x, z, y = (sum(best[library].values()) for library in ("numpy", "mkl", "torch"))
     print(f"| one batch | {x:.1f} | {z:.1f} | {y:.1f} | {z / y:.2f}x |")
 
 

@@ -1,11 +1,10 @@
-"""The CPU's matrix products: MKL's ``cblas_?gemm`` where PyPI's ``mkl`` wheel is installed.
+"""The CPU's matrix products: NumPy's BLAS, or on request MKL's ``cblas_?gemm``.
 
-NumPy's wheels carry OpenBLAS. On the products a model makes (an MNIST MLP's eight per batch:
-128 x 784 by 784 x 128 and smaller, in MXNet's ``(out, in)`` weight layout, so with transposed
-operands) MKL runs them 30-50% faster on the same threads: 242 against 350 us a batch on the
-2-core development machine, and PyTorch's CPU wheels use it for the same reason. So the CPU
-backend's one GEMM route (:meth:`~lazynd.backend.cpu.NumpyBackend.matmul`) hands a product to
-:func:`host_gemm` first, and to ``np.matmul`` when it declines:
+NumPy's wheels carry OpenBLAS. The CPU backend's one GEMM route
+(:meth:`~lazynd.backend.cpu.NumpyBackend.matmul`) hands a product to :func:`host_gemm` first, and
+to ``np.matmul`` when it declines. With ``LAZYND_HOST_BLAS=mkl`` (and Intel's MKL installed:
+``pip install lazynd[mkl]``) :func:`host_gemm` is :class:`MklGemm`, which computes float32 and
+float64 products with MKL and declines:
 
 - a dtype other than float32/float64 (float16, integers), operands of different dtypes;
 - a layout BLAS cannot take without a copy (each matrix needs one unit stride), or an output
@@ -13,11 +12,16 @@ backend's one GEMM route (:meth:`~lazynd.backend.cpu.NumpyBackend.matmul`) hands
 - a product below :data:`MIN_MACS` multiply-adds per matrix (:data:`MIN_BATCHED_MACS` in a
   batch of several), where the foreign call's few microseconds cost more than OpenBLAS loses.
 
-``LAZYND_HOST_BLAS`` picks the library, read once at import: ``auto`` (the default: MKL when it
-loads, else NumPy's BLAS), ``mkl`` (an error when it does not load) or ``numpy``. MKL runs on
-as many threads as the host BLAS setting gives (:data:`~lazynd.backend.blas.BLAS_THREADS`:
-``OPENBLAS_NUM_THREADS`` and the other ``*_NUM_THREADS`` variables), so one setting governs both
-libraries and :func:`~lazynd.backend.blas.blas_section` keeps its meaning.
+Why it is not the default (measured on the 2-core development machine, 2026-11-27): alone, MKL
+runs the MNIST MLP's eight products 30-50% faster than OpenBLAS on the same two threads (242
+against 350 us a batch), and a LeNet epoch 7-9% faster; but the MLP training loops moved by less
+than their run-to-run noise (+-10%), and while a benchmark in another process shared the cores,
+the eight products took 1190 us through MKL's OpenMP threads against 457 us with OpenBLAS. ``LAZYND_HOST_BLAS`` is read
+once, at import: ``numpy`` (the default), ``mkl`` (an error when MKL does not load) or ``auto``
+(MKL when it loads). MKL runs on as many threads as the host BLAS setting gives
+(:data:`~lazynd.backend.blas.BLAS_THREADS`: ``OPENBLAS_NUM_THREADS`` and the other
+``*_NUM_THREADS`` variables), so one setting governs both libraries and
+:func:`~lazynd.backend.blas.blas_section` keeps its meaning.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ MIN_MACS = 1 << 18
 # in C: only matrices of this many multiply-adds gain more than that
 MIN_BATCHED_MACS = 1 << 20
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112  # CBLAS_LAYOUT and CBLAS_TRANSPOSE values
-_CHOICES = ("auto", "mkl", "numpy")
+_CHOICES = ("numpy", "mkl", "auto")
 
 
 def _candidate_paths() -> list[str]:
@@ -117,6 +121,8 @@ class MklGemm:
             return False  # wrong shapes: np.matmul raises its error
         if np.may_share_memory(out, a) or np.may_share_memory(out, b):
             return False
+        if a.ndim == 2 and b.ndim == 2 and out.ndim == 2:  # the common case, without the batch machinery
+            return self._one(gemm, a, b, out, m, n, k)
         try:
             batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         except ValueError:
@@ -138,6 +144,17 @@ class MklGemm:
             )  # fmt: skip
         return True
 
+    @staticmethod
+    def _one(gemm: Callable[..., None], a: np.ndarray, b: np.ndarray, out: np.ndarray, m: int, n: int, k: int) -> bool:
+        layout_a, layout_b, layout_out = _matrix_layout(a), _matrix_layout(b), _matrix_layout(out)
+        if layout_a is None or layout_b is None or layout_out is None or layout_out[0] != _NO_TRANS:
+            return False
+        gemm(
+            _ROW_MAJOR, layout_a[0], layout_b[0], m, n, k, 1.0,
+            a.ctypes.data, layout_a[1], b.ctypes.data, layout_b[1], 0.0, out.ctypes.data, layout_out[1],
+        )  # fmt: skip
+        return True
+
 
 def _no_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
     """The host GEMM where NumPy's BLAS does every product: it always declines."""
@@ -145,7 +162,7 @@ def _no_gemm(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
 
 
 def _choose() -> tuple[Callable[[np.ndarray, np.ndarray, np.ndarray], bool], str]:
-    choice = os.environ.get("LAZYND_HOST_BLAS", "auto").strip().lower() or "auto"
+    choice = os.environ.get("LAZYND_HOST_BLAS", "numpy").strip().lower() or "numpy"
     if choice not in _CHOICES:
         raise LazyNDError(f"LAZYND_HOST_BLAS must be one of {', '.join(_CHOICES)}; got {choice!r}")
     if choice == "numpy":
@@ -155,7 +172,7 @@ def _choose() -> tuple[Callable[[np.ndarray, np.ndarray, np.ndarray], bool], str
         if choice == "mkl":
             raise LazyNDError(
                 "LAZYND_HOST_BLAS=mkl: MKL's runtime library (libmkl_rt) did not load; "
-                "install it with `pip install mkl`, or set LAZYND_HOST_BLAS=auto or numpy"
+                "install it with `pip install mkl` (or lazynd[mkl]), or set LAZYND_HOST_BLAS=numpy or auto"
             )
         return _no_gemm, "numpy"
     return MklGemm(library, BLAS_THREADS), "mkl"

@@ -109,12 +109,15 @@ def _library_in_a_fresh_process(setting: str) -> subprocess.CompletedProcess:
 
 
 def test_the_setting_picks_the_library():
+    assert _library_in_a_fresh_process("").stdout.strip() == "numpy"  # the default: NumPy's BLAS
     assert _library_in_a_fresh_process("numpy").stdout.strip() == "numpy"
     expected = "mkl" if mkl is not None else "numpy"
     assert _library_in_a_fresh_process("auto").stdout.strip() == expected
+    if mkl is not None:
+        assert _library_in_a_fresh_process("MKL").stdout.strip() == "mkl"
     wrong = _library_in_a_fresh_process("openblass")
     assert wrong.returncode != 0
-    assert "LAZYND_HOST_BLAS must be one of auto, mkl, numpy; got 'openblass'" in wrong.stderr
+    assert "LAZYND_HOST_BLAS must be one of numpy, mkl, auto; got 'openblass'" in wrong.stderr
 
 
 def test_runtime_features_name_the_host_gemm_library():
