@@ -223,10 +223,9 @@ class Module(BaseModule):
         if shared_module is not None:
             self.params_initialized = True
             self._arg_params, self._aux_params = shared_module._arg_params, shared_module._aux_params
-            if shared_module.optimizer_initialized:
+            if shared_module.optimizer_initialized:  # as MXNet, the lender's optimizer is shared too
                 self.borrow_optimizer(shared_module)
-        elif self.params_initialized:  # parameters given before binding (Module.load): hand them to the devices
-            assert self._exec_group is not None
+        elif self.params_initialized and self._exec_group is not None:  # parameters given before binding (Module.load)
             self._exec_group.set_params(self._arg_params or {}, self._aux_params or {})
 
     def reshape(self, data_shapes: Any, label_shapes: Any = None) -> None:
