@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _ndarray
-from ..errors import LazyNDError, SettingConflictError
+from ..errors import ArgumentTypeError, LazyNDError, SettingConflictError
 from ..lr_scheduler import LRScheduler, check_numbers
 from ..ndarray import NDArray
 
@@ -42,8 +42,13 @@ class Optimizer:
         begin_num_update: int = 0,
         param_dict: dict | None = None,
         multi_precision: bool = False,
+        **unknown: Any,
     ) -> None:
         name = type(self).__name__
+        if unknown:  # a subclass hands on what it does not take itself: name them all (MXNet: a TypeError)
+            raise ArgumentTypeError(
+                f"{name}: unknown argument(s) {', '.join(sorted(unknown))}; see help(mx.optimizer.{name})"
+            )
         if lr_scheduler is not None and not callable(lr_scheduler):
             raise LazyNDError(
                 f"{name}: lr_scheduler must be an LRScheduler (or a function of the update count), "

@@ -8,7 +8,7 @@ from optimizer_reference import run
 
 import lazynd as mx
 from lazynd import optimizer
-from lazynd.errors import LazyNDError
+from lazynd.errors import ArgumentTypeError, LazyNDError
 
 
 def test_unknown_optimizer_name_is_an_error():
@@ -114,3 +114,12 @@ def test_multipliers_must_be_a_dict_of_numbers():
         opt.set_lr_mult([("fc_weight", 0.1)])
     with pytest.raises(LazyNDError, match=r"set_wd_mult: \['fc_weight'\] must be a number"):
         opt.set_wd_mult({"fc_weight": "0"})
+
+
+@pytest.mark.parametrize("make", [lambda: optimizer.create("sgd", bogus=1), lambda: optimizer.Adam(momentum=0.9)])
+def test_an_unknown_argument_is_named_with_the_optimizer(make):
+    # a raw "Optimizer.__init__() got an unexpected keyword argument" before; MXNet raises a TypeError too
+    with pytest.raises(
+        ArgumentTypeError, match=r"(SGD: unknown argument\(s\) bogus|Adam: unknown argument\(s\) momentum)"
+    ):
+        make()
