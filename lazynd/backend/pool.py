@@ -20,6 +20,8 @@ import threading
 
 import numpy as np
 
+from ..errors import DeviceMemoryError
+
 # below this, malloc is faster than any Python-level bookkeeping
 MIN_POOLED_BYTES = 1 << 16
 # pooled buffers start on this boundary: a page.  Two reasons, both measured on 1M float32:
@@ -48,8 +50,17 @@ def size_class(nbytes: int) -> int:
 
 
 def aligned_block(nbytes: int, zero: bool = False) -> tuple[np.ndarray, int]:
-    """A uint8 block owning its memory, and the offset in it where :data:`ALIGN`-aligned ``nbytes`` start."""
-    block = (np.zeros if zero else np.empty)(nbytes + ALIGN, np.uint8)
+    """A uint8 block owning its memory, and the offset in it where :data:`ALIGN`-aligned ``nbytes`` start.
+
+    Every large host array is made here: NumPy's bare ``MemoryError`` becomes the
+    :class:`~lazynd.errors.DeviceMemoryError` a GPU raises, naming the bytes asked for.
+    """
+    try:
+        block = (np.zeros if zero else np.empty)(nbytes + ALIGN, np.uint8)
+    except MemoryError as err:
+        raise DeviceMemoryError(
+            f"out of memory on cpu: an array of {nbytes:,} bytes was asked for ({err})", ctx="cpu", nbytes=nbytes
+        ) from None
     # the address through a ctypes view of the buffer: 0.26 us, against 1 us for ``block.ctypes.data``
     # (a cost per call of one_hot, whose 1M-element output is mostly this allocation)
     return block, -_address(_char.from_buffer(block)) % ALIGN  # type: ignore[arg-type]  # an ndarray is a buffer

@@ -24,7 +24,7 @@ def out_of_memory_named(caller: str, ctx: Context) -> Iterator[None]:
     """
     try:
         yield
-    except DeviceMemoryError:
-        raise
+    except DeviceMemoryError as error:  # the backend's, naming the device and the bytes: add the caller
+        raise DeviceMemoryError(f"{caller}: {error}", str(ctx), error.nbytes) from error
     except MemoryError as error:
         raise DeviceMemoryError(f"{caller}: out of memory on {ctx}: {error}", str(ctx)) from error

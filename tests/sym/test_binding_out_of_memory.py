@@ -32,6 +32,6 @@ def _huge_intermediate() -> Any:
     ],
 )
 def test_binding_more_than_the_host_holds_is_a_device_memory_error(caller: str, call: Callable[[], Any]) -> None:
-    with pytest.raises(DeviceMemoryError, match=rf"^{caller}: out of memory on cpu\(0\)") as caught:
+    with pytest.raises(DeviceMemoryError, match=rf"^{caller}: out of memory on cpu") as caught:
         call()
     assert isinstance(caught.value, MemoryError) and caught.value.ctx == "cpu(0)"
