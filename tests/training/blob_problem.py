@@ -1,10 +1,12 @@
-"""A small two-class problem shared by the Module and FeedForward tests: its network and its data."""
+"""A small two-class problem shared by the Module and FeedForward tests: its network, its data, a model fitted to it."""
 
 from __future__ import annotations
 
 import numpy as np
 
+import lazynd as mx
 import lazynd_sym as sym
+from lazynd_sym.model import FeedForward
 
 
 def two_class_net(num_classes: int = 2) -> sym.Symbol:
@@ -21,3 +23,20 @@ def two_class_blobs(count: int = 400, seed: int = 0) -> tuple[np.ndarray, np.nda
     label = rng.integers(0, 2, count)
     data = rng.normal(size=(count, 5)).astype(np.float32) + (label[:, None] * 2.0 - 1.0) * 1.5
     return data, label.astype(np.float32)
+
+
+def fitted_feedforward(**kwargs) -> FeedForward:
+    """A FeedForward fitted to the blobs (seed 0, Xavier, SGD with momentum); `kwargs` go to FeedForward."""
+    mx.random.seed(0)
+    data, label = two_class_blobs()
+    ff = FeedForward(
+        two_class_net(),
+        num_epoch=kwargs.pop("num_epoch", 5),
+        numpy_batch_size=40,
+        learning_rate=0.1,
+        momentum=0.9,
+        initializer=mx.init.Xavier(),
+        progress_bar=False,
+        **kwargs,
+    )
+    return ff.fit(data, label)
