@@ -1,0 +1,71 @@
+"""Copying and converting NDArrays: copies across contexts and dtypes, Python scalars, pickle, DLPack."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+
+
+def test_copyto_copy_as_in_context_astype() -> None:
+    a = mx.nd.arange(4)
+    b = mx.nd.zeros((4,))
+    a.copyto(b)
+    c = a.copy()
+    c += 1
+    assert b.asnumpy().tolist() == [0, 1, 2, 3] and a.asnumpy().tolist() == [0, 1, 2, 3]
+    assert a.as_in_context(mx.cpu(0)) is a and a.as_in_context(mx.cpu(1)).context == mx.cpu(1)
+    assert a.astype("int32").dtype == np.int32
+    with pytest.raises(mx.ShapeError):
+        a.copyto(mx.nd.zeros((5,)))
+
+
+def test_scalar_conversion_len_iter_bool() -> None:
+    one = mx.nd.array([3.5])
+    assert one.asscalar() == 3.5 and float(one) == 3.5 and bool(one)
+    rows = list(mx.nd.ones((3, 2)))
+    assert len(rows) == 3 and rows[0].shape == (2,)
+    assert len(mx.nd.zeros((5, 1))) == 5
+    with pytest.raises(mx.LazyNDError, match="ambiguous"):
+        bool(mx.nd.ones((2,)))
+    with pytest.raises(mx.OperatorError, match="exactly one"):
+        mx.nd.ones((2,)).asscalar()
+    np.testing.assert_array_equal(np.asarray(mx.nd.ones((2,))), [1, 1])
+
+
+def test_pickle_round_trips_values_dtype_and_context() -> None:
+    a = mx.nd.array(np.arange(6).reshape(2, 3), ctx=mx.cpu(1), dtype="int64")
+    b = pickle.loads(pickle.dumps(a))
+    assert b.dtype == np.int64 and b.context == mx.cpu(1)
+    np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_pickles_written_before_unpickle_moved_still_load() -> None:
+    # earlier versions pickled a reference to lazynd.ndarray.ndarray._unpickle: the name must stay
+    payload = pickle.dumps(mx.nd.ones((2,)), protocol=0)  # (protocol 0 names a function as text lines)
+    old = payload.replace(b"lazynd.ndarray.serialization\nunpickle", b"lazynd.ndarray.ndarray\n_unpickle")
+    assert b"lazynd.ndarray.ndarray" in old
+    np.testing.assert_array_equal(pickle.loads(old).asnumpy(), [1, 1])
+
+
+def test_dlpack_exchange_with_numpy_is_zero_copy() -> None:
+    a = mx.nd.arange(4) * 2
+    view = np.from_dlpack(a)
+    np.testing.assert_array_equal(view, [0, 2, 4, 6])
+    source = np.arange(3, dtype=np.float32)
+    b = mx.nd.from_dlpack(source)
+    source[0] = 9
+    assert b.asnumpy()[0] == 9
+
+
+def test_dlpack_exchange_with_torch() -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    t = torch.arange(4, dtype=torch.float32)
+    a = mx.nd.from_dlpack(t)
+    a += 1
+    assert t.tolist() == [0, 1, 2, 3] or a.asnumpy().tolist() == [1, 2, 3, 4]
+    back = torch.from_dlpack(mx.nd.ones((2,)) * 3)
+    assert back.tolist() == [3.0, 3.0]

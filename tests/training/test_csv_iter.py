@@ -1,0 +1,76 @@
+"""CSVIter: reading data and labels, round_batch, shapes, dtypes and the files it refuses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lazynd.errors import DataError
+from lazynd.io import CSVIter, DataIter
+
+
+def test_csv_iter_reads_data_and_labels(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,2,3,4\n5,6,7,8\n9,10,11,12\n")
+    (tmp_path / "l.csv").write_text("0\n1\n2\n")
+    it = CSVIter(str(tmp_path / "d.csv"), (2, 2), str(tmp_path / "l.csv"), batch_size=2)
+    batches = list(it)
+    assert batches[0].data[0].shape == (2, 2, 2)
+    assert batches[1].label[0].asnumpy().tolist() == [2.0, 0.0]
+    assert batches[1].pad == 1
+
+
+def test_csv_iter_wrong_column_count_raises(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,2,3\n")
+    with pytest.raises(DataError, match="3 columns"):
+        CSVIter(str(tmp_path / "d.csv"), (2, 2), batch_size=1)
+
+
+def _csv_rows(it: DataIter, epochs: int) -> list[tuple[list[float], int]]:
+    rows = []
+    for _ in range(epochs):
+        rows += [(batch.data[0].asnumpy()[:, 0].tolist(), batch.pad) for batch in it]
+        it.reset()
+    return rows
+
+
+def test_csv_iter_round_batch_goes_on_after_the_examples_that_completed_the_last_batch(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("".join(f"{i}\n" for i in range(5)))
+    it = CSVIter(str(tmp_path / "d.csv"), (1,), batch_size=2, round_batch=True)
+    # MXNet 1.9.1: example 0 completed the last batch, so the second epoch starts at 1
+    assert _csv_rows(it, 2) == [([0, 1], 0), ([2, 3], 0), ([4, 0], 1), ([1, 2], 0), ([3, 4], 0)]
+
+
+def test_csv_iter_without_round_batch_still_gives_the_last_batch_with_its_pad(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("".join(f"{i}\n" for i in range(5)))
+    it = CSVIter(str(tmp_path / "d.csv"), (1,), batch_size=2, round_batch=False)
+    # MXNet 1.9.1 keeps the last example (pad 1) and starts every epoch at the first
+    rows = _csv_rows(it, 2)
+    assert [pad for _, pad in rows] == [0, 0, 1] * 2
+    assert [values[: 2 - pad] for values, pad in rows] == [[0, 1], [2, 3], [4]] * 2
+
+
+@pytest.mark.parametrize("shape", ["abc", (2, -1), (), (2.5,)])
+def test_csv_iter_data_shape_that_is_not_positive_ints_raises(tmp_path, shape) -> None:
+    (tmp_path / "d.csv").write_text("1,2\n")
+    with pytest.raises(DataError, match="data_shape must be a tuple of positive ints"):
+        CSVIter(str(tmp_path / "d.csv"), shape, batch_size=1)
+
+
+def test_csv_iter_empty_file_raises_naming_it(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("")
+    with pytest.raises(DataError, match="d.csv' holds no rows"):
+        CSVIter(str(tmp_path / "d.csv"), (2,), batch_size=1)
+
+
+def test_csv_iter_integer_dtype_truncates_fractions_as_mxnet(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,2\n3,4\n")
+    (tmp_path / "l.csv").write_text("1.5\n-2.5\n")
+    it = CSVIter(str(tmp_path / "d.csv"), (2,), str(tmp_path / "l.csv"), batch_size=2, dtype="int32")
+    batch = next(it)
+    assert batch.label[0].dtype == np.int32 and batch.label[0].asnumpy().tolist() == [1, -2]
+
+
+def test_csv_iter_accepts_mxnet_prefetch_buffer_and_ctx(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,2\n3,4\n")
+    it = CSVIter(str(tmp_path / "d.csv"), (2,), batch_size=2, prefetch_buffer=2, ctx="cpu")
+    assert next(it).data[0].asnumpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]

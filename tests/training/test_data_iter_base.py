@@ -1,0 +1,54 @@
+"""The pieces every data iterator shares: DataDesc, DataBatch, DataIter subclasses, iterators lazynd lacks."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import DataError
+from lazynd.io import DataBatch, DataDesc, DataIter
+
+
+def test_datadesc_unpacks_as_name_shape_pair_and_keeps_layout() -> None:
+    desc = DataDesc("data", [4, 3], layout="NC")
+    name, shape = desc
+    assert (name, shape, desc.layout, desc.dtype) == ("data", (4, 3), "NC", np.float32)
+
+
+def test_datadesc_batch_axis_follows_layout() -> None:
+    assert DataDesc.get_batch_axis("TNC") == 1
+    assert DataDesc.get_batch_axis(None) == 0
+    with pytest.raises(DataError, match="no batch axis"):
+        DataDesc.get_batch_axis("CHW")
+
+
+def test_datadesc_survives_pickle() -> None:
+    desc = pickle.loads(pickle.dumps(DataDesc("x", (2, 2), np.int32, "NC")))
+    assert (desc.name, desc.shape, desc.dtype, desc.layout) == ("x", (2, 2), np.int32, "NC")
+
+
+def test_databatch_rejects_non_list_data() -> None:
+    with pytest.raises(DataError, match="list"):
+        DataBatch(mx.nd.zeros((2,)))
+
+
+def test_a_subclass_may_assign_provide_data_and_label() -> None:
+    class Constant(DataIter):
+        def __init__(self) -> None:
+            super().__init__(batch_size=2)
+            self.provide_data = [("data", (2, 3))]
+            self.provide_label = [("label", (2,))]
+
+    it = Constant()
+    assert it.provide_data == [("data", (2, 3))] and it.provide_label == [("label", (2,))]
+    with pytest.raises(NotImplementedError):
+        DataIter().provide_data  # noqa: B018
+
+
+@pytest.mark.parametrize(("name", "why"), [("LibSVMIter", "CSR sparse")])
+def test_iterators_lazynd_lacks_are_named(name: str, why: str) -> None:
+    with pytest.raises(mx.LazyNDError, match=rf"mx\.io\.{name}: not supported: .*{why}"):
+        getattr(mx.io, name)

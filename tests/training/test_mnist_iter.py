@@ -1,0 +1,109 @@
+"""MNISTIter: reading idx files, scaling, parts, shuffles and MXNet's arguments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import DataError
+from lazynd.io import MNISTIter
+
+
+def test_mnist_iter_reads_idx_files_scaled_to_unit_range(data_dir) -> None:
+    folder = data_dir / "mnist"
+    it = MNISTIter(
+        str(folder / "t10k-images-idx3-ubyte.gz"),
+        str(folder / "t10k-labels-idx1-ubyte.gz"),
+        batch_size=100,
+        shuffle=False,
+    )
+    batch = next(it)
+    pixels = batch.data[0].asnumpy()
+    assert pixels.shape == (100, 1, 28, 28)
+    assert 0.0 <= pixels.min() and pixels.max() <= 1.0
+    assert batch.label[0].asnumpy()[:5].tolist() == [7.0, 2.0, 1.0, 0.0, 4.0]
+    assert sum(1 for _ in it) == 99
+
+
+def test_mnist_iter_flat_and_seeded_shuffle_is_reproducible(data_dir) -> None:
+    first = MNISTIter(batch_size=50, shuffle=True, flat=True, seed=7, data_dir=data_dir, train=False)
+    second = MNISTIter(batch_size=50, shuffle=True, flat=True, seed=7, data_dir=data_dir, train=False)
+    a, b = next(first), next(second)
+    assert a.data[0].shape == (50, 784)
+    assert np.array_equal(a.label[0].asnumpy(), b.label[0].asnumpy())
+    in_file_order = next(MNISTIter(batch_size=50, shuffle=False, flat=True, data_dir=data_dir, train=False))
+    assert not np.array_equal(a.label[0].asnumpy(), in_file_order.label[0].asnumpy())
+
+
+def _write_idx(tmp_path, pixels: np.ndarray, labels: np.ndarray) -> tuple[str, str]:
+    """IDX image and label files (uncompressed) holding ``pixels`` (N, rows, cols) and ``labels``."""
+    images, names = tmp_path / "images-idx3-ubyte", tmp_path / "labels-idx1-ubyte"
+    images.write_bytes(np.array([2051, *pixels.shape], ">u4").tobytes() + pixels.astype(np.uint8).tobytes())
+    names.write_bytes(np.array([2049, len(labels)], ">u4").tobytes() + labels.astype(np.uint8).tobytes())
+    return str(images), str(names)
+
+
+def test_mnist_iter_scales_pixels_by_1_over_256_as_mxnet(tmp_path) -> None:
+    pixels = np.array([0, 1, 128, 255], np.uint8).repeat(4).reshape(1, 4, 4)
+    it = MNISTIter(*_write_idx(tmp_path, pixels, np.array([3])), batch_size=1, shuffle=False)
+    # MXNet 1.9.1's MNISTIter gives 255/256 for a white pixel
+    np.testing.assert_array_equal(next(it).data[0].asnumpy().ravel(), pixels.ravel() / np.float32(256))
+
+
+def test_mnist_iter_parts_split_as_mxnet_and_keep_every_example(tmp_path) -> None:
+    files = _write_idx(tmp_path, np.zeros((10, 2, 2), np.uint8), np.arange(10))
+    parts = [
+        [
+            label
+            for batch in MNISTIter(*files, batch_size=1, shuffle=False, num_parts=3, part_index=i)
+            for label in batch.label[0].asnumpy().tolist()
+        ]
+        for i in range(3)
+    ]
+    # MXNet starts part i at int(10 / 3 * i): [0, 3), [3, 6), [6, 10)
+    assert parts == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0]]
+
+
+def test_mnist_iter_missing_file_names_the_path(tmp_path) -> None:
+    with pytest.raises(DataError, match="no IDX file"):
+        MNISTIter(str(tmp_path / "nope"), str(tmp_path / "nope2"))
+
+
+def test_mnist_iter_shuffles_once_so_passes_agree(data_dir) -> None:
+    it = MNISTIter(batch_size=100, shuffle=True, flat=True, seed=3, data_dir=data_dir, train=False)
+    first = [b.label[0].asnumpy() for b in it]
+    it.reset()
+    second = [b.label[0].asnumpy() for b in it]
+    assert all(np.array_equal(a, b) for a, b in zip(first, second, strict=True))
+    in_file_order = next(MNISTIter(batch_size=100, shuffle=False, flat=True, data_dir=data_dir, train=False))
+    assert not np.array_equal(first[0], in_file_order.label[0].asnumpy())
+
+
+def test_mnist_iter_getters_give_one_ndarray_as_in_mxnet(data_dir) -> None:
+
+    it = MNISTIter(batch_size=10, shuffle=False, data_dir=data_dir, train=False)
+    assert it.iter_next()
+    assert isinstance(it.getlabel(), mx.nd.NDArray) and it.getlabel().shape == (10,)
+    assert isinstance(it.getdata(), mx.nd.NDArray) and it.getdata().shape == (10, 1, 28, 28)
+
+
+def test_mnist_iter_accepts_mxnet_arguments(data_dir) -> None:
+    with pytest.warns(UserWarning, match="prefetch_buffer"):
+        it = MNISTIter(
+            batch_size=10, input_shape=(784,), silent=True, prefetch_buffer=4, data_dir=data_dir, train=False
+        )
+    assert it.provide_data[0].shape == (10, 784)
+    it = MNISTIter(batch_size=10, data_shape=(1, 28, 28), flat=True, data_dir=data_dir, train=False)
+    assert it.provide_data[0].shape == (10, 1, 28, 28)
+    with pytest.raises(DataError, match=r"input_shape \(3, 3\) does not fit"):
+        MNISTIter(batch_size=10, input_shape=(3, 3), data_dir=data_dir, train=False)
+    with pytest.raises(DataError, match="unknown argument"):
+        MNISTIter(batch_size=10, bogus=1, data_dir=data_dir, train=False)
+
+
+def test_mnist_iter_leaves_out_the_examples_that_do_not_fill_a_batch(tmp_path) -> None:
+    files = _write_idx(tmp_path, np.zeros((10, 2, 2), np.uint8), np.arange(10))
+    it = MNISTIter(*files, batch_size=4, shuffle=False)
+    # MXNet 1.9.1's MNISTIter: two full batches, no padded third one
+    assert [(b.label[0].asnumpy().tolist(), b.pad) for b in it] == [([0, 1, 2, 3], 0), ([4, 5, 6, 7], 0)]

@@ -1,0 +1,71 @@
+"""Module misuse: stages out of order, bad arguments, batches and parameter values are refused clearly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from blob_problem import two_class_blobs, two_class_net
+from module_by_hand import host_values, start_params
+
+import lazynd as mx
+import lazynd_sym as sym
+from lazynd.errors import ContextError, DataError, LazyNDError
+
+
+def test_stages_out_of_order_raise_clear_errors() -> None:
+    mod = mx.mod.Module(two_class_net())
+    batch = mx.io.DataBatch([mx.nd.ones((4, 5))], [mx.nd.zeros((4,))])
+    with pytest.raises(LazyNDError, match="forward: call bind\\(\\) first"):
+        mod.forward(batch)
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    with pytest.raises(LazyNDError, match="call init_params\\(\\) first"):
+        mod.forward(batch)
+    mod.init_params()
+    with pytest.raises(LazyNDError, match="update: call init_optimizer\\(\\) first"):
+        mod.update()
+
+
+def test_bad_arguments_raise_clear_errors() -> None:
+    with pytest.raises(DataError, match="data_names \\['image'\\] are not arguments"):
+        mx.mod.Module(two_class_net(), data_names=["image"])
+    with pytest.raises(DataError, match="fixed_param_names \\['fc9_weight'\\] are not parameters"):
+        mx.mod.Module(two_class_net(), fixed_param_names=["fc9_weight"])
+    with pytest.raises(ContextError, match="context must be a Context"):
+        mx.mod.Module(two_class_net(), context="cpu")
+    with pytest.raises(DataError, match="work_load_list has 1 entries for 2 contexts"):
+        mx.mod.Module(two_class_net(), context=[mx.cpu(0), mx.cpu(1)], work_load_list=[1])
+    mod = mx.mod.Module(two_class_net())
+    with pytest.raises(DataError, match="data_shapes name \\['x'\\], the module's data_names are \\['data'\\]"):
+        mod.bind([("x", (4, 5))])
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    with pytest.raises(DataError, match="'fc1_weight' is not in the given parameters"):
+        mod.init_params(arg_params={"fc2_weight": mx.nd.zeros((2, 16))})
+    with pytest.raises(LazyNDError, match="'fc1_weight' is given with shape \\(3, 3\\), the module needs \\(16, 5\\)"):
+        mod.init_params(arg_params={"fc1_weight": mx.nd.zeros((3, 3))}, allow_missing=True)
+    with pytest.raises(DataError, match="num_epoch is required"):
+        mod.fit(mx.io.NDArrayIter(*two_class_blobs(8), batch_size=4))
+
+
+def test_forward_refuses_what_is_not_a_batch_of_all_its_inputs() -> None:
+    # a list of arrays once failed inside with AttributeError; a batch short of an input left it stale
+    mod = mx.mod.Module(two_class_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params()
+    with pytest.raises(DataError, match="Module.forward: expected a DataBatch .*got list"):
+        mod.forward([mx.nd.ones((4, 5))])
+    two = mx.mod.Module(sym.Variable("a") + sym.Variable("b"), data_names=["a", "b"], label_names=None)
+    two.bind([("a", (2,)), ("b", (2,))], for_training=False)
+    two.init_params()
+    with pytest.raises(DataError, match=r"the batch holds 1 data array\(s\), the module takes 2 \(\['a', 'b'\]\)"):
+        two.forward(mx.io.DataBatch([mx.nd.ones((2,))]))
+
+
+def test_set_params_takes_numpy_values_and_refuses_other_types_by_name() -> None:
+    # a NumPy value once failed inside with AttributeError ('copyto')
+    mod = mx.mod.Module(two_class_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    host = host_values(start_params())
+    mod.set_params(host, {})
+    np.testing.assert_array_equal(mod.get_params()[0]["fc2_weight"].asnumpy(), host["fc2_weight"])
+    with pytest.raises(DataError, match="'fc1_bias' is given as list; expected an NDArray"):
+        mod.set_params({**host, "fc1_bias": [0.0] * 16}, {})

@@ -1,0 +1,89 @@
+"""NDArrayIter inputs: the forms data and labels may take, their names, and what is refused."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+from iter_epochs import epoch_values
+
+import lazynd as mx
+from lazynd.errors import DataError
+from lazynd.io import NDArrayIter
+
+
+def test_dict_inputs_are_named_and_sorted() -> None:
+    it = NDArrayIter({"b": np.zeros((4, 2)), "a": np.ones((4, 3))}, {"lab": np.zeros(4)}, batch_size=2)
+    assert [d.name for d in it.provide_data] == ["a", "b"]
+    assert [d.shape for d in it.provide_data] == [(2, 3), (2, 2)]
+    assert it.provide_label[0].name == "lab"
+
+
+def test_ordered_dict_keeps_its_order() -> None:
+    it = NDArrayIter(OrderedDict([("b", np.zeros(4)), ("a", np.zeros(4))]), batch_size=2)
+    assert [d.name for d in it.provide_data] == ["b", "a"]
+
+
+def test_lists_of_several_arrays_are_named_as_in_mxnet() -> None:
+    # MXNet names a list of several inputs _0_data, _1_data...; a bound symbol's
+    # variables must carry the same names
+    x, y = np.zeros((4, 2)), np.zeros(4)
+    it = NDArrayIter([x, x], [y, y], batch_size=2)
+    assert [d.name for d in it.provide_data] == ["_0_data", "_1_data"]
+    assert [d.name for d in it.provide_label] == ["_0_softmax_label", "_1_softmax_label"]
+    single = NDArrayIter([x], [y], batch_size=2)
+    assert [d.name for d in single.provide_data] == ["data"]
+    assert [d.name for d in single.provide_label] == ["softmax_label"]
+
+
+def test_ndarray_inputs_are_accepted() -> None:
+    it = NDArrayIter(mx.nd.array(np.arange(4)), batch_size=2)
+    assert epoch_values(it) == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_mismatched_example_counts_raise() -> None:
+    with pytest.raises(DataError, match="same number of examples"):
+        NDArrayIter(np.zeros(4), np.zeros(5), batch_size=2)
+
+
+def test_bad_last_batch_handle_raises() -> None:
+    with pytest.raises(DataError, match="last_batch_handle"):
+        NDArrayIter(np.zeros(4), batch_size=2, last_batch_handle="wrap")
+
+
+def test_bad_batch_size_raises() -> None:
+    with pytest.raises(DataError, match="batch_size"):
+        NDArrayIter(np.zeros(4), batch_size=0)
+
+
+def test_an_empty_label_list_means_no_labels_as_in_mxnet() -> None:
+    it = NDArrayIter(np.zeros((4, 2)), [], batch_size=2)
+    assert it.provide_label == []
+    assert next(it).label == []
+
+
+def test_a_list_of_name_array_pairs_names_the_inputs_in_its_order() -> None:
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    it = NDArrayIter([("b", x), ("a", x + 10)], [("lab", np.arange(4))], batch_size=2)
+    assert [d.name for d in it.provide_data] == ["b", "a"]
+    assert [d.name for d in it.provide_label] == ["lab"]
+    batch = next(it)
+    assert batch.data[1].asnumpy().tolist() == [[10.0, 11.0], [12.0, 13.0]]
+
+
+def test_repeated_input_names_raise() -> None:
+    x = np.zeros((4, 2))
+    with pytest.raises(DataError, match="unique"):
+        NDArrayIter([("a", x), ("a", x)], batch_size=2)
+
+
+def test_ragged_nested_lists_raise_a_data_error() -> None:
+    with pytest.raises(DataError, match="not a rectangular array"):
+        NDArrayIter([[1, 2], [3]], batch_size=1)
+
+
+@pytest.mark.parametrize("values", [np.array(["a", "b"]), np.array([object(), object()]), np.zeros(2, complex)])
+def test_inputs_that_are_not_real_numbers_raise_a_data_error_naming_them(values) -> None:
+    with pytest.raises(DataError, match="data 'data' holds .* values; expected numbers"):
+        NDArrayIter(values, batch_size=1)

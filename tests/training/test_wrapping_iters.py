@@ -1,0 +1,73 @@
+"""Iterators that wrap others: ResizeIter and PrefetchingIter (background loading, joining, errors)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from iter_epochs import epoch_values
+
+import lazynd as mx
+from lazynd.errors import DataError
+from lazynd.io import DataBatch, DataIter, NDArrayIter, PrefetchingIter, ResizeIter
+
+
+def test_resize_iter_gives_exactly_size_batches() -> None:
+    it = ResizeIter(NDArrayIter(np.arange(4), batch_size=2), size=3)
+    assert epoch_values(it) == [[0.0, 1.0], [2.0, 3.0], [0.0, 1.0]]
+    it.reset()
+    assert len(epoch_values(it)) == 3
+
+
+def test_prefetching_iter_gives_the_same_batches_every_epoch() -> None:
+    inner = NDArrayIter(np.arange(6), np.arange(6), batch_size=2)
+    it = PrefetchingIter(inner)
+    assert epoch_values(it) == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    it.reset()
+    assert epoch_values(it) == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    assert it.provide_label[0].name == "softmax_label"
+
+
+def test_prefetching_iter_joins_and_renames_several_iterators() -> None:
+    it = PrefetchingIter(
+        [NDArrayIter(np.zeros(4), batch_size=2), NDArrayIter(np.ones(4), batch_size=2)],
+        rename_data=[{"data": "a"}, {"data": "b"}],
+    )
+    assert [d.name for d in it.provide_data] == ["a", "b"]
+    batch = next(it)
+    assert [d.asnumpy().tolist() for d in batch.data] == [[0.0, 0.0], [1.0, 1.0]]
+
+
+class _SlowIter(DataIter):
+    """Takes 50 ms per batch and records when each batch was made."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(1)
+        self.count, self.made = count, []
+
+    def next(self) -> DataBatch:
+        if len(self.made) == self.count:
+            raise StopIteration
+        time.sleep(0.05)
+        self.made.append(len(self.made))
+        return DataBatch([mx.nd.zeros((1,))])
+
+
+def test_prefetching_iter_loads_the_next_batch_in_the_background() -> None:
+    inner = _SlowIter(3)
+    it = PrefetchingIter(inner)
+    next(it)
+    time.sleep(0.2)  # while "training" on batch 0, batch 1 is made
+    assert inner.made == [0, 1]
+
+
+class _FailingIter(DataIter):
+    def next(self) -> DataBatch:
+        raise ValueError("disk on fire")
+
+
+def test_prefetching_iter_reraises_errors_of_the_wrapped_iterator() -> None:
+    it = PrefetchingIter(_FailingIter(1))
+    with pytest.raises(DataError, match="disk on fire"):
+        next(it)
