@@ -303,11 +303,8 @@ class DistSyncStore(KVStore):
         for key, arrays in (*groups, *out_groups):
             for array in arrays:
                 used_by.setdefault(id(array.var), set()).add(key)
-        first_outs = {
-            key: outs[0]
-            for key, outs in out_groups
-            if used_by[id(outs[0].var)] == {key} and outs[0].dtype == self._store[key].dtype
-        }
+        store = self._store  # an output of another dtype than its key's cannot take the sum straight
+        first_outs = {k: o[0] for k, o in out_groups if used_by[id(o[0].var)] == {k} and o[0].dtype == store[k].dtype}
         results = self._reduce_groups(groups, first_outs)
         copy_pairs([(results[key], dst) for key, _ in groups for dst in (self._store[key], *outs_of[key])])
 
