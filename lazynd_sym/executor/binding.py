@@ -175,7 +175,9 @@ class Sharing:
         if shared_exec is not None:
             shared = None if shared_arg_names is None else set(shared_arg_names)
             self.args = {n: a for n, a in shared_exec.arg_dict.items() if shared is None or n in shared}
-            self.grads = {n: g for n, g in shared_exec.grad_dict.items() if shared is None or n in shared}
+            self.grads = {
+                n: g for n, g in shared_exec.grad_dict.items() if g is not None and (shared is None or n in shared)
+            }
 
     def take(self, key: str, name: str, shape: tuple, dtype: Any, allocate: Any) -> Any:
         """The array for argument ``name`` (its gradient when ``key`` is ``'grad'``)."""

@@ -298,7 +298,8 @@ class Executor(PassRunner):
 
     @property
     def grad_dict(self) -> dict[str, Any]:
-        return {n: g for n, g in zip(self.arg_names, self.grad_arrays, strict=False) if g is not None}
+        """Every argument's gradient array, None where it has none (``grad_req='null'``), as in MXNet."""
+        return dict(zip(self.arg_names, self.grad_arrays, strict=False))
 
     @property
     def aux_dict(self) -> dict[str, Any]:

@@ -53,7 +53,8 @@ def _bind(net: sym.Symbol, req: str, shapes: dict, seed: int = 3) -> tuple:
             values[name] = rng.uniform(-1, 1, arr.shape).astype(np.float32)
         arr[:] = values[name]
     for grad in ex.grad_dict.values():
-        grad[:] = 0
+        if grad is not None:  # None where an argument has no gradient (the labels), as in MXNet
+            grad[:] = 0
     return ex, values, rng
 
 
@@ -70,7 +71,7 @@ def _twice(ex: object, heads: list) -> list[dict]:
     seen = []
     for head in heads:
         ex.backward(head)
-        seen.append({name: grad.asnumpy().copy() for name, grad in ex.grad_dict.items()})
+        seen.append({name: grad.asnumpy().copy() for name, grad in ex.grad_dict.items() if grad is not None})
     return seen
 
 

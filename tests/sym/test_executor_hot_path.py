@@ -47,7 +47,8 @@ def test_gradients_are_the_same_when_the_data_gradient_is_skipped():
         e.backward()
     assert full.grad_dict["data"].asnumpy().any()
     for name, grad in ex.grad_dict.items():
-        np.testing.assert_allclose(grad.asnumpy(), full.grad_dict[name].asnumpy(), rtol=1e-6)
+        if grad is not None:  # None for an argument bound without a gradient, as in MXNet
+            np.testing.assert_allclose(grad.asnumpy(), full.grad_dict[name].asnumpy(), rtol=1e-6)
 
 
 def test_grad_req_add_accumulates_over_steps_with_skipped_outputs():
@@ -58,6 +59,8 @@ def test_grad_req_add_accumulates_over_steps_with_skipped_outputs():
         twice.forward(is_train=True)
         twice.backward()
     for name, grad in twice.grad_dict.items():
+        if grad is None:
+            continue
         np.testing.assert_allclose(grad.asnumpy(), 2 * once.grad_dict[name].asnumpy(), rtol=1e-5)
 
 

@@ -185,13 +185,13 @@ def test_simple_bind_gives_a_bool_argument_no_gradient():
     # failed here, the bool gradient buffer clashing with the int64 gradient)
     mask = sym.Variable("mask", dtype="bool")
     executor = (mask * 2).simple_bind(mx.cpu(), mask=(2,))
-    assert "mask" not in executor.grad_dict
+    assert executor.grad_dict["mask"] is None
     executor.arg_dict["mask"][:] = mx.nd.array([1, 0], dtype="bool")
     executor.forward(is_train=True)
     assert executor.outputs[0].asnumpy().tolist() == [2, 0] and executor.outputs[0].dtype == np.int64
     executor.backward(mx.nd.ones((2,), dtype="int64"))
     weighted = (sym.Cast(mask, dtype="float32") * sym.Variable("w")).simple_bind(mx.cpu(), mask=(2,), w=(2,))
-    assert sorted(weighted.grad_dict) == ["w"]
+    assert [n for n, g in weighted.grad_dict.items() if g is not None] == ["w"]
 
 
 def _allocated_mb(executor) -> int:
@@ -219,3 +219,14 @@ def test_debug_str_closes_with_mxnets_two_total_lines_in_mxnets_order():
     closing = executor.debug_str().split("\n")[-3:]
     assert re.fullmatch(r"Total \d+ MB allocated", closing[0])
     assert closing[1:] == ["Total 0 TempSpace resource requested", ""]
+
+
+def test_grad_dict_lists_every_argument_with_none_where_there_is_no_gradient_as_mxnet():
+    # MXNet 1.9.1: {'data': None, 'fc_weight': <NDArray 3x4>, 'fc_bias': None}; lazynd left the Nones out
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
+    executor = net.simple_bind(
+        mx.cpu(), data=(2, 4), grad_req={"data": "null", "fc_weight": "write", "fc_bias": "null"}
+    )
+    grads = executor.grad_dict
+    assert list(grads) == ["data", "fc_weight", "fc_bias"]
+    assert grads["data"] is None and grads["fc_bias"] is None and grads["fc_weight"].shape == (3, 4)

@@ -52,7 +52,7 @@ def test_states_keep_their_value_between_batches_and_get_no_gradient():
         mod.forward_backward(_batch())
         mod.update()
     np.testing.assert_array_equal(mod.get_states()[0].asnumpy(), np.ones((4, 2)))
-    assert "h" not in mod._exec_group.execs[0].grad_dict  # no gradient array is bound for a state
+    assert mod._exec_group.execs[0].grad_dict["h"] is None  # no gradient array is bound for a state
 
 
 def test_states_on_two_devices_are_split_like_the_batch():
