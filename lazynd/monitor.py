@@ -5,8 +5,8 @@ operator output they compute.  It records only during the batches it is
 activated for — one in every ``interval``, opened by ``tic()`` before the
 forward pass and closed by ``toc()`` after the update — so the other batches
 pay nothing but a test (the executor asks before each pass and copies no output
-for them).  ``toc()`` adds the arguments (weights), their
-gradients (``<name>_grad``) and the auxiliary states of every executor, applies
+for them).  ``toc()`` adds the arguments (weights) and the auxiliary states of
+every executor (gradients are the backward outputs, ``fc1_backward_output1``), applies
 ``stat_func`` to everything recorded whose name matches ``pattern`` and returns
 ``(batch, name, text)`` rows; ``toc_print()`` logs them.
 
@@ -60,6 +60,8 @@ class Monitor:
         A regular expression; only names it matches (from the start, as ``re.match``) are recorded.
     sort : bool
         Sort the rows of ``toc()`` by name.
+    monitor_all : bool
+        Record every operator's inputs too, not only its outputs (as MXNet 1.9.1's ``monitor_all``).
 
     Examples
     --------
@@ -81,6 +83,7 @@ class Monitor:
         stat_func: Callable[[NDArray], Any] | None = None,
         pattern: str = ".*",
         sort: bool = False,
+        monitor_all: bool = False,
     ) -> None:
         if isinstance(interval, bool) or not isinstance(interval, int) or interval <= 0:
             raise LazyNDError(f"Monitor: interval must be a positive int, got {interval!r}")
@@ -93,6 +96,7 @@ class Monitor:
         self.interval = interval
         self.stat_func = stat_func if stat_func is not None else mean_abs_norm
         self.sort = sort
+        self.monitor_all = bool(monitor_all)
         self.step = 0
         self.activated = False
         self.exes: list[Any] = []
@@ -111,7 +115,7 @@ class Monitor:
         if not callable(getattr(exe, "set_monitor_callback", None)):
             raise LazyNDError(f"Monitor.install: expected an Executor, got {type(exe).__name__}")
         # the executor asks whether this batch is recorded before it copies any output
-        exe.set_monitor_callback(self.stat_helper, active=lambda: self.activated)
+        exe.set_monitor_callback(self.stat_helper, active=lambda: self.activated, monitor_all=self.monitor_all)
         self.exes.append(exe)
 
     def tic(self) -> None:
@@ -133,7 +137,6 @@ class Monitor:
             recorded, self.queue = self.queue, []
         for exe in self.exes:
             arrays = list(zip(exe.arg_names, exe.arg_arrays, strict=False))
-            arrays += [(f"{n}_grad", g) for n, g in zip(exe.arg_names, exe.grad_arrays, strict=False) if g is not None]
             arrays += list(zip(exe.aux_names, exe.aux_arrays, strict=False))
             recorded += [(self.step, name, array) for name, array in arrays if self.re_prog.match(name)]
         if self.sort:

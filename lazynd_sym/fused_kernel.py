@@ -143,20 +143,20 @@ def _forward_steps_gpu(kctx: Any, attrs: dict, inputs: list, out: Any) -> None:
 
 
 def chain_intermediates(kctx: Any, attrs: dict, inputs: list, like: Any) -> list[tuple[str, Any]]:
-    """The output of each member of a fused chain but the last, by output name, computed anew
-    from the chain's inputs with the members' own kernels.
+    """The output of each member of a fused chain but the last, by the name a monitor shows
+    (``attrs["monitor_names"]``), computed anew from the chain's inputs with the members' own kernels.
 
     For a monitor, which shows every operator's output as MXNet's does; the fused kernel keeps
     no intermediate.  Call it before the chain runs: the chain may write over an input.
     """
-    steps, names = attrs["steps"], attrs["members"]
+    steps, names = attrs["steps"], attrs["monitor_names"]
     values: list[tuple[str, Any]] = []
     previous = None
     for step, name in zip(steps[:-1], names[:-1], strict=True):
         target = kctx.xp.empty_like(like)
         fn = step.op.forward if kctx.xp is np else (step.op.forward_gpu or step.op.forward)
         fn(kctx, step.attrs, [previous if r == ACC else inputs[r] for r in step.refs], [target], [])
-        values.append((f"{name}_output", target))
+        values.append((name, target))
         previous = target
     return values
 

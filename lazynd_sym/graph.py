@@ -62,6 +62,14 @@ class Node:
             return self.name
         return f"{self.name}_{self.op.output_names(self.attrs)[index]}"
 
+    def monitor_name(self, index: int) -> str:
+        """The name a monitor shows for output ``index``: MXNet's backward name
+        (``fc1_backward_output0``) where the gradient pass gave one, else :meth:`output_name`."""
+        backward = self.user.get("__backward_outputs__", "").split(",")
+        if index < len(backward) and backward[index]:
+            return backward[index]
+        return self.output_name(index)
+
     def input_names(self) -> list[str]:
         op = self.opdef
         return op.input_names(self.attrs) + list(op.aux)

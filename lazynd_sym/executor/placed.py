@@ -27,7 +27,8 @@ from ..passes.plan_memory import entry_bytes
 from .access import pass_vars
 from .bind_graph import Placement
 from .executor import Executor
-from .run import _finish_kernel, _operation_name, _step_failure, run_monitored
+from .monitoring import run_monitored
+from .run import _finish_kernel, _operation_name, _step_failure
 
 
 def needs_placement(ctx: Context, group2ctx: dict | None) -> bool:
@@ -130,7 +131,7 @@ class PlacedExecutor(Executor):
                 if monitor is None:
                     fn(kctx, attrs, ins, outs, aux)
                 else:
-                    run_monitored(step, monitor, self._step_ctx.get(id(step), self._ctx))
+                    run_monitored(step, monitor, self._step_ctx.get(id(step), self._ctx), self._monitor_all)
         except Exception as err:
             raise _step_failure(node, err) from err
 

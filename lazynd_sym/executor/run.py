@@ -44,7 +44,7 @@ from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.runtime import push
 
-from ..fused_kernel import chain_intermediates
+from .monitoring import run_monitored
 
 
 def bulk_enabled() -> bool:
@@ -70,6 +70,7 @@ class PassRunner:
     _arg_index: dict[str, int]
     _monitor: Callable[[str, Any], None] | None
     _monitor_active: Callable[[], bool] | None
+    _monitor_all = False
     _bulk: bool
     _internal: Var
     _buffers: list[Any]
@@ -87,7 +88,10 @@ class PassRunner:
     _finish: Callable[[], None] | None
 
     def set_monitor_callback(
-        self, callback: Callable[[str, Any], None] | None, active: Callable[[], bool] | None = None
+        self,
+        callback: Callable[[str, Any], None] | None,
+        active: Callable[[], bool] | None = None,
+        monitor_all: bool = False,
     ) -> None:
         """Call ``callback(name, array)`` with every operator output as it is computed.
 
@@ -95,8 +99,9 @@ class PassRunner:
         operators).  ``active``, when given, is asked before each pass (before each operator
         when operators are pushed one by one): while it returns False
         the executor neither copies outputs nor calls ``callback`` (``mx.mon.Monitor`` passes
-        its activation, so the batches it does not record cost nothing).  ``None`` removes the
-        callback.
+        its activation, so the batches it does not record cost nothing).  With ``monitor_all``
+        each operator's inputs are reported too, before it runs (MXNet's ``monitor_all``).
+        ``None`` removes the callback.
         """
         if callback is not None and not callable(callback):
             raise LazyNDError(f"set_monitor_callback: callback must be callable, got {type(callback).__name__}")
@@ -104,6 +109,7 @@ class PassRunner:
             raise LazyNDError(f"set_monitor_callback: active must be callable, got {type(active).__name__}")
         self._monitor = callback
         self._monitor_active = active if callback is not None else None
+        self._monitor_all = bool(monitor_all) and callback is not None
 
     def _monitor_now(self) -> Callable[[str, Any], None] | None:
         """The monitor callback, if one is installed and its ``active`` predicate (if any) says yes now."""
@@ -122,7 +128,7 @@ class PassRunner:
                 return
             for step in steps:
                 node = step[6]
-                run_monitored(step, monitor, self._ctx)
+                run_monitored(step, monitor, self._ctx, self._monitor_all)
         except Exception as err:
             raise _step_failure(node, err) from err
 
@@ -306,35 +312,6 @@ def _operation_name(step: tuple | None, name: str) -> str:
     """The engine name of one operation of a pass pushed operator by operator: ``executor:<node>``
     on every device, as the profiler's 'symbolic' mode and its trace expect (``name`` for the tail)."""
     return "executor:" + name if step is not None else name
-
-
-def run_monitored(step: tuple, monitor: Callable[[str, Any], None], ctx: Context) -> None:
-    """Run one step, then hand ``monitor`` a copy of each output it computed.
-
-    A fused elementwise chain reports its inner members' outputs too, before its own, so a
-    monitor sees every operator of the symbol as in MXNet whether or not it was fused.
-    """
-    fn, kctx, attrs, ins, outs, aux, node = step
-    attrs_of_node = getattr(node, "attrs", {})  # the copy steps a pass adds have none
-    inner = chain_intermediates(kctx, attrs_of_node, ins, outs[0]) if "members" in attrs_of_node else []
-    fn(kctx, attrs, ins, outs, aux)
-    for name, value in inner:
-        monitor(name, monitor_copy(value, ctx))
-    for k, out in enumerate(outs[: node.num_visible_outputs()]):
-        if out is not None:  # an optional output nobody reads is not computed
-            monitor(node.output_name(k), monitor_copy(out, ctx))
-
-
-def monitor_copy(out: Any, ctx: Context) -> nd.NDArray:
-    """The private copy of a step's output a monitor gets, made inside the running pass.
-
-    On a GPU the copy is launched on the pass's stream and its var carries the event recorded
-    after it: the monitor may read it on the host (``asnumpy``, on the device->host copy stream)
-    or keep it for later, and that read waits for the copy, not just for the launch.
-    """
-    copy = out.copy()
-    var = Var() if ctx.device_type == "cpu" else get_backend(ctx).var_written_now(copy)
-    return nd.NDArray(copy, var, ctx)
 
 
 def _step_failure(node: Any, err: Exception) -> StepFailure:

@@ -142,5 +142,6 @@ def _fused_node(chain: list[Node], new: dict[int, Node]) -> Node:
         steps.append(FusedStep(node.opdef, node.attrs, tuple(refs)))
     last = chain[-1]
     op = make_fused_op(steps, len(inputs))
-    attrs = {"steps": steps, "members": [n.name for n in chain]}
+    # monitor_names: what a monitor calls each member's output (MXNet's names for backward nodes)
+    attrs = {"steps": steps, "members": [n.name for n in chain], "monitor_names": [n.monitor_name(0) for n in chain]}
     return Node(op, last.name, {}, attrs, last.user, inputs)

@@ -58,7 +58,9 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
             head_grads.append((k, var))
             grads.setdefault((id(node), i), []).append(Symbol([(var, 0)]))
         loss_heads = {id(n) for n, _ in outputs if n.op is not None and n.op.is_loss}
-        for node in reversed(topo_order(outputs)):
+        forward_nodes = topo_order(outputs)
+        forward_ids = {id(n) for n in forward_nodes}
+        for node in reversed(forward_nodes):
             if node.op is None:
                 continue
             out_grads = [grads.get((id(node), i)) for i in range(node.num_outputs())]
@@ -85,6 +87,7 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
                 raise OperatorError(
                     f"gradient: rule of {node.op.name} returned {len(result)} gradients for {n_data} inputs"
                 )
+            _name_backward_outputs(node, result, forward_ids)
             for (child, j), g in zip(node.inputs[:n_data], result, strict=False):
                 if g is not None:
                     grads.setdefault((id(child), j), []).append(g)
@@ -93,3 +96,29 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
             terms = grads.get((id(var), 0))
             final.append(sum_gradients(F, terms)._outputs[0] if terms else None)
     return GradientResult(final, head_grads)
+
+
+def _name_backward_outputs(node: Node, result: list[Any], forward_ids: set[int]) -> None:
+    """Name the entries a gradient rule returned for ``node`` as MXNet 1.9.1's monitor does.
+
+    MXNet runs one backward node per forward node, named ``<node>_backward``, whose output
+    ``j`` is the gradient of input ``j``: ``fc1_backward_output1`` (``..._output`` when the
+    node has one data input).  The name of each returned entry is kept in the producing
+    node's ``__backward_outputs__`` attribute (one name per output, comma-separated; empty
+    for the others) and the forward node's name in ``__backward_of__``; an entry some earlier
+    rule or a forward node produced keeps its name.
+    """
+    several = len(result) > 1
+    for j, g in enumerate(result):
+        if g is None:
+            continue
+        child, k = g._outputs[0]
+        if child.op is None or id(child) in forward_ids or "__backward_outputs__" in child.user:
+            continue
+        names = [""] * child.num_outputs()
+        names[k] = f"{node.name}_backward_output{j}" if several else f"{node.name}_backward_output"
+        for j2, g2 in enumerate(result[j + 1 :], start=j + 1):  # one node may give several gradients
+            if g2 is not None and g2._outputs[0][0] is child and not names[g2._outputs[0][1]]:
+                names[g2._outputs[0][1]] = f"{node.name}_backward_output{j2}"
+        child.user["__backward_outputs__"] = ",".join(names)
+        child.user["__backward_of__"] = node.name

@@ -23,8 +23,8 @@ def test_monitor_sees_every_operator_in_order(bulk, engine_name, monkeypatch):
     mx.nd.waitall()
     names = [name for name, _ in seen]
     assert names[:4] == ["fc1_output", "relu1_output", "fc2_output", "softmax_output"]
-    backward_nodes = {name.split("_output")[0].rsplit("_", 1)[0] for name in names[4:]}
-    assert len(names) > 4 and all(n.startswith("_grad__backward") for n in names[4:]), backward_nodes
+    # backward nodes are named after their forward node, as MXNet 1.9.1's monitor names them
+    assert len(names) > 4 and all("_backward_output" in n for n in names[4:]), names[4:]
     np.testing.assert_array_equal(seen[3][1], ex.outputs[0].asnumpy())
 
 

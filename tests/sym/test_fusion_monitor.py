@@ -52,3 +52,39 @@ def test_monitor_sees_the_inner_members_of_a_fused_chain_on_gpu(monkeypatch):
     assert sorted(fused) == sorted(plain)
     for name, value in plain.items():
         np.testing.assert_allclose(fused[name], value, rtol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("fuse", [True, False], ids=["fused", "plain"])
+@pytest.mark.parametrize(
+    "ctx",
+    [
+        mx.cpu(),
+        pytest.param(
+            mx.gpu(),
+            marks=[pytest.mark.gpu, pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy")],
+        ),
+    ],
+    ids=["cpu", "gpu"],
+)
+def test_a_fused_backward_chain_shows_mxnet_backward_names(monkeypatch, fuse, ctx):
+    # the backward of exp -> *2 -> tanh is an elementwise chain; each member keeps MXNet's name
+    monkeypatch.setenv("LAZYND_SYM_FUSION", "1" if fuse else "0")
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc1")
+    net = sym.tanh(sym.exp(net, name="e") * 2, name="t")
+    net = sym.SoftmaxOutput(sym.FullyConnected(net, num_hidden=2, name="fc2"), name="softmax")
+    ex = net.simple_bind(ctx, data=(2, 4))
+    names: list[str] = []
+    ex.set_monitor_callback(lambda name, arr: names.append(name))
+    ex.forward(is_train=True)
+    ex.backward()
+    mx.nd.waitall()
+    backward = [name for name in names if "_backward_" in name]
+    assert backward == [
+        "softmax_backward_output0",
+        *(f"fc2_backward_output{k}" for k in range(3)),
+        "t_backward_output",
+        f"{names[2].removesuffix('_output')}_backward_output",  # the *2 node, named by the name manager
+        "e_backward_output",
+        *(f"fc1_backward_output{k}" for k in range(3)),
+    ]
+    assert len(backward) == len(names) - 6  # all but the six forward outputs
