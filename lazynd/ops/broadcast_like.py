@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, optional, parse_shape
-from .registry import OpDef, merge_shape, register
+from .registry import OpDef, dims_differ, merge_shape, register
 from .shape import normalize_axis
 
 
@@ -72,9 +72,9 @@ def _broadcast_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
 
 
 def _check_broadcast(lhs: tuple, rhs: tuple) -> None:
-    """lhs broadcasts to rhs: no more axes, each (aligned from the last) equal or 1 (0: unknown)."""
+    """lhs broadcasts to rhs: no more axes, each (aligned from the last) equal or 1 (see ``dims_differ``)."""
     fits = len(lhs) <= len(rhs) and all(
-        a in (1, b) or not a or not b for a, b in zip(lhs[::-1], rhs[::-1], strict=False)
+        a == 1 or not dims_differ(a, b) for a, b in zip(lhs[::-1], rhs[::-1], strict=False)
     )
     if not fits:
         raise ShapeError(f"broadcast_like: lhs {tuple(lhs)} cannot be broadcast to rhs {tuple(rhs)}")

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import ShapeError
 from .params import Param, enum, optional, parse_bool
-from .registry import OpDef, dim_is_known, register
+from .registry import OpDef, dim_is_known, dims_differ, register
 
 _TRANSPOSE_PARAMS = {
     "transpose_a": Param(parse_bool, False, "use the transpose of lhs"),
@@ -154,8 +154,8 @@ def _batch_dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[li
         )
     a = (*lhs[:-2], lhs[-1], lhs[-2]) if attrs["transpose_a"] else tuple(lhs)
     b = (*rhs[:-2], rhs[-1], rhs[-2]) if attrs["transpose_b"] else tuple(rhs)
-    pairs = list(zip(a[:-2], b[:-2], strict=True))  # (0 is an unknown dim)
-    if any(x and y and x != y for x, y in pairs) or (a[-1] and b[-2] and a[-1] != b[-2]):
+    pairs = list(zip(a[:-2], b[:-2], strict=True))
+    if any(dims_differ(x, y) for x, y in pairs) or dims_differ(a[-1], b[-2]):
         raise ShapeError(f"batch_dot: incompatible shapes {tuple(lhs)} and {tuple(rhs)} (after transposes {a}, {b})")
     return in_shapes, [(*(x or y for x, y in pairs), a[-2], b[-1])], aux_shapes
 

@@ -159,6 +159,13 @@ def dim_is_known(dim: int) -> bool:
     return dim > 0 or is_np_shape()
 
 
+def dims_differ(a: int, b: int) -> bool:
+    """Whether two dims that must be equal differ: under NumPy shape semantics (an imperative call)
+    a 0 is a zero-size axis and must match exactly, else a 0 is unknown and agrees with anything.
+    The one test every shape rule comparing two input dims uses."""
+    return a != b and (is_np_shape() or bool(a and b))
+
+
 def shape_is_known(shape: Shape | None) -> bool:
     return shape is not None and all(d > 0 for d in shape)
 

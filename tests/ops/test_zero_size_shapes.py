@@ -34,6 +34,18 @@ MISFITS = [
         {"kernel": (3, 3), "num_filter": 2},
         r"'weight' is \(2, 1, 3, 3\), expected \(2, 0, 3, 3\)",
     ),
+    # two input dims that must be equal (``dims_differ``): a 0 is a size, not an unknown
+    ("batch_dot", [(0, 3, 4), (2, 4, 5)], {}, "incompatible shapes"),
+    ("batch_dot", [(2, 3, 0), (2, 4, 5)], {}, "incompatible shapes"),
+    ("linalg_gemm", [(0, 3, 4), (2, 4, 3), (2, 3, 3)], {}, "different batch dims"),
+    ("linalg_gemm", [(2, 3, 0), (2, 4, 3), (2, 3, 3)], {}, "incompatible matrices"),
+    ("linalg_gemm2", [(3, 0), (4, 3)], {}, "incompatible matrices"),
+    ("linalg_trmm", [(0, 3), (3, 4)], {}, r"'A' must hold square matrices, got shape \(0, 3\)"),
+    ("linalg_trmm", [(3, 0), (3, 4)], {}, r"'A' must hold square matrices, got shape \(3, 0\)"),
+    ("linalg_potrf", [(3, 0)], {}, "must hold square matrices"),
+    ("linalg_extracttrian", [(0, 3)], {}, "must hold square matrices"),
+    ("broadcast_like", [(0, 4), (3, 4)], {}, r"lhs \(0, 4\) cannot be broadcast to rhs \(3, 4\)"),
+    ("broadcast_like", [(1, 0), (3, 4)], {}, r"lhs \(1, 0\) cannot be broadcast"),
 ]
 
 
@@ -59,6 +71,10 @@ FITS = [
     ("Convolution", [(0, 1, 5, 5), (2, 1, 3, 3), (2,)], {"kernel": (3, 3), "num_filter": 2}, (0, 2, 3, 3)),
     ("FullyConnected", [(0, 4), (5, 4), (5,)], {"num_hidden": 5}, (0, 5)),
     ("batch_dot", [(0, 3, 4), (0, 4, 5)], {}, (0, 3, 5)),
+    ("batch_dot", [(2, 3, 0), (2, 0, 5)], {}, (2, 3, 5)),
+    ("linalg_gemm2", [(3, 0), (0, 4)], {}, (3, 4)),
+    ("linalg_trmm", [(0, 0), (0, 4)], {}, (0, 4)),
+    ("broadcast_like", [(1, 4), (0, 4)], {}, (0, 4)),
     ("GroupNorm", [(0, 4, 3), (2,), (2,)], {"num_groups": 2}, (0, 4, 3)),
     ("_contrib_interleaved_matmul_selfatt_qk", [(2, 0, 24)], {"heads": 2}, (0, 2, 2)),
 ]
