@@ -42,6 +42,8 @@ An :class:`OpDef` carries everything about an operator:
   when inferring types, so the call fails at once, naming the operator, rather than
   inside a kernel that cannot store its floating-point results (a function of the
   parameters where only some modes need it, as average pooling);
+- ``takes_bool=False``: the operator refuses bool inputs when inferring types, as MXNet
+  1.9.1's kernels do ("Unknown type enum 7"), where NumPy would fail only at the wait;
 - ``blas_heavy``: the CPU kernel is mostly level-3 BLAS (convolution).  While the host BLAS
   runs threads of its own, an imperative call also writes
   :data:`lazynd.backend.blas.BLAS_VAR`, so the engine runs such operations one after the
@@ -97,13 +99,14 @@ def _same_type_infer(op: OpDef, attrs: dict, in_types: list, aux_types: list) ->
 def refuse_bool_inputs(op_name: str, family: str, names: Sequence[str], in_types: Sequence[Any]) -> None:
     """Raise :class:`OperatorError` naming ``op_name`` and the input when one of ``in_types`` is bool:
     MXNet 1.9.1 refuses bool arrays in its ``family`` operators (``binary``, ``unary``), where NumPy
-    would fail only at the wait (``-mask``) or quietly compute in bools (``mask / mask``, ``exp(mask)``)."""
+    would fail only at the wait (``-mask``) or quietly compute in bools (``mask / mask``, ``exp(mask)``).
+    ``family`` names whose kernels they are (``unary``, ``binary``, or the operator's own name)."""
     import numpy as np
 
     for name, t in zip(names, in_types, strict=False):
         if t is not None and np.dtype(t) == np.bool_:
             raise OperatorError(
-                f"{op_name}: input '{name}' is a bool array, which {family} operators do not take (as in "
+                f"{op_name}: input '{name}' is a bool array, which {family} kernels do not take (as in "
                 "MXNet 1.9.1); cast it first, e.g. x.astype('int32')"
             )
 
@@ -227,6 +230,7 @@ class OpDef:
         blas_heavy: bool = False,
         gpu_float16_as_float32: bool = False,
         float_data: bool | Callable[[dict], bool] = False,
+        takes_bool: bool = True,
         input_attrs: Callable[[dict], dict[str, dict[str, str]]] | None = None,
         doc: str = "",
     ) -> None:
@@ -261,6 +265,7 @@ class OpDef:
         self.forward_into_zeros = forward_into_zeros
         self.blas_heavy = blas_heavy
         self.float_data = float_data
+        self.takes_bool = takes_bool
         self.input_attrs = input_attrs
         self.doc = doc
 
@@ -356,6 +361,8 @@ class OpDef:
                 f"{self.name}: input '{self.input_names(attrs)[0]}' has dtype {data}, expected one of "
                 f"{', '.join(FLOAT_TYPES)} (the operator takes no integer data, as in MXNet)"
             )
+        if not self.takes_bool:
+            refuse_bool_inputs(self.name, f"{self.name}'s", self.input_names(attrs), in_types)
         if self._infer_type is None:
             return _same_type_infer(self, attrs, list(in_types), aux_types)
         return self._infer_type(attrs, list(in_types), aux_types)

@@ -91,6 +91,7 @@ def _register_per_row(name: str) -> None:
             infer_type=lambda attrs, t, a: (t, [attrs["dtype"] or "float32"], a),
             gradient=_no_gradient,
             needs_random=True,
+            takes_bool=False,
             aliases=(f"sample_{name}",),
             doc=f"Samples from {name.replace('_', ' ')} distributions, one per element of {', '.join(inputs)}.",
         )
