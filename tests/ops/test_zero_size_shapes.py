@@ -51,7 +51,21 @@ MISFITS = [
     ("reshape_like", [(2, 0), (3, 4)], {}, "has 0 elements"),
     ("broadcast_axis", [(3, 0)], {"axis": 1, "size": 4}, r"axis 1 of the input \(3, 0\) has size 0, expected 1"),
     ("_reduce_to_like", [(3, 0), (1, 4)], {}, r"like \(1, 4\) cannot be broadcast to data \(3, 0\)"),
-    ("_reduce_to_like", [(), (1, 4)], {}, r"like \(1, 4\) cannot be broadcast to data \(\)"),
+    (
+        "_reduce_to_like",
+        [(), (1, 4)],
+        {},
+        r"like \(1, 4\) cannot be broadcast to data \(\)",
+    ),  # dot's gradients: out_grad must have the shape of the product of like and other
+    ("_dot_backward_lhs", [(0, 5), (4, 5), (3, 4)], {}, r"'out_grad' is \(0, 5\), expected \(3, 5\)"),
+    ("_dot_backward_lhs", [(), (4, 5), (3, 4)], {}, r"'out_grad' is \(\), expected \(3, 5\)"),
+    ("_dot_backward_rhs", [(3, 0), (3, 4), (4, 5)], {}, r"'out_grad' is \(3, 0\), expected \(3, 5\)"),
+    (
+        "_dot_backward_rhs",
+        [(5, 3), (4, 3), (4, 5)],
+        {"transpose_a": True},
+        r"'out_grad' is \(5, 3\), expected \(3, 5\)",
+    ),
 ]
 
 
@@ -89,6 +103,10 @@ FITS = [
     ("broadcast_axis", [(3, 1)], {"axis": 1, "size": 0}, (3, 0)),
     ("_reduce_to_like", [(3, 0), (1, 0)], {}, (1, 0)),
     ("_reduce_to_like", [(0, 4), (1, 4)], {}, (1, 4)),
+    ("_dot_backward_lhs", [(3, 5), (4, 5), (3, 4)], {}, (3, 4)),
+    ("_dot_backward_rhs", [(0, 5), (0, 4), (4, 5)], {}, (4, 5)),
+    ("_dot_backward_lhs", [(3, 0), (4, 0), (3, 4)], {}, (3, 4)),
+    ("_dot_backward_lhs", [(3, 0), (0, 4), (3, 4)], {"transpose_b": True}, (3, 4)),
     ("GroupNorm", [(0, 4, 3), (2,), (2,)], {"num_groups": 2}, (0, 4, 3)),
     ("_contrib_interleaved_matmul_selfatt_qk", [(2, 0, 24)], {"heads": 2}, (0, 2, 2)),
 ]
