@@ -42,6 +42,9 @@ An :class:`OpDef` carries everything about an operator:
   when inferring types, so the call fails at once, naming the operator, rather than
   inside a kernel that cannot store its floating-point results (a function of the
   parameters where only some modes need it, as average pooling);
+- ``nonempty_axes``: ``{input name: axes}`` that must not have size 0 in an imperative call:
+  MXNet 1.9.1 takes such a 0 for an unknown dim and refuses the call, and our kernels (which
+  read every pixel, box or category there) would fail only at the wait;
 - ``takes_bool=False``: the operator refuses bool inputs when inferring types, as MXNet
   1.9.1's kernels do ("Unknown type enum 7"), where NumPy would fail only at the wait;
 - ``blas_heavy``: the CPU kernel is mostly level-3 BLAS (convolution).  While the host BLAS
@@ -231,6 +234,7 @@ class OpDef:
         gpu_float16_as_float32: bool = False,
         float_data: bool | Callable[[dict], bool] = False,
         takes_bool: bool = True,
+        nonempty_axes: dict[str, tuple[int, ...]] | None = None,
         input_attrs: Callable[[dict], dict[str, dict[str, str]]] | None = None,
         doc: str = "",
     ) -> None:
@@ -266,6 +270,7 @@ class OpDef:
         self.blas_heavy = blas_heavy
         self.float_data = float_data
         self.takes_bool = takes_bool
+        self.nonempty_axes = dict(nonempty_axes or {})
         self.input_attrs = input_attrs
         self.doc = doc
 
@@ -330,6 +335,8 @@ class OpDef:
     ) -> tuple[list, list, list]:
         """Infer shapes; ``out_shapes`` (known output shapes) reach rules that accept them (backward inference)."""
         aux_shapes = list(aux_shapes) if aux_shapes is not None else [None] * len(self.aux)
+        if self.nonempty_axes and is_np_shape():
+            self._refuse_empty_axes(attrs, in_shapes)
         if self._infer_shape is None:
             if out_shapes and any(s is not None for s in out_shapes) and self.num_outputs(attrs) == 1 and in_shapes:
                 # same-shape ops: a known output shape determines every input
@@ -338,6 +345,15 @@ class OpDef:
         if out_shapes is not None and self._accepts_out_shapes:
             return self._infer_shape(attrs, list(in_shapes), aux_shapes, out_shapes=list(out_shapes))
         return self._infer_shape(attrs, list(in_shapes), aux_shapes)
+
+    def _refuse_empty_axes(self, attrs: dict, in_shapes: list) -> None:
+        for name, shape in zip(self.input_names(attrs), in_shapes, strict=False):
+            for axis in self.nonempty_axes.get(name, ()) if shape is not None else ():
+                if -len(shape) <= axis < len(shape) and shape[axis] == 0:
+                    raise ShapeError(
+                        f"{self.name}: axis {axis % len(shape)} of '{name}' {tuple(shape)} has size 0, "
+                        f"expected a nonzero size (MXNet 1.9.1 refuses it too)"
+                    )
 
     @property
     def output_shape_fills_inputs(self) -> bool:

@@ -287,6 +287,7 @@ register(
     OpDef(
         PS,
         _ps_forward,
+        nonempty_axes={"data": (-2, -1)},
         inputs=("data", "rois"),
         params=_PS_PARAMS,
         infer_shape=lambda attrs, s, a: _infer_shape(PS, attrs, s, a),
@@ -314,6 +315,7 @@ register(
     OpDef(
         DEFORMABLE,
         _deformable_forward,
+        nonempty_axes={"data": (-2, -1)},
         inputs=_deformable_inputs,
         params=_DEFORMABLE_PARAMS,
         infer_shape=lambda attrs, s, a: _infer_shape(DEFORMABLE, attrs, s, a),

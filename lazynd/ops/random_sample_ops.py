@@ -150,6 +150,7 @@ register(
     OpDef(
         "_sample_multinomial",
         _multinomial_forward,
+        nonempty_axes={"data": (-1,)},
         outputs=lambda attrs: ("output0", "output1") if attrs["get_prob"] else ("output",),
         params={
             "shape": Param(parse_shape, (), "samples drawn per distribution"),

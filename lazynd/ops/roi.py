@@ -130,6 +130,7 @@ register(
     OpDef(
         "ROIPooling",
         _forward,
+        nonempty_axes={"data": (-2, -1)},
         inputs=("data", "rois"),
         outputs=("output", "maxidx"),
         num_visible_outputs=1,
