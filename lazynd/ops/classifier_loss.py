@@ -37,7 +37,7 @@ def _label_infer(op: str) -> Any:
             return in_shapes, [None], aux_shapes
         if len(data) < 2:
             raise ShapeError(f"{op}: data must be (batch, classes), got {tuple(data)}")
-        label = merge_shape(op, "label", label, (data[0],))
+        label = merge_shape(op, "label", label, (data[0],), complete=True)
         out = tuple(data) if op == "SVMOutput" else (1,)
         return [tuple(data), label], [out], aux_shapes
 
