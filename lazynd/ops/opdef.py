@@ -101,15 +101,15 @@ def _same_type_infer(op: OpDef, attrs: dict, in_types: list, aux_types: list) ->
 
 def refuse_bool_inputs(op_name: str, family: str, names: Sequence[str], in_types: Sequence[Any]) -> None:
     """Raise :class:`OperatorError` naming ``op_name`` and the input when one of ``in_types`` is bool:
-    MXNet 1.9.1 refuses bool arrays in its ``family`` operators (``binary``, ``unary``), where NumPy
+    MXNet 1.9.1 refuses bool arrays in its ``family`` (``binary operators``, ``unary operators``), where NumPy
     would fail only at the wait (``-mask``) or quietly compute in bools (``mask / mask``, ``exp(mask)``).
-    ``family`` names whose kernels they are (``unary``, ``binary``, or the operator's own name)."""
+    ``family`` names whose kernels they are (``unary operators``, or ``<op>'s kernels``)."""
     import numpy as np
 
     for name, t in zip(names, in_types, strict=False):
         if t is not None and np.dtype(t) == np.bool_:
             raise OperatorError(
-                f"{op_name}: input '{name}' is a bool array, which {family} kernels do not take (as in "
+                f"{op_name}: input '{name}' is a bool array, which {family} do not take (as in "
                 "MXNet 1.9.1); cast it first, e.g. x.astype('int32')"
             )
 
@@ -378,7 +378,7 @@ class OpDef:
                 f"{', '.join(FLOAT_TYPES)} (the operator takes no integer data, as in MXNet)"
             )
         if not self.takes_bool:
-            refuse_bool_inputs(self.name, f"{self.name}'s", self.input_names(attrs), in_types)
+            refuse_bool_inputs(self.name, f"{self.name}'s kernels", self.input_names(attrs), in_types)
         if self._infer_type is None:
             return _same_type_infer(self, attrs, list(in_types), aux_types)
         return self._infer_type(attrs, list(in_types), aux_types)

@@ -168,7 +168,7 @@ def test_binary_operators_refuse_bool_arrays_at_the_call_as_in_mxnet(op) -> None
         "logical_and": lambda: mx.nd.logical_and(mask, mask),
         "maximum": lambda: mx.nd.maximum(mask, mask),
     }[op]
-    with pytest.raises(OperatorError, match=r"input 'lhs' is a bool array, which binary kernels do not take"):
+    with pytest.raises(OperatorError, match=r"input 'lhs' is a bool array, which binary operators do not take"):
         call()
     with pytest.raises(OperatorError, match="is a bool array"):
         mx.sym.broadcast_add(mx.sym.var("a", dtype="bool"), mx.sym.var("b")).infer_type(a="bool")
