@@ -287,7 +287,6 @@ register(
     OpDef(
         PS,
         _ps_forward,
-        nonempty_axes={"data": (-2, -1)},
         inputs=("data", "rois"),
         params=_PS_PARAMS,
         infer_shape=lambda attrs, s, a: _infer_shape(PS, attrs, s, a),
