@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .join_split import as_list
 from .params import Param
-from .registry import OpDef, register
+from .registry import OpDef, dims_differ, register
 
 LINALG_TYPES = ("float32", "float64")
 
@@ -42,14 +42,14 @@ def check_matrices(op: str, arg: str, shape: tuple | None, square: bool = False)
         return
     if len(shape) < 2:
         raise ShapeError(f"{op}: input '{arg}' must have at least 2 dims (a batch of matrices), got {tuple(shape)}")
-    if square and shape[-1] and shape[-2] and shape[-1] != shape[-2]:
+    if square and dims_differ(shape[-1], shape[-2]):
         raise ShapeError(f"{op}: input '{arg}' must hold square matrices, got shape {tuple(shape)}")
 
 
 def check_same_batch(op: str, a: tuple, b: tuple, a_batch: tuple, b_batch: tuple) -> None:
     """A's and B's batch dims (``a_batch``, ``b_batch``; 0 where unknown) must be equal: MXNet does
     not broadcast them.  ``a`` and ``b`` are the shapes the message names."""
-    if len(a_batch) != len(b_batch) or any(x and y and x != y for x, y in zip(a_batch, b_batch, strict=True)):
+    if len(a_batch) != len(b_batch) or any(dims_differ(x, y) for x, y in zip(a_batch, b_batch, strict=True)):
         raise ShapeError(
             f"{op}: A {tuple(a)} and B {tuple(b)} have different batch dims {tuple(a_batch)} and "
             f"{tuple(b_batch)}, expected equal ones (they are not broadcast)"

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .params import Param, enum, parse_bool, parse_float, parse_int
-from .registry import OpDef, register, zero_gradient
+from .registry import OpDef, dim_is_known, register, zero_gradient
 
 BOX_FORMAT = enum("corner", "center")
 
@@ -68,7 +68,7 @@ def pairwise_iou(xp: Any, lhs: Any, rhs: Any) -> Any:
 # -- box_iou --------------------------------------------------------------------------------------
 def _box_iou_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     for name, shape in zip(("lhs", "rhs"), in_shapes, strict=True):
-        if shape is not None and (not len(shape) or shape[-1] not in (0, 4)):
+        if shape is not None and (not len(shape) or (shape[-1] != 4 and dim_is_known(shape[-1]))):
             raise ShapeError(f"_contrib_box_iou: the last axis of '{name}' must be 4 (a box), got shape {tuple(shape)}")
     lhs, rhs = in_shapes
     out = None if lhs is None or rhs is None else (*lhs[:-1], *rhs[:-1])

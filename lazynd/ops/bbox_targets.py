@@ -89,6 +89,7 @@ register(
     OpDef(
         MATCHING,
         _matching_forward,
+        nonempty_axes={"data": (-2, -1)},
         outputs=("output0", "output1"),  # each row's column, each column's row (MXNet 1.9.1's names)
         params={
             "is_ascend": Param(parse_bool, False, "match the lowest scores first (else the highest)"),

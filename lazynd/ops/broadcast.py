@@ -74,7 +74,7 @@ def _broadcast_axis_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
         return in_shapes, [None], aux_shapes
     out = list(data)
     for axis, size in _axes_and_sizes(attrs, len(data)):
-        if data[axis] not in (1, 0):
+        if data[axis] != 1 and dim_is_known(data[axis]):
             raise ShapeError(
                 f"broadcast_axis: axis {axis} of the input {tuple(data)} has size {data[axis]}, expected 1"
             )

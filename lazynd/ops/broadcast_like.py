@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, optional, parse_shape
-from .registry import OpDef, merge_shape, register
+from .registry import OpDef, dims_differ, merge_shape, register
 from .shape import normalize_axis
 
 
@@ -24,7 +24,11 @@ def _reduce_to_like_forward(kctx: Any, attrs: dict, inputs: list, outputs: list,
 
 
 def _reduce_to_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    return in_shapes, [in_shapes[1]], aux_shapes
+    """The output has ``like``'s shape, which must broadcast to ``data``'s (the sum undoes that)."""
+    data, like = in_shapes
+    if data is not None and like is not None:
+        _check_broadcast(like, data, "_reduce_to_like", ("like", "data"))
+    return in_shapes, [like], aux_shapes
 
 
 register(
@@ -50,7 +54,7 @@ def _broadcast_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
     lhs_axes, rhs_axes = attrs["lhs_axes"], attrs["rhs_axes"]
     if lhs_axes is None or rhs_axes is None:  # as MXNet, both or neither: rhs's whole shape
         if lhs is not None and rhs is not None:
-            _check_broadcast(lhs, rhs)
+            _check_broadcast(lhs, rhs, "broadcast_like", ("lhs", "rhs"))
         return in_shapes, [merge_shape("broadcast_like", "rhs", rhs, None)], aux_shapes
     if not lhs_axes:  # MXNet refuses it too; an empty pair would silently return lhs unchanged
         raise OperatorError(
@@ -71,13 +75,14 @@ def _broadcast_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
     return in_shapes, [tuple(target)], aux_shapes
 
 
-def _check_broadcast(lhs: tuple, rhs: tuple) -> None:
-    """lhs broadcasts to rhs: no more axes, each (aligned from the last) equal or 1 (0: unknown)."""
+def _check_broadcast(lhs: tuple, rhs: tuple, op: str, names: tuple[str, str]) -> None:
+    """``lhs`` broadcasts to ``rhs``: no more axes, each (aligned from the last) equal or 1 (see
+    ``dims_differ``); ``op`` and ``names`` (of lhs and rhs) are what the message names."""
     fits = len(lhs) <= len(rhs) and all(
-        a in (1, b) or not a or not b for a, b in zip(lhs[::-1], rhs[::-1], strict=False)
+        a == 1 or not dims_differ(a, b) for a, b in zip(lhs[::-1], rhs[::-1], strict=False)
     )
     if not fits:
-        raise ShapeError(f"broadcast_like: lhs {tuple(lhs)} cannot be broadcast to rhs {tuple(rhs)}")
+        raise ShapeError(f"{op}: {names[0]} {tuple(lhs)} cannot be broadcast to {names[1]} {tuple(rhs)}")
 
 
 register(

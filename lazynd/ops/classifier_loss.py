@@ -37,7 +37,7 @@ def _label_infer(op: str) -> Any:
             return in_shapes, [None], aux_shapes
         if len(data) < 2:
             raise ShapeError(f"{op}: data must be (batch, classes), got {tuple(data)}")
-        label = merge_shape(op, "label", label, (data[0],))
+        label = merge_shape(op, "label", label, (data[0],), complete=True)
         out = tuple(data) if op == "SVMOutput" else (1,)
         return [tuple(data), label], [out], aux_shapes
 
@@ -129,6 +129,7 @@ register(
         "softmax_cross_entropy",
         _cross_entropy_forward,
         inputs=("data", "label"),
+        takes_bool=False,
         infer_shape=_label_infer("softmax_cross_entropy"),
         infer_type=_label_type,
         gradient=lambda F, attrs, inputs, outputs, og: [
@@ -143,6 +144,7 @@ register(
         "_backward_softmax_cross_entropy",
         _cross_entropy_backward,
         inputs=("out_grad", "data", "label"),
+        takes_bool=False,
         infer_shape=lambda attrs, s, a: (s, [s[1]], a),
         infer_type=lambda attrs, t, a: (t, [t[1]], a),
         doc="Gradient of softmax_cross_entropy: (softmax(data) - one_hot(label)) * out_grad.",

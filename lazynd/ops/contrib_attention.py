@@ -129,7 +129,7 @@ def _valatt_infer(name: str, arg: str, parts: int) -> Any:
         width = _head_width(op, attrs, arg, projections, parts)
         k_seq, batch = projections[0], projections[1]
         q_seq = attention[1] if attention is not None and len(attention) == 3 else (k_seq if parts == 3 else 0)
-        attention = merge_shape(op, "attention", attention, (batch * attrs["heads"], q_seq, k_seq))
+        attention = merge_shape(op, "attention", attention, (batch * attrs["heads"], q_seq, k_seq), complete=True)
         out = (q_seq, batch, attrs["heads"] * width) if q_seq else None
         return [projections, attention], [out], list(aux_shapes)
 

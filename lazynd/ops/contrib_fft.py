@@ -101,8 +101,8 @@ def _count_sketch_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple
         return list(in_shapes), [None], list(aux_shapes)
     _rows_shape(COUNT_SKETCH, data)
     table = (1, data[-1])
-    h = merge_shape(COUNT_SKETCH, "h", h, table)
-    s = merge_shape(COUNT_SKETCH, "s", s, table)
+    h = merge_shape(COUNT_SKETCH, "h", h, table, complete=True)
+    s = merge_shape(COUNT_SKETCH, "s", s, table, complete=True)
     return [data, h, s], [(*data[:-1], attrs["out_dim"])], list(aux_shapes)
 
 

@@ -151,6 +151,7 @@ for _name, _kernel, _what in (("round_ste", _round_forward, "rounded"), ("sign_s
             _kernel,
             gradient=_straight_through,
             inplace=((0, 0),),
+            takes_bool=False,
             doc=f"'data' {_what}, with the gradient passed straight through (``mx.nd.contrib.{_name}``).",
         )
     )

@@ -167,6 +167,7 @@ register(
     OpDef(
         RESIZE,
         _resize_forward,
+        nonempty_axes={"data": (-2, -1)},
         inputs=_resize_inputs,
         params=_RESIZE_PARAMS,
         infer_shape=_resize_infer,
@@ -234,6 +235,7 @@ register(
     OpDef(
         POOL,
         _pool_forward,
+        nonempty_axes={"data": (-2, -1)},
         params=_POOL_PARAMS,
         infer_shape=_pool_infer,
         gradient=lambda F, attrs, inputs, outputs, out_grads: [

@@ -295,7 +295,7 @@ def _numeric_infer_type(op_name: str) -> Callable:
     """The operator's same-dtype rule, refusing bool arrays by name as MXNet 1.9.1 does."""
 
     def infer(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
-        refuse_bool_inputs(op_name, "binary", ("lhs", "rhs"), in_types)
+        refuse_bool_inputs(op_name, "binary operators", ("lhs", "rhs"), in_types)
         return _same_type_infer(registry.get(op_name), attrs, in_types, aux_types)
 
     return infer

@@ -250,7 +250,7 @@ def _make(name: str, spec: Unary) -> OpDef:
         # MXNet 1.9.1 refuses bool arrays in every unary operator but the copy ("Unknown type enum 7");
         # ``-mask`` is ``mask * -1`` there and here (int64), not ``negative``
         if name != "identity":
-            refuse_bool_inputs(name, "unary", ("data",), in_types)
+            refuse_bool_inputs(name, "unary operators", ("data",), in_types)
         return in_types, [in_types[0]], aux_types
 
     grad = spec.grad

@@ -74,6 +74,7 @@ for _name, _cpu, _grad in (
             params={"scalar": Param(parse_float, 1.0, "sigma: the quadratic part covers |x| < 1/sigma^2")},
             gradient=_grad or (lambda F, attrs, i, o, g: [None]),
             inplace=((0, 0),),
+            takes_bool=False,
             doc="Smooth L1: 0.5 (sigma x)^2 where |x| < 1/sigma^2, else |x| - 0.5/sigma^2."
             if _name == "smooth_l1"
             else "Derivative of smooth_l1 with respect to its input.",

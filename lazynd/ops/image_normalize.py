@@ -44,10 +44,17 @@ def _normalize_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux:
     xp, x, out = kctx.xp, inputs[0], outputs[0]
     channels = x.shape[-3]
     column = (channels,) + (1, 1)  # broadcasts over (H, W) and, for a batch, over N
-    mean = xp.asarray(_per_channel("mean", attrs["mean"], channels), dtype=x.dtype).reshape(column)
-    std = xp.asarray(_per_channel("std", attrs["std"], channels), dtype=x.dtype).reshape(column)
-    xp.subtract(x, mean, out=out)
-    xp.divide(out, std, out=out)
+    if x.dtype.kind != "f":  # integer images: computed in float32, truncated into their dtype (as MXNet)
+        out[...] = _normalized(xp, x.astype("float32"), attrs, column)
+        return
+    out[...] = _normalized(xp, x, attrs, column)
+
+
+def _normalized(xp: Any, x: Any, attrs: dict, column: tuple) -> Any:
+    """``(x - mean[c]) / std[c]`` in the float dtype of ``x``; ``column`` broadcasts a channel's value."""
+    mean = xp.asarray(_per_channel("mean", attrs["mean"], column[0]), dtype=x.dtype).reshape(column)
+    std = xp.asarray(_per_channel("std", attrs["std"], column[0]), dtype=x.dtype).reshape(column)
+    return (x - mean) / std
 
 
 def _normalize_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
@@ -65,6 +72,7 @@ register(
         infer_shape=_normalize_infer,
         gradient=_normalize_gradient,
         inplace=((0, 0),),
+        takes_bool=False,
         doc="``(data - mean[c]) / std[c]`` for each channel ``c`` of (C, H, W) or (N, C, H, W) images.",
     )
 )

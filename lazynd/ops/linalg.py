@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import ShapeError
 from .params import Param, enum, optional, parse_bool
-from .registry import OpDef, dim_is_known, register
+from .registry import OpDef, dim_is_known, dims_differ, merge_shape, register
 
 _TRANSPOSE_PARAMS = {
     "transpose_a": Param(parse_bool, False, "use the transpose of lhs"),
@@ -100,22 +100,37 @@ def _matrix_grad_forward(which: str) -> Any:
         og, other, like = inputs
         out = outputs[0]
         ta, tb = attrs["transpose_a"], attrs["transpose_b"]
-        g = og.reshape(-1, og.shape[-1]) if og.ndim > 1 else og.reshape(1, -1)
+        # out_grad as the product's matrix, sized from the operands (a -1 cannot be inferred beside a 0)
         if which == "lhs":
             # C = A' B'  with A' = op(A): dA' = dC B'^T
             bm = _as_matrix(other, tb, False)
-            g = og.reshape(-1, bm.shape[1])
+            g = og.reshape(_as_matrix(like, ta, True).shape[0], bm.shape[1])
             da = kctx.backend.empty((g.shape[0], bm.shape[0]), og.dtype)
             kctx.backend.matmul(g, bm.T, da)
             out[...] = (da.T if ta else da).reshape(like.shape)
         else:
             am = _as_matrix(other, ta, True)
-            g = og.reshape(am.shape[0], -1)
+            g = og.reshape(am.shape[0], _as_matrix(like, tb, False).shape[1])
             db = kctx.backend.empty((am.shape[1], g.shape[1]), og.dtype)
             kctx.backend.matmul(am.T, g, db)
             out[...] = (db.T if tb else db).reshape(like.shape)
 
     return forward
+
+
+def _matrix_grad_infer(which: str) -> Any:
+    """The gradient has the shape of ``like``; ``out_grad`` must have the shape of the product."""
+    op = f"_dot_backward_{which}"
+
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        out_grad, other, like = in_shapes
+        if out_grad is not None and other is not None and like is not None:
+            operands = [like, other] if which == "lhs" else [other, like]
+            product = _dot_infer(attrs, operands, [])[1][0]
+            merge_shape(op, "out_grad", out_grad, product, complete=True)
+        return in_shapes, [like], aux_shapes
+
+    return infer
 
 
 for _which in ("lhs", "rhs"):
@@ -125,7 +140,7 @@ for _which in ("lhs", "rhs"):
             _matrix_grad_forward(_which),
             inputs=("out_grad", "other", "like"),
             params=dict(_PRODUCT_PARAMS),
-            infer_shape=lambda attrs, s, a: (s, [s[2]], a),
+            infer_shape=_matrix_grad_infer(_which),
             doc=f"Gradient of ``dot`` with respect to its {_which}.",
         )
     )
@@ -154,8 +169,8 @@ def _batch_dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[li
         )
     a = (*lhs[:-2], lhs[-1], lhs[-2]) if attrs["transpose_a"] else tuple(lhs)
     b = (*rhs[:-2], rhs[-1], rhs[-2]) if attrs["transpose_b"] else tuple(rhs)
-    pairs = list(zip(a[:-2], b[:-2], strict=True))  # (0 is an unknown dim)
-    if any(x and y and x != y for x, y in pairs) or (a[-1] and b[-2] and a[-1] != b[-2]):
+    pairs = list(zip(a[:-2], b[:-2], strict=True))
+    if any(dims_differ(x, y) for x, y in pairs) or dims_differ(a[-1], b[-2]):
         raise ShapeError(f"batch_dot: incompatible shapes {tuple(lhs)} and {tuple(rhs)} (after transposes {a}, {b})")
     return in_shapes, [(*(x or y for x, y in pairs), a[-2], b[-1])], aux_shapes
 

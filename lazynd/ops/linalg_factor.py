@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ShapeError
 from ._linalg_batch import batch_scalar_shape, check_matrices, register_linalg, transposed
 from .params import Param, parse_bool
+from .registry import dim_is_known
 
 
 def _square_infer(op: str, scalar: bool = False, num_outputs: int = 1) -> Any:
@@ -137,7 +138,7 @@ def _gelqf_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
     check_matrices("linalg_gelqf", "A", a)
     if a is None:
         return in_shapes, [None, None], aux_shapes
-    if a[-2] and a[-1] and a[-2] > a[-1]:
+    if dim_is_known(a[-2]) and dim_is_known(a[-1]) and a[-2] > a[-1]:
         raise ShapeError(f"linalg_gelqf: A {tuple(a)} must have at least as many columns as rows")
     return in_shapes, [tuple(a), tuple(a[:-1]) + (a[-2],)], aux_shapes
 

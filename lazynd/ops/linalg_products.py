@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ShapeError
 from ._linalg_batch import check_matrices, check_same_batch, register_linalg, transposed, triangle
 from .params import Param, parse_bool, parse_float, parse_int
+from .registry import dims_differ
 from .shape import normalize_axis
 
 _GEMM_PARAMS = {
@@ -72,7 +73,7 @@ def _gemm_out_shape(op: str, attrs: dict, a: tuple, b: tuple) -> tuple:
     if attrs["transpose_b"]:
         mb = mb[:-2] + (mb[-1], mb[-2])
     check_same_batch(op, a, b, ma[:-2], mb[:-2])
-    if ma[-1] and mb[-2] and ma[-1] != mb[-2]:
+    if dims_differ(ma[-1], mb[-2]):
         raise ShapeError(
             f"{op}: incompatible matrices A {tuple(a)} and B {tuple(b)} (transpose_a={attrs['transpose_a']}, "
             f"transpose_b={attrs['transpose_b']}, axis={attrs['axis']})"
@@ -162,7 +163,7 @@ def _triangular_infer(op: str) -> Any:
         if a is not None and b is not None:
             check_same_batch(op, a, b, a[:-2], b[:-2])
             n = b[-1] if attrs["rightside"] else b[-2]
-            if a[-1] and n and a[-1] != n:
+            if dims_differ(a[-1], n):
                 raise ShapeError(
                     f"{op}: A {tuple(a)} does not fit B {tuple(b)} (rightside={attrs['rightside']}): A must be "
                     f"(..., n, n) with n B's {'last' if attrs['rightside'] else 'second-to-last'} dim"

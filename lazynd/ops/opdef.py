@@ -42,6 +42,11 @@ An :class:`OpDef` carries everything about an operator:
   when inferring types, so the call fails at once, naming the operator, rather than
   inside a kernel that cannot store its floating-point results (a function of the
   parameters where only some modes need it, as average pooling);
+- ``nonempty_axes``: ``{input name: axes}`` that must not have size 0 in an imperative call:
+  MXNet 1.9.1 takes such a 0 for an unknown dim and refuses the call, and our kernels (which
+  read every pixel, box or category there) would fail only at the wait;
+- ``takes_bool=False``: the operator refuses bool inputs when inferring types, as MXNet
+  1.9.1's kernels do ("Unknown type enum 7"), where NumPy would fail only at the wait;
 - ``blas_heavy``: the CPU kernel is mostly level-3 BLAS (convolution).  While the host BLAS
   runs threads of its own, an imperative call also writes
   :data:`lazynd.backend.blas.BLAS_VAR`, so the engine runs such operations one after the
@@ -96,14 +101,15 @@ def _same_type_infer(op: OpDef, attrs: dict, in_types: list, aux_types: list) ->
 
 def refuse_bool_inputs(op_name: str, family: str, names: Sequence[str], in_types: Sequence[Any]) -> None:
     """Raise :class:`OperatorError` naming ``op_name`` and the input when one of ``in_types`` is bool:
-    MXNet 1.9.1 refuses bool arrays in its ``family`` operators (``binary``, ``unary``), where NumPy
-    would fail only at the wait (``-mask``) or quietly compute in bools (``mask / mask``, ``exp(mask)``)."""
+    MXNet 1.9.1 refuses bool arrays in its ``family`` (``binary operators``, ``unary operators``), where NumPy
+    would fail only at the wait (``-mask``) or quietly compute in bools (``mask / mask``, ``exp(mask)``).
+    ``family`` names whose kernels they are (``unary operators``, or ``<op>'s kernels``)."""
     import numpy as np
 
     for name, t in zip(names, in_types, strict=False):
         if t is not None and np.dtype(t) == np.bool_:
             raise OperatorError(
-                f"{op_name}: input '{name}' is a bool array, which {family} operators do not take (as in "
+                f"{op_name}: input '{name}' is a bool array, which {family} do not take (as in "
                 "MXNet 1.9.1); cast it first, e.g. x.astype('int32')"
             )
 
@@ -157,6 +163,13 @@ def dim_is_known(dim: int) -> bool:
     """Whether a shape rule may take ``dim`` as a size: any dim under NumPy shape semantics (an
     imperative call, where a 0 is a zero-size axis), else a nonzero one (0 = unknown)."""
     return dim > 0 or is_np_shape()
+
+
+def dims_differ(a: int, b: int) -> bool:
+    """Whether two dims that must be equal differ: under NumPy shape semantics (an imperative call)
+    a 0 is a zero-size axis and must match exactly, else a 0 is unknown and agrees with anything.
+    The one test every shape rule comparing two input dims uses."""
+    return a != b and (is_np_shape() or bool(a and b))
 
 
 def shape_is_known(shape: Shape | None) -> bool:
@@ -220,6 +233,8 @@ class OpDef:
         blas_heavy: bool = False,
         gpu_float16_as_float32: bool = False,
         float_data: bool | Callable[[dict], bool] = False,
+        takes_bool: bool = True,
+        nonempty_axes: dict[str, tuple[int, ...]] | None = None,
         input_attrs: Callable[[dict], dict[str, dict[str, str]]] | None = None,
         doc: str = "",
     ) -> None:
@@ -254,6 +269,8 @@ class OpDef:
         self.forward_into_zeros = forward_into_zeros
         self.blas_heavy = blas_heavy
         self.float_data = float_data
+        self.takes_bool = takes_bool
+        self.nonempty_axes = dict(nonempty_axes or {})
         self.input_attrs = input_attrs
         self.doc = doc
 
@@ -318,6 +335,8 @@ class OpDef:
     ) -> tuple[list, list, list]:
         """Infer shapes; ``out_shapes`` (known output shapes) reach rules that accept them (backward inference)."""
         aux_shapes = list(aux_shapes) if aux_shapes is not None else [None] * len(self.aux)
+        if self.nonempty_axes and is_np_shape():
+            self._refuse_empty_axes(attrs, in_shapes)
         if self._infer_shape is None:
             if out_shapes and any(s is not None for s in out_shapes) and self.num_outputs(attrs) == 1 and in_shapes:
                 # same-shape ops: a known output shape determines every input
@@ -326,6 +345,15 @@ class OpDef:
         if out_shapes is not None and self._accepts_out_shapes:
             return self._infer_shape(attrs, list(in_shapes), aux_shapes, out_shapes=list(out_shapes))
         return self._infer_shape(attrs, list(in_shapes), aux_shapes)
+
+    def _refuse_empty_axes(self, attrs: dict, in_shapes: list) -> None:
+        for name, shape in zip(self.input_names(attrs), in_shapes, strict=False):
+            for axis in self.nonempty_axes.get(name, ()) if shape is not None else ():
+                if -len(shape) <= axis < len(shape) and shape[axis] == 0:
+                    raise ShapeError(
+                        f"{self.name}: axis {axis % len(shape)} of '{name}' {tuple(shape)} has size 0, "
+                        f"expected a nonzero size (MXNet 1.9.1 refuses it too)"
+                    )
 
     @property
     def output_shape_fills_inputs(self) -> bool:
@@ -349,6 +377,8 @@ class OpDef:
                 f"{self.name}: input '{self.input_names(attrs)[0]}' has dtype {data}, expected one of "
                 f"{', '.join(FLOAT_TYPES)} (the operator takes no integer data, as in MXNet)"
             )
+        if not self.takes_bool:
+            refuse_bool_inputs(self.name, f"{self.name}'s kernels", self.input_names(attrs), in_types)
         if self._infer_type is None:
             return _same_type_infer(self, attrs, list(in_types), aux_types)
         return self._infer_type(attrs, list(in_types), aux_types)

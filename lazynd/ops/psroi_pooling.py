@@ -314,6 +314,7 @@ register(
     OpDef(
         DEFORMABLE,
         _deformable_forward,
+        nonempty_axes={"data": (-2, -1)},
         inputs=_deformable_inputs,
         params=_DEFORMABLE_PARAMS,
         infer_shape=lambda attrs, s, a: _infer_shape(DEFORMABLE, attrs, s, a),

@@ -91,6 +91,7 @@ def _register_per_row(name: str) -> None:
             infer_type=lambda attrs, t, a: (t, [attrs["dtype"] or "float32"], a),
             gradient=_no_gradient,
             needs_random=True,
+            takes_bool=False,
             aliases=(f"sample_{name}",),
             doc=f"Samples from {name.replace('_', ' ')} distributions, one per element of {', '.join(inputs)}.",
         )
@@ -149,6 +150,7 @@ register(
     OpDef(
         "_sample_multinomial",
         _multinomial_forward,
+        nonempty_axes={"data": (-1,)},
         outputs=lambda attrs: ("output0", "output1") if attrs["get_prob"] else ("output",),
         params={
             "shape": Param(parse_shape, (), "samples drawn per distribution"),

@@ -50,7 +50,10 @@ def _regions(attrs: dict, rois: np.ndarray, height: int, width: int) -> list[tup
 
 def _pool_region(xp: Any, image: Any, rows: tuple, cols: tuple) -> tuple[Any, Any]:
     """Maxima (C, PH, PW) of one region of ``image`` (C, H, W) and their positions (-1: empty bin)."""
-    _, height, width = image.shape
+    channels, height, width = image.shape
+    if height == 0 or width == 0:  # every bin is empty: 0 (and no position), as MXNet 1.9.1 gives
+        shape = (channels, len(rows[0]), len(cols[0]))
+        return xp.zeros(shape, image.dtype), xp.full(shape, -1, dtype=np.int64)
     low = xp.asarray(-np.inf, dtype=image.dtype)
     in_col = (xp.arange(width)[None, :] >= xp.asarray(cols[0])[:, None]) & (
         xp.arange(width)[None, :] < xp.asarray(cols[1])[:, None]

@@ -93,6 +93,7 @@ register(
     OpDef(
         NAME,
         _forward,
+        nonempty_axes={"data": (0, -2, -1)},
         inputs=("data", "rois"),
         params={
             "pooled_size": Param(parse_shape, doc="(height, width) of each region's output"),

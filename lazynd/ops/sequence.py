@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, parse_bool, parse_float, parse_int
-from .registry import OpDef, merge_shape, register
+from .registry import OpDef, merge_shape, refuse_empty_axis, register
 
 
 def _inputs(attrs: dict) -> tuple[str, ...]:
@@ -58,6 +58,8 @@ def _infer(op: str, allowed: tuple[int, ...]) -> Any:
         batch = data[1 - axis]
         if attrs["use_sequence_length"]:
             in_shapes[1] = merge_shape(op, "sequence_length", in_shapes[1], (batch,))
+        if op == "SequenceLast":  # each of the batch's sequences gives its last step
+            refuse_empty_axis(op, "data", tuple(data), axis, batch)
         out = tuple(data) if op != "SequenceLast" else tuple(d for i, d in enumerate(data) if i != axis)
         return in_shapes, [out], aux_shapes
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from .params import REQUIRED, Param, optional, parse_axis, parse_bool, parse_int, parse_shape
-from .registry import OpDef, register
+from .registry import OpDef, dim_is_known, register
 from .reshape_codes import legacy_target_shape, reshape_shape
 
 
@@ -127,7 +127,7 @@ def _reshape_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple
     lhs_first, lhs_last = _axis_range(attrs, "lhs", lhs)
     rhs_first, rhs_last = _axis_range(attrs, "rhs", rhs)
     out = lhs[:lhs_first] + rhs[rhs_first:rhs_last] + lhs[lhs_last:]
-    if all(lhs) and all(out) and math.prod(lhs) != math.prod(out):
+    if all(dim_is_known(d) for d in (*lhs, *out)) and math.prod(lhs) != math.prod(out):
         taken = "" if out == rhs else f" with the axes it takes ({out})"
         raise ShapeError(
             f"reshape_like: lhs {lhs} has {math.prod(lhs)} elements, rhs {rhs} has {math.prod(out)}{taken}"

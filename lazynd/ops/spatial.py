@@ -252,6 +252,7 @@ register(
     OpDef(
         "SpatialTransformer",
         _st_forward,
+        nonempty_axes={"data": (-2, -1)},
         inputs=("data", "loc"),
         params=dict(_ST_PARAMS),
         infer_shape=_st_infer,

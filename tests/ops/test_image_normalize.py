@@ -46,3 +46,20 @@ def test_bad_shapes_name_the_operator_and_argument():
         mx.nd.image.normalize(mx.nd.ones((3, 2, 2)), mean=(1, 2), std=1)
     with pytest.raises(ShapeError, match=r"_image_normalize: shape of 'data' is \(2, 2\), expected \(C, H, W\)"):
         mx.nd.image.normalize(mx.nd.ones((2, 2)))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int8", "uint8"])
+def test_integer_images_are_computed_in_float_and_truncated_into_their_dtype(ctx, dtype):
+    # MXNet 1.9.1's values (NumPy failed at the wait: a float64 quotient cannot be stored in ints)
+    x = mx.nd.array(np.arange(12).reshape(3, 2, 2), dtype=dtype, ctx=ctx)
+    out = mx.nd.image.normalize(x, mean=(0.5, 1.0, 2.0), std=(2.0, 3.0, 0.5))
+    assert out.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(out.asnumpy().ravel(), [0, 0, 0, 1, 1, 1, 1, 2, 12, 14, 16, 18])
+    batch = mx.nd.image.normalize(x.reshape((1, 3, 2, 2)), mean=(0.5,), std=(2.0,))
+    np.testing.assert_array_equal(batch.asnumpy().ravel(), [0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5])
+
+
+def test_negative_integer_results_truncate_toward_zero():
+    x = mx.nd.array(np.array([0, 1, 7, -7] * 3).reshape(3, 2, 2), dtype="int32")
+    out = mx.nd.image.normalize(x, mean=(0.5,), std=(2.0,)).asnumpy()
+    np.testing.assert_array_equal(out.ravel(), [0, 0, 3, -3] * 3)  # as MXNet 1.9.1
