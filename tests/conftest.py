@@ -41,3 +41,15 @@ def engine_name(request: pytest.FixtureRequest):
     engine.set_engine(request.param)
     yield request.param
     engine.set_engine("threaded")
+
+
+@pytest.fixture
+def stopped_profiler():
+    """The profiler stopped and emptied before and after a test (files use it with ``usefixtures``)."""
+    from lazynd import profiler
+
+    profiler.set_state("stop")
+    profiler.reset()
+    yield
+    profiler.set_state("stop")
+    profiler.reset()

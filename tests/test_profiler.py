@@ -14,14 +14,7 @@ import lazynd as mx
 from lazynd import profiler, profiler_trace
 from lazynd.engine import get_engine
 
-
-@pytest.fixture(autouse=True)
-def stopped_profiler():
-    profiler.set_state("stop")
-    profiler.reset()
-    yield
-    profiler.set_state("stop")
-    profiler.reset()
+pytestmark = pytest.mark.usefixtures("stopped_profiler")  # tests/conftest.py
 
 
 def _known_program() -> np.ndarray:

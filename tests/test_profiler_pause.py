@@ -9,14 +9,7 @@ import pytest
 import lazynd as mx
 from lazynd import profiler
 
-
-@pytest.fixture(autouse=True)
-def stopped_profiler():
-    profiler.set_state("stop")
-    profiler.reset()
-    yield
-    profiler.set_state("stop")
-    profiler.reset()
+pytestmark = pytest.mark.usefixtures("stopped_profiler")  # tests/conftest.py
 
 
 def _names(events: list[dict]) -> list[str]:

@@ -27,13 +27,7 @@ class _TwiceProp(mx.operator.CustomOpProp):
         return _Twice()
 
 
-@pytest.fixture(autouse=True)
-def stopped_profiler():
-    profiler.set_state("stop")
-    profiler.reset()
-    yield
-    profiler.set_state("stop")
-    profiler.reset()
+pytestmark = pytest.mark.usefixtures("stopped_profiler")  # tests/conftest.py
 
 
 def _forward_and_backward() -> None:
