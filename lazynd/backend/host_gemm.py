@@ -133,19 +133,18 @@ class MklGemm:
             return False
         a = np.broadcast_to(a, (*batch, m, k))
         b = np.broadcast_to(b, (*batch, k, n))
-        first = (0,) * len(batch)  # every matrix of a batch has the first one's strides
-        layout_a, layout_b, layout_out = _matrix_layout(a[first]), _matrix_layout(b[first]), _matrix_layout(out[first])
-        if layout_a is None or layout_b is None or layout_out is None or layout_out[0] != _NO_TRANS:
+        # every matrix of a batch has the first one's strides: if BLAS takes it, it takes them all
+        indices = itertools.product(*map(range, batch))
+        first = next(indices)
+        if not self._one(gemm, a[first], b[first], out[first], m, n, k):
             return False
-        for index in itertools.product(*map(range, batch)):
-            gemm(
-                _ROW_MAJOR, layout_a[0], layout_b[0], m, n, k, 1.0, a[index].ctypes.data, layout_a[1],
-                b[index].ctypes.data, layout_b[1], 0.0, out[index].ctypes.data, layout_out[1],
-            )  # fmt: skip
+        for index in indices:
+            self._one(gemm, a[index], b[index], out[index], m, n, k)
         return True
 
     @staticmethod
     def _one(gemm: Callable[..., None], a: np.ndarray, b: np.ndarray, out: np.ndarray, m: int, n: int, k: int) -> bool:
+        """One matrix product through ``gemm``; False (nothing written) when a layout needs a copy."""
         layout_a, layout_b, layout_out = _matrix_layout(a), _matrix_layout(b), _matrix_layout(out)
         if layout_a is None or layout_b is None or layout_out is None or layout_out[0] != _NO_TRANS:
             return False
