@@ -18,6 +18,7 @@ goal (issue 4) is measured against plain hand NumPy.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import time
@@ -286,6 +287,7 @@ def main() -> None:
     accuracies: dict[str, float] = {}
     for _ in range(args.repeat):
         for name, run in runs.items():
+            gc.collect()  # the last run's garbage is collected before this one, not during it
             result = run()
             if result is not None:
                 times[name].append(result[0])
