@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 
 from .base import Backend
+from .blas import SPLIT_THREADS
+from .gemm_split import split_product
 from .host_gemm import host_gemm
 from .pool import MIN_POOLED_BYTES, HostPool, aligned_zeros
 
@@ -42,9 +44,16 @@ class NumpyBackend(Backend):
         return array
 
     def matmul(self, a: Any, b: Any, out: Any) -> None:
-        """``out[...] = a @ b``: MKL where it takes the product (:mod:`.host_gemm`), else NumPy's BLAS."""
-        if not host_gemm(a, b, out):
-            np.matmul(a, b, out=out)
+        """``out[...] = a @ b``: a large product in parts on lazynd's threads (:mod:`.gemm_split`), each
+        part, or a product whole, by MKL where it takes it (:mod:`.host_gemm`), else by NumPy's BLAS."""
+        if not split_product(a, b, out, _one_product, SPLIT_THREADS):
+            _one_product(a, b, out)
 
     def empty_cache(self) -> None:
         self.pool.release_free()
+
+
+def _one_product(a: Any, b: Any, out: Any) -> None:
+    """``out[...] = a @ b`` on the calling thread: MKL where it takes the product, else NumPy's BLAS."""
+    if not host_gemm(a, b, out):
+        np.matmul(a, b, out=out)
