@@ -1,10 +1,10 @@
-"""The GEMMs of one MNIST MLP training batch: NumPy's BLAS, MKL through lazynd's route, PyTorch's.
+"""The GEMMs of one MNIST MLP training batch: NumPy's BLAS, lazynd's route (OpenBLAS or MKL), PyTorch's.
 
 The user loops (``user_loops.py``) compare lazynd with hand NumPy and PyTorch eager. Hand NumPy
-and, by default, lazynd's kernels run NumPy's BLAS (OpenBLAS in NumPy's wheels); with
-``LAZYND_HOST_BLAS=mkl`` lazynd's CPU route hands them to MKL (``lazynd/backend/host_gemm.py``,
-the column "MKL" here, with the route's rule for what it declines); PyTorch's CPU wheels run
-their own (MKL or oneDNN). This benchmark times the eight products one
+runs NumPy's BLAS (OpenBLAS in NumPy's wheels) on its own threads; lazynd's CPU route runs the
+same BLAS, timing each product for stalls (``lazynd/backend/host_threads.py``), or with
+``LAZYND_HOST_BLAS=mkl`` hands them to MKL (``lazynd/backend/host_gemm.py``); PyTorch's CPU
+wheels run their own (MKL or oneDNN). This benchmark times the eight products one
 batch of the 784-128-64-10 MLP makes (forward, and the data and weight gradients), each library
 in its own process (their thread pools would otherwise share the cores), and prints one table.
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -45,8 +46,17 @@ def _best_us(fn, number: int = 200, repeat: int = 15) -> float:
     return best * 1e6
 
 
+# the columns: (library, the environment of its process)
+LIBRARIES = {
+    "numpy": {},  # NumPy's BLAS on its own threads (hand NumPy's products)
+    "lazynd": {},  # lazynd's CPU route as it comes: NumPy's BLAS, each product timed for stalls
+    "lazynd-mkl": {"LAZYND_HOST_BLAS": "mkl"},  # the same route with MKL computing the products
+    "torch": {},
+}
+
+
 def run_library(library: str) -> dict[str, float]:
-    """Best time (us) of each product with ``library`` ('numpy', 'mkl' or 'torch'), in this process."""
+    """Best time (us) of each product with ``library`` (a key of :data:`LIBRARIES`), in this process."""
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -58,15 +68,10 @@ def run_library(library: str) -> dict[str, float]:
         out = np.empty((a.shape[0], b.shape[1]), np.float32)
         if library == "numpy":
             times[name] = _best_us(lambda a=a, b=b, out=out: np.matmul(a, b, out=out))
-        elif library == "mkl":
-            from lazynd.backend.blas import BLAS_THREADS
-            from lazynd.backend.host_gemm import MklGemm, load_mkl
+        elif library.startswith("lazynd"):
+            from lazynd.backend import cpu_backend
 
-            library_handle = load_mkl()
-            if library_handle is None:
-                raise SystemExit("MKL is not installed (pip install mkl)")
-            gemm = MklGemm(library_handle, BLAS_THREADS)
-            times[name] = _best_us(lambda a=a, b=b, out=out: gemm(a, b, out) or np.matmul(a, b, out=out))
+            times[name] = _best_us(lambda a=a, b=b, out=out: cpu_backend.matmul(a, b, out))
         else:
             import torch
 
@@ -77,27 +82,28 @@ def run_library(library: str) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of both libraries; the table gives minima")
-    parser.add_argument("--library", choices=("numpy", "mkl", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of every library; the table gives minima")
+    parser.add_argument("--library", choices=tuple(LIBRARIES), help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.library:
         print(json.dumps(run_library(opts.library)))
         return
-    best: dict[str, dict[str, float]] = {"numpy": {}, "mkl": {}, "torch": {}}
+    best: dict[str, dict[str, float]] = {library: {} for library in LIBRARIES}
     for _ in range(opts.rounds):
-        for library in best:
+        for library, env in LIBRARIES.items():
             command = [sys.executable, __file__, "--library", library]
-            result = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
-            for name, us in result.items():
+            run = subprocess.run(command, capture_output=True, text=True, check=True, env={**os.environ, **env})
+            for name, us in json.loads(run.stdout).items():
                 best[library][name] = min(best[library].get(name, us), us)
     print(f"GEMMs of one MLP batch {BATCH}, default threads, best of {opts.rounds} rounds (us)")
-    print("| product | NumPy's BLAS | MKL (LAZYND_HOST_BLAS=mkl) | PyTorch's | MKL / PyTorch |")
-    print("|---|---|---|---|---|")
-    for name, *_ in PRODUCTS:
-        x, z, y = best["numpy"][name], best["mkl"][name], best["torch"][name]
-        print(f"| {name} | {x:.1f} | {z:.1f} | {y:.1f} | {z / y:.2f}x |")
-    x, z, y = (sum(best[library].values()) for library in ("numpy", "mkl", "torch"))
-    print(f"| one batch | {x:.1f} | {z:.1f} | {y:.1f} | {z / y:.2f}x |")
+    print("| product | NumPy's BLAS | lazynd's route | lazynd's route, MKL | PyTorch's | lazynd / PyTorch |")
+    print("|---|---|---|---|---|---|")
+    rows = [(name, *(best[library][name] for library in LIBRARIES)) for name, *_ in PRODUCTS]
+    rows.append(("one batch", *(sum(best[library].values()) for library in LIBRARIES)))
+    for name, numpy_us, lazynd_us, mkl_us, torch_us in rows:
+        print(
+            f"| {name} | {numpy_us:.1f} | {lazynd_us:.1f} | {mkl_us:.1f} | {torch_us:.1f} | {lazynd_us / torch_us:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -5,9 +5,9 @@ the machine as it is, and while ``--burners`` other processes (default: one per 
 keep a core busy with NumPy work, as other jobs on a shared machine or a laptop do.  A loop
 that shares the cores fairly takes about ``(burners + 1) / cores`` times its quiet time; a
 library whose threads spin while they wait for each other (OpenBLAS's, OpenMP's) can take
-many times more.  Rows: lazynd as it comes (its products split across its own threads, the
-BLAS on one thread), lazynd with the BLAS's own threads (``LAZYND_GEMM_THREADS=0``), hand
-NumPy and PyTorch eager.  Run::
+many times more.  Rows: lazynd as it comes (the BLAS's threads, set to one for a while after a
+product stalls: ``lazynd/backend/host_threads.py``), lazynd with the BLAS's threads as they are
+(``LAZYND_HOST_THREADS=fixed``), hand NumPy and PyTorch eager.  Run::
 
     LAZYND_DATA_DIR=../shared/data python bench/shared_machine.py --loop autograd --limit 12800
 
@@ -29,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROWS = {
     "lazynd": ("lazynd", {}),
-    "lazynd with the BLAS's threads": ("lazynd", {"LAZYND_GEMM_THREADS": "0"}),
+    "lazynd (BLAS threads fixed)": ("lazynd", {"LAZYND_HOST_THREADS": "fixed"}),
     "hand NumPy": ("numpy", {}),
     "PyTorch eager": ("torch", {}),
 }

@@ -19,15 +19,8 @@ that way, against 6.6-7.4 ms one after the other on one thread).  So an operator
 engine then orders such operations as it orders writes to one array, and a
 program that pushes two of them and waits runs both on its own thread.
 
-Whose threads run a host product (:data:`GEMM_THREADS`): by default lazynd's own.  Importing
-lazynd limits the host BLAS to one thread and :mod:`.gemm_split` splits each large product
-across a thread per core, threads that sleep while they wait; ``LAZYND_GEMM_THREADS`` sets
-their count (1: every product on the calling thread; 0: leave the BLAS its own threads, as
-setting ``OPENBLAS_NUM_THREADS`` or another of :data:`THREAD_VARIABLES` also does).  The reason
-is a shared machine: OpenBLAS's threads spin while they wait for each other, and while other
-processes hold the cores a product split across them waits for a thread that is not running.
-On the 2-core development machine, while other jobs ran, an MNIST MLP epoch took 2-17 s with
-OpenBLAS's two threads against 0.4-0.5 s on one (hand NumPy: 2.2-3.6 s against 0.3 s).
+On a machine that other processes share, a multi-threaded BLAS can stall: :data:`GOVERNOR`
+(:mod:`.host_threads`) sets it to one thread for a while after a product stalls.
 """
 
 from __future__ import annotations
@@ -39,6 +32,7 @@ from collections.abc import Mapping
 
 from ..engine.var import Var
 from ..errors import LazyNDError
+from .host_threads import BlasThreads
 
 # the variables OpenBLAS (then MKL, then OpenMP) reads, in its order of precedence
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
@@ -63,56 +57,46 @@ def host_blas_threads(environ: Mapping[str, str] | None = None) -> int:
     return os.cpu_count() or 1
 
 
-def gemm_threads(environ: Mapping[str, str] | None = None) -> int:
-    """How many of lazynd's threads split a large host product: ``LAZYND_GEMM_THREADS`` when set
-    (0: none, the host BLAS keeps its own threads), else 0 when one of :data:`THREAD_VARIABLES`
-    is set (the user chose the BLAS's threads), else one per core.
+# read once, like the BLAS library itself (it was loaded with NumPy, before this module)
+BLAS_THREADS = host_blas_threads()
 
-    Examples
-    --------
-    >>> gemm_threads({"LAZYND_GEMM_THREADS": "3", "OMP_NUM_THREADS": "1"})
-    3
-    >>> gemm_threads({"OPENBLAS_NUM_THREADS": "4"})
-    0
-    """
+
+def thread_governor(environ: Mapping[str, str] | None = None) -> BlasThreads | None:
+    """The :class:`~.host_threads.BlasThreads` that runs the host products, or None where lazynd
+    leaves the BLAS's threads alone: a BLAS thread variable (:data:`THREAD_VARIABLES`) is set,
+    ``LAZYND_HOST_THREADS=fixed``, the BLAS has one thread, or none can be set (threadpoolctl
+    finds no BLAS it knows)."""
     variables = os.environ if environ is None else environ
-    value = variables.get("LAZYND_GEMM_THREADS", "").strip()
-    if value:
-        if not value.isdigit():
-            raise LazyNDError(f"LAZYND_GEMM_THREADS must be a count of threads (0 or more), got {value!r}")
-        return int(value)
-    if any(variables.get(name, "").strip() for name in THREAD_VARIABLES):
-        return 0
-    return os.cpu_count() or 1
-
-
-def _limit_host_blas() -> bool:
-    """Limit the BLAS libraries loaded now (NumPy's) to one thread; False where none can be."""
+    choice = variables.get("LAZYND_HOST_THREADS", "adaptive").strip().lower() or "adaptive"
+    if choice not in ("adaptive", "fixed"):
+        raise LazyNDError(f"LAZYND_HOST_THREADS must be adaptive or fixed, got {choice!r}")
+    if choice == "fixed" or any(variables.get(name, "").strip() for name in THREAD_VARIABLES):
+        return None
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ImportError:
-        return False
-    import numpy  # noqa: F401 -- its BLAS must be loaded to be found
+        return None
+    controller = ThreadpoolController().select(user_api="blas")
+    threads = max((info["num_threads"] for info in controller.info()), default=1)
+    if threads < 2:
+        return None
 
-    return threadpool_limits(limits=1, user_api="blas").get_original_num_threads().get("blas") is not None
+    def set_threads(count: int) -> None:
+        # the libraries loaded by then (MKL's, on request, after this module): looked up at each switch
+        ThreadpoolController().select(user_api="blas").limit(limits=count)
+
+    return BlasThreads(threads, set_threads)
 
 
-# read once, at import (the BLAS library itself was loaded with NumPy, before this module)
-SPLIT_THREADS = gemm_threads()
-if SPLIT_THREADS and not _limit_host_blas():
-    SPLIT_THREADS = 0  # no BLAS whose threads lazynd can set: it keeps its own
-# the host BLAS library's own threads, and the threads a host product through the CPU
-# backend's GEMM route runs on (the BLAS's, or lazynd's split across SPLIT_THREADS)
-BLAS_THREADS = 1 if SPLIT_THREADS else host_blas_threads()
-GEMM_THREADS = SPLIT_THREADS or BLAS_THREADS
-# the host products' threads as an engine var, written by every GEMM-heavy operation while they
-# are several (None while a product runs on one thread: such operations then run in parallel)
-BLAS_VAR: Var | None = Var() if GEMM_THREADS > 1 else None
+GOVERNOR = thread_governor()
+# the host BLAS's threads as an engine var, written by every GEMM-heavy operation while they
+# are several (None with a single-threaded BLAS: such operations then run in parallel)
+BLAS_VAR: Var | None = Var() if BLAS_THREADS > 1 else None
 _section_lock = threading.Lock()
 _no_section = contextlib.nullcontext()
 
 
 def blas_section(on_host: bool = True) -> contextlib.AbstractContextManager:
-    """A context for one GEMM-heavy kernel: exclusive among such kernels when a host product
-    runs on several threads, a no-op otherwise (or when ``on_host`` is False: GPU kernels)."""
-    return _section_lock if on_host and GEMM_THREADS > 1 else _no_section
+    """A context for one GEMM-heavy kernel: exclusive among such kernels when the host BLAS
+    is multi-threaded, a no-op otherwise (or when ``on_host`` is False: GPU kernels)."""
+    return _section_lock if on_host and BLAS_THREADS > 1 else _no_section

@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 
 from .base import Backend
-from .blas import SPLIT_THREADS
-from .gemm_split import split_product
+from .blas import GOVERNOR
 from .host_gemm import host_gemm
 from .pool import MIN_POOLED_BYTES, HostPool, aligned_zeros
 
@@ -44,16 +43,18 @@ class NumpyBackend(Backend):
         return array
 
     def matmul(self, a: Any, b: Any, out: Any) -> None:
-        """``out[...] = a @ b``: a large product in parts on lazynd's threads (:mod:`.gemm_split`), each
-        part, or a product whole, by MKL where it takes it (:mod:`.host_gemm`), else by NumPy's BLAS."""
-        if not split_product(a, b, out, _one_product, SPLIT_THREADS):
+        """``out[...] = a @ b``: MKL where it takes the product (:mod:`.host_gemm`), else NumPy's BLAS,
+        timed by the BLAS's thread governor where lazynd sets the BLAS's threads (:mod:`.host_threads`)."""
+        if GOVERNOR is None:
             _one_product(a, b, out)
+        else:
+            GOVERNOR.run(a, b, out, _one_product)
 
     def empty_cache(self) -> None:
         self.pool.release_free()
 
 
 def _one_product(a: Any, b: Any, out: Any) -> None:
-    """``out[...] = a @ b`` on the calling thread: MKL where it takes the product, else NumPy's BLAS."""
+    """``out[...] = a @ b``: MKL where it takes the product, else NumPy's BLAS."""
     if not host_gemm(a, b, out):
         np.matmul(a, b, out=out)

@@ -38,17 +38,17 @@ def test_host_blas_threads_defaults_to_one_per_core(monkeypatch):
 
 
 def test_blas_section_is_exclusive_under_a_threaded_blas(monkeypatch):
-    monkeypatch.setattr(blas, "GEMM_THREADS", 2)
+    monkeypatch.setattr(blas, "BLAS_THREADS", 2)
     assert not _entered_from_another_thread(blas.blas_section(), wait_s=0.2)
 
 
 def test_blas_section_lets_kernels_overlap_under_a_single_threaded_blas(monkeypatch):
-    monkeypatch.setattr(blas, "GEMM_THREADS", 1)
+    monkeypatch.setattr(blas, "BLAS_THREADS", 1)
     assert _entered_from_another_thread(blas.blas_section(), wait_s=30)
 
 
 def test_blas_section_lets_device_kernels_overlap(monkeypatch):
-    monkeypatch.setattr(blas, "GEMM_THREADS", 2)
+    monkeypatch.setattr(blas, "BLAS_THREADS", 2)
     assert _entered_from_another_thread(blas.blas_section(on_host=False), wait_s=30)
 
 
@@ -59,7 +59,7 @@ def test_convolution_kernels_run_inside_the_section(monkeypatch):
     from lazynd.ops import conv, registry
     from lazynd.ops.registry import KernelContext
 
-    monkeypatch.setattr(blas, "GEMM_THREADS", 2)
+    monkeypatch.setattr(blas, "BLAS_THREADS", 2)
     held = []
     original = conv.im2col
 

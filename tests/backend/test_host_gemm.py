@@ -127,7 +127,6 @@ def test_runtime_features_name_the_host_gemm_library():
 def test_operators_take_the_host_gemm_route(monkeypatch):
     import lazynd.backend.cpu as cpu_module
 
-    monkeypatch.setattr(cpu_module, "SPLIT_THREADS", 1)  # whole products (gemm_split's tests split them)
     seen = []
 
     def spy(a, b, out):

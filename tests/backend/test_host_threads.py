@@ -1,0 +1,179 @@
+"""The BLAS's threads follow the machine: one thread for a while after a product stalls."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from lazynd.backend import blas, host_threads
+from lazynd.backend.host_threads import BlasThreads
+from lazynd.errors import LazyNDError
+
+BIG = np.ones((128, 784), np.float32), np.ones((784, 128), np.float32), np.empty((128, 128), np.float32)
+
+
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+class _Products:
+    """A stand-in product that spins (a stalled BLAS) or sleeps (a GIL wait) when told to; it
+    computes nothing itself: a real threaded product could stall on a busy test machine."""
+
+    def __init__(self) -> None:
+        self.spin = 0.0
+        self.sleep = 0.0
+        self.calls = 0
+
+    def __call__(self, a, b, out) -> None:
+        self.calls += 1
+        out[...] = self.calls
+        if self.spin:
+            _spin(self.spin)
+        if self.sleep:
+            time.sleep(self.sleep)
+
+
+@pytest.fixture
+def governor(monkeypatch):
+    monkeypatch.setattr(host_threads, "FIRST_BACKOFF_S", 0.2)
+    monkeypatch.setattr(host_threads, "MAX_BACKOFF_S", 0.8)
+    monkeypatch.setattr(host_threads, "STALL_MIN_S", 0.01)  # a busy test machine's hiccups are no stalls
+    monkeypatch.setattr(host_threads, "LOST_LIMIT_S", 0.04)  # one stall of the tests' 50 ms is enough
+    settings: list[int] = []
+    return BlasThreads(4, settings.append), settings
+
+
+def test_a_stalled_product_sets_one_thread_until_the_backoff_ends(governor):
+    gov, settings = governor
+    product = _Products()
+    for _ in range(3):
+        gov.run(*BIG, product)  # the best time of the shape
+    assert settings == [] and not gov.single
+    product.spin = 0.05
+    gov.run(*BIG, product)
+    assert settings == [1] and gov.single and gov.stalls == 1
+    product.spin = 0.0
+    gov.run(*BIG, product)  # within the backoff: on one thread, untimed
+    assert settings == [1]
+    time.sleep(0.25)
+    gov.run(*BIG, product)  # the backoff is over: the BLAS's threads again
+    assert settings == [1, 4] and not gov.single
+    assert product.calls == 6 and (BIG[2] == 6).all()  # every product ran, on one thread or several
+
+
+def test_a_stall_soon_after_the_threads_come_back_doubles_the_backoff(governor):
+    gov, settings = governor
+    product = _Products()
+    gov.run(*BIG, product)
+    product.spin = 0.05
+    gov.run(*BIG, product)
+    assert gov._backoff == pytest.approx(0.2)
+    time.sleep(0.25)
+    gov.run(*BIG, product)  # back to the threads, and stalled again at once
+    assert settings == [1, 4, 1] and gov._backoff == pytest.approx(0.4)
+
+
+def test_stalls_switch_only_when_they_add_up(governor):
+    gov, settings = governor
+    product = _Products()
+    gov.run(*BIG, product)
+    product.spin = 0.025
+    gov.run(*BIG, product)  # 25 ms lost: a hiccup
+    assert settings == [] and gov.stalls == 1
+    gov.run(*BIG, product)  # 50 ms lost within a moment: one thread
+    assert settings == [1] and gov.stalls == 2 and gov.switches == 1
+
+
+def test_a_hiccup_fades_out(governor, monkeypatch):
+    monkeypatch.setattr(host_threads, "LOST_FADE_S", 0.05)
+    gov, settings = governor
+    product = _Products()
+    gov.run(*BIG, product)
+    product.spin = 0.025
+    gov.run(*BIG, product)
+    time.sleep(0.3)  # six fade times: the first 25 ms count for nothing by now
+    gov.run(*BIG, product)
+    assert settings == [] and gov.stalls == 2
+
+
+def test_waiting_without_spinning_is_no_stall(governor):
+    gov, settings = governor
+    product = _Products()
+    gov.run(*BIG, product)
+    product.sleep = 0.05  # the caller slept (the GIL, or descheduled): not the BLAS's threads
+    gov.run(*BIG, product)
+    assert settings == [] and gov.stalls == 0
+
+
+def test_a_machine_loaded_from_the_start_is_seen_without_a_best_time(governor):
+    gov, settings = governor
+    product = _Products()
+    product.spin = 0.05  # 12.8 M multiply-adds: 3.2 ms at the slowest rate a BLAS runs
+    gov.run(*BIG, product)
+    assert settings == [1]
+
+
+def test_small_and_non_blas_products_are_not_timed(governor):
+    gov, settings = governor
+    product = _Products()
+    product.spin = 0.05
+    small = np.ones((32, 32), np.float32), np.ones((32, 32), np.float32), np.empty((32, 32), np.float32)
+    ints = np.ones((128, 784), np.int64), np.ones((784, 128), np.int64), np.empty((128, 128), np.int64)
+    gov.run(*small, product)
+    gov.run(*ints, product)
+    assert product.calls == 2 and settings == [] and gov._best == {}
+
+
+def test_thread_governor_settings():
+    assert blas.thread_governor({"OPENBLAS_NUM_THREADS": "2"}) is None  # the user's choice stands
+    assert blas.thread_governor({"LAZYND_HOST_THREADS": "fixed"}) is None
+    with pytest.raises(LazyNDError, match="LAZYND_HOST_THREADS must be adaptive or fixed, got 'sometimes'"):
+        blas.thread_governor({"LAZYND_HOST_THREADS": "sometimes"})
+
+
+_PROBE = """
+import json
+import numpy as np
+from threadpoolctl import threadpool_info
+from lazynd.backend import blas, cpu_backend
+gov = blas.GOVERNOR
+found = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+if gov is not None:
+    gov._set_threads(1)
+    one = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    gov._set_threads(gov.threads)
+else:
+    one = None
+a = np.ones((256, 256), np.float32)
+out = np.empty_like(a)
+cpu_backend.matmul(a, a, out)
+print(json.dumps([gov is not None, found, one, float(out[0, 0])]))
+"""
+
+
+def _probe(**env: str) -> list:
+    environ = {k: v for k, v in os.environ.items() if k not in (*blas.THREAD_VARIABLES, "LAZYND_HOST_THREADS")}
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE], env={**environ, **env}, capture_output=True, text=True, timeout=120, check=True
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the BLAS has one thread on a one-core machine: no governor")
+def test_the_governor_sets_the_blas_libraries_threads():
+    active, found, one, value = _probe()
+    assert active and found and min(found) >= 2 and set(one) == {1} and value == 256.0
+
+
+def test_a_users_thread_setting_leaves_the_blas_alone():
+    assert _probe(OPENBLAS_NUM_THREADS="2")[:3] == [False, [2], None]
+    assert _probe(LAZYND_HOST_THREADS="fixed")[0] is False
