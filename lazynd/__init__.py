@@ -101,7 +101,15 @@ _LAZY = {
     "executor": "lazynd_sym.executor",
     "symbol_doc": "lazynd_sym.symbol_doc",
 }
-_face_modules.install(_LAZY)  # from lazynd.module import Module, as programs import from mxnet.module
+# MXNet's operator modules that are namespaces here: module name -> (module, attribute) it stands for
+_NAMESPACE_MODULES = {
+    "lazynd.contrib.ndarray": ("lazynd.ndarray", "contrib"),
+    "lazynd.contrib.symbol": ("lazynd_sym", "contrib"),
+    **{f"lazynd.ndarray.{name}": ("lazynd.ndarray", name) for name in ("contrib", "image", "linalg", "op", "random")},
+    **{f"lazynd_sym.{name}": ("lazynd_sym", name) for name in ("contrib", "image", "linalg", "op")},
+}
+# from lazynd.module import Module, import lazynd.contrib.ndarray: as programs import them from mxnet
+_face_modules.install(_LAZY, _NAMESPACE_MODULES)
 # name -> (module, attribute): classes MXNet exposes at the top level
 _LAZY_ATTRS = {
     "AttrScope": ("lazynd_sym.attribute", "AttrScope"),

@@ -116,35 +116,70 @@ def print_summary(
     return total
 
 
+# MXNet's palette, by the kind of layer; any other operator takes the last colour
+_INPUT, _WEIGHTED, _ACTIVATION, _NORM, _POOL, _SHAPE, _SOFTMAX, _OTHER = (
+    "#8dd3c7",
+    "#fb8072",
+    "#ffffb3",
+    "#bebada",
+    "#80b1d3",
+    "#fdb462",
+    "#b3de69",
+    "#fccde5",
+)
 _FILL = {
-    "FullyConnected": "#fb8072",
-    "Convolution": "#fb8072",
-    "Deconvolution": "#fb8072",
-    "Activation": "#ffffb3",
-    "LeakyReLU": "#ffffb3",
-    "BatchNorm": "#bebada",
-    "Pooling": "#80b1d3",
-    "Concat": "#fdb462",
-    "Flatten": "#fdb462",
-    "Reshape": "#fdb462",
-    "SoftmaxOutput": "#b3de69",
+    "null": _INPUT,
+    "Convolution": _WEIGHTED,
+    "FullyConnected": _WEIGHTED,
+    "Activation": _ACTIVATION,
+    "LeakyReLU": _ACTIVATION,
+    "BatchNorm": _NORM,
+    "Pooling": _POOL,
+    "Concat": _SHAPE,
+    "Flatten": _SHAPE,
+    "Reshape": _SHAPE,
+    "Softmax": _SOFTMAX,
 }
+# inputs that hide_weights hides: learned parameters and auxiliary states, named as MXNet names them
+_WEIGHT_SUFFIXES = (
+    "_weight",
+    "_bias",
+    "_beta",
+    "_gamma",
+    "_moving_var",
+    "_moving_mean",
+    "_running_var",
+    "_running_mean",
+)
+
+
+def _dims(attrs: dict[str, Any], key: str, missing: str) -> str:
+    """A tuple attribute as MXNet's graph labels write it, ``3x3``; ``missing`` when it is not set."""
+    if key not in attrs:
+        return missing
+    return "x".join(part.strip() for part in str(attrs[key]).strip("()[]").split(",") if part.strip())
 
 
 def _label(node: dict[str, Any]) -> str:
+    """A node's label as MXNet 1.9.1 draws it: the layer's settings for the common layers, else its name."""
     attrs = node.get("attrs", node.get("param", {})) or {}
     op = node["op"]
+    if op == "Convolution":
+        kernel, stride = _dims(attrs, "kernel", ""), _dims(attrs, "stride", "1")
+        return f"Convolution\\n{kernel}/{stride}, {attrs.get('num_filter', '')}"
     if op == "FullyConnected":
         return f"FullyConnected\\n{attrs.get('num_hidden', '')}"
-    if op == "Convolution":
-        kernel = attrs.get("kernel", "").strip("()").replace(", ", "x").replace(",", "x")
-        return f"Convolution\\n{kernel}, {attrs.get('num_filter', '')}"
+    if op == "Activation":
+        return f"Activation\\n{attrs.get('act_type', '')}"
+    if op == "LeakyReLU":
+        return f"LeakyReLU\\n{attrs.get('act_type', 'Leaky')}"
     if op == "Pooling":
-        kernel = attrs.get("kernel", "").strip("()").replace(", ", "x").replace(",", "x")
-        return f"Pooling\\n{attrs.get('pool_type', '')}, {kernel}"
-    if op in ("Activation", "LeakyReLU"):
-        return f"{op}\\n{attrs.get('act_type', '')}"
-    return op if op != "null" else node["name"]
+        kernel, stride = _dims(attrs, "kernel", "[]"), _dims(attrs, "stride", "1")
+        # a pool_type left at its default is not in the JSON (MXNet's plot then fails on it)
+        return f"Pooling\\n{attrs.get('pool_type', 'max')}, {kernel}/{stride}"
+    if op == "Custom":
+        return str(attrs.get("op_type", node["name"]))
+    return node["name"]
 
 
 class Network:
@@ -201,19 +236,17 @@ def plot_network(
     """
     nodes = _graph(symbol)
     shapes = _output_shapes(symbol, shape)
-    inputs = set(shape or {}) | {"data"}
     style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}
     style.update(node_attrs or {})
 
     def hidden(node: dict[str, Any]) -> bool:
-        return hide_weights and node["op"] == "null" and node["name"] not in inputs
+        return hide_weights and node["op"] == "null" and node["name"].endswith(_WEIGHT_SUFFIXES)
 
     lines = [f'digraph "{title}" {{', "  rankdir=BT;"]
     for node in nodes:
         if hidden(node):
             continue
-        fill = _FILL.get(node["op"], "#8dd3c7" if node["op"] == "null" else "#fccde5")
-        attrs = {**style, "label": _label(node), "fillcolor": fill}
+        attrs = {**style, "label": _label(node), "fillcolor": _FILL.get(node["op"], _OTHER)}
         if node["op"] == "null":
             attrs["shape"] = "oval"
         text = ", ".join(f'{k}="{v}"' for k, v in attrs.items())
@@ -229,7 +262,7 @@ def plot_network(
             if shapes:
                 edge_shape = shapes.get(_entry_name(nodes, entry))
                 if edge_shape is not None:
-                    edge["label"] = _sample_shape(edge_shape) or "x".join(map(str, edge_shape))
+                    edge["label"] = _sample_shape(edge_shape)  # empty for a 1-d input, as MXNet leaves it
             text = ", ".join(f'{k}="{v}"' for k, v in sorted(edge.items(), key=lambda kv: kv[0] != "label"))
             lines.append(f'  "{node["name"]}" -> "{source["name"]}" [{text}];')
     lines.append("}")

@@ -129,6 +129,18 @@ def test_several_labels_are_packed_as_a_label_array(image_root: Path, tmp_path: 
     assert headers[1].label == 3.0
 
 
+def test_pack_label_stores_a_single_label_as_a_number_as_mxnet_does(image_root: Path, tmp_path: Path) -> None:
+    # the cookbook's `--recursive --pass-through --pack-label`: MXNet 1.9.1 packs a label array only
+    # for several labels, so the records are the header with a flag of 0 and the file's bytes
+    prefix = tmp_path / "one"
+    prefix.with_suffix(".lst").write_text("3\t1.000000\tdogs/0.png\n")
+    im2rec.main(["--pass-through", "--pack-label", "--no-progress", str(prefix), str(image_root)])
+    with recordio.MXIndexedRecordIO(f"{prefix}.idx", f"{prefix}.rec", "r") as reader:
+        record = reader.read_idx(3)
+    image_bytes = (image_root / "dogs" / "0.png").read_bytes()
+    assert record == recordio.pack(recordio.IRHeader(0, 1.0, 3, 0), image_bytes)
+
+
 def test_unreadable_image_is_skipped_with_a_warning(
     image_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

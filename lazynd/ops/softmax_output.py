@@ -48,6 +48,24 @@ def _softmax_label_shape(attrs: dict, data: tuple[int, ...]) -> tuple[int, ...]:
     return (data[0],)
 
 
+def _multi_output_label_shapes(data: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
+    """The label shapes MXNet accepts with ``multi_output``, by their number of axes (first wins).
+
+    The positions after the class axis flattened ``(n, d1*d2...)`` (the default), unflattened
+    ``(n, d1, d2...)``, or data's shape with one class ``(n, 1, d1, d2...)``, as detection
+    programs pass the RPN label.
+    """
+    candidates = [
+        _softmax_label_shape({"multi_output": True}, data),
+        (data[0],) + tuple(data[2:]),
+        (data[0], 1) + tuple(data[2:]),
+    ]
+    by_ndim: dict[int, tuple[int, ...]] = {}
+    for shape in candidates:
+        by_ndim.setdefault(len(shape), shape)
+    return by_ndim
+
+
 def _softmax_output_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     data, label = in_shapes
     if data is None:
@@ -57,12 +75,12 @@ def _softmax_output_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
     if label is not None and tuple(label) == tuple(data):
         return [tuple(data), tuple(label)], [tuple(data)], aux_shapes  # probabilities as labels
     expected = _softmax_label_shape(attrs, tuple(data))
-    if attrs["multi_output"] and label is not None and len(data) > 3:
-        spatial = (data[0],) + tuple(data[2:])  # MXNet accepts the unflattened positions as well
-        if len(label) not in (len(expected), len(spatial)):
-            raise ShapeError(f"SoftmaxOutput: shape of 'label' is {tuple(label)}, expected {expected} or {spatial}")
-        if len(label) == len(spatial):
-            expected = spatial
+    if attrs["multi_output"] and label is not None:
+        accepted = _multi_output_label_shapes(tuple(data))
+        if len(label) not in accepted:
+            listed = " or ".join(str(shape) for shape in accepted.values())
+            raise ShapeError(f"SoftmaxOutput: shape of 'label' is {tuple(label)}, expected {listed}")
+        expected = accepted[len(label)]
     label = merge_shape("SoftmaxOutput", "label", label, expected)
     return [tuple(data), label], [tuple(data)], aux_shapes
 

@@ -148,7 +148,9 @@ def transform_image(image: np.ndarray, resize: int, center_crop: bool) -> np.nda
 def encode_entry(entry: ListEntry, root: str, args: argparse.Namespace) -> bytes | None:
     """Build the record of one list entry; ``None`` (with a warning) if unreadable."""
     full_path = os.path.join(root, entry.path)
-    label: object = entry.labels[0] if len(entry.labels) == 1 and not args.pack_label else entry.labels
+    # one label is stored as a number, --pack-label or not (as MXNet's im2rec writes it); several are
+    # always stored as an array (MXNet keeps only the first without --pack-label)
+    label: object = entry.labels[0] if len(entry.labels) == 1 else entry.labels
     header = IRHeader(0, label, entry.index, 0)
     try:
         # Reading in Python and decoding from memory releases the GIL for both steps.
@@ -249,7 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="-1 as is, 0 gray, 1 BGR",
     )
-    packing.add_argument("--pack-label", action="store_true", help="store even one label as an array")
+    packing.add_argument(
+        "--pack-label",
+        action="store_true",
+        help="accepted for MXNet's command lines: several labels are always stored as an array, one as a number",
+    )
     packing.add_argument("--num-thread", type=int, default=1, help="images encoded in parallel")
     packing.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser

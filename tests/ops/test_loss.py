@@ -199,12 +199,6 @@ def test_softmax_output_multi_output_takes_flat_or_spatial_labels(rng):
     assert_almost_equal(grads[1], grads[0])
 
 
-def test_softmax_output_multi_output_rejects_a_label_of_another_rank():
-    net = mx.sym.SoftmaxOutput(mx.sym.Variable("data"), multi_output=True, name="softmax")
-    with pytest.raises(ShapeError, match=r"expected \(2, 20\) or \(2, 4, 5\)"):
-        net.infer_shape(data=(2, 3, 4, 5), softmax_label=(2, 4, 5, 1))
-
-
 def test_softmax_output_rejects_a_label_of_the_wrong_shape():
     with pytest.raises(ShapeError, match="label"):
         mx.nd.SoftmaxOutput(mx.nd.ones((4, 3)), mx.nd.ones((5,)))

@@ -31,9 +31,43 @@ def test_summary_counts_parameters_per_layer_and_total() -> None:
 def test_plot_network_gives_dot_with_layers_and_shaped_edges() -> None:
     dot = plot_network(_lenet_head(), shape={"data": (1, 1, 28, 28)}).source
     assert dot.startswith('digraph "plot" {')
-    assert '"conv1" [' in dot and "Convolution\\n5x5, 20" in dot
+    assert '"conv1" [' in dot and "Convolution\\n5x5/1, 20" in dot
     assert '"pool1" -> "conv1" [label="20x24x24"' in dot
     assert "conv1_weight" not in dot
+
+
+def _node_line(dot: str, name: str) -> str:
+    return next(line for line in dot.splitlines() if line.startswith(f'  "{name}" ['))
+
+
+def test_plot_network_labels_and_colours_layers_as_mxnet_191() -> None:
+    # MXNet writes kernel/stride (stride 1 when unset, [] for a global pool's missing kernel) and labels
+    # every other layer with its name, in the last colour of its palette unless it is a known kind
+    net = sym.Convolution(sym.Variable("data"), kernel=(3, 3), stride=(2, 2), num_filter=4, name="c1")
+    net = sym.LeakyReLU(sym.BatchNorm(net, name="bn"), name="lr")
+    net = sym.Pooling(sym.Pooling(net, kernel=(2, 2), pool_type="avg", name="p1"), global_pool=True, name="gp")
+    net = sym.SoftmaxOutput(sym.Deconvolution(net, kernel=(2, 2), num_filter=3, name="dc"), name="out")
+    dot = plot_network(net).source
+    expected = {
+        "c1": ("Convolution\\n3x3/2x2, 4", "#fb8072"),
+        "bn": ("bn", "#bebada"),
+        "lr": ("LeakyReLU\\nLeaky", "#ffffb3"),
+        "p1": ("Pooling\\navg, 2x2/1", "#80b1d3"),
+        "gp": ("Pooling\\nmax, []/1", "#80b1d3"),
+        "dc": ("dc", "#fccde5"),
+        "out": ("out", "#fccde5"),
+    }
+    for name, (label, fill) in expected.items():
+        line = _node_line(dot, name)
+        assert f'label="{label}"' in line and f'fillcolor="{fill}"' in line, line
+
+
+def test_plot_network_hides_weights_and_states_but_not_labels() -> None:
+    net = sym.SoftmaxOutput(sym.BatchNorm(sym.Variable("data"), name="bn"), name="softmax")
+    dot = plot_network(net, shape={"data": (2, 3)}).source
+    assert '"softmax_label" [' in dot and "bn_gamma" not in dot and "bn_moving_mean" not in dot
+    # one sample of a 1-d input has no shape to write: MXNet leaves the edge label empty
+    assert '"softmax" -> "softmax_label" [label="",' in dot
 
 
 def test_plot_network_can_show_weights() -> None:

@@ -1,0 +1,56 @@
+"""The label shapes ``SoftmaxOutput(multi_output=True)`` takes, as MXNet 1.9.1 does.
+
+Flattened positions ``(n, h*w)``, unflattened ``(n, h, w)`` (see ``test_loss.py``) and data's
+shape with one class ``(n, 1, h, w)``: Faster R-CNN programs bind the RPN label that way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import ShapeError
+from lazynd.testing import assert_almost_equal
+
+
+def _rpn_head() -> mx.sym.Symbol:
+    return mx.sym.SoftmaxOutput(
+        mx.sym.Variable("data"),
+        multi_output=True,
+        use_ignore=True,
+        ignore_label=-1,
+        normalization="valid",
+        name="rpn_cls_prob",
+    )
+
+
+def _data_gradient(net: mx.sym.Symbol, x: np.ndarray, label: np.ndarray) -> np.ndarray:
+    exe = net.simple_bind(mx.cpu(), data=x.shape, rpn_cls_prob_label=label.shape)
+    exe.forward(is_train=True, data=x, rpn_cls_prob_label=label)
+    exe.backward()
+    return exe.grad_dict["data"].asnumpy()
+
+
+def test_multi_output_takes_a_label_shaped_like_data_with_one_class():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 2, 6, 4)).astype(np.float32)
+    label = rng.integers(-1, 2, size=(2, 1, 6, 4)).astype(np.float32)
+    net = _rpn_head()
+    assert net.infer_shape(data=x.shape, rpn_cls_prob_label=label.shape)[0][1] == (2, 1, 6, 4)
+    flat = _data_gradient(net, x, label.reshape(2, 24))
+    assert_almost_equal(_data_gradient(net, x, label), flat)
+    valid = label != -1
+    onehot = np.where(valid, np.moveaxis(np.eye(2)[label[:, 0].clip(0).astype(int)], -1, 1), 0)
+    expected = (np.exp(x) / np.exp(x).sum(axis=1, keepdims=True) * valid - onehot) / valid.sum()
+    assert_almost_equal(flat, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_multi_output_names_every_accepted_label_shape_when_none_fits():
+    with pytest.raises(ShapeError, match=r"expected \(2, 20\) or \(2, 4, 5\) or \(2, 1, 4, 5\)"):
+        _rpn_head().infer_shape(data=(2, 3, 4, 5), rpn_cls_prob_label=(2, 1, 4, 5, 1))
+
+
+def test_multi_output_rejects_a_one_class_label_of_the_wrong_size():
+    with pytest.raises(ShapeError, match="label"):
+        _rpn_head().infer_shape(data=(2, 3, 4, 5), rpn_cls_prob_label=(2, 1, 4, 6))
