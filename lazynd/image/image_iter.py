@@ -114,6 +114,8 @@ class ImageIter(DataIter):
         self.shuffle, self.path_root = shuffle, path_root or ""
         self.data_name, self.label_name = data_name, label_name
         self.auglist = aug_list if aug_list is not None else CreateAugmenter(self.data_shape, **kwargs)
+        if isinstance(self.auglist, (str, bytes)) or not all(callable(aug) for aug in self.auglist):
+            raise OperatorError(f"ImageIter: aug_list must be a list of augmenters (callables), got {aug_list!r}")
         self._flag = 0 if self.data_shape[0] == 1 else 1
         self.imgrec: MXRecordIO | None = None
         self.imglist: dict[Any, tuple[np.ndarray, str]] | None = None
