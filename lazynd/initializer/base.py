@@ -76,6 +76,8 @@ class Initializer:
         >>> Uniform().set_verbosity(True)._verbose
         True
         """
+        if print_func is not None and not callable(print_func):
+            raise DataError(f"set_verbosity: print_func must be a function of the array, got {print_func!r}")
         self._verbose = bool(verbose)
         self._print_func = print_func if print_func is not None else _root_mean_square
         return self
