@@ -250,7 +250,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         self._mean: np.ndarray | None = None
         self._factor: np.ndarray | None = None
         if self._dtype == np.float32:
-            self._factor = channel_factors(channels, (std_r, std_g, std_b, std_a), scale)
+            self._factor = channel_factors(name, channels, (std_r, std_g, std_b, std_a), scale)
         if self._dtype != np.uint8:
             mean = self._mean_image(mean_img) if mean_img else channel_means(channels, (mean_r, mean_g, mean_b, mean_a))
             self._mean = int8_mean(mean) if self._dtype == np.int8 else mean

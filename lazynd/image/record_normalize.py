@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import OperatorError
+
 __all__ = ["channel_means", "channel_factors", "int8_mean", "stack_normalized"]
 
 
@@ -37,15 +39,19 @@ def int8_mean(mean: np.ndarray) -> np.ndarray:
     return np.copysign(np.floor(np.abs(mean) + 0.5), mean)
 
 
-def channel_factors(channels: int, stds: Sequence[float], scale: float) -> np.ndarray:
-    """The (C, 1, 1) factors ``scale / std`` of ``channels`` channels from MXNet's (r, g, b, a) ``stds``.
+def channel_factors(name: str, channels: int, stds: Sequence[float], scale: float) -> np.ndarray:
+    """The (C, 1, 1) factors ``scale / std`` of ``channels`` channels from MXNet's (r, g, b, a) ``stds``;
+    an ``OperatorError`` naming ``name`` for a zero ``std`` (MXNet 1.9.1 gives NaN pixels).
 
     Examples
     --------
-    >>> channel_factors(4, (1.0, 2.0, 4.0, 0.5), 2.0).ravel().tolist()
+    >>> channel_factors("ImageRecordIter", 4, (1.0, 2.0, 4.0, 0.5), 2.0).ravel().tolist()
     [2.0, 1.0, 0.5, 4.0]
     """
     std = np.array(list(stds)[:channels], np.float32)
+    for channel, value in zip("rgba", std, strict=False):
+        if value == 0:
+            raise OperatorError(f"{name}: std_{channel} must not be 0 (it divides the channel)")
     return (np.float32(scale) / std).reshape(channels, 1, 1)
 
 

@@ -102,3 +102,14 @@ def test_an_aug_seq_other_than_mxnets_two_is_refused_by_name(rgb_rec, aug_seq, m
     # MXNet 1.9.1 crashes (segmentation fault) on an unknown augmenter name
     with pytest.raises(OperatorError, match=f"ImageRecordIter: {message}"):
         _first_pixel(rgb_rec, (3, 4, 4), aug_seq=aug_seq)
+
+
+@pytest.mark.parametrize("channel", ["r", "g", "b", "a"])
+def test_a_zero_std_is_refused_naming_the_channel(rgba_rec, channel):
+    # MXNet 1.9.1 gives NaN pixels
+    with pytest.raises(OperatorError, match=f"ImageRecordIter: std_{channel} must not be 0"):
+        _first_pixel(rgba_rec, **{f"std_{channel}": 0})
+
+
+def test_a_zero_std_of_a_channel_the_data_does_not_have_is_ignored(rgb_rec):
+    assert _first_pixel(rgb_rec, (3, 4, 4), std_a=0) == pytest.approx([30, 20, 10])
