@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import logging
 import math
+import numbers
 import sys
 import time
 from collections import namedtuple
@@ -48,11 +49,29 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_FROM_SYMBOLIC))
 
 
+def _positive_count(owner: str, name: str, value: Any) -> int:
+    """``value`` if it is an int >= 1 (a batch size, a period), else a ``DataError`` naming ``owner``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise DataError(f"{owner}: {name} must be an int >= 1, got {value!r}")
+    return int(value)
+
+
+def _batch_number(owner: str, param: Any) -> int:
+    """``param.nbatch``, or a ``DataError`` naming ``owner`` when ``param`` is not a ``BatchEndParam``."""
+    try:
+        return int(param.nbatch)
+    except (AttributeError, TypeError, ValueError):
+        raise DataError(
+            f"{owner}: expected a BatchEndParam (epoch, nbatch, eval_metric, locals), got {type(param).__name__}"
+        ) from None
+
+
 def log_train_metric(period: int, auto_reset: bool = False) -> Callable[[BatchEndParam], None]:
     """Batch-end callback logging the training metric every ``period`` batches."""
+    period = _positive_count("log_train_metric", "period", period)
 
     def log(param: BatchEndParam) -> None:
-        if param.nbatch % period == 0 and param.eval_metric is not None:
+        if _batch_number("log_train_metric", param) % period == 0 and param.eval_metric is not None:
             for name, value in param.eval_metric.get_name_value():
                 _log.info("Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch, name, value)
             if auto_reset:
@@ -79,10 +98,8 @@ class Speedometer:
     """
 
     def __init__(self, batch_size: int, frequent: int = 50, auto_reset: bool = True) -> None:
-        if batch_size <= 0 or frequent <= 0:
-            raise DataError(f"Speedometer: batch_size and frequent must be positive, got {batch_size} and {frequent}")
-        self.batch_size = batch_size
-        self.frequent = frequent
+        self.batch_size = _positive_count("Speedometer", "batch_size", batch_size)
+        self.frequent = _positive_count("Speedometer", "frequent", frequent)
         self.auto_reset = auto_reset
         self.init = False
         self.tic = 0.0
@@ -90,7 +107,7 @@ class Speedometer:
         self.last_speed = 0.0
 
     def __call__(self, param: BatchEndParam) -> None:
-        count = param.nbatch
+        count = _batch_number("Speedometer", param)
         if self.last_count > count:
             self.init = False  # a new epoch started
         self.last_count = count
@@ -127,9 +144,7 @@ class ProgressBar:
     """Log a text progress bar ``[====...]`` of ``total`` batches."""
 
     def __init__(self, total: int, length: int = 80) -> None:
-        if total <= 0:
-            raise DataError(f"ProgressBar: total must be positive, got {total}")
-        self.total = total
+        self.total = _positive_count("ProgressBar", "total", total)
         self.bar_len = length
 
     def render(self, count: int) -> str:
@@ -138,7 +153,7 @@ class ProgressBar:
         return f"[{'=' * filled}{'-' * (self.bar_len - filled)}] {percents}%"
 
     def __call__(self, param: BatchEndParam) -> None:
-        _log.info("%s\r", self.render(param.nbatch))
+        _log.info("%s\r", self.render(_batch_number("ProgressBar", param)))
 
 
 class EpochProgress:

@@ -9,6 +9,7 @@ name: a dict or JSON object naming the class under a key (``{"metric": "Accuracy
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from typing import Any
@@ -40,9 +41,34 @@ def make_register(registry: dict[str, Any]) -> Callable[..., Any]:
     def register(*args: Any) -> Any:
         if args and isinstance(args[0], type):  # MXNet's forms: register(klass) or register(klass, name)
             return add(args[0], tuple(a for a in args[1:] if a is not None))
+        for alias in args:
+            if not isinstance(alias, str):
+                raise DataError(f"register: expected a class or alias names, got {alias!r}")
         return lambda cls: add(cls, args)
 
     return register
+
+
+def check_arguments(caller: str, name: str, cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """A ``DataError`` naming ``caller`` and the class's ``name`` unless ``cls(*args, **kwargs)`` would bind
+    (before a missing or unexpected argument becomes a bare ``TypeError`` inside the constructor).
+
+    Examples
+    --------
+    >>> class Scaled:
+    ...     def __init__(self, scale, name="scaled"): pass
+    >>> try:
+    ...     check_arguments("create", "scaled", Scaled, (0.5,), {"bogus": 1})
+    ... except DataError as err:
+    ...     print(err)
+    create: 'scaled' cannot take ['#0', 'bogus']: got an unexpected keyword argument 'bogus'; its arguments: (scale, name='scaled')
+    """
+    try:
+        signature = inspect.signature(cls)
+        signature.bind(*args, **kwargs)
+    except TypeError as err:
+        given = [*(f"#{i}" for i in range(len(args))), *sorted(kwargs)]
+        raise DataError(f"{caller}: {name!r} cannot take {given}: {err}; its arguments: {signature}") from None
 
 
 def is_config(spec: Any) -> bool:

@@ -85,7 +85,15 @@ class LRScheduler:
             return self.warmup_begin_lr
         return self.warmup_begin_lr + (self.base_lr - self.warmup_begin_lr) * num_update / self.warmup_steps
 
+    def check_update(self, num_update: Any) -> None:
+        """Refuse, naming the scheduler, an update count that is not a number >= 0 (a string, None, NaN)."""
+        if isinstance(num_update, bool) or not isinstance(num_update, numbers.Real) or math.isnan(num_update):
+            raise LazyNDError(f"{type(self).__name__}: num_update must be a number of updates, got {num_update!r}")
+        if num_update < 0:
+            raise LazyNDError(f"{type(self).__name__}: num_update must be >= 0, got {num_update}")
+
     def __call__(self, num_update: int) -> float:
+        self.check_update(num_update)
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         return self.base_lr
@@ -123,10 +131,12 @@ class FactorScheduler(LRScheduler):
         self.count = 0
 
     def __call__(self, num_update: int) -> float:
+        self.check_update(num_update)
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         # a rate reached after ``count`` steps stays until the next boundary is passed
         while num_update > self.count + self.step:
+            before = self.base_lr
             self.count += self.step
             self.base_lr *= self.factor
             if self.base_lr < self.stop_factor_lr:
@@ -134,6 +144,11 @@ class FactorScheduler(LRScheduler):
                 _log.info(_FLOOR_LINE, num_update, self.base_lr)
             else:
                 _log.info(_CHANGE_LINE, num_update, self.base_lr)
+            if self.base_lr == before:
+                # the rate no longer changes (factor 1, or the floor reached): jump to the last
+                # boundary passed at once instead of stepping there (10**12 updates would take hours)
+                steps_left = -((self.count - num_update) // self.step) - 1
+                self.count += int(max(steps_left, 0)) * self.step
         return self.base_lr
 
 
@@ -176,6 +191,7 @@ class MultiFactorScheduler(LRScheduler):
         self.count = 0
 
     def __call__(self, num_update: int) -> float:
+        self.check_update(num_update)
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         while self.cur_step_ind < len(self.step) and num_update > self.step[self.cur_step_ind]:
@@ -213,6 +229,7 @@ class _DecayToFinal(LRScheduler):
         raise NotImplementedError
 
     def __call__(self, num_update: int) -> float:
+        self.check_update(num_update)
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         if num_update >= self.max_update:

@@ -146,8 +146,12 @@ def pack_img(header: Any, img: np.ndarray, quality: int = 95, img_fmt: str = ".j
         raise FormatError(
             f"pack_img: img must be a numpy array of shape (H, W) or (H, W, C); given {type(img).__name__} with shape {shape}"
         )
+    if isinstance(quality, bool) or not isinstance(quality, numbers.Real):
+        raise FormatError(f"pack_img: quality must be a number; given {quality!r}")
     if quality < 0:
         raise FormatError(f"pack_img: quality must be >= 0; given {quality}")
+    if not isinstance(img_fmt, str):
+        raise FormatError(f"pack_img: img_fmt must be an extension such as '.jpg' or '.png'; given {img_fmt!r}")
     fmt = img_fmt.lower()
     params: list[int] = []
     if fmt in (".jpg", ".jpeg"):

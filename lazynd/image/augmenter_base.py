@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -72,11 +72,23 @@ def _as_json(value: Any) -> Any:
     return value
 
 
+def augmenter_list(name: str, ts: Any) -> list[Augmenter]:
+    """``ts`` as a list of augmenters, or an ``OperatorError`` naming ``name`` and the item that is not one
+    (checked when the combinator is made, not at its first image)."""
+    if isinstance(ts, (str, bytes)) or not isinstance(ts, Iterable):
+        raise OperatorError(f"{name}: ts must be a list of augmenters, got {type(ts).__name__}")
+    augs = list(ts)
+    for i, aug in enumerate(augs):
+        if not isinstance(aug, Augmenter):
+            raise OperatorError(f"{name}: ts[{i}] must be an Augmenter, got {type(aug).__name__}")
+    return augs
+
+
 class RandomOrderAug(Augmenter):
     """Apply the augmenters ``ts`` in a random order."""
 
     def __init__(self, ts: Sequence[Augmenter]) -> None:
-        self.ts = list(ts)
+        self.ts = augmenter_list(type(self).__name__, ts)
 
     def dumps(self) -> list:  # type: ignore[override]  # MXNet returns a list here, not JSON
         """``[class name in lower case, [each augmenter's dumps()]]``, as MXNet."""
@@ -103,7 +115,7 @@ class SequentialAug(Augmenter):
     """
 
     def __init__(self, ts: Sequence[Augmenter]) -> None:
-        self.ts = list(ts)
+        self.ts = augmenter_list(type(self).__name__, ts)
 
     def dumps(self) -> list:  # type: ignore[override]  # MXNet returns a list here, not JSON
         """``[class name in lower case, [each augmenter's dumps()]]``, as MXNet."""

@@ -16,16 +16,15 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import numpy as np
 
 from ..backend.opencv import opencv
 from ..errors import OperatorError
 from . import transforms as img
+from .arguments import area_argument, int_argument, ratio_argument, size_argument
 from .augmenter_base import Augmenter, RandomOrderAug, SequentialAug
-
-_T = TypeVar("_T")
 
 __all__ = [
     "Augmenter",
@@ -71,22 +70,17 @@ class ResizeAug(Augmenter):
     """Resize the shorter side to ``size`` (fractional boxes do not change)."""
 
     def __init__(self, size: int, interp: int = 2) -> None:
-        self.size, self.interp = size, interp
+        self.size, self.interp = int_argument("ResizeAug", "size", size, low=1), interp
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         return img.resize_short(src, self.size, self.interp), label
-
-
-def _pair(value: Sequence[_T]) -> tuple[_T, _T]:
-    """``value`` as a tuple: a (w, h) size or a (low, high) range, as given (the crops unpack it)."""
-    return cast("tuple[_T, _T]", tuple(value))
 
 
 class RandomCropAug(Augmenter):
     """Crop a random region of ``size`` (w, h)."""
 
     def __init__(self, size: tuple[int, int], interp: int = 2) -> None:
-        self.size, self.interp = _pair(size), interp
+        self.size, self.interp = size_argument("RandomCropAug", "size", size), interp
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         out, rect = img.random_crop(src, self.size, self.interp)
@@ -99,7 +93,11 @@ class RandomSizedCropAug(Augmenter):
     def __init__(
         self, size: tuple[int, int], area: float | tuple[float, float], ratio: tuple[float, float], interp: int = 2
     ) -> None:
-        self.size, self.area, self.ratio, self.interp = _pair(size), area, _pair(ratio), interp
+        area_argument("RandomSizedCropAug", "area", area)
+        ratio_argument("RandomSizedCropAug", "ratio", ratio)
+        # kept as given, for dumps() (MXNet's JSON)
+        self.size, self.area, self.ratio = size_argument("RandomSizedCropAug", "size", size), area, ratio
+        self.interp = interp
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         out, rect = img.random_size_crop(src, self.size, self.area, self.ratio, self.interp)
@@ -110,7 +108,7 @@ class CenterCropAug(Augmenter):
     """Crop the central region of ``size`` (w, h)."""
 
     def __init__(self, size: tuple[int, int], interp: int = 2) -> None:
-        self.size, self.interp = _pair(size), interp
+        self.size, self.interp = size_argument("CenterCropAug", "size", size), interp
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         out, rect = img.center_crop(src, self.size, self.interp)
@@ -179,7 +177,7 @@ class ColorJitterAug(Augmenter):
         ]
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        if src.shape[2] != 3 and (self.contrast or self.saturation):
+        if img.image_shape("ColorJitterAug", src)[2] != 3 and (self.contrast or self.saturation):
             raise OperatorError(f"ColorJitterAug: contrast and saturation need 3 channels, image has shape {src.shape}")
         random.shuffle(self._jitters)
         steps = [(kind, 1.0 + random.uniform(-amount, amount)) for kind, amount in self._jitters]
@@ -210,6 +208,11 @@ class LightingAug(Augmenter):
         self.alphastd = alphastd
         self.eigval = np.asarray(eigval, dtype=np.float32)
         self.eigvec = np.asarray(eigvec, dtype=np.float32)
+        if self.eigval.shape != (3,) or self.eigvec.shape != (3, 3):
+            raise OperatorError(
+                f"LightingAug: eigval must have shape (3,) and eigvec (3, 3) (RGB), got {self.eigval.shape} "
+                f"and {self.eigvec.shape}"
+            )
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         alpha = np.random.normal(0, self.alphastd, size=(3,)).astype(np.float32)
@@ -235,7 +238,10 @@ class CastAug(Augmenter):
     """Convert to dtype ``typ``."""
 
     def __init__(self, typ: str = "float32") -> None:
-        self.typ = np.dtype(typ)
+        try:
+            self.typ = np.dtype(typ)
+        except TypeError:
+            raise OperatorError(f"CastAug: typ must be a NumPy dtype such as 'float32', got {typ!r}") from None
 
     def dumps(self) -> str:
         """``["castaug", {"type": dtype name}]``, as MXNet."""
@@ -251,7 +257,7 @@ class ForceResizeAug(Augmenter):
     """Resize to exactly ``size`` = (width, height), whatever the aspect ratio."""
 
     def __init__(self, size: Sequence[int], interp: int = 2) -> None:
-        self.size = _pair(size)
+        self.size = size_argument("ForceResizeAug", "size", size)
         self.interp = interp
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:

@@ -35,7 +35,7 @@ class _OneJitter(Augmenter):
         self.amount = amount
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        if self.kind != "brightness" and src.shape[2] != 3:
+        if self.kind != "brightness" and img.image_shape(type(self).__name__, src)[2] != 3:
             raise OperatorError(f"{type(self).__name__}: needs 3 channels, the image has shape {src.shape}")
         alpha = 1.0 + random.uniform(-self.amount, self.amount)
         return img.image_op(f"{self.kind}_jitter", _jitter, src, src.shape, np.float32, [(self.kind, alpha)]), label
@@ -93,7 +93,7 @@ class HueJitterAug(Augmenter):
         self.hue = hue
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        if src.shape[2] != 3:
+        if img.image_shape("HueJitterAug", src)[2] != 3:
             raise OperatorError(f"HueJitterAug: needs 3 channels, the image has shape {src.shape}")
         angle = random.uniform(-self.hue, self.hue) * np.pi
         cos, sin = np.cos(angle), np.sin(angle)
@@ -113,7 +113,7 @@ class RandomGrayAug(Augmenter):
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         if random.random() < self.p:
-            if src.shape[2] != 3:
+            if img.image_shape("RandomGrayAug", src)[2] != 3:
                 raise OperatorError(f"RandomGrayAug: needs 3 channels, the image has shape {src.shape}")
             src = img.image_op("random_gray", _times_matrix, src, src.shape, np.float32, _TO_GRAY)
         return src, label

@@ -66,6 +66,9 @@ class ImageIter(DataIter):
     >>> it = image.ImageIter(4, (3, 28, 28), path_imgrec='mnist50.rec')  # doctest: +SKIP
     """
 
+    # the channel counts data_shape may ask for (MXNet's ImageRecordIter also takes 4: RGB and alpha)
+    _CHANNELS: tuple[int, ...] = (1, 3)
+
     def __init__(
         self,
         batch_size: int,
@@ -103,8 +106,11 @@ class ImageIter(DataIter):
         self.last_batch_handle = last_batch_handle
         # roll_over: the augmented images and labels of an epoch's incomplete last batch
         self._carried: tuple[list[Any], list[np.ndarray]] = ([], [])
-        if len(data_shape) != 3 or data_shape[0] not in (1, 3):
-            raise OperatorError(f"ImageIter: data_shape must be (1 or 3, height, width), got {tuple(data_shape)}")
+        if len(data_shape) != 3 or data_shape[0] not in self._CHANNELS:
+            raise OperatorError(
+                f"{type(self).__name__}: data_shape must be (channels, height, width) with {self._CHANNELS} "
+                f"channels, got {tuple(data_shape)}"
+            )
         if layout not in ("NCHW", "NHWC"):
             raise OperatorError(f"ImageIter: layout must be 'NCHW' or 'NHWC', got {layout!r}")
         if not (path_imgrec or path_imglist or imglist is not None):
@@ -114,7 +120,10 @@ class ImageIter(DataIter):
         self.shuffle, self.path_root = shuffle, path_root or ""
         self.data_name, self.label_name = data_name, label_name
         self.auglist = aug_list if aug_list is not None else CreateAugmenter(self.data_shape, **kwargs)
-        self._flag = 0 if self.data_shape[0] == 1 else 1
+        if isinstance(self.auglist, (str, bytes)) or not all(callable(aug) for aug in self.auglist):
+            raise OperatorError(f"ImageIter: aug_list must be a list of augmenters (callables), got {aug_list!r}")
+        # OpenCV's decode: grey, colour, or unchanged (colour and alpha)
+        self._flag = {1: 0, 3: 1, 4: -1}[self.data_shape[0]]
         self.imgrec: MXRecordIO | None = None
         self.imglist: dict[Any, tuple[np.ndarray, str]] | None = None
         self.path_imgrec = path_imgrec

@@ -11,8 +11,11 @@ They take MXNet's arguments and reproduce what MXNet's C++ iterator does with th
   (``random_resized_crop`` with ``min/max_random_area``, ``max/min_crop_size``), ``random_h/s/l``
   after it, ``max_random_contrast`` / ``max_random_illumination`` at normalisation
   (:mod:`lazynd.image.record_aug`);
-- normalisation ``(pixel - mean) / std * scale``, the mean per channel (``mean_r/g/b``)
-  or a whole mean image (``mean_img``: a ``.nd`` file holding ``{"mean_img": (C, H, W)}``,
+- ``aug_seq``: ``'aug_default'`` (all of the above) or ``''`` (no augmentation: the records must
+  already have ``data_shape``'s size), MXNet's two augmenter lists for this iterator;
+- 1, 3 or 4 channels (grey, RGB, or RGB and alpha, as MXNet decodes such records);
+- normalisation ``(pixel - mean) / std * scale``, the mean per channel (``mean_r/g/b/a``, with
+  ``std_r/g/b/a``; the ``_a`` ones for the alpha channel) or a whole mean image (``mean_img``: a ``.nd`` file holding ``{"mean_img": (C, H, W)}``,
   computed over one pass of the data and saved there when the file is missing);
 - ``round_batch``: the last batch of an epoch is completed from the start of the data
   (``pad`` says how many) and the next epoch goes on after those records;
@@ -59,6 +62,7 @@ from .augmenters import (
 )
 from .image_iter import ImageIter
 from .record_aug import AUG_DEFAULTS, take_record_augmenters
+from .record_normalize import channel_factors, channel_means, int8_mean, stack_normalized
 from .transforms import imresize
 
 __all__ = ["ImageRecordIter"]
@@ -68,12 +72,21 @@ _PERFORMANCE_ONLY = {"prefetch_buffer", "verbose", "device_id", "ctx"}
 
 # MXNet arguments this iterator does not implement, with the values that leave the data unchanged
 _IGNORED_DEFAULTS: dict[str, Any] = {
-    "aug_seq": "aug_default",
-    "mean_a": 0.0,
-    "std_a": 1.0,
     "shuffle_chunk_size": 0,
     "shuffle_chunk_seed": 0,
 }
+
+
+def _applies_default_augmentation(name: str, aug_seq: Any) -> bool:
+    """Whether MXNet's ``aug_seq`` asks for its default augmenter (``'aug_default'``) or none (``''``);
+    an ``OperatorError`` naming ``name`` for any other list (MXNet 1.9.1 crashes on an unknown name)."""
+    if aug_seq == "aug_default" or aug_seq == "":
+        return bool(aug_seq)
+    if isinstance(aug_seq, str) and "det_aug_default" in aug_seq:
+        raise OperatorError(f"{name}: aug_seq {aug_seq!r} is the detection augmenter: use ImageDetRecordIter")
+    raise OperatorError(
+        f"{name}: aug_seq must be 'aug_default' (the default augmentation) or '' (none), got {aug_seq!r}"
+    )
 
 
 def _byte_split(offsets: dict[Any, int], total: int, part_index: int, num_parts: int) -> list[Any]:
@@ -106,35 +119,6 @@ class _CoverAug(Augmenter):
         return imresize(src, w * ch // h, ch, self.interp), label
 
 
-def _stack_normalized(
-    images: list[np.ndarray],
-    out: np.ndarray,
-    mean: np.ndarray | None,
-    factor: np.ndarray | None,
-    lighting: np.ndarray | None = None,
-) -> None:
-    """``out[i] = ((image_i as CHW - mean) * c_i + l_i) * factor`` (each step skipped when its array
-    is None), ``(c_i, l_i)`` the i-th row of ``lighting`` (MXNet's random contrast and illumination).
-
-    An integer ``out`` takes the values clipped to its range, as MXNet's int8 iterator does.
-    """
-    limits = np.iinfo(out.dtype) if out.dtype.kind in "iu" else None
-    for i, image in enumerate(images):
-        chw = image.transpose(2, 0, 1)
-        if mean is None and factor is None and lighting is None:
-            out[i] = chw
-            continue
-        value = chw - mean if mean is not None else chw.astype(np.float32)
-        if lighting is not None:
-            value *= lighting[i, 0]
-            value += lighting[i, 1]
-        if factor is not None:
-            value *= factor
-        if limits is not None:
-            value = np.clip(value, limits.min, limits.max)
-        out[i] = value
-
-
 class ImageRecordIter(BatchCursor, ImageIter):
     """Batches of images from a RecordIO file, with MXNet's ``ImageRecordIter`` arguments.
 
@@ -153,6 +137,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
 
     # the data's dtype: float32 (normalised), uint8 (raw pixels) or int8 (pixels less the mean)
     _dtype: type = np.float32
+    _CHANNELS = (1, 3, 4)
 
     def __init__(
         self,
@@ -175,6 +160,8 @@ class ImageRecordIter(BatchCursor, ImageIter):
         std_r: float = 1.0,
         std_g: float = 1.0,
         std_b: float = 1.0,
+        mean_a: float = 0.0,
+        std_a: float = 1.0,
         scale: float = 1.0,
         brightness: float = 0.0,
         contrast: float = 0.0,
@@ -203,6 +190,12 @@ class ImageRecordIter(BatchCursor, ImageIter):
         if len(data_shape) != 3:
             raise OperatorError(f"{name}: data_shape must be (channels, height, width), got {tuple(data_shape)}")
         self._take_dtype(kwargs.pop("dtype", None))
+        default_augmentation = _applies_default_augmentation(name, kwargs.pop("aug_seq", "aug_default"))
+        if data_shape[0] == 4 and (brightness or contrast or saturation or pca_noise):
+            raise OperatorError(
+                f"{name}: brightness, contrast, saturation and pca_noise work on RGB images; data_shape "
+                f"{tuple(data_shape)} has 4 channels"
+            )
         crop = (int(data_shape[2]), int(data_shape[1]))
         record_augs = take_record_augmenters(name, kwargs, inter_method, crop, rand_crop)
         # MXNet draws the random contrast and illumination for float32 data only
@@ -229,6 +222,8 @@ class ImageRecordIter(BatchCursor, ImageIter):
                 augs.append(ColorJitterAug(brightness, contrast, saturation))
             if pca_noise > 0:
                 augs.append(LightingAug(pca_noise, _EIGVAL, _EIGVEC))
+        if not default_augmentation:
+            augs = []
         super().__init__(
             batch_size,
             data_shape,
@@ -255,15 +250,10 @@ class ImageRecordIter(BatchCursor, ImageIter):
         self._mean: np.ndarray | None = None
         self._factor: np.ndarray | None = None
         if self._dtype == np.float32:
-            std = np.array([std_r, std_g, std_b][:channels], np.float32)
-            self._factor = (np.float32(scale) / std).reshape(channels, 1, 1)
+            self._factor = channel_factors(name, channels, (std_r, std_g, std_b, std_a), scale)
         if self._dtype != np.uint8:
-            if mean_img:
-                mean = self._mean_image(mean_img)
-            else:
-                mean = np.array([mean_r, mean_g, mean_b][:channels], np.float32).reshape(channels, 1, 1)
-            # MXNet's int8 data subtracts the mean rounded half away from zero
-            self._mean = np.copysign(np.floor(np.abs(mean) + 0.5), mean) if self._dtype == np.int8 else mean
+            mean = self._mean_image(mean_img) if mean_img else channel_means(channels, (mean_r, mean_g, mean_b, mean_a))
+            self._mean = int8_mean(mean) if self._dtype == np.int8 else mean
         self.reset()
 
     # -- arguments ---------------------------------------------------------------------------------
@@ -348,6 +338,12 @@ class ImageRecordIter(BatchCursor, ImageIter):
                     f"{type(self).__name__}: {source} has {label.size} label(s), label_width is {self.label_width}"
                 )
             image = self._decode(payload, source)
+            decoded_channels = image.shape[2] if image is not None and len(image.shape) == 3 else 1
+            if image is not None and decoded_channels != self.data_shape[0] and self._flag == -1:
+                raise FormatError(
+                    f"{type(self).__name__}: {source} is an image of {decoded_channels} channel(s); data_shape "
+                    f"{self.data_shape} asks for 4 (colour and alpha)"
+                )
             if image is not None:
                 images.append(self.augment(image, source))
                 labels.append(label)
@@ -377,7 +373,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         lighting = self._lighting(len(images)) if self._lighting is not None else None
         data = new_array(self.provide_data[0].shape, self.provide_data[0].dtype, images[0].context)
         get_engine().push(
-            _stack_normalized,
+            stack_normalized,
             ([im.data_array for im in images], data.data_array, self._mean, self._factor, lighting),
             [im.var for im in images],
             [data.var],

@@ -20,6 +20,7 @@ from ..engine import get_engine
 from ..errors import OperatorError
 from ..ndarray import NDArray
 from ..ndarray.dispatch import new_array
+from .arguments import area_argument, int_argument, nonempty_image, ratio_argument, size_argument
 
 __all__ = [
     "image_op",
@@ -115,8 +116,10 @@ def imresize(src: Any, w: int, h: int, interp: int = 1, out: Any = None) -> Any:
     (2, 4, 3)
     """
     height, width, channels = image_shape("imresize", src)
+    w, h = int_argument("imresize", "w", w), int_argument("imresize", "h", h)
     if w <= 0 or h <= 0:
         raise OperatorError(f"imresize: width and height must be positive, got w={w}, h={h}")
+    nonempty_image("imresize", height, width)
     code = _interp(interp, (height, width), (h, w))
     return image_op("imresize", _resize, src, (h, w, channels), src.data_array.dtype, code, out=out)
 
@@ -151,6 +154,8 @@ def resize_short(src: Any, size: int, interp: int = 2) -> Any:
     (10, 20, 3)
     """
     h, w, _ = image_shape("resize_short", src)
+    size = int_argument("resize_short", "size", size)
+    nonempty_image("resize_short", h, w)
     if h > w:
         new_h, new_w = size * h // w, size
     else:
@@ -177,9 +182,12 @@ def fixed_crop(src: Any, x0: int, y0: int, w: int, h: int, size: tuple[int, int]
     (6, 4, 3)
     """
     height, width, channels = image_shape("fixed_crop", src)
+    x0, y0, w, h = (
+        int_argument("fixed_crop", arg, value) for arg, value in (("x0", x0), ("y0", y0), ("w", w), ("h", h))
+    )
     if x0 < 0 or y0 < 0 or w <= 0 or h <= 0 or x0 + w > width or y0 + h > height:
         raise OperatorError(f"fixed_crop: region x0={x0} y0={y0} w={w} h={h} is outside the {width}x{height} image")
-    out_w, out_h = size if size is not None else (w, h)
+    out_w, out_h = size_argument("fixed_crop", "size", size) if size is not None else (w, h)
     # as MXNet, the method is only chosen (and 10 only draws) when the crop is resized
     code = _interp(interp, (h, w), (out_h, out_w)) if (out_w, out_h) != (w, h) else 0
     return image_op("fixed_crop", _crop, src, (out_h, out_w, channels), src.data_array.dtype, x0, y0, w, h, code)
@@ -197,6 +205,7 @@ def random_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, 
     (4, 4, 3)
     """
     h, w, _ = image_shape("random_crop", src)
+    size = size_argument("random_crop", "size", size)
     new_w, new_h = scale_down((w, h), size)
     x0 = random.randint(0, w - new_w)
     y0 = random.randint(0, h - new_h)
@@ -214,6 +223,7 @@ def center_crop(src: Any, size: tuple[int, int], interp: int = 2) -> tuple[Any, 
     (3, 3, 4, 4)
     """
     h, w, _ = image_shape("center_crop", src)
+    size = size_argument("center_crop", "size", size)
     new_w, new_h = scale_down((w, h), size)
     x0 = (w - new_w) // 2
     y0 = (h - new_h) // 2
@@ -245,7 +255,9 @@ def random_size_crop(
         area = kwargs.pop("min_area")
     if kwargs:
         raise OperatorError(f"random_size_crop: unexpected arguments {sorted(kwargs)}")
-    low, high = (area, 1.0) if isinstance(area, (int, float)) else area
+    size = size_argument("random_size_crop", "size", size)
+    ratio = ratio_argument("random_size_crop", "ratio", ratio)
+    low, high = area_argument("random_size_crop", "area", area)
     for _ in range(10):
         target = random.uniform(low, high) * w * h
         log_ratio = (np.log(ratio[0]), np.log(ratio[1]))
@@ -349,6 +361,10 @@ def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
     >>> image.copyMakeBorder(mx.nd.zeros((2, 2, 3), dtype='uint8'), 1, 1, 2, 2).shape
     (4, 6, 3)
     """
+    top, bot, left, right = (
+        int_argument("copyMakeBorder", arg, value)
+        for arg, value in (("top", top), ("bot", bot), ("left", left), ("right", right))
+    )
     if min(top, bot, left, right) < 0:
         raise OperatorError(f"copyMakeBorder: border sizes must be >= 0, got {(top, bot, left, right)}")
     h, w, c = image_shape("copyMakeBorder", src)

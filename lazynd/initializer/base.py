@@ -6,7 +6,6 @@ initializer from a name or a ``dumps()`` string) and the bilinear upsampling fil
 from __future__ import annotations
 
 import importlib
-import inspect
 import json
 import numbers
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as nd
-from ..class_registry import is_config, make_register, parse_config
+from ..class_registry import check_arguments, is_config, make_register, parse_config
 from ..errors import DataError, ShapeError
 from ..log import get_logger
 
@@ -77,6 +76,8 @@ class Initializer:
         >>> Uniform().set_verbosity(True)._verbose
         True
         """
+        if print_func is not None and not callable(print_func):
+            raise DataError(f"set_verbosity: print_func must be a function of the array, got {print_func!r}")
         self._verbose = bool(verbose)
         self._print_func = print_func if print_func is not None else _root_mean_square
         return self
@@ -249,10 +250,7 @@ def create(spec: str | dict[str, Any] | Initializer, **kwargs: Any) -> Initializ
     cls = _REGISTRY.get(str(name).lower())
     if cls is None:
         raise DataError(f"initializer.create: unknown initializer {name!r}; known: {sorted(_REGISTRY)}")
-    try:
-        inspect.signature(cls).bind(**params)
-    except TypeError as err:
-        raise DataError(f"initializer.create: {name!r} cannot take {sorted(params)}: {err}") from None
+    check_arguments("initializer.create", name, cls, (), params)
     return cls(**params)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ShapeError
 from .base import Initializer, _check_number, bilinear_filter, register
 
 
@@ -53,7 +54,9 @@ class LSTMBias(Initializer):
         super().__init__(forget_bias=forget_bias)
         self.forget_bias = forget_bias
 
-    def _init_weight(self, _: str, arr: Any) -> None:
+    def _init_weight(self, name: str, arr: Any) -> None:
+        if len(arr.shape) == 0:
+            raise ShapeError(f"LSTMBias: {name!r} must have the four gates' biases along its first axis, got a scalar")
         num_hidden = arr.shape[0] // 4
         arr[:] = 0.0
         arr[num_hidden : 2 * num_hidden] = self.forget_bias

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
+from ..ops.params import Param, parse_bool, parse_dtype, parse_int, parse_shape
 from .ndarray_iter import SingleArrayIter
 
 
@@ -39,13 +40,22 @@ def _read_csv(path: str, shape: tuple[int, ...], what: str, dtype: Any) -> np.nd
 
 
 def _example_shape(shape: Any, what: str) -> tuple[int, ...]:
-    """``shape`` as a tuple of positive ints; a DataError naming ``what`` otherwise."""
-    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
-    if not isinstance(dims, Sequence) or isinstance(dims, str) or not dims:
+    """``shape`` (a tuple, an int, or MXNet's text ``"(3, 28, 28)"``) as a tuple of positive ints;
+    a DataError naming ``what`` otherwise."""
+    try:
+        dims = parse_shape(shape)
+    except (TypeError, ValueError):
+        dims = ()
+    if not dims or isinstance(shape, bool) or min(dims) < 1:
         raise DataError(f"CSVIter: {what} must be a tuple of positive ints, got {shape!r}")
-    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in dims):
-        raise DataError(f"CSVIter: {what} must be a tuple of positive ints, got {shape!r}")
-    return tuple(int(d) for d in dims)
+    return dims
+
+
+def _path(value: Any, what: str) -> str:
+    """``value`` as a file path, or a DataError naming ``what``."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise DataError(f"CSVIter: {what} must be a file path, got {type(value).__name__}")
+    return os.fspath(value)
 
 
 class CSVIter(SingleArrayIter):
@@ -100,18 +110,22 @@ class CSVIter(SingleArrayIter):
         prefetch_buffer: int = 4,
         ctx: Any = None,
     ) -> None:
+        # MXNet's C++ iterator reads its arguments as text too: batch_size="32", round_batch="False"
         data_shape = _example_shape(data_shape, "data_shape")
         label_shape = _example_shape(label_shape, "label_shape")
-        data = _read_csv(os.fspath(data_csv), data_shape, "data", dtype)
+        batch_size = Param(parse_int).parse("CSVIter", "batch_size", batch_size)
+        round_batch = Param(parse_bool).parse("CSVIter", "round_batch", round_batch)
+        dtype = Param(parse_dtype).parse("CSVIter", "dtype", dtype)
+        data = _read_csv(_path(data_csv, "data_csv"), data_shape, "data", dtype)
         if label_csv is None:
             label = np.zeros((len(data),) + tuple(label_shape), dtype=dtype)
         else:
-            label = _read_csv(os.fspath(label_csv), tuple(label_shape), "label", dtype)
+            label = _read_csv(_path(label_csv, "label_csv"), tuple(label_shape), "label", dtype)
             if len(label) != len(data):
                 raise DataError(f"CSVIter: {len(data)} data rows but {len(label)} label rows")
         if tuple(label_shape) == (1,):
             label = label.reshape(len(label))
-        self.round_batch = bool(round_batch)
+        self.round_batch = round_batch
         self._skip = 0  # examples the last batch of the previous epoch already read (round_batch)
         super().__init__(
             data,

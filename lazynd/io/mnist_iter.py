@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
+from ..ops.params import Param, parse_bool, parse_int
 from .ndarray_iter import SingleArrayIter
 
 
@@ -97,6 +98,20 @@ class MNISTIter(SingleArrayIter):
         **mxnet_options: Any,
     ) -> None:
         _warn_ignored(mxnet_options)
+        # MXNet's C++ iterator reads its arguments as text too: batch_size="100", flat="True"
+        batch_size, seed, num_parts, part_index = (
+            Param(parse_int).parse("MNISTIter", name, value)
+            for name, value in (
+                ("batch_size", batch_size),
+                ("seed", seed),
+                ("num_parts", num_parts),
+                ("part_index", part_index),
+            )
+        )
+        shuffle, flat, silent = (
+            Param(parse_bool).parse("MNISTIter", name, value)
+            for name, value in (("shuffle", shuffle), ("flat", flat), ("silent", silent))
+        )
         images, labels = _load_pair(image, label, data_dir, train, dataset)
         if images.ndim != 3 or labels.shape != images.shape[:1]:
             raise DataError(

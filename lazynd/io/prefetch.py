@@ -10,6 +10,13 @@ from ..errors import DataError
 from .base import DataBatch, DataDesc, DataIter
 
 
+def _check_iterator(owner: str, value: Any) -> None:
+    """A ``DataError`` naming ``owner`` unless ``value`` is a data iterator (a ``DataIter``, or an object
+    with its ``batch_size``, ``reset`` and ``next``), before a missing attribute fails somewhere later."""
+    if not isinstance(value, DataIter) and not all(hasattr(value, a) for a in ("batch_size", "reset", "next")):
+        raise DataError(f"{owner}: expected a data iterator (mx.io.DataIter), got {type(value).__name__}")
+
+
 class _Worker:
     """One background thread that keeps the next batch of one iterator ready.
 
@@ -123,8 +130,14 @@ class PrefetchingIter(DataIter):
         self.iters = list(iters) if isinstance(iters, (list, tuple)) else [iters]
         if not self.iters:
             raise DataError("PrefetchingIter: needs at least one iterator")
+        for source in self.iters:
+            _check_iterator("PrefetchingIter", source)
         super().__init__(self.iters[0].batch_size)
         for what, renames in (("rename_data", rename_data), ("rename_label", rename_label)):
+            if renames is not None and (
+                not isinstance(renames, (list, tuple)) or not all(isinstance(r, dict) for r in renames)
+            ):
+                raise DataError(f"PrefetchingIter: {what} must be a list of dicts, one per iterator; got {renames!r}")
             if renames is not None and len(renames) != len(self.iters):
                 raise DataError(
                     f"PrefetchingIter: {what} needs one dict per iterator ({len(self.iters)}), got {len(renames)}"
@@ -228,6 +241,7 @@ class ResizeIter(DataIter):
     """
 
     def __init__(self, data_iter: DataIter, size: int, reset_internal: bool = True) -> None:
+        _check_iterator("ResizeIter", data_iter)
         super().__init__(data_iter.batch_size)
         if not isinstance(size, int) or size <= 0:
             raise DataError(f"ResizeIter: size must be a positive int, got {size!r}")

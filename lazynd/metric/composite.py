@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..class_registry import is_config, parse_config
+from ..class_registry import check_arguments, is_config, parse_config
 from ..errors import DataError
 from .base import _REGISTRY, EvalMetric, _as_array_list, _host, _label_pred_lists, _pairs, register
 
@@ -133,6 +133,9 @@ class CustomMetric(EvalMetric):
 def np(numpy_feval: Callable[..., Any], name: str | None = None, allow_extra_outputs: bool = False) -> CustomMetric:  # noqa: A001
     """Wrap a NumPy function ``feval(label, pred)`` as a ``CustomMetric`` (MXNet's ``mx.metric.np``)."""
 
+    if not callable(numpy_feval):
+        raise DataError(f"metric.np: numpy_feval must be a function of (label, pred), got {type(numpy_feval).__name__}")
+
     def feval(label: Any, pred: Any) -> Any:
         return numpy_feval(label, pred)
 
@@ -164,5 +167,6 @@ def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
         cls = _REGISTRY.get(metric.lower())
         if cls is None:
             raise DataError(f"metric.create: unknown metric {metric!r}; known: {sorted(_REGISTRY)}")
+        check_arguments("metric.create", metric, cls, args, kwargs)
         return cls(*args, **kwargs)
     raise DataError(f"metric.create: expected a name, function, EvalMetric or list, got {type(metric).__name__}")

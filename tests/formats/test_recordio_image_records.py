@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import struct
 
 import numpy as np
@@ -69,3 +70,19 @@ def test_pack_of_a_header_the_format_cannot_hold_raises_format_error(header, mes
 def test_pack_img_that_opencv_cannot_encode_raises_format_error() -> None:
     with pytest.raises(FormatError, match="pack_img: OpenCV cannot encode"):
         recordio.pack_img(recordio.IRHeader(0, 1.0, 0, 0), np.zeros((4, 4, 3), np.uint8), img_fmt=".nope")
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"quality": None}, "pack_img: quality must be a number; given None"),
+        ({"quality": "x"}, "pack_img: quality must be a number; given 'x'"),
+        ({"quality": True}, "pack_img: quality must be a number; given True"),
+        ({"img_fmt": None}, "pack_img: img_fmt must be an extension such as '.jpg' or '.png'; given None"),
+        ({"img_fmt": 5}, "pack_img: img_fmt must be an extension"),
+    ],
+)
+def test_pack_img_quality_or_format_of_the_wrong_type_is_a_format_error(kwargs, message) -> None:
+    header = recordio.IRHeader(0, 1.0, 0, 0)
+    with pytest.raises(FormatError, match=re.escape(message)):
+        recordio.pack_img(header, np.zeros((2, 2, 3), np.uint8), **kwargs)

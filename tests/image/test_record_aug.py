@@ -182,8 +182,8 @@ def test_bad_values_are_refused_by_name(noise_rec, kwargs, message):
 
 
 def test_arguments_still_unimplemented_warn(noise_rec):
-    with pytest.warns(UserWarning, match="mean_a=0.5 is not implemented"):
-        mx.io.ImageRecordIter(path_imgrec=noise_rec[0], data_shape=(3, 20, 20), batch_size=2, mean_a=0.5)
+    with pytest.warns(UserWarning, match="shuffle_chunk_size=4 is not implemented"):
+        mx.io.ImageRecordIter(path_imgrec=noise_rec[0], data_shape=(3, 20, 20), batch_size=2, shuffle_chunk_size=4)
 
 
 def test_hls_offsets_on_grey_images_are_refused_by_name(noise_rec):

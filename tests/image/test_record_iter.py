@@ -156,8 +156,8 @@ def test_label_width_must_match_the_records(rec):
 
 def test_unimplemented_arguments_warn_and_unknown_ones_are_errors(rec):
     common = {"path_imgrec": rec[0], "data_shape": (3, 8, 8), "batch_size": 2}
-    with pytest.warns(UserWarning, match="std_a=0.3 is not implemented"):
-        mx.io.ImageRecordIter(std_a=0.3, preprocess_threads=2, prefetch_buffer=2, **common)
+    with pytest.warns(UserWarning, match="shuffle_chunk_size=3 is not implemented"):
+        mx.io.ImageRecordIter(shuffle_chunk_size=3, preprocess_threads=2, prefetch_buffer=2, **common)
     with pytest.raises(OperatorError, match="unknown argument 'rand_crops'.*'max_rotate_angle'"):
         mx.io.ImageRecordIter(rand_crops=True, **common)
 

@@ -166,3 +166,47 @@ def test_a_plain_function_of_the_update_count_is_a_scheduler_as_in_mxnet():
 def test_a_negative_update_count_is_refused_by_name(warmup_steps):
     with pytest.raises(LazyNDError, match="FactorScheduler: num_update must be >= 0, got -5"):
         lr_scheduler.FactorScheduler(step=2, base_lr=0.1, warmup_steps=warmup_steps)(-5)
+
+
+_EVERY_SCHEDULER = [
+    lambda: lr_scheduler.LRScheduler(base_lr=0.1),
+    lambda: lr_scheduler.FactorScheduler(step=2, base_lr=0.1),
+    lambda: lr_scheduler.MultiFactorScheduler(step=[2, 4], base_lr=0.1),
+    lambda: lr_scheduler.PolyScheduler(max_update=5, base_lr=0.1),
+    lambda: lr_scheduler.CosineScheduler(max_update=5, base_lr=0.1),
+]
+
+
+@pytest.mark.parametrize("make", _EVERY_SCHEDULER)
+@pytest.mark.parametrize("num_update", ["3", None, float("nan"), True, [3]])
+def test_an_update_count_that_is_not_a_number_is_refused_by_name(make, num_update):
+    sched = make()
+    with pytest.raises(LazyNDError, match=f"{type(sched).__name__}: num_update must be a number of updates"):
+        sched(num_update)
+
+
+def _stepped_factor_rates(updates, step, factor, stop_factor_lr, base_lr):
+    """The rates of a factor schedule stepped one boundary at a time (MXNet's loop), for comparison."""
+    rates, count, rate = [], 0, base_lr
+    for num_update in updates:
+        while num_update > count + step:
+            count += step
+            rate = max(rate * factor, stop_factor_lr)
+        rates.append(rate)
+    return rates
+
+
+@pytest.mark.parametrize("factor, stop_factor_lr", [(1.0, 1e-8), (0.5, 0.01), (0.9, 1e-8), (0.0, 1e-3)])
+def test_factor_scheduler_jumps_to_the_rate_of_a_late_update_as_stepping_would(factor, stop_factor_lr):
+    updates = [0, 3, 7, 8, 9, 40, 41, 101, 1000, 1001, 5003]
+    sched = lr_scheduler.FactorScheduler(step=4, factor=factor, stop_factor_lr=stop_factor_lr, base_lr=1.0)
+    assert [sched(n) for n in updates] == pytest.approx(_stepped_factor_rates(updates, 4, factor, stop_factor_lr, 1.0))
+
+
+def test_factor_scheduler_answers_a_huge_update_count_at_once():
+    # MXNet steps there one boundary at a time: 5 * 10**11 steps
+    sched = lr_scheduler.FactorScheduler(step=2, base_lr=0.1)
+    assert sched(10**12) == 0.1
+    assert sched.count == 10**12 - 2
+    slow = lr_scheduler.FactorScheduler(step=2, factor=0.5, stop_factor_lr=1e-3, base_lr=1.0)
+    assert slow(10**12) == 1e-3

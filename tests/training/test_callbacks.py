@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from lazynd import callback, metric
+from lazynd.errors import DataError
 
 
 def _param(nbatch: int, eval_metric=None) -> callback.BatchEndParam:
@@ -207,3 +208,29 @@ def test_a_speedometers_reset_leaves_a_composite_metrics_epoch_value(caplog) -> 
     _speedometer_lines(caplog, auto_reset=True, eval_metric=composite)  # logs (and resets) at batches 2 and 4
     assert np.isnan(composite.get_name_value()[0][1])
     assert composite.get_global_name_value() == [("accuracy", 0.4)]
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: callback.Speedometer(batch_size="x"), "Speedometer: batch_size must be an int >= 1, got 'x'"),
+        (lambda: callback.Speedometer(batch_size=0), "Speedometer: batch_size must be an int >= 1, got 0"),
+        (lambda: callback.Speedometer(batch_size=10, frequent=2.5), "Speedometer: frequent must be an int >= 1"),
+        (lambda: callback.Speedometer(batch_size=10, frequent=-1), "Speedometer: frequent must be an int >= 1"),
+        (lambda: callback.log_train_metric(0), "log_train_metric: period must be an int >= 1, got 0"),
+        (lambda: callback.log_train_metric("2"), "log_train_metric: period must be an int >= 1, got '2'"),
+        (lambda: callback.ProgressBar(total=None), "ProgressBar: total must be an int >= 1, got None"),
+    ],
+)
+def test_batch_callback_counts_that_are_not_positive_ints_are_refused_by_name(make, message):
+    with pytest.raises(DataError, match=re.escape(message)):
+        make()
+
+
+@pytest.mark.parametrize(
+    "made", [callback.Speedometer(batch_size=10, frequent=1), callback.log_train_metric(1), callback.ProgressBar(4)]
+)
+def test_a_batch_callback_called_with_something_else_than_a_batch_end_param_names_itself(made):
+    owner = getattr(made, "__qualname__", type(made).__name__).split(".")[0]
+    with pytest.raises(DataError, match=f"{owner}: expected a BatchEndParam"):
+        made(5)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+from lazynd import errors as mx_errors
 from lazynd.errors import DataError
 from lazynd.io import CSVIter, DataIter
 
@@ -74,3 +77,35 @@ def test_csv_iter_accepts_mxnet_prefetch_buffer_and_ctx(tmp_path) -> None:
     (tmp_path / "d.csv").write_text("1,2\n3,4\n")
     it = CSVIter(str(tmp_path / "d.csv"), (2,), batch_size=2, prefetch_buffer=2, ctx="cpu")
     assert next(it).data[0].asnumpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def _write_rows(tmp_path) -> str:
+    path = tmp_path / "d.csv"
+    path.write_text("1,2,3\n4,5,6\n7,8,9\n")
+    return str(path)
+
+
+def test_csv_iter_reads_its_arguments_from_text_as_mxnets_iterator_does(tmp_path) -> None:
+    path = _write_rows(tmp_path)
+    from_text = CSVIter(path, data_shape="(3,)", batch_size="2", round_batch="False", dtype="int32")
+    given = CSVIter(path, data_shape=(3,), batch_size=2, round_batch=False, dtype=np.int32)
+    for text_batch, batch in zip(from_text, given, strict=True):
+        np.testing.assert_array_equal(text_batch.data[0].asnumpy(), batch.data[0].asnumpy())
+        assert text_batch.data[0].dtype == np.int32 and text_batch.pad == batch.pad
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"batch_size": "two"}, "CSVIter: invalid value 'two' for parameter 'batch_size'"),
+        ({"round_batch": "x"}, "CSVIter: invalid value 'x' for parameter 'round_batch'"),
+        ({"dtype": "bogus"}, "CSVIter: invalid value 'bogus' for parameter 'dtype'"),
+        ({"data_csv": 5}, "CSVIter: data_csv must be a file path, got int"),
+        ({"label_csv": ["a.csv"]}, "CSVIter: label_csv must be a file path, got list"),
+        ({"data_shape": "(3, x)"}, "CSVIter: data_shape must be a tuple of positive ints"),
+    ],
+)
+def test_csv_iter_arguments_of_the_wrong_kind_are_refused_by_name(tmp_path, kwargs, message) -> None:
+    arguments = {"data_csv": _write_rows(tmp_path), "data_shape": (3,), "batch_size": 2, **kwargs}
+    with pytest.raises(mx_errors.LazyNDError, match=re.escape(message)):
+        CSVIter(**arguments)

@@ -245,3 +245,15 @@ def test_bad_initializer_arguments_are_refused_by_name(make, message) -> None:
 def test_an_initializer_fills_only_ndarrays() -> None:
     with pytest.raises(DataError, match="'fc_weight' must be filled in an NDArray, got ndarray"):
         init.Uniform()(init.InitDesc("fc_weight"), np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("print_func", [5, "rms"])
+def test_set_verbosity_refuses_a_print_func_that_cannot_be_called(print_func) -> None:
+    with pytest.raises(DataError, match="set_verbosity: print_func must be a function of the array"):
+        init.Uniform().set_verbosity(True, print_func=print_func)
+
+
+def test_lstm_bias_of_a_scalar_is_a_shape_error_naming_it() -> None:
+    with pytest.raises(ShapeError, match="LSTMBias: 'lstm_bias' must have the four gates' biases along its first axis"):
+        desc = init.InitDesc("lstm_bias", attrs={"__init__": init.LSTMBias().dumps()})
+        init.Uniform()(desc, mx.nd.zeros(()))

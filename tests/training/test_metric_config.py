@@ -85,3 +85,36 @@ def test_pcc_local_and_global_values_agree_exactly() -> None:
         for _ in range(3):
             m.update([rng.integers(0, 3, size=7)], [rng.uniform(size=(7, 3))])
         assert m.get() == m.get_global()
+
+
+@pytest.mark.parametrize(
+    "name, args, kwargs, wrong",
+    [
+        ("perplexity", (), {}, "missing a required argument: 'ignore_label'"),
+        ("custom", (), {}, "missing a required argument: 'feval'"),
+        ("pcc", ("a", "b", "c", "d"), {}, "too many positional arguments"),
+        ("acc", (1, "a", "b", "c", "d"), {}, "too many positional arguments"),
+        ("ce", (1e-12,), {"eps": 1e-12}, "multiple values for argument 'eps'"),
+    ],
+)
+def test_create_with_arguments_the_metric_cannot_take_names_the_metric(name, args, kwargs, wrong):
+    with pytest.raises(DataError, match=f"metric.create: '{name}' .*{wrong}"):
+        metric.create(name, *args, **kwargs)
+
+
+def test_create_with_arguments_the_initializer_cannot_take_names_its_arguments():
+    with pytest.raises(DataError, match=r"initializer.create: 'uniform' cannot take \['foo'\].*its arguments: \(scale"):
+        initializer.create('["uniform", {"foo": 1}]')
+
+
+@pytest.mark.parametrize("feval", [5, None, "acc"])
+def test_np_refuses_what_is_not_a_function(feval):
+    with pytest.raises(DataError, match="metric.np: numpy_feval must be a function"):
+        metric.np(feval)
+
+
+@pytest.mark.parametrize("register", [metric.register, initializer.register])
+@pytest.mark.parametrize("alias", [5, None, 1.5])
+def test_register_refuses_what_is_neither_a_class_nor_a_name(register, alias):
+    with pytest.raises(DataError, match="register: expected a class or alias names"):
+        register(alias)

@@ -107,3 +107,22 @@ def test_mnist_iter_leaves_out_the_examples_that_do_not_fill_a_batch(tmp_path) -
     it = MNISTIter(*files, batch_size=4, shuffle=False)
     # MXNet 1.9.1's MNISTIter: two full batches, no padded third one
     assert [(b.label[0].asnumpy().tolist(), b.pad) for b in it] == [([0, 1, 2, 3], 0), ([4, 5, 6, 7], 0)]
+
+
+def test_mnist_iter_reads_its_arguments_from_text_as_mxnets_iterator_does(tmp_path) -> None:
+    files = _write_idx(tmp_path, np.arange(6 * 4, dtype=np.uint8).reshape(6, 2, 2), np.arange(6))
+    from_text = MNISTIter(*files, batch_size="2", shuffle="True", seed="3", flat="true", num_parts="2", part_index="1")
+    given = MNISTIter(*files, batch_size=2, shuffle=True, seed=3, flat=True, num_parts=2, part_index=1)
+    for text_batch, batch in zip(from_text, given, strict=True):
+        np.testing.assert_array_equal(text_batch.data[0].asnumpy(), batch.data[0].asnumpy())
+        np.testing.assert_array_equal(text_batch.label[0].asnumpy(), batch.label[0].asnumpy())
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [("batch_size", "ten"), ("flat", "bogus"), ("shuffle", 2), ("seed", "x"), ("num_parts", 1.5), ("silent", "no")],
+)
+def test_mnist_iter_arguments_of_the_wrong_kind_are_refused_by_name(tmp_path, name, value) -> None:
+    files = _write_idx(tmp_path, np.zeros((4, 2, 2), np.uint8), np.arange(4))
+    with pytest.raises(mx.LazyNDError, match=f"MNISTIter: invalid value {value!r} for parameter '{name}'"):
+        MNISTIter(*files, **{"batch_size": 2, name: value})

@@ -71,3 +71,44 @@ def test_prefetching_iter_reraises_errors_of_the_wrapped_iterator() -> None:
     it = PrefetchingIter(_FailingIter(1))
     with pytest.raises(DataError, match="disk on fire"):
         next(it)
+
+
+@pytest.mark.parametrize(
+    "make, owner",
+    [
+        (lambda: ResizeIter([1, 2, 3], 2), "ResizeIter"),
+        (lambda: ResizeIter(None, 2), "ResizeIter"),
+        (lambda: PrefetchingIter(5), "PrefetchingIter"),
+        (lambda: PrefetchingIter([NDArrayIter(np.arange(4), batch_size=2), "data"]), "PrefetchingIter"),
+    ],
+)
+def test_wrapping_something_that_is_not_an_iterator_is_refused_by_name(make, owner):
+    with pytest.raises(DataError, match=f"{owner}: expected a data iterator"):
+        make()
+
+
+@pytest.mark.parametrize("renames", [{"data": "x"}, "x", [("data", "x")]])
+def test_prefetching_iter_renames_must_be_a_list_of_dicts(renames):
+    with pytest.raises(DataError, match="PrefetchingIter: rename_data must be a list of dicts"):
+        PrefetchingIter(NDArrayIter(np.arange(4), batch_size=2), rename_data=renames)
+
+
+def test_a_duck_typed_iterator_can_still_be_wrapped():
+    class Counting:
+        batch_size = 2
+        provide_data = [mx.io.DataDesc("data", (2,))]
+        provide_label: list = []
+
+        def __init__(self):
+            self.left = 2
+
+        def reset(self):
+            self.left = 2
+
+        def next(self):
+            if not self.left:
+                raise StopIteration
+            self.left -= 1
+            return DataBatch([mx.nd.ones((2,))], [], pad=0)
+
+    assert len(list(ResizeIter(Counting(), 3))) == 3

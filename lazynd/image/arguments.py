@@ -1,0 +1,80 @@
+"""The checks the image functions and augmenters apply to their size and range arguments.
+
+Sizes take MXNet's text forms too (``imresize(src, "10", 4)``: MXNet's image operators parse their
+parameters from text); anything else that is not what the function needs is an ``OperatorError``
+naming the function, the argument and the value, before any pixel is touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import OperatorError
+from ..ops.params import Param, parse_float_tuple, parse_int, parse_shape
+
+__all__ = ["int_argument", "size_argument", "ratio_argument", "area_argument", "nonempty_image"]
+
+
+def int_argument(name: str, argument: str, value: Any, low: int | None = None) -> int:
+    """``value`` as an int (of at least ``low`` when given), or an ``OperatorError`` naming ``name``.
+
+    Examples
+    --------
+    >>> int_argument("resize_short", "size", "10")
+    10
+    """
+    number = int(Param(parse_int).parse(name, argument, value))
+    if low is not None and number < low:
+        raise OperatorError(f"{name}: {argument} must be >= {low}, got {value!r}")
+    return number
+
+
+def size_argument(name: str, argument: str, value: Any) -> tuple[int, int]:
+    """``value`` as a (width, height) pair of positive ints, or an ``OperatorError`` naming ``name``.
+
+    Examples
+    --------
+    >>> size_argument("center_crop", "size", [8, 6])
+    (8, 6)
+    """
+    shape = Param(parse_shape).parse(name, argument, value)
+    if len(shape) != 2 or min(shape) < 1:
+        raise OperatorError(f"{name}: {argument} must be (width, height), two positive ints; got {value!r}")
+    return int(shape[0]), int(shape[1])
+
+
+def ratio_argument(name: str, argument: str, value: Any) -> tuple[float, float]:
+    """``value`` as a (low, high) pair of positive finite numbers (an aspect-ratio range; MXNet draws
+    from a reversed one too).
+
+    Examples
+    --------
+    >>> ratio_argument("random_size_crop", "ratio", (0.75, 1.33))
+    (0.75, 1.33)
+    """
+    pair = Param(parse_float_tuple).parse(name, argument, value)
+    if len(pair) != 2 or not all(0 < bound < float("inf") for bound in pair):
+        raise OperatorError(f"{name}: {argument} must be (low, high), two positive numbers; got {value!r}")
+    return pair[0], pair[1]
+
+
+def area_argument(name: str, argument: str, value: Any) -> tuple[float, float]:
+    """``value`` (a minimum fraction of the image, or a (low, high) range of fractions) as a (low, high)
+    pair of finite numbers >= 0.
+
+    Examples
+    --------
+    >>> area_argument("random_size_crop", "area", 0.08)
+    (0.08, 1.0)
+    """
+    bounds = Param(parse_float_tuple).parse(name, argument, value)
+    pair = (bounds[0], 1.0) if len(bounds) == 1 else bounds
+    if len(pair) != 2 or not all(0 <= bound < float("inf") for bound in pair):
+        raise OperatorError(f"{name}: {argument} must be a fraction or a (low, high) range of them, got {value!r}")
+    return pair[0], pair[1]
+
+
+def nonempty_image(name: str, height: int, width: int) -> None:
+    """An ``OperatorError`` naming ``name`` when the image has no pixels (nothing to resize from)."""
+    if height == 0 or width == 0:
+        raise OperatorError(f"{name}: the image is empty ({height}x{width} pixels)")

@@ -1,0 +1,106 @@
+"""The size, range and image checks the image functions and augmenters share (lazynd.image.arguments)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import OperatorError
+
+
+def _image(shape=(32, 40, 3)):
+    return mx.nd.array(np.arange(np.prod(shape)).reshape(shape) % 251, dtype="uint8")
+
+
+_BAD_CALLS = [
+    ("imresize", "'w'", lambda: mx.image.imresize(_image(), "x", 4)),
+    ("imresize", "'h'", lambda: mx.image.imresize(_image(), 4, None)),
+    ("resize_short", "'size'", lambda: mx.image.resize_short(_image(), "x")),
+    ("fixed_crop", "'x0'", lambda: mx.image.fixed_crop(_image(), "a", 0, 4, 4)),
+    ("fixed_crop", "size", lambda: mx.image.fixed_crop(_image(), 0, 0, 4, 4, (0, 5))),
+    ("center_crop", "size", lambda: mx.image.center_crop(_image(), 10)),
+    ("center_crop", "size", lambda: mx.image.center_crop(_image(), (10,))),
+    ("random_crop", "size", lambda: mx.image.random_crop(_image(), (10, 10, 10))),
+    ("random_size_crop", "ratio", lambda: mx.image.random_size_crop(_image(), (10, 10), 0.5, (0, 0))),
+    ("random_size_crop", "ratio", lambda: mx.image.random_size_crop(_image(), (10, 10), 0.5, (-1, 1))),
+    ("random_size_crop", "ratio", lambda: mx.image.random_size_crop(_image(), (10, 10), 0.5, 1)),
+    ("random_size_crop", "area", lambda: mx.image.random_size_crop(_image(), (10, 10), -0.5, (1, 1))),
+    ("copyMakeBorder", "'top'", lambda: mx.image.copyMakeBorder(_image(), "a", 1, 1, 1)),
+    ("ResizeAug", "'size'", lambda: mx.image.ResizeAug("x")),
+    ("ResizeAug", "size", lambda: mx.image.ResizeAug(0)),
+    ("ForceResizeAug", "size", lambda: mx.image.ForceResizeAug(5)),
+    ("ForceResizeAug", "size", lambda: mx.image.ForceResizeAug((5,))),
+    ("CenterCropAug", "size", lambda: mx.image.CenterCropAug((5,))),
+    ("RandomCropAug", "size", lambda: mx.image.RandomCropAug(None)),
+    ("RandomSizedCropAug", "ratio", lambda: mx.image.RandomSizedCropAug((5, 5), 0.5, (0, 1))),
+    ("LightingAug", "eigval", lambda: mx.image.LightingAug(0.1, np.zeros(2), np.zeros((3, 3)))),
+    ("LightingAug", "eigvec", lambda: mx.image.LightingAug(0.1, np.zeros(3), np.zeros((2, 2)))),
+    ("CastAug", "typ", lambda: mx.image.CastAug("bogus")),
+    ("RandomOrderAug", "ts", lambda: mx.image.RandomOrderAug(None)),
+    ("RandomOrderAug", r"ts\[0\]", lambda: mx.image.RandomOrderAug([5])),
+    ("SequentialAug", "ts", lambda: mx.image.SequentialAug(None)),
+    ("SequentialAug", r"ts\[1\]", lambda: mx.image.SequentialAug([mx.image.CastAug(), "flip"])),
+]
+
+
+@pytest.mark.parametrize("name, argument, call", _BAD_CALLS, ids=[f"{n}-{a}" for n, a, _ in _BAD_CALLS])
+def test_a_bad_size_or_range_argument_is_refused_naming_the_function_and_argument(name, argument, call):
+    with pytest.raises(OperatorError, match=f"{name}: .*{argument}"):
+        call()
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("resize_short", lambda src: mx.image.resize_short(src, 4)),
+        ("imresize", lambda src: mx.image.imresize(src, 4, 4)),
+        ("ResizeAug", lambda src: mx.image.ResizeAug(3)(src)),
+    ],
+)
+@pytest.mark.parametrize("shape", [(0, 5, 3), (5, 0, 3), (0, 0, 3)])
+def test_resizing_an_empty_image_is_refused_by_name(name, call, shape):
+    with pytest.raises(OperatorError, match="the image is empty"):
+        call(mx.nd.ones(shape, dtype="uint8"))
+
+
+@pytest.mark.parametrize(
+    "aug",
+    [
+        lambda: mx.image.ContrastJitterAug(0.5),
+        lambda: mx.image.SaturationJitterAug(0.5),
+        lambda: mx.image.HueJitterAug(0.5),
+        lambda: mx.image.RandomGrayAug(1.0),
+        lambda: mx.image.ColorJitterAug(0, 0.5, 0),
+    ],
+)
+def test_a_colour_augmenter_given_an_image_without_a_channel_axis_names_itself(aug):
+    made = aug()
+    with pytest.raises(
+        OperatorError, match=f"{type(made).__name__}: src must have shape \\(height, width, channels\\)"
+    ):
+        made(mx.nd.ones((4, 4)))
+
+
+def test_sizes_given_as_text_are_read_as_mxnets_image_operators_read_them():
+    src = _image()
+    np.testing.assert_array_equal(mx.image.imresize(src, "10", "4").asnumpy(), mx.image.imresize(src, 10, 4).asnumpy())
+    np.testing.assert_array_equal(mx.image.resize_short(src, "8").asnumpy(), mx.image.resize_short(src, 8).asnumpy())
+    out, rect = mx.image.center_crop(src, "(10, 6)")
+    assert out.shape == (6, 10, 3) and rect == (15, 13, 10, 6)
+
+
+def test_a_reversed_aspect_ratio_range_still_crops_as_in_mxnet():
+    mx.random.seed(0)
+    out, _ = mx.image.random_size_crop(_image(), (10, 10), 0.5, (2.0, 1.0))
+    assert out.shape == (10, 10, 3)
+
+
+def test_random_sized_crop_aug_dumps_its_arguments_as_given():
+    aug = mx.image.RandomSizedCropAug((5, 5), 2, (1, 1))
+    assert aug.dumps() == '["randomsizedcropaug", {"size": [5, 5], "area": 2, "ratio": [1, 1], "interp": 2}]'
+
+
+def test_image_iter_refuses_an_aug_list_item_that_cannot_be_called(tmp_path):
+    with pytest.raises(OperatorError, match="ImageIter: aug_list must be a list of augmenters"):
+        mx.image.ImageIter(2, (3, 8, 8), imglist=[[1.0, "a.jpg"]], path_root=str(tmp_path), aug_list=[5])
