@@ -60,6 +60,8 @@ class TopKAccuracy(EvalMetric):
             pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
             if pred_np.ndim != 2:
                 raise DataError(f"TopKAccuracy: predictions must be (batch, classes), got shape {pred_np.shape}")
+            if pred_np.shape[0] != label_np.size:
+                raise DataError(f"TopKAccuracy: {label_np.size} labels for {pred_np.shape[0]} predictions")
             top = numpy.argsort(pred_np, axis=1, kind="stable")[:, ::-1][:, : self.top_k]
             self.sum_metric += float((top == label_np[:, None]).any(axis=1).sum())
             self.num_inst += len(label_np)
@@ -252,7 +254,11 @@ class PCC(EvalMetric):
         for label, pred in zip(labels, preds, strict=False):
             label_np = _host(label).astype(numpy.int64).reshape(-1)
             pred_np = _host(pred)
+            if pred_np.ndim > 2:
+                raise DataError(f"PCC: predictions must be (batch, classes) or (batch,), got shape {pred_np.shape}")
             pred_np = pred_np.argmax(axis=1) if pred_np.ndim > 1 else pred_np.astype(numpy.int64)
+            if pred_np.size != label_np.size:
+                raise DataError(f"PCC: {label_np.size} labels for {pred_np.size} predictions")
             if label_np.size and min(label_np.min(), pred_np.min()) < 0:
                 raise DataError(f"PCC: classes must be >= 0, got labels {label_np} and predictions {pred_np}")
             largest = int(max(pred_np.max(initial=0), label_np.max(initial=0)))

@@ -131,7 +131,7 @@ def do_checkpoint(prefix: str, period: int = 1) -> Callable[[int, Any, dict[str,
     >>> callable(callback)
     True
     """
-    period = int(max(1, period))
+    period = _period("do_checkpoint", period)
 
     def save(epoch: int, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
         if (epoch + 1) % period == 0:
@@ -154,10 +154,18 @@ def module_checkpoint(
     >>> callable(callback)
     True
     """
-    period = int(max(1, period))
+    period = _period("module_checkpoint", period)
 
     def save(epoch: int, symbol: Any = None, arg_params: Any = None, aux_params: Any = None) -> None:
         if (epoch + 1) % period == 0:
             mod.save_checkpoint(prefix, epoch + 1, save_optimizer_states)
 
     return save
+
+
+def _period(callback: str, period: Any) -> int:
+    """A checkpoint period as MXNet reads it (a number, at least 1: 0 and less save every epoch);
+    anything else is an ArgumentTypeError naming the callback."""
+    if isinstance(period, bool) or not isinstance(period, numbers.Real):
+        raise ArgumentTypeError(f"{callback}: period must be a number of epochs, got {period!r}")
+    return int(max(1, period))

@@ -74,3 +74,12 @@ def test_feedforward_fit_refuses_epoch_bounds_that_are_not_integers(what: str, v
     model = mx.model.FeedForward(_regression(), **{"num_epoch": 1, what: value})
     with pytest.raises(ArgumentTypeError, match=f"FeedForward.fit: {what} must be an integer"):
         model.fit(_training_data())
+
+
+@pytest.mark.parametrize(
+    "make", [mx.callback.do_checkpoint, lambda prefix, period: mx.callback.module_checkpoint(None, prefix, period)]
+)
+def test_a_checkpoint_period_must_be_a_number(make, tmp_path):
+    with pytest.raises(ArgumentTypeError, match="checkpoint: period must be a number of epochs, got '2'"):
+        make(str(tmp_path / "m"), period="2")
+    assert callable(make(str(tmp_path / "m"), period=0))  # MXNet's reading: every epoch

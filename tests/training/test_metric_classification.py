@@ -135,3 +135,16 @@ def test_negative_log_likelihood_is_cross_entropy_under_mxnets_name() -> None:
 def test_top_k_must_be_a_positive_int(top_k) -> None:
     with pytest.raises(DataError, match="top_k must be an int >= 1"):
         metric.TopKAccuracy(top_k=top_k)
+
+
+@pytest.mark.parametrize(
+    "metric, labels, preds, message",
+    [
+        (lambda: mx.metric.TopKAccuracy(top_k=2), [0, 1, 2], np.full((2, 4), 0.25), "3 labels for 2 predictions"),
+        (lambda: mx.metric.PCC(), [0, 1, 1], np.full((2, 2), 0.5), "3 labels for 2 predictions"),
+        (lambda: mx.metric.PCC(), [0, 1], np.full((2, 2, 2), 0.5), r"predictions must be \(batch, classes\)"),
+    ],
+)
+def test_mismatched_labels_and_predictions_are_named(metric, labels, preds, message):
+    with pytest.raises(DataError, match=message):
+        metric().update([mx.nd.array(labels)], [mx.nd.array(preds)])
