@@ -168,4 +168,4 @@ def _period(callback: str, period: Any) -> int:
     anything else is an ArgumentTypeError naming the callback."""
     if isinstance(period, bool) or not isinstance(period, numbers.Real):
         raise ArgumentTypeError(f"{callback}: period must be a number of epochs, got {period!r}")
-    return max(1, int(period))
+    return max(1, int(float(period)))
