@@ -181,13 +181,13 @@ class DataIter:
     def getpad(self) -> int:
         return 0
 
-    # a subclass may assign ``self.provide_data = [...]`` in its constructor, as MXNet's do
+    # a subclass may assign ``self.provide_data = [...]`` in its constructor, as MXNet's do; an
+    # iterator that knows its batches' shapes describes them in ``_describe_data``, and an assignment
+    # (cnocr's ImageIter subclass, whose next() turns the batches grey) still wins
     @property
     def provide_data(self) -> list[DataDesc]:
         given = self.__dict__.get("_provide_data")
-        if given is None:
-            raise NotImplementedError(f"{type(self).__name__} does not implement provide_data")
-        return given
+        return self._describe_data() if given is None else given
 
     @provide_data.setter
     def provide_data(self, value: list[DataDesc]) -> None:
@@ -195,11 +195,20 @@ class DataIter:
 
     @property
     def provide_label(self) -> list[DataDesc]:
-        return self.__dict__.get("_provide_label", [])
+        given = self.__dict__.get("_provide_label")
+        return self._describe_label() if given is None else given
 
     @provide_label.setter
     def provide_label(self, value: list[DataDesc]) -> None:
         self.__dict__["_provide_label"] = value
+
+    def _describe_data(self) -> list[DataDesc]:
+        """The data descriptions of the batches this iterator builds, unless a subclass assigned its own."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement provide_data")
+
+    def _describe_label(self) -> list[DataDesc]:
+        """The label descriptions of the batches this iterator builds, unless a subclass assigned its own."""
+        return []
 
 
 class BatchCursor(DataIter):
