@@ -241,7 +241,11 @@ class BaseModule:
             tic = time.perf_counter()
             eval_metric.reset()
             self._begin_epoch(epoch, train_data)
-            for nbatch, data_batch in enumerate(train_data):
+            batches = iter(train_data)
+            data_batch = next(batches, None)
+            epoch_values = None
+            nbatch = 0
+            while data_batch is not None:
                 if monitor is not None:
                     monitor.tic()
                 self.forward_backward(data_batch)
@@ -249,9 +253,18 @@ class BaseModule:
                 self.update_metric(eval_metric, data_batch.label)
                 if monitor is not None:
                     monitor.toc_print()
+                next_batch = next(batches, None)
+                if next_batch is None:
+                    # the epoch's values are read before the last batch's callbacks, as MXNet reads them:
+                    # a Speedometer(auto_reset=True) resets the local period, and a metric of the user's
+                    # without global statistics would have nothing left to report
+                    epoch_values = eval_metric.get_global_name_value()
                 call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
-            # the whole epoch's value: a Speedometer(auto_reset=True) only resets the local period
-            for name, value in eval_metric.get_global_name_value():
+                data_batch = next_batch
+                nbatch += 1
+            if epoch_values is None:  # an epoch without batches
+                epoch_values = eval_metric.get_global_name_value()
+            for name, value in epoch_values:
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
             # BatchNorm statistics differ between devices: average them, then give every device the result
