@@ -183,11 +183,13 @@ class DataIter:
 
     # a subclass may assign ``self.provide_data = [...]`` in its constructor, as MXNet's do; an
     # iterator that knows its batches' shapes describes them in ``_describe_data``, and an assignment
-    # (cnocr's ImageIter subclass, whose next() turns the batches grey) still wins
+    # (cnocr's ImageIter subclass, whose next() turns the batches grey) still wins, None included
+    # (MXNet-SSD's DetRecordIter sets provide_label = None until its first batch tells the shape)
     @property
     def provide_data(self) -> list[DataDesc]:
-        given = self.__dict__.get("_provide_data")
-        return self._describe_data() if given is None else given
+        if "_provide_data" in self.__dict__:
+            return self.__dict__["_provide_data"]
+        return self._describe_data()
 
     @provide_data.setter
     def provide_data(self, value: list[DataDesc]) -> None:
@@ -195,8 +197,9 @@ class DataIter:
 
     @property
     def provide_label(self) -> list[DataDesc]:
-        given = self.__dict__.get("_provide_label")
-        return self._describe_label() if given is None else given
+        if "_provide_label" in self.__dict__:
+            return self.__dict__["_provide_label"]
+        return self._describe_label()
 
     @provide_label.setter
     def provide_label(self, value: list[DataDesc]) -> None:
