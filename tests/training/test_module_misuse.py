@@ -28,7 +28,7 @@ def test_stages_out_of_order_raise_clear_errors() -> None:
 def test_bad_arguments_raise_clear_errors() -> None:
     with pytest.raises(DataError, match="data_names \\['image'\\] are not arguments"):
         mx.mod.Module(two_class_net(), data_names=["image"])
-    with pytest.raises(DataError, match="fixed_param_names \\['fc9_weight'\\] are not parameters"):
+    with pytest.raises(DataError, match="fixed_param_names \\['fc9_weight'\\] are not arguments of the symbol"):
         mx.mod.Module(two_class_net(), fixed_param_names=["fc9_weight"])
     with pytest.raises(ContextError, match="context must be a Context"):
         mx.mod.Module(two_class_net(), context="cpu")
