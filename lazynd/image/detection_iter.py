@@ -150,8 +150,7 @@ class ImageDetIter(ImageIter):
     def _check_record_label(self, raw: np.ndarray, source: str) -> None:
         """Look at one record's flat label while the label shape is estimated (subclasses check more)."""
 
-    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
-    def provide_label(self) -> list[DataDesc]:
+    def _describe_label(self) -> list[DataDesc]:
         return [DataDesc(self.label_name, (self.batch_size, *self.label_shape), np.float32, "NCW")]
 
     def _transform(self, image: Any, label: np.ndarray, source: str) -> tuple[Any, np.ndarray] | None:

@@ -292,8 +292,7 @@ class ImageDetRecordIter(BatchCursor, ImageDetIter):
             )
         self._longest = max(self._longest, size)
 
-    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
-    def provide_label(self) -> list[DataDesc]:
+    def _describe_label(self) -> list[DataDesc]:
         width = getattr(self, "label_pad_width", self._longest)
         return [DataDesc(self.label_name, (self.batch_size, 4 + width), np.float32, "NC")]
 

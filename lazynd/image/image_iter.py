@@ -184,14 +184,12 @@ class ImageIter(DataIter):
         """Label values read as ``dtype`` (an int dtype truncates), held as float32."""
         return np.array(values, dtype=np.float64).astype(self.dtype).astype(np.float32)
 
-    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
-    def provide_data(self) -> list[DataDesc]:
+    def _describe_data(self) -> list[DataDesc]:
         c, h, w = self.data_shape
         shape = (self.batch_size, c, h, w) if self.layout == "NCHW" else (self.batch_size, h, w, c)
         return [DataDesc(self.data_name, shape, np.float32, self.layout)]
 
-    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
-    def provide_label(self) -> list[DataDesc]:
+    def _describe_label(self) -> list[DataDesc]:
         shape = (self.batch_size,) if self.label_width == 1 else (self.batch_size, self.label_width)
         return [DataDesc(self.label_name, shape, np.float32, "N")]
 
@@ -279,7 +277,7 @@ class ImageIter(DataIter):
 
     def _label_batch(self, labels: list[np.ndarray]) -> np.ndarray:
         """The batch's label array, of ``provide_label``'s shape, from the examples' label rows."""
-        return np.stack(labels).astype(np.float32).reshape(self.provide_label[0].shape)
+        return np.stack(labels).astype(np.float32).reshape(self._describe_label()[0].shape)
 
     def _read_examples(self, images: list[Any], labels: list[np.ndarray], count: int) -> None:
         """Append up to ``count`` more augmented examples and their label rows; fewer at the end."""
@@ -331,7 +329,7 @@ class ImageIter(DataIter):
         if carried:
             # MXNet's ImageIter reports a rolled-over batch's pad as the examples the new epoch added
             pad = self.batch_size - carried
-        data = new_array(self.provide_data[0].shape, np.float32, images[0].context)
+        data = new_array(self._describe_data()[0].shape, np.float32, images[0].context)
         get_engine().push(
             _stack,
             ([im.data_array for im in images], data.data_array, self.layout == "NCHW"),
@@ -343,4 +341,6 @@ class ImageIter(DataIter):
         from .. import ndarray as nd
 
         label = nd.array(self._label_batch(labels))
-        return DataBatch([data], [label], pad=pad, provide_data=self.provide_data, provide_label=self.provide_label)
+        return DataBatch(
+            [data], [label], pad=pad, provide_data=self._describe_data(), provide_label=self._describe_label()
+        )

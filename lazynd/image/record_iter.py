@@ -316,8 +316,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         return mean
 
     # -- batches -----------------------------------------------------------------------------------
-    @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
-    def provide_data(self) -> list[DataDesc]:
+    def _describe_data(self) -> list[DataDesc]:
         return [DataDesc(self.data_name, (self.batch_size, *self.data_shape), self._dtype, "NCHW")]
 
     def reset(self) -> None:
@@ -371,7 +370,8 @@ class ImageRecordIter(BatchCursor, ImageIter):
                 images.append(images[i])
                 labels.append(labels[i])
         lighting = self._lighting(len(images)) if self._lighting is not None else None
-        data = new_array(self.provide_data[0].shape, self.provide_data[0].dtype, images[0].context)
+        described = self._describe_data()[0]
+        data = new_array(described.shape, described.dtype, images[0].context)
         get_engine().push(
             stack_normalized,
             ([im.data_array for im in images], data.data_array, self._mean, self._factor, lighting),
@@ -382,5 +382,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         )
         from .. import ndarray as nd
 
-        label = nd.array(np.stack(labels).astype(np.float32).reshape(self.provide_label[0].shape))
-        return DataBatch([data], [label], pad=pad, provide_data=self.provide_data, provide_label=self.provide_label)
+        label = nd.array(np.stack(labels).astype(np.float32).reshape(self._describe_label()[0].shape))
+        return DataBatch(
+            [data], [label], pad=pad, provide_data=self._describe_data(), provide_label=self._describe_label()
+        )

@@ -181,13 +181,15 @@ class DataIter:
     def getpad(self) -> int:
         return 0
 
-    # a subclass may assign ``self.provide_data = [...]`` in its constructor, as MXNet's do
+    # a subclass may assign ``self.provide_data = [...]`` in its constructor, as MXNet's do; an
+    # iterator that knows its batches' shapes describes them in ``_describe_data``, and an assignment
+    # (cnocr's ImageIter subclass, whose next() turns the batches grey) still wins, None included
+    # (MXNet-SSD's DetRecordIter sets provide_label = None until its first batch tells the shape)
     @property
     def provide_data(self) -> list[DataDesc]:
-        given = self.__dict__.get("_provide_data")
-        if given is None:
-            raise NotImplementedError(f"{type(self).__name__} does not implement provide_data")
-        return given
+        if "_provide_data" in self.__dict__:
+            return self.__dict__["_provide_data"]
+        return self._describe_data()
 
     @provide_data.setter
     def provide_data(self, value: list[DataDesc]) -> None:
@@ -195,11 +197,21 @@ class DataIter:
 
     @property
     def provide_label(self) -> list[DataDesc]:
-        return self.__dict__.get("_provide_label", [])
+        if "_provide_label" in self.__dict__:
+            return self.__dict__["_provide_label"]
+        return self._describe_label()
 
     @provide_label.setter
     def provide_label(self, value: list[DataDesc]) -> None:
         self.__dict__["_provide_label"] = value
+
+    def _describe_data(self) -> list[DataDesc]:
+        """The data descriptions of the batches this iterator builds, unless a subclass assigned its own."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement provide_data")
+
+    def _describe_label(self) -> list[DataDesc]:
+        """The label descriptions of the batches this iterator builds, unless a subclass assigned its own."""
+        return []
 
 
 class BatchCursor(DataIter):

@@ -39,6 +39,17 @@ ARITHMETIC = {
 }
 BROADCAST_NAMES = {"plus": "add", "minus": "sub"}
 REFLECTED = {"minus", "div", "mod", "power"}
+
+
+def legacy_name(name: str, scalar: bool = False, reflected: bool = False) -> str:
+    """MXNet 0.8's name of an operator here, which its JSON files still carry (``_Plus``, ``_Not_Equal``,
+    ``_MulScalar``, ``_RMinusScalar``) and MXNet 1.x keeps as an alias."""
+    words = [word.capitalize() for word in name.split("_")]
+    if not scalar:
+        return "_" + "_".join(words)
+    return "_" + ("R" if reflected else "") + "".join(words) + "Scalar"
+
+
 GPU = ElementwiseFamily("binary", "binary", {name: expr for name, (_, expr) in ARITHMETIC.items()})
 
 
@@ -311,6 +322,7 @@ for _name in ARITHMETIC:
     if _name == "minus":
         _aliases += ["_sub", "elemwise_sub"]
         _aliases.remove("elemwise_minus")
+    _aliases.append(legacy_name(_name))
     register(
         OpDef(
             f"_{_name}",
@@ -350,6 +362,7 @@ for _name in ARITHMETIC:
                 infer_type=_scalar_infer_type(_sname),
                 gradient=_scalar_gradient(_name, _reflected),
                 inplace=_INPLACE,
+                aliases=[legacy_name(_name, scalar=True, reflected=_reflected)],
                 doc=f"Elementwise {_name} of an array and a scalar{' (scalar on the left)' if _reflected else ''}.",
             )
         )

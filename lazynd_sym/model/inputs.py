@@ -5,11 +5,12 @@ arrays and NDArrays (with labels, or zeros for prediction) — becomes an
 iterator: an ``NDArrayIter``, shuffled and rolled over for training, padded
 for inference; ``num_batches`` tells the progress bar how many batches an
 epoch holds when the iterator can tell; a callback or a list of them is called
-as one.
+as one; ``with_last`` tells a loop which batch ends the epoch.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from lazynd import io as mx_io
 from lazynd.context import Context
 from lazynd.errors import ContextError, DataError
 
-__all__ = ["call_all", "callback_list", "context_list", "init_eval_iter", "init_iter", "num_batches"]
+__all__ = ["call_all", "callback_list", "context_list", "init_eval_iter", "init_iter", "num_batches", "with_last"]
 
 
 def context_list(ctx: Any) -> list[Context]:
@@ -87,3 +88,20 @@ def call_all(callbacks: Any, *args: Any) -> None:
     """Call ``callbacks`` (None, one callable or a list of them) with ``args``."""
     for callback in callback_list(callbacks):
         callback(*args)
+
+
+def with_last(items: Iterable[Any]) -> Iterator[tuple[Any, bool]]:
+    """Each item with whether it is the last, read one item ahead (as MXNet's fit prefetches the next batch).
+
+    Examples
+    --------
+    >>> list(with_last("ab"))
+    [('a', False), ('b', True)]
+    """
+    iterator = iter(items)
+    sentinel = object()
+    item = next(iterator, sentinel)
+    while item is not sentinel:
+        following = next(iterator, sentinel)
+        yield item, following is sentinel
+        item = following

@@ -24,7 +24,7 @@ from lazynd.errors import DataError, LazyNDError
 from lazynd.log import get_logger
 
 from ..model import checkpoint
-from ..model.inputs import call_all
+from ..model.inputs import call_all, with_last
 from .params import reject_unknown_params
 
 __all__ = ["BaseModule"]
@@ -170,11 +170,8 @@ class BaseModule:
             return []
         if not merge_batches:
             return batches
-        num_outputs = len(batches[0])
-        merged = [nd.concatenate([outputs[i] for outputs in batches]) for i in range(num_outputs)]
-        if num_outputs == 1 and not always_output_list:
-            return merged[0]
-        return merged
+        merged = [nd.concatenate(list(outputs)) for outputs in zip(*batches, strict=True)]
+        return merged[0] if len(merged) == 1 and not always_output_list else merged
 
     def fit(
         self,
@@ -241,7 +238,8 @@ class BaseModule:
             tic = time.perf_counter()
             eval_metric.reset()
             self._begin_epoch(epoch, train_data)
-            for nbatch, data_batch in enumerate(train_data):
+            epoch_values = None
+            for nbatch, (data_batch, last) in enumerate(with_last(train_data)):
                 if monitor is not None:
                     monitor.tic()
                 self.forward_backward(data_batch)
@@ -249,9 +247,10 @@ class BaseModule:
                 self.update_metric(eval_metric, data_batch.label)
                 if monitor is not None:
                     monitor.toc_print()
+                if last:  # read before the callbacks, as MXNet reads it: a Speedometer may reset the metric
+                    epoch_values = eval_metric.get_global_name_value()
                 call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
-            # the whole epoch's value: a Speedometer(auto_reset=True) only resets the local period
-            for name, value in eval_metric.get_global_name_value():
+            for name, value in eval_metric.get_global_name_value() if epoch_values is None else epoch_values:
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
             # BatchNorm statistics differ between devices: average them, then give every device the result

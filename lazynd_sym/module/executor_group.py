@@ -216,7 +216,16 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
             shapes[desc.name] = tuple(shape)
         arg_shapes, _, aux_shapes = self.symbol.infer_shape(**shapes)
         if arg_shapes is None:
-            raise ShapeError(f"Module.bind: cannot infer the shapes of every argument from the inputs {shapes}")
+            partial, _, _ = self.symbol.infer_shape_partial(**shapes)
+            unknown = [
+                name
+                for name, shape in zip(self.symbol.list_arguments(), partial, strict=True)
+                if not shape or 0 in shape
+            ]
+            raise ShapeError(
+                f"Module.bind: cannot infer the shapes of {unknown} from the inputs {shapes}; "
+                "give each as a data or label shape, or a shape= on its Variable"
+            )
         arg_types, _, aux_types = self.symbol.infer_type(**dtypes)
         if arg_types is None:
             arg_types, aux_types = [np.float32] * len(arg_shapes), [np.float32] * len(aux_shapes)

@@ -48,7 +48,8 @@ def sort_arguments(
     argument a parameter (those in ``fixed_param_names`` not learned).
 
     Data, states and fixed parameters the symbol does not have are a :class:`~lazynd.errors.DataError`;
-    labels it does not take are only warned about (a module without a loss is fed none).
+    labels it does not take are only warned about (a module without a loss is fed none).  A fixed name
+    that is an input is accepted, as MXNet accepts it, and dropped: inputs are not learned.
     """
     arg_names = symbol.list_arguments()
     data, labels = list(data_names), list(label_names) if label_names is not None else []
@@ -65,9 +66,13 @@ def sort_arguments(
     inputs = set(data) | set(labels) | set(states)
     params = [n for n in arg_names if n not in inputs]
     fixed = list(fixed_param_names or [])
-    unknown = [n for n in fixed if n not in params]
+    unknown = [n for n in fixed if n not in arg_names]
     if unknown:
-        raise DataError(f"Module: fixed_param_names {unknown} are not parameters; parameters: {params}")
+        raise DataError(
+            f"Module: fixed_param_names {unknown} are not arguments of the symbol; its arguments: {arg_names}"
+        )
+    # data, labels and states among them (MXNet-SSD fixes all of list_arguments()) get no gradient anyway
+    fixed = [n for n in fixed if n in params]
     return ArgumentRoles(data, labels, states, params, fixed)
 
 

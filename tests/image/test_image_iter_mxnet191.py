@@ -104,3 +104,35 @@ def test_roll_over_pad_counts_the_examples_the_new_epoch_added(tmp_path):
         [([6.0, 0.0, 1.0], 2), ([2.0, 3.0, 4.0], 0)],
         [([5.0, 6.0, 0.0], 1), ([1.0, 2.0, 3.0], 0), ([4.0, 5.0, 6.0], 0)],
     ]
+
+
+class _GreyImageIter(image.ImageIter):
+    """cnocr's GrayImageIter: it says its batches are one-channel, and greys the 3-channel ones in next()."""
+
+    def __init__(self, batch_size, data_shape, **kwargs):
+        super().__init__(batch_size, data_shape, label_name="label", **kwargs)
+        self.provide_data = [("data", (batch_size, 1) + data_shape[1:])]
+
+    def next(self):
+        batch = super().next()
+        grey = mx.nd.mean(batch.data[0], axis=1, keepdims=True)
+        return mx.io.DataBatch([grey], batch.label, pad=batch.pad)
+
+
+def test_a_subclass_may_assign_provide_data_and_still_gets_the_batches_of_data_shape(tmp_path):
+    it = _GreyImageIter(2, (3, 4, 4), path_imgrec=_rec(tmp_path, 2), aug_list=[])
+    assert it.provide_data == [("data", (2, 1, 4, 4))]
+    assert it.provide_label[0].name == "label" and it.provide_label[0].shape == (2,)
+    batch = it.next()
+    assert batch.data[0].shape == (2, 1, 4, 4) and batch.data[0].asnumpy()[:, 0, 0, 0].tolist() == [10.0, 20.0]
+
+
+def test_an_assigned_provide_label_wins_too(tmp_path):
+    class Relabelled(image.ImageIter):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.provide_label = [("softmax_label", (2, 1))]
+
+    it = Relabelled(2, (3, 4, 4), path_imgrec=_rec(tmp_path, 2), aug_list=[])
+    assert it.provide_label == [("softmax_label", (2, 1))]
+    assert it.next().label[0].shape == (2,)  # the batches keep the iterator's own labels

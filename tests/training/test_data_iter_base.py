@@ -48,6 +48,17 @@ def test_a_subclass_may_assign_provide_data_and_label() -> None:
         DataIter().provide_data  # noqa: B018
 
 
+def test_an_assigned_none_reads_back_as_none() -> None:
+    # MXNet-SSD's DetRecordIter: `self.provide_label = None`, then `if self.provide_label is None:` sizes
+    # the labels from the first batch
+    class Unsized(DataIter):
+        def __init__(self) -> None:
+            super().__init__(batch_size=2)
+            self.provide_label = None
+
+    assert Unsized().provide_label is None
+
+
 @pytest.mark.parametrize(("name", "why"), [("LibSVMIter", "CSR sparse")])
 def test_iterators_lazynd_lacks_are_named(name: str, why: str) -> None:
     with pytest.raises(mx.LazyNDError, match=rf"mx\.io\.{name}: not supported: .*{why}"):

@@ -130,3 +130,13 @@ def test_ndarray_iter_data_list_writes_reach_the_next_batches_and_spare_the_give
     it.data_list[1][:] = np.full((4, 3), 7.0)
     assert next(it).label[0].asnumpy().tolist() == [[7.0] * 3] * 2
     assert not targets.any()  # the program's own array is not the iterator's storage
+
+
+def test_the_io_module_of_mxnet_1x_hands_on_the_iterator_classes() -> None:
+    # cnocr's GrayImageIter: `from mxnet.io import io`, then `io.DataBatch(new_data, label, pad=pad)`
+    from lazynd.io import io
+
+    assert io.DataBatch is mx.io.DataBatch and io.NDArrayIter is NDArrayIter and io.DataIter is mx.io.DataIter
+    assert io.ImageRecordIter is mx.io.ImageRecordIter
+    with pytest.raises(mx.LazyNDError, match="LibSVMIter"):
+        io.LibSVMIter  # noqa: B018

@@ -121,3 +121,40 @@ def test_speedometer_resets_only_the_local_period_of_the_metric() -> None:
     for nbatch in range(2):
         meter(mx.callback.BatchEndParam(epoch=0, nbatch=nbatch, eval_metric=acc, locals=None))
     assert acc.num_inst == 0 and acc.get_global() == ("accuracy", 0.5)
+
+
+class _TwoValues(mx.metric.EvalMetric):
+    """MXNet-SSD's MultiBoxMetric pattern: two values kept in lists, its own reset, no global statistics."""
+
+    def __init__(self) -> None:
+        super().__init__("two")
+        self.num = 2
+        self.name = ["examples", "batches"]
+        self.reset()
+
+    def reset(self) -> None:
+        if getattr(self, "num", None) is None:  # the base constructor calls reset before num is set
+            self.num_inst, self.sum_metric = 0, 0.0
+        else:
+            self.num_inst, self.sum_metric = [0, 0], [0.0, 0.0]
+
+    def reset_local(self) -> None:
+        self.reset()
+
+    def update(self, labels, preds) -> None:
+        self.sum_metric[0] += labels[0].shape[0]
+        self.sum_metric[1] += 1.0
+        self.num_inst = [self.num_inst[0] + 1, 1]
+
+    def get(self):
+        return self.name, [s / n if n else float("nan") for s, n in zip(self.sum_metric, self.num_inst, strict=True)]
+
+
+def test_fit_reads_the_epochs_values_of_a_users_metric_before_the_last_batchs_callbacks(caplog) -> None:
+    # MXNet 1.9.1 takes the Train- values before the batch-end callbacks of the epoch's last batch,
+    # so a Speedometer that resets a metric without global statistics leaves them intact
+    mod, it = _module_and_iter()
+    with caplog.at_level(logging.INFO):
+        mod.fit(it, num_epoch=1, eval_metric=_TwoValues(), batch_end_callback=mx.callback.Speedometer(20, frequent=1))
+    lines = [r.getMessage() for r in caplog.records if "Train-" in r.getMessage()]
+    assert lines == ["Epoch[0] Train-examples=20.000000", "Epoch[0] Train-batches=1.000000"]

@@ -28,7 +28,7 @@ def test_stages_out_of_order_raise_clear_errors() -> None:
 def test_bad_arguments_raise_clear_errors() -> None:
     with pytest.raises(DataError, match="data_names \\['image'\\] are not arguments"):
         mx.mod.Module(two_class_net(), data_names=["image"])
-    with pytest.raises(DataError, match="fixed_param_names \\['fc9_weight'\\] are not parameters"):
+    with pytest.raises(DataError, match="fixed_param_names \\['fc9_weight'\\] are not arguments of the symbol"):
         mx.mod.Module(two_class_net(), fixed_param_names=["fc9_weight"])
     with pytest.raises(ContextError, match="context must be a Context"):
         mx.mod.Module(two_class_net(), context="cpu")
@@ -69,3 +69,14 @@ def test_set_params_takes_numpy_values_and_refuses_other_types_by_name() -> None
     np.testing.assert_array_equal(mod.get_params()[0]["fc2_weight"].asnumpy(), host["fc2_weight"])
     with pytest.raises(DataError, match="'fc1_bias' is given as list; expected an NDArray"):
         mod.set_params({**host, "fc1_bias": [0.0] * 16}, {})
+
+
+def test_bind_names_the_arguments_whose_shapes_the_inputs_leave_unknown() -> None:
+    # MXNet-SSD's detector bound the training graph's detection head without its label
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
+    net = sym.LinearRegressionOutput(net, label=sym.Reshape(sym.Variable("label"), shape=(-1, 3)), name="out")
+    mod = mx.mod.Module(net, label_names=None)
+    with pytest.raises(
+        LazyNDError, match="cannot infer the shapes of \\['label'\\] from the inputs \\{'data': \\(2, 4\\)\\}"
+    ):
+        mod.bind([("data", (2, 4))], for_training=False)

@@ -114,6 +114,15 @@ def test_fixed_params_stay_fixed_and_the_others_learn() -> None:
     assert mod._exec_group.execs[0].grad_dict.get("fc1_weight") is None
 
 
+def test_fixed_param_names_may_name_every_argument_inputs_included() -> None:
+    # MXNet-SSD's evaluate_net.py: Module(net, fixed_param_names=net.list_arguments()), data and label too
+    net = two_class_net()
+    mod = trained_by_hand(mx.cpu(), fixed_param_names=net.list_arguments())
+    np.testing.assert_array_equal(
+        host_values(mod.get_params()[0])["fc2_weight"], host_values(start_params())["fc2_weight"]
+    )
+
+
 def test_install_monitor_records_outputs() -> None:
     mod = mx.mod.Module(two_class_net())
     mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
