@@ -137,6 +137,13 @@ def _leaky_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         slope = outputs[1]
     else:
         slope = _channel_view(inputs[1], x.ndim) if kind == "prelu" else attrs["slope"]
+        if kind == "leaky" and 0 < slope <= 1:
+            # max(x, slope * x): the same values, zeros' signs and NaNs as the select (a slope of 0
+            # would make inf * 0 a NaN where the select keeps inf), in two passes with one
+            # temporary (a select makes three temporaries: 8 ms against 1.3 ms for a
+            # (16, 32, 32, 112) float32 batch, a text recogniser's activation)
+            xp.maximum(x, x * slope, out=out)
+            return
     out[...] = xp.where(x > 0, x, x * slope)
 
 
@@ -160,12 +167,25 @@ def _leaky_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
         slope = inputs[2]
     else:
         slope = _channel_view(inputs[2], x.ndim) if kind == "prelu" else attrs["slope"]
+        if kind == "leaky" and 0 <= slope <= 1:
+            # dy times a factor of exactly 1 or slope, max(x > 0, slope): the select's values in two
+            # passes (8 ms against 1.6 ms for the batch above); the factor goes into the output
+            # unless that is dy's buffer
+            out = outputs[0]
+            factor = xp.maximum(x > 0, x.dtype.type(slope), out=None if _shares(xp, out, dy) else out)
+            xp.multiply(factor, dy, out=out)
+            return
     outputs[0][...] = xp.where(x > 0, dy, dy * slope)
     if kind == "prelu":
         # sum over every axis the slope is broadcast along: all but the channel, or all for one slope
         slope_shape = _channel_view(outputs[1], x.ndim).shape
         axes = tuple(i for i, n in enumerate(slope_shape) if n == 1)
         outputs[1][...] = xp.where(x > 0, 0, dy * x).sum(axis=axes).reshape(outputs[1].shape)
+
+
+def _shares(xp: Any, a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` may overlap in memory (host or device arrays)."""
+    return bool(xp.may_share_memory(a, b))
 
 
 def _leaky_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
