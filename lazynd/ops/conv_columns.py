@@ -53,6 +53,8 @@ class Geometry:
                 f"{op}: stride {self.stride} and dilate {self.dilate} must be positive, pad {self.pad} non-negative"
             )
         self.channel_last = layout is not None and layout.endswith("C")
+        # a 1x1 window moving one step without padding: the columns are the data itself
+        self.pointwise = all(k == 1 for k in kernel) and all(s == 1 for s in self.stride) and not any(self.pad)
 
     def out_size(self, op: str, spatial: tuple[int, ...]) -> tuple[int, ...]:
         out = []
@@ -104,9 +106,12 @@ def _check_gpu_dtype(x: Any) -> str:
 
 
 def im2col(kctx: Any, x: Any, g: Geometry) -> Any:
-    """(N, C, *spatial) -> contiguous columns (N, C, *kernel, *out)."""
+    """(N, C, *spatial) -> contiguous columns (N, C, *kernel, *out): for a pointwise geometry the data
+    itself, reshaped (the callers only read columns)."""
     xp = kctx.xp
     out = g.out_size("Convolution", tuple(x.shape[2:]))
+    if g.pointwise:  # the data are the columns: a view (the callers only read columns)
+        return xp.ascontiguousarray(x).reshape(*x.shape[:2], *g.kernel, *out)
     if xp is not np:
         x = xp.ascontiguousarray(x)
         col = xp.empty((*x.shape[:2], *g.kernel, *out), dtype=x.dtype)
@@ -135,11 +140,14 @@ def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry, out: Any 
     """Sum columns (N, C, *kernel, *out) back into an (N, C, *spatial) array (the adjoint of im2col).
 
     On the GPU the sums go straight into ``out`` when it is given, C-contiguous and of the
-    result's dtype (it is returned); otherwise, and on the CPU, into a new array.
+    result's dtype (it is returned); otherwise, and on the CPU, into a new array; for a pointwise
+    geometry the result is ``col`` itself, reshaped (the callers copy what they keep).
     """
     xp = kctx.xp
     n, c = col.shape[:2]
     positions = col.shape[2 + g.nd :]
+    if g.pointwise:  # every column is one element: nothing to sum (a view: the callers copy it)
+        return col.reshape(n, c, *spatial)
     if xp is not np:
         col = xp.ascontiguousarray(col)
         if out is not None and out.shape == (n, c, *spatial) and out.flags.c_contiguous and out.dtype == col.dtype:
@@ -216,6 +224,8 @@ def im2col_batch_last(x: np.ndarray, g: Geometry) -> np.ndarray:
 def col2im_batch_last(col: np.ndarray, spatial: tuple[int, ...], g: Geometry) -> np.ndarray:
     """Sum columns (C, *kernel, *out, N) back into a (C, *spatial, N) array (the adjoint of im2col_batch_last)."""
     c, n = col.shape[0], col.shape[-1]
+    if g.pointwise:
+        return col.reshape(c, *spatial, n)
     out = col.shape[1 + g.nd : 1 + 2 * g.nd]
     padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
     x = np.zeros((c, *padded, n), dtype=col.dtype)
