@@ -29,6 +29,7 @@ from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import pass_vars
 from .bind_graph import prepare_bind_graph
 from .memory import out_of_memory_named
+from .memory_group import MemoryGroup
 from .report import plan_report
 from .run import PassRunner, _finish_kernel, bulk_enabled
 
@@ -72,15 +73,16 @@ class Executor(PassRunner):
         self._bulk = bulk_enabled()
         # executors sharing storage blocks (MXNet's shared memory pool): one internal var, and each
         # one's passes also write the others' outputs, which may lie in the same blocks
-        self._memory_group: list[Executor] = shared_memory._memory_group if shared_memory is not None else []
+        self._memory_group: MemoryGroup = shared_memory._memory_group if shared_memory is not None else MemoryGroup()
         self._shared_blocks: list[tuple[Context, Any]] = (
             list(shared_memory._blocks) if shared_memory is not None else []
         )
         self._blocks: list[tuple[Context, Any]] = []
         self._compile()
-        self._memory_group.append(self)
-        if len(self._memory_group) > 1:
-            for member in self._memory_group:
+        self._memory_group.add(self)
+        members = self._memory_group.members()
+        if len(members) > 1:
+            for member in members:
                 pass_vars(member)
 
     # -- compilation ---------------------------------------------------------------------------
@@ -229,7 +231,7 @@ class Executor(PassRunner):
         for j, eid in self._direct_grads.items():
             buffers[eid] = self._grad_array(j).data_array
         self._buffers = buffers
-        self._internal = self._memory_group[0]._internal if self._memory_group else Var()
+        self._internal = self._memory_group.internal
         self.outputs = [nd.NDArray(buffers[e], Var(), ctx) for e in graph.heads[: self._n_outputs]]
         self._steps = {True: self._build(self._forward_order, True), False: self._build(self._forward_order, False)}
         self._backward_steps = self._build(self._backward_order, True)
@@ -260,7 +262,7 @@ class Executor(PassRunner):
 
     def _shared_output_vars(self) -> list[Var]:
         """The output vars of the executors this one shares storage with."""
-        return [o.var for member in self._memory_group if member is not self for o in member.outputs]
+        return [o.var for member in self._memory_group.members() if member is not self for o in member.outputs]
 
     def _build(self, order: list[int], is_train: bool) -> list[tuple]:
         """The steps ``(fn, kctx, attrs, ins, outs, aux, node)`` of the nodes in ``order``."""

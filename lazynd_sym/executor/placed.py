@@ -84,7 +84,7 @@ class PlacedExecutor(Executor):
         for j, eid in self._direct_grads.items():
             buffers[eid] = self._grad_array(j).data_array
         self._buffers = buffers
-        self._internal = self._memory_group[0]._internal if self._memory_group else Var()
+        self._internal = self._memory_group.internal
         self.outputs = [nd.NDArray(buffers[e], Var(), entry_ctx[e]) for e in graph.heads[: self._n_outputs]]
         self._push_target: dict[int, tuple[Context, str]] = {}
         self._step_ctx: dict[int, Context] = {}
