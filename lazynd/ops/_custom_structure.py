@@ -175,6 +175,14 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool)
     if new_aux is None:
         new_aux = [None] * n_aux
     args, outs, aux = ([_shape(attrs, s) for s in group] for group in (arg_shapes, out_shapes, new_aux))
+    if in_shapes[0] is not None and 0 not in in_shapes[0]:
+        # with its first input known, an unknown input the property hands back empty is MXNet's 0-d
+        # shape: a loss that passes its label's [] on leaves a graph MXNet calls complete (print_summary works)
+        empty = [
+            given is None and shape is not None and len(shape) == 0
+            for given, shape in zip(in_shapes, arg_shapes, strict=True)
+        ]
+        args = [() if is_empty else shape for shape, is_empty in zip(args, empty, strict=True)]
     return (args + aux if with_aux else args), outs, aux
 
 

@@ -1,12 +1,8 @@
 """``BaseModule``: the training and inference loops every module shares (MXNet 0.9's ``mx.mod.BaseModule``).
 
-A module is used in stages: ``bind`` (executors for the input shapes),
-``init_params``, ``init_optimizer``, then ``forward``/``backward``/``update``
-per batch.  The loops here -- :meth:`BaseModule.fit`, :meth:`BaseModule.score`,
-:meth:`BaseModule.predict` and :meth:`BaseModule.iter_predict` -- are written
-only in terms of those stages, so :class:`~lazynd_sym.module.Module`,
-:class:`~lazynd_sym.module.BucketingModule` and
-:class:`~lazynd_sym.module.SequentialModule` share them.
+A module is used in stages: ``bind`` (executors for the input shapes), ``init_params``, ``init_optimizer``,
+then ``forward``/``backward``/``update`` per batch.  The loops here (``fit``, ``score``, ``predict``,
+``iter_predict``) use only those stages, so ``Module``, ``BucketingModule`` and ``SequentialModule`` share them.
 """
 
 from __future__ import annotations
@@ -19,12 +15,15 @@ from lazynd import initializer as init_module
 from lazynd import io as mx_io
 from lazynd import metric as metric_module
 from lazynd import ndarray as nd
+from lazynd.base import _as_list as _as_list  # modules written by users import these three from here
 from lazynd.callback import BatchEndParam
 from lazynd.errors import DataError, LazyNDError
 from lazynd.log import get_logger
 
 from ..model import checkpoint
 from ..model.inputs import call_all, with_last
+from .inputs import _check_input_names as _check_input_names
+from .inputs import _parse_data_desc as _parse_data_desc
 from .params import reject_unknown_params
 
 __all__ = ["BaseModule"]

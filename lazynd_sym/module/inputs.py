@@ -10,15 +10,18 @@ in the module's order and refuses names the module does not have.
 shapes; labels it lacks follow its batch size), so ``forward`` can tell when
 a batch calls for executors of other shapes.  :func:`_join_device_labels` makes the
 batch's labels of the per-device lists that ``update_metric(pre_sliced=True)`` is given.
+:func:`_check_input_names` and :func:`_parse_data_desc` are the checks MXNet keeps private in
+``mxnet.module.base_module``, which modules written by users import from there.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from lazynd import ndarray as nd
-from lazynd.errors import DataError, LazyNDError
+from lazynd.errors import DataError, LazyNDError, ParameterError
 from lazynd.io import DataBatch, DataDesc
 
 from ..executor_group import batch_axis_of
@@ -117,6 +120,59 @@ def check_inputs(
     if stray:
         raise DataError(f"Module.bind: label_shapes name {stray}, the module's label_names are {list(label_names)}")
     return data, [d for d in labels if d.name in arg_names]
+
+
+def _check_input_names(symbol: Any, names: Sequence[str], typename: str, throw: bool) -> None:
+    """Refuse (``throw``) or warn about ``names`` that are not arguments of ``symbol``.
+
+    ``typename`` says which names they are (``"data"``, ``"label"``...); a refusal is a
+    :class:`~lazynd.errors.ParameterError`, a ``ValueError`` as in MXNet.
+
+    Examples
+    --------
+    >>> import lazynd_sym as sym
+    >>> _check_input_names(sym.Variable("data") * 2, ["data"], "data", throw=True)
+    """
+    arg_names = symbol.list_arguments()
+    for name in names:
+        if name in arg_names:
+            continue
+        message = (
+            f"Module: {typename}_names has {name!r}, which is not an argument of the symbol; its arguments: {arg_names}"
+        )
+        if throw:
+            raise ParameterError(message)
+        warnings.warn(message, stacklevel=2)
+
+
+def _check_names_match(names: Sequence[str], descs: Sequence[DataDesc], typename: str, throw: bool) -> None:
+    given = [d.name for d in descs]
+    if sorted(given) == sorted(names):
+        return
+    message = f"Module: {typename}_shapes name {given}, the module's {typename}_names are {list(names)}"
+    if throw:
+        raise ParameterError(message)
+    warnings.warn(message, stacklevel=3)
+
+
+def _parse_data_desc(
+    data_names: Sequence[str], label_names: Sequence[str] | None, data_shapes: Any, label_shapes: Any
+) -> tuple[list[DataDesc], list[DataDesc] | None]:
+    """``data_shapes`` and ``label_shapes`` as ``DataDesc`` lists, their names checked against the module's.
+
+    Data named otherwise than ``data_names`` is a :class:`~lazynd.errors.ParameterError`; labels named
+    otherwise than ``label_names`` are only warned about.  ``label_shapes`` None stays None.
+
+    Examples
+    --------
+    >>> _parse_data_desc(["data"], None, [("data", (2, 3))], None)
+    ([DataDesc[data,(2, 3),<class 'numpy.float32'>,NCHW]], None)
+    """
+    data = as_descs(data_shapes, "data_shapes")
+    _check_names_match(data_names, data, "data", throw=True)
+    labels = None if label_shapes is None else as_descs(label_shapes, "label_shapes")
+    _check_names_match(label_names or [], labels or [], "label", throw=False)
+    return data, labels
 
 
 def _resized(desc: DataDesc, shape: tuple) -> DataDesc:

@@ -198,3 +198,43 @@ def test_infer_shape_without_the_auxiliary_shapes_is_a_clear_error():
     net = mx.sym.Custom(data=mx.sym.Variable("x"), op_type="test_properties_forgets_aux_shapes")
     with pytest.raises(LazyNDError, match="test_properties_forgets_aux_shapes.*no auxiliary state shapes, expected 1"):
         net.simple_bind(mx.cpu(), x=(2,))
+
+
+@mx.operator.register("test_properties_label_passed_on")
+class _LabelPassedOnProp(mx.operator.CustomOpProp):
+    """A loss whose ``infer_shape`` hands its inputs back as given: an unknown label comes back ``[]``."""
+
+    def __init__(self) -> None:
+        super().__init__(need_top_grad=False)
+
+    def list_arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Loss()
+
+
+def _label_passed_on_net() -> mx.sym.Symbol:
+    hidden = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=5, name="fc")
+    return mx.sym.Custom(hidden, mx.sym.Variable("label"), op_type="test_properties_label_passed_on", name="loss")
+
+
+def test_a_label_the_property_hands_back_empty_is_the_0d_shape_once_the_data_is_known(capsys):
+    # MXNet 1.9.1 calls the graph complete: ([(4, 7), (5, 7), (5,), ()], [(4, 5)], []), and
+    # print_summary and simple_bind work from the data shape alone
+    net = _label_passed_on_net()
+    assert net.infer_shape(data=(4, 7)) == ([(4, 7), (5, 7), (5,), ()], [(4, 5)], [])
+    assert mx.viz.print_summary(net, shape={"data": (4, 7)}) == 40
+    assert "loss(Custom)" in capsys.readouterr().out
+    assert net.simple_bind(mx.cpu(), data=(4, 7)).arg_dict["label"].shape == ()
+    assert net.infer_shape(data=(4, 7), label=(4,))[0][3] == (4,)
+
+
+def test_the_data_the_property_hands_back_empty_stays_unknown():
+    # MXNet 1.9.1: the full form gives nothing, the partial form (): the data is not made 0-d
+    net = _label_passed_on_net()
+    assert net.infer_shape(label=(4,)) == (None, None, None)
+    assert net.infer_shape_partial(label=(4,)) == ([(), (), (), (4,)], [()], [])
