@@ -15,6 +15,21 @@ def _has_gpu() -> bool:
 
 
 HAS_GPU = _has_gpu()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _blas_keeps_its_threads():
+    """The host BLAS keeps its threads in the tests: lazynd's governor (lazynd/backend/host_threads.py)
+    sets it to one thread while the machine is busy, and OpenBLAS's products on one thread differ
+    from those on two in the last bits (a 128 x 784 x 128 product by up to 1e-3 relative, on
+    elements near zero), so tests that compare two paths closely would depend on the test machine's
+    load (two MNIST training comparisons failed under load that way).  The governor's own tests
+    build governors of their own, and its integration runs in subprocesses."""
+    from lazynd.backend import cpu
+
+    saved, cpu.GOVERNOR = cpu.GOVERNOR, None
+    yield
+    cpu.GOVERNOR = saved
 requires_gpu = pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU with CuPy (none visible)")
 
 
