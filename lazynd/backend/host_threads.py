@@ -26,7 +26,9 @@ products keep the BLAS's threads and pay two clock reads each.
 lazynd sets the threads only where the user has not: :func:`lazynd.backend.blas.thread_governor`
 gives no governor when ``OPENBLAS_NUM_THREADS`` or another BLAS thread variable is set, when the
 BLAS has one thread anyway, or with ``LAZYND_HOST_THREADS=fixed``.  The thread count is the BLAS
-library's, so while it is one NumPy's own products in the process run on one thread too.
+library's, so while it is one NumPy's own products in the process run on one thread too.  OpenBLAS's
+products on one thread may differ from those on several in the last bits: runs that must repeat
+bit for bit set the threads themselves (``fixed``).
 """
 
 from __future__ import annotations

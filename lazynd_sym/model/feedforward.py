@@ -250,7 +250,7 @@ class FeedForward(InferenceMixin):
                     monitor.toc_print()
                 # scored before the next batch is asked for, as in MXNet 0.9: an iterator may
                 # write every batch into the same arrays (asking first gained no time here)
-                group.update_metric(eval_metric, label_names, batch.label or [], batch.pad or 0)
+                group.update_metric(eval_metric, label_names, batch.label or [], getattr(batch, "pad", None) or 0)
                 progress.update(eval_metric)
                 nbatch += 1  # MXNet's FeedForward counts the batches done: the first callback sees 1
                 if batch_end_callback is not None:

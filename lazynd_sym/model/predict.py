@@ -44,7 +44,7 @@ class InferenceMixin:
 
     @staticmethod
     def _update_metric(eval_metric: metric_module.EvalMetric, batch: mx_io.DataBatch, outputs: list[Any]) -> None:
-        keep = batch.data[0].shape[0] - (batch.pad or 0)
+        keep = batch.data[0].shape[0] - (getattr(batch, "pad", None) or 0)
         # NDArrays, as MXNet hands them to a metric (custom metrics call ``asnumpy`` on them)
         labels = [label[:keep] for label in batch.label or []]
         preds = [out[:keep] for out in outputs[: len(labels)]]
@@ -101,7 +101,7 @@ class InferenceMixin:
                 self._update_metric(eval_metric, batch, executor.outputs)
                 call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
             else:
-                keep = batch.data[0].shape[0] - (batch.pad or 0)
+                keep = batch.data[0].shape[0] - (getattr(batch, "pad", None) or 0)
                 outputs.append([out.asnumpy()[:keep] for out in executor.outputs])
                 if inputs is not None:
                     inputs.append(

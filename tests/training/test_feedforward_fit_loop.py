@@ -146,3 +146,25 @@ def test_fit_and_create_take_mxnet_1x_eval_end_callback(tmp_path) -> None:
     assert seen == [("b", 0), ("b", 1), (0, 2, "accuracy"), ("b", 0), ("b", 1), (1, 2, "accuracy")]
     model.save(str(tmp_path / "ff"), 2, remove_amp_cast=True)
     assert (tmp_path / "ff-0002.params").exists()
+
+
+class _PlainBatch:
+    """A user's own batch class with only ``data`` and ``label`` (no ``pad``, no ``index``)."""
+
+    def __init__(self, data: list, label: list) -> None:
+        self.data, self.label = data, label
+
+
+class _PlainBatchIter(mx.io.NDArrayIter):
+    """An iterator that hands out :class:`_PlainBatch` objects, as users' recommender examples do."""
+
+    def next(self) -> _PlainBatch:
+        batch = super().next()
+        return _PlainBatch(batch.data, batch.label)
+
+
+def test_fit_and_predict_take_a_users_batch_without_pad() -> None:
+    data, label = two_class_blobs(80)
+    ff = FeedForward(two_class_net(), num_epoch=2, progress_bar=False, learning_rate=0.1)
+    ff.fit(_PlainBatchIter(data, label, batch_size=20))
+    assert ff.predict(_PlainBatchIter(data, label, batch_size=20)).shape == (80, 2)
