@@ -30,6 +30,8 @@ def _blas_keeps_its_threads():
     saved, cpu.GOVERNOR = cpu.GOVERNOR, None
     yield
     cpu.GOVERNOR = saved
+
+
 requires_gpu = pytest.mark.skipif(not HAS_GPU, reason="needs an NVIDIA GPU with CuPy (none visible)")
 
 
