@@ -184,20 +184,26 @@ def shapes_of_batch(
 ) -> tuple[list[DataDesc], list[DataDesc] | None]:
     """The bound descriptions with the shapes of ``data_batch`` (labels it lacks follow its batch size).
 
-    A batch that is not a ``DataBatch``, or holds fewer data arrays than the module has data
-    names, is a :class:`~lazynd.errors.DataError` (the missing inputs would keep stale values).
+    A batch that is not a ``DataBatch`` is a :class:`~lazynd.errors.DataError`.  One that holds
+    fewer data arrays than the module has data names leaves the last inputs with the values they
+    hold, as MXNet does (programs leave an RNN's begin states out of their batches that way), with
+    a warning that names them.
     """
     if not isinstance(getattr(data_batch, "data", None), (list, tuple)):
         raise DataError(
             f"Module.forward: expected a DataBatch (mx.io.DataBatch(data=[...], label=[...])), "
             f"got {type(data_batch).__name__}"
         )
-    if len(data_batch.data) < len(data_shapes):
-        raise DataError(
-            f"Module.forward: the batch holds {len(data_batch.data)} data array(s), the module takes "
-            f"{len(data_shapes)} ({[d.name for d in data_shapes]})"
+    given = len(data_batch.data)
+    if given < len(data_shapes):
+        kept = [d.name for d in data_shapes[given:]]
+        warnings.warn(
+            f"Module.forward: the batch holds {given} data array(s), the module takes {len(data_shapes)} "
+            f"({[d.name for d in data_shapes]}): {kept} keep the values they hold, as in MXNet",
+            stacklevel=3,
         )
     data = [_resized(d, a.shape) for d, a in zip(data_shapes, data_batch.data, strict=False)]
+    data += list(data_shapes[given:])
     labels = list(label_shapes) if label_shapes else None
     if labels and data_batch.label:
         labels = [_resized(d, a.shape) for d, a in zip(labels, data_batch.label, strict=False)]

@@ -46,8 +46,8 @@ def test_bad_arguments_raise_clear_errors() -> None:
         mod.fit(mx.io.NDArrayIter(*two_class_blobs(8), batch_size=4))
 
 
-def test_forward_refuses_what_is_not_a_batch_of_all_its_inputs() -> None:
-    # a list of arrays once failed inside with AttributeError; a batch short of an input left it stale
+def test_forward_refuses_what_is_not_a_batch_and_warns_of_inputs_a_batch_leaves_out() -> None:
+    # a list of arrays once failed inside with AttributeError
     mod = mx.mod.Module(two_class_net())
     mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
     mod.init_params()
@@ -56,8 +56,11 @@ def test_forward_refuses_what_is_not_a_batch_of_all_its_inputs() -> None:
     two = mx.mod.Module(sym.Variable("a") + sym.Variable("b"), data_names=["a", "b"], label_names=None)
     two.bind([("a", (2,)), ("b", (2,))], for_training=False)
     two.init_params()
-    with pytest.raises(DataError, match=r"the batch holds 1 data array\(s\), the module takes 2 \(\['a', 'b'\]\)"):
-        two.forward(mx.io.DataBatch([mx.nd.ones((2,))]))
+    # a batch short of an input leaves it as it is, as MXNet does (with a warning naming it)
+    two.forward(mx.io.DataBatch([mx.nd.ones((2,)), mx.nd.full((2,), 3.0)]))
+    with pytest.warns(UserWarning, match=r"holds 1 data array\(s\), the module takes 2 \(\['a', 'b'\]\): \['b'\] keep"):
+        two.forward(mx.io.DataBatch([mx.nd.full((2,), 5.0)]))
+    np.testing.assert_array_equal(two.get_outputs()[0].asnumpy(), [8.0, 8.0])
 
 
 def test_set_params_takes_numpy_values_and_refuses_other_types_by_name() -> None:
