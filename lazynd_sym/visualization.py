@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from lazynd.errors import LazyNDError
+from lazynd.formats.fileio import write_atomic
 
 
 def _graph(symbol: Any) -> list[dict[str, Any]]:
@@ -183,7 +184,9 @@ def _label(node: dict[str, Any]) -> str:
 
 
 class Network:
-    """Graphviz DOT source of a network; ``render`` needs the ``graphviz`` package."""
+    """Graphviz DOT source of a network, used as MXNet's ``graphviz.Digraph``: ``render``, ``view``,
+    ``pipe``, ``save``, ``format``, and display in a notebook.  Rendering needs the ``graphviz``
+    package and Graphviz's ``dot`` program; the DOT text is always in ``source``."""
 
     def __init__(self, source: str, title: str, save_format: str) -> None:
         self.source = source
@@ -193,8 +196,16 @@ class Network:
     def __str__(self) -> str:
         return self.source
 
-    def render(self, filename: str | None = None, **kwargs: Any) -> str:
-        """Write the graph in ``save_format`` with Graphviz (``filename`` defaults to the title); return its path."""
+    @property
+    def format(self) -> str:
+        """The rendering format (``save_format``), settable as a Digraph's."""
+        return self.save_format
+
+    @format.setter
+    def format(self, value: str) -> None:
+        self.save_format = value
+
+    def _graphviz(self) -> Any:
         try:
             import graphviz
         except ImportError as exc:
@@ -202,16 +213,43 @@ class Network:
                 "plot_network: rendering needs the 'graphviz' package (pip install graphviz); "
                 "the DOT text is in .source"
             ) from exc
+        return graphviz.Source(self.source, format=self.save_format)
+
+    def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        graph = self._graphviz()
         try:
-            return graphviz.Source(self.source, format=self.save_format).render(filename or self.title, **kwargs)
-        except graphviz.ExecutableNotFound as exc:
+            return getattr(graph, method)(*args, **kwargs)
+        except Exception as exc:
+            if type(exc).__name__ != "ExecutableNotFound":
+                raise
             raise LazyNDError(
                 "plot_network: rendering needs Graphviz's 'dot' program on the PATH; the DOT text is in .source"
             ) from exc
 
+    def render(self, filename: str | None = None, **kwargs: Any) -> str:
+        """Write the graph in ``save_format`` with Graphviz (``filename`` defaults to the title); return its path."""
+        return self._run("render", filename or self.title, **kwargs)
+
     def view(self, filename: str | None = None, **kwargs: Any) -> str:
         """Render, then open the file in the system's viewer: what scripts call on MXNet's graphviz Digraph."""
         return self.render(filename, view=True, **kwargs)
+
+    def pipe(self, format: str | None = None, **kwargs: Any) -> Any:  # noqa: A002 -- graphviz's name
+        """The rendered graph as bytes (in ``format``, else ``save_format``)."""
+        return self._run("pipe", format=format, **kwargs)
+
+    def save(self, filename: str | None = None) -> str:
+        """Write the DOT text to ``filename`` (default: the title with ``.gv``); return the path (no Graphviz needed)."""
+        path = filename or f"{self.title}.gv"
+        write_atomic(path, self.source.encode("utf-8"))
+        return path
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict:
+        """A notebook shows the rendered graph where Graphviz can render it, else the DOT text."""
+        try:
+            return self._run("_repr_mimebundle_", include, exclude, **kwargs)
+        except LazyNDError:
+            return {"text/plain": self.source}
 
 
 def plot_network(

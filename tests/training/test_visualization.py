@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 
 import pytest
 
@@ -128,3 +129,34 @@ def test_rendering_without_graphviz_dot_program_is_a_clear_error(monkeypatch) ->
     monkeypatch.setattr(graphviz.Source, "render", no_dot)
     with pytest.raises(LazyNDError, match=r"plot_network: rendering needs Graphviz's 'dot' program"):
         plot_network(_lenet_head()).view()
+
+
+def test_the_network_saves_its_dot_text_and_takes_a_format(tmp_path) -> None:
+    # scripts set .format on MXNet's Digraph, save its source, and display it in notebooks
+    graph = plot_network(_lenet_head(), title="lenet")
+    graph.format = "png"
+    assert graph.save_format == "png" and graph.format == "png"
+    path = graph.save(str(tmp_path / "lenet.gv"))
+    assert open(path).read() == graph.source
+
+
+def test_a_notebook_shows_the_dot_text_where_graphviz_cannot_render(monkeypatch) -> None:
+    graphviz = pytest.importorskip("graphviz")
+
+    def no_dot(self, *args, **kwargs):
+        raise graphviz.ExecutableNotFound(["dot"])
+
+    monkeypatch.setattr(graphviz.Source, "_repr_mimebundle_", no_dot)
+    monkeypatch.setattr(graphviz.Source, "pipe", no_dot)
+    graph = plot_network(_lenet_head())
+    assert graph._repr_mimebundle_() == {"text/plain": graph.source}
+    with pytest.raises(LazyNDError, match=r"rendering needs Graphviz's 'dot' program"):
+        graph.pipe()
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed here")
+def test_the_network_renders_through_graphviz() -> None:
+    pytest.importorskip("graphviz")
+    graph = plot_network(_lenet_head(), shape={"data": (1, 1, 28, 28)})
+    assert graph.pipe(format="svg").startswith(b"<?xml")
+    assert "image/svg+xml" in graph._repr_mimebundle_()
