@@ -60,3 +60,15 @@ def test_bench_lenet_runs_on_the_cpu_and_both_sides_learn_alike() -> None:
     assert rows and rows[0][:3] == ["lazynd", "executor,", "cpu"], done.stdout
     losses = [float(row[-1]) for row in rows]  # the same batches and initial weights: the same loss
     assert max(losses) - min(losses) < 2e-3, f"the two sides end at different losses: {done.stdout}"
+
+
+def test_bench_shared_machine_runs_quiet_and_loaded(data_dir) -> None:
+    """bench/shared_machine.py: the lazynd rows, on a slice of the data, beside one busy process."""
+    done = subprocess.run(
+        [sys.executable, "bench/shared_machine.py", "--loop", "seed", "--limit", "1280", "--rounds", "1",
+         "--burners", "1", "--rows", "lazynd,lazynd (BLAS threads fixed)"],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| lazynd")]
+    assert len(rows) == 2 and all(len(row.split("|")) == 6 for row in rows), done.stdout
