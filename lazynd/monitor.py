@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -99,7 +100,7 @@ class Monitor:
         self.monitor_all = bool(monitor_all)
         self.step = 0
         self.activated = False
-        self.exes: list[Any] = []
+        self._exes: list[weakref.ref] = []  # see the exes property
         self.queue: list[tuple[int, str, NDArray]] = []
         self._lock = threading.Lock()
 
@@ -115,8 +116,18 @@ class Monitor:
         if not callable(getattr(exe, "set_monitor_callback", None)):
             raise LazyNDError(f"Monitor.install: expected an Executor, got {type(exe).__name__}")
         # the executor asks whether this batch is recorded before it copies any output
-        exe.set_monitor_callback(self.stat_helper, active=lambda: self.activated, monitor_all=self.monitor_all)
-        self.exes.append(exe)
+        exe.set_monitor_callback(self.stat_helper, active=self._active, monitor_all=self.monitor_all)
+        self._exes = [ref for ref in self._exes if ref() is not None] + [weakref.ref(exe)]
+
+    @property
+    def exes(self) -> list[Any]:
+        """The installed executors still in use.  The monitor holds them weakly: each holds the
+        monitor (its callback), so a strong list would keep every executor a monitor ever watched
+        alive until Python's cyclic collector ran."""
+        return [exe for exe in (ref() for ref in self._exes) if exe is not None]
+
+    def _active(self) -> bool:
+        return self.activated
 
     def tic(self) -> None:
         """Call before each forward pass: starts recording on every ``interval``-th batch."""

@@ -67,3 +67,17 @@ def test_a_module_and_its_executors_are_freed_after_fit(no_cyclic_collector):
     del mod
     mx.nd.waitall()
     assert all(ref() is None for ref in executors)
+
+
+def test_a_monitored_executor_is_freed_too(no_cyclic_collector):
+    ex = _net().simple_bind(mx.cpu(), data=(4, 16))
+    monitor = mx.mon.Monitor(1)
+    monitor.install(ex)
+    monitor.tic()
+    ex.forward(is_train=True)
+    assert monitor.toc() and monitor.exes == [ex]
+    ref = weakref.ref(ex)
+    del ex
+    assert ref() is None and monitor.exes == []
+    monitor.tic()
+    assert monitor.toc() == []  # nothing left to report
