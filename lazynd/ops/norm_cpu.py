@@ -1,8 +1,8 @@
 """BatchNorm's CPU kernels: passes over blocks of samples, no temporary of the data's size.
 
 The data is seen as (outer, C, inner) (see :mod:`~lazynd.ops.norm`).  Each pass walks
-blocks of whole samples (rows ``outer``) small enough for their temporaries to stay in
-the cache, so a step costs one read of its inputs (and one write of its output)
+blocks of whole samples (rows ``outer``, see :mod:`~lazynd.ops.cpu_blocks`) small enough
+for their temporaries to stay in the cache, so a step costs one read of its inputs (and one write of its output)
 instead of several passes through freshly allocated arrays of the data's size, whose
 page faults cost as much as the arithmetic.  A per-channel vector enters the arithmetic
 repeated to one sample's layout (C * inner), so that NumPy runs each step as a
@@ -18,36 +18,9 @@ up to float32 rounding.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 
-# elements of one block: its float32 temporaries (a few of this size) stay well inside a core's L2
-_BLOCK_ELEMENTS = 1 << 16
-
-
-def _samples_per_block(per_sample: int) -> int:
-    return max(_BLOCK_ELEMENTS // max(per_sample, 1), 1)
-
-
-def _blocks(outer: int, per_sample: int) -> Iterator[slice]:
-    """Slices of whole samples, about ``_BLOCK_ELEMENTS`` elements each."""
-    step = _samples_per_block(per_sample)
-    for start in range(0, outer, step):
-        yield slice(start, min(start + step, outer))
-
-
-class _Scratch:
-    """One block's temporary, allocated once per pass and reused for every block: a fresh array
-    per block of this size is a fresh mapping from the OS, whose page faults cost more than the
-    arithmetic done in it."""
-
-    def __init__(self, outer: int, per_sample: int, dtype: np.dtype) -> None:
-        self.array = np.empty((min(_samples_per_block(per_sample), outer), per_sample), dtype)
-
-    def of(self, block: slice) -> np.ndarray:
-        """The scratch for ``block`` (as many samples as the block)."""
-        return self.array[: block.stop - block.start]
+from .cpu_blocks import Scratch, sample_blocks
 
 
 def _per_element(vector: np.ndarray, inner: int) -> np.ndarray:
@@ -84,14 +57,14 @@ def batch_moments(x: np.ndarray, mean: np.ndarray, var: np.ndarray) -> None:
     x2 = x.reshape(outer, channels * inner)
     accumulate = np.promote_types(x.dtype, np.float32)
     rows = np.empty((outer, channels), accumulate)
-    for block in _blocks(*x2.shape):
+    for block in sample_blocks(*x2.shape):
         _row_sums(x2[block], inner, accumulate, rows[block])
     _channel_means(rows, outer * inner, mean)
     centre = _per_element(mean, inner)
     deviation = np.result_type(x, mean)
     rows = rows.astype(deviation, copy=False)
-    scratch = _Scratch(*x2.shape, deviation)
-    for block in _blocks(*x2.shape):
+    scratch = Scratch(outer, x2.shape[1:], deviation)
+    for block in sample_blocks(*x2.shape):
         part = np.subtract(x2[block], centre, out=scratch.of(block))
         np.square(part, out=part)
         _row_sums(part, inner, deviation, rows[block])
@@ -106,8 +79,8 @@ def scale_shift(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, out: np.nda
     y = _writable(out, x2.shape)
     scale, shift = _per_element(scale, inner), _per_element(shift, inner)
     computed = np.result_type(x, scale, shift)
-    scratch = None if y.dtype == computed else _Scratch(*x2.shape, computed)
-    for block in _blocks(*x2.shape):
+    scratch = None if y.dtype == computed else Scratch(outer, x2.shape[1:], computed)
+    for block in sample_blocks(*x2.shape):
         part = np.multiply(x2[block], scale, out=y[block] if scratch is None else scratch.of(block))
         part += shift
         if scratch is not None:
@@ -143,8 +116,8 @@ def batch_norm_backward(
     centre, inv = _per_element(mean, inner), _per_element(invstd, inner)
     rows_dy = np.empty((outer, channels), accumulate)
     rows_dy_xhat = np.empty((outer, channels), accumulate)
-    xhat_scratch = _Scratch(*x2.shape, np.result_type(x, centre, inv))
-    for block in _blocks(*x2.shape):
+    xhat_scratch = Scratch(outer, x2.shape[1:], np.result_type(x, centre, inv))
+    for block in sample_blocks(*x2.shape):
         _row_sums(dy2[block], inner, accumulate, rows_dy[block])
         product = _normalised(x2[block], centre, inv, xhat_scratch.of(block))
         product *= dy2[block]
@@ -156,8 +129,8 @@ def batch_norm_backward(
     mean_dy, mean_dy_xhat = _per_element(sum_dy / count, inner), _per_element(sum_dy_xhat / count, inner)
     # the block's result straight into the gradient when it has the dtype the arithmetic gives
     computed = np.result_type(dy, coef) if global_stats else np.result_type(dy, mean_dy, coef)
-    scratch = None if computed == result.dtype else _Scratch(*x2.shape, computed)
-    for block in _blocks(*x2.shape):
+    scratch = None if computed == result.dtype else Scratch(outer, x2.shape[1:], computed)
+    for block in sample_blocks(*x2.shape):
         part = result[block] if scratch is None else scratch.of(block)
         if global_stats:
             np.multiply(dy2[block], coef, out=part)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import lazynd
-from lazynd.ops import norm_cpu
+from lazynd.ops import cpu_blocks, norm_cpu
 
 EPS = 1e-3
 
@@ -80,7 +80,7 @@ CASES = {
 def test_batchnorm_cpu_kernels_match_the_whole_array_formula_bitwise(
     case, fix_gamma, global_stats, dtype, block_elements, monkeypatch
 ):
-    monkeypatch.setattr(norm_cpu, "_BLOCK_ELEMENTS", block_elements)
+    monkeypatch.setattr(cpu_blocks, "BLOCK_ELEMENTS", block_elements)
     shape, axis = CASES[case]
     rng = np.random.default_rng(len(shape) + shape[0])
     channels = shape[axis]
