@@ -40,3 +40,36 @@ class Scratch:
     def of(self, block: slice) -> np.ndarray:
         """The scratch for ``block`` (as many samples as the block)."""
         return self.array[: block.stop - block.start]
+
+
+# elements of one block of a transposing copy: its rows of the source and of the target stay in L1/L2
+TRANSPOSE_BLOCK_ELEMENTS = 8192
+
+
+def copy_batch_first(source: np.ndarray, out: np.ndarray, bias: np.ndarray | None = None) -> None:
+    """``out[...] = np.moveaxis(source, -1, 0)`` (plus ``bias``, one value per leading index of
+    ``source``, e.g. per filter of an (F, *positions, N) result) in blocks of columns.
+
+    NumPy copies such a transpose in the target's order, reading each element from another cache
+    line of the source, a line that a batch of 16 to 128 re-reads long after it left the cache:
+    4-10x slower than the same copy taken a few thousand elements at a time."""
+    batch = source.shape[-1]
+    if out.size == 0:
+        return
+    if not out.flags.c_contiguous or out.shape != (batch, *source.shape[:-1]):
+        moved = np.moveaxis(source, -1, 0)
+        if bias is None:
+            out[...] = moved
+        else:
+            np.add(moved, bias.reshape((1, -1) + (1,) * (source.ndim - 2)), out=out)
+        return
+    rows = source.reshape(-1, batch)  # (columns of the target, batch)
+    target = out.reshape(batch, -1)
+    per_column = None if bias is None else np.repeat(bias, rows.shape[0] // max(bias.size, 1))
+    step = max(TRANSPOSE_BLOCK_ELEMENTS // max(batch, 1), 1)
+    for start in range(0, rows.shape[0], step):
+        block = slice(start, start + step)
+        if per_column is None:
+            target[:, block] = rows[block].T
+        else:
+            np.add(rows[block].T, per_column[block], out=target[:, block])
