@@ -2,8 +2,8 @@
 
 The data is seen as (outer, C, inner) (see :mod:`~lazynd.ops.norm`).  Each pass walks
 blocks of whole samples (rows ``outer``, see :mod:`~lazynd.ops.cpu_blocks`) small enough
-for their temporaries to stay in the cache, so a step costs one read of its inputs (and one write of its output)
-instead of several passes through freshly allocated arrays of the data's size, whose
+for their temporaries to stay in the cache, so a step costs one read of its inputs (and
+one write of its output) instead of several passes through freshly allocated arrays of the data's size, whose
 page faults cost as much as the arithmetic.  A per-channel vector enters the arithmetic
 repeated to one sample's layout (C * inner), so that NumPy runs each step as a
 contiguous loop over two arrays, about 1.5x faster than over a broadcast (C, 1) column.
@@ -38,10 +38,13 @@ def _channel_means(rows: np.ndarray, count: int, out: np.ndarray) -> None:
     np.divide(np.add.reduce(rows, axis=0), count, out=out, casting="unsafe")
 
 
-def _writable(target: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+def _writable(target: np.ndarray, shape: tuple[int, int], read_later: np.ndarray | None = None) -> np.ndarray:
     """``target`` seen as ``shape`` to write into; a new array (copied back by :func:`_finish`)
-    when ``target`` is not contiguous, so that a reshape would copy it."""
-    return target.reshape(shape) if target.flags.c_contiguous else np.empty(shape, target.dtype)
+    when ``target`` is not contiguous, so that a reshape would copy it, or overlaps
+    ``read_later``, an input a block reads after writing its result."""
+    if target.flags.c_contiguous and (read_later is None or not np.may_share_memory(target, read_later)):
+        return target.reshape(shape)
+    return np.empty(shape, target.dtype)
 
 
 def _finish(result: np.ndarray, target: np.ndarray) -> None:
@@ -123,7 +126,7 @@ def batch_norm_backward(
         product *= dy2[block]
         _row_sums(product, inner, accumulate, rows_dy_xhat[block])
     sum_dy, sum_dy_xhat = rows_dy.sum(axis=0), rows_dy_xhat.sum(axis=0)
-    result = _writable(dx, x2.shape)
+    result = _writable(dx, x2.shape, read_later=x)
     count = outer * inner
     coef = _per_element(coef, inner)
     mean_dy, mean_dy_xhat = _per_element(sum_dy / count, inner), _per_element(sum_dy_xhat / count, inner)

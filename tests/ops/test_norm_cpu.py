@@ -131,3 +131,15 @@ def test_batchnorm_cpu_kernels_write_into_a_strided_output():
     out = np.zeros((4, 3, 10))[:, :, ::2]
     norm_cpu.scale_shift(x, np.full(3, 2.0), np.full(3, 1.0), out)
     np.testing.assert_array_equal(out, x * 2 + 1)
+
+
+def test_batchnorm_cpu_backward_into_its_own_data_reads_the_data_first():
+    rng = np.random.default_rng(2)
+    x, dy = rng.standard_normal((4, 3, 5)), rng.standard_normal((4, 3, 5))
+    mean, invstd = x.mean(axis=(0, 2)), 1 / x.std(axis=(0, 2))
+    apart = np.empty_like(x)
+    want = norm_cpu.batch_norm_backward(dy, x, mean, invstd, invstd, False, apart)
+    got = norm_cpu.batch_norm_backward(dy, x, mean, invstd, invstd, False, x)  # dx written over x
+    np.testing.assert_array_equal(x, apart)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
