@@ -29,8 +29,8 @@ def _per_element(vector: np.ndarray, inner: int) -> np.ndarray:
 
 
 def _row_sums(block: np.ndarray, inner: int, dtype: np.dtype, out: np.ndarray) -> None:
-    """The sum of each (sample, channel) row of ``block`` (samples, C * inner) into ``out``."""
-    np.add.reduce(block.reshape(block.shape[0], -1, inner), axis=2, dtype=dtype, out=out)
+    """The sum of each (sample, channel) row of ``block`` (samples, C * inner) into ``out`` (samples, C)."""
+    np.add.reduce(block.reshape(out.shape + (inner,)), axis=2, dtype=dtype, out=out)
 
 
 def _channel_means(rows: np.ndarray, count: int, out: np.ndarray) -> None:
