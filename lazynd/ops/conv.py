@@ -32,6 +32,7 @@ from .conv_columns import (
     uses_batch_last,
     uses_batch_last_backward,
 )
+from .cpu_blocks import copy_batch_first
 from .host_reduce import column_sum_into
 from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape, parse_str
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
@@ -121,11 +122,7 @@ def _conv_forward_batch_last(
     y = _host_empty(kctx)((groups, filters // groups, math.prod(out_n)), x.dtype)
     kctx.backend.matmul(w.reshape(groups, filters // groups, -1), col.reshape(groups, -1, y.shape[2]), y)
     # (F, *out, N) back to batch-first in the one pass that adds the bias
-    y = np.moveaxis(y.reshape(filters, *out_n), -1, 0)
-    if bias is None:
-        np.copyto(out_nc, y)
-    else:
-        np.add(y, bias.reshape(_bias_shape(g)), out=out_nc)
+    copy_batch_first(y.reshape(filters, *out_n), out_nc, bias)
 
 
 def _checked_geometry(op: str, attrs: dict, data: Any) -> tuple[Geometry, tuple[int, ...] | None, int]:
@@ -241,7 +238,7 @@ def _conv_backward_batch_last(kctx: Any, attrs: dict, g: Geometry, x: Any, w: An
         dcol = _host_empty(kctx)((groups, wm.shape[2], dyt.shape[2]), x.dtype)
         kctx.backend.matmul(wm.transpose(0, 2, 1), dyt, dcol)
         dx = col2im_batch_last(dcol.reshape(col_shape), tuple(x.shape[2:]), g)
-        g.to_nc(outputs[0])[...] = np.moveaxis(dx, -1, 0)
+        copy_batch_first(dx, g.to_nc(outputs[0]))
     if not attrs["no_bias"] and outputs[2] is not None:
         outputs[2][...] = dyt.reshape(filters, -1).sum(axis=1)
 

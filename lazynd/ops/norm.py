@@ -19,6 +19,7 @@ import numpy as np
 from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
+from .norm_cpu import batch_moments, batch_norm_backward, scale_shift
 from .params import Param, parse_bool, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 
@@ -73,10 +74,7 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
         _write_back(batch_mean, mean)
         _write_back(batch_var, var)
     else:
-        x.mean(axis=(0, 2), out=mean)
-        centered = x - mean.reshape(1, -1, 1)
-        np.square(centered, out=centered)
-        centered.mean(axis=(0, 2), out=var)
+        batch_moments(x, mean, var)
     if batch_stats:
         # moving statistics follow the biased batch variance, as MXNet's do
         m = attrs["momentum"]
@@ -99,15 +97,9 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
     scale = var
     if not attrs["fix_gamma"]:
         scale = scale * gamma
-    shift = beta - mean * scale
-    y = out.reshape(outer, channels, inner)
-    if y.dtype.itemsize < 4:
-        # float16: one rounding of the float32 result (rounding x * scale first pulls it back
-        # towards x's own grid, a bias of the normalised mean)
-        y[...] = x * scale.reshape(1, -1, 1) + shift.reshape(1, -1, 1)
-        return
-    np.multiply(x, scale.reshape(1, -1, 1), out=y)
-    y += shift.reshape(1, -1, 1)
+    # float16 output: one rounding of the float32 result (rounding x * scale first pulls it back
+    # towards x's own grid, a bias of the normalised mean)
+    scale_shift(x, scale, beta - mean * scale, out)
 
 
 def _dense(xp: Any, vector: Any) -> Any:
@@ -168,20 +160,10 @@ def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
         _kernel(kctx, "bwd", x.dtype)(grid, block, args)
         dx[...] = result.reshape(dx.shape)
     else:
-        inv = invstd
-        xhat = (x - mean.reshape(1, -1, 1)) * inv.reshape(1, -1, 1)
         # sums over the batch are taken in float32 at least: float16 ones overflow past 65504 (MXNet
         # accumulates them in float32 too)
-        accumulate = np.promote_types(dy.dtype, np.float32)
-        sum_dy = dy.sum(axis=(0, 2), dtype=accumulate)
-        sum_dy_xhat = (dy * xhat).sum(axis=(0, 2), dtype=accumulate)
         g = np.ones_like(gamma) if attrs["fix_gamma"] else gamma
-        coef = (g * inv).reshape(1, -1, 1)
-        if global_stats:
-            dx[...] = (dy * coef).reshape(dx.shape)
-        else:
-            centred = dy - (sum_dy / m).reshape(1, -1, 1) - xhat * (sum_dy_xhat / m).reshape(1, -1, 1)
-            dx[...] = (centred * coef).reshape(dx.shape)
+        sum_dy, sum_dy_xhat = batch_norm_backward(dy, x, mean, invstd, g * invstd, global_stats, dx)
     dbeta[...] = sum_dy
     dgamma[...] = 0 if attrs["fix_gamma"] else sum_dy_xhat
 

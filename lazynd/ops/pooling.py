@@ -1,7 +1,7 @@
 """Pooling: max/avg/sum/lp over 1-D to 3-D windows, valid/full/same conventions, layouts.
 
-CPU kernels loop over kernel offsets (never pixels), each step one vectorised
-NumPy operation over strided slabs of the padded input.  The avg divisor counts
+CPU kernels (:mod:`~lazynd.ops.pooling_cpu`) loop over kernel offsets (never pixels),
+each step one vectorised NumPy operation over strided slabs of the input.  The avg divisor counts
 padding but not the extra rows the ``full`` convention adds, as MXNet does; with
 ``count_include_pad=False`` (MXNet 1.x) it counts the input's elements only.
 GPU kernels are in ``kernels/pooling.cu``.
@@ -25,6 +25,7 @@ from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .conv import LAYOUTS
 from .params import Param, enum, optional, parse_bool, parse_int, parse_shape
+from .pooling_cpu import avg_divisor, pool_backward, pool_forward
 from .registry import OpDef, register
 
 _MODES = {"max": 0, "avg": 1, "sum": 2}  # the GPU kernel's modes (lp runs as sum)
@@ -136,23 +137,6 @@ def _same_pad(attrs: dict) -> tuple[int, ...]:
     return (0,)
 
 
-def _avg_divisor(g: PoolGeometry, dtype: Any, include_pad: bool = True) -> np.ndarray:
-    # counted in float32 at least: a float16 count stops at 2048
-    dtype = np.promote_types(dtype, np.float32)
-    ones = np.zeros(g.padded(), dtype=dtype)
-    if include_pad:
-        ones[tuple(slice(0, s + 2 * p) for s, p in zip(g.spatial, g.pad, strict=True))] = 1
-    else:
-        ones[g.inner()[2:]] = 1
-    count = np.zeros(g.out, dtype=dtype)
-    for window in g.windows():
-        count += ones[window[2:]]
-    # a window past the padded input (the full convention's last, with a stride beyond the kernel)
-    # holds nothing: it averages to 0 (its sum) rather than 0 / 0, as on the GPU
-    np.maximum(count, 1, out=count)
-    return count
-
-
 _SOURCE = load_file("pooling.cu")
 
 
@@ -187,7 +171,7 @@ def _sum_based_forward(kctx: Any, attrs: dict, inputs: list, outputs: list) -> N
     _pool_forward(kctx, _as_sum(attrs), [x if p == 1 else x**p], outputs, [])
     if attrs["pool_type"] == "avg":
         nc_out = g.to_nc(out)
-        nc_out /= xp.asarray(_avg_divisor(g, out.dtype, include_pad=False))
+        nc_out /= xp.asarray(avg_divisor(g, out.dtype, include_pad=False))
     elif p == 2:
         xp.sqrt(out, out=out)
     elif p == 3:
@@ -204,7 +188,7 @@ def _sum_based_backward(kctx: Any, attrs: dict, inputs: list, outputs: list) -> 
     if attrs["pool_type"] == "avg":
         scaled = dy.copy()
         nc_scaled = g.to_nc(scaled)
-        nc_scaled /= xp.asarray(_avg_divisor(g, dy.dtype, include_pad=False))
+        nc_scaled /= xp.asarray(avg_divisor(g, dy.dtype, include_pad=False))
     elif p == 1:
         scaled = dy
     else:
@@ -237,43 +221,7 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         if y is not out:
             out[...] = y
         return
-    fill = _lowest(x.dtype) if mode == "max" else 0
-    if g.padded() == g.spatial:
-        # every window lies inside the input: no padded copy, unless the output overlaps the input
-        # (out= a view of it), which the accumulation below would overwrite before reading
-        source = x.copy() if np.may_share_memory(x, out) else x
-    else:
-        source = np.full(x.shape[:2] + g.padded(), fill, dtype=x.dtype)
-        source[g.inner()] = x
-    combine = np.maximum if mode == "max" else np.add
-    windows = list(g.windows())
-    # accumulate straight into the output (no fill, no temporary), but sum float16 windows in
-    # float32, as MXNet does: a float16 sum stops growing at 2048 times the step of its elements
-    total = out if mode == "max" or out.dtype.itemsize >= 4 else np.empty(out.shape, np.float32)
-    if len(windows) == 1:
-        total[...] = source[windows[0]]
-    else:
-        combine(source[windows[0]], source[windows[1]], out=total)
-    for window in windows[2:]:
-        combine(total, source[window], out=total)
-    if mode == "avg":
-        divisor = _avg_divisor(g, x.dtype)
-        first = divisor.flat[0]
-        np.divide(total, first if (divisor == first).all() else divisor, out=total)
-    if total is not out:
-        out[...] = total
-
-
-def _lowest(dtype: Any) -> Any:
-    """Where max pooling starts, so what a window of padding alone gives: -inf for floats (NumPy's
-    maximum of nothing, on both devices; MXNet 1.9.1 gives the lowest finite value), the smallest
-    integer for integers, which hold no -inf."""
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return -np.inf
-    if dtype.kind == "b":
-        return False
-    return np.iinfo(dtype).min
+    pool_forward(g, x, out, mode)
 
 
 def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -300,41 +248,7 @@ def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         if result is not dx:
             dx[...] = result
         return
-    if mode == "max" and g.padded() == g.spatial and all(st >= k for st, k in zip(g.stride, g.kernel, strict=True)):
-        _max_pool_backward_disjoint(g, x, y, dy, dx)
-        return
-    grad = np.zeros(x.shape[:2] + g.padded(), dtype=x.dtype)
-    if mode == "max":
-        padded = np.full(grad.shape, -np.inf, dtype=x.dtype)
-        padded[g.inner()] = x
-        # each output's gradient goes to the first maximum of its window, as the GPU kernel does
-        unclaimed = np.ones(y.shape, dtype=bool)
-        for window in g.windows():
-            hit = unclaimed & (padded[window] == y)
-            grad[window] += np.where(hit, dy, 0)
-            unclaimed &= ~hit
-    else:
-        share = dy / _avg_divisor(g, x.dtype) if mode == "avg" else dy
-        for window in g.windows():
-            grad[window] += share
-    dx[...] = grad[g.inner()]
-
-
-def _max_pool_backward_disjoint(g: PoolGeometry, x: Any, y: Any, dy: Any, dx: Any) -> None:
-    """Max pooling's CPU gradient when no two windows overlap and all lie inside the input (no
-    padding; stride at least the kernel: LeNet's 2x2 pools): each window's part of ``dx`` is
-    written once, in place, with no padded copy of ``x`` and no gradient buffer to copy back.
-    Each output's gradient goes to the first maximum of its window, as the GPU kernel does."""
-    covered = all(o * st == s and st == k for o, st, s, k in zip(g.out, g.stride, g.spatial, g.kernel, strict=True))
-    if not covered:
-        dx[...] = 0  # elements outside every window (a stride beyond the kernel, a remainder)
-    unclaimed = np.ones(y.shape, dtype=bool)
-    hit = np.empty(y.shape, dtype=bool)
-    for window in g.windows():
-        np.equal(x[window], y, out=hit)
-        hit &= unclaimed
-        np.multiply(dy, hit, out=dx[window])
-        np.greater(unclaimed, hit, out=unclaimed)  # unclaimed and not hit
+    pool_backward(g, x, y, dy, dx, mode)
 
 
 def _pool_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
