@@ -228,6 +228,7 @@ class FeedForward(InferenceMixin):
             data.reset()
             progress = EpochProgress(epoch, total, data.batch_size, enabled=self.progress_bar)
             nbatch = 0
+            epoch_values: list[tuple[str, float]] = []
             batches = iter(data)
             batch = next(batches, None)
             while batch is not None:
@@ -253,12 +254,18 @@ class FeedForward(InferenceMixin):
                 group.update_metric(eval_metric, label_names, batch.label or [], getattr(batch, "pad", None) or 0)
                 progress.update(eval_metric)
                 nbatch += 1  # MXNet's FeedForward counts the batches done: the first callback sees 1
+                # the next batch is asked for after the scoring (see above) and before the callbacks,
+                # so the epoch's values are read before the last batch's callbacks can reset them (the
+                # global values: a Speedometer(auto_reset=True) resets only the local period of a
+                # metric that keeps both, and all of one that keeps local sums only)
+                following = next(batches, None)
+                if following is None:
+                    epoch_values = eval_metric.get_global_name_value()
                 if batch_end_callback is not None:
                     call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
-                batch = next(batches, None)
+                batch = following
             progress.close()
-            # the whole epoch's value: a Speedometer(auto_reset=True) only resets the local period
-            for name, value in eval_metric.get_global_name_value():
+            for name, value in epoch_values:
                 logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
             group.copy_params_to(arg_params, aux_params)

@@ -168,3 +168,30 @@ def test_fit_and_predict_take_a_users_batch_without_pad() -> None:
     ff = FeedForward(two_class_net(), num_epoch=2, progress_bar=False, learning_rate=0.1)
     ff.fit(_PlainBatchIter(data, label, batch_size=20))
     assert ff.predict(_PlainBatchIter(data, label, batch_size=20)).shape == (80, 2)
+
+
+class _LocalOnlyAccuracy(mx.metric.EvalMetric):
+    """A user's metric with its own ``reset`` (MXNet-SSD's MultiBoxMetric is one): it keeps local
+    sums only, so a resetting Speedometer at the last batch leaves it nothing to report."""
+
+    def __init__(self) -> None:
+        super().__init__("local-accuracy")
+
+    def reset(self) -> None:
+        self.sum_metric, self.num_inst = 0.0, 0
+
+    def update(self, labels, preds) -> None:
+        for label, pred in zip(labels, preds, strict=True):
+            self.sum_metric += float((pred.asnumpy().argmax(axis=1) == label.asnumpy()).sum())
+            self.num_inst += len(label.asnumpy())
+
+
+def test_the_epoch_value_is_read_before_the_last_batchs_callbacks_reset_it(caplog) -> None:
+    data, label = two_class_blobs(80)
+    ff = FeedForward(two_class_net(), num_epoch=1, numpy_batch_size=20, progress_bar=False)
+    with caplog.at_level("INFO"):
+        ff.fit(data, label, eval_metric=_LocalOnlyAccuracy(), batch_end_callback=mx.callback.Speedometer(20, 2))
+    lines = [r.getMessage() for r in caplog.records if "Train-local-accuracy" in r.getMessage()]
+    assert len(lines) == 1 and "nan" not in lines[0], lines
+    value = float(lines[0].rsplit("=", 1)[1])
+    assert 0.0 <= value <= 1.0
