@@ -5,6 +5,7 @@ Images are ``(H, W, C)`` or a batch ``(N, H, W, C)``, channels last as decoded b
 - ``_image_to_tensor`` moves the channels first and scales to ``[0, 1]``: ``(C, H, W)`` or
   ``(N, C, H, W)`` in float32, ``data / 255`` (no clipping: a float 300 gives 1.18, as MXNet).
 - ``_image_flip_left_right`` / ``_image_flip_top_bottom`` reverse the width / height axis.
+- ``_image_crop`` keeps the window of ``width`` x ``height`` pixels whose top left corner is (x, y).
 - ``_image_random_flip_left_right`` / ``_image_random_flip_top_bottom`` do so with probability 0.5,
   one draw per call. They are augmentations: a draw is not kept for a backward pass, so they have
   no gradient rule (MXNet 1.9.1 passed the gradient through unflipped; ours says so instead).
@@ -19,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OperatorError, ShapeError
+from .params import Param, parse_int
 from .registry import OpDef, register
 
 
@@ -132,3 +134,69 @@ def _register_random_flip(name: str) -> None:
 for _name in ("left_right", "top_bottom"):
     _register_flip(_name)
     _register_random_flip(_name)
+
+
+def _crop_window(attrs: dict) -> tuple[slice, slice]:
+    """The (rows, columns) the crop keeps."""
+    return slice(attrs["y"], attrs["y"] + attrs["height"]), slice(attrs["x"], attrs["x"] + attrs["width"])
+
+
+def _crop_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    if attrs["width"] <= 0 or attrs["height"] <= 0:
+        raise OperatorError(f"_image_crop: width and height must be positive, got {attrs['width']} x {attrs['height']}")
+    if attrs["x"] < 0 or attrs["y"] < 0:
+        raise OperatorError(f"_image_crop: x and y must be >= 0, got ({attrs['x']}, {attrs['y']})")
+    data = in_shapes[0]
+    _image_shape("_image_crop", data)
+    if data is None:
+        return in_shapes, [None], aux_shapes
+    *batch, height, width, channels = data
+    if attrs["x"] + attrs["width"] > width or attrs["y"] + attrs["height"] > height:
+        raise ShapeError(
+            f"_image_crop: window {attrs['width']} x {attrs['height']} at ({attrs['x']}, {attrs['y']}) "
+            f"leaves the image of width {width} and height {height}"
+        )
+    return in_shapes, [(*batch, attrs["height"], attrs["width"], channels)], aux_shapes
+
+
+def _crop_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    rows, columns = _crop_window(attrs)
+    outputs[0][...] = inputs[0][..., rows, columns, :]
+
+
+def _crop_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    rows, columns = _crop_window(attrs)
+    grad = outputs[0]
+    grad[...] = 0
+    grad[..., rows, columns, :] = inputs[0]
+
+
+_CROP_PARAMS = {
+    "x": Param(parse_int, doc="left column of the window"),
+    "y": Param(parse_int, doc="top row of the window"),
+    "width": Param(parse_int, doc="width of the window"),
+    "height": Param(parse_int, doc="height of the window"),
+}
+
+register(
+    OpDef(
+        "_image_crop",
+        _crop_forward,
+        params=dict(_CROP_PARAMS),
+        infer_shape=_crop_infer,
+        gradient=lambda F, attrs, inputs, outputs, out_grads: [
+            F._backward_image_crop(out_grads[0], inputs[0], **attrs)
+        ],
+        doc="The width x height window at (x, y) of (H, W, C) or (N, H, W, C) images.",
+    )
+)
+register(
+    OpDef(
+        "_backward_image_crop",
+        _crop_backward,
+        inputs=("out_grad", "data"),
+        params=dict(_CROP_PARAMS),
+        infer_shape=lambda attrs, in_shapes, aux_shapes: (in_shapes, [in_shapes[1]], aux_shapes),
+        doc="Gradient of _image_crop: the head inside the window, zero outside.",
+    )
+)

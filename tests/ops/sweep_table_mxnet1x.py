@@ -197,6 +197,7 @@ CONTRIB_CASES: dict[str, Case] = {
     "_image_to_tensor": Case([In((2, 3, 2))], reference=lambda x: np.moveaxis(x, -1, 0) / np.float32(255), grad=False),
     "_image_flip_left_right": Case([In((2, 3, 2))], reference=lambda x: np.flip(x, axis=1)),
     "_image_flip_top_bottom": Case([In((2, 3, 2))], reference=lambda x: np.flip(x, axis=0)),
+    "_image_crop": Case([In((3, 4, 2))], {"x": 1, "y": 1, "width": 2, "height": 2}, reference=lambda x: x[1:3, 1:3, :]),
     "_image_random_flip_left_right": Case([In((2, 3, 2))], grad=False, random=True),
     "_image_random_flip_top_bottom": Case([In((2, 3, 2))], grad=False, random=True),
     "_contrib_quadratic": Case([In()], {"a": 1.5, "b": -2.0, "c": 0.5}, reference=lambda x: 1.5 * x * x - 2 * x + 0.5),

@@ -74,3 +74,34 @@ def test_random_flip_refuses_a_backward_pass_by_name():
 def test_bad_shapes_name_the_operator_and_the_expected_layout(name):
     with pytest.raises(ShapeError, match=rf"_image_{name}: shape of 'data' is \(3, 3\), expected \(H, W, C\)"):
         getattr(mx.nd.image, name)(mx.nd.ones((3, 3)))
+
+
+def test_crop_keeps_the_window_at_x_y_in_any_dtype(ctx):
+    x = mx.nd.array(np.arange(24).reshape(2, 4, 3), dtype="uint8", ctx=ctx)
+    out = mx.nd.image.crop(x, 1, 0, 2, 1)  # MXNet 1.9.1: [[[3, 4, 5], [6, 7, 8]]], uint8
+    assert out.dtype == np.uint8
+    assert out.asnumpy().tolist() == [[[3, 4, 5], [6, 7, 8]]]
+    assert mx.nd.image.crop(x.reshape((1, 2, 4, 3)), x=1, y=1, width=3, height=1).shape == (1, 1, 3, 3)
+
+
+def test_crop_gradient_is_the_head_inside_the_window():
+    net = sym.image.crop(sym.Variable("data"), x=1, y=0, width=2, height=1)
+    assert net.infer_shape(data=(2, 4, 3))[1] == [(1, 2, 3)]
+    head = np.random.default_rng(3).normal(size=(1, 2, 3))
+    expected = np.zeros((2, 4, 3))
+    expected[0:1, 1:3] = head
+    check_symbolic_backward(net, [np.ones((2, 4, 3))], [head], [expected])
+    check_numeric_gradient(net, [np.random.default_rng(4).normal(size=(2, 4, 3))])
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ((3, 0, 2, 1), r"_image_crop: window 2 x 1 at \(3, 0\) leaves the image of width 4 and height 2"),
+        ((0, 0, 0, 1), "_image_crop: width and height must be positive, got 0 x 1"),
+        ((-1, 0, 1, 1), r"_image_crop: x and y must be >= 0, got \(-1, 0\)"),
+    ],
+)
+def test_a_crop_window_outside_the_image_is_refused(params, message):
+    with pytest.raises(LazyNDError, match=message):
+        mx.nd.image.crop(mx.nd.ones((2, 4, 3)), *params)
