@@ -117,6 +117,32 @@ def _name_positional_params(op: OpDef, values: list[Any], kwargs: dict[str, Any]
     return dict(zip(free, values, strict=False))
 
 
+def _input_names(op: OpDef) -> list[str]:
+    """The operator's input names under its default parameters (``arg0``... for a variadic one)."""
+    if op.variadic:
+        return []
+    try:
+        return op.input_names({k: p.default for k, p in op.params.items()}) + list(op.aux)
+    except OperatorError:  # a required parameter decides them
+        return []
+
+
+def _input_label(op: OpDef, position: int) -> str:
+    """The name of the input at ``position`` (``#2`` where it has none before the call is parsed)."""
+    names = _input_names(op)
+    return names[position] if position < len(names) else f"#{position}"
+
+
+def _refuse_array_input(op: OpDef, value: Any, input_name: str) -> None:
+    """Name the input when an array (an NDArray, a NumPy array) is given where a symbol is expected:
+    it would otherwise be read as a parameter and refused for a reason that says nothing of it."""
+    if hasattr(value, "__array__") and not isinstance(value, (Symbol, np.generic)):
+        raise OperatorError(
+            f"{op.name}: input {input_name!r} must be a Symbol, got {type(value).__module__}.{type(value).__name__}; "
+            "call the mx.nd function for arrays, or pass a variable (mx.sym.Variable) and bind the array to it"
+        )
+
+
 def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hint: str | None = None) -> Symbol:
     """Apply an operator to symbols: the body of every ``lazynd_sym.<op>`` function.
 
@@ -140,6 +166,8 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
         elif a is None and not positional_params and op.takes_input_at(len(positional)):
             positional.append(None)  # an input left out: a variable is made for it, if the operator takes it
         else:
+            if not positional_params and (op.variadic or op.takes_input_at(len(positional))):
+                _refuse_array_input(op, a, _input_label(op, len(positional)))
             positional_params.append(a)
     while positional and positional[-1] is None:
         positional.pop()
@@ -149,7 +177,10 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
     for key, value in kwargs.items():
         if isinstance(value, Symbol):
             named[key] = value
-        elif value is None and key not in op.params:
+            continue
+        if key not in op.params and (key in _input_names(op) or callable(op._inputs)):
+            _refuse_array_input(op, value, key)
+        if value is None and key not in op.params:
             continue  # an input left out (``bias=None``), made a variable as MXNet's generated functions do
         elif key in op.params:
             params[key] = value

@@ -33,9 +33,15 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
     # operators whose inputs depend on their parameters (multi_sgd_update...): keywords that are
     # all parameters name no input either
     param_set = frozenset(op.params)
+    # how many arrays a fixed-arity operator takes by position; MXNet reads the ones after them as
+    # its parameters, then ``out`` and ``name`` (``nd.tanh(x, y)`` writes into y)
+    array_slots = None if static_names is None else len(static_names) + len(op.aux)
 
     def function(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
-        if special.isdisjoint(kwargs) if special is not None else (not op.variadic and param_set.issuperset(kwargs)):
+        common = (
+            special.isdisjoint(kwargs) if special is not None else (not op.variadic and param_set.issuperset(kwargs))
+        )
+        if common and (array_slots is None or len(args) <= array_slots):
             # the common call, ``f(x, y, param=value)``: arrays by position, parameters by name
             for a in args:
                 if a.__class__ is not NDArray:
@@ -57,6 +63,10 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
                 positional_params.append(a)
         while inputs and inputs[-1] is None:
             inputs.pop()
+        if array_slots is not None and len(inputs) > array_slots:
+            # arrays past the inputs take the positions of the parameters, then of ``out``
+            positional_params[:0] = inputs[array_slots:]
+            del inputs[array_slots:]
         if static_names is not None:
             names = static_names
         elif all(key in op.params for key in kwargs):
@@ -74,9 +84,12 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
         for key, value in kwargs.items():
             attrs_given[key] = value
         free_params = [p for p in param_names if p not in attrs_given and p != "num_args"]
-        if len(positional_params) > len(free_params):
-            _refuse_host_array_input(op, positional_params[0], len(inputs), names)
-            raise OperatorError(f"{op.name}: too many positional arguments ({len(args)})")
+        extra = positional_params[len(free_params) :]
+        if extra:
+            if out is not None or not _out_and_name_by_position(extra, name):
+                _refuse_host_array_input(op, positional_params[0], len(inputs), names)
+                raise OperatorError(f"{op.name}: too many positional arguments ({len(args)})")
+            out, name = extra[0], (extra[1] if len(extra) == 2 else name)
         for key, value in zip(free_params, positional_params, strict=False):
             attrs_given[key] = value
         if named_inputs:
@@ -93,6 +106,14 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
     function.__doc__ = _function_doc(op)
     function.op = op  # type: ignore[attr-defined]  # the operator it calls (autograd calls some directly)
     return function
+
+
+def _out_and_name_by_position(extra: list[Any], name: str | None) -> bool:
+    """Whether the positional arguments past the parameters are ``out`` (an NDArray) and maybe
+    ``name`` (a string), the places MXNet's generated functions give them."""
+    if not isinstance(extra[0], NDArray) or len(extra) > 2:
+        return False
+    return len(extra) == 1 or (name is None and isinstance(extra[1], str))
 
 
 def _refuse_host_array_input(op: OpDef, value: Any, position: int, names: list[str]) -> None:

@@ -193,6 +193,13 @@ CONTRIB_CASES: dict[str, Case] = {
     "_contrib_isinf": Case([In(values=[[1, np.inf, np.nan, -np.inf]] * 3)], reference=_f(np.isinf), grad=False),
     "_contrib_div_sqrt_dim": Case([In()], reference=lambda x: x / np.float32(2.0)),
     "_image_normalize": Case([In((3, 2, 2))], {"mean": (0.5,), "std": (2.0,)}, reference=lambda x: (x - 0.5) / 2),
+    # always float32 out, so no float64 central differences: tests/ops/test_image_layout.py checks its gradient
+    "_image_to_tensor": Case([In((2, 3, 2))], reference=lambda x: np.moveaxis(x, -1, 0) / np.float32(255), grad=False),
+    "_image_flip_left_right": Case([In((2, 3, 2))], reference=lambda x: np.flip(x, axis=1)),
+    "_image_flip_top_bottom": Case([In((2, 3, 2))], reference=lambda x: np.flip(x, axis=0)),
+    "_image_crop": Case([In((3, 4, 2))], {"x": 1, "y": 1, "width": 2, "height": 2}, reference=lambda x: x[1:3, 1:3, :]),
+    "_image_random_flip_left_right": Case([In((2, 3, 2))], grad=False, random=True),
+    "_image_random_flip_top_bottom": Case([In((2, 3, 2))], grad=False, random=True),
     "_contrib_quadratic": Case([In()], {"a": 1.5, "b": -2.0, "c": 0.5}, reference=lambda x: 1.5 * x * x - 2 * x + 0.5),
     "_contrib_arange_like": Case(
         [In()],

@@ -1,4 +1,4 @@
-"""What infer_shape/infer_type and symbol arithmetic make of inputs given by name or of a wrong type."""
+"""What infer_shape/infer_type, symbol arithmetic and mx.sym functions make of inputs given by name or of a wrong type."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import ArgumentTypeError
+from lazynd.errors import ArgumentTypeError, OperatorError
 
 
 def _two_variables_named_a() -> Any:
@@ -35,3 +35,26 @@ def test_a_type_given_by_name_reaches_every_variable_of_that_name() -> None:
 def test_symbol_arithmetic_with_an_operand_of_another_type_is_refused_by_type(other: Any) -> None:
     with pytest.raises(ArgumentTypeError, match="symbol arithmetic: unsupported operand type"):
         mx.sym.Variable("a") + other
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        # CenterNet's flip test called mx.symbol.flip on an NDArray (MXNet: "Argument data must be Symbol")
+        (lambda: mx.sym.flip(mx.nd.ones((1, 2)), axis=1), "flip: input 'data' must be a Symbol, got lazynd.ndarray"),
+        (lambda: mx.sym.flip(data=mx.nd.ones((1, 2)), axis=1), "flip: input 'data' must be a Symbol"),
+        (
+            lambda: mx.sym.FullyConnected(mx.sym.Variable("x"), np.ones((2, 2)), num_hidden=2),
+            "FullyConnected: input 'weight' must be a Symbol, got numpy.ndarray",
+        ),
+        (lambda: mx.sym.concat(mx.nd.ones(2), mx.nd.ones(2)), "Concat: input '#0' must be a Symbol"),
+    ],
+)
+def test_an_array_given_for_an_input_is_refused_by_the_inputs_name(call: Any, message: str) -> None:
+    with pytest.raises(OperatorError, match=message):
+        call()
+
+
+def test_numpy_scalars_given_by_position_are_still_parameters() -> None:
+    net = mx.sym.FullyConnected(mx.sym.Variable("x"), None, None, np.int64(3))
+    assert net.infer_shape(x=(2, 5))[1] == [(2, 3)]
