@@ -27,7 +27,6 @@ from .conv_columns import (
     Geometry,
     col2im,
     col2im_batch_last,
-    host_empty,
     im2col,
     im2col_batch_last,
     uses_batch_last,
@@ -55,6 +54,12 @@ def _common_params(no_bias_default: bool) -> dict[str, Param]:
         "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
         "layout": Param(optional(enum(*LAYOUTS)), None, "data layout (default channels second)"),
     }
+
+
+def _host_empty(kctx: Any) -> Any:
+    """The backend's pooled ``empty``: a fresh buffer of tens of megabytes is mapped, faulted
+    in and zeroed by the kernel on every call (measured: 3 ms of a 13 ms backward)."""
+    return kctx.backend.empty if kctx.backend is not None else np.empty
 
 
 def _in_blas_section(kernel: Callable[..., None]) -> Callable[..., None]:
@@ -112,9 +117,9 @@ def _conv_forward_batch_last(
     kctx: Any, g: Geometry, groups: int, x: np.ndarray, w: np.ndarray, bias: Any, out_nc: np.ndarray
 ) -> None:
     """The CPU forward in the batch-last layout: one GEMM (F, C x kernel) @ (C x kernel, positions x N)."""
-    col = im2col_batch_last(kctx, x, g)  # (C, *kernel, *out, N)
+    col = im2col_batch_last(x, g)  # (C, *kernel, *out, N)
     filters, out_n = w.shape[0], col.shape[1 + g.nd :]
-    y = host_empty(kctx)((groups, filters // groups, math.prod(out_n)), x.dtype)
+    y = _host_empty(kctx)((groups, filters // groups, math.prod(out_n)), x.dtype)
     kctx.backend.matmul(w.reshape(groups, filters // groups, -1), col.reshape(groups, -1, y.shape[2]), y)
     # (F, *out, N) back to batch-first in the one pass that adds the bias
     copy_batch_first(y.reshape(filters, *out_n), out_nc, bias)
@@ -223,16 +228,16 @@ def _conv_backward_batch_last(kctx: Any, attrs: dict, g: Geometry, x: Any, w: An
     dyt = np.ascontiguousarray(np.moveaxis(dy, 0, -1)).reshape(groups, filters // groups, -1)  # (F, *out * N)
     col_shape = (x.shape[1], *g.kernel, *dy.shape[2:], x.shape[0])  # im2col_batch_last's (C, *kernel, *out, N)
     if outputs[1] is not None:
-        col = im2col_batch_last(kctx, x, g).reshape(groups, -1, dyt.shape[2])
+        col = im2col_batch_last(x, g).reshape(groups, -1, dyt.shape[2])
         # dW as (col @ dy^T)^T: OpenBLAS runs this orientation 25-40% faster than dy @ col^T
-        dwt = host_empty(kctx)((groups, col.shape[1], dyt.shape[1]), x.dtype)
+        dwt = _host_empty(kctx)((groups, col.shape[1], dyt.shape[1]), x.dtype)
         kctx.backend.matmul(col, dyt.transpose(0, 2, 1), dwt)
         g.to_nc(outputs[1])[...] = dwt.transpose(0, 2, 1).reshape(w.shape)
     if outputs[0] is not None:
         wm = w.reshape(groups, filters // groups, -1)
-        dcol = host_empty(kctx)((groups, wm.shape[2], dyt.shape[2]), x.dtype)
+        dcol = _host_empty(kctx)((groups, wm.shape[2], dyt.shape[2]), x.dtype)
         kctx.backend.matmul(wm.transpose(0, 2, 1), dyt, dcol)
-        dx = col2im_batch_last(kctx, dcol.reshape(col_shape), tuple(x.shape[2:]), g)
+        dx = col2im_batch_last(dcol.reshape(col_shape), tuple(x.shape[2:]), g)
         copy_batch_first(dx, g.to_nc(outputs[0]))
     if not attrs["no_bias"] and outputs[2] is not None:
         outputs[2][...] = dyt.reshape(filters, -1).sum(axis=1)

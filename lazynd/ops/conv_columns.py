@@ -1,9 +1,9 @@
 """The column machinery behind Convolution and Deconvolution: window geometry, im2col and col2im.
 
 :class:`Geometry` holds a window's kernel, stride, dilation and padding.  The CPU
-im2col copies each kernel offset's slab of the columns ``(N, C, *kernel, *out)``
-from the input in one strided copy; col2im, its adjoint, adds each slab back (a
-loop over kernel positions, never over pixels); neither builds a padded copy.  On the GPU
+im2col is a strided view of the (padded) input copied once into a contiguous
+column buffer ``(N, C, *kernel, *out)``; col2im, its adjoint, adds each kernel
+offset's slab back (a loop over kernel positions, never over pixels).  On the GPU
 both come from our kernels (``kernels/conv.cu``).
 
 On the CPU, batches of 8 or more may take a batch-last layout instead (see
@@ -15,7 +15,6 @@ decide when.
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any
 
 import numpy as np
@@ -124,14 +123,24 @@ def im2col(kctx: Any, x: Any, g: Geometry) -> Any:
             (x, col, np.int64(col.size), np.int32(x.shape[1]), *[np.int32(v) for v in _gpu_dims(g, x.shape[2:], out)]),
         )
         return col
-    return _im2col_host(kctx, x, g, out)
+    if any(g.pad):
+        x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in g.pad])
+    spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
+    axes = tuple(range(2, 2 + g.nd))
+    win = np.lib.stride_tricks.sliding_window_view(x, spans, axis=axes)
+    index: tuple[slice, ...] = (slice(None), slice(None))
+    index += tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True))
+    index += tuple(slice(None, None, d) for d in g.dilate)
+    win = win[index]
+    perm = (0, 1, *range(2 + g.nd, 2 + 2 * g.nd), *range(2, 2 + g.nd))
+    return np.ascontiguousarray(win.transpose(perm))
 
 
 def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry, out: Any = None) -> Any:
     """Sum columns (N, C, *kernel, *out) back into an (N, C, *spatial) array (the adjoint of im2col).
 
-    The sums go straight into ``out`` when it is given, C-contiguous and of the result's dtype
-    (it is returned); otherwise into a new array (on the CPU a pooled one); for a pointwise
+    On the GPU the sums go straight into ``out`` when it is given, C-contiguous and of the
+    result's dtype (it is returned); otherwise, and on the CPU, into a new array; for a pointwise
     geometry the result is ``col`` itself, reshaped (the callers copy what they keep).
     """
     xp = kctx.xp
@@ -154,7 +163,17 @@ def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry, out: Any 
             (col, x, np.int64(col.size), np.int32(c), *[np.int32(v) for v in _gpu_dims(g, spatial, positions)]),
         )
         return x
-    return _col2im_host(kctx, col, spatial, g, out)
+    padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
+    x = np.zeros((n, c, *padded), dtype=col.dtype)
+    for offset in itertools.product(*[range(k) for k in g.kernel]):
+        target = (slice(None), slice(None)) + tuple(
+            slice(k * d, k * d + s * (o - 1) + 1, s)
+            for k, d, s, o in zip(offset, g.dilate, g.stride, positions, strict=True)
+        )
+        x[target] += col[(slice(None), slice(None), *offset)]
+    if any(g.pad):
+        x = x[(slice(None), slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
+    return x
 
 
 # Batch-last layout on the CPU: with the batch axis innermost, every slab that im2col copies
@@ -186,136 +205,36 @@ def uses_batch_last_backward(xp: Any, batch: int, column: int) -> bool:
     return uses_batch_last(xp, batch) and column >= BATCH_LAST_MIN_BACKWARD_COLUMN
 
 
-def im2col_batch_last(kctx: Any, x: np.ndarray, g: Geometry) -> np.ndarray:
+def im2col_batch_last(x: np.ndarray, g: Geometry) -> np.ndarray:
     """(N, C, *spatial) -> contiguous columns (C, *kernel, *out, N) (NumPy only)."""
     out = g.out_size("Convolution", tuple(x.shape[2:]))
-    n, c = x.shape[:2]
-    xt = host_empty(kctx)((c, *x.shape[2:], n), x.dtype)  # the data batch-last, copied once
-    xt[...] = np.moveaxis(x, 0, -1)
-    if g.pointwise:  # the data are the columns
-        return xt.reshape(c, *g.kernel, *out, n)
-    col = host_empty(kctx)((c, *g.kernel, *out, n), x.dtype)
-    _fill_columns(col, xt, g)
-    return col
+    xt = np.moveaxis(x, 0, -1)  # (C, *spatial, N)
+    if any(g.pad):
+        xt = np.pad(xt, [(0, 0)] + [(p, p) for p in g.pad] + [(0, 0)])
+    else:
+        xt = np.ascontiguousarray(xt)
+    spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
+    win = np.lib.stride_tricks.sliding_window_view(xt, spans, axis=tuple(range(1, 1 + g.nd)))
+    index = (slice(None),) + tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True))
+    index += (slice(None),) + tuple(slice(None, None, d) for d in g.dilate)
+    perm = (0, *range(2 + g.nd, 2 + 2 * g.nd), *range(1, 1 + g.nd), 1 + g.nd)
+    return np.ascontiguousarray(win[index].transpose(perm))
 
 
-def col2im_batch_last(kctx: Any, col: np.ndarray, spatial: tuple[int, ...], g: Geometry) -> np.ndarray:
-    """Sum columns (C, *kernel, *out, N) back into a (C, *spatial, N) array (the adjoint of im2col_batch_last).
-
-    The result is a new pooled buffer, or for a pointwise geometry ``col`` itself reshaped.
-    """
+def col2im_batch_last(col: np.ndarray, spatial: tuple[int, ...], g: Geometry) -> np.ndarray:
+    """Sum columns (C, *kernel, *out, N) back into a (C, *spatial, N) array (the adjoint of im2col_batch_last)."""
     c, n = col.shape[0], col.shape[-1]
     if g.pointwise:
         return col.reshape(c, *spatial, n)
-    x = host_empty(kctx)((c, *spatial, n), col.dtype)
-    _sum_columns(x, col, g)
-    return x
-
-
-# -- the CPU column copies -----------------------------------------------------------------------
-# Each kernel offset's slab of the columns is one strided copy from the data (im2col) or one
-# strided add into it (col2im), clipped to the output positions whose window element falls inside
-# the unpadded data: the zero padding is never materialised (np.pad built it in several passes).
-# The slabs go a block of planes at a time: col2im's sums then stay in the cache for all the
-# offsets instead of streaming through memory once per offset (1.3-1.5x on cnocr's 3x3 layers).
-# im2col without padding keeps one copy of a sliding-window view in the columns' order: as fast
-# as the slabs on LeNet's layers, 1.3x faster on its 1x28x28 input.  Every result is a pooled
-# buffer: fresh multi-megabyte columns cost page faults on each call.
-# planes per block: about this many bytes of data (512 KiB was best of 32 KiB to 4 MiB on cnocr)
-COLUMN_BLOCK_BYTES = 1 << 19
-
-
-def host_empty(kctx: Any) -> Any:
-    """The backend's pooled ``empty``: a fresh buffer of tens of megabytes is mapped, faulted
-    in and zeroed by the kernel on every call (measured: 3 ms of a 13 ms backward)."""
-    return kctx.backend.empty if kctx.backend is not None else np.empty
-
-
-def _clipped_offsets(
-    g: Geometry, spatial: tuple[int, ...], out: tuple[int, ...]
-) -> list[tuple[tuple[int, ...], tuple[slice, ...], tuple[slice, ...]]]:
-    """For each kernel offset, in row-major order: the offset, the data it reads (slices over the
-    spatial axes) and the output positions it fills from there (slices over the output axes);
-    every other output position reads padding."""
-    clipped = []
-    for offset in itertools.product(*map(range, g.kernel)):
-        source, target = [], []
-        for k, d, s, p, size, o in zip(offset, g.dilate, g.stride, g.pad, spatial, out, strict=True):
-            first = k * d - p  # the data index that output position 0 reads
-            lo = min(o, -(first // s) if first < 0 else 0)  # ceil(-first / s)
-            hi = max(lo, min(o, (size - 1 - first) // s + 1) if size - 1 >= first else 0)
-            start = first + lo * s
-            source.append(slice(start, start + (hi - lo - 1) * s + 1, s) if hi > lo else slice(0, 0))
-            target.append(slice(lo, hi))
-        clipped.append((offset, tuple(source), tuple(target)))
-    return clipped
-
-
-def _plane_blocks(planes: int, plane_bytes: int) -> list[slice]:
-    """Blocks of whole planes (a channel of a sample, or all samples of a channel) of about
-    :data:`COLUMN_BLOCK_BYTES` of data each."""
-    step = max(COLUMN_BLOCK_BYTES // max(plane_bytes, 1), 1)
-    return [slice(start, min(start + step, planes)) for start in range(0, planes, step)]
-
-
-def _fill_columns(col: np.ndarray, data: np.ndarray, g: Geometry) -> None:
-    """im2col on the CPU: ``col`` (P, *kernel, *out, *tail) from ``data`` (P, *spatial, *tail).
-
-    Without padding, one copy of a sliding-window view in the columns' order; with padding, each
-    kernel offset's slab clipped to the unpadded data (the rest zeroed), a block of planes P at a
-    time so that each block is read from the cache by every offset.
-    """
-    spatial = data.shape[1 : 1 + g.nd]
     out = col.shape[1 + g.nd : 1 + 2 * g.nd]
-    if not any(g.pad):
-        spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
-        win = np.lib.stride_tricks.sliding_window_view(data, spans, axis=tuple(range(1, 1 + g.nd)))
-        index: tuple[slice, ...] = (
-            slice(None),
-            *[slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True)],
+    padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
+    x = np.zeros((c, *padded, n), dtype=col.dtype)
+    for offset in itertools.product(*[range(k) for k in g.kernel]):
+        target = (slice(None),) + tuple(
+            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out, strict=True)
         )
-        index += (slice(None),) * (data.ndim - 1 - g.nd) + tuple(slice(None, None, d) for d in g.dilate)
-        perm = (0, *range(data.ndim, data.ndim + g.nd), *range(1, data.ndim))
-        col[...] = win[index].transpose(perm)
-        return
-    clipped = _clipped_offsets(g, spatial, out)
-    for block in _plane_blocks(data.shape[0], data.itemsize * math.prod(data.shape[1:])):
-        for offset, source, target in clipped:
-            at: tuple[slice | int, ...] = (block, *offset)
-            slab = col[at]
-            slab[(slice(None), *target)] = data[(block, *source)]
-            for axis, kept in enumerate(target):  # the positions that read padding
-                before = (slice(None),) * (1 + axis)
-                if kept.start > 0:
-                    slab[(*before, slice(0, kept.start))] = 0
-                if kept.stop < out[axis]:
-                    slab[(*before, slice(kept.stop, None))] = 0
-
-
-def _sum_columns(data: np.ndarray, col: np.ndarray, g: Geometry) -> None:
-    """col2im on the CPU: ``data`` (P, *spatial, *tail) = the sum of ``col`` (P, *kernel, *out, *tail)
-    over the kernel offsets, added in their row-major order (the padding's share is dropped), a
-    block of planes at a time so that each block's sums stay in the cache."""
-    spatial = data.shape[1 : 1 + g.nd]
-    out = col.shape[1 + g.nd : 1 + 2 * g.nd]
-    clipped = _clipped_offsets(g, spatial, out)
-    data.fill(0)
-    for block in _plane_blocks(data.shape[0], data.itemsize * math.prod(data.shape[1:])):
-        for offset, source, target in clipped:
-            columns: tuple[slice | int, ...] = (block, *offset, *target)
-            data[(block, *source)] += col[columns]
-
-
-def _im2col_host(kctx: Any, x: np.ndarray, g: Geometry, out: tuple[int, ...]) -> np.ndarray:
-    n, c = x.shape[:2]
-    col = host_empty(kctx)((n, c, *g.kernel, *out), x.dtype)
-    _fill_columns(col.reshape(n * c, *col.shape[2:]), x.reshape(n * c, *x.shape[2:]), g)
-    return col
-
-
-def _col2im_host(kctx: Any, col: np.ndarray, spatial: tuple[int, ...], g: Geometry, out: Any) -> np.ndarray:
-    shape = (*col.shape[:2], *spatial)
-    fits = out is not None and out.shape == shape and out.flags.c_contiguous and out.dtype == col.dtype
-    x = out if fits else host_empty(kctx)(shape, col.dtype)
-    _sum_columns(x.reshape(shape[0] * shape[1], *spatial), col.reshape(shape[0] * shape[1], *col.shape[2:]), g)
+        source: tuple[slice | int, ...] = (slice(None), *offset)
+        x[target] += col[source]
+    if any(g.pad):
+        x = x[(slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
     return x
