@@ -211,6 +211,13 @@ CONTRIB_CASES: dict[str, Case] = {
     "_image_random_lighting": Case([In((2, 3, 3))], grad=False, random=True),
     "_image_random_brightness": Case([In((2, 3, 3))], {"min_factor": 0.5, "max_factor": 1.5}, grad=False, random=True),
     "_image_random_contrast": Case([In((2, 3, 3))], {"min_factor": 0.5, "max_factor": 1.5}, grad=False, random=True),
+    "_image_random_hue": Case([In((2, 3, 3))], {"min_factor": 0.0, "max_factor": 0.5}, grad=False, random=True),
+    "_image_random_color_jitter": Case(
+        [In((2, 3, 3))],
+        {"brightness": 0.3, "contrast": 0.3, "saturation": 0.3, "hue": 0.1},
+        grad=False,
+        random=True,
+    ),
     "_image_random_saturation": Case([In((2, 3, 1))], {"min_factor": 0.5, "max_factor": 1.5}, grad=False, random=True),
     # no gradient rule (MXNet 1.9.1's fails); nearest doubling repeats each pixel 2 x 2
     "_image_resize": Case(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import colorsys
+
 import numpy as np
 import pytest
 
@@ -154,3 +156,83 @@ def test_bad_shapes_name_the_operator_and_the_expected_layout(call, message):
 def test_bad_parameters_are_refused_by_name(call, message):
     with pytest.raises(LazyNDError, match=message):
         call(mx.nd.zeros((2, 2, 3)))
+
+
+def _turned_hue(x: np.ndarray, turns: float) -> np.ndarray:
+    """The HLS model's hue turned by ``turns``, pixel by pixel with the standard library."""
+    out = np.empty(x.shape)
+    for index in np.ndindex(x.shape[:-1]):
+        hue, light, sat = colorsys.rgb_to_hls(*(x[index] / 255.0))
+        out[index] = np.array(colorsys.hls_to_rgb((hue + turns) % 1.0, light, sat)) * 255
+    return out
+
+
+COLOURS = np.array(
+    [
+        [[50.0, 50.0, 50.0], [255.0, 0.0, 0.0], [0.0, 255.0, 0.0]],
+        [[0.0, 0.0, 255.0], [100.0, 100.0, 30.0], [10.0, 100.0, 200.0]],
+    ]
+)
+
+
+@pytest.mark.parametrize("turns", [0.0, 0.1, 0.45, 1.0])
+def test_random_hue_turns_the_hls_hue(ctx, turns):
+    out = mx.nd.image.random_hue(mx.nd.array(COLOURS, ctx=ctx), turns, turns)
+    np.testing.assert_allclose(out.asnumpy(), _turned_hue(COLOURS, turns), atol=3e-4)
+    as_uint8 = mx.nd.image.random_hue(mx.nd.array(COLOURS, dtype="uint8", ctx=ctx), turns, turns).asnumpy()
+    assert as_uint8.dtype == np.uint8
+    np.testing.assert_allclose(as_uint8, np.trunc(_turned_hue(COLOURS, turns)), atol=1)  # float32 rounding
+
+
+def test_color_jitter_brightness_alone_scales_by_one_plus_uniform(ctx):
+    mx.random.seed(5)
+    x = mx.nd.array(IMAGE, ctx=ctx)
+    factors = []
+    for _ in range(100):
+        ratio = mx.nd.image.random_color_jitter(x, 0.5, 0, 0, 0).asnumpy() / IMAGE
+        np.testing.assert_allclose(ratio, ratio.flat[0], rtol=1e-5)
+        factors.append(ratio.flat[0])
+    assert 0.5 <= min(factors) < 0.6 and 1.4 < max(factors) <= 1.5
+
+
+def test_color_jitter_hue_alone_turns_the_hue_within_the_range(ctx):
+    out = mx.nd.image.random_color_jitter(mx.nd.array(COLOURS, ctx=ctx), 0, 0, 0, 0.1).asnumpy()
+    red = out[0, 1] / 255  # pure red turned by f turns, f in [-0.1, 0.1]
+    turns = colorsys.rgb_to_hls(*red)[0]
+    assert min(turns, 1 - turns) <= 0.1 + 1e-5
+    np.testing.assert_allclose(out, _turned_hue(COLOURS, turns if turns < 0.5 else turns - 1), atol=3e-3)
+
+
+def test_color_jitter_with_nothing_to_do_returns_the_image_and_repeats_under_a_seed(ctx):
+    x = mx.nd.array(COLOURS, ctx=ctx)
+    np.testing.assert_array_equal(mx.nd.image.random_color_jitter(x, 0, 0, 0, 0).asnumpy(), COLOURS)
+    mx.random.seed(9)
+    first = mx.nd.image.random_color_jitter(x, 0.3, 0.3, 0.3, 0.1).asnumpy()
+    mx.random.seed(9)
+    np.testing.assert_array_equal(mx.nd.image.random_color_jitter(x, 0.3, 0.3, 0.3, 0.1).asnumpy(), first)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: mx.nd.image.random_hue(mx.nd.zeros((2, 2, 1)), 0, 0.1), ShapeError, "_image_random_hue: .* with C 3"),
+        (
+            lambda: mx.nd.image.random_color_jitter(mx.nd.zeros((2, 2, 1)), 0, 0, 0, 0.1),
+            ShapeError,
+            "3 channels to jitter hue",
+        ),
+        (
+            lambda: mx.nd.image.random_color_jitter(mx.nd.zeros((2, 2, 3)), -1, 0, 0, 0),
+            LazyNDError,
+            "brightness must be >= 0, got -1.0",
+        ),
+        (
+            lambda: mx.nd.image.random_color_jitter(mx.nd.zeros((2, 2, 3)), 0.1),
+            LazyNDError,
+            "_image_random_color_jitter.*contrast",
+        ),
+    ],
+)
+def test_hue_and_jitter_refusals_name_the_operator(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
