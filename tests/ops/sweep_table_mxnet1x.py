@@ -27,6 +27,8 @@ def _scatter_set(lhs: np.ndarray, data: np.ndarray, indices: np.ndarray) -> np.n
     return out
 
 
+ALEXNET_EIGVAL = np.array([55.46, 4.794, 1.148])  # image lighting's PCA of ImageNet's RGB covariance
+ALEXNET_EIGVEC = np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]])
 M3 = In((3, 3), values=[[2.0, 0.3, 0.1], [0.4, 1.5, 0.2], [0.1, 0.5, 1.8]])  # well conditioned
 SPD = In((2, 2), values=[[4.0, 2.0], [2.0, 3.0]])
 LINALG = ("cupy.linalg",)  # the factorisations and solves run cupy.linalg on the GPU
@@ -200,6 +202,30 @@ CONTRIB_CASES: dict[str, Case] = {
     "_image_crop": Case([In((3, 4, 2))], {"x": 1, "y": 1, "width": 2, "height": 2}, reference=lambda x: x[1:3, 1:3, :]),
     "_image_random_flip_left_right": Case([In((2, 3, 2))], grad=False, random=True),
     "_image_random_flip_top_bottom": Case([In((2, 3, 2))], grad=False, random=True),
+    "_image_adjust_lighting": Case(
+        [In((2, 3, 3))],
+        {"alpha": (0.1, -0.2, 0.3)},
+        reference=lambda x: x + ALEXNET_EIGVEC @ (np.array([0.1, -0.2, 0.3]) * ALEXNET_EIGVAL),
+        rtol=1e-5,
+    ),
+    "_image_random_lighting": Case([In((2, 3, 3))], grad=False, random=True),
+    "_image_random_brightness": Case([In((2, 3, 3))], {"min_factor": 0.5, "max_factor": 1.5}, grad=False, random=True),
+    "_image_random_contrast": Case([In((2, 3, 3))], {"min_factor": 0.5, "max_factor": 1.5}, grad=False, random=True),
+    "_image_random_hue": Case([In((2, 3, 3))], {"min_factor": 0.0, "max_factor": 0.5}, grad=False, random=True),
+    "_image_random_color_jitter": Case(
+        [In((2, 3, 3))],
+        {"brightness": 0.3, "contrast": 0.3, "saturation": 0.3, "hue": 0.1},
+        grad=False,
+        random=True,
+    ),
+    "_image_random_saturation": Case([In((2, 3, 1))], {"min_factor": 0.5, "max_factor": 1.5}, grad=False, random=True),
+    # no gradient rule (MXNet 1.9.1's fails); nearest doubling repeats each pixel 2 x 2
+    "_image_resize": Case(
+        [In((2, 3, 2))],
+        {"size": (6, 4), "interp": 0},
+        reference=lambda x: x.repeat(2, axis=0).repeat(2, axis=1),
+        grad=False,
+    ),
     "_contrib_quadratic": Case([In()], {"a": 1.5, "b": -2.0, "c": 0.5}, reference=lambda x: 1.5 * x * x - 2 * x + 0.5),
     "_contrib_arange_like": Case(
         [In()],
