@@ -40,7 +40,7 @@ from ..backend.opencv import opencv
 from ..errors import OperatorError
 from .augmenter_base import Augmenter
 from .record_crop import CropSizeAug, ResizedCropAug
-from .transforms import _interp, image_op, image_shape
+from .transforms import image_op, image_shape, interpolation_code
 
 __all__ = ["AUG_DEFAULTS", "RecordAugmenters", "take_record_augmenters"]
 
@@ -203,7 +203,7 @@ class _AffineAug(Augmenter):
                 f"ImageRecordIter: min_random_scale {self.options['min_random_scale']} and "
                 f"max_img_size {self.options['max_img_size']} make a {width}x{height} image empty"
             )
-        code = _interp(self.interp, (height, width), (new_height, new_width))
+        code = interpolation_code(self.interp, (height, width), (new_height, new_width))
         fill = self.options["fill_value"]
         out = image_op("warpAffine", _warp, src, (new_height, new_width, channels), src.dtype, m, code, fill)
         return out, label

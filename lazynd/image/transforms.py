@@ -80,7 +80,7 @@ def _check_out(name: str, out: Any, shape: tuple[int, ...], dtype: np.dtype, ctx
         raise OperatorError(f"{name}: out is on {out.context}, expected {ctx} (src's context)")
 
 
-def _interp(interp: int, src_hw: tuple[int, int], dst_hw: tuple[int, int]) -> int:
+def interpolation_code(interp: int, src_hw: tuple[int, int], dst_hw: tuple[int, int]) -> int:
     """OpenCV interpolation code; 9 picks by scale, 10 at random (MXNet's codes).
 
     9 is MXNet's rule: bicubic (2) when both sides grow, area (3) when both
@@ -100,7 +100,9 @@ def _interp(interp: int, src_hw: tuple[int, int], dst_hw: tuple[int, int]) -> in
     return interp
 
 
-def _resize(src: np.ndarray, out: np.ndarray, interp: int) -> None:
+def resize_into(src: np.ndarray, out: np.ndarray, interp: int) -> None:
+    """Resize the host image ``src`` into ``out``'s height and width with OpenCV's ``interp`` code
+    (the one resize of ``mx.image`` and of the ``mx.nd.image.resize`` operator)."""
     result = opencv().resize(src, (out.shape[1], out.shape[0]), interpolation=interp)
     out[...] = result.reshape(out.shape)
 
@@ -120,8 +122,8 @@ def imresize(src: Any, w: int, h: int, interp: int = 1, out: Any = None) -> Any:
     if w <= 0 or h <= 0:
         raise OperatorError(f"imresize: width and height must be positive, got w={w}, h={h}")
     nonempty_image("imresize", height, width)
-    code = _interp(interp, (height, width), (h, w))
-    return image_op("imresize", _resize, src, (h, w, channels), src.data_array.dtype, code, out=out)
+    code = interpolation_code(interp, (height, width), (h, w))
+    return image_op("imresize", resize_into, src, (h, w, channels), src.data_array.dtype, code, out=out)
 
 
 def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]:
@@ -168,7 +170,7 @@ def _crop(src: np.ndarray, out: np.ndarray, x0: int, y0: int, w: int, h: int, in
     if region.shape[:2] == out.shape[:2]:
         out[...] = region
     else:
-        _resize(np.ascontiguousarray(region), out, interp)
+        resize_into(np.ascontiguousarray(region), out, interp)
 
 
 def fixed_crop(src: Any, x0: int, y0: int, w: int, h: int, size: tuple[int, int] | None = None, interp: int = 2) -> Any:
@@ -189,7 +191,7 @@ def fixed_crop(src: Any, x0: int, y0: int, w: int, h: int, size: tuple[int, int]
         raise OperatorError(f"fixed_crop: region x0={x0} y0={y0} w={w} h={h} is outside the {width}x{height} image")
     out_w, out_h = size_argument("fixed_crop", "size", size) if size is not None else (w, h)
     # as MXNet, the method is only chosen (and 10 only draws) when the crop is resized
-    code = _interp(interp, (h, w), (out_h, out_w)) if (out_w, out_h) != (w, h) else 0
+    code = interpolation_code(interp, (h, w), (out_h, out_w)) if (out_w, out_h) != (w, h) else 0
     return image_op("fixed_crop", _crop, src, (out_h, out_w, channels), src.data_array.dtype, x0, y0, w, h, code)
 
 

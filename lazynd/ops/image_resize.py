@@ -65,14 +65,14 @@ def _resize_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, li
 
 
 def _resize_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    from ..image.transforms import _interp, _resize  # lazynd.image needs the ops registered first
+    from ..image.transforms import interpolation_code, resize_into  # lazynd.image needs the ops registered first
 
     xp, data, out = kctx.xp, inputs[0], outputs[0]
     host = data if xp is np else data.get()
     images, host_out = host.reshape((-1, *host.shape[-3:])), np.empty((*host.shape[:-3], *out.shape[-3:]), host.dtype)
     resized = host_out.reshape((-1, *out.shape[-3:]))
     for image, target in zip(images, resized, strict=True):
-        _resize(image, target, _interp(attrs["interp"], image.shape[:2], target.shape[:2]))
+        resize_into(image, target, interpolation_code(attrs["interp"], image.shape[:2], target.shape[:2]))
     out[...] = xp.asarray(host_out)
 
 
