@@ -205,7 +205,8 @@ class Network:
     def format(self, value: str) -> None:
         self.save_format = value
 
-    def _graphviz(self) -> Any:
+    def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Call ``method`` of a ``graphviz.Source`` of the DOT text; a missing package or ``dot`` program is named."""
         try:
             import graphviz
         except ImportError as exc:
@@ -213,15 +214,9 @@ class Network:
                 "plot_network: rendering needs the 'graphviz' package (pip install graphviz); "
                 "the DOT text is in .source"
             ) from exc
-        return graphviz.Source(self.source, format=self.save_format)
-
-    def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        graph = self._graphviz()
         try:
-            return getattr(graph, method)(*args, **kwargs)
-        except Exception as exc:
-            if type(exc).__name__ != "ExecutableNotFound":
-                raise
+            return getattr(graphviz.Source(self.source, format=self.save_format), method)(*args, **kwargs)
+        except graphviz.ExecutableNotFound as exc:
             raise LazyNDError(
                 "plot_network: rendering needs Graphviz's 'dot' program on the PATH; the DOT text is in .source"
             ) from exc

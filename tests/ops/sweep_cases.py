@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from reduce_inputs import NUMPY as REDUCTIONS  # each reduction's NumPy function, as the reduction tests take it
 from sweep_inputs import DOMAIN, SHAPE, Case, In, _f
 from sweep_table_core import OTHER_CASES
 from sweep_table_mxnet1x import (
@@ -129,15 +130,6 @@ def _scalar_cases() -> dict[str, Case]:
 
 
 # -- reductions -------------------------------------------------------------------------------------
-REDUCTIONS = {
-    "sum": np.sum,
-    "mean": np.mean,
-    "prod": np.prod,
-    "max": np.max,
-    "min": np.min,
-    "nansum": np.nansum,
-    "nanprod": np.nanprod,
-}
 
 
 def _reduction_cases() -> dict[str, Case]:
