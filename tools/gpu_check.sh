@@ -3,7 +3,8 @@
 #
 # From the repository root, with CuPy (and NVRTC), NumPy and pytest installed; PyTorch and
 # pytest-timeout are used when present.  No network.  Steps: the environment, every CUDA source
-# compiled by NVRTC, the gpu-marked tests (device agreement of every operator, executor training
+# compiled by NVRTC (beside the tests), the gpu-marked tests (spread over pytest-xdist's workers when
+# it is there, failures run again alone; device agreement of every operator, executor training
 # passes, stream ordering: pool reuse under long compute, waitall, DLPack from PyTorch,
 # write-after-read, and the mutation tests proving those checks can fail), then the GPU benchmarks
 # (kernel bandwidth, copy/compute overlap and its profiler trace, the MLP epoch, LeNet and the
@@ -78,12 +79,30 @@ PYEOF
 } >"$OUT_DIR/env.log" 2>&1
 say "environment: $(grep -m1 '^gpu(0)' "$OUT_DIR/env.log" || echo 'no gpu(0) visible: see env.log')"
 
-PYTEST_ARGS=(-q -m gpu -p no:cacheprovider -rfEs)
+PYTEST_CACHE="$(mktemp -d)"  # the failures' list for the rerun; outside OUT_DIR, which holds logs only
+PYTEST_ARGS=(-q -m gpu -o "cache_dir=$PYTEST_CACHE" -rfEs)
 "$PY" -c "import pytest_timeout" 2>/dev/null && PYTEST_ARGS+=(--timeout 180)
+# With pytest-xdist the tests share the GPU across workers (the host, not the GPU, bounds most of
+# them); whatever fails there runs again alone, so a failure of one test is told from a clash.
+WORKERS=()
+"$PY" -c "import xdist" 2>/dev/null && WORKERS=(-n "${GPU_CHECK_WORKERS:-8}")
 
-run_step "kernels compile (NVRTC)" 120 kernels.log "$PY" -m lazynd.backend.cuda.check_kernels
-run_step "gpu-marked tests" 300 tests.log "$PY" -m pytest "${PYTEST_ARGS[@]}"
+# NVRTC's compiles use host cores only: they run beside the tests and report at the end
+KERNELS_LOG="$OUT_DIR/kernels.log"
+timeout --kill-after=10 180 "$PY" -m lazynd.backend.cuda.check_kernels >"$KERNELS_LOG" 2>&1 &
+KERNELS_PID=$!
+KERNELS_BEGIN=$SECONDS
+run_step "gpu-marked tests" 300 tests.log "$PY" -m pytest "${PYTEST_ARGS[@]}" "${WORKERS[@]}"
 grep -E '^(FAILED|ERROR)|^SKIPPED|passed|failed' "$OUT_DIR/tests.log" | tail -n 30 | sed 's/^/    /' | tee -a "$SUMMARY"
+if [ ${#WORKERS[@]} -gt 0 ] && grep -qE '^(FAILED|ERROR)' "$OUT_DIR/tests.log"; then
+  run_step "failed tests again, alone" 120 tests-again.log "$PY" -m pytest "${PYTEST_ARGS[@]}" --last-failed
+  grep -E '^(FAILED|ERROR)|passed|failed' "$OUT_DIR/tests-again.log" | tail -n 20 | sed 's/^/    /' | tee -a "$SUMMARY"
+fi
+wait "$KERNELS_PID"
+KERNELS_RC=$?
+KERNELS_VERDICT="ok"
+[ "$KERNELS_RC" -ne 0 ] && KERNELS_VERDICT="FAILED rc=$KERNELS_RC"
+say "$(printf '%-34s %-22s %4ss  %s' "kernels compile (NVRTC)" "$KERNELS_VERDICT" $((SECONDS - KERNELS_BEGIN)) kernels.log)"
 # the stream-ordering tests skip where kernels finish at launch (the CPU emulator); on a GPU that is a failure
 if grep -q "^SKIPPED.*kernels finish at launch" "$OUT_DIR/tests.log" && grep -q '^gpu(0)' "$OUT_DIR/env.log"; then
   say "FAILED stream-ordering tests skipped on a real GPU: they found its stream idle (see tests.log)"
