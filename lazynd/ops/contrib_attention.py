@@ -19,6 +19,7 @@ them before shapes are known).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..errors import ShapeError
@@ -50,16 +51,18 @@ def _rows(x: Any, heads: int, parts: int, part: int) -> Any:
     return split.transpose(1, 2, 0, 3).reshape(batch * heads, seq, -1)
 
 
-def _scaled_rows(xp: Any, x: Any, heads: int, parts: int, part: int) -> Any:
+def _scaled_rows(x: Any, heads: int, parts: int, part: int) -> Any:
     rows = _rows(x, heads, parts, part)
-    return rows / x.dtype.type(xp.sqrt(rows.shape[-1]))
+    # the scale is a host number: CuPy's sqrt of a Python int is a device array, which NumPy's
+    # scalar types refuse to convert implicitly
+    return rows / x.dtype.type(math.sqrt(rows.shape[-1]))
 
 
 def _qk_forward(parts_q: int, parts_k: int) -> Any:
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         xp, heads = kctx.xp, attrs["heads"]
         queries, keys = inputs[0], inputs[-1]
-        q = _scaled_rows(xp, queries, heads, parts_q, 0)
+        q = _scaled_rows(queries, heads, parts_q, 0)
         k = _rows(keys, heads, parts_k, 1 if parts_k == 3 else 0)
         xp.matmul(q, k.transpose(0, 2, 1), out=outputs[0])
 
