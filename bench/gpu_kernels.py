@@ -26,16 +26,26 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _table import best_of  # noqa: E402
 
 
-def _best(run: Callable[[], object], sync: Callable[[], None], repeat: int) -> float:
+def _best(run: Callable[[], object], sync: Callable[[], None], repeat: int, launches: int = 1) -> float:
+    """Seconds per launch: the best of ``repeat`` samples, each ``launches`` calls back to back and one
+    wait.  With one launch a sample the figure includes the host's time to issue the call and to see it
+    done; with several, the host issues the next while the GPU runs one, and what is left is the kernel."""
     run()  # warm-up: kernels compiled, pool blocks cached
     sync()
-    return best_of(lambda: (run(), sync()), repeat)
+
+    def sample() -> None:
+        for _ in range(launches):
+            run()
+        sync()
+
+    return best_of(sample, repeat) / launches
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--elements", type=int, default=64 << 20, help="elements per array (default 64M)")
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--launches", type=int, default=10, help="calls back to back in each timed sample")
     args = parser.parse_args()
 
     import lazynd as mx
@@ -122,43 +132,61 @@ def main() -> None:
 
     device = torch.cuda.get_device_name(0) if has_torch else "gpu(0)"
     print(
-        f"GPU kernels, {n / 2**20:.0f}M float32 ({nbytes / 2**20:.0f} MiB per array) on {device}; best of {args.repeat}"
+        f"GPU kernels, {n / 2**20:.0f}M float32 ({nbytes / 2**20:.0f} MiB per array) on {device}; "
+        f"ms a launch: best of {args.repeat} samples of {args.launches} launches back to back and one wait; "
+        "'one' is a sample of one launch (the host's issue and wait included)"
     )
     print(f"first a + b in this process (compiles one kernel): {first_use:.2f} s")
-    print(f"{'operation':<28}{'lazynd ms':>10}{'GB/s':>8}{'of copy':>9}{'torch ms':>10}{'GB/s':>8}")
+    print(
+        f"{'operation':<28}{'lazynd ms':>10}{'GB/s':>8}{'of copy':>9}{'one ms':>8}{'torch ms':>10}{'GB/s':>8}{'one ms':>8}"
+    )
     copy_rate = None
     for name, run, moved, torch_run in cases:
-        seconds = _best(run, mx.nd.waitall, args.repeat)
+        seconds = _best(run, mx.nd.waitall, args.repeat, args.launches)
+        single = _best(run, mx.nd.waitall, args.repeat)
         rate = moved / seconds / 1e9
         copy_rate = copy_rate or rate
-        line = f"{name:<28}{seconds * 1e3:>10.3f}{rate:>8.0f}{rate / copy_rate:>8.0%} "
+        line = f"{name:<28}{seconds * 1e3:>10.3f}{rate:>8.0f}{rate / copy_rate:>8.0%} {single * 1e3:>8.3f}"
         if torch_run is not None:
-            torch_seconds = _best(torch_run, torch.cuda.synchronize, args.repeat)
-            line += f"{torch_seconds * 1e3:>10.3f}{moved / torch_seconds / 1e9:>8.0f}"
+            torch_seconds = _best(torch_run, torch.cuda.synchronize, args.repeat, args.launches)
+            torch_single = _best(torch_run, torch.cuda.synchronize, args.repeat)
+            line += f"{torch_seconds * 1e3:>10.3f}{moved / torch_seconds / 1e9:>8.0f}{torch_single * 1e3:>8.3f}"
         print(line)
-    layouts(mx, short, out.reshape(short.shape), 2 * nbytes, copy_rate or 1.0, args.repeat)
+    layouts(mx, short, out.reshape(short.shape), 2 * nbytes, copy_rate or 1.0, args.repeat, args.launches, a)
 
 
-def layouts(mx: object, x: object, out: object, moved: float, copy_rate: float, repeat: int) -> None:
+def layouts(
+    mx: object, x: object, out: object, moved: float, copy_rate: float, repeat: int, launches: int, long: object
+) -> None:
     """The register path's softmax of ``x`` (rows of 1024) with other ``(group, per_thread)`` layouts
     than ``register_layout`` picks: fewer threads a row, more elements each (so fewer steps in each
-    group reduction and more loads in flight).  A table to choose the default from on a device."""
+    group reduction and more loads in flight); then the softmax of ``long`` (rows of 32768) by the
+    wide path and by pieces.  Tables to choose the defaults from on a device."""
     from lazynd.ops import softmax as softmax_module
 
-    chosen = softmax_module.register_layout
+    chosen, path = softmax_module.register_layout, softmax_module.row_path
     n = x.shape[-1]  # type: ignore[attr-defined]
     print(f"softmax {tuple(x.shape)} by register layout (group threads a row x elements a thread):")  # type: ignore[attr-defined]
     try:
         for per_thread in (4, 8, 16):
             group = max(1, min(softmax_module.ROW_THREADS, n // per_thread))
             softmax_module.register_layout = lambda _n, g=group, k=per_thread: (g, k)
-            seconds = _best(lambda: mx.nd.softmax(x, axis=-1, out=out), mx.nd.waitall, repeat)  # type: ignore[attr-defined]
+            seconds = _best(lambda: mx.nd.softmax(x, axis=-1, out=out), mx.nd.waitall, repeat, launches)  # type: ignore[attr-defined]
             mark = " (default)" if chosen(n) == (group, per_thread) else ""
             print(
                 f"  {group:>4} x {per_thread:<3}{seconds * 1e3:>10.3f} ms{moved / seconds / 1e9 / copy_rate:>7.0%} of copy{mark}"
             )
     finally:
         softmax_module.register_layout = chosen
+    long_out = out.reshape(long.shape)  # type: ignore[attr-defined]
+    print(f"softmax {tuple(long.shape)} by path:")  # type: ignore[attr-defined]
+    try:
+        for forced in ("wide", "pieces"):
+            softmax_module.row_path = lambda *_args, p=forced: p
+            seconds = _best(lambda: mx.nd.softmax(long, axis=-1, out=long_out), mx.nd.waitall, repeat, launches)  # type: ignore[attr-defined]
+            print(f"  {forced:<10}{seconds * 1e3:>10.3f} ms{moved / seconds / 1e9 / copy_rate:>7.0%} of copy")
+    finally:
+        softmax_module.row_path = path
 
 
 if __name__ == "__main__":
