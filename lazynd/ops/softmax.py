@@ -109,6 +109,10 @@ PER_THREAD = 8  # the register path's elements a thread, where a row has enough 
 WIDE_THREADS = 1024  # LAZYND_SOFTMAX_WIDE_THREADS: the wide path's block, one row each
 WIDE_REGISTERS = 32  # the wide kernels' 32-bit registers of row data a thread (K values, or 2K for gradients)
 MIN_PIECE = 2048  # a long row is cut into pieces of at least this many elements, one block each
+# pieces wanted a multiprocessor, where rows are few: 8 blocks of 256 threads fill one (an H100's
+# 2048 threads), and the loads of a streaming kernel need every thread (with 2 a multiprocessor, 64
+# rows of 2**20 ran at 21% of a copy's bandwidth)
+PIECE_BLOCKS_PER_MULTIPROCESSOR = 8
 _GRID_LIMIT = 1 << 20  # the kernels loop over rows / pieces beyond the grid
 
 
@@ -169,8 +173,8 @@ def piece_layout(rows: int, n: int, target_blocks: int) -> tuple[int, int]:
     enough of them for ``target_blocks`` blocks in all when rows are few, none under ``MIN_PIECE``.
 
     Examples:
-        >>> piece_layout(32, 32000, 264), piece_layout(2048, 32768, 264)
-        ((3556, 9), (32768, 1))
+        >>> piece_layout(32, 32000, 1056), piece_layout(64, 1048576, 1056), piece_layout(2048, 32768, 1056)
+        ((2000, 16), (61681, 17), (32768, 1))
     """
     chunks = max(1, min(-(-target_blocks // rows), -(-n // MIN_PIECE)))
     chunk = -(-n // chunks)
@@ -207,7 +211,7 @@ def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log
             (*inputs, target, np.int64(outer), np.int32(n), np.int32(group), inv_temp, np.int32(log)),
         )
     elif path == "pieces":
-        chunk, chunks = piece_layout(outer, n, 2 * multiprocessor_count(kctx.device_id))
+        chunk, chunks = piece_layout(outer, n, PIECE_BLOCKS_PER_MULTIPROCESSOR * multiprocessor_count(kctx.device_id))
         grid = (min(outer * chunks, _GRID_LIMIT),)
         shape = (np.int64(outer), np.int64(n), np.int64(chunk), np.int64(chunks))
         # per piece: its max and sum of exp (forward), or its sum of dy * y or of dy (gradient)

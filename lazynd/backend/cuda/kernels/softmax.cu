@@ -166,14 +166,41 @@ __device__ __forceinline__ void lazynd_block_maxsum(T& mx, T& sum, T* shared) {
   mx = block_max;
 }
 
+// (mx, sum) and (mx2, sum2) as one pair: both sums rescaled to the larger max
+template <typename T>
+__device__ __forceinline__ void lazynd_maxsum_merge(T& mx, T& sum, T mx2, T sum2) {
+  const T lowest = -(T)(1.0 / 0.0), merged = lazynd_nanmax(mx, mx2);
+  T total = 0;
+  if (mx != lowest) total += sum * exp(mx - merged);
+  if (mx2 != lowest) total += sum2 * exp(mx2 - merged);
+  mx = merged;
+  sum = total;
+}
+
 template <typename T>
 __device__ void lazynd_softmax_pieces(const T* __restrict__ x, T* __restrict__ partial, long long rows, long long n,
                                       long long chunk, long long chunks, T inv_temp, T* shared) {
+  const T lowest = -(T)(1.0 / 0.0);
+  const long long step = blockDim.x;
   for (long long piece = blockIdx.x; piece < rows * chunks; piece += gridDim.x) {
     const long long row = piece / chunks, start = piece % chunks * chunk;
     const long long stop = start + chunk < n ? start + chunk : n;
-    T mx = -(T)(1.0 / 0.0), sum = 0;
-    for (long long c = start + threadIdx.x; c < stop; c += blockDim.x) lazynd_online_add(mx, sum, x[row * n + c] * inv_temp);
+    const T* line = x + row * n;
+    // four running pairs a thread, so that four loads are in flight while the exps of the last run
+    T mx0 = lowest, mx1 = lowest, mx2 = lowest, mx3 = lowest, sum0 = 0, sum1 = 0, sum2 = 0, sum3 = 0;
+    long long c = start + threadIdx.x;
+    for (; c + 3 * step < stop; c += 4 * step) {
+      const T v0 = line[c], v1 = line[c + step], v2 = line[c + 2 * step], v3 = line[c + 3 * step];
+      lazynd_online_add(mx0, sum0, v0 * inv_temp);
+      lazynd_online_add(mx1, sum1, v1 * inv_temp);
+      lazynd_online_add(mx2, sum2, v2 * inv_temp);
+      lazynd_online_add(mx3, sum3, v3 * inv_temp);
+    }
+    for (; c < stop; c += step) lazynd_online_add(mx0, sum0, line[c] * inv_temp);
+    lazynd_maxsum_merge(mx0, sum0, mx1, sum1);
+    lazynd_maxsum_merge(mx2, sum2, mx3, sum3);
+    lazynd_maxsum_merge(mx0, sum0, mx2, sum2);
+    T mx = mx0, sum = sum0;
     lazynd_block_maxsum(mx, sum, shared);
     if (threadIdx.x == 0) { partial[2 * piece] = mx; partial[2 * piece + 1] = sum; }
   }
