@@ -21,6 +21,7 @@ import numpy as np
 
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
+from .params import ParamsMemo
 
 
 class Geometry:
@@ -74,6 +75,15 @@ class Geometry:
 
     def to_nc_shape(self, shape: tuple) -> tuple:
         return (shape[0], shape[-1], *shape[1:-1]) if self.channel_last else tuple(shape)
+
+
+def _build_geometry(attrs: dict, op: str, ndim: int | None) -> Geometry:
+    return Geometry(op, attrs, ndim)
+
+
+# ``Geometry(op, attrs, ndim)`` of the kernels, which a training step calls with the same parameters
+# at every step: built once
+geometry = ParamsMemo(_build_geometry)
 
 
 # -- im2col / col2im -----------------------------------------------------------------------------
