@@ -86,3 +86,12 @@ def test_gpu_kernels_read_their_sources_once_not_at_each_launch(monkeypatch) -> 
     np.testing.assert_allclose(w.asnumpy(), np.zeros((4, 5)))
     np.testing.assert_allclose(mx.nd.softmax(w).asnumpy(), np.full((4, 5), 0.2), rtol=1e-6)
     np.testing.assert_allclose(mx.nd.sum(w + 1, axis=1).asnumpy(), np.full(4, 5.0))
+
+
+def test_im2col_geometry_arguments_are_converted_once_per_geometry_and_sizes() -> None:
+    attrs = {"kernel": (3, 2), "stride": (2, 1), "dilate": (), "pad": (1, 0), "layout": None}
+    g = conv_columns.geometry(attrs, "Convolution", 4)
+    args = conv_columns._gpu_dims(g, (7, 5), (4, 4))
+    assert args is conv_columns._gpu_dims(g, (7, 5), (4, 4))
+    assert [int(v) for v in args] == [1, 7, 5, 1, 3, 2, 1, 4, 4, 1, 2, 1, 1, 1, 1, 0, 1, 0]
+    assert all(isinstance(v, np.int32) for v in args)
