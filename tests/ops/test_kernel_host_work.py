@@ -95,3 +95,17 @@ def test_im2col_geometry_arguments_are_converted_once_per_geometry_and_sizes() -
     assert args is conv_columns._gpu_dims(g, (7, 5), (4, 4))
     assert [int(v) for v in args] == [1, 7, 5, 1, 3, 2, 1, 4, 4, 1, 2, 1, 1, 1, 1, 0, 1, 0]
     assert all(isinstance(v, np.int32) for v in args)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
+def test_an_elementwise_kernel_is_found_by_one_lookup_once_known(monkeypatch) -> None:
+    ctx = mx.gpu(0)
+    a, b = mx.nd.ones((3, 4), ctx=ctx), mx.nd.full((3, 4), 2.0, ctx=ctx)
+    (a + b).wait_to_read()
+
+    def refuse(self: sources.KernelSource, device_id: int, name: str) -> None:
+        raise AssertionError(f"kernel {name} was looked up again by its formatted name")
+
+    monkeypatch.setattr(sources.KernelSource, "function", refuse)
+    np.testing.assert_array_equal((a + b).asnumpy(), np.full((3, 4), 3.0))
