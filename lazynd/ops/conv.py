@@ -27,6 +27,7 @@ from .conv_columns import (
     Geometry,
     col2im,
     col2im_batch_last,
+    geometry,
     im2col,
     im2col_batch_last,
     uses_batch_last,
@@ -90,7 +91,7 @@ def _conv_inputs(attrs: dict) -> tuple[str, ...]:
 def _conv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     data, weight = inputs[0], inputs[1]
-    g = Geometry("Convolution", attrs, data.ndim)
+    g = geometry(attrs, "Convolution", data.ndim)
     x = g.to_nc(data)
     w = g.to_nc(weight)
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
@@ -183,7 +184,7 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     # the data gradient is half the work (a GEMM as large as the weight gradient's, and col2im)
     xp = kctx.xp
     out_grad, data, weight = inputs
-    g = Geometry("Convolution", attrs, data.ndim)
+    g = geometry(attrs, "Convolution", data.ndim)
     x, w, dy = g.to_nc(data), g.to_nc(weight), g.to_nc(out_grad)
     if uses_batch_last_backward(xp, x.shape[0], w[0].size):
         _conv_backward_batch_last(kctx, attrs, g, x, w, dy, outputs)

@@ -14,6 +14,7 @@ decide when.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any
 
@@ -21,6 +22,7 @@ import numpy as np
 
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
+from .params import ParamsMemo
 
 
 class Geometry:
@@ -76,13 +78,26 @@ class Geometry:
         return (shape[0], shape[-1], *shape[1:-1]) if self.channel_last else tuple(shape)
 
 
+def _build_geometry(attrs: dict, op: str, ndim: int | None) -> Geometry:
+    return Geometry(op, attrs, ndim)
+
+
+# ``Geometry(op, attrs, ndim)`` of the kernels, which a training step calls with the same parameters
+# at every step: built once
+geometry = ParamsMemo(_build_geometry)
+
+
 # -- im2col / col2im -----------------------------------------------------------------------------
 _SOURCE = load_file("conv.cu")
 
 
-def _gpu_dims(g: Geometry, spatial: tuple, out: tuple) -> list[int]:
+@functools.lru_cache(maxsize=256)
+def _gpu_dims(g: Geometry, spatial: tuple[int, ...], out: tuple[int, ...]) -> tuple[np.int32, ...]:
+    """conv.cu's geometry arguments (sizes, kernel, outputs, stride, dilation, padding, each padded to
+    three axes) as 32-bit integers, once per geometry and sizes: kernels take the geometries of
+    :data:`geometry`, which a training step passes again at every call."""
     pad3 = 3 - g.nd
-    return (
+    dims = (
         [1] * pad3
         + list(spatial)
         + [1] * pad3
@@ -96,6 +111,7 @@ def _gpu_dims(g: Geometry, spatial: tuple, out: tuple) -> list[int]:
         + [0] * pad3
         + list(g.pad)
     )
+    return tuple(np.int32(v) for v in dims)
 
 
 def _check_gpu_dtype(x: Any) -> str:
@@ -120,7 +136,7 @@ def im2col(kctx: Any, x: Any, g: Geometry) -> Any:
         fn(
             grid,
             block,
-            (x, col, np.int64(col.size), np.int32(x.shape[1]), *[np.int32(v) for v in _gpu_dims(g, x.shape[2:], out)]),
+            (x, col, np.int64(col.size), np.int32(x.shape[1]), *_gpu_dims(g, tuple(x.shape[2:]), out)),
         )
         return col
     if any(g.pad):
@@ -160,7 +176,7 @@ def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry, out: Any 
         fn(
             grid,
             block,
-            (col, x, np.int64(col.size), np.int32(c), *[np.int32(v) for v in _gpu_dims(g, spatial, positions)]),
+            (col, x, np.int64(col.size), np.int32(c), *_gpu_dims(g, tuple(spatial), tuple(positions))),
         )
         return x
     padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]

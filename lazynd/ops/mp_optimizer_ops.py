@@ -29,6 +29,7 @@ from .optimizer_ops import _LAZY_UPDATE, _in_range, _register
 from .params import Param
 
 _GPU_WEIGHT_DTYPES = ("float16", "float32")  # optimizer.cu's mp kernels
+_SOURCE = load_file("optimizer.cu")  # read once; each kernel compiles on first use
 _MOMENTUM = {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")}
 
 
@@ -107,7 +108,7 @@ def _update_one(kctx: Any, kernel: str, attrs: dict, arrays: list, out: Any) -> 
         and all(a.flags.c_contiguous for a in (grad, *states, out))
     ):
         buffers = [unaliased(grad, out), *states, out]
-        fn = load_file("optimizer.cu").function(kctx.device_id, f"lazynd_{kernel}_{dtype_name(weight.dtype)}")
+        fn = _SOURCE.function(kctx.device_id, f"lazynd_{kernel}_{dtype_name(weight.dtype)}")
         grid, block = launch_config(out.size)
         fn(grid, block, (*buffers, np.int64(out.size), *[np.float32(attrs[k]) for k in _SCALARS[kernel]]))
         return

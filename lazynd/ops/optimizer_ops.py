@@ -27,6 +27,7 @@ from .params import Param, parse_bool, parse_float
 from .registry import OpDef, register
 
 _KERNEL_DTYPES = ("float32", "float64")
+_SOURCE = load_file("optimizer.cu")  # read once; each kernel compiles on first use
 
 
 def _in_range(low: float, high: float, high_open: bool = True) -> Callable[[Any], float]:
@@ -142,7 +143,7 @@ def _launch(kctx: Any, kernel: str, arrays: list, scalars: list) -> None:
     out = arrays[-1]
     arrays = [unaliased(arrays[0], out), unaliased(arrays[1], out), *arrays[2:]]
     dtype = arrays[0].dtype
-    fn = load_file("optimizer.cu").function(kctx.device_id, f"lazynd_{kernel}_{dtype_name(dtype)}")
+    fn = _SOURCE.function(kctx.device_id, f"lazynd_{kernel}_{dtype_name(dtype)}")
     grid, block = launch_config(arrays[0].size)
     fn(grid, block, (*arrays, np.int64(arrays[0].size), *[dtype.type(s) for s in scalars]))
 

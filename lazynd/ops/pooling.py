@@ -16,6 +16,7 @@ is 0 (MXNet divides by it).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any
 
@@ -24,7 +25,7 @@ import numpy as np
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .conv import LAYOUTS
-from .params import Param, enum, optional, parse_bool, parse_int, parse_shape
+from .params import Param, ParamsMemo, enum, optional, parse_bool, parse_int, parse_shape
 from .pooling_cpu import avg_divisor, pool_backward, pool_forward
 from .registry import OpDef, register
 
@@ -102,6 +103,15 @@ class PoolGeometry:
     def to_nc(self, x: Any) -> Any:
         return x.transpose((0, x.ndim - 1, *range(1, x.ndim - 1))) if self.channel_last else x
 
+    @functools.cached_property
+    def gpu_args(self) -> tuple:
+        """The geometry as pooling.cu's kernels take it: sizes, windows, outputs, strides, pads,
+        each padded to three axes, as 32-bit integers."""
+        fill = 3 - self.nd
+        dims = [1] * fill + list(self.spatial) + [1] * fill + list(self.kernel) + [1] * fill + list(self.out)
+        dims += [1] * fill + list(self.stride) + [0] * fill + list(self.pad)
+        return tuple(np.int32(v) for v in dims)
+
     def out_shape(self, shape: tuple) -> tuple:
         if self.channel_last:
             return (shape[0], *self.out, shape[-1])
@@ -124,6 +134,10 @@ class PoolGeometry:
         return (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(self.pad, self.spatial, strict=True))
 
 
+# the geometry of the data a training step pools at every call, built once
+pool_geometry = ParamsMemo(PoolGeometry)
+
+
 def _same_pad(attrs: dict) -> tuple[int, ...]:
     """The padding of ``pooling_convention='same'``: none before the first element.
 
@@ -138,13 +152,6 @@ def _same_pad(attrs: dict) -> tuple[int, ...]:
 
 
 _SOURCE = load_file("pooling.cu")
-
-
-def _gpu_args(g: PoolGeometry) -> list:
-    fill = 3 - g.nd
-    dims = [1] * fill + list(g.spatial) + [1] * fill + list(g.kernel) + [1] * fill + list(g.out)
-    dims += [1] * fill + list(g.stride) + [0] * fill + list(g.pad)
-    return [np.int32(v) for v in dims]
 
 
 def _gpu_kernel(kctx: Any, which: str, dtype: Any) -> Any:
@@ -204,7 +211,7 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         _sum_based_forward(kctx, attrs, inputs, outputs)
         return
     xp = kctx.xp
-    g = PoolGeometry(attrs, inputs[0].shape)
+    g = pool_geometry(attrs, tuple(inputs[0].shape))
     x = g.to_nc(inputs[0])
     out = g.to_nc(outputs[0])
     mode = attrs["pool_type"]
@@ -217,7 +224,7 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         if xp.may_share_memory(x, y):
             x = x.copy()
         grid, block = launch_config(y.size)
-        _gpu_kernel(kctx, "fwd", x.dtype)(grid, block, (x, y, np.int64(y.size), np.int32(_MODES[mode]), *_gpu_args(g)))
+        _gpu_kernel(kctx, "fwd", x.dtype)(grid, block, (x, y, np.int64(y.size), np.int32(_MODES[mode]), *g.gpu_args))
         if y is not out:
             out[...] = y
         return
@@ -229,7 +236,7 @@ def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         _sum_based_backward(kctx, attrs, inputs, outputs)
         return
     xp = kctx.xp
-    g = PoolGeometry(attrs, inputs[1].shape)
+    g = pool_geometry(attrs, tuple(inputs[1].shape))
     dy, x, y = (g.to_nc(a) for a in inputs)
     dx = g.to_nc(outputs[0])
     mode = attrs["pool_type"]
@@ -243,7 +250,7 @@ def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         else:
             result = xp.zeros(x.shape, dtype=x.dtype)
         grid, block = launch_config(dy.size)
-        args = (x, y, dy, result, np.int64(dy.size), np.int32(_MODES[mode]), *_gpu_args(g))
+        args = (x, y, dy, result, np.int64(dy.size), np.int32(_MODES[mode]), *g.gpu_args)
         _gpu_kernel(kctx, "bwd", x.dtype)(grid, block, args)
         if result is not dx:
             dx[...] = result

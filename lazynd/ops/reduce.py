@@ -25,6 +25,7 @@ from .params import Param, enum, optional, parse_axis, parse_bool
 from .registry import OpDef, register
 
 _axes_memo: dict[tuple, tuple[int, ...]] = {}
+_SOURCE = load_file("reduce.cu")  # read once; each kernel compiles on first use
 
 
 def reduced_axes(op: str, attrs: dict, ndim: int) -> tuple[int, ...]:
@@ -220,7 +221,7 @@ def _launch_row_reduction(
         threads *= 2
     grid = (min(rows, 65535 * 8),)
     scale_value = np.float64(scale) if x.dtype == np.float64 else np.float32(scale)
-    kernel = load_file("reduce.cu").function(device_id, f"lazynd_reduce_last_{kind}_{dtype_name(x.dtype)}")
+    kernel = _SOURCE.function(device_id, f"lazynd_reduce_last_{kind}_{dtype_name(x.dtype)}")
     kernel(grid, (threads,), (x, out, np.int64(rows), np.int64(cols), np.int64(total), scale_value))
 
 

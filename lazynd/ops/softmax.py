@@ -27,6 +27,7 @@ from .params import Param, enum, optional, parse_bool, parse_dtype, parse_float,
 from .registry import OpDef, merge_shape, register, unify_shapes
 
 _KERNEL_DTYPES = ("float32", "float64")
+_SOURCE = load_file("softmax.cu")  # read once; each kernel compiles on first use
 _OUTPUT_DTYPE = enum("float16", "float32", "float64")  # the dtype parameter's choices, as MXNet's
 
 
@@ -185,7 +186,7 @@ def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log
     """The kernels of softmax.cu: ``softmax(x)`` into ``out``, or, given the output ``y``, the input
     gradient for the head gradient ``x`` into ``out``."""
     xp = kctx.xp
-    source = load_file("softmax.cu")
+    source = _SOURCE
     dtype = dtype_name(out.dtype)
     outer, n, inner = _lines(out.shape, axis)
     target = out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)

@@ -22,8 +22,12 @@ from .params import Param, parse_bool, parse_float
 from .registry import OpDef, merge_shape, register
 from .softmax import softmax_into
 
+_SOURCE = load_file("softmax.cu")  # read once; each kernel compiles on first use
+
 
 # -- SoftmaxOutput ---------------------------------------------------------------------------------
+
+
 def _softmax_axis(attrs: dict, ndim: int) -> int:
     if attrs["multi_output"]:
         if ndim < 2:
@@ -131,7 +135,7 @@ def _output_grad_kernel(p: Any, label: Any) -> Any:
     value, kind = dtype_name(p.dtype), dtype_name(label.dtype)
     if value not in ("float32", "float64") or kind not in _OUTPUT_GRAD_LABELS or not p.flags.c_contiguous:
         return None
-    return load_file("softmax.cu").function(p.device.id, f"lazynd_softmax_output_grad_{value}_{kind}")
+    return _SOURCE.function(p.device.id, f"lazynd_softmax_output_grad_{value}_{kind}")
 
 
 def _softmax_output_backward_rows(xp: Any, attrs: dict, p: Any, label: Any, grad: Any) -> None:

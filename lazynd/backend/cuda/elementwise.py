@@ -240,9 +240,16 @@ class ElementwiseFamily:
         }
         self.source: KernelSource = register_source(f"elementwise:{family}", PRELUDE + "".join(self._parts.values()))
         self._sources: dict[tuple[str, str], KernelSource] = {}
+        self._kernels: dict[tuple[int, str, str, str], Any] = {}  # (device, prefix, name, dtype) -> kernel
         self._lock = threading.Lock()
 
     def _kernel(self, device_id: int, prefix: str, name: str, dtype: str) -> Any:
+        """The launchable kernel ``lazynd_<family>_<prefix><name>_<dtype>`` on ``device_id``: found by
+        one lookup once known (every elementwise launch asks), its source made on first use."""
+        key = (device_id, prefix, name, dtype)
+        kernel = self._kernels.get(key)
+        if kernel is not None:
+            return kernel
         source = self._sources.get((name, dtype))
         if source is None:
             if dtype not in self.dtypes.get(name, ()):
@@ -255,7 +262,8 @@ class ElementwiseFamily:
                     code = PRELUDE + self._parts[(name, dtype)]
                     source = KernelSource(f"elementwise:{self.family}:{name}:{dtype}", code)
                     self._sources[(name, dtype)] = source
-        return source.function(device_id, f"lazynd_{self.family}_{prefix}{name}_{dtype}")
+        kernel = self._kernels[key] = source.function(device_id, f"lazynd_{self.family}_{prefix}{name}_{dtype}")
+        return kernel
 
     def unary(self, device_id: int, name: str, x: Any, out: Any) -> None:
         import cupy

@@ -102,10 +102,21 @@ def all_sources() -> list[KernelSource]:
     return list(_SOURCES.values())
 
 
+_launch_configs: dict[tuple[int, int], tuple[tuple[int], tuple[int]]] = {}
+_LAUNCH_CONFIGS_KEPT = 4096  # a program launches over a few hundred sizes; past this the cache restarts
+
+
 def launch_config(n: int, threads: int = 256) -> tuple[tuple[int], tuple[int]]:
-    """Grid and block for a grid-stride loop over ``n`` elements."""
-    blocks = min(max((n + threads - 1) // threads, 1), 65535 * 8)
-    return (blocks,), (threads,)
+    """Grid and block for a grid-stride loop over ``n`` elements, from a cache: the sizes of a
+    training step repeat at every step, and this runs at every launch."""
+    key = (n, threads)
+    config = _launch_configs.get(key)
+    if config is None:
+        if len(_launch_configs) >= _LAUNCH_CONFIGS_KEPT:
+            _launch_configs.clear()
+        blocks = min(max((n + threads - 1) // threads, 1), 65535 * 8)
+        config = _launch_configs[key] = ((blocks,), (threads,))
+    return config
 
 
 _dtype_names: dict[Any, str] = {}
