@@ -202,13 +202,12 @@ def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log
         if path == "regs":
             group, per_thread = register_layout(n)
         else:
-            group, per_thread = WIDE_THREADS, wide_per_thread(n, out.itemsize, y is not None)
-        block = max(group, ROW_THREADS)
-        grid = (min(-(-outer // (block // group)), _GRID_LIMIT),)
+            group, per_thread = WIDE_THREADS, wide_per_thread(n, out.itemsize, y is not None) or 0
+        threads = max(group, ROW_THREADS)
         kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}{path}{per_thread}_{dtype}")
         kernel(
-            grid,
-            (block,),
+            (min(-(-outer // (threads // group)), _GRID_LIMIT),),
+            (threads,),
             (*inputs, target, np.int64(outer), np.int32(n), np.int32(group), inv_temp, np.int32(log)),
         )
     elif path == "pieces":

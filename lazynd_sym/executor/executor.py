@@ -235,6 +235,7 @@ class Executor(PassRunner):
         self.outputs = [nd.NDArray(buffers[e], Var(), ctx) for e in graph.heads[: self._n_outputs]]
         self._steps = {True: self._build(self._forward_order, True), False: self._build(self._forward_order, False)}
         self._backward_steps = self._build(self._backward_order, True)
+        self._graphs = self._make_graphs()
         self._finish_grads = []
         for j, eid in self._grad_entry.items():
             if j in self._direct_grads:

@@ -24,6 +24,13 @@ the host's cost per operation (an engine push, its stream setup and an event), w
 MNIST's batch sizes is most of a training step (the H100's MLP epoch went from an operation
 per operator to one per pass).  Placed executors (several devices) push one operation per
 operator.
+
+With ``LAZYND_CUDA_GRAPHS=1`` (read when an executor is bound) a bulked executor on one GPU
+replays each pass as a CUDA graph from its second run on (:mod:`lazynd.backend.cuda.graphs`):
+one launch instead of one per kernel.  Passes that draw random numbers or call a Python
+operator (``Custom``) stay eager, as does any pass while a monitor records or the profiler
+runs; copies of arguments given to ``forward`` and of head gradients run eagerly before the
+graph.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import numpy as np
 import lazynd.engine as engine_module
 import lazynd.ndarray as nd
 from lazynd.backend import get_backend
+from lazynd.backend.cuda.graphs import LaunchGraphs, capture_supported
 from lazynd.context import Context
 from lazynd.engine import StepFailure, get_engine
 from lazynd.engine.var import Var
@@ -50,6 +58,11 @@ from .monitoring import run_monitored
 def bulk_enabled() -> bool:
     """Whether executors bound now push a whole pass as one operation (``LAZYND_EXEC_BULK``, default on)."""
     return os.environ.get("LAZYND_EXEC_BULK", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def graphs_enabled() -> bool:
+    """Whether executors bound now on a GPU replay their passes as CUDA graphs (``LAZYND_CUDA_GRAPHS``)."""
+    return os.environ.get("LAZYND_CUDA_GRAPHS", "0").strip().lower() not in ("0", "false", "no", "off", "")
 
 
 class PassRunner:
@@ -86,6 +99,24 @@ class PassRunner:
     _overwritten_forward: str | None = None
     _backward_since_forward = False
     _finish: Callable[[], None] | None
+    # the CUDA graphs of this executor's passes (None: its passes run eagerly)
+    _graphs: LaunchGraphs | None = None
+
+    def _make_graphs(self) -> LaunchGraphs | None:
+        """CUDA graphs for this executor's passes, where a graph may replay them: a bulked executor on
+        one GPU, graphs enabled (:func:`graphs_enabled`), no step drawing random numbers (a replay
+        would draw the same ones) or calling a Python operator (a replay runs the kernels alone)."""
+        if not (self._bulk_now() and self._ctx.device_type == "gpu" and graphs_enabled()):
+            return None
+        backend: Any = get_backend(self._ctx)
+        if not capture_supported(backend.cupy):
+            return None
+        for steps in (*self._steps.values(), self._backward_steps):
+            for step in steps:
+                node = step[6]
+                if node.opdef.draws_random(node.attrs) or node.opdef.name == "Custom":
+                    return None
+        return LaunchGraphs(backend)
 
     def set_monitor_callback(
         self,
@@ -132,14 +163,29 @@ class PassRunner:
         except Exception as err:
             raise _step_failure(node, err) from err
 
-    def _run_bulk(self, steps: list[tuple], tail: Callable[[], None] | None = None) -> None:
-        """Run a bulked pass (one engine operation), then ``tail``.
+    def _run_bulk(
+        self,
+        steps: list[tuple],
+        tail: Callable[[], None] | None = None,
+        key: str | None = None,
+        prefix: list[tuple] | None = None,
+    ) -> None:
+        """Run a bulked pass (one engine operation): the copies of ``prefix``, then ``steps``, then
+        ``tail``; ``steps`` and ``tail`` as the CUDA graph ``key`` where this executor has graphs.
 
         While the profiler records, each step is timed and handed to the engine's profiler
         hook as ``executor:<node>``, so the trace shows every operator without the pass being
         split into an engine operation per operator (that split cost the MLP epoch 25%).
         """
         hook = get_engine().profiler_hook if engine_module.recording else None
+        graphs = self._graphs
+        if hook is None and graphs is not None and key is not None and self._monitor_now() is None:
+            if prefix:
+                self._run_steps(prefix)
+            graphs.run(key, lambda: self._run_pass(steps, tail))
+            return
+        if prefix:
+            steps = [*prefix, *steps]
         if hook is None:
             self._run_steps(steps)
         else:
@@ -148,6 +194,11 @@ class PassRunner:
                 start = perf_counter_ns()
                 self._run_steps([step])
                 hook("executor:" + step[6].name, self._ctx, marked(), start, perf_counter_ns())
+        if tail is not None:
+            tail()
+
+    def _run_pass(self, steps: list[tuple], tail: Callable[[], None] | None) -> None:
+        self._run_steps(steps)
         if tail is not None:
             tail()
 
@@ -172,11 +223,22 @@ class PassRunner:
         return self._bulk
 
     def _push(
-        self, steps: list[tuple], reads: list, writes: list, name: str, tail: Callable[[], None] | None = None
+        self,
+        steps: list[tuple],
+        reads: list,
+        writes: list,
+        name: str,
+        tail: Callable[[], None] | None = None,
+        key: str | None = None,
+        prefix: list[tuple] | None = None,
     ) -> None:
+        """Push a pass: the copy steps ``prefix`` (which change from call to call), then the
+        executor's own ``steps`` (the pass ``key``, the same at every call), then ``tail``."""
         if self._bulk_now():
-            push(self._ctx, self._run_bulk, (steps, tail), reads, writes, name)
+            push(self._ctx, self._run_bulk, (steps, tail, key, prefix), reads, writes, name)
             return
+        if prefix:
+            steps = [*prefix, *steps]
         # one operation per operator; each one writes the executor's internal var, so they run in
         # order, and all but the first read it too, so they inherit the error of an earlier step
         # of this pass (and are skipped) as the rest of a bulked pass would be, instead of clearing
@@ -210,15 +272,16 @@ class PassRunner:
         is_train = bool(is_train)
         self._backward_since_forward = False
         reads, writes = self._forward_vars[is_train]
-        steps = self._steps[is_train]
+        prefix: list[tuple] | None = None
         if kwargs:
             copies = self._copy_arguments(kwargs)
             if copies:
                 reads = reads + [src.var for src, _ in copies]
                 writes = writes + [dst.var for _, dst in copies]
                 sources, targets = [src.data_array for src, _ in copies], [dst.data_array for _, dst in copies]
-                steps = [(_copy_kernel, None, None, sources, targets, [], _INPUT_COPY_NODE), *steps]
-        self._push(steps, reads, writes, "executor_forward")
+                prefix = [(_copy_kernel, None, None, sources, targets, [], _INPUT_COPY_NODE)]
+        key = "forward_train" if is_train else "forward"
+        self._push(self._steps[is_train], reads, writes, "executor_forward", key=key, prefix=prefix)
         return self.outputs
 
     def _copy_arguments(self, kwargs: dict[str, Any]) -> list[tuple[Any, Any]]:
@@ -291,20 +354,11 @@ class PassRunner:
                 reads = [*reads, g.var]
             elif self._head_grads:
                 raise LazyNDError(f"backward: output {self.output_names[k]!r} is not a loss and needs out_grads[{k}]")
-        steps = self._backward_steps
+        prefix: list[tuple] | None = None
         if head_copies:
-            steps = [
-                (
-                    _copy_kernel,
-                    None,
-                    None,
-                    [src for _, src in head_copies],
-                    [dst for dst, _ in head_copies],
-                    [],
-                    _COPY_NODE,
-                )
-            ] + steps
-        self._push(steps, reads, writes, "executor_backward", self._finish)
+            sources, targets = [src for _, src in head_copies], [dst for dst, _ in head_copies]
+            prefix = [(_copy_kernel, None, None, sources, targets, [], _COPY_NODE)]
+        self._push(self._backward_steps, reads, writes, "executor_backward", self._finish, "backward", prefix)
         self._backward_since_forward = True
 
 

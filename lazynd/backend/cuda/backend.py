@@ -116,6 +116,7 @@ class CupyBackend(Backend):
         self.compute_stream = self.streams["compute"]
         self.copy_streams = (self.streams["h2d"], self.streams["d2h"])
         self._anchor: tuple[Any, int] | None = None  # (event, perf_counter_ns) for event_time_ns
+        self._capture_stream: Any = None  # made on first use: see capture_stream
         self.events = event_pool(device_id)
         # ends the operations that finish when the device has done them (device->host copies)
         self.waiter = EventWaiter(f"lazynd-gpu{device_id}-events")
@@ -222,6 +223,15 @@ class CupyBackend(Backend):
             return None
 
         return run
+
+    def capture_stream(self) -> Any:
+        """The stream launch sequences are captured on into CUDA graphs (:mod:`.graphs`): one of
+        its own, since whatever a capturing stream is given becomes part of the graph."""
+        stream = self._capture_stream
+        if stream is None:
+            with self.device:
+                stream = self._capture_stream = self.cupy.cuda.Stream(non_blocking=True)
+        return stream
 
     def record_done(self, stream: Any, reads: Sequence[Any], writes: Sequence[Any]) -> StreamEvent:
         """Record an event on ``stream`` after an operation was launched there, and note it on the
