@@ -152,19 +152,16 @@ def main() -> None:
             torch_single = _best(torch_run, torch.cuda.synchronize, args.repeat)
             line += f"{torch_seconds * 1e3:>10.3f}{moved / torch_seconds / 1e9:>8.0f}{torch_single * 1e3:>8.3f}"
         print(line)
-    layouts(mx, short, out.reshape(short.shape), 2 * nbytes, copy_rate or 1.0, args.repeat, args.launches, a)
+    layouts(mx, short, out.reshape(short.shape), 2 * nbytes, copy_rate or 1.0, args.repeat, args.launches)
 
 
-def layouts(
-    mx: object, x: object, out: object, moved: float, copy_rate: float, repeat: int, launches: int, long: object
-) -> None:
+def layouts(mx: object, x: object, out: object, moved: float, copy_rate: float, repeat: int, launches: int) -> None:
     """The register path's softmax of ``x`` (rows of 1024) with other ``(group, per_thread)`` layouts
     than ``register_layout`` picks: fewer threads a row, more elements each (so fewer steps in each
-    group reduction and more loads in flight); then the softmax of ``long`` (rows of 32768) by the
-    wide path and by pieces.  Tables to choose the defaults from on a device."""
+    group reduction and more loads in flight).  A table to choose the default from on a device."""
     from lazynd.ops import softmax as softmax_module
 
-    chosen, path = softmax_module.register_layout, softmax_module.row_path
+    chosen = softmax_module.register_layout
     n = x.shape[-1]  # type: ignore[attr-defined]
     print(f"softmax {tuple(x.shape)} by register layout (group threads a row x elements a thread):")  # type: ignore[attr-defined]
     try:
@@ -178,15 +175,6 @@ def layouts(
             )
     finally:
         softmax_module.register_layout = chosen
-    long_out = out.reshape(long.shape)  # type: ignore[attr-defined]
-    print(f"softmax {tuple(long.shape)} by path:")  # type: ignore[attr-defined]
-    try:
-        for forced in ("wide", "pieces"):
-            softmax_module.row_path = lambda *_args, p=forced: p
-            seconds = _best(lambda: mx.nd.softmax(long, axis=-1, out=long_out), mx.nd.waitall, repeat, launches)  # type: ignore[attr-defined]
-            print(f"  {forced:<10}{seconds * 1e3:>10.3f} ms{moved / seconds / 1e9 / copy_rate:>7.0%} of copy")
-    finally:
-        softmax_module.row_path = path
 
 
 if __name__ == "__main__":

@@ -107,8 +107,6 @@ def softmax_grad_into(
 ROW_THREADS = 256  # LAZYND_SOFTMAX_THREADS in softmax.cu
 MAX_PER_THREAD = 16  # LAZYND_SOFTMAX_MAX_PER_THREAD: the register path holds rows up to ROW_THREADS * this
 PER_THREAD = 8  # the register path's elements a thread, where a row has enough of them
-WIDE_THREADS = 1024  # LAZYND_SOFTMAX_WIDE_THREADS: the wide path's block, one row each
-WIDE_REGISTERS = 32  # the wide kernels' 32-bit registers of row data a thread (K values, or 2K for gradients)
 MIN_PIECE = 2048  # a long row is cut into pieces of at least this many elements, one block each
 # pieces wanted a multiprocessor, where rows are few: 8 blocks of 256 threads fill one (an H100's
 # 2048 threads), and the loads of a streaming kernel need every thread (with 2 a multiprocessor, 64
@@ -137,36 +135,20 @@ def register_layout(n: int) -> tuple[int, int]:
     return group, _next_power_of_two(-(-n // group))
 
 
-def wide_per_thread(n: int, itemsize: int, gradient: bool) -> int | None:
-    """Elements a thread for a row of ``n`` in the wide path's block, or None where the row does not
-    fit its registers (``WIDE_REGISTERS`` 32-bit registers a thread: the gradient holds two arrays).
-
-    Examples:
-        >>> wide_per_thread(32768, 4, False), wide_per_thread(32768, 4, True), wide_per_thread(5000, 8, True)
-        (32, None, 8)
-    """
-    per_thread = max(8, _next_power_of_two(-(-n // WIDE_THREADS)))
-    registers = per_thread * itemsize // 4 * (2 if gradient else 1)
-    return per_thread if registers <= WIDE_REGISTERS else None
-
-
-def row_path(rows: int, n: int, itemsize: int, gradient: bool, multiprocessors: int) -> str:
+def row_path(rows: int, n: int) -> str:
     """Which kernels take a last-axis softmax (or its gradient) of ``rows`` rows of ``n``:
-    ``"regs"`` (rows held in registers, several to a block), ``"wide"`` (a long row in the registers
-    of a block of its own: one read, while the rows fill every multiprocessor) or ``"pieces"``
-    (rows cut into pieces: two kernels, the input read twice).
+    ``"regs"`` (rows held in registers, several to a block) or ``"pieces"`` (rows cut into
+    pieces: two kernels, the input read twice).
+
+    (Rows of up to 32768 held in a 1024-thread block's registers, one row a block, read the input
+    once, but on an H100 they ran no faster than pieces: 39% of a copy's bandwidth against 40% for
+    2048 rows of 32768, a block a multiprocessor leaving too few loads in flight.)
 
     Examples:
-        >>> row_path(65536, 1024, 4, False, 132), row_path(2048, 32768, 4, False, 132)
-        ('regs', 'wide')
-        >>> row_path(64, 1048576, 4, False, 132), row_path(32, 32000, 4, False, 132)
-        ('pieces', 'pieces')
+        >>> row_path(65536, 1024), row_path(2048, 32768), row_path(64, 1048576)
+        ('regs', 'pieces', 'pieces')
     """
-    if n <= ROW_THREADS * MAX_PER_THREAD:
-        return "regs"
-    if rows >= multiprocessors and wide_per_thread(n, itemsize, gradient) is not None:
-        return "wide"
-    return "pieces"
+    return "regs" if n <= ROW_THREADS * MAX_PER_THREAD else "pieces"
 
 
 def piece_layout(rows: int, n: int, target_blocks: int) -> tuple[int, int]:
@@ -197,17 +179,13 @@ def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log
     y = None if y is None else unaliased(xp.ascontiguousarray(y), target)
     grad = "" if y is None else "grad_"
     inputs = (x,) if y is None else (x, y)
-    path = "" if inner != 1 else row_path(outer, n, out.itemsize, y is not None, multiprocessor_count(kctx.device_id))
-    if path in ("regs", "wide"):
-        if path == "regs":
-            group, per_thread = register_layout(n)
-        else:
-            group, per_thread = WIDE_THREADS, wide_per_thread(n, out.itemsize, y is not None) or 0
-        threads = max(group, ROW_THREADS)
-        kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}{path}{per_thread}_{dtype}")
+    path = "" if inner != 1 else row_path(outer, n)
+    if path == "regs":
+        group, per_thread = register_layout(n)
+        kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}regs{per_thread}_{dtype}")
         kernel(
-            (min(-(-outer // (threads // group)), _GRID_LIMIT),),
-            (threads,),
+            (min(-(-outer // (ROW_THREADS // group)), _GRID_LIMIT),),
+            (ROW_THREADS,),
             (*inputs, target, np.int64(outer), np.int32(n), np.int32(group), inv_temp, np.int32(log)),
         )
     elif path == "pieces":

@@ -100,8 +100,7 @@ def test_softmax_activation_channel_mode_needs_two_dimensions():
 # -- the last axis on the GPU: rows held in registers, or long rows cut into pieces ----------------------
 # (rows, n): a row shorter than a warp, groups of several rows per block with a partial last block, the
 # register path's limit (ROW_THREADS * MAX_PER_THREAD = 4096) and one past it, every elements-per-thread
-# kernel (1, 2, 4, 8, 16), and few long rows (several pieces each); the wide path and one piece a row
-# follow below
+# kernel (1, 2, 4, 8, 16), and few long rows (several pieces each); one piece a row follows below
 ROW_SHAPES = [(70, 10), (9, 1), (4, 2), (5, 33), (3, 1000), (3, 2000), (2, 4096), (3, 4097), (2, 9000), (100, 4100)]
 
 
@@ -130,39 +129,24 @@ def test_softmax_gradient_of_rows_of_every_length_matches_the_formula(ctx, rng, 
     assert_almost_equal(got.asnumpy(), want, rtol=1e-10, atol=1e-12)
 
 
-# the wide path (a row of 4097 to 32768 in one block's registers) while the rows fill the multiprocessors:
-# here three rows fill a GPU said to have two, so that every wide kernel runs at a small size; the longest
-# rows of each dtype go to the pieces instead (their registers would spill), one piece a row where the
-# rows alone fill the GPU (said to have one multiprocessor)
-WIDE_CASES = [
-    # (dtype, n, multiprocessors, forward path, gradient path)
-    ("float32", 5000, 2, "wide", "wide"),
-    ("float32", 9000, 2, "wide", "wide"),
-    ("float32", 20000, 2, "wide", "pieces"),
-    ("float64", 5000, 2, "wide", "wide"),
-    ("float64", 9000, 2, "wide", "pieces"),
-    ("float64", 20000, 2, "pieces", "pieces"),
-    ("float64", 20000, 1, "pieces", "pieces"),
-]
+# long rows cut into pieces: several a row where the rows are fewer than the GPU's multiprocessors
+# want blocks, one a row where they are not (the GPU said to have two, then one, multiprocessors)
+PIECE_CASES = [("float32", 5000, 2), ("float64", 9000, 2), ("float64", 20000, 1)]
 
 
-@pytest.mark.parametrize(("dtype", "n", "multiprocessors", "forward_path", "gradient_path"), WIDE_CASES)
+@pytest.mark.parametrize(("dtype", "n", "multiprocessors"), PIECE_CASES)
 @pytest.mark.parametrize("log", [False, True])
-def test_softmax_of_long_rows_filling_the_gpu_matches_numpy(
-    ctx, rng, monkeypatch, dtype, n, multiprocessors, forward_path, gradient_path, log
-):
+def test_softmax_of_long_rows_in_pieces_matches_numpy(ctx, rng, monkeypatch, dtype, n, multiprocessors, log):
     from lazynd.ops import softmax as softmax_module
 
-    itemsize = np.dtype(dtype).itemsize
-    assert softmax_module.row_path(3, n, itemsize, False, multiprocessors) == forward_path
-    assert softmax_module.row_path(3, n, itemsize, True, multiprocessors) == gradient_path
+    assert softmax_module.row_path(3, n) == "pieces"
     monkeypatch.setattr(softmax_module, "multiprocessor_count", lambda device_id: multiprocessors)
     x, dy = rng.standard_normal((3, n)) * 4, rng.standard_normal((3, n))
     x[1, ::7] = -np.inf  # -inf elements get 0
     want = np_softmax(x, -1, 0.5)
     op = mx.nd.log_softmax if log else mx.nd.softmax
     got = op(mx.nd.array(x, ctx=ctx, dtype=dtype), temperature=0.5).asnumpy()
-    tolerance = {"rtol": 1e-4, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
+    tolerance = {"rtol": 1e-3, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
     with np.errstate(divide="ignore"):
         assert_almost_equal(got, np.log(want) if log else want, **tolerance)
     y = np.log(want) if log else want

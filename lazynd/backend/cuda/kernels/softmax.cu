@@ -1,13 +1,11 @@
 // Softmax and log-softmax along one axis of an array viewed as (outer, n, inner).
 // Every path is numerically stable: exp(x - max) never overflows.
 //
-// The last axis (inner == 1) has three paths, chosen on the host (ops/softmax.py):
+// The last axis (inner == 1) has two paths, chosen on the host (ops/softmax.py):
 // - rows of up to LAZYND_SOFTMAX_THREADS * LAZYND_SOFTMAX_MAX_PER_THREAD elements are held in registers:
 //   a group of `group` consecutive threads (a power of two) owns a row, each thread `per_thread`
 //   elements of it, so the row is read once, exp is taken once per element, and a block of short rows
 //   serves several rows at a time;
-// - longer rows, while there are at least as many as multiprocessors, are held in the registers of a
-//   wide block (LAZYND_SOFTMAX_WIDE_THREADS threads, one row a block): still one read and one write;
 // - longer rows are cut into `chunks` pieces of `chunk` elements, one block per piece, so that a few long
 //   rows still fill every multiprocessor: a first kernel gives each piece's max and sum of exp(x - max)
 //   (one read, an online rescaled sum), a second combines the row's pieces and writes the piece (a
@@ -18,15 +16,6 @@
 
 #define LAZYND_SOFTMAX_THREADS 256
 #define LAZYND_SOFTMAX_MAX_PER_THREAD 16
-#define LAZYND_SOFTMAX_WIDE_THREADS 1024
-
-// the most threads a block of a kernel has, so that NVRTC keeps each thread's registers within what a
-// block of that many fits; other compilers (the CPU emulator's) take none
-#ifdef __CUDACC_RTC__
-#define LAZYND_SOFTMAX_BOUNDS(THREADS) __launch_bounds__(THREADS)
-#else
-#define LAZYND_SOFTMAX_BOUNDS(THREADS)
-#endif
 
 // NumPy's max: NaN wins
 template <typename T> __device__ __forceinline__ T lazynd_nanmax(T a, T b) { return (b > a || b != b) ? b : a; }
@@ -329,24 +318,19 @@ extern "C" __global__ void lazynd_softmax_grad_float64(const double* dy, const d
   lazynd_softmax_grad_line<double>(dy, y, dx, outer, n, inner, inv_temp, log_mode);
 }
 
-// the register paths: one kernel per elements-per-thread K (a template argument, so that its arrays are
-// indexed by constants, and each kernel gets the registers its own K needs, not the largest K's); the
-// forward and the gradient are separate, since the gradient holds two arrays of K
-#define LAZYND_SOFTMAX_FORWARD_KERNEL(T, SUFFIX, NAME, THREADS, K)                                                    \
-extern "C" __global__ void LAZYND_SOFTMAX_BOUNDS(THREADS) lazynd_softmax_##NAME##K##_##SUFFIX(                            \
-    const T* x, T* y, long long rows, int n, int group, T inv_temp, int log_mode) {                                   \
-  __shared__ T shared[THREADS];                                                                                       \
+// the register path: one kernel per elements-per-thread K (a template argument, so that its arrays are
+// indexed by constants, and each kernel gets the registers its own K needs, not the largest K's)
+#define LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, K)                                                                    \
+extern "C" __global__ void lazynd_softmax_regs##K##_##SUFFIX(const T* x, T* y, long long rows, int n, int group,      \
+                                                             T inv_temp, int log_mode) {                              \
+  __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
   lazynd_softmax_regs<T, K>(x, y, rows, n, group, inv_temp, log_mode, shared);                                        \
-}
-#define LAZYND_SOFTMAX_GRAD_KERNEL(T, SUFFIX, NAME, THREADS, K)                                                       \
-extern "C" __global__ void LAZYND_SOFTMAX_BOUNDS(THREADS) lazynd_softmax_grad_##NAME##K##_##SUFFIX(                       \
-    const T* dy, const T* y, T* dx, long long rows, int n, int group, T inv_temp, int log_mode) {                     \
-  __shared__ T shared[THREADS];                                                                                       \
+}                                                                                                                     \
+extern "C" __global__ void lazynd_softmax_grad_regs##K##_##SUFFIX(const T* dy, const T* y, T* dx, long long rows,     \
+                                                                  int n, int group, T inv_temp, int log_mode) {       \
+  __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
   lazynd_softmax_grad_regs<T, K>(dy, y, dx, rows, n, group, inv_temp, log_mode, shared);                              \
 }
-#define LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, K)                                                                    \
-LAZYND_SOFTMAX_FORWARD_KERNEL(T, SUFFIX, regs, LAZYND_SOFTMAX_THREADS, K)                                             \
-LAZYND_SOFTMAX_GRAD_KERNEL(T, SUFFIX, regs, LAZYND_SOFTMAX_THREADS, K)
 
 // launch the register kernels and the piece kernels with LAZYND_SOFTMAX_THREADS threads per block
 #define LAZYND_SOFTMAX_ROW_KERNELS(T, SUFFIX)                                                                        \
@@ -379,18 +363,6 @@ extern "C" __global__ void lazynd_softmax_grad_finish_##SUFFIX(const T* dy, cons
 
 LAZYND_SOFTMAX_ROW_KERNELS(float, float32)
 LAZYND_SOFTMAX_ROW_KERNELS(double, float64)
-
-// the wide path, one row a block of LAZYND_SOFTMAX_WIDE_THREADS: each thread holds at most 32 registers
-// of the row (the forward K values, the gradient 2K), so that a whole block fits a multiprocessor's
-// registers without spilling
-LAZYND_SOFTMAX_FORWARD_KERNEL(float, float32, wide, LAZYND_SOFTMAX_WIDE_THREADS, 8)
-LAZYND_SOFTMAX_FORWARD_KERNEL(float, float32, wide, LAZYND_SOFTMAX_WIDE_THREADS, 16)
-LAZYND_SOFTMAX_FORWARD_KERNEL(float, float32, wide, LAZYND_SOFTMAX_WIDE_THREADS, 32)
-LAZYND_SOFTMAX_FORWARD_KERNEL(double, float64, wide, LAZYND_SOFTMAX_WIDE_THREADS, 8)
-LAZYND_SOFTMAX_FORWARD_KERNEL(double, float64, wide, LAZYND_SOFTMAX_WIDE_THREADS, 16)
-LAZYND_SOFTMAX_GRAD_KERNEL(float, float32, wide, LAZYND_SOFTMAX_WIDE_THREADS, 8)
-LAZYND_SOFTMAX_GRAD_KERNEL(float, float32, wide, LAZYND_SOFTMAX_WIDE_THREADS, 16)
-LAZYND_SOFTMAX_GRAD_KERNEL(double, float64, wide, LAZYND_SOFTMAX_WIDE_THREADS, 8)
 
 // SoftmaxOutput's gradient in its common case (one label per row, no ignore label, no smoothing):
 // grad = scale * (p - one_hot(label)), one pass.  A label outside [0, classes) subtracts nothing.
