@@ -87,7 +87,7 @@ PYTEST_ARGS=(-q -m gpu -o "cache_dir=$PYTEST_CACHE" -rfEs)
 WORKERS=()
 "$PY" -c "import xdist" 2>/dev/null && WORKERS=(-n "${GPU_CHECK_WORKERS:-8}")
 
-# NVRTC's compiles use host cores only: they run beside the tests and report at the end
+# NVRTC's compiles use one host core: they run beside the tests and the benchmarks, and report at the end
 KERNELS_LOG="$OUT_DIR/kernels.log"
 timeout --kill-after=10 180 "$PY" -m lazynd.backend.cuda.check_kernels >"$KERNELS_LOG" 2>&1 &
 KERNELS_PID=$!
@@ -98,11 +98,6 @@ if [ ${#WORKERS[@]} -gt 0 ] && grep -qE '^(FAILED|ERROR)' "$OUT_DIR/tests.log"; 
   run_step "failed tests again, alone" 120 tests-again.log "$PY" -m pytest "${PYTEST_ARGS[@]}" --last-failed
   grep -E '^(FAILED|ERROR)|passed|failed' "$OUT_DIR/tests-again.log" | tail -n 20 | sed 's/^/    /' | tee -a "$SUMMARY"
 fi
-wait "$KERNELS_PID"
-KERNELS_RC=$?
-KERNELS_VERDICT="ok"
-[ "$KERNELS_RC" -ne 0 ] && KERNELS_VERDICT="FAILED rc=$KERNELS_RC"
-say "$(printf '%-34s %-22s %4ss  %s' "kernels compile (NVRTC)" "$KERNELS_VERDICT" $((SECONDS - KERNELS_BEGIN)) kernels.log)"
 # the stream-ordering tests skip where kernels finish at launch (the CPU emulator); on a GPU that is a failure
 if grep -q "^SKIPPED.*kernels finish at launch" "$OUT_DIR/tests.log" && grep -q '^gpu(0)' "$OUT_DIR/env.log"; then
   say "FAILED stream-ordering tests skipped on a real GPU: they found its stream idle (see tests.log)"
@@ -113,4 +108,9 @@ run_step "bench/mlp_epoch.py gpu batch 128" 90 bench.txt "$PY" bench/mlp_epoch.p
 run_step "bench/mlp_epoch.py gpu batch 1024" 60 bench.txt "$PY" bench/mlp_epoch.py --ctx gpu --repeat 3 --batch 1024
 run_step "bench/lenet_epoch.py" 60 bench.txt "$PY" bench/lenet_epoch.py --batches 200 --repeat 3
 run_step "bench/user_loops.py gpu" 90 bench.txt "$PY" bench/user_loops.py --ctx gpu --loops autograd,seed --rounds 1
+wait "$KERNELS_PID"  # NVRTC's compiles went on beside the tests and the benchmarks
+KERNELS_RC=$?
+KERNELS_VERDICT="ok"
+[ "$KERNELS_RC" -ne 0 ] && KERNELS_VERDICT="FAILED rc=$KERNELS_RC"
+say "$(printf '%-34s %-22s %4ss  %s' "kernels compile (NVRTC)" "$KERNELS_VERDICT" $((SECONDS - KERNELS_BEGIN)) kernels.log)"
 say "total $((SECONDS - START))s; logs in $OUT_DIR"

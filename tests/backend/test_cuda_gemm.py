@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from lazynd.backend.cuda import gemm
+from lazynd.errors import LazyNDError
 
 
 class _Pointer:
@@ -252,3 +253,99 @@ def test_a_single_row_with_a_huge_step_still_goes_to_cublas(blas, monkeypatch):
     gemm.matmul(_host(a), _host(b), out)
     np.testing.assert_allclose(out, a @ b, rtol=1e-5)
     assert len(blas.calls) == 1
+
+
+# -- cuBLAS's C functions through ctypes (gemm.LibraryBlas) -----------------------------------------
+# A stand-in library with cuBLAS's C signatures, written from its documented column-major contract
+# and built here: the ctypes argument types (C ints, 64-bit strides, pointers) are checked by a real
+# C call, as on a GPU, where a wrong one would give wrong products or crash.
+_STAND_IN = r"""
+static long long calls = 0;
+long long stand_in_calls(void) { return calls; }
+int cublasSetStream_v2(void* handle, void* stream) { return handle ? 0 : 1; }
+int cublasSetPointerMode_v2(void* handle, int mode) { return mode == 0 ? 0 : 7; }
+#define GEMM(NAME, T)                                                                                   \
+  int NAME(void* h, int ta, int tb, int m, int n, int k, const T* alpha, const T* A, int lda,         \
+           const T* B, int ldb, const T* beta, T* C, int ldc) {                                        \
+    calls++;                                                                                            \
+    for (int j = 0; j < n; ++j)                                                                         \
+      for (int i = 0; i < m; ++i) {                                                                     \
+        double acc = 0;                                                                                 \
+        for (int p = 0; p < k; ++p)                                                                     \
+          acc += (double)(ta ? A[p + (long long)i * lda] : A[i + (long long)p * lda]) *                 \
+                 (double)(tb ? B[j + (long long)p * ldb] : B[p + (long long)j * ldb]);                 \
+        double old = *beta != 0 ? (double)*beta * C[i + (long long)j * ldc] : 0;                        \
+        C[i + (long long)j * ldc] = (T)(*alpha * acc + old);                                            \
+      }                                                                                                 \
+    return 0;                                                                                           \
+  }
+GEMM(cublasSgemm_v2, float)
+GEMM(cublasDgemm_v2, double)
+#define BATCHED(NAME, ONE, T)                                                                           \
+  int NAME(void* h, int ta, int tb, int m, int n, int k, const T* alpha, const T* A, int lda,         \
+           long long sa, const T* B, int ldb, long long sb, const T* beta, T* C, int ldc,             \
+           long long sc, int count) {                                                                   \
+    for (int q = 0; q < count; ++q)                                                                     \
+      ONE(h, ta, tb, m, n, k, alpha, A + q * sa, lda, B + q * sb, ldb, beta, C + q * sc, ldc);        \
+    return 0;                                                                                           \
+  }
+BATCHED(cublasSgemmStridedBatched, cublasSgemm_v2, float)
+BATCHED(cublasDgemmStridedBatched, cublasDgemm_v2, double)
+"""
+
+
+@pytest.fixture(scope="module")
+def stand_in_library(tmp_path_factory):
+    import shutil
+    import subprocess
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("needs a C compiler to build a library with cuBLAS's C signatures")
+    folder = tmp_path_factory.mktemp("cublas")
+    (folder / "stand_in.c").write_text(_STAND_IN)
+    library = folder / "libstand_in.so"
+    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(library), str(folder / "stand_in.c")], check=True)
+    return ctypes.CDLL(str(library))
+
+
+@pytest.fixture
+def library_blas(monkeypatch, stand_in_library):
+    functions = gemm.LibraryBlas(stand_in_library)
+    monkeypatch.setattr(gemm, "bindings", lambda: gemm.Bindings(functions, lambda: 1, lambda: 7))
+    monkeypatch.setattr(gemm, "_fallback", lambda a, b, out: pytest.fail("took the cupy.matmul fallback"))
+    stand_in_library.stand_in_calls.restype = ctypes.c_longlong
+    return stand_in_library.stand_in_calls
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("la", "lb"), [("row-major", "transposed"), ("transposed slice", "row slice")])
+def test_cublas_c_functions_take_every_layout_right(library_blas, dtype, la, lb):
+    rng = np.random.default_rng(4)
+    a, b = LAYOUTS[la](rng, 5, 7, dtype), LAYOUTS[lb](rng, 7, 3, dtype)
+    out = _host(np.full((5, 3), np.nan, dtype))
+    before = library_blas()
+    gemm.matmul(_host(a), _host(b), out)
+    assert library_blas() == before + 1
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", ["conv forward", "conv weight gradient", "matrix @ stack"])
+def test_cublas_c_functions_take_stacks_right(library_blas, dtype, case):
+    a, b = (x.astype(dtype) for x in BATCHED[case](np.random.default_rng(len(case))))
+    want = a.astype(np.float64) @ b
+    out = _host(np.full(want.shape, np.nan, dtype))
+    gemm.matmul(_host(a), _host(b), out)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_failing_cublas_c_function_is_a_clear_error(stand_in_library):
+    functions = gemm.LibraryBlas(stand_in_library)
+    with pytest.raises(LazyNDError, match="cublasSetPointerMode_v2 failed: cuBLAS status 7"):
+        functions.setPointerMode(1, 1)
+
+
+def test_the_cublas_library_is_found_among_those_loaded():
+    assert gemm.loaded_library("libc.so") is not None  # every Linux process has the C library
+    assert gemm.loaded_library("libno-such-library") is None

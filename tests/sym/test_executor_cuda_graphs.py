@@ -85,7 +85,7 @@ def _steps(ex, shapes, steps=4):
 @pytest.mark.parametrize(("net", "shapes"), [(mlp, MLP_SHAPES), (conv_net, CONV_SHAPES)], ids=["mlp", "conv"])
 @pytest.mark.gpu
 @needs_capture
-def test_graph_replays_give_the_eager_passes_values(monkeypatch, net, shapes, mark):
+def test_graph_replays_give_the_eager_passes_values(monkeypatch, net, shapes):
     eager = _bind(net(), shapes, False, monkeypatch)
     graphed = _bind(net(), shapes, True, monkeypatch)
     assert eager._graphs is None and graphed._graphs is not None

@@ -8,6 +8,12 @@ into a row-major output -- straight to ``cublasSgemm``/``cublasDgemm`` on the cu
 everything else goes to ``cupy.matmul``, as does everything where CuPy has no cuBLAS bindings
 (the CPU emulator).
 
+cuBLAS is called through its C functions (:class:`LibraryBlas`, ctypes on the library CuPy
+loaded) rather than CuPy's bindings, which refuse every call while a stream captures a CUDA
+graph: an executor's pass with products in it could not be captured (:mod:`.graphs`).  cuBLAS
+itself captures GEMMs that read alpha and beta from the host.  Where the library is not found
+in the process (CuPy linked it otherwise), CuPy's bindings are used.
+
 cuBLAS is column-major: a row-major ``m x n`` product ``C = A @ B`` is computed as
 ``C^T = B^T A^T``, where the buffer of a row-major matrix, read column-major, is its transpose
 and that of a transposed view is the matrix itself.
@@ -15,7 +21,9 @@ and that of a transposed view is the matrix itself.
 
 from __future__ import annotations
 
+import ctypes
 import math
+import os
 import threading
 from typing import Any
 
@@ -48,7 +56,8 @@ _bindings_lock = threading.Lock()
 
 
 def bindings() -> Bindings | None:
-    """CuPy's cuBLAS bindings, or None where it has none (the CPU emulator)."""
+    """cuBLAS's functions (:class:`LibraryBlas` where the library is found in the process, else
+    CuPy's bindings), or None where CuPy has none (the CPU emulator)."""
     global _bindings_found
     if _bindings_found is None:
         with _bindings_lock:
@@ -60,12 +69,79 @@ def bindings() -> Bindings | None:
                         from cupy_backends.cuda.libs import cublas
                     except ImportError:
                         from cupy.cuda import cublas
+                    path = _cublas_library(cupy)
+                    functions: Any = LibraryBlas(ctypes.CDLL(path)) if path is not None else cublas
                     _bindings_found = Bindings(
-                        cublas, cupy.cuda.device.get_cublas_handle, lambda: cupy.cuda.get_current_stream().ptr
+                        functions, cupy.cuda.device.get_cublas_handle, lambda: cupy.cuda.get_current_stream().ptr
                     )
                 except (ImportError, AttributeError):
                     _bindings_found = False
     return _bindings_found if isinstance(_bindings_found, Bindings) else None
+
+
+def _cublas_library(cupy: Any) -> str | None:
+    """The path of the cuBLAS library CuPy loaded (it loads it with the first handle), or None."""
+    path = loaded_library("libcublas.so")
+    if path is None:
+        try:
+            cupy.cuda.device.get_cublas_handle()
+        except Exception:  # noqa: BLE001 - no device or no library: CuPy's bindings then
+            return None
+        path = loaded_library("libcublas.so")
+    return path
+
+
+def loaded_library(prefix: str) -> str | None:
+    """The path of a shared library whose file name starts with ``prefix`` among those this process
+    has loaded (``/proc/self/maps``), or None (another system, or none loaded)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                path = line.rstrip("\n").partition("/")[2]
+                if path and os.path.basename("/" + path).startswith(prefix):
+                    return "/" + path
+    except OSError:
+        return None
+    return None
+
+
+_HANDLE, _STREAM, _PTR, _INT, _LONG = ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
+_GEMM = [_HANDLE, _INT, _INT, _INT, _INT, _INT, _PTR, _PTR, _INT, _PTR, _INT, _PTR, _PTR, _INT]
+_GEMM_BATCHED = [_HANDLE, _INT, _INT, _INT, _INT, _INT, _PTR, _PTR, _INT, _LONG, _PTR, _INT, _LONG, _PTR, _PTR, _INT, _LONG, _INT]  # fmt: skip
+# the functions :func:`matmul` calls, by the names of CuPy's bindings: (C symbol, argument types)
+CUBLAS_FUNCTIONS = {
+    "setStream": ("cublasSetStream_v2", [_HANDLE, _STREAM]),
+    "setPointerMode": ("cublasSetPointerMode_v2", [_HANDLE, _INT]),
+    "sgemm": ("cublasSgemm_v2", _GEMM),
+    "dgemm": ("cublasDgemm_v2", _GEMM),
+    "sgemmStridedBatched": ("cublasSgemmStridedBatched", _GEMM_BATCHED),
+    "dgemmStridedBatched": ("cublasDgemmStridedBatched", _GEMM_BATCHED),
+}
+
+
+class LibraryBlas:
+    """cuBLAS's C functions through ctypes, under the names and argument order of CuPy's bindings
+    (handles, streams and device pointers as integers); a failing call raises
+    :class:`~lazynd.LazyNDError` naming the function and cuBLAS's status."""
+
+    def __init__(self, library: Any) -> None:
+        for name, (symbol, argtypes) in CUBLAS_FUNCTIONS.items():
+            function = getattr(library, symbol)
+            function.argtypes = argtypes
+            function.restype = ctypes.c_int
+            setattr(self, name, _checked(symbol, function))
+
+
+def _checked(symbol: str, function: Any) -> Any:
+    def call(*args: Any) -> None:
+        status = function(*args)
+        if status:
+            from ...errors import LazyNDError
+
+            raise LazyNDError(f"{symbol} failed: cuBLAS status {status}")
+
+    call.__name__ = symbol
+    return call
 
 
 def _layout(x: Any, rows: int, cols: int) -> tuple[int, int] | None:
@@ -206,8 +282,10 @@ def _ones_like(out: Any, rows: int) -> Any:
     return cupy.ones((1, rows), out.dtype)
 
 
-_ONES: dict[tuple[int, Any, int], Any] = {}  # (device, dtype, length) -> a (1, length) row of ones
-_ONES_KEPT = 64
+# (device, dtype, length) -> a (1, length) row of ones, kept for the program's life: a CUDA graph of
+# an executor's pass (graphs.py) holds the address of each row it read, so none may be freed (a
+# program sees few lengths: one per bias size and batch size)
+_ONES: dict[tuple[int, Any, int], Any] = {}
 
 
 def column_sum(x: Any, out: Any) -> None:
@@ -255,8 +333,6 @@ def _ones_row(like: Any, length: int) -> Any:
     key = (like.device.id, like.dtype, length)
     ones = _ONES.get(key)
     if ones is None:
-        if len(_ONES) >= _ONES_KEPT:
-            _ONES.clear()
         ones = _ONES[key] = _ones_like(like, length)
     return ones
 
