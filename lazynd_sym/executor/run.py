@@ -25,9 +25,10 @@ MNIST's batch sizes is most of a training step (the H100's MLP epoch went from a
 per operator to one per pass).  Placed executors (several devices) push one operation per
 operator.
 
-With ``LAZYND_CUDA_GRAPHS=1`` (read when an executor is bound) a bulked executor on one GPU
-replays each pass as a CUDA graph from its second run on (:mod:`lazynd.backend.cuda.graphs`):
-one launch instead of one per kernel.  Passes that draw random numbers or call a Python
+A bulked executor on one GPU replays each pass as a CUDA graph from its second run on
+(:mod:`lazynd.backend.cuda.graphs`): one launch instead of one per kernel (LeNet's training step
+on an H100: 0.56 ms a batch against 2.83 eager).  ``LAZYND_CUDA_GRAPHS=0`` (read when an executor
+is bound) keeps every pass eager.  Passes that draw random numbers or call a Python
 operator (``Custom``) stay eager, as does any pass while a monitor records or the profiler
 runs; copies of arguments given to ``forward`` and of head gradients run eagerly before the
 graph.
@@ -61,8 +62,9 @@ def bulk_enabled() -> bool:
 
 
 def graphs_enabled() -> bool:
-    """Whether executors bound now on a GPU replay their passes as CUDA graphs (``LAZYND_CUDA_GRAPHS``)."""
-    return os.environ.get("LAZYND_CUDA_GRAPHS", "0").strip().lower() not in ("0", "false", "no", "off", "")
+    """Whether executors bound now on a GPU replay their passes as CUDA graphs (``LAZYND_CUDA_GRAPHS``,
+    default on; ``0`` turns them off)."""
+    return os.environ.get("LAZYND_CUDA_GRAPHS", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 class PassRunner:

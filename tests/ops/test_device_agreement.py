@@ -234,5 +234,10 @@ def test_the_broadcast_kernel_takes_strided_and_reversed_views(step: int) -> Non
     x, r = mx.nd.array(base, ctx=mx.gpu(0)), mx.nd.array(row, ctx=mx.gpu(0))
     out = mx.nd.empty((6, 5), ctx=mx.gpu(0))
     mx.nd.waitall()
+    # launched here, outside the engine, on this thread's current stream: the engine's copy to the
+    # host would not wait for it (it raced and read zeros on an H100 under load)
+    import cupy
+
     elemwise_binary.GPU.binary(0, "plus", x.data_array[::step], r.data_array, out.data_array)
+    cupy.cuda.get_current_stream().synchronize()
     np.testing.assert_allclose(out.asnumpy(), base[::step] + row, rtol=1e-6)
