@@ -13,6 +13,7 @@ Run: ``python bench/lenet_epoch.py [--ctx gpu|cpu] [--batch 128] [--batches 200]
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -105,6 +106,19 @@ def run_lazynd(x: np.ndarray, y: np.ndarray, batch: int, ctx_name: str = "gpu") 
     return elapsed, loss
 
 
+def run_lazynd_eager(x: np.ndarray, y: np.ndarray, batch: int, ctx_name: str = "gpu") -> tuple[float, float]:
+    """:func:`run_lazynd` with the executor's passes run eagerly (``LAZYND_CUDA_GRAPHS=0`` at its bind)."""
+    saved = os.environ.get("LAZYND_CUDA_GRAPHS")
+    os.environ["LAZYND_CUDA_GRAPHS"] = "0"
+    try:
+        return run_lazynd(x, y, batch, ctx_name)
+    finally:
+        if saved is None:
+            del os.environ["LAZYND_CUDA_GRAPHS"]
+        else:
+            os.environ["LAZYND_CUDA_GRAPHS"] = saved
+
+
 def phases(
     x: np.ndarray, y: np.ndarray, batch: int, steps: int = 50, ctx_name: str = "gpu"
 ) -> list[tuple[str, float, float]]:
@@ -174,7 +188,10 @@ def main() -> None:
     x, y = data(args.batch * args.batches)
     where = "gpu(0)" if args.ctx == "gpu" else "the CPU"
     theirs = "PyTorch eager, cuDNN" if args.ctx == "gpu" else "PyTorch eager, CPU"
-    runs = {f"lazynd executor, {args.ctx}": run_lazynd, theirs: run_torch}
+    ours = f"lazynd executor, {args.ctx}"
+    runs = {ours: run_lazynd, theirs: run_torch}
+    if args.ctx == "gpu":  # the executor's passes replay as CUDA graphs by default; eager for comparison
+        runs["lazynd, eager passes"] = run_lazynd_eager
     best: dict[str, tuple[float, float]] = {}
     for _ in range(args.repeat):
         for name, run in runs.items():
@@ -185,9 +202,8 @@ def main() -> None:
     print(f"{'implementation':<26}{'ms/batch':>10}{'last loss':>11}")
     for name, (seconds, loss) in best.items():
         print(f"{name:<26}{seconds / args.batches * 1e3:>10.3f}{loss:>11.4f}")
-    if len(best) == 2:
-        ours, theirs = (best[n][0] for n in runs)
-        print(f"lazynd / PyTorch: {ours / theirs:.2f}x")
+    if ours in best and theirs in best:
+        print(f"lazynd / PyTorch: {best[ours][0] / best[theirs][0]:.2f}x")
     print("lazynd's step by phase, waiting after each (ms a batch): host push time, then until done")
     for name, push_ms, total_ms in phases(x, y, args.batch, min(args.batches, 50), args.ctx):
         print(f"  {name:<10}{push_ms:>8.3f}{total_ms:>8.3f}")
