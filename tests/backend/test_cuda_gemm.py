@@ -213,6 +213,11 @@ BATCHED = {
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", list(BATCHED))
 def test_stacks_of_matrices_go_to_strided_batched_gemm_right(blas, dtype, case):
+    _check_stack(dtype, case)
+
+
+def _check_stack(dtype, case):
+    """The product of the stacks ``BATCHED[case]`` through :func:`gemm.matmul` against NumPy's."""
     a, b = (x.astype(dtype) for x in BATCHED[case](np.random.default_rng(len(case))))
     want = a.astype(np.float64) @ b
     out = _host(np.full(want.shape, np.nan, dtype))
@@ -333,11 +338,7 @@ def test_cublas_c_functions_take_every_layout_right(library_blas, dtype, la, lb)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", ["conv forward", "conv weight gradient", "matrix @ stack"])
 def test_cublas_c_functions_take_stacks_right(library_blas, dtype, case):
-    a, b = (x.astype(dtype) for x in BATCHED[case](np.random.default_rng(len(case))))
-    want = a.astype(np.float64) @ b
-    out = _host(np.full(want.shape, np.nan, dtype))
-    gemm.matmul(_host(a), _host(b), out)
-    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    _check_stack(dtype, case)
 
 
 def test_a_failing_cublas_c_function_is_a_clear_error(stand_in_library):
