@@ -62,6 +62,11 @@ class Backend:
         """``out[...] = a @ b`` (``np.matmul``'s rules), the route every operator's GEMM takes."""
         self.xp.matmul(a, b, out=out)
 
+    def launch_graphs(self) -> Any:
+        """A recorder of launch sequences replayed as graphs (:class:`lazynd.backend.cuda.graphs.LaunchGraphs`),
+        or None where this device has none (the CPU)."""
+        return None
+
     def synchronize(self) -> None:
         """Wait for all work queued on this device."""
 

@@ -46,7 +46,6 @@ import numpy as np
 import lazynd.engine as engine_module
 import lazynd.ndarray as nd
 from lazynd.backend import get_backend
-from lazynd.backend.cuda.graphs import LaunchGraphs, capture_supported
 from lazynd.context import Context
 from lazynd.engine import StepFailure, get_engine
 from lazynd.engine.var import Var
@@ -101,24 +100,22 @@ class PassRunner:
     _overwritten_forward: str | None = None
     _backward_since_forward = False
     _finish: Callable[[], None] | None
-    # the CUDA graphs of this executor's passes (None: its passes run eagerly)
-    _graphs: LaunchGraphs | None = None
+    # the CUDA graphs of this executor's passes, a :class:`lazynd.backend.cuda.graphs.LaunchGraphs`
+    # (None: its passes run eagerly)
+    _graphs: Any = None
 
-    def _make_graphs(self) -> LaunchGraphs | None:
+    def _make_graphs(self) -> Any:
         """CUDA graphs for this executor's passes, where a graph may replay them: a bulked executor on
         one GPU, graphs enabled (:func:`graphs_enabled`), no step drawing random numbers (a replay
         would draw the same ones) or calling a Python operator (a replay runs the kernels alone)."""
         if not (self._bulk_now() and self._ctx.device_type == "gpu" and graphs_enabled()):
-            return None
-        backend: Any = get_backend(self._ctx)
-        if not capture_supported(backend.cupy):
             return None
         for steps in (*self._steps.values(), self._backward_steps):
             for step in steps:
                 node = step[6]
                 if node.opdef.draws_random(node.attrs) or node.opdef.name == "Custom":
                     return None
-        return LaunchGraphs(backend)
+        return get_backend(self._ctx).launch_graphs()
 
     def set_monitor_callback(
         self,

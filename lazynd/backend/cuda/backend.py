@@ -36,7 +36,7 @@ from ...engine.completion import Completion
 from ...engine.var import Var
 from ...errors import DeviceMemoryError
 from ..base import Backend
-from . import copies, gemm
+from . import copies, gemm, graphs
 from .events import EventWaiter, StreamEvent, event_pool
 
 STREAM_KINDS = ("compute", "h2d", "d2h")
@@ -223,6 +223,11 @@ class CupyBackend(Backend):
             return None
 
         return run
+
+    def launch_graphs(self) -> Any:
+        """A :class:`~.graphs.LaunchGraphs` of this device, or None where this CuPy cannot capture
+        streams (the CPU emulator's)."""
+        return graphs.LaunchGraphs(self) if graphs.capture_supported(self.cupy) else None
 
     def capture_stream(self) -> Any:
         """The stream launch sequences are captured on into CUDA graphs (:mod:`.graphs`): one of
