@@ -17,6 +17,14 @@ How a sequence is captured (:meth:`LaunchGraphs.run`):
   the graph's kernels still write;
 - the graph is then launched on the compute stream, for this run and every later one.
 
+What a graph holds: the addresses of every buffer its kernels read and write (an executor's bound
+arrays and planned storage, which live as long as it does; the temporaries, in the graph's own
+pool; cached constants such as :mod:`.gemm`'s rows of ones, which are never freed) and cuBLAS's
+workspace of the capturing thread's handle, which it shares with that thread's later products:
+they all run on the device's compute stream, in order with the graph's replays, never beside them.
+A graph destroyed while the device still runs it is freed when it completes (CUDA's rule), and its
+pool's memory returns to the driver through ``cudaFree``, which waits for the device.
+
 A sequence that cannot be captured (a device-to-host read, a synchronisation, a library that
 refuses capture) raises inside the capture; it then runs eagerly, now and from then on, and
 :attr:`LaunchGraphs.failures` says why.  What a graph cannot see is the host: a sequence whose
