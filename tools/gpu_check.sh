@@ -4,7 +4,8 @@
 # From the repository root, with CuPy (and NVRTC), NumPy and pytest installed; PyTorch and
 # pytest-timeout are used when present.  No network.  Steps: the environment, every CUDA source
 # compiled by NVRTC (beside the tests), the gpu-marked tests (spread over pytest-xdist's workers when
-# it is there, failures run again alone; device agreement of every operator, executor training
+# it is there, failures run again alone, then the whole suite again with executors' CUDA graphs off;
+# device agreement of every operator, executor training
 # passes, stream ordering: pool reuse under long compute, waitall, DLPack from PyTorch,
 # write-after-read, and the mutation tests proving those checks can fail), then the GPU benchmarks
 # (kernel bandwidth, copy/compute overlap and its profiler trace, the MLP epoch, LeNet and the
@@ -98,6 +99,9 @@ if [ ${#WORKERS[@]} -gt 0 ] && grep -qE '^(FAILED|ERROR)' "$OUT_DIR/tests.log"; 
   run_step "failed tests again, alone" 120 tests-again.log "$PY" -m pytest "${PYTEST_ARGS[@]}" --last-failed
   grep -E '^(FAILED|ERROR)|passed|failed' "$OUT_DIR/tests-again.log" | tail -n 20 | sed 's/^/    /' | tee -a "$SUMMARY"
 fi
+# executors replay their passes as CUDA graphs by default: the suite once more with every pass eager
+LAZYND_CUDA_GRAPHS=0 run_step "gpu-marked tests, graphs off" 240 tests-eager.log "$PY" -m pytest "${PYTEST_ARGS[@]}" "${WORKERS[@]}" -p no:cacheprovider
+grep -E '^(FAILED|ERROR)|passed|failed' "$OUT_DIR/tests-eager.log" | tail -n 12 | sed 's/^/    /' | tee -a "$SUMMARY"
 # the stream-ordering tests skip where kernels finish at launch (the CPU emulator); on a GPU that is a failure
 if grep -q "^SKIPPED.*kernels finish at launch" "$OUT_DIR/tests.log" && grep -q '^gpu(0)' "$OUT_DIR/env.log"; then
   say "FAILED stream-ordering tests skipped on a real GPU: they found its stream idle (see tests.log)"
