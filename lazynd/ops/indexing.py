@@ -164,6 +164,8 @@ def _one_hot_into_zeros(kctx: Any, attrs: dict, inputs: list, outputs: list, aux
 
 def _one_hot_write(xp: Any, attrs: dict, indices: Any, out: Any, filled: bool) -> None:
     depth = attrs["depth"]
+    if out.size == 0:  # no rows, or depth 0
+        return
     idx = (indices if indices.ndim == 1 else indices.reshape(-1)).astype(xp.int64)
     n = idx.size
     # each row's entry by flat index (row * depth + index): cheaper than indexing two arrays
@@ -174,19 +176,23 @@ def _one_hot_write(xp: Any, attrs: dict, indices: Any, out: Any, filled: bool) -
         in_range = not n or unsigned[unsigned.argmax()] < depth
         if in_range:
             positions = np.add(_row_starts(n, depth), idx)
+        if not in_range:  # an index out of range leaves its row at off_value
+            rows = np.nonzero((idx >= 0) & (idx < depth))[0]
+            positions = rows * depth + idx[rows]
+        values: Any = scalar_as(out.dtype, attrs["on_value"])
     else:
-        in_range = not n or bool(idx.min() >= 0) and bool(idx.max() < depth)
-        if in_range:
-            positions = xp.arange(0, n * depth, depth)
-            positions += idx
-    if not in_range:  # an index out of range leaves its row at off_value
-        rows = xp.nonzero((idx >= 0) & (idx < depth))[0]
-        positions = rows * depth + idx[rows]
+        # on the device, without reading the indices back to the host (a wait for the device at
+        # every call, and no CUDA graph could hold the pass): a row whose index is out of range
+        # writes off_value at its first position, which holds off_value already
+        valid = (idx >= 0) & (idx < depth)
+        positions = xp.arange(0, n * depth, depth) + xp.where(valid, idx, 0)
+        on, off = scalar_as(out.dtype, attrs["on_value"]), scalar_as(out.dtype, attrs["off_value"])
+        values = xp.where(valid, on, off).astype(out.dtype, copy=False)
     table = out if out.flags.c_contiguous else xp.empty(out.shape, dtype=out.dtype)
     flat = table.reshape(-1)
     if not filled or table is not out:
         flat.fill(scalar_as(out.dtype, attrs["off_value"]))
-    flat[positions] = scalar_as(out.dtype, attrs["on_value"])
+    flat[positions] = values
     if table is not out:
         out[...] = table
 

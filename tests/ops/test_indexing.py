@@ -206,18 +206,23 @@ def test_one_hot_values_are_cast_to_an_integer_dtype_as_mxnet_casts_them(ctx):
     np.testing.assert_array_equal(out.asnumpy(), np.array([[-1, 2]], np.int32))
 
 
-def test_one_hot_into_a_given_out_overwrites_every_element():
+def test_one_hot_into_a_given_out_overwrites_every_element(ctx):
     # a call that allocates its output takes it zero-filled and writes only the ones; one given
     # an out= buffer must still write the off values
-    idx = mx.nd.array([2, 0, 7])
-    out = mx.nd.full((3, 4), 9.0)
+    idx = mx.nd.array([2, 0, 7], ctx=ctx)
+    out = mx.nd.full((3, 4), 9.0, ctx=ctx)
     mx.nd.one_hot(idx, depth=4, out=out)
     np.testing.assert_array_equal(out.asnumpy(), [[0, 0, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]])
     fresh = mx.nd.one_hot(idx, depth=4, off_value=-2.0)
     np.testing.assert_array_equal(fresh.asnumpy(), [[-2, -2, 1, -2], [1, -2, -2, -2], [-2, -2, -2, -2]])
 
 
-def test_one_hot_of_changing_shapes_and_ranges(engine_name):
+def test_one_hot_of_depth_zero_or_no_indices_is_empty(ctx):
+    assert mx.nd.one_hot(mx.nd.array([1, 2], ctx=ctx), 0).shape == (2, 0)
+    assert mx.nd.one_hot(mx.nd.zeros((0,), ctx=ctx), 3).asnumpy().shape == (0, 3)
+
+
+def test_one_hot_of_changing_shapes_and_ranges(engine_name, ctx):
     # the host kernel keeps each (rows, depth)'s row starts; every call must still see its own
     from lazynd.ops import indexing
 
@@ -225,7 +230,7 @@ def test_one_hot_of_changing_shapes_and_ranges(engine_name):
     rng = np.random.default_rng(3)
     for shape, depth in calls * 2:
         idx = rng.integers(-2, depth + 2, size=shape).astype(np.float32)
-        got = mx.nd.one_hot(mx.nd.array(idx), depth=depth).asnumpy()
+        got = mx.nd.one_hot(mx.nd.array(idx, ctx=ctx), depth=depth).asnumpy()
         want = (idx[..., None].astype(int) == np.arange(depth)).astype(np.float32)
         np.testing.assert_array_equal(got, want, err_msg=f"indices {idx.tolist()}, depth {depth}")
         in_range = idx[(idx >= 0) & (idx < depth)]
