@@ -99,6 +99,7 @@ _LAZY = {
     "base": "lazynd.base",
     "util": "lazynd.util",
     "executor": "lazynd_sym.executor",
+    "executor_manager": "lazynd_sym.executor_manager",
     "symbol_doc": "lazynd_sym.symbol_doc",
 }
 # MXNet's operator modules that are namespaces here: module name -> (module, attribute) it stands for

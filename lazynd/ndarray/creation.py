@@ -240,7 +240,7 @@ def _concat(xp: Any, arrays: Sequence[Any], out: Any, axis: int) -> None:
 
 
 def concatenate(arrays: Sequence[Any], axis: int = 0, always_copy: bool = True) -> Any:
-    """Join arrays along an existing axis (all on one context, same dtype).
+    """Join arrays along an existing axis, on the first array's context (the others are copied there).
 
     Examples
     --------
@@ -263,8 +263,9 @@ def concatenate(arrays: Sequence[Any], axis: int = 0, always_copy: bool = True) 
             raise ShapeError(
                 f"concatenate: array {i} has shape {a.shape}, incompatible with {first.shape} on axis {axis}"
             )
-        if a._ctx != first._ctx:
-            raise OperatorError(f"concatenate: array {i} is on {a._ctx}, expected {first._ctx}")
+    # as in MXNet, the result lives on the first array's context, and the others are copied there
+    # (a multi-device loop joins its devices' outputs this way)
+    arrays = [a if a._ctx == first._ctx else a.as_in_context(first._ctx) for a in arrays]
     shape = list(first.shape)
     shape[axis] = sum(a.shape[axis] for a in arrays)
     dtype = np.result_type(*[a._data.dtype for a in arrays])

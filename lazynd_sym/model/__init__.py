@@ -6,7 +6,10 @@
 - :mod:`~lazynd_sym.model.inputs`: its flexible arguments (contexts, data, callbacks)
   turned into one form;
 - :mod:`~lazynd_sym.model.checkpoint`: ``save_checkpoint``, ``load_checkpoint`` and the
-  epoch-end callback :func:`do_checkpoint` that saves them.
+  epoch-end callback :func:`do_checkpoint` that saves them;
+- :mod:`~lazynd_sym.model.loop_helpers`: MXNet's private ``_create_kvstore``,
+  ``_initialize_kvstore``, ``_update_params`` and ``_update_params_on_kvstore``, which modules
+  users wrote import from here.
 """
 
 from __future__ import annotations
@@ -15,5 +18,17 @@ from lazynd.callback import BatchEndParam
 
 from .checkpoint import do_checkpoint, load_checkpoint, load_params, save_checkpoint
 from .feedforward import FeedForward
+from .loop_helpers import _create_kvstore, _initialize_kvstore, _update_params, _update_params_on_kvstore
 
-__all__ = ["BatchEndParam", "FeedForward", "do_checkpoint", "load_checkpoint", "load_params", "save_checkpoint"]
+__all__ = [
+    "BatchEndParam",
+    "FeedForward",
+    "_create_kvstore",
+    "_initialize_kvstore",
+    "_update_params",
+    "_update_params_on_kvstore",
+    "do_checkpoint",
+    "load_checkpoint",
+    "load_params",
+    "save_checkpoint",
+]

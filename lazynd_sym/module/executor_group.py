@@ -43,6 +43,7 @@ from .. import executor_group as base
 from ..executor.placed import PlacedExecutor
 from ..executor_group import batch_axis_of, split_input_slice, take_part
 from .devices import check_work_load, group2ctx_per_device
+from .inputs import _join_device_labels
 
 __all__ = [
     "DataParallelExecutorGroup",
@@ -279,12 +280,29 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         if not self.for_training:
             raise LazyNDError("Module.backward: the module was bound with for_training=False; bind it for training")
         if out_grads is None:
-            self.backward()
+            # the parent's, named: MXNet's group (mxnet_executor_group) gives backward another signature
+            base.DataParallelExecutorGroup.backward(self)
             return
         grads: list[Any] = [out_grads] if isinstance(out_grads, nd.NDArray) else list(out_grads)
         for exe, part in zip(self.execs, self.slices, strict=True):
             parts = [take_part(g, axis, part) for g, axis in zip(grads, self.output_axes, strict=False)]
             exe.backward(out_grads=[g.as_in_context(exe.outputs[0].context) for g in parts])
+
+    def update_metric_with(
+        self, eval_metric: Any, labels: Any, pre_sliced: bool = False, label_names: Sequence[str] | None = None
+    ) -> None:
+        """Update ``eval_metric`` with the outputs of the last forward against the batch's ``labels``.
+
+        ``pre_sliced``: ``labels`` holds one list of labels per device (each device's rows of
+        the batch, in the order of the contexts), as MXNet's multi-device loops pass them.
+        ``label_names`` (default: the group's label inputs) name the labels in order.
+        """
+        if pre_sliced:
+            labels = _join_device_labels(labels, len(self.execs))
+        labels = list(labels or [])
+        known = list(self.label_names if label_names is None else label_names)
+        names = (known + [""] * len(labels))[: len(labels)]  # an unknown name splits on axis 0
+        base.DataParallelExecutorGroup.update_metric(self, eval_metric, names, labels)  # as in backward_with
 
     # -- states ----------------------------------------------------------------------------------
     def set_states(self, states: Sequence[Any] | None = None, value: float | None = None) -> None:
@@ -355,5 +373,6 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         return join_device_parts(per_device, [self.batch_axes[name] for name in self.data_names])
 
 
-# MXNet 1.x's name of a Module's executor group (``mx.module.executor_group.DataParallelExecutorGroup``)
-DataParallelExecutorGroup = ModuleExecutorGroup
+# MXNet 1.x's executor group, with its method signatures, for the modules users wrote; it builds on
+# the class above, so it is imported after it
+from .mxnet_executor_group import DataParallelExecutorGroup  # noqa: E402

@@ -23,7 +23,7 @@ from ..model.checkpoint import load_checkpoint, save_checkpoint
 from .base_module import BaseModule
 from .devices import check_devices
 from .executor_group import ModuleExecutorGroup
-from .inputs import _join_device_labels, check_inputs, shapes_of_batch, sort_arguments
+from .inputs import check_inputs, shapes_of_batch, sort_arguments
 from .params import fill_params, zeros_like_first
 from .updates import (
     create_updates,
@@ -385,12 +385,7 @@ class Module(BaseModule):
         ``pre_sliced``: ``labels`` holds one list of labels per device (each device's rows of
         the batch, in the order of the contexts), as MXNet's multi-device loops pass them.
         """
-        group = self._bound_group("update_metric")
-        if pre_sliced:
-            labels = _join_device_labels(labels, len(group.execs))
-        labels = list(labels or [])
-        names = (self._label_names + [""] * len(labels))[: len(labels)]  # an unknown name splits on axis 0
-        group.update_metric(eval_metric, names, labels)
+        self._bound_group("update_metric").update_metric_with(eval_metric, labels, pre_sliced, self._label_names)
 
     def install_monitor(self, mon: Any) -> None:
         """Have ``mon`` (an ``mx.mon.Monitor``) watch every executor."""

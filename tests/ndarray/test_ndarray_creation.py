@@ -57,6 +57,17 @@ def test_arange_with_repeat_and_concatenate() -> None:
         mx.nd.concatenate([mx.nd.ones((1, 2)), mx.nd.ones((1, 3))])
 
 
+def test_concatenate_joins_arrays_of_several_devices_on_the_first_ones() -> None:
+    # a multi-device loop joins its devices' outputs so (MXNet copies them to the first context)
+    parts = [mx.nd.ones((1, 2), ctx=mx.cpu(0)), mx.nd.zeros((2, 2), ctx=mx.cpu(1))]
+    rows = mx.nd.concatenate(parts)
+    assert rows.context == mx.cpu(0)
+    np.testing.assert_array_equal(rows.asnumpy(), [[1, 1], [0, 0], [0, 0]])
+    columns = mx.nd.concatenate(parts[::-1][:1] + [mx.nd.ones((2, 1), ctx=mx.cpu(0))], axis=1)
+    assert columns.context == mx.cpu(1)
+    np.testing.assert_array_equal(columns.asnumpy(), [[0, 0, 1], [0, 0, 1]])
+
+
 def test_properties_and_repr() -> None:
     a = mx.nd.ones((2, 3), dtype="float64")
     assert (a.shape, a.size, a.ndim, a.dtype, a.context, a.ctx) == ((2, 3), 6, 2, np.float64, mx.cpu(0), mx.cpu(0))
