@@ -129,9 +129,7 @@ class ImageIter(DataIter):
         self.path_imgrec = path_imgrec
         if path_imgrec:
             if path_imgidx or shuffle or num_parts > 1:
-                if not path_imgidx:
-                    path_imgidx = os.path.splitext(path_imgrec)[0] + ".idx"
-                self.imgrec = MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
+                self.imgrec = self._indexed_records(path_imgrec, path_imgidx)
                 self.seq: list[Any] | None = list(self.imgrec.keys)  # type: ignore[attr-defined]
             else:
                 self.imgrec = MXRecordIO(path_imgrec, "r")
@@ -148,6 +146,11 @@ class ImageIter(DataIter):
             self.seq = self.seq[part_index * per : (part_index + 1) * per]
         self.cur = 0
         self.reset()
+
+    def _indexed_records(self, path_imgrec: str, path_imgidx: str | None) -> MXIndexedRecordIO:
+        """The records read by key, through ``path_imgidx`` or else the ``.idx`` file beside them
+        (MXNet's ImageIter needs an index file to shuffle or split the records)."""
+        return MXIndexedRecordIO(path_imgidx or os.path.splitext(path_imgrec)[0] + ".idx", path_imgrec, "r")
 
     def _load_list(self, path: str | None, items: list | None) -> dict[Any, tuple[np.ndarray, str]]:
         """``{index: (labels, path)}`` from a ``.lst`` file or from ``imglist`` items ``[label(s)..., path]``."""
