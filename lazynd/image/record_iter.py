@@ -230,8 +230,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
             data_shape,
             label_width,
             path_imgrec=path_imgrec,
-            # the byte split below needs the index, as shuffling does
-            path_imgidx=path_imgidx or (os.path.splitext(path_imgrec)[0] + ".idx" if num_parts > 1 else None),
+            path_imgidx=path_imgidx,
             shuffle=shuffle,
             aug_list=augs,
             data_name=data_name,
@@ -241,6 +240,9 @@ class ImageRecordIter(BatchCursor, ImageIter):
         if num_parts > 1:
             if not 0 <= part_index < num_parts:
                 raise OperatorError(f"{name}: part_index {part_index} must be in [0, {num_parts})")
+            if self.seq is None:  # read in file order so far: the byte split needs each record's offset
+                self.imgrec.close()  # type: ignore[union-attr]
+                self.imgrec = self._indexed_records(path_imgrec, path_imgidx)
             self.seq = _byte_split(
                 self.imgrec.idx,  # type: ignore[union-attr]
                 os.path.getsize(path_imgrec),
@@ -258,7 +260,8 @@ class ImageRecordIter(BatchCursor, ImageIter):
         self.reset()
 
     def _indexed_records(self, path_imgrec: str, path_imgidx: str | None) -> MXIndexedRecordIO:
-        """MXNet's ImageRecordIter shuffles without an index file: the records are then found by their headers."""
+        """MXNet's ImageRecordIter shuffles and splits a file without an index: the records are then found by
+        their headers."""
         if path_imgidx:
             return MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
         return RecordIOIndexedByHeaders(path_imgrec)
