@@ -44,7 +44,6 @@ import numpy as np
 
 from ..engine import get_engine
 from ..errors import DataError, FormatError, OperatorError, ShapeError
-from ..formats.recordio_indexed import MXIndexedRecordIO, RecordIOIndexedByHeaders
 from ..io import DataBatch, DataDesc
 from ..io.base import BatchCursor
 from ..ndarray.dispatch import new_array
@@ -139,6 +138,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
     # the data's dtype: float32 (normalised), uint8 (raw pixels) or int8 (pixels less the mean)
     _dtype: type = np.float32
     _CHANNELS = (1, 3, 4)
+    _INDEX_FROM_HEADERS = True
 
     def __init__(
         self,
@@ -258,13 +258,6 @@ class ImageRecordIter(BatchCursor, ImageIter):
             mean = self._mean_image(mean_img) if mean_img else channel_means(channels, (mean_r, mean_g, mean_b, mean_a))
             self._mean = int8_mean(mean) if self._dtype == np.int8 else mean
         self.reset()
-
-    def _indexed_records(self, path_imgrec: str, path_imgidx: str | None) -> MXIndexedRecordIO:
-        """MXNet's ImageRecordIter shuffles and splits a file without an index: the records are then found by
-        their headers."""
-        if path_imgidx:
-            return MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
-        return RecordIOIndexedByHeaders(path_imgrec)
 
     # -- arguments ---------------------------------------------------------------------------------
     def _check_extra_arguments(self, kwargs: dict[str, Any]) -> None:
