@@ -20,7 +20,9 @@ They take MXNet's arguments and reproduce what MXNet's C++ iterator does with th
 - ``round_batch``: the last batch of an epoch is completed from the start of the data
   (``pad`` says how many) and the next epoch goes on after those records;
 - ``num_parts`` / ``part_index``: part ``i`` of ``n`` holds the records that start in
-  the ``i``-th ``n``-th of the ``.rec`` file's bytes (MXNet's input split).
+  the ``i``-th ``n``-th of the ``.rec`` file's bytes (MXNet's input split);
+- ``shuffle`` and ``num_parts`` need no ``.idx`` file, as in MXNet: without one, the records
+  are found by walking their headers once.
 
 ``ImageRecordUInt8Iter`` (or ``ImageRecordIter(dtype='uint8')``, as in MXNet) gives the
 augmented pixels as uint8, without normalisation.  ``ImageRecordInt8Iter`` (or
