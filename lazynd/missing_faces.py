@@ -23,6 +23,9 @@ FACES = {
     "npx": "MXNet's NumPy extensions (mx.npx) are not part of lazynd; use mx.nd",
     "numpy": "MXNet's NumPy interface (mx.numpy) is not part of lazynd; use mx.nd",
     "numpy_extension": "MXNet's NumPy extensions (mx.numpy_extension) are not part of lazynd; use mx.nd",
+    # diagnose scripts print find_lib_path(): lazynd is pure Python, there is no libmxnet to find
+    "libinfo": "MXNet's native library (mx.libinfo.find_lib_path) is not part of lazynd, which is pure Python; "
+    "mx.__version__ and mx.runtime.Features() describe it",
 }
 
 

@@ -54,6 +54,14 @@ def test_feature_checks_on_a_missing_face_answer_false(namespace: str, name: str
     assert isinstance(caught.value, mx.LazyNDError) and name in str(caught.value)
 
 
+def test_libinfo_says_there_is_no_native_library() -> None:
+    # MXNet's diagnose.py, copied into user programs (gregbugaj/mxnet-matchbox), prints find_lib_path()
+    with pytest.raises(mx.UnsupportedError, match=r"mx\.libinfo: .*pure Python.*mx\.runtime\.Features\(\)"):
+        mx.libinfo.find_lib_path()
+    with pytest.raises(mx.LazyNDError, match="pure Python"):
+        import lazynd.libinfo  # noqa: F401
+
+
 def test_importing_gluon_names_it() -> None:
     with pytest.raises(mx.LazyNDError, match="Gluon"):
         from lazynd import gluon  # noqa: F401

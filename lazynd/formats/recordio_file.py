@@ -225,13 +225,7 @@ class MXRecordIO:
                     f"{self.uri}: file ends inside {what} at offset {offset} "
                     f"({len(head)} of 8 header bytes present); the file is truncated"
                 )
-            magic, word = _RECORD_HEADER.unpack(head)
-            if magic != _MAGIC:
-                raise FormatError(
-                    f"{self.uri}: bad magic word 0x{magic:08x} at offset {offset} "
-                    f"(expected 0x{_MAGIC:08x}); the file is corrupt or not RecordIO"
-                )
-            cflag, length = word >> _LENGTH_BITS, word & _LENGTH_MASK
+            cflag, length = self._parse_header(head, offset)
             padded = length + (-length & 3)
             body = file.read(padded)
             self._pos = offset + 8 + len(body)
@@ -252,6 +246,39 @@ class MXRecordIO:
             parts.append(data)
             if cflag == _LAST:
                 return _MAGIC_BYTES.join(parts)
+
+    def _parse_header(self, head: bytes, offset: int) -> tuple[int, int]:
+        """(continuation flag, payload length) of the 8 header bytes ``head`` read at byte ``offset``."""
+        magic, word = _RECORD_HEADER.unpack(head)
+        if magic != _MAGIC:
+            raise FormatError(
+                f"{self.uri}: bad magic word 0x{magic:08x} at offset {offset} "
+                f"(expected 0x{_MAGIC:08x}); the file is corrupt or not RecordIO"
+            )
+        return word >> _LENGTH_BITS, word & _LENGTH_MASK
+
+    def record_offsets(self) -> list[int]:
+        """Byte offset of every record in the file, as an index file lists them; the reader is left rewound.
+
+        Only the record headers are read: each payload is skipped with a seek.
+        """
+        file = self._check(writing=False)
+        self._seek_to(0)
+        offsets: list[int] = []
+        offset = 0
+        while head := file.read(8):
+            if len(head) < 8:
+                raise FormatError(
+                    f"{self.uri}: file ends inside a record header at offset {offset} "
+                    f"({len(head)} of 8 header bytes present); the file is truncated"
+                )
+            cflag, length = self._parse_header(head, offset)
+            if cflag in (_WHOLE, _FIRST):
+                offsets.append(offset)
+            offset += 8 + length + (-length & 3)
+            file.seek(offset)
+        self._seek_to(0)
+        return offsets
 
     def __iter__(self) -> Iterator[bytes]:
         """Yield the remaining records in file order."""

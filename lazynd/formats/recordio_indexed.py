@@ -20,7 +20,7 @@ from .fileio import AtomicWriter, open_atomic, open_for_read
 from .fileio_urls import file_name_text
 from .recordio_file import MXRecordIO
 
-__all__ = ["MXIndexedRecordIO"]
+__all__ = ["MXIndexedRecordIO", "RecordIOIndexedByHeaders"]
 
 
 def _size_of(file: Any) -> int:
@@ -193,3 +193,32 @@ class MXIndexedRecordIO(MXRecordIO):
         self._idx_file.write(f"{key_text}\t{position}\n".encode())
         self.idx[key] = position
         self.keys.append(key)
+
+
+class RecordIOIndexedByHeaders(MXIndexedRecordIO):
+    """A reader of a ``.rec`` file without an index file, keyed ``0, 1, 2...`` in file order.
+
+    The records are found by walking their headers once (the payloads are skipped),
+    so the file can be read by key or shuffled as MXNet's ImageRecordIter does with
+    files that have no ``.idx``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.rec")
+    >>> with MXIndexedRecordIO(path[:-4] + ".idx", path, "w") as writer:
+    ...     for key in (7, 8, 9):
+    ...         writer.write_idx(key, b"record %d" % key)
+    >>> with RecordIOIndexedByHeaders(path) as reader:
+    ...     reader.keys, reader.read_idx(2)
+    ([0, 1, 2], b'record 9')
+    """
+
+    def __init__(self, uri: str | os.PathLike[str]) -> None:
+        # idx_path only names the index in messages: there is no such file
+        super().__init__(f"{file_name_text(uri)} (indexed by its record headers)", uri, "r")
+
+    def _load_index(self) -> None:
+        offsets = self.record_offsets()
+        self.keys = list(range(len(offsets)))
+        self.idx = dict(zip(self.keys, offsets, strict=True))

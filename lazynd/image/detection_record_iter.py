@@ -155,6 +155,8 @@ class ImageDetRecordIter(BatchCursor, ImageDetIter):
     ...                               batch_size=32, rand_mirror_prob=0.5)  # doctest: +SKIP
     """
 
+    _INDEX_FROM_HEADERS = True
+
     def __init__(
         self,
         path_imgrec: str = "",

@@ -17,6 +17,7 @@ import numpy as np
 from ..engine import get_engine
 from ..errors import EngineError, FormatError, OperatorError, ShapeError
 from ..formats.fileio import open_for_read
+from ..formats.recordio_indexed import RecordIOIndexedByHeaders
 from ..formats.recordio_pack import unpack
 from ..io import DataBatch, DataDesc, DataIter
 from ..ndarray.dispatch import new_array
@@ -68,6 +69,8 @@ class ImageIter(DataIter):
 
     # the channel counts data_shape may ask for (MXNet's ImageRecordIter also takes 4: RGB and alpha)
     _CHANNELS: tuple[int, ...] = (1, 3)
+    # MXNet's C++ record iterators (ImageRecordIter, ImageDetRecordIter) shuffle and split without an .idx
+    _INDEX_FROM_HEADERS = False
 
     def __init__(
         self,
@@ -129,9 +132,7 @@ class ImageIter(DataIter):
         self.path_imgrec = path_imgrec
         if path_imgrec:
             if path_imgidx or shuffle or num_parts > 1:
-                if not path_imgidx:
-                    path_imgidx = os.path.splitext(path_imgrec)[0] + ".idx"
-                self.imgrec = MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
+                self.imgrec = self._indexed_records(path_imgrec, path_imgidx)
                 self.seq: list[Any] | None = list(self.imgrec.keys)  # type: ignore[attr-defined]
             else:
                 self.imgrec = MXRecordIO(path_imgrec, "r")
@@ -148,6 +149,16 @@ class ImageIter(DataIter):
             self.seq = self.seq[part_index * per : (part_index + 1) * per]
         self.cur = 0
         self.reset()
+
+    def _indexed_records(self, path_imgrec: str, path_imgidx: str | None) -> MXIndexedRecordIO:
+        """The records read by key, through ``path_imgidx``; without it, through the ``.idx`` file beside
+        them (MXNet's ImageIter needs one to shuffle or split the records) or, for the iterators that
+        MXNet implements in C++ and that need none, through the records' own headers."""
+        if path_imgidx:
+            return MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
+        if self._INDEX_FROM_HEADERS:
+            return RecordIOIndexedByHeaders(path_imgrec)
+        return MXIndexedRecordIO(os.path.splitext(path_imgrec)[0] + ".idx", path_imgrec, "r")
 
     def _load_list(self, path: str | None, items: list | None) -> dict[Any, tuple[np.ndarray, str]]:
         """``{index: (labels, path)}`` from a ``.lst`` file or from ``imglist`` items ``[label(s)..., path]``."""

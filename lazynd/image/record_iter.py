@@ -20,7 +20,9 @@ They take MXNet's arguments and reproduce what MXNet's C++ iterator does with th
 - ``round_batch``: the last batch of an epoch is completed from the start of the data
   (``pad`` says how many) and the next epoch goes on after those records;
 - ``num_parts`` / ``part_index``: part ``i`` of ``n`` holds the records that start in
-  the ``i``-th ``n``-th of the ``.rec`` file's bytes (MXNet's input split).
+  the ``i``-th ``n``-th of the ``.rec`` file's bytes (MXNet's input split);
+- ``shuffle`` and ``num_parts`` need no ``.idx`` file, as in MXNet: without one, the records
+  are found by walking their headers once.
 
 ``ImageRecordUInt8Iter`` (or ``ImageRecordIter(dtype='uint8')``, as in MXNet) gives the
 augmented pixels as uint8, without normalisation.  ``ImageRecordInt8Iter`` (or
@@ -138,6 +140,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
     # the data's dtype: float32 (normalised), uint8 (raw pixels) or int8 (pixels less the mean)
     _dtype: type = np.float32
     _CHANNELS = (1, 3, 4)
+    _INDEX_FROM_HEADERS = True
 
     def __init__(
         self,
@@ -229,8 +232,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
             data_shape,
             label_width,
             path_imgrec=path_imgrec,
-            # the byte split below needs the index, as shuffling does
-            path_imgidx=path_imgidx or (os.path.splitext(path_imgrec)[0] + ".idx" if num_parts > 1 else None),
+            path_imgidx=path_imgidx,
             shuffle=shuffle,
             aug_list=augs,
             data_name=data_name,
@@ -240,6 +242,9 @@ class ImageRecordIter(BatchCursor, ImageIter):
         if num_parts > 1:
             if not 0 <= part_index < num_parts:
                 raise OperatorError(f"{name}: part_index {part_index} must be in [0, {num_parts})")
+            if self.seq is None:  # read in file order so far: the byte split needs each record's offset
+                self.imgrec.close()  # type: ignore[union-attr]
+                self.imgrec = self._indexed_records(path_imgrec, path_imgidx)
             self.seq = _byte_split(
                 self.imgrec.idx,  # type: ignore[union-attr]
                 os.path.getsize(path_imgrec),

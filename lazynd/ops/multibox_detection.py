@@ -59,8 +59,9 @@ def decode_locations(offsets: np.ndarray, anchors: np.ndarray, variances: tuple,
     x, y = (anchors[:, 0] + anchors[:, 2]) / t(2), (anchors[:, 1] + anchors[:, 3]) / t(2)
     center_x = offsets[:, 0] * t(variances[0]) * width + x
     center_y = offsets[:, 1] * t(variances[1]) * height + y
-    half_w = np.exp(offsets[:, 2] * t(variances[2])) * width / t(2)
-    half_h = np.exp(offsets[:, 3] * t(variances[3])) * height / t(2)
+    with np.errstate(over="ignore"):  # a huge size offset gives an infinite box, as in MXNet, and no NumPy warning
+        half_w = np.exp(offsets[:, 2] * t(variances[2])) * width / t(2)
+        half_h = np.exp(offsets[:, 3] * t(variances[3])) * height / t(2)
     boxes = np.stack([center_x - half_w, center_y - half_h, center_x + half_w, center_y + half_h], axis=-1)
     return np.clip(boxes, t(0), t(1)) if clip else boxes
 

@@ -11,6 +11,7 @@ from recordio_records import MAGIC, write_records
 
 from lazynd import recordio
 from lazynd.errors import FormatError
+from lazynd.formats.recordio_indexed import RecordIOIndexedByHeaders
 
 
 def test_indexed_records_read_back_by_key(tmp_path: Path) -> None:
@@ -123,3 +124,28 @@ def test_write_idx_of_a_key_key_type_refuses_raises_format_error_naming_it(tmp_p
     with recordio.MXIndexedRecordIO(str(tmp_path / "a.idx"), str(tmp_path / "a.rec"), "w") as writer:
         with pytest.raises(FormatError, match="key 'cat' cannot be indexed: key_type int"):
             writer.write_idx("cat", b"x")
+
+
+def test_without_an_index_file_the_records_are_keyed_in_file_order(tmp_path: Path) -> None:
+    # records holding the magic word are stored in several parts: each is still one key
+    payloads = [b"a", MAGIC * 2 + b"xyz", b"", b"0123456789" + MAGIC]
+    rec = tmp_path / "a.rec"
+    write_records(rec, payloads)
+    with recordio.MXRecordIO(rec, "r") as reader:
+        offsets = reader.record_offsets()
+        assert reader.read() == b"a"  # left rewound
+    with RecordIOIndexedByHeaders(rec) as reader:
+        assert reader.keys == [0, 1, 2, 3]
+        assert reader.idx == dict(enumerate(offsets))
+        assert [reader.read_idx(key) for key in (3, 1, 0, 2)] == [payloads[3], payloads[1], payloads[0], b""]
+
+
+def test_without_an_index_file_bad_headers_are_named(tmp_path: Path) -> None:
+    rec = tmp_path / "a.rec"
+    write_records(rec, [b"abcd", b"efgh"])
+    rec.write_bytes(rec.read_bytes() + b"\x0a\x23")
+    with pytest.raises(FormatError, match=r"a.rec: file ends inside a record header at offset 24"):
+        RecordIOIndexedByHeaders(rec)
+    rec.write_bytes(b"notarecordfile!!")
+    with pytest.raises(FormatError, match=r"a.rec: bad magic word 0x61746f6e at offset 0"):
+        RecordIOIndexedByHeaders(rec)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -141,3 +143,13 @@ def test_iter_next_and_getters_step_through_batches_as_mxnet(standard_det_rec: s
     np.testing.assert_array_equal(it.getdata().asnumpy(), batch.data[0].asnumpy())
     np.testing.assert_array_equal(it.getlabel().asnumpy(), batch.label[0].asnumpy())
     assert it.getpad() == batch.pad
+
+
+def test_shuffle_needs_no_index_file(standard_det_rec: str) -> None:
+    # as MXNet's C++ iterator: a .rec file without its .idx is shuffled all the same
+    Path(standard_det_rec).with_suffix(".idx").unlink()
+    it = mx.io.ImageDetRecordIter(
+        path_imgrec=standard_det_rec, data_shape=(3, 24, 40), batch_size=2, shuffle=True, round_batch=False
+    )
+    lengths = [int(row[3]) for batch in it for row in batch.label[0].asnumpy()[: 2 - batch.pad]]
+    assert sorted(lengths) == [7, 7, 12, 12, 17]  # each record once: 1, 2, 3, 1, 2 objects

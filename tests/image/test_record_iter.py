@@ -234,3 +234,30 @@ def test_getdata_before_iter_next_names_the_missing_step(rec):
     it = mx.io.ImageRecordIter(path_imgrec=rec[0], data_shape=(3, 8, 8), batch_size=3)
     with pytest.raises(mx.DataError, match=r"ImageRecordIter.getdata\(\): no current batch; call iter_next\(\) first"):
         it.getdata()
+
+
+def test_shuffle_needs_no_index_file(rec, tmp_path):
+    # MXNet's ImageRecordIter shuffles a .rec file that has no .idx beside it (ApexAI/mxnet-ssd's
+    # train_nexar.py trains that way); every record comes once per epoch, in a new order each epoch
+    path, _ = rec
+    alone = tmp_path / "alone.rec"
+    alone.write_bytes(open(path, "rb").read())
+    it = mx.io.ImageRecordIter(
+        path_imgrec=str(alone), data_shape=(3, 8, 8), batch_size=7, shuffle=True, round_batch=False, seed=3
+    )
+    orders = [label for label, _, _ in epochs(it, 4)]
+    assert all(sorted(order) == list(range(7)) for order in orders)
+    assert len({tuple(order) for order in orders}) > 1
+
+
+def test_num_parts_need_no_index_file(rec, tmp_path):
+    # MXNet splits a .rec file without an .idx by bytes too (distributed training, one part per worker)
+    alone = tmp_path / "alone.rec"
+    alone.write_bytes(open(rec[0], "rb").read())
+    parts = []
+    for i in range(2):
+        it = mx.io.ImageRecordIter(
+            path_imgrec=str(alone), data_shape=(3, 8, 8), batch_size=3, num_parts=2, part_index=i
+        )
+        parts.append([labels for labels, _, _ in epochs(it, 1)])
+    assert parts == [[[0, 1, 2], [3, 0, 1]], [[4, 5, 6]]]  # as with the index file

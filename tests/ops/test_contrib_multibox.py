@@ -3,6 +3,8 @@ missing: mx.nd.contrib.MultiBox* raised)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -120,6 +122,21 @@ def test_multibox_detection_decodes_with_variances_and_drops_low_scores():
         rtol=1e-5,
         atol=1e-6,
     )
+
+
+def test_multibox_detection_of_a_huge_size_offset_is_an_infinite_box_without_a_warning():
+    # an untrained SSD head (ApexAI/mxnet-ssd's object_detector on fresh weights) predicts such offsets
+    cls = mx.nd.array([[[0.1, 0.2], [0.9, 0.8]]])
+    loc = mx.nd.array([[0, 0, 1000, 0, 0, 0, 0, 0]])
+    anchors = mx.nd.array([[[0.1, 0.1, 0.3, 0.3], [0.5, 0.5, 0.9, 0.9]]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        unclipped = mx.nd.contrib.MultiBoxDetection(cls, loc, anchors, clip=False).asnumpy()[0]
+        clipped = mx.nd.contrib.MultiBoxDetection(cls, loc, anchors).asnumpy()[0]
+    # MXNet 1.9.1's values
+    np.testing.assert_allclose(unclipped[0], [0, 0.9, -np.inf, 0.1, np.inf, 0.3], rtol=1e-6)
+    np.testing.assert_allclose(clipped[0], [0, 0.9, 0, 0.1, 1, 0.3], rtol=1e-6)
+    np.testing.assert_allclose(clipped[1], [0, 0.8, 0.5, 0.5, 0.9, 0.9], rtol=1e-6)
 
 
 def test_multibox_detection_rows_past_nms_topk_are_in_anchor_order_as_mxnet():
