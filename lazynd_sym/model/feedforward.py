@@ -222,6 +222,7 @@ class FeedForward(InferenceMixin):
             for k in range(num_device)
         ]
         total = num_batches(data)
+        logger.info("Start training with %s", str(self.ctx))  # MXNet 1.x's lines, with MXNet 0.9's Train- ones
         for epoch in range(self.begin_epoch, self.num_epoch):
             tic = time.perf_counter()
             eval_metric.reset()
@@ -267,6 +268,7 @@ class FeedForward(InferenceMixin):
             progress.close()
             for name, value in epoch_values:
                 logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
+            logger.info("Epoch[%d] Resetting Data Iterator", epoch)
             logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
             group.copy_params_to(arg_params, aux_params)
             call_all(epoch_end_callback, epoch, self.symbol, self.arg_params, self.aux_params)

@@ -28,6 +28,9 @@ def test_fit_logs_train_and_validation_metrics(caplog) -> None:
     messages = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("Epoch[0] Train-accuracy=") for m in messages)
     assert any(m.startswith("Epoch[0] Validation-cross-entropy=") for m in messages)
+    # MXNet 1.9.1's own lines, which scripts that read its logs look for
+    assert messages[0] == "Start training with [cpu(0)]"
+    assert "Epoch[0] Resetting Data Iterator" in messages
 
 
 def test_init_attribute_overrides_the_initializer() -> None:
