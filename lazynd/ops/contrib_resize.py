@@ -61,9 +61,31 @@ def average_weights(size: int, out_size: int) -> np.ndarray:
     return weights
 
 
-def _apply(xp: Any, data: Any, rows: np.ndarray, cols: np.ndarray, out: Any, transpose: bool = False) -> None:
-    """``out = rows @ data @ cols.T`` per plane (``rows.T @ data @ cols`` with ``transpose``)."""
-    left, right = xp.asarray(rows, dtype=data.dtype), xp.asarray(cols, dtype=data.dtype)
+# (kind, size, out_size, align_corners, dtype, device) -> the weights on that device, made once:
+# a training step asks for the same ones at every call (built on the host with np.add.at, then
+# copied to the device, which waited for the copy), and a CUDA graph of a pass holds their
+# address, so they are kept for the program's life (a program resizes between few sizes)
+_WEIGHTS: dict[tuple, Any] = {}
+
+
+def _weights(kctx: Any, kind: str, size: int, out_size: int, align_corners: bool, dtype: Any) -> Any:
+    """The (out_size, size) weights of ``kind`` ("bilinear" or "average") on ``kctx``'s device."""
+    key = (kind, size, out_size, align_corners, np.dtype(dtype), kctx.device_id, kctx.xp is np)
+    found = _WEIGHTS.get(key)
+    if found is None:
+        host = (
+            interpolation_weights(size, out_size, align_corners)
+            if kind == "bilinear"
+            else average_weights(size, out_size)
+        )
+        found = _WEIGHTS[key] = kctx.xp.asarray(host, dtype=dtype)
+        if kctx.xp is np:
+            found.flags.writeable = False  # shared by every call
+    return found
+
+
+def _apply(xp: Any, data: Any, left: Any, right: Any, out: Any, transpose: bool = False) -> None:
+    """``out = left @ data @ right.T`` per plane (``left.T @ data @ right`` with ``transpose``)."""
     if transpose:
         out[...] = xp.matmul(xp.matmul(left.T, data), right)
     else:
@@ -128,20 +150,23 @@ def _resize_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list,
     return list(in_shapes), [out if all(out) else None], list(aux_shapes)
 
 
-def _resize_weights(attrs: dict, size: tuple, out_size: tuple) -> tuple[np.ndarray, np.ndarray]:
-    corners = attrs["align_corners"]
-    return interpolation_weights(size[0], out_size[0], corners), interpolation_weights(size[1], out_size[1], corners)
+def _pair(kctx: Any, kind: str, size: tuple, out_size: tuple, align_corners: bool, dtype: Any) -> tuple[Any, Any]:
+    """The row and column weights of a resize (or pooling) of planes of ``size`` to ``out_size``."""
+    return (
+        _weights(kctx, kind, size[0], out_size[0], align_corners, dtype),
+        _weights(kctx, kind, size[1], out_size[1], align_corners, dtype),
+    )
 
 
 def _resize_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data, out = inputs[0], outputs[0]
-    rows, cols = _resize_weights(attrs, data.shape[2:], out.shape[2:])
+    rows, cols = _pair(kctx, "bilinear", data.shape[2:], out.shape[2:], attrs["align_corners"], data.dtype)
     _apply(kctx.xp, data, rows, cols, out)
 
 
 def _resize_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out_grad, data = inputs[0], inputs[1]
-    rows, cols = _resize_weights(attrs, data.shape[2:], out_grad.shape[2:])
+    rows, cols = _pair(kctx, "bilinear", data.shape[2:], out_grad.shape[2:], attrs["align_corners"], out_grad.dtype)
     _apply(kctx.xp, out_grad, rows, cols, outputs[0], transpose=True)
     if len(outputs) > 1:  # 'like' gives only its size
         outputs[1][...] = 0
@@ -218,14 +243,13 @@ def _pool_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
 
 def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data, out = inputs[0], outputs[0]
-    size = data.shape[2:]
-    _apply(kctx.xp, data, average_weights(size[0], out.shape[2]), average_weights(size[1], out.shape[3]), out)
+    rows, cols = _pair(kctx, "average", data.shape[2:], out.shape[2:], False, data.dtype)
+    _apply(kctx.xp, data, rows, cols, out)
 
 
 def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out_grad, data = inputs
-    size = data.shape[2:]
-    rows, cols = average_weights(size[0], out_grad.shape[2]), average_weights(size[1], out_grad.shape[3])
+    rows, cols = _pair(kctx, "average", data.shape[2:], out_grad.shape[2:], False, out_grad.dtype)
     _apply(kctx.xp, out_grad, rows, cols, outputs[0], transpose=True)
 
 

@@ -224,3 +224,21 @@ def test_bilinear_resize_scales_only_with_scale_height_as_mxnet(params, shape):
 def test_bilinear_resize_refuses_scale_height_without_scale_width():
     with pytest.raises(mx.LazyNDError, match="scale_height 2.0 needs scale_width too"):
         mx.nd.contrib.BilinearResize2D(mx.nd.ones((1, 2, 3, 4)), height=5, width=2, scale_height=2.0)
+
+
+def test_resize_weights_are_made_once_per_size_and_kept(ctx):
+    # a training step asks for the same weights at every call: made once (on the host with
+    # np.add.at, then copied to the device), read-only where they are NumPy arrays
+    from lazynd.ops import contrib_resize
+
+    x = mx.nd.array(np.random.default_rng(0).standard_normal((1, 2, 5, 7)), ctx=ctx)
+    first = mx.nd.contrib.BilinearResize2D(x, height=9, width=4).asnumpy()
+    key = ("bilinear", 5, 9, True, np.dtype(np.float32), ctx.device_id, ctx.device_type == "cpu")  # MXNet's default
+    kept = contrib_resize._WEIGHTS[key]
+    again = mx.nd.contrib.BilinearResize2D(x, height=9, width=4).asnumpy()
+    assert contrib_resize._WEIGHTS[key] is kept
+    np.testing.assert_array_equal(again, first)
+    if ctx.device_type == "cpu":
+        assert not kept.flags.writeable
+    corners = mx.nd.contrib.BilinearResize2D(x, height=9, width=4, align_corners=False).asnumpy()
+    assert not np.allclose(corners, first)  # another key, other weights
