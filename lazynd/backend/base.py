@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,21 @@ class Backend:
     def matmul(self, a: Any, b: Any, out: Any) -> None:
         """``out[...] = a @ b`` (``np.matmul``'s rules), the route every operator's GEMM takes."""
         self.xp.matmul(a, b, out=out)
+
+    def constant(self, key: Hashable, make: Callable[[], np.ndarray], dtype: Any) -> Any:
+        """The values ``make()`` gives, as an array of ``dtype`` on this device, made once per
+        ``(key, dtype)`` and kept for the program's life: tables a kernel reads at every call
+        (interpolation weights, per-channel constants), which a CUDA graph of a pass may hold by
+        address.  Shared by every caller, so never to be written (NumPy's are read-only)."""
+        table = self.__dict__.setdefault("_constants", {})
+        found = table.get((key, np.dtype(dtype)))
+        if found is None:
+            found = self.xp.asarray(make(), dtype=dtype)
+            if self.xp is np:
+                found = found.copy() if not found.flags.owndata else found
+                found.flags.writeable = False
+            found = table.setdefault((key, np.dtype(dtype)), found)
+        return found
 
     def launch_graphs(self) -> Any:
         """A recorder of launch sequences replayed as graphs (:class:`lazynd.backend.cuda.graphs.LaunchGraphs`),

@@ -61,27 +61,14 @@ def average_weights(size: int, out_size: int) -> np.ndarray:
     return weights
 
 
-# (kind, size, out_size, align_corners, dtype, device) -> the weights on that device, made once:
-# a training step asks for the same ones at every call (built on the host with np.add.at, then
-# copied to the device, which waited for the copy), and a CUDA graph of a pass holds their
-# address, so they are kept for the program's life (a program resizes between few sizes)
-_WEIGHTS: dict[tuple, Any] = {}
-
-
 def _weights(kctx: Any, kind: str, size: int, out_size: int, align_corners: bool, dtype: Any) -> Any:
-    """The (out_size, size) weights of ``kind`` ("bilinear" or "average") on ``kctx``'s device."""
-    key = (kind, size, out_size, align_corners, np.dtype(dtype), kctx.device_id, kctx.xp is np)
-    found = _WEIGHTS.get(key)
-    if found is None:
-        host = (
-            interpolation_weights(size, out_size, align_corners)
-            if kind == "bilinear"
-            else average_weights(size, out_size)
+    """The (out_size, size) weights of ``kind`` ("bilinear" or "average") on ``kctx``'s device, made
+    once (on the host with np.add.at, then copied to the device: a wait at every call before)."""
+    if kind == "bilinear":
+        return kctx.backend.constant(
+            (RESIZE, size, out_size, align_corners), lambda: interpolation_weights(size, out_size, align_corners), dtype
         )
-        found = _WEIGHTS[key] = kctx.xp.asarray(host, dtype=dtype)
-        if kctx.xp is np:
-            found.flags.writeable = False  # shared by every call
-    return found
+    return kctx.backend.constant((POOL, size, out_size), lambda: average_weights(size, out_size), dtype)
 
 
 def _apply(xp: Any, data: Any, left: Any, right: Any, out: Any, transpose: bool = False) -> None:

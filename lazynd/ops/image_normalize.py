@@ -41,20 +41,28 @@ def _normalize_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[li
 
 
 def _normalize_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp, x, out = kctx.xp, inputs[0], outputs[0]
+    x, out = inputs[0], outputs[0]
     channels = x.shape[-3]
     column = (channels,) + (1, 1)  # broadcasts over (H, W) and, for a batch, over N
     if x.dtype.kind != "f":  # integer images: computed in float32, truncated into their dtype (as MXNet)
-        out[...] = _normalized(xp, x.astype("float32"), attrs, column)
+        out[...] = _normalized(kctx, x.astype("float32"), attrs, column)
         return
-    out[...] = _normalized(xp, x, attrs, column)
+    out[...] = _normalized(kctx, x, attrs, column)
 
 
-def _normalized(xp: Any, x: Any, attrs: dict, column: tuple) -> Any:
-    """``(x - mean[c]) / std[c]`` in the float dtype of ``x``; ``column`` broadcasts a channel's value."""
-    mean = xp.asarray(_per_channel("mean", attrs["mean"], column[0]), dtype=x.dtype).reshape(column)
-    std = xp.asarray(_per_channel("std", attrs["std"], column[0]), dtype=x.dtype).reshape(column)
-    return (x - mean) / std
+def _normalized(kctx: Any, x: Any, attrs: dict, column: tuple) -> Any:
+    """``(x - mean[c]) / std[c]`` in the float dtype of ``x``; ``column`` broadcasts a channel's value.
+    The per-channel values are the backend's constants: made once, not copied to a device per call."""
+    channels = column[0]
+    mean = kctx.backend.constant(
+        ("image_normalize mean", attrs["mean"], channels),
+        lambda: _per_channel("mean", attrs["mean"], channels),
+        x.dtype,
+    )
+    std = kctx.backend.constant(
+        ("image_normalize std", attrs["std"], channels), lambda: _per_channel("std", attrs["std"], channels), x.dtype
+    )
+    return (x - mean.reshape(column)) / std.reshape(column)
 
 
 def _normalize_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:

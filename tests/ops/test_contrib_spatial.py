@@ -229,14 +229,15 @@ def test_bilinear_resize_refuses_scale_height_without_scale_width():
 def test_resize_weights_are_made_once_per_size_and_kept(ctx):
     # a training step asks for the same weights at every call: made once (on the host with
     # np.add.at, then copied to the device), read-only where they are NumPy arrays
-    from lazynd.ops import contrib_resize
+    from lazynd.backend import get_backend
 
     x = mx.nd.array(np.random.default_rng(0).standard_normal((1, 2, 5, 7)), ctx=ctx)
     first = mx.nd.contrib.BilinearResize2D(x, height=9, width=4).asnumpy()
-    key = ("bilinear", 5, 9, True, np.dtype(np.float32), ctx.device_id, ctx.device_type == "cpu")  # MXNet's default
-    kept = contrib_resize._WEIGHTS[key]
+    constants = get_backend(ctx)._constants
+    key = (("_contrib_BilinearResize2D", 5, 9, True), np.dtype(np.float32))  # MXNet's default align_corners
+    kept = constants[key]
     again = mx.nd.contrib.BilinearResize2D(x, height=9, width=4).asnumpy()
-    assert contrib_resize._WEIGHTS[key] is kept
+    assert constants[key] is kept
     np.testing.assert_array_equal(again, first)
     if ctx.device_type == "cpu":
         assert not kept.flags.writeable
