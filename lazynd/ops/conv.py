@@ -33,6 +33,7 @@ from .conv_columns import (
     uses_batch_last,
     uses_batch_last_backward,
 )
+from .conv_direct import conv_backward_direct, uses_direct_backward
 from .cpu_blocks import copy_batch_first
 from .host_reduce import column_sum_into
 from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape, parse_str
@@ -186,6 +187,10 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     out_grad, data, weight = inputs
     g = geometry(attrs, "Convolution", data.ndim)
     x, w, dy = g.to_nc(data), g.to_nc(weight), g.to_nc(out_grad)
+    if uses_direct_backward(xp, x.shape[1], w.shape[0], attrs["num_group"]):
+        grads = [None if o is None else g.to_nc(o) for o in outputs[:2]] + outputs[2:]
+        conv_backward_direct(x, w, dy, g, attrs["num_group"], grads)
+        return
     if uses_batch_last_backward(xp, x.shape[0], w[0].size):
         _conv_backward_batch_last(kctx, attrs, g, x, w, dy, outputs)
         return

@@ -67,6 +67,22 @@ class Geometry:
             out.append((size + 2 * self.pad[i] - span) // self.stride[i] + 1 if size else 0)
         return tuple(out)
 
+    def offsets(self) -> list[tuple[int, ...]]:
+        """Every kernel offset, in C order (the order of a weight's kernel axes, flattened)."""
+        return list(itertools.product(*[range(k) for k in self.kernel]))
+
+    def window(self, offset: tuple[int, ...], out: tuple[int, ...]) -> tuple[slice, ...]:
+        """Per spatial axis, the slice of the padded input that kernel ``offset`` meets at the ``out``
+        output positions (im2col's slab for that offset; col2im adds it back there)."""
+        return tuple(
+            slice(k * d, k * d + s * (o - 1) + 1, s)
+            for k, d, s, o in zip(offset, self.dilate, self.stride, out, strict=True)
+        )
+
+    def interior(self, spatial: tuple[int, ...]) -> tuple[slice, ...]:
+        """Per spatial axis, the slice of a padded array that holds the ``spatial``-sized original."""
+        return tuple(slice(p, p + s) for p, s in zip(self.pad, spatial, strict=True))
+
     # channel-last arrays are handled as transposed views of channels-second ones
     def to_nc(self, x: Any) -> Any:
         return x.transpose((0, x.ndim - 1, *range(1, x.ndim - 1))) if self.channel_last else x
@@ -181,14 +197,11 @@ def col2im(kctx: Any, col: Any, spatial: tuple[int, ...], g: Geometry, out: Any 
         return x
     padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
     x = np.zeros((n, c, *padded), dtype=col.dtype)
-    for offset in itertools.product(*[range(k) for k in g.kernel]):
-        target = (slice(None), slice(None)) + tuple(
-            slice(k * d, k * d + s * (o - 1) + 1, s)
-            for k, d, s, o in zip(offset, g.dilate, g.stride, positions, strict=True)
-        )
+    for offset in g.offsets():
+        target = (slice(None), slice(None), *g.window(offset, positions))
         x[target] += col[(slice(None), slice(None), *offset)]
     if any(g.pad):
-        x = x[(slice(None), slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
+        x = x[(slice(None), slice(None), *g.interior(spatial))]
     return x
 
 
@@ -245,12 +258,10 @@ def col2im_batch_last(col: np.ndarray, spatial: tuple[int, ...], g: Geometry) ->
     out = col.shape[1 + g.nd : 1 + 2 * g.nd]
     padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
     x = np.zeros((c, *padded, n), dtype=col.dtype)
-    for offset in itertools.product(*[range(k) for k in g.kernel]):
-        target = (slice(None),) + tuple(
-            slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, g.dilate, g.stride, out, strict=True)
-        )
+    for offset in g.offsets():
+        target = (slice(None), *g.window(offset, out))
         source: tuple[slice | int, ...] = (slice(None), *offset)
         x[target] += col[source]
     if any(g.pad):
-        x = x[(slice(None), *[slice(p, p + s) for p, s in zip(g.pad, spatial, strict=True)])]
+        x = x[(slice(None), *g.interior(spatial))]
     return x
