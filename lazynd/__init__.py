@@ -85,6 +85,7 @@ _LAZY = {
     "initializer": "lazynd.initializer",
     "metric": "lazynd.metric",
     "callback": "lazynd.callback",
+    "log": "lazynd.log",
     "mon": "lazynd.monitor",
     "monitor": "lazynd.monitor",
     "datasets": "lazynd.datasets",

@@ -14,6 +14,9 @@ when there is none.  Once a
 distributed KVStore knows this process's rank (:func:`set_worker`), each line starts
 with ``[rank 1/2]``.
 
+Applications get their own loggers the MXNet way, ``mx.log.get_logger(name="train",
+level=mx.log.INFO)``: a handler on stderr or on a file, and a level, set once.
+
 Examples
 --------
 >>> import logging
@@ -27,8 +30,15 @@ True
 from __future__ import annotations
 
 import logging
+import warnings
 
-from .errors import LazyNDError
+# MXNet's mx.log hands the standard levels on under these names
+CRITICAL = logging.CRITICAL
+ERROR = logging.ERROR
+WARNING = logging.WARNING
+INFO = logging.INFO
+DEBUG = logging.DEBUG
+NOTSET = logging.NOTSET
 
 ROOT = "lazynd"
 
@@ -66,20 +76,70 @@ class _RootHandlerAsMXNet(logging.Filter):
 
 _ROOT_HANDLER = _RootHandlerAsMXNet()
 
+# an application logger's lines: level initial, date and time, process, where, message
+# (``I1127 09:21:03 24908 train.py:main:12] ...``), as MXNet writes them, without its colours
+_APPLICATION_FORMAT = "%(levelname).1s%(asctime)s %(process)d %(pathname)s:%(funcName)s:%(lineno)d] %(message)s"
+_APPLICATION_DATE_FORMAT = "%m%d %H:%M:%S"
 
-def get_logger(name: str) -> logging.Logger:
-    """The logger ``name`` (which must be ``lazynd`` or under it), its lines tagged with the rank.
 
-    A logger's filters see only the records logged to it (not those of its children), so the
-    rank filter goes on each logger handed out here.
+def get_logger(
+    name: str | None = None,
+    filename: str | None = None,
+    filemode: str | None = None,
+    level: int = logging.WARNING,
+) -> logging.Logger:
+    """The logger ``name``: lazynd's own loggers, or an application's, as ``mx.log.get_logger`` gives it.
+
+    Two kinds of name:
+
+    - ``lazynd`` or a name under it: the library's loggers.  Their lines are tagged with the
+      rank, and they are left without handler or level, so that they propagate to whatever the
+      application configured (``filename``, ``filemode`` and ``level`` are not used).  A logger's
+      filters see only the records logged to it (not those of its children), so the rank filter
+      goes on each logger handed out here.
+    - any other name, as MXNet scripts call it (``get_logger(name="eval", level=logging.INFO)``):
+      the first call gives the logger one handler, on ``filename`` (opened with ``filemode``,
+      ``"a"`` by default) or on stderr, and sets its ``level``; later calls return it as it is.
+      ``name=None`` returns the root logger untouched.
+
+    Examples
+    --------
+    >>> import logging
+    >>> app = get_logger("doctest.app", level=logging.INFO)
+    >>> app.level == logging.INFO and len(app.handlers)
+    1
+    >>> get_logger("doctest.app") is app and len(app.handlers)
+    1
     """
-    if name != ROOT and not name.startswith(ROOT + "."):
-        raise LazyNDError(f"lazynd loggers live under {ROOT!r}, got {name!r}")
+    if name is not None and (name == ROOT or name.startswith(ROOT + ".")):
+        logger = logging.getLogger(name)
+        if _RANK_FILTER not in logger.filters:
+            logger.addFilter(_RANK_FILTER)
+            logger.addFilter(_ROOT_HANDLER)
+        return logger
     logger = logging.getLogger(name)
-    if _RANK_FILTER not in logger.filters:
-        logger.addFilter(_RANK_FILTER)
-        logger.addFilter(_ROOT_HANDLER)
+    if name is not None and not getattr(logger, "_lazynd_configured", False):
+        handler: logging.Handler
+        if filename:
+            handler = logging.FileHandler(filename, filemode or "a")
+        else:
+            handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter(_APPLICATION_FORMAT, _APPLICATION_DATE_FORMAT))
+        logger.addHandler(handler)
+        logger.setLevel(level)
+        logger._lazynd_configured = True  # type: ignore[attr-defined]
     return logger
+
+
+def getLogger(  # noqa: N802 - MXNet's deprecated spelling
+    name: str | None = None,
+    filename: str | None = None,
+    filemode: str | None = None,
+    level: int = logging.WARNING,
+) -> logging.Logger:
+    """MXNet's older name for :func:`get_logger`; it warns, as MXNet's does, and returns the same logger."""
+    warnings.warn("getLogger is deprecated, use get_logger instead", DeprecationWarning, stacklevel=2)
+    return get_logger(name, filename, filemode, level)
 
 
 def set_worker(rank: int, num_workers: int) -> None:
