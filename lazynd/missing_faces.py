@@ -2,7 +2,9 @@
 
 ``mx.gluon`` (an attribute), ``from mxnet import gluon`` and ``import mxnet.gluon`` all raise
 :class:`~lazynd.errors.UnsupportedError` with the same message.  It is a ``LazyNDError`` and an
-``AttributeError``, so ``hasattr(mx, 'gluon')`` answers False.  Python turns an
+``AttributeError``, so ``hasattr(mx, 'gluon')`` answers False.  A key with a dot is a face
+inside a package (``contrib.quantization``: ``mx.contrib.quantization``, ``from
+mxnet.contrib.quantization import *``); its package's ``__getattr__`` refuses the attribute.  Python turns an
 ``AttributeError`` met by ``from lazynd import gluon`` into a bare "cannot import name", so
 the import of the submodule, which it then attempts, is answered by :class:`_Refuser` with
 the message instead.
@@ -26,6 +28,8 @@ FACES = {
     # diagnose scripts print find_lib_path(): lazynd is pure Python, there is no libmxnet to find
     "libinfo": "MXNet's native library (mx.libinfo.find_lib_path) is not part of lazynd, which is pure Python; "
     "mx.__version__ and mx.runtime.Features() describe it",
+    "contrib.quantization": "quantization (mx.contrib.quantization) is not part of lazynd; models run in float32, "
+    "float64 or float16",
 }
 
 
@@ -38,16 +42,21 @@ class _Refuser(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds ``lazynd.<face>`` for each missing face, and refuses to load it."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        package, _, name = fullname.rpartition(".")
-        if package != "lazynd" or name not in FACES:
+        if _face_of(fullname) not in FACES:
             return None
         return importlib.machinery.ModuleSpec(fullname, self)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
-        raise refusal(spec.name.rpartition(".")[2])
+        raise refusal(_face_of(spec.name))
 
     def exec_module(self, module: Any) -> None:  # never reached: create_module refuses
-        raise refusal(module.__name__.rpartition(".")[2])
+        raise refusal(_face_of(module.__name__))
+
+
+def _face_of(module_name: str) -> str:
+    """``lazynd.contrib.quantization`` -> ``contrib.quantization``; ``""`` for a name outside lazynd."""
+    package, dot, face = module_name.partition(".")
+    return face if package == "lazynd" and dot else ""
 
 
 def install() -> None:

@@ -67,6 +67,23 @@ def test_importing_gluon_names_it() -> None:
         from lazynd import gluon  # noqa: F401
 
 
+def test_star_import_of_contrib_quantization_names_it() -> None:
+    # SPOS' MicroNetChallenge/inference.py starts with `from mxnet.contrib.quantization import *`
+    with pytest.raises(mx.UnsupportedError, match=r"mx\.contrib\.quantization: quantization .*not part of lazynd"):
+        exec("from lazynd.contrib.quantization import *", {})
+
+
+def test_contrib_quantization_attribute_is_refused_and_probes_false() -> None:
+    assert not hasattr(mx.contrib, "quantization")
+    with pytest.raises(mx.LazyNDError, match=r"mx\.contrib\.quantization"):
+        mx.contrib.quantization  # noqa: B018
+
+
+def test_an_unknown_contrib_submodule_is_still_not_found() -> None:
+    with pytest.raises(ModuleNotFoundError):
+        import lazynd.contrib.no_such_face  # noqa: F401
+
+
 def test_base_as_list_wraps_one_value_and_keeps_sequences() -> None:
     # MXNet 1.9.1: lists and tuples come back as they are, anything else in a list of one
     from lazynd.base import _as_list

@@ -20,6 +20,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from .. import missing_faces
+
 __all__ = ["autograd", "nd", "ndarray", "svrg_optimization", "sym", "symbol"]
 
 
@@ -31,6 +33,8 @@ def __getattr__(name: str) -> Any:
         value = importlib.import_module("lazynd_sym").contrib
     elif name in ("autograd", "svrg_optimization"):
         value = importlib.import_module(f"{__name__}.{name}")
+    elif f"contrib.{name}" in missing_faces.FACES:
+        raise missing_faces.refusal(f"contrib.{name}")
     else:
         raise AttributeError(f"module 'lazynd.contrib' has no attribute {name!r}")
     globals()[name] = value

@@ -74,5 +74,5 @@ def test_contrib_nd_and_sym_are_the_contrib_operators() -> None:
     assert mx.contrib.ndarray is mx.nd.contrib and mx.contrib.symbol is mx.sym.contrib
     prior = mx.contrib.sym.MultiBoxPrior(mx.sym.var("data"), sizes=(0.5,))
     assert prior.infer_shape(data=(1, 3, 2, 2))[1] == [(1, 4, 4)]
-    with pytest.raises(AttributeError, match="no attribute 'quantization'"):
-        mx.contrib.quantization  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'no_such_face'"):
+        mx.contrib.no_such_face  # noqa: B018
