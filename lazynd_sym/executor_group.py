@@ -25,7 +25,14 @@ from lazynd.io import DataDesc
 # the operator functions are generated at import time, so type checkers cannot see them
 _nd_ops: Any = nd
 
-__all__ = ["DataParallelExecutorGroup", "batch_axis_of", "split_input_slice", "take_part"]
+__all__ = [
+    "DataParallelExecutorGroup",
+    "batch_axis_of",
+    "batch_sizes",
+    "device_shape",
+    "split_input_slice",
+    "take_part",
+]
 
 
 def split_input_slice(batch_size: int, work_load_list: Sequence[float]) -> list[slice]:
@@ -58,10 +65,24 @@ def split_input_slice(batch_size: int, work_load_list: Sequence[float]) -> list[
 
 
 def batch_axis_of(desc: Any) -> int:
-    """The batch axis of an input: the ``'N'`` of its layout (0 without one, or for a 1-D label)."""
+    """The batch axis of an input: the ``'N'`` of its layout (0 without a layout, or for a 1-D label;
+    -1 for a layout without ``'N'``: an input with no batch axis, copied whole to every device)."""
     layout = getattr(desc, "layout", None)
     axis = DataDesc.get_batch_axis(layout) if layout else 0
     return axis if len(desc[1]) > axis else 0
+
+
+def batch_sizes(descs: Sequence[Any], axes: dict[str, int]) -> dict[str, int]:
+    """The batch size of each input that has a batch axis (``axes``: name -> batch axis)."""
+    return {desc[0]: int(desc[1][axes[desc[0]]]) for desc in descs if axes[desc[0]] >= 0}
+
+
+def device_shape(shape: Sequence[int], axis: int, part: slice) -> tuple[int, ...]:
+    """The shape of a device's part ``part`` of an input of ``shape`` (the whole, where ``axis`` is -1)."""
+    out = list(shape)
+    if axis >= 0:
+        out[axis] = part.stop - part.start
+    return tuple(out)
 
 
 def take_part(array: Any, axis: int, index: slice) -> Any:
@@ -132,7 +153,7 @@ class DataParallelExecutorGroup:
             )
         self.input_names = [desc[0] for desc in input_descs]
         self.batch_axes = {desc[0]: batch_axis_of(desc) for desc in input_descs}
-        sizes = {desc[0]: int(desc[1][self.batch_axes[desc[0]]]) for desc in input_descs}
+        sizes = batch_sizes(input_descs, self.batch_axes)
         if not sizes or len(set(sizes.values())) != 1:
             raise DataError(f"the inputs must share one batch size along their batch axes, got {sizes}")
         self.batch_size = next(iter(sizes.values()))
@@ -141,11 +162,7 @@ class DataParallelExecutorGroup:
         grad_req = {name: ("write" if for_training else "null") for name in self.param_names}
         self.execs = []
         for ctx, part in zip(self.contexts, self.slices, strict=True):
-            shapes = {}
-            for desc in input_descs:
-                shape = list(desc[1])
-                shape[self.batch_axes[desc[0]]] = part.stop - part.start
-                shapes[desc[0]] = tuple(shape)
+            shapes = {desc[0]: device_shape(desc[1], self.batch_axes[desc[0]], part) for desc in input_descs}
             exe = symbol.simple_bind(ctx, grad_req=grad_req, **shapes)
             exe.copy_params_from(arg_params, aux_params, allow_extra_params=True)
             self.execs.append(exe)
@@ -163,14 +180,15 @@ class DataParallelExecutorGroup:
             if not isinstance(array, nd.NDArray):
                 array = nd.array(np.asarray(array))
             axis = self.batch_axes[name]
-            if array.shape[axis] != self.batch_size:
+            if axis >= 0 and array.shape[axis] != self.batch_size:
                 raise DataError(
                     f"input {name!r} has {array.shape[axis]} examples on axis {axis}, "
                     f"the executors were bound for batches of {self.batch_size}"
                 )
             targets = self.input_arrays(name)
-            if len(targets) == 1:  # one device: the whole batch
-                array.copyto(targets[0])
+            if len(targets) == 1 or axis < 0:  # one device, or an input without a batch axis: whole
+                for target in targets:
+                    array.copyto(target)
                 continue
             for target, part in zip(targets, self.slices, strict=True):
                 take_part(array, axis, part).copyto(target)

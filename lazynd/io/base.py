@@ -73,19 +73,18 @@ class DataDesc(tuple):
 
     @staticmethod
     def get_batch_axis(layout: str | None) -> int:
-        """The axis of ``'N'`` in ``layout``; 0 when the layout is unknown.
+        """The axis of ``'N'`` in ``layout``; 0 when the layout is unknown, -1 (as MXNet) when the
+        layout has no ``'N'``: an input without a batch axis, which a Module copies whole to each
+        device instead of splitting it.
 
         Examples
         --------
-        >>> DataDesc.get_batch_axis("NTC"), DataDesc.get_batch_axis(None)
-        (0, 0)
+        >>> DataDesc.get_batch_axis("NTC"), DataDesc.get_batch_axis(None), DataDesc.get_batch_axis("CW")
+        (0, 0, -1)
         """
         if layout is None:
             return 0
-        axis = layout.find("N")
-        if axis < 0:
-            raise DataError(f"DataDesc: layout {layout!r} has no batch axis 'N'")
-        return axis
+        return layout.find("N")
 
     @staticmethod
     def get_list(

@@ -159,6 +159,8 @@ class NDArrayIter(DataIter):
             )
         self.layout = layout
         self.batch_axis = DataDesc.get_batch_axis(layout)
+        if self.batch_axis < 0:
+            raise DataError(f"NDArrayIter: layout {layout!r} has no batch axis 'N' to cut batches along")
         self._data = init_named_arrays(data, data_name, "data")
         self._label = init_named_arrays(label, label_name, "label")
         if not self.data:

@@ -41,7 +41,7 @@ from lazynd.io import DataBatch, DataDesc
 
 from .. import executor_group as base
 from ..executor.placed import PlacedExecutor
-from ..executor_group import batch_axis_of, split_input_slice, take_part
+from ..executor_group import batch_axis_of, batch_sizes, device_shape, split_input_slice, take_part
 from .devices import check_work_load, group2ctx_per_device
 from .inputs import _join_device_labels
 
@@ -63,7 +63,7 @@ def join_device_parts(per_device: list[list[Any]], axes: Sequence[int]) -> list[
         if any(p is None for p in parts):
             merged.append(None)
             continue
-        if len(parts) == 1:
+        if len(parts) == 1 or axis < 0:  # one device, or no batch axis: every device holds the whole (MXNet's rule)
             merged.append(parts[0])
             continue
         home = parts[0].context
@@ -166,9 +166,12 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
             )
         self.input_names = [d.name for d in descs]
         self.batch_axes = {d.name: batch_axis_of(d) for d in descs}
-        sizes = {d.name: int(d.shape[self.batch_axes[d.name]]) for d in descs}
+        sizes = batch_sizes(descs, self.batch_axes)
         if not sizes or len(set(sizes.values())) != 1:
-            raise DataError(f"Module.bind: the inputs must share one batch size along their batch axes, got {sizes}")
+            raise DataError(
+                "Module.bind: the inputs with a batch axis must share one batch size along it (and one input at "
+                f"least must have one), got {sizes}"
+            )
         self.batch_size = next(iter(sizes.values()))
         self.slices = split_input_slice(self.batch_size, workload)
         self.param_names = list(param_names)
@@ -210,11 +213,9 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         self, k: int, ctx: Context, part: slice, dtypes: dict[str, Any], shared: ModuleExecutorGroup | None
     ) -> Any:
         """The executor of device ``k``: inputs of its slice, the shared group's arrays where there is one."""
-        shapes = {}
-        for desc in self.data_shapes + self.label_shapes:
-            shape = list(desc.shape)
-            shape[self.batch_axes[desc.name]] = part.stop - part.start
-            shapes[desc.name] = tuple(shape)
+        shapes = {
+            d.name: device_shape(d.shape, self.batch_axes[d.name], part) for d in self.data_shapes + self.label_shapes
+        }
         arg_shapes, _, aux_shapes = self.symbol.infer_shape(**shapes)
         if arg_shapes is None:
             partial, _, _ = self.symbol.infer_shape_partial(**shapes)

@@ -207,8 +207,9 @@ def shapes_of_batch(
     labels = list(label_shapes) if label_shapes else None
     if labels and data_batch.label:
         labels = [_resized(d, a.shape) for d, a in zip(labels, data_batch.label, strict=False)]
-    elif labels and data:
-        size = data[0].shape[batch_axis_of(data[0])]
+    elif labels and any(batch_axis_of(d) >= 0 for d in data):
+        first = next(d for d in data if batch_axis_of(d) >= 0)  # the first input with a batch axis
+        size = first.shape[batch_axis_of(first)]
         labels = [
             _resized(d, tuple(size if i == batch_axis_of(d) else n for i, n in enumerate(d.shape))) for d in labels
         ]

@@ -21,8 +21,12 @@ def test_datadesc_unpacks_as_name_shape_pair_and_keeps_layout() -> None:
 def test_datadesc_batch_axis_follows_layout() -> None:
     assert DataDesc.get_batch_axis("TNC") == 1
     assert DataDesc.get_batch_axis(None) == 0
-    with pytest.raises(DataError, match="no batch axis"):
-        DataDesc.get_batch_axis("CHW")
+    assert DataDesc.get_batch_axis("CHW") == -1  # no batch axis, as MXNet 1.9.1 says
+
+
+def test_ndarray_iter_refuses_a_layout_without_a_batch_axis() -> None:
+    with pytest.raises(DataError, match="NDArrayIter: layout 'CW' has no batch axis 'N'"):
+        mx.io.NDArrayIter(np.zeros((4, 3)), batch_size=2, layout="CW")
 
 
 def test_datadesc_survives_pickle() -> None:
