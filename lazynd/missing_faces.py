@@ -30,6 +30,8 @@ FACES = {
     "mx.__version__ and mx.runtime.Features() describe it",
     "contrib.quantization": "quantization (mx.contrib.quantization) is not part of lazynd; models run in float32, "
     "float64 or float16",
+    "contrib.onnx": "ONNX export and import (mx.contrib.onnx) are not part of lazynd; a model saves as MXNet's "
+    "symbol JSON and .params files (mx.model.save_checkpoint), which MXNet's own ONNX exporter reads",
 }
 
 

@@ -91,3 +91,12 @@ def test_base_as_list_wraps_one_value_and_keeps_sequences() -> None:
     pair = (1, 2)
     assert _as_list(pair) is pair and _as_list([1]) == [1]
     assert _as_list(3) == [3] and _as_list(None) == [None]
+
+
+def test_contrib_onnx_is_refused_by_name() -> None:
+    # sagemaker's ONNX scripts import it: a clear refusal, not a bare ModuleNotFoundError
+    assert not hasattr(mx.contrib, "onnx")
+    with pytest.raises(mx.UnsupportedError, match=r"mx\.contrib\.onnx: ONNX export and import .*not part of lazynd"):
+        exec("from lazynd.contrib import onnx", {})
+    with pytest.raises(mx.UnsupportedError, match=r"mx\.contrib\.onnx"):
+        exec("import lazynd.contrib.onnx", {})
