@@ -10,6 +10,8 @@ Examples
 True
 >>> isinstance(3.0, mx.base.numeric_types), isinstance("a", mx.base.string_types)
 (True, True)
+>>> mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(2, 2), stride=mx.base._Null).shape
+(1, 1, 3, 3)
 """
 
 from __future__ import annotations
@@ -26,6 +28,23 @@ string_types = (str,)
 numeric_types = (float, int, np.generic)
 integer_types = (int, np.integer)
 mx_real_t = np.float32  # MXNet's default dtype
+
+
+class _NullType:
+    """The type of :data:`_Null`, MXNet's mark for "argument not given"."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "_Null"
+
+    def __reduce__(self) -> str:
+        return "_Null"  # a pickled ``_Null`` comes back as this same object
+
+
+# An operator parameter passed as ``_Null`` takes the operator's default, as in MXNet, whose
+# generated operator functions use it as their keyword defaults (``stride=_Null``).
+_Null = _NullType()
 
 
 class NotImplementedForSymbol(LazyNDError):
@@ -65,6 +84,7 @@ def data_dir() -> str:
 
 
 __all__ = [
+    "_Null",
     "MXNetError",
     "data_dir",
     "data_dir_default",

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from lazynd.base import _Null
 from lazynd.errors import LazyNDError, OperatorError
 from lazynd.ndarray.sparse import check_dense
 from lazynd.ops import registry
@@ -178,6 +179,8 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
         if isinstance(value, Symbol):
             named[key] = value
             continue
+        if value is _Null:
+            continue  # MXNet's "not given": the parameter keeps its default and stays out of the JSON
         if key not in op.params and (key in _input_names(op) or callable(op._inputs)):
             _refuse_array_input(op, value, key)
         if value is None and key not in op.params:

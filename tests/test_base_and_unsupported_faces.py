@@ -23,6 +23,18 @@ def test_base_type_tuples_match_mxnets() -> None:
     assert mx.base.py_str(b"ab") == "ab" and mx.base.py_str("ab") == "ab"
 
 
+def test_null_parameter_takes_the_operators_default() -> None:
+    # face-recognition symbol files import it (``from mxnet.base import _Null``) and pass it as "not given"
+    from lazynd.base import _Null
+
+    pooled = mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), kernel=(2, 2), stride=_Null, pool_type="max")
+    assert pooled.shape == (1, 1, 3, 3)  # stride (1, 1), the default
+    conv = mx.sym.Convolution(mx.sym.var("d"), num_filter=2, kernel=(3, 3), stride=_Null, name="c")
+    assert conv.attr_dict()["c"] == {"num_filter": "2", "kernel": "(3, 3)"}
+    assert conv.infer_shape(d=(1, 1, 5, 5))[1] == [(1, 2, 3, 3)]
+    assert repr(_Null) == "_Null"
+
+
 def test_symbol_ndarray_only_methods_raise_not_implemented_for_symbol() -> None:
     with pytest.raises(mx.base.NotImplementedForSymbol):
         mx.sym.var("x").wait_to_read()

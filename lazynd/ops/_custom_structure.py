@@ -46,7 +46,7 @@ class AnyStringParams(dict):
 
 
 def _is_attribute(key: str) -> bool:
-    return key in ("ctx_group", "lr_mult", "wd_mult", "force_mirroring") or (
+    return key in ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage") or (
         key.startswith("__") and key.endswith("__")
     )
 

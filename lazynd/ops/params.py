@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base import _Null
 from ..errors import LazyNDError, OperatorError
 
 REQUIRED = object()
@@ -199,9 +200,12 @@ class Param:
 
 
 def parse_params(op: str, spec: dict[str, Param], given: dict[str, Any], ignore: Sequence[str] = ()) -> dict[str, Any]:
-    """Parse ``given`` against ``spec``; fill defaults; reject unknown and missing ones."""
+    """Parse ``given`` against ``spec``; fill defaults; reject unknown and missing ones.  A value
+    given as ``_Null`` counts as not given."""
     attrs: dict[str, Any] = {}
     for key, value in given.items():
+        if value is _Null:
+            continue
         param = spec.get(key)
         if param is None:
             if key in ignore or (key.startswith("__") and key.endswith("__")):

@@ -93,6 +93,15 @@ def test_attributes_allowed_keys_are_stored_with_underscores():
     assert v.list_attr() == {"__ctx_group__": "stage1", "__lr_mult__": "0.5", "ctx_group": "stage1", "lr_mult": "0.5"}
 
 
+def test_memonger_mirror_stage_attribute_is_kept_as_a_hint():
+    # ResNet symbols written for MXNet's memonger mark shortcuts with _set_attr(mirror_stage='True')
+    shortcut = sym.BatchNorm(sym.Variable("data"), name="sc")
+    shortcut._set_attr(mirror_stage="True")
+    assert shortcut.attr("mirror_stage") == "True"
+    assert shortcut.list_attr() == {"__mirror_stage__": "True", "mirror_stage": "True"}
+    assert sym.load_json(shortcut.tojson()).attr("mirror_stage") == "True"
+
+
 def test_unknown_attribute_raises():
     with pytest.raises(LazyNDError, match="not allowed"):
         sym.Variable("w", attr={"mood": "angry"})
