@@ -7,12 +7,10 @@ from typing import Any
 
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.formats.ndarray_record import DTYPE_TO_FLAG, FLAG_TO_DTYPE
-from lazynd.ops.params import parse_dtype, parse_shape
+from lazynd.ops.params import SYMBOL_ATTRIBUTE_KEYS, parse_dtype, parse_shape
 from lazynd.util import is_np_shape
 
-# plain keys a user may give; they are stored as __key__. ``mirror_stage`` is the mark MXNet's memory
-# optimiser (memonger) puts on residual shortcuts; lazynd keeps it as a hint and plans memory its own way.
-PLAIN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+PLAIN_KEYS = SYMBOL_ATTRIBUTE_KEYS  # plain keys a user may give; stored as __key__
 
 
 def is_attribute_key(key: str) -> bool:

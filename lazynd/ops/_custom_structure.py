@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import LazyNDError, OperatorError
-from .params import Param, parse_str
+from .params import SYMBOL_ATTRIBUTE_KEYS, Param, parse_str
 
 # op_type -> the registered CustomOpProp subclass (filled by lazynd.operator.register)
 PROPERTIES: dict[str, type] = {}
@@ -46,9 +46,7 @@ class AnyStringParams(dict):
 
 
 def _is_attribute(key: str) -> bool:
-    return key in ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage") or (
-        key.startswith("__") and key.endswith("__")
-    )
+    return key in SYMBOL_ATTRIBUTE_KEYS or (key.startswith("__") and key.endswith("__"))
 
 
 def _custom_params() -> AnyStringParams:

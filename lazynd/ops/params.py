@@ -232,6 +232,12 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+# the plain keys a user may give a symbol beside its parameters (stored as ``__key__``):
+# placement, learning-rate and weight-decay multipliers, and MXNet's memory planner's marks
+# (``mirror_stage``, set by memonger, is kept and otherwise ignored)
+SYMBOL_ATTRIBUTE_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+
+
 class ParamsMemo:
     """``build(attrs, *extra)``, kept per (parsed parameters, extra) for kernels that would rebuild the
     same object at every call (a pooling or convolution geometry: each training step calls them with
