@@ -224,26 +224,13 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
     return Symbol([(node, i) for i in range(node.num_visible_outputs())])
 
 
-def _prefix_names(nodes: list[Node], prefix: str, keep: set[str]) -> None:
-    """Prefix operator names and the names of the variables they created (``<op>_<input>``, as :func:`invoke` names them)."""
-    created: set[int] = set()
-    for node in nodes:
-        if node.op is None:
-            continue
-        for (child, _), input_name in zip(node.inputs, node.input_names(), strict=False):
-            if child.op is None and child.name == f"{node.name}_{input_name}" and child.name not in keep:
-                created.add(id(child))
-    for node in nodes:
-        if node.op is not None or id(node) in created:
-            node.name = prefix + node.name
-
-
 def compose(symbol: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
     """``symbol(*args, **kwargs)``: a copy of its graph with free variables replaced by the symbols given.
 
     ``args`` replace the arguments in ``list_arguments`` order, ``kwargs`` by name; with
-    ``name=...`` among ``kwargs``, the copy's operators (and the variables they created) are
-    renamed ``<name>_<old name>`` by :func:`_prefix_names`.  See ``Symbol.__call__``.
+    ``name=...`` among ``kwargs``, the copy's head operator takes that name, as in MXNet (whose
+    graph composition renames its first output's node), and every other name stays.  See
+    ``Symbol.__call__``.
     """
     name = kwargs.pop("name", None)
     if name is not None and (not isinstance(name, str) or not name):
@@ -265,8 +252,9 @@ def compose(symbol: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
             raise LazyNDError(f"compose: {arg_name!r} must be a symbol with one output")
         entries[arg_name] = value._outputs[0]
     own_nodes = result._nodes()
-    if name is not None:
-        _prefix_names(own_nodes, f"{name}_", set(mapping))
+    head = result._outputs[0][0]
+    if name is not None and head.op is not None:
+        head.name = name
     for node in own_nodes:
         node.inputs = [entries.get(c.name, (c, i)) if c.op is None else (c, i) for c, i in node.inputs]
     result._outputs = [entries.get(n.name, (n, i)) if n.op is None else (n, i) for n, i in result._outputs]

@@ -149,18 +149,18 @@ class Symbol:
     def __call__(self, *args: Symbol, **kwargs: Any) -> Symbol:
         """A copy of this graph with free variables replaced (positionally or by name).
 
-        With ``name``, every operator of this graph and every variable it created for a
-        missing input is renamed ``<name>_<old name>``, so one sub-network can be
-        applied twice with separate parameters; variables the user named keep their
-        names.  Replaced arguments are looked up by their names before renaming.
+        With ``name``, the head operator of the copy is renamed ``name`` (its output becomes
+        ``<name>_output``), as MXNet does; the variables and the other operators keep their
+        names.  Replaced arguments are looked up by their names.
 
         Examples
         --------
         >>> import lazynd_sym as sym
         >>> net = sym.FullyConnected(sym.Variable("data"), name="fc1", num_hidden=4)
         >>> net2 = sym.FullyConnected(sym.Variable("data2"), name="net2", num_hidden=4)
-        >>> net(data=net2, name="compose").list_arguments()
-        ['data2', 'net2_weight', 'net2_bias', 'compose_fc1_weight', 'compose_fc1_bias']
+        >>> composed = net(data=net2, name="compose")
+        >>> composed.list_arguments(), composed.list_outputs()
+        (['data2', 'net2_weight', 'net2_bias', 'fc1_weight', 'fc1_bias'], ['compose_output'])
         """
         return creation.compose(self, args, kwargs)
 

@@ -11,7 +11,10 @@ The ``rpn_pre_nms_top_n`` best are kept, greedy non-maximum suppression at ``thr
 to ``rpn_post_nms_top_n``, and when fewer survive the list is repeated to fill the output:
 ``rois`` (batch * post, 5) rows ``[image index, x1, y1, x2, y2]`` and, shown with
 ``output_score``, ``score`` (batch * post, 1).  Boxes use MXNet's inclusive pixel sizes
-(``x2 - x1 + 1``).  ``Proposal`` takes one image, ``MultiProposal`` any number.
+(``x2 - x1 + 1``).  ``Proposal`` runs on one image, ``MultiProposal`` on any number.  As in
+MXNet, ``Proposal``'s shapes are those of one image whatever the batch it is inferred with (Faster
+R-CNN scripts infer the whole batch's shapes, then give each device one image) and the batch of
+one is checked when it runs.
 
 Everything is computed in float32 with NumPy on the host (the suppression is sequential; on the
 GPU the inputs are copied there and the results back, on the kernel's stream); anchors, deltas,
@@ -25,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OperatorError, ShapeError
 from .params import Param, parse_bool, parse_float, parse_float_tuple, parse_int
 from .registry import OpDef, register, zero_gradient
 
@@ -114,6 +117,16 @@ def propose(attrs: dict, scores: np.ndarray, deltas: np.ndarray, info: np.ndarra
     return boxes[chosen], score[chosen]
 
 
+def _forward_one_image(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    """``Proposal``: :func:`_forward` of a batch of one image (MXNet checks it only here too)."""
+    if inputs[0].shape[0] != 1:
+        raise OperatorError(
+            f"_contrib_Proposal: runs on one image per device (batch 1), got a batch of {inputs[0].shape[0]}; "
+            "use MultiProposal"
+        )
+    _forward(kctx, attrs, inputs, outputs, aux)
+
+
 def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     cls_prob, bbox_pred, im_info = (x if xp is np else x.get() for x in inputs)
@@ -156,9 +169,8 @@ def _infer_shape(name: str, attrs: dict, in_shapes: list, aux_shapes: list) -> t
                 f"{name}: '{arg}' must be {expected[arg]} for {anchors_per_cell} anchors per cell "
                 f"({len(attrs['scales'])} scales x {len(attrs['ratios'])} ratios), got shape {tuple(shape)}"
             )
-    if name == "_contrib_Proposal" and batch != 1:
-        raise ShapeError(f"{name}: takes one image (batch 1), got a batch of {batch}; use MultiProposal")
-    rows = batch * attrs["rpn_post_nms_top_n"]
+    images = 1 if name == "_contrib_Proposal" else batch
+    rows = images * attrs["rpn_post_nms_top_n"]
     return list(expected.values()), [(rows, 5), (rows, 1)], list(aux_shapes)
 
 
@@ -174,11 +186,11 @@ _PARAMS = {
     "iou_loss": Param(parse_bool, False, "deltas are corner offsets (IoU loss) rather than centre and log size"),
 }
 
-for _name in ("_contrib_Proposal", "_contrib_MultiProposal"):
+for _name, _kernel in (("_contrib_Proposal", _forward_one_image), ("_contrib_MultiProposal", _forward)):
     register(
         OpDef(
             _name,
-            _forward,
+            _kernel,
             inputs=("cls_prob", "bbox_pred", "im_info"),
             outputs=("output", "score"),
             num_visible_outputs=lambda attrs: 2 if attrs["output_score"] else 1,

@@ -20,7 +20,16 @@ from lazynd import io as mx_io
 from lazynd.context import Context
 from lazynd.errors import ContextError, DataError
 
-__all__ = ["call_all", "callback_list", "context_list", "init_eval_iter", "init_iter", "num_batches", "with_last"]
+__all__ = [
+    "call_all",
+    "callback_list",
+    "check_iter",
+    "context_list",
+    "init_eval_iter",
+    "init_iter",
+    "num_batches",
+    "with_last",
+]
 
 
 def context_list(ctx: Any) -> list[Context]:
@@ -55,6 +64,20 @@ def init_iter(X: Any, y: Any, numpy_batch_size: int, is_train: bool) -> mx_io.Da
             X, label, batch_size, shuffle=is_train, last_batch_handle="roll_over" if is_train else "pad"
         )
     raise DataError(f"FeedForward: X must be a DataIter, NumPy array or NDArray, got {type(X).__name__}")
+
+
+def check_iter(data: Any, caller: str, needs: tuple[str, ...] = ("reset",)) -> None:
+    """Refuse ``data`` unless it is a DataIter or, as MXNet's loops duck-type it, an iterable with ``needs``.
+
+    Tutorials feed ``fit`` a plain class with ``provide_data``, ``provide_label``, ``reset`` and
+    ``next`` whose batches carry only ``data``, ``label`` and ``pad``.
+    """
+    missing = [name for name in ("__iter__", *needs) if not hasattr(data, name)]
+    if missing and not isinstance(data, mx_io.DataIter):
+        raise DataError(
+            f"{caller}: expected a DataIter (e.g. mx.io.NDArrayIter) or an iterator of batches with "
+            f"{', '.join(('__iter__', *needs))}; got {type(data).__name__}, which lacks {', '.join(missing)}"
+        )
 
 
 def init_eval_iter(eval_data: Any, numpy_batch_size: int) -> mx_io.DataIter | None:

@@ -21,7 +21,7 @@ from lazynd.errors import DataError, LazyNDError
 from lazynd.log import get_logger
 
 from ..model import checkpoint
-from ..model.inputs import call_all, with_last
+from ..model.inputs import call_all, check_iter, with_last
 from .inputs import _check_input_names as _check_input_names
 from .inputs import _parse_data_desc as _parse_data_desc
 from .params import reject_unknown_params
@@ -73,11 +73,6 @@ class BaseModule:
             return True
         return False
 
-    @staticmethod
-    def _check_iter(data: Any, caller: str) -> None:
-        if not isinstance(data, mx_io.DataIter):
-            raise DataError(f"{caller}: expected a DataIter (e.g. mx.io.NDArrayIter), got {type(data).__name__}")
-
     # -- the loops -------------------------------------------------------------------------------
     def forward_backward(self, data_batch: mx_io.DataBatch) -> None:
         """``forward(data_batch, is_train=True)`` then ``backward()``."""
@@ -108,7 +103,7 @@ class BaseModule:
         """
         self._require("score")
         _refuse_sparse_rows(sparse_row_id_fn, "score")
-        self._check_iter(eval_data, "score")
+        check_iter(eval_data, "score")
         if reset:
             eval_data.reset()
         eval_metric = metric_module.create(eval_metric)
@@ -137,7 +132,7 @@ class BaseModule:
         """
         self._require("iter_predict")
         _refuse_sparse_rows(sparse_row_id_fn, "iter_predict")
-        self._check_iter(eval_data, "iter_predict")
+        check_iter(eval_data, "iter_predict")
         if reset:
             eval_data.reset()
         for nbatch, eval_batch in enumerate(eval_data):
@@ -212,9 +207,9 @@ class BaseModule:
         _refuse_sparse_rows(sparse_row_id_fn, "fit")
         num_epoch = checkpoint.epoch_number("fit", "num_epoch", num_epoch)
         begin_epoch = checkpoint.epoch_number("fit", "begin_epoch", begin_epoch)
-        self._check_iter(train_data, "fit")
+        check_iter(train_data, "fit", needs=("reset", "provide_data", "provide_label"))
         if eval_data is not None:
-            self._check_iter(eval_data, "fit (eval_data)")
+            check_iter(eval_data, "fit (eval_data)")
         self.bind(
             data_shapes=train_data.provide_data,
             label_shapes=train_data.provide_label,

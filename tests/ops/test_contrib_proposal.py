@@ -123,9 +123,45 @@ def test_proposal_gives_zero_gradients():
     assert not cls_prob.grad.asnumpy().any() and not bbox_pred.grad.asnumpy().any()
 
 
+def _proposal_net() -> sym.Symbol:
+    inputs = {name: sym.Variable(name) for name in ("cls_prob", "bbox_pred", "im_info")}
+    return sym.contrib.Proposal(
+        **inputs, scales=(2.0,), ratios=(1.0,), feature_stride=4, rpn_pre_nms_top_n=10, rpn_post_nms_top_n=3,
+        rpn_min_size=1, threshold=0.5, name="p",
+    )  # fmt: skip
+
+
+def test_proposal_shapes_are_one_images_whatever_the_batch_inferred_as_in_mxnet():
+    # mx-rcnn's train_end2end infers the whole batch's shapes, then gives each device one image
+    _, out_shapes, _ = _proposal_net().infer_shape(cls_prob=(2, 2, 4, 4))
+    assert out_shapes == [(3, 5)]
+
+
+def test_proposal_runs_one_image_per_device_of_a_module():
+    rng = np.random.RandomState(0)
+    cls_prob = rng.uniform(size=(2, 2, 4, 4)).astype("f")
+    bbox_pred = rng.normal(0, 0.1, (2, 4, 4, 4)).astype("f")
+    im_info = np.array([[16, 16, 1], [12, 16, 1]], "f")
+    module = mx.mod.Module(_proposal_net(), ["cls_prob", "bbox_pred", "im_info"], None, context=[mx.cpu(0), mx.cpu(1)])
+    module.bind([("cls_prob", (2, 2, 4, 4)), ("bbox_pred", (2, 4, 4, 4)), ("im_info", (2, 3))], for_training=False)
+    module.init_params()
+    module.forward(mx.io.DataBatch([mx.nd.array(x) for x in (cls_prob, bbox_pred, im_info)]), is_train=False)
+    rois = module.get_outputs()[0].asnumpy()
+    assert rois.shape == (6, 5)
+    for image in range(2):
+        alone = mx.nd.contrib.Proposal(
+            *(mx.nd.array(x[image : image + 1]) for x in (cls_prob, bbox_pred, im_info)),
+            scales=(2.0,), ratios=(1.0,), feature_stride=4, rpn_pre_nms_top_n=10, rpn_post_nms_top_n=3,
+            rpn_min_size=1, threshold=0.5,
+        )  # fmt: skip
+        np.testing.assert_allclose(rois[3 * image : 3 * image + 3], alone.asnumpy(), rtol=1e-6)
+
+
 def test_proposal_refuses_a_batch_and_mismatched_inputs():
-    with pytest.raises(LazyNDError, match=r"Proposal: takes one image \(batch 1\), got a batch of 2"):
-        mx.nd.contrib.Proposal(mx.nd.zeros((2, 24, 3, 3)), mx.nd.zeros((2, 48, 3, 3)), mx.nd.zeros((2, 3)))
+    rois = mx.nd.contrib.Proposal(mx.nd.zeros((2, 24, 3, 3)), mx.nd.zeros((2, 48, 3, 3)), mx.nd.zeros((2, 3)))
+    assert rois.shape == (300, 5)
+    with pytest.raises(LazyNDError, match=r"Proposal: runs on one image per device \(batch 1\), got a batch of 2"):
+        rois.asnumpy()
     with pytest.raises(
         LazyNDError, match=r"'bbox_pred' must be \(1, 48, 3, 3\) for 12 anchors.*got shape \(1, 40, 3, 3\)"
     ):

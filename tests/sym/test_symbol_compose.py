@@ -136,14 +136,27 @@ def test_get_children_and_debug_str():
     assert "Op:relu, Name=act" in text and "Variable:x" in text
 
 
-def test_compose_with_name_prefixes_created_names_as_in_mxnet_docs():
+def test_compose_with_name_renames_the_head_operator_only_as_mxnet_does():
     net = sym.FullyConnected(sym.Variable("data"), name="fc1", num_hidden=128)
     net2 = sym.FullyConnected(sym.Variable("data2"), name="net2", num_hidden=128)
     composed = net(data=net2, name="compose")
-    assert composed.list_arguments() == ["data2", "net2_weight", "net2_bias", "compose_fc1_weight", "compose_fc1_bias"]
-    assert composed.list_outputs() == ["compose_fc1_output"]
+    assert composed.list_arguments() == ["data2", "net2_weight", "net2_bias", "fc1_weight", "fc1_bias"]
+    assert composed.list_outputs() == ["compose_output"]
+    assert composed.name == "compose"
     # the called symbol itself is unchanged
     assert net.list_arguments() == ["data", "fc1_weight", "fc1_bias"]
+    assert net.list_outputs() == ["fc1_output"]
+
+
+def test_compose_of_a_two_layer_tutorial_net_keeps_its_parameter_names():
+    # dmlc/mxnet-notebooks' symbol tutorial prints these lists; MXNet 1.9.1 gives them so
+    net1 = sym.FullyConnected(data=sym.Variable("data"), name="fc1", num_hidden=10)
+    net2 = sym.FullyConnected(data=sym.Variable("data2"), name="fc2", num_hidden=10)
+    composed = net2(data2=net1, name="composed")
+    assert composed.list_arguments() == ["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"]
+    assert composed.get_internals().list_outputs() == [
+        "data", "fc1_weight", "fc1_bias", "fc1_output", "fc2_weight", "fc2_bias", "composed_output",
+    ]  # fmt: skip
 
 
 def test_compose_mxnet_test_symbol_compose_replaces_created_variable():
@@ -155,26 +168,30 @@ def test_compose_mxnet_test_symbol_compose_replaces_created_variable():
     net2 = sym.FullyConnected(data=net2, name="fc4", num_hidden=20)
     composed = net2(fc3_data=net1, name="composed")
     assert composed.list_arguments() == [
-        "data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias",
-        "composed_fc3_weight", "composed_fc3_bias", "composed_fc4_weight", "composed_fc4_bias",
+        "data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "fc3_weight", "fc3_bias", "fc4_weight", "fc4_bias",
     ]  # fmt: skip
+    assert composed.list_outputs() == ["composed_output"]
     assert len(sym.Group([composed, net1]).list_outputs()) == 2
     arg_shapes, out_shapes, _ = composed.infer_shape(data=(5, 7))
     assert out_shapes == [(5, 20)] and arg_shapes[5] == (10, 100)
 
 
-def test_compose_twice_with_names_gives_separate_parameters():
+def test_compose_twice_with_names_repeats_the_parameter_names_and_bind_refuses_them():
     block = sym.FullyConnected(sym.Variable("x"), name="fc", num_hidden=3)
     first = block(x=sym.Variable("data"), name="a")
     second = block(x=first, name="b")
-    assert second.list_arguments() == ["data", "a_fc_weight", "a_fc_bias", "b_fc_weight", "b_fc_bias"]
+    assert second.list_arguments() == ["data", "fc_weight", "fc_bias", "fc_weight", "fc_bias"]
+    assert second.get_internals().list_outputs()[-1] == "b_output"
+    with pytest.raises(LazyNDError, match="argument names \\['fc_bias', 'fc_weight'\\] appear more than once"):
+        second.simple_bind(mx.cpu(), data=(2, 3))
 
 
 def test_compose_keeps_user_named_variables_and_positional_args():
     w = sym.Variable("myweight")
     net = sym.FullyConnected(sym.Variable("data"), weight=w, name="fc1", num_hidden=4)
     composed = net(sym.Variable("input"), name="c")
-    assert composed.list_arguments() == ["input", "myweight", "c_fc1_bias"]
+    assert composed.list_arguments() == ["input", "myweight", "fc1_bias"]
+    assert composed.list_outputs() == ["c_output"]
 
 
 def test_compose_rejects_a_bad_name():

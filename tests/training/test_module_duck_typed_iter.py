@@ -1,0 +1,103 @@
+"""Module's loops take a plain class that iterates batches as a DataIter does, as MXNet's do.
+
+MXNet's tutorials feed ``fit`` an iterator that is no ``mx.io.DataIter`` subclass (it has
+``provide_data``, ``provide_label``, ``reset`` and ``next``) and yield batches that carry only
+``data``, ``label`` and ``pad``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lazynd as mx
+from lazynd.errors import DataError
+
+
+class _PlainBatch:
+    """A batch with nothing but what a loop reads: no provide_data, index or bucket_key."""
+
+    def __init__(self, data: list[Any], label: list[Any]) -> None:
+        self.data = data
+        self.label = label
+        self.pad = 0
+
+
+class _PlainIter:
+    """Two well separated classes, ``num_batches`` batches of ``batch_size``; not a DataIter."""
+
+    def __init__(self, batch_size: int = 8, num_batches: int = 4) -> None:
+        self.batch_size = batch_size
+        self.num_batches = num_batches
+        self.current = 0
+        self.rng = np.random.RandomState(0)
+
+    @property
+    def provide_data(self) -> list[tuple[str, tuple[int, ...]]]:
+        return [("data", (self.batch_size, 6))]
+
+    @property
+    def provide_label(self) -> list[tuple[str, tuple[int, ...]]]:
+        return [("softmax_label", (self.batch_size,))]
+
+    def __iter__(self) -> _PlainIter:
+        return self
+
+    def __next__(self) -> _PlainBatch:
+        return self.next()
+
+    def reset(self) -> None:
+        self.current = 0
+
+    def next(self) -> _PlainBatch:
+        if self.current == self.num_batches:
+            raise StopIteration
+        self.current += 1
+        label = self.rng.randint(0, 2, self.batch_size)
+        data = self.rng.normal(0, 0.1, (self.batch_size, 6)) + label[:, None] * 2.0 - 1.0
+        return _PlainBatch([mx.nd.array(data)], [mx.nd.array(label)])
+
+
+def _module() -> Any:
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
+    return mx.mod.Module(mx.sym.SoftmaxOutput(net, name="softmax"), context=mx.cpu())
+
+
+def test_fit_score_and_predict_take_an_iterator_that_is_no_data_iter_subclass() -> None:
+    module = _module()
+    module.fit(
+        _PlainIter(),
+        eval_data=_PlainIter(),
+        optimizer_params={"learning_rate": 0.5},
+        initializer=mx.init.Xavier(),
+        num_epoch=3,
+    )
+    assert module.score(_PlainIter(), "acc")[0][1] == 1.0
+    assert module.predict(_PlainIter()).shape == (32, 2)
+    batches = [nbatch for _, nbatch, _ in module.iter_predict(_PlainIter(num_batches=2))]
+    assert batches == [0, 1]
+
+
+def test_fit_names_what_a_plain_iterator_lacks() -> None:
+    class NoLabels:
+        provide_data = [("data", (8, 6))]
+
+        def __iter__(self) -> Any:
+            return iter([])
+
+        def reset(self) -> None:
+            pass
+
+    with pytest.raises(DataError, match="fit: expected a DataIter .* got NoLabels, which lacks provide_label"):
+        _module().fit(NoLabels(), num_epoch=1)
+
+
+@pytest.mark.parametrize("given", [np.zeros((8, 6)), [1, 2, 3], "train.rec"])
+def test_score_refuses_what_is_no_iterator_of_batches(given: Any) -> None:
+    module = _module()
+    module.bind([("data", (8, 6))], [("softmax_label", (8,))])
+    module.init_params()
+    with pytest.raises(DataError, match=f"score: expected a DataIter .* got {type(given).__name__}, which lacks"):
+        module.score(given, "acc")
