@@ -99,7 +99,11 @@ class EvalMetric:
     Subclasses add to ``sum_metric`` and ``num_inst``; the value is their
     ratio (NaN before any update).  As in MXNet 1.x, ``reset_local`` starts a
     new local period (what ``get`` reports) while ``get_global`` goes on
-    reporting everything since the last ``reset``.
+    reporting everything since the last ``reset`` -- for a metric with global
+    statistics: lazynd's metrics and their subclasses have them, and a class a
+    user derives from ``EvalMetric`` itself has them only when it passes
+    ``has_global_stats=True`` (MXNet 1.9.1's rule; otherwise its global value
+    is its local one, which is what a training loop logs as the epoch's value).
     """
 
     def __init__(
@@ -108,6 +112,7 @@ class EvalMetric:
         self.name = str(name)
         self.output_names = output_names
         self.label_names = label_names
+        self._has_global_stats = bool(kwargs.pop("has_global_stats", _derives_from_a_builtin(type(self))))
         self._kwargs = kwargs
         self.reset()
 
@@ -145,7 +150,7 @@ class EvalMetric:
         only local sums (perhaps lists, one per task), and, as in MXNet, its global value is its
         local one.
         """
-        return hasattr(self, "_earlier_sum_metric")
+        return getattr(self, "_has_global_stats", False) and hasattr(self, "_earlier_sum_metric")
 
     def reset_local(self) -> None:
         """Start a new local period; the global value keeps what was seen since :meth:`reset`."""
@@ -186,6 +191,16 @@ class EvalMetric:
         if not self._keeps_global_sums():
             return self.get_name_value()
         return _pairs(*self.get_global())
+
+
+def _derives_from_a_builtin(cls: type) -> bool:
+    """Whether ``cls`` is one of lazynd's metrics or derives from one (other than :class:`EvalMetric`):
+    MXNet's own metrics ask for global statistics, and so their subclasses have them."""
+    return any(
+        klass is not EvalMetric and klass.__module__.startswith("lazynd.metric")
+        for klass in cls.__mro__
+        if issubclass(klass, EvalMetric)
+    )
 
 
 def _pick(arrays: dict[str, Any], names: list[str] | None, which: str, metric: str) -> list[Any]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import lazynd as mx
 
 
@@ -62,3 +64,49 @@ def test_reset_local_of_a_subclass_with_its_own_reset_keeps_no_global_sums() -> 
     assert (metric.sum_metric, metric.num_inst) == (0.0, 0)
     metric.sum_metric, metric.num_inst = 1.0, 2
     assert metric.get_global() == metric.get() == ("only-reset", 0.5)
+
+
+class _Counting(mx.metric.EvalMetric):
+    """A user's metric in MXNet's usual form: it adds to ``sum_metric``/``num_inst`` only (the k-th
+    update adds k)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("counting", **kwargs)
+        self.k = 0
+
+    def update(self, labels, preds) -> None:
+        self.k += 1
+        self.sum_metric += self.k
+        self.num_inst += 1
+
+
+def _three_updates_over_two_periods(metric):
+    metric.update(None, None)
+    metric.update(None, None)
+    metric.reset_local()  # what a Speedometer(auto_reset=True) does
+    metric.update(None, None)
+    return metric
+
+
+def test_a_users_metric_reports_its_local_value_as_the_global_one_as_mxnet():
+    # MXNet 1.9.1: global statistics only where asked for (its own metrics ask); the epoch's value a
+    # training loop logs is then the last period's (3.0), not the mean of every update (2.0)
+    metric = _three_updates_over_two_periods(_Counting())
+    assert metric.get_global_name_value() == metric.get_name_value() == [("counting", 3.0)]
+    assert "has_global_stats" not in metric.get_config()
+
+
+def test_a_users_metric_asking_for_global_stats_and_builtin_subclasses_keep_them():
+    metric = _three_updates_over_two_periods(_Counting(has_global_stats=True))
+    assert metric.get_global_name_value() == [("counting", 2.0)] and metric.get() == ("counting", 3.0)
+
+    class Squared(mx.metric.MSE):  # a built-in's subclass: MXNet's MSE asks for global statistics
+        pass
+
+    squared = Squared()
+    for value in (0.0, 2.0):
+        squared.update([mx.nd.array([0.0])], [mx.nd.array([value])])
+    squared.reset_local()
+    squared.update([mx.nd.array([0.0])], [mx.nd.array([3.0])])
+    assert squared.get_global_name_value() == [("mse", pytest.approx(13 / 3))]  # MXNet 1.9.1's values
+    assert squared.get_name_value() == [("mse", 9.0)]
