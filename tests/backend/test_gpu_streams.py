@@ -226,3 +226,20 @@ def test_an_array_made_from_host_data_is_staged_once_in_page_locked_memory() -> 
     on_gpu = mx.nd.array(host, ctx=mx.gpu(0))
     host[:] = -1  # the snapshot was taken at the call
     assert float(on_gpu[12345].asscalar()) == 12345.0
+
+
+def test_each_thread_captures_on_a_stream_of_its_own() -> None:
+    # a stream holds one capture at a time: two threads capturing two executors' passes at once
+    # must not meet on one stream; neither is ever the compute stream
+    import threading
+
+    from lazynd.backend import get_backend
+
+    backend: Any = get_backend(mx.gpu(0))
+    mine = backend.capture_stream()
+    assert backend.capture_stream() is mine and mine is not backend.compute_stream
+    theirs: list[Any] = []
+    worker = threading.Thread(target=lambda: theirs.append(backend.capture_stream()))
+    worker.start()
+    worker.join()
+    assert theirs[0] is not mine and theirs[0] is not backend.compute_stream

@@ -27,6 +27,7 @@ rules close the gaps, as MXNet frees storage through the engine:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -116,7 +117,7 @@ class CupyBackend(Backend):
         self.compute_stream = self.streams["compute"]
         self.copy_streams = (self.streams["h2d"], self.streams["d2h"])
         self._anchor: tuple[Any, int] | None = None  # (event, perf_counter_ns) for event_time_ns
-        self._capture_stream: Any = None  # made on first use: see capture_stream
+        self._capture_streams = threading.local()  # one per thread, made on first use: see capture_stream
         self.events = event_pool(device_id)
         # ends the operations that finish when the device has done them (device->host copies)
         self.waiter = EventWaiter(f"lazynd-gpu{device_id}-events")
@@ -230,12 +231,14 @@ class CupyBackend(Backend):
         return graphs.LaunchGraphs(self) if graphs.capture_supported(self.cupy) else None
 
     def capture_stream(self) -> Any:
-        """The stream launch sequences are captured on into CUDA graphs (:mod:`.graphs`): one of
-        its own, since whatever a capturing stream is given becomes part of the graph."""
-        stream = self._capture_stream
+        """The stream this thread captures launch sequences on into CUDA graphs (:mod:`.graphs`):
+        one of its own, since whatever a capturing stream is given becomes part of the graph, and
+        one per thread, since a stream holds one capture at a time (two threads capturing passes
+        of two executors would otherwise refuse each other's)."""
+        stream = getattr(self._capture_streams, "stream", None)
         if stream is None:
             with self.device:
-                stream = self._capture_stream = self.cupy.cuda.Stream(non_blocking=True)
+                stream = self._capture_streams.stream = self.cupy.cuda.Stream(non_blocking=True)
         return stream
 
     def record_done(self, stream: Any, reads: Sequence[Any], writes: Sequence[Any]) -> StreamEvent:
