@@ -70,9 +70,8 @@ class Backend:
         table = self.__dict__.setdefault("_constants", {})
         found = table.get((key, np.dtype(dtype)))
         if found is None:
-            found = self.xp.asarray(make(), dtype=dtype)
+            found = self.xp.array(make(), dtype=dtype)  # a copy of its own, whatever make() gave
             if self.xp is np:
-                found = found.copy() if not found.flags.owndata else found
                 found.flags.writeable = False
             found = table.setdefault((key, np.dtype(dtype)), found)
         return found

@@ -173,10 +173,9 @@ def _one_hot_write(xp: Any, attrs: dict, indices: Any, out: Any, filled: bool) -
         # int64 indices seen as uint64: a negative one is at least 2**63, so the largest checks
         # both ends of the range (found by argmax: 0.3 us for 1000 indices, against 1.2 for max)
         unsigned = idx.view(np.uint64)
-        in_range = not n or unsigned[unsigned.argmax()] < depth
-        if in_range:
+        if not n or unsigned[unsigned.argmax()] < depth:
             positions = np.add(_row_starts(n, depth), idx)
-        if not in_range:  # an index out of range leaves its row at off_value
+        else:  # an index out of range leaves its row at off_value
             rows = np.nonzero((idx >= 0) & (idx < depth))[0]
             positions = rows * depth + idx[rows]
         values: Any = scalar_as(out.dtype, attrs["on_value"])

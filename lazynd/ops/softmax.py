@@ -135,8 +135,8 @@ def register_layout(n: int) -> tuple[int, int]:
     return group, _next_power_of_two(-(-n // group))
 
 
-def row_path(rows: int, n: int) -> str:
-    """Which kernels take a last-axis softmax (or its gradient) of ``rows`` rows of ``n``:
+def row_path(n: int) -> str:
+    """Which kernels take a last-axis softmax (or its gradient) of rows of ``n``:
     ``"regs"`` (rows held in registers, several to a block) or ``"pieces"`` (rows cut into
     pieces: two kernels, the input read twice).
 
@@ -145,7 +145,7 @@ def row_path(rows: int, n: int) -> str:
     2048 rows of 32768, a block a multiprocessor leaving too few loads in flight.)
 
     Examples:
-        >>> row_path(65536, 1024), row_path(2048, 32768), row_path(64, 1048576)
+        >>> row_path(1024), row_path(32768), row_path(1048576)
         ('regs', 'pieces', 'pieces')
     """
     return "regs" if n <= ROW_THREADS * MAX_PER_THREAD else "pieces"
@@ -179,7 +179,7 @@ def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log
     y = None if y is None else unaliased(xp.ascontiguousarray(y), target)
     grad = "" if y is None else "grad_"
     inputs = (x,) if y is None else (x, y)
-    path = "" if inner != 1 else row_path(outer, n)
+    path = "" if inner != 1 else row_path(n)
     if path == "regs":
         group, per_thread = register_layout(n)
         kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}regs{per_thread}_{dtype}")

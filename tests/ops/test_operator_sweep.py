@@ -9,6 +9,7 @@ ones); a new operator must add one there or be listed in :data:`NOT_SWEPT` with 
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 import numpy as np
 import pytest
@@ -90,16 +91,26 @@ def _run_nd(name: str, case: Case, inputs: list, aux: list, ctx: mx.Context) -> 
     return [o.asnumpy() for o in (out if isinstance(out, (list, tuple)) else [out])]
 
 
-def _run_executor(name: str, case: Case, inputs: list, aux: list, ctx: mx.Context) -> list[np.ndarray]:
+def _bind(name: str, case: Case, inputs: list, ctx: mx.Context) -> Any:
+    """The operator ``name`` as a one-node symbol (inputs ``in0``, ``in1``...) bound for ``inputs``'s shapes and dtypes."""
     names = [f"in{i}" for i in range(len(inputs))]
     net = getattr(sym, name)(*[sym.Variable(n) for n in names], **case.params)
     shapes = {n: v.shape for n, v in zip(names, inputs, strict=True)}
     types = {n: v.dtype for n, v in zip(names, inputs, strict=True)}
-    ex = net.simple_bind(ctx, grad_req="null", type_dict=types or None, **shapes)
-    for n, v in zip(names, inputs, strict=True):
-        ex.arg_dict[n][:] = v
+    return net.simple_bind(ctx, grad_req="null", type_dict=types or None, **shapes)
+
+
+def _feed(ex: Any, inputs: list, aux: list) -> None:
+    """Copy ``inputs`` and ``aux`` into an executor made by :func:`_bind`."""
+    for i, v in enumerate(inputs):
+        ex.arg_dict[f"in{i}"][:] = v
     for array, v in zip(ex.aux_arrays, aux, strict=True):
         array[:] = v
+
+
+def _run_executor(name: str, case: Case, inputs: list, aux: list, ctx: mx.Context) -> list[np.ndarray]:
+    ex = _bind(name, case, inputs, ctx)
+    _feed(ex, inputs, aux)
     if case.random:
         mx.random.seed(7)
     ex.forward(is_train=False)
@@ -251,20 +262,12 @@ def test_executor_graph_replays_follow_new_inputs(name, monkeypatch):
     ctx = mx.gpu(0)
     _skip_without_cupy_api(case, ctx)
     monkeypatch.setenv("LAZYND_CUDA_GRAPHS", "1")
-    names = [f"in{i}" for i in range(len(case.inputs))]
-    net = getattr(sym, name)(*[sym.Variable(n) for n in names], **case.params)
-    first, first_aux = _values(name, case)
-    shapes = {n: v.shape for n, v in zip(names, first, strict=True)}
-    types = {n: v.dtype for n, v in zip(names, first, strict=True)}
-    ex = net.simple_bind(ctx, grad_req="null", type_dict=types or None, **shapes)
+    ex = _bind(name, case, _values(name, case)[0], ctx)
     for k in range(3):
         rng = np.random.default_rng(zlib.crc32(name.encode()) + k)
         inputs = [spec.make(rng) for spec in case.inputs]
         aux = [spec.make(rng) for spec in case.aux]
-        for n, v in zip(names, inputs, strict=True):
-            ex.arg_dict[n][:] = v
-        for array, v in zip(ex.aux_arrays, aux, strict=True):
-            array[:] = v
+        _feed(ex, inputs, aux)
         ex.forward(is_train=False)
         got = [o.asnumpy() for o in ex.outputs]
         want = _run_nd(name, case, inputs, aux, ctx)
