@@ -84,10 +84,14 @@ def _context(kctx: Any) -> Any:
 
 
 def _wrap(arrays: Sequence[Any], ctx: Any, kctx: Any) -> list:
-    """NDArrays over the operation's buffers, each under a fresh var (see the module docstring)."""
+    """NDArrays over the operation's buffers, each under a fresh var (see the module docstring).
+
+    On a GPU the work that wrote the inputs may still be running on the compute stream when this
+    operation runs on the host: each var is marked as written by it (``var_written_now``), so
+    that the user's reads (``asnumpy`` on the copy stream, a NumpyOp's host copies) wait for it."""
     from ..ndarray import NDArray
 
-    return [None if a is None else NDArray(a, kctx.backend.new_var(a), ctx) for a in arrays]
+    return [None if a is None else NDArray(a, kctx.backend.var_written_now(a), ctx) for a in arrays]
 
 
 def _finish(arrays: Sequence[Any]) -> None:

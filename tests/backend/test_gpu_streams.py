@@ -243,3 +243,61 @@ def test_each_thread_captures_on_a_stream_of_its_own() -> None:
     worker.start()
     worker.join()
     assert theirs[0] is not mine and theirs[0] is not backend.compute_stream
+
+
+# -- a Python operator reads its inputs on the host: after the device work that wrote them --------
+class _HostDouble(mx.operator.CustomOp):
+    """Doubles its input through a host copy (as a NumpyOp's host arrays are made)."""
+
+    def forward(self, is_train: bool, req: list, in_data: list, out_data: list, aux: list) -> None:
+        doubled = in_data[0].asnumpy() * 2
+        self.assign(out_data[0], req[0], mx.nd.array(doubled, ctx=in_data[0].context))
+
+    def backward(self, req: list, out_grad: list, in_data: list, out_data: list, in_grad: list, aux: list) -> None:
+        self.assign(in_grad[0], req[0], out_grad[0] * 2)
+
+
+@mx.operator.register("gpu_streams_host_double")
+class _HostDoubleProperties(mx.operator.CustomOpProp):
+    def list_arguments(self) -> list[str]:
+        return ["data"]
+
+    def list_outputs(self) -> list[str]:
+        return ["output"]
+
+    def infer_shape(self, in_shape: list) -> tuple:
+        return in_shape, [in_shape[0]], []
+
+    def create_operator(self, ctx: Any, shapes: list, dtypes: list) -> mx.operator.CustomOp:
+        return _HostDouble()
+
+
+def _custom_host_reads_gone_wrong(trials: int = 4) -> int:
+    """The input of a Custom operator is written by long GEMMs still running when the operator's
+    Python runs: its host read must wait for them.  Returns how many trials read other values."""
+    eye = mx.nd.array(np.eye(N, dtype=np.float32), ctx=mx.gpu(0))
+    eye.wait_to_read()
+    wrong = 0
+    for trial in range(trials):
+        x = eye
+        for _ in range(10):
+            x = mx.nd.dot(x, eye)
+        x = x + float(trial)  # row 0: [1 + trial, trial, trial, ...]
+        y = mx.nd.Custom(x, op_type="gpu_streams_host_double")
+        got = y[0, :3].asnumpy()
+        wrong += int(not np.array_equal(got, np.array([2 + 2 * trial, 2 * trial, 2 * trial], np.float32)))
+    return wrong
+
+
+@needs_async
+def test_a_custom_operator_reads_its_inputs_after_the_device_wrote_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _custom_host_reads_gone_wrong() == 0
+    # the ordering removed (fresh vars without the compute stream's event): the test must see it
+    import lazynd.ops.custom as custom
+    from lazynd.ndarray import NDArray
+
+    def unordered(arrays: Any, ctx: Any, kctx: Any) -> list:
+        return [None if a is None else NDArray(a, kctx.backend.new_var(a), ctx) for a in arrays]
+
+    monkeypatch.setattr(custom, "_wrap", unordered)
+    assert _custom_host_reads_gone_wrong() > 0
