@@ -157,3 +157,36 @@ def test_a_row_that_is_not_a_multiple_of_the_block_and_unroll_is_covered_to_its_
     want = host - host[:1]
     got = _family_binary(cupy.asarray(host), cupy.asarray(host[:1]), want.shape, "float32")
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("n", [1, 5, 255, 1031, 3 * 4 * 64 + 7])
+def test_flat_maps_cover_every_element_through_several_grid_steps(n: int) -> None:
+    # the launch gives each thread UNROLL elements (flat_launch_config); here two blocks of 64
+    # threads take several steps of the grid-stride loop, with a ragged last step
+    import cupy
+
+    from lazynd.ops.elemwise_binary import GPU as BINARY
+    from lazynd.ops.elemwise_unary import GPU as UNARY
+
+    grid, block = (2,), (64,)
+    a, b = _values((n,), "float32", 7), _values((n,), "float32", 8)
+    da, db, out = cupy.asarray(a), cupy.asarray(b), cupy.full((n,), -1.0, "float32")
+    BINARY._kernel(0, "", "minus", "float32")(grid, block, (da, db, out, n))
+    np.testing.assert_array_equal(cupy.asnumpy(out), a - b)
+    UNARY._kernel(0, "", "negative", "float32")(grid, block, (da, out, n))
+    np.testing.assert_array_equal(cupy.asnumpy(out), -a)
+    BINARY._kernel(0, "scalar_", "minus", "float32")(grid, block, (da, np.float32(2.5), out, n))
+    np.testing.assert_array_equal(cupy.asnumpy(out), a - np.float32(2.5))
+    BINARY._kernel(0, "rscalar_", "minus", "float32")(grid, block, (da, np.float32(2.5), out, n))
+    np.testing.assert_array_equal(cupy.asnumpy(out), np.float32(2.5) - a)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_flat_launches_give_each_thread_unroll_elements() -> None:
+    from lazynd.backend.cuda.elementwise import UNROLL, flat_launch_config
+
+    assert flat_launch_config(1 << 20) == (((1 << 20) // UNROLL // 256,), (256,))
+    assert flat_launch_config(1) == ((1,), (256,))

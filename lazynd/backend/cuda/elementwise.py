@@ -29,7 +29,7 @@ CUDA_TYPES = {
 FLOAT_DTYPES = ("float32", "float64", "float16")
 ALL_DTYPES = tuple(CUDA_TYPES)
 MAX_BROADCAST_DIMS = 6
-BROADCAST_UNROLL = 4  # LAZYND_UNROLL in PRELUDE: elements per thread and step of the 32-bit broadcast kernel
+UNROLL = 4  # LAZYND_UNROLL in PRELUDE: elements per thread and step of the 32-bit flat and broadcast loops
 
 PRELUDE = r"""
 __device__ __forceinline__ float lazynd_load(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
@@ -156,25 +156,77 @@ __device__ __forceinline__ void lazynd_bcast_dispatch(const S* __restrict__ lhs,
   // rare (more than 2**31 elements, or reversed views): one compact loop, each 64-bit division being long
   lazynd_bcast_loop<0, 1>(lhs, rhs, out, n, ndim, dims, sa, sb, op);
 }
+
+// -- flat maps over contiguous arrays, as the broadcast loop: UNROLL elements per thread and step, a
+// block's width apart, every load of a step issued before the first result is computed, with 32-bit
+// indices below 2**31 elements (the launch gives each thread UNROLL of them: flat_launch_config);
+// larger arrays take one element a step with 64-bit indices
+template <int U, typename I, typename S, typename F>
+__device__ __forceinline__ void lazynd_map1_loop(const S* __restrict__ in, S* __restrict__ out, I n, F op) {
+  const I width = (I)blockDim.x;
+  const I step = (I)gridDim.x * width * U;
+  for (I base = (I)blockIdx.x * width * U + threadIdx.x; base < n; base += step) {
+    S x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const I i = base + u * width;
+      if (i < n) x[u] = in[i];
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const I i = base + u * width;
+      if (i < n) out[i] = op(x[u]);
+    }
+  }
+}
+template <typename S, typename F>
+__device__ __forceinline__ void lazynd_map1(const S* __restrict__ in, S* __restrict__ out, long long n, F op) {
+  if (n < 0x80000000LL) lazynd_map1_loop<LAZYND_UNROLL>(in, out, (unsigned int)n, op);
+  else lazynd_map1_loop<1>(in, out, n, op);
+}
+template <int U, typename I, typename S, typename F>
+__device__ __forceinline__ void lazynd_map2_loop(const S* __restrict__ lhs, const S* __restrict__ rhs, S* __restrict__ out,
+                                                 I n, F op) {
+  const I width = (I)blockDim.x;
+  const I step = (I)gridDim.x * width * U;
+  for (I base = (I)blockIdx.x * width * U + threadIdx.x; base < n; base += step) {
+    S a[U], b[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const I i = base + u * width;
+      if (i < n) {
+        a[u] = lhs[i];
+        b[u] = rhs[i];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const I i = base + u * width;
+      if (i < n) out[i] = op(a[u], b[u]);
+    }
+  }
+}
+template <typename S, typename F>
+__device__ __forceinline__ void lazynd_map2(const S* __restrict__ lhs, const S* __restrict__ rhs, S* __restrict__ out,
+                                            long long n, F op) {
+  if (n < 0x80000000LL) lazynd_map2_loop<LAZYND_UNROLL>(lhs, rhs, out, (unsigned int)n, op);
+  else lazynd_map2_loop<1>(lhs, rhs, out, n, op);
+}
 """
 
 _UNARY = """
-extern "C" __global__ void lazynd_{family}_{name}_{dtype}(const {st}* __restrict__ in, {st}* __restrict__ out, long long n) {{
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{
-    {ct} x = lazynd_load(in[i]);
-    out[i] = lazynd_store<{st}, {ct}>(({ct})({expr}));
+struct lazynd_{family}_{name}_{dtype}_op {{
+  __device__ __forceinline__ {st} operator()({st} v) const {{
+    {ct} x = lazynd_load(v);
+    return lazynd_store<{st}, {ct}>(({ct})({expr}));
   }}
+}};
+extern "C" __global__ void lazynd_{family}_{name}_{dtype}(const {st}* __restrict__ in, {st}* __restrict__ out, long long n) {{
+  lazynd_map1(in, out, n, lazynd_{family}_{name}_{dtype}_op());
 }}
 """
 
 _BINARY = """
-extern "C" __global__ void lazynd_{family}_{name}_{dtype}(const {st}* __restrict__ lhs, const {st}* __restrict__ rhs, {st}* __restrict__ out, long long n) {{
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{
-    {ct} a = lazynd_load(lhs[i]);
-    {ct} b = lazynd_load(rhs[i]);
-    out[i] = lazynd_store<{st}, {ct}>(({ct})({expr}));
-  }}
-}}
 struct lazynd_{family}_{name}_{dtype}_op {{
   __device__ __forceinline__ {st} operator()({st} x, {st} y) const {{
     {ct} a = lazynd_load(x);
@@ -182,6 +234,9 @@ struct lazynd_{family}_{name}_{dtype}_op {{
     return lazynd_store<{st}, {ct}>(({ct})({expr}));
   }}
 }};
+extern "C" __global__ void lazynd_{family}_{name}_{dtype}(const {st}* __restrict__ lhs, const {st}* __restrict__ rhs, {st}* __restrict__ out, long long n) {{
+  lazynd_map2(lhs, rhs, out, n, lazynd_{family}_{name}_{dtype}_op());
+}}
 extern "C" __global__ void lazynd_{family}_bcast_{name}_{dtype}(const {st}* __restrict__ lhs, const {st}* __restrict__ rhs, {st}* __restrict__ out, long long n,
     int ndim, long long d0, long long d1, long long d2, long long d3, long long d4, long long d5,
     long long a0, long long a1, long long a2, long long a3, long long a4, long long a5,
@@ -202,17 +257,25 @@ extern "C" __global__ void lazynd_{family}_bcast32_{name}_{dtype}(const {st}* __
   const unsigned int sb[6] = {{b0, b1, b2, b3, b4, b5}};
   lazynd_bcast_dispatch(lhs, rhs, out, n, ndim, dims, sa, sb, lazynd_{family}_{name}_{dtype}_op());
 }}
+struct lazynd_{family}_scalar_{name}_{dtype}_op {{
+  {ct} b;
+  __device__ __forceinline__ {st} operator()({st} v) const {{
+    {ct} a = lazynd_load(v);
+    return lazynd_store<{st}, {ct}>(({ct})({expr}));
+  }}
+}};
 extern "C" __global__ void lazynd_{family}_scalar_{name}_{dtype}(const {st}* __restrict__ lhs, {ct} b, {st}* __restrict__ out, long long n) {{
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{
-    {ct} a = lazynd_load(lhs[i]);
-    out[i] = lazynd_store<{st}, {ct}>(({ct})({expr}));
-  }}
+  lazynd_map1(lhs, out, n, lazynd_{family}_scalar_{name}_{dtype}_op{{b}});
 }}
-extern "C" __global__ void lazynd_{family}_rscalar_{name}_{dtype}(const {st}* __restrict__ rhs, {ct} a, {st}* __restrict__ out, long long n) {{
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{
-    {ct} b = lazynd_load(rhs[i]);
-    out[i] = lazynd_store<{st}, {ct}>(({ct})({expr}));
+struct lazynd_{family}_rscalar_{name}_{dtype}_op {{
+  {ct} a;
+  __device__ __forceinline__ {st} operator()({st} v) const {{
+    {ct} b = lazynd_load(v);
+    return lazynd_store<{st}, {ct}>(({ct})({expr}));
   }}
+}};
+extern "C" __global__ void lazynd_{family}_rscalar_{name}_{dtype}(const {st}* __restrict__ rhs, {ct} a, {st}* __restrict__ out, long long n) {{
+  lazynd_map1(rhs, out, n, lazynd_{family}_rscalar_{name}_{dtype}_op{{a}});
 }}
 """
 
@@ -270,7 +333,7 @@ class ElementwiseFamily:
 
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
         x = unaliased(cupy.ascontiguousarray(x), target)
-        grid, block = launch_config(x.size)
+        grid, block = flat_launch_config(x.size)
         self._kernel(device_id, "", name, dtype_name(x.dtype))(grid, block, (x, target, x.size))
         if target is not out:
             out[...] = target
@@ -285,7 +348,7 @@ class ElementwiseFamily:
             return
         lhs, rhs = unaliased(lhs, target), unaliased(rhs, target)
         if lhs.shape == rhs.shape == target.shape and lhs.flags.c_contiguous and rhs.flags.c_contiguous:
-            grid, block = launch_config(n)
+            grid, block = flat_launch_config(n)
             self._kernel(device_id, "", name, dtype)(grid, block, (lhs, rhs, target, n))
         else:
             # broadcasts, and strided views of the same shape (read in place rather than copied first)
@@ -305,7 +368,7 @@ class ElementwiseFamily:
         # views), and n < 2**31 so that neither the magic-number division nor i + grid stride wraps
         reach = max(sum((d - 1) * s for d, s in zip(dims, strides, strict=True)) for strides in (sa, sb))
         narrow = n < 2**31 and reach < 2**31 and min(sa + sb) >= 0
-        grid, block = launch_config((n + BROADCAST_UNROLL - 1) // BROADCAST_UNROLL)
+        grid, block = launch_config((n + UNROLL - 1) // UNROLL)
         head = [lhs, rhs, target]
         ndim = np.int32(len(dims) - pad)
         if narrow:
@@ -322,13 +385,19 @@ class ElementwiseFamily:
 
         target = out if out.flags.c_contiguous else cupy.empty_like(out, order="C")
         x = unaliased(cupy.ascontiguousarray(x), target)
-        grid, block = launch_config(x.size)
+        grid, block = flat_launch_config(x.size)
         ct = CUDA_TYPES[dtype_name(x.dtype)][1]
         value = {"float": np.float32, "double": np.float64, "int": np.int32, "long long": np.int64}[ct](scalar)
         prefix = "rscalar_" if reflected else "scalar_"
         self._kernel(device_id, prefix, name, dtype_name(x.dtype))(grid, block, (x, value, target, x.size))
         if target is not out:
             out[...] = target
+
+
+def flat_launch_config(n: int) -> tuple[tuple[int], tuple[int]]:
+    """Grid and block of a flat map over ``n`` elements (``lazynd_map1``/``lazynd_map2``): UNROLL
+    elements a thread below 2**31 elements, one a step of the grid-stride loop above."""
+    return launch_config((n + UNROLL - 1) // UNROLL if n < 2**31 else n)
 
 
 def unaliased(x: Any, target: Any) -> Any:
