@@ -9,7 +9,7 @@
 # passes, stream ordering: pool reuse under long compute, waitall, DLPack from PyTorch,
 # write-after-read, and the mutation tests proving those checks can fail), then the GPU benchmarks
 # (kernel bandwidth, copy/compute overlap and its profiler trace, the MLP epoch, LeNet and the
-# autograd and seed user loops against PyTorch).
+# autograd and seed user loops against PyTorch, and a profile of the autograd loop's host time).
 # Each step runs under a timeout and the script goes on after a failure; logs and a summary of
 # one line per step go to the folder given (default /tmp/lazynd-gpu-check).  The whole run is
 # bounded by GPU_CHECK_BUDGET_S (default 450 s): a step that would start past it is skipped.
@@ -112,6 +112,7 @@ run_step "bench/mlp_epoch.py gpu batch 128" 90 bench.txt "$PY" bench/mlp_epoch.p
 run_step "bench/mlp_epoch.py gpu batch 1024" 60 bench.txt "$PY" bench/mlp_epoch.py --ctx gpu --repeat 3 --batch 1024
 run_step "bench/lenet_epoch.py" 60 bench.txt "$PY" bench/lenet_epoch.py --batches 200 --repeat 3
 run_step "bench/user_loops.py gpu" 90 bench.txt "$PY" bench/user_loops.py --ctx gpu --loops autograd,seed --rounds 1
+run_step "bench/host_profile.py gpu" 60 profile.txt "$PY" bench/host_profile.py --ctx gpu --batches 200
 wait "$KERNELS_PID"  # NVRTC's compiles went on beside the tests and the benchmarks
 KERNELS_RC=$?
 KERNELS_VERDICT="ok"
