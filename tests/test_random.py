@@ -87,3 +87,10 @@ def test_a_shape_or_dtype_given_with_out_must_be_outs(call, error, message):
         call(out)
     mx.nd.random.uniform(shape=(2, 3), dtype="float32", out=out)  # agreeing ones are fine
     assert mx.nd.random.randint(0, 4, out=mx.nd.zeros((2, 3), dtype="int64")).dtype == np.int64
+
+
+def test_rnd_is_mxnets_short_name_for_random():
+    # neural-style programs draw their starting image with mx.rnd.uniform
+    assert mx.rnd is mx.random
+    sample = mx.rnd.uniform(-0.1, 0.1, (2, 3))
+    assert sample.shape == (2, 3) and float(sample.abs().max().asscalar()) <= 0.1
