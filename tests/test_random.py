@@ -94,3 +94,20 @@ def test_rnd_is_mxnets_short_name_for_random():
     assert mx.rnd is mx.random
     sample = mx.rnd.uniform(-0.1, 0.1, (2, 3))
     assert sample.shape == (2, 3) and float(sample.abs().max().asscalar()) <= 0.1
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda: mx.random.normal(0, 1, (2,), "float64", mx.cpu()),  # MXNet 1.x: (shape, dtype, ctx)
+        lambda: mx.random.normal(0, 1, (2,), mx.cpu(), "float64"),  # MXNet 0.9: (shape, ctx, dtype)
+        lambda: mx.nd.random.uniform(0, 1, (2,), "float64"),
+        lambda: mx.random.randint(0, 5, (2,), "int64", "cpu(0)"),
+        lambda: mx.random.exponential(1.0, (2,), "float64"),
+    ],
+)
+def test_the_slot_after_shape_takes_a_dtype_or_a_context(draw):
+    # bayesian-methods passes the context fourth (0.9's order); 1.x programs pass the dtype there
+    sample = draw()
+    assert sample.shape == (2,) and sample.context == mx.cpu()
+    assert sample.dtype in (np.float64, np.int64)
