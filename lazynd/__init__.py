@@ -15,6 +15,7 @@ from . import face_modules as _face_modules
 from . import missing_faces as _missing_faces
 from . import ndarray, random
 from . import ndarray as nd
+from . import random as rnd  # MXNet's short name, as in mx.rnd.uniform
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .engine import waitall
 from .errors import (
@@ -47,6 +48,7 @@ __all__ = [
     "ndarray",
     "NDArray",
     "random",
+    "rnd",
     "waitall",
     "LazyNDError",
     "ContextError",

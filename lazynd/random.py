@@ -51,10 +51,27 @@ def _check_out(op: str, out: Any, shape: Any, dtype: Any) -> None:
         raise OperatorError(f"{op}: dtype {parse_dtype(dtype)} differs from that of 'out', {np.dtype(out.dtype).name}")
 
 
+_CONTEXT_NAMES = ("cpu", "gpu", "cpu_pinned")
+
+
+def _is_context(value: Any) -> bool:
+    return isinstance(value, Context) or (isinstance(value, str) and value.split("(")[0] in _CONTEXT_NAMES)
+
+
+def _ctx_and_dtype(ctx: Any, dtype: Any) -> tuple[Any, Any]:
+    """The context and dtype, whichever positional slot each came in: MXNet 0.9 took ``(shape, ctx)``
+    after the parameters and MXNet 1.x takes ``(shape, dtype, ctx)``, and programs of both are run.
+    A Context or a context name is the context; anything else is the dtype."""
+    if (ctx is not None and not _is_context(ctx)) or _is_context(dtype):
+        return dtype, ctx
+    return ctx, dtype
+
+
 def _sample(op: str, shape: Any, ctx: Context | None, dtype: Any, out: Any, **params: Any) -> Any:
     from .ndarray.dispatch import invoke  # the nd face, imported when first sampling
     from .ops import registry
 
+    ctx, dtype = _ctx_and_dtype(ctx, dtype)
     kwargs = dict(params)
     if out is not None:
         _check_out(op, out, shape, dtype)
@@ -109,6 +126,7 @@ def _is_array(value: Any) -> bool:
 def _distribution(name: str, shape: Any, ctx: Context | None, dtype: Any, out: Any, **params: Any) -> Any:
     """``_random_<name>`` with scalar parameters, or ``_sample_<name>`` (``shape`` draws per
     element) when they are NDArrays, as MXNet's ``mx.random`` functions choose."""
+    ctx, dtype = _ctx_and_dtype(ctx, dtype)
     arrays = [v for v in params.values() if _is_array(v)]
     if not arrays:
         return _sample(f"_random_{name}", shape, ctx, dtype, out, **params)

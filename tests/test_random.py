@@ -87,3 +87,27 @@ def test_a_shape_or_dtype_given_with_out_must_be_outs(call, error, message):
         call(out)
     mx.nd.random.uniform(shape=(2, 3), dtype="float32", out=out)  # agreeing ones are fine
     assert mx.nd.random.randint(0, 4, out=mx.nd.zeros((2, 3), dtype="int64")).dtype == np.int64
+
+
+def test_rnd_is_mxnets_short_name_for_random():
+    # neural-style programs draw their starting image with mx.rnd.uniform
+    assert mx.rnd is mx.random
+    sample = mx.rnd.uniform(-0.1, 0.1, (2, 3))
+    assert sample.shape == (2, 3) and float(sample.abs().max().asscalar()) <= 0.1
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda: mx.random.normal(0, 1, (2,), "float64", mx.cpu()),  # MXNet 1.x: (shape, dtype, ctx)
+        lambda: mx.random.normal(0, 1, (2,), mx.cpu(), "float64"),  # MXNet 0.9: (shape, ctx, dtype)
+        lambda: mx.nd.random.uniform(0, 1, (2,), "float64"),
+        lambda: mx.random.randint(0, 5, (2,), "int64", "cpu(0)"),
+        lambda: mx.random.exponential(1.0, (2,), "float64"),
+    ],
+)
+def test_the_slot_after_shape_takes_a_dtype_or_a_context(draw):
+    # bayesian-methods passes the context fourth (0.9's order); 1.x programs pass the dtype there
+    sample = draw()
+    assert sample.shape == (2,) and sample.context == mx.cpu()
+    assert sample.dtype in (np.float64, np.int64)
