@@ -206,6 +206,12 @@ BATCHED = {
         rng.standard_normal((5, 1, 4, 7)),
         rng.standard_normal((5, 1, 6, 7)).transpose(0, 1, 3, 2),
     ),
+    # one sample (a batch of ones): a GEMM of its one pair of matrices
+    "conv forward, one sample": lambda rng: (rng.standard_normal((1, 4, 6)), rng.standard_normal((1, 1, 6, 7))),
+    "conv weight gradient, one sample": lambda rng: (
+        rng.standard_normal((1, 1, 4, 7)),
+        rng.standard_normal((1, 1, 6, 7)).transpose(0, 1, 3, 2),
+    ),
     "stack @ matrix": lambda rng: (rng.standard_normal((3, 4, 5)), rng.standard_normal((5, 2))),
     "matrix @ stack": lambda rng: (rng.standard_normal((4, 5)), rng.standard_normal((2, 3, 5, 2))),
 }
