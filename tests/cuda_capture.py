@@ -12,7 +12,7 @@ the host or calls ``cupy.matmul`` passes there and is refused only on a GPU.
 thread "captures", makes the fake refuse what CuPy refuses then:
 
 - device to host: ``ndarray.get``, ``cupy.asnumpy``, ``int()``/``float()``/``bool()``/``item()``/
-  ``tolist()`` of a device array;
+  ``tolist()`` of a device array (an element, ``x[0]``, is a 0-d device array, as in CuPy);
 - host to device: ``cupy.asarray``/``array``/... of host data (a NumPy array, a list, a scalar),
   ``ndarray.set``, a host index array or list in an index;
 - cuBLAS through CuPy: ``cupy.matmul``/``dot``/``tensordot``/``inner``/``vdot``/``einsum``, the
@@ -119,7 +119,9 @@ def emulate_capture(monkeypatch: pytest.MonkeyPatch, stand_in: Any) -> None:
         def method(self: Any, key: Any, *rest: Any) -> Any:
             if capturing() and _key_has_host_arrays(key, cupy):
                 raise RuntimeError(H2D)
-            return original(self, key, *rest)
+            found = original(self, key, *rest)
+            # an element is a 0-d device array in CuPy (the fake's is a NumPy scalar, read freely)
+            return np.asarray(found).view(ndarray) if isinstance(found, np.generic) else found
 
         return method
 
