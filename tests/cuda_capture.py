@@ -12,7 +12,9 @@ the host or calls ``cupy.matmul`` passes there and is refused only on a GPU.
 thread "captures", makes the fake refuse what CuPy refuses then:
 
 - device to host: ``ndarray.get``, ``cupy.asnumpy``, ``int()``/``float()``/``bool()``/``item()``/
-  ``tolist()`` of a device array (an element, ``x[0]``, is a 0-d device array, as in CuPy);
+  ``tolist()`` of a device array (an element, ``x[0]``, is a 0-d device array, as in CuPy); the
+  calls whose result's size depends on the values (``nonzero``, ``unique``, ``bincount``... and a
+  boolean mask in an index), for which CuPy reads a count;
 - host to device: ``cupy.asarray``/``array``/... of host data (a NumPy array, a list, a scalar),
   ``ndarray.set``, a host index array or list in an index;
 - cuBLAS through CuPy: ``cupy.matmul``/``dot``/``tensordot``/``inner``/``vdot``/``einsum``, the
@@ -39,6 +41,8 @@ H2D = "the current stream is capturing, so H2D transfers are disallowed"
 CUBLAS = "calling cuBLAS API during stream capture is currently unsupported"
 # the CuPy functions that call cuBLAS
 CUBLAS_FUNCTIONS = frozenset({"matmul", "dot", "tensordot", "inner", "vdot", "einsum"})
+# the CuPy functions whose result's size depends on the values: CuPy reads a count back to the host
+SIZED_BY_VALUES = frozenset({"nonzero", "argwhere", "flatnonzero", "unique", "bincount", "extract", "compress"})
 # the CuPy functions that take host data to the device
 HOST_TO_DEVICE = frozenset({"asarray", "array", "ascontiguousarray", "asfortranarray", "asanyarray"})
 
@@ -90,6 +94,12 @@ def _key_has_host_arrays(key: Any, cupy: Any) -> bool:
     return any(isinstance(k, list) or (isinstance(k, np.ndarray) and not isinstance(k, cupy.ndarray)) for k in parts)
 
 
+def _key_has_device_masks(key: Any, cupy: Any) -> bool:
+    """A boolean device array in an index: CuPy reads the number of its True values to the host."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, cupy.ndarray) and k.dtype == np.bool_ for k in parts)
+
+
 def emulate_capture(monkeypatch: pytest.MonkeyPatch, stand_in: Any) -> None:
     """Make the fake CuPy capture as described in the module docstring, with ``stand_in`` (a
     :func:`cublas_stand_in.build_stand_in` library) as cuBLAS's C library, until ``monkeypatch``
@@ -119,6 +129,8 @@ def emulate_capture(monkeypatch: pytest.MonkeyPatch, stand_in: Any) -> None:
         def method(self: Any, key: Any, *rest: Any) -> Any:
             if capturing() and _key_has_host_arrays(key, cupy):
                 raise RuntimeError(H2D)
+            if capturing() and _key_has_device_masks(key, cupy):
+                raise RuntimeError(D2H)
             found = original(self, key, *rest)
             # an element is a 0-d device array in CuPy (the fake's is a NumPy scalar, read freely)
             return np.asarray(found).view(ndarray) if isinstance(found, np.generic) else found
@@ -151,6 +163,8 @@ def emulate_capture(monkeypatch: pytest.MonkeyPatch, stand_in: Any) -> None:
         if capturing():
             if name in CUBLAS_FUNCTIONS:
                 raise NotImplementedError(CUBLAS)
+            if name in SIZED_BY_VALUES or (name == "where" and len(args) + len(kwargs) == 1):
+                raise RuntimeError(D2H)
             if name in HOST_TO_DEVICE and args and _is_host_data(args[0], cupy):
                 raise RuntimeError(H2D)
         return call(name, function, args, kwargs)
