@@ -54,10 +54,6 @@ CAPTURED = [
     "_mp_adamw_update",
     "_multi_adamw_update",
     "_multi_mp_adamw_update",
-]
-# still refused: their fused kernels take each weight's lr and wd as launch arguments, read from the
-# lrs and wds inputs on the host
-STILL_REFUSED = [
     "preloaded_multi_sgd_update",
     "preloaded_multi_sgd_mom_update",
     "preloaded_multi_mp_sgd_update",
@@ -124,14 +120,7 @@ def _step(name: str, ex, wrt: list[str]) -> list[np.ndarray]:
     return [o.asnumpy() for o in ex.outputs] + [ex.grad_dict[n].asnumpy() for n in wrt]
 
 
-@pytest.mark.parametrize(
-    "name",
-    CAPTURED
-    + [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="lr and wd read on the host"))
-        for n in STILL_REFUSED
-    ],
-)
+@pytest.mark.parametrize("name", CAPTURED)
 def test_operator_passes_are_captured(name, gpu_capturing):
     ex, wrt = _bind(name, gpu_capturing)
     eager = _step(name, ex, wrt)
