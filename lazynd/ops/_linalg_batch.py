@@ -74,11 +74,10 @@ def _linalg_type_infer(op: str, num_outputs: int) -> Callable[..., tuple[list, l
     return infer
 
 
-def _kernel(op: str, compute: Compute) -> Callable[..., None]:
+def _kernel(op: str, compute: Compute, kernel_context: bool = False) -> Callable[..., None]:
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        xp = kctx.xp
         try:
-            results = compute(xp, attrs, inputs)
+            results = compute(kctx if kernel_context else kctx.xp, attrs, inputs)
         except np.linalg.LinAlgError as err:  # CuPy's solvers raise NumPy's too
             raise OperatorError(f"{op}: {err}") from None
         for out, value in zip(outputs, results, strict=True):
@@ -97,12 +96,15 @@ def register_linalg(
     infer_shape: Callable[..., tuple[list, list, list]],
     gradient: GradientCompute | Callable[..., list] | None = None,
     gradient_is_rule: bool = False,
+    kernel_context: bool = False,
     doc: str = "",
 ) -> None:
     """Register ``_linalg_<name>`` (alias ``linalg_<name>``) and, where ``gradient`` is a gradient
     body, ``_backward_linalg_<name>`` taking the output gradients, the inputs and the outputs.
 
     ``gradient_is_rule``: ``gradient`` is a rule written with ``F`` (the products) instead.
+    ``kernel_context``: ``compute`` takes the kernel context instead of the array module (for
+    products through the backend's GEMM route, :func:`lazynd.ops.products.product`).
     """
     op = f"_linalg_{name}"
     params = dict(params or {})
@@ -137,7 +139,7 @@ def register_linalg(
     register(
         OpDef(
             op,
-            _kernel(op, compute),
+            _kernel(op, compute, kernel_context),
             inputs=tuple(inputs),
             outputs=tuple(outputs),
             params=params,

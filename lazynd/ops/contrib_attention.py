@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import ShapeError
 from .params import Param, parse_int
+from .products import product
 from .registry import OpDef, merge_shape, register
 
 PREFIX = "_contrib_interleaved_matmul_"
@@ -60,22 +61,22 @@ def _scaled_rows(x: Any, heads: int, parts: int, part: int) -> Any:
 
 def _qk_forward(parts_q: int, parts_k: int) -> Any:
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        xp, heads = kctx.xp, attrs["heads"]
+        heads = attrs["heads"]
         queries, keys = inputs[0], inputs[-1]
         q = _scaled_rows(queries, heads, parts_q, 0)
         k = _rows(keys, heads, parts_k, 1 if parts_k == 3 else 0)
-        xp.matmul(q, k.transpose(0, 2, 1), out=outputs[0])
+        kctx.backend.matmul(q, k.transpose(0, 2, 1), outputs[0])
 
     return forward
 
 
 def _valatt_forward(parts: int) -> Any:
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        xp, heads = kctx.xp, attrs["heads"]
+        heads = attrs["heads"]
         projections, attention = inputs
         out = outputs[0]
         seq, batch, _ = out.shape
-        result = xp.matmul(attention, _rows(projections, heads, parts, parts - 1))
+        result = product(kctx, attention, _rows(projections, heads, parts, parts - 1))
         out[...] = result.reshape(batch, heads, seq, -1).transpose(2, 0, 1, 3).reshape(out.shape)
 
     return forward

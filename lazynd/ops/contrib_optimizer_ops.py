@@ -30,39 +30,48 @@ def _no_gradient(F: Any, attrs: dict, ins: list, outs: list, og: list) -> list:
 
 
 # -- adamw -----------------------------------------------------------------------------------------
-def _adamw_step(xp: Any, attrs: dict, lr: float, wd: float, eta: float, rescale: float, arrays: list) -> Any:
-    """Update one weight's ``mean`` and ``var`` in place; the new weight (a new array), from the
-    float32 master copy where ``arrays`` = weight, grad, mean, var, weight32 has one."""
+def _adamw_step(xp: Any, attrs: dict, lr: float, wd: float, eta: float, rescale: tuple, arrays: list) -> Any:
+    """Update one weight's ``mean`` and ``var`` in place where the step runs; the new weight (a new
+    array), from the float32 master copy where ``arrays`` = weight, grad, mean, var, weight32 has
+    one.  ``rescale`` is :func:`_rescale_on_device`'s."""
+    scale, runs = rescale
     grad, mean, var = arrays[1:4]
     master = arrays[4] if len(arrays) == 5 else arrays[0]
     beta1, beta2 = attrs["beta1"], attrs["beta2"]
-    g = grad.astype(mean.dtype) * rescale
+    g = grad.astype(mean.dtype) * scale
     clip = attrs["clip_gradient"]
     if clip >= 0:
         xp.clip(g, -clip, clip, out=g)
-    mean *= beta1
-    mean += (1.0 - beta1) * g
-    var *= beta2
-    var += (1.0 - beta2) * g * g
-    return master - eta * (lr * mean / (xp.sqrt(var) + attrs["epsilon"]) + wd * master)
+    new_mean = mean * beta1
+    new_mean += (1.0 - beta1) * g
+    new_var = var * beta2
+    new_var += (1.0 - beta2) * g * g
+    mean[...] = xp.where(runs, new_mean, mean)
+    var[...] = xp.where(runs, new_var, var)
+    return master - eta * (lr * new_mean / (xp.sqrt(new_var) + attrs["epsilon"]) + wd * master)
 
 
-def _rescale_value(rescale_grad: Any) -> float:
-    """The one value of the ``rescale_grad`` input, read on the host (it decides whether to step)."""
-    return float(rescale_grad.reshape(-1)[0])
+def _rescale_on_device(xp: Any, rescale_grad: Any, dtype: Any) -> tuple[Any, Any]:
+    """The one value of the ``rescale_grad`` input as a (1,) array of ``dtype`` (0 where the step is
+    skipped, so no inf or NaN enters the arithmetic) and whether the step runs, a (1,) bool array:
+    both on the device, never read on the host, where a read inside the kernel would keep an
+    executor's pass from being captured into a CUDA graph (lazynd/backend/cuda/graphs.py)."""
+    value = rescale_grad.reshape(-1)[:1].astype(dtype)
+    runs = xp.isfinite(value) & (value != 0)
+    return xp.where(runs, value, value.dtype.type(0)), runs
 
 
 def _adamw_one(
-    kctx: Any, attrs: dict, lr: float, wd: float, eta: float, rescale: float, arrays: list, out: Any
+    kctx: Any, attrs: dict, lr: float, wd: float, eta: float, rescale: tuple, arrays: list, out: Any
 ) -> None:
-    """One parameter's AdamW step: ``arrays`` = weight, grad, mean, var[, weight32], written in place."""
-    if rescale == 0 or not np.isfinite(rescale):
-        out[...] = arrays[0]  # skipped: the weight as it was (MXNet leaves out= unwritten)
-        return
-    new = _adamw_step(kctx.xp, attrs, lr, wd, eta, rescale, arrays)
+    """One parameter's AdamW step: ``arrays`` = weight, grad, mean, var[, weight32], written in place;
+    where ``rescale`` says the step is skipped, all as they were."""
+    xp = kctx.xp
+    runs = rescale[1]
+    new = _adamw_step(xp, attrs, lr, wd, eta, rescale, arrays)
     if len(arrays) == 5:
-        arrays[4][...] = new
-    out[...] = new
+        arrays[4][...] = xp.where(runs, new, arrays[4])
+    out[...] = xp.where(runs, new, arrays[0])  # skipped: the weight as it was (MXNet leaves out= unwritten)
 
 
 _ADAMW = {
@@ -81,7 +90,7 @@ def _single_adamw(name: str, roles: tuple[str, ...]) -> None:
     stride = len(roles)
 
     def forward(kctx: Any, attrs: dict, ins: list, outs: list, aux: list) -> None:
-        rescale = _rescale_value(ins[-1])
+        rescale = _rescale_on_device(kctx.xp, ins[-1], ins[2].dtype)
         _adamw_one(kctx, attrs, attrs["lr"], attrs["wd"], attrs["eta"], rescale, ins[:stride], outs[0])
 
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
@@ -182,7 +191,7 @@ def _multi_adamw(name: str, roles: tuple[str, ...]) -> None:
     stride = len(roles)
 
     def forward(kctx: Any, attrs: dict, ins: list, outs: list, aux: list) -> None:
-        rescale = _rescale_value(ins[-1])
+        rescale = _rescale_on_device(kctx.xp, ins[-1], ins[2].dtype)
         rates = zip(attrs["lrs"], attrs["wds"], attrs["etas"], strict=True)
         for i, (lr, wd, eta) in enumerate(rates):
             _adamw_one(kctx, attrs, lr, wd, eta, rescale, ins[stride * i : stride * (i + 1)], outs[i])

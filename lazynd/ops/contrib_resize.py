@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, optional, parse_bool, parse_finite_float, parse_int, parse_shape
+from .products import product
 from .registry import OpDef, register
 
 RESIZE = "_contrib_BilinearResize2D"
@@ -71,12 +72,12 @@ def _weights(kctx: Any, kind: str, size: int, out_size: int, align_corners: bool
     return kctx.backend.constant((POOL, size, out_size), lambda: average_weights(size, out_size), dtype)
 
 
-def _apply(xp: Any, data: Any, left: Any, right: Any, out: Any, transpose: bool = False) -> None:
+def _apply(kctx: Any, data: Any, left: Any, right: Any, out: Any, transpose: bool = False) -> None:
     """``out = left @ data @ right.T`` per plane (``left.T @ data @ right`` with ``transpose``)."""
     if transpose:
-        out[...] = xp.matmul(xp.matmul(left.T, data), right)
+        out[...] = product(kctx, product(kctx, left.T, data), right)
     else:
-        out[...] = xp.matmul(xp.matmul(left, data), right.T)
+        out[...] = product(kctx, product(kctx, left, data), right.T)
 
 
 def _check_4d(op: str, name: str, shape: Any) -> None:
@@ -148,13 +149,13 @@ def _pair(kctx: Any, kind: str, size: tuple, out_size: tuple, align_corners: boo
 def _resize_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data, out = inputs[0], outputs[0]
     rows, cols = _pair(kctx, "bilinear", data.shape[2:], out.shape[2:], attrs["align_corners"], data.dtype)
-    _apply(kctx.xp, data, rows, cols, out)
+    _apply(kctx, data, rows, cols, out)
 
 
 def _resize_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out_grad, data = inputs[0], inputs[1]
     rows, cols = _pair(kctx, "bilinear", data.shape[2:], out_grad.shape[2:], attrs["align_corners"], out_grad.dtype)
-    _apply(kctx.xp, out_grad, rows, cols, outputs[0], transpose=True)
+    _apply(kctx, out_grad, rows, cols, outputs[0], transpose=True)
     if len(outputs) > 1:  # 'like' gives only its size
         outputs[1][...] = 0
 
@@ -231,13 +232,13 @@ def _pool_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
 def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data, out = inputs[0], outputs[0]
     rows, cols = _pair(kctx, "average", data.shape[2:], out.shape[2:], False, data.dtype)
-    _apply(kctx.xp, data, rows, cols, out)
+    _apply(kctx, data, rows, cols, out)
 
 
 def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out_grad, data = inputs
     rows, cols = _pair(kctx, "average", data.shape[2:], out_grad.shape[2:], False, out_grad.dtype)
-    _apply(kctx.xp, out_grad, rows, cols, outputs[0], transpose=True)
+    _apply(kctx, out_grad, rows, cols, outputs[0], transpose=True)
 
 
 _POOL_PARAMS = {"output_size": Param(parse_shape, (), "(height, width) of the output; one size for both; () is 1 x 1")}

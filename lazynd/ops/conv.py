@@ -37,6 +37,7 @@ from .conv_direct import conv_backward_direct, uses_direct_backward
 from .cpu_blocks import copy_batch_first
 from .host_reduce import column_sum_into
 from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape, parse_str
+from .products import product
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 LAYOUTS = ("NCW", "NWC", "NCHW", "NHWC", "NCDHW", "NDHWC")
@@ -109,7 +110,7 @@ def _conv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         kctx.backend.matmul(wm, col, out.reshape(n, groups, filters // groups, positions))
         target = out
     else:
-        _store(g, out, xp.matmul(wm, col))
+        _store(g, out, product(kctx, wm, col))
         target = g.to_nc(out)
     if bias is not None:
         target += bias.reshape(_bias_shape(g))

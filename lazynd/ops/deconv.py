@@ -23,6 +23,7 @@ from .conv import (
 )
 from .conv_columns import Geometry, col2im, im2col
 from .params import Param, parse_shape
+from .products import product
 from .registry import OpDef, merge_shape, register
 
 
@@ -79,7 +80,7 @@ def _deconv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     positions = math.prod(x.shape[2:])
     xm = xp.ascontiguousarray(x).reshape(n, groups, c_in // groups, positions)
     wm = w.reshape(groups, c_in // groups, -1).transpose(0, 2, 1)
-    col = xp.matmul(wm, xm).reshape(n, groups * fg, *g.kernel, *x.shape[2:])
+    col = product(kctx, wm, xm).reshape(n, groups * fg, *g.kernel, *x.shape[2:])
     padded = tuple(o + 2 * p for o, p in zip(out_spatial, g.pad, strict=True))
     full = col2im(kctx, col, padded, _no_pad(g))
     result = full[(slice(None), slice(None), *[slice(p, p + o) for p, o in zip(g.pad, out_spatial, strict=True)])]
@@ -124,10 +125,10 @@ def _deconv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     col = xp.ascontiguousarray(col).reshape(n, groups, -1, positions)
     if outputs[0] is not None:  # None: a gradient nobody reads (see conv._conv_backward)
         wm = w.reshape(groups, c_in // groups, -1)
-        g.to_nc(outputs[0])[...] = xp.matmul(wm, col).reshape(x.shape)
+        g.to_nc(outputs[0])[...] = product(kctx, wm, col).reshape(x.shape)
     if outputs[1] is not None:
         xm = xp.ascontiguousarray(x).reshape(n, groups, c_in // groups, positions)
-        dw = xp.matmul(xm, col.transpose(0, 1, 3, 2)).sum(axis=0)
+        dw = product(kctx, xm, col.transpose(0, 1, 3, 2)).sum(axis=0)
         g.to_nc(outputs[1])[...] = dw.reshape(w.shape)
     if not attrs["no_bias"] and outputs[2] is not None:
         outputs[2][...] = dy.sum(axis=(0, *range(2, dy.ndim)))

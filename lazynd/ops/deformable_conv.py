@@ -25,6 +25,7 @@ from ..errors import OperatorError, ShapeError
 from ._bilinear import Tap, bilinear_taps
 from .conv_columns import Geometry
 from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape
+from .products import product
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 V1 = "_contrib_DeformableConvolution"
@@ -103,7 +104,7 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     _, columns, _ = _columns(xp, attrs, data, offset, mask)
     batch, groups = data.shape[0], attrs["num_group"]
     columns = columns.reshape(batch, groups, -1, columns.shape[-1])  # (batch, groups, rows, cells)
-    out = xp.matmul(_grouped_weight(attrs, weight)[None], columns).reshape(outputs[0].shape)
+    out = product(kctx, _grouped_weight(attrs, weight)[None], columns).reshape(outputs[0].shape)
     if not attrs["no_bias"]:
         out = out + inputs[-1][None, :, None, None]
     outputs[0][...] = out
@@ -120,8 +121,8 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
     groups, deformable = attrs["num_group"], attrs["num_deformable_group"]
     head = out_grad.reshape(batch, groups, -1, out_grad.shape[2] * out_grad.shape[3])
     grouped = _grouped_weight(attrs, weight)
-    weight_grad = xp.matmul(head, columns.reshape(batch, groups, -1, head.shape[-1]).swapaxes(2, 3)).sum(axis=0)
-    column_grad = xp.matmul(grouped.swapaxes(1, 2)[None], head).reshape(columns.shape)
+    weight_grad = product(kctx, head, columns.reshape(batch, groups, -1, head.shape[-1]).swapaxes(2, 3)).sum(axis=0)
+    column_grad = product(kctx, grouped.swapaxes(1, 2)[None], head).reshape(columns.shape)
     if mask is not None:
         mask_grad = (column_grad * sampled).sum(axis=2)
         column_grad = column_grad * mask.reshape(batch, deformable, 1, *columns.shape[3:])

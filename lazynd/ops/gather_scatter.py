@@ -4,7 +4,10 @@
 ``indices`` has shape ``(M, Y0, ..., Yk)``: column ``indices[:, y]`` addresses the first ``M``
 axes of the indexed array.  Negative indices count from the end and are then truncated toward
 zero (-0.1 is n - 0.9, so n - 1), as in MXNet's kernel; an index outside ``[-n, n - 1]`` fails
-the operation, naming it.
+the operation, naming it, on the host.  On a GPU that check would read the indices back to the
+host, a wait for the device at every call that also keeps an executor's pass from being captured
+into a CUDA graph (lazynd/backend/cuda/graphs.py): there an index out of range addresses nothing
+(``gather_nd`` gives 0 for it, a scatter drops its value).
 
 Kernels use ``kctx.xp`` indexing; the scatter-add of the gradient goes through
 ``kctx.backend.scatter_add`` (``np.add.at`` / ``cupyx.scatter_add``).
@@ -12,34 +15,43 @@ Kernels use ``kctx.xp`` indexing; the scatter-add of the gradient goes through
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from .params import REQUIRED, Param, optional, parse_shape
 from .registry import OpDef, merge_shape, register
 
 
-def _index_tuple(op: str, xp: Any, indices: Any, shape: tuple) -> tuple:
-    """The columns of ``indices`` as one integer index array per addressed axis, negatives wrapped.
+def _index_tuple(op: str, xp: Any, indices: Any, shape: tuple) -> tuple[tuple, Any]:
+    """The columns of ``indices`` as one integer index array per addressed axis, negatives wrapped,
+    and where all of a position's indices are in range (None: everywhere).
 
     As MXNet's kernel, a negative index is wrapped (``+ n``) before it is truncated toward zero:
     -0.1 on an axis of 3 is 2.9, so 2 (truncating first would give 0).  Indices outside
-    ``[-n, n - 1]`` are refused.
+    ``[-n, n - 1]`` are refused on the host; on a device they are noted (and read index 0).
     """
     m = indices.shape[0]
     float_indices = indices.dtype.kind == "f"
     idx = indices.reshape(m, -1).astype(xp.float64 if float_indices else xp.int64)
     columns = []
+    valid = None
     for axis in range(m):
         n = shape[axis]
         column = idx[axis]
         bad = (column < -n) | (column > n - 1)
-        if bool(bad.any()):
-            first = column[bad][0]
-            shown = float(first) if float_indices and first != int(first) else int(first)
-            raise OperatorError(f"{op}: index {shown} is out of bounds for axis {axis} with size {n}")
+        if xp is np:
+            if bool(bad.any()):
+                first = column[bad][0]
+                shown = float(first) if float_indices and first != int(first) else int(first)
+                raise OperatorError(f"{op}: index {shown} is out of bounds for axis {axis} with size {n}")
+        else:
+            valid = ~bad if valid is None else valid & ~bad
+            column = xp.where(bad, 0, column)
         columns.append(xp.where(column < 0, column + n, column).astype(xp.int64))
-    return tuple(columns)
+    return tuple(columns), valid
 
 
 def _check_indices(op: str, indices: tuple, ndim: int) -> None:
@@ -57,8 +69,11 @@ def _check_indices(op: str, indices: tuple, ndim: int) -> None:
 # -- gather_nd --------------------------------------------------------------------------------------
 def _gather_nd_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data, indices = inputs
-    index = _index_tuple("gather_nd", kctx.xp, indices, data.shape)
-    outputs[0][...] = data[index].reshape(outputs[0].shape)
+    index, valid = _index_tuple("gather_nd", kctx.xp, indices, data.shape)
+    found = data[index]
+    if valid is not None:
+        found = kctx.xp.where(valid.reshape(-1, *[1] * (found.ndim - 1)), found, found.dtype.type(0))
+    outputs[0][...] = found.reshape(outputs[0].shape)
 
 
 def _gather_nd_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
@@ -96,9 +111,12 @@ def _scatter_data_shape(op: str, indices: tuple, shape: tuple) -> tuple:
 def _scatter(kctx: Any, op: str, data: Any, indices: Any, out: Any, accumulate: bool, base: Any = None) -> None:
     """Write (or with ``accumulate``, add) ``data`` at the index columns of ``indices`` into ``out``,
     which starts as zeros, or as ``base`` where one is given."""
-    index = _index_tuple(op, kctx.xp, indices, out.shape)
+    index, valid = _index_tuple(op, kctx.xp, indices, out.shape)
     m = indices.shape[0]
     values = data.reshape((index[0].size,) + tuple(out.shape[m:]))
+    if valid is not None:
+        _scatter_valid(kctx, index, valid, values, out, accumulate, base)
+        return
     if base is None:
         out[...] = 0
     elif base is not out:
@@ -111,6 +129,27 @@ def _scatter(kctx: Any, op: str, data: Any, indices: Any, out: Any, accumulate: 
     else:
         # repeated positions keep one of their values (MXNet leaves which undefined)
         out[index] = values
+
+
+def _scatter_valid(kctx: Any, index: tuple, valid: Any, values: Any, out: Any, accumulate: bool, base: Any) -> None:
+    """:func:`_scatter` on a device where some positions are out of range: every position goes to a
+    row of a buffer with one row more than ``out`` has positions, those out of range to the last,
+    which is dropped."""
+    xp = kctx.xp
+    m = len(index)
+    lead = math.prod(out.shape[:m])
+    flat = xp.zeros(index[0].shape, dtype=xp.int64)
+    for column, size in zip(index, out.shape[:m], strict=True):
+        flat = flat * size + column
+    flat = xp.where(valid, flat, lead)
+    buffer = xp.zeros((lead + 1, *out.shape[m:]), dtype=out.dtype)
+    if base is not None:
+        buffer[:lead] = base.reshape(lead, *out.shape[m:])
+    if accumulate:
+        kctx.backend.scatter_add(buffer, flat, values)
+    else:
+        buffer[flat] = values  # repeated positions keep one of their values (MXNet leaves which undefined)
+    out[...] = buffer[:lead].reshape(out.shape)
 
 
 def _scatter_nd_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

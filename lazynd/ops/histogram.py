@@ -86,7 +86,19 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
         index = xp.searchsorted(edges, data, side="right") - 1
     inside = (data >= low) & (data <= high)
     index = xp.minimum(index, n - 1)  # the right edge belongs to the last bin
-    counts[...] = xp.bincount(index[inside], minlength=n)[:n]
+    if xp is np:
+        counts[...] = np.bincount(index[inside], minlength=n)[:n]
+    else:
+        counts[...] = _counts_on_device(xp, xp.where(inside, index, n), n)
+
+
+def _counts_on_device(xp: Any, index: Any, n: int) -> Any:
+    """How many of ``index`` (bin numbers, ``n`` for a value outside every bin) fall in each of the
+    ``n`` bins, from where each bin starts in the sorted numbers: a mask or ``bincount`` would make
+    CuPy read a count back to the host, a wait for the device that also keeps an executor's pass
+    from being captured into a CUDA graph (lazynd/backend/cuda/graphs.py)."""
+    starts = xp.searchsorted(xp.sort(index), xp.arange(n + 1, dtype=index.dtype), side="left")
+    return starts[1:] - starts[:-1]
 
 
 register(

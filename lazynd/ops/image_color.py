@@ -112,21 +112,26 @@ def _draw_factor(kctx: Any, attrs: dict, dtype: Any) -> Any:
     return kctx.rng.uniform(attrs["min_factor"], attrs["max_factor"], (1,)).astype(dtype)
 
 
-def _lighting(xp: Any, x: Any, alpha: Any) -> Any:
-    """``x`` plus AlexNet's PCA noise for the three ``alpha`` weights."""
-    weights = alpha * xp.asarray(_EIGVAL, dtype=x.dtype)
-    return x + xp.asarray(_EIGVEC, dtype=x.dtype) @ weights
+def _lighting(kctx: Any, x: Any, alpha: Any) -> Any:
+    """``x`` plus AlexNet's PCA noise for the three ``alpha`` weights.  The tables are constants of the
+    device and the 3 x 3 product is elementwise: an upload or a cuBLAS call through CuPy at every call
+    could not be captured into a CUDA graph (lazynd/backend/cuda/graphs.py)."""
+    eigval = kctx.backend.constant("image lighting eigenvalues", lambda: np.array(_EIGVAL), x.dtype)
+    eigvec = kctx.backend.constant("image lighting eigenvectors", lambda: np.array(_EIGVEC), x.dtype)
+    return x + (eigvec * (alpha * eigval)).sum(axis=1)
 
 
 def _adjust_lighting(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x = _working(inputs[0])
-    _store(kctx.xp, outputs[0], _lighting(kctx.xp, x, kctx.xp.asarray(attrs["alpha"], dtype=x.dtype)))
+    given = tuple(attrs["alpha"])
+    alpha = kctx.backend.constant(("image lighting alpha", given), lambda: np.array(given), x.dtype)
+    _store(kctx.xp, outputs[0], _lighting(kctx, x, alpha))
 
 
 def _random_lighting(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x = _working(inputs[0])
     alpha = kctx.rng.normal(0.0, attrs["alpha_std"], (3,)).astype(x.dtype)
-    _store(kctx.xp, outputs[0], _lighting(kctx.xp, x, alpha))
+    _store(kctx.xp, outputs[0], _lighting(kctx, x, alpha))
 
 
 def _random_brightness(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

@@ -33,13 +33,20 @@ def _is_upper(attrs: dict) -> bool:
     return attrs["offset"] > 0 or (attrs["offset"] == 0 and not attrs["lower"])
 
 
-def _triangle_indices(xp: Any, attrs: dict, n: int) -> tuple[Any, Any]:
-    """Row and column indices, in MXNet's order, of the triangle of an n x n matrix (on xp's device)."""
-    if _is_upper(attrs):
-        cols, rows = np.tril_indices(n, -attrs["offset"])
-    else:
-        rows, cols = np.tril_indices(n, attrs["offset"])
-    return xp.asarray(rows), xp.asarray(cols)
+def _triangle_indices(kctx: Any, attrs: dict, n: int) -> Any:
+    """Row and column indices (a (2, k) array), in MXNet's order, of the triangle of an n x n matrix:
+    a constant of ``kctx``'s device, made once (an upload at every call could not be captured into a
+    CUDA graph, lazynd/backend/cuda/graphs.py)."""
+    upper, offset = _is_upper(attrs), attrs["offset"]
+
+    def make() -> np.ndarray:
+        if upper:
+            cols, rows = np.tril_indices(n, -offset)
+        else:
+            rows, cols = np.tril_indices(n, offset)
+        return np.stack([rows, cols])
+
+    return kctx.backend.constant(("linalg triangle", upper, offset, n), make, np.int64)
 
 
 # -- extractdiag, makediag --------------------------------------------------------------------------
@@ -96,18 +103,18 @@ register_linalg(
 
 
 # -- extracttrian, maketrian ------------------------------------------------------------------------
-def _extracttrian(xp: Any, attrs: dict, ins: list) -> list:
+def _extracttrian(kctx: Any, attrs: dict, ins: list) -> list:
     a = ins[0]
-    rows, cols = _triangle_indices(xp, attrs, a.shape[-1])
+    rows, cols = _triangle_indices(kctx, attrs, a.shape[-1])
     return [a[..., rows, cols]]
 
 
-def _maketrian(xp: Any, attrs: dict, ins: list) -> list:
+def _maketrian(kctx: Any, attrs: dict, ins: list) -> list:
     v = ins[0]
     side = (math.isqrt(8 * v.shape[-1] + 1) - 1) // 2
     n = side + abs(attrs["offset"])
-    out = xp.zeros(v.shape[:-1] + (n, n), dtype=v.dtype)
-    rows, cols = _triangle_indices(xp, attrs, n)
+    out = kctx.xp.zeros(v.shape[:-1] + (n, n), dtype=v.dtype)
+    rows, cols = _triangle_indices(kctx, attrs, n)
     out[..., rows, cols] = v
     return [out]
 
@@ -143,6 +150,7 @@ register_linalg(
     infer_shape=_extracttrian_infer,
     gradient=lambda F, attrs, ins, outs, og: [F.linalg_maketrian(og[0], **attrs)],
     gradient_is_rule=True,
+    kernel_context=True,
     doc="The entries of a triangle of each square matrix, flattened in MXNet's order.",
 )
 register_linalg(
@@ -152,5 +160,6 @@ register_linalg(
     infer_shape=_maketrian_infer,
     gradient=lambda F, attrs, ins, outs, og: [F.linalg_extracttrian(og[0], **attrs)],
     gradient_is_rule=True,
+    kernel_context=True,
     doc="Square matrices with the last axis of A laid out in a triangle (the inverse of extracttrian).",
 )

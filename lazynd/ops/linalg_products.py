@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ShapeError
 from ._linalg_batch import check_matrices, check_same_batch, register_linalg, transposed, triangle
 from .params import Param, parse_bool, parse_float, parse_int
+from .products import product
 from .registry import dims_differ
 from .shape import normalize_axis
 
@@ -51,14 +52,15 @@ def _rows_back(shape: tuple, axis: int) -> tuple:
     return tuple(batch) + (cols,)
 
 
-def _gemm_product(xp: Any, attrs: dict, a: Any, b: Any) -> Any:
+def _gemm_product(kctx: Any, attrs: dict, a: Any, b: Any) -> Any:
+    xp = kctx.xp
     axis = normalize_axis("gemm", attrs["axis"], a.ndim)
     a, b = xp.moveaxis(a, axis, -2), xp.moveaxis(b, axis, -2)
     if attrs["transpose_a"]:
         a = transposed(xp, a)
     if attrs["transpose_b"]:
         b = transposed(xp, b)
-    return xp.moveaxis(xp.matmul(a, b) * attrs["alpha"], -2, axis)
+    return xp.moveaxis(product(kctx, a, b) * attrs["alpha"], -2, axis)
 
 
 def _gemm_out_shape(op: str, attrs: dict, a: tuple, b: tuple) -> tuple:
@@ -113,25 +115,26 @@ def _product_gradients(F: Any, attrs: dict, a: Any, b: Any, og: Any) -> list:
     return [ga, gb]
 
 
-def _gemm(xp: Any, attrs: dict, ins: list) -> Any:
-    product = _gemm_product(xp, attrs, ins[0], ins[1])
+def _gemm(kctx: Any, attrs: dict, ins: list) -> Any:
+    scaled = _gemm_product(kctx, attrs, ins[0], ins[1])
     # BLAS's rule, which MXNet follows: beta = 0 does not read C, so a NaN or Inf there is not kept
-    return product + attrs["beta"] * ins[2] if attrs["beta"] else product
+    return scaled + attrs["beta"] * ins[2] if attrs["beta"] else scaled
 
 
 register_linalg(
     "gemm2",
-    lambda xp, attrs, ins: [_gemm_product(xp, attrs, ins[0], ins[1])],
+    lambda kctx, attrs, ins: [_gemm_product(kctx, attrs, ins[0], ins[1])],
     inputs=("A", "B"),
     params=dict(_GEMM_PARAMS),
     infer_shape=_gemm2_infer,
     gradient=lambda F, attrs, ins, outs, og: _product_gradients(F, attrs, ins[0], ins[1], og[0]),
     gradient_is_rule=True,
+    kernel_context=True,
     doc="``alpha * op(A) op(B)`` over a batch of matrices.",
 )
 register_linalg(
     "gemm",
-    lambda xp, attrs, ins: [_gemm(xp, attrs, ins)],
+    lambda kctx, attrs, ins: [_gemm(kctx, attrs, ins)],
     inputs=("A", "B", "C"),
     params={**_GEMM_PARAMS, "beta": Param(parse_float, 1.0, "scale of C")},
     infer_shape=_gemm_infer,
@@ -140,6 +143,7 @@ register_linalg(
         F._mul_scalar(og[0], scalar=attrs["beta"]),
     ],
     gradient_is_rule=True,
+    kernel_context=True,
     doc="``alpha * op(A) op(B) + beta * C`` over a batch of matrices.",
 )
 

@@ -98,19 +98,30 @@ _SCALARS = {
 }
 
 
-def _update_one(kctx: Any, kernel: str, attrs: dict, arrays: list, out: Any) -> None:
-    """One parameter's update: ``arrays`` = weight, grad, states (weight32 last); writes ``out``."""
+def _on_gpu_kernel(kctx: Any, arrays: list, out: Any) -> bool:
+    """Whether optimizer.cu's mp kernels take ``arrays`` (weight, grad, states) and ``out``."""
     weight, grad, *states = arrays
-    xp = kctx.xp
-    if (
-        xp is not np
+    return (
+        kctx.xp is not np
         and dtype_name(weight.dtype) in _GPU_WEIGHT_DTYPES
         and all(a.flags.c_contiguous for a in (grad, *states, out))
-    ):
+    )
+
+
+def _update_one(kctx: Any, kernel: str, attrs: dict, arrays: list, out: Any, rates: tuple = ()) -> None:
+    """One parameter's update: ``arrays`` = weight, grad, states (weight32 last); writes ``out``.
+    ``rates`` = ``(lrs, wds, k)``: the ``preloaded_`` kernel, reading lr and wd from float32
+    device arrays at ``k`` (where :func:`_on_gpu_kernel` holds)."""
+    weight, grad, *states = arrays
+    xp = kctx.xp
+    if _on_gpu_kernel(kctx, arrays, out):
         buffers = [unaliased(grad, out), *states, out]
-        fn = _SOURCE.function(kctx.device_id, f"lazynd_{kernel}_{dtype_name(weight.dtype)}")
+        name = f"lazynd_preloaded_{kernel}_" if rates else f"lazynd_{kernel}_"
+        fn = _SOURCE.function(kctx.device_id, name + dtype_name(weight.dtype))
         grid, block = launch_config(out.size)
-        fn(grid, block, (*buffers, np.int64(out.size), *[np.float32(attrs[k]) for k in _SCALARS[kernel]]))
+        names = [k for k in _SCALARS[kernel] if not (rates and k in ("lr", "wd"))]
+        rate_args = (rates[0], rates[1], np.int64(rates[2])) if rates else ()
+        fn(grid, block, (*buffers, np.int64(out.size), *rate_args, *[np.float32(attrs[k]) for k in names]))
         return
     _UPDATES[kernel](xp, attrs, grad, *states)
     out[...] = states[-1]
@@ -167,6 +178,17 @@ def _multi(name: str, single: str, roles: tuple[str, ...], extra: dict[str, Para
             params["lr"], params["wd"] = lr, wd
             _update_one(kctx, single, params, ins[stride * i : stride * (i + 1)], outs[i])
 
+    def on_device(kctx: Any, attrs: dict, ins: list, outs: list, lrs: Any, wds: Any) -> bool:
+        groups = [ins[stride * i : stride * (i + 1)] for i in range(attrs["num_weights"])]
+        if single == "mp_nag_mom_update" or not all(
+            _on_gpu_kernel(kctx, g, o) for g, o in zip(groups, outs, strict=True)
+        ):
+            return False
+        params = {k: attrs[k] for k in ("rescale_grad", "clip_gradient", "momentum") if k in attrs}
+        for i, (arrays, out) in enumerate(zip(groups, outs, strict=True)):
+            _update_one(kctx, single, params, arrays, out, (lrs, wds, i))
+        return True
+
     register_group_update(
         name,
         forward,
@@ -176,6 +198,7 @@ def _multi(name: str, single: str, roles: tuple[str, ...], extra: dict[str, Para
         # each weight's float32 states (mom, weight32) are updated in place
         lambda attrs: [stride * i + k for i in range(attrs["num_weights"]) for k in range(2, stride)],
         doc,
+        on_device,
     )
 
 

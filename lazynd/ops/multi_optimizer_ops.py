@@ -168,12 +168,29 @@ def preloaded_types(infer_type: Callable) -> Callable:
     return rule
 
 
-def preloaded_forward(forward: Callable) -> Callable:
-    """The kernel of a preloaded twin: ``forward`` with ``lrs`` and ``wds`` read from the last two inputs."""
+#: ``on_device(kctx, attrs, weights' inputs, outputs, lrs, wds) -> bool``: a preloaded twin's GPU
+#: launches with each weight's rates read by its kernel from the float32 arrays ``lrs`` and ``wds``;
+#: False, having launched nothing, where its kernels cannot take the arrays
+OnDevice = Callable[[Any, dict, list, list, Any, Any], bool]
+
+
+def preloaded_forward(forward: Callable, on_device: OnDevice | None = None) -> Callable:
+    """The kernel of a preloaded twin: ``on_device`` where it takes the call, else ``forward`` with
+    ``lrs`` and ``wds`` read from the last two inputs on the host.  On a GPU that read is a wait
+    for the device at every call, and it keeps an executor's pass from being captured into a CUDA
+    graph (lazynd/backend/cuda/graphs.py): ``on_device`` leaves the rates where they are."""
 
     def run(kctx: Any, attrs: dict, ins: list, outs: list, aux: list) -> None:
-        lrs, wds = (tuple(float(v) for v in array.reshape(-1).tolist()) for array in ins[-2:])
-        forward(kctx, {**attrs, "lrs": lrs, "wds": wds}, ins[:-2], outs, aux)
+        lrs, wds = ins[-2:]
+        if (
+            on_device is not None
+            and kctx.xp is not np
+            and all(r.dtype == np.float32 and r.flags.c_contiguous for r in (lrs, wds))
+            and on_device(kctx, attrs, ins[:-2], outs, lrs, wds)
+        ):
+            return
+        host_lrs, host_wds = (tuple(float(v) for v in array.reshape(-1).tolist()) for array in (lrs, wds))
+        forward(kctx, {**attrs, "lrs": host_lrs, "wds": host_wds}, ins[:-2], outs, aux)
 
     return run
 
@@ -186,16 +203,17 @@ def register_group_update(
     infer_type: Callable,
     mutates: Callable,
     doc: str,
+    on_device: OnDevice | None = None,
 ) -> None:
     """Register the multi-weight update ``name`` and its twin ``preloaded_<name>`` (``lrs`` and ``wds``
-    given as arrays after the weights' groups)."""
+    given as arrays after the weights' groups; ``on_device``: see :func:`preloaded_forward`)."""
     for preloaded in (False, True):
         op_name = f"preloaded_{name}" if preloaded else name
         inputs, outputs, infer_shape = group_layout(op_name, roles, _PRELOADED_LAYOUT if preloaded else ())
         register(
             OpDef(
                 op_name,
-                preloaded_forward(forward) if preloaded else forward,
+                preloaded_forward(forward, on_device) if preloaded else forward,
                 inputs=inputs,
                 outputs=outputs,
                 params=preloaded_params(params) if preloaded else params,
@@ -248,6 +266,15 @@ def _make(
             else:
                 _run_blocked(kctx, block, params, arrays)
 
+    def on_device(kctx: Any, attrs: dict, ins: list, outs: list, lrs: Any, wds: Any) -> bool:
+        groups = [[*ins[stride * i : stride * (i + 1)], outs[i]] for i in range(attrs["num_weights"])]
+        if not all(_gpu_ready(kctx, arrays) for arrays in groups):
+            return False
+        scalars = [attrs[k] for k in scalar_names if k not in ("lr", "wd")]
+        for i, arrays in enumerate(groups):
+            _launch(kctx, kernel, arrays, scalars, (lrs, wds, i))
+        return True
+
     extra = {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")} if stride == 3 else {}
     register_group_update(
         name,
@@ -258,6 +285,7 @@ def _make(
         # every momentum is updated in place: scheduled as a write
         lambda attrs: range(2, stride * attrs["num_weights"], stride) if stride == 3 else (),
         doc,
+        on_device,
     )
 
 

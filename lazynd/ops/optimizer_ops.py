@@ -136,16 +136,21 @@ def _gpu_ready(kctx: Any, arrays: list) -> bool:
     )
 
 
-def _launch(kctx: Any, kernel: str, arrays: list, scalars: list) -> None:
+def _launch(kctx: Any, kernel: str, arrays: list, scalars: list, rates: tuple = ()) -> None:
     """Run optimizer.cu's ``kernel`` on ``arrays``: weight, gradient, the states it updates in
     place, then the output; the weight and gradient are read from copies where they overlap the
-    output other than element for element (``out=weight[1:]`` of ``weight[:-1]``)."""
+    output other than element for element (``out=weight[1:]`` of ``weight[:-1]``).
+
+    ``rates`` = ``(lrs, wds, k)``: the ``preloaded_`` kernel, which reads the learning rate and
+    weight decay from float32 device arrays at ``k`` (``scalars`` then leave them out)."""
     out = arrays[-1]
     arrays = [unaliased(arrays[0], out), unaliased(arrays[1], out), *arrays[2:]]
     dtype = arrays[0].dtype
-    fn = _SOURCE.function(kctx.device_id, f"lazynd_{kernel}_{dtype_name(dtype)}")
+    name = f"lazynd_preloaded_{kernel}_" if rates else f"lazynd_{kernel}_"
+    fn = _SOURCE.function(kctx.device_id, name + dtype_name(dtype))
     grid, block = launch_config(arrays[0].size)
-    fn(grid, block, (*arrays, np.int64(arrays[0].size), *[dtype.type(s) for s in scalars]))
+    rate_args = (rates[0], rates[1], np.int64(rates[2])) if rates else ()
+    fn(grid, block, (*arrays, np.int64(arrays[0].size), *rate_args, *[dtype.type(s) for s in scalars]))
 
 
 # Each CPU block update below takes the fewest NumPy passes we found for its formula:

@@ -4,7 +4,9 @@
 gives the ``N`` flat (C-order) indices; ``unravel_index(data, shape=s)`` takes ``N`` flat indices
 and gives the ``(len(s), N)`` array back.  Indices are stored in the data's dtype (floats, as
 MXNet's ``nd.array`` makes them, truncated to integers first).  An index outside ``shape`` is an
-error naming the operator (MXNet computes a number from it regardless).  As in MXNet, the first
+error naming the operator on the host (MXNet computes a number from it regardless, and so do these
+on a GPU, where the check would read the indices back to the host: a wait for the device at every
+call, which also keeps an executor's pass from being captured into a CUDA graph).  As in MXNet, the first
 dimension of ``shape`` may be ``-1``: unbounded (``unravel_index`` then puts the whole quotient
 there).  The gradient is zero.
 """
@@ -12,6 +14,8 @@ there).  The gradient is zero.
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from .params import REQUIRED, Param, parse_shape
@@ -28,10 +32,10 @@ def _shape_param(value: Any) -> tuple[int, ...]:
 _INT64_MAX = (1 << 63) - 1
 
 
-def _bounds(xp: Any, shape: tuple[int, ...]) -> Any:
+def _bounds(shape: tuple[int, ...]) -> np.ndarray:
     """Each dimension's size as a column, an unbounded first one (-1) as the largest int64."""
     sizes = [_INT64_MAX if d == -1 else d for d in shape]
-    return xp.asarray(sizes, dtype=xp.int64).reshape(-1, 1)
+    return np.asarray(sizes, dtype=np.int64).reshape(-1, 1)
 
 
 _PARAMS = {"shape": Param(_shape_param, REQUIRED, "shape of the array the indices refer to")}
@@ -41,9 +45,9 @@ def _zero_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: 
     return [F.zeros_like(inputs[0])]
 
 
-def _refuse_out_of_range(xp: Any, bad: Any, message: str) -> None:
-    # one host read per call: these operators turn indices around, not data
-    if bool(xp.any(bad)):
+def _refuse_out_of_range(bad: Any, message: str) -> None:
+    """Raise ``message`` where a host array ``bad`` has a True (the host's check: see the module docstring)."""
+    if bool(np.any(bad)):
         raise OperatorError(message)
 
 
@@ -63,10 +67,11 @@ def _ravel_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
 def _ravel_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp, shape = kctx.xp, attrs["shape"]
     index = inputs[0].astype(xp.int64)  # truncates, as MXNet's cast does
-    limits = _bounds(xp, shape)
-    _refuse_out_of_range(
-        xp, (index < 0) | (index >= limits), f"ravel_multi_index: data holds an index outside shape={shape}"
-    )
+    if xp is np:
+        limits = _bounds(shape)
+        _refuse_out_of_range(
+            (index < 0) | (index >= limits), f"ravel_multi_index: data holds an index outside shape={shape}"
+        )
     flat = xp.zeros(index.shape[1], dtype=xp.int64)
     for row, size in enumerate(shape):
         flat *= size
@@ -103,9 +108,10 @@ def _unravel_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     size = 1
     for d in shape:
         size *= d
-    outside = (flat < 0) if size < 0 else (flat < 0) | (flat >= size)
-    bound = "[0, inf)" if size < 0 else f"[0, {size})"
-    _refuse_out_of_range(xp, outside, f"unravel_index: data holds a flat index outside {bound} of shape={shape}")
+    if xp is np:
+        outside = (flat < 0) if size < 0 else (flat < 0) | (flat >= size)
+        bound = "[0, inf)" if size < 0 else f"[0, {size})"
+        _refuse_out_of_range(outside, f"unravel_index: data holds a flat index outside {bound} of shape={shape}")
     out = outputs[0]
     for row in range(len(shape) - 1, 0, -1):
         out[row] = flat % shape[row]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..errors import OperatorError, ShapeError
 from .params import REQUIRED, Param, optional, parse_axis, parse_bool, parse_int, parse_shape
 from .registry import OpDef, dim_is_known, register
@@ -291,7 +293,9 @@ register(
 
 # -- the shape as data: int64 arrays, no gradient (as MXNet) -----------------------------------------
 def _shape_array_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    outputs[0][...] = kctx.xp.asarray(inputs[0].shape, dtype=outputs[0].dtype)
+    # a constant of the device: an upload at every call could not be captured into a CUDA graph
+    shape = tuple(inputs[0].shape)
+    outputs[0][...] = kctx.backend.constant(("shape_array", shape), lambda: np.array(shape), outputs[0].dtype)
 
 
 def _size_array_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

@@ -12,61 +12,77 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from ._bilinear import bilinear_taps
 from .params import Param, enum, parse_bool, parse_shape
+from .products import product
 from .registry import OpDef, merge_shape, register
 
 
 # -- grids ---------------------------------------------------------------------------------------------
-def _target_grid(xp: Any, height: int, width: int, dtype: Any) -> Any:
+# the tables below are constants of the device (Backend.constant), made once per size: a kernel that
+# uploaded them at every call could not be captured into a CUDA graph (lazynd/backend/cuda/graphs.py)
+def _target_grid(kctx: Any, height: int, width: int, dtype: Any) -> Any:
     """(3, H*W): the target's normalised x, y and a row of ones, in row-major order."""
-    ys, xs = xp.meshgrid(xp.linspace(-1, 1, height, dtype=dtype), xp.linspace(-1, 1, width, dtype=dtype), indexing="ij")
-    return xp.stack([xs.reshape(-1), ys.reshape(-1), xp.ones(height * width, dtype=dtype)])
+
+    def make() -> np.ndarray:
+        ys, xs = np.meshgrid(
+            np.linspace(-1, 1, height, dtype=dtype), np.linspace(-1, 1, width, dtype=dtype), indexing="ij"
+        )
+        return np.stack([xs.reshape(-1), ys.reshape(-1), np.ones(height * width, dtype=dtype)])
+
+    return kctx.backend.constant(("spatial target grid", height, width), make, dtype)
 
 
-def _affine_grid(xp: Any, theta: Any, height: int, width: int) -> Any:
-    base = _target_grid(xp, height, width, theta.dtype)
-    return xp.matmul(theta.reshape(-1, 2, 3), base).reshape(-1, 2, height, width)
+def _affine_grid(kctx: Any, theta: Any, height: int, width: int) -> Any:
+    base = _target_grid(kctx, height, width, theta.dtype)
+    return product(kctx, theta.reshape(-1, 2, 3), base).reshape(-1, 2, height, width)
 
 
-def _affine_grid_backward(xp: Any, grid_grad: Any) -> Any:
+def _affine_grid_backward(kctx: Any, grid_grad: Any) -> Any:
     n, _, height, width = grid_grad.shape
-    base = _target_grid(xp, height, width, grid_grad.dtype)
-    return xp.matmul(grid_grad.reshape(n, 2, -1), base.T).reshape(n, 6)
+    base = _target_grid(kctx, height, width, grid_grad.dtype)
+    return product(kctx, grid_grad.reshape(n, 2, -1), base.T).reshape(n, 6)
 
 
-def _warp_scale(xp: Any, height: int, width: int, dtype: Any) -> Any:
+def _warp_scale(kctx: Any, height: int, width: int, dtype: Any) -> Any:
     """Per channel (x, y): pixels per unit of the normalised grid."""
-    return xp.asarray([(width - 1) / 2, (height - 1) / 2], dtype=dtype).reshape(1, 2, 1, 1)
+    scale = kctx.backend.constant(
+        ("spatial warp scale", height, width), lambda: np.array([(width - 1) / 2, (height - 1) / 2]), dtype
+    )
+    return scale.reshape(1, 2, 1, 1)
 
 
-def _warp_grid(xp: Any, flow: Any) -> Any:
+def _warp_grid(kctx: Any, flow: Any) -> Any:
     _, _, height, width = flow.shape
-    ys, xs = xp.meshgrid(xp.arange(height, dtype=flow.dtype), xp.arange(width, dtype=flow.dtype), indexing="ij")
-    pixels = xp.stack([xs, ys])[None]
-    return (flow + pixels) / _warp_scale(xp, height, width, flow.dtype) - 1
+
+    def make() -> np.ndarray:
+        ys, xs = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
+        return np.stack([xs, ys])[None]
+
+    pixels = kctx.backend.constant(("spatial warp pixels", height, width), make, flow.dtype)
+    return (flow + pixels) / _warp_scale(kctx, height, width, flow.dtype) - 1
 
 
 @quietly  # a warp grid over one row or column divides by 0: inf, as MXNet's
 def _grid_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
     out = outputs[0]
     if attrs["transform_type"] == "affine":
-        out[...] = _affine_grid(xp, inputs[0], out.shape[2], out.shape[3])
+        out[...] = _affine_grid(kctx, inputs[0], out.shape[2], out.shape[3])
     else:
-        out[...] = _warp_grid(xp, inputs[0])
+        out[...] = _warp_grid(kctx, inputs[0])
 
 
 @quietly
 def _grid_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
     grid_grad = inputs[0]
     if attrs["transform_type"] == "affine":
-        outputs[0][...] = _affine_grid_backward(xp, grid_grad)
+        outputs[0][...] = _affine_grid_backward(kctx, grid_grad)
     else:
-        outputs[0][...] = grid_grad / _warp_scale(xp, grid_grad.shape[2], grid_grad.shape[3], grid_grad.dtype)
+        outputs[0][...] = grid_grad / _warp_scale(kctx, grid_grad.shape[2], grid_grad.shape[3], grid_grad.dtype)
 
 
 def _target_size(op: str, attrs: dict) -> tuple[int, int]:
@@ -224,17 +240,16 @@ def _st_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
     xp = kctx.xp
     data, loc = inputs
     height, width = attrs["target_shape"]
-    outputs[0][...] = _sample(xp, data, _affine_grid(xp, loc, height, width))
+    outputs[0][...] = _sample(xp, data, _affine_grid(kctx, loc, height, width))
 
 
 @quietly
 def _st_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
     out_grad, data, loc = inputs
     height, width = attrs["target_shape"]
-    data_grad, grid_grad = _sample_backward(kctx, data, _affine_grid(xp, loc, height, width), out_grad)
+    data_grad, grid_grad = _sample_backward(kctx, data, _affine_grid(kctx, loc, height, width), out_grad)
     outputs[0][...] = data_grad
-    outputs[1][...] = _affine_grid_backward(xp, grid_grad)
+    outputs[1][...] = _affine_grid_backward(kctx, grid_grad)
 
 
 def _st_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

@@ -14,6 +14,7 @@ import ctypes
 
 import numpy as np
 import pytest
+from cublas_stand_in import build_stand_in
 
 from lazynd.backend.cuda import gemm
 from lazynd.errors import LazyNDError
@@ -205,6 +206,12 @@ BATCHED = {
         rng.standard_normal((5, 1, 4, 7)),
         rng.standard_normal((5, 1, 6, 7)).transpose(0, 1, 3, 2),
     ),
+    # one sample (a batch of ones): a GEMM of its one pair of matrices
+    "conv forward, one sample": lambda rng: (rng.standard_normal((1, 4, 6)), rng.standard_normal((1, 1, 6, 7))),
+    "conv weight gradient, one sample": lambda rng: (
+        rng.standard_normal((1, 1, 4, 7)),
+        rng.standard_normal((1, 1, 6, 7)).transpose(0, 1, 3, 2),
+    ),
     "stack @ matrix": lambda rng: (rng.standard_normal((3, 4, 5)), rng.standard_normal((5, 2))),
     "matrix @ stack": lambda rng: (rng.standard_normal((4, 5)), rng.standard_normal((2, 3, 5, 2))),
 }
@@ -261,57 +268,15 @@ def test_a_single_row_with_a_huge_step_still_goes_to_cublas(blas, monkeypatch):
 
 
 # -- cuBLAS's C functions through ctypes (gemm.LibraryBlas) -----------------------------------------
-# A stand-in library with cuBLAS's C signatures, written from its documented column-major contract
-# and built here: the ctypes argument types (C ints, 64-bit strides, pointers) are checked by a real
-# C call, as on a GPU, where a wrong one would give wrong products or crash.
-_STAND_IN = r"""
-static long long calls = 0;
-long long stand_in_calls(void) { return calls; }
-int cublasSetStream_v2(void* handle, void* stream) { return handle ? 0 : 1; }
-int cublasSetPointerMode_v2(void* handle, int mode) { return mode == 0 ? 0 : 7; }
-#define GEMM(NAME, T)                                                                                   \
-  int NAME(void* h, int ta, int tb, int m, int n, int k, const T* alpha, const T* A, int lda,         \
-           const T* B, int ldb, const T* beta, T* C, int ldc) {                                        \
-    calls++;                                                                                            \
-    for (int j = 0; j < n; ++j)                                                                         \
-      for (int i = 0; i < m; ++i) {                                                                     \
-        double acc = 0;                                                                                 \
-        for (int p = 0; p < k; ++p)                                                                     \
-          acc += (double)(ta ? A[p + (long long)i * lda] : A[i + (long long)p * lda]) *                 \
-                 (double)(tb ? B[j + (long long)p * ldb] : B[p + (long long)j * ldb]);                 \
-        double old = *beta != 0 ? (double)*beta * C[i + (long long)j * ldc] : 0;                        \
-        C[i + (long long)j * ldc] = (T)(*alpha * acc + old);                                            \
-      }                                                                                                 \
-    return 0;                                                                                           \
-  }
-GEMM(cublasSgemm_v2, float)
-GEMM(cublasDgemm_v2, double)
-#define BATCHED(NAME, ONE, T)                                                                           \
-  int NAME(void* h, int ta, int tb, int m, int n, int k, const T* alpha, const T* A, int lda,         \
-           long long sa, const T* B, int ldb, long long sb, const T* beta, T* C, int ldc,             \
-           long long sc, int count) {                                                                   \
-    for (int q = 0; q < count; ++q)                                                                     \
-      ONE(h, ta, tb, m, n, k, alpha, A + q * sa, lda, B + q * sb, ldb, beta, C + q * sc, ldc);        \
-    return 0;                                                                                           \
-  }
-BATCHED(cublasSgemmStridedBatched, cublasSgemm_v2, float)
-BATCHED(cublasDgemmStridedBatched, cublasDgemm_v2, double)
-"""
+# Against the stand-in library of tests/cublas_stand_in.py (cuBLAS's C signatures, built by the C compiler).
 
 
 @pytest.fixture(scope="module")
 def stand_in_library(tmp_path_factory):
-    import shutil
-    import subprocess
-
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
+    library = build_stand_in(tmp_path_factory.mktemp("cublas"))
+    if library is None:
         pytest.skip("needs a C compiler to build a library with cuBLAS's C signatures")
-    folder = tmp_path_factory.mktemp("cublas")
-    (folder / "stand_in.c").write_text(_STAND_IN)
-    library = folder / "libstand_in.so"
-    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(library), str(folder / "stand_in.c")], check=True)
-    return ctypes.CDLL(str(library))
+    return library
 
 
 @pytest.fixture

@@ -211,7 +211,8 @@ def matmul(a: Any, b: Any, out: Any) -> None:
     Operands of one dtype (float32 or float64) whose matrices are row-major or transposed views, into
     a row-major ``out`` of that dtype that shares no memory with them, go to cuBLAS directly: two
     matrices to GEMM, stacks of them (NumPy's broadcasting over the leading axes, each operand's
-    matrices an even stride apart or one matrix for all) to strided batched GEMM.  Any other case
+    matrices an even stride apart or one matrix for all) to strided batched GEMM (a stack of one
+    pair, a single sample's, to GEMM).  Any other case
     goes to ``cupy.matmul``.
     """
     found = bindings()
@@ -247,12 +248,14 @@ def _cublas_call(cublas: Any, a: Any, b: Any, out: Any) -> tuple[Any, tuple] | N
     la, lb, lc = _layout(a, m, k), _layout(b, k, n), _layout(out, m, n)
     if la is None or lb is None or lc is None or lc[0] != _OP_N or _overlaps(a, out) or _overlaps(b, out):
         return None
-    if out.ndim == 2:
-        return getattr(cublas, name), (lb[0], la[0], n, m, k, one, b.data.ptr, lb[1], a.data.ptr, la[1], zero, out.data.ptr, lc[1])  # fmt: skip
-    batched = getattr(cublas, name + "StridedBatched", None)
     batch = out.shape[:-2]
     count = math.prod(batch)
-    if batched is None or not 0 < count <= _INT_MAX or _broadcast(a.shape[:-2], b.shape[:-2]) != batch:
+    if out.ndim > 2 and _broadcast(a.shape[:-2], b.shape[:-2]) != batch:
+        return None
+    if count == 1:  # two matrices (a stack of one: a single sample's convolution)
+        return getattr(cublas, name), (lb[0], la[0], n, m, k, one, b.data.ptr, lb[1], a.data.ptr, la[1], zero, out.data.ptr, lc[1])  # fmt: skip
+    batched = getattr(cublas, name + "StridedBatched", None)
+    if batched is None or not 0 < count <= _INT_MAX:
         return None
     sa, sb, sc = _batch_stride(a, batch), _batch_stride(b, batch), _batch_stride(out, batch)
     if sa is None or sb is None or not sc or (count > 1 and sc < m * lc[1]):

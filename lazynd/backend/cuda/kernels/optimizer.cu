@@ -94,6 +94,25 @@ __device__ void lazynd_rmsprop(const T* w, const T* grad, T* state, T* out, long
 LAZYND_OPTIMIZER_KERNELS(float, float32)
 LAZYND_OPTIMIZER_KERNELS(double, float64)
 
+// -- preloaded multi-weight updates: weight k's lr and wd read from the device arrays lrs and wds ----
+// (read by the kernel, not by the host at the launch: a pass of them can be captured into a CUDA
+// graph and replayed with the rates the arrays hold then)
+#define LAZYND_PRELOADED_KERNELS(T, SUFFIX)                                                                          \
+  extern "C" __global__ void lazynd_preloaded_sgd_update_##SUFFIX(const T* w, const T* g, T* out, long long n,      \
+                                                                  const float* lrs, const float* wds, long long k,  \
+                                                                  T rescale, T clip) {                               \
+    lazynd_sgd<T>(w, g, out, n, T(lrs[k]), T(wds[k]), rescale, clip);                                               \
+  }                                                                                                                  \
+  extern "C" __global__ void lazynd_preloaded_sgd_mom_update_##SUFFIX(const T* w, const T* g, T* mom, T* out,       \
+                                                                      long long n, const float* lrs,                \
+                                                                      const float* wds, long long k, T momentum,    \
+                                                                      T rescale, T clip) {                           \
+    lazynd_sgd_mom<T>(w, g, mom, out, n, T(lrs[k]), momentum, T(wds[k]), rescale, clip);                             \
+  }
+
+LAZYND_PRELOADED_KERNELS(float, float32)
+LAZYND_PRELOADED_KERNELS(double, float64)
+
 // -- multi-precision updates: weight32 (and mom) are float32; W is the weight's storage type ---------
 __device__ __forceinline__ float lazynd_mp_load(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ float lazynd_mp_load(float v) { return v; }
@@ -155,3 +174,18 @@ __device__ void lazynd_mp_nag_mom(const W* grad, float* mom, float* w32, W* out,
 
 LAZYND_MP_OPTIMIZER_KERNELS(unsigned short, float16)
 LAZYND_MP_OPTIMIZER_KERNELS(float, float32)
+
+#define LAZYND_PRELOADED_MP_KERNELS(W, SUFFIX)                                                                       \
+  extern "C" __global__ void lazynd_preloaded_mp_sgd_update_##SUFFIX(const W* g, float* w32, W* out, long long n,  \
+                                                                     const float* lrs, const float* wds,            \
+                                                                     long long k, float rescale, float clip) {      \
+    lazynd_mp_sgd<W>(g, w32, out, n, lrs[k], wds[k], rescale, clip);                                                 \
+  }                                                                                                                  \
+  extern "C" __global__ void lazynd_preloaded_mp_sgd_mom_update_##SUFFIX(                                          \
+      const W* g, float* mom, float* w32, W* out, long long n, const float* lrs, const float* wds, long long k,     \
+      float momentum, float rescale, float clip) {                                                                   \
+    lazynd_mp_sgd_mom<W>(g, mom, w32, out, n, lrs[k], momentum, wds[k], rescale, clip);                              \
+  }
+
+LAZYND_PRELOADED_MP_KERNELS(unsigned short, float16)
+LAZYND_PRELOADED_MP_KERNELS(float, float32)
