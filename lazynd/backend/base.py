@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.var import Var
+from ..errors import OperatorError
 
 
 class Backend:
@@ -76,6 +77,19 @@ class Backend:
             found = table.setdefault((key, np.dtype(dtype)), found)
         return found
 
+    def check_range(
+        self, op: str, argument: str, values: Any, low: float, high: float, inclusive: bool = False
+    ) -> None:
+        """Check that every element of ``values`` lies in ``[low, high)`` (``[low, high]`` when
+        ``inclusive``; NaN never does): on the
+        host an :class:`~lazynd.errors.OperatorError` at once, naming ``op``, ``argument`` and the
+        first value out of range; on a GPU at the next wait (:mod:`lazynd.backend.cuda.checks`)."""
+        flat = np.asarray(values).reshape(-1)
+        bad = ~((flat >= low) & ((flat <= high) if inclusive else (flat < high)))
+        if flat.size and bad.any():
+            position = int(np.argmax(bad))
+            raise out_of_range(op, argument, float(flat[position]), position, int(bad.sum()), low, high, inclusive)
+
     def launch_graphs(self) -> Any:
         """A recorder of launch sequences replayed as graphs (:class:`lazynd.backend.cuda.graphs.LaunchGraphs`),
         or None where this device has none (the CPU)."""
@@ -86,3 +100,28 @@ class Backend:
 
     def empty_cache(self) -> None:
         """Return cached memory to the system."""
+
+
+def out_of_range(
+    op: str,
+    argument: str,
+    value: float,
+    position: int,
+    count: int,
+    low: float,
+    high: float,
+    inclusive: bool = False,
+    where: str = "",
+) -> OperatorError:
+    """The error of :meth:`Backend.check_range`: the first value out of range, where it was and how
+    many others were; ``where`` adds how it was found (a device's check)."""
+
+    def shown(x: float) -> int | float:
+        return int(x) if float(x).is_integer() else float(x)
+
+    others = f" (and {count - 1} other value(s))" if count > 1 else ""
+    interval = f"[{shown(low)}, {shown(high)}{']' if inclusive else ')'}"
+    return OperatorError(
+        f"{op}: {argument} out of range: {shown(value)} at position {position}{others}, "
+        f"expected a value in {interval}{where}"
+    )

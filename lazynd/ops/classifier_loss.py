@@ -107,17 +107,19 @@ def _log_softmax(xp: Any, scores: Any) -> Any:
     return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
 
 
-def _cross_entropy_labels(xp: Any, label: Any, classes: int) -> tuple[Any, Any]:
+def _cross_entropy_labels(kctx: Any, label: Any, classes: int) -> tuple[Any, Any]:
     """The labels as int64 class indices, and where they are in range (None: all are).
 
-    On the host a label out of range is an :class:`OperatorError`.  On a GPU the check would read
-    the labels back to the host, a wait for the device at every call that also keeps an executor's
-    pass from being captured into a CUDA graph (lazynd/backend/cuda/graphs.py): there an
-    out-of-range label reads class 0 instead (CuPy would wrap it around) and its sample's loss and
-    gradient row are NaN, which the summed loss shows."""
+    On the host a label out of range is an :class:`OperatorError` at once.  On a GPU reading the
+    labels back would make the host wait for the device at every call and keep an executor's pass
+    from being captured into a CUDA graph: a device check (:meth:`Backend.check_range`) raises it
+    at the next wait instead, and meanwhile the label reads class 0 and its sample's loss and
+    gradient row are NaN."""
+    xp = kctx.xp
     if xp is np:
         return _labels("softmax_cross_entropy", xp, label, classes), None
     labels = label.reshape(-1).astype(xp.int64)
+    kctx.backend.check_range("softmax_cross_entropy", "label", labels, 0, classes)
     valid = (labels >= 0) & (labels < classes)
     return xp.where(valid, labels, 0), valid
 
@@ -125,7 +127,7 @@ def _cross_entropy_labels(xp: Any, label: Any, classes: int) -> tuple[Any, Any]:
 def _cross_entropy_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     scores = _scores(inputs[0])
-    labels, valid = _cross_entropy_labels(xp, inputs[1], scores.shape[1])
+    labels, valid = _cross_entropy_labels(kctx, inputs[1], scores.shape[1])
     picked = _log_softmax(xp, scores)[xp.arange(scores.shape[0]), labels]
     if valid is not None:
         picked = xp.where(valid, picked, scores.dtype.type(np.nan))
@@ -136,7 +138,7 @@ def _cross_entropy_backward(kctx: Any, attrs: dict, inputs: list, outputs: list,
     xp = kctx.xp
     out_grad, data, label = inputs
     scores = _scores(data)
-    labels, valid = _cross_entropy_labels(xp, label, scores.shape[1])
+    labels, valid = _cross_entropy_labels(kctx, label, scores.shape[1])
     grad = xp.exp(_log_softmax(xp, scores))
     grad[xp.arange(scores.shape[0]), labels] -= 1
     if valid is not None:

@@ -4,10 +4,10 @@
 ``indices`` has shape ``(M, Y0, ..., Yk)``: column ``indices[:, y]`` addresses the first ``M``
 axes of the indexed array.  Negative indices count from the end and are then truncated toward
 zero (-0.1 is n - 0.9, so n - 1), as in MXNet's kernel; an index outside ``[-n, n - 1]`` fails
-the operation, naming it, on the host.  On a GPU that check would read the indices back to the
-host, a wait for the device at every call that also keeps an executor's pass from being captured
-into a CUDA graph (lazynd/backend/cuda/graphs.py): there an index out of range addresses nothing
-(``gather_nd`` gives 0 for it, a scatter drops its value).
+the operation, naming it: on the host at once; on a GPU, where reading the indices back would make
+the host wait for the device at every call (and keep an executor's pass from being captured into a
+CUDA graph), a device check raises it at the next wait, and meanwhile an index out of range
+addresses nothing (``gather_nd`` gives 0 for it, a scatter drops its value).
 
 Kernels use ``kctx.xp`` indexing; the scatter-add of the gradient goes through
 ``kctx.backend.scatter_add`` (``np.add.at`` / ``cupyx.scatter_add``).
@@ -25,14 +25,16 @@ from .params import REQUIRED, Param, optional, parse_shape
 from .registry import OpDef, merge_shape, register
 
 
-def _index_tuple(op: str, xp: Any, indices: Any, shape: tuple) -> tuple[tuple, Any]:
+def _index_tuple(op: str, kctx: Any, indices: Any, shape: tuple) -> tuple[tuple, Any]:
     """The columns of ``indices`` as one integer index array per addressed axis, negatives wrapped,
     and where all of a position's indices are in range (None: everywhere).
 
     As MXNet's kernel, a negative index is wrapped (``+ n``) before it is truncated toward zero:
     -0.1 on an axis of 3 is 2.9, so 2 (truncating first would give 0).  Indices outside
-    ``[-n, n - 1]`` are refused on the host; on a device they are noted (and read index 0).
+    ``[-n, n - 1]`` are refused: on the host at once, on a device by a check raised at the next
+    wait (:meth:`Backend.check_range`; meanwhile such a position reads index 0).
     """
+    xp = kctx.xp
     m = indices.shape[0]
     float_indices = indices.dtype.kind == "f"
     idx = indices.reshape(m, -1).astype(xp.float64 if float_indices else xp.int64)
@@ -48,6 +50,7 @@ def _index_tuple(op: str, xp: Any, indices: Any, shape: tuple) -> tuple[tuple, A
                 shown = float(first) if float_indices and first != int(first) else int(first)
                 raise OperatorError(f"{op}: index {shown} is out of bounds for axis {axis} with size {n}")
         else:
+            kctx.backend.check_range(op, f"index on axis {axis}", column, -n, n - 1, inclusive=True)
             valid = ~bad if valid is None else valid & ~bad
             column = xp.where(bad, 0, column)
         columns.append(xp.where(column < 0, column + n, column).astype(xp.int64))
@@ -69,7 +72,7 @@ def _check_indices(op: str, indices: tuple, ndim: int) -> None:
 # -- gather_nd --------------------------------------------------------------------------------------
 def _gather_nd_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data, indices = inputs
-    index, valid = _index_tuple("gather_nd", kctx.xp, indices, data.shape)
+    index, valid = _index_tuple("gather_nd", kctx, indices, data.shape)
     found = data[index]
     if valid is not None:
         found = kctx.xp.where(valid.reshape(-1, *[1] * (found.ndim - 1)), found, found.dtype.type(0))
@@ -111,7 +114,7 @@ def _scatter_data_shape(op: str, indices: tuple, shape: tuple) -> tuple:
 def _scatter(kctx: Any, op: str, data: Any, indices: Any, out: Any, accumulate: bool, base: Any = None) -> None:
     """Write (or with ``accumulate``, add) ``data`` at the index columns of ``indices`` into ``out``,
     which starts as zeros, or as ``base`` where one is given."""
-    index, valid = _index_tuple(op, kctx.xp, indices, out.shape)
+    index, valid = _index_tuple(op, kctx, indices, out.shape)
     m = indices.shape[0]
     values = data.reshape((index[0].size,) + tuple(out.shape[m:]))
     if valid is not None:

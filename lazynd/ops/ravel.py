@@ -4,9 +4,9 @@
 gives the ``N`` flat (C-order) indices; ``unravel_index(data, shape=s)`` takes ``N`` flat indices
 and gives the ``(len(s), N)`` array back.  Indices are stored in the data's dtype (floats, as
 MXNet's ``nd.array`` makes them, truncated to integers first).  An index outside ``shape`` is an
-error naming the operator on the host (MXNet computes a number from it regardless, and so do these
-on a GPU, where the check would read the indices back to the host: a wait for the device at every
-call, which also keeps an executor's pass from being captured into a CUDA graph).  As in MXNet, the first
+error naming the operator (MXNet computes a number from it regardless): on the host at once; on a
+GPU, where reading the indices back would make the host wait for the device at every call, a
+device check raises it at the next wait (the number is computed meanwhile).  As in MXNet, the first
 dimension of ``shape`` may be ``-1``: unbounded (``unravel_index`` then puts the whole quotient
 there).  The gradient is zero.
 """
@@ -72,6 +72,10 @@ def _ravel_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         _refuse_out_of_range(
             (index < 0) | (index >= limits), f"ravel_multi_index: data holds an index outside shape={shape}"
         )
+    else:
+        for row, size in enumerate(shape):
+            if size != -1:
+                kctx.backend.check_range("ravel_multi_index", f"index of dimension {row}", index[row], 0, size)
     flat = xp.zeros(index.shape[1], dtype=xp.int64)
     for row, size in enumerate(shape):
         flat *= size
@@ -112,6 +116,8 @@ def _unravel_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
         outside = (flat < 0) if size < 0 else (flat < 0) | (flat >= size)
         bound = "[0, inf)" if size < 0 else f"[0, {size})"
         _refuse_out_of_range(outside, f"unravel_index: data holds a flat index outside {bound} of shape={shape}")
+    else:
+        kctx.backend.check_range("unravel_index", "flat index", flat, 0, float("inf") if size < 0 else size)
     out = outputs[0]
     for row in range(len(shape) - 1, 0, -1):
         out[row] = flat % shape[row]

@@ -21,6 +21,7 @@ from sweep_cases import CASES, auto_case
 
 import lazynd as mx
 import lazynd_sym as sym
+from lazynd.errors import OperatorError
 from lazynd.testing import assert_almost_equal
 
 pytestmark = pytest.mark.gpu
@@ -206,26 +207,58 @@ def test_the_emulated_capture_refuses_cublas_bindings_and_transfers(gpu_capturin
 
 
 # -- what GPU kernels do where a host check would stop the capture ---------------------------------------
-def test_on_a_gpu_gather_nd_gives_0_for_an_index_out_of_range_and_scatter_nd_drops_it(gpu_capturing):
+# a device check (lazynd/backend/cuda/checks.py) finds the value, the next wait raises it, once
+def test_on_a_gpu_an_index_out_of_range_raises_at_the_next_wait(gpu_capturing):
     data = mx.nd.array(np.arange(12).reshape(3, 4), ctx=gpu_capturing)
-    got = mx.nd.gather_nd(data, mx.nd.array([[1, 3, -4], [2, 0, 1]], ctx=gpu_capturing)).asnumpy()
-    np.testing.assert_array_equal(got, [6, 0, 0])
+    got = mx.nd.gather_nd(data, mx.nd.array([[1, 3, -4], [2, 0, 1]], ctx=gpu_capturing))
+    with pytest.raises(
+        OperatorError,
+        match=r"gather_nd: index on axis 0 out of range: 3 at position 1 \(and 1 other value\(s\)\), "
+        r"expected a value in \[-3, 2\]; "
+        r"found by a check on gpu\(0\) and raised at this wait",
+    ):
+        got.asnumpy()
+    # what the kernel computed meanwhile: 0 for the position out of range; the finding was raised once
+    np.testing.assert_array_equal(got.asnumpy(), [6, 0, 0])
     scattered = mx.nd.scatter_nd(
         mx.nd.array([1, 2], ctx=gpu_capturing), mx.nd.array([[0, 5], [1, 1]], ctx=gpu_capturing), shape=(3, 4)
-    ).asnumpy()
+    )
+    with pytest.raises(OperatorError, match=r"scatter_nd: index on axis 0 out of range: 5 at position 1"):
+        mx.nd.waitall()
     want = np.zeros((3, 4))
     want[0, 1] = 1
-    np.testing.assert_array_equal(scattered, want)
+    np.testing.assert_array_equal(scattered.asnumpy(), want)
 
 
-def test_on_a_gpu_softmax_cross_entropy_of_a_label_out_of_range_is_nan(gpu_capturing):
+def test_on_a_gpu_a_label_out_of_range_raises_at_the_next_wait(gpu_capturing):
     scores = mx.nd.array([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]], ctx=gpu_capturing)
     good = mx.nd.softmax_cross_entropy(scores, mx.nd.array([2, 0], ctx=gpu_capturing)).asnumpy()
     assert np.isfinite(good).all()
-    bad = mx.nd.softmax_cross_entropy(scores, mx.nd.array([2, 3], ctx=gpu_capturing)).asnumpy()
-    assert np.isnan(bad).all()
+    bad = mx.nd.softmax_cross_entropy(scores, mx.nd.array([2, 3], ctx=gpu_capturing))
+    with pytest.raises(OperatorError, match=r"softmax_cross_entropy: label out of range: 3 at position 1, "):
+        bad.asnumpy()
+    assert np.isnan(bad.asnumpy()).all()
 
 
-def test_on_a_gpu_ravel_multi_index_computes_mxnets_number_for_an_index_out_of_range(gpu_capturing):
-    flat = mx.nd.ravel_multi_index(mx.nd.array([[7], [0]], ctx=gpu_capturing), shape=(7, 6)).asnumpy()
-    assert flat.tolist() == [42]  # MXNet 1.9.1 computes 7 * 6 + 0 without a check
+def test_on_a_gpu_ravel_multi_index_of_an_index_out_of_range_raises_at_the_next_wait(gpu_capturing):
+    flat = mx.nd.ravel_multi_index(mx.nd.array([[7], [0]], ctx=gpu_capturing), shape=(7, 6))
+    with pytest.raises(OperatorError, match=r"ravel_multi_index: index of dimension 0 out of range: 7 at position 0"):
+        flat.asnumpy()
+    assert flat.asnumpy().tolist() == [42]  # the number MXNet 1.9.1 computes, 7 * 6 + 0
+    many = mx.nd.unravel_index(mx.nd.array([3, 50, 60, 1], ctx=gpu_capturing), shape=(7, 6))
+    with pytest.raises(OperatorError, match=r"unravel_index: flat index out of range: 50 at position 1 \(and 1 "):
+        many.asnumpy()
+
+
+def test_a_device_check_reports_from_an_eager_and_a_captured_pass(gpu_capturing, monkeypatch):
+    # the check's kernel is part of the pass: the captured run reports a bad label as the eager run did
+    monkeypatch.setenv("LAZYND_CUDA_GRAPHS", "1")
+    net = sym.softmax_cross_entropy(sym.Variable("data"), sym.Variable("label"))
+    exe = net.simple_bind(gpu_capturing, grad_req="null", data=(2, 3), label=(2,))
+    exe.arg_dict["data"][:] = np.ones((2, 3), np.float32)
+    for run, bad in enumerate((4, 9)):  # eager, then captured
+        exe.arg_dict["label"][:] = np.array([0, bad], np.float32)
+        out = exe.forward(is_train=False)[0]
+        with pytest.raises(OperatorError, match=rf"label out of range: {bad} at position 1"):
+            out.asnumpy()
+        assert exe._graphs.captured("forward") == (run == 1), exe._graphs.failures

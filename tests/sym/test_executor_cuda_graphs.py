@@ -122,3 +122,22 @@ def test_a_monitored_pass_runs_eagerly_and_the_graph_stays(monkeypatch):
     ex.set_monitor_callback(None)
     ex.forward(is_train=True)
     assert ex._graphs.captured("forward_train")
+
+
+@needs_capture
+def test_a_device_check_in_a_graph_reports_at_every_replay(monkeypatch):
+    # softmax_cross_entropy checks its labels on the device (lazynd/backend/cuda/checks.py): the
+    # check's kernel is in the graph, and each replay given a bad label reports it at the next wait
+    monkeypatch.setenv("LAZYND_CUDA_GRAPHS", "1")
+    net = sym.softmax_cross_entropy(sym.Variable("data"), sym.Variable("label"))
+    ex = net.simple_bind(mx.gpu(0), grad_req="null", data=(2, 3), label=(2,))
+    ex.arg_dict["data"][:] = np.ones((2, 3), np.float32)
+    for step, bad in enumerate((None, None, 4, None, 7, None)):
+        ex.arg_dict["label"][:] = np.array([0, 1 if bad is None else bad], np.float32)
+        out = ex.forward(is_train=False)[0]
+        if bad is None:
+            assert np.isfinite(out.asnumpy()).all(), step
+        else:
+            with pytest.raises(mx.OperatorError, match=rf"label out of range: {bad} at position 1"):
+                out.asnumpy()
+    assert ex._graphs.captured("forward"), ex._graphs.failures

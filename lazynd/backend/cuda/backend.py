@@ -38,6 +38,7 @@ from ...engine.var import Var
 from ...errors import DeviceMemoryError
 from ..base import Backend
 from . import copies, gemm, graphs
+from .checks import DeviceChecks
 from .events import EventWaiter, StreamEvent, event_pool
 
 STREAM_KINDS = ("compute", "h2d", "d2h")
@@ -121,6 +122,7 @@ class CupyBackend(Backend):
         self.events = event_pool(device_id)
         # ends the operations that finish when the device has done them (device->host copies)
         self.waiter = EventWaiter(f"lazynd-gpu{device_id}-events")
+        self.checks = DeviceChecks(self)  # operators' range checks, raised at the next wait
 
     # -- memory --------------------------------------------------------------------------------
     def _allocate(self, make: Callable[[], Any], shape: tuple[int, ...], dtype: Any) -> Any:
@@ -165,7 +167,15 @@ class CupyBackend(Backend):
 
     def to_numpy(self, array: Any) -> np.ndarray:
         with self.device:
-            return array.get(stream=self.streams["d2h"])
+            values = array.get(stream=self.streams["d2h"])
+        self.checks.raise_found()
+        return values
+
+    def check_range(
+        self, op: str, argument: str, values: Any, low: float, high: float, inclusive: bool = False
+    ) -> None:
+        """On the device (see :mod:`.checks`): a value out of range raises at the next wait."""
+        self.checks.check_range(op, argument, values, low, high, inclusive)
 
     def empty_cache(self) -> None:
         """Return this device's unused pool blocks to the driver."""
@@ -288,3 +298,4 @@ class CupyBackend(Backend):
         with self.device:
             for stream in self.streams.values():
                 stream.synchronize()
+        self.checks.raise_found()
