@@ -85,9 +85,16 @@ def set_event_timing(enabled: bool) -> None:
 
 
 def synchronize_all() -> None:
-    """Wait for every stream of every GPU backend in use."""
+    """Wait for every stream of every GPU backend in use; then raise the first device's finding
+    (a range check's: :mod:`lazynd.backend.cuda.checks`), every device having been waited for."""
+    found: Exception | None = None
     for backend in list(_gpu_backends.values()):
-        backend.synchronize()
+        try:
+            backend.synchronize()
+        except Exception as err:  # noqa: BLE001 - the others are still waited for
+            found = found or err
+    if found is not None:
+        raise found
 
 
 def gpu_backends() -> dict[int, Backend]:
