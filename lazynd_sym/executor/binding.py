@@ -153,9 +153,9 @@ def _bound_types(symbol: Any, names: list, aux_names: list, type_dict: Any) -> t
 class Sharing:
     """Where ``simple_bind`` may take arrays from instead of allocating them: ``shared_exec``'s
     arguments and gradients of the same name and shape named in ``shared_arg_names`` (none when
-    it is not given, as in MXNet 1.9.1) and, as in MXNet 1.x, ``shared_buffer``, a dict by name whose arrays are reused
-    (a view of their first elements) when large enough and of the dtype, and which receives
-    every array allocated (a gradient under ``'grad of <name>'``)."""
+    it is not given, as in MXNet 1.9.1) and, as in MXNet 1.x, ``shared_buffer``, a dict by name
+    whose arrays are reused (a view of their first elements) when large enough and of the dtype,
+    and which receives every array allocated (a gradient under ``'grad of <name>'``)."""
 
     def __init__(self, shared_exec: Any = None, shared_arg_names: Any = None, shared_buffer: Any = None) -> None:
         if shared_buffer is not None and not isinstance(shared_buffer, dict):
