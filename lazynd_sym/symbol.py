@@ -380,8 +380,8 @@ class Symbol:
     ) -> Any:
         """An executor with arrays allocated for the argument shapes given by name (MXNet 1.x's signature).
 
-        ``shared_exec``'s argument and gradient arrays of the same name and shape are used (only
-        those named in ``shared_arg_names``, when it is given); ``shared_buffer`` is a dict by
+        ``shared_exec``'s argument and gradient arrays of the same name and shape are used for
+        the names in ``shared_arg_names`` (without it, none: the arrays are new, as in MXNet 1.9.1); ``shared_buffer`` is a dict by
         name (``'grad of <name>'`` for gradients) whose arrays are reused where large enough and
         which receives the arrays allocated.  ``stype_dict`` may only ask for dense storage.
         """

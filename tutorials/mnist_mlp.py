@@ -74,9 +74,15 @@ def main(argv: list[str] | None = None) -> float:
         data=(args.batch_size, 1, 28, 28),
         softmax_label=(args.batch_size,),
     )
-    # the test executor has other input shapes but the same parameter arrays
+    # the test executor has other input shapes but the same parameter arrays (those named in
+    # shared_arg_names: shared_exec alone shares none, as in MXNet)
     test_exec = net.simple_bind(
-        ctx, grad_req="null", shared_exec=train_exec, data=(1000, 1, 28, 28), softmax_label=(1000,)
+        ctx,
+        grad_req="null",
+        shared_arg_names=param_names,
+        shared_exec=train_exec,
+        data=(1000, 1, 28, 28),
+        softmax_label=(1000,),
     )
 
     initializer = mx.init.Xavier()

@@ -152,10 +152,10 @@ def _bound_types(symbol: Any, names: list, aux_names: list, type_dict: Any) -> t
 
 class Sharing:
     """Where ``simple_bind`` may take arrays from instead of allocating them: ``shared_exec``'s
-    arguments and gradients of the same name and shape (those of ``shared_arg_names`` when it
-    is given) and, as in MXNet 1.x, ``shared_buffer``, a dict by name whose arrays are reused
-    (a view of their first elements) when large enough and of the dtype, and which receives
-    every array allocated (a gradient under ``'grad of <name>'``)."""
+    arguments and gradients of the same name and shape named in ``shared_arg_names`` (none when
+    it is not given, as in MXNet 1.9.1) and, as in MXNet 1.x, ``shared_buffer``, a dict by name
+    whose arrays are reused (a view of their first elements) when large enough and of the dtype,
+    and which receives every array allocated (a gradient under ``'grad of <name>'``)."""
 
     def __init__(self, shared_exec: Any = None, shared_arg_names: Any = None, shared_buffer: Any = None) -> None:
         if shared_buffer is not None and not isinstance(shared_buffer, dict):
@@ -172,12 +172,12 @@ class Sharing:
         self.grads: dict = {}
         if shared_exec is not None and not isinstance(shared_exec, Executor):
             raise ArgumentTypeError(f"simple_bind: shared_exec must be an Executor, got {type(shared_exec).__name__}")
-        if shared_exec is not None:
-            shared = None if shared_arg_names is None else set(shared_arg_names)
-            self.args = {n: a for n, a in shared_exec.arg_dict.items() if shared is None or n in shared}
-            self.grads = {
-                n: g for n, g in shared_exec.grad_dict.items() if g is not None and (shared is None or n in shared)
-            }
+        if shared_exec is not None and shared_arg_names is not None:
+            # as MXNet 1.9.1: without shared_arg_names nothing of shared_exec's is taken (its
+            # arguments are not the new executor's; a bucket that shares weights names them)
+            shared = set(shared_arg_names)
+            self.args = {n: a for n, a in shared_exec.arg_dict.items() if n in shared}
+            self.grads = {n: g for n, g in shared_exec.grad_dict.items() if g is not None and n in shared}
 
     def take(self, key: str, name: str, shape: tuple, dtype: Any, allocate: Any) -> Any:
         """The array for argument ``name`` (its gradient when ``key`` is ``'grad'``)."""

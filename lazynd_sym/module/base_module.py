@@ -355,7 +355,7 @@ class BaseModule:
         As in MXNet, a name the module does not have is a ``ParameterError`` (a ``ValueError``)
         when ``allow_missing`` is set and ``allow_extra`` is not; otherwise it is ignored.
         """
-        if allow_missing and not allow_extra:
+        if allow_missing and not allow_extra and self.symbol is not None:
             reject_unknown_params("set_params", self.symbol, arg_params, aux_params)
         self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)
 

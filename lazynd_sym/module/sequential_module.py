@@ -92,8 +92,10 @@ class SequentialModule(BaseModule):
 
     @property
     def symbol(self) -> Any:
-        self._require_modules("symbol")
-        return self._modules[-1].symbol
+        """None, as in MXNet 1.9.1: a chain has no one graph (each module's is its ``symbol``), so
+        ``do_checkpoint`` writes only the parameters and ``set_params`` checks no names against
+        the last module's graph alone."""
+        return None
 
     # -- binding -----------------------------------------------------------------------------------
     def bind(

@@ -158,6 +158,19 @@ def test_simple_bind_shares_only_shared_arg_names_of_shared_exec():
     assert second.arg_dict["fc_bias"] is not first.arg_dict["fc_bias"]
 
 
+def test_simple_bind_with_shared_exec_but_no_shared_arg_names_shares_no_argument():
+    # MXNet 1.9.1: shared_exec alone gives the new executor arrays of its own (a user who binds a
+    # second executor "sharing" the first and initialises it must not overwrite the first's weights)
+    first = _fc_loss().simple_bind(mx.cpu(), x=(4, 3))
+    second = _fc_loss().simple_bind(mx.cpu(), shared_exec=first, x=(4, 3))
+    for name in first.arg_dict:
+        assert second.arg_dict[name] is not first.arg_dict[name]
+    second.arg_dict["fc_weight"][:] = 5.0
+    second.grad_dict["fc_weight"][:] = 5.0
+    assert first.arg_dict["fc_weight"].asnumpy().sum() == 0.0
+    assert first.grad_dict["fc_weight"].asnumpy().sum() == 0.0
+
+
 def test_simple_bind_fills_and_reuses_shared_buffer_as_mxnet():
     buffer: dict = {}
     first = _fc_loss().simple_bind(mx.cpu(), grad_req={"fc_weight": "write"}, shared_buffer=buffer, x=(4, 3))
