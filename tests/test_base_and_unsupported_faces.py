@@ -45,7 +45,7 @@ def test_executor_module_holds_the_executor() -> None:
     assert isinstance(executor, mx.executor.Executor)
 
 
-@pytest.mark.parametrize("face", ["gluon", "np", "npx"])
+@pytest.mark.parametrize("face", ["gluon", "np", "npx", "notebook"])
 def test_a_face_lazynd_lacks_is_named(face: str) -> None:
     with pytest.raises(mx.LazyNDError, match=rf"mx\.{face}: .*not part of lazynd"):
         getattr(mx, face)
@@ -132,3 +132,9 @@ def test_a_dense_array_is_not_a_sparse_one_and_no_sparse_array_can_be_made() -> 
     assert issubclass(mx.nd.sparse.CSRNDArray, mx.nd.sparse.BaseSparseNDArray)
     with pytest.raises(mx.UnsupportedError, match=r"mx\.nd\.sparse\.CSRNDArray: csr storage is not supported"):
         mx.nd.sparse.CSRNDArray(dense)
+
+
+def test_importing_the_notebook_callbacks_is_refused_by_name() -> None:
+    # MXNet's matrix-factorisation demo: import mxnet.notebook.callback (live learning curves in Jupyter)
+    with pytest.raises(mx.UnsupportedError, match=r"mx\.notebook: .*not part of lazynd"):
+        import lazynd.notebook.callback  # noqa: F401
