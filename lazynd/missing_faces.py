@@ -28,6 +28,9 @@ FACES = {
     # diagnose scripts print find_lib_path(): lazynd is pure Python, there is no libmxnet to find
     "libinfo": "MXNet's native library (mx.libinfo.find_lib_path) is not part of lazynd, which is pure Python; "
     "mx.__version__ and mx.runtime.Features() describe it",
+    # the recommenders' demos chart training live in Jupyter (mx.notebook.callback.LiveLearningCurve)
+    "notebook": "MXNet's Jupyter charts and pandas logs (mx.notebook) are not part of lazynd; pass a "
+    "batch_end_callback or eval_end_callback of your own (or mx.callback.Speedometer) to fit",
     "contrib.quantization": "quantization (mx.contrib.quantization) is not part of lazynd; models run in float32, "
     "float64 or float16",
     "contrib.onnx": "ONNX export and import (mx.contrib.onnx) are not part of lazynd; a model saves as MXNet's "

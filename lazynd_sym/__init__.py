@@ -16,6 +16,7 @@ from lazynd.ops import registry as _registry
 
 from . import _internal as _internal  # mx.sym._internal, MXNet's module of underscore operators
 from . import passes, random
+from . import sparse as sparse  # mx.sym.sparse: refused by name (lazynd arrays are all dense)
 from .attribute import AttrScope
 from .control_flow import FUNCTIONS as _CONTROL_FLOW
 from .creation import Group, Variable, make_function, var

@@ -45,7 +45,7 @@ def test_executor_module_holds_the_executor() -> None:
     assert isinstance(executor, mx.executor.Executor)
 
 
-@pytest.mark.parametrize("face", ["gluon", "np", "npx"])
+@pytest.mark.parametrize("face", ["gluon", "np", "npx", "notebook"])
 def test_a_face_lazynd_lacks_is_named(face: str) -> None:
     with pytest.raises(mx.LazyNDError, match=rf"mx\.{face}: .*not part of lazynd"):
         getattr(mx, face)
@@ -112,3 +112,29 @@ def test_contrib_onnx_is_refused_by_name() -> None:
         exec("from lazynd.contrib import onnx", {})
     with pytest.raises(mx.UnsupportedError, match=r"mx\.contrib\.onnx"):
         exec("import lazynd.contrib.onnx", {})
+
+
+def test_sym_sparse_names_are_refused_pointing_at_the_dense_operator() -> None:
+    # MXNet's linear-classification example builds mx.sym.sparse.dot(csr_data, row_sparse_weight)
+    with pytest.raises(mx.UnsupportedError, match=r"mx\.sym\.sparse\.dot: sparse storage .* use mx\.sym\.dot"):
+        mx.sym.sparse.dot(mx.sym.var("a"), mx.sym.var("b"))
+    with pytest.raises(mx.UnsupportedError, match=r"mx\.nd\.sparse\.dot: .* use mx\.nd\.dot, its dense form"):
+        mx.nd.sparse.dot(mx.nd.ones((1, 1)), mx.nd.ones((1, 1)))
+    with pytest.raises(mx.UnsupportedError, match=r"mx\.nd\.sparse\.retain: .* use dense nd operators"):
+        mx.nd.sparse.retain(mx.nd.ones((2, 2)), mx.nd.array([0]))
+    assert not hasattr(mx.sym.sparse, "dot")
+
+
+def test_a_dense_array_is_not_a_sparse_one_and_no_sparse_array_can_be_made() -> None:
+    # an updater written for MXNet asks isinstance(grad, RowSparseNDArray) before a lazy update
+    dense = mx.nd.ones((2, 2))
+    assert not isinstance(dense, (mx.nd.sparse.RowSparseNDArray, mx.nd.sparse.CSRNDArray))
+    assert issubclass(mx.nd.sparse.CSRNDArray, mx.nd.sparse.BaseSparseNDArray)
+    with pytest.raises(mx.UnsupportedError, match=r"mx\.nd\.sparse\.CSRNDArray: csr storage is not supported"):
+        mx.nd.sparse.CSRNDArray(dense)
+
+
+def test_importing_the_notebook_callbacks_is_refused_by_name() -> None:
+    # MXNet's matrix-factorisation demo: import mxnet.notebook.callback (live learning curves in Jupyter)
+    with pytest.raises(mx.UnsupportedError, match=r"mx\.notebook: .*not part of lazynd"):
+        import lazynd.notebook.callback  # noqa: F401

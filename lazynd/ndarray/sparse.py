@@ -2,7 +2,9 @@
 
 Every array in lazynd is dense (storage type ``'default'``).  The module exists so that a
 program reaching for sparse storage is told so by name, rather than failing on a missing
-attribute further on.
+attribute further on.  The sparse array classes are here, so that code asking whether an array
+is sparse (``isinstance(grad, mx.nd.sparse.RowSparseNDArray)``) runs and is answered no; making
+one is refused.  ``mx.sym.sparse`` refuses its names with :func:`refusal` too.
 """
 
 from __future__ import annotations
@@ -22,9 +24,41 @@ def check_dense(stype: Any, what: str) -> None:
         )
 
 
+def refusal(namespace: str, name: str, dense_exists: bool) -> UnsupportedError:
+    """The error for ``mx.<namespace>.sparse.<name>``, pointing at the dense operator of that name if there is one."""
+    instead = f"mx.{namespace}.{name}, its dense form" if dense_exists else f"dense {namespace} operators"
+    return UnsupportedError(
+        f"mx.{namespace}.sparse.{name}: sparse storage (csr, row_sparse) is not supported by lazynd; use {instead}"
+    )
+
+
+class BaseSparseNDArray:
+    """MXNet's base of the sparse arrays: no lazynd array is one, and none can be made."""
+
+    stype = "undefined"
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> BaseSparseNDArray:
+        raise UnsupportedError(
+            f"mx.nd.sparse.{cls.__name__}: {cls.stype} storage is not supported by lazynd; "
+            "its arrays are all dense (mx.nd.array)"
+        )
+
+
+class CSRNDArray(BaseSparseNDArray):
+    """MXNet's compressed-sparse-row array: no lazynd array is one, and none can be made."""
+
+    stype = "csr"
+
+
+class RowSparseNDArray(BaseSparseNDArray):
+    """MXNet's row-sparse array: no lazynd array is one, and none can be made."""
+
+    stype = "row_sparse"
+
+
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    raise UnsupportedError(
-        f"mx.nd.sparse.{name}: sparse storage (csr, row_sparse) is not supported by lazynd; use dense NDArrays"
-    )
+    from .. import ndarray
+
+    raise refusal("nd", name, hasattr(ndarray, name))

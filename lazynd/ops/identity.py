@@ -1,6 +1,8 @@
 """Identities with a side effect on the graph: ``_identity_with_attr_like_rhs`` (its output
-takes the second input's shape, which lets shape inference run backwards through it) and
-``IdentityAttachKLSparseReg`` (a KL-divergence sparsity penalty added to the gradient).
+takes the second input's shape, which lets shape inference run backwards through it),
+``cast_storage`` (MXNet's change of storage type: lazynd has the dense type only, so it is a
+copy, and a sparse type is refused by name) and ``IdentityAttachKLSparseReg`` (a
+KL-divergence sparsity penalty added to the gradient).
 
 IdentityAttachKLSparseReg keeps the moving average of each unit's mean activation in an
 auxiliary state.  MXNet updates it during the backward pass; here the training forward
@@ -36,6 +38,31 @@ register(
         gradient=lambda F, attrs, inputs, outputs, og: [og[0], None],
         inplace=((0, 0),),
         doc="``lhs`` unchanged; lhs, rhs and the output share one shape (inference flows either way).",
+    )
+)
+
+
+# -- cast_storage -------------------------------------------------------------------------------------
+_SPARSE_TYPES = ("csr", "row_sparse")
+
+
+def _parse_stype(value: Any) -> str:
+    text = str(value)
+    if text in _SPARSE_TYPES:
+        raise ValueError("sparse storage is not supported; lazynd arrays are all dense (stype 'default')")
+    if text != "default":
+        raise ValueError("expected one of 'default', 'csr', 'row_sparse'")
+    return text
+
+
+register(
+    OpDef(
+        "cast_storage",
+        _copy,
+        params={"stype": Param(_parse_stype, doc="the storage type of the output: 'default' (dense), the only one")},
+        gradient=lambda F, attrs, inputs, outputs, og: [og[0]],
+        inplace=((0, 0),),
+        doc="``data`` as storage type ``stype``; lazynd's arrays are all dense, so only 'default' (a copy).",
     )
 )
 

@@ -208,7 +208,9 @@ EMBED_PARAMS = {
     "input_dim": Param(parse_positive_int, doc="vocabulary size"),
     "output_dim": Param(parse_positive_int, doc="embedding size"),
     "dtype": Param(parse_dtype, "float32", "dtype of the weight"),
-    "sparse_grad": Param(parse_bool, False, "accepted for MXNet compatibility"),
+    # MXNet gives a row_sparse gradient, which its optimizers update lazily (only the batch's rows);
+    # lazynd's gradient is dense, so weight decay and momentum reach every row
+    "sparse_grad": Param(parse_bool, False, "accepted for MXNet compatibility; the gradient stays dense"),
 }
 
 

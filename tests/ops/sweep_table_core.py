@@ -37,6 +37,7 @@ OTHER_CASES: dict[str, Case] = {
     "reshape_like": Case([In((2, 6)), In()], reference=lambda a, b: a.reshape(b.shape), grad=False),
     "_reduce_to_like": Case([In(), In((1, 4))], reference=lambda a, b: a.sum(axis=0, keepdims=True), grad=False),
     "_identity_with_attr_like_rhs": Case([In(), In()], reference=lambda a, b: a, grad=False),
+    "cast_storage": Case([In()], {"stype": "default"}, reference=lambda x: x),
     "take": Case([In((4, 3)), IDX], reference=lambda a, i: a[i.astype(int)]),
     "batch_take": Case([In((3, 4)), IDX], reference=lambda a, i: a[np.arange(3), i.astype(int)]),
     "pick": Case([In((3, 4)), IDX], {"axis": 1}, reference=lambda a, i: a[np.arange(3), i.astype(int)]),

@@ -79,3 +79,26 @@ def test_kl_sparse_reg_of_units_always_off_or_on_is_infinite_without_a_numpy_war
         ex.backward(mx.nd.ones((2, 3)))
         # a moving average of 0 or 1 divides by 0; MXNet 1.9.1's gradient row is [-inf, inf, 1.0016]
         np.testing.assert_allclose(ex.grad_dict["data"].asnumpy()[0], [-np.inf, np.inf, 1.0016], rtol=1e-6)
+
+
+def test_cast_storage_to_dense_copies_and_passes_the_gradient(ctx):
+    # MXNet 1.9.1: cast_storage(x, stype='default') of a dense x is x, and its gradient is the head's
+    x = mx.nd.array([[1, 2], [3, 4]], ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.cast_storage(x, stype="default")
+        (y * y).sum().backward()
+    assert y.stype == "default"
+    np.testing.assert_array_equal(y.asnumpy(), [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[2, 4], [6, 8]])
+    net = sym.cast_storage(sym.Variable("a"), stype="default")
+    assert net.infer_shape(a=(2, 3))[1] == [(2, 3)]
+    assert sym.load_json(net.tojson()).attr_dict()["cast_storage0"] == {"stype": "default"}
+
+
+@pytest.mark.parametrize("stype", ["csr", "row_sparse"])
+def test_cast_storage_to_a_sparse_type_is_refused_by_name(stype):
+    with pytest.raises(OperatorError, match=rf"cast_storage: .*'{stype}' .*'stype': sparse storage is not supported"):
+        mx.nd.cast_storage(mx.nd.ones((2, 2)), stype=stype)
+    with pytest.raises(OperatorError, match="cast_storage: required parameter 'stype' is missing"):
+        mx.nd.cast_storage(mx.nd.ones((2, 2)))
