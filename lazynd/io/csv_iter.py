@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..ops.params import Param, parse_bool, parse_dtype, parse_int, parse_shape
-from .ndarray_iter import SingleArrayIter
+from .single_array_iter import SingleArrayIter
 
 
 def _read_csv(path: str, shape: tuple[int, ...], what: str, dtype: Any) -> np.ndarray:
