@@ -152,28 +152,30 @@ class NDArrayIter(DataIter):
     ) -> None:
         super().__init__(batch_size)
         if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
-            raise DataError(f"NDArrayIter: batch_size must be a positive int, got {batch_size!r}")
+            raise DataError(f"{type(self).__name__}: batch_size must be a positive int, got {batch_size!r}")
         if last_batch_handle not in _LAST_BATCH_MODES:
             raise DataError(
-                f"NDArrayIter: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}"
+                f"{type(self).__name__}: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}"
             )
         self.layout = layout
         self.batch_axis = DataDesc.get_batch_axis(layout)
         if self.batch_axis < 0:
-            raise DataError(f"NDArrayIter: layout {layout!r} has no batch axis 'N' to cut batches along")
+            raise DataError(f"{type(self).__name__}: layout {layout!r} has no batch axis 'N' to cut batches along")
         self._data = self._own_copies(init_named_arrays(data, data_name, "data"))
         self._label = self._own_copies(init_named_arrays(label, label_name, "label"))
         if not self._data:
-            raise DataError("NDArrayIter: no data given")
+            raise DataError(f"{type(self).__name__}: no data given")
         names = [name for name, _ in self._data + self._label]
         if len(set(names)) != len(names):
-            raise DataError(f"NDArrayIter: input names must be unique, got {names}")
+            raise DataError(f"{type(self).__name__}: input names must be unique, got {names}")
         counts = {name: self._count(name, arr) for name, arr in self._data + self._label}
         if len(set(counts.values())) != 1:
-            raise DataError(f"NDArrayIter: all inputs must have the same number of examples, got {counts}")
+            raise DataError(f"{type(self).__name__}: all inputs must have the same number of examples, got {counts}")
         self.num_data = next(iter(counts.values()))
         if last_batch_handle == "discard" and self.num_data < batch_size:
-            raise DataError(f"NDArrayIter: batch_size {batch_size} is larger than the {self.num_data} examples")
+            raise DataError(
+                f"{type(self).__name__}: batch_size {batch_size} is larger than the {self.num_data} examples"
+            )
         self.dtype = np.dtype(np.float32 if dtype is None else dtype)
         self._dtype_given = dtype
         # inputs whose batches keep the dtype they came with: MXNet's NDArray inputs
@@ -207,7 +209,7 @@ class NDArrayIter(DataIter):
     def _count(self, name: str, arr: np.ndarray) -> int:
         axis = self.batch_axis if arr.ndim > self.batch_axis else 0
         if arr.ndim == 0:
-            raise DataError(f"NDArrayIter: input {name!r} is a scalar; it needs a batch axis")
+            raise DataError(f"{type(self).__name__}: input {name!r} is a scalar; it needs a batch axis")
         return int(arr.shape[axis])
 
     def _axis(self, arr: np.ndarray) -> int:
@@ -262,7 +264,7 @@ class NDArrayIter(DataIter):
         for name, arr in replaced:
             if self._count(name, arr) != self.num_data:
                 raise DataError(
-                    f"NDArrayIter: {what} {name!r} holds {self._count(name, arr)} examples; "
+                    f"{type(self).__name__}: {what} {name!r} holds {self._count(name, arr)} examples; "
                     f"expected {self.num_data}, as the other inputs"
                 )
         if self._dtype_given is None:
@@ -343,7 +345,7 @@ class NDArrayIter(DataIter):
         from .. import ndarray as nd
 
         if self._batch is None:
-            raise DataError("NDArrayIter: no current batch; call iter_next() or next() first")
+            raise DataError(f"{type(self).__name__}: no current batch; call iter_next() or next() first")
         index = self._batch[0]
         for shared in self._shared or ():
             shared.wait_to_read()  # a write into data_list lands before the batch reads it
