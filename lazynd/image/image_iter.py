@@ -168,6 +168,7 @@ class ImageIter(DataIter):
                 text = open_for_read(path).decode("utf-8")
             except UnicodeDecodeError as error:
                 raise FormatError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+            first_line: dict[int, int] = {}
             for lineno, line in enumerate(text.splitlines(), 1):
                 if not line.strip():
                     continue  # blank lines, as the .idx reader skips them
@@ -175,11 +176,19 @@ class ImageIter(DataIter):
                 if len(parts) < 3:
                     raise FormatError(f"{path}:{lineno}: expected 'index<TAB>label(s)<TAB>path', got {line.strip()!r}")
                 try:
-                    result[int(parts[0])] = (self._label_values(parts[1:-1]), parts[-1])
+                    index, entry = int(parts[0]), (self._label_values(parts[1:-1]), parts[-1])
                 except ValueError as error:
                     raise FormatError(
                         f"{path}:{lineno}: {line.strip()!r} needs an integer index and numeric labels ({error})"
                     ) from None
+                # a second line with an index would silently replace the first image (MXNet reads the
+                # second one twice)
+                if index in first_line:
+                    raise FormatError(
+                        f"{path}:{lineno}: index {index} is already used on line {first_line[index]}; "
+                        "each image needs its own index"
+                    )
+                first_line[index], result[index] = lineno, entry
         else:
             for i, item in enumerate(items or []):
                 try:

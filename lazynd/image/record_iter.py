@@ -239,6 +239,9 @@ class ImageRecordIter(BatchCursor, ImageIter):
             label_name=label_name,
             skip_bad=skip_bad,
         )
+        if self._holds_no_records():
+            # MXNet refuses an empty file; reading on would give epochs of no batches, silently
+            raise FormatError(f"{name}: {path_imgrec} holds no records")
         if num_parts > 1:
             if not 0 <= part_index < num_parts:
                 raise OperatorError(f"{name}: part_index {part_index} must be in [0, {num_parts})")
@@ -260,6 +263,15 @@ class ImageRecordIter(BatchCursor, ImageIter):
             mean = self._mean_image(mean_img) if mean_img else channel_means(channels, (mean_r, mean_g, mean_b, mean_a))
             self._mean = int8_mean(mean) if self._dtype == np.int8 else mean
         self.reset()
+
+    def _holds_no_records(self) -> bool:
+        """Whether the record file (or its index) lists no record at all."""
+        if self.seq is not None:
+            return not self.seq
+        assert self.imgrec is not None
+        empty = self.imgrec.read() is None
+        self.imgrec.reset()
+        return empty
 
     # -- arguments ---------------------------------------------------------------------------------
     def _check_extra_arguments(self, kwargs: dict[str, Any]) -> None:

@@ -11,24 +11,35 @@ import numpy as np
 
 from ..errors import DataError
 from ..ops.params import Param, parse_bool, parse_dtype, parse_int, parse_shape
-from .ndarray_iter import SingleArrayIter
+from .single_array_iter import SingleArrayIter
+
+
+def _load_rows(source: Any, dtype: Any) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported by the caller
+        try:
+            return np.loadtxt(source, delimiter=",", dtype=dtype, ndmin=2)
+        except ValueError:
+            if np.dtype(dtype).kind not in "iu":
+                raise
+            # "1.5" for an integer dtype: MXNet's parser truncates it toward zero
+            return np.loadtxt(source, delimiter=",", dtype=np.float64, ndmin=2).astype(dtype)
 
 
 def _read_csv(path: str, shape: tuple[int, ...], what: str, dtype: Any) -> np.ndarray:
     if not os.path.exists(path):
         raise DataError(f"CSVIter: {what} file {path!r} does not exist")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
-            try:
-                rows = np.loadtxt(path, delimiter=",", dtype=dtype, ndmin=2)
-            except ValueError:
-                if np.dtype(dtype).kind not in "iu":
-                    raise
-                # "1.5" for an integer dtype: MXNet's parser truncates it toward zero
-                rows = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2).astype(dtype)
+        rows = _load_rows(path, dtype)
     except ValueError as exc:
-        raise DataError(f"CSVIter: {what} file {path!r} is not numeric CSV: {exc}") from exc
+        # MXNet's parser ends a row at its last value, so "1,2,3," is three values: read the
+        # rows again without their trailing commas (only then, to keep the fast path)
+        with open(path, encoding="utf-8", errors="replace") as text:
+            lines = [line.rstrip("\r\n").rstrip(",") for line in text]
+        try:
+            rows = _load_rows(lines, dtype)
+        except ValueError:
+            raise DataError(f"CSVIter: {what} file {path!r} is not numeric CSV: {exc}") from exc
     width = int(np.prod(shape))
     if rows.size == 0:
         raise DataError(f"CSVIter: {what} file {path!r} holds no rows")

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..ops.params import Param, parse_bool, parse_int
-from .ndarray_iter import SingleArrayIter
+from .single_array_iter import SingleArrayIter
 
 
 def _load_pair(

@@ -152,28 +152,30 @@ class NDArrayIter(DataIter):
     ) -> None:
         super().__init__(batch_size)
         if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
-            raise DataError(f"NDArrayIter: batch_size must be a positive int, got {batch_size!r}")
+            raise DataError(f"{type(self).__name__}: batch_size must be a positive int, got {batch_size!r}")
         if last_batch_handle not in _LAST_BATCH_MODES:
             raise DataError(
-                f"NDArrayIter: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}"
+                f"{type(self).__name__}: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}"
             )
         self.layout = layout
         self.batch_axis = DataDesc.get_batch_axis(layout)
         if self.batch_axis < 0:
-            raise DataError(f"NDArrayIter: layout {layout!r} has no batch axis 'N' to cut batches along")
-        self._data = init_named_arrays(data, data_name, "data")
-        self._label = init_named_arrays(label, label_name, "label")
-        if not self.data:
-            raise DataError("NDArrayIter: no data given")
-        names = [name for name, _ in self.data + self.label]
+            raise DataError(f"{type(self).__name__}: layout {layout!r} has no batch axis 'N' to cut batches along")
+        self._data = self._own_copies(init_named_arrays(data, data_name, "data"))
+        self._label = self._own_copies(init_named_arrays(label, label_name, "label"))
+        if not self._data:
+            raise DataError(f"{type(self).__name__}: no data given")
+        names = [name for name, _ in self._data + self._label]
         if len(set(names)) != len(names):
-            raise DataError(f"NDArrayIter: input names must be unique, got {names}")
-        counts = {name: self._count(name, arr) for name, arr in self.data + self.label}
+            raise DataError(f"{type(self).__name__}: input names must be unique, got {names}")
+        counts = {name: self._count(name, arr) for name, arr in self._data + self._label}
         if len(set(counts.values())) != 1:
-            raise DataError(f"NDArrayIter: all inputs must have the same number of examples, got {counts}")
+            raise DataError(f"{type(self).__name__}: all inputs must have the same number of examples, got {counts}")
         self.num_data = next(iter(counts.values()))
         if last_batch_handle == "discard" and self.num_data < batch_size:
-            raise DataError(f"NDArrayIter: batch_size {batch_size} is larger than the {self.num_data} examples")
+            raise DataError(
+                f"{type(self).__name__}: batch_size {batch_size} is larger than the {self.num_data} examples"
+            )
         self.dtype = np.dtype(np.float32 if dtype is None else dtype)
         self._dtype_given = dtype
         # inputs whose batches keep the dtype they came with: MXNet's NDArray inputs
@@ -191,14 +193,23 @@ class NDArrayIter(DataIter):
         self._shuffled = np.arange(self.num_data)
         self._cursor = 0
         self._batch: tuple[np.ndarray, int] | None = None
-        self._shared: list[Any] | None = None  # data_list's NDArrays, made on first use
+        self._shared: list[Any] | None = None  # the inputs as NDArrays (data, data_list), made on first use
         self._batch_descs: tuple[list[DataDesc], list[DataDesc]]  # set by reset()
         self.reset()
+
+    # copied as MXNet copies them into NDArrays, so a later change to the user's array leaves
+    # the batches alone; the C++ iterators' subclasses pass arrays they made and skip the copy
+    _COPIES_INPUTS = True
+
+    def _own_copies(self, pairs: list[tuple[str, np.ndarray]]) -> list[tuple[str, np.ndarray]]:
+        if self._COPIES_INPUTS:
+            return [(name, np.array(arr, order="C")) for name, arr in pairs]
+        return [(name, np.ascontiguousarray(arr)) for name, arr in pairs]
 
     def _count(self, name: str, arr: np.ndarray) -> int:
         axis = self.batch_axis if arr.ndim > self.batch_axis else 0
         if arr.ndim == 0:
-            raise DataError(f"NDArrayIter: input {name!r} is a scalar; it needs a batch axis")
+            raise DataError(f"{type(self).__name__}: input {name!r} is a scalar; it needs a batch axis")
         return int(arr.shape[axis])
 
     def _axis(self, arr: np.ndarray) -> int:
@@ -220,9 +231,10 @@ class NDArrayIter(DataIter):
         return descs
 
     @property
-    def data(self) -> list[tuple[str, np.ndarray]]:
-        """The data inputs as ``(name, array)`` pairs."""
-        return self._data
+    def data(self) -> list[tuple[str, Any]]:
+        """The data inputs as ``(name, NDArray)`` pairs, as MXNet's: the iterator's own copies (those of
+        :attr:`data_list`), so writing into one changes the batches that follow."""
+        return [(name, self.data_list[i]) for i, (name, _) in enumerate(self._data)]
 
     @data.setter
     def data(self, source: Any) -> None:
@@ -231,14 +243,14 @@ class NDArrayIter(DataIter):
         self._batch_descs = (self.provide_data, self.provide_label)
 
     @property
-    def label(self) -> list[tuple[str, np.ndarray]]:
-        """The label inputs as ``(name, array)`` pairs.
+    def label(self) -> list[tuple[str, Any]]:
+        """The label inputs as ``(name, NDArray)`` pairs, the iterator's own copies, as :attr:`data`.
 
         As in MXNet, a program may assign new ``(name, array)`` pairs (often from
         ``mx.io._init_data``) to rename the labels; the batches and ``provide_label``
         follow from the next batch on.
         """
-        return self._label
+        return [(name, self.data_list[len(self._data) + i]) for i, (name, _) in enumerate(self._label)]
 
     @label.setter
     def label(self, source: Any) -> None:
@@ -248,11 +260,11 @@ class NDArrayIter(DataIter):
 
     def _replaced_inputs(self, source: Any, what: str, default_name: str) -> list[tuple[str, np.ndarray]]:
         """The inputs assigned to ``data`` or ``label``, checked to hold as many examples as the others."""
-        replaced = init_named_arrays(source, default_name, what)
+        replaced = self._own_copies(init_named_arrays(source, default_name, what))
         for name, arr in replaced:
             if self._count(name, arr) != self.num_data:
                 raise DataError(
-                    f"NDArrayIter: {what} {name!r} holds {self._count(name, arr)} examples; "
+                    f"{type(self).__name__}: {what} {name!r} holds {self._count(name, arr)} examples; "
                     f"expected {self.num_data}, as the other inputs"
                 )
         if self._dtype_given is None:
@@ -268,8 +280,6 @@ class NDArrayIter(DataIter):
         from .. import ndarray as nd
 
         if self._shared is None:
-            self._data = [(name, np.array(arr, order="C")) for name, arr in self._data]
-            self._label = [(name, np.array(arr, order="C")) for name, arr in self._label]
             self._shared = [nd.from_numpy(arr, zero_copy=True) for _, arr in self._data + self._label]
         return self._shared
 
@@ -285,11 +295,11 @@ class NDArrayIter(DataIter):
 
     @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_data(self) -> list[DataDesc]:
-        return self._desc(self.data)
+        return self._desc(self._data)
 
     @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_label(self) -> list[DataDesc]:
-        return self._desc(self.label)
+        return self._desc(self._label)
 
     def reset(self) -> None:
         if self.shuffle:
@@ -335,7 +345,7 @@ class NDArrayIter(DataIter):
         from .. import ndarray as nd
 
         if self._batch is None:
-            raise DataError("NDArrayIter: no current batch; call iter_next() or next() first")
+            raise DataError(f"{type(self).__name__}: no current batch; call iter_next() or next() first")
         index = self._batch[0]
         for shared in self._shared or ():
             shared.wait_to_read()  # a write into data_list lands before the batch reads it
@@ -350,10 +360,10 @@ class NDArrayIter(DataIter):
         return out
 
     def getdata(self) -> list[Any]:
-        return self._take(self.data)
+        return self._take(self._data)
 
     def getlabel(self) -> list[Any]:
-        return self._take(self.label)
+        return self._take(self._label)
 
     def getpad(self) -> int:
         return 0 if self._batch is None else self._batch[1]
@@ -377,25 +387,3 @@ class NDArrayIter(DataIter):
             provide_data=provide_data,
             provide_label=provide_label,
         )
-
-
-class SingleArrayIter(NDArrayIter):
-    """An :class:`NDArrayIter` with the getters of the iterators MXNet implements in C++.
-
-    MXNet's ``CSVIter``, ``MNISTIter`` and its other C++ iterators hold one data and one label
-    array, and their ``getdata()`` and ``getlabel()`` give that NDArray itself, not a list of
-    one; their batches still hold lists, as every ``DataBatch`` does.
-    """
-
-    def getdata(self) -> Any:  # type: ignore[override]  # one NDArray, as MXNet's C++ iterators
-        return self._take(self.data)[0]
-
-    def getlabel(self) -> Any:  # type: ignore[override]
-        labels = self._take(self.label)
-        return labels[0] if labels else None
-
-    def next(self) -> DataBatch:
-        if not self.iter_next():
-            raise StopIteration
-        label = self.getlabel()
-        return self._batch_of([self.getdata()], [] if label is None else [label])

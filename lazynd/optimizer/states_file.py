@@ -125,6 +125,8 @@ def _as_named_arrays(states: dict[Any, Any]) -> dict[str, ArrayRecord] | None:
 
 
 def _from_named_arrays(named: Any, source: str) -> dict[Any, Any]:
+    if isinstance(named, list) and not named:
+        return {}  # no states yet (saved before the first update): the format reads an empty dict as []
     if not isinstance(named, dict):
         raise FormatError(f"{source}: an optimizer states file names its arrays; this one holds an unnamed list")
     states: dict[Any, Any] = {}

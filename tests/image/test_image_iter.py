@@ -190,6 +190,14 @@ def test_lst_file_blank_lines_are_skipped(jpeg_folder):
     assert next(it).label[0].asnumpy().tolist() == [4.0, 5.0]
 
 
+def test_lst_file_with_an_index_used_twice_is_refused(jpeg_folder):
+    # two files concatenated: the second line of index 0 replaced the first, and img0 was never read
+    lst = jpeg_folder / "twice.lst"
+    lst.write_text("0\t4\timg0.jpg\n1\t5\timg1.jpg\n0\t6\timg2.jpg\n")
+    with pytest.raises(mx.FormatError, match=r"twice\.lst:3: index 0 is already used on line 1"):
+        image.ImageIter(2, (3, 16, 16), path_imglist=str(lst), path_root=str(jpeg_folder), aug_list=[])
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [("x\t1\timg0.jpg\n", "integer index"), ("0\tcat\timg0.jpg\n", "numeric labels")],

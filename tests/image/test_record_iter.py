@@ -261,3 +261,16 @@ def test_num_parts_need_no_index_file(rec, tmp_path):
         )
         parts.append([labels for labels, _, _ in epochs(it, 1)])
     assert parts == [[[0, 1, 2], [3, 0, 1]], [[4, 5, 6]]]  # as with the index file
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_an_empty_rec_file_is_refused_as_mxnet_does(tmp_path, indexed):
+    # MXNet 1.9.1 refuses it ("Cannot find any files"); lazynd gave epochs of no batches
+    path = tmp_path / "empty.rec"
+    path.write_bytes(b"")
+    index = {}
+    if indexed:
+        (tmp_path / "empty.idx").write_bytes(b"")
+        index = {"path_imgidx": str(tmp_path / "empty.idx"), "shuffle": True}
+    with pytest.raises(FormatError, match=r"ImageRecordIter: .*empty\.rec holds no records"):
+        mx.io.ImageRecordIter(path_imgrec=str(path), data_shape=(3, 8, 8), batch_size=2, **index)

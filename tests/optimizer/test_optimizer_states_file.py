@@ -122,6 +122,32 @@ def test_states_that_are_not_arrays_fall_back_to_pickle(tmp_path: Path) -> None:
     assert restored.states[0] == 5
 
 
+def test_states_saved_before_the_first_update_load(tmp_path: Path) -> None:
+    # an updater with no states writes a file of no arrays, which MXNet's format reads as an empty list
+    path = tmp_path / "fresh.states"
+    save_states(mx.optimizer.get_updater(mx.optimizer.create("sgd", momentum=0.9)), str(path))
+    restored = mx.optimizer.get_updater(mx.optimizer.create("sgd", momentum=0.9))
+    load_states(restored, str(path))
+    assert restored.states == {}
+
+
+def test_a_module_checkpoint_with_optimizer_states_before_training_loads(tmp_path: Path) -> None:
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
+    module = mx.mod.Module(net, label_names=None)
+    module.bind(data_shapes=[("data", (1, 3))])
+    module.init_params()
+    module.init_optimizer(optimizer="sgd", optimizer_params={"momentum": 0.9})
+    prefix = str(tmp_path / "m")
+    module.save_checkpoint(prefix, 0, save_optimizer_states=True)
+    loaded = mx.mod.Module.load(prefix, 0, load_optimizer_states=True, label_names=None)
+    loaded.bind(data_shapes=[("data", (1, 3))])
+    loaded.init_optimizer(optimizer="sgd", optimizer_params={"momentum": 0.9})
+    loaded.forward(mx.io.DataBatch([mx.nd.ones((1, 3))]), is_train=True)
+    loaded.backward([mx.nd.ones((1, 2))])
+    loaded.update()
+    assert loaded.get_params()[0]["fc_weight"].shape == (2, 3)
+
+
 def test_a_params_file_is_not_taken_for_optimizer_states(tmp_path: Path) -> None:
     path = tmp_path / "w.params"
     mx.nd.save(str(path), {"arg:fc_weight": mx.nd.ones((2,))})

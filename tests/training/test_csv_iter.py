@@ -22,6 +22,22 @@ def test_csv_iter_reads_data_and_labels(tmp_path) -> None:
     assert batches[1].pad == 1
 
 
+def test_csv_iter_reads_rows_ending_in_a_comma_as_mxnet(tmp_path) -> None:
+    # MXNet 1.9.1's parser ends a row at its last value: "1,2,3," is three values
+    (tmp_path / "d.csv").write_text("1,2,3,\r\n4,5,6,\n")
+    (tmp_path / "l.csv").write_text("7,\n8,\n")
+    it = CSVIter(str(tmp_path / "d.csv"), (3,), str(tmp_path / "l.csv"), batch_size=2, dtype="int32")
+    batch = next(iter(it))
+    assert batch.data[0].asnumpy().tolist() == [[1, 2, 3], [4, 5, 6]]
+    assert batch.label[0].asnumpy().tolist() == [7, 8]
+
+
+def test_csv_iter_an_empty_value_inside_a_row_is_still_refused(tmp_path) -> None:
+    (tmp_path / "d.csv").write_text("1,,3\n4,5,6\n")
+    with pytest.raises(DataError, match=r"d\.csv' is not numeric CSV"):
+        CSVIter(str(tmp_path / "d.csv"), (3,), batch_size=1)
+
+
 def test_csv_iter_wrong_column_count_raises(tmp_path) -> None:
     (tmp_path / "d.csv").write_text("1,2,3\n")
     with pytest.raises(DataError, match="3 columns"):

@@ -126,3 +126,10 @@ def test_mnist_iter_arguments_of_the_wrong_kind_are_refused_by_name(tmp_path, na
     files = _write_idx(tmp_path, np.zeros((4, 2, 2), np.uint8), np.arange(4))
     with pytest.raises(mx.LazyNDError, match=f"MNISTIter: invalid value {value!r} for parameter '{name}'"):
         MNISTIter(*files, **{"batch_size": 2, name: value})
+
+
+def test_mnist_iter_errors_name_mnist_iter_not_the_class_under_it(tmp_path) -> None:
+    # MNISTIter is an NDArrayIter underneath; its errors must name what the user called
+    images, labels = _write_idx(tmp_path, np.zeros((3, 4, 4)), np.arange(3))
+    with pytest.raises(DataError, match=r"^MNISTIter: batch_size 4 is larger than the 3 examples"):
+        MNISTIter(images, labels, batch_size=4, shuffle=False)

@@ -87,3 +87,31 @@ def test_ragged_nested_lists_raise_a_data_error() -> None:
 def test_inputs_that_are_not_real_numbers_raise_a_data_error_naming_them(values) -> None:
     with pytest.raises(DataError, match="data 'data' holds .* values; expected numbers"):
         NDArrayIter(values, batch_size=1)
+
+
+def test_data_and_label_are_named_ndarrays_as_in_mxnet() -> None:
+    # user programs read the whole set back as MXNet holds it: it.data[0][1].asnumpy()
+    x, y = np.arange(12.0).reshape(6, 2), np.arange(6.0)
+    it = NDArrayIter({"x": x}, {"y": y}, batch_size=4)
+    (name, data), ((label_name, label),) = it.data[0], it.label
+    assert (name, label_name) == ("x", "y")
+    np.testing.assert_array_equal(data.asnumpy(), x)
+    np.testing.assert_array_equal(label.asnumpy(), y)
+    assert it.data[0][1].shape == (6, 2)
+
+
+def test_changing_a_numpy_input_afterwards_leaves_the_batches_alone() -> None:
+    # MXNet copies NumPy inputs into NDArrays when the iterator is made
+    x = np.arange(6.0).reshape(6, 1)
+    it = NDArrayIter(x, batch_size=3)
+    x[:] = -1
+    assert [b.data[0].asnumpy().ravel().tolist() for b in it] == [
+        [0.0, 1.0, 2.0],
+        [3.0, 4.0, 5.0],
+    ]
+
+
+def test_writing_into_it_data_changes_the_batches_that_follow() -> None:
+    it = NDArrayIter(np.zeros((4, 1)), batch_size=2)
+    it.data[0][1][:] = 7.0
+    assert [b.data[0].asnumpy().ravel().tolist() for b in it] == [[7.0, 7.0], [7.0, 7.0]]
