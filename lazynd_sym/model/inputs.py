@@ -42,6 +42,14 @@ def context_list(ctx: Any) -> list[Context]:
     return contexts
 
 
+class _CallArraysIter(mx_io.NDArrayIter):
+    """The iterator over the arrays one ``fit``/``predict``/``score`` call was given: read only while
+    that call runs, so not copied first (an ``NDArrayIter`` a user makes copies its NumPy inputs, as
+    MXNet's does; here that would copy the whole dataset at every call)."""
+
+    _COPIES_INPUTS = False
+
+
 def init_iter(X: Any, y: Any, numpy_batch_size: int, is_train: bool) -> mx_io.DataIter:
     """``X`` (and labels ``y``) as an iterator: arrays become an ``NDArrayIter`` of ``numpy_batch_size``."""
     if isinstance(X, mx_io.DataIter):
@@ -60,7 +68,7 @@ def init_iter(X: Any, y: Any, numpy_batch_size: int, is_train: bool) -> mx_io.Da
         if len(label) != count:
             raise DataError(f"FeedForward: X has {count} examples but y has {len(label)}")
         batch_size = min(count, numpy_batch_size)
-        return mx_io.NDArrayIter(
+        return _CallArraysIter(
             X, label, batch_size, shuffle=is_train, last_batch_handle="roll_over" if is_train else "pad"
         )
     raise DataError(f"FeedForward: X must be a DataIter, NumPy array or NDArray, got {type(X).__name__}")

@@ -115,3 +115,15 @@ def test_writing_into_it_data_changes_the_batches_that_follow() -> None:
     it = NDArrayIter(np.zeros((4, 1)), batch_size=2)
     it.data[0][1][:] = 7.0
     assert [b.data[0].asnumpy().ravel().tolist() for b in it] == [[7.0, 7.0], [7.0, 7.0]]
+
+
+def test_the_iterator_of_a_feedforward_call_reads_its_arrays_without_copying_them():
+    # a user's NDArrayIter copies NumPy inputs (above); FeedForward's own iterator over the X of one
+    # fit/predict call reads them in place: a copy would double the dataset's memory at every call
+    from lazynd_sym.model.inputs import init_iter
+
+    x = np.ones((10, 3), np.float32)
+    it = init_iter(x, np.zeros(10), 5, is_train=True)
+    batch = it.next()
+    assert np.shares_memory(it._data[0][1], x)
+    assert batch.data[0].shape == (5, 3)
