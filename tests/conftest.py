@@ -1,9 +1,10 @@
-"""Shared fixtures: contexts (cpu, and gpu when present), the data folder, engines."""
+"""Shared fixtures: contexts (cpu, and gpu when present), the data folder, engines, the cuBLAS stand-in."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,3 +71,15 @@ def stopped_profiler():
     yield
     profiler.set_state("stop")
     profiler.reset()
+
+
+@pytest.fixture(scope="session")
+def cublas_stand_in(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A library with cuBLAS's C signatures built by the C compiler (tests/cublas_stand_in.py), where
+    :class:`lazynd.backend.cuda.gemm.LibraryBlas` is tested without a GPU; skips without a compiler."""
+    from cublas_stand_in import build_stand_in
+
+    library = build_stand_in(tmp_path_factory.mktemp("cublas"))
+    if library is None:
+        pytest.skip("needs a C compiler to build the stand-in for cuBLAS's C library")
+    return library

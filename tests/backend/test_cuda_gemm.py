@@ -14,7 +14,6 @@ import ctypes
 
 import numpy as np
 import pytest
-from cublas_stand_in import build_stand_in
 
 from lazynd.backend.cuda import gemm
 from lazynd.errors import LazyNDError
@@ -271,12 +270,9 @@ def test_a_single_row_with_a_huge_step_still_goes_to_cublas(blas, monkeypatch):
 # Against the stand-in library of tests/cublas_stand_in.py (cuBLAS's C signatures, built by the C compiler).
 
 
-@pytest.fixture(scope="module")
-def stand_in_library(tmp_path_factory):
-    library = build_stand_in(tmp_path_factory.mktemp("cublas"))
-    if library is None:
-        pytest.skip("needs a C compiler to build a library with cuBLAS's C signatures")
-    return library
+@pytest.fixture
+def stand_in_library(cublas_stand_in):
+    return cublas_stand_in
 
 
 @pytest.fixture

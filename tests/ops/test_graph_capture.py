@@ -15,7 +15,6 @@ import zlib
 
 import numpy as np
 import pytest
-from cublas_stand_in import build_stand_in
 from cuda_capture import emulate_capture
 from sweep_cases import CASES, auto_case
 
@@ -66,19 +65,11 @@ CAPTURED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def stand_in(tmp_path_factory):
-    library = build_stand_in(tmp_path_factory.mktemp("cublas"))
-    if library is None:
-        pytest.skip("needs a C compiler to build the stand-in for cuBLAS's C library")
-    return library
-
-
 @pytest.fixture
-def gpu_capturing(monkeypatch, stand_in):
+def gpu_capturing(monkeypatch, cublas_stand_in):
     if mx.num_gpus() == 0:
         pytest.skip("needs gpu(0): the CUDA emulator's (tests/cuda_capture.py emulates its capture)")
-    emulate_capture(monkeypatch, stand_in)
+    emulate_capture(monkeypatch, cublas_stand_in)
     return mx.gpu(0)
 
 
