@@ -48,6 +48,16 @@ class ShapeError(OperatorError):
     """Shapes are inconsistent (names the op, the argument, given vs expected)."""
 
 
+class IndexingError(OperatorError, IndexError):
+    """An index that does not fit: past the end of an axis (``x[5]`` of two rows), more indices
+    than axes, or past the end of a symbol's outputs.
+
+    MXNet raises ``IndexError`` there (NumPy too, and Python's iteration protocol stops on it),
+    so ``except IndexError`` catches it; it is also an :class:`OperatorError` (a ``ValueError``),
+    as lazynd's other refused indices are.
+    """
+
+
 class FormatError(LazyNDError, ValueError):
     """A file or buffer is truncated, corrupted or not in the expected format."""
 
