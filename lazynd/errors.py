@@ -10,8 +10,12 @@ argument, ``TypeError`` for a wrong type, ``OSError``-free format errors are
 from __future__ import annotations
 
 
-class LazyNDError(Exception):
-    """Base class of every error raised by lazynd, lazynd_sym and lazynd_kv."""
+class LazyNDError(RuntimeError):
+    """Base class of every error raised by lazynd, lazynd_sym and lazynd_kv.
+
+    A ``RuntimeError``, as MXNet's ``MXNetError`` is: MXNet code that catches its errors as
+    ``except RuntimeError`` catches lazynd's.
+    """
 
 
 # the name MXNet code catches (``except mx.MXNetError``) is the same class
@@ -48,12 +52,25 @@ class ShapeError(OperatorError):
     """Shapes are inconsistent (names the op, the argument, given vs expected)."""
 
 
+class IndexingError(OperatorError, IndexError):
+    """An index that does not fit: past the end of an axis (``x[5]`` of two rows), more indices
+    than axes, or past the end of a symbol's outputs.
+
+    MXNet raises ``IndexError`` there (NumPy too, and Python's iteration protocol stops on it),
+    so ``except IndexError`` catches it; it is also an :class:`OperatorError` (a ``ValueError``),
+    as lazynd's other refused indices are.
+    """
+
+
 class FormatError(LazyNDError, ValueError):
     """A file or buffer is truncated, corrupted or not in the expected format."""
 
 
-class MissingFileError(LazyNDError, FileNotFoundError):
-    """A file or remote object to read does not exist.  ``except FileNotFoundError`` catches it too."""
+class MissingFileError(FileNotFoundError, LazyNDError):
+    """A file or remote object to read does not exist.  ``except FileNotFoundError`` catches it too.
+
+    (``FileNotFoundError`` first: its constructor, not ``RuntimeError``'s, reads ``(errno, message,
+    filename)``.)"""
 
 
 class DeviceMemoryError(LazyNDError, MemoryError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from lazynd.errors import LazyNDError, ShapeError
+from lazynd.errors import LazyNDError, OperatorError, ShapeError
 from lazynd.formats.ndarray_record import DTYPE_TO_FLAG, FLAG_TO_DTYPE
 from lazynd.ops.params import SYMBOL_ATTRIBUTE_KEYS, parse_dtype, parse_shape
 from lazynd.util import is_np_shape
@@ -45,7 +45,8 @@ def normalize_attrs(attrs: dict[str, Any] | None, where: str = "symbol") -> dict
     out: dict[str, str] = {}
     for key, value in (attrs or {}).items():
         if not isinstance(key, str) or not is_attribute_key(key):
-            raise LazyNDError(
+            # a ValueError, as MXNet's Variable raises for it
+            raise OperatorError(
                 f"{where}: attribute {key!r} is not allowed; use one of {', '.join(PLAIN_KEYS)} "
                 "or a name of the form __xxx__"
             )

@@ -12,6 +12,7 @@ shape as ``()``, an unknown dimension as 0, an unknown type as None).
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,8 @@ def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) 
         return _split(graph, [_partial_shape(s) for s in shapes])
     if all(shape_known(s) for s in inferred):
         return _split(graph, shapes)
+    unknown = [s is None or not shape_known(s) for s in _split(graph, shapes)[0]]
+    _warn_unknown(graph, "shape", unknown, _split(graph, [_partial_shape(s) for s in shapes])[0])
     return None, None, None
 
 
@@ -68,8 +71,22 @@ def infer_type(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) -
     if partial:
         return _split(graph, [None if t is None else np.dtype(t).type for t in types])
     if any(t is None for t in inferred):
+        arg_types = _split(graph, types)[0]
+        _warn_unknown(graph, "type", [t is None for t in arg_types], arg_types)
         return None, None, None
     return _split(graph, [np.dtype(t).type for t in types])
+
+
+def _warn_unknown(graph: IndexedGraph, what: str, unknown: list[bool], values: list) -> None:
+    """Warn, as MXNet's infer_shape and infer_type do, naming the arguments (the first ten) whose
+    ``what`` stays unknown, so a user whose call gave ``(None, None, None)`` sees which to give."""
+    names = [graph.nodes[i].name for i in graph.variables() if id(graph.nodes[i]) not in graph.aux_ids]
+    missing = [f"{name}: {value}" for name, value, u in zip(names, values, unknown, strict=True) if u]
+    listed = "\n\t".join(missing[:10] + (["..."] if len(missing) > 10 else []))
+    warnings.warn(
+        f"infer_{what}: the {what} of these arguments cannot be inferred from what was given; give them:\n\t{listed}",
+        stacklevel=4,
+    )
 
 
 def _expanded(graph: IndexedGraph, outputs: list[Entry], shape_of: Any, default_length: int | None) -> tuple:

@@ -13,7 +13,7 @@ import numbers
 from typing import Any
 
 from lazynd.base import NotImplementedForSymbol
-from lazynd.errors import ArgumentTypeError, LazyNDError
+from lazynd.errors import ArgumentTypeError, IndexingError, LazyNDError, OperatorError
 
 from .attribute import listed_attrs, normalize_attrs
 from .graph import Entry, Node, aux_variables, child_entries, debug_text, topo_order
@@ -75,23 +75,25 @@ class Symbol:
         return (Symbol([e]) for e in self._outputs)
 
     def __getitem__(self, index: int | str | slice) -> Symbol:
-        """The output ``index`` (a position, negative from the end, or an output name), or, for a
-        slice, the group of the outputs it selects (as MXNet 1.x)."""
+        """The output ``index`` (a position, negative from the end, or a name), or the group a slice
+        selects, as MXNet 1.x (with its errors: ``IndexError``, ``ValueError``, ``TypeError``)."""
+        count = len(self._outputs)
         if isinstance(index, slice):
-            picked = [self._outputs[i] for i in range(*index.indices(len(self._outputs)))]
-            if not picked:
-                raise LazyNDError(f"output slice {index!r} selects none of the symbol's {len(self._outputs)} output(s)")
+            if not (picked := [self._outputs[i] for i in range(*index.indices(count))]):
+                raise OperatorError(f"output slice {index!r} selects none of the symbol's {count} output(s)")
             return Symbol(picked)
         if isinstance(index, str):
             names = self.list_outputs()
             if index not in names:
-                raise LazyNDError(f"symbol has no output named {index!r}; outputs are {names}")
+                raise OperatorError(f"symbol has no output named {index!r}; outputs are {names}")
             if names.count(index) > 1:  # as MXNet's: which one was meant is not known
-                raise LazyNDError(f"symbol has {names.count(index)} outputs named {index!r}; pick one by position")
+                raise OperatorError(f"symbol has {names.count(index)} outputs named {index!r}; pick one by position")
             index = names.index(index)
-        if not isinstance(index, int) or not -len(self._outputs) <= index < len(self._outputs):
-            raise LazyNDError(f"output index {index!r} out of range for a symbol with {len(self._outputs)} output(s)")
-        return Symbol([self._outputs[index]])
+        if not isinstance(index, numbers.Integral) or isinstance(index, bool):
+            raise ArgumentTypeError(f"Symbol index: an int, an output name or a slice, not {type(index).__name__}")
+        if not -count <= index < count:
+            raise IndexingError(f"output index {index!r} out of range for a symbol with {count} output(s)")
+        return Symbol([self._outputs[int(index)]])
 
     def get_internals(self) -> Symbol:
         """A group of every visible output of every node, in topological order.

@@ -14,6 +14,15 @@ def test_base_errors_are_lazynds() -> None:
     assert issubclass(mx.base.NotImplementedForSymbol, mx.base.MXNetError)
 
 
+def test_lazynds_errors_are_runtime_errors_as_mxnets() -> None:
+    # MXNet 1.9.1's MXNetError is a RuntimeError: programs catch its errors by that name
+    with pytest.raises(RuntimeError):
+        (mx.nd.ones((2,)) + mx.nd.ones((3,))).asnumpy()
+    with pytest.raises(RuntimeError):
+        mx.nd.load("/nonexistent/lazynd/file")
+    assert issubclass(mx.ShapeError, ValueError) and issubclass(mx.ShapeError, RuntimeError)
+
+
 def test_base_type_tuples_match_mxnets() -> None:
     assert mx.base.string_types == (str,)
     assert mx.base.mx_real_t is np.float32

@@ -47,7 +47,8 @@ class Node:
     own); ``watched`` holds the engine vars of the arrays the rule reads (the inputs, then the
     outputs; a backward operator's rule, :class:`~lazynd.ops.registry.BackwardOpGradient`, only
     its first inputs), and ``versions`` their versions when the node was recorded (both empty:
-    the rule reads none of them).
+    the rule reads none of them; a version None: an input the call itself updates in place, a
+    Custom operator's auxiliary state, whose later writes are expected).
     ``plan`` is the call plan of a registered operator's call (None for the other nodes: views,
     copies, assignments): with the graph around it, it says what the rule will push
     (:mod:`.replay`).
@@ -80,7 +81,7 @@ class Node:
         self.entries = entries
         self.outputs = [o.detach() for o in outputs]
         self.watched: list[Any] = []
-        self.versions: list[int] = []
+        self.versions: list[int | None] = []
         self.n_visible = len(outputs) if n_visible is None else n_visible
         self.freed = False
 
@@ -101,7 +102,7 @@ class Node:
     def check_unmodified(self) -> None:
         """Raise if an array the rule reads was written since it was recorded."""
         for k, (var, version) in enumerate(zip(self.watched, self.versions, strict=True)):
-            if var.version != version:
+            if version is not None and var.version != version:
                 n_in, n_out = len(self.inputs), len(self.outputs)
                 if k < n_in:
                     label, shape = self.input_label(k), f" (shape {self.inputs[k].shape})"

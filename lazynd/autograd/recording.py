@@ -168,6 +168,12 @@ def _record_call(
         n_watched, watch_outputs = len(data_inputs), True
     watched = [x.var for x in data_inputs[:n_watched]]
     versions = [var.version for var in watched] if versions is None else versions[:n_watched]
+    # an input the call updates in place (a Custom operator's auxiliary state, as BatchNorm's
+    # moving mean) is state, not a value the gradient depends on: its writes, this call's and
+    # later ones, do not make the gradient wrong (MXNet's backward takes them as they are)
+    for i in plan.access.mutated:
+        if i < len(versions):
+            versions[i] = None
     node = Node(op.name, rule, plan.attrs, list(data_inputs), entries, outputs, op, plan.n_visible, plan)
     for i, o in enumerate(outputs):
         if watch_outputs:

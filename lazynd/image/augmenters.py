@@ -164,7 +164,8 @@ def _jitter(src: np.ndarray, out: np.ndarray, steps: list[tuple[str, float]]) ->
 
 
 class ColorJitterAug(Augmenter):
-    """Random brightness, contrast and saturation (each alpha in [1 - v, 1 + v]), in random order; float32 out."""
+    """Random brightness, contrast and saturation (each alpha in [1 - v, 1 + v]), in random order; float32
+    out (into a float32 ``src`` itself, as MXNet's: see :func:`~lazynd.image.transforms.in_place_target`)."""
 
     def __init__(self, brightness: float, contrast: float, saturation: float) -> None:
         self.brightness, self.contrast, self.saturation = brightness, contrast, saturation
@@ -181,7 +182,9 @@ class ColorJitterAug(Augmenter):
             raise OperatorError(f"ColorJitterAug: contrast and saturation need 3 channels, image has shape {src.shape}")
         random.shuffle(self._jitters)
         steps = [(kind, 1.0 + random.uniform(-amount, amount)) for kind, amount in self._jitters]
-        return img.image_op("color_jitter", _jitter, src, src.shape, np.float32, steps), label
+        return img.image_op(
+            "color_jitter", _jitter, src, src.shape, np.float32, steps, out=img.in_place_target(src)
+        ), label
 
     def dumps(self) -> list:  # type: ignore[override]  # MXNet's is a RandomOrderAug: a list
         """``["colorjitteraug", [the dumps() of each jitter with a non-zero amount]]``, as MXNet."""
@@ -202,7 +205,8 @@ def _add_rgb(src: np.ndarray, out: np.ndarray, rgb: np.ndarray) -> None:
 
 
 class LightingAug(Augmenter):
-    """AlexNet-style PCA lighting noise with standard deviation ``alphastd``; float32 out."""
+    """AlexNet-style PCA lighting noise with standard deviation ``alphastd``; float32 out (into a
+    float32 ``src`` itself, as MXNet's)."""
 
     def __init__(self, alphastd: float, eigval: Sequence[float], eigvec: Sequence[Sequence[float]]) -> None:
         self.alphastd = alphastd
@@ -217,11 +221,11 @@ class LightingAug(Augmenter):
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         alpha = np.random.normal(0, self.alphastd, size=(3,)).astype(np.float32)
         rgb = (self.eigvec @ (alpha * self.eigval)).astype(np.float32)
-        return img.image_op("lighting", _add_rgb, src, src.shape, np.float32, rgb), label
+        return img.image_op("lighting", _add_rgb, src, src.shape, np.float32, rgb, out=img.in_place_target(src)), label
 
 
 class ColorNormalizeAug(Augmenter):
-    """``(src - mean) / std`` per channel; float32 out."""
+    """``(src - mean) / std`` per channel; float32 out (into a float32 ``src`` itself, as MXNet's)."""
 
     def __init__(self, mean: Any, std: Any) -> None:
         self.mean, self.std = mean, std

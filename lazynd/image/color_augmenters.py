@@ -2,7 +2,8 @@
 
 :class:`~lazynd.image.augmenters.ColorJitterAug` applies the first three in a random order;
 these are its parts, usable alone or in a ``SequentialAug``/``RandomOrderAug``.  Each draws
-its factor with Python's ``random`` (as MXNet's do) and gives float32 (H, W, C) images.
+its factor with Python's ``random`` (as MXNet's do) and gives float32 (H, W, C) images; brightness,
+contrast and saturation write into a float32 image itself, as MXNet's (``src *= alpha``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ class _OneJitter(Augmenter):
         if self.kind != "brightness" and img.image_shape(type(self).__name__, src)[2] != 3:
             raise OperatorError(f"{type(self).__name__}: needs 3 channels, the image has shape {src.shape}")
         alpha = 1.0 + random.uniform(-self.amount, self.amount)
-        return img.image_op(f"{self.kind}_jitter", _jitter, src, src.shape, np.float32, [(self.kind, alpha)]), label
+        steps = [(self.kind, alpha)]
+        return img.image_op(
+            f"{self.kind}_jitter", _jitter, src, src.shape, np.float32, steps, out=img.in_place_target(src)
+        ), label
 
     def dumps(self) -> str:
         """``[class name in lower case, {kind: amount}]``, MXNet's form (``{"brightness": 0.3}``...)."""

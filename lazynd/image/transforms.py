@@ -47,6 +47,14 @@ def image_shape(name: str, src: Any) -> tuple[int, int, int]:
     return height, width, channels
 
 
+def in_place_target(src: Any) -> Any:
+    """Where the colour functions MXNet writes in place (``color_normalize``, the brightness,
+    contrast, saturation and lighting augmenters: ``src -= mean``, ``src *= alpha``) write: ``src``
+    itself when it is a float32 image, as there; else None, a new float32 array (MXNet refuses
+    other dtypes, or keeps them, rounding)."""
+    return src if isinstance(src, NDArray) and np.dtype(src.dtype) == np.float32 else None
+
+
 def image_op(
     name: str, fn: Callable[..., None], src: Any, shape: tuple[int, ...], dtype: Any, *args: Any, out: Any = None
 ) -> Any:
@@ -307,7 +315,8 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 
 def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
-    """``(src - mean) / std`` per channel, as float32.
+    """``(src - mean) / std`` per channel, as float32: into ``src`` itself when it is float32,
+    as MXNet's (which returns ``src``), see :func:`in_place_target`.
 
     Examples
     --------
@@ -326,7 +335,9 @@ def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
             raise OperatorError(
                 f"color_normalize: {name} of shape {value.shape} does not broadcast to the image's {tuple(src.shape)}"
             )
-    return image_op("color_normalize", _normalize, src, src.shape, np.float32, mean_np, std_np)
+    return image_op(
+        "color_normalize", _normalize, src, src.shape, np.float32, mean_np, std_np, out=in_place_target(src)
+    )
 
 
 # OpenCV's BORDER_ISOLATED flag, which may be added to a border type

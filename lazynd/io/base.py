@@ -49,9 +49,11 @@ class DataDesc(tuple):
             raise DataError(f"DataDesc: name must be a str, got {type(name).__name__}")
         desc = super().__new__(cls, (name, _shape_of(name, shape)))
         try:
-            desc.dtype = np.dtype(dtype).type
+            np.dtype(dtype)
         except (TypeError, ValueError, SyntaxError) as error:
             raise DataError(f"DataDesc {name!r}: dtype {dtype!r} is not a dtype ({error})") from None
+        # kept as given, as MXNet keeps it: a user's ``desc.dtype == "float16"`` holds, and it prints as given
+        desc.dtype = dtype
         desc.layout = layout
         return desc
 
@@ -64,8 +66,8 @@ class DataDesc(tuple):
         return self[1]
 
     def __repr__(self) -> str:
-        # MXNet 1.9.1's text, dtype as the NumPy type prints (``<class 'numpy.float32'>``): tutorials
-        # print provide_data, and users compare that output across libraries
+        # MXNet 1.9.1's text, dtype as it prints (the iterators' ``<class 'numpy.float32'>``, a
+        # user's ``float16``): tutorials print provide_data, and users compare that output across libraries
         return f"DataDesc[{self.name},{self.shape},{self.dtype},{self.layout}]"
 
     def __getnewargs__(self) -> tuple:

@@ -227,7 +227,7 @@ class NDArrayIter(DataIter):
         for name, arr in pairs:
             shape = list(arr.shape)
             shape[self._axis(arr)] = self.batch_size
-            descs.append(DataDesc(name, shape, self._batch_dtype(name, arr), self.layout))
+            descs.append(DataDesc(name, shape, self._batch_dtype(name, arr).type, self.layout))
         return descs
 
     @property

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import get_backend
-from ..errors import OperatorError, ShapeError
+from ..errors import IndexingError, OperatorError, ShapeError
 from ..runtime import push, run_if_free
 from . import dispatch
 from .copying import copy_into, element_of
@@ -92,7 +92,7 @@ def getitem(arr: Any, key: Any) -> Any:
         try:
             sub = data[key]
         except IndexError as err:
-            raise OperatorError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
+            raise IndexingError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
         if getattr(sub, "ndim", 0) == 0 and data.ndim:
             # a single element: keep a (1,)-shaped view, as MXNet does: a new last axis of length 1
             # (``x[()]`` of a 0-d array is that array, 0-d, in MXNet too)
@@ -110,7 +110,7 @@ def getitem(arr: Any, key: Any) -> Any:
     try:
         probe = np.broadcast_to(np.empty((), data.dtype), arr.shape)[_host_key(key)]
     except IndexError as err:
-        raise OperatorError(f"index does not fit shape {arr.shape}: {err}") from None
+        raise IndexingError(f"index does not fit shape {arr.shape}: {err}") from None
     out = new_array(probe.shape, data.dtype, arr._ctx)
     host_key = _snapshot(key)
 
@@ -141,7 +141,7 @@ def _flat_positions(shape: tuple[int, ...], key: Any) -> np.ndarray:
         try:
             return np.broadcast_to(coordinates, shape)[key]
         except IndexError as err:
-            raise OperatorError(f"index does not fit shape {shape}: {err}") from None
+            raise IndexingError(f"index does not fit shape {shape}: {err}") from None
 
     positions = selected(np.int64(0)).astype(np.int64)
     stride = 1
@@ -301,7 +301,7 @@ def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
             return shape, int(getattr(target, "size", 1)) == data.size
         return np.broadcast_to(np.empty((), data.dtype), arr.shape)[key].shape, False
     except IndexError as err:
-        raise OperatorError(f"__setitem__: index {key!r} does not fit shape {arr.shape}: {err}") from None
+        raise IndexingError(f"__setitem__: index {key!r} does not fit shape {arr.shape}: {err}") from None
 
 
 def _without_integer_axes(key: Any, value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> tuple | None:

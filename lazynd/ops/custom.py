@@ -127,10 +127,12 @@ def _run_user(attrs: dict, method: str, call: Callable[[], None], arrays: Sequen
         raise OperatorError(f"Custom ({attrs['op_type']}): the NDArray work of {method} failed: {err}") from err
 
 
-def operator_for(attrs: dict, ctx: Any, inputs: list, outputs: list) -> Any:
-    """The CustomOp object of the call (or executor node) from the buffers ``inputs`` to the
-    buffers ``outputs`` on ``ctx`` (``create_operator`` at its first forward; see ``_operator_cache``)."""
-    shapes, dtypes = [a.shape for a in inputs], [a.dtype for a in inputs]
+def operator_for(attrs: dict, ctx: Any, inputs: list, outputs: list, aux: Sequence[Any] = ()) -> Any:
+    """The CustomOp object of the call (or executor node) from the buffers ``inputs`` (with the
+    auxiliary states ``aux``) to the buffers ``outputs`` on ``ctx`` (``create_operator`` at its
+    first forward; see ``_operator_cache``).  As in MXNet, ``create_operator`` is given the shapes
+    and dtypes of the inputs followed by those of the auxiliary states."""
+    shapes, dtypes = [a.shape for a in [*inputs, *aux]], [a.dtype for a in [*inputs, *aux]]
     identities = tuple(map(id, [*inputs, *outputs]))
     key = (*_config(attrs), ctx, tuple(tuple(s) for s in shapes), tuple(dtypes), identities)
     with _cache_lock:
@@ -170,7 +172,7 @@ def _custom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     if not aux and len(inputs) > n_args:  # an imperative call: auxiliary states follow the inputs
         inputs, aux = inputs[:n_args], inputs[n_args:]
     ctx = _context(kctx)
-    op = operator_for(attrs, ctx, inputs, outputs)
+    op = operator_for(attrs, ctx, inputs, outputs, aux)
     in_data, out_data, aux_data = (_wrap(group, ctx, kctx) for group in (inputs, outputs, aux))
     _run_user(
         attrs,
@@ -223,7 +225,7 @@ def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     # the inputs and outputs are always among the dependencies (see _backward_layout): all given
     arguments = [given[i] for i in range(n_out, n_out + n_in)]
     results = [given[i] for i in range(n_out + n_in, 2 * n_out + n_in)]
-    op = operator_for(attrs, ctx, arguments, results)
+    op = operator_for(attrs, ctx, arguments, results, aux)
     # the user's backward sees the outputs only where it declared them
     declared = _declared(attrs)[0]
     slots = [given.get(i) if i < n_out + n_in or i in declared else None for i in range(2 * n_out + n_in)]
@@ -259,18 +261,22 @@ def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
 
 def _custom_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
     deps, n_out, n_in, n_aux = _backward_layout(attrs)
-    sources = list(out_grads) + list(inputs) + list(outputs[:n_out])
+    # an imperative call records its auxiliary states after the inputs; a symbol's node holds them apart
+    arguments, aux = list(inputs[:n_in]), list(inputs[n_in:])
+    sources = list(out_grads) + arguments + list(outputs[:n_out])
     chosen = []
     for d in deps:
         if sources[d] is None:  # an output nobody differentiates: its gradient is zero
             chosen.append(F._mul_scalar(outputs[d], scalar=0.0))
         else:
             chosen.append(sources[d])
-    if n_aux:
+    if n_aux and not aux:
         children = outputs[0].get_children()
-        chosen += [children[i] for i in range(n_in, n_in + n_aux)]
+        aux = [children[i] for i in range(n_in, n_in + n_aux)]
+    chosen += aux
     grads = F._backward_Custom(*chosen, **attrs)
-    return list(grads) if n_in > 1 else [grads]
+    # no gradient for an imperative call's auxiliary states
+    return (list(grads) if n_in > 1 else [grads]) + [None] * (len(inputs) - n_in)
 
 
 # -- definitions ----------------------------------------------------------------------------------

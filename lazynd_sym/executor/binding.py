@@ -134,16 +134,14 @@ def _bound_types(symbol: Any, names: list, aux_names: list, type_dict: Any) -> t
     """The dtypes simple_bind gives the arguments and auxiliary states: those of ``type_dict``,
     those inferred from them, and float32 (MXNet's default dtype) for any that nothing decides."""
     given = dict(_optional_dict("simple_bind", "type_dict", type_dict))
-    arg_types, _, aux_types = symbol.infer_type(**given)
-    if arg_types is not None:
-        return arg_types, aux_types
+    # (the partial form: the full one warns the user of what stays unknown, which is no news here)
     partial_args, _, partial_aux = symbol.infer_type_partial(**given)
+    if None not in partial_args + partial_aux:
+        return partial_args, partial_aux
     for name, dtype in zip(names, partial_args, strict=False):
         if dtype is None:
             given.setdefault(name, np.float32)
-    arg_types, _, aux_types = symbol.infer_type(**given)
-    if arg_types is not None:
-        return arg_types, aux_types
+    partial_args, _, partial_aux = symbol.infer_type_partial(**given)
     return (
         [np.float32 if t is None else t for t in partial_args],
         [np.float32 if t is None else t for t in partial_aux],

@@ -228,8 +228,8 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
                 f"Module.bind: cannot infer the shapes of {unknown} from the inputs {shapes}; "
                 "give each as a data or label shape, or a shape= on its Variable"
             )
-        arg_types, _, aux_types = self.symbol.infer_type(**dtypes)
-        if arg_types is None:
+        arg_types, _, aux_types = self.symbol.infer_type_partial(**dtypes)  # (the full form warns)
+        if None in arg_types + aux_types:
             arg_types, aux_types = [np.float32] * len(arg_shapes), [np.float32] * len(aux_shapes)
         source = shared.execs[k] if shared is not None else None
         group2ctx = self.group2ctxs[k]

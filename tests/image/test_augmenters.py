@@ -144,9 +144,9 @@ def test_color_jitter_draws_as_mxnets_random_order_of_its_three_jitters(src):
     x = src.astype("float32")
     random.seed(4)
     fused = image.ColorJitterAug(0.3, 0.3, 0.3)
-    got = [fused(x).asnumpy() for _ in range(3)]
+    got = [fused(x.copy()).asnumpy() for _ in range(3)]  # (each writes into its float32 image)
     random.seed(4)
     jitters = [image.BrightnessJitterAug(0.3), image.ContrastJitterAug(0.3), image.SaturationJitterAug(0.3)]
     ordered = image.RandomOrderAug(jitters)
-    expected = [ordered(x).asnumpy() for _ in range(3)]
+    expected = [ordered(x.copy()).asnumpy() for _ in range(3)]
     np.testing.assert_allclose(got, expected, rtol=1e-5)

@@ -98,3 +98,40 @@ def test_imresize_and_copy_make_border_write_into_out_as_mxnet():
 def test_imresize_refuses_an_out_that_cannot_take_the_result(out, message):
     with pytest.raises(OperatorError, match=message):
         image.imresize(_img(), 9, 7, out=out)
+
+
+def test_color_normalize_writes_into_a_float32_image_as_mxnet():
+    # MXNet 1.9.1 runs ``src -= mean; src /= std`` and returns src: a program may call it for its effect
+    src = mx.nd.ones((2, 2, 3)) * 10
+    result = image.color_normalize(src, mx.nd.array([1, 2, 3]), mx.nd.array([3, 2, 1]))
+    assert result is src
+    np.testing.assert_allclose(src.asnumpy()[0, 0], [3, 4, 7])
+    u8 = mx.nd.ones((2, 2, 3), dtype="uint8") * 10  # (MXNet refuses a uint8 image; lazynd gives a new float32 one)
+    fresh = image.color_normalize(u8, mx.nd.array([1, 2, 3]))
+    assert fresh is not u8 and fresh.dtype == np.float32 and u8.asnumpy()[0, 0, 0] == 10
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: image.BrightnessJitterAug(0.5),
+        lambda: image.ContrastJitterAug(0.5),
+        lambda: image.SaturationJitterAug(0.5),
+        lambda: image.ColorJitterAug(0.5, 0.5, 0.5),
+        lambda: image.LightingAug(0.5, np.array([55.46, 4.794, 1.148]), np.eye(3)),
+        lambda: image.ColorNormalizeAug(mx.nd.array([1, 2, 3]), mx.nd.array([2, 2, 2])),
+    ],
+    ids=["brightness", "contrast", "saturation", "color-jitter", "lighting", "color-normalize"],
+)
+def test_colour_augmenters_write_into_a_float32_image_as_mxnet(make):
+    # MXNet 1.9.1's are ``src *= alpha``, ``src += gray``, ``src += rgb``...: the image given changes
+    src = _img().astype("float32")
+    before = src.asnumpy().copy()
+    random.seed(2)
+    np.random.seed(2)
+    out = make()(src)
+    assert out is src
+    random.seed(2)
+    np.random.seed(2)
+    np.testing.assert_allclose(make()(mx.nd.array(before)).asnumpy(), src.asnumpy(), rtol=1e-6)
+    assert not np.allclose(src.asnumpy(), before)

@@ -29,3 +29,24 @@ def test_empty_tuple_index_of_a_0d_array_is_a_view() -> None:
     x = mx.nd.array(np.array(5.0))
     x[()][()] = 4
     assert x.asscalar() == 4.0
+
+
+@pytest.mark.parametrize(
+    "key",
+    [5, -3, (0, 7), (0, 0, 0)],
+    ids=["past-the-rows", "negative-past-the-rows", "past-the-columns", "more-indices-than-axes"],
+)
+def test_an_index_past_the_end_is_an_index_error_as_in_mxnet(key) -> None:
+    # MXNet 1.9.1 raises IndexError for each (user code catches it by that name); the error
+    # stays an OperatorError (a ValueError) too
+    x = mx.nd.zeros((2, 3))
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[key]
+    with pytest.raises(mx.OperatorError):
+        x[key]
+
+
+def test_assigning_past_the_end_is_an_index_error_as_in_mxnet() -> None:
+    x = mx.nd.zeros((2, 3))
+    with pytest.raises(IndexError, match="does not fit shape"):
+        x[4] = 1

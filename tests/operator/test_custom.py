@@ -147,3 +147,41 @@ def test_auxiliary_states_are_updated_in_executors_and_imperatively():
     y = mx.nd.Custom(mx.nd.array([5, 5]), count, op_type="test_counter")
     np.testing.assert_allclose(y.asnumpy(), [6, 6])
     np.testing.assert_allclose(count.asnumpy(), [1])
+
+
+_SEEN: list = []
+
+
+@mx.operator.register("test_counter_seen")
+class _CounterSeenProp(_CounterProp):
+    def create_operator(self, ctx, shapes, dtypes):
+        _SEEN.append((shapes, dtypes))
+        return _Counter()
+
+
+def test_create_operator_sees_the_auxiliary_states_after_the_inputs():
+    # MXNet 1.9.1 hands create_operator the shapes and dtype codes of the inputs followed by
+    # those of the auxiliary states: [[2], [1]] and [0, 0] here
+    _SEEN.clear()
+    exe = sym.Custom(sym.Variable("data"), op_type="test_counter_seen", name="c").simple_bind(mx.cpu(), data=(2,))
+    exe.forward(is_train=True, data=mx.nd.array([1, 2]))
+    exe.backward(mx.nd.ones((2,)))
+    assert _SEEN == [([[2], [1]], [0, 0])]  # one CustomOp object for the forward and backward
+    _SEEN.clear()
+    mx.nd.Custom(mx.nd.ones((3,), dtype="float64"), mx.nd.zeros((1,), dtype="float64"), op_type="test_counter_seen")
+    mx.nd.waitall()
+    assert _SEEN == [([[3], [1]], [1, 1])]
+
+
+def test_autograd_through_a_custom_operator_with_auxiliary_states():
+    # as in MXNet 1.9.1: the operator's own update of its state is no in-place write of a
+    # recorded input, and the state gets no gradient
+    x = mx.nd.array([5, 5])
+    x.attach_grad()
+    count = mx.nd.zeros((1,))
+    with mx.autograd.record():
+        y = mx.nd.Custom(x, count, op_type="test_counter") + mx.nd.Custom(x, count, op_type="test_counter")
+    y.backward()
+    np.testing.assert_allclose(y.asnumpy(), [13, 13])
+    np.testing.assert_allclose(count.asnumpy(), [2])
+    np.testing.assert_allclose(x.grad.asnumpy(), [2, 2])

@@ -90,3 +90,22 @@ def test_module_output_names_use_mxnet_names():
     assert mod.output_names == ["s_output0"]
     out = mod.get_outputs()[0].asnumpy()
     assert np.all(np.diff(out, axis=1) >= 0)
+
+
+def test_output_lookup_errors_are_mxnet_kinds() -> None:
+    # MXNet 1.9.1: a position past the outputs is an IndexError, an unknown or repeated name a
+    # ValueError, an index of another type a TypeError; all stay LazyNDErrors
+    fc = sym.FullyConnected(_data(), num_hidden=2, name="fc")
+    with pytest.raises(IndexError, match="out of range"):
+        fc[1]
+    with pytest.raises(IndexError):
+        fc[-2]
+    with pytest.raises(ValueError, match="no output named"):
+        fc.get_internals()["fc_nothing"]
+    with pytest.raises(ValueError, match="2 outputs named"):
+        sym.Group([fc, fc])["fc_output"]
+    with pytest.raises(TypeError, match="not float"):
+        fc[1.5]
+    with pytest.raises(mx.LazyNDError):
+        fc[1]
+    assert fc[-1].list_outputs() == ["fc_output"]

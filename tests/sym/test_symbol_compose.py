@@ -107,6 +107,12 @@ def test_unknown_attribute_raises():
         sym.Variable("w", attr={"mood": "angry"})
 
 
+def test_an_unknown_variable_keyword_is_a_value_error_as_mxnet():
+    # MXNet 1.9.1: Variable("w", foo="bar") raises ValueError
+    with pytest.raises(ValueError, match="'foo' is not allowed"):
+        sym.Variable("w", foo="bar")
+
+
 def test_operator_attribute_kwargs_and_unknown_params():
     y = sym.relu(sym.Variable("x"), name="r", ctx_group="dev2", __layout__="NC")
     assert y.attr_dict()["r"] == {"__ctx_group__": "dev2", "__layout__": "NC", "ctx_group": "dev2"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -27,6 +29,21 @@ def test_incomplete_inference_returns_nones_and_partial_keeps_known():
     assert net.infer_shape(A=(2, 3)) == (None, None, None)
     args, outs, _ = net.infer_shape_partial(A=(2, 3))
     assert args[0] == (2, 3) and args[1] == ()  # MXNet writes an unknown shape as ()
+
+
+def test_incomplete_inference_warns_naming_the_unknown_arguments_as_mxnet():
+    # MXNet 1.9.1's infer_shape and infer_type warn (UserWarning) listing what stays unknown
+    net = sym.FullyConnected(sym.Variable("x"), num_hidden=3, name="fc")
+    with pytest.warns(UserWarning, match=r"infer_shape: .*\n\tx: \(2, 0\)\n\tfc_weight: \(3, 0\)$"):
+        assert net.infer_shape(x=(2, 0)) == (None, None, None)
+    loss = sym.SoftmaxOutput(sym.Variable("data"), sym.Variable("label"), name="out")
+    with pytest.warns(UserWarning, match=r"infer_type: .*\n\tdata: None\n\tlabel: None$"):
+        assert loss.infer_type() == (None, None, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        net.infer_shape_partial(x=(2, 0))  # the partial forms, and binding, say nothing
+        loss.infer_type_partial()
+        net.simple_bind(mx.cpu(), x=(2, 5))
 
 
 def test_inconsistent_shape_error_names_node_and_shapes():

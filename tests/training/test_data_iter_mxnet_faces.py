@@ -23,7 +23,19 @@ def test_provide_data_prints_as_mxnet_191_prints_it() -> None:
     # print(train_iter.provide_data) is in most MXNet tutorials; its text is MXNet's, dtype and all
     it = NDArrayIter(np.zeros((4, 3), np.float32), np.zeros(4), batch_size=2)
     assert repr(it.provide_data) == "[DataDesc[data,(2, 3),<class 'numpy.float32'>,NCHW]]"
-    assert str(mx.io.DataDesc("x", (1,), "int32", "NC")) == "DataDesc[x,(1,),<class 'numpy.int32'>,NC]"
+    it = NDArrayIter(mx.nd.zeros((4, 3), dtype="int32"), batch_size=2)
+    assert repr(it.provide_data) == "[DataDesc[data,(2, 3),<class 'numpy.int32'>,NCHW]]"
+    # a dtype given by the user prints as given (MXNet 1.9.1 keeps it)
+    assert str(mx.io.DataDesc("x", (1,), "int32", "NC")) == "DataDesc[x,(1,),int32,NC]"
+
+
+def test_a_data_desc_keeps_its_dtype_as_given() -> None:
+    # MXNet 1.9.1 stores DataDesc's dtype untouched: code comparing it with what it gave holds
+    assert mx.io.DataDesc("x", (1,), "float16").dtype == "float16"
+    assert mx.io.DataDesc("x", (1,), np.dtype("int32")).dtype == np.dtype("int32")
+    assert mx.io.DataDesc("x", (1,)).dtype is np.float32
+    with pytest.raises(mx.LazyNDError, match="is not a dtype"):
+        mx.io.DataDesc("x", (1,), "float17")
 
 
 def test_roll_over_gives_the_first_batch_of_the_next_epoch_a_pad_of_the_carried_examples() -> None:
