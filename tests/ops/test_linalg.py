@@ -90,3 +90,31 @@ def test_batch_dot_refuses_different_batch_axes():
         mx.nd.batch_dot(mx.nd.ones((2, 2, 3, 4)), mx.nd.ones((2, 3, 4, 5)))
     with pytest.raises(ShapeError, match="one number of dims, at least 3"):
         mx.nd.batch_dot(mx.nd.ones((2, 2, 3, 4)), mx.nd.ones((2, 4, 5)))
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, params",
+    [
+        ((2,), (2, 3), {"transpose_a": True}),
+        ((3, 2), (2,), {"transpose_b": True}),
+        ((2,), (3, 2), {"transpose_b": True}),
+    ],
+)
+def test_a_transposed_vector_beside_a_matrix_is_the_vector(lhs, rhs, params, ctx):
+    # MXNet 1.9.1 reads a transposed 1-D operand as itself; the shape rule did, the kernel failed inside
+    # (an EngineError around NumPy's "cannot reshape array of size 2 into shape (2,2)")
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(lhs), rng.standard_normal(rhs)
+
+    def reference(x, y):
+        x = x.T if params.get("transpose_a") else x  # a 1-D array's .T is itself, as in MXNet
+        return np.dot(x, y.T if params.get("transpose_b") else y)
+
+    check_forward("dot", [a, b], params, reference, ctx=ctx)
+    check_gradient("dot", [a, b], params, ctx=ctx)
+
+
+@pytest.mark.parametrize("params", [{"transpose_a": True}, {"transpose_b": True}])
+def test_dot_of_two_transposed_vectors_is_refused_at_the_call(params):
+    with pytest.raises(ShapeError, match=r"dot: cannot transpose vectors: lhs \(2,\) and rhs \(2,\)"):
+        mx.nd.dot(mx.nd.ones((2,)), mx.nd.ones((2,)), **params)
