@@ -3,6 +3,8 @@ does not try."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -118,3 +120,20 @@ def test_a_transposed_vector_beside_a_matrix_is_the_vector(lhs, rhs, params, ctx
 def test_dot_of_two_transposed_vectors_is_refused_at_the_call(params):
     with pytest.raises(ShapeError, match=r"dot: cannot transpose vectors: lhs \(2,\) and rhs \(2,\)"):
         mx.nd.dot(mx.nd.ones((2,)), mx.nd.ones((2,)), **params)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_a_product_past_the_range_is_inf_without_a_warning(dtype):
+    # the host's NumPy matmul warned of the overflow (a RuntimeWarning the user saw; MXNet is silent, and
+    # cuBLAS cannot warn: the CPU alone, as the CUDA emulator's NumPy-made CuPy would warn where CuPy does not)
+    big = 60000.0 if dtype == "float16" else 1e30
+    a = mx.nd.full((1, 2), big, dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        products = [
+            mx.nd.dot(a, a, transpose_b=True),
+            mx.nd.batch_dot(a.reshape((1, 1, 2)), a.reshape((1, 2, 1))),
+            mx.nd.FullyConnected(a, a, num_hidden=1, no_bias=True),
+        ]
+        values = [p.asnumpy() for p in products]
+    assert all(np.isinf(v).all() and v.dtype == np.dtype(dtype) for v in values)

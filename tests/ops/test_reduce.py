@@ -4,6 +4,8 @@ and dtypes, errors, arrays with no elements, devices.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from reduce_inputs import NUMPY, reduce_data
@@ -136,6 +138,17 @@ def test_norm_neither_overflows_nor_underflows_where_the_norm_fits(dtype, axis, 
     finite = mx.nd.norm(mx.nd.array(data[:3], ctx=ctx, dtype=dtype), axis=axis).asnumpy().astype(np.float64)
     whole = np.sqrt(2.0) * big
     np.testing.assert_allclose(finite, whole if axis != 1 else rows[:3], rtol=2e-3 if dtype == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "nansum", "nanprod"])
+def test_a_float16_reduction_past_the_range_is_inf_without_a_warning(name, ctx):
+    # accumulated in float32, then cast to float16: the cast's overflow warned (NumPy's RuntimeWarning
+    # reached the user; MXNet, the GPU kernels and every elementwise operator are silent)
+    x = mx.nd.array([60000, 60000], ctx=ctx, dtype="float16")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = getattr(mx.nd, name)(x, axis=0).asnumpy()
+    assert got.dtype == np.float16 and np.isinf(got).all()
 
 
 def test_axis_out_of_range_is_a_clear_error():
