@@ -17,7 +17,7 @@ from .. import engine as _engine_mod
 from ..backend import get_backend
 from ..context import Context
 from ..engine.var import Var
-from ..errors import OperatorError
+from ..errors import ArgumentTypeError, OperatorError
 from ..runtime import Signature, signature_of
 from . import arithmetic as _arithmetic
 from . import copying as _copying
@@ -167,7 +167,8 @@ class NDArray:
 
     def __len__(self) -> int:
         if self.ndim == 0:
-            raise TypeError("len() of a 0-d NDArray")
+            # a LazyNDError as every error of ours; a TypeError as Python's len() of an unsized object
+            raise ArgumentTypeError("len() of a 0-d NDArray: it has no first axis (shape ())")
         return self.shape[0]
 
     def __iter__(self) -> Iterator[NDArray]:

@@ -123,12 +123,19 @@ def scalar_as(dtype: Any, scalar: float) -> Any:
     toward zero for an integer dtype, then wrapped to its width (300 -> 44 for uint8)."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iub":
-        if not np.isfinite(scalar):
+        if not _fits_int64(scalar):
             raise OperatorError(
-                f"the scalar {scalar} has no value in an array of {dtype.name} (expected a finite number)"
+                f"the scalar {scalar} has no value in an array of {dtype.name} (expected a finite number "
+                "within int64's range)"
             )
         return np.array(int(scalar), dtype=np.int64).astype(dtype)[()]
-    return dtype.type(scalar)
+    with np.errstate(over="ignore"):  # past float16's range: inf, as MXNet's cast gives
+        return dtype.type(scalar)
+
+
+def _fits_int64(scalar: float) -> bool:
+    """Whether ``scalar`` truncated toward zero is an int64 (NaN, the infinities, 1e20 are not)."""
+    return bool(np.isfinite(scalar)) and -(2**63) <= int(scalar) < 2**63
 
 
 def _unsigned_to_negative_power(name: str, reflected: bool, x: Any, scalar: float) -> bool:
@@ -153,10 +160,11 @@ def _scalar_infer_type(op_name: str) -> Callable:
         dtype = None if in_types[0] is None else np.dtype(in_types[0])
         out = "int64" if dtype == np.bool_ else in_types[0]
         scalar = attrs.get("scalar")
-        if dtype is not None and dtype.kind in "iub" and scalar is not None and not np.isfinite(scalar):
+        if dtype is not None and dtype.kind in "iub" and scalar is not None and not _fits_int64(scalar):
+            # past int64 the cast in the kernel raised OverflowError inside an EngineError at the wait
             raise OperatorError(
                 f"{op_name}: the scalar {scalar} has no value in an array of {dtype.name} (expected a finite "
-                "number, or cast the array to a float dtype first)"
+                "number within int64's range, or cast the array to a float dtype first)"
             )
         return in_types, [out], aux_types
 

@@ -31,18 +31,26 @@ GPU_SCALAR = ElementwiseFamily(
 )
 
 
+def _over(numerator: float, s2: float) -> float:
+    """``numerator / sigma**2`` as the GPU kernels (and MXNet's) compute it: infinite for sigma 0,
+    where the quadratic part covers every x (Python's float division raised ZeroDivisionError)."""
+    return math.inf if s2 == 0 else numerator / s2
+
+
+@quietly  # inf - inf in the branch np.where does not pick (sigma 0 and an infinite x)
 def _smooth_l1_cpu(x: Any, sigma: float, out: Any) -> None:
     s2 = sigma * sigma
     if x.dtype.kind in "iu":
         # in float64, as MXNet computes it: |-128| and the squares wrap in int8 (smooth_l1(-128) gave 0)
         x = x.astype(np.float64)
     ax = np.abs(x)
-    out[...] = np.where(ax < 1.0 / s2, 0.5 * s2 * x * x, ax - 0.5 / s2)
+    out[...] = np.where(ax < _over(1.0, s2), 0.5 * s2 * x * x, ax - _over(0.5, s2))
 
 
+@quietly
 def _smooth_l1_slope_cpu(x: Any, sigma: float, out: Any) -> None:
     s2 = sigma * sigma
-    out[...] = np.where(np.abs(x) < 1.0 / s2, s2 * x, np.sign(x))
+    out[...] = np.where(np.abs(x) < _over(1.0, s2), s2 * x, np.sign(x))
 
 
 for _name, _cpu, _grad in (

@@ -216,6 +216,11 @@ def _row_starts(n: int, depth: int) -> np.ndarray:
 def _one_hot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     if attrs["depth"] < 0:  # depth 0 is an empty trailing axis, as in MXNet
         raise OperatorError(f"one_hot: depth={attrs['depth']} must be at least 0")
+    for name in ("on_value", "off_value"):
+        try:  # at the call: the kernel's cast raised inside an EngineError at the wait
+            scalar_as(attrs["dtype"], attrs[name])
+        except OperatorError as error:
+            raise OperatorError(f"one_hot: {name}={attrs[name]} with dtype={attrs['dtype']}: {error}") from None
     data = in_shapes[0]
     return in_shapes, [None if data is None else tuple(data) + (attrs["depth"],)], aux_shapes
 

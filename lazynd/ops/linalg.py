@@ -30,8 +30,8 @@ def _as_matrix(x: Any, transpose: bool, lhs: bool) -> Any:
     contracts lhs's first axis and ``transpose_b`` rhs's last (not a reversal of every axis).
     """
     if x.ndim == 1:
-        m = x.reshape(1, -1) if lhs else x.reshape(-1, 1)
-        return m.T if transpose else m
+        # a vector is its own transpose (MXNet 1.9.1: dot(v, m, transpose_a=True) is dot(v, m))
+        return x.reshape(1, -1) if lhs else x.reshape(-1, 1)
     # sizes, not -1: a -1 cannot be inferred beside a 0 (an empty contraction, K = 0)
     first, last = (x.shape[0], math.prod(x.shape[1:])), (math.prod(x.shape[:-1]), x.shape[-1])
     if lhs:
@@ -53,7 +53,7 @@ def _dims(shape: tuple, transpose: bool, lhs: bool) -> tuple:
     """The dims of an operand as the product sees it (see :func:`_as_matrix`)."""
     shape = tuple(shape)
     if not transpose or len(shape) < 2:
-        return tuple(reversed(shape)) if transpose else shape
+        return shape
     return shape[1:] + shape[:1] if lhs else shape[-1:] + shape[:-1]
 
 
@@ -63,6 +63,11 @@ def _dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, li
         return in_shapes, [None], aux_shapes
     if not lhs or not rhs:
         raise ShapeError(f"dot: lhs {tuple(lhs)} and rhs {tuple(rhs)} must have at least one dim each")
+    if len(lhs) == 1 and len(rhs) == 1 and (attrs["transpose_a"] or attrs["transpose_b"]):
+        raise ShapeError(
+            f"dot: cannot transpose vectors: lhs {tuple(lhs)} and rhs {tuple(rhs)} with "
+            f"transpose_a={attrs['transpose_a']}, transpose_b={attrs['transpose_b']} (as MXNet)"
+        )
     a = _dims(lhs, attrs["transpose_a"], lhs=True)
     b = _dims(rhs, attrs["transpose_b"], lhs=False)
     k_a = a[-1]

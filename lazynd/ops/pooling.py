@@ -86,6 +86,12 @@ class PoolGeometry:
                 raise OperatorError(f"Pooling: stride {self.stride} and pad {self.pad} must have {nd} entries")
             if any(s <= 0 for s in self.stride) or any(p < 0 for p in self.pad):
                 raise OperatorError(f"Pooling: stride {self.stride} must be positive and pad {self.pad} non-negative")
+            if attrs["pool_type"] in ("max", "avg") and any(p >= k for p, k in zip(self.pad, self.kernel, strict=True)):
+                # the windows wholly in the padding have no value (max gave -inf); MXNet 1.9.1 refuses too
+                raise OperatorError(
+                    f"Pooling: pad {self.pad} must be smaller than kernel {self.kernel} on every axis "
+                    f"for pool_type={attrs['pool_type']!r}"
+                )
         convention = "valid" if attrs["global_pool"] else attrs["pooling_convention"]
         out = []
         for size, k, s, p in zip(spatial, self.kernel, self.stride, self.pad, strict=True):

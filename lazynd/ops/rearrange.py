@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
+from ..util import is_np_shape
 from .params import REQUIRED, Param, enum, optional, parse_axis, parse_float, parse_int, parse_shape
 from .registry import OpDef, merge_shape, register
 from .shape import as_axes, copy_into, normalize_axis, unary_infer
@@ -151,7 +152,9 @@ register(
 
 
 # -- Pad -------------------------------------------------------------------------------------------
-def _pad_pairs(attrs: dict, shape: tuple) -> list[tuple[int, int]]:
+def _pad_pairs(attrs: dict, shape: tuple, sizes_known: bool = True) -> list[tuple[int, int]]:
+    """The (before, after) pairs, checked; ``sizes_known`` False when a 0 in ``shape`` may be an
+    unknown dimension (symbolic inference) rather than an empty axis."""
     width = attrs["pad_width"]
     if len(width) != 2 * len(shape) or any(w < 0 for w in width):
         raise ShapeError(
@@ -159,6 +162,14 @@ def _pad_pairs(attrs: dict, shape: tuple) -> list[tuple[int, int]]:
             f"{len(shape)}-D input {tuple(shape)} ({2 * len(shape)} values)"
         )
     pairs = [(width[2 * i], width[2 * i + 1]) for i in range(len(shape))]
+    if attrs["mode"] != "constant" and sizes_known:
+        for axis, ((before, after), n) in enumerate(zip(pairs, shape, strict=True)):
+            if n == 0 and before + after:
+                # NumPy's pad fails inside the kernel here (MXNet 1.9.1 dies of SIGFPE)
+                raise ShapeError(
+                    f"Pad: mode={attrs['mode']!r} copies input values into the padding, but axis {axis} "
+                    f"of the input {tuple(shape)} is empty (padding {(before, after)}); use mode='constant'"
+                )
     if attrs["mode"] == "reflect":
         for axis, ((before, after), n) in enumerate(zip(pairs, shape, strict=True)):
             if n and max(before, after) >= n:
@@ -204,7 +215,8 @@ def _backward_pad_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, a
 
 
 def _pad_shape(attrs: dict, s: tuple) -> tuple:
-    return tuple(d + before + after for d, (before, after) in zip(s, _pad_pairs(attrs, s), strict=True))
+    pairs = _pad_pairs(attrs, s, sizes_known=is_np_shape())
+    return tuple(d + before + after for d, (before, after) in zip(s, pairs, strict=True))
 
 
 _PAD_PARAMS = {

@@ -93,12 +93,42 @@ def _infer(name: str) -> Callable:
 def _norm(xp: Any, x: Any, axis: tuple, keepdims: bool, ord: int) -> Any:
     if ord == 1:
         return xp.sum(xp.abs(x), axis=axis, keepdims=keepdims)
-    if len(axis) == x.ndim and x.flags.c_contiguous and x.dtype.kind == "f":
-        # the whole array: one BLAS dot, no squared temporary (as numpy.linalg.norm does)
-        flat = x.reshape(-1)
-        total = xp.sqrt(xp.dot(flat, flat))
-        return total.reshape((1,) * x.ndim) if keepdims else total
-    return xp.sqrt(xp.sum(xp.square(x), axis=axis, keepdims=keepdims))
+    if xp is np:
+        if len(axis) == x.ndim and x.flags.c_contiguous and x.dtype.kind == "f":
+            # the whole array: one BLAS dot, no squared temporary (as numpy.linalg.norm does)
+            flat = x.reshape(-1)
+            squares = np.dot(flat, flat)
+            if squares_in_range(squares):
+                total = np.sqrt(squares)
+                return total.reshape((1,) * x.ndim) if keepdims else total
+        else:
+            squares = np.sum(np.square(x), axis=axis, keepdims=keepdims)
+            if squares_in_range(squares):
+                return np.sqrt(squares)
+    # on a device the host cannot look at the squares without waiting for them: always scaled
+    return _scaled_l2_norm(xp, x, axis, keepdims)
+
+
+def squares_in_range(squares: Any) -> bool:
+    """Whether a sum of squares is finite and far enough above the dtype's smallest normal number
+    that no square lost to underflow can matter (so its root is the norm to the dtype's precision)."""
+    if squares.size == 0:
+        return True
+    info = np.finfo(squares.dtype)
+    return bool(np.isfinite(squares).all()) and float(squares.min()) >= float(info.tiny) / float(info.eps)
+
+
+def _scaled_l2_norm(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
+    """The 2-norm as ``m * sqrt(sum((x / m) ** 2))`` with ``m`` the largest magnitude, as MXNet
+    computes it: the squares of float32 data beyond 1.8e19 overflow (the norm of ``[1e30]`` was
+    inf) and those below 1e-19 underflow (the norm of ``[1e-30]`` was 0)."""
+    if x.size == 0:
+        return xp.sqrt(xp.sum(xp.square(x), axis=axis, keepdims=keepdims))
+    scale = xp.max(xp.abs(x), axis=axis, keepdims=True)
+    # no scaling where the largest is 0 (the norm is 0), inf (inf) or NaN (NaN)
+    scale = xp.where((scale > 0) & xp.isfinite(scale), scale, xp.ones_like(scale))
+    total = scale * xp.sqrt(xp.sum(xp.square(x / scale), axis=axis, keepdims=True))
+    return total if keepdims else xp.squeeze(total, axis=axis)
 
 
 # name -> reduction(xp, x, axes, attrs) returning keepdims=True results
@@ -137,12 +167,12 @@ def _reduce_forward(name: str) -> Callable:
     reducer = REDUCERS[name]
     ufunc = _UFUNCS.get(name)
 
-    @quietly
     def reduce(xp: Any, x: Any, axes: tuple[int, ...], attrs: dict) -> Any:
         if ufunc is not None and xp is np and x.dtype.kind == "f" and _acc(x) is None:
             return ufunc.reduce(x, axis=axes)
         return reducer(xp, x, axes, attrs)
 
+    @quietly  # the reduction and its cast to the output (float16's sum of 60000 twice is inf, silently)
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
         axes = reduced_axes(name, attrs, x.ndim)
@@ -167,8 +197,11 @@ def _reduce_forward(name: str) -> Callable:
             # sum in double precision rounds to float32's own square root (double has more than
             # twice float32's digits); math.sqrt skips a ufunc call on a scalar
             flat = x.ravel()
-            outputs[0].fill(math.sqrt(flat.dot(flat)))
-            return
+            with quiet():  # an overflow is handled below
+                squares = flat.dot(flat)
+            if squares_in_range(squares):
+                outputs[0].fill(math.sqrt(squares))
+                return
         forward(kctx, attrs, inputs, outputs, aux)
 
     return norm_forward

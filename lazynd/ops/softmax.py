@@ -359,36 +359,24 @@ def _activation_axis(op: str, mode: str, ndim: int) -> int:
         if ndim < 2:
             raise OperatorError(f"{op}: mode='channel' needs an input with at least 2 dimensions, got {ndim}")
         return 1
-    return ndim - 1 if ndim < 2 else 1
-
-
-def _flatten_instance(x: Any, mode: str) -> Any:
-    # mode='instance' normalises over everything but the batch axis
-    return x.reshape(x.shape[0], -1) if mode == "instance" and x.ndim > 2 else x
+    # mode='instance' is MXNet's softmax of the data viewed as 2-D (all but the last axis, the last):
+    # over the last axis, whatever the rank (MXNet 1.9.1 and 0.9 alike; its documentation's "each
+    # instance" reads as all but the batch axis, which only a 2-D input gives)
+    return ndim - 1
 
 
 def _activation_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x, out = inputs[0], outputs[0]
-    mode = attrs["mode"]
-    axis = _activation_axis("SoftmaxActivation", mode, x.ndim)
-    flat_x, flat_out = _flatten_instance(x, mode), _flatten_instance(out, mode)
-    softmax_into(kctx, flat_x, flat_out, axis)
-    if not out.flags.c_contiguous:  # reshape copied: write the result back
-        out[...] = flat_out.reshape(out.shape)
+    softmax_into(kctx, x, out, _activation_axis("SoftmaxActivation", attrs["mode"], x.ndim))
 
 
 def _activation_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     dy, y = inputs
-    dx = outputs[0]
-    mode = attrs["mode"]
-    axis = _activation_axis("SoftmaxActivation", mode, y.ndim)
-    flat_dx = _flatten_instance(dx, mode)
-    softmax_grad_into(kctx, _flatten_instance(dy, mode), _flatten_instance(y, mode), flat_dx, axis)
-    if not dx.flags.c_contiguous:
-        dx[...] = flat_dx.reshape(dx.shape)
+    axis = _activation_axis("SoftmaxActivation", attrs["mode"], y.ndim)
+    softmax_grad_into(kctx, dy, y, outputs[0], axis)
 
 
-_MODE = {"mode": Param(enum("instance", "channel"), "instance", "instance: over all but axis 0; channel: over axis 1")}
+_MODE = {"mode": Param(enum("instance", "channel"), "instance", "instance: over the last axis; channel: over axis 1")}
 
 register(
     OpDef(
@@ -402,7 +390,7 @@ register(
         gradient=lambda F, attrs, inputs, outputs, og: [
             F._backward_SoftmaxActivation(og[0], outputs[0], mode=attrs["mode"])
         ],
-        doc="Softmax per instance (over all but the batch axis) or per channel (over axis 1).",
+        doc="Softmax per instance (over the last axis, as MXNet computes it) or per channel (over axis 1).",
     )
 )
 register(

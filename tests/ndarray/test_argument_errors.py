@@ -73,3 +73,12 @@ def test_arange_names_the_argument_that_is_not_a_number(kwargs, message):
 def test_arange_still_takes_python_and_numpy_numbers():
     np.testing.assert_array_equal(mx.nd.arange(2, 8, 2, repeat=2).asnumpy(), [2, 2, 4, 4, 6, 6])
     np.testing.assert_array_equal(mx.nd.arange(np.int64(3), dtype="int32").asnumpy(), [0, 1, 2])
+
+
+def test_len_of_a_0d_array_is_a_lazynd_error_and_a_type_error():
+    # a bare TypeError before: ``except mx.MXNetError`` (MXNet 1.9.1 raises MXNetError there) missed it
+    with pytest.raises(mx.LazyNDError, match=r"len\(\) of a 0-d NDArray"):
+        len(mx.nd.ones(()))
+    with pytest.raises(TypeError):
+        len(mx.nd.ones(()))
+    assert len(mx.nd.ones((3, 2))) == 3

@@ -3,6 +3,8 @@ undefined (a zero divisor, ``MIN / -1``) given one answer on both devices."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -93,6 +95,31 @@ def test_a_non_finite_scalar_with_an_integer_array_is_refused_at_the_call(scalar
     with pytest.raises(OperatorError, match="_greater_scalar: .* in an array of bool"):
         mx.nd.greater(mx.nd.array([1, 0], ctx=ctx, dtype="bool"), scalar)
     assert not np.isfinite((mx.nd.array([1.0], ctx=ctx) * scalar).asnumpy()).any()  # float arrays take it
+
+
+@pytest.mark.parametrize("scalar", [10**20, 1e30, -1e19])
+def test_a_scalar_past_int64_with_an_integer_array_is_refused_at_the_call(scalar, ctx):
+    # the kernel's cast to int64 raised Python's OverflowError inside an EngineError at the wait (MXNet
+    # 1.9.1 computes with INT_MIN); a scalar within int64 still wraps to the array's width
+    x = mx.nd.array([1, 2], ctx=ctx, dtype="int32")
+    with pytest.raises(OperatorError, match=r"_plus_scalar: the scalar .* has no value in an array of int32"):
+        _ = x + scalar
+    with pytest.raises(OperatorError, match=r"_greater_scalar: the scalar .* within int64's range"):
+        mx.nd.greater(x, scalar)
+    with pytest.raises(OperatorError, match=r"__setitem__: cannot store .* in an array of dtype int32"):
+        x[0] = scalar
+    np.testing.assert_array_equal((x + 2**32).asnumpy(), [1, 2])
+
+
+def test_a_scalar_past_float16s_range_is_inf_without_a_warning(ctx):
+    # the scalar's cast to float16 warned (NumPy's RuntimeWarning reached the user; MXNet is silent)
+    x = mx.nd.array([1, 2], ctx=ctx, dtype="float16")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        total = (x + 1e10).asnumpy()
+        x[0] = 1e10
+        stored = x.asnumpy()
+    assert np.isinf(total).all() and np.isinf(stored[0]) and stored[1] == 2
 
 
 # -- logical operators: MXNet 1.9.1's values (any value but 0 is true, NaN included) ----------------

@@ -198,6 +198,15 @@ def test_one_hot_encodes_with_on_and_off_values(ctx):
     assert out[0].dtype == np.int32
 
 
+@pytest.mark.parametrize("values", [{"on_value": float("nan")}, {"off_value": 1e20}])
+def test_one_hot_refuses_a_value_an_integer_dtype_cannot_hold_at_the_call(values):
+    # the kernel's cast refused it inside an EngineError at the wait (MXNet 1.9.1 writes INT_MIN)
+    name = next(iter(values))
+    with pytest.raises(OperatorError, match=rf"one_hot: {name}=.* with dtype=int32: the scalar .* has no value"):
+        mx.nd.one_hot(mx.nd.array([1, 0]), 3, dtype="int32", **values)
+    assert mx.nd.one_hot(mx.nd.array([1]), 2, dtype="float32", **values).shape == (1, 2)
+
+
 def test_one_hot_values_are_cast_to_an_integer_dtype_as_mxnet_casts_them(ctx):
     # MXNet 1.9.1's static_cast: toward zero, wrapped to the width (an OverflowError from inside before)
     out = mx.nd.one_hot(mx.nd.array([1, 0], ctx=ctx), 3, dtype="uint8", on_value=300, off_value=-1)

@@ -3,6 +3,8 @@ does not try."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -90,3 +92,48 @@ def test_batch_dot_refuses_different_batch_axes():
         mx.nd.batch_dot(mx.nd.ones((2, 2, 3, 4)), mx.nd.ones((2, 3, 4, 5)))
     with pytest.raises(ShapeError, match="one number of dims, at least 3"):
         mx.nd.batch_dot(mx.nd.ones((2, 2, 3, 4)), mx.nd.ones((2, 4, 5)))
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, params",
+    [
+        ((2,), (2, 3), {"transpose_a": True}),
+        ((3, 2), (2,), {"transpose_b": True}),
+        ((2,), (3, 2), {"transpose_b": True}),
+    ],
+)
+def test_a_transposed_vector_beside_a_matrix_is_the_vector(lhs, rhs, params, ctx):
+    # MXNet 1.9.1 reads a transposed 1-D operand as itself; the shape rule did, the kernel failed inside
+    # (an EngineError around NumPy's "cannot reshape array of size 2 into shape (2,2)")
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(lhs), rng.standard_normal(rhs)
+
+    def reference(x, y):
+        x = x.T if params.get("transpose_a") else x  # a 1-D array's .T is itself, as in MXNet
+        return np.dot(x, y.T if params.get("transpose_b") else y)
+
+    check_forward("dot", [a, b], params, reference, ctx=ctx)
+    check_gradient("dot", [a, b], params, ctx=ctx)
+
+
+@pytest.mark.parametrize("params", [{"transpose_a": True}, {"transpose_b": True}])
+def test_dot_of_two_transposed_vectors_is_refused_at_the_call(params):
+    with pytest.raises(ShapeError, match=r"dot: cannot transpose vectors: lhs \(2,\) and rhs \(2,\)"):
+        mx.nd.dot(mx.nd.ones((2,)), mx.nd.ones((2,)), **params)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_a_product_past_the_range_is_inf_without_a_warning(dtype):
+    # the host's NumPy matmul warned of the overflow (a RuntimeWarning the user saw; MXNet is silent, and
+    # cuBLAS cannot warn: the CPU alone, as the CUDA emulator's NumPy-made CuPy would warn where CuPy does not)
+    big = 60000.0 if dtype == "float16" else 1e30
+    a = mx.nd.full((1, 2), big, dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        products = [
+            mx.nd.dot(a, a, transpose_b=True),
+            mx.nd.batch_dot(a.reshape((1, 1, 2)), a.reshape((1, 2, 1))),
+            mx.nd.FullyConnected(a, a, num_hidden=1, no_bias=True),
+        ]
+        values = [p.asnumpy() for p in products]
+    assert all(np.isinf(v).all() and v.dtype == np.dtype(dtype) for v in values)

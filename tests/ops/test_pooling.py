@@ -158,6 +158,19 @@ def test_zero_stride_or_negative_pad_is_an_operator_error(stride, pad):
         lazynd.nd.Pooling(x, kernel=(2, 2), stride=stride, pad=pad, pool_type="max").asnumpy()
 
 
+@pytest.mark.parametrize("pool_type", ["max", "avg"])
+@pytest.mark.parametrize(
+    "shape, kernel, pad", [((1, 1, 4, 4), (2, 2), (2, 2)), ((1, 1, 4, 4), (3, 3), (3, 1)), ((1, 1, 6), (2,), (3,))]
+)
+def test_a_pad_as_wide_as_the_kernel_is_refused(pool_type, shape, kernel, pad):
+    # whole windows of padding: max pooling gave -inf there, avg 0; MXNet 1.9.1 refuses both
+    x = lazynd.nd.ones(shape)
+    with pytest.raises(lazynd.LazyNDError, match=r"Pooling: pad \(.*\) must be smaller than kernel"):
+        lazynd.nd.Pooling(x, kernel=kernel, pad=pad, pool_type=pool_type)
+    narrower = tuple(min(p, k - 1) for p, k in zip(pad, kernel, strict=True))
+    assert np.isfinite(lazynd.nd.Pooling(x, kernel=kernel, pad=narrower, pool_type=pool_type).asnumpy()).all()
+
+
 @pytest.mark.parametrize(
     "mode,second", [("sum", (1, 3, 4, 4)), ("concat", (2, 3, 4, 4))], ids=["sum-channels", "concat-batch"]
 )

@@ -4,6 +4,8 @@ and dtypes, errors, arrays with no elements, devices.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from reduce_inputs import NUMPY, reduce_data
@@ -118,6 +120,35 @@ def test_norm_of_a_whole_array(dtype, keepdims):
     if dtype != "float16":  # the square root taken in double rounds to the dtype's own, bit for bit
         flat = x.reshape(-1)
         assert got.asnumpy().reshape(()) == np.sqrt(np.dot(flat, flat))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("axis", [None, 1, (0, 1)])
+def test_norm_neither_overflows_nor_underflows_where_the_norm_fits(dtype, axis, ctx):
+    # the squares of float32 data beyond 1.8e19 overflowed (the norm of 1e30 was inf) and those below
+    # 1e-19 underflowed (the norm of 1e-30 was 0); MXNet 1.9.1 scales by the largest magnitude
+    big, small = {"float16": (3e4, 1e-4), "float32": (1e30, 1e-30), "float64": (1e200, 1e-200)}[dtype]
+    data = np.array([[big, big], [small, small], [0.0, 0.0], [np.inf, 1.0], [np.nan, 1.0]], dtype=dtype)
+    got = mx.nd.norm(mx.nd.array(data, ctx=ctx, dtype=dtype), axis=axis)
+    scale = np.array([big, small, 1.0, 1.0, 1.0])[:, None]
+    rows = scale[:, 0] * np.sqrt(((data.astype(np.float64) / scale) ** 2).sum(axis=1))
+    expected = {None: np.array([np.nan]), 1: rows, (0, 1): np.array([np.nan])}[axis]
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(got.asnumpy().astype(np.float64), expected, rtol=2e-3 if dtype == "float16" else 1e-6)
+    finite = mx.nd.norm(mx.nd.array(data[:3], ctx=ctx, dtype=dtype), axis=axis).asnumpy().astype(np.float64)
+    whole = np.sqrt(2.0) * big
+    np.testing.assert_allclose(finite, whole if axis != 1 else rows[:3], rtol=2e-3 if dtype == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "nansum", "nanprod"])
+def test_a_float16_reduction_past_the_range_is_inf_without_a_warning(name, ctx):
+    # accumulated in float32, then cast to float16: the cast's overflow warned (NumPy's RuntimeWarning
+    # reached the user; MXNet, the GPU kernels and every elementwise operator are silent)
+    x = mx.nd.array([60000, 60000], ctx=ctx, dtype="float16")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = getattr(mx.nd, name)(x, axis=0).asnumpy()
+    assert got.dtype == np.float16 and np.isinf(got).all()
 
 
 def test_axis_out_of_range_is_a_clear_error():

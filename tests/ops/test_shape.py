@@ -254,6 +254,17 @@ def test_pad_rejects_reflection_wider_than_axis():
         mx.nd.Pad(mx.nd.array(rand(1, 1, 2, 2)), mode="reflect", pad_width=(0, 0, 0, 0, 2, 2, 0, 0))
 
 
+@pytest.mark.parametrize("mode", ["edge", "reflect"])
+def test_pad_refuses_to_copy_values_from_an_empty_axis_at_the_call(mode, ctx):
+    # NumPy's pad failed inside the kernel (an EngineError around its ValueError at the wait; MXNet 1.9.1
+    # dies of SIGFPE); constant padding and an empty axis left unpadded still work
+    x = mx.nd.zeros((1, 2, 0, 4), ctx=ctx)
+    with pytest.raises(ShapeError, match=rf"Pad: mode='{mode}' .* axis 2 of the input \(1, 2, 0, 4\) is empty"):
+        mx.nd.Pad(x, mode=mode, pad_width=(0, 0, 0, 0, 1, 1, 1, 1))
+    assert mx.nd.Pad(x, mode="constant", pad_width=(0, 0, 0, 0, 1, 1, 1, 1)).shape == (1, 2, 2, 6)
+    assert mx.nd.Pad(x, mode=mode, pad_width=(0, 0, 0, 0, 0, 0, 1, 1)).asnumpy().shape == (1, 2, 0, 6)
+
+
 def test_pad_rejects_unknown_mode():
     with pytest.raises(OperatorError, match="Pad: invalid value 'wrap' for parameter 'mode'"):
         mx.nd.Pad(mx.nd.array(rand(1, 1, 2, 2)), mode="wrap", pad_width=(0,) * 8)

@@ -59,10 +59,14 @@ def test_log_softmax_numerical_gradient(ctx, rng, axis):
     check_gradient("log_softmax", [rng.standard_normal((2, 3, 4))], {"axis": axis}, ctx=ctx)
 
 
-def test_softmax_activation_instance_mode_normalises_all_but_batch(ctx, rng):
-    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
-    ref = lambda a: np_softmax(a.reshape(2, -1), 1).reshape(a.shape)  # noqa: E731
-    check_forward("SoftmaxActivation", [x], {"mode": "instance"}, ref, ctx=ctx, rtol=1e-5, atol=1e-6)
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 2, 2), (4,)])
+def test_softmax_activation_instance_mode_normalises_the_last_axis_as_mxnet(ctx, rng, shape):
+    # MXNet 1.9.1 views the data as 2-D (all but the last axis, the last): a (2, 3, 4) input sums to 1
+    # over each of its 6 rows of 4, not over each of its 2 instances of 12 (which we computed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    check_forward(
+        "SoftmaxActivation", [x], {"mode": "instance"}, lambda a: np_softmax(a, -1), ctx=ctx, rtol=1e-5, atol=1e-6
+    )
 
 
 def test_softmax_activation_channel_mode_normalises_axis_1(ctx, rng):

@@ -143,6 +143,18 @@ def test_smooth_l1_forward_and_gradient(sigma, ctx):
     check_gradient("smooth_l1", [x], {"scalar": sigma}, ctx=ctx)
 
 
+def test_smooth_l1_with_sigma_zero_is_its_quadratic_part_everywhere(ctx):
+    # 1 / sigma**2 is infinite: 0.5 * 0 * x**2 = 0 and a zero slope, as MXNet 1.9.1 and our GPU kernels
+    # compute it; the host's Python float division raised ZeroDivisionError inside the kernel
+    x = mx.nd.array([-2.0, 0.1, 3.0, -0.0], ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.smooth_l1(x, scalar=0.0)
+    y.backward()
+    np.testing.assert_array_equal(y.asnumpy(), [0, 0, 0, 0])
+    np.testing.assert_array_equal(x.grad.asnumpy(), [0, 0, 0, 0])
+
+
 def test_smooth_l1_of_integers_is_the_exact_value_truncated(ctx):
     # |-128| and the squares wrapped in int8 (smooth_l1(-128) gave 0; MXNet 1.9.1 gives 127 there), and
     # the GPU kernels, float-only, refused integers at the wait
