@@ -65,9 +65,14 @@ struct lazynd_div64 {
   long long size;
   __device__ __forceinline__ long long quotient(long long i) const { return i / size; }
 };
-// NDIM dimensions, or (NDIM == 0) any number up to LAZYND_MAX_DIMS, given by ndim
+// NDIM dimensions, (NDIM == 0) any number up to LAZYND_MAX_DIMS given by ndim, or (NDIM == -1) none: contiguous inputs
 template <int NDIM, typename I, typename D>
 __device__ __forceinline__ void lazynd_bcast_offsets(I i, int ndim, const D* dims, const I* sa, const I* sb, I& ia, I& ib) {
+  if (NDIM < 0) {  // both inputs contiguous in the output's shape: the flat map of two inputs
+    ia = i;
+    ib = i;
+    return;
+  }
   const int last = (NDIM ? NDIM : ndim) - 1;  // the outermost dimension: its index needs no division
   ia = 0; ib = 0;
 #pragma unroll
@@ -155,31 +160,12 @@ __device__ __forceinline__ void lazynd_map1(const S* __restrict__ in, S* __restr
   if (n < 0x80000000LL) lazynd_map1_loop<LAZYND_UNROLL>(in, out, (unsigned int)n, op);
   else lazynd_map1_loop<1>(in, out, n, op);
 }
-template <int U, typename I, typename S, typename F>
-__device__ __forceinline__ void lazynd_map2_loop(const S* __restrict__ lhs, const S* __restrict__ rhs, S* __restrict__ out,
-                                                 I n, F op) {
-  const I width = (I)blockDim.x;
-  const I step = (I)gridDim.x * width * U;
-  for (I base = (I)blockIdx.x * width * U + threadIdx.x; base < n; base += step) {
-    S a[U], b[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const I i = base + u * width;
-      if (i < n) {
-        a[u] = lhs[i];
-        b[u] = rhs[i];
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const I i = base + u * width;
-      if (i < n) out[i] = op(a[u], b[u]);
-    }
-  }
-}
 template <typename S, typename F>
 __device__ __forceinline__ void lazynd_map2(const S* __restrict__ lhs, const S* __restrict__ rhs, S* __restrict__ out,
                                             long long n, F op) {
-  if (n < 0x80000000LL) lazynd_map2_loop<LAZYND_UNROLL>(lhs, rhs, out, (unsigned int)n, op);
-  else lazynd_map2_loop<1>(lhs, rhs, out, n, op);
+  // the broadcast loop with the offsets of contiguous inputs (NDIM -1): no dimensions to divide by
+  if (n < 0x80000000LL)
+    lazynd_bcast_loop<-1, LAZYND_UNROLL, unsigned int, lazynd_div32>(lhs, rhs, out, (unsigned int)n, 0, nullptr, nullptr, nullptr, op);
+  else
+    lazynd_bcast_loop<-1, 1, long long, lazynd_div64>(lhs, rhs, out, n, 0, nullptr, nullptr, nullptr, op);
 }
