@@ -62,14 +62,17 @@ def check_symbolic_forward(
     sym: Any,
     location: Any,
     expected: Any,
-    rtol: float = 1e-4,
-    atol: float | None = None,
+    rtol: Any = None,
+    atol: Any = None,
     aux_states: Any = None,
     ctx: Context | None = None,
     equal_nan: bool = False,
     dtype: Any = np.float32,
-) -> list[np.ndarray]:
+) -> list[Any]:
     """Bind ``sym`` to ``location`` (list or dict of arrays), run forward, compare with ``expected``.
+
+    Returns the executor's outputs (NDArrays, as MXNet's does); tolerances left as None come
+    from MXNet's tables by dtype.
 
     The arrays are bound in ``dtype``; MXNet's ``dtype="asnumpy"`` keeps each one's own (here and
     in :func:`check_symbolic_backward` and :func:`check_numeric_gradient`).
@@ -93,7 +96,7 @@ def check_symbolic_forward(
         assert_almost_equal(
             got, np.asarray(want), rtol, atol, names=(f"output {name}", "expected"), equal_nan=equal_nan
         )
-    return outputs
+    return list(exe.outputs)
 
 
 def check_symbolic_backward(
@@ -101,19 +104,20 @@ def check_symbolic_backward(
     location: Any,
     out_grads: Any,
     expected: Any,
-    rtol: float = 1e-5,
-    atol: float | None = None,
+    rtol: Any = None,
+    atol: Any = None,
     aux_states: Any = None,
     grad_req: Any = "write",
     ctx: Context | None = None,
     equal_nan: bool = False,
     dtype: Any = np.float32,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Run forward and backward with head gradients ``out_grads``; compare argument gradients with ``expected``.
 
     ``expected`` is a list in ``sym.list_arguments()`` order or a dict (names left
     out are not checked, nor are arguments whose ``grad_req`` is ``'null'``, which get
-    no gradient).  Returns the gradients by name.
+    no gradient).  Returns the gradient NDArrays by name (as MXNet does); tolerances left as
+    None come from MXNet's tables by dtype.
 
     Examples
     --------
@@ -132,7 +136,8 @@ def check_symbolic_backward(
     exe.forward(is_train=True)
     heads = _named(sym, out_grads, sym.list_outputs(), "out_grads")
     exe.backward([nd.array(heads[k], ctx=ctx, dtype=_dtype_for(heads[k], dtype)) for k in sym.list_outputs()])
-    grads = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
+    grad_arrays = {k: g for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
+    grads = {k: g.asnumpy() for k, g in grad_arrays.items()}
     reqs = _grad_reqs(names, grad_req)
     for name, value in want.items():
         if reqs.get(name) == "null":
@@ -142,7 +147,7 @@ def check_symbolic_backward(
         assert_almost_equal(
             grads[name], value, rtol, atol, names=(f"gradient of {name}", "expected"), equal_nan=equal_nan
         )
-    return grads
+    return grad_arrays
 
 
 def _grad_requests(grad_nodes: Any, names: list[str]) -> dict[str, str]:

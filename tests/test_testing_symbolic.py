@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import lazynd as mx
 import lazynd_sym as sym
-from lazynd.test_utils import check_numeric_gradient, check_symbolic_backward
+from lazynd.test_utils import check_numeric_gradient, check_symbolic_backward, check_symbolic_forward
 
 
 def _product() -> sym.Symbol:
@@ -44,3 +45,13 @@ def test_check_numeric_gradient_skips_null_nodes_of_a_dict():
     location = [np.random.rand(4, 3), np.array([3.0, 1.0])]
     check_numeric_gradient(net, location, grad_nodes={"data": "write", "index": "null"})
     check_numeric_gradient(net, location, grad_nodes={"data": "add", "index": "null"})
+
+
+def test_check_symbolic_forward_and_backward_return_ndarrays_with_mxnets_default_tolerances():
+    x = sym.Variable("x")
+    # within MXNet's float32 atol (1e-3), outside the old 1e-5
+    outputs = check_symbolic_forward(x * 2, [np.ones(2, np.float32)], [np.full(2, 2.0005, np.float32)])
+    assert isinstance(outputs[0], mx.nd.NDArray)
+    grads = check_symbolic_backward(x * 2, [np.ones(2)], [np.ones(2)], [np.full(2, 2.0005)])
+    assert isinstance(grads["x"], mx.nd.NDArray)
+    np.testing.assert_allclose(grads["x"].asnumpy(), [2.0, 2.0])
