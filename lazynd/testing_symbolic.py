@@ -279,14 +279,18 @@ def check_consistency(
     rtol: float | None = None,
     atol: float | None = None,
     equal_nan: bool = False,
+    use_uniform: bool = False,
+    rand_type: Any = np.float64,
     **op_form: Any,
 ) -> Any:
     """MXNet's check that a symbol gives the same outputs and gradients on several devices and dtypes.
 
     ``ctx_list`` holds one dict per executor: ``{'ctx': mx.gpu(0), 'data': (2, 3),
     'type_dict': {'data': np.float16}}`` (keywords of ``simple_bind``); ``sym`` is one symbol
-    or one per entry.  Arguments are drawn from N(0, ``scale``) (or taken from ``arg_params``),
-    auxiliary states are zero (or ``aux_params``).  Every executor runs a test forward, then a
+    or one per entry.  Arguments are drawn in name order from N(0, ``scale``), or with
+    ``use_uniform`` from U(-0.92 ``scale``, 0.92 ``scale``), as ``rand_type`` (as MXNet 1.9 draws
+    them: a seeded NumPy gives the same values), or taken from ``arg_params``; auxiliary states
+    are zero (or ``aux_params``).  Every executor runs a test forward, then a
     training forward and a backward with its outputs as head gradients; each result is compared
     with the most precise executor's (or ``ground_truth``) at ``tol`` (a number, or a dict by
     dtype; MXNet's defaults), or at ``rtol``/``atol`` where given (MXNet 1.9's keywords); with
@@ -320,9 +324,14 @@ def check_consistency(
     executors = [s.simple_bind(grad_req=grad_req, **dict(spec)) for s, spec in zip(symbols, ctx_list, strict=True)]
     arg_params = dict(arg_params or {})
     aux_params = dict(aux_params or {})
-    for name, arr in executors[0].arg_dict.items():
-        if name not in arg_params:
-            arg_params[name] = np.random.normal(size=arr.shape, scale=scale)
+    for name, arr in sorted(executors[0].arg_dict.items()):
+        if name in arg_params:
+            continue
+        if use_uniform:
+            drawn = np.random.uniform(low=-0.92 * scale, high=0.92 * scale, size=arr.shape)
+        else:
+            drawn = np.random.normal(size=arr.shape, scale=scale)
+        arg_params[name] = drawn.astype(rand_type)
     for name in executors[0].aux_dict:
         aux_params.setdefault(name, 0)
     for exe in executors:

@@ -7,7 +7,12 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.test_utils import check_numeric_gradient, check_symbolic_backward, check_symbolic_forward
+from lazynd.test_utils import (
+    check_consistency,
+    check_numeric_gradient,
+    check_symbolic_backward,
+    check_symbolic_forward,
+)
 
 
 def _product() -> sym.Symbol:
@@ -55,3 +60,18 @@ def test_check_symbolic_forward_and_backward_return_ndarrays_with_mxnets_default
     grads = check_symbolic_backward(x * 2, [np.ones(2)], [np.ones(2)], [np.full(2, 2.0005)])
     assert isinstance(grads["x"], mx.nd.NDArray)
     np.testing.assert_allclose(grads["x"].asnumpy(), [2.0, 2.0])
+
+
+def test_check_consistency_draws_arguments_in_name_order_and_takes_use_uniform():
+    # MXNet 1.9.1 draws in sorted-name order, so under one NumPy seed both give these values
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
+    ctx_list = [
+        {"ctx": mx.cpu(0), "data": (2, 3), "type_dict": {"data": np.float64}},
+        {"ctx": mx.cpu(0), "data": (2, 3), "type_dict": {"data": np.float32}},
+    ]
+    np.random.seed(3)
+    truth = check_consistency(net, ctx_list, rand_type=np.float32, scale=0.5)
+    np.testing.assert_allclose(truth["fc_bias"], [-0.01608, -0.71888], atol=1e-5)
+    np.random.seed(3)
+    truth = check_consistency(net, ctx_list, use_uniform=True, scale=0.5)
+    assert np.all(np.abs(truth["data"]) <= 0.46)
