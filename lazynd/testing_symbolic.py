@@ -18,6 +18,7 @@ import numpy as np
 from .context import Context
 from .testing import assert_almost_equal, default_context
 from .testing import check_consistency as check_op_consistency
+from .testing_tolerances import default_numeric_eps, get_tolerance
 
 
 def _named(sym: Any, values: Any, names: list[str], what: str) -> dict[str, np.ndarray]:
@@ -168,7 +169,7 @@ def check_numeric_gradient(
     sym: Any,
     location: Any,
     aux_states: Any = None,
-    numeric_eps: float = 1e-4,
+    numeric_eps: Any = None,
     rtol: float = 1e-2,
     atol: float | None = None,
     grad_nodes: Sequence[str] | dict[str, str] | None = None,
@@ -183,7 +184,9 @@ def check_numeric_gradient(
     ``grad_nodes`` restricts the check to some arguments (default: all); as in MXNet it may
     be a dict of ``grad_req`` by argument: ``'write'`` and ``'add'`` (onto random initial
     gradients) are checked against central differences, ``'null'`` must leave the gradient
-    untouched.  ``check_eps`` is MXNet 0.9's name for the relative tolerance (it overrides ``rtol``).
+    untouched.  ``numeric_eps`` left as None is MXNet's step for the bound dtype (2**-14 for float64,
+    2**-9 for float32, 2**-6 for float16: a step finer than the dtype resolves reads zero differences);
+    a dict maps dtypes to steps.  ``check_eps`` is MXNet 0.9's name for the relative tolerance (it overrides ``rtol``).
 
     Examples
     --------
@@ -212,6 +215,7 @@ def check_numeric_gradient(
     exe.forward(is_train=use_forward_train)
     heads = [rng.normal(size=o.shape) for o in exe.outputs]
     exe.backward([nd.array(h, ctx=ctx, dtype=_dtype_for(h, dtype)) for h in heads])
+    numeric_eps = get_tolerance(exe.outputs[0], numeric_eps, default_numeric_eps())
     analytic = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
     for name, req in requests.items():
         if req == "null":

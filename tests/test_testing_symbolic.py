@@ -75,3 +75,11 @@ def test_check_consistency_draws_arguments_in_name_order_and_takes_use_uniform()
     np.random.seed(3)
     truth = check_consistency(net, ctx_list, use_uniform=True, scale=0.5)
     assert np.all(np.abs(truth["data"]) <= 0.46)
+
+
+def test_check_numeric_gradient_steps_by_dtype_so_float16_differences_are_not_zero():
+    # a fixed step of 1e-4 rounds away in float16 and read every numeric gradient as 0
+    x = sym.Variable("x")
+    location = [np.random.default_rng(0).uniform(-2, 2, (3, 4))]
+    check_numeric_gradient(sym.exp(x), location, dtype=np.float16, rtol=0.1, atol=0.1)
+    check_numeric_gradient(sym.tanh(x) * x, location, dtype=np.float32)
