@@ -2,8 +2,8 @@
 
 ``check_symbolic_forward`` and ``check_symbolic_backward`` compare a bound symbol's outputs and
 gradients with expected arrays, ``check_numeric_gradient`` its backward with central
-differences and ``check_consistency`` its results across devices and dtypes (``check_speed``,
-which times it, is :mod:`lazynd.testing_speed`).  Each takes a ``Symbol`` and uses only its
+differences (``check_consistency``, its results across devices and dtypes, is
+:mod:`lazynd.testing_consistency`; ``check_speed``, which times it, :mod:`lazynd.testing_speed`).  Each takes a ``Symbol`` and uses only its
 methods, so ``lazynd`` never imports ``lazynd_sym`` here.  The checks of one operator are :mod:`lazynd.testing`.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from .context import Context
+from .errors import OperatorError
 from .testing import assert_almost_equal, default_context
-from .testing import check_consistency as check_op_consistency
 from .testing_tolerances import default_numeric_eps, get_tolerance
 
 
@@ -34,6 +34,13 @@ def _named(sym: Any, values: Any, names: list[str], what: str) -> dict[str, np.n
     if len(values) != len(names):
         raise ValueError(f"{what}: {len(values)} arrays given, the symbol has {len(names)} ({names})")
     return {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v) for k, v in zip(names, values, strict=False)}
+
+
+def _refuse_sparse(where: str, argument: str, stypes: Any) -> None:
+    """Only dense gradients exist in lazynd: MXNet's storage-type dicts may name ``'default'`` only."""
+    sparse = {k: v for k, v in (stypes or {}).items() if v != "default"}
+    if sparse:
+        raise OperatorError(f"{where}: {argument} {sparse} is not supported; lazynd has dense storage only ('default')")
 
 
 def _dtype_for(value: np.ndarray, dtype: Any) -> Any:
@@ -110,6 +117,7 @@ def check_symbolic_backward(
     aux_states: Any = None,
     grad_req: Any = "write",
     ctx: Context | None = None,
+    grad_stypes: Any = None,
     equal_nan: bool = False,
     dtype: Any = np.float32,
 ) -> dict[str, Any]:
@@ -126,6 +134,7 @@ def check_symbolic_backward(
     >>> x = sym.Variable("x")
     >>> grads = check_symbolic_backward(sym.exp(x), [np.zeros(2)], [np.ones(2)], [np.ones(2)])
     """
+    _refuse_sparse("check_symbolic_backward", "grad_stypes", grad_stypes)
     from . import ndarray as nd
 
     ctx = ctx or default_context()
@@ -175,6 +184,7 @@ def check_numeric_gradient(
     grad_nodes: Sequence[str] | dict[str, str] | None = None,
     use_forward_train: bool = True,
     ctx: Context | None = None,
+    grad_stype_dict: Any = None,
     dtype: Any = np.float64,
     check_eps: float | None = None,
 ) -> None:
@@ -193,6 +203,7 @@ def check_numeric_gradient(
     >>> import numpy as np, lazynd_sym as sym
     >>> check_numeric_gradient(sym.exp(sym.Variable("x")), [np.random.rand(2, 3)])
     """
+    _refuse_sparse("check_numeric_gradient", "grad_stype_dict", grad_stype_dict)
     from . import ndarray as nd
 
     if check_eps is not None:
@@ -258,135 +269,6 @@ def check_numeric_gradient(
             atol if atol is not None else 1e-4,
             names=(f"gradient of {name} (backward)", "numeric"),
         )
-
-
-# MXNet's tolerances of check_consistency, by the dtype of the executor compared
-_CONSISTENCY_TOL = {
-    np.dtype(np.float16): 1e-1,
-    np.dtype(np.float32): 1e-3,
-    np.dtype(np.float64): 1e-5,
-    np.dtype(np.uint8): 0,
-    np.dtype(np.int32): 0,
-}
-
-
-def check_consistency(
-    sym: Any,
-    ctx_list: Sequence[Any] | None = None,
-    scale: float = 1.0,
-    grad_req: Any = "write",
-    arg_params: dict | None = None,
-    aux_params: dict | None = None,
-    tol: Any = None,
-    raise_on_err: bool = True,
-    ground_truth: dict | None = None,
-    rtol: float | None = None,
-    atol: float | None = None,
-    equal_nan: bool = False,
-    use_uniform: bool = False,
-    rand_type: Any = np.float64,
-    **op_form: Any,
-) -> Any:
-    """MXNet's check that a symbol gives the same outputs and gradients on several devices and dtypes.
-
-    ``ctx_list`` holds one dict per executor: ``{'ctx': mx.gpu(0), 'data': (2, 3),
-    'type_dict': {'data': np.float16}}`` (keywords of ``simple_bind``); ``sym`` is one symbol
-    or one per entry.  Arguments are drawn in name order from N(0, ``scale``), or with
-    ``use_uniform`` from U(-0.92 ``scale``, 0.92 ``scale``), as ``rand_type`` (as MXNet 1.9 draws
-    them: a seeded NumPy gives the same values), or taken from ``arg_params``; auxiliary states
-    are zero (or ``aux_params``).  Every executor runs a test forward, then a
-    training forward and a backward with its outputs as head gradients; each result is compared
-    with the most precise executor's (or ``ground_truth``) at ``tol`` (a number, or a dict by
-    dtype; MXNet's defaults), or at ``rtol``/``atol`` where given (MXNet 1.9's keywords); with
-    ``equal_nan`` NaNs in the same places agree.  Returns the ground truth: outputs and gradients by name.
-
-    With an operator name (``check_consistency('exp', [x])``) this is
-    :func:`lazynd.testing.check_consistency`.
-
-    Examples
-    --------
-    >>> import lazynd as mx, lazynd_sym as sym
-    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
-    >>> ctx_list = [{"ctx": mx.cpu(0), "data": (2, 4), "type_dict": {"data": np.float64}},
-    ...             {"ctx": mx.cpu(0), "data": (2, 4), "type_dict": {"data": np.float32}}]
-    >>> sorted(check_consistency(net, ctx_list))
-    ['data', 'fc_bias', 'fc_output', 'fc_weight']
-    """
-    if not (isinstance(sym, (list, tuple)) or hasattr(sym, "list_arguments")):  # an operator and its inputs
-        return check_op_consistency(sym, ctx_list, rtol=rtol, atol=atol, **op_form)  # type: ignore[arg-type]
-    if op_form:
-        raise TypeError(f"check_consistency: unexpected keyword(s) {sorted(op_form)}")
-    if ctx_list is None or len(ctx_list) < 2:
-        raise ValueError("check_consistency: ctx_list needs at least two entries to compare")
-    symbols = list(sym) if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
-    if len(symbols) != len(ctx_list):
-        raise ValueError(f"check_consistency: {len(symbols)} symbols for {len(ctx_list)} ctx_list entries")
-    if tol is None:
-        tol = _CONSISTENCY_TOL
-    elif not isinstance(tol, dict):
-        tol = {dtype: tol for dtype in _CONSISTENCY_TOL}
-    executors = [s.simple_bind(grad_req=grad_req, **dict(spec)) for s, spec in zip(symbols, ctx_list, strict=True)]
-    arg_params = dict(arg_params or {})
-    aux_params = dict(aux_params or {})
-    for name, arr in sorted(executors[0].arg_dict.items()):
-        if name in arg_params:
-            continue
-        if use_uniform:
-            drawn = np.random.uniform(low=-0.92 * scale, high=0.92 * scale, size=arr.shape)
-        else:
-            drawn = np.random.normal(size=arr.shape, scale=scale)
-        arg_params[name] = drawn.astype(rand_type)
-    for name in executors[0].aux_dict:
-        aux_params.setdefault(name, 0)
-    for exe in executors:
-        for name, arr in exe.arg_dict.items():
-            arr[:] = np.asarray(arg_params[name]).astype(arr.dtype)
-        for name, arr in exe.aux_dict.items():
-            arr[:] = np.broadcast_to(np.asarray(aux_params[name], dtype=arr.dtype), arr.shape)
-    dtypes = [np.dtype(exe.outputs[0].dtype) for exe in executors]
-    truth_index = max(range(len(executors)), key=lambda i: dtypes[i].itemsize)
-
-    def compare(kind: str, results: list[dict]) -> None:
-        truth = ground_truth if ground_truth is not None else results[truth_index]
-        for i, (exe_results, dtype) in enumerate(zip(results, dtypes, strict=True)):
-            if i == truth_index and ground_truth is None:
-                continue
-            for name, value in exe_results.items():
-                if name not in truth:
-                    continue
-                bound = tol.get(dtype, 1e-3)
-                try:
-                    assert_almost_equal(
-                        value,
-                        truth[name],
-                        rtol=bound if rtol is None else rtol,
-                        atol=bound if atol is None else atol,
-                        names=(f"{kind} {name} of {ctx_list[i]}", "truth"),
-                        equal_nan=equal_nan,
-                    )
-                except AssertionError as err:
-                    if raise_on_err:
-                        raise
-                    print(err)
-
-    # outputs by the first symbol's names, position by position (the symbols may differ in names)
-    output_names = symbols[0].list_outputs()
-
-    def outputs_of(exe: Any) -> dict[str, np.ndarray]:
-        return {n: o.asnumpy() for n, o in zip(output_names, exe.outputs, strict=True)}
-
-    for exe in executors:
-        exe.forward(is_train=False)
-    results = [outputs_of(exe) for exe in executors]
-    compare("test forward", results)
-    if grad_req != "null":
-        for exe in executors:
-            exe.forward(is_train=True)
-            exe.backward(exe.outputs)
-        grads = [{n: g.asnumpy() for n, g in exe.grad_dict.items() if g is not None} for exe in executors]
-        results = [{**outputs_of(exe), **g} for exe, g in zip(executors, grads, strict=True)]
-        compare("train", results)
-    return ground_truth if ground_truth is not None else results[truth_index]
 
 
 def same_symbol_structure(sym1: Any, sym2: Any) -> bool:

@@ -83,3 +83,11 @@ def test_check_numeric_gradient_steps_by_dtype_so_float16_differences_are_not_ze
     location = [np.random.default_rng(0).uniform(-2, 2, (3, 4))]
     check_numeric_gradient(sym.exp(x), location, dtype=np.float16, rtol=0.1, atol=0.1)
     check_numeric_gradient(sym.tanh(x) * x, location, dtype=np.float32)
+
+
+def test_mxnets_gradient_storage_keywords_take_default_and_refuse_sparse():
+    x = sym.Variable("x")
+    check_symbolic_backward(x * 2, [np.ones(2)], [np.ones(2)], [np.full(2, 2.0)], grad_stypes={"x": "default"})
+    check_numeric_gradient(x * 2, [np.ones(2)], grad_stype_dict={"x": "default"})
+    with pytest.raises(mx.OperatorError, match="grad_stypes .*row_sparse"):
+        check_symbolic_backward(x * 2, [np.ones(2)], [np.ones(2)], [np.full(2, 2.0)], grad_stypes={"x": "row_sparse"})
