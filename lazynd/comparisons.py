@@ -2,22 +2,24 @@
 
 Each function takes NDArrays, NumPy arrays or anything ``numpy.asarray``
 accepts; tolerances left as None come from :data:`DEFAULT_TOLERANCES` by the
-inputs' floating dtypes.  :mod:`lazynd.testing` hands all of them on.
+inputs' floating dtypes (MXNet 1.x's tables: a user's test that passes under
+``mxnet.test_utils`` passes here).  :mod:`lazynd.testing` hands all of them on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 __all__ = ["DEFAULT_TOLERANCES", "almost_equal", "assert_almost_equal", "reldiff", "same"]
 
-# (rtol, atol) by dtype, loose enough for float16 arithmetic and the GPU's fast math
-DEFAULT_TOLERANCES = {
-    np.dtype(np.float16): (1e-2, 1e-2),
-    np.dtype(np.float32): (1e-4, 1e-5),
-    np.dtype(np.float64): (1e-7, 1e-9),
+# (rtol, atol) by dtype: MXNet 1.x's default_rtols/default_atols (integers and booleans compare exactly)
+DEFAULT_TOLERANCES: dict[np.dtype, tuple[float, float]] = {
+    np.dtype(np.float16): (1e-2, 1e-1),
+    np.dtype(np.float32): (1e-4, 1e-3),
+    np.dtype(np.float64): (1e-5, 1e-20),
 }
 
 
@@ -50,10 +52,29 @@ def _comparable(a: Any, b: Any, use_broadcast: bool, names: tuple[str, str]) -> 
     raise AssertionError(f"shape of {names[0]} is {a.shape}, shape of {names[1]} is {b.shape}: the shapes {how}")
 
 
-def _tolerances(a: np.ndarray, b: np.ndarray, rtol: float | None, atol: float | None) -> tuple[float, float]:
-    kinds = [x.dtype for x in (a, b) if x.dtype.kind == "f"]
-    default = max((DEFAULT_TOLERANCES.get(d, (1e-7, 1e-9)) for d in kinds), default=(0.0, 0.0))
-    return (default[0] if rtol is None else rtol), (default[1] if atol is None else atol)
+def _side_tolerance(dtype: np.dtype, tol: Any, which: int) -> float:
+    """One array's tolerance: ``tol`` if a number, else its entry for ``dtype`` in the dict ``tol``,
+    else the table's (0 for integers and booleans, float64's for other floating dtypes)."""
+    if tol is not None and not isinstance(tol, Mapping):
+        return float(tol)
+    if isinstance(tol, Mapping) and dtype in tol:
+        return float(tol[dtype])
+    if dtype.kind != "f":
+        return 0.0
+    return DEFAULT_TOLERANCES.get(dtype, DEFAULT_TOLERANCES[np.dtype(np.float64)])[which]
+
+
+def _tolerances(a: Any, b: Any, rtol: Any, atol: Any) -> tuple[float, float]:
+    """``(rtol, atol)`` for comparing ``a`` and ``b``, each the larger of the two arrays' own
+    (MXNet's ``get_tols``): a number wins, a dict maps dtypes to tolerances, None uses the table.
+    Float32 computed in TF32 on a GPU takes float16's (see ``testing_tolerances.effective_dtype``)."""
+    from .testing_tolerances import effective_dtype  # it imports this module
+
+    dtypes = [effective_dtype(x) for x in (a, b)]
+    return (
+        max(_side_tolerance(d, rtol, 0) for d in dtypes),
+        max(_side_tolerance(d, atol, 1) for d in dtypes),
+    )
 
 
 def reldiff(a: Any, b: Any) -> float:
@@ -114,8 +135,8 @@ def almost_equal(
 def assert_almost_equal(
     a: Any,
     b: Any,
-    rtol: float | None = None,
-    atol: float | None = None,
+    rtol: Any = None,
+    atol: Any = None,
     names: tuple[str, str] = ("a", "b"),
     equal_nan: bool = False,
     use_broadcast: bool = True,
@@ -123,6 +144,7 @@ def assert_almost_equal(
 ) -> None:
     """Raise ``AssertionError`` naming the worst element when ``a`` and ``b`` differ beyond tolerance.
 
+    ``rtol``/``atol`` are numbers, dicts from dtype to tolerance, or None (MXNet's tables by dtype).
     The message also lists the first ``mismatches[0]`` differing indices (MXNet's keyword).
     Shapes that broadcast together are compared after broadcasting unless ``use_broadcast``
     is False, as in :func:`almost_equal`.
@@ -133,8 +155,8 @@ def assert_almost_equal(
     >>> from lazynd.testing import assert_almost_equal
     >>> assert_almost_equal(mx.nd.ones((2,)), [1.0, 1.0])
     """
-    a, b = _comparable(a, b, use_broadcast, names)
     rtol, atol = _tolerances(a, b, rtol, atol)
+    a, b = _comparable(a, b, use_broadcast, names)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     close = np.isclose(a64, b64, rtol=rtol, atol=atol, equal_nan=equal_nan)
     if close.all():

@@ -1,8 +1,8 @@
 """``lazynd.test_utils``: the testing helpers under the module name MXNet users know.
 
 Everything in :mod:`lazynd.testing` is here, plus the symbolic checks of
-:mod:`lazynd.testing_symbolic` (``check_numeric_gradient``, ``check_symbolic_forward``,
-``check_symbolic_backward``, MXNet 0.9's ``check_consistency(sym, ctx_list)`` and
+:mod:`lazynd.testing_symbolic` and :mod:`lazynd.testing_consistency` (``check_numeric_gradient``,
+``check_symbolic_forward``, ``check_symbolic_backward``, MXNet 0.9's ``check_consistency(sym, ctx_list)`` and
 ``check_speed``), which take a ``lazynd_sym.Symbol`` (so ``lazynd`` never depends on
 ``lazynd_sym`` at import time), MXNet 0.9's ``almost_equal_ignore_nan`` and
 ``default_numerical_threshold``, and MXNet 1.x's helpers: the small ones of :mod:`lazynd.test_helpers`
@@ -69,13 +69,13 @@ from .testing import (
 )
 from .testing import check_consistency as check_op_consistency
 from .testing_arrays import *  # noqa: F403
+from .testing_consistency import check_consistency
 from .testing_downloads import *  # noqa: F403
 from .testing_environment import *  # noqa: F403
 from .testing_executor import *  # noqa: F403
 from .testing_speed import check_speed
 from .testing_statistics import *  # noqa: F403
 from .testing_symbolic import (
-    check_consistency,
     check_numeric_gradient,
     check_symbolic_backward,
     check_symbolic_forward,

@@ -90,9 +90,15 @@ def rand_ndarray(
     stype: str = "default",
     density: float | None = None,
     dtype: Any = None,
+    modifier_func: Callable | None = None,
+    shuffle_csr_indices: bool = False,
+    distribution: str | None = None,
     ctx: Context | None = None,
 ) -> Any:
-    """An NDArray of uniform random values in [0, 1) (only the dense ``stype`` exists in lazynd).
+    """An NDArray of standard normal values drawn as MXNet draws them (float32 ``randn``, then
+    ``dtype``: a seeded NumPy gives MXNet's values).  Only the dense ``stype`` exists in lazynd;
+    ``density``, ``modifier_func``, ``shuffle_csr_indices`` and ``distribution`` shape sparse
+    arrays only, and MXNet ignores them for dense ones too.
 
     Examples
     --------
@@ -101,12 +107,13 @@ def rand_ndarray(
     (2, 3)
     """
     from . import ndarray as nd
+    from .test_helpers import random_arrays  # it imports this module
 
     if stype != "default":
         from .errors import OperatorError
 
         raise OperatorError(f"rand_ndarray: storage type {stype!r} is not supported, expected 'default'")
-    values = np.random.uniform(size=tuple(shape)).astype(dtype or np.float32)
+    values = np.asarray(random_arrays(tuple(shape))).astype(dtype or np.float32)
     return nd.array(values, ctx=ctx or default_context(), dtype=values.dtype)
 
 

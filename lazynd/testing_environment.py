@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import platform
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -193,6 +194,23 @@ def is_op_runnable() -> bool:
     return True
 
 
+def is_cd_run() -> bool:
+    """Whether the tests run as part of a continuous-delivery job (``CD_JOB=1``, MXNet's variable).
+
+    Examples
+    --------
+    >>> from lazynd.test_utils import is_cd_run
+    >>> import os; os.environ.get("CD_JOB") == "1" or not is_cd_run()
+    True
+    """
+    return os.environ.get("CD_JOB") == "1"
+
+
+def is_aarch64_run() -> bool:
+    """Whether the tests run on an aarch64 machine (MXNet's tests skip a few cases there)."""
+    return platform.machine() == "aarch64"
+
+
 __all__ = [
     "DummyIter",
     "discard_stderr",
@@ -200,6 +218,8 @@ __all__ = [
     "get_cuda_compute_capability",
     "get_im2rec_path",
     "getenv",
+    "is_aarch64_run",
+    "is_cd_run",
     "is_op_runnable",
     "retry",
     "setenv",

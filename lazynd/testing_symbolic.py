@@ -2,8 +2,8 @@
 
 ``check_symbolic_forward`` and ``check_symbolic_backward`` compare a bound symbol's outputs and
 gradients with expected arrays, ``check_numeric_gradient`` its backward with central
-differences and ``check_consistency`` its results across devices and dtypes (``check_speed``,
-which times it, is :mod:`lazynd.testing_speed`).  Each takes a ``Symbol`` and uses only its
+differences (``check_consistency``, its results across devices and dtypes, is
+:mod:`lazynd.testing_consistency`; ``check_speed``, which times it, :mod:`lazynd.testing_speed`).  Each takes a ``Symbol`` and uses only its
 methods, so ``lazynd`` never imports ``lazynd_sym`` here.  The checks of one operator are :mod:`lazynd.testing`.
 """
 
@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from .context import Context
+from .errors import OperatorError
 from .testing import assert_almost_equal, default_context
-from .testing import check_consistency as check_op_consistency
+from .testing_tolerances import default_numeric_eps, get_tolerance
 
 
 def _named(sym: Any, values: Any, names: list[str], what: str) -> dict[str, np.ndarray]:
@@ -33,6 +34,13 @@ def _named(sym: Any, values: Any, names: list[str], what: str) -> dict[str, np.n
     if len(values) != len(names):
         raise ValueError(f"{what}: {len(values)} arrays given, the symbol has {len(names)} ({names})")
     return {k: np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v) for k, v in zip(names, values, strict=False)}
+
+
+def _refuse_sparse(where: str, argument: str, stypes: Any) -> None:
+    """Only dense gradients exist in lazynd: MXNet's storage-type dicts may name ``'default'`` only."""
+    sparse = {k: v for k, v in (stypes or {}).items() if v != "default"}
+    if sparse:
+        raise OperatorError(f"{where}: {argument} {sparse} is not supported; lazynd has dense storage only ('default')")
 
 
 def _dtype_for(value: np.ndarray, dtype: Any) -> Any:
@@ -62,14 +70,17 @@ def check_symbolic_forward(
     sym: Any,
     location: Any,
     expected: Any,
-    rtol: float = 1e-4,
-    atol: float | None = None,
+    rtol: Any = None,
+    atol: Any = None,
     aux_states: Any = None,
     ctx: Context | None = None,
     equal_nan: bool = False,
     dtype: Any = np.float32,
-) -> list[np.ndarray]:
+) -> list[Any]:
     """Bind ``sym`` to ``location`` (list or dict of arrays), run forward, compare with ``expected``.
+
+    Returns the executor's outputs (NDArrays, as MXNet's does); tolerances left as None come
+    from MXNet's tables by dtype.
 
     The arrays are bound in ``dtype``; MXNet's ``dtype="asnumpy"`` keeps each one's own (here and
     in :func:`check_symbolic_backward` and :func:`check_numeric_gradient`).
@@ -93,7 +104,7 @@ def check_symbolic_forward(
         assert_almost_equal(
             got, np.asarray(want), rtol, atol, names=(f"output {name}", "expected"), equal_nan=equal_nan
         )
-    return outputs
+    return list(exe.outputs)
 
 
 def check_symbolic_backward(
@@ -101,19 +112,21 @@ def check_symbolic_backward(
     location: Any,
     out_grads: Any,
     expected: Any,
-    rtol: float = 1e-5,
-    atol: float | None = None,
+    rtol: Any = None,
+    atol: Any = None,
     aux_states: Any = None,
     grad_req: Any = "write",
     ctx: Context | None = None,
+    grad_stypes: Any = None,
     equal_nan: bool = False,
     dtype: Any = np.float32,
-) -> dict[str, np.ndarray]:
+) -> dict[str, Any]:
     """Run forward and backward with head gradients ``out_grads``; compare argument gradients with ``expected``.
 
     ``expected`` is a list in ``sym.list_arguments()`` order or a dict (names left
     out are not checked, nor are arguments whose ``grad_req`` is ``'null'``, which get
-    no gradient).  Returns the gradients by name.
+    no gradient).  Returns the gradient NDArrays by name (as MXNet does); tolerances left as
+    None come from MXNet's tables by dtype.
 
     Examples
     --------
@@ -121,6 +134,7 @@ def check_symbolic_backward(
     >>> x = sym.Variable("x")
     >>> grads = check_symbolic_backward(sym.exp(x), [np.zeros(2)], [np.ones(2)], [np.ones(2)])
     """
+    _refuse_sparse("check_symbolic_backward", "grad_stypes", grad_stypes)
     from . import ndarray as nd
 
     ctx = ctx or default_context()
@@ -132,7 +146,8 @@ def check_symbolic_backward(
     exe.forward(is_train=True)
     heads = _named(sym, out_grads, sym.list_outputs(), "out_grads")
     exe.backward([nd.array(heads[k], ctx=ctx, dtype=_dtype_for(heads[k], dtype)) for k in sym.list_outputs()])
-    grads = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
+    grad_arrays = {k: g for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
+    grads = {k: g.asnumpy() for k, g in grad_arrays.items()}
     reqs = _grad_reqs(names, grad_req)
     for name, value in want.items():
         if reqs.get(name) == "null":
@@ -142,7 +157,7 @@ def check_symbolic_backward(
         assert_almost_equal(
             grads[name], value, rtol, atol, names=(f"gradient of {name}", "expected"), equal_nan=equal_nan
         )
-    return grads
+    return grad_arrays
 
 
 def _grad_requests(grad_nodes: Any, names: list[str]) -> dict[str, str]:
@@ -163,12 +178,13 @@ def check_numeric_gradient(
     sym: Any,
     location: Any,
     aux_states: Any = None,
-    numeric_eps: float = 1e-4,
+    numeric_eps: Any = None,
     rtol: float = 1e-2,
     atol: float | None = None,
     grad_nodes: Sequence[str] | dict[str, str] | None = None,
     use_forward_train: bool = True,
     ctx: Context | None = None,
+    grad_stype_dict: Any = None,
     dtype: Any = np.float64,
     check_eps: float | None = None,
 ) -> None:
@@ -178,13 +194,16 @@ def check_numeric_gradient(
     ``grad_nodes`` restricts the check to some arguments (default: all); as in MXNet it may
     be a dict of ``grad_req`` by argument: ``'write'`` and ``'add'`` (onto random initial
     gradients) are checked against central differences, ``'null'`` must leave the gradient
-    untouched.  ``check_eps`` is MXNet 0.9's name for the relative tolerance (it overrides ``rtol``).
+    untouched.  ``numeric_eps`` left as None is MXNet's step for the bound dtype (2**-14 for float64,
+    2**-9 for float32, 2**-6 for float16: a step finer than the dtype resolves reads zero differences);
+    a dict maps dtypes to steps.  ``check_eps`` is MXNet 0.9's name for the relative tolerance (it overrides ``rtol``).
 
     Examples
     --------
     >>> import numpy as np, lazynd_sym as sym
     >>> check_numeric_gradient(sym.exp(sym.Variable("x")), [np.random.rand(2, 3)])
     """
+    _refuse_sparse("check_numeric_gradient", "grad_stype_dict", grad_stype_dict)
     from . import ndarray as nd
 
     if check_eps is not None:
@@ -207,6 +226,7 @@ def check_numeric_gradient(
     exe.forward(is_train=use_forward_train)
     heads = [rng.normal(size=o.shape) for o in exe.outputs]
     exe.backward([nd.array(h, ctx=ctx, dtype=_dtype_for(h, dtype)) for h in heads])
+    numeric_eps = get_tolerance(exe.outputs[0], numeric_eps, default_numeric_eps())
     analytic = {k: g.asnumpy() for k, g in zip(names, exe.grad_arrays, strict=False) if g is not None}
     for name, req in requests.items():
         if req == "null":
@@ -249,126 +269,6 @@ def check_numeric_gradient(
             atol if atol is not None else 1e-4,
             names=(f"gradient of {name} (backward)", "numeric"),
         )
-
-
-# MXNet's tolerances of check_consistency, by the dtype of the executor compared
-_CONSISTENCY_TOL = {
-    np.dtype(np.float16): 1e-1,
-    np.dtype(np.float32): 1e-3,
-    np.dtype(np.float64): 1e-5,
-    np.dtype(np.uint8): 0,
-    np.dtype(np.int32): 0,
-}
-
-
-def check_consistency(
-    sym: Any,
-    ctx_list: Sequence[Any] | None = None,
-    scale: float = 1.0,
-    grad_req: Any = "write",
-    arg_params: dict | None = None,
-    aux_params: dict | None = None,
-    tol: Any = None,
-    raise_on_err: bool = True,
-    ground_truth: dict | None = None,
-    rtol: float | None = None,
-    atol: float | None = None,
-    equal_nan: bool = False,
-    **op_form: Any,
-) -> Any:
-    """MXNet's check that a symbol gives the same outputs and gradients on several devices and dtypes.
-
-    ``ctx_list`` holds one dict per executor: ``{'ctx': mx.gpu(0), 'data': (2, 3),
-    'type_dict': {'data': np.float16}}`` (keywords of ``simple_bind``); ``sym`` is one symbol
-    or one per entry.  Arguments are drawn from N(0, ``scale``) (or taken from ``arg_params``),
-    auxiliary states are zero (or ``aux_params``).  Every executor runs a test forward, then a
-    training forward and a backward with its outputs as head gradients; each result is compared
-    with the most precise executor's (or ``ground_truth``) at ``tol`` (a number, or a dict by
-    dtype; MXNet's defaults), or at ``rtol``/``atol`` where given (MXNet 1.9's keywords); with
-    ``equal_nan`` NaNs in the same places agree.  Returns the ground truth: outputs and gradients by name.
-
-    With an operator name (``check_consistency('exp', [x])``) this is
-    :func:`lazynd.testing.check_consistency`.
-
-    Examples
-    --------
-    >>> import lazynd as mx, lazynd_sym as sym
-    >>> net = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
-    >>> ctx_list = [{"ctx": mx.cpu(0), "data": (2, 4), "type_dict": {"data": np.float64}},
-    ...             {"ctx": mx.cpu(0), "data": (2, 4), "type_dict": {"data": np.float32}}]
-    >>> sorted(check_consistency(net, ctx_list))
-    ['data', 'fc_bias', 'fc_output', 'fc_weight']
-    """
-    if not (isinstance(sym, (list, tuple)) or hasattr(sym, "list_arguments")):  # an operator and its inputs
-        return check_op_consistency(sym, ctx_list, rtol=rtol, atol=atol, **op_form)  # type: ignore[arg-type]
-    if op_form:
-        raise TypeError(f"check_consistency: unexpected keyword(s) {sorted(op_form)}")
-    if ctx_list is None or len(ctx_list) < 2:
-        raise ValueError("check_consistency: ctx_list needs at least two entries to compare")
-    symbols = list(sym) if isinstance(sym, (list, tuple)) else [sym] * len(ctx_list)
-    if len(symbols) != len(ctx_list):
-        raise ValueError(f"check_consistency: {len(symbols)} symbols for {len(ctx_list)} ctx_list entries")
-    if tol is None:
-        tol = _CONSISTENCY_TOL
-    elif not isinstance(tol, dict):
-        tol = {dtype: tol for dtype in _CONSISTENCY_TOL}
-    executors = [s.simple_bind(grad_req=grad_req, **dict(spec)) for s, spec in zip(symbols, ctx_list, strict=True)]
-    arg_params = dict(arg_params or {})
-    aux_params = dict(aux_params or {})
-    for name, arr in executors[0].arg_dict.items():
-        if name not in arg_params:
-            arg_params[name] = np.random.normal(size=arr.shape, scale=scale)
-    for name in executors[0].aux_dict:
-        aux_params.setdefault(name, 0)
-    for exe in executors:
-        for name, arr in exe.arg_dict.items():
-            arr[:] = np.asarray(arg_params[name]).astype(arr.dtype)
-        for name, arr in exe.aux_dict.items():
-            arr[:] = np.broadcast_to(np.asarray(aux_params[name], dtype=arr.dtype), arr.shape)
-    dtypes = [np.dtype(exe.outputs[0].dtype) for exe in executors]
-    truth_index = max(range(len(executors)), key=lambda i: dtypes[i].itemsize)
-
-    def compare(kind: str, results: list[dict]) -> None:
-        truth = ground_truth if ground_truth is not None else results[truth_index]
-        for i, (exe_results, dtype) in enumerate(zip(results, dtypes, strict=True)):
-            if i == truth_index and ground_truth is None:
-                continue
-            for name, value in exe_results.items():
-                if name not in truth:
-                    continue
-                bound = tol.get(dtype, 1e-3)
-                try:
-                    assert_almost_equal(
-                        value,
-                        truth[name],
-                        rtol=bound if rtol is None else rtol,
-                        atol=bound if atol is None else atol,
-                        names=(f"{kind} {name} of {ctx_list[i]}", "truth"),
-                        equal_nan=equal_nan,
-                    )
-                except AssertionError as err:
-                    if raise_on_err:
-                        raise
-                    print(err)
-
-    # outputs by the first symbol's names, position by position (the symbols may differ in names)
-    output_names = symbols[0].list_outputs()
-
-    def outputs_of(exe: Any) -> dict[str, np.ndarray]:
-        return {n: o.asnumpy() for n, o in zip(output_names, exe.outputs, strict=True)}
-
-    for exe in executors:
-        exe.forward(is_train=False)
-    results = [outputs_of(exe) for exe in executors]
-    compare("test forward", results)
-    if grad_req != "null":
-        for exe in executors:
-            exe.forward(is_train=True)
-            exe.backward(exe.outputs)
-        grads = [{n: g.asnumpy() for n, g in exe.grad_dict.items() if g is not None} for exe in executors]
-        results = [{**outputs_of(exe), **g} for exe, g in zip(executors, grads, strict=True)]
-        compare("train", results)
-    return ground_truth if ground_truth is not None else results[truth_index]
 
 
 def same_symbol_structure(sym1: Any, sym2: Any) -> bool:

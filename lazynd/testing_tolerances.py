@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .comparisons import _as_numpy, assert_almost_equal
+from .comparisons import DEFAULT_TOLERANCES, _as_numpy, assert_almost_equal
 from .errors import LazyNDError
 
 _INTEGER_DTYPES = (np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)
@@ -31,17 +31,13 @@ def default_rtols() -> dict[np.dtype, float]:
     >>> default_rtols()[np.dtype(np.float32)]
     0.0001
     """
-    floats: dict[np.dtype, float] = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5}
+    floats: dict[np.dtype, float] = {dtype: rtol for dtype, (rtol, _) in DEFAULT_TOLERANCES.items()}
     return {**floats, **{np.dtype(t): 0 for t in _INTEGER_DTYPES}}
 
 
 def default_atols() -> dict[np.dtype, float]:
     """MXNet's absolute tolerance per dtype (0 for booleans and integers)."""
-    floats: dict[np.dtype, float] = {
-        np.dtype(np.float16): 1e-1,
-        np.dtype(np.float32): 1e-3,
-        np.dtype(np.float64): 1e-20,
-    }
+    floats: dict[np.dtype, float] = {dtype: atol for dtype, (_, atol) in DEFAULT_TOLERANCES.items()}
     return {**floats, **{np.dtype(t): 0 for t in _INTEGER_DTYPES}}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
 
@@ -116,3 +117,11 @@ def test_get_im2rec_path_without_a_script_names_the_places_looked_at(monkeypatch
     monkeypatch.setattr(os.path, "isfile", lambda path: False)
     with pytest.raises(MissingFileError, match=r"get_im2rec_path: no im2rec.py found, looked for \[.*tools"):
         test_utils.get_im2rec_path()
+
+
+def test_is_cd_run_reads_mxnets_cd_job_variable(monkeypatch):
+    monkeypatch.setenv("CD_JOB", "1")
+    assert test_utils.is_cd_run()
+    monkeypatch.setenv("CD_JOB", "0")
+    assert not test_utils.is_cd_run()
+    assert test_utils.is_aarch64_run() == (platform.machine() == "aarch64")

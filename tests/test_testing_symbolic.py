@@ -5,8 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import lazynd as mx
 import lazynd_sym as sym
-from lazynd.test_utils import check_numeric_gradient, check_symbolic_backward
+from lazynd.test_utils import (
+    check_consistency,
+    check_numeric_gradient,
+    check_symbolic_backward,
+    check_symbolic_forward,
+)
 
 
 def _product() -> sym.Symbol:
@@ -44,3 +50,44 @@ def test_check_numeric_gradient_skips_null_nodes_of_a_dict():
     location = [np.random.rand(4, 3), np.array([3.0, 1.0])]
     check_numeric_gradient(net, location, grad_nodes={"data": "write", "index": "null"})
     check_numeric_gradient(net, location, grad_nodes={"data": "add", "index": "null"})
+
+
+def test_check_symbolic_forward_and_backward_return_ndarrays_with_mxnets_default_tolerances():
+    x = sym.Variable("x")
+    # within MXNet's float32 atol (1e-3), outside the old 1e-5
+    outputs = check_symbolic_forward(x * 2, [np.ones(2, np.float32)], [np.full(2, 2.0005, np.float32)])
+    assert isinstance(outputs[0], mx.nd.NDArray)
+    grads = check_symbolic_backward(x * 2, [np.ones(2)], [np.ones(2)], [np.full(2, 2.0005)])
+    assert isinstance(grads["x"], mx.nd.NDArray)
+    np.testing.assert_allclose(grads["x"].asnumpy(), [2.0, 2.0])
+
+
+def test_check_consistency_draws_arguments_in_name_order_and_takes_use_uniform():
+    # MXNet 1.9.1 draws in sorted-name order, so under one NumPy seed both give these values
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=2, name="fc")
+    ctx_list = [
+        {"ctx": mx.cpu(0), "data": (2, 3), "type_dict": {"data": np.float64}},
+        {"ctx": mx.cpu(0), "data": (2, 3), "type_dict": {"data": np.float32}},
+    ]
+    np.random.seed(3)
+    truth = check_consistency(net, ctx_list, rand_type=np.float32, scale=0.5)
+    np.testing.assert_allclose(truth["fc_bias"], [-0.01608, -0.71888], atol=1e-5)
+    np.random.seed(3)
+    truth = check_consistency(net, ctx_list, use_uniform=True, scale=0.5)
+    assert np.all(np.abs(truth["data"]) <= 0.46)
+
+
+def test_check_numeric_gradient_steps_by_dtype_so_float16_differences_are_not_zero():
+    # a fixed step of 1e-4 rounds away in float16 and read every numeric gradient as 0
+    x = sym.Variable("x")
+    location = [np.random.default_rng(0).uniform(-2, 2, (3, 4))]
+    check_numeric_gradient(sym.exp(x), location, dtype=np.float16, rtol=0.1, atol=0.1)
+    check_numeric_gradient(sym.tanh(x) * x, location, dtype=np.float32)
+
+
+def test_mxnets_gradient_storage_keywords_take_default_and_refuse_sparse():
+    x = sym.Variable("x")
+    check_symbolic_backward(x * 2, [np.ones(2)], [np.ones(2)], [np.full(2, 2.0)], grad_stypes={"x": "default"})
+    check_numeric_gradient(x * 2, [np.ones(2)], grad_stype_dict={"x": "default"})
+    with pytest.raises(mx.OperatorError, match="grad_stypes .*row_sparse"):
+        check_symbolic_backward(x * 2, [np.ones(2)], [np.ones(2)], [np.full(2, 2.0)], grad_stypes={"x": "row_sparse"})

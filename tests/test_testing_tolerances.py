@@ -82,3 +82,23 @@ def test_compare_optimizer_agrees_with_itself_and_finds_a_different_update():
 def test_compare_optimizer_refuses_what_it_cannot_do(kwargs, message):
     with pytest.raises(LazyNDError, match=message):
         test_utils.compare_optimizer(mx.optimizer.SGD(), mx.optimizer.SGD(), (3,), np.float32, **kwargs)
+
+
+def test_assert_almost_equal_defaults_are_mxnets_tables():
+    # MXNet 1.9.1 passes these: float32 atol 1e-3, float16 rtol 1e-2 / atol 1e-1, the larger of mixed dtypes
+    ones32 = np.ones(3, np.float32)
+    test_utils.assert_almost_equal(mx.nd.array(ones32), ones32 + 5e-4)
+    test_utils.assert_almost_equal(np.ones(2, np.float16), np.ones(2, np.float16) * 1.05)
+    test_utils.assert_almost_equal(np.ones(2, np.float32), np.ones(2) + 5e-4)
+    # ... and refuses this: float64's atol is 1e-20
+    with pytest.raises(AssertionError, match="atol=1e-20"):
+        test_utils.assert_almost_equal(np.zeros(2), np.array([0.0, 1e-15]))
+
+
+def test_assert_almost_equal_takes_tolerance_dicts_by_dtype():
+    ones32 = np.ones(3, np.float32)
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    test_utils.assert_almost_equal(ones32, ones32 + 5e-3, rtol={f32: 1e-2}, atol={f32: 1e-3})
+    # a dict without the arrays' dtype falls back to the table
+    with pytest.raises(AssertionError, match=r"rtol=0\.0001, atol=0\.001"):
+        test_utils.assert_almost_equal(ones32, ones32 + 5e-3, rtol={f64: 1e-2})

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import OperatorError
+from ..errors import ArgumentTypeError, OperatorError
 
 # the format of a flattened value: None for one NDArray, else a list of the formats of its items
 Format = Any
@@ -76,8 +76,9 @@ def _host_scalar(value: Any, convert: type, where: str, what: str) -> Any:
 
 
 def _check_callable(function: Any, where: str, what: str) -> None:
+    # a TypeError, as MXNet's (it calls the object): ``except TypeError`` in users' code still catches it
     if not callable(function):
-        raise OperatorError(f"{where}: {what} must be a Python function, got {type(function).__name__}")
+        raise ArgumentTypeError(f"{where}: {what} must be a Python function, got {type(function).__name__}")
 
 
 def _split_step(result: Any, where: str, what: str) -> tuple[Any, Any]:

@@ -165,3 +165,16 @@ def test_the_symbol_forms_are_lazynd_syms_control_flow(name: str) -> None:
 def test_the_functions_are_listed_in_the_contrib_namespaces() -> None:
     assert {"foreach", "while_loop", "cond"} <= set(dir(mx.nd.contrib)) & set(dir(mx.sym.contrib))
     assert mx.contrib.nd.foreach is mx.nd.contrib.foreach
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: mx.nd.contrib.foreach(3, mx.nd.ones((2, 2)), [mx.nd.zeros(2)]),
+        lambda: mx.nd.contrib.while_loop(lambda a: a < 1, None, [mx.nd.zeros(1)], max_iterations=2),
+        lambda: mx.nd.contrib.cond(mx.nd.array([1]), lambda: 1, "else"),
+    ],
+)
+def test_a_body_that_is_not_callable_is_a_type_error_as_in_mxnet(call) -> None:
+    with pytest.raises(TypeError, match="must be a Python function"):
+        call()
