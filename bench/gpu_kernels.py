@@ -165,7 +165,7 @@ def layouts(mx: object, x: object, out: object, moved: float, copy_rate: float, 
     n = x.shape[-1]  # type: ignore[attr-defined]
     print(f"softmax {tuple(x.shape)} by register layout (group threads a row x elements a thread):")  # type: ignore[attr-defined]
     try:
-        for per_thread in (4, 8, 16, 32):  # 32: a warp a row, reductions without barriers
+        for per_thread in (4, 8, 16):
             group = max(1, min(softmax_module.ROW_THREADS, n // per_thread))
             softmax_module.register_layout = lambda _n, g=group, k=per_thread: (g, k)
             seconds = _best(lambda: mx.nd.softmax(x, axis=-1, out=out), mx.nd.waitall, repeat, launches)  # type: ignore[attr-defined]

@@ -106,9 +106,6 @@ def softmax_grad_into(
 
 ROW_THREADS = 256  # LAZYND_SOFTMAX_THREADS in softmax.cu
 MAX_PER_THREAD = 16  # LAZYND_SOFTMAX_MAX_PER_THREAD: the register path holds rows up to ROW_THREADS * this
-# the register kernels exist for 1 to 32 elements a thread: 32 serves a warp a row of up to 1024 (a layout
-# bench/gpu_kernels.py compares with the default's; no barrier in its reductions)
-REGISTER_KERNELS = (1, 2, 4, 8, 16, 32)
 PER_THREAD = 8  # the register path's elements a thread, where a row has enough of them
 MIN_PIECE = 2048  # a long row is cut into pieces of at least this many elements, one block each
 # pieces wanted a multiprocessor, where rows are few: 8 blocks of 256 threads fill one (an H100's

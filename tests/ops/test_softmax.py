@@ -336,30 +336,3 @@ def test_softmax_over_a_zero_size_array_is_an_empty_array(call, shape):
     y.backward()
     assert y.asnumpy().shape == shape  # a max along an empty axis has no value: nothing to compute
     assert x.grad.asnumpy().shape == shape
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(
-    mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible): register layouts are the GPU's"
-)
-@pytest.mark.parametrize("per_thread", [16, 32])
-@pytest.mark.parametrize("log", [False, True])
-def test_softmax_a_warp_a_row_matches_numpy(rng, monkeypatch, per_thread, log):
-    # the layouts bench/gpu_kernels.py compares: 32 threads a row of up to 1024, 16 or 32 elements each
-    from lazynd.ops import softmax as softmax_module
-
-    ctx = mx.gpu(0)
-
-    assert per_thread in softmax_module.REGISTER_KERNELS
-    monkeypatch.setattr(softmax_module, "register_layout", lambda n: (32, per_thread))
-    x = (rng.standard_normal((37, 32 * per_thread - 5)) * 4).astype(np.float32)
-    want = np_softmax(x.astype(np.float64), -1, 1.0)
-    op = mx.nd.log_softmax if log else mx.nd.softmax
-    got = op(mx.nd.array(x, ctx=ctx)).asnumpy()
-    assert_almost_equal(got, np.log(want) if log else want, rtol=1e-4, atol=1e-5 if log else 1e-7)
-    dy = rng.standard_normal(x.shape).astype(np.float32)
-    y = np.log(want) if log else want
-    grad = (dy - np.exp(y) * dy.sum(-1, keepdims=True)) if log else y * (dy - (dy * y).sum(-1, keepdims=True))
-    backward = mx.nd._backward_log_softmax if log else mx.nd._backward_softmax
-    got = backward(mx.nd.array(dy, ctx=ctx), mx.nd.array(y.astype(np.float32), ctx=ctx)).asnumpy()
-    assert_almost_equal(got, grad, rtol=1e-3, atol=1e-5)

@@ -339,7 +339,6 @@ LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 2)                                       
 LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 4)                                                                             \
 LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 8)                                                                             \
 LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 16)                                                                            \
-LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 32)                                                                            \
 extern "C" __global__ void lazynd_softmax_pieces_##SUFFIX(const T* x, T* partial, long long rows, long long n,         \
                                                           long long chunk, long long chunks, T inv_temp) {            \
   __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
