@@ -130,8 +130,9 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
         for o in out if isinstance(out, (list, tuple)) else (out,):
             if isinstance(o, dispatch.NDArray) and entry_of(o) is not None:
                 _refuse_recorded_write(o, f"{op.name} (out=)")
-    for i in plan.access.mutated:
-        if entries[i] is not None:
+    access = plan.access
+    for i in access.mutated:
+        if entries[i] is not None and i not in access.filled:  # a filled input takes no recorded value
             _refuse_recorded_write(inputs[i], f"{op.name} (updates input {i} in place)")
     datas, reads = [], []
     for x in inputs:

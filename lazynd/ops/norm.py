@@ -4,7 +4,11 @@ BatchNorm views its data as (outer, C, inner) around ``axis``; its outputs are
 (output, mean, var) with only the first visible, so the backward op reuses the
 statistics the forward pass used.  As in MXNet, the ``var`` output holds the
 inverse standard deviation ``1 / sqrt(variance + eps)`` the data was normalised
-with (of the batch in training, of the moving variance otherwise).  On the GPU it runs ``kernels/norm.cu``.
+with (of the batch in training, of the moving variance otherwise).  With ``fix_gamma`` (the
+default) the data is scaled by 1 and, as MXNet's kernels do in every mode, 1 is written into
+gamma at each forward pass (an input the kernel fills, ``fills``; also under ``autograd.record``):
+after a forward pass gamma holds the scale that was used, whatever weight decay did to it.  On the GPU it
+runs ``kernels/norm.cu``.
 The normalisations within each sample (InstanceNorm, L2Normalization, LRN) are in
 :mod:`~lazynd.ops.sample_norm`.
 """
@@ -41,6 +45,7 @@ BN_STRUCTURE: dict[str, Any] = {
     "aux": ("moving_mean", "moving_var"),
     "num_visible_outputs": lambda attrs: 3 if attrs["output_mean_var"] else 1,
     "float_data": True,
+    "fills": lambda attrs: (1,) if attrs["fix_gamma"] else (),  # 1 is written into gamma
 }
 _SOURCE = load_file("norm.cu")
 
@@ -59,6 +64,8 @@ def _bn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
     moving_mean, moving_var = aux
     outer, channels, inner = _split(data.shape, attrs["axis"])
     x = xp.ascontiguousarray(data).reshape(outer, channels, inner)
+    if attrs["fix_gamma"]:
+        gamma[...] = 1  # as MXNet's kernels: gamma holds the scale that was used
     batch_stats = kctx.is_train and not attrs["use_global_stats"]
     gpu = xp is not np
     if not batch_stats:

@@ -27,6 +27,10 @@ An :class:`OpDef` carries everything about an operator:
 - ``mutates``: indices of inputs the kernel updates in place (optimizer states such
   as ``mom``), so the engine schedules them as writes (a function of the parameters
   when the number of inputs depends on them, as in ``multi_sgd_mom_update``);
+- ``fills``: indices of inputs the kernel overwrites with a constant (BatchNorm's gamma with
+  ``fix_gamma``: MXNet writes the 1 it scales by into it).  They are written as ``mutates``
+  inputs are; as no recorded value goes into them and no gradient flows to them, autograd lets
+  a recorded call write them where it refuses any other in-place write into a recorded array;
 - ``shape_only_inputs``: indices of inputs whose values the kernel never reads, only their
   shape and dtype (the ``like`` input of ``_reduce_to_like``, ``_backward_slice``,
   ``broadcast_like``; a function of the parameters where it depends on them, as in
@@ -176,11 +180,14 @@ def shape_is_known(shape: Shape | None) -> bool:
     return shape is not None and all(d > 0 for d in shape)
 
 
-def float16_as_float32(kernel: Callable[..., None]) -> Callable[..., None]:
+def float16_as_float32(
+    kernel: Callable[..., None], mutates: Sequence[int] | Callable[[dict], Sequence[int]] = ()
+) -> Callable[..., None]:
     """A kernel that runs ``kernel`` in float32 when any of its arrays is float16 (on the GPU, for
     operators whose CUDA kernels exist in float32 and float64 only): float16 inputs, outputs and
-    auxiliary states are widened, computed on, and the results narrowed back into the outputs and
-    the auxiliary states (BatchNorm's moving statistics)."""
+    auxiliary states are widened, computed on, and the results narrowed back into the outputs, the
+    auxiliary states (BatchNorm's moving statistics) and the inputs the kernel updates in place
+    (``mutates``, as :class:`OpDef` takes it: BatchNorm's gamma with ``fix_gamma``)."""
     import numpy as np
 
     half = np.dtype(np.float16)
@@ -193,9 +200,13 @@ def float16_as_float32(kernel: Callable[..., None]) -> Callable[..., None]:
             kernel(kctx, attrs, inputs, outputs, aux)
             return
         # outputs start from their values: a kernel may accumulate into them
+        wide_inputs = [widen(x) for x in inputs]
         wide_outputs, wide_aux = [widen(o) for o in outputs], [widen(a) for a in aux]
-        kernel(kctx, attrs, [widen(x) for x in inputs], wide_outputs, wide_aux)
-        for target, wide in zip([*outputs, *aux], [*wide_outputs, *wide_aux], strict=True):
+        kernel(kctx, attrs, wide_inputs, wide_outputs, wide_aux)
+        written = mutates(attrs) if callable(mutates) else mutates
+        targets = [*outputs, *aux, *(inputs[i] for i in written)]
+        wides = [*wide_outputs, *wide_aux, *(wide_inputs[i] for i in written)]
+        for target, wide in zip(targets, wides, strict=True):
             if wide is not target:
                 target[...] = wide
 
@@ -227,6 +238,7 @@ class OpDef:
         writes_aux_in_train: bool = True,
         creates_output: bool = False,
         mutates: Sequence[int] | Callable[[dict], Sequence[int]] = (),
+        fills: Sequence[int] | Callable[[dict], Sequence[int]] = (),
         shape_only_inputs: Sequence[int] | Callable[[dict], Sequence[int]] = (),
         optional_outputs: bool = False,
         forward_into_zeros: Callable[..., None] | None = None,
@@ -240,8 +252,10 @@ class OpDef:
     ) -> None:
         self.name = name
         self.forward = forward
+        self.mutates = mutates if callable(mutates) else tuple(mutates)
+        self.fills = fills if callable(fills) else tuple(fills)
         if gpu_float16_as_float32:
-            forward_gpu = float16_as_float32(forward_gpu or forward)
+            forward_gpu = float16_as_float32(forward_gpu or forward, self.mutated_inputs)
         self.forward_gpu = forward_gpu
         self._inputs = inputs
         self._outputs = outputs
@@ -263,7 +277,6 @@ class OpDef:
         self.writes_aux_in_train = writes_aux_in_train
         # an operator without data inputs (zeros, uniform): ctx/shape/dtype come from params
         self.creates_output = creates_output
-        self.mutates = mutates if callable(mutates) else tuple(mutates)
         self.shape_only_inputs = shape_only_inputs if callable(shape_only_inputs) else tuple(shape_only_inputs)
         self.optional_outputs = optional_outputs
         self.forward_into_zeros = forward_into_zeros
@@ -311,8 +324,16 @@ class OpDef:
         return bool(needs(attrs)) if callable(needs) else needs
 
     def mutated_inputs(self, attrs: dict) -> tuple[int, ...]:
-        """Indices of the inputs the kernel updates in place."""
-        return tuple(self.mutates(attrs)) if callable(self.mutates) else self.mutates
+        """Indices of the inputs the kernel updates in place (``mutates``, then ``fills``)."""
+        return self._indices(self.mutates, attrs) + self._indices(self.fills, attrs)
+
+    def filled_inputs(self, attrs: dict) -> tuple[int, ...]:
+        """Indices of the inputs the kernel overwrites with a constant (a part of :meth:`mutated_inputs`)."""
+        return self._indices(self.fills, attrs)
+
+    @staticmethod
+    def _indices(spec: Sequence[int] | Callable[[dict], Sequence[int]], attrs: dict) -> tuple[int, ...]:
+        return tuple(spec(attrs)) if callable(spec) else tuple(spec)
 
     def reads_value(self, attrs: dict, index: int) -> bool:
         """Whether the kernel reads the values of input ``index`` (not only its shape and dtype)."""

@@ -39,17 +39,19 @@ _MAX_SIGNATURE_PLANS = 256  # plans kept on one signature (see plan_for)
 class VarAccess:
     """The vars an operator call writes besides its outputs, by the operator's declarations.
 
-    ``mutated``: indices of inputs the kernel updates in place; ``aux_written``: auxiliary
+    ``mutated``: indices of inputs the kernel updates in place (``filled``: those of them it
+    overwrites with a constant, which autograd lets a recorded call write); ``aux_written``: auxiliary
     states are updated (a training call of an operator that says so); ``blas_var``: the host
     BLAS's var, for a GEMM-heavy kernel on the CPU while the BLAS has threads of its own
     (:mod:`lazynd.backend.blas`); ``random``: the kernel draws from its context's generator.
     ``plain`` is true when there is none of these.
     """
 
-    __slots__ = ("mutated", "aux_written", "blas_var", "random", "plain")
+    __slots__ = ("mutated", "filled", "aux_written", "blas_var", "random", "plain")
 
     def __init__(self, op: OpDef, attrs: dict, ctx: Context, is_train: bool) -> None:
         self.mutated = op.mutated_inputs(attrs)
+        self.filled = op.filled_inputs(attrs)
         self.aux_written = bool(is_train and op.aux and op.writes_aux_in_train)
         self.blas_var: Var | None = blas.BLAS_VAR if op.blas_heavy and ctx.device_type != "gpu" else None
         self.random = op.draws_random(attrs)
