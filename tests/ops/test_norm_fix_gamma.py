@@ -14,7 +14,12 @@ import lazynd_sym as sym
 X = np.sin(np.arange(48) * 0.9).reshape(4, 3, 2, 2)
 GAMMA = [2.0, 3.0, 4.0]
 # each operator that is BatchNorm under another name (lazynd/ops/norm_variants.py), with its extras
-VARIANTS = [("BatchNorm", {}), ("BatchNorm_v1", {}), ("_contrib_SyncBatchNorm", {"key": "k"}), ("_contrib_BatchNormWithReLU", {})]
+VARIANTS = [
+    ("BatchNorm", {}),
+    ("BatchNorm_v1", {}),
+    ("_contrib_SyncBatchNorm", {"key": "k"}),
+    ("_contrib_BatchNormWithReLU", {}),
+]
 
 
 def _call(name, ctx, gamma, train, fix_gamma=True, **extra):
