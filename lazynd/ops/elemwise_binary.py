@@ -11,8 +11,9 @@ from ..backend.cuda.elementwise import ElementwiseFamily
 from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from . import registry
-from .opdef import _same_type_infer, dim_is_known, refuse_bool_inputs
+from .opdef import _same_type_infer, refuse_bool_inputs
 from .params import Param, parse_float
+from .partial_shapes import dim_is_known
 from .registry import OpDef, register
 
 # name -> (NumPy ufunc, C expression in a and b)

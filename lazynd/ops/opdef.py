@@ -57,9 +57,10 @@ An :class:`OpDef` carries everything about an operator:
   other in push order instead of handing them to workers that would only queue on
   :func:`~lazynd.backend.blas.blas_section`.
 
-Beside it: :class:`KernelContext` (what a kernel may use besides its buffers), the partial-shape
-helpers that shape rules share (:func:`merge_shape`, :func:`unify_shapes`), the default
+Beside it: :class:`KernelContext` (what a kernel may use besides its buffers), the default
 same-shape and same-type rules, and :func:`float16_as_float32` for GPU kernels without float16.
+The partial-shape helpers that shape rules share (:func:`merge_shape`, :func:`unify_shapes`) are
+in :mod:`.partial_shapes`.
 Operators are registered in :mod:`lazynd.ops.registry`, which hands these names on.
 """
 
@@ -71,8 +72,8 @@ from typing import Any
 from ..errors import OperatorError, ShapeError
 from ..util import is_np_shape
 from .params import Param, parse_params
+from .partial_shapes import unify_shapes
 
-Shape = tuple[int, ...]
 FLOAT_TYPES = ("float16", "float32", "float64")
 
 
@@ -121,63 +122,6 @@ def refuse_bool_inputs(op_name: str, family: str, names: Sequence[str], in_types
 def variadic_input_names(attrs: dict) -> list[str]:
     """The input names of a variadic operator: ``arg0`` ... ``arg{num_args - 1}``."""
     return [f"arg{i}" for i in range(attrs.get("num_args") or 0)]
-
-
-def merge_shape(
-    op: str, arg: str, given: Shape | None, expected: Shape | None, *, complete: bool = False
-) -> Shape | None:
-    """Merge two partial shapes (0 = unknown dim); raise ShapeError when they disagree.
-
-    ``complete``: ``expected`` is made of input shapes, not a rule's guess, so under NumPy shape
-    semantics (an imperative call) a 0 in either shape is a size, as in ``given`` (3,) against an
-    ``expected`` (0,) taken from a zero-size batch."""
-    if given is None:
-        return expected
-    if expected is None:
-        return tuple(given)
-    if len(given) != len(expected):
-        raise ShapeError(f"{op}: shape of '{arg}' is {tuple(given)}, expected {tuple(expected)}")
-    sizes = complete and is_np_shape()
-    merged = []
-    for g, e in zip(given, expected, strict=False):
-        if g != e and (sizes or (g and e)):
-            raise ShapeError(f"{op}: shape of '{arg}' is {tuple(given)}, expected {tuple(expected)}")
-        merged.append(g or e)
-    return tuple(merged)
-
-
-def unify_shapes(op: str, names: Sequence[str], shapes: list[Shape | None]) -> Shape | None:
-    """The common shape of inputs that must all have the same shape."""
-    result: Shape | None = None
-    for name, shape in zip(names, shapes, strict=False):
-        result = merge_shape(op, name, shape, result) if shape is not None else result
-    return result
-
-
-def refuse_empty_axis(op: str, arg: str, shape: Shape, axis: int, taken: int) -> None:
-    """Raise ShapeError when ``taken`` elements are to be read along ``axis`` of ``shape`` (the
-    input ``arg``) and that axis is a zero-size one: there is nothing to take or pick there."""
-    if taken and shape[axis] == 0 and is_np_shape():
-        raise ShapeError(
-            f"{op}: axis {axis} of '{arg}' {tuple(shape)} has size 0, nothing to take {taken} element(s) from"
-        )
-
-
-def dim_is_known(dim: int) -> bool:
-    """Whether a shape rule may take ``dim`` as a size: any dim under NumPy shape semantics (an
-    imperative call, where a 0 is a zero-size axis), else a nonzero one (0 = unknown)."""
-    return dim > 0 or is_np_shape()
-
-
-def dims_differ(a: int, b: int) -> bool:
-    """Whether two dims that must be equal differ: under NumPy shape semantics (an imperative call)
-    a 0 is a zero-size axis and must match exactly, else a 0 is unknown and agrees with anything.
-    The one test every shape rule comparing two input dims uses."""
-    return a != b and (is_np_shape() or bool(a and b))
-
-
-def shape_is_known(shape: Shape | None) -> bool:
-    return shape is not None and all(d > 0 for d in shape)
 
 
 def float16_as_float32(

@@ -12,19 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError
-from .opdef import (
-    FLOAT_TYPES,
-    KernelContext,
-    OpDef,
+from .opdef import FLOAT_TYPES, KernelContext, OpDef, float16_as_float32, variadic_input_names
+from .partial_shapes import (
     Shape,
     dim_is_known,
     dims_differ,
-    float16_as_float32,
     merge_shape,
     refuse_empty_axis,
     shape_is_known,
     unify_shapes,
-    variadic_input_names,
 )
 
 __all__ = [

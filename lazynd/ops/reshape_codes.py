@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ..errors import ShapeError
-from .opdef import dim_is_known
+from .partial_shapes import dim_is_known
 
 __all__ = ["legacy_target_shape", "reshape_shape"]
 
