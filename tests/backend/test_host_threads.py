@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -18,43 +17,70 @@ from lazynd.errors import LazyNDError
 BIG = np.ones((128, 784), np.float32), np.ones((784, 128), np.float32), np.empty((128, 128), np.float32)
 
 
-def _spin(seconds: float) -> None:
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
+class _Clock:
+    """The governor's clocks, advanced by the tests alone: the wall clock (``perf_counter``) and
+    the calling thread's CPU time (``thread_time``).  A loaded test machine cannot make a product
+    look stalled, or a backoff end early, as it could with the real clocks."""
+
+    def __init__(self) -> None:
+        self.wall = 1000.0
+        self.cpu = 10.0
+
+    def perf_counter(self) -> float:
+        return self.wall
+
+    def thread_time(self) -> float:
+        return self.cpu
+
+    def spin(self, seconds: float) -> None:
+        """The caller on a core for ``seconds``: spinning, as a thread waiting for the BLAS's threads."""
+        self.wall += seconds
+        self.cpu += seconds
+
+    def sleep(self, seconds: float) -> None:
+        """``seconds`` pass while the caller is off its core (a GIL wait, or descheduled)."""
+        self.wall += seconds
 
 
 class _Products:
-    """A stand-in product that spins (a stalled BLAS) or sleeps (a GIL wait) when told to; it
-    computes nothing itself: a real threaded product could stall on a busy test machine."""
+    """A stand-in product: it takes ``took`` of the clock's time (1 ms by default, the best time of
+    the shape), spinning or sleeping for ``spin``/``sleep`` more when told to."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: _Clock) -> None:
+        self.clock = clock
         self.spin = 0.0
         self.sleep = 0.0
+        self.took = 0.001
         self.calls = 0
 
     def __call__(self, a, b, out) -> None:
         self.calls += 1
         out[...] = self.calls
-        if self.spin:
-            _spin(self.spin)
-        if self.sleep:
-            time.sleep(self.sleep)
+        self.clock.spin(self.took + self.spin)
+        self.clock.sleep(self.sleep)
 
 
 @pytest.fixture
-def governor(monkeypatch):
+def clock(monkeypatch):
+    fake = _Clock()
+    monkeypatch.setattr(host_threads, "perf_counter", fake.perf_counter)
+    monkeypatch.setattr(host_threads, "thread_time", fake.thread_time)
+    return fake
+
+
+@pytest.fixture
+def governor(monkeypatch, clock):
     monkeypatch.setattr(host_threads, "FIRST_BACKOFF_S", 0.2)
     monkeypatch.setattr(host_threads, "MAX_BACKOFF_S", 0.8)
-    monkeypatch.setattr(host_threads, "STALL_MIN_S", 0.01)  # a busy test machine's hiccups are no stalls
+    monkeypatch.setattr(host_threads, "STALL_MIN_S", 0.01)
     monkeypatch.setattr(host_threads, "LOST_LIMIT_S", 0.04)  # one stall of the tests' 50 ms is enough
     settings: list[int] = []
     return BlasThreads(4, settings.append), settings
 
 
-def test_a_stalled_product_sets_one_thread_until_the_backoff_ends(governor):
+def test_a_stalled_product_sets_one_thread_until_the_backoff_ends(governor, clock):
     gov, settings = governor
-    product = _Products()
+    product = _Products(clock)
     for _ in range(3):
         gov.run(*BIG, product)  # the best time of the shape
     assert settings == [] and not gov.single
@@ -64,27 +90,27 @@ def test_a_stalled_product_sets_one_thread_until_the_backoff_ends(governor):
     product.spin = 0.0
     gov.run(*BIG, product)  # within the backoff: on one thread, untimed
     assert settings == [1]
-    time.sleep(0.25)
+    clock.sleep(0.25)
     gov.run(*BIG, product)  # the backoff is over: the BLAS's threads again
     assert settings == [1, 4] and not gov.single
     assert product.calls == 6 and (BIG[2] == 6).all()  # every product ran, on one thread or several
 
 
-def test_a_stall_soon_after_the_threads_come_back_doubles_the_backoff(governor):
+def test_a_stall_soon_after_the_threads_come_back_doubles_the_backoff(governor, clock):
     gov, settings = governor
-    product = _Products()
+    product = _Products(clock)
     gov.run(*BIG, product)
     product.spin = 0.05
     gov.run(*BIG, product)
     assert gov._backoff == pytest.approx(0.2)
-    time.sleep(0.25)
+    clock.sleep(0.25)
     gov.run(*BIG, product)  # back to the threads, and stalled again at once
     assert settings == [1, 4, 1] and gov._backoff == pytest.approx(0.4)
 
 
-def test_stalls_switch_only_when_they_add_up(governor):
+def test_stalls_switch_only_when_they_add_up(governor, clock):
     gov, settings = governor
-    product = _Products()
+    product = _Products(clock)
     gov.run(*BIG, product)
     product.spin = 0.025
     gov.run(*BIG, product)  # 25 ms lost: a hiccup
@@ -93,38 +119,38 @@ def test_stalls_switch_only_when_they_add_up(governor):
     assert settings == [1] and gov.stalls == 2 and gov.switches == 1
 
 
-def test_a_hiccup_fades_out(governor, monkeypatch):
+def test_a_hiccup_fades_out(governor, clock, monkeypatch):
     monkeypatch.setattr(host_threads, "LOST_FADE_S", 0.05)
     gov, settings = governor
-    product = _Products()
+    product = _Products(clock)
     gov.run(*BIG, product)
     product.spin = 0.025
     gov.run(*BIG, product)
-    time.sleep(0.3)  # six fade times: the first 25 ms count for nothing by now
+    clock.sleep(0.3)  # six fade times: the first 25 ms count for nothing by now
     gov.run(*BIG, product)
     assert settings == [] and gov.stalls == 2
 
 
-def test_waiting_without_spinning_is_no_stall(governor):
+def test_waiting_without_spinning_is_no_stall(governor, clock):
     gov, settings = governor
-    product = _Products()
+    product = _Products(clock)
     gov.run(*BIG, product)
     product.sleep = 0.05  # the caller slept (the GIL, or descheduled): not the BLAS's threads
     gov.run(*BIG, product)
     assert settings == [] and gov.stalls == 0
 
 
-def test_a_machine_loaded_from_the_start_is_seen_without_a_best_time(governor):
+def test_a_machine_loaded_from_the_start_is_seen_without_a_best_time(governor, clock):
     gov, settings = governor
-    product = _Products()
+    product = _Products(clock)
     product.spin = 0.05  # 12.8 M multiply-adds: 3.2 ms at the slowest rate a BLAS runs
     gov.run(*BIG, product)
     assert settings == [1]
 
 
-def test_small_and_non_blas_products_are_not_timed(governor):
+def test_small_and_non_blas_products_are_not_timed(governor, clock):
     gov, settings = governor
-    product = _Products()
+    product = _Products(clock)
     product.spin = 0.05
     small = np.ones((32, 32), np.float32), np.ones((32, 32), np.float32), np.empty((32, 32), np.float32)
     ints = np.ones((128, 784), np.int64), np.ones((784, 128), np.int64), np.empty((128, 128), np.int64)
