@@ -277,9 +277,7 @@ def test_a_waiting_thread_runs_queued_operations_itself() -> None:
         engine.push(lambda: (started.set(), gate.wait()), (), [], [blocker], "occupies_the_only_worker")
         assert started.wait(5.0)
         engine.push(lambda: ran_on.append(threading.current_thread().name), (), [], [target], "queued")
-        start = time.perf_counter()
-        engine.wait_for_var(target)
-        assert time.perf_counter() - start < 2.0
+        engine.wait_for_var(target)  # without helping, it would return only when the safety timer fires
         assert ran_on == [threading.current_thread().name]
     finally:
         gate.set()
