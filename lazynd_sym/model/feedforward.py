@@ -223,10 +223,12 @@ class FeedForward(InferenceMixin):
         ]
         total = num_batches(data)
         logger.info("Start training with %s", str(self.ctx))  # MXNet 1.x's lines, with MXNet 0.9's Train- ones
+        # reset here and at the end of each epoch, as MXNet does: fit leaves the iterator ready to
+        # read again (another fit, a score, a Module on the same data)
+        data.reset()
         for epoch in range(self.begin_epoch, self.num_epoch):
             tic = time.perf_counter()
             eval_metric.reset()
-            data.reset()
             progress = EpochProgress(epoch, total, data.batch_size, enabled=self.progress_bar)
             nbatch = 0
             epoch_values: list[tuple[str, float]] = []
@@ -269,6 +271,7 @@ class FeedForward(InferenceMixin):
             for name, value in epoch_values:
                 logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             logger.info("Epoch[%d] Resetting Data Iterator", epoch)
+            data.reset()
             logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
             group.copy_params_to(arg_params, aux_params)
             call_all(epoch_end_callback, epoch, self.symbol, self.arg_params, self.aux_params)
@@ -281,6 +284,7 @@ class FeedForward(InferenceMixin):
                 for name, value in score_metric.get_name_value():
                     logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
                 call_all(eval_end_callback, BatchEndParam(epoch, len(scored), score_metric, locals()))
+                eval_iter.reset()
         self._pred_exec = None
         return self
 
