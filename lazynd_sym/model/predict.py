@@ -20,6 +20,7 @@ from lazynd.callback import BatchEndParam
 from lazynd.context import Context
 from lazynd.errors import DataError
 
+from .buckets import default_symbol
 from .inputs import call_all, init_iter
 
 __all__ = ["InferenceMixin"]
@@ -29,6 +30,7 @@ class InferenceMixin:
     """``predict`` and ``score`` for ``FeedForward``, which sets the attributes declared here."""
 
     symbol: Any
+    sym_gen: Any
     ctx: list[Context]
     numpy_batch_size: int
     arg_params: dict[str, Any] | None
@@ -87,6 +89,8 @@ class InferenceMixin:
     ) -> list[list[np.ndarray]]:
         if reset:
             data.reset()
+        if self.symbol is None and self.sym_gen is not None:  # a sym_gen model not fitted yet
+            self.symbol = default_symbol(self.sym_gen, data, "FeedForward")
         executor = self._pred_executor(data, with_labels)
         names = set(self._input_names(data, with_labels))
         outputs: list[list[np.ndarray]] = []
