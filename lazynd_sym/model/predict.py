@@ -46,10 +46,13 @@ class InferenceMixin:
 
     @staticmethod
     def _update_metric(eval_metric: metric_module.EvalMetric, batch: mx_io.DataBatch, outputs: list[Any]) -> None:
-        keep = batch.data[0].shape[0] - (getattr(batch, "pad", None) or 0)
+        rows = batch.data[0].shape[0]
+        keep = rows - (getattr(batch, "pad", None) or 0)
+        # the padding is left out of arrays whose first axis is the batch; an output laid out
+        # otherwise (time-major rows of an unrolled RNN: steps x batch) is scored whole, as MXNet does.
         # NDArrays, as MXNet hands them to a metric (custom metrics call ``asnumpy`` on them)
-        labels = [label[:keep] for label in batch.label or []]
-        preds = [out[:keep] for out in outputs[: len(labels)]]
+        labels = [label[:keep] if label.shape[0] == rows else label for label in batch.label or []]
+        preds = [out[:keep] if out.shape[0] == rows else out for out in outputs[: len(labels)]]
         eval_metric.update(labels, preds)
 
     def _input_names(self, data: mx_io.DataIter, with_labels: bool) -> list[str]:
