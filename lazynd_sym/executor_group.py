@@ -120,6 +120,13 @@ class DataParallelExecutorGroup:
     arg_params, aux_params : dict of str to NDArray
         Starting values, copied onto every device.
     for_training : bool
+    shared_group : DataParallelExecutorGroup, optional
+        Another group (the bucket of another key of a ``sym_gen``) whose parameters, their
+        gradients and the auxiliary states this one's executors use, the same arrays, so
+        that an update through either is seen by both; ``arg_params`` and ``aux_params``
+        are then not copied.
+    bucket_key : optional
+        The key of that bucket, for error messages.
 
     Examples
     --------
@@ -142,6 +149,8 @@ class DataParallelExecutorGroup:
         arg_params: dict[str, Any],
         aux_params: dict[str, Any],
         for_training: bool,
+        shared_group: DataParallelExecutorGroup | None = None,
+        bucket_key: Any = None,
     ) -> None:
         self.symbol = symbol
         self.contexts = list(contexts)
@@ -160,11 +169,14 @@ class DataParallelExecutorGroup:
         self.slices = split_input_slice(self.batch_size, work_load_list)
         self.param_names = list(param_names)
         grad_req = {name: ("write" if for_training else "null") for name in self.param_names}
-        self.execs = []
-        for ctx, part in zip(self.contexts, self.slices, strict=True):
+        self.execs: list[Any] = []
+        for k, (ctx, part) in enumerate(zip(self.contexts, self.slices, strict=True)):
             shapes = {desc[0]: device_shape(desc[1], self.batch_axes[desc[0]], part) for desc in input_descs}
-            exe = symbol.simple_bind(ctx, grad_req=grad_req, **shapes)
-            exe.copy_params_from(arg_params, aux_params, allow_extra_params=True)
+            if shared_group is None:
+                exe = symbol.simple_bind(ctx, grad_req=grad_req, **shapes)
+                exe.copy_params_from(arg_params, aux_params, allow_extra_params=True)
+            else:
+                exe = _bind_shared(symbol, ctx, grad_req, shapes, shared_group.execs[k], bucket_key)
             self.execs.append(exe)
         self.aux_names = symbol.list_auxiliary_states()
         self._input_arrays: dict[str, list[Any]] = {}
@@ -255,6 +267,32 @@ class DataParallelExecutorGroup:
     def install_monitor(self, monitor: Any) -> None:
         for exe in self.execs:
             monitor.install(exe)
+
+
+def _bind_shared(
+    symbol: Any, ctx: Context, grad_req: dict[str, str], shapes: dict[str, tuple], shared: Any, key: Any
+) -> Any:
+    """Bind ``symbol`` on ``ctx`` with new arrays for the inputs (``shapes``) and ``shared``'s own
+    arrays for the parameters, their gradients and the auxiliary states."""
+    missing = [n for n in symbol.list_arguments() if n not in shapes and n not in shared.arg_dict]
+    missing += [n for n in symbol.list_auxiliary_states() if n not in shared.aux_dict]
+    if missing:
+        raise DataError(
+            f"bucket {key!r}: {missing} are neither inputs nor parameters of the default bucket's symbol; "
+            "every bucket must use the parameters of the default one"
+        )
+    inferred = dict(zip(symbol.list_arguments(), symbol.infer_shape(**shapes)[0] or [], strict=False))
+    for name, shape in inferred.items():
+        if name not in shapes and tuple(shape) != tuple(shared.arg_dict[name].shape):
+            raise DataError(
+                f"bucket {key!r}: parameter {name!r} has shape {tuple(shape)}, the default bucket's is "
+                f"{tuple(shared.arg_dict[name].shape)}; every bucket must use the parameters of the default one"
+            )
+    args = {n: shared.arg_dict[n] if n not in shapes else nd.zeros(shapes[n], ctx=ctx) for n in symbol.list_arguments()}
+    req = {n: grad_req.get(n, "null") for n in args}
+    grads = {n: shared.grad_dict[n] for n in args if req[n] != "null"}
+    aux = {n: shared.aux_dict[n] for n in symbol.list_auxiliary_states()}
+    return symbol.bind(ctx, args=args, args_grad=grads, grad_req=req, aux_states=aux)
 
 
 def _average_into(arrays: Sequence[Any], target: Any) -> None:

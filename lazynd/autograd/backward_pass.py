@@ -269,7 +269,11 @@ class _Backward:
         terms = [grads.get((key, i)) for i in range(len(node.outputs))]
         is_loss_head = key in self.loss_heads
         if not is_loss_head and not any(terms):
-            return  # no gradient reaches this node
+            if not node.is_loss:
+                return  # no gradient reaches this node
+            # a loss operator below a BlockGrad: its rule reads no head gradient, so it is a
+            # source of gradient all the same, as in MXNet
+            is_loss_head = True
         rule = node.rule
         if rule is None:
             raise LazyNDError(

@@ -9,6 +9,7 @@ multipliers by name or index, and the update counts); ``register`` and
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -58,6 +59,13 @@ class Optimizer:
             # MXNet's rule: no rate given, the scheduler's base_lr (0.01 without a scheduler, or for a
             # plain function); a rate given replaces the scheduler's base_lr
             learning_rate = getattr(lr_scheduler, "base_lr", 0.01)
+        elif getattr(lr_scheduler, "base_lr", learning_rate) != learning_rate:
+            # MXNet 1.9.1 says so too (the same words), so a user sees which rate the schedule starts from
+            warnings.warn(
+                "learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer.",
+                UserWarning,
+                stacklevel=2,
+            )
         check_numbers(name, learning_rate=learning_rate, wd=wd, rescale_grad=rescale_grad)
         if clip_gradient is not None:
             check_numbers(name, clip_gradient=clip_gradient)

@@ -25,6 +25,7 @@ from lazynd.log import get_logger
 
 from ..executor_group import DataParallelExecutorGroup
 from ..symbol import Symbol
+from .buckets import BucketGroups, default_symbol
 from .checkpoint import epoch_number, load_checkpoint, save_checkpoint
 from .inputs import call_all, callback_list, context_list, init_eval_iter, init_iter, num_batches
 from .kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, name_indices, push_pull
@@ -70,11 +71,16 @@ class FeedForward(InferenceMixin):
         progress_bar: bool = True,
         **kwargs: Any,
     ) -> None:
+        # a sym_gen (a function of the bucket key, as MXNet's bucketing examples pass) gives the
+        # symbol at fit or predict, from the iterator's default_bucket_key (see .buckets)
+        self.sym_gen: Callable[[Any], Any] | None = None
         if not isinstance(symbol, Symbol):
-            # MXNet 1.9.1 took a sym_gen here, then failed at the first bucket of another length
-            hint = "; for a sym_gen (bucketing) use mx.mod.BucketingModule" if callable(symbol) else ""
-            raise LazyNDError(f"FeedForward: symbol must be a Symbol, got {type(symbol).__name__}{hint}")
-        self.symbol = symbol
+            if not callable(symbol):
+                raise LazyNDError(
+                    f"FeedForward: symbol must be a Symbol or a function of a bucket key, got {type(symbol).__name__}"
+                )
+            self.sym_gen, symbol = symbol, None
+        self.symbol: Any = symbol
         self.ctx = context_list(ctx)
         self.num_epoch = num_epoch
         self.epoch_size = epoch_size
@@ -180,6 +186,8 @@ class FeedForward(InferenceMixin):
             data = mx_io.ResizeIter(data, self.epoch_size, reset_internal=False)
         eval_iter = init_eval_iter(eval_data, self.numpy_batch_size)
         eval_metric = metric_module.create(eval_metric)
+        if self.sym_gen is not None:
+            self.symbol = default_symbol(self.sym_gen, data, "FeedForward.fit")
         input_descs = list(data.provide_data) + list(data.provide_label)
         input_shapes = {desc[0]: tuple(desc[1]) for desc in input_descs}
         param_names, _ = self._init_params(input_shapes)
@@ -189,6 +197,16 @@ class FeedForward(InferenceMixin):
         )
         if monitor is not None:
             group.install_monitor(monitor)
+        buckets = BucketGroups(
+            self.sym_gen,
+            getattr(data, "default_bucket_key", None),
+            group,
+            lambda symbol, descs, shared, key: DataParallelExecutorGroup(
+                symbol, self.ctx, work_load_list, descs, param_names, {}, {}, True, shared_group=shared, bucket_key=key
+            ),
+            ([d[0] for d in data.provide_data], [d[0] for d in data.provide_label]),
+            on_new=None if monitor is None else (lambda new: new.install_monitor(monitor)),
+        )
         store, update_on_kvstore = create_kvstore(kvstore, len(self.ctx), arg_params)
         if store is None and len(self.ctx) > 1:
             raise DataError(
@@ -223,16 +241,19 @@ class FeedForward(InferenceMixin):
         ]
         total = num_batches(data)
         logger.info("Start training with %s", str(self.ctx))  # MXNet 1.x's lines, with MXNet 0.9's Train- ones
+        # reset here and at the end of each epoch, as MXNet does: fit leaves the iterator ready to
+        # read again (another fit, a score, a Module on the same data)
+        data.reset()
         for epoch in range(self.begin_epoch, self.num_epoch):
             tic = time.perf_counter()
             eval_metric.reset()
-            data.reset()
             progress = EpochProgress(epoch, total, data.batch_size, enabled=self.progress_bar)
             nbatch = 0
             epoch_values: list[tuple[str, float]] = []
             batches = iter(data)
             batch = next(batches, None)
             while batch is not None:
+                group = buckets.group_for(batch)
                 group.load_batch(data_names, batch.data)
                 group.load_batch(label_names, batch.label or [])
                 if monitor is not None:
@@ -269,8 +290,9 @@ class FeedForward(InferenceMixin):
             for name, value in epoch_values:
                 logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             logger.info("Epoch[%d] Resetting Data Iterator", epoch)
+            data.reset()
             logger.info("Epoch[%d] Time cost=%.3f", epoch, time.perf_counter() - tic)
-            group.copy_params_to(arg_params, aux_params)
+            buckets.default.copy_params_to(arg_params, aux_params)
             call_all(epoch_end_callback, epoch, self.symbol, self.arg_params, self.aux_params)
             if eval_iter is not None:
                 score_metric = copy.deepcopy(eval_metric)
@@ -281,6 +303,7 @@ class FeedForward(InferenceMixin):
                 for name, value in score_metric.get_name_value():
                     logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
                 call_all(eval_end_callback, BatchEndParam(epoch, len(scored), score_metric, locals()))
+                eval_iter.reset()
         self._pred_exec = None
         return self
 

@@ -20,6 +20,7 @@ from lazynd.callback import BatchEndParam
 from lazynd.context import Context
 from lazynd.errors import DataError
 
+from .buckets import default_symbol
 from .inputs import call_all, init_iter
 
 __all__ = ["InferenceMixin"]
@@ -29,6 +30,7 @@ class InferenceMixin:
     """``predict`` and ``score`` for ``FeedForward``, which sets the attributes declared here."""
 
     symbol: Any
+    sym_gen: Any
     ctx: list[Context]
     numpy_batch_size: int
     arg_params: dict[str, Any] | None
@@ -44,10 +46,13 @@ class InferenceMixin:
 
     @staticmethod
     def _update_metric(eval_metric: metric_module.EvalMetric, batch: mx_io.DataBatch, outputs: list[Any]) -> None:
-        keep = batch.data[0].shape[0] - (getattr(batch, "pad", None) or 0)
+        rows = batch.data[0].shape[0]
+        keep = rows - (getattr(batch, "pad", None) or 0)
+        # the padding is left out of arrays whose first axis is the batch; an output laid out
+        # otherwise (time-major rows of an unrolled RNN: steps x batch) is scored whole, as MXNet does.
         # NDArrays, as MXNet hands them to a metric (custom metrics call ``asnumpy`` on them)
-        labels = [label[:keep] for label in batch.label or []]
-        preds = [out[:keep] for out in outputs[: len(labels)]]
+        labels = [label[:keep] if label.shape[0] == rows else label for label in batch.label or []]
+        preds = [out[:keep] if out.shape[0] == rows else out for out in outputs[: len(labels)]]
         eval_metric.update(labels, preds)
 
     def _input_names(self, data: mx_io.DataIter, with_labels: bool) -> list[str]:
@@ -87,6 +92,8 @@ class InferenceMixin:
     ) -> list[list[np.ndarray]]:
         if reset:
             data.reset()
+        if self.symbol is None and self.sym_gen is not None:  # a sym_gen model not fitted yet
+            self.symbol = default_symbol(self.sym_gen, data, "FeedForward")
         executor = self._pred_executor(data, with_labels)
         names = set(self._input_names(data, with_labels))
         outputs: list[list[np.ndarray]] = []

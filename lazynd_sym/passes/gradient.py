@@ -57,14 +57,16 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
             var = Node(None, f"{node.output_name(i)}_head_grad")
             head_grads.append((k, var))
             grads.setdefault((id(node), i), []).append(Symbol([(var, 0)]))
-        loss_heads = {id(n) for n, _ in outputs if n.op is not None and n.op.is_loss}
         forward_nodes = topo_order(outputs)
+        # every loss operator is a source of gradient, a head or not: its rule reads no head
+        # gradient, so a BlockGrad above it (``BlockGrad(MakeLoss(x))``) leaves it one, as in MXNet
+        losses = {id(n) for n in forward_nodes if n.op is not None and n.op.is_loss}
         forward_ids = {id(n) for n in forward_nodes}
         for node in reversed(forward_nodes):
             if node.op is None:
                 continue
             out_grads = [grads.get((id(node), i)) for i in range(node.num_outputs())]
-            if not any(out_grads) and id(node) not in loss_heads:
+            if not any(out_grads) and id(node) not in losses:
                 continue
             if node.op.gradient is None:
                 raise OperatorError(f"gradient: operator {node.op.name} (node '{node.name}') has no gradient rule")
@@ -72,7 +74,7 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
             for i, terms in enumerate(out_grads):
                 if terms:
                     summed.append(sum_gradients(F, terms))
-                elif i < node.num_visible_outputs() and id(node) not in loss_heads:
+                elif i < node.num_visible_outputs() and id(node) not in losses:
                     summed.append(F.zeros_like(Symbol([(node, i)])))  # not x * 0: inf * 0 is nan
                 else:
                     summed.append(None)

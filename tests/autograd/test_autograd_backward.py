@@ -166,3 +166,21 @@ def test_mark_variables_refuses_a_gradient_of_another_dtype(grad_req) -> None:
         LazyNDError, match=r"gradient 0 must be .* dtype float32 on cpu\(0\), got shape \(2,\), dtype float64"
     ):
         autograd.mark_variables(x, dx, grad_req)
+
+
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (lambda x: mx.nd.BlockGrad(mx.nd.MakeLoss(x * 2)) + x, [3.0, 3.0]),
+        (lambda x: mx.nd.BlockGrad(mx.nd.LinearRegressionOutput(x * 2, mx.nd.zeros((2,)))), [4.0, 8.0]),
+    ],
+    ids=["make_loss", "linear_regression"],
+)
+def test_a_loss_below_block_grad_still_gives_its_gradient(make, expected) -> None:
+    """A loss operator's rule reads no head gradient: MXNet 1.9.1 takes its gradient under BlockGrad too."""
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = make(x)
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), expected)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from lazynd import lr_scheduler, optimizer
@@ -27,3 +29,18 @@ def test_the_scheduler_base_rate_is_the_way_to_change_it() -> None:
     opt = optimizer.Optimizer(lr_scheduler=lr_scheduler.FactorScheduler(step=1), learning_rate=0.3)
     opt.lr_scheduler.base_lr = 0.4
     assert opt.learning_rate == 0.4
+
+
+def test_a_learning_rate_replacing_the_schedulers_base_lr_warns_as_mxnet_does():
+    scheduler = lr_scheduler.FactorScheduler(step=10, base_lr=0.01)
+    with pytest.warns(UserWarning, match=r"overwritten by ``learning_rate``"):
+        opt = optimizer.create("sgd", learning_rate=0.1, lr_scheduler=scheduler)
+    assert scheduler.base_lr == 0.1
+    assert opt.learning_rate == 0.1
+
+
+def test_a_learning_rate_equal_to_the_schedulers_base_lr_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        optimizer.create("sgd", learning_rate=0.01, lr_scheduler=lr_scheduler.FactorScheduler(step=10, base_lr=0.01))
+        optimizer.create("sgd", lr_scheduler=lr_scheduler.FactorScheduler(step=10, base_lr=0.3))

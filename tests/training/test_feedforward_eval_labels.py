@@ -59,3 +59,19 @@ def test_predict_still_binds_the_data_alone() -> None:
     model = FeedForward(net, num_epoch=1, numpy_batch_size=BATCH, progress_bar=False)
     model.fit(data, label, eval_data=(data, label))
     assert model.predict(data).shape == (2 * BATCH, 2)
+
+
+def test_an_output_whose_rows_are_not_the_batch_is_scored_whole() -> None:
+    """An unrolled RNN's time-major output has steps x batch rows (bi-lstm-sort's): the metric
+    sees all of them, as in MXNet, where only the padding of batch rows is left out."""
+    steps, batch = 3, 4
+    pieces = sym.SliceChannel(sym.Variable("data"), num_outputs=steps, axis=1, squeeze_axis=True)
+    rows = sym.Concat(*[sym.FullyConnected(pieces[t], num_hidden=2, name=f"fc{t}") for t in range(steps)], dim=0)
+    label = sym.Reshape(sym.transpose(sym.Variable("softmax_label")), shape=(-1,))
+    net = sym.SoftmaxOutput(rows, label, name="softmax")
+    data = mx.io.NDArrayIter(np.ones((batch, steps, 5)), np.zeros((batch, steps)), batch_size=batch)
+    seen = []
+    metric = mx.metric.np(lambda label, pred: seen.append((label.shape, pred.shape)) or 0.0)
+    model = FeedForward(net, num_epoch=1, learning_rate=0.1, progress_bar=False)
+    model.fit(data, eval_data=data, eval_metric=metric)
+    assert seen == [((batch, steps), (steps * batch, 2))] * 2  # the training batch, then the validation one

@@ -90,3 +90,15 @@ def test_an_optimizer_object_gets_the_parameter_names_so_its_multipliers_apply(c
     model.fit(mx.io.NDArrayIter(data, label, batch_size=4))
     np.testing.assert_array_equal(model.arg_params["fc1_weight"].asnumpy(), np.full((3, 4), 0.1, np.float32))
     assert not np.allclose(model.arg_params["fc2_weight"].asnumpy(), 0.1)
+
+
+def test_fit_leaves_the_training_and_validation_iterators_reset_as_mxnet_does() -> None:
+    """MXNet resets the iterators at the end of every epoch (its 'Resetting Data Iterator' line)
+    and of every validation: a Module.fit on the same iterators afterwards sees every batch."""
+    data, label = two_class_blobs(120)
+    train = mx.io.NDArrayIter(data, label, batch_size=40)
+    val = mx.io.NDArrayIter(data[:80], label[:80], batch_size=40)
+    ff = FeedForward(two_class_net(), num_epoch=2, learning_rate=0.1, progress_bar=False)
+    ff.fit(train, eval_data=val)
+    assert len(list(train)) == 3
+    assert len(list(val)) == 2
