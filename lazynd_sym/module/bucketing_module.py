@@ -6,7 +6,8 @@ module of ``default_bucket_key`` is bound first and owns the parameters and the
 optimizer; each other bucket is bound on first use with the default module as
 its ``shared_module``, so every bucket reads and trains the same weight arrays.
 A batch picks its bucket through ``DataBatch.bucket_key`` (with its
-``provide_data``/``provide_label`` shapes).
+``provide_data``/``provide_label`` shapes).  ``sym_gen`` runs under a fresh
+``NameManager``, so automatic names (``fullyconnected0``) are the same in every bucket.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from lazynd import io as mx_io
 from lazynd.errors import DataError, LazyNDError
 
 from ..model.checkpoint import load_params, save_checkpoint
+from ..name import NameManager
 from .base_module import BaseModule
 from .module import Module
 
@@ -91,7 +93,10 @@ class BucketingModule(BaseModule):
         self._output_names = self._symbol.list_outputs()
 
     def _generate(self, bucket_key: Any) -> tuple[Any, Sequence[str], Sequence[str] | None]:
-        result = self._sym_gen(bucket_key)
+        # A fresh name manager per call, as MXNet's: an unnamed layer is ``fullyconnected0`` in
+        # every bucket, so its parameters are the ones the default bucket owns and shares.
+        with NameManager():
+            result = self._sym_gen(bucket_key)
         if not (isinstance(result, tuple) and len(result) == 3):
             raise DataError(
                 f"BucketingModule: sym_gen({bucket_key!r}) must return (symbol, data_names, label_names), "

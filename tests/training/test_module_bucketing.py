@@ -93,6 +93,28 @@ def test_two_bucket_keys_share_the_parameter_arrays() -> None:
     np.testing.assert_array_equal(mod.get_params()[0]["fc1_weight"].asnumpy(), after)
 
 
+def test_unnamed_layers_get_the_same_automatic_names_in_every_bucket() -> None:
+    # MXNet runs sym_gen under a fresh NameManager: an unnamed layer is ``fullyconnected0`` in every
+    # bucket, so the short bucket shares the default bucket's weights (lazynd gave it
+    # ``fullyconnected1_weight``, an array of its own that training never touched)
+    def unnamed(length: int):
+        net = sym.FullyConnected(sym.mean(sym.Variable("data"), axis=1), num_hidden=2)
+        return sym.SoftmaxOutput(net, name="softmax"), ("data",), ("softmax_label",)
+
+    mod = mx.mod.BucketingModule(unnamed, default_bucket_key=5)
+    mod.bind([("data", (4, 5, 3))], [("softmax_label", (4,))])
+    mod.init_params(mx.init.Uniform(1.0))
+    mod.switch_bucket(3, [("data", (4, 3, 3))], [("softmax_label", (4,))])
+    assert mod._buckets[3].symbol.list_arguments() == mod._buckets[5].symbol.list_arguments()
+    assert sorted(mod.get_params()[0]) == ["fullyconnected0_bias", "fullyconnected0_weight"]
+    outputs = []
+    for length in (5, 3):
+        batch = mx.io.DataBatch([mx.nd.ones((4, length, 3))], [mx.nd.zeros((4,))], bucket_key=length)
+        mod.forward(batch, is_train=False)
+        outputs.append(mod.get_outputs()[0].asnumpy())
+    np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-6)
+
+
 def test_training_over_two_buckets_equals_one_module_fed_the_same_batches() -> None:
     data = _BucketIter()
     bucketing = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), data)
