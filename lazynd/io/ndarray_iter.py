@@ -107,9 +107,12 @@ class NDArrayIter(DataIter):
         self._positions = np.arange(self.num_data)
         self._shuffled = np.arange(self.num_data)
         self._cursor = 0
+        self._carried = 0  # examples ``roll_over`` carried into this epoch, at the start of ``_order``
         self._batch: tuple[np.ndarray, int] | None = None
         self._shared: list[Any] | None = None  # the inputs as NDArrays (data, data_list), made on first use
-        self._batch_descs: tuple[list[DataDesc], list[DataDesc]]  # set by reset()
+        # set here and by every reset(): a subclass's reset() need not call ours (MXNet programs
+        # override it to reorder ``data``/``label`` themselves and move ``cursor`` back)
+        self._batch_descs = (self.provide_data, self.provide_label)
         self.reset()
 
     # copied as MXNet copies them into NDArrays, so a later change to the user's array leaves
@@ -208,6 +211,31 @@ class NDArrayIter(DataIter):
         """
         return self._positions
 
+    @property
+    def cursor(self) -> int:
+        """MXNet's ``cursor``: where the current batch starts among this epoch's examples.
+
+        ``-batch_size`` before the first batch of an epoch; negative inside the first batch
+        when ``roll_over`` carried examples into it.  Programs that subclass ``NDArrayIter``
+        set it back (``self.cursor = -self.batch_size``) in their own ``reset`` and then
+        drive the iterator with ``iter_next``/``getdata``/``getlabel``/``getpad``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> it = NDArrayIter(np.arange(6), batch_size=4)
+        >>> it.cursor, it.iter_next(), it.cursor, it.getpad()
+        (-4, True, 0, 0)
+        >>> it.iter_next(), it.cursor, it.getpad(), it.iter_next()
+        (True, 4, 2, False)
+        """
+        return self._cursor - self.batch_size - self._carried
+
+    @cursor.setter
+    def cursor(self, value: int) -> None:
+        self._cursor = int(value) + self.batch_size + self._carried
+        self._batch = None  # the next iter_next() cuts the batch that starts after ``value``
+
     @property  # type: ignore[misc]  # read-only here; DataIter lets subclasses assign it
     def provide_data(self) -> list[DataDesc]:
         return self._desc(self._data)
@@ -238,6 +266,7 @@ class NDArrayIter(DataIter):
     def iter_next(self) -> bool:
         start, total = self._cursor, len(self._order)
         if start >= total:
+            self._cursor = start + self.batch_size  # ``cursor`` goes on past the end, as MXNet's
             self._batch = None
             return False
         stop = start + self.batch_size

@@ -152,3 +152,51 @@ def test_the_io_module_of_mxnet_1x_hands_on_the_iterator_classes() -> None:
     assert io.ImageRecordIter is mx.io.ImageRecordIter
     with pytest.raises(mx.LazyNDError, match="LibSVMIter"):
         io.LibSVMIter  # noqa: B018
+
+
+class _ReorderingIter(NDArrayIter):
+    """An MXNet-style subclass (the CapsNet example's): its reset reorders ``data``/``label`` itself,
+    moves ``cursor`` back without calling NDArrayIter.reset, and next() drives the getters."""
+
+    def __init__(self, data, label, batch_size) -> None:
+        super().__init__(data, label, batch_size)
+        self.reverse = False
+
+    def reset(self) -> None:
+        if getattr(self, "reverse", False):
+            self.data = [(k, mx.nd.array(v.asnumpy()[::-1])) for k, v in self.data]
+            self.label = [(k, mx.nd.array(v.asnumpy()[::-1])) for k, v in self.label]
+        self.cursor = -self.batch_size
+
+    def next(self) -> mx.io.DataBatch:
+        if self.iter_next():
+            return mx.io.DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(), index=None)
+        raise StopIteration
+
+
+def test_a_subclass_that_resets_through_cursor_iterates_every_epoch() -> None:
+    # lazynd had no ``cursor``, and a subclass reset that skipped NDArrayIter.reset left
+    # iter_next without its state (AttributeError '_carried')
+    it = _ReorderingIter(np.arange(5, dtype=np.float32).reshape(5, 1), np.arange(5), batch_size=2)
+    first = [(b.data[0].asnumpy().ravel().tolist(), b.pad) for b in it]
+    assert first == [([0, 1], 0), ([2, 3], 0), ([4, 0], 1)]
+    it.reverse = True
+    it.reset()
+    second = [(b.data[0].asnumpy().ravel().tolist(), b.label[0].asnumpy().tolist()) for b in it]
+    assert second == [([4, 3], [4, 3]), ([2, 1], [2, 1]), ([0, 4], [0, 4])]
+
+
+def test_cursor_moves_as_mxnets_does() -> None:
+    # MXNet 1.9.1: -batch_size before the first batch, the batch's start while in it, and on
+    # by batch_size at every iter_next, also past the end
+    it = NDArrayIter(np.arange(6), batch_size=4)
+    seen = [it.cursor]
+    while it.iter_next():
+        seen.append((it.cursor, it.getpad()))
+    assert seen + [it.cursor] == [-4, (0, 0), (4, 2), 8]
+    it.reset()
+    assert it.cursor == -4
+    it = NDArrayIter(np.arange(10), batch_size=4, last_batch_handle="roll_over")
+    list(it)
+    it.reset()  # [8, 9] carried into the first batch: MXNet's cursor is then -2
+    assert it.iter_next() and (it.cursor, it.getpad()) == (-2, 2)
