@@ -121,13 +121,21 @@ class CustomMetric(EvalMetric):
             result = self._feval(_host(label), _host(pred))
             total, count = result if isinstance(result, tuple) and len(result) == 2 else (result, 1)
             try:
-                total, count = float(total), int(count)
+                total, count = float(_one_number(total)), int(_one_number(count))
             except (TypeError, ValueError):
                 raise DataError(
                     f"CustomMetric {self.name!r}: feval returned {result!r}; expected a number or a (sum, count) pair"
                 ) from None
             self.sum_metric += total
             self.num_inst += count
+
+
+def _one_number(value: Any) -> Any:
+    """A one-element array as its number: fevals that sum over NumPy rows return ``array([x])``,
+    which MXNet accepts (its value then prints as an array) and NumPy 2 no longer turns into a float."""
+    if getattr(value, "size", None) == 1 and callable(getattr(value, "item", None)):
+        return value.item()
+    return value
 
 
 def np(numpy_feval: Callable[..., Any], name: str | None = None, allow_extra_outputs: bool = False) -> CustomMetric:  # noqa: A001

@@ -28,6 +28,23 @@ def test_custom_metric_with_sum_and_count() -> None:
     assert m.get() == ("mine", 0.5)
 
 
+def test_custom_metric_takes_a_one_element_array_as_its_number() -> None:
+    # MXNet's NCF example sums per-row losses of (n, 1) predictions: its feval returns array([x]),
+    # which MXNet 1.9.1 accepts; lazynd refused it (NumPy 2 turns no 1-D array into a float)
+    def cross_entropy(label, pred):
+        return sum(-(y * np.log(p) + (1 - y) * np.log(1 - p)) for y, p in zip(label, pred, strict=True))
+
+    m = metric.create(cross_entropy)
+    m.update(mx.nd.array([1.0, 0.0]), mx.nd.array([[0.5], [0.5]]))
+    m.update([np.array([1.0])], [np.array([[0.5]])])
+    name, value = m.get()
+    assert name == "cross_entropy" and isinstance(value, float)
+    assert value == pytest.approx(3 * math.log(2) / 2, rel=1e-6)
+    counted = metric.CustomMetric(lambda label, pred: (np.array([2.0]), np.array([4])), name="pair")
+    counted.update([np.zeros(1)], [np.zeros(1)])
+    assert counted.get() == ("pair", 0.5)
+
+
 def test_np_wraps_a_numpy_function_and_takes_its_name() -> None:
     def wrongness(label, pred):
         return float((label != pred.argmax(1)).mean())
