@@ -296,7 +296,8 @@ class ImageDetRecordIter(BatchCursor, ImageDetIter):
 
     def _describe_label(self) -> list[DataDesc]:
         width = getattr(self, "label_pad_width", self._longest)
-        return [DataDesc(self.label_name, (self.batch_size, 4 + width), np.float32, "NC")]
+        # "NCHW", DataDesc's default, as every MXNet C++ iterator describes its arrays
+        return [DataDesc(self.label_name, (self.batch_size, 4 + width), np.float32, "NCHW")]
 
     def _label_rows(self, objects: np.ndarray, raw: np.ndarray, source: str) -> np.ndarray:
         """``[C, H, W, n, header..., objects..., pad...]`` for one example."""

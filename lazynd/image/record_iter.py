@@ -336,6 +336,12 @@ class ImageRecordIter(BatchCursor, ImageIter):
     def _describe_data(self) -> list[DataDesc]:
         return [DataDesc(self.data_name, (self.batch_size, *self.data_shape), self._dtype, "NCHW")]
 
+    def _describe_label(self) -> list[DataDesc]:
+        # MXNet's C++ iterators describe the label with DataDesc's default layout too: programs print
+        # ``provide_label`` and see ``...,NCHW]`` (ImageIter, in Python, has its own)
+        (label,) = super()._describe_label()
+        return [DataDesc(label.name, label.shape, label.dtype, "NCHW")]
+
     def reset(self) -> None:
         # after a batch completed from the start, the next epoch goes on from there (MXNet)
         if self._overflow:

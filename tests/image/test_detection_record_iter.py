@@ -20,6 +20,7 @@ FIRST_LABELS = [
 def test_labels_are_prefixed_and_padded_as_mxnet(standard_det_rec: str) -> None:
     it = mx.io.ImageDetRecordIter(path_imgrec=standard_det_rec, data_shape=(3, 24, 40), batch_size=2)
     assert it.provide_label[0].name == "softmax_label" and it.provide_label[0].shape == (2, 21)
+    assert it.provide_label[0].layout == "NCHW"  # MXNet 1.9.1's, as for all its C++ iterators
     batch = it.next()
     np.testing.assert_allclose(batch.label[0].asnumpy(), FIRST_LABELS, atol=1e-6)
     assert batch.data[0].shape == (2, 3, 24, 40)

@@ -136,3 +136,11 @@ def test_an_assigned_provide_label_wins_too(tmp_path):
     it = Relabelled(2, (3, 4, 4), path_imgrec=_rec(tmp_path, 2), aug_list=[])
     assert it.provide_label == [("softmax_label", (2, 1))]
     assert it.next().label[0].shape == (2,)  # the batches keep the iterator's own labels
+
+
+def test_image_record_iter_describes_its_label_as_mxnets_c_iterators_do(tmp_path):
+    # print(train.provide_label) in MXNet 1.9.1: every C++ iterator gives DataDesc's default layout,
+    # "...,NCHW]" for the label too (lazynd printed "N"); the Python ImageIter keeps its own
+    it = mx.io.ImageRecordIter(path_imgrec=_rec(tmp_path, 4), data_shape=(3, 4, 4), batch_size=2)
+    assert repr(it.provide_label) == "[DataDesc[softmax_label,(2,),<class 'numpy.float32'>,NCHW]]"
+    assert repr(next(iter(it)).provide_label) == repr(it.provide_label)
