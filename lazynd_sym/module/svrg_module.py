@@ -8,7 +8,9 @@ applies it, ``g(w_snapshot)`` coming from a second module that holds the snapsho
 the full gradient divides the sum over batches by their count less the last batch's padding
 share. Unlike MXNet 1.9.1, each snapshot's full gradient starts from zero (MXNet adds the previous
 snapshot's into the new sum) and the parameters' ``lr_mult``/``wd_mult`` apply (MXNet's SVRG
-optimizer drops them).
+optimizer drops them).  Nor does ``init_optimizer(kvstore=mx.kv.create('local'))`` zero the
+weights: MXNet 1.9.1, given a KVStore object rather than a name, pulls its zeroed ``<name>_full``
+keys into the executors' weights there, so its first epoch starts from zero weights.
 
 Examples
 --------
