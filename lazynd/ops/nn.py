@@ -209,7 +209,8 @@ EMBED_PARAMS = {
     "output_dim": Param(parse_positive_int, doc="embedding size"),
     "dtype": Param(parse_dtype, "float32", "dtype of the weight"),
     # MXNet gives a row_sparse gradient, which its optimizers update lazily (only the batch's rows);
-    # lazynd's gradient is dense, so weight decay and momentum reach every row
+    # lazynd's gradient is dense, so weight decay and momentum reach every row (the training loops
+    # say so: lazynd_sym/model/sparse_grads.py)
     "sparse_grad": Param(parse_bool, False, "accepted for MXNet compatibility; the gradient stays dense"),
 }
 

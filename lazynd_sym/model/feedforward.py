@@ -30,6 +30,7 @@ from .checkpoint import epoch_number, load_checkpoint, save_checkpoint
 from .inputs import call_all, callback_list, context_list, init_eval_iter, init_iter, num_batches
 from .kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, name_indices, push_pull
 from .predict import InferenceMixin
+from .sparse_grads import warn_dense_row_sparse
 
 __all__ = ["FeedForward"]
 
@@ -142,10 +143,13 @@ class FeedForward(InferenceMixin):
     def _create_optimizer(self, batch_size: int, param_names: list[str], copies: int) -> Any:
         """The optimizer; ``copies`` updater indices per parameter (one per device when each updates its own)."""
         if isinstance(self.optimizer, str):
-            return create_optimizer(self.optimizer, self.kwargs, self.symbol, param_names, copies, batch_size)
-        if isinstance(self.optimizer, opt_module.Optimizer):
-            return name_indices(self.optimizer, param_names, copies)
-        return self.optimizer
+            optimizer = create_optimizer(self.optimizer, self.kwargs, self.symbol, param_names, copies, batch_size)
+        elif isinstance(self.optimizer, opt_module.Optimizer):
+            optimizer = name_indices(self.optimizer, param_names, copies)
+        else:
+            return self.optimizer
+        warn_dense_row_sparse(self.symbol, optimizer, "FeedForward.fit")
+        return optimizer
 
     # -- training --------------------------------------------------------------------------------
     def fit(

@@ -23,6 +23,7 @@ from lazynd.errors import DataError
 from lazynd.optimizer.states_file import load_states, save_states
 
 from ..model.kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, name_indices, push_pull
+from ..model.sparse_grads import warn_dense_row_sparse
 
 __all__ = [
     "create_kvstore",
@@ -62,6 +63,7 @@ def create_updates(
         name_indices(optimizer, group.param_names, copies)
     else:
         raise DataError(f"init_optimizer: optimizer must be a name or an Optimizer, got {type(optimizer).__name__}")
+    warn_dense_row_sparse(symbol, optimizer, "Module.init_optimizer")
     if store is not None:
         initialize_kvstore(store, group.param_arrays, arg_params, group.param_names, update_on_kvstore)
     if update_on_kvstore:
