@@ -1,4 +1,5 @@
-"""Copies between arrays and devices, reshaped views, and scalars stored as elements, all through the engine.
+"""Copies between arrays and devices, reshaped views (the ``flatten``, ``squeeze`` and ``expand_dims``
+methods with MXNet's ``inplace`` flag), and scalars stored as elements, all through the engine.
 
 Indexing (``x[key]`` and ``x[key] = value``) is in :mod:`lazynd.ndarray.indexing`.
 """
@@ -12,6 +13,7 @@ import numpy as np
 from ..backend import get_backend
 from ..context import Context
 from ..errors import OperatorError, ShapeError
+from ..ops import registry
 from ..ops.elemwise_binary import scalar_as
 from ..ops.params import parse_bool, parse_shape
 from ..ops.reshape_codes import reshape_shape
@@ -106,6 +108,36 @@ def view(arr: Any, shape: tuple[int, ...]) -> Any:
     if dispatch.recorder is not None:  # some thread records (lazynd.autograd)
         dispatch.recorder.reshaped(arr, result)
     return result
+
+
+def shape_method(op_name: str, doc: str) -> Any:
+    """The NDArray method of a shape-only operator (``squeeze``, ``expand_dims``) with MXNet 1.x's
+    ``inplace`` flag: ``False`` runs the operator (a copy), ``True`` returns a view of the array with
+    the shape the operator's own rule gives, so its checks and errors are the operator's."""
+
+    def method(self: Any, *args: Any, inplace: bool = False, out: Any = None, **kwargs: Any) -> Any:
+        if not parse_bool(inplace):
+            return dispatch.invoke_by_name(op_name, [self], _method_params(op_name, args, kwargs), out)
+        op = registry.get(op_name)
+        attrs = op.parse(_method_params(op_name, args, kwargs))
+        return view(self, tuple(op.infer_shape(attrs, [self.shape])[1][0]))
+
+    method.__name__ = op_name
+    method.__doc__ = doc
+    return method
+
+
+def _method_params(op_name: str, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The operator's parameters from a method call: ``axis`` by position or by keyword."""
+    if len(args) > 1 or (args and "axis" in kwargs):
+        raise OperatorError(f"{op_name}: takes one positional parameter (axis), got {len(args)} and {sorted(kwargs)}")
+    return {"axis": args[0], **kwargs} if args else dict(kwargs)
+
+
+def flatten_method(self: Any, inplace: bool = False) -> Any:
+    """``(shape[0], -1)``: a copy, as MXNet 1.x's method gives; with ``inplace=True`` a view."""
+    flat = self.reshape(self.shape[0] if self.ndim else 1, -1)
+    return flat if parse_bool(inplace) else flat.copy()
 
 
 def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]) -> Any:

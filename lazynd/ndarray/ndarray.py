@@ -237,10 +237,9 @@ class NDArray:
             return _copying.reshape_by_operator(self, shape, kwargs)
         return _copying.view(self, shape)
 
-    def flatten(self, inplace: bool = False) -> NDArray:
-        """``(shape[0], -1)``: a copy, as MXNet 1.x's method gives; with ``inplace=True`` a view."""
-        view = self.reshape(self.shape[0] if self.ndim else 1, -1)
-        return view if inplace else view.copy()
+    flatten = _copying.flatten_method
+    squeeze = _copying.shape_method("squeeze", "Axes of length 1 removed: a copy; with ``inplace=True`` a view.")
+    expand_dims = _copying.shape_method("expand_dims", "An axis of length 1 added: a copy; ``inplace=True``: a view.")
 
     def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
         """Pieces along ``axis``: equal sections or at indices (see :func:`lazynd.nd.split_v2`)."""
