@@ -127,7 +127,7 @@ def _moveaxis_axes(param: str, value: Any, ndim: int) -> tuple[int, ...]:
     """``value`` (an int or a sequence of ints) as distinct axes in ``[0, ndim)``; ShapeError naming ``param``."""
     from ..ops.shape import normalize_axis
 
-    given = value if isinstance(value, (list, tuple)) else (value,)
+    given = value if isinstance(value, (list, tuple, range)) else (value,)  # ranges too, as NumPy's
     axes = tuple(normalize_axis("moveaxis", int(axis), ndim, param) for axis in given)
     if len(set(axes)) != len(axes):
         raise ShapeError(f"moveaxis: {param}={value} repeats an axis")

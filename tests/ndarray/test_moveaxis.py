@@ -31,3 +31,9 @@ def test_moveaxis_matches_numpy(source, destination) -> None:
 def test_moveaxis_refuses_bad_axes_by_name(source, destination, message) -> None:
     with pytest.raises(mx.ShapeError, match=message):
         mx.nd.moveaxis(mx.nd.zeros((2, 2, 3)), source, destination)
+
+
+def test_moveaxis_takes_ranges_as_axis_sequences():
+    x = mx.nd.zeros((1, 2, 3, 4))
+    assert mx.nd.moveaxis(x, range(4), range(4)).shape == (1, 2, 3, 4)
+    assert mx.nd.moveaxis(x, range(2), [3, 2]).shape == (3, 4, 2, 1)
