@@ -5,12 +5,13 @@ arrays and NDArrays (with labels, or zeros for prediction) — becomes an
 iterator: an ``NDArrayIter``, shuffled and rolled over for training, padded
 for inference; ``num_batches`` tells the progress bar how many batches an
 epoch holds when the iterator can tell; a callback or a list of them is called
-as one; ``with_last`` tells a loop which batch ends the epoch.
+as one; ``with_last`` tells a loop which batch ends the epoch; ``array_batch`` makes
+one array a batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from lazynd.context import Context
 from lazynd.errors import ContextError, DataError
 
 __all__ = [
+    "array_batch",
     "call_all",
     "callback_list",
     "check_iter",
@@ -121,18 +123,36 @@ def call_all(callbacks: Any, *args: Any) -> None:
         callback(*args)
 
 
-def with_last(items: Iterable[Any]) -> Iterator[tuple[Any, bool]]:
-    """Each item with whether it is the last, read one item ahead (as MXNet's fit prefetches the next batch).
+def with_last(items: Iterable[Any]) -> Iterator[tuple[Any, Callable[[], bool]]]:
+    """Each item with a function that tells whether it is the last.
+
+    The function reads the next item ahead, and only when called, so a loop can finish with an item
+    (update its metric, say) before the iterator is asked for the next one, as MXNet's fit does: an
+    iterator may reuse the arrays of the batch it gave.
 
     Examples
     --------
-    >>> list(with_last("ab"))
+    >>> [(item, is_last()) for item, is_last in with_last("ab")]
     [('a', False), ('b', True)]
     """
     iterator = iter(items)
     sentinel = object()
     item = next(iterator, sentinel)
     while item is not sentinel:
-        following = next(iterator, sentinel)
-        yield item, following is sentinel
-        item = following
+        ahead: list[Any] = []
+
+        def is_last(ahead: list[Any] = ahead) -> bool:
+            if not ahead:
+                ahead.append(next(iterator, sentinel))
+            return ahead[0] is sentinel
+
+        yield item, is_last
+        item = ahead[0] if ahead else next(iterator, sentinel)
+
+
+def array_batch(data: Any) -> mx_io.DataBatch | None:
+    """An NDArray or a NumPy array as a batch of that one input (MXNet's ``Module.predict`` takes
+    either in place of an iterator); None for anything else."""
+    if isinstance(data, np.ndarray):
+        data = mx.nd.array(data)
+    return mx_io.DataBatch([data]) if isinstance(data, mx.nd.NDArray) else None

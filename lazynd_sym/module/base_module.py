@@ -21,7 +21,7 @@ from lazynd.errors import DataError, LazyNDError
 from lazynd.log import get_logger
 
 from ..model import checkpoint
-from ..model.inputs import call_all, check_iter, with_last
+from ..model.inputs import array_batch, call_all, check_iter, with_last
 from .inputs import _check_input_names as _check_input_names
 from .inputs import _parse_data_desc as _parse_data_desc
 from .params import reject_unknown_params
@@ -145,20 +145,24 @@ class BaseModule:
 
     def predict(
         self,
-        eval_data: mx_io.DataIter,
+        eval_data: Any,
         num_batch: int | None = None,
         merge_batches: bool = True,
         reset: bool = True,
         always_output_list: bool = False,
         sparse_row_id_fn: Any = None,
     ) -> Any:
-        """The outputs on ``eval_data`` as NDArrays, padding removed.
+        """The outputs on ``eval_data`` (a DataIter, or one NDArray or NumPy array: then its first output) as NDArrays, padding removed.
 
         With ``merge_batches`` one array per output (the batches joined; a single
         output is returned bare unless ``always_output_list``), otherwise a list
         per batch of its outputs.
         """
         _refuse_sparse_rows(sparse_row_id_fn, "predict")
+        if (batch := array_batch(eval_data)) is not None:  # one array: the first output on it
+            self._require("predict")
+            self.forward(batch, is_train=False)
+            return self.get_outputs()[0].copy()
         batches = [[out.copy() for out in outputs] for outputs, _, _ in self.iter_predict(eval_data, num_batch, reset)]
         if not batches:
             return []
@@ -238,10 +242,10 @@ class BaseModule:
                     monitor.tic()
                 self.forward_backward(data_batch)
                 self.update()
-                self.update_metric(eval_metric, data_batch.label)
+                self.update_metric(eval_metric, data_batch.label)  # before the iterator gives the next batch
                 if monitor is not None:
                     monitor.toc_print()
-                if last:  # read before the callbacks, as MXNet reads it: a Speedometer may reset the metric
+                if last():  # read before the callbacks, as MXNet reads it: a Speedometer may reset the metric
                     epoch_values = eval_metric.get_global_name_value()
                 call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
             for name, value in eval_metric.get_global_name_value() if epoch_values is None else epoch_values:

@@ -89,3 +89,25 @@ def test_an_optimizer_object_whose_rescale_grad_is_not_one_over_the_batch_is_war
     mod.init_params()
     with pytest.warns(UserWarning, match=r"rescale_grad is 1.0, not 1/batch_size = 0.125"):
         mod.init_optimizer(optimizer=mx.optimizer.SGD())
+
+
+def test_fit_updates_the_metric_before_asking_the_iterator_for_the_next_batch() -> None:
+    """An iterator may reuse its batch's arrays: as MXNet's, fit is done with a batch (metric
+    included) before it reads the next one."""
+    events = []
+
+    class _Iter(mx.io.NDArrayIter):
+        def next(self):
+            batch = super().next()
+            events.append("next")
+            return batch
+
+    class _Metric(mx.metric.Accuracy):
+        def update(self, labels, preds):
+            events.append("metric")
+            super().update(labels, preds)
+
+    data, label = two_class_blobs(40)
+    mod = mx.mod.Module(two_class_net())
+    mod.fit(_Iter(data, label, batch_size=10), eval_metric=_Metric(), num_epoch=1)
+    assert events == ["next", "metric"] * 4

@@ -73,3 +73,15 @@ def test_a_metric_naming_an_output_the_module_lacks_is_refused_by_name() -> None
     mod, it = _two_output_module()
     with pytest.raises(LazyNDError, match=r"output_names \['nope'\] not among"):
         mod.score(it, mx.metric.Accuracy(output_names=["nope"]))
+
+
+@pytest.mark.parametrize("as_numpy", [False, True])
+def test_predict_takes_one_array_and_returns_the_first_output(as_numpy) -> None:
+    net = sym.Variable("data") * 2
+    mod = mx.mod.Module(net, label_names=None)
+    mod.bind(data_shapes=[("data", (1, 4))], for_training=False)
+    mod.init_params()
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = mod.predict(data if as_numpy else mx.nd.array(data))
+    assert isinstance(out, mx.nd.NDArray)
+    np.testing.assert_array_equal(out.asnumpy(), data * 2)
