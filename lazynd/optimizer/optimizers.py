@@ -385,7 +385,7 @@ class Signum(Optimizer):
             return
         self._update_count(index)
         args = self._fused_args(index)
-        if state is None:
-            nd.signsgd_update(weight, grad, out=weight, **args)
+        if state is None:  # signSGD: wd_lh decays the weight as wd does (MXNet 1.9.1 refuses wd_lh here)
+            nd.signsgd_update(weight, grad, out=weight, **{**args, "wd": args["wd"] + self.wd_lh})
         else:
             nd.signum_update(weight, grad, state, out=weight, momentum=self.momentum, wd_lh=self.wd_lh, **args)

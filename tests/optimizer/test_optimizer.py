@@ -168,8 +168,8 @@ def test_signum_matches_reference(problem, momentum):
         if momentum:
             mom = momentum * mom - (1 - momentum) * (prep(g) + 0.01 * w)
             w = (1 - 0.05 * 0.02) * w + 0.05 * np.sign(mom)
-        else:
-            w = (1 - 0.05 * 0.01) * w - 0.05 * np.sign(g)
+        else:  # signSGD: wd_lh decays the weight too, as MXNet's own reference (its kernel refuses wd_lh)
+            w = (1 - 0.05 * (0.01 + 0.02)) * w - 0.05 * np.sign(g)
     opt = optimizer.create("signum", learning_rate=0.05, momentum=momentum, wd_lh=0.02, **KW)
     assert_almost_equal(run(opt, w0, grads), w, rtol=1e-5, atol=1e-6)
 
