@@ -283,8 +283,14 @@ for _name, _spec in UNARY.items():
 
 
 # -- fused activation gradients: (out_grad, y or x) -> input gradient ---------------------------
+def _backward_relu(g: Any, y: Any, out: Any) -> None:
+    np.multiply(g, y > 0, out=out)
+    np.copyto(out, y, where=np.isnan(y))
+
+
 BACKWARD = {
-    "_backward_relu": (lambda g, y, out: np.multiply(g, y > 0, out=out), "(b > 0 ? a : 0)"),
+    # a NaN input gives a NaN gradient, as MXNet's relu_grad: a diverged value is not hidden as a zero
+    "_backward_relu": (_backward_relu, "(b > 0 ? a : (b != b ? b : 0))"),
     "_backward_sigmoid": (lambda g, y, out: np.multiply(g, y * (1 - y), out=out), "a * b * (1 - b)"),
     "_backward_tanh": (lambda g, y, out: np.multiply(g, 1 - y * y, out=out), "a * (1 - b * b)"),
     "_backward_softsign": (

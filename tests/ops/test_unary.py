@@ -387,3 +387,22 @@ def test_mxnet1_unary_of_int32_truncate_like_mxnet(name, expected):
     out = getattr(mx.nd, name)(mx.nd.array([-3, 0, 2, 7], dtype="int32"))
     assert out.dtype == np.int32
     assert_almost_equal(out.asnumpy(), np.array(expected, dtype=np.int32))
+
+
+@pytest.mark.parametrize("form", ["relu", "Activation"])
+def test_relu_gradient_of_nan_is_nan_as_mxnet(form, ctx):
+    # MXNet 1.9.1: relu's gradient at a NaN input is NaN (a diverged value stays visible), not 0
+    x = mx.nd.array([np.nan, -1.0, 2.0], ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.relu(x) if form == "relu" else mx.nd.Activation(x, act_type="relu")
+    y.backward(mx.nd.array([3.0, 3.0, 3.0], ctx=ctx))
+    np.testing.assert_array_equal(x.grad.asnumpy(), [np.nan, 0.0, 3.0])
+
+
+def test_relu_gradient_of_nan_is_nan_in_an_executor():
+    data = mx.sym.Variable("data")
+    exe = mx.sym.relu(data).simple_bind(mx.cpu(), data=(3,))
+    exe.forward(is_train=True, data=mx.nd.array([np.nan, -1.0, 2.0]))
+    exe.backward(mx.nd.ones((3,)))
+    np.testing.assert_array_equal(exe.grad_dict["data"].asnumpy(), [np.nan, 0.0, 1.0])
