@@ -112,6 +112,11 @@ class DataError(LazyNDError, RuntimeError):
     """A dataset cannot be found, downloaded or verified."""
 
 
+class DataTypeError(DataError, TypeError):
+    """A data description or batch of the wrong type (a shape that is not integers, a batch whose
+    data is not a list); MXNet raises ``TypeError`` there, so ``except TypeError`` catches it too."""
+
+
 class UnsupportedError(LazyNDError, AttributeError):
     """A face of MXNet that lazynd does not have (``mx.gluon``, ``mx.np``, ``mx.nd.sparse.csr_matrix``).
 

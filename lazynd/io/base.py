@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, DataTypeError
 
 
 def _shape_of(name: str, shape: Any) -> tuple[int, ...]:
     """``shape`` (a sequence of integers, NumPy's too) as a tuple of ints."""
     if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, np.ndarray)):
-        raise DataError(f"DataDesc {name!r}: shape must be a tuple of integers, got {shape!r}")
+        raise DataTypeError(f"DataDesc {name!r}: shape must be a tuple of integers, got {shape!r}")
     if not all(_is_whole_number(d) for d in shape):
-        raise DataError(f"DataDesc {name!r}: shape must be a tuple of integers, got {shape!r}")
+        raise DataTypeError(f"DataDesc {name!r}: shape must be a tuple of integers, got {shape!r}")
     return tuple(int(d) for d in shape)
 
 
@@ -46,7 +46,7 @@ class DataDesc(tuple):
 
     def __new__(cls, name: str, shape: Sequence[int], dtype: Any = np.float32, layout: str = "NCHW") -> DataDesc:
         if not isinstance(name, str):
-            raise DataError(f"DataDesc: name must be a str, got {type(name).__name__}")
+            raise DataTypeError(f"DataDesc: name must be a str, got {type(name).__name__}")
         desc = super().__new__(cls, (name, _shape_of(name, shape)))
         try:
             np.dtype(dtype)
@@ -124,9 +124,9 @@ class DataBatch:
         provide_label: list[DataDesc] | None = None,
     ) -> None:
         if data is not None and not isinstance(data, (list, tuple)):
-            raise DataError(f"DataBatch: data must be a list of NDArrays, got {type(data).__name__}")
+            raise DataTypeError(f"DataBatch: data must be a list of NDArrays, got {type(data).__name__}")
         if label is not None and not isinstance(label, (list, tuple)):
-            raise DataError(f"DataBatch: label must be a list of NDArrays, got {type(label).__name__}")
+            raise DataTypeError(f"DataBatch: label must be a list of NDArrays, got {type(label).__name__}")
         self.data = data
         self.label = label
         self.pad = pad

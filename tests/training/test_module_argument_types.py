@@ -53,3 +53,13 @@ def test_init_optimizer_refuses_optimizer_params_that_are_not_a_dict() -> None:
     module.init_params()
     with pytest.raises(ArgumentTypeError, match="optimizer_params must be a dict or \\(key, value\\) pairs"):
         module.init_optimizer(optimizer_params="learning_rate=0.1")
+
+
+def test_a_shape_that_is_an_ndarray_is_a_type_error_as_mxnet() -> None:
+    # MXNet programs catch TypeError here; lazynd's error is a DataError too
+    module = mx.mod.Module(mx.sym.Variable("data") * 2, label_names=None)
+    with pytest.raises(TypeError, match="DataDesc 'data': shape must be a tuple of integers"):
+        module.bind(data_shapes=[("data", mx.nd.array([10, 10]))])
+    assert not module.binded
+    with pytest.raises(TypeError, match="DataBatch: data must be a list of NDArrays"):
+        mx.io.DataBatch(data=mx.nd.ones((2,)))
