@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _ndarray
-from ..errors import FormatError, LazyNDError
+from ..errors import FormatError, LazyNDError, ShapeError
 from ..formats.ndarray_record import ByteReader, read_record
 from ..ndarray import NDArray
 from .base import Optimizer
@@ -161,13 +161,24 @@ class _StatesUnpickler(pickle.Unpickler):
 
 
 def _check_arrays(index: Any, grad: Any, weight: Any) -> None:
-    """Refuse, by parameter, a gradient or weight that is not an NDArray (or an index that is no key)."""
+    """Refuse, by parameter, a gradient or weight that is not an NDArray, a gradient whose shape is not
+    its weight's (or an index that is no key).
+
+    The optimizers written with NDArray operators (AdaGrad, AdaDelta, Adamax, Nadam, SGLD, DCASGD)
+    would broadcast a gradient of shape ``(3,)`` over a ``(2, 3)`` weight -- every row stepped by
+    one row's gradient -- as MXNet 1.9.1's do; the fused operators refuse it, so all refuse it here.
+    """
     if grad.__class__ is not NDArray or weight.__class__ is not NDArray:  # exact NDArrays: the common case
         for what, value in (("gradient", grad), ("weight", weight)):
             if not isinstance(value, NDArray):
                 raise LazyNDError(
                     f"Updater: the {what} of parameter {index!r} must be an NDArray, got {type(value).__name__}"
                 )
+    if grad.shape != weight.shape:
+        raise ShapeError(
+            f"Updater: the gradient of parameter {index!r} has shape {tuple(grad.shape)}, "
+            f"expected its weight's shape {tuple(weight.shape)}"
+        )
     try:
         hash(index)
     except TypeError:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from optimizer_reference import run
 
 import lazynd as mx
 from lazynd import optimizer
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, ShapeError
 from lazynd.testing import assert_almost_equal
 
 
@@ -101,6 +103,20 @@ def test_updater_refuses_what_is_not_an_array_by_parameter(grad, weight, index, 
         updater(index, grad, weight)
     with pytest.raises(LazyNDError, match=message):
         updater([index, 1], [grad, mx.nd.ones((2,))], [weight, mx.nd.ones((2,))])
+
+
+@pytest.mark.parametrize("name", ["adagrad", "adadelta", "adamax", "nadam", "sgld", "dcasgd", "sgd"])
+@pytest.mark.parametrize("grad_shape", [(3,), (1,), (2, 1)])
+def test_updater_refuses_a_gradient_of_another_shape_than_its_weight(name, grad_shape):
+    # the optimizers written with NDArray operators would broadcast it: every row stepped alike
+    updater = optimizer.get_updater(optimizer.create(name, learning_rate=0.1))
+    weight = mx.nd.ones((2, 3))
+    message = rf"gradient of parameter 'fc_weight' has shape {re.escape(str(grad_shape))}, expected its weight's shape \(2, 3\)"
+    with pytest.raises(ShapeError, match=message):
+        updater("fc_weight", mx.nd.ones(grad_shape), weight)
+    with pytest.raises(ShapeError, match=message):
+        updater(["fc_bias", "fc_weight"], [mx.nd.ones((2,)), mx.nd.ones(grad_shape)], [mx.nd.ones((2,)), weight])
+    np.testing.assert_array_equal(weight.asnumpy(), np.ones((2, 3)))
 
 
 def test_updater_refuses_an_index_that_cannot_key_a_state():
