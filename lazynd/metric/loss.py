@@ -22,13 +22,14 @@ class CrossEntropy(EvalMetric):
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         labels, preds = _label_pred_lists(labels, preds)
+        owner = type(self).__name__  # NegativeLogLikelihood's errors name it, not CrossEntropy
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _host(pred).astype(numpy.float64)
             if pred_np.ndim != 2 or pred_np.shape[0] != label_np.size:
-                raise DataError(f"CrossEntropy: predictions must be ({label_np.size}, classes), got {pred_np.shape}")
+                raise DataError(f"{owner}: predictions must be ({label_np.size}, classes), got {pred_np.shape}")
             if label_np.size and (label_np.min() < 0 or label_np.max() >= pred_np.shape[1]):
                 raise DataError(
-                    f"CrossEntropy: labels must be in [0, {pred_np.shape[1]}), got {label_np.min()}..{label_np.max()}"
+                    f"{owner}: labels must be in [0, {pred_np.shape[1]}), got {label_np.min()}..{label_np.max()}"
                 )
             prob = pred_np[numpy.arange(label_np.size), label_np]
             self.sum_metric += float((-numpy.log(prob + self.eps)).sum())

@@ -54,6 +54,17 @@ def test_cross_entropy_label_out_of_range_raises() -> None:
         metric.CrossEntropy().update([np.array([5])], [PROBS[:1]])
 
 
+@pytest.mark.parametrize(
+    "make, name",
+    [(metric.CrossEntropy, "CrossEntropy"), (metric.NegativeLogLikelihood, "NegativeLogLikelihood")],
+)
+def test_cross_entropy_errors_name_the_metric_the_user_made(make, name) -> None:
+    with pytest.raises(DataError, match=rf"^{name}: labels must be in \[0, 3\), got -1\.\.0"):
+        make().update([np.array([-1, 0])], [PROBS[:2]])
+    with pytest.raises(DataError, match=rf"^{name}: predictions must be \(2, classes\), got \(2,\)"):
+        make().update([np.array([0, 1])], [np.array([0.5, 0.5])])
+
+
 def test_f1_of_binary_predictions() -> None:
     m = metric.F1()
     pred = np.array([[0.2, 0.8], [0.9, 0.1], [0.3, 0.7], [0.6, 0.4]])
