@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _ndarray
-from ..errors import ArgumentTypeError, LazyNDError, SettingConflictError
+from ..errors import ArgumentTypeError, LazyNDError, SettingConflictError, UnsupportedError
 from ..lr_scheduler import LRScheduler, check_numbers
 from ..ndarray import NDArray
 
@@ -188,6 +188,16 @@ class Optimizer:
         _check_multipliers("set_lr_mult", args_lr_mult)
         self.lr_mult = dict(self._symbol_multipliers("__lr_mult__"))
         self.lr_mult.update(args_lr_mult)
+
+    def set_lr_scale(self, args_lrscale: dict) -> None:
+        """MXNet's old name for :meth:`set_lr_mult`, which MXNet refuses (with a bare ``DeprecationWarning``).
+
+        Refused here too, with the call to write instead: the scales are not applied.
+        """
+        raise UnsupportedError(
+            f"set_lr_scale({args_lrscale!r}) is deprecated in MXNet and not applied: use "
+            "optimizer.set_lr_mult({parameter name or index: multiplier}) instead"
+        )
 
     #: Parameters whose names end so get weight decay; the others (biases, betas) get a multiplier of 0.
     decayed_suffixes: tuple[str, ...] = ("_weight", "_gamma")

@@ -27,3 +27,10 @@ def test_the_scheduler_base_rate_is_the_way_to_change_it() -> None:
     opt = optimizer.Optimizer(lr_scheduler=lr_scheduler.FactorScheduler(step=1), learning_rate=0.3)
     opt.lr_scheduler.base_lr = 0.4
     assert opt.learning_rate == 0.4
+
+
+def test_set_lr_scale_names_set_lr_mult_instead_of_a_bare_attribute_error() -> None:
+    opt = optimizer.create("sgd", learning_rate=0.1, param_idx2name={0: "fc_weight"})
+    with pytest.raises(LazyNDError, match=r"set_lr_scale\(\{0: 0\.5\}\) is deprecated.*use optimizer\.set_lr_mult"):
+        opt.set_lr_scale({0: 0.5})
+    assert opt._get_lr(0) == 0.1
