@@ -45,8 +45,18 @@ def _is_int(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def _check_number(metric: str, name: str, value: object, none_allowed: bool = False) -> None:
+    """Refuse, by name, an argument that is not a real number (or None where ``none_allowed``)."""
+    if (value is None and none_allowed) or (isinstance(value, numbers.Real) and not isinstance(value, bool)):
+        return
+    expected = "a number or None" if none_allowed else "a number"
+    raise DataError(f"{metric}: {name} must be {expected}, got {value!r}")
+
+
 def _check_axis(metric: str, axis: int, array: numpy.ndarray) -> None:
-    """Refuse, by name, a class ``axis`` that the predictions do not have."""
+    """Refuse, by name, a class ``axis`` that is no int or that the predictions do not have."""
+    if not _is_int(axis):
+        raise DataError(f"{metric}: axis must be an int, got {axis!r}")
     if not -array.ndim <= axis < array.ndim:
         raise DataError(f"{metric}: axis {axis} is out of range for predictions of shape {array.shape}")
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy
 
 from ..errors import DataError
-from .base import EvalMetric, _as_array_list, _check_axis, _host, _label_pred_lists, register
+from .base import EvalMetric, _as_array_list, _check_axis, _check_number, _host, _label_pred_lists, register
 
 
 @register("ce")
@@ -17,6 +17,7 @@ class CrossEntropy(EvalMetric):
     """Mean of ``-log(p[label] + eps)`` over examples, for probability outputs."""
 
     def __init__(self, eps: float = 1e-12, name: str = "cross-entropy", **kwargs: Any) -> None:
+        _check_number(type(self).__name__, "eps", eps)
         super().__init__(name, eps=eps, **kwargs)
         self.eps = eps
 
@@ -67,6 +68,8 @@ class Perplexity(EvalMetric):
     """
 
     def __init__(self, ignore_label: int | None, axis: int = -1, name: str = "perplexity", **kwargs: Any) -> None:
+        # a label that is no number would silently ignore nothing
+        _check_number("Perplexity", "ignore_label", ignore_label, none_allowed=True)
         super().__init__(name, ignore_label=ignore_label, axis=axis, **kwargs)
         self.ignore_label = ignore_label
         self.axis = axis

@@ -65,6 +65,23 @@ def test_cross_entropy_errors_name_the_metric_the_user_made(make, name) -> None:
         make().update([np.array([0, 1])], [np.array([0.5, 0.5])])
 
 
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: metric.Accuracy(axis="1"), r"Accuracy: axis must be an int, got '1'"),
+        (lambda: metric.Perplexity(ignore_label=None, axis=1.0), r"Perplexity: axis must be an int, got 1\.0"),
+        (lambda: metric.Perplexity(ignore_label="0"), r"Perplexity: ignore_label must be a number or None, got '0'"),
+        (lambda: metric.CrossEntropy(eps="1e-12"), r"CrossEntropy: eps must be a number, got '1e-12'"),
+        (lambda: metric.NegativeLogLikelihood(eps=None), r"NegativeLogLikelihood: eps must be a number, got None"),
+    ],
+)
+def test_metric_arguments_of_the_wrong_type_are_refused_by_name(make, message) -> None:
+    # they failed inside NumPy at the first update (TypeError, UFuncTypeError), or, for a
+    # Perplexity ignore_label that is no number, ignored nothing without a word
+    with pytest.raises(DataError, match=message):
+        make().update([np.array([0, 1])], [np.array([[0.4, 0.6], [0.3, 0.7]])])
+
+
 def test_f1_of_binary_predictions() -> None:
     m = metric.F1()
     pred = np.array([[0.2, 0.8], [0.9, 0.1], [0.3, 0.7], [0.6, 0.4]])
