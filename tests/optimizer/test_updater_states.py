@@ -119,6 +119,31 @@ def test_updater_refuses_a_gradient_of_another_shape_than_its_weight(name, grad_
     np.testing.assert_array_equal(weight.asnumpy(), np.ones((2, 3)))
 
 
+@pytest.mark.parametrize("name", ["adagrad", "nag", "adamax", "dcasgd", "sgd"])
+def test_updater_refuses_an_integer_weight_that_would_not_move(name):
+    # AdaGrad, NAG, Adamax and DCASGD truncated each step of an int32 weight to 0
+    updater = optimizer.get_updater(optimizer.create(name, learning_rate=0.1))
+    weight = mx.nd.ones((3,), dtype="int32")
+    with pytest.raises(LazyNDError, match=r"weight of parameter 0 has dtype int32; optimizers update float16"):
+        updater(0, mx.nd.ones((3,), dtype="int32"), weight)
+
+
+@pytest.mark.parametrize("name", ["adagrad", "adadelta", "nadam", "sgld", "nag", "adam"])
+@pytest.mark.parametrize("grad_dtype", ["float16", "float64"])
+def test_updater_refuses_a_gradient_of_another_dtype_than_its_weight_by_parameter(name, grad_dtype):
+    updater = optimizer.get_updater(optimizer.create(name, learning_rate=0.1))
+    message = rf"gradient of parameter 'w' has dtype {grad_dtype}, expected its weight's dtype float32"
+    with pytest.raises(LazyNDError, match=message):
+        updater("w", mx.nd.ones((3,), dtype=grad_dtype), mx.nd.ones((3,)))
+
+
+def test_updater_takes_a_float32_gradient_of_a_float16_weight_under_multi_precision():
+    updater = optimizer.get_updater(optimizer.create("adagrad", learning_rate=0.1, multi_precision=True))
+    weight = mx.nd.ones((3,), dtype="float16")
+    updater(0, mx.nd.ones((3,)), weight)
+    assert weight.dtype == np.float16 and np.all(weight.asnumpy() < 1)
+
+
 def test_updater_refuses_an_index_that_cannot_key_a_state():
     updater = optimizer.get_updater(optimizer.create("sgd", momentum=0.9))
     with pytest.raises(LazyNDError, match=r"parameter index \[0\] must be an int or a name"):
