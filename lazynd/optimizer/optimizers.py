@@ -209,7 +209,8 @@ class RMSProp(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         args = self._fused_args(index)
-        clip_weights = -1.0 if self.clip_weights is None else self.clip_weights
+        # as clip_gradient: MXNet 1.9.1 hands clip_weights to the operators only when it is truthy (0 does not clip)
+        clip_weights = float(self.clip_weights) if self.clip_weights else -1.0
         if not self.centered:
             nd.rmsprop_update(
                 weight,
