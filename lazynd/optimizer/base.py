@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _ndarray
-from ..errors import ArgumentTypeError, LazyNDError, SettingConflictError, UnsupportedError
+from ..errors import ArgumentTypeError, LazyNDError, OperatorError, SettingConflictError, ShapeError, UnsupportedError
 from ..lr_scheduler import LRScheduler, check_numbers
 from ..ndarray import NDArray
 
@@ -284,16 +284,31 @@ class Optimizer:
             "clip_gradient": self._fused_clip_gradient(),
         }
 
-    def _prepared_grad(self, grad: NDArray, clip_gradient: float | None = None) -> NDArray:
-        """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators.
+    def _prepared_grad(self, weight: NDArray, grad: NDArray, clip_gradient: float | None = None) -> NDArray:
+        """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators,
+        once :func:`check_step_arrays` has found ``grad`` fit to step ``weight``.
 
         ``clip_gradient`` defaults to the optimizer's; a negative bound means no clipping.
         """
+        check_step_arrays(type(self).__name__, weight, grad)
         bound = self.clip_gradient if clip_gradient is None else clip_gradient
         g = grad * self.rescale_grad
         if bound is not None and bound >= 0:
             g = nd._minimum_scalar(nd._maximum_scalar(g, scalar=-bound), scalar=bound)
         return g
+
+
+def check_step_arrays(owner: str, weight: NDArray, grad: NDArray) -> None:
+    """Refuse, naming ``owner``, a gradient whose shape is not ``weight``'s or a weight of no float dtype.
+
+    The optimizers written with NDArray operators would broadcast a ``(3,)`` gradient over a
+    ``(2, 3)`` weight (every row stepped by one row's gradient) and leave an integer weight as it
+    is (each step truncated to 0); the fused update operators refuse both.
+    """
+    if grad.shape != weight.shape:
+        raise ShapeError(f"{owner}: gradient of shape {tuple(grad.shape)} for a weight of shape {tuple(weight.shape)}")
+    if np.dtype(weight.dtype).kind != "f":
+        raise OperatorError(f"{owner}: the weight has dtype {np.dtype(weight.dtype)}; optimizers update float weights")
 
 
 def _is_count(value: object) -> bool:

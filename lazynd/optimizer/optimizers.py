@@ -120,7 +120,7 @@ class NAG(SGD):
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         # MXNet's NAG calls the fused nag_mom_update/sgd_update: clip_gradient=0 does not clip
-        g = self._prepared_grad(grad, self._fused_clip_gradient())
+        g = self._prepared_grad(weight, grad, self._fused_clip_gradient())
         g += weight * wd
         g *= lr
         if state is None:
@@ -254,7 +254,7 @@ class AdaGrad(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
-        g = self._prepared_grad(grad)
+        g = self._prepared_grad(weight, grad)
         state += g * g
         weight -= (g / _sqrt(state + self.float_stable_eps) + weight * wd) * lr
 
@@ -276,7 +276,7 @@ class AdaDelta(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         wd = self._get_wd(index)
-        g = self._prepared_grad(grad)
+        g = self._prepared_grad(weight, grad)
         acc_g, acc_delta = state
         acc_g[:] = acc_g * self.rho + g * g * (1.0 - self.rho)
         step = _sqrt(acc_delta + self.epsilon) / _sqrt(acc_g + self.epsilon) * g
@@ -323,7 +323,7 @@ class SGLD(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
-        g = self._prepared_grad(grad)
+        g = self._prepared_grad(weight, grad)
         weight -= (g + weight * wd) * (lr / 2)
         weight += _random.normal(0.0, math.sqrt(lr), shape=weight.shape, ctx=weight.context, dtype=weight.dtype)
 
@@ -351,7 +351,7 @@ class DCASGD(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
-        g = self._prepared_grad(grad)
+        g = self._prepared_grad(weight, grad)
         mom, previous_weight = state
         step = (g + weight * wd + g * g * (weight - previous_weight) * self.lamda) * -lr
         if mom is not None:
