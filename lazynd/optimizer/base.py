@@ -284,6 +284,17 @@ class Optimizer:
             "clip_gradient": self._fused_clip_gradient(),
         }
 
+    def _check_dividing_lr(self, index: Any, lr: float) -> None:
+        """Refuse, naming the parameter, a learning rate of 0 for an update that divides by it (FTRL's and
+        FTML's): an ``lr_mult`` of 0 or a schedule that reaches 0 (MXNet 1.9.1 turns the weight to NaN)."""
+        if lr <= 0:
+            name = self.idx2name.get(index, index)
+            raise LazyNDError(
+                f"{type(self).__name__}: the learning rate of parameter {name!r} is {lr} (an lr_mult of 0, or a "
+                f"schedule that reaches 0), and {type(self).__name__} divides by it; leave the parameter out of "
+                "the update instead (Module's fixed_param_names)"
+            )
+
     def _prepared_grad(self, weight: NDArray, grad: NDArray, clip_gradient: float | None = None) -> NDArray:
         """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators,
         once :func:`check_step_arrays` has found ``grad`` fit to step ``weight``.

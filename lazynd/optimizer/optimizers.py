@@ -309,7 +309,9 @@ class Ftrl(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         z, n = state
-        nd.ftrl_update(weight, grad, z, n, out=weight, lamda1=self.lamda1, beta=self.beta, **self._fused_args(index))
+        args = self._fused_args(index)
+        self._check_dividing_lr(index, args["lr"])
+        nd.ftrl_update(weight, grad, z, n, out=weight, lamda1=self.lamda1, beta=self.beta, **args)
 
 
 @register

@@ -148,3 +148,17 @@ def test_update_called_directly_refuses_what_it_would_broadcast_or_truncate(name
     integer = mx.nd.ones((3,), dtype="int32")
     with pytest.raises(LazyNDError, match=rf"^{owner}: the weight has dtype int32; optimizers update float weights"):
         opt.update(0, integer, mx.nd.ones((3,), dtype="int32"), opt.create_state(0, integer))
+
+
+@pytest.mark.parametrize(("name", "owner"), [("ftrl", "Ftrl"), ("ftml", "FTML")])
+def test_a_learning_rate_of_zero_for_ftrl_and_ftml_is_refused_naming_the_parameter(name, owner):
+    # they divide by the learning rate: MXNet 1.9.1 turns the weight of a parameter with lr_mult 0 to NaN
+    opt = optimizer.create(name, learning_rate=0.1, param_idx2name={0: "conv1_weight", 1: "fc_weight"})
+    opt.set_lr_mult({"conv1_weight": 0.0})
+    updater = optimizer.get_updater(opt)
+    fc = mx.nd.ones((3,))
+    updater(1, mx.nd.ones((3,)), fc)
+    assert np.all(np.isfinite(fc.asnumpy())) and not np.allclose(fc.asnumpy(), 1.0)
+    message = rf"^{owner}: the learning rate of parameter 'conv1_weight' is 0.0 \(an lr_mult of 0.*fixed_param_names"
+    with pytest.raises(LazyNDError, match=message):
+        updater(0, mx.nd.ones((3,)), mx.nd.ones((3,)))
