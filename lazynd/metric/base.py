@@ -8,9 +8,11 @@ drift.
 
 from __future__ import annotations
 
+import dis
 import numbers
 from collections.abc import Sequence
-from typing import Any
+from types import CodeType
+from typing import Any, ClassVar
 
 import numpy
 
@@ -43,8 +45,18 @@ def _is_int(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def _check_number(metric: str, name: str, value: object, none_allowed: bool = False) -> None:
+    """Refuse, by name, an argument that is not a real number (or None where ``none_allowed``)."""
+    if (value is None and none_allowed) or (isinstance(value, numbers.Real) and not isinstance(value, bool)):
+        return
+    expected = "a number or None" if none_allowed else "a number"
+    raise DataError(f"{metric}: {name} must be {expected}, got {value!r}")
+
+
 def _check_axis(metric: str, axis: int, array: numpy.ndarray) -> None:
-    """Refuse, by name, a class ``axis`` that the predictions do not have."""
+    """Refuse, by name, a class ``axis`` that is no int or that the predictions do not have."""
+    if not _is_int(axis):
+        raise DataError(f"{metric}: axis must be an int, got {axis!r}")
     if not -array.ndim <= axis < array.ndim:
         raise DataError(f"{metric}: axis {axis} is out of range for predictions of shape {array.shape}")
 
@@ -104,7 +116,21 @@ class EvalMetric:
     user derives from ``EvalMetric`` itself has them only when it passes
     ``has_global_stats=True`` (MXNet 1.9.1's rule; otherwise its global value
     is its local one, which is what a training loop logs as the epoch's value).
+
+    A subclass written for MXNet 1.x that keeps ``global_sum_metric`` and ``global_num_inst``
+    itself (``self.global_sum_metric += ...`` in its ``update``, as MXNet's own metrics do) sets
+    them as plain values: :meth:`reset` zeroes them, :meth:`reset_local` leaves them, and its
+    global value is their ratio (when it has global statistics).
     """
+
+    #: Whether the class's own methods assign ``global_sum_metric``/``global_num_inst`` (found in
+    #: their bytecode when the class is made): then :meth:`reset` zeroes the values they set
+    _keeps_own_global_sums: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if any(_assigns_global_sums(getattr(value, "__code__", None)) for value in vars(cls).values()):
+            cls._keeps_own_global_sums = True
 
     def __init__(
         self, name: str, output_names: list[str] | None = None, label_names: list[str] | None = None, **kwargs: Any
@@ -142,6 +168,11 @@ class EvalMetric:
         # the sums of the local periods before the current one
         self._earlier_sum_metric = 0.0
         self._earlier_num_inst = 0
+        for key in _GIVEN_GLOBAL_SUMS:
+            self.__dict__.pop(key, None)
+        if self._keeps_own_global_sums:
+            self.global_sum_metric = 0.0
+            self.global_num_inst = 0
 
     def _keeps_global_sums(self) -> bool:
         """Whether :meth:`reset` set up the sums of earlier local periods.
@@ -160,13 +191,34 @@ class EvalMetric:
         self.num_inst = 0
         self.sum_metric = 0.0
 
+    def _reports_global_sums(self) -> bool:
+        """Whether :meth:`get_global` reports global sums rather than :meth:`get`'s local value: the
+        sums a subclass sets itself where it has global statistics, else those kept by :meth:`reset`."""
+        if any(key in self.__dict__ for key in _GIVEN_GLOBAL_SUMS):
+            return bool(getattr(self, "_has_global_stats", False))
+        return self._keeps_global_sums()
+
     @property
     def global_sum_metric(self) -> Any:
+        """The sum over every update since :meth:`reset` (the value set, for a subclass that sets it)."""
+        if "_given_global_sum_metric" in self.__dict__:
+            return self.__dict__["_given_global_sum_metric"]
         return self._earlier_sum_metric + self.sum_metric if self._keeps_global_sums() else self.sum_metric
+
+    @global_sum_metric.setter
+    def global_sum_metric(self, value: Any) -> None:
+        self.__dict__["_given_global_sum_metric"] = value
 
     @property
     def global_num_inst(self) -> Any:
+        """The instances counted since :meth:`reset` (the value set, for a subclass that sets it)."""
+        if "_given_global_num_inst" in self.__dict__:
+            return self.__dict__["_given_global_num_inst"]
         return self._earlier_num_inst + self.num_inst if self._keeps_global_sums() else self.num_inst
+
+    @global_num_inst.setter
+    def global_num_inst(self, value: Any) -> None:
+        self.__dict__["_given_global_num_inst"] = value
 
     def _value(self, total: float, count: int) -> float:
         """The metric's value from a sum and a count (NaN without any instance)."""
@@ -178,7 +230,7 @@ class EvalMetric:
     def get_global(self) -> tuple[Any, Any]:
         """``(name, value)`` over every update since the last :meth:`reset` (:meth:`get` for a
         subclass that keeps only local sums)."""
-        if not self._keeps_global_sums():
+        if not self._reports_global_sums():
             return self.get()
         return self.name, self._value(self.global_sum_metric, self.global_num_inst)
 
@@ -188,9 +240,23 @@ class EvalMetric:
     def get_global_name_value(self) -> list[tuple[str, float]]:
         """:meth:`get_global` as a list of ``(name, value)`` pairs (:meth:`get_name_value` for a
         subclass that keeps only local sums, so that its own ``get_name_value`` is used)."""
-        if not self._keeps_global_sums():
+        if not self._reports_global_sums():
             return self.get_name_value()
         return _pairs(*self.get_global())
+
+
+_GIVEN_GLOBAL_SUMS = ("_given_global_sum_metric", "_given_global_num_inst")
+
+
+def _assigns_global_sums(code: CodeType | None) -> bool:
+    """Whether ``code`` (or a function or comprehension inside it) assigns ``global_sum_metric`` or
+    ``global_num_inst`` to an attribute."""
+    if code is None:
+        return False
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "STORE_ATTR" and instruction.argval in ("global_sum_metric", "global_num_inst"):
+            return True
+    return any(isinstance(const, CodeType) and _assigns_global_sums(const) for const in code.co_consts)
 
 
 def _derives_from_a_builtin(cls: type) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy
 
 from ..errors import DataError
-from .base import EvalMetric, _as_array_list, _check_axis, _host, _label_pred_lists, register
+from .base import EvalMetric, _as_array_list, _check_axis, _check_number, _host, _label_pred_lists, register
 
 
 @register("ce")
@@ -17,18 +17,20 @@ class CrossEntropy(EvalMetric):
     """Mean of ``-log(p[label] + eps)`` over examples, for probability outputs."""
 
     def __init__(self, eps: float = 1e-12, name: str = "cross-entropy", **kwargs: Any) -> None:
+        _check_number(type(self).__name__, "eps", eps)
         super().__init__(name, eps=eps, **kwargs)
         self.eps = eps
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         labels, preds = _label_pred_lists(labels, preds)
+        owner = type(self).__name__  # NegativeLogLikelihood's errors name it, not CrossEntropy
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _host(pred).astype(numpy.float64)
             if pred_np.ndim != 2 or pred_np.shape[0] != label_np.size:
-                raise DataError(f"CrossEntropy: predictions must be ({label_np.size}, classes), got {pred_np.shape}")
+                raise DataError(f"{owner}: predictions must be ({label_np.size}, classes), got {pred_np.shape}")
             if label_np.size and (label_np.min() < 0 or label_np.max() >= pred_np.shape[1]):
                 raise DataError(
-                    f"CrossEntropy: labels must be in [0, {pred_np.shape[1]}), got {label_np.min()}..{label_np.max()}"
+                    f"{owner}: labels must be in [0, {pred_np.shape[1]}), got {label_np.min()}..{label_np.max()}"
                 )
             prob = pred_np[numpy.arange(label_np.size), label_np]
             self.sum_metric += float((-numpy.log(prob + self.eps)).sum())
@@ -66,6 +68,8 @@ class Perplexity(EvalMetric):
     """
 
     def __init__(self, ignore_label: int | None, axis: int = -1, name: str = "perplexity", **kwargs: Any) -> None:
+        # a label that is no number would silently ignore nothing
+        _check_number("Perplexity", "ignore_label", ignore_label, none_allowed=True)
         super().__init__(name, ignore_label=ignore_label, axis=axis, **kwargs)
         self.ignore_label = ignore_label
         self.axis = axis

@@ -198,10 +198,11 @@ def _sgd_mom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
 
 def _nag_mom_block(xp: Any, attrs: dict, weight: Any, grad: Any, mom: Any, out: Any, g: Any, scratch: Any) -> None:
     """MXNet 1.x's NAG: ``step = lr*(clip(rescale_grad*grad) + wd*weight)``, ``m = momentum*mom``,
-    ``out = weight + momentum*m - (1+momentum)*step``, ``mom = m - lr*(clip(...) + wd*out)``.
+    ``out = weight + momentum*m - (1+momentum)*step``, ``mom = m - lr*(clip(...) + wd*weight)``.
 
-    The momentum's weight-decay term takes the updated weight: MXNet's kernel writes the weight
-    before it reads it back for the momentum, which is what its optimizer (``out=weight``) gets.
+    The momentum's weight-decay term reads ``weight`` after ``out`` is written, as MXNet's kernel
+    does: called in place (``out=weight``, as its optimizer calls it) that is the updated weight;
+    with another ``out`` it is the weight given.
     """
     lr, momentum, wd = attrs["lr"], attrs["momentum"], attrs["wd"]
     _scaled_gradient_into(xp, grad, attrs, g, scratch, scale=lr)  # g = lr * clip(rescale * grad)
@@ -217,7 +218,7 @@ def _nag_mom_block(xp: Any, attrs: dict, weight: Any, grad: Any, mom: Any, out: 
     out += scratch
     mom -= g
     if wd:
-        xp.multiply(out, lr * wd, out=scratch)
+        xp.multiply(weight, lr * wd, out=scratch)  # the new weight where out is the weight
         mom -= scratch
 
 
@@ -351,7 +352,8 @@ _register(
     ("weight", "grad", "mom"),
     {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")},
     "Nesterov momentum: step = lr*(clip(rescale_grad*grad) + wd*weight); mom = momentum*mom; "
-    "weight += momentum*mom - (1+momentum)*step; mom -= lr*(clip(rescale_grad*grad) + wd*new weight).",
+    "weight += momentum*mom - (1+momentum)*step; mom -= lr*(clip(rescale_grad*grad) + wd*weight), "
+    "the weight read after out is written (the new weight when out=weight), as in MXNet.",
 )
 _register(
     "adam_update",

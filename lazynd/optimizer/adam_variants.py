@@ -11,7 +11,7 @@ from .. import ndarray as _ndarray
 from ..errors import LazyNDError
 from ..lr_scheduler import check_numbers
 from ..ndarray import NDArray
-from .base import Optimizer, register
+from .base import Optimizer, check_step_arrays, register
 from .optimizers import _sqrt, _zeros_like
 
 # operator functions are generated at import time, so type checkers cannot see them
@@ -29,6 +29,7 @@ def _check_betas(name: str, beta1: float, beta2: float) -> None:
 
 def _decayed_grad(optimizer: Optimizer, index: Any, weight: NDArray, grad: NDArray) -> NDArray:
     """``clip(rescale_grad * grad + wd * weight)``: the gradient both variants step with."""
+    check_step_arrays(type(optimizer).__name__, weight, grad)
     g = grad * optimizer.rescale_grad + weight * optimizer._get_wd(index)
     if optimizer.clip_gradient is not None:
         g = nd.clip(g, a_min=-optimizer.clip_gradient, a_max=optimizer.clip_gradient)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _ndarray
-from ..errors import ArgumentTypeError, LazyNDError, SettingConflictError
+from ..errors import ArgumentTypeError, LazyNDError, OperatorError, SettingConflictError, ShapeError, UnsupportedError
 from ..lr_scheduler import LRScheduler, check_numbers
 from ..ndarray import NDArray
 
@@ -197,6 +197,16 @@ class Optimizer:
         self.lr_mult = dict(self._symbol_multipliers("__lr_mult__"))
         self.lr_mult.update(args_lr_mult)
 
+    def set_lr_scale(self, args_lrscale: dict) -> None:
+        """MXNet's old name for :meth:`set_lr_mult`, which MXNet refuses (with a bare ``DeprecationWarning``).
+
+        Refused here too, with the call to write instead: the scales are not applied.
+        """
+        raise UnsupportedError(
+            f"set_lr_scale({args_lrscale!r}) is deprecated in MXNet and not applied: use "
+            "optimizer.set_lr_mult({parameter name or index: multiplier}) instead"
+        )
+
     #: Parameters whose names end so get weight decay; the others (biases, betas) get a multiplier of 0.
     decayed_suffixes: tuple[str, ...] = ("_weight", "_gamma")
 
@@ -282,16 +292,42 @@ class Optimizer:
             "clip_gradient": self._fused_clip_gradient(),
         }
 
-    def _prepared_grad(self, grad: NDArray, clip_gradient: float | None = None) -> NDArray:
-        """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators.
+    def _check_dividing_lr(self, index: Any, lr: float) -> None:
+        """Refuse, naming the parameter, a learning rate of 0 for an update that divides by it (FTRL's and
+        FTML's): an ``lr_mult`` of 0 or a schedule that reaches 0 (MXNet 1.9.1 turns the weight to NaN)."""
+        if lr <= 0:
+            name = self.idx2name.get(index, index)
+            raise LazyNDError(
+                f"{type(self).__name__}: the learning rate of parameter {name!r} is {lr} (an lr_mult of 0, or a "
+                f"schedule that reaches 0), and {type(self).__name__} divides by it; leave the parameter out of "
+                "the update instead (Module's fixed_param_names)"
+            )
+
+    def _prepared_grad(self, weight: NDArray, grad: NDArray, clip_gradient: float | None = None) -> NDArray:
+        """A new array ``clip(rescale_grad * grad)`` for the optimizers written with NDArray operators,
+        once :func:`check_step_arrays` has found ``grad`` fit to step ``weight``.
 
         ``clip_gradient`` defaults to the optimizer's; a negative bound means no clipping.
         """
+        check_step_arrays(type(self).__name__, weight, grad)
         bound = self.clip_gradient if clip_gradient is None else clip_gradient
         g = grad * self.rescale_grad
         if bound is not None and bound >= 0:
             g = nd._minimum_scalar(nd._maximum_scalar(g, scalar=-bound), scalar=bound)
         return g
+
+
+def check_step_arrays(owner: str, weight: NDArray, grad: NDArray) -> None:
+    """Refuse, naming ``owner``, a gradient whose shape is not ``weight``'s or a weight of no float dtype.
+
+    The optimizers written with NDArray operators would broadcast a ``(3,)`` gradient over a
+    ``(2, 3)`` weight (every row stepped by one row's gradient) and leave an integer weight as it
+    is (each step truncated to 0); the fused update operators refuse both.
+    """
+    if grad.shape != weight.shape:
+        raise ShapeError(f"{owner}: gradient of shape {tuple(grad.shape)} for a weight of shape {tuple(weight.shape)}")
+    if np.dtype(weight.dtype).kind != "f":
+        raise OperatorError(f"{owner}: the weight has dtype {np.dtype(weight.dtype)}; optimizers update float weights")
 
 
 def _is_count(value: object) -> bool:

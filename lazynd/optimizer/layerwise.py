@@ -54,6 +54,8 @@ class FTML(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         d, v, z = state
+        lr = self._get_lr(index)
+        self._check_dividing_lr(index, lr)
         nd.ftml_update(
             weight,
             grad,
@@ -61,7 +63,7 @@ class FTML(Optimizer):
             v,
             z,
             out=weight,
-            lr=self._get_lr(index),
+            lr=lr,
             wd=self._get_wd(index),
             beta1=self.beta1,
             beta2=self.beta2,

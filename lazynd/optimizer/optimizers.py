@@ -120,7 +120,7 @@ class NAG(SGD):
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         # MXNet's NAG calls the fused nag_mom_update/sgd_update: clip_gradient=0 does not clip
-        g = self._prepared_grad(grad, self._fused_clip_gradient())
+        g = self._prepared_grad(weight, grad, self._fused_clip_gradient())
         g += weight * wd
         g *= lr
         if state is None:
@@ -209,7 +209,8 @@ class RMSProp(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         args = self._fused_args(index)
-        clip_weights = -1.0 if self.clip_weights is None else self.clip_weights
+        # as clip_gradient: MXNet 1.9.1 hands clip_weights to the operators only when it is truthy (0 does not clip)
+        clip_weights = float(self.clip_weights) if self.clip_weights else -1.0
         if not self.centered:
             nd.rmsprop_update(
                 weight,
@@ -253,7 +254,7 @@ class AdaGrad(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
-        g = self._prepared_grad(grad)
+        g = self._prepared_grad(weight, grad)
         state += g * g
         weight -= (g / _sqrt(state + self.float_stable_eps) + weight * wd) * lr
 
@@ -275,7 +276,7 @@ class AdaDelta(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         wd = self._get_wd(index)
-        g = self._prepared_grad(grad)
+        g = self._prepared_grad(weight, grad)
         acc_g, acc_delta = state
         acc_g[:] = acc_g * self.rho + g * g * (1.0 - self.rho)
         step = _sqrt(acc_delta + self.epsilon) / _sqrt(acc_g + self.epsilon) * g
@@ -308,7 +309,9 @@ class Ftrl(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         z, n = state
-        nd.ftrl_update(weight, grad, z, n, out=weight, lamda1=self.lamda1, beta=self.beta, **self._fused_args(index))
+        args = self._fused_args(index)
+        self._check_dividing_lr(index, args["lr"])
+        nd.ftrl_update(weight, grad, z, n, out=weight, lamda1=self.lamda1, beta=self.beta, **args)
 
 
 @register
@@ -322,7 +325,7 @@ class SGLD(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
-        g = self._prepared_grad(grad)
+        g = self._prepared_grad(weight, grad)
         weight -= (g + weight * wd) * (lr / 2)
         weight += _random.normal(0.0, math.sqrt(lr), shape=weight.shape, ctx=weight.context, dtype=weight.dtype)
 
@@ -350,7 +353,7 @@ class DCASGD(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
-        g = self._prepared_grad(grad)
+        g = self._prepared_grad(weight, grad)
         mom, previous_weight = state
         step = (g + weight * wd + g * g * (weight - previous_weight) * self.lamda) * -lr
         if mom is not None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _ndarray
-from ..errors import FormatError, LazyNDError
+from ..errors import FormatError, LazyNDError, OperatorError, ShapeError
 from ..formats.ndarray_record import ByteReader, read_record
 from ..ndarray import NDArray
 from .base import Optimizer
@@ -45,7 +45,7 @@ class Updater:
                 )
             states, optimizer = self.states, self.optimizer
             for i, w, g in zip(indices, weights, grads, strict=True):
-                _check_arrays(i, g, w)
+                _check_arrays(i, g, w, optimizer.multi_precision)
                 if i not in states:
                     states[i] = optimizer.create_state_multi_precision(i, w)
                 elif i in self._loaded:
@@ -56,7 +56,7 @@ class Updater:
             else:
                 optimizer.update_multi(indices, weights, grads, [states[i] for i in indices])
             return
-        _check_arrays(index, grad, weight)
+        _check_arrays(index, grad, weight, self.optimizer.multi_precision)
         if index not in self.states:
             self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
         elif index in self._loaded:
@@ -160,14 +160,42 @@ class _StatesUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _check_arrays(index: Any, grad: Any, weight: Any) -> None:
-    """Refuse, by parameter, a gradient or weight that is not an NDArray (or an index that is no key)."""
-    if grad.__class__ is not NDArray or weight.__class__ is not NDArray:  # exact NDArrays: the common case
+def _check_arrays(index: Any, grad: Any, weight: Any, multi_precision: bool) -> None:
+    """Refuse, by parameter, a gradient or weight that is not an NDArray, a weight that is not of a
+    float dtype, a gradient whose shape or dtype is not its weight's (or an index that is no key).
+
+    The optimizers written with NDArray operators (AdaGrad, AdaDelta, Adamax, Nadam, SGLD, DCASGD)
+    would broadcast a gradient of shape ``(3,)`` over a ``(2, 3)`` weight -- every row stepped by
+    one row's gradient -- as MXNet 1.9.1's do, and leave an integer weight as it is (each step
+    truncated to 0); the fused operators refuse both, so all refuse them here.  A float32 gradient
+    of a float16 weight is taken under ``multi_precision`` (it updates the float32 master copy).
+    """
+    if grad.__class__ is NDArray and weight.__class__ is NDArray:
+        sig = weight.signature  # interned (shape, dtype, device): one identity test for the common case
+        if grad.signature is sig and sig.dtype.kind == "f" and index.__class__ in (int, str):
+            return
+    else:
         for what, value in (("gradient", grad), ("weight", weight)):
             if not isinstance(value, NDArray):
                 raise LazyNDError(
                     f"Updater: the {what} of parameter {index!r} must be an NDArray, got {type(value).__name__}"
                 )
+    if grad.shape != weight.shape:
+        raise ShapeError(
+            f"Updater: the gradient of parameter {index!r} has shape {tuple(grad.shape)}, "
+            f"expected its weight's shape {tuple(weight.shape)}"
+        )
+    weight_dtype, grad_dtype = np.dtype(weight.dtype), np.dtype(grad.dtype)
+    if weight_dtype.kind != "f":
+        raise OperatorError(
+            f"Updater: the weight of parameter {index!r} has dtype {weight_dtype}; optimizers update "
+            "float16, float32 or float64 weights"
+        )
+    if grad_dtype != weight_dtype and not (multi_precision and weight_dtype == np.float16 and grad_dtype == np.float32):
+        raise OperatorError(
+            f"Updater: the gradient of parameter {index!r} has dtype {grad_dtype}, expected its weight's "
+            f"dtype {weight_dtype}"
+        )
     try:
         hash(index)
     except TypeError:

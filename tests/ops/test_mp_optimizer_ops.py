@@ -73,6 +73,25 @@ def test_nag_mom_update_matches_mxnet(ctx):
     assert_almost_equal(mom.asnumpy(), np.array(MXNET_MOM["mp_nag_mom_update"], np.float32), rtol=1e-5)
 
 
+# MXNet 1.9.1's momentum after the same call with an output other than the weight (a new array, or
+# out=another array): its kernel reads the weight back after writing out, the given weight here
+MXNET_NAG_MOM_NOT_IN_PLACE = [-0.015000000596046448, -0.11999998986721039, 0.2549999952316284, 0.009999999776482582]
+
+
+@pytest.mark.parametrize("to_new_array", [True, False])
+def test_nag_mom_update_into_another_array_decays_the_momentum_by_the_given_weight(ctx, to_new_array):
+    weight, mom = mx.nd.array(W, ctx=ctx), mx.nd.array(MOM, ctx=ctx)
+    grad = mx.nd.array(G, ctx=ctx)
+    if to_new_array:
+        out = mx.nd.nag_mom_update(weight, grad, mom, momentum=0.9, **PARAMS)
+    else:
+        out = mx.nd.zeros((4,), ctx=ctx)
+        mx.nd.nag_mom_update(weight, grad, mom, out=out, momentum=0.9, **PARAMS)
+    assert_almost_equal(out.asnumpy(), np.array(MXNET_W32["mp_nag_mom_update"], np.float32), rtol=1e-6)
+    assert_almost_equal(mom.asnumpy(), np.array(MXNET_NAG_MOM_NOT_IN_PLACE, np.float32), rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(weight.asnumpy(), W)
+
+
 @pytest.mark.parametrize("clip", [0.3, -1.0])
 def test_nag_mom_update_matches_the_reference_formula_over_steps(ctx, clip):
     rng = np.random.default_rng(5)

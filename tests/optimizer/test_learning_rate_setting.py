@@ -44,3 +44,10 @@ def test_a_learning_rate_equal_to_the_schedulers_base_lr_does_not_warn():
         warnings.simplefilter("error")
         optimizer.create("sgd", learning_rate=0.01, lr_scheduler=lr_scheduler.FactorScheduler(step=10, base_lr=0.01))
         optimizer.create("sgd", lr_scheduler=lr_scheduler.FactorScheduler(step=10, base_lr=0.3))
+
+
+def test_set_lr_scale_names_set_lr_mult_instead_of_a_bare_attribute_error() -> None:
+    opt = optimizer.create("sgd", learning_rate=0.1, param_idx2name={0: "fc_weight"})
+    with pytest.raises(LazyNDError, match=r"set_lr_scale\(\{0: 0\.5\}\) is deprecated.*use optimizer\.set_lr_mult"):
+        opt.set_lr_scale({0: 0.5})
+    assert opt._get_lr(0) == 0.1

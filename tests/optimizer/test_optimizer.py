@@ -203,6 +203,16 @@ def test_clip_gradient_zero_does_not_clip_the_fused_optimizers(name, kwargs, pro
     np.testing.assert_allclose(run(optimizer.create(name, wd=0.01, clip_gradient=0.0, **kwargs), w0, grads), unclipped)
 
 
+@pytest.mark.parametrize("centered", [False, True])
+def test_rmsprop_clip_weights_zero_does_not_clip(centered, problem):
+    # MXNet 1.9.1 hands clip_weights to rmsprop_update only when it is truthy: 0 left the weights
+    # as they were, where clipping them to [0, 0] set every weight to 0
+    w0, grads = problem
+    plain = run(optimizer.create("rmsprop", centered=centered), w0, grads)
+    np.testing.assert_allclose(run(optimizer.create("rmsprop", centered=centered, clip_weights=0.0), w0, grads), plain)
+    assert np.abs(plain).min() > 0
+
+
 def test_clip_gradient_zero_does_not_clip_sgd_given_lists(problem):
     w0, grads = problem
     plain = optimizer.get_updater(optimizer.create("sgd", momentum=0.9))

@@ -123,3 +123,42 @@ def test_an_unknown_argument_is_named_with_the_optimizer(make):
         ArgumentTypeError, match=r"(SGD: unknown argument\(s\) bogus|Adam: unknown argument\(s\) momentum)"
     ):
         make()
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "owner"),
+    [
+        ("nag", {"momentum": 0.9}, "NAG"),
+        ("adagrad", {}, "AdaGrad"),
+        ("adadelta", {}, "AdaDelta"),
+        ("sgld", {}, "SGLD"),
+        ("dcasgd", {"momentum": 0.9}, "DCASGD"),
+        ("adamax", {}, "Adamax"),
+        ("nadam", {}, "Nadam"),
+    ],
+)
+def test_update_called_directly_refuses_what_it_would_broadcast_or_truncate(name, kwargs, owner):
+    # opt.update(index, weight, grad, state) outside an Updater: the optimizers written with NDArray
+    # operators stepped every row of a (2, 3) weight by one (3,) gradient, and left int32 weights as they were
+    opt = optimizer.create(name, learning_rate=0.1, **kwargs)
+    weight = mx.nd.ones((2, 3))
+    with pytest.raises(LazyNDError, match=rf"^{owner}: gradient of shape \(3,\) for a weight of shape \(2, 3\)"):
+        opt.update(0, weight, mx.nd.ones((3,)), opt.create_state(0, weight))
+    np.testing.assert_array_equal(weight.asnumpy(), np.ones((2, 3)))
+    integer = mx.nd.ones((3,), dtype="int32")
+    with pytest.raises(LazyNDError, match=rf"^{owner}: the weight has dtype int32; optimizers update float weights"):
+        opt.update(0, integer, mx.nd.ones((3,), dtype="int32"), opt.create_state(0, integer))
+
+
+@pytest.mark.parametrize(("name", "owner"), [("ftrl", "Ftrl"), ("ftml", "FTML")])
+def test_a_learning_rate_of_zero_for_ftrl_and_ftml_is_refused_naming_the_parameter(name, owner):
+    # they divide by the learning rate: MXNet 1.9.1 turns the weight of a parameter with lr_mult 0 to NaN
+    opt = optimizer.create(name, learning_rate=0.1, param_idx2name={0: "conv1_weight", 1: "fc_weight"})
+    opt.set_lr_mult({"conv1_weight": 0.0})
+    updater = optimizer.get_updater(opt)
+    fc = mx.nd.ones((3,))
+    updater(1, mx.nd.ones((3,)), fc)
+    assert np.all(np.isfinite(fc.asnumpy())) and not np.allclose(fc.asnumpy(), 1.0)
+    message = rf"^{owner}: the learning rate of parameter 'conv1_weight' is 0.0 \(an lr_mult of 0.*fixed_param_names"
+    with pytest.raises(LazyNDError, match=message):
+        updater(0, mx.nd.ones((3,)), mx.nd.ones((3,)))

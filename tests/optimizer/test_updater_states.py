@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from optimizer_reference import run
 
 import lazynd as mx
 from lazynd import optimizer
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, ShapeError
 from lazynd.testing import assert_almost_equal
 
 
@@ -101,6 +103,45 @@ def test_updater_refuses_what_is_not_an_array_by_parameter(grad, weight, index, 
         updater(index, grad, weight)
     with pytest.raises(LazyNDError, match=message):
         updater([index, 1], [grad, mx.nd.ones((2,))], [weight, mx.nd.ones((2,))])
+
+
+@pytest.mark.parametrize("name", ["adagrad", "adadelta", "adamax", "nadam", "sgld", "dcasgd", "sgd"])
+@pytest.mark.parametrize("grad_shape", [(3,), (1,), (2, 1)])
+def test_updater_refuses_a_gradient_of_another_shape_than_its_weight(name, grad_shape):
+    # the optimizers written with NDArray operators would broadcast it: every row stepped alike
+    updater = optimizer.get_updater(optimizer.create(name, learning_rate=0.1))
+    weight = mx.nd.ones((2, 3))
+    message = rf"gradient of parameter 'fc_weight' has shape {re.escape(str(grad_shape))}, expected its weight's shape \(2, 3\)"
+    with pytest.raises(ShapeError, match=message):
+        updater("fc_weight", mx.nd.ones(grad_shape), weight)
+    with pytest.raises(ShapeError, match=message):
+        updater(["fc_bias", "fc_weight"], [mx.nd.ones((2,)), mx.nd.ones(grad_shape)], [mx.nd.ones((2,)), weight])
+    np.testing.assert_array_equal(weight.asnumpy(), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("name", ["adagrad", "nag", "adamax", "dcasgd", "sgd"])
+def test_updater_refuses_an_integer_weight_that_would_not_move(name):
+    # AdaGrad, NAG, Adamax and DCASGD truncated each step of an int32 weight to 0
+    updater = optimizer.get_updater(optimizer.create(name, learning_rate=0.1))
+    weight = mx.nd.ones((3,), dtype="int32")
+    with pytest.raises(LazyNDError, match=r"weight of parameter 0 has dtype int32; optimizers update float16"):
+        updater(0, mx.nd.ones((3,), dtype="int32"), weight)
+
+
+@pytest.mark.parametrize("name", ["adagrad", "adadelta", "nadam", "sgld", "nag", "adam"])
+@pytest.mark.parametrize("grad_dtype", ["float16", "float64"])
+def test_updater_refuses_a_gradient_of_another_dtype_than_its_weight_by_parameter(name, grad_dtype):
+    updater = optimizer.get_updater(optimizer.create(name, learning_rate=0.1))
+    message = rf"gradient of parameter 'w' has dtype {grad_dtype}, expected its weight's dtype float32"
+    with pytest.raises(LazyNDError, match=message):
+        updater("w", mx.nd.ones((3,), dtype=grad_dtype), mx.nd.ones((3,)))
+
+
+def test_updater_takes_a_float32_gradient_of_a_float16_weight_under_multi_precision():
+    updater = optimizer.get_updater(optimizer.create("adagrad", learning_rate=0.1, multi_precision=True))
+    weight = mx.nd.ones((3,), dtype="float16")
+    updater(0, mx.nd.ones((3,)), weight)
+    assert weight.dtype == np.float16 and np.all(weight.asnumpy() < 1)
 
 
 def test_updater_refuses_an_index_that_cannot_key_a_state():

@@ -54,6 +54,34 @@ def test_cross_entropy_label_out_of_range_raises() -> None:
         metric.CrossEntropy().update([np.array([5])], [PROBS[:1]])
 
 
+@pytest.mark.parametrize(
+    "make, name",
+    [(metric.CrossEntropy, "CrossEntropy"), (metric.NegativeLogLikelihood, "NegativeLogLikelihood")],
+)
+def test_cross_entropy_errors_name_the_metric_the_user_made(make, name) -> None:
+    with pytest.raises(DataError, match=rf"^{name}: labels must be in \[0, 3\), got -1\.\.0"):
+        make().update([np.array([-1, 0])], [PROBS[:2]])
+    with pytest.raises(DataError, match=rf"^{name}: predictions must be \(2, classes\), got \(2,\)"):
+        make().update([np.array([0, 1])], [np.array([0.5, 0.5])])
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: metric.Accuracy(axis="1"), r"Accuracy: axis must be an int, got '1'"),
+        (lambda: metric.Perplexity(ignore_label=None, axis=1.0), r"Perplexity: axis must be an int, got 1\.0"),
+        (lambda: metric.Perplexity(ignore_label="0"), r"Perplexity: ignore_label must be a number or None, got '0'"),
+        (lambda: metric.CrossEntropy(eps="1e-12"), r"CrossEntropy: eps must be a number, got '1e-12'"),
+        (lambda: metric.NegativeLogLikelihood(eps=None), r"NegativeLogLikelihood: eps must be a number, got None"),
+    ],
+)
+def test_metric_arguments_of_the_wrong_type_are_refused_by_name(make, message) -> None:
+    # they failed inside NumPy at the first update (TypeError, UFuncTypeError), or, for a
+    # Perplexity ignore_label that is no number, ignored nothing without a word
+    with pytest.raises(DataError, match=message):
+        make().update([np.array([0, 1])], [np.array([[0.4, 0.6], [0.3, 0.7]])])
+
+
 def test_f1_of_binary_predictions() -> None:
     m = metric.F1()
     pred = np.array([[0.2, 0.8], [0.9, 0.1], [0.3, 0.7], [0.6, 0.4]])

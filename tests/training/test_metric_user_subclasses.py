@@ -110,3 +110,62 @@ def test_a_users_metric_asking_for_global_stats_and_builtin_subclasses_keep_them
     squared.update([mx.nd.array([0.0])], [mx.nd.array([3.0])])
     assert squared.get_global_name_value() == [("mse", pytest.approx(13 / 3))]  # MXNet 1.9.1's values
     assert squared.get_name_value() == [("mse", 9.0)]
+
+
+class _KeepsItsOwnGlobalSums(mx.metric.EvalMetric):
+    """MXNet 1.x's own metrics' form: ``update`` adds to the global sums too (the k-th update adds k)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("counting", **kwargs)
+        self.k = 0
+
+    def update(self, labels, preds) -> None:
+        self.k += 1
+        self.sum_metric += self.k
+        self.global_sum_metric += self.k
+        self.num_inst += 1
+        self.global_num_inst += 1
+
+
+class _AccuracyKeepingItsOwnGlobalSums(mx.metric.Accuracy):
+    """A built-in's subclass whose ``update`` was copied from MXNet's (global sums kept by hand)."""
+
+    def update(self, labels, preds) -> None:
+        self.sum_metric += 4.0
+        self.global_sum_metric += 4.0
+        self.num_inst += 2
+        self.global_num_inst += 2
+
+
+@pytest.mark.parametrize(
+    "make, global_value",
+    [
+        (_KeepsItsOwnGlobalSums, 3.0),  # no global statistics asked for: the local value (MXNet 1.9.1)
+        (lambda: _KeepsItsOwnGlobalSums(has_global_stats=True), 2.0),
+        (_AccuracyKeepingItsOwnGlobalSums, 2.0),
+    ],
+)
+def test_a_subclass_adding_to_the_global_sums_itself_counts_each_update_once_as_mxnet(make, global_value):
+    metric = _three_updates_over_two_periods(make())
+    # MXNet 1.9.1's values: the sums the update set, each update counted once
+    assert metric.get_global_name_value() == [(metric.name, global_value)]
+    if isinstance(metric, _KeepsItsOwnGlobalSums):
+        assert (metric.global_sum_metric, metric.global_num_inst) == (6.0, 3)
+        assert metric.get() == ("counting", 3.0)
+    else:
+        assert (metric.global_sum_metric, metric.global_num_inst) == (12.0, 6)
+    metric.reset()
+    assert (metric.global_sum_metric, metric.global_num_inst, metric.sum_metric, metric.num_inst) == (0.0, 0, 0.0, 0)
+    metric.update(None, None)
+    assert metric.global_num_inst == metric.num_inst
+
+
+def test_a_subclass_resetting_the_global_sums_in_its_own_reset_keeps_them() -> None:
+    class OwnReset(_KeepsItsOwnGlobalSums):
+        def reset(self) -> None:
+            self.sum_metric, self.num_inst = 0.0, 0
+            self.global_sum_metric, self.global_num_inst = 0.0, 0
+
+    metric = _three_updates_over_two_periods(OwnReset(has_global_stats=True))
+    assert (metric.global_sum_metric, metric.global_num_inst) == (6.0, 3)
+    assert metric.get_global() == ("counting", 2.0) and metric.get() == ("counting", 3.0)

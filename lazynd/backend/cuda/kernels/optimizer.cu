@@ -28,16 +28,19 @@ __device__ void lazynd_sgd_mom(const T* w, const T* grad, T* mom, T* out, long l
   }
 }
 
-// NAG in MXNet 1.x's form; mom's weight-decay term takes the updated weight (MXNet writes the
-// weight first and reads it back, so that is what its optimizers, calling with out=weight, get).
+// NAG in MXNet 1.x's form; mom's weight-decay term reads the weight after out is written, as
+// MXNet's kernel does: the updated weight when out is the weight (its optimizers' call), the
+// weight given otherwise.
 template <typename T>
 __device__ void lazynd_nag_mom(const T* w, const T* grad, T* mom, T* out, long long n, T lr, T momentum, T wd,
                                T rescale, T clip) {
+  const bool in_place = out == w;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
     T g = lazynd_clip_grad(rescale * grad[i], clip);
     T m = momentum * mom[i];
-    T nw = w[i] + momentum * m - (momentum + T(1)) * lr * (g + wd * w[i]);
-    mom[i] = m - lr * (g + wd * nw);
+    T wi = w[i];
+    T nw = wi + momentum * m - (momentum + T(1)) * lr * (g + wd * wi);
+    mom[i] = m - lr * (g + wd * (in_place ? nw : wi));
     out[i] = nw;
   }
 }
