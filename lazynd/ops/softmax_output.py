@@ -162,10 +162,13 @@ def _softmax_output_backward_rows(xp: Any, attrs: dict, p: Any, label: Any, grad
         return
     xp.multiply(p, p.dtype.type(scale), out=grad)
     # each row's label entry, by flat index (one per row, so ``-=`` is exact): cheaper than
-    # grad[arange(rows), labels], which indexes two arrays
+    # grad[arange(rows), labels], which indexes two arrays.  A label outside [0, classes)
+    # subtracts nothing, as in the kernel above: its flat index would land in another row
     labels = label.reshape(-1).astype(np.int64)
+    inside = (labels >= 0) & (labels < classes)
+    xp.clip(labels, 0, classes - 1, out=labels)
     labels += xp.arange(0, rows * classes, classes)
-    grad.reshape(-1)[labels] -= p.dtype.type(scale)
+    grad.reshape(-1)[labels] -= inside.astype(p.dtype) * p.dtype.type(scale)
 
 
 def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

@@ -1,4 +1,5 @@
-"""The label shapes ``SoftmaxOutput(multi_output=True)`` takes, as MXNet 1.9.1 does.
+"""The labels ``SoftmaxOutput`` takes: the label shapes of ``multi_output=True``, as MXNet 1.9.1
+takes them, and where a label out of range leaves its mark on the gradient.
 
 Flattened positions ``(n, h*w)``, unflattened ``(n, h, w)`` (see ``test_loss.py``) and data's
 shape with one class ``(n, 1, h, w)``: Faster R-CNN programs bind the RPN label that way.
@@ -54,3 +55,22 @@ def test_multi_output_names_every_accepted_label_shape_when_none_fits():
 def test_multi_output_rejects_a_one_class_label_of_the_wrong_size():
     with pytest.raises(ShapeError, match="label"):
         _rpn_head().infer_shape(data=(2, 3, 4, 5), rpn_cls_prob_label=(2, 1, 4, 6))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not mx.num_gpus(), reason="needs an NVIDIA GPU with CuPy (none visible)")
+@pytest.mark.parametrize("bad", [3, -1])
+def test_float16_gradient_on_the_gpu_keeps_a_label_out_of_range_in_its_own_row(bad):
+    """One label per row in float16 takes the indexed path (softmax.cu's one-pass kernel is for
+    float32 and float64): a label out of range subtracts nothing there, as in the kernel, instead of
+    landing, by its flat index, on a class of the next or the previous row."""
+    data = mx.nd.zeros((3, 3), ctx=mx.gpu(0), dtype="float16")
+    data.attach_grad()
+    labels = mx.nd.array([0, bad, 2], ctx=mx.gpu(0), dtype="float16")
+    with mx.autograd.record():
+        out = mx.nd.SoftmaxOutput(data, labels)
+    out.backward()
+    expected = np.full((3, 3), 1 / 3)
+    expected[0, 0] -= 1
+    expected[2, 2] -= 1
+    assert_almost_equal(data.grad.asnumpy(), expected, rtol=1e-3, atol=1e-3)
