@@ -143,3 +143,45 @@ def report_unreported_at_exit() -> None:
 
 
 atexit.register(report_unreported_at_exit)
+
+
+# -- fork -------------------------------------------------------------------------------------------
+# A child made by fork (multiprocessing's default start method on Linux, DataLoader-style worker
+# pools) has only the thread that forked: the engine's workers and watcher stay in the parent.
+# Left as it is, the child's engine would queue work no thread ever runs, and wait for operations
+# that were running in the parent, forever.  So, as MXNet does around fork: the parent finishes
+# its pending work first (the child's arrays then hold their values and no var is busy), and the
+# child starts an engine of its own.  Work pushed by another thread while the process forks, or
+# an operation that forks, leaves what it was running to the parent alone.
+
+
+def _before_fork() -> None:
+    """Finish the pending work, then hold the engine slot across the fork (see above)."""
+    engine = _engine
+    if engine is not None:
+        try:
+            engine.wait_idle()
+        except LazyNDError:  # the fork is made inside an operation, which waits for nothing
+            pass
+    _engine_lock.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _engine_lock.release()
+
+
+def _after_fork_in_child() -> None:
+    """Give the child an engine of its own, of the parent's kind and settings (see above)."""
+    global _engine, _engine_lock
+    _engine_lock = threading.Lock()  # the forking thread held it: a fresh one is free
+    old = _engine
+    if old is None:
+        return
+    try:
+        _engine = old.for_forked_child()
+    except Exception:  # noqa: BLE001 - a policy that cannot be made again: the default engine on first use
+        _engine = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)

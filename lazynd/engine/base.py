@@ -127,6 +127,16 @@ class Engine:
         """Finish pending work and release the engine's threads; the engine is not used after."""
         self.waitall()
 
+    def for_forked_child(self) -> Engine:
+        """A new engine of this kind and settings, for a child process made by ``fork``.
+
+        The child has only the thread that forked: this engine's threads, and whatever they
+        held, stayed in the parent.  The profiler hook goes on to the new engine.
+        """
+        engine = type(self)()
+        engine.profiler_hook = self.profiler_hook
+        return engine
+
     def run_if_free(
         self,
         fn: Callable[..., Any],

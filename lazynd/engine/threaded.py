@@ -82,6 +82,13 @@ class ThreadedEngine(Engine):
             self.policy.stop()
         self.workers.stop()
 
+    def for_forked_child(self) -> ThreadedEngine:
+        """A new engine with as many workers and a fresh policy of the same kind (see
+        :meth:`Engine.for_forked_child`)."""
+        engine = ThreadedEngine(self.num_workers, policy=type(self.policy)())
+        engine.profiler_hook = self.profiler_hook
+        return engine
+
     def num_pending(self) -> int:
         with self._lock:
             return self._pending
