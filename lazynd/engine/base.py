@@ -18,6 +18,7 @@ from time import perf_counter_ns
 from typing import Any
 
 from ..errors import EngineError
+from . import interrupts
 from .completion import Completion
 from .operation import Operation
 from .var import Var
@@ -230,6 +231,8 @@ class Engine:
                     return result
             except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
                 exc = self._make_error(name, err)
+                if not isinstance(err, Exception):  # Ctrl-C, sys.exit(): for this thread (see .interrupts)
+                    interrupts.note(self, err, exc)
         for v in writes:
             v.exc = exc
         return None
@@ -252,6 +255,11 @@ class Engine:
         with self._error_lock:
             self._unreported[id(exc)] = exc
         return exc
+
+    def forget_unreported(self, exc: BaseException) -> None:
+        """Count ``exc`` as reported (it reached the user another way: see :mod:`.interrupts`)."""
+        with self._error_lock:
+            self._unreported.pop(id(exc), None)
 
     def _raise_for_var(self, var: Var) -> None:
         exc = var.exc

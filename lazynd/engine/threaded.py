@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from queue import SimpleQueue
 from typing import Any
 
+from . import interrupts
 from .backlog import Backlog
 from .base import Engine, synchronize_devices
 from .completion import Completion
@@ -101,6 +102,9 @@ class ThreadedEngine(Engine):
         while op is not None:
             late = run(op)
             op = complete(op, keep_for) if late is None else self._complete_later(op, late)
+            if op is not None and interrupts.pending():  # the thread stops for a Ctrl-C (.interrupts)
+                queue.put(op)
+                return
 
     # -- pushing -------------------------------------------------------------------------------
     def push(
@@ -172,6 +176,7 @@ class ThreadedEngine(Engine):
             lock.release()
         if ready:
             self._dispatch(ready)
+        interrupts.raise_pending()  # a Ctrl-C in the call: raised here, at the push (see .interrupts)
         return True
 
     def _push_queued(
@@ -384,8 +389,8 @@ class ThreadedEngine(Engine):
         cpu_queue = self._cpu_queue
         helps_with = self.policy.helps_with
 
-        def over() -> bool:
-            return done.is_set() if done is not None else var.ready_for(for_write)
+        def over() -> bool:  # (or a Ctrl-C in what this thread ran: see .interrupts)
+            return (done.is_set() if done is not None else var.ready_for(for_write)) or interrupts.pending()
 
         def no_longer_needed() -> bool:  # what a merged operation has left: does the wait need it?
             return over() or not helps_with(op, var, for_write)
