@@ -2,7 +2,13 @@
 
 An exception raised by an operation is wrapped in an :class:`~lazynd.errors.EngineError`,
 recorded on the vars it writes (operations that read them are skipped and inherit it), and
-raised at the next wait that touches one of them, or at ``waitall``.
+raised at the next wait that touches one of them, or at ``waitall``.  A var keeps the error
+until an operation writes it again: its value is garbage.  Except where a skipped operation
+updated a var in place (``w -= lr * grad`` with a failed ``grad``): ``w`` keeps its value
+(:attr:`Var.value_kept <lazynd.engine.var.Var.value_kept>`), and its error counts (at waits,
+and for the operations that read it) only until a wait has reported it once.  Otherwise one
+failed training batch would fail every later batch: the next forward reads the weights the
+skipped update marked, its update marks them again, and so on for ever.
 
 The engine knows no device.  A backend whose work runs asynchronously (GPU streams) registers
 a callable with :func:`register_device_sync`; every engine calls it when a wait for all pushed
@@ -208,40 +214,56 @@ class Engine:
     ) -> Completion | None:
         """Run ``fn(*args)`` unless a var in ``checks`` failed; record the outcome on ``writes``.
 
-        An input's error passes on to the outputs (the call is skipped); the call's own
-        failure is wrapped by :meth:`_make_error`; a success clears the outputs' errors.
+        An input's error passes on to the outputs (the call is skipped; see the module docstring
+        for what an in-place update keeps); the call's own failure is wrapped by
+        :meth:`_make_error`; a success clears the outputs' errors.
         When ``fn`` returns a :class:`Completion`, the call is not over: nothing is recorded
         and the completion is returned (its outcome goes to :meth:`_record_outcome`).
         """
         exc = None
         for v in checks:
-            if v.exc is not None:
+            if v.exc is not None and self._counts(v):
                 exc = v.exc
                 break
-        if exc is None:
-            hook = self.profiler_hook
-            try:
-                if hook is None:
-                    result = fn(*args)
-                else:
-                    start = perf_counter_ns()
-                    result = fn(*args)
-                    hook(name, device, writes, start, perf_counter_ns())
-                if result.__class__ is Completion:
-                    return result
-            except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
-                exc = self._make_error(name, err)
-                if not isinstance(err, Exception):  # Ctrl-C, sys.exit(): for this thread (see .interrupts)
-                    interrupts.note(self, err, exc)
+        if exc is not None:  # skipped: the outputs inherit the error
+            for v in writes:
+                v.skipped_write(exc, v in checks)
+            return None
+        hook = self.profiler_hook
+        try:
+            if hook is None:
+                result = fn(*args)
+            else:
+                start = perf_counter_ns()
+                result = fn(*args)
+                hook(name, device, writes, start, perf_counter_ns())
+            if result.__class__ is Completion:
+                return result
+        except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
+            exc = self._make_error(name, err)
+            if not isinstance(err, Exception):  # Ctrl-C, sys.exit(): for this thread (see .interrupts)
+                interrupts.note(self, err, exc)
+            for v in writes:
+                v.failed_write(exc)
+            return None
         for v in writes:
-            v.exc = exc
+            v.exc = None
         return None
 
     def _record_outcome(self, name: str, writes: Sequence[Var], error: BaseException | None) -> None:
         """Record on ``writes`` how an operation that ended later went (``error`` None: it succeeded)."""
-        exc = None if error is None else self._make_error(name, error)
+        if error is None:
+            for v in writes:
+                v.exc = None
+            return
+        exc = self._make_error(name, error)
         for v in writes:
-            v.exc = exc
+            v.failed_write(exc)
+
+    def _counts(self, var: Var) -> bool:
+        """Whether the error on ``var`` still counts: always for a garbage value, and for a kept
+        one (see the module docstring) until a wait has reported it."""
+        return not var.value_kept or id(var.exc) in self._unreported  # (a dict lookup needs no lock)
 
     def _make_error(self, name: str, err: BaseException) -> EngineError:
         """Wrap an operator's exception (chained) and remember it until a wait reports it."""
@@ -263,7 +285,7 @@ class Engine:
 
     def _raise_for_var(self, var: Var) -> None:
         exc = var.exc
-        if exc is not None:
+        if exc is not None and self._counts(var):
             with self._error_lock:
                 self._unreported.pop(id(exc), None)
             raise exc

@@ -34,6 +34,13 @@ class Var:
         Operations waiting on this var, in push order, as ``(op, is_write)``.
     exc : EngineError or None
         Error of the last failed operation that wrote this var.
+    value_kept : bool
+        With ``exc``: the var still holds its value from before, because the operation that
+        failed to write it was an in-place update that never ran (skipped for an input's
+        error; :meth:`skipped_write`).  Its error then says that an update is missing, not
+        that the value is garbage, and it counts only until it has been reported once (see
+        :mod:`lazynd.engine.base`): one bad batch does not fail every later use of the weights
+        it would have updated.
     event : object or None
         Device event recorded by the last write (GPU); ``synchronize()`` waits for it.
     read_events : dict or None
@@ -45,13 +52,24 @@ class Var:
         the values were modified in place after they were recorded.
     """
 
-    __slots__ = ("pending_reads", "writing", "queue", "exc", "event", "read_events", "version", "__weakref__")
+    __slots__ = (
+        "pending_reads",
+        "writing",
+        "queue",
+        "exc",
+        "value_kept",
+        "event",
+        "read_events",
+        "version",
+        "__weakref__",
+    )
 
     def __init__(self) -> None:
         self.pending_reads = 0
         self.writing = False
         self.queue: deque[tuple[Operation, bool]] | None = None
         self.exc: BaseException | None = None
+        self.value_kept = False
         self.event: Any = None
         self.read_events: dict[Any, Any] | None = None
         self.version = 0
@@ -81,6 +99,21 @@ class Var:
         the program, as it would be in NumPy.
         """
         return not (self.queue or self.writing or self.exc is not None)
+
+    # -- failures (by the thread that ran the operation, which holds the var) ----------------------
+    def failed_write(self, exc: BaseException) -> None:
+        """The operation writing this var raised ``exc``: the value is garbage."""
+        self.exc = exc
+        self.value_kept = False
+
+    def skipped_write(self, exc: BaseException, read_too: bool) -> None:
+        """The operation writing this var was skipped for an input's error ``exc``.
+
+        Its value is garbage unless the operation also read it (an in-place update, as an
+        optimizer's of a weight) and it held a value then: that value is kept (``value_kept``).
+        """
+        self.value_kept = read_too and (self.exc is None or self.value_kept)
+        self.exc = exc
 
     # -- claiming and queueing (engine lock held) --------------------------------------------------
     def claim_read(self) -> None:
