@@ -4,8 +4,9 @@ An exception raised by an operation is wrapped in an :class:`~lazynd.errors.Engi
 recorded on the vars it writes (operations that read them are skipped and inherit it), and
 raised at the next wait that touches one of them, or at ``waitall``.  A var keeps the error
 until an operation writes it again: its value is garbage.  Except where a skipped operation
-updated a var in place (``w -= lr * grad`` with a failed ``grad``): ``w`` keeps its value
-(:attr:`Var.value_kept <lazynd.engine.var.Var.value_kept>`), and its error counts (at waits,
+written a var that held a value (``w -= lr * grad`` or ``w[:] = w - lr * grad`` with a failed
+``grad``): ``w`` keeps its value (:attr:`Var.value_kept <lazynd.engine.var.Var.value_kept>`),
+and its error counts (at waits,
 and for the operations that read it) only until a wait has reported it once.  Otherwise one
 failed training batch would fail every later batch: the next forward reads the weights the
 skipped update marked, its update marks them again, and so on for ever.
@@ -247,14 +248,14 @@ class Engine:
                 v.failed_write(exc)
             return None
         for v in writes:
-            v.exc = None
+            v.written()
         return None
 
     def _record_outcome(self, name: str, writes: Sequence[Var], error: BaseException | None) -> None:
         """Record on ``writes`` how an operation that ended later went (``error`` None: it succeeded)."""
         if error is None:
             for v in writes:
-                v.exc = None
+                v.written()
             return
         exc = self._make_error(name, error)
         for v in writes:

@@ -99,3 +99,24 @@ def test_an_in_place_update_that_itself_fails_leaves_garbage(engine) -> None:  #
     for _ in range(2):
         with pytest.raises(EngineError, match="'update' failed"):
             engine.wait_for_var(weight_var)
+
+
+def test_a_weight_overwritten_from_a_failed_update_keeps_its_value_once_reported(engine) -> None:  # type: ignore[no-untyped-def]
+    # w[:] = w - lr * g: the copy into w reads only the failed temporary, yet w held its value
+    weight, weight_var, temporary_var = np.full(2, 5.0), Var(holds_value=True), Var()
+    _failed_gradient(engine, temporary_var)  # w - lr * g, failed
+    engine.push(np.copyto, (weight, np.zeros(2)), [temporary_var], [weight_var], "copy")
+    with pytest.raises(EngineError, match="'gradient' failed"):
+        engine.wait_for_var(weight_var)
+    engine.wait_for_var(weight_var)
+    np.testing.assert_array_equal(weight, 5.0)
+
+
+def test_a_fresh_output_of_a_skipped_operation_stays_garbage(engine) -> None:  # type: ignore[no-untyped-def]
+    output_var, input_var = Var(), Var()
+    _failed_gradient(engine, input_var)
+    engine.push(lambda: None, (), [input_var], [output_var], "never_ran")
+    for _ in range(2):
+        with pytest.raises(EngineError, match="'gradient' failed"):
+            engine.wait_for_var(output_var)
+
