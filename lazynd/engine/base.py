@@ -289,7 +289,9 @@ class Engine:
         if exc is not None and self._counts(var):
             with self._error_lock:
                 self._unreported.pop(id(exc), None)
-            raise exc
+            # each wait raises it afresh: a traceback kept from an earlier raise would grow by a
+            # wait's frames every time (the operator's own traceback is the chained cause)
+            raise exc.with_traceback(None)
 
     def _raise_unreported(self) -> None:
         errors = self.take_unreported()
@@ -298,4 +300,4 @@ class Engine:
         first = errors[0]
         if len(errors) > 1:
             first.add_note(f"{len(errors) - 1} more operator(s) failed since the last wait")
-        raise first
+        raise first.with_traceback(None)

@@ -120,3 +120,16 @@ def test_a_fresh_output_of_a_skipped_operation_stays_garbage(engine) -> None:  #
         with pytest.raises(EngineError, match="'gradient' failed"):
             engine.wait_for_var(output_var)
 
+
+def test_an_error_raised_by_several_waits_shows_each_wait_once_in_its_traceback(engine) -> None:  # type: ignore[no-untyped-def]
+    import traceback
+
+    output_var = Var()
+    _failed_gradient(engine, output_var)
+    lengths = []
+    for _ in range(3):
+        try:
+            engine.wait_for_var(output_var)
+        except EngineError as err:
+            lengths.append(len(traceback.extract_tb(err.__traceback__)))
+    assert len(set(lengths)) == 1, lengths  # it grew by one wait's frames each time
