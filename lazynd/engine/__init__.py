@@ -113,19 +113,27 @@ def waitall() -> None:
 
 # errors printed in full at exit; the rest are counted
 EXIT_REPORT_MAX = 10
+# at exit and before a fork, pending work is finished, unless none of it completes for this long
+# (an operation blocked for ever: on a queue the main thread no longer feeds, say)
+STALLED_WORK_S = 10.0
 
 
 def report_unreported_at_exit() -> None:
     """Print to stderr the errors that no wait reported before the interpreter exits.
 
-    Registered with :mod:`atexit`: pending operations are finished first, then each error
-    still unreported is printed with its traceback (the first ``EXIT_REPORT_MAX`` in full),
-    under a line that says how many there are.  The exit status is left as it is.
+    Registered with :mod:`atexit`: pending operations are finished first (those that none
+    completes for ``STALLED_WORK_S`` seconds are counted and left: the process exits), then
+    each error still unreported is printed with its traceback (the first ``EXIT_REPORT_MAX``
+    in full), under a line that says how many there are.  The exit status is left as it is.
     """
     engine = _engine
     if engine is None:
         return
-    engine.wait_idle()
+    if not engine.wait_for_pushed(STALLED_WORK_S):
+        sys.stderr.write(
+            f"lazynd: {engine.num_pending()} operation(s) still pending at exit made no progress for "
+            f"{STALLED_WORK_S:g} s (blocked for ever?); exiting without them\n"
+        )
     errors = engine.take_unreported()
     if not errors:
         return
@@ -152,7 +160,8 @@ atexit.register(report_unreported_at_exit)
 # that were running in the parent, forever.  So, as MXNet does around fork: the parent finishes
 # its pending work first (the child's arrays then hold their values and no var is busy), and the
 # child starts an engine of its own.  Work pushed by another thread while the process forks, or
-# an operation that forks, leaves what it was running to the parent alone.
+# an operation that forks, leaves what it was running to the parent alone: a wait in the child
+# for an array that work writes does not return.
 
 
 def _before_fork() -> None:
@@ -160,7 +169,7 @@ def _before_fork() -> None:
     engine = _engine
     if engine is not None:
         try:
-            engine.wait_idle()
+            engine.wait_for_pushed(STALLED_WORK_S)  # not wait_idle: a thread pushing on would hold the fork
         except LazyNDError:  # the fork is made inside an operation, which waits for nothing
             pass
     _engine_lock.acquire()
@@ -178,9 +187,14 @@ def _after_fork_in_child() -> None:
     if old is None:
         return
     try:
-        _engine = old.for_forked_child()
+        if isinstance(old, ThreadedEngine):  # as many workers, a fresh policy of the same kind
+            _engine = ThreadedEngine(old.num_workers, policy=type(old.policy)())
+        else:
+            _engine = type(old)()
     except Exception:  # noqa: BLE001 - a policy that cannot be made again: the default engine on first use
         _engine = None
+        return
+    _engine.profiler_hook = old.profiler_hook  # a running profiler goes on recording
 
 
 if hasattr(os, "register_at_fork"):

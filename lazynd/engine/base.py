@@ -20,6 +20,7 @@ through the engine's queues, and may still run on its stream).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from time import perf_counter_ns
 from typing import Any
@@ -29,6 +30,9 @@ from . import interrupts
 from .completion import Completion
 from .operation import Operation
 from .var import Var
+
+# how often Engine.wait_for_pushed (before a fork) counts the completions
+PUSHED_POLL_S = 0.005
 
 # called, in order, when a wait for all pushed work ends (see the module docstring)
 _device_syncs: list[Callable[[], None]] = []
@@ -83,6 +87,8 @@ class Engine:
     """
 
     name = "base"
+    # operations pushed and completed (wait markers included; those run at push excluded)
+    completed = 0
     # whether operations may run on worker threads rather than the pushing one (a pusher holding
     # the GIL can then starve them; see lazynd.image's push loop)
     has_workers = False
@@ -119,6 +125,26 @@ class Engine:
         """Operations pushed and not yet completed (those run at push excluded)."""
         raise NotImplementedError
 
+    def wait_for_pushed(self, stall_s: float | None = None) -> bool:
+        """Block until as many operations have completed as are pending now, then every device
+        is done; raise nothing.  Those, most likely (in whatever order they complete): unlike
+        :meth:`wait_idle`, other threads that push on meanwhile do not prolong the wait.  The
+        calling thread runs none of them (the workers do).
+
+        With ``stall_s``, give up once none has completed for that long (an operation blocked
+        for ever, on something the calling thread would do after the wait): False then.
+        """
+        target = self.completed + self.num_pending()
+        seen, since = self.completed, time.monotonic()
+        while self.num_pending() and self.completed < target:
+            time.sleep(PUSHED_POLL_S)
+            if self.completed != seen:
+                seen, since = self.completed, time.monotonic()
+            elif stall_s is not None and time.monotonic() - since > stall_s:
+                return False
+        synchronize_devices()
+        return True
+
     def waitall(self) -> None:
         """Block until every pushed operation has completed, then raise the first unreported error."""
         self.wait_idle()
@@ -134,16 +160,6 @@ class Engine:
     def shutdown(self) -> None:
         """Finish pending work and release the engine's threads; the engine is not used after."""
         self.waitall()
-
-    def for_forked_child(self) -> Engine:
-        """A new engine of this kind and settings, for a child process made by ``fork``.
-
-        The child has only the thread that forked: this engine's threads, and whatever they
-        held, stayed in the parent.  The profiler hook goes on to the new engine.
-        """
-        engine = type(self)()
-        engine.profiler_hook = self.profiler_hook
-        return engine
 
     def run_if_free(
         self,

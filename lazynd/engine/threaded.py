@@ -61,6 +61,7 @@ class ThreadedEngine(Engine):
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)  # notified when ``_pending`` drops to 0
         self._pending = 0  # pushed and not completed (inline ops excluded)
+        self.completed = 0  # see Engine.completed
         self._markers = 0  # wait markers queued and not completed: threads sleeping in a wait
         self._idle_waiters = 0  # threads in wait_idle waiting on ``_idle``
         self.backlog = Backlog(self._lock, self.policy.max_backlog, self.policy.resume_backlog, STALLED_BACKLOG_S)
@@ -83,13 +84,6 @@ class ThreadedEngine(Engine):
             self.policy.stop()
         self.workers.stop()
 
-    def for_forked_child(self) -> ThreadedEngine:
-        """A new engine with as many workers and a fresh policy of the same kind (see
-        :meth:`Engine.for_forked_child`)."""
-        engine = ThreadedEngine(self.num_workers, policy=type(self.policy)())
-        engine.profiler_hook = self.profiler_hook
-        return engine
-
     def num_pending(self) -> int:
         with self._lock:
             return self._pending
@@ -102,9 +96,6 @@ class ThreadedEngine(Engine):
         while op is not None:
             late = run(op)
             op = complete(op, keep_for) if late is None else self._complete_later(op, late)
-            if op is not None and interrupts.pending():  # the thread stops for a Ctrl-C (.interrupts)
-                queue.put(op)
-                return
 
     # -- pushing -------------------------------------------------------------------------------
     def push(
@@ -141,9 +132,8 @@ class ThreadedEngine(Engine):
         """:meth:`run_if_free` without counting the writes (:meth:`push` counts them)."""
         if not self._inline:  # the policy keeps every operation on the workers
             return False
-        if len(writes) > 1:
-            # once each (two outputs may be views of one array): a var's write is one claim, and
-            # a second release would take back the claim its release granted to the next writer
+        if len(writes) > 1:  # once each (two outputs may be views of one array): a var's write is
+            # one claim, and a second release would take back what its release granted the next writer
             writes = list(dict.fromkeys(writes))
         lock = self._lock
         # acquire and release rather than ``with``: half the cost, on every push (and the
@@ -156,12 +146,10 @@ class ThreadedEngine(Engine):
         lock.release()
         if handoff is not None:
             self._cpu_queue.put(handoff)
-        # this thread holds the vars: run the call, then release them (when it ends, for a call
-        # that returns a :class:`~lazynd.engine.completion.Completion`)
+        # this thread holds the vars: run the call, then release them (a Completion's: when it ends)
         late = self._run_call(fn, args, reads, writes, name, device)
         if late is not None:
-            # pending from now until it finishes, released as it was claimed (lists as given)
-            with self._lock:
+            with self._lock:  # pending from now until it finishes, released as claimed (lists as given)
                 self._pending += 1
             self._complete_later(Operation(fn, args, reads, writes, reads, name, device), late)
             return True
@@ -227,6 +215,7 @@ class ThreadedEngine(Engine):
             self.policy.completed(op)
             _release_all(op.reads, op.writes, ready)
             self._pending -= 1
+            self.completed += 1
             self.backlog.completed(self._pending)
             if ready:
                 self._finish_markers(ready)  # a wait marker among them: complete it (and what it grants)
@@ -237,9 +226,8 @@ class ThreadedEngine(Engine):
         return self._dispatch(ready, keep_for) if ready else None
 
     def _complete_later(self, op: Operation, late: Completion) -> Operation | None:
-        """``op`` ends when ``late`` finishes: then its outcome is recorded on the vars it writes
-        and it completes as :meth:`_complete` does, on the finishing thread.  Returns None, where
-        :meth:`_complete` returns the operation for the calling thread to run next."""
+        """``op`` ends when ``late`` finishes: its outcome is then recorded and it completes as
+        :meth:`_complete` does, on the finishing thread (None returned: nothing to run next)."""
 
         def finished(error: BaseException | None) -> None:
             self._record_outcome(op.name, op.writes, error)
@@ -301,6 +289,7 @@ class ThreadedEngine(Engine):
         """Complete the wait markers in ``ready`` (lock held); that may grant more operations."""
         finished = finish_markers(ready)
         self._pending -= finished
+        self.completed += finished
         self._markers -= finished
 
     # -- waiting -------------------------------------------------------------------------------
@@ -326,9 +315,8 @@ class ThreadedEngine(Engine):
                 var.queue_behind(marker, for_write)
                 self._pending += 1
                 self._markers += 1
-                # merged operations running on other threads give back what their parts that
-                # have run no longer need only while a thread sleeps in a wait: this one is
-                # about to, so give it back for them (see _run_parts)
+                # merged operations on other threads give back what their parts that have run no
+                # longer need only while a thread sleeps in a wait: this one will (see _run_parts)
                 ready: list[Operation] = []
                 for merged in self.policy.merged():
                     give_back_due(merged, ready)

@@ -145,3 +145,63 @@ def test_an_error_recorded_before_the_fork_is_raised_by_a_read_in_the_child_and_
     assert result.returncode == 0, result.stderr
     assert "child: raised: operator 'failed_in_parent' failed: ValueError: boom before the fork" in result.stdout
     assert "parent raised: operator 'failed_in_parent' failed" in result.stdout
+
+
+def test_a_fork_waits_for_the_work_pending_at_the_call_not_for_a_thread_that_pushes_on() -> None:
+    # the fork waited until no operation was pending: a thread that kept pushing held it until it stopped
+    result = _run_fresh(
+        """
+        import threading, time
+        import lazynd as mx
+        from lazynd.engine import get_engine
+
+        stop = threading.Event()
+        chain = mx.nd.zeros((1,))
+
+        def pushes_on():  # a chain of 5 ms operations, pushed faster than it runs, for up to 20 s
+            deadline = time.monotonic() + 20
+            while not stop.is_set() and time.monotonic() < deadline:
+                get_engine().push(time.sleep, (0.005,), [], [chain.handle], "step")
+                time.sleep(0.001)
+
+        pusher = threading.Thread(target=pushes_on, daemon=True)
+        pusher.start()
+        time.sleep(0.2)
+
+        def child(results):
+            results.put(float(mx.nd.ones((2,)).asnumpy().sum()))
+
+        start = time.monotonic()
+        run_child(child)
+        print("fork took", round(time.monotonic() - start, 1), "s")
+        stop.set()
+        pusher.join(10)
+        """,
+        {"LAZYND_ENGINE_POLICY": "plain"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "child: 2.0" in result.stdout, result.stdout + result.stderr
+    took = float(result.stdout.split("fork took ")[1].split(" s")[0])
+    assert took < 10, result.stdout
+
+
+def test_a_fork_does_not_wait_for_ever_for_an_operation_blocked_for_ever() -> None:
+    result = _run_fresh(
+        """
+        import threading
+        import lazynd as mx
+        from lazynd import engine
+
+        engine.STALLED_WORK_S = 0.5
+        never = threading.Event()
+        engine.get_engine().push(never.wait, (), [], [mx.nd.zeros((1,)).handle], "blocked_for_ever")
+
+        def child(results):
+            results.put(float((mx.nd.ones((3,)) * 2).asnumpy().sum()))
+
+        run_child(child)
+        never.set()
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert "child: 6.0" in result.stdout, result.stdout + result.stderr
