@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 import threading
 import traceback
 
 from ..errors import LazyNDError
+from . import interrupts
+from .backlog import Backlog
 from .base import Engine, StepFailure, register_device_sync
 from .bulk import bulk, set_bulk_size
 from .completion import Completion
@@ -183,6 +186,8 @@ def _after_fork_in_child() -> None:
     """Give the child an engine of its own, of the parent's kind and settings (see above)."""
     global _engine, _engine_lock
     _engine_lock = threading.Lock()  # the forking thread held it: a fresh one is free
+    if signal.getsignal(signal.SIGINT) is interrupts.on_ctrl_c:
+        interrupts.start_redelivery()  # its thread stayed in the parent
     old = _engine
     if old is None:
         return
@@ -196,6 +201,12 @@ def _after_fork_in_child() -> None:
         return
     _engine.profiler_hook = old.profiler_hook  # a running profiler goes on recording
 
+
+# a Ctrl-C never leaves the engine half way through its bookkeeping (see .interrupts)
+interrupts.guard_ctrl_c(
+    interruptible=[ThreadedEngine._help_until, ThreadedEngine.wait_idle, Engine.wait_for_pushed, Backlog.wait_drained],
+    operation_runners=[Engine._run_call, Engine.run_now],
+)
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)

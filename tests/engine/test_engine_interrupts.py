@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,48 @@ def test_a_keyboard_interrupt_raised_on_a_worker_reaches_the_wait_as_the_operati
     engine.wait_for_var(var)
     assert out == [4]
     engine.shutdown()
+
+
+REPO_ROOT = str(Path(__file__).resolve().parents[2])  # the fresh interpreter imports this checkout
+CTRL_C_IN_A_PUSH_LOOP = """
+import os, signal, threading
+import lazynd as mx
+
+for i in range(60):
+    a = mx.nd.ones((16, 16))
+    b = mx.nd.zeros((16, 16))
+    try:
+        threading.Timer(0.02 + (i % 7) * 0.007, os.kill, (os.getpid(), signal.SIGINT)).start()
+        while True:  # pushes as fast as it can: the Ctrl-C most often lands in the engine's own code
+            b += a
+            b = b * 0.5 + mx.nd.dot(a, b) * 0.001
+    except KeyboardInterrupt:
+        pass
+    mx.nd.waitall()  # hung: the Ctrl-C had left the engine's lock taken, or a var claimed
+    try:
+        (b + 1).asnumpy()
+    except mx.EngineError as err:  # b was being computed when the Ctrl-C came
+        assert "KeyboardInterrupt" in str(err), err
+print("every Ctrl-C was raised and the engine ran on")
+"""
+
+
+@pytest.mark.parametrize("policy", ["deferring", "plain"])
+def test_ctrl_c_in_a_loop_that_pushes_never_leaves_the_engine_half_way(policy: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", CTRL_C_IN_A_PUSH_LOOP],
+            capture_output=True,
+            text=True,
+            timeout=50,
+            env={**os.environ, "LAZYND_ENGINE_POLICY": policy, "PYTHONPATH": REPO_ROOT},
+            cwd=REPO_ROOT,
+        )
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"the program hung after a Ctrl-C: {err.stdout!r} {err.stderr!r}")
+    assert result.returncode == 0, result.stderr
+    assert "every Ctrl-C was raised and the engine ran on" in result.stdout
