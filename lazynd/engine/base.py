@@ -7,7 +7,8 @@ until an operation writes it again: its value is garbage.  Except where a skippe
 written a var that held a value (``w -= lr * grad`` or ``w[:] = w - lr * grad`` with a failed
 ``grad``): ``w`` keeps its value (:attr:`Var.value_kept <lazynd.engine.var.Var.value_kept>`),
 and its error counts (at waits,
-and for the operations that read it) only until a wait has reported it once.  Otherwise one
+and for the operations that read it) only until a wait has reported it once (a skip after
+that report makes it unreported again: those kept values are news).  Otherwise one
 failed training batch would fail every later batch: the next forward reads the weights the
 skipped update marked, its update marks them again, and so on for ever.
 
@@ -245,6 +246,9 @@ class Engine:
         if exc is not None:  # skipped: the outputs inherit the error
             for v in writes:
                 v.skipped_write(exc, v in checks)
+            if id(exc) not in self._unreported and any(v.value_kept for v in writes):
+                with self._error_lock:  # reported before this skip: its kept outputs are news
+                    self._unreported[id(exc)] = exc
             return None
         hook = self.profiler_hook
         try:

@@ -133,3 +133,17 @@ def test_an_error_raised_by_several_waits_shows_each_wait_once_in_its_traceback(
         except EngineError as err:
             lengths.append(len(traceback.extract_tb(err.__traceback__)))
     assert len(set(lengths)) == 1, lengths  # it grew by one wait's frames each time
+
+
+def test_an_update_skipped_after_the_report_is_reported_again_once(engine) -> None:  # type: ignore[no-untyped-def]
+    # a backward pushed after the forward's error was reported leaves the gradients stale: news
+    weight, weight_var, gradient_var = np.full(2, 3.0), Var(holds_value=True), Var()
+    _failed_gradient(engine, gradient_var)
+    with pytest.raises(EngineError):
+        engine.wait_for_var(gradient_var)
+    engine.push(_subtract, (weight, np.ones(2)), [weight_var, gradient_var], [weight_var], "update")
+    with pytest.raises(EngineError, match="'gradient' failed"):
+        engine.wait_for_var(weight_var)
+    engine.wait_for_var(weight_var)
+    engine.waitall()
+    np.testing.assert_array_equal(weight, 3.0)
