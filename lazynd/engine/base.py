@@ -267,8 +267,9 @@ class Engine:
             for v in writes:
                 v.failed_write(exc)
             return None
-        for v in writes:
-            v.written()
+        for v in writes:  # (Var.written, inlined: this runs for every output of every operation)
+            v.exc = None
+            v.holds_value = True
         return None
 
     def _record_outcome(self, name: str, writes: Sequence[Var], error: BaseException | None) -> None:
