@@ -36,26 +36,33 @@ if TYPE_CHECKING:
 
 # per thread: (engine, the interrupt, the EngineError recorded on the operation's outputs)
 _local = threading.local()
+# interrupts noted and not yet raised or dropped, all threads together: read at every push that
+# runs its operation at once, which looks at its own thread's only when this is not 0
+noted = 0
 
 
 def note(engine: Engine, interrupt: BaseException, recorded: BaseException) -> None:
     """Keep ``interrupt``, raised by an operation this thread ran, until :func:`raise_pending`
     (the first one, when several operations are interrupted before it)."""
+    global noted
     if getattr(_local, "pending", None) is None:
         _local.pending = (engine, interrupt, recorded)
+        noted += 1
 
 
 def pending() -> bool:
     """Whether an interrupt waits to be raised on this thread (run no further operation)."""
-    return getattr(_local, "pending", None) is not None
+    return bool(noted) and getattr(_local, "pending", None) is not None
 
 
 def raise_pending() -> None:
     """Raise the interrupt this thread's operation raised, if any, as reported (see above)."""
+    global noted
     kept = getattr(_local, "pending", None)
     if kept is None:
         return
     _local.pending = None
+    noted -= 1
     engine, interrupt, recorded = kept
     engine.forget_unreported(recorded)
     raise interrupt
@@ -63,7 +70,10 @@ def raise_pending() -> None:
 
 def drop() -> None:
     """Forget this thread's interrupt (a worker's: its failure stays for a wait to report)."""
-    _local.pending = None
+    global noted
+    if noted and getattr(_local, "pending", None) is not None:
+        _local.pending = None
+        noted -= 1
 
 
 # -- a Ctrl-C in the engine's own bookkeeping -------------------------------------------------------

@@ -34,7 +34,8 @@ class NaiveEngine(Engine):
         late = self._run_call(fn, args, reads, writes, name, device)
         if late is not None:
             self._record_outcome(name, writes, late.wait())
-        interrupts.raise_pending()  # a Ctrl-C in the operation: raised here, at the push
+        if interrupts.noted:  # a Ctrl-C in the operation: raised here, at the push
+            interrupts.raise_pending()
 
     def run_if_free(
         self,

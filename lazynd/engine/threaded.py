@@ -164,7 +164,8 @@ class ThreadedEngine(Engine):
             lock.release()
         if ready:
             self._dispatch(ready)
-        interrupts.raise_pending()  # a Ctrl-C in the call: raised here, at the push (see .interrupts)
+        if interrupts.noted:  # a Ctrl-C in the call: raised here, at the push (see .interrupts)
+            interrupts.raise_pending()
         return True
 
     def _push_queued(
@@ -226,8 +227,7 @@ class ThreadedEngine(Engine):
         return self._dispatch(ready, keep_for) if ready else None
 
     def _complete_later(self, op: Operation, late: Completion) -> Operation | None:
-        """``op`` ends when ``late`` finishes: its outcome is then recorded and it completes as
-        :meth:`_complete` does, on the finishing thread (None returned: nothing to run next)."""
+        """``op`` ends when ``late`` finishes, then completes as :meth:`_complete` does (returns None)."""
 
         def finished(error: BaseException | None) -> None:
             self._record_outcome(op.name, op.writes, error)

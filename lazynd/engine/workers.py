@@ -109,7 +109,8 @@ class Workers:
             if op is None:
                 return
             serve(op, queue)
-            interrupts.drop()  # no user here to hand it to (see lazynd.engine.interrupts)
+            if interrupts.noted:  # no user here to hand it to (see lazynd.engine.interrupts)
+                interrupts.drop()
 
 
 # how deep the calling thread is in operations it runs while it waits (see Workers.refuse_wait_for_all)
@@ -123,5 +124,6 @@ def run_helping(run: Callable[..., Any], *args: Any) -> Any:
         result = run(*args)
     finally:
         _helping.depth -= 1
-    interrupts.raise_pending()  # a Ctrl-C in one of them: raised at the wait (see .interrupts)
+    if interrupts.noted:  # a Ctrl-C in one of them: raised at the wait (see .interrupts)
+        interrupts.raise_pending()
     return result
