@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 import threading
 import traceback
 
 from ..errors import LazyNDError
+from . import interrupts
+from .backlog import Backlog
 from .base import Engine, StepFailure, register_device_sync
 from .bulk import bulk, set_bulk_size
 from .completion import Completion
@@ -113,19 +116,27 @@ def waitall() -> None:
 
 # errors printed in full at exit; the rest are counted
 EXIT_REPORT_MAX = 10
+# at exit and before a fork, pending work is finished, unless none of it completes for this long
+# (an operation blocked for ever: on a queue the main thread no longer feeds, say)
+STALLED_WORK_S = 10.0
 
 
 def report_unreported_at_exit() -> None:
     """Print to stderr the errors that no wait reported before the interpreter exits.
 
-    Registered with :mod:`atexit`: pending operations are finished first, then each error
-    still unreported is printed with its traceback (the first ``EXIT_REPORT_MAX`` in full),
-    under a line that says how many there are.  The exit status is left as it is.
+    Registered with :mod:`atexit`: pending operations are finished first (those that none
+    completes for ``STALLED_WORK_S`` seconds are counted and left: the process exits), then
+    each error still unreported is printed with its traceback (the first ``EXIT_REPORT_MAX``
+    in full), under a line that says how many there are.  The exit status is left as it is.
     """
     engine = _engine
     if engine is None:
         return
-    engine.wait_idle()
+    if not engine.wait_for_pushed(STALLED_WORK_S):
+        sys.stderr.write(
+            f"lazynd: {engine.num_pending()} operation(s) still pending at exit made no progress for "
+            f"{STALLED_WORK_S:g} s (blocked for ever?); exiting without them\n"
+        )
     errors = engine.take_unreported()
     if not errors:
         return
@@ -143,3 +154,59 @@ def report_unreported_at_exit() -> None:
 
 
 atexit.register(report_unreported_at_exit)
+
+
+# -- fork -------------------------------------------------------------------------------------------
+# A child made by fork (multiprocessing's default start method on Linux, DataLoader-style worker
+# pools) has only the thread that forked: the engine's workers and watcher stay in the parent.
+# Left as it is, the child's engine would queue work no thread ever runs, and wait for operations
+# that were running in the parent, forever.  So, as MXNet does around fork: the parent finishes
+# its pending work first (the child's arrays then hold their values and no var is busy), and the
+# child starts an engine of its own.  Work pushed by another thread while the process forks, or
+# an operation that forks, leaves what it was running to the parent alone: a wait in the child
+# for an array that work writes does not return.
+
+
+def _before_fork() -> None:
+    """Finish the pending work, then hold the engine slot across the fork (see above)."""
+    engine = _engine
+    if engine is not None:
+        try:
+            engine.wait_for_pushed(STALLED_WORK_S)  # not wait_idle: a thread pushing on would hold the fork
+        except LazyNDError:  # the fork is made inside an operation, which waits for nothing
+            pass
+    _engine_lock.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _engine_lock.release()
+
+
+def _after_fork_in_child() -> None:
+    """Give the child an engine of its own, of the parent's kind and settings (see above)."""
+    global _engine, _engine_lock
+    _engine_lock = threading.Lock()  # the forking thread held it: a fresh one is free
+    if signal.getsignal(signal.SIGINT) is interrupts.on_ctrl_c:
+        interrupts.start_redelivery()  # its thread stayed in the parent
+    old = _engine
+    if old is None:
+        return
+    try:
+        if isinstance(old, ThreadedEngine):  # as many workers, a fresh policy of the same kind
+            _engine = ThreadedEngine(old.num_workers, policy=type(old.policy)())
+        else:
+            _engine = type(old)()
+    except Exception:  # noqa: BLE001 - a policy that cannot be made again: the default engine on first use
+        _engine = None
+        return
+    _engine.profiler_hook = old.profiler_hook  # a running profiler goes on recording
+
+
+# a Ctrl-C never leaves the engine half way through its bookkeeping (see .interrupts)
+interrupts.guard_ctrl_c(
+    interruptible=[ThreadedEngine._help_until, ThreadedEngine.wait_idle, Engine.wait_for_pushed, Backlog.wait_drained],
+    operation_runners=[Engine._run_call, Engine.run_now],
+)
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)

@@ -2,7 +2,15 @@
 
 An exception raised by an operation is wrapped in an :class:`~lazynd.errors.EngineError`,
 recorded on the vars it writes (operations that read them are skipped and inherit it), and
-raised at the next wait that touches one of them, or at ``waitall``.
+raised at the next wait that touches one of them, or at ``waitall``.  A var keeps the error
+until an operation writes it again: its value is garbage.  Except where a skipped operation
+written a var that held a value (``w -= lr * grad`` or ``w[:] = w - lr * grad`` with a failed
+``grad``): ``w`` keeps its value (:attr:`Var.value_kept <lazynd.engine.var.Var.value_kept>`),
+and its error counts (at waits,
+and for the operations that read it) only until a wait has reported it once (a skip after
+that report makes it unreported again: those kept values are news).  Otherwise one
+failed training batch would fail every later batch: the next forward reads the weights the
+skipped update marked, its update marks them again, and so on for ever.
 
 The engine knows no device.  A backend whose work runs asynchronously (GPU streams) registers
 a callable with :func:`register_device_sync`; every engine calls it when a wait for all pushed
@@ -13,14 +21,19 @@ through the engine's queues, and may still run on its stream).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from time import perf_counter_ns
 from typing import Any
 
 from ..errors import EngineError
+from . import interrupts
 from .completion import Completion
 from .operation import Operation
 from .var import Var
+
+# how often Engine.wait_for_pushed (before a fork) counts the completions
+PUSHED_POLL_S = 0.005
 
 # called, in order, when a wait for all pushed work ends (see the module docstring)
 _device_syncs: list[Callable[[], None]] = []
@@ -75,6 +88,8 @@ class Engine:
     """
 
     name = "base"
+    # operations pushed and completed (wait markers included; those run at push excluded)
+    completed = 0
     # whether operations may run on worker threads rather than the pushing one (a pusher holding
     # the GIL can then starve them; see lazynd.image's push loop)
     has_workers = False
@@ -110,6 +125,26 @@ class Engine:
     def num_pending(self) -> int:
         """Operations pushed and not yet completed (those run at push excluded)."""
         raise NotImplementedError
+
+    def wait_for_pushed(self, stall_s: float | None = None) -> bool:
+        """Block until as many operations have completed as are pending now, then every device
+        is done; raise nothing.  Those, most likely (in whatever order they complete): unlike
+        :meth:`wait_idle`, other threads that push on meanwhile do not prolong the wait.  The
+        calling thread runs none of them (the workers do).
+
+        With ``stall_s``, give up once none has completed for that long (an operation blocked
+        for ever, on something the calling thread would do after the wait): False then.
+        """
+        target = self.completed + self.num_pending()
+        seen, since = self.completed, time.monotonic()
+        while self.num_pending() and self.completed < target:
+            time.sleep(PUSHED_POLL_S)
+            if self.completed != seen:
+                seen, since = self.completed, time.monotonic()
+            elif stall_s is not None and time.monotonic() - since > stall_s:
+                return False
+        synchronize_devices()
+        return True
 
     def waitall(self) -> None:
         """Block until every pushed operation has completed, then raise the first unreported error."""
@@ -197,38 +232,60 @@ class Engine:
     ) -> Completion | None:
         """Run ``fn(*args)`` unless a var in ``checks`` failed; record the outcome on ``writes``.
 
-        An input's error passes on to the outputs (the call is skipped); the call's own
-        failure is wrapped by :meth:`_make_error`; a success clears the outputs' errors.
+        An input's error passes on to the outputs (the call is skipped; see the module docstring
+        for what an in-place update keeps); the call's own failure is wrapped by
+        :meth:`_make_error`; a success clears the outputs' errors.
         When ``fn`` returns a :class:`Completion`, the call is not over: nothing is recorded
         and the completion is returned (its outcome goes to :meth:`_record_outcome`).
         """
         exc = None
         for v in checks:
-            if v.exc is not None:
+            if v.exc is not None and self._counts(v):
                 exc = v.exc
                 break
-        if exc is None:
-            hook = self.profiler_hook
-            try:
-                if hook is None:
-                    result = fn(*args)
-                else:
-                    start = perf_counter_ns()
-                    result = fn(*args)
-                    hook(name, device, writes, start, perf_counter_ns())
-                if result.__class__ is Completion:
-                    return result
-            except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
-                exc = self._make_error(name, err)
-        for v in writes:
-            v.exc = exc
+        if exc is not None:  # skipped: the outputs inherit the error
+            for v in writes:
+                v.skipped_write(exc, v in checks)
+            if id(exc) not in self._unreported and any(v.value_kept for v in writes):
+                with self._error_lock:  # reported before this skip: its kept outputs are news
+                    self._unreported[id(exc)] = exc
+            return None
+        hook = self.profiler_hook
+        try:
+            if hook is None:
+                result = fn(*args)
+            else:
+                start = perf_counter_ns()
+                result = fn(*args)
+                hook(name, device, writes, start, perf_counter_ns())
+            if result.__class__ is Completion:
+                return result
+        except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
+            exc = self._make_error(name, err)
+            if not isinstance(err, Exception):  # Ctrl-C, sys.exit(): for this thread (see .interrupts)
+                interrupts.note(self, err, exc)
+            for v in writes:
+                v.failed_write(exc)
+            return None
+        for v in writes:  # (Var.written, inlined: this runs for every output of every operation)
+            v.exc = None
+            v.holds_value = True
         return None
 
     def _record_outcome(self, name: str, writes: Sequence[Var], error: BaseException | None) -> None:
         """Record on ``writes`` how an operation that ended later went (``error`` None: it succeeded)."""
-        exc = None if error is None else self._make_error(name, error)
+        if error is None:
+            for v in writes:
+                v.written()
+            return
+        exc = self._make_error(name, error)
         for v in writes:
-            v.exc = exc
+            v.failed_write(exc)
+
+    def _counts(self, var: Var) -> bool:
+        """Whether the error on ``var`` still counts: always for a garbage value, and for a kept
+        one (see the module docstring) until a wait has reported it."""
+        return not var.value_kept or id(var.exc) in self._unreported  # (a dict lookup needs no lock)
 
     def _make_error(self, name: str, err: BaseException) -> EngineError:
         """Wrap an operator's exception (chained) and remember it until a wait reports it."""
@@ -243,12 +300,19 @@ class Engine:
             self._unreported[id(exc)] = exc
         return exc
 
+    def forget_unreported(self, exc: BaseException) -> None:
+        """Count ``exc`` as reported (it reached the user another way: see :mod:`.interrupts`)."""
+        with self._error_lock:
+            self._unreported.pop(id(exc), None)
+
     def _raise_for_var(self, var: Var) -> None:
         exc = var.exc
-        if exc is not None:
+        if exc is not None and self._counts(var):
             with self._error_lock:
                 self._unreported.pop(id(exc), None)
-            raise exc
+            # each wait raises it afresh: a traceback kept from an earlier raise would grow by a
+            # wait's frames every time (the operator's own traceback is the chained cause)
+            raise exc.with_traceback(None)
 
     def _raise_unreported(self) -> None:
         errors = self.take_unreported()
@@ -257,4 +321,4 @@ class Engine:
         first = errors[0]
         if len(errors) > 1:
             first.add_note(f"{len(errors) - 1} more operator(s) failed since the last wait")
-        raise first
+        raise first.with_traceback(None)

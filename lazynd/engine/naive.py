@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import interrupts
 from .base import Engine, synchronize_devices
 from .var import Var
 
@@ -33,6 +34,8 @@ class NaiveEngine(Engine):
         late = self._run_call(fn, args, reads, writes, name, device)
         if late is not None:
             self._record_outcome(name, writes, late.wait())
+        if interrupts.noted:  # a Ctrl-C in the operation: raised here, at the push
+            interrupts.raise_pending()
 
     def run_if_free(
         self,

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from queue import SimpleQueue
 from typing import Any
 
+from . import interrupts
 from .backlog import Backlog
 from .base import Engine, synchronize_devices
 from .completion import Completion
@@ -60,6 +61,7 @@ class ThreadedEngine(Engine):
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)  # notified when ``_pending`` drops to 0
         self._pending = 0  # pushed and not completed (inline ops excluded)
+        self.completed = 0  # see Engine.completed
         self._markers = 0  # wait markers queued and not completed: threads sleeping in a wait
         self._idle_waiters = 0  # threads in wait_idle waiting on ``_idle``
         self.backlog = Backlog(self._lock, self.policy.max_backlog, self.policy.resume_backlog, STALLED_BACKLOG_S)
@@ -130,9 +132,8 @@ class ThreadedEngine(Engine):
         """:meth:`run_if_free` without counting the writes (:meth:`push` counts them)."""
         if not self._inline:  # the policy keeps every operation on the workers
             return False
-        if len(writes) > 1:
-            # once each (two outputs may be views of one array): a var's write is one claim, and
-            # a second release would take back the claim its release granted to the next writer
+        if len(writes) > 1:  # once each (two outputs may be views of one array): a var's write is
+            # one claim, and a second release would take back what its release granted the next writer
             writes = list(dict.fromkeys(writes))
         lock = self._lock
         # acquire and release rather than ``with``: half the cost, on every push (and the
@@ -145,12 +146,10 @@ class ThreadedEngine(Engine):
         lock.release()
         if handoff is not None:
             self._cpu_queue.put(handoff)
-        # this thread holds the vars: run the call, then release them (when it ends, for a call
-        # that returns a :class:`~lazynd.engine.completion.Completion`)
+        # this thread holds the vars: run the call, then release them (a Completion's: when it ends)
         late = self._run_call(fn, args, reads, writes, name, device)
         if late is not None:
-            # pending from now until it finishes, released as it was claimed (lists as given)
-            with self._lock:
+            with self._lock:  # pending from now until it finishes, released as claimed (lists as given)
                 self._pending += 1
             self._complete_later(Operation(fn, args, reads, writes, reads, name, device), late)
             return True
@@ -165,6 +164,8 @@ class ThreadedEngine(Engine):
             lock.release()
         if ready:
             self._dispatch(ready)
+        if interrupts.noted:  # a Ctrl-C in the call: raised here, at the push (see .interrupts)
+            interrupts.raise_pending()
         return True
 
     def _push_queued(
@@ -215,6 +216,7 @@ class ThreadedEngine(Engine):
             self.policy.completed(op)
             _release_all(op.reads, op.writes, ready)
             self._pending -= 1
+            self.completed += 1
             self.backlog.completed(self._pending)
             if ready:
                 self._finish_markers(ready)  # a wait marker among them: complete it (and what it grants)
@@ -225,9 +227,7 @@ class ThreadedEngine(Engine):
         return self._dispatch(ready, keep_for) if ready else None
 
     def _complete_later(self, op: Operation, late: Completion) -> Operation | None:
-        """``op`` ends when ``late`` finishes: then its outcome is recorded on the vars it writes
-        and it completes as :meth:`_complete` does, on the finishing thread.  Returns None, where
-        :meth:`_complete` returns the operation for the calling thread to run next."""
+        """``op`` ends when ``late`` finishes, then completes as :meth:`_complete` does (returns None)."""
 
         def finished(error: BaseException | None) -> None:
             self._record_outcome(op.name, op.writes, error)
@@ -289,6 +289,7 @@ class ThreadedEngine(Engine):
         """Complete the wait markers in ``ready`` (lock held); that may grant more operations."""
         finished = finish_markers(ready)
         self._pending -= finished
+        self.completed += finished
         self._markers -= finished
 
     # -- waiting -------------------------------------------------------------------------------
@@ -314,9 +315,8 @@ class ThreadedEngine(Engine):
                 var.queue_behind(marker, for_write)
                 self._pending += 1
                 self._markers += 1
-                # merged operations running on other threads give back what their parts that
-                # have run no longer need only while a thread sleeps in a wait: this one is
-                # about to, so give it back for them (see _run_parts)
+                # merged operations on other threads give back what their parts that have run no
+                # longer need only while a thread sleeps in a wait: this one will (see _run_parts)
                 ready: list[Operation] = []
                 for merged in self.policy.merged():
                     give_back_due(merged, ready)
@@ -377,8 +377,8 @@ class ThreadedEngine(Engine):
         cpu_queue = self._cpu_queue
         helps_with = self.policy.helps_with
 
-        def over() -> bool:
-            return done.is_set() if done is not None else var.ready_for(for_write)
+        def over() -> bool:  # (or a Ctrl-C in what this thread ran: see .interrupts)
+            return (done.is_set() if done is not None else var.ready_for(for_write)) or interrupts.pending()
 
         def no_longer_needed() -> bool:  # what a merged operation has left: does the wait need it?
             return over() or not helps_with(op, var, for_write)

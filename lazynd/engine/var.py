@@ -34,6 +34,17 @@ class Var:
         Operations waiting on this var, in push order, as ``(op, is_write)``.
     exc : EngineError or None
         Error of the last failed operation that wrote this var.
+    holds_value : bool
+        The chunk holds a value: it was created from data (``Var(holds_value=True)``) or an
+        operation wrote it.  False for a fresh output buffer, uninitialised until its operation
+        runs.
+    value_kept : bool
+        With ``exc``: the var still holds its value from before, because the operation that
+        failed to write it never ran (skipped for an input's error; :meth:`skipped_write`):
+        an update (``w -= lr * g``, ``w[:] = w - lr * g``) with a failed input.  Its error then
+        says that an update is missing, not that the value is garbage, and it counts only
+        until it has been reported once (see :mod:`lazynd.engine.base`): one bad batch does
+        not fail every later use of the weights it would have updated.
     event : object or None
         Device event recorded by the last write (GPU); ``synchronize()`` waits for it.
     read_events : dict or None
@@ -45,13 +56,26 @@ class Var:
         the values were modified in place after they were recorded.
     """
 
-    __slots__ = ("pending_reads", "writing", "queue", "exc", "event", "read_events", "version", "__weakref__")
+    __slots__ = (
+        "pending_reads",
+        "writing",
+        "queue",
+        "exc",
+        "holds_value",
+        "value_kept",
+        "event",
+        "read_events",
+        "version",
+        "__weakref__",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, holds_value: bool = False) -> None:
         self.pending_reads = 0
         self.writing = False
         self.queue: deque[tuple[Operation, bool]] | None = None
         self.exc: BaseException | None = None
+        self.holds_value = holds_value
+        self.value_kept = False
         self.event: Any = None
         self.read_events: dict[Any, Any] | None = None
         self.version = 0
@@ -81,6 +105,27 @@ class Var:
         the program, as it would be in NumPy.
         """
         return not (self.queue or self.writing or self.exc is not None)
+
+    # -- failures (by the thread that ran the operation, which holds the var) ----------------------
+    def failed_write(self, exc: BaseException) -> None:
+        """The operation writing this var raised ``exc``: the value is garbage."""
+        self.exc = exc
+        self.value_kept = False
+
+    def skipped_write(self, exc: BaseException, read_too: bool) -> None:
+        """The operation writing this var (and reading it, ``read_too``) was skipped for an
+        input's error ``exc``.
+
+        The var keeps what it held (``value_kept``) if that was a value: it held one
+        (``holds_value``, or the operation read it) and no failure had made it garbage.
+        """
+        self.value_kept = (read_too or self.holds_value) and (self.exc is None or self.value_kept)
+        self.exc = exc
+
+    def written(self) -> None:
+        """The operation writing this var succeeded."""
+        self.exc = None
+        self.holds_value = True
 
     # -- claiming and queueing (engine lock held) --------------------------------------------------
     def claim_read(self) -> None:

@@ -17,6 +17,7 @@ from queue import SimpleQueue
 from typing import Any
 
 from ..errors import LazyNDError
+from . import interrupts
 from .operation import Operation
 
 
@@ -108,6 +109,8 @@ class Workers:
             if op is None:
                 return
             serve(op, queue)
+            if interrupts.noted:  # no user here to hand it to (see lazynd.engine.interrupts)
+                interrupts.drop()
 
 
 # how deep the calling thread is in operations it runs while it waits (see Workers.refuse_wait_for_all)
@@ -118,6 +121,9 @@ def run_helping(run: Callable[..., Any], *args: Any) -> Any:
     """``run(*args)``: operations a waiting thread runs meanwhile, marked as such on the thread."""
     _helping.depth = getattr(_helping, "depth", 0) + 1
     try:
-        return run(*args)
+        result = run(*args)
     finally:
         _helping.depth -= 1
+    if interrupts.noted:  # a Ctrl-C in one of them: raised at the wait (see .interrupts)
+        interrupts.raise_pending()
+    return result

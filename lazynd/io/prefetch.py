@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -34,8 +35,24 @@ class _Worker:
         self.taken = threading.Event()
         self.running = True
         self.taken.set()
+        self._start()
+
+    def _start(self) -> None:
+        self.pid = os.getpid()
         self.thread = threading.Thread(target=self._loop, name="lazynd-prefetch", daemon=True)
         self.thread.start()
+
+    def _in_this_process(self) -> None:
+        """In a child made by fork (the thread stayed in the parent): a thread of its own, if the
+        parent's was between batches; else a clear error rather than a wait for ever."""
+        if self.pid == os.getpid():
+            return
+        if not self.ready.is_set():
+            raise DataError(
+                "PrefetchingIter: this process was forked while the iterator's thread was loading a "
+                "batch, and that thread stayed in the parent; create the iterator in the child"
+            )
+        self._start()
 
     def _loop(self) -> None:
         while True:
@@ -53,6 +70,7 @@ class _Worker:
             self.ready.set()
 
     def take(self) -> DataBatch | None:
+        self._in_this_process()
         self.ready.wait()
         if self.error is not None:
             error, self.error = self.error, None
@@ -64,6 +82,7 @@ class _Worker:
         self.taken.set()
 
     def reset(self) -> None:
+        self._in_this_process()
         self.ready.wait()
         self.error = None
         self.source.reset()

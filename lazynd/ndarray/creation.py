@@ -124,7 +124,7 @@ def zeros(
         return _fill_new_or_out("nd.zeros", shape, 0, ctx, dtype, out)
     ctx = _ctx(ctx)
     if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
-        return dispatch.NDArray(get_backend(ctx).zeros(_shape(shape), as_dtype(dtype)), Var(), ctx)
+        return dispatch.NDArray(get_backend(ctx).zeros(_shape(shape), as_dtype(dtype)), Var(holds_value=True), ctx)
     return full(shape, 0, ctx, dtype)
 
 
@@ -186,7 +186,7 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None, stype: str
     if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
         data = get_backend(ctx).empty(host.shape, dt)
         np.copyto(data, host, casting="unsafe")  # a snapshot: the caller may change source later
-        return dispatch.NDArray(data, Var(), ctx)
+        return dispatch.NDArray(data, Var(holds_value=True), ctx)
     out = new_array(host.shape, dt, ctx)
     backend: Any = get_backend(ctx)  # the CUDA backend: the snapshot lands in page-locked memory
     staged = dispatch.NDArray(backend.snapshot_for_device(host, dt), Var(), Context("cpu", 0))
@@ -287,7 +287,7 @@ def concatenate(arrays: Sequence[Any], axis: int = 0, always_copy: bool = True) 
 def from_numpy(source: np.ndarray, zero_copy: bool = False) -> Any:
     """An NDArray from a NumPy array; ``zero_copy=True`` shares its memory."""
     if zero_copy:
-        return dispatch.NDArray(source, Var(), Context("cpu", 0))
+        return dispatch.NDArray(source, Var(holds_value=True), Context("cpu", 0))
     return array(source, dtype=source.dtype)
 
 
@@ -356,14 +356,14 @@ def from_dlpack(source: Any) -> Any:
     device_type, device_id = source.__dlpack_device__() if hasattr(source, "__dlpack_device__") else (1, 0)
     if int(device_type) == 1:
         data = source.host_array() if isinstance(source, _DLPackCapsule) else np.from_dlpack(source)
-        return dispatch.NDArray(data, Var(), Context("cpu", 0))
+        return dispatch.NDArray(data, Var(holds_value=True), Context("cpu", 0))
     if int(device_type) == 2:
         ctx = Context("gpu", int(device_id))
         backend: Any = get_backend(ctx)  # the CUDA backend
         # imported with our compute stream current: the producer (PyTorch, CuPy...) orders that
         # stream after its own pending work, and the event makes our other streams wait too
         data, event = backend.import_external(lambda: backend.xp.from_dlpack(source))
-        var = Var()
+        var = Var(holds_value=True)
         var.event = event
         return dispatch.NDArray(data, var, ctx)
     raise OperatorError(f"from_dlpack: unsupported DLPack device type {device_type}")

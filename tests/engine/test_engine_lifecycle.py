@@ -104,3 +104,26 @@ def test_a_clean_exit_prints_nothing() -> None:
         """
     )
     assert result.returncode == 0 and result.stderr == ""
+
+
+def test_an_operation_blocked_for_ever_does_not_hold_the_exit() -> None:
+    # the exit waited for every pending operation: one blocked on an event nobody sets hung it
+    result = _run_fresh(
+        """
+        import threading
+        import lazynd as mx
+        from lazynd import engine
+
+        engine.STALLED_WORK_S = 0.5
+        never = threading.Event()
+        x = mx.nd.zeros((4,))
+        engine.get_engine().push(never.wait, (), [], [x.handle], "blocked_for_ever")
+        y = mx.nd.ones((4,)) * 2  # independent work pending too: finished before the exit
+        engine.get_engine().push(print, ("independent work ran",), [], [mx.nd.zeros((1,)).handle], "printer")
+        print("exiting")
+        """,
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "independent work ran" in result.stdout
+    assert "1 operation(s) still pending at exit made no progress for 0.5 s" in result.stderr
