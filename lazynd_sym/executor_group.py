@@ -241,7 +241,11 @@ class DataParallelExecutorGroup:
             if stop <= part.start:
                 continue
             rows = slice(part.start, stop)
-            dev_labels = [lab[(slice(None),) * ax + (rows,)] for lab, ax in zip(labels, axes, strict=True)]
+            # a label whose rows are all this device's (one device, no padding) goes as it is
+            dev_labels = [
+                lab if part.start == 0 and ax >= 0 and lab.shape[ax] == stop else lab[(slice(None),) * ax + (rows,)]
+                for lab, ax in zip(labels, axes, strict=True)
+            ]
             preds = [_unpadded(out, part, stop) for out in exe.outputs]
             eval_metric.update_dict(
                 dict(zip(keys, dev_labels, strict=True)), dict(zip(output_names, preds, strict=True))
