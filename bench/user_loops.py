@@ -158,6 +158,19 @@ def main() -> None:
             f"| {loop} | {med['lazynd']:.3f} | {med['numpy']:.3f} | {torch_s} | "
             f"{med['lazynd'] / med['numpy']:.2f} | {vs_torch} | {acc} |"
         )
+    # a shared machine's bursts of load slow whole rounds (every row alike): the best round of each
+    # row, beside the medians, shows what a quiet moment gives
+    print(f"\nbest of {opts.rounds} rounds (s):")
+    print("| loop | lazynd s | hand NumPy s | PyTorch eager s | lazynd / NumPy | lazynd / PyTorch |")
+    print("|---|---|---|---|---|---|")
+    for loop in loops:
+        best = {face: min(times[f"{loop}/{face}"]) for face in faces}
+        torch_s = f"{best['torch']:.3f}" if "torch" in best else "not installed"
+        vs_torch = f"{best['lazynd'] / best['torch']:.2f}" if "torch" in best else "-"
+        print(
+            f"| {loop} | {best['lazynd']:.3f} | {best['numpy']:.3f} | {torch_s} | "
+            f"{best['lazynd'] / best['numpy']:.2f} | {vs_torch} |"
+        )
     print("\nper round (s): " + "; ".join(f"{row} " + ", ".join(f"{t:.3f}" for t in times[row]) for row in rows))
     if opts.warmup:
         print(
