@@ -7,6 +7,7 @@ symbol that can be saved, including ones loaded from MXNet checkpoints.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import numpy as np
@@ -185,7 +186,7 @@ def _label(node: dict[str, Any]) -> str:
 
 class Network:
     """Graphviz DOT source of a network, used as MXNet's ``graphviz.Digraph``: ``render``, ``view``,
-    ``pipe``, ``save``, ``format``, and display in a notebook.  Rendering needs the ``graphviz``
+    ``pipe``, ``save``, ``format``, ``name``, ``filename``, and display in a notebook.  Rendering needs the ``graphviz``
     package and Graphviz's ``dot`` program; the DOT text is always in ``source``."""
 
     def __init__(self, source: str, title: str, save_format: str) -> None:
@@ -195,6 +196,26 @@ class Network:
 
     def __str__(self) -> str:
         return self.source
+
+    @property
+    def name(self) -> str:
+        """The graph's name, the ``title`` given to :func:`plot_network` (a Digraph's ``name``)."""
+        return self.title
+
+    @property
+    def filename(self) -> str:
+        """Where :meth:`save` writes by default: the name with ``.gv``, as Graphviz names it."""
+        return f"{self.title}.gv"
+
+    @property
+    def directory(self) -> str:
+        """The folder :meth:`save` writes in by default: the working folder (``''``)."""
+        return ""
+
+    @property
+    def engine(self) -> str:
+        """The Graphviz layout program used to render: ``dot``."""
+        return "dot"
 
     @property
     def format(self) -> str:
@@ -233,9 +254,10 @@ class Network:
         """The rendered graph as bytes (in ``format``, else ``save_format``)."""
         return self._run("pipe", format=format, **kwargs)
 
-    def save(self, filename: str | None = None) -> str:
-        """Write the DOT text to ``filename`` (default: the title with ``.gv``); return the path (no Graphviz needed)."""
-        path = filename or f"{self.title}.gv"
+    def save(self, filename: str | None = None, directory: str | None = None) -> str:
+        """Write the DOT text to ``filename`` (default :attr:`filename`) in ``directory`` (default the
+        working folder), as a Digraph's ``save``; return the path.  No Graphviz is needed."""
+        path = os.path.join(directory or self.directory, filename or self.filename)
         write_atomic(path, self.source.encode("utf-8"))
         return path
 
@@ -275,7 +297,9 @@ def plot_network(
     def hidden(node: dict[str, Any]) -> bool:
         return hide_weights and node["op"] == "null" and node["name"].endswith(_WEIGHT_SUFFIXES)
 
-    lines = [f'digraph "{title}" {{', "  rankdir=BT;"]
+    # no rankdir: each edge runs from a layer back to its input (dir=back), so Graphviz's default
+    # top-to-bottom ranking puts the inputs at the bottom and the outputs on top, as MXNet draws it
+    lines = [f'digraph "{title}" {{']
     for node in nodes:
         if hidden(node):
             continue

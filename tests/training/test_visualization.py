@@ -140,6 +140,26 @@ def test_the_network_saves_its_dot_text_and_takes_a_format(tmp_path) -> None:
     assert open(path).read() == graph.source
 
 
+def test_the_network_draws_inputs_at_the_bottom_as_mxnet_191() -> None:
+    # MXNet 1.9.1's DOT has no rankdir: edges run layer -> input with dir=back, so Graphviz's default
+    # top-to-bottom ranks put the data at the bottom; rankdir=BT would turn the picture upside down
+    dot = plot_network(_lenet_head()).source
+    assert "rankdir" not in dot
+    assert '"softmax" -> "fc" [' in dot and 'dir="back"' in dot
+
+
+def test_the_network_has_a_digraphs_name_filename_directory_and_engine() -> None:
+    graph = plot_network(_lenet_head(), title="lenet")
+    assert (graph.name, graph.filename, graph.directory, graph.engine) == ("lenet", "lenet.gv", "", "dot")
+
+
+def test_the_network_saves_under_its_filename_in_a_directory_as_a_digraph_does(tmp_path) -> None:
+    graph = plot_network(_lenet_head(), title="lenet")
+    path = graph.save(directory=str(tmp_path))
+    assert path == str(tmp_path / "lenet.gv")
+    assert open(path).read() == graph.source
+
+
 def test_a_notebook_shows_the_dot_text_where_graphviz_cannot_render(monkeypatch) -> None:
     graphviz = pytest.importorskip("graphviz")
 
