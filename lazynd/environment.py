@@ -41,7 +41,9 @@ MXNET_VARIABLES: dict[str, str] = {
     "(LAZYND_EXEC_BULK wins)",
     "MXNET_EXEC_BULK_EXEC_INFERENCE": "honoured: 0 pushes one operation per operator in inference executors "
     "(LAZYND_EXEC_BULK wins)",
-    "MXNET_PROFILER_AUTOSTART": "honoured: 1 starts the profiler (all operations) at import; profile.json is written at exit",
+    "MXNET_PROFILER_AUTOSTART": "honoured: 1 starts the profiler at import; profile.json is written at exit",
+    "MXNET_PROFILER_MODE": "honoured: with MXNET_PROFILER_AUTOSTART, 0 (default) records executors' operators, "
+    "1 or a mask with the imperative bit (2, as in 15) records every operation",
     "MXNET_UPDATE_ON_KVSTORE": "honoured: 0 runs the optimizer on the devices",
     "MXNET_HOME": "honoured: the folder of downloads",
     "MXNET_BACKWARD_DO_MIRROR": _MEMORY_PLAN,
@@ -61,6 +63,8 @@ MXNET_VARIABLES: dict[str, str] = {
     "MXNET_ENABLE_GPU_P2P": _REDUCTION,
     "MXNET_MKLDNN_ENABLED": "ignored: lazynd has no MKL-DNN kernels",
     "MXNET_CUDNN_AUTOTUNE_DEFAULT": "ignored: lazynd's convolutions do not call cuDNN",
+    "MXNET_SUBGRAPH_BACKEND": "ignored: lazynd has no MKL-DNN or TensorRT subgraphs",
+    "MXNET_OMP_MAX_THREADS": "ignored: CPU kernels use NumPy's BLAS threads (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS)",
     "MXNET_STORAGE_FALLBACK_LOG_VERBOSE": "ignored: sparse storage is refused, so nothing falls back",
 }
 
@@ -116,12 +120,23 @@ def flag_setting(*names: str, default: bool) -> bool:
 def start_profiler_if_asked() -> None:
     """Start the profiler when ``MXNET_PROFILER_AUTOSTART`` is on, as MXNet does at start-up.
 
-    The trace goes to ``profile.json`` in the working folder when the process ends (MXNet's
+    ``MXNET_PROFILER_MODE`` chooses what is recorded (see :func:`_profiler_mode`).  The trace goes to ``profile.json`` in the working folder when the process ends (MXNet's
     default), unless the program names another file with ``mx.profiler.set_config``.
     """
     if not flag_setting("MXNET_PROFILER_AUTOSTART", default=False):
         return
     from . import profiler
 
-    profiler.set_config(mode="all", filename="profile.json")  # MXNet records imperative calls too
+    profiler.set_config(mode=_profiler_mode(), filename="profile.json")
     profiler.set_state("run")
+
+
+def _profiler_mode() -> str:
+    """``MXNET_PROFILER_MODE`` as lazynd's profiler mode.
+
+    MXNet's guide gives 0 (symbolic operators, the default) and 1 (all operators); MXNet 1.x reads
+    it as a mask (1 symbolic, 2 imperative, 4 API calls, 8 memory; the performance guide sets 15).
+    lazynd records no API or memory events, so the imperative bit, or 1, means every operation.
+    """
+    mask = integer_setting("MXNET_PROFILER_MODE", minimum=0)
+    return "all" if mask is not None and (mask == 1 or mask & 2) else "symbolic"

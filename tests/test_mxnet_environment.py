@@ -95,12 +95,32 @@ def test_bulk_flag_that_means_nothing_is_refused():
             bulk_enabled(training=True)
 
 
-def test_profiler_autostart_writes_profile_json_at_exit(tmp_path):
-    code = "import lazynd as mx; (mx.nd.ones((3, 3)) + 1).wait_to_read(); print(mx.profiler.get_state())"
-    assert run_program(code, str(tmp_path), MXNET_PROFILER_AUTOSTART="1").strip() == "run"
+def _traced_names(tmp_path) -> set[str]:
     with open(tmp_path / "profile.json") as trace:
-        events = json.load(trace)["traceEvents"]
-    assert events
+        return {event["name"] for event in json.load(trace)["traceEvents"]}
+
+
+EXECUTOR_AND_IMPERATIVE = (
+    "import lazynd as mx\n"
+    "ex = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=2, name='fc').simple_bind(mx.cpu(), data=(1, 3))\n"
+    "ex.forward()[0].wait_to_read()\n"
+    "mx.nd.sqrt(mx.nd.ones((3, 3))).wait_to_read()\n"
+    "print(mx.profiler.get_state())\n"
+)
+
+
+def test_profiler_autostart_writes_profile_json_of_executor_operators_at_exit(tmp_path):
+    # MXNet's guide: MXNET_PROFILER_MODE=0, the default, records the symbolic operators
+    assert run_program(EXECUTOR_AND_IMPERATIVE, str(tmp_path), MXNET_PROFILER_AUTOSTART="1").strip() == "run"
+    names = _traced_names(tmp_path)
+    assert "executor:fc" in names and "sqrt" not in names
+
+
+@pytest.mark.parametrize("mode", ["1", "15"])
+def test_profiler_mode_all_records_imperative_operators_too(tmp_path, mode):
+    run_program(EXECUTOR_AND_IMPERATIVE, str(tmp_path), MXNET_PROFILER_AUTOSTART="1", MXNET_PROFILER_MODE=mode)
+    names = _traced_names(tmp_path)
+    assert "executor:fc" in names and "sqrt" in names
 
 
 def test_profiler_autostart_off_starts_nothing(tmp_path):
