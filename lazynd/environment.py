@@ -32,6 +32,8 @@ from .errors import LazyNDError
 __all__ = ["MXNET_VARIABLES", "flag_setting", "integer_setting", "setting", "start_profiler_if_asked"]
 
 _MEMORY_PLAN = "ignored: lazynd's memory plan does not recompute forward values; results are the same"
+_WHOLE_PASS = "ignored: an executor bulks a whole pass; the profiler still names each of its operators"
+_STORAGE = "ignored: temporary storage comes from the memory plan and the CPU pool"
 _REDUCTION = "ignored: tunes MXNet's own reduction of gradients; lazynd's KVStore reduces another way"
 
 MXNET_VARIABLES: dict[str, str] = {
@@ -47,21 +49,34 @@ MXNET_VARIABLES: dict[str, str] = {
     "MXNET_UPDATE_ON_KVSTORE": "honoured: 0 runs the optimizer on the devices",
     "MXNET_HOME": "honoured: the folder of downloads",
     "MXNET_BACKWARD_DO_MIRROR": _MEMORY_PLAN,
-    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN": "ignored: an executor bulks a whole pass",
-    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD": "ignored: an executor bulks a whole pass",
-    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD": "ignored: an executor bulks a whole pass",
+    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN": _WHOLE_PASS,
+    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD": _WHOLE_PASS,
+    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD": _WHOLE_PASS,
+    "MXNET_EXEC_NUM_TEMP": _STORAGE,
+    "MXNET_CPU_TEMP_COPY": _STORAGE,
+    "MXNET_GPU_TEMP_COPY": _STORAGE,
+    "MXNET_CPU_PARALLEL_COPY_SIZE": "ignored: host copies are NumPy's",
+    "MXNET_OPTIMIZER_AGGREGATION_SIZE": "ignored: how many weights one SGD call updates; results do not depend on it",
     "MXNET_EXEC_ENABLE_INPLACE": "ignored: the memory plan always works in place where it is safe",
     "MXNET_GPU_WORKER_NTHREADS": "ignored: one thread per GPU",
     "MXNET_GPU_COPY_NTHREADS": "ignored: one copy stream each way per GPU",
     "MXNET_CPU_PRIORITY_NTHREADS": "ignored: the engine has no priority pool",
     "MXNET_GPU_MEM_POOL_TYPE": "ignored: GPU memory comes from CuPy's pool",
     "MXNET_GPU_MEM_POOL_RESERVE": "ignored: GPU memory comes from CuPy's pool",
+    "MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF": "ignored: GPU memory comes from CuPy's pool",
+    "MXNET_GPU_MEM_LARGE_ALLOC_ROUND_SIZE": "ignored: GPU memory comes from CuPy's pool",
     "MXNET_KVSTORE_REDUCTION_NTHREADS": _REDUCTION,
     "MXNET_KVSTORE_BIGARRAY_BOUND": _REDUCTION,
     "MXNET_KVSTORE_USETREE": _REDUCTION,
     "MXNET_KVSTORE_LOGTREE": _REDUCTION,
     "MXNET_ENABLE_GPU_P2P": _REDUCTION,
+    "MXNET_KVSTORE_TREE_ARRAY_BOUND": _REDUCTION,
+    "MXNET_KVSTORE_TREE_BACKTRACK": _REDUCTION,
+    "MXNET_KVSTORE_TREE_LINK_USAGE_PENALTY": _REDUCTION,
     "MXNET_MKLDNN_ENABLED": "ignored: lazynd has no MKL-DNN kernels",
+    "MXNET_MKLDNN_CACHE_NUM": "ignored: lazynd has no MKL-DNN kernels",
+    "MXNET_CPU_NNPACK_NTHREADS": "ignored: lazynd has no NNPACK kernels",
+    "MXNET_LIBRARY_PATH": "ignored: lazynd loads no libmxnet",
     "MXNET_CUDNN_AUTOTUNE_DEFAULT": "ignored: lazynd's convolutions do not call cuDNN",
     "MXNET_SUBGRAPH_BACKEND": "ignored: lazynd has no MKL-DNN or TensorRT subgraphs",
     "MXNET_OMP_MAX_THREADS": "ignored: CPU kernels use NumPy's BLAS threads (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS)",
