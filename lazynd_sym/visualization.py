@@ -31,6 +31,17 @@ def _output_shapes(symbol: Any, shape: dict[str, tuple] | None) -> dict[str, tup
     return dict(zip(internals.list_outputs(), out_shapes, strict=False))
 
 
+def _output_types(symbol: Any, dtype: dict[str, Any] | None) -> dict[str, str]:
+    """Type name of every internal output by its name (``fc1_output``: ``'float32'``), if ``dtype`` is given."""
+    if not dtype:
+        return {}
+    internals = symbol.get_internals()
+    _, out_types, _ = internals.infer_type(**dtype)
+    if out_types is None or any(t is None for t in out_types):
+        raise LazyNDError(f"visualization: cannot infer the types of the network from {dtype}")
+    return {name: np.dtype(t).name for name, t in zip(internals.list_outputs(), out_types, strict=False)}
+
+
 def _sample_shape(shape: tuple | None) -> str:
     """One sample's shape as MXNet writes it in summaries and edge labels: the batch axis dropped, ``20x24x24``."""
     return "x".join(str(d) for d in (shape or ())[1:])
@@ -274,10 +285,13 @@ def plot_network(
     title: str = "plot",
     save_format: str = "pdf",
     shape: dict[str, tuple] | None = None,
+    dtype: dict[str, Any] | None = None,
     node_attrs: dict[str, str] | None = None,
     hide_weights: bool = True,
 ) -> Network:
-    """The network as a Graphviz digraph: one box per layer, edges labelled with shapes when ``shape`` is given.
+    """The network as a Graphviz digraph: one box per layer, edges labelled with shapes when ``shape`` is given
+    and with types, ``(float32)``, when ``dtype`` (input name to type) is; the parameters are MXNet 1.9.1's, in
+    its order.
 
     Examples
     --------
@@ -291,6 +305,7 @@ def plot_network(
     """
     nodes = _graph(symbol)
     shapes = _output_shapes(symbol, shape)
+    types = _output_types(symbol, dtype)
     style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}
     style.update(node_attrs or {})
 
@@ -320,6 +335,10 @@ def plot_network(
                 edge_shape = shapes.get(_entry_name(nodes, entry))
                 if edge_shape is not None:
                     edge["label"] = _sample_shape(edge_shape)  # empty for a 1-d input, as MXNet leaves it
+            if types:
+                edge_type = types.get(_entry_name(nodes, entry))
+                if edge_type is not None:
+                    edge["label"] = f"{edge.get('label', '')}({edge_type})"
             text = ", ".join(f'{k}="{v}"' for k, v in sorted(edge.items(), key=lambda kv: kv[0] != "label"))
             lines.append(f'  "{node["name"]}" -> "{source["name"]}" [{text}];')
     lines.append("}")

@@ -148,6 +148,20 @@ def test_the_network_draws_inputs_at_the_bottom_as_mxnet_191() -> None:
     assert '"softmax" -> "fc" [' in dot and 'dir="back"' in dot
 
 
+def test_plot_network_labels_edges_with_types_given_dtype_as_mxnet_191() -> None:
+    dot = plot_network(_lenet_head(), shape={"data": (1, 1, 28, 28)}, dtype={"data": "float32"}).source
+    assert '"pool1" -> "conv1" [label="20x24x24(float32)"' in dot
+    assert '"conv1" -> "data" [label="1x28x28(float32)"' in dot
+
+
+def test_plot_network_takes_its_arguments_in_mxnets_order() -> None:
+    # MXNet 1.9.1: plot_network(symbol, title, save_format, shape, dtype, node_attrs, hide_weights)
+    graph = plot_network(_lenet_head(), "lenet", "png", None, {"data": "float16"}, {"shape": "oval"}, False)
+    assert graph.name == "lenet" and graph.format == "png"
+    assert '[label="(float16)"' in graph.source and 'shape="oval"' in graph.source
+    assert "conv1_weight" in graph.source
+
+
 def test_the_network_has_a_digraphs_name_filename_directory_and_engine() -> None:
     graph = plot_network(_lenet_head(), title="lenet")
     assert (graph.name, graph.filename, graph.directory, graph.engine) == ("lenet", "lenet.gv", "", "dot")
