@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import environment as _environment
 from . import face_modules as _face_modules
 from . import missing_faces as _missing_faces
 from . import ndarray, random
@@ -142,3 +143,7 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY) | set(_LAZY_ATTRS))
+
+
+# MXNet starts its profiler at start-up when MXNET_PROFILER_AUTOSTART=1; so does lazynd at import
+_environment.start_profiler_if_asked()

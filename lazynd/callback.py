@@ -56,6 +56,17 @@ def _positive_count(owner: str, name: str, value: Any) -> int:
     return int(value)
 
 
+def _positive_period(owner: str, name: str, value: Any) -> int | float:
+    """``value`` if it is a number > 0, else a ``DataError`` naming ``owner``.
+
+    A period of batches may be a float: MXNet's tutorials compute it with ``/``
+    (``Speedometer(batch_size, 20000 / batch_size)``), and MXNet logs where ``nbatch % period == 0``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < math.inf:
+        raise DataError(f"{owner}: {name} must be a number > 0 (of batches), got {value!r}")
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
 def _batch_number(owner: str, param: Any) -> int:
     """``param.nbatch``, or a ``DataError`` naming ``owner`` when ``param`` is not a ``BatchEndParam``."""
     try:
@@ -66,9 +77,9 @@ def _batch_number(owner: str, param: Any) -> int:
         ) from None
 
 
-def log_train_metric(period: int, auto_reset: bool = False) -> Callable[[BatchEndParam], None]:
+def log_train_metric(period: float, auto_reset: bool = False) -> Callable[[BatchEndParam], None]:
     """Batch-end callback logging the training metric every ``period`` batches."""
-    period = _positive_count("log_train_metric", "period", period)
+    period = _positive_period("log_train_metric", "period", period)
 
     def log(param: BatchEndParam) -> None:
         if _batch_number("log_train_metric", param) % period == 0 and param.eval_metric is not None:
@@ -97,9 +108,9 @@ class Speedometer:
     True
     """
 
-    def __init__(self, batch_size: int, frequent: int = 50, auto_reset: bool = True) -> None:
+    def __init__(self, batch_size: int, frequent: float = 50, auto_reset: bool = True) -> None:
         self.batch_size = _positive_count("Speedometer", "batch_size", batch_size)
-        self.frequent = _positive_count("Speedometer", "frequent", frequent)
+        self.frequent = _positive_period("Speedometer", "frequent", frequent)
         self.auto_reset = auto_reset
         self.init = False
         self.tic = 0.0

@@ -7,6 +7,7 @@ symbol that can be saved, including ones loaded from MXNet checkpoints.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,17 @@ def _output_shapes(symbol: Any, shape: dict[str, tuple] | None) -> dict[str, tup
     if out_shapes is None:
         raise LazyNDError(f"visualization: cannot infer the shapes of the network from {shape}")
     return dict(zip(internals.list_outputs(), out_shapes, strict=False))
+
+
+def _output_types(symbol: Any, dtype: dict[str, Any] | None) -> dict[str, str]:
+    """Type name of every internal output by its name (``fc1_output``: ``'float32'``), if ``dtype`` is given."""
+    if not dtype:
+        return {}
+    internals = symbol.get_internals()
+    _, out_types, _ = internals.infer_type(**dtype)
+    if out_types is None or any(t is None for t in out_types):
+        raise LazyNDError(f"visualization: cannot infer the types of the network from {dtype}")
+    return {name: np.dtype(t).name for name, t in zip(internals.list_outputs(), out_types, strict=False)}
 
 
 def _sample_shape(shape: tuple | None) -> str:
@@ -185,7 +197,7 @@ def _label(node: dict[str, Any]) -> str:
 
 class Network:
     """Graphviz DOT source of a network, used as MXNet's ``graphviz.Digraph``: ``render``, ``view``,
-    ``pipe``, ``save``, ``format``, and display in a notebook.  Rendering needs the ``graphviz``
+    ``pipe``, ``save``, ``format``, ``name``, ``filename``, and display in a notebook.  Rendering needs the ``graphviz``
     package and Graphviz's ``dot`` program; the DOT text is always in ``source``."""
 
     def __init__(self, source: str, title: str, save_format: str) -> None:
@@ -195,6 +207,26 @@ class Network:
 
     def __str__(self) -> str:
         return self.source
+
+    @property
+    def name(self) -> str:
+        """The graph's name, the ``title`` given to :func:`plot_network` (a Digraph's ``name``)."""
+        return self.title
+
+    @property
+    def filename(self) -> str:
+        """Where :meth:`save` writes by default: the name with ``.gv``, as Graphviz names it."""
+        return f"{self.title}.gv"
+
+    @property
+    def directory(self) -> str:
+        """The folder :meth:`save` writes in by default: the working folder (``''``)."""
+        return ""
+
+    @property
+    def engine(self) -> str:
+        """The Graphviz layout program used to render: ``dot``."""
+        return "dot"
 
     @property
     def format(self) -> str:
@@ -233,9 +265,10 @@ class Network:
         """The rendered graph as bytes (in ``format``, else ``save_format``)."""
         return self._run("pipe", format=format, **kwargs)
 
-    def save(self, filename: str | None = None) -> str:
-        """Write the DOT text to ``filename`` (default: the title with ``.gv``); return the path (no Graphviz needed)."""
-        path = filename or f"{self.title}.gv"
+    def save(self, filename: str | None = None, directory: str | None = None) -> str:
+        """Write the DOT text to ``filename`` (default :attr:`filename`) in ``directory`` (default the
+        working folder), as a Digraph's ``save``; return the path.  No Graphviz is needed."""
+        path = os.path.join(directory or self.directory, filename or self.filename)
         write_atomic(path, self.source.encode("utf-8"))
         return path
 
@@ -252,10 +285,13 @@ def plot_network(
     title: str = "plot",
     save_format: str = "pdf",
     shape: dict[str, tuple] | None = None,
+    dtype: dict[str, Any] | None = None,
     node_attrs: dict[str, str] | None = None,
     hide_weights: bool = True,
 ) -> Network:
-    """The network as a Graphviz digraph: one box per layer, edges labelled with shapes when ``shape`` is given.
+    """The network as a Graphviz digraph: one box per layer, edges labelled with shapes when ``shape`` is given
+    and with types, ``(float32)``, when ``dtype`` (input name to type) is; the parameters are MXNet 1.9.1's, in
+    its order.
 
     Examples
     --------
@@ -269,13 +305,16 @@ def plot_network(
     """
     nodes = _graph(symbol)
     shapes = _output_shapes(symbol, shape)
+    types = _output_types(symbol, dtype)
     style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}
     style.update(node_attrs or {})
 
     def hidden(node: dict[str, Any]) -> bool:
         return hide_weights and node["op"] == "null" and node["name"].endswith(_WEIGHT_SUFFIXES)
 
-    lines = [f'digraph "{title}" {{', "  rankdir=BT;"]
+    # no rankdir: each edge runs from a layer back to its input (dir=back), so Graphviz's default
+    # top-to-bottom ranking puts the inputs at the bottom and the outputs on top, as MXNet draws it
+    lines = [f'digraph "{title}" {{']
     for node in nodes:
         if hidden(node):
             continue
@@ -296,6 +335,10 @@ def plot_network(
                 edge_shape = shapes.get(_entry_name(nodes, entry))
                 if edge_shape is not None:
                     edge["label"] = _sample_shape(edge_shape)  # empty for a 1-d input, as MXNet leaves it
+            if types:
+                edge_type = types.get(_entry_name(nodes, entry))
+                if edge_type is not None:
+                    edge["label"] = f"{edge.get('label', '')}({edge_type})"
             text = ", ".join(f'{k}="{v}"' for k, v in sorted(edge.items(), key=lambda kv: kv[0] != "label"))
             lines.append(f'  "{node["name"]}" -> "{source["name"]}" [{text}];')
     lines.append("}")

@@ -16,16 +16,17 @@ from collections.abc import Callable
 from queue import SimpleQueue
 from typing import Any
 
+from ..environment import integer_setting
 from ..errors import LazyNDError
 from . import interrupts
 from .operation import Operation
 
 
 def default_cpu_workers() -> int:
-    """``LAZYND_CPU_WORKERS``, else the cores, between 2 and 8."""
-    env = os.environ.get("LAZYND_CPU_WORKERS")
-    if env:
-        return max(1, int(env))
+    """``LAZYND_CPU_WORKERS``, else MXNet's ``MXNET_CPU_WORKER_NTHREADS``, else the cores, between 2 and 8."""
+    configured = integer_setting("LAZYND_CPU_WORKERS", "MXNET_CPU_WORKER_NTHREADS", minimum=1)
+    if configured is not None:
+        return configured
     return max(2, min(os.cpu_count() or 2, 8))
 
 

@@ -70,7 +70,7 @@ class Executor(PassRunner):
         self.aux_arrays = aux
         self._monitor = None
         self._monitor_active = None
-        self._bulk = bulk_enabled()
+        self._bulk = bulk_enabled(training=any(r != "null" for r in reqs))
         # executors sharing storage blocks (MXNet's shared memory pool): one internal var, and each
         # one's passes also write the others' outputs, which may lie in the same blocks
         self._memory_group: MemoryGroup = shared_memory._memory_group if shared_memory is not None else MemoryGroup()

@@ -14,8 +14,10 @@ and, possibly, a hand-off to a worker thread.  What stays per operator:
 - while the profiler records, a pass stays one operation and times each of its operators
   for the profiler as ``executor:<node>``: in the trace they nest inside the pass's own
   event (``executor_forward``, ``executor_backward``) on the same thread;
-- ``LAZYND_EXEC_BULK=0`` (read when an executor is bound) pushes one operation per
-  operator always, for debugging or comparison.
+- ``LAZYND_EXEC_BULK=0`` (read when an executor is bound; MXNet's
+  ``MXNET_EXEC_BULK_EXEC_TRAIN=0`` / ``MXNET_EXEC_BULK_EXEC_INFERENCE=0`` do the same for
+  executors with / without gradients) pushes one operation per operator always, for
+  debugging or comparison.
 
 On a GPU a bulked pass is one operation too: its kernels launch one after another on the
 device's compute stream, with one wait for its inputs' events before the first and one event
@@ -49,15 +51,19 @@ from lazynd.backend import get_backend
 from lazynd.context import Context
 from lazynd.engine import StepFailure, get_engine
 from lazynd.engine.var import Var
+from lazynd.environment import flag_setting
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.runtime import push
 
 from .monitoring import run_monitored
 
 
-def bulk_enabled() -> bool:
-    """Whether executors bound now push a whole pass as one operation (``LAZYND_EXEC_BULK``, default on)."""
-    return os.environ.get("LAZYND_EXEC_BULK", "1").strip().lower() not in ("0", "false", "no", "off")
+def bulk_enabled(training: bool = False) -> bool:
+    """Whether executors bound now push a whole pass as one operation (``LAZYND_EXEC_BULK``, else
+    MXNet's ``MXNET_EXEC_BULK_EXEC_TRAIN`` for an executor with gradients (``training``) or
+    ``MXNET_EXEC_BULK_EXEC_INFERENCE`` for one without; default on)."""
+    mxnet_name = "MXNET_EXEC_BULK_EXEC_TRAIN" if training else "MXNET_EXEC_BULK_EXEC_INFERENCE"
+    return flag_setting("LAZYND_EXEC_BULK", mxnet_name, default=True)
 
 
 def graphs_enabled() -> bool:

@@ -53,6 +53,30 @@ def test_speedometer_without_a_metric_logs_iterations(caplog) -> None:
     ]
 
 
+def test_speedometer_takes_a_float_period_as_mxnets_tutorials_compute_it(caplog) -> None:
+    # MXNet's matrix factorization tutorial passes Speedometer(batch_size, 20000 / batch_size);
+    # MXNet logs where nbatch % frequent == 0 and writes the batches with %d
+    meter = callback.Speedometer(batch_size=10, frequent=2.5)
+    with caplog.at_level(logging.INFO):
+        for nbatch in range(11):
+            meter(_param(nbatch))
+    lines = [re.sub(r"Speed: \S+ ", "Speed: X ", r.getMessage()) for r in caplog.records]
+    assert lines == ["Iter[2] Batch [5]\tSpeed: X samples/sec", "Iter[2] Batch [10]\tSpeed: X samples/sec"]
+
+
+def test_log_train_metric_takes_a_float_period(caplog) -> None:
+    acc = metric.Accuracy()
+    acc.update([np.array([1])], [np.array([[0.0, 1.0]])])
+    log = callback.log_train_metric(1.5)
+    with caplog.at_level(logging.INFO):
+        for nbatch in range(4):
+            log(_param(nbatch, acc))
+    assert [r.getMessage() for r in caplog.records] == [
+        "Iter[2] Batch[0] Train-accuracy=1.000000",
+        "Iter[2] Batch[3] Train-accuracy=1.000000",
+    ]
+
+
 def test_speedometer_auto_reset_clears_the_metric() -> None:
     acc = metric.Accuracy()
     acc.update([np.array([1])], [np.array([[0.0, 1.0]])])
@@ -215,10 +239,11 @@ def test_a_speedometers_reset_leaves_a_composite_metrics_epoch_value(caplog) -> 
     [
         (lambda: callback.Speedometer(batch_size="x"), "Speedometer: batch_size must be an int >= 1, got 'x'"),
         (lambda: callback.Speedometer(batch_size=0), "Speedometer: batch_size must be an int >= 1, got 0"),
-        (lambda: callback.Speedometer(batch_size=10, frequent=2.5), "Speedometer: frequent must be an int >= 1"),
-        (lambda: callback.Speedometer(batch_size=10, frequent=-1), "Speedometer: frequent must be an int >= 1"),
-        (lambda: callback.log_train_metric(0), "log_train_metric: period must be an int >= 1, got 0"),
-        (lambda: callback.log_train_metric("2"), "log_train_metric: period must be an int >= 1, got '2'"),
+        (lambda: callback.Speedometer(batch_size=10, frequent=-1), "Speedometer: frequent must be a number > 0"),
+        (lambda: callback.Speedometer(batch_size=10, frequent=None), "Speedometer: frequent must be a number > 0"),
+        (lambda: callback.Speedometer(batch_size=10, frequent=float("inf")), "frequent must be a number > 0"),
+        (lambda: callback.log_train_metric(0), "log_train_metric: period must be a number > 0 (of batches), got 0"),
+        (lambda: callback.log_train_metric("2"), "log_train_metric: period must be a number > 0 (of batches), got '2'"),
         (lambda: callback.ProgressBar(total=None), "ProgressBar: total must be an int >= 1, got None"),
     ],
 )

@@ -140,6 +140,40 @@ def test_the_network_saves_its_dot_text_and_takes_a_format(tmp_path) -> None:
     assert open(path).read() == graph.source
 
 
+def test_the_network_draws_inputs_at_the_bottom_as_mxnet_191() -> None:
+    # MXNet 1.9.1's DOT has no rankdir: edges run layer -> input with dir=back, so Graphviz's default
+    # top-to-bottom ranks put the data at the bottom; rankdir=BT would turn the picture upside down
+    dot = plot_network(_lenet_head()).source
+    assert "rankdir" not in dot
+    assert '"softmax" -> "fc" [' in dot and 'dir="back"' in dot
+
+
+def test_plot_network_labels_edges_with_types_given_dtype_as_mxnet_191() -> None:
+    dot = plot_network(_lenet_head(), shape={"data": (1, 1, 28, 28)}, dtype={"data": "float32"}).source
+    assert '"pool1" -> "conv1" [label="20x24x24(float32)"' in dot
+    assert '"conv1" -> "data" [label="1x28x28(float32)"' in dot
+
+
+def test_plot_network_takes_its_arguments_in_mxnets_order() -> None:
+    # MXNet 1.9.1: plot_network(symbol, title, save_format, shape, dtype, node_attrs, hide_weights)
+    graph = plot_network(_lenet_head(), "lenet", "png", None, {"data": "float16"}, {"shape": "oval"}, False)
+    assert graph.name == "lenet" and graph.format == "png"
+    assert '[label="(float16)"' in graph.source and 'shape="oval"' in graph.source
+    assert "conv1_weight" in graph.source
+
+
+def test_the_network_has_a_digraphs_name_filename_directory_and_engine() -> None:
+    graph = plot_network(_lenet_head(), title="lenet")
+    assert (graph.name, graph.filename, graph.directory, graph.engine) == ("lenet", "lenet.gv", "", "dot")
+
+
+def test_the_network_saves_under_its_filename_in_a_directory_as_a_digraph_does(tmp_path) -> None:
+    graph = plot_network(_lenet_head(), title="lenet")
+    path = graph.save(directory=str(tmp_path))
+    assert path == str(tmp_path / "lenet.gv")
+    assert open(path).read() == graph.source
+
+
 def test_a_notebook_shows_the_dot_text_where_graphviz_cannot_render(monkeypatch) -> None:
     graphviz = pytest.importorskip("graphviz")
 
