@@ -128,8 +128,9 @@ class NDArray:
 
     @property
     def T(self) -> NDArray:
-        """The array with its axes reversed, any number of them, as in MXNet 1.x (0.9 took 2-D only)."""
-        return _ops_table.invoke_by_name("transpose", [self], {})
+        """The array with its axes reversed, any number of them, as in MXNet 1.x (0.9 took 2-D only);
+        an array of under 2 axes is its own transpose, itself (writes to ``x.T`` reach ``x``), as in MXNet."""
+        return self if self._data.ndim < 2 else _ops_table.invoke_by_name("transpose", [self], {})
 
     # -- waiting and host access ---------------------------------------------------------------
     def wait_to_read(self) -> None:

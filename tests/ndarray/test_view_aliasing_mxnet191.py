@@ -64,3 +64,16 @@ def test_the_gradient_flows_through_a_strided_selection() -> None:
         y = (x[:, ::2] * 3).sum()
     y.backward()
     np.testing.assert_array_equal(x.grad.asnumpy(), [[3, 0, 3], [3, 0, 3]])
+
+
+@pytest.mark.parametrize("shape", [(), (4,)])
+def test_the_transpose_of_an_array_of_under_two_axes_is_the_array_itself(shape: tuple) -> None:
+    x = mx.nd.zeros(shape)
+    assert x.T is x
+
+
+def test_the_transpose_of_a_matrix_is_a_copy() -> None:
+    x = mx.nd.zeros((2, 3))
+    transposed = x.T
+    transposed[:] = 1
+    assert transposed.shape == (3, 2) and x.asnumpy().sum() == 0
