@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import get_backend
-from ..errors import IndexingError, OperatorError, ShapeError
+from ..errors import ArgumentTypeError, IndexingError, OperatorError, ShapeError
 from ..runtime import push, run_if_free
 from . import dispatch
 from .copying import copy_into, element_of
@@ -94,6 +94,8 @@ def getitem(arr: Any, key: Any) -> Any:
             sub = data[key]
         except IndexError as err:
             raise IndexingError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
+        except TypeError as err:
+            raise _key_type_error("index", key, arr.shape, err) from None
         if getattr(sub, "ndim", 0) == 0 and data.ndim:
             # a single element: keep a (1,)-shaped view, as MXNet does: a new last axis of length 1
             # (``x[()]`` of a 0-d array is that array, 0-d, in MXNet too)
@@ -118,6 +120,8 @@ def getitem(arr: Any, key: Any) -> Any:
         probe = np.broadcast_to(np.empty((), data.dtype), arr.shape)[_host_key(key)]
     except IndexError as err:
         raise IndexingError(f"index does not fit shape {arr.shape}: {err}") from None
+    except TypeError as err:
+        raise _key_type_error("index", key, arr.shape, err) from None
     out = new_array(probe.shape, data.dtype, arr._ctx)
     host_key = _snapshot(key)
 
@@ -309,6 +313,16 @@ def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
         return np.broadcast_to(np.empty((), data.dtype), arr.shape)[key].shape, False
     except IndexError as err:
         raise IndexingError(f"__setitem__: index {key!r} does not fit shape {arr.shape}: {err}") from None
+    except TypeError as err:
+        raise _key_type_error("__setitem__", key, arr.shape, err) from None
+
+
+def _key_type_error(where: str, key: Any, shape: tuple[int, ...], err: TypeError) -> ArgumentTypeError:
+    """A key member of a type no index takes (a slice with a float or string bound): NumPy's
+    TypeError, named as ours (an ``ArgumentTypeError`` is a ``TypeError`` too, as MXNet raises)."""
+    return ArgumentTypeError(
+        f"{where}: index {key!r} for shape {shape}: {err} (slice bounds and steps must be integers or None)"
+    )
 
 
 def _without_integer_axes(key: Any, value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> tuple | None:

@@ -334,7 +334,7 @@ class NDArray:
             data = self._data
             try:
                 sub = data[key]
-            except (ValueError, IndexError):  # a zero step, a 0-d array: indexing.py says why
+            except (ValueError, IndexError, TypeError):  # a zero step, a 0-d array, a float bound: indexing.py says why
                 return _indexing.getitem(self, key)
             view = _new_object(NDArray)
             view._data, view._var, view._ctx, view._sig, view._ag = sub, self._var, self._ctx, None, None

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.errors import ArgumentTypeError
 
 
 def test_zero_step_slice_is_refused_by_name() -> None:
@@ -50,3 +51,16 @@ def test_assigning_past_the_end_is_an_index_error_as_in_mxnet() -> None:
     x = mx.nd.zeros((2, 3))
     with pytest.raises(IndexError, match="does not fit shape"):
         x[4] = 1
+
+
+@pytest.mark.parametrize(
+    "key",
+    [slice("a", 2), slice(1.5, 2), (0, slice(None, 2.5)), ([0, 1], slice(None, None, 1.5))],
+    ids=["string-bound", "float-bound", "float-bound-in-tuple", "float-step-with-index-array"],
+)
+def test_a_slice_with_a_bound_that_is_not_an_integer_is_an_argument_type_error(key) -> None:
+    x = mx.nd.zeros((3, 4))
+    with pytest.raises(ArgumentTypeError, match="slice bounds and steps must be integers"):
+        x[key]
+    with pytest.raises(ArgumentTypeError, match=r"__setitem__: index .* for shape \(3, 4\)"):
+        x[key] = 1
