@@ -242,6 +242,11 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         if recorder is not None:
             recorder.assigned(arr, host_key, value)
         return
+    if isinstance(value, (complex, np.complexfloating)):
+        # (NumPy's cast would keep the real part, silently; MXNet refuses it with a TypeError)
+        raise ArgumentTypeError(
+            f"__setitem__: cannot store the complex number {value!r} in an array of dtype {data.dtype}"
+        )
     if isinstance(value, (int, float, bool, np.generic)):
         scalar = element_of(data.dtype, value, "__setitem__")
 

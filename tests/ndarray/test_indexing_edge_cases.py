@@ -64,3 +64,12 @@ def test_a_slice_with_a_bound_that_is_not_an_integer_is_an_argument_type_error(k
         x[key]
     with pytest.raises(ArgumentTypeError, match=r"__setitem__: index .* for shape \(3, 4\)"):
         x[key] = 1
+
+
+@pytest.mark.parametrize("value", [1 + 2j, np.complex64(3 - 1j)], ids=["python-complex", "numpy-complex"])
+@pytest.mark.parametrize("key", [slice(None), 1, (slice(None), 1), [0, 2]], ids=["all", "row", "column", "rows"])
+def test_assigning_a_complex_number_is_refused_not_cut_to_its_real_part(key, value) -> None:
+    x = mx.nd.zeros((3, 4))
+    with pytest.raises(ArgumentTypeError, match=r"complex number .* dtype float32"):
+        x[key] = value
+    assert x.asnumpy().sum() == 0
