@@ -210,9 +210,10 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         copy_into(value, arr)  # the commonest form, ``weight[:] = new``: a plain copy
         return
     data = arr._data
-    if key.__class__ is slice and key == _WHOLE and data.ndim:
-        # every element (``x[:] = batch``): a key with no index arrays to check or snapshot
-        host_key, target_shape, every_element = key, data.shape, True
+    if key.__class__ is slice and key == _WHOLE:
+        # every element (``x[:] = batch``): a key with no index arrays to check or snapshot (of a 0-d
+        # array too, as ``x[:]`` reads it: NumPy refuses the slice there, ``...`` means the same)
+        host_key, target_shape, every_element = (key if data.ndim else Ellipsis), data.shape, True
     else:
         key = _normalize_key(arr, key)
         host_key = _snapshot(key)

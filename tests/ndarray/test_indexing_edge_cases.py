@@ -26,6 +26,24 @@ def test_whole_slice_of_a_0d_array_is_the_array() -> None:
     assert x.asscalar() == 3.0
 
 
+@pytest.mark.parametrize(
+    "value",
+    [7, np.float64(7), np.array(7.0), np.array([7.0]), [7], mx.nd.array(np.array(7.0)), mx.nd.array([7])],
+    ids=["int", "numpy-scalar", "numpy-0d", "numpy-1", "list", "ndarray-0d", "ndarray-1"],
+)
+def test_whole_slice_assignment_of_a_0d_array_sets_its_element(value) -> None:
+    # ``x[:]`` reads a 0-d array whole, so ``x[:] = v`` writes it whole (NumPy refuses the slice)
+    x = mx.nd.array(np.array(5.0))
+    x[:] = value
+    assert x.shape == () and x.asscalar() == 7.0
+
+
+def test_whole_slice_assignment_of_a_0d_array_checks_the_shape() -> None:
+    x = mx.nd.array(np.array(5.0))
+    with pytest.raises(mx.ShapeError, match=r"shape \(2,\) to a target of shape \(\)"):
+        x[:] = [1, 2]
+
+
 def test_empty_tuple_index_of_a_0d_array_is_a_view() -> None:
     x = mx.nd.array(np.array(5.0))
     x[()][()] = 4
