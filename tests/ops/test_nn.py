@@ -220,13 +220,9 @@ def test_rrelu_with_equal_bounds_has_the_leaky_gradient(ctx):
 
 def _strided_out(shape: tuple[int, ...]) -> tuple[lazynd.nd.NDArray, lazynd.nd.NDArray]:
     """A base array and its view of ``shape``: rows 0..shape[1]-1 of axis 1 of a longer array, a
-    layout whose first two axes no reshape can merge without a copy.
-
-    The base is itself strided (every other element of memory from DLPack): indexing a contiguous
-    array gives a copy where the selection is strided, as in MXNet, and a view only here.
-    """
+    layout whose first two axes no reshape can merge without a copy."""
     longer = (shape[0], shape[1] + 1, *shape[2:])
-    base = lazynd.nd.from_dlpack(np.full((*longer, 2), 7.0, dtype=np.float32)[..., 0])
+    base = lazynd.nd.full(longer, 7.0)
     return base, base[:, 0 : shape[1]]
 
 
