@@ -1,7 +1,7 @@
 """Indexing an NDArray through the engine: ``x[key]`` and ``x[key] = value``.
 
 Basic indexing (integers, slices, ``None``, ``...``) reads a view sharing the array's storage and
-var when it selects one contiguous block (a strided selection is copied, as in MXNet); index arrays (a boolean mask, integer positions, MXNet's float positions) are checked on the
+var; index arrays (a boolean mask, integer positions, MXNet's float positions) are checked on the
 host and gather into a copy.  Assignment takes a scalar, an NDArray or an array-like, in NumPy's
 and MXNet 0.9's shapes.
 """
@@ -80,8 +80,7 @@ def _index_array(index: Any, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def getitem(arr: Any, key: Any) -> Any:
-    """Basic indexing gives a view sharing memory (writes go through) when it selects one
-    contiguous block, as MXNet's does; a strided selection and advanced indexing give a copy."""
+    """Basic indexing gives a view sharing memory (writes go through); advanced indexing a copy."""
     key = _normalize_key(arr, key)
     _check_steps(key)
     data = arr._data
@@ -106,12 +105,6 @@ def getitem(arr: Any, key: Any) -> Any:
         result._partial = arr._partial or sub.size != data.size  # (basic indexing never selects an element twice)
         if dispatch.recorder is not None:  # some thread records (lazynd.autograd)
             dispatch.recorder.view(arr, result, key)
-        if not sub.flags.c_contiguous and data.flags.c_contiguous:
-            # MXNet shares memory only when the selection is one contiguous block (``x[1]``,
-            # ``x[1:3]``, ``x[1, 2:4]``); a strided one (``x[:, 1]``, ``x[::2]``) is a copy, so a
-            # write to it does not reach ``x`` (an array over strided memory, from DLPack, keeps
-            # giving views: MXNet has no such arrays)
-            return result.copy()
         return result
     if dispatch.recorder is not None and dispatch.recorder.is_recorded(arr):
         return _recorded_gather(arr, key)

@@ -330,7 +330,7 @@ class NDArray:
 
     # -- indexing (see indexing.py) ------------------------------------------------------------
     def __getitem__(self, key: Any) -> NDArray:
-        if key.__class__ is slice and key.step is None:  # x[i:j], the batch loop's call: a view, written out
+        if key.__class__ is slice:  # x[i:j], the batch loop's call: a view, written out
             data = self._data
             try:
                 sub = data[key]
