@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import get_backend
-from ..errors import IndexingError, OperatorError, ShapeError
+from ..errors import ArgumentTypeError, IndexingError, OperatorError, ShapeError
 from ..runtime import push, run_if_free
 from . import dispatch
 from .copying import copy_into, element_of
@@ -93,6 +93,8 @@ def getitem(arr: Any, key: Any) -> Any:
             sub = data[key]
         except IndexError as err:
             raise IndexingError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
+        except TypeError as err:
+            raise _key_type_error("index", key, arr.shape, err) from None
         if getattr(sub, "ndim", 0) == 0 and data.ndim:
             # a single element: keep a (1,)-shaped view, as MXNet does: a new last axis of length 1
             # (``x[()]`` of a 0-d array is that array, 0-d, in MXNet too)
@@ -111,6 +113,8 @@ def getitem(arr: Any, key: Any) -> Any:
         probe = np.broadcast_to(np.empty((), data.dtype), arr.shape)[_host_key(key)]
     except IndexError as err:
         raise IndexingError(f"index does not fit shape {arr.shape}: {err}") from None
+    except TypeError as err:
+        raise _key_type_error("index", key, arr.shape, err) from None
     out = new_array(probe.shape, data.dtype, arr._ctx)
     host_key = _snapshot(key)
 
@@ -199,9 +203,10 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         copy_into(value, arr)  # the commonest form, ``weight[:] = new``: a plain copy
         return
     data = arr._data
-    if key.__class__ is slice and key == _WHOLE and data.ndim:
-        # every element (``x[:] = batch``): a key with no index arrays to check or snapshot
-        host_key, target_shape, every_element = key, data.shape, True
+    if key.__class__ is slice and key == _WHOLE:
+        # every element (``x[:] = batch``): a key with no index arrays to check or snapshot (of a 0-d
+        # array too, as ``x[:]`` reads it: NumPy refuses the slice there, ``...`` means the same)
+        host_key, target_shape, every_element = (key if data.ndim else Ellipsis), data.shape, True
     else:
         key = _normalize_key(arr, key)
         host_key = _snapshot(key)
@@ -231,6 +236,11 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         if recorder is not None:
             recorder.assigned(arr, host_key, value)
         return
+    if isinstance(value, (complex, np.complexfloating)):
+        # (NumPy's cast would keep the real part, silently; MXNet refuses it with a TypeError)
+        raise ArgumentTypeError(
+            f"__setitem__: cannot store the complex number {value!r} in an array of dtype {data.dtype}"
+        )
     if isinstance(value, (int, float, bool, np.generic)):
         scalar = element_of(data.dtype, value, "__setitem__")
 
@@ -302,6 +312,16 @@ def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
         return np.broadcast_to(np.empty((), data.dtype), arr.shape)[key].shape, False
     except IndexError as err:
         raise IndexingError(f"__setitem__: index {key!r} does not fit shape {arr.shape}: {err}") from None
+    except TypeError as err:
+        raise _key_type_error("__setitem__", key, arr.shape, err) from None
+
+
+def _key_type_error(where: str, key: Any, shape: tuple[int, ...], err: TypeError) -> ArgumentTypeError:
+    """A key member of a type no index takes (a slice with a float or string bound): NumPy's
+    TypeError, named as ours (an ``ArgumentTypeError`` is a ``TypeError`` too, as MXNet raises)."""
+    return ArgumentTypeError(
+        f"{where}: index {key!r} for shape {shape}: {err} (slice bounds and steps must be integers or None)"
+    )
 
 
 def _without_integer_axes(key: Any, value_shape: tuple[int, ...], target_shape: tuple[int, ...]) -> tuple | None:

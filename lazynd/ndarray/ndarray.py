@@ -128,8 +128,9 @@ class NDArray:
 
     @property
     def T(self) -> NDArray:
-        """The array with its axes reversed, any number of them, as in MXNet 1.x (0.9 took 2-D only)."""
-        return _ops_table.invoke_by_name("transpose", [self], {})
+        """The array with its axes reversed, any number of them, as in MXNet 1.x (0.9 took 2-D only);
+        an array of under 2 axes is its own transpose, itself (writes to ``x.T`` reach ``x``), as in MXNet."""
+        return self if self._data.ndim < 2 else _ops_table.invoke_by_name("transpose", [self], {})
 
     # -- waiting and host access ---------------------------------------------------------------
     def wait_to_read(self) -> None:
@@ -333,7 +334,7 @@ class NDArray:
             data = self._data
             try:
                 sub = data[key]
-            except (ValueError, IndexError):  # a zero step, a 0-d array: indexing.py says why
+            except (ValueError, IndexError, TypeError):  # a zero step, a 0-d array, a float bound: indexing.py says why
                 return _indexing.getitem(self, key)
             view = _new_object(NDArray)
             view._data, view._var, view._ctx, view._sig, view._ag = sub, self._var, self._ctx, None, None

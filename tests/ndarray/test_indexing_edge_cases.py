@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.errors import ArgumentTypeError
 
 
 def test_zero_step_slice_is_refused_by_name() -> None:
@@ -23,6 +24,24 @@ def test_whole_slice_of_a_0d_array_is_the_array() -> None:
     assert view.shape == ()
     view[()] = 3  # a view: writes go through, as MXNet returns the array itself
     assert x.asscalar() == 3.0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [7, np.float64(7), np.array(7.0), np.array([7.0]), [7], mx.nd.array(np.array(7.0)), mx.nd.array([7])],
+    ids=["int", "numpy-scalar", "numpy-0d", "numpy-1", "list", "ndarray-0d", "ndarray-1"],
+)
+def test_whole_slice_assignment_of_a_0d_array_sets_its_element(value) -> None:
+    # ``x[:]`` reads a 0-d array whole, so ``x[:] = v`` writes it whole (NumPy refuses the slice)
+    x = mx.nd.array(np.array(5.0))
+    x[:] = value
+    assert x.shape == () and x.asscalar() == 7.0
+
+
+def test_whole_slice_assignment_of_a_0d_array_checks_the_shape() -> None:
+    x = mx.nd.array(np.array(5.0))
+    with pytest.raises(mx.ShapeError, match=r"shape \(2,\) to a target of shape \(\)"):
+        x[:] = [1, 2]
 
 
 def test_empty_tuple_index_of_a_0d_array_is_a_view() -> None:
@@ -50,3 +69,25 @@ def test_assigning_past_the_end_is_an_index_error_as_in_mxnet() -> None:
     x = mx.nd.zeros((2, 3))
     with pytest.raises(IndexError, match="does not fit shape"):
         x[4] = 1
+
+
+@pytest.mark.parametrize(
+    "key",
+    [slice("a", 2), slice(1.5, 2), (0, slice(None, 2.5)), ([0, 1], slice(None, None, 1.5))],
+    ids=["string-bound", "float-bound", "float-bound-in-tuple", "float-step-with-index-array"],
+)
+def test_a_slice_with_a_bound_that_is_not_an_integer_is_an_argument_type_error(key) -> None:
+    x = mx.nd.zeros((3, 4))
+    with pytest.raises(ArgumentTypeError, match="slice bounds and steps must be integers"):
+        x[key]
+    with pytest.raises(ArgumentTypeError, match=r"__setitem__: index .* for shape \(3, 4\)"):
+        x[key] = 1
+
+
+@pytest.mark.parametrize("value", [1 + 2j, np.complex64(3 - 1j)], ids=["python-complex", "numpy-complex"])
+@pytest.mark.parametrize("key", [slice(None), 1, (slice(None), 1), [0, 2]], ids=["all", "row", "column", "rows"])
+def test_assigning_a_complex_number_is_refused_not_cut_to_its_real_part(key, value) -> None:
+    x = mx.nd.zeros((3, 4))
+    with pytest.raises(ArgumentTypeError, match=r"complex number .* dtype float32"):
+        x[key] = value
+    assert x.asnumpy().sum() == 0
