@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from lazynd.errors import LazyNDError, OperatorError, ShapeError
+from lazynd.errors import ArgumentTypeError, LazyNDError, OperatorError, ShapeError
 from lazynd.formats.ndarray_record import DTYPE_TO_FLAG, FLAG_TO_DTYPE
 from lazynd.ops.params import SYMBOL_ATTRIBUTE_KEYS, parse_dtype, parse_shape
 from lazynd.util import is_np_shape
@@ -42,6 +42,11 @@ def normalize_attrs(attrs: dict[str, Any] | None, where: str = "symbol") -> dict
     >>> normalize_attrs({"ctx_group": "dev1", "__mood__": "ok"})
     {'__ctx_group__': 'dev1', '__mood__': 'ok'}
     """
+    if attrs is not None and not isinstance(attrs, dict):
+        raise ArgumentTypeError(
+            f"{where}: attributes must be a dict of str to str such as {{'ctx_group': 'dev1'}}, "
+            f"got {type(attrs).__name__} {attrs!r}"
+        )
     out: dict[str, str] = {}
     for key, value in (attrs or {}).items():
         if not isinstance(key, str) or not is_attribute_key(key):
@@ -132,10 +137,10 @@ class AttrScope:
         self._attr = normalize_attrs(attrs, "AttrScope")
         self._old: AttrScope | None = None
 
-    def get(self, attr: dict[str, Any] | None) -> dict[str, str]:
-        """The scope's attributes updated with ``attr`` (which wins)."""
+    def get(self, attr: dict[str, Any] | None, where: str = "symbol") -> dict[str, str]:
+        """The scope's attributes updated with ``attr`` (which wins); ``where`` names the caller in errors."""
         merged = dict(self._attr)
-        merged.update(normalize_attrs(attr))
+        merged.update(normalize_attrs(attr, where))
         return merged
 
     def __enter__(self) -> AttrScope:

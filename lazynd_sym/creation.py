@@ -46,7 +46,7 @@ def Variable(
     if not isinstance(name, str) or not name:
         raise LazyNDError(f"Variable: name must be a non-empty string, got {name!r}")
     check_dense(stype, f"Variable {name!r}")
-    user = AttrScope.current.get(attr)
+    user = AttrScope.current.get(attr, f"Variable {name!r}")
     if stype is not None:
         user["__storage_type__"] = "0"  # MXNet's flag for dense 'default', the one storage type lazynd has
     if shape is not None:
@@ -107,11 +107,22 @@ def _param_text(value: Any) -> str:
     return str(value)
 
 
-def _name_positional_params(op: OpDef, values: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+def _name_positional_params(
+    op: OpDef, values: list[Any], kwargs: dict[str, Any], input_label: str | None = None
+) -> dict[str, Any]:
     """Parameters given by position after the input symbols (``sym.sum(x, 1)``, ``sym.eye(3, 4, 1)``),
-    named in the operator's parameter order, as MXNet's generated functions (and ``lazynd.nd``'s) read them."""
+    named in the operator's parameter order, as MXNet's generated functions (and ``lazynd.nd``'s) read them.
+
+    ``input_label`` names the input the first value stands where (``None`` when the operator takes no
+    input there): with more values than parameters, the likelier mistake is a non-symbol given as it.
+    """
     free = [p for p in op.params if p not in kwargs and p != "num_args"]
     if len(values) > len(free):
+        if input_label is not None:
+            raise OperatorError(
+                f"{op.name}: input {input_label!r} must be a Symbol, got {type(values[0]).__name__} {values[0]!r} "
+                f"(and its {len(free)} parameter(s) {free} cannot take {len(values)} value(s) by position)"
+            )
         raise OperatorError(
             f"{op.name}: {len(values)} parameters given by position, it has {len(free)} more to set ({free})"
         )
@@ -154,9 +165,10 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
     op = op_name if isinstance(op_name, OpDef) else registry.get(op_name)
     kwargs = dict(kwargs)
     name = kwargs.pop("name", None)
-    user = AttrScope.current.get(kwargs.pop("attr", None))
+    user = AttrScope.current.get(kwargs.pop("attr", None), op.name)
     positional: list[Symbol | None] = []
     positional_params: list[Any] = []
+    first_param_input: str | None = None  # the input a first non-symbol value stands where, if any
     for a in args:
         if isinstance(a, Symbol) and not positional_params:
             positional.append(a)
@@ -168,11 +180,12 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
             positional.append(None)  # an input left out: a variable is made for it, if the operator takes it
         else:
             if not positional_params and (op.variadic or op.takes_input_at(len(positional))):
-                _refuse_array_input(op, a, _input_label(op, len(positional)))
+                first_param_input = _input_label(op, len(positional))
+                _refuse_array_input(op, a, first_param_input)
             positional_params.append(a)
     while positional and positional[-1] is None:
         positional.pop()
-    kwargs.update(_name_positional_params(op, positional_params, kwargs))
+    kwargs.update(_name_positional_params(op, positional_params, kwargs, first_param_input))
     named: dict[str, Symbol] = {}
     params: dict[str, Any] = {}
     for key, value in kwargs.items():
@@ -205,6 +218,8 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
     variable_attrs = op.attrs_of_input_variables(attrs)
     params_text = {k: _param_text(v) for k, v in params.items()}
     for i, input_name in enumerate(input_names):
+        if i < len(positional) and input_name in named:
+            raise OperatorError(f"{op.name}: input {input_name!r} is given both by position and by keyword")
         source = positional[i] if i < len(positional) else named.pop(input_name, None)
         if source is None:
             # as MXNet's, a variable made for a missing input carries its operator's parameters

@@ -6,7 +6,8 @@ states too); the passes (:mod:`lazynd_sym.passes.infer_shape`, :mod:`~lazynd_sym
 complete it over the graph; the results come back as MXNet's
 ``(arg_values, out_values, aux_values)`` triple.  The full forms return ``(None, None, None)``
 when anything stays unknown; the partial forms return what is known (MXNet's way: an unknown
-shape as ``()``, an unknown dimension as 0, an unknown type as None).
+shape as ``()``, an unknown dimension as 0, an unknown type as None).  Read back the same way,
+a given ``()`` is an unknown shape outside ``mx.np_shape`` and a scalar's under it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) 
     graph = IndexedGraph(outputs)
     known = _known_by_name(graph, args, kwargs, "infer_shape")
     given = {k: _given_shape(graph.entry_name(k), v) for k, v in known.items()}
+    if not is_np_shape():
+        # MXNet's legacy reading: a shape of no dimensions is an unknown one, as infer_shape_partial
+        # reports it, so that its results can be given back (under mx.np_shape it is a scalar's)
+        given = {k: v for k, v in given.items() if v}
     by_node = {id(graph.nodes[i]): given[graph.entry(i)] for i in graph.variables() if graph.entry(i) in given}
     expanded, at = _expanded(graph, outputs, shape_reader(by_node), None)
     inferred = infer_shape_pass(expanded, {at[k]: v for k, v in given.items()})

@@ -189,8 +189,13 @@ class _Reader:
             )
         source_index, output = raw[0], raw[1]
         if not 0 <= source_index < limit:
-            detail = "inputs must refer to earlier nodes" if index is not None else f"the file has {limit} nodes"
-            raise self.error(f"{what} refers to node {source_index}; expected 0 to {limit - 1} ({detail})", index, name)
+            if index is None:
+                expected = f"expected 0 to {limit - 1} (the file has {limit} nodes)"
+            elif limit == 0:
+                expected = "the first node has no earlier node to read (inputs must refer to earlier nodes)"
+            else:
+                expected = f"expected 0 to {limit - 1} (inputs must refer to earlier nodes)"
+            raise self.error(f"{what} refers to node {source_index}; {expected}", index, name)
         producer = self.nodes[source_index]
         count = producer.num_outputs()
         if not 0 <= output < count:
@@ -244,13 +249,16 @@ class _Reader:
         raw_inputs = raw.get("inputs", [])
         if not isinstance(raw_inputs, list):
             raise self.error(f"'inputs' is {raw_inputs!r}; expected a list", index, name)
+        if op_name == "null" and raw_inputs:
+            # before the entries are resolved: their range error would hide what is wrong
+            raise self.error(
+                f"is a variable (op 'null') but has {len(raw_inputs)} input(s); expected none", index, name
+            )
         for key in ("param", "attr", "attrs"):
             self.string_dict(raw, key, index, name)
         inputs = [self.entry(e, index, f"input {i}", index, name) for i, e in enumerate(raw_inputs)]
         params, user = _upgrade_attr(raw, name, op_name == "null")
         if op_name == "null":
-            if inputs:
-                raise self.error(f"is a variable but has {len(inputs)} inputs", index, name)
             self.check_hints(user, index, name)
             node = Node(None, name, params, None, user)
             self.add_variable(node, index)

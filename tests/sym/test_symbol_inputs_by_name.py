@@ -58,3 +58,36 @@ def test_an_array_given_for_an_input_is_refused_by_the_inputs_name(call: Any, me
 def test_numpy_scalars_given_by_position_are_still_parameters() -> None:
     net = mx.sym.FullyConnected(mx.sym.Variable("x"), None, None, np.int64(3))
     assert net.infer_shape(x=(2, 5))[1] == [(2, 3)]
+
+
+def test_an_input_given_by_position_and_by_keyword_is_named_as_such():
+    # before: "relu: unknown input(s) ['data']; inputs are ['data']"
+    a = mx.sym.Variable("a")
+    with pytest.raises(OperatorError, match="relu: input 'data' is given both by position and by keyword"):
+        mx.sym.relu(a, data=a)
+
+
+def test_a_number_where_the_only_input_goes_names_the_input():
+    # before: "relu: 1 parameters given by position, it has 0 more to set ([])"
+    with pytest.raises(OperatorError, match="relu: input 'data' must be a Symbol, got int 3"):
+        mx.sym.relu(3)
+
+
+def test_a_number_after_the_parameters_still_names_the_parameters():
+    # past the input symbols, too many values are still a count of parameters
+    with pytest.raises(OperatorError, match=r"sum: 4 parameters given by position, it has 3 more to set"):
+        mx.sym.sum(mx.sym.Variable("a"), 1, True, False, 3)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: mx.sym.relu(mx.sym.Variable("a"), attr="lr_mult"),
+        lambda: mx.sym.Variable("v", attr=["ctx_group"]),
+    ],
+    ids=["operator", "variable"],
+)
+def test_attributes_that_are_not_a_dict_are_an_argument_type_error(make):
+    # before: a bare AttributeError ('str' object has no attribute 'items')
+    with pytest.raises(ArgumentTypeError, match=r"(relu|Variable 'v'): attributes must be a dict"):
+        make()

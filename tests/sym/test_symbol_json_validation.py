@@ -58,6 +58,20 @@ def test_input_node_index_must_be_an_earlier_node(mxnet_08, entry):
         sym.load_json(json.dumps(mxnet_08))
 
 
+def test_a_variable_with_inputs_says_so_rather_than_an_empty_node_range():
+    # before: the first node's input was range-checked first: "expected 0 to -1"
+    document = {"nodes": [{"op": "null", "name": "x", "inputs": [[0, 0, 0]]}], "arg_nodes": [0], "heads": [[0, 0, 0]]}
+    with pytest.raises(FormatError, match=r"node 0 \('x'\): is a variable \(op 'null'\) but has 1 input\(s\)"):
+        sym.load_json(json.dumps(document))
+
+
+def test_the_first_node_reading_an_input_says_there_is_no_earlier_node():
+    document = {"nodes": [{"op": "relu", "name": "r", "inputs": [[0, 0, 0]]}], "arg_nodes": [], "heads": [[0, 0, 0]]}
+    with pytest.raises(FormatError, match="the first node has no earlier node to read") as caught:
+        sym.load_json(json.dumps(document))
+    assert "-1" not in str(caught.value)
+
+
 def test_cycle_is_refused():
     document = {
         "nodes": [
