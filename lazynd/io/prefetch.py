@@ -74,6 +74,8 @@ class _Worker:
         self.ready.wait()
         if self.error is not None:
             error, self.error = self.error, None
+            if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit: not a data error
+                raise error
             raise DataError(f"PrefetchingIter: the wrapped iterator failed: {error!r}") from error
         return self.batch
 

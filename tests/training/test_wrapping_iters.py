@@ -73,6 +73,23 @@ def test_prefetching_iter_reraises_errors_of_the_wrapped_iterator() -> None:
         next(it)
 
 
+class _ExitingIter(DataIter):
+    def __init__(self, exit_with: type[BaseException]) -> None:
+        super().__init__(1)
+        self.exit_with = exit_with
+
+    def next(self) -> DataBatch:
+        raise self.exit_with()
+
+
+@pytest.mark.parametrize("exit_with", [KeyboardInterrupt, SystemExit])
+def test_prefetching_iter_hands_an_interrupt_or_exit_on_as_it_is(exit_with) -> None:
+    """Not a data error: the program's own thread gets it as the wrapped iterator raised it."""
+    it = PrefetchingIter(_ExitingIter(exit_with))
+    with pytest.raises(exit_with):
+        next(it)
+
+
 @pytest.mark.parametrize(
     "make, owner",
     [
