@@ -72,8 +72,25 @@ def create(name: str = "local") -> KVStore:
     if isinstance(name, KVStore):
         return name
     if not isinstance(name, str) or name not in _STORES:
-        raise LazyNDError(f"unknown KVStore type {name!r}; supported types: {', '.join(supported_types())}")
+        supported = f"supported types: {', '.join(supported_types())}"
+        if isinstance(name, str) and name in _MXNET_ONLY:
+            raise LazyNDError(
+                f"KVStore type {name!r} is MXNet's {_MXNET_ONLY[name]}, which lazynd does not have; {supported} "
+                "(distributed training: 'dist_sync', over MPI)"
+            )
+        raise LazyNDError(f"unknown KVStore type {name!r}; {supported}")
     return _STORES[name](name)
+
+
+# MXNet 1.9.1's store types that lazynd does not have, and what they are
+_MXNET_ONLY = {
+    "dist_async": "asynchronous parameter-server store",
+    "dist_device_async": "asynchronous parameter-server store",
+    "dist": "parameter-server store",
+    "horovod": "Horovod store",
+    "byteps": "BytePS store",
+    "p3": "P3 parameter-server store",
+}
 
 
 class KVKeyError(LazyNDError, KeyError):

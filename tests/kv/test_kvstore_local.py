@@ -12,7 +12,12 @@ from lazynd.errors import LazyNDError, ShapeError
 
 
 def test_create_unknown_type_lists_supported_types():
-    with pytest.raises(LazyNDError, match=r"unknown KVStore type 'dist_async'.*device.*dist_sync.*local"):
+    with pytest.raises(LazyNDError, match=r"unknown KVStore type 'sync'.*device.*dist_sync.*local"):
+        lazynd_kv.create("sync")
+
+
+def test_an_mxnet_store_type_lazynd_lacks_is_named_as_such():
+    with pytest.raises(LazyNDError, match=r"'dist_async' is MXNet's asynchronous parameter-server store.*dist_sync"):
         lazynd_kv.create("dist_async")
 
 
