@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from lazynd.base import _Null
-from lazynd.errors import LazyNDError, OperatorError
+from lazynd.errors import ArgumentTypeError, LazyNDError, OperatorError
 from lazynd.ndarray.sparse import check_dense
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
@@ -149,10 +149,36 @@ def _refuse_array_input(op: OpDef, value: Any, input_name: str) -> None:
     """Name the input when an array (an NDArray, a NumPy array) is given where a symbol is expected:
     it would otherwise be read as a parameter and refused for a reason that says nothing of it."""
     if hasattr(value, "__array__") and not isinstance(value, (Symbol, np.generic)):
-        raise OperatorError(
+        raise ArgumentTypeError(
             f"{op.name}: input {input_name!r} must be a Symbol, got {type(value).__module__}.{type(value).__name__}; "
             "call the mx.nd function for arrays, or pass a variable (mx.sym.Variable) and bind the array to it"
         )
+
+
+def _is_input_position(op: OpDef, position: int) -> bool:
+    """Whether a value given at ``position`` stands where MXNet's generated function lists an input.
+
+    Those functions take every input before the parameters (``FullyConnected(data, weight, bias,
+    num_hidden, ...)``, ``sum(data, axis, ...)``), and a variadic operator takes only symbols by
+    position (``Concat(*data, dim=...)``); where a required parameter decides the inputs, none is known.
+    """
+    return op.variadic or position < len(_input_names(op))
+
+
+def _refuse_value_input(op: OpDef, value: Any, position: int) -> None:
+    """Refuse a value that is not a symbol given where an input goes (MXNet: "Argument data must be
+    Symbol instances"), naming the input, rather than reading it as the first parameter."""
+    label = _input_label(op, position)
+    _refuse_array_input(op, value, label)
+    where = f"input {label!r}" if not label.startswith("#") else f"input #{position}"
+    hint = (
+        "its inputs are all given by position, its parameters by keyword"
+        if op.variadic
+        else f"parameters given by position come after all its inputs {_input_names(op)}"
+    )
+    raise ArgumentTypeError(
+        f"{op.name}: {where} (position {position}) must be a Symbol, got {type(value).__name__} {value!r:.80} ({hint})"
+    )
 
 
 def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hint: str | None = None) -> Symbol:
@@ -179,8 +205,10 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
         elif a is None and not positional_params and op.takes_input_at(len(positional)):
             positional.append(None)  # an input left out: a variable is made for it, if the operator takes it
         else:
-            if not positional_params and (op.variadic or op.takes_input_at(len(positional))):
-                first_param_input = _input_label(op, len(positional))
+            if not positional_params and _is_input_position(op, len(positional)):
+                _refuse_value_input(op, a, len(positional))
+            if not positional_params and op.takes_input_at(len(positional)):
+                first_param_input = _input_label(op, len(positional))  # inputs decided by a parameter
                 _refuse_array_input(op, a, first_param_input)
             positional_params.append(a)
     while positional and positional[-1] is None:

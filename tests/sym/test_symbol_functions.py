@@ -95,7 +95,7 @@ def test_operators_take_parameters_by_position_after_their_inputs():
     with pytest.raises(OperatorError, match="by position"):
         sym.sum(x, 1, True, False, "extra")
     with pytest.raises(OperatorError, match="before the parameters"):
-        sym.broadcast_add(x, 1, sym.Variable("y"))
+        sym.sum(x, 1, sym.Variable("y"))
 
 
 def _last_node_attrs(symbol):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,7 @@ def test_symbol_arithmetic_with_an_operand_of_another_type_is_refused_by_type(ot
     ],
 )
 def test_an_array_given_for_an_input_is_refused_by_the_inputs_name(call: Any, message: str) -> None:
-    with pytest.raises(OperatorError, match=message):
+    with pytest.raises(ArgumentTypeError, match=message):
         call()
 
 
@@ -69,7 +70,7 @@ def test_an_input_given_by_position_and_by_keyword_is_named_as_such():
 
 def test_a_number_where_the_only_input_goes_names_the_input():
     # before: "relu: 1 parameters given by position, it has 0 more to set ([])"
-    with pytest.raises(OperatorError, match="relu: input 'data' must be a Symbol, got int 3"):
+    with pytest.raises(ArgumentTypeError, match=r"relu: input 'data' \(position 0\) must be a Symbol, got int 3"):
         mx.sym.relu(3)
 
 
@@ -77,6 +78,73 @@ def test_a_number_after_the_parameters_still_names_the_parameters():
     # past the input symbols, too many values are still a count of parameters
     with pytest.raises(OperatorError, match=r"sum: 4 parameters given by position, it has 3 more to set"):
         mx.sym.sum(mx.sym.Variable("a"), 1, True, False, 3)
+
+
+# MXNet 1.9.1's generated functions list every input before the parameters, and refuse a value that
+# is not a symbol on an input's place ("Argument weight must be Symbol instances, but got 3"); a
+# variadic operator takes only symbols by position ("Positional arguments must be Symbol instances").
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        # before: "FullyConnected: invalid value 3 for parameter 'no_bias'"
+        (lambda: mx.sym.FullyConnected(3, num_hidden=2), r"FullyConnected: input 'data' \(position 0\)"),
+        # before: accepted, 10 read as num_hidden and a weight variable made
+        (lambda: mx.sym.FullyConnected(mx.sym.Variable("x"), 10), r"FullyConnected: input 'weight' \(position 1\)"),
+        (
+            lambda: mx.sym.Convolution(mx.sym.Variable("x"), (3, 3), num_filter=2),
+            r"Convolution: input 'weight' \(position 1\) must be a Symbol, got tuple \(3, 3\)",
+        ),
+        # before: accepted, 3 read as axis
+        (lambda: mx.sym.sum(3), r"sum: input 'data' \(position 0\) must be a Symbol, got int 3"),
+        (lambda: mx.sym.reshape((2, 3)), r"Reshape: input 'data' \(position 0\)"),
+        (lambda: mx.sym.BatchNorm(mx.sym.Variable("x"), 3), r"BatchNorm: input 'gamma' \(position 1\)"),
+        (lambda: mx.sym.dot(mx.sym.Variable("x"), 3), r"dot: input 'rhs' \(position 1\)"),
+    ],
+)
+def test_a_number_on_an_input_place_is_refused_by_the_inputs_name(call: Any, message: str) -> None:
+    with pytest.raises(ArgumentTypeError, match=message):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: mx.sym.Concat(mx.sym.Variable("a"), 2),  # before: accepted, 2 read as dim
+        lambda: mx.sym.Concat(mx.sym.Variable("a"), mx.sym.Variable("b"), 2),
+        lambda: mx.sym.stack(mx.sym.Variable("a"), 1),
+        lambda: mx.sym.Concat(2),
+    ],
+    ids=["one-symbol", "two-symbols", "stack", "no-symbol"],
+)
+def test_a_number_given_by_position_to_a_variadic_operator_is_refused(call: Any) -> None:
+    with pytest.raises(ArgumentTypeError, match=r"(Concat|stack): input #\d \(position \d\) must be a Symbol, got int"):
+        call()
+
+
+def test_the_refusal_of_a_number_for_an_input_is_also_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        mx.sym.FullyConnected(3, num_hidden=2)
+
+
+@pytest.mark.parametrize(
+    ("call", "params"),
+    [
+        (lambda x, y: mx.sym.sum(x, 1), {"axis": "1"}),
+        (lambda x, y: mx.sym.sum(x, None), {"axis": "None"}),
+        (lambda x, y: mx.sym.transpose(x, (1, 0)), {"axes": "(1, 0)"}),
+        (lambda x, y: mx.sym.reshape(x, (2, 3)), {"shape": "(2, 3)"}),
+        (lambda x, y: mx.sym.Concat(x, y, dim=1), {"dim": "1", "num_args": "2"}),
+        (lambda x, y: mx.sym.FullyConnected(x, y, mx.sym.Variable("b"), 10), {"num_hidden": "10"}),
+        (lambda x, y: mx.sym.FullyConnected(x, None, None, 10), {"num_hidden": "10"}),
+        (lambda x, y: mx.sym.dot(x, y, True), {"transpose_a": "True"}),
+        (lambda x, y: mx.sym.SoftmaxOutput(x, y, 2.0), {"grad_scale": "2.0"}),
+        (lambda x, y: mx.sym.slice_axis(x, 0, 1, 2), {"axis": "0", "begin": "1", "end": "2"}),
+        (lambda x, y: mx.sym.eye(3, 4, 1), {"N": "3", "M": "4", "k": "1"}),
+    ],
+)
+def test_parameters_by_position_after_every_input_still_work_as_in_mxnet(call: Any, params: dict) -> None:
+    attrs = json.loads(call(mx.sym.Variable("x"), mx.sym.Variable("y")).tojson())["nodes"][-1]["attrs"]
+    assert {k: attrs[k] for k in params} == params
 
 
 @pytest.mark.parametrize(
