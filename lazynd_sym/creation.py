@@ -130,11 +130,12 @@ def _name_positional_params(
 
 
 def _input_names(op: OpDef) -> list[str]:
-    """The operator's input names under its default parameters (``arg0``... for a variadic one)."""
+    """The operator's input names under its default parameters, as MXNet's generated function lists
+    them by position (the auxiliary states last, where it lists them; none for a variadic one)."""
     if op.variadic:
         return []
     try:
-        return op.input_names({k: p.default for k, p in op.params.items()}) + list(op.aux)
+        return op.input_names({k: p.default for k, p in op.params.items()}) + list(op.aux if op.positional_aux else ())
     except OperatorError:  # a required parameter decides them
         return []
 

@@ -51,7 +51,9 @@ def _check_devices(name: str, attrs: dict) -> None:
         )
 
 
-def _variant(name: str, params: dict[str, Param], *, variance_out: bool, relu: bool, doc: str) -> OpDef:
+def _variant(
+    name: str, params: dict[str, Param], *, variance_out: bool, relu: bool, doc: str, positional_aux: bool = True
+) -> OpDef:
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
         _check_devices(name, attrs)
         return _bn_infer(batch_norm_attrs(attrs), in_shapes, aux_shapes)
@@ -81,6 +83,7 @@ def _variant(name: str, params: dict[str, Param], *, variance_out: bool, relu: b
         infer_shape=infer_shape,
         infer_type=lambda attrs, in_types, aux_types: _bn_types(batch_norm_attrs(attrs), in_types, aux_types),
         gradient=gradient,
+        positional_aux=positional_aux,
         doc=doc,
     )
 
@@ -91,6 +94,7 @@ register(
         V1_PARAMS,
         variance_out=True,
         relu=False,
+        positional_aux=False,  # MXNet's legacy operator: eps follows (data, gamma, beta)
         doc="MXNet 0.9's BatchNorm (channel axis 1; ``var`` is the variance).",
     )
 )

@@ -46,6 +46,9 @@ An :class:`OpDef` carries everything about an operator:
   when inferring types, so the call fails at once, naming the operator, rather than
   inside a kernel that cannot store its floating-point results (a function of the
   parameters where only some modes need it, as average pooling);
+- ``positional_aux=False``: MXNet's generated function does not list the auxiliary states
+  among the inputs a call gives by position (its legacy operators: ``BatchNorm_v1``,
+  ``IdentityAttachKLSparseReg``), so a value after the data inputs is the first parameter;
 - ``nonempty_axes``: ``{input name: axes}`` that must not have size 0 in an imperative call:
   MXNet 1.9.1 takes such a 0 for an unknown dim and refuses the call, and our kernels (which
   read every pixel, box or category there) would fail only at the wait;
@@ -190,6 +193,7 @@ class OpDef:
         gpu_float16_as_float32: bool = False,
         float_data: bool | Callable[[dict], bool] = False,
         takes_bool: bool = True,
+        positional_aux: bool = True,
         nonempty_axes: dict[str, tuple[int, ...]] | None = None,
         input_attrs: Callable[[dict], dict[str, dict[str, str]]] | None = None,
         doc: str = "",
@@ -227,6 +231,7 @@ class OpDef:
         self.blas_heavy = blas_heavy
         self.float_data = float_data
         self.takes_bool = takes_bool
+        self.positional_aux = positional_aux
         self.nonempty_axes = dict(nonempty_axes or {})
         self.input_attrs = input_attrs
         self.doc = doc

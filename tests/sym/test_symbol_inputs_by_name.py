@@ -140,6 +140,9 @@ def test_the_refusal_of_a_number_for_an_input_is_also_a_type_error() -> None:
         (lambda x, y: mx.sym.SoftmaxOutput(x, y, 2.0), {"grad_scale": "2.0"}),
         (lambda x, y: mx.sym.slice_axis(x, 0, 1, 2), {"axis": "0", "begin": "1", "end": "2"}),
         (lambda x, y: mx.sym.eye(3, 4, 1), {"N": "3", "M": "4", "k": "1"}),
+        # MXNet's legacy operators list no auxiliary state by position: a parameter follows the data
+        (lambda x, y: mx.sym.BatchNorm_v1(x, y, mx.sym.Variable("b"), 0.001), {"eps": "0.001"}),
+        (lambda x, y: mx.sym.IdentityAttachKLSparseReg(x, 0.2), {"sparseness_target": "0.2"}),
     ],
 )
 def test_parameters_by_position_after_every_input_still_work_as_in_mxnet(call: Any, params: dict) -> None:
