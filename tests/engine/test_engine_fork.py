@@ -10,13 +10,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from fresh_interpreter import run_fresh
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX only")
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # the fresh interpreter's part: fork one child that runs ``child(queue)``, print what it put
 FORK_HARNESS = """
@@ -41,19 +40,7 @@ def run_child(child):
 
 def _run_fresh(code: str, env: dict[str, str] | None = None, timeout: float = 90) -> subprocess.CompletedProcess:
     """Run the harness and ``code`` in a fresh interpreter; a hang fails the test."""
-    import os
-
-    try:
-        return subprocess.run(
-            [sys.executable, "-c", FORK_HARNESS + textwrap.dedent(code)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=REPO_ROOT,
-            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})},
-        )
-    except subprocess.TimeoutExpired as err:
-        pytest.fail(f"the fresh interpreter hung (killed after {timeout} s); its output: {err.stdout!r} {err.stderr!r}")
+    return run_fresh(FORK_HARNESS + textwrap.dedent(code), env, timeout)
 
 
 # the child computes a chain, waits for it and waits for everything

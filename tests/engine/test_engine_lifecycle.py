@@ -3,33 +3,13 @@ outlive every wait are reported at exit (each case runs in a fresh interpreter).
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
-import pytest
+from fresh_interpreter import run_fresh
 
 # the fresh interpreter imports lazynd from this checkout, not from wherever it is installed
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run_fresh(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter; a hang fails the test instead of stalling the suite."""
-    try:
-        return subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=REPO_ROOT,
-        )
-    except subprocess.TimeoutExpired as err:
-        pytest.fail(f"the fresh interpreter hung (killed after {timeout} s); its output: {err.stdout!r} {err.stderr!r}")
 
 
 def test_threads_racing_on_first_use_create_exactly_one_engine() -> None:
-    result = _run_fresh(
+    result = run_fresh(
         """
         import threading
         import lazynd as mx
@@ -65,7 +45,7 @@ def test_threads_racing_on_first_use_create_exactly_one_engine() -> None:
 
 
 def test_errors_no_wait_reported_are_printed_at_exit_with_their_count() -> None:
-    result = _run_fresh(
+    result = run_fresh(
         """
         import lazynd as mx
         from lazynd.engine import get_engine
@@ -86,7 +66,7 @@ def test_errors_no_wait_reported_are_printed_at_exit_with_their_count() -> None:
 
 
 def test_a_clean_exit_prints_nothing() -> None:
-    result = _run_fresh(
+    result = run_fresh(
         """
         import lazynd as mx
         from lazynd.engine import get_engine
@@ -108,7 +88,7 @@ def test_a_clean_exit_prints_nothing() -> None:
 
 def test_an_operation_blocked_for_ever_does_not_hold_the_exit() -> None:
     # the exit waited for every pending operation: one blocked on an event nobody sets hung it
-    result = _run_fresh(
+    result = run_fresh(
         """
         import threading
         import lazynd as mx

@@ -6,31 +6,12 @@ Each case runs in a fresh interpreter under a timeout, so a hang fails the test.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
 import pytest
+from fresh_interpreter import run_fresh
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX only")
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run_fresh(code: str) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=REPO_ROOT,
-            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        )
-    except subprocess.TimeoutExpired as err:
-        pytest.fail(f"the fresh interpreter hung; its output: {err.stdout!r} {err.stderr!r}")
 
 
 CHILD_ITERATES = """
@@ -71,7 +52,7 @@ if process.exitcode is None:
 
 def test_a_prefetching_iter_made_before_a_fork_iterates_in_the_child() -> None:
     # the child waited for ever for a batch from a thread that was not there
-    result = _run_fresh(
+    result = run_fresh(
         "GATED = False\n" + CHILD_ITERATES.replace("\ncontext =", "\nimport time\ntime.sleep(0.2)\ncontext =", 1)
     )
     assert result.returncode == 0, result.stderr
@@ -79,6 +60,6 @@ def test_a_prefetching_iter_made_before_a_fork_iterates_in_the_child() -> None:
 
 
 def test_a_fork_while_the_thread_loads_a_batch_gives_the_child_a_clear_error() -> None:
-    result = _run_fresh("GATED = True\n" + CHILD_ITERATES)
+    result = run_fresh("GATED = True\n" + CHILD_ITERATES)
     assert result.returncode == 0, result.stderr
     assert "child: DataError: PrefetchingIter: this process was forked while" in result.stdout, result.stdout
