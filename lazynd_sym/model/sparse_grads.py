@@ -13,6 +13,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from lazynd import optimizer as opt_module
+
 __all__ = ["sparse_grad_weights", "warn_dense_row_sparse"]
 
 
@@ -30,7 +32,7 @@ def sparse_grad_weights(symbol: Any) -> list[str]:
 def _moves_absent_rows(optimizer: Any) -> bool:
     """Whether a dense update with zero gradient rows changes those rows under ``optimizer``:
     always, but for plain SGD (no momentum, no weight decay), where it leaves them as they are."""
-    if type(optimizer).__name__ == "SGD":
+    if type(optimizer) is opt_module.SGD:  # NAG and other subclasses update otherwise
         return bool(getattr(optimizer, "momentum", 0.0) or optimizer.wd)
     return True
 
