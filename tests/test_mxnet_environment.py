@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from fresh_interpreter import run_fresh
 
 import lazynd as mx
 import lazynd_sym as sym
@@ -93,6 +94,37 @@ def test_bulk_flag_that_means_nothing_is_refused():
     with environment({"LAZYND_EXEC_BULK": None, "MXNET_EXEC_BULK_EXEC_TRAIN": "sometimes"}):
         with pytest.raises(mx.LazyNDError, match="MXNET_EXEC_BULK_EXEC_TRAIN: expected 1 or 0"):
             bulk_enabled(training=True)
+
+
+@pytest.mark.parametrize("name", ["LAZYND_SYM_FUSION", "LAZYND_CUDA_GRAPHS"])
+def test_lazynd_switches_read_like_every_other_flag(name):
+    """lazynd's own on/off switches take the same words as MXNet's flags, and refuse others by name."""
+    from lazynd_sym.executor.run import graphs_enabled
+    from lazynd_sym.passes.fuse_elemwise import fusion_enabled
+
+    read = fusion_enabled if name == "LAZYND_SYM_FUSION" else graphs_enabled
+    for value, expected in (("off", False), ("No", False), ("1", True), ("", True)):
+        with environment(name, value):
+            assert read() is expected
+    with environment(name, "fast"):
+        with pytest.raises(mx.LazyNDError, match=f"{name}: expected 1 or 0"):
+            read()
+
+
+def test_autograd_replay_switch_that_means_nothing_is_refused_when_autograd_runs():
+    program = """
+        import lazynd as mx
+        x = mx.nd.ones((2,))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = x * 2
+        y.backward()
+        """
+    done = run_fresh(program, env={"LAZYND_AUTOGRAD_REPLAY": "sometimes"})
+    assert done.returncode != 0
+    assert "LAZYND_AUTOGRAD_REPLAY: expected 1 or 0" in done.stderr
+    done = run_fresh("import lazynd.autograd.replay as r; print(r.ENABLED)", env={"LAZYND_AUTOGRAD_REPLAY": "off"})
+    assert done.stdout.strip() == "False", done.stderr
 
 
 def _traced_names(tmp_path) -> set[str]:

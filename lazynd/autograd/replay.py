@@ -41,7 +41,6 @@ the rules' operations give it only to the gradients computed from what failed.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from operator import attrgetter
@@ -49,11 +48,12 @@ from typing import Any
 
 from .. import engine as engine_module
 from ..context import Context
+from ..environment import flag_setting
 from ..runtime.capture import PushCapture
 from .graph import Leaf, Node
 from .replay_program import BackwardProgram
 
-ENABLED = os.environ.get("LAZYND_AUTOGRAD_REPLAY", "1").strip().lower() not in ("0", "false", "no", "off")
+ENABLED = flag_setting("LAZYND_AUTOGRAD_REPLAY", default=True)
 _MAX_PROGRAMS = 64  # structures kept (a program of ever-new graphs starts the table again)
 NOT_REPLAYABLE: Any = "not replayable"  # a structure whose rules push what a program cannot hold
 SEEN: Any = "seen once"  # a structure met once: the next pass of it is captured

@@ -38,7 +38,6 @@ graph.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from time import perf_counter_ns
 from typing import Any
@@ -69,7 +68,7 @@ def bulk_enabled(training: bool = False) -> bool:
 def graphs_enabled() -> bool:
     """Whether executors bound now on a GPU replay their passes as CUDA graphs (``LAZYND_CUDA_GRAPHS``,
     default on; ``0`` turns them off)."""
-    return os.environ.get("LAZYND_CUDA_GRAPHS", "1").strip().lower() not in ("0", "false", "no", "off")
+    return flag_setting("LAZYND_CUDA_GRAPHS", default=True)
 
 
 class PassRunner:

@@ -14,9 +14,10 @@ Set ``LAZYND_SYM_FUSION=0`` to bind without fusion.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
+
+from lazynd.environment import flag_setting
 
 from ..fused_kernel import ACC, FusedStep, is_fusable, make_fused_op
 from ..graph import Entry, Node, topo_order
@@ -26,8 +27,8 @@ MAX_INPUTS = 16  # a chain stops growing when it would need more inputs
 
 
 def fusion_enabled() -> bool:
-    """False when ``LAZYND_SYM_FUSION`` is ``0``, ``false``, ``no`` or ``off``."""
-    return os.environ.get(ENV_VAR, "1").strip().lower() not in ("0", "false", "no", "off")
+    """False when ``LAZYND_SYM_FUSION`` is ``0``, ``false``, ``no`` or ``off`` (another value is refused)."""
+    return flag_setting(ENV_VAR, default=True)
 
 
 def find_chains(heads: list[Entry], key: Callable[[Node], Any] | None = None) -> list[list[Node]]:
