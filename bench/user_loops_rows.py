@@ -72,7 +72,7 @@ def lazynd_loop(x: np.ndarray, y: np.ndarray, update: str, device: str) -> tuple
     names = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
     # gradients of the parameters only, as the hand-written loops compute
     ex = net.simple_bind(
-        _lazynd_ctx(device), grad_req={n: "write" for n in names}, data=(BATCH, 784), softmax_label=(BATCH,)
+        _lazynd_ctx(device), grad_req={n: "write" for n in names}, data=(BATCH, SIZES[0]), softmax_label=(BATCH,)
     )
     for name, value in zip(names, init_params(), strict=True):
         ex.arg_dict[name][:] = value
@@ -123,7 +123,7 @@ def lazynd_autograd(x: np.ndarray, y: np.ndarray, loss_name: str, device: str) -
     params = [mx.nd.array(p, ctx=ctx) for p in init_params()]
     for p in params:
         p.attach_grad()
-    data, label = mx.nd.empty((BATCH, 784), ctx=ctx), mx.nd.empty((BATCH,), ctx=ctx)
+    data, label = mx.nd.empty((BATCH, SIZES[0]), ctx=ctx), mx.nd.empty((BATCH,), ctx=ctx)
     lr = LR / BATCH  # both losses sum over the batch
     mx.nd.waitall()
     start = time.perf_counter()
@@ -175,7 +175,7 @@ class NumpyMLP:
 
 def numpy_loop(x: np.ndarray, y: np.ndarray, update: str) -> tuple[float, list[np.ndarray]]:
     net = NumpyMLP()
-    data, label = np.empty((BATCH, 784), np.float32), np.empty((BATCH,), np.float32)
+    data, label = np.empty((BATCH, SIZES[0]), np.float32), np.empty((BATCH,), np.float32)
     lr = LR / BATCH
     start = time.perf_counter()
     for k in range(0, len(x) - BATCH + 1, BATCH):
@@ -193,7 +193,7 @@ def numpy_loop(x: np.ndarray, y: np.ndarray, update: str) -> tuple[float, list[n
 
 def numpy_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, list[np.ndarray]]:
     net = NumpyMLP()
-    data, label = np.empty((BATCH, 784), np.float32), np.empty((BATCH,), np.float32)
+    data, label = np.empty((BATCH, SIZES[0]), np.float32), np.empty((BATCH,), np.float32)
     lr = LR / BATCH
     start = time.perf_counter()
     order = np.random.default_rng(0).permutation(len(x))
@@ -238,7 +238,7 @@ def _torch_batch(device: str) -> tuple[object, object]:
     import torch
 
     torch_device = _torch_device(device)
-    return torch.empty((BATCH, 784), device=torch_device), torch.empty((BATCH,), dtype=torch.int64, device=torch_device)
+    return torch.empty((BATCH, SIZES[0]), device=torch_device), torch.empty((BATCH,), dtype=torch.int64, device=torch_device)
 
 
 def _torch_done(start: float, params: list, device: str) -> tuple[float, list[np.ndarray]]:
