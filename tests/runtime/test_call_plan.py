@@ -120,6 +120,32 @@ def test_plans_tell_negative_zero_from_zero(kwargs: dict) -> None:
     assert np.signbit((x * -0.0).asnumpy()).all()
 
 
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [((0.0, 0.0), (-0.0, -0.0)), ((1, 1), (True, True)), ((1, 1), (1.0, 1.0)), ((0.5, (1,)), (0.5, (True,)))],
+    ids=["negative-zero", "bool", "float", "nested"],
+)
+def test_tuple_parameters_tell_members_types_and_signs_apart(first: tuple, second: tuple) -> None:
+    # a tuple parameter is keyed by its members' types and signs too: (1,) == (True,) and
+    # (0.0,) == (-0.0,) to a dict, but a parser may take one and refuse the other, and a kernel
+    # may compute another sign of zero
+    from lazynd.runtime.plan import _param_key
+
+    assert _param_key(first) != _param_key(second)
+    assert _param_key(first) == _param_key(tuple(first))
+
+
+def test_an_update_with_negative_zero_rates_gets_its_own_plan() -> None:
+    # w - lr * g on w = -0.0, g = 1: lr 0.0 keeps -0.0, lr -0.0 gives +0.0
+    signs = []
+    for lrs in ((0.0, 0.0), (-0.0, -0.0)):
+        w = [mx.nd.array([-0.0]), mx.nd.array([-0.0])]
+        g = [mx.nd.ones((1,)), mx.nd.ones((1,))]
+        mx.nd.multi_sgd_update(w[0], g[0], w[1], g[1], out=w, lrs=lrs, wds=(0.0, 0.0), num_weights=2)
+        signs.append([bool(np.signbit(a.asnumpy()[0])) for a in w])
+    assert signs == [[True, True], [False, False]]
+
 @pytest.mark.parametrize(
     "make",
     [lambda a: a + a, lambda a: a * 0.5, lambda a: mx.nd.cast(a, dtype="float16"), lambda a: mx.nd.sum(a, axis=1)],
