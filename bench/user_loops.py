@@ -22,6 +22,14 @@ copies, the same update expression, the same metric).  Every row runs in its own
 ``--ctx gpu`` runs the lazynd rows on gpu(0) and the PyTorch rows on CUDA (each batch still
 copied from NumPy; the hand NumPy rows stay on the CPU as the common reference).
 
+``--clock cpu`` times each epoch by the CPU seconds of all the row's threads instead of the wall
+clock: on a shared machine other processes' load slows whole rounds, and barely moves CPU time.
+``--sizes 8,8,8,10`` shrinks the MLP (random data) until its arithmetic is next to nothing, so the
+epoch is each library's own work per batch: calls, checks, bookkeeping.  Together they measure
+where lazynd's time beside hand NumPy goes, on any machine::
+
+    python bench/user_loops.py --rounds 3 --clock cpu --sizes 8,8,8,10
+
 Before the timed epoch every row runs its loop over the first ``--warmup`` batches (default 5)
 from fresh parameters, untimed: what a process pays once (kernels compiled or loaded, cuBLAS
 handles, memory pools growing) is not part of an epoch.  Those seconds are printed as each
@@ -39,17 +47,19 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import user_loops_rows
 from user_loops_rows import (
     BATCH,
+    SIZES,
     accuracy,
     lazynd_autograd,
     lazynd_fit,
     lazynd_loop,
-    load_data,
     numpy_fit,
     numpy_loop,
     torch_autograd,
@@ -83,7 +93,7 @@ ROWS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[float, list[np.ndarray]
 def run_row(name: str, limit: int | None, warmup: int = 0) -> None:
     """Run one row in this process, after ``warmup`` batches of it from fresh parameters;
     print ``{"seconds": ..., "accuracy": ..., "cold": <the warm-up's seconds>}``."""
-    x, y = load_data()
+    x, y = user_loops_rows.load_data()
     if limit:
         x, y = x[:limit], y[:limit]
     cold = ROWS[name](x[: warmup * BATCH], y[: warmup * BATCH])[0] if warmup else 0.0
@@ -115,13 +125,36 @@ def main() -> None:
     parser.add_argument(
         "--warmup", type=int, default=5, help="batches each row runs untimed first (0: time a cold epoch)"
     )
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="time each epoch by the wall clock, or by the CPU seconds of all the row's threads (cpu: "
+        "what other processes' load barely moves; not with --ctx gpu)",
+    )
+    parser.add_argument(
+        "--sizes",
+        default=",".join(map(str, SIZES)),
+        help="the MLP's layer widths; other than 784 wide, random data (tiny layers time the libraries' "
+        "own work per batch: --sizes 8,8,8,10 --clock cpu)",
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)
     opts = parser.parse_args()
     AUTOGRAD_LOSS, DEVICE = opts.autograd_loss, opts.ctx
+    if opts.clock == "cpu" and opts.ctx == "gpu":
+        parser.error("--clock cpu times the host's work only: use the wall clock with --ctx gpu")
+    sizes = tuple(int(v) for v in opts.sizes.split(","))
+    if len(sizes) != 4 or min(sizes) < 1 or sizes[-1] != 10:
+        parser.error(f"--sizes: four widths >= 1 ending in 10 classes, got {opts.sizes!r}")
+    user_loops_rows.SIZES = sizes
+    user_loops_rows.CLOCK = time.process_time if opts.clock == "cpu" else time.perf_counter
     if opts.row:
         run_row(opts.row, opts.limit, opts.warmup)
         return
-    faces = ["lazynd", "numpy"] + (["torch"] if torch_available() else [])
+    # PyTorch's CPU seconds count its thread pool's threads spinning between operations (an 8-8-8-10
+    # epoch took it 1-8 CPU seconds against 0.04 wall): with --clock cpu it has no comparable row
+    faces = ["lazynd", "numpy"] + (["torch"] if torch_available() and opts.clock == "wall" else [])
+    no_torch = "not timed (CPU clock)" if opts.clock == "cpu" else "not installed"
     loops = [loop for loop in opts.loops.split(",") if loop]
     rows = [f"{loop}/{face}" for loop in loops for face in faces]
     times: dict[str, list[float]] = {row: [] for row in rows}
@@ -133,6 +166,7 @@ def main() -> None:
         for row in rows[r % len(rows) :] + rows[: r % len(rows)]:
             command = [sys.executable, __file__, "--row", row, "--limit", str(opts.limit)]
             command += ["--autograd-loss", opts.autograd_loss, "--ctx", opts.ctx, "--warmup", str(opts.warmup)]
+            command += ["--clock", opts.clock, "--sizes", opts.sizes]
             result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800, check=False)
             if result.returncode != 0:
                 raise SystemExit(f"row {row} failed:\n{result.stderr[-3000:]}")
@@ -141,9 +175,11 @@ def main() -> None:
             colds[row].append(record["cold"])
             accuracies[row] = record["accuracy"]
     where = "gpu(0) and CUDA (NumPy on the CPU)" if opts.ctx == "gpu" else "the CPU"
+    data = "MNIST" if sizes[0] == 784 else "random data"
+    clock = "CPU seconds of every thread" if opts.clock == "cpu" else "s"
     print(
-        f"user loops: one MNIST epoch, batch {BATCH}, on {where}, median of {opts.rounds} rounds (s), default threads, "
-        f"after {opts.warmup} warm-up batches"
+        f"user loops: one {data} epoch, MLP {'-'.join(map(str, sizes))}, batch {BATCH}, on {where}, median of "
+        f"{opts.rounds} rounds ({clock}), default threads, after {opts.warmup} warm-up batches"
     )
     print(
         "| loop | lazynd s | hand NumPy s | PyTorch eager s | lazynd / NumPy | lazynd / PyTorch | accuracy (lazynd, NumPy, torch) |"
@@ -151,7 +187,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for loop in loops:
         med = {face: statistics.median(times[f"{loop}/{face}"]) for face in faces}
-        torch_s = f"{med['torch']:.3f}" if "torch" in med else "not installed"
+        torch_s = f"{med['torch']:.3f}" if "torch" in med else no_torch
         vs_torch = f"{med['lazynd'] / med['torch']:.2f}" if "torch" in med else "-"
         acc = ", ".join(f"{accuracies[f'{loop}/{face}']:.3f}" for face in faces)
         print(
@@ -165,7 +201,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for loop in loops:
         best = {face: min(times[f"{loop}/{face}"]) for face in faces}
-        torch_s = f"{best['torch']:.3f}" if "torch" in best else "not installed"
+        torch_s = f"{best['torch']:.3f}" if "torch" in best else no_torch
         vs_torch = f"{best['lazynd'] / best['torch']:.2f}" if "torch" in best else "-"
         print(
             f"| {loop} | {best['lazynd']:.3f} | {best['numpy']:.3f} | {torch_s} | "

@@ -48,6 +48,20 @@ def test_bench_user_loops_rows_run_and_learn(data_dir) -> None:
         assert record["seconds"] > 0 and record["accuracy"] > 0.5, (row, record)
 
 
+def test_bench_user_loops_times_tiny_layers_by_the_cpu_clock() -> None:
+    """``--clock cpu --sizes 8,8,8,10``: the per-batch work of lazynd and hand NumPy on random data, and no
+    PyTorch figure (its CPU clock counts its threads' spinning); widths that make no MLP are refused."""
+    command = [sys.executable, str(ROOT / "bench" / "user_loops.py"), "--rounds", "1", "--loops", "fit"]
+    command += ["--clock", "cpu", "--sizes", "8,8,8,10", "--limit", "2560"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "one random data epoch, MLP 8-8-8-10" in done.stdout and "CPU seconds" in done.stdout
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| fit |"))
+    assert "not timed (CPU clock)" in row
+    bad = subprocess.run([*command[:2], "--sizes", "8,8,10"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "--sizes: four widths" in bad.stderr
+
+
 def test_bench_lenet_runs_on_the_cpu_and_both_sides_learn_alike() -> None:
     """bench/lenet_epoch.py --ctx cpu: lazynd's executor on the CPU (against PyTorch's CPU eager where installed)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
