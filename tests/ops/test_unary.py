@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -398,6 +399,28 @@ def test_relu_gradient_of_nan_is_nan_as_mxnet(form, ctx):
         y = mx.nd.relu(x) if form == "relu" else mx.nd.Activation(x, act_type="relu")
     y.backward(mx.nd.array([3.0, 3.0, 3.0], ctx=ctx))
     np.testing.assert_array_equal(x.grad.asnumpy(), [np.nan, 0.0, 3.0])
+
+
+@pytest.mark.parametrize("form", ["relu", "Activation"])
+def test_relu_gradient_is_the_gradient_times_relu_grad_as_mxnet(form, ctx):
+    # MXNet 1.9.1 multiplies: an infinite gradient of a unit that is off is NaN (inf * 0), a negative
+    # one is -0.0; silently (no RuntimeWarning from NumPy)
+    x = mx.nd.array([-1.0, -1.0, 2.0, np.nan, 0.0, np.inf], ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.relu(x) if form == "relu" else mx.nd.Activation(x, act_type="relu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y.backward(mx.nd.array([np.inf, -2.0, np.inf, 1.0, -3.0, 5.0], ctx=ctx))
+        grad = x.grad.asnumpy()
+    np.testing.assert_array_equal(grad, [np.nan, 0.0, np.inf, np.nan, 0.0, 5.0])
+    assert np.signbit(grad).tolist() == [True, True, False, False, True, False]
+
+
+def test_relu_backward_operator_takes_any_output_as_mxnet():
+    # _backward_relu(g, y) is g * relu_grad(y) for any y: 0 at and below 0
+    out = mx.nd._backward_relu(mx.nd.array([3.0, 3.0, 3.0, 3.0]), mx.nd.array([-2.0, -0.0, 0.0, 5.0]))
+    np.testing.assert_array_equal(out.asnumpy(), [0.0, 0.0, 0.0, 3.0])
 
 
 def test_relu_gradient_of_nan_is_nan_in_an_executor():
