@@ -9,7 +9,6 @@ import numpy as np
 
 from .base import Backend
 from .blas import GOVERNOR
-from .fperr import quietly
 from .host_gemm import host_gemm
 from .pool import MIN_POOLED_BYTES, HostPool, aligned_zeros
 
@@ -55,7 +54,6 @@ class NumpyBackend(Backend):
         self.pool.release_free()
 
 
-@quietly  # a product past the dtype's range is inf, silently, as on the GPU and in MXNet
 def _one_product(a: Any, b: Any, out: Any) -> None:
     """``out[...] = a @ b``: MKL where it takes the product, else NumPy's BLAS."""
     if not host_gemm(a, b, out):

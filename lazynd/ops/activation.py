@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..backend.fperr import quietly
 from ..errors import OperatorError
 from . import _special, elemwise_unary
 from .params import Param, enum, parse_float
@@ -118,7 +117,6 @@ def _gelu_parts(xp: Any, x: Any) -> tuple[Any, Any]:
     return cdf, x * xp.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
 
 
-@quietly  # infinite data (gelu's inf * 0): NaN, as MXNet's
 def _leaky_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     x, out = inputs[0], outputs[0]
@@ -147,7 +145,6 @@ def _leaky_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     out[...] = xp.where(x > 0, x, x * slope)
 
 
-@quietly
 def _leaky_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     dy, x = inputs[0], inputs[1]

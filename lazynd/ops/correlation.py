@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from .params import Param, parse_bool, parse_int
 from .registry import OpDef, merge_shape, register
@@ -79,7 +78,6 @@ def _padded(xp: Any, x: Any, pad: int) -> Any:
     return xp.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad))) if pad else x
 
 
-@quietly  # infinite data: inf * 0 is NaN, as MXNet's
 def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     first, second = (_padded(xp, x, attrs["pad_size"]) for x in inputs)
@@ -93,7 +91,6 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     out /= attrs["kernel_size"] ** 2 * inputs[0].shape[1]
 
 
-@quietly
 def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     out_grad, data1, data2 = inputs

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_bool
 from .registry import OpDef, merge_shape, register
@@ -129,7 +128,6 @@ def _logsumexp(*terms: np.ndarray) -> np.ndarray:
     return safe + np.log(sum(np.exp(t - safe) for t in terms))
 
 
-@quietly  # -inf log probabilities (unreachable positions) are expected
 def ctc_loss_and_gradient(
     data: np.ndarray, classes: np.ndarray, label_lengths: np.ndarray, data_lengths: np.ndarray, blank: int
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -301,6 +301,7 @@ class CustomOpDef(OpDef):
                 infer_shape=self._backward_shapes,
                 infer_type=self._backward_types,
                 doc="Gradients of a Custom operator: calls the user's backward.",
+                quiet=False,  # the user's Python, under the user's NumPy settings
             )
         else:
             super().__init__(
@@ -314,6 +315,7 @@ class CustomOpDef(OpDef):
                 gradient=_custom_gradient,
                 doc="An operator written in Python: a CustomOpProp registered as ``op_type`` "
                 "(see lazynd.operator); other keywords reach its constructor as strings.",
+                quiet=False,  # the user's Python, under the user's NumPy settings
             )
 
     @staticmethod
@@ -366,6 +368,7 @@ class CustomOpDef(OpDef):
                 infer_shape=self._backward_shapes,
                 infer_type=self._backward_types,
                 doc=self.doc,
+                quiet=False,  # the user's Python, under the user's NumPy settings
             )
         else:
             op = OpDef(
@@ -379,6 +382,7 @@ class CustomOpDef(OpDef):
                 gradient=_custom_gradient,
                 is_loss=not prop.need_top_grad(),
                 doc=self.doc,
+                quiet=False,  # the user's Python, under the user's NumPy settings
             )
         op.params = _custom_params()
         with _cache_lock:

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from ..backend.cuda.elementwise import ElementwiseFamily
-from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from . import registry
 from .opdef import _same_type_infer, refuse_bool_inputs
@@ -105,7 +104,6 @@ def _integer_power(a: Any, b: Any, out: np.ndarray) -> None:
 def _binary_forward(name: str) -> tuple[Callable, Callable]:
     ufunc = ARITHMETIC[name][0]
 
-    @quietly
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         out = outputs[0]
         if out.dtype.kind == "f" and ufunc is not np.mod:  # the common case, without a second call
@@ -175,7 +173,6 @@ def _scalar_infer_type(op_name: str) -> Callable:
 def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
     ufunc = ARITHMETIC[name][0]
 
-    @quietly
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
         s = attrs["scalar"]

@@ -16,7 +16,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..backend.cuda.elementwise import ALL_DTYPES, FLOAT_DTYPES, ElementwiseFamily
-from ..backend.fperr import quietly
 from . import _special
 from .opdef import refuse_bool_inputs
 from .registry import OpDef, register
@@ -30,7 +29,6 @@ class Unary(NamedTuple):
 
 
 def _ufunc(f: np.ufunc) -> Callable[[Any, Any], Any]:
-    @quietly
     def kernel(x: Any, out: Any) -> None:
         if out.dtype.kind in "iub":
             # computed in floating point, stored back as the GPU kernel does ((int)rint(x))
@@ -66,7 +64,6 @@ def _rint_half_down(x: Any, out: Any) -> None:
     np.copyto(out, np.where(x - low <= high - x, low, high))
 
 
-@quietly
 def _sigmoid(x: Any, out: Any) -> None:
     np.negative(x, out=out)
     np.exp(out, out=out)
@@ -74,7 +71,6 @@ def _sigmoid(x: Any, out: Any) -> None:
     np.reciprocal(out, out=out)
 
 
-@quietly
 def _softrelu(x: Any, out: Any) -> None:
     # log(1 + e^x) without overflow: NumPy's logaddexp(0, x); the CUDA row switches to x above 20
     np.logaddexp(0, x, out=out)
@@ -84,7 +80,6 @@ def _softsign(x: Any, out: Any) -> None:
     np.divide(x, 1 + np.abs(x), out=out)
 
 
-@quietly
 def _rcbrt(x: Any, out: Any) -> None:
     np.cbrt(x, out=out)
     np.reciprocal(out, out=out)
@@ -95,7 +90,6 @@ def _logical_not(x: Any, out: Any) -> None:
     np.copyto(out, np.equal(x, 0), casting="unsafe")
 
 
-@quietly
 def _rsqrt(x: Any, out: Any) -> None:
     np.sqrt(x, out=out)
     np.reciprocal(out, out=out)
@@ -232,7 +226,6 @@ GPU = ElementwiseFamily(
 
 
 def _make(name: str, spec: Unary) -> OpDef:
-    @quietly  # gamma(-1) = nan stored into an int32 array: silent, as MXNet
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
         if spec.float_only and x.dtype.kind in "iub":
@@ -290,21 +283,20 @@ def _backward_relu(g: Any, y: Any, out: Any) -> None:
     np.copyto(out, y, where=np.isnan(y))
 
 
-# the gradients run quietly: an infinite gradient times relu's 0 is NaN, silently, as in MXNet
 BACKWARD = {
     # g * relu_grad(y), MXNet's product: a NaN input gives a NaN gradient (a diverged value is not
     # hidden as a zero), and an infinite gradient of an unit that is off gives NaN (inf * 0)
-    "_backward_relu": (quietly(_backward_relu), "a * (b > 0 ? 1 : (b != b ? b : 0))"),
-    "_backward_sigmoid": (quietly(lambda g, y, out: np.multiply(g, y * (1 - y), out=out)), "a * b * (1 - b)"),
-    "_backward_tanh": (quietly(lambda g, y, out: np.multiply(g, 1 - y * y, out=out)), "a * (1 - b * b)"),
+    "_backward_relu": (_backward_relu, "a * (b > 0 ? 1 : (b != b ? b : 0))"),
+    "_backward_sigmoid": (lambda g, y, out: np.multiply(g, y * (1 - y), out=out), "a * b * (1 - b)"),
+    "_backward_tanh": (lambda g, y, out: np.multiply(g, 1 - y * y, out=out), "a * (1 - b * b)"),
     "_backward_softsign": (
-        quietly(lambda g, x, out: np.divide(g, np.square(1 + np.abs(x)), out=out)),
+        lambda g, x, out: np.divide(g, np.square(1 + np.abs(x)), out=out),
         "a / ((1 + (b < 0 ? -b : b)) * (1 + (b < 0 ? -b : b)))",
     ),
     # in terms of the output y: softrelu' = 1 - e^-y, softsign' = (1 - |y|)^2
-    "_backward_softrelu": (quietly(lambda g, y, out: np.multiply(g, -np.expm1(-y), out=out)), "a * -expm1(-b)"),
+    "_backward_softrelu": (lambda g, y, out: np.multiply(g, -np.expm1(-y), out=out), "a * -expm1(-b)"),
     "_backward_softsign_of_output": (
-        quietly(lambda g, y, out: np.multiply(g, np.square(1 - np.abs(y)), out=out)),
+        lambda g, y, out: np.multiply(g, np.square(1 - np.abs(y)), out=out),
         "a * (1 - (b < 0 ? -b : b)) * (1 - (b < 0 ? -b : b))",
     ),
 }

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from ..backend.cuda.elementwise import FLOAT_DTYPES, ElementwiseFamily
-from ..backend.fperr import quietly
 from ..errors import OperatorError
 from .params import Param, parse_dtype, parse_float
 from .registry import OpDef, register
@@ -37,7 +36,6 @@ def _over(numerator: float, s2: float) -> float:
     return math.inf if s2 == 0 else numerator / s2
 
 
-@quietly  # inf - inf in the branch np.where does not pick (sigma 0 and an infinite x)
 def _smooth_l1_cpu(x: Any, sigma: float, out: Any) -> None:
     s2 = sigma * sigma
     if x.dtype.kind in "iu":
@@ -47,7 +45,6 @@ def _smooth_l1_cpu(x: Any, sigma: float, out: Any) -> None:
     out[...] = np.where(ax < _over(1.0, s2), 0.5 * s2 * x * x, ax - _over(0.5, s2))
 
 
-@quietly
 def _smooth_l1_slope_cpu(x: Any, sigma: float, out: Any) -> None:
     s2 = sigma * sigma
     out[...] = np.where(np.abs(x) < _over(1.0, s2), s2 * x, np.sign(x))
@@ -135,7 +132,6 @@ register(
 
 
 # -- Cast ----------------------------------------------------------------------------------------
-@quietly  # a value outside the target dtype's range converts silently, as in MXNet
 def _cast_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     # assignment converts as it copies (NumPy and CuPy): no astype temporary
     outputs[0][...] = inputs[0]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from .params import Param, parse_float
 from .registry import OpDef, merge_shape, register
@@ -84,7 +83,6 @@ def _unit_view(values: Any, ndim: int) -> Any:
     return values.reshape((1, -1) + (1,) * (ndim - 2))
 
 
-@quietly  # a moving average of 0 or 1 divides by 0: inf, as MXNet's
 def _kl_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data = inputs[0]
     out, average = outputs
@@ -98,7 +96,6 @@ def _kl_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
     average[...] = moving
 
 
-@quietly
 def _kl_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out_grad, average = inputs
     target = attrs["sparseness_target"]

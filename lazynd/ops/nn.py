@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from .host_reduce import column_sum_into
 from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_positive_int, parse_shape
@@ -220,7 +219,6 @@ def _indices(xp: Any, data: Any, input_dim: int) -> Any:
     return xp.clip(data.astype("int64"), 0, input_dim - 1)
 
 
-@quietly  # NaN or infinite ids cast to row 0, as MXNet's
 def _embed_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     idx = _indices(xp, inputs[0], attrs["input_dim"]).reshape(-1)
@@ -238,7 +236,6 @@ def _embed_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
     return in_shapes, [None if data is None else (*data, out_dim)], aux_shapes
 
 
-@quietly
 def _embed_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     dy, data = inputs

@@ -46,6 +46,9 @@ An :class:`OpDef` carries everything about an operator:
   when inferring types, so the call fails at once, naming the operator, rather than
   inside a kernel that cannot store its floating-point results (a function of the
   parameters where only some modes need it, as average pooling);
+- ``quiet=False``: the CPU kernel runs a user's Python (``Custom``), under the user's own NumPy
+  error settings; every other CPU kernel (``forward``, ``forward_into_zeros``) runs with NumPy's
+  divide, overflow and invalid-value warnings off, as MXNet computes inf and NaN silently;
 - ``positional_aux=False``: MXNet's generated function does not list the auxiliary states
   among the inputs a call gives by position (its legacy operators: ``BatchNorm_v1``,
   ``IdentityAttachKLSparseReg``), so a value after the data inputs is the first parameter;
@@ -72,6 +75,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from ..util import is_np_shape
 from .params import Param, parse_params
@@ -196,10 +200,16 @@ class OpDef:
         positional_aux: bool = True,
         nonempty_axes: dict[str, tuple[int, ...]] | None = None,
         input_attrs: Callable[[dict], dict[str, dict[str, str]]] | None = None,
+        quiet: bool = True,
         doc: str = "",
     ) -> None:
         self.name = name
-        self.forward = forward
+        # every CPU kernel runs with NumPy's divide, overflow and invalid warnings off, as MXNet
+        # computes inf and NaN silently (see lazynd.backend.fperr); a user's Python does not
+        self.quiet = quiet
+        self.forward = quietly(forward) if quiet else forward
+        if quiet and forward_into_zeros is not None:
+            forward_into_zeros = quietly(forward_into_zeros)
         self.mutates = mutates if callable(mutates) else tuple(mutates)
         self.fills = fills if callable(fills) else tuple(fills)
         if gpu_float16_as_float32:

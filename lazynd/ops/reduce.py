@@ -18,7 +18,6 @@ import numpy as np
 
 from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, load_file
-from ..backend.fperr import quiet, quietly
 from ..errors import OperatorError
 from ..util import is_np_shape
 from .params import Param, enum, optional, parse_axis, parse_bool
@@ -172,7 +171,6 @@ def _reduce_forward(name: str) -> Callable:
             return ufunc.reduce(x, axis=axes)
         return reducer(xp, x, axes, attrs)
 
-    @quietly  # the reduction and its cast to the output (float16's sum of 60000 twice is inf, silently)
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
         axes = reduced_axes(name, attrs, x.ndim)
@@ -197,8 +195,8 @@ def _reduce_forward(name: str) -> Callable:
             # sum in double precision rounds to float32's own square root (double has more than
             # twice float32's digits); math.sqrt skips a ufunc call on a scalar
             flat = x.ravel()
-            with quiet():  # an overflow is handled below
-                squares = flat.dot(flat)
+            # an overflow is handled below
+            squares = flat.dot(flat)
             if squares_in_range(squares):
                 outputs[0].fill(math.sqrt(squares))
                 return
@@ -268,22 +266,21 @@ def _backward_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: 
     keep = reduced_shape(x.shape, axes, True)
     og, y = og.reshape(keep), y.reshape(keep)
     local: Any
-    with quiet():
-        if name == "sum":
-            local = 1
-        elif name == "mean":
-            local = 1.0 / max(int(np.prod([x.shape[a] for a in axes])), 1)
-        elif name in ("prod", "nanprod"):
-            local = xp.where(xp.isnan(x), 0, y / x) if name == "nanprod" else y / x
-        elif name in ("max", "min"):
-            local = x == y
-        elif name == "nansum":
-            local = ~xp.isnan(x)
-        elif name == "norm":
-            local = xp.sign(x) if attrs["ord"] == 1 else xp.where(y == 0, 0, x / y)
-        else:
-            raise OperatorError(f"_backward_reduce: unknown reducer {name!r}")
-        grad[...] = xp.broadcast_to(og * local, x.shape)
+    if name == "sum":
+        local = 1
+    elif name == "mean":
+        local = 1.0 / max(int(np.prod([x.shape[a] for a in axes])), 1)
+    elif name in ("prod", "nanprod"):
+        local = xp.where(xp.isnan(x), 0, y / x) if name == "nanprod" else y / x
+    elif name in ("max", "min"):
+        local = x == y
+    elif name == "nansum":
+        local = ~xp.isnan(x)
+    elif name == "norm":
+        local = xp.sign(x) if attrs["ord"] == 1 else xp.where(y == 0, 0, x / y)
+    else:
+        raise OperatorError(f"_backward_reduce: unknown reducer {name!r}")
+    grad[...] = xp.broadcast_to(og * local, x.shape)
 
 
 _REDUCE_PARAMS = {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
@@ -26,14 +25,12 @@ def _channel(v: Any, ndim: int) -> Any:
     return v.reshape((1, -1) + (1,) * (ndim - 2))
 
 
-@quietly  # constant data with eps=0 is 0 / 0: NaN, as MXNet's
 def _instance_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x, gamma, beta = inputs
     xhat, _ = _instance_stats(kctx.xp, x, attrs["eps"])
     outputs[0][...] = xhat * _channel(gamma, x.ndim) + _channel(beta, x.ndim)
 
 
-@quietly
 def _instance_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     dy, x, gamma = inputs
     xhat, inv = _instance_stats(kctx.xp, x, attrs["eps"])
@@ -101,13 +98,11 @@ def _l2_norm(xp: Any, x: Any, attrs: dict) -> Any:
     return xp.sqrt((x * x).sum(axis=_l2_axes(attrs["mode"], x.ndim), keepdims=True) + attrs["eps"])
 
 
-@quietly  # all-zero data with eps=0 (or float16's eps rounded to 0) is 0 / 0: NaN, as MXNet's
 def _l2_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x = inputs[0]
     outputs[0][...] = x / _l2_norm(kctx.xp, x, attrs)
 
 
-@quietly
 def _l2_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     dy, x = inputs
     norm = _l2_norm(kctx.xp, x, attrs)
@@ -178,13 +173,11 @@ def _lrn_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, li
     return in_shapes, [data], aux_shapes
 
 
-@quietly  # zeros with knorm=0 raise 0 to a negative power: inf/NaN, as MXNet's
 def _lrn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x = inputs[0]
     outputs[0][...] = x * _lrn_scale(kctx.xp, x, attrs) ** -attrs["beta"]
 
 
-@quietly
 def _lrn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     dy, x = inputs

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from ._bilinear import bilinear_taps
 from .params import Param, enum, parse_bool, parse_shape
@@ -67,7 +66,6 @@ def _warp_grid(kctx: Any, flow: Any) -> Any:
     return (flow + pixels) / _warp_scale(kctx, height, width, flow.dtype) - 1
 
 
-@quietly  # a warp grid over one row or column divides by 0: inf, as MXNet's
 def _grid_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out = outputs[0]
     if attrs["transform_type"] == "affine":
@@ -76,7 +74,6 @@ def _grid_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         out[...] = _warp_grid(kctx, inputs[0])
 
 
-@quietly
 def _grid_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     grid_grad = inputs[0]
     if attrs["transform_type"] == "affine":
@@ -176,12 +173,10 @@ def _sample_backward(kctx: Any, data: Any, grid: Any, out_grad: Any) -> tuple[An
     return data_grad.reshape(data.shape), grid_grad.reshape(grid.shape)
 
 
-@quietly  # NaN or infinite grid points: NaN, as MXNet's
 def _sampler_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     outputs[0][...] = _sample(kctx.xp, inputs[0], inputs[1])
 
 
-@quietly
 def _sampler_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data_grad, grid_grad = _sample_backward(kctx, inputs[1], inputs[2], inputs[0])
     outputs[0][...] = data_grad
@@ -235,7 +230,6 @@ _ST_PARAMS = {
 }
 
 
-@quietly
 def _st_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     data, loc = inputs
@@ -243,7 +237,6 @@ def _st_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
     outputs[0][...] = _sample(xp, data, _affine_grid(kctx, loc, height, width))
 
 
-@quietly
 def _st_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out_grad, data, loc = inputs
     height, width = attrs["target_shape"]
