@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import get_backend
+from ..backend.fperr import quietly
 from ..context import Context
 from ..errors import OperatorError, ShapeError
 from ..ops import registry
@@ -26,6 +27,11 @@ def _copy_cpu(src: np.ndarray, dst: np.ndarray) -> None:
     dst[...] = src  # (assignment casts as copyto(casting="unsafe") does, with less call overhead)
 
 
+# a copy into another dtype casts NaN, inf or a value past the target's range as MXNet does,
+# silently, as every CPU kernel runs (lazynd.backend.fperr)
+_cast_cpu = quietly(_copy_cpu)
+
+
 def copy_into(src: Any, dst: Any) -> Any:
     """Push a copy of NDArray ``src`` into NDArray ``dst`` (any devices; dtype converted)."""
     source, target = src._data, dst._data
@@ -38,7 +44,8 @@ def copy_into(src: Any, dst: Any) -> Any:
     # a destination that is part of its storage keeps the storage's error (see NDArray)
     reads, writes = [src._var, dst._var] if dst._partial else [src._var], [dst._var]
     if sctx.device_type != "gpu" and dctx.device_type != "gpu":
-        push(dctx, _copy_cpu, (source, target), reads, writes, "_copyto", target.size)
+        copy = _copy_cpu if source.dtype == target.dtype else _cast_cpu
+        push(dctx, copy, (source, target), reads, writes, "_copyto", target.size)
     elif sctx.device_type != "gpu":
         backend: Any = get_backend(dctx)
         args = (src._data, dst._data)

@@ -67,6 +67,24 @@ def test_operators_compute_inf_and_nan_without_numpy_warnings(name):
     assert not leaked, f"{name}: NumPy warnings {leaked}"
 
 
+@pytest.mark.parametrize(
+    ("source", "dtype"),
+    [([np.nan, np.inf, -np.inf], "int32"), ([1e300, -1e300, np.nan], "float32")],
+    ids=["int", "narrow"],
+)
+def test_copies_into_another_dtype_cast_without_numpy_warnings(source, dtype):
+    # NaN and inf into integers, float64 past float32's range: cast silently, as MXNet's copies
+    x = mx.nd.array(source, dtype="float64")
+    target = mx.nd.zeros((3,), dtype=dtype)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", RuntimeWarning)
+        x.copyto(target)
+        target[:] = x
+        target.wait_to_read()
+    assert not [w for w in seen if issubclass(w.category, RuntimeWarning)]
+    np.testing.assert_array_equal(target.asnumpy(), np.array(source).astype(dtype))
+
+
 class _Log(mx.operator.CustomOp):
     def forward(self, is_train, req, in_data, out_data, aux):
         self.assign(out_data[0], req[0], mx.nd.array(np.log(in_data[0].asnumpy())))
