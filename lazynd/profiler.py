@@ -1,10 +1,9 @@
 """The profiler: times every engine operation and writes Chrome Trace Event JSON.
 
-While it runs, the engine calls its ``profiler_hook`` after each operation with
-the operation's name, device, written vars and start and end
-(``time.perf_counter_ns``); the hook appends one tuple to a list.  When stopped
-the hook is ``None``, so profiling costs one attribute test per operation.  The
-records, the hook and the trace events made of them are :mod:`lazynd.profiler_trace`.
+While it runs, the engine calls its ``profiler_hook`` after each operation with the operation's name,
+device, written vars and start and end (``time.perf_counter_ns``); the hook appends one tuple to a list.
+When stopped the hook is ``None``, so profiling costs one attribute test per operation.  The records,
+the hook and the trace events made of them are :mod:`lazynd.profiler_trace`.
 
 Modes
 -----
@@ -80,6 +79,7 @@ _exit_hook_registered = False
 _origin = 0  # perf_counter_ns at the first run: trace time zero
 _engine: Any = None  # the engine the hook is installed on
 _records = profiler_trace.recorded  # (changed in place, never rebound: profiler_trace's hook appends to it)
+_stats_start = 0  # dumps() counts the records from here: dumps(reset=True) forgets statistics, not the trace
 
 # MXNet 1.x's set_config keywords that only tune MXNet's own profiler (memory, C API, dump timing,
 # aggregation, which lazynd's dumps() always does): accepted, and change nothing here
@@ -266,9 +266,9 @@ def get_state() -> str:
 
 def reset() -> None:
     """Forget every recorded operation."""
-    global _origin, _written
+    global _origin, _written, _stats_start
     _records.clear()
-    _written = 0
+    _written = _stats_start = 0
     _origin = time.perf_counter_ns()
 
 
@@ -292,7 +292,7 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
     >>> "_plus_scalar" in {e["name"] for e in events if e["ph"] == "X"}
     True
     """
-    global _output_named, _origin, _written, _paused
+    global _output_named, _origin, _written, _paused, _stats_start
     from .engine import get_engine
 
     if mode not in _MODES:
@@ -301,9 +301,9 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
         raise LazyNDError("profiler.trace_of: the profiler is already recording; stop it first")
     saved, named = dict(_config), _output_named
     # what was recorded before (a stopped or paused profile) is not part of run's trace
-    earlier, origin, written, paused = list(_records), _origin, _written, _paused
+    earlier, origin, written, paused, stats_start = list(_records), _origin, _written, _paused, _stats_start
     _records.clear()
-    _config["mode"], _output_named, _paused = mode, False, False  # stopping writes no file
+    _config["mode"], _output_named, _paused, _stats_start = mode, False, False, 0  # stopping writes no file
     try:
         set_state("run")
         run()
@@ -312,7 +312,7 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
     finally:
         set_state("stop")
         _records[:] = earlier
-        _origin, _written, _paused = origin, written, paused
+        _origin, _written, _paused, _stats_start = origin, written, paused, stats_start
         _config.update(saved)
         _output_named = named
 
@@ -370,26 +370,27 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
 
     ``format``: ``'table'`` (text) or ``'json'`` (MXNet's ``{"Time": {"operator": {name:
     {"Count", "Total", "Min", "Max", "Avg"}}}, "Memory": {}, "Unit": {"Time": "ms", "Memory": "kB"}}``,
-    ``"Memory"`` empty: memory use is not recorded); rows sorted by
-    ``sort_by`` (``'total'``, ``'avg'``, ``'min'``, ``'max'`` or ``'count'``), descending unless
-    ``ascending``.  Timed annotations (tasks, frames, events) get a table per category after the
-    operators'; counters (count, last, min and max value) and markers (count) one each at the end,
-    in JSON under ``"Counter"`` and ``"Marker"``, per category.
+    ``"Memory"`` empty: memory use is not recorded); rows sorted by ``sort_by`` (``'total'``, ``'avg'``,
+    ``'min'``, ``'max'`` or ``'count'``), descending unless ``ascending``.  Timed annotations (tasks,
+    frames, events) get a table per category after the operators'; counters (count, last, min and max
+    value) and markers (count) one each at the end, in JSON under ``"Counter"`` and ``"Marker"``, per
+    category.  ``reset`` starts the statistics afresh, as MXNet's: the trace keeps every record.
 
     Examples
     --------
     >>> import lazynd as mx
     >>> print(mx.profiler.dumps())  # doctest: +SKIP
     """
+    global _stats_start
     if format not in ("table", "json"):
         raise LazyNDError(f"profiler.dumps: format must be 'table' or 'json', got {format!r}")
     if sort_by not in profiler_tables.SORT_KEYS:
         raise LazyNDError(f"profiler.dumps: sort_by must be one of {list(profiler_tables.SORT_KEYS)}, got {sort_by!r}")
     _follow_engine()
-    records = list(_records)
+    records = list(_records)[_stats_start:]
     times, values = profiler_tables.gather(records, profiler_trace.gpu_times(records)[0])
     if reset:
-        globals()["reset"]()
+        _stats_start += len(records)
     return profiler_tables.render(times, values, format, sort_by, ascending)
 
 

@@ -93,3 +93,24 @@ def test_resume_after_a_finishing_dump_while_paused_does_not_record(tmp_path) ->
     profiler.dump(finished=True)  # stops the profiler: the pause is over with it
     profiler.resume()
     assert profiler.get_state() == "stop"
+
+
+def test_dumps_reset_forgets_the_statistics_but_not_the_trace(tmp_path) -> None:
+    # MXNet's dumps(reset=True) clears the aggregate statistics only: the trace file keeps every event
+    path = tmp_path / "trace.json"
+    profiler.set_config(mode="all", filename=str(path))
+    profiler.set_state("run")
+    mx.nd.dot(mx.nd.ones((2, 2)), mx.nd.ones((2, 2))).wait_to_read()
+    profiler.set_state("stop")
+    assert "dot" in profiler.dumps(reset=True)
+    profiler.set_state("run")
+    mx.nd.sum(mx.nd.ones((3,))).wait_to_read()
+    profiler.set_state("stop")
+    later = json.loads(profiler.dumps(format="json"))["Time"]["operator"]
+    assert "sum" in later and "dot" not in later
+    profiler.dump()
+    with open(path) as f:
+        names = {event["name"] for event in json.load(f)["traceEvents"]}
+    assert {"dot", "sum"} <= names
+    profiler.reset()  # reset() itself still forgets everything
+    assert json.loads(profiler.dumps(format="json"))["Time"]["operator"] == {}

@@ -12,6 +12,7 @@ every loss head.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -173,24 +174,51 @@ _MAKE_LOSS_PARAMS = {
 }
 
 
-def _register_make_loss(name: str, output: str) -> None:
+def _make_loss_gradient(F: Any, attrs: dict, inputs: list, outputs: list, og: list) -> list:
+    return [F._backward_MakeLoss(outputs[0], **attrs)]
+
+
+def _ones_gradient(F: Any, attrs: dict, inputs: list, outputs: list, og: list) -> list:
+    # MXNet 1.x's make_loss takes MakeLoss's parameters (its symbol files may hold them) and ignores them
+    ignored = {k: v for k, v in attrs.items() if k in _MAKE_LOSS_PARAMS and v != _MAKE_LOSS_PARAMS[k].default}
+    if ignored:
+        warnings.warn(
+            f"make_loss: {ignored} change nothing, as in MXNet 1.x, whose make_loss has a gradient of ones; "
+            "MakeLoss scales and normalises its gradient",
+            stacklevel=2,
+        )
+    return [F._backward_MakeLoss(outputs[0])]
+
+
+def _register_make_loss(name: str, output: str, gradient: Any, doc: str) -> None:
     register(
         OpDef(
             name,
             _copy_forward,
             outputs=(output,),
             params=_MAKE_LOSS_PARAMS,
-            gradient=lambda F, attrs, inputs, outputs, og: [F._backward_MakeLoss(outputs[0], **attrs)],
+            gradient=gradient,
             is_loss=True,
             inplace=((0, 0),),
-            doc="Mark ``data`` as a loss: its gradient is grad_scale (normalised), whatever the head gradient.",
+            doc=doc,
         )
     )
 
 
-_register_make_loss("MakeLoss", "output")
-# MXNet 1.x's make_loss is the same loss under its own name, whose output is '<name>_loss'
-_register_make_loss("make_loss", "loss")
+_register_make_loss(
+    "MakeLoss",
+    "output",
+    _make_loss_gradient,
+    "Mark ``data`` as a loss: its gradient is grad_scale (normalised), whatever the head gradient.",
+)
+# MXNet 1.x's make_loss: its own operator, whose output is '<name>_loss' and whose gradient is ones
+_register_make_loss(
+    "make_loss",
+    "loss",
+    _ones_gradient,
+    "Mark ``data`` as a loss: its gradient is ones, whatever the head gradient; MakeLoss's parameters are "
+    "accepted and change nothing, as in MXNet 1.x.",
+)
 register(
     OpDef(
         "_backward_MakeLoss",

@@ -191,6 +191,8 @@ class FusedRNNCell(BaseRNNCell):
             **state_args,
         )
         if self._get_next_state:
+            # as MXNet: a module then joins the states of several devices along their batch axis (1)
+            rnn[1]._set_attr(__layout__="LNC")
             outputs, next_states = rnn[0], [rnn[i] for i in range(1, len(states) + 1)]
         else:
             outputs, next_states = rnn, []

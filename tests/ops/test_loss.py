@@ -375,4 +375,22 @@ def test_make_loss_names_its_output_loss_as_mxnet_1x_does():
     assert "l_loss" in net.get_internals().list_outputs()
     assert mx.sym.MakeLoss(mx.sym.Variable("data"), name="m").list_outputs() == ["m_output"]
     data = mx.nd.array([[1.0, 2, 3], [1, 1, 1]])
-    assert_almost_equal(loss_gradient("make_loss", [data], head=9.0, grad_scale=0.25)[0], np.full((2, 3), 0.25))
+    assert_almost_equal(loss_gradient("make_loss", [data], head=9.0)[0], np.ones((2, 3)))
+
+
+@pytest.mark.parametrize(
+    "params", [{"grad_scale": 0.25}, {"normalization": "batch"}, {"normalization": "valid", "valid_thresh": 1.5}]
+)
+def test_make_loss_gradient_is_ones_whatever_makeloss_parameters_it_is_given(params):
+    # MXNet 1.9.1's make_loss is the identity with a gradient of ones: it takes MakeLoss's parameters (its
+    # symbol files may hold them) and ignores them, so a program trains the same; the warning says so
+    data = mx.nd.array([[1.0, 2, 3], [1, 1, 1]])
+    with pytest.warns(UserWarning, match="make_loss: .* change nothing.*MakeLoss"):
+        grads = loss_gradient("make_loss", [data], head=9.0, **params)
+    assert_almost_equal(grads[0], np.ones((2, 3)))
+    net = mx.sym.make_loss(mx.sym.Variable("data"), name="l", **params)
+    with pytest.warns(UserWarning, match="make_loss: .* change nothing"):  # the gradient pass, at bind
+        exe = net.simple_bind(mx.cpu(), data=(2, 3))
+    exe.forward(is_train=True, data=data)
+    exe.backward()
+    assert_almost_equal(exe.grad_dict["data"].asnumpy(), np.ones((2, 3)))

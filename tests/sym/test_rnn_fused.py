@@ -154,3 +154,31 @@ def test_fused_rnn_initializer_without_an_init_to_fall_back_on_is_refused():
 def test_zoneout_refuses_a_fused_cell_it_cannot_step():
     with pytest.raises(LazyNDError, match="ZoneoutCell: a FusedRNNCell cannot be zoned out"):
         mx.rnn.ZoneoutCell(mx.rnn.FusedRNNCell(4), zoneout_outputs=0.5)
+
+
+def test_fused_cell_marks_its_next_states_layer_major_as_mxnet_does():
+    # MXNet sets __layout__='LNC' on the states: a module then knows their batch axis is 1
+    cell = mx.rnn.FusedRNNCell(3, mode="lstm", prefix="f_", get_next_state=True)
+    outputs, states = cell.unroll(4, mx.sym.var("data"), layout="TNC", merge_outputs=True)
+    assert [s.attr("__layout__") for s in states] == ["LNC", "LNC"]
+    assert outputs.attr("__layout__") == "LNC"  # the same node: the TNC sequence has its batch on axis 1 too
+    without, _ = mx.rnn.FusedRNNCell(3, prefix="g_").unroll(4, mx.sym.var("data"), layout="TNC", merge_outputs=True)
+    assert without.attr("__layout__") is None
+
+
+def test_module_on_two_devices_joins_fused_next_states_along_their_batch_axis():
+    cell = mx.rnn.FusedRNNCell(3, mode="lstm", prefix="f_", get_next_state=True)
+    outputs, states = cell.unroll(4, mx.sym.var("data"), layout="TNC", merge_outputs=True)
+    net = mx.sym.Group([mx.sym.make_loss(mx.sym.sum(outputs)), *states])
+    mod = mx.mod.Module(net, data_names=["data"], label_names=None, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[mx.io.DataDesc("data", (4, 6, 2), layout="TNC")], for_training=False)
+    mod.init_params(mx.init.Constant(0.1))
+    data = np.arange(48, dtype=np.float32).reshape(4, 6, 2) / 48
+    mod.forward(mx.io.DataBatch([mx.nd.array(data)]), is_train=False)
+    single = mx.mod.Module(net, data_names=["data"], label_names=None, context=mx.cpu(0))
+    single.bind(data_shapes=[mx.io.DataDesc("data", (4, 6, 2), layout="TNC")], for_training=False)
+    single.init_params(mx.init.Constant(0.1))
+    single.forward(mx.io.DataBatch([mx.nd.array(data)]), is_train=False)
+    for merged, whole in zip(mod.get_outputs()[1:], single.get_outputs()[1:], strict=True):
+        assert merged.shape == (1, 6, 3)
+        np.testing.assert_allclose(merged.asnumpy(), whole.asnumpy(), rtol=1e-5)
