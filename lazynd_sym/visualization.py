@@ -284,8 +284,8 @@ class Network:
 def _warn_repeated_names(nodes: list[dict[str, Any]]) -> None:
     """Nodes are drawn by name, so two layers of one name merge into one box and the drawing may show a
     cycle the network does not have: say so, as MXNet does (a RuntimeWarning naming the repeated names)."""
-    seen: set[str] = set()
-    repeated = sorted({node["name"] for node in nodes if node["name"] in seen or seen.add(node["name"])})
+    names = [node["name"] for node in nodes]
+    repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         warnings.warn(
             "There are multiple variables with the same name in your graph, this may result in cyclic graph. "
