@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -284,8 +285,8 @@ class Network:
 def _warn_repeated_names(nodes: list[dict[str, Any]]) -> None:
     """Nodes are drawn by name, so two layers of one name merge into one box and the drawing may show a
     cycle the network does not have: say so, as MXNet does (a RuntimeWarning naming the repeated names)."""
-    names = [node["name"] for node in nodes]
-    repeated = sorted({name for name in names if names.count(name) > 1})
+    counts = Counter(node["name"] for node in nodes)
+    repeated = sorted(name for name, count in counts.items() if count > 1)
     if repeated:
         warnings.warn(
             "There are multiple variables with the same name in your graph, this may result in cyclic graph. "
