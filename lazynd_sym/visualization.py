@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -280,6 +282,20 @@ class Network:
             return {"text/plain": self.source}
 
 
+def _warn_repeated_names(nodes: list[dict[str, Any]]) -> None:
+    """Nodes are drawn by name, so two layers of one name merge into one box and the drawing may show a
+    cycle the network does not have: say so, as MXNet does (a RuntimeWarning naming the repeated names)."""
+    counts = Counter(node["name"] for node in nodes)
+    repeated = sorted(name for name, count in counts.items() if count > 1)
+    if repeated:
+        warnings.warn(
+            "There are multiple variables with the same name in your graph, this may result in cyclic graph. "
+            "Repeated names: " + ",".join(repeated),
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
 def plot_network(
     symbol: Any,
     title: str = "plot",
@@ -304,6 +320,7 @@ def plot_network(
     ...
     """
     nodes = _graph(symbol)
+    _warn_repeated_names(nodes)
     shapes = _output_shapes(symbol, shape)
     types = _output_types(symbol, dtype)
     style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}

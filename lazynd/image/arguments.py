@@ -2,17 +2,19 @@
 
 Sizes take MXNet's text forms too (``imresize(src, "10", 4)``: MXNet's image operators parse their
 parameters from text); anything else that is not what the function needs is an ``OperatorError``
-naming the function, the argument and the value, before any pixel is touched.
+(an ``ArgumentTypeError`` where it is not even a number) naming the function, the argument and the
+value, before any pixel is touched.
 """
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
-from ..errors import OperatorError
+from ..errors import ArgumentTypeError, OperatorError
 from ..ops.params import Param, parse_float_tuple, parse_int, parse_shape
 
-__all__ = ["int_argument", "size_argument", "ratio_argument", "area_argument", "nonempty_image"]
+__all__ = ["int_argument", "border_fill_argument", "size_argument", "ratio_argument", "area_argument", "nonempty_image"]
 
 
 def int_argument(name: str, argument: str, value: Any, low: int | None = None) -> int:
@@ -78,3 +80,29 @@ def nonempty_image(name: str, height: int, width: int) -> None:
     """An ``OperatorError`` naming ``name`` when the image has no pixels (nothing to resize from)."""
     if height == 0 or width == 0:
         raise OperatorError(f"{name}: the image is empty ({height}x{width} pixels)")
+
+
+def border_fill_argument(value: Any, values: Any) -> list[float]:
+    """The constant border's fill per channel: ``values`` when given (a single number is a one-channel
+    tuple, so the other channels get 0, as MXNet parses it), else ``value`` in every channel.
+
+    Examples
+    --------
+    >>> border_fill_argument(0, 7)
+    [7.0]
+    >>> border_fill_argument(5, ())
+    [5.0, 5.0, 5.0, 5.0]
+    """
+    if values is None:
+        values = ()
+    elif isinstance(values, numbers.Real):
+        values = (values,)
+    if isinstance(value, numbers.Real) and len(values) == 0:
+        return [float(value)] * 4
+    given = ("values", values) if len(values) > 0 else ("value", value)
+    try:
+        return [float(v) for v in given[1]]
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(
+            f"copyMakeBorder: {given[0]} must be a number or a sequence of numbers (one per channel), got {given[1]!r}"
+        ) from None

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OperatorError
+from ..errors import ArgumentTypeError, OperatorError
 
 
 def _zoom(angles: np.ndarray, height: int, width: int, zoom_in: bool, zoom_out: bool) -> np.ndarray:
@@ -64,10 +64,14 @@ def imrotate(src: Any, rotation_degrees: Any, zoom_in: bool = False, zoom_out: b
     if zoom_in and zoom_out:
         raise OperatorError("imrotate: zoom_in and zoom_out cannot both be True")
     if np.dtype(src.dtype) != np.float32:
-        raise OperatorError(f"imrotate: 'src' must be float32, got {np.dtype(src.dtype).name}")
+        # a TypeError, as MXNet raises for it (as for the angle of a single image below)
+        raise ArgumentTypeError(f"imrotate: 'src' must be float32, got {np.dtype(src.dtype).name}")
     single = src.ndim == 3
     if single and not isinstance(rotation_degrees, numbers.Real):
-        raise OperatorError("imrotate: a single image (CHW) takes one number as 'rotation_degrees'")
+        raise ArgumentTypeError(
+            "imrotate: a single image (CHW) takes one number as 'rotation_degrees', "
+            f"got {type(rotation_degrees).__name__}"
+        )
     if src.ndim not in (3, 4):
         raise OperatorError(f"imrotate: 'src' must be CHW or NCHW, got shape {tuple(src.shape)}")
     batch = src.expand_dims(axis=0) if single else src

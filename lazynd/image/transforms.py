@@ -20,7 +20,7 @@ from ..engine import get_engine
 from ..errors import OperatorError
 from ..ndarray import NDArray
 from ..ndarray.dispatch import new_array
-from .arguments import area_argument, int_argument, nonempty_image, ratio_argument, size_argument
+from .arguments import area_argument, border_fill_argument, int_argument, nonempty_image, ratio_argument, size_argument
 
 __all__ = [
     "image_op",
@@ -386,9 +386,7 @@ def copyMakeBorder(  # noqa: N802 - MXNet's (and OpenCV's) name
             f"copyMakeBorder: type must be a border type 0-4 (constant, replicate, reflect, wrap, reflect-101), "
             f"optionally + 16 (isolated); got {type!r}"
         )
-    if len(values) > 0:
-        value = list(values)
-    fill = value if isinstance(value, (list, tuple)) else [value] * 4
+    fill = border_fill_argument(value, values)
     shape = (h + top + bot, w + left + right, c)
     return image_op(
         "copyMakeBorder", _border, src, shape, src.data_array.dtype, top, bot, left, right, type, fill, out=out

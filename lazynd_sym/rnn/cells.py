@@ -187,6 +187,14 @@ class BaseRNNCell:
         self._counter += 1
         return f"{self._prefix}t{self._counter}_"
 
+    def _get_activation(self, inputs: Symbol, activation: Any, **kwargs: Any) -> Symbol:
+        """``activation`` applied to ``inputs``: an ``Activation`` act_type (``"tanh"``), or a callable
+        taking the symbol and the keyword arguments (``name=``).  MXNet's name: cells that users write
+        on ``BaseRNNCell`` call it."""
+        if isinstance(activation, str):
+            return _sym().Activation(inputs, act_type=activation, **kwargs)
+        return activation(inputs, **kwargs)
+
     def _fully_connected(self, data: Symbol, group: str, num_hidden: int, name: str) -> Symbol:
         weight = self._params.get(f"{group}_weight")
         bias = self._params.get(f"{group}_bias")
@@ -194,10 +202,11 @@ class BaseRNNCell:
 
 
 class RNNCell(BaseRNNCell):
-    """The Elman cell: ``h' = activation(W x + b + U h + c)``."""
+    """The Elman cell: ``h' = activation(W x + b + U h + c)``; ``activation`` is an act_type or a callable
+    taking the symbol and ``name=``."""
 
     def __init__(
-        self, num_hidden: int, activation: str = "tanh", prefix: str = "rnn_", params: RNNParams | None = None
+        self, num_hidden: int, activation: Any = "tanh", prefix: str = "rnn_", params: RNNParams | None = None
     ) -> None:
         super().__init__(prefix=prefix, params=params)
         self._num_hidden = num_hidden
@@ -217,7 +226,7 @@ class RNNCell(BaseRNNCell):
         name = self._step_name()
         i2h = self._fully_connected(inputs, "i2h", self._num_hidden, f"{name}i2h")
         h2h = self._fully_connected(states[0], "h2h", self._num_hidden, f"{name}h2h")
-        output = _sym().Activation(i2h + h2h, act_type=self._activation, name=f"{name}out")
+        output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
         return output, [output]
 
 

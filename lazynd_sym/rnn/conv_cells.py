@@ -159,9 +159,7 @@ class BaseConvRNNCell(BaseRNNCell):
 
     def _activate(self, data: Symbol, name: str | None = None) -> Symbol:
         kwargs = {} if name is None else {"name": name}
-        if isinstance(self._activation, str):
-            return _sym().Activation(data, act_type=self._activation, **kwargs)
-        return self._activation(data, **kwargs)
+        return self._get_activation(data, self._activation, **kwargs)
 
 
 def _init(initializer: Any) -> dict[str, Any]:

@@ -67,3 +67,14 @@ def test_bad_arguments_are_clear_errors():
         mx.image.imrotate(img, mx.nd.array([1, 2, 3]))
     with pytest.raises(LazyNDError, match="'src' must be CHW or NCHW, got shape \\(5, 7\\)"):
         mx.image.imrotate(img[0, 0], mx.nd.array([1]))
+
+
+def test_wrong_kinds_of_argument_are_type_errors_as_in_mxnet():
+    # MXNet raises TypeError for these two (ValueError for the others above), and scripts catch it
+    img = mx.nd.array(IMAGES)
+    with pytest.raises(TypeError, match="imrotate: a single image .* one number"):
+        mx.image.imrotate(img[0], mx.nd.array([3]))
+    with pytest.raises(TypeError, match="imrotate: 'src' must be float32, got uint8"):
+        mx.image.imrotate(img.astype("uint8"), 3)
+    with pytest.raises(ValueError, match="zoom_in and zoom_out"):
+        mx.image.imrotate(img, 3, zoom_in=True, zoom_out=True)

@@ -67,6 +67,23 @@ def test_copy_make_border_values_fill_each_channel():
     np.testing.assert_array_equal(out[-1, 5], [10, 20, 30])
 
 
+@pytest.mark.parametrize(
+    ("values", "corner"),
+    # MXNet 1.9.1 parses values as a tuple of numbers: a single number is the first channel's alone,
+    # a short tuple leaves the other channels 0, and a fraction rounds in the uint8 image
+    [(7, [7, 0, 0]), (7.6, [8, 0, 0]), ([1, 2], [1, 2, 0]), ((), [5, 5, 5])],
+)
+def test_copy_make_border_values_are_parsed_as_mxnet(values, corner):
+    out = image.copyMakeBorder(_img(), 1, 0, 0, 0, value=5 if values == () else 0, values=values).asnumpy()
+    np.testing.assert_array_equal(out[0, 0], corner)
+
+
+@pytest.mark.parametrize("values", ["ab", [None]])
+def test_copy_make_border_values_not_numbers_is_a_clear_error(values):
+    with pytest.raises(TypeError, match="copyMakeBorder: values must be a number or a sequence of numbers"):
+        image.copyMakeBorder(_img(), 1, 0, 0, 0, values=values)
+
+
 def test_create_augmenter_with_std_alone_divides():
     augs = image.CreateAugmenter((3, 8, 8), std=True)
     assert [type(a).__name__ for a in augs] == ["CenterCropAug", "CastAug", "ColorNormalizeAug"]

@@ -289,3 +289,44 @@ def test_a_cell_giving_only_state_shape_has_those_states_in_a_stack():
     out, last = (o.asnumpy() for o in exe.forward())
     np.testing.assert_allclose(out, np.cumsum(data, axis=1))
     np.testing.assert_allclose(last, data.sum(axis=1))
+
+
+class _ReluElmanCell(mx.rnn.BaseRNNCell):
+    """A cell written as users write theirs on MXNet's BaseRNNCell, taking its activation by name."""
+
+    def __init__(self, num_hidden, prefix="mine_"):
+        super().__init__(prefix=prefix)
+        self._num_hidden = num_hidden
+
+    @property
+    def state_info(self):
+        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        name = f"{self._prefix}t{self._counter}_"
+        i2h = mx.sym.FullyConnected(
+            inputs, weight=self.params.get("i2h_weight"), no_bias=True, num_hidden=self._num_hidden, name=f"{name}i2h"
+        )
+        output = self._get_activation(i2h + states[0], "relu", name=f"{name}out")
+        return output, [output]
+
+
+def test_a_users_cell_applies_its_activation_with_get_activation():
+    cell = _ReluElmanCell(3)
+    outputs, _ = cell.unroll(2, inputs=mx.sym.var("data"), layout="NTC", merge_outputs=False)
+    assert mx.sym.Group(outputs).list_outputs() == ["mine_t0_out_output", "mine_t1_out_output"]
+    rng = np.random.default_rng(0)
+    args, (out0, out1) = _bind(mx.sym.Group(outputs), rng, data=(2, 2, 4))
+    step0 = np.maximum(args["data"][:, 0] @ args["mine_i2h_weight"].T, 0)
+    np.testing.assert_allclose(out0, step0, rtol=1e-5)
+    np.testing.assert_allclose(out1, np.maximum(args["data"][:, 1] @ args["mine_i2h_weight"].T + step0, 0), rtol=1e-5)
+
+
+def test_rnn_cell_takes_a_callable_activation_as_mxnet():
+    cell = mx.rnn.RNNCell(3, activation=lambda x, name: mx.sym.LeakyReLU(x, slope=0.5, name=name), prefix="rnn_")
+    outputs, _ = cell.unroll(1, inputs=mx.sym.var("data"), layout="NTC", merge_outputs=False)
+    assert outputs[0].name == "rnn_t0_out"
+    args, (out,) = _bind(mx.sym.Group(outputs), np.random.default_rng(1), data=(2, 1, 4))
+    pre = args["data"][:, 0] @ args["rnn_i2h_weight"].T + args["rnn_i2h_bias"] + args["rnn_h2h_bias"]
+    np.testing.assert_allclose(out, np.where(pre > 0, pre, 0.5 * pre), rtol=1e-5, atol=1e-6)

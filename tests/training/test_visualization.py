@@ -37,6 +37,21 @@ def test_plot_network_gives_dot_with_layers_and_shaped_edges() -> None:
     assert "conv1_weight" not in dot
 
 
+def test_plot_network_warns_of_layers_sharing_a_name() -> None:
+    # two layers named "fc" merge into one box and may draw a cycle: MXNet 1.9.1 warns, naming them
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=8, name="fc")
+    net = sym.FullyConnected(sym.Activation(net, act_type="relu", name="relu"), num_hidden=2, name="fc")
+    with pytest.warns(RuntimeWarning, match="multiple variables with the same name") as record:
+        plot_network(net, shape={"data": (4, 6)})
+    assert len(record) == 1
+    assert "Repeated names: fc,fc_bias,fc_weight" in str(record[0].message)
+
+
+def test_plot_network_of_distinct_names_does_not_warn(recwarn) -> None:
+    plot_network(_lenet_head())
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
 def _node_line(dot: str, name: str) -> str:
     return next(line for line in dot.splitlines() if line.startswith(f'  "{name}" ['))
 
