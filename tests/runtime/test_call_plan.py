@@ -120,7 +120,6 @@ def test_plans_tell_negative_zero_from_zero(kwargs: dict) -> None:
     assert np.signbit((x * -0.0).asnumpy()).all()
 
 
-
 @pytest.mark.parametrize(
     ("first", "second"),
     [((0.0, 0.0), (-0.0, -0.0)), ((1, 1), (True, True)), ((1, 1), (1.0, 1.0)), ((0.5, (1,)), (0.5, (True,)))],
@@ -145,6 +144,7 @@ def test_an_update_with_negative_zero_rates_gets_its_own_plan() -> None:
         mx.nd.multi_sgd_update(w[0], g[0], w[1], g[1], out=w, lrs=lrs, wds=(0.0, 0.0), num_weights=2)
         signs.append([bool(np.signbit(a.asnumpy()[0])) for a in w])
     assert signs == [[True, True], [False, False]]
+
 
 @pytest.mark.parametrize(
     "make",
