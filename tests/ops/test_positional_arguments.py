@@ -216,3 +216,15 @@ def test_operators_of_any_number_of_inputs_still_take_keywords() -> None:
     out = mx.nd.concat(mx.nd.ones((2, 2)), mx.nd.zeros((2, 2)), dim=1)
     assert out.shape == (2, 4)
     np.testing.assert_allclose(mx.nd.multi_sum_sq(mx.nd.ones(3), num_arrays=1).asnumpy(), [3.0])
+
+
+def test_a_symbols_name_and_attr_may_follow_its_parameters_by_position() -> None:
+    # MXNet's f(inputs..., params..., name=None, attr=None, out=None); before: "too many" parameters
+    assert mx.sym.relu(mx.sym.var("x"), "relu1").name == "relu1"
+    net = mx.sym.sum(mx.sym.var("x"), 1, True, False, "total", {"__mark__": "1"})
+    assert net.name == "total" and net.list_attr()["__mark__"] == "1" and net.list_attr()["axis"] == "1"
+
+
+def test_a_symbols_name_given_by_position_and_by_keyword_is_refused() -> None:
+    with pytest.raises(OperatorError, match=r"relu: name given twice"):
+        mx.sym.relu(mx.sym.var("x"), "a", name="b")
