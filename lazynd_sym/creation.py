@@ -17,7 +17,12 @@ from lazynd.errors import ArgumentTypeError, LazyNDError, OperatorError
 from lazynd.ndarray.sparse import check_dense
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
-from lazynd.ops.signature import name_positional_params, positional_param_names, refuse_value_at_input
+from lazynd.ops.signature import (
+    name_and_attr_by_position,
+    name_positional_params,
+    positional_param_names,
+    refuse_value_at_input,
+)
 
 from .attribute import AttrScope, dtype_to_attr, is_attribute_key, normalize_attrs, parse_shape_hint
 from .graph import Entry, Node
@@ -113,27 +118,6 @@ def _input_names(op: OpDef) -> list[str]:
     return op.positional_input_names() or []
 
 
-def _name_and_attr_by_position(op: OpDef, extra: list[Any], name: Any, attr: Any) -> tuple[Any, Any]:
-    """``name`` and ``attr`` given by position after every parameter (``sym.relu(x, "relu1")``), the
-    places MXNet's generated functions give them (then ``out``, which a symbol ignores).  Any other
-    value there is one parameter too many."""
-    count = len(positional_param_names(op))
-    fits = (
-        len(extra) <= 3
-        and isinstance(extra[0], str)
-        and (len(extra) < 2 or extra[1] is None or isinstance(extra[1], dict))
-    )
-    if not fits:
-        raise OperatorError(
-            f"{op.name}: {count + len(extra)} parameters given by position, it takes {count} that way "
-            f"({positional_param_names(op)}), then name and attr"
-        )
-    for key, given, value in (("name", name, extra[0]), ("attr", attr, extra[1] if len(extra) > 1 else None)):
-        if given is not None and value is not None:
-            raise OperatorError(f"{op.name}: {key} given twice, by position ({value!r:.40}) and by keyword")
-    return extra[0], attr if len(extra) < 2 or extra[1] is None else extra[1]
-
-
 def _refuse_array_input(op: OpDef, value: Any, input_name: str) -> None:
     """Name the input when an array (an NDArray, a NumPy array) is given where a symbol is expected:
     it would otherwise be read as a parameter and refused for a reason that says nothing of it."""
@@ -177,7 +161,7 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
         positional.pop()
     param_count = len(positional_param_names(op))
     if len(positional_params) > param_count:
-        name, attr = _name_and_attr_by_position(op, positional_params[param_count:], name, attr)
+        name, attr = name_and_attr_by_position(op, positional_params[param_count:], name, attr)
         del positional_params[param_count:]
     user = AttrScope.current.get(attr, op.name)
     kwargs.update(name_positional_params(op, positional_params, kwargs))

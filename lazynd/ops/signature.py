@@ -11,7 +11,9 @@ param1=_Null, ..., out=None, name=None, **kwargs)`` (the symbol face has ``name`
 - the values after the inputs are the parameters in declaration order, MXNet's order, whatever
   keywords the call also gives, so a parameter given both by position and by keyword is an error,
   as Python's ``got multiple values for argument`` is in MXNet (:func:`name_positional_params`);
-- an ``f(*data, **params)`` operator takes its parameters by keyword only.
+- an ``f(*data, **params)`` operator takes its parameters by keyword only;
+- past the parameters come ``out`` and ``name`` in ``nd`` (which the ``nd`` face reads itself), ``name``
+  and ``attr`` in ``sym`` (:func:`name_and_attr_by_position`).
 """
 
 from __future__ import annotations
@@ -67,3 +69,26 @@ def name_positional_params(op: OpDef, values: Sequence[Any], given: Mapping[str,
                 f"({given[key]!r:.40}); the values after the inputs are the parameters {order[: len(values)]} in order"
             )
     return named
+
+
+def name_and_attr_by_position(op: OpDef, extra: list[Any], name: Any, attr: Any) -> tuple[Any, Any]:
+    """A symbol's ``name`` and ``attr`` from ``extra``, the values given by position after every parameter
+    (``sym.relu(x, "relu1")``), the places MXNet's generated symbol functions give them (then ``out``,
+    which a symbol ignores); ``name`` and ``attr`` are the keywords.  Any other value there is one
+    parameter too many, and a name or attr given both ways is refused, each an
+    :class:`~lazynd.errors.OperatorError`."""
+    count = len(positional_param_names(op))
+    fits = (
+        len(extra) <= 3
+        and isinstance(extra[0], str)
+        and (len(extra) < 2 or extra[1] is None or isinstance(extra[1], dict))
+    )
+    if not fits:
+        raise OperatorError(
+            f"{op.name}: {count + len(extra)} parameters given by position, it takes {count} that way "
+            f"({positional_param_names(op)}), then name and attr"
+        )
+    for key, given, value in (("name", name, extra[0]), ("attr", attr, extra[1] if len(extra) > 1 else None)):
+        if given is not None and value is not None:
+            raise OperatorError(f"{op.name}: {key} given twice, by position ({value!r:.40}) and by keyword")
+    return extra[0], attr if len(extra) < 2 or extra[1] is None else extra[1]
