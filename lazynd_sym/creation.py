@@ -17,6 +17,12 @@ from lazynd.errors import ArgumentTypeError, LazyNDError, OperatorError
 from lazynd.ndarray.sparse import check_dense
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
+from lazynd.ops.signature import (
+    name_and_attr_by_position,
+    name_positional_params,
+    positional_param_names,
+    refuse_value_at_input,
+)
 
 from .attribute import AttrScope, dtype_to_attr, is_attribute_key, normalize_attrs, parse_shape_hint
 from .graph import Entry, Node
@@ -107,43 +113,9 @@ def _param_text(value: Any) -> str:
     return str(value)
 
 
-def _name_positional_params(
-    op: OpDef, values: list[Any], kwargs: dict[str, Any], input_label: str | None = None
-) -> dict[str, Any]:
-    """Parameters given by position after the input symbols (``sym.sum(x, 1)``, ``sym.eye(3, 4, 1)``),
-    named in the operator's parameter order, as MXNet's generated functions (and ``lazynd.nd``'s) read them.
-
-    ``input_label`` names the input the first value stands where (``None`` when the operator takes no
-    input there): with more values than parameters, the likelier mistake is a non-symbol given as it.
-    """
-    free = [p for p in op.params if p not in kwargs and p != "num_args"]
-    if len(values) > len(free):
-        if input_label is not None:
-            raise OperatorError(
-                f"{op.name}: input {input_label!r} must be a Symbol, got {type(values[0]).__name__} {values[0]!r} "
-                f"(and its {len(free)} parameter(s) {free} cannot take {len(values)} value(s) by position)"
-            )
-        raise OperatorError(
-            f"{op.name}: {len(values)} parameters given by position, it has {len(free)} more to set ({free})"
-        )
-    return dict(zip(free, values, strict=False))
-
-
 def _input_names(op: OpDef) -> list[str]:
-    """The operator's input names under its default parameters, as MXNet's generated function lists
-    them by position (the auxiliary states last, where it lists them; none for a variadic one)."""
-    if op.variadic:
-        return []
-    try:
-        return op.input_names({k: p.default for k, p in op.params.items()}) + list(op.aux if op.positional_aux else ())
-    except OperatorError:  # a required parameter decides them
-        return []
-
-
-def _input_label(op: OpDef, position: int) -> str:
-    """The name of the input at ``position`` (``#2`` where it has none before the call is parsed)."""
-    names = _input_names(op)
-    return names[position] if position < len(names) else f"#{position}"
+    """The inputs MXNet's generated function lists by position (none known for a variadic one)."""
+    return op.positional_input_names() or []
 
 
 def _refuse_array_input(op: OpDef, value: Any, input_name: str) -> None:
@@ -156,32 +128,6 @@ def _refuse_array_input(op: OpDef, value: Any, input_name: str) -> None:
         )
 
 
-def _is_input_position(op: OpDef, position: int) -> bool:
-    """Whether a value given at ``position`` stands where MXNet's generated function lists an input.
-
-    Those functions take every input before the parameters (``FullyConnected(data, weight, bias,
-    num_hidden, ...)``, ``sum(data, axis, ...)``), and a variadic operator takes only symbols by
-    position (``Concat(*data, dim=...)``); where a required parameter decides the inputs, none is known.
-    """
-    return op.variadic or position < len(_input_names(op))
-
-
-def _refuse_value_input(op: OpDef, value: Any, position: int) -> None:
-    """Refuse a value that is not a symbol given where an input goes (MXNet: "Argument data must be
-    Symbol instances"), naming the input, rather than reading it as the first parameter."""
-    label = _input_label(op, position)
-    _refuse_array_input(op, value, label)
-    where = f"input {label!r}" if not label.startswith("#") else f"input #{position}"
-    hint = (
-        "its inputs are all given by position, its parameters by keyword"
-        if op.variadic
-        else f"parameters given by position come after all its inputs {_input_names(op)}"
-    )
-    raise ArgumentTypeError(
-        f"{op.name}: {where} (position {position}) must be a Symbol, got {type(value).__name__} {value!r:.80} ({hint})"
-    )
-
-
 def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hint: str | None = None) -> Symbol:
     """Apply an operator to symbols: the body of every ``lazynd_sym.<op>`` function.
 
@@ -192,10 +138,10 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
     op = op_name if isinstance(op_name, OpDef) else registry.get(op_name)
     kwargs = dict(kwargs)
     name = kwargs.pop("name", None)
-    user = AttrScope.current.get(kwargs.pop("attr", None), op.name)
+    attr = kwargs.pop("attr", None)
     positional: list[Symbol | None] = []
     positional_params: list[Any] = []
-    first_param_input: str | None = None  # the input a first non-symbol value stands where, if any
+    slots = op.positional_input_names()
     for a in args:
         if isinstance(a, Symbol) and not positional_params:
             positional.append(a)
@@ -206,15 +152,19 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
         elif a is None and not positional_params and op.takes_input_at(len(positional)):
             positional.append(None)  # an input left out: a variable is made for it, if the operator takes it
         else:
-            if not positional_params and _is_input_position(op, len(positional)):
-                _refuse_value_input(op, a, len(positional))
-            if not positional_params and op.takes_input_at(len(positional)):
-                first_param_input = _input_label(op, len(positional))  # inputs decided by a parameter
-                _refuse_array_input(op, a, first_param_input)
+            if not positional_params and (slots is None or len(positional) < len(slots)):
+                label = slots[len(positional)] if slots is not None else f"#{len(positional)}"
+                _refuse_array_input(op, a, label)
+                refuse_value_at_input(op, a, len(positional), "Symbol")
             positional_params.append(a)
     while positional and positional[-1] is None:
         positional.pop()
-    kwargs.update(_name_positional_params(op, positional_params, kwargs, first_param_input))
+    param_count = len(positional_param_names(op))
+    if len(positional_params) > param_count:
+        name, attr = name_and_attr_by_position(op, positional_params[param_count:], name, attr)
+        del positional_params[param_count:]
+    user = AttrScope.current.get(attr, op.name)
+    kwargs.update(name_positional_params(op, positional_params, kwargs))
     named: dict[str, Symbol] = {}
     params: dict[str, Any] = {}
     for key, value in kwargs.items():

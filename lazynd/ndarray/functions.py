@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import OperatorError
 from ..ops import registry
 from ..ops.registry import OpDef
+from ..ops.signature import name_positional_params, positional_param_names, refuse_value_at_input
 from .dispatch import invoke
 
 NDArray: Any = None  # bound by ndarray.py (circular import)
@@ -25,7 +26,7 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
     backward makes functions of its own that call operators in its pass's mode, unrecorded
     (the ``F`` of gradient rules); ``lazynd.nd``'s take the defaults.
     """
-    param_names = list(op.params)
+    param_names = positional_param_names(op)
     # input names that do not depend on parameters (most operators): computed once
     static_names = None if (op.variadic or callable(op._inputs)) else list(op._inputs)
     # keywords that the common call never uses: naming an input, or asking for training mode
@@ -33,9 +34,14 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
     # operators whose inputs depend on their parameters (multi_sgd_update...): keywords that are
     # all parameters name no input either
     param_set = frozenset(op.params)
-    # how many arrays a fixed-arity operator takes by position; MXNet reads the ones after them as
-    # its parameters, then ``out`` and ``name`` (``nd.tanh(x, y)`` writes into y)
-    array_slots = None if static_names is None else len(static_names) + len(op.aux)
+    # the input slots MXNet's generated function lists by position, where a value that is not an
+    # array is refused (``softmax(x, 1)``: 1 is no ``length``) rather than read as a parameter
+    slots = op.positional_input_names()
+    value_slots = None if slots is None else len(slots)
+    # how many arrays a fixed-arity operator takes by position (its inputs, then its auxiliary states,
+    # which MXNet's legacy functions leave out of their signature); MXNet reads the ones after them
+    # as its parameters, then ``out`` and ``name`` (``nd.tanh(x, y)`` writes into y)
+    array_slots = None if static_names is None else max(len(static_names) + len(op.aux), value_slots or 0)
 
     def function(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
         common = (
@@ -60,6 +66,9 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
             elif a is None and not positional_params and op.takes_input_at(len(inputs)):
                 inputs.append(None)  # an input left out, as MXNet's generated functions read None there
             else:
+                if not positional_params and (value_slots is None or len(inputs) < value_slots):
+                    _refuse_host_array_input(op, a, len(inputs), slots or [])
+                    refuse_value_at_input(op, a, len(inputs), "NDArray")
                 positional_params.append(a)
         while inputs and inputs[-1] is None:
             inputs.pop()
@@ -83,15 +92,13 @@ def make_function(op: OpDef, public_name: str, is_train: bool = False, unrecorde
                 named_inputs[key] = kwargs.pop(key)
         for key, value in kwargs.items():
             attrs_given[key] = value
-        free_params = [p for p in param_names if p not in attrs_given and p != "num_args"]
-        extra = positional_params[len(free_params) :]
+        extra = positional_params[len(param_names) :]
         if extra:
             if out is not None or not _out_and_name_by_position(extra, name):
-                _refuse_host_array_input(op, positional_params[0], len(inputs), names)
                 raise OperatorError(f"{op.name}: too many positional arguments ({len(args)})")
             out, name = extra[0], (extra[1] if len(extra) == 2 else name)
-        for key, value in zip(free_params, positional_params, strict=False):
-            attrs_given[key] = value
+            del positional_params[len(param_names) :]
+        attrs_given.update(name_positional_params(op, positional_params, attrs_given))
         if named_inputs:
             if not op.variadic:
                 ordered = list(inputs)

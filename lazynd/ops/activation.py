@@ -218,6 +218,7 @@ register(
         "LeakyReLU",
         _leaky_forward,
         inputs=_leaky_inputs,
+        positional_inputs=("data", "gamma"),  # MXNet lists gamma before the parameters, whatever act_type
         outputs=_leaky_outputs,
         num_visible_outputs=1,
         params=dict(LEAKY_PARAMS),

@@ -73,6 +73,7 @@ register(
         "amp_multicast",
         _cast_forward,
         inputs=lambda attrs: [f"data{i}" for i in range(_multicast_count(attrs))],
+        positional_params=False,  # MXNet's amp_multicast(*data, **kwargs)
         outputs=lambda attrs: [f"output{i}" for i in range(_multicast_count(attrs))],
         params={
             "num_outputs": Param(parse_int, REQUIRED, "number of inputs (and outputs)"),

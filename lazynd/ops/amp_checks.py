@@ -88,6 +88,7 @@ register(
         "multi_all_finite",
         _all_finite_forward,
         inputs=_array_names,
+        positional_params=False,  # MXNet's f(*data, **kwargs)
         params={"num_arrays": Param(_count, 1, "number of arrays"), **_INIT_OUTPUT},
         infer_shape=_flag_shape,
         infer_type=_flag_type("multi_all_finite"),
@@ -129,6 +130,7 @@ register(
         "multi_sum_sq",
         _sum_sq_forward,
         inputs=_array_names,
+        positional_params=False,  # MXNet's f(*data, **kwargs)
         params={"num_arrays": Param(_count, REQUIRED, "number of arrays")},
         infer_shape=_sum_sq_shape,
         infer_type=_sum_sq_type,
@@ -166,6 +168,7 @@ register(
         "reset_arrays",
         _reset_forward,
         inputs=_array_names,
+        positional_params=False,  # MXNet's f(*data, **kwargs)
         outputs=(),
         params={"num_arrays": Param(_count, REQUIRED, "number of arrays")},
         infer_shape=lambda attrs, in_shapes, aux_shapes: (in_shapes, [], aux_shapes),

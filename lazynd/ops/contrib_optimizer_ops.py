@@ -111,11 +111,13 @@ def _single_adamw(name: str, roles: tuple[str, ...]) -> None:
         dtype = known[0] if known else None
         return [*[dtype] * stride, rescale], [dtype], aux_types
 
+    # MXNet's order, which its generated functions read positionally
     params = {
         "lr": Param(_non_negative, doc="learning rate"),
-        "eta": Param(parse_float, doc="the learning rate schedule's multiplier"),
+        **{k: _ADAMW[k] for k in ("beta1", "beta2", "epsilon")},
         "wd": _COMMON["wd"],
-        **_ADAMW,
+        "eta": Param(parse_float, doc="the learning rate schedule's multiplier"),
+        "clip_gradient": _ADAMW["clip_gradient"],
     }
     register(
         OpDef(
@@ -175,6 +177,7 @@ def _register_multi(
             name,
             forward,
             inputs=inputs,
+            positional_params=False,  # MXNet's f(*data, **kwargs)
             outputs=outputs,
             params=params,
             infer_shape=infer_shape,

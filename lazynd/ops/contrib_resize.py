@@ -182,6 +182,7 @@ register(
         _resize_forward,
         nonempty_axes={"data": (-2, -1)},
         inputs=_resize_inputs,
+        positional_inputs=("data", "like"),  # MXNet lists like before the parameters, whatever mode
         params=_RESIZE_PARAMS,
         infer_shape=_resize_infer,
         infer_type=lambda attrs, in_types, aux_types: (

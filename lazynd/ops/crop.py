@@ -174,7 +174,8 @@ register(
     OpDef(
         "_crop_assign_scalar",
         _assign_scalar_forward,
-        params={**_SLICE_PARAMS, "scalar": Param(parse_float, 0.0, "the value written into the region")},
+        # MXNet's order (its generated functions read them positionally): the scalar first
+        params={"scalar": Param(parse_float, 0.0, "the value written into the region"), **_SLICE_PARAMS},
         infer_shape=_assign_scalar_infer,
         gradient=lambda F, attrs, inputs, outputs, og: [F._crop_assign_scalar(og[0], **{**attrs, "scalar": 0.0})],
         inplace=((0, 0),),

@@ -236,6 +236,8 @@ register(
         NAME,
         _forward,
         inputs=_input_names,
+        # MXNet lists both lengths before the parameters, whatever use_data_lengths and use_label_lengths
+        positional_inputs=("data", "label", "data_lengths", "label_lengths"),
         outputs=("output0", "output1"),  # MXNet 1.9.1 names a kernel of two outputs so (the data gradient is hidden)
         num_visible_outputs=1,
         params={

@@ -308,6 +308,7 @@ class CustomOpDef(OpDef):
                 name,
                 _custom_forward,
                 inputs=self._forward_inputs,
+                positional_params=False,  # MXNet's Custom(*data, **kwargs)
                 outputs=lambda attrs: _names(attrs, "list_outputs"),
                 infer_shape=lambda attrs, s, a: _infer_shape(attrs, s, a, with_aux=True),
                 infer_type=lambda attrs, t, a: _infer_type(attrs, t, a, with_aux=True),

@@ -29,9 +29,13 @@ from .registry import OpDef, merge_shape, register
 
 # -- Deconvolution (the transpose of Convolution) ------------------------------------------------
 def _deconv_params() -> dict[str, Param]:
-    params = _common_params(True)
+    """Convolution's parameters with ``adj`` and ``target_shape`` after ``pad``: MXNet's order,
+    which its generated functions read positionally."""
+    common = _common_params(True)
+    params = {name: common[name] for name in ("kernel", "stride", "dilate", "pad")}
     params["adj"] = Param(parse_shape, (), "extra size added at the end of each output axis")
     params["target_shape"] = Param(parse_shape, (), "output spatial shape; sets pad and adj")
+    params.update((name, param) for name, param in common.items() if name not in params)
     return params
 
 
@@ -145,6 +149,7 @@ register(
         gpu_float16_as_float32=True,
         blas_heavy=True,
         inputs=_conv_inputs,
+        positional_inputs=("data", "weight", "bias"),  # MXNet lists bias before the parameters, whatever no_bias
         params=_deconv_params(),
         infer_shape=_deconv_infer,
         gradient=_deconv_gradient,

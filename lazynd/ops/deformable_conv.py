@@ -202,10 +202,10 @@ def _params(modulated: bool) -> dict[str, Param]:
         "num_deformable_group": Param(parse_int, 1, "number of channel groups with their own offsets"),
         "workspace": Param(parse_int, 1024, "accepted for MXNet compatibility"),
         "no_bias": Param(parse_bool, False, "leave out the bias"),
-        "layout": Param(optional(enum("NCW", "NCHW", "NCDHW")), None, "data layout (NCHW only)"),
     }
-    if modulated:
+    if modulated:  # MXNet's order (its generated functions read them positionally)
         params["im2col_step"] = Param(parse_int, 64, "accepted for MXNet compatibility")
+    params["layout"] = Param(optional(enum("NCW", "NCHW", "NCDHW")), None, "data layout (NCHW only)")
     return params
 
 

@@ -124,7 +124,7 @@ register(
         _kl_forward,
         outputs=("output", "moving_avg_used"),
         aux=("moving_avg",),
-        positional_aux=False,  # MXNet's legacy operator: sparseness_target follows the data
+        positional_inputs=("data",),  # MXNet's legacy operator lists no auxiliary state by position
         num_visible_outputs=1,
         params=dict(_KL_PARAMS),
         infer_shape=_kl_infer,

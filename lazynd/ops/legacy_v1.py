@@ -38,10 +38,12 @@ _CONVOLUTION_V1_NAMES = (
     "layout",
 )
 CONVOLUTION_V1_PARAMS = {name: _common_params(False)[name] for name in _CONVOLUTION_V1_NAMES}
-POOLING_V1_PARAMS = {
-    **{name: POOL_PARAMS[name] for name in ("kernel", "global_pool", "stride", "pad")},
+POOLING_V1_PARAMS = {  # MXNet's order, which its generated functions read positionally
+    "kernel": POOL_PARAMS["kernel"],
     "pool_type": Param(enum("max", "avg", "sum"), "max", "reduction over the window"),
+    "global_pool": POOL_PARAMS["global_pool"],
     "pooling_convention": Param(enum("full", "valid"), "valid", "output size rounding: 'valid' floors, 'full' ceils"),
+    **{name: POOL_PARAMS[name] for name in ("stride", "pad")},
 }
 
 

@@ -136,7 +136,11 @@ register_linalg(
     "gemm",
     lambda kctx, attrs, ins: [_gemm(kctx, attrs, ins)],
     inputs=("A", "B", "C"),
-    params={**_GEMM_PARAMS, "beta": Param(parse_float, 1.0, "scale of C")},
+    params={  # MXNet's order (its generated functions read them positionally)
+        **{name: _GEMM_PARAMS[name] for name in ("transpose_a", "transpose_b", "alpha")},
+        "beta": Param(parse_float, 1.0, "scale of C"),
+        "axis": _GEMM_PARAMS["axis"],
+    },
     infer_shape=_gemm_infer,
     gradient=lambda F, attrs, ins, outs, og: [
         *_product_gradients(F, attrs, ins[0], ins[1], og[0]),

@@ -215,6 +215,7 @@ def register_group_update(
                 op_name,
                 preloaded_forward(forward, on_device) if preloaded else forward,
                 inputs=inputs,
+                positional_params=False,  # MXNet's f(*data, **kwargs)
                 outputs=outputs,
                 params=preloaded_params(params) if preloaded else params,
                 infer_shape=infer_shape,

@@ -52,7 +52,13 @@ def _check_devices(name: str, attrs: dict) -> None:
 
 
 def _variant(
-    name: str, params: dict[str, Param], *, variance_out: bool, relu: bool, doc: str, positional_aux: bool = True
+    name: str,
+    params: dict[str, Param],
+    *,
+    variance_out: bool,
+    relu: bool,
+    doc: str,
+    positional_inputs: tuple[str, ...] | None = None,
 ) -> OpDef:
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
         _check_devices(name, attrs)
@@ -83,7 +89,7 @@ def _variant(
         infer_shape=infer_shape,
         infer_type=lambda attrs, in_types, aux_types: _bn_types(batch_norm_attrs(attrs), in_types, aux_types),
         gradient=gradient,
-        positional_aux=positional_aux,
+        positional_inputs=positional_inputs,
         doc=doc,
     )
 
@@ -94,7 +100,7 @@ register(
         V1_PARAMS,
         variance_out=True,
         relu=False,
-        positional_aux=False,  # MXNet's legacy operator: eps follows (data, gamma, beta)
+        positional_inputs=("data", "gamma", "beta"),  # MXNet's legacy operator: eps follows them
         doc="MXNet 0.9's BatchNorm (channel axis 1; ``var`` is the variance).",
     )
 )

@@ -49,9 +49,12 @@ An :class:`OpDef` carries everything about an operator:
 - ``quiet=False``: the CPU kernel runs a user's Python (``Custom``), under the user's own NumPy
   error settings; every other CPU kernel (``forward``, ``forward_into_zeros``) runs with NumPy's
   divide, overflow and invalid-value warnings off, as MXNet computes inf and NaN silently;
-- ``positional_aux=False``: MXNet's generated function does not list the auxiliary states
-  among the inputs a call gives by position (its legacy operators: ``BatchNorm_v1``,
-  ``IdentityAttachKLSparseReg``), so a value after the data inputs is the first parameter;
+- ``positional_inputs``: the inputs MXNet's generated function lists by position, before its
+  parameters, where they are not the inputs and auxiliary states under the default parameters:
+  every input some parameter setting takes (``LeakyReLU``'s ``gamma``, ``softmax``'s ``length``),
+  or no auxiliary state (MXNet's legacy ``BatchNorm_v1``); ``positional_params=False``: its function
+  is ``f(*data, **params)``, every positional argument an input (the default for variadic ones).
+  :mod:`.signature` binds a call's arguments by them;
 - ``nonempty_axes``: ``{input name: axes}`` that must not have size 0 in an imperative call:
   MXNet 1.9.1 takes such a 0 for an unknown dim and refuses the call, and our kernels (which
   read every pixel, box or category there) would fail only at the wait;
@@ -197,7 +200,8 @@ class OpDef:
         gpu_float16_as_float32: bool = False,
         float_data: bool | Callable[[dict], bool] = False,
         takes_bool: bool = True,
-        positional_aux: bool = True,
+        positional_inputs: Sequence[str] | None = None,
+        positional_params: bool | None = None,
         nonempty_axes: dict[str, tuple[int, ...]] | None = None,
         input_attrs: Callable[[dict], dict[str, dict[str, str]]] | None = None,
         quiet: bool = True,
@@ -241,7 +245,8 @@ class OpDef:
         self.blas_heavy = blas_heavy
         self.float_data = float_data
         self.takes_bool = takes_bool
-        self.positional_aux = positional_aux
+        self._positional_inputs = None if positional_inputs is None else tuple(positional_inputs)
+        self.positional_params = not variadic if positional_params is None else positional_params
         self.nonempty_axes = dict(nonempty_axes or {})
         self.input_attrs = input_attrs
         self.doc = doc
@@ -257,13 +262,26 @@ class OpDef:
             return variadic_input_names(attrs)
         return list(self._inputs)
 
+    def positional_input_names(self) -> list[str] | None:
+        """The inputs MXNet's generated function lists by position before its parameters (see
+        ``positional_inputs``); ``None`` where every positional argument is an input."""
+        if not self.positional_params:
+            return None
+        if self._positional_inputs is not None:
+            return list(self._positional_inputs)
+        try:
+            return self.input_names({k: p.default for k, p in self.params.items()}) + list(self.aux)
+        except OperatorError:  # a required parameter decides them: any position may be an input
+            return None
+
     def takes_input_at(self, position: int) -> bool:
         """Whether a value given at ``position`` falls on an input, MXNet's generated functions listing
         every input before the parameters; there a ``None`` is an input left out (``like=None``).
-        Where the parameters decide the inputs, any position may; a variadic operator's never does."""
+        A variadic operator's never does."""
         if self.variadic:
             return False
-        return callable(self._inputs) or position < len(self._inputs) + len(self.aux)
+        names = self.positional_input_names()
+        return names is None or position < len(names)
 
     def attrs_of_input_variables(self, attrs: dict) -> dict[str, dict[str, str]]:
         """``{input name: {attribute: value}}`` that variables composed as these inputs receive (see ``input_attrs``)."""

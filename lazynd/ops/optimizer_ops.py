@@ -304,6 +304,10 @@ def _rmsprop_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
         _run_blocked(kctx, _rmsprop_block, attrs, arrays)
 
 
+# the options MXNet lists after the common parameters (see ``_register``)
+_TRAILING_OPTIONS = ("lazy_update", "clip_weights", "wd_lh")
+
+
 def _register(
     name: str,
     forward: Callable,
@@ -312,13 +316,21 @@ def _register(
     doc: str,
     infer_type: Callable[..., tuple[list, list, list]] | None = None,
 ) -> None:
-    """Register an update whose inputs after the weight and gradient are states it writes in place."""
+    """Register an update whose inputs after the weight and gradient are states it writes in place.
+
+    Its parameters take MXNet's order, which its generated functions read positionally
+    (``sgd_mom_update(w, g, m, 0.1, 0.9)``: lr, momentum): ``lr``, the update's own
+    hyper-parameters (``extra``), ``wd``, ``rescale_grad``, ``clip_gradient``, then its options
+    (``lazy_update``, ``clip_weights``, ``wd_lh``)."""
+    own = {k: p for k, p in extra.items() if k not in _TRAILING_OPTIONS}
+    options = {k: p for k, p in extra.items() if k in _TRAILING_OPTIONS}
+    params = {"lr": own.pop("lr", _COMMON["lr"]), **own, **{k: p for k, p in _COMMON.items() if k != "lr"}, **options}
     register(
         OpDef(
             name,
             forward,
             inputs=inputs,
-            params={**_COMMON, **extra},
+            params=params,
             infer_type=infer_type,
             gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
             inplace=((0, 0),),

@@ -32,10 +32,12 @@ from .registry import OpDef, register
 _MODES = {"max": 0, "avg": 1, "sum": 2}  # the GPU kernel's modes (lp runs as sum)
 LP_VALUES = (1, 2, 3)
 
+# MXNet's order, which its generated functions read positionally (``Pooling(x, (2, 2), "avg")``)
 POOL_PARAMS = {
     "kernel": Param(parse_shape, (), "window size (ignored with global_pool)"),
     "pool_type": Param(enum("max", "avg", "sum", "lp"), "max", "reduction over the window"),
     "global_pool": Param(parse_bool, False, "pool over all spatial positions"),
+    "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
     "pooling_convention": Param(
         enum("valid", "full", "same"),
         "valid",
@@ -43,12 +45,11 @@ POOL_PARAMS = {
     ),
     "stride": Param(parse_shape, (), "stride per spatial axis (default 1)"),
     "pad": Param(parse_shape, (), "padding per spatial axis (default 0)"),
-    "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
-    "layout": Param(optional(enum(*LAYOUTS)), None, "data layout (default channels second)"),
     "p_value": Param(optional(parse_int), None, "p of lp pooling: 1, 2 or 3 (required with pool_type='lp')"),
     "count_include_pad": Param(
         optional(parse_bool), None, "avg pooling: count the padding in each window's divisor (None: True, as MXNet)"
     ),
+    "layout": Param(optional(enum(*LAYOUTS)), None, "data layout (default channels second)"),
 }
 
 

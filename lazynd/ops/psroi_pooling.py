@@ -262,9 +262,10 @@ _PS_PARAMS = {
     "pooled_size": Param(parse_int, doc="bins per side of each region"),
     "group_size": Param(parse_int, 0, "channel groups per side (0: pooled_size)"),
 }
-_DEFORMABLE_PARAMS = {
-    **_PS_PARAMS,
+_DEFORMABLE_PARAMS = {  # MXNet's order (its generated functions read them positionally)
+    **{name: _PS_PARAMS[name] for name in ("spatial_scale", "output_dim")},
     "group_size": Param(parse_int, doc="channel groups per side"),
+    "pooled_size": _PS_PARAMS["pooled_size"],
     "part_size": Param(parse_int, 0, "cells per side of the offset grid (0: pooled_size)"),
     "sample_per_part": Param(parse_int, 1, "bilinear samples per side of each bin"),
     "trans_std": Param(parse_float, 0.0, "scale of the offsets"),

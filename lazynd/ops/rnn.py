@@ -38,8 +38,8 @@ GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
 _PARAMS = {
     "state_size": Param(parse_int, doc="size of each layer's hidden state"),
     "num_layers": Param(parse_int, doc="number of stacked layers"),
-    "mode": Param(enum(*GATES), doc="lstm, gru, rnn_tanh or rnn_relu"),
     "bidirectional": Param(parse_bool, False, "run a second layer over the reversed sequence"),
+    "mode": Param(enum(*GATES), doc="lstm, gru, rnn_tanh or rnn_relu"),
     "p": Param(parse_float, 0.0, "in training, dropout on each layer's outputs but the last layer's"),
     "state_outputs": Param(parse_bool, False, "also output the final hidden (and, for lstm, cell) states"),
     "projection_size": Param(optional(parse_int), None, "lstm only: project the hidden state to this size"),
@@ -322,6 +322,8 @@ register(
         "RNN",
         _forward,
         inputs=_inputs,
+        # MXNet lists every input any mode takes before the parameters
+        positional_inputs=("data", "parameters", "state", "state_cell", "sequence_length"),
         outputs=_outputs,
         num_visible_outputs=lambda attrs: len(_visible_outputs(attrs)),
         params=dict(_PARAMS),

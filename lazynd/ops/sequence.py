@@ -20,13 +20,16 @@ def _inputs(attrs: dict) -> tuple[str, ...]:
     return ("data", "sequence_length") if attrs["use_sequence_length"] else ("data",)
 
 
+# MXNet lists sequence_length before the parameters, whatever use_sequence_length
+_POSITIONAL_INPUTS = ("data", "sequence_length")
+
+
 def _params(*extra: str) -> dict[str, Param]:
-    params = {
-        "use_sequence_length": Param(parse_bool, False, "read each sequence's length from sequence_length"),
-        "axis": Param(parse_int, 0, "the time axis: 0 (time, batch, ...) or 1 (batch, time, ...)"),
-    }
+    """The parameters, in MXNet's order (its generated functions read them positionally)."""
+    params = {"use_sequence_length": Param(parse_bool, False, "read each sequence's length from sequence_length")}
     if "value" in extra:
         params["value"] = Param(parse_float, 0.0, "what the steps past a sequence's end become")
+    params["axis"] = Param(parse_int, 0, "the time axis: 0 (time, batch, ...) or 1 (batch, time, ...)")
     return params
 
 
@@ -102,6 +105,7 @@ register(
         "SequenceMask",
         _mask_forward,
         inputs=_inputs,
+        positional_inputs=_POSITIONAL_INPUTS,
         params=_params("value"),
         infer_shape=_infer("SequenceMask", (0, 1)),
         infer_type=_infer_type,
@@ -136,6 +140,7 @@ register(
         "SequenceLast",
         _last_forward,
         inputs=_inputs,
+        positional_inputs=_POSITIONAL_INPUTS,
         params=_params(),
         infer_shape=_infer("SequenceLast", (0, 1)),
         infer_type=_infer_type,
@@ -178,6 +183,7 @@ register(
         "SequenceReverse",
         _reverse_forward,
         inputs=_inputs,
+        positional_inputs=_POSITIONAL_INPUTS,
         params=_params(),
         infer_shape=_infer("SequenceReverse", (0,)),
         infer_type=_infer_type,

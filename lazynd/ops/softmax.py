@@ -321,6 +321,8 @@ def _make_softmax(name: str, log: bool, negate: bool = False) -> None:
             name,
             forward,
             inputs=lambda attrs: ("data", "length") if attrs.get("use_length") else ("data",),
+            # MXNet lists length before the parameters for softmax (not log_softmax, softmin)
+            positional_inputs=("data", "length") if not (log or negate) else ("data",),
             params=forward_params,
             infer_shape=infer_shape,
             infer_type=_output_type,

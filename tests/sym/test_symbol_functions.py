@@ -93,7 +93,7 @@ def test_operators_take_parameters_by_position_after_their_inputs():
     assert sym._eye(2, 3, 1).infer_shape()[1] == [(2, 3)]
     assert sym._linspace(0, 1, 7).infer_shape()[1] == [(7,)]
     with pytest.raises(OperatorError, match="by position"):
-        sym.sum(x, 1, True, False, "extra")
+        sym.sum(x, 1, True, False, 7)  # a string there is the name, as in MXNet
     with pytest.raises(OperatorError, match="before the parameters"):
         sym.sum(x, 1, sym.Variable("y"))
 

@@ -76,7 +76,7 @@ def test_a_number_where_the_only_input_goes_names_the_input():
 
 def test_a_number_after_the_parameters_still_names_the_parameters():
     # past the input symbols, too many values are still a count of parameters
-    with pytest.raises(OperatorError, match=r"sum: 4 parameters given by position, it has 3 more to set"):
+    with pytest.raises(OperatorError, match=r"sum: 4 parameters given by position, it takes 3 that way"):
         mx.sym.sum(mx.sym.Variable("a"), 1, True, False, 3)
 
 
