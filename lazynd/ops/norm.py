@@ -46,6 +46,11 @@ BN_STRUCTURE: dict[str, Any] = {
     "num_visible_outputs": lambda attrs: 3 if attrs["output_mean_var"] else 1,
     "float_data": True,
     "fills": lambda attrs: (1,) if attrs["fix_gamma"] else (),  # 1 is written into gamma
+    # as MXNet's, the moving statistics' variables carry their initialisers (written in the JSON)
+    "input_attrs": lambda attrs: {
+        "moving_mean": {"__init__": '["zero", {}]'},
+        "moving_var": {"__init__": '["one", {}]'},
+    },
 }
 _SOURCE = load_file("norm.cu")
 
@@ -218,11 +223,6 @@ register(
         infer_shape=_bn_infer,
         infer_type=_bn_types,
         gradient=_bn_gradient,
-        # as MXNet's, the moving statistics' variables carry their initialisers (written in the JSON)
-        input_attrs=lambda attrs: {
-            "moving_mean": {"__init__": '["zero", {}]'},
-            "moving_var": {"__init__": '["one", {}]'},
-        },
         doc="Batch normalisation over ``axis``; moving statistics are updated in training.",
     )
 )

@@ -120,3 +120,14 @@ def test_mxnet_json_of_batchnorm_v1_loads_and_saves_under_its_name():
     assert [n["op"] for n in saved["nodes"]][-1] == "BatchNorm_v1"
     assert saved["node_row_ptr"] == [0, 1, 2, 3, 4, 5, 8]
     assert sym.load_json(net.tojson()).infer_shape(d=(2, 3, 4, 4))[2] == [(3,), (3,)]
+
+
+@pytest.mark.parametrize(
+    ("op", "params"), [("BatchNorm_v1", {}), ("SyncBatchNorm", {"key": "k"}), ("BatchNormWithReLU", {})]
+)
+def test_variants_mark_their_moving_statistics_initialisers_as_mxnet(op, params):
+    # MXNet 1.9.1 gives every BatchNorm's moving statistics their __init__ attributes (in the JSON too)
+    make = getattr(mx.sym, op, None) or getattr(mx.sym.contrib, op)
+    attrs = make(mx.sym.Variable("d"), name="bn", **params).attr_dict()
+    assert attrs["bn_moving_mean"]["__init__"] == '["zero", {}]'
+    assert attrs["bn_moving_var"]["__init__"] == '["one", {}]'
