@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from typing import Any
@@ -11,6 +12,8 @@ import numpy as np
 from ..errors import DataError
 from ..ops.params import Param, parse_bool, parse_int
 from .single_array_iter import SingleArrayIter
+
+_LOG = logging.getLogger("lazynd.io")
 
 
 def _load_pair(
@@ -54,7 +57,10 @@ class MNISTIter(SingleArrayIter):
         Give ``(batch, 784)`` instead of ``(batch, 1, 28, 28)``.
     input_shape, data_shape : tuple, optional
         MXNet's way to ask for the same: ``(784,)`` is ``flat=True``, ``(1, 28, 28)`` is not.
-    silent, prefetch_buffer, dtype :
+    silent : bool
+        Without it, the iterator logs MXNet's line ``MNISTIter: load N images, shuffle=1,
+        shape=(100,784)`` at INFO on the ``lazynd.io`` logger (MXNet writes it to its C++ log).
+    prefetch_buffer, dtype :
         MXNet's other arguments, accepted; ``prefetch_buffer`` and ``dtype`` are ignored with a
         warning (wrap the iterator in ``PrefetchingIter`` to prefetch).
     seed : int
@@ -127,6 +133,12 @@ class MNISTIter(SingleArrayIter):
         if shuffle:
             order = np.random.default_rng(seed).permutation(len(images))
             images, labels = images[order], labels[order]
+        if not silent:  # MXNet's lines, at INFO (its C++ log): who runs with INFO on sees them
+            if flat:
+                shape = f"({batch_size},{images[0].size})"
+            else:
+                shape = "[" + ",".join(map(str, (batch_size, 1, *images.shape[1:]))) + "]"
+            _LOG.info("MNISTIter: load %d images, shuffle=%d, shape=%s", len(images), shuffle, shape)
         # MXNet divides by 256, not 255: the brightest pixel is 255/256
         pixels = images.astype(np.float32) * np.float32(1.0 / 256.0)
         pixels = pixels.reshape(len(images), -1) if flat else pixels[:, None, :, :]

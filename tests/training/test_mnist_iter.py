@@ -133,3 +133,17 @@ def test_mnist_iter_errors_name_mnist_iter_not_the_class_under_it(tmp_path) -> N
     images, labels = _write_idx(tmp_path, np.zeros((3, 4, 4)), np.arange(3))
     with pytest.raises(DataError, match=r"^MNISTIter: batch_size 4 is larger than the 3 examples"):
         MNISTIter(images, labels, batch_size=4, shuffle=False)
+
+
+def test_mnist_iter_logs_mxnets_load_line_unless_silent(tmp_path, caplog) -> None:
+    # MXNet 1.9.1 logs "MNISTIter: load N images, shuffle=S, shape=..." (flat: (B,784), else [B,1,28,28])
+    files = _write_idx(tmp_path, np.zeros((3, 28, 28), np.uint8), np.array([1, 2, 3]))
+    with caplog.at_level("INFO", logger="lazynd.io"):
+        MNISTIter(*files, batch_size=2, flat=True)
+        MNISTIter(*files, batch_size=2, shuffle=False)
+        MNISTIter(*files, batch_size=2, silent=True)
+    lines = [r.getMessage() for r in caplog.records if r.name == "lazynd.io"]
+    assert lines == [
+        "MNISTIter: load 3 images, shuffle=1, shape=(2,784)",
+        "MNISTIter: load 3 images, shuffle=0, shape=[2,1,28,28]",
+    ]
