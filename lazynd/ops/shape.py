@@ -204,12 +204,30 @@ def _transpose_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_gr
     return [F.transpose(out_grads[0], axes=tuple(inverse))]
 
 
+def _transpose_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
+    """Forward by the permutation; backward, as MXNet 1.9.1 does, the input's dims from a known output's."""
+    data = in_shapes[0]
+    out = out_shapes[0] if out_shapes else None
+    if data is None and out is None:
+        return in_shapes, [None], aux_shapes
+    ndim = len(data) if data is not None else len(out)
+    if data is not None and out is not None and len(out) != ndim:
+        raise ShapeError(f"transpose: the output has {len(out)} axes, the input {tuple(data)} has {ndim}")
+    axes = _transpose_axes(attrs, ndim)
+    if out is not None:
+        from_out = [0] * ndim
+        for i, a in enumerate(axes):
+            from_out[a] = out[i]
+        data = tuple(from_out) if data is None else tuple(d or o for d, o in zip(data, from_out, strict=True))
+    return [data], [tuple(data[a] for a in axes)], aux_shapes
+
+
 register(
     OpDef(
         "transpose",
         _transpose_forward,
         params={"axes": Param(parse_shape, (), "the permutation; empty reverses the axes")},
-        infer_shape=unary_infer(lambda attrs, s: tuple(s[a] for a in _transpose_axes(attrs, len(s)))),
+        infer_shape=_transpose_infer,
         gradient=_transpose_gradient,
         doc="Permute the axes (reverse them when ``axes`` is empty).",
     )
