@@ -208,9 +208,12 @@ def _transpose_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes:
     """Forward by the permutation; backward, as MXNet 1.9.1 does, the input's dims from a known output's."""
     data = in_shapes[0]
     out = out_shapes[0] if out_shapes else None
-    if data is None and out is None:
-        return in_shapes, [None], aux_shapes
-    ndim = len(data) if data is not None else len(out)
+    if data is None:
+        if out is None:
+            return in_shapes, [None], aux_shapes
+        ndim = len(out)
+    else:
+        ndim = len(data)
     if data is not None and out is not None and len(out) != ndim:
         raise ShapeError(f"transpose: the output has {len(out)} axes, the input {tuple(data)} has {ndim}")
     axes = _transpose_axes(attrs, ndim)
