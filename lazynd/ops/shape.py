@@ -39,14 +39,31 @@ def copy_into(out: Any, value: Any) -> None:
     out[...] = value.reshape(out.shape) if value.shape != out.shape else value
 
 
-def unary_infer(rule: Any) -> Any:
-    """An ``infer_shape`` for one-input ops whose output shape is ``rule(attrs, data_shape)``."""
+def unary_infer(rule: Any, inverse: Any = None) -> Any:
+    """An ``infer_shape`` for one-input ops whose output shape is ``rule(attrs, data_shape)``.
+
+    ``inverse(attrs, out_shape)``, where given, is the input shape a known output shape implies: the
+    unknown (0) input dims are taken from it, as MXNet's rules infer backwards (``flip``, ``expand_dims``).
+    """
 
     def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
         data = in_shapes[0]
         return in_shapes, [None if data is None else tuple(rule(attrs, tuple(data)))], aux_shapes
 
-    return infer
+    if inverse is None:
+        return infer
+
+    def infer_both_ways(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
+        data, out = in_shapes[0], out_shapes[0] if out_shapes else None
+        if out is not None:
+            implied = tuple(inverse(attrs, tuple(out)))
+            if data is None or len(data) != len(implied):
+                data = implied if data is None else data
+            else:
+                data = tuple(d or i for d, i in zip(data, implied, strict=True))
+        return infer(attrs, [data], aux_shapes)
+
+    return infer_both_ways
 
 
 def _like_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
@@ -260,6 +277,12 @@ register(
 )
 
 
+def _expand_dims_inverse(attrs: dict, out: tuple[int, ...]) -> tuple[int, ...]:
+    """The input shape of a known output: the inserted axis taken out again."""
+    axis = normalize_axis("expand_dims", attrs["axis"], len(out) - 1, extra=1)
+    return out[:axis] + out[axis + 1 :]
+
+
 def _expand_dims_shape(attrs: dict, s: tuple) -> tuple:
     axis = normalize_axis("expand_dims", attrs["axis"], len(s), extra=1)
     return s[:axis] + (1,) + s[axis:]
@@ -270,7 +293,7 @@ register(
         "expand_dims",
         _reshape_forward,
         params={"axis": Param(parse_int, REQUIRED, "where the new axis goes (-ndim-1..ndim)")},
-        infer_shape=unary_infer(_expand_dims_shape),
+        infer_shape=unary_infer(_expand_dims_shape, _expand_dims_inverse),
         gradient=_like_gradient,
         doc="Insert an axis of length 1 at ``axis``.",
     )

@@ -66,3 +66,16 @@ def test_a_same_shape_operator_refuses_an_output_its_input_cannot_have():
     net = sym.Variable("y", shape=(2, 3)) + sym.relu(sym.Variable("x", shape=(4, 0)))
     with pytest.raises(ShapeError, match=r"is \(4, 0\), expected \(2, 3\)"):
         net.infer_shape()
+
+
+def test_clip_softmax_flip_and_expand_dims_fill_a_partial_input_from_their_output_as_mxnet():
+    for make, given, out, expected in (
+        (lambda x: sym.clip(x, 0, 1), (0, 3), (2, 3), (2, 3)),
+        (sym.log_softmax, (0, 0), (2, 3), (2, 3)),
+        (sym.SoftmaxActivation, (2, 0), (2, 3), (2, 3)),
+        (lambda x: sym.reverse(x, axis=0), (0, 0), (2, 3), (2, 3)),
+        (lambda x: sym.expand_dims(x, axis=1), (0, 0), (2, 1, 3), (2, 3)),
+        (lambda x: sym.expand_dims(x, axis=-1), (4, 0), (4, 5, 1), (4, 5)),
+    ):
+        net = sym.Variable("y", shape=out) + make(sym.Variable("x", shape=given))
+        assert _arg_shapes(net)["x"] == expected
