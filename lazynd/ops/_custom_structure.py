@@ -154,7 +154,7 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool)
         in_shapes, aux_shapes = in_shapes[:n_args], in_shapes[n_args:]
     unknown = list(in_shapes) + (list(aux_shapes) if with_aux else []), [None] * n_out, list(aux_shapes)
     partial = any(s is None or 0 in s for s in in_shapes)
-    if all(s is None for s in in_shapes):
+    if in_shapes and all(s is None for s in in_shapes):  # an operator without inputs is asked at once
         return unknown
     try:
         # unknown shapes reach the property as [] (MXNet's convention): a loss often infers
@@ -173,7 +173,7 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, with_aux: bool)
     if new_aux is None:
         new_aux = [None] * n_aux
     args, outs, aux = ([_shape(attrs, s) for s in group] for group in (arg_shapes, out_shapes, new_aux))
-    if in_shapes[0] is not None and 0 not in in_shapes[0]:
+    if in_shapes and in_shapes[0] is not None and 0 not in in_shapes[0]:
         # with its first input known, an unknown input the property hands back empty is MXNet's 0-d
         # shape: a loss that passes its label's [] on leaves a graph MXNet calls complete (print_summary works)
         empty = [
@@ -202,12 +202,17 @@ def _infer_type(attrs: dict, in_types: list, aux_types: list, with_aux: bool) ->
     if with_aux:
         in_types, aux_types = in_types[:n_args], in_types[n_args:]
     known = next((t for t in in_types if t is not None), None)
-    if known is None:
+    if known is None and in_types:  # an operator without inputs is asked at once
         n_out = len(_names(attrs, "list_outputs"))
         return list(in_types) + (list(aux_types) if with_aux else []), [None] * n_out, list(aux_types)
     filled = [np.dtype(t if t is not None else known).type for t in in_types]
     counts = (n_args, len(_names(attrs, "list_outputs")), len(_names(attrs, "list_auxiliary_states")))
     arg_types, out_types, new_aux = _groups(attrs, "infer_type", ask(attrs, "infer_type", filled), counts)
+    if new_aux is None and counts[2] and not filled:
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): infer_type returned no auxiliary state types, expected {counts[2]} "
+            "(an operator without inputs has no input type to give them)"
+        )
     if new_aux is None:
         new_aux = [filled[0]] * counts[2]
     names, outs, aux = ([_dtype_name(attrs, t) for t in group] for group in (arg_types, out_types, new_aux))

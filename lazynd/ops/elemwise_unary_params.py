@@ -17,7 +17,7 @@ import numpy as np
 from ..backend.cuda.elementwise import FLOAT_DTYPES, ElementwiseFamily
 from ..errors import OperatorError
 from .params import Param, parse_dtype, parse_float
-from .registry import OpDef, register
+from .registry import OpDef, merge_shape, register
 
 # -- operators with scalar parameters: smooth_l1, clip -------------------------------------------
 _SMOOTH_L1 = "((a < 0 ? -a : a) < 1 / (b * b) ? 0.5 * b * b * a * a : (a < 0 ? -a : a) - 0.5 / (b * b))"
@@ -110,12 +110,17 @@ def _clip_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: 
     return [F._mul(out_grads[0], inside)]
 
 
-def _clip_infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+def _clip_infer_shape(
+    attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None
+) -> tuple[list, list, list]:
     if attrs["a_min"] > attrs["a_max"]:
         raise OperatorError(
             f"clip: a_min={attrs['a_min']} is greater than a_max={attrs['a_max']}, expected a_min <= a_max"
         )
-    return in_shapes, [in_shapes[0]], aux_shapes
+    shape = in_shapes[0]
+    if out_shapes and out_shapes[0] is not None:  # a known output gives the input's shape, as in MXNet
+        shape = merge_shape("clip", "output", tuple(out_shapes[0]), shape)
+    return [shape], [shape], aux_shapes
 
 
 register(

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError
+from ..util import is_np_shape
 from .params import Param, optional, parse_bool, parse_context, parse_dtype, parse_float, parse_int, parse_shape
 from .registry import OpDef, register
 
@@ -27,7 +28,12 @@ def _creation_params() -> dict[str, Param]:
 
 
 def _infer_given_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    return in_shapes, [tuple(attrs["shape"])], aux_shapes
+    """The ``shape`` parameter; outside ``mx.np_shape`` a -1 in it is an unknown dimension (as a 0 is),
+    which the graph fills from the shapes around it (``sym.ones(shape=(-1, -1)) + x``), as MXNet 1.9.1 does."""
+    shape = tuple(attrs["shape"])
+    if not is_np_shape():
+        shape = tuple(max(d, 0) for d in shape)
+    return in_shapes, [shape], aux_shapes
 
 
 def _infer_given_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:

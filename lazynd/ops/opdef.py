@@ -82,7 +82,7 @@ from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from ..util import is_np_shape
 from .params import Param, parse_params
-from .partial_shapes import unify_shapes
+from .partial_shapes import merge_shape, unify_shapes
 
 FLOAT_TYPES = ("float16", "float32", "float64")
 
@@ -100,9 +100,13 @@ class KernelContext:
         self.rng = rng
 
 
-def _same_shape_infer(op: OpDef, attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+def _same_shape_infer(
+    op: OpDef, attrs: dict, in_shapes: list, aux_shapes: list, out_shape: tuple | None = None
+) -> tuple[list, list, list]:
     names = op.input_names(attrs)
     shape = unify_shapes(op.name, names, list(in_shapes))
+    if out_shape is not None:
+        shape = merge_shape(op.name, "output", tuple(out_shape), shape)
     return [shape] * len(in_shapes), [shape] * op.num_outputs(attrs), list(aux_shapes)
 
 
@@ -336,10 +340,10 @@ class OpDef:
         if self.nonempty_axes and is_np_shape():
             self._refuse_empty_axes(attrs, in_shapes)
         if self._infer_shape is None:
-            if out_shapes and any(s is not None for s in out_shapes) and self.num_outputs(attrs) == 1 and in_shapes:
-                # same-shape ops: a known output shape determines every input
-                in_shapes = [out_shapes[0] if s is None else s for s in in_shapes]
-            return _same_shape_infer(self, attrs, list(in_shapes), aux_shapes)
+            # same-shape ops: a known output shape (or its known dims) gives every input, as MXNet's
+            # ElemwiseShape infers both ways (``y + relu(x)`` with x's shape partial or unknown)
+            out = out_shapes[0] if out_shapes and self.num_outputs(attrs) == 1 and in_shapes else None
+            return _same_shape_infer(self, attrs, list(in_shapes), aux_shapes, out)
         if out_shapes is not None and self._accepts_out_shapes:
             return self._infer_shape(attrs, list(in_shapes), aux_shapes, out_shapes=list(out_shapes))
         return self._infer_shape(attrs, list(in_shapes), aux_shapes)

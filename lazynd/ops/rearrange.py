@@ -37,7 +37,7 @@ register(
         "flip",
         _flip_forward,
         params={"axis": Param(parse_axis, REQUIRED, "the axis or axes to reverse")},
-        infer_shape=unary_infer(_flip_shape),
+        infer_shape=unary_infer(_flip_shape, _flip_shape),
         gradient=lambda F, attrs, inputs, outputs, og: [F.flip(og[0], axis=attrs["axis"])],
         aliases=("reverse",),
         doc="Reverse the order of elements along ``axis``.",

@@ -39,14 +39,31 @@ def copy_into(out: Any, value: Any) -> None:
     out[...] = value.reshape(out.shape) if value.shape != out.shape else value
 
 
-def unary_infer(rule: Any) -> Any:
-    """An ``infer_shape`` for one-input ops whose output shape is ``rule(attrs, data_shape)``."""
+def unary_infer(rule: Any, inverse: Any = None) -> Any:
+    """An ``infer_shape`` for one-input ops whose output shape is ``rule(attrs, data_shape)``.
+
+    ``inverse(attrs, out_shape)``, where given, is the input shape a known output shape implies: the
+    unknown (0) input dims are taken from it, as MXNet's rules infer backwards (``flip``, ``expand_dims``).
+    """
 
     def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
         data = in_shapes[0]
         return in_shapes, [None if data is None else tuple(rule(attrs, tuple(data)))], aux_shapes
 
-    return infer
+    if inverse is None:
+        return infer
+
+    def infer_both_ways(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
+        data, out = in_shapes[0], out_shapes[0] if out_shapes else None
+        if out is not None:
+            implied = tuple(inverse(attrs, tuple(out)))
+            if data is None or len(data) != len(implied):
+                data = implied if data is None else data
+            else:
+                data = tuple(d or i for d, i in zip(data, implied, strict=True))
+        return infer(attrs, [data], aux_shapes)
+
+    return infer_both_ways
 
 
 def _like_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
@@ -204,12 +221,33 @@ def _transpose_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_gr
     return [F.transpose(out_grads[0], axes=tuple(inverse))]
 
 
+def _transpose_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
+    """Forward by the permutation; backward, as MXNet 1.9.1 does, the input's dims from a known output's."""
+    data = in_shapes[0]
+    out = out_shapes[0] if out_shapes else None
+    if data is None:
+        if out is None:
+            return in_shapes, [None], aux_shapes
+        ndim = len(out)
+    else:
+        ndim = len(data)
+    if data is not None and out is not None and len(out) != ndim:
+        raise ShapeError(f"transpose: the output has {len(out)} axes, the input {tuple(data)} has {ndim}")
+    axes = _transpose_axes(attrs, ndim)
+    if out is not None:
+        from_out = [0] * ndim
+        for i, a in enumerate(axes):
+            from_out[a] = out[i]
+        data = tuple(from_out) if data is None else tuple(d or o for d, o in zip(data, from_out, strict=True))
+    return [data], [tuple(data[a] for a in axes)], aux_shapes
+
+
 register(
     OpDef(
         "transpose",
         _transpose_forward,
         params={"axes": Param(parse_shape, (), "the permutation; empty reverses the axes")},
-        infer_shape=unary_infer(lambda attrs, s: tuple(s[a] for a in _transpose_axes(attrs, len(s)))),
+        infer_shape=_transpose_infer,
         gradient=_transpose_gradient,
         doc="Permute the axes (reverse them when ``axes`` is empty).",
     )
@@ -239,6 +277,12 @@ register(
 )
 
 
+def _expand_dims_inverse(attrs: dict, out: tuple[int, ...]) -> tuple[int, ...]:
+    """The input shape of a known output: the inserted axis taken out again."""
+    axis = normalize_axis("expand_dims", attrs["axis"], len(out) - 1, extra=1)
+    return out[:axis] + out[axis + 1 :]
+
+
 def _expand_dims_shape(attrs: dict, s: tuple) -> tuple:
     axis = normalize_axis("expand_dims", attrs["axis"], len(s), extra=1)
     return s[:axis] + (1,) + s[axis:]
@@ -249,7 +293,7 @@ register(
         "expand_dims",
         _reshape_forward,
         params={"axis": Param(parse_int, REQUIRED, "where the new axis goes (-ndim-1..ndim)")},
-        infer_shape=unary_infer(_expand_dims_shape),
+        infer_shape=unary_infer(_expand_dims_shape, _expand_dims_inverse),
         gradient=_like_gradient,
         doc="Insert an axis of length 1 at ``axis``.",
     )

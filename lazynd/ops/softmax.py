@@ -221,8 +221,12 @@ def _positive(value: Any) -> float:
 def _axis_checked_shape(name: str, axis_of: Any) -> Any:
     """Same-shape inference that also rejects a bad axis at call time (not later inside the kernel)."""
 
-    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    def infer(
+        attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None
+    ) -> tuple[list, list, list]:
         shape = unify_shapes(name, [f"input {i}" for i in range(len(in_shapes))], list(in_shapes))
+        if out_shapes and out_shapes[0] is not None:  # a known output gives the input's shape, as in MXNet
+            shape = merge_shape(name, "output", tuple(out_shapes[0]), shape)
         if shape is not None:
             axis_of(attrs, len(shape))
         return [shape] * len(in_shapes), [shape], aux_shapes
@@ -313,8 +317,10 @@ def _make_softmax(name: str, log: bool, negate: bool = False) -> None:
     if not log and not negate:  # MXNet 1.x's softmax over the first ``length`` positions of each line
         forward_params["use_length"] = Param(parse_bool, False, "take a second input, each line's length")
 
-    def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-        return (_softmax_length_infer if attrs.get("use_length") else infer)(attrs, in_shapes, aux_shapes)
+    def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
+        if attrs.get("use_length"):
+            return _softmax_length_infer(attrs, in_shapes, aux_shapes)
+        return infer(attrs, in_shapes, aux_shapes, out_shapes)
 
     register(
         OpDef(

@@ -238,3 +238,56 @@ def test_the_data_the_property_hands_back_empty_stays_unknown():
     net = _label_passed_on_net()
     assert net.infer_shape(label=(4,)) == (None, None, None)
     assert net.infer_shape_partial(label=(4,)) == ([(), (), (), (4,)], [()], [])
+
+
+class _Filled(mx.operator.CustomOp):
+    def __init__(self, rows, cols):
+        super().__init__()
+        self.rows, self.cols = rows, cols
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], mx.nd.arange(self.rows * self.cols).reshape((self.rows, self.cols)))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        pass
+
+
+@mx.operator.register("test_no_inputs")
+class _NoInputsProp(mx.operator.CustomOpProp):
+    """An operator that makes its output from its keywords alone (MXNet 1.9.1 runs it)."""
+
+    def __init__(self, rows, cols):
+        super().__init__()
+        self.rows, self.cols = int(rows), int(cols)
+
+    def list_arguments(self):
+        return []
+
+    def infer_shape(self, in_shape):
+        return [], [(self.rows, self.cols)], []
+
+    def infer_type(self, in_type):
+        return [], [np.float32], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Filled(self.rows, self.cols)
+
+
+def test_an_operator_without_inputs_runs_imperatively():
+    out = mx.nd.Custom(rows=2, cols=3, op_type="test_no_inputs")
+    assert out.shape == (2, 3) and out.dtype == np.float32
+    np.testing.assert_array_equal(out.asnumpy(), np.arange(6).reshape(2, 3))
+
+
+def test_an_operator_without_inputs_runs_while_recording():
+    with mx.autograd.record():
+        out = mx.nd.Custom(rows=3, cols=1, op_type="test_no_inputs")
+    np.testing.assert_array_equal(out.asnumpy(), np.arange(3).reshape(3, 1))
+
+
+def test_an_operator_without_inputs_binds_with_no_arguments():
+    sym = mx.sym.Custom(rows=1, cols=4, op_type="test_no_inputs", name="filled")
+    assert sym.list_arguments() == []
+    assert sym.infer_shape() == ([], [(1, 4)], [])
+    exe = sym.bind(mx.cpu(), {})
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), np.arange(4).reshape(1, 4))

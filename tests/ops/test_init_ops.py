@@ -184,3 +184,17 @@ def test_eye_and_linspace_refuse_bad_counts_at_the_call(call, message):
 def test_eye_and_linspace_build_graph_nodes_by_keyword():
     assert sym.eye(N=2, M=3).infer_shape()[1] == [(2, 3)]
     assert sym.linspace(start=0, stop=1, num=4, endpoint=False).infer_shape()[1] == [(4,)]
+
+
+@pytest.mark.parametrize(("lhs", "rhs"), [((2, 3), (-1, -1)), ((2, -1), (3, -1)), ((2, 0), (3, 0))])
+def test_a_creation_shape_with_unknown_dims_is_filled_from_the_graph(lhs, rhs):
+    # MXNet 1.9.1's tests (test_transpose_infer_shape_back/_mixed): -1 (or 0) in shape= is a dim to infer
+    total = sym.ones(shape=lhs) + sym.transpose(sym.ones(shape=rhs))
+    assert total.infer_shape() == ([], [(2, 3)], [])
+    np.testing.assert_array_equal(total.bind(mx.cpu(), args={}).forward()[0].asnumpy(), np.full((2, 3), 2.0))
+
+
+def test_a_creation_shape_left_unknown_is_a_clear_error():
+    assert sym.zeros(shape=(-1, 4)).infer_shape_partial() == ([], [(0, 4)], [])
+    with pytest.raises(ShapeError, match=r"_ones: cannot infer the output shape"):
+        mx.nd._ones(shape=(-1, 2))

@@ -164,6 +164,23 @@ def test_transpose_rejects_non_permutation():
         mx.nd.transpose(mx.nd.array(rand(2, 3, 4)), axes=(0, 0, 1))
 
 
+@pytest.mark.parametrize(
+    ("axes", "out", "expected"),
+    [((), (2, 3), (3, 2)), ((2, 0, 1), (4, 2, 3), (2, 3, 4)), ((1, 0, 2), (5, 6, 7), (6, 5, 7))],
+)
+def test_transpose_infers_its_input_from_a_known_output_as_mxnet(axes, out, expected):
+    # MXNet 1.9.1: Variable('x', shape=(0,)*n) + a known sum finds x through the transpose
+    x = sym.Variable("x", shape=(0,) * len(out))
+    y = sym.Variable("y", shape=out)
+    arg_shapes, out_shapes, _ = (y + sym.transpose(x, axes=axes)).infer_shape_partial()
+    assert arg_shapes == [out, expected] and out_shapes == [out]
+
+
+def test_transpose_fills_the_unknown_dims_of_a_partial_input_from_its_output():
+    x = sym.Variable("x", shape=(3, 0))
+    assert (sym.ones(shape=(2, 3)) + sym.transpose(x)).infer_shape() == ([(3, 2)], [(2, 3)], [])
+
+
 def test_ndarray_transpose_and_T_methods_route_to_transpose():
     x = rand(2, 3, 4)
     np.testing.assert_array_equal(mx.nd.array(x).transpose().asnumpy(), x.T)

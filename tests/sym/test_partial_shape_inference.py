@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 import lazynd_sym as sym
+from lazynd.errors import ShapeError
 
 
 def _arg_shapes(net: sym.Symbol, **shapes: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
@@ -43,3 +46,36 @@ def test_identity_with_attr_like_rhs_passes_a_shape_back_to_both_inputs():
     tied = sym._internal._identity_with_attr_like_rhs(shifted, weight)
     net = sym.FullyConnected(sym.Variable("data"), weight=tied, num_hidden=11, no_bias=True)
     assert _arg_shapes(net, data=(7, 100))["weight"] == (11, 100)
+
+
+def test_same_shape_operators_fill_a_partial_input_from_their_output_as_mxnet():
+    # MXNet 1.9.1's ElemwiseShape infers both ways: y + relu(x) gives x's unknown dims
+    for make in (
+        sym.relu,
+        sym.exp,
+        lambda x: sym.Activation(x, act_type="tanh"),
+        lambda x: sym.Cast(x, dtype="float32"),
+        lambda x: x * 2,
+        lambda x: sym.elemwise_add(x, x),
+    ):
+        net = sym.Variable("y", shape=(2, 3)) + make(sym.Variable("x", shape=(0, 3)))
+        assert _arg_shapes(net)["x"] == (2, 3)
+
+
+def test_a_same_shape_operator_refuses_an_output_its_input_cannot_have():
+    net = sym.Variable("y", shape=(2, 3)) + sym.relu(sym.Variable("x", shape=(4, 0)))
+    with pytest.raises(ShapeError, match=r"is \(4, 0\), expected \(2, 3\)"):
+        net.infer_shape()
+
+
+def test_clip_softmax_flip_and_expand_dims_fill_a_partial_input_from_their_output_as_mxnet():
+    for make, given, out, expected in (
+        (lambda x: sym.clip(x, 0, 1), (0, 3), (2, 3), (2, 3)),
+        (sym.log_softmax, (0, 0), (2, 3), (2, 3)),
+        (sym.SoftmaxActivation, (2, 0), (2, 3), (2, 3)),
+        (lambda x: sym.reverse(x, axis=0), (0, 0), (2, 3), (2, 3)),
+        (lambda x: sym.expand_dims(x, axis=1), (0, 0), (2, 1, 3), (2, 3)),
+        (lambda x: sym.expand_dims(x, axis=-1), (4, 0), (4, 5, 1), (4, 5)),
+    ):
+        net = sym.Variable("y", shape=out) + make(sym.Variable("x", shape=given))
+        assert _arg_shapes(net)["x"] == expected
