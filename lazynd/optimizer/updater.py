@@ -111,13 +111,23 @@ class Updater:
         indices_of: dict[str, list[Any]] = {}
         for index, name in self.optimizer.idx2name.items():
             indices_of.setdefault(name, []).append(index)
-        self.states = {}
+        restored = {}
         for key, state in loaded.items():
             for index in indices_of.get(key, [key]) if isinstance(key, str) else [key]:
-                self.states[index] = _from_numpy(state)
-        self._loaded = set(self.states)
+                restored[index] = _from_numpy(state)
+        self.restore_states(restored)
         if optimizer is not None:
             self.optimizer = optimizer
+
+    def restore_states(self, states: dict[Any, Any]) -> None:
+        """Take ``states`` (index -> state, as :attr:`states` holds them) in place of the current ones.
+
+        Each restored state is checked at its parameter's next update against what the
+        optimizer keeps for that weight, so that states saved by another optimizer or for
+        another model are refused by parameter rather than failing inside the update.
+        """
+        self.states = states
+        self._loaded = set(states)
 
 
 def _layout(state: Any) -> Any:
