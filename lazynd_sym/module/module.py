@@ -154,9 +154,9 @@ class Module(BaseModule):
 
     def load_optimizer_states(self, fname: str) -> None:
         """Restore optimizer states written by :meth:`save_optimizer_states`."""
-        group = self._bound_group("load_optimizer_states", optimizer=True)
+        self._bound_group("load_optimizer_states", optimizer=True)
         store = self._kvstore if self._update_on_kvstore else None
-        load_optimizer_states(fname, store, self._updater, group.param_arrays)
+        load_optimizer_states(fname, store, self._updater)
 
     # -- names and shapes ------------------------------------------------------------------------
     @property

@@ -152,3 +152,33 @@ def test_states_saved_with_dump_optimizer_bring_the_optimizer_back(tmp_path):
     kv.load_optimizer_states(path)
     kv.push(0, mx.nd.array([1.0, 2.0]))
     np.testing.assert_allclose(pulled(kv, 0, (2,)), [0.8999994, 1.8999994], rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu1",
+        pytest.param(
+            "gpu0",
+            marks=[pytest.mark.gpu, pytest.mark.skipif(mx.num_gpus() < 1, reason="needs an NVIDIA GPU with CuPy")],
+        ),
+    ],
+)
+def test_loaded_states_follow_a_key_that_lives_on_another_device(tmp_path, device):
+    # a 'device' store keeps a key where its value is (cpu(1), gpu(0)); states load onto cpu(0) and
+    # must move to the key's device at its next update, as MXNet's updater syncs their context
+    ctx = mx.cpu(1) if device == "cpu1" else mx.gpu(0)
+
+    def trained(steps, save_after=None):
+        kv = lazynd_kv.create("device")
+        kv.set_optimizer(mx.optimizer.create("sgd", learning_rate=0.1, momentum=0.9))
+        kv.init(3, mx.nd.ones((2,), ctx=ctx))
+        for step in range(steps):
+            kv.push(3, mx.nd.array([1.0, -2.0], ctx=ctx))
+            if step == save_after:
+                path = str(tmp_path / "device.states")
+                kv.save_optimizer_states(path)
+                kv.load_optimizer_states(path)
+        return pulled(kv, 3, (2,))
+
+    np.testing.assert_allclose(trained(3, save_after=0), trained(3), rtol=1e-6)
