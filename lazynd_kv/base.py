@@ -272,7 +272,9 @@ class KVStore:
         """Write the optimizer states of the installed Updater to ``fname`` (atomically).
 
         States made of arrays (those of every built-in optimizer) are written
-        as an NDArray file that loads without ``pickle``; other states as the
+        as an NDArray file that loads without ``pickle``; other states, and the
+        states with the optimizer itself (``dump_optimizer=True``, which
+        :meth:`load_optimizer_states` then installs, as MXNet does), as the
         updater's pickled ``get_states()``.  ``fname`` may be a URL when fsspec
         is installed.  See :mod:`lazynd.optimizer.states_file`.
         """

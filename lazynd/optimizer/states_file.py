@@ -10,8 +10,9 @@ is named by a JSON list ``[key, layout, position]``:
 - ``["fc1_weight", "none", 0]``: the state is ``None`` (stored as MXNet's empty array);
 - ``[3, "tuple", 1]``: item 1 of a tuple state (``"list"`` for a list).
 
-Other states (a custom optimizer keeping numbers or objects, a custom updater)
-fall back to the updater's ``get_states()`` bytes, a pickle.  Reading a pickle
+Other states (a custom optimizer keeping numbers or objects, a custom updater),
+and states saved with their optimizer (``dump_optimizer=True``), fall back to
+the updater's ``get_states()`` bytes, a pickle.  Reading a pickle
 runs whatever code the file names, so :func:`load_states` must only be given
 files from a trusted source; it reads both forms (and the pickles older lazynd
 versions wrote), telling them apart by the NDArray file's magic number.
@@ -48,8 +49,11 @@ def save_states(updater: Any, fname: str | os.PathLike[str], dump_optimizer: boo
     fname : str or os.PathLike
         Target file.
     dump_optimizer : bool
-        Handed to a custom updater's ``get_states(dump_optimizer)`` (MXNet's
-        signature); lazynd's :class:`Updater` saves the states only.
+        Save the optimizer with the states, as MXNet does, so that loading the
+        file brings back its settings and update counts.  An optimizer is an
+        object, not arrays: the file is then the updater's pickled
+        ``get_states(True)``.  A custom updater's ``get_states`` is handed the flag
+        when it takes one.
 
     Examples
     --------
@@ -63,7 +67,7 @@ def save_states(updater: Any, fname: str | os.PathLike[str], dump_optimizer: boo
     >>> restored.states[0].asnumpy().tolist() == updater.states[0].asnumpy().tolist()
     True
     """
-    named = _as_named_arrays(updater.states) if isinstance(updater, Updater) else None
+    named = _as_named_arrays(updater.states) if isinstance(updater, Updater) and not dump_optimizer else None
     if named is not None:
         write_atomic(fname, encode(named))
         return
@@ -98,7 +102,7 @@ def load_states(updater: Any, fname: str | os.PathLike[str]) -> None:
             f"load_optimizer_states: {os.fspath(fname)!r} holds arrays, which only lazynd's Updater "
             f"can take; the installed updater is a {type(updater).__name__}"
         )
-    updater.states = _from_named_arrays(decode(data, source=os.fspath(fname)), os.fspath(fname))
+    updater.restore_states(_from_named_arrays(decode(data, source=os.fspath(fname)), os.fspath(fname)))
 
 
 def _as_named_arrays(states: dict[Any, Any]) -> dict[str, ArrayRecord] | None:

@@ -66,7 +66,8 @@ class Updater:
     def _check_loaded(self, index: Any, weight: Any) -> None:
         """Refuse, naming it, a state :meth:`set_states` gave that is not what this optimizer keeps for
         ``weight`` (saved by another optimizer, or for a parameter of another shape): it would fail
-        inside the update, or update with the wrong numbers."""
+        inside the update, or update with the wrong numbers.  A state that fits moves to ``weight``'s
+        device (states load onto the CPU; a store or a Module may keep the weight elsewhere)."""
         self._loaded.discard(index)
         expected = _layout(self.optimizer.create_state_multi_precision(index, weight))
         given = _layout(self.states[index])
@@ -76,6 +77,7 @@ class Updater:
                 f"keeps {expected} for a weight of shape {tuple(weight.shape)}; were the states saved by another "
                 "optimizer or for another model?"
             )
+        self.states[index] = _on_context(self.states[index], weight.context)
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:
         """The states as pickled bytes (NDArrays stored as NumPy arrays).
@@ -111,13 +113,32 @@ class Updater:
         indices_of: dict[str, list[Any]] = {}
         for index, name in self.optimizer.idx2name.items():
             indices_of.setdefault(name, []).append(index)
-        self.states = {}
+        restored = {}
         for key, state in loaded.items():
             for index in indices_of.get(key, [key]) if isinstance(key, str) else [key]:
-                self.states[index] = _from_numpy(state)
-        self._loaded = set(self.states)
+                restored[index] = _from_numpy(state)
+        self.restore_states(restored)
         if optimizer is not None:
             self.optimizer = optimizer
+
+    def restore_states(self, states: dict[Any, Any]) -> None:
+        """Take ``states`` (index -> state, as :attr:`states` holds them) in place of the current ones.
+
+        Each restored state is checked at its parameter's next update against what the
+        optimizer keeps for that weight, so that states saved by another optimizer or for
+        another model are refused by parameter rather than failing inside the update.
+        """
+        self.states = states
+        self._loaded = set(states)
+
+
+def _on_context(state: Any, ctx: Any) -> Any:
+    """``state`` (None, an NDArray, or a tuple or list of them) with its arrays on ``ctx``."""
+    if isinstance(state, NDArray):
+        return state if state.context == ctx else state.as_in_context(ctx)
+    if isinstance(state, (tuple, list)):
+        return type(state)(_on_context(part, ctx) for part in state)
+    return state
 
 
 def _layout(state: Any) -> Any:

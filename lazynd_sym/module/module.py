@@ -154,9 +154,9 @@ class Module(BaseModule):
 
     def load_optimizer_states(self, fname: str) -> None:
         """Restore optimizer states written by :meth:`save_optimizer_states`."""
-        group = self._bound_group("load_optimizer_states", optimizer=True)
+        self._bound_group("load_optimizer_states", optimizer=True)
         store = self._kvstore if self._update_on_kvstore else None
-        load_optimizer_states(fname, store, self._updater, group.param_arrays)
+        load_optimizer_states(fname, store, self._updater)
 
     # -- names and shapes ------------------------------------------------------------------------
     @property
@@ -317,9 +317,11 @@ class Module(BaseModule):
         group = self._bound_group("init_optimizer")
         if self._optimizer_kept(force_init):
             return
-        assert self._arg_params is not None
+        # the devices' trained values, not the host copy of before training: a store that runs the
+        # optimizer starts from them and hands them back to every device (as MXNet syncs them first)
+        arg_params, _ = self.get_params()
         self._optimizer, self._kvstore, self._update_on_kvstore, self._updater = create_updates(
-            kvstore, optimizer, optimizer_params, self._symbol, group, self._arg_params
+            kvstore, optimizer, optimizer_params, self._symbol, group, arg_params
         )
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:

@@ -16,9 +16,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lazynd import ndarray as nd
 from lazynd import optimizer as opt_module
-from lazynd.context import Context
 from lazynd.errors import DataError
 from lazynd.optimizer.states_file import load_states, save_states
 
@@ -127,25 +125,13 @@ def save_optimizer_states(fname: str, store: Any, updater: Any) -> None:
         save_states(updater, fname)
 
 
-def load_optimizer_states(fname: str, store: Any, updater: Any, param_arrays: Sequence[list[Any]]) -> None:
+def load_optimizer_states(fname: str, store: Any, updater: Any) -> None:
     """Restore states written by :func:`save_optimizer_states`.
 
-    The file brings the devices' states to the host: each goes back to the device
-    of the copy it updates (updater index ``i * num_device + k`` is ``param_arrays[i][k]``).
+    The file brings the states to the host; the updater moves each to the device of the copy it
+    updates at that copy's first update.
     """
     if store is not None:
         store.load_optimizer_states(fname)
         return
     load_states(updater, fname)
-    num_device = len(param_arrays[0]) if param_arrays else 1
-    for index, state in list(updater.states.items()):
-        if isinstance(index, int) and 0 <= index // num_device < len(param_arrays):
-            updater.states[index] = _to_context(state, param_arrays[index // num_device][index % num_device].context)
-
-
-def _to_context(state: Any, ctx: Context) -> Any:
-    if isinstance(state, nd.NDArray):
-        return state.as_in_context(ctx)
-    if isinstance(state, (tuple, list)):
-        return type(state)(_to_context(s, ctx) for s in state)
-    return state

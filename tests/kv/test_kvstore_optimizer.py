@@ -119,3 +119,66 @@ def test_mxnet_update_on_kvstore_0_keeps_the_optimizer_on_the_devices(monkeypatc
     monkeypatch.setenv("MXNET_UPDATE_ON_KVSTORE", "yes")
     with pytest.raises(mx.LazyNDError, match="MXNET_UPDATE_ON_KVSTORE must be an integer"):
         create_kvstore(store, 2, params)
+
+
+def _adam_store_after_one_push(tmp_path, dump_optimizer):
+    kv = lazynd_kv.create("local")
+    kv.set_optimizer(mx.optimizer.create("adam", learning_rate=0.1))
+    kv.init(0, mx.nd.array([1.0, 2.0]))
+    kv.push(0, mx.nd.array([1.0, 2.0]))
+    path = str(tmp_path / "adam.states")
+    kv.save_optimizer_states(path, dump_optimizer=dump_optimizer)
+    return path
+
+
+def test_states_of_another_optimizer_loaded_from_a_file_are_refused_by_parameter(tmp_path):
+    # the states file is in the NDArray format: the layout check must run for it as for a pickle
+    path = _adam_store_after_one_push(tmp_path, dump_optimizer=False)
+    kv = lazynd_kv.create("local")
+    kv.set_optimizer(mx.optimizer.create("sgd", learning_rate=0.5, momentum=0.9))
+    kv.init(0, mx.nd.array([1.0, 2.0]))
+    kv.load_optimizer_states(path)
+    with pytest.raises(LazyNDError, match=r"loaded state of parameter 0 is \('array\(2,\)', 'array\(2,\)'\), but SGD"):
+        kv.push(0, mx.nd.array([1.0, 2.0]))
+
+
+def test_states_saved_with_dump_optimizer_bring_the_optimizer_back(tmp_path):
+    # MXNet 1.9.1: the Adam (learning rate 0.1, one update made) saved with the states replaces the
+    # store's SGD on load, so the next push takes Adam's second step: [0.8999994, 1.8999994]
+    path = _adam_store_after_one_push(tmp_path, dump_optimizer=True)
+    kv = lazynd_kv.create("local")
+    kv.set_optimizer(mx.optimizer.create("sgd", learning_rate=0.5))
+    kv.init(0, mx.nd.array([1.0, 2.0]))
+    kv.load_optimizer_states(path)
+    kv.push(0, mx.nd.array([1.0, 2.0]))
+    np.testing.assert_allclose(pulled(kv, 0, (2,)), [0.8999994, 1.8999994], rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu1",
+        pytest.param(
+            "gpu0",
+            marks=[pytest.mark.gpu, pytest.mark.skipif(mx.num_gpus() < 1, reason="needs an NVIDIA GPU with CuPy")],
+        ),
+    ],
+)
+def test_loaded_states_follow_a_key_that_lives_on_another_device(tmp_path, device):
+    # a 'device' store keeps a key where its value is (cpu(1), gpu(0)); states load onto cpu(0) and
+    # must move to the key's device at its next update, as MXNet's updater syncs their context
+    ctx = mx.cpu(1) if device == "cpu1" else mx.gpu(0)
+
+    def trained(steps, save_after=None):
+        kv = lazynd_kv.create("device")
+        kv.set_optimizer(mx.optimizer.create("sgd", learning_rate=0.1, momentum=0.9))
+        kv.init(3, mx.nd.ones((2,), ctx=ctx))
+        for step in range(steps):
+            kv.push(3, mx.nd.array([1.0, -2.0], ctx=ctx))
+            if step == save_after:
+                path = str(tmp_path / "device.states")
+                kv.save_optimizer_states(path)
+                kv.load_optimizer_states(path)
+        return pulled(kv, 3, (2,))
+
+    np.testing.assert_allclose(trained(3, save_after=0), trained(3), rtol=1e-6)

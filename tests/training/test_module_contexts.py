@@ -118,3 +118,28 @@ def test_get_params_averages_the_devices_copies_when_each_updates_its_own() -> N
     params = host_values(mod.get_params()[0])
     for name, (first, second) in copies.items():
         np.testing.assert_allclose(params[name], (first + second) / 2, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("kvstore", ["local", "object"])
+def test_init_optimizer_again_starts_the_store_from_the_trained_weights(kvstore) -> None:
+    # MXNet 1.9.1 syncs the devices' parameters to the host before filling a new store; a store filled
+    # from the host copy of before training pulls the untrained weights back into the devices
+    data, label = two_class_blobs(8)
+    batch = mx.io.DataBatch(data=[mx.nd.array(data)], label=[mx.nd.array(label)])
+    mod = mx.mod.Module(two_class_net(), context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[("data", data.shape)], label_shapes=[("softmax_label", label.shape)])
+    mod.init_params(arg_params=start_params(), aux_params={})
+
+    def init_optimizer(**kwargs):
+        store = mx.kv.create("local") if kvstore == "object" else kvstore
+        mod.init_optimizer(kvstore=store, optimizer="sgd", optimizer_params={"learning_rate": 0.5}, **kwargs)
+
+    init_optimizer()
+    mod.forward_backward(batch)
+    mod.update()
+    group = mod._exec_group
+    trained = [copies[0].asnumpy().copy() for copies in group.param_arrays]
+    init_optimizer(force_init=True)
+    for name, copies, value in zip(group.param_names, group.param_arrays, trained, strict=True):
+        for copy in copies:
+            np.testing.assert_array_equal(copy.asnumpy(), value, err_msg=name)
