@@ -221,7 +221,8 @@ class OpDef:
         self.mutates = mutates if callable(mutates) else tuple(mutates)
         self.fills = fills if callable(fills) else tuple(fills)
         if gpu_float16_as_float32:
-            forward_gpu = float16_as_float32(forward_gpu or forward, self.mutated_inputs)
+            # (the CPU kernel as it runs on every device where the GPU has none of its own)
+            forward_gpu = float16_as_float32(forward_gpu or self.forward, self.mutated_inputs)
         self.forward_gpu = forward_gpu
         self._inputs = inputs
         self._outputs = outputs
