@@ -5,10 +5,12 @@ BatchNorm views its data as (outer, C, inner) around ``axis``; its outputs are
 statistics the forward pass used.  As in MXNet, the ``var`` output holds the
 inverse standard deviation ``1 / sqrt(variance + eps)`` the data was normalised
 with (of the batch in training, of the moving variance otherwise).  With ``fix_gamma`` (the
-default) the data is scaled by 1 and, as MXNet's kernels do in every mode, 1 is written into
-gamma at each forward pass (an input the kernel fills, ``fills``; also under ``autograd.record``):
-after a forward pass gamma holds the scale that was used, whatever weight decay did to it.  On the GPU it
-runs ``kernels/norm.cu``.
+default) the data is scaled by 1 and, as MXNet's kernels do, 1 is written into gamma at each
+forward pass (an input the kernel fills, ``fills``; also under ``autograd.record``): after a forward
+pass gamma holds the scale that was used, whatever weight decay did to it.  One difference: an
+MXNet 1.9.1 executor bound without any gradient (every ``grad_req`` 'null', a predicting Module)
+leaves gamma as it was, where lazynd writes the 1 there too; the outputs are the same.  On the GPU
+it runs ``kernels/norm.cu``.
 The normalisations within each sample (InstanceNorm, L2Normalization, LRN) are in
 :mod:`~lazynd.ops.sample_norm`.
 """
