@@ -170,6 +170,9 @@ class Executor(PassRunner):
         reread = self._forward_values_backward_reads(graph)
         storage = passes.plan_memory(graph, order, external | self._skipped, keep_values=reread.keys())
         self._overwritten_forward = self._overwritten_forward_value(graph, storage, reread)
+        self._forward_value_read = next(
+            (f"{graph.entry_name(e)!r} (read by {reader})" for e, reader in reread.items()), None
+        )
         for user_pass in passes.bind_passes():
             graph = user_pass(graph) or graph
         self._allocate(storage, claimed)
