@@ -98,6 +98,13 @@ def bind(
             raise ShapeError(
                 f"bind: args_grad[{name!r}] has shape {grad.shape}, expected {array.shape} like its argument"
             )
+        # as MXNet, which refuses it: a kernel writing the gradient in place would write the
+        # argument's dtype into another's storage (on the GPU, raw bytes of the wrong width)
+        if grad is not None and np.dtype(grad.dtype) != np.dtype(array.dtype):
+            raise ArgumentTypeError(
+                f"bind: args_grad[{name!r}] has dtype {np.dtype(grad.dtype).name}, "
+                f"expected {np.dtype(array.dtype).name} like its argument"
+            )
     reqs = _grad_reqs("bind", grad_req, arg_names)
     reqs = [r if g is not None else "null" for r, g in zip(reqs, grads, strict=False)]
     aux = _as_list(aux_states, aux_names, "aux_states")
