@@ -350,6 +350,10 @@ class Executor(PassRunner):
         As MXNet's, the new executor also takes its outputs and internal storage from this
         one's blocks where they are big enough: running one overwrites the other's outputs.
         """
+        # as MXNet's (and simple_bind's), shapes of names the symbol lacks are passed over: a
+        # label's for a net without one
+        inputs = set(self._symbol.list_inputs())
+        shapes = {name: shape for name, shape in shapes.items() if name in inputs}
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
         if arg_shapes is None:
             raise ShapeError(f"reshape: cannot infer every shape from {shapes}")
