@@ -319,8 +319,12 @@ class OpDef:
             self._refuse_empty_axes(attrs, in_shapes)
         if self._infer_shape is None:
             if out_shapes and any(s is not None for s in out_shapes) and self.num_outputs(attrs) == 1 and in_shapes:
-                # same-shape ops: a known output shape determines every input
-                in_shapes = [out_shapes[0] if s is None else s for s in in_shapes]
+                # same-shape ops: a known output shape determines every input, and its known dims
+                # complete an input's unknown ones (``relu(x) + y`` with x=(0, 3), y=(4, 3)), as
+                # MXNet's rule for these operators does
+                names = [*self.input_names(attrs), "output"]
+                shape = unify_shapes(self.name, names, [*in_shapes, out_shapes[0]])
+                in_shapes = [shape] * len(in_shapes)
             return _same_shape_infer(self, attrs, list(in_shapes), aux_shapes)
         if out_shapes is not None and self._accepts_out_shapes:
             return self._infer_shape(attrs, list(in_shapes), aux_shapes, out_shapes=list(out_shapes))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import lazynd_sym as sym
 
 
@@ -43,3 +45,15 @@ def test_identity_with_attr_like_rhs_passes_a_shape_back_to_both_inputs():
     tied = sym._internal._identity_with_attr_like_rhs(shifted, weight)
     net = sym.FullyConnected(sym.Variable("data"), weight=tied, num_hidden=11, no_bias=True)
     assert _arg_shapes(net, data=(7, 100))["weight"] == (11, 100)
+
+
+@pytest.mark.parametrize(
+    "unary",
+    [sym.BlockGrad, sym.identity, sym.relu, sym.square, lambda x: sym.Activation(x, act_type="tanh")],
+    ids=["BlockGrad", "identity", "relu", "square", "Activation"],
+)
+def test_a_same_shape_operator_completes_its_inputs_unknown_dims_from_its_output(unary):
+    # as MXNet 1.9.1: relu(data) - v with data=(0, 3) (batch unknown) and v=(4, 3) gives data (4, 3)
+    data, v = sym.Variable("data"), sym.Variable("v")
+    arg_shapes, out_shapes, _ = (unary(data) - v).infer_shape(data=(0, 3), v=(4, 3))
+    assert arg_shapes == [(4, 3), (4, 3)] and out_shapes == [(4, 3)]
