@@ -225,6 +225,8 @@ register(
         _make_loss_backward,
         inputs=("output",),
         params=_MAKE_LOSS_PARAMS,
+        # only normalization='valid' counts the output's values; otherwise its shape places the gradient
+        shape_only_inputs=lambda attrs: () if attrs["normalization"] == "valid" else (0,),
         doc="Gradient of MakeLoss with respect to its data.",
     )
 )

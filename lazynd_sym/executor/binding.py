@@ -13,7 +13,7 @@ import numpy as np
 
 import lazynd.ndarray as nd
 from lazynd.context import Context, as_context
-from lazynd.errors import ArgumentTypeError, LazyNDError, ShapeError
+from lazynd.errors import ArgumentTypeError, ContextError, LazyNDError, ShapeError
 from lazynd.ndarray.sparse import check_dense
 
 from ..passes.infer_shape import shape_known
@@ -72,8 +72,19 @@ def _check_binding(caller: str, symbol: Any, ctx: Any) -> Context:
     return as_context(ctx, f"{caller}: ctx")
 
 
-def _executor_class(ctx: Context, group2ctx: dict | None) -> type[Executor]:
-    return PlacedExecutor if needs_placement(ctx, group2ctx) else Executor
+def _executor_class(caller: str, symbol: Any, ctx: Context, group2ctx: dict | None) -> type[Executor]:
+    """The executor class for ``group2ctx``; as MXNet, a non-empty ``group2ctx`` must give a
+    context to every ``ctx_group`` of the symbol (a group left out is most often a typo)."""
+    placed = needs_placement(ctx, group2ctx)
+    if group2ctx:
+        groups = {node.user.get("__ctx_group__") for node in symbol._nodes()} - {None}
+        missing = sorted(groups - set(group2ctx))
+        if missing:
+            raise ContextError(
+                f"{caller}: group2ctx gives no context to the ctx_group {missing} of the symbol; "
+                f"it names {sorted(group2ctx)}"
+            )
+    return PlacedExecutor if placed else Executor
 
 
 def bind(
@@ -98,13 +109,20 @@ def bind(
             raise ShapeError(
                 f"bind: args_grad[{name!r}] has shape {grad.shape}, expected {array.shape} like its argument"
             )
+        # as MXNet, which refuses it: a kernel writing the gradient in place would write the
+        # argument's dtype into another's storage (on the GPU, raw bytes of the wrong width)
+        if grad is not None and np.dtype(grad.dtype) != np.dtype(array.dtype):
+            raise ArgumentTypeError(
+                f"bind: args_grad[{name!r}] has dtype {np.dtype(grad.dtype).name}, "
+                f"expected {np.dtype(array.dtype).name} like its argument"
+            )
     reqs = _grad_reqs("bind", grad_req, arg_names)
     reqs = [r if g is not None else "null" for r, g in zip(reqs, grads, strict=False)]
     aux = _as_list(aux_states, aux_names, "aux_states")
     if any(a is None for a in aux):
         raise LazyNDError(f"bind: aux_states misses {[n for n, a in zip(aux_names, aux, strict=False) if a is None]}")
     with out_of_memory_named("bind", ctx):
-        return _executor_class(ctx, group2ctx)(symbol, ctx, arrays, grads, reqs, aux, group2ctx)
+        return _executor_class("bind", symbol, ctx, group2ctx)(symbol, ctx, arrays, grads, reqs, aux, group2ctx)
 
 
 def _grad_reqs(caller: str, grad_req: Any, names: list[str]) -> list[str]:
@@ -221,7 +239,7 @@ def simple_bind(
         raise ShapeError(f"simple_bind: cannot infer the shapes of {unknown} from {shapes}")
     names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     arg_types, aux_types = _bound_types(symbol, names, aux_names, type_dict)
-    executor_class = _executor_class(ctx, group2ctx)
+    executor_class = _executor_class("simple_bind", symbol, ctx, group2ctx)
     where = executor_class.variable_contexts(symbol, ctx, group2ctx)
 
     def make(key: str, name: str, shape: tuple, dtype: Any) -> Any:

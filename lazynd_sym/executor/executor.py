@@ -170,6 +170,9 @@ class Executor(PassRunner):
         reread = self._forward_values_backward_reads(graph)
         storage = passes.plan_memory(graph, order, external | self._skipped, keep_values=reread.keys())
         self._overwritten_forward = self._overwritten_forward_value(graph, storage, reread)
+        self._forward_value_read = next(
+            (f"{graph.entry_name(e)!r} (read by {reader})" for e, reader in reread.items()), None
+        )
         for user_pass in passes.bind_passes():
             graph = user_pass(graph) or graph
         self._allocate(storage, claimed)
@@ -347,6 +350,10 @@ class Executor(PassRunner):
         As MXNet's, the new executor also takes its outputs and internal storage from this
         one's blocks where they are big enough: running one overwrites the other's outputs.
         """
+        # as MXNet's (and simple_bind's), shapes of names the symbol lacks are passed over: a
+        # label's for a net without one
+        inputs = set(self._symbol.list_inputs())
+        shapes = {name: shape for name, shape in shapes.items() if name in inputs}
         arg_shapes, _, aux_shapes = self._symbol.infer_shape(**shapes)
         if arg_shapes is None:
             raise ShapeError(f"reshape: cannot infer every shape from {shapes}")

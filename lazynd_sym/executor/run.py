@@ -104,6 +104,10 @@ class PassRunner:
     # overwrites (named at bind; None: none), and whether a backward ran since the last forward
     _overwritten_forward: str | None = None
     _backward_since_forward = False
+    # a forward value the backward pass reads, named with its reader (None: it reads none, so its
+    # gradients do not depend on a forward having run), and whether a forward has run since bind
+    _forward_value_read: str | None = None
+    _forward_ran = False
     _finish: Callable[[], None] | None
     # the CUDA graphs of this executor's passes, a :class:`lazynd.backend.cuda.graphs.LaunchGraphs`
     # (None: its passes run eagerly)
@@ -275,6 +279,7 @@ class PassRunner:
         """
         is_train = bool(is_train)
         self._backward_since_forward = False
+        self._forward_ran = True
         reads, writes = self._forward_vars[is_train]
         prefix: list[tuple] | None = None
         if kwargs:
@@ -330,6 +335,12 @@ class PassRunner:
             )
         if not self._grad_entry and not self._finish_grads:
             return
+        if not self._forward_ran and self._forward_value_read is not None:
+            # MXNet runs it on whatever the unwritten buffers hold: gradients of garbage
+            raise LazyNDError(
+                "backward: no forward has run on this executor, and the backward pass reads the forward value "
+                f"{self._forward_value_read}; call forward(is_train=True) first"
+            )
         if self._backward_since_forward and self._overwritten_forward is not None:
             raise LazyNDError(
                 "backward: a second backward after one forward would read a forward value that the first one "

@@ -85,3 +85,10 @@ def test_copy_params_from_refuses_a_list() -> None:
     executor = _sum_of_two().simple_bind(mx.cpu(), a=(2, 3), b=(2, 3))
     with pytest.raises(ArgumentTypeError, match="copy_params_from: arg_params must be a dict"):
         executor.copy_params_from([_ones()])
+
+
+def test_bind_refuses_a_gradient_array_of_another_dtype_than_its_argument() -> None:
+    # as MXNet ("data type do not match"): the gradient would be written in the argument's dtype
+    args = {"a": _ones(), "b": _ones()}
+    with pytest.raises(ArgumentTypeError, match=r"args_grad\['b'\] has dtype float64, expected float32"):
+        _sum_of_two().bind(mx.cpu(), args, args_grad={"b": mx.nd.zeros((2, 3), dtype="float64")})

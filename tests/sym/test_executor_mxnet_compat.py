@@ -90,6 +90,14 @@ def test_reshape_refuses_a_shape_change_nobody_asked_for_unless_partial_shaping(
     assert ex.reshape(partial_shaping=True, data=(2, 5)).arg_dict["softmax_label"].shape == (2,)
 
 
+def test_reshape_passes_over_shapes_of_names_the_symbol_lacks():
+    # as MXNet's reshape (and simple_bind): a label's shape given to a net without a label
+    ex = _mlp().simple_bind(mx.cpu(), data=(6, 5))
+    small = ex.reshape(data=(2, 5), softmax_label=(2,))
+    assert [tuple(a.shape) for a in small.arg_arrays] == [(2, 5), (8, 5), (8,), (3, 8), (3,)]
+    assert small.arg_dict["fc1_weight"] is ex.arg_dict["fc1_weight"]
+
+
 def test_executors_sharing_storage_compute_correct_values_in_turn():
     rng = np.random.default_rng(0)
     ex = _mlp().simple_bind(mx.cpu(), data=(6, 5))

@@ -131,3 +131,19 @@ def test_group2ctx_cpu_and_gpu_match_one_context():
     np.testing.assert_allclose(out_p, out_s, rtol=1e-5, atol=1e-6)
     for name in grads_s:
         np.testing.assert_allclose(grads_p[name], grads_s[name], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("group2ctx", [{"dev1": mx.cpu(1)}, {"dev1": mx.cpu(0), "dev3": mx.cpu(0)}])
+def test_a_group_left_out_of_group2ctx_is_refused_by_name(group2ctx):
+    # as MXNet ("The device assignment not found for group dev2"), even when no node would move
+    net = two_stage_mlp()
+    with pytest.raises(ContextError, match=r"simple_bind: group2ctx gives no context to the ctx_group \['dev2'\]"):
+        net.simple_bind(mx.cpu(0), data=(4, 5), group2ctx=group2ctx)
+    ex = net.simple_bind(mx.cpu(0), data=(4, 5))
+    with pytest.raises(ContextError, match=r"bind: group2ctx gives no context to the ctx_group \['dev2'\]"):
+        net.bind(mx.cpu(0), ex.arg_dict, aux_states=ex.aux_dict, group2ctx=group2ctx)
+
+
+def test_an_empty_group2ctx_places_nothing():
+    ex = two_stage_mlp().simple_bind(mx.cpu(0), data=(4, 5), group2ctx={})
+    assert not isinstance(ex, PlacedExecutor)

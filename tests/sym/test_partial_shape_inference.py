@@ -79,3 +79,15 @@ def test_clip_softmax_flip_and_expand_dims_fill_a_partial_input_from_their_outpu
     ):
         net = sym.Variable("y", shape=out) + make(sym.Variable("x", shape=given))
         assert _arg_shapes(net)["x"] == expected
+
+
+@pytest.mark.parametrize(
+    "unary",
+    [sym.BlockGrad, sym.identity, sym.relu, sym.square, lambda x: sym.Activation(x, act_type="tanh")],
+    ids=["BlockGrad", "identity", "relu", "square", "Activation"],
+)
+def test_a_same_shape_operator_completes_its_inputs_unknown_dims_from_its_output(unary):
+    # as MXNet 1.9.1: relu(data) - v with data=(0, 3) (batch unknown) and v=(4, 3) gives data (4, 3)
+    data, v = sym.Variable("data"), sym.Variable("v")
+    arg_shapes, out_shapes, _ = (unary(data) - v).infer_shape(data=(0, 3), v=(4, 3))
+    assert arg_shapes == [(4, 3), (4, 3)] and out_shapes == [(4, 3)]
