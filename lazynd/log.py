@@ -30,6 +30,8 @@ True
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import warnings
 
 # MXNet's mx.log hands the standard levels on under these names
@@ -146,3 +148,24 @@ def set_worker(rank: int, num_workers: int) -> None:
     """Tag every later lazynd log line with ``[rank {rank}/{num_workers}]`` (nothing for one worker)."""
     global _worker
     _worker = (rank, num_workers) if num_workers > 1 else None
+
+
+# the folders of lazynd's three packages, whose frames warn_from_user_code skips
+_PACKAGE_FOLDERS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), package) + os.sep
+    for package in ("lazynd", "lazynd_sym", "lazynd_kv")
+)
+
+
+def warn_from_user_code(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn(message, category)`` attributed to the first calling line outside lazynd.
+
+    A fixed ``stacklevel`` names the user's line only when lazynd calls from one known depth; a
+    warning raised under ``Module.fit`` or an optimizer's subclass would name lazynd's own file.
+    """
+    frame = sys._getframe(1)
+    level = 2  # the caller of this function
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_FOLDERS):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

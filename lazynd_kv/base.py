@@ -60,7 +60,8 @@ def create(name: str = "local") -> KVStore:
         'local' (aggregate and update on the CPU), 'device' (on the GPUs holding the
         values), 'dist_sync' (across MPI processes) or 'dist_device_sync'.  MXNet 0.9's
         'local_update_cpu' and 'local_allreduce_cpu' make a 'local' store,
-        'local_allreduce_device' a 'device' one.
+        'local_allreduce_device' a 'device' one, as does MXNet 1.x's 'nccl' (the
+        'device' store sums values on several GPUs with NCCL).
 
     Examples
     --------

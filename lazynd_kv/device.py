@@ -82,7 +82,8 @@ def merge_plan(
     return "copy"
 
 
-@register("device", "local_allreduce_device")  # the last: an MXNet 0.9 name
+# "local_allreduce_device" is MXNet 0.9's name; "nccl" MXNet 1.x's NCCL store (this one sums GPUs with NCCL)
+@register("device", "local_allreduce_device", "nccl")
 class DeviceStore(LocalStore):
     """Aggregation and update on the GPU(s) (see :class:`lazynd_kv.base.KVStore` and the module notes)."""
 

@@ -45,6 +45,11 @@ class InitDesc(str):
 class Initializer:
     """Base class; subclasses override ``_init_weight`` (and others if they need to).
 
+    A parameter is filled as its ``__init__`` attribute says, else as its name's suffix asks
+    (``*_weight``, ``*_bias``, ``*_gamma``...).  A name given as a plain string (MXNet 0.9's call)
+    also follows MXNet's older rule for a SpatialTransformer's localisation layer: ``stn_loc*``
+    weights start at zero and biases at the identity transform ``[1, 0, 0, 0, 1, 0]``.
+
     Two initializers are equal when they are of one class with the same arguments, as in MXNet.
     """
 
@@ -118,8 +123,25 @@ class Initializer:
             create(init)._init_weight(desc, arr)
             self._verbose_print(desc, init, arr)
             return
-        self._init_by_name(str(desc), arr)
+        name = str(desc)
+        if not isinstance(desc, InitDesc) and name.startswith("stn_loc") and name.endswith(("weight", "bias")):
+            # MXNet's rule for a name given as a plain string (MXNet 0.9's call, and 1.x's legacy one): a
+            # SpatialTransformer's localisation layer starts at the identity transform.  An InitDesc
+            # (Module, FeedForward) goes by its suffix alone, as in MXNet 1.x.
+            self._init_localisation(name, arr)
+        else:
+            self._init_by_name(name, arr)
         self._verbose_print(desc, "default", arr)
+
+    def _init_localisation(self, name: str, arr: Any) -> None:
+        if name.endswith("weight"):
+            self._init_zero(name, arr)
+        elif tuple(arr.shape) != (6,):
+            raise ShapeError(
+                f"initializer: {name!r} is a SpatialTransformer's affine bias, of shape (6,); got {tuple(arr.shape)}"
+            )
+        else:
+            arr[:] = np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0])
 
     def _init_by_name(self, name: str, arr: Any) -> None:
         """Fill ``arr`` as its name's suffix asks (``*_weight``, ``*_bias``, ``*_gamma``...)."""

@@ -9,7 +9,6 @@ multipliers by name or index, and the update counts); ``register`` and
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from .. import ndarray as _ndarray
 from ..errors import ArgumentTypeError, LazyNDError, OperatorError, SettingConflictError, ShapeError, UnsupportedError
+from ..log import warn_from_user_code
 from ..lr_scheduler import LRScheduler, check_numbers
 from ..ndarray import NDArray
 
@@ -61,10 +61,8 @@ class Optimizer:
             learning_rate = getattr(lr_scheduler, "base_lr", 0.01)
         elif getattr(lr_scheduler, "base_lr", learning_rate) != learning_rate:
             # MXNet 1.9.1 says so too (the same words), so a user sees which rate the schedule starts from
-            warnings.warn(
-                "learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer.",
-                UserWarning,
-                stacklevel=2,
+            warn_from_user_code(
+                "learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer."
             )
         check_numbers(name, learning_rate=learning_rate, wd=wd, rescale_grad=rescale_grad)
         if clip_gradient is not None:

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import ndarray as _ndarray
 from ..errors import LazyNDError
+from ..log import get_logger
 from ..lr_scheduler import check_numbers
 from ..ndarray import NDArray
 from .base import Optimizer, register
@@ -22,6 +23,7 @@ nd: Any = _ndarray
 __all__ = ["LBSGD"]
 
 _WARMUP_STRATEGIES = ("linear", "power2", "sqrt", "lars")
+_LOG = get_logger("lazynd.optimizer")
 
 
 @register
@@ -66,6 +68,15 @@ class LBSGD(Optimizer):
             )
         if not (isinstance(batch_scale, (int, np.integer)) and batch_scale >= 1):
             raise LazyNDError(f"LBSGD: batch_scale must be an integer >= 1, got {batch_scale!r}")
+        # MXNet's two lines, which its image-classification scripts' logs show
+        _LOG.info("Running Large-Batch SGD Algorithm")
+        _LOG.info(
+            "(Batch_scale=%f, warmup_epochs=%d, warmup_strategy=%s, updates_per_epoch=%d)",
+            batch_scale,
+            warmup_epochs,
+            warmup_strategy,
+            updates_per_epoch,
+        )
         self.momentum, self.warmup_strategy = momentum, warmup_strategy
         self.warmup_epochs, self.batch_scale, self.updates_per_epoch = warmup_epochs, batch_scale, updates_per_epoch
         self.init_updates = begin_epoch * updates_per_epoch

@@ -98,6 +98,21 @@ def test_mxnet_09_store_names_make_the_stores_that_do_that(name, store_class):
     np.testing.assert_array_equal(out.asnumpy(), np.full((2, 2), 3.0))
 
 
+def test_mxnet_nccl_store_name_makes_the_device_store_that_updates_on_the_store():
+    # image-classification's fit.py takes --kv-store nccl; lazynd's device store sums GPUs with NCCL
+    from lazynd_sym.model.kvstore_setup import create_kvstore
+
+    kv = lazynd_kv.create("nccl")
+    assert type(kv).__name__ == "DeviceStore" and kv.type == "nccl"
+    kv.init("w", mx.nd.ones((2, 2)))
+    kv.push("w", [mx.nd.ones((2, 2)), mx.nd.ones((2, 2)) * 2])
+    out = mx.nd.zeros((2, 2))
+    kv.pull("w", out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.full((2, 2), 3.0))
+    store, update_on_kvstore = create_kvstore("nccl", 2, {"w": mx.nd.ones((2, 2))})
+    assert store is not None and store.type == "nccl" and update_on_kvstore is True
+
+
 @pytest.mark.parametrize("name, updates_on_store", [("local_update_cpu", True), ("local_allreduce_cpu", False)])
 def test_allreduce_stores_leave_the_update_to_each_device(name, updates_on_store):
     from lazynd_sym.model.kvstore_setup import create_kvstore

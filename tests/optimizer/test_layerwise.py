@@ -235,3 +235,13 @@ def test_module_fit_trains_with_the_optimizer(name: str, params: dict) -> None:
     mod = mx.mod.Module(mx.sym.SoftmaxOutput(net, name="softmax"), context=mx.cpu())
     mod.fit(train, num_epoch=8, optimizer=name, optimizer_params=params, initializer=mx.init.Xavier())
     assert mod.score(train, "acc")[0][1] > 0.85
+
+
+def test_lbsgd_logs_its_settings_as_mxnet(caplog: pytest.LogCaptureFixture) -> None:
+    # MXNet's image-classification fit.py passes the warm-up settings; MXNet 1.9.1 logs these two lines
+    with caplog.at_level("INFO", logger="lazynd.optimizer"):
+        mx.optimizer.create("lbsgd", batch_scale=2, warmup_epochs=3, warmup_strategy="sqrt", updates_per_epoch=7)
+    assert [r.getMessage() for r in caplog.records if r.name == "lazynd.optimizer"] == [
+        "Running Large-Batch SGD Algorithm",
+        "(Batch_scale=2.000000, warmup_epochs=3, warmup_strategy=sqrt, updates_per_epoch=7)",
+    ]

@@ -6,6 +6,7 @@ import warnings
 
 import pytest
 
+import lazynd as mx
 from lazynd import lr_scheduler, optimizer
 from lazynd.errors import LazyNDError
 
@@ -37,6 +38,21 @@ def test_a_learning_rate_replacing_the_schedulers_base_lr_warns_as_mxnet_does():
         opt = optimizer.create("sgd", learning_rate=0.1, lr_scheduler=scheduler)
     assert scheduler.base_lr == 0.1
     assert opt.learning_rate == 0.1
+
+
+@pytest.mark.parametrize("through_a_module", [False, True])
+def test_the_learning_rate_warning_names_the_users_line(through_a_module) -> None:
+    # not a line inside lazynd (the optimizer's __init__): the user's create call, or their Module's
+    scheduler = lr_scheduler.FactorScheduler(step=10, base_lr=0.01)
+    with pytest.warns(UserWarning, match=r"overwritten by ``learning_rate``") as caught:
+        if through_a_module:
+            module = mx.mod.Module(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc"), label_names=None)
+            module.bind([("data", (1, 3))])
+            module.init_params()
+            module.init_optimizer(optimizer_params={"learning_rate": 0.1, "lr_scheduler": scheduler})
+        else:
+            optimizer.create("sgd", learning_rate=0.1, lr_scheduler=scheduler)
+    assert [warning.filename for warning in caught] == [__file__]
 
 
 def test_a_learning_rate_equal_to_the_schedulers_base_lr_does_not_warn():

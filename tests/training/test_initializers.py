@@ -257,3 +257,22 @@ def test_lstm_bias_of_a_scalar_is_a_shape_error_naming_it() -> None:
     with pytest.raises(ShapeError, match="LSTMBias: 'lstm_bias' must have the four gates' biases along its first axis"):
         desc = init.InitDesc("lstm_bias", attrs={"__init__": init.LSTMBias().dumps()})
         init.Uniform()(desc, mx.nd.zeros(()))
+
+
+def test_a_plain_name_of_a_spatial_transformer_localisation_layer_starts_at_the_identity() -> None:
+    # MXNet's init(name, arr) with a plain string (its MXNet 0.9 call, which users' executor loops
+    # still make): stn_loc* weights are zeros and biases the identity transform [1, 0, 0, 0, 1, 0]
+    np.testing.assert_array_equal(_filled(init.Uniform(0.5), "stn_loc_weight", (6, 8)), np.zeros((6, 8)))
+    np.testing.assert_array_equal(_filled(init.Xavier(), "stn_loc_bias", (6,)), [1, 0, 0, 0, 1, 0])
+
+
+def test_an_init_desc_of_a_localisation_layer_follows_the_suffix_as_in_mxnet() -> None:
+    # MXNet 1.9.1's InitDesc path (Module, FeedForward) has no stn_loc rule: a random weight, zero bias
+    weight = _filled(init.Uniform(0.5), init.InitDesc("stn_loc_weight"), (6, 8))
+    assert np.abs(weight).max() <= 0.5 and np.unique(weight).size > 1
+    np.testing.assert_array_equal(_filled(init.Uniform(0.5), init.InitDesc("stn_loc_bias"), (6,)), np.zeros(6))
+
+
+def test_a_localisation_bias_of_another_size_is_a_shape_error_naming_it() -> None:
+    with pytest.raises(ShapeError, match="stn_loc_bias.*6"):
+        _filled(init.Uniform(), "stn_loc_bias", (4,))
