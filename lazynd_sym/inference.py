@@ -13,12 +13,12 @@ a given ``()`` is an unknown shape outside ``mx.np_shape`` and a scalar's under 
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import Any
 
 import numpy as np
 
 from lazynd.errors import LazyNDError, ShapeError
+from lazynd.log import warn_from_user_code
 from lazynd.util import is_np_shape
 
 from .attribute import check_dtype_hint
@@ -88,9 +88,8 @@ def _warn_unknown(graph: IndexedGraph, what: str, unknown: list[bool], values: l
     names = [graph.nodes[i].name for i in graph.variables() if id(graph.nodes[i]) not in graph.aux_ids]
     missing = [f"{name}: {value}" for name, value, u in zip(names, values, unknown, strict=True) if u]
     listed = "\n\t".join(missing[:10] + (["..."] if len(missing) > 10 else []))
-    warnings.warn(
+    warn_from_user_code(
         f"infer_{what}: the {what} of these arguments cannot be inferred from what was given; give them:\n\t{listed}",
-        stacklevel=4,
     )
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections import Counter
 from typing import Any
 
@@ -16,6 +15,7 @@ import numpy as np
 
 from lazynd.errors import LazyNDError
 from lazynd.formats.fileio import write_atomic
+from lazynd.log import warn_from_user_code
 
 
 def _graph(symbol: Any) -> list[dict[str, Any]]:
@@ -288,11 +288,10 @@ def _warn_repeated_names(nodes: list[dict[str, Any]]) -> None:
     counts = Counter(node["name"] for node in nodes)
     repeated = sorted(name for name, count in counts.items() if count > 1)
     if repeated:
-        warnings.warn(
+        warn_from_user_code(
             "There are multiple variables with the same name in your graph, this may result in cyclic graph. "
             "Repeated names: " + ",".join(repeated),
             RuntimeWarning,
-            stacklevel=3,
         )
 
 

@@ -6,6 +6,7 @@ import logging
 import subprocess
 import sys
 import uuid
+import warnings
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,40 @@ def test_log_is_a_face_of_a_fresh_import():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "20"
+
+
+def _first_user_warning(call) -> warnings.WarningMessage:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        call()
+    assert seen, "no warning"
+    return seen[0]
+
+
+def _init_params_twice() -> None:
+    import lazynd as mx
+
+    mod = mx.mod.Module(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2), label_names=None)
+    mod.bind([("data", (1, 3))])
+    mod.init_params()
+    mod.init_params()
+
+
+def _partial_infer_shape() -> None:
+    import lazynd as mx
+
+    (mx.sym.Variable("a") + mx.sym.Variable("b")).infer_shape(a=(2, 0))
+
+
+def _ignored_make_loss_parameter() -> None:
+    import lazynd as mx
+
+    mx.sym.make_loss(mx.sym.Variable("x"), grad_scale=2.0).simple_bind(mx.cpu(), x=(2,))
+
+
+@pytest.mark.parametrize(
+    "call", [_init_params_twice, _partial_infer_shape, _ignored_make_loss_parameter], ids=lambda f: f.__name__
+)
+def test_lazynds_warnings_name_the_users_line(call):
+    # every warning lazynd gives is attributed to the first line outside the package, whatever the depth
+    assert _first_user_warning(call).filename == __file__

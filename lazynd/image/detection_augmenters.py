@@ -14,7 +14,6 @@ picks MXNet's windows.  The interface :class:`DetAugmenter` and the combinators
 from __future__ import annotations
 
 import random
-import warnings
 from collections.abc import Iterator, Sequence
 from math import sqrt
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError
+from ..log import warn_from_user_code
 from . import transforms as img
 from .augmenter_base import DetAugmenter, DetBorrowAug, DetRandomSelectAug, Label
 from .augmenters import CastAug, ForceResizeAug, ResizeAug, _flip, color_augmenters
@@ -127,9 +127,9 @@ class DetRandomCropAug(DetAugmenter):
         self.aspect_ratio_range, self.area_range, self.max_attempts = aspect_ratio_range, area_range, max_attempts
         self.enabled = False
         if area_range[1] <= 0 or area_range[0] > area_range[1]:
-            warnings.warn(f"DetRandomCropAug: disabled, area_range {area_range} is empty", stacklevel=2)
+            warn_from_user_code(f"DetRandomCropAug: disabled, area_range {area_range} is empty")
         elif aspect_ratio_range[0] <= 0 or aspect_ratio_range[0] > aspect_ratio_range[1]:
-            warnings.warn(f"DetRandomCropAug: disabled, aspect_ratio_range {aspect_ratio_range} is empty", stacklevel=2)
+            warn_from_user_code(f"DetRandomCropAug: disabled, aspect_ratio_range {aspect_ratio_range} is empty")
         else:
             self.enabled = True
 
@@ -220,9 +220,9 @@ class DetRandomPadAug(DetAugmenter):
         self.area_range, self.max_attempts = area_range, max_attempts
         self.enabled = False
         if area_range[1] <= 1.0 or area_range[0] > area_range[1]:
-            warnings.warn(f"DetRandomPadAug: disabled, area_range {area_range} allows no padding", stacklevel=2)
+            warn_from_user_code(f"DetRandomPadAug: disabled, area_range {area_range} allows no padding")
         elif aspect_ratio_range[0] <= 0 or aspect_ratio_range[0] > aspect_ratio_range[1]:
-            warnings.warn(f"DetRandomPadAug: disabled, aspect_ratio_range {aspect_ratio_range} is empty", stacklevel=2)
+            warn_from_user_code(f"DetRandomPadAug: disabled, aspect_ratio_range {aspect_ratio_range} is empty")
         else:
             self.enabled = True
 

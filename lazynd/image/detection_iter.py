@@ -12,7 +12,6 @@ engine's workers as in :class:`ImageIter`; the boxes move with the pixels.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from ..errors import FormatError, OperatorError, ShapeError
 from ..io import DataDesc
+from ..log import warn_from_user_code
 from .detection_augmenters import CreateDetAugmenter, DetAugmenter
 from .image_iter import ImageIter
 
@@ -171,7 +171,7 @@ class ImageDetIter(ImageIter):
                 "end aug_list with a DetBorrowAug(ForceResizeAug(...))"
             )
         if not _has_object(objects):
-            warnings.warn(f"ImageDetIter: skipping {source}: no object left after augmentation", stacklevel=5)
+            warn_from_user_code(f"ImageDetIter: skipping {source}: no object left after augmentation")
             return None
         return image, objects
 

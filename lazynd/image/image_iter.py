@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import random
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from ..formats.fileio import open_for_read
 from ..formats.recordio_indexed import RecordIOIndexedByHeaders
 from ..formats.recordio_pack import unpack
 from ..io import DataBatch, DataDesc, DataIter
+from ..log import warn_from_user_code
 from ..ndarray.dispatch import new_array
 from ..recordio import MXIndexedRecordIO, MXRecordIO
 from .augmenters import Augmenter, CreateAugmenter
@@ -269,7 +269,7 @@ class ImageIter(DataIter):
         except (FormatError, EngineError) as err:
             if not self.skip_bad:
                 raise
-            warnings.warn(f"ImageIter: skipping {source}: {err}", stacklevel=3)
+            warn_from_user_code(f"ImageIter: skipping {source}: {err}")
             return None
 
     def augment(self, image: Any, source: str) -> Any:

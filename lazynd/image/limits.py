@@ -16,10 +16,10 @@ larger images, or ``None`` to lift the limit.
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any
 
 from ..errors import FormatError
+from ..log import warn_from_user_code
 
 ENVIRONMENT_VARIABLE = "LAZYND_MAX_IMAGE_PIXELS"
 DEFAULT_MAX_IMAGE_PIXELS = 1 << 28
@@ -37,10 +37,9 @@ def limit_from_environment() -> int | None:
         if value <= 0:
             raise ValueError
     except ValueError:
-        warnings.warn(
+        warn_from_user_code(
             f"{ENVIRONMENT_VARIABLE}={text!r} is not a positive integer or 'none'; "
             f"using the default limit of {DEFAULT_MAX_IMAGE_PIXELS} pixels",
-            stacklevel=2,
         )
         return DEFAULT_MAX_IMAGE_PIXELS
     return value

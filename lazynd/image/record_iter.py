@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import os
 import random
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,6 +47,7 @@ from ..engine import get_engine
 from ..errors import DataError, FormatError, OperatorError, ShapeError
 from ..io import DataBatch, DataDesc
 from ..io.base import BatchCursor
+from ..log import warn_from_user_code
 from ..ndarray.dispatch import new_array
 from ..ops.params import Param, parse_int, parse_shape
 from .augmenters import (
@@ -283,7 +283,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
                 known = sorted([*_PERFORMANCE_ONLY, *AUG_DEFAULTS, *_IGNORED_DEFAULTS])
                 raise OperatorError(f"{name}: unknown argument {key!r} (MXNet arguments also accepted: {known})")
             if value != _IGNORED_DEFAULTS[key]:
-                warnings.warn(f"{name}: {key}={value!r} is not implemented and is ignored", stacklevel=3)
+                warn_from_user_code(f"{name}: {key}={value!r} is not implemented and is ignored")
 
     def _take_dtype(self, dtype: Any) -> None:
         """MXNet's ``dtype``: ``'uint8'`` / ``'int8'`` give the data of ``ImageRecordUInt8Iter`` /
@@ -299,9 +299,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         if wanted in (np.uint8, np.int8):
             self._dtype = wanted.type
         else:
-            warnings.warn(
-                f"{type(self).__name__}: dtype={dtype!r} is not implemented and is ignored (float32)", stacklevel=4
-            )
+            warn_from_user_code(f"{type(self).__name__}: dtype={dtype!r} is not implemented and is ignored (float32)")
 
     # -- the mean image ----------------------------------------------------------------------------
     def _mean_image(self, path: str) -> np.ndarray:

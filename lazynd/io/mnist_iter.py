@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
-import warnings
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError
+from ..log import warn_from_user_code
 from ..ops.params import Param, parse_bool, parse_int
 from .single_array_iter import SingleArrayIter
 
@@ -165,7 +165,7 @@ def _warn_ignored(options: dict[str, Any]) -> None:
     if unknown:
         raise DataError(f"MNISTIter: unknown argument(s) {unknown}")
     if options:
-        warnings.warn(f"MNISTIter: ignoring {sorted(options)} (MXNet options with no effect here)", stacklevel=3)
+        warn_from_user_code(f"MNISTIter: ignoring {sorted(options)} (MXNet options with no effect here)")
 
 
 def _is_flat(shape: Any, image_shape: tuple[int, ...]) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +12,7 @@ from ..backend import get_backend
 from ..context import Context, as_context, current_context
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
+from ..log import warn_from_user_code
 from ..ops import registry
 from ..ops.init_ops import arange_length, arange_values
 from ..ops.params import parse_dtype, parse_int
@@ -214,7 +214,7 @@ def arange(
     array([0., 0., 1., 1., 2., 2.], dtype=float32)
     """
     if infer_range is not None:
-        warnings.warn("arange: `infer_range` is deprecated and ignored", DeprecationWarning, stacklevel=2)
+        warn_from_user_code("arange: `infer_range` is deprecated and ignored", DeprecationWarning)
     # the operator's parameters parse them: a clear error naming the one that is not a number
     given = {"start": start, "stop": stop, "step": step, "repeat": repeat}
     if dtype is not None:

@@ -12,11 +12,11 @@ every loss head.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
+from ..log import warn_from_user_code
 from .params import Param, enum, parse_float
 from .registry import OpDef, merge_shape, register, shape_is_known
 
@@ -182,10 +182,9 @@ def _ones_gradient(F: Any, attrs: dict, inputs: list, outputs: list, og: list) -
     # MXNet 1.x's make_loss takes MakeLoss's parameters (its symbol files may hold them) and ignores them
     ignored = {k: v for k, v in attrs.items() if k in _MAKE_LOSS_PARAMS and v != _MAKE_LOSS_PARAMS[k].default}
     if ignored:
-        warnings.warn(
+        warn_from_user_code(
             f"make_loss: {ignored} change nothing, as in MXNet 1.x, whose make_loss has a gradient of ones; "
             "MakeLoss scales and normalises its gradient",
-            stacklevel=2,
         )
     return [F._backward_MakeLoss(outputs[0])]
 

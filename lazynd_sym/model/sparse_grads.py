@@ -10,10 +10,10 @@ training loops that create an optimizer say so once, naming the weights.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from lazynd import optimizer as opt_module
+from lazynd.log import warn_from_user_code
 
 __all__ = ["sparse_grad_weights", "warn_dense_row_sparse"]
 
@@ -44,11 +44,10 @@ def warn_dense_row_sparse(symbol: Any, optimizer: Any, where: str) -> None:
         return
     weights = sparse_grad_weights(symbol)
     if weights:
-        warnings.warn(
+        warn_from_user_code(
             f"{where}: Embedding(sparse_grad=True) weights {weights} get dense gradients in lazynd, so "
             f"{type(optimizer).__name__} updates every row of them (weight decay and momentum reach rows "
             "the batch did not look up); MXNet's lazy_update changes only the batch's rows. Pass "
             "lazy_update=False for MXNet's dense update (lazynd's), or sparse_grad=False",
             UserWarning,
-            stacklevel=4,  # the user's init_optimizer or fit call
         )

@@ -16,13 +16,13 @@ batch's labels of the per-device lists that ``update_metric(pre_sliced=True)`` i
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from lazynd import ndarray as nd
 from lazynd.errors import DataError, LazyNDError, ParameterError
 from lazynd.io import DataBatch, DataDesc
+from lazynd.log import warn_from_user_code
 
 from ..executor_group import batch_axis_of
 
@@ -142,7 +142,7 @@ def _check_input_names(symbol: Any, names: Sequence[str], typename: str, throw: 
         )
         if throw:
             raise ParameterError(message)
-        warnings.warn(message, stacklevel=2)
+        warn_from_user_code(message)
 
 
 def _check_names_match(names: Sequence[str], descs: Sequence[DataDesc], typename: str, throw: bool) -> None:
@@ -152,7 +152,7 @@ def _check_names_match(names: Sequence[str], descs: Sequence[DataDesc], typename
     message = f"Module: {typename}_shapes name {given}, the module's {typename}_names are {list(names)}"
     if throw:
         raise ParameterError(message)
-    warnings.warn(message, stacklevel=3)
+    warn_from_user_code(message)
 
 
 def _parse_data_desc(
@@ -197,10 +197,9 @@ def shapes_of_batch(
     given = len(data_batch.data)
     if given < len(data_shapes):
         kept = [d.name for d in data_shapes[given:]]
-        warnings.warn(
+        warn_from_user_code(
             f"Module.forward: the batch holds {given} data array(s), the module takes {len(data_shapes)} "
             f"({[d.name for d in data_shapes]}): {kept} keep the values they hold, as in MXNet",
-            stacklevel=3,
         )
     data = [_resized(d, a.shape) for d, a in zip(data_shapes, data_batch.data, strict=False)]
     data += list(data_shapes[given:])

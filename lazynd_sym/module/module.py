@@ -11,13 +11,13 @@ batch are sorted, checked and made in :mod:`~lazynd_sym.module.inputs`.  Checkpo
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
 from lazynd.errors import ArgumentTypeError, LazyNDError
+from lazynd.log import warn_from_user_code
 
 from ..model.checkpoint import load_checkpoint, save_checkpoint
 from .base_module import BaseModule
@@ -283,7 +283,7 @@ class Module(BaseModule):
         initialized parameters are kept unless ``force_init``, with a warning as in MXNet.
         """
         if self.params_initialized and not force_init:
-            warnings.warn("Module.init_params: already initialized and force_init=False; ignored", stacklevel=2)
+            warn_from_user_code("Module.init_params: already initialized and force_init=False; ignored")
             return
         group = self._bound_group("init_params", params=False)
         if self._arg_params is None:

@@ -12,12 +12,12 @@ optimizer states and ``param_idx2name`` line up with MXNet's.  Fixed parameters
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from lazynd import optimizer as opt_module
 from lazynd.errors import DataError
+from lazynd.log import warn_from_user_code
 from lazynd.optimizer.states_file import load_states, save_states
 
 from ..model.kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, name_indices, push_pull
@@ -53,10 +53,9 @@ def create_updates(
         optimizer = create_optimizer(optimizer, optimizer_params, symbol, group.param_names, copies, batch_size)
     elif isinstance(optimizer, opt_module.Optimizer):
         if optimizer.rescale_grad != 1.0 / batch_size:
-            warnings.warn(
+            warn_from_user_code(
                 f"Module.init_optimizer: the optimizer's rescale_grad is {optimizer.rescale_grad}, not "
                 f"1/batch_size = {1.0 / batch_size}; the gradients are sums over the batch",
-                stacklevel=3,
             )
         name_indices(optimizer, group.param_names, copies)
     else:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from lazynd.errors import LazyNDError
+from lazynd.log import warn_from_user_code
 
 from ..model.checkpoint import load_checkpoint, save_checkpoint
 from .cells import BaseRNNCell
@@ -46,7 +46,7 @@ def rnn_unroll(
     >>> len(outputs), len(states), caught[0].category.__name__
     (2, 2, 'DeprecationWarning')
     """
-    warnings.warn("rnn_unroll is deprecated; call cell.unroll directly", DeprecationWarning, stacklevel=2)
+    warn_from_user_code("rnn_unroll is deprecated; call cell.unroll directly", DeprecationWarning)
     if inputs is None:
         raise LazyNDError(f"mx.rnn.rnn_unroll: inputs is required (one symbol with a time axis or {length} steps)")
     return cell.unroll(length, inputs, begin_state=begin_state, layout=layout)
