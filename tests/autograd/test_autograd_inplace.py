@@ -215,3 +215,21 @@ def test_a_write_after_backward_with_retain_graph_is_found_by_the_next_backward(
     x[:] = 3
     with pytest.raises(LazyNDError, match=MODIFIED):
         y.backward()
+
+
+def test_batchnorm_fix_gamma_refuses_at_once_a_gamma_computed_by_a_recorded_operation() -> None:
+    # fix_gamma writes 1 into gamma (as MXNet's kernels do): into a variable that is harmless (no
+    # gradient flows to it), into the result of a recorded operation it overwrites values that
+    # operation's gradient may read; it is refused at the call, naming BatchNorm's gamma, not at
+    # backward as a write the user never made
+    x, v = _variable(np.arange(6.0).reshape(2, 3)), _variable([0.5, 2.0, 3.0])
+    beta, moving_mean, moving_var = mx.nd.zeros((3,)), mx.nd.zeros((3,)), mx.nd.ones((3,))
+    with autograd.record():
+        gamma = v * 2
+        with pytest.raises(LazyNDError, match=r"BatchNorm: input 1 \('gamma'\) is the result of a recorded operation"):
+            mx.nd.BatchNorm(x, gamma, beta, moving_mean, moving_var, fix_gamma=True)
+    np.testing.assert_array_equal(gamma.asnumpy(), [1.0, 4.0, 6.0])  # left as it was
+    with autograd.record():  # without fix_gamma, gamma is read, not written: recorded as usual
+        y = mx.nd.BatchNorm(x, v * 2, beta, moving_mean, moving_var, fix_gamma=False)
+    y.backward()
+    assert v.grad.shape == (3,)
