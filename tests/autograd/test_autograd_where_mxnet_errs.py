@@ -1,7 +1,7 @@
 """Gradients MXNet 1.9.1 gets wrong and lazynd gets right (found by differential fuzzing against it).
 
 Each test is the mathematically right answer where MXNet 1.9.1 (CPU) gives another: a head
-given twice, ``grad_req='add'`` through ``clip``, ``Cast`` and ``autograd.Function``, a Function
+given twice, ``grad_req='add'`` through ``clip``, ``Cast``, ``mean`` and ``autograd.Function``, a Function
 with a constant input, and an in-place write that is refused.  They pin lazynd's answer so that a
 change made to match MXNet's output does not bring its mistakes in.
 """
@@ -50,11 +50,13 @@ def test_a_head_given_twice_receives_both_head_gradients() -> None:
     [
         pytest.param(lambda x: mx.nd.clip(x, 0.0, 10.0), 1.0, id="clip"),
         pytest.param(lambda x: x.astype("float64"), 1.0, id="astype"),
+        pytest.param(lambda x: mx.nd.mean(x, axis=0), 0.5, id="mean"),
         pytest.param(lambda x: _Twice()(x), 2.0, id="Function"),
     ],
 )
 def test_grad_req_add_accumulates_through_every_kind_of_node(f, slope) -> None:
-    # MXNet's clip and Cast backward write the gradient over the buffer, its Function gives zeros
+    # MXNet's clip and Cast backward write the gradient over the buffer, its mean(axis) gives the
+    # average of the old and new gradients, its Function gives zeros
     x = variable([1.0, 2.0], grad_req="add")
     for _ in range(2):
         with autograd.record():
