@@ -51,6 +51,20 @@ def check_write(array: Any, what: str) -> None:
         _refuse_recorded_write(array, what)
 
 
+def _refuse_filled_result(op: OpDef, attrs: dict, i: int, producer: str) -> None:
+    """Refuse a recorded call whose kernel overwrites input ``i`` with a constant (``OpDef.fills``:
+    BatchNorm's gamma with ``fix_gamma``) when that input is the result of a recorded operation
+    (``producer``) whose gradient reads it: the gradient would read the constant."""
+    names = () if op.variadic else op.input_names(attrs)
+    label = f"input {i} ('{names[i]}')" if i < len(names) else f"input {i}"
+    raise LazyNDError(
+        f"{op.name}: {label} is the result of the recorded operation '{producer}', whose gradient reads it, "
+        f"and {op.name} overwrites it with a constant (as MXNet's kernels do: BatchNorm's fix_gamma=True writes "
+        "1 into gamma), which would make that gradient wrong; pass a variable or a constant there (or "
+        "fix_gamma=False)"
+    )
+
+
 def _refuse_out_into_input(name: str, out: Any, input_vars: list) -> None:
     """Refuse a recorded call writing its result (``out=``, ``x += y``) into memory one of its inputs
     reads: the gradient rule would read the overwritten values (MXNet refuses it too)."""
@@ -132,8 +146,14 @@ def invoke(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], out: Any, i
                 _refuse_recorded_write(o, f"{op.name} (out=)")
     access = plan.access
     for i in access.mutated:
-        if entries[i] is not None and i not in access.filled:  # a filled input takes no recorded value
+        if entries[i] is None:
+            continue
+        if i not in access.filled:
             _refuse_recorded_write(inputs[i], f"{op.name} (updates input {i} in place)")
+        elif isinstance(entries[i][0], Node) and any(var is inputs[i].var for var in entries[i][0].watched):
+            # a filled variable takes no recorded value, but a result whose gradient reads it would
+            # be differentiated with the constant: refused now, not as a write found at backward
+            _refuse_filled_result(op, plan.attrs, i, entries[i][0].name)
     datas, reads = [], []
     for x in inputs:
         datas.append(x.data_array)

@@ -215,3 +215,37 @@ def test_a_write_after_backward_with_retain_graph_is_found_by_the_next_backward(
     x[:] = 3
     with pytest.raises(LazyNDError, match=MODIFIED):
         y.backward()
+
+
+def test_batchnorm_fix_gamma_refuses_at_once_a_gamma_whose_recorded_gradient_reads_it() -> None:
+    # fix_gamma writes 1 into gamma (as MXNet's kernels do): harmless in a variable (no gradient
+    # flows to it), wrong in the result of a recorded operation whose gradient reads it (v * 2
+    # watches its output); refused at the call, naming gamma and that operation, instead of at
+    # backward as an in-place write the user never made
+    x, v = _variable(np.arange(6.0).reshape(2, 3)), _variable([0.5, 2.0, 3.0])
+    beta, moving_mean, moving_var = mx.nd.zeros((3,)), mx.nd.zeros((3,)), mx.nd.ones((3,))
+    with autograd.record():
+        gamma = v * 2
+        with pytest.raises(
+            LazyNDError, match=r"BatchNorm: input 1 \('gamma'\) is the result of the recorded operation '_mul_scalar'"
+        ):
+            mx.nd.BatchNorm(x, gamma, beta, moving_mean, moving_var, fix_gamma=True)
+    np.testing.assert_array_equal(gamma.asnumpy(), [1.0, 4.0, 6.0])  # left as it was
+    with autograd.record():  # without fix_gamma, gamma is read, not written: recorded as usual
+        y = mx.nd.BatchNorm(x, v * 2, beta, moving_mean, moving_var, fix_gamma=False)
+    y.backward()
+    assert v.grad.shape == (3,)
+
+
+def test_batchnorm_fix_gamma_may_fill_a_recorded_gamma_no_gradient_reads() -> None:
+    # FullyConnected's gradient reads its data and weight, not its output: the 1 written into
+    # it changes no gradient, and gamma's gradient is 0 (MXNet gives the same)
+    x, w = _variable(np.arange(6.0).reshape(2, 3)), _variable(np.ones((3, 2)))
+    data = mx.nd.array(np.arange(6.0).reshape(2, 3))
+    beta, moving_mean, moving_var = mx.nd.zeros((3,)), mx.nd.zeros((3,)), mx.nd.ones((3,))
+    with autograd.record():
+        gamma = mx.nd.FullyConnected(x[0:1, 0:2], w, num_hidden=3, no_bias=True).reshape((3,))
+        y = mx.nd.BatchNorm(data, gamma, beta, moving_mean, moving_var, fix_gamma=True)
+    np.testing.assert_array_equal(gamma.asnumpy(), [1.0, 1.0, 1.0])
+    y.backward()
+    np.testing.assert_array_equal(w.grad.asnumpy(), np.zeros((3, 2)))
