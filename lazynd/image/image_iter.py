@@ -88,10 +88,10 @@ class ImageIter(DataIter):
         imglist: list | None = None,
         data_name: str = "data",
         label_name: str = "softmax_label",
+        dtype: str = "float32",
+        last_batch_handle: str = "pad",
         layout: str = "NCHW",
         skip_bad: bool = False,
-        last_batch_handle: str = "pad",
-        dtype: str = "float32",
         **kwargs: Any,
     ) -> None:
         super().__init__(batch_size)
