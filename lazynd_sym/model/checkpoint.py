@@ -157,7 +157,8 @@ def module_checkpoint(
 
     def save(epoch: int, symbol: Any = None, arg_params: Any = None, aux_params: Any = None) -> None:
         if (epoch + 1) % period == 0:
-            mod.save_checkpoint(prefix, epoch + 1, save_optimizer_states)
+            # by name: BucketingModule's third parameter is remove_amp_cast, as in MXNet
+            mod.save_checkpoint(prefix, epoch + 1, save_optimizer_states=save_optimizer_states)
 
     return save
 
