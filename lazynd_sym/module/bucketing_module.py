@@ -289,6 +289,39 @@ class BucketingModule(BaseModule):
         module.params_initialized = True
         return module
 
+    @staticmethod
+    def load_dict(
+        sym_dict: dict[Any, Any] | None = None,
+        sym_gen: Callable[[Any], Any] | None = None,
+        default_bucket_key: Any = None,
+        arg_params: dict[str, Any] | None = None,
+        aux_params: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> BucketingModule:
+        """A bucketing module whose buckets in ``sym_dict`` (bucket key -> symbol) run those symbols,
+        with the data and label names ``sym_gen`` gives, and take ``arg_params``/``aux_params`` when
+        :meth:`bind` is called (MXNet 1.x's ``load_dict``); other keys come from ``sym_gen``."""
+        required = {
+            "sym_dict": sym_dict, "sym_gen": sym_gen, "default_bucket_key": default_bucket_key,
+            "arg_params": arg_params, "aux_params": aux_params,
+        }  # fmt: skip
+        missing = [name for name, value in required.items() if value is None]
+        if missing:
+            raise DataError(f"BucketingModule.load_dict: {', '.join(missing)} must be given")
+        assert sym_dict is not None and sym_gen is not None and arg_params is not None and aux_params is not None
+        symbols, generate = dict(sym_dict), sym_gen
+
+        def sym_gen_with_loaded_symbols(bucket_key: Any) -> Any:
+            result = generate(bucket_key)
+            if bucket_key in symbols and isinstance(result, tuple) and len(result) == 3:
+                return (symbols[bucket_key], result[1], result[2])
+            return result
+
+        module = BucketingModule(sym_gen_with_loaded_symbols, default_bucket_key, **kwargs)
+        module._loaded_params = (dict(arg_params), dict(aux_params))
+        module.params_initialized = True
+        return module
+
     def save_checkpoint(
         self, prefix: str, epoch: int, remove_amp_cast: bool = False, save_optimizer_states: bool = False
     ) -> None:
