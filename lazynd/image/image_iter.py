@@ -24,6 +24,7 @@ from ..ndarray.dispatch import new_array
 from ..recordio import MXIndexedRecordIO, MXRecordIO
 from .augmenters import Augmenter, CreateAugmenter
 from .image import imdecode
+from .image_list import load_image_list
 
 __all__ = ["ImageIter"]
 
@@ -138,9 +139,9 @@ class ImageIter(DataIter):
                 self.imgrec = MXRecordIO(path_imgrec, "r")
                 self.seq = None
             if path_imglist or imglist is not None:  # as MXNet: the list's labels win, read by key
-                self.imglist = self._load_list(path_imglist, imglist)
+                self.imglist = load_image_list(path_imglist, imglist, self.dtype)
         else:
-            self.imglist = self._load_list(path_imglist, imglist)
+            self.imglist = load_image_list(path_imglist, imglist, self.dtype)
             self.seq = list(self.imglist)
         if num_parts > 1:
             if self.seq is None or not 0 <= part_index < num_parts:
@@ -159,50 +160,6 @@ class ImageIter(DataIter):
         if self._INDEX_FROM_HEADERS:
             return RecordIOIndexedByHeaders(path_imgrec)
         return MXIndexedRecordIO(os.path.splitext(path_imgrec)[0] + ".idx", path_imgrec, "r")
-
-    def _load_list(self, path: str | None, items: list | None) -> dict[Any, tuple[np.ndarray, str]]:
-        """``{index: (labels, path)}`` from a ``.lst`` file or from ``imglist`` items ``[label(s)..., path]``."""
-        result: dict[Any, tuple[np.ndarray, str]] = {}
-        if path:
-            try:
-                text = open_for_read(path).decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise FormatError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-            first_line: dict[int, int] = {}
-            for lineno, line in enumerate(text.splitlines(), 1):
-                if not line.strip():
-                    continue  # blank lines, as the .idx reader skips them
-                parts = line.strip().split("\t")
-                if len(parts) < 3:
-                    raise FormatError(f"{path}:{lineno}: expected 'index<TAB>label(s)<TAB>path', got {line.strip()!r}")
-                try:
-                    index, entry = int(parts[0]), (self._label_values(parts[1:-1]), parts[-1])
-                except ValueError as error:
-                    raise FormatError(
-                        f"{path}:{lineno}: {line.strip()!r} needs an integer index and numeric labels ({error})"
-                    ) from None
-                # a second line with an index would silently replace the first image (MXNet reads the
-                # second one twice)
-                if index in first_line:
-                    raise FormatError(
-                        f"{path}:{lineno}: index {index} is already used on line {first_line[index]}; "
-                        "each image needs its own index"
-                    )
-                first_line[index], result[index] = lineno, entry
-        else:
-            for i, item in enumerate(items or []):
-                try:
-                    label = self._label_values(item[0] if len(item) == 2 else item[:-1]).reshape(-1)
-                except (TypeError, ValueError) as error:
-                    raise OperatorError(
-                        f"ImageIter: imglist item {i} is {item!r}; expected [label(s)..., path] with numeric labels ({error})"
-                    ) from None
-                result[i] = (label, item[-1])
-        return result
-
-    def _label_values(self, values: Any) -> np.ndarray:
-        """Label values read as ``dtype`` (an int dtype truncates), held as float32."""
-        return np.array(values, dtype=np.float64).astype(self.dtype).astype(np.float32)
 
     def _describe_data(self) -> list[DataDesc]:
         c, h, w = self.data_shape
