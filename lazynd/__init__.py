@@ -123,7 +123,10 @@ _LAZY_ATTRS = {
     "use_np_shape": ("lazynd.util", "use_np_shape"),
     "is_np_shape": ("lazynd.util", "is_np_shape"),
     "set_np_shape": ("lazynd.util", "set_np_shape"),
+    "is_np_array": ("lazynd.util", "is_np_array"),
 }
+# MXNet's NumPy-array switches that MXNet also exports at the top level: refused as in mx.util
+_NP_ARRAY_TOP_LEVEL = ("use_np", "use_np_array", "np_array")
 
 
 def __getattr__(name: str) -> Any:
@@ -135,6 +138,10 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(module_name), attribute)
     elif name in _missing_faces.FACES:
         raise _missing_faces.refusal(name)
+    elif name in _NP_ARRAY_TOP_LEVEL:
+        from .util import np_array_refusal
+
+        raise np_array_refusal(name)
     else:
         raise AttributeError(f"module 'lazynd' has no attribute {name!r}")
     globals()[name] = value

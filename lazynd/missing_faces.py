@@ -33,6 +33,14 @@ FACES = {
     "batch_end_callback or eval_end_callback of your own (or mx.callback.Speedometer) to fit",
     "contrib.quantization": "quantization (mx.contrib.quantization) is not part of lazynd; models run in float32, "
     "float64 or float16",
+    # MXNet 1.9's ONNX face (mx.onnx.export_model); contrib.onnx is its 1.x name
+    "onnx": "ONNX export and import (mx.onnx) are not part of lazynd; a model saves as MXNet's symbol JSON and "
+    ".params files (mx.model.save_checkpoint), which MXNet's own ONNX exporter reads",
+    # mx.library.load loads operators compiled against libmxnet's C ABI; lazynd has no such library
+    "library": "loading compiled operator libraries (mx.library.load) is not part of lazynd, which has no C "
+    "library to extend; write the operator in Python with mx.operator.CustomOp, or mx.rtc for a CUDA kernel",
+    "contrib.tensorrt": "TensorRT (mx.contrib.tensorrt) is not part of lazynd; models run on lazynd's own "
+    "CPU and CUDA kernels",
     "contrib.onnx": "ONNX export and import (mx.contrib.onnx) are not part of lazynd; a model saves as MXNet's "
     "symbol JSON and .params files (mx.model.save_checkpoint), which MXNet's own ONNX exporter reads",
 }

@@ -31,9 +31,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from .testing_environment import getenv, setenv
+from .errors import UnsupportedError
+from .testing_environment import get_cuda_compute_capability, getenv, setenv
 
-__all__ = ["getenv", "setenv", "is_np_shape", "set_np_shape", "np_shape", "use_np_shape"]
+__all__ = [
+    "getenv", "setenv", "is_np_shape", "set_np_shape", "np_shape", "use_np_shape", "is_np_array",
+    "get_gpu_count", "get_gpu_memory", "get_cuda_compute_capability",
+]  # fmt: skip
+
+# MXNet's switches and wrappers of its NumPy *array* semantics (mx.np arrays in place of NDArrays):
+# the mx.np face they serve is not part of lazynd, so naming one refuses, as mx.np does
+NP_ARRAY_NAMES = (
+    "set_np", "reset_np", "use_np", "use_np_array", "np_array", "np_ufunc_legal_option",
+    "wrap_np_unary_func", "wrap_np_binary_func",
+)  # fmt: skip
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _state = threading.local()
@@ -88,3 +99,50 @@ def use_np_shape(func: _F) -> _F:
             return func(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def is_np_array() -> bool:
+    """Whether MXNet's NumPy array semantics (``mx.np`` arrays in place of NDArrays) are on: never in
+    lazynd, which has no ``mx.np`` face, so code that asks takes its NDArray path.
+
+    Examples:
+        >>> import lazynd as mx
+        >>> mx.util.is_np_array()
+        False
+    """
+    return False
+
+
+def get_gpu_count() -> int:
+    """Number of GPUs (0 without CuPy or a driver), as ``mx.context.num_gpus()``.
+
+    Examples:
+        >>> import lazynd as mx
+        >>> mx.util.get_gpu_count() == mx.context.num_gpus()
+        True
+    """
+    from .context import num_gpus
+
+    return num_gpus()
+
+
+def get_gpu_memory(gpu_dev_id: int) -> tuple[int, int]:
+    """``(free, total)`` bytes of ``gpu(gpu_dev_id)``'s memory, as ``mx.context.gpu_memory_info``;
+    a :class:`~lazynd.ContextError` without that GPU."""
+    from .context import gpu_memory_info
+
+    return gpu_memory_info(gpu_dev_id)
+
+
+def np_array_refusal(name: str) -> UnsupportedError:
+    """The error for one of :data:`NP_ARRAY_NAMES`, looked up as ``mx.util.<name>`` or ``mx.<name>``."""
+    return UnsupportedError(
+        f"mx.util.{name}: MXNet's NumPy array semantics (mx.np arrays, switched on by set_np/use_np) are not "
+        "part of lazynd; mx.nd NDArrays already follow NumPy's shape rules (mx.util.np_shape)"
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name in NP_ARRAY_NAMES:
+        raise np_array_refusal(name)
+    raise AttributeError(f"module 'lazynd.util' has no attribute {name!r}")

@@ -129,7 +129,7 @@ class ImageDetIter(ImageIter):
         """(largest object count, object width) over every record's label; the labels are checked."""
         count, width, first = 0, 0, ""
         self.reset()
-        while (sample := self.next_sample()) is not None:
+        while (sample := self._next_example()) is not None:
             label, _, source = sample
             objects = parse_detection_label(label, source)
             self._check_record_label(label, source)
@@ -193,7 +193,7 @@ class ImageDetIter(ImageIter):
         """Refuse a data shape that is not (1 or 3 channels, height, width)."""
         if len(data_shape) != 3 or data_shape[0] not in (1, 3):
             raise OperatorError(f"ImageDetIter: data_shape must be (1 or 3, height, width), got {tuple(data_shape)}")
-        if data_shape[0] != self.data_shape[0]:
+        if hasattr(self, "data_shape") and data_shape[0] != self.data_shape[0]:  # reshape(); __init__ asks first
             raise OperatorError(
                 f"ImageDetIter: data_shape's channels cannot change from {self.data_shape[0]} to {data_shape[0]}"
             )

@@ -24,6 +24,7 @@ from ..ndarray.dispatch import new_array
 from ..recordio import MXIndexedRecordIO, MXRecordIO
 from .augmenters import Augmenter, CreateAugmenter
 from .image import imdecode
+from .image_list import load_image_list
 
 __all__ = ["ImageIter"]
 
@@ -88,13 +89,14 @@ class ImageIter(DataIter):
         imglist: list | None = None,
         data_name: str = "data",
         label_name: str = "softmax_label",
+        dtype: str = "float32",
+        last_batch_handle: str = "pad",
         layout: str = "NCHW",
         skip_bad: bool = False,
-        last_batch_handle: str = "pad",
-        dtype: str = "float32",
         **kwargs: Any,
     ) -> None:
         super().__init__(batch_size)
+        self._source = "an encoded image"  # what imdecode's errors name: the example being decoded
         if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise OperatorError(f"ImageIter: batch_size must be a positive integer, got {batch_size!r}")
         if str(dtype) not in _LABEL_DTYPES:
@@ -109,11 +111,7 @@ class ImageIter(DataIter):
         self.last_batch_handle = last_batch_handle
         # roll_over: the augmented images and labels of an epoch's incomplete last batch
         self._carried: tuple[list[Any], list[np.ndarray]] = ([], [])
-        if len(data_shape) != 3 or data_shape[0] not in self._CHANNELS:
-            raise OperatorError(
-                f"{type(self).__name__}: data_shape must be (channels, height, width) with {self._CHANNELS} "
-                f"channels, got {tuple(data_shape)}"
-            )
+        self.check_data_shape(data_shape)
         if layout not in ("NCHW", "NHWC"):
             raise OperatorError(f"ImageIter: layout must be 'NCHW' or 'NHWC', got {layout!r}")
         if not (path_imgrec or path_imglist or imglist is not None):
@@ -138,9 +136,9 @@ class ImageIter(DataIter):
                 self.imgrec = MXRecordIO(path_imgrec, "r")
                 self.seq = None
             if path_imglist or imglist is not None:  # as MXNet: the list's labels win, read by key
-                self.imglist = self._load_list(path_imglist, imglist)
+                self.imglist = load_image_list(path_imglist, imglist, self.dtype)
         else:
-            self.imglist = self._load_list(path_imglist, imglist)
+            self.imglist = load_image_list(path_imglist, imglist, self.dtype)
             self.seq = list(self.imglist)
         if num_parts > 1:
             if self.seq is None or not 0 <= part_index < num_parts:
@@ -159,50 +157,6 @@ class ImageIter(DataIter):
         if self._INDEX_FROM_HEADERS:
             return RecordIOIndexedByHeaders(path_imgrec)
         return MXIndexedRecordIO(os.path.splitext(path_imgrec)[0] + ".idx", path_imgrec, "r")
-
-    def _load_list(self, path: str | None, items: list | None) -> dict[Any, tuple[np.ndarray, str]]:
-        """``{index: (labels, path)}`` from a ``.lst`` file or from ``imglist`` items ``[label(s)..., path]``."""
-        result: dict[Any, tuple[np.ndarray, str]] = {}
-        if path:
-            try:
-                text = open_for_read(path).decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise FormatError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-            first_line: dict[int, int] = {}
-            for lineno, line in enumerate(text.splitlines(), 1):
-                if not line.strip():
-                    continue  # blank lines, as the .idx reader skips them
-                parts = line.strip().split("\t")
-                if len(parts) < 3:
-                    raise FormatError(f"{path}:{lineno}: expected 'index<TAB>label(s)<TAB>path', got {line.strip()!r}")
-                try:
-                    index, entry = int(parts[0]), (self._label_values(parts[1:-1]), parts[-1])
-                except ValueError as error:
-                    raise FormatError(
-                        f"{path}:{lineno}: {line.strip()!r} needs an integer index and numeric labels ({error})"
-                    ) from None
-                # a second line with an index would silently replace the first image (MXNet reads the
-                # second one twice)
-                if index in first_line:
-                    raise FormatError(
-                        f"{path}:{lineno}: index {index} is already used on line {first_line[index]}; "
-                        "each image needs its own index"
-                    )
-                first_line[index], result[index] = lineno, entry
-        else:
-            for i, item in enumerate(items or []):
-                try:
-                    label = self._label_values(item[0] if len(item) == 2 else item[:-1]).reshape(-1)
-                except (TypeError, ValueError) as error:
-                    raise OperatorError(
-                        f"ImageIter: imglist item {i} is {item!r}; expected [label(s)..., path] with numeric labels ({error})"
-                    ) from None
-                result[i] = (label, item[-1])
-        return result
-
-    def _label_values(self, values: Any) -> np.ndarray:
-        """Label values read as ``dtype`` (an int dtype truncates), held as float32."""
-        return np.array(values, dtype=np.float64).astype(self.dtype).astype(np.float32)
 
     def _describe_data(self) -> list[DataDesc]:
         c, h, w = self.data_shape
@@ -230,8 +184,62 @@ class ImageIter(DataIter):
         self.cur = 0
         self._exhausted = False
 
-    def next_sample(self) -> tuple[np.ndarray, Any, str] | None:
-        """(label, decoded image NDArray, source) of the next example, or None at the end."""
+    # -- MXNet's hooks: a subclass overrides them, a custom next() calls them ----------------------
+    def check_data_shape(self, data_shape: Sequence[int]) -> None:
+        """Refuse a ``data_shape`` that is not (channels, height, width) with a channel count this
+        iterator decodes (MXNet's hook, called by ``__init__``)."""
+        if len(data_shape) != 3 or data_shape[0] not in self._CHANNELS:
+            raise OperatorError(
+                f"{type(self).__name__}: data_shape must be (channels, height, width) with {self._CHANNELS} "
+                f"channels, got {tuple(data_shape)}"
+            )
+
+    def next_sample(self) -> tuple[Any, bytes]:
+        """``(label, encoded image)`` of the next example, as MXNet's; ``StopIteration`` at the end.
+
+        A subclass may override it (returning the same pair): the batches are then made of what it returns.
+        """
+        example = self._next_example()
+        if example is None:
+            raise StopIteration
+        return example[0], example[1]
+
+    def read_image(self, fname: str) -> bytes:
+        """The encoded bytes of the image ``fname`` of the image list, under ``path_root``."""
+        return open_for_read(os.path.join(self.path_root, fname))
+
+    def imdecode(self, s: bytes) -> Any:
+        """The decoded image (an HWC NDArray) of the encoded bytes ``s``; errors name the example."""
+        return imdecode(s, self._flag, source=self._source)
+
+    def check_valid_image(self, data: Any) -> None:
+        """Raise RuntimeError for an image the batches must skip (MXNet's test: no row dimension)."""
+        if len(data.shape) < 2:
+            raise RuntimeError(f"Data shape is wrong: {tuple(data.shape)}")
+
+    def augmentation_transform(self, data: Any) -> Any:
+        """The image after every augmenter of ``auglist``."""
+        for aug in self.auglist:
+            data = aug(data)
+        return data
+
+    def postprocess_data(self, datum: Any) -> Any:
+        """An augmented HWC image as one row of the batch: CHW, as MXNet's (the batch stacks and
+        transposes every image in one operation unless a subclass overrides this)."""
+        return datum.transpose(axes=(2, 0, 1)) if self.layout == "NCHW" else datum
+
+    def _next_example(self) -> tuple[np.ndarray, Any, str] | None:
+        """(label, encoded image, source) of the next example, or None at the end."""
+        if type(self).next_sample is not ImageIter.next_sample:
+            try:
+                label, payload = self.next_sample()
+            except StopIteration:
+                return None
+            return (
+                np.asarray(label, np.float32).reshape(-1),
+                payload,
+                f"an example of {type(self).__name__}.next_sample()",
+            )
         if self.seq is not None:
             if self.cur >= len(self.seq):
                 return None
@@ -249,8 +257,7 @@ class ImageIter(DataIter):
                 return self.imglist[key][0], payload, source
             assert self.imglist is not None
             label, fname = self.imglist[key]
-            path = os.path.join(self.path_root, fname)
-            return label, open_for_read(path), f"file {path!r}"
+            return label, self.read_image(fname), f"file {os.path.join(self.path_root, fname)!r}"
         assert self.imgrec is not None
         raw = self.imgrec.read()
         if raw is None:
@@ -261,8 +268,9 @@ class ImageIter(DataIter):
         return np.asarray(header.label, np.float32).reshape(-1), payload, source
 
     def _decode(self, payload: bytes, source: str) -> Any:
+        self._source = source
         try:
-            image = imdecode(payload, self._flag, source=source)
+            image = self.imdecode(payload)
             if self.skip_bad:
                 image.wait_to_read()
             return image
@@ -273,8 +281,7 @@ class ImageIter(DataIter):
             return None
 
     def augment(self, image: Any, source: str) -> Any:
-        for aug in self.auglist:
-            image = aug(image)
+        image = self.augmentation_transform(image)
         c, h, w = self.data_shape
         if tuple(image.shape) != (h, w, c):
             raise ShapeError(
@@ -303,12 +310,17 @@ class ImageIter(DataIter):
         """Append up to ``count`` more augmented examples and their label rows; fewer at the end."""
         target = len(images) + count
         while len(images) < target:
-            sample = self.next_sample()
+            sample = self._next_example()
             if sample is None:
                 break
             label, payload, source = sample
             image = self._decode(payload, source)
             if image is None:
+                continue
+            try:
+                self.check_valid_image(image)
+            except RuntimeError as err:  # skipped, as MXNet's batches skip it
+                warnings.warn(f"ImageIter: skipping {source}: {err}", stacklevel=3)
                 continue
             example = self._transform(image, label, source)
             if example is None:
@@ -349,10 +361,19 @@ class ImageIter(DataIter):
         if carried:
             # MXNet's ImageIter reports a rolled-over batch's pad as the examples the new epoch added
             pad = self.batch_size - carried
-        data = new_array(self._describe_data()[0].shape, np.float32, images[0].context)
+        shape = self._describe_data()[0].shape
+        transpose = self.layout == "NCHW"
+        if type(self).postprocess_data is not ImageIter.postprocess_data:  # a subclass's: one call an image
+            images, transpose = [self.postprocess_data(image) for image in images], False
+            if any(tuple(image.shape) != shape[1:] for image in images):
+                got = sorted({tuple(image.shape) for image in images})
+                raise ShapeError(
+                    f"{type(self).__name__}.postprocess_data: gave images of shapes {got}, expected {shape[1:]}"
+                )
+        data = new_array(shape, np.float32, images[0].context)
         get_engine().push(
             _stack,
-            ([im.data_array for im in images], data.data_array, self.layout == "NCHW"),
+            ([im.data_array for im in images], data.data_array, transpose),
             [im.var for im in images],
             [data.var],
             "image_batch",

@@ -310,7 +310,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         if not os.path.exists(path):
             total, count = np.zeros((c, h, w), np.float64), 0
             self.reset()
-            while (sample := self.next_sample()) is not None:
+            while (sample := self._next_example()) is not None:
                 _, payload, source = sample
                 image = self._decode(payload, source)
                 if image is not None:
@@ -349,7 +349,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
 
     def _read(self, images: list[Any], labels: list[np.ndarray]) -> None:
         while len(images) < self.batch_size:
-            sample = self.next_sample()
+            sample = self._next_example()
             if sample is None:
                 return
             label, payload, source = sample

@@ -25,8 +25,15 @@ class Accuracy(EvalMetric):
     ('accuracy', 0.6666666666666666)
     """
 
-    def __init__(self, axis: int = 1, name: str = "accuracy", **kwargs: Any) -> None:
-        super().__init__(name, axis=axis, **kwargs)
+    def __init__(
+        self,
+        axis: int = 1,
+        name: str = "accuracy",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, axis=axis, output_names=output_names, label_names=label_names, **kwargs)
         self.axis = axis
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
@@ -48,10 +55,17 @@ class Accuracy(EvalMetric):
 class TopKAccuracy(EvalMetric):
     """Fraction of labels among the ``top_k`` highest-scored classes."""
 
-    def __init__(self, top_k: int = 1, name: str = "top_k_accuracy", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        top_k: int = 1,
+        name: str = "top_k_accuracy",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if not _is_int(top_k) or top_k < 1:
             raise DataError(f"TopKAccuracy: top_k must be an int >= 1, got {top_k!r}")
-        super().__init__(f"{name}_{top_k}", top_k=top_k, **kwargs)
+        super().__init__(f"{name}_{top_k}", top_k=top_k, output_names=output_names, label_names=label_names, **kwargs)
         self.top_k = top_k
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
@@ -178,8 +192,15 @@ class F1(_BinaryScore):
 
     score = staticmethod(_f1_score)
 
-    def __init__(self, name: str = "f1", average: str = "macro", **kwargs: Any) -> None:
-        super().__init__(name, average, **kwargs)
+    def __init__(
+        self,
+        name: str = "f1",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        average: str = "macro",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, average, output_names=output_names, label_names=label_names, **kwargs)
 
 
 @register()
@@ -199,8 +220,15 @@ class MCC(_BinaryScore):
 
     score = staticmethod(_mcc_score)
 
-    def __init__(self, name: str = "mcc", average: str = "macro", **kwargs: Any) -> None:
-        super().__init__(name, average, **kwargs)
+    def __init__(
+        self,
+        name: str = "mcc",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        average: str = "macro",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, average, output_names=output_names, label_names=label_names, **kwargs)
 
 
 def _pcc_score(confusion: numpy.ndarray) -> float:
@@ -230,9 +258,18 @@ class PCC(EvalMetric):
     0.57735
     """
 
-    def __init__(self, name: str = "pcc", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        name: str = "pcc",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        has_global_stats: bool = True,
+        **kwargs: Any,
+    ) -> None:
         self._classes = 2
-        super().__init__(name, **kwargs)
+        super().__init__(
+            name, output_names=output_names, label_names=label_names, has_global_stats=has_global_stats, **kwargs
+        )
 
     def reset(self) -> None:
         super().reset()

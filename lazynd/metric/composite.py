@@ -25,8 +25,15 @@ class CompositeEvalMetric(EvalMetric):
     ['accuracy', 'cross-entropy']
     """
 
-    def __init__(self, metrics: list[Any] | None = None, name: str = "composite", **kwargs: Any) -> None:
-        super().__init__(name, **kwargs)
+    def __init__(
+        self,
+        metrics: list[Any] | None = None,
+        name: str = "composite",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
         self.metrics = [create(m) for m in (metrics or [])]
 
     def add(self, metric: Any) -> None:
@@ -47,15 +54,16 @@ class CompositeEvalMetric(EvalMetric):
         for metric in self.metrics:
             metric.update(labels, preds)
 
-    def update_dict(self, label: dict[str, Any], pred: dict[str, Any]) -> None:
+    def update_dict(self, labels: dict[str, Any], preds: dict[str, Any]) -> None:
         """Keep the arrays this metric's ``label_names``/``output_names`` name (all when None), then
-        let each metric pick its own from them, as MXNet does."""
+        let each metric pick its own from them, as MXNet does (whose parameters here are ``labels``
+        and ``preds``, where the base class's are ``label`` and ``pred``)."""
         if self.label_names is not None:
-            label = {name: array for name, array in label.items() if name in self.label_names}
+            labels = {name: array for name, array in labels.items() if name in self.label_names}
         if self.output_names is not None:
-            pred = {name: array for name, array in pred.items() if name in self.output_names}
+            preds = {name: array for name, array in preds.items() if name in self.output_names}
         for metric in self.metrics:
-            metric.update_dict(label, pred)
+            metric.update_dict(labels, preds)
 
     def reset(self) -> None:
         for metric in getattr(self, "metrics", []):
@@ -100,7 +108,13 @@ class CustomMetric(EvalMetric):
     """
 
     def __init__(
-        self, feval: Callable[..., Any], name: str | None = None, allow_extra_outputs: bool = False, **kwargs: Any
+        self,
+        feval: Callable[..., Any],
+        name: str | None = None,
+        allow_extra_outputs: bool = False,
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
     ) -> None:
         if not callable(feval):
             raise DataError(f"CustomMetric: feval must be callable, got {type(feval).__name__}")
@@ -108,7 +122,7 @@ class CustomMetric(EvalMetric):
             name = getattr(feval, "__name__", "custom")
             if "<" in name:
                 name = f"custom({name})"
-        super().__init__(name, **kwargs)
+        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
         self._feval = feval
         self._allow_extra_outputs = allow_extra_outputs
 

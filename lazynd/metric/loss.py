@@ -16,9 +16,16 @@ from .base import EvalMetric, _as_array_list, _check_axis, _check_number, _host,
 class CrossEntropy(EvalMetric):
     """Mean of ``-log(p[label] + eps)`` over examples, for probability outputs."""
 
-    def __init__(self, eps: float = 1e-12, name: str = "cross-entropy", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        eps: float = 1e-12,
+        name: str = "cross-entropy",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         _check_number(type(self).__name__, "eps", eps)
-        super().__init__(name, eps=eps, **kwargs)
+        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names, **kwargs)
         self.eps = eps
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
@@ -49,8 +56,15 @@ class NegativeLogLikelihood(CrossEntropy):
     ('nll-loss', 0.693147)
     """
 
-    def __init__(self, eps: float = 1e-12, name: str = "nll-loss", **kwargs: Any) -> None:
-        super().__init__(eps, name, **kwargs)
+    def __init__(
+        self,
+        eps: float = 1e-12,
+        name: str = "nll-loss",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(eps, name, output_names=output_names, label_names=label_names, **kwargs)
 
 
 @register()
@@ -67,10 +81,20 @@ class Perplexity(EvalMetric):
     ('perplexity', 2.0)
     """
 
-    def __init__(self, ignore_label: int | None, axis: int = -1, name: str = "perplexity", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        ignore_label: int | None,
+        axis: int = -1,
+        name: str = "perplexity",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         # a label that is no number would silently ignore nothing
         _check_number("Perplexity", "ignore_label", ignore_label, none_allowed=True)
-        super().__init__(name, ignore_label=ignore_label, axis=axis, **kwargs)
+        super().__init__(
+            name, ignore_label=ignore_label, axis=axis, output_names=output_names, label_names=label_names, **kwargs
+        )
         self.ignore_label = ignore_label
         self.axis = axis
 
@@ -109,8 +133,14 @@ class Loss(EvalMetric):
     ('loss', 2.0)
     """
 
-    def __init__(self, name: str = "loss", **kwargs: Any) -> None:
-        super().__init__(name, **kwargs)
+    def __init__(
+        self,
+        name: str = "loss",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
 
     def update(self, labels: Sequence[Any] | None, preds: Sequence[Any]) -> None:
         for pred in _as_array_list(preds):
@@ -123,13 +153,25 @@ class Loss(EvalMetric):
 class Torch(Loss):
     """:class:`Loss` under MXNet's name for the losses of torch criterions (``'torch'``)."""
 
-    def __init__(self, name: str = "torch", **kwargs: Any) -> None:
-        super().__init__(name, **kwargs)
+    def __init__(
+        self,
+        name: str = "torch",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
 
 
 @register()
 class Caffe(Loss):
     """:class:`Loss` under MXNet's name for the losses of caffe layers (``'caffe'``)."""
 
-    def __init__(self, name: str = "caffe", **kwargs: Any) -> None:
-        super().__init__(name, **kwargs)
+    def __init__(
+        self,
+        name: str = "caffe",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)

@@ -37,8 +37,14 @@ class _Regression(EvalMetric):
 class MSE(_Regression):
     """Mean squared error, averaged over batches."""
 
-    def __init__(self, name: str = "mse", **kwargs: Any) -> None:
-        super().__init__(name, **kwargs)
+    def __init__(
+        self,
+        name: str = "mse",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         for diff in self._errors(labels, preds):
@@ -50,8 +56,14 @@ class MSE(_Regression):
 class MAE(_Regression):
     """Mean absolute error, averaged over batches."""
 
-    def __init__(self, name: str = "mae", **kwargs: Any) -> None:
-        super().__init__(name, **kwargs)
+    def __init__(
+        self,
+        name: str = "mae",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         for diff in self._errors(labels, preds):
@@ -63,8 +75,14 @@ class MAE(_Regression):
 class RMSE(_Regression):
     """Root mean squared error, averaged over batches."""
 
-    def __init__(self, name: str = "rmse", **kwargs: Any) -> None:
-        super().__init__(name, **kwargs)
+    def __init__(
+        self,
+        name: str = "rmse",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         for diff in self._errors(labels, preds):
@@ -87,10 +105,17 @@ class PearsonCorrelation(EvalMetric):
     0.993399
     """
 
-    def __init__(self, name: str = "pearsonr", average: str = "macro", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        name: str = "pearsonr",
+        output_names: list[str] | None = None,
+        label_names: list[str] | None = None,
+        average: str = "macro",
+        **kwargs: Any,
+    ) -> None:
         _check_average("PearsonCorrelation", average)
         self.average = average
-        super().__init__(name, average=average, **kwargs)
+        super().__init__(name, average=average, output_names=output_names, label_names=label_names, **kwargs)
 
     def reset(self) -> None:
         super().reset()

@@ -144,8 +144,8 @@ def ones(
     return _fill_new_or_out("nd.ones", shape, 1, ctx, dtype, out)
 
 
-def array(source: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None) -> Any:
-    """An array holding a copy of ``source`` (NumPy array, list, NDArray, scalar).
+def array(source_array: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None) -> Any:
+    """An array holding a copy of ``source_array`` (NumPy array, list, NDArray, scalar).
 
     The dtype defaults to ``source.dtype`` for an NDArray and to float32 otherwise,
     as in MXNet.
@@ -158,6 +158,7 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None, stype: str
            [3., 4.]], dtype=float32)
     """
     check_dense(stype, "nd.array")
+    source = source_array
     if isinstance(source, dispatch.NDArray):
         target = new_array(source.shape, as_dtype(dtype, source._data.dtype), _ctx(ctx) if ctx else source._ctx)
         return source.copyto(target)
@@ -284,11 +285,11 @@ def concatenate(arrays: Sequence[Any], axis: int = 0, always_copy: bool = True) 
     return out
 
 
-def from_numpy(source: np.ndarray, zero_copy: bool = False) -> Any:
+def from_numpy(ndarray: np.ndarray, zero_copy: bool = False) -> Any:
     """An NDArray from a NumPy array; ``zero_copy=True`` shares its memory."""
     if zero_copy:
-        return dispatch.NDArray(source, Var(holds_value=True), Context("cpu", 0))
-    return array(source, dtype=source.dtype)
+        return dispatch.NDArray(ndarray, Var(holds_value=True), Context("cpu", 0))
+    return array(ndarray, dtype=ndarray.dtype)
 
 
 class _DLPackCapsule:
@@ -337,7 +338,7 @@ class _WritableHostMemory:
         self.__array_interface__ = dict(imported.__array_interface__, data=(address, False))
 
 
-def from_dlpack(source: Any) -> Any:
+def from_dlpack(dlpack: Any) -> Any:
     """Zero-copy import of a DLPack capsule or of a DLPack-capable array (NumPy, CuPy, PyTorch...).
 
     Examples
@@ -347,6 +348,7 @@ def from_dlpack(source: Any) -> Any:
     >>> mx.nd.from_dlpack(x.to_dlpack_for_read()).asnumpy()
     array([0., 1., 2.], dtype=float32)
     """
+    source = dlpack
     if type(source).__name__ == "PyCapsule":
         source = _DLPackCapsule(source)
     elif not hasattr(source, "__dlpack__"):
@@ -369,21 +371,21 @@ def from_dlpack(source: Any) -> Any:
     raise OperatorError(f"from_dlpack: unsupported DLPack device type {device_type}")
 
 
-def to_dlpack_for_read(arr: Any) -> Any:
-    """A DLPack capsule of ``arr`` after its pending writes are done."""
-    arr.wait_to_read()
-    return arr._data.__dlpack__()
+def to_dlpack_for_read(data: Any) -> Any:
+    """A DLPack capsule of ``data`` after its pending writes are done."""
+    data.wait_to_read()
+    return data._data.__dlpack__()
 
 
-def to_dlpack_for_write(arr: Any) -> Any:
-    """A DLPack capsule of ``arr`` after all its pending reads and writes are done.
+def to_dlpack_for_write(data: Any) -> Any:
+    """A DLPack capsule of ``data`` after all its pending reads and writes are done.
 
-    It counts as a write of ``arr`` (``Var.note_writes``): autograd then knows that arrays it
+    It counts as a write of ``data`` (``Var.note_writes``): autograd then knows that arrays it
     recorded may have been changed through the capsule.
     """
-    arr.wait_to_write()
-    Var.note_writes([arr._var])
-    return arr._data.__dlpack__()
+    data.wait_to_write()
+    Var.note_writes([data._var])
+    return data._data.__dlpack__()
 
 
 def dlpack_capsule(arr: Any, stream: Any, kwargs: dict[str, Any]) -> Any:

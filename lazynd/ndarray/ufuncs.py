@@ -105,7 +105,14 @@ multiply = _make("multiply")
 divide = _make("divide")
 true_divide = divide
 modulo = _make("modulo")
-power = _make("power")
+
+
+def power(base: Any, exp: Any) -> Any:
+    """MXNet's ``power``: ``base ** exp`` of two NDArrays (broadcasting), an NDArray and a number, or two
+    numbers; the operands keep MXNet's names, so ``power(base=x, exp=2)`` works as there."""
+    return _apply("power", base, exp)
+
+
 maximum = _make("maximum")
 minimum = _make("minimum")
 equal = _make("equal")

@@ -129,8 +129,8 @@ class PassRunner:
     def set_monitor_callback(
         self,
         callback: Callable[[str, Any], None] | None,
-        active: Callable[[], bool] | None = None,
         monitor_all: bool = False,
+        active: Callable[[], bool] | None = None,
     ) -> None:
         """Call ``callback(name, array)`` with every operator output as it is computed.
 
@@ -140,7 +140,8 @@ class PassRunner:
         the executor neither copies outputs nor calls ``callback`` (``mx.mon.Monitor`` passes
         its activation, so the batches it does not record cost nothing).  With ``monitor_all``
         each operator's inputs are reported too, before it runs (MXNet's ``monitor_all``).
-        ``None`` removes the callback.
+        ``None`` removes the callback.  ``monitor_all`` comes second, as in MXNet's
+        ``set_monitor_callback(callback, monitor_all=False)``; ``active`` is lazynd's own.
         """
         if callback is not None and not callable(callback):
             raise LazyNDError(f"set_monitor_callback: callback must be callable, got {type(callback).__name__}")

@@ -85,14 +85,13 @@ def save_checkpoint(
     _log.info('Saved checkpoint to "%s"', path)
 
 
-def load_params(path: str, epoch: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def load_params(prefix: str, epoch: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split a ``.params`` file into ``arg_params`` and ``aux_params``.
 
-    ``path`` is the file, or with ``epoch`` MXNet's checkpoint prefix: ``load_params(prefix, epoch)``
-    reads ``prefix-%04d.params`` (MXNet's ``mx.model.load_params``).
+    ``load_params(prefix, epoch)`` reads ``prefix-%04d.params``, as MXNet's ``mx.model.load_params``
+    (whose parameters keep their names here); without ``epoch``, ``prefix`` is the file itself.
     """
-    if epoch is not None:
-        path = _params_file(path, epoch)
+    path = prefix if epoch is None else _params_file(prefix, epoch)
     saved = nd.load(path)
     if isinstance(saved, list) and not saved:
         saved = {}  # a network without parameters: an empty dict is written as an empty list
@@ -158,7 +157,8 @@ def module_checkpoint(
 
     def save(epoch: int, symbol: Any = None, arg_params: Any = None, aux_params: Any = None) -> None:
         if (epoch + 1) % period == 0:
-            mod.save_checkpoint(prefix, epoch + 1, save_optimizer_states)
+            # by name: BucketingModule's third parameter is remove_amp_cast, as in MXNet
+            mod.save_checkpoint(prefix, epoch + 1, save_optimizer_states=save_optimizer_states)
 
     return save
 

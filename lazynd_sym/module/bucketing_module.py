@@ -15,8 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
+from lazynd import ndarray as nd
 from lazynd.errors import DataError, LazyNDError
 
 from ..model.checkpoint import load_params, save_checkpoint
@@ -286,15 +289,60 @@ class BucketingModule(BaseModule):
         module.params_initialized = True
         return module
 
+    @staticmethod
+    def load_dict(
+        sym_dict: dict[Any, Any] | None = None,
+        sym_gen: Callable[[Any], Any] | None = None,
+        default_bucket_key: Any = None,
+        arg_params: dict[str, Any] | None = None,
+        aux_params: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> BucketingModule:
+        """A bucketing module whose buckets in ``sym_dict`` (bucket key -> symbol) run those symbols,
+        with the data and label names ``sym_gen`` gives, and take ``arg_params``/``aux_params`` when
+        :meth:`bind` is called (MXNet 1.x's ``load_dict``); other keys come from ``sym_gen``."""
+        required = {
+            "sym_dict": sym_dict, "sym_gen": sym_gen, "default_bucket_key": default_bucket_key,
+            "arg_params": arg_params, "aux_params": aux_params,
+        }  # fmt: skip
+        missing = [name for name, value in required.items() if value is None]
+        if missing:
+            raise DataError(f"BucketingModule.load_dict: {', '.join(missing)} must be given")
+        assert sym_dict is not None and sym_gen is not None and arg_params is not None and aux_params is not None
+        symbols, generate = dict(sym_dict), sym_gen
+
+        def sym_gen_with_loaded_symbols(bucket_key: Any) -> Any:
+            result = generate(bucket_key)
+            if bucket_key in symbols and isinstance(result, tuple) and len(result) == 3:
+                return (symbols[bucket_key], result[1], result[2])
+            return result
+
+        module = BucketingModule(sym_gen_with_loaded_symbols, default_bucket_key, **kwargs)
+        module._loaded_params = (dict(arg_params), dict(aux_params))
+        module.params_initialized = True
+        return module
+
     def save_checkpoint(
-        self, prefix: str, epoch: int, save_optimizer_states: bool = False, remove_amp_cast: bool = True
+        self, prefix: str, epoch: int, remove_amp_cast: bool = False, save_optimizer_states: bool = False
     ) -> None:
         """Checkpoint the default bucket's symbol with the shared parameters (and optimizer states).
 
+        The parameters are in the order of MXNet's ``BucketingModule.save_checkpoint(prefix, epoch,
+        remove_amp_cast=False)`` (``Module``'s puts ``save_optimizer_states`` third), so a third
+        positional argument means the same in both; ``save_optimizer_states`` is lazynd's.
         ``remove_amp_cast`` is MXNet's; lazynd's graphs have no AMP cast nodes to remove.
+
+        Besides ``prefix-symbol.json`` (the default bucket's, which ``Module.load`` reads), each
+        bucket's symbol goes to ``prefix-<key>-symbol.json`` and, for integer keys, the keys to
+        ``prefix.buckets``: the files MXNet's ``BucketingModule.load`` reads.
         """
         arg_params, aux_params = self.get_params()
         save_checkpoint(prefix, epoch, self._buckets[self._default_bucket_key].symbol, arg_params, aux_params)
+        for key, module in self._buckets.items():
+            module.symbol.save(f"{prefix}-{key}-symbol.json")
+        keys = list(self._buckets)
+        if all(isinstance(key, (int, np.integer)) and not isinstance(key, bool) for key in keys):
+            nd.save(f"{prefix}.buckets", nd.array(keys, dtype=np.int32))
         if save_optimizer_states:
             self._buckets[self._default_bucket_key].save_optimizer_states(f"{prefix}-{int(epoch):04d}.states")
 

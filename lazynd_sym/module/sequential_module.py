@@ -41,6 +41,10 @@ class SequentialModule(BaseModule):
     [('softmax_output', (8, 2))]
     """
 
+    # MXNet's names for the options of add(), read as SequentialModule.META_TAKE_LABELS
+    META_TAKE_LABELS = META_TAKE_LABELS
+    META_AUTO_WIRING = META_AUTO_WIRING
+
     def __init__(self, logger: Any = None) -> None:
         super().__init__(logger)
         self._modules: list[BaseModule] = []

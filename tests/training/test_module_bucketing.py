@@ -147,6 +147,31 @@ def test_save_checkpoint_keeps_the_default_buckets_symbol(tmp_path) -> None:
     assert loaded.symbol.tojson() == _sym_gen(5)[0].tojson()
 
 
+def test_save_checkpoints_third_positional_argument_is_remove_amp_cast_as_in_mxnet(tmp_path) -> None:
+    # MXNet 1.9.1: BucketingModule.save_checkpoint(prefix, epoch, remove_amp_cast=False) writes no .states
+    mod = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), _BucketIter())
+    mod.save_checkpoint(str(tmp_path / "rnn"), 1, True)
+    assert not list(tmp_path.glob("*.states"))
+
+
+def test_save_checkpoint_writes_the_files_mxnets_bucketing_load_reads(tmp_path) -> None:
+    # MXNet 1.9.1 writes prefix-<key>-symbol.json per bucket and the keys (int32) to prefix.buckets
+    mod = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), _BucketIter())
+    mod.switch_bucket(3, [("data", (10, 3, 4))], [("softmax_label", (10,))])
+    mod.save_checkpoint(str(tmp_path / "rnn"), 1)
+    names = ["rnn-0001.params", "rnn-3-symbol.json", "rnn-5-symbol.json", "rnn-symbol.json", "rnn.buckets"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
+    (keys,) = mx.nd.load(str(tmp_path / "rnn.buckets"))
+    assert keys.dtype == np.int32 and sorted(keys.asnumpy().tolist()) == [3, 5]
+    assert mx.sym.load(str(tmp_path / "rnn-3-symbol.json")).tojson() == _sym_gen(3)[0].tojson()
+
+
+def test_module_checkpoint_saves_a_bucketing_modules_optimizer_states(tmp_path) -> None:
+    mod = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), _BucketIter())
+    mx.callback.module_checkpoint(mod, str(tmp_path / "rnn"), save_optimizer_states=True)(0)
+    assert (tmp_path / "rnn-0001.states").exists()
+
+
 def test_bucketing_module_load_resumes_from_a_checkpoint(tmp_path) -> None:
     # MXNet 1.x: BucketingModule.load(prefix, epoch, sym_gen, default_bucket_key) (lazynd had none)
     data = _BucketIter()
@@ -180,3 +205,31 @@ def test_bucket_errors_are_clear() -> None:
     mod.init_params()
     with pytest.raises(ShapeError, match="'fc_weight' has shape \\(2, 12\\) here but \\(2, 20\\) in the shared module"):
         mod.switch_bucket(3, [("data", (10, 3, 4))], [("softmax_label", (10,))])
+
+
+def test_load_dict_gives_the_parameters_to_the_buckets(tmp_path) -> None:
+    # MXNet 1.9.1: BucketingModule.load_dict(sym_dict, sym_gen, default_bucket_key, arg_params, aux_params)
+    data = _BucketIter()
+    mod = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), data)
+    arg_params, aux_params = mod.get_params()
+    loaded = mx.mod.BucketingModule.load_dict({5: _sym_gen(5)[0]}, _sym_gen, 5, arg_params, aux_params)
+    assert loaded.params_initialized
+    loaded.bind(data.provide_data, data.provide_label, for_training=False)
+    np.testing.assert_allclose(loaded.predict(data).asnumpy(), mod.predict(data).asnumpy(), rtol=1e-6)
+
+
+def test_load_dict_runs_the_symbols_it_is_given() -> None:
+    data = _BucketIter()
+    net = sym.FullyConnected(sym.mean(sym.Variable("data"), axis=1), num_hidden=3, name="fc9")
+    other = sym.SoftmaxOutput(net, name="softmax")
+    params = {"fc9_weight": mx.nd.ones((3, 4)), "fc9_bias": mx.nd.zeros((3,))}
+    loaded = mx.mod.BucketingModule.load_dict({5: other}, _sym_gen, 5, params, {})
+    loaded.bind(data.provide_data, data.provide_label, for_training=False)
+    assert loaded.symbol.tojson() == other.tojson()
+    loaded.forward(next(iter(data)), is_train=False)  # the first batch is of the default bucket, 5
+    assert loaded.get_outputs()[0].shape == (10, 3)
+
+
+def test_load_dict_names_what_is_missing() -> None:
+    with pytest.raises(DataError, match="BucketingModule.load_dict: arg_params must be given"):
+        mx.mod.BucketingModule.load_dict({5: _sym_gen(5)[0]}, _sym_gen, 5, None, {})

@@ -1,0 +1,60 @@
+"""The image lists of ``ImageIter``: a ``.lst`` file (``index<TAB>label(s)<TAB>path`` lines) or an
+``imglist`` of ``[label(s)..., path]`` items, read into ``{index: (labels, path)}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import FormatError, OperatorError
+from ..formats.fileio import open_for_read
+
+__all__ = ["load_image_list", "label_values"]
+
+
+def load_image_list(path: str | None, items: list | None, dtype: str) -> dict[Any, tuple[np.ndarray, str]]:
+    """``{index: (labels, path)}`` from a ``.lst`` file or from ``imglist`` items ``[label(s)..., path]``;
+    labels are read as ``dtype`` (see :func:`label_values`)."""
+    result: dict[Any, tuple[np.ndarray, str]] = {}
+    if path:
+        try:
+            text = open_for_read(path).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise FormatError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+        first_line: dict[int, int] = {}
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue  # blank lines, as the .idx reader skips them
+            parts = line.strip().split("\t")
+            if len(parts) < 3:
+                raise FormatError(f"{path}:{lineno}: expected 'index<TAB>label(s)<TAB>path', got {line.strip()!r}")
+            try:
+                index, entry = int(parts[0]), (label_values(parts[1:-1], dtype), parts[-1])
+            except ValueError as error:
+                raise FormatError(
+                    f"{path}:{lineno}: {line.strip()!r} needs an integer index and numeric labels ({error})"
+                ) from None
+            # a second line with an index would silently replace the first image (MXNet reads the
+            # second one twice)
+            if index in first_line:
+                raise FormatError(
+                    f"{path}:{lineno}: index {index} is already used on line {first_line[index]}; "
+                    "each image needs its own index"
+                )
+            first_line[index], result[index] = lineno, entry
+    else:
+        for i, item in enumerate(items or []):
+            try:
+                label = label_values(item[0] if len(item) == 2 else item[:-1], dtype).reshape(-1)
+            except (TypeError, ValueError) as error:
+                raise OperatorError(
+                    f"ImageIter: imglist item {i} is {item!r}; expected [label(s)..., path] with numeric labels ({error})"
+                ) from None
+            result[i] = (label, item[-1])
+    return result
+
+
+def label_values(values: Any, dtype: str) -> np.ndarray:
+    """Label values read as ``dtype`` (an int dtype truncates), held as float32."""
+    return np.array(values, dtype=np.float64).astype(dtype).astype(np.float32)
