@@ -320,7 +320,7 @@ class ImageIter(DataIter):
             try:
                 self.check_valid_image(image)
             except RuntimeError as err:  # skipped, as MXNet's batches skip it
-                warnings.warn(f"ImageIter: skipping {source}: {err}", stacklevel=3)
+                warn_from_user_code(f"ImageIter: skipping {source}: {err}")
                 continue
             example = self._transform(image, label, source)
             if example is None:
