@@ -31,7 +31,8 @@ from .bind_graph import prepare_bind_graph
 from .memory import out_of_memory_named
 from .memory_group import MemoryGroup
 from .report import plan_report
-from .run import PassRunner, _finish_kernel, bulk_enabled
+from .run import PassRunner, bulk_enabled
+from .steps import finish_kernel
 
 
 class Executor(PassRunner):
@@ -249,7 +250,7 @@ class Executor(PassRunner):
             if req == "write" and j not in self._grad_entry:
                 self._finish_grads.append(("zero", None, self._grad_array(j).data_array))
         pass_vars(self)
-        self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
+        self._finish = finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _storage_blocks(self, sizes: list[int], contexts: list[Context]) -> list[Any]:
         """A byte block for each planned storage id: a shared executor's block where one is big enough."""

@@ -28,7 +28,7 @@ from .access import pass_vars
 from .bind_graph import Placement
 from .executor import Executor
 from .monitoring import run_monitored
-from .run import _finish_kernel, _operation_name, _step_failure
+from .steps import finish_kernel, operation_name, step_failure
 
 
 def needs_placement(ctx: Context, group2ctx: dict | None) -> bool:
@@ -99,7 +99,7 @@ class PlacedExecutor(Executor):
                 self._finish_grads.append(("zero", None, self._grad_array(j).data_array))
         self._uses_gpu = any(c.device_type == "gpu" for c in graph.attrs["context"])
         pass_vars(self)
-        self._finish = _finish_kernel(self._finish_grads) if self._finish_grads else None
+        self._finish = finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _node_context(self, i: int) -> Context:
         return self._graph.attrs["context"][i]
@@ -133,7 +133,7 @@ class PlacedExecutor(Executor):
                 else:
                     run_monitored(step, monitor, self._step_ctx.get(id(step), self._ctx), self._monitor_all)
         except Exception as err:
-            raise _step_failure(node, err) from err
+            raise step_failure(node, err) from err
 
     def _bulk_now(self) -> bool:
         # with a GPU in the graph every operator is pushed where it is placed (see _push_step)
@@ -147,7 +147,7 @@ class PlacedExecutor(Executor):
         where, kind = (
             self._push_target.get(id(step), (self._ctx, "compute")) if step is not None else (self._ctx, "compute")
         )
-        push(where, fn, args, reads, writes, _operation_name(step, name), kind=kind)
+        push(where, fn, args, reads, writes, operation_name(step, name), kind=kind)
 
     def debug_str(self) -> str:
         """The base listing, then the context of every operator."""

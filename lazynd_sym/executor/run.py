@@ -48,13 +48,14 @@ import lazynd.engine as engine_module
 import lazynd.ndarray as nd
 from lazynd.backend import get_backend
 from lazynd.context import Context
-from lazynd.engine import StepFailure, get_engine
+from lazynd.engine import get_engine
 from lazynd.engine.var import Var
 from lazynd.environment import flag_setting
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.runtime import push
 
 from .monitoring import run_monitored
+from .steps import ARGUMENT_COPIES, HEAD_GRAD_COPIES, copy_kernel, operation_name, step_failure
 
 
 def bulk_enabled(training: bool = False) -> bool:
@@ -170,7 +171,7 @@ class PassRunner:
                 node = step[6]
                 run_monitored(step, monitor, self._ctx, self._monitor_all)
         except Exception as err:
-            raise _step_failure(node, err) from err
+            raise step_failure(node, err) from err
 
     def _run_bulk(
         self,
@@ -268,7 +269,7 @@ class PassRunner:
             args,
             reads,
             writes,
-            _operation_name(step, name),
+            operation_name(step, name),
             0 if self._ctx.device_type == "gpu" else None,
         )
 
@@ -289,7 +290,7 @@ class PassRunner:
                 reads = reads + [src.var for src, _ in copies]
                 writes = writes + [dst.var for _, dst in copies]
                 sources, targets = [src.data_array for src, _ in copies], [dst.data_array for _, dst in copies]
-                prefix = [(_copy_kernel, None, None, sources, targets, [], _INPUT_COPY_NODE)]
+                prefix = [(copy_kernel, None, None, sources, targets, [], ARGUMENT_COPIES)]
         key = "forward_train" if is_train else "forward"
         self._push(self._steps[is_train], reads, writes, "executor_forward", key=key, prefix=prefix)
         return self.outputs
@@ -373,54 +374,6 @@ class PassRunner:
         prefix: list[tuple] | None = None
         if head_copies:
             sources, targets = [src for _, src in head_copies], [dst for dst, _ in head_copies]
-            prefix = [(_copy_kernel, None, None, sources, targets, [], _COPY_NODE)]
+            prefix = [(copy_kernel, None, None, sources, targets, [], HEAD_GRAD_COPIES)]
         self._push(self._backward_steps, reads, writes, "executor_backward", self._finish, "backward", prefix)
         self._backward_since_forward = True
-
-
-def _operation_name(step: tuple | None, name: str) -> str:
-    """The engine name of one operation of a pass pushed operator by operator: ``executor:<node>``
-    on every device, as the profiler's 'symbolic' mode and its trace expect (``name`` for the tail)."""
-    return "executor:" + name if step is not None else name
-
-
-def _step_failure(node: Any, err: Exception) -> StepFailure:
-    """The error of a failed step, naming its node and operator (the engine reports it at a wait)."""
-    if node is None:
-        return StepFailure("executor", err)
-    op = getattr(node, "op", None)
-    return StepFailure(node.name, err, op.name if op is not None else "")
-
-
-def _finish_kernel(finish: list[tuple]) -> Callable[[], None]:
-    """The tail of a backward pass: copy, add or zero the gradients not written in place."""
-
-    def run() -> None:
-        for req, src, dst in finish:
-            if req == "write":
-                dst[...] = src
-            elif req == "add":
-                dst += src
-            else:
-                dst[...] = 0
-
-    return run
-
-
-def _copy_kernel(kctx: Any, attrs: Any, ins: list, outs: list, aux: list) -> None:
-    for src, dst in zip(ins, outs, strict=False):
-        dst[...] = src
-
-
-class _CopyNode:
-    """The node of a copy step a pass adds in front of its kernels (no outputs a monitor sees)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def num_visible_outputs(self) -> int:
-        return 0
-
-
-_COPY_NODE = _CopyNode("head_grads")
-_INPUT_COPY_NODE = _CopyNode("argument_copies")
