@@ -159,7 +159,7 @@ def layouts(mx: object, x: object, out: object, moved: float, copy_rate: float, 
     """The register path's softmax of ``x`` (rows of 1024) with other ``(group, per_thread)`` layouts
     than ``register_layout`` picks: fewer threads a row, more elements each (so fewer steps in each
     group reduction and more loads in flight).  A table to choose the default from on a device."""
-    from lazynd.ops import softmax as softmax_module
+    from lazynd.ops import softmax_gpu as softmax_module
 
     chosen = softmax_module.register_layout
     n = x.shape[-1]  # type: ignore[attr-defined]

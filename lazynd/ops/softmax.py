@@ -3,7 +3,7 @@
 All of them reduce one axis of an array seen as ``(outer, n, inner)``.  The
 CPU path subtracts the maximum before exponentiating, so large inputs never
 overflow; the GPU path runs ``lazynd_softmax_*`` from ``kernels/softmax.cu``
-(one launch) for float32/float64 and the same NumPy-style code through CuPy
+(laid out by :mod:`.softmax_gpu`) for float32/float64 and the same NumPy-style code through CuPy
 for other dtypes.  ``softmax_output.py`` reuses :func:`softmax_into` for ``SoftmaxOutput``.
 
 MXNet 1.x's ``dtype`` parameter gives the output another float dtype than the input's (float64
@@ -17,16 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.cuda.devices import multiprocessor_count
-from ..backend.cuda.elementwise import unaliased
-from ..backend.cuda.sources import dtype_name, launch_config, load_file
+from ..backend.cuda.sources import dtype_name
 from ..errors import OperatorError
 from .host_reduce import max_along, sum_along
 from .params import Param, enum, optional, parse_bool, parse_dtype, parse_float, parse_int
 from .registry import OpDef, merge_shape, register, unify_shapes
+from .softmax_gpu import softmax_gpu
 
-_KERNEL_DTYPES = ("float32", "float64")
-_SOURCE = load_file("softmax.cu")  # read once; each kernel compiles on first use
+_KERNEL_DTYPES = ("float32", "float64")  # the dtypes softmax.cu's kernels take
 _OUTPUT_DTYPE = enum("float16", "float32", "float64")  # the dtype parameter's choices, as MXNet's
 
 
@@ -34,12 +32,6 @@ def _normalize_axis(op: str, axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise OperatorError(f"{op}: axis {axis} is out of range for an input with {ndim} dimension(s)")
     return axis % ndim
-
-
-def _lines(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
-    return outer, shape[axis], inner
 
 
 def _in_common_dtype(xp: Any, arrays: tuple, out: Any) -> tuple[list, Any]:
@@ -62,7 +54,7 @@ def softmax_into(kctx: Any, x: Any, out: Any, axis: int, temperature: float = 1.
             out[...] = work
         return
     if xp is not np and dtype_name(x.dtype) in _KERNEL_DTYPES and x.size:
-        _softmax_gpu(kctx, x, out, axis, temperature, log)
+        softmax_gpu(kctx, x, out, axis, temperature, log)
         return
     if temperature != 1.0:
         xp.divide(x, temperature, out=out)
@@ -90,7 +82,7 @@ def softmax_grad_into(
             dx[...] = work
         return
     if xp is not np and dtype_name(y.dtype) in _KERNEL_DTYPES and y.size:
-        _softmax_gpu(kctx, dy, dx, axis, temperature, log, y=y)
+        softmax_gpu(kctx, dy, dx, axis, temperature, log, y=y)
         return
     if log:
         xp.multiply(xp.exp(y), sum_along(dy, axis), out=dx)
@@ -101,110 +93,6 @@ def softmax_grad_into(
         dx *= y
     if temperature != 1.0:
         dx /= temperature
-
-
-ROW_THREADS = 256  # LAZYND_SOFTMAX_THREADS in softmax.cu
-MAX_PER_THREAD = 16  # LAZYND_SOFTMAX_MAX_PER_THREAD: the register path holds rows up to ROW_THREADS * this
-PER_THREAD = 8  # the register path's elements a thread, where a row has enough of them
-MIN_PIECE = 2048  # a long row is cut into pieces of at least this many elements, one block each
-# pieces wanted a multiprocessor, where rows are few: 8 blocks of 256 threads fill one (an H100's
-# 2048 threads), and the loads of a streaming kernel need every thread (with 2 a multiprocessor, 64
-# rows of 2**20 ran at 21% of a copy's bandwidth)
-PIECE_BLOCKS_PER_MULTIPROCESSOR = 8
-_GRID_LIMIT = 1 << 20  # the kernels loop over rows / pieces beyond the grid
-
-
-def _next_power_of_two(n: int) -> int:
-    return 1 << max(n - 1, 0).bit_length()
-
-
-def register_layout(n: int) -> tuple[int, int]:
-    """``(group, per_thread)`` for a row of ``n <= ROW_THREADS * MAX_PER_THREAD`` held in registers.
-
-    A group of ``group`` threads owns a row, ``per_thread`` elements each (both powers of two): about
-    ``PER_THREAD`` elements a thread until the group is a whole block, then more, so that short rows
-    share a block instead of leaving most of its threads idle.  (On an H100, rows of 1024 ran at 67%
-    of a copy's bandwidth with 8 elements a thread, 59% with 4 and 54% with 16.)
-
-    Examples:
-        >>> register_layout(10), register_layout(1000), register_layout(4096)
-        ((2, 8), (128, 8), (256, 16))
-    """
-    group = min(ROW_THREADS, _next_power_of_two(-(-n // PER_THREAD)))
-    return group, _next_power_of_two(-(-n // group))
-
-
-def row_path(n: int) -> str:
-    """Which kernels take a last-axis softmax (or its gradient) of rows of ``n``:
-    ``"regs"`` (rows held in registers, several to a block) or ``"pieces"`` (rows cut into
-    pieces: two kernels, the input read twice).
-
-    (Rows of up to 32768 held in a 1024-thread block's registers, one row a block, read the input
-    once, but on an H100 they ran no faster than pieces: 39% of a copy's bandwidth against 40% for
-    2048 rows of 32768, a block a multiprocessor leaving too few loads in flight.)
-
-    Examples:
-        >>> row_path(1024), row_path(32768), row_path(1048576)
-        ('regs', 'pieces', 'pieces')
-    """
-    return "regs" if n <= ROW_THREADS * MAX_PER_THREAD else "pieces"
-
-
-def piece_layout(rows: int, n: int, target_blocks: int) -> tuple[int, int]:
-    """``(chunk, chunks)``: a long row cut into ``chunks`` pieces of ``chunk`` elements (the last one shorter),
-    enough of them for ``target_blocks`` blocks in all when rows are few, none under ``MIN_PIECE``.
-
-    Examples:
-        >>> piece_layout(32, 32000, 1056), piece_layout(64, 1048576, 1056), piece_layout(2048, 32768, 1056)
-        ((2000, 16), (61681, 17), (32768, 1))
-    """
-    chunks = max(1, min(-(-target_blocks // rows), -(-n // MIN_PIECE)))
-    chunk = -(-n // chunks)
-    return chunk, -(-n // chunk)
-
-
-def _softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log: bool, y: Any = None) -> None:
-    """The kernels of softmax.cu: ``softmax(x)`` into ``out``, or, given the output ``y``, the input
-    gradient for the head gradient ``x`` into ``out``."""
-    xp = kctx.xp
-    source = _SOURCE
-    dtype = dtype_name(out.dtype)
-    outer, n, inner = _lines(out.shape, axis)
-    target = out if out.flags.c_contiguous else xp.empty(out.shape, out.dtype)
-    inv_temp = out.dtype.type(1.0 / temperature)
-    # inputs that overlap the output other than element for element (out= a shifted view) are read
-    # from copies: the kernels write while other threads still read
-    x = unaliased(xp.ascontiguousarray(x), target)
-    y = None if y is None else unaliased(xp.ascontiguousarray(y), target)
-    grad = "" if y is None else "grad_"
-    inputs = (x,) if y is None else (x, y)
-    path = "" if inner != 1 else row_path(n)
-    if path == "regs":
-        group, per_thread = register_layout(n)
-        kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}regs{per_thread}_{dtype}")
-        kernel(
-            (min(-(-outer // (ROW_THREADS // group)), _GRID_LIMIT),),
-            (ROW_THREADS,),
-            (*inputs, target, np.int64(outer), np.int32(n), np.int32(group), inv_temp, np.int32(log)),
-        )
-    elif path == "pieces":
-        chunk, chunks = piece_layout(outer, n, PIECE_BLOCKS_PER_MULTIPROCESSOR * multiprocessor_count(kctx.device_id))
-        grid = (min(outer * chunks, _GRID_LIMIT),)
-        shape = (np.int64(outer), np.int64(n), np.int64(chunk), np.int64(chunks))
-        # per piece: its max and sum of exp (forward), or its sum of dy * y or of dy (gradient)
-        partial = xp.empty(outer * chunks * (2 if y is None else 1), out.dtype)
-        # the forward pieces scale by the temperature; the gradient's sums need the mode instead
-        tail = (inv_temp,) if y is None else (np.int32(log),)
-        pieces = source.function(kctx.device_id, f"lazynd_softmax_{grad}pieces_{dtype}")
-        pieces(grid, (ROW_THREADS,), (*inputs, partial, *shape, *tail))
-        finish = source.function(kctx.device_id, f"lazynd_softmax_{grad}finish_{dtype}")
-        finish(grid, (ROW_THREADS,), (*inputs, target, partial, *shape, inv_temp, np.int32(log)))
-    else:
-        grid, block = launch_config(outer * inner)
-        kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}{dtype}")
-        kernel(grid, block, (*inputs, target, np.int64(outer), np.int64(n), np.int64(inner), inv_temp, np.int32(log)))
-    if target is not out:
-        out[...] = target
 
 
 def _check_temperature(op: str, temperature: float | None) -> float:
