@@ -23,6 +23,13 @@ def method_operator(name: str) -> Any:
     return registry.get(name) if registry.exists(name) else None
 
 
+def operator_method_names() -> set[str]:
+    """The operator methods a symbol lists in ``dir``: an NDArray's public methods that are registered operators."""
+    from lazynd.ndarray import NDArray
+
+    return {name for name in dir(NDArray) if not name.startswith("_") and method_operator(name) is not None}
+
+
 def apply_method(op: Any, name: str, data: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
     """``data.<name>(*args, **kwargs)`` of the operator ``op``: symbols are further inputs, other positionals
     are parameters in order; the node is named for the method (``x.split()`` -> ``split0``), as MXNet's."""

@@ -276,6 +276,9 @@ class Symbol:
 
         return split_v2(self, indices_or_sections, axis, squeeze_axis)
 
+    def __dir__(self) -> list[str]:  # with the operator methods __getattr__ gives (sum, reshape...)
+        return sorted(set(super().__dir__()) | methods.operator_method_names())
+
     def __getattr__(self, name: str) -> Any:
         op = None if name.startswith("_") else methods.method_operator(name)
         if op is None:

@@ -110,3 +110,11 @@ def test_a_group_prints_its_nodes_names_and_has_no_attributes_as_mxnets() -> Non
     assert group.attr("lr_mult") is None and group.attr("num_outputs") is None
     assert group.list_attr() == data.list_attr()  # the first output's node's
     assert split.attr("num_outputs") == "2" and split.list_attr() == {"num_outputs": "2"}
+
+
+def test_dir_lists_the_operator_methods_as_mxnet():
+    # MXNet's Symbol lists reshape, sum, argmax...; lazynd's come from __getattr__, and dir shows them
+    listed = dir(mx.sym.Variable("x"))
+    for name in ("reshape", "sum", "argmax", "softmax", "transpose", "expand_dims", "astype", "infer_shape"):
+        assert name in listed
+    assert "FullyConnected" not in listed  # not an NDArray method either
