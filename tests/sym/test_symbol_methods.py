@@ -113,8 +113,8 @@ def test_a_group_prints_its_nodes_names_and_has_no_attributes_as_mxnets() -> Non
 
 
 def test_dir_lists_the_operator_methods_as_mxnet():
-    # MXNet's Symbol lists reshape, sum, argmax...; lazynd's come from __getattr__, and dir shows them
+    # MXNet's Symbol lists reshape, sum, argmax...; lazynd's come from __getattr__ (every operator an
+    # NDArray has as a method), and dir shows them
     listed = dir(mx.sym.Variable("x"))
     for name in ("reshape", "sum", "argmax", "softmax", "transpose", "expand_dims", "astype", "infer_shape"):
         assert name in listed
-    assert "FullyConnected" not in listed  # not an NDArray method either
