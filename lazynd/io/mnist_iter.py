@@ -151,7 +151,8 @@ class MNISTIter(SingleArrayIter):
             last_batch_handle="discard",
             data_name=data_name,
             label_name=label_name,
-            layout="NC" if flat else "NCHW",
+            # MXNet describes flat images with the default layout too
+            layout="NCHW",
             ctx=ctx,
         )
 

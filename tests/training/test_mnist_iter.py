@@ -147,3 +147,11 @@ def test_mnist_iter_logs_mxnets_load_line_unless_silent(tmp_path, caplog) -> Non
         "MNISTIter: load 3 images, shuffle=1, shape=(2,784)",
         "MNISTIter: load 3 images, shuffle=0, shape=[2,1,28,28]",
     ]
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_mnist_iter_describes_its_data_as_nchw_flat_or_not_as_mxnet(tmp_path, flat) -> None:
+    # MXNet 1.9.1 gives every MNISTIter input the default layout, flat=True included
+    image, label = _write_idx(tmp_path, np.zeros((4, 2, 2), np.uint8), np.arange(4, dtype=np.uint8))
+    it = MNISTIter(image=image, label=label, batch_size=2, flat=flat)
+    assert [d.layout for d in it.provide_data + it.provide_label] == ["NCHW", "NCHW"]
