@@ -117,6 +117,11 @@ class DataTypeError(DataError, TypeError):
     data is not a list); MXNet raises ``TypeError`` there, so ``except TypeError`` catches it too."""
 
 
+class LabelShapeError(DataError, ValueError):
+    """Labels and predictions given to a metric disagree in number or shape; MXNet's
+    ``check_label_shapes`` raises ``ValueError`` there, so ``except ValueError`` catches it too."""
+
+
 class UnsupportedError(LazyNDError, AttributeError):
     """A face of MXNet that lazynd does not have (``mx.gluon``, ``mx.np``, ``mx.nd.sparse.csr_matrix``).
 

@@ -56,7 +56,9 @@ class MNISTIter(SingleArrayIter):
     flat : bool
         Give ``(batch, 784)`` instead of ``(batch, 1, 28, 28)``.
     input_shape, data_shape : tuple, optional
-        MXNet's way to ask for the same: ``(784,)`` is ``flat=True``, ``(1, 28, 28)`` is not.
+        Accepted and, as by MXNet 1.x's ``MNISTIter``, not used: ``flat`` alone decides the
+        layout.  A shape that disagrees with it (``data_shape=(784,)`` without ``flat=True``)
+        gets a warning, since the batches will not have it.
     silent : bool
         Without it, the iterator logs MXNet's line ``MNISTIter: load N images, shuffle=1,
         shape=(100,784)`` at INFO on the ``lazynd.io`` logger (MXNet writes it to its C++ log).
@@ -127,9 +129,9 @@ class MNISTIter(SingleArrayIter):
             raise DataError(f"MNISTIter: part_index must be in [0, {num_parts}), got {part_index}")
         start, stop = (int(len(images) / num_parts * i) for i in (part_index, part_index + 1))
         images, labels = images[start:stop], labels[start:stop]
-        for shape in (input_shape, data_shape):
+        for name, shape in (("input_shape", input_shape), ("data_shape", data_shape)):
             if shape is not None:
-                flat = _is_flat(shape, images.shape[1:])
+                _warn_if_not_the_layout(name, shape, flat, images.shape[1:])
         if shuffle:
             order = np.random.default_rng(seed).permutation(len(images))
             images, labels = images[order], labels[order]
@@ -151,7 +153,8 @@ class MNISTIter(SingleArrayIter):
             last_batch_handle="discard",
             data_name=data_name,
             label_name=label_name,
-            layout="NC" if flat else "NCHW",
+            # MXNet describes flat images with the default layout too
+            layout="NCHW",
             ctx=ctx,
         )
 
@@ -168,14 +171,19 @@ def _warn_ignored(options: dict[str, Any]) -> None:
         warn_from_user_code(f"MNISTIter: ignoring {sorted(options)} (MXNet options with no effect here)")
 
 
-def _is_flat(shape: Any, image_shape: tuple[int, ...]) -> bool:
-    """Whether MXNet's ``input_shape``/``data_shape`` asks for flat images; checks it fits the images."""
-    shape = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
-    pixels = int(np.prod(image_shape))
-    if shape == (pixels,):
-        return True
-    if shape == (1, *image_shape):
-        return False
-    raise DataError(
-        f"MNISTIter: input_shape {shape} does not fit {image_shape} images; expected ({pixels},) or (1, {image_shape[0]}, {image_shape[1]})"
-    )
+def _warn_if_not_the_layout(name: str, shape: Any, flat: bool, image_shape: tuple[int, ...]) -> None:
+    """Warn when MXNet's ``input_shape``/``data_shape`` differs from the layout ``flat`` gives.
+
+    MXNet's ``MNISTIter`` accepts these arguments and ignores them (only ``flat`` decides), so
+    lazynd gives the same batches; the warning tells a user who expected the shape to count.
+    """
+    layout = (int(np.prod(image_shape)),) if flat else (1, *image_shape)
+    try:
+        given = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    except (TypeError, ValueError):
+        given = None
+    if given != layout:
+        warn_from_user_code(
+            f"MNISTIter: {name}={shape!r} is ignored, as by MXNet: flat={flat} decides the layout, "
+            f"giving images of shape {layout}"
+        )

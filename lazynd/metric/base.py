@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy
 
 from ..class_registry import make_register
-from ..errors import DataError
+from ..errors import DataError, LabelShapeError
 
 _REGISTRY: dict[str, type[EvalMetric]] = {}
 
@@ -71,7 +71,8 @@ def check_label_shapes(labels: Any, preds: Any, wrap: bool = False, shape: bool 
     Without ``shape`` their lengths must agree (lists of arrays: as many labels as predictions;
     arrays: as many rows); with ``shape`` their shapes must (two arrays).  With ``wrap`` an array
     (NDArray or NumPy) comes back as a list of one, so that ``for label, pred in zip(labels, preds)``
-    walks arrays either way; without it both come back as given.  Raises ``DataError`` otherwise.
+    walks arrays either way; without it both come back as given.  A disagreement raises
+    ``LabelShapeError`` (a ``ValueError``, as MXNet's); anything else, ``DataError``.
 
     Examples
     --------
@@ -88,9 +89,9 @@ def check_label_shapes(labels: Any, preds: Any, wrap: bool = False, shape: bool 
             )
         label_shape, pred_shape = tuple(labels.shape), tuple(preds.shape)
         if label_shape != pred_shape:
-            raise DataError(f"metric: label shape {label_shape} differs from prediction shape {pred_shape}")
+            raise LabelShapeError(f"metric: label shape {label_shape} differs from prediction shape {pred_shape}")
     elif len(labels) != len(preds):
-        raise DataError(f"metric: {len(labels)} labels but {len(preds)} predictions")
+        raise LabelShapeError(f"metric: {len(labels)} labels but {len(preds)} predictions")
     if wrap:
         labels = [labels] if _is_array(labels) else labels
         preds = [preds] if _is_array(preds) else preds
@@ -101,7 +102,7 @@ def _label_pred_lists(labels: Any, preds: Any) -> tuple[list[Any], list[Any]]:
     """``labels`` and ``preds`` as lists of arrays (a single array is a list of one), as many of each."""
     labels, preds = _as_array_list(labels), _as_array_list(preds)
     if len(labels) != len(preds):
-        raise DataError(f"metric: {len(labels)} label arrays but {len(preds)} prediction arrays")
+        raise LabelShapeError(f"metric: {len(labels)} label arrays but {len(preds)} prediction arrays")
     return labels, preds
 
 

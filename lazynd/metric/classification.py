@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy
 
-from ..errors import DataError
+from ..errors import DataError, LabelShapeError
 from .base import EvalMetric, _check_average, _check_axis, _host, _is_int, _label_pred_lists, register
 
 
@@ -46,7 +46,7 @@ class Accuracy(EvalMetric):
             pred_np = pred_np.astype(numpy.int64, copy=False).ravel()  # argmax's classes are int64 already
             label_np = label_np.astype(numpy.int64, copy=False).ravel()
             if pred_np.shape != label_np.shape:
-                raise DataError(f"Accuracy: {label_np.size} labels but {pred_np.size} predicted classes")
+                raise LabelShapeError(f"Accuracy: {label_np.size} labels but {pred_np.size} predicted classes")
             self.sum_metric += float((pred_np == label_np).sum())
             self.num_inst += len(pred_np)
 

@@ -45,7 +45,9 @@ def fill_params(
     """Set every array of ``table`` from ``given`` (same name and shape) or, where it is not named, ``initializer``.
 
     A name ``given`` lacks is an error unless ``allow_missing``; with no
-    initializer such a parameter keeps its value.
+    initializer such a parameter keeps its value.  Names are visited in sorted
+    order, as MXNet's ``init_params`` visits them: an initializer that logs or
+    draws from one random stream sees the same sequence.
 
     Examples
     --------
@@ -59,7 +61,7 @@ def fill_params(
         raise ArgumentTypeError(
             f"init_params: initializer must be an Initializer (a callable), got {type(initializer).__name__}"
         )
-    for name, target in table.items():
+    for name, target in sorted(table.items()):
         if given is not None and name in given:
             source = given[name]
             if not isinstance(source, (nd.NDArray, np.ndarray)):

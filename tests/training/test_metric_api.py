@@ -218,3 +218,16 @@ def test_composite_update_dict_lets_each_metric_pick_its_outputs() -> None:
     )
     composite.update_dict({}, preds)
     assert composite.get() == (["loss", "all"], [10.0, 13.0 / 3])
+
+
+def test_label_and_prediction_disagreements_are_value_errors_as_in_mxnet() -> None:
+    # custom metrics written for MXNet catch ValueError around check_label_shapes
+    labels, preds = mx.nd.array([1, 0, 1]), mx.nd.array([[0.1, 0.9], [0.8, 0.2], [0.7, 0.3]])
+    with pytest.raises(ValueError, match="3 labels but 4 predictions"):
+        metric.check_label_shapes(labels, mx.nd.zeros((4,)))
+    with pytest.raises(ValueError, match=r"label shape \(3,\) differs"):
+        metric.check_label_shapes(labels, preds, shape=True)
+    with pytest.raises(ValueError, match="1 label arrays but 2 prediction arrays"):
+        mx.metric.Accuracy().update([labels], [preds, preds])
+    with pytest.raises(ValueError, match="Accuracy: 2 labels but 3 predicted classes"):
+        mx.metric.Accuracy().update([mx.nd.array([1, 0])], [preds])

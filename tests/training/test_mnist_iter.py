@@ -91,13 +91,9 @@ def test_mnist_iter_getters_give_one_ndarray_as_in_mxnet(data_dir) -> None:
 def test_mnist_iter_accepts_mxnet_arguments(data_dir) -> None:
     with pytest.warns(UserWarning, match="prefetch_buffer"):
         it = MNISTIter(
-            batch_size=10, input_shape=(784,), silent=True, prefetch_buffer=4, data_dir=data_dir, train=False
+            batch_size=10, input_shape=(784,), flat=True, silent=True, prefetch_buffer=4, data_dir=data_dir, train=False
         )
     assert it.provide_data[0].shape == (10, 784)
-    it = MNISTIter(batch_size=10, data_shape=(1, 28, 28), flat=True, data_dir=data_dir, train=False)
-    assert it.provide_data[0].shape == (10, 1, 28, 28)
-    with pytest.raises(DataError, match=r"input_shape \(3, 3\) does not fit"):
-        MNISTIter(batch_size=10, input_shape=(3, 3), data_dir=data_dir, train=False)
     with pytest.raises(DataError, match="unknown argument"):
         MNISTIter(batch_size=10, bogus=1, data_dir=data_dir, train=False)
 
@@ -147,3 +143,35 @@ def test_mnist_iter_logs_mxnets_load_line_unless_silent(tmp_path, caplog) -> Non
         "MNISTIter: load 3 images, shuffle=1, shape=(2,784)",
         "MNISTIter: load 3 images, shuffle=0, shape=[2,1,28,28]",
     ]
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_mnist_iter_describes_its_data_as_nchw_flat_or_not_as_mxnet(tmp_path, flat) -> None:
+    # MXNet 1.9.1 gives every MNISTIter input the default layout, flat=True included
+    image, label = _write_idx(tmp_path, np.zeros((4, 2, 2), np.uint8), np.arange(4, dtype=np.uint8))
+    it = MNISTIter(image=image, label=label, batch_size=2, flat=flat)
+    assert [d.layout for d in it.provide_data + it.provide_label] == ["NCHW", "NCHW"]
+
+
+@pytest.mark.parametrize(
+    ("options", "shape"),
+    [
+        ({"data_shape": (784,)}, (2, 1, 2, 2)),
+        ({"input_shape": (1, 28, 28), "flat": True}, (2, 4)),
+        ({"data_shape": (3, 3), "flat": True}, (2, 4)),
+    ],
+)
+def test_mnist_iter_shape_arguments_do_not_decide_the_layout_as_in_mxnet(tmp_path, options, shape) -> None:
+    # MXNet 1.9.1's MNISTIter ignores input_shape/data_shape: flat alone decides; lazynd warns that they disagree
+    image, label = _write_idx(tmp_path, np.zeros((4, 2, 2), np.uint8), np.arange(4, dtype=np.uint8))
+    with pytest.warns(UserWarning, match="is ignored, as by MXNet: flat=.* decides the layout"):
+        it = MNISTIter(image=image, label=label, batch_size=2, **options)
+    assert it.provide_data[0].shape == shape
+    assert next(it).data[0].shape == shape
+
+
+def test_mnist_iter_shape_arguments_that_agree_with_flat_are_silent(tmp_path, recwarn) -> None:
+    image, label = _write_idx(tmp_path, np.zeros((4, 2, 2), np.uint8), np.arange(4, dtype=np.uint8))
+    MNISTIter(image=image, label=label, batch_size=2, flat=True, data_shape=(4,))
+    MNISTIter(image=image, label=label, batch_size=2, input_shape=(1, 2, 2))
+    assert not [w for w in recwarn if "MNISTIter" in str(w.message)]
