@@ -56,3 +56,11 @@ def test_a_second_loop_over_the_first_ones_outputs_binds() -> None:
     out, _ = S.contrib.foreach(lambda data, state: (data + 1, state), out1, states1)
     executor = out.bind(mx.cpu(), {"x": mx.nd.zeros((2, 5)), "s": mx.nd.ones((5,))})
     np.testing.assert_array_equal(executor.forward()[0].asnumpy(), np.full((2, 5), 2.0))
+
+
+def test_an_executor_placed_on_two_devices_binds_the_passed_state() -> None:
+    with mx.AttrScope(ctx_group="dev1"):
+        x, s = S.var("x"), S.var("s")
+    out, _ = S.contrib.foreach(lambda data, state: (data + 1, state), x, [s])
+    executor = out.bind(mx.cpu(0), {"x": mx.nd.ones((2, 5)), "s": mx.nd.ones((5,))}, group2ctx={"dev1": mx.cpu(1)})
+    np.testing.assert_array_equal(executor.forward()[0].asnumpy(), np.full((2, 5), 2.0))
