@@ -41,12 +41,21 @@ def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) 
         # reports it, so that its results can be given back (under mx.np_shape it is a scalar's)
         given = {k: v for k, v in given.items() if v}
     by_node = {id(graph.nodes[i]): given[graph.entry(i)] for i in graph.variables() if graph.entry(i) in given}
-    expanded, at = _expanded(graph, outputs, shape_reader(by_node), None)
-    inferred = infer_shape_pass(expanded, {at[k]: v for k, v in given.items() if k in at})
-    shapes = _read_back(graph, at, inferred, given)
+
+    def inferred_with(default_length: int | None) -> tuple[list, list]:
+        expanded, at = _expanded(graph, outputs, shape_reader(by_node), default_length)
+        inferred = infer_shape_pass(expanded, {at[k]: v for k, v in given.items() if k in at})
+        return inferred, _read_back(graph, at, inferred, given)
+
+    # a loop of unknown length is written out twice, 1 and 2 steps long: the dims the two disagree
+    # on follow the length and stay unknown (MXNet's foreach output (0, ...))
+    inferred, shapes = inferred_with(1)
+    if has_control_flow(outputs):
+        shapes = [_agreed(a, b) for a, b in zip(shapes, inferred_with(2)[1], strict=True)]
     if partial:
         return _split(graph, [_partial_shape(s) for s in shapes])
-    if all(shape_known(s) for s in inferred) and all(shape_known(s) for s in _variables(graph, shapes)):
+    ends = [*_variables(graph, shapes), *(shapes[e] for e in graph.heads)]
+    if all(shape_known(s) for s in inferred) and all(s is not None and shape_known(s) for s in ends):
         return _split(graph, shapes)
     unknown = [s is None or not shape_known(s) for s in _split(graph, shapes)[0]]
     _warn_unknown(graph, "shape", unknown, _split(graph, [_partial_shape(s) for s in shapes])[0])
@@ -117,6 +126,13 @@ def _read_back(graph: IndexedGraph, at: dict[int, int], values: list, given: dic
     for mine, theirs in at.items():
         result[mine] = values[theirs]
     return result
+
+
+def _agreed(one: tuple | None, other: tuple | None) -> tuple | None:
+    """A shape both inferences agree on, with 0 (unknown) for the dims where they differ."""
+    if one is None or other is None or len(one) != len(other):
+        return None
+    return tuple(a if a == b else 0 for a, b in zip(one, other, strict=True))
 
 
 def _variables(graph: IndexedGraph, values: list) -> list:
