@@ -13,7 +13,8 @@ from typing import Any
 import lazynd as mx
 from lazynd.errors import LazyNDError
 
-from .graph import Node
+from .graph import Entry, Node, topo_order
+from .passes.expand_control_flow import expand_control_flow, has_control_flow, shape_reader
 from .symbol import Symbol
 
 # MXNet's CachedOp flags; they tune MXNet's own memory planning and bulking, which lazynd's engine
@@ -47,6 +48,9 @@ class CachedOp:
         self._order: list[Node] = sym._nodes()
         self._variables = [node for node in self._order if node.is_variable]
         self._input_names = [node.name for node in self._variables]
+        # a graph with control flow (foreach, while_loop, cond) runs written out for its inputs' shapes
+        self._has_control_flow = has_control_flow(self._outputs)
+        self._expanded: dict[tuple, tuple[list[Node], list[Entry]]] = {}
 
     def __call__(self, *args: Any, out: Any = None, default_ctx: Any = None) -> Any:
         """The symbol's output (or list of outputs) for the inputs ``args``; written into ``out`` when given.
@@ -62,12 +66,13 @@ class CachedOp:
             if not isinstance(array, mx.nd.NDArray):
                 raise LazyNDError(f"CachedOp: input '{node.name}' must be an NDArray, got {type(array).__name__}")
             values[id(node)] = [array]
-        for node in self._order:
+        order, outputs = self._graph_for(args)
+        for node in order:
             if not node.is_variable:
                 inputs = [_output(values, entry) for entry in node.inputs]
                 result = getattr(mx.nd.op, node.opdef.name)(*inputs, **node.params)
                 values[id(node)] = list(result) if isinstance(result, (list, tuple)) else [result]
-        results = [_output(values, entry) for entry in self._outputs]
+        results = [_output(values, entry) for entry in outputs]
         if out is None:
             return results[0] if len(results) == 1 else results
         targets = list(out) if isinstance(out, (list, tuple)) else [out]
@@ -76,6 +81,18 @@ class CachedOp:
         for result, target in zip(results, targets, strict=True):
             result.copyto(target)
         return out
+
+    def _graph_for(self, args: tuple) -> tuple[list[Node], list[Entry]]:
+        """The nodes to run, in order, and the outputs: the symbol's own, or, with control flow, the
+        graph written out for the shapes of ``args`` (once per set of shapes)."""
+        if not self._has_control_flow:
+            return self._order, self._outputs
+        shapes = tuple(tuple(a.shape) for a in args)
+        if shapes not in self._expanded:
+            known = {id(node): shape for node, shape in zip(self._variables, shapes, strict=True)}
+            outputs = expand_control_flow(self._outputs, shape_reader(known))
+            self._expanded[shapes] = (topo_order(outputs), outputs)
+        return self._expanded[shapes]
 
 
 def _output(values: dict[int, list[Any]], entry: tuple[Node, int]) -> Any:

@@ -41,12 +41,21 @@ def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) 
         # reports it, so that its results can be given back (under mx.np_shape it is a scalar's)
         given = {k: v for k, v in given.items() if v}
     by_node = {id(graph.nodes[i]): given[graph.entry(i)] for i in graph.variables() if graph.entry(i) in given}
-    expanded, at = _expanded(graph, outputs, shape_reader(by_node), None)
-    inferred = infer_shape_pass(expanded, {at[k]: v for k, v in given.items()})
-    shapes = _read_back(graph, at, inferred)
+
+    def inferred_with(default_length: int | None) -> tuple[list, list]:
+        expanded, at = _expanded(graph, outputs, shape_reader(by_node), default_length)
+        inferred = infer_shape_pass(expanded, {at[k]: v for k, v in given.items() if k in at})
+        return inferred, _read_back(graph, at, inferred, given)
+
+    # a loop of unknown length is written out twice, 1 and 2 steps long: the dims the two disagree
+    # on follow the length and stay unknown (MXNet's foreach output (0, ...))
+    inferred, shapes = inferred_with(1)
+    if has_control_flow(outputs):
+        shapes = [_agreed(a, b) for a, b in zip(shapes, inferred_with(2)[1], strict=True)]
     if partial:
         return _split(graph, [_partial_shape(s) for s in shapes])
-    if all(shape_known(s) for s in inferred):
+    ends = [*_variables(graph, shapes), *(shapes[e] for e in graph.heads)]
+    if all(shape_known(s) for s in inferred) and all(s is not None and shape_known(s) for s in ends):
         return _split(graph, shapes)
     unknown = [s is None or not shape_known(s) for s in _split(graph, shapes)[0]]
     _warn_unknown(graph, "shape", unknown, _split(graph, [_partial_shape(s) for s in shapes])[0])
@@ -70,12 +79,12 @@ def infer_type(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) -
     known = _known_by_name(graph, args, kwargs, what)
     # a loop's length does not change types: one step stands for an unknown length
     expanded, at = _expanded(graph, outputs, lambda entry: None, 1)
-    given = {at[k]: check_dtype_hint(v, f"{what}: {graph.entry_name(k)!r}") for k, v in known.items()}
-    inferred = infer_type_pass(expanded, given)
-    types = _read_back(graph, at, inferred)
+    given = {k: check_dtype_hint(v, f"{what}: {graph.entry_name(k)!r}") for k, v in known.items()}
+    inferred = infer_type_pass(expanded, {at[k]: v for k, v in given.items() if k in at})
+    types = _read_back(graph, at, inferred, given)
     if partial:
         return _split(graph, [None if t is None else np.dtype(t).type for t in types])
-    if any(t is None for t in inferred):
+    if any(t is None for t in inferred) or any(t is None for t in _variables(graph, types)):
         arg_types = _split(graph, types)[0]
         _warn_unknown(graph, "type", [t is None for t in arg_types], arg_types)
         return None, None, None
@@ -99,17 +108,36 @@ def _expanded(graph: IndexedGraph, outputs: list[Entry], shape_of: Any, default_
     if not has_control_flow(outputs):
         return graph, {e: e for e in range(graph.num_entries)}
     expanded = IndexedGraph(expand_control_flow(outputs, shape_of, default_length))
-    at = {graph.entry(i): expanded.entry(expanded.index[id(graph.nodes[i])]) for i in graph.variables()}
+    # a variable only a loop passes through, unchanged, to an output nobody reads is not in the
+    # expanded graph: it has no entry there
+    at = {
+        graph.entry(i): expanded.entry(expanded.index[id(graph.nodes[i])])
+        for i in graph.variables()
+        if id(graph.nodes[i]) in expanded.index
+    }
     at.update(zip(graph.heads, expanded.heads, strict=True))
     return expanded, at
 
 
-def _read_back(graph: IndexedGraph, at: dict[int, int], values: list) -> list:
-    """``values`` of the expanded graph as values of ``graph``'s entries (its variables and heads)."""
-    result: list[Any] = [None] * graph.num_entries
+def _read_back(graph: IndexedGraph, at: dict[int, int], values: list, given: dict[int, Any]) -> list:
+    """``values`` of the expanded graph as values of ``graph``'s entries (its variables and heads);
+    a variable the expanded graph does not read keeps what was ``given`` for it."""
+    result: list[Any] = [given.get(e) for e in range(graph.num_entries)]
     for mine, theirs in at.items():
         result[mine] = values[theirs]
     return result
+
+
+def _agreed(one: tuple | None, other: tuple | None) -> tuple | None:
+    """A shape both inferences agree on, with 0 (unknown) for the dims where they differ."""
+    if one is None or other is None or len(one) != len(other):
+        return None
+    return tuple(a if a == b else 0 for a, b in zip(one, other, strict=True))
+
+
+def _variables(graph: IndexedGraph, values: list) -> list:
+    """The values of ``graph``'s variables (arguments and auxiliary states)."""
+    return [values[graph.entry(i)] for i in graph.variables()]
 
 
 def _known_by_name(graph: IndexedGraph, args: tuple, kwargs: dict, what: str) -> dict[int, Any]:

@@ -134,6 +134,8 @@ class Executor(PassRunner):
 
         known_shape, known_type = {}, {}
         for node, arr in bound:
+            if id(node) not in graph.index:
+                continue  # read only by a control-flow node whose expansion does not need it (a passed-through state)
             eid = graph.entry(graph.index[id(node)])
             known_shape[eid], known_type[eid] = tuple(arr.shape), np.dtype(arr.dtype).name
         same = []
@@ -226,7 +228,8 @@ class Executor(PassRunner):
         arg_nodes = [i for i in graph.variables() if id(graph.nodes[i]) not in graph.aux_ids]
         name_to_arg = {graph.nodes[i].name: i for i in arg_nodes}
         for name, arr in zip(self.arg_names, self.arg_arrays, strict=False):
-            buffers[graph.entry(name_to_arg[name])] = arr.data_array
+            if name in name_to_arg:  # (not a state a loop only passes through: see _compile)
+                buffers[graph.entry(name_to_arg[name])] = arr.data_array
         aux_index = {graph.nodes[i].name: i for i in graph.variables() if id(graph.nodes[i]) in graph.aux_ids}
         for name, arr in zip(self.aux_names, self.aux_arrays, strict=False):
             buffers[graph.entry(aux_index[name])] = arr.data_array

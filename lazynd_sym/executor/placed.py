@@ -78,7 +78,8 @@ class PlacedExecutor(Executor):
                 buffers[eid] = blocks[sid][:n].view(types[eid]).reshape(shapes[eid])
         variables = {graph.nodes[i].name: graph.entry(i) for i in graph.variables()}
         for name, arr in zip(self.arg_names + self.aux_names, self.arg_arrays + self.aux_arrays, strict=False):
-            buffers[variables[name]] = arr.data_array
+            if name in variables:  # (not a state a loop only passes through: see Executor._compile)
+                buffers[variables[name]] = arr.data_array
         for _, eid in self._head_grads:
             buffers[eid] = get_backend(entry_ctx[eid]).zeros(shapes[eid], types[eid])
         for j, eid in self._direct_grads.items():

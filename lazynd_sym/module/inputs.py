@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from lazynd import ndarray as nd
-from lazynd.errors import DataError, LazyNDError, ParameterError
+from lazynd.errors import DataError, DataTypeError, LazyNDError, ParameterError
 from lazynd.io import DataBatch, DataDesc
 from lazynd.log import warn_from_user_code
 
@@ -96,7 +96,8 @@ def as_descs(shapes: Sequence[Any] | None, what: str) -> list[DataDesc]:
         elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
             descs.append(DataDesc(item[0], item[1]))
         else:
-            raise DataError(f"Module.bind: {what} must be a list of (name, shape) pairs or DataDesc, got {item!r}")
+            # a TypeError as MXNet's DataDesc(*item) raises, so ``except TypeError`` catches it too
+            raise DataTypeError(f"Module.bind: {what} must be a list of (name, shape) pairs or DataDesc, got {item!r}")
     return descs
 
 

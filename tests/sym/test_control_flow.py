@@ -288,7 +288,8 @@ def test_a_state_that_changes_shape_is_refused_at_bind_naming_it() -> None:
         S.Group(outs + final).simple_bind(mx.cpu(), a=(1,), b=(2,))
 
 
-def test_an_unknown_sequence_length_is_refused_naming_the_node() -> None:
+def test_an_unknown_sequence_length_leaves_the_shapes_unknown_naming_the_data() -> None:
+    # as MXNet 1.9.1 answers for a foreach of unknown length: (None, None, None), a warning naming the data
     out, _ = S.contrib.foreach(lambda d, s: (d + s[0], [s[0]]), S.var("x"), [S.var("h")])
-    with pytest.raises(ShapeError, match=r"_foreach\d+ \(foreach\): the length of 'data' along axis 0 is not known"):
-        out.infer_shape(h=(2,))
+    with pytest.warns(UserWarning, match=r"x: \(\)"):
+        assert out.infer_shape(h=(2,)) == (None, None, None)

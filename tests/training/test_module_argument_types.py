@@ -63,3 +63,11 @@ def test_a_shape_that_is_an_ndarray_is_a_type_error_as_mxnet() -> None:
     assert not module.binded
     with pytest.raises(TypeError, match="DataBatch: data must be a list of NDArrays"):
         mx.io.DataBatch(data=mx.nd.ones((2,)))
+
+
+@pytest.mark.parametrize("entry", ["data", ("data",), 3])
+def test_a_data_shapes_entry_that_is_not_a_pair_is_a_type_error_as_mxnet(entry: Any) -> None:
+    # MXNet unpacks each entry into DataDesc(*entry), which raises TypeError for these
+    module = mx.mod.Module(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=1), label_names=None)
+    with pytest.raises(TypeError, match="data_shapes must be a list of"):
+        module.bind(data_shapes=[entry, mx.nd.zeros((2, 1))])
