@@ -31,6 +31,7 @@ from .bind_graph import prepare_bind_graph
 from .memory import out_of_memory_named
 from .memory_group import MemoryGroup
 from .report import plan_report
+from .rereads import forward_values_backward_reads, overwritten_forward_value
 from .run import PassRunner, bulk_enabled
 from .steps import finish_kernel
 
@@ -170,49 +171,15 @@ class Executor(PassRunner):
         external |= claimed
         order = self._forward_order + self._backward_order
         self._skipped = _unread_optional_outputs(graph, order, external)
-        reread = self._forward_values_backward_reads(graph)
+        reread = forward_values_backward_reads(graph, self._forward_order, self._backward_order)
         storage = passes.plan_memory(graph, order, external | self._skipped, keep_values=reread.keys())
-        self._overwritten_forward = self._overwritten_forward_value(graph, storage, reread)
+        self._overwritten_forward = overwritten_forward_value(graph, storage, reread, self._backward_order)
         self._forward_value_read = next(
             (f"{graph.entry_name(e)!r} (read by {reader})" for e, reader in reread.items()), None
         )
         for user_pass in passes.bind_passes():
             graph = user_pass(graph) or graph
         self._allocate(storage, claimed)
-
-    def _forward_values_backward_reads(self, graph: IndexedGraph) -> dict[int, str]:
-        """The entries computed by the forward pass whose values a backward step reads, each
-        with the operator of its first such reader.
-
-        An input the operator declares shape-only (``shape_only_inputs`` in the registry: the
-        data of ``sum``'s gradient, the ``like`` of a broadcast's) does not count: its block
-        may hold anything of the right size when the step runs.
-        """
-        computed = {graph.entry(i, k) for i in self._forward_order for k in range(graph.nodes[i].num_outputs())}
-        read: dict[int, str] = {}
-        for i in self._backward_order:
-            node = graph.nodes[i]
-            for index, e in enumerate(graph.input_entries(i)):
-                if e in computed and e not in read and node.opdef.reads_value(node.attrs, index):
-                    read[e] = node.opdef.name
-        return read
-
-    def _overwritten_forward_value(self, graph: IndexedGraph, storage: list[int], reread: dict[int, str]) -> str | None:
-        """A forward value the backward pass reads (``reread``) whose block a backward step
-        writes, named with its reader, or None.  With one, a second backward after one forward
-        would read what the first one wrote there, so :meth:`backward` refuses it (a new
-        forward makes the values again).
-
-        The plan keeps those values wherever another free block serves as well; pinning them
-        all to the end instead cost LeNet a tenth more memory.
-        """
-        holder = {storage[e]: e for e in reread if storage[e] >= 0}
-        for i in self._backward_order:
-            for k in range(graph.nodes[i].num_outputs()):
-                e = holder.get(storage[graph.entry(i, k)])
-                if e is not None:
-                    return f"{graph.entry_name(e)!r} (read by {reread[e]}, overwritten by {graph.nodes[i].opdef.name})"
-        return None
 
     def _allocate(self, storage: list[int], claimed: set[int]) -> None:
         graph, ctx = self._graph, self._ctx
