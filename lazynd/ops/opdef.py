@@ -212,9 +212,7 @@ class OpDef:
         doc: str = "",
     ) -> None:
         self.name = name
-        # every CPU kernel runs with NumPy's divide, overflow and invalid warnings off, as MXNet
-        # computes inf and NaN silently (see lazynd.backend.fperr); a user's Python does not
-        self.quiet = quiet
+        self.quiet = quiet  # see ``quiet=False`` above, and lazynd.backend.fperr
         self.forward = quietly(forward) if quiet else forward
         if quiet and forward_into_zeros is not None:
             forward_into_zeros = quietly(forward_into_zeros)
