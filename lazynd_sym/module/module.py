@@ -202,11 +202,7 @@ class Module(BaseModule):
         modules then train the same weights, as the buckets of a ``BucketingModule`` do;
         and, as in MXNet, its optimizer if it has one (``update`` works on either module).
         """
-        if force_rebind:
-            self._exec_group, self._groups, self.binded = None, {}, False
-        if self.binded:
-            self.logger.warning("Module.bind: already bound, ignoring bind() (pass force_rebind=True to rebind)")
-            return
+        # the arguments are checked before a force_rebind drops the executors: a refused bind leaves the module as it was
         if inputs_need_grad and not for_training:
             raise LazyNDError("Module.bind: inputs_need_grad=True needs for_training=True")
         shared_group = None
@@ -216,6 +212,11 @@ class Module(BaseModule):
             if not (shared_module.binded and shared_module.params_initialized):
                 raise LazyNDError("Module.bind: shared_module must be bound and have its parameters initialized")
             shared_group = shared_module._exec_group
+        if force_rebind:
+            self._exec_group, self._groups, self.binded = None, {}, False
+        if self.binded:
+            self.logger.warning("Module.bind: already bound, ignoring bind() (pass force_rebind=True to rebind)")
+            return
         self.for_training, self.inputs_need_grad, self._grad_req = bool(for_training), bool(inputs_need_grad), grad_req
         self._groups = {}
         self._switch_group(data_shapes, label_shapes, shared_group)
@@ -297,8 +298,8 @@ class Module(BaseModule):
         group.set_params(self._arg_params, self._aux_params)
 
     def get_params(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``(arg_params, aux_params)`` on the host, brought up to date from the devices."""
-        self._require("get_params")
+        """``(arg_params, aux_params)`` on the host, up to date from the devices (unbound after ``Module.load``)."""
+        self._require("get_params", binded=False)
         assert self._arg_params is not None and self._aux_params is not None
         if self._params_dirty and self._exec_group is not None:
             self._exec_group.copy_params_to(self._arg_params, self._aux_params)
@@ -356,6 +357,8 @@ class Module(BaseModule):
     def update(self) -> None:
         """Apply the optimizer to the gradients of the last backward."""
         group = self._bound_group("update", optimizer=True)
+        if not self.for_training:  # no gradients to apply: refused, as backward is, rather than a silent no-op
+            raise LazyNDError("Module.update: the module was bound with for_training=False; bind it for training")
         self._params_dirty = True
         if self._update_on_kvstore:
             update_params_on_kvstore(group.param_arrays, group.grad_arrays, self._kvstore)

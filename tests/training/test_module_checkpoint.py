@@ -168,3 +168,15 @@ def test_training_resumes_from_states_keyed_by_parameter_name_as_mxnet_writes_th
     expected, got = _host(straight), _host(resumed)
     for name in expected:
         np.testing.assert_allclose(got[name], expected[name], rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+def test_a_loaded_module_gives_its_parameters_before_binding(tmp_path) -> None:
+    # as MXNet's: get_params needs the parameters, not the executors
+    mod = mx.mod.Module(_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params()
+    prefix = str(tmp_path / "net")
+    mod.save_checkpoint(prefix, 1)
+    loaded = mx.mod.Module.load(prefix, 1)
+    arg_params, _ = loaded.get_params()
+    np.testing.assert_array_equal(arg_params["fc1_weight"].asnumpy(), mod.get_params()[0]["fc1_weight"].asnumpy())
