@@ -202,6 +202,9 @@ class Module(BaseModule):
         modules then train the same weights, as the buckets of a ``BucketingModule`` do;
         and, as in MXNet, its optimizer if it has one (``update`` works on either module).
         """
+        if self.binded and not force_rebind:
+            self.logger.warning("Module.bind: already bound, ignoring bind() (pass force_rebind=True to rebind)")
+            return
         # the arguments are checked before a force_rebind drops the executors: a refused bind leaves the module as it was
         if inputs_need_grad and not for_training:
             raise LazyNDError("Module.bind: inputs_need_grad=True needs for_training=True")
@@ -212,13 +215,10 @@ class Module(BaseModule):
             if not (shared_module.binded and shared_module.params_initialized):
                 raise LazyNDError("Module.bind: shared_module must be bound and have its parameters initialized")
             shared_group = shared_module._exec_group
-        if force_rebind:
-            self._exec_group, self._groups, self.binded = None, {}, False
-        if self.binded:
-            self.logger.warning("Module.bind: already bound, ignoring bind() (pass force_rebind=True to rebind)")
-            return
+        if self._params_dirty:  # the new executors start from the trained values (MXNet's lose the last updates)
+            self.get_params()
+        self._exec_group, self._groups, self.binded = None, {}, False
         self.for_training, self.inputs_need_grad, self._grad_req = bool(for_training), bool(inputs_need_grad), grad_req
-        self._groups = {}
         self._switch_group(data_shapes, label_shapes, shared_group)
         self.binded = True
         if shared_module is not None:

@@ -95,13 +95,3 @@ def test_update_on_a_module_bound_for_inference_is_refused() -> None:
     with pytest.raises(LazyNDError, match="Module.update: the module was bound with for_training=False"):
         mod.update()
 
-
-def test_a_refused_rebind_keeps_the_module_bound() -> None:
-    mod = mx.mod.Module(two_class_net())
-    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
-    mod.init_params()
-    with pytest.raises(LazyNDError, match="inputs_need_grad=True needs for_training=True"):
-        mod.bind([("data", (4, 5))], for_training=False, inputs_need_grad=True, force_rebind=True)
-    assert mod.binded and mod.for_training
-    mod.forward(mx.io.DataBatch([mx.nd.ones((4, 5))], [mx.nd.zeros((4,))]))
-    assert mod.get_outputs()[0].shape == (4, 2)
