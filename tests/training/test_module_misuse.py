@@ -94,4 +94,3 @@ def test_update_on_a_module_bound_for_inference_is_refused() -> None:
     mod.init_optimizer(kvstore=None)
     with pytest.raises(LazyNDError, match="Module.update: the module was bound with for_training=False"):
         mod.update()
-
