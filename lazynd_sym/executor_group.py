@@ -19,7 +19,7 @@ import numpy as np
 from lazynd import metric as metric_module
 from lazynd import ndarray as nd
 from lazynd.context import Context
-from lazynd.errors import DataError
+from lazynd.errors import ArgumentTypeError, DataError
 from lazynd.io import DataDesc
 
 # the operator functions are generated at import time, so type checkers cannot see them
@@ -269,6 +269,11 @@ class DataParallelExecutorGroup:
                     _average_into(arrays, target[name])
 
     def install_monitor(self, monitor: Any) -> None:
+        """Have ``monitor`` (an ``mx.mon.Monitor``) watch every executor."""
+        if not callable(getattr(monitor, "install", None)):
+            raise ArgumentTypeError(
+                f"install_monitor: monitor must be an mx.mon.Monitor (with install()), got {type(monitor).__name__}"
+            )
         for exe in self.execs:
             monitor.install(exe)
 

@@ -389,6 +389,6 @@ class BucketingModule(BaseModule):
     def install_monitor(self, mon: Any) -> None:
         """Have ``mon`` watch the executors of every bucket bound so far."""
         self._require("install_monitor", params=False)
-        self._monitor = mon
-        for module in self._buckets.values():
+        for module in self._buckets.values():  # (each checks ``mon`` before it is kept for new buckets)
             module.install_monitor(mon)
+        self._monitor = mon

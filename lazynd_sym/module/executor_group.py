@@ -36,7 +36,7 @@ import numpy as np
 
 from lazynd import ndarray as nd
 from lazynd.context import Context
-from lazynd.errors import DataError, LazyNDError, ShapeError
+from lazynd.errors import ArgumentTypeError, DataError, LazyNDError, ShapeError
 from lazynd.io import DataBatch, DataDesc
 
 from .. import executor_group as base
@@ -285,6 +285,9 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
             base.DataParallelExecutorGroup.backward(self)
             return
         grads: list[Any] = [out_grads] if isinstance(out_grads, nd.NDArray) else list(out_grads)
+        not_arrays = [type(g).__name__ for g in grads if not isinstance(g, nd.NDArray)]
+        if not_arrays:
+            raise ArgumentTypeError(f"Module.backward: out_grads must be NDArrays, one per output; got {not_arrays}")
         for exe, part in zip(self.execs, self.slices, strict=True):
             parts = [take_part(g, axis, part) for g, axis in zip(grads, self.output_axes, strict=False)]
             exe.backward(out_grads=[g.as_in_context(exe.outputs[0].context) for g in parts])

@@ -395,6 +395,6 @@ class Module(BaseModule):
     def install_monitor(self, mon: Any) -> None:
         """Have ``mon`` (an ``mx.mon.Monitor``) watch every executor."""
         self._require("install_monitor", params=False)
-        self._monitor = mon
-        for group in self._groups.values():
+        for group in self._groups.values():  # (each checks ``mon`` before the module keeps it for new shapes)
             group.install_monitor(mon)
+        self._monitor = mon

@@ -9,7 +9,7 @@ from module_by_hand import host_values, start_params
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import ContextError, DataError, LazyNDError
+from lazynd.errors import ArgumentTypeError, ContextError, DataError, LazyNDError
 
 
 def test_stages_out_of_order_raise_clear_errors() -> None:
@@ -94,3 +94,29 @@ def test_update_on_a_module_bound_for_inference_is_refused() -> None:
     mod.init_optimizer(kvstore=None)
     with pytest.raises(LazyNDError, match="Module.update: the module was bound with for_training=False"):
         mod.update()
+
+
+def test_out_grads_that_are_not_ndarrays_are_refused_by_name() -> None:
+    mod = mx.mod.Module(two_class_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params()
+    mod.forward(mx.io.DataBatch([mx.nd.ones((4, 5))], [mx.nd.zeros((4,))]))
+    with pytest.raises(ArgumentTypeError, match="out_grads must be NDArrays, one per output; got \\['ndarray'\\]"):
+        mod.backward([np.ones((4, 2), np.float32)])
+
+
+@pytest.mark.parametrize("module_kind", ["Module", "BucketingModule"])
+def test_install_monitor_refuses_what_is_not_a_monitor_and_keeps_none(module_kind: str) -> None:
+    if module_kind == "Module":
+        mod = mx.mod.Module(two_class_net())
+    else:
+        mod = mx.mod.BucketingModule(lambda key: (two_class_net(), ("data",), ("softmax_label",)), default_bucket_key=5)
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params()
+    with pytest.raises(
+        ArgumentTypeError, match="monitor must be an mx.mon.Monitor \\(with install\\(\\)\\), got NoneType"
+    ):
+        mod.install_monitor(None)
+    # nothing was kept: a batch of another size binds new executors without tripping on it
+    mod.forward(mx.io.DataBatch([mx.nd.ones((3, 5))], [mx.nd.zeros((3,))]))
+    assert mod.get_outputs()[0].shape == (3, 2)
