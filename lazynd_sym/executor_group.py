@@ -139,6 +139,8 @@ class DataParallelExecutorGroup:
     [(2, 3), (2, 3)]
     """
 
+    forward_ran = False  # (until then the outputs hold whatever their fresh buffers held)
+
     def __init__(
         self,
         symbol: Any,
@@ -215,6 +217,7 @@ class DataParallelExecutorGroup:
     def forward(self, is_train: bool = False) -> None:
         for exe in self.execs:
             exe.forward(is_train=is_train)
+        self.forward_ran = True
 
     def backward(self) -> None:
         for exe in self.execs:

@@ -361,6 +361,9 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
     # -- reading back ----------------------------------------------------------------------------
     def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:
         """The outputs: one array per output (batch joined), or per output a list with one array per device."""
+        if not self.forward_ran:  # MXNet hands out the unwritten buffers
+            shapes = ", ".join(f"{d.name} {tuple(d.shape)}" for d in self.data_shapes)
+            raise LazyNDError(f"get_outputs: no forward has run on the executors of these input shapes ({shapes})")
         per_device = [[exe.outputs[i] for exe in self.execs] for i in range(len(self.output_shapes))]
         if not merge_multi_context:
             return per_device

@@ -120,3 +120,17 @@ def test_install_monitor_refuses_what_is_not_a_monitor_and_keeps_none(module_kin
     # nothing was kept: a batch of another size binds new executors without tripping on it
     mod.forward(mx.io.DataBatch([mx.nd.ones((3, 5))], [mx.nd.zeros((3,))]))
     assert mod.get_outputs()[0].shape == (3, 2)
+
+
+def test_get_outputs_before_a_forward_on_the_current_shapes_is_refused() -> None:
+    # MXNet hands out the unwritten output buffers (whatever the memory held)
+    mod = mx.mod.Module(two_class_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params()
+    with pytest.raises(LazyNDError, match="get_outputs: no forward has run .* \\(data \\(4, 5\\)\\)"):
+        mod.get_outputs()
+    mod.forward(mx.io.DataBatch([mx.nd.ones((4, 5))], [mx.nd.zeros((4,))]))
+    assert mod.get_outputs()[0].shape == (4, 2)
+    mod.reshape([("data", (3, 5))], [("softmax_label", (3,))])
+    with pytest.raises(LazyNDError, match="get_outputs: no forward has run .* \\(data \\(3, 5\\)\\)"):
+        mod.get_outputs()
