@@ -301,6 +301,7 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         the batch, in the order of the contexts), as MXNet's multi-device loops pass them.
         ``label_names`` (default: the group's label inputs) name the labels in order.
         """
+        self._check_forward_ran("update_metric")
         if pre_sliced:
             labels = _join_device_labels(labels, len(self.execs))
         labels = list(labels or [])
@@ -359,11 +360,15 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         ]
 
     # -- reading back ----------------------------------------------------------------------------
+    def _check_forward_ran(self, caller: str) -> None:
+        """Refuse to read the outputs before a forward has written them (MXNet hands out the unwritten buffers)."""
+        if not self.forward_ran:
+            shapes = ", ".join(f"{d.name} {tuple(d.shape)}" for d in self.data_shapes)
+            raise LazyNDError(f"{caller}: no forward has run on the executors of these input shapes ({shapes})")
+
     def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:
         """The outputs: one array per output (batch joined), or per output a list with one array per device."""
-        if not self.forward_ran:  # MXNet hands out the unwritten buffers
-            shapes = ", ".join(f"{d.name} {tuple(d.shape)}" for d in self.data_shapes)
-            raise LazyNDError(f"get_outputs: no forward has run on the executors of these input shapes ({shapes})")
+        self._check_forward_ran("get_outputs")
         per_device = [[exe.outputs[i] for exe in self.execs] for i in range(len(self.output_shapes))]
         if not merge_multi_context:
             return per_device

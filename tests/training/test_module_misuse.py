@@ -134,3 +134,11 @@ def test_get_outputs_before_a_forward_on_the_current_shapes_is_refused() -> None
     mod.reshape([("data", (3, 5))], [("softmax_label", (3,))])
     with pytest.raises(LazyNDError, match="get_outputs: no forward has run .* \\(data \\(3, 5\\)\\)"):
         mod.get_outputs()
+
+
+def test_update_metric_before_a_forward_is_refused() -> None:
+    mod = mx.mod.Module(two_class_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params()
+    with pytest.raises(LazyNDError, match="update_metric: no forward has run .* \\(data \\(4, 5\\)\\)"):
+        mod.update_metric(mx.metric.Accuracy(), [mx.nd.zeros((4,))])
