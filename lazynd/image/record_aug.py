@@ -336,3 +336,15 @@ def take_record_augmenters(
     if options["max_random_contrast"] or options["max_random_illumination"]:
         lighting = _Lighting(options["max_random_contrast"], options["max_random_illumination"], rng)
     return RecordAugmenters(before, crop, after, lighting)
+
+
+def applies_default_augmentation(name: str, aug_seq: Any) -> bool:
+    """Whether MXNet's ``aug_seq`` asks for its default augmenter (``'aug_default'``) or none (``''``);
+    an ``OperatorError`` naming ``name`` for any other list (MXNet 1.9.1 crashes on an unknown name)."""
+    if aug_seq == "aug_default" or aug_seq == "":
+        return bool(aug_seq)
+    if isinstance(aug_seq, str) and "det_aug_default" in aug_seq:
+        raise OperatorError(f"{name}: aug_seq {aug_seq!r} is the detection augmenter: use ImageDetRecordIter")
+    raise OperatorError(
+        f"{name}: aug_seq must be 'aug_default' (the default augmentation) or '' (none), got {aug_seq!r}"
+    )

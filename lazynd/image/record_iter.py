@@ -63,7 +63,7 @@ from .augmenters import (
     ResizeAug,
 )
 from .image_iter import ImageIter
-from .record_aug import AUG_DEFAULTS, take_record_augmenters
+from .record_aug import AUG_DEFAULTS, applies_default_augmentation, take_record_augmenters
 from .record_normalize import channel_factors, channel_means, int8_mean, stack_normalized
 from .transforms import imresize
 
@@ -77,18 +77,6 @@ _IGNORED_DEFAULTS: dict[str, Any] = {
     "shuffle_chunk_size": 0,
     "shuffle_chunk_seed": 0,
 }
-
-
-def _applies_default_augmentation(name: str, aug_seq: Any) -> bool:
-    """Whether MXNet's ``aug_seq`` asks for its default augmenter (``'aug_default'``) or none (``''``);
-    an ``OperatorError`` naming ``name`` for any other list (MXNet 1.9.1 crashes on an unknown name)."""
-    if aug_seq == "aug_default" or aug_seq == "":
-        return bool(aug_seq)
-    if isinstance(aug_seq, str) and "det_aug_default" in aug_seq:
-        raise OperatorError(f"{name}: aug_seq {aug_seq!r} is the detection augmenter: use ImageDetRecordIter")
-    raise OperatorError(
-        f"{name}: aug_seq must be 'aug_default' (the default augmentation) or '' (none), got {aug_seq!r}"
-    )
 
 
 def _byte_split(offsets: dict[Any, int], total: int, part_index: int, num_parts: int) -> list[Any]:
@@ -193,7 +181,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         if len(data_shape) != 3:
             raise OperatorError(f"{name}: data_shape must be (channels, height, width), got {tuple(data_shape)}")
         self._take_dtype(kwargs.pop("dtype", None))
-        default_augmentation = _applies_default_augmentation(name, kwargs.pop("aug_seq", "aug_default"))
+        default_augmentation = applies_default_augmentation(name, kwargs.pop("aug_seq", "aug_default"))
         if data_shape[0] == 4 and (brightness or contrast or saturation or pca_noise):
             raise OperatorError(
                 f"{name}: brightness, contrast, saturation and pca_noise work on RGB images; data_shape "
