@@ -68,7 +68,7 @@ def encode_sentences(
 class BucketSentenceIter(DataIter):
     """Batches of encoded sentences, each padded with ``invalid_label`` to its bucket's length; the
     label is the sentence shifted left by one (the next word).  ``buckets`` defaults to every length
-    with at least ``batch_size`` sentences; longer sentences than the last bucket are dropped, and so are
+    but 0 with at least ``batch_size`` sentences (empty sentences join the shortest bucket); longer sentences than the last bucket are dropped, and so are
     buckets no sentence falls in (``buckets`` then lists those used, the longest is ``default_bucket_key``).
     ``layout`` 'NT' gives (batch, time) arrays, 'TN' (time, batch).  Batches come in random order.
     """
@@ -88,10 +88,14 @@ class BucketSentenceIter(DataIter):
         if layout not in ("NT", "TN"):
             raise LazyNDError(f"BucketSentenceIter: layout must be 'NT' or 'TN', got {layout!r}")
         if not buckets:
+            # length 0 is no bucket (a batch with no steps has no label to shift): empty sentences
+            # go, all padding, to the shortest bucket, as they do when buckets are given
             counts = np.bincount([len(s) for s in sentences]) if len(sentences) else np.zeros(0, int)
-            buckets = [length for length, count in enumerate(counts) if count >= batch_size]
+            buckets = [length for length, count in enumerate(counts) if length and count >= batch_size]
         if not buckets:
             raise LazyNDError(f"BucketSentenceIter: no bucket holds {batch_size} sentences; give buckets")
+        if min(buckets) < 1:
+            raise LazyNDError(f"BucketSentenceIter: buckets must be positive lengths, got {sorted(buckets)}")
         self.buckets = sorted(buckets)
         rows: list[list[np.ndarray]] = [[] for _ in self.buckets]
         discarded = 0
