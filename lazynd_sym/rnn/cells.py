@@ -70,6 +70,22 @@ def _as_steps(length: int, inputs: Any, layout: str, merge: bool | None, in_layo
     return inputs
 
 
+def _begin_states(cell: BaseRNNCell, begin_state: Any) -> list[Symbol]:
+    """``begin_state`` as a list of one symbol per state of ``cell`` (its own zeros when None)."""
+    if begin_state is None:
+        return cell.begin_state()
+    states = [begin_state] if isinstance(begin_state, Symbol) and len(begin_state.list_outputs()) == 1 else begin_state
+    states = list(states)
+    expected = len(cell.state_info)
+    if len(states) != expected or not all(isinstance(state, Symbol) for state in states):
+        given = [type(state).__name__ for state in states]
+        raise LazyNDError(
+            f"{type(cell).__name__}.unroll: begin_state must be a list of {expected} symbols (one per entry "
+            f"of state_info), got {len(states)}: {given}"
+        )
+    return states
+
+
 class BaseRNNCell:
     """A recurrent cell: ``cell(inputs, states) -> (output, next_states)`` for one step.
 
@@ -176,7 +192,7 @@ class BaseRNNCell:
         a list without; as given with None) and the last states."""
         self.reset()
         steps = _as_steps(length, inputs, layout, False)
-        states = self.begin_state() if begin_state is None else list(begin_state)
+        states = _begin_states(self, begin_state)
         outputs = []
         for step in steps:
             output, states = self(step, states)

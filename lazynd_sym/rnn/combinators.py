@@ -21,7 +21,7 @@ from typing import Any
 from lazynd.errors import LazyNDError
 
 from ..symbol import Symbol
-from .cells import BaseRNNCell, RNNParams, _as_steps, _sym
+from .cells import BaseRNNCell, RNNParams, _as_steps, _begin_states, _sym
 
 
 class _CellGroup(BaseRNNCell):
@@ -96,7 +96,7 @@ class SequentialRNNCell(_CellGroup):
         merge_outputs: bool | None = None,
     ) -> tuple[Any, list[Any]]:
         self.reset()
-        states = self.begin_state() if begin_state is None else list(begin_state)
+        states = _begin_states(self, begin_state)
         next_states: list[Symbol] = []
         last = len(self._cells) - 1
         for i, (cell, cell_states) in enumerate(zip(self._cells, self._split_states(states), strict=True)):
@@ -271,7 +271,7 @@ class BidirectionalCell(_CellGroup):
         self.reset()
         axis = layout.find("T")
         steps = _as_steps(length, inputs, layout, False)
-        states = self.begin_state() if begin_state is None else list(begin_state)
+        states = _begin_states(self, begin_state)
         l_cell, r_cell = self._cells
         n_left = len(l_cell.state_info)
         l_outputs, l_states = l_cell.unroll(

@@ -28,7 +28,7 @@ from lazynd import initializer
 from lazynd.errors import LazyNDError
 
 from ..symbol import Symbol
-from .cells import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams, _as_steps, _sym
+from .cells import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams, _as_steps, _begin_states, _sym
 from .combinators import BidirectionalCell, DropoutCell, SequentialRNNCell
 
 GATE_NAMES = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("_i", "_f", "_c", "_o"), "gru": ("_r", "_z", "_o")}
@@ -170,11 +170,7 @@ class FusedRNNCell(BaseRNNCell):
         data = _as_steps(length, inputs, layout, True)
         if layout == "NTC":
             data = sym.swapaxes(data, dim1=0, dim2=1)
-        states = self.begin_state() if begin_state is None else list(begin_state)
-        if len(states) != len(self.state_info):
-            raise LazyNDError(
-                f"FusedRNNCell: {self._mode} takes {len(self.state_info)} begin states, got {len(states)}"
-            )
+        states = _begin_states(self, begin_state)
         state_args = {"state": states[0]}
         if self._mode == "lstm":
             state_args["state_cell"] = states[1]

@@ -330,3 +330,28 @@ def test_rnn_cell_takes_a_callable_activation_as_mxnet():
     args, (out,) = _bind(mx.sym.Group(outputs), np.random.default_rng(1), data=(2, 1, 4))
     pre = args["data"][:, 0] @ args["rnn_i2h_weight"].T + args["rnn_i2h_bias"] + args["rnn_h2h_bias"]
     np.testing.assert_allclose(out, np.where(pre > 0, pre, 0.5 * pre), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("make", "begin_state", "message"),
+    [
+        (lambda: mx.rnn.LSTMCell(3, prefix="l_"), ["s"], r"LSTMCell.unroll: begin_state must be a list of 2 symbols"),
+        (lambda: mx.rnn.GRUCell(3), ["s", "t"], r"GRUCell.unroll: begin_state must be a list of 1 symbols"),
+        (
+            lambda: mx.rnn.BidirectionalCell(mx.rnn.GRUCell(3, prefix="l_"), mx.rnn.GRUCell(3, prefix="r_")),
+            [["s"], ["t"]],  # the nested states a BidirectionalCell returns
+            r"BidirectionalCell.unroll: begin_state must be a list of 2 symbols .* got 2: \['list', 'list'\]",
+        ),
+        (lambda: mx.rnn.FusedRNNCell(3, mode="lstm"), ["s"], r"FusedRNNCell.unroll: begin_state must be a list of 2"),
+    ],
+)
+def test_unroll_names_a_begin_state_that_does_not_match_the_cells_states(make, begin_state, message):
+    def as_symbols(states):
+        return [as_symbols(s) if isinstance(s, list) else mx.sym.var(s) for s in states]
+
+    stack = mx.rnn.SequentialRNNCell()
+    stack.add(make())
+    for cell in (make(), stack):
+        wanted = message if cell is not stack else message.replace(type(make()).__name__, "SequentialRNNCell")
+        with pytest.raises(LazyNDError, match=wanted):
+            cell.unroll(2, mx.sym.var("data"), begin_state=as_symbols(begin_state))
