@@ -256,7 +256,13 @@ class FusedRNN(initializer.Initializer):
     def _init_weight(self, desc: str, arr: Any) -> None:
         fallback = getattr(desc, "global_init", None)
         fill = self._init if self._init is not None else fallback
-        if fill is None or isinstance(fill, FusedRNN):  # a FusedRNN cannot fill the pieces themselves
+        if isinstance(fill, FusedRNN):  # a FusedRNN cannot fill the pieces themselves
+            raise LazyNDError(
+                f"mx.init.FusedRNN: {str(desc)!r} carries its cell's FusedRNN initializer, which fills the pieces "
+                "with the global initializer, and that is a FusedRNN too: give init_params a plain initializer "
+                "(mx.init.Xavier()...), or set the variable's own init to mx.init.FusedRNN(<initializer>, ...)"
+            )
+        if fill is None:
             raise LazyNDError(
                 f"mx.init.FusedRNN: {str(desc)!r} needs an initializer for its pieces: give init= "
                 "(mx.init.FusedRNN(mx.init.Xavier(), ...)) or initialise it through another initializer"

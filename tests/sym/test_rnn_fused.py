@@ -182,3 +182,13 @@ def test_module_on_two_devices_joins_fused_next_states_along_their_batch_axis():
     for merged, whole in zip(mod.get_outputs()[1:], single.get_outputs()[1:], strict=True):
         assert merged.shape == (1, 6, 3)
         np.testing.assert_allclose(merged.asnumpy(), whole.asnumpy(), rtol=1e-5)
+
+
+def test_a_fused_rnn_global_initializer_is_refused_naming_the_cells_own_initializer():
+    # the packed vector's own FusedRNN (the cell's, init None) hands its pieces to the global initializer
+    cell = mx.rnn.FusedRNNCell(3, mode="gru", prefix="g_")
+    outputs, _ = cell.unroll(2, mx.sym.var("data"), merge_outputs=True)
+    mod = mx.mod.Module(mx.sym.MakeLoss(mx.sym.sum(outputs)), data_names=["data"], label_names=None)
+    mod.bind(data_shapes=[("data", (2, 2, 5))])
+    with pytest.raises(LazyNDError, match="'g_parameters' carries its cell's FusedRNN initializer.*a FusedRNN too"):
+        mod.init_params(initializer=mx.init.FusedRNN(mx.init.One(), 3, 1, "gru"))
