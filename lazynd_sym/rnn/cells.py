@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, MissingKeyError
 
 from ..symbol import Symbol
 
@@ -84,6 +84,17 @@ def _begin_states(cell: BaseRNNCell, begin_state: Any) -> list[Symbol]:
             f"of state_info), got {len(states)}: {given}"
         )
     return states
+
+
+def _take(args: dict[str, Any], name: str, cell: BaseRNNCell, method: str) -> Any:
+    """``args.pop(name)``, or a MissingKeyError naming the cell, the method and the arguments there are."""
+    if name not in args:
+        present = sorted(args)
+        raise MissingKeyError(
+            f"{type(cell).__name__}.{method}: {name!r} is not among the arguments "
+            f"({present[:6]}{'...' if len(present) > 6 else ''}); is the cell's prefix {cell._prefix!r} theirs?"
+        )
+    return args.pop(name)
 
 
 class BaseRNNCell:
@@ -159,8 +170,8 @@ class BaseRNNCell:
             return args
         hidden = self._num_hidden
         for group in ("i2h", "h2h"):
-            weight = args.pop(f"{self._prefix}{group}_weight")
-            bias = args.pop(f"{self._prefix}{group}_bias")
+            weight = _take(args, f"{self._prefix}{group}_weight", self, "unpack_weights")
+            bias = _take(args, f"{self._prefix}{group}_bias", self, "unpack_weights")
             for j, gate in enumerate(self._gate_names):
                 args[f"{self._prefix}{group}{gate}_weight"] = weight[j * hidden : (j + 1) * hidden].copy()
                 args[f"{self._prefix}{group}{gate}_bias"] = bias[j * hidden : (j + 1) * hidden].copy()
@@ -175,7 +186,10 @@ class BaseRNNCell:
             return args
         for group in ("i2h", "h2h"):
             for kind in ("weight", "bias"):
-                pieces = [args.pop(f"{self._prefix}{group}{gate}_{kind}") for gate in self._gate_names]
+                pieces = [
+                    _take(args, f"{self._prefix}{group}{gate}_{kind}", self, "pack_weights")
+                    for gate in self._gate_names
+                ]
                 args[f"{self._prefix}{group}_{kind}"] = nd.concatenate(pieces, axis=0)
         return args
 

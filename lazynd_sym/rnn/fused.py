@@ -25,7 +25,7 @@ import numbers
 from typing import Any
 
 from lazynd import initializer
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, MissingKeyError
 
 from ..symbol import Symbol
 from .cells import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams, _as_steps, _begin_states, _sym
@@ -119,7 +119,7 @@ class FusedRNNCell(BaseRNNCell):
         args = dict(args)
         name = self._packed_name
         if name not in args:
-            raise LazyNDError(f"FusedRNNCell.unpack_weights: {name!r} is not among the arguments")
+            raise MissingKeyError(f"FusedRNNCell.unpack_weights: {name!r} is not among the arguments")
         packed = args.pop(name)
         offset = 0
         for piece, shape in self._pieces(self._input_size(packed.size)):
@@ -135,11 +135,13 @@ class FusedRNNCell(BaseRNNCell):
         args = dict(args)
         first = f"{self._prefix}l0_i2h{self._gate_names[0]}_weight"
         if first not in args:
-            raise LazyNDError(f"FusedRNNCell.pack_weights: {first!r} is not among the arguments")
+            raise MissingKeyError(f"FusedRNNCell.pack_weights: {first!r} is not among the arguments")
         pieces = self._pieces(args[first].shape[1])
         missing = [piece for piece, _ in pieces if piece not in args]
         if missing:
-            raise LazyNDError(f"FusedRNNCell.pack_weights: missing {missing[:3]}{'...' if len(missing) > 3 else ''}")
+            raise MissingKeyError(
+                f"FusedRNNCell.pack_weights: missing {missing[:3]}{'...' if len(missing) > 3 else ''}"
+            )
         flat = []
         for piece, shape in pieces:
             value = args.pop(piece)

@@ -355,3 +355,13 @@ def test_unroll_names_a_begin_state_that_does_not_match_the_cells_states(make, b
         wanted = message if cell is not stack else message.replace(type(make()).__name__, "SequentialRNNCell")
         with pytest.raises(LazyNDError, match=wanted):
             cell.unroll(2, mx.sym.var("data"), begin_state=as_symbols(begin_state))
+
+
+def test_unpack_and_pack_weights_name_a_missing_weight_as_a_key_error():
+    cell = mx.rnn.LSTMCell(2, prefix="l_")
+    with pytest.raises(KeyError, match=r"LSTMCell.unpack_weights: 'l_i2h_bias' is not among the arguments"):
+        cell.unpack_weights({"l_i2h_weight": mx.nd.ones((8, 3))})
+    with pytest.raises(LazyNDError, match=r"GRUCell.pack_weights: 'g_i2h_z_weight' is not among the arguments"):
+        mx.rnn.GRUCell(2, prefix="g_").pack_weights({"g_i2h_r_weight": mx.nd.ones((2, 3))})
+    with pytest.raises(KeyError, match=r"FusedRNNCell.unpack_weights: 'f_parameters' is not among"):
+        mx.rnn.FusedRNNCell(2, prefix="f_").unpack_weights({})
