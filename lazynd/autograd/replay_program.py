@@ -12,6 +12,7 @@ steps on a later graph of the same structure as one engine operation.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
@@ -69,6 +70,7 @@ class BackwardProgram:
         extra_writes: list[Var],
         checked: list[int],
         backend: Any,
+        work: int,
     ) -> None:
         self.steps = steps
         self.own = own  # (shape, dtype) of each buffer of the pass itself (gradients on their way)
@@ -80,6 +82,7 @@ class BackwardProgram:
         self.extra_writes = extra_writes  # the host BLAS's var, where a step wrote it
         self.checked = checked
         self.backend = backend  # the device's: where a run takes its own buffers
+        self.work = work  # the elements the steps touch (the pushed operation's work)
 
     @classmethod
     def build(cls, shape: Structure, pushes: list[tuple], checked: list[int]) -> BackwardProgram | None:
@@ -132,7 +135,11 @@ class BackwardProgram:
             steps.append((fn, kctx, attrs, in_index, out_index, aux_index, name))
         if not steps:
             return None
-        return cls(steps, own, read_vars, written_vars, extra, checked, backend)
+        # the elements the steps touch, each buffer once: the engine's measure of the pass (see
+        # lazynd.runtime.device_push.SMALL_INLINE_MAX)
+        used = {k for step in steps for k in (*step[3], *step[4], *step[5]) if 0 < k <= n_graph}
+        work = sum(int(shape.buffers[k - 1].size) for k in used) + sum(math.prod(s) for s, _ in own)
+        return cls(steps, own, read_vars, written_vars, extra, checked, backend, work)
 
     def replay(self, shape: Structure, order: list[Node]) -> None:
         """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
@@ -144,7 +151,7 @@ class BackwardProgram:
         reads = [vars_[v] for v in self.reads]
         writes = [vars_[v] for v in self.writes]
         writes += self.extra_writes
-        push(shape.ctx, self._run, ([None, *shape.buffers],), reads, writes, "autograd_backward")
+        push(shape.ctx, self._run, ([None, *shape.buffers],), reads, writes, "autograd_backward", self.work)
 
     def _run(self, table: list) -> None:
         """Run the steps on ``table`` (None and the graph's buffers) and buffers of the pass's own."""

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from .device_push import kernel_context, push, push_to_device, run_if_free, with_generator
+from .device_push import elements_touched, kernel_context, push, push_to_device, run_if_free, with_generator
 from .features import Feature, Features, feature_list
 from .plan import CallPlan, Signature, VarAccess, cached_plans, clear_plans, kernel_for, plan_for, signature_of
 from .random_state import GeneratorState, generator_for
@@ -23,6 +23,7 @@ __all__ = [
     "Signature",
     "VarAccess",
     "cached_plans",
+    "elements_touched",
     "feature_list",
     "clear_plans",
     "generator_for",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .. import engine as engine_module
@@ -30,9 +30,15 @@ from ..engine.base import NOT_READY
 from ..engine.var import Var
 from ..ops.registry import KernelContext
 
-# the inline limit while the engine's CPU workers have cores of their own: below it a hand-off
-# to a worker costs more than the work
-SMALL_INLINE_MAX = 32768
+# the inline limit while the engine's CPU workers have cores of their own (a single-threaded host
+# BLAS).  Two independent multiplies, each followed by a dependent add, gain from the workers only
+# from a few hundred thousand elements on (2-core development machine: 161 us on the workers against
+# 71 on the pushing thread at 100k elements, 167 against 189 at 300k, 703 against 879 at 1M).  A
+# chain of dependent operations, what a training loop pushes, only loses there: its operations pass
+# between threads and wait for the GIL the pushing thread holds (with the limit at 32k elements the
+# loops of bench/user_loops.py took 1.1-1.5x as long as at 1M: FeedForward.fit 0.70 against 0.48 s
+# an epoch, the seed loop 0.66 against 0.44)
+SMALL_INLINE_MAX = 1 << 20
 # an inline limit no operation exceeds, those of unknown size (``work=None``) included
 UNBOUNDED = sys.maxsize
 
@@ -87,6 +93,16 @@ def kernel_context(ctx: Context, is_train: bool = False) -> KernelContext:
 def with_generator(kctx: KernelContext, generator: Any) -> KernelContext:
     """``kctx`` for a kernel that draws random numbers from ``generator``."""
     return KernelContext(kctx.xp, kctx.backend, kctx.device_id, kctx.is_train, generator)
+
+
+def elements_touched(arrays: Iterable[Any]) -> int:
+    """The elements of ``arrays`` (each array once; ``None`` entries skipped): the ``work`` of an
+    operation that runs several kernels over them (an executor's pass, a replayed backward pass)."""
+    seen: dict[int, int] = {}
+    for a in arrays:
+        if a is not None:
+            seen[id(a)] = int(a.size)
+    return sum(seen.values())
 
 
 def push(

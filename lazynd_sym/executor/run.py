@@ -52,7 +52,7 @@ from lazynd.engine import get_engine
 from lazynd.engine.var import Var
 from lazynd.environment import flag_setting
 from lazynd.errors import LazyNDError, ShapeError
-from lazynd.runtime import push
+from lazynd.runtime import elements_touched, push
 
 from .monitoring import run_monitored
 from .steps import ARGUMENT_COPIES, HEAD_GRAD_COPIES, copy_kernel, operation_name, step_failure
@@ -113,6 +113,7 @@ class PassRunner:
     # the CUDA graphs of this executor's passes, a :class:`lazynd.backend.cuda.graphs.LaunchGraphs`
     # (None: its passes run eagerly)
     _graphs: Any = None
+    _works: dict[str | None, int] | None = None  # see _pass_work
 
     def _make_graphs(self) -> Any:
         """CUDA graphs for this executor's passes, where a graph may replay them: a bulked executor on
@@ -245,7 +246,10 @@ class PassRunner:
         """Push a pass: the copy steps ``prefix`` (which change from call to call), then the
         executor's own ``steps`` (the pass ``key``, the same at every call), then ``tail``."""
         if self._bulk_now():
-            push(self._ctx, self._run_bulk, (steps, tail, key, prefix), reads, writes, name)
+            work = self._pass_work(key, steps)
+            if prefix:
+                work += sum(_step_work(step) for step in prefix)
+            push(self._ctx, self._run_bulk, (steps, tail, key, prefix), reads, writes, name, work)
             return
         if prefix:
             steps = [*prefix, *steps]
@@ -263,15 +267,19 @@ class PassRunner:
         self, step: tuple | None, fn: Callable[..., Any], args: tuple, reads: list, writes: list, name: str
     ) -> None:
         """Push one operation of a pass run operator by operator (``step`` is None for the tail)."""
-        push(
-            self._ctx,
-            fn,
-            args,
-            reads,
-            writes,
-            operation_name(step, name),
-            0 if self._ctx.device_type == "gpu" else None,
-        )
+        push(self._ctx, fn, args, reads, writes, operation_name(step, name), None if step is None else _step_work(step))
+
+    def _pass_work(self, key: str | None, steps: list[tuple]) -> int:
+        """The elements the kernels of the pass ``key`` touch, each buffer once: the work by which
+        the engine decides whether the pass may run on the pushing thread (see
+        :data:`lazynd.runtime.device_push.SMALL_INLINE_MAX`).  Worked out at the pass's first push."""
+        works = self._works
+        if works is None:
+            works = self._works = {}
+        work = works.get(key)
+        if work is None:
+            work = works[key] = elements_touched(a for step in steps for a in _step_arrays(step))
+        return work
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[Any]:
         """Push the forward pass (after copying ``kwargs`` into the named arguments); return ``outputs``.
@@ -377,3 +385,14 @@ class PassRunner:
             prefix = [(copy_kernel, None, None, sources, targets, [], HEAD_GRAD_COPIES)]
         self._push(self._backward_steps, reads, writes, "executor_backward", self._finish, "backward", prefix)
         self._backward_since_forward = True
+
+
+def _step_arrays(step: tuple) -> list[Any]:
+    """The arrays a step reads and writes (``None`` where an output is not computed)."""
+    _fn, _kctx, _attrs, ins, outs, aux, _node = step
+    return [*ins, *outs, *aux]
+
+
+def _step_work(step: tuple) -> int:
+    """The elements one step touches (its ``work`` when pushed alone)."""
+    return elements_touched(_step_arrays(step))

@@ -93,16 +93,17 @@ def _fresh_plans(monkeypatch) -> None:
 
 def _convolution_pair() -> tuple:
     """A convolution's forward and its independent backward, pushed back to back, each kernel
-    recording the thread it ran on; returns the four outputs.  Large enough not to run inline."""
+    recording the thread it ran on; returns the four outputs.  Large enough not to run inline under a
+    single-threaded BLAS (more elements than lazynd.runtime.device_push.SMALL_INLINE_MAX)."""
     import numpy as np
 
     import lazynd as mx
 
     rng = np.random.default_rng(0)
-    x = mx.nd.array(rng.standard_normal((8, 1, 40, 40)).astype("float32"))
+    x = mx.nd.array(rng.standard_normal((64, 1, 130, 130)).astype("float32"))
     w = mx.nd.array(rng.standard_normal((3, 1, 3, 3)).astype("float32"))
     b = mx.nd.zeros((3,))
-    dy = mx.nd.ones((8, 3, 38, 38))
+    dy = mx.nd.ones((64, 3, 128, 128))
     mx.nd.waitall()
     y = mx.nd.Convolution(x, w, b, kernel=(3, 3), num_filter=3)
     grads = mx.nd._backward_Convolution(dy, x, w, kernel=(3, 3), num_filter=3)
