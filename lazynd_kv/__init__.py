@@ -1,7 +1,8 @@
 """lazynd_kv: KVStores that keep parameters in sync across devices and across machines.
 
 ``lazynd_kv.create('local' | 'device' | 'dist_sync' | 'dist_device_sync')``, also
-reachable as ``mx.kv.create``.  The ``dist_*`` stores run on MPI (``mpi4py``),
+reachable as ``mx.kv.create``; a user's own store derives from :class:`KVStoreBase`
+and registers with ``@KVStoreBase.register``.  The ``dist_*`` stores run on MPI (``mpi4py``),
 imported only when one is created.
 """
 
@@ -9,5 +10,6 @@ from __future__ import annotations
 
 from . import device, dist, local
 from .base import KVKeyError, KVStore, create, register, supported_types
+from .registry import KVStoreBase
 
-__all__ = ["KVStore", "KVKeyError", "create", "register", "supported_types", "local", "device", "dist"]
+__all__ = ["KVStore", "KVStoreBase", "KVKeyError", "create", "register", "supported_types", "local", "device", "dist"]

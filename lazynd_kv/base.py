@@ -24,74 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from lazynd.errors import LazyNDError, ShapeError
+from lazynd.errors import LazyNDError, ParameterError, ShapeError
 from lazynd.ndarray import NDArray
 from lazynd.optimizer.states_file import load_states, save_states
 
 from .pairs import Key, _check_key, _check_priority, copy_pairs, group_pairs
+from .registry import KVStoreBase, create, register, supported_types
+
+__all__ = ["KVKeyError", "KVStore", "KVStoreBase", "Updater", "create", "register", "supported_types"]
 
 Updater = Callable[[Key, NDArray, NDArray], None]
-
-_STORES: dict[str, type[KVStore]] = {}
-
-
-def register(*names: str) -> Callable[[type[KVStore]], type[KVStore]]:
-    """Class decorator: make ``create(name)`` build this store for each of ``names``."""
-
-    def deco(cls: type[KVStore]) -> type[KVStore]:
-        for name in names:
-            _STORES[name] = cls
-        return cls
-
-    return deco
-
-
-def supported_types() -> list[str]:
-    """The names :func:`create` accepts."""
-    return sorted(_STORES)
-
-
-def create(name: str = "local") -> KVStore:
-    """Create a KVStore of type ``name``.
-
-    Parameters
-    ----------
-    name : str
-        'local' (aggregate and update on the CPU), 'device' (on the GPUs holding the
-        values), 'dist_sync' (across MPI processes) or 'dist_device_sync'.  MXNet 0.9's
-        'local_update_cpu' and 'local_allreduce_cpu' make a 'local' store,
-        'local_allreduce_device' a 'device' one, as does MXNet 1.x's 'nccl' (the
-        'device' store sums values on several GPUs with NCCL).
-
-    Examples
-    --------
-    >>> import lazynd_kv
-    >>> kv = lazynd_kv.create('local')
-    >>> kv.type, kv.rank, kv.num_workers
-    ('local', 0, 1)
-    """
-    if isinstance(name, KVStore):
-        return name
-    if not isinstance(name, str) or name not in _STORES:
-        supported = f"supported types: {', '.join(supported_types())}"
-        if isinstance(name, str) and name in _MXNET_ONLY:
-            raise LazyNDError(
-                f"KVStore type {name!r} is MXNet's {_MXNET_ONLY[name]}, which lazynd does not have; {supported} "
-                "(distributed training: 'dist_sync', over MPI)"
-            )
-        raise LazyNDError(f"unknown KVStore type {name!r}; {supported}")
-    return _STORES[name](name)
-
-
-# MXNet 1.9.1's store types that lazynd does not have, and what they are
-_MXNET_ONLY = {
-    "dist_async": "asynchronous parameter-server store",
-    "dist_device_async": "asynchronous parameter-server store",
-    "dist": "parameter-server store",
-    "horovod": "Horovod store",
-    "byteps": "BytePS store",
-    "p3": "P3 parameter-server store",
-}
 
 
 class KVKeyError(LazyNDError, KeyError):
@@ -101,7 +43,7 @@ class KVKeyError(LazyNDError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class KVStore:
+class KVStore(KVStoreBase):
     """A key-value store of NDArrays that sums pushes and applies an updater.
 
     Examples
@@ -232,12 +174,10 @@ class KVStore:
 
     _set_updater = set_updater
 
-    OPTIMIZER = "optimizer"  # the capability of updating on the store (set_optimizer), for is_capable
-
     def is_capable(self, capability: str) -> bool:
         """Whether this store can do ``capability``; lazynd's stores all run an optimizer (``'optimizer'``)."""
         if not isinstance(capability, str) or capability.lower() != self.OPTIMIZER:
-            raise LazyNDError(f"KVStore.is_capable: unknown capability {capability!r} (known: {self.OPTIMIZER!r})")
+            raise ParameterError(f"KVStore.is_capable: unknown capability {capability!r} (known: {self.OPTIMIZER!r})")
         return True
 
     def set_gradient_compression(self, compression_params: Any) -> None:

@@ -1,10 +1,13 @@
-"""The graph under a symbol: nodes, their output entries, and the indexed view the passes work on."""
+"""The graph under a symbol: nodes, their output entries (which an index selects, a copy of them), and the
+indexed view the passes work on."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable
 from typing import Any
 
+from lazynd.errors import ArgumentTypeError, IndexingError, OperatorError
 from lazynd.ops.registry import OpDef
 
 Entry = tuple["Node", int]
@@ -108,6 +111,43 @@ def child_entries(heads: Iterable[Entry]) -> list[Entry]:
             seen.add(id(node))
             children.extend(node.inputs)
     return children
+
+
+def copied_graph(heads: list[Entry]) -> list[Entry]:
+    """``heads`` over new nodes: the graph below them copied node by node (``copy.copy(symbol)``)."""
+    memo: dict[int, Node] = {}
+    for node in topo_order(heads):
+        memo[id(node)] = Node(
+            node.op, node.name, node.params, node.attrs, node.user, [(memo[id(c)], i) for c, i in node.inputs]
+        )
+    return [(memo[id(n)], i) for n, i in heads]
+
+
+def selected_outputs(outputs: list[Entry], names: list[str], index: int | str | slice) -> list[Entry]:
+    """The entries of ``outputs`` (named ``names``) that ``index`` selects: a position (negative from
+    the end), an output name, or a slice, with MXNet 1.x's errors (``IndexError``, ``ValueError``,
+    ``TypeError``) for one that selects none.
+
+    Examples:
+        >>> selected_outputs([("a", 0), ("b", 0)], ["a_output", "b_output"], -1)
+        [('b', 0)]
+    """
+    count = len(outputs)
+    if isinstance(index, slice):
+        if not (picked := [outputs[i] for i in range(*index.indices(count))]):
+            raise OperatorError(f"output slice {index!r} selects none of the symbol's {count} output(s)")
+        return picked
+    if isinstance(index, str):
+        if index not in names:
+            raise OperatorError(f"symbol has no output named {index!r}; outputs are {names}")
+        if names.count(index) > 1:  # as MXNet's: which one was meant is not known
+            raise OperatorError(f"symbol has {names.count(index)} outputs named {index!r}; pick one by position")
+        index = names.index(index)
+    if not isinstance(index, numbers.Integral) or isinstance(index, bool):
+        raise ArgumentTypeError(f"Symbol index: an int, an output name or a slice, not {type(index).__name__}")
+    if not -count <= index < count:
+        raise IndexingError(f"output index {index!r} out of range for a symbol with {count} output(s)")
+    return [outputs[int(index)]]
 
 
 def debug_text(heads: list[Entry]) -> str:

@@ -13,10 +13,10 @@ import numbers
 from typing import Any
 
 from lazynd.base import NotImplementedForSymbol
-from lazynd.errors import ArgumentTypeError, IndexingError, LazyNDError, OperatorError
+from lazynd.errors import ArgumentTypeError, LazyNDError
 
 from .attribute import listed_attrs, normalize_attrs
-from .graph import Entry, Node, aux_variables, child_entries, debug_text, topo_order
+from .graph import Entry, Node, aux_variables, child_entries, copied_graph, debug_text, selected_outputs, topo_order
 
 
 class Symbol:
@@ -77,23 +77,7 @@ class Symbol:
     def __getitem__(self, index: int | str | slice) -> Symbol:
         """The output ``index`` (a position, negative from the end, or a name), or the group a slice
         selects, as MXNet 1.x (with its errors: ``IndexError``, ``ValueError``, ``TypeError``)."""
-        count = len(self._outputs)
-        if isinstance(index, slice):
-            if not (picked := [self._outputs[i] for i in range(*index.indices(count))]):
-                raise OperatorError(f"output slice {index!r} selects none of the symbol's {count} output(s)")
-            return Symbol(picked)
-        if isinstance(index, str):
-            names = self.list_outputs()
-            if index not in names:
-                raise OperatorError(f"symbol has no output named {index!r}; outputs are {names}")
-            if names.count(index) > 1:  # as MXNet's: which one was meant is not known
-                raise OperatorError(f"symbol has {names.count(index)} outputs named {index!r}; pick one by position")
-            index = names.index(index)
-        if not isinstance(index, numbers.Integral) or isinstance(index, bool):
-            raise ArgumentTypeError(f"Symbol index: an int, an output name or a slice, not {type(index).__name__}")
-        if not -count <= index < count:
-            raise IndexingError(f"output index {index!r} out of range for a symbol with {count} output(s)")
-        return Symbol([self._outputs[int(index)]])
+        return Symbol(selected_outputs(self._outputs, self.list_outputs(), index))
 
     def get_internals(self) -> Symbol:
         """A group of every visible output of every node, in topological order.
@@ -171,12 +155,7 @@ class Symbol:
         self._outputs = creation.compose(self, args, kwargs)._outputs
 
     def __copy__(self) -> Symbol:
-        memo: dict[int, Node] = {}
-        for node in self._nodes():
-            memo[id(node)] = Node(
-                node.op, node.name, node.params, node.attrs, node.user, [(memo[id(c)], i) for c, i in node.inputs]
-            )
-        return Symbol([(memo[id(n)], i) for n, i in self._outputs])
+        return Symbol(copied_graph(self._outputs))
 
     def __deepcopy__(self, memo: dict) -> Symbol:
         return self.__copy__()

@@ -36,7 +36,7 @@ from .conv_columns import (
 from .conv_direct import conv_backward_direct, uses_direct_backward
 from .cpu_blocks import copy_batch_first
 from .host_reduce import column_sum_into
-from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape, parse_str
+from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape
 from .products import product
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
@@ -53,7 +53,9 @@ def _common_params(no_bias_default: bool) -> dict[str, Param]:
         "num_group": Param(parse_int, 1, "number of groups"),
         "workspace": Param(parse_int, 1024, "accepted for MXNet compatibility"),
         "no_bias": Param(parse_bool, no_bias_default, "leave out the bias"),
-        "cudnn_tune": Param(optional(parse_str), None, "accepted for MXNet compatibility"),
+        "cudnn_tune": Param(
+            optional(enum("fastest", "limited_workspace", "off")), None, "accepted for MXNet compatibility"
+        ),
         "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
         "layout": Param(optional(enum(*LAYOUTS)), None, "data layout (default channels second)"),
     }

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from .host_reduce import column_sum_into
-from .params import Param, enum, parse_bool, parse_dtype, parse_float, parse_positive_int, parse_shape
+from .params import Param, enum, optional, parse_bool, parse_dtype, parse_float, parse_positive_int, parse_shape
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 # -- FullyConnected ------------------------------------------------------------------------------
@@ -192,7 +192,7 @@ register(
             "p": Param(parse_float, 0.5, "fraction of units dropped in training"),
             "mode": Param(enum("training", "always"), "training", "drop only in training, or always"),
             "axes": Param(parse_shape, (), "axes along which one draw is shared (variational dropout)"),
-            "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
+            "cudnn_off": Param(optional(parse_bool), False, "accepted for MXNet compatibility"),
         },
         infer_shape=_dropout_infer,
         gradient=lambda F, attrs, i, o, og: [F._mul(og[0], o[1])],

@@ -23,7 +23,7 @@ import numpy as np
 from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..backend.pool import MIN_POOLED_BYTES, aligned_empty
-from .params import Param, parse_bool, parse_float
+from .params import Param, describes, parse_bool, parse_float
 from .registry import OpDef, register
 
 _KERNEL_DTYPES = ("float32", "float64")
@@ -41,6 +41,7 @@ def _in_range(low: float, high: float, high_open: bool = True) -> Callable[[Any]
     return parse
 
 
+@describes("float")
 def _non_negative(value: Any) -> float:
     number = parse_float(value)
     if not number >= 0:

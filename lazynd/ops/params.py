@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -15,6 +15,63 @@ from ..errors import LazyNDError, OperatorError
 REQUIRED = object()
 
 DTYPE_NAMES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
+
+_Parser = TypeVar("_Parser", bound=Callable[..., Any])
+
+
+def describes(type_name: str, quoted: bool = False) -> Callable[[_Parser], _Parser]:
+    """Mark a parser with the type MXNet writes for its parameters (``'int'``, ``'boolean'``...);
+    ``quoted``: MXNet writes its defaults in quotes (``default='1'`` for a signed int).
+    :func:`describe_param` reads the mark; a parser without one is described as ``'string'``."""
+
+    def mark(parser: _Parser) -> _Parser:
+        parser.type_name = type_name  # type: ignore[attr-defined]
+        parser.quoted = quoted  # type: ignore[attr-defined]
+        return parser
+
+    return mark
+
+
+_BUILTIN_TYPES: dict[Any, str] = {float: "float", int: "int", str: "string"}  # given as parsers
+
+
+def _choices_text(choices: Sequence[Any]) -> str:
+    """MXNet's spelling of a set of choices: sorted, quoted, None first (``{None, 'NCHW', 'NHWC'}``)."""
+    names = sorted(repr(c) for c in choices if c is not None)
+    return "{" + ", ".join((["None"] if None in choices else []) + names) + "}"
+
+
+def describe_type(parser: Callable[[Any], Any]) -> str:
+    """The type MXNet 1.9.1 writes for a parameter parsed by ``parser`` (``get_operator_arguments``)."""
+    choices = getattr(parser, "choices", None)
+    if choices is not None:
+        return _choices_text(choices)
+    return str(getattr(parser, "type_name", _BUILTIN_TYPES.get(parser, "string")))
+
+
+def describe_default(parser: Callable[[Any], Any], default: Any) -> str:
+    """A default value as MXNet 1.9.1 writes it after ``default=``."""
+    if getattr(parser, "choices", None) is not None or getattr(parser, "quoted", False):
+        return f"'{default}'"
+    if default is None:
+        return "None"
+    if isinstance(default, (bool, np.bool_)):
+        return str(int(default))
+    if isinstance(default, tuple):
+        return "[" + ",".join(describe_default(parser, v) for v in default) + "]"
+    if isinstance(default, float):
+        return f"{np.float32(default):.9g}"  # MXNet's float fields are float32, printed to 9 digits
+    return str(default)
+
+
+def describe_param(param: Param) -> str:
+    """``'int, required'``, ``'boolean, optional, default=0'``, ``"{'avg', 'max'},optional, default='max'"``:
+    how MXNet 1.9.1 describes a parameter's type (a set of choices is followed by no space, as in MXNet)."""
+    kind = describe_type(param.parser)
+    if param.required:
+        return f"{kind}, required"
+    comma = "," if kind.startswith("{") else ", "
+    return f"{kind}{comma}optional, default={describe_default(param.parser, param.default)}"
 
 
 def _literal(value: Any) -> Any:
@@ -31,6 +88,7 @@ def _literal(value: Any) -> Any:
     return value
 
 
+@describes("int", quoted=True)
 def parse_int(value: Any) -> int:
     value = _literal(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
@@ -40,6 +98,7 @@ def parse_int(value: Any) -> int:
     return int(value)
 
 
+@describes("int")
 def parse_positive_int(value: Any) -> int:
     """An integer of at least 1 (a count of units, filters, pieces: MXNet's lower bound 1)."""
     number = parse_int(value)
@@ -48,6 +107,7 @@ def parse_positive_int(value: Any) -> int:
     return number
 
 
+@describes("float")
 def parse_float(value: Any) -> float:
     if isinstance(value, str):
         text = value.strip().lower()
@@ -59,6 +119,7 @@ def parse_float(value: Any) -> float:
     return float(value)
 
 
+@describes("float")
 def parse_finite_float(value: Any) -> float:
     """A float that is neither infinite nor NaN (a scale or a size factor)."""
     number = parse_float(value)
@@ -67,6 +128,7 @@ def parse_finite_float(value: Any) -> float:
     return number
 
 
+@describes("boolean")
 def parse_bool(value: Any) -> bool:
     if isinstance(value, str):
         text = value.strip().lower()
@@ -80,6 +142,7 @@ def parse_bool(value: Any) -> bool:
     raise ValueError("expected a boolean")
 
 
+@describes("Shape(tuple)")
 def parse_shape(value: Any) -> tuple[int, ...]:
     value = _literal(value)
     if isinstance(value, np.ndarray) and value.ndim <= 1:
@@ -93,6 +156,7 @@ def parse_shape(value: Any) -> tuple[int, ...]:
     raise ValueError("expected a shape such as (3, 3)")
 
 
+@describes("tuple of <float>")
 def parse_float_tuple(value: Any) -> tuple[float, ...]:
     value = _literal(value)
     if isinstance(value, (int, float, np.number)):
@@ -102,6 +166,7 @@ def parse_float_tuple(value: Any) -> tuple[float, ...]:
     raise ValueError("expected a tuple of numbers")
 
 
+@describes("Shape or None")
 def parse_axis(value: Any) -> int | tuple[int, ...] | None:
     """``None`` (all axes), an int, or a tuple of ints; ``()`` means all axes as in MXNet."""
     value = _literal(value)
@@ -126,6 +191,9 @@ def parse_dtype(value: Any) -> str:
     return name
 
 
+parse_dtype.choices = DTYPE_NAMES  # type: ignore[attr-defined]
+
+
 def dtype_among(*names: str) -> Callable[[Any], str]:
     """A dtype parser for an operator that takes only ``names`` (MXNet's list for that parameter)."""
 
@@ -136,9 +204,11 @@ def dtype_among(*names: str) -> Callable[[Any], str]:
         return name
 
     parse.__name__ = "dtype_among"
+    parse.choices = names  # type: ignore[attr-defined]
     return parse
 
 
+@describes("string", quoted=True)
 def parse_str(value: Any) -> str:
     return str(value)
 
@@ -152,6 +222,12 @@ def optional(parser: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return parser(value)
 
     parse.__name__ = f"optional_{parser.__name__}"
+    choices = getattr(parser, "choices", None)
+    if choices is not None:  # MXNet lists None among the choices
+        parse.choices = (None, *choices)  # type: ignore[attr-defined]
+    else:
+        kind = describe_type(parser)
+        describes(kind if kind.endswith(" or None") else f"{kind} or None", getattr(parser, "quoted", False))(parse)
     return parse
 
 
@@ -167,6 +243,7 @@ def enum(*choices: str) -> Callable[[Any], str]:
     return parse
 
 
+@describes("string", quoted=True)
 def parse_context(value: Any) -> Any:
     from ..context import as_context
 

@@ -21,7 +21,7 @@ from ..backend.cuda.sources import dtype_name, load_file
 from ..backend.fperr import quietly
 from ..errors import OperatorError
 from ..util import is_np_shape
-from .params import Param, enum, optional, parse_axis, parse_bool
+from .params import Param, describes, enum, optional, parse_axis, parse_bool
 from .registry import OpDef, register
 
 _axes_memo: dict[tuple, tuple[int, ...]] = {}
@@ -293,6 +293,7 @@ _REDUCE_PARAMS = {
 }
 
 
+@describes("int", quoted=True)
 def _parse_ord(value: Any) -> int:
     text = str(value).strip()
     if text not in ("1", "2"):

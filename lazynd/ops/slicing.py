@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
-from .params import REQUIRED, Param, optional, parse_int, parse_shape
+from .params import REQUIRED, Param, describes, optional, parse_int, parse_shape
 from .registry import OpDef, dim_is_known, register
 from .shape import normalize_axis
 
 
 # -- slice, slice_axis ---------------------------------------------------------------------------------
+@describes("Shape(tuple)")
 def _parse_optional_ints(value: Any) -> tuple:
     from .params import _literal
 

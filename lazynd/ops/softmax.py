@@ -20,12 +20,12 @@ import numpy as np
 from ..backend.cuda.sources import dtype_name
 from ..errors import OperatorError
 from .host_reduce import max_along, sum_along
-from .params import Param, enum, optional, parse_bool, parse_dtype, parse_float, parse_int
+from .params import Param, describes, dtype_among, enum, optional, parse_bool, parse_float, parse_int
 from .registry import OpDef, merge_shape, register, unify_shapes
 from .softmax_gpu import softmax_gpu
 
 _KERNEL_DTYPES = ("float32", "float64")  # the dtypes softmax.cu's kernels take
-_OUTPUT_DTYPE = enum("float16", "float32", "float64")  # the dtype parameter's choices, as MXNet's
+_OUTPUT_DTYPE = dtype_among("float16", "float32", "float64")  # the dtype parameter's choices, as MXNet's
 
 
 def _normalize_axis(op: str, axis: int, ndim: int) -> int:
@@ -99,6 +99,7 @@ def _check_temperature(op: str, temperature: float | None) -> float:
     return 1.0 if temperature is None else temperature
 
 
+@describes("double")
 def _positive(value: Any) -> float:
     number = parse_float(value)
     if not number > 0:
@@ -195,15 +196,13 @@ def _make_softmax(name: str, log: bool, negate: bool = False) -> None:
     params = {
         "axis": Param(parse_int, -1, "the axis to normalise over"),
         "temperature": Param(optional(_positive), None, "divide the input by this before the softmax"),
-        "dtype": Param(
-            optional(lambda value: _OUTPUT_DTYPE(parse_dtype(value))), None, "the output's dtype; None for the data's"
-        ),
+        "dtype": Param(optional(_OUTPUT_DTYPE), None, "the output's dtype; None for the data's"),
     }
     what = "log of the softmax" if log else ("softmax of the negative" if negate else "softmax")
     infer = _axis_checked_shape(name, lambda attrs, ndim: _normalize_axis(name, attrs["axis"], ndim))
     forward_params = dict(params)
     if not log and not negate:  # MXNet 1.x's softmax over the first ``length`` positions of each line
-        forward_params["use_length"] = Param(parse_bool, False, "take a second input, each line's length")
+        forward_params["use_length"] = Param(optional(parse_bool), False, "take a second input, each line's length")
 
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
         if attrs.get("use_length"):

@@ -366,6 +366,23 @@ class Executor(PassRunner):
         passes_run = (("forward", self._forward_order), ("backward", self._backward_order))
         return plan_report(self._graph, passes_run, self._skipped)
 
+    def get_optimized_symbol(self) -> Any:
+        """The symbol this executor runs, as MXNet's ``get_optimized_symbol``: a new Symbol.
+
+        MXNet returns the graph after its backend's passes; lazynd's passes (memory plan,
+        kernel fusion) work on the compiled graph and leave the symbol as bound, so this is a
+        copy of the bound symbol, with the same arguments, outputs, auxiliary states and JSON.
+
+        Examples
+        --------
+        >>> import lazynd as mx
+        >>> net = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=2, name='fc')
+        >>> ex = net.simple_bind(mx.cpu(), data=(4, 3))
+        >>> ex.get_optimized_symbol().list_arguments()
+        ['data', 'fc_weight', 'fc_bias']
+        """
+        return self._symbol.__copy__()
+
     @property
     def planned_bytes(self) -> int:
         return int(self._graph.attrs["planned_bytes"])

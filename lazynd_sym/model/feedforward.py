@@ -28,7 +28,15 @@ from ..symbol import Symbol
 from .buckets import BucketGroups, default_symbol
 from .checkpoint import epoch_number, load_checkpoint, save_checkpoint
 from .inputs import call_all, callback_list, context_list, init_eval_iter, init_iter, num_batches
-from .kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, name_indices, push_pull
+from .kvstore_setup import (
+    calls_per_key,
+    create_kvstore,
+    create_optimizer,
+    initialize_kvstore,
+    is_dist_sync,
+    name_indices,
+    push_pull,
+)
 from .predict import InferenceMixin
 from .sparse_grads import warn_dense_row_sparse
 
@@ -229,9 +237,10 @@ class FeedForward(InferenceMixin):
             updater = opt_module.get_updater(optimizer)
         keys = list(range(len(param_names)))
         if store is not None:
-            # every device (and every worker: a dist store broadcasts rank 0's values) starts from the store's
-            store.init(keys, [arg_params[name] for name in param_names])
-            store.pull(keys, group.param_arrays)
+            initialize_kvstore(store, group.param_arrays, [arg_params[name] for name in param_names], update_on_kvstore)
+            if not update_on_kvstore and not calls_per_key(store):
+                # every device (and every worker: a dist store broadcasts rank 0's values) starts from the store's
+                store.pull(keys, group.param_arrays)
         data_names = [d[0] for d in data.provide_data]
         label_names = [d[0] for d in data.provide_label]
         # what the updater is given for each device: the same indices and arrays every batch

@@ -13,7 +13,15 @@ import numpy as np
 from lazynd import optimizer as opt_module
 from lazynd.errors import ArgumentTypeError, DataError
 
-__all__ = ["LOCAL_UPDATE_LIMIT", "create_kvstore", "create_optimizer", "is_dist_sync", "push_pull"]
+__all__ = [
+    "LOCAL_UPDATE_LIMIT",
+    "calls_per_key",
+    "create_kvstore",
+    "create_optimizer",
+    "initialize_kvstore",
+    "is_dist_sync",
+    "push_pull",
+]
 
 LOCAL_UPDATE_LIMIT = 16 * 1024 * 1024  # elements; a larger parameter is updated on the devices, not in the store
 
@@ -25,8 +33,9 @@ def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) ->
     created by name runs the optimizer (``update_on_kvstore``), except a
     ``local`` store for parameters over 16M elements and the ``local_allreduce_cpu`` /
     ``local_allreduce_device`` stores, where each device updates its own copy from the
-    summed gradients instead.  A store object runs the
-    optimizer when it has ``set_optimizer``; otherwise it only sums gradients.  The environment
+    summed gradients instead.  A ``KVStoreBase`` store
+    runs it when ``is_capable(KVStoreBase.OPTIMIZER)``, any other store object when it has
+    ``set_optimizer``; otherwise it only sums gradients.  The environment
     variable ``MXNET_UPDATE_ON_KVSTORE=0`` keeps the optimizer on the devices in every case.
     """
     if kvstore is None:
@@ -56,15 +65,59 @@ def _store_and_update(kvstore: Any, num_device: int, arg_params: dict[str, Any])
         # MXNet 0.9's 'local_allreduce_cpu'/'_device' only sum: each device runs the optimizer
         aggregate_only = "local_allreduce" in kvstore or (kvstore == "local" and largest > LOCAL_UPDATE_LIMIT)
         return store, not aggregate_only
+    from lazynd_kv.registry import KVStoreBase
+
+    if isinstance(kvstore, KVStoreBase):  # MXNet asks the store itself
+        on_store = bool(kvstore.is_capable(KVStoreBase.OPTIMIZER))
+        if not on_store and not callable(getattr(kvstore, "init", None)):
+            raise DataError(
+                f"kvstore {type(kvstore).__name__}: a store that cannot run the optimizer "
+                "(is_capable(KVStoreBase.OPTIMIZER) is False) needs init(key, value) to take the parameters"
+            )
+        return kvstore, on_store
     for method in ("init", "push", "pull"):
         if not callable(getattr(kvstore, method, None)):
             raise DataError(f"kvstore must be a store name or have init/push/pull, got {type(kvstore).__name__}")
     return kvstore, callable(getattr(kvstore, "set_optimizer", None))
 
 
+def calls_per_key(store: Any) -> bool:
+    """Whether ``store`` is a user's ``KVStoreBase`` store, which MXNet calls one key at a time
+    (lazynd's own stores take every key in one call)."""
+    from lazynd_kv.base import KVStore, KVStoreBase
+
+    return isinstance(store, KVStoreBase) and not isinstance(store, KVStore)
+
+
+def initialize_kvstore(
+    store: Any, param_arrays: Sequence[list[Any]], values: list[Any], update_on_kvstore: bool
+) -> None:
+    """Give the store parameter ``i``'s value under key ``i``; when it runs the optimizer, every
+    device's copy (``param_arrays[i]``) starts from it (a user's ``KVStoreBase`` store gets one
+    ``broadcast`` per key, as MXNet gives it, or one ``init`` when it does not run the optimizer)."""
+    keys = list(range(len(values)))
+    if calls_per_key(store):
+        for key in keys:
+            if update_on_kvstore:
+                store.broadcast(key, values[key], out=param_arrays[key])
+            else:
+                store.init(key, values[key])
+        return
+    store.init(keys, values)
+    if update_on_kvstore:
+        store.pull(keys, list(param_arrays))
+
+
 def push_pull(store: Any, keys: list[int], values: Any, outs: Any) -> None:
     """Push ``values`` and pull into ``outs`` in one ``pushpull`` where the store has one, as MXNet
-    1.x does (a dist store with no optimizer then sums the gradients in place, in one Allreduce)."""
+    1.x does (a dist store with no optimizer then sums the gradients in place, in one Allreduce).
+
+    A user's ``KVStoreBase`` store gets one call per key, priority ``-key``, with ``out=None``
+    where the sums go back into ``values``, as MXNet calls it."""
+    if calls_per_key(store):
+        for key, value, out in zip(keys, values, outs, strict=True):
+            store.pushpull(key, value, out=None if out is value else out, priority=-key)
+        return
     pushpull = getattr(store, "pushpull", None)
     if callable(pushpull):
         pushpull(keys, values, out=outs)

@@ -21,6 +21,7 @@ from lazynd.log import warn_from_user_code
 from lazynd.optimizer.states_file import load_states, save_states
 
 from ..model.kvstore_setup import create_kvstore, create_optimizer, is_dist_sync, name_indices, push_pull
+from ..model.kvstore_setup import initialize_kvstore as setup_kvstore
 from ..model.sparse_grads import warn_dense_row_sparse
 
 __all__ = [
@@ -77,10 +78,7 @@ def initialize_kvstore(
     update_on_kvstore: bool,
 ) -> None:
     """Give the store each parameter's value; when it runs the optimizer, every device starts from it."""
-    keys = list(range(len(param_names)))
-    store.init(keys, [arg_params[name] for name in param_names])
-    if update_on_kvstore:
-        store.pull(keys, list(param_arrays))
+    setup_kvstore(store, param_arrays, [arg_params[name] for name in param_names], update_on_kvstore)
 
 
 def _learned(grad_arrays: Sequence[list[Any]]) -> list[int]:

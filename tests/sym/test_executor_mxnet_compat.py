@@ -251,3 +251,28 @@ def test_grad_dict_lists_every_argument_with_none_where_there_is_no_gradient_as_
     grads = executor.grad_dict
     assert list(grads) == ["data", "fc_weight", "fc_bias"]
     assert grads["data"] is None and grads["fc_bias"] is None and grads["fc_weight"].shape == (3, 4)
+
+
+def _classifier():
+    data = sym.Variable("data")
+    fc = sym.FullyConnected(data, num_hidden=2, name="fc")
+    net = sym.SoftmaxOutput(sym.Activation(fc, act_type="relu", name="r"), name="softmax")
+    return fc, net
+
+
+def test_get_optimized_symbol_is_a_new_symbol_with_the_bound_ones_arguments_outputs_and_json():
+    _, net = _classifier()
+    optimized = net.simple_bind(mx.cpu(), data=(4, 3)).get_optimized_symbol()
+    assert optimized is not net and isinstance(optimized, sym.Symbol)
+    assert optimized.list_arguments() == ["data", "fc_weight", "fc_bias", "softmax_label"]  # MXNet 1.9.1's
+    assert optimized.list_outputs() == ["softmax_output"]
+    assert optimized.name == "softmax"
+    assert optimized.tojson() == net.tojson()
+
+
+def test_get_optimized_symbol_keeps_a_groups_outputs_and_the_auxiliary_states():
+    fc, net = _classifier()
+    group = sym.Group([fc, net]).simple_bind(mx.cpu(), data=(4, 3))
+    assert group.get_optimized_symbol().list_outputs() == ["fc_output", "softmax_output"]
+    bn = sym.BatchNorm(sym.Variable("data"), name="bn").simple_bind(mx.cpu(), data=(4, 3))
+    assert bn.get_optimized_symbol().list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]

@@ -1,0 +1,135 @@
+"""NDArrays that share memory with other libraries: ``from_numpy(zero_copy=True)`` and DLPack
+(``from_dlpack``, ``to_dlpack_for_read``/``_for_write``, the ``__dlpack__`` protocol)."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+from ..backend import get_backend
+from ..context import Context
+from ..engine.var import Var
+from ..errors import OperatorError
+from . import dispatch
+
+__all__ = ["dlpack_capsule", "from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write"]
+
+
+def from_numpy(ndarray: np.ndarray, zero_copy: bool = False) -> Any:
+    """An NDArray from a NumPy array; ``zero_copy=True`` shares its memory."""
+    if zero_copy:
+        return dispatch.NDArray(ndarray, Var(holds_value=True), Context("cpu", 0))
+    from .creation import array  # creation hands this module's functions on
+
+    return array(ndarray, dtype=ndarray.dtype)
+
+
+class _DLPackCapsule:
+    """A bare DLPack capsule (what ``to_dlpack_for_read``/``_for_write`` and MXNet hand out) offered
+    through the ``__dlpack__``/``__dlpack_device__`` protocol that NumPy's and CuPy's ``from_dlpack`` take."""
+
+    _NAME = b"dltensor"  # an unconsumed capsule's name; a consumer renames it 'used_dltensor'
+    _is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_IsValid", ctypes.pythonapi)
+    )
+    _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi)
+    )
+
+    def __init__(self, capsule: Any) -> None:
+        if not self._is_valid(capsule, self._NAME):
+            raise OperatorError(
+                "from_dlpack: the DLPack capsule was already imported (a capsule can be consumed only once); "
+                "take a new one with to_dlpack_for_read() or to_dlpack_for_write()"
+            )
+        self._capsule = capsule
+        # DLManagedTensor starts with DLTensor {void *data; DLDevice {int32 device_type, device_id}; ...}
+        address = self._get_pointer(capsule, self._NAME) + ctypes.sizeof(ctypes.c_void_p)
+        device = (ctypes.c_int32 * 2).from_address(address)
+        self._device = (int(device[0]), int(device[1]))
+
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        return self._capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._device
+
+    def host_array(self) -> np.ndarray:
+        """The capsule's host memory as a writable NumPy array (an MXNet array is always writable; NumPy
+        marks what it imports from an unversioned capsule read-only, as such a capsule carries no flags)."""
+        return np.asarray(_WritableHostMemory(np.from_dlpack(self)))
+
+
+class _WritableHostMemory:
+    """The memory of a read-only import, offered writable through NumPy's array interface; the array
+    made from it keeps this object, and so the import, the capsule and the producer's memory, alive."""
+
+    def __init__(self, imported: np.ndarray) -> None:
+        self.imported = imported
+        address = imported.__array_interface__["data"][0]
+        self.__array_interface__ = dict(imported.__array_interface__, data=(address, False))
+
+
+def from_dlpack(dlpack: Any) -> Any:
+    """Zero-copy import of a DLPack capsule or of a DLPack-capable array (NumPy, CuPy, PyTorch...).
+
+    Examples
+    --------
+    >>> import lazynd as mx
+    >>> x = mx.nd.arange(3)
+    >>> mx.nd.from_dlpack(x.to_dlpack_for_read()).asnumpy()
+    array([0., 1., 2.], dtype=float32)
+    """
+    source = dlpack
+    if type(source).__name__ == "PyCapsule":
+        source = _DLPackCapsule(source)
+    elif not hasattr(source, "__dlpack__"):
+        raise OperatorError(
+            f"from_dlpack: expected a DLPack capsule or an object with __dlpack__, got {type(source).__name__}"
+        )
+    device_type, device_id = source.__dlpack_device__() if hasattr(source, "__dlpack_device__") else (1, 0)
+    if int(device_type) == 1:
+        data = source.host_array() if isinstance(source, _DLPackCapsule) else np.from_dlpack(source)
+        return dispatch.NDArray(data, Var(holds_value=True), Context("cpu", 0))
+    if int(device_type) == 2:
+        ctx = Context("gpu", int(device_id))
+        backend: Any = get_backend(ctx)  # the CUDA backend
+        # imported with our compute stream current: the producer (PyTorch, CuPy...) orders that
+        # stream after its own pending work, and the event makes our other streams wait too
+        data, event = backend.import_external(lambda: backend.xp.from_dlpack(source))
+        var = Var(holds_value=True)
+        var.event = event
+        return dispatch.NDArray(data, var, ctx)
+    raise OperatorError(f"from_dlpack: unsupported DLPack device type {device_type}")
+
+
+def to_dlpack_for_read(data: Any) -> Any:
+    """A DLPack capsule of ``data`` after its pending writes are done."""
+    data.wait_to_read()
+    return data._data.__dlpack__()
+
+
+def to_dlpack_for_write(data: Any) -> Any:
+    """A DLPack capsule of ``data`` after all its pending reads and writes are done.
+
+    It counts as a write of ``data`` (``Var.note_writes``): autograd then knows that arrays it
+    recorded may have been changed through the capsule.
+    """
+    data.wait_to_write()
+    Var.note_writes([data._var])
+    return data._data.__dlpack__()
+
+
+def dlpack_capsule(arr: Any, stream: Any, kwargs: dict[str, Any]) -> Any:
+    """``arr.__dlpack__(stream, **kwargs)``: a capsule of the values for a consumer that may write them.
+
+    The consumer's ``stream`` (a GPU array's) is passed on so that the producer orders it after the
+    array's pending work; the wait for every pending read and write comes first, as for
+    :func:`to_dlpack_for_write`.
+    """
+    arr.wait_to_write()
+    if stream is not None and arr._ctx.device_type == "gpu":
+        return arr._data.__dlpack__(stream=stream, **kwargs)
+    return arr._data.__dlpack__(**kwargs)
