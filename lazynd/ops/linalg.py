@@ -87,6 +87,14 @@ def _dot_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: l
     return [F._dot_backward_lhs(og, b, a, **attrs), F._dot_backward_rhs(og, a, b, **attrs)]
 
 
+def _dot_macs(attrs: dict, in_shapes: list, out_shapes: list) -> int:
+    """``dot``'s multiply-adds: each output element sums over the contracted axis (lhs's last,
+    its first when transposed)."""
+    lhs = in_shapes[0]
+    k = (lhs[0] if attrs["transpose_a"] else lhs[-1]) if lhs else 1
+    return math.prod(out_shapes[0]) * k
+
+
 register(
     OpDef(
         "dot",
@@ -95,6 +103,7 @@ register(
         params=dict(_PRODUCT_PARAMS),
         infer_shape=_dot_infer,
         gradient=_dot_gradient,
+        macs=_dot_macs,
         doc="Matrix product of two arrays (MXNet's ``dot``: contracts lhs's last axis with rhs's first).",
     )
 )
@@ -196,6 +205,13 @@ def _batch_dot_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_gr
     return [ga, gb]
 
 
+def _batch_dot_macs(attrs: dict, in_shapes: list, out_shapes: list) -> int:
+    """``batch_dot``'s multiply-adds: each output element sums over lhs's last axis (its second
+    last when transposed)."""
+    lhs = in_shapes[0]
+    return math.prod(out_shapes[0]) * (lhs[-2] if attrs["transpose_a"] else lhs[-1])
+
+
 register(
     OpDef(
         "batch_dot",
@@ -204,6 +220,7 @@ register(
         params=dict(_PRODUCT_PARAMS),
         infer_shape=_batch_dot_infer,
         gradient=_batch_dot_gradient,
+        macs=_batch_dot_macs,
         doc="Batched matrix product of two N-D arrays (N >= 3) over their last two axes.",
     )
 )

@@ -64,7 +64,13 @@ An :class:`OpDef` carries everything about an operator:
   runs threads of its own, an imperative call also writes
   :data:`lazynd.backend.blas.BLAS_VAR`, so the engine runs such operations one after the
   other in push order instead of handing them to workers that would only queue on
-  :func:`~lazynd.backend.blas.blas_section`.
+  :func:`~lazynd.backend.blas.blas_section`;
+- ``macs``: ``macs(attrs, in_shapes, out_shapes)``, the multiply-adds of a product whose time they
+  measure better than its elements do (``dot``, ``batch_dot``): the engine hands a ready call of
+  more work than :data:`~lazynd.runtime.device_push.SMALL_INLINE_MAX` to a worker under a
+  single-threaded BLAS, where two independent 512 x 512 products run side by side in half the
+  time.  Layers (``FullyConnected``, convolutions) count their elements as other operators do:
+  in a model they come in chains, which run best on the pushing thread.
 
 Beside it: :class:`KernelContext` (what a kernel may use besides its buffers), the default
 same-shape and same-type rules, and :func:`float16_as_float32` for GPU kernels without float16.
@@ -209,6 +215,7 @@ class OpDef:
         nonempty_axes: dict[str, tuple[int, ...]] | None = None,
         input_attrs: Callable[[dict], dict[str, dict[str, str]]] | None = None,
         quiet: bool = True,
+        macs: Callable[[dict, list[tuple[int, ...]], list[tuple[int, ...]]], int] | None = None,
         doc: str = "",
     ) -> None:
         self.name = name
@@ -252,6 +259,7 @@ class OpDef:
         self.positional_params = not variadic if positional_params is None else positional_params
         self.nonempty_axes = dict(nonempty_axes or {})
         self.input_attrs = input_attrs
+        self.macs = macs
         self.doc = doc
 
     # -- structure -----------------------------------------------------------------------------

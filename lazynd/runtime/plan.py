@@ -198,7 +198,11 @@ class CallPlan:
             # every output is empty and no input or state is updated: there is nothing to compute,
             # and kernels need not handle an empty batch (``Convolution`` of a (0, C, H, W) input)
             self.fn = self.fresh_fn = _write_nothing
+        # what the engine's inline rule weighs (lazynd.runtime.device_push): the elements read and
+        # written, or a product's multiply-adds (OpDef ``macs``)
         self.work = sum(int(x.size) for x in inputs) + sum(math.prod(s) for s in self.out_shapes)
+        if op.macs is not None:
+            self.work = max(self.work, op.macs(attrs, [tuple(x.shape) for x in inputs], self.out_shapes))
         # the signatures of fresh outputs, so that a call reading them needs no lookup
         self.out_signatures = [
             signature_of(s, np.dtype(t), ctx) for s, t in zip(self.out_shapes, self.out_types, strict=True)

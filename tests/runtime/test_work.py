@@ -1,11 +1,13 @@
-"""The work an executor's bulked pass and a replayed backward pass give the engine: the elements
-their kernels touch, each buffer once (lazynd.runtime.elements_touched).
+"""The work the engine weighs before running an operation on the pushing thread: an executor's
+bulked pass and a replayed backward pass count the elements their kernels touch, each buffer once
+(lazynd.runtime.elements_touched); a product (``dot``, ``batch_dot``) counts its multiply-adds.
 
 Under a single-threaded host BLAS the engine runs an operation of at most
 :data:`~lazynd.runtime.device_push.SMALL_INLINE_MAX` elements on the pushing thread when its vars
 are free; a pass pushed without its size counted as one of unknown size and went to the workers,
 where a training loop's chain of passes ran 1.1-1.5x slower (bench/user_loops.py with
-``OPENBLAS_NUM_THREADS=1``).
+``OPENBLAS_NUM_THREADS=1``).  A product counted by its elements ran on the pushing thread up to
+1M elements, where two independent 512 x 512 products run side by side in half the time.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from lazynd import autograd
 from lazynd.autograd import replay, replay_program
 from lazynd.backend import blas
 from lazynd.engine import ThreadedEngine
-from lazynd.runtime import device_push, elements_touched
+from lazynd.ops import registry
+from lazynd.runtime import clear_plans, device_push, elements_touched, plan_for
 from lazynd_sym.executor import run as run_module
 
 
@@ -113,3 +116,40 @@ def test_a_replayed_backward_pass_runs_on_the_pushing_thread(single_threaded_bla
         assert ran == [threading.current_thread().name]
     finally:
         replay.forget_programs()
+
+
+def test_a_product_counts_its_multiply_adds() -> None:
+    a, b = mx.nd.ones((3, 4)), mx.nd.ones((4, 5))
+    assert plan_for(registry.get("dot"), [a, b], {}).work == 3 * 4 * 5
+    assert plan_for(registry.get("dot"), [mx.nd.ones((4, 3)), b], {"transpose_a": True}).work == 3 * 4 * 5
+    batch = plan_for(registry.get("batch_dot"), [mx.nd.ones((2, 3, 4)), mx.nd.ones((2, 4, 5))], {})
+    assert batch.work == 2 * 3 * 4 * 5
+    # elements where they are more: a vector dot has one output
+    assert plan_for(registry.get("dot"), [mx.nd.ones((7,)), mx.nd.ones((7,))], {}).work == 15
+
+
+def test_independent_products_run_side_by_side_under_a_single_threaded_blas(single_threaded_blas, monkeypatch) -> None:
+    # 512 x 512 products touch fewer elements than the inline limit, but their multiply-adds exceed
+    # it: pushed back to back they run at the same time (each kernel waits, bounded, until the
+    # other has started: both finish their wait only when the engine runs them side by side)
+    op = registry.get("dot")
+    started = [threading.Event(), threading.Event()]
+    met: list[bool] = []
+    real = op.forward
+
+    def rendezvous(kctx, attrs, inputs, outputs, aux):
+        mine = 0 if inputs[0] is a.data_array else 1
+        started[mine].set()
+        met.append(started[1 - mine].wait(10))
+        return real(kctx, attrs, inputs, outputs, aux)
+
+    monkeypatch.setattr(op, "forward", rendezvous)
+    clear_plans()  # plans made before take the kernel as it was
+    rng = np.random.default_rng(0)
+    a, b, c = (mx.nd.array(rng.standard_normal((512, 512)).astype(np.float32)) for _ in range(3))
+    mx.nd.waitall()
+    assert 512 * 512 * 3 < device_push.SMALL_INLINE_MAX  # by elements it would run at the push
+    x, y = mx.nd.dot(a, b), mx.nd.dot(c, b)
+    x.wait_to_read()
+    y.wait_to_read()
+    assert met == [True, True]
