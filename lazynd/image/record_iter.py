@@ -64,8 +64,8 @@ from .augmenters import (
 )
 from .image_iter import ImageIter
 from .record_aug import AUG_DEFAULTS, applies_default_augmentation, take_record_augmenters
+from .record_crop import CoverAug
 from .record_normalize import channel_factors, channel_means, int8_mean, stack_normalized
-from .transforms import imresize
 
 __all__ = ["ImageRecordIter"]
 
@@ -89,24 +89,6 @@ def _byte_split(offsets: dict[Any, int], total: int, part_index: int, num_parts:
     step = (step + 3) // 4 * 4
     begin, end = min(step * part_index, total), min(step * (part_index + 1), total)
     return [key for key, offset in sorted(offsets.items(), key=lambda item: item[1]) if begin <= offset < end]
-
-
-class _CoverAug(Augmenter):
-    """Enlarge an image smaller than ``size`` (w, h), keeping its aspect, until it covers ``size``.
-
-    MXNet's iterator does this before cropping; the other side is rounded down.
-    """
-
-    def __init__(self, size: tuple[int, int], interp: int) -> None:
-        self.size, self.interp = size, interp
-
-    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        (w, h), (cw, ch) = (int(src.shape[1]), int(src.shape[0])), self.size
-        if w >= cw and h >= ch:
-            return src, label
-        if cw * h >= ch * w:  # the width needs the larger factor
-            return imresize(src, cw, h * cw // w, self.interp), label
-        return imresize(src, w * ch // h, ch, self.interp), label
 
 
 class ImageRecordIter(BatchCursor, ImageIter):
@@ -202,7 +184,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         if record_augs.crop is not None:
             augs.append(record_augs.crop)
         else:
-            augs.append(_CoverAug(crop, inter_method))
+            augs.append(CoverAug(crop, inter_method))
             augs.append(RandomCropAug(crop, inter_method) if rand_crop else CenterCropAug(crop, inter_method))
         augs += record_augs.after_crop
         if mirror or rand_mirror:
