@@ -21,6 +21,8 @@ They take MXNet's arguments and reproduce what MXNet's C++ iterator does with th
   (``pad`` says how many) and the next epoch goes on after those records;
 - ``num_parts`` / ``part_index``: part ``i`` of ``n`` holds the records that start in
   the ``i``-th ``n``-th of the ``.rec`` file's bytes (MXNet's input split);
+- ``path_imglist``: a ``.lst`` file whose labels replace the records' own, found by each record's
+  image id (its header's ``id``), the first ``label_width`` of them;
 - ``shuffle`` and ``num_parts`` need no ``.idx`` file, as in MXNet: without one, the records
   are found by walking their headers once.
 
@@ -63,6 +65,7 @@ from .augmenters import (
     ResizeAug,
 )
 from .image_iter import ImageIter
+from .image_list import labels_by_image_id
 from .record_aug import AUG_DEFAULTS, applies_default_augmentation, take_record_augmenters
 from .record_crop import CoverAug
 from .record_normalize import channel_factors, channel_means, int8_mean, stack_normalized
@@ -153,8 +156,6 @@ class ImageRecordIter(BatchCursor, ImageIter):
         name = type(self).__name__
         if not path_imgrec:
             raise OperatorError(f"{name}: path_imgrec is required")
-        if path_imglist:
-            raise OperatorError(f"{name}: path_imglist is not supported; the labels come from the records")
         # MXNet reads its iterator parameters from text too: batch_size="32", data_shape="(3,224,224)"
         batch_size = Param(parse_int).parse(name, "batch_size", batch_size)
         data_shape = Param(parse_shape).parse(name, "data_shape", data_shape)
@@ -174,6 +175,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         # MXNet draws the random contrast and illumination for float32 data only
         self._lighting = record_augs.lighting if self._dtype == np.float32 else None
         self._check_extra_arguments(kwargs)
+        self._labels_by_id = labels_by_image_id(name, path_imglist, label_width) if path_imglist else None
         if seed is not None:
             random.seed(seed)
             np.random.seed(seed)
@@ -233,6 +235,16 @@ class ImageRecordIter(BatchCursor, ImageIter):
             mean = self._mean_image(mean_img) if mean_img else channel_means(channels, (mean_r, mean_g, mean_b, mean_a))
             self._mean = int8_mean(mean) if self._dtype == np.int8 else mean
         self.reset()
+
+    def _record_label(self, header: Any, key: Any, source: str) -> np.ndarray:
+        """With ``path_imglist``, the list's labels for the record's image id (its header's ``id``, as
+        MXNet looks them up), whatever its header holds; else the header's."""
+        if self._labels_by_id is None:
+            return super()._record_label(header, key, source)
+        labels = self._labels_by_id.get(int(header.id))
+        if labels is None:
+            raise FormatError(f"{type(self).__name__}: {source} has image id {header.id}, which the image list lacks")
+        return labels
 
     def _holds_no_records(self) -> bool:
         """Whether the record file (or its index) lists no record at all."""
