@@ -197,12 +197,17 @@ class ImageIter(DataIter):
     def next_sample(self) -> tuple[Any, bytes]:
         """``(label, encoded image)`` of the next example, as MXNet's; ``StopIteration`` at the end.
 
-        A subclass may override it (returning the same pair): the batches are then made of what it returns.
+        The label of a record is its header's, as MXNet gives it: a float when it is one value,
+        else an array; a list's labels are arrays.  A subclass may override it (returning the same
+        pair): the batches are then made of what it returns.
         """
         example = self._next_example()
         if example is None:
             raise StopIteration
-        return example[0], example[1]
+        label = example[0]
+        if self.imgrec is not None and self.imglist is None and label.size == 1:
+            return float(label[0]), example[1]
+        return label, example[1]
 
     def read_image(self, fname: str) -> bytes:
         """The encoded bytes of the image ``fname`` of the image list, under ``path_root``."""
