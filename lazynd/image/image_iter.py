@@ -197,12 +197,17 @@ class ImageIter(DataIter):
     def next_sample(self) -> tuple[Any, bytes]:
         """``(label, encoded image)`` of the next example, as MXNet's; ``StopIteration`` at the end.
 
-        A subclass may override it (returning the same pair): the batches are then made of what it returns.
+        The label of a record is its header's, as MXNet gives it: a float when it is one value,
+        else an array; a list's labels are arrays.  A subclass may override it (returning the same
+        pair): the batches are then made of what it returns.
         """
         example = self._next_example()
         if example is None:
             raise StopIteration
-        return example[0], example[1]
+        label = example[0]
+        if self.imgrec is not None and self.imglist is None and label.size == 1:
+            return float(label[0]), example[1]
+        return label, example[1]
 
     def read_image(self, fname: str) -> bytes:
         """The encoded bytes of the image ``fname`` of the image list, under ``path_root``."""
@@ -248,13 +253,7 @@ class ImageIter(DataIter):
             if self.imgrec is not None:
                 source = f"record {key} of {self.path_imgrec}"
                 header, payload = _unpack(self.imgrec.read_idx(key), source)  # type: ignore[attr-defined]
-                if self.imglist is None:
-                    return np.asarray(header.label, np.float32).reshape(-1), payload, source
-                if key not in self.imglist:
-                    raise FormatError(
-                        f"ImageIter: {source} has no label in the image list (its keys: {len(self.imglist)})"
-                    )
-                return self.imglist[key][0], payload, source
+                return self._record_label(header, key, source), payload, source
             assert self.imglist is not None
             label, fname = self.imglist[key]
             return label, self.read_image(fname), f"file {os.path.join(self.path_root, fname)!r}"
@@ -265,7 +264,16 @@ class ImageIter(DataIter):
         source = f"record #{self.cur} of {self.path_imgrec}"
         header, payload = _unpack(raw, source)
         self.cur += 1
-        return np.asarray(header.label, np.float32).reshape(-1), payload, source
+        return self._record_label(header, None, source), payload, source
+
+    def _record_label(self, header: Any, key: Any, source: str) -> np.ndarray:
+        """The label of a record read by ``key`` (None when read in file order): the image list's
+        entry for its key when there is a list and a key (as MXNet's ImageIter), else its header's."""
+        if self.imglist is None or key is None:
+            return np.asarray(header.label, np.float32).reshape(-1)
+        if key not in self.imglist:
+            raise FormatError(f"ImageIter: {source} has no label in the image list (its keys: {len(self.imglist)})")
+        return self.imglist[key][0]
 
     def _decode(self, payload: bytes, source: str) -> Any:
         self._source = source

@@ -1,5 +1,6 @@
 """The image lists of ``ImageIter``: a ``.lst`` file (``index<TAB>label(s)<TAB>path`` lines) or an
-``imglist`` of ``[label(s)..., path]`` items, read into ``{index: (labels, path)}``."""
+``imglist`` of ``[label(s)..., path]`` items, read into ``{index: (labels, path)}``; and a ``.lst``
+file read as ``ImageRecordIter``'s labels, ``{image id: labels}``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from ..errors import FormatError, OperatorError
 from ..formats.fileio import open_for_read
 
-__all__ = ["load_image_list", "label_values"]
+__all__ = ["labels_by_image_id", "load_image_list", "label_values"]
 
 
 def load_image_list(path: str | None, items: list | None, dtype: str) -> dict[Any, tuple[np.ndarray, str]]:
@@ -58,3 +59,16 @@ def load_image_list(path: str | None, items: list | None, dtype: str) -> dict[An
 def label_values(values: Any, dtype: str) -> np.ndarray:
     """Label values read as ``dtype`` (an int dtype truncates), held as float32."""
     return np.array(values, dtype=np.float64).astype(dtype).astype(np.float32)
+
+
+def labels_by_image_id(name: str, path: str, label_width: int) -> dict[int, np.ndarray]:
+    """``{image id: its first label_width labels}`` from a ``.lst`` file, as MXNet reads it for
+    ``ImageRecordIter``'s ``path_imglist``; a line with fewer labels is a FormatError naming ``name``."""
+    labels = {}
+    for index, (values, _) in load_image_list(path, None, "float32").items():
+        if values.size < label_width:
+            raise FormatError(
+                f"{name}: {path} gives image {index} {values.size} label(s), label_width is {label_width}"
+            )
+        labels[index] = values[:label_width]
+    return labels

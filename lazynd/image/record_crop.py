@@ -1,6 +1,10 @@
-"""The two crops of MXNet's default image augmenter that replace ``ImageRecordIter``'s plain crop.
+"""The crops of MXNet's default image augmenter: the enlargement before ``ImageRecordIter``'s plain
+crop, and the two crops that replace it.
 
-Both run after the affine warp and the pad (:mod:`lazynd.image.record_aug`) and resize what they
+- :class:`CoverAug`: before the plain centre (or random) crop, an image smaller than
+  ``data_shape`` is enlarged until it covers it (see the class for MXNet's two steps).
+
+The two crops below run after the affine warp and the pad (:mod:`lazynd.image.record_aug`) and resize what they
 cut to ``data_shape``'s (width, height):
 
 - ``max_crop_size`` / ``min_crop_size``: a square whose side is an integer drawn uniformly in
@@ -27,9 +31,9 @@ import numpy as np
 
 from ..errors import OperatorError
 from .augmenter_base import Augmenter
-from .transforms import center_crop, fixed_crop, image_shape
+from .transforms import center_crop, fixed_crop, image_shape, imresize
 
-__all__ = ["CropSizeAug", "ResizedCropAug"]
+__all__ = ["CoverAug", "CropSizeAug", "ResizedCropAug"]
 
 # MXNet tries this many random regions before it falls back to the centre crop
 _RESIZED_CROP_TRIES = 10
@@ -100,3 +104,35 @@ class ResizedCropAug(Augmenter):
         if region is None:
             return center_crop(src, self.size, self.interp)[0], label
         return fixed_crop(src, *region, self.size, self.interp), label
+
+
+class CoverAug(Augmenter):
+    """Enlarge an image smaller than ``size`` (w, h), keeping its aspect, until it covers ``size``.
+
+    MXNet's iterator does this before cropping, in two steps: an image too short is resized to
+    the crop's height, then one (still) too narrow to the crop's width, the other side each time
+    scaled by ``crop side / image side`` in float32 and rounded down.  A portrait image smaller
+    than the crop is therefore resized twice, and a side can come out one pixel short of the
+    exact ratio (41x41 to a 64x64 crop goes through 63x64, then 64x65): both change the pixels.
+    """
+
+    def __init__(self, size: tuple[int, int], interp: int) -> None:
+        self.size, self.interp = size, interp
+
+    @staticmethod
+    def _scaled(side: int, target: int, current: int) -> int:
+        """``side * target / current`` as MXNet computes it: float32, ``target / current`` first."""
+        return int(np.float32(np.float32(target) / np.float32(current)) * np.float32(side))
+
+    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
+        crop_width, crop_height = self.size
+        height, width = int(src.shape[0]), int(src.shape[1])
+        if height < crop_height:
+            width = self._scaled(width, crop_height, height)
+            height = crop_height
+            src = imresize(src, width, height, self.interp)
+        if width < crop_width:
+            height = self._scaled(height, crop_width, width)
+            width = crop_width
+            src = imresize(src, width, height, self.interp)
+        return src, label

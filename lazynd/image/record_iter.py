@@ -21,6 +21,8 @@ They take MXNet's arguments and reproduce what MXNet's C++ iterator does with th
   (``pad`` says how many) and the next epoch goes on after those records;
 - ``num_parts`` / ``part_index``: part ``i`` of ``n`` holds the records that start in
   the ``i``-th ``n``-th of the ``.rec`` file's bytes (MXNet's input split);
+- ``path_imglist``: a ``.lst`` file whose labels replace the records' own, found by each record's
+  image id (its header's ``id``), the first ``label_width`` of them;
 - ``shuffle`` and ``num_parts`` need no ``.idx`` file, as in MXNet: without one, the records
   are found by walking their headers once.
 
@@ -63,9 +65,10 @@ from .augmenters import (
     ResizeAug,
 )
 from .image_iter import ImageIter
+from .image_list import labels_by_image_id
 from .record_aug import AUG_DEFAULTS, applies_default_augmentation, take_record_augmenters
+from .record_crop import CoverAug
 from .record_normalize import channel_factors, channel_means, int8_mean, stack_normalized
-from .transforms import imresize
 
 __all__ = ["ImageRecordIter"]
 
@@ -89,24 +92,6 @@ def _byte_split(offsets: dict[Any, int], total: int, part_index: int, num_parts:
     step = (step + 3) // 4 * 4
     begin, end = min(step * part_index, total), min(step * (part_index + 1), total)
     return [key for key, offset in sorted(offsets.items(), key=lambda item: item[1]) if begin <= offset < end]
-
-
-class _CoverAug(Augmenter):
-    """Enlarge an image smaller than ``size`` (w, h), keeping its aspect, until it covers ``size``.
-
-    MXNet's iterator does this before cropping; the other side is rounded down.
-    """
-
-    def __init__(self, size: tuple[int, int], interp: int) -> None:
-        self.size, self.interp = size, interp
-
-    def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        (w, h), (cw, ch) = (int(src.shape[1]), int(src.shape[0])), self.size
-        if w >= cw and h >= ch:
-            return src, label
-        if cw * h >= ch * w:  # the width needs the larger factor
-            return imresize(src, cw, h * cw // w, self.interp), label
-        return imresize(src, w * ch // h, ch, self.interp), label
 
 
 class ImageRecordIter(BatchCursor, ImageIter):
@@ -171,8 +156,6 @@ class ImageRecordIter(BatchCursor, ImageIter):
         name = type(self).__name__
         if not path_imgrec:
             raise OperatorError(f"{name}: path_imgrec is required")
-        if path_imglist:
-            raise OperatorError(f"{name}: path_imglist is not supported; the labels come from the records")
         # MXNet reads its iterator parameters from text too: batch_size="32", data_shape="(3,224,224)"
         batch_size = Param(parse_int).parse(name, "batch_size", batch_size)
         data_shape = Param(parse_shape).parse(name, "data_shape", data_shape)
@@ -192,6 +175,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         # MXNet draws the random contrast and illumination for float32 data only
         self._lighting = record_augs.lighting if self._dtype == np.float32 else None
         self._check_extra_arguments(kwargs)
+        self._labels_by_id = labels_by_image_id(name, path_imglist, label_width) if path_imglist else None
         if seed is not None:
             random.seed(seed)
             np.random.seed(seed)
@@ -202,7 +186,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         if record_augs.crop is not None:
             augs.append(record_augs.crop)
         else:
-            augs.append(_CoverAug(crop, inter_method))
+            augs.append(CoverAug(crop, inter_method))
             augs.append(RandomCropAug(crop, inter_method) if rand_crop else CenterCropAug(crop, inter_method))
         augs += record_augs.after_crop
         if mirror or rand_mirror:
@@ -251,6 +235,16 @@ class ImageRecordIter(BatchCursor, ImageIter):
             mean = self._mean_image(mean_img) if mean_img else channel_means(channels, (mean_r, mean_g, mean_b, mean_a))
             self._mean = int8_mean(mean) if self._dtype == np.int8 else mean
         self.reset()
+
+    def _record_label(self, header: Any, key: Any, source: str) -> np.ndarray:
+        """With ``path_imglist``, the list's labels for the record's image id (its header's ``id``, as
+        MXNet looks them up), whatever its header holds; else the header's."""
+        if self._labels_by_id is None:
+            return super()._record_label(header, key, source)
+        labels = self._labels_by_id.get(int(header.id))
+        if labels is None:
+            raise FormatError(f"{type(self).__name__}: {source} has image id {header.id}, which the image list lacks")
+        return labels
 
     def _holds_no_records(self) -> bool:
         """Whether the record file (or its index) lists no record at all."""

@@ -26,9 +26,18 @@ def _load_rows(source: Any, dtype: Any) -> np.ndarray:
             return np.loadtxt(source, delimiter=",", dtype=np.float64, ndmin=2).astype(dtype)
 
 
+def _short_or_long_row(lines: list[str], width: int) -> str | None:
+    """Where the first row with other than ``width`` values is, or None when every row has ``width``."""
+    for number, line in enumerate(lines, 1):
+        if line.strip() and (count := len(line.split(","))) != width:
+            return f"row {number} has {count} values"
+    return None
+
+
 def _read_csv(path: str, shape: tuple[int, ...], what: str, dtype: Any) -> np.ndarray:
     if not os.path.exists(path):
         raise DataError(f"CSVIter: {what} file {path!r} does not exist")
+    width = int(np.prod(shape))
     try:
         rows = _load_rows(path, dtype)
     except ValueError as exc:
@@ -39,8 +48,10 @@ def _read_csv(path: str, shape: tuple[int, ...], what: str, dtype: Any) -> np.nd
         try:
             rows = _load_rows(lines, dtype)
         except ValueError:
+            # rows of different lengths: name the row, not NumPy's advice on its own arguments
+            if (where := _short_or_long_row(lines, width)) is not None:
+                raise DataError(f"CSVIter: {what} file {path!r}: {where}, expected {width} for shape {shape}") from None
             raise DataError(f"CSVIter: {what} file {path!r} is not numeric CSV: {exc}") from exc
-    width = int(np.prod(shape))
     if rows.size == 0:
         raise DataError(f"CSVIter: {what} file {path!r} holds no rows")
     if rows.shape[1] != width:
@@ -78,7 +89,8 @@ class CSVIter(SingleArrayIter):
     data_shape : tuple
         Shape of one example; a row holds ``prod(data_shape)`` values.
     label_csv : str, optional
-        Without it every label is 0.
+        Without it every label is one 0, as in MXNet: the batches' labels are
+        ``(batch_size,)`` zeros whatever ``label_shape`` says.
     label_shape : tuple
     batch_size : int
     round_batch : bool
@@ -129,7 +141,8 @@ class CSVIter(SingleArrayIter):
         dtype = Param(parse_dtype).parse("CSVIter", "dtype", dtype)
         data = _read_csv(_path(data_csv, "data_csv"), data_shape, "data", dtype)
         if label_csv is None:
-            label = np.zeros((len(data),) + tuple(label_shape), dtype=dtype)
+            # as MXNet: without a label file, label_shape is not used and each label is one 0
+            label = np.zeros(len(data), dtype=dtype)
         else:
             label = _read_csv(_path(label_csv, "label_csv"), tuple(label_shape), "label", dtype)
             if len(label) != len(data):

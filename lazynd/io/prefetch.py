@@ -118,6 +118,21 @@ def _in_pinned_memory(batch: DataBatch) -> DataBatch:
     )
 
 
+def _check_rename_names(what: str, position: int, rename: dict[str, str], source: Any) -> None:
+    """A DataError when ``rename`` (``rename_data`` or ``rename_label`` of iterator ``position``) renames
+    an input that iterator does not provide: the rename would silently do nothing."""
+    descs = getattr(source, "provide_data" if what == "rename_data" else "provide_label", None)
+    if descs is None:  # a duck-typed iterator that does not describe its inputs
+        return
+    names = [d.name if isinstance(d, DataDesc) else d[0] for d in descs]
+    unknown = sorted(str(name) for name in rename if name not in names)
+    if unknown:
+        raise DataError(
+            f"PrefetchingIter: {what}[{position}] renames {unknown}, which iterator {position} does not provide "
+            f"(its {'data' if what == 'rename_data' else 'labels'}: {names})"
+        )
+
+
 class PrefetchingIter(DataIter):
     """Load the next batch of one or more iterators in background threads.
 
@@ -163,6 +178,9 @@ class PrefetchingIter(DataIter):
                 raise DataError(
                     f"PrefetchingIter: {what} needs one dict per iterator ({len(self.iters)}), got {len(renames)}"
                 )
+            for i, (source, rename) in enumerate(zip(self.iters, renames or [], strict=False)):
+                _check_rename_names(what, i, rename, source)
+        self.n_iter = len(self.iters)  # as MXNet's
         self.rename_data = rename_data
         self.rename_label = rename_label
         self._workers = [_Worker(source, bool(pin_memory)) for source in self.iters]

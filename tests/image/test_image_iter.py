@@ -142,6 +142,15 @@ def test_a_single_label_fills_a_wider_label_row(tmp_path):
     assert next(it).label[0].asnumpy().tolist() == [[5.0, 5.0], [6.0, 6.0]]
 
 
+def test_next_sample_gives_a_records_header_label_as_mxnet(tmp_path):
+    # MXNet 1.9.1 hands on header.label: a float for one label (``float(label)`` works), else an array
+    single = image.ImageIter(1, (3, 8, 8), path_imgrec=_labelled_rec(tmp_path, [5.0]), aug_list=[])
+    label, encoded = single.next_sample()
+    assert isinstance(label, float) and label == 5.0 and encoded[:4] == b"\x89PNG"
+    several = image.ImageIter(1, (3, 8, 8), label_width=2, path_imgrec=_labelled_rec(tmp_path, [[1, 2]]), aug_list=[])
+    assert several.next_sample()[0].tolist() == [1.0, 2.0]
+
+
 def _epochs(it, count=3):
     epochs = []
     for _ in range(count):

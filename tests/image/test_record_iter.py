@@ -81,6 +81,29 @@ def test_images_smaller_than_the_crop_are_enlarged_first(rec):
     np.testing.assert_array_equal(data[6], center_crop_chw(enlarged, 10, 10))
 
 
+@pytest.mark.parametrize(
+    ("size", "steps"),
+    [
+        # too short and too narrow, portrait: height first (58 x 64), then width (64 x 70)
+        ((25, 23), [(58, 64), (64, 70)]),
+        # square: 64/41 in float32 times 41 rounds down to 63, so a second step to 64 x 65
+        ((41, 41), [(63, 64), (64, 65)]),
+    ],
+)
+def test_images_short_and_narrow_are_enlarged_in_mxnets_two_steps(tmp_path, size, steps):
+    # the sizes of each step are MXNet 1.9.1's: its batches equal these resizes pixel for pixel
+    bgr = cv2.GaussianBlur(np.random.default_rng(1).integers(0, 256, (*size, 3), dtype=np.uint8), (3, 3), 0)
+    path = str(tmp_path / "one.rec")
+    writer = recordio.MXRecordIO(path, "w")
+    writer.write(recordio.pack_img(recordio.IRHeader(0, 0.0, 0, 0), bgr, img_fmt=".png"))
+    writer.close()
+    data = next(mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 64, 64), batch_size=1)).data[0].asnumpy()
+    enlarged = bgr[:, :, ::-1]
+    for width, height in steps:
+        enlarged = cv2.resize(enlarged, (width, height), interpolation=cv2.INTER_LINEAR)
+    np.testing.assert_array_equal(data[0], center_crop_chw(enlarged, 64, 64))
+
+
 def test_mirror_flips_every_image(rec):
     path, images = rec
     it = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 8, 8), batch_size=3, mirror=True)

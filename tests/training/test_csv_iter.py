@@ -22,6 +22,15 @@ def test_csv_iter_reads_data_and_labels(tmp_path) -> None:
     assert batches[1].pad == 1
 
 
+@pytest.mark.parametrize("label_shape", [(1,), (3,), (2, 2)])
+def test_csv_iter_without_label_file_gives_one_zero_per_example_whatever_label_shape(tmp_path, label_shape) -> None:
+    # MXNet 1.9.1 leaves label_shape unused without label_csv: provide_label and the labels are (batch_size,)
+    (tmp_path / "d.csv").write_text("1,2\n3,4\n5,6\n")
+    it = CSVIter(str(tmp_path / "d.csv"), (2,), label_shape=label_shape, batch_size=2)
+    assert it.provide_label[0].shape == (2,)
+    assert [b.label[0].asnumpy().tolist() for b in it] == [[0.0, 0.0], [0.0, 0.0]]
+
+
 def test_csv_iter_reads_rows_ending_in_a_comma_as_mxnet(tmp_path) -> None:
     # MXNet 1.9.1's parser ends a row at its last value: "1,2,3," is three values
     (tmp_path / "d.csv").write_text("1,2,3,\r\n4,5,6,\n")
@@ -42,6 +51,13 @@ def test_csv_iter_wrong_column_count_raises(tmp_path) -> None:
     (tmp_path / "d.csv").write_text("1,2,3\n")
     with pytest.raises(DataError, match="3 columns"):
         CSVIter(str(tmp_path / "d.csv"), (2, 2), batch_size=1)
+
+
+def test_csv_iter_a_row_of_another_length_is_named(tmp_path) -> None:
+    # not NumPy's message (its advice names its own `usecols` argument)
+    (tmp_path / "d.csv").write_text("1,2,3\n4,5,6\n7,8\n")
+    with pytest.raises(DataError, match=r"d\.csv': row 3 has 2 values, expected 3 for shape \(3,\)$"):
+        CSVIter(str(tmp_path / "d.csv"), (3,), batch_size=1)
 
 
 def _csv_rows(it: DataIter, epochs: int) -> list[tuple[list[float], int]]:

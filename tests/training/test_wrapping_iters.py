@@ -110,6 +110,19 @@ def test_prefetching_iter_renames_must_be_a_list_of_dicts(renames):
         PrefetchingIter(NDArrayIter(np.arange(4), batch_size=2), rename_data=renames)
 
 
+def test_prefetching_iter_refuses_a_rename_of_an_input_the_iterator_lacks():
+    # MXNet raises KeyError here; a rename that names nothing would silently do nothing
+    with pytest.raises(DataError, match=r"rename_label\[1\] renames \['label'\], which iterator 1 does not provide"):
+        PrefetchingIter(
+            [NDArrayIter(np.arange(4), np.arange(4), batch_size=2) for _ in range(2)],
+            rename_label=[{"softmax_label": "a"}, {"label": "b"}],
+        )
+
+
+def test_prefetching_iter_counts_its_iterators_as_mxnet_does():
+    assert PrefetchingIter([NDArrayIter(np.arange(4), batch_size=2) for _ in range(3)]).n_iter == 3
+
+
 def test_a_duck_typed_iterator_can_still_be_wrapped():
     class Counting:
         batch_size = 2
