@@ -177,3 +177,24 @@ def element_of(dtype: np.dtype, value: Any, op: str) -> Any:
         raise OperatorError(
             f"{op}: cannot store {value!r} in an array of dtype {np.dtype(dtype).name}: {err}"
         ) from None
+
+
+def elements_of(dtype: np.dtype, values: np.ndarray, op: str) -> np.ndarray:
+    """Float ``values`` written out in Python (a list, a scalar) as elements of an integer ``dtype``.
+
+    As MXNet 1.9.1's ``nd.array`` converts a list (NumPy converting each Python float with ``int()``):
+    toward zero, then wrapped to the dtype's width as :func:`element_of` does (``[1e10]`` in int32 is
+    1410065408, not the ``INT_MIN`` of a C cast); NaN, an infinity or a value past int64 is refused by
+    name (MXNet raises, NumPy's cast gave ``INT_MIN``).  Other values and dtypes are returned as given.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu" or values.dtype.kind != "f" or values.size == 0:
+        return values
+    finite = np.isfinite(values) & (np.abs(values) < 2.0**63)
+    if not finite.all():
+        bad = float(values[~finite].flat[0])
+        raise OperatorError(
+            f"{op}: cannot store {bad!r} in an array of dtype {dtype.name} (expected finite numbers within "
+            "int64's range, or a float dtype)"
+        )
+    return np.trunc(values).astype(np.int64)

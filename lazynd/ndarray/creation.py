@@ -21,7 +21,7 @@ from ..ops.init_ops import arange_length, arange_values
 from ..ops.params import parse_dtype, parse_int
 from ..runtime import push
 from . import dispatch
-from .copying import element_of
+from .copying import element_of, elements_of
 from .dispatch import new_array
 from .memory_sharing import dlpack_capsule, from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
 from .sparse import check_dense
@@ -199,6 +199,8 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None, styp
         raise OperatorError(f"array: source is ragged or holds non-numbers ({type(source).__name__})")
     dt = as_dtype(dtype)
     ctx = _ctx(ctx)
+    if not isinstance(source, np.ndarray):  # a list or a scalar converts as MXNet's list does
+        host = elements_of(dt, host, "array")
     if host.dtype.kind in "SU":  # text: numbers written out ('1.5') convert, anything else is refused here
         try:
             host = host.astype(dt)

@@ -16,7 +16,7 @@ from ..backend import get_backend
 from ..errors import ArgumentTypeError, IndexingError, OperatorError, ShapeError
 from ..runtime import push, run_if_free
 from . import dispatch
-from .copying import copy_into, element_of
+from .copying import copy_into, element_of, elements_of
 from .dispatch import new_array
 
 _BASIC = (int, np.integer, slice, type(Ellipsis), type(None))
@@ -253,8 +253,8 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     # value that does not convert fails here (into memory of our own, unless it already has the dtype)
     if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
         host = value
-    else:
-        host = _numbers_of(value)
+    else:  # a list's floats go into integers as nd.array's do (toward zero, wrapped; NaN refused)
+        host = elements_of(data.dtype, _numbers_of(value), "__setitem__")
     squeezed = _without_integer_axes(key, host.shape, target_shape)
     if squeezed is not None:
         host = host.reshape(squeezed)  # a view: the caller's array is not changed

@@ -135,11 +135,12 @@ def _leaky_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         slope = outputs[1]
     else:
         slope = _channel_view(inputs[1], x.ndim) if kind == "prelu" else attrs["slope"]
-        if kind == "leaky" and 0 < slope <= 1:
+        if kind == "leaky" and 0 < slope <= 1 and x.dtype.kind == "f":
             # max(x, slope * x): the same values, zeros' signs and NaNs as the select (a slope of 0
             # would make inf * 0 a NaN where the select keeps inf), in two passes with one
             # temporary (a select makes three temporaries: 8 ms against 1.3 ms for a
-            # (16, 32, 32, 112) float32 batch, a text recogniser's activation)
+            # (16, 32, 32, 112) float32 batch, a text recogniser's activation).  Integer data
+            # takes the select: its float64 slope * x cannot go into an integer ``out``
             xp.maximum(x, x * slope, out=out)
             return
     out[...] = xp.where(x > 0, x, x * slope)
@@ -164,10 +165,10 @@ def _leaky_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
         slope = inputs[2]
     else:
         slope = _channel_view(inputs[2], x.ndim) if kind == "prelu" else attrs["slope"]
-        if kind == "leaky" and 0 <= slope <= 1:
+        if kind == "leaky" and 0 <= slope <= 1 and x.dtype.kind == "f":
             # dy times a factor of exactly 1 or slope, max(x > 0, slope): the select's values in two
             # passes (8 ms against 1.6 ms for the batch above); the factor goes into the output
-            # unless that is dy's buffer
+            # unless that is dy's buffer.  Integer data takes the select: its dtype holds no slope
             out = outputs[0]
             factor = xp.maximum(x > 0, x.dtype.type(slope), out=None if _shares(xp, out, dy) else out)
             xp.multiply(factor, dy, out=out)

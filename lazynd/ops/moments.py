@@ -3,8 +3,9 @@
 Two outputs, ``mean`` and ``var``, of the reduced shape (``axes`` kept as length 1 with
 ``keepdims``; a reduction over every axis without it gives shape ``(1,)``, as MXNet's).  As in
 MXNet 1.9.1, ``axes`` must be given: global moments pass every axis.  Float16 data is
-accumulated in float32, integer data in float64 and truncated into the outputs, as MXNet's
-integer moments are.  One kernel for NumPy and CuPy.
+accumulated in float32, integer data in float64: the exact mean and variance, truncated
+toward zero into the outputs (MXNet 1.9.1 takes the variance about its truncated mean, so
+``[1, 3, 1, 2]`` has variance 1 there, 0 here).  One kernel for NumPy and CuPy.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
+from .elemwise_binary import scalar_as
 from .params import Param, parse_bool, parse_float, parse_int
 from .registry import OpDef, merge_shape, refuse_empty_axis, register
 
@@ -74,6 +75,20 @@ def _infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, lis
     return types, [in_types[0]], aux_types
 
 
+def _mask_infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    """As :func:`_infer_type`, and ``value`` must have a value in the data's dtype: checked here, at the
+    call (the kernel's cast raised an OverflowError inside an EngineError at the wait)."""
+    if in_types[0] is not None:
+        try:
+            scalar_as(in_types[0], attrs["value"])
+        except OperatorError:
+            raise OperatorError(
+                f"SequenceMask: value={attrs['value']} has no value in data of {in_types[0]} (expected a finite "
+                "number within int64's range, or float data)"
+            ) from None
+    return _infer_type(attrs, in_types, aux_types)
+
+
 def _none_for_lengths(inputs: list) -> list:
     return [None] * (len(inputs) - 1)
 
@@ -90,7 +105,8 @@ def _mask_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     axis = attrs["axis"]
     x = _time_first(xp, inputs[0], axis)
     lengths = _lengths(xp, attrs, inputs, x.shape[0], x.shape[1], 0)
-    masked = xp.where(_steps_mask(xp, lengths, x.shape[0], x.ndim), x, x.dtype.type(attrs["value"]))
+    # cast as MXNet's static_cast: -1 is 255 in uint8 data, 2.7 is 2 in integers
+    masked = xp.where(_steps_mask(xp, lengths, x.shape[0], x.ndim), x, scalar_as(x.dtype, attrs["value"]))
     _time_first(xp, outputs[0], axis)[...] = masked
 
 
@@ -108,7 +124,7 @@ register(
         positional_inputs=_POSITIONAL_INPUTS,
         params=_params("value"),
         infer_shape=_infer("SequenceMask", (0, 1)),
-        infer_type=_infer_type,
+        infer_type=_mask_infer_type,
         gradient=_mask_gradient,
         doc="Set the steps past each sequence's length to ``value``.",
     )

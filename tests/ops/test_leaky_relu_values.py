@@ -54,6 +54,20 @@ def test_the_gradient_may_be_written_over_dy():
     assert _same(buffer, expected)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8])
+def test_integer_data_takes_the_select_truncated(dtype):
+    # the two-pass form wrote the float64 slope * x into an integer out: an EngineError at the wait
+    x = np.array([[-9, -3, 0, 5, 8]]).astype(dtype)
+    data = mx.nd.array(x, dtype=dtype)
+    data.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.LeakyReLU(data, act_type="leaky", slope=0.25)
+    y.backward(mx.nd.array(np.full(x.shape, 8), dtype=dtype))
+    assert y.dtype == dtype and data.grad.dtype == dtype
+    np.testing.assert_array_equal(y.asnumpy(), _select(x, 0.25).astype(dtype))
+    np.testing.assert_array_equal(data.grad.asnumpy(), np.where(x > 0, 8, 2).astype(dtype))
+
+
 class _Kernel:
     """The kernel context the CPU kernels read: the array module."""
 

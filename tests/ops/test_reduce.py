@@ -151,6 +151,20 @@ def test_a_float16_reduction_past_the_range_is_inf_without_a_warning(name, ctx):
     assert got.dtype == np.float16 and np.isinf(got).all()
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "bool", "float16", "float32", "float64"])
+def test_the_mean_of_no_elements_is_nan_for_floats_and_0_for_integers_without_a_warning(dtype, ctx):
+    # integer data: NumPy's NaN cast to the dtype was INT_MIN for int32, True for bool (MXNet 1.9.1 dies
+    # of SIGFPE); float data: NumPy's NaN, which warned "Mean of empty slice" (MXNet is silent)
+    empty = mx.nd.zeros((2, 0, 4), ctx=ctx, dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        whole, rows = mx.nd.mean(empty).asnumpy(), mx.nd.mean(empty, axis=1, keepdims=True).asnumpy()
+    expected = np.nan if dtype.startswith("float") else 0
+    assert whole.dtype == rows.dtype == np.dtype(dtype) and rows.shape == (2, 1, 4)
+    np.testing.assert_array_equal(whole, np.full((1,), expected, dtype))
+    np.testing.assert_array_equal(rows, np.full((2, 1, 4), expected, dtype))
+
+
 def test_axis_out_of_range_is_a_clear_error():
     with pytest.raises(mx.OperatorError, match="sum: axis 3 is out of range for an input of 2 dims"):
         mx.nd.sum(mx.nd.ones((2, 3)), axis=3)

@@ -95,3 +95,20 @@ def test_sequence_ops_reject_bad_axis_and_lengths():
         mx.nd.SequenceReverse(mx.nd.zeros((2, 3)), axis=1)
     with pytest.raises(ShapeError, match="sequence_length"):
         mx.nd.SequenceMask(mx.nd.zeros((2, 3)), mx.nd.zeros((2,)), use_sequence_length=True)
+
+
+def test_sequence_mask_casts_value_to_integer_data_as_mxnet(ctx):
+    # MXNet 1.9.1: static_cast<DType>(value), so -1 in uint8 data is 255 and 2.7 in int32 is 2
+    data = mx.nd.array(DATA, dtype="uint8", ctx=ctx)
+    lengths = mx.nd.array(LENGTHS, dtype="uint8", ctx=ctx)
+    out = mx.nd.SequenceMask(data, lengths, use_sequence_length=True, value=-1)
+    assert out.dtype == np.uint8
+    np.testing.assert_array_equal(out.asnumpy(), np_mask(DATA, LENGTHS, 255).astype(np.uint8))
+    out = mx.nd.SequenceMask(data.astype("int32"), lengths, use_sequence_length=True, value=2.7)
+    np.testing.assert_array_equal(out.asnumpy(), np_mask(DATA, LENGTHS, 2).astype(np.int32))
+
+
+def test_sequence_mask_refuses_a_value_integer_data_cannot_hold_at_the_call():
+    data = mx.nd.array(DATA, dtype="int32")
+    with pytest.raises(OperatorError, match="SequenceMask: value=nan has no value in data of int32"):
+        mx.nd.SequenceMask(data, mx.nd.array(LENGTHS), use_sequence_length=True, value=float("nan"))
