@@ -12,14 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from .context import Context, current_context
+from .context import Context, as_context, current_context
 from .errors import OperatorError, ShapeError
 from .runtime import push
 from .runtime.random_state import context_offset, generator_for, seed_all
 
+_SEED_RANGE = 2**64  # the generators' seeds: 0 <= seed < 2**64
+
 
 def seed(seed_state: int, ctx: Context | str = "all") -> None:
-    """Seed the generator of ``ctx`` (or of every context with ``'all'``).
+    """Seed the generator of ``ctx`` (a Context or its name, ``'cpu'``, ``'gpu(1)'``; or every
+    context with ``'all'``).
 
     Examples
     --------
@@ -31,11 +34,12 @@ def seed(seed_state: int, ctx: Context | str = "all") -> None:
     """
     if not isinstance(seed_state, (int, np.integer)):
         raise OperatorError(f"random.seed: seed must be an int, got {type(seed_state).__name__}")
-    seed_state = int(seed_state)
-    if ctx == "all":
-        targets = [(state, seed_state + context_offset(state.ctx)) for state in seed_all(seed_state)]
+    # any int seeds, as in MXNet (a negative one too): the generators take 0 <= seed < 2**64
+    seed_state = int(seed_state) % _SEED_RANGE
+    if isinstance(ctx, str) and ctx == "all":
+        targets = [(state, (seed_state + context_offset(state.ctx)) % _SEED_RANGE) for state in seed_all(seed_state)]
     else:
-        targets = [(generator_for(ctx), seed_state)]  # type: ignore[arg-type]
+        targets = [(generator_for(as_context(ctx, "random.seed: ctx")), seed_state)]
     for state, value in targets:
         push(state.ctx, state.reseed, (value,), [], [state.var], "random_seed", 0)
 
@@ -145,6 +149,9 @@ def exponential(
     scale: Any = 1.0, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None
 ) -> Any:
     """Samples from an exponential distribution of mean ``scale`` (rate ``1 / scale``)."""
+    if not _is_array(scale) and not scale > 0:
+        # MXNet refuses it too (its rate 1 / scale); here 1 / 0 was a bare ZeroDivisionError
+        raise OperatorError(f"random.exponential: scale must be > 0, got {scale}")
     return _distribution("exponential", shape, ctx, dtype, out, lam=1.0 / scale)
 
 
