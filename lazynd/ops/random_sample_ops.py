@@ -44,10 +44,12 @@ PER_ROW: dict[str, tuple[Any, tuple[str, ...], tuple[str, ...]]] = {
     **{name: (fn, tuple(defaults), methods) for name, (fn, defaults, methods) in DISTRIBUTIONS.items()},
     "gamma": (_gamma, ("alpha", "beta"), ("gamma",)),
 }
-# the scalar samplers' limits, but for a gamma row's 0 (see _gamma)
+# the scalar samplers' limits, but for a gamma row's 0 (see _gamma); a normal row's negative sigma is
+# named here (NumPy's refusal said "scale < 0", neither the parameter nor the value)
 PER_ROW_LIMITS = {
     **LIMITS,
     "gamma": [("alpha", lambda v: v >= 0, ">= 0"), ("beta", lambda v: v >= 0, ">= 0")],
+    "normal": [("sigma", lambda v: v >= 0, ">= 0")],
 }
 
 
@@ -205,7 +207,8 @@ register(
         "_shuffle",
         _shuffle_forward,
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
-        gradient=_no_gradient,
+        # no gradient rule, as in MXNet: backward through it is refused (a zero gradient was silently
+        # wrong, the true one being the inverse permutation, which the output does not tell)
         needs_random=True,
         aliases=("shuffle",),
         doc="The rows of ``data`` (its first axis) in a random order.",

@@ -143,6 +143,25 @@ def test_shuffle_permutes_the_first_axis_keeping_the_dtype():
     assert mx.nd.shuffle(mx.nd.arange(4, dtype="int32")).dtype == np.int32
 
 
+def test_shuffle_refuses_a_gradient_as_mxnet():
+    # MXNet registers no gradient for _shuffle; here a zero gradient came back, silently wrong
+    x = mx.nd.arange(6)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.random.shuffle(x)
+        z = (y * mx.nd.arange(6)).sum()
+    with pytest.raises(LazyNDError, match="operator '_shuffle' has no gradient rule"):
+        z.backward()
+    with pytest.raises(OperatorError, match="operator _shuffle .* has no gradient rule"):
+        mx.sym.random.shuffle(mx.sym.Variable("x")).simple_bind(mx.cpu(), x=(4,))
+
+
+def test_sample_normal_names_a_negative_sigma():
+    # NumPy's refusal, "scale < 0", named neither the parameter nor the value
+    with pytest.raises(LazyNDError, match="_sample_normal: sigma must be >= 0, got -1.0"):
+        mx.nd.sample_normal(mx.nd.array([0.0, 1.0]), mx.nd.array([1.0, -1.0]), shape=(3,)).asnumpy()
+
+
 def test_like_samplers_take_shape_and_dtype_from_data_and_refuse_integers():
     mx.random.seed(6)
     x = mx.nd._random_uniform_like(mx.nd.ones((2, 3), dtype="float64"), low=2, high=3)
