@@ -142,6 +142,8 @@ def _distribution(name: str, shape: Any, ctx: Context | None, dtype: Any, out: A
     kwargs: dict[str, Any] = {"shape": () if shape is None else shape}
     if dtype is not None:
         kwargs["dtype"] = dtype
+    elif out is not None:
+        kwargs["dtype"] = np.dtype(out.dtype).name  # MXNet's sampler draws in out's dtype (float32 refused it)
     return invoke(registry.get(f"_sample_{name}"), list(params.values()), kwargs, out)
 
 

@@ -129,7 +129,8 @@ def test_seed_takes_a_context_by_name_and_seeds_that_context_only():
     other = mx.random.uniform(shape=(4,), ctx=mx.cpu(1)).asnumpy()
     mx.random.seed(5, ctx="cpu(0)")
     np.testing.assert_array_equal(a, mx.random.uniform(shape=(4,)).asnumpy())
-    assert not (other == mx.random.uniform(shape=(4,), ctx=mx.cpu(1)).asnumpy()).all()  # cpu(1) was not reset
+    # cpu(1) was not reset: each cpu(n) has its own generator here (MXNet's CPUs share one)
+    assert not (other == mx.random.uniform(shape=(4,), ctx=mx.cpu(1)).asnumpy()).all()
 
 
 def test_seed_refuses_a_bad_context_clearly():
@@ -142,3 +143,13 @@ def test_exponential_refuses_a_scale_that_is_not_positive(scale):
     # MXNet refuses it; a scale of 0 was a bare ZeroDivisionError here, a negative one named 'lam'
     with pytest.raises(OperatorError, match=f"random.exponential: scale must be > 0, got {scale}"):
         mx.random.exponential(scale, shape=(2,))
+
+
+def test_ndarray_parameters_draw_in_the_dtype_of_out():
+    # MXNet's _sample_* with no dtype writes out's float dtype; here a float64 out was refused
+    out = mx.nd.zeros((2, 3), dtype="float64")
+    mx.random.uniform(mx.nd.array([0.0, 10.0]), mx.nd.array([1.0, 11.0]), shape=3, out=out)
+    values = out.asnumpy()
+    assert ((values[0] >= 0) & (values[0] < 1)).all() and ((values[1] >= 10) & (values[1] < 11)).all()
+    with pytest.raises(OperatorError, match="_sample_normal: invalid value 'int32' for parameter 'dtype'"):
+        mx.random.normal(mx.nd.array([0.0]), mx.nd.array([1.0]), shape=2, out=mx.nd.zeros((1, 2), dtype="int32"))
