@@ -65,10 +65,23 @@ def _is_context(value: Any) -> bool:
 def _ctx_and_dtype(ctx: Any, dtype: Any) -> tuple[Any, Any]:
     """The context and dtype, whichever positional slot each came in: MXNet 0.9 took ``(shape, ctx)``
     after the parameters and MXNet 1.x takes ``(shape, dtype, ctx)``, and programs of both are run.
-    A Context or a context name is the context; anything else is the dtype."""
+    A Context or a context name is the context; a dtype is the dtype; anything else in the ``ctx``
+    slot is a ContextError (it was reported as a bad dtype, the slot it was moved to)."""
     if (ctx is not None and not _is_context(ctx)) or _is_context(dtype):
+        if ctx is not None and not _is_dtype(ctx):
+            as_context(ctx, "ctx")  # raises, naming the value and the contexts expected
         return dtype, ctx
     return ctx, dtype
+
+
+def _is_dtype(value: Any) -> bool:
+    from .ops.params import parse_dtype
+
+    try:
+        parse_dtype(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _sample(op: str, shape: Any, ctx: Context | None, dtype: Any, out: Any, **params: Any) -> Any:

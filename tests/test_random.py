@@ -153,3 +153,11 @@ def test_ndarray_parameters_draw_in_the_dtype_of_out():
     assert ((values[0] >= 0) & (values[0] < 1)).all() and ((values[1] >= 10) & (values[1] < 11)).all()
     with pytest.raises(OperatorError, match="_sample_normal: invalid value 'int32' for parameter 'dtype'"):
         mx.random.normal(mx.nd.array([0.0]), mx.nd.array([1.0]), shape=2, out=mx.nd.zeros((1, 2), dtype="int32"))
+
+
+def test_a_bad_context_is_named_as_the_context():
+    # the value in the ctx slot was taken for a dtype (MXNet 0.9's order) and reported as a bad dtype
+    with pytest.raises(LazyNDError, match="ctx is 'foo'; expected a Context"):
+        mx.random.uniform(shape=(2,), ctx="foo")
+    assert mx.random.uniform(0, 1, (2,), "float64", mx.cpu()).dtype == np.float64
+    assert mx.random.normal(0, 1, (2,), mx.cpu(), "float64").dtype == np.float64
