@@ -19,7 +19,16 @@ from .params import Param, enum, optional, parse_bool, parse_dtype, parse_shape
 from .random_ops import DISTRIBUTIONS, LIMITS, draw
 from .registry import OpDef, register, unify_shapes
 
-_SAMPLE_DTYPE = optional(enum("float16", "float32", "float64"))
+_FLOAT_DTYPE = enum("float16", "float32", "float64")
+
+
+def _float_dtype(value: Any) -> str:
+    """A float dtype by any name NumPy takes (``np.float64`` too, as MXNet; it was refused here)."""
+    return _FLOAT_DTYPE(parse_dtype(value))
+
+
+_float_dtype.choices = _FLOAT_DTYPE.choices  # type: ignore[attr-defined]
+_SAMPLE_DTYPE = optional(_float_dtype)
 
 
 def _uniform(kctx: Any, out: Any, low: Any, high: Any) -> Any:

@@ -164,6 +164,14 @@ def test_shuffle_refuses_a_gradient_as_mxnet():
         mx.sym.random.shuffle(mx.sym.Variable("x")).simple_bind(mx.cpu(), x=(4,))
 
 
+def test_per_row_samplers_take_a_numpy_dtype():
+    # MXNet takes dtype=np.float64; here only the dtype's name was
+    x = mx.nd.sample_normal(mx.nd.zeros((2,)), mx.nd.ones((2,)), shape=(3,), dtype=np.float64)
+    assert x.dtype == np.float64 and x.shape == (2, 3)
+    with pytest.raises(OperatorError, match="_sample_normal: invalid value .*int32.* for parameter 'dtype'"):
+        mx.nd.sample_normal(mx.nd.zeros((2,)), mx.nd.ones((2,)), dtype=np.int32)
+
+
 def test_sample_normal_names_a_negative_sigma():
     # NumPy's refusal, "scale < 0", named neither the parameter nor the value
     with pytest.raises(LazyNDError, match="_sample_normal: sigma must be >= 0, got -1.0"):
