@@ -12,14 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from .context import Context, current_context
+from .context import Context, as_context, current_context
 from .errors import OperatorError, ShapeError
 from .runtime import push
 from .runtime.random_state import context_offset, generator_for, seed_all
 
+_SEED_RANGE = 2**64  # the generators' seeds: 0 <= seed < 2**64
+
 
 def seed(seed_state: int, ctx: Context | str = "all") -> None:
-    """Seed the generator of ``ctx`` (or of every context with ``'all'``).
+    """Seed the generator of ``ctx`` (a Context or its name, ``'cpu'``, ``'gpu(1)'``; or every
+    context with ``'all'``).
 
     Examples
     --------
@@ -31,11 +34,12 @@ def seed(seed_state: int, ctx: Context | str = "all") -> None:
     """
     if not isinstance(seed_state, (int, np.integer)):
         raise OperatorError(f"random.seed: seed must be an int, got {type(seed_state).__name__}")
-    seed_state = int(seed_state)
-    if ctx == "all":
-        targets = [(state, seed_state + context_offset(state.ctx)) for state in seed_all(seed_state)]
+    # any int seeds, as in MXNet (a negative one too): the generators take 0 <= seed < 2**64
+    seed_state = int(seed_state) % _SEED_RANGE
+    if isinstance(ctx, str) and ctx == "all":
+        targets = [(state, (seed_state + context_offset(state.ctx)) % _SEED_RANGE) for state in seed_all(seed_state)]
     else:
-        targets = [(generator_for(ctx), seed_state)]  # type: ignore[arg-type]
+        targets = [(generator_for(as_context(ctx, "random.seed: ctx")), seed_state)]
     for state, value in targets:
         push(state.ctx, state.reseed, (value,), [], [state.var], "random_seed", 0)
 
@@ -61,10 +65,23 @@ def _is_context(value: Any) -> bool:
 def _ctx_and_dtype(ctx: Any, dtype: Any) -> tuple[Any, Any]:
     """The context and dtype, whichever positional slot each came in: MXNet 0.9 took ``(shape, ctx)``
     after the parameters and MXNet 1.x takes ``(shape, dtype, ctx)``, and programs of both are run.
-    A Context or a context name is the context; anything else is the dtype."""
+    A Context or a context name is the context; a dtype is the dtype; anything else in the ``ctx``
+    slot is a ContextError (it was reported as a bad dtype, the slot it was moved to)."""
     if (ctx is not None and not _is_context(ctx)) or _is_context(dtype):
+        if ctx is not None and not _is_dtype(ctx):
+            as_context(ctx, "ctx")  # raises, naming the value and the contexts expected
         return dtype, ctx
     return ctx, dtype
+
+
+def _is_dtype(value: Any) -> bool:
+    from .ops.params import parse_dtype
+
+    try:
+        parse_dtype(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _sample(op: str, shape: Any, ctx: Context | None, dtype: Any, out: Any, **params: Any) -> Any:
@@ -138,6 +155,8 @@ def _distribution(name: str, shape: Any, ctx: Context | None, dtype: Any, out: A
     kwargs: dict[str, Any] = {"shape": () if shape is None else shape}
     if dtype is not None:
         kwargs["dtype"] = dtype
+    elif out is not None:
+        kwargs["dtype"] = np.dtype(out.dtype).name  # MXNet's sampler draws in out's dtype (float32 refused it)
     return invoke(registry.get(f"_sample_{name}"), list(params.values()), kwargs, out)
 
 
@@ -145,6 +164,9 @@ def exponential(
     scale: Any = 1.0, shape: Any = None, ctx: Context | None = None, dtype: Any = None, out: Any = None
 ) -> Any:
     """Samples from an exponential distribution of mean ``scale`` (rate ``1 / scale``)."""
+    if not _is_array(scale) and not scale > 0:
+        # MXNet refuses it too (its rate 1 / scale); here 1 / 0 was a bare ZeroDivisionError
+        raise OperatorError(f"random.exponential: scale must be > 0, got {scale}")
     return _distribution("exponential", shape, ctx, dtype, out, lam=1.0 / scale)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import OperatorError, ShapeError
+from lazynd.errors import LazyNDError, OperatorError, ShapeError
 
 
 def test_exponential_takes_mxnets_scale_not_the_rate():
@@ -111,3 +111,53 @@ def test_the_slot_after_shape_takes_a_dtype_or_a_context(draw):
     sample = draw()
     assert sample.shape == (2,) and sample.context == mx.cpu()
     assert sample.dtype in (np.float64, np.int64)
+
+
+@pytest.mark.parametrize("seed", [-1, -(2**40), 2**64 + 5])
+def test_any_int_seeds_reproducibly_as_in_mxnet(seed):
+    # MXNet takes a negative seed; here the engine raised NumPy's "expected non-negative integer"
+    mx.random.seed(seed)
+    a = mx.random.uniform(shape=(4,)).asnumpy()
+    mx.random.seed(seed)
+    np.testing.assert_array_equal(a, mx.random.uniform(shape=(4,)).asnumpy())
+
+
+def test_seed_takes_a_context_by_name_and_seeds_that_context_only():
+    # MXNet's seed(s, ctx='cpu') works; here it raised AttributeError ('str' has no device_type)
+    mx.random.seed(5, ctx="cpu")
+    a = mx.random.uniform(shape=(4,)).asnumpy()
+    other = mx.random.uniform(shape=(4,), ctx=mx.cpu(1)).asnumpy()
+    mx.random.seed(5, ctx="cpu(0)")
+    np.testing.assert_array_equal(a, mx.random.uniform(shape=(4,)).asnumpy())
+    # cpu(1) was not reset: each cpu(n) has its own generator here (MXNet's CPUs share one)
+    assert not (other == mx.random.uniform(shape=(4,), ctx=mx.cpu(1)).asnumpy()).all()
+
+
+def test_seed_refuses_a_bad_context_clearly():
+    with pytest.raises(LazyNDError, match="random.seed: ctx is 'foo'; expected a Context"):
+        mx.random.seed(3, ctx="foo")
+
+
+@pytest.mark.parametrize("scale", [0, 0.0, -2.0])
+def test_exponential_refuses_a_scale_that_is_not_positive(scale):
+    # MXNet refuses it; a scale of 0 was a bare ZeroDivisionError here, a negative one named 'lam'
+    with pytest.raises(OperatorError, match=f"random.exponential: scale must be > 0, got {scale}"):
+        mx.random.exponential(scale, shape=(2,))
+
+
+def test_ndarray_parameters_draw_in_the_dtype_of_out():
+    # MXNet's _sample_* with no dtype writes out's float dtype; here a float64 out was refused
+    out = mx.nd.zeros((2, 3), dtype="float64")
+    mx.random.uniform(mx.nd.array([0.0, 10.0]), mx.nd.array([1.0, 11.0]), shape=3, out=out)
+    values = out.asnumpy()
+    assert ((values[0] >= 0) & (values[0] < 1)).all() and ((values[1] >= 10) & (values[1] < 11)).all()
+    with pytest.raises(OperatorError, match="_sample_normal: invalid value 'int32' for parameter 'dtype'"):
+        mx.random.normal(mx.nd.array([0.0]), mx.nd.array([1.0]), shape=2, out=mx.nd.zeros((1, 2), dtype="int32"))
+
+
+def test_a_bad_context_is_named_as_the_context():
+    # the value in the ctx slot was taken for a dtype (MXNet 0.9's order) and reported as a bad dtype
+    with pytest.raises(LazyNDError, match="ctx is 'foo'; expected a Context"):
+        mx.random.uniform(shape=(2,), ctx="foo")
+    assert mx.random.uniform(0, 1, (2,), "float64", mx.cpu()).dtype == np.float64
+    assert mx.random.normal(0, 1, (2,), mx.cpu(), "float64").dtype == np.float64

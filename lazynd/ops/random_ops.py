@@ -8,6 +8,7 @@ parameters.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -64,12 +65,16 @@ def _checked(check: Callable[[dict], None]) -> Callable[..., tuple[list, list, l
 
 
 def _check_uniform(attrs: dict) -> None:
-    if attrs["high"] < attrs["low"]:
-        raise OperatorError(f"uniform: high ({attrs['high']}) must be >= low ({attrs['low']})")
+    # written so that a NaN fails too, as in MXNet (NumPy raised a bare OverflowError in the engine)
+    low, high = attrs["low"], attrs["high"]
+    if not high >= low:
+        raise OperatorError(f"uniform: high ({high}) must be >= low ({low})")
+    if not math.isfinite(high - low):
+        raise OperatorError(f"uniform: low ({low}) and high ({high}) must be finite, and high - low too")
 
 
 def _check_normal(attrs: dict) -> None:
-    if attrs["scale"] < 0:
+    if not attrs["scale"] >= 0:  # a NaN fails too, as in MXNet (it drew NaNs here)
         raise OperatorError(f"normal: scale must be >= 0, got {attrs['scale']}")
 
 

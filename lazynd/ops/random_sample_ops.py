@@ -19,7 +19,16 @@ from .params import Param, enum, optional, parse_bool, parse_dtype, parse_shape
 from .random_ops import DISTRIBUTIONS, LIMITS, draw
 from .registry import OpDef, register, unify_shapes
 
-_SAMPLE_DTYPE = optional(enum("float16", "float32", "float64"))
+_FLOAT_DTYPE = enum("float16", "float32", "float64")
+
+
+def _float_dtype(value: Any) -> str:
+    """A float dtype by any name NumPy takes (``np.float64`` too, as MXNet; it was refused here)."""
+    return _FLOAT_DTYPE(parse_dtype(value))
+
+
+_float_dtype.choices = _FLOAT_DTYPE.choices  # type: ignore[attr-defined]
+_SAMPLE_DTYPE = optional(_float_dtype)
 
 
 def _uniform(kctx: Any, out: Any, low: Any, high: Any) -> Any:
@@ -44,10 +53,12 @@ PER_ROW: dict[str, tuple[Any, tuple[str, ...], tuple[str, ...]]] = {
     **{name: (fn, tuple(defaults), methods) for name, (fn, defaults, methods) in DISTRIBUTIONS.items()},
     "gamma": (_gamma, ("alpha", "beta"), ("gamma",)),
 }
-# the scalar samplers' limits, but for a gamma row's 0 (see _gamma)
+# the scalar samplers' limits, but for a gamma row's 0 (see _gamma); a normal row's negative sigma is
+# named here (NumPy's refusal said "scale < 0", neither the parameter nor the value)
 PER_ROW_LIMITS = {
     **LIMITS,
     "gamma": [("alpha", lambda v: v >= 0, ">= 0"), ("beta", lambda v: v >= 0, ">= 0")],
+    "normal": [("sigma", lambda v: v >= 0, ">= 0")],
 }
 
 
@@ -205,7 +216,8 @@ register(
         "_shuffle",
         _shuffle_forward,
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
-        gradient=_no_gradient,
+        # no gradient rule, as in MXNet: backward through it is refused (a zero gradient was silently
+        # wrong, the true one being the inverse permutation, which the output does not tell)
         needs_random=True,
         aliases=("shuffle",),
         doc="The rows of ``data`` (its first axis) in a random order.",

@@ -65,7 +65,7 @@ def generator_for(ctx: Context) -> GeneratorState:
         with _lock:
             state = _states.get(ctx)
             if state is None:
-                state = _states[ctx] = GeneratorState(ctx, _default_seed + context_offset(ctx))
+                state = _states[ctx] = GeneratorState(ctx, (_default_seed + context_offset(ctx)) % 2**64)
     return state
 
 

@@ -15,8 +15,16 @@ from lazynd.errors import LazyNDError, OperatorError, ShapeError
         (lambda: mx.nd.uniform(low=2, high=1, shape=(2,)), r"uniform: high \(1.0\) must be >= low \(2.0\)"),
         (lambda: mx.nd.normal(loc=0, scale=-1, shape=(2,)), "normal: scale must be >= 0, got -1.0"),
         (lambda: mx.nd.random_randint(low=3, high=3, shape=(2,)), r"randint: high \(3\) must be > low \(3\)"),
+        # a NaN passed the checks: NumPy's bare OverflowError in the engine, or NaN draws; MXNet refuses both
+        (lambda: mx.nd.uniform(low=float("nan"), high=1, shape=(2,)), r"uniform: high \(1.0\) must be >= low \(nan\)"),
+        (lambda: mx.nd.normal(loc=0, scale=float("nan"), shape=(2,)), "normal: scale must be >= 0, got nan"),
+        # an infinite range was NumPy's bare OverflowError in the engine
+        (
+            lambda: mx.nd.uniform(low=0, high=float("inf"), shape=(2,)),
+            r"uniform: low \(0.0\) and high \(inf\) must be finite",
+        ),
     ],
-    ids=["uniform", "normal", "randint"],
+    ids=["uniform", "normal", "randint", "uniform-nan", "normal-nan", "uniform-inf"],
 )
 def test_bad_sampler_parameters_fail_at_the_call(call, message):
     # MXNet refuses these too; lazynd raised them only at the next wait, as an EngineError
@@ -141,6 +149,33 @@ def test_shuffle_permutes_the_first_axis_keeping_the_dtype():
     rows = mx.nd.shuffle(mx.nd.arange(12).reshape((4, 3))).asnumpy()
     assert sorted(map(tuple, rows.tolist())) == [tuple(r) for r in np.arange(12.0).reshape(4, 3).tolist()]
     assert mx.nd.shuffle(mx.nd.arange(4, dtype="int32")).dtype == np.int32
+
+
+def test_shuffle_refuses_a_gradient_as_mxnet():
+    # MXNet registers no gradient for _shuffle; here a zero gradient came back, silently wrong
+    x = mx.nd.arange(6)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.random.shuffle(x)
+        z = (y * mx.nd.arange(6)).sum()
+    with pytest.raises(LazyNDError, match="operator '_shuffle' has no gradient rule"):
+        z.backward()
+    with pytest.raises(OperatorError, match="operator _shuffle .* has no gradient rule"):
+        mx.sym.random.shuffle(mx.sym.Variable("x")).simple_bind(mx.cpu(), x=(4,))
+
+
+def test_per_row_samplers_take_a_numpy_dtype():
+    # MXNet takes dtype=np.float64; here only the dtype's name was
+    x = mx.nd.sample_normal(mx.nd.zeros((2,)), mx.nd.ones((2,)), shape=(3,), dtype=np.float64)
+    assert x.dtype == np.float64 and x.shape == (2, 3)
+    with pytest.raises(OperatorError, match="_sample_normal: invalid value .*int32.* for parameter 'dtype'"):
+        mx.nd.sample_normal(mx.nd.zeros((2,)), mx.nd.ones((2,)), dtype=np.int32)
+
+
+def test_sample_normal_names_a_negative_sigma():
+    # NumPy's refusal, "scale < 0", named neither the parameter nor the value
+    with pytest.raises(LazyNDError, match="_sample_normal: sigma must be >= 0, got -1.0"):
+        mx.nd.sample_normal(mx.nd.array([0.0, 1.0]), mx.nd.array([1.0, -1.0]), shape=(3,)).asnumpy()
 
 
 def test_like_samplers_take_shape_and_dtype_from_data_and_refuse_integers():
