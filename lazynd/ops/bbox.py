@@ -12,7 +12,8 @@ gradient is zero, as in MXNet.
 for each item of the leading axes of ``data`` (..., N, K), where each of the N rows holds a
 score at ``score_index``, a box at ``coord_start`` and, with ``id_index >= 0``, a class id.  The
 rows whose score is above ``valid_thresh`` (and whose id is not ``background_id``) are sorted by
-score, highest first, equal scores in row order, and cut to ``topk``; going down the list, a
+score, highest first, equal scores in row order, and cut to ``topk`` (``topk=0``, MXNet's fast path,
+passes ``data`` through untouched); going down the list, a
 row is kept unless it overlaps a row kept before it by more than ``overlap_thresh`` (of the same
 class, unless ``force_suppress``).  The output keeps ``data``'s shape: the kept rows first, in
 that order (boxes written in ``out_format``), then rows of -1.  A hidden second output records
@@ -159,13 +160,17 @@ def _box_nms_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     out = np.full(batch.shape, -1, dtype=data.dtype)
     record = np.full(batch.shape[:-1], -1, dtype=np.int32)
     start = attrs["coord_start"]
-    for item, rows in enumerate(batch):
-        kept = nms_kept_rows(rows, attrs)
-        out[item, : kept.size] = rows[kept]
-        if attrs["in_format"] != attrs["out_format"]:
-            boxes = to_corner(np, rows[kept, start : start + 4], attrs["in_format"])
-            out[item, : kept.size, start : start + 4] = from_corner(np, boxes, attrs["out_format"])
-        record[item, : kept.size] = kept
+    if attrs["topk"] == 0:  # MXNet's fast path: 'data' passes through untouched, formats and thresholds unread
+        out[...] = batch
+        record[...] = np.arange(batch.shape[-2], dtype=np.int32)
+    else:
+        for item, rows in enumerate(batch):
+            kept = nms_kept_rows(rows, attrs)
+            out[item, : kept.size] = rows[kept]
+            if attrs["in_format"] != attrs["out_format"]:
+                boxes = to_corner(np, rows[kept, start : start + 4], attrs["in_format"])
+                out[item, : kept.size, start : start + 4] = from_corner(np, boxes, attrs["out_format"])
+            record[item, : kept.size] = kept
     outputs[0][...] = (out if xp is np else xp.asarray(out)).reshape(outputs[0].shape)
     outputs[1][...] = (record if xp is np else xp.asarray(record)).reshape(outputs[1].shape)
 
@@ -177,7 +182,7 @@ def _box_nms_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grad
 _NMS_PARAMS = {
     "overlap_thresh": Param(parse_float, 0.5, "a row overlapping a kept row by more than this is suppressed"),
     "valid_thresh": Param(parse_float, 0.0, "rows of a score not above this are dropped"),
-    "topk": Param(parse_int, -1, "keep only the topk highest scores before suppression (-1: all)"),
+    "topk": Param(parse_int, -1, "keep only the topk highest scores before suppression (-1: all; 0: 'data' unchanged)"),
     "coord_start": Param(parse_int, 2, "the column of the box's first coordinate"),
     "score_index": Param(parse_int, 1, "the column of the score"),
     "id_index": Param(parse_int, -1, "the column of the class id (-1: no classes)"),

@@ -133,6 +133,17 @@ def test_box_nms_symbol_runs_and_its_gradient_matches():
     np.testing.assert_array_equal(ex.grad_dict["data"].asnumpy()[:, 0], [1, 0, 0, 1, 1, 0])
 
 
+def test_box_nms_topk_zero_passes_data_through_as_mxnet(ctx):
+    # MXNet 1.9.1's fast path: no sorting, thresholds or format change; the gradient is the identity
+    data = mx.nd.array(ROWS, ctx=ctx)
+    data.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.box_nms(data, topk=0, valid_thresh=0.45, out_format="center")
+    y.backward(mx.nd.array(np.arange(42).reshape(6, 7), ctx=ctx))
+    np.testing.assert_array_equal(y.asnumpy(), ROWS)
+    np.testing.assert_array_equal(data.grad.asnumpy(), np.arange(42).reshape(6, 7))
+
+
 def test_box_nms_refuses_columns_outside_the_rows():
     with pytest.raises(LazyNDError, match="box_nms.*coord_start 4"):
         mx.nd.contrib.box_nms(mx.nd.array(ROWS), coord_start=4)
@@ -234,3 +245,13 @@ def test_box_decode_matches_mxnet(ctx):
 def test_box_decode_refuses_anchors_of_another_count():
     with pytest.raises(LazyNDError, match="box_decode.*'anchors'"):
         mx.nd.contrib.box_decode(mx.nd.array(OFFSETS), mx.nd.zeros((1, 3, 4)))
+
+
+@pytest.mark.parametrize("batch", [2, 3])
+def test_box_decode_refuses_anchors_of_more_than_one_item(batch):
+    # MXNet 1.9.1 refuses them; a batch of 3 against 'data's 2 failed inside the kernel (a NumPy broadcast)
+    data = mx.nd.array(np.concatenate([OFFSETS, OFFSETS]))
+    with pytest.raises(
+        LazyNDError, match=rf"box_decode: 'anchors' must be \(1, anchors, 4\), got shape \({batch}, 4, 4\)"
+    ):
+        mx.nd.contrib.box_decode(data, mx.nd.zeros((batch, 4, 4))).wait_to_read()
