@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .bbox import BOX_FORMAT, to_corner
 from .params import REQUIRED, Param, parse_bool, parse_float, parse_int
-from .registry import OpDef, merge_shape, register, zero_gradient
+from .registry import OpDef, dim_is_known, merge_shape, register, zero_gradient
 
 
 def _centers(xp: Any, corners: Any) -> tuple[Any, Any, Any, Any]:
@@ -124,7 +124,7 @@ def _encode_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list,
     refs = merge_shape(ENCODE, "refs", refs, (batch, 0, 4))
     means = merge_shape(ENCODE, "means", means, (4,))
     stds = merge_shape(ENCODE, "stds", stds, (4,))
-    out = anchors if anchors is not None and all(anchors) else None
+    out = anchors if anchors is not None and all(dim_is_known(dim) for dim in anchors) else None
     return [samples, matches, anchors, refs, means, stds], [out, out], list(aux_shapes)
 
 

@@ -255,3 +255,19 @@ def test_box_decode_refuses_anchors_of_more_than_one_item(batch):
         LazyNDError, match=rf"box_decode: 'anchors' must be \(1, anchors, 4\), got shape \({batch}, 4, 4\)"
     ):
         mx.nd.contrib.box_decode(data, mx.nd.zeros((batch, 4, 4))).wait_to_read()
+
+
+@pytest.mark.parametrize("batch,anchors", [(0, 3), (2, 0)])
+def test_box_encode_of_a_zero_size_batch_is_empty(batch, anchors):
+    # it raised "cannot infer the output shape" (a 0 was taken for an unknown dim); MXNet 1.9.1
+    # under NumPy shape semantics gives empty targets and masks
+    zeros = mx.nd.zeros
+    targets, masks = mx.nd.contrib.box_encode(
+        zeros((batch, anchors)),
+        zeros((batch, anchors)),
+        zeros((batch, anchors, 4)),
+        zeros((batch, 2, 4)),
+        zeros(4),
+        mx.nd.ones(4),
+    )
+    assert targets.asnumpy().shape == masks.asnumpy().shape == (batch, anchors, 4)
