@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_bool, parse_float, parse_int
 from .registry import OpDef, dim_is_known, register, zero_gradient
 
@@ -110,6 +110,15 @@ def _check_columns(attrs: dict, width: int) -> None:
         raise ShapeError(f"{NMS}: score_index {attrs['score_index']} is outside rows of {width} values")
     if attrs["id_index"] >= width:
         raise ShapeError(f"{NMS}: id_index {attrs['id_index']} is outside rows of {width} values")
+    boxes = range(attrs["coord_start"], attrs["coord_start"] + 4)
+    for name in ("score_index", "id_index"):
+        if attrs[name] in boxes:  # MXNet 1.9.1 refuses a column read both ways
+            raise OperatorError(
+                f"{NMS}: {name} {attrs[name]} falls among the box columns {boxes.start}..{boxes.stop - 1}, "
+                "expected a column of its own"
+            )
+    if attrs["id_index"] == attrs["score_index"]:
+        raise OperatorError(f"{NMS}: id_index {attrs['id_index']} is the score_index, expected a column of its own")
 
 
 def _box_nms_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

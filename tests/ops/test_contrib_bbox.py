@@ -151,6 +151,21 @@ def test_box_nms_refuses_columns_outside_the_rows():
         mx.nd.contrib.box_nms(mx.nd.array(ROWS), score_index=7)
 
 
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"score_index": 2}, "score_index 2 falls among the box columns 2..5"),
+        ({"score_index": 0, "coord_start": 0}, "score_index 0 falls among the box columns 0..3"),
+        ({"id_index": 5}, "id_index 5 falls among the box columns 2..5"),
+        ({"id_index": 1}, "id_index 1 is the score_index"),
+    ],
+)
+def test_box_nms_refuses_a_column_read_as_two_things(params, match):
+    # MXNet 1.9.1 refuses them; they ran, reading a coordinate as the score or the class id
+    with pytest.raises(LazyNDError, match=f"box_nms: {match}, expected a column of its own"):
+        mx.nd.contrib.box_nms(mx.nd.array(ROWS), **params)
+
+
 def test_box_nms_needs_rows_of_a_score_and_a_box():
     # MXNet 1.9.1 refuses rows narrower than 5 values, where the score would sit on a coordinate
     with pytest.raises(LazyNDError, match="box_nms: rows of 'data' have 4 values, expected at least 5"):
