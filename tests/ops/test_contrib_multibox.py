@@ -146,6 +146,16 @@ def test_multibox_detection_rows_past_nms_topk_are_in_anchor_order_as_mxnet():
     np.testing.assert_allclose(out[0, :, :2], [[0, 0.9], [-1, 0.9], [-1, 0.5]])
 
 
+@pytest.mark.parametrize("nms_threshold", [0.0, -0.5])
+def test_multibox_detection_without_a_positive_nms_threshold_lists_detections_in_anchor_order(nms_threshold):
+    # MXNet 1.9.1 sorts, cuts to nms_topk and suppresses only for nms_threshold > 0; it suppressed
+    # every overlap here (and sorted)
+    out = mx.nd.contrib.MultiBoxDetection(
+        mx.nd.array(CLS_PROB), mx.nd.zeros((1, 12)), mx.nd.array(BOXES), nms_threshold=nms_threshold, nms_topk=1
+    ).asnumpy()
+    np.testing.assert_allclose(out[0, :, :2], [[0, 0.5], [1, 0.5], [1, 0.2]])  # MXNet 1.9.1
+
+
 def test_multibox_ssd_head_runs_as_a_symbol():
     data, label = sym.Variable("data"), sym.Variable("label")
     anchors = sym.contrib.MultiBoxPrior(data, sizes=(0.5,), ratios=(1, 2))
