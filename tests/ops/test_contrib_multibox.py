@@ -88,6 +88,37 @@ def test_multibox_target_mines_the_hardest_negatives():
     np.testing.assert_array_equal(cls.asnumpy(), [[1, -3, 0, -3]])
 
 
+@pytest.mark.parametrize("thresh", [0.0, -0.5])
+def test_multibox_target_refuses_negative_mining_without_a_positive_threshold(thresh):
+    # MXNet 1.9.1 refuses it; it ran, mining among no anchors
+    with pytest.raises(
+        LazyNDError, match=rf"MultiBoxTarget: negative mining .* needs negative_mining_thresh above 0, got {thresh}"
+    ):
+        mx.nd.contrib.MultiBoxTarget(
+            mx.nd.array(ANCHORS),
+            mx.nd.array(LABELS),
+            mx.nd.zeros((1, 3, 4)),
+            negative_mining_ratio=3,
+            negative_mining_thresh=thresh,
+        )
+    # without mining, the threshold is not read (MXNet takes it too)
+    mx.nd.contrib.MultiBoxTarget(
+        mx.nd.array(ANCHORS), mx.nd.array(LABELS), mx.nd.zeros((1, 3, 4)), negative_mining_thresh=thresh
+    )[2].wait_to_read()
+
+
+def test_multibox_target_refuses_a_class_minus_one_row_holding_a_box():
+    # class -1 ends an image's objects as padding; MXNet 1.9.1 refuses one whose box is not -1,
+    # where it ran, dropping that object and every one after it
+    labels = LABELS.copy()
+    labels[0, 1, 0] = -1
+    with pytest.raises(
+        LazyNDError,
+        match=r"MultiBoxTarget: row 1 of an image's 'label' is of class -1.*box \[0.5, 0.5, 0.9, 1\]; expected",
+    ):
+        mx.nd.contrib.MultiBoxTarget(mx.nd.array(ANCHORS), mx.nd.array(labels), mx.nd.zeros((1, 3, 4)))[2].asnumpy()
+
+
 CLS_PROB = np.array([[[0.1, 0.2, 0.7], [0.5, 0.3, 0.1], [0.4, 0.5, 0.2]]], np.float32)
 BOXES = np.array([[[0, 0, 0.5, 0.5], [0, 0, 0.5, 0.5], [0, 0, 1, 0.5]]], np.float32)
 
