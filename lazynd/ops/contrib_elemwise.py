@@ -127,9 +127,12 @@ def _arange_like_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, au
     xp, out = kctx.xp, outputs[0]
     if attrs["repeat"] < 1:
         raise OperatorError(f"_contrib_arange_like: repeat must be at least 1, got {attrs['repeat']}")
-    # start + step * (i // repeat), in float64, then cast (truncated for integer data, as MXNet)
+    start, step = attrs["start"], attrs["step"]
+    if out.dtype.kind in "iu":  # MXNet casts start and step to the data's type first (truncating them)
+        start, step = int(start), int(step)
+    # start + step * (i // repeat), in float64, then cast
     steps = xp.arange(out.size, dtype="float64") // attrs["repeat"]
-    out[...] = (attrs["start"] + attrs["step"] * steps).reshape(out.shape).astype(out.dtype)
+    out[...] = (start + step * steps).reshape(out.shape).astype(out.dtype)
 
 
 register(

@@ -95,6 +95,20 @@ def test_arange_like_of_integers_truncates_as_mxnet():
     assert y.dtype == np.int32 and y.asnumpy().tolist() == [[1, 2, 3], [4, 5, 6]]
 
 
+@pytest.mark.parametrize(
+    "dtype,params,expected",
+    [
+        ("int32", {"start": 0.5, "step": 0.7}, [[0, 0, 0], [0, 0, 0]]),
+        ("int32", {"start": -1.5, "step": 2.5, "repeat": 2}, [[-1, -1, 1], [1, 3, 3]]),
+        ("uint8", {"start": 1.5, "step": 0.5}, [[1, 1, 1], [1, 1, 1]]),
+    ],
+)
+def test_arange_like_of_integers_truncates_start_and_step_first_as_mxnet(dtype, params, expected):
+    # MXNet 1.9.1's values; the count was taken in float64 and truncated after ([[0, 1, 1], [2, 3, 4]])
+    y = mx.nd.contrib.arange_like(mx.nd.zeros((2, 3), dtype=dtype), **params)
+    assert y.dtype == np.dtype(dtype) and y.asnumpy().tolist() == expected
+
+
 def test_arange_like_symbol_infers_its_shape_and_runs():
     net = sym.contrib.arange_like(sym.Variable("x"), axis=0, step=3)
     _, out_shapes, _ = net.infer_shape(x=(4, 2))
