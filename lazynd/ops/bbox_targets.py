@@ -210,6 +210,7 @@ register(
         },
         infer_shape=_decode_infer,
         gradient=zero_gradient,
+        float_data=True,  # MXNet: "only support floating point types"
         doc="Corner boxes from regression offsets against anchors (``mx.nd.contrib.box_decode``).",
     )
 )

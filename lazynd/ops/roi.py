@@ -138,6 +138,7 @@ register(
         num_visible_outputs=1,
         params=dict(_PARAMS),
         infer_shape=_infer,
+        float_data=True,  # MXNet: "only support floating point types" (empty bins give 0)
         gradient=lambda F, attrs, inputs, outputs, og: [
             F._backward_ROIPooling(og[0], inputs[1], outputs[1], inputs[0], **attrs),
             None,
