@@ -35,8 +35,9 @@ CALLS = {
     "_contrib_box_encode": lambda x: nd.contrib.box_encode(
         x([[1, 0]]), x([[0, 1]]), x(BOXES[None]), x(BOXES[None]), x(np.zeros(4)), x(np.ones(4))
     )[0],
-    # these computed in floating point and truncated quietly (a warp grid of INT_MIN), or failed
-    # inside the kernel (ROIPooling: NumPy's OverflowError)
+    # these computed in floating point and truncated quietly (anchors of 0, a warp grid of INT_MIN),
+    # or failed inside the kernel (ROIPooling: NumPy's OverflowError)
+    "_contrib_MultiBoxPrior": lambda x: nd.contrib.MultiBoxPrior(x(IMAGE), sizes=(0.5,)),
     "_contrib_box_decode": lambda x: nd.contrib.box_decode(x(BOXES[None]), x(BOXES[None])),
     "BilinearSampler": lambda x: nd.BilinearSampler(x(IMAGE), x(np.zeros((1, 2, 2, 2)))),
     "GridGenerator": lambda x: nd.GridGenerator(x(np.zeros((1, 2, 2, 2))), transform_type="warp"),
