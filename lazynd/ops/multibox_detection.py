@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ShapeError
 from .bbox import pairwise_iou
 from .params import Param, parse_bool, parse_float, parse_float_tuple, parse_int
-from .registry import OpDef, merge_shape, register, zero_gradient
+from .registry import OpDef, dim_is_known, merge_shape, register, zero_gradient
 
 NAME = "_contrib_MultiBoxDetection"
 
@@ -49,7 +49,9 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
     anchor = merge_shape(NAME, "anchor", anchor, (1, anchors, 4))
     if cls_prob is not None:
         cls_prob = merge_shape(NAME, "cls_prob", cls_prob, (batch, 0, anchors))
-    out = (batch, anchors, 6) if batch and anchors else None
+    # a batch of 0 is a size under NumPy shape semantics (an imperative call), else unknown
+    batch_known = batch or ((cls_prob is not None or loc_pred is not None) and dim_is_known(batch))
+    out = (batch, anchors, 6) if batch_known and anchors else None
     return [cls_prob, loc_pred, anchor], [out], list(aux_shapes)
 
 

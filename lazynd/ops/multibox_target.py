@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .bbox import pairwise_iou
 from .params import Param, parse_float, parse_float_tuple, parse_int
-from .registry import OpDef, merge_shape, register, zero_gradient
+from .registry import OpDef, dim_is_known, merge_shape, register, zero_gradient
 
 NAME = "_contrib_MultiBoxTarget"
 _MATCHED, _NEGATIVE, _IGNORED = 1, 0, -1
@@ -58,7 +58,8 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
     anchor = merge_shape(NAME, "anchor", anchor, (1, anchors, 4))
     label = merge_shape(NAME, "label", label, (batch, 0, 0)) if label is not None else None
     cls_pred = merge_shape(NAME, "cls_pred", cls_pred, (batch, 0, anchors)) if cls_pred is not None else None
-    known = batch and anchors
+    # a batch of 0 is a size under NumPy shape semantics (an imperative call), else unknown
+    known = (batch or ((label is not None or cls_pred is not None) and dim_is_known(batch))) and anchors
     loc = (batch, anchors * 4) if known else None
     return [anchor, label, cls_pred], [loc, loc, (batch, anchors) if known else None], list(aux_shapes)
 
