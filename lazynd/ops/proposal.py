@@ -131,6 +131,9 @@ def _forward_one_image(kctx: Any, attrs: dict, inputs: list, outputs: list, aux:
 def _check_extent(name: str, attrs: dict, im_info: np.ndarray, height: int, width: int) -> None:
     """Refuse an image whose real extent (its size over ``feature_stride``, in cells) passes the
     (height, width) feature map: MXNet 1.9.1 refuses it (MultiProposal aborts the process)."""
+    bad = np.flatnonzero(~np.isfinite(im_info).all(axis=1))
+    if bad.size:
+        raise OperatorError(f"{name}: image {bad[0]}'s im_info {im_info[bad[0]].tolist()} holds a non-finite value")
     cells = (im_info[:, :2] / F32(attrs["feature_stride"])).astype(np.int64)
     for image, (rows, cols) in enumerate(cells):
         if rows > height or cols > width:

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .params import Param, parse_float, parse_shape
 from .registry import OpDef, merge_shape, register
+from .roi_align import refuse_nonfinite_rois
 
 _PARAMS = {
     "pooled_size": Param(parse_shape, doc="(height, width) of the pooled output"),
@@ -40,6 +41,7 @@ def _regions(attrs: dict, rois: np.ndarray, height: int, width: int) -> list[tup
     """Per region: (batch index, (row starts, row ends), (column starts, column ends))."""
     pooled_h, pooled_w = attrs["pooled_size"]
     scale = attrs["spatial_scale"]
+    refuse_nonfinite_rois("ROIPooling", rois)
     regions = []
     for roi in rois:
         # C's round(): halves away from zero (NumPy's rounds them to even)

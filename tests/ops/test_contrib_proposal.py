@@ -203,3 +203,16 @@ def test_proposal_refuses_an_image_beyond_the_feature_map(op, im_info, cells):
         mx.nd.array(cls_prob), mx.nd.array(bbox_pred), mx.nd.array([[47.9, 63.9, 1]] * batch), scales=(8,), ratios=(1,)
     )
     fits.asnumpy()
+
+
+@pytest.mark.parametrize("value", [np.inf, np.nan])
+def test_proposal_refuses_a_non_finite_im_info(value):
+    # it failed inside the kernel with NumPy's "cannot convert float infinity (NaN) to integer"
+    cls_prob, bbox_pred = _inputs(1, 1, 2, 3, 0.1, 0)
+    rois = mx.nd.contrib.Proposal(
+        mx.nd.array(cls_prob), mx.nd.array(bbox_pred), mx.nd.array([[value, 48, 1]]), scales=(8,), ratios=(1,)
+    )
+    with pytest.raises(
+        LazyNDError, match=rf"Proposal: image 0's im_info \[{value}, 48.0, 1.0\] holds a non-finite value"
+    ):
+        rois.asnumpy()
