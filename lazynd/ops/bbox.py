@@ -12,7 +12,8 @@ gradient is zero, as in MXNet.
 for each item of the leading axes of ``data`` (..., N, K), where each of the N rows holds a
 score at ``score_index``, a box at ``coord_start`` and, with ``id_index >= 0``, a class id.  The
 rows whose score is above ``valid_thresh`` (and whose id is not ``background_id``) are sorted by
-score, highest first, equal scores in row order, and cut to ``topk``; going down the list, a
+score, highest first, equal scores in row order, and cut to ``topk`` (``topk=0``, MXNet's fast path,
+passes ``data`` through untouched); going down the list, a
 row is kept unless it overlaps a row kept before it by more than ``overlap_thresh`` (of the same
 class, unless ``force_suppress``).  The output keeps ``data``'s shape: the kept rows first, in
 that order (boxes written in ``out_format``), then rows of -1.  A hidden second output records
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OperatorError, ShapeError
 from .params import Param, enum, parse_bool, parse_float, parse_int
 from .registry import OpDef, dim_is_known, register, zero_gradient
 
@@ -109,6 +110,15 @@ def _check_columns(attrs: dict, width: int) -> None:
         raise ShapeError(f"{NMS}: score_index {attrs['score_index']} is outside rows of {width} values")
     if attrs["id_index"] >= width:
         raise ShapeError(f"{NMS}: id_index {attrs['id_index']} is outside rows of {width} values")
+    boxes = range(attrs["coord_start"], attrs["coord_start"] + 4)
+    for name in ("score_index", "id_index"):
+        if attrs[name] in boxes:  # MXNet 1.9.1 refuses a column read both ways
+            raise OperatorError(
+                f"{NMS}: {name} {attrs[name]} falls among the box columns {boxes.start}..{boxes.stop - 1}, "
+                "expected a column of its own"
+            )
+    if attrs["id_index"] == attrs["score_index"]:
+        raise OperatorError(f"{NMS}: id_index {attrs['id_index']} is the score_index, expected a column of its own")
 
 
 def _box_nms_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
@@ -159,13 +169,17 @@ def _box_nms_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
     out = np.full(batch.shape, -1, dtype=data.dtype)
     record = np.full(batch.shape[:-1], -1, dtype=np.int32)
     start = attrs["coord_start"]
-    for item, rows in enumerate(batch):
-        kept = nms_kept_rows(rows, attrs)
-        out[item, : kept.size] = rows[kept]
-        if attrs["in_format"] != attrs["out_format"]:
-            boxes = to_corner(np, rows[kept, start : start + 4], attrs["in_format"])
-            out[item, : kept.size, start : start + 4] = from_corner(np, boxes, attrs["out_format"])
-        record[item, : kept.size] = kept
+    if attrs["topk"] == 0:  # MXNet's fast path: 'data' passes through untouched, formats and thresholds unread
+        out[...] = batch
+        record[...] = np.arange(batch.shape[-2], dtype=np.int32)
+    else:
+        for item, rows in enumerate(batch):
+            kept = nms_kept_rows(rows, attrs)
+            out[item, : kept.size] = rows[kept]
+            if attrs["in_format"] != attrs["out_format"]:
+                boxes = to_corner(np, rows[kept, start : start + 4], attrs["in_format"])
+                out[item, : kept.size, start : start + 4] = from_corner(np, boxes, attrs["out_format"])
+            record[item, : kept.size] = kept
     outputs[0][...] = (out if xp is np else xp.asarray(out)).reshape(outputs[0].shape)
     outputs[1][...] = (record if xp is np else xp.asarray(record)).reshape(outputs[1].shape)
 
@@ -177,7 +191,7 @@ def _box_nms_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grad
 _NMS_PARAMS = {
     "overlap_thresh": Param(parse_float, 0.5, "a row overlapping a kept row by more than this is suppressed"),
     "valid_thresh": Param(parse_float, 0.0, "rows of a score not above this are dropped"),
-    "topk": Param(parse_int, -1, "keep only the topk highest scores before suppression (-1: all)"),
+    "topk": Param(parse_int, -1, "keep only the topk highest scores before suppression (-1: all; 0: 'data' unchanged)"),
     "coord_start": Param(parse_int, 2, "the column of the box's first coordinate"),
     "score_index": Param(parse_int, 1, "the column of the score"),
     "id_index": Param(parse_int, -1, "the column of the class id (-1: no classes)"),

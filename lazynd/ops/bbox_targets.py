@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .bbox import BOX_FORMAT, to_corner
 from .params import REQUIRED, Param, parse_bool, parse_float, parse_int
-from .registry import OpDef, merge_shape, register, zero_gradient
+from .registry import OpDef, dim_is_known, merge_shape, register, zero_gradient
 
 
 def _centers(xp: Any, corners: Any) -> tuple[Any, Any, Any, Any]:
@@ -124,7 +124,7 @@ def _encode_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list,
     refs = merge_shape(ENCODE, "refs", refs, (batch, 0, 4))
     means = merge_shape(ENCODE, "means", means, (4,))
     stds = merge_shape(ENCODE, "stds", stds, (4,))
-    out = anchors if anchors is not None and all(anchors) else None
+    out = anchors if anchors is not None and all(dim_is_known(dim) for dim in anchors) else None
     return [samples, matches, anchors, refs, means, stds], [out, out], list(aux_shapes)
 
 
@@ -177,7 +177,7 @@ def _decode_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list,
     data, anchors = in_shapes
     if data is not None and (len(data) != 3 or data[-1] not in (0, 4)):
         raise ShapeError(f"{DECODE}: 'data' must be (batch, anchors, 4), got shape {tuple(data)}")
-    if anchors is not None and (len(anchors) != 3 or anchors[-1] not in (0, 4)):
+    if anchors is not None and (len(anchors) != 3 or anchors[0] not in (0, 1) or anchors[-1] not in (0, 4)):
         raise ShapeError(f"{DECODE}: 'anchors' must be (1, anchors, 4), got shape {tuple(anchors)}")
     if data is not None and anchors is not None and data[1] and anchors[1] and data[1] != anchors[1]:
         raise ShapeError(f"{DECODE}: 'anchors' {tuple(anchors)} and 'data' {tuple(data)} differ in their anchors")
@@ -210,6 +210,7 @@ register(
         },
         infer_shape=_decode_infer,
         gradient=zero_gradient,
+        float_data=True,  # MXNet: "only support floating point types"
         doc="Corner boxes from regression offsets against anchors (``mx.nd.contrib.box_decode``).",
     )
 )

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, optional, parse_float, parse_int
-from .registry import OpDef, register, zero_gradient
+from .registry import OpDef, dim_is_known, register, zero_gradient
 
 # -- isfinite / isnan / isinf ---------------------------------------------------------------------
 _TESTS = {"isfinite": "isfinite", "isnan": "isnan", "isinf": "isinf"}
@@ -120,16 +120,19 @@ def _arange_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[
         return list(in_shapes), [None], list(aux_shapes)
     axis = _arange_axis(attrs, shape)
     out = tuple(shape) if axis is None else (shape[axis],)
-    return list(in_shapes), [out if all(out) else None], list(aux_shapes)
+    return list(in_shapes), [out if all(dim_is_known(dim) for dim in out) else None], list(aux_shapes)
 
 
 def _arange_like_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp, out = kctx.xp, outputs[0]
     if attrs["repeat"] < 1:
         raise OperatorError(f"_contrib_arange_like: repeat must be at least 1, got {attrs['repeat']}")
-    # start + step * (i // repeat), in float64, then cast (truncated for integer data, as MXNet)
+    start, step = attrs["start"], attrs["step"]
+    if out.dtype.kind in "iu":  # MXNet casts start and step to the data's type first (truncating them)
+        start, step = int(start), int(step)
+    # start + step * (i // repeat), in float64, then cast
     steps = xp.arange(out.size, dtype="float64") // attrs["repeat"]
-    out[...] = (attrs["start"] + attrs["step"] * steps).reshape(out.shape).astype(out.dtype)
+    out[...] = (start + step * steps).reshape(out.shape).astype(out.dtype)
 
 
 register(

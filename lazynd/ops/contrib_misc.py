@@ -1,8 +1,8 @@
 """Small operators of MXNet 1.x's ``contrib`` namespace: ``allclose``, ``index_array``,
 ``gradientmultiplier``, ``round_ste`` and ``sign_ste``.
 
-- ``allclose(a, b)`` is one 0-d ``uint8``: 1 when ``|a - b| <= atol + rtol * |b|`` everywhere
-  (NaNs equal when ``equal_nan``, MXNet's default); it has no gradient, as in MXNet.
+- ``allclose(a, b)`` is one 0-d ``uint8``: 1 when ``a == b`` or ``|a - b| <= atol + rtol * |b|``
+  everywhere (NaNs equal when ``equal_nan``, MXNet's default); it has no gradient, as in MXNet.
 - ``index_array(data, axes=None)`` gives, at each position of ``data``, its index along every
   axis (or along ``axes``, in that order) as ``int64``: shape ``data.shape + (len(axes),)``.
 - ``gradientmultiplier(data, scalar)`` is the identity whose gradient is scaled by ``scalar``
@@ -42,7 +42,8 @@ def _allclose_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, 
 def _allclose_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     a, b = (x.astype("float64") for x in inputs)
-    close = xp.abs(a - b) <= attrs["atol"] + attrs["rtol"] * xp.abs(b)
+    # equal values are close, equal infinities too (their difference is NaN), as in MXNet and NumPy
+    close = (a == b) | (xp.abs(a - b) <= attrs["atol"] + attrs["rtol"] * xp.abs(b))
     if attrs["equal_nan"]:
         close |= xp.isnan(a) & xp.isnan(b)
     outputs[0][...] = bool(close.all())

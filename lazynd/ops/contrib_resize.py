@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, optional, parse_bool, parse_finite_float, parse_int, parse_shape
 from .products import product
-from .registry import OpDef, register
+from .registry import OpDef, dim_is_known, register
 
 RESIZE = "_contrib_BilinearResize2D"
 POOL = "_contrib_AdaptiveAvgPooling2D"
@@ -135,7 +135,7 @@ def _resize_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list,
         return list(in_shapes), [None], list(aux_shapes)
     height, width = _resize_size(attrs, data, like)
     out = (data[0], data[1], height, width)
-    return list(in_shapes), [out if all(out) else None], list(aux_shapes)
+    return list(in_shapes), [out if all(dim_is_known(dim) for dim in out) else None], list(aux_shapes)
 
 
 def _pair(kctx: Any, kind: str, size: tuple, out_size: tuple, align_corners: bool, dtype: Any) -> tuple[Any, Any]:
@@ -227,7 +227,8 @@ def _pool_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
     _check_4d(POOL, "data", data)
     height, width = _pool_size(attrs)
     out = None if data is None else (data[0], data[1], height, width)
-    return list(in_shapes), [out if out is not None and all(out) else None], list(aux_shapes)
+    known = out is not None and all(dim_is_known(dim) for dim in out)
+    return list(in_shapes), [out if known else None], list(aux_shapes)
 
 
 def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

@@ -32,6 +32,7 @@ from .conv_columns import (
     im2col_batch_last,
     uses_batch_last,
     uses_batch_last_backward,
+    zero_gradients_of_an_empty_batch,
 )
 from .conv_direct import conv_backward_direct, uses_direct_backward
 from .cpu_blocks import copy_batch_first
@@ -188,6 +189,8 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     # the data gradient is half the work (a GEMM as large as the weight gradient's, and col2im)
     xp = kctx.xp
     out_grad, data, weight = inputs
+    if zero_gradients_of_an_empty_batch(data, outputs):
+        return
     g = geometry(attrs, "Convolution", data.ndim)
     x, w, dy = g.to_nc(data), g.to_nc(weight), g.to_nc(out_grad)
     if uses_direct_backward(xp, x.shape[1], w.shape[0], attrs["num_group"]):

@@ -25,6 +25,18 @@ from ..errors import OperatorError, ShapeError
 from .params import ParamsMemo
 
 
+def zero_gradients_of_an_empty_batch(data: Any, outputs: list) -> bool:
+    """With no samples in ``data`` (batch first, in every layout) every gradient is 0: write them
+    (the outputs that are not None) and say so.  The backward kernels' reshapes by -1 cannot take
+    an empty batch, and only the data gradient is empty: weight and bias ones are not."""
+    if data.shape[0]:
+        return False
+    for out in outputs:
+        if out is not None:
+            out[...] = 0
+    return True
+
+
 class Geometry:
     """Kernel, stride, dilation and padding of a convolution, one entry per spatial axis."""
 

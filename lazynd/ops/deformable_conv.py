@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from ._bilinear import Tap, bilinear_taps
-from .conv_columns import Geometry
+from .conv_columns import Geometry, zero_gradients_of_an_empty_batch
 from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape
 from .products import product
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
@@ -116,6 +116,8 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
     out_grad, data, offset = inputs[:3]
     mask = inputs[3] if modulated else None
     weight = inputs[4 if modulated else 3]
+    if zero_gradients_of_an_empty_batch(data, outputs):
+        return
     sampled, columns, taps = _columns(xp, attrs, data, offset, mask)
     batch, channels, height, width = data.shape
     groups, deformable = attrs["num_group"], attrs["num_deformable_group"]

@@ -11,7 +11,8 @@ xmax, ymax]`` (boxes clipped to [0, 1] with ``clip``); rows past them are -1.  P
 anchor order, not by probability (what MXNet 1.9.1 leaves there).  Where suppressed, the
 class becomes -1 and the row stays:
 going down the list, a detection overlapping an earlier kept one of the same class (any class
-with ``force_suppress``) by ``nms_threshold`` or more is suppressed.
+with ``force_suppress``) by ``nms_threshold`` or more is suppressed.  With ``nms_threshold <= 0``
+there is no sorting, cut or suppression: the detections are listed in anchor order (as MXNet).
 
 As MXNet 1.9.1's CPU operator, ``background_id`` is accepted but class 0 is the background.
 The operator is sequential and runs with NumPy on the host (on the GPU, the inputs are copied
@@ -27,7 +28,7 @@ import numpy as np
 from ..errors import ShapeError
 from .bbox import pairwise_iou
 from .params import Param, parse_bool, parse_float, parse_float_tuple, parse_int
-from .registry import OpDef, merge_shape, register, zero_gradient
+from .registry import OpDef, dim_is_known, merge_shape, register, zero_gradient
 
 NAME = "_contrib_MultiBoxDetection"
 
@@ -48,7 +49,9 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
     anchor = merge_shape(NAME, "anchor", anchor, (1, anchors, 4))
     if cls_prob is not None:
         cls_prob = merge_shape(NAME, "cls_prob", cls_prob, (batch, 0, anchors))
-    out = (batch, anchors, 6) if batch and anchors else None
+    # a batch of 0 is a size under NumPy shape semantics (an imperative call), else unknown
+    batch_known = batch or ((cls_prob is not None or loc_pred is not None) and dim_is_known(batch))
+    out = (batch, anchors, 6) if batch_known and anchors else None
     return [cls_prob, loc_pred, anchor], [out], list(aux_shapes)
 
 
@@ -75,8 +78,12 @@ def detect(probs: np.ndarray, offsets: np.ndarray, anchors: np.ndarray, attrs: d
     best = np.argmax(probs[1:], axis=0)  # the first of equal probabilities, as MXNet's strict '>'
     score = probs[1:][best, np.arange(count)]
     valid = np.flatnonzero(score >= probs.dtype.type(attrs["threshold"]))
-    order = valid[np.argsort(-score[valid], kind="stable")]
     boxes = decode_locations(offsets, anchors, attrs["variances"], attrs["clip"])
+    if attrs["nms_threshold"] <= 0:  # MXNet 1.9.1 sorts, cuts to nms_topk and suppresses only above 0
+        rows = out[: valid.size]
+        rows[:, 0], rows[:, 1], rows[:, 2:] = best[valid], score[valid], boxes[valid]
+        return out
+    order = valid[np.argsort(-score[valid], kind="stable")]
     topk = attrs["nms_topk"]
     keep = order.size if topk <= 0 else min(topk, order.size)
     # the first ``keep`` rows in score order; past them, as MXNet 1.9.1 leaves them, the

@@ -96,6 +96,7 @@ register(
         infer_shape=_infer_shape,
         infer_type=lambda attrs, in_types, aux_types: (list(in_types), [in_types[0] or "float32"], list(aux_types)),
         gradient=zero_gradient,
+        float_data=True,  # the anchors are fractions of the image: integer ones would all be 0 (MXNet refuses them)
         shape_only_inputs=(0,),
         doc=__doc__ or "",
     )

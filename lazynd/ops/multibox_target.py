@@ -2,7 +2,8 @@
 
 Inputs: ``anchor`` (1, anchors, 4) corner boxes; ``label`` (batch, objects, 5 or more) rows
 ``[class, xmin, ymin, xmax, ymax]``, the objects of an image ending at the first row of class
--1; ``cls_pred`` (batch, classes, anchors) unnormalised class scores, read for negative mining.
+-1 (a padding row: its box must be -1 too); ``cls_pred`` (batch, classes, anchors) unnormalised
+class scores, read for negative mining.
 
 For each image, anchors are matched to objects: first one to one, the pair of the highest
 overlap (above 1e-6) among unmatched anchors and objects at a time; then, with
@@ -13,8 +14,8 @@ log(gh / ah) / v3)`` (centres and sizes of the object g and the anchor a, ``vari
 Without negative mining (``negative_mining_ratio <= 0``) every other anchor is a negative (class
 target 0).  With it, the negatives are the anchors of lowest background probability (softmax
 of ``cls_pred``; equal ones in anchor order) among those whose best overlap is below
-``negative_mining_thresh``, ``ratio`` per positive; the rest get ``ignore_label``, as does
-every anchor of an image with no objects.  ``minimum_negative_samples`` is accepted and, as in
+``negative_mining_thresh`` (which must then be above 0), ``ratio`` per positive; the rest get
+``ignore_label``, as does every anchor of an image with no objects.  ``minimum_negative_samples`` is accepted and, as in
 MXNet 1.9.1's CPU operator, not used.
 
 Outputs: ``loc_target`` and ``loc_mask`` (batch, anchors * 4), ``cls_target`` (batch, anchors).
@@ -28,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OperatorError, ShapeError
 from .bbox import pairwise_iou
 from .params import Param, parse_float, parse_float_tuple, parse_int
-from .registry import OpDef, merge_shape, register, zero_gradient
+from .registry import OpDef, dim_is_known, merge_shape, register, zero_gradient
 
 NAME = "_contrib_MultiBoxTarget"
 _MATCHED, _NEGATIVE, _IGNORED = 1, 0, -1
@@ -40,6 +41,11 @@ _MATCHED, _NEGATIVE, _IGNORED = 1, 0, -1
 def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     if len(attrs["variances"]) != 4:
         raise ShapeError(f"{NAME}: 'variances' must hold 4 values, got {attrs['variances']}")
+    if attrs["negative_mining_ratio"] > 0 and attrs["negative_mining_thresh"] <= 0:  # MXNet 1.9.1 refuses it too
+        raise OperatorError(
+            f"{NAME}: negative mining (negative_mining_ratio {attrs['negative_mining_ratio']}) needs "
+            f"negative_mining_thresh above 0, got {attrs['negative_mining_thresh']}"
+        )
     anchor, label, cls_pred = in_shapes
     if anchor is not None and (len(anchor) != 3 or anchor[-1] not in (0, 4)):
         raise ShapeError(f"{NAME}: 'anchor' must be (1, anchors, 4), got shape {tuple(anchor)}")
@@ -52,7 +58,8 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
     anchor = merge_shape(NAME, "anchor", anchor, (1, anchors, 4))
     label = merge_shape(NAME, "label", label, (batch, 0, 0)) if label is not None else None
     cls_pred = merge_shape(NAME, "cls_pred", cls_pred, (batch, 0, anchors)) if cls_pred is not None else None
-    known = batch and anchors
+    # a batch of 0 is a size under NumPy shape semantics (an imperative call), else unknown
+    known = (batch or ((label is not None or cls_pred is not None) and dim_is_known(batch))) and anchors
     loc = (batch, anchors * 4) if known else None
     return [anchor, label, cls_pred], [loc, loc, (batch, anchors) if known else None], list(aux_shapes)
 
@@ -125,6 +132,12 @@ def image_targets(
     loc_target, loc_mask = np.zeros((count, 4), dtype), np.zeros((count, 4), dtype)
     cls_target = np.full(count, attrs["ignore_label"], dtype)
     ends = np.flatnonzero(label[:, 0] == -1)
+    if ends.size and (label[ends[0], 1:5] != -1).any():  # MXNet 1.9.1 refuses it too
+        box = ", ".join(f"{value:g}" for value in label[ends[0], 1:5])
+        raise OperatorError(
+            f"{NAME}: row {ends[0]} of an image's 'label' is of class -1, the padding that ends its objects, "
+            f"but holds the box [{box}]; expected a padding row of -1 (every value)"
+        )
     objects = label[: ends[0] if ends.size else label.shape[0]]
     if not objects.shape[0] or not count:
         return loc_target, loc_mask, cls_target

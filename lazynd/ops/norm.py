@@ -57,9 +57,9 @@ BN_STRUCTURE: dict[str, Any] = {
 _SOURCE = load_file("norm.cu")
 
 
-def _split(shape: tuple, axis: int) -> tuple[int, int, int]:
+def _split(shape: tuple, axis: int, op: str = "BatchNorm") -> tuple[int, int, int]:
     if not -len(shape) <= axis < len(shape):
-        raise ShapeError(f"BatchNorm: axis {axis} is out of range for data of shape {tuple(shape)}")
+        raise ShapeError(f"{op}: axis {axis} is out of range for data of shape {tuple(shape)}")
     axis %= len(shape)
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
 
@@ -182,22 +182,24 @@ def _bn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     dgamma[...] = 0 if attrs["fix_gamma"] else sum_dy_xhat
 
 
-def _bn_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+def _bn_infer(attrs: dict, in_shapes: list, aux_shapes: list, op: str = "BatchNorm") -> tuple[list, list, list]:
+    """The shape rule of BatchNorm and of its variants (``op``: the name errors give)."""
     data = in_shapes[0]
     if data is None:
         return in_shapes, [None, None, None], aux_shapes
-    _, channels, _ = _split(tuple(data), attrs["axis"])
+    _, channels, _ = _split(tuple(data), attrs["axis"], op)
     names = ("gamma", "beta")
     for i, name in enumerate(names, 1):
-        in_shapes[i] = merge_shape("BatchNorm", name, in_shapes[i], (channels,))
+        in_shapes[i] = merge_shape(op, name, in_shapes[i], (channels,))
     for i, name in enumerate(("moving_mean", "moving_var")):
-        aux_shapes[i] = merge_shape("BatchNorm", name, aux_shapes[i], (channels,))
+        aux_shapes[i] = merge_shape(op, name, aux_shapes[i], (channels,))
     return in_shapes, [tuple(data), (channels,), (channels,)], aux_shapes
 
 
-def _bn_types(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+def _bn_types(attrs: dict, in_types: list, aux_types: list, op: str = "BatchNorm") -> tuple[list, list, list]:
     """float16 data keeps its parameters and statistics in float32 by default, as MXNet (whose
-    float16 checkpoints hold float32 BatchNorm parameters); float16 ones are taken too."""
+    float16 checkpoints hold float32 BatchNorm parameters); float16 ones are taken too.  ``op``:
+    the name errors give."""
     data = in_types[0]
     if data is None:
         return in_types, [None, None, None], aux_types
@@ -206,7 +208,7 @@ def _bn_types(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list,
     given = [*in_types[1:], *aux_types]
     for name, dtype in zip(names, given, strict=True):
         if dtype is not None and dtype not in allowed:
-            raise OperatorError(f"BatchNorm: {name} has dtype {dtype}, expected {' or '.join(allowed)} for {data} data")
+            raise OperatorError(f"{op}: {name} has dtype {dtype}, expected {' or '.join(allowed)} for {data} data")
     param = in_types[1] or in_types[2] or allowed[0]
     stats = [t or allowed[0] for t in aux_types]
     return [data, in_types[1] or param, in_types[2] or param], [data, param, param], stats

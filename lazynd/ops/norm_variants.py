@@ -62,7 +62,7 @@ def _variant(
 ) -> OpDef:
     def infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
         _check_devices(name, attrs)
-        return _bn_infer(batch_norm_attrs(attrs), in_shapes, aux_shapes)
+        return _bn_infer(batch_norm_attrs(attrs), in_shapes, aux_shapes, name)
 
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         bn = batch_norm_attrs(attrs)
@@ -87,7 +87,7 @@ def _variant(
         **BN_STRUCTURE,
         params=dict(params),
         infer_shape=infer_shape,
-        infer_type=lambda attrs, in_types, aux_types: _bn_types(batch_norm_attrs(attrs), in_types, aux_types),
+        infer_type=lambda attrs, in_types, aux_types: _bn_types(batch_norm_attrs(attrs), in_types, aux_types, name),
         gradient=gradient,
         positional_inputs=positional_inputs,
         doc=doc,

@@ -6,7 +6,8 @@ A anchors at every cell; ``bbox_pred`` (batch, 4A, H, W), each anchor's box delt
 ``feature_stride`` square cell, one per ratio then scale (widths and heights rounded as MXNet's
 ``GenerateAnchors``), and shifted to every cell.  The deltas move them (centre offsets and log
 sizes, or with ``iou_loss`` plain corner offsets), the boxes are clipped to the image, and those
-of cells outside the image's real extent or smaller than ``rpn_min_size * scale`` get score -1.
+of cells outside the image's real extent (its size over ``feature_stride``, which must fit in the
+feature map) or smaller than ``rpn_min_size * scale`` get score -1.
 The ``rpn_pre_nms_top_n`` best are kept, greedy non-maximum suppression at ``threshold`` keeps up
 to ``rpn_post_nms_top_n``, and when fewer survive the list is repeated to fill the output:
 ``rois`` (batch * post, 5) rows ``[image index, x1, y1, x2, y2]`` and, shown with
@@ -124,12 +125,30 @@ def _forward_one_image(kctx: Any, attrs: dict, inputs: list, outputs: list, aux:
             f"_contrib_Proposal: runs on one image per device (batch 1), got a batch of {inputs[0].shape[0]}; "
             "use MultiProposal"
         )
-    _forward(kctx, attrs, inputs, outputs, aux)
+    _forward(kctx, attrs, inputs, outputs, aux, name="_contrib_Proposal")
 
 
-def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+def _check_extent(name: str, attrs: dict, im_info: np.ndarray, height: int, width: int) -> None:
+    """Refuse an image whose real extent (its size over ``feature_stride``, in cells) passes the
+    (height, width) feature map: MXNet 1.9.1 refuses it (MultiProposal aborts the process)."""
+    bad = np.flatnonzero(~np.isfinite(im_info).all(axis=1))
+    if bad.size:
+        raise OperatorError(f"{name}: image {bad[0]}'s im_info {im_info[bad[0]].tolist()} holds a non-finite value")
+    cells = (im_info[:, :2] / F32(attrs["feature_stride"])).astype(np.int64)
+    for image, (rows, cols) in enumerate(cells):
+        if rows > height or cols > width:
+            raise OperatorError(
+                f"{name}: image {image}'s im_info {im_info[image].tolist()} spans {rows} x {cols} cells of "
+                f"feature_stride {attrs['feature_stride']}, expected at most the feature map's {height} x {width}"
+            )
+
+
+def _forward(
+    kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list, *, name: str = "_contrib_MultiProposal"
+) -> None:
     xp = kctx.xp
     cls_prob, bbox_pred, im_info = (x if xp is np else x.get() for x in inputs)
+    _check_extent(name, attrs, im_info.astype(F32), *cls_prob.shape[2:])
     anchors_per_cell = cls_prob.shape[1] // 2
     post = attrs["rpn_post_nms_top_n"]
     rois = np.zeros((len(cls_prob) * post, 5), dtype=F32)

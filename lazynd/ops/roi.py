@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .params import Param, parse_float, parse_shape
 from .registry import OpDef, merge_shape, register
+from .roi_align import refuse_nonfinite_rois
 
 _PARAMS = {
     "pooled_size": Param(parse_shape, doc="(height, width) of the pooled output"),
@@ -40,6 +41,7 @@ def _regions(attrs: dict, rois: np.ndarray, height: int, width: int) -> list[tup
     """Per region: (batch index, (row starts, row ends), (column starts, column ends))."""
     pooled_h, pooled_w = attrs["pooled_size"]
     scale = attrs["spatial_scale"]
+    refuse_nonfinite_rois("ROIPooling", rois)
     regions = []
     for roi in rois:
         # C's round(): halves away from zero (NumPy's rounds them to even)
@@ -138,6 +140,7 @@ register(
         num_visible_outputs=1,
         params=dict(_PARAMS),
         infer_shape=_infer,
+        float_data=True,  # MXNet: "only support floating point types" (empty bins give 0)
         gradient=lambda F, attrs, inputs, outputs, og: [
             F._backward_ROIPooling(og[0], inputs[1], outputs[1], inputs[0], **attrs),
             None,

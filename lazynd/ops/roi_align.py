@@ -88,6 +88,7 @@ def _regions(attrs: dict, xp: Any, rois: Any, data_shape: tuple) -> list[tuple[i
     """Per region: (batch index, rows, cols, row extent, column extent); index -1: gives 0."""
     batch, _, height, width = data_shape
     host = rois if xp is np else rois.get()
+    refuse_nonfinite_rois(NAME, host)
     regions = []
     for roi in host:
         index = int(roi[0])
@@ -143,6 +144,16 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
         else:
             part = xp.einsum("ph,cpq,qw->chw", left, out_grad[r], right)
         grad[index, :, row_span, col_span] += part
+
+
+def refuse_nonfinite_rois(op: str, rois: np.ndarray) -> None:
+    """Raise OperatorError naming the first region of ``rois`` (rows on the host) holding a NaN
+    or an infinity: there is no pixel to read there (the kernels failed converting it to one)."""
+    bad = np.flatnonzero(~np.isfinite(rois).all(axis=1))
+    if bad.size:
+        raise OperatorError(
+            f"{op}: region {bad[0]} of 'rois' holds a non-finite value {rois[bad[0]].tolist()}, expected finite numbers"
+        )
 
 
 def check_region_inputs(op: str, attrs: dict, in_shapes: list, row: str) -> tuple[Any, Any]:

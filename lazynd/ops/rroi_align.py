@@ -24,7 +24,7 @@ from ..errors import OperatorError
 from ._bilinear import bilinear_taps
 from .params import Param, parse_float, parse_int, parse_shape
 from .registry import OpDef, register
-from .roi_align import check_region_inputs
+from .roi_align import check_region_inputs, refuse_nonfinite_rois
 
 NAME = "_contrib_RROIAlign"
 
@@ -66,6 +66,7 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     out = outputs[0]
     batch, channels, height, width = data.shape
     host = rois if xp is np else rois.get()
+    refuse_nonfinite_rois(NAME, host)
     flat = data.reshape(batch, channels, -1)
     for r, roi in enumerate(host):
         index = int(roi[0])

@@ -112,6 +112,7 @@ register(
         params=dict(_GRID_PARAMS),
         infer_shape=_grid_infer,
         gradient=lambda F, attrs, inputs, outputs, og: [F._backward_GridGenerator(og[0], inputs[0], **attrs)],
+        float_data=True,  # MXNet: "Other DTypes are not supported!"
         doc="A sampling grid (N, 2, H, W) from affine parameters (N, 6) or from a flow field.",
     )
 )
@@ -204,6 +205,7 @@ register(
         params={"cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility")},
         infer_shape=_sampler_infer,
         gradient=lambda F, attrs, inputs, outputs, og: list(F._backward_BilinearSampler(og[0], *inputs, **attrs)),
+        float_data=True,  # MXNet: "only support floating point types"
         doc="Sample (N, C, H, W) ``data`` bilinearly at a normalised grid (N, 2, H', W'); outside is 0.",
     )
 )
@@ -265,6 +267,7 @@ register(
         params=dict(_ST_PARAMS),
         infer_shape=_st_infer,
         gradient=lambda F, attrs, inputs, outputs, og: list(F._backward_SpatialTransformer(og[0], *inputs, **attrs)),
+        float_data=True,  # MXNet: "only support floating point types"
         doc="Warp (N, C, H, W) ``data`` by the affine transforms ``loc`` (N, 6) into ``target_shape``, "
         "sampling bilinearly.",
     )

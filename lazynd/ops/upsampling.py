@@ -186,6 +186,8 @@ register(
         params=dict(UPSAMPLING_PARAMS),
         infer_shape=_upsample_shapes,
         gradient=_upsample_gradients,
+        # MXNet refuses integers for both; nearest copies elements, so lazynd keeps them there (as max pooling)
+        float_data=_is_bilinear,
         doc="Upsampling of NCHW inputs: nearest-neighbour, of one or more inputs to a common size "
         "(inputs arg0, arg1...), or bilinear, a Deconvolution of one learned filter per channel "
         "(inputs data and weight, of shape (num_filter, 1, 2 * scale - scale % 2, same)).",

@@ -133,11 +133,37 @@ def test_box_nms_symbol_runs_and_its_gradient_matches():
     np.testing.assert_array_equal(ex.grad_dict["data"].asnumpy()[:, 0], [1, 0, 0, 1, 1, 0])
 
 
+def test_box_nms_topk_zero_passes_data_through_as_mxnet(ctx):
+    # MXNet 1.9.1's fast path: no sorting, thresholds or format change; the gradient is the identity
+    data = mx.nd.array(ROWS, ctx=ctx)
+    data.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.box_nms(data, topk=0, valid_thresh=0.45, out_format="center")
+    y.backward(mx.nd.array(np.arange(42).reshape(6, 7), ctx=ctx))
+    np.testing.assert_array_equal(y.asnumpy(), ROWS)
+    np.testing.assert_array_equal(data.grad.asnumpy(), np.arange(42).reshape(6, 7))
+
+
 def test_box_nms_refuses_columns_outside_the_rows():
     with pytest.raises(LazyNDError, match="box_nms.*coord_start 4"):
         mx.nd.contrib.box_nms(mx.nd.array(ROWS), coord_start=4)
     with pytest.raises(LazyNDError, match="box_nms.*score_index 7"):
         mx.nd.contrib.box_nms(mx.nd.array(ROWS), score_index=7)
+
+
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"score_index": 2}, "score_index 2 falls among the box columns 2..5"),
+        ({"score_index": 0, "coord_start": 0}, "score_index 0 falls among the box columns 0..3"),
+        ({"id_index": 5}, "id_index 5 falls among the box columns 2..5"),
+        ({"id_index": 1}, "id_index 1 is the score_index"),
+    ],
+)
+def test_box_nms_refuses_a_column_read_as_two_things(params, match):
+    # MXNet 1.9.1 refuses them; they ran, reading a coordinate as the score or the class id
+    with pytest.raises(LazyNDError, match=f"box_nms: {match}, expected a column of its own"):
+        mx.nd.contrib.box_nms(mx.nd.array(ROWS), **params)
 
 
 def test_box_nms_needs_rows_of_a_score_and_a_box():
@@ -234,3 +260,29 @@ def test_box_decode_matches_mxnet(ctx):
 def test_box_decode_refuses_anchors_of_another_count():
     with pytest.raises(LazyNDError, match="box_decode.*'anchors'"):
         mx.nd.contrib.box_decode(mx.nd.array(OFFSETS), mx.nd.zeros((1, 3, 4)))
+
+
+@pytest.mark.parametrize("batch", [2, 3])
+def test_box_decode_refuses_anchors_of_more_than_one_item(batch):
+    # MXNet 1.9.1 refuses them; a batch of 3 against 'data's 2 failed inside the kernel (a NumPy broadcast)
+    data = mx.nd.array(np.concatenate([OFFSETS, OFFSETS]))
+    with pytest.raises(
+        LazyNDError, match=rf"box_decode: 'anchors' must be \(1, anchors, 4\), got shape \({batch}, 4, 4\)"
+    ):
+        mx.nd.contrib.box_decode(data, mx.nd.zeros((batch, 4, 4))).wait_to_read()
+
+
+@pytest.mark.parametrize("batch,anchors", [(0, 3), (2, 0)])
+def test_box_encode_of_a_zero_size_batch_is_empty(batch, anchors):
+    # it raised "cannot infer the output shape" (a 0 was taken for an unknown dim); MXNet 1.9.1
+    # under NumPy shape semantics gives empty targets and masks
+    zeros = mx.nd.zeros
+    targets, masks = mx.nd.contrib.box_encode(
+        zeros((batch, anchors)),
+        zeros((batch, anchors)),
+        zeros((batch, anchors, 4)),
+        zeros((batch, 2, 4)),
+        zeros(4),
+        mx.nd.ones(4),
+    )
+    assert targets.asnumpy().shape == masks.asnumpy().shape == (batch, anchors, 4)

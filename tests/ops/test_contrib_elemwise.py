@@ -82,9 +82,31 @@ def test_arange_like_counts_over_the_shape_or_an_axis(ctx):
     np.testing.assert_array_equal(mx.nd.contrib.arange_like(x, axis=-2).asnumpy(), [0, 1])
 
 
+@pytest.mark.parametrize("axis,shape", [(None, (2, 0)), (1, (0,)), (0, (2,))])
+def test_arange_like_of_zero_size_data_counts_what_is_there(axis, shape):
+    # it raised "cannot infer the output shape" (a 0 was taken for an unknown dim); MXNet 1.9.1
+    # under NumPy shape semantics gives the (empty) count
+    y = mx.nd.contrib.arange_like(mx.nd.zeros((2, 0)), axis=axis)
+    np.testing.assert_array_equal(y.asnumpy(), np.arange(int(np.prod(shape))).reshape(shape))
+
+
 def test_arange_like_of_integers_truncates_as_mxnet():
     y = mx.nd.contrib.arange_like(mx.nd.zeros((2, 3), dtype="int32"), start=1.5)
     assert y.dtype == np.int32 and y.asnumpy().tolist() == [[1, 2, 3], [4, 5, 6]]
+
+
+@pytest.mark.parametrize(
+    "dtype,params,expected",
+    [
+        ("int32", {"start": 0.5, "step": 0.7}, [[0, 0, 0], [0, 0, 0]]),
+        ("int32", {"start": -1.5, "step": 2.5, "repeat": 2}, [[-1, -1, 1], [1, 3, 3]]),
+        ("uint8", {"start": 1.5, "step": 0.5}, [[1, 1, 1], [1, 1, 1]]),
+    ],
+)
+def test_arange_like_of_integers_truncates_start_and_step_first_as_mxnet(dtype, params, expected):
+    # MXNet 1.9.1's values; the count was taken in float64 and truncated after ([[0, 1, 1], [2, 3, 4]])
+    y = mx.nd.contrib.arange_like(mx.nd.zeros((2, 3), dtype=dtype), **params)
+    assert y.dtype == np.dtype(dtype) and y.asnumpy().tolist() == expected
 
 
 def test_arange_like_symbol_infers_its_shape_and_runs():

@@ -23,6 +23,21 @@ def test_allclose_is_a_0d_uint8_with_nans_equal_by_default(ctx):
     assert int(mx.nd.contrib.allclose(a, b + 1e-3, rtol=0, atol=1e-2).asnumpy()) == 1
 
 
+@pytest.mark.parametrize(
+    "a,b,expected",
+    [
+        ([np.inf, 1], [np.inf, 1], 1),
+        ([-np.inf, 1], [-np.inf, 1], 1),
+        ([np.inf, 1], [-np.inf, 1], 1),
+        ([np.inf], [1], 0),
+    ],
+)
+def test_allclose_of_infinities_as_mxnet(a, b, expected):
+    # MXNet 1.9.1's values: equal infinities are close (they were not: inf - inf is NaN), and
+    # opposite ones pass its |a - b| <= atol + rtol * |b| (inf <= inf)
+    assert int(mx.nd.contrib.allclose(mx.nd.array(a), mx.nd.array(b), equal_nan=False).asnumpy()) == expected
+
+
 def test_allclose_symbol_infers_a_0d_uint8():
     net = sym.contrib.allclose(sym.Variable("a"), sym.Variable("b"))
     assert net.infer_shape(a=(2, 3), b=(2, 3))[1] == [()]

@@ -88,6 +88,37 @@ def test_multibox_target_mines_the_hardest_negatives():
     np.testing.assert_array_equal(cls.asnumpy(), [[1, -3, 0, -3]])
 
 
+@pytest.mark.parametrize("thresh", [0.0, -0.5])
+def test_multibox_target_refuses_negative_mining_without_a_positive_threshold(thresh):
+    # MXNet 1.9.1 refuses it; it ran, mining among no anchors
+    with pytest.raises(
+        LazyNDError, match=rf"MultiBoxTarget: negative mining .* needs negative_mining_thresh above 0, got {thresh}"
+    ):
+        mx.nd.contrib.MultiBoxTarget(
+            mx.nd.array(ANCHORS),
+            mx.nd.array(LABELS),
+            mx.nd.zeros((1, 3, 4)),
+            negative_mining_ratio=3,
+            negative_mining_thresh=thresh,
+        )
+    # without mining, the threshold is not read (MXNet takes it too)
+    mx.nd.contrib.MultiBoxTarget(
+        mx.nd.array(ANCHORS), mx.nd.array(LABELS), mx.nd.zeros((1, 3, 4)), negative_mining_thresh=thresh
+    )[2].wait_to_read()
+
+
+def test_multibox_target_refuses_a_class_minus_one_row_holding_a_box():
+    # class -1 ends an image's objects as padding; MXNet 1.9.1 refuses one whose box is not -1,
+    # where it ran, dropping that object and every one after it
+    labels = LABELS.copy()
+    labels[0, 1, 0] = -1
+    with pytest.raises(
+        LazyNDError,
+        match=r"MultiBoxTarget: row 1 of an image's 'label' is of class -1.*box \[0.5, 0.5, 0.9, 1\]; expected",
+    ):
+        mx.nd.contrib.MultiBoxTarget(mx.nd.array(ANCHORS), mx.nd.array(labels), mx.nd.zeros((1, 3, 4)))[2].asnumpy()
+
+
 CLS_PROB = np.array([[[0.1, 0.2, 0.7], [0.5, 0.3, 0.1], [0.4, 0.5, 0.2]]], np.float32)
 BOXES = np.array([[[0, 0, 0.5, 0.5], [0, 0, 0.5, 0.5], [0, 0, 1, 0.5]]], np.float32)
 
@@ -144,6 +175,16 @@ def test_multibox_detection_rows_past_nms_topk_are_in_anchor_order_as_mxnet():
     boxes = np.array([[[0, 0, 0.1, 0.1], [0.3, 0.3, 0.4, 0.4], [0.6, 0.6, 0.7, 0.7]]], np.float32)
     out = mx.nd.contrib.MultiBoxDetection(cls, mx.nd.zeros((1, 12)), mx.nd.array(boxes), nms_topk=1).asnumpy()
     np.testing.assert_allclose(out[0, :, :2], [[0, 0.9], [-1, 0.9], [-1, 0.5]])
+
+
+@pytest.mark.parametrize("nms_threshold", [0.0, -0.5])
+def test_multibox_detection_without_a_positive_nms_threshold_lists_detections_in_anchor_order(nms_threshold):
+    # MXNet 1.9.1 sorts, cuts to nms_topk and suppresses only for nms_threshold > 0; it suppressed
+    # every overlap here (and sorted)
+    out = mx.nd.contrib.MultiBoxDetection(
+        mx.nd.array(CLS_PROB), mx.nd.zeros((1, 12)), mx.nd.array(BOXES), nms_threshold=nms_threshold, nms_topk=1
+    ).asnumpy()
+    np.testing.assert_allclose(out[0, :, :2], [[0, 0.5], [1, 0.5], [1, 0.2]])  # MXNet 1.9.1
 
 
 def test_multibox_ssd_head_runs_as_a_symbol():

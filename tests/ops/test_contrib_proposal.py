@@ -174,3 +174,45 @@ def test_proposal_refuses_a_batch_and_mismatched_inputs():
         mx.nd.contrib.MultiProposal(
             mx.nd.zeros((1, 2, 3, 3)), mx.nd.zeros((1, 4, 3, 3)), mx.nd.zeros((1, 3)), scales=(), ratios=(1,)
         )
+
+
+@pytest.mark.parametrize(
+    "op,im_info,cells",
+    [
+        ("Proposal", [[48, 48, 1]], "3 x 3"),
+        ("Proposal", [[32, 64, 1]], "2 x 4"),
+        ("MultiProposal", [[32, 48, 1], [32, 64, 1]], "2 x 4"),
+    ],
+)
+def test_proposal_refuses_an_image_beyond_the_feature_map(op, im_info, cells):
+    # MXNet 1.9.1 refuses it (Proposal raises, MultiProposal aborts the process); it ran, as if the
+    # feature map covered the whole image
+    batch = len(im_info)
+    cls_prob, bbox_pred = _inputs(batch, 1, 2, 3, 0.1, 0)
+    rois = getattr(mx.nd.contrib, op)(
+        mx.nd.array(cls_prob), mx.nd.array(bbox_pred), mx.nd.array(im_info), scales=(8,), ratios=(1,)
+    )
+    image = batch - 1
+    with pytest.raises(
+        LazyNDError,
+        match=rf"{op}: image {image}'s im_info .* spans {cells} cells of feature_stride 16, expected at most the feature map's 2 x 3",
+    ):
+        rois.asnumpy()
+    # an image within it (47.9 rows: 2 whole cells) runs
+    fits = getattr(mx.nd.contrib, op)(
+        mx.nd.array(cls_prob), mx.nd.array(bbox_pred), mx.nd.array([[47.9, 63.9, 1]] * batch), scales=(8,), ratios=(1,)
+    )
+    fits.asnumpy()
+
+
+@pytest.mark.parametrize("value", [np.inf, np.nan])
+def test_proposal_refuses_a_non_finite_im_info(value):
+    # it failed inside the kernel with NumPy's "cannot convert float infinity (NaN) to integer"
+    cls_prob, bbox_pred = _inputs(1, 1, 2, 3, 0.1, 0)
+    rois = mx.nd.contrib.Proposal(
+        mx.nd.array(cls_prob), mx.nd.array(bbox_pred), mx.nd.array([[value, 48, 1]]), scales=(8,), ratios=(1,)
+    )
+    with pytest.raises(
+        LazyNDError, match=rf"Proposal: image 0's im_info \[{value}, 48.0, 1.0\] holds a non-finite value"
+    ):
+        rois.asnumpy()

@@ -35,6 +35,19 @@ CALLS = {
     "_contrib_box_encode": lambda x: nd.contrib.box_encode(
         x([[1, 0]]), x([[0, 1]]), x(BOXES[None]), x(BOXES[None]), x(np.zeros(4)), x(np.ones(4))
     )[0],
+    # these computed in floating point and truncated quietly (anchors of 0, a warp grid of INT_MIN),
+    # or failed inside the kernel (ROIPooling: NumPy's OverflowError)
+    "_contrib_MultiBoxPrior": lambda x: nd.contrib.MultiBoxPrior(x(IMAGE), sizes=(0.5,)),
+    "_contrib_box_decode": lambda x: nd.contrib.box_decode(x(BOXES[None]), x(BOXES[None])),
+    "BilinearSampler": lambda x: nd.BilinearSampler(x(IMAGE), x(np.zeros((1, 2, 2, 2)))),
+    "GridGenerator": lambda x: nd.GridGenerator(x(np.zeros((1, 2, 2, 2))), transform_type="warp"),
+    "SpatialTransformer": lambda x: nd.SpatialTransformer(
+        x(IMAGE), x([[1, 0, 0, 0, 1, 0]]), target_shape=(2, 2), transform_type="affine", sampler_type="bilinear"
+    ),
+    "ROIPooling": lambda x: nd.ROIPooling(x(IMAGE), x([[0, 0, 0, 2, 2]]), pooled_size=(2, 2), spatial_scale=1.0),
+    "UpSampling": lambda x: nd.UpSampling(
+        x(IMAGE), x(np.ones((2, 1, 4, 4))), scale=2, sample_type="bilinear", num_filter=2
+    ),
 }
 
 
@@ -61,3 +74,12 @@ def test_max_pooling_keeps_integer_data():
     out = nd.Pooling(nd.array(IMAGE, dtype="int32"), kernel=(2, 2), pool_type="max")
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out.asnumpy()[0, 0], [[5, 6, 7], [9, 10, 11]])
+
+
+def test_element_copying_detection_operators_keep_integer_data():
+    # nearest UpSampling copies elements and bipartite_matching compares them: lazynd keeps taking
+    # integers there (MXNet refuses them)
+    out = nd.UpSampling(nd.array(IMAGE, dtype="int32"), scale=2, sample_type="nearest")
+    assert out.dtype == np.int32 and out.asnumpy()[0, 0, 0, :4].tolist() == [0, 0, 1, 1]
+    rows, _ = nd.contrib.bipartite_matching(nd.array([[1, 2], [3, 0]], dtype="int32"), threshold=0)
+    assert rows.asnumpy().tolist() == [1, 0]

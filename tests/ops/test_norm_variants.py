@@ -103,6 +103,18 @@ def test_sync_batchnorm_refuses_several_devices():
         mx.nd.contrib.SyncBatchNorm(*args, key="bn", ndev=2)
 
 
+@pytest.mark.parametrize("op", ["SyncBatchNorm", "BatchNormWithReLU"])
+def test_variants_name_themselves_in_shape_and_type_errors(op):
+    # they named BatchNorm, an operator the caller did not call
+    make = getattr(mx.nd.contrib, op)
+    params = {"key": "bn"} if op == "SyncBatchNorm" else {}
+    data, three = mx.nd.ones((2, 3, 2, 2)), mx.nd.ones(3)
+    with pytest.raises(LazyNDError, match=rf"_contrib_{op}: shape of 'gamma' is \(2,\), expected \(3,\)"):
+        make(data, mx.nd.ones(2), three, three, three, **params)
+    with pytest.raises(LazyNDError, match=rf"_contrib_{op}: beta has dtype float64"):
+        make(data, three, mx.nd.ones(3, dtype="float64"), three, three, **params)
+
+
 # written by MXNet 1.9.1: mx.sym.BatchNorm_v1(mx.sym.var('d'), name='bn').tojson()
 MXNET_V1_JSON = """{"nodes": [{"op": "null", "name": "d", "inputs": []},
  {"op": "null", "name": "bn_gamma", "inputs": []}, {"op": "null", "name": "bn_beta", "inputs": []},

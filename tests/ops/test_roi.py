@@ -82,3 +82,23 @@ def test_roi_pooling_rejects_bad_inputs():
         mx.nd.ROIPooling(data, mx.nd.zeros((3, 5)), pooled_size=(2,), spatial_scale=1.0)
     with pytest.raises((OperatorError, EngineError), match="batch index 3 is out of range for a batch of 1"):
         mx.nd.ROIPooling(data, mx.nd.array([[3, 0, 0, 1, 1]]), pooled_size=(2, 2), spatial_scale=1.0).asnumpy()
+
+
+NONFINITE_REGIONS = {
+    "ROIPooling": lambda rois: mx.nd.ROIPooling(mx.nd.ones((1, 1, 4, 4)), rois, pooled_size=(2, 2), spatial_scale=1.0),
+    "_contrib_ROIAlign": lambda rois: mx.nd.contrib.ROIAlign(
+        mx.nd.ones((1, 1, 4, 4)), rois, pooled_size=(2, 2), spatial_scale=1.0
+    ),
+    "_contrib_RROIAlign": lambda rois: mx.nd.contrib.RROIAlign(
+        mx.nd.ones((1, 1, 4, 4)), mx.nd.concat(rois, mx.nd.zeros((2, 1)), dim=1), pooled_size=(2, 2), spatial_scale=1.0
+    ),
+}
+
+
+@pytest.mark.parametrize("value", [math.inf, math.nan])
+@pytest.mark.parametrize("op", sorted(NONFINITE_REGIONS))
+def test_region_poolings_refuse_a_non_finite_region(op, value):
+    # they failed inside the kernel with NumPy's "cannot convert float infinity (NaN) to integer"
+    rois = mx.nd.array([[0, 0, 0, 3, 3], [0, 1, 1, value, 3]])
+    with pytest.raises(EngineError, match=rf"{op}: region 1 of 'rois' holds a non-finite value .*{value}"):
+        NONFINITE_REGIONS[op](rois).asnumpy()

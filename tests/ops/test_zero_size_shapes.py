@@ -124,6 +124,10 @@ FITS = [
     ("_dot_backward_lhs", [(3, 0), (0, 4), (3, 4)], {"transpose_b": True}, (3, 4)),
     ("GroupNorm", [(0, 4, 3), (2,), (2,)], {"num_groups": 2}, (0, 4, 3)),
     ("_contrib_interleaved_matmul_selfatt_qk", [(2, 0, 24)], {"heads": 2}, (0, 2, 2)),
+    # these took the 0 for an unknown dim ("cannot infer the output shape"); MXNet 1.9.1 computes them
+    ("_contrib_BilinearResize2D", [(0, 2, 4, 4)], {"height": 3, "width": 5}, (0, 2, 3, 5)),
+    ("_contrib_AdaptiveAvgPooling2D", [(0, 2, 4, 4)], {"output_size": 2}, (0, 2, 2, 2)),
+    ("_contrib_MultiBoxDetection", [(0, 3, 4), (0, 16), (1, 4, 4)], {}, (0, 4, 6)),
 ]
 
 
@@ -133,3 +137,33 @@ def test_zero_size_inputs_that_fit_are_computed(name, shapes, params, expected):
     got = _op(name)(*inputs, **params).asnumpy()
     assert got.shape == expected
     np.testing.assert_array_equal(got, np.zeros(expected, np.float32))  # dot over k = 0 sums nothing
+
+
+def test_multibox_target_of_an_empty_batch_is_empty():
+    # it took the 0 for an unknown dim ("cannot infer the output shape"); MXNet 1.9.1 computes it
+    outs = mx.nd.contrib.MultiBoxTarget(mx.nd.zeros((1, 4, 4)), -mx.nd.ones((0, 2, 5)), mx.nd.zeros((0, 3, 4)))
+    assert [out.asnumpy().shape for out in outs] == [(0, 16), (0, 16), (0, 4)]
+
+
+EMPTY_BATCH_LAYERS = {
+    "Convolution": lambda x, w: mx.nd.Convolution(x, w, mx.nd.ones(2), kernel=(3, 3), num_filter=2),
+    "Deconvolution": lambda x, w: mx.nd.Deconvolution(x, w, kernel=(3, 3), num_filter=2, no_bias=True),
+    "DeformableConvolution": lambda x, w: mx.nd.contrib.DeformableConvolution(
+        x, mx.nd.zeros((0, 18, 3, 3)), w, kernel=(3, 3), num_filter=2, no_bias=True
+    ),
+    "UpSampling": lambda x, w: mx.nd.UpSampling(x, w[:, :1], scale=2, sample_type="bilinear", num_filter=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_BATCH_LAYERS))
+def test_gradients_of_an_empty_batch_are_zero(name):
+    # the backward kernels failed at the wait (NumPy: "cannot reshape array of size 0"); MXNet 1.9.1
+    # gives zero gradients
+    x, w = mx.nd.zeros((0, 2, 5, 5)), mx.nd.ones((2, 2, 3, 3) if name != "UpSampling" else (2, 2, 4, 4))
+    x.attach_grad()
+    w.attach_grad()
+    with mx.autograd.record():
+        y = EMPTY_BATCH_LAYERS[name](x, w)
+    y.backward()
+    assert y.shape[0] == 0 and x.grad.asnumpy().shape == (0, 2, 5, 5)
+    assert not w.grad.asnumpy().any()
