@@ -115,3 +115,9 @@ def test_bool_scalar_operands_count_as_one_as_in_mxnet(flag: bool) -> None:
         np.testing.assert_array_equal(got.asnumpy(), expected, err_msg=label)
     x += flag
     np.testing.assert_array_equal(x.asnumpy(), x_np + 1)
+
+
+def test_a_complex_scalar_is_refused_as_not_a_real_number() -> None:
+    # lazynd's dtypes are real, as MXNet's (which raises TypeError "type complex not supported")
+    with pytest.raises(mx.OperatorError, match=r"_plus_scalar: invalid value 1j .*expected a real number"):
+        mx.nd.ones((2,)) + 1j
