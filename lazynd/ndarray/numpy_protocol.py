@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentTypeError, LazyNDError
+from ..errors import ArgumentTypeError, LazyNDError, OperatorError
 from . import arithmetic, functions
 
 NDArray: Any = None  # bound by ndarray.py (circular import)
@@ -254,7 +254,16 @@ WRITES_FIRST_ARGUMENT = frozenset({np.copyto, np.put, np.place, np.putmask, np.f
 
 
 def numpy_copy(arr: Any, dtype: Any = None, copy: Any = None) -> np.ndarray:
-    """``NDArray.__array__``, ``np.asarray(a)``: a NumPy copy of the values, after a wait."""
+    """``NDArray.__array__``, ``np.asarray(a)``: a NumPy copy of the values, after a wait.
+
+    ``copy=False`` (NumPy 2's ``np.asarray(a, copy=False)``: never copy) raises: the values are
+    always a copy, and a write into it would be lost without a word.
+    """
+    if copy is False:
+        raise OperatorError(
+            f"np.asarray(a, copy=False) of an NDArray of shape {arr.shape}: NumPy can have its values only as a"
+            " copy (the engine owns the array's memory and writes it later); use np.asarray(a) or a.asnumpy()"
+        )
     out = arr.asnumpy()
     return out.astype(dtype, copy=False) if dtype is not None else out
 
