@@ -132,6 +132,25 @@ def scalar_as(dtype: Any, scalar: float) -> Any:
         return dtype.type(scalar)
 
 
+def values_as(dtype: Any, values: np.ndarray) -> np.ndarray:
+    """An array operand given as NumPy values (``x + [1.5, 2]``) converted by :func:`scalar_as`'s rule,
+    ready to cast to ``dtype``: float values for an integer dtype truncated toward zero into int64,
+    whose cast wraps them to the dtype's width; a value :func:`scalar_as` refuses (NaN, an infinity,
+    past int64; a complex number for any dtype) raises ``ValueError`` naming it."""
+    dtype = np.dtype(dtype)
+    if values.dtype.kind == "c":
+        raise ValueError(f"complex values have no value in an array of {dtype.name} (expected real numbers)")
+    if dtype.kind not in "iub" or values.dtype.kind != "f":
+        return values
+    inside = np.isfinite(values) & (values >= -(2.0**63)) & (values < 2.0**63)
+    if not inside.all():
+        raise ValueError(
+            f"the value {values[~inside].flat[0]} has no value in an array of {dtype.name} (expected finite "
+            "numbers within int64's range, or cast the array to a float dtype first)"
+        )
+    return values.astype(np.int64)
+
+
 def _fits_int64(scalar: float) -> bool:
     """Whether ``scalar`` truncated toward zero is an int64 (NaN, the infinities, 1e20 are not)."""
     return bool(np.isfinite(scalar)) and -(2**63) <= int(scalar) < 2**63
