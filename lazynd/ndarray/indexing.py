@@ -14,6 +14,7 @@ import numpy as np
 
 from ..backend import get_backend
 from ..errors import ArgumentTypeError, IndexingError, OperatorError, ShapeError
+from ..ops.elemwise_binary import values_as
 from ..runtime import push, run_if_free
 from . import dispatch
 from .copying import copy_into, element_of
@@ -255,6 +256,10 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
         host = value
     else:
         host = _numbers_of(value)
+    try:  # each value converted as a scalar value is (NaN into an integer array refused, not INT_MIN)
+        host = values_as(data.dtype, host)
+    except ValueError as err:
+        raise OperatorError(f"__setitem__: {err}") from None
     squeezed = _without_integer_axes(key, host.shape, target_shape)
     if squeezed is not None:
         host = host.reshape(squeezed)  # a view: the caller's array is not changed
