@@ -13,7 +13,7 @@ import numpy as np
 from ..backend import get_backend
 from ..backend.fperr import quietly
 from ..context import Context
-from ..errors import OperatorError, ShapeError
+from ..errors import ArgumentTypeError, OperatorError, ShapeError
 from ..ops import registry
 from ..ops.elemwise_binary import scalar_as
 from ..ops.params import parse_bool, parse_shape
@@ -78,7 +78,8 @@ def copyto(src: Any, other: Any) -> Any:
         if other._var is src._var and other._data is src._data:
             return other
         return copy_into(src, other)
-    raise OperatorError(f"copyto: target must be an NDArray or a Context, got {type(other).__name__}")
+    # a TypeError too, as MXNet's ("copyto does not support type <class 'str'>")
+    raise ArgumentTypeError(f"copyto: target must be an NDArray or a Context, got {type(other).__name__}")
 
 
 def shape_argument(shape: Any) -> tuple[int, ...]:

@@ -215,7 +215,7 @@ class NDArray:
 
     def as_in_context(self, context: Context) -> NDArray:
         """This array if it is already on ``context``, else a copy there."""
-        if context == self._ctx:
+        if self._ctx == context:  # (Context's __eq__ first: a NumPy array's would compare elementwise)
             return self
         return _copying.copyto(self, context)
 

@@ -37,6 +37,17 @@ def test_scalar_conversion_len_iter_bool() -> None:
     np.testing.assert_array_equal(np.asarray(mx.nd.ones((2,))), [1, 1])
 
 
+@pytest.mark.parametrize("target", ["cpu", np.zeros(4, np.float32)], ids=["str", "numpy"])
+def test_copyto_or_as_in_context_of_another_type_is_a_type_error(target) -> None:
+    # MXNet raises TypeError ("copyto does not support type ..."); lazynd's was a ValueError
+    a = mx.nd.arange(4)
+    for call in (a.copyto, a.as_in_context):
+        with pytest.raises(
+            TypeError, match=f"copyto: target must be an NDArray or a Context, got {type(target).__name__}"
+        ):
+            call(target)
+
+
 def test_pickle_round_trips_values_dtype_and_context() -> None:
     a = mx.nd.array(np.arange(6).reshape(2, 3), ctx=mx.cpu(1), dtype="int64")
     b = pickle.loads(pickle.dumps(a))
