@@ -96,6 +96,11 @@ def shape_argument(shape: Any) -> tuple[int, ...]:
 def view(arr: Any, shape: tuple[int, ...]) -> Any:
     """A view with a new shape sharing ``arr``'s storage and var."""
     shape = shape_argument(shape)
+    if shape and min(shape) < -1:  # NumPy reads any negative dim as -1: (-5, 6) would give (1, 6)
+        raise ShapeError(
+            f"reshape: invalid dim {min(shape)} in shape {shape} (expected positive dims, one -1, or MXNet's codes "
+            "0, -2, -3, -4)"
+        )
     data = arr._data
     try:
         if data.__class__ is np.ndarray:
@@ -153,6 +158,9 @@ def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]
     ``reverse`` follow the ``Reshape`` operator's rule (:func:`lazynd.ops.reshape_codes.reshape_shape`, the
     one both faces follow), and the result is a view sharing ``arr``'s memory, as MXNet's is; the
     operator's legacy keywords (``target_shape``, ``keep_highest``) run the operator."""
+    if "shape" in kwargs and shape:
+        # (MXNet 1.9.1 silently takes the positional one)
+        raise OperatorError(f"reshape: the shape is given twice, as {tuple(shape)} and as shape={kwargs['shape']}")
     shape = shape_argument(kwargs.pop("shape") if "shape" in kwargs else shape)
     reverse = kwargs.pop("reverse", False)
     if kwargs:
