@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import OperatorError
 from ..ops import registry
+from ..ops.elemwise_binary import values_as
 from .dispatch import invoke
 
 NDArray: Any = None  # bound by ndarray.py (circular import)
@@ -65,13 +66,28 @@ def binary(kind: str, lhs: Any, rhs: Any, reflected: bool = False, out: Any = No
         operand = scalar_operand(rhs)
         return invoke(reflected_scalar if reflected else scalar, [lhs], {"scalar": operand}, out)
     if isinstance(rhs, (np.ndarray, list, tuple)):
-        from .creation import array
-
-        other = array(rhs, ctx=lhs._ctx, dtype=lhs._data.dtype)
+        other = _array_operand(kind, lhs, rhs)
         if reflected:
             return binary(kind, other, lhs, out=out)
         return binary(kind, lhs, other, out=out)
     return NotImplemented
+
+
+def _array_operand(kind: str, lhs: Any, values: Any) -> Any:
+    """A list, tuple or NumPy array beside NDArray ``lhs`` as an NDArray of its dtype and context,
+    each value converted as a scalar operand is (:func:`~lazynd.ops.elemwise_binary.values_as`)."""
+    from .creation import array
+
+    try:
+        host = np.asarray(values)
+    except (ValueError, TypeError):
+        host = None  # ragged or not numbers: array() says which
+    if host is not None and host.dtype.kind in "fc":
+        try:
+            values = values_as(lhs._data.dtype, host)
+        except ValueError as err:
+            raise OperatorError(f"{BINARY_OPS[kind][1]}: the {type(values).__name__} operand: {err}") from None
+    return array(values, ctx=lhs._ctx, dtype=lhs._data.dtype)
 
 
 def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], Any]:

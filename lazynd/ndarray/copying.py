@@ -13,9 +13,9 @@ import numpy as np
 from ..backend import get_backend
 from ..backend.fperr import quietly
 from ..context import Context
-from ..errors import OperatorError, ShapeError
+from ..errors import ArgumentTypeError, OperatorError, ShapeError
 from ..ops import registry
-from ..ops.elemwise_binary import scalar_as
+from ..ops.elemwise_binary import scalar_as, values_as
 from ..ops.params import parse_bool, parse_shape
 from ..ops.reshape_codes import reshape_shape
 from ..runtime import push, push_to_device
@@ -78,7 +78,8 @@ def copyto(src: Any, other: Any) -> Any:
         if other._var is src._var and other._data is src._data:
             return other
         return copy_into(src, other)
-    raise OperatorError(f"copyto: target must be an NDArray or a Context, got {type(other).__name__}")
+    # a TypeError too, as MXNet's ("copyto does not support type <class 'str'>")
+    raise ArgumentTypeError(f"copyto: target must be an NDArray or a Context, got {type(other).__name__}")
 
 
 def shape_argument(shape: Any) -> tuple[int, ...]:
@@ -95,6 +96,11 @@ def shape_argument(shape: Any) -> tuple[int, ...]:
 def view(arr: Any, shape: tuple[int, ...]) -> Any:
     """A view with a new shape sharing ``arr``'s storage and var."""
     shape = shape_argument(shape)
+    if shape and min(shape) < -1:  # NumPy reads any negative dim as -1: (-5, 6) would give (1, 6)
+        raise ShapeError(
+            f"reshape: invalid dim {min(shape)} in shape {shape} (expected positive dims, one -1, or MXNet's codes "
+            "0, -2, -3, -4)"
+        )
     data = arr._data
     try:
         if data.__class__ is np.ndarray:
@@ -152,6 +158,9 @@ def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]
     ``reverse`` follow the ``Reshape`` operator's rule (:func:`lazynd.ops.reshape_codes.reshape_shape`, the
     one both faces follow), and the result is a view sharing ``arr``'s memory, as MXNet's is; the
     operator's legacy keywords (``target_shape``, ``keep_highest``) run the operator."""
+    if "shape" in kwargs and shape:
+        # (MXNet 1.9.1 silently takes the positional one)
+        raise OperatorError(f"reshape: the shape is given twice, as {tuple(shape)} and as shape={kwargs['shape']}")
     shape = shape_argument(kwargs.pop("shape") if "shape" in kwargs else shape)
     reverse = kwargs.pop("reverse", False)
     if kwargs:
@@ -180,21 +189,14 @@ def element_of(dtype: np.dtype, value: Any, op: str) -> Any:
 
 
 def elements_of(dtype: np.dtype, values: np.ndarray, op: str) -> np.ndarray:
-    """Float ``values`` written out in Python (a list, a scalar) as elements of an integer ``dtype``.
+    """NumPy ``values`` (a list's, an array's) ready to cast to ``dtype``, each converted as
+    :func:`element_of` converts a scalar (:func:`lazynd.ops.elemwise_binary.values_as`).
 
-    As MXNet 1.9.1's ``nd.array`` converts a list (NumPy converting each Python float with ``int()``):
-    toward zero, then wrapped to the dtype's width as :func:`element_of` does (``[1e10]`` in int32 is
-    1410065408, not the ``INT_MIN`` of a C cast); NaN, an infinity or a value past int64 is refused by
-    name (MXNet raises, NumPy's cast gave ``INT_MIN``).  Other values and dtypes are returned as given.
+    Toward zero, then wrapped to an integer dtype's width (``[1e10]`` in int32 is 1410065408, as
+    MXNet 1.9.1's ``nd.array`` of a list gives, not the ``INT_MIN`` of a C cast); true where not zero
+    for bool; NaN, an infinity, a value past int64 or a complex value is refused, naming ``op``.
     """
-    dtype = np.dtype(dtype)
-    if dtype.kind not in "iu" or values.dtype.kind != "f" or values.size == 0:
-        return values
-    finite = np.isfinite(values) & (np.abs(values) < 2.0**63)
-    if not finite.all():
-        bad = float(values[~finite].flat[0])
-        raise OperatorError(
-            f"{op}: cannot store {bad!r} in an array of dtype {dtype.name} (expected finite numbers within "
-            "int64's range, or a float dtype)"
-        )
-    return np.trunc(values).astype(np.int64)
+    try:
+        return values_as(dtype, values)
+    except ValueError as err:
+        raise OperatorError(f"{op}: {err}") from None

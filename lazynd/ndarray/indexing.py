@@ -253,8 +253,11 @@ def setitem(arr: Any, key: Any, value: Any) -> None:
     # value that does not convert fails here (into memory of our own, unless it already has the dtype)
     if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
         host = value
-    else:  # a list's floats go into integers as nd.array's do (toward zero, wrapped; NaN refused)
-        host = elements_of(data.dtype, _numbers_of(value), "__setitem__")
+    else:
+        host = _numbers_of(value)
+    # each value converted as a scalar value is: toward zero and wrapped into an integer dtype, true
+    # where not zero into bool; NaN, an infinity or a complex value refused by name (not INT_MIN)
+    host = elements_of(data.dtype, host, "__setitem__")
     squeezed = _without_integer_axes(key, host.shape, target_shape)
     if squeezed is not None:
         host = host.reshape(squeezed)  # a view: the caller's array is not changed

@@ -8,6 +8,7 @@ waits (``asnumpy``, ``wait_to_read``).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from typing import Any
 
@@ -186,16 +187,10 @@ class NDArray:
 
     __nonzero__ = __bool__  # MXNet's Python 2 name, still called by some programs
 
-    def __float__(self) -> float:
-        return float(self.asscalar())
-
-    def __int__(self) -> int:
-        return int(self.asscalar())
-
-    def __index__(self) -> int:
-        if not np.issubdtype(self._data.dtype, np.integer):
-            raise TypeError("only integer NDArrays can be used as an index")
-        return int(self.asscalar())
+    # a one-element array's value; another size, or a float array as an index, is refused by name
+    __float__ = _numpy_protocol.number_method(float)
+    __int__ = _numpy_protocol.number_method(int)
+    __index__ = _numpy_protocol.number_method(operator.index)
 
     def __repr__(self) -> str:
         # MXNet's text byte for byte (``<NDArray 2x3 @cpu(0)>``: doctests written for MXNet pass); a wait
@@ -220,7 +215,7 @@ class NDArray:
 
     def as_in_context(self, context: Context) -> NDArray:
         """This array if it is already on ``context``, else a copy there."""
-        if context == self._ctx:
+        if self._ctx == context:  # (Context's __eq__ first: a NumPy array's would compare elementwise)
             return self
         return _copying.copyto(self, context)
 

@@ -1,5 +1,6 @@
 """NumPy's protocols on NDArrays (``__array__``, ``__array_ufunc__``, ``__array_function__``):
-``np.asarray(a)``, ``np.exp(a)``, ``np.sum(a)``; and ``format(a, spec)``.
+``np.asarray(a)``, ``np.exp(a)``, ``np.sum(a)``; and Python's own number protocols
+(``format(a, spec)``, ``float(a)``, ``int(a)``, ``operator.index(a)``).
 
 A NumPy function or ufunc called with NDArrays among its arguments does one of two things:
 
@@ -20,13 +21,14 @@ how NumPy's parameters map onto the operator's.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..errors import LazyNDError
+from ..errors import ArgumentTypeError, LazyNDError, OperatorError
 from . import arithmetic, functions
 
 NDArray: Any = None  # bound by ndarray.py (circular import)
@@ -252,7 +254,16 @@ WRITES_FIRST_ARGUMENT = frozenset({np.copyto, np.put, np.place, np.putmask, np.f
 
 
 def numpy_copy(arr: Any, dtype: Any = None, copy: Any = None) -> np.ndarray:
-    """``NDArray.__array__``, ``np.asarray(a)``: a NumPy copy of the values, after a wait."""
+    """``NDArray.__array__``, ``np.asarray(a)``: a NumPy copy of the values, after a wait.
+
+    ``copy=False`` (NumPy 2's ``np.asarray(a, copy=False)``: never copy) raises: the values are
+    always a copy, and a write into it would be lost without a word.
+    """
+    if copy is False:
+        raise OperatorError(
+            f"np.asarray(a, copy=False) of an NDArray of shape {arr.shape}: NumPy can have its values only as a"
+            " copy (the engine owns the array's memory and writes it later); use np.asarray(a) or a.asnumpy()"
+        )
     out = arr.asnumpy()
     return out.astype(dtype, copy=False) if dtype is not None else out
 
@@ -339,3 +350,35 @@ def format_ndarray(arr: Any, spec: str) -> str:
     if arr.size != 1:
         raise LazyNDError(f"format: spec {spec!r} needs a one-element NDArray, got shape {arr.shape}")
     return format(arr.asscalar(), spec)
+
+
+_NUMBER_CONVERSIONS: dict[Callable[[Any], Any], str] = {
+    float: "float()",
+    int: "int()",
+    operator.index: "operator.index()",
+}
+
+
+def number_method(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``NDArray.__float__``, ``__int__`` or ``__index__``: the value of a one-element array, after a wait.
+
+    Another size raises :class:`~lazynd.ArgumentTypeError` (a ``TypeError``, as NumPy's and MXNet's
+    answers are) naming the conversion; ``operator.index`` (an NDArray as a list index, in
+    ``range()``) takes integer arrays only, as NumPy does.
+    """
+    name = _NUMBER_CONVERSIONS[convert]
+
+    def method(arr: Any) -> Any:
+        if arr.size != 1:
+            raise ArgumentTypeError(
+                f"{name} of an NDArray of shape {arr.shape}: only a one-element array converts to a Python number"
+            )
+        if convert is operator.index and arr.data_array.dtype.kind not in "iu":
+            raise ArgumentTypeError(
+                f"operator.index() of an NDArray of dtype {arr.data_array.dtype.name}: only an integer array is an index,"
+                " as in NumPy (cast it with .astype('int64'))"
+            )
+        return convert(arr.asnumpy().reshape(-1)[0])
+
+    method.__name__ = f"__{name.split('(')[0].split('.')[-1]}__"
+    return method

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..context import Context
-from ..errors import FormatError, OperatorError
+from ..errors import ContextError, FormatError, OperatorError
+from ..log import warn_from_user_code
 from .creation import array
 
 
@@ -94,5 +95,17 @@ def _as_ndarrays(loaded: Any, source: str, ctx: Context | None) -> Any:
 
 
 def unpickle(values: np.ndarray, device_type: str, device_id: int) -> Any:
-    """The NDArray a pickle holds (``NDArray.__reduce__`` gives its values and its device)."""
-    return array(values, ctx=Context(device_type, device_id), dtype=values.dtype)
+    """The NDArray a pickle holds (``NDArray.__reduce__`` gives its values and its device).
+
+    An array pickled on a GPU that cannot be used here (no CuPy, no GPU, fewer GPUs) loads on
+    ``cpu(0)`` with a warning, as MXNet built without CUDA loads it: its values are all there,
+    and no other array can be on that GPU to meet it.
+    """
+    ctx = Context(device_type, device_id)
+    if ctx.device_type == "gpu":
+        try:
+            return array(values, ctx=ctx, dtype=values.dtype)
+        except ContextError as err:
+            warn_from_user_code(f"unpickling an NDArray saved on {ctx}: {err}; it is loaded on cpu(0)")
+            ctx = Context("cpu", 0)
+    return array(values, ctx=ctx, dtype=values.dtype)

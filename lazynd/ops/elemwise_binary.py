@@ -119,7 +119,8 @@ def _binary_forward(name: str) -> tuple[Callable, Callable]:
 
 def scalar_as(dtype: Any, scalar: float) -> Any:
     """``scalar`` cast to the array's dtype, as MXNet's ``static_cast<DType>`` does on both devices:
-    toward zero for an integer dtype, then wrapped to its width (300 -> 44 for uint8)."""
+    toward zero for an integer dtype, then wrapped to its width (300 -> 44 for uint8); true for bool
+    where it is not zero (0.5 too)."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iub":
         if not _fits_int64(scalar):
@@ -127,9 +128,30 @@ def scalar_as(dtype: Any, scalar: float) -> Any:
                 f"the scalar {scalar} has no value in an array of {dtype.name} (expected a finite number "
                 "within int64's range)"
             )
+        if dtype.kind == "b":
+            return np.bool_(scalar != 0)
         return np.array(int(scalar), dtype=np.int64).astype(dtype)[()]
     with np.errstate(over="ignore"):  # past float16's range: inf, as MXNet's cast gives
         return dtype.type(scalar)
+
+
+def values_as(dtype: Any, values: np.ndarray) -> np.ndarray:
+    """An array operand given as NumPy values (``x + [1.5, 2]``) converted by :func:`scalar_as`'s rule,
+    ready to cast to ``dtype``: float values for an integer dtype truncated toward zero into int64,
+    whose cast wraps them to the dtype's width (for bool: whether they are not zero); a value :func:`scalar_as` refuses (NaN, an infinity,
+    past int64; a complex number for any dtype) raises ``ValueError`` naming it."""
+    dtype = np.dtype(dtype)
+    if values.dtype.kind == "c":
+        raise ValueError(f"complex values have no value in an array of {dtype.name} (expected real numbers)")
+    if dtype.kind not in "iub" or values.dtype.kind != "f":
+        return values
+    inside = np.isfinite(values) & (values >= -(2.0**63)) & (values < 2.0**63)
+    if not inside.all():
+        raise ValueError(
+            f"the value {values[~inside].flat[0]} has no value in an array of {dtype.name} (expected finite "
+            "numbers within int64's range, or cast the array to a float dtype first)"
+        )
+    return values != 0 if dtype.kind == "b" else values.astype(np.int64)
 
 
 def _fits_int64(scalar: float) -> bool:

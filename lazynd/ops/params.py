@@ -115,7 +115,7 @@ def parse_float(value: Any) -> float:
             return float(text)
     value = _literal(value)
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError("expected a number")
+        raise ValueError("expected a real number")
     return float(value)
 
 

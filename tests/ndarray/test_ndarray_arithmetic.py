@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -115,3 +117,36 @@ def test_bool_scalar_operands_count_as_one_as_in_mxnet(flag: bool) -> None:
         np.testing.assert_array_equal(got.asnumpy(), expected, err_msg=label)
     x += flag
     np.testing.assert_array_equal(x.asnumpy(), x_np + 1)
+
+
+def test_a_complex_scalar_is_refused_as_not_a_real_number() -> None:
+    # lazynd's dtypes are real, as MXNet's (which raises TypeError "type complex not supported")
+    with pytest.raises(mx.OperatorError, match=r"_plus_scalar: invalid value 1j .*expected a real number"):
+        mx.nd.ones((2,)) + 1j
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64"])
+def test_a_list_or_numpy_operand_on_an_integer_array_converts_as_scalars_do(dtype: str) -> None:
+    # toward zero, then wrapped to the dtype's width, as x + scalar (MXNet refuses list operands)
+    x = mx.nd.array([1, 2, 3, 4], dtype=dtype)
+    values = [1.5, -1.5, 2.0**40, 300.0]
+    by_scalar = np.stack([(x[i : i + 1] + v).asnumpy()[0] for i, v in enumerate(values)])
+    np.testing.assert_array_equal((x + values).asnumpy(), by_scalar)
+    np.testing.assert_array_equal((np.array(values) + x).asnumpy(), by_scalar)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 1e30])
+def test_a_list_or_numpy_operand_no_integer_holds_is_refused_by_name(bad: float) -> None:
+    # as the scalar is; it gave INT_MIN (MXNet refuses any list operand)
+    x = mx.nd.array([1, 2], dtype="int32")
+    with pytest.raises(
+        mx.OperatorError, match=rf"broadcast_add: the list operand: the value {re.escape(str(bad))} has no value"
+    ):
+        x + [bad, 1]
+    with pytest.raises(mx.OperatorError, match="broadcast_greater: the ndarray operand"):
+        _ = np.array([1.0, bad]) > x
+
+
+def test_a_complex_numpy_operand_is_refused_not_cut_to_its_real_part() -> None:
+    with pytest.raises(mx.OperatorError, match=r"complex values have no value in an array of float32"):
+        mx.nd.ones((2,)) * np.array([1 + 1j, 2])

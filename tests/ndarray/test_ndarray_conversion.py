@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.ndarray import serialization
 
 
 def test_copyto_copy_as_in_context_astype() -> None:
@@ -36,6 +37,17 @@ def test_scalar_conversion_len_iter_bool() -> None:
     np.testing.assert_array_equal(np.asarray(mx.nd.ones((2,))), [1, 1])
 
 
+@pytest.mark.parametrize("target", ["cpu", np.zeros(4, np.float32)], ids=["str", "numpy"])
+def test_copyto_or_as_in_context_of_another_type_is_a_type_error(target) -> None:
+    # MXNet raises TypeError ("copyto does not support type ..."); lazynd's was a ValueError
+    a = mx.nd.arange(4)
+    for call in (a.copyto, a.as_in_context):
+        with pytest.raises(
+            TypeError, match=f"copyto: target must be an NDArray or a Context, got {type(target).__name__}"
+        ):
+            call(target)
+
+
 def test_pickle_round_trips_values_dtype_and_context() -> None:
     a = mx.nd.array(np.arange(6).reshape(2, 3), ctx=mx.cpu(1), dtype="int64")
     b = pickle.loads(pickle.dumps(a))
@@ -49,6 +61,22 @@ def test_pickles_written_before_unpickle_moved_still_load() -> None:
     old = payload.replace(b"lazynd.ndarray.serialization\nunpickle", b"lazynd.ndarray.ndarray\n_unpickle")
     assert b"lazynd.ndarray.ndarray" in old
     np.testing.assert_array_equal(pickle.loads(old).asnumpy(), [1, 1])
+
+
+class _PickledOnGpu:
+    """Pickles as an NDArray on gpu(0) pickles (``NDArray.__reduce__``), on any machine."""
+
+    def __reduce__(self) -> tuple:
+        return (serialization.unpickle, (np.arange(3, dtype=np.int32), "gpu", 0))
+
+
+@pytest.mark.skipif(mx.context.num_gpus() > 0, reason="a usable gpu(0) loads the array there")
+def test_an_array_pickled_on_a_gpu_that_is_not_here_loads_on_the_cpu_with_a_warning() -> None:
+    # as MXNet built without CUDA loads it (lazynd raised ContextError: the values could not be had)
+    with pytest.warns(UserWarning, match=r"unpickling an NDArray saved on gpu\(0\): .*loaded on cpu\(0\)"):
+        a = pickle.loads(pickle.dumps(_PickledOnGpu()))
+    assert a.context == mx.cpu(0) and a.dtype == np.int32
+    np.testing.assert_array_equal(a.asnumpy(), [0, 1, 2])
 
 
 def test_dlpack_exchange_with_numpy_is_zero_copy() -> None:

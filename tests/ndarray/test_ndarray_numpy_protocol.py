@@ -171,6 +171,17 @@ def test_a_numpy_write_into_an_ndarray_is_refused_not_lost(write) -> None:
     np.testing.assert_array_equal(a.asnumpy(), X)
 
 
+def test_asarray_without_a_copy_is_refused_as_numpy_2_asks_not_silently_copied() -> None:
+    # NumPy 2: copy=False means never copy, and __array__ raises where it cannot; a write into the
+    # copy lazynd returned was lost
+    a = mx.nd.zeros((2,))
+    for convert in (lambda: np.asarray(a, copy=False), lambda: np.array(a, copy=False)):
+        with pytest.raises(ValueError, match=r"copy=False\) of an NDArray of shape \(2,\): .*only as a copy"):
+            convert()
+    assert isinstance(pytest.raises(mx.LazyNDError, np.asarray, a, copy=False).value, mx.OperatorError)
+    np.testing.assert_array_equal(np.asarray(a, copy=True), [0, 0])
+
+
 def test_numpy_can_write_into_its_own_array_from_an_ndarray() -> None:
     host = np.zeros((2, 3), np.float32)
     host += mx.nd.array(X)

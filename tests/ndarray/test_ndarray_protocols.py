@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.errors import ArgumentTypeError
 
 
 def test_repr_and_str_print_mxnets_text_byte_for_byte() -> None:
@@ -38,3 +41,24 @@ def test_arange_takes_mxnets_deprecated_infer_range_in_its_place() -> None:
     assert a.asnumpy().tolist() == [0, 1, 2]
     b = mx.nd.arange(0, 2, 1, 1, None, mx.cpu(0), "int32")
     assert b.dtype == np.int32 and b.context == mx.cpu(0)
+
+
+def test_one_element_arrays_convert_to_python_numbers_and_integer_ones_index() -> None:
+    assert float(mx.nd.array([2.5])) == 2.5 and int(mx.nd.array([-2.7])) == -2
+    two = mx.nd.array([2], dtype="int32")
+    assert [10, 20, 30][two] == 30 and list(range(two)) == [0, 1] and operator.index(two) == 2
+
+
+def test_a_float_or_bool_array_as_an_index_is_refused_naming_its_dtype() -> None:
+    # a TypeError as NumPy's (MXNet 1.9.1 has no __index__), and a LazyNDError as every error of ours
+    with pytest.raises(ArgumentTypeError, match=r"operator.index\(\) of an NDArray of dtype float32"):
+        [10, 20, 30][mx.nd.array([1.0])]
+    with pytest.raises(ArgumentTypeError, match="dtype bool: only an integer array is an index"):
+        range(mx.nd.array([1], dtype="bool"))
+
+
+@pytest.mark.parametrize(("convert", "name"), [(float, "float"), (int, "int"), (operator.index, "operator.index")])
+def test_number_conversion_of_another_size_is_a_type_error_naming_the_conversion(convert, name) -> None:
+    for shape in ((2,), (0,)):
+        with pytest.raises(ArgumentTypeError, match=rf"{name}\(\) of an NDArray of shape \({shape[0]},\)"):
+            convert(mx.nd.zeros(shape, dtype="int32"))

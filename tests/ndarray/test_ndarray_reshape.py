@@ -53,6 +53,19 @@ def test_the_shape_keyword_is_the_positional_shape() -> None:
     assert x.reshape(shape=(4, 6)).shape == (4, 6)
 
 
+def test_a_shape_given_twice_is_refused() -> None:
+    # MXNet 1.9.1 silently takes the positional one; lazynd took the keyword
+    with pytest.raises(mx.OperatorError, match=r"reshape: the shape is given twice, as \(4, 6\) and as shape=\(24,\)"):
+        mx.nd.ones((2, 3, 4)).reshape((4, 6), shape=(24,))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"reverse": False}])
+def test_a_negative_dim_other_than_the_codes_is_refused(kwargs) -> None:
+    # NumPy reads any negative dim as -1: (-5, 24) gave shape (1, 24); MXNet refuses it
+    with pytest.raises(mx.ShapeError, match=r"reshape: invalid dim -5 in shape \(-5, 24\)"):
+        mx.nd.ones((2, 3, 4)).reshape((-5, 24), **kwargs)
+
+
 @pytest.mark.parametrize(
     ("spec", "kwargs", "shape"),
     [

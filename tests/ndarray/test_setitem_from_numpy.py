@@ -67,3 +67,30 @@ def test_a_value_that_does_not_convert_fails_at_the_call() -> None:
     x = mx.nd.zeros((2,))
     with pytest.raises(ValueError):
         x[:] = np.array(["a", "b"])
+
+
+def test_values_into_an_integer_array_convert_as_a_scalar_does() -> None:
+    # toward zero, wrapped to the width: 2**40 was INT_MIN (NumPy's float cast), as a scalar gives 0
+    x = mx.nd.zeros((3,), dtype="int32")
+    x[:] = np.array([2.0**40, -1.7, 3.9])
+    np.testing.assert_array_equal(x.asnumpy(), [0, -1, 3])
+
+
+@pytest.mark.parametrize("value", [np.array([np.nan, 1.0]), [np.inf, 1.0]], ids=["numpy-nan", "list-inf"])
+def test_a_value_no_integer_holds_is_refused_as_the_scalar_is(value) -> None:
+    # x[0] = nan is refused by name; the same value in an array gave INT_MIN (as MXNet's does)
+    x = mx.nd.zeros((2,), dtype="int32")
+    with pytest.raises(mx.OperatorError, match=r"__setitem__: the value (nan|inf) has no value in an array of int32"):
+        x[:] = value
+    with pytest.raises(mx.OperatorError, match="complex values"):
+        x[:] = np.array([1 + 1j, 2])  # (its imaginary part was dropped)
+    np.testing.assert_array_equal(x.asnumpy(), [0, 0])
+
+
+def test_a_nonzero_fraction_into_a_bool_array_is_true_as_in_mxnet() -> None:
+    # MXNet's static_cast<bool>(0.5) is true; truncating toward zero first made it false
+    x = mx.nd.zeros((3,), dtype="bool")
+    x[0] = 0.5
+    x[1:] = [-0.5, 0.0]
+    np.testing.assert_array_equal(x.asnumpy(), [True, True, False])
+    assert mx.nd.full((2,), 0.25, dtype="bool").asnumpy().all()
