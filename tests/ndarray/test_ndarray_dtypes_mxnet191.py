@@ -30,7 +30,9 @@ def test_array_of_a_list_converts_floats_to_integers_as_mxnet():
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -1e20])
 def test_array_of_a_list_refuses_a_float_no_integer_holds(value):
     # MXNet 1.9.1 raises (TypeError); NumPy's cast gave INT_MIN silently
-    with pytest.raises(mx.OperatorError, match=re.escape(f"array: the value {value!r} has no value in an array of int32")):
+    with pytest.raises(
+        mx.OperatorError, match=re.escape(f"array: the value {value!r} has no value in an array of int32")
+    ):
         mx.nd.array([1.0, value], dtype="int32")
 
 
