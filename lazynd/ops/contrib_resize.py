@@ -1,11 +1,12 @@
 """``BilinearResize2D`` and ``AdaptiveAvgPooling2D`` of MXNet 1.x's ``contrib`` namespace.
 
 Both map each (height, width) plane of (batch, channels, height, width) data linearly, one axis
-at a time: ``out = rows @ plane @ cols.T``, where ``rows`` (out_height, height) and ``cols``
-(out_width, width) hold the weights each output row (column) takes from the input's.  Their
-gradients are the transposed maps, ``rows.T @ out_grad @ cols``.  The weights are built on the
-host; the products are one kernel over ``kctx.xp`` (batched matrix products), so NumPy and
-CuPy share it.
+at a time.  On the host the map is two weight-matrix products, ``out = rows @ plane @ cols.T``
+(BLAS), kept when the result is finite; a product multiplies every input by every weight, so an
+inf or NaN input (0 * inf) makes whole rows and columns NaN, and then, as always on a GPU, each
+output is gathered from the inputs it reads (MXNet 1.9.1's answer: bilinear reads two taps per
+axis, the second even at weight 0; pooling sums its bins).  Gradients are the transposed maps,
+``rows.T @ out_grad @ cols``.  The tables are built on the host once and kept on the device.
 
 ``BilinearResize2D`` interpolates bilinearly to ``height`` x ``width`` (``scale_height`` and
 ``scale_width``, when ``scale_height`` is given, scale the input's instead, truncated), with ``mode='like'`` to
@@ -19,6 +20,7 @@ and output coincide; without, pixel centres are scaled, as MXNet 1.9.1 computes 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -33,9 +35,10 @@ RESIZE = "_contrib_BilinearResize2D"
 POOL = "_contrib_AdaptiveAvgPooling2D"
 
 
-def interpolation_weights(size: int, out_size: int, align_corners: bool) -> np.ndarray:
-    """(out_size, size) bilinear weights along one axis."""
-    weights = np.zeros((out_size, size))
+def interpolation_taps(size: int, out_size: int, align_corners: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The two input rows (columns) each output row (column) reads along one axis, as (2, out_size)
+    indices, and their (2, out_size) weights.  The second is the next one, kept even where its weight is
+    0 (clamped at the last), as MXNet 1.9.1 reads it: a non-finite value there makes the output NaN."""
     index = np.arange(out_size)
     source: np.ndarray
     # a single output row (column) reads the first input row in both modes, as MXNet 1.9.1
@@ -48,18 +51,36 @@ def interpolation_weights(size: int, out_size: int, align_corners: bool) -> np.n
     low = source.astype(np.int64)
     high = np.where(low < size - 1, low + 1, low)
     fraction = source - low
-    np.add.at(weights, (index, low), 1.0 - fraction)
-    np.add.at(weights, (index, high), fraction)
+    return np.stack([low, high]), np.stack([1.0 - fraction, fraction])
+
+
+def interpolation_weights(size: int, out_size: int, align_corners: bool) -> np.ndarray:
+    """(out_size, size) bilinear weights along one axis (for the gradient, a matrix product)."""
+    weights = np.zeros((out_size, size))
+    taps, tap_weights = interpolation_taps(size, out_size, align_corners)
+    for tap, weight in zip(taps, tap_weights, strict=True):
+        np.add.at(weights, (np.arange(out_size), tap), weight)
     return weights
+
+
+@functools.lru_cache(maxsize=256)
+def average_bins(size: int, out_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The input rows (columns) of each output's bin along one axis, as (out_size, longest bin)
+    indices padded with ``size`` (a zero row the kernel appends), and each bin's 1 / length."""
+    bounds = [((i * size) // out_size, math.ceil((i + 1) * size / out_size)) for i in range(out_size)]
+    longest = max(end - start for start, end in bounds)
+    rows = np.full((out_size, longest), size, np.int64)
+    for i, (start, end) in enumerate(bounds):
+        rows[i, : end - start] = np.arange(start, end)
+    return rows, np.array([1.0 / (end - start) for start, end in bounds])
 
 
 def average_weights(size: int, out_size: int) -> np.ndarray:
-    """(out_size, size) weights of adaptive average pooling along one axis."""
-    weights = np.zeros((out_size, size))
-    for i in range(out_size):
-        start, end = (i * size) // out_size, math.ceil((i + 1) * size / out_size)
-        weights[i, start:end] = 1.0 / (end - start)
-    return weights
+    """(out_size, size) weights of adaptive average pooling along one axis (for the gradient)."""
+    weights = np.zeros((out_size, size + 1))  # the last column, the padding, is dropped
+    rows, inverse_lengths = average_bins(size, out_size)
+    weights[np.arange(out_size)[:, None], rows] = inverse_lengths[:, None]
+    return weights[:, :size]
 
 
 def _weights(kctx: Any, kind: str, size: int, out_size: int, align_corners: bool, dtype: Any) -> Any:
@@ -72,12 +93,38 @@ def _weights(kctx: Any, kind: str, size: int, out_size: int, align_corners: bool
     return kctx.backend.constant((POOL, size, out_size), lambda: average_weights(size, out_size), dtype)
 
 
+def _taps(kctx: Any, kind: str, size: int, out_size: int, align_corners: bool, dtype: Any) -> tuple[Any, Any]:
+    """The input indices each output reads along one axis and their weights (bilinear taps, or
+    average bins and their 1 / length) on ``kctx``'s device, made once."""
+    key = (kind, size, out_size, align_corners)
+    if kind == "bilinear":
+        taps = lambda: interpolation_taps(size, out_size, align_corners)  # noqa: E731
+    else:
+        taps = lambda: average_bins(size, out_size)  # noqa: E731
+    return (
+        kctx.backend.constant((RESIZE, "taps", *key), lambda: taps()[0], np.int64),
+        kctx.backend.constant((RESIZE, "weights", *key), lambda: taps()[1], dtype),
+    )
+
+
 def _apply(kctx: Any, data: Any, left: Any, right: Any, out: Any, transpose: bool = False) -> None:
     """``out = left @ data @ right.T`` per plane (``left.T @ data @ right`` with ``transpose``)."""
     if transpose:
         out[...] = product(kctx, product(kctx, left.T, data), right)
     else:
         out[...] = product(kctx, product(kctx, left, data), right.T)
+
+
+def _products_are_finite(kctx: Any, kind: str, data: Any, out: Any, align_corners: bool) -> bool:
+    """On the host, ``out`` from the weight-matrix products (BLAS: the fast way) and whether it is all
+    finite; then it is the answer.  A product multiplies every input by every weight, so one inf or
+    NaN makes whole output rows and columns NaN (0 * inf): the caller then gathers, each output from
+    the inputs it reads (MXNet's answer), as it always does on a GPU (no wait there for the check)."""
+    if kctx.xp is not np:
+        return False
+    rows, cols = _pair(kctx, kind, data.shape[2:], out.shape[2:], align_corners, data.dtype)
+    _apply(kctx, data, rows, cols, out)
+    return bool(np.isfinite(out).all())
 
 
 def _check_4d(op: str, name: str, shape: Any) -> None:
@@ -148,8 +195,20 @@ def _pair(kctx: Any, kind: str, size: tuple, out_size: tuple, align_corners: boo
 
 def _resize_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data, out = inputs[0], outputs[0]
-    rows, cols = _pair(kctx, "bilinear", data.shape[2:], out.shape[2:], attrs["align_corners"], data.dtype)
-    _apply(kctx, data, rows, cols, out)
+    if data.shape[2:] == out.shape[2:]:  # MXNet 1.9.1 copies, in both alignments
+        out[...] = data
+        return
+    if _products_are_finite(kctx, "bilinear", data, out, attrs["align_corners"]):
+        return
+    (row_taps, row_weights), (col_taps, col_weights) = (
+        _taps(kctx, "bilinear", size, out_size, attrs["align_corners"], data.dtype)
+        for size, out_size in zip(data.shape[2:], out.shape[2:], strict=True)
+    )
+    take = kctx.xp.take
+    rows = take(data, row_taps[0], axis=2) * row_weights[0][:, None]
+    rows += take(data, row_taps[1], axis=2) * row_weights[1][:, None]
+    out[...] = take(rows, col_taps[0], axis=3) * col_weights[0]
+    out += take(rows, col_taps[1], axis=3) * col_weights[1]
 
 
 def _resize_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -231,10 +290,28 @@ def _pool_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
     return list(in_shapes), [out if known else None], list(aux_shapes)
 
 
+def _average_axis(xp: Any, data: Any, bins: Any, scale: Any, axis: int, padded: bool) -> Any:
+    """The average of each bin of ``data`` along ``axis`` (2 or 3), summed from the gathered rows
+    (columns); with ``padded`` (bins of two lengths) a zero is appended for the padding to read."""
+    if padded:
+        shape = list(data.shape)
+        shape[axis] = 1
+        data = xp.concatenate([data, xp.zeros(shape, data.dtype)], axis=axis)
+    summed = xp.take(data, bins, axis=axis).sum(axis=axis + 1)
+    return summed * (scale[:, None] if axis == 2 else scale)
+
+
 def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data, out = inputs[0], outputs[0]
-    rows, cols = _pair(kctx, "average", data.shape[2:], out.shape[2:], False, data.dtype)
-    _apply(kctx, data, rows, cols, out)
+    if _products_are_finite(kctx, "average", data, out, False):
+        return
+    pooled = data
+    for axis in (2, 3):
+        size, out_size = data.shape[axis], out.shape[axis]
+        bins, scale = _taps(kctx, "average", size, out_size, False, data.dtype)
+        padded = int(average_bins(size, out_size)[0].max()) == size  # host tables, cached
+        pooled = _average_axis(kctx.xp, pooled, bins, scale, axis, padded)
+    out[...] = pooled
 
 
 def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
