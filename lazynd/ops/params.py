@@ -128,6 +128,26 @@ def parse_finite_float(value: Any) -> float:
     return number
 
 
+def float_between(low: float, high: float) -> Callable[[Any], float]:
+    """A parser of a float in ``[low, high]`` (an MXNet parameter's bound; NaN is refused too, as
+    the number it stands for is no number at all)."""
+
+    @describes("float")
+    def parse(value: Any) -> float:
+        number = parse_float(value)
+        if not low <= number <= high:
+            raise ValueError(f"expected a number in [{low:g}, {high:g}]")
+        return number
+
+    parse.__name__ = "float_between"
+    return parse
+
+
+# the scale of an image onto its feature map, of every region op (ROIPooling, ROIAlign, RROIAlign,
+# PSROIPooling, DeformablePSROIPooling): MXNet 1.9.1 bounds it to [0, 1] for all of them
+SPATIAL_SCALE = float_between(0.0, 1.0)
+
+
 @describes("boolean")
 def parse_bool(value: Any) -> bool:
     if isinstance(value, str):

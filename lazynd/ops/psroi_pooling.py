@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from ._bilinear import bilinear_taps
-from .params import Param, parse_bool, parse_float, parse_int
+from .params import SPATIAL_SCALE, Param, parse_bool, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 from .roi_align import extent
 
@@ -224,11 +224,10 @@ def _deformable_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, au
 # -- shapes and registration ----------------------------------------------------------------------
 def _infer_shape(name: str, attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     pooled, group = attrs["pooled_size"], _group_size(attrs)
-    if pooled < 1 or group < 1 or attrs["output_dim"] < 1 or attrs["spatial_scale"] <= 0:
+    if pooled < 1 or group < 1 or attrs["output_dim"] < 1:
         raise ShapeError(
-            f"{name}: pooled_size, group_size and output_dim must be positive and spatial_scale above 0, got "
-            f"pooled_size {pooled}, group_size {group}, output_dim {attrs['output_dim']}, "
-            f"spatial_scale {attrs['spatial_scale']}"
+            f"{name}: pooled_size, group_size and output_dim must be positive, got "
+            f"pooled_size {pooled}, group_size {group}, output_dim {attrs['output_dim']}"
         )
     if name == DEFORMABLE and attrs["sample_per_part"] < 1:
         raise ShapeError(f"{name}: sample_per_part must be positive, got {attrs['sample_per_part']}")
@@ -257,7 +256,7 @@ def _infer_shape(name: str, attrs: dict, in_shapes: list, aux_shapes: list) -> t
 
 
 _PS_PARAMS = {
-    "spatial_scale": Param(parse_float, doc="ratio of the feature map's size to the image's"),
+    "spatial_scale": Param(SPATIAL_SCALE, doc="ratio of the feature map's size to the image's"),
     "output_dim": Param(parse_int, doc="output channels"),
     "pooled_size": Param(parse_int, doc="bins per side of each region"),
     "group_size": Param(parse_int, 0, "channel groups per side (0: pooled_size)"),

@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
-from .params import Param, parse_float, parse_shape
+from .params import SPATIAL_SCALE, Param, parse_shape
 from .registry import OpDef, merge_shape, register
 from .roi_align import refuse_nonfinite_rois
 
 _PARAMS = {
     "pooled_size": Param(parse_shape, doc="(height, width) of the pooled output"),
-    "spatial_scale": Param(parse_float, doc="ratio of the feature map's size to the input image's"),
+    "spatial_scale": Param(SPATIAL_SCALE, doc="ratio of the feature map's size to the input image's"),
 }
 
 
@@ -116,8 +116,6 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
 def _infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     if len(attrs["pooled_size"]) != 2 or min(attrs["pooled_size"]) < 1:
         raise OperatorError(f"ROIPooling: pooled_size must be two positive sizes, got {attrs['pooled_size']}")
-    if not 0 < attrs["spatial_scale"] <= 1:
-        raise OperatorError(f"ROIPooling: spatial_scale must lie in (0, 1], got {attrs['spatial_scale']}")
     data, rois = in_shapes
     if data is not None and len(data) != 4:
         raise ShapeError(f"ROIPooling: data must be 4-D (N, C, H, W), got {tuple(data)}")

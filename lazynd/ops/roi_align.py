@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
-from .params import Param, parse_bool, parse_float, parse_int, parse_shape
+from .params import SPATIAL_SCALE, Param, parse_bool, parse_int, parse_shape
 from .registry import OpDef, merge_shape, register
 
 NAME = "_contrib_ROIAlign"
@@ -161,8 +161,6 @@ def check_region_inputs(op: str, attrs: dict, in_shapes: list, row: str) -> tupl
     ``spatial_scale``, checked: data 4-D, rois rows of ``len(row.split(", "))`` values ``[row]``."""
     if len(attrs["pooled_size"]) != 2 or min(attrs["pooled_size"]) < 1:
         raise ShapeError(f"{op}: pooled_size must be two positive sizes, got {attrs['pooled_size']}")
-    if attrs["spatial_scale"] <= 0:
-        raise ShapeError(f"{op}: spatial_scale must be positive, got {attrs['spatial_scale']}")
     data, rois = in_shapes
     if data is not None and len(data) != 4:
         raise ShapeError(f"{op}: 'data' must be 4-D (batch, channels, height, width), got shape {tuple(data)}")
@@ -182,7 +180,7 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
 
 _PARAMS = {
     "pooled_size": Param(parse_shape, doc="(height, width) of each region's output"),
-    "spatial_scale": Param(parse_float, doc="ratio of the feature map's size to the image's"),
+    "spatial_scale": Param(SPATIAL_SCALE, doc="ratio of the feature map's size to the image's"),
     "sample_ratio": Param(parse_int, -1, "points per bin along each axis (-1: the bin's size in cells, rounded up)"),
     "position_sensitive": Param(parse_bool, False, "bin (i, j) reads its own group of channels (R-FCN)"),
     "aligned": Param(parse_bool, False, "shift the regions by half a cell (pixel centres)"),

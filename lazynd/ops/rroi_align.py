@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import OperatorError
 from ._bilinear import bilinear_taps
-from .params import Param, parse_float, parse_int, parse_shape
+from .params import SPATIAL_SCALE, Param, parse_int, parse_shape
 from .registry import OpDef, register
 from .roi_align import check_region_inputs, refuse_nonfinite_rois
 
@@ -98,7 +98,7 @@ register(
         inputs=("data", "rois"),
         params={
             "pooled_size": Param(parse_shape, doc="(height, width) of each region's output"),
-            "spatial_scale": Param(parse_float, doc="ratio of the feature map's size to the image's"),
+            "spatial_scale": Param(SPATIAL_SCALE, doc="ratio of the feature map's size to the image's"),
             "sampling_ratio": Param(parse_int, -1, "points per bin along each axis (-1: the bin's size, rounded up)"),
         },
         infer_shape=_infer_shape,
