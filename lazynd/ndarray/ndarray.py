@@ -26,6 +26,7 @@ from . import creation as _creation
 from . import dispatch as _ops_table
 from . import functions as _functions
 from . import indexing as _indexing
+from . import mxnet1_methods as _mxnet1
 from . import numpy_protocol as _numpy_protocol
 from . import sparse as _sparse
 from .serialization import unpickle as _unpickle  # (by this name too: pickles of older versions call it)
@@ -236,6 +237,8 @@ class NDArray:
     flatten = _copying.flatten_method
     squeeze = _copying.shape_method("squeeze", "Axes of length 1 removed: a copy; with ``inplace=True`` a view.")
     expand_dims = _copying.shape_method("expand_dims", "An axis of length 1 added: a copy; ``inplace=True``: a view.")
+    slice_assign, slice_assign_scalar = _mxnet1.slice_assign, _mxnet1.slice_assign_scalar
+    as_nd_ndarray, as_np_ndarray = _mxnet1.as_nd_ndarray, _mxnet1.as_np_ndarray
 
     def split_v2(self, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Any:
         """Pieces along ``axis``: equal sections or at indices (see :func:`lazynd.nd.split_v2`)."""
