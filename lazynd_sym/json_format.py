@@ -136,9 +136,11 @@ def _upgrade_attr(node_json: dict, name: str, is_variable: bool) -> tuple[dict[s
 
     The dictionaries have been checked by :func:`_string_dict` already.
     """
-    params: dict[str, str] = dict(node_json.get("param") or {})
+    params: dict[str, str] = {}
     user: dict[str, str] = {}
-    merged = {**(node_json.get("attr") or {}), **(node_json.get("attrs") or {})}
+    # MXNet reads the three into one dictionary (a later one wins a clash) and only then tells
+    # attributes from parameters: a __ctx_group__ or lr_mult kept in 'param' is an attribute too
+    merged = {**(node_json.get("param") or {}), **(node_json.get("attr") or {}), **(node_json.get("attrs") or {})}
     for key, value in merged.items():
         if is_attribute_key(key):
             user[key if key.startswith("__") else f"__{key}__"] = value

@@ -87,6 +87,43 @@ register(
 )
 
 
+def _rnn_param_concat_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None) -> tuple:
+    """Concat's rule, except that inputs whose size along ``dim`` is unknown (0) share what the
+    known output leaves over equally: Gluon's RNN layers flatten their weights into the fused
+    parameter, and the two directions' first ``i2h_weight`` wait on the input size together.
+    """
+    out = out_shapes[0] if out_shapes else None
+    known = [s for s in in_shapes if s is not None]
+    if out is not None and known:
+        dim = normalize_axis("_rnn_param_concat", attrs["dim"], len(known[0]), "dim")
+        unknown = [i for i, s in enumerate(in_shapes) if s is not None and len(s) > dim and not s[dim]]
+        if len(unknown) > 1 and len(out) > dim and out[dim]:
+            left = out[dim] - sum(s[dim] for s in known if len(s) > dim)
+            if left <= 0 or left % len(unknown):
+                raise ShapeError(
+                    f"_rnn_param_concat: output size {out[dim]} along dim {dim} leaves {left} for "
+                    f"{len(unknown)} inputs of unknown size {[in_shapes[i] for i in unknown]}"
+                )
+            in_shapes = list(in_shapes)
+            for i in unknown:
+                s = in_shapes[i]
+                in_shapes[i] = (*s[:dim], left // len(unknown), *s[dim + 1 :])
+    return _concat_infer(attrs, in_shapes, aux_shapes, out_shapes)
+
+
+register(
+    OpDef(
+        "_rnn_param_concat",
+        _concat_forward,
+        params={"dim": Param(parse_int, 1, "the axis to join along")},
+        variadic=True,
+        infer_shape=_rnn_param_concat_infer,
+        gradient=_concat_gradient,
+        doc="``Concat`` as Gluon's RNN layers write it in exported symbols: joins the flattened weights.",
+    )
+)
+
+
 def _split_sections(xp: Any, grad: Any, sizes: list[int], axis: int, outputs: list) -> None:
     start = 0
     for size, out in zip(sizes, outputs, strict=True):

@@ -26,7 +26,7 @@ from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .norm_cpu import batch_moments, batch_norm_backward, scale_shift
-from .params import Param, parse_bool, parse_float, parse_int
+from .params import Param, optional, parse_bool, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 
 BN_PARAMS = {
@@ -37,6 +37,9 @@ BN_PARAMS = {
     "output_mean_var": Param(parse_bool, False, "also return the mean and the inverse std used"),
     "axis": Param(parse_int, 1, "the channel axis"),
     "cudnn_off": Param(parse_bool, False, "accepted for MXNet compatibility"),
+    # MXNet's quantisation calibration writes these into the BatchNorm nodes of the symbols it saves
+    "min_calib_range": Param(optional(parse_float), None, "quantisation calibration; accepted, unused"),
+    "max_calib_range": Param(optional(parse_float), None, "quantisation calibration; accepted, unused"),
 }
 # the inputs, outputs and auxiliary states of BatchNorm and of the operators that are BatchNorm
 # under other names (lazynd/ops/norm_variants.py)

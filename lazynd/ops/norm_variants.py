@@ -12,7 +12,7 @@ BatchNorm's defaults (channel axis 1).  The differences are MXNet's:
   nothing here pools statistics across devices (MXNet would wait for the other devices).
 - ``BatchNormWithReLU`` is ``relu(BatchNorm(...))``, its ``var`` the inverse std as BatchNorm's;
   the ReLU's mask (output > 0) is applied to the head gradient before BatchNorm's gradient.
-  ``min_calib_range``/``max_calib_range`` (quantisation calibration) are accepted and unused.
+  Like BatchNorm, it accepts ``min_calib_range``/``max_calib_range`` (quantisation calibration), unused.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import OperatorError
 from .norm import BN_PARAMS, BN_STRUCTURE, _bn_forward, _bn_infer, _bn_types
-from .params import Param, optional, parse_float, parse_int, parse_str
+from .params import Param, parse_int, parse_str
 from .registry import OpDef, register
 
 _V1_NAMES = ("eps", "momentum", "fix_gamma", "use_global_stats", "output_mean_var")
@@ -31,11 +31,7 @@ SYNC_PARAMS = {
     "ndev": Param(parse_int, 1, "the number of devices whose batches are pooled (1 here)"),
     "key": Param(parse_str, doc="the layer's synchronisation key"),
 }
-RELU_PARAMS = {
-    **BN_PARAMS,
-    "min_calib_range": Param(optional(parse_float), None, "quantisation calibration; accepted, unused"),
-    "max_calib_range": Param(optional(parse_float), None, "quantisation calibration; accepted, unused"),
-}
+RELU_PARAMS = dict(BN_PARAMS)
 
 
 def batch_norm_attrs(attrs: dict) -> dict:

@@ -85,11 +85,15 @@ def save_checkpoint(
     _log.info('Saved checkpoint to "%s"', path)
 
 
-def load_params(prefix: str, epoch: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def load_params(
+    prefix: str, epoch: int | None = None, *, strict: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split a ``.params`` file into ``arg_params`` and ``aux_params``.
 
     ``load_params(prefix, epoch)`` reads ``prefix-%04d.params``, as MXNet's ``mx.model.load_params``
     (whose parameters keep their names here); without ``epoch``, ``prefix`` is the file itself.
+    Entries of another kind (``opt:...``) are skipped with a warning, as MXNet's reader skips them;
+    ``strict=True`` refuses them, as MXNet's ``Module.load_params`` does.
     """
     path = prefix if epoch is None else _params_file(prefix, epoch)
     saved = nd.load(path)
@@ -98,14 +102,19 @@ def load_params(prefix: str, epoch: int | None = None) -> tuple[dict[str, Any], 
     if not isinstance(saved, dict):
         raise FormatError(f"{path}: a checkpoint holds a dict of named arrays, found a list of {len(saved)}")
     arg_params, aux_params = {}, {}
+    skipped = []
     for key, value in saved.items():
-        kind, _, name = key.partition(":")
+        kind, colon, name = key.partition(":")
         if kind == "arg":
             arg_params[name] = value
         elif kind == "aux":
             aux_params[name] = value
+        elif colon and not strict:
+            skipped.append(key)  # another kind of entry ('opt:...'): MXNet's reader passes over it
         else:
             raise FormatError(f"{path}: key {key!r} does not start with 'arg:' or 'aux:'")
+    if skipped:
+        _log.warning("%s: skipped %d entries that are neither 'arg:' nor 'aux:': %s", path, len(skipped), skipped)
     return arg_params, aux_params
 
 

@@ -279,7 +279,7 @@ class BaseModule:
 
     def load_params(self, fname: str) -> None:
         """Set the parameters from a file written by :meth:`save_params` (or MXNet's ``.params``)."""
-        arg_params, aux_params = checkpoint.load_params(fname)
+        arg_params, aux_params = checkpoint.load_params(fname, strict=True)
         self.set_params(arg_params, aux_params)
 
     # -- the stages (subclasses) -----------------------------------------------------------------

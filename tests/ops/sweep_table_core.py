@@ -14,6 +14,7 @@ OTHER_CASES: dict[str, Case] = {
     "Activation": Case([In(SHAPE, -1, 1)], {"act_type": "tanh"}, reference=np.tanh),
     "Cast": Case([In()], {"dtype": "float64"}, reference=lambda x: x.astype(np.float64), grad=False),
     "Concat": Case([In(), In((3, 2))], {"dim": 1}, reference=lambda a, b: np.concatenate([a, b], axis=1)),
+    "_rnn_param_concat": Case([In((6,)), In((4,))], {"dim": 0}, reference=lambda a, b: np.concatenate([a, b])),
     "ElementWiseSum": Case([In(), In(), In()], reference=lambda a, b, c: a + b + c),
     "add_n": Case([In(), In()], reference=lambda a, b: a + b),
     "stack": Case([In(), In()], {"axis": 1}, reference=lambda a, b: np.stack([a, b], axis=1)),

@@ -53,3 +53,28 @@ def test_an_mxnet_1x_graph_of_the_new_operators_computes_mxnets_values():
     assert gathered.dtype == np.float16
     np.testing.assert_array_equal(gathered.asnumpy(), np.array([1.0859375, 1.771484375], np.float16))
     np.testing.assert_allclose(logdet.asnumpy(), [0.9164506196975708], rtol=1e-6)
+
+
+def test_a_batchnorm_with_mxnets_calibration_ranges_loads_and_ignores_them():
+    # MXNet 1.9.1's BatchNorm takes min_calib_range / max_calib_range (quantisation calibration
+    # writes them into the saved symbol); lazynd refused the node as having unknown parameters
+    document = {
+        "nodes": [
+            _node("null", "x", []),
+            _node("null", "bn_gamma", []),
+            _node("null", "bn_beta", []),
+            _node("null", "bn_moving_mean", []),
+            _node("null", "bn_moving_var", []),
+            _node("BatchNorm", "bn", [0, 1, 2, 3, 4], max_calib_range="1.0", min_calib_range="-1.0"),
+        ],
+        "arg_nodes": [0, 1, 2, 3, 4],
+        "heads": [[5, 0, 0]],
+        "attrs": {"mxnet_version": ["int", 10901]},
+    }
+    net = sym.load_json(json.dumps(document))
+    assert net.attr_dict()["bn"] == {"max_calib_range": "1.0", "min_calib_range": "-1.0"}
+    args = {"x": mx.nd.array(np.arange(6).reshape(2, 3)), "bn_gamma": mx.nd.ones(3), "bn_beta": mx.nd.zeros(3)}
+    aux = {"bn_moving_mean": mx.nd.zeros(3), "bn_moving_var": mx.nd.ones(3)}
+    (out,) = net.bind(mx.cpu(), args, aux_states=aux).forward()
+    # MXNet 1.9.1: x / sqrt(1 + 1e-3)
+    np.testing.assert_allclose(out.asnumpy()[1], [2.9985013, 3.9980016, 4.997502], rtol=1e-6)

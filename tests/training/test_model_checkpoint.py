@@ -65,6 +65,20 @@ def test_params_without_arg_or_aux_prefix_are_rejected(tmp_path) -> None:
         model.load_checkpoint(str(tmp_path / "bad"), 1)
 
 
+def test_entries_of_another_kind_are_skipped_as_mxnet_skips_them(tmp_path, caplog) -> None:
+    # MXNet 1.9.1's load_checkpoint keeps 'arg:' and 'aux:' entries and passes over any other
+    # 'kind:name' key; lazynd refused the whole file
+    path = str(tmp_path / "extra-0001.params")
+    mx.nd.save(
+        path, {"arg:fc1_weight": mx.nd.ones((2,)), "aux:m": mx.nd.zeros((1,)), "opt:fc1_weight": mx.nd.ones((3,))}
+    )
+    _mlp().save(str(tmp_path / "extra-symbol.json"))
+    _, args, aux = model.load_checkpoint(str(tmp_path / "extra"), 1)
+    assert sorted(args) == ["fc1_weight"] and sorted(aux) == ["m"]
+    assert args["fc1_weight"].shape == (2,)
+    assert "opt:fc1_weight" in caplog.text
+
+
 def test_missing_checkpoint_file_raises(tmp_path) -> None:
     with pytest.raises(Exception, match="nothing-symbol.json"):
         model.load_checkpoint(str(tmp_path / "nothing"), 1)

@@ -180,3 +180,15 @@ def test_a_loaded_module_gives_its_parameters_before_binding(tmp_path) -> None:
     loaded = mx.mod.Module.load(prefix, 1)
     arg_params, _ = loaded.get_params()
     np.testing.assert_array_equal(arg_params["fc1_weight"].asnumpy(), mod.get_params()[0]["fc1_weight"].asnumpy())
+
+
+def test_module_load_params_refuses_entries_of_another_kind(tmp_path) -> None:
+    # unlike mx.model.load_checkpoint, MXNet's Module.load_params refuses an 'opt:' entry
+    mod = mx.mod.Module(_net())
+    mod.bind(data_shapes=[("data", (4, 3))], label_shapes=[("softmax_label", (4,))])
+    mod.init_params()
+    path = str(tmp_path / "extra.params")
+    arg_params, _ = mod.get_params()
+    mx.nd.save(path, {**{f"arg:{k}": v for k, v in arg_params.items()}, "opt:state": mx.nd.ones((1,))})
+    with pytest.raises(mx.LazyNDError, match="'opt:state' does not start with 'arg:' or 'aux:'"):
+        mod.load_params(path)
