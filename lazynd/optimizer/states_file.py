@@ -88,14 +88,20 @@ def load_states(updater: Any, fname: str | os.PathLike[str]) -> None:
     Raises
     ------
     FormatError
-        When an NDArray-format file does not hold optimizer states.
+        When an NDArray-format file does not hold optimizer states, or a pickle holds an
+        MXNet object other than its NDArrays (an optimizer saved with ``dump_optimizer=True``);
+        every error of a pickle names the file.
     LazyNDError
         When an NDArray-format file is given to an updater that is not a
         lazynd :class:`Updater`.
     """
     data = open_for_read(fname)
     if not data.startswith(_MAGIC_BYTES):
-        updater.set_states(data)  # a pickle: trusted files only (see above)
+        try:
+            updater.set_states(data)  # a pickle: trusted files only (see above)
+        except LazyNDError as err:
+            # the updater's message says what is wrong; the reader also needs to know which file
+            raise type(err)(f"load_optimizer_states: {os.fspath(fname)!r}: {err}") from err
         return
     if not isinstance(updater, Updater):
         raise LazyNDError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 import struct
 from pathlib import Path
 
@@ -178,3 +179,19 @@ def test_array_states_need_lazynds_updater(tmp_path: Path) -> None:
 def test_load_optimizer_states_warns_about_pickle_in_its_docstring() -> None:
     doc = lazynd_kv.KVStore.load_optimizer_states.__doc__ or ""
     assert "pickl" in doc and "trust" in doc
+
+
+@pytest.mark.parametrize(
+    "content, error",
+    [
+        (b"\x80\x04\x95\x10\x00\x00", "could not unpickle the states"),  # an MXNet states file cut short
+        (b"cmxnet.optimizer.optimizer\nAdam\n.", r"mxnet\.optimizer\.optimizer\.Adam"),  # dump_optimizer=True
+    ],
+)
+def test_a_states_file_that_cannot_be_read_is_named_in_the_error(content, error, tmp_path: Path) -> None:
+    path = tmp_path / "model-0001.states"
+    path.write_bytes(content)
+    store = mx.kv.create("local")
+    store.set_optimizer(mx.optimizer.create("adam"))
+    with pytest.raises(LazyNDError, match=f"{re.escape(repr(str(path)))}: .*{error}"):
+        store.load_optimizer_states(str(path))
