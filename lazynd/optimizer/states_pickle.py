@@ -89,9 +89,16 @@ def loads_states(data: bytes) -> Any:
     """Unpickle states written by :func:`dumps_states`, by MXNet's ``get_states`` or by lazynd's
     earlier ``get_states``; each MXNet NDArray becomes a NumPy array (None for MXNet's empty array).
 
-    Unpickling runs whatever code the bytes name: give it only bytes from a trusted source.
+    Bytes in MXNet's layout (what :func:`dumps_states` and MXNet write for states of arrays) are read
+    by an unpickler that knows only MXNet's NDArray and ``bytearray``, so they run no code.  Any other
+    pickle (states that are not arrays, an optimizer pickled with them, lazynd's earlier files) is
+    unpickled in full, and unpickling runs whatever code the bytes name: give it only bytes from a
+    trusted source.
     """
-    return _unwrap(_StatesUnpickler(io.BytesIO(data)).load())
+    try:
+        return _unwrap(_MXNetLayoutUnpickler(io.BytesIO(data)).load())
+    except _NotMXNetLayout:
+        return _unwrap(_StatesUnpickler(io.BytesIO(data)).load())
 
 
 def _unwrap(value: Any) -> Any:
@@ -131,3 +138,18 @@ class _StatesUnpickler(pickle.Unpickler):
                 "save them without it)"
             )
         return super().find_class(module, name)
+
+
+class _NotMXNetLayout(Exception):
+    """The pickle names something other than MXNet's NDArray and bytearray."""
+
+
+class _MXNetLayoutUnpickler(_StatesUnpickler):
+    """Reads MXNet's layout of states only: names no other class or function, so runs no code."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("builtins", "bytearray"):
+            return bytearray
+        if (module, name) == ("mxnet.ndarray.ndarray", "NDArray"):
+            return _PickledMXNetArray
+        raise _NotMXNetLayout
