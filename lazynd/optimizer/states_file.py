@@ -38,7 +38,12 @@ _MAGIC_BYTES = struct.pack("<Q", LIST_MAGIC)
 _SEQUENCES = {"tuple": tuple, "list": list}
 
 
-def save_states(updater: Any, fname: str | os.PathLike[str], dump_optimizer: bool = False) -> None:
+def save_states(
+    updater: Any,
+    fname: str | os.PathLike[str],
+    dump_optimizer: bool = False,
+    key_names: dict[Any, str] | None = None,
+) -> None:
     """Write ``updater``'s optimizer states to ``fname`` atomically (a path, or a URL with fsspec).
 
     Parameters
@@ -52,6 +57,10 @@ def save_states(updater: Any, fname: str | os.PathLike[str], dump_optimizer: boo
         file brings back its settings and update counts (a lazynd optimizer, which
         MXNet cannot read).  A custom updater's ``get_states`` is handed the flag
         when it takes one.
+    key_names : dict, optional
+        Save the state of key ``k`` of a lazynd :class:`Updater` under the name
+        ``key_names[k]`` (keys not in it keep their own), as MXNet's Module keys its
+        store's states by parameter name.
 
     Examples
     --------
@@ -65,6 +74,13 @@ def save_states(updater: Any, fname: str | os.PathLike[str], dump_optimizer: boo
     >>> restored.states[0].asnumpy().tolist() == updater.states[0].asnumpy().tolist()
     True
     """
+    if key_names and isinstance(updater, Updater):
+        names = list(key_names.get(k, k) for k in updater.states)
+        if len(set(names)) != len(names):
+            raise LazyNDError(f"save_optimizer_states: key_names {key_names!r} give two states one name")
+        named = Updater(updater.optimizer)
+        named.states = dict(zip(names, updater.states.values(), strict=True))
+        updater = named
     get_states = updater.get_states
     data = get_states(dump_optimizer) if inspect.signature(get_states).parameters else get_states()
     if isinstance(data, str):
