@@ -209,25 +209,33 @@ class KVStore(KVStoreBase):
             )
         self.set_updater(opt.get_updater(optimizer))
 
-    def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
+    def save_optimizer_states(
+        self, fname: str, dump_optimizer: bool = False, key_names: dict[Any, str] | None = None
+    ) -> None:
         """Write the optimizer states of the installed Updater to ``fname`` (atomically).
 
-        States made of arrays (those of every built-in optimizer) are written
-        as an NDArray file that loads without ``pickle``; other states, and the
-        states with the optimizer itself (``dump_optimizer=True``, which
-        :meth:`load_optimizer_states` then installs, as MXNet does), as the
-        updater's pickled ``get_states()``.  ``fname`` may be a URL when fsspec
+        ``key_names`` (lazynd's) saves the state of key ``k`` under the name ``key_names[k]``: a
+        Module numbers its parameters' keys, where MXNet's Module keys its store by parameter name,
+        so its checkpoint names them for MXNet to find (loading maps names back through the
+        optimizer's ``idx2name``).
+
+        The file is the updater's ``get_states()``: states made of arrays (those
+        of every built-in optimizer) in MXNet 1.x's layout, which MXNet 1.9.1
+        reads and lazynd reads back without running pickled code; other states,
+        and the states with the optimizer itself (``dump_optimizer=True``, which
+        :meth:`load_optimizer_states` then installs, as MXNet does), pickled as
+        they are.  ``fname`` may be a URL when fsspec
         is installed.  See :mod:`lazynd.optimizer.states_file`.
         """
-        save_states(self._optimizer_updater("save_optimizer_states"), fname, dump_optimizer)
+        save_states(self._optimizer_updater("save_optimizer_states"), fname, dump_optimizer, key_names)
 
     def load_optimizer_states(self, fname: str) -> None:
         """Restore optimizer states written by :meth:`save_optimizer_states`.
 
-        .. warning:: A file that is not in the NDArray format (a custom
-           optimizer's states, or a file from an older lazynd) is unpickled,
-           and unpickling runs whatever code the file names: load only files
-           you trust.
+        .. warning:: A file that is not states of arrays in MXNet's layout (a
+           custom optimizer's states, an optimizer saved with them, or a pickle
+           from an older lazynd) is unpickled in full, and unpickling runs
+           whatever code the file names: load only files you trust.
         """
         load_states(self._optimizer_updater("load_optimizer_states"), fname)
 

@@ -1,21 +1,20 @@
-"""Optimizer states on disk: an NDArray file where the states are arrays, a pickle otherwise.
+"""Optimizer states on disk, in the layout MXNet 1.x's ``save_optimizer_states`` writes, so that a
+checkpoint moves between lazynd and MXNet 1.9.1 either way.
 
-:meth:`KVStore.save_optimizer_states` writes the states of an :class:`Updater`
-as an MXNet NDArray-list file (what ``nd.save`` writes) when every state is
-``None``, an NDArray, or a tuple or list of NDArrays -- the states of every
-built-in optimizer.  Such a file is read back without ``pickle``.  Each array
-is named by a JSON list ``[key, layout, position]``:
+:meth:`KVStore.save_optimizer_states` (and so ``Module.save_checkpoint``) writes the updater's
+``get_states()``: MXNet's pickled dict of states, each array an MXNet NDArray record
+(:mod:`lazynd.optimizer.states_pickle`).  When every state is ``None``, an NDArray, or a tuple or
+list of NDArrays -- the states of every built-in optimizer -- the file names nothing but MXNet's
+NDArray and ``bytearray``, and is read back by an unpickler that knows only those: it runs no code.
+Other states (a custom optimizer keeping numbers or objects, a custom updater), and states saved
+with their optimizer (``dump_optimizer=True``), are pickled as they are, and reading those runs
+whatever code the file names, so :func:`load_states` must only be given such files from a trusted
+source.
 
-- ``[3, "array", 0]``: the state of key ``3`` is one NDArray;
-- ``["fc1_weight", "none", 0]``: the state is ``None`` (stored as MXNet's empty array);
-- ``[3, "tuple", 1]``: item 1 of a tuple state (``"list"`` for a list).
-
-Other states (a custom optimizer keeping numbers or objects, a custom updater),
-and states saved with their optimizer (``dump_optimizer=True``), fall back to
-the updater's ``get_states()`` bytes, a pickle.  Reading a pickle
-runs whatever code the file names, so :func:`load_states` must only be given
-files from a trusted source; it reads both forms (and the pickles older lazynd
-versions wrote), telling them apart by the NDArray file's magic number.
+Files earlier lazynd versions wrote still load: an MXNet NDArray-list file (told apart by its magic
+number) whose arrays are named by a JSON list ``[key, layout, position]`` (``[3, "array", 0]``: the
+state of key ``3`` is one NDArray; ``["fc1_weight", "none", 0]``: the state is ``None``;
+``[3, "tuple", 1]``: item 1 of a tuple state), and pickles of NumPy arrays.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from typing import Any
 
 from ..errors import FormatError, LazyNDError
 from ..formats.fileio import open_for_read, write_atomic
-from ..formats.ndarray_file import LIST_MAGIC, ArrayRecord, decode, encode
+from ..formats.ndarray_file import LIST_MAGIC, decode
 from ..ndarray import NDArray
 from ..ndarray import array as _array
 from .updater import Updater
@@ -39,7 +38,12 @@ _MAGIC_BYTES = struct.pack("<Q", LIST_MAGIC)
 _SEQUENCES = {"tuple": tuple, "list": list}
 
 
-def save_states(updater: Any, fname: str | os.PathLike[str], dump_optimizer: bool = False) -> None:
+def save_states(
+    updater: Any,
+    fname: str | os.PathLike[str],
+    dump_optimizer: bool = False,
+    key_names: dict[Any, str] | None = None,
+) -> None:
     """Write ``updater``'s optimizer states to ``fname`` atomically (a path, or a URL with fsspec).
 
     Parameters
@@ -50,10 +54,13 @@ def save_states(updater: Any, fname: str | os.PathLike[str], dump_optimizer: boo
         Target file.
     dump_optimizer : bool
         Save the optimizer with the states, as MXNet does, so that loading the
-        file brings back its settings and update counts.  An optimizer is an
-        object, not arrays: the file is then the updater's pickled
-        ``get_states(True)``.  A custom updater's ``get_states`` is handed the flag
+        file brings back its settings and update counts (a lazynd optimizer, which
+        MXNet cannot read).  A custom updater's ``get_states`` is handed the flag
         when it takes one.
+    key_names : dict, optional
+        Save the state of key ``k`` of a lazynd :class:`Updater` under the name
+        ``key_names[k]`` (keys not in it keep their own), as MXNet's Module keys its
+        store's states by parameter name.
 
     Examples
     --------
@@ -67,10 +74,13 @@ def save_states(updater: Any, fname: str | os.PathLike[str], dump_optimizer: boo
     >>> restored.states[0].asnumpy().tolist() == updater.states[0].asnumpy().tolist()
     True
     """
-    named = _as_named_arrays(updater.states) if isinstance(updater, Updater) and not dump_optimizer else None
-    if named is not None:
-        write_atomic(fname, encode(named))
-        return
+    if key_names and isinstance(updater, Updater):
+        names = list(key_names.get(k, k) for k in updater.states)
+        if len(set(names)) != len(names):
+            raise LazyNDError(f"save_optimizer_states: key_names {key_names!r} give two states one name")
+        named = Updater(updater.optimizer)
+        named.states = dict(zip(names, updater.states.values(), strict=True))
+        updater = named
     get_states = updater.get_states
     data = get_states(dump_optimizer) if inspect.signature(get_states).parameters else get_states()
     if isinstance(data, str):
@@ -79,23 +89,30 @@ def save_states(updater: Any, fname: str | os.PathLike[str], dump_optimizer: boo
 
 
 def load_states(updater: Any, fname: str | os.PathLike[str]) -> None:
-    """Restore states written by :func:`save_states` (onto the CPU).
+    """Restore states written by :func:`save_states` or by MXNet 1.x (onto the CPU).
 
-    An NDArray-format file is read without ``pickle``.  Any other file is
-    handed to ``updater.set_states``, which unpickles it: **pickle runs the
-    code a file names, so load only files you trust.**
+    An NDArray-format file (earlier lazynd versions) is read without ``pickle``.
+    Any other file is handed to ``updater.set_states``: states of arrays in
+    MXNet's layout are read without running code; any other pickle is unpickled,
+    and **pickle runs the code a file names, so load only files you trust.**
 
     Raises
     ------
     FormatError
-        When an NDArray-format file does not hold optimizer states.
+        When an NDArray-format file does not hold optimizer states, or a pickle holds an
+        MXNet object other than its NDArrays (an optimizer saved with ``dump_optimizer=True``);
+        every error of a pickle names the file.
     LazyNDError
         When an NDArray-format file is given to an updater that is not a
         lazynd :class:`Updater`.
     """
     data = open_for_read(fname)
     if not data.startswith(_MAGIC_BYTES):
-        updater.set_states(data)  # a pickle: trusted files only (see above)
+        try:
+            updater.set_states(data)  # a pickle: trusted files only (see above)
+        except LazyNDError as err:
+            # the updater's message says what is wrong; the reader also needs to know which file
+            raise type(err)(f"load_optimizer_states: {os.fspath(fname)!r}: {err}") from err
         return
     if not isinstance(updater, Updater):
         raise LazyNDError(
@@ -103,29 +120,6 @@ def load_states(updater: Any, fname: str | os.PathLike[str]) -> None:
             f"can take; the installed updater is a {type(updater).__name__}"
         )
     updater.restore_states(_from_named_arrays(decode(data, source=os.fspath(fname)), os.fspath(fname)))
-
-
-def _as_named_arrays(states: dict[Any, Any]) -> dict[str, ArrayRecord] | None:
-    """The states as named arrays, or None when one of them is not made of arrays."""
-    named: dict[str, ArrayRecord] = {}
-    for key, state in states.items():
-        if not isinstance(key, (int, str)) or isinstance(key, bool):
-            return None
-        if state is None:
-            named[json.dumps([key, "none", 0])] = ArrayRecord(None)
-            continue
-        if isinstance(state, NDArray):
-            layout, parts = "array", [state]
-        elif isinstance(state, (tuple, list)) and state:
-            layout, parts = ("tuple" if isinstance(state, tuple) else "list"), list(state)
-        else:
-            return None
-        for position, part in enumerate(parts):
-            # the NDArray format cannot hold a 0-d array
-            if not isinstance(part, NDArray) or part.ndim == 0:
-                return None
-            named[json.dumps([key, layout, position])] = ArrayRecord(part.asnumpy())
-    return named
 
 
 def _from_named_arrays(named: Any, source: str) -> dict[Any, Any]:

@@ -7,7 +7,6 @@ restores the states as pickled bytes (NDArrays stored as NumPy arrays).
 
 from __future__ import annotations
 
-import io
 import pickle
 from collections.abc import Callable
 from typing import Any
@@ -15,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _ndarray
-from ..errors import FormatError, LazyNDError, OperatorError, ShapeError
-from ..formats.ndarray_record import ByteReader, read_record
+from ..errors import LazyNDError, OperatorError, ShapeError
 from ..ndarray import NDArray
 from .base import Optimizer
+from .states_pickle import dumps_states, loads_states
 
 # operator functions are generated at import time, so type checkers cannot see them
 nd: Any = _ndarray
@@ -80,13 +79,19 @@ class Updater:
         self.states[index] = _on_context(self.states[index], weight.context)
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:
-        """The states as pickled bytes (NDArrays stored as NumPy arrays).
+        """The states as pickled bytes, in the layout MXNet 1.x's ``get_states`` writes (each array
+        an ``mxnet.ndarray.ndarray.NDArray`` record), so MXNet's ``set_states`` reads them; states
+        that are not arrays are pickled as they are (NumPy arrays), which only lazynd reads.
 
         With ``dump_optimizer`` the optimizer is pickled with them (as MXNet's
         ``(states, optimizer)`` pair), so that its settings and update counts
         come back too; its ``param_dict`` is left out.
         """
         states = {k: _to_numpy(v) for k, v in self.states.items()}
+        if not dump_optimizer:
+            readable_by_mxnet = dumps_states(states)
+            if readable_by_mxnet is not None:
+                return readable_by_mxnet
         return pickle.dumps((states, self.optimizer) if dump_optimizer else states)
 
     def set_states(self, states: bytes) -> None:
@@ -98,7 +103,7 @@ class Updater:
         give it only bytes from a trusted source.
         """
         try:
-            loaded = _StatesUnpickler(io.BytesIO(states)).load()
+            loaded = loads_states(states)
         except LazyNDError:
             raise
         except Exception as err:
@@ -150,35 +155,6 @@ def _layout(state: Any) -> Any:
     if isinstance(state, (list, tuple)):
         return tuple(_layout(s) for s in state)
     return type(state).__name__
-
-
-class _PickledMXNetArray:
-    """Stands in for MXNet's NDArray while unpickling: its state is ``{'handle': one array record}``."""
-
-    def __init__(self, *_args: Any) -> None:
-        self.array: np.ndarray | None = None
-
-    def __setstate__(self, state: Any) -> None:
-        handle = state.get("handle") if isinstance(state, dict) else None
-        if not isinstance(handle, (bytes, bytearray)):
-            raise FormatError("Updater.set_states: a pickled MXNet NDArray without its 'handle' bytes")
-        reader = ByteReader(memoryview(bytes(handle)).cast("B"), "Updater.set_states: pickled MXNet NDArray")
-        self.array = read_record(reader, 0).array
-
-
-class _StatesUnpickler(pickle.Unpickler):
-    """Unpickles states, reading MXNet's pickled NDArrays; other MXNet objects are refused by name."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if module == "mxnet.ndarray.ndarray" and name == "NDArray":
-            return _PickledMXNetArray
-        if module == "mxnet" or module.startswith("mxnet."):
-            raise FormatError(
-                f"Updater.set_states: the states hold an MXNet object {module}.{name}, which lazynd cannot "
-                "read (MXNet pickles its optimizer with the states under get_states(dump_optimizer=True): "
-                "save them without it)"
-            )
-        return super().find_class(module, name)
 
 
 def _check_arrays(index: Any, grad: Any, weight: Any, multi_precision: bool) -> None:
@@ -237,8 +213,6 @@ def _to_numpy(state: Any) -> Any:
 
 
 def _from_numpy(state: Any) -> Any:
-    if isinstance(state, _PickledMXNetArray):
-        state = state.array  # None for MXNet's empty array
     if isinstance(state, np.ndarray):
         return nd.array(state, dtype=state.dtype)
     if isinstance(state, (tuple, list)):

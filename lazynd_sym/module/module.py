@@ -150,7 +150,8 @@ class Module(BaseModule):
     def save_optimizer_states(self, fname: str) -> None:
         """Write the optimizer states (of the KVStore's optimizer, or of the devices' updater) to ``fname``."""
         self._require("save_optimizer_states", optimizer=True)
-        save_optimizer_states(fname, self._kvstore if self._update_on_kvstore else None, self._updater)
+        store = self._kvstore if self._update_on_kvstore else None
+        save_optimizer_states(fname, store, self._updater, self._bound_group("save_optimizer_states").param_names)
 
     def load_optimizer_states(self, fname: str) -> None:
         """Restore optimizer states written by :meth:`save_optimizer_states`."""

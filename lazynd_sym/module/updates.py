@@ -114,10 +114,20 @@ def update_params(
         )
 
 
-def save_optimizer_states(fname: str, store: Any, updater: Any) -> None:
-    """Write the states of the store's optimizer (``store`` given) or of the devices' ``updater`` to ``fname``."""
+def save_optimizer_states(fname: str, store: Any, updater: Any, param_names: Sequence[str] = ()) -> None:
+    """Write the states of the store's optimizer (``store`` given) or of the devices' ``updater`` to ``fname``.
+
+    The store's states are saved under the parameters' names (key ``i`` is ``param_names[i]``), as
+    MXNet's Module, which keys its store by name, saves them: MXNet 1.9.1 resuming from the file
+    finds them so (keyed by number, it silently started every state afresh).
+    """
+    from lazynd_kv.base import KVStore
+
     if store is not None:
-        store.save_optimizer_states(fname)
+        if isinstance(store, KVStore) and param_names:
+            store.save_optimizer_states(fname, key_names=dict(enumerate(param_names)))
+        else:
+            store.save_optimizer_states(fname)
     else:
         save_states(updater, fname)
 

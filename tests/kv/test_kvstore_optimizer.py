@@ -147,7 +147,7 @@ def _adam_store_after_one_push(tmp_path, dump_optimizer):
 
 
 def test_states_of_another_optimizer_loaded_from_a_file_are_refused_by_parameter(tmp_path):
-    # the states file is in the NDArray format: the layout check must run for it as for a pickle
+    # the states file is read by the restricted unpickler: the layout check must run for it as for any pickle
     path = _adam_store_after_one_push(tmp_path, dump_optimizer=False)
     kv = lazynd_kv.create("local")
     kv.set_optimizer(mx.optimizer.create("sgd", learning_rate=0.5, momentum=0.9))

@@ -1,9 +1,10 @@
-"""Optimizer states on disk: arrays in MXNet's NDArray format (no pickle), pickles still read."""
+"""Optimizer states on disk: MXNet's layout (read without running code), earlier NDArray-format files still read."""
 
 from __future__ import annotations
 
 import pickle
-import struct
+import pickletools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import lazynd as mx
 import lazynd_kv
 from lazynd.errors import FormatError, LazyNDError
 from lazynd.formats import ndarray_file
+from lazynd.formats.ndarray_record import ArrayRecord
 from lazynd.optimizer.states_file import load_states, save_states
 
 GRADS = [np.array([1.0, -2.0, 0.5], np.float32), np.array([0.25, 1.0, -1.0], np.float32)]
@@ -40,14 +42,14 @@ def _as_numpy(state):
     [("sgd", {"momentum": 0.9}), ("sgd", {}), ("adam", {}), ("rmsprop", {"centered": True})],
     ids=["sgd-momentum (array)", "sgd (None)", "adam (tuple)", "rmsprop-centered (tuple of 3)"],
 )
-def test_array_states_are_saved_without_pickle_and_restored(optimizer, kwargs, tmp_path: Path) -> None:
+def test_array_states_are_saved_in_mxnets_layout_and_restored(optimizer, kwargs, tmp_path: Path) -> None:
+    # MXNet 1.9.1's Module.load(..., load_optimizer_states=True) reads this file: its only globals are
+    # MXNet's NDArray and bytearray, which is also all lazynd's reader of such files will resolve
     path = tmp_path / "opt.states"
     trained = _trained_updater(optimizer, **kwargs)
     save_states(trained, str(path))
-    data = path.read_bytes()
-    assert data[:8] == struct.pack("<Q", ndarray_file.LIST_MAGIC)
-    names = list(ndarray_file.decode(data))
-    assert {name.split(",")[0] for name in names} == {"[0", '["fc1_weight"'}
+    globals_named = {arg for op, arg, _ in pickletools.genops(path.read_bytes()) if op.name == "GLOBAL"}
+    assert globals_named <= {"mxnet.ndarray.ndarray NDArray", "builtins bytearray"}
     restored = mx.optimizer.get_updater(mx.optimizer.create(optimizer, learning_rate=0.1, **kwargs))
     load_states(restored, str(path))
     assert list(restored.states) == [0, "fc1_weight"]
@@ -157,9 +159,32 @@ def test_a_params_file_is_not_taken_for_optimizer_states(tmp_path: Path) -> None
         kv.load_optimizer_states(str(path))
 
 
+def _earlier_ndarray_format_file(path: Path) -> None:
+    """What lazynd wrote before its states files took MXNet's layout: arrays named [key, layout, position]."""
+    named = {
+        '[0, "array", 0]': ArrayRecord(np.array([1.0, 2.0], dtype=np.float32)),
+        '["fc1_weight", "none", 0]': ArrayRecord(None),
+        '[3, "tuple", 1]': ArrayRecord(np.array([4.0], dtype=np.float16)),
+        '[3, "tuple", 0]': ArrayRecord(np.array([3.0], dtype=np.float32)),
+    }
+    path.write_bytes(ndarray_file.encode(named))
+
+
+def test_states_files_in_the_earlier_ndarray_format_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "opt.states"
+    _earlier_ndarray_format_file(path)
+    restored = mx.optimizer.get_updater(mx.optimizer.create("sgd"))
+    load_states(restored, str(path))
+    assert list(restored.states) == [0, "fc1_weight", 3]
+    assert restored.states["fc1_weight"] is None
+    np.testing.assert_array_equal(restored.states[0].asnumpy(), [1.0, 2.0])
+    assert [part.asnumpy().tolist() for part in restored.states[3]] == [[3.0], [4.0]]
+    assert restored.states[3][1].dtype == np.float16
+
+
 def test_array_states_need_lazynds_updater(tmp_path: Path) -> None:
     path = tmp_path / "opt.states"
-    save_states(_trained_updater("sgd", momentum=0.9), str(path))
+    _earlier_ndarray_format_file(path)
 
     class OwnUpdater:
         def __call__(self, key, grad, weight):
@@ -178,3 +203,19 @@ def test_array_states_need_lazynds_updater(tmp_path: Path) -> None:
 def test_load_optimizer_states_warns_about_pickle_in_its_docstring() -> None:
     doc = lazynd_kv.KVStore.load_optimizer_states.__doc__ or ""
     assert "pickl" in doc and "trust" in doc
+
+
+@pytest.mark.parametrize(
+    "content, error",
+    [
+        (b"\x80\x04\x95\x10\x00\x00", "could not unpickle the states"),  # an MXNet states file cut short
+        (b"cmxnet.optimizer.optimizer\nAdam\n.", r"mxnet\.optimizer\.optimizer\.Adam"),  # dump_optimizer=True
+    ],
+)
+def test_a_states_file_that_cannot_be_read_is_named_in_the_error(content, error, tmp_path: Path) -> None:
+    path = tmp_path / "model-0001.states"
+    path.write_bytes(content)
+    store = mx.kv.create("local")
+    store.set_optimizer(mx.optimizer.create("adam"))
+    with pytest.raises(LazyNDError, match=f"{re.escape(repr(str(path)))}: .*{error}"):
+        store.load_optimizer_states(str(path))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
+import io
+import pickle
 import re
 
 import numpy as np
@@ -29,7 +32,6 @@ def test_updater_states_round_trip_through_bytes(problem):
 
 
 def test_updater_rejects_states_that_are_not_pickled_dicts():
-    import pickle
 
     updater = optimizer.get_updater(optimizer.create("sgd"))
     with pytest.raises(LazyNDError, match="could not unpickle"):
@@ -83,6 +85,55 @@ def test_updater_reads_states_pickled_by_mxnet_and_trains_on_from_them():
     updater(0, mx.nd.array([1.0, 1.0], dtype="float16"), weight)
     # momentum 0.9 * -0.01 - 0.01 * 1 = -0.019 added to the master copy
     np.testing.assert_allclose(updater.states[0][1].asnumpy(), [0.971, 1.971], rtol=1e-6)
+
+
+class _MXNetNDArrayAsMXNetReadsIt:
+    """What MXNet 1.9.1's NDArray does on unpickling: ``__setstate__`` loads ``state['handle']`` through
+    ``ctypes.c_char.from_buffer``, which takes only a writable buffer (a bytearray)."""
+
+    def __init__(self, handle: None) -> None:
+        assert handle is None
+
+    def __setstate__(self, state: dict) -> None:
+        assert list(state) == ["handle"]
+        self.record = ctypes.c_char * len(state["handle"])
+        self.record.from_buffer(state["handle"])
+        self.raw = bytes(state["handle"])
+
+
+class _UnpicklerWithoutNumPy(pickle.Unpickler):
+    """Unpickles as a Python with MXNet 1.9.1 and an old NumPy does: MXNet's NDArray and bytearray
+    only (a NumPy 2 pickle names ``numpy._core``, which NumPy 1.x has not)."""
+
+    def find_class(self, module: str, name: str) -> object:
+        if (module, name) == ("mxnet.ndarray.ndarray", "NDArray"):
+            return _MXNetNDArrayAsMXNetReadsIt
+        if (module, name) == ("builtins", "bytearray"):
+            return bytearray
+        raise AssertionError(f"MXNet's set_states would need {module}.{name}")
+
+
+def test_updater_get_states_is_what_mxnet_get_states_writes_so_mxnet_reads_it():
+    updater = optimizer.get_updater(optimizer.create("sgd", learning_rate=0.01, momentum=0.9, multi_precision=True))
+    updater(0, mx.nd.array([1.0, 1.0], dtype="float16"), mx.nd.array([1.0, 2.0], dtype="float16"))
+    ours = _UnpicklerWithoutNumPy(io.BytesIO(updater.get_states())).load()
+    mxnet = _UnpicklerWithoutNumPy(io.BytesIO(MXNET_SGD_MP_STATES)).load()
+    assert list(ours) == list(mxnet) == [0]
+    assert [a.raw for a in ours[0]] == [a.raw for a in mxnet[0]]
+    restored = optimizer.get_updater(optimizer.create("sgd", momentum=0.9, multi_precision=True))
+    restored.set_states(updater.get_states())
+    assert [a.asnumpy().tolist() for a in restored.states[0]] == [a.asnumpy().tolist() for a in updater.states[0]]
+
+
+def test_updater_get_states_keeps_names_none_and_lists_in_mxnet_layout():
+    updater = optimizer.get_updater(optimizer.create("sgd"))
+    updater.states = {"fc_weight": None, 3: [mx.nd.ones((2,)), mx.nd.zeros((1, 2))]}
+    loaded = _UnpicklerWithoutNumPy(io.BytesIO(updater.get_states())).load()
+    assert loaded["fc_weight"] is None and isinstance(loaded[3], list) and len(loaded[3]) == 2
+    restored = optimizer.get_updater(optimizer.create("sgd"))
+    restored.set_states(updater.get_states())
+    assert restored.states["fc_weight"] is None
+    assert [a.shape for a in restored.states[3]] == [(2,), (1, 2)]
 
 
 def test_updater_refuses_an_mxnet_optimizer_pickled_with_the_states_by_name():
@@ -174,7 +225,6 @@ def test_loaded_states_of_another_optimizer_or_shape_are_refused_at_the_first_up
 
 def test_updater_gives_states_saved_by_parameter_name_to_each_index_of_that_name():
     # MXNet's store-side updater keys states by name; lazynd's Module numbers the copies on its devices
-    import pickle
 
     opt = optimizer.create("sgd", momentum=0.9, param_idx2name={0: "w", 1: "w", 2: "b"})
     updater = optimizer.get_updater(opt)

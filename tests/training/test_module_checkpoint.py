@@ -9,6 +9,7 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
+from lazynd.optimizer.states_pickle import loads_states
 from lazynd_sym.model import load_checkpoint
 
 
@@ -75,6 +76,23 @@ def test_training_resumed_from_a_checkpoint_with_optimizer_states_is_identical(t
     fresh = mx.mod.Module.load(prefix, 2, context=contexts)
     _fit(fresh, 2, 4)
     assert not np.allclose(_host(fresh)["fc1_weight"], expected["fc1_weight"], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "contexts, keys",
+    [([mx.cpu()], [0, 1, 2, 3, 4, 5]), ([mx.cpu(0), mx.cpu(1)], ["fc1_weight", "fc1_bias", "bn1_gamma"])],
+    ids=["updater", "kvstore"],
+)
+def test_optimizer_states_are_keyed_in_the_file_as_mxnets_module_keys_them(tmp_path, contexts, keys) -> None:
+    # MXNet 1.9.1 keys the states of its devices' updater by number and those of its store by
+    # parameter name; a store's states saved by number were silently started afresh when MXNet resumed
+    prefix = str(tmp_path / "net")
+    mod = mx.mod.Module(_net(), context=contexts)
+    _fit(mod, 0, 1)
+    mod.save_checkpoint(prefix, 1, save_optimizer_states=True)
+    with open(f"{prefix}-0001.states", "rb") as f:
+        saved = loads_states(f.read())
+    assert list(saved)[: len(keys)] == keys
 
 
 def test_optimizer_states_loaded_from_the_file_go_back_to_the_device(tmp_path, ctx) -> None:
@@ -158,8 +176,9 @@ def test_training_resumes_from_states_keyed_by_parameter_name_as_mxnet_writes_th
 
     numbered = mx.optimizer.get_updater(mx.optimizer.create("sgd"))
     load_states(numbered, f"{prefix}-0002.states")
-    names = straight._exec_group.param_names
-    by_name = {names[index]: (state if state is None else state.asnumpy()) for index, state in numbered.states.items()}
+    # the file is keyed by name already; written again as a pickle of NumPy arrays by name
+    by_name = {name: (state if state is None else state.asnumpy()) for name, state in numbered.states.items()}
+    assert "fc1_weight" in by_name
     with open(f"{prefix}-0002.states", "wb") as f:
         pickle.dump(by_name, f)
 
