@@ -9,8 +9,11 @@ The ``.params`` file is an ``nd.save`` dict whose keys are ``arg:<name>`` and
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 import lazynd as mx
 from lazynd import ndarray as nd
@@ -19,7 +22,10 @@ from lazynd.log import get_logger
 
 from ..json_format import load as load_symbol
 
-__all__ = ["do_checkpoint", "epoch_number", "load_checkpoint", "load_params", "module_checkpoint", "save_checkpoint"]
+__all__ = [
+    "do_checkpoint", "epoch_number", "load_bucket_symbols", "load_checkpoint", "load_params", "module_checkpoint",
+    "save_checkpoint",
+]  # fmt: skip
 
 _log = get_logger("lazynd.sym.checkpoint")
 
@@ -124,6 +130,26 @@ def load_checkpoint(prefix: str, epoch: int) -> tuple[Any, dict[str, Any], dict[
     symbol = load_symbol(f"{prefix}-symbol.json")
     arg_params, aux_params = load_params(params_file)
     return symbol, arg_params, aux_params
+
+
+def load_bucket_symbols(prefix: str) -> dict[int, Any] | None:
+    """The bucket symbols of a bucketing checkpoint: bucket key -> ``prefix-<key>-symbol.json``.
+
+    The keys are those of ``prefix.buckets`` (int32, written by MXNet 1.x's and lazynd's
+    ``BucketingModule.save_checkpoint``); None when there is no such file (lazynd writes none
+    for keys that are not integers).  A listed bucket without its symbol file is a FormatError
+    naming the file, as MXNet's ``BucketingModule.load`` fails on it.
+    """
+    buckets_file = f"{prefix}.buckets"
+    if not os.path.exists(buckets_file):
+        return None
+    saved = nd.load(buckets_file)
+    keys = saved[0] if isinstance(saved, list) and len(saved) == 1 else None
+    if keys is None or keys.ndim != 1 or np.dtype(keys.dtype).kind not in "iu":
+        arrays = list(saved.values()) if isinstance(saved, dict) else list(saved)
+        found = [(array.shape, np.dtype(array.dtype).name) for array in arrays]
+        raise FormatError(f"{buckets_file}: a bucket key file holds one 1-D integer array, found {found}")
+    return {int(key): load_symbol(f"{prefix}-{int(key)}-symbol.json") for key in keys.asnumpy()}
 
 
 def do_checkpoint(prefix: str, period: int = 1) -> Callable[[int, Any, dict[str, Any], dict[str, Any]], None]:

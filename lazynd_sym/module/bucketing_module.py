@@ -22,7 +22,7 @@ from lazynd import io as mx_io
 from lazynd import ndarray as nd
 from lazynd.errors import DataError, LazyNDError
 
-from ..model.checkpoint import load_params, save_checkpoint
+from ..model.checkpoint import load_bucket_symbols, load_params, save_checkpoint
 from ..name import NameManager
 from .base_module import BaseModule
 from .module import Module
@@ -266,6 +266,10 @@ class BucketingModule(BaseModule):
         """A bucketing module with the parameters of ``prefix-%04d.params`` (as MXNet 1.x's), given to
         the buckets when :meth:`bind` is called; ``kwargs`` go to ``BucketingModule``.
 
+        As MXNet's, the buckets listed in ``prefix.buckets`` run their saved symbols
+        (``prefix-<key>-symbol.json``, see :meth:`load_dict`); other buckets come from ``sym_gen``,
+        all of them when there is no ``prefix.buckets`` (which MXNet requires).
+
         Examples
         --------
         >>> import os, tempfile, lazynd as mx, lazynd_sym as sym
@@ -284,10 +288,9 @@ class BucketingModule(BaseModule):
         """
         if sym_gen is None or default_bucket_key is None:
             raise DataError("BucketingModule.load: sym_gen and default_bucket_key are required")
-        module = BucketingModule(sym_gen, default_bucket_key, **kwargs)
-        module._loaded_params = load_params(prefix, epoch)
-        module.params_initialized = True
-        return module
+        arg_params, aux_params = load_params(prefix, epoch)
+        symbols = load_bucket_symbols(prefix)
+        return BucketingModule.load_dict(symbols or {}, sym_gen, default_bucket_key, arg_params, aux_params, **kwargs)
 
     @staticmethod
     def load_dict(

@@ -7,7 +7,7 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import DataError, ShapeError
+from lazynd.errors import DataError, FormatError, ShapeError
 
 
 def _sym_gen(length: int):
@@ -188,6 +188,39 @@ def test_bucketing_module_load_resumes_from_a_checkpoint(tmp_path) -> None:
     np.testing.assert_allclose(loaded.predict(data).asnumpy(), mod.predict(data).asnumpy(), rtol=1e-6)
     with pytest.raises(DataError, match="sym_gen and default_bucket_key are required"):
         mx.mod.BucketingModule.load(str(tmp_path / "rnn"), 2)
+
+
+def test_bucketing_module_load_runs_the_saved_bucket_symbols(tmp_path) -> None:
+    # MXNet 1.9.1's load runs prefix-<key>-symbol.json for each key of prefix.buckets (lazynd rebuilt
+    # every bucket with sym_gen, so a checkpoint of another graph resumed as sym_gen's, silently)
+    data = _BucketIter()
+    mod = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), data)
+    mod.predict(data)  # binds bucket 3 too
+    prefix = str(tmp_path / "rnn")
+    mod.save_checkpoint(prefix, 1)
+
+    def tanh_gen(length: int):
+        net = sym.FullyConnected(sym.mean(sym.Variable("data"), axis=1), num_hidden=8, name="fc1")
+        net = sym.FullyConnected(sym.Activation(net, act_type="tanh"), num_hidden=2, name="fc2")
+        return sym.SoftmaxOutput(net, name="softmax"), ("data",), ("softmax_label",)
+
+    loaded = mx.mod.BucketingModule.load(prefix, 1, sym_gen=tanh_gen, default_bucket_key=5)
+    loaded.bind(data.provide_data, data.provide_label, for_training=False)
+    np.testing.assert_allclose(loaded.predict(data).asnumpy(), mod.predict(data).asnumpy(), rtol=1e-6)
+
+
+def test_bucketing_module_load_names_a_missing_or_bad_bucket_file(tmp_path) -> None:
+    data = _BucketIter()
+    mod = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), data)
+    mod.predict(data)
+    prefix = str(tmp_path / "rnn")
+    mod.save_checkpoint(prefix, 1)
+    (tmp_path / "rnn-3-symbol.json").unlink()
+    with pytest.raises(FormatError, match="rnn-3-symbol.json"):
+        mx.mod.BucketingModule.load(prefix, 1, sym_gen=_sym_gen, default_bucket_key=5)
+    mx.nd.save(prefix + ".buckets", [mx.nd.array([5.5, 3.0])])
+    with pytest.raises(FormatError, match="rnn.buckets: a bucket key file holds one 1-D integer array"):
+        mx.mod.BucketingModule.load(prefix, 1, sym_gen=_sym_gen, default_bucket_key=5)
 
 
 def test_bucket_errors_are_clear() -> None:
