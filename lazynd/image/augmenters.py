@@ -178,8 +178,11 @@ class ColorJitterAug(Augmenter):
         ]
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        if img.image_shape("ColorJitterAug", src)[2] != 3 and (self.contrast or self.saturation):
-            raise OperatorError(f"ColorJitterAug: contrast and saturation need 3 channels, image has shape {src.shape}")
+        # a grey (1-channel) image is its own grey, as in MXNet (whose weights broadcast over it)
+        if img.image_shape("ColorJitterAug", src)[2] not in (1, 3) and (self.contrast or self.saturation):
+            raise OperatorError(
+                f"ColorJitterAug: contrast and saturation need 1 or 3 channels, image has shape {src.shape}"
+            )
         random.shuffle(self._jitters)
         steps = [(kind, 1.0 + random.uniform(-amount, amount)) for kind, amount in self._jitters]
         return img.image_op(
