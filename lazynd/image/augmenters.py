@@ -178,8 +178,11 @@ class ColorJitterAug(Augmenter):
         ]
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        if img.image_shape("ColorJitterAug", src)[2] != 3 and (self.contrast or self.saturation):
-            raise OperatorError(f"ColorJitterAug: contrast and saturation need 3 channels, image has shape {src.shape}")
+        # a grey (1-channel) image is its own grey, as in MXNet (whose weights broadcast over it)
+        if img.image_shape("ColorJitterAug", src)[2] not in (1, 3) and (self.contrast or self.saturation):
+            raise OperatorError(
+                f"ColorJitterAug: contrast and saturation need 1 or 3 channels, image has shape {src.shape}"
+            )
         random.shuffle(self._jitters)
         steps = [(kind, 1.0 + random.uniform(-amount, amount)) for kind, amount in self._jitters]
         return img.image_op(
@@ -210,8 +213,10 @@ class LightingAug(Augmenter):
 
     def __init__(self, alphastd: float, eigval: Sequence[float], eigvec: Sequence[Sequence[float]]) -> None:
         self.alphastd = alphastd
-        self.eigval = np.asarray(eigval, dtype=np.float32)
-        self.eigvec = np.asarray(eigvec, dtype=np.float32)
+        # kept in the precision given (float64 for Python floats), as MXNet keeps them: dumps() shows
+        # the numbers given, and the shift is computed in that precision before its cast to float32
+        self.eigval = np.asarray(eigval)
+        self.eigvec = np.asarray(eigvec)
         if self.eigval.shape != (3,) or self.eigvec.shape != (3, 3):
             raise OperatorError(
                 f"LightingAug: eigval must have shape (3,) and eigvec (3, 3) (RGB), got {self.eigval.shape} "
@@ -219,7 +224,7 @@ class LightingAug(Augmenter):
             )
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        alpha = np.random.normal(0, self.alphastd, size=(3,)).astype(np.float32)
+        alpha = np.random.normal(0, self.alphastd, size=(3,))
         rgb = (self.eigvec @ (alpha * self.eigval)).astype(np.float32)
         return img.image_op("lighting", _add_rgb, src, src.shape, np.float32, rgb, out=img.in_place_target(src)), label
 
@@ -338,10 +343,11 @@ def color_augmenters(
         from .color_augmenters import RandomGrayAug
 
         augs.append(RandomGrayAug(rand_gray))
+    # float32, as MXNet's NDArrays of ImageNet's statistics (which its dumps() shows as 123.68000030517578...)
     if mean is True:
-        mean = np.array([123.68, 116.28, 103.53])
+        mean = np.array([123.68, 116.28, 103.53], dtype=np.float32)
     if std is True:
-        std = np.array([58.395, 57.12, 57.375])
+        std = np.array([58.395, 57.12, 57.375], dtype=np.float32)
     if mean is not None or std is not None:
         augs.append(ColorNormalizeAug(mean, std))
     return augs

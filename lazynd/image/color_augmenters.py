@@ -36,8 +36,9 @@ class _OneJitter(Augmenter):
         self.amount = amount
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        if self.kind != "brightness" and img.image_shape(type(self).__name__, src)[2] != 3:
-            raise OperatorError(f"{type(self).__name__}: needs 3 channels, the image has shape {src.shape}")
+        # a grey (1-channel) image is its own grey, as in MXNet (whose weights broadcast over it)
+        if self.kind != "brightness" and img.image_shape(type(self).__name__, src)[2] not in (1, 3):
+            raise OperatorError(f"{type(self).__name__}: needs 1 or 3 channels, the image has shape {src.shape}")
         alpha = 1.0 + random.uniform(-self.amount, self.amount)
         steps = [(self.kind, alpha)]
         return img.image_op(

@@ -150,3 +150,35 @@ def test_color_jitter_draws_as_mxnets_random_order_of_its_three_jitters(src):
     ordered = image.RandomOrderAug(jitters)
     expected = [ordered(x.copy()).asnumpy() for _ in range(3)]
     np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+_EIGVAL = [55.46, 4.794, 1.148]
+_EIGVEC = [[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.814], [-0.5836, -0.6948, 0.4203]]
+
+
+def test_lighting_aug_dumps_its_eigen_values_as_given():
+    # MXNet 1.9.1 keeps eigval/eigvec as given: its dumps() shows 55.46, not float32's 55.459999084472656
+    assert image.LightingAug(0.1, np.array(_EIGVAL), np.array(_EIGVEC)).dumps() == (
+        '["lightingaug", {"alphastd": 0.1, "eigval": [55.46, 4.794, 1.148], "eigvec": '
+        "[[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.814], [-0.5836, -0.6948, 0.4203]]}]"
+    )
+
+
+def test_lighting_aug_shift_is_mxnets_formula_in_float64():
+    # MXNet: rgb = np.dot(eigvec * alpha, eigval) with alpha ~ N(0, alphastd) float64, then cast to float32
+    base = mx.nd.zeros((2, 2, 3))
+    np.random.seed(3)
+    out = image.LightingAug(0.1, _EIGVAL, _EIGVEC)(base).asnumpy()
+    np.random.seed(3)
+    alpha = np.random.normal(0, 0.1, size=(3,))
+    expected = np.dot(np.array(_EIGVEC) * alpha, np.array(_EIGVAL)).astype(np.float32)
+    np.testing.assert_array_equal(out[1, 1], expected)
+
+
+def test_create_augmenter_imagenet_statistics_are_float32_as_mxnets():
+    # MXNet 1.9.1 makes mean=True/std=True NDArrays (float32): its dumps() shows their float32 values
+    normalize = image.CreateAugmenter((3, 4, 4), mean=True, std=True)[-1]
+    assert normalize.dumps() == (
+        '["colornormalizeaug", {"mean": [123.68000030517578, 116.27999877929688, 103.52999877929688], '
+        '"std": [58.39500045776367, 57.119998931884766, 57.375]}]'
+    )

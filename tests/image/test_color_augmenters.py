@@ -79,3 +79,31 @@ def test_create_augmenter_takes_hue_and_rand_gray() -> None:
 def test_gray_needs_three_channels() -> None:
     with pytest.raises(mx.LazyNDError, match="RandomGrayAug: needs 3 channels"):
         mx.image.RandomGrayAug(1.0)(mx.nd.ones((2, 2, 1)))
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        # MXNet 1.9.1's outputs after random.seed(0): its grey weights broadcast over one channel
+        (
+            lambda: mx.image.ContrastJitterAug(0.5),
+            [4.833672523498535, 18.277891159057617, 31.72211074829, 45.16632843017],
+        ),
+        (lambda: mx.image.SaturationJitterAug(0.5), [10.0, 20.0, 30.0, 40.0]),
+        (
+            lambda: mx.image.ColorJitterAug(0.5, 0.5, 0.5),
+            [5.518931388854, 10.847716331481, 16.1765022277, 21.50528717041],
+        ),
+    ],
+)
+def test_contrast_and_saturation_jitter_grey_images_as_mxnet(make, expected) -> None:
+    grey = mx.nd.array(np.array([[10, 20], [30, 40]], np.float32).reshape(2, 2, 1))
+    random.seed(0)
+    out = make()(grey)
+    assert out.shape == (2, 2, 1)
+    np.testing.assert_allclose(out.asnumpy().ravel(), expected, rtol=1e-6)
+
+
+def test_contrast_jitter_refuses_four_channels() -> None:
+    with pytest.raises(mx.LazyNDError, match=r"ContrastJitterAug: needs 1 or 3 channels.*\(2, 2, 4\)"):
+        mx.image.ContrastJitterAug(0.5)(mx.nd.zeros((2, 2, 4)))
