@@ -11,11 +11,11 @@ see every store.
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from lazynd.errors import ArgumentTypeError, LazyNDError
+from lazynd.log import warn_from_user_code
 
 __all__ = ["KVStoreBase", "create", "register", "supported_types"]
 
@@ -98,10 +98,9 @@ class KVStoreBase:
         name = klass.__name__.lower()
         if name in _STORES:
             old = _STORES[name][0]
-            warnings.warn(
+            warn_from_user_code(
                 f"WARNING: New kvstore {klass.__module__}.{klass.__name__} is overriding "
-                f"existing kvstore {old.__module__}.{old.__name__}",
-                stacklevel=2,
+                f"existing kvstore {old.__module__}.{old.__name__}"
             )
         _STORES[name] = (klass, klass)
         return klass
