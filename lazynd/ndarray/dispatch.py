@@ -9,7 +9,7 @@ made in :mod:`.functions`; Python's operators (``a + b``) come here through :mod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,8 @@ NDArray: Any = None  # bound by ndarray.py (circular import)
 recorder: Any = None
 _new_object = object.__new__
 _NO_AUX: list[Any] = []  # the aux list of a call without auxiliary states (never written)
+# the positional arguments of lazynd.runtime.push: context, kernel, its arguments, reads, writes, name, work
+PushArgs = tuple[Context, Callable[..., Any], tuple, list[Var], list[Var], str, int | None]
 
 
 def new_array(shape: tuple[int, ...], dtype: Any, ctx: Context) -> Any:
@@ -108,6 +110,19 @@ def visible_outputs(plan: CallPlan, outputs: list[Any], out: Any) -> Any:
 def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None) -> list[Any]:
     """Push the call ``plan`` describes on the inputs' buffers ``datas`` and vars ``reads`` (into
     ``out`` if given); return every output, hidden ones included (the general path of :func:`invoke`)."""
+    outputs, push_args, fresh = call_parts(plan, datas, reads, out)
+    push(*push_args, fresh=fresh)
+    return outputs
+
+
+def call_parts(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None) -> tuple[list[Any], PushArgs, bool]:
+    """What :func:`run_plan` pushes: every output (``out``'s arrays, checked, or fresh ones), the
+    positional arguments of :func:`lazynd.runtime.push` and its ``fresh`` flag.
+
+    Kept apart so that a call repeated on the same arrays (:class:`.prepared.PreparedCall`)
+    works them out once; they hold the random generator of the moment for an operator that
+    draws random numbers, which such a caller must not keep.
+    """
     op, ctx = plan.op, plan.ctx
     n = len(datas)
     if out is None:
@@ -146,8 +161,7 @@ def run_plan(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = None
             if o is not None and o._partial:  # part of its storage: keeps the storage's error (see NDArray)
                 reads = [*reads, o._var]
     # fresh: outputs allocated here, read by no one yet, and nothing else written
-    push(ctx, fn, args, reads, writes, op.name, plan.work, fresh=out is None and access.plain)
-    return outputs
+    return outputs, (ctx, fn, args, reads, writes, op.name, plan.work), out is None and access.plain
 
 
 def _prepare_outputs(plan: CallPlan, out: Any) -> list:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -19,11 +20,15 @@ from ..errors import ArgumentTypeError, LazyNDError, OperatorError, SettingConfl
 from ..log import warn_from_user_code
 from ..lr_scheduler import LRScheduler, check_numbers
 from ..ndarray import NDArray
+from ..ndarray.prepared import PreparedCall
 
 # operator functions are generated at import time, so type checkers cannot see them
 nd: Any = _ndarray
 
 __all__ = ["Optimizer", "create", "register"]
+
+# prepared multi-parameter calls an optimizer keeps (see Optimizer._new_prepared_call)
+_MAX_PREPARED_CALLS = 16
 
 
 class Optimizer:
@@ -102,6 +107,7 @@ class Optimizer:
         # the Parameters of param_dict hold arrays and blocks: a pickled optimizer goes without them
         state = self.__dict__.copy()
         state["param_dict"] = {}
+        state.pop("_prepared_calls", None)  # they hold the arrays: made again at the next update
         return state
 
     # -- registry ----------------------------------------------------------------------------------
@@ -133,6 +139,28 @@ class Optimizer:
         """Update several parameters; an optimizer with a multi-parameter operator overrides this."""
         for index, weight, grad, state in zip(indices, weights, grads, states, strict=True):
             self.update(index, weight, grad, state)
+
+    def _prepared_call(self, op: str, arrays: Sequence[Sequence[NDArray]]) -> tuple[tuple, PreparedCall | None]:
+        """The :class:`~lazynd.ndarray.prepared.PreparedCall` of the multi-parameter operator ``op`` on
+        ``arrays`` (the lists of weights, gradients and states, in the operator's order; it writes
+        the weights, ``arrays[0]``), if one was made by :meth:`_new_prepared_call`; and its key."""
+        key = (op, *map(id, chain(*arrays)))
+        calls = self.__dict__.get("_prepared_calls")
+        return key, None if calls is None else calls.get(key)
+
+    def _new_prepared_call(self, key: tuple, op: str, arrays: Sequence[Sequence[NDArray]]) -> PreparedCall:
+        """A prepared call of ``op`` on ``arrays`` (see :meth:`_prepared_call`), kept under ``key``.
+
+        The optimizer keeps the calls of the last few sets of arrays it updated (one set per
+        device and dtype, usually), and with them the arrays; the ids in ``key`` name the arrays
+        while the call holds them.
+        """
+        calls = self.__dict__.setdefault("_prepared_calls", {})
+        if len(calls) >= _MAX_PREPARED_CALLS:
+            calls.clear()
+        inputs = [a for group in zip(*arrays, strict=True) for a in group]
+        call = calls[key] = PreparedCall(op, inputs, list(arrays[0]))
+        return call
 
     # -- multi-precision (float16 weights updated through a float32 master copy) -----------------
     #: Whether :meth:`update` takes lists of indices, weights, gradients and states (MXNet 1.x's

@@ -70,24 +70,30 @@ class SGD(Optimizer):
             nd.sgd_mom_update(weight, grad, state, out=weight, momentum=self.momentum, **args)
 
     def update_multi(self, indices: list, weights: list[NDArray], grads: list[NDArray], states: list) -> None:
-        """One ``multi_sgd_update`` / ``multi_sgd_mom_update`` for parameters on one device with one dtype."""
-        if len(weights) < 2 or not _one_device_and_dtype(weights, grads):
-            super().update_multi(indices, weights, grads, states)
-            return
+        """One ``multi_sgd_update`` / ``multi_sgd_mom_update`` for parameters on one device with one dtype,
+        prepared at the first update of these arrays (:meth:`Optimizer._prepared_call`)."""
+        arrays: tuple[list, ...]
+        if self.momentum == 0.0:
+            op, arrays = "multi_sgd_update", (weights, grads)
+        else:
+            op, arrays = "multi_sgd_mom_update", (weights, grads, states)
+        key, call = self._prepared_call(op, arrays)
+        if call is None:
+            if len(weights) < 2 or not _one_device_and_dtype(weights, grads):
+                super().update_multi(indices, weights, grads, states)
+                return
+            call = self._new_prepared_call(key, op, arrays)
         self._update_counts(indices)
-        shared = {
+        params = {
             "lrs": self._get_lrs(indices),
             "wds": self._get_wds(indices),
             "rescale_grad": self.rescale_grad,
             "clip_gradient": self._fused_clip_gradient(),
             "num_weights": len(weights),
         }
-        if self.momentum == 0.0:
-            flat = [a for pair in zip(weights, grads, strict=True) for a in pair]
-            nd.multi_sgd_update(*flat, out=weights, **shared)
-        else:
-            flat = [a for group in zip(weights, grads, states, strict=True) for a in group]
-            nd.multi_sgd_mom_update(*flat, out=weights, momentum=self.momentum, **shared)
+        if self.momentum != 0.0:
+            params["momentum"] = self.momentum
+        call(**params)
 
 
 def _one_device_and_dtype(weights: list[NDArray], grads: list[NDArray]) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -32,28 +33,15 @@ class Updater:
         self.optimizer = optimizer
         self.states: dict[Any, Any] = {}
         self._loaded: set[Any] = set()  # indices whose state set_states gave and no update has checked yet
+        # the indices, gradients and weights of the last list update, checked then and given their
+        # states, and whether a float16 weight takes the master-copy path: a training loop updates
+        # the same arrays at every batch
+        self._checked: tuple[tuple, list, list, bool] | None = None
 
     def __call__(self, index: Any, grad: Any, weight: Any) -> None:
         """Update one parameter, or several at once when given lists (as MXNet 1.x's updater)."""
         if isinstance(index, (list, tuple)):
-            indices, grads, weights = _as_list(index), _as_list(grad), _as_list(weight)
-            if not len(indices) == len(grads) == len(weights):
-                raise LazyNDError(
-                    f"Updater: {len(indices)} indices, {len(grads)} gradients and {len(weights)} weights; "
-                    "expected one gradient and one weight per index"
-                )
-            states, optimizer = self.states, self.optimizer
-            for i, w, g in zip(indices, weights, grads, strict=True):
-                _check_arrays(i, g, w, optimizer.multi_precision)
-                if i not in states:
-                    states[i] = optimizer.create_state_multi_precision(i, w)
-                elif i in self._loaded:
-                    self._check_loaded(i, w)
-            if optimizer.multi_precision and any(np.dtype(w.dtype) == np.float16 for w in weights):
-                for i, w, g in zip(indices, weights, grads, strict=True):
-                    optimizer.update_multi_precision(i, w, g, states[i])
-            else:
-                optimizer.update_multi(indices, weights, grads, [states[i] for i in indices])
+            self._update_lists(_as_list(index), _as_list(grad), _as_list(weight))
             return
         _check_arrays(index, grad, weight, self.optimizer.multi_precision)
         if index not in self.states:
@@ -61,6 +49,53 @@ class Updater:
         elif index in self._loaded:
             self._check_loaded(index, weight)
         self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
+
+    def _update_lists(self, indices: list, grads: list, weights: list) -> None:
+        """Update several parameters in one optimizer call.  Each array is checked, and given its
+        state, at its first update; the arrays of the last call, given again, are not checked again."""
+        states = self.states
+        checked = self._checked
+        param_states = None
+        if (
+            checked is not None
+            and not self._loaded
+            and len(grads) == len(checked[1])
+            and len(weights) == len(checked[2])
+            and all(map(is_, grads, checked[1]))
+            and all(map(is_, weights, checked[2]))
+            and tuple(indices) == checked[0]
+        ):
+            try:
+                param_states = [states[i] for i in indices]
+            except KeyError:  # a state the caller took out of ``states``: made again below
+                pass
+        if checked is None or param_states is None:
+            checked = self._check_lists(indices, grads, weights)
+            param_states = [states[i] for i in indices]
+        optimizer = self.optimizer
+        if checked[3]:
+            for i, w, g, state in zip(indices, weights, grads, param_states, strict=True):
+                optimizer.update_multi_precision(i, w, g, state)
+        else:
+            optimizer.update_multi(indices, weights, grads, param_states)
+
+    def _check_lists(self, indices: list, grads: list, weights: list) -> tuple[tuple, list, list, bool]:
+        """Check each parameter of a list update and give it its state (see :meth:`_update_lists`)."""
+        states, optimizer = self.states, self.optimizer
+        if not len(indices) == len(grads) == len(weights):
+            raise LazyNDError(
+                f"Updater: {len(indices)} indices, {len(grads)} gradients and {len(weights)} weights; "
+                "expected one gradient and one weight per index"
+            )
+        for i, w, g in zip(indices, weights, grads, strict=True):
+            _check_arrays(i, g, w, optimizer.multi_precision)
+            if i not in states:
+                states[i] = optimizer.create_state_multi_precision(i, w)
+            elif i in self._loaded:
+                self._check_loaded(i, w)
+        float16 = optimizer.multi_precision and any(np.dtype(w.dtype) == np.float16 for w in weights)
+        checked = self._checked = (tuple(indices), list(grads), list(weights), float16)
+        return checked
 
     def _check_loaded(self, index: Any, weight: Any) -> None:
         """Refuse, naming it, a state :meth:`set_states` gave that is not what this optimizer keeps for
