@@ -140,6 +140,9 @@ class DataParallelExecutorGroup:
     """
 
     forward_ran = False  # (until then the outputs hold whatever their fresh buffers held)
+    # per label_names given to update_metric: the metric's label keys, the labels' batch axes and the
+    # symbol's output names (made at the first update_metric)
+    _label_layouts: dict[tuple, tuple[list[str], list[int], list[str]]] | None = None
 
     def __init__(
         self,
@@ -236,9 +239,18 @@ class DataParallelExecutorGroup:
         # MXNet hands a metric NDArrays (custom metrics call ``asnumpy`` or ``mx.nd`` functions on
         # them); the built-in metrics take NDArrays and NumPy arrays alike
         labels = [label if hasattr(label, "asnumpy") else np.asarray(label) for label in labels]
-        axes = [self.batch_axes.get(name, 0) for name in label_names]
-        keys = [name or f"label{i}" for i, name in enumerate(label_names)]
-        output_names = self.symbol.list_outputs()
+        names = tuple(label_names)
+        layouts = self._label_layouts
+        if layouts is None:
+            layouts = self._label_layouts = {}
+        layout = layouts.get(names)
+        if layout is None:
+            layout = layouts[names] = (
+                [name or f"label{i}" for i, name in enumerate(label_names)],
+                [self.batch_axes.get(name, 0) for name in label_names],
+                self.symbol.list_outputs(),
+            )
+        keys, axes, output_names = layout
         for exe, part in zip(self.execs, self.slices, strict=True):
             stop = min(part.stop, keep)
             if stop <= part.start:

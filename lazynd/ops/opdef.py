@@ -221,6 +221,9 @@ class OpDef:
         self.name = name
         self.quiet = quiet  # see ``quiet=False`` above, and lazynd.backend.fperr
         self.forward = quietly(forward) if quiet else forward
+        # the CPU kernel without its switch of NumPy's warnings, for a caller that runs many kernels
+        # inside one (an executor's pass: lazynd.backend.fperr.run_quietly)
+        self.raw_forward = forward
         if quiet and forward_into_zeros is not None:
             forward_into_zeros = quietly(forward_into_zeros)
         self.mutates = mutates if callable(mutates) else tuple(mutates)

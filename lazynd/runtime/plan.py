@@ -81,9 +81,13 @@ def _write_nothing(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     """The kernel of a call whose outputs are all empty."""
 
 
-def kernel_for(op: OpDef, ctx: Context) -> Callable[..., Any]:
-    """The kernel of ``op`` for ``ctx``'s device: the GPU one where there is one, else the CPU one."""
-    return op.forward_gpu if ctx.device_type == "gpu" and op.forward_gpu is not None else op.forward
+def kernel_for(op: OpDef, ctx: Context, raw: bool = False) -> Callable[..., Any]:
+    """The kernel of ``op`` for ``ctx``'s device: the GPU one where there is one, else the CPU one
+    (``raw``: without its own switch of NumPy's warnings, for a caller that runs it inside
+    :func:`lazynd.backend.fperr.run_quietly`)."""
+    if ctx.device_type == "gpu" and op.forward_gpu is not None:
+        return op.forward_gpu
+    return op.raw_forward if raw else op.forward
 
 
 class Signature:

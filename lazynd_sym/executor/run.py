@@ -39,6 +39,7 @@ graph.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from time import perf_counter_ns
 from typing import Any
 
@@ -47,6 +48,7 @@ import numpy as np
 import lazynd.engine as engine_module
 import lazynd.ndarray as nd
 from lazynd.backend import get_backend
+from lazynd.backend.fperr import run_quietly
 from lazynd.context import Context
 from lazynd.engine import get_engine
 from lazynd.engine.var import Var
@@ -56,6 +58,16 @@ from lazynd.runtime import elements_touched, push
 
 from .monitoring import run_monitored
 from .steps import ARGUMENT_COPIES, HEAD_GRAD_COPIES, copy_kernel, operation_name, step_failure
+
+
+def _run_kernels(steps: list[tuple]) -> None:
+    """Call the kernels of ``steps`` in order; a failure names the step's node and operator."""
+    node = None  # the step running: the except clause names it
+    try:
+        for fn, kctx, attrs, ins, outs, aux, node in steps:  # noqa: B007 - node: see above
+            fn(kctx, attrs, ins, outs, aux)
+    except Exception as err:
+        raise step_failure(node, err) from err
 
 
 def bulk_enabled(training: bool = False) -> bool:
@@ -114,6 +126,8 @@ class PassRunner:
     # (None: its passes run eagerly)
     _graphs: Any = None
     _works: dict[str | None, int] | None = None  # see _pass_work
+    # the steps' kernels are raw, to run inside one switch of NumPy's warnings (see _run_steps)
+    _raw_kernels = False
 
     def _make_graphs(self) -> Any:
         """CUDA graphs for this executor's passes, where a graph may replay them: a bulked executor on
@@ -162,14 +176,18 @@ class PassRunner:
 
     def _run_steps(self, steps: list[tuple]) -> None:
         monitor = self._monitor_now()
+        if monitor is None:
+            if self._raw_kernels:
+                run_quietly(_run_kernels, steps)
+            else:
+                _run_kernels(steps)
+            return
         node = None  # the step running: the except clause names it
         try:
-            if monitor is None:
-                for fn, kctx, attrs, ins, outs, aux, node in steps:  # noqa: B007 - node: see above
-                    fn(kctx, attrs, ins, outs, aux)
-                return
             for step in steps:
                 node = step[6]
+                if self._raw_kernels:  # the kernel inside the switch, the monitor's callback outside it
+                    step = (partial(run_quietly, step[0]), *step[1:])
                 run_monitored(step, monitor, self._ctx, self._monitor_all)
         except Exception as err:
             raise step_failure(node, err) from err

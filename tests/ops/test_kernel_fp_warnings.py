@@ -115,3 +115,47 @@ def test_a_custom_operator_runs_under_the_users_numpy_settings():
         warnings.simplefilter("always", RuntimeWarning)
         mx.nd.Custom(x, op_type="_fp_warning_log").wait_to_read()
     assert any("divide by zero" in str(w.message) for w in seen)
+
+
+def _log_net() -> mx.sym.Symbol:
+    x = mx.sym.Variable("x")
+    return mx.sym.sqrt(mx.sym.log(x) / x, name="out")
+
+
+@pytest.mark.parametrize("monitored", [False, True])
+@pytest.mark.parametrize("bulk", ["1", "0"])
+def test_an_executors_passes_compute_inf_and_nan_without_numpy_warnings(monkeypatch, monitored, bulk):
+    # a host executor runs each pass inside one switch of NumPy's state, its kernels raw
+    monkeypatch.setenv("LAZYND_EXEC_BULK", bulk)
+    ex = _log_net().simple_bind(mx.cpu(), x=(4,))
+    assert all(step[0] is step[6].opdef.raw_forward for step in ex._steps[True])
+    if monitored:
+        ex.set_monitor_callback(lambda name, array: None)
+    ex.arg_dict["x"][:] = np.array([0.0, -1.0, np.inf, 1.0])
+    with warnings.catch_warnings(record=True) as seen, np.errstate(all="raise"):
+        warnings.simplefilter("always", RuntimeWarning)
+        ex.forward(is_train=True)
+        ex.backward(mx.nd.ones((4,)))
+        mx.nd.waitall()
+    assert not [w for w in seen if issubclass(w.category, RuntimeWarning)]
+    np.testing.assert_array_equal(np.isnan(ex.outputs[0].asnumpy()), [True, True, True, False])
+
+
+def test_an_executors_monitor_and_custom_operators_keep_the_users_numpy_settings():
+    states = []
+    ex = _log_net().simple_bind(mx.cpu(), x=(2,))
+    ex.set_monitor_callback(lambda name, array: states.append(np.geterr()["divide"]))
+    ex.arg_dict["x"][:] = np.array([1.0, 2.0])
+    with np.errstate(divide="raise"):
+        ex.forward()
+        mx.nd.waitall()
+    assert states and set(states) <= {"raise", "warn"}  # the user's (or a worker's default), never "ignore"
+
+    custom = mx.sym.Custom(mx.sym.Variable("x"), op_type="_fp_warning_log", name="log")
+    ex = (custom * 2).simple_bind(mx.cpu(), x=(2,))
+    assert all(step[0] is step[6].opdef.forward for step in ex._steps[False])  # each kernel switches for itself
+    ex.arg_dict["x"][:] = np.array([0.0, 1.0])
+    with np.errstate(divide="raise"):
+        ex.forward()
+        with pytest.raises(mx.LazyNDError, match="divide by zero"):
+            mx.nd.waitall()
