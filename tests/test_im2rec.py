@@ -190,6 +190,12 @@ def test_unreadable_image_is_skipped_with_a_warning(
     assert len(read_rec(Path(prefix))) == 6
 
 
+def test_list_fields_are_read_without_surrounding_blanks_as_mxnet_does(tmp_path: Path) -> None:
+    (tmp_path / "blanks.lst").write_text("0\t 1.000000\tcats/0.png  \r\n 3\t2.0 \t dogs/1.png\n")
+    entries = im2rec.read_list(str(tmp_path / "blanks.lst"))
+    assert entries == [im2rec.ListEntry(0, (1.0,), "cats/0.png"), im2rec.ListEntry(3, (2.0,), "dogs/1.png")]
+
+
 def test_malformed_list_line_raises_format_error(tmp_path: Path) -> None:
     (tmp_path / "bad.lst").write_text("0\t1.0\ta.png\nzero\t1.0\tb.png\n")
     with pytest.raises(FormatError, match=r"bad.lst: line 2 is 'zero\\t1.0\\tb.png'"):

@@ -110,7 +110,8 @@ def read_list(path: str) -> list[ListEntry]:
     seen: set[int] = set()
     with open(path, encoding="utf-8") as file:
         for number, line in enumerate(file, start=1):
-            fields = line.rstrip("\r\n").split("\t")
+            # each field stripped of surrounding blanks, as MXNet's im2rec reads them
+            fields = [field.strip() for field in line.strip().split("\t")]
             if fields == [""]:
                 continue
             try:
