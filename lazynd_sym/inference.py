@@ -31,8 +31,11 @@ from .passes.infer_type import infer_type as infer_type_pass
 Triple = tuple[list | None, list | None, list | None]
 
 
-def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) -> Triple:
-    """``Symbol.infer_shape`` (``partial``: ``infer_shape_partial``) of the graph of ``outputs``."""
+def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool, warn: bool = True) -> Triple:
+    """``Symbol.infer_shape`` (``partial``: ``infer_shape_partial``) of the graph of ``outputs``.
+
+    ``warn=False`` leaves out the warning that names the unknown shapes, for a caller that raises.
+    """
     graph = IndexedGraph(outputs)
     known = _known_by_name(graph, args, kwargs, "infer_shape")
     given = {k: _given_shape(graph.entry_name(k), v) for k, v in known.items()}
@@ -57,9 +60,26 @@ def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) 
     ends = [*_variables(graph, shapes), *(shapes[e] for e in graph.heads)]
     if all(shape_known(s) for s in inferred) and all(s is not None and shape_known(s) for s in ends):
         return _split(graph, shapes)
-    unknown = [s is None or not shape_known(s) for s in _split(graph, shapes)[0]]
-    _warn_unknown(graph, "shape", unknown, _split(graph, [_partial_shape(s) for s in shapes])[0])
+    if warn:
+        unknown = [s is None or not shape_known(s) for s in _split(graph, shapes)[0]]
+        _warn_unknown(graph, "shape", unknown, _split(graph, [_partial_shape(s) for s in shapes])[0])
     return None, None, None
+
+
+def shapes_to_bind(symbol: Any, shapes: dict, who: str, given: str = "", hint: str = "") -> tuple[list, list, list]:
+    """The full shapes of ``symbol`` from the input ``shapes`` that a bind needs.
+
+    When some stay unknown, a ``ShapeError`` from ``who`` names those arguments, and nothing
+    is warned first (MXNet's bind raises alone; infer_shape's warning said the same thing with
+    the shapes it did not know written as ``()``).
+    """
+    arg_shapes, out_shapes, aux_shapes = infer_shape(symbol._outputs, (), shapes, partial=False, warn=False)
+    if arg_shapes is not None and out_shapes is not None and aux_shapes is not None:
+        return arg_shapes, out_shapes, aux_shapes
+    partial = infer_shape(symbol._outputs, (), shapes, partial=True)[0] or []
+    names = symbol.list_arguments()
+    unknown = [n for n, s in zip(names, partial, strict=False) if not s or not shape_known(s)]
+    raise ShapeError(f"{who}: cannot infer the shapes of {unknown} from {given}{shapes}{hint}")
 
 
 def infer_type(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) -> Triple:

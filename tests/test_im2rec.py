@@ -120,13 +120,49 @@ def test_center_crop_makes_square_images(image_root: Path, tmp_path: Path) -> No
     assert {image.shape for _, image in read_rec(Path(prefix))} == {(12, 12, 3)}
 
 
-def test_several_labels_are_packed_as_a_label_array(image_root: Path, tmp_path: Path) -> None:
+def test_several_labels_are_packed_as_a_label_array_with_pack_label(image_root: Path, tmp_path: Path) -> None:
     (tmp_path / "multi.lst").write_text("4\t1.5\t2.0\tcats/0.png\n9\t3.0\tdogs/1.png\n")
-    im2rec.main(["--pass-through", str(tmp_path / "multi"), str(image_root)])
+    im2rec.main(["--pass-through", "--pack-label", str(tmp_path / "multi"), str(image_root)])
     headers = [header for header, _ in read_rec(tmp_path / "multi")]
     assert [(h.flag, h.id) for h in headers] == [(2, 4), (0, 9)]
     np.testing.assert_array_equal(headers[0].label, [1.5, 2.0])
     assert headers[1].label == 3.0
+
+
+def test_without_pack_label_only_the_first_label_is_packed_as_mxnet_does(image_root: Path, tmp_path: Path) -> None:
+    (tmp_path / "multi.lst").write_text("4\t1.5\t2.0\tcats/0.png\n")
+    im2rec.main(["--pass-through", str(tmp_path / "multi"), str(image_root)])
+    [(header, _)] = read_rec(tmp_path / "multi")
+    assert header == recordio.IRHeader(0, 1.5, 4, 0)
+
+
+def test_shrinking_resize_is_bilinear_as_mxnet_im2rec(tmp_path: Path) -> None:
+    # MXNet's im2rec calls cv2.resize with OpenCV's default (bilinear) interpolation, shrinking too
+    root = tmp_path / "noise"
+    root.mkdir()
+    image = np.random.RandomState(0).randint(0, 256, (40, 30, 3)).astype(np.uint8)
+    cv2.imwrite(str(root / "a.png"), image)
+    (tmp_path / "n.lst").write_text("0\t0.000000\ta.png\n")
+    im2rec.main(["--resize", "12", "--encoding", ".png", str(tmp_path / "n"), str(root)])
+    [(_, packed)] = read_rec(tmp_path / "n")
+    np.testing.assert_array_equal(packed, cv2.resize(image, (12, 16), interpolation=cv2.INTER_LINEAR))
+
+
+def test_chunks_split_the_list_as_mxnet_names_them(image_root: Path, tmp_path: Path) -> None:
+    args = ["--list", "--recursive", "--chunks", "2", "--train-ratio", "0.5", "--no-shuffle"]
+    im2rec.main([*args, str(tmp_path / "data"), str(image_root)])
+    # 6 images, chunks of 3: each chunk's shares are of 3 entries (train 1, val 2)
+    names = sorted(path.name for path in tmp_path.glob("data*.lst"))
+    assert names == ["data_0_train.lst", "data_0_val.lst", "data_1_train.lst", "data_1_val.lst"]
+    assert [line[0] for line in read_lst(tmp_path / "data_1_train.lst")] == ["3"]
+    assert [line[0] for line in read_lst(tmp_path / "data_1_val.lst")] == ["4", "5"]
+
+
+def test_recursive_list_prints_each_folder_and_label_as_mxnet_does(
+    image_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    im2rec.main(["--list", "--recursive", str(tmp_path / "data"), str(image_root)])
+    assert capsys.readouterr().out.splitlines()[:2] == ["cats 0", "dogs 1"]
 
 
 def test_pack_label_stores_a_single_label_as_a_number_as_mxnet_does(image_root: Path, tmp_path: Path) -> None:
@@ -152,6 +188,12 @@ def test_unreadable_image_is_skipped_with_a_warning(
     assert "skipping" in captured.err and "broken.png" in captured.err
     assert "6 records, 1 images skipped" in captured.out
     assert len(read_rec(Path(prefix))) == 6
+
+
+def test_list_fields_are_read_without_surrounding_blanks_as_mxnet_does(tmp_path: Path) -> None:
+    (tmp_path / "blanks.lst").write_text("0\t 1.000000\tcats/0.png  \r\n 3\t2.0 \t dogs/1.png\n")
+    entries = im2rec.read_list(str(tmp_path / "blanks.lst"))
+    assert entries == [im2rec.ListEntry(0, (1.0,), "cats/0.png"), im2rec.ListEntry(3, (2.0,), "dogs/1.png")]
 
 
 def test_malformed_list_line_raises_format_error(tmp_path: Path) -> None:

@@ -22,8 +22,10 @@ from .recordio_file import bytes_like
 
 __all__ = ["IRHeader", "pack", "pack_img", "unpack", "unpack_img"]
 
-IRHeader = namedtuple("IRHeader", ["flag", "label", "id", "id2"])
-IRHeader.__doc__ = """Header of an image record: flag, label, id, id2 (MXNet's layout)."""
+# MXNet names the tuple type HEADER, so a printed header reads as MXNet prints it: HEADER(flag=0, ...)
+HEADER = namedtuple("HEADER", ["flag", "label", "id", "id2"])
+HEADER.__doc__ = """Header of an image record: flag, label, id, id2 (MXNet's layout)."""
+IRHeader = HEADER
 
 _IR_FORMAT = struct.Struct("<IfQQ")
 _IR_SIZE = _IR_FORMAT.size  # 24 bytes
@@ -99,7 +101,7 @@ def unpack(s: bytes | bytearray | memoryview) -> tuple[IRHeader, bytes]:
     Examples
     --------
     >>> unpack(pack(IRHeader(0, 3.0, 1, 0), b"img"))
-    (IRHeader(flag=0, label=3.0, id=1, id2=0), b'img')
+    (HEADER(flag=0, label=3.0, id=1, id2=0), b'img')
     """
     s = bytes_like("unpack", s)
     if len(s) < _IR_SIZE:

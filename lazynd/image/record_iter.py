@@ -290,7 +290,8 @@ class ImageRecordIter(BatchCursor, ImageIter):
 
         c, h, w = self.data_shape
         if not os.path.exists(path):
-            total, count = np.zeros((c, h, w), np.float64), 0
+            # float32 sums times 1/count, as MXNet computes it: the saved file is byte for byte MXNet's
+            total, count = np.zeros((c, h, w), np.float32), 0
             self.reset()
             while (sample := self._next_example()) is not None:
                 _, payload, source = sample
@@ -300,7 +301,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
                     count += 1
             if count == 0:
                 raise DataError(f"{type(self).__name__}: no image to compute the mean image {path!r} from")
-            nd.save(path, {"mean_img": nd.array((total / count).astype(np.float32))})
+            nd.save(path, {"mean_img": nd.array(total * np.float32(1.0 / count))})
         loaded = nd.load(path)
         arrays = list(loaded.values()) if isinstance(loaded, dict) else list(loaded)
         if len(arrays) != 1:

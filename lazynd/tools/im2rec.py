@@ -69,12 +69,16 @@ def list_images(root: str, recursive: bool, exts: Sequence[str]) -> tuple[list[L
     return entries, classes
 
 
-def split_list(entries: list[ListEntry], train_ratio: float, test_ratio: float) -> dict[str, list[ListEntry]]:
+def split_list(
+    entries: list[ListEntry], train_ratio: float, test_ratio: float, chunk_size: int | None = None
+) -> dict[str, list[ListEntry]]:
     """Split entries into ``.lst`` files, keyed by file-name suffix.
 
     ``{'': all}`` when everything is for training, else ``_test`` (the
     first ``test_ratio``), ``_train`` (the next ``train_ratio``) and ``_val``
-    (the rest, when there is any), as MXNet's im2rec splits.
+    (the rest, when there is any), as MXNet's im2rec splits.  The shares are
+    of ``chunk_size`` entries (default: all of them): MXNet takes them of the
+    full chunk size for the shorter last chunk too.
     """
     if not (0 <= train_ratio <= 1 and 0 <= test_ratio <= 1 and train_ratio + test_ratio <= 1):
         raise ValueError(
@@ -83,8 +87,9 @@ def split_list(entries: list[ListEntry], train_ratio: float, test_ratio: float) 
         )
     if train_ratio == 1:
         return {"": entries}
-    n_test = int(len(entries) * test_ratio)
-    n_train = int(len(entries) * train_ratio)
+    size = len(entries) if chunk_size is None else chunk_size
+    n_test = int(size * test_ratio)
+    n_train = int(size * train_ratio)
     parts = {"_train": entries[n_test : n_test + n_train]}
     if test_ratio > 0:
         parts["_test"] = entries[:n_test]
@@ -105,7 +110,8 @@ def read_list(path: str) -> list[ListEntry]:
     seen: set[int] = set()
     with open(path, encoding="utf-8") as file:
         for number, line in enumerate(file, start=1):
-            fields = line.rstrip("\r\n").split("\t")
+            # each field stripped of surrounding blanks, as MXNet's im2rec reads them
+            fields = [field.strip() for field in line.strip().split("\t")]
             if fields == [""]:
                 continue
             try:
@@ -128,7 +134,11 @@ def _warn(message: str) -> None:
 
 
 def transform_image(image: np.ndarray, resize: int, center_crop: bool) -> np.ndarray:
-    """Crop to the central square if asked, then scale the shorter edge to ``resize``."""
+    """Crop to the central square if asked, then scale the shorter edge to ``resize``.
+
+    Scaling is bilinear (OpenCV's default), shrinking too, as MXNet's im2rec
+    scales: the records hold the same pixels as the ones MXNet writes.
+    """
     if center_crop:
         height, width = image.shape[:2]
         side = min(height, width)
@@ -140,17 +150,17 @@ def transform_image(image: np.ndarray, resize: int, center_crop: bool) -> np.nda
             size = (resize, height * resize // width)
         else:
             size = (width * resize // height, resize)
-        shrinking = size[0] < width
-        image = cv2.resize(image, size, interpolation=cv2.INTER_AREA if shrinking else cv2.INTER_LINEAR)
+        image = cv2.resize(image, size, interpolation=cv2.INTER_LINEAR)
     return image
 
 
 def encode_entry(entry: ListEntry, root: str, args: argparse.Namespace) -> bytes | None:
     """Build the record of one list entry; ``None`` (with a warning) if unreadable."""
     full_path = os.path.join(root, entry.path)
-    # one label is stored as a number, --pack-label or not (as MXNet's im2rec writes it); several are
-    # always stored as an array (MXNet keeps only the first without --pack-label)
-    label: object = entry.labels[0] if len(entry.labels) == 1 else entry.labels
+    # as MXNet's im2rec writes them: one label is a number, --pack-label or not; several are an array
+    # with --pack-label, and only the first is kept without it
+    several = len(entry.labels) > 1 and args.pack_label
+    label: object = entry.labels if several else entry.labels[0]
     header = IRHeader(0, label, entry.index, 0)
     try:
         # Reading in Python and decoding from memory releases the GIL for both steps.
@@ -229,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--list", action="store_true", help="write prefix.lst instead of packing")
     listing.add_argument("--exts", nargs="+", default=[".jpeg", ".jpg", ".png"], help="image extensions")
     listing.add_argument("--recursive", action="store_true", help="walk subfolders, one label per folder")
+    listing.add_argument("--chunks", type=int, default=1, help="split the list into prefix_0, prefix_1, ...")
     listing.add_argument("--train-ratio", type=float, default=1.0, help="share for prefix_train.lst")
     listing.add_argument("--test-ratio", type=float, default=0.0, help="share for prefix_test.lst")
     listing.add_argument("--shuffle", action=argparse.BooleanOptionalAction, default=True)
@@ -254,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     packing.add_argument(
         "--pack-label",
         action="store_true",
-        help="accepted for MXNet's command lines: several labels are always stored as an array, one as a number",
+        help="store every label of a line (an array); without it only the first, as MXNet's im2rec",
     )
     packing.add_argument("--num-thread", type=int, default=1, help="images encoded in parallel")
     packing.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -267,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.num_thread < 1:
         parser.error(f"--num-thread must be at least 1; given {args.num_thread}")
+    if args.chunks < 1:
+        parser.error(f"--chunks must be at least 1; given {args.chunks}")
     if args.resize < 0:
         parser.error(f"--resize must be 0 (keep) or a positive size; given {args.resize}")
     if not os.path.isdir(args.root):
@@ -275,16 +288,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         entries, classes = list_images(args.root, args.recursive, args.exts)
         if args.recursive:
             for folder, label in classes.items():
-                print(f"{label}\t{folder}")
+                print(folder, label)  # MXNet's im2rec prints the classes so, a line each
         if args.shuffle:
             random.Random(args.seed).shuffle(entries)
-        try:
-            parts = split_list(entries, args.train_ratio, args.test_ratio)
-        except ValueError as error:
-            parser.error(str(error))
-        for suffix, part in parts.items():
-            write_list(args.prefix + suffix + ".lst", part)
-            print(f"{args.prefix}{suffix}.lst: {len(part)} images")
+        chunk_size = (len(entries) + args.chunks - 1) // args.chunks
+        for chunk in range(args.chunks):
+            # MXNet names the chunks prefix_0, prefix_1, ... only when there are several
+            chunk_prefix = args.prefix + (f"_{chunk}" if args.chunks > 1 else "")
+            part_entries = entries[chunk * chunk_size : (chunk + 1) * chunk_size]
+            try:
+                parts = split_list(part_entries, args.train_ratio, args.test_ratio, chunk_size)
+            except ValueError as error:
+                parser.error(str(error))
+            for suffix, part in parts.items():
+                write_list(chunk_prefix + suffix + ".lst", part)
+                print(f"{chunk_prefix}{suffix}.lst: {len(part)} images")
         return 0
     if not 0 <= args.quality <= 100:
         parser.error(f"--quality must lie in [0, 100]; given {args.quality}")

@@ -16,7 +16,7 @@ from lazynd.context import Context, as_context
 from lazynd.errors import ArgumentTypeError, ContextError, LazyNDError, ShapeError
 from lazynd.ndarray.sparse import check_dense
 
-from ..passes.infer_shape import shape_known
+from ..inference import shapes_to_bind
 from .executor import Executor
 from .memory import out_of_memory_named
 from .placed import PlacedExecutor, needs_placement
@@ -231,12 +231,7 @@ def simple_bind(
     # as MXNet's, shapes of names the symbol lacks are passed over (a label's for a net without one)
     inputs = set(symbol.list_inputs())
     shapes = {name: shape for name, shape in shapes.items() if name in inputs}
-    arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
-    if arg_shapes is None:
-        partial = symbol.infer_shape_partial(**shapes)[0]
-        # infer_shape_partial gives () for a shape it knows nothing of, as MXNet
-        unknown = [n for n, s in zip(symbol.list_arguments(), partial, strict=False) if not s or not shape_known(s)]
-        raise ShapeError(f"simple_bind: cannot infer the shapes of {unknown} from {shapes}")
+    arg_shapes, _, aux_shapes = shapes_to_bind(symbol, shapes, "simple_bind")
     names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     arg_types, aux_types = _bound_types(symbol, names, aux_names, type_dict)
     executor_class = _executor_class("simple_bind", symbol, ctx, group2ctx)

@@ -91,11 +91,16 @@ def check_iter(data: Any, caller: str, needs: tuple[str, ...] = ("reset",)) -> N
 
 
 def init_eval_iter(eval_data: Any, numpy_batch_size: int) -> mx_io.DataIter | None:
-    """The validation data (an iterator or an ``(X, y)`` pair) as an iterator, or None."""
+    """The validation data (an iterator or an ``(X, y)`` pair) as an iterator, or None.
+
+    A pair becomes the iterator the training arrays become, shuffled and rolled over, as MXNet's
+    FeedForward makes it: its shuffles draw from ``np.random`` between the training data's, so
+    after ``np.random.seed`` the training batches come in MXNet's order.
+    """
     if eval_data is None or isinstance(eval_data, mx_io.DataIter):
         return eval_data
     if isinstance(eval_data, (list, tuple)) and len(eval_data) == 2:
-        return init_iter(eval_data[0], eval_data[1], numpy_batch_size, is_train=False)
+        return init_iter(eval_data[0], eval_data[1], numpy_batch_size, is_train=True)
     raise DataError("FeedForward: eval_data must be a DataIter or an (X, y) pair")
 
 

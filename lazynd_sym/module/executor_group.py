@@ -42,6 +42,7 @@ from lazynd.io import DataBatch, DataDesc
 from .. import executor_group as base
 from ..executor.placed import PlacedExecutor
 from ..executor_group import batch_axis_of, batch_sizes, device_shape, split_input_slice, take_part
+from ..inference import shapes_to_bind
 from .devices import check_work_load, group2ctx_per_device
 from .inputs import _join_device_labels
 
@@ -216,18 +217,8 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         shapes = {
             d.name: device_shape(d.shape, self.batch_axes[d.name], part) for d in self.data_shapes + self.label_shapes
         }
-        arg_shapes, _, aux_shapes = self.symbol.infer_shape(**shapes)
-        if arg_shapes is None:
-            partial, _, _ = self.symbol.infer_shape_partial(**shapes)
-            unknown = [
-                name
-                for name, shape in zip(self.symbol.list_arguments(), partial, strict=True)
-                if not shape or 0 in shape
-            ]
-            raise ShapeError(
-                f"Module.bind: cannot infer the shapes of {unknown} from the inputs {shapes}; "
-                "give each as a data or label shape, or a shape= on its Variable"
-            )
+        hint = "; give each as a data or label shape, or a shape= on its Variable"
+        arg_shapes, _, aux_shapes = shapes_to_bind(self.symbol, shapes, "Module.bind", "the inputs ", hint)
         arg_types, _, aux_types = self.symbol.infer_type_partial(**dtypes)  # (the full form warns)
         if None in arg_types + aux_types:
             arg_types, aux_types = [np.float32] * len(arg_shapes), [np.float32] * len(aux_shapes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import re
 import struct
 
@@ -16,6 +17,12 @@ def test_scalar_label_is_stored_in_the_header() -> None:
     record = recordio.pack(recordio.IRHeader(9, 2.5, 3, 4), b"payload")
     assert record[:24] == struct.pack("<IfQQ", 0, 2.5, 3, 4)
     assert recordio.unpack(record) == (recordio.IRHeader(0, 2.5, 3, 4), b"payload")
+
+
+def test_a_header_prints_as_mxnet_prints_it_and_pickles() -> None:
+    header = recordio.unpack(recordio.pack(recordio.IRHeader(0, 2.5, 7, 0), b""))[0]
+    assert repr(header) == "HEADER(flag=0, label=2.5, id=7, id2=0)"
+    assert pickle.loads(pickle.dumps(header)) == header
 
 
 def test_array_label_follows_the_header_with_flag_set_to_its_length() -> None:

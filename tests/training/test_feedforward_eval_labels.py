@@ -1,4 +1,4 @@
-"""FeedForward.fit's validation feeds the labels, as MXNet's does (the nce-loss example needs it)."""
+"""FeedForward.fit's validation data as MXNet's: its labels fed (the nce-loss example needs it), an (X, y) pair's iterator."""
 
 from __future__ import annotations
 
@@ -75,3 +75,26 @@ def test_an_output_whose_rows_are_not_the_batch_is_scored_whole() -> None:
     model = FeedForward(net, num_epoch=1, learning_rate=0.1, progress_bar=False)
     model.fit(data, eval_data=data, eval_metric=metric)
     assert seen == [((batch, steps), (steps * batch, 2))] * 2  # the training batch, then the validation one
+
+
+def test_eval_pair_is_shuffled_as_mxnet_makes_it_so_seeded_training_batches_keep_mxnets_order() -> None:
+    # MXNet 1.9.1's FeedForward makes an (X, y) eval_data pair shuffled and rolled over, between the
+    # training iterator and its first reset: after np.random.seed the training batches come in that order
+    rng = np.random.RandomState(0)
+    data, label = rng.randn(30, 4).astype(np.float32), np.arange(30, dtype=np.float32) % 2
+    eval_data, eval_label = data[:20], label[:20]
+    seen: list[list[float]] = []
+    net = sym.SoftmaxOutput(sym.FullyConnected(sym.Variable("data"), num_hidden=30), name="softmax")
+    model = mx.model.FeedForward(net, num_epoch=1, numpy_batch_size=10, learning_rate=0.1)
+    np.random.seed(7)
+    model.fit(
+        data,
+        np.arange(30, dtype=np.float32),
+        eval_data=(eval_data, eval_label),
+        batch_end_callback=lambda param: seen.append(param.locals["batch"].label[0].asnumpy().tolist()),
+    )
+    np.random.seed(7)
+    train = mx.io.NDArrayIter(data, np.arange(30, dtype=np.float32), 10, shuffle=True, last_batch_handle="roll_over")
+    mx.io.NDArrayIter(eval_data, eval_label, 10, shuffle=True, last_batch_handle="roll_over")
+    train.reset()
+    assert seen == [batch.label[0].asnumpy().tolist() for batch in train]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from blob_problem import two_class_blobs, two_class_net
@@ -84,6 +86,20 @@ def test_bind_names_the_arguments_whose_shapes_the_inputs_leave_unknown() -> Non
         LazyNDError, match="cannot infer the shapes of \\['label'\\] from the inputs \\{'data': \\(2, 4\\)\\}"
     ):
         mod.bind([("data", (2, 4))], for_training=False)
+
+
+def test_bind_that_cannot_infer_a_shape_raises_without_a_warning_first() -> None:
+    # MXNet's bind raises alone; lazynd warned "softmax_label: ()" from infer_shape before its error
+    net = sym.SoftmaxOutput(
+        sym.FullyConnected(sym.Variable("data"), num_hidden=3),
+        label=sym.Reshape(sym.Variable("softmax_label"), shape=(-1,)),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(LazyNDError, match=r"Module.bind: cannot infer the shapes of \['softmax_label'\]"):
+            mx.mod.Module(net).bind([("data", (2, 4))], for_training=False)
+        with pytest.raises(LazyNDError, match=r"simple_bind: cannot infer the shapes of \['softmax_label'\]"):
+            net.simple_bind(mx.cpu(), data=(2, 4))
 
 
 def test_update_on_a_module_bound_for_inference_is_refused() -> None:
