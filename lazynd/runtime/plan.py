@@ -13,6 +13,7 @@ cached by (operator, training flag, parameters, input signatures).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -265,6 +266,8 @@ _plans: dict[tuple, CallPlan] = {}
 _FLOAT_TYPES = (float, np.float64, np.float32, np.float16)
 _NEGATIVE_ZERO = ("-0.0",)  # stands for a -0.0 parameter in a plan key
 _TRAINING = ("is_train",)  # marks a short plan key (see plan_for) of a call in training mode
+_FLAT = ("tuple of numbers",)  # marks the flat key of a tuple of numbers (see _param_key)
+_ONES = itertools.repeat(1.0)  # copysign(1.0, v): the sign of each member of such a tuple
 
 
 def _param_key(value: Any) -> Any:
@@ -273,13 +276,18 @@ def _param_key(value: Any) -> Any:
     0.0 and -0.0 are one key to a dict (equal, with one hash), but not one parameter
     (``x * -0.0`` is -0.0 where ``x * 0.0`` is 0.0).  A tuple's members go in with their types,
     as a parameter's own value does: ``(1,)`` and ``(True,)`` are equal, but a parser may take
-    one and refuse the other (``axis``).
+    one and refuse the other (``axis``).  A tuple of numbers (``lrs=(0.1, 0.1)``, ``shape=(2, 3)``)
+    is keyed flat, by its members' types and signs next to it, in C loops; any other by
+    its members' keys.
     """
     cls = value.__class__
     if cls in _FLOAT_TYPES:
         return _NEGATIVE_ZERO if value == 0 and math.copysign(1.0, value) < 0 else value
     if cls is tuple:
-        return tuple((v.__class__, _param_key(v)) for v in value)
+        try:
+            return (_FLAT, tuple(map(type, value)), value, tuple(map(math.copysign, _ONES, value)))
+        except (TypeError, OverflowError):  # a member that is no real number (a tuple, a string)
+            return tuple((v.__class__, _param_key(v)) for v in value)
     return value
 
 
