@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..backend import blas, cpu_backend, get_backend
+from ..backend.fperr import run_quietly
 from ..engine import StepFailure
 from ..engine.var import Var
 from ..ops import registry
@@ -71,6 +72,7 @@ class BackwardProgram:
         checked: list[int],
         backend: Any,
         work: int,
+        quiet: bool = False,
     ) -> None:
         self.steps = steps
         self.own = own  # (shape, dtype) of each buffer of the pass itself (gradients on their way)
@@ -83,6 +85,7 @@ class BackwardProgram:
         self.checked = checked
         self.backend = backend  # the device's: where a run takes its own buffers
         self.work = work  # the elements the steps touch (the pushed operation's work)
+        self.quiet = quiet  # the steps' kernels are raw, to run inside one switch of NumPy's warnings
 
     @classmethod
     def build(cls, shape: Structure, pushes: list[tuple], checked: list[int]) -> BackwardProgram | None:
@@ -135,11 +138,16 @@ class BackwardProgram:
             steps.append((fn, kctx, attrs, in_index, out_index, aux_index, name))
         if not steps:
             return None
+        # on the host, a program of quiet kernels runs inside one switch of NumPy's warnings, its
+        # kernels without their own (lazynd.backend.fperr)
+        quiet = device.device_type == "cpu" and all(name in _COPIES or registry.get(name).quiet for *_, name in steps)
+        if quiet:
+            steps = [step if step[6] in _COPIES else (registry.get(step[6]).raw_forward, *step[1:]) for step in steps]
         # the elements the steps touch, each buffer once: the engine's measure of the pass (see
         # lazynd.runtime.device_push.SMALL_INLINE_MAX)
         used = {k for step in steps for k in (*step[3], *step[4], *step[5]) if 0 < k <= n_graph}
         work = sum(int(shape.buffers[k - 1].size) for k in used) + sum(math.prod(s) for s, _ in own)
-        return cls(steps, own, read_vars, written_vars, extra, checked, backend, work)
+        return cls(steps, own, read_vars, written_vars, extra, checked, backend, work, quiet)
 
     def replay(self, shape: Structure, order: list[Node]) -> None:
         """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
@@ -158,6 +166,12 @@ class BackwardProgram:
         empty = self.backend.empty
         for shape, dtype in self.own:
             table.append(empty(shape, dtype))
+        if self.quiet:
+            run_quietly(self._run_steps, table)
+        else:
+            self._run_steps(table)
+
+    def _run_steps(self, table: list) -> None:
         name = "autograd_backward"
         try:
             for fn, kctx, attrs, ins, outs, aux, name in self.steps:  # noqa: B007 - name: see below

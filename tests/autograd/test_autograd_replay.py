@@ -375,3 +375,29 @@ def test_a_failed_step_reaches_only_the_gradients_that_depend_on_it() -> None:
     np.testing.assert_array_equal(b.grad.asnumpy(), [3.0, 3.0])  # b's gradient does not read the label
     with pytest.raises(EngineError, match="label 7"):
         a.grad.wait_to_read()
+
+
+def test_a_replayed_pass_runs_its_kernels_inside_one_quiet_switch() -> None:
+    # raw kernels inside one switch of NumPy's warnings (lazynd.backend.fperr): inf and NaN
+    # gradients come silently, as from the rules run one by one, with the user's settings untouched
+    import warnings
+
+    x = mx.nd.array([0.0, -1.0, 2.0])
+    x.attach_grad()
+
+    def step() -> None:
+        with autograd.record():
+            y = mx.nd.sqrt(mx.nd.log(x)) * x
+        y.backward()
+
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error", RuntimeWarning)
+        for _ in range(4):
+            step()
+        grad = x.grad.asnumpy()
+        assert np.geterr()["divide"] == "raise"
+    program = next(p for p in replay._programs.values() if isinstance(p, replay.BackwardProgram))
+    assert program.quiet
+    assert all(fn is mx.ops.registry.get(name).raw_forward for fn, *_, name in program.steps if name != "_copyto")
+    root = np.sqrt(np.log(2.0))
+    np.testing.assert_allclose(grad, [np.nan, np.nan, root + 0.5 / root], rtol=1e-5)
