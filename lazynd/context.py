@@ -47,7 +47,7 @@ class Context(metaclass=_ContextType):
     device_type: str
     device_id: int
 
-    _local = threading.local()
+    _local: _ThreadContexts  # set below the class: each thread's ``with ctx:`` stack and default
     # MXNet's tables between numeric and named device types
     devtype2str = dict(_DEVICE_NAMES)
     devstr2type = dict(_DEVICE_TYPES)
@@ -109,10 +109,26 @@ class Context(metaclass=_ContextType):
             get_backend(self).empty_cache()
 
 
+class _ThreadContexts(threading.local):
+    """A thread's ``with ctx:`` stack (innermost last) and its own default context.
+
+    The class attributes are what a thread reads before it sets its own, so reading them never
+    raises (a ``getattr`` with a default on a plain ``threading.local`` raises and catches
+    AttributeError inside: 0.4 us of every call that asks for the current context).
+    """
+
+    stack: list[Context] | None = None
+    default: Context | None = None
+
+
+Context._local = _ThreadContexts()
+
+
 def _stack() -> list[Context]:
-    stack = getattr(Context._local, "stack", None)
+    local = Context._local
+    stack = local.stack
     if stack is None:
-        stack = Context._local.stack = []
+        stack = local.stack = []
     return stack
 
 
@@ -173,10 +189,11 @@ def as_context(value: Any, what: str = "ctx") -> Context:
 def current_context() -> Context:
     """The default context of this thread: the innermost ``with ctx:``, else the thread's own default
     (:func:`set_thread_default`), else the process-wide ``Context.default_ctx`` (``cpu(0)``)."""
-    stack = getattr(Context._local, "stack", None)
+    local = Context._local
+    stack = local.stack
     if stack:
         return stack[-1]
-    own = getattr(Context._local, "default", None)
+    own = local.default
     return own if own is not None else _DEFAULT
 
 

@@ -20,7 +20,7 @@ __all__ = ["dlpack_capsule", "from_dlpack", "from_numpy", "to_dlpack_for_read", 
 def from_numpy(ndarray: np.ndarray, zero_copy: bool = False) -> Any:
     """An NDArray from a NumPy array; ``zero_copy=True`` shares its memory."""
     if zero_copy:
-        return dispatch.NDArray(ndarray, Var(holds_value=True), Context("cpu", 0))
+        return dispatch.NDArray(ndarray, Var(holds_value=True))  # on cpu(0), the shared context of host arrays
     from .creation import array  # creation hands this module's functions on
 
     return array(ndarray, dtype=ndarray.dtype)
