@@ -373,9 +373,8 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
     ``"Memory"`` empty: memory use is not recorded); rows sorted by ``sort_by`` (``'total'``, ``'avg'``,
     ``'min'``, ``'max'`` or ``'count'``), descending unless ``ascending``.  Executor steps are rows of
     their operators, as MXNet's, passes an ``executor`` table; timed annotations (tasks, frames,
-    events) a table per category after the operators'; counters (count, last, min and max
-    value) and markers (count) one each at the end, in JSON under ``"Counter"`` and ``"Marker"``, per
-    category.  ``reset`` starts the statistics afresh, as MXNet's: the trace keeps every record.
+    events) a table per category after the operators'; counters (count, last, min and max value)
+    and markers (count) one each at the end, in JSON under ``"Counter"`` and ``"Marker"``, per category.  ``reset`` starts the statistics afresh, as MXNet's: the trace keeps every record.
 
     Examples
     --------
