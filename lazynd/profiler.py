@@ -371,10 +371,10 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
     ``format``: ``'table'`` (text) or ``'json'`` (MXNet's ``{"Time": {"operator": {name:
     {"Count", "Total", "Min", "Max", "Avg"}}}, "Memory": {}, "Unit": {"Time": "ms", "Memory": "kB"}}``,
     ``"Memory"`` empty: memory use is not recorded); rows sorted by ``sort_by`` (``'total'``, ``'avg'``,
-    ``'min'``, ``'max'`` or ``'count'``), descending unless ``ascending``.  Timed annotations (tasks,
-    frames, events) get a table per category after the operators'; counters (count, last, min and max
-    value) and markers (count) one each at the end, in JSON under ``"Counter"`` and ``"Marker"``, per
-    category.  ``reset`` starts the statistics afresh, as MXNet's: the trace keeps every record.
+    ``'min'``, ``'max'`` or ``'count'``), descending unless ``ascending``.  Executor steps are rows of
+    their operators, as MXNet's, passes an ``executor`` table; timed annotations (tasks, frames,
+    events) a table per category after the operators'; counters (count, last, min and max value)
+    and markers (count) one each at the end, in JSON under ``"Counter"`` and ``"Marker"``, per category.  ``reset`` starts the statistics afresh, as MXNet's: the trace keeps every record.
 
     Examples
     --------

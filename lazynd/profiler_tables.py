@@ -1,4 +1,5 @@
-"""The statistics of ``profiler.dumps``: recorded operations and timed annotations per category and
+"""The statistics of ``profiler.dumps``: recorded operations (an executor's steps under their
+operators' names, its passes in an ``executor`` table) and timed annotations per category and
 name (count, total, min, max, mean in ms), counters (count of changes, last, min, max value) and
 markers (count), as text tables or MXNet's JSON document."""
 
@@ -22,9 +23,11 @@ def gather(records: list[tuple[Any, ...]], spans: list[tuple[int, int]]) -> tupl
     for (name, source, *_), (start, end) in zip(records, spans, strict=False):
         if isinstance(source, Annotation) and source.phase != "X":
             _add_value(values[source.phase], (source.category, name), source.value)
-        else:
-            category = source.category if isinstance(source, Annotation) else "operator"
-            _add_time(times.setdefault(category, {}), name, (end - start) / 1e6)
+        elif isinstance(source, Annotation):
+            _add_time(times.setdefault(source.category, {}), name, (end - start) / 1e6)
+        else:  # an executor's step counts under its operator, its pass in a table of its own
+            category, row = getattr(name, "category", "operator"), getattr(name, "operator", name)
+            _add_time(times.setdefault(category, {}), row, (end - start) / 1e6)
     return times, values
 
 

@@ -12,7 +12,7 @@ import traceback
 from ..errors import LazyNDError
 from . import interrupts
 from .backlog import Backlog
-from .base import Engine, StepFailure, register_device_sync
+from .base import Engine, OperationName, StepFailure, register_device_sync
 from .bulk import bulk, set_bulk_size
 from .completion import Completion
 from .naive import NaiveEngine
@@ -25,6 +25,7 @@ __all__ = [
     "Completion",
     "Engine",
     "Operation",
+    "OperationName",
     "StepFailure",
     "Var",
     "NaiveEngine",

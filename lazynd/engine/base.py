@@ -80,6 +80,23 @@ class StepFailure(Exception):
         self.kind = kind
 
 
+class OperationName(str):
+    """An operation's name that also says which operator it runs and how the profiler's tables group
+    it: an executor's step is ``executor:<node>`` in the trace and in errors, and its operator's name
+    (``FullyConnected``, ``_backward_FullyConnected``) in the ``'operator'`` table, as MXNet's rows;
+    a pass (``executor_forward``) counts in a table of its own (``category``), as it holds its steps.
+    It is the plain name everywhere else (comparisons, ``startswith``, JSON)."""
+
+    operator: str
+    category: str
+
+    def __new__(cls, name: str, operator: str, category: str = "operator") -> OperationName:
+        made = super().__new__(cls, name)
+        made.operator = operator
+        made.category = category
+        return made
+
+
 class Engine:
     """Common part of the engines: error bookkeeping and the profiler hook.
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..backend import get_backend
 from ..errors import ArgumentTypeError, IndexingError, OperatorError, ShapeError
 from ..runtime import push, run_if_free
+from ..util import is_np_shape
 from . import dispatch
 from .copying import copy_into, element_of, elements_of
 from .dispatch import new_array
@@ -96,10 +97,12 @@ def getitem(arr: Any, key: Any) -> Any:
         except TypeError as err:
             raise _key_type_error("index", key, arr.shape, err) from None
         if getattr(sub, "ndim", 0) == 0 and data.ndim:
-            # a single element: keep a (1,)-shaped view, as MXNet does: a new last axis of length 1
-            # (``x[()]`` of a 0-d array is that array, 0-d, in MXNet too)
-            # (the key may hold an Ellipsis anywhere, so no key member can stand for the last axis)
-            key = (*key, None) if isinstance(key, tuple) else (key, None)
+            # a single element: a (1,)-shaped view, as MXNet does (a new last axis of length 1: the key
+            # may hold an Ellipsis anywhere, so no key member can stand for the last axis); with NumPy
+            # shapes on, an integer for every axis gives a 0-d view, as MXNet 1.9.1 does (a key with
+            # ``...`` or ``None`` still gives (1,) there).  ``x[()]`` of a 0-d array is that array.
+            members = key if isinstance(key, tuple) else (key,)
+            key = (*members, Ellipsis) if _zero_dim_element(members, data.ndim) else (*members, None)
             sub = data[key]
         result = dispatch.NDArray(sub, arr._var, arr._ctx)
         result._partial = arr._partial or sub.size != data.size  # (basic indexing never selects an element twice)
@@ -124,6 +127,12 @@ def getitem(arr: Any, key: Any) -> Any:
 
     push(arr._ctx, gather, (data, out._data), [arr._var], [out._var], "_getitem", out.size)
     return out
+
+
+def _zero_dim_element(members: tuple, ndim: int) -> bool:
+    """Whether a key of ``members`` reads one element as a 0-d array: under NumPy shapes, when it
+    holds an integer for every axis (and nothing else), as MXNet 1.9.1 reads it."""
+    return is_np_shape() and len(members) == ndim and all(isinstance(k, (int, np.integer)) for k in members)
 
 
 def _check_steps(key: Any) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .mp_optimizer_ops import _mp_types
 from .multi_optimizer_ops import _MULTI_COMMON, _positive_int, group_layout
-from .optimizer_ops import _COMMON, _in_range, _non_negative
+from .optimizer_ops import _COMMON
 from .optimizer_ops_lamb import _PHASE1, _lamb_direction, _trust_ratio
 from .params import Param, parse_float, parse_float_tuple, parse_shape
 from .registry import OpDef, merge_shape, register
@@ -75,9 +75,9 @@ def _adamw_one(
 
 
 _ADAMW = {
-    "beta1": Param(_in_range(0.0, 1.0), 0.9, "decay of the first moment"),
-    "beta2": Param(_in_range(0.0, 1.0), 0.999, "decay of the second moment"),
-    "epsilon": Param(_non_negative, 1e-8, "added to the denominator"),
+    "beta1": Param(parse_float, 0.9, "decay of the first moment"),
+    "beta2": Param(parse_float, 0.999, "decay of the second moment"),
+    "epsilon": Param(parse_float, 1e-8, "added to the denominator"),
     "clip_gradient": _COMMON["clip_gradient"],
 }
 _ADAMW_DOC = (
@@ -113,7 +113,7 @@ def _single_adamw(name: str, roles: tuple[str, ...]) -> None:
 
     # MXNet's order, which its generated functions read positionally
     params = {
-        "lr": Param(_non_negative, doc="learning rate"),
+        "lr": Param(parse_float, doc="learning rate"),
         **{k: _ADAMW[k] for k in ("beta1", "beta2", "epsilon")},
         "wd": _COMMON["wd"],
         "eta": Param(parse_float, doc="the learning rate schedule's multiplier"),
@@ -286,10 +286,10 @@ register(
         _group_adagrad_forward,
         inputs=("weight", "grad", "history"),
         params={
-            "lr": Param(_non_negative, doc="learning rate"),
+            "lr": Param(parse_float, doc="learning rate"),
             "rescale_grad": _COMMON["rescale_grad"],
             "clip_gradient": _COMMON["clip_gradient"],
-            "epsilon": Param(_non_negative, 1e-5, "added inside the square root"),
+            "epsilon": Param(parse_float, 1e-5, "added inside the square root"),
         },
         infer_shape=_group_adagrad_shapes,
         gradient=_no_gradient,

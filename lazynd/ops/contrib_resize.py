@@ -5,8 +5,9 @@ at a time.  On the host the map is two weight-matrix products, ``out = rows @ pl
 (BLAS), kept when the result is finite; a product multiplies every input by every weight, so an
 inf or NaN input (0 * inf) makes whole rows and columns NaN, and then, as always on a GPU, each
 output is gathered from the inputs it reads (MXNet 1.9.1's answer: bilinear reads two taps per
-axis, the second even at weight 0; pooling sums its bins).  Gradients are the transposed maps,
-``rows.T @ out_grad @ cols``.  The tables are built on the host once and kept on the device.
+axis, the second even at weight 0; pooling sums its bins).  Gradients follow the same rule with the
+transposed maps, ``rows.T @ out_grad @ cols`` while finite, else each output's gradient scattered to
+the inputs it read.  The tables are built on the host once and kept on the device.
 
 ``BilinearResize2D`` interpolates bilinearly to ``height`` x ``width`` (``scale_height`` and
 ``scale_width``, when ``scale_height`` is given, scale the input's instead, truncated), with ``mode='like'`` to
@@ -115,16 +116,47 @@ def _apply(kctx: Any, data: Any, left: Any, right: Any, out: Any, transpose: boo
         out[...] = product(kctx, product(kctx, left, data), right.T)
 
 
-def _products_are_finite(kctx: Any, kind: str, data: Any, out: Any, align_corners: bool) -> bool:
-    """On the host, ``out`` from the weight-matrix products (BLAS: the fast way) and whether it is all
-    finite; then it is the answer.  A product multiplies every input by every weight, so one inf or
-    NaN makes whole output rows and columns NaN (0 * inf): the caller then gathers, each output from
-    the inputs it reads (MXNet's answer), as it always does on a GPU (no wait there for the check)."""
+def _products_are_finite(kctx: Any, kind: str, source: Any, target: Any, align_corners: bool, transpose: bool) -> bool:
+    """On the host, ``target`` from the weight-matrix products (BLAS: the fast way) and whether it is
+    all finite; then it is the answer.  A product multiplies every value by every weight, so one inf or
+    NaN makes whole rows and columns NaN (0 * inf): the caller then gathers (or, for a gradient,
+    scatters), each value to and from the pixels it pairs with (MXNet's answer), as it always does on
+    a GPU (no wait there for the check)."""
     if kctx.xp is not np:
         return False
+    data, out = (target, source) if transpose else (source, target)
     rows, cols = _pair(kctx, kind, data.shape[2:], out.shape[2:], align_corners, data.dtype)
-    _apply(kctx, data, rows, cols, out)
-    return bool(np.isfinite(out).all())
+    _apply(kctx, source, rows, cols, target, transpose)
+    return bool(np.isfinite(target).all())
+
+
+def _scatter_axis(kctx: Any, kind: str, out_grad: Any, size: int, align_corners: bool, axis: int) -> Any:
+    """The gradient of the gather along ``axis`` (2 or 3) of an input of ``size``: each output's
+    gradient times each of its taps' weights, summed into the tap's pixel (a bilinear tap of weight 0
+    too: 0 * inf is NaN there, as in MXNet 1.9.1); an average bin's padding lands in a slot dropped."""
+    xp, out_size = kctx.xp, out_grad.shape[axis]
+    taps, weights = _taps(kctx, kind, size, out_size, align_corners, out_grad.dtype)
+    if kind == "average":  # (out, longest) bins, one 1 / length each: as (longest, out) taps
+        taps, weights = taps.T, xp.broadcast_to(weights, taps.T.shape)
+    shape = list(out_grad.shape)
+    shape[axis] = size + 1
+    grad = xp.zeros(tuple(shape), out_grad.dtype)
+    where = (slice(None),) * axis
+    for tap, weight in zip(taps, weights, strict=True):
+        scaled = out_grad * (weight[:, None] if axis == 2 else weight)
+        kctx.backend.scatter_add(grad, (*where, tap), scaled)
+    return grad[:, :, :size] if axis == 2 else grad[..., :size]
+
+
+def _map_gradient(kctx: Any, kind: str, out_grad: Any, data_grad: Any, align_corners: bool) -> None:
+    """``data_grad`` of a resize (or pooling) from ``out_grad``: the transposed weight products while
+    finite, else each output's gradient scattered to the pixels it read (the forward's rule)."""
+    if _products_are_finite(kctx, kind, out_grad, data_grad, align_corners, transpose=True):
+        return
+    grad = out_grad
+    for axis in (3, 2):
+        grad = _scatter_axis(kctx, kind, grad, data_grad.shape[axis], align_corners, axis)
+    data_grad[...] = grad
 
 
 def _check_4d(op: str, name: str, shape: Any) -> None:
@@ -198,7 +230,7 @@ def _resize_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
     if data.shape[2:] == out.shape[2:]:  # MXNet 1.9.1 copies, in both alignments
         out[...] = data
         return
-    if _products_are_finite(kctx, "bilinear", data, out, attrs["align_corners"]):
+    if _products_are_finite(kctx, "bilinear", data, out, attrs["align_corners"], transpose=False):
         return
     (row_taps, row_weights), (col_taps, col_weights) = (
         _taps(kctx, "bilinear", size, out_size, attrs["align_corners"], data.dtype)
@@ -212,9 +244,11 @@ def _resize_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
 
 
 def _resize_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    out_grad, data = inputs[0], inputs[1]
-    rows, cols = _pair(kctx, "bilinear", data.shape[2:], out_grad.shape[2:], attrs["align_corners"], out_grad.dtype)
-    _apply(kctx, out_grad, rows, cols, outputs[0], transpose=True)
+    out_grad, data_grad = inputs[0], outputs[0]
+    if out_grad.shape[2:] == data_grad.shape[2:]:  # the forward copied
+        data_grad[...] = out_grad
+    else:
+        _map_gradient(kctx, "bilinear", out_grad, data_grad, attrs["align_corners"])
     if len(outputs) > 1:  # 'like' gives only its size
         outputs[1][...] = 0
 
@@ -296,14 +330,14 @@ def _average_axis(xp: Any, data: Any, bins: Any, scale: Any, axis: int, padded: 
     if padded:
         shape = list(data.shape)
         shape[axis] = 1
-        data = xp.concatenate([data, xp.zeros(shape, data.dtype)], axis=axis)
+        data = xp.concatenate([data, xp.zeros(tuple(shape), data.dtype)], axis=axis)
     summed = xp.take(data, bins, axis=axis).sum(axis=axis + 1)
     return summed * (scale[:, None] if axis == 2 else scale)
 
 
 def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     data, out = inputs[0], outputs[0]
-    if _products_are_finite(kctx, "average", data, out, False):
+    if _products_are_finite(kctx, "average", data, out, False, transpose=False):
         return
     pooled = data
     for axis in (2, 3):
@@ -315,9 +349,7 @@ def _pool_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
 
 
 def _pool_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    out_grad, data = inputs
-    rows, cols = _pair(kctx, "average", data.shape[2:], out_grad.shape[2:], False, out_grad.dtype)
-    _apply(kctx, out_grad, rows, cols, outputs[0], transpose=True)
+    _map_gradient(kctx, "average", inputs[0], outputs[0], False)
 
 
 _POOL_PARAMS = {"output_size": Param(parse_shape, (), "(height, width) of the output; one size for both; () is 1 x 1")}

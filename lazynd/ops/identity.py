@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import OperatorError, ShapeError
-from .params import Param, parse_float
+from ..errors import ShapeError
+from .params import FRACTION, Param, parse_float
 from .registry import OpDef, merge_shape, register
 
 
@@ -68,9 +68,9 @@ register(
 
 # -- IdentityAttachKLSparseReg -------------------------------------------------------------------------
 _KL_PARAMS = {
-    "sparseness_target": Param(parse_float, 0.1, "the target mean activation of each unit"),
+    "sparseness_target": Param(FRACTION, 0.1, "the target mean activation of each unit"),
     "penalty": Param(parse_float, 0.001, "weight of the KL penalty's gradient"),
-    "momentum": Param(parse_float, 0.9, "momentum of the moving average of the mean activation"),
+    "momentum": Param(FRACTION, 0.9, "momentum of the moving average of the mean activation"),
 }
 
 
@@ -105,10 +105,6 @@ def _kl_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
 
 
 def _kl_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    if not 0 < attrs["sparseness_target"] < 1:
-        raise OperatorError(
-            f"IdentityAttachKLSparseReg: sparseness_target must lie in (0, 1), got {attrs['sparseness_target']}"
-        )
     data = in_shapes[0]
     if data is None:
         return in_shapes, [None, aux_shapes[0]], aux_shapes

@@ -25,12 +25,12 @@ from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError
 from .multi_optimizer_ops import _MULTI_COMMON, group_layout, register_group_update
-from .optimizer_ops import _LAZY_UPDATE, _in_range, _register
-from .params import Param
+from .optimizer_ops import _LAZY_UPDATE, _register
+from .params import Param, parse_float
 
 _GPU_WEIGHT_DTYPES = ("float16", "float32")  # optimizer.cu's mp kernels
 _SOURCE = load_file("optimizer.cu")  # read once; each kernel compiles on first use
-_MOMENTUM = {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")}
+_MOMENTUM = {"momentum": Param(parse_float, 0.0, "momentum")}
 
 
 def _mp_types(name: str, roles: tuple[str, ...], types: list) -> tuple[list, Any]:

@@ -25,13 +25,12 @@ from .optimizer_ops import (
     _COMMON,
     BLOCK_BYTES,
     _gpu_ready,
-    _in_range,
     _launch,
     _run_blocked,
     _sgd_block,
     _sgd_mom_block,
 )
-from .params import Param, parse_float_tuple, parse_int
+from .params import Param, parse_float, parse_float_tuple, parse_int
 from .registry import KernelContext, OpDef, merge_shape, register
 
 # A parameter of at most SMALL_BYTES (a bias, a small layer) is updated whole with two fresh
@@ -276,7 +275,7 @@ def _make(
             _launch(kctx, kernel, arrays, scalars, (lrs, wds, i))
         return True
 
-    extra = {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")} if stride == 3 else {}
+    extra = {"momentum": Param(parse_float, 0.0, "momentum")} if stride == 3 else {}
     register_group_update(
         name,
         forward,

@@ -17,9 +17,18 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OperatorError, ShapeError
+from ..errors import ShapeError
 from .host_reduce import column_sum_into
-from .params import Param, enum, optional, parse_bool, parse_dtype, parse_float, parse_positive_int, parse_shape
+from .params import (
+    FRACTION,
+    Param,
+    enum,
+    optional,
+    parse_bool,
+    parse_dtype,
+    parse_positive_int,
+    parse_shape,
+)
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 # -- FullyConnected ------------------------------------------------------------------------------
@@ -174,8 +183,6 @@ def _dropout_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
 
 
 def _dropout_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    if not 0 <= attrs["p"] <= 1:
-        raise OperatorError(f"Dropout: p must lie in [0, 1], got {attrs['p']}")
     data = in_shapes[0]
     if data is not None and any(not 0 <= axis < len(data) for axis in attrs["axes"]):
         raise ShapeError(f"Dropout: axes={attrs['axes']} must be axes of the {len(data)}-D input (0..{len(data) - 1})")
@@ -189,7 +196,7 @@ register(
         outputs=("output", "mask"),
         num_visible_outputs=1,
         params={
-            "p": Param(parse_float, 0.5, "fraction of units dropped in training"),
+            "p": Param(FRACTION, 0.5, "fraction of units dropped in training"),
             "mode": Param(enum("training", "always"), "training", "drop only in training, or always"),
             "axes": Param(parse_shape, (), "axes along which one draw is shared (variational dropout)"),
             "cudnn_off": Param(optional(parse_bool), False, "accepted for MXNet compatibility"),

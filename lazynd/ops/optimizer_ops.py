@@ -23,35 +23,16 @@ import numpy as np
 from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..backend.pool import MIN_POOLED_BYTES, aligned_empty
-from .params import Param, describes, parse_bool, parse_float
+from .params import Param, parse_bool, parse_float
 from .registry import OpDef, register
 
 _KERNEL_DTYPES = ("float32", "float64")
 _SOURCE = load_file("optimizer.cu")  # read once; each kernel compiles on first use
 
 
-def _in_range(low: float, high: float, high_open: bool = True) -> Callable[[Any], float]:
-    def parse(value: Any) -> float:
-        number = parse_float(value)
-        if not (low <= number < high if high_open else low <= number <= high):
-            raise ValueError(f"expected a number in [{low}, {high}{')' if high_open else ']'}")
-        return number
-
-    parse.__name__ = "float"
-    return parse
-
-
-@describes("float")
-def _non_negative(value: Any) -> float:
-    number = parse_float(value)
-    if not number >= 0:
-        raise ValueError("expected a number >= 0")
-    return number
-
-
 _COMMON = {
-    "lr": Param(_non_negative, doc="learning rate"),
-    "wd": Param(_non_negative, 0.0, "weight decay"),
+    "lr": Param(parse_float, doc="learning rate"),
+    "wd": Param(parse_float, 0.0, "weight decay"),
     "rescale_grad": Param(parse_float, 1.0, "multiply the gradient by this first"),
     "clip_gradient": Param(parse_float, -1.0, "clip the gradient to [-c, c]; negative: no clipping"),
 }
@@ -356,14 +337,14 @@ _register(
     "sgd_mom_update",
     _sgd_mom_forward,
     ("weight", "grad", "mom"),
-    {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum"), **_LAZY_UPDATE},
+    {"momentum": Param(parse_float, 0.0, "momentum"), **_LAZY_UPDATE},
     "mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad); weight += mom (mom updated in place).",
 )
 _register(
     "nag_mom_update",
     _nag_mom_forward,
     ("weight", "grad", "mom"),
-    {"momentum": Param(_in_range(0.0, 1.0, high_open=False), 0.0, "momentum")},
+    {"momentum": Param(parse_float, 0.0, "momentum")},
     "Nesterov momentum: step = lr*(clip(rescale_grad*grad) + wd*weight); mom = momentum*mom; "
     "weight += momentum*mom - (1+momentum)*step; mom -= lr*(clip(rescale_grad*grad) + wd*weight), "
     "the weight read after out is written (the new weight when out=weight), as in MXNet.",
@@ -373,9 +354,9 @@ _register(
     _adam_forward,
     ("weight", "grad", "mean", "var"),
     {
-        "beta1": Param(_in_range(0.0, 1.0), 0.9, "decay of the first moment"),
-        "beta2": Param(_in_range(0.0, 1.0), 0.999, "decay of the second moment"),
-        "epsilon": Param(_non_negative, 1e-8, "added to the denominator"),
+        "beta1": Param(parse_float, 0.9, "decay of the first moment"),
+        "beta2": Param(parse_float, 0.999, "decay of the second moment"),
+        "epsilon": Param(parse_float, 1e-8, "added to the denominator"),
         **_LAZY_UPDATE,
     },
     "g = clip(rescale_grad*grad + wd*weight); Adam moments updated in place; weight -= lr*mean/(sqrt(var)+epsilon).",
@@ -385,8 +366,8 @@ _register(
     _rmsprop_forward,
     ("weight", "grad", "n"),
     {
-        "gamma1": Param(_in_range(0.0, 1.0), 0.95, "decay of the squared-gradient average"),
-        "epsilon": Param(_non_negative, 1e-8, "added inside the square root"),
+        "gamma1": Param(parse_float, 0.95, "decay of the squared-gradient average"),
+        "epsilon": Param(parse_float, 1e-8, "added inside the square root"),
         "clip_weights": Param(parse_float, -1.0, "clip the weights to [-c, c]; negative: no clipping"),
     },
     "n = (1-gamma1)*g^2 + gamma1*n; weight -= lr*g/sqrt(n+epsilon), g = clip(rescale_grad*grad + wd*weight).",

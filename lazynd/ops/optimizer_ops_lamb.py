@@ -16,9 +16,8 @@ import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from .mp_optimizer_ops import _mp_types
-from .optimizer_ops import _COMMON, _in_range, _non_negative
-from .optimizer_ops_xp import _positive
-from .params import Param, parse_bool, parse_float, parse_int
+from .optimizer_ops import _COMMON
+from .params import FRACTION, Param, parse_bool, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 
 
@@ -50,15 +49,17 @@ def _ftml_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     g = _scaled_gradient(xp, grad, attrs, "clip_grad", plus=attrs["wd"] * weight)
     v *= beta2
     v += (1.0 - beta2) * g * g
-    d_new = (xp.sqrt(v / (1.0 - beta2**t)) + attrs["epsilon"]) * ((1.0 - beta1**t) / attrs["lr"])
+    with np.errstate(divide="ignore", invalid="ignore"):  # lr = 0, which MXNet takes: infinities
+        step = np.float64(1.0 - beta1**t) / attrs["lr"]
+    d_new = (xp.sqrt(v / (1.0 - beta2**t)) + attrs["epsilon"]) * step
     z *= beta1
     z += (1.0 - beta1) * g - (d_new - beta1 * d) * weight
     d[...] = d_new
     xp.divide(-z, d_new, out=outputs[0])
 
 
-_BETA1 = Param(_in_range(0.0, 1.0), 0.9, "decay of the first moment")
-_BETA2 = Param(_in_range(0.0, 1.0), 0.999, "decay of the second moment")
+_BETA1 = Param(parse_float, 0.9, "decay of the first moment")
+_BETA2 = Param(parse_float, 0.999, "decay of the second moment")
 
 register(
     OpDef(
@@ -66,10 +67,10 @@ register(
         _ftml_forward,
         inputs=("weight", "grad", "d", "v", "z"),
         params={
-            "lr": Param(_positive, doc="learning rate (> 0: it divides)"),
-            "beta1": Param(_in_range(0.0, 1.0), 0.6, "decay of z (generally close to 0.5)"),
-            "beta2": Param(_in_range(0.0, 1.0), 0.999, "decay of v (generally close to 1)"),
-            "epsilon": Param(_non_negative, 1e-8, "added to the root of v"),
+            "lr": Param(parse_float, doc="learning rate (it divides: 0 gives infinities, as in MXNet)"),
+            "beta1": Param(FRACTION, 0.6, "decay of z (generally close to 0.5)"),
+            "beta2": Param(FRACTION, 0.999, "decay of v (generally close to 1)"),
+            "epsilon": Param(parse_float, 1e-8, "added to the root of v"),
             "t": Param(_update_count, doc="the update count (>= 1)"),
             "wd": _COMMON["wd"],
             "rescale_grad": _COMMON["rescale_grad"],
@@ -117,10 +118,10 @@ def _mp_lamb_phase1_forward(kctx: Any, attrs: dict, inputs: list, outputs: list,
 _PHASE1 = {
     "beta1": _BETA1,
     "beta2": _BETA2,
-    "epsilon": Param(_non_negative, 1e-6, "added to the denominator"),
+    "epsilon": Param(parse_float, 1e-6, "added to the denominator"),
     "t": Param(_update_count, doc="the update count (>= 1)"),
     "bias_correction": Param(parse_bool, True, "divide the moments by 1 - beta**t"),
-    "wd": Param(_non_negative, doc="weight decay (added to the direction, as in the LAMB paper)"),
+    "wd": Param(parse_float, doc="weight decay (added to the direction, as in the LAMB paper)"),
     "rescale_grad": _COMMON["rescale_grad"],
     "clip_gradient": _COMMON["clip_gradient"],
 }
@@ -219,7 +220,7 @@ def _phase2_types(attrs: dict, in_types: list, aux_types: list) -> tuple[list, l
 
 
 _BOUNDS = {
-    "lr": Param(_non_negative, doc="learning rate"),
+    "lr": Param(parse_float, doc="learning rate"),
     "lower_bound": Param(parse_float, -1.0, "r1 is raised to at least this; < 0: no lower bound"),
     "upper_bound": Param(parse_float, -1.0, "r1 is lowered to at most this; < 0: no upper bound"),
 }

@@ -12,15 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .optimizer_ops import _in_range, _non_negative, _register, _scaled_gradient_into
+from .optimizer_ops import _register, _scaled_gradient_into
 from .params import Param, parse_float
-
-
-def _positive(value: Any) -> float:
-    number = parse_float(value)
-    if not number > 0:
-        raise ValueError("expected a number > 0")
-    return number
 
 
 def _clip_weights(xp: Any, out: Any, clip_weights: float) -> None:
@@ -96,9 +89,9 @@ _register(
     _ftrl_forward,
     ("weight", "grad", "z", "n"),
     {
-        "lr": Param(_positive, doc="learning rate (> 0: it divides)"),
-        "lamda1": Param(_non_negative, 0.01, "the L1 regularisation coefficient"),
-        "beta": Param(_non_negative, 1.0, "the per-coordinate learning rate's beta"),
+        "lr": Param(parse_float, doc="learning rate (it divides: 0 gives infinities, as in MXNet)"),
+        "lamda1": Param(parse_float, 0.01, "the L1 regularisation coefficient"),
+        "beta": Param(parse_float, 1.0, "the per-coordinate learning rate's beta"),
     },
     "g = clip(rescale_grad*grad); z += g - (sqrt(n + g^2) - sqrt(n))*weight/lr; n += g^2; "
     "weight = (sign(z)*lamda1 - z) / ((beta + sqrt(n))/lr + wd) * (|z| > lamda1).",
@@ -108,9 +101,9 @@ _register(
     _rmspropalex_forward,
     ("weight", "grad", "n", "g", "delta"),
     {
-        "gamma1": Param(_in_range(0.0, 1.0), 0.95, "decay of the gradient averages"),
-        "gamma2": Param(_in_range(0.0, 1.0), 0.9, "decay of the step (momentum)"),
-        "epsilon": Param(_non_negative, 1e-8, "added inside the square root"),
+        "gamma1": Param(parse_float, 0.95, "decay of the gradient averages"),
+        "gamma2": Param(parse_float, 0.9, "decay of the step (momentum)"),
+        "epsilon": Param(parse_float, 1e-8, "added inside the square root"),
         "clip_weights": _CLIP_WEIGHTS,
     },
     "Graves' centred RMSProp: g' = clip(rescale_grad*grad + wd*weight); n and g are decaying averages of "
@@ -128,8 +121,8 @@ _register(
     _signum_forward,
     ("weight", "grad", "mom"),
     {
-        "momentum": Param(_in_range(0.0, 1.0), 0.0, "decay of the momentum"),
-        "wd_lh": Param(_non_negative, 0.0, "decoupled weight decay, applied to the weight only"),
+        "momentum": Param(parse_float, 0.0, "decay of the momentum"),
+        "wd_lh": Param(parse_float, 0.0, "decoupled weight decay, applied to the weight only"),
     },
     "mom = momentum*mom - (1-momentum)*(clip(rescale_grad*grad) + wd*weight); "
     "weight = (1 - lr*wd_lh)*weight + lr*sign(mom).",

@@ -128,21 +128,46 @@ def parse_finite_float(value: Any) -> float:
     return number
 
 
-def float_between(low: float, high: float) -> Callable[[Any], float]:
-    """A parser of a float in ``[low, high]`` (an MXNet parameter's bound; NaN is refused too, as
-    the number it stands for is no number at all)."""
+def _bound_text(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    """``[0, 1]``, ``[0, 1)``, ``> 0``, ``>= 0``: how an error names the numbers a bound allows."""
+    if math.isinf(high) and not math.isinf(low):
+        return f"{'>' if low_open else '>='} {low:g}"
+    return f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+
+def float_between(
+    low: float, high: float = math.inf, *, low_open: bool = False, high_open: bool = False
+) -> Callable[[Any], float]:
+    """A parser of a float in ``[low, high]`` (an MXNet parameter's bound), an end left out where it
+    is ``low_open`` or ``high_open``; NaN is refused too, the number it stands for being no number at
+    all.  The one rule for every bounded float parameter: the error names the range.
+
+    Examples:
+        >>> float_between(0.0, 1.0, high_open=True)(0.5)
+        0.5
+        >>> float_between(0.0, low_open=True)(0)
+        Traceback (most recent call last):
+        ...
+        ValueError: expected a number > 0
+    """
 
     @describes("float")
     def parse(value: Any) -> float:
         number = parse_float(value)
-        if not low <= number <= high:
-            raise ValueError(f"expected a number in [{low:g}, {high:g}]")
+        above = number > low if low_open else number >= low
+        below = number < high if high_open else number <= high
+        if not (above and below):
+            raise ValueError(
+                f"expected a number {'in ' if math.isfinite(high) else ''}{_bound_text(low, high, low_open, high_open)}"
+            )
         return number
 
     parse.__name__ = "float_between"
     return parse
 
 
+# a fraction: a dropout rate, a momentum, a smoothing weight, a sparseness target (MXNet's [0, 1])
+FRACTION = float_between(0.0, 1.0)
 # the scale of an image onto its feature map, of every region op (ROIPooling, ROIAlign, RROIAlign,
 # PSROIPooling, DeformablePSROIPooling): MXNet 1.9.1 bounds it to [0, 1] for all of them
 SPATIAL_SCALE = float_between(0.0, 1.0)

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from ._bilinear import bilinear_taps
-from .params import SPATIAL_SCALE, Param, parse_bool, parse_float, parse_int
+from .params import FRACTION, SPATIAL_SCALE, Param, parse_bool, parse_int
 from .registry import OpDef, merge_shape, register
 from .roi_align import extent
 
@@ -267,7 +267,7 @@ _DEFORMABLE_PARAMS = {  # MXNet's order (its generated functions read them posit
     "pooled_size": _PS_PARAMS["pooled_size"],
     "part_size": Param(parse_int, 0, "cells per side of the offset grid (0: pooled_size)"),
     "sample_per_part": Param(parse_int, 1, "bilinear samples per side of each bin"),
-    "trans_std": Param(parse_float, 0.0, "scale of the offsets"),
+    "trans_std": Param(FRACTION, 0.0, "scale of the offsets"),
     "no_trans": Param(parse_bool, False, "no offsets (no 'trans' input)"),
 }
 

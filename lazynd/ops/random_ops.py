@@ -74,8 +74,8 @@ def _check_uniform(attrs: dict) -> None:
 
 
 def _check_normal(attrs: dict) -> None:
-    if not attrs["scale"] >= 0:  # a NaN fails too, as in MXNet (it drew NaNs here)
-        raise OperatorError(f"normal: scale must be >= 0, got {attrs['scale']}")
+    if not attrs["scale"] > 0:  # 0 and NaN fail too, as in MXNet 1.9.1 (a NaN drew NaNs here)
+        raise OperatorError(f"normal: scale must be > 0, got {attrs['scale']}")
 
 
 def _check_randint(attrs: dict) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
-from .params import Param, enum, optional, parse_bool, parse_float, parse_int
+from .params import FRACTION, Param, enum, optional, parse_bool, parse_float, parse_int
 from .registry import OpDef, merge_shape, register
 from .rnn_layer import LayerWeights, layer_backward, layer_forward
 from .sequence import reversal_source
@@ -40,7 +40,7 @@ _PARAMS = {
     "num_layers": Param(parse_int, doc="number of stacked layers"),
     "bidirectional": Param(parse_bool, False, "run a second layer over the reversed sequence"),
     "mode": Param(enum(*GATES), doc="lstm, gru, rnn_tanh or rnn_relu"),
-    "p": Param(parse_float, 0.0, "in training, dropout on each layer's outputs but the last layer's"),
+    "p": Param(FRACTION, 0.0, "in training, dropout on each layer's outputs but the last layer's"),
     "state_outputs": Param(parse_bool, False, "also output the final hidden (and, for lstm, cell) states"),
     "projection_size": Param(optional(parse_int), None, "lstm only: project the hidden state to this size"),
     "lstm_state_clip_min": Param(optional(parse_float), None, "lstm only: the lower clip of the cell state"),
@@ -99,8 +99,6 @@ def _check_params(attrs: dict) -> None:
     for name in ("state_size", "num_layers"):
         if attrs[name] < 1:
             raise OperatorError(f"RNN: {name} must be positive, got {attrs[name]}")
-    if not 0 <= attrs["p"] < 1:
-        raise OperatorError(f"RNN: p (the dropout between layers) must lie in [0, 1), got {attrs['p']}")
     projection = attrs["projection_size"]
     if projection is not None and (attrs["mode"] != "lstm" or projection < 1):
         raise ShapeError(
@@ -211,8 +209,8 @@ def _run(xp: Any, attrs: dict, inputs: list, drop: Any = None) -> tuple[Any, Any
 
 def _draw_dropout(kctx: Any, p: float, mask: Any) -> None:
     """Fill ``mask`` with kept units scaled by ``1 / (1 - p)`` in training, with ones otherwise."""
-    if kctx.is_train:
-        mask[...] = (kctx.rng.uniform(0.0, 1.0, mask.shape) >= p) * (1.0 / (1.0 - p))
+    if kctx.is_train:  # p = 1 (MXNet takes it) drops every unit, as Dropout's does
+        mask[...] = (kctx.rng.uniform(0.0, 1.0, mask.shape) >= p) * (1.0 / (1.0 - p) if p < 1 else 0.0)
     else:
         mask[...] = 1
 

@@ -20,7 +20,16 @@ import numpy as np
 from ..backend.cuda.sources import dtype_name
 from ..errors import OperatorError
 from .host_reduce import max_along, sum_along
-from .params import Param, describes, dtype_among, enum, optional, parse_bool, parse_float, parse_int
+from .params import (
+    Param,
+    describes,
+    dtype_among,
+    enum,
+    optional,
+    parse_bool,
+    parse_finite_float,
+    parse_int,
+)
 from .registry import OpDef, merge_shape, register, unify_shapes
 from .softmax_gpu import softmax_gpu
 
@@ -100,11 +109,9 @@ def _check_temperature(op: str, temperature: float | None) -> float:
 
 
 @describes("double")
-def _positive(value: Any) -> float:
-    number = parse_float(value)
-    if not number > 0:
-        raise ValueError("expected a number > 0")
-    return number
+def _finite_double(value: Any) -> float:
+    """A temperature: any finite number, as MXNet 1.9.1 takes (0 and negatives too; not NaN or inf)."""
+    return parse_finite_float(value)
 
 
 def _axis_checked_shape(name: str, axis_of: Any) -> Any:
@@ -195,7 +202,7 @@ def _make_softmax(name: str, log: bool, negate: bool = False) -> None:
 
     params = {
         "axis": Param(parse_int, -1, "the axis to normalise over"),
-        "temperature": Param(optional(_positive), None, "divide the input by this before the softmax"),
+        "temperature": Param(optional(_finite_double), None, "divide the input by this before the softmax"),
         "dtype": Param(optional(_OUTPUT_DTYPE), None, "the output's dtype; None for the data's"),
     }
     what = "log of the softmax" if log else ("softmax of the negative" if negate else "softmax")

@@ -18,7 +18,7 @@ from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .host_reduce import identity
 from .loss import _NORMALIZATION, _label_type
-from .params import Param, parse_bool, parse_float
+from .params import FRACTION, Param, parse_bool, parse_float
 from .registry import OpDef, merge_shape, register
 from .softmax import softmax_into
 
@@ -252,7 +252,7 @@ _SOFTMAX_PARAMS = {
         parse_bool, False, "with probability labels, weight the gradient by the head gradient (which is then needed)"
     ),
     "smooth_alpha": Param(
-        parse_float, 0.0, "label smoothing: target 1 - alpha on the label, alpha / (classes - 1) elsewhere"
+        FRACTION, 0.0, "label smoothing: target 1 - alpha on the label, alpha / (classes - 1) elsewhere"
     ),
 }
 

@@ -222,7 +222,7 @@ class PassRunner:
             for step in steps:
                 start = perf_counter_ns()
                 self._run_steps([step])
-                hook("executor:" + step[6].name, self._ctx, marked(), start, perf_counter_ns())
+                hook(operation_name(step, step[6].name), self._ctx, marked(), start, perf_counter_ns())
         if tail is not None:
             tail()
 
@@ -267,7 +267,7 @@ class PassRunner:
             work = self._pass_work(key, steps)
             if prefix:
                 work += sum(_step_work(step) for step in prefix)
-            push(self._ctx, self._run_bulk, (steps, tail, key, prefix), reads, writes, name, work)
+            push(self._ctx, self._run_bulk, (steps, tail, key, prefix), reads, writes, operation_name(None, name), work)
             return
         if prefix:
             steps = [*prefix, *steps]

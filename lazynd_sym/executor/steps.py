@@ -4,7 +4,8 @@ A pass is a list of steps ``(kernel, kctx, attrs, inputs, outputs, aux, node)`` 
 :mod:`.run`).  Besides the operators' kernels it may hold copies in front (the arguments given to
 ``forward(**kwargs)``, the head gradients given to ``backward``) and a tail that copies, adds or
 zeroes the gradients not written in place.  A failed step is reported naming its node and
-operator, and a step pushed as an engine operation of its own is named ``executor:<node>``.
+operator, and a step pushed as an engine operation of its own is named ``executor:<node>`` (its
+operator's name for the profiler's tables, as MXNet's rows).
 """
 
 from __future__ import annotations
@@ -12,13 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lazynd.engine import StepFailure
+from lazynd.engine import OperationName, StepFailure
 
 
-def operation_name(step: tuple | None, name: str) -> str:
-    """The engine name of one operation of a pass pushed operator by operator: ``executor:<node>``
-    on every device, as the profiler's 'symbolic' mode and its trace expect (``name`` for the tail)."""
-    return "executor:" + name if step is not None else name
+def operation_name(step: tuple | None, name: str) -> OperationName:
+    """The engine name of one step of a pass: ``executor:<node>`` on every device, as the profiler's
+    'symbolic' mode and its trace expect, grouped under the node's operator in the profiler's tables
+    (MXNet's row names); ``name`` itself for what is not a step (a pass, its tail), in the tables'
+    'executor' category, apart from the operators it holds."""
+    if step is None:
+        return OperationName(name, name, "executor")
+    op = getattr(step[6], "op", None)
+    if op is None:  # a copy in front of the kernels: the executor's bookkeeping, not a graph operator
+        return OperationName("executor:" + name, "executor:" + name, "executor")
+    return OperationName("executor:" + name, op.name)
 
 
 def step_failure(node: Any, err: Exception) -> StepFailure:

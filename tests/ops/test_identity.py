@@ -65,7 +65,9 @@ def test_kl_sparse_reg_inference_leaves_the_moving_average(ctx):
 def test_kl_sparse_reg_lists_its_auxiliary_state_and_checks_parameters():
     net = sym.IdentityAttachKLSparseReg(sym.Variable("data"), name="kl")
     assert net.list_auxiliary_states() == ["kl_moving_avg"] and net.list_outputs() == ["kl_output"]
-    with pytest.raises(OperatorError, match="sparseness_target must lie in \\(0, 1\\), got 1.5"):
+    with pytest.raises(
+        OperatorError, match=r"invalid value 1.5 for parameter 'sparseness_target': expected a number in \[0, 1\]"
+    ):
         mx.nd.IdentityAttachKLSparseReg(mx.nd.zeros((2, 3)), mx.nd.zeros((3,)), sparseness_target=1.5)
 
 

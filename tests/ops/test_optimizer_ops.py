@@ -140,11 +140,12 @@ def test_missing_learning_rate_is_an_error():
         ("sgd_update", {"lr": -0.1}, "lr"),
     ],
 )
-def test_out_of_range_hyperparameters_are_errors(name, params, message):
+def test_hyperparameters_outside_the_usual_range_run_as_in_mxnet(name, params, message):
+    # MXNet 1.9.1 bounds none of these (tests/ops/test_float_param_ranges.py holds its answers)
     n_inputs = len(registry.get(name).input_names({}))
     arrays = [mx.nd.ones((2,)) for _ in range(n_inputs)]
-    with pytest.raises(OperatorError, match=message):
-        getattr(mx.nd, name)(*arrays, **{"lr": 0.1, **params})
+    out = getattr(mx.nd, name)(*arrays, **{"lr": 0.1, **params})
+    assert out.shape == (2,) and message in registry.get(name).params
 
 
 def test_gradient_of_another_shape_is_an_error():

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import OperatorError
 from lazynd.ops import registry
 from lazynd.testing import assert_almost_equal
 
@@ -164,11 +163,12 @@ def test_state_inputs_are_declared_as_written(name, states):
         ("signum_update", {"wd_lh": -0.1}, "wd_lh"),
     ],
 )
-def test_out_of_range_hyperparameters_are_errors(name, params, message):
+def test_hyperparameters_outside_the_usual_range_run_as_in_mxnet(name, params, message):
+    # MXNet 1.9.1 bounds none of these (tests/ops/test_float_param_ranges.py holds its answers)
     n_inputs = len(registry.get(name).input_names({}))
     arrays = [mx.nd.ones((2,)) for _ in range(n_inputs)]
-    with pytest.raises(OperatorError, match=message):
-        getattr(mx.nd, name)(*arrays, **{"lr": 0.1, **params})
+    out = getattr(mx.nd, name)(*arrays, **{"lr": 0.1, **params})
+    assert out.shape == (2,) and message in registry.get(name).params
 
 
 def test_updates_are_symbols_too():

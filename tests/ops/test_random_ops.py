@@ -13,11 +13,11 @@ from lazynd.errors import LazyNDError, OperatorError, ShapeError
     "call,message",
     [
         (lambda: mx.nd.uniform(low=2, high=1, shape=(2,)), r"uniform: high \(1.0\) must be >= low \(2.0\)"),
-        (lambda: mx.nd.normal(loc=0, scale=-1, shape=(2,)), "normal: scale must be >= 0, got -1.0"),
+        (lambda: mx.nd.normal(loc=0, scale=-1, shape=(2,)), "normal: scale must be > 0, got -1.0"),
         (lambda: mx.nd.random_randint(low=3, high=3, shape=(2,)), r"randint: high \(3\) must be > low \(3\)"),
         # a NaN passed the checks: NumPy's bare OverflowError in the engine, or NaN draws; MXNet refuses both
         (lambda: mx.nd.uniform(low=float("nan"), high=1, shape=(2,)), r"uniform: high \(1.0\) must be >= low \(nan\)"),
-        (lambda: mx.nd.normal(loc=0, scale=float("nan"), shape=(2,)), "normal: scale must be >= 0, got nan"),
+        (lambda: mx.nd.normal(loc=0, scale=float("nan"), shape=(2,)), "normal: scale must be > 0, got nan"),
         # an infinite range was NumPy's bare OverflowError in the engine
         (
             lambda: mx.nd.uniform(low=0, high=float("inf"), shape=(2,)),
