@@ -15,6 +15,8 @@ from typing import Any
 
 from lazynd.engine import OperationName, StepFailure
 
+_PASS_NAMES: dict[str, OperationName] = {}  # the names of passes and tails, made once (every pass push asks)
+
 
 def operation_name(step: tuple | None, name: str) -> OperationName:
     """The engine name of one step of a pass: ``executor:<node>`` on every device, as the profiler's
@@ -22,7 +24,10 @@ def operation_name(step: tuple | None, name: str) -> OperationName:
     (MXNet's row names); ``name`` itself for what is not a step (a pass, its tail), in the tables'
     'executor' category, apart from the operators it holds."""
     if step is None:
-        return OperationName(name, name, "executor")
+        made = _PASS_NAMES.get(name)
+        if made is None:
+            made = _PASS_NAMES[name] = OperationName(name, name, "executor")
+        return made
     op = getattr(step[6], "op", None)
     if op is None:  # a copy in front of the kernels: the executor's bookkeeping, not a graph operator
         return OperationName("executor:" + name, "executor:" + name, "executor")
