@@ -12,11 +12,13 @@ whose products are the same, up to 10 times), where one BLAS thread ran it at th
 So every product of the CPU backend's GEMM route (:meth:`~lazynd.backend.cpu.NumpyBackend.matmul`)
 that the BLAS would split (:data:`STALL_MIN_MACS` multiply-adds and more) runs through
 :meth:`BlasThreads.run`, which times it.  A product that takes :data:`STALL_FACTOR` times the
-best time seen for its shapes and layouts, plus :data:`STALL_MIN_S`, while the calling thread
-was on a core for a tenth of it or more (:data:`SPINNING`: it spun waiting for the BLAS's
-threads, where a thread that waited for the GIL slept) is a stall; so is one that took
-:data:`STALL_FACTOR` times what it would take at :data:`SLOWEST_MACS_PER_S`, when no run of it
-has been faster (a machine loaded from the start).  When the time stalls lost lately passes
+best time seen for its shapes and layouts, plus :data:`STALL_MIN_S` (or :data:`STALL_FACTOR`
+times what it would take at :data:`SLOWEST_MACS_PER_S`, when no run of it has been faster: a
+machine loaded from the start), is suspect; its next run is timed by the calling thread's CPU
+clock too, and is a stall if it takes that long again while the calling thread was on a core for
+a tenth of it or more (:data:`SPINNING`: it spun waiting for the BLAS's threads, where a thread
+that waited for the GIL slept).  A collapse stalls product after product, so it is seen one
+product later; the CPU clock, a system call, is read only then.  When the time stalls lost lately passes
 :data:`LOST_LIMIT_S` (each stall's share fading over :data:`LOST_FADE_S`, so a rare hiccup
 never adds up), the BLAS runs on one thread for a while, :data:`FIRST_BACKOFF_S` at first; then the next product tries its threads
 again.  A stall within :data:`CLEAN_S` of that try doubles the while (up to
@@ -81,6 +83,7 @@ class BlasThreads:
         self.threads = threads
         self._set_threads = set_threads
         self._best: dict[tuple, float] = {}
+        self._suspects: set[tuple] = set()  # products whose last run took too long (see run)
         self._single_until = 0.0  # while perf_counter() is below this, the BLAS has one thread
         self._backoff = FIRST_BACKOFF_S
         self._threaded_since = -CLEAN_S  # when the BLAS last got its threads back
@@ -107,7 +110,10 @@ class BlasThreads:
                 return
             self._back_to_threads()
         key = (a.shape, b.shape, a.strides, b.strides, out.strides, out.dtype.char)
-        cpu = thread_time()
+        # the calling thread's CPU clock is a system call (0.8 us, where the wall clock's two reads
+        # cost 0.1): read only for a product whose last run took too long (see the module docstring)
+        watched = key in self._suspects
+        cpu = thread_time() if watched else 0.0
         start = perf_counter()
         product(a, b, out)
         took = perf_counter() - start
@@ -118,7 +124,14 @@ class BlasThreads:
             self._best[key] = took
         slowest = macs / SLOWEST_MACS_PER_S  # what even a stalled best time cannot exceed
         expected = slowest if best is None or best > slowest else best
-        if took > STALL_FACTOR * expected + STALL_MIN_S and thread_time() - cpu > SPINNING * took:
+        if took <= STALL_FACTOR * expected + STALL_MIN_S:
+            if watched:
+                self._suspects.discard(key)
+        elif not watched:
+            if len(self._suspects) >= _MAX_SHAPES:
+                self._suspects.clear()
+            self._suspects.add(key)  # its next run says whether the calling thread spun
+        elif thread_time() - cpu > SPINNING * took:
             self._stalled(took - expected)
 
     def _stalled(self, lost: float) -> None:

@@ -85,7 +85,9 @@ def test_a_stalled_product_sets_one_thread_until_the_backoff_ends(governor, cloc
         gov.run(*BIG, product)  # the best time of the shape
     assert settings == [] and not gov.single
     product.spin = 0.05
-    gov.run(*BIG, product)
+    gov.run(*BIG, product)  # too long: suspect, its next run watched by the CPU clock too
+    assert settings == [] and gov.stalls == 0
+    gov.run(*BIG, product)  # too long again, spinning: a stall
     assert settings == [1] and gov.single and gov.stalls == 1
     product.spin = 0.0
     gov.run(*BIG, product)  # within the backoff: on one thread, untimed
@@ -93,7 +95,24 @@ def test_a_stalled_product_sets_one_thread_until_the_backoff_ends(governor, cloc
     clock.sleep(0.25)
     gov.run(*BIG, product)  # the backoff is over: the BLAS's threads again
     assert settings == [1, 4] and not gov.single
-    assert product.calls == 6 and (BIG[2] == 6).all()  # every product ran, on one thread or several
+    assert product.calls == 7 and (BIG[2] == 7).all()  # every product ran, on one thread or several
+
+
+def test_a_slow_product_followed_by_a_fast_one_is_no_stall(governor, clock, monkeypatch):
+    # the calling thread's CPU clock (a system call) is read only for the run after a slow one
+    gov, settings = governor
+    product = _Products(clock)
+    reads = []
+    monkeypatch.setattr(host_threads, "thread_time", lambda: reads.append(1) or clock.thread_time())
+    for _ in range(3):
+        gov.run(*BIG, product)
+    assert reads == []  # a quiet machine: two wall-clock reads a product, no CPU clock
+    product.spin = 0.05
+    gov.run(*BIG, product)
+    product.spin = 0.0
+    gov.run(*BIG, product)  # watched, and fast again: no stall, and no longer watched
+    gov.run(*BIG, product)
+    assert len(reads) == 1 and settings == [] and gov.stalls == 0
 
 
 def test_a_stall_soon_after_the_threads_come_back_doubles_the_backoff(governor, clock):
@@ -102,9 +121,10 @@ def test_a_stall_soon_after_the_threads_come_back_doubles_the_backoff(governor, 
     gov.run(*BIG, product)
     product.spin = 0.05
     gov.run(*BIG, product)
+    gov.run(*BIG, product)
     assert gov._backoff == pytest.approx(0.2)
     clock.sleep(0.25)
-    gov.run(*BIG, product)  # back to the threads, and stalled again at once
+    gov.run(*BIG, product)  # back to the threads, and stalled again at once (still watched)
     assert settings == [1, 4, 1] and gov._backoff == pytest.approx(0.4)
 
 
@@ -113,6 +133,7 @@ def test_stalls_switch_only_when_they_add_up(governor, clock):
     product = _Products(clock)
     gov.run(*BIG, product)
     product.spin = 0.025
+    gov.run(*BIG, product)  # suspect
     gov.run(*BIG, product)  # 25 ms lost: a hiccup
     assert settings == [] and gov.stalls == 1
     gov.run(*BIG, product)  # 50 ms lost within a moment: one thread
@@ -125,6 +146,7 @@ def test_a_hiccup_fades_out(governor, clock, monkeypatch):
     product = _Products(clock)
     gov.run(*BIG, product)
     product.spin = 0.025
+    gov.run(*BIG, product)  # suspect
     gov.run(*BIG, product)
     clock.sleep(0.3)  # six fade times: the first 25 ms count for nothing by now
     gov.run(*BIG, product)
@@ -136,7 +158,8 @@ def test_waiting_without_spinning_is_no_stall(governor, clock):
     product = _Products(clock)
     gov.run(*BIG, product)
     product.sleep = 0.05  # the caller slept (the GIL, or descheduled): not the BLAS's threads
-    gov.run(*BIG, product)
+    for _ in range(3):
+        gov.run(*BIG, product)
     assert settings == [] and gov.stalls == 0
 
 
@@ -144,6 +167,7 @@ def test_a_machine_loaded_from_the_start_is_seen_without_a_best_time(governor, c
     gov, settings = governor
     product = _Products(clock)
     product.spin = 0.05  # 12.8 M multiply-adds: 3.2 ms at the slowest rate a BLAS runs
+    gov.run(*BIG, product)
     gov.run(*BIG, product)
     assert settings == [1]
 
