@@ -313,7 +313,10 @@ class PassRunner:
         if kwargs:
             copies = self._copy_arguments(kwargs)
             if copies:
-                reads = reads + [src.var for src, _ in copies]
+                # an argument the pass copies in first is written, not read: it does not inherit the
+                # error of an earlier pass that failed (as a copy pushed before the pass would clear it)
+                copied = {id(dst.var) for _, dst in copies}
+                reads = [v for v in reads if id(v) not in copied] + [src.var for src, _ in copies]
                 writes = writes + [dst.var for _, dst in copies]
                 sources, targets = [src.data_array for src, _ in copies], [dst.data_array for _, dst in copies]
                 prefix = [(copy_kernel, None, None, sources, targets, [], ARGUMENT_COPIES)]

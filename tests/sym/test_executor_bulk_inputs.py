@@ -95,3 +95,28 @@ def test_forward_with_an_argument_of_the_wrong_shape_is_an_error(monkeypatch):
         ex.forward(data=mx.nd.ones((2, 12)))
     with pytest.raises(mx.LazyNDError, match="'weights' is not an argument"):
         ex.forward(weights=mx.nd.ones((2, 12)))
+
+
+class _FailOnNegative(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):  # type: ignore[no-untyped-def]
+        if (in_data[0].asnumpy() < 0).any():
+            raise ValueError("a negative input")
+        self.assign(out_data[0], req[0], in_data[0])
+
+
+@mx.operator.register("_bulk_inputs_fail_on_negative")
+class _FailOnNegativeProp(mx.operator.CustomOpProp):
+    def create_operator(self, ctx, shapes, dtypes):  # type: ignore[no-untyped-def]
+        return _FailOnNegative()
+
+
+def test_an_argument_given_to_forward_does_not_inherit_a_failed_pass(engine_name):
+    # the pass writes what it copies in and reads it afterwards: the argument's old value (and
+    # the error a failed pass left on it) is not an input of the next pass
+    net = mx.sym.Custom(mx.sym.Variable("data"), op_type="_bulk_inputs_fail_on_negative") * 2
+    ex = net.simple_bind(mx.cpu(), data=(2,))
+    ex.forward(data=mx.nd.array([1.0, -1.0]))
+    with pytest.raises(mx.LazyNDError, match="a negative input"):
+        ex.outputs[0].asnumpy()
+    ex.forward(data=mx.nd.array([1.0, 2.0]))
+    np.testing.assert_array_equal(ex.outputs[0].asnumpy(), [2.0, 4.0])
