@@ -210,36 +210,6 @@ class DataParallelExecutorGroup:
             for target, part in zip(targets, self.slices, strict=True):
                 take_part(array, axis, part).copyto(target)
 
-    def load_and_forward(self, names: Sequence[str], arrays: Sequence[Any], is_train: bool = False) -> None:
-        """:meth:`load_batch` of ``arrays`` (the inputs ``names``), then :meth:`forward`.
-
-        On one device each NDArray of the whole batch, on the executor's context and of its input's
-        shape, goes to :meth:`Executor.forward <lazynd_sym.executor.Executor.forward>`, whose bulked
-        pass copies it in as its first step: one engine operation a batch instead of one more for
-        each input.  Anything else is loaded as :meth:`load_batch` loads it.
-        """
-        if len(self.execs) != 1:
-            self.load_batch(names, arrays)
-            self.forward(is_train=is_train)
-            return
-        exe = self.execs[0]
-        given: dict[str, Any] = {}
-        rest: list[tuple[str, Any]] = []
-        for name, array in zip(names, arrays, strict=False):
-            target = self.input_arrays(name)[0]
-            if (
-                array.__class__ is nd.NDArray
-                and array.shape == target.shape
-                and (array.context is target.context or array.context == target.context)
-            ):
-                given[name] = array
-            else:
-                rest.append((name, array))
-        if rest:
-            self.load_batch([name for name, _ in rest], [array for _, array in rest])
-        exe.forward(is_train=is_train, **given)
-        self.forward_ran = True
-
     def input_arrays(self, name: str) -> list[Any]:
         """Each executor's bound array of the input ``name`` (looked up once per group)."""
         arrays = self._input_arrays.get(name)

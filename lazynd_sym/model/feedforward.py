@@ -267,13 +267,11 @@ class FeedForward(InferenceMixin):
             batch = next(batches, None)
             while batch is not None:
                 group = buckets.group_for(batch)
-                if monitor is None:
-                    group.load_and_forward([*data_names, *label_names], [*batch.data, *(batch.label or [])], True)
-                else:
-                    group.load_batch(data_names, batch.data)
-                    group.load_batch(label_names, batch.label or [])
+                group.load_batch(data_names, batch.data)
+                group.load_batch(label_names, batch.label or [])
+                if monitor is not None:
                     monitor.tic()
-                    group.forward(is_train=True)
+                group.forward(is_train=True)
                 group.backward()
                 if update_on_kvstore:
                     push_pull(store, keys, group.grad_arrays, group.param_arrays)

@@ -262,11 +262,10 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
     # -- running ---------------------------------------------------------------------------------
     def forward_batch(self, data_batch: DataBatch, is_train: bool) -> None:
         """Load ``data_batch`` (its labels when this group has label inputs and the batch has labels) and run forward."""
-        names, arrays = list(self.data_names), list(data_batch.data)
+        self.load_batch(self.data_names, data_batch.data)
         if self.label_names and data_batch.label:
-            names += self.label_names
-            arrays += data_batch.label
-        self.load_and_forward(names, arrays, is_train)
+            self.load_batch(self.label_names, data_batch.label)
+        self.forward(is_train=is_train)
 
     def backward_with(self, out_grads: Sequence[Any] | None = None) -> None:
         """Backward on every device; ``out_grads`` (full batch, one per output) are split like the batch."""

@@ -52,28 +52,3 @@ def test_a_group_sharing_another_reuses_its_inputs_and_adds_its_other_arguments_
         assert same_array(one.arg_dict["fc0_weight"], two.arg_dict["fc0_weight"])
         assert same_array(one.grad_dict["fc0_weight"], two.grad_dict["fc0_weight"])
         assert sorted(arrays) == ["data", "fc1_bias", "fc1_weight", "out_label"]  # fc1 is not a parameter here
-
-
-def test_a_batch_is_copied_in_by_the_forward_pass_itself() -> None:
-    # one device: the batch's NDArrays go to the executor's forward, whose pass copies them in
-    # first (one engine operation, not one more a copy); NumPy inputs are loaded as before
-    import numpy as np
-
-    from lazynd.runtime.capture import PushCapture
-
-    module = mx.mod.Module(_net(1), label_names=["out_label"])
-    module.bind([("data", (4, 3))], [("out_label", (4, 3))])
-    module.init_params(initializer=mx.init.One())
-    data = np.arange(12, dtype=np.float32).reshape(4, 3)
-    batch = mx.io.DataBatch([mx.nd.array(data)], [mx.nd.zeros((4, 3))])
-    module.forward(batch, is_train=True)  # the first pass compiles its work
-    with PushCapture() as seen:
-        module.forward(batch, is_train=True)
-    assert [name for *_, name in seen.pushes] == ["executor_forward"]
-    np.testing.assert_allclose(
-        module.get_outputs()[0].asnumpy(), data @ np.ones((3, 3))
-    )  # One() weights, zero biases (by name)
-    module.forward(mx.io.DataBatch([data], [np.zeros((4, 3), np.float32)]), is_train=False)  # NumPy batches
-    np.testing.assert_allclose(
-        module.get_outputs()[0].asnumpy(), data @ np.ones((3, 3))
-    )  # One() weights, zero biases (by name)
