@@ -9,10 +9,10 @@ buffers and vars.  A :class:`PreparedCall` keeps all of it for its arrays; a cal
 parameters equal the last call's is one comparison and one push.
 
 On the MNIST MLP's training loop (``FeedForward.fit``, SGD over six parameters, one
-``multi_sgd_update`` a batch) this took the update from 31 to 15 us of the host's time a batch
-(2-core AMD EPYC, 2026-11-27), and the whole loop from 213 to 186 us a batch with tiny layers:
-in a loop whose caches the other steps evict, each microsecond a step saves alone saves about
-two.
+``multi_sgd_update`` a batch) with tiny layers (``bench/user_loops.py --clock cpu --sizes
+8,8,8,10``, 2-vCPU AMD EPYC, 2026-11-27) this took the update from 31 to 21 us of host time
+alone, and the whole loop from 209-215 to 194 us a batch: in a loop whose other steps evict the
+caches, each microsecond a step saves alone saves about two.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class PreparedCall:
     array([0., 0.], dtype=float32)
     """
 
-    __slots__ = ("op", "inputs", "out", "_params", "_parts")
+    __slots__ = ("op", "inputs", "out", "_last")
 
     def __init__(self, op: str | OpDef, inputs: Sequence[Any], out: Any) -> None:
         self.op = registry.get(op) if isinstance(op, str) else op
@@ -63,15 +63,19 @@ class PreparedCall:
         if out is None:
             raise OperatorError(f"{self.op.name}: a prepared call writes into out=, which was not given")
         self.out = out
-        self._params: dict[str, Any] | None = None
-        self._parts: tuple | None = None  # push's arguments for self._params
+        # (the parameters of the last call, push's arguments for them): one attribute, read and
+        # written at once, so that a call in another thread never pairs one call's parameters with
+        # another's arguments
+        self._last: tuple[dict[str, Any], tuple] | None = None
 
     def __call__(self, **params: Any) -> None:
         if dispatch.recorder is not None:
             dispatch.invoke(self.op, self.inputs, params, self.out)
             return
-        parts = self._parts
-        if parts is None or params != self._params:
+        last = self._last
+        if last is not None and params == last[0]:
+            parts = last[1]
+        else:
             parts = self._prepare(params)
             if parts is None:  # an operator drawing random numbers: its generator is the one of the moment
                 dispatch.invoke(self.op, self.inputs, params, self.out)
@@ -86,5 +90,5 @@ class PreparedCall:
         datas = [x.data_array for x in inputs]
         reads = [x.var for x in inputs]
         _, parts, _ = dispatch.call_parts(plan, datas, reads, self.out)
-        self._params, self._parts = dict(params), parts
+        self._last = (dict(params), parts)
         return parts
