@@ -19,26 +19,24 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import cpu_backend
 from ..errors import OperatorError
 from .optimizer_ops import (
     _COMMON,
-    BLOCK_BYTES,
     _gpu_ready,
     _launch,
     _run_blocked,
     _sgd_block,
     _sgd_mom_block,
+    sgd_on_host,
 )
 from .params import Param, parse_float, parse_float_tuple, parse_int
-from .registry import KernelContext, OpDef, merge_shape, register
+from .registry import OpDef, merge_shape, register
 
 # A parameter of at most SMALL_BYTES (a bias, a small layer) is updated whole with two fresh
 # scratch arrays: the blocked walk's bookkeeping costs more than the update itself (about
 # 3.5 us against 1.8 us for a bias of 128 floats).  Larger ones take the blocked walk and its
 # reused scratch: fresh scratch of hundreds of KiB may come from mmap and fault in every page.
 SMALL_BYTES = 1 << 15
-_HOST = KernelContext(np, cpu_backend, 0, False)  # what _run_blocked needs of a kernel context on the CPU
 
 
 def _positive_int(value: Any) -> int:
@@ -90,28 +88,11 @@ def infer_group_shapes(name: str, names: list[str], stride: int, in_shapes: list
 
 
 def _plain_sgd_on_host(attrs: dict, ins: list, outs: list) -> None:
-    """multi_sgd_update on the CPU without gradient clipping: two NumPy passes per weight.
-
-    ``w - lr * (rescale * g + wd * w) = w * (1 - lr * wd) - (lr * rescale) * g``.  A weight of
-    at most ``BLOCK_BYTES`` is updated whole, with one temporary for the scaled gradient (as
-    ``w -= lr * g`` makes); a larger one takes the blocked walk of ``sgd_update``.  The same
-    results as ``sgd_update``'s kernel, bit for bit.
-    """
+    """multi_sgd_update on the CPU without gradient clipping: :func:`~.optimizer_ops.sgd_on_host`
+    of each weight, as ``sgd_update`` runs it."""
     rescale = attrs["rescale_grad"]
-    multiply, subtract = np.multiply, np.subtract
     for i, (lr, wd) in enumerate(zip(attrs["lrs"], attrs["wds"], strict=True)):
-        weight, grad, out = ins[2 * i], ins[2 * i + 1], outs[i]
-        if weight.nbytes > BLOCK_BYTES:
-            params = {"lr": lr, "wd": wd, "rescale_grad": rescale, "clip_gradient": -1.0}
-            _run_blocked(_HOST, _sgd_block, params, [weight, grad, out])
-            continue
-        # a temporary of at most BLOCK_BYTES: cheaper to take from malloc than to slice scratch
-        scaled = multiply(grad, lr * rescale)
-        if wd:
-            np.multiply(weight, 1 - lr * wd, out=out)
-            out -= scaled
-        else:
-            subtract(weight, scaled, out=out)
+        sgd_on_host(ins[2 * i], ins[2 * i + 1], outs[i], lr, wd, rescale)
 
 
 def group_layout(

@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import cpu_backend
 from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..backend.pool import MIN_POOLED_BYTES, aligned_empty
 from .params import Param, parse_bool, parse_float
-from .registry import OpDef, register
+from .registry import KernelContext, OpDef, register
 
 _KERNEL_DTYPES = ("float32", "float64")
 _SOURCE = load_file("optimizer.cu")  # read once; each kernel compiles on first use
@@ -47,6 +48,7 @@ _COMMON = {
 # sgd_update 1 MiB 251 us, 2 MiB 236, whole 235; sgd_mom_update 539, 523, 538.
 # Smaller blocks lose to the Python cost of ~15 ufunc calls per block.
 BLOCK_BYTES = 1 << 21
+_HOST = KernelContext(np, cpu_backend, 0, False)  # what _run_blocked needs of a kernel context on the CPU
 
 
 def _scaled_gradient_into(
@@ -150,9 +152,32 @@ def _sgd_block(xp: Any, attrs: dict, weight: Any, grad: Any, out: Any, g: Any, s
         xp.subtract(weight, g, out=out)
 
 
+def sgd_on_host(weight: Any, grad: Any, out: Any, lr: float, wd: float, rescale: float) -> None:
+    """``sgd_update`` of one host parameter without gradient clipping: two NumPy passes.
+
+    ``w - lr * (rescale * g + wd * w) = w * (1 - lr * wd) - (lr * rescale) * g``.  A weight of at
+    most ``BLOCK_BYTES`` is updated whole, with one temporary for the scaled gradient (as
+    ``w -= lr * g`` makes); a larger one takes the blocked walk of :func:`_sgd_block`.  The same
+    results as the blocked walk, bit for bit, for ``sgd_update`` and ``multi_sgd_update`` alike.
+    """
+    if weight.nbytes > BLOCK_BYTES:
+        params = {"lr": lr, "wd": wd, "rescale_grad": rescale, "clip_gradient": -1.0}
+        _run_blocked(_HOST, _sgd_block, params, [weight, grad, out])
+        return
+    # a temporary of at most BLOCK_BYTES: cheaper to take from malloc than to slice scratch
+    scaled = np.multiply(grad, lr * rescale)
+    if wd:
+        np.multiply(weight, 1 - lr * wd, out=out)
+        out -= scaled
+    else:
+        np.subtract(weight, scaled, out=out)
+
+
 def _sgd_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     arrays = [*inputs, outputs[0]]
-    if _gpu_ready(kctx, arrays):
+    if kctx.xp is np and attrs["clip_gradient"] < 0:
+        sgd_on_host(inputs[0], inputs[1], outputs[0], attrs["lr"], attrs["wd"], attrs["rescale_grad"])
+    elif _gpu_ready(kctx, arrays):
         _launch(kctx, "sgd_update", arrays, [attrs["lr"], attrs["wd"], attrs["rescale_grad"], attrs["clip_gradient"]])
     else:
         _run_blocked(kctx, _sgd_block, attrs, arrays)

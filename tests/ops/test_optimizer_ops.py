@@ -245,3 +245,31 @@ def test_update_operators_take_mxnet_lazy_update_which_changes_nothing_on_dense_
 
     np.testing.assert_array_equal(run(lazy_update=True), run())
     np.testing.assert_array_equal(run(lazy_update=False), run())
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (3, 200_000)], ids=["whole", "blocked"])
+@pytest.mark.parametrize("wd", [0.0, 0.01])
+def test_sgd_update_and_multi_sgd_update_share_one_host_update(rng, monkeypatch, shape, wd):
+    # sgd_update without clipping runs optimizer_ops.sgd_on_host, multi_sgd_update's per weight:
+    # bit for bit the blocked walk's arithmetic (one temporary for a weight of one block at most)
+    from lazynd.ops import optimizer_ops
+
+    weight = rng.standard_normal(shape).astype(np.float32)
+    grad = rng.standard_normal(shape).astype(np.float32)
+    blocked = weight.copy()
+    params = {"lr": 0.1, "wd": wd, "rescale_grad": 0.5, "clip_gradient": -1.0}
+    optimizer_ops._sgd_block(np, params, weight, grad, blocked, np.empty_like(weight), np.empty_like(weight))
+    calls = []
+    real = optimizer_ops.sgd_on_host
+    monkeypatch.setattr(optimizer_ops, "sgd_on_host", lambda *a: calls.append(a[0].shape) or real(*a))
+    single = mx.nd.array(weight)
+    mx.nd.sgd_update(single, mx.nd.array(grad), lr=0.1, wd=wd, rescale_grad=0.5, out=single)
+    multi = [mx.nd.array(weight), mx.nd.array(weight[:1])]
+    mx.nd.multi_sgd_update(
+        multi[0], mx.nd.array(grad), multi[1], mx.nd.array(grad[:1]), out=multi,
+        lrs=(0.1, 0.1), wds=(wd, wd), rescale_grad=0.5, num_weights=2,
+    )  # fmt: skip
+    np.testing.assert_array_equal(single.asnumpy(), blocked)
+    np.testing.assert_array_equal(multi[0].asnumpy(), blocked)
+    np.testing.assert_array_equal(multi[1].asnumpy(), blocked[:1])
+    assert calls[0] == shape
