@@ -47,12 +47,22 @@ NP_ARRAY_NAMES = (
 )  # fmt: skip
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-_state = threading.local()
+
+
+class _NpShapeState(threading.local):
+    """Whether NumPy shape semantics are on, per thread; the class attribute is the default, so
+    reading it never raises inside (``getattr`` with a default on a plain ``threading.local``
+    raises and catches AttributeError: 0.35 us of every shape check)."""
+
+    active = False
+
+
+_state = _NpShapeState()
 
 
 def is_np_shape() -> bool:
     """Whether the calling thread has NumPy shape semantics switched on."""
-    return bool(getattr(_state, "active", False))
+    return _state.active
 
 
 def set_np_shape(active: bool) -> bool:

@@ -64,7 +64,7 @@ class Workers:
         of its own (:func:`run_helping`). That operation (a CustomOp's forward that calls
         ``mx.nd.waitall()``, say) is pending until it returns, so a wait for every operation
         could never end (MXNet 1.9.1 hangs there)."""
-        if getattr(_helping, "depth", 0) or threading.current_thread() in self.threads:
+        if _helping.depth or threading.current_thread() in self.threads:
             raise LazyNDError(
                 "waitall() was called inside an operation the engine is running (a CustomOp's forward "
                 "or backward, say): it would wait for that operation itself and never return; wait on "
@@ -115,12 +115,16 @@ class Workers:
 
 
 # how deep the calling thread is in operations it runs while it waits (see Workers.refuse_wait_for_all)
-_helping = threading.local()
+class _Helping(threading.local):
+    depth = 0  # the default of every thread (read without raising inside, unlike getattr's default)
+
+
+_helping = _Helping()
 
 
 def run_helping(run: Callable[..., Any], *args: Any) -> Any:
     """``run(*args)``: operations a waiting thread runs meanwhile, marked as such on the thread."""
-    _helping.depth = getattr(_helping, "depth", 0) + 1
+    _helping.depth += 1
     try:
         result = run(*args)
     finally:
