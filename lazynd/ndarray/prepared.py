@@ -73,13 +73,10 @@ class PreparedCall:
             dispatch.invoke(self.op, self.inputs, params, self.out)
             return
         last = self._last
-        if last is not None and params == last[0]:
-            parts = last[1]
-        else:
-            parts = self._prepare(params)
-            if parts is None:  # an operator drawing random numbers: its generator is the one of the moment
-                dispatch.invoke(self.op, self.inputs, params, self.out)
-                return
+        parts: tuple | None = last[1] if last is not None and params == last[0] else self._prepare(params)
+        if parts is None:  # an operator drawing random numbers: its generator is the one of the moment
+            dispatch.invoke(self.op, self.inputs, params, self.out)
+            return
         push(*parts)
 
     def _prepare(self, params: dict[str, Any]) -> tuple | None:
