@@ -70,6 +70,17 @@ def _multi_output_label_shapes(data: tuple[int, ...]) -> dict[int, tuple[int, ..
     return by_ndim
 
 
+def _one_label_per_position(attrs: dict, data: tuple[int, ...], label: Any) -> bool:
+    """Whether ``label`` holds one class per position of the last axis, ``data.shape[:-1]``.
+
+    Time-major language models written for MXNet 0.9 pass such labels (then the softmax ran
+    over the last axis); MXNet 1.x still accepts them, but its softmax runs over every axis
+    after the first and its gradient takes the first labels one per sample: numbers that
+    mean nothing, so the shape rule refuses the label and names ``preserve_shape``.
+    """
+    return label is not None and not attrs["preserve_shape"] and len(data) > 2 and tuple(label) == tuple(data[:-1])
+
+
 def _softmax_output_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     data, label = in_shapes
     if data is None:
@@ -85,6 +96,13 @@ def _softmax_output_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tup
             listed = " or ".join(str(shape) for shape in accepted.values())
             raise ShapeError(f"SoftmaxOutput: shape of 'label' is {tuple(label)}, expected {listed}")
         expected = accepted[len(label)]
+    elif _one_label_per_position(attrs, tuple(data), label):
+        raise ShapeError(
+            f"SoftmaxOutput: shape of 'label' is {tuple(label)}, expected {expected}: without preserve_shape "
+            f"the softmax runs over all axes after the first of data {tuple(data)}, one label per sample; "
+            "for one label per position over the last axis pass preserve_shape=True "
+            "(MXNet 1.x accepts this label but pairs the first labels with whole samples)"
+        )
     label = merge_shape("SoftmaxOutput", "label", label, expected)
     return [tuple(data), label], [tuple(data)], aux_shapes
 

@@ -3,6 +3,7 @@ takes them, and where a label out of range leaves its mark on the gradient.
 
 Flattened positions ``(n, h*w)``, unflattened ``(n, h, w)`` (see ``test_loss.py``) and data's
 shape with one class ``(n, 1, h, w)``: Faster R-CNN programs bind the RPN label that way.
+Without ``multi_output``, a label per position ``data.shape[:-1]`` needs ``preserve_shape``.
 """
 
 from __future__ import annotations
@@ -74,3 +75,26 @@ def test_float16_gradient_on_the_gpu_keeps_a_label_out_of_range_in_its_own_row(b
     expected[0, 0] -= 1
     expected[2, 2] -= 1
     assert_almost_equal(data.grad.asnumpy(), expected, rtol=1e-3, atol=1e-3)
+
+
+def test_a_label_per_position_without_preserve_shape_names_preserve_shape():
+    # a time-major language model's head: (time, batch, vocab) data, (time, batch) labels
+    net = mx.sym.SoftmaxOutput(mx.sym.Variable("data"), name="softmax")
+    with pytest.raises(ShapeError, match="preserve_shape=True") as caught:
+        net.infer_shape(data=(7, 3, 10), softmax_label=(7, 3))
+    assert "(7, 3)" in str(caught.value) and "(7,)" in str(caught.value)
+
+
+def test_a_label_per_position_with_preserve_shape_gives_one_softmax_per_position():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    label = rng.integers(0, 5, size=(4, 3)).astype(np.float32)
+    net = mx.sym.SoftmaxOutput(mx.sym.Variable("data"), preserve_shape=True, name="softmax")
+    exe = net.simple_bind(mx.cpu(), data=x.shape, softmax_label=label.shape)
+    prob = exe.forward(is_train=True, data=x, softmax_label=label)[0].asnumpy()
+    exe.backward()
+    expected = np.exp(x - x.max(-1, keepdims=True))
+    expected /= expected.sum(-1, keepdims=True)
+    assert_almost_equal(prob, expected, rtol=1e-5, atol=1e-6)
+    one_hot = np.eye(5, dtype=np.float32)[label.astype(int)]
+    assert_almost_equal(exe.grad_dict["data"].asnumpy(), expected - one_hot, rtol=1e-5, atol=1e-6)
