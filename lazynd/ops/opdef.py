@@ -81,6 +81,8 @@ Operators are registered in :mod:`lazynd.ops.registry`, which hands these names 
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -372,10 +374,10 @@ class OpDef:
         """Whether a known output shape alone gives the inputs theirs (the same-shape operators)."""
         return self._infer_shape is None
 
-    @property
+    @functools.cached_property
     def _accepts_out_shapes(self) -> bool:
-        import inspect
-
+        # asked at every shape inference of a node with known outputs (each bind and reshape); the
+        # rule is fixed when the operator is defined, and its signature costs about 9 us to read
         try:
             return "out_shapes" in inspect.signature(self._infer_shape).parameters  # type: ignore[arg-type]
         except (TypeError, ValueError):
