@@ -13,6 +13,14 @@ from ..errors import DataError, DataTypeError
 
 def _shape_of(name: str, shape: Any) -> tuple[int, ...]:
     """``shape`` (a sequence of integers, NumPy's too) as a tuple of ints."""
+    # the common shape, an array's (Module.forward describes each batch's inputs by theirs), is
+    # answered by class checks: each isinstance against the ABCs below costs 0.3 us
+    if shape.__class__ is tuple:
+        for d in shape:
+            if d.__class__ is not int:
+                break
+        else:
+            return shape
     if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, np.ndarray)):
         raise DataTypeError(f"DataDesc {name!r}: shape must be a tuple of integers, got {shape!r}")
     if not all(_is_whole_number(d) for d in shape):
@@ -21,6 +29,8 @@ def _shape_of(name: str, shape: Any) -> tuple[int, ...]:
 
 
 def _is_whole_number(value: Any) -> bool:
+    if value.__class__ is int:  # the common case, before the ABCs' checks (0.3 us each)
+        return True
     if isinstance(value, (bool, np.bool_)):
         return False
     return isinstance(value, numbers.Integral) or (isinstance(value, numbers.Real) and float(value).is_integer())

@@ -42,7 +42,8 @@ def _as_array_list(values: Any) -> list[Any]:
 
 def _is_int(value: object) -> bool:
     """Whether ``value`` is an int (Python's or NumPy's, not a bool)."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    # a class check first: isinstance against the ABC costs 0.3 us, on every update of a metric
+    return value.__class__ is int or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
 
 
 def _check_number(metric: str, name: str, value: object, none_allowed: bool = False) -> None:

@@ -18,6 +18,22 @@ def test_datadesc_unpacks_as_name_shape_pair_and_keeps_layout() -> None:
     assert (name, shape, desc.layout, desc.dtype) == ("data", (4, 3), "NC", np.float32)
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [(4, 3), [4, 3], (np.int64(4), np.int32(3)), np.array([4, 3]), (4.0, 3), type("Shape", (tuple,), {})((4, 3))],
+)
+def test_datadesc_takes_any_sequence_of_whole_numbers_as_a_tuple_of_ints(shape) -> None:
+    # a plain tuple of ints (an array's shape) is answered by class checks, every other form by the ABCs
+    got = DataDesc("data", shape).shape
+    assert got == (4, 3) and got.__class__ is tuple and all(d.__class__ is int for d in got)
+
+
+@pytest.mark.parametrize("shape", [(True, 3), (4, 2.5), "43", 4, (4, None)])
+def test_datadesc_refuses_a_shape_of_other_values(shape) -> None:
+    with pytest.raises(DataError, match=r"DataDesc 'data': shape must be a tuple of integers"):
+        DataDesc("data", shape)
+
+
 def test_datadesc_batch_axis_follows_layout() -> None:
     assert DataDesc.get_batch_axis("TNC") == 1
     assert DataDesc.get_batch_axis(None) == 0

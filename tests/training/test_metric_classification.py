@@ -82,6 +82,17 @@ def test_metric_arguments_of_the_wrong_type_are_refused_by_name(make, message) -
         make().update([np.array([0, 1])], [np.array([[0.4, 0.6], [0.3, 0.7]])])
 
 
+def test_a_class_axis_may_be_any_int_but_a_bool() -> None:
+    # ints answer by their class, NumPy's by the Integral ABC; a bool is refused as before
+    probs, labels = [np.array([[0.2, 0.8], [0.9, 0.1]])], [np.array([1, 1])]
+    for axis in (1, np.int64(1), -1):
+        acc = metric.Accuracy(axis=axis)
+        acc.update(labels, probs)
+        assert acc.get() == ("accuracy", 0.5)
+    with pytest.raises(DataError, match=r"Accuracy: axis must be an int, got True"):
+        metric.Accuracy(axis=True).update(labels, probs)
+
+
 def test_f1_of_binary_predictions() -> None:
     m = metric.F1()
     pred = np.array([[0.2, 0.8], [0.9, 0.1], [0.3, 0.7], [0.6, 0.4]])
