@@ -45,6 +45,33 @@ def test_astype_to_a_dtype_lazynd_lacks_is_refused(dtype):
         _x().astype(dtype)
 
 
+@pytest.mark.parametrize(
+    ("dtype", "expected"),
+    [
+        ("float32", np.float32),
+        (np.float16, np.float16),
+        (np.dtype("int64"), np.int64),
+        (float, np.float64),
+        (bool, np.bool_),
+        (np.dtype(">f4"), np.float32),  # byte-swapped: named by NumPy, not by lazynd's table of its dtypes
+    ],
+)
+def test_creation_takes_a_dtype_in_any_form_numpy_names(dtype, expected):
+    assert mx.nd.zeros((2,), dtype=dtype).dtype == expected
+    assert mx.nd.array([1, 2], dtype=dtype).dtype == expected
+
+
+@pytest.mark.parametrize("dtype", ["abc", "(1,", np.complex64, "int16"])
+def test_creation_refuses_a_dtype_lazynd_lacks_by_name(dtype):
+    with pytest.raises(mx.LazyNDError, match=r"unsupported dtype .*: expected (a dtype, )?one of float32, float64"):
+        mx.nd.zeros((2,), dtype=dtype)
+    with pytest.raises(
+        mx.LazyNDError,
+        match=r"Cast: invalid value .* for parameter .dtype.: expected (a dtype, )?one of float32, float64",
+    ):
+        mx.nd.cast(mx.nd.zeros((2,)), dtype=dtype)
+
+
 def test_astype_none_is_float32_as_in_mxnet():
     assert mx.nd.ones((2,), dtype="int32").astype(None).dtype == np.float32
 
