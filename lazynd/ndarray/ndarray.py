@@ -19,6 +19,7 @@ from ..backend import get_backend
 from ..context import Context
 from ..engine.var import Var
 from ..errors import ArgumentTypeError, OperatorError
+from ..ops.params import dtype_name
 from ..runtime import Signature, signature_of
 from . import arithmetic as _arithmetic
 from . import copying as _copying
@@ -223,7 +224,7 @@ class NDArray:
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
         dtype = _creation.as_dtype(dtype)  # None: MXNet's mx_real_t; a name lazynd lacks: an OperatorError
         same = not copy and dtype == self._data.dtype
-        return self if same else _ops_table.invoke_by_name("Cast", [self], {"dtype": dtype.name})
+        return self if same else _ops_table.invoke_by_name("Cast", [self], {"dtype": dtype_name(dtype)})
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """A view with a new shape, sharing this array's memory as MXNet 1.x's: ``-1`` infers one

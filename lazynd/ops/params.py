@@ -228,6 +228,11 @@ def parse_axis(value: Any) -> int | tuple[int, ...] | None:
     return parse_int(value)
 
 
+def dtype_name(dtype: np.dtype) -> str:
+    """``dtype.name``, from a table for lazynd's dtypes (NumPy computes that property in Python)."""
+    return _DTYPE_NAME_OF.get(dtype) or dtype.name
+
+
 def parse_dtype(value: Any) -> str:
     if value is None:
         raise ValueError(_DTYPE_EXPECTED)
@@ -235,7 +240,7 @@ def parse_dtype(value: Any) -> str:
         dtype = np.dtype(value)
     except (TypeError, ValueError, SyntaxError) as err:  # NumPy reads '(1,' as a struct spec: SyntaxError
         raise ValueError(_DTYPE_EXPECTED) from err
-    name = _DTYPE_NAME_OF.get(dtype) or dtype.name
+    name = dtype_name(dtype)
     if name not in DTYPE_NAMES:
         raise ValueError(f"expected one of {', '.join(DTYPE_NAMES)}")
     return name
