@@ -83,6 +83,27 @@ def test_creating_an_array_of_a_shape_of_non_integers_is_refused(shape):
 
 
 @pytest.mark.parametrize(
+    ("shape", "expected"),
+    [((2, 3), (2, 3)), ((), ()), (3, (3,)), (np.int64(3), (3,)), ([2, 3], (2, 3)), ((np.int32(2), 3), (2, 3))],
+)
+def test_creation_takes_a_shape_in_every_form(shape, expected):
+    # a tuple of ints is answered by class checks, every other form by the parser
+    for make in (mx.nd.zeros, mx.nd.ones, mx.nd.empty):
+        assert make(shape).shape == expected
+
+
+@pytest.mark.parametrize("shape", [(2, -1), (-3,), -2])
+def test_creating_an_array_of_a_negative_dimension_is_refused(shape):
+    with pytest.raises(mx.LazyNDError, match="shape must not have negative dimensions"):
+        mx.nd.zeros(shape)
+
+
+def test_creating_an_array_of_a_bool_dimension_is_refused():
+    with pytest.raises(mx.LazyNDError, match="shape must be an int or a tuple of ints"):
+        mx.nd.zeros((True, 2))
+
+
+@pytest.mark.parametrize(
     ("kwargs", "message"),
     [
         ({"start": "a"}, "parameter 'start'"),
