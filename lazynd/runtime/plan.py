@@ -293,10 +293,14 @@ def _param_key(value: Any) -> Any:
 
 def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool = False) -> CallPlan:
     """The cached :class:`CallPlan` of calling ``op`` on ``inputs`` with ``kwargs``."""
-    if not inputs:  # creation operators: the context may come from a ``with`` scope
-        return CallPlan(op, inputs, kwargs, is_train)
     n = len(inputs)
-    if n <= 3 and len(kwargs) <= 1:
+    if not n:
+        # a creation operator (``_random_uniform``, ``_zeros``): without ``ctx`` its context comes
+        # from a ``with`` scope, and the call is planned alone; with it, the parameters are the
+        # whole key (lazynd.random's functions always give it: planning a draw took 25 us)
+        if "ctx" not in kwargs:
+            return CallPlan(op, inputs, kwargs, is_train)
+    elif n <= 3 and len(kwargs) <= 1:
         # the commonest calls (``a + b``, ``g * lr``, ``sgd_update(w, g, lr=lr)``,
         # ``FullyConnected(x, w, b, num_hidden=n)``, and in training mode ``relu(x)`` or its
         # gradient in autograd): the plan hangs on the first input's signature, under a short key

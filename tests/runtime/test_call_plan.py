@@ -213,3 +213,36 @@ def test_a_three_input_call_is_planned_on_its_first_signature_apart_from_other_i
     assert mx.nd.FullyConnected(x, w4, b4, num_hidden=4).shape == (2, 4)
     with pytest.raises(mx.LazyNDError, match="FullyConnected"):
         mx.nd.FullyConnected(x, w3, b4, num_hidden=3)  # the bias's shape is checked, not taken from w's plan
+
+
+def test_a_creation_call_with_its_context_is_planned_once_and_draws_anew_each_time() -> None:
+    # the plan is shared, the generator is the one of each call's moment
+    op, kwargs = registry.get("_random_uniform"), {"shape": (3, 4), "ctx": mx.cpu()}
+    assert plan_for(op, [], kwargs) is plan_for(op, [], dict(kwargs))
+    first, second = mx.nd.random.uniform(shape=(3, 4)), mx.nd.random.uniform(shape=(3, 4))
+    assert not np.array_equal(first.asnumpy(), second.asnumpy())
+    mx.random.seed(7)
+    again = mx.nd.random.uniform(shape=(3, 4)).asnumpy()
+    mx.random.seed(7)
+    assert np.array_equal(mx.nd.random.uniform(shape=(3, 4)).asnumpy(), again)
+
+
+def test_creation_plans_tell_parameters_and_contexts_apart() -> None:
+    op = registry.get("_random_uniform")
+    plans = {
+        id(plan_for(op, [], {"shape": shape, "ctx": ctx, **extra}))
+        for shape in ((2,), (3,))
+        for ctx in (mx.cpu(0), mx.cpu_pinned(0))
+        for extra in ({}, {"dtype": "float64"}, {"low": 1})
+    }
+    assert len(plans) == 12
+    assert mx.nd.random.uniform(shape=(2, 2), dtype="float64").dtype == np.float64
+    assert mx.nd.random.uniform(shape=(3,), ctx=mx.cpu_pinned(0)).context == mx.cpu_pinned(0)
+
+
+def test_a_creation_call_without_a_context_follows_the_with_scope_each_call() -> None:
+    op = registry.get("_zeros")
+    assert plan_for(op, [], {"shape": (2,)}) is not plan_for(op, [], {"shape": (2,)})  # planned alone
+    with mx.cpu_pinned(0):
+        assert plan_for(op, [], {"shape": (2,)}).ctx == mx.cpu_pinned(0)
+    assert plan_for(op, [], {"shape": (2,)}).ctx == mx.cpu(0)
