@@ -295,10 +295,11 @@ def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train:
     """The cached :class:`CallPlan` of calling ``op`` on ``inputs`` with ``kwargs``."""
     n = len(inputs)
     if not n:
-        # a creation operator (``_random_uniform``, ``_zeros``): without ``ctx`` its context comes
-        # from a ``with`` scope, and the call is planned alone; with it, the parameters are the
-        # whole key (lazynd.random's functions always give it: planning a draw took 25 us)
-        if "ctx" not in kwargs:
+        # a creation operator (``_random_uniform``, ``_zeros``): without a ``ctx`` (left out, or
+        # None) its context comes from a ``with`` scope, and the call is planned alone; with one,
+        # the parameters are the whole key (lazynd.random's functions always give it: planning a
+        # draw took 25 us)
+        if kwargs.get("ctx") is None:
             return CallPlan(op, inputs, kwargs, is_train)
     elif n <= 3 and len(kwargs) <= 1:
         # the commonest calls (``a + b``, ``g * lr``, ``sgd_update(w, g, lr=lr)``,

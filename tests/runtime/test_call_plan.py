@@ -246,3 +246,9 @@ def test_a_creation_call_without_a_context_follows_the_with_scope_each_call() ->
     with mx.cpu_pinned(0):
         assert plan_for(op, [], {"shape": (2,)}).ctx == mx.cpu_pinned(0)
     assert plan_for(op, [], {"shape": (2,)}).ctx == mx.cpu(0)
+    # ``ctx=None`` given (as MXNet's generated functions pass it) is no context either
+    draw = registry.get("_random_uniform")
+    assert plan_for(draw, [], {"shape": (2,), "ctx": None}).ctx == mx.cpu(0)
+    with mx.cpu(3):
+        assert plan_for(draw, [], {"shape": (2,), "ctx": None}).ctx == mx.cpu(3)
+        assert mx.nd._random_uniform(shape=(2,), ctx=None).context == mx.cpu(3)
