@@ -108,6 +108,16 @@ class ParameterError(LazyNDError, ValueError):
     """A dict of parameters names one the model does not have (MXNet raises ``ValueError`` there)."""
 
 
+class TextError(LazyNDError, ValueError):
+    """``mx.contrib.text`` was given a token or index its vocabulary does not have (MXNet raises
+    ``ValueError`` there)."""
+
+
+class TextRuleError(TextError, AssertionError):
+    """A vocabulary's arguments, an embedding file or new token vectors break a rule that MXNet
+    checks with ``assert``; ``except AssertionError`` catches it too."""
+
+
 class DataError(LazyNDError, RuntimeError):
     """A dataset cannot be found, downloaded or verified."""
 

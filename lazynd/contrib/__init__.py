@@ -6,6 +6,7 @@
   imported on first use so that ``lazynd`` does not import ``lazynd_sym``;
 - ``mx.contrib.autograd``: the imperative autograd API of MXNet 0.9.4 and 0.10
   (``train_section``, ``grad_and_loss``...), over :mod:`lazynd.autograd`;
+- ``mx.contrib.text``: vocabularies, token counting and token embeddings;
 - ``mx.contrib.svrg_optimization.svrg_module.SVRGModule``: a Module trained with SVRG.
 
 Examples
@@ -22,7 +23,7 @@ from typing import Any
 
 from .. import missing_faces
 
-__all__ = ["autograd", "nd", "ndarray", "svrg_optimization", "sym", "symbol"]
+__all__ = ["autograd", "nd", "ndarray", "svrg_optimization", "sym", "symbol", "text"]
 
 
 def __getattr__(name: str) -> Any:
@@ -31,7 +32,7 @@ def __getattr__(name: str) -> Any:
         value = importlib.import_module("lazynd.ndarray").contrib
     elif name in ("sym", "symbol"):
         value = importlib.import_module("lazynd_sym").contrib
-    elif name in ("autograd", "svrg_optimization"):
+    elif name in ("autograd", "svrg_optimization", "text"):
         value = importlib.import_module(f"{__name__}.{name}")
     elif f"contrib.{name}" in missing_faces.FACES:
         raise missing_faces.refusal(f"contrib.{name}")
