@@ -87,3 +87,10 @@ def test_registered_embedding_classes_are_created_by_name(vectors_file):
     assert isinstance(made, SmallVectors)
     with pytest.raises(AssertionError, match="no embedding is registered as 'nope'"):
         text.embedding.create("nope")
+
+
+@pytest.mark.parametrize("name", ["GloVe", "FastText", "get_pretrained_file_names"])
+def test_pretrained_embeddings_are_refused_with_what_to_use_instead(name):
+    with pytest.raises(mx.LazyNDError, match=f"embedding.{name}: .*CustomEmbedding"):
+        getattr(text.embedding, name)
+    assert not hasattr(text.embedding, name)

@@ -18,12 +18,25 @@ from typing import Any
 import numpy as np
 
 from ... import ndarray as nd
-from ...errors import TextError, TextRuleError
+from ...errors import TextError, TextRuleError, UnsupportedError
 from .vocab import UNKNOWN_IDX, Vocabulary
 
 __all__ = ["CompositeEmbedding", "CustomEmbedding", "create", "register"]
 
 _REGISTRY: dict[str, type] = {}
+
+# MXNet's pretrained embeddings, which it downloads on first use
+_PRETRAINED = ("GloVe", "FastText", "get_pretrained_file_names")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PRETRAINED:
+        raise UnsupportedError(
+            f"mx.contrib.text.embedding.{name}: pretrained embeddings (GloVe, fastText) are "
+            "downloaded by MXNet, which lazynd does not do; fetch the .txt/.vec file and read it "
+            "with CustomEmbedding(path, elem_delim=' ')"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register(embedding_cls: type) -> type:
