@@ -16,10 +16,10 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from ..backend import get_backend
+from ..backend.cuda.sources import dtype_name
 from ..context import Context
 from ..engine.var import Var
 from ..errors import ArgumentTypeError, OperatorError
-from ..ops.params import dtype_name
 from ..runtime import Signature, signature_of
 from . import arithmetic as _arithmetic
 from . import copying as _copying

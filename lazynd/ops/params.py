@@ -9,16 +9,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..backend.cuda.sources import dtype_name  # NumPy computes dtype.name in Python: a cached name
 from ..base import _Null
 from ..errors import LazyNDError, OperatorError
 
 REQUIRED = object()
 
 DTYPE_NAMES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
-# each dtype's name, looked up rather than read from ``dtype.name`` (NumPy computes that property in
-# Python, 1.5 us: parse_dtype runs at every nd.array, zeros, ones and empty); any dtype not found
-# here (a byte-swapped float32) is named by ``dtype.name``
-_DTYPE_NAME_OF = {np.dtype(name): name for name in DTYPE_NAMES}
 _DTYPE_EXPECTED = f"expected a dtype, one of {', '.join(DTYPE_NAMES)}"
 
 _Parser = TypeVar("_Parser", bound=Callable[..., Any])
@@ -226,11 +223,6 @@ def parse_axis(value: Any) -> int | tuple[int, ...] | None:
         axes = tuple(parse_int(v) for v in value)
         return axes if axes else None
     return parse_int(value)
-
-
-def dtype_name(dtype: np.dtype) -> str:
-    """``dtype.name``, from a table for lazynd's dtypes (NumPy computes that property in Python)."""
-    return _DTYPE_NAME_OF.get(dtype) or dtype.name
 
 
 def parse_dtype(value: Any) -> str:
