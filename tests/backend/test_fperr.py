@@ -30,18 +30,44 @@ def test_quietly_silences_divide_overflow_and_invalid() -> None:
             np.divide(np.float32(1), np.float32(0))
 
 
-def test_quietly_keeps_the_callers_other_settings_and_restores_them() -> None:
+def test_quietly_runs_kernels_under_none_of_the_callers_settings_and_restores_them() -> None:
+    # a kernel computes the same on every thread: the caller's underflow and divide settings are
+    # not seen inside (a worker would not see them either), and they hold again after the call
     @quietly
     def kernel() -> dict:
-        with pytest.raises(FloatingPointError):  # underflow still raises, as the caller asked
-            np.multiply(np.float32(1e-30), np.float32(1e-30))
+        np.multiply(np.float32(1e-30), np.float32(1e-30))  # an underflow, silent as in MXNet
         return np.geterr()
 
     with np.errstate(under="raise", divide="raise"):
         before = np.geterr()
         inside = kernel()
         assert np.geterr() == before
-    assert inside == {**before, "divide": "ignore", "over": "ignore", "invalid": "ignore"}
+    assert inside == {"divide": "ignore", "over": "ignore", "under": "ignore", "invalid": "ignore"}
+
+
+def test_a_quiet_kernel_calling_another_quiet_kernel_runs_it_in_place() -> None:
+    # a context cannot be entered twice: the inner kernel runs in the outer one's context
+    @quietly
+    def inner(x: np.ndarray) -> np.ndarray:
+        return np.log(x)
+
+    @quietly
+    def outer(x: np.ndarray) -> np.ndarray:
+        return inner(x) / x
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values = outer(np.array([0.0, 1.0], np.float32))
+    assert np.isneginf(values[0]) and values[1] == 0
+
+
+def test_an_error_inside_a_quiet_kernel_reaches_the_caller() -> None:
+    @quietly
+    def failing() -> None:
+        raise RuntimeError("the kernel's own error")
+
+    with pytest.raises(RuntimeError, match="the kernel's own error"):
+        failing()
 
 
 def test_quietly_is_per_thread() -> None:
