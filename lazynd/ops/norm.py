@@ -11,6 +11,15 @@ pass gamma holds the scale that was used, whatever weight decay did to it.  One 
 MXNet 1.9.1 executor bound without any gradient (every ``grad_req`` 'null', a predicting Module)
 leaves gamma as it was, where lazynd writes the 1 there too; the outputs are the same.  On the GPU
 it runs ``kernels/norm.cu``.
+
+The moving statistics move in the training-mode forward pass, on both devices (and so in
+BatchNorm_v1, SyncBatchNorm and BatchNormWithReLU).  MXNet 1.9.1 has no single answer to copy:
+on the GPU with cuDNN (its default, ``cudnn_off=False``) it also updates them in the forward pass,
+but its CPU kernels (MKL-DNN on or off) and its own GPU kernels (``cudnn_off=True``) update them in
+the backward pass, from the statistics the last forward pass saved.  There a training-mode forward
+pass with no backward (MC dropout) leaves them, two forward passes and one backward move them once
+(with the second batch), and a backward run twice moves them twice.  After one forward and one
+backward pass lazynd holds the values MXNet's CPU kernels give.
 The normalisations within each sample (InstanceNorm, L2Normalization, LRN) are in
 :mod:`~lazynd.ops.sample_norm`.
 """
