@@ -13,7 +13,9 @@ thread- and asyncio-safe).  Each thread that runs a kernel makes, once, a
 NumPy's state ignores every floating-point error, and runs kernels with ``Context.run``.  The
 calling thread's context is not touched: the user's settings are the same before and after a
 kernel run at push, and a kernel sees none of them, whichever thread runs it (at push, while a
-wait helps, on a worker).  Entering the context costs about 0.04 us a kernel, where switching
+wait helps, on a worker).  What else a kernel relies on is kept per thread, not per context, so the
+quiet context changes nothing of it: lazynd's own state (``threading.local``) and CuPy's current
+device, stream and allocator (a host kernel run on device arrays).  Entering the context costs about 0.04 us a kernel, where switching
 NumPy's state with ``np.errstate`` for each call cost 0.4 us.  A kernel that runs inside the
 context already (a kernel calling another one, an executor's pass) calls the next one directly.
 
