@@ -3,8 +3,8 @@ variance reduced gradients (SVRG, Johnson and Zhang, 2013).
 
 Every ``update_freq`` epochs the module takes a snapshot of its weights and the mean gradient
 over the whole training set at that snapshot (:meth:`SVRGModule.update_full_grads`). Each batch's
-gradient is then replaced by ``g(w) - g(w_snapshot) + full_gradient`` before the optimizer
-applies it, ``g(w_snapshot)`` coming from a second module that holds the snapshot. As in MXNet,
+gradient is then replaced by ``g(w) - g(w_snapshot) + full_gradient`` when :meth:`SVRGModule.update`
+applies it (so after ``backward`` the gradient arrays hold the batch's own gradient, as in MXNet), ``g(w_snapshot)`` coming from a second module that holds the snapshot. As in MXNet,
 the full gradient divides the sum over batches by their count less the last batch's padding
 share. Unlike MXNet 1.9.1, each snapshot's full gradient starts from zero (MXNet adds the previous
 snapshot's into the new sum) and the parameters' ``lr_mult``/``wd_mult`` apply (MXNet's SVRG
@@ -115,19 +115,25 @@ class SVRGModule(Module):
             self._mod_aux.forward(data_batch, is_train=True)
 
     def backward(self, out_grads: Any = None) -> None:
-        """Backward, then turn each gradient into ``g(w) - g(w_snapshot) + full_gradient``."""
+        """Backward through the current weights, and the snapshot's after a snapshot; the gradient
+        arrays hold the batch's own gradient ``g(w)`` until :meth:`update`, as in MXNet."""
+        super().backward(out_grads)
+        if self._full_grads is not None:
+            self._mod_aux.backward(out_grads)
+
+    def update(self) -> None:
+        """Turn each gradient into ``g(w) - g(w_snapshot) + full_gradient`` in place, then apply it."""
         if self._full_grads is None:
             raise LazyNDError(
-                "SVRGModule.backward: no full gradient yet; call update_full_grads(train_data) first "
+                "SVRGModule.update: no full gradient yet; call update_full_grads(train_data) first "
                 "(fit does it every update_freq epochs)"
             )
-        super().backward(out_grads)
-        self._mod_aux.backward(out_grads)
-        current = self._bound_group("backward").grad_arrays
-        snapshot = self._mod_aux._bound_group("backward").grad_arrays
+        current = self._bound_group("update").grad_arrays
+        snapshot = self._mod_aux._bound_group("update").grad_arrays
         for per_device, snapshot_per_device, full_per_device in zip(current, snapshot, self._full_grads, strict=True):
             for grad, snapshot_grad, full_grad in zip(per_device, snapshot_per_device, full_per_device, strict=True):
                 grad[:] = grad - snapshot_grad + full_grad
+        super().update()
 
     def _begin_epoch(self, epoch: int, train_data: mx_io.DataIter) -> None:
         if epoch % self.update_freq == 0:
