@@ -3,9 +3,11 @@ variance reduced gradients (SVRG, Johnson and Zhang, 2013).
 
 Every ``update_freq`` epochs the module takes a snapshot of its weights and the mean gradient
 over the whole training set at that snapshot (:meth:`SVRGModule.update_full_grads`). Each batch's
-gradient is then replaced by ``g(w) - g(w_snapshot) + full_gradient`` when :meth:`SVRGModule.update`
-applies it (so after ``backward`` the gradient arrays hold the batch's own gradient, as in MXNet), ``g(w_snapshot)`` coming from a second module that holds the snapshot. As in MXNet,
-the full gradient divides the sum over batches by their count less the last batch's padding
+gradient is then replaced, in place, by ``g(w) - g(w_snapshot) + full_gradient`` when
+:meth:`SVRGModule.update` applies it (after ``backward`` the gradient arrays still hold the batch's
+own gradient, as in MXNet), ``g(w_snapshot)`` coming from a second module that holds the snapshot.
+Its ``fit`` resets the data at each epoch's start (and at each snapshot), not at its end, as
+MXNet's does, so a seeded shuffling iterator gives MXNet's batch orders. As in MXNet, the full gradient divides the sum over batches by their count less the last batch's padding
 share. Unlike MXNet 1.9.1, each snapshot's full gradient starts from zero (MXNet adds the previous
 snapshot's into the new sum) and the parameters' ``lr_mult``/``wd_mult`` apply (MXNet's SVRG
 optimizer drops them).  Nor does ``init_optimizer(kvstore=mx.kv.create('local'))`` zero the
@@ -136,6 +138,10 @@ class SVRGModule(Module):
         super().update()
 
     def _begin_epoch(self, epoch: int, train_data: mx_io.DataIter) -> None:
+        # MXNet's SVRGModule.fit resets the data at each epoch's start, not at its end
         if epoch % self.update_freq == 0:
             self.update_full_grads(train_data)
-            train_data.reset()
+        train_data.reset()
+
+    def _end_epoch(self, epoch: int, train_data: mx_io.DataIter) -> None:
+        """Leave ``train_data`` as the epoch left it: the next epoch resets it first, as in MXNet."""

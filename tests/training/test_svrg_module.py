@@ -122,3 +122,21 @@ def test_bad_update_freq_and_update_before_a_snapshot_are_clear_errors() -> None
     mod.forward_backward(next(iter(it)))
     with pytest.raises(LazyNDError, match="SVRGModule.update: .*call update_full_grads"):
         mod.update()
+
+
+class _CountingIter(mx.io.NDArrayIter):
+    resets = 0
+
+    def reset(self) -> None:
+        self.resets += 1
+        super().reset()
+
+
+def test_fit_resets_the_data_at_each_epoch_start_and_each_snapshot_as_mxnet() -> None:
+    # a shuffling iterator draws a new order at each reset: MXNet's SVRGModule.fit resets once per
+    # snapshot and once at each epoch's start, never at an epoch's end, so seeded runs see its orders
+    it = _CountingIter(X, Y, batch_size=2, label_name="lro_label")
+    it.resets = 0  # NDArrayIter resets itself when made
+    mod = SVRGModule(_regression(), label_names=["lro_label"], update_freq=2)
+    mod.fit(it, num_epoch=3, optimizer_params={"learning_rate": 0.01}, initializer=mx.init.Zero())
+    assert it.resets == 2 + 1 + 2  # epoch 0 and 2: snapshot and start; epoch 1: start
