@@ -7,12 +7,15 @@ gradient is then replaced, in place, by ``g(w) - g(w_snapshot) + full_gradient``
 :meth:`SVRGModule.update` applies it (after ``backward`` the gradient arrays still hold the batch's
 own gradient, as in MXNet), ``g(w_snapshot)`` coming from a second module that holds the snapshot.
 Its ``fit`` resets the data at each epoch's start (and at each snapshot), not at its end, as
-MXNet's does, so a seeded shuffling iterator gives MXNet's batch orders. As in MXNet, the full gradient divides the sum over batches by their count less the last batch's padding
-share. Unlike MXNet 1.9.1, each snapshot's full gradient starts from zero (MXNet adds the previous
+MXNet's does, so a seeded shuffling iterator gives MXNet's batch orders. As in MXNet, the full
+gradient divides the sum over batches by their count less the last batch's padding share.
+
+Unlike MXNet 1.9.1, each snapshot's full gradient starts from zero (MXNet adds the previous
 snapshot's into the new sum) and the parameters' ``lr_mult``/``wd_mult`` apply (MXNet's SVRG
-optimizer drops them).  Nor does ``init_optimizer(kvstore=mx.kv.create('local'))`` zero the
-weights: MXNet 1.9.1, given a KVStore object rather than a name, pulls its zeroed ``<name>_full``
-keys into the executors' weights there, so its first epoch starts from zero weights.
+optimizer drops them).  Nor does ``init_optimizer`` zero the weights where MXNet 1.9.1 uses a
+KVStore (given a KVStore object, or a name on several devices): it pulls its zeroed
+``<name>_full`` keys into the executors' weights there, so its first epoch starts from zero
+weights.
 
 Examples
 --------
