@@ -173,5 +173,6 @@ class Monitor:
                 raise LazyNDError(
                     f"Monitor: stat_func must return an NDArray or a list of them, got {type(value).__name__}"
                 )
-            texts.append(str(value.asscalar()) if value.size == 1 else str(value.asnumpy()))
-        return "\t".join(texts)
+            # MXNet's text: a (1,)-shaped value as a scalar, any other as its array; each ends in a tab
+            texts.append((str(value.asscalar()) if value.shape == (1,) else str(value.asnumpy())) + "\t")
+        return "".join(texts)

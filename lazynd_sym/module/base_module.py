@@ -264,10 +264,15 @@ class BaseModule:
                     epoch=epoch,
                 ):
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
-            train_data.reset()
+            self._end_epoch(epoch, train_data)
 
     def _begin_epoch(self, epoch: int, train_data: mx_io.DataIter) -> None:
         """What ``fit`` does before training epoch ``epoch``: nothing here (SVRGModule takes its snapshot)."""
+
+    def _end_epoch(self, epoch: int, train_data: mx_io.DataIter) -> None:
+        """What ``fit`` does after epoch ``epoch``: reset ``train_data`` (a shuffling iterator draws its
+        next order here, so where the resets fall decides which orders a seeded run sees)."""
+        train_data.reset()
 
     # -- parameters on disk ----------------------------------------------------------------------
     def save_params(self, fname: str) -> None:

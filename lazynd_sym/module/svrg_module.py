@@ -3,14 +3,19 @@ variance reduced gradients (SVRG, Johnson and Zhang, 2013).
 
 Every ``update_freq`` epochs the module takes a snapshot of its weights and the mean gradient
 over the whole training set at that snapshot (:meth:`SVRGModule.update_full_grads`). Each batch's
-gradient is then replaced by ``g(w) - g(w_snapshot) + full_gradient`` before the optimizer
-applies it, ``g(w_snapshot)`` coming from a second module that holds the snapshot. As in MXNet,
-the full gradient divides the sum over batches by their count less the last batch's padding
-share. Unlike MXNet 1.9.1, each snapshot's full gradient starts from zero (MXNet adds the previous
+gradient is then replaced, in place, by ``g(w) - g(w_snapshot) + full_gradient`` when
+:meth:`SVRGModule.update` applies it (after ``backward`` the gradient arrays still hold the batch's
+own gradient, as in MXNet), ``g(w_snapshot)`` coming from a second module that holds the snapshot.
+Its ``fit`` resets the data at each epoch's start (and at each snapshot), not at its end, as
+MXNet's does, so a seeded shuffling iterator gives MXNet's batch orders. As in MXNet, the full
+gradient divides the sum over batches by their count less the last batch's padding share.
+
+Unlike MXNet 1.9.1, each snapshot's full gradient starts from zero (MXNet adds the previous
 snapshot's into the new sum) and the parameters' ``lr_mult``/``wd_mult`` apply (MXNet's SVRG
-optimizer drops them).  Nor does ``init_optimizer(kvstore=mx.kv.create('local'))`` zero the
-weights: MXNet 1.9.1, given a KVStore object rather than a name, pulls its zeroed ``<name>_full``
-keys into the executors' weights there, so its first epoch starts from zero weights.
+optimizer drops them).  Nor does ``init_optimizer`` zero the weights where MXNet 1.9.1 uses a
+KVStore (given a KVStore object, or a name on several devices): it pulls its zeroed
+``<name>_full`` keys into the executors' weights there, so its first epoch starts from zero
+weights.
 
 Examples
 --------
@@ -115,21 +120,31 @@ class SVRGModule(Module):
             self._mod_aux.forward(data_batch, is_train=True)
 
     def backward(self, out_grads: Any = None) -> None:
-        """Backward, then turn each gradient into ``g(w) - g(w_snapshot) + full_gradient``."""
+        """Backward through the current weights, and the snapshot's after a snapshot; the gradient
+        arrays hold the batch's own gradient ``g(w)`` until :meth:`update`, as in MXNet."""
+        super().backward(out_grads)
+        if self._full_grads is not None:
+            self._mod_aux.backward(out_grads)
+
+    def update(self) -> None:
+        """Turn each gradient into ``g(w) - g(w_snapshot) + full_gradient`` in place, then apply it."""
         if self._full_grads is None:
             raise LazyNDError(
-                "SVRGModule.backward: no full gradient yet; call update_full_grads(train_data) first "
+                "SVRGModule.update: no full gradient yet; call update_full_grads(train_data) first "
                 "(fit does it every update_freq epochs)"
             )
-        super().backward(out_grads)
-        self._mod_aux.backward(out_grads)
-        current = self._bound_group("backward").grad_arrays
-        snapshot = self._mod_aux._bound_group("backward").grad_arrays
+        current = self._bound_group("update").grad_arrays
+        snapshot = self._mod_aux._bound_group("update").grad_arrays
         for per_device, snapshot_per_device, full_per_device in zip(current, snapshot, self._full_grads, strict=True):
             for grad, snapshot_grad, full_grad in zip(per_device, snapshot_per_device, full_per_device, strict=True):
                 grad[:] = grad - snapshot_grad + full_grad
+        super().update()
 
     def _begin_epoch(self, epoch: int, train_data: mx_io.DataIter) -> None:
+        # MXNet's SVRGModule.fit resets the data at each epoch's start, not at its end
         if epoch % self.update_freq == 0:
             self.update_full_grads(train_data)
-            train_data.reset()
+        train_data.reset()
+
+    def _end_epoch(self, epoch: int, train_data: mx_io.DataIter) -> None:
+        """Leave ``train_data`` as the epoch left it: the next epoch resets it first, as in MXNet."""

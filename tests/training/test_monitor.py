@@ -77,7 +77,15 @@ def test_custom_stat_func_may_return_several_arrays() -> None:
     mon.install(ex)
     ((_, name, text),) = _step(mon, ex)
     assert name == "fc1_weight"
-    assert [float(v) for v in text.split("\t")] == [1.0, -1.0]
+    assert text == "1.0\t-1.0\t"  # as MXNet writes it: each value followed by a tab
+
+
+def test_statistic_text_is_a_scalar_only_for_shape_1_as_mxnet() -> None:
+    ex = _executor()
+    mon = Monitor(1, stat_func=lambda x: mx.nd.max(x).reshape((1, 1)), pattern="fc1_weight$")
+    mon.install(ex)
+    ((_, _, text),) = _step(mon, ex)
+    assert text == "[[1.]]\t"
 
 
 def test_toc_print_logs_one_line_per_array(caplog) -> None:

@@ -40,9 +40,11 @@ def test_full_gradient_is_the_mean_batch_gradient_at_the_snapshot_taken_afresh_e
     mod, it = _bound()
     expected_weight, expected_bias = _mean_batch_gradient(np.ones((1, 2), np.float32), 0.0)
     for _ in range(2):  # MXNet 1.9.1 adds the previous snapshot's full gradient into the next
+        mod.set_params({"fc_weight": mx.nd.ones((1, 2)), "fc_bias": mx.nd.zeros((1,))}, {})
         mod.update_full_grads(it)
         it.reset()  # update_full_grads leaves the iterator at its end, as MXNet's
         mod.forward_backward(next(iter(it)))
+        mod.update()  # the correction is made in the gradient arrays, as in MXNet
         grads = dict(zip(mod._exec_group.param_names, mod._exec_group.grad_arrays, strict=True))
         # at the snapshot's own weights g(w) - g(w_snapshot) vanishes: the full gradient remains
         np.testing.assert_allclose(grads["fc_weight"][0].asnumpy()[0], expected_weight, rtol=1e-6)
@@ -59,6 +61,7 @@ def test_batch_gradient_is_current_minus_snapshot_plus_full() -> None:
     arg_params, _ = mod.get_params()
     weight, bias = arg_params["fc_weight"].asnumpy(), float(arg_params["fc_bias"].asnumpy()[0])
     mod.forward_backward(batch)
+    mod.update()
     rows = X[:2]
     current = ((rows @ weight.T + bias - 1) * rows).sum(0)
     snapshot = ((rows @ np.ones((2, 1)) - 1) * rows).sum(0)
@@ -74,6 +77,7 @@ def test_set_params_leaves_the_snapshot_where_update_full_grads_took_it() -> Non
     it.reset()
     mod.set_params({"fc_weight": mx.nd.array([[0.5, -0.5]]), "fc_bias": mx.nd.array([0.25])}, {})
     mod.forward_backward(next(iter(it)))
+    mod.update()
     rows = X[:2]
     current = ((rows @ np.array([[0.5], [-0.5]]) + 0.25 - 1) * rows).sum(0)
     snapshot = ((rows @ np.ones((2, 1)) - 1) * rows).sum(0)
@@ -98,10 +102,41 @@ def test_fit_takes_a_snapshot_every_update_freq_epochs_and_trains() -> None:
     assert metric.get()[1] < 0.01 * float(np.mean(labels**2))
 
 
-def test_bad_update_freq_and_backward_before_a_snapshot_are_clear_errors() -> None:
+def test_backward_leaves_the_batch_gradient_for_update_to_correct() -> None:
+    # MXNet corrects the gradients in update(): code reading them after backward sees g(w)
+    mod, it = _bound()
+    mod.update_full_grads(it)
+    it.reset()
+    mod.set_params({"fc_weight": mx.nd.array([[0.5, -0.5]]), "fc_bias": mx.nd.array([0.25])}, {})
+    mod.forward_backward(next(iter(it)))
+    rows = X[:2]
+    current = ((rows @ np.array([[0.5], [-0.5]]) + 0.25 - 1) * rows).sum(0)
+    weight_grad = mod._exec_group.grad_arrays[mod._exec_group.param_names.index("fc_weight")][0]
+    np.testing.assert_allclose(weight_grad.asnumpy()[0], current, rtol=1e-6)
+
+
+def test_bad_update_freq_and_update_before_a_snapshot_are_clear_errors() -> None:
     with pytest.raises(LazyNDError, match="update_freq must be a positive int.*got 0"):
         SVRGModule(_regression(), label_names=["lro_label"], update_freq=0)
     mod, it = _bound()
-    mod.forward(next(iter(it)))
-    with pytest.raises(LazyNDError, match="call update_full_grads"):
-        mod.backward()
+    mod.forward_backward(next(iter(it)))
+    with pytest.raises(LazyNDError, match="SVRGModule.update: .*call update_full_grads"):
+        mod.update()
+
+
+class _CountingIter(mx.io.NDArrayIter):
+    resets = 0
+
+    def reset(self) -> None:
+        self.resets += 1
+        super().reset()
+
+
+def test_fit_resets_the_data_at_each_epoch_start_and_each_snapshot_as_mxnet() -> None:
+    # a shuffling iterator draws a new order at each reset: MXNet's SVRGModule.fit resets once per
+    # snapshot and once at each epoch's start, never at an epoch's end, so seeded runs see its orders
+    it = _CountingIter(X, Y, batch_size=2, label_name="lro_label")
+    it.resets = 0  # NDArrayIter resets itself when made
+    mod = SVRGModule(_regression(), label_names=["lro_label"], update_freq=2)
+    mod.fit(it, num_epoch=3, optimizer_params={"learning_rate": 0.01}, initializer=mx.init.Zero())
+    assert it.resets == 2 + 1 + 2  # epoch 0 and 2: snapshot and start; epoch 1: start
