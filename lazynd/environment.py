@@ -56,7 +56,8 @@ MXNET_VARIABLES: dict[str, str] = {
     "MXNET_CPU_TEMP_COPY": _STORAGE,
     "MXNET_GPU_TEMP_COPY": _STORAGE,
     "MXNET_CPU_PARALLEL_COPY_SIZE": "ignored: host copies are NumPy's",
-    "MXNET_OPTIMIZER_AGGREGATION_SIZE": "ignored: how many weights one SGD call updates; results do not depend on it",
+    "MXNET_OPTIMIZER_AGGREGATION_SIZE": "honoured: how many parameters one LARS step takes, which decides which "
+    "ones its momentum correction reaches, as in MXNet; other optimizers' results do not depend on it",
     "MXNET_EXEC_ENABLE_INPLACE": "ignored: the memory plan always works in place where it is safe",
     "MXNET_GPU_WORKER_NTHREADS": "ignored: one thread per GPU",
     "MXNET_GPU_COPY_NTHREADS": "ignored: one copy stream each way per GPU",

@@ -2,7 +2,7 @@
 
 ``lazynd_kv.create('local' | 'device' | 'dist_sync' | 'dist_device_sync')``, also
 reachable as ``mx.kv.create``; a user's own store derives from :class:`KVStoreBase`
-and registers with ``@KVStoreBase.register``.  The ``dist_*`` stores run on MPI (``mpi4py``),
+and registers with ``@KVStoreBase.register``, as MXNet's ``'teststore'`` does.  The ``dist_*`` stores run on MPI (``mpi4py``),
 imported only when one is created.
 """
 
@@ -11,5 +11,17 @@ from __future__ import annotations
 from . import device, dist, local
 from .base import KVKeyError, KVStore, create, register, supported_types
 from .registry import KVStoreBase
+from .teststore import TestStore
 
-__all__ = ["KVStore", "KVStoreBase", "KVKeyError", "create", "register", "supported_types", "local", "device", "dist"]
+__all__ = [
+    "KVStore",
+    "KVStoreBase",
+    "TestStore",
+    "KVKeyError",
+    "create",
+    "register",
+    "supported_types",
+    "local",
+    "device",
+    "dist",
+]

@@ -4,7 +4,7 @@
 parameter (``sgd_update``, ``adam_update``, ``ftrl_update``, ...), writing the
 weight and its states in place; the others (NAG, AdaGrad, AdaDelta, SGLD,
 DCASGD, Adamax, Nadam) are written with NDArray operators; FTML, LAMB, LARS (``layerwise``)
-and LBSGD are MXNet 1.x's.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
+and LBSGD are MXNet 1.x's, and so is ``Test`` (``'test'``), the plain sum MXNet's KVStore tests use.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
 ``multi_sgd_update`` / ``multi_sgd_mom_update`` operation for all of them.  An :class:`Updater`
 applies an optimizer to indexed parameters and keeps their states, which it can
 save and restore as pickled bytes.
@@ -28,6 +28,7 @@ from .base import Optimizer, create, register
 from .layerwise import FTML, LAMB, LARS
 from .lbsgd import LBSGD
 from .optimizers import DCASGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Ftrl, RMSProp, Signum, ccSGD
+from .summing import Test
 from .updater import Updater, get_updater
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "LAMB",
     "LARS",
     "LBSGD",
+    "Test",
     "Updater",
     "contrib",
     "create",

@@ -3,9 +3,9 @@
 ``FTML`` is one fused ``ftml_update`` per parameter.  ``LAMB`` runs ``lamb_update_phase1``,
 the two norms and ``lamb_update_phase2`` (``mp_`` forms for a float16 weight under
 ``multi_precision``).  ``LARS`` scales each layer's learning rate by its trust ratio with
-``multi_sum_sq`` and ``multi_lars`` and steps every parameter of a list in ONE
-``preloaded_multi_sgd(_mom)_update``, the rates never leaving the device.  (``LBSGD``, the
-large-batch SGD, is in :mod:`.lbsgd`.)
+``multi_sum_sq`` and ``multi_lars`` and steps the parameters of a list, ``aggregate_num`` at a
+time as MXNet's updater hands them over, each group in ONE ``preloaded_multi_sgd(_mom)_update``,
+the rates never leaving the device.  (``LBSGD``, the large-batch SGD, is in :mod:`.lbsgd`.)
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ndarray as _ndarray
+from ..environment import integer_setting
 from ..errors import LazyNDError
 from ..lr_scheduler import check_numbers
 from ..ndarray import NDArray
@@ -192,8 +193,12 @@ class LARS(Optimizer):
 
     Parameters named ``*gamma``, ``*beta`` or ``*bias`` keep their rate; only ``*_weight`` ones get
     weight decay.  With ``momentum_correction``, the momentum is scaled by the ratio of this
-    update's rate to the last one's.  A list of parameters on one device takes one ``multi_lars``
-    and one ``preloaded_multi_(mp_)sgd(_mom)_update``.  A float16 weight's state under
+    step's rate to the last step's.  A list of parameters on one device is stepped
+    ``aggregate_num`` at a time (``MXNET_OPTIMIZER_AGGREGATION_SIZE``, 4 by default, as MXNet's
+    updater groups them), each group one ``multi_lars`` and one
+    ``preloaded_multi_(mp_)sgd(_mom)_update``.  Each group is a step of its own, as in MXNet
+    1.9.1: after a change of rate, only the first group of an update has its momentum corrected
+    (the next ones see this rate as the last one).  A float16 weight's state under
     ``multi_precision`` is ``(momentum or None, float32 master copy)``.
 
     Examples
@@ -224,6 +229,8 @@ class LARS(Optimizer):
             raise LazyNDError(f"LARS: momentum must be in [0, 1], got {momentum}")
         self.momentum, self.lazy_update, self.eta, self.eps = momentum, lazy_update, eta, eps
         self.momentum_correction = momentum_correction
+        # how many parameters one step takes; it decides which ones a momentum correction reaches
+        self.aggregate_num = integer_setting("MXNET_OPTIMIZER_AGGREGATION_SIZE", minimum=1) or 4
         self.last_lr: float | None = None
         self.cur_lr: float | None = None
 
@@ -291,8 +298,12 @@ class LARS(Optimizer):
         self._step([index], [weight], [grad], [state], self._uses_master_copy(weight))
 
     def update_multi(self, indices: list, weights: list[NDArray], grads: list[NDArray], states: list) -> None:
-        """One LARS step for parameters on one device with one dtype; one per parameter otherwise."""
+        """LARS steps of ``aggregate_num`` parameters each, for parameters on one device with one
+        dtype; one per parameter otherwise."""
         if not _one_device_and_dtype(weights, grads):
             super().update_multi(indices, weights, grads, states)
             return
-        self._step(indices, weights, grads, states, False)
+        size = self.aggregate_num
+        for start in range(0, len(indices), size):
+            part = slice(start, start + size)
+            self._step(indices[part], weights[part], grads[part], states[part], False)

@@ -30,10 +30,10 @@ def create_kvstore(kvstore: Any, num_device: int, arg_params: dict[str, Any]) ->
     """The store to aggregate gradients through (or None) and whether the optimizer runs on it.
 
     As in MXNet: one device needs no store unless it is distributed; a store
-    created by name runs the optimizer (``update_on_kvstore``), except a
+    of lazynd's created by name runs the optimizer (``update_on_kvstore``), except a
     ``local`` store for parameters over 16M elements and the ``local_allreduce_cpu`` /
     ``local_allreduce_device`` stores, where each device updates its own copy from the
-    summed gradients instead.  A ``KVStoreBase`` store
+    summed gradients instead.  A ``KVStoreBase`` store (given, or registered and named)
     runs it when ``is_capable(KVStoreBase.OPTIMIZER)``, any other store object when it has
     ``set_optimizer``; otherwise it only sums gradients.  The environment
     variable ``MXNET_UPDATE_ON_KVSTORE=0`` keeps the optimizer on the devices in every case.
@@ -61,6 +61,8 @@ def _store_and_update(kvstore: Any, num_device: int, arg_params: dict[str, Any])
         import lazynd_kv
 
         store = lazynd_kv.create(kvstore)
+        if calls_per_key(store):  # a store registered with @KVStoreBase.register: asked, as when given itself
+            return _store_and_update(store, num_device, arg_params)
         largest = max((int(np.prod(v.shape)) for v in arg_params.values()), default=0)
         # MXNet 0.9's 'local_allreduce_cpu'/'_device' only sum: each device runs the optimizer
         aggregate_only = "local_allreduce" in kvstore or (kvstore == "local" and largest > LOCAL_UPDATE_LIMIT)

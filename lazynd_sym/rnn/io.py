@@ -70,7 +70,7 @@ class BucketSentenceIter(DataIter):
     label is the sentence shifted left by one (the next word).  ``buckets`` defaults to every length
     but 0 with at least ``batch_size`` sentences (empty sentences join the shortest bucket); longer sentences than the last bucket are dropped, and so are
     buckets no sentence falls in (``buckets`` then lists those used, the longest is ``default_bucket_key``).
-    ``layout`` 'NT' gives (batch, time) arrays, 'TN' (time, batch).  Batches come in random order.
+    ``layout`` 'NT' (or 'NTC') gives (batch, time) arrays, 'TN' (or 'TNC') (time, batch).  Batches come in random order.
     """
 
     def __init__(
@@ -85,8 +85,12 @@ class BucketSentenceIter(DataIter):
         layout: str = "NT",
     ) -> None:
         super().__init__(batch_size)
-        if layout not in ("NT", "TN"):
-            raise LazyNDError(f"BucketSentenceIter: layout must be 'NT' or 'TN', got {layout!r}")
+        # MXNet reads only where 'N' is: a layout naming a feature axis after the two ('NTC', as
+        # MXNet's own bucketing test passes) is batch or time major like 'NT' or 'TN'
+        if not isinstance(layout, str) or layout[:2] not in ("NT", "TN"):
+            raise LazyNDError(
+                f"BucketSentenceIter: layout must start with 'NT' (batch major) or 'TN' (time major), got {layout!r}"
+            )
         if not buckets:
             # length 0 is no bucket (a batch with no steps has no label to shift): empty sentences
             # go, all padding, to the shortest bucket, as they do when buckets are given

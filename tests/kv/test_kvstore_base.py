@@ -180,3 +180,28 @@ def test_a_store_that_cannot_run_the_optimizer_and_has_no_init_is_refused_by_nam
 
     with pytest.raises(DataError, match=r"kvstore NoInit: .*needs init\(key, value\)"):
         _module_fit(NoInit())
+
+
+@pytest.mark.parametrize("capable", [True, False])
+def test_module_fit_trains_through_a_registered_store_named_by_its_class_name(clean_registry, capable):
+    # MXNet 1.9.1 asks a store created by name too whether it runs the optimizer
+    class NamedSumStore(SumStore):
+        instances: list[SumStore] = []
+
+        def __init__(self) -> None:
+            super().__init__()
+            NamedSumStore.instances.append(self)
+
+    NamedSumStore.capable = capable
+    KVStoreBase.register(NamedSumStore)
+    trained = _module_fit("namedsumstore")
+    for name, value in _module_fit("local").items():
+        np.testing.assert_allclose(trained[name], value, rtol=1e-5, atol=1e-6)
+    first = "broadcast" if capable else "init"
+    assert NamedSumStore.instances[-1].calls[:2] == [(first, 0, 0), (first, 1, 0)]
+
+
+def test_module_fit_refuses_the_teststore_by_name_for_it_has_no_init():
+    # MXNet 1.9.1 fails here with an AttributeError ('TestStore' object has no attribute 'init')
+    with pytest.raises(DataError, match=r"kvstore TestStore: .*needs init\(key, value\)"):
+        _module_fit("teststore")

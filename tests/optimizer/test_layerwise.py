@@ -120,6 +120,47 @@ def test_lars_momentum_correction_follows_the_scheduler() -> None:
     np.testing.assert_allclose(got[1], [[1.18033, 2.432211]], rtol=2e-5)
 
 
+def _lars_six_parameters_through_the_updater() -> list[list[float]]:
+    names = {i: f"l{i // 2}_{'weight' if i % 2 == 0 else 'bias'}" for i in range(6)}
+    scheduler = mx.lr_scheduler.FactorScheduler(step=1, factor=0.5)
+    opt = mx.optimizer.create(
+        "lars", learning_rate=0.1, eta=0.5, momentum=0.9, param_idx2name=names, lr_scheduler=scheduler
+    )
+    updater = mx.optimizer.get_updater(opt)
+    weights = [mx.nd.array(np.cos(np.arange(3) + i) * (i + 1)) for i in range(6)]
+    for step in range(3):
+        updater(list(range(6)), [mx.nd.array(np.sin(np.arange(3) + step + i) * 2) for i in range(6)], weights)
+    return [w.asnumpy().tolist() for w in weights]
+
+
+# MXNet 1.9.1's weights after three updates of six parameters given to its updater as one list
+# (the first four are the same with either aggregation size)
+LARS_FIRST_FOUR = [
+    [0.959123, 0.438665, -0.4851],
+    [0.663594, -1.115439, -1.868943],
+    [-1.473992, -2.887096, -1.645816],
+    [-3.848927, -2.211437, 1.459239],
+]
+
+
+@pytest.mark.parametrize(
+    ("size", "last_two"),
+    [
+        # groups of 4 (MXNet's default): the rate's change corrects the first group's momentum only
+        (None, [[-2.533675, 2.064976, 4.765098], [2.24195, 5.738169, 3.958743]]),
+        # one group of all six: every momentum is corrected
+        ("6", [[-2.778726, 1.80744, 4.731854], [2.026564, 5.708637, 4.142217]]),
+    ],
+)
+def test_lars_steps_a_list_in_groups_of_the_aggregation_size_as_mxnet(monkeypatch, size, last_two) -> None:
+    if size is None:
+        monkeypatch.delenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", raising=False)
+    else:
+        monkeypatch.setenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", size)
+    got = _lars_six_parameters_through_the_updater()
+    np.testing.assert_allclose(got, LARS_FIRST_FOUR + last_two, rtol=2e-5, atol=2e-6)
+
+
 @pytest.mark.parametrize("name", ["ftml", "lamb", "lars", "lbsgd"])
 def test_registered_by_name(name: str) -> None:
     opt = mx.optimizer.create(name)

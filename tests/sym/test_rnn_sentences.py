@@ -1,5 +1,5 @@
-"""mx.rnn.BucketSentenceIter over sentences with no words: MXNet 1.9.1 makes a bucket of length 0 from them
-(when it picks the buckets) and fails with an IndexError shifting its labels."""
+"""mx.rnn.BucketSentenceIter: sentences with no words (MXNet 1.9.1 makes a bucket of length 0 from them
+when it picks the buckets, and fails with an IndexError shifting its labels) and the layouts it takes."""
 
 from __future__ import annotations
 
@@ -35,3 +35,17 @@ def test_empty_sentences_in_given_buckets_are_all_padding_with_padding_labels():
     assert data == [[-1.0, -1.0], [7.0, 8.0]]
     label = batch.label[0].asnumpy()
     np.testing.assert_array_equal(label[:, -1], [-1, -1])
+
+
+@pytest.mark.parametrize(("layout", "shape"), [("NTC", (2, 3)), ("TNC", (3, 2))])
+def test_layout_with_a_feature_axis_is_batch_or_time_major_as_in_mxnet(layout, shape):
+    # MXNet's tests/python/train/test_bucketing.py passes layout='NTC'; MXNet 1.9.1 gives these shapes
+    it = mx.rnn.BucketSentenceIter([[1, 2, 3], [4, 5, 6]], batch_size=2, buckets=[3], layout=layout)
+    batch = next(iter(it))
+    assert it.provide_data[0].shape == shape and it.provide_data[0].layout == layout
+    assert batch.data[0].shape == shape and batch.provide_data[0].layout == layout
+
+
+def test_layout_without_batch_and_time_first_is_refused_by_name():
+    with pytest.raises(LazyNDError, match="layout must start with 'NT'.*got 'TCN'"):
+        mx.rnn.BucketSentenceIter([[1, 2, 3], [4, 5, 6]], batch_size=2, buckets=[3], layout="TCN")
