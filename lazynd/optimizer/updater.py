@@ -1,8 +1,10 @@
 """The updater: apply an optimizer to indexed parameters, keeping (and saving) their states.
 
 An :class:`Updater` creates each parameter's state on first use, hands lists
-of parameters to ``Optimizer.update_multi`` in one call, and saves and
-restores the states as pickled bytes (NDArrays stored as NumPy arrays).
+of parameters to ``Optimizer.update_multi`` in one call (unless a subclass
+overrides ``update`` below the class that gives ``update_multi``: then its
+``update`` is called once per parameter), and saves and restores the states as
+pickled bytes (NDArrays stored as NumPy arrays).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class Updater:
             checked = self._check_lists(indices, grads, weights)
             param_states = [states[i] for i in indices]
         optimizer = self.optimizer
-        if checked[3]:
+        if checked[3] or not _update_multi_follows_update(type(optimizer)):
             for i, w, g, state in zip(indices, weights, grads, param_states, strict=True):
                 optimizer.update_multi_precision(i, w, g, state)
         else:
@@ -232,6 +234,21 @@ def _check_arrays(index: Any, grad: Any, weight: Any, multi_precision: bool) -> 
         hash(index)
     except TypeError:
         raise LazyNDError(f"Updater: parameter index {index!r} must be an int or a name") from None
+
+
+_FOLLOWS_UPDATE: dict[type, bool] = {}  # per optimizer class: asked at every list update
+
+
+def _update_multi_follows_update(klass: type) -> bool:
+    """Whether ``klass.update_multi`` comes from the class that gives ``klass.update`` or a subclass of
+    it.  A subclass of SGD that overrides ``update`` only (MXNet's DSD example prunes weights and
+    gradients there) must have that ``update`` called, not SGD's fused list update."""
+    follows = _FOLLOWS_UPDATE.get(klass)
+    if follows is None:
+        update_owner = next(k for k in klass.__mro__ if "update" in k.__dict__)
+        multi_owner = next(k for k in klass.__mro__ if "update_multi" in k.__dict__)
+        follows = _FOLLOWS_UPDATE[klass] = issubclass(multi_owner, update_owner)
+    return follows
 
 
 def _as_list(values: Any) -> list:
