@@ -2,9 +2,10 @@
 
 An :class:`Updater` creates each parameter's state on first use, hands lists
 of parameters to ``Optimizer.update_multi`` in one call (unless a subclass
-overrides ``update`` below the class that gives ``update_multi``: then its
-``update`` is called once per parameter), and saves and restores the states as
-pickled bytes (NDArrays stored as NumPy arrays).
+overrides ``update`` or ``update_multi_precision`` below the class that gives
+``update_multi``: then its ``update_multi_precision`` is called once per
+parameter), and saves and restores the states as pickled bytes (NDArrays
+stored as NumPy arrays).
 """
 
 from __future__ import annotations
@@ -240,15 +241,24 @@ _FOLLOWS_UPDATE: dict[type, bool] = {}  # per optimizer class: asked at every li
 
 
 def _update_multi_follows_update(klass: type) -> bool:
-    """Whether ``klass.update_multi`` comes from the class that gives ``klass.update`` or a subclass of
-    it.  A subclass of SGD that overrides ``update`` only (MXNet's DSD example prunes weights and
-    gradients there) must have that ``update`` called, not SGD's fused list update."""
+    """Whether ``klass.update_multi`` comes from the class that gives ``klass.update`` and
+    ``klass.update_multi_precision``, or a subclass of both.  A subclass of SGD that overrides
+    ``update`` only (MXNet's DSD example prunes weights and gradients there), or
+    ``update_multi_precision`` only (what MXNet 1.9.1's updater calls), must have it called, not
+    SGD's fused list update."""
     follows = _FOLLOWS_UPDATE.get(klass)
     if follows is None:
-        update_owner = next(k for k in klass.__mro__ if "update" in k.__dict__)
-        multi_owner = next(k for k in klass.__mro__ if "update_multi" in k.__dict__)
-        follows = _FOLLOWS_UPDATE[klass] = issubclass(multi_owner, update_owner)
+        multi_owner = _owner(klass, "update_multi")
+        follows = issubclass(multi_owner, _owner(klass, "update")) and issubclass(
+            multi_owner, _owner(klass, "update_multi_precision")
+        )
+        _FOLLOWS_UPDATE[klass] = follows
     return follows
+
+
+def _owner(klass: type, name: str) -> type:
+    """The class in ``klass``'s method resolution order that defines ``name``."""
+    return next(k for k in klass.__mro__ if name in k.__dict__)
 
 
 def _as_list(values: Any) -> list:

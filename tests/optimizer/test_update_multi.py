@@ -129,3 +129,18 @@ def test_a_subclass_overriding_update_only_has_it_called_for_lists():
     assert MaskedSGD.seen == [0, 1]
     assert_almost_equal(weights[0].asnumpy(), [0.1, 0.0])
     assert_almost_equal(weights[1].asnumpy(), [1.0, 0.2])
+
+
+def test_a_subclass_overriding_update_multi_precision_only_has_it_called_for_lists():
+    # the method MXNet 1.9.1's updater calls: a subclass written for it customises that one
+    seen = []
+
+    class Logged(optimizer.SGD):
+        def update_multi_precision(self, index, weight, grad, state):
+            seen.append(index)
+            super().update_multi_precision(index, weight, grad, state)
+
+    weights = [mx.nd.ones((2,)), mx.nd.ones((3,))]
+    optimizer.get_updater(Logged(learning_rate=0.5))([0, 1], [mx.nd.ones((2,)), mx.nd.ones((3,))], weights)
+    assert seen == [0, 1]
+    assert_almost_equal(weights[1].asnumpy(), [0.5, 0.5, 0.5])
