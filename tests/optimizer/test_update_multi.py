@@ -115,18 +115,18 @@ def test_sgd_with_parameters_of_two_dtypes_falls_back_to_one_update_each():
 def test_a_subclass_overriding_update_only_has_it_called_for_lists():
     # MXNet's DSD example: a pruning SGD masks the gradient in ``update`` and calls SGD's;
     # a Module on one device hands its updater lists, which must not skip that ``update``
-    class MaskedSGD(optimizer.SGD):
-        seen: list = []
+    seen = []
 
+    class MaskedSGD(optimizer.SGD):
         def update(self, index, weight, grad, state):
-            self.seen.append(index)
+            seen.append(index)
             grad[:] = grad * (mx.nd.abs(weight) >= 0.5)
             super().update(index, weight, grad, state)
 
     opt = MaskedSGD(learning_rate=1.0, momentum=0.9)
     weights = [mx.nd.array([0.1, 1.0]), mx.nd.array([2.0, 0.2])]
     optimizer.get_updater(opt)([0, 1], [mx.nd.ones((2,)), mx.nd.ones((2,))], weights)
-    assert MaskedSGD.seen == [0, 1]
+    assert seen == [0, 1]
     assert_almost_equal(weights[0].asnumpy(), [0.1, 0.0])
     assert_almost_equal(weights[1].asnumpy(), [1.0, 0.2])
 
