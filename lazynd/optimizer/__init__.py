@@ -4,8 +4,10 @@
 parameter (``sgd_update``, ``adam_update``, ``ftrl_update``, ...), writing the
 weight and its states in place; the others (NAG, AdaGrad, AdaDelta, SGLD,
 DCASGD, Adamax, Nadam) are written with NDArray operators; FTML, LAMB, LARS (``layerwise``)
-and LBSGD are MXNet 1.x's, and so is ``Test`` (``'test'``), the plain sum MXNet's KVStore tests use.  Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
-``multi_sgd_update`` / ``multi_sgd_mom_update`` operation for all of them.  An :class:`Updater`
+and LBSGD are MXNet 1.x's, and so is ``Test`` (``'test'``), the plain sum MXNet's KVStore tests use.
+Given lists, an updater hands them to ``Optimizer.update_multi``, which ``SGD`` runs as ONE
+``multi_sgd_update`` / ``multi_sgd_mom_update`` operation for all of them (a subclass that
+overrides ``update`` only has that ``update`` called once per parameter).  An :class:`Updater`
 applies an optimizer to indexed parameters and keeps their states, which it can
 save and restore as pickled bytes.
 

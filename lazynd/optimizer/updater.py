@@ -1,8 +1,11 @@
 """The updater: apply an optimizer to indexed parameters, keeping (and saving) their states.
 
 An :class:`Updater` creates each parameter's state on first use, hands lists
-of parameters to ``Optimizer.update_multi`` in one call, and saves and
-restores the states as pickled bytes (NDArrays stored as NumPy arrays).
+of parameters to ``Optimizer.update_multi`` in one call (unless a subclass
+overrides ``update`` or ``update_multi_precision`` below the class that gives
+``update_multi``: then its ``update_multi_precision`` is called once per
+parameter), and saves and restores the states as pickled bytes (NDArrays
+stored as NumPy arrays).
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ class Updater:
             checked = self._check_lists(indices, grads, weights)
             param_states = [states[i] for i in indices]
         optimizer = self.optimizer
-        if checked[3]:
+        if checked[3] or not _update_multi_follows_update(type(optimizer)):
             for i, w, g, state in zip(indices, weights, grads, param_states, strict=True):
                 optimizer.update_multi_precision(i, w, g, state)
         else:
@@ -232,6 +235,30 @@ def _check_arrays(index: Any, grad: Any, weight: Any, multi_precision: bool) -> 
         hash(index)
     except TypeError:
         raise LazyNDError(f"Updater: parameter index {index!r} must be an int or a name") from None
+
+
+_FOLLOWS_UPDATE: dict[type, bool] = {}  # per optimizer class: asked at every list update
+
+
+def _update_multi_follows_update(klass: type) -> bool:
+    """Whether ``klass.update_multi`` comes from the class that gives ``klass.update`` and
+    ``klass.update_multi_precision``, or a subclass of both.  A subclass of SGD that overrides
+    ``update`` only (MXNet's DSD example prunes weights and gradients there), or
+    ``update_multi_precision`` only (what MXNet 1.9.1's updater calls), must have it called, not
+    SGD's fused list update."""
+    follows = _FOLLOWS_UPDATE.get(klass)
+    if follows is None:
+        multi_owner = _owner(klass, "update_multi")
+        follows = issubclass(multi_owner, _owner(klass, "update")) and issubclass(
+            multi_owner, _owner(klass, "update_multi_precision")
+        )
+        _FOLLOWS_UPDATE[klass] = follows
+    return follows
+
+
+def _owner(klass: type, name: str) -> type:
+    """The class in ``klass``'s method resolution order that defines ``name``."""
+    return next(k for k in klass.__mro__ if name in k.__dict__)
 
 
 def _as_list(values: Any) -> list:

@@ -110,3 +110,37 @@ def test_sgd_with_parameters_of_two_dtypes_falls_back_to_one_update_each():
     for w in weights:
         assert_almost_equal(w.asnumpy(), np.full(2, 0.5))
     assert weights[1].dtype == np.float64
+
+
+def test_a_subclass_overriding_update_only_has_it_called_for_lists():
+    # MXNet's DSD example: a pruning SGD masks the gradient in ``update`` and calls SGD's;
+    # a Module on one device hands its updater lists, which must not skip that ``update``
+    seen = []
+
+    class MaskedSGD(optimizer.SGD):
+        def update(self, index, weight, grad, state):
+            seen.append(index)
+            grad[:] = grad * (mx.nd.abs(weight) >= 0.5)
+            super().update(index, weight, grad, state)
+
+    opt = MaskedSGD(learning_rate=1.0, momentum=0.9)
+    weights = [mx.nd.array([0.1, 1.0]), mx.nd.array([2.0, 0.2])]
+    optimizer.get_updater(opt)([0, 1], [mx.nd.ones((2,)), mx.nd.ones((2,))], weights)
+    assert seen == [0, 1]
+    assert_almost_equal(weights[0].asnumpy(), [0.1, 0.0])
+    assert_almost_equal(weights[1].asnumpy(), [1.0, 0.2])
+
+
+def test_a_subclass_overriding_update_multi_precision_only_has_it_called_for_lists():
+    # the method MXNet 1.9.1's updater calls: a subclass written for it customises that one
+    seen = []
+
+    class Logged(optimizer.SGD):
+        def update_multi_precision(self, index, weight, grad, state):
+            seen.append(index)
+            super().update_multi_precision(index, weight, grad, state)
+
+    weights = [mx.nd.ones((2,)), mx.nd.ones((3,))]
+    optimizer.get_updater(Logged(learning_rate=0.5))([0, 1], [mx.nd.ones((2,)), mx.nd.ones((3,))], weights)
+    assert seen == [0, 1]
+    assert_almost_equal(weights[1].asnumpy(), [0.5, 0.5, 0.5])

@@ -111,3 +111,36 @@ def test_fit_updates_the_metric_before_asking_the_iterator_for_the_next_batch() 
     mod = mx.mod.Module(two_class_net())
     mod.fit(_Iter(data, label, batch_size=10), eval_metric=_Metric(), num_epoch=1)
     assert events == ["next", "metric"] * 4
+
+
+def test_an_sgd_subclass_overriding_update_has_it_called_on_one_device_and_on_two() -> None:
+    """MXNet's DSD example prunes in its SGD subclass's ``update`` and trains it by name through
+    ``fit``: on one device the Module hands its updater lists, which went to SGD's fused update
+    and skipped the subclass (two devices, through the kvstore, called it)."""
+    updated = []
+
+    @mx.optimizer.register
+    class PruneSmallSGD(mx.optimizer.SGD):
+        def update(self, index, weight, grad, state):
+            updated.append(index)
+            mask = mx.nd.abs(weight) >= 0.2
+            weight[:] = weight * mask
+            grad[:] = grad * mask
+            super().update(index, weight, grad, state)
+
+    data, label = two_class_blobs(count=16)
+    start = start_params()
+    small = np.abs(start["fc1_weight"].asnumpy()) < 0.2
+    for contexts in ([mx.cpu()], [mx.cpu(0), mx.cpu(1)]):
+        updated.clear()
+        mod = mx.mod.Module(two_class_net(), context=contexts)
+        mod.fit(
+            mx.io.NDArrayIter(data, label, batch_size=8),
+            num_epoch=1,
+            arg_params={name: value.copy() for name, value in start.items()},
+            optimizer="prunesmallsgd",
+            optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+        )
+        assert len(updated) == 2 * 4, contexts  # two batches, four parameters
+        weights = host_values(mod.get_params()[0])["fc1_weight"]
+        assert small.any() and np.all(weights[small] == 0), contexts
