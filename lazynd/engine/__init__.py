@@ -138,18 +138,19 @@ def report_unreported_at_exit() -> None:
             f"lazynd: {engine.num_pending()} operation(s) still pending at exit made no progress for "
             f"{STALLED_WORK_S:g} s (blocked for ever?); exiting without them\n"
         )
-    errors = engine.take_unreported()
+    errors, let_go = engine.take_unreported()
     if not errors:
         return
-    count = len(errors)
+    count = len(errors) + let_go
     lines = [
         f"lazynd: {count} operator error{'s were' if count > 1 else ' was'} never reported by a wait "
         "(wait_to_read, asnumpy, waitall) before exit:\n"
     ]
-    for err in errors[:EXIT_REPORT_MAX]:
+    shown = errors[:EXIT_REPORT_MAX]
+    for err in shown:
         lines.extend(traceback.format_exception(err))
-    if count > EXIT_REPORT_MAX:
-        lines.append(f"lazynd: ... and {count - EXIT_REPORT_MAX} more\n")
+    if count > len(shown):
+        lines.append(f"lazynd: ... and {count - len(shown)} more\n")
     sys.stderr.write("".join(lines))
     sys.stderr.flush()
 

@@ -20,7 +20,7 @@ through the engine's queues, and may still run on its stream).
 
 from __future__ import annotations
 
-import threading
+import copy
 import time
 from collections.abc import Callable, Sequence
 from time import perf_counter_ns
@@ -30,6 +30,7 @@ from ..errors import EngineError
 from . import interrupts
 from .completion import Completion
 from .operation import Operation
+from .unreported import UnreportedErrors, keep_no_frames
 from .var import Var
 
 # how often Engine.wait_for_pushed (before a fork) counts the completions
@@ -53,6 +54,20 @@ def synchronize_devices() -> None:
     """Call each registered device sync (see :func:`register_device_sync`)."""
     for sync in _device_syncs:
         sync()
+
+
+def _raised_copy(exc: BaseException) -> BaseException:
+    """A copy of the error ``exc`` kept on vars, for a wait to raise.
+
+    Each wait raises a copy: a raised exception takes the traceback of the frames it passes,
+    and every frame keeps its caller's, so the error kept on a var would keep the locals of the
+    last wait's callers (a training step's batch) for as long as the var lives; and a traceback
+    kept from an earlier raise would grow by a wait's frames every time.  The operator's own
+    exception is the copy's cause, as it is the kept one's.
+    """
+    fresh = copy.copy(exc)
+    fresh.__cause__ = exc.__cause__
+    return fresh
 
 
 class _NotReady:
@@ -112,8 +127,7 @@ class Engine:
     has_workers = False
 
     def __init__(self) -> None:
-        self._unreported: dict[int, BaseException] = {}
-        self._error_lock = threading.Lock()
+        self._unreported = UnreportedErrors()
         # set by lazynd.profiler while it runs: called after each successful operation as
         # hook(name, device, writes, start_ns, end_ns), times from time.perf_counter_ns
         self.profiler_hook: Callable[[str, Any, Sequence[Var], int, int], None] | None = None
@@ -168,12 +182,10 @@ class Engine:
         self.wait_idle()
         self._raise_unreported()
 
-    def take_unreported(self) -> list[BaseException]:
-        """The errors no wait has reported yet, oldest first; they count as reported from now on."""
-        with self._error_lock:
-            errors = list(self._unreported.values())
-            self._unreported.clear()
-        return errors
+    def take_unreported(self) -> tuple[list[BaseException], int]:
+        """The errors no wait has reported yet, oldest first, and how many more operations failed
+        whose errors were let go (see :mod:`.unreported`); they count as reported from now on."""
+        return self._unreported.take()
 
     def shutdown(self) -> None:
         """Finish pending work and release the engine's threads; the engine is not used after."""
@@ -263,9 +275,9 @@ class Engine:
         if exc is not None:  # skipped: the outputs inherit the error
             for v in writes:
                 v.skipped_write(exc, v in checks)
-            if id(exc) not in self._unreported and any(v.value_kept for v in writes):
-                with self._error_lock:  # reported before this skip: its kept outputs are news
-                    self._unreported[id(exc)] = exc
+            kept = [v for v in writes if v.value_kept]
+            if kept:  # news if reported before this skip; kept while these vars live
+                self._unreported.add(exc, kept)
             return None
         hook = self.profiler_hook
         try:
@@ -278,7 +290,7 @@ class Engine:
             if result.__class__ is Completion:
                 return result
         except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
-            exc = self._make_error(name, err)
+            exc = self._make_error(name, err, writes)
             if not isinstance(err, Exception):  # Ctrl-C, sys.exit(): for this thread (see .interrupts)
                 interrupts.note(self, err, exc)
             for v in writes:
@@ -295,47 +307,44 @@ class Engine:
             for v in writes:
                 v.written()
             return
-        exc = self._make_error(name, error)
+        exc = self._make_error(name, error, writes)
         for v in writes:
             v.failed_write(exc)
 
     def _counts(self, var: Var) -> bool:
         """Whether the error on ``var`` still counts: always for a garbage value, and for a kept
         one (see the module docstring) until a wait has reported it."""
-        return not var.value_kept or id(var.exc) in self._unreported  # (a dict lookup needs no lock)
+        return not var.value_kept or id(var.exc) in self._unreported  # (a dict lookup: no lock)
 
-    def _make_error(self, name: str, err: BaseException) -> EngineError:
-        """Wrap an operator's exception (chained) and remember it until a wait reports it."""
+    def _make_error(self, name: str, err: BaseException, writes: Sequence[Var]) -> EngineError:
+        """Wrap an operator's exception (chained, without frames: see :mod:`.unreported`) and
+        remember it, as the error of ``writes``, until a wait reports it."""
         if isinstance(err, StepFailure):  # one step of a bulked operation: name that step
             where = f"{err.kind}, in '{name}'" if err.kind else f"in '{name}'"
             label, name, err = f"'{err.step}' ({where})", err.step, err.cause
         else:
             label = f"'{name}'"
+        keep_no_frames(err)
         exc = EngineError(f"operator {label} failed: {type(err).__name__}: {err}", name)
         exc.__cause__ = err
-        with self._error_lock:
-            self._unreported[id(exc)] = exc
+        self._unreported.add(exc, writes)
         return exc
 
     def forget_unreported(self, exc: BaseException) -> None:
         """Count ``exc`` as reported (it reached the user another way: see :mod:`.interrupts`)."""
-        with self._error_lock:
-            self._unreported.pop(id(exc), None)
+        self._unreported.forget(exc)
 
     def _raise_for_var(self, var: Var) -> None:
         exc = var.exc
         if exc is not None and self._counts(var):
-            with self._error_lock:
-                self._unreported.pop(id(exc), None)
-            # each wait raises it afresh: a traceback kept from an earlier raise would grow by a
-            # wait's frames every time (the operator's own traceback is the chained cause)
-            raise exc.with_traceback(None)
+            self._unreported.forget(exc)
+            raise _raised_copy(exc)
 
     def _raise_unreported(self) -> None:
-        errors = self.take_unreported()
+        errors, let_go = self.take_unreported()
         if not errors:
             return
         first = errors[0]
-        if len(errors) > 1:
-            first.add_note(f"{len(errors) - 1} more operator(s) failed since the last wait")
-        raise first.with_traceback(None)
+        if len(errors) + let_go > 1:
+            first.add_note(f"{len(errors) + let_go - 1} more operator(s) failed since the last wait")
+        raise _raised_copy(first)

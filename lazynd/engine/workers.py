@@ -110,6 +110,8 @@ class Workers:
             if op is None:
                 return
             serve(op, queue)
+            # not kept while the thread waits for the next one: its arguments (arrays) are garbage
+            del op
             if interrupts.noted:  # no user here to hand it to (see lazynd.engine.interrupts)
                 interrupts.drop()
 

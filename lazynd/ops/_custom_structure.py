@@ -24,6 +24,9 @@ PROPERTIES: dict[str, type] = {}
 
 # (op_type, keywords) -> the property object; the same keywords make the same structure
 _prop_cache: dict[tuple, Any] = {}
+# configurations kept, here and in lazynd.ops.custom's specialised definitions: a program that
+# passes ever-new keyword values (a decaying scale, a step number) starts the tables again
+MAX_CONFIGURATIONS = 1024
 _cache_lock = threading.RLock()  # a buffer freed while it is held drops an entry (custom._forget)
 
 _STRING_PARAM = Param(parse_str, None, "handed to the operator's properties as a string")
@@ -82,6 +85,8 @@ def properties(attrs: dict) -> Any:
             ) from err
         _check_need_top_grad(op_type, prop)
         with _cache_lock:
+            if len(_prop_cache) >= MAX_CONFIGURATIONS:
+                _prop_cache.clear()
             prop = _prop_cache.setdefault(key, prop)
     return prop
 

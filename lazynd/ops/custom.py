@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import OperatorError
 from ..profiler_annotations import custom_operator
 from ._custom_structure import (
+    MAX_CONFIGURATIONS,
     PROPERTIES,
     AnyStringParams,
     _cache_lock,
@@ -387,6 +388,8 @@ class CustomOpDef(OpDef):
             )
         op.params = _custom_params()
         with _cache_lock:
+            if len(_specialized) >= MAX_CONFIGURATIONS:
+                _specialized.clear()
             return _specialized.setdefault(key, op)
 
 

@@ -35,6 +35,9 @@ from .updates import (
 
 __all__ = ["Module"]
 
+MAX_SHAPE_SETS = 64
+"""Sets of input shapes whose executors a :class:`Module` keeps (see :meth:`Module.reshape`)."""
+
 
 class Module(BaseModule):
     """A symbol with its parameters, bound to input shapes on one or several contexts.
@@ -108,7 +111,8 @@ class Module(BaseModule):
         self._updater: Any = None
         self._preload_opt_states: str | None = None
         self._exec_group: ModuleExecutorGroup | None = None
-        self._groups: dict[tuple, ModuleExecutorGroup] = {}  # the executors of each set of input shapes
+        # the executors of each set of input shapes, least recently used first (MAX_SHAPE_SETS at most)
+        self._groups: dict[tuple, ModuleExecutorGroup] = {}
         self._grad_req: Any = "write"
         self._monitor: Any = None
         self._data_shapes: list[mx_io.DataDesc] | None = None
@@ -234,7 +238,8 @@ class Module(BaseModule):
         """Run on inputs of new shapes (e.g. another batch size) with the same parameter arrays.
 
         ``forward`` calls it when a batch's shapes differ from the bound ones; the
-        executors of each set of shapes are kept for the next time they come.
+        executors of the last :data:`MAX_SHAPE_SETS` sets of shapes used are kept for the next
+        time they come (a program whose shapes keep changing would keep them all otherwise).
         """
         self._require("reshape", params=False)
         self._switch_group(data_shapes, label_shapes, self._exec_group)
@@ -245,7 +250,7 @@ class Module(BaseModule):
             data_shapes, label_shapes, self._data_names, self._label_names, self._symbol.list_arguments()
         )
         key = tuple((d.name, tuple(d.shape)) for d in data + labels)
-        group = self._groups.get(key)
+        group = self._groups.pop(key, None)
         if group is None:
             group = ModuleExecutorGroup(
                 self._symbol,
@@ -264,7 +269,9 @@ class Module(BaseModule):
             )
             if self._monitor is not None:
                 group.install_monitor(self._monitor)
-            self._groups[key] = group
+        self._groups[key] = group
+        if len(self._groups) > MAX_SHAPE_SETS:  # the least recently used leave (never this one)
+            del self._groups[next(iter(self._groups))]
         self._exec_group = group
         self._data_shapes, self._label_shapes = data, (labels or None)
 
