@@ -67,6 +67,9 @@ def _raised_copy(exc: BaseException) -> BaseException:
     """
     fresh = copy.copy(exc)
     fresh.__cause__ = exc.__cause__
+    notes = getattr(exc, "__notes__", None)
+    if notes is not None:  # a list of its own: a note the caller adds stays on the copy it caught
+        fresh.__notes__ = list(notes)
     return fresh
 
 

@@ -106,3 +106,15 @@ def test_an_error_on_a_live_var_is_kept_past_the_bound(engine) -> None:  # type:
     np.testing.assert_array_equal(weight, 3.0)
     with pytest.raises(EngineError):
         engine.waitall()
+
+
+def test_a_note_added_to_a_raised_error_stays_on_the_copy_the_caller_caught(engine) -> None:  # type: ignore[no-untyped-def]
+    first, second = Var(), Var()
+    _push_failure(engine, first)
+    _push_failure(engine, second)
+    with pytest.raises(EngineError) as caught:  # the first error, noted "1 more operator(s) failed"
+        engine.waitall()
+    caught.value.add_note("the caller's note")
+    with pytest.raises(EngineError) as again:  # a garbage output raises its error at every wait
+        engine.wait_for_var(first)
+    assert "the caller's note" not in getattr(again.value, "__notes__", [])
