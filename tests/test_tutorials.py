@@ -16,7 +16,8 @@ TUTORIALS = Path(__file__).resolve().parent.parent / "tutorials"
 SCRIPTS = ["mnist_mlp.py", "mnist_feedforward.py", "mnist_lenet.py", "mnist_module.py", "custom_op.py"]
 CHECKPOINTING = ("mnist_feedforward.py", "mnist_module.py")
 MARKDOWN = sorted(path.name for path in TUTORIALS.glob("*.md"))
-NEEDS_MNIST = ("autograd_training.md",)  # pages that train on MNIST ($LAZYND_DATA_DIR)
+# pages that read $LAZYND_DATA_DIR: MNIST, or the files MXNet wrote there
+NEEDS_MNIST = ("autograd_training.md", "mxnet_interop.md")
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
