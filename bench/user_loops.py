@@ -102,12 +102,14 @@ def run_row(name: str, limit: int | None, warmup: int = 0) -> None:
     print(json.dumps({"seconds": seconds, "accuracy": accuracy(params, x[:10000], y[:10000]), "cold": cold}))
 
 
-def torch_available() -> bool:
+def torch_available(device: str) -> bool:
+    """Whether PyTorch can run the rows on ``device`` (on ``gpu``, a build with CUDA that sees one:
+    a CPU-only build installed beside a GPU would fail every PyTorch row)."""
     try:
-        import torch  # noqa: F401
+        import torch
     except ImportError:
         return False
-    return True
+    return device != "gpu" or torch.cuda.is_available()
 
 
 def main() -> None:
@@ -153,8 +155,8 @@ def main() -> None:
         return
     # PyTorch's CPU seconds count its thread pool's threads spinning between operations (an 8-8-8-10
     # epoch took it 1-8 CPU seconds against 0.04 wall): with --clock cpu it has no comparable row
-    faces = ["lazynd", "numpy"] + (["torch"] if torch_available() and opts.clock == "wall" else [])
-    no_torch = "not timed (CPU clock)" if opts.clock == "cpu" else "not installed"
+    faces = ["lazynd", "numpy"] + (["torch"] if torch_available(opts.ctx) and opts.clock == "wall" else [])
+    no_torch = "not timed (CPU clock)" if opts.clock == "cpu" else f"not installed (for {opts.ctx})"
     loops = [loop for loop in opts.loops.split(",") if loop]
     rows = [f"{loop}/{face}" for loop in loops for face in faces]
     times: dict[str, list[float]] = {row: [] for row in rows}

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # bench/ops.py with ``import torch`` failing, as on a machine without PyTorch
@@ -86,3 +88,25 @@ def test_bench_shared_machine_runs_quiet_and_loaded(data_dir) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith("| lazynd")]
     assert len(rows) == 2 and all(len(row.split("|")) == 6 for row in rows), done.stdout
+
+
+@pytest.mark.gpu
+def test_bench_user_loops_on_a_gpu_leaves_out_a_pytorch_without_cuda(data_dir) -> None:
+    """``--ctx gpu`` (a step of tools/gpu_check.sh) times PyTorch only where it can use the GPU: a
+    CPU-only build beside the GPU has its column marked, not every one of its rows failed."""
+    import lazynd as mx
+
+    if mx.num_gpus() == 0:
+        pytest.skip("needs gpu(0) (the CUDA emulator's will do)")
+    command = [sys.executable, str(ROOT / "bench" / "user_loops.py"), "--ctx", "gpu", "--loops", "seed"]
+    command += ["--rounds", "1", "--limit", "2560", "--warmup", "0"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| seed |"))
+    try:
+        import torch
+
+        with_cuda = torch.cuda.is_available()
+    except ImportError:
+        with_cuda = False
+    assert ("not installed (for gpu)" in row) != with_cuda, row

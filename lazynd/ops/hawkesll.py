@@ -20,7 +20,8 @@ The kernels walk the events with one step of a Python loop per event position, v
 the samples, written once against ``kctx.xp`` (NumPy and CuPy).  The gradient is computed in
 forward mode beside the likelihood: the memory of mark ``k`` depends on ``beta_k`` only, so one
 extra (N, K) array carries its derivative.  A mark outside ``[0, K)`` or a ``valid_length``
-outside ``[0, T]`` is refused (MXNet 1.9.1 reads out of bounds there).
+outside ``[0, T]`` is refused (MXNet 1.9.1 reads out of bounds there): at the call on the host, at
+the next wait on a GPU (a device check, as the indexing operators make).
 """
 
 from __future__ import annotations
@@ -75,15 +76,21 @@ def _infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, lis
     return types, [dtype, dtype], aux_types
 
 
-def _checked_events(xp: Any, marks: Any, valid_length: Any, num_marks: int) -> tuple[Any, Any]:
-    """The valid_length as integers, and a mask (N, T) of the real events, refusing bad values."""
-    steps = marks.shape[1]
+def _checked_events(kctx: Any, marks: Any, valid_length: Any, num_marks: int) -> tuple[Any, Any]:
+    """The valid_length as integers, and a mask (N, T) of the real events, refusing bad values.
+
+    The checks are the backend's (:meth:`~lazynd.backend.base.Backend.check_range`): on the host
+    they raise at once; on a GPU they run on the device and raise at the next wait, with no host
+    read of the values (which would stall the host and keep an executor's pass out of a CUDA
+    graph).  There the walk goes on meanwhile over the events whose mark is in range only, so
+    that no index falls outside its array."""
+    xp, steps = kctx.xp, marks.shape[1]
+    kctx.backend.check_range("hawkesll", "valid_length", valid_length, 0, steps, inclusive=True)
     lengths = valid_length.astype(np.int64)
-    if bool(((lengths < 0) | (lengths > steps)).any()):
-        raise OperatorError(f"hawkesll: 'valid_length' holds {valid_length.tolist()}, expected counts in [0, {steps}]")
     real = xp.arange(steps)[None, :] < lengths[:, None]
-    if bool((real & ((marks < 0) | (marks >= num_marks))).any()):
-        raise OperatorError(f"hawkesll: 'marks' holds a mark outside [0, {num_marks}) among the valid events")
+    kctx.backend.check_range("hawkesll", "marks", xp.where(real, marks, 0), 0, num_marks)
+    if xp is not np:  # (on the host the checks raised)
+        real &= (marks >= 0) & (marks < num_marks)
     return lengths, real
 
 
@@ -93,7 +100,7 @@ def _walk(kctx: Any, inputs: list, with_gradient: bool) -> dict:
     xp = kctx.xp
     mu, alpha, beta, state, lags, marks, valid_length, max_time = inputs
     n, k = mu.shape
-    _, real = _checked_events(xp, marks, valid_length, k)
+    _, real = _checked_events(kctx, marks, valid_length, k)
     rows = xp.arange(n)
     now = xp.zeros(n, dtype=mu.dtype)
     last = xp.zeros((n, k), dtype=mu.dtype)

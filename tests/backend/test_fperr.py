@@ -159,3 +159,54 @@ def test_the_users_error_settings_survive_operator_calls(engine_path: str) -> No
             np.divide(np.float32(1), np.float32(0))
     finally:
         np.seterr(**old)
+
+
+@pytest.mark.gpu
+def test_a_cpu_kernel_run_on_gpu_arrays_keeps_the_threads_cupy_device_stream_and_allocator() -> None:
+    # an operator without a GPU kernel runs its CPU kernel on CuPy arrays inside the quiet context;
+    # CuPy keeps its current device, stream and allocator per thread (threading.local), so the kernel
+    # still launches on the device's compute stream, whichever thread runs it (at push, or on an
+    # engine worker).  On a GPU a kernel on another stream would race the compute stream's work.
+    if mx.num_gpus() == 0:
+        pytest.skip("needs gpu(0) (the CUDA emulator's will do)")
+    import cupy
+
+    from lazynd.backend import get_backend
+    from lazynd.ndarray import dispatch
+    from lazynd.ops.opdef import OpDef
+
+    gpu = mx.gpu(0)
+    backend = get_backend(gpu)
+    seen: list[tuple] = []
+    current_allocator = getattr(cupy.cuda, "get_allocator", lambda: None)  # (the emulator's CuPy has none)
+
+    def forward(kctx, attrs, inputs, outputs, aux) -> None:  # noqa: ANN001 - a kernel's signature
+        seen.append(
+            (
+                cupy.cuda.get_current_stream().ptr,
+                cupy.cuda.Device().id,
+                current_allocator(),
+                np.geterr()["divide"],
+            )
+        )
+        outputs[0][...] = inputs[0] * 2
+
+    op = OpDef("_test_stream_probe", forward)
+    assert op.forward_gpu is None and op.quiet
+    x = mx.nd.ones((4,), ctx=gpu)
+    results = [dispatch.invoke(op, [x], {})]
+
+    def from_a_thread() -> None:
+        results.append(dispatch.invoke(op, [x], {}))
+
+    thread = threading.Thread(target=from_a_thread)
+    thread.start()
+    thread.join()
+    for r in results:
+        np.testing.assert_array_equal(r.asnumpy(), np.full((4,), 2.0))
+    with backend.device:
+        allocator = current_allocator()
+    assert len(seen) == 2
+    for stream, device, used_allocator, divide in seen:
+        assert stream == backend.compute_stream.ptr and device == 0 and divide == "ignore"
+        assert used_allocator == allocator
