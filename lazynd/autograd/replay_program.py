@@ -54,7 +54,8 @@ class BackwardProgram:
     Buffer table of a run: ``[None, the graph's buffers (Structure.buffers)..., the pass's own]``;
     each step is ``(fn, kctx, attrs, ins, outs, aux, name)`` with table indices for the
     arrays (0: an output the kernel skips).  The pass's own buffers (``own``: their shapes and
-    dtypes) are taken from the pool when a run starts and given back when it ends: a program
+    dtypes; gradients whose uses do not overlap share one, see :func:`_share_own_buffers`) are
+    taken from the pool when a run starts and given back when it ends: a program
     holds no memory between runs, and runs of one program on different graphs (other threads'
     passes, a pass pushed while an earlier one still waits for its inputs) do not wait for each
     other, as their rules' operations would not.  On a GPU the run is one operation on the
