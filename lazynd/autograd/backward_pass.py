@@ -127,12 +127,12 @@ class _Backward:
     def _order(self) -> list[Node]:
         """The nodes that lead to the heads, each after the nodes it reads (depth first, no recursion)."""
         order: list[Node] = []
-        seen: set[int] = set()
+        seen: set[Node] = set()  # by the node itself (it hashes by identity): no id() call per input
         for head in self.heads:
             start = head._ag[0]
-            if start.__class__ is Leaf or id(start) in seen:
+            if start.__class__ is Leaf or start in seen:
                 continue
-            seen.add(id(start))
+            seen.add(start)
             stack = [(start, iter(start.entries))]
             while stack:
                 node, pending = stack[-1]
@@ -142,8 +142,8 @@ class _Backward:
                         "pass retain_graph=True to the first backward to differentiate it again"
                     )
                 for entry in pending:
-                    if entry is not None and entry[0].__class__ is Node and id(entry[0]) not in seen:
-                        seen.add(id(entry[0]))
+                    if entry is not None and entry[0].__class__ is Node and entry[0] not in seen:
+                        seen.add(entry[0])
                         stack.append((entry[0], iter(entry[0].entries)))
                         break
                 else:

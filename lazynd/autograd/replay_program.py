@@ -54,7 +54,8 @@ class BackwardProgram:
     Buffer table of a run: ``[None, the graph's buffers (Structure.buffers)..., the pass's own]``;
     each step is ``(fn, kctx, attrs, ins, outs, aux, name)`` with table indices for the
     arrays (0: an output the kernel skips).  The pass's own buffers (``own``: their shapes and
-    dtypes) are taken from the pool when a run starts and given back when it ends: a program
+    dtypes; gradients whose uses do not overlap share one, see :func:`_share_own_buffers`) are
+    taken from the pool when a run starts and given back when it ends: a program
     holds no memory between runs, and runs of one program on different graphs (other threads'
     passes, a pass pushed while an earlier one still waits for its inputs) do not wait for each
     other, as their rules' operations would not.  On a GPU the run is one operation on the
@@ -138,6 +139,7 @@ class BackwardProgram:
             steps.append((fn, kctx, attrs, in_index, out_index, aux_index, name))
         if not steps:
             return None
+        steps, own = _share_own_buffers(steps, own, n_graph)
         # on the host, a program of quiet kernels runs inside one switch of NumPy's warnings, its
         # kernels without their own (lazynd.backend.fperr)
         quiet = device.device_type == "cpu" and all(name in _COPIES or registry.get(name).quiet for *_, name in steps)
@@ -179,6 +181,50 @@ class BackwardProgram:
                 fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], aux_arrays)
         except Exception as err:
             raise StepFailure(name, err) from err
+
+
+def _share_own_buffers(steps: list[tuple], own: list[tuple], n_graph: int) -> tuple[list[tuple], list[tuple]]:
+    """``steps`` and ``own`` with the pass's own buffers shared where their uses do not overlap.
+
+    A buffer of the pass (a gradient on its way) is live from the step that first writes it to
+    the last step that reads or writes it; a later buffer of the same shape and dtype first
+    written by a step after that one takes its place (as an executor's memory plan reuses a
+    freed block), so a run allocates fewer buffers.  Not by the step that last uses it: a
+    kernel may read an input while it writes its outputs.  Worked out once per program.
+    """
+    first = n_graph + 1  # table numbers from here on are the pass's own
+    last_use: dict[int, int] = {}
+    for j, step in enumerate(steps):
+        for k in (*step[3], *step[4], *step[5]):
+            if k >= first:
+                last_use[k] = j
+    slot_of: dict[int, int] = {}  # own buffer (table number) -> the slot that holds it
+    slots: list[tuple] = []  # (shape, dtype) of each slot
+    free: dict[tuple, list[int]] = {}  # (shape, dtype) -> slots no longer used
+    for j, step in enumerate(steps):
+        for k in step[4]:
+            if k >= first and k not in slot_of:
+                spec = own[k - first]
+                spare = free.get(spec)
+                if spare:
+                    slot_of[k] = spare.pop()
+                else:
+                    slot_of[k] = len(slots)
+                    slots.append(spec)
+        for k in {*step[3], *step[4], *step[5]}:
+            if k >= first and last_use[k] == j:
+                free.setdefault(own[k - first], []).append(slot_of[k])
+    if len(slots) == len(own):
+        return steps, own
+
+    def renumber(numbers: list[int]) -> list[int]:
+        return [first + slot_of[k] if k >= first else k for k in numbers]
+
+    shared = [
+        (fn, kctx, attrs, renumber(ins), renumber(outs), renumber(aux), name)
+        for fn, kctx, attrs, ins, outs, aux, name in steps
+    ]
+    return shared, slots
 
 
 def _numbers(index: dict[int, int], arrays: list) -> list[int] | None:

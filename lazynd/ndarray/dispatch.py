@@ -97,6 +97,19 @@ def invoke(
             fresh=True,
         )
         return o
+    if (
+        out.__class__ is NDArray
+        and len(plan.out_signatures) == 1
+        and out._sig is plan.out_signatures[0]
+        and plan.n_in == n
+        and plan.access.plain
+        and not out._partial
+    ):
+        # the commonest call with ``out=`` (``sgd_update(w, g, lr=lr, out=w)``, ``x += y``): one output,
+        # the out array whole and of the planned shape, dtype and device, nothing else written; what
+        # call_parts would give for it, without its general lists and checks
+        push(ctx, plan.fn, (plan.kctx, plan.attrs, datas, [out._data], _NO_AUX), reads, [out._var], op.name, plan.work)
+        return out
     return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..backend.cuda.sources import dtype_name
 from ..errors import OperatorError
-from .host_reduce import max_along, sum_along
+from .host_reduce import SHORT_AXIS, max_along, sum_along
 from .params import (
     Param,
     describes,
@@ -68,6 +68,8 @@ def softmax_into(kctx: Any, x: Any, out: Any, axis: int, temperature: float = 1.
     if temperature != 1.0:
         xp.divide(x, temperature, out=out)
         x = out
+    if not log and _softmax_of_short_rows(x, out, axis):
+        return
     xp.subtract(x, max_along(x, axis), out=out)
     if log:
         e = xp.exp(out)
@@ -75,6 +77,32 @@ def softmax_into(kctx: Any, x: Any, out: Any, axis: int, temperature: float = 1.
     else:
         xp.exp(out, out=out)
         out /= sum_along(out, axis)
+
+
+def _softmax_of_short_rows(x: Any, out: Any, axis: int) -> bool:
+    """Write ``softmax(x)`` along a short last axis of a contiguous host float array into ``out``
+    (contiguous too) from a transposed copy, each class a contiguous row; False (nothing written)
+    for any other.
+
+    NumPy reduces a short last axis slowly (:mod:`.host_reduce`): MNIST's ``(128, 10)`` logits
+    took a transposed copy for the maximum and a matrix-vector product for the sum, 9.6 us in
+    all; in the transposed layout the maximum, the exponentials and the sum are each one
+    vectorised pass, 7.6 us with the copy back.  The sum adds the classes in order, in the
+    array's precision, as the product did (the last bit may differ).
+    """
+    if x.__class__ is not np.ndarray or out.__class__ is not np.ndarray or x.dtype.kind != "f":
+        return False
+    n = x.shape[axis] if x.ndim else 1
+    if not (axis == x.ndim - 1 and 1 < n <= SHORT_AXIS and x.size >= 16 * n):
+        return False
+    if not (x.flags.c_contiguous and out.flags.c_contiguous):
+        return False
+    lines = np.ascontiguousarray(x.reshape(-1, n).T)  # (n, rows)
+    np.subtract(lines, np.maximum.reduce(lines, axis=0), out=lines)
+    np.exp(lines, out=lines)
+    np.divide(lines, np.add.reduce(lines, axis=0), out=lines)
+    out.reshape(-1, n)[...] = lines.T
+    return True
 
 
 def softmax_grad_into(

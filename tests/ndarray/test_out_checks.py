@@ -57,3 +57,33 @@ def test_an_out_array_of_the_right_dtype_is_written():
     out = mx.nd.zeros((2, 2), dtype="int32")
     assert mx.nd.relu(x, out=out) is out
     np.testing.assert_array_equal(out.asnumpy(), [[1, 0], [3, 4]])
+
+
+def test_an_update_into_its_own_weight_writes_it_in_order_and_returns_it():
+    # the commonest out= call (one output, the whole array, of the planned shape and dtype)
+    w, g = mx.nd.ones((3, 4)), mx.nd.ones((3, 4))
+    for _ in range(3):
+        result = mx.nd.sgd_update(w, g * 2, lr=0.25, out=w)
+        assert result is w
+    np.testing.assert_array_equal(w.asnumpy(), np.full((3, 4), -0.5, np.float32))
+
+
+def test_out_of_another_dtype_or_shape_after_matching_calls_is_refused():
+    w, g = mx.nd.ones((3,)), mx.nd.ones((3,))
+    mx.nd.sgd_update(w, g, lr=0.5, out=w)
+    w16, longer = mx.nd.ones((3,), dtype="float16"), mx.nd.ones((4,))
+    with pytest.raises(mx.LazyNDError, match=r"sgd_update: out\[0\] has dtype float16, expected float32"):
+        mx.nd.sgd_update(w, g, lr=0.5, out=w16)
+    with pytest.raises(mx.LazyNDError, match=r"sgd_update: out\[0\] has shape \(4,\), expected \(3,\)"):
+        mx.nd.sgd_update(w, g, lr=0.5, out=longer)
+    np.testing.assert_array_equal(w16.asnumpy(), np.ones(3, np.float16))
+    np.testing.assert_array_equal(w.asnumpy(), np.full(3, 0.5, np.float32))
+
+
+def test_out_a_row_of_an_array_writes_that_row_alone():
+    # a view of part of an array, of the planned signature: written through the general path, the
+    # rest of the storage kept
+    z = mx.nd.zeros((2, 3))
+    result = mx.nd.elemwise_add(mx.nd.ones((3,)), mx.nd.ones((3,)), out=z[1])
+    np.testing.assert_array_equal(result.asnumpy(), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(z.asnumpy(), [[0.0, 0.0, 0.0], [2.0, 2.0, 2.0]])

@@ -251,6 +251,27 @@ def test_fully_connected_data_gradient_into_a_strided_buffer():
     np.testing.assert_allclose(base.asnumpy()[:, :3], head.asnumpy() @ w.asnumpy(), rtol=1e-5)
 
 
+def test_fully_connected_of_two_dimensional_strided_arrays_forward_and_backward():
+    # 2-D arrays go to the products as they are (no reshaped view): a strided data, out= and data gradient
+    nd = lazynd.nd
+    x_base = nd.array(rng.standard_normal((6, 7)))
+    x, w, b = x_base[:, 1:5], nd.array(rng.standard_normal((5, 4))), nd.array(rng.standard_normal(5))
+    expected = x.asnumpy() @ w.asnumpy().T + b.asnumpy()
+    for flatten in (True, False):
+        base, out = _strided_out((6, 5))
+        nd.FullyConnected(x, w, b, num_hidden=5, flatten=flatten, out=out)
+        np.testing.assert_allclose(base.asnumpy()[:, :5], expected, rtol=1e-5)
+        np.testing.assert_array_equal(base.asnumpy()[:, 5:], 7.0)
+        head = nd.array(rng.standard_normal((6, 5)))
+        base, data_grad = _strided_out((6, 4))
+        weight_grad, bias_grad = nd.zeros((5, 4)), nd.zeros((5,))
+        nd._backward_FullyConnected(head, x, w, num_hidden=5, flatten=flatten, out=[data_grad, weight_grad, bias_grad])
+        np.testing.assert_allclose(base.asnumpy()[:, :4], head.asnumpy() @ w.asnumpy(), rtol=1e-5)
+        np.testing.assert_array_equal(base.asnumpy()[:, 4:], 7.0)
+        np.testing.assert_allclose(weight_grad.asnumpy(), head.asnumpy().T @ x.asnumpy(), rtol=1e-5)
+        np.testing.assert_allclose(bias_grad.asnumpy(), head.asnumpy().sum(axis=0), rtol=1e-5)
+
+
 def test_a_batch_of_no_rows_goes_through_fully_connected_and_embedding(ctx):
     # an empty batch (the tail of a split, a filtered batch): empty results, zero weight gradients
     x = lazynd.nd.zeros((0, 2, 5), ctx=ctx)

@@ -111,3 +111,17 @@ def test_relu_gradient_of_nan_is_nan_in_an_executor():
     exe.forward(is_train=True, data=mx.nd.array([np.nan, -1.0, 2.0]))
     exe.backward(mx.nd.ones((3,)))
     np.testing.assert_array_equal(exe.grad_dict["data"].asnumpy(), [np.nan, 0.0, 1.0])
+
+
+def test_relu_backward_operator_into_its_head_gradient_keeps_mxnet_values():
+    # the in-place option lets the result take the head gradient's memory (out=g): the rule must
+    # read all of g first; a NaN, an infinity times an unit that is off, and the sign of zeros
+    y = np.array([-2.0, -0.0, 0.0, 5.0, np.nan, -1.0, 3.0], np.float32)
+    g = np.array([3.0, -3.0, -3.0, -2.0, 1.0, np.inf, -0.0], np.float32)
+    expected = [0.0, -0.0, -0.0, -2.0, np.nan, np.nan, -0.0]
+    fresh = mx.nd._backward_relu(mx.nd.array(g), mx.nd.array(y)).asnumpy()
+    head = mx.nd.array(g)
+    mx.nd._backward_relu(head, mx.nd.array(y), out=head)
+    for got in (fresh, head.asnumpy()):
+        np.testing.assert_array_equal(got, expected)
+        assert np.signbit(got[[0, 1, 2, 3, 6]]).tolist() == [False, True, True, True, True]
