@@ -277,12 +277,10 @@ for _name, _spec in UNARY.items():
 
 # -- fused activation gradients: (out_grad, y or x) -> input gradient ---------------------------
 def _backward_relu(g: Any, y: Any, out: Any) -> None:
-    # MXNet's g * relu_grad(y), relu_grad 1 above 0, 0 at and below, NaN for NaN: sign(max(y, 0))
-    # says it in two passes into one temporary (sign(-0.0) is +0.0, sign(NaN) is NaN), where a
-    # product by y > 0 then a copy of y's NaNs took four passes and two temporaries (np.heaviside
-    # runs 4x slower still); the temporary keeps ``out`` free to be ``g`` (the in-place option)
-    step = np.maximum(y, 0)
-    np.multiply(g, np.sign(step, out=step), out=out)
+    # MXNet's g * relu_grad(y), relu_grad 1 above 0, 0 at and below, NaN for NaN (np.heaviside says
+    # the same in one pass, but runs 4x slower than these two)
+    np.multiply(g, y > 0, out=out)
+    np.copyto(out, y, where=np.isnan(y))
 
 
 BACKWARD = {
