@@ -36,6 +36,17 @@ def _mean_batch_gradient(weight: np.ndarray, bias: float) -> tuple[np.ndarray, f
     return np.mean(grads, axis=0), float(np.mean(biases))
 
 
+def _first_batch_gradient(weight: np.ndarray, bias: float) -> np.ndarray:
+    # the weight gradient of the first batch (rows 0 and 1) at ``weight`` (1, 2) and ``bias``
+    rows = X[:2]
+    return ((rows @ np.asarray(weight).T + bias - Y[:2, None]) * rows).sum(0)
+
+
+def _weight_gradient(mod: SVRGModule) -> np.ndarray:
+    group = mod._exec_group
+    return group.grad_arrays[group.param_names.index("fc_weight")][0].asnumpy()[0]
+
+
 def test_full_gradient_is_the_mean_batch_gradient_at_the_snapshot_taken_afresh_each_time() -> None:
     mod, it = _bound()
     expected_weight, expected_bias = _mean_batch_gradient(np.ones((1, 2), np.float32), 0.0)
@@ -62,12 +73,10 @@ def test_batch_gradient_is_current_minus_snapshot_plus_full() -> None:
     weight, bias = arg_params["fc_weight"].asnumpy(), float(arg_params["fc_bias"].asnumpy()[0])
     mod.forward_backward(batch)
     mod.update()
-    rows = X[:2]
-    current = ((rows @ weight.T + bias - 1) * rows).sum(0)
-    snapshot = ((rows @ np.ones((2, 1)) - 1) * rows).sum(0)
+    current = _first_batch_gradient(weight, bias)
+    snapshot = _first_batch_gradient(np.ones((1, 2)), 0.0)
     full, _ = _mean_batch_gradient(np.ones((1, 2), np.float32), 0.0)
-    weight_grad = mod._exec_group.grad_arrays[mod._exec_group.param_names.index("fc_weight")][0]
-    np.testing.assert_allclose(weight_grad.asnumpy()[0], current - snapshot + full, rtol=1e-5)
+    np.testing.assert_allclose(_weight_gradient(mod), current - snapshot + full, rtol=1e-5)
 
 
 def test_set_params_leaves_the_snapshot_where_update_full_grads_took_it() -> None:
@@ -78,12 +87,10 @@ def test_set_params_leaves_the_snapshot_where_update_full_grads_took_it() -> Non
     mod.set_params({"fc_weight": mx.nd.array([[0.5, -0.5]]), "fc_bias": mx.nd.array([0.25])}, {})
     mod.forward_backward(next(iter(it)))
     mod.update()
-    rows = X[:2]
-    current = ((rows @ np.array([[0.5], [-0.5]]) + 0.25 - 1) * rows).sum(0)
-    snapshot = ((rows @ np.ones((2, 1)) - 1) * rows).sum(0)
+    current = _first_batch_gradient(np.array([[0.5, -0.5]]), 0.25)
+    snapshot = _first_batch_gradient(np.ones((1, 2)), 0.0)
     full, _ = _mean_batch_gradient(np.ones((1, 2), np.float32), 0.0)
-    weight_grad = mod._exec_group.grad_arrays[mod._exec_group.param_names.index("fc_weight")][0]
-    np.testing.assert_allclose(weight_grad.asnumpy()[0], current - snapshot + full, rtol=1e-5)
+    np.testing.assert_allclose(_weight_gradient(mod), current - snapshot + full, rtol=1e-5)
 
 
 def test_fit_takes_a_snapshot_every_update_freq_epochs_and_trains() -> None:
@@ -109,10 +116,8 @@ def test_backward_leaves_the_batch_gradient_for_update_to_correct() -> None:
     it.reset()
     mod.set_params({"fc_weight": mx.nd.array([[0.5, -0.5]]), "fc_bias": mx.nd.array([0.25])}, {})
     mod.forward_backward(next(iter(it)))
-    rows = X[:2]
-    current = ((rows @ np.array([[0.5], [-0.5]]) + 0.25 - 1) * rows).sum(0)
-    weight_grad = mod._exec_group.grad_arrays[mod._exec_group.param_names.index("fc_weight")][0]
-    np.testing.assert_allclose(weight_grad.asnumpy()[0], current, rtol=1e-6)
+    current = _first_batch_gradient(np.array([[0.5, -0.5]]), 0.25)
+    np.testing.assert_allclose(_weight_gradient(mod), current, rtol=1e-6)
 
 
 def test_bad_update_freq_and_update_before_a_snapshot_are_clear_errors() -> None:
