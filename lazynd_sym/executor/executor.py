@@ -28,11 +28,12 @@ from ..passes.infer_shape import shape_known
 from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import pass_vars
 from .bind_graph import prepare_bind_graph
+from .bulking import bulk_enabled, pass_graphs
 from .memory import out_of_memory_named
 from .memory_group import MemoryGroup
 from .report import plan_report
 from .rereads import forward_values_backward_reads, overwritten_forward_value
-from .run import PassRunner, bulk_enabled
+from .run import PassRunner
 from .steps import finish_kernel
 
 
@@ -214,7 +215,7 @@ class Executor(PassRunner):
         )
         self._steps = {True: self._build(self._forward_order, True), False: self._build(self._forward_order, False)}
         self._backward_steps = self._build(self._backward_order, True)
-        self._graphs = self._make_graphs()
+        self._graphs = pass_graphs(ctx, self._bulk_now(), [*self._steps.values(), self._backward_steps])
         self._finish_grads = []
         for j, eid in self._grad_entry.items():
             if j in self._direct_grads:

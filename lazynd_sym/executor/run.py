@@ -14,7 +14,7 @@ and, possibly, a hand-off to a worker thread.  What stays per operator:
 - while the profiler records, a pass stays one operation and times each of its operators
   for the profiler as ``executor:<node>``: in the trace they nest inside the pass's own
   event (``executor_forward``, ``executor_backward``) on the same thread;
-- ``LAZYND_EXEC_BULK=0`` (read when an executor is bound; MXNet's
+- ``LAZYND_EXEC_BULK=0`` (read when an executor is bound, see :mod:`.bulking`; MXNet's
   ``MXNET_EXEC_BULK_EXEC_TRAIN=0`` / ``MXNET_EXEC_BULK_EXEC_INFERENCE=0`` do the same for
   executors with / without gradients) pushes one operation per operator always, for
   debugging or comparison.
@@ -52,12 +52,15 @@ from lazynd.backend.fperr import run_quietly
 from lazynd.context import Context
 from lazynd.engine import get_engine
 from lazynd.engine.var import Var
-from lazynd.environment import flag_setting
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.runtime import elements_touched, push
 
+from .bulking import bulk_enabled, graphs_enabled
 from .monitoring import run_monitored
 from .steps import ARGUMENT_COPIES, HEAD_GRAD_COPIES, copy_kernel, operation_name, step_failure
+
+# the settings read at bind are handed on from .bulking, where programs and tests found them here
+__all__ = ["PassRunner", "bulk_enabled", "graphs_enabled"]
 
 
 def _run_kernels(steps: list[tuple]) -> None:
@@ -68,20 +71,6 @@ def _run_kernels(steps: list[tuple]) -> None:
             fn(kctx, attrs, ins, outs, aux)
     except Exception as err:
         raise step_failure(node, err) from err
-
-
-def bulk_enabled(training: bool = False) -> bool:
-    """Whether executors bound now push a whole pass as one operation (``LAZYND_EXEC_BULK``, else
-    MXNet's ``MXNET_EXEC_BULK_EXEC_TRAIN`` for an executor with gradients (``training``) or
-    ``MXNET_EXEC_BULK_EXEC_INFERENCE`` for one without; default on)."""
-    mxnet_name = "MXNET_EXEC_BULK_EXEC_TRAIN" if training else "MXNET_EXEC_BULK_EXEC_INFERENCE"
-    return flag_setting("LAZYND_EXEC_BULK", mxnet_name, default=True)
-
-
-def graphs_enabled() -> bool:
-    """Whether executors bound now on a GPU replay their passes as CUDA graphs (``LAZYND_CUDA_GRAPHS``,
-    default on; ``0`` turns them off)."""
-    return flag_setting("LAZYND_CUDA_GRAPHS", default=True)
 
 
 class PassRunner:
@@ -128,19 +117,6 @@ class PassRunner:
     _works: dict[str | None, int] | None = None  # see _pass_work
     # the steps' kernels are raw, to run inside one switch of NumPy's warnings (see _run_steps)
     _raw_kernels = False
-
-    def _make_graphs(self) -> Any:
-        """CUDA graphs for this executor's passes, where a graph may replay them: a bulked executor on
-        one GPU, graphs enabled (:func:`graphs_enabled`), no step drawing random numbers (a replay
-        would draw the same ones) or calling a Python operator (a replay runs the kernels alone)."""
-        if not (self._bulk_now() and self._ctx.device_type == "gpu" and graphs_enabled()):
-            return None
-        for steps in (*self._steps.values(), self._backward_steps):
-            for step in steps:
-                node = step[6]
-                if node.opdef.draws_random(node.attrs) or node.opdef.name == "Custom":
-                    return None
-        return get_backend(self._ctx).launch_graphs()
 
     def set_monitor_callback(
         self,
