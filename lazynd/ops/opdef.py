@@ -72,8 +72,9 @@ An :class:`OpDef` carries everything about an operator:
   time.  Layers (``FullyConnected``, convolutions) count their elements as other operators do:
   in a model they come in chains, which run best on the pushing thread.
 
-Beside it: :class:`KernelContext` (what a kernel may use besides its buffers), the default
-same-shape and same-type rules, and :func:`float16_as_float32` for GPU kernels without float16.
+Beside it: :class:`KernelContext` (what a kernel may use besides its buffers) and the default
+same-shape and same-type rules.  ``gpu_float16_as_float32`` wraps the GPU kernel with
+:func:`~lazynd.ops.half_precision.float16_as_float32`.
 The partial-shape helpers that shape rules share (:func:`merge_shape`, :func:`unify_shapes`) are
 in :mod:`.partial_shapes`.
 Operators are registered in :mod:`lazynd.ops.registry`, which hands these names on.
@@ -89,6 +90,7 @@ from typing import Any
 from ..backend.fperr import quietly
 from ..errors import OperatorError, ShapeError
 from ..util import is_np_shape
+from .half_precision import float16_as_float32
 from .params import Param, parse_params
 from .partial_shapes import merge_shape, unify_shapes
 
@@ -144,39 +146,6 @@ def refuse_bool_inputs(op_name: str, family: str, names: Sequence[str], in_types
 def variadic_input_names(attrs: dict) -> list[str]:
     """The input names of a variadic operator: ``arg0`` ... ``arg{num_args - 1}``."""
     return [f"arg{i}" for i in range(attrs.get("num_args") or 0)]
-
-
-def float16_as_float32(
-    kernel: Callable[..., None], mutates: Sequence[int] | Callable[[dict], Sequence[int]] = ()
-) -> Callable[..., None]:
-    """A kernel that runs ``kernel`` in float32 when any of its arrays is float16 (on the GPU, for
-    operators whose CUDA kernels exist in float32 and float64 only): float16 inputs, outputs and
-    auxiliary states are widened, computed on, and the results narrowed back into the outputs, the
-    auxiliary states (BatchNorm's moving statistics) and the inputs the kernel updates in place
-    (``mutates``, as :class:`OpDef` takes it: BatchNorm's gamma with ``fix_gamma``)."""
-    import numpy as np
-
-    half = np.dtype(np.float16)
-
-    def widen(a: Any) -> Any:  # None: an output left out (``optional_outputs``)
-        return a.astype(np.float32) if a is not None and a.dtype == half else a
-
-    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        if not any(a is not None and a.dtype == half for group in (inputs, outputs, aux) for a in group):
-            kernel(kctx, attrs, inputs, outputs, aux)
-            return
-        # outputs start from their values: a kernel may accumulate into them
-        wide_inputs = [widen(x) for x in inputs]
-        wide_outputs, wide_aux = [widen(o) for o in outputs], [widen(a) for a in aux]
-        kernel(kctx, attrs, wide_inputs, wide_outputs, wide_aux)
-        written = mutates(attrs) if callable(mutates) else mutates
-        targets = [*outputs, *aux, *(inputs[i] for i in written)]
-        wides = [*wide_outputs, *wide_aux, *(wide_inputs[i] for i in written)]
-        for target, wide in zip(targets, wides, strict=True):
-            if wide is not target:
-                target[...] = wide
-
-    return forward
 
 
 class OpDef:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError
-from .opdef import FLOAT_TYPES, KernelContext, OpDef, float16_as_float32, variadic_input_names
+from .half_precision import float16_as_float32
+from .opdef import FLOAT_TYPES, KernelContext, OpDef, variadic_input_names
 from .partial_shapes import (
     Shape,
     dim_is_known,
