@@ -1,7 +1,9 @@
 """MXNet-compatible checkpoints: ``prefix-symbol.json`` plus ``prefix-%04d.params``.
 
 The ``.params`` file is an ``nd.save`` dict whose keys are ``arg:<name>`` and
-``aux:<name>`` — the layout MXNet writes, so checkpoints move between the two.
+``aux:<name>`` — the layout MXNet writes, so checkpoints move between the two
+(:func:`save_params` and :func:`load_params` write and read one alone, as a module's
+``save_params`` and ``load_params`` do).
 :func:`do_checkpoint` is the epoch-end callback that writes one every few epochs
 (``mx.callback.do_checkpoint`` hands it on).
 """
@@ -24,7 +26,7 @@ from ..json_format import load as load_symbol
 
 __all__ = [
     "do_checkpoint", "epoch_number", "load_bucket_symbols", "load_checkpoint", "load_params", "module_checkpoint",
-    "save_checkpoint",
+    "save_checkpoint", "save_params",
 ]  # fmt: skip
 
 _log = get_logger("lazynd.sym.checkpoint")
@@ -89,6 +91,14 @@ def save_checkpoint(
         symbol.save(f"{prefix}-symbol.json")
     nd.save(path, payload)
     _log.info('Saved checkpoint to "%s"', path)
+
+
+def save_params(fname: str, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
+    """Write ``arg_params`` and ``aux_params`` to the ``.params`` file ``fname`` (``arg:``/``aux:`` keys), as
+    MXNet's ``Module.save_params`` does: the arrays as they are, on their own contexts."""
+    payload = {f"arg:{k}": v for k, v in arg_params.items()}
+    payload.update({f"aux:{k}": v for k, v in aux_params.items()})
+    nd.save(fname, payload)
 
 
 def load_params(

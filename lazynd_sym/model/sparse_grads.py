@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from lazynd import optimizer as opt_module
+from lazynd.errors import LazyNDError
 from lazynd.log import warn_from_user_code
 
-__all__ = ["sparse_grad_weights", "warn_dense_row_sparse"]
+__all__ = ["refuse_sparse_rows", "sparse_grad_weights", "warn_dense_row_sparse"]
 
 
 def sparse_grad_weights(symbol: Any) -> list[str]:
@@ -50,4 +51,14 @@ def warn_dense_row_sparse(symbol: Any, optimizer: Any, where: str) -> None:
             "the batch did not look up); MXNet's lazy_update changes only the batch's rows. Pass "
             "lazy_update=False for MXNet's dense update (lazynd's), or sparse_grad=False",
             UserWarning,
+        )
+
+
+def refuse_sparse_rows(sparse_row_id_fn: Any, what: str) -> None:
+    """Raise :class:`~lazynd.errors.LazyNDError` naming ``what`` (a module loop: ``fit``, ``score``...)
+    when ``sparse_row_id_fn`` is given: there are no row-sparse parameters to pull rows of."""
+    if sparse_row_id_fn is not None:
+        raise LazyNDError(
+            f"{what}: sparse_row_id_fn pulls rows of row_sparse parameters, which lazynd does not have "
+            "(its parameters are all dense): leave it None"
         )

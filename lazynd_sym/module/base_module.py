@@ -22,19 +22,12 @@ from lazynd.log import get_logger
 
 from ..model import checkpoint
 from ..model.inputs import array_batch, call_all, check_iter, with_last
+from ..model.sparse_grads import refuse_sparse_rows
 from .inputs import _check_input_names as _check_input_names
 from .inputs import _parse_data_desc as _parse_data_desc
 from .params import reject_unknown_params
 
 __all__ = ["BaseModule"]
-
-
-def _refuse_sparse_rows(sparse_row_id_fn: Any, what: str) -> None:
-    if sparse_row_id_fn is not None:
-        raise LazyNDError(
-            f"{what}: sparse_row_id_fn pulls rows of row_sparse parameters, which lazynd does not have "
-            "(its parameters are all dense): leave it None"
-        )
 
 
 class BaseModule:
@@ -102,7 +95,7 @@ class BaseModule:
         [('accuracy', 0.97)]
         """
         self._require("score")
-        _refuse_sparse_rows(sparse_row_id_fn, "score")
+        refuse_sparse_rows(sparse_row_id_fn, "score")
         check_iter(eval_data, "score")
         if reset:
             eval_data.reset()
@@ -121,7 +114,7 @@ class BaseModule:
 
     def prepare(self, data_batch: mx_io.DataBatch, sparse_row_id_fn: Any = None) -> None:
         """Get ready to run ``data_batch``: nothing to do with dense parameters (MXNet pulls sparse rows here)."""
-        _refuse_sparse_rows(sparse_row_id_fn, "prepare")
+        refuse_sparse_rows(sparse_row_id_fn, "prepare")
 
     def iter_predict(
         self, eval_data: mx_io.DataIter, num_batch: int | None = None, reset: bool = True, sparse_row_id_fn: Any = None
@@ -131,7 +124,7 @@ class BaseModule:
         The outputs are views of the executors' arrays: the next batch overwrites them.
         """
         self._require("iter_predict")
-        _refuse_sparse_rows(sparse_row_id_fn, "iter_predict")
+        refuse_sparse_rows(sparse_row_id_fn, "iter_predict")
         check_iter(eval_data, "iter_predict")
         if reset:
             eval_data.reset()
@@ -158,7 +151,7 @@ class BaseModule:
         output is returned bare unless ``always_output_list``), otherwise a list
         per batch of its outputs.
         """
-        _refuse_sparse_rows(sparse_row_id_fn, "predict")
+        refuse_sparse_rows(sparse_row_id_fn, "predict")
         if (batch := array_batch(eval_data)) is not None:  # one array: the first output on it
             self._require("predict")
             self.forward(batch, is_train=False)
@@ -208,7 +201,7 @@ class BaseModule:
         >>> mod.fit(train_iter, eval_data=val_iter, num_epoch=2,
         ...         optimizer_params={"learning_rate": 0.1})  # doctest: +SKIP
         """
-        _refuse_sparse_rows(sparse_row_id_fn, "fit")
+        refuse_sparse_rows(sparse_row_id_fn, "fit")
         num_epoch = checkpoint.epoch_number("fit", "num_epoch", num_epoch)
         begin_epoch = checkpoint.epoch_number("fit", "begin_epoch", begin_epoch)
         check_iter(train_data, "fit", needs=("reset", "provide_data", "provide_label"))
@@ -277,10 +270,7 @@ class BaseModule:
     # -- parameters on disk ----------------------------------------------------------------------
     def save_params(self, fname: str) -> None:
         """Write the parameters to ``fname`` as MXNet does (``nd.save`` with ``arg:``/``aux:`` keys)."""
-        arg_params, aux_params = self.get_params()
-        payload = {f"arg:{k}": v for k, v in arg_params.items()}
-        payload.update({f"aux:{k}": v for k, v in aux_params.items()})
-        nd.save(fname, payload)
+        checkpoint.save_params(fname, *self.get_params())
 
     def load_params(self, fname: str) -> None:
         """Set the parameters from a file written by :meth:`save_params` (or MXNet's ``.params``)."""
