@@ -10,6 +10,7 @@
 - :mod:`~lazynd_sym.module.python_module`: :class:`PythonModule`, :class:`PythonLossModule`,
   modules written in Python (a loss ending a chain);
 - :mod:`~lazynd_sym.module.executor_group`: the data-parallel executors of a Module;
+- :mod:`~lazynd_sym.module.shape_groups`: a Module's executor groups, one per set of input shapes;
 - :mod:`~lazynd_sym.module.inputs`, :mod:`~lazynd_sym.module.params`: the input shapes of a bind and of a batch;
   the host copies of the parameters and how they are filled;
 - :mod:`~lazynd_sym.module.updates`: the parameter updates through a KVStore or an updater, and the

@@ -2,7 +2,8 @@
 
 The stages of :class:`~lazynd_sym.module.base_module.BaseModule` for a single symbol: ``bind`` builds a
 :class:`~lazynd_sym.module.executor_group.ModuleExecutorGroup` (the batch split over ``context`` in proportion
-to ``work_load_list``); the parameters live on the host in ``arg_params``/``aux_params`` and on every device in
+to ``work_load_list``), one per set of input shapes (:mod:`~lazynd_sym.module.shape_groups`, which also checks
+the module a bind shares arrays with); the parameters live on the host in ``arg_params``/``aux_params`` and on every device in
 the executors; ``update`` runs the optimizer on the KVStore or on each device (:mod:`~lazynd_sym.module.updates`,
 which also sets them up); the roles of the symbol's arguments, the shapes of a bind and the data and labels of a
 batch are sorted, checked and made in :mod:`~lazynd_sym.module.inputs`.  Checkpoints are MXNet's files:
@@ -16,7 +17,7 @@ from typing import Any
 
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
-from lazynd.errors import ArgumentTypeError, LazyNDError
+from lazynd.errors import LazyNDError
 from lazynd.log import warn_from_user_code
 
 from ..model.checkpoint import load_checkpoint, save_checkpoint
@@ -25,6 +26,8 @@ from .devices import check_devices
 from .executor_group import ModuleExecutorGroup
 from .inputs import check_inputs, shapes_of_batch, sort_arguments
 from .params import fill_params, zeros_like_first
+from .shape_groups import MAX_SHAPE_SETS as MAX_SHAPE_SETS  # defined here before: still importable from here
+from .shape_groups import ShapeGroups, lent_group
 from .updates import (
     create_updates,
     load_optimizer_states,
@@ -34,9 +37,6 @@ from .updates import (
 )
 
 __all__ = ["Module"]
-
-MAX_SHAPE_SETS = 64
-"""Sets of input shapes whose executors a :class:`Module` keeps (see :meth:`Module.reshape`)."""
 
 
 class Module(BaseModule):
@@ -111,8 +111,7 @@ class Module(BaseModule):
         self._updater: Any = None
         self._preload_opt_states: str | None = None
         self._exec_group: ModuleExecutorGroup | None = None
-        # the executors of each set of input shapes, least recently used first (MAX_SHAPE_SETS at most)
-        self._groups: dict[tuple, ModuleExecutorGroup] = {}
+        self._groups = ShapeGroups()  # the executors of each set of input shapes
         self._grad_req: Any = "write"
         self._monitor: Any = None
         self._data_shapes: list[mx_io.DataDesc] | None = None
@@ -213,16 +212,10 @@ class Module(BaseModule):
         # the arguments are checked before a force_rebind drops the executors: a refused bind leaves the module as it was
         if inputs_need_grad and not for_training:
             raise LazyNDError("Module.bind: inputs_need_grad=True needs for_training=True")
-        shared_group = None
-        if shared_module is not None:
-            if not isinstance(shared_module, Module):
-                raise ArgumentTypeError(f"Module.bind: shared_module is a {type(shared_module).__name__}, not a Module")
-            if not (shared_module.binded and shared_module.params_initialized):
-                raise LazyNDError("Module.bind: shared_module must be bound and have its parameters initialized")
-            shared_group = shared_module._exec_group
+        shared_group = lent_group(shared_module, Module)
         if self._params_dirty:  # the new executors start from the trained values (MXNet's lose the last updates)
             self.get_params()
-        self._exec_group, self._groups, self.binded = None, {}, False
+        self._exec_group, self._groups, self.binded = None, ShapeGroups(), False
         self.for_training, self.inputs_need_grad, self._grad_req = bool(for_training), bool(inputs_need_grad), grad_req
         self._switch_group(data_shapes, label_shapes, shared_group)
         self.binded = True
@@ -249,31 +242,29 @@ class Module(BaseModule):
         data, labels = check_inputs(
             data_shapes, label_shapes, self._data_names, self._label_names, self._symbol.list_arguments()
         )
-        key = tuple((d.name, tuple(d.shape)) for d in data + labels)
-        group = self._groups.pop(key, None)
-        if group is None:
-            group = ModuleExecutorGroup(
-                self._symbol,
-                self._context,
-                self._work_load_list,
-                data,
-                labels,
-                self._param_names,
-                self.for_training,
-                self.inputs_need_grad,
-                shared_group=shared_group,
-                fixed_param_names=self._fixed_param_names,
-                grad_req=self._grad_req,
-                state_names=self._state_names,
-                group2ctxs=self._group2ctxs,
-            )
-            if self._monitor is not None:
-                group.install_monitor(self._monitor)
-        self._groups[key] = group
-        if len(self._groups) > MAX_SHAPE_SETS:  # the least recently used leave (never this one)
-            del self._groups[next(iter(self._groups))]
-        self._exec_group = group
+        self._exec_group = self._groups.switch(data, labels, lambda: self._bind_group(data, labels, shared_group))
         self._data_shapes, self._label_shapes = data, (labels or None)
+
+    def _bind_group(self, data: list, labels: list, shared_group: ModuleExecutorGroup | None) -> ModuleExecutorGroup:
+        """The executors of new shapes, sharing ``shared_group``'s arrays, watched by the module's monitor."""
+        group = ModuleExecutorGroup(
+            self._symbol,
+            self._context,
+            self._work_load_list,
+            data,
+            labels,
+            self._param_names,
+            self.for_training,
+            self.inputs_need_grad,
+            shared_group=shared_group,
+            fixed_param_names=self._fixed_param_names,
+            grad_req=self._grad_req,
+            state_names=self._state_names,
+            group2ctxs=self._group2ctxs,
+        )
+        if self._monitor is not None:
+            group.install_monitor(self._monitor)
+        return group
 
     # -- parameters ------------------------------------------------------------------------------
     def init_params(
