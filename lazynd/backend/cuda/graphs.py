@@ -30,7 +30,7 @@ refuses capture) raises inside the capture; it then runs eagerly, now and from t
 :attr:`LaunchGraphs.failures` says why.  What a graph cannot see is the host: a sequence whose
 launches depend on host values that change between runs (random draws, a host array uploaded
 at every call, a Python callback) must not be captured; the executor decides which passes may
-be (:mod:`lazynd_sym.executor.run`).
+be (:mod:`lazynd_sym.executor.bulking`).
 """
 
 from __future__ import annotations
