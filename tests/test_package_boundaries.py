@@ -82,3 +82,17 @@ def test_no_module_uses_numpys_private_api() -> None:
         line for pkg in packages for path in sorted((ROOT / pkg).rglob("*.py")) for line in _private_numpy_uses(path)
     ]
     assert found == []
+
+
+MAX_LINES = 400  # the project's rule: a module holds one idea in 100-400 lines
+
+
+def test_no_package_module_is_over_the_line_limit() -> None:
+    # a module past the limit holds two ideas: split it by idea, not by slicing a class
+    long = [
+        f"{path.relative_to(ROOT)}: {count} lines"
+        for package in ("lazynd", "lazynd_sym", "lazynd_kv")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (count := len(path.read_text().splitlines())) > MAX_LINES
+    ]
+    assert long == []
