@@ -83,7 +83,6 @@ def test_the_bound_applies_again_once_a_stalled_backlog_drains(engine: ThreadedE
     assert not engine.backlog.stalled
 
 
-
 def test_pushes_of_another_thread_that_refill_the_backlog_are_not_a_stall() -> None:
     # two threads push: the workers drain the backlog to its resume mark, which wakes the
     # waiting one, but before it runs the other thread has pushed it full again.  Operations
