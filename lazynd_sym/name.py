@@ -1,4 +1,10 @@
-"""Automatic names for symbols: ``NameManager`` counts per hint, ``Prefix`` prepends a string."""
+"""Automatic names for symbols: ``NameManager`` counts per hint, ``Prefix`` prepends a string.
+
+The current manager is per thread, as in MXNet 1.x: a ``with`` scope sets it for its own thread
+only, and each thread starts with a default manager of its own, whose counts start at 0.  So two
+threads that each build a model get the names a single-threaded program gets
+(``fullyconnected0``, ...) and can load the same checkpoint, whichever thread builds first.
+"""
 
 from __future__ import annotations
 
@@ -67,8 +73,10 @@ class Prefix(NameManager):
         return self._prefix + super().get(name, hint)
 
 
-_default = NameManager()
-
-
 def _current() -> NameManager:
-    return getattr(NameManager._local, "value", None) or _default
+    """This thread's manager: its innermost scope's, else the thread's default (made on first use)."""
+    local = NameManager._local
+    manager = getattr(local, "value", None)
+    if manager is None:
+        manager = local.value = NameManager()
+    return manager

@@ -31,6 +31,10 @@ class Backlog:
         self.stalled = False  # the bound is lifted until the backlog drains to ``resume_at``
         self._drained = threading.Condition(lock)  # notified when it has
         self._waiters = 0
+        # operations completed so far: a stall is a wait with none completing.  The pending count
+        # cannot tell: another thread's pushes refill what completes (the backlog is the
+        # engine's, shared by every pushing thread)
+        self._completions = 0
 
     def full(self, pending: int) -> bool:
         """Whether a pusher that sees ``pending`` operations must wait (:meth:`wait_drained`)."""
@@ -47,9 +51,9 @@ class Backlog:
             self._waiters += 1
             try:
                 while pending() > self.resume_at:
-                    before = pending()
+                    before = self._completions
                     self._drained.wait(self.stall_s)
-                    if pending() >= before:  # nothing completed meanwhile: stalled
+                    if self._completions == before:  # nothing completed meanwhile: stalled
                         self.stalled = True
                         return
             finally:
@@ -57,6 +61,7 @@ class Backlog:
 
     def completed(self, pending: int) -> None:
         """An operation completed and ``pending`` are left (the engine's lock held)."""
+        self._completions += 1
         if pending <= self.resume_at:
             self.stalled = False
             if self._waiters:

@@ -198,3 +198,20 @@ def test_one_scope_object_entered_by_two_threads_at_once_restores_each_threads_f
         t.join()
     assert seen == {"a": (False, False), "b": (False, True)}
     assert dispatch.recorder is None
+
+
+def test_a_thread_that_ends_with_a_flag_set_no_longer_slows_the_others() -> None:
+    # a worker thread sets training mode for its whole life and never turns it off: its flags
+    # end with it, and so must the recorder that every call of every thread went through
+    def worker() -> None:
+        autograd.set_training(True)
+        autograd.set_recording(True)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert not autograd.is_training() and not autograd.is_recording()
+    assert dispatch.recorder is None
+    with autograd.record():  # and the count goes on from there
+        assert dispatch.recorder is not None
+    assert dispatch.recorder is None

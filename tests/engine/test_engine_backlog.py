@@ -11,6 +11,7 @@ import pytest
 
 from lazynd.engine import ThreadedEngine, Var
 from lazynd.engine import policy as policy_module
+from lazynd.engine.backlog import Backlog
 
 TIMEOUT = 10.0  # generous: only a broken engine comes near it
 
@@ -80,3 +81,30 @@ def test_the_bound_applies_again_once_a_stalled_backlog_drains(engine: ThreadedE
     release.set()
     engine.waitall()
     assert not engine.backlog.stalled
+
+
+def test_pushes_of_another_thread_that_refill_the_backlog_are_not_a_stall() -> None:
+    # two threads push: the workers drain the backlog to its resume mark, which wakes the
+    # waiting one, but before it runs the other thread has pushed it full again.  Operations
+    # did complete: the bound must hold (a stall lifted it for both threads, and they ran
+    # hundreds of operations ahead, each holding its arrays: 800 MB for two 100k chains)
+    lock = threading.Lock()
+    backlog = Backlog(lock, max_pending=64, resume_at=32, stall_s=TIMEOUT)
+    pending = [65]
+    waiter = threading.Thread(target=backlog.wait_drained, args=(lambda: pending[0],))
+    waiter.start()
+    deadline = time.monotonic() + TIMEOUT
+    while not backlog._waiters and time.monotonic() < deadline:  # until it waits
+        time.sleep(0.001)
+    with lock:
+        pending[0] = 32
+        backlog.completed(32)  # drained: the waiter is woken...
+        pending[0] = 65  # ...and the other thread refills it before the waiter has the lock
+    time.sleep(0.05)  # the waiter wakes and looks
+    assert not backlog.stalled
+    assert waiter.is_alive(), "the waiter went on with 65 operations pending"
+    with lock:
+        pending[0] = 32
+        backlog.completed(32)
+    waiter.join(TIMEOUT)
+    assert not waiter.is_alive() and not backlog.stalled
