@@ -25,7 +25,7 @@ class _ThreadFlags(threading.local):
 
 
 flags = _ThreadFlags()
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: a _Counted may be dropped (its __del__) while this thread holds it
 _threads_with_flags = 0  # threads with a flag set: the recorder is installed while there is one
 
 
