@@ -118,6 +118,26 @@ def test_arange_names_the_argument_that_is_not_a_number(kwargs, message):
         mx.nd.arange(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda F: F.arange(float("nan")), "must be finite numbers, got start=0.0, stop=nan"),
+        (lambda F: F.arange(0, float("inf")), "must be finite numbers, got start=0.0, stop=inf"),
+        (lambda F: F.arange(0, 5, float("nan")), "must be finite numbers, .*step=nan"),
+        (lambda F: F.arange(float("-inf"), 5), "must be finite numbers, got start=-inf"),
+        (lambda F: F.arange(0, 5, repeat=2**63), r"elements \(repeat=9223372036854775808\) are more than an array holds"),
+    ],
+    ids=["nan stop", "inf stop", "nan step", "-inf start", "huge repeat"],
+)
+@pytest.mark.parametrize("face", ["nd", "sym"])
+def test_arange_without_a_finite_count_is_refused_by_name(call, message, face):
+    # NumPy's/math's ValueError 'cannot convert float NaN to integer' or OverflowError before; MXNet
+    # 1.9.1 refuses them with an MXNetError too
+    F = mx.nd if face == "nd" else mx.sym
+    with pytest.raises(mx.OperatorError, match=message):
+        call(F).infer_shape() if face == "sym" else call(F)
+
+
 def test_arange_still_takes_python_and_numpy_numbers():
     np.testing.assert_array_equal(mx.nd.arange(2, 8, 2, repeat=2).asnumpy(), [2, 2, 4, 4, 6, 6])
     np.testing.assert_array_equal(mx.nd.arange(np.int64(3), dtype="int32").asnumpy(), [0, 1, 2])
