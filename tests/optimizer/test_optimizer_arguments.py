@@ -108,6 +108,27 @@ def test_arguments_of_the_wrong_type_are_refused_by_name(name, kwargs, message):
         optimizer.create(name, **kwargs)
 
 
+@pytest.mark.parametrize(
+    "name, key",
+    [
+        ("sgd", "learning_rate"),
+        ("sgd", "wd"),
+        ("sgd", "rescale_grad"),
+        ("sgd", "clip_gradient"),
+        ("adam", "learning_rate"),
+        ("adam", "epsilon"),
+        ("rmsprop", "gamma1"),
+        ("adagrad", "eps"),
+    ],
+)
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_an_argument_that_is_nan_or_infinite_is_refused_by_name(name, key, value):
+    # accepted before, and the first update made every weight NaN (MXNet 1.9.1's SGD refuses them
+    # at the update, naming the operator's parameter)
+    with pytest.raises(LazyNDError, match=f"{key} must be a finite number, got {value}"):
+        optimizer.create(name, **{key: value})
+
+
 def test_multipliers_must_be_a_dict_of_numbers():
     opt = optimizer.create("sgd")
     with pytest.raises(LazyNDError, match="set_lr_mult: expected a dict"):
