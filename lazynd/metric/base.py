@@ -28,7 +28,18 @@ register = make_register(_REGISTRY)
 
 
 def _host(value: Any) -> numpy.ndarray:
-    return value.asnumpy() if hasattr(value, "asnumpy") else numpy.asarray(value)
+    """A label or prediction as a NumPy array: an NDArray's data, or NumPy's reading of anything else,
+    which must be numbers (``None``, a string or a dict among the predictions gave a NaN or an error
+    from deep inside a metric)."""
+    if hasattr(value, "asnumpy"):
+        return value.asnumpy()
+    try:
+        array = numpy.asarray(value)
+    except ValueError:  # a ragged list
+        array = None
+    if array is None or array.dtype.kind not in "biuf":
+        raise DataError(f"metric: expected an array of numbers (an NDArray or a NumPy array), got {value!r:.80}")
+    return array
 
 
 def _as_array_list(values: Any) -> list[Any]:
