@@ -125,7 +125,10 @@ def test_arange_names_the_argument_that_is_not_a_number(kwargs, message):
         (lambda F: F.arange(0, float("inf")), "must be finite numbers, got start=0.0, stop=inf"),
         (lambda F: F.arange(0, 5, float("nan")), "must be finite numbers, .*step=nan"),
         (lambda F: F.arange(float("-inf"), 5), "must be finite numbers, got start=-inf"),
-        (lambda F: F.arange(0, 5, repeat=2**63), r"elements \(repeat=9223372036854775808\) are more than an array holds"),
+        (
+            lambda F: F.arange(0, 5, repeat=2**63),
+            r"elements \(repeat=9223372036854775808\) are more than an array holds",
+        ),
     ],
     ids=["nan stop", "inf stop", "nan step", "-inf start", "huge repeat"],
 )
