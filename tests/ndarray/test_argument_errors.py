@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.errors import ArgumentTypeError
 
 
 def _x() -> mx.nd.NDArray:
@@ -153,3 +154,18 @@ def test_len_of_a_0d_array_is_a_lazynd_error_and_a_type_error():
     with pytest.raises(TypeError):
         len(mx.nd.ones(()))
     assert len(mx.nd.ones((3, 2))) == 3
+
+
+@pytest.mark.parametrize("shape", [None, 1.5, float("nan"), "abc", {"k": 1}], ids=repr)
+def test_the_broadcast_to_method_refuses_a_shape_that_is_no_tuple_by_name(shape):
+    # the method's own len(shape) raised "object of type 'NoneType' has no len()" before
+    with pytest.raises(mx.OperatorError, match="broadcast_to: "):
+        mx.nd.ones((2, 3)).broadcast_to(shape)
+
+
+@pytest.mark.parametrize("value", [None, [1, 2], 3.0, "abc", mx.nd.ones((2,))], ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize("zero_copy", [False, True])
+def test_from_numpy_refuses_what_is_not_a_numpy_array_by_name(value, zero_copy):
+    # AttributeError "'NoneType' object has no attribute 'dtype'" before (MXNet: no attribute 'flags')
+    with pytest.raises(ArgumentTypeError, match="from_numpy: expected a NumPy array, got "):
+        mx.nd.from_numpy(value, zero_copy=zero_copy)
