@@ -95,7 +95,7 @@ def parse_int(value: Any) -> int:
     value = _literal(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
         raise ValueError("expected an integer")
-    if float(value) != int(value):
+    if not math.isfinite(value) or float(value) != int(value):  # (int() of inf is an OverflowError)
         raise ValueError("expected an integer")
     return int(value)
 

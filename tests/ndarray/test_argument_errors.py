@@ -169,3 +169,32 @@ def test_from_numpy_refuses_what_is_not_a_numpy_array_by_name(value, zero_copy):
     # AttributeError "'NoneType' object has no attribute 'dtype'" before (MXNet: no attribute 'flags')
     with pytest.raises(ArgumentTypeError, match="from_numpy: expected a NumPy array, got "):
         mx.nd.from_numpy(value, zero_copy=zero_copy)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x: x.reshape((3, 2), reverse=None), r"reshape: invalid value None for 'reverse'"),
+        (lambda x: x.reshape((3, 2), reverse="abc"), r"reshape: invalid value 'abc' for 'reverse'"),
+        (lambda x: x.flatten(1.5), r"flatten: invalid value 1.5 for 'inplace'"),
+        (lambda x: x.expand_dims(0, inplace=[1]), r"expand_dims: invalid value \[1\] for 'inplace'"),
+        (lambda x: x.reshape(float("inf")), r"reshape: shape must be a tuple of ints, got \(inf,\)"),
+        (lambda x: x.reshape((float("-inf"), 2)), r"reshape: shape must be a tuple of ints"),
+        (lambda x: mx.nd.zeros((float("inf"), 2)), r"shape must be an int or a tuple of ints"),
+        (lambda x: mx.nd.Reshape(x, shape=(float("inf"),)), r"Reshape: invalid value \(inf,\) for parameter 'shape'"),
+    ],
+    ids=[
+        "reverse None",
+        "reverse str",
+        "flatten inplace float",
+        "expand_dims inplace list",
+        "reshape inf",
+        "reshape -inf",
+        "zeros inf",
+        "Reshape op inf",
+    ],
+)
+def test_a_method_flag_or_shape_of_the_wrong_kind_is_an_operator_error_naming_it(call, message):
+    # the parsers' bare ValueError ('expected a boolean') or int()'s OverflowError before
+    with pytest.raises(mx.OperatorError, match=message):
+        call(mx.nd.ones((2, 3)))
