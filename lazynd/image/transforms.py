@@ -17,7 +17,7 @@ import numpy as np
 from ..backend.opencv import opencv
 from ..context import Context
 from ..engine import get_engine
-from ..errors import OperatorError
+from ..errors import ArgumentTypeError, OperatorError
 from ..ndarray import NDArray
 from ..ndarray.dispatch import new_array
 from .arguments import area_argument, border_fill_argument, int_argument, nonempty_image, ratio_argument, size_argument
@@ -314,6 +314,24 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
         return False
 
 
+def channel_values(name: str, argument: str, value: Any) -> np.ndarray:
+    """``value`` (a number, or one per channel: a list, a NumPy array, an NDArray) as float32, or an
+    ``ArgumentTypeError`` naming ``name`` and ``argument`` (a string or None among them).
+
+    Examples
+    --------
+    >>> channel_values("color_normalize", "mean", [1, 2, 3])
+    array([1., 2., 3.], dtype=float32)
+    """
+    try:
+        raw = np.asarray(value.asnumpy() if hasattr(value, "asnumpy") else value)
+    except ValueError:  # a ragged list
+        raw = None
+    if raw is None or raw.dtype.kind not in "biuf":  # (NumPy would read None as NaN, 'abc' not at all)
+        raise ArgumentTypeError(f"{name}: {argument} must be a number or one number per channel, got {value!r}")
+    return raw.astype(np.float32)
+
+
 def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
     """``(src - mean) / std`` per channel, as float32: into ``src`` itself when it is float32,
     as MXNet's (which returns ``src``), see :func:`in_place_target`.
@@ -326,9 +344,8 @@ def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
     array([3.        , 1.        , 0.33333334], dtype=float32)
     """
     # mean None: no subtraction (MXNet's color_normalize skips it), only the division by std
-    mean = 0.0 if mean is None else mean
-    mean_np = np.asarray(mean.asnumpy() if hasattr(mean, "asnumpy") else mean, dtype=np.float32)
-    std_np = None if std is None else np.asarray(std.asnumpy() if hasattr(std, "asnumpy") else std, dtype=np.float32)
+    mean_np = channel_values("color_normalize", "mean", 0.0 if mean is None else mean)
+    std_np = None if std is None else channel_values("color_normalize", "std", std)
     for name, value in (("mean", mean_np), ("std", std_np)):
         # checked here: a shape that does not broadcast would otherwise fail later, inside the engine
         if value is not None and not _broadcasts_to(value.shape, tuple(src.shape)):
