@@ -8,6 +8,7 @@ The ``.params`` file is an ``nd.save`` dict whose keys are ``arg:<name>`` and
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from collections.abc import Callable
@@ -201,6 +202,6 @@ def module_checkpoint(
 def _period(callback: str, period: Any) -> int:
     """A checkpoint period as MXNet reads it (a number, at least 1: 0 and less save every epoch);
     anything else is an ArgumentTypeError naming the callback."""
-    if isinstance(period, bool) or not isinstance(period, numbers.Real):
+    if isinstance(period, bool) or not isinstance(period, numbers.Real) or not math.isfinite(period):
         raise ArgumentTypeError(f"{callback}: period must be a number of epochs, got {period!r}")
     return max(1, int(float(period)))

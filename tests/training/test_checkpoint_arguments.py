@@ -83,3 +83,13 @@ def test_a_checkpoint_period_must_be_a_number(make, tmp_path):
     with pytest.raises(ArgumentTypeError, match="checkpoint: period must be a number of epochs, got '2'"):
         make(str(tmp_path / "m"), period="2")
     assert callable(make(str(tmp_path / "m"), period=0))  # MXNet's reading: every epoch
+
+
+@pytest.mark.parametrize("period", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize(
+    "make", [mx.callback.do_checkpoint, lambda prefix, period: mx.callback.module_checkpoint(None, prefix, period)]
+)
+def test_a_checkpoint_period_must_be_finite(make, period, tmp_path):
+    # int()'s ValueError/OverflowError before
+    with pytest.raises(ArgumentTypeError, match=f"checkpoint: period must be a number of epochs, got {period}"):
+        make(str(tmp_path / "m"), period=period)
