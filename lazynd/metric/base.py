@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dis
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import CodeType
 from typing import Any, ClassVar
 
@@ -284,6 +284,9 @@ def _derives_from_a_builtin(cls: type) -> bool:
 
 def _pick(arrays: dict[str, Any], names: list[str] | None, which: str, metric: str) -> list[Any]:
     """The arrays of ``names`` in ``arrays`` (all of them, in order, when ``names`` is None)."""
+    if not isinstance(arrays, Mapping):
+        what = "labels" if which == "label_names" else "predictions"
+        raise DataError(f"metric {metric!r}: update_dict takes the {what} as a dict name -> array, got {arrays!r:.60}")
     if names is None:
         return list(arrays.values())
     missing = [n for n in names if n not in arrays]
