@@ -96,6 +96,8 @@ class DataDesc(tuple):
         """
         if layout is None:
             return 0
+        if not isinstance(layout, str):
+            raise DataTypeError(f"DataDesc.get_batch_axis: layout must be a str such as 'NCHW', got {layout!r}")
         return layout.find("N")
 
     @staticmethod

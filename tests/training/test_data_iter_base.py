@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import DataError
+from lazynd.errors import DataError, DataTypeError
 from lazynd.io import DataBatch, DataDesc, DataIter
 
 
@@ -38,6 +38,13 @@ def test_datadesc_batch_axis_follows_layout() -> None:
     assert DataDesc.get_batch_axis("TNC") == 1
     assert DataDesc.get_batch_axis(None) == 0
     assert DataDesc.get_batch_axis("CHW") == -1  # no batch axis, as MXNet 1.9.1 says
+
+
+@pytest.mark.parametrize("layout", [1.5, ["N", "C"], 0], ids=repr)
+def test_a_layout_that_is_no_str_is_refused_by_name(layout):
+    # AttributeError "'float' object has no attribute 'find'" before
+    with pytest.raises(DataTypeError, match="DataDesc.get_batch_axis: layout must be a str"):
+        DataDesc.get_batch_axis(layout)
 
 
 def test_ndarray_iter_refuses_a_layout_without_a_batch_axis() -> None:
