@@ -60,6 +60,17 @@ class SGD(Optimizer):
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         if isinstance(index, (list, tuple)):  # MXNet 1.x's aggregated SGD: lists of parameters (updates_lists)
+            given = {"weight": weight, "grad": grad, "state": state}
+            wrong = [
+                name
+                for name, value in given.items()
+                if not isinstance(value, (list, tuple)) or len(value) != len(index)
+            ]
+            if wrong:
+                raise LazyNDError(
+                    f"SGD.update: a list of {len(index)} indices updates lists of as many weights, grads and "
+                    f"states; {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not"
+                )
             self.update_multi(list(index), list(weight), list(grad), list(state))
             return
         self._update_count(index)
