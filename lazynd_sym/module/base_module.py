@@ -21,7 +21,7 @@ from lazynd.errors import DataError, LazyNDError
 from lazynd.log import get_logger
 
 from ..model import checkpoint
-from ..model.inputs import array_batch, call_all, check_iter, with_last
+from ..model.inputs import array_batch, call_all, check_callbacks, check_iter, with_last
 from .inputs import _check_input_names as _check_input_names
 from .inputs import _parse_data_desc as _parse_data_desc
 from .params import check_param_dicts, reject_unknown_params
@@ -214,6 +214,13 @@ class BaseModule:
         check_iter(train_data, "fit", needs=("reset", "provide_data", "provide_label"))
         if eval_data is not None:
             check_iter(eval_data, "fit (eval_data)")
+        check_callbacks(
+            "fit",
+            epoch_end_callback=epoch_end_callback,
+            batch_end_callback=batch_end_callback,
+            eval_end_callback=eval_end_callback,
+            eval_batch_end_callback=eval_batch_end_callback,
+        )
         self.bind(
             data_shapes=train_data.provide_data,
             label_shapes=train_data.provide_label,

@@ -143,3 +143,15 @@ def test_backward_out_grads_that_are_not_arrays_are_refused_by_name(out_grads: A
     module.forward(mx.io.DataBatch([mx.nd.ones((2, 3))], [mx.nd.zeros((2,))]))
     with pytest.raises(ArgumentTypeError, match="Module.backward: out_grads must be NDArrays"):
         module.backward(out_grads)
+
+
+@pytest.mark.parametrize(
+    "which", ["batch_end_callback", "epoch_end_callback", "eval_end_callback", "eval_batch_end_callback"]
+)
+@pytest.mark.parametrize("callback", ["speedometer", 1.5, [print, 3]], ids=repr)
+def test_fit_refuses_a_callback_that_cannot_be_called_before_training(which: str, callback: Any) -> None:
+    # "'str' object is not callable" at the end of the first batch or epoch before
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc"), name="softmax")
+    train = mx.io.NDArrayIter(np.ones((4, 3)), np.zeros(4), 2)
+    with pytest.raises(ArgumentTypeError, match=f"fit: {which} must be a callable or a list of them"):
+        mx.mod.Module(net).fit(train, eval_data=train, num_epoch=1, **{which: callback})
