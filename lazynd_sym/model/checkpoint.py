@@ -74,6 +74,8 @@ def save_checkpoint(
     """
     # everything checked before anything is written: a refused call leaves no half checkpoint
     path = _params_file(prefix, epoch)
+    if symbol is not None and not callable(getattr(symbol, "save", None)):
+        raise ArgumentTypeError(f"save_checkpoint: symbol must be a Symbol (or None), got {type(symbol).__name__}")
     payload = {}
     for kind, params in (("arg", arg_params), ("aux", aux_params or {})):
         if not isinstance(params, dict):

@@ -37,6 +37,14 @@ def test_save_checkpoint_refuses_values_that_are_not_ndarrays_and_writes_nothing
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("symbol", ["net", 1.5, {"k": 1}], ids=repr)
+def test_save_checkpoint_refuses_a_symbol_that_is_no_symbol_and_writes_nothing(tmp_path: Path, symbol: Any) -> None:
+    # AttributeError "'str' object has no attribute 'save'" before
+    with pytest.raises(ArgumentTypeError, match="save_checkpoint: symbol must be a Symbol"):
+        mx.model.save_checkpoint(str(tmp_path / "net"), 1, symbol, {"fc_weight": mx.nd.ones((2, 3))}, {})
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_checkpoint_of_a_network_without_parameters_loads(tmp_path: Path) -> None:
     prefix = str(tmp_path / "net")
     net = mx.sym.relu(mx.sym.Variable("data"))
