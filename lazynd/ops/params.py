@@ -109,6 +109,19 @@ def parse_positive_int(value: Any) -> int:
     return number
 
 
+INT32_MAX = 2**31 - 1
+
+
+@describes("int", quoted=True)  # described as parse_int is (MXNet's generated docs)
+def parse_count(value: Any) -> int:
+    """A number of inputs or outputs: an integer in [0, 2**31 - 1], MXNet's ``int`` (a larger one
+    would have lazynd name that many inputs before anything else: a call that never ends)."""
+    number = parse_int(value)
+    if not 0 <= number <= INT32_MAX:
+        raise ValueError(f"expected an integer in [0, {INT32_MAX}]")
+    return number
+
+
 @describes("float")
 def parse_float(value: Any) -> float:
     if isinstance(value, str):
