@@ -20,6 +20,7 @@ from ..engine import get_engine
 from ..errors import ArgumentTypeError, OperatorError
 from ..ndarray import NDArray
 from ..ndarray.dispatch import new_array
+from ..ops.params import Param, parse_float_tuple
 from .arguments import area_argument, border_fill_argument, int_argument, nonempty_image, ratio_argument, size_argument
 
 __all__ = [
@@ -134,6 +135,14 @@ def imresize(src: Any, w: int, h: int, interp: int = 1, out: Any = None) -> Any:
     return image_op("imresize", resize_into, src, (h, w, channels), src.data_array.dtype, code, out=out)
 
 
+def _size_pair(argument: str, value: Any) -> tuple[float, float]:
+    """``value`` as scale_down reads a size: (w, h), two numbers, or an ``OperatorError`` naming it."""
+    pair = Param(parse_float_tuple).parse("scale_down", argument, value)
+    if len(pair) != 2:
+        raise OperatorError(f"scale_down: {argument} must be (width, height), got {value!r}")
+    return pair[0], pair[1]
+
+
 def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]:
     """Shrink crop ``size`` (w, h) keeping its aspect ratio until it fits ``src_size`` (w, h).
 
@@ -144,8 +153,8 @@ def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, i
     """
     w: float
     h: float
-    w, h = size
-    sw, sh = src_size
+    w, h = _size_pair("size", size)
+    sw, sh = _size_pair("src_size", src_size)
     if sh < h:
         w, h = float(w * sh) / h, sh
     if sw < w:

@@ -208,3 +208,12 @@ def test_imread_refuses_a_filename_that_is_no_path_by_name(filename):
     # os.fspath()'s TypeError before
     with pytest.raises(ArgumentTypeError, match="imread: filename must be a path"):
         image.imread(filename)
+
+
+@pytest.mark.parametrize("size", [None, "abc", (1, 2, 3), 1.5], ids=repr)
+@pytest.mark.parametrize("which", ["src_size", "size"])
+def test_scale_down_refuses_sizes_that_are_no_pairs_by_name(which, size):
+    # unpacking's TypeError/ValueError before
+    given = {"src_size": (640, 480), "size": (720, 120), which: size}
+    with pytest.raises(mx.OperatorError, match=f"scale_down: .*{which}"):
+        image.scale_down(given["src_size"], given["size"])

@@ -90,3 +90,15 @@ def test_an_assigned_none_reads_back_as_none() -> None:
 def test_iterators_lazynd_lacks_are_named(name: str, why: str) -> None:
     with pytest.raises(mx.LazyNDError, match=rf"mx\.io\.{name}: not supported: .*{why}"):
         getattr(mx.io, name)
+
+
+@pytest.mark.parametrize("shapes", [None, "abc", 1.5, [1, 2], {"data": (2, 3)}], ids=repr)
+def test_get_list_refuses_shapes_that_are_no_pairs_by_name(shapes):
+    # dict()'s or unpacking's TypeError/ValueError before
+    with pytest.raises(DataTypeError, match="DataDesc.get_list: shapes must be a list of"):
+        DataDesc.get_list(shapes)
+
+
+def test_get_list_takes_pairs_from_any_iterable_and_types_as_a_dict():
+    descs = DataDesc.get_list(zip(["data"], [(2, 3)], strict=True), {"data": np.float64})
+    assert [(d.name, d.shape, d.dtype) for d in descs] == [("data", (2, 3), np.float64)]
