@@ -95,6 +95,8 @@ def parse_int(value: Any) -> int:
     value = _literal(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
         raise ValueError("expected an integer")
+    if isinstance(value, (int, np.integer)):
+        return int(value)  # (float() of one past 2**53 differs from it: no test through float for these)
     if not math.isfinite(value) or float(value) != int(value):  # (int() of inf is an OverflowError)
         raise ValueError("expected an integer")
     return int(value)
