@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import numbers
 import os
 import time
 from collections.abc import Callable
@@ -87,6 +88,13 @@ _MXNET1_TUNING = ("profile_memory", "profile_api", "continuous_dump", "dump_peri
 _MXNET1_KEYWORDS = ("profile_all", "profile_symbolic", "profile_imperative", "profile_process", *_MXNET1_TUNING)
 
 
+def _is_flag(value: Any) -> bool:
+    """Whether ``value`` is a boolean (Python's, NumPy's, or the ints 0 and 1), as MXNet's flags take."""
+    if isinstance(value, bool) or (isinstance(value, numbers.Integral) and value in (0, 1)):
+        return True
+    return type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
+
+
 def set_config(mode: str | None = None, filename: str = "profile.json", **kwargs: Any) -> None:
     """Choose what to record and where :func:`dump` writes.
 
@@ -116,6 +124,9 @@ def set_config(mode: str | None = None, filename: str = "profile.json", **kwargs
             f"profiler.set_config: unknown argument(s) {unknown}; expected mode, filename or {list(_MXNET1_KEYWORDS)}"
         )
     _check_process(kwargs.get("profile_process", "worker"), "set_config")
+    for key in ("profile_all", "profile_symbolic", "profile_imperative", "profile_memory", "profile_api"):
+        if key in kwargs and not _is_flag(kwargs[key]):  # (a string such as 'false' is true: it would record)
+            raise LazyNDError(f"profiler.set_config: {key} must be True or False, got {kwargs[key]!r}")
     if mode is None:
         mode = "all" if kwargs.get("profile_all") or kwargs.get("profile_imperative") else "symbolic"
     if mode not in _MODES:
