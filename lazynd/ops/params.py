@@ -16,6 +16,7 @@ from ..errors import LazyNDError, OperatorError
 REQUIRED = object()
 
 DTYPE_NAMES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
+INT32_MAX = 2**31 - 1  # MXNet's int parameters are C ints
 _DTYPE_EXPECTED = f"expected a dtype, one of {', '.join(DTYPE_NAMES)}"
 
 _Parser = TypeVar("_Parser", bound=Callable[..., Any])
@@ -104,14 +105,14 @@ def parse_int(value: Any) -> int:
 
 @describes("int")
 def parse_positive_int(value: Any) -> int:
-    """An integer of at least 1 (a count of units, filters, pieces: MXNet's lower bound 1)."""
+    """An integer of at least 1 (a count of units, filters, pieces, arrays: MXNet's lower bound 1) and
+    at most 2**31 - 1 (MXNet's ``int``; a count of inputs past it named inputs without end)."""
     number = parse_int(value)
     if number < 1:
         raise ValueError("expected an integer >= 1")
+    if number > INT32_MAX:
+        raise ValueError(f"expected an integer <= {INT32_MAX}")
     return number
-
-
-INT32_MAX = 2**31 - 1
 
 
 @describes("int", quoted=True)  # described as parse_int is (MXNet's generated docs)
