@@ -60,12 +60,16 @@ class Context(metaclass=_ContextType):
                 if device_type not in _DEVICE_NAMES:
                     raise ContextError(f"unknown device type id {device_type}; expected one of {sorted(_DEVICE_NAMES)}")
                 device_type = _DEVICE_NAMES[device_type]
-            if device_type not in _DEVICE_TYPES:
+            if not isinstance(device_type, str) or device_type not in _DEVICE_TYPES:
                 raise ContextError(f"unknown device type {device_type!r}; expected one of {sorted(_DEVICE_TYPES)}")
-            if int(device_id) < 0:
+            try:
+                number = int(device_id)
+            except (TypeError, ValueError, OverflowError):  # None, 'abc', a list, NaN, inf
+                raise ContextError(f"device id must be an integer >= 0, got {device_id!r}") from None
+            if number < 0:
                 raise ContextError(f"device id must be >= 0, got {device_id}")
             self.device_type = device_type
-            self.device_id = int(device_id)
+            self.device_id = number
         self._old: list[Context] = []
 
     @property

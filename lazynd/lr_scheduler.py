@@ -33,13 +33,16 @@ _WARMUP_MODES = ("linear", "constant")
 
 
 def check_numbers(owner: str, **values: Any) -> None:
-    """Refuse, by name, an argument that is not a real number (before a comparison fails on it).
+    """Refuse, by name, an argument that is not a real number (before a comparison fails on it), or
+    is NaN or infinite (a NaN rate passes every ``< 0`` check and turns the weights to NaN).
 
     Shared by the schedulers and the optimizers; ``owner`` names the class in the message.
     """
     for name, value in values.items():
         if not isinstance(value, numbers.Real):
             raise LazyNDError(f"{owner}: {name} must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise LazyNDError(f"{owner}: {name} must be a finite number, got {value!r}")
 
 
 class LRScheduler:
@@ -86,8 +89,8 @@ class LRScheduler:
         return self.warmup_begin_lr + (self.base_lr - self.warmup_begin_lr) * num_update / self.warmup_steps
 
     def check_update(self, num_update: Any) -> None:
-        """Refuse, naming the scheduler, an update count that is not a number >= 0 (a string, None, NaN)."""
-        if isinstance(num_update, bool) or not isinstance(num_update, numbers.Real) or math.isnan(num_update):
+        """Refuse, naming the scheduler, an update count that is not a number >= 0 (a string, None, NaN, inf)."""
+        if isinstance(num_update, bool) or not isinstance(num_update, numbers.Real) or not math.isfinite(num_update):
             raise LazyNDError(f"{type(self).__name__}: num_update must be a number of updates, got {num_update!r}")
         if num_update < 0:
             raise LazyNDError(f"{type(self).__name__}: num_update must be >= 0, got {num_update}")

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -46,6 +45,7 @@ from . import profiler_annotations, profiler_tables, profiler_trace
 from .errors import LazyNDError
 from .formats.fileio import write_atomic
 from .profiler_annotations import Counter, Domain, Event, Frame, Marker, Task
+from .profiler_config import MODES, check_process, config_from
 
 __all__ = [
     "set_config",
@@ -67,7 +67,6 @@ __all__ = [
     "Marker",
 ]
 
-_MODES = ("symbolic", "all")
 _STATES = ("run", "stop")
 
 _config = {"mode": "symbolic", "filename": "profile.json"}
@@ -80,11 +79,6 @@ _origin = 0  # perf_counter_ns at the first run: trace time zero
 _engine: Any = None  # the engine the hook is installed on
 _records = profiler_trace.recorded  # (changed in place, never rebound: profiler_trace's hook appends to it)
 _stats_start = 0  # dumps() counts the records from here: dumps(reset=True) forgets statistics, not the trace
-
-# MXNet 1.x's set_config keywords that only tune MXNet's own profiler (memory, C API, dump timing,
-# aggregation, which lazynd's dumps() always does): accepted, and change nothing here
-_MXNET1_TUNING = ("profile_memory", "profile_api", "continuous_dump", "dump_period", "aggregate_stats")
-_MXNET1_KEYWORDS = ("profile_all", "profile_symbolic", "profile_imperative", "profile_process", *_MXNET1_TUNING)
 
 
 def set_config(mode: str | None = None, filename: str = "profile.json", **kwargs: Any) -> None:
@@ -110,20 +104,9 @@ def set_config(mode: str | None = None, filename: str = "profile.json", **kwargs
     >>> mx.profiler.set_config(profile_all=True, aggregate_stats=True, filename=os.path.join(tempfile.mkdtemp(), 'p.json'))
     """
     global _output_named
-    unknown = sorted(set(kwargs) - set(_MXNET1_KEYWORDS))
-    if unknown:
-        raise LazyNDError(
-            f"profiler.set_config: unknown argument(s) {unknown}; expected mode, filename or {list(_MXNET1_KEYWORDS)}"
-        )
-    _check_process(kwargs.get("profile_process", "worker"), "set_config")
-    if mode is None:
-        mode = "all" if kwargs.get("profile_all") or kwargs.get("profile_imperative") else "symbolic"
-    if mode not in _MODES:
-        raise LazyNDError(f"profiler.set_config: mode {mode!r} is not one of {list(_MODES)}")
-    if not isinstance(filename, (str, os.PathLike)) or not str(filename):
-        raise LazyNDError(f"profiler.set_config: filename must be a non-empty path, got {filename!r}")
+    mode, filename = config_from(mode, filename, kwargs)
     _config["mode"] = mode
-    _config["filename"] = os.fspath(filename)
+    _config["filename"] = filename
     _output_named = True
     if _state == "run":
         _install()
@@ -186,7 +169,7 @@ def set_state(state: str = "stop", profile_process: str = "worker") -> None:
     >>> mx.profiler.reset()  # forget the records
     """
     global _state, _origin, _exit_hook_registered, _paused
-    _check_process(profile_process, "set_state")
+    check_process(profile_process, "set_state")
     if state not in _STATES:
         raise LazyNDError(f"profiler.set_state: state {state!r} is not one of {list(_STATES)}")
     was_running = _state == "run" or _paused
@@ -225,11 +208,6 @@ def _stop_recording() -> None:
     _paused = False
 
 
-def _check_process(profile_process: str, what: str) -> None:
-    if profile_process != "worker":
-        raise LazyNDError(f"profiler.{what}: profile_process {profile_process!r} is not supported; only 'worker'")
-
-
 def pause(profile_process: str = "worker") -> None:
     """Stop recording until :func:`resume`, without writing the trace (a no-op unless running).
 
@@ -246,7 +224,7 @@ def pause(profile_process: str = "worker") -> None:
     >>> mx.profiler.set_state('stop'); mx.profiler.reset()
     """
     global _paused
-    _check_process(profile_process, "pause")
+    check_process(profile_process, "pause")
     if _state == "run":
         _stop_recording()
         _paused = True
@@ -254,7 +232,7 @@ def pause(profile_process: str = "worker") -> None:
 
 def resume(profile_process: str = "worker") -> None:
     """Go on recording after :func:`pause` (a no-op unless paused)."""
-    _check_process(profile_process, "resume")
+    check_process(profile_process, "resume")
     if _paused:
         set_state("run")
 
@@ -295,8 +273,8 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
     global _output_named, _origin, _written, _paused, _stats_start
     from .engine import get_engine
 
-    if mode not in _MODES:
-        raise LazyNDError(f"profiler.trace_of: mode {mode!r} is not one of {list(_MODES)}")
+    if mode not in MODES:
+        raise LazyNDError(f"profiler.trace_of: mode {mode!r} is not one of {list(MODES)}")
     if _state == "run":
         raise LazyNDError("profiler.trace_of: the profiler is already recording; stop it first")
     saved, named = dict(_config), _output_named
@@ -333,7 +311,7 @@ def dump(finished: bool = True, profile_process: str = "worker") -> str:
     >>> mx.profiler.set_config(filename=os.path.join(tempfile.mkdtemp(), 'profile.json'))
     >>> path = mx.profiler.dump()
     """
-    _check_process(profile_process, "dump")
+    check_process(profile_process, "dump")
     _follow_engine()
     path = _write_trace()
     if finished:

@@ -7,6 +7,7 @@ them) and of the arithmetic operators of :class:`~lazynd_sym.symbol.Symbol`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,18 +60,34 @@ def Variable(
         parsed = parse_shape_hint(shape, f"Variable {name!r}")
         user["__shape__"] = str(list(parsed) if isinstance(shape, list) else parsed)  # MXNet's text: str(shape)
     if lr_mult is not None:
-        user["__lr_mult__"] = str(lr_mult)
+        user["__lr_mult__"] = str(_multiplier(name, "lr_mult", lr_mult))
     if wd_mult is not None:
-        user["__wd_mult__"] = str(wd_mult)
+        user["__wd_mult__"] = str(_multiplier(name, "wd_mult", wd_mult))
     if dtype is not None:
         user["__dtype__"] = dtype_to_attr(dtype, f"Variable {name!r}")
     if init is not None:
-        user["__init__"] = init if isinstance(init, str) else (init.dumps() if hasattr(init, "dumps") else str(init))
+        if not isinstance(init, str) and not callable(getattr(init, "dumps", None)):
+            raise ArgumentTypeError(
+                f"Variable {name!r}: init must be an Initializer or its name/JSON (mx.init.Xavier()...), got {init!r}"
+            )
+        user["__init__"] = init if isinstance(init, str) else init.dumps()
     user.update(normalize_attrs(kwargs, f"Variable {name!r}"))
     return Symbol([(Node(None, name, user=user), 0)])
 
 
 var = Variable
+
+
+def _multiplier(name: str, what: str, value: Any) -> Any:
+    """A variable's ``lr_mult``/``wd_mult`` as given (a number, or its text as symbol JSON holds it),
+    or an ``ArgumentTypeError``: the optimizer reads it as a float at its first update."""
+    try:
+        number = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise ArgumentTypeError(f"Variable {name!r}: {what} must be a finite number, got {value!r}")
+    return value
 
 
 def Group(symbols: Sequence[Symbol]) -> Symbol:

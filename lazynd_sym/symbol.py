@@ -104,6 +104,8 @@ class Symbol:
         """The attribute ``key`` (``ctx_group`` or ``__ctx_group__``) of this symbol's node, or, as
         in MXNet, its operator parameter ``key`` (``num_hidden``) as text, or its ``name`` or ``op_name``
         (``null`` for a variable); None for a group, as MXNet's."""
+        if not isinstance(key, str):
+            raise ArgumentTypeError(f"Symbol.attr: key must be an attribute name (a str), got {key!r}")
         if self.name is None:
             return None
         node = self._outputs[0][0]

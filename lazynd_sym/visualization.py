@@ -9,23 +9,28 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from lazynd.errors import LazyNDError
+from lazynd.errors import ArgumentTypeError, LazyNDError
 from lazynd.formats.fileio import write_atomic
 from lazynd.log import warn_from_user_code
 
 
 def _graph(symbol: Any) -> list[dict[str, Any]]:
+    if not callable(getattr(symbol, "tojson", None)):
+        raise ArgumentTypeError(f"visualization: symbol must be a Symbol, got {type(symbol).__name__}")
     return json.loads(symbol.tojson())["nodes"]
 
 
 def _output_shapes(symbol: Any, shape: dict[str, tuple] | None) -> dict[str, tuple]:
     """Shape of every internal output by its name (``fc1_output``, ``fc1_weight``...), if ``shape`` is given."""
-    if not shape:
+    if shape is None or (isinstance(shape, Mapping) and not shape):
         return {}
+    if not isinstance(shape, Mapping):
+        raise ArgumentTypeError(f"visualization: shape must be a dict of input name -> shape, got {shape!r}")
     internals = symbol.get_internals()
     _, out_shapes, _ = internals.infer_shape(**shape)
     if out_shapes is None:

@@ -93,3 +93,18 @@ def test_gpu_memory_info_gives_free_and_total_bytes() -> None:
         pytest.skip("this CuPy (the CPU emulator) has no cudaMemGetInfo")
     free, total = mx.context.gpu_memory_info(0)
     assert 0 <= free <= total and total > 0
+
+
+@pytest.mark.parametrize("device_id", [None, "abc", float("nan"), float("inf"), [1], (0,), {"k": 1}], ids=repr)
+@pytest.mark.parametrize("make", [mx.cpu, mx.gpu, mx.cpu_pinned, lambda i: mx.Context("cpu", i)])
+def test_a_device_id_that_is_no_integer_is_a_context_error_naming_it(make, device_id):
+    # int()'s TypeError, ValueError or OverflowError before
+    with pytest.raises(ContextError, match=r"device id must be an integer >= 0, got "):
+        make(device_id)
+
+
+@pytest.mark.parametrize("device_type", [["cpu"], {"cpu": 0}, None, 1.5], ids=repr)
+def test_a_device_type_that_is_no_name_is_a_context_error(device_type):
+    # 'unhashable type: list' before
+    with pytest.raises(ContextError, match=r"unknown device type .*expected one of"):
+        mx.Context(device_type)

@@ -322,6 +322,14 @@ def test_trace_of_holds_only_its_own_operations_and_keeps_earlier_records(tmp_pa
     assert "dot" in names and "_mul_scalar" not in names, names
 
 
+@pytest.mark.parametrize("key", ["profile_all", "profile_imperative", "profile_symbolic", "profile_memory"])
+@pytest.mark.parametrize("value", ["false", None, 1.5, np.ones(2)], ids=["'false'", "None", "1.5", "array"])
+def test_set_config_refuses_a_flag_that_is_no_boolean_by_name(key, value, tmp_path):
+    # accepted before: 'false' (a true string) turned on the recording of every operation
+    with pytest.raises(mx.LazyNDError, match=f"profiler.set_config: {key} must be True or False, got "):
+        profiler.set_config(filename=str(tmp_path / "trace.json"), **{key: value})
+
+
 def test_set_config_takes_mxnet_1x_keywords(tmp_path):
     path = tmp_path / "trace.json"
     # MXNet 1.x's recipe: every operation, imperative ones included

@@ -352,6 +352,10 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: str | Sequence[str
             f"got {type(gradients).__name__}"
         )
     variables, gradients = list(variables), list(gradients)
+    if not isinstance(grad_reqs, (str, list, tuple)):
+        raise LazyNDError(
+            f"mark_variables: grad_reqs must be 'write', 'add' or 'null', or a list of them, got {grad_reqs!r}"
+        )
     reqs = [grad_reqs] * len(variables) if isinstance(grad_reqs, str) else list(grad_reqs)
     if not (len(variables) == len(gradients) == len(reqs)):
         raise LazyNDError(

@@ -57,7 +57,9 @@ def aligned_block(nbytes: int, zero: bool = False) -> tuple[np.ndarray, int]:
     """
     try:
         block = (np.zeros if zero else np.empty)(nbytes + ALIGN, np.uint8)
-    except MemoryError as err:
+    except (MemoryError, ValueError) as err:
+        # ValueError: more bytes than an address holds (``zeros((2**40, 2**40))``); NumPy says
+        # "Maximum allowed dimension exceeded", naming neither the array nor its size
         raise DeviceMemoryError(
             f"out of memory on cpu: an array of {nbytes:,} bytes was asked for ({err})", ctx="cpu", nbytes=nbytes
         ) from None

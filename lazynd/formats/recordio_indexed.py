@@ -179,7 +179,7 @@ class MXIndexedRecordIO(MXRecordIO):
         """
         try:
             key = self.key_type(idx)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, OverflowError) as error:  # OverflowError: int() of an infinity
             raise FormatError(
                 f"{self.idx_path}: key {idx!r} cannot be indexed: key_type {getattr(self.key_type, '__name__', self.key_type)} "
                 f"refuses it ({error})"

@@ -9,6 +9,7 @@ values right after the header, with the header's label field set to 0.
 
 from __future__ import annotations
 
+import math
 import numbers
 import struct
 from collections import namedtuple
@@ -79,7 +80,7 @@ def pack(header: Any, s: bytes | bytearray | memoryview) -> bytes:
         flag, label, labels = values.size, 0.0, values.astype("<f4").tobytes()
     try:
         packed = _IR_FORMAT.pack(flag, label, header.id, header.id2)
-    except struct.error as error:
+    except (struct.error, TypeError) as error:  # TypeError: an id that is an array (NumPy's __index__)
         raise FormatError(
             f"cannot pack image record header {header}: {error} "
             "(label must be a number or an array of numbers; id and id2 integers in [0, 2**64))"
@@ -148,7 +149,7 @@ def pack_img(header: Any, img: np.ndarray, quality: int = 95, img_fmt: str = ".j
         raise FormatError(
             f"pack_img: img must be a numpy array of shape (H, W) or (H, W, C); given {type(img).__name__} with shape {shape}"
         )
-    if isinstance(quality, bool) or not isinstance(quality, numbers.Real):
+    if isinstance(quality, bool) or not isinstance(quality, numbers.Real) or math.isnan(quality):
         raise FormatError(f"pack_img: quality must be a number; given {quality!r}")
     if quality < 0:
         raise FormatError(f"pack_img: quality must be >= 0; given {quality}")

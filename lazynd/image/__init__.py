@@ -35,12 +35,12 @@ from .detection_record_iter import ImageDetRecordIter
 from .image import imdecode, imread
 from .image_iter import ImageIter
 from .limits import limit_from_environment
+from .normalize import color_normalize
 from .record_iter import ImageRecordIter
 from .record_iter_dtypes import ImageRecordInt8Iter, ImageRecordIter_v1, ImageRecordUInt8Iter, ImageRecordUInt8Iter_v1
 from .rotation import imrotate, random_rotate
 from .transforms import (
     center_crop,
-    color_normalize,
     copyMakeBorder,
     fixed_crop,
     imresize,

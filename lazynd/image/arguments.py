@@ -12,9 +12,17 @@ import numbers
 from typing import Any
 
 from ..errors import ArgumentTypeError, OperatorError
-from ..ops.params import Param, parse_float_tuple, parse_int, parse_shape
+from ..ops.params import Param, parse_finite_float, parse_float_tuple, parse_int, parse_shape
 
-__all__ = ["int_argument", "border_fill_argument", "size_argument", "ratio_argument", "area_argument", "nonempty_image"]
+__all__ = [
+    "int_argument",
+    "number_argument",
+    "border_fill_argument",
+    "size_argument",
+    "ratio_argument",
+    "area_argument",
+    "nonempty_image",
+]
 
 
 def int_argument(name: str, argument: str, value: Any, low: int | None = None) -> int:
@@ -29,6 +37,20 @@ def int_argument(name: str, argument: str, value: Any, low: int | None = None) -
     if low is not None and number < low:
         raise OperatorError(f"{name}: {argument} must be >= {low}, got {value!r}")
     return number
+
+
+def number_argument(name: str, argument: str, value: Any) -> Any:
+    """``value`` checked to be a finite number (a probability, a jitter amount, a noise scale), or an
+    ``OperatorError`` naming ``name`` (before a comparison or an arithmetic step fails on it).  A
+    number comes back as given (``dumps()`` shows it as MXNet's does), a text form as a float.
+
+    Examples
+    --------
+    >>> number_argument("HorizontalFlipAug", "p", 1), number_argument("HorizontalFlipAug", "p", "0.5")
+    (1, 0.5)
+    """
+    number = float(Param(parse_finite_float).parse(name, argument, value))
+    return value if isinstance(value, numbers.Real) and not isinstance(value, bool) else number
 
 
 def size_argument(name: str, argument: str, value: Any) -> tuple[int, int]:

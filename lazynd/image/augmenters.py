@@ -22,8 +22,10 @@ import numpy as np
 
 from ..backend.opencv import opencv
 from ..errors import OperatorError
+from ..ops.params import Param, parse_shape
+from . import normalize
 from . import transforms as img
-from .arguments import area_argument, int_argument, ratio_argument, size_argument
+from .arguments import area_argument, int_argument, number_argument, ratio_argument, size_argument
 from .augmenter_base import Augmenter, RandomOrderAug, SequentialAug
 
 __all__ = [
@@ -132,7 +134,7 @@ class HorizontalFlipAug(Augmenter):
     """Mirror left-right with probability ``p``."""
 
     def __init__(self, p: float) -> None:
-        self.p = p
+        self.p = number_argument("HorizontalFlipAug", "p", p)
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         if random.random() >= self.p:
@@ -168,6 +170,10 @@ class ColorJitterAug(Augmenter):
     out (into a float32 ``src`` itself, as MXNet's: see :func:`~lazynd.image.transforms.in_place_target`)."""
 
     def __init__(self, brightness: float, contrast: float, saturation: float) -> None:
+        brightness, contrast, saturation = (
+            number_argument("ColorJitterAug", name, value)
+            for name, value in (("brightness", brightness), ("contrast", contrast), ("saturation", saturation))
+        )
         self.brightness, self.contrast, self.saturation = brightness, contrast, saturation
         # the jitters, reshuffled in place at each call and then drawn in that order, as MXNet's
         # RandomOrderAug of three jitter augmenters does: a seeded run draws MXNet's factors
@@ -212,7 +218,7 @@ class LightingAug(Augmenter):
     float32 ``src`` itself, as MXNet's)."""
 
     def __init__(self, alphastd: float, eigval: Sequence[float], eigvec: Sequence[Sequence[float]]) -> None:
-        self.alphastd = alphastd
+        self.alphastd = number_argument("LightingAug", "alphastd", alphastd)
         # kept in the precision given (float64 for Python floats), as MXNet keeps them: dumps() shows
         # the numbers given, and the shift is computed in that precision before its cast to float32
         self.eigval = np.asarray(eigval)
@@ -233,10 +239,13 @@ class ColorNormalizeAug(Augmenter):
     """``(src - mean) / std`` per channel; float32 out (into a float32 ``src`` itself, as MXNet's)."""
 
     def __init__(self, mean: Any, std: Any) -> None:
+        for argument, value in (("mean", mean), ("std", std)):
+            if value is not None:  # checked now, not at the first image
+                normalize.channel_values("ColorNormalizeAug", argument, value)
         self.mean, self.std = mean, std
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        return img.color_normalize(src, self.mean, self.std), label
+        return normalize.color_normalize(src, self.mean, self.std), label
 
 
 def _cast(src: np.ndarray, out: np.ndarray) -> None:
@@ -303,8 +312,11 @@ def CreateAugmenter(  # noqa: N802 - MXNet's name
     >>> [type(a).__name__ for a in image.CreateAugmenter((3, 224, 224), resize=256, rand_mirror=True)]
     ['ResizeAug', 'CenterCropAug', 'HorizontalFlipAug', 'CastAug']
     """
-    if len(data_shape) != 3:
-        raise OperatorError(f"CreateAugmenter: data_shape must be (channels, height, width), got {tuple(data_shape)}")
+    shape = Param(parse_shape).parse("CreateAugmenter", "data_shape", data_shape)
+    if len(shape) != 3:
+        raise OperatorError(f"CreateAugmenter: data_shape must be (channels, height, width), got {data_shape!r}")
+    data_shape = shape
+    resize = int_argument("CreateAugmenter", "resize", resize)
     augs: list[Augmenter] = []
     if resize > 0:
         augs.append(ResizeAug(resize, inter_method))
@@ -330,6 +342,17 @@ def color_augmenters(
     float32, in MXNet's order: jitters of brightness, contrast and saturation, of hue, PCA lighting
     noise, random grey, then the normalisation by ``mean`` and/or ``std`` (``True``: ImageNet's; ``std``
     alone divides, as in MXNet)."""
+    brightness, contrast, saturation, hue, pca_noise, rand_gray = (
+        number_argument("CreateAugmenter", name, value)
+        for name, value in (
+            ("brightness", brightness),
+            ("contrast", contrast),
+            ("saturation", saturation),
+            ("hue", hue),
+            ("pca_noise", pca_noise),
+            ("rand_gray", rand_gray),
+        )
+    )
     augs: list[Augmenter] = []
     if brightness or contrast or saturation:
         augs.append(ColorJitterAug(brightness, contrast, saturation))

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import OperatorError
 from . import transforms as img
+from .arguments import number_argument
 from .augmenters import Augmenter, _jitter
 
 __all__ = ["BrightnessJitterAug", "ContrastJitterAug", "SaturationJitterAug", "HueJitterAug", "RandomGrayAug"]
@@ -33,7 +34,7 @@ class _OneJitter(Augmenter):
     kind = ""
 
     def __init__(self, amount: float) -> None:
-        self.amount = amount
+        self.amount = number_argument(type(self).__name__, self.kind, amount)
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         # a grey (1-channel) image is its own grey, as in MXNet (whose weights broadcast over it)
@@ -95,7 +96,7 @@ class HueJitterAug(Augmenter):
     """Rotate the hue by up to ``hue`` half-turns (an angle in [-hue, hue] times pi, in YIQ space)."""
 
     def __init__(self, hue: float) -> None:
-        self.hue = hue
+        self.hue = number_argument("HueJitterAug", "hue", hue)
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         if img.image_shape("HueJitterAug", src)[2] != 3:
@@ -114,7 +115,7 @@ class RandomGrayAug(Augmenter):
     """With probability ``p``, replace each pixel by its grey (the same value in every channel)."""
 
     def __init__(self, p: float) -> None:
-        self.p = p
+        self.p = number_argument("RandomGrayAug", "p", p)
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
         if random.random() < self.p:

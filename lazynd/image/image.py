@@ -21,8 +21,9 @@ import numpy as np
 from ..backend.opencv import opencv
 from ..context import cpu
 from ..engine import get_engine
-from ..errors import FormatError, OperatorError
+from ..errors import ArgumentTypeError, FormatError, OperatorError
 from ..ndarray.dispatch import new_array
+from .arguments import int_argument
 from .header import claimed_size, decoded_channels, image_size, is_png_or_jpeg
 from .limits import LIMIT_IN_FORCE, check_pixels, max_image_pixels
 
@@ -182,6 +183,8 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None, sour
     (4, 6, 3)
     """
     data = as_bytes(buf)
+    if not isinstance(flag, bool):  # (True is 1, as MXNet takes it)
+        flag = int_argument("imdecode", "flag", flag)  # a comparison with None or a list failed below
     source = source or "image buffer"
     limit = max_image_pixels()  # the decode below, run later by a worker, keeps this call's limit
     check_header(data, source, limit)
@@ -228,7 +231,10 @@ def imread(filename: str | os.PathLike[str], flag: int = 1, to_rgb: bool = True,
     >>> from lazynd import image
     >>> img = image.imread('cat.jpg')  # doctest: +SKIP
     """
-    path = os.fspath(filename)
+    try:
+        path = os.fspath(filename)
+    except TypeError:
+        raise ArgumentTypeError(f"imread: filename must be a path (str or os.PathLike), got {filename!r}") from None
     try:
         with open(path, "rb") as f:
             buf = f.read()

@@ -188,10 +188,10 @@ class ImageIter(DataIter):
     def check_data_shape(self, data_shape: Sequence[int]) -> None:
         """Refuse a ``data_shape`` that is not (channels, height, width) with a channel count this
         iterator decodes (MXNet's hook, called by ``__init__``)."""
-        if len(data_shape) != 3 or data_shape[0] not in self._CHANNELS:
+        if not hasattr(data_shape, "__len__") or len(data_shape) != 3 or data_shape[0] not in self._CHANNELS:
             raise OperatorError(
                 f"{type(self).__name__}: data_shape must be (channels, height, width) with {self._CHANNELS} "
-                f"channels, got {tuple(data_shape)}"
+                f"channels, got {data_shape!r}"
             )
 
     def next_sample(self) -> tuple[Any, bytes]:

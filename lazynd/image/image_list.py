@@ -4,6 +4,7 @@ file read as ``ImageRecordIter``'s labels, ``{image id: labels}``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,8 @@ def load_image_list(path: str | None, items: list | None, dtype: str) -> dict[An
                 )
             first_line[index], result[index] = lineno, entry
     else:
+        if items is not None and (isinstance(items, (str, bytes)) or not isinstance(items, Iterable)):
+            raise OperatorError(f"ImageIter: imglist must be a list of [label(s)..., path] items, got {items!r}")
         for i, item in enumerate(items or []):
             try:
                 label = label_values(item[0] if len(item) == 2 else item[:-1], dtype).reshape(-1)

@@ -1,4 +1,5 @@
-"""Lazy transforms of (height, width, channels) image NDArrays: resize, crop, normalise, pad.
+"""Lazy transforms of (height, width, channels) image NDArrays: resize, crop, pad (normalising:
+:mod:`.normalize`).
 
 Each function pushes its work to the engine (:func:`image_op`) and returns the
 output array at once, its shape computed up front, so transforms chain without
@@ -20,6 +21,7 @@ from ..engine import get_engine
 from ..errors import OperatorError
 from ..ndarray import NDArray
 from ..ndarray.dispatch import new_array
+from ..ops.params import Param, parse_float_tuple
 from .arguments import area_argument, border_fill_argument, int_argument, nonempty_image, ratio_argument, size_argument
 
 __all__ = [
@@ -31,7 +33,6 @@ __all__ = [
     "random_crop",
     "center_crop",
     "random_size_crop",
-    "color_normalize",
     "copyMakeBorder",
 ]
 
@@ -134,6 +135,14 @@ def imresize(src: Any, w: int, h: int, interp: int = 1, out: Any = None) -> Any:
     return image_op("imresize", resize_into, src, (h, w, channels), src.data_array.dtype, code, out=out)
 
 
+def _size_pair(argument: str, value: Any) -> tuple[float, float]:
+    """``value`` as scale_down reads a size: (w, h), two numbers, or an ``OperatorError`` naming it."""
+    pair = Param(parse_float_tuple).parse("scale_down", argument, value)
+    if len(pair) != 2:
+        raise OperatorError(f"scale_down: {argument} must be (width, height), got {value!r}")
+    return pair[0], pair[1]
+
+
 def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, int]:
     """Shrink crop ``size`` (w, h) keeping its aspect ratio until it fits ``src_size`` (w, h).
 
@@ -144,8 +153,8 @@ def scale_down(src_size: tuple[int, int], size: tuple[int, int]) -> tuple[int, i
     """
     w: float
     h: float
-    w, h = size
-    sw, sh = src_size
+    w, h = _size_pair("size", size)
+    sw, sh = _size_pair("src_size", src_size)
     if sh < h:
         w, h = float(w * sh) / h, sh
     if sw < w:
@@ -279,65 +288,6 @@ def random_size_crop(
             y0 = random.randint(0, h - new_h)
             return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
     return center_crop(src, size, interp)
-
-
-def _per_row(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
-    """Per-channel ``values`` repeated along one image row of (H, W, C) ``shape``, or None if not per-channel."""
-    if (
-        len(shape) != 3
-        or values.size not in (1, shape[2])
-        or values.ndim > 1
-        and values.shape[:-1] != (1,) * (values.ndim - 1)
-    ):
-        return None
-    return np.tile(values.reshape(-1), shape[1] * shape[2] // values.size)
-
-
-def _normalize(src: np.ndarray, out: np.ndarray, mean: np.ndarray, std: np.ndarray | None) -> None:
-    row_mean = _per_row(mean, out.shape)
-    row_std = None if std is None else _per_row(std, out.shape)
-    if row_mean is not None and (std is None or row_std is not None) and src.flags.c_contiguous:
-        # A length-C operand makes NumPy's inner loop C elements long (slow for C = 3); as one
-        # image row repeats the channel pattern, work on (H, W*C) rows instead: same arithmetic.
-        height = out.shape[0]
-        src, out, mean, std = src.reshape(height, -1), out.reshape(height, -1), row_mean, row_std
-    np.subtract(src, mean, out=out, casting="unsafe")
-    if std is not None:
-        np.divide(out, std, out=out)
-
-
-def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
-    """Whether an array of ``shape`` broadcasts to ``target`` without changing it."""
-    try:
-        return np.broadcast_shapes(shape, target) == target
-    except ValueError:
-        return False
-
-
-def color_normalize(src: Any, mean: Any, std: Any = None) -> Any:
-    """``(src - mean) / std`` per channel, as float32: into ``src`` itself when it is float32,
-    as MXNet's (which returns ``src``), see :func:`in_place_target`.
-
-    Examples
-    --------
-    >>> import lazynd as mx
-    >>> from lazynd import image
-    >>> image.color_normalize(mx.nd.ones((1, 1, 3)) * 4, [1, 2, 3], [1, 2, 3]).asnumpy().ravel()
-    array([3.        , 1.        , 0.33333334], dtype=float32)
-    """
-    # mean None: no subtraction (MXNet's color_normalize skips it), only the division by std
-    mean = 0.0 if mean is None else mean
-    mean_np = np.asarray(mean.asnumpy() if hasattr(mean, "asnumpy") else mean, dtype=np.float32)
-    std_np = None if std is None else np.asarray(std.asnumpy() if hasattr(std, "asnumpy") else std, dtype=np.float32)
-    for name, value in (("mean", mean_np), ("std", std_np)):
-        # checked here: a shape that does not broadcast would otherwise fail later, inside the engine
-        if value is not None and not _broadcasts_to(value.shape, tuple(src.shape)):
-            raise OperatorError(
-                f"color_normalize: {name} of shape {value.shape} does not broadcast to the image's {tuple(src.shape)}"
-            )
-    return image_op(
-        "color_normalize", _normalize, src, src.shape, np.float32, mean_np, std_np, out=in_place_target(src)
-    )
 
 
 # OpenCV's BORDER_ISOLATED flag, which may be added to a border type

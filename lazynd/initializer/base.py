@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,8 @@ class InitDesc(str):
     def __new__(
         cls, name: str, attrs: dict[str, str] | None = None, global_init: Initializer | None = None
     ) -> InitDesc:
+        if attrs is not None and not isinstance(attrs, Mapping):
+            raise DataError(f"InitDesc {name!r}: attrs must be a dict of attribute -> value, got {attrs!r}")
         desc = super().__new__(cls, name)
         desc.attrs = dict(attrs or {})
         desc.global_init = global_init

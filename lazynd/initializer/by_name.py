@@ -59,6 +59,9 @@ class Mixed(Initializer):
     """
 
     def __init__(self, patterns: Sequence[str], initializers: Sequence[Initializer]) -> None:
+        for what, given in (("patterns", patterns), ("initializers", initializers)):
+            if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
+                raise DataError(f"Mixed: {what} must be a list, got {given!r}")
         if len(patterns) != len(initializers):
             raise DataError(f"Mixed: {len(patterns)} patterns but {len(initializers)} initializers")
         for init in initializers:
@@ -68,6 +71,8 @@ class Mixed(Initializer):
         super().__init__()
 
     def __call__(self, name: str, arr: Any) -> None:
+        if not isinstance(name, str):  # (the patterns are matched against it)
+            raise DataError(f"Mixed: the first argument must be the parameter name, got {type(name).__name__}")
         for pattern, init in self.map:
             if pattern.match(name):
                 init(name, arr)

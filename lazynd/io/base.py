@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -96,6 +96,8 @@ class DataDesc(tuple):
         """
         if layout is None:
             return 0
+        if not isinstance(layout, str):
+            raise DataTypeError(f"DataDesc.get_batch_axis: layout must be a str such as 'NCHW', got {layout!r}")
         return layout.find("N")
 
     @staticmethod
@@ -103,10 +105,19 @@ class DataDesc(tuple):
         shapes: Sequence[tuple[str, Sequence[int]]], types: Sequence[tuple[str, Any]] | None = None
     ) -> list[DataDesc]:
         """``DataDesc`` list from ``(name, shape)`` pairs and optional ``(name, dtype)`` pairs."""
+        shapes = _pairs("shapes", shapes)
         if types is None:
             return [DataDesc(name, shape) for name, shape in shapes]
-        dtypes = dict(types)
+        dtypes = dict(types) if isinstance(types, dict) else dict(_pairs("types", types))
         return [DataDesc(name, shape, dtypes.get(name, np.float32)) for name, shape in shapes]
+
+
+def _pairs(what: str, given: Any) -> list[Any]:
+    """``given`` (a list, a zip...) as a list of (name, value) pairs, or a DataTypeError naming ``what``."""
+    pairs = list(given) if isinstance(given, Iterable) and not isinstance(given, (str, bytes, dict)) else None
+    if pairs is None or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
+        raise DataTypeError(f"DataDesc.get_list: {what} must be a list of (name, value) pairs, got {given!r}")
+    return pairs
 
 
 class DataBatch:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, DataTypeError
 from ..log import warn_from_user_code
 from ..ops.params import Param, parse_bool, parse_int
 from .single_array_iter import SingleArrayIter
@@ -27,7 +27,10 @@ def _load_pair(
         return datasets.load_mnist(dataset, data_dir, train)
     paths = []
     for given in (image, label):
-        path = os.fspath(given)  # type: ignore[arg-type]  # both set: checked above
+        try:
+            path = os.fspath(given)  # type: ignore[arg-type]  # both set: checked above
+        except TypeError:
+            raise DataTypeError(f"MNISTIter: image and label must be file paths, got {given!r}") from None
         if data_dir is not None and not os.path.isabs(path):
             path = os.path.join(os.fspath(data_dir), path)
         if not os.path.exists(path) and os.path.exists(path + ".gz"):

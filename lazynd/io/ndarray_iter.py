@@ -72,6 +72,9 @@ class NDArrayIter(DataIter):
             raise DataError(
                 f"{type(self).__name__}: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}"
             )
+        for what, name in (("data_name", data_name), ("label_name", label_name)):
+            if name is not None and not isinstance(name, str):  # it names the inputs a module binds
+                raise DataError(f"{type(self).__name__}: {what} must be a str, got {name!r}")
         self.layout = layout
         self.batch_axis = DataDesc.get_batch_axis(layout)
         if self.batch_axis < 0:

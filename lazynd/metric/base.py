@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dis
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import CodeType
 from typing import Any, ClassVar
 
@@ -28,7 +28,18 @@ register = make_register(_REGISTRY)
 
 
 def _host(value: Any) -> numpy.ndarray:
-    return value.asnumpy() if hasattr(value, "asnumpy") else numpy.asarray(value)
+    """A label or prediction as a NumPy array: an NDArray's data, or NumPy's reading of anything else,
+    which must be numbers (``None``, a string or a dict among the predictions gave a NaN or an error
+    from deep inside a metric)."""
+    if hasattr(value, "asnumpy"):
+        return value.asnumpy()
+    try:
+        array = numpy.asarray(value)
+    except ValueError:  # a ragged list
+        array = None
+    if array is None or array.dtype.kind not in "biuf":
+        raise DataError(f"metric: expected an array of numbers (an NDArray or a NumPy array), got {value!r:.80}")
+    return array
 
 
 def _as_array_list(values: Any) -> list[Any]:
@@ -273,6 +284,9 @@ def _derives_from_a_builtin(cls: type) -> bool:
 
 def _pick(arrays: dict[str, Any], names: list[str] | None, which: str, metric: str) -> list[Any]:
     """The arrays of ``names`` in ``arrays`` (all of them, in order, when ``names`` is None)."""
+    if not isinstance(arrays, Mapping):
+        what = "labels" if which == "label_names" else "predictions"
+        raise DataError(f"metric {metric!r}: update_dict takes the {what} as a dict name -> array, got {arrays!r:.60}")
     if names is None:
         return list(arrays.values())
     missing = [n for n in names if n not in arrays]

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..class_registry import check_arguments, is_config, parse_config
 from ..errors import DataError
-from .base import _REGISTRY, EvalMetric, _as_array_list, _host, _label_pred_lists, _pairs, register
+from .base import _REGISTRY, EvalMetric, _as_array_list, _host, _is_int, _label_pred_lists, _pairs, register
 
 
 @register("composite")
@@ -46,7 +46,7 @@ class CompositeEvalMetric(EvalMetric):
         return config
 
     def get_metric(self, index: int) -> EvalMetric:
-        if not 0 <= index < len(self.metrics):
+        if not _is_int(index) or not 0 <= index < len(self.metrics):
             raise DataError(f"CompositeEvalMetric: index {index} out of range for {len(self.metrics)} metrics")
         return self.metrics[index]
 

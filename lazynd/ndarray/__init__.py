@@ -125,10 +125,15 @@ def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
 
 def _moveaxis_axes(param: str, value: Any, ndim: int) -> tuple[int, ...]:
     """``value`` (an int or a sequence of ints) as distinct axes in ``[0, ndim)``; ShapeError naming ``param``."""
+    from ..ops.params import parse_int
     from ..ops.shape import normalize_axis
 
     given = value if isinstance(value, (list, tuple, range)) else (value,)  # ranges too, as NumPy's
-    axes = tuple(normalize_axis("moveaxis", int(axis), ndim, param) for axis in given)
+    try:
+        numbers = [parse_int(axis) for axis in given]
+    except ValueError:
+        raise ShapeError(f"moveaxis: {param} must be an int or a sequence of ints, got {value!r}") from None
+    axes = tuple(normalize_axis("moveaxis", axis, ndim, param) for axis in numbers)
     if len(set(axes)) != len(axes):
         raise ShapeError(f"moveaxis: {param}={value} repeats an axis")
     return axes
@@ -191,7 +196,9 @@ def histogram(a: NDArray, bins: Any = 10, range: Any = None) -> tuple[NDArray, N
         # as MXNet 1.9.1, NumPy's histogram of the values read on the host, handed back as float32 arrays
         try:
             counts, edges = numpy.histogram(a.asnumpy(), bins=bins)
-        except ValueError as err:  # bins < 1, NaN or infinite values: no extent to split
+        except (ValueError, IndexError, MemoryError) as err:
+            # bins < 1, NaN or infinite values (no extent to split); more bins than an array holds
+            # (IndexError from NumPy for 2**63; MemoryError for 2**40)
             raise OperatorError(f"histogram: cannot make {bins} bins spanning the data without a range: {err}") from err
         return array(counts, ctx=a.context), array(edges, ctx=a.context)
     return _histogram(a, bin_cnt=bins, range=range)  # type: ignore[name-defined]  # noqa: F821

@@ -69,7 +69,7 @@ def _host_scalar(value: Any, convert: type, where: str, what: str) -> Any:
         value = value.asscalar()
     try:
         return convert(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int() of an infinity
         raise OperatorError(
             f"{where}: {what} must be a one-element NDArray or a scalar, got {type(value).__name__}"
         ) from None

@@ -123,13 +123,21 @@ def view(arr: Any, shape: tuple[int, ...]) -> Any:
     return result
 
 
+def flag_argument(op: str, name: str, value: Any) -> bool:
+    """A method's boolean keyword (``inplace``, ``reverse``), or an :class:`OperatorError` naming it."""
+    try:
+        return parse_bool(value)
+    except ValueError as err:
+        raise OperatorError(f"{op}: invalid value {value!r} for '{name}': {err}") from None
+
+
 def shape_method(op_name: str, doc: str) -> Any:
     """The NDArray method of a shape-only operator (``squeeze``, ``expand_dims``) with MXNet 1.x's
     ``inplace`` flag: ``False`` runs the operator (a copy), ``True`` returns a view of the array with
     the shape the operator's own rule gives, so its checks and errors are the operator's."""
 
     def method(self: Any, *args: Any, inplace: bool = False, out: Any = None, **kwargs: Any) -> Any:
-        if not parse_bool(inplace):
+        if not flag_argument(op_name, "inplace", inplace):
             return dispatch.invoke_by_name(op_name, [self], _method_params(op_name, args, kwargs), out)
         op = registry.get(op_name)
         attrs = op.parse(_method_params(op_name, args, kwargs))
@@ -150,7 +158,7 @@ def _method_params(op_name: str, args: tuple, kwargs: dict[str, Any]) -> dict[st
 def flatten_method(self: Any, inplace: bool = False) -> Any:
     """``(shape[0], -1)``: a copy, as MXNet 1.x's method gives; with ``inplace=True`` a view."""
     flat = self.reshape(self.shape[0] if self.ndim else 1, -1)
-    return flat if parse_bool(inplace) else flat.copy()
+    return flat if flag_argument("flatten", "inplace", inplace) else flat.copy()
 
 
 def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]) -> Any:
@@ -165,7 +173,7 @@ def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]
     reverse = kwargs.pop("reverse", False)
     if kwargs:
         return dispatch.invoke_by_name("Reshape", [arr], {"shape": shape, "reverse": reverse, **kwargs})
-    reverse = parse_bool(reverse)
+    reverse = flag_argument("reshape", "reverse", reverse)
     if reverse or 0 in shape or -2 in shape or -3 in shape or -4 in shape:
         shape = reshape_shape(tuple(shape), arr.shape, reverse)
     return view(arr, shape)

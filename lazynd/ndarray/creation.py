@@ -256,7 +256,7 @@ def arange(
         raise OperatorError(f"arange: repeat must be >= 1, got {repeat}")
     if step == 0:
         raise OperatorError("arange: step must not be 0")
-    count = arange_length(start, stop, step, 1)
+    count = arange_length(start, stop, step, repeat) // repeat  # checks the bounds and the size
     first = 0.0 if stop is None else start
     values = arange_values(np, first, step, count, np.float64 if dtype is None else parse_dtype(dtype))
     if repeat > 1:

@@ -92,7 +92,7 @@ def getitem(arr: Any, key: Any) -> Any:
             key = Ellipsis
         try:
             sub = data[key]
-        except IndexError as err:
+        except (IndexError, OverflowError) as err:  # OverflowError: an int past int64 (2**63)
             raise IndexingError(f"index {key!r} is out of bounds for shape {arr.shape}: {err}") from None
         except TypeError as err:
             raise _key_type_error("index", key, arr.shape, err) from None
@@ -114,7 +114,7 @@ def getitem(arr: Any, key: Any) -> Any:
     xp = get_backend(arr._ctx).xp
     try:
         probe = np.broadcast_to(np.empty((), data.dtype), arr.shape)[_host_key(key)]
-    except IndexError as err:
+    except (IndexError, OverflowError) as err:  # OverflowError: an int past int64 (2**63)
         raise IndexingError(f"index does not fit shape {arr.shape}: {err}") from None
     except TypeError as err:
         raise _key_type_error("index", key, arr.shape, err) from None
@@ -322,7 +322,7 @@ def _assignment_target(arr: Any, key: Any) -> tuple[tuple[int, ...], bool]:
             shape = target.shape if not isinstance(key, (int, np.integer)) or data.ndim > 1 else ()
             return shape, int(getattr(target, "size", 1)) == data.size
         return np.broadcast_to(np.empty((), data.dtype), arr.shape)[key].shape, False
-    except IndexError as err:
+    except (IndexError, OverflowError) as err:  # OverflowError: an int past int64 (2**63)
         raise IndexingError(f"__setitem__: index {key!r} does not fit shape {arr.shape}: {err}") from None
     except TypeError as err:
         raise _key_type_error("__setitem__", key, arr.shape, err) from None

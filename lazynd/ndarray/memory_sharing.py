@@ -11,7 +11,7 @@ import numpy as np
 from ..backend import get_backend
 from ..context import Context
 from ..engine.var import Var
-from ..errors import OperatorError
+from ..errors import ArgumentTypeError, OperatorError
 from . import dispatch
 
 __all__ = ["dlpack_capsule", "from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write"]
@@ -19,6 +19,8 @@ __all__ = ["dlpack_capsule", "from_dlpack", "from_numpy", "to_dlpack_for_read", 
 
 def from_numpy(ndarray: np.ndarray, zero_copy: bool = False) -> Any:
     """An NDArray from a NumPy array; ``zero_copy=True`` shares its memory."""
+    if not isinstance(ndarray, np.ndarray):
+        raise ArgumentTypeError(f"from_numpy: expected a NumPy array, got {type(ndarray).__name__}")
     if zero_copy:
         return dispatch.NDArray(ndarray, Var(holds_value=True))  # on cpu(0), the shared context of host arrays
     from .creation import array  # creation hands this module's functions on

@@ -251,7 +251,8 @@ class NDArray:
         """The array broadcast to ``shape``; as MXNet 1.x's method (not the operator), a shape of
         more dims than the array's broadcasts the array with leading axes of length 1 added."""
         source = self
-        extra = len(shape) - self.ndim
+        # anything but a list or tuple goes to the operator as given, whose parser refuses it by name
+        extra = len(shape) - self.ndim if isinstance(shape, (tuple, list)) else 0
         if extra > 0:
             source = self.reshape((1,) * extra + self.shape)
         return _ops_table.invoke_by_name("broadcast_to", [source], {"shape": shape})

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError
-from .params import REQUIRED, Param, enum, parse_bool, parse_dtype, parse_int
+from .params import REQUIRED, Param, enum, parse_bool, parse_count, parse_dtype
 from .registry import OpDef, register
 
 _AMP_DTYPES = ("float16", "float32", "float64", "int32", "int64", "int8", "uint8")
@@ -76,7 +76,7 @@ register(
         positional_params=False,  # MXNet's amp_multicast(*data, **kwargs)
         outputs=lambda attrs: [f"output{i}" for i in range(_multicast_count(attrs))],
         params={
-            "num_outputs": Param(parse_int, REQUIRED, "number of inputs (and outputs)"),
+            "num_outputs": Param(parse_count, REQUIRED, "number of inputs (and outputs)"),
             "cast_narrow": Param(parse_bool, False, "cast to the narrowest of the types instead of the widest"),
         },
         infer_shape=_multicast_shape,

@@ -19,15 +19,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError
-from .params import REQUIRED, Param, parse_bool, parse_int
+from .params import REQUIRED, Param, parse_bool, parse_positive_int
 from .registry import FLOAT_TYPES, OpDef, register
-
-
-def _count(value: Any) -> int:
-    number = parse_int(value)
-    if number < 1:
-        raise ValueError("expected an integer >= 1")
-    return number
 
 
 def _array_names(attrs: dict) -> list[str]:
@@ -89,7 +82,7 @@ register(
         _all_finite_forward,
         inputs=_array_names,
         positional_params=False,  # MXNet's f(*data, **kwargs)
-        params={"num_arrays": Param(_count, 1, "number of arrays"), **_INIT_OUTPUT},
+        params={"num_arrays": Param(parse_positive_int, 1, "number of arrays"), **_INIT_OUTPUT},
         infer_shape=_flag_shape,
         infer_type=_flag_type("multi_all_finite"),
         gradient=_no_gradient,
@@ -131,7 +124,7 @@ register(
         _sum_sq_forward,
         inputs=_array_names,
         positional_params=False,  # MXNet's f(*data, **kwargs)
-        params={"num_arrays": Param(_count, REQUIRED, "number of arrays")},
+        params={"num_arrays": Param(parse_positive_int, REQUIRED, "number of arrays")},
         infer_shape=_sum_sq_shape,
         infer_type=_sum_sq_type,
         gradient=_no_gradient,
@@ -170,7 +163,7 @@ register(
         inputs=_array_names,
         positional_params=False,  # MXNet's f(*data, **kwargs)
         outputs=(),
-        params={"num_arrays": Param(_count, REQUIRED, "number of arrays")},
+        params={"num_arrays": Param(parse_positive_int, REQUIRED, "number of arrays")},
         infer_shape=lambda attrs, in_shapes, aux_shapes: (in_shapes, [], aux_shapes),
         infer_type=_reset_type,
         gradient=_no_gradient,

@@ -18,10 +18,10 @@ import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from .mp_optimizer_ops import _mp_types
-from .multi_optimizer_ops import _MULTI_COMMON, _positive_int, group_layout
+from .multi_optimizer_ops import _MULTI_COMMON, group_layout
 from .optimizer_ops import _COMMON
 from .optimizer_ops_lamb import _PHASE1, _lamb_direction, _trust_ratio
-from .params import Param, parse_float, parse_float_tuple, parse_shape
+from .params import Param, parse_float, parse_float_tuple, parse_positive_int, parse_shape
 from .registry import OpDef, merge_shape, register
 
 
@@ -240,7 +240,7 @@ def _multi_lamb(name: str, roles: tuple[str, ...]) -> None:
         **{k: _PHASE1[k] for k in ("beta1", "beta2", "epsilon", "bias_correction", "rescale_grad", "clip_gradient")},
         "lower_bound": Param(parse_float, -1.0, "||weight|| is raised to at least this; < 0: no lower bound"),
         "upper_bound": Param(parse_float, -1.0, "||weight|| is lowered to at most this; < 0: no upper bound"),
-        "num_tensors": Param(_positive_int, 1, "number of tensors updated"),
+        "num_tensors": Param(parse_positive_int, 1, "number of tensors updated"),
     }
     doc = (
         "LAMB of num_tensors tensors in one operation: lamb_update_phase1, the norms and lamb_update_phase2 of "

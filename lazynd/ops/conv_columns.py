@@ -22,7 +22,7 @@ import numpy as np
 
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
-from .params import ParamsMemo
+from .params_memo import ParamsMemo
 
 
 def zero_gradients_of_an_empty_batch(data: Any, outputs: list) -> bool:

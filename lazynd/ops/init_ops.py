@@ -75,7 +75,15 @@ def arange_length(start: float, stop: float | None, step: float, repeat: int) ->
         raise OperatorError(f"_arange: repeat must be >= 1, got {repeat}")
     if stop is None:
         start, stop = 0.0, start
-    return max(0, math.ceil((stop - start) / step)) * repeat
+    steps = (stop - start) / step
+    if math.isnan(steps) or math.isinf(steps):  # NaN or inf among the bounds: no count at all
+        raise OperatorError(
+            f"_arange: start, stop and step must be finite numbers, got start={start}, stop={stop}, step={step}"
+        )
+    count = max(0, math.ceil(steps)) * repeat
+    if count > np.iinfo(np.int64).max:
+        raise OperatorError(f"_arange: {count} elements (repeat={repeat}) are more than an array holds")
+    return count
 
 
 def arange_values(xp: Any, start: float, step: float, count: int, dtype: Any) -> Any:

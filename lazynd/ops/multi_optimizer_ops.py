@@ -29,7 +29,7 @@ from .optimizer_ops import (
     _sgd_mom_block,
     sgd_on_host,
 )
-from .params import Param, parse_float, parse_float_tuple, parse_int
+from .params import Param, parse_float, parse_float_tuple, parse_positive_int
 from .registry import OpDef, merge_shape, register
 
 # A parameter of at most SMALL_BYTES (a bias, a small layer) is updated whole with two fresh
@@ -39,19 +39,12 @@ from .registry import OpDef, merge_shape, register
 SMALL_BYTES = 1 << 15
 
 
-def _positive_int(value: Any) -> int:
-    number = parse_int(value)
-    if number < 1:
-        raise ValueError("expected an integer >= 1")
-    return number
-
-
 _MULTI_COMMON = {
     "lrs": Param(parse_float_tuple, doc="learning rate of each weight"),
     "wds": Param(parse_float_tuple, doc="weight decay of each weight"),
     "rescale_grad": _COMMON["rescale_grad"],
     "clip_gradient": _COMMON["clip_gradient"],
-    "num_weights": Param(_positive_int, 1, "number of weights updated"),
+    "num_weights": Param(parse_positive_int, 1, "number of weights updated"),
 }
 
 

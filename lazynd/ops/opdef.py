@@ -208,9 +208,9 @@ class OpDef:
         self.aux = tuple(aux)
         self.params = dict(params or {})
         if variadic and "num_args" not in self.params:
-            from .params import parse_int
+            from .params import parse_count
 
-            self.params["num_args"] = Param(parse_int, None, "number of inputs")
+            self.params["num_args"] = Param(parse_count, None, "number of inputs")
         self._infer_shape = infer_shape
         self._infer_type = infer_type
         self.gradient = gradient

@@ -16,6 +16,7 @@ from ..errors import LazyNDError, OperatorError
 REQUIRED = object()
 
 DTYPE_NAMES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
+INT32_MAX = 2**31 - 1  # MXNet's int parameters are C ints
 _DTYPE_EXPECTED = f"expected a dtype, one of {', '.join(DTYPE_NAMES)}"
 
 _Parser = TypeVar("_Parser", bound=Callable[..., Any])
@@ -95,17 +96,32 @@ def parse_int(value: Any) -> int:
     value = _literal(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
         raise ValueError("expected an integer")
-    if float(value) != int(value):
+    if isinstance(value, (int, np.integer)):
+        return int(value)  # (float() of one past 2**53 differs from it: no test through float for these)
+    if not math.isfinite(value) or float(value) != int(value):  # (int() of inf is an OverflowError)
         raise ValueError("expected an integer")
     return int(value)
 
 
 @describes("int")
 def parse_positive_int(value: Any) -> int:
-    """An integer of at least 1 (a count of units, filters, pieces: MXNet's lower bound 1)."""
+    """An integer of at least 1 (a count of units, filters, pieces, arrays: MXNet's lower bound 1) and
+    at most 2**31 - 1 (MXNet's ``int``; a count of inputs past it named inputs without end)."""
     number = parse_int(value)
     if number < 1:
         raise ValueError("expected an integer >= 1")
+    if number > INT32_MAX:
+        raise ValueError(f"expected an integer <= {INT32_MAX}")
+    return number
+
+
+@describes("int", quoted=True)  # described as parse_int is (MXNet's generated docs)
+def parse_count(value: Any) -> int:
+    """A number of inputs or outputs: an integer in [0, 2**31 - 1], MXNet's ``int`` (a larger one
+    would have lazynd name that many inputs before anything else: a call that never ends)."""
+    number = parse_int(value)
+    if not 0 <= number <= INT32_MAX:
+        raise ValueError(f"expected an integer in [0, {INT32_MAX}]")
     return number
 
 
@@ -360,34 +376,3 @@ def format_value(value: Any) -> str:
 # placement, learning-rate and weight-decay multipliers, and MXNet's memory planner's marks
 # (``mirror_stage``, set by memonger, is kept and otherwise ignored)
 SYMBOL_ATTRIBUTE_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
-
-
-class ParamsMemo:
-    """``build(attrs, *extra)``, kept per (parsed parameters, extra) for kernels that would rebuild the
-    same object at every call (a pooling or convolution geometry: each training step calls them with
-    the same parameters and shapes).  What ``build`` returns is shared, so it must not be changed.
-    Parameters with an unhashable value are built each time.
-
-    Examples:
-        >>> memo = ParamsMemo(lambda attrs, n: attrs["k"] * n)
-        >>> memo({"k": 3}, 2), memo({"k": 3}, 2)
-        (6, 6)
-    """
-
-    def __init__(self, build: Callable[..., Any], kept: int = 1024) -> None:
-        self._build = build
-        self._kept = kept
-        self._built: dict[tuple, Any] = {}
-
-    def __call__(self, attrs: dict, *extra: Any) -> Any:
-        try:
-            key = (tuple(attrs.items()), *extra)
-            found = self._built.get(key)
-        except TypeError:  # a list or dict among the values
-            return self._build(attrs, *extra)
-        if found is None:
-            found = self._build(attrs, *extra)
-            if len(self._built) >= self._kept:
-                self._built.clear()
-            self._built[key] = found
-        return found

@@ -25,7 +25,8 @@ import numpy as np
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .conv import LAYOUTS
-from .params import Param, ParamsMemo, enum, optional, parse_bool, parse_int, parse_shape
+from .params import Param, enum, optional, parse_bool, parse_int, parse_shape
+from .params_memo import ParamsMemo
 from .pooling_cpu import avg_divisor, pool_backward, pool_forward
 from .registry import OpDef, register
 

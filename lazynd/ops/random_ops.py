@@ -79,8 +79,15 @@ def _check_normal(attrs: dict) -> None:
 
 
 def _check_randint(attrs: dict) -> None:
-    if attrs["high"] <= attrs["low"]:
-        raise OperatorError(f"randint: high ({attrs['high']}) must be > low ({attrs['low']})")
+    low, high = attrs["low"], attrs["high"]
+    if high <= low:
+        raise OperatorError(f"randint: high ({high}) must be > low ({low})")
+    dtype = attrs.get("dtype") or "int32"
+    info = np.iinfo(dtype)
+    if low < info.min or high - 1 > info.max:  # the draws would wrap around: numbers never asked for
+        raise OperatorError(
+            f"randint: [low, high) = [{low}, {high}) does not fit dtype {dtype} (values {info.min}..{info.max})"
+        )
 
 
 def _uniform(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from . import contrib
 from .adam_variants import Adamax, Nadam
+from .adaptive import AdaDelta, AdaGrad
 from .base import Optimizer, create, register
 from .layerwise import FTML, LAMB, LARS
 from .lbsgd import LBSGD
-from .optimizers import DCASGD, NAG, SGD, SGLD, AdaDelta, AdaGrad, Adam, Ftrl, RMSProp, Signum, ccSGD
+from .optimizers import DCASGD, NAG, SGD, SGLD, Adam, Ftrl, RMSProp, Signum, ccSGD
 from .summing import Test
 from .updater import Updater, get_updater
 

@@ -273,9 +273,14 @@ class Optimizer:
     def _update_counts(self, indices: Sequence[Any]) -> None:
         """:meth:`_update_count` of each of ``indices`` (one call for a multi-parameter update)."""
         counts, begin, latest = self._index_update_count, self.begin_num_update, self.num_update
-        for index in indices:
-            count = counts[index] = counts.get(index, begin) + 1
-            latest = max(latest, count)
+        try:
+            for index in indices:
+                count = counts[index] = counts.get(index, begin) + 1
+                latest = max(latest, count)
+        except TypeError:  # an unhashable index: a dict, an array
+            raise LazyNDError(
+                f"{type(self).__name__}.update: a parameter's index must be an int or a name, got {index!r}"
+            ) from None
         self.num_update = latest
 
     def _multiplier(self, table: dict, index: Any) -> float:

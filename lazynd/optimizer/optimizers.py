@@ -1,5 +1,5 @@
-"""The built-in update rules: SGD (and ``ccsgd``), NAG, Adam, RMSProp, AdaGrad, AdaDelta,
-Ftrl, SGLD, DCASGD and Signum.
+"""The built-in update rules: SGD (and ``ccsgd``), NAG, Adam, RMSProp, Ftrl, SGLD, DCASGD and
+Signum (AdaGrad and AdaDelta: :mod:`.adaptive`).
 
 ``SGD``, ``Adam``, ``RMSProp``, ``Ftrl`` and ``Signum`` make one fused call per
 parameter (``sgd_update``, ``sgd_mom_update``, ``adam_update``, ``rmsprop_update``,
@@ -25,7 +25,7 @@ from .base import Optimizer, register
 # operator functions are generated at import time, so type checkers cannot see them
 nd: Any = _ndarray
 
-__all__ = ["SGD", "ccSGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Ftrl", "SGLD", "DCASGD", "Signum"]
+__all__ = ["SGD", "ccSGD", "NAG", "Adam", "RMSProp", "Ftrl", "SGLD", "DCASGD", "Signum"]
 
 
 def _zeros_like(weight: NDArray) -> NDArray:
@@ -60,6 +60,17 @@ class SGD(Optimizer):
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         if isinstance(index, (list, tuple)):  # MXNet 1.x's aggregated SGD: lists of parameters (updates_lists)
+            given = {"weight": weight, "grad": grad, "state": state}
+            wrong = [
+                name
+                for name, value in given.items()
+                if not isinstance(value, (list, tuple)) or len(value) != len(index)
+            ]
+            if wrong:
+                raise LazyNDError(
+                    f"SGD.update: a list of {len(index)} indices updates lists of as many weights, grads and "
+                    f"states; {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not"
+                )
             self.update_multi(list(index), list(weight), list(grad), list(state))
             return
         self._update_count(index)
@@ -243,51 +254,6 @@ class RMSProp(Optimizer):
             clip_weights=clip_weights,
             **args,
         )
-
-
-@register
-class AdaGrad(Optimizer):
-    """AdaGrad: the step shrinks with the sum of squared gradients."""
-
-    def __init__(self, eps: float = 1e-7, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        check_numbers("AdaGrad", eps=eps)
-        self.float_stable_eps = eps
-
-    def create_state(self, index: Any, weight: NDArray) -> Any:
-        return _zeros_like(weight)
-
-    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        g = self._prepared_grad(weight, grad)
-        state += g * g
-        weight -= (g / _sqrt(state + self.float_stable_eps) + weight * wd) * lr
-
-
-@register
-class AdaDelta(Optimizer):
-    """AdaDelta (Zeiler): no learning rate, running averages of squared gradients and steps."""
-
-    def __init__(self, rho: float = 0.90, epsilon: float = 1e-5, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        check_numbers("AdaDelta", rho=rho, epsilon=epsilon)
-        if not 0.0 <= rho < 1.0:
-            raise LazyNDError(f"AdaDelta: rho must be in [0, 1), got {rho}")
-        self.rho, self.epsilon = rho, epsilon
-
-    def create_state(self, index: Any, weight: NDArray) -> Any:
-        return (_zeros_like(weight), _zeros_like(weight))
-
-    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        self._update_count(index)
-        wd = self._get_wd(index)
-        g = self._prepared_grad(weight, grad)
-        acc_g, acc_delta = state
-        acc_g[:] = acc_g * self.rho + g * g * (1.0 - self.rho)
-        step = _sqrt(acc_delta + self.epsilon) / _sqrt(acc_g + self.epsilon) * g
-        acc_delta[:] = acc_delta * self.rho + step * step * (1.0 - self.rho)
-        weight -= step + weight * wd
 
 
 @register

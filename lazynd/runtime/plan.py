@@ -152,8 +152,12 @@ class CallPlan:
 
     def __init__(self, op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool) -> None:
         attrs = op.parse(kwargs)
-        if op.variadic and attrs.get("num_args") is None:
-            attrs["num_args"] = len(inputs) - len(op.aux)
+        if op.variadic:
+            count = len(inputs) - len(op.aux)
+            if attrs.get("num_args") is None:
+                attrs["num_args"] = count
+            elif attrs["num_args"] != count:  # checked before naming num_args inputs (2**31 of them...)
+                raise OperatorError(f"{op.name}: num_args={attrs['num_args']}, but {count} input(s) were given")
         names = op.input_names(attrs)
         n_in = len(names)
         if len(inputs) != n_in + len(op.aux):

@@ -10,6 +10,7 @@ The ``.params`` file is an ``nd.save`` dict whose keys are ``arg:<name>`` and
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from collections.abc import Callable
@@ -75,6 +76,8 @@ def save_checkpoint(
     """
     # everything checked before anything is written: a refused call leaves no half checkpoint
     path = _params_file(prefix, epoch)
+    if symbol is not None and not callable(getattr(symbol, "save", None)):
+        raise ArgumentTypeError(f"save_checkpoint: symbol must be a Symbol (or None), got {type(symbol).__name__}")
     payload = {}
     for kind, params in (("arg", arg_params), ("aux", aux_params or {})):
         if not isinstance(params, dict):
@@ -211,6 +214,6 @@ def module_checkpoint(
 def _period(callback: str, period: Any) -> int:
     """A checkpoint period as MXNet reads it (a number, at least 1: 0 and less save every epoch);
     anything else is an ArgumentTypeError naming the callback."""
-    if isinstance(period, bool) or not isinstance(period, numbers.Real):
+    if isinstance(period, bool) or not isinstance(period, numbers.Real) or not math.isfinite(period):
         raise ArgumentTypeError(f"{callback}: period must be a number of epochs, got {period!r}")
     return max(1, int(float(period)))

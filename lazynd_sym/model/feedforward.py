@@ -27,7 +27,7 @@ from ..executor_group import DataParallelExecutorGroup
 from ..symbol import Symbol
 from .buckets import BucketGroups, default_symbol
 from .checkpoint import epoch_number, load_checkpoint, save_checkpoint
-from .inputs import call_all, callback_list, context_list, init_eval_iter, init_iter, num_batches
+from .inputs import call_all, callback_list, check_callbacks, context_list, init_eval_iter, init_iter, num_batches
 from .kvstore_setup import (
     calls_per_key,
     create_kvstore,
@@ -193,6 +193,13 @@ class FeedForward(InferenceMixin):
         logger = logger or get_logger("lazynd.sym.model")
         self.num_epoch = epoch_number("FeedForward.fit", "num_epoch", self.num_epoch)
         self.begin_epoch = epoch_number("FeedForward.fit", "begin_epoch", self.begin_epoch)
+        check_callbacks(
+            "FeedForward.fit",
+            epoch_end_callback=epoch_end_callback,
+            batch_end_callback=batch_end_callback,
+            eval_end_callback=eval_end_callback,
+            eval_batch_end_callback=eval_batch_end_callback,
+        )
         data = init_iter(X, y, self.numpy_batch_size, is_train=True)
         if self.epoch_size is not None:
             data = mx_io.ResizeIter(data, self.epoch_size, reset_internal=False)

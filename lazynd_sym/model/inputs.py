@@ -11,6 +11,7 @@ one array a batch.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 import lazynd as mx
 from lazynd import io as mx_io
 from lazynd.context import Context
-from lazynd.errors import ContextError, DataError
+from lazynd.errors import ArgumentTypeError, ContextError, DataError
 
 __all__ = [
     "array_batch",
@@ -59,12 +60,16 @@ def init_iter(X: Any, y: Any, numpy_batch_size: int, is_train: bool) -> mx_io.Da
     if X is None:
         raise DataError("FeedForward: X (the data) is None")
     if hasattr(X, "asnumpy") or isinstance(X, np.ndarray):
+        if isinstance(numpy_batch_size, bool) or not isinstance(numpy_batch_size, numbers.Integral):
+            raise DataError(f"FeedForward: numpy_batch_size must be an int, got {numpy_batch_size!r}")
         count = int(X.shape[0])
         if y is None:
             if is_train:
                 raise DataError("FeedForward.fit: y is needed when X is an array")
             y = np.zeros(count, dtype=np.float32)
         label = y.asnumpy() if hasattr(y, "asnumpy") else np.asarray(y)
+        if label.ndim == 0 or label.dtype.kind not in "biuf":  # a number, a string, a dict
+            raise DataError(f"FeedForward: y must be an array of labels, one per example, got {y!r:.60}")
         if label.ndim > 1 and label.shape[1] == 1:
             label = label.reshape(-1)
         if len(label) != count:
@@ -120,6 +125,22 @@ def callback_list(callbacks: Any) -> list[Any]:
     if callbacks is None:
         return []
     return list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
+
+
+def check_callbacks(caller: str, **callbacks: Any) -> None:
+    """Refuse, naming it, a callback argument that is neither None, a callable nor a list of
+    callables: checked when training starts, not when the first batch or epoch ends.
+
+    Examples
+    --------
+    >>> check_callbacks("fit", batch_end_callback="speedometer")
+    Traceback (most recent call last):
+    ...
+    lazynd.errors.ArgumentTypeError: fit: batch_end_callback must be a callable or a list of them, got 'speedometer'
+    """
+    for name, given in callbacks.items():
+        if not all(callable(callback) for callback in callback_list(given)):
+            raise ArgumentTypeError(f"{caller}: {name} must be a callable or a list of them, got {given!r}")
 
 
 def call_all(callbacks: Any, *args: Any) -> None:

@@ -21,11 +21,11 @@ from lazynd.errors import DataError, LazyNDError
 from lazynd.log import get_logger
 
 from ..model import checkpoint
-from ..model.inputs import array_batch, call_all, check_iter, with_last
+from ..model.inputs import array_batch, call_all, check_callbacks, check_iter, with_last
 from ..model.sparse_grads import refuse_sparse_rows
 from .inputs import _check_input_names as _check_input_names
 from .inputs import _parse_data_desc as _parse_data_desc
-from .params import reject_unknown_params
+from .params import check_param_dicts, reject_unknown_params
 
 __all__ = ["BaseModule"]
 
@@ -207,6 +207,13 @@ class BaseModule:
         check_iter(train_data, "fit", needs=("reset", "provide_data", "provide_label"))
         if eval_data is not None:
             check_iter(eval_data, "fit (eval_data)")
+        check_callbacks(
+            "fit",
+            epoch_end_callback=epoch_end_callback,
+            batch_end_callback=batch_end_callback,
+            eval_end_callback=eval_end_callback,
+            eval_batch_end_callback=eval_batch_end_callback,
+        )
         self.bind(
             data_shapes=train_data.provide_data,
             label_shapes=train_data.provide_label,
@@ -354,6 +361,7 @@ class BaseModule:
         As in MXNet, a name the module does not have is a ``ParameterError`` (a ``ValueError``)
         when ``allow_missing`` is set and ``allow_extra`` is not; otherwise it is ignored.
         """
+        check_param_dicts("set_params", arg_params, aux_params)
         if allow_missing and not allow_extra and self.symbol is not None:
             reject_unknown_params("set_params", self.symbol, arg_params, aux_params)
         self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)

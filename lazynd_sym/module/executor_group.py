@@ -275,7 +275,7 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
             # the parent's, named: MXNet's group (mxnet_executor_group) gives backward another signature
             base.DataParallelExecutorGroup.backward(self)
             return
-        grads: list[Any] = [out_grads] if isinstance(out_grads, nd.NDArray) else list(out_grads)
+        grads: list[Any] = list(out_grads) if isinstance(out_grads, (list, tuple)) else [out_grads]
         not_arrays = [type(g).__name__ for g in grads if not isinstance(g, nd.NDArray)]
         if not_arrays:
             raise ArgumentTypeError(f"Module.backward: out_grads must be NDArrays, one per output; got {not_arrays}")

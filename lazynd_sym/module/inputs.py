@@ -16,7 +16,7 @@ batch's labels of the per-device lists that ``update_metric(pre_sliced=True)`` i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from lazynd import ndarray as nd
@@ -54,21 +54,23 @@ def sort_arguments(
     labels it does not take are only warned about (a module without a loss is fed none).  A fixed name
     that is an input is accepted, as MXNet accepts it, and dropped: inputs are not learned.
     """
+    if not callable(getattr(symbol, "list_arguments", None)):
+        raise DataTypeError(f"Module: symbol must be a Symbol, got {type(symbol).__name__}")
     arg_names = symbol.list_arguments()
-    data, labels = list(data_names), list(label_names) if label_names is not None else []
+    data, labels = _name_list(data_names, "data_names"), _name_list(label_names, "label_names")
     missing = [n for n in data if n not in arg_names]
     if missing:
         raise DataError(f"Module: data_names {missing} are not arguments of the symbol; its arguments: {arg_names}")
     absent = [n for n in labels if n not in arg_names]
     if absent:
         logger.warning("Module: label_names %s are not arguments of the symbol; they are not fed", absent)
-    states = list(state_names or [])
+    states = _name_list(state_names, "state_names")
     stray = [n for n in states if n not in arg_names]
     if stray:
         raise DataError(f"Module: state_names {stray} are not arguments of the symbol; its arguments: {arg_names}")
     inputs = set(data) | set(labels) | set(states)
     params = [n for n in arg_names if n not in inputs]
-    fixed = list(fixed_param_names or [])
+    fixed = _name_list(fixed_param_names, "fixed_param_names")
     unknown = [n for n in fixed if n not in arg_names]
     if unknown:
         raise DataError(
@@ -77,6 +79,16 @@ def sort_arguments(
     # data, labels and states among them (MXNet-SSD fixes all of list_arguments()) get no gradient anyway
     fixed = [n for n in fixed if n in params]
     return ArgumentRoles(data, labels, states, params, fixed)
+
+
+def _name_list(names: Any, what: str) -> list[str]:
+    """``names`` (a list or tuple of names; None for none, as MXNet takes it) as a list."""
+    if names is None:
+        return []
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+        # a bare string would be read as its letters, a number not at all
+        raise DataTypeError(f"Module: {what} must be a list of names, got {names!r}")
+    return list(names)
 
 
 def as_descs(shapes: Sequence[Any] | None, what: str) -> list[DataDesc]:
@@ -89,6 +101,8 @@ def as_descs(shapes: Sequence[Any] | None, what: str) -> list[DataDesc]:
     """
     if shapes is None:
         return []
+    if isinstance(shapes, (str, bytes)) or not isinstance(shapes, Iterable):
+        raise DataTypeError(f"Module.bind: {what} must be a list of (name, shape) pairs or DataDesc, got {shapes!r}")
     descs = []
     for item in shapes:
         if isinstance(item, DataDesc):
@@ -195,6 +209,9 @@ def shapes_of_batch(
             f"Module.forward: expected a DataBatch (mx.io.DataBatch(data=[...], label=[...])), "
             f"got {type(data_batch).__name__}"
         )
+    not_arrays = [type(a).__name__ for a in [*data_batch.data, *(data_batch.label or [])] if not hasattr(a, "shape")]
+    if not_arrays:  # (DataBatch checks that both are lists, MXNet's does not check what they hold)
+        raise DataTypeError(f"Module.forward: a DataBatch's data and label must be lists of NDArrays, got {not_arrays}")
     given = len(data_batch.data)
     if given < len(data_shapes):
         kept = [d.name for d in data_shapes[given:]]

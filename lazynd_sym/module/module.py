@@ -25,7 +25,7 @@ from .base_module import BaseModule
 from .devices import check_devices
 from .executor_group import ModuleExecutorGroup
 from .inputs import check_inputs, shapes_of_batch, sort_arguments
-from .params import fill_params, zeros_like_first
+from .params import check_param_dicts, fill_params, zeros_like_first
 from .shape_groups import MAX_SHAPE_SETS as MAX_SHAPE_SETS  # defined here before: still importable from here
 from .shape_groups import ShapeGroups, lent_group
 from .updates import (
@@ -285,6 +285,7 @@ class Module(BaseModule):
         if self.params_initialized and not force_init:
             warn_from_user_code("Module.init_params: already initialized and force_init=False; ignored")
             return
+        check_param_dicts("init_params", arg_params, aux_params)
         group = self._bound_group("init_params", params=False)
         if self._arg_params is None:
             self._arg_params = zeros_like_first(group.param_names, group.param_arrays)

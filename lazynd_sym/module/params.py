@@ -9,14 +9,14 @@ attribute on a variable wins), a missing name being an error unless allowed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from lazynd import initializer as init_module
 from lazynd import ndarray as nd
-from lazynd.errors import ArgumentTypeError, DataError, ParameterError, ShapeError
+from lazynd.errors import ArgumentTypeError, DataError, DataTypeError, ParameterError, ShapeError
 
 __all__ = ["fill_params", "reject_unknown_params", "zeros_like_first"]
 
@@ -81,6 +81,24 @@ def fill_params(
             initializer(init_module.InitDesc(name, attrs.get(name, {})), target)
         elif given is None:
             raise DataError(f"init_params: no initializer and no value for {name!r}")
+
+
+def check_param_dicts(where: str, arg_params: Any, aux_params: Any) -> None:
+    """Refuse, naming it, an ``arg_params`` or ``aux_params`` that is neither a dict nor None (a list,
+    a number), before a lookup in it fails with ``argument of type 'float' is not iterable``.
+
+    Examples
+    --------
+    >>> check_param_dicts("set_params", [1.0], {})
+    Traceback (most recent call last):
+    ...
+    lazynd.errors.DataTypeError: set_params: arg_params must be a dict of name -> NDArray (or None), got list
+    """
+    for what, given in (("arg_params", arg_params), ("aux_params", aux_params)):
+        if given is not None and not isinstance(given, Mapping):
+            raise DataTypeError(
+                f"{where}: {what} must be a dict of name -> NDArray (or None), got {type(given).__name__}"
+            )
 
 
 def reject_unknown_params(where: str, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:

@@ -158,6 +158,13 @@ def test_mark_variables_refuses_a_gradient_of_another_shape() -> None:
         autograd.mark_variables([mx.nd.ones((2,))], [mx.nd.ones((3,))])
 
 
+@pytest.mark.parametrize("grad_reqs", [None, 1.5, True, {"write"}], ids=repr)
+def test_mark_variables_refuses_grad_reqs_that_are_no_name_or_list_by_name(grad_reqs) -> None:
+    # list()'s TypeError "'NoneType' object is not iterable" before
+    with pytest.raises(LazyNDError, match="mark_variables: grad_reqs must be 'write', 'add' or 'null', or a list"):
+        autograd.mark_variables([mx.nd.ones((2,))], [mx.nd.zeros((2,))], grad_reqs=grad_reqs)
+
+
 @pytest.mark.parametrize("grad_req", ["write", "add"])
 def test_mark_variables_refuses_a_gradient_of_another_dtype(grad_req) -> None:
     # MXNet refuses it for both; 'add' here failed only at the backward, in an internal _plus

@@ -28,3 +28,20 @@ def test_a_host_array_too_large_is_a_device_memory_error(make):
     assert isinstance(info.value, MemoryError)
     assert info.value.ctx == "cpu" and info.value.nbytes == 4 * HUGE
     assert (mx.nd.ones((3,)) + 1).asnumpy().tolist() == [2.0, 2.0, 2.0]  # and the engine goes on
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: mx.nd.zeros((1 << 63,)),
+        lambda: mx.nd.ones((1 << 40, 1 << 40)),
+        lambda: mx.nd.random.uniform(shape=(1 << 62, 4)),
+        lambda: mx.nd.ones((2, 3)).tile(reps=(1 << 62, 1 << 62)),
+    ],
+    ids=["zeros 2**63", "ones 2**80", "uniform", "tile"],
+)
+def test_an_array_larger_than_an_address_is_a_device_memory_error(make):
+    # NumPy's bare ValueError 'Maximum allowed dimension exceeded' before
+    with pytest.raises(DeviceMemoryError, match=r"out of memory on cpu: an array of [\d,]+ bytes was asked for"):
+        make().wait_to_read()
+    assert (mx.nd.ones((3,)) + 1).asnumpy().tolist() == [2.0, 2.0, 2.0]

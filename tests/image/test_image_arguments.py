@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import OperatorError
+from lazynd.errors import ArgumentTypeError, OperatorError
 
 
 def _image(shape=(32, 40, 3)):
@@ -104,3 +104,52 @@ def test_random_sized_crop_aug_dumps_its_arguments_as_given():
 def test_image_iter_refuses_an_aug_list_item_that_cannot_be_called(tmp_path):
     with pytest.raises(OperatorError, match="ImageIter: aug_list must be a list of augmenters"):
         mx.image.ImageIter(2, (3, 8, 8), imglist=[[1.0, "a.jpg"]], path_root=str(tmp_path), aug_list=[5])
+
+
+_NUMBER_CALLS = [
+    ("HorizontalFlipAug", "p", lambda v: mx.image.HorizontalFlipAug(v)),
+    ("ColorJitterAug", "brightness", lambda v: mx.image.ColorJitterAug(v, 0, 0)),
+    ("ColorJitterAug", "saturation", lambda v: mx.image.ColorJitterAug(0, 0, v)),
+    ("BrightnessJitterAug", "brightness", lambda v: mx.image.BrightnessJitterAug(v)),
+    ("ContrastJitterAug", "contrast", lambda v: mx.image.ContrastJitterAug(v)),
+    ("SaturationJitterAug", "saturation", lambda v: mx.image.SaturationJitterAug(v)),
+    ("HueJitterAug", "hue", lambda v: mx.image.HueJitterAug(v)),
+    ("RandomGrayAug", "p", lambda v: mx.image.RandomGrayAug(v)),
+    ("LightingAug", "alphastd", lambda v: mx.image.LightingAug(v, np.ones(3), np.ones((3, 3)))),
+    ("CreateAugmenter", "brightness", lambda v: mx.image.CreateAugmenter((3, 8, 8), brightness=v)),
+    ("CreateAugmenter", "pca_noise", lambda v: mx.image.CreateAugmenter((3, 8, 8), pca_noise=v)),
+    ("CreateAugmenter", "rand_gray", lambda v: mx.image.CreateAugmenter((3, 8, 8), rand_gray=v)),
+    ("CreateAugmenter", "resize", lambda v: mx.image.CreateAugmenter((3, 8, 8), resize=v)),
+    ("CreateAugmenter", "data_shape", lambda v: mx.image.CreateAugmenter(v)),
+]
+
+
+@pytest.mark.parametrize("value", [None, "abc", [1, 2], float("nan")], ids=repr)
+@pytest.mark.parametrize("name, argument, make", _NUMBER_CALLS, ids=[f"{n}-{a}" for n, a, _ in _NUMBER_CALLS])
+def test_an_augmenter_number_of_the_wrong_kind_is_refused_at_construction_by_name(name, argument, make, value):
+    # accepted before, then a TypeError from a comparison or arithmetic inside the first call (a NaN
+    # probability flipped nothing, silently)
+    with pytest.raises(OperatorError, match=f"{name}: .*'{argument}'|{name}: {argument} must"):
+        make(value)
+
+
+@pytest.mark.parametrize("value", ["abc", {"k": 1}, [None, 1, 2], [[1], [1, 2]]], ids=repr)
+@pytest.mark.parametrize(
+    "name, argument, make",
+    [
+        ("ColorNormalizeAug", "mean", lambda v: mx.image.ColorNormalizeAug(v, 1)),
+        ("ColorNormalizeAug", "std", lambda v: mx.image.ColorNormalizeAug(0, v)),
+        ("ColorNormalizeAug", "mean", lambda v: mx.image.CreateAugmenter((3, 8, 8), mean=v)),
+        ("color_normalize", "mean", lambda v: mx.image.color_normalize(_image().astype("float32"), v)),
+        ("color_normalize", "std", lambda v: mx.image.color_normalize(_image().astype("float32"), 0, v)),
+    ],
+)
+def test_a_mean_or_std_that_is_not_numbers_is_refused_by_name(name, argument, make, value):
+    # NumPy's ValueError/TypeError at the first image before (None among them was read as NaN)
+    with pytest.raises(ArgumentTypeError, match=f"{name}: {argument} must be a number or one number per channel"):
+        make(value)
+
+
+def test_augmenter_numbers_are_kept_as_given_and_text_is_read():
+    assert mx.image.BrightnessJitterAug(1).dumps() == '["brightnessjitteraug", {"brightness": 1}]'
+    assert mx.image.HorizontalFlipAug("0.5").p == 0.5

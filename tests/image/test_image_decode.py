@@ -8,6 +8,7 @@ import pytest
 
 import lazynd as mx
 from lazynd import image
+from lazynd.errors import ArgumentTypeError
 from lazynd.image.header import image_size
 
 
@@ -188,3 +189,31 @@ def test_a_decode_loop_hands_the_gil_to_workers_only_when_there_are_workers(
     finally:
         mx.engine.set_engine("threaded")
     assert (len(sleeps) == 3) is hands_over and (sleeps == []) is not hands_over
+
+
+@pytest.mark.parametrize("flag", [None, "abc", [1], 1.5], ids=repr)
+def test_imdecode_refuses_a_flag_that_is_no_integer_by_name(flag, picture):
+    # a TypeError from a comparison with the flag before
+    with pytest.raises(mx.OperatorError, match=r"imdecode: invalid value .* for parameter 'flag': expected an integer"):
+        image.imdecode(_encode(".png", picture), flag=flag)
+
+
+@pytest.mark.parametrize("flag, channels", [(True, 3), ("0", 1)])
+def test_imdecode_still_takes_a_bool_or_text_flag(flag, channels, picture):
+    assert image.imdecode(_encode(".png", picture), flag=flag).shape == (37, 53, channels)
+
+
+@pytest.mark.parametrize("filename", [None, 1.5, ["a.jpg"]], ids=repr)
+def test_imread_refuses_a_filename_that_is_no_path_by_name(filename):
+    # os.fspath()'s TypeError before
+    with pytest.raises(ArgumentTypeError, match="imread: filename must be a path"):
+        image.imread(filename)
+
+
+@pytest.mark.parametrize("size", [None, "abc", (1, 2, 3), 1.5], ids=repr)
+@pytest.mark.parametrize("which", ["src_size", "size"])
+def test_scale_down_refuses_sizes_that_are_no_pairs_by_name(which, size):
+    # unpacking's TypeError/ValueError before
+    given = {"src_size": (640, 480), "size": (720, 120), which: size}
+    with pytest.raises(mx.OperatorError, match=f"scale_down: .*{which}"):
+        image.scale_down(given["src_size"], given["size"])

@@ -229,3 +229,17 @@ def test_lst_file_that_is_not_text_or_missing_raises_lazynd_errors(tmp_path):
 def test_imglist_item_with_a_label_that_is_not_a_number_raises_naming_it():
     with pytest.raises(mx.OperatorError, match="imglist item 1 is \\['cat', 'b.jpg'\\]"):
         image.ImageIter(2, (3, 8, 8), imglist=[[0.0, "a.jpg"], ["cat", "b.jpg"]], aug_list=[])
+
+
+@pytest.mark.parametrize("data_shape", [None, 5, 1.5], ids=repr)
+def test_a_data_shape_that_is_no_sequence_is_refused_by_name(data_shape):
+    # len()'s TypeError before
+    with pytest.raises(mx.OperatorError, match=r"ImageIter: data_shape must be \(channels, height, width\)"):
+        image.ImageIter(2, data_shape, imglist=[[0, "a.jpg"]])
+
+
+@pytest.mark.parametrize("imglist", [1.5, True, "a.jpg"], ids=repr)
+def test_an_imglist_that_is_no_list_is_refused_by_name(imglist):
+    # "'float' object is not iterable" before (a string was read as its letters)
+    with pytest.raises(mx.OperatorError, match=r"ImageIter: imglist must be a list of \[label\(s\)..., path\] items"):
+        image.ImageIter(2, (3, 8, 8), imglist=imglist)

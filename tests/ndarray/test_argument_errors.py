@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.errors import ArgumentTypeError
 
 
 def _x() -> mx.nd.NDArray:
@@ -118,6 +119,29 @@ def test_arange_names_the_argument_that_is_not_a_number(kwargs, message):
         mx.nd.arange(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda F: F.arange(float("nan")), "must be finite numbers, got start=0.0, stop=nan"),
+        (lambda F: F.arange(0, float("inf")), "must be finite numbers, got start=0.0, stop=inf"),
+        (lambda F: F.arange(0, 5, float("nan")), "must be finite numbers, .*step=nan"),
+        (lambda F: F.arange(float("-inf"), 5), "must be finite numbers, got start=-inf"),
+        (
+            lambda F: F.arange(0, 5, repeat=2**63),
+            r"elements \(repeat=9223372036854775808\) are more than an array holds",
+        ),
+    ],
+    ids=["nan stop", "inf stop", "nan step", "-inf start", "huge repeat"],
+)
+@pytest.mark.parametrize("face", ["nd", "sym"])
+def test_arange_without_a_finite_count_is_refused_by_name(call, message, face):
+    # NumPy's/math's ValueError 'cannot convert float NaN to integer' or OverflowError before; MXNet
+    # 1.9.1 refuses them with an MXNetError too
+    F = mx.nd if face == "nd" else mx.sym
+    with pytest.raises(mx.OperatorError, match=message):
+        call(F).infer_shape() if face == "sym" else call(F)
+
+
 def test_arange_still_takes_python_and_numpy_numbers():
     np.testing.assert_array_equal(mx.nd.arange(2, 8, 2, repeat=2).asnumpy(), [2, 2, 4, 4, 6, 6])
     np.testing.assert_array_equal(mx.nd.arange(np.int64(3), dtype="int32").asnumpy(), [0, 1, 2])
@@ -130,3 +154,47 @@ def test_len_of_a_0d_array_is_a_lazynd_error_and_a_type_error():
     with pytest.raises(TypeError):
         len(mx.nd.ones(()))
     assert len(mx.nd.ones((3, 2))) == 3
+
+
+@pytest.mark.parametrize("shape", [None, 1.5, float("nan"), "abc", {"k": 1}], ids=repr)
+def test_the_broadcast_to_method_refuses_a_shape_that_is_no_tuple_by_name(shape):
+    # the method's own len(shape) raised "object of type 'NoneType' has no len()" before
+    with pytest.raises(mx.OperatorError, match="broadcast_to: "):
+        mx.nd.ones((2, 3)).broadcast_to(shape)
+
+
+@pytest.mark.parametrize("value", [None, [1, 2], 3.0, "abc", mx.nd.ones((2,))], ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize("zero_copy", [False, True])
+def test_from_numpy_refuses_what_is_not_a_numpy_array_by_name(value, zero_copy):
+    # AttributeError "'NoneType' object has no attribute 'dtype'" before (MXNet: no attribute 'flags')
+    with pytest.raises(ArgumentTypeError, match="from_numpy: expected a NumPy array, got "):
+        mx.nd.from_numpy(value, zero_copy=zero_copy)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x: x.reshape((3, 2), reverse=None), r"reshape: invalid value None for 'reverse'"),
+        (lambda x: x.reshape((3, 2), reverse="abc"), r"reshape: invalid value 'abc' for 'reverse'"),
+        (lambda x: x.flatten(1.5), r"flatten: invalid value 1.5 for 'inplace'"),
+        (lambda x: x.expand_dims(0, inplace=[1]), r"expand_dims: invalid value \[1\] for 'inplace'"),
+        (lambda x: x.reshape(float("inf")), r"reshape: shape must be a tuple of ints, got \(inf,\)"),
+        (lambda x: x.reshape((float("-inf"), 2)), r"reshape: shape must be a tuple of ints"),
+        (lambda x: mx.nd.zeros((float("inf"), 2)), r"shape must be an int or a tuple of ints"),
+        (lambda x: mx.nd.Reshape(x, shape=(float("inf"),)), r"Reshape: invalid value \(inf,\) for parameter 'shape'"),
+    ],
+    ids=[
+        "reverse None",
+        "reverse str",
+        "flatten inplace float",
+        "expand_dims inplace list",
+        "reshape inf",
+        "reshape -inf",
+        "zeros inf",
+        "Reshape op inf",
+    ],
+)
+def test_a_method_flag_or_shape_of_the_wrong_kind_is_an_operator_error_naming_it(call, message):
+    # the parsers' bare ValueError ('expected a boolean') or int()'s OverflowError before
+    with pytest.raises(mx.OperatorError, match=message):
+        call(mx.nd.ones((2, 3)))

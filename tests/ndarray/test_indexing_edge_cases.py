@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import ArgumentTypeError
+from lazynd.errors import ArgumentTypeError, IndexingError
 
 
 def test_zero_step_slice_is_refused_by_name() -> None:
@@ -69,6 +69,16 @@ def test_assigning_past_the_end_is_an_index_error_as_in_mxnet() -> None:
     x = mx.nd.zeros((2, 3))
     with pytest.raises(IndexError, match="does not fit shape"):
         x[4] = 1
+
+
+@pytest.mark.parametrize("key", [2**63, (2**63, 0), (Ellipsis, -(2**70)), ([0, 1], 2**63)], ids=repr)
+def test_an_index_past_int64_is_an_index_error_as_in_mxnet(key) -> None:
+    # NumPy's OverflowError 'Python int too large to convert to C long' before; MXNet 1.9.1 says IndexError
+    x = mx.nd.zeros((2, 3))
+    with pytest.raises(IndexingError, match="does not fit shape|out of bounds"):
+        x[key]
+    with pytest.raises(IndexingError, match="does not fit shape"):
+        x[key] = 1
 
 
 @pytest.mark.parametrize(

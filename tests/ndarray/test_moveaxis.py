@@ -37,3 +37,12 @@ def test_moveaxis_takes_ranges_as_axis_sequences():
     x = mx.nd.zeros((1, 2, 3, 4))
     assert mx.nd.moveaxis(x, range(4), range(4)).shape == (1, 2, 3, 4)
     assert mx.nd.moveaxis(x, range(2), [3, 2]).shape == (3, 4, 2, 1)
+
+
+@pytest.mark.parametrize("axis", [None, "abc", float("nan"), float("inf"), 1.5, {"k": 1}, [0, None]], ids=repr)
+@pytest.mark.parametrize("which", ["source", "destination"])
+def test_moveaxis_refuses_an_axis_that_is_no_int_by_name(which, axis) -> None:
+    # int()'s TypeError/ValueError/OverflowError before (and 1.5 was read as 1)
+    given = {"source": 0, "destination": 1, which: axis}
+    with pytest.raises(mx.ShapeError, match=f"moveaxis: {which} must be an int or a sequence of ints, got "):
+        mx.nd.moveaxis(mx.nd.zeros((2, 2, 3)), given["source"], given["destination"])

@@ -137,6 +137,10 @@ def test_cond_records_the_branch_it_runs(ctx: mx.Context) -> None:
         (lambda: mx.nd.contrib.cond(True, 1, lambda: 0), "cond: 'then_func' must be a Python function"),
         (lambda: mx.nd.contrib.while_loop(lambda a: a < 1, lambda a: (a, a), mx.nd.zeros(1)), "'max_iterations'"),
         (lambda: mx.nd.contrib.while_loop(lambda a: a < 1, lambda a: (a, [a, a]), mx.nd.zeros(1), 2), "2 loop var"),
+        (
+            lambda: mx.nd.contrib.while_loop(lambda a: a < 1, lambda a: (a, a), mx.nd.zeros(1), float("inf")),
+            "'max_iterations' must be a one-element NDArray or a scalar",  # int()'s OverflowError before
+        ),
         (lambda: mx.nd.contrib.foreach(lambda d, s: (d, s), mx.nd.zeros((0, 2)), []), "length 0"),
         (lambda: mx.nd.contrib.foreach(lambda d, s: d, mx.nd.zeros((2, 2)), []), "must return a pair"),
         (lambda: mx.nd.contrib.foreach(lambda d, s: (d, s), [mx.nd.zeros(2), mx.nd.zeros(3)], []), "one length"),

@@ -42,6 +42,13 @@ def test_without_a_range_nan_data_is_refused_by_name():
         mx.nd.histogram(mx.nd.array([np.nan, 1.0]), bins=3)
 
 
+@pytest.mark.parametrize("bins", [2**63, 2**40])
+def test_without_a_range_more_bins_than_an_array_holds_are_refused_by_name(bins):
+    # NumPy's IndexError 'index -1 is out of bounds' (2**63) or MemoryError (2**40) before
+    with pytest.raises(OperatorError, match=f"histogram: cannot make {bins} bins spanning the data without a range"):
+        mx.nd.histogram(mx.nd.array([0.0, 1.0]), bins=bins)
+
+
 def test_edges_given_as_an_array_match_mxnet(ctx):
     counts, edges = mx.nd.histogram(mx.nd.array(DATA, ctx=ctx), bins=mx.nd.array([0, 1, 2, 5], ctx=ctx))
     assert counts.asnumpy().tolist() == [1, 2, 3]

@@ -42,3 +42,29 @@ def test_symbolic_partial_zero_stays_unknown():
     joined = sym.concat(sym.Variable("a", shape=(0, 20)), sym.Variable("b", shape=(3, 20)), dim=0)
     _, out_shapes, _ = joined.infer_shape_partial()
     assert out_shapes == [(0, 20)]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: mx.nd.Concat(x, x, num_args=2**63),
+        lambda x: mx.nd.ElementWiseSum(x, x, num_args=2**40),
+        lambda x: mx.nd.add_n(x, x, num_args=-1),
+        lambda x: mx.nd.amp_multicast(x, x, num_outputs=2**63),
+        lambda x: sym.Concat(sym.Variable("a"), num_args=2**63),
+    ],
+    ids=["Concat", "ElementWiseSum", "add_n negative", "amp_multicast", "sym Concat"],
+)
+def test_a_count_of_inputs_past_mxnets_int_is_refused_by_name(call):
+    # lazynd named 2**63 inputs before anything else: the call never ended
+    with pytest.raises(
+        mx.OperatorError, match=r"for parameter 'num_(args|outputs)': expected an integer in \[0, 2147483647\]"
+    ):
+        call(mx.nd.ones((2, 3)))
+
+
+@pytest.mark.parametrize("op", ["Concat", "ElementWiseSum", "stack"])
+def test_an_imperative_num_args_that_is_not_the_inputs_given_is_refused_by_name(op):
+    x = mx.nd.ones((2, 3))
+    with pytest.raises(mx.OperatorError, match="num_args=5, but 2 input"):
+        getattr(mx.nd, op)(x, x, num_args=5)

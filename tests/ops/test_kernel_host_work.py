@@ -50,7 +50,7 @@ def test_convolution_builds_its_geometry_once_per_parameters_and_shape(ctx, monk
 
 
 def test_params_memo_builds_each_time_for_unhashable_parameters() -> None:
-    from lazynd.ops.params import ParamsMemo
+    from lazynd.ops.params_memo import ParamsMemo
 
     calls: list[object] = []
     memo = ParamsMemo(lambda attrs, n: calls.append(n) or len(calls))

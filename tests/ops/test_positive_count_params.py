@@ -35,3 +35,24 @@ def test_infer_shape_of_a_symbol_from_json_with_no_units_names_the_parameter() -
     text = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4, name="fc").tojson()
     with pytest.raises(mx.LazyNDError, match="num_hidden"):
         mx.sym.load_json(text.replace('"num_hidden": "4"', '"num_hidden": "0"'))
+
+
+COUNTS_OF_INPUTS = [
+    ("multi_sum_sq", "num_arrays"),
+    ("multi_all_finite", "num_arrays"),
+    ("reset_arrays", "num_arrays"),
+    ("multi_sgd_update", "num_weights"),
+    ("preloaded_multi_sgd_update", "num_weights"),
+    ("preloaded_multi_mp_sgd_mom_update", "num_weights"),
+]
+
+
+@pytest.mark.parametrize("value", [2**31, 2**63], ids=["2**31", "2**63"])
+@pytest.mark.parametrize(("op", "param"), COUNTS_OF_INPUTS + [(op, param) for op, param, _ in COUNTS])
+def test_a_count_past_mxnets_int_is_refused_by_name(op: str, param: str, value: int) -> None:
+    # a count of inputs past it had lazynd name that many inputs first: a call that never ended
+    with pytest.raises(
+        mx.OperatorError,
+        match=rf"{op}: invalid value {value} for parameter '{param}': expected an integer <= 2147483647",
+    ):
+        getattr(mx.nd, op)(mx.nd.ones((2, 3)), **{param: value})

@@ -226,3 +226,19 @@ def test_a_per_row_gamma_with_alpha_or_beta_zero_draws_zeros():
     np.testing.assert_array_equal(samples[1, 0], 0)
     assert samples[0, 1].min() > 0 and abs(samples[0, 1].mean() - 2.5 * 0.5) < 0.1
     assert samples[1, 1].min() > 0 and abs(samples[1, 1].mean() - 4.0 * 2.0) < 0.5
+
+
+@pytest.mark.parametrize(
+    "low, high, dtype",
+    [(0, 2**63, "int32"), (-(2**40), 2**40, "int32"), (0, 2**31 + 1, "int32"), (-(2**63) - 1, 0, "int64")],
+    ids=["past int64", "past int32", "one past int32", "below int64"],
+)
+def test_randint_bounds_the_dtype_cannot_hold_are_refused_by_name(low, high, dtype):
+    # the draws wrapped around before: int32 values never asked for, silently
+    with pytest.raises(OperatorError, match=rf"randint: \[low, high\) = \[{low}, {high}\) does not fit dtype {dtype}"):
+        mx.nd.random.randint(low, high, shape=(4,), dtype=dtype)
+
+
+def test_randint_bounds_at_the_dtypes_ends_are_taken():
+    assert mx.nd.random.randint(-(2**31), 2**31, shape=(4,)).dtype == np.int32
+    assert mx.nd.random.randint(0, 2**40, shape=(4,), dtype="int64").asnumpy().max() < 2**40

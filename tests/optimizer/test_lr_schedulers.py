@@ -178,7 +178,7 @@ _EVERY_SCHEDULER = [
 
 
 @pytest.mark.parametrize("make", _EVERY_SCHEDULER)
-@pytest.mark.parametrize("num_update", ["3", None, float("nan"), True, [3]])
+@pytest.mark.parametrize("num_update", ["3", None, float("nan"), float("inf"), True, [3]])
 def test_an_update_count_that_is_not_a_number_is_refused_by_name(make, num_update):
     sched = make()
     with pytest.raises(LazyNDError, match=f"{type(sched).__name__}: num_update must be a number of updates"):
@@ -210,3 +210,21 @@ def test_factor_scheduler_answers_a_huge_update_count_at_once():
     assert sched.count == 10**12 - 2
     slow = lr_scheduler.FactorScheduler(step=2, factor=0.5, stop_factor_lr=1e-3, base_lr=1.0)
     assert slow(10**12) == 1e-3
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda v: lr_scheduler.LRScheduler(base_lr=v), "LRScheduler: base_lr must be a finite number"),
+        (lambda v: lr_scheduler.FactorScheduler(step=2, factor=v), "FactorScheduler: factor must be a finite number"),
+        (lambda v: lr_scheduler.FactorScheduler(step=v), "FactorScheduler: step must be a finite number"),
+        (lambda v: lr_scheduler.MultiFactorScheduler([1, 3], factor=v), "factor must be a finite number"),
+        (lambda v: lr_scheduler.PolyScheduler(10, pwr=v), "PolyScheduler: pwr must be a finite number"),
+        (lambda v: lr_scheduler.CosineScheduler(10, final_lr=v), "final_lr must be a finite number"),
+    ],
+)
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_scheduler_argument_that_is_nan_or_infinite_is_refused_by_name(make, message, value):
+    # accepted before: a NaN rate or factor passes every comparison and makes every rate NaN
+    with pytest.raises(LazyNDError, match=message):
+        make(value)

@@ -108,6 +108,27 @@ def test_arguments_of_the_wrong_type_are_refused_by_name(name, kwargs, message):
         optimizer.create(name, **kwargs)
 
 
+@pytest.mark.parametrize(
+    "name, key",
+    [
+        ("sgd", "learning_rate"),
+        ("sgd", "wd"),
+        ("sgd", "rescale_grad"),
+        ("sgd", "clip_gradient"),
+        ("adam", "learning_rate"),
+        ("adam", "epsilon"),
+        ("rmsprop", "gamma1"),
+        ("adagrad", "eps"),
+    ],
+)
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_an_argument_that_is_nan_or_infinite_is_refused_by_name(name, key, value):
+    # accepted before, and the first update made every weight NaN (MXNet 1.9.1's SGD refuses them
+    # at the update, naming the operator's parameter)
+    with pytest.raises(LazyNDError, match=f"{key} must be a finite number, got {value}"):
+        optimizer.create(name, **{key: value})
+
+
 def test_multipliers_must_be_a_dict_of_numbers():
     opt = optimizer.create("sgd")
     with pytest.raises(LazyNDError, match="set_lr_mult: expected a dict"):
@@ -162,3 +183,25 @@ def test_a_learning_rate_of_zero_for_ftrl_and_ftml_is_refused_naming_the_paramet
     message = rf"^{owner}: the learning rate of parameter 'conv1_weight' is 0.0 \(an lr_mult of 0.*fixed_param_names"
     with pytest.raises(LazyNDError, match=message):
         updater(0, mx.nd.ones((3,)), mx.nd.ones((3,)))
+
+
+@pytest.mark.parametrize("name", ["sgd", "adam", "rmsprop", "nag"])
+@pytest.mark.parametrize("index", [{"k": 1}, np.ones(2)], ids=["dict", "array"])
+def test_an_index_that_is_no_int_or_name_is_refused_by_name(name, index):
+    # "unhashable type" from the update counts before
+    opt = optimizer.create(name)
+    weight, grad = mx.nd.ones((2, 3)), mx.nd.ones((2, 3))
+    with pytest.raises(LazyNDError, match=r"\.update: a parameter's index must be an int or a name, got "):
+        opt.update(index, weight, grad, opt.create_state(0, weight))
+
+
+@pytest.mark.parametrize("which", ["weight", "grad", "state"])
+def test_sgds_list_form_refuses_arguments_that_are_not_lists_of_as_many(which):
+    # "'NoneType' object is not iterable" (or a silently shorter update) before
+    opt = optimizer.create("sgd", momentum=0.9)
+    given = {"weight": [mx.nd.ones(2)] * 2, "grad": [mx.nd.ones(2)] * 2, "state": [mx.nd.zeros(2)] * 2}
+    given[which] = given[which][0] if which != "state" else None
+    with pytest.raises(
+        LazyNDError, match=f"SGD.update: a list of 2 indices updates lists of as many .*; {which} is not"
+    ):
+        opt.update([0, 1], given["weight"], given["grad"], given["state"])

@@ -9,7 +9,7 @@ import pytest
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import LazyNDError, OperatorError
+from lazynd.errors import ArgumentTypeError, LazyNDError, OperatorError
 
 
 def test_seed_example_lists_arguments_and_outputs():
@@ -337,3 +337,26 @@ def test_an_output_name_that_appears_twice_is_refused_as_mxnet():
     with pytest.raises(LazyNDError, match=r"2 outputs named 'same_output'; pick one by position"):
         internals["same_output"]
     assert internals[1].get_children().list_outputs() == ["x"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"init": 1.5}, "init must be an Initializer or its name/JSON"),
+        ({"init": [1]}, "init must be an Initializer or its name/JSON"),
+        ({"lr_mult": "abc"}, "lr_mult must be a finite number, got 'abc'"),
+        ({"lr_mult": [1]}, r"lr_mult must be a finite number, got \[1\]"),
+        ({"wd_mult": float("nan")}, "wd_mult must be a finite number, got nan"),
+        ({"wd_mult": None.__class__}, "wd_mult must be a finite number"),
+    ],
+    ids=["init float", "init list", "lr_mult str", "lr_mult list", "wd_mult nan", "wd_mult class"],
+)
+def test_a_variable_refuses_an_init_or_multiplier_of_the_wrong_kind_by_name(kwargs, message):
+    # stored as str(value) before: an init that create() cannot read, a multiplier the optimizer cannot
+    with pytest.raises(ArgumentTypeError, match=f"Variable 'w': {message}"):
+        sym.Variable("w", **kwargs)
+
+
+def test_a_variable_keeps_multipliers_given_as_numbers_or_their_text():
+    w = sym.Variable("w", lr_mult="0.5", wd_mult=2, init="zeros")
+    assert (w.attr("__lr_mult__"), w.attr("__wd_mult__"), w.attr("__init__")) == ("0.5", "2", "zeros")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.errors import ArgumentTypeError
 
 
 def _forward(symbol: mx.sym.Symbol, x: list) -> np.ndarray:
@@ -118,3 +119,11 @@ def test_dir_lists_the_operator_methods_as_mxnet():
     listed = dir(mx.sym.Variable("x"))
     for name in ("reshape", "sum", "argmax", "softmax", "transpose", "expand_dims", "astype", "infer_shape"):
         assert name in listed
+
+
+@pytest.mark.parametrize("key", [None, ["lr_mult"], {"k": 1}, 1.5], ids=repr)
+def test_attr_refuses_a_key_that_is_no_name(key) -> None:
+    # "unhashable type: 'list'" from inside before (None and numbers were looked up and answered None)
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4, name="fc")
+    with pytest.raises(ArgumentTypeError, match="Symbol.attr: key must be an attribute name"):
+        net.attr(key)

@@ -37,6 +37,14 @@ def test_save_checkpoint_refuses_values_that_are_not_ndarrays_and_writes_nothing
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("symbol", ["net", 1.5, {"k": 1}], ids=repr)
+def test_save_checkpoint_refuses_a_symbol_that_is_no_symbol_and_writes_nothing(tmp_path: Path, symbol: Any) -> None:
+    # AttributeError "'str' object has no attribute 'save'" before
+    with pytest.raises(ArgumentTypeError, match="save_checkpoint: symbol must be a Symbol"):
+        mx.model.save_checkpoint(str(tmp_path / "net"), 1, symbol, {"fc_weight": mx.nd.ones((2, 3))}, {})
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_checkpoint_of_a_network_without_parameters_loads(tmp_path: Path) -> None:
     prefix = str(tmp_path / "net")
     net = mx.sym.relu(mx.sym.Variable("data"))
@@ -83,3 +91,13 @@ def test_a_checkpoint_period_must_be_a_number(make, tmp_path):
     with pytest.raises(ArgumentTypeError, match="checkpoint: period must be a number of epochs, got '2'"):
         make(str(tmp_path / "m"), period="2")
     assert callable(make(str(tmp_path / "m"), period=0))  # MXNet's reading: every epoch
+
+
+@pytest.mark.parametrize("period", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize(
+    "make", [mx.callback.do_checkpoint, lambda prefix, period: mx.callback.module_checkpoint(None, prefix, period)]
+)
+def test_a_checkpoint_period_must_be_finite(make, period, tmp_path):
+    # int()'s ValueError/OverflowError before
+    with pytest.raises(ArgumentTypeError, match=f"checkpoint: period must be a number of epochs, got {period}"):
+        make(str(tmp_path / "m"), period=period)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import DataError
+from lazynd.errors import DataError, DataTypeError
 from lazynd.io import DataBatch, DataDesc, DataIter
 
 
@@ -38,6 +38,13 @@ def test_datadesc_batch_axis_follows_layout() -> None:
     assert DataDesc.get_batch_axis("TNC") == 1
     assert DataDesc.get_batch_axis(None) == 0
     assert DataDesc.get_batch_axis("CHW") == -1  # no batch axis, as MXNet 1.9.1 says
+
+
+@pytest.mark.parametrize("layout", [1.5, ["N", "C"], 0], ids=repr)
+def test_a_layout_that_is_no_str_is_refused_by_name(layout):
+    # AttributeError "'float' object has no attribute 'find'" before
+    with pytest.raises(DataTypeError, match="DataDesc.get_batch_axis: layout must be a str"):
+        DataDesc.get_batch_axis(layout)
 
 
 def test_ndarray_iter_refuses_a_layout_without_a_batch_axis() -> None:
@@ -83,3 +90,15 @@ def test_an_assigned_none_reads_back_as_none() -> None:
 def test_iterators_lazynd_lacks_are_named(name: str, why: str) -> None:
     with pytest.raises(mx.LazyNDError, match=rf"mx\.io\.{name}: not supported: .*{why}"):
         getattr(mx.io, name)
+
+
+@pytest.mark.parametrize("shapes", [None, "abc", 1.5, [1, 2], {"data": (2, 3)}], ids=repr)
+def test_get_list_refuses_shapes_that_are_no_pairs_by_name(shapes):
+    # dict()'s or unpacking's TypeError/ValueError before
+    with pytest.raises(DataTypeError, match="DataDesc.get_list: shapes must be a list of"):
+        DataDesc.get_list(shapes)
+
+
+def test_get_list_takes_pairs_from_any_iterable_and_types_as_a_dict():
+    descs = DataDesc.get_list(zip(["data"], [(2, 3)], strict=True), {"data": np.float64})
+    assert [(d.name, d.shape, d.dtype) for d in descs] == [("data", (2, 3), np.float64)]

@@ -10,7 +10,7 @@ from blob_problem import fitted_feedforward, two_class_blobs, two_class_net
 
 import lazynd as mx
 import lazynd_sym as sym
-from lazynd.errors import ContextError, DataError
+from lazynd.errors import ArgumentTypeError, ContextError, DataError
 from lazynd_sym.model import FeedForward
 
 
@@ -102,3 +102,34 @@ def test_fit_leaves_the_training_and_validation_iterators_reset_as_mxnet_does() 
     ff.fit(train, eval_data=val)
     assert len(list(train)) == 3
     assert len(list(val)) == 2
+
+
+def _small_net():
+    data = sym.Variable("data")
+    return sym.SoftmaxOutput(sym.FullyConnected(data, num_hidden=2, name="fc"), name="softmax")
+
+
+@pytest.mark.parametrize("y", ["abc", 3, {"k": 1}, [None] * 4], ids=repr)
+def test_fit_refuses_labels_that_are_no_array_of_numbers_by_name(y):
+    # "len() of unsized object" before (a list of None was read as NaN labels)
+    with pytest.raises(DataError, match="FeedForward: y must be an array of labels, one per example"):
+        FeedForward(_small_net(), num_epoch=1).fit(np.ones((4, 3)), y)
+
+
+@pytest.mark.parametrize("numpy_batch_size", [None, "2", 1.5], ids=repr)
+def test_fit_refuses_a_numpy_batch_size_that_is_no_int_by_name(numpy_batch_size):
+    # a comparison's TypeError inside min() before
+    model = FeedForward(_small_net(), num_epoch=1, numpy_batch_size=numpy_batch_size)
+    with pytest.raises(DataError, match="FeedForward: numpy_batch_size must be an int, got "):
+        model.fit(np.ones((4, 3)), np.zeros(4))
+
+
+@pytest.mark.parametrize(
+    "which", ["batch_end_callback", "epoch_end_callback", "eval_end_callback", "eval_batch_end_callback"]
+)
+@pytest.mark.parametrize("callback", ["speedometer", 1.5, [print, 3]], ids=repr)
+def test_fit_refuses_a_callback_that_cannot_be_called_before_training(which, callback):
+    # "'str' object is not callable" at the end of the first batch or epoch before
+    model = FeedForward(_small_net(), num_epoch=1)
+    with pytest.raises(ArgumentTypeError, match=f"FeedForward.fit: {which} must be a callable or a list of them"):
+        model.fit(np.ones((4, 3)), np.zeros(4), eval_data=(np.ones((4, 3)), np.zeros(4)), **{which: callback})

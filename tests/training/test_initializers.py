@@ -235,6 +235,15 @@ def test_fused_rnn_initializer_is_mx_rnns_and_created_by_name() -> None:
         (lambda: init.LSTMBias(forget_bias="1"), "LSTMBias: forget_bias must be a number"),
         (lambda: init.MSRAPrelu(slope="0.25"), "MSRAPrelu: slope must be a number"),
         (lambda: init.Xavier(magnitude="3"), "Xavier: magnitude must be a number"),
+        # TypeError "object of type 'NoneType' has no len()" before
+        (lambda: init.Mixed(None, [init.Zero()]), "Mixed: patterns must be a list, got None"),
+        (lambda: init.Mixed([".*"], 1.5), "Mixed: initializers must be a list, got 1.5"),
+        (lambda: init.Mixed(".*", [init.Zero()]), "Mixed: patterns must be a list, got '.\\*'"),
+        # "expected string or bytes-like object" from re before
+        (lambda: init.Mixed([".*"], [init.Zero()])(None, mx.nd.zeros(2)), "Mixed: the first argument must be the"),
+        # dict()'s ValueError/TypeError before
+        (lambda: init.InitDesc("fc_weight", attrs="abc"), "InitDesc 'fc_weight': attrs must be a dict"),
+        (lambda: init.InitDesc("fc_weight", attrs=[1.5]), "InitDesc 'fc_weight': attrs must be a dict"),
     ],
 )
 def test_bad_initializer_arguments_are_refused_by_name(make, message) -> None:

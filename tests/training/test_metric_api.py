@@ -231,3 +231,20 @@ def test_label_and_prediction_disagreements_are_value_errors_as_in_mxnet() -> No
         mx.metric.Accuracy().update([labels], [preds, preds])
     with pytest.raises(ValueError, match="Accuracy: 2 labels but 3 predicted classes"):
         mx.metric.Accuracy().update([mx.nd.array([1, 0])], [preds])
+
+
+@pytest.mark.parametrize("given", [None, 1.5, [mx.nd.ones((2,))]], ids=["None", "float", "list"])
+@pytest.mark.parametrize("which", ["labels", "predictions"])
+def test_update_dict_refuses_what_is_no_dict_by_name(which, given):
+    # AttributeError "'NoneType' object has no attribute 'values'" before
+    label, pred = {"softmax_label": mx.nd.array([0, 1])}, {"softmax_output": mx.nd.array([[0.3, 0.7], [0.6, 0.4]])}
+    args = (given, pred) if which == "labels" else (label, given)
+    with pytest.raises(DataError, match=f"update_dict takes the {which} as a dict name -> array"):
+        metric.create("acc").update_dict(*args)
+
+
+@pytest.mark.parametrize("index", [None, "0", 0.5, [0]], ids=repr)
+def test_a_composite_metric_refuses_an_index_that_is_no_int_by_name(index):
+    # a comparison's TypeError before
+    with pytest.raises(DataError, match="CompositeEvalMetric: index .* out of range for 1 metrics"):
+        metric.CompositeEvalMetric(["acc"]).get_metric(index)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -68,6 +70,13 @@ def test_mnist_iter_parts_split_as_mxnet_and_keep_every_example(tmp_path) -> Non
 def test_mnist_iter_missing_file_names_the_path(tmp_path) -> None:
     with pytest.raises(DataError, match="no IDX file"):
         MNISTIter(str(tmp_path / "nope"), str(tmp_path / "nope2"))
+
+
+@pytest.mark.parametrize("path", [1.5, ["a"], 0], ids=repr)
+def test_mnist_iter_paths_that_are_no_paths_are_refused_by_name(path) -> None:
+    # os.fspath()'s TypeError before
+    with pytest.raises(DataError, match=re.escape(f"MNISTIter: image and label must be file paths, got {path!r}")):
+        MNISTIter(path, path)
 
 
 def test_mnist_iter_shuffles_once_so_passes_agree(data_dir) -> None:

@@ -127,3 +127,11 @@ def test_the_iterator_of_a_feedforward_call_reads_its_arrays_without_copying_the
     batch = it.next()
     assert np.shares_memory(it._data[0][1], x)
     assert batch.data[0].shape == (5, 3)
+
+
+@pytest.mark.parametrize("name", [["x"], {"k": 1}, 1.5, np.ones(2)], ids=["list", "dict", "float", "array"])
+@pytest.mark.parametrize("what", ["data_name", "label_name"])
+def test_an_input_name_that_is_no_str_is_refused_by_name(what, name) -> None:
+    # accepted before: the batches' descriptions carried the list as the input's name
+    with pytest.raises(DataError, match=f"NDArrayIter: {what} must be a str, got "):
+        NDArrayIter(np.ones((4, 2)), np.zeros(4), batch_size=2, **{what: name})

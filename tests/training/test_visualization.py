@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 import lazynd_sym as sym
-from lazynd.errors import LazyNDError
+from lazynd.errors import ArgumentTypeError, LazyNDError
 from lazynd_sym.visualization import plot_network, print_summary
 
 
@@ -209,3 +209,19 @@ def test_the_network_renders_through_graphviz() -> None:
     graph = plot_network(_lenet_head(), shape={"data": (1, 1, 28, 28)})
     assert graph.pipe(format="svg").startswith(b"<?xml")
     assert "image/svg+xml" in graph._repr_mimebundle_()
+
+
+@pytest.mark.parametrize("show", [plot_network, print_summary])
+@pytest.mark.parametrize("symbol", [None, "net", 3], ids=repr)
+def test_a_network_that_is_no_symbol_is_refused_by_name(show, symbol):
+    # AttributeError "'NoneType' object has no attribute 'tojson'" before
+    with pytest.raises(ArgumentTypeError, match="visualization: symbol must be a Symbol, got "):
+        show(symbol)
+
+
+@pytest.mark.parametrize("shape", ["abc", (2, 3), [("data", (2, 3))], 1.5], ids=repr)
+def test_a_shape_that_is_no_dict_is_refused_by_name(shape):
+    # "argument after ** must be a mapping" from inside before
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=4, name="fc")
+    with pytest.raises(ArgumentTypeError, match="visualization: shape must be a dict of input name -> shape"):
+        print_summary(net, shape=shape)
