@@ -9,7 +9,7 @@ both come from our kernels (``kernels/conv.cu``).
 On the CPU, batches of 8 or more may take a batch-last layout instead (see
 ``BATCH_LAST_MIN_BATCH``): columns ``(C, *kernel, *out, N)``, so that each product
 is one plain GEMM; :func:`uses_batch_last` and :func:`uses_batch_last_backward`
-decide when.
+decide when, and :mod:`~lazynd.ops.conv_batch_last` holds those kernels.
 """
 
 from __future__ import annotations
@@ -244,36 +244,3 @@ def uses_batch_last(xp: Any, batch: int, positions: int | None = None) -> bool:
 def uses_batch_last_backward(xp: Any, batch: int, column: int) -> bool:
     """Whether the CPU backward takes the batch-last layout (``column``: channels per group x kernel size)."""
     return uses_batch_last(xp, batch) and column >= BATCH_LAST_MIN_BACKWARD_COLUMN
-
-
-def im2col_batch_last(x: np.ndarray, g: Geometry) -> np.ndarray:
-    """(N, C, *spatial) -> contiguous columns (C, *kernel, *out, N) (NumPy only)."""
-    out = g.out_size("Convolution", tuple(x.shape[2:]))
-    xt = np.moveaxis(x, 0, -1)  # (C, *spatial, N)
-    if any(g.pad):
-        xt = np.pad(xt, [(0, 0)] + [(p, p) for p in g.pad] + [(0, 0)])
-    else:
-        xt = np.ascontiguousarray(xt)
-    spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
-    win = np.lib.stride_tricks.sliding_window_view(xt, spans, axis=tuple(range(1, 1 + g.nd)))
-    index = (slice(None),) + tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, out, strict=True))
-    index += (slice(None),) + tuple(slice(None, None, d) for d in g.dilate)
-    perm = (0, *range(2 + g.nd, 2 + 2 * g.nd), *range(1, 1 + g.nd), 1 + g.nd)
-    return np.ascontiguousarray(win[index].transpose(perm))
-
-
-def col2im_batch_last(col: np.ndarray, spatial: tuple[int, ...], g: Geometry) -> np.ndarray:
-    """Sum columns (C, *kernel, *out, N) back into a (C, *spatial, N) array (the adjoint of im2col_batch_last)."""
-    c, n = col.shape[0], col.shape[-1]
-    if g.pointwise:
-        return col.reshape(c, *spatial, n)
-    out = col.shape[1 + g.nd : 1 + 2 * g.nd]
-    padded = [s + 2 * p for s, p in zip(spatial, g.pad, strict=True)]
-    x = np.zeros((c, *padded, n), dtype=col.dtype)
-    for offset in g.offsets():
-        target = (slice(None), *g.window(offset, out))
-        source: tuple[slice | int, ...] = (slice(None), *offset)
-        x[target] += col[source]
-    if any(g.pad):
-        x = x[(slice(None), *g.interior(spatial))]
-    return x
