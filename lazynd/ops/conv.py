@@ -29,7 +29,7 @@ from .conv_columns import (
     Geometry,
     col2im,
     geometry,
-    im2col,
+    im2col_blocks,
     uses_batch_last,
     uses_batch_last_backward,
     zero_gradients_of_an_empty_batch,
@@ -79,10 +79,6 @@ def _in_blas_section(kernel: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-def _store(g: Geometry, out: Any, value_nc: Any) -> None:
-    g.to_nc(out)[...] = value_nc.reshape(g.to_nc(out).shape)
-
-
 def _bias_shape(g: Geometry) -> tuple:
     return (1, -1) + (1,) * g.nd
 
@@ -100,20 +96,21 @@ def _conv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     w = g.to_nc(weight)
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
     bias = None if attrs["no_bias"] else inputs[2]
-    if uses_batch_last(xp, n, math.prod(g.out_size("Convolution", tuple(x.shape[2:])))):
+    positions = math.prod(g.out_size("Convolution", tuple(x.shape[2:])))
+    if uses_batch_last(xp, n, positions):
         conv_forward_batch_last(_host_empty(kctx), kctx.backend.matmul, g, groups, x, w, bias, g.to_nc(outputs[0]))
         return
-    col = im2col(kctx, x, g)
-    positions = math.prod(col.shape[2 + g.nd :])
-    col = col.reshape(n, groups, -1, positions)
+    per_group = x.shape[1] // groups * math.prod(g.kernel)  # rows of a group's columns
     wm = w.reshape(groups, filters // groups, -1)
     out = outputs[0]
-    if not g.channel_last and out.flags.c_contiguous:
-        kctx.backend.matmul(wm, col, out.reshape(n, groups, filters // groups, positions))
-        target = out
-    else:
-        _store(g, out, product(kctx, wm, col))
-        target = g.to_nc(out)
+    target = g.to_nc(out)
+    direct = not g.channel_last and out.flags.c_contiguous
+    for block, col in im2col_blocks(kctx, x, g, _host_empty(kctx)):
+        col = col.reshape(col.shape[0], groups, per_group, positions)
+        if direct:
+            kctx.backend.matmul(wm, col, out[block].reshape(col.shape[0], groups, filters // groups, positions))
+        else:
+            target[block] = product(kctx, wm, col).reshape(target[block].shape)
     if bias is not None:
         target += bias.reshape(_bias_shape(g))
 
@@ -196,9 +193,10 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     matmul = kctx.backend.matmul
     if outputs[1] is not None:
         # per-sample GEMMs then a sum over the batch: cheaper than transposing dy and col into (K, N*P)
-        col = im2col(kctx, x, g).reshape(n, groups, per_group, positions)
         per_sample = xp.empty((n, groups, filters // groups, per_group), x.dtype)
-        matmul(dym, col.transpose(0, 1, 3, 2), per_sample)
+        for block, col in im2col_blocks(kctx, x, g, _host_empty(kctx)):
+            col = col.reshape(col.shape[0], groups, per_group, positions)
+            matmul(dym[block], col.transpose(0, 1, 3, 2), per_sample[block])
         # the sum over the batch (a GEMM with ones on the GPU), straight into the gradient when it
         # is laid out as the weight's (N, C) view
         dw_nc = g.to_nc(outputs[1])

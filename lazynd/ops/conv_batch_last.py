@@ -3,20 +3,15 @@
 In the batch-last layout (see :func:`~lazynd.ops.conv_columns.uses_batch_last`) the columns are
 ``(C, *kernel, *out, N)`` and every product is one plain GEMM over (channels x kernel,
 positions x batch).  Those columns are large: 16 MB for LeNet's second layer at batch 128,
-100 times its data.  Made whole, they stream through memory twice: written by im2col's copy,
+11 times its data.  Made whole, they stream through memory twice: written by im2col's copy,
 read back by the GEMM (and in the backward the data gradient's columns, written by a GEMM and
-read back by col2im).  Here each kernel walks the first output axis :data:`COLUMN_CHUNK_BYTES`
-of columns at a time instead: a chunk's columns are copied, multiplied and, for the data
-gradient, summed back into place while they are still in the cache, through two chunk buffers
-reused for the whole batch.  A chunk of rows is a range of each product's columns (the
+read back by col2im).  Here each kernel walks the first output axis
+:data:`~lazynd.ops.conv_columns.COLUMN_CHUNK_BYTES` of columns at a time instead: a chunk's
+columns are copied, multiplied and, for the data gradient, summed back into place while they
+are still in the cache, through two chunk buffers reused for the whole batch.  A chunk of rows is a range of each product's columns (the
 positions x batch axis), so every GEMM still takes plain strided matrices, and the weight
 gradient is the sum of the chunks' products.
 
-Measured on the 2-core EPYC (LeNet's second layer, 20 x 12 x 12 -> 50 x 8 x 8, 5x5, batch 128,
-float32, through ``nd`` with other data through the cache between calls; best of 40, three
-alternated runs): forward 4.75-4.94 -> 4.14-4.44 ms, backward 10.9-11.4 -> 9.8-10.4 ms with
-chunks of 4 MB (two output rows); chunks of 1 or 8 MB were as fast or slower, and the whole
-columns in one chunk 4.9-6.8 and 11.0-14.4 ms.
 NumPy only: the GPU keeps its column kernels.
 """
 
@@ -28,11 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from . import conv_columns
 from .conv_columns import Geometry
 from .cpu_blocks import copy_batch_first
-
-# bytes of columns one chunk holds (at least one output row): about the core's L2 and L3 share
-COLUMN_CHUNK_BYTES = 4 << 20
 
 Empty = Callable[[tuple[int, ...], Any], np.ndarray]
 
@@ -66,10 +59,10 @@ class BatchLastWindows:
 def row_chunks(
     g: Geometry, channels: int, out: tuple[int, ...], batch: int, itemsize: int
 ) -> tuple[int, Iterator[slice]]:
-    """Rows per chunk of the first output axis (:data:`COLUMN_CHUNK_BYTES` of columns, at least one
-    row), and the chunks' slices of that axis."""
+    """Rows per chunk of the first output axis (:data:`~lazynd.ops.conv_columns.COLUMN_CHUNK_BYTES`
+    of columns, at least one row), and the chunks' slices of that axis."""
     row_bytes = channels * math.prod(g.kernel) * math.prod(out[1:]) * batch * itemsize
-    rows = max(min(COLUMN_CHUNK_BYTES // max(row_bytes, 1), out[0]), 1)
+    rows = max(min(conv_columns.COLUMN_CHUNK_BYTES // max(row_bytes, 1), out[0]), 1)
     return rows, (slice(a, min(a + rows, out[0])) for a in range(0, out[0], rows))
 
 

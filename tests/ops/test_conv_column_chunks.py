@@ -1,6 +1,7 @@
-"""The batch-last CPU convolution walks its output rows in chunks: any chunking gives the convolution
-and the gradients of the per-sample kernels (and of one whole chunk), strides, dilations, padding,
-groups, channel-last layouts and uneven last chunks included."""
+"""The CPU convolution copies and multiplies its columns in chunks (blocks of samples in the
+batch-first layout, of output rows in the batch-last one): any chunking gives the convolution and
+the gradients of one whole chunk and of the other layout, strides, dilations, padding, groups,
+channel-last layouts and uneven last chunks included."""
 
 from __future__ import annotations
 
@@ -43,12 +44,17 @@ def _run(params, arrays, dy=None):
     return [y.asnumpy()] + [g.asnumpy() for g in grads], dy
 
 
-def _chunk_bytes(case, rows):
-    """:data:`COLUMN_CHUNK_BYTES` that makes chunks of ``rows`` output rows of ``case`` in float64."""
+def _out(case):
     shape, kernel, stride, pad, dilate, _, layout = CASES[case]
     spatial = shape[1:-1] if layout else shape[2:]
     g = conv_columns.Geometry("Convolution", dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate))
-    out = g.out_size("Convolution", spatial)
+    return g.out_size("Convolution", spatial)
+
+
+def _chunk_bytes(case, rows):
+    """:data:`COLUMN_CHUNK_BYTES` that makes chunks of ``rows`` output rows of ``case`` in float64."""
+    shape, kernel, _, _, _, _, layout = CASES[case]
+    out = _out(case)
     channels = shape[-1] if layout else shape[1]
     return rows * channels * int(np.prod(kernel)) * int(np.prod(out[1:])) * shape[0] * 8
 
@@ -58,7 +64,7 @@ def _chunk_bytes(case, rows):
 def test_batch_last_convolution_in_chunks_of_rows_is_the_per_sample_convolution(monkeypatch, case, rows):
     monkeypatch.setattr(conv_columns, "BATCH_LAST_MIN_BACKWARD_COLUMN", 0)
     monkeypatch.setattr(conv_columns, "BATCH_LAST_MAX_FORWARD_POSITIONS", 1 << 30)
-    monkeypatch.setattr(conv_batch_last, "COLUMN_CHUNK_BYTES", _chunk_bytes(case, rows))
+    monkeypatch.setattr(conv_columns, "COLUMN_CHUNK_BYTES", _chunk_bytes(case, rows))
     params, x_nc, w, bias, arrays = _arrays(case, "float64")
     chunked, dy = _run(params, arrays)
     monkeypatch.setattr(conv_columns, "BATCH_LAST_MIN_BATCH", 1 << 30)
@@ -72,10 +78,10 @@ def test_batch_last_convolution_in_chunks_of_rows_is_the_per_sample_convolution(
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_batch_last_convolution_in_chunks_keeps_the_dtype_and_its_precision(monkeypatch, dtype):
     monkeypatch.setattr(conv_columns, "BATCH_LAST_MIN_BACKWARD_COLUMN", 0)
-    monkeypatch.setattr(conv_batch_last, "COLUMN_CHUNK_BYTES", 1)
+    monkeypatch.setattr(conv_columns, "COLUMN_CHUNK_BYTES", 1)
     params, _, _, _, arrays = _arrays("stride 2, padded, uneven rows", dtype)
     chunked, dy = _run(params, arrays)
-    monkeypatch.setattr(conv_batch_last, "COLUMN_CHUNK_BYTES", 1 << 30)
+    monkeypatch.setattr(conv_columns, "COLUMN_CHUNK_BYTES", 1 << 30)
     whole, _ = _run(params, arrays, dy)
     tolerance = 1e-5 if dtype == "float32" else 1e-2
     for name, got, want in zip(("output", "data", "weight", "bias"), chunked, whole, strict=True):
@@ -87,7 +93,7 @@ def test_batch_last_convolution_in_chunks_keeps_the_dtype_and_its_precision(monk
 @pytest.mark.parametrize("left_out", [0, 1])
 def test_batch_last_backward_in_chunks_leaves_out_a_gradient_given_as_none(monkeypatch, left_out):
     monkeypatch.setattr(conv_columns, "BATCH_LAST_MIN_BACKWARD_COLUMN", 0)
-    monkeypatch.setattr(conv_batch_last, "COLUMN_CHUNK_BYTES", 1)
+    monkeypatch.setattr(conv_columns, "COLUMN_CHUNK_BYTES", 1)
     params, _, _, _, arrays = _arrays("stride 2, padded, uneven rows", "float64")
     full, dy = _run(params, arrays)
     out = [None if i == left_out else lazynd.nd.zeros(g.shape, dtype="float64") for i, g in enumerate(full[1:])]
@@ -100,9 +106,43 @@ def test_batch_last_backward_in_chunks_leaves_out_a_gradient_given_as_none(monke
 def test_chunks_cover_the_output_rows_once_in_order(monkeypatch):
     g = conv_columns.Geometry("Convolution", dict(kernel=(3, 3)))
     two_rows = 2 * 4 * 9 * 6 * 8 * 4  # of (4 channels, 3x3, 6 positions, 8 samples) float32
-    monkeypatch.setattr(conv_batch_last, "COLUMN_CHUNK_BYTES", two_rows)
+    monkeypatch.setattr(conv_columns, "COLUMN_CHUNK_BYTES", two_rows)
     rows, chunks = conv_batch_last.row_chunks(g, 4, (5, 6), 8, 4)
     assert rows == 2 and list(chunks) == [slice(0, 2), slice(2, 4), slice(4, 5)]
-    monkeypatch.setattr(conv_batch_last, "COLUMN_CHUNK_BYTES", 1)
+    monkeypatch.setattr(conv_columns, "COLUMN_CHUNK_BYTES", 1)
     rows, chunks = conv_batch_last.row_chunks(g, 4, (3, 6), 8, 4)
     assert rows == 1 and list(chunks) == [slice(0, 1), slice(1, 2), slice(2, 3)]
+
+
+@pytest.mark.parametrize("samples", [1, 3, 1 << 20], ids=["one sample a block", "three samples a block", "one block"])
+@pytest.mark.parametrize("case", CASES)
+def test_batch_first_convolution_in_blocks_of_samples_is_the_whole_convolution(monkeypatch, case, samples):
+    monkeypatch.setattr(conv_columns, "BATCH_LAST_MIN_BATCH", 1 << 30)
+    shape, kernel, _, _, _, _, layout = CASES[case]
+    channels = shape[-1] if layout else shape[1]
+    per_sample = channels * int(np.prod(kernel)) * int(np.prod(_out(case))) * 8  # bytes of float64 columns
+    monkeypatch.setattr(conv_columns, "COLUMN_CHUNK_BYTES", samples * per_sample)
+    params, x_nc, w, bias, arrays = _arrays(case, "float64")
+    blocks, dy = _run(params, arrays)
+    monkeypatch.setattr(conv_columns, "COLUMN_CHUNK_BYTES", 1 << 40)
+    whole, _ = _run(params, arrays, dy)
+    want_y = naive_conv(x_nc, w, bias, params["stride"], params["pad"], params["dilate"], params["num_group"])
+    np.testing.assert_allclose(np.moveaxis(blocks[0], -1, 1) if params["layout"] else blocks[0], want_y, rtol=1e-10)
+    for name, got, want in zip(("output", "data", "weight", "bias"), blocks, whole, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=name)
+
+
+def test_im2col_blocks_cover_the_batch_once_in_order(monkeypatch):
+    g = conv_columns.Geometry("Convolution", dict(kernel=(3, 3), pad=(1, 1)))
+    x = np.random.default_rng(0).standard_normal((7, 2, 5, 4)).astype(np.float32)
+    whole = conv_columns.im2col(_Host, x, g)
+    monkeypatch.setattr(conv_columns, "COLUMN_CHUNK_BYTES", 3 * whole[0].nbytes)
+    seen = []
+    for block, col in conv_columns.im2col_blocks(_Host, x, g, np.empty):
+        seen.append(block)
+        np.testing.assert_array_equal(col, whole[block])
+    assert seen == [slice(0, 3), slice(3, 6), slice(6, 7)]
+
+
+class _Host:
+    xp = np
