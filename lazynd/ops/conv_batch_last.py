@@ -32,17 +32,17 @@ Empty = Callable[[tuple[int, ...], Any], np.ndarray]
 
 class BatchLastWindows:
     """The windows of data ``x`` (N, C, *spatial) in the batch-last layout: a strided view
-    ``(C, *kernel, *out, N)`` of one padded, transposed copy ``(C, *padded, N)`` of the data,
-    copied into contiguous columns a chunk of output rows at a time."""
+    ``(C, *kernel, *out, N)`` of one padded, transposed copy ``(C, *padded, N)`` of the data (in a
+    buffer of ``empty``), copied into contiguous columns a chunk of output rows at a time."""
 
-    def __init__(self, x: np.ndarray, g: Geometry) -> None:
+    def __init__(self, x: np.ndarray, g: Geometry, empty: Empty) -> None:
         self.g = g
         self.out = g.out_size("Convolution", tuple(x.shape[2:]))
-        moved = np.moveaxis(x, 0, -1)  # (C, *spatial, N)
+        padded = tuple(s + 2 * p for s, p in zip(x.shape[2:], g.pad, strict=True))
+        moved = empty((x.shape[1], *padded, x.shape[0]), x.dtype)  # (C, *padded, N)
         if any(g.pad):
-            moved = np.pad(moved, [(0, 0)] + [(p, p) for p in g.pad] + [(0, 0)])
-        else:
-            moved = np.ascontiguousarray(moved)
+            moved.fill(0)
+        moved[(slice(None), *g.interior(tuple(x.shape[2:])))] = np.moveaxis(x, 0, -1)
         spans = [d * (k - 1) + 1 for k, d in zip(g.kernel, g.dilate, strict=True)]
         win = np.lib.stride_tricks.sliding_window_view(moved, spans, axis=tuple(range(1, 1 + g.nd)))
         index = (slice(None),) + tuple(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, self.out, strict=True))
@@ -71,7 +71,7 @@ def conv_forward_batch_last(
 ) -> None:
     """The forward: per chunk of output rows, one GEMM (F, C x kernel) @ (C x kernel, rows x N),
     written into its range of the batch-last result, then moved to batch-first with the bias."""
-    windows = BatchLastWindows(x, g)
+    windows = BatchLastWindows(x, g, empty)
     out, n, filters = windows.out, x.shape[0], w.shape[0]
     per_row = math.prod(out[1:]) * n  # columns of the product in one output row
     y = empty((groups, filters // groups, math.prod(out) * n), x.dtype)
@@ -96,19 +96,23 @@ def conv_backward_batch_last(
     n, channels, filters = x.shape[0], x.shape[1], w.shape[0]
     out = tuple(dy.shape[2:])
     per_row = math.prod(out[1:]) * n
-    dyt = np.ascontiguousarray(np.moveaxis(dy, 0, -1)).reshape(groups, filters // groups, -1)  # (F, *out * N)
+    dyt = empty((filters, *out, n), dy.dtype)
+    dyt[...] = np.moveaxis(dy, 0, -1)
+    dyt = dyt.reshape(groups, filters // groups, -1)  # (F, *out * N)
     wm = w.reshape(groups, filters // groups, -1)
     depth = wm.shape[2]  # channels per group x kernel size: the rows of a group's columns
     rows, chunks = row_chunks(g, channels, out, n, x.itemsize)
     chunk_shape = (channels, *g.kernel, rows, *out[1:], n)
-    windows = BatchLastWindows(x, g) if dw is not None else None
+    windows = BatchLastWindows(x, g, empty) if dw is not None else None
     col = empty(chunk_shape, x.dtype) if dw is not None else None
     dcol = empty(chunk_shape, x.dtype) if dx is not None else None
     # the weight gradient as (col @ dy^T)^T: OpenBLAS runs this orientation 25-40% faster than dy @ col^T
     dwt = empty((groups, depth, filters // groups), x.dtype) if dw is not None else None
     dwt_part = empty((groups, depth, filters // groups), x.dtype) if dw is not None else None
     padded = tuple(s + 2 * p for s, p in zip(x.shape[2:], g.pad, strict=True))
-    dx_t = np.zeros((channels, *padded, n), x.dtype) if dx is not None else None
+    dx_t = empty((channels, *padded, n), x.dtype) if dx is not None else None
+    if dx_t is not None:
+        dx_t.fill(0)
     for first, chunk in enumerate(chunks):
         count = chunk.stop - chunk.start
         head = dyt[:, :, chunk.start * per_row : chunk.stop * per_row]
