@@ -5,7 +5,8 @@ The columns come from :mod:`~lazynd.ops.conv_columns`; the GEMM is one batched
 layout allows.  On the GPU the same code runs with CuPy, GEMMs going to cuBLAS.
 On the CPU, batches of 8 or more may take the batch-last layout instead (see
 :func:`~lazynd.ops.conv_columns.uses_batch_last`): one plain GEMM per product,
-for the whole backward and for forwards with few output positions.
+for the whole backward and for forwards with few output positions
+(:mod:`~lazynd.ops.conv_batch_last`).
 CPU kernels run inside :func:`~lazynd.backend.blas.blas_section`.
 The parameters, shape checks and helpers here are shared with Deconvolution
 (:mod:`~lazynd.ops.deconv`).
@@ -23,19 +24,17 @@ import numpy as np
 from ..backend.blas import blas_section
 from ..backend.cuda.gemm import channel_sum
 from ..errors import OperatorError, ShapeError
+from .conv_batch_last import conv_backward_batch_last, conv_forward_batch_last
 from .conv_columns import (
     Geometry,
     col2im,
-    col2im_batch_last,
     geometry,
-    im2col,
-    im2col_batch_last,
+    im2col_blocks,
     uses_batch_last,
     uses_batch_last_backward,
     zero_gradients_of_an_empty_batch,
 )
 from .conv_direct import conv_backward_direct, uses_direct_backward
-from .cpu_blocks import copy_batch_first
 from .host_reduce import column_sum_into
 from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape
 from .products import product
@@ -80,10 +79,6 @@ def _in_blas_section(kernel: Callable[..., None]) -> Callable[..., None]:
     return run
 
 
-def _store(g: Geometry, out: Any, value_nc: Any) -> None:
-    g.to_nc(out)[...] = value_nc.reshape(g.to_nc(out).shape)
-
-
 def _bias_shape(g: Geometry) -> tuple:
     return (1, -1) + (1,) * g.nd
 
@@ -101,34 +96,23 @@ def _conv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     w = g.to_nc(weight)
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
     bias = None if attrs["no_bias"] else inputs[2]
-    if uses_batch_last(xp, n, math.prod(g.out_size("Convolution", tuple(x.shape[2:])))):
-        _conv_forward_batch_last(kctx, g, groups, x, w, bias, g.to_nc(outputs[0]))
+    positions = math.prod(g.out_size("Convolution", tuple(x.shape[2:])))
+    if uses_batch_last(xp, n, positions):
+        conv_forward_batch_last(_host_empty(kctx), kctx.backend.matmul, g, groups, x, w, bias, g.to_nc(outputs[0]))
         return
-    col = im2col(kctx, x, g)
-    positions = math.prod(col.shape[2 + g.nd :])
-    col = col.reshape(n, groups, -1, positions)
+    per_group = x.shape[1] // groups * math.prod(g.kernel)  # rows of a group's columns
     wm = w.reshape(groups, filters // groups, -1)
     out = outputs[0]
-    if not g.channel_last and out.flags.c_contiguous:
-        kctx.backend.matmul(wm, col, out.reshape(n, groups, filters // groups, positions))
-        target = out
-    else:
-        _store(g, out, product(kctx, wm, col))
-        target = g.to_nc(out)
+    target = g.to_nc(out)
+    direct = not g.channel_last and out.flags.c_contiguous
+    for block, col in im2col_blocks(kctx, x, g, _host_empty(kctx)):
+        col = col.reshape(col.shape[0], groups, per_group, positions)
+        if direct:
+            kctx.backend.matmul(wm, col, out[block].reshape(col.shape[0], groups, filters // groups, positions))
+        else:
+            target[block] = product(kctx, wm, col).reshape(target[block].shape)
     if bias is not None:
         target += bias.reshape(_bias_shape(g))
-
-
-def _conv_forward_batch_last(
-    kctx: Any, g: Geometry, groups: int, x: np.ndarray, w: np.ndarray, bias: Any, out_nc: np.ndarray
-) -> None:
-    """The CPU forward in the batch-last layout: one GEMM (F, C x kernel) @ (C x kernel, positions x N)."""
-    col = im2col_batch_last(x, g)  # (C, *kernel, *out, N)
-    filters, out_n = w.shape[0], col.shape[1 + g.nd :]
-    y = _host_empty(kctx)((groups, filters // groups, math.prod(out_n)), x.dtype)
-    kctx.backend.matmul(w.reshape(groups, filters // groups, -1), col.reshape(groups, -1, y.shape[2]), y)
-    # (F, *out, N) back to batch-first in the one pass that adds the bias
-    copy_batch_first(y.reshape(filters, *out_n), out_nc, bias)
 
 
 def _checked_geometry(op: str, attrs: dict, data: Any) -> tuple[Geometry, tuple[int, ...] | None, int]:
@@ -198,7 +182,8 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         conv_backward_direct(x, w, dy, g, attrs["num_group"], grads)
         return
     if uses_batch_last_backward(xp, x.shape[0], w[0].size):
-        _conv_backward_batch_last(kctx, attrs, g, x, w, dy, outputs)
+        grads = [None if o is None else g.to_nc(o) for o in outputs[:2]] + outputs[2:]
+        conv_backward_batch_last(_host_empty(kctx), kctx.backend.matmul, g, attrs["num_group"], x, w, dy, grads)
         return
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
     positions = math.prod(dy.shape[2:])
@@ -208,9 +193,10 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     matmul = kctx.backend.matmul
     if outputs[1] is not None:
         # per-sample GEMMs then a sum over the batch: cheaper than transposing dy and col into (K, N*P)
-        col = im2col(kctx, x, g).reshape(n, groups, per_group, positions)
         per_sample = xp.empty((n, groups, filters // groups, per_group), x.dtype)
-        matmul(dym, col.transpose(0, 1, 3, 2), per_sample)
+        for block, col in im2col_blocks(kctx, x, g, _host_empty(kctx)):
+            col = col.reshape(col.shape[0], groups, per_group, positions)
+            matmul(dym[block], col.transpose(0, 1, 3, 2), per_sample[block])
         # the sum over the batch (a GEMM with ones on the GPU), straight into the gradient when it
         # is laid out as the weight's (N, C) view
         dw_nc = g.to_nc(outputs[1])
@@ -232,27 +218,6 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
             outputs[2][...] = dym.reshape(n, filters, positions).sum(axis=(0, 2))
         else:  # two small GEMMs with ones on the GPU: cuBLAS, where a reduction over two axes was slow
             channel_sum(dym.reshape(n, filters, positions), outputs[2])
-
-
-def _conv_backward_batch_last(kctx: Any, attrs: dict, g: Geometry, x: Any, w: Any, dy: Any, outputs: list) -> None:
-    """The CPU backward in the batch-last layout: two GEMMs over (channels x kernel, positions x batch)."""
-    groups, filters = attrs["num_group"], w.shape[0]
-    dyt = np.ascontiguousarray(np.moveaxis(dy, 0, -1)).reshape(groups, filters // groups, -1)  # (F, *out * N)
-    col_shape = (x.shape[1], *g.kernel, *dy.shape[2:], x.shape[0])  # im2col_batch_last's (C, *kernel, *out, N)
-    if outputs[1] is not None:
-        col = im2col_batch_last(x, g).reshape(groups, -1, dyt.shape[2])
-        # dW as (col @ dy^T)^T: OpenBLAS runs this orientation 25-40% faster than dy @ col^T
-        dwt = _host_empty(kctx)((groups, col.shape[1], dyt.shape[1]), x.dtype)
-        kctx.backend.matmul(col, dyt.transpose(0, 2, 1), dwt)
-        g.to_nc(outputs[1])[...] = dwt.transpose(0, 2, 1).reshape(w.shape)
-    if outputs[0] is not None:
-        wm = w.reshape(groups, filters // groups, -1)
-        dcol = _host_empty(kctx)((groups, wm.shape[2], dyt.shape[2]), x.dtype)
-        kctx.backend.matmul(wm.transpose(0, 2, 1), dyt, dcol)
-        dx = col2im_batch_last(dcol.reshape(col_shape), tuple(x.shape[2:]), g)
-        copy_batch_first(dx, g.to_nc(outputs[0]))
-    if not attrs["no_bias"] and outputs[2] is not None:
-        outputs[2][...] = dyt.reshape(filters, -1).sum(axis=1)
 
 
 def _backward_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

@@ -2,7 +2,8 @@
 
 A NumPy step over a whole batch of activations streams it through memory, and a
 temporary of the batch's size is a fresh mapping from the OS whose page faults cost
-as much as the arithmetic.  The kernels of BatchNorm and Pooling instead take the
+as much as the arithmetic.  The kernels of BatchNorm and Pooling (and the gradients of
+tanh and sigmoid, a block of elements at a time) instead take the
 batch a block of samples at a time (about ``BLOCK_ELEMENTS`` elements, so that a
 block and its temporaries stay in a core's L2 cache between the steps that read it)
 through temporaries allocated once per call.
@@ -10,7 +11,7 @@ through temporaries allocated once per call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -73,3 +74,29 @@ def copy_batch_first(source: np.ndarray, out: np.ndarray, bias: np.ndarray | Non
             target[:, block] = rows[block].T
         else:
             np.add(rows[block].T, per_column[block], out=target[:, block])
+
+
+def times_factor_in_blocks(g: np.ndarray, y: np.ndarray, out: np.ndarray, factor: Callable[..., None]) -> None:
+    """``out[...] = g * f(y)`` (an activation's gradient), where ``factor(y, into)`` writes ``f(y)``,
+    a block of :data:`BLOCK_ELEMENTS` elements at a time through one block-sized scratch.
+
+    A whole-array temporary for ``f(y)`` is a fresh mapping from the OS on every step, whose page
+    faults cost more than the arithmetic (LeNet's first tanh gradient: 0.57 ms with temporaries,
+    0.43 ms in blocks; in a training step, where the temporaries' pages were faulted in again
+    at every call, 3-4x that).  ``out`` may be ``g`` or ``y`` itself (an in-place gradient): each
+    block reads its elements before writing them.  Arrays of other layouts, or that overlap in
+    another way, take one whole-array temporary."""
+    arrays = (g, y, out)
+    plain = all(a.flags.c_contiguous and a.shape == out.shape and a.dtype == out.dtype for a in arrays)
+    if not plain or any(np.may_share_memory(out, a) and a.ctypes.data != out.ctypes.data for a in (g, y)):
+        whole = np.empty(y.shape, y.dtype)
+        factor(y, whole)
+        np.multiply(g, whole, out=out)
+        return
+    g, y, out = (a.reshape(-1) for a in arrays)
+    scratch = np.empty(min(BLOCK_ELEMENTS, out.size), out.dtype)
+    for start in range(0, out.size, BLOCK_ELEMENTS):
+        block = slice(start, start + BLOCK_ELEMENTS)
+        into = scratch[: min(BLOCK_ELEMENTS, out.size - start)]
+        factor(y[block], into)
+        np.multiply(g[block], into, out=out[block])

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..backend.cuda.elementwise import ALL_DTYPES, FLOAT_DTYPES, ElementwiseFamily
 from . import _special
+from .cpu_blocks import times_factor_in_blocks
 from .opdef import refuse_bool_inputs
 from .registry import OpDef, register
 
@@ -283,12 +284,22 @@ def _backward_relu(g: Any, y: Any, out: Any) -> None:
     np.copyto(out, y, where=np.isnan(y))
 
 
+def _sigmoid_slope(y: np.ndarray, into: np.ndarray) -> None:
+    np.subtract(1, y, out=into)  # y * (1 - y), in the order of the GPU's expression
+    np.multiply(y, into, out=into)
+
+
+def _tanh_slope(y: np.ndarray, into: np.ndarray) -> None:
+    np.multiply(y, y, out=into)  # 1 - y * y
+    np.subtract(1, into, out=into)
+
+
 BACKWARD = {
     # g * relu_grad(y), MXNet's product: a NaN input gives a NaN gradient (a diverged value is not
     # hidden as a zero), and an infinite gradient of an unit that is off gives NaN (inf * 0)
     "_backward_relu": (_backward_relu, "a * (b > 0 ? 1 : (b != b ? b : 0))"),
-    "_backward_sigmoid": (lambda g, y, out: np.multiply(g, y * (1 - y), out=out), "a * b * (1 - b)"),
-    "_backward_tanh": (lambda g, y, out: np.multiply(g, 1 - y * y, out=out), "a * (1 - b * b)"),
+    "_backward_sigmoid": (lambda g, y, out: times_factor_in_blocks(g, y, out, _sigmoid_slope), "a * b * (1 - b)"),
+    "_backward_tanh": (lambda g, y, out: times_factor_in_blocks(g, y, out, _tanh_slope), "a * (1 - b * b)"),
     "_backward_softsign": (
         lambda g, x, out: np.divide(g, np.square(1 + np.abs(x)), out=out),
         "a / ((1 + (b < 0 ? -b : b)) * (1 + (b < 0 ? -b : b)))",

@@ -61,13 +61,13 @@ def test_convolution_kernels_run_inside_the_section(monkeypatch):
 
     monkeypatch.setattr(blas, "BLAS_THREADS", 2)
     held = []
-    original = conv.im2col
+    original = conv.im2col_blocks
 
     def spy(*args):
         held.append(blas._section_lock.locked())
         return original(*args)
 
-    monkeypatch.setattr(conv, "im2col", spy)
+    monkeypatch.setattr(conv, "im2col_blocks", spy)
     op = registry.get("Convolution")
     attrs = op.parse(dict(kernel=(2, 2), num_filter=1, no_bias=True))
     out = np.zeros((1, 1, 2, 2), "float32")

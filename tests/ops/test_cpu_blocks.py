@@ -64,3 +64,43 @@ def test_batch_last_convolution_is_the_same_with_transposes_in_small_blocks(monk
     monkeypatch.setattr(cpu_blocks, "TRANSPOSE_BLOCK_ELEMENTS", 24)
     for got, want in zip(run(), whole, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+FORMULAS = {"_backward_tanh": lambda g, y: g * (1 - y * y), "_backward_sigmoid": lambda g, y: g * (y * (1 - y))}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("into", ["new", "head gradient", "output"])
+@pytest.mark.parametrize("name", FORMULAS)
+def test_activation_gradients_in_blocks_are_the_whole_formula_bitwise(monkeypatch, name, into, dtype):
+    # blocks of 7 elements over 5 x 13 (the last one short), written over an input in place as an
+    # executor plans them; non-finite values included
+    monkeypatch.setattr(cpu_blocks, "BLOCK_ELEMENTS", 7)
+    rng = np.random.default_rng(6)
+    g = rng.standard_normal((5, 13)).astype(dtype)
+    y = np.tanh(rng.standard_normal((5, 13))).astype(dtype)
+    g[0, :3] = [np.inf, -np.inf, np.nan]
+    y[1, :3] = [np.nan, 1.0, -1.0]
+    want = FORMULAS[name](g, y)
+    out = {"new": np.empty_like(g), "head gradient": g, "output": y}[into]
+    kernel = lazynd.ops.elemwise_unary.BACKWARD[name][0]
+    kernel(g, y, out)
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("name", FORMULAS)
+def test_activation_gradients_of_strided_or_overlapping_arrays_take_the_whole_formula(monkeypatch, name):
+    monkeypatch.setattr(cpu_blocks, "BLOCK_ELEMENTS", 4)
+    rng = np.random.default_rng(8)
+    base = rng.standard_normal(40).astype(np.float32)
+    g, y = base[::2], np.tanh(rng.standard_normal(20)).astype(np.float32)
+    want = FORMULAS[name](g, y)
+    out = np.empty(20, np.float32)
+    lazynd.ops.elemwise_unary.BACKWARD[name][0](g, y, out)
+    np.testing.assert_array_equal(out, want)
+    # the output one element past the head gradient: a block would read what the one before wrote
+    shared = rng.standard_normal(21).astype(np.float32)
+    g, out = shared[:20], shared[1:]
+    want = FORMULAS[name](g.copy(), y)
+    lazynd.ops.elemwise_unary.BACKWARD[name][0](g, y, out)
+    np.testing.assert_array_equal(out, want)
