@@ -6,6 +6,8 @@ float32.  Both sides train on the same batches, already on the device, from the 
 weights, and the table gives each one's loss after the run so that a fast but wrong side shows.
 A second table splits lazynd's step into forward, backward and updates, each timed as pushed
 (the host's share) and as done (a wait after each phase).
+Each run of each side is a process of its own (the sides taken in turns), so that neither one's
+thread pools nor the allocator state it leaves behind change the other's time.
 Run: ``python bench/lenet_epoch.py [--ctx gpu|cpu] [--batch 128] [--batches 200] [--repeat 3]``; on gpu(0)
 (the default) against PyTorch on CUDA, on the CPU against PyTorch on the CPU.
 """
@@ -13,7 +15,10 @@ Run: ``python bench/lenet_epoch.py [--ctx gpu|cpu] [--batch 128] [--batches 200]
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -173,13 +178,34 @@ def run_torch(x: np.ndarray, y: np.ndarray, batch: int, ctx_name: str = "gpu") -
     return elapsed, float(loss.detach()) if loss is not None else float("nan")
 
 
+ROWS = {"lazynd": run_lazynd, "torch": run_torch, "lazynd_eager": run_lazynd_eager}
+
+
+def run_in_process(row: str, args: argparse.Namespace) -> tuple[float, float] | None:
+    """One run of ``row`` in a fresh process: (seconds, last loss), or None where the side is missing."""
+    command = [sys.executable, __file__, "--row", row, "--ctx", args.ctx, "--batch", str(args.batch)]
+    command += ["--batches", str(args.batches)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=1800, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"bench/lenet_epoch.py: the {row} run failed:\n{result.stderr[-3000:]}")
+    record = json.loads(result.stdout.strip().splitlines()[-1])
+    return None if record is None else (record[0], record[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--ctx", choices=("gpu", "cpu"), default="gpu", help="where both sides train")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--batches", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=3, help="runs per implementation, in turns (best is shown)")
+    parser.add_argument("--row", choices=sorted(ROWS), help=argparse.SUPPRESS)  # one run, in this process
     args = parser.parse_args()
+    if args.row:
+        x, y = data(args.batch * args.batches)
+        warm = args.batch * min(args.batches, 5)  # a few batches first: the process's first kernels, plans, pools
+        ROWS[args.row](x[:warm], y[:warm], args.batch, args.ctx)
+        print(json.dumps(ROWS[args.row](x, y, args.batch, args.ctx)))
+        return
     import lazynd as mx
 
     if args.ctx == "gpu" and mx.num_gpus() == 0:
@@ -189,13 +215,13 @@ def main() -> None:
     where = "gpu(0)" if args.ctx == "gpu" else "the CPU"
     theirs = "PyTorch eager, cuDNN" if args.ctx == "gpu" else "PyTorch eager, CPU"
     ours = f"lazynd executor, {args.ctx}"
-    runs = {ours: run_lazynd, theirs: run_torch}
+    runs = {ours: "lazynd", theirs: "torch"}
     if args.ctx == "gpu":  # the executor's passes replay as CUDA graphs by default; eager for comparison
-        runs["lazynd, eager passes"] = run_lazynd_eager
+        runs["lazynd, eager passes"] = "lazynd_eager"
     best: dict[str, tuple[float, float]] = {}
     for _ in range(args.repeat):
-        for name, run in runs.items():
-            result = run(x, y, args.batch, args.ctx)
+        for name, row in runs.items():
+            result = run_in_process(row, args)
             if result is not None and (name not in best or result[0] < best[name][0]):
                 best[name] = result
     print(f"LeNet, batch {args.batch}, {args.batches} batches on {where}; best of {args.repeat}")
