@@ -59,6 +59,15 @@ def _chunk_bytes(case, rows):
     return rows * channels * int(np.prod(kernel)) * int(np.prod(out[1:])) * shape[0] * 8
 
 
+def _assert_same_convolution(params, x_nc, w, bias, got, reference):
+    """``got`` (output and gradients of one route) against the naive convolution and ``reference``
+    (the same from the other route)."""
+    want_y = naive_conv(x_nc, w, bias, params["stride"], params["pad"], params["dilate"], params["num_group"])
+    np.testing.assert_allclose(np.moveaxis(got[0], -1, 1) if params["layout"] else got[0], want_y, rtol=1e-10)
+    for name, mine, want in zip(("output", "data", "weight", "bias"), got, reference, strict=True):
+        np.testing.assert_allclose(mine, want, rtol=1e-10, atol=1e-10, err_msg=name)
+
+
 @pytest.mark.parametrize("rows", [1, 2, 1 << 20], ids=["one row a chunk", "two rows a chunk", "one chunk"])
 @pytest.mark.parametrize("case", CASES)
 def test_batch_last_convolution_in_chunks_of_rows_is_the_per_sample_convolution(monkeypatch, case, rows):
@@ -69,10 +78,7 @@ def test_batch_last_convolution_in_chunks_of_rows_is_the_per_sample_convolution(
     chunked, dy = _run(params, arrays)
     monkeypatch.setattr(conv_columns, "BATCH_LAST_MIN_BATCH", 1 << 30)
     per_sample, _ = _run(params, arrays, dy)
-    want_y = naive_conv(x_nc, w, bias, params["stride"], params["pad"], params["dilate"], params["num_group"])
-    np.testing.assert_allclose(np.moveaxis(chunked[0], -1, 1) if params["layout"] else chunked[0], want_y, rtol=1e-10)
-    for name, got, want in zip(("output", "data", "weight", "bias"), chunked, per_sample, strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=name)
+    _assert_same_convolution(params, x_nc, w, bias, chunked, per_sample)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
@@ -126,10 +132,7 @@ def test_batch_first_convolution_in_blocks_of_samples_is_the_whole_convolution(m
     blocks, dy = _run(params, arrays)
     monkeypatch.setattr(conv_columns, "COLUMN_CHUNK_BYTES", 1 << 40)
     whole, _ = _run(params, arrays, dy)
-    want_y = naive_conv(x_nc, w, bias, params["stride"], params["pad"], params["dilate"], params["num_group"])
-    np.testing.assert_allclose(np.moveaxis(blocks[0], -1, 1) if params["layout"] else blocks[0], want_y, rtol=1e-10)
-    for name, got, want in zip(("output", "data", "weight", "bias"), blocks, whole, strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=name)
+    _assert_same_convolution(params, x_nc, w, bias, blocks, whole)
 
 
 def test_im2col_blocks_cover_the_batch_once_in_order(monkeypatch):
