@@ -29,7 +29,7 @@ from lazynd.ndarray import NDArray
 from lazynd.optimizer.states_file import load_states, save_states
 
 from .pairs import Key, _check_key, _check_priority, copy_pairs, group_pairs
-from .registry import KVStoreBase, create, register, supported_types
+from .registry import KVStoreBase, OneWorker, create, register, supported_types
 
 __all__ = ["KVKeyError", "KVStore", "KVStoreBase", "Updater", "create", "register", "supported_types"]
 
@@ -43,7 +43,7 @@ class KVKeyError(LazyNDError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class KVStore(KVStoreBase):
+class KVStore(OneWorker, KVStoreBase):
     """A key-value store of NDArrays that sums pushes and applies an updater.
 
     Examples
@@ -67,14 +67,6 @@ class KVStore(KVStoreBase):
     @property
     def type(self) -> str:
         return self._type
-
-    @property
-    def rank(self) -> int:
-        return 0
-
-    @property
-    def num_workers(self) -> int:
-        return 1
 
     def __repr__(self) -> str:
         return f"<KVStore {self._type} rank={self.rank}/{self.num_workers} keys={len(self._store)}>"

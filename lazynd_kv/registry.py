@@ -106,6 +106,21 @@ class KVStoreBase:
         return klass
 
 
+class OneWorker:
+    """The rank and worker count of a store that one process runs alone (the local stores, MXNet's
+    test store): a base listed before :class:`KVStoreBase`, whose properties raise."""
+
+    @property
+    def rank(self) -> int:
+        """0: the only worker."""
+        return 0
+
+    @property
+    def num_workers(self) -> int:
+        """1."""
+        return 1
+
+
 def register(*names: str) -> Callable[[_Store], _Store]:
     """Class decorator for lazynd's stores: make ``create(name)`` build ``cls(name)`` for each of ``names``."""
 

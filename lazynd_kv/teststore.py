@@ -24,7 +24,7 @@ from typing import Any
 from lazynd.errors import ArgumentTypeError, ParameterError
 from lazynd.ndarray import NDArray
 
-from .registry import KVStoreBase
+from .registry import KVStoreBase, OneWorker
 
 __all__ = ["TestStore"]
 
@@ -40,7 +40,7 @@ def _outputs(out: Any, what: str) -> list[NDArray]:
 
 
 @KVStoreBase.register
-class TestStore(KVStoreBase):
+class TestStore(OneWorker, KVStoreBase):
     """MXNet's test store: sums on the first value's context, one worker, no optimizer on the store.
 
     The key is not looked at: nothing is stored between calls.
@@ -89,13 +89,3 @@ class TestStore(KVStoreBase):
     def type(self) -> str:
         """``'teststore'``."""
         return "teststore"
-
-    @property
-    def rank(self) -> int:
-        """0: the only worker."""
-        return 0
-
-    @property
-    def num_workers(self) -> int:
-        """1."""
-        return 1
