@@ -29,6 +29,17 @@ def _bound(update_freq: int = 1) -> tuple[SVRGModule, mx.io.NDArrayIter]:
     return mod, it
 
 
+def _first_batch_after_a_snapshot() -> SVRGModule:
+    """A module that took its snapshot at the initial weights, then moved to w = (0.5, -0.5),
+    b = 0.25 (as fit's set_params at an epoch's end does) and ran the first batch's forward_backward."""
+    mod, it = _bound()
+    mod.update_full_grads(it)
+    it.reset()
+    mod.set_params({"fc_weight": mx.nd.array([[0.5, -0.5]]), "fc_bias": mx.nd.array([0.25])}, {})
+    mod.forward_backward(next(iter(it)))
+    return mod
+
+
 def _mean_batch_gradient(weight: np.ndarray, bias: float) -> tuple[np.ndarray, float]:
     # LinearRegressionOutput's gradient of one batch: sum over its rows of (prediction - label) * input
     grads = [((X[i : i + 2] @ weight.T + bias - Y[i : i + 2, None]) * X[i : i + 2]).sum(0) for i in (0, 2)]
@@ -81,11 +92,7 @@ def test_batch_gradient_is_current_minus_snapshot_plus_full() -> None:
 
 def test_set_params_leaves_the_snapshot_where_update_full_grads_took_it() -> None:
     # fit calls set_params at every epoch's end; the snapshot must stay until the next update_full_grads
-    mod, it = _bound()
-    mod.update_full_grads(it)
-    it.reset()
-    mod.set_params({"fc_weight": mx.nd.array([[0.5, -0.5]]), "fc_bias": mx.nd.array([0.25])}, {})
-    mod.forward_backward(next(iter(it)))
+    mod = _first_batch_after_a_snapshot()
     mod.update()
     current = _first_batch_gradient(np.array([[0.5, -0.5]]), 0.25)
     snapshot = _first_batch_gradient(np.ones((1, 2)), 0.0)
@@ -111,11 +118,7 @@ def test_fit_takes_a_snapshot_every_update_freq_epochs_and_trains() -> None:
 
 def test_backward_leaves_the_batch_gradient_for_update_to_correct() -> None:
     # MXNet corrects the gradients in update(): code reading them after backward sees g(w)
-    mod, it = _bound()
-    mod.update_full_grads(it)
-    it.reset()
-    mod.set_params({"fc_weight": mx.nd.array([[0.5, -0.5]]), "fc_bias": mx.nd.array([0.25])}, {})
-    mod.forward_backward(next(iter(it)))
+    mod = _first_batch_after_a_snapshot()
     current = _first_batch_gradient(np.array([[0.5, -0.5]]), 0.25)
     np.testing.assert_allclose(_weight_gradient(mod), current, rtol=1e-6)
 
