@@ -64,7 +64,7 @@ class Optimizer:
             # MXNet's rule: no rate given, the scheduler's base_lr (0.01 without a scheduler, or for a
             # plain function); a rate given replaces the scheduler's base_lr
             learning_rate = getattr(lr_scheduler, "base_lr", 0.01)
-        elif getattr(lr_scheduler, "base_lr", learning_rate) != learning_rate:
+        elif lr_scheduler is not None and getattr(lr_scheduler, "base_lr", learning_rate) != learning_rate:
             # MXNet 1.9.1 says so too (the same words), so a user sees which rate the schedule starts from
             warn_from_user_code(
                 "learning rate from ``lr_scheduler`` has been overwritten by ``learning_rate`` in optimizer."
