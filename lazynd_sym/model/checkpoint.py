@@ -27,7 +27,7 @@ from ..json_format import load as load_symbol
 
 __all__ = [
     "do_checkpoint", "epoch_number", "load_bucket_symbols", "load_checkpoint", "load_params", "module_checkpoint",
-    "save_checkpoint", "save_params",
+    "save_checkpoint", "save_params", "states_file",
 ]  # fmt: skip
 
 _log = get_logger("lazynd.sym.checkpoint")
@@ -53,6 +53,12 @@ def epoch_number(where: str, what: str, epoch: Any) -> int:
 def _params_file(prefix: str, epoch: Any) -> str:
     """``prefix-%04d.params`` (MXNet formats the epoch with ``%04d``)."""
     return f"{prefix}-{epoch_number(f'checkpoint {prefix!r}', 'epoch', epoch):04d}.params"
+
+
+def states_file(prefix: str, epoch: Any) -> str:
+    """``prefix-%04d.states``: where a module's ``save_checkpoint(..., save_optimizer_states=True)``
+    writes its optimizer states and ``Module.load(..., load_optimizer_states=True)`` reads them."""
+    return f"{prefix}-{epoch_number(f'checkpoint {prefix!r}', 'epoch', epoch):04d}.states"
 
 
 def save_checkpoint(

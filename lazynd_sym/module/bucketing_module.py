@@ -22,7 +22,7 @@ from lazynd import io as mx_io
 from lazynd import ndarray as nd
 from lazynd.errors import DataError, LazyNDError
 
-from ..model.checkpoint import load_bucket_symbols, load_params, save_checkpoint
+from ..model.checkpoint import load_bucket_symbols, load_params, save_checkpoint, states_file
 from ..name import NameManager
 from .base_module import BaseModule
 from .module import Module
@@ -347,7 +347,7 @@ class BucketingModule(BaseModule):
         if all(isinstance(key, (int, np.integer)) and not isinstance(key, bool) for key in keys):
             nd.save(f"{prefix}.buckets", nd.array(keys, dtype=np.int32))
         if save_optimizer_states:
-            self._buckets[self._default_bucket_key].save_optimizer_states(f"{prefix}-{int(epoch):04d}.states")
+            self._buckets[self._default_bucket_key].save_optimizer_states(states_file(prefix, epoch))
 
     # -- computing (on the current bucket) --------------------------------------------------------
     def forward(self, data_batch: mx_io.DataBatch, is_train: bool | None = None) -> None:

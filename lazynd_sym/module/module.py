@@ -20,7 +20,7 @@ from lazynd import io as mx_io
 from lazynd.errors import LazyNDError
 from lazynd.log import warn_from_user_code
 
-from ..model.checkpoint import load_checkpoint, save_checkpoint
+from ..model.checkpoint import load_checkpoint, save_checkpoint, states_file
 from .base_module import BaseModule
 from .devices import check_devices
 from .executor_group import ModuleExecutorGroup
@@ -133,7 +133,7 @@ class Module(BaseModule):
         module._arg_params, module._aux_params = arg_params, aux_params
         module.params_initialized = True
         if load_optimizer_states:
-            module._preload_opt_states = f"{prefix}-{int(epoch):04d}.states"
+            module._preload_opt_states = states_file(prefix, epoch)
         return module
 
     def save_checkpoint(
@@ -146,7 +146,7 @@ class Module(BaseModule):
         arg_params, aux_params = self.get_params()
         save_checkpoint(prefix, epoch, self._symbol, arg_params, aux_params)
         if save_optimizer_states:
-            state_name = f"{prefix}-{int(epoch):04d}.states"
+            state_name = states_file(prefix, epoch)
             self.save_optimizer_states(state_name)
             self.logger.info('Saved optimizer state to "%s"', state_name)
 
