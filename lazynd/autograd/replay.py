@@ -34,9 +34,12 @@ calling ``mx.nd``).  Any
 other graph runs its rules every time.  ``LAZYND_AUTOGRAD_REPLAY=0`` (read at import; or
 :data:`ENABLED` set to False) runs every pass's rules, for debugging or comparison.
 
-One difference remains, in failure only: a replayed pass is one operation, so an error (a
-failing step, or an error on an array it reads) reaches every array the pass writes, where
-the rules' operations give it only to the gradients computed from what failed.
+A step that fails gives its error only to the gradients computed from it, as the rules'
+operations would: the pass runs the steps that do not read what it would have written, and
+names the vars it reached (:class:`~lazynd.engine.StepFailure`'s ``reaches``).  One difference
+remains, in failure only: a replayed pass is one operation, so an error on an array it reads
+reaches every array the pass writes, where the rules' operations give it only to the gradients
+computed from that array.
 """
 
 from __future__ import annotations

@@ -74,8 +74,11 @@ class BackwardProgram:
         backend: Any,
         work: int,
         quiet: bool = False,
+        step_writes: list[list[int]] | None = None,
     ) -> None:
         self.steps = steps
+        # the numbers of the graph's vars each step writes: what a failed step's error reaches
+        self.step_writes = step_writes if step_writes is not None else [list(writes)] * len(steps)
         self.own = own  # (shape, dtype) of each buffer of the pass itself (gradients on their way)
         # numbers of the graph's vars a step reads before any step writes them: the operation
         # inherits their errors, as the rules' operations reading them would (an 'add' gradient
@@ -99,6 +102,7 @@ class BackwardProgram:
         read_vars: list[int] = []
         written_vars: list[int] = []
         extra: list[Var] = []
+        step_writes: list[list[int]] = []  # the numbers of the graph's vars each step writes
         blas_var = blas.BLAS_VAR  # the host BLAS's var (None while it runs on one thread)
         device = shape.ctx
         backend = cpu_backend if device.device_type == "cpu" else get_backend(device)
@@ -137,6 +141,7 @@ class BackwardProgram:
                 elif blas_var is not None and var is blas_var and blas_var not in extra:
                     extra.append(blas_var)
             steps.append((fn, kctx, attrs, in_index, out_index, aux_index, name))
+            step_writes.append([var_index[id(var)] for var in writes if id(var) in var_index])
         if not steps:
             return None
         steps, own = _share_own_buffers(steps, own, n_graph)
@@ -149,7 +154,7 @@ class BackwardProgram:
         # lazynd.runtime.device_push.SMALL_INLINE_MAX)
         used = {k for step in steps for k in (*step[3], *step[4], *step[5]) if 0 < k <= n_graph}
         work = sum(int(shape.buffers[k - 1].size) for k in used) + sum(math.prod(s) for s, _ in own)
-        return cls(steps, own, read_vars, written_vars, extra, checked, backend, work, quiet)
+        return cls(steps, own, read_vars, written_vars, extra, checked, backend, work, quiet, step_writes)
 
     def replay(self, shape: Structure, order: list[Node]) -> None:
         """Push the program on ``shape``'s arrays (after the in-place checks the pass would make)."""
@@ -161,26 +166,47 @@ class BackwardProgram:
         reads = [vars_[v] for v in self.reads]
         writes = [vars_[v] for v in self.writes]
         writes += self.extra_writes
-        push(shape.ctx, self._run, ([None, *shape.buffers],), reads, writes, "autograd_backward", self.work)
+        push(shape.ctx, self._run, ([None, *shape.buffers], vars_), reads, writes, "autograd_backward", self.work)
 
-    def _run(self, table: list) -> None:
-        """Run the steps on ``table`` (None and the graph's buffers) and buffers of the pass's own."""
+    def _run(self, table: list, vars_: list[Var]) -> None:
+        """Run the steps on ``table`` (None and the graph's buffers) and buffers of the pass's own;
+        ``vars_`` are the graph's vars, which a failed step's error reaches."""
         empty = self.backend.empty
         for shape, dtype in self.own:
             table.append(empty(shape, dtype))
         if self.quiet:
-            run_quietly(self._run_steps, table)
+            run_quietly(self._run_steps, table, vars_)
         else:
-            self._run_steps(table)
+            self._run_steps(table, vars_)
 
-    def _run_steps(self, table: list) -> None:
-        name = "autograd_backward"
-        try:
-            for fn, kctx, attrs, ins, outs, aux, name in self.steps:  # noqa: B007 - name: see below
+    def _run_steps(self, table: list, vars_: list[Var]) -> None:
+        """Run the steps in order.  A step that fails is skipped, and so is every later step that
+        reads what a skipped step would have written; the others run, as the rules' operations
+        would.  The first failure is raised once they have run, reaching only the vars that skipped
+        steps write (:class:`~lazynd.engine.StepFailure`'s ``reaches``): the other gradients are
+        computed.  A var that a skipped step writes stays failed even where a later step writes it again."""
+        first: Exception | None = None
+        failed_name = "autograd_backward"
+        broken: set[int] = set()  # table numbers of what skipped steps would have written
+        failed: set[int] = set()  # numbers of the graph's vars that skipped steps write
+        for k, (fn, kctx, attrs, ins, outs, aux, name) in enumerate(self.steps):
+            if not broken or (broken.isdisjoint(ins) and broken.isdisjoint(aux)):
                 aux_arrays = [table[i] for i in aux] if aux else []  # commonly none
-                fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], aux_arrays)
-        except Exception as err:
-            raise StepFailure(name, err) from err
+                try:
+                    fn(kctx, attrs, [table[i] for i in ins], [table[i] for i in outs], aux_arrays)
+                except Exception as err:  # noqa: BLE001 - raised below, once the independent steps ran
+                    if first is None:
+                        first, failed_name = err, name
+                else:
+                    if broken:
+                        broken.difference_update(outs)  # written afresh
+                    continue
+            broken.update(outs)
+            broken.update(aux)
+            broken.discard(0)  # an output the kernel skips
+            failed.update(self.step_writes[k])
+        if first is not None:
+            raise StepFailure(failed_name, first, reaches=[vars_[v] for v in sorted(failed)]) from first
 
 
 def _share_own_buffers(steps: list[tuple], own: list[tuple], n_graph: int) -> tuple[list[tuple], list[tuple]]:

@@ -83,19 +83,32 @@ class _NotReady:
 NOT_READY: Any = _NotReady()
 
 
+def _reached(err: BaseException, writes: Sequence[Var]) -> Sequence[Var]:
+    """The vars of ``writes`` that the failure ``err`` made garbage: ``writes`` itself unless it is a
+    :class:`StepFailure` naming the ones it reaches."""
+    if not isinstance(err, StepFailure) or err.reaches is None:
+        return writes
+    named = {id(v) for v in err.reaches}
+    return [v for v in writes if id(v) in named]
+
+
 class StepFailure(Exception):
     """Raised by an operation that runs several steps (an executor's bulked pass) when one fails.
 
     The engine reports the step, not the whole operation: the error raised at the wait
     names ``step`` (its ``kind``, e.g. the operator, and the operation it ran in) and
-    chains the step's own exception.
+    chains the step's own exception.  ``reaches``, when given, are the operation's written vars
+    that the failure made garbage (a replayed backward pass runs the steps that do not depend on
+    the failed one): the engine records the error on those alone and the other writes as done.
+    None: every var the operation writes.
     """
 
-    def __init__(self, step: str, cause: BaseException, kind: str = "") -> None:
+    def __init__(self, step: str, cause: BaseException, kind: str = "", reaches: Sequence[Var] | None = None) -> None:
         super().__init__(step, cause)
         self.step = step
         self.cause = cause
         self.kind = kind
+        self.reaches = reaches
 
 
 class OperationName(str):
@@ -293,11 +306,17 @@ class Engine:
             if result.__class__ is Completion:
                 return result
         except BaseException as err:  # noqa: BLE001 - every failure must reach a wait
-            exc = self._make_error(name, err, writes)
+            reached = _reached(err, writes)
+            exc = self._make_error(name, err, reached)
             if not isinstance(err, Exception):  # Ctrl-C, sys.exit(): for this thread (see .interrupts)
                 interrupts.note(self, err, exc)
-            for v in writes:
+            for v in reached:
                 v.failed_write(exc)
+            if reached is not writes:  # the failure reached some outputs only: the others were written
+                failed = {id(v) for v in reached}
+                for v in writes:
+                    if id(v) not in failed:
+                        v.written()
             return None
         for v in writes:  # (Var.written, inlined: this runs for every output of every operation)
             v.exc = None

@@ -87,6 +87,26 @@ def test_dependents_inherit_error_and_engine_keeps_working(engine_name: str) -> 
     mx.nd.waitall()  # already reported: nothing more to raise
 
 
+def test_a_step_failure_naming_the_outputs_it_reached_leaves_the_others_written(engine_name: str) -> None:
+    from lazynd.engine import StepFailure
+
+    broken, kept = mx.nd.zeros((2,)), mx.nd.zeros((2,))
+    get_engine().push(_raise_value_error, (), [], [kept.handle], "earlier_failure")
+    with pytest.raises(mx.EngineError, match="earlier_failure"):
+        kept.wait_to_read()  # kept holds an error, reported
+
+    def two_outputs() -> None:
+        kept.data_array[...] = 5  # written; the step writing ``broken`` then fails
+        raise StepFailure("second_step", ValueError("boom"), reaches=[broken.handle])
+
+    get_engine().push(two_outputs, (), [], [broken.handle, kept.handle], "pass")
+    assert kept.asnumpy().tolist() == [5.0, 5.0]  # written by the operation: its earlier error is gone
+    with pytest.raises(mx.EngineError, match="second_step") as info:
+        broken.wait_to_read()
+    assert isinstance(info.value.__cause__, ValueError)
+    mx.nd.waitall()  # reported at the wait: nothing more to raise
+
+
 def test_waitall_raises_unreported_error_once(engine_name: str) -> None:
     x = mx.nd.zeros((2,))
     get_engine().push(_raise_value_error, (), [], [x.handle], "silent_failure")
