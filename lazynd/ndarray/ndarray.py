@@ -16,7 +16,6 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from ..backend import get_backend
-from ..backend.cuda.sources import dtype_name
 from ..context import Context
 from ..engine.var import Var
 from ..errors import ArgumentTypeError, OperatorError
@@ -222,9 +221,7 @@ class NDArray:
         return _copying.copyto(self, context)
 
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
-        dtype = _creation.as_dtype(dtype)  # None: MXNet's mx_real_t; a name lazynd lacks: an OperatorError
-        same = not copy and dtype == self._data.dtype
-        return self if same else _ops_table.invoke_by_name("Cast", [self], {"dtype": dtype_name(dtype)})
+        return _creation.astype(self, dtype, copy)
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """A view with a new shape, sharing this array's memory as MXNet 1.x's: ``-1`` infers one
