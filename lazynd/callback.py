@@ -67,14 +67,18 @@ def _positive_period(owner: str, name: str, value: Any) -> int | float:
     return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
+def _not_a_batch_end_param(owner: str, param: Any) -> DataError:
+    return DataError(
+        f"{owner}: expected a BatchEndParam (epoch, nbatch, eval_metric, locals), got {type(param).__name__}"
+    )
+
+
 def _batch_number(owner: str, param: Any) -> int:
     """``param.nbatch``, or a ``DataError`` naming ``owner`` when ``param`` is not a ``BatchEndParam``."""
     try:
         return int(param.nbatch)
     except (AttributeError, TypeError, ValueError):
-        raise DataError(
-            f"{owner}: expected a BatchEndParam (epoch, nbatch, eval_metric, locals), got {type(param).__name__}"
-        ) from None
+        raise _not_a_batch_end_param(owner, param) from None
 
 
 def log_train_metric(period: float, auto_reset: bool = False) -> Callable[[BatchEndParam], None]:
@@ -228,6 +232,8 @@ class LogValidationMetricsCallback:
     """
 
     def __call__(self, param: BatchEndParam) -> None:
+        if not hasattr(param, "eval_metric"):
+            raise _not_a_batch_end_param(type(self).__name__, param)
         if not param.eval_metric:
             return
         for name, value in param.eval_metric.get_name_value():

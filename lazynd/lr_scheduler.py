@@ -19,6 +19,7 @@ import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .arguments import is_choice
 from .errors import LazyNDError
 from .log import get_logger
 
@@ -63,7 +64,7 @@ class LRScheduler:
             raise LazyNDError(f"{name}: warmup_steps must be an int >= 0, got {warmup_steps!r}")
         if warmup_begin_lr > base_lr:
             raise LazyNDError(f"{name}: warmup_begin_lr {warmup_begin_lr} must not exceed base_lr {base_lr}")
-        if warmup_mode not in _WARMUP_MODES:
+        if not is_choice(warmup_mode, _WARMUP_MODES):
             raise LazyNDError(f"{name}: warmup_mode must be one of {_WARMUP_MODES}, got {warmup_mode!r}")
         self.base_lr = base_lr
         self.warmup_steps = warmup_steps

@@ -42,6 +42,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import profiler_annotations, profiler_tables, profiler_trace
+from .arguments import flag, is_choice
 from .errors import LazyNDError
 from .formats.fileio import write_atomic
 from .profiler_annotations import Counter, Domain, Event, Frame, Marker, Task
@@ -170,7 +171,7 @@ def set_state(state: str = "stop", profile_process: str = "worker") -> None:
     """
     global _state, _origin, _exit_hook_registered, _paused
     check_process(profile_process, "set_state")
-    if state not in _STATES:
+    if not is_choice(state, _STATES):
         raise LazyNDError(f"profiler.set_state: state {state!r} is not one of {list(_STATES)}")
     was_running = _state == "run" or _paused
     _paused = False
@@ -312,6 +313,7 @@ def dump(finished: bool = True, profile_process: str = "worker") -> str:
     >>> path = mx.profiler.dump()
     """
     check_process(profile_process, "dump")
+    finished = flag("profiler.dump", "finished", finished)
     _follow_engine()
     path = _write_trace()
     if finished:
@@ -360,9 +362,10 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
     >>> print(mx.profiler.dumps())  # doctest: +SKIP
     """
     global _stats_start
-    if format not in ("table", "json"):
+    reset, ascending = flag("profiler.dumps", "reset", reset), flag("profiler.dumps", "ascending", ascending)
+    if not is_choice(format, ("table", "json")):
         raise LazyNDError(f"profiler.dumps: format must be 'table' or 'json', got {format!r}")
-    if sort_by not in profiler_tables.SORT_KEYS:
+    if not is_choice(sort_by, profiler_tables.SORT_KEYS):
         raise LazyNDError(f"profiler.dumps: sort_by must be one of {list(profiler_tables.SORT_KEYS)}, got {sort_by!r}")
     _follow_engine()
     records = list(_records)[_stats_start:]

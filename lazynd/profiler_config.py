@@ -8,6 +8,7 @@ import numbers
 import os
 from typing import Any
 
+from .arguments import is_choice
 from .errors import LazyNDError
 
 MODES = ("symbolic", "all")
@@ -28,7 +29,7 @@ def _is_flag(value: Any) -> bool:
 
 def check_process(profile_process: str, what: str) -> None:
     """Refuse a ``profile_process`` other than ``'worker'`` (MXNet's kvstore server profiling)."""
-    if profile_process != "worker":
+    if not is_choice(profile_process, ("worker",)):
         raise LazyNDError(f"profiler.{what}: profile_process {profile_process!r} is not supported; only 'worker'")
 
 
@@ -51,7 +52,7 @@ def config_from(mode: str | None, filename: Any, kwargs: dict[str, Any]) -> tupl
             raise LazyNDError(f"profiler.set_config: {key} must be True or False, got {kwargs[key]!r}")
     if mode is None:
         mode = "all" if kwargs.get("profile_all") or kwargs.get("profile_imperative") else "symbolic"
-    if mode not in MODES:
+    if not is_choice(mode, MODES):
         raise LazyNDError(f"profiler.set_config: mode {mode!r} is not one of {list(MODES)}")
     if not isinstance(filename, (str, os.PathLike)) or not str(filename):
         raise LazyNDError(f"profiler.set_config: filename must be a non-empty path, got {filename!r}")

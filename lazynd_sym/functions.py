@@ -79,14 +79,20 @@ def hypot(left: Any, right: Any) -> Any:
     return _apply("hypot", left, right)
 
 
+def _dtype_or_default(dtype: Any) -> Any:
+    """MXNet's default dtype, float32, where none is given (only None: another value, an array
+    included, is the operator's ``dtype`` parameter to parse and refuse by name)."""
+    return "float32" if dtype is None else dtype
+
+
 def zeros(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
     """A graph node producing zeros of ``shape``."""
-    return _operator("_zeros")(shape=shape, dtype=dtype or "float32", **kwargs)
+    return _operator("_zeros")(shape=shape, dtype=_dtype_or_default(dtype), **kwargs)
 
 
 def ones(shape: Any, dtype: Any = None, **kwargs: Any) -> Symbol:
     """A graph node producing ones of ``shape``."""
-    return _operator("_ones")(shape=shape, dtype=dtype or "float32", **kwargs)
+    return _operator("_ones")(shape=shape, dtype=_dtype_or_default(dtype), **kwargs)
 
 
 def full(shape: Any, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
@@ -99,7 +105,7 @@ def full(shape: Any, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
     array([3., 3.], dtype=float32)
     """
     value = float(val) if isinstance(val, numbers.Real) else val  # MXNet's text: '3.0' (others: the parser names them)
-    return _operator("_full")(shape=shape, value=value, dtype=dtype or "float32", **kwargs)
+    return _operator("_full")(shape=shape, value=value, dtype=_dtype_or_default(dtype), **kwargs)
 
 
 def split_v2(ary: Symbol, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False) -> Symbol:
@@ -143,7 +149,13 @@ def arange(
     array([0., 0., 2., 2., 4., 4.], dtype=float32)
     """
     return _operator("_arange")(
-        start=start, stop=stop, step=step, repeat=repeat, infer_range=infer_range, name=name, dtype=dtype or "float32"
+        start=start,
+        stop=stop,
+        step=step,
+        repeat=repeat,
+        infer_range=infer_range,
+        name=name,
+        dtype=_dtype_or_default(dtype),
     )
 
 
@@ -157,7 +169,7 @@ def eye(N: int, M: int = 0, k: int = 0, dtype: Any = None, **kwargs: Any) -> Sym
     array([[0, 1, 0],
            [0, 0, 1]], dtype=int32)
     """
-    return _operator("_eye")(N=N, M=M, k=k, dtype=dtype or "float32", **kwargs)
+    return _operator("_eye")(N=N, M=M, k=k, dtype=_dtype_or_default(dtype), **kwargs)
 
 
 def linspace(
@@ -172,7 +184,7 @@ def linspace(
     array([0. , 0.2, 0.4, 0.6, 0.8], dtype=float32)
     """
     return _operator("_linspace")(
-        start=start, stop=stop, num=num, endpoint=endpoint, name=name, dtype=dtype or "float32"
+        start=start, stop=stop, num=num, endpoint=endpoint, name=name, dtype=_dtype_or_default(dtype)
     )
 
 

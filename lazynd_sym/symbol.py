@@ -12,6 +12,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+from lazynd.arguments import flag
 from lazynd.base import NotImplementedForSymbol
 from lazynd.errors import ArgumentTypeError, LazyNDError
 
@@ -115,7 +116,7 @@ class Symbol:
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
         """The attributes of this symbol's node (``lr_mult`` also as stored, ``__lr_mult__``, as MXNet's)
         and, as MXNet lists them, its operator's parameters."""
-        if not recursive:
+        if not flag("Symbol.list_attr", "recursive", recursive):
             node = self._outputs[0][0]  # a group's first output's, as MXNet's
             return {**node.params, **listed_attrs(node.user)}
         return {f"{n.name}${k}": v for n in self._nodes() for k, v in n.user.items()}

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import is_choice
 from ..errors import LazyNDError
 from ..ndarray import dispatch
 from ..ndarray.dispatch import run_plan, visible_outputs
@@ -309,7 +310,7 @@ def _concat_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads
 
 # -- variables --------------------------------------------------------------------------------------
 def _grad_req(value: Any, where: str) -> str:
-    if value not in GRAD_REQS:
+    if not is_choice(value, GRAD_REQS):
         raise LazyNDError(f"{where}: grad_req must be one of {', '.join(map(repr, GRAD_REQS))}, got {value!r}")
     return value
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from types import ModuleType, TracebackType
 
+from ..arguments import flag
 from ..ndarray import dispatch
 
 
@@ -108,12 +109,12 @@ def is_training() -> bool:
 
 def set_recording(is_recording: bool) -> bool:
     """Turn recording on or off in this thread; return the previous setting (prefer :func:`record`)."""
-    return set_flags(is_recording, flags.training)[0]
+    return set_flags(flag("autograd.set_recording", "is_recording", is_recording), flags.training)[0]
 
 
 def set_training(train_mode: bool) -> bool:
     """Turn training mode on or off in this thread; return the previous setting (prefer :func:`train_mode`)."""
-    return set_flags(flags.recording, train_mode)[1]
+    return set_flags(flags.recording, flag("autograd.set_training", "train_mode", train_mode))[1]
 
 
 class _Scope:
@@ -157,7 +158,7 @@ def record(train_mode: bool = True) -> _Scope:
     >>> x.grad.asnumpy()
     array([3., 3.], dtype=float32)
     """
-    return _Scope(True, train_mode)
+    return _Scope(True, flag("autograd.record", "train_mode", train_mode))
 
 
 def pause(train_mode: bool = False) -> _Scope:
@@ -171,7 +172,7 @@ def pause(train_mode: bool = False) -> _Scope:
     ...         mx.autograd.is_recording(), mx.autograd.is_training()
     (False, False)
     """
-    return _Scope(False, train_mode)
+    return _Scope(False, flag("autograd.pause", "train_mode", train_mode))
 
 
 def train_mode() -> _Scope:

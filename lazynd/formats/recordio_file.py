@@ -21,6 +21,7 @@ from typing import IO, Any, Self
 
 import numpy as np
 
+from ..arguments import is_choice
 from ..errors import ArgumentTypeError, FormatError, OperatorError
 from .fileio import AtomicWriter, open_atomic, open_for_stream
 from .fileio_urls import file_name_text
@@ -102,7 +103,7 @@ class MXRecordIO:
 
     def __init__(self, uri: str | os.PathLike[str], flag: str) -> None:
         self.uri = file_name_text(uri)
-        if flag not in ("r", "w"):
+        if not is_choice(flag, ("r", "w")):
             raise OperatorError(f"MXRecordIO({self.uri!r}): flag must be 'r' or 'w'; given {flag!r}")
         self.flag = flag
         self.is_open = False

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import flag
 from ..backend.opencv import opencv
 from ..errors import OperatorError
 from ..ops.params import Param, parse_shape
@@ -317,6 +318,10 @@ def CreateAugmenter(  # noqa: N802 - MXNet's name
         raise OperatorError(f"CreateAugmenter: data_shape must be (channels, height, width), got {data_shape!r}")
     data_shape = shape
     resize = int_argument("CreateAugmenter", "resize", resize)
+    rand_crop, rand_resize, rand_mirror = (
+        flag("CreateAugmenter", name, value)
+        for name, value in (("rand_crop", rand_crop), ("rand_resize", rand_resize), ("rand_mirror", rand_mirror))
+    )
     augs: list[Augmenter] = []
     if resize > 0:
         augs.append(ResizeAug(resize, inter_method))

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import flag, given, is_choice
 from ..engine import get_engine
 from ..errors import EngineError, FormatError, OperatorError, ShapeError
 from ..formats.fileio import open_for_read
@@ -112,9 +113,10 @@ class ImageIter(DataIter):
         # roll_over: the augmented images and labels of an epoch's incomplete last batch
         self._carried: tuple[list[Any], list[np.ndarray]] = ([], [])
         self.check_data_shape(data_shape)
-        if layout not in ("NCHW", "NHWC"):
+        if not is_choice(layout, ("NCHW", "NHWC")):
             raise OperatorError(f"ImageIter: layout must be 'NCHW' or 'NHWC', got {layout!r}")
-        if not (path_imgrec or path_imglist or imglist is not None):
+        flag("ImageIter", "shuffle", shuffle)
+        if not (given(path_imgrec) or given(path_imglist) or imglist is not None):
             raise OperatorError("ImageIter: give path_imgrec, path_imglist or imglist")
         self.data_shape = tuple(int(s) for s in data_shape)
         self.label_width, self.layout, self.skip_bad = label_width, layout, skip_bad
@@ -128,14 +130,14 @@ class ImageIter(DataIter):
         self.imgrec: MXRecordIO | None = None
         self.imglist: dict[Any, tuple[np.ndarray, str]] | None = None
         self.path_imgrec = path_imgrec
-        if path_imgrec:
-            if path_imgidx or shuffle or num_parts > 1:
+        if given(path_imgrec):
+            if given(path_imgidx) or shuffle or num_parts > 1:
                 self.imgrec = self._indexed_records(path_imgrec, path_imgidx)
                 self.seq: list[Any] | None = list(self.imgrec.keys)  # type: ignore[attr-defined]
             else:
                 self.imgrec = MXRecordIO(path_imgrec, "r")
                 self.seq = None
-            if path_imglist or imglist is not None:  # as MXNet: the list's labels win, read by key
+            if given(path_imglist) or imglist is not None:  # as MXNet: the list's labels win, read by key
                 self.imglist = load_image_list(path_imglist, imglist, self.dtype)
         else:
             self.imglist = load_image_list(path_imglist, imglist, self.dtype)
@@ -152,7 +154,7 @@ class ImageIter(DataIter):
         """The records read by key, through ``path_imgidx``; without it, through the ``.idx`` file beside
         them (MXNet's ImageIter needs one to shuffle or split the records) or, for the iterators that
         MXNet implements in C++ and that need none, through the records' own headers."""
-        if path_imgidx:
+        if given(path_imgidx):
             return MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
         if self._INDEX_FROM_HEADERS:
             return RecordIOIndexedByHeaders(path_imgrec)

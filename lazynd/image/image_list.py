@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import given
 from ..errors import FormatError, OperatorError
 from ..formats.fileio import open_for_read
 
@@ -19,7 +20,7 @@ def load_image_list(path: str | None, items: list | None, dtype: str) -> dict[An
     """``{index: (labels, path)}`` from a ``.lst`` file or from ``imglist`` items ``[label(s)..., path]``;
     labels are read as ``dtype`` (see :func:`label_values`)."""
     result: dict[Any, tuple[np.ndarray, str]] = {}
-    if path:
+    if given(path):
         try:
             text = open_for_read(path).decode("utf-8")
         except UnicodeDecodeError as error:
@@ -48,7 +49,7 @@ def load_image_list(path: str | None, items: list | None, dtype: str) -> dict[An
     else:
         if items is not None and (isinstance(items, (str, bytes)) or not isinstance(items, Iterable)):
             raise OperatorError(f"ImageIter: imglist must be a list of [label(s)..., path] items, got {items!r}")
-        for i, item in enumerate(items or []):
+        for i, item in enumerate(items if given(items) else []):
             try:
                 label = label_values(item[0] if len(item) == 2 else item[:-1], dtype).reshape(-1)
             except (TypeError, ValueError) as error:

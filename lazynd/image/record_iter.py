@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import given
 from ..engine import get_engine
 from ..errors import DataError, FormatError, OperatorError, ShapeError
 from ..io import DataBatch, DataDesc
@@ -154,7 +155,7 @@ class ImageRecordIter(BatchCursor, ImageIter):
         **kwargs: Any,
     ) -> None:
         name = type(self).__name__
-        if not path_imgrec:
+        if not given(path_imgrec):
             raise OperatorError(f"{name}: path_imgrec is required")
         # MXNet reads its iterator parameters from text too: batch_size="32", data_shape="(3,224,224)"
         batch_size = Param(parse_int).parse(name, "batch_size", batch_size)

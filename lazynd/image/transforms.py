@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import is_choice
 from ..backend.opencv import opencv
 from ..context import Context
 from ..engine import get_engine
@@ -95,6 +96,8 @@ def interpolation_code(interp: int, src_hw: tuple[int, int], dst_hw: tuple[int, 
     9 is MXNet's rule: bicubic (2) when both sides grow, area (3) when both
     shrink, bilinear (1) otherwise (one side grows, or a side keeps its size).
     """
+    if not is_choice(interp, (0, 1, 2, 3, 4, 9, 10)):
+        raise OperatorError(f"interp must be 0-4, 9 (auto) or 10 (random), got {interp}")
     if interp == 9:
         (src_h, src_w), (dst_h, dst_w) = src_hw, dst_hw
         if dst_h > src_h and dst_w > src_w:
@@ -104,8 +107,6 @@ def interpolation_code(interp: int, src_hw: tuple[int, int], dst_hw: tuple[int, 
         return 1
     if interp == 10:
         return random.randint(0, 4)
-    if interp not in (0, 1, 2, 3, 4):
-        raise OperatorError(f"interp must be 0-4, 9 (auto) or 10 (random), got {interp}")
     return interp
 
 

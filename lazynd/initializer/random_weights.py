@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import random as _random
+from ..arguments import is_choice
 from ..errors import DataError, ShapeError
 from .base import Initializer, _check_number, register
 
@@ -51,7 +52,7 @@ class Orthogonal(Initializer):
     """Orthogonal rows (or columns) from the SVD of a random matrix, times ``scale``."""
 
     def __init__(self, scale: float = 1.414, rand_type: str = "uniform") -> None:
-        if rand_type not in ("uniform", "normal"):
+        if not is_choice(rand_type, ("uniform", "normal")):
             raise DataError(f"Orthogonal: rand_type must be 'uniform' or 'normal', got {rand_type!r}")
         _check_number("Orthogonal", "scale", scale)
         super().__init__(scale=scale, rand_type=rand_type)
@@ -84,9 +85,9 @@ class Xavier(Initializer):
     """
 
     def __init__(self, rnd_type: str = "uniform", factor_type: str = "avg", magnitude: float = 3) -> None:
-        if rnd_type not in ("uniform", "gaussian"):
+        if not is_choice(rnd_type, ("uniform", "gaussian")):
             raise DataError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
-        if factor_type not in ("avg", "in", "out"):
+        if not is_choice(factor_type, ("avg", "in", "out")):
             raise DataError(f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
         _check_number("Xavier", "magnitude", magnitude)
         if magnitude < 0:

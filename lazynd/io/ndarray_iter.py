@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import flag, is_choice
 from ..context import as_context, current_context
 from ..errors import DataError
 from .base import DataBatch, DataDesc, DataIter
@@ -68,7 +69,7 @@ class NDArrayIter(DataIter):
         super().__init__(batch_size)
         if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
             raise DataError(f"{type(self).__name__}: batch_size must be a positive int, got {batch_size!r}")
-        if last_batch_handle not in _LAST_BATCH_MODES:
+        if not is_choice(last_batch_handle, _LAST_BATCH_MODES):
             raise DataError(
                 f"{type(self).__name__}: last_batch_handle must be one of {_LAST_BATCH_MODES}, got {last_batch_handle!r}"
             )
@@ -99,6 +100,7 @@ class NDArrayIter(DataIter):
         # inputs whose batches keep the dtype they came with: MXNet's NDArray inputs
         given = named_inputs(data, data_name) + named_inputs(label, label_name)
         self._own_dtype = {str(name) for name, value in given if dtype is None and hasattr(value, "asnumpy")}
+        flag(type(self).__name__, "shuffle", shuffle)  # kept as given, as MXNet's attribute is
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle
         self.ctx = ctx

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy
 
+from ..arguments import is_choice
 from ..class_registry import make_register
 from ..errors import DataError, LabelShapeError
 
@@ -302,5 +303,5 @@ def _pairs(name: Any, value: Any) -> list[tuple[str, float]]:
 
 
 def _check_average(metric: str, average: str) -> None:
-    if average not in ("macro", "micro"):
+    if not is_choice(average, ("macro", "micro")):
         raise DataError(f"{metric}: average must be 'macro' or 'micro', got {average!r}")

@@ -11,7 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from ..arguments import flag
 from ..backend import get_backend
+from ..backend.cuda.sources import dtype_name
 from ..context import Context, as_context, current_context
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
@@ -53,6 +55,14 @@ def as_dtype(dtype: Any, default: Any = DEFAULT_DTYPE) -> np.dtype:
         return np.dtype(parse_dtype(dtype))
     except ValueError as err:
         raise OperatorError(f"unsupported dtype {dtype!r}: {err}") from None
+
+
+def astype(arr: Any, dtype: Any, copy: Any) -> Any:
+    """``NDArray.astype``: ``arr`` itself where ``copy`` is false and ``dtype`` is its own, else a ``Cast``."""
+    dtype = as_dtype(dtype)  # None: MXNet's mx_real_t; a name lazynd lacks: an OperatorError
+    if copy is not True and not flag("NDArray.astype", "copy", copy) and dtype == arr._data.dtype:
+        return arr
+    return dispatch.invoke_by_name("Cast", [arr], {"dtype": dtype_name(dtype)})
 
 
 def _shape(shape: Any) -> tuple[int, ...]:

@@ -16,7 +16,6 @@ import numpy as np
 
 from .. import engine as _engine_mod
 from ..backend import get_backend
-from ..backend.cuda.sources import dtype_name
 from ..context import Context
 from ..engine.var import Var
 from ..errors import ArgumentTypeError, OperatorError
@@ -222,15 +221,13 @@ class NDArray:
         return _copying.copyto(self, context)
 
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
-        dtype = _creation.as_dtype(dtype)  # None: MXNet's mx_real_t; a name lazynd lacks: an OperatorError
-        same = not copy and dtype == self._data.dtype
-        return self if same else _ops_table.invoke_by_name("Cast", [self], {"dtype": dtype_name(dtype)})
+        return _creation.astype(self, dtype, copy)
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """A view with a new shape, sharing this array's memory as MXNet 1.x's: ``-1`` infers one
         dimension; MXNet's codes 0/-2/-3/-4 and ``reverse`` are read as ``nd.Reshape`` reads them."""
-        if len(shape) == 1 and shape[0].__class__ in (tuple, list):
-            shape = _copying.shape_argument(shape[0])
+        # one tuple or list, or the dims themselves: either way ints, else an OperatorError naming reshape
+        shape = _copying.shape_argument(shape[0] if len(shape) == 1 and shape[0].__class__ in (tuple, list) else shape)
         if kwargs or 0 in shape or -2 in shape or -3 in shape or -4 in shape:
             return _copying.reshape_by_operator(self, shape, kwargs)
         return _copying.view(self, shape)

@@ -264,6 +264,14 @@ def numpy_copy(arr: Any, dtype: Any = None, copy: Any = None) -> np.ndarray:
             f"np.asarray(a, copy=False) of an NDArray of shape {arr.shape}: NumPy can have its values only as a"
             " copy (the engine owns the array's memory and writes it later); use np.asarray(a) or a.asnumpy()"
         )
+    if dtype is not None:
+        try:
+            dtype = np.dtype(dtype)
+        except (
+            TypeError,
+            ValueError,
+        ):  # NumPy: "data type 'abc' not understood", "Cannot interpret 1.5 as a data type"
+            raise ArgumentTypeError(f"NDArray.__array__: dtype must be a NumPy dtype, got {dtype!r}") from None
     out = arr.asnumpy()
     return out.astype(dtype, copy=False) if dtype is not None else out
 
@@ -345,6 +353,8 @@ def _to_numpy(value: Any) -> Any:
 
 def format_ndarray(arr: Any, spec: str) -> str:
     """``NDArray.__format__``, ``format(a, spec)``: the array's text for an empty spec, the element's for a one-element array."""
+    if not isinstance(spec, str):  # format() passes a str; a direct call may not (Python's own types refuse it too)
+        raise ArgumentTypeError(f"format: spec must be a str, got {type(spec).__name__} {spec!r}")
     if not spec:
         return str(arr)
     if arr.size != 1:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..arguments import is_choice
 from ..errors import LazyNDError, UnsupportedError
 
 DENSE = "default"
@@ -18,7 +19,7 @@ DENSE = "default"
 
 def check_dense(stype: Any, what: str) -> None:
     """Refuse a storage type other than dense ``'default'`` (None means dense), naming ``what`` asked."""
-    if stype is not None and stype != DENSE:
+    if stype is not None and not is_choice(stype, (DENSE,)):
         raise LazyNDError(
             f"{what}: storage type {stype!r} is not supported; lazynd arrays are all dense (stype 'default')"
         )

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as _ndarray
+from ..arguments import flag
 from ..errors import ArgumentTypeError, LazyNDError, OperatorError, SettingConflictError, ShapeError, UnsupportedError
 from ..log import warn_from_user_code
 from ..lr_scheduler import LRScheduler, check_numbers
@@ -97,7 +98,7 @@ class Optimizer:
         self.idx2name = dict(param_idx2name or {})
         self.sym = sym
         self.param_dict = param_dict or {}
-        self.multi_precision = bool(multi_precision)
+        self.multi_precision = flag(type(self).__name__, "multi_precision", multi_precision)
         self.lr_mult: dict[Any, float] = {}
         self.wd_mult: dict[Any, float] = {}
         self.set_lr_mult({})

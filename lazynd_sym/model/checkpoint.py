@@ -187,6 +187,8 @@ def do_checkpoint(prefix: str, period: int = 1) -> Callable[[int, Any, dict[str,
     period = _period("do_checkpoint", period)
 
     def save(epoch: int, symbol: Any, arg_params: dict[str, Any], aux_params: dict[str, Any]) -> None:
+        if not isinstance(epoch, numbers.Real):  # (MXNet adds 1 to whatever it is given: a float, a bool)
+            raise ArgumentTypeError(f"do_checkpoint: epoch must be a number (counted from 0), got {epoch!r}")
         if (epoch + 1) % period == 0:
             save_checkpoint(prefix, epoch + 1, symbol, arg_params, aux_params)
 

@@ -25,7 +25,7 @@ from ..model.inputs import array_batch, call_all, check_callbacks, check_iter, w
 from ..model.sparse_grads import refuse_sparse_rows
 from .inputs import _check_input_names as _check_input_names
 from .inputs import _parse_data_desc as _parse_data_desc
-from .params import check_param_dicts, reject_unknown_params
+from .params import check_set_params
 
 __all__ = ["BaseModule"]
 
@@ -361,9 +361,9 @@ class BaseModule:
         As in MXNet, a name the module does not have is a ``ParameterError`` (a ``ValueError``)
         when ``allow_missing`` is set and ``allow_extra`` is not; otherwise it is ignored.
         """
-        check_param_dicts("set_params", arg_params, aux_params)
-        if allow_missing and not allow_extra and self.symbol is not None:
-            reject_unknown_params("set_params", self.symbol, arg_params, aux_params)
+        allow_missing, force_init = check_set_params(
+            self.symbol, arg_params, aux_params, allow_missing, force_init, allow_extra
+        )
         self.init_params(None, arg_params, aux_params, allow_missing=allow_missing, force_init=force_init)
 
     def get_states(self, merge_multi_context: bool = True) -> list[Any]:

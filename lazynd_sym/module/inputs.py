@@ -20,13 +20,14 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from lazynd import ndarray as nd
+from lazynd.arguments import flag
 from lazynd.errors import DataError, DataTypeError, LazyNDError, ParameterError
 from lazynd.io import DataBatch, DataDesc
 from lazynd.log import warn_from_user_code
 
 from ..executor_group import batch_axis_of
 
-__all__ = ["ArgumentRoles", "as_descs", "check_inputs", "shapes_of_batch", "sort_arguments"]
+__all__ = ["ArgumentRoles", "as_descs", "bind_flags", "check_inputs", "shapes_of_batch", "sort_arguments"]
 
 
 class ArgumentRoles(NamedTuple):
@@ -135,6 +136,15 @@ def check_inputs(
     if stray:
         raise DataError(f"Module.bind: label_shapes name {stray}, the module's label_names are {list(label_names)}")
     return data, [d for d in labels if d.name in arg_names]
+
+
+def bind_flags(for_training: Any, inputs_need_grad: Any) -> tuple[bool, bool]:
+    """``for_training`` and ``inputs_need_grad`` of a bind as flags (an array of several elements, which has
+    no truth, refused by name); gradients of the inputs need training."""
+    for_training = flag("Module.bind", "for_training", for_training)
+    if flag("Module.bind", "inputs_need_grad", inputs_need_grad) and not for_training:
+        raise LazyNDError("Module.bind: inputs_need_grad=True needs for_training=True")
+    return for_training, bool(inputs_need_grad)
 
 
 def _check_input_names(symbol: Any, names: Sequence[str], typename: str, throw: bool) -> None:

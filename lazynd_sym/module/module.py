@@ -17,6 +17,7 @@ from typing import Any
 
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
+from lazynd.arguments import flag
 from lazynd.errors import LazyNDError
 from lazynd.log import warn_from_user_code
 
@@ -24,7 +25,7 @@ from ..model.checkpoint import load_checkpoint, save_checkpoint, states_file
 from .base_module import BaseModule
 from .devices import check_devices
 from .executor_group import ModuleExecutorGroup
-from .inputs import check_inputs, shapes_of_batch, sort_arguments
+from .inputs import bind_flags, check_inputs, shapes_of_batch, sort_arguments
 from .params import check_param_dicts, fill_params, zeros_like_first
 from .shape_groups import MAX_SHAPE_SETS as MAX_SHAPE_SETS  # defined here before: still importable from here
 from .shape_groups import ShapeGroups, lent_group
@@ -206,17 +207,16 @@ class Module(BaseModule):
         modules then train the same weights, as the buckets of a ``BucketingModule`` do;
         and, as in MXNet, its optimizer if it has one (``update`` works on either module).
         """
-        if self.binded and not force_rebind:
+        if not flag("Module.bind", "force_rebind", force_rebind) and self.binded:
             self.logger.warning("Module.bind: already bound, ignoring bind() (pass force_rebind=True to rebind)")
             return
         # the arguments are checked before a force_rebind drops the executors: a refused bind leaves the module as it was
-        if inputs_need_grad and not for_training:
-            raise LazyNDError("Module.bind: inputs_need_grad=True needs for_training=True")
+        for_training, inputs_need_grad = bind_flags(for_training, inputs_need_grad)
         shared_group = lent_group(shared_module, Module)
         if self._params_dirty:  # the new executors start from the trained values (MXNet's lose the last updates)
             self.get_params()
         self._exec_group, self._groups, self.binded = None, ShapeGroups(), False
-        self.for_training, self.inputs_need_grad, self._grad_req = bool(for_training), bool(inputs_need_grad), grad_req
+        self.for_training, self.inputs_need_grad, self._grad_req = for_training, inputs_need_grad, grad_req
         self._switch_group(data_shapes, label_shapes, shared_group)
         self.binded = True
         if shared_module is not None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from lazynd import initializer as init_module
 from lazynd import ndarray as nd
+from lazynd.arguments import flag
 from lazynd.errors import ArgumentTypeError, DataError, DataTypeError, ParameterError, ShapeError
 
 __all__ = ["fill_params", "reject_unknown_params", "zeros_like_first"]
@@ -125,3 +126,19 @@ def reject_unknown_params(where: str, symbol: Any, arg_params: dict[str, Any], a
                     f"{where}: {what} names {name!r}, which the symbol does not have "
                     f"(its {kind}: {known}); pass allow_extra=True to ignore it"
                 )
+
+
+def check_set_params(
+    symbol: Any, arg_params: Any, aux_params: Any, allow_missing: Any, force_init: Any, allow_extra: Any
+) -> tuple[bool, bool]:
+    """The checks of ``set_params``: the dicts, the three flags (an array of several elements, which
+    has no truth, refused by name) and, with ``allow_missing`` but not ``allow_extra``, names that
+    ``symbol`` lacks; returns ``allow_missing`` and ``force_init`` for ``init_params``."""
+    check_param_dicts("set_params", arg_params, aux_params)
+    allow_missing, force_init, allow_extra = (
+        flag("set_params", name, value)
+        for name, value in (("allow_missing", allow_missing), ("force_init", force_init), ("allow_extra", allow_extra))
+    )
+    if allow_missing and not allow_extra and symbol is not None:
+        reject_unknown_params("set_params", symbol, arg_params, aux_params)
+    return allow_missing, force_init

@@ -198,3 +198,30 @@ def test_a_method_flag_or_shape_of_the_wrong_kind_is_an_operator_error_naming_it
     # the parsers' bare ValueError ('expected a boolean') or int()'s OverflowError before
     with pytest.raises(mx.OperatorError, match=message):
         call(mx.nd.ones((2, 3)))
+
+
+@pytest.mark.parametrize("shape", [np.ones(2), np.array([3, 2])], ids=["floats", "ints"])
+def test_reshape_to_a_numpy_array_is_refused_by_name(shape):
+    # (MXNet 1.9.1 refuses both: "only integer scalar arrays can be converted to a scalar index")
+    with pytest.raises(mx.LazyNDError, match="reshape: shape must be a tuple of ints"):
+        _x().reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", ["abc", 1.5, 0, True, {"k": 1}, np.ones(2)])
+def test_array_protocol_with_what_is_no_dtype_is_refused_by_name(dtype):
+    with pytest.raises(ArgumentTypeError, match="NDArray.__array__: dtype must be a NumPy dtype"):
+        _x().__array__(dtype)
+
+
+def test_array_protocol_takes_any_numpy_dtype():
+    assert _x().__array__("complex64").dtype == np.complex64
+    assert np.asarray(_x(), dtype=np.int16).dtype == np.int16
+
+
+@pytest.mark.parametrize("spec", [None, 0, 1.5, np.ones(2)], ids=["None", "int", "float", "array"])
+def test_format_with_a_spec_that_is_no_str_is_refused_by_name(spec):
+    # Python's own types refuse it too ("__format__() argument must be str"), one element or many
+    for x in (_x(), mx.nd.ones(1)):
+        with pytest.raises(ArgumentTypeError, match="format: spec must be a str"):
+            x.__format__(spec)
+    assert f"{mx.nd.ones(1):.1f}" == "1.0"

@@ -116,3 +116,12 @@ def test_random_functions_write_mxnets_default_parameters():
 def test_full_writes_its_value_as_a_float_as_mxnet():
     assert _last_node_attrs(sym.full((2,), 3))["value"] == "3.0"
     assert sym.full((2,), 3).eval()[0].asnumpy().tolist() == [3.0, 3.0]
+
+
+@pytest.mark.parametrize("make", [sym.zeros, sym.ones], ids=["zeros", "ones"])
+def test_creation_functions_default_to_float32_only_for_no_dtype(make):
+    assert make((2,)).infer_type()[1] == [np.float32]
+    # 0 or an array is a dtype to parse, refused by name (MXNet 1.9.1 refuses them too), not float32
+    for dtype in (0, np.ones(2)):
+        with pytest.raises(OperatorError, match="parameter 'dtype'"):
+            make((2,), dtype=dtype)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from lazynd import callback, metric
-from lazynd.errors import DataError
+from lazynd.errors import ArgumentTypeError, DataError
 
 
 def _param(nbatch: int, eval_metric=None) -> callback.BatchEndParam:
@@ -196,6 +196,22 @@ def test_do_checkpoint_saves_every_period(monkeypatch) -> None:
     assert saved == [("/tmp/x", 2), ("/tmp/x", 4)]
 
 
+@pytest.mark.parametrize("epoch", [None, "abc", [2, 3], np.ones(2)], ids=["None", "str", "list", "array"])
+def test_do_checkpoint_called_with_an_epoch_that_is_no_number_names_it(epoch) -> None:
+    with pytest.raises(ArgumentTypeError, match="do_checkpoint: epoch must be a number"):
+        callback.do_checkpoint("/tmp/x")(epoch, None, {}, {})
+
+
+def test_do_checkpoint_takes_the_numbers_mxnet_adds_one_to(monkeypatch) -> None:
+    import lazynd_sym.model.checkpoint as model
+
+    saved = []
+    monkeypatch.setattr(model, "save_checkpoint", lambda *args: saved.append(args[1]))
+    for epoch in (np.int64(1), 2.0, True):
+        callback.do_checkpoint("/tmp/x")(epoch, None, {}, {})
+    assert saved == [2, 3.0, 2]
+
+
 def test_log_validation_metrics_callback_logs_each_metric(caplog) -> None:
     acc = metric.Accuracy()
     acc.update([np.array([1])], [np.array([[0.2, 0.8]])])
@@ -253,7 +269,13 @@ def test_batch_callback_counts_that_are_not_positive_ints_are_refused_by_name(ma
 
 
 @pytest.mark.parametrize(
-    "made", [callback.Speedometer(batch_size=10, frequent=1), callback.log_train_metric(1), callback.ProgressBar(4)]
+    "made",
+    [
+        callback.Speedometer(batch_size=10, frequent=1),
+        callback.log_train_metric(1),
+        callback.ProgressBar(4),
+        callback.LogValidationMetricsCallback(),
+    ],
 )
 def test_a_batch_callback_called_with_something_else_than_a_batch_end_param_names_itself(made):
     owner = getattr(made, "__qualname__", type(made).__name__).split(".")[0]
