@@ -45,6 +45,18 @@ CALLS = {
         "for_training",
     ),
     "set_params allow_missing": (lambda v: _bound().set_params({}, {}, allow_missing=v), "allow_missing"),
+    "init_params allow_missing": (lambda v: _bound().init_params(allow_missing=v), "allow_missing"),
+    "init_params force_init": (lambda v: _bound().init_params(force_init=v), "force_init"),
+    "BucketingModule init_params force_init": (
+        lambda v: mx.mod.BucketingModule(lambda key: (_module().symbol, ["a"], ["sm_label"]), 1).init_params(
+            force_init=v
+        ),
+        "force_init",
+    ),
+    "SequentialModule init_params force_init": (
+        lambda v: mx.mod.SequentialModule().add(_module()).init_params(force_init=v),
+        "force_init",
+    ),
     "record train_mode": (lambda v: mx.autograd.record(v), "train_mode"),
     "set_recording": (lambda v: mx.autograd.set_recording(v), "is_recording"),
     "set_training": (lambda v: mx.autograd.set_training(v), "train_mode"),

@@ -26,6 +26,7 @@ from ..model.checkpoint import load_bucket_symbols, load_params, save_checkpoint
 from ..name import NameManager
 from .base_module import BaseModule
 from .module import Module
+from .params import init_flags
 
 __all__ = ["BucketingModule"]
 
@@ -206,6 +207,7 @@ class BucketingModule(BaseModule):
         force_init: bool = False,
         allow_extra: bool = False,
     ) -> None:
+        allow_missing, force_init = init_flags("BucketingModule.init_params", allow_missing, force_init)
         if self.params_initialized and not force_init:
             return
         self._current("init_params")

@@ -26,7 +26,7 @@ from .base_module import BaseModule
 from .devices import check_devices
 from .executor_group import ModuleExecutorGroup
 from .inputs import bind_flags, check_inputs, shapes_of_batch, sort_arguments
-from .params import check_param_dicts, fill_params, zeros_like_first
+from .params import check_param_dicts, fill_params, init_flags, zeros_like_first
 from .shape_groups import MAX_SHAPE_SETS as MAX_SHAPE_SETS  # defined here before: still importable from here
 from .shape_groups import ShapeGroups, lent_group
 from .updates import (
@@ -278,10 +278,10 @@ class Module(BaseModule):
     ) -> None:
         """Give every parameter a value: from ``arg_params``/``aux_params`` where named, else ``initializer``.
 
-        A name missing from a given dict is an error unless ``allow_missing``; names the module
-        does not have are ignored (``allow_extra`` is accepted for MXNet's signature).  Already
-        initialized parameters are kept unless ``force_init``, with a warning as in MXNet.
-        """
+        A name missing from a given dict is an error unless ``allow_missing``; names the module does not have
+        are ignored (``allow_extra``: MXNet's signature).  Already initialized parameters are kept unless
+        ``force_init``, with a warning as in MXNet."""
+        allow_missing, force_init = init_flags("Module.init_params", allow_missing, force_init)
         if self.params_initialized and not force_init:
             warn_from_user_code("Module.init_params: already initialized and force_init=False; ignored")
             return

@@ -128,6 +128,12 @@ def reject_unknown_params(where: str, symbol: Any, arg_params: dict[str, Any], a
                 )
 
 
+def init_flags(owner: str, allow_missing: Any, force_init: Any) -> tuple[bool, bool]:
+    """``allow_missing`` and ``force_init`` of ``owner``'s ``init_params`` as flags (an array of several
+    elements, which has no truth, refused by name)."""
+    return flag(owner, "allow_missing", allow_missing), flag(owner, "force_init", force_init)
+
+
 def check_set_params(
     symbol: Any, arg_params: Any, aux_params: Any, allow_missing: Any, force_init: Any, allow_extra: Any
 ) -> tuple[bool, bool]:

@@ -19,6 +19,7 @@ from lazynd import io as mx_io
 from lazynd.errors import DataError, LazyNDError
 
 from .base_module import BaseModule
+from .params import init_flags
 
 __all__ = ["SequentialModule"]
 
@@ -157,6 +158,7 @@ class SequentialModule(BaseModule):
         allow_extra: bool = False,
     ) -> None:
         """Initialize every module (``arg_params``/``aux_params`` hold the parameters of all of them)."""
+        allow_missing, force_init = init_flags("SequentialModule.init_params", allow_missing, force_init)
         if self.params_initialized and not force_init:
             return
         self._require("init_params", params=False)
