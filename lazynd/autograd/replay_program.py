@@ -144,6 +144,7 @@ class BackwardProgram:
             step_writes.append([var_index[id(var)] for var in writes if id(var) in var_index])
         if not steps:
             return None
+        steps, step_writes = _live_steps(steps, step_writes, n_graph)
         steps, own = _share_own_buffers(steps, own, n_graph)
         # on the host, a program of quiet kernels runs inside one switch of NumPy's warnings, its
         # kernels without their own (lazynd.backend.fperr)
@@ -207,6 +208,29 @@ class BackwardProgram:
             failed.update(self.step_writes[k])
         if first is not None:
             raise StepFailure(failed_name, first, reaches=[vars_[v] for v in sorted(failed)]) from first
+
+
+def _live_steps(steps: list[tuple], step_writes: list[list[int]], n_graph: int) -> tuple[list[tuple], list[list[int]]]:
+    """``steps`` (and their written vars, ``step_writes``) less those whose work reaches no gradient.
+
+    A rule computes the gradient of each input of its node, and a pass keeps those that flow to a
+    variable: ``dot(x, w)``'s rule also computes the data gradient of an ``x`` that takes none (a
+    product as large as the layer's own).  A step is live when it writes an array of the graph (a
+    gradient buffer) or a buffer of the pass that a later live step reads; a program runs only
+    those, as an executor's pass computes only the gradients its ``grad_req`` asks for.  Worked
+    out once per program, from the last step back.
+    """
+    needed: set[int] = set()  # buffers of the pass that a live step reads
+    live: list[int] = []
+    for k in range(len(steps) - 1, -1, -1):
+        _fn, _kctx, _attrs, ins, outs, aux, _name = steps[k]
+        if any(0 < i <= n_graph or i in needed for i in (*outs, *aux)):
+            live.append(k)
+            needed.update(i for i in (*ins, *aux) if i > n_graph)
+    if len(live) == len(steps):
+        return steps, step_writes
+    live.reverse()
+    return [steps[k] for k in live], [step_writes[k] for k in live]
 
 
 def _share_own_buffers(steps: list[tuple], own: list[tuple], n_graph: int) -> tuple[list[tuple], list[tuple]]:
