@@ -168,6 +168,26 @@ def test_an_event_a_var_still_holds_is_not_recorded_again() -> None:
     assert x.asnumpy().tolist() == [2.0] * 16
 
 
+def test_an_operation_failing_in_part_records_its_event_for_the_outputs_it_wrote() -> None:
+    from lazynd.engine import StepFailure
+
+    done, failed = mx.nd.zeros((16,), ctx=GPU), mx.nd.zeros((16,), ctx=GPU)
+    mx.nd.waitall()
+    before = done.handle.event
+    backend = _backend()
+
+    def two_steps(out: Any) -> None:
+        out += 3  # a kernel launched on the stream; the next step fails on the host
+        raise StepFailure("second", ValueError("boom"), reaches=[failed.handle])
+
+    get_engine().push(backend.wrap(two_steps, [], [done.handle, failed.handle]), (done.data_array,), [],
+                      [done.handle, failed.handle], "pass", GPU)  # fmt: skip
+    assert done.asnumpy().tolist() == [3.0] * 16  # a reader on another stream waits for the kernel
+    assert done.handle.event is not before and done.handle.event is not None
+    with pytest.raises(mx.EngineError, match="second"):
+        failed.wait_to_read()
+
+
 def test_timed_events_are_not_pooled() -> None:
     from lazynd.backend import set_event_timing
     from lazynd.backend.cuda.events import event_pool

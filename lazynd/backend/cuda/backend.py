@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.base import StepFailure
 from ...engine.completion import Completion
 from ...engine.var import Var
 from ...errors import DeviceMemoryError
@@ -225,7 +226,12 @@ class CupyBackend(Backend):
         def run(*args: Any) -> Completion | None:
             with device, stream:
                 wait_for_vars(stream, reads, writes, compute)
-                result = fn(*args)
+                try:
+                    result = fn(*args)
+                except StepFailure as failure:
+                    if failure.reaches is not None:  # the engine counts the other writes as done: their readers
+                        backend.record_done(stream, reads, writes)  # must wait for the kernels that wrote them
+                    raise
                 done = backend.record_done(stream, reads, writes)
             if result.__class__ is after_device:
                 # the operation ends when the device has done it (and the host its part), on the
