@@ -9,8 +9,9 @@ a softmax loss, each written as a user would:
 - ``fit``: ``FeedForward.fit`` for one epoch (shuffled batches, SGD, the accuracy metric);
 - ``autograd``: no symbol: ``nd.FullyConnected``/``nd.relu`` and the same ``SoftmaxOutput`` loss
   head under ``mx.autograd.record()``, ``loss.backward()``, ``mx.nd.sgd_update(W, W.grad, lr=lr,
-  out=W)`` (``--autograd-loss softmax_cross_entropy`` for that loss instead); its PyTorch row is
-  ``nn.Linear`` layers, ``loss.backward()`` and ``optim.SGD``.
+  out=W)`` (``--autograd-loss softmax_cross_entropy`` for that loss instead; ``--autograd-layer
+  dot`` for layers written from scratch, ``nd.dot(h, W, transpose_b=True) + b``); its PyTorch row
+  is ``nn.Linear`` layers, ``loss.backward()`` and ``optim.SGD``.
 
 Each has a hand NumPy and a PyTorch eager counterpart doing the same work (the same batch
 copies, the same update expression, the same metric).  Every row runs in its own process
@@ -71,6 +72,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's lazynd, not an installed one
 AUTOGRAD_LOSSES = ("SoftmaxOutput", "softmax_cross_entropy")
 AUTOGRAD_LOSS = AUTOGRAD_LOSSES[0]  # the autograd loop's loss (--autograd-loss)
+AUTOGRAD_LAYERS = ("FullyConnected", "dot")
+AUTOGRAD_LAYER = AUTOGRAD_LAYERS[0]  # how the autograd loop's layers are written (--autograd-layer)
 DEVICE = "cpu"  # where the lazynd and PyTorch rows run (--ctx); hand NumPy always runs on the CPU
 
 # the device and the autograd loss are read when a row runs: main() sets them from the options
@@ -84,7 +87,7 @@ ROWS: dict[str, Callable[[np.ndarray, np.ndarray], tuple[float, list[np.ndarray]
     "fit/lazynd": lambda x, y: lazynd_fit(x, y, DEVICE),
     "fit/numpy": numpy_fit,
     "fit/torch": lambda x, y: torch_fit(x, y, DEVICE),
-    "autograd/lazynd": lambda x, y: lazynd_autograd(x, y, AUTOGRAD_LOSS, DEVICE),
+    "autograd/lazynd": lambda x, y: lazynd_autograd(x, y, AUTOGRAD_LOSS, DEVICE, AUTOGRAD_LAYER),
     "autograd/numpy": lambda x, y: numpy_loop(x, y, "sgd_update"),
     "autograd/torch": lambda x, y: torch_autograd(x, y, DEVICE),
 }
@@ -113,13 +116,19 @@ def torch_available(device: str) -> bool:
 
 
 def main() -> None:
-    global AUTOGRAD_LOSS, DEVICE  # the row processes' autograd loss and device, from the options
+    global AUTOGRAD_LOSS, AUTOGRAD_LAYER, DEVICE  # the row processes' autograd loop and device, from the options
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds of every row; the table gives medians")
     parser.add_argument("--loops", default="seed,sgd_update,fit,autograd", help="which loops (comma-separated)")
     parser.add_argument("--limit", type=int, default=0, help="train on the first N images only (0: all)")
     parser.add_argument(
         "--autograd-loss", choices=AUTOGRAD_LOSSES, default=AUTOGRAD_LOSS, help="the autograd loop's loss"
+    )
+    parser.add_argument(
+        "--autograd-layer",
+        choices=AUTOGRAD_LAYERS,
+        default=AUTOGRAD_LAYER,
+        help="the autograd loop's layers: nd.FullyConnected, or nd.dot(h, W, transpose_b=True) + b",
     )
     parser.add_argument(
         "--ctx", choices=("cpu", "gpu"), default=DEVICE, help="device of the lazynd and PyTorch rows (NumPy: the CPU)"
@@ -142,7 +151,7 @@ def main() -> None:
     )
     parser.add_argument("--row", help=argparse.SUPPRESS)
     opts = parser.parse_args()
-    AUTOGRAD_LOSS, DEVICE = opts.autograd_loss, opts.ctx
+    AUTOGRAD_LOSS, AUTOGRAD_LAYER, DEVICE = opts.autograd_loss, opts.autograd_layer, opts.ctx
     if opts.clock == "cpu" and opts.ctx == "gpu":
         parser.error("--clock cpu times the host's work only: use the wall clock with --ctx gpu")
     sizes = tuple(int(v) for v in opts.sizes.split(","))
@@ -167,7 +176,8 @@ def main() -> None:
         # alternate: each round starts one row further on, so no row always runs first
         for row in rows[r % len(rows) :] + rows[: r % len(rows)]:
             command = [sys.executable, __file__, "--row", row, "--limit", str(opts.limit)]
-            command += ["--autograd-loss", opts.autograd_loss, "--ctx", opts.ctx, "--warmup", str(opts.warmup)]
+            command += ["--autograd-loss", opts.autograd_loss, "--autograd-layer", opts.autograd_layer]
+            command += ["--ctx", opts.ctx, "--warmup", str(opts.warmup)]
             command += ["--clock", opts.clock, "--sizes", opts.sizes]
             result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800, check=False)
             if result.returncode != 0:
@@ -182,6 +192,7 @@ def main() -> None:
     print(
         f"user loops: one {data} epoch, MLP {'-'.join(map(str, sizes))}, batch {BATCH}, on {where}, median of "
         f"{opts.rounds} rounds ({clock}), default threads, after {opts.warmup} warm-up batches"
+        + (f"; autograd loop: {opts.autograd_loss} loss, {opts.autograd_layer} layers" if "autograd" in loops else "")
     )
     print(
         "| loop | lazynd s | hand NumPy s | PyTorch eager s | lazynd / NumPy | lazynd / PyTorch | accuracy (lazynd, NumPy, torch) |"

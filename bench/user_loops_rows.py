@@ -122,8 +122,15 @@ def lazynd_fit(x: np.ndarray, y: np.ndarray, device: str) -> tuple[float, list[n
     return CLOCK() - start, [model.arg_params[n].asnumpy() for n in names]
 
 
-def lazynd_autograd(x: np.ndarray, y: np.ndarray, loss_name: str, device: str) -> tuple[float, list[np.ndarray]]:
+def lazynd_autograd(
+    x: np.ndarray, y: np.ndarray, loss_name: str, device: str, layer: str = "FullyConnected"
+) -> tuple[float, list[np.ndarray]]:
     import lazynd as mx
+
+    def dense(h: object, w: object, b: object, hidden: int) -> object:
+        if layer == "dot":  # written from scratch, as tutorials do: the same product and bias
+            return mx.nd.broadcast_add(mx.nd.dot(h, w, transpose_b=True), b)
+        return mx.nd.FullyConnected(h, w, b, num_hidden=hidden)
 
     loss_of = getattr(mx.nd, loss_name)  # SoftmaxOutput or softmax_cross_entropy: the same gradient
     ctx = _lazynd_ctx(device)
@@ -140,7 +147,7 @@ def lazynd_autograd(x: np.ndarray, y: np.ndarray, loss_name: str, device: str) -
         with mx.autograd.record():
             h = data
             for i in range(3):
-                h = mx.nd.FullyConnected(h, params[2 * i], params[2 * i + 1], num_hidden=SIZES[i + 1])
+                h = dense(h, params[2 * i], params[2 * i + 1], SIZES[i + 1])
                 if i < 2:
                     h = mx.nd.relu(h)
             loss = loss_of(h, label)
