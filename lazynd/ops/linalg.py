@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import ShapeError
 from .params import Param, enum, optional, parse_bool
-from .registry import OpDef, dim_is_known, dims_differ, merge_shape, register
+from .registry import BackwardOpGradient, OpDef, dim_is_known, dims_differ, merge_shape, register
 
 _TRANSPOSE_PARAMS = {
     "transpose_a": Param(parse_bool, False, "use the transpose of lhs"),
@@ -81,10 +81,10 @@ def _dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, li
     return in_shapes, [out if out else (1,)], aux_shapes
 
 
-def _dot_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    a, b = inputs
-    og = out_grads[0]
-    return [F._dot_backward_lhs(og, b, a, **attrs), F._dot_backward_rhs(og, a, b, **attrs)]
+# dot's gradient is one backward operator (MXNet's ``_backward_dot``) whose two outputs are optional:
+# autograd and executors leave out the gradient of an operand that takes none (a data batch: a
+# product as large as the layer's own) and hand it the variables' gradient buffers to write
+_dot_gradient = BackwardOpGradient("_backward_dot", 2)
 
 
 def _dot_macs(attrs: dict, in_shapes: list, out_shapes: list) -> int:
@@ -109,55 +109,61 @@ register(
 )
 
 
-def _matrix_grad_forward(which: str) -> Any:
-    def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        og, other, like = inputs
-        out = outputs[0]
-        ta, tb = attrs["transpose_a"], attrs["transpose_b"]
-        # out_grad as the product's matrix, sized from the operands (a -1 cannot be inferred beside a 0)
-        if which == "lhs":
-            # C = A' B'  with A' = op(A): dA' = dC B'^T
-            bm = _as_matrix(other, tb, False)
-            g = og.reshape(_as_matrix(like, ta, True).shape[0], bm.shape[1])
-            da = kctx.backend.empty((g.shape[0], bm.shape[0]), og.dtype)
-            kctx.backend.matmul(g, bm.T, da)
-            out[...] = (da.T if ta else da).reshape(like.shape)
-        else:
-            am = _as_matrix(other, ta, True)
-            g = og.reshape(am.shape[0], _as_matrix(like, tb, False).shape[1])
-            db = kctx.backend.empty((am.shape[1], g.shape[1]), og.dtype)
-            kctx.backend.matmul(am.T, g, db)
-            out[...] = (db.T if tb else db).reshape(like.shape)
+def _operand_grad_into(kctx: Any, attrs: dict, which: str, og: Any, other: Any, like: Any, out: Any) -> None:
+    """Write the gradient of the operand ``which`` (its array ``like``; ``other`` is the other operand)
+    into ``out``, from the product's gradient ``og``.
 
-    return forward
-
-
-def _matrix_grad_infer(which: str) -> Any:
-    """The gradient has the shape of ``like``; ``out_grad`` must have the shape of the product."""
-    op = f"_dot_backward_{which}"
-
-    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-        out_grad, other, like = in_shapes
-        if out_grad is not None and other is not None and like is not None:
-            operands = [like, other] if which == "lhs" else [other, like]
-            product = _dot_infer(attrs, operands, [])[1][0]
-            merge_shape(op, "out_grad", out_grad, product, complete=True)
-        return in_shapes, [like], aux_shapes
-
-    return infer
+    With ``A' = op(A)``, ``B' = op(B)`` and ``C = A' B'``: ``dA' = dC B'^T`` and ``dB' = A'^T dC``.  A
+    transposed operand's gradient is the transpose of that, computed as the product in the other
+    order (``dA = B' dC^T``, ``dB = dC^T A'``), so each lands in the operand's own layout with no
+    transposed copy."""
+    ta, tb = attrs["transpose_a"], attrs["transpose_b"]
+    if which == "lhs":
+        bm = _as_matrix(other, tb, False)
+        g = og.reshape(_as_matrix(like, ta, True).shape[0], bm.shape[1])
+        left, right = (bm, g.T) if ta and like.ndim > 1 else (g, bm.T)
+    else:
+        am = _as_matrix(other, ta, True)
+        g = og.reshape(am.shape[0], _as_matrix(like, tb, False).shape[1])
+        left, right = (g.T, am) if tb and like.ndim > 1 else (am.T, g)
+    shape = (left.shape[0], right.shape[1])
+    if out.flags.c_contiguous:
+        kctx.backend.matmul(left, right, out.reshape(shape))
+    else:  # a strided out has no such view: the product into a buffer, then copied
+        product = kctx.backend.empty(shape, og.dtype)
+        kctx.backend.matmul(left, right, product)
+        out[...] = product.reshape(out.shape)
 
 
-for _which in ("lhs", "rhs"):
-    register(
-        OpDef(
-            f"_dot_backward_{_which}",
-            _matrix_grad_forward(_which),
-            inputs=("out_grad", "other", "like"),
-            params=dict(_PRODUCT_PARAMS),
-            infer_shape=_matrix_grad_infer(_which),
-            doc=f"Gradient of ``dot`` with respect to its {_which}.",
-        )
+def _dot_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    og, lhs, rhs = inputs
+    if outputs[0] is not None:
+        _operand_grad_into(kctx, attrs, "lhs", og, rhs, lhs, outputs[0])
+    if outputs[1] is not None:
+        _operand_grad_into(kctx, attrs, "rhs", og, lhs, rhs, outputs[1])
+
+
+def _dot_backward_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    """The gradients have the operands' shapes; ``out_grad`` must have the shape of their product."""
+    out_grad, lhs, rhs = in_shapes
+    if out_grad is not None and lhs is not None and rhs is not None:
+        product = _dot_infer(attrs, [lhs, rhs], [])[1][0]
+        merge_shape("_backward_dot", "out_grad", out_grad, product, complete=True)
+    return in_shapes, [lhs, rhs], aux_shapes
+
+
+register(
+    OpDef(
+        "_backward_dot",
+        _dot_backward,
+        inputs=("out_grad", "lhs", "rhs"),
+        outputs=("lhs_grad", "rhs_grad"),
+        params=dict(_PRODUCT_PARAMS),
+        infer_shape=_dot_backward_infer,
+        optional_outputs=True,
+        doc="Gradients of ``dot`` with respect to lhs and rhs (either left out where not needed).",
     )
+)
 
 
 # -- batch_dot -----------------------------------------------------------------------------------

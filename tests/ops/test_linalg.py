@@ -76,6 +76,44 @@ def test_dot_of_transposed_nd_operands_contracts_lhs_first_and_rhs_last_axis(ta,
 
 
 @pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize(("lhs", "rhs"), [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((2, 3, 4), (4, 5))])
+def test_dots_gradients_are_the_products_transposed_in_each_operands_layout(ta, tb, lhs, rhs, ctx):
+    # _backward_dot writes each operand's gradient straight into its layout; checked against NumPy
+    if len(lhs) == 1 and len(rhs) == 1 or (ta and len(lhs) > 2):
+        pytest.skip("covered by the N-D and vector cases above")
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-1, 1, lhs[::-1] if ta and len(lhs) == 2 else lhs).astype(np.float32)
+    b = rng.uniform(-1, 1, rhs[::-1] if tb and len(rhs) == 2 else rhs).astype(np.float32)
+    am = a.T if ta and a.ndim == 2 else a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a.reshape(1, -1)
+    bm = b.T if tb and b.ndim == 2 else b.reshape(-1, 1) if b.ndim == 1 else b
+    og = rng.uniform(-1, 1, (am.shape[0], bm.shape[1])).astype(np.float32)
+    da, db = og @ bm.T, am.T @ og
+    x, y = mx.nd.array(a, ctx=ctx), mx.nd.array(b, ctx=ctx)
+    x.attach_grad()
+    y.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.dot(x, y, transpose_a=ta, transpose_b=tb)
+    out.backward(mx.nd.array(og.reshape(out.shape), ctx=ctx))
+    np.testing.assert_allclose(x.grad.asnumpy(), (da.T if ta and a.ndim == 2 else da).reshape(a.shape), rtol=1e-5)
+    np.testing.assert_allclose(y.grad.asnumpy(), (db.T if tb and b.ndim == 2 else db).reshape(b.shape), rtol=1e-5)
+
+
+def test_dots_gradient_leaves_out_an_operand_that_takes_none():
+    # a data batch takes no gradient: its product (as large as the layer's own) is not computed
+    from lazynd.runtime.capture import PushCapture
+
+    x, w = mx.nd.ones((4, 3)), mx.nd.ones((3, 2))
+    w.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.dot(x, w)
+    with PushCapture() as seen:
+        y.backward()
+    (outs,) = [args[3] for _, _, args, _, _, name in seen.pushes if name == "_backward_dot"]
+    assert outs[0] is None and outs[1] is w.grad.data_array
+    np.testing.assert_array_equal(w.grad.asnumpy(), np.full((3, 2), 4.0))
+
+
+@pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True), (True, True)])
 def test_batch_dot_of_4d_arrays_multiplies_the_last_two_axes(ta, tb, ctx):
     # MXNet 1.x's N-D batch_dot (refused past 3-D before, as MXNet 0.9 did)
     rng = np.random.default_rng(0)

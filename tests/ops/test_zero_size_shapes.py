@@ -69,16 +69,10 @@ MISFITS = [
         r"'attention' is \(2, 3, 2\), expected \(2, 3, 0\)",
     ),
     ("_contrib_box_iou", [(3, 0), (2, 4)], {}, r"last axis of 'lhs' must be 4 \(a box\), got shape \(3, 0\)"),
-    # dot's gradients: out_grad must have the shape of the product of like and other
-    ("_dot_backward_lhs", [(0, 5), (4, 5), (3, 4)], {}, r"'out_grad' is \(0, 5\), expected \(3, 5\)"),
-    ("_dot_backward_lhs", [(), (4, 5), (3, 4)], {}, r"'out_grad' is \(\), expected \(3, 5\)"),
-    ("_dot_backward_rhs", [(3, 0), (3, 4), (4, 5)], {}, r"'out_grad' is \(3, 0\), expected \(3, 5\)"),
-    (
-        "_dot_backward_rhs",
-        [(5, 3), (4, 3), (4, 5)],
-        {"transpose_a": True},
-        r"'out_grad' is \(5, 3\), expected \(3, 5\)",
-    ),
+    # dot's gradients: out_grad must have the shape of the product of lhs and rhs
+    ("_backward_dot", [(0, 5), (3, 4), (4, 5)], {}, r"'out_grad' is \(0, 5\), expected \(3, 5\)"),
+    ("_backward_dot", [(), (3, 4), (4, 5)], {}, r"'out_grad' is \(\), expected \(3, 5\)"),
+    ("_backward_dot", [(5, 3), (4, 3), (4, 5)], {"transpose_a": True}, r"'out_grad' is \(5, 3\), expected \(3, 5\)"),
 ]
 
 
@@ -118,10 +112,6 @@ FITS = [
     ("_reduce_to_like", [(0, 4), (1, 4)], {}, (1, 4)),
     ("_contrib_box_iou", [(0, 4), (2, 4)], {}, (0, 2)),
     ("_contrib_count_sketch", [(0, 3), (1, 3), (1, 3)], {"out_dim": 2}, (0, 2)),
-    ("_dot_backward_lhs", [(3, 5), (4, 5), (3, 4)], {}, (3, 4)),
-    ("_dot_backward_rhs", [(0, 5), (0, 4), (4, 5)], {}, (4, 5)),
-    ("_dot_backward_lhs", [(3, 0), (4, 0), (3, 4)], {}, (3, 4)),
-    ("_dot_backward_lhs", [(3, 0), (0, 4), (3, 4)], {"transpose_b": True}, (3, 4)),
     ("GroupNorm", [(0, 4, 3), (2,), (2,)], {"num_groups": 2}, (0, 4, 3)),
     ("_contrib_interleaved_matmul_selfatt_qk", [(2, 0, 24)], {"heads": 2}, (0, 2, 2)),
     # these took the 0 for an unknown dim ("cannot infer the output shape"); MXNet 1.9.1 computes them
@@ -137,6 +127,22 @@ def test_zero_size_inputs_that_fit_are_computed(name, shapes, params, expected):
     got = _op(name)(*inputs, **params).asnumpy()
     assert got.shape == expected
     np.testing.assert_array_equal(got, np.zeros(expected, np.float32))  # dot over k = 0 sums nothing
+
+
+@pytest.mark.parametrize(
+    ("shapes", "params"),
+    [
+        ([(3, 5), (3, 4), (4, 5)], {}),
+        ([(0, 5), (0, 4), (4, 5)], {}),  # an empty batch: the rhs gradient sums nothing
+        ([(3, 0), (3, 4), (4, 0)], {}),  # an empty product: the lhs gradient sums nothing
+        ([(3, 0), (3, 4), (0, 4)], {"transpose_b": True}),
+    ],
+)
+def test_dots_gradients_of_empty_products_are_zeros_of_the_operands_shapes(shapes, params):
+    inputs = [mx.nd.zeros(shape) for shape in shapes]
+    lhs_grad, rhs_grad = mx.nd._internal._backward_dot(*inputs, **params)
+    assert lhs_grad.shape == shapes[1] and rhs_grad.shape == shapes[2]
+    assert not lhs_grad.asnumpy().any() and not rhs_grad.asnumpy().any()
 
 
 def test_multibox_target_of_an_empty_batch_is_empty():
