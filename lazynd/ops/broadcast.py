@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
+from .broadcast_like import reduced_like
 from .params import Param, parse_axis, parse_shape
 from .registry import OpDef, dim_is_known, register, unify_shapes
 
@@ -15,7 +16,7 @@ def _broadcast_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux:
 
 
 def _broadcast_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return [F._reduce_to_like(out_grads[0], inputs[0])]
+    return [reduced_like(F, out_grads[0], inputs[0])]
 
 
 def _broadcast_to_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

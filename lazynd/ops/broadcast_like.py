@@ -23,6 +23,20 @@ def _reduce_to_like_forward(kctx: Any, attrs: dict, inputs: list, outputs: list,
     out[...] = xp.reshape(summed, target)
 
 
+def reduced_like(F: Any, grad: Any, like: Any) -> Any:
+    """The gradient rule's ``_reduce_to_like(grad, like)``: ``grad`` summed over the axes ``like`` was
+    broadcast along, or ``grad`` itself where an array ``like`` has its shape already (a bias add's
+    data: no copy of an activation-sized gradient); None stays None.  A symbol's shape is not known
+    when the gradient pass runs its rules: it always gets the operator, which copies where nothing
+    was broadcast."""
+    if grad is None:
+        return None
+    shape = getattr(like, "shape", None)  # an NDArray's (autograd); a Symbol has none
+    if shape is not None and shape == grad.shape:
+        return grad
+    return F._reduce_to_like(grad, like)
+
+
 def _reduce_to_like_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     """The output has ``like``'s shape, which must broadcast to ``data``'s (the sum undoes that)."""
     data, like = in_shapes
@@ -97,7 +111,7 @@ register(
         },
         infer_shape=_broadcast_like_infer,
         infer_type=lambda attrs, t, a: (t, [t[0]], a),
-        gradient=lambda F, attrs, inputs, outputs, og: [F._reduce_to_like(og[0], inputs[0]), None],
+        gradient=lambda F, attrs, inputs, outputs, og: [reduced_like(F, og[0], inputs[0]), None],
         doc="Broadcast ``lhs`` to the shape of ``rhs``, or only its ``lhs_axes`` to the sizes of ``rhs_axes``.",
     )
 )

@@ -10,6 +10,7 @@ import numpy as np
 from ..backend.cuda.elementwise import ElementwiseFamily
 from ..errors import OperatorError, ShapeError
 from . import registry
+from .broadcast_like import reduced_like
 from .opdef import _same_type_infer, refuse_bool_inputs
 from .params import Param, parse_float
 from .partial_shapes import dim_is_known
@@ -297,7 +298,7 @@ def _broadcast_gradient(name: str) -> Callable:
             ga, gb = _grads(name, F, a_full, b_full, out, og)
         else:
             ga, gb = _grads(name, F, a, b, out, og)
-        return [None if ga is None else F._reduce_to_like(ga, a), None if gb is None else F._reduce_to_like(gb, b)]
+        return [reduced_like(F, ga, a), reduced_like(F, gb, b)]
 
     return gradient
 

@@ -130,3 +130,21 @@ def test_broadcast_like_refuses_empty_lhs_axes(rhs_axes):
     # MXNet 1.9.1 refuses it ('Empty axes tuple is not allowed'); lazynd returned lhs unchanged
     with pytest.raises(OperatorError, match=r"broadcast_like: lhs_axes=\(\) is empty"):
         mx.nd.broadcast_like(mx.nd.ones((1, 2)), mx.nd.ones((3, 2)), lhs_axes=(), rhs_axes=rhs_axes)
+
+
+def test_a_bias_adds_gradient_passes_the_data_its_own_without_a_copy():
+    # the data of broadcast_add(x, b) has the output's shape: its gradient is the output's, not a
+    # _reduce_to_like copy of it; the bias's is summed over the rows
+    from lazynd.runtime.capture import PushCapture
+
+    x, b = mx.nd.ones((4, 3)), mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    b.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.broadcast_add(x, b) * 2
+    with PushCapture() as seen:
+        y.backward()
+    reduces = [args[2] for _, _, args, _, _, name in seen.pushes if name == "_reduce_to_like"]
+    assert len(reduces) == 1 and reduces[0][1].shape == (3,)  # the bias's sum alone
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.full((4, 3), 2.0))
+    np.testing.assert_array_equal(b.grad.asnumpy(), np.full(3, 8.0))
