@@ -214,8 +214,8 @@ def _live_steps(steps: list[tuple], step_writes: list[list[int]], n_graph: int) 
     """``steps`` (and their written vars, ``step_writes``) less those whose work reaches no gradient.
 
     A rule written with ``F`` computes the gradient of each input of its node, and a pass keeps
-    those that flow to a variable: ``batch_dot(x, w)``'s rule also computes the gradient of a data
-    ``x`` that takes none (a product as large as the layer's own).  A step is live when it writes an array of the graph (a
+    those that flow to a variable: the rule of ``x * w`` also computes the gradient of a data ``x``
+    that takes none.  A step is live when it writes an array of the graph (a
     gradient buffer) or a buffer of the pass that a later live step reads; a program runs only
     those, as an executor's pass computes only the gradients its ``grad_req`` asks for.  Worked
     out once per program, from the last step back.

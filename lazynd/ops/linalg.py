@@ -195,20 +195,37 @@ def _batch_dot_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[li
     return in_shapes, [(*(x or y for x, y in pairs), a[-2], b[-1])], aux_shapes
 
 
-def _batch_dot_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    a, b = inputs
-    og = out_grads[0]
+# batch_dot's gradient is one backward operator too (MXNet's ``_backward_batch_dot``), as dot's
+_batch_dot_gradient = BackwardOpGradient("_backward_batch_dot", 2)
+
+
+def _batch_dot_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    """C = op(A) op(B): dA = dC op(B)^T (op(B) dC^T where A is transposed), dB = op(A)^T dC (dC^T op(A)
+    where B is), each a batched product straight into the operand's layout."""
+    xp, matmul = kctx.xp, kctx.backend.matmul
+    og, a, b = inputs
     ta, tb = attrs["transpose_a"], attrs["transpose_b"]
-    # C = op(A) op(B): d op(A) = dC op(B)^T, d op(B) = op(A)^T dC
-    if not ta:
-        ga = F.batch_dot(og, b, transpose_a=False, transpose_b=not tb)
-    else:
-        ga = F.batch_dot(b, og, transpose_a=tb, transpose_b=True)
-    if not tb:
-        gb = F.batch_dot(a, og, transpose_a=not ta, transpose_b=False)
-    else:
-        gb = F.batch_dot(og, a, transpose_a=True, transpose_b=ta)
-    return [ga, gb]
+    op_a = xp.swapaxes(a, -1, -2) if ta else a
+    op_b = xp.swapaxes(b, -1, -2) if tb else b
+    if outputs[0] is not None:
+        if ta:
+            matmul(op_b, xp.swapaxes(og, -1, -2), outputs[0])
+        else:
+            matmul(og, xp.swapaxes(op_b, -1, -2), outputs[0])
+    if outputs[1] is not None:
+        if tb:
+            matmul(xp.swapaxes(og, -1, -2), op_a, outputs[1])
+        else:
+            matmul(xp.swapaxes(op_a, -1, -2), og, outputs[1])
+
+
+def _batch_dot_backward_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    """The gradients have the operands' shapes; ``out_grad`` must have the shape of their product."""
+    out_grad, lhs, rhs = in_shapes
+    if out_grad is not None and lhs is not None and rhs is not None:
+        product = _batch_dot_infer(attrs, [lhs, rhs], [])[1][0]
+        merge_shape("_backward_batch_dot", "out_grad", out_grad, product, complete=True)
+    return in_shapes, [lhs, rhs], aux_shapes
 
 
 def _batch_dot_macs(attrs: dict, in_shapes: list, out_shapes: list) -> int:
@@ -228,5 +245,17 @@ register(
         gradient=_batch_dot_gradient,
         macs=_batch_dot_macs,
         doc="Batched matrix product of two N-D arrays (N >= 3) over their last two axes.",
+    )
+)
+register(
+    OpDef(
+        "_backward_batch_dot",
+        _batch_dot_backward,
+        inputs=("out_grad", "lhs", "rhs"),
+        outputs=("lhs_grad", "rhs_grad"),
+        params=dict(_PRODUCT_PARAMS),
+        infer_shape=_batch_dot_backward_infer,
+        optional_outputs=True,
+        doc="Gradients of ``batch_dot`` with respect to lhs and rhs (either left out where not needed).",
     )
 )

@@ -98,19 +98,21 @@ def test_dots_gradients_are_the_products_transposed_in_each_operands_layout(ta, 
     np.testing.assert_allclose(y.grad.asnumpy(), (db.T if tb and b.ndim == 2 else db).reshape(b.shape), rtol=1e-5)
 
 
-def test_dots_gradient_leaves_out_an_operand_that_takes_none():
-    # a data batch takes no gradient: its product (as large as the layer's own) is not computed
+@pytest.mark.parametrize(("name", "lhs", "rhs"), [("dot", (4, 3), (3, 2)), ("batch_dot", (2, 4, 3), (2, 3, 2))])
+def test_a_products_gradient_leaves_out_an_operand_that_takes_none(name, lhs, rhs):
+    # a data batch takes no gradient: its product (as large as the layer's own) is not computed, and
+    # the weight's is written into its gradient buffer
     from lazynd.runtime.capture import PushCapture
 
-    x, w = mx.nd.ones((4, 3)), mx.nd.ones((3, 2))
+    x, w = mx.nd.ones(lhs), mx.nd.ones(rhs)
     w.attach_grad()
     with mx.autograd.record():
-        y = mx.nd.dot(x, w)
+        y = getattr(mx.nd, name)(x, w)
     with PushCapture() as seen:
         y.backward()
-    (outs,) = [args[3] for _, _, args, _, _, name in seen.pushes if name == "_backward_dot"]
+    (outs,) = [args[3] for _, _, args, _, _, op in seen.pushes if op == f"_backward_{name}"]
     assert outs[0] is None and outs[1] is w.grad.data_array
-    np.testing.assert_array_equal(w.grad.asnumpy(), np.full((3, 2), 4.0))
+    np.testing.assert_array_equal(w.grad.asnumpy(), np.full(rhs, 4.0))
 
 
 @pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True), (True, True)])
