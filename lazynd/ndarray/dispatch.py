@@ -99,39 +99,33 @@ def invoke(
         )
         return o
     if out is not None and plan.access.plain and plan.n_in == n:
-        outs = _whole_planned_outputs(plan, out)
-        if outs is not None:
+        planned = _planned_outputs(plan, out)
+        if planned is not None:
             # the commonest calls with ``out=`` (``sgd_update(w, g, lr=lr, out=w)``, ``x += y``,
             # ``multi_sgd_update(..., out=weights)``): every output given, whole and of its planned
             # shape, dtype and device, nothing else written; what call_parts would give for them,
             # without its general lists and checks
-            if len(outs) == 1:
-                o = outs[0]
-                out_datas, writes = [o._data], [o._var]
-            else:
-                out_datas, writes = list(map(_data_of, outs)), list(map(_var_of, outs))
+            out_datas, writes = planned
             push(ctx, plan.fn, (plan.kctx, plan.attrs, datas, out_datas, _NO_AUX), reads, writes, op.name, plan.work)
             return out
     return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
 
 
-def _whole_planned_outputs(plan: CallPlan, out: Any) -> Sequence[Any] | None:
-    """``out`` as the list of a call's outputs when it names every one of them, each an NDArray
-    of the planned signature that is no part of another array's storage; else None (the
-    general path of :func:`call_parts` checks it, or refuses it with a clear error)."""
+def _planned_outputs(plan: CallPlan, out: Any) -> tuple[list[Any], list[Var]] | None:
+    """The buffers and vars of ``out`` when it gives every output of the call, each an NDArray of
+    the planned signature that is no part of another array's storage; else None (the general
+    path of :func:`call_parts` checks it, or refuses it with a clear error)."""
     signatures = plan.out_signatures
     if out.__class__ is NDArray:
-        outs: Sequence[Any] = (out,)
-    elif out.__class__ is list or out.__class__ is tuple:
-        outs = out
-    else:
+        if len(signatures) == 1 and out._sig is signatures[0] and not out._partial:
+            return [out._data], [out._var]
         return None
-    if len(outs) != len(signatures):
+    if (out.__class__ is not list and out.__class__ is not tuple) or len(out) != len(signatures):
         return None
-    for o, sig in zip(outs, signatures):  # noqa: B905 - the lengths are equal
+    for o, sig in zip(out, signatures):  # noqa: B905 - the lengths are equal
         if o.__class__ is not NDArray or o._sig is not sig or o._partial:
             return None
-    return outs
+    return list(map(_data_of, out)), list(map(_var_of, out))
 
 
 def visible_outputs(plan: CallPlan, outputs: list[Any], out: Any) -> Any:
