@@ -296,13 +296,10 @@ class PassRunner:
             if copies:
                 reads, writes, targets, copy_work = copies_access(self, is_train, [dst for _, dst in copies])
                 reads = reads + [src.var for src, _ in copies]
-                prefix = [
-                    (copy_kernel, None, None, [src.data_array for src, _ in copies], targets, [], ARGUMENT_COPIES)
-                ]
+                sources = [src.data_array for src, _ in copies]
+                prefix = [(copy_kernel, None, None, sources, targets, [], ARGUMENT_COPIES)]
         key = "forward_train" if is_train else "forward"
-        self._push(
-            self._steps[is_train], reads, writes, "executor_forward", key=key, prefix=prefix, prefix_work=copy_work
-        )
+        self._push(self._steps[is_train], reads, writes, "executor_forward", None, key, prefix, copy_work)
         return self.outputs
 
     def _copy_arguments(self, kwargs: dict[str, Any]) -> list[tuple[Any, Any]]:
