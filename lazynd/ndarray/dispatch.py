@@ -10,6 +10,7 @@ made in :mod:`.functions`; Python's operators (``a + b``) come here through :mod
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,9 @@ NDArray: Any = None  # bound by ndarray.py (circular import)
 recorder: Any = None
 _new_object = object.__new__
 _NO_AUX: list[Any] = []  # the aux list of a call without auxiliary states (never written)
+# an array's buffer and var from NDArray's slots, for C loops over a call's many arrays
+_data_of = attrgetter("_data")
+_var_of = attrgetter("_var")
 # the positional arguments of lazynd.runtime.push: context, kernel, its arguments, reads, writes, name, work
 PushArgs = tuple[Context, Callable[..., Any], tuple, list[Var], list[Var], str, int | None]
 
@@ -64,7 +68,7 @@ def invoke(
         plan = plan_for(op, inputs, kwargs, is_train)
     ctx = plan.ctx
     # the inputs' buffers and vars (written out for one and two inputs, the common calls: at a
-    # few microseconds a call, a list comprehension's function call shows)
+    # few microseconds a call, a list comprehension's function call shows; C loops for more)
     n = len(inputs)
     if n == 2:
         x, y = inputs
@@ -73,10 +77,7 @@ def invoke(
         x = inputs[0]
         datas, reads = [x._data], [x._var]
     else:
-        datas, reads = [], []
-        for x in inputs:
-            datas.append(x._data)
-            reads.append(x._var)
+        datas, reads = list(map(_data_of, inputs)), list(map(_var_of, inputs))
     alloc = plan.fresh_alloc
     if alloc is not None and out is None:
         # the commonest call (``a + b``, ``g * lr``): one fresh output, nothing written but it;
@@ -97,20 +98,34 @@ def invoke(
             fresh=True,
         )
         return o
-    if (
-        out.__class__ is NDArray
-        and len(plan.out_signatures) == 1
-        and out._sig is plan.out_signatures[0]
-        and plan.n_in == n
-        and plan.access.plain
-        and not out._partial
-    ):
-        # the commonest call with ``out=`` (``sgd_update(w, g, lr=lr, out=w)``, ``x += y``): one output,
-        # the out array whole and of the planned shape, dtype and device, nothing else written; what
-        # call_parts would give for it, without its general lists and checks
-        push(ctx, plan.fn, (plan.kctx, plan.attrs, datas, [out._data], _NO_AUX), reads, [out._var], op.name, plan.work)
-        return out
+    if out is not None and plan.access.plain and plan.n_in == n:
+        planned = _planned_outputs(plan, out)
+        if planned is not None:
+            # the commonest calls with ``out=`` (``sgd_update(w, g, lr=lr, out=w)``, ``x += y``,
+            # ``multi_sgd_update(..., out=weights)``): every output given, whole and of its planned
+            # shape, dtype and device, nothing else written; what call_parts would give for them,
+            # without its general lists and checks
+            out_datas, writes = planned
+            push(ctx, plan.fn, (plan.kctx, plan.attrs, datas, out_datas, _NO_AUX), reads, writes, op.name, plan.work)
+            return out
     return visible_outputs(plan, run_plan(plan, datas, reads, out), out)
+
+
+def _planned_outputs(plan: CallPlan, out: Any) -> tuple[list[Any], list[Var]] | None:
+    """The buffers and vars of ``out`` when it gives every output of the call, each an NDArray of
+    the planned signature that is no part of another array's storage; else None (the general
+    path of :func:`call_parts` checks it, or refuses it with a clear error)."""
+    signatures = plan.out_signatures
+    if out.__class__ is NDArray:
+        if len(signatures) == 1 and out._sig is signatures[0] and not out._partial:
+            return [out._data], [out._var]
+        return None
+    if (out.__class__ is not list and out.__class__ is not tuple) or len(out) != len(signatures):
+        return None
+    for o, sig in zip(out, signatures):  # noqa: B905 - the lengths are equal
+        if o.__class__ is not NDArray or o._sig is not sig or o._partial:
+            return None
+    return list(map(_data_of, out)), list(map(_var_of, out))
 
 
 def visible_outputs(plan: CallPlan, outputs: list[Any], out: Any) -> Any:

@@ -76,3 +76,27 @@ def pass_vars(executor: Any) -> None:
     }
     grads = [g.var for g in executor.grad_arrays if g is not None]
     executor._backward_vars = (args + aux + outputs, grads + internal_writes + extra(executor._backward_order, True))
+    executor._copies_access = {}  # see copies_access: worked out again from these vars
+
+
+def copies_access(executor: Any, is_train: bool, targets: list[Any]) -> tuple[list[Var], list[Var], list[Any], int]:
+    """What a forward pass that first copies into the arguments ``targets`` reads besides the
+    copies' sources, what it writes, the targets' buffers, and the elements the copies touch
+    (sources of the targets' shapes: checked at the call); worked out once per training flag
+    and set of targets, as :func:`pass_vars` works out the pass's own.
+
+    An argument the pass copies in first is written, not read: it does not inherit the error of
+    an earlier pass that failed (as a copy pushed before the pass would clear it).
+    """
+    key = (is_train, *map(id, targets))  # arguments of the executor, which holds them
+    found = executor._copies_access.get(key)
+    if found is None:
+        reads, writes = executor._forward_vars[is_train]
+        copied = {id(t.var) for t in targets}
+        found = executor._copies_access[key] = (
+            [v for v in reads if id(v) not in copied],
+            writes + [t.var for t in targets],
+            [t.data_array for t in targets],
+            2 * sum(int(t.size) for t in targets),
+        )
+    return found

@@ -55,6 +55,7 @@ from lazynd.engine.var import Var
 from lazynd.errors import LazyNDError, ShapeError
 from lazynd.runtime import elements_touched, push
 
+from .access import copies_access
 from .bulking import bulk_enabled, graphs_enabled
 from .monitoring import run_monitored
 from .steps import ARGUMENT_COPIES, HEAD_GRAD_COPIES, copy_kernel, operation_name, step_failure
@@ -98,6 +99,7 @@ class PassRunner:
     _steps: dict[bool, list[tuple]]
     _backward_steps: list[tuple]
     _forward_vars: dict[bool, tuple[list[Var], list[Var]]]
+    _copies_access: dict[tuple, tuple[list[Var], list[Var], list[Any], int]]  # see access.copies_access
     _backward_vars: tuple[list[Var], list[Var]]
     _head_grads: list[tuple[int, int]]
     _grad_entry: dict[int, int]
@@ -236,13 +238,15 @@ class PassRunner:
         tail: Callable[[], None] | None = None,
         key: str | None = None,
         prefix: list[tuple] | None = None,
+        prefix_work: int | None = None,
     ) -> None:
-        """Push a pass: the copy steps ``prefix`` (which change from call to call), then the
-        executor's own ``steps`` (the pass ``key``, the same at every call), then ``tail``."""
+        """Push a pass: the copy steps ``prefix`` (which change from call to call; ``prefix_work``:
+        the elements they touch, if known), then the executor's own ``steps`` (the pass ``key``, the
+        same at every call), then ``tail``."""
         if self._bulk_now():
             work = self._pass_work(key, steps)
             if prefix:
-                work += sum(_step_work(step) for step in prefix)
+                work += sum(_step_work(step) for step in prefix) if prefix_work is None else prefix_work
             push(self._ctx, self._run_bulk, (steps, tail, key, prefix), reads, writes, operation_name(None, name), work)
             return
         if prefix:
@@ -286,18 +290,16 @@ class PassRunner:
         self._forward_ran = True
         reads, writes = self._forward_vars[is_train]
         prefix: list[tuple] | None = None
+        copy_work = None
         if kwargs:
             copies = self._copy_arguments(kwargs)
             if copies:
-                # an argument the pass copies in first is written, not read: it does not inherit the
-                # error of an earlier pass that failed (as a copy pushed before the pass would clear it)
-                copied = {id(dst.var) for _, dst in copies}
-                reads = [v for v in reads if id(v) not in copied] + [src.var for src, _ in copies]
-                writes = writes + [dst.var for _, dst in copies]
-                sources, targets = [src.data_array for src, _ in copies], [dst.data_array for _, dst in copies]
+                reads, writes, targets, copy_work = copies_access(self, is_train, [dst for _, dst in copies])
+                reads = reads + [src.var for src, _ in copies]
+                sources = [src.data_array for src, _ in copies]
                 prefix = [(copy_kernel, None, None, sources, targets, [], ARGUMENT_COPIES)]
         key = "forward_train" if is_train else "forward"
-        self._push(self._steps[is_train], reads, writes, "executor_forward", key=key, prefix=prefix)
+        self._push(self._steps[is_train], reads, writes, "executor_forward", None, key, prefix, copy_work)
         return self.outputs
 
     def _copy_arguments(self, kwargs: dict[str, Any]) -> list[tuple[Any, Any]]:

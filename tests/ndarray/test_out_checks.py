@@ -87,3 +87,55 @@ def test_out_a_row_of_an_array_writes_that_row_alone():
     result = mx.nd.elemwise_add(mx.nd.ones((3,)), mx.nd.ones((3,)), out=z[1])
     np.testing.assert_array_equal(result.asnumpy(), [2.0, 2.0, 2.0])
     np.testing.assert_array_equal(z.asnumpy(), [[0.0, 0.0, 0.0], [2.0, 2.0, 2.0]])
+
+
+def _weights_and_gradients(count: int) -> tuple[list, list]:
+    weights = [mx.nd.ones((2, 3)) for _ in range(count)]
+    grads = [mx.nd.full((2, 3), k + 1.0) for k in range(count)]
+    return weights, grads
+
+
+def _interleaved(weights: list, grads: list) -> list:
+    return [a for pair in zip(weights, grads, strict=True) for a in pair]
+
+
+@pytest.mark.parametrize("as_tuple", [False, True])
+def test_a_multi_parameter_update_into_its_weights_is_pushed_at_once(monkeypatch, as_tuple):
+    # every output given, whole and of its planned signature: pushed from invoke, as one output is,
+    # without the general path's lists and checks (dispatch.call_parts)
+    from lazynd.ndarray import dispatch
+
+    weights, grads = _weights_and_gradients(3)
+    out = tuple(weights) if as_tuple else weights
+    kwargs = {"lrs": (0.5, 0.25, 0.125), "wds": (0.0, 0.0, 0.0), "num_weights": 3}
+    mx.nd.multi_sgd_update(*_interleaved(weights, grads), out=out, **kwargs)  # planned, signatures known
+
+    def general_path(*args, **kwargs):
+        raise AssertionError("the general path ran")
+
+    monkeypatch.setattr(dispatch, "call_parts", general_path)
+    for _ in range(2):
+        assert mx.nd.multi_sgd_update(*_interleaved(weights, grads), out=out, **kwargs) is out
+    for k, (w, lr) in enumerate(zip(weights, kwargs["lrs"], strict=True)):
+        np.testing.assert_array_equal(w.asnumpy(), np.full((2, 3), 1.0 - 3 * lr * (k + 1), np.float32))
+
+
+def test_a_multi_parameter_update_into_a_row_of_an_array_writes_that_row_alone():
+    # one out array is part of another's storage: the general path, which keeps the rest of it
+    weights, grads = _weights_and_gradients(2)
+    big = mx.nd.zeros((2, 2, 3))
+    out = [weights[0], big[1]]
+    mx.nd.multi_sgd_update(*_interleaved(weights, grads), out=out, lrs=(0.5, 0.5), wds=(0.0, 0.0), num_weights=2)
+    np.testing.assert_array_equal(weights[0].asnumpy(), np.full((2, 3), 0.5, np.float32))
+    np.testing.assert_array_equal(big.asnumpy()[0], np.zeros((2, 3), np.float32))
+    np.testing.assert_array_equal(big.asnumpy()[1], np.zeros((2, 3), np.float32))  # 1 - 0.5 * 2
+
+
+def test_a_multi_parameter_update_with_an_out_array_of_another_dtype_is_refused_after_matching_calls():
+    weights, grads = _weights_and_gradients(2)
+    kwargs = {"lrs": (0.5, 0.5), "wds": (0.0, 0.0), "num_weights": 2}
+    mx.nd.multi_sgd_update(*_interleaved(weights, grads), out=weights, **kwargs)
+    wrong = [weights[0], mx.nd.ones((2, 3), dtype="float16")]
+    with pytest.raises(mx.LazyNDError, match=r"multi_sgd_update: out\[1\] has dtype float16, expected float32"):
+        mx.nd.multi_sgd_update(*_interleaved(weights, grads), out=wrong, **kwargs)
+    np.testing.assert_array_equal(weights[0].asnumpy(), np.full((2, 3), 0.5, np.float32))  # not written again

@@ -120,3 +120,33 @@ def test_an_argument_given_to_forward_does_not_inherit_a_failed_pass(engine_name
         ex.outputs[0].asnumpy()
     ex.forward(data=mx.nd.array([1.0, 2.0]))
     np.testing.assert_array_equal(ex.outputs[0].asnumpy(), [2.0, 4.0])
+
+
+def test_a_bulked_forward_reads_each_call_s_sources_and_writes_the_arguments_it_copies(monkeypatch):
+    # what the copies add to the pass's vars is worked out once per set of arguments given; the
+    # sources' vars are each call's own
+    ex = bind_net(mlp(), MLP_SHAPES, True, monkeypatch)
+    pushed = []
+
+    def note(ctx, fn, args, reads, writes, name, work=None, **kwargs):  # records, then pushes
+        pushed.append((list(reads), list(writes)))
+        push(ctx, fn, args, reads, writes, name, work, **kwargs)
+
+    from lazynd_sym.executor import run
+
+    push = run.push
+    monkeypatch.setattr(run, "push", note)
+    data_arg, label_arg = ex.arg_dict["data"], ex.arg_dict["softmax_label"]
+    for _ in range(2):
+        data, label = mx.nd.ones(MLP_SHAPES["data"]), mx.nd.zeros(MLP_SHAPES["softmax_label"])
+        ex.forward(is_train=True, data=data, softmax_label=label)
+        reads, writes = pushed.pop()
+        assert data.var in reads and label.var in reads
+        assert data_arg.var in writes and label_arg.var in writes
+        assert data_arg.var not in reads and label_arg.var not in reads
+        ex.forward(is_train=True, data=data)  # another set: the label argument is read, not written
+        reads, writes = pushed.pop()
+        assert data.var in reads and label_arg.var in reads and data_arg.var not in reads
+        assert data_arg.var in writes and label_arg.var not in writes
+    assert len(ex._copies_access) == 2  # one entry per set of arguments, not per call
+    np.testing.assert_array_equal(data_arg.asnumpy(), data.asnumpy())
