@@ -24,7 +24,7 @@ from .conv import (
 from .conv_columns import Geometry, col2im, im2col, zero_gradients_of_an_empty_batch
 from .params import Param, parse_shape
 from .products import product
-from .registry import OpDef, merge_shape, register
+from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
 
 # -- Deconvolution (the transpose of Convolution) ------------------------------------------------
@@ -140,10 +140,6 @@ def _deconv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
         outputs[2][...] = dy.sum(axis=(0, *range(2, dy.ndim)))
 
 
-def _deconv_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
-    return list(F._backward_Deconvolution(out_grads[0], inputs[0], inputs[1], **attrs))
-
-
 register(
     OpDef(
         "Deconvolution",
@@ -154,7 +150,9 @@ register(
         positional_inputs=("data", "weight", "bias"),  # MXNet lists bias before the parameters, whatever no_bias
         params=_deconv_params(),
         infer_shape=_deconv_infer,
-        gradient=_deconv_gradient,
+        # one backward operator: autograd leaves out the gradient of a data that takes none (a
+        # generator's noise) and writes the weight's into its gradient buffer
+        gradient=BackwardOpGradient("_backward_Deconvolution", 2),
         doc="Transposed convolution (the gradient of Convolution with respect to its data).",
     )
 )

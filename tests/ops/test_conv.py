@@ -132,3 +132,20 @@ def test_deconvolution_gradient_matches_central_differences():
     x, w, b = rng.standard_normal((1, 2, 3, 2)), rng.standard_normal((2, 2, 2, 3)), rng.standard_normal(4)
     params = dict(kernel=(2, 3), stride=(2, 1), pad=(1, 0), adj=(1, 0), num_filter=4, num_group=2, no_bias=False)
     numeric_gradient_check("Deconvolution", [x, w, b], params)
+
+
+def test_a_deconvolutions_gradient_leaves_out_a_data_that_takes_none():
+    # a generator's noise takes no gradient: its col2im-sized product is not computed, and the
+    # weight's gradient is written into its buffer
+    from lazynd.runtime.capture import PushCapture
+
+    z, w = lazynd.nd.ones((2, 3, 4, 4)), lazynd.nd.ones((3, 2, 3, 3))
+    w.attach_grad()
+    with lazynd.autograd.record():
+        y = lazynd.nd.Deconvolution(z, w, kernel=(3, 3), num_filter=2, no_bias=True)
+    with PushCapture() as seen:
+        y.backward()
+    (outs,) = [args[3] for _, _, args, _, _, op in seen.pushes if op == "_backward_Deconvolution"]
+    assert outs[0] is None and outs[1] is w.grad.data_array
+    # every output position sums the input over the windows reaching it: each weight sees 2 * 16 ones
+    np.testing.assert_array_equal(w.grad.asnumpy(), np.full((3, 2, 3, 3), 32.0))
