@@ -22,6 +22,32 @@ _PRODUCT_PARAMS = {
 }
 
 
+def _register_product_backward(product: str, kernel: Any, product_infer: Any) -> None:
+    """Register ``_backward_<product>`` (MXNet's name): the gradients of both operands from the
+    product's, either left out where nothing needs it (``optional_outputs``), ``kernel`` computing
+    them; ``out_grad`` must have the shape ``product_infer`` gives the operands' product."""
+    name = f"_backward_{product}"
+
+    def infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+        out_grad, lhs, rhs = in_shapes
+        if out_grad is not None and lhs is not None and rhs is not None:
+            merge_shape(name, "out_grad", out_grad, product_infer(attrs, [lhs, rhs], [])[1][0], complete=True)
+        return in_shapes, [lhs, rhs], aux_shapes
+
+    register(
+        OpDef(
+            name,
+            kernel,
+            inputs=("out_grad", "lhs", "rhs"),
+            outputs=("lhs_grad", "rhs_grad"),
+            params=dict(_PRODUCT_PARAMS),
+            infer_shape=infer,
+            optional_outputs=True,
+            doc=f"Gradients of ``{product}`` with respect to lhs and rhs (either left out where not needed).",
+        )
+    )
+
+
 def _as_matrix(x: Any, transpose: bool, lhs: bool) -> Any:
     """MXNet's dot: lhs is (prod(shape[:-1]), shape[-1]); rhs is (shape[0], prod(shape[1:])).
 
@@ -143,27 +169,7 @@ def _dot_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
         _operand_grad_into(kctx, attrs, "rhs", og, lhs, rhs, outputs[1])
 
 
-def _dot_backward_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    """The gradients have the operands' shapes; ``out_grad`` must have the shape of their product."""
-    out_grad, lhs, rhs = in_shapes
-    if out_grad is not None and lhs is not None and rhs is not None:
-        product = _dot_infer(attrs, [lhs, rhs], [])[1][0]
-        merge_shape("_backward_dot", "out_grad", out_grad, product, complete=True)
-    return in_shapes, [lhs, rhs], aux_shapes
-
-
-register(
-    OpDef(
-        "_backward_dot",
-        _dot_backward,
-        inputs=("out_grad", "lhs", "rhs"),
-        outputs=("lhs_grad", "rhs_grad"),
-        params=dict(_PRODUCT_PARAMS),
-        infer_shape=_dot_backward_infer,
-        optional_outputs=True,
-        doc="Gradients of ``dot`` with respect to lhs and rhs (either left out where not needed).",
-    )
-)
+_register_product_backward("dot", _dot_backward, _dot_infer)
 
 
 # -- batch_dot -----------------------------------------------------------------------------------
@@ -219,15 +225,6 @@ def _batch_dot_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux
             matmul(xp.swapaxes(op_a, -1, -2), og, outputs[1])
 
 
-def _batch_dot_backward_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
-    """The gradients have the operands' shapes; ``out_grad`` must have the shape of their product."""
-    out_grad, lhs, rhs = in_shapes
-    if out_grad is not None and lhs is not None and rhs is not None:
-        product = _batch_dot_infer(attrs, [lhs, rhs], [])[1][0]
-        merge_shape("_backward_batch_dot", "out_grad", out_grad, product, complete=True)
-    return in_shapes, [lhs, rhs], aux_shapes
-
-
 def _batch_dot_macs(attrs: dict, in_shapes: list, out_shapes: list) -> int:
     """``batch_dot``'s multiply-adds: each output element sums over lhs's last axis (its second
     last when transposed)."""
@@ -247,15 +244,4 @@ register(
         doc="Batched matrix product of two N-D arrays (N >= 3) over their last two axes.",
     )
 )
-register(
-    OpDef(
-        "_backward_batch_dot",
-        _batch_dot_backward,
-        inputs=("out_grad", "lhs", "rhs"),
-        outputs=("lhs_grad", "rhs_grad"),
-        params=dict(_PRODUCT_PARAMS),
-        infer_shape=_batch_dot_backward_infer,
-        optional_outputs=True,
-        doc="Gradients of ``batch_dot`` with respect to lhs and rhs (either left out where not needed).",
-    )
-)
+_register_product_backward("batch_dot", _batch_dot_backward, _batch_dot_infer)
