@@ -249,10 +249,16 @@ def _embed_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
 
 
 def _embed_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    # the indices' gradient is zero (they are not differentiable); the weight's sums each row's
+    # gradients; either is left out (None) where nothing needs it
     xp = kctx.xp
     dy, data = inputs
+    data_grad, grad = outputs
+    if data_grad is not None:
+        data_grad[...] = 0
+    if grad is None:
+        return
     idx = _indices(xp, data, attrs["input_dim"]).reshape(-1)
-    grad = outputs[0]
     grad[...] = 0
     rows = dy.reshape(idx.size, attrs["output_dim"])
     kctx.backend.scatter_add(grad, idx, rows)
@@ -266,7 +272,9 @@ register(
         params=dict(EMBED_PARAMS),
         infer_shape=_embed_infer,
         infer_type=lambda attrs, t, a: ([t[0], t[1] or attrs["dtype"]], [t[1] or attrs["dtype"]], a),
-        gradient=lambda F, attrs, i, o, og: [None, F._backward_Embedding(og[0], i[0], **attrs)],
+        # one backward operator: autograd writes the weight's gradient into its buffer (a vocabulary-sized
+        # array: a copy of it cost as much as the scatter) and leaves out the indices'
+        gradient=BackwardOpGradient("_backward_Embedding", 1),
         doc="Look up rows of ``weight`` (input_dim, output_dim) for the integer indices in ``data``.",
     )
 )
@@ -275,9 +283,11 @@ register(
         "_backward_Embedding",
         _embed_backward,
         inputs=("out_grad", "data"),
+        outputs=("data_grad", "weight_grad"),
         params=dict(EMBED_PARAMS),
-        infer_shape=lambda attrs, s, a: (s, [(attrs["input_dim"], attrs["output_dim"])], a),
-        infer_type=lambda attrs, t, a: (t, [t[0]], a),
-        doc="Gradient of Embedding with respect to its weight (rows summed per index).",
+        infer_shape=lambda attrs, s, a: (s, [s[1], (attrs["input_dim"], attrs["output_dim"])], a),
+        infer_type=lambda attrs, t, a: (t, [t[1], t[0]], a),
+        optional_outputs=True,
+        doc="Gradients of Embedding: zeros for its indices, and its weight's (rows summed per index).",
     )
 )
