@@ -34,24 +34,42 @@ def _row_indices(xp: Any, index: Any, n: int, mode: str) -> Any:
     return idx % n if mode == "wrap" else xp.clip(idx, 0, n - 1)
 
 
+def _flat_positions(xp: Any, index: Any, n: int, mode: str) -> Any:
+    """Where each row's pick lies in a contiguous ``(rows, n)`` array read flat: ``row * n + index``."""
+    idx = _row_indices(xp, index, n, mode)
+    idx += xp.arange(0, idx.size * n, n, dtype=idx.dtype)
+    return idx
+
+
 def _pick_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     data, index = inputs
     axis = normalize_axis("pick", attrs["axis"], data.ndim)
+    out = outputs[0]
+    if axis == data.ndim - 1 and data.flags.c_contiguous and out.flags.c_contiguous:
+        # a loss's pick along the classes of a (batch, classes) array: one gather from the flat data
+        xp.take(data.reshape(-1), _flat_positions(xp, index, data.shape[axis], attrs["mode"]), out=out.reshape(-1))
+        return
     rows = _rows_view(xp, data, axis)
     idx = _row_indices(xp, index, rows.shape[1], attrs["mode"])
-    outputs[0][...] = rows[xp.arange(rows.shape[0]), idx].reshape(outputs[0].shape)
+    out[...] = rows[xp.arange(rows.shape[0]), idx].reshape(out.shape)
 
 
 def _pick_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     out_grad, index, like = inputs
     axis = normalize_axis("pick", attrs["axis"], like.ndim)
+    out = outputs[0]
+    if axis == like.ndim - 1 and out.flags.c_contiguous:
+        # each row picked once: the gradient goes straight into the zeroed output, read flat
+        out.fill(0)
+        out.reshape(-1)[_flat_positions(xp, index, like.shape[axis], attrs["mode"])] = out_grad.reshape(-1)
+        return
     moved = xp.moveaxis(like, axis, -1).shape
-    grad = xp.zeros((out_grad.size, like.shape[axis]), dtype=outputs[0].dtype)
+    grad = xp.zeros((out_grad.size, like.shape[axis]), dtype=out.dtype)
     idx = _row_indices(xp, index, grad.shape[1], attrs["mode"])
     grad[xp.arange(grad.shape[0]), idx] = out_grad.reshape(-1)
-    outputs[0][...] = xp.moveaxis(grad.reshape(moved), -1, axis)
+    out[...] = xp.moveaxis(grad.reshape(moved), -1, axis)
 
 
 def _picked_shape(op: str, attrs: dict, data: tuple, keepdims: bool) -> tuple:

@@ -51,6 +51,19 @@ def test_pick_gradient(ctx):
     check_gradient("pick", [data, np.array([[0.0, 2.0, 1.0, 1.0]])], {"axis": 0, "keepdims": True}, ctx=ctx, wrt=[0])
 
 
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+def test_pick_gradient_goes_to_the_clipped_or_wrapped_position(mode, ctx):
+    data, index = mx.nd.zeros((3, 4), ctx=ctx), mx.nd.array([-1, 5, 1], ctx=ctx)
+    data.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.pick(data, index, axis=-1, mode=mode)
+    y.backward(mx.nd.array([1.0, 2.0, 3.0], ctx=ctx))
+    expected = np.zeros((3, 4), np.float32)
+    columns = [3, 1, 1] if mode == "wrap" else [0, 3, 1]  # MXNet 1.9.1's positions (see above)
+    expected[[0, 1, 2], columns] = [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(data.grad.asnumpy(), expected)
+
+
 def test_pick_infers_index_shape_and_rejects_a_wrong_one():
     x = sym.pick(sym.Variable("data"), sym.Variable("index"), axis=1)
     args, outs, _ = x.infer_shape(data=(2, 5, 3))
