@@ -267,10 +267,7 @@ def numpy_copy(arr: Any, dtype: Any = None, copy: Any = None) -> np.ndarray:
     if dtype is not None:
         try:
             dtype = np.dtype(dtype)
-        except (
-            TypeError,
-            ValueError,
-        ):  # NumPy: "data type 'abc' not understood", "Cannot interpret 1.5 as a data type"
+        except (TypeError, ValueError):  # NumPy: "data type 'abc' not understood", "Cannot interpret 1.5 as..."
             raise ArgumentTypeError(f"NDArray.__array__: dtype must be a NumPy dtype, got {dtype!r}") from None
     out = arr.asnumpy()
     return out.astype(dtype, copy=False) if dtype is not None else out
