@@ -80,8 +80,7 @@ PYEOF
 } >"$OUT_DIR/env.log" 2>&1
 say "environment: $(grep -m1 '^gpu(0)' "$OUT_DIR/env.log" || echo 'no gpu(0) visible: see env.log')"
 
-PYTEST_CACHE="$(mktemp -d)"  # the failures' list for the rerun; outside OUT_DIR, which holds logs only
-PYTEST_ARGS=(-q -m gpu -o "cache_dir=$PYTEST_CACHE" -rfEs)
+PYTEST_ARGS=(-q -m gpu -rfEs)
 "$PY" -c "import pytest_timeout" 2>/dev/null && PYTEST_ARGS+=(--timeout 180)
 # With pytest-xdist the tests share the GPU across workers (the host, not the GPU, bounds most of
 # them); whatever fails there runs again alone, so a failure of one test is told from a clash.
@@ -96,7 +95,9 @@ KERNELS_BEGIN=$SECONDS
 run_step "gpu-marked tests" 300 tests.log "$PY" -m pytest "${PYTEST_ARGS[@]}" "${WORKERS[@]}"
 grep -E '^(FAILED|ERROR)|^SKIPPED|passed|failed' "$OUT_DIR/tests.log" | tail -n 30 | sed 's/^/    /' | tee -a "$SUMMARY"
 if [ ${#WORKERS[@]} -gt 0 ] && grep -qE '^(FAILED|ERROR)' "$OUT_DIR/tests.log"; then
-  run_step "failed tests again, alone" 120 tests-again.log "$PY" -m pytest "${PYTEST_ARGS[@]}" --last-failed
+  # pytest's cache is off in pyproject's addopts, so the node ids come from the log
+  mapfile -t FAILED_IDS < <(grep -E '^(FAILED|ERROR) ' "$OUT_DIR/tests.log" | awk '{print $2}' | sort -u | head -n 200)
+  run_step "failed tests again, alone" 120 tests-again.log "$PY" -m pytest "${PYTEST_ARGS[@]}" "${FAILED_IDS[@]}"
   grep -E '^(FAILED|ERROR)|passed|failed' "$OUT_DIR/tests-again.log" | tail -n 20 | sed 's/^/    /' | tee -a "$SUMMARY"
 fi
 # executors replay their passes as CUDA graphs by default: the suite once more with every pass eager
