@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ctypes
+import weakref
 from typing import Any
 
 import numpy as np
@@ -47,10 +48,15 @@ class _DLPackCapsule:
                 "take a new one with to_dlpack_for_read() or to_dlpack_for_write()"
             )
         self._capsule = capsule
+        self.address = self.managed_address(capsule)
         # DLManagedTensor starts with DLTensor {void *data; DLDevice {int32 device_type, device_id}; ...}
-        address = self._get_pointer(capsule, self._NAME) + ctypes.sizeof(ctypes.c_void_p)
-        device = (ctypes.c_int32 * 2).from_address(address)
+        device = (ctypes.c_int32 * 2).from_address(self.address + ctypes.sizeof(ctypes.c_void_p))
         self._device = (int(device[0]), int(device[1]))
+
+    @classmethod
+    def managed_address(cls, capsule: Any) -> int:
+        """The address of an unconsumed capsule's DLManagedTensor."""
+        return int(cls._get_pointer(capsule, cls._NAME))
 
     def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
         return self._capsule
@@ -74,6 +80,20 @@ class _WritableHostMemory:
         self.__array_interface__ = dict(imported.__array_interface__, data=(address, False))
 
 
+# The var of each array whose capsule to_dlpack_for_read/_for_write handed out, by the capsule's
+# DLManagedTensor: an import of that capsule shares the var, so the engine orders the two arrays'
+# reads and writes of the one memory (a GPU array's write through the import, then the source's
+# copy to the host on another stream).  Weak: an entry goes with its array; an address reused by a
+# foreign capsule while the entry lives can only add an ordering, never lose one.
+_exported_vars: weakref.WeakValueDictionary[int, Var] = weakref.WeakValueDictionary()
+
+
+def _exported(data: Any) -> Any:
+    capsule = data._data.__dlpack__()
+    _exported_vars[_DLPackCapsule.managed_address(capsule)] = data._var
+    return capsule
+
+
 def from_dlpack(dlpack: Any) -> Any:
     """Zero-copy import of a DLPack capsule or of a DLPack-capable array (NumPy, CuPy, PyTorch...).
 
@@ -85,8 +105,12 @@ def from_dlpack(dlpack: Any) -> Any:
     array([0., 1., 2.], dtype=float32)
     """
     source = dlpack
+    var = None  # the source array's var when the capsule is one of ours
+    if isinstance(source, dispatch.NDArray):  # one of ours through the protocol: the same memory, the same var
+        return source.detach()
     if type(source).__name__ == "PyCapsule":
         source = _DLPackCapsule(source)
+        var = _exported_vars.pop(source.address, None)
     elif not hasattr(source, "__dlpack__"):
         raise OperatorError(
             f"from_dlpack: expected a DLPack capsule or an object with __dlpack__, got {type(source).__name__}"
@@ -94,15 +118,16 @@ def from_dlpack(dlpack: Any) -> Any:
     device_type, device_id = source.__dlpack_device__() if hasattr(source, "__dlpack_device__") else (1, 0)
     if int(device_type) == 1:
         data = source.host_array() if isinstance(source, _DLPackCapsule) else np.from_dlpack(source)
-        return dispatch.NDArray(data, Var(holds_value=True), Context("cpu", 0))
+        return dispatch.NDArray(data, Var(holds_value=True) if var is None else var, Context("cpu", 0))
     if int(device_type) == 2:
         ctx = Context("gpu", int(device_id))
         backend: Any = get_backend(ctx)  # the CUDA backend
         # imported with our compute stream current: the producer (PyTorch, CuPy...) orders that
         # stream after its own pending work, and the event makes our other streams wait too
         data, event = backend.import_external(lambda: backend.xp.from_dlpack(source))
-        var = Var(holds_value=True)
-        var.event = event
+        if var is None:
+            var = Var(holds_value=True)
+            var.event = event
         return dispatch.NDArray(data, var, ctx)
     raise OperatorError(f"from_dlpack: unsupported DLPack device type {device_type}")
 
@@ -110,7 +135,7 @@ def from_dlpack(dlpack: Any) -> Any:
 def to_dlpack_for_read(data: Any) -> Any:
     """A DLPack capsule of ``data`` after its pending writes are done."""
     data.wait_to_read()
-    return data._data.__dlpack__()
+    return _exported(data)
 
 
 def to_dlpack_for_write(data: Any) -> Any:
@@ -121,7 +146,7 @@ def to_dlpack_for_write(data: Any) -> Any:
     """
     data.wait_to_write()
     Var.note_writes([data._var])
-    return data._data.__dlpack__()
+    return _exported(data)
 
 
 def dlpack_capsule(arr: Any, stream: Any, kwargs: dict[str, Any]) -> Any:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
 import lazynd as mx
+from lazynd.engine import get_engine
 
 
 @pytest.mark.parametrize("export", [mx.nd.to_dlpack_for_read, mx.nd.NDArray.to_dlpack_for_read])
@@ -22,6 +25,19 @@ def test_the_import_of_a_write_capsule_shares_memory_and_is_writable(ctx: mx.Con
     b = mx.nd.from_dlpack(a.to_dlpack_for_write())
     b[:] = 5  # NumPy imports an unversioned capsule read-only; an MXNet array is writable
     np.testing.assert_array_equal(a.asnumpy(), np.full((2, 3), 5, dtype=np.float32))
+
+
+@pytest.mark.parametrize("export", ["to_dlpack_for_write", "to_dlpack_for_read", "__dlpack__"])
+def test_a_write_through_the_import_is_ordered_before_the_sources_reads(ctx: mx.Context, export) -> None:
+    # the write through the import waits for a host operation that takes a while; the source's
+    # read must wait for that write (on a GPU the read is a copy on another stream), so the import
+    # of our own array shares the source's dependencies
+    a = mx.nd.zeros((2, 3), ctx=ctx)
+    b = mx.nd.from_dlpack(a if export == "__dlpack__" else getattr(a, export)())
+    gate = mx.nd.zeros((2, 3), ctx=ctx)
+    get_engine().push(time.sleep, (0.2,), [], [gate.var], name="slow_host_work")
+    b[:] = gate + 1
+    np.testing.assert_array_equal(a.asnumpy(), np.ones((2, 3), dtype=np.float32))
 
 
 def test_the_import_keeps_the_memory_alive_after_the_source_is_gone() -> None:

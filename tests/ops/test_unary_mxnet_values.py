@@ -96,7 +96,8 @@ def test_relu_gradient_is_the_gradient_times_relu_grad_as_mxnet(form, ctx):
         y.backward(mx.nd.array([np.inf, -2.0, np.inf, 1.0, -3.0, 5.0], ctx=ctx))
         grad = x.grad.asnumpy()
     np.testing.assert_array_equal(grad, [np.nan, 0.0, np.inf, np.nan, 0.0, 5.0])
-    assert np.signbit(grad).tolist() == [True, True, False, False, True, False]
+    # (a NaN's sign is the hardware's: x86 makes inf * 0 a negative NaN, an NVIDIA GPU a positive one)
+    assert np.signbit(grad[[1, 2, 4, 5]]).tolist() == [True, False, True, False]
 
 
 def test_relu_backward_operator_takes_any_output_as_mxnet():
