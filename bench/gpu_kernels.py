@@ -4,8 +4,10 @@ the same bytes and against PyTorch on the same card (when it has CUDA).
 Rows: elementwise ``a + b``; broadcasts ``a + row`` ((rows, cols) + (cols,)), ``a + column``
 ((rows, cols) + (rows, 1)) and a 3-d one in which no dimensions collapse ((2048, 256, 128) +
 (1, 256, 1)); a whole-array and a last-axis ``sum``; a last-axis ``softmax`` of (2048, 32768) (long
-rows, cut in pieces), (65536, 1024) (rows held in registers), (64, 1048576) (few long rows, many
-pieces each) and (32, 32000) (the same, small: launch-bound); the softmax gradient of (65536, 1024).  Each figure is the best of ``--repeat`` timed
+rows, a block of 1024 threads each, in registers), (65536, 1024) (short rows, several a block, in
+registers), (16384, 4096) and (4096, 16384) (between), (64, 1048576) (few long rows, cut in pieces)
+and (32, 32000) (few rows, small: launch-bound); the softmax gradient of (65536, 1024).  Each figure
+is the best of ``--repeat`` timed
 launches after a warm-up, host clock around ``waitall`` / ``torch.cuda.synchronize``; GB/s counts the
 bytes each operation must read and write once.  A last table times the (65536, 1024) softmax with
 other register layouts than the default (threads a row x elements a thread), to choose the default
@@ -73,6 +75,7 @@ def main() -> None:
     small = mx.nd.array(rng.standard_normal((32, 32000), dtype=np.float32), ctx=ctx)
     short = a.reshape((a.size // 1024, 1024))  # 64M elements in rows of 1024
     few = a.reshape((64, a.size // 64))
+    mid4k, mid16k = (a.size // 4096, 4096), (a.size // 16384, 16384)  # rows of 4096 and 16384, in registers
     short_y = mx.nd.softmax(short)
     out = mx.nd.empty(a.shape, ctx=ctx)
     mx.nd.waitall()
@@ -101,6 +104,18 @@ def main() -> None:
             2 * nbytes,
             None,
         ),
+        (
+            "softmax (16384, 4096)",
+            lambda: mx.nd.softmax(a.reshape(mid4k), axis=-1, out=out.reshape(mid4k)),
+            2 * nbytes,
+            None,
+        ),
+        (
+            "softmax (4096, 16384)",
+            lambda: mx.nd.softmax(a.reshape(mid16k), axis=-1, out=out.reshape(mid16k)),
+            2 * nbytes,
+            None,
+        ),
         ("softmax (64, 1048576)", lambda: mx.nd.softmax(few, axis=-1, out=out.reshape(few.shape)), 2 * nbytes, None),
         ("softmax (32, 32000)", lambda: mx.nd.softmax(small, axis=-1), 2 * small.size * 4, None),
         ("softmax grad (65536, 1024)", lambda: mx.nd._backward_softmax(short, short_y), 3 * nbytes, None),
@@ -122,6 +137,8 @@ def main() -> None:
             lambda: ta.sum(dim=1),
             lambda: torch.softmax(ta, dim=-1),
             lambda: torch.softmax(tshort, dim=-1),
+            lambda: torch.softmax(ta.view(mid4k), dim=-1),
+            lambda: torch.softmax(ta.view(mid16k), dim=-1),
             lambda: torch.softmax(tfew, dim=-1),
             lambda: torch.softmax(tsmall, dim=-1),
             lambda: torch._softmax_backward_data(tshort, tshort_y, -1, torch.float32),

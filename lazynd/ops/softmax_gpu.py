@@ -27,9 +27,13 @@ def lines(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
     return outer, shape[axis], inner
 
 
-ROW_THREADS = 256  # LAZYND_SOFTMAX_THREADS in softmax.cu
-MAX_PER_THREAD = 16  # LAZYND_SOFTMAX_MAX_PER_THREAD: the register path holds rows up to ROW_THREADS * this
+ROW_THREADS = 256  # LAZYND_SOFTMAX_THREADS in softmax.cu: the block of pieces, and of short rows in registers
+MAX_ROW_THREADS = 1024  # LAZYND_SOFTMAX_MAX_THREADS: the register path's widest group, a block of its own
+MAX_PER_THREAD = 32  # LAZYND_SOFTMAX_MAX_PER_THREAD: the register path holds rows up to MAX_ROW_THREADS * this
 PER_THREAD = 8  # the register path's elements a thread, where a row has enough of them
+LONG_PER_THREAD = 16  # ... and for rows longer than a block of ROW_THREADS holds that way, before groups widen
+VECTOR_BYTES = 16  # the register kernels' widest access: 4 float32 or 2 float64 at a time
+VECTOR_MIN_PER_THREAD = 4  # softmax.cu has kernels of that access for 4 to 32 elements a thread
 MIN_PIECE = 2048  # a long row is cut into pieces of at least this many elements, one block each
 # pieces wanted a multiprocessor, where rows are few: 8 blocks of 256 threads fill one (an H100's
 # 2048 threads), and the loads of a streaming kernel need every thread (with 2 a multiprocessor, 64
@@ -43,19 +47,41 @@ def _next_power_of_two(n: int) -> int:
 
 
 def register_layout(n: int) -> tuple[int, int]:
-    """``(group, per_thread)`` for a row of ``n <= ROW_THREADS * MAX_PER_THREAD`` held in registers.
+    """``(group, per_thread)`` for a row of ``n <= MAX_ROW_THREADS * MAX_PER_THREAD`` held in registers.
 
     A group of ``group`` threads owns a row, ``per_thread`` elements each (both powers of two): about
-    ``PER_THREAD`` elements a thread until the group is a whole block, then more, so that short rows
-    share a block instead of leaving most of its threads idle.  (On an H100, rows of 1024 ran at 67%
-    of a copy's bandwidth with 8 elements a thread, 59% with 4 and 54% with 16.)
+    ``PER_THREAD`` elements a thread until the group is a block of ``ROW_THREADS``, then up to
+    ``LONG_PER_THREAD``, then wider groups (a block each), then more elements a thread.  Short rows
+    share a block instead of leaving most of its threads idle.  (On an H200 with 16-byte accesses,
+    rows of 1024 ran at 99% of a copy's bandwidth with 8 or 16 elements a thread, 78% with 4; rows of
+    4096 at 98% with 16, 90% with 8, 42% with 4 on 1024 threads; rows of 32768 at 75% with 32.)
 
     Examples:
-        >>> register_layout(10), register_layout(1000), register_layout(4096)
-        ((2, 8), (128, 8), (256, 16))
+        >>> register_layout(10), register_layout(1000), register_layout(4096), register_layout(32768)
+        ((2, 8), (128, 8), (256, 16), (1024, 32))
     """
     group = min(ROW_THREADS, _next_power_of_two(-(-n // PER_THREAD)))
-    return group, _next_power_of_two(-(-n // group))
+    per_thread = _next_power_of_two(-(-n // group))
+    if per_thread > LONG_PER_THREAD:
+        group = min(MAX_ROW_THREADS, _next_power_of_two(-(-n // LONG_PER_THREAD)))
+        per_thread = _next_power_of_two(-(-n // group))
+    return group, per_thread
+
+
+def vector_width(n: int, per_thread: int, itemsize: int, *arrays: Any) -> int:
+    """How many consecutive elements a register kernel's thread reads and writes at a time: 16 bytes'
+    worth where a thread holds at least ``VECTOR_MIN_PER_THREAD`` elements, the row's length is a
+    multiple of it and every array's address is aligned to it; else one (the kernels exist for these
+    two widths only).
+
+    Examples:
+        >>> vector_width(1024, 8, 4), vector_width(1022, 8, 4), vector_width(1024, 2, 4), vector_width(10, 8, 8)
+        (4, 1, 1, 2)
+    """
+    width = VECTOR_BYTES // itemsize
+    if per_thread < VECTOR_MIN_PER_THREAD or n % width or any(a.data.ptr % VECTOR_BYTES for a in arrays):
+        return 1
+    return width
 
 
 def row_path(n: int) -> str:
@@ -63,15 +89,11 @@ def row_path(n: int) -> str:
     ``"regs"`` (rows held in registers, several to a block) or ``"pieces"`` (rows cut into
     pieces: two kernels, the input read twice).
 
-    (Rows of up to 32768 held in a 1024-thread block's registers, one row a block, read the input
-    once, but on an H100 they ran no faster than pieces: 39% of a copy's bandwidth against 40% for
-    2048 rows of 32768, a block a multiprocessor leaving too few loads in flight.)
-
     Examples:
-        >>> row_path(1024), row_path(32768), row_path(1048576)
-        ('regs', 'pieces', 'pieces')
+        >>> row_path(1024), row_path(32768), row_path(32769), row_path(1048576)
+        ('regs', 'regs', 'pieces', 'pieces')
     """
-    return "regs" if n <= ROW_THREADS * MAX_PER_THREAD else "pieces"
+    return "regs" if n <= MAX_ROW_THREADS * MAX_PER_THREAD else "pieces"
 
 
 def piece_layout(rows: int, n: int, target_blocks: int) -> tuple[int, int]:
@@ -105,10 +127,12 @@ def softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log:
     path = "" if inner != 1 else row_path(n)
     if path == "regs":
         group, per_thread = register_layout(n)
-        kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}regs{per_thread}_{dtype}")
+        width = vector_width(n, per_thread, out.dtype.itemsize, *inputs, target)
+        kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}regs{per_thread}v{width}_{dtype}")
+        threads = max(ROW_THREADS, group)
         kernel(
-            (min(-(-outer // (ROW_THREADS // group)), _GRID_LIMIT),),
-            (ROW_THREADS,),
+            (min(-(-outer // (threads // group)), _GRID_LIMIT),),
+            (threads,),
             (*inputs, target, np.int64(outer), np.int32(n), np.int32(group), inv_temp, np.int32(log)),
         )
     elif path == "pieces":

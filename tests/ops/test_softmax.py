@@ -104,10 +104,25 @@ def test_softmax_activation_channel_mode_needs_two_dimensions():
 
 
 # -- the last axis on the GPU: rows held in registers, or long rows cut into pieces ----------------------
-# (rows, n): a row shorter than a warp, groups of several rows per block with a partial last block, the
-# register path's limit (ROW_THREADS * MAX_PER_THREAD = 4096) and one past it, every elements-per-thread
-# kernel (1, 2, 4, 8, 16), and few long rows (several pieces each); one piece a row follows below
-ROW_SHAPES = [(70, 10), (9, 1), (4, 2), (5, 33), (3, 1000), (3, 2000), (2, 4096), (3, 4097), (2, 9000), (100, 4100)]
+# (rows, n): a row shorter than a warp, groups of several rows per block with a partial last block, every
+# elements-per-thread kernel (1 to 32), rows read 16 bytes at a time and rows whose length is no multiple
+# of 4 (read an element at a time), blocks of 256 threads up to rows of 4096 and one past it, wider groups
+# (a block of up to 1024 threads a row), and the register path's limit (MAX_ROW_THREADS * MAX_PER_THREAD)
+ROW_SHAPES = [
+    (70, 10),
+    (9, 1),
+    (4, 2),
+    (5, 33),
+    (6, 12),
+    (3, 1000),
+    (3, 2000),
+    (2, 4096),
+    (3, 4097),
+    (2, 9000),
+    (100, 4100),
+    (2, 20000),
+    (2, 32768),
+]
 
 
 @pytest.mark.parametrize(("rows", "n"), ROW_SHAPES)
@@ -135,9 +150,24 @@ def test_softmax_gradient_of_rows_of_every_length_matches_the_formula(ctx, rng, 
     assert_almost_equal(got.asnumpy(), want, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_of_rows_at_an_address_off_the_16_byte_grid_matches_numpy(ctx, rng, log):
+    # a view that starts one element in: its rows cannot be read 16 bytes at a time (vector_width says 1)
+    flat = rng.standard_normal(1 + 12 * 64).astype(np.float32)
+    x = mx.nd.array(flat, ctx=ctx)[1:].reshape((12, 64))
+    op = mx.nd.log_softmax if log else mx.nd.softmax
+    want = np_softmax(flat[1:].reshape(12, 64).astype(np.float64), -1)
+    assert_almost_equal(op(x).asnumpy(), np.log(want) if log else want, rtol=1e-4, atol=1e-6)
+    dy = mx.nd.array(rng.standard_normal(1 + 12 * 64), ctx=ctx, dtype="float32")[1:].reshape((12, 64))
+    y = mx.nd.array(want, ctx=ctx, dtype="float32")
+    got = mx.nd._backward_softmax(dy, y).asnumpy()
+    d = dy.asnumpy().astype(np.float64)
+    assert_almost_equal(got, want * (d - (d * want).sum(-1, keepdims=True)), rtol=1e-4, atol=1e-6)
+
+
 # long rows cut into pieces: several a row where the rows are fewer than the GPU's multiprocessors
 # want blocks, one a row where they are not (the GPU said to have two, then one, multiprocessors)
-PIECE_CASES = [("float32", 5000, 2), ("float64", 9000, 2), ("float64", 20000, 1)]
+PIECE_CASES = [("float32", 40000, 2), ("float64", 33000, 2), ("float64", 70000, 1)]
 
 
 @pytest.mark.parametrize(("dtype", "n", "multiprocessors"), PIECE_CASES)
@@ -165,7 +195,7 @@ def test_softmax_of_long_rows_in_pieces_matches_numpy(ctx, rng, monkeypatch, dty
     assert_almost_equal(got_dx.asnumpy(), want_dx, **tolerance)
 
 
-@pytest.mark.parametrize("n", [6, 5000])
+@pytest.mark.parametrize("n", [6, 5000, 40000])
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # NumPy's, on the CPU
 def test_softmax_rows_with_nan_or_infinities_follow_numpy(ctx, n):
     x = np.zeros((4, n), np.float64)

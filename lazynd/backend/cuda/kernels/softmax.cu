@@ -1,11 +1,13 @@
 // Softmax and log-softmax along one axis of an array viewed as (outer, n, inner).
 // Every path is numerically stable: exp(x - max) never overflows.
 //
-// The last axis (inner == 1) has two paths, chosen on the host (ops/softmax.py):
-// - rows of up to LAZYND_SOFTMAX_THREADS * LAZYND_SOFTMAX_MAX_PER_THREAD elements are held in registers:
-//   a group of `group` consecutive threads (a power of two) owns a row, each thread `per_thread`
+// The last axis (inner == 1) has two paths, chosen on the host (ops/softmax_gpu.py):
+// - rows of up to LAZYND_SOFTMAX_MAX_THREADS * LAZYND_SOFTMAX_MAX_PER_THREAD elements are held in
+//   registers: a group of `group` consecutive threads (a power of two) owns a row, each thread K
 //   elements of it, so the row is read once, exp is taken once per element, and a block of short rows
-//   serves several rows at a time;
+//   serves several rows at a time.  A thread reads and writes V consecutive elements at a time (16
+//   bytes where the row's length and the arrays' addresses allow: on an H200 rows of 1024 ran at 57%
+//   of a copy's bandwidth an element at a time, 99% with 16-byte accesses);
 // - longer rows are cut into `chunks` pieces of `chunk` elements, one block per piece, so that a few long
 //   rows still fill every multiprocessor: a first kernel gives each piece's max and sum of exp(x - max)
 //   (one read, an online rescaled sum), a second combines the row's pieces and writes the piece (a
@@ -14,8 +16,21 @@
 
 #include "warp.cuh"
 
-#define LAZYND_SOFTMAX_THREADS 256
-#define LAZYND_SOFTMAX_MAX_PER_THREAD 16
+#define LAZYND_SOFTMAX_THREADS 256       // the block of the piece kernels, and of the register path's short rows
+#define LAZYND_SOFTMAX_MAX_THREADS 1024  // the register path's widest group (a block of its own)
+#define LAZYND_SOFTMAX_MAX_PER_THREAD 32
+
+// exp and log in the element's own precision (expf for float: no round trip through double)
+__device__ __forceinline__ float lazynd_exp(float v) { return expf(v); }
+__device__ __forceinline__ double lazynd_exp(double v) { return exp(v); }
+__device__ __forceinline__ float lazynd_log(float v) { return logf(v); }
+__device__ __forceinline__ double lazynd_log(double v) { return log(v); }
+
+// V consecutive elements read or written as one access (16 bytes for 4 floats or 2 doubles)
+template <typename T, int V>
+struct alignas(sizeof(T) * V) LazyndVector {
+  T v[V];
+};
 
 // NumPy's max: NaN wins
 template <typename T> __device__ __forceinline__ T lazynd_nanmax(T a, T b) { return (b > a || b != b) ? b : a; }
@@ -64,8 +79,10 @@ __device__ T lazynd_group_combine(T v, T* shared, int group, int op) {
 }
 #endif
 
-// the register path: rows_per_block = blockDim.x / group rows per step of the block
-template <typename T, int K>
+// the register path: rows_per_block = blockDim.x / group rows per step of the block.  Thread `lane` of a
+// group holds the row's vectors lane, lane + group, lane + 2 * group...; a row's length is a multiple
+// of V and its vectors are aligned (the host picks V so).
+template <typename T, int K, int V>
 __device__ void lazynd_softmax_regs(const T* __restrict__ x, T* __restrict__ y, long long rows, int n, int group,
                                     T inv_temp, int log_mode, T* shared) {
   const T lowest = -(T)(1.0 / 0.0);
@@ -77,35 +94,48 @@ __device__ void lazynd_softmax_regs(const T* __restrict__ x, T* __restrict__ y, 
     T v[K];
     T mx = lowest;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const int c = k * group + lane;
-      v[k] = live && c < n ? x[row * n + c] * inv_temp : lowest;
-      mx = lazynd_nanmax(mx, v[k]);
+    for (int k = 0; k < K / V; ++k) {
+      const int c = (k * group + lane) * V;
+      const bool here = live && c < n;
+      LazyndVector<T, V> in;
+      if (here) in = *reinterpret_cast<const LazyndVector<T, V>*>(x + row * n + c);
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        v[k * V + j] = here ? in.v[j] * inv_temp : lowest;
+        mx = lazynd_nanmax(mx, v[k * V + j]);
+      }
     }
     mx = lazynd_group_combine<T>(mx, shared, group, 0);
     T sum = 0;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      if (live && k * group + lane < n) {
-        v[k] -= mx;
-        const T e = exp(v[k]);
-        if (!log_mode) v[k] = e;
-        sum += e;
+    for (int k = 0; k < K / V; ++k) {
+      if (live && (k * group + lane) * V < n) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const T e = lazynd_exp(v[k * V + j] - mx);
+          v[k * V + j] = log_mode ? v[k * V + j] - mx : e;
+          sum += e;
+        }
       }
     }
     sum = lazynd_group_combine<T>(sum, shared, group, 1);
-    const T shift = log(sum), scale = T(1) / sum;
+    const T shift = log_mode ? lazynd_log(sum) : T(0), scale = T(1) / sum;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const int c = k * group + lane;
-      if (live && c < n) y[row * n + c] = log_mode ? v[k] - shift : v[k] * scale;
+    for (int k = 0; k < K / V; ++k) {
+      const int c = (k * group + lane) * V;
+      if (live && c < n) {
+        LazyndVector<T, V> out;
+#pragma unroll
+        for (int j = 0; j < V; ++j) out.v[j] = log_mode ? v[k * V + j] - shift : v[k * V + j] * scale;
+        *reinterpret_cast<LazyndVector<T, V>*>(y + row * n + c) = out;
+      }
     }
   }
 }
 
 // Gradient: softmax  dx = y * (dy - sum(dy * y)) / T
 //           log      dx = (dy - exp(y) * sum(dy)) / T
-template <typename T, int K>
+template <typename T, int K, int V>
 __device__ void lazynd_softmax_grad_regs(const T* __restrict__ dy, const T* __restrict__ y, T* __restrict__ dx,
                                          long long rows, int n, int group, T inv_temp, int log_mode, T* shared) {
   const int lane = threadIdx.x & (group - 1);
@@ -116,19 +146,34 @@ __device__ void lazynd_softmax_grad_regs(const T* __restrict__ dy, const T* __re
     T g[K], out[K];
     T acc = 0;
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const int c = k * group + lane;
+    for (int k = 0; k < K / V; ++k) {
+      const int c = (k * group + lane) * V;
       const bool here = live && c < n;
-      g[k] = here ? dy[row * n + c] : T(0);
-      out[k] = here ? y[row * n + c] : T(0);
-      acc += log_mode ? g[k] : g[k] * out[k];
+      LazyndVector<T, V> gv, yv;
+      if (here) {
+        gv = *reinterpret_cast<const LazyndVector<T, V>*>(dy + row * n + c);
+        yv = *reinterpret_cast<const LazyndVector<T, V>*>(y + row * n + c);
+      }
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        g[k * V + j] = here ? gv.v[j] : T(0);
+        out[k * V + j] = here ? yv.v[j] : T(0);
+        acc += log_mode ? g[k * V + j] : g[k * V + j] * out[k * V + j];
+      }
     }
     acc = lazynd_group_combine<T>(acc, shared, group, 1);
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const int c = k * group + lane;
-      if (live && c < n)
-        dx[row * n + c] = (log_mode ? g[k] - exp(out[k]) * acc : out[k] * (g[k] - acc)) * inv_temp;
+    for (int k = 0; k < K / V; ++k) {
+      const int c = (k * group + lane) * V;
+      if (live && c < n) {
+        LazyndVector<T, V> res;
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const T gj = g[k * V + j], yj = out[k * V + j];
+          res.v[j] = (log_mode ? gj - lazynd_exp(yj) * acc : yj * (gj - acc)) * inv_temp;
+        }
+        *reinterpret_cast<LazyndVector<T, V>*>(dx + row * n + c) = res;
+      }
     }
   }
 }
@@ -139,10 +184,10 @@ __device__ void lazynd_softmax_grad_regs(const T* __restrict__ dy, const T* __re
 template <typename T>
 __device__ __forceinline__ void lazynd_online_add(T& mx, T& sum, T v) {
   if (v > mx || v != v) {
-    sum = (mx == -(T)(1.0 / 0.0) ? T(0) : sum * exp(mx - v)) + T(1);
+    sum = (mx == -(T)(1.0 / 0.0) ? T(0) : sum * lazynd_exp(mx - v)) + T(1);
     mx = v;
   } else if (mx != -(T)(1.0 / 0.0)) {
-    sum += exp(v - mx);
+    sum += lazynd_exp(v - mx);
   }
 }
 
@@ -150,7 +195,7 @@ __device__ __forceinline__ void lazynd_online_add(T& mx, T& sum, T v) {
 template <typename T>
 __device__ __forceinline__ void lazynd_block_maxsum(T& mx, T& sum, T* shared) {
   const T block_max = lazynd_group_combine<T>(mx, shared, blockDim.x, 0);
-  sum = mx == -(T)(1.0 / 0.0) ? T(0) : sum * exp(mx - block_max);
+  sum = mx == -(T)(1.0 / 0.0) ? T(0) : sum * lazynd_exp(mx - block_max);
   sum = lazynd_group_combine<T>(sum, shared, blockDim.x, 1);
   mx = block_max;
 }
@@ -160,8 +205,8 @@ template <typename T>
 __device__ __forceinline__ void lazynd_maxsum_merge(T& mx, T& sum, T mx2, T sum2) {
   const T lowest = -(T)(1.0 / 0.0), merged = lazynd_nanmax(mx, mx2);
   T total = 0;
-  if (mx != lowest) total += sum * exp(mx - merged);
-  if (mx2 != lowest) total += sum2 * exp(mx2 - merged);
+  if (mx != lowest) total += sum * lazynd_exp(mx - merged);
+  if (mx2 != lowest) total += sum2 * lazynd_exp(mx2 - merged);
   mx = merged;
   sum = total;
 }
@@ -206,11 +251,11 @@ __device__ void lazynd_softmax_finish(const T* __restrict__ x, T* __restrict__ y
     T mx = -(T)(1.0 / 0.0), sum = 0;
     for (long long p = row * chunks; p < (row + 1) * chunks; ++p) mx = lazynd_nanmax(mx, partial[2 * p]);
     for (long long p = row * chunks; p < (row + 1) * chunks; ++p)
-      if (partial[2 * p] != -(T)(1.0 / 0.0)) sum += partial[2 * p + 1] * exp(partial[2 * p] - mx);
-    const T shift = log(sum) + mx, scale = T(1) / sum;
+      if (partial[2 * p] != -(T)(1.0 / 0.0)) sum += partial[2 * p + 1] * lazynd_exp(partial[2 * p] - mx);
+    const T shift = lazynd_log(sum) + mx, scale = T(1) / sum;
     for (long long c = start + threadIdx.x; c < stop; c += blockDim.x) {
       const T v = x[row * n + c] * inv_temp;
-      y[row * n + c] = log_mode ? v - shift : exp(v - mx) * scale;
+      y[row * n + c] = log_mode ? v - shift : lazynd_exp(v - mx) * scale;
     }
   }
 }
@@ -243,7 +288,7 @@ __device__ void lazynd_softmax_grad_finish(const T* __restrict__ dy, const T* __
     for (long long p = row * chunks; p < (row + 1) * chunks; ++p) acc += partial[p];
     for (long long c = start + threadIdx.x; c < stop; c += blockDim.x) {
       const long long j = row * n + c;
-      dx[j] = (log_mode ? dy[j] - exp(y[j]) * acc : y[j] * (dy[j] - acc)) * inv_temp;
+      dx[j] = (log_mode ? dy[j] - lazynd_exp(y[j]) * acc : y[j] * (dy[j] - acc)) * inv_temp;
     }
   }
 }
@@ -263,13 +308,13 @@ __device__ void lazynd_softmax_line(const T* __restrict__ x, T* __restrict__ y, 
       mx = v > mx ? v : mx;
     }
     T sum = 0;
-    for (long long k = 0; k < n; ++k) sum += exp(xl[k * inner] * inv_temp - mx);
+    for (long long k = 0; k < n; ++k) sum += lazynd_exp(xl[k * inner] * inv_temp - mx);
     if (log_mode) {
-      T lse = log(sum) + mx;
+      T lse = lazynd_log(sum) + mx;
       for (long long k = 0; k < n; ++k) yl[k * inner] = xl[k * inner] * inv_temp - lse;
     } else {
       T inv = T(1) / sum;
-      for (long long k = 0; k < n; ++k) yl[k * inner] = exp(xl[k * inner] * inv_temp - mx) * inv;
+      for (long long k = 0; k < n; ++k) yl[k * inner] = lazynd_exp(xl[k * inner] * inv_temp - mx) * inv;
     }
   }
 }
@@ -289,7 +334,7 @@ __device__ void lazynd_softmax_grad_line(const T* __restrict__ dy, const T* __re
       for (long long k = 0; k < n; ++k) acc += dy[base + k * inner];
       for (long long k = 0; k < n; ++k) {
         long long j = base + k * inner;
-        dx[j] = (dy[j] - exp(y[j]) * acc) * inv_temp;
+        dx[j] = (dy[j] - lazynd_exp(y[j]) * acc) * inv_temp;
       }
     } else {
       for (long long k = 0; k < n; ++k) acc += dy[base + k * inner] * y[base + k * inner];
@@ -318,27 +363,51 @@ extern "C" __global__ void lazynd_softmax_grad_float64(const double* dy, const d
   lazynd_softmax_grad_line<double>(dy, y, dx, outer, n, inner, inv_temp, log_mode);
 }
 
-// the register path: one kernel per elements-per-thread K (a template argument, so that its arrays are
-// indexed by constants, and each kernel gets the registers its own K needs, not the largest K's)
-#define LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, K)                                                                    \
-extern "C" __global__ void lazynd_softmax_regs##K##_##SUFFIX(const T* x, T* y, long long rows, int n, int group,      \
-                                                             T inv_temp, int log_mode) {                              \
-  __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
-  lazynd_softmax_regs<T, K>(x, y, rows, n, group, inv_temp, log_mode, shared);                                        \
+// the register path: one kernel per elements-per-thread K and vector width V (template arguments, so that
+// its arrays are indexed by constants, and each kernel gets the registers its own K needs, not the
+// largest K's); a block of up to LAZYND_SOFTMAX_MAX_THREADS threads.  The shared memory holds a value a
+// warp on a GPU, a value a thread for the CPU emulator's tree.
+// __launch_bounds__ keeps a kernel's registers within what a block of LAZYND_SOFTMAX_MAX_THREADS may use
+// (the CPU emulator's preprocessing knows no __launch_bounds__: its builds go without).
+#ifdef LAZYND_WARP_SHUFFLE
+#define LAZYND_SOFTMAX_REGS_SHARED 32
+#define LAZYND_SOFTMAX_REGS_BOUNDS __launch_bounds__(LAZYND_SOFTMAX_MAX_THREADS)
+#else
+#define LAZYND_SOFTMAX_REGS_SHARED LAZYND_SOFTMAX_MAX_THREADS
+#define LAZYND_SOFTMAX_REGS_BOUNDS
+#endif
+#define LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, K, V)                                                                 \
+extern "C" __global__ void LAZYND_SOFTMAX_REGS_BOUNDS                                                                    \
+lazynd_softmax_regs##K##v##V##_##SUFFIX(const T* x, T* y, long long rows, int n, int group, T inv_temp,                \
+                                        int log_mode) {                                                               \
+  __shared__ T shared[LAZYND_SOFTMAX_REGS_SHARED];                                                                    \
+  lazynd_softmax_regs<T, K, V>(x, y, rows, n, group, inv_temp, log_mode, shared);                                     \
 }                                                                                                                     \
-extern "C" __global__ void lazynd_softmax_grad_regs##K##_##SUFFIX(const T* dy, const T* y, T* dx, long long rows,     \
-                                                                  int n, int group, T inv_temp, int log_mode) {       \
-  __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
-  lazynd_softmax_grad_regs<T, K>(dy, y, dx, rows, n, group, inv_temp, log_mode, shared);                              \
+extern "C" __global__ void LAZYND_SOFTMAX_REGS_BOUNDS                                                                    \
+lazynd_softmax_grad_regs##K##v##V##_##SUFFIX(const T* dy, const T* y, T* dx, long long rows, int n, int group,         \
+                                             T inv_temp, int log_mode) {                                              \
+  __shared__ T shared[LAZYND_SOFTMAX_REGS_SHARED];                                                                    \
+  lazynd_softmax_grad_regs<T, K, V>(dy, y, dx, rows, n, group, inv_temp, log_mode, shared);                           \
 }
 
-// launch the register kernels and the piece kernels with LAZYND_SOFTMAX_THREADS threads per block
+// the register kernels of one element type: an element at a time, and (where a thread holds that many)
+// VEC elements at a time, 16 bytes
+#define LAZYND_SOFTMAX_REGS_ALL(T, SUFFIX, VEC)                                                                      \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 1, 1)                                                                          \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 2, 1)                                                                          \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 4, 1)                                                                          \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 8, 1)                                                                          \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 16, 1)                                                                         \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 32, 1)                                                                         \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 4, VEC)                                                                        \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 8, VEC)                                                                        \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 16, VEC)                                                                       \
+LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 32, VEC)
+LAZYND_SOFTMAX_REGS_ALL(float, float32, 4)
+LAZYND_SOFTMAX_REGS_ALL(double, float64, 2)
+
+// the piece kernels, with LAZYND_SOFTMAX_THREADS threads per block
 #define LAZYND_SOFTMAX_ROW_KERNELS(T, SUFFIX)                                                                        \
-LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 1)                                                                             \
-LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 2)                                                                             \
-LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 4)                                                                             \
-LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 8)                                                                             \
-LAZYND_SOFTMAX_REGS_KERNELS(T, SUFFIX, 16)                                                                            \
 extern "C" __global__ void lazynd_softmax_pieces_##SUFFIX(const T* x, T* partial, long long rows, long long n,         \
                                                           long long chunk, long long chunks, T inv_temp) {            \
   __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
