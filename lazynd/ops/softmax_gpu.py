@@ -127,8 +127,11 @@ def softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log:
     path = "" if inner != 1 else row_path(n)
     if path == "regs":
         group, per_thread = register_layout(n)
-        width = vector_width(n, per_thread, out.dtype.itemsize, *inputs, target)
-        kernel = source.function(kctx.device_id, f"lazynd_softmax_{grad}regs{per_thread}v{width}_{dtype}")
+        if y is None:  # (the gradient reads an element at a time: see softmax.cu)
+            width = vector_width(n, per_thread, out.dtype.itemsize, x, target)
+            kernel = source.function(kctx.device_id, f"lazynd_softmax_regs{per_thread}v{width}_{dtype}")
+        else:
+            kernel = source.function(kctx.device_id, f"lazynd_softmax_grad_regs{per_thread}_{dtype}")
         threads = max(ROW_THREADS, group)
         kernel(
             (min(-(-outer // (threads // group)), _GRID_LIMIT),),
