@@ -7,11 +7,9 @@ Rows: elementwise ``a + b``; broadcasts ``a + row`` ((rows, cols) + (cols,)), ``
 rows, a block of 1024 threads each, in registers), (65536, 1024) (short rows, several a block, in
 registers), (16384, 4096) and (4096, 16384) (between), (64, 1048576) (few long rows, cut in pieces)
 and (32, 32000) (few rows, small: launch-bound); the softmax gradient of (65536, 1024).  Each figure
-is the best of ``--repeat`` timed
-launches after a warm-up, host clock around ``waitall`` / ``torch.cuda.synchronize``; GB/s counts the
-bytes each operation must read and write once.  A last table times the (65536, 1024) softmax with
-other register layouts than the default (threads a row x elements a thread), to choose the default
-from.  Run: ``python bench/gpu_kernels.py``.
+is the best of ``--repeat`` timed launches after a warm-up, host clock around ``waitall`` /
+``torch.cuda.synchronize``; GB/s counts the bytes each operation must read and write once.  A last table times the (65536, 1024) softmax read
+and written an element at a time against 16 bytes at a time.  Run: ``python bench/gpu_kernels.py``.
 """
 
 from __future__ import annotations
@@ -173,25 +171,22 @@ def main() -> None:
 
 
 def layouts(mx: object, x: object, out: object, moved: float, copy_rate: float, repeat: int, launches: int) -> None:
-    """The register path's softmax of ``x`` (rows of 1024) with other ``(group, per_thread)`` layouts
-    than ``register_layout`` picks: fewer threads a row, more elements each (so fewer steps in each
-    group reduction and more loads in flight).  A table to choose the default from on a device."""
+    """The register path's softmax of ``x`` (rows of 1024) read and written an element at a time and
+    16 bytes at a time (the default where the row and the addresses allow), with the default layout
+    (``register_layout``: group threads a row x elements a thread)."""
     from lazynd.ops import softmax_gpu as softmax_module
 
-    chosen = softmax_module.register_layout
+    chosen = softmax_module.vector_width
     n = x.shape[-1]  # type: ignore[attr-defined]
-    print(f"softmax {tuple(x.shape)} by register layout (group threads a row x elements a thread):")  # type: ignore[attr-defined]
+    group, per_thread = softmax_module.register_layout(n)
+    print(f"softmax {tuple(x.shape)} by access, layout {group} x {per_thread}:")  # type: ignore[attr-defined]
     try:
-        for per_thread in (4, 8, 16):
-            group = max(1, min(softmax_module.ROW_THREADS, n // per_thread))
-            softmax_module.register_layout = lambda _n, g=group, k=per_thread: (g, k)
+        for label, width in (("an element at a time", lambda *_: 1), ("16 bytes at a time (default)", chosen)):
+            softmax_module.vector_width = width
             seconds = _best(lambda: mx.nd.softmax(x, axis=-1, out=out), mx.nd.waitall, repeat, launches)  # type: ignore[attr-defined]
-            mark = " (default)" if chosen(n) == (group, per_thread) else ""
-            print(
-                f"  {group:>4} x {per_thread:<3}{seconds * 1e3:>10.3f} ms{moved / seconds / 1e9 / copy_rate:>7.0%} of copy{mark}"
-            )
+            print(f"  {label:<30}{seconds * 1e3:>8.3f} ms{moved / seconds / 1e9 / copy_rate:>7.0%} of copy")
     finally:
-        softmax_module.register_layout = chosen
+        softmax_module.vector_width = chosen
 
 
 if __name__ == "__main__":

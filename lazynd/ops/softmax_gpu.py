@@ -127,17 +127,17 @@ def softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log:
     path = "" if inner != 1 else row_path(n)
     if path == "regs":
         group, per_thread = register_layout(n)
-        if y is None:  # (the gradient reads an element at a time: see softmax.cu)
+        threads = max(ROW_THREADS, group)  # (the forward kernels know it from the group)
+        grid = (min(-(-outer // (threads // group)), _GRID_LIMIT),)
+        if y is None:  # a kernel for each layout and access width
             width = vector_width(n, per_thread, out.dtype.itemsize, x, target)
-            kernel = source.function(kctx.device_id, f"lazynd_softmax_regs{per_thread}v{width}_{dtype}")
-        else:
+            name = f"lazynd_softmax_rows_{group}x{per_thread}v{width}_{dtype}"
+            kernel = source.function(kctx.device_id, name)
+            kernel(grid, (threads,), (x, target, np.int64(outer), np.int32(n), inv_temp, np.int32(log)))
+        else:  # the gradient: the group an argument, an element at a time (see softmax.cu)
             kernel = source.function(kctx.device_id, f"lazynd_softmax_grad_regs{per_thread}_{dtype}")
-        threads = max(ROW_THREADS, group)
-        kernel(
-            (min(-(-outer // (threads // group)), _GRID_LIMIT),),
-            (threads,),
-            (*inputs, target, np.int64(outer), np.int32(n), np.int32(group), inv_temp, np.int32(log)),
-        )
+            args = (*inputs, target, np.int64(outer), np.int32(n), np.int32(group), inv_temp, np.int32(log))
+            kernel(grid, (threads,), args)
     elif path == "pieces":
         chunk, chunks = piece_layout(outer, n, PIECE_BLOCKS_PER_MULTIPROCESSOR * multiprocessor_count(kctx.device_id))
         grid = (min(outer * chunks, _GRID_LIMIT),)

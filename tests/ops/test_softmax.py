@@ -150,6 +150,47 @@ def test_softmax_gradient_of_rows_of_every_length_matches_the_formula(ctx, rng, 
     assert_almost_equal(got.asnumpy(), want, rtol=1e-10, atol=1e-12)
 
 
+def test_every_register_layout_the_host_picks_has_its_forward_kernels():
+    # softmax.cu instantiates one forward kernel per (group, elements a thread) and access width: every
+    # layout register_layout gives for rows up to the path's limit has them (an element at a time, and
+    # 16 bytes at a time where a thread holds enough), and no kernel is left that no layout uses
+    import re
+    from pathlib import Path
+
+    from lazynd.ops import softmax_gpu as softmax_module
+
+    code = (Path(softmax_module.__file__).parent.parent / "backend/cuda/kernels/softmax.cu").read_text()
+    scalar = {
+        (int(g), int(k)) for g, k in re.findall(r"LAZYND_SOFTMAX_ROWS_(?:KERNEL|BOTH)\(T, SUFFIX, (\d+), (\d+),", code)
+    }
+    vector = {(int(g), int(k)) for g, k in re.findall(r"LAZYND_SOFTMAX_ROWS_BOTH\(T, SUFFIX, (\d+), (\d+),", code)}
+    limit = softmax_module.MAX_ROW_THREADS * softmax_module.MAX_PER_THREAD
+    picked = {softmax_module.register_layout(n) for n in range(1, limit + 1)}
+    assert scalar == picked
+    assert vector == {(g, k) for g, k in picked if k >= softmax_module.VECTOR_MIN_PER_THREAD}
+
+
+# every forward kernel: rows of 1 to 32768 (each layout register_layout gives), 16 bytes at a time where
+# the length allows and an element at a time one short of it, in both precisions
+@pytest.mark.parametrize("n", [2**i for i in range(16)])
+@pytest.mark.parametrize("short", [0, 1])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_of_every_register_layout_matches_numpy(ctx, rng, n, short, dtype):
+    if n - short < 1:
+        pytest.skip("no row of 0 elements")
+    x = rng.standard_normal((3, n - short)) * 4
+    x[1, 1::3] = -np.inf  # -inf elements get 0
+    want = np_softmax(x, -1, 0.5)
+    tolerance = {"rtol": 1e-4, "atol": 1e-7} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-14}
+    got = mx.nd.softmax(mx.nd.array(x, ctx=ctx, dtype=dtype), temperature=0.5).asnumpy()
+    assert_almost_equal(got, want, **tolerance)
+    with np.errstate(divide="ignore"):
+        logged = mx.nd.log_softmax(mx.nd.array(x, ctx=ctx, dtype=dtype), temperature=0.5).asnumpy()
+        np.testing.assert_allclose(
+            logged, np.log(want), rtol=tolerance["rtol"], atol=1e-5 if dtype == "float32" else 1e-12
+        )
+
+
 @pytest.mark.parametrize("log", [False, True])
 def test_softmax_of_rows_at_an_address_off_the_16_byte_grid_matches_numpy(ctx, rng, log):
     # a view that starts one element in: its rows cannot be read 16 bytes at a time (vector_width says 1)

@@ -5,9 +5,9 @@
 // - rows of up to LAZYND_SOFTMAX_MAX_THREADS * LAZYND_SOFTMAX_MAX_PER_THREAD elements are held in
 //   registers: a group of `group` consecutive threads (a power of two) owns a row, each thread K
 //   elements of it, so the row is read once, exp is taken once per element, and a block of short rows
-//   serves several rows at a time.  A thread reads and writes V consecutive elements at a time (16
-//   bytes where the row's length and the arrays' addresses allow: on an H200 rows of 1024 ran at 57%
-//   of a copy's bandwidth an element at a time, 99% with 16-byte accesses);
+//   serves several rows at a time.  The forward pass reads and writes V consecutive elements at a
+//   time (16 bytes where the row's length and the arrays' addresses allow: on an H200 a kernel of
+//   rows of 1024 ran at 73% of a copy's bandwidth an element at a time, 99% with 16-byte accesses);
 // - longer rows are cut into `chunks` pieces of `chunk` elements, one block per piece, so that a few long
 //   rows still fill every multiprocessor: a first kernel gives each piece's max and sum of exp(x - max)
 //   (one read, an online rescaled sum), a second combines the row's pieces and writes the piece (a
@@ -79,56 +79,84 @@ __device__ T lazynd_group_combine(T v, T* shared, int group, int op) {
 }
 #endif
 
-// the register path: rows_per_block = blockDim.x / group rows per step of the block.  Thread `lane` of a
-// group holds the row's vectors lane, lane + group, lane + 2 * group...; a row's length is a multiple
-// of V and its vectors are aligned (the host picks V so).
-template <typename T, int K, int V>
-__device__ void lazynd_softmax_regs(const T* __restrict__ x, T* __restrict__ y, long long rows, int n, int group,
-                                    T inv_temp, int log_mode, T* shared) {
+// v combined (op 0: NaN-propagating max, 1: sum) over each aligned group of G consecutive threads of a
+// block of BLOCK, both known at compile time (the loop over a group's warps unrolls)
+template <typename T, int G, int BLOCK>
+__device__ __forceinline__ T lazynd_rows_combine(T v, T* shared, int op) {
+#ifdef LAZYND_WARP_SHUFFLE
+  constexpr int WARPS = G > 32 ? G / 32 : 1;
+  v = lazynd_warp_combine(v, G < 32 ? G : 32, LazyndSoftmaxCombine<T>{op});
+  if (G <= 32) return v;
+  const int warp = threadIdx.x >> 5, first = warp - warp % WARPS;
+  if ((threadIdx.x & 31) == 0) shared[warp] = v;
+  __syncthreads();
+  T result = shared[first];
+#pragma unroll
+  for (int w = 1; w < WARPS; ++w) result = lazynd_combine(result, shared[first + w], op);
+  __syncthreads();  // the next call writes shared again
+  return result;
+#else
+  return lazynd_group_combine<T>(v, shared, G, op);
+#endif
+}
+
+// The register path's forward pass.  A group of G threads owns a row, K elements a thread, read and
+// written V at a time: thread `lane` holds the row's vectors lane, lane + G, lane + 2 * G...  A block
+// has max(G, LAZYND_SOFTMAX_THREADS) threads, BLOCK / G rows per step.  Every size is a template
+// argument: on an H200, rows of 1024 ran at 77% of a copy's bandwidth with the group size an argument
+// of the call, and a kernel of this form timed alone at 99% (rows of 4096: 64% and 98%).  A row's
+// length is a multiple of V and its vectors are aligned (the host picks V so).
+template <typename T, int G, int K, int V>
+__device__ void lazynd_softmax_rows(const T* __restrict__ x, T* __restrict__ y, long long rows, int n, T inv_temp,
+                                    int log_mode, T* shared) {
+  constexpr int BLOCK = G > LAZYND_SOFTMAX_THREADS ? G : LAZYND_SOFTMAX_THREADS;
+  constexpr int ROWS_PER_BLOCK = BLOCK / G;
   const T lowest = -(T)(1.0 / 0.0);
-  const int lane = threadIdx.x & (group - 1);
-  const long long rows_per_block = blockDim.x / group;
-  for (long long first = blockIdx.x * rows_per_block; first < rows; first += gridDim.x * rows_per_block) {
-    const long long row = first + threadIdx.x / group;
+  const int lane = threadIdx.x & (G - 1);
+  for (long long first = (long long)blockIdx.x * ROWS_PER_BLOCK; first < rows;
+       first += (long long)gridDim.x * ROWS_PER_BLOCK) {
+    const long long row = first + threadIdx.x / G;
     const bool live = row < rows;  // threads past the last row still take part in the reductions
+    const T* xr = x + row * n;
     T v[K];
+#pragma unroll
+    for (int k = 0; k < K / V; ++k) {
+      const int c = (k * G + lane) * V;
+      LazyndVector<T, V> in;
+      if (live && c < n) {
+        in = *reinterpret_cast<const LazyndVector<T, V>*>(xr + c);
+#pragma unroll
+        for (int j = 0; j < V; ++j) in.v[j] *= inv_temp;
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) in.v[j] = lowest;
+      }
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[k * V + j] = in.v[j];
+    }
     T mx = lowest;
 #pragma unroll
-    for (int k = 0; k < K / V; ++k) {
-      const int c = (k * group + lane) * V;
-      const bool here = live && c < n;
-      LazyndVector<T, V> in;
-      if (here) in = *reinterpret_cast<const LazyndVector<T, V>*>(x + row * n + c);
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        v[k * V + j] = here ? in.v[j] * inv_temp : lowest;
-        mx = lazynd_nanmax(mx, v[k * V + j]);
-      }
-    }
-    mx = lazynd_group_combine<T>(mx, shared, group, 0);
+    for (int k = 0; k < K; ++k) mx = lazynd_nanmax(mx, v[k]);
+    mx = lazynd_rows_combine<T, G, BLOCK>(mx, shared, 0);
     T sum = 0;
 #pragma unroll
-    for (int k = 0; k < K / V; ++k) {
-      if (live && (k * group + lane) * V < n) {
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const T e = lazynd_exp(v[k * V + j] - mx);
-          v[k * V + j] = log_mode ? v[k * V + j] - mx : e;
-          sum += e;
-        }
-      }
+    for (int k = 0; k < K; ++k) {
+      // (-inf, a padding slot's value too, gives 0; a row of -inf still ends NaN, as in NumPy: 0 / 0)
+      const T e = v[k] == lowest ? T(0) : lazynd_exp(v[k] - mx);
+      v[k] = log_mode ? v[k] - mx : e;
+      sum += e;
     }
-    sum = lazynd_group_combine<T>(sum, shared, group, 1);
+    sum = lazynd_rows_combine<T, G, BLOCK>(sum, shared, 1);
     const T shift = log_mode ? lazynd_log(sum) : T(0), scale = T(1) / sum;
+    T* yr = y + row * n;
 #pragma unroll
     for (int k = 0; k < K / V; ++k) {
-      const int c = (k * group + lane) * V;
-      if (live && c < n) {
-        LazyndVector<T, V> out;
+      const int c = (k * G + lane) * V;
+      if (!(live && c < n)) continue;
+      LazyndVector<T, V> out;
 #pragma unroll
-        for (int j = 0; j < V; ++j) out.v[j] = log_mode ? v[k * V + j] - shift : v[k * V + j] * scale;
-        *reinterpret_cast<LazyndVector<T, V>*>(y + row * n + c) = out;
-      }
+      for (int j = 0; j < V; ++j) out.v[j] = log_mode ? v[k * V + j] - shift : v[k * V + j] * scale;
+      *reinterpret_cast<LazyndVector<T, V>*>(yr + c) = out;
     }
   }
 }
@@ -363,13 +391,16 @@ extern "C" __global__ void lazynd_softmax_grad_float64(const double* dy, const d
 #define LAZYND_SOFTMAX_REGS_SHARED LAZYND_SOFTMAX_MAX_THREADS
 #define LAZYND_SOFTMAX_REGS_BOUNDS
 #endif
-#define LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, K, V)                                                                  \
+#define LAZYND_SOFTMAX_ROWS_KERNEL(T, SUFFIX, G, K, V)                                                               \
 extern "C" __global__ void LAZYND_SOFTMAX_REGS_BOUNDS                                                                    \
-lazynd_softmax_regs##K##v##V##_##SUFFIX(const T* x, T* y, long long rows, int n, int group, T inv_temp,                \
-                                        int log_mode) {                                                               \
+lazynd_softmax_rows_##G##x##K##v##V##_##SUFFIX(const T* x, T* y, long long rows, int n, T inv_temp, int log_mode) {    \
   __shared__ T shared[LAZYND_SOFTMAX_REGS_SHARED];                                                                    \
-  lazynd_softmax_regs<T, K, V>(x, y, rows, n, group, inv_temp, log_mode, shared);                                     \
+  lazynd_softmax_rows<T, G, K, V>(x, y, rows, n, inv_temp, log_mode, shared);                                         \
 }
+// a layout with both accesses: an element at a time, and VEC at a time
+#define LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, G, K, VEC)                                                               \
+LAZYND_SOFTMAX_ROWS_KERNEL(T, SUFFIX, G, K, 1)                                                                        \
+LAZYND_SOFTMAX_ROWS_KERNEL(T, SUFFIX, G, K, VEC)
 #define LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, K)                                                                 \
 extern "C" __global__ void LAZYND_SOFTMAX_REGS_BOUNDS                                                                    \
 lazynd_softmax_grad_regs##K##_##SUFFIX(const T* dy, const T* y, T* dx, long long rows, int n, int group, T inv_temp,  \
@@ -378,19 +409,26 @@ lazynd_softmax_grad_regs##K##_##SUFFIX(const T* dy, const T* y, T* dx, long long
   lazynd_softmax_grad_regs<T, K>(dy, y, dx, rows, n, group, inv_temp, log_mode, shared);                              \
 }
 
-// the register kernels of one element type: the forward pass an element at a time and (where a thread
-// holds at least 4) VEC elements at a time, 16 bytes; the gradient an element at a time
+// the register kernels of one element type: the forward pass for each (group, elements a thread) that
+// ops/softmax_gpu.py's register_layout gives, an element at a time and (where a thread holds at least
+// 4) VEC elements at a time, 16 bytes; the gradient for each elements a thread, an element at a time
 #define LAZYND_SOFTMAX_REGS_ALL(T, SUFFIX, VEC)                                                                      \
-LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, 1, 1)                                                                           \
-LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, 2, 1)                                                                           \
-LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, 4, 1)                                                                           \
-LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, 8, 1)                                                                           \
-LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, 16, 1)                                                                          \
-LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, 32, 1)                                                                          \
-LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, 4, VEC)                                                                         \
-LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, 8, VEC)                                                                         \
-LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, 16, VEC)                                                                        \
-LAZYND_SOFTMAX_REGS_KERNEL(T, SUFFIX, 32, VEC)                                                                        \
+LAZYND_SOFTMAX_ROWS_KERNEL(T, SUFFIX, 1, 1, 1)                                                                        \
+LAZYND_SOFTMAX_ROWS_KERNEL(T, SUFFIX, 1, 2, 1)                                                                        \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 1, 4, VEC)                                                                        \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 1, 8, VEC)                                                                        \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 2, 8, VEC)                                                                        \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 4, 8, VEC)                                                                        \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 8, 8, VEC)                                                                        \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 16, 8, VEC)                                                                       \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 32, 8, VEC)                                                                       \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 64, 8, VEC)                                                                       \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 128, 8, VEC)                                                                      \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 256, 8, VEC)                                                                      \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 256, 16, VEC)                                                                     \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 512, 16, VEC)                                                                     \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 1024, 16, VEC)                                                                    \
+LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 1024, 32, VEC)                                                                    \
 LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, 1)                                                                         \
 LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, 2)                                                                         \
 LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, 4)                                                                         \
