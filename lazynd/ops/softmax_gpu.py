@@ -52,9 +52,10 @@ def register_layout(n: int) -> tuple[int, int]:
     A group of ``group`` threads owns a row, ``per_thread`` elements each (both powers of two): about
     ``PER_THREAD`` elements a thread until the group is a block of ``ROW_THREADS``, then up to
     ``LONG_PER_THREAD``, then wider groups (a block each), then more elements a thread.  Short rows
-    share a block instead of leaving most of its threads idle.  (On an H200 with 16-byte accesses,
-    rows of 1024 ran at 99% of a copy's bandwidth with 8 or 16 elements a thread, 78% with 4; rows of
-    4096 at 98% with 16, 90% with 8, 42% with 4 on 1024 threads; rows of 32768 at 75% with 32.)
+    share a block instead of leaving most of its threads idle.  (Kernels of these layouts timed alone
+    on an H200, 16-byte accesses: rows of 1024 at 99% of a copy's bandwidth with 8 or 16 elements a
+    thread, 78% with 4; rows of 4096 at 98% with 16, 90% with 8, 42% with 4 on 1024 threads; rows of
+    32768 at 75% with 32.)
 
     Examples:
         >>> register_layout(10), register_layout(1000), register_layout(4096), register_layout(32768)
