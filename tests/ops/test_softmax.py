@@ -172,7 +172,7 @@ def test_every_register_layout_the_host_picks_has_its_forward_kernels():
 
 # every forward kernel: rows of 1 to 32768 (each layout register_layout gives), 16 bytes at a time where
 # the length allows and an element at a time one short of it, in both precisions
-@pytest.mark.parametrize("n", [2**i for i in range(16)] + [2**i - 1 for i in range(1, 16)])
+@pytest.mark.parametrize("n", [2**i for i in range(16)] + [2**i - 1 for i in range(2, 16)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_softmax_of_every_register_layout_matches_numpy(ctx, rng, n, dtype):
     x = rng.standard_normal((3, n)) * 4
