@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import lazynd.ndarray as nd
 from lazynd.context import Context
 from lazynd.engine.var import Var
 from lazynd.runtime import VarAccess
@@ -53,17 +54,46 @@ def pass_writes(
     return list(dict.fromkeys(writes))
 
 
+def bound_entry_vars(executor: Any) -> dict[int, Var]:
+    """The vars of the graph entries held in the executor's argument and aux arrays, by entry."""
+    graph = executor._graph
+    arrays = dict(zip(executor.arg_names + executor.aux_names, executor.arg_arrays + executor.aux_arrays, strict=False))
+    return {graph.entry(i): arrays[graph.nodes[i].name].var for i in graph.variables() if graph.nodes[i].name in arrays}
+
+
+def output_arrays(executor: Any, buffers: list[Any], contexts: list[Context]) -> list[Any]:
+    """The executor's outputs: an NDArray on each head entry's buffer.
+
+    A head that is a variable (an argument or aux state output as it is) is that array's storage
+    and takes its var; a head given twice is one array for the engine.  So a read of such an output
+    waits for the writes of the array it is (on a GPU the read copies on another stream), as in
+    MXNet, where those outputs share the argument's storage chunk.
+    """
+    entry_vars = bound_entry_vars(executor)
+    outputs = []
+    for e in executor._graph.heads[: executor._n_outputs]:
+        var = entry_vars.get(e)
+        if var is None:
+            var = entry_vars[e] = Var()
+        outputs.append(nd.NDArray(buffers[e], var, contexts[e]))
+    return outputs
+
+
+def written_output_vars(executor: Any) -> list[Var]:
+    """The vars of the outputs the executor's passes write: each once, none of an argument or aux
+    state output as it is (the passes only read those)."""
+    bound = {id(a.var) for a in (*executor.arg_arrays, *executor.aux_arrays)}
+    return list({id(o.var): o.var for o in executor.outputs if id(o.var) not in bound}.values())
+
+
 def pass_vars(executor: Any) -> None:
     """Set ``executor._forward_vars`` (per training flag) and ``_backward_vars``: (reads, writes)."""
     graph = executor._graph
-    variables = [graph.entry(i) for i in graph.variables()]
-    names = [graph.nodes[i].name for i in graph.variables()]
-    arrays = dict(zip(executor.arg_names + executor.aux_names, executor.arg_arrays + executor.aux_arrays, strict=False))
-    entry_vars = {entry: arrays[name].var for entry, name in zip(variables, names, strict=True) if name in arrays}
+    entry_vars = bound_entry_vars(executor)
     internal = executor._internal
     args = [a.var for a in executor.arg_arrays]
     aux = [a.var for a in executor.aux_arrays]
-    outputs = [o.var for o in executor.outputs]
+    outputs = written_output_vars(executor)
     # storage shared with other executors may hold their outputs (see Executor.reshape)
     internal_writes = [internal, *executor._shared_output_vars()]
 

@@ -26,7 +26,7 @@ from ..graph import IndexedGraph
 from ..passes.fuse_elemwise import fusion_enabled
 from ..passes.infer_shape import shape_known
 from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
-from .access import pass_vars
+from .access import output_arrays, pass_vars, written_output_vars
 from .bind_graph import prepare_bind_graph
 from .bulking import bulk_enabled, pass_graphs
 from .memory import out_of_memory_named
@@ -207,7 +207,7 @@ class Executor(PassRunner):
             buffers[eid] = self._grad_array(j).data_array
         self._buffers = buffers
         self._internal = self._memory_group.internal
-        self.outputs = [nd.NDArray(buffers[e], Var(), ctx) for e in graph.heads[: self._n_outputs]]
+        self.outputs = output_arrays(self, buffers, [ctx] * graph.num_entries)
         # a host executor of quiet operators only runs each pass inside one switch of NumPy's
         # warnings (lazynd.backend.fperr), its kernels without their own
         self._raw_kernels = ctx.device_type == "cpu" and all(
@@ -243,7 +243,7 @@ class Executor(PassRunner):
 
     def _shared_output_vars(self) -> list[Var]:
         """The output vars of the executors this one shares storage with."""
-        return [o.var for member in self._memory_group.members() if member is not self for o in member.outputs]
+        return [v for member in self._memory_group.members() if member is not self for v in written_output_vars(member)]
 
     def _build(self, order: list[int], is_train: bool) -> list[tuple]:
         """The steps ``(fn, kctx, attrs, ins, outs, aux, node)`` of the nodes in ``order``."""

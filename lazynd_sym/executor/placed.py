@@ -15,16 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import lazynd.ndarray as nd
 from lazynd.backend import get_backend
 from lazynd.context import Context
-from lazynd.engine.var import Var
 from lazynd.errors import ContextError
 from lazynd.runtime import push
 
 from ..passes.place_device import CROSS_DEVICE_COPY, place_device
 from ..passes.plan_memory import entry_bytes
-from .access import pass_vars
+from .access import output_arrays, pass_vars
 from .bind_graph import Placement
 from .executor import Executor
 from .monitoring import run_monitored
@@ -86,7 +84,7 @@ class PlacedExecutor(Executor):
             buffers[eid] = self._grad_array(j).data_array
         self._buffers = buffers
         self._internal = self._memory_group.internal
-        self.outputs = [nd.NDArray(buffers[e], Var(), entry_ctx[e]) for e in graph.heads[: self._n_outputs]]
+        self.outputs = output_arrays(self, buffers, entry_ctx)
         self._push_target: dict[int, tuple[Context, str]] = {}
         self._step_ctx: dict[int, Context] = {}
         self._steps = {True: self._build(self._forward_order, True), False: self._build(self._forward_order, False)}

@@ -1,0 +1,49 @@
+"""An executor output that is an argument or aux state itself (a graph that outputs a variable), or
+that repeats another output, is the same storage: it carries the same engine var, so reads of the
+output wait for writes of the argument (on a GPU the read copies on another stream)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import lazynd as mx
+from lazynd.engine import get_engine
+
+
+def _slowly_written(ctx: mx.Context, array: mx.nd.NDArray, value: float) -> None:
+    # a write that waits for host work taking a while, so that it is still pending at the read
+    gate = mx.nd.zeros(array.shape, ctx=ctx)
+    get_engine().push(time.sleep, (0.2,), [], [gate.var], name="slow_host_work")
+    array[:] = gate + value
+
+
+def test_an_output_that_is_an_argument_waits_for_the_arguments_writes(ctx: mx.Context) -> None:
+    x = mx.sym.Variable("x")
+    a = mx.nd.zeros((2, 3), ctx=ctx)
+    ex = mx.sym.Group([x, x * 2]).bind(ctx, {"x": a})
+    out = ex.forward()[0]
+    _slowly_written(ctx, a, 7.0)
+    np.testing.assert_array_equal(out.asnumpy(), np.full((2, 3), 7.0, np.float32))
+
+
+def test_an_output_given_twice_is_one_array_for_the_engine(ctx: mx.Context) -> None:
+    x = mx.sym.Variable("x")
+    y = x + 1
+    ex = mx.sym.Group([y, y]).bind(ctx, {"x": mx.nd.zeros((2, 3), ctx=ctx)})
+    first, second = ex.forward()
+    _slowly_written(ctx, first, 5.0)
+    np.testing.assert_array_equal(second.asnumpy(), np.full((2, 3), 5.0, np.float32))
+
+
+def test_an_argument_output_survives_a_forward_and_backward() -> None:
+    x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
+    a, b = mx.nd.array([[1.0, 2.0]]), mx.nd.array([[3.0, 4.0]])
+    ex = mx.sym.Group([x, mx.sym.make_loss(mx.sym.sum(x * w))]).bind(
+        mx.cpu(), {"x": a, "w": b}, args_grad={"w": mx.nd.zeros((1, 2))}
+    )
+    outs = ex.forward(is_train=True)
+    ex.backward([mx.nd.zeros((1, 2)), mx.nd.ones((1,))])
+    np.testing.assert_array_equal(outs[0].asnumpy(), [[1.0, 2.0]])
+    np.testing.assert_array_equal(ex.grad_dict["w"].asnumpy(), [[1.0, 2.0]])
