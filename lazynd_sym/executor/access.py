@@ -61,20 +61,24 @@ def bound_entry_vars(executor: Any) -> dict[int, Var]:
     return {graph.entry(i): arrays[graph.nodes[i].name].var for i in graph.variables() if graph.nodes[i].name in arrays}
 
 
-def output_arrays(executor: Any, buffers: list[Any], contexts: list[Context]) -> list[Any]:
+def output_arrays(
+    executor: Any, buffers: list[Any], contexts: list[Context], block_vars: list[Var | None]
+) -> list[Any]:
     """The executor's outputs: an NDArray on each head entry's buffer.
 
     A head that is a variable (an argument or aux state output as it is) is that array's storage
-    and takes its var; a head given twice is one array for the engine.  So a read of such an output
-    waits for the writes of the array it is (on a GPU the read copies on another stream), as in
-    MXNet, where those outputs share the argument's storage chunk.
+    and takes its var; a head given twice is one array for the engine; any other head takes the
+    var of the storage block it lies in (``block_vars``, by entry), which the outputs of executors
+    sharing that block (:meth:`Executor.reshape`) take too.  So a read of such an output waits for
+    the writes of every array over its memory (on a GPU the read copies on another stream), as in
+    MXNet, where those outputs share the argument's or the memory pool's storage chunk.
     """
     entry_vars = bound_entry_vars(executor)
     outputs = []
     for e in executor._graph.heads[: executor._n_outputs]:
         var = entry_vars.get(e)
         if var is None:
-            var = entry_vars[e] = Var()
+            var = entry_vars[e] = block_vars[e] or Var()
         outputs.append(nd.NDArray(buffers[e], var, contexts[e]))
     return outputs
 

@@ -30,7 +30,7 @@ from .access import output_arrays, pass_vars, written_output_vars
 from .bind_graph import prepare_bind_graph
 from .bulking import bulk_enabled, pass_graphs
 from .memory import out_of_memory_named
-from .memory_group import MemoryGroup
+from .memory_group import MemoryGroup, StorageBlock
 from .report import plan_report
 from .rereads import forward_values_backward_reads, overwritten_forward_value
 from .run import PassRunner
@@ -77,10 +77,8 @@ class Executor(PassRunner):
         # executors sharing storage blocks (MXNet's shared memory pool): one internal var, and each
         # one's passes also write the others' outputs, which may lie in the same blocks
         self._memory_group: MemoryGroup = shared_memory._memory_group if shared_memory is not None else MemoryGroup()
-        self._shared_blocks: list[tuple[Context, Any]] = (
-            list(shared_memory._blocks) if shared_memory is not None else []
-        )
-        self._blocks: list[tuple[Context, Any]] = []
+        self._shared_blocks: list[StorageBlock] = list(shared_memory._blocks) if shared_memory is not None else []
+        self._blocks: list[StorageBlock] = []
         self._compile()
         self._memory_group.add(self)
         members = self._memory_group.members()
@@ -207,7 +205,7 @@ class Executor(PassRunner):
             buffers[eid] = self._grad_array(j).data_array
         self._buffers = buffers
         self._internal = self._memory_group.internal
-        self.outputs = output_arrays(self, buffers, [ctx] * graph.num_entries)
+        self.outputs = output_arrays(self, buffers, [ctx] * graph.num_entries, self._block_vars(storage))
         # a host executor of quiet operators only runs each pass inside one switch of NumPy's
         # warnings (lazynd.backend.fperr), its kernels without their own
         self._raw_kernels = ctx.device_type == "cpu" and all(
@@ -229,17 +227,21 @@ class Executor(PassRunner):
         self._finish = finish_kernel(self._finish_grads) if self._finish_grads else None
 
     def _storage_blocks(self, sizes: list[int], contexts: list[Context]) -> list[Any]:
-        """A byte block for each planned storage id: a shared executor's block where one is big enough."""
+        """A byte block for each planned storage id: a shared executor's block (with its var) where
+        one is big enough."""
         free = list(self._shared_blocks)
-        blocks = []
+        self._blocks = []
         for size, where in zip(sizes, contexts, strict=True):
-            fits = [(b.nbytes, k) for k, (c, b) in enumerate(free) if c == where and b.nbytes >= size]
+            fits = [(b.data.nbytes, k) for k, b in enumerate(free) if b.context == where and b.data.nbytes >= size]
             if fits:
-                blocks.append(free.pop(min(fits)[1])[1])  # the smallest that fits
+                self._blocks.append(free.pop(min(fits)[1]))  # the smallest that fits
             else:
-                blocks.append(get_backend(where).empty((max(size, 1),), "uint8"))
-        self._blocks = list(zip(contexts, blocks, strict=True))
-        return blocks
+                self._blocks.append(StorageBlock(where, get_backend(where).empty((max(size, 1),), "uint8"), Var()))
+        return [b.data for b in self._blocks]
+
+    def _block_vars(self, storage: list[int]) -> list[Var | None]:
+        """The var of the storage block each graph entry lies in (None: in no planned block)."""
+        return [self._blocks[sid].var if sid >= 0 else None for sid in storage]
 
     def _shared_output_vars(self) -> list[Var]:
         """The output vars of the executors this one shares storage with."""

@@ -84,7 +84,7 @@ class PlacedExecutor(Executor):
             buffers[eid] = self._grad_array(j).data_array
         self._buffers = buffers
         self._internal = self._memory_group.internal
-        self.outputs = output_arrays(self, buffers, entry_ctx)
+        self.outputs = output_arrays(self, buffers, entry_ctx, self._block_vars(storage))
         self._push_target: dict[int, tuple[Context, str]] = {}
         self._step_ctx: dict[int, Context] = {}
         self._steps = {True: self._build(self._forward_order, True), False: self._build(self._forward_order, False)}

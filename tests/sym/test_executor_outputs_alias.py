@@ -47,3 +47,17 @@ def test_an_argument_output_survives_a_forward_and_backward() -> None:
     ex.backward([mx.nd.zeros((1, 2)), mx.nd.ones((1,))])
     np.testing.assert_array_equal(outs[0].asnumpy(), [[1.0, 2.0]])
     np.testing.assert_array_equal(ex.grad_dict["w"].asnumpy(), [[1.0, 2.0]])
+
+
+def test_a_reshaped_executors_output_is_one_array_with_the_output_whose_storage_it_shares(ctx: mx.Context) -> None:
+    # as in MXNet, Executor.reshape takes the original's storage blocks: the smaller output lies
+    # at the start of the original's output block
+    x = mx.sym.Variable("x")
+    ex = mx.sym.FullyConnected(x, num_hidden=3, name="fc").simple_bind(ctx, x=(4, 5))
+    smaller = ex.reshape(x=(2, 5))
+    ex.forward()
+    smaller.forward()
+    _slowly_written(ctx, ex.outputs[0], 7.0)
+    np.testing.assert_array_equal(smaller.outputs[0].asnumpy(), np.full((2, 3), 7.0, np.float32))
+    _slowly_written(ctx, smaller.outputs[0], 4.0)
+    np.testing.assert_array_equal(ex.outputs[0].asnumpy()[:2], np.full((2, 3), 4.0, np.float32))
