@@ -61,3 +61,18 @@ def test_a_reshaped_executors_output_is_one_array_with_the_output_whose_storage_
     np.testing.assert_array_equal(smaller.outputs[0].asnumpy(), np.full((2, 3), 7.0, np.float32))
     _slowly_written(ctx, smaller.outputs[0], 4.0)
     np.testing.assert_array_equal(ex.outputs[0].asnumpy()[:2], np.full((2, 3), 4.0, np.float32))
+
+
+def test_a_reshaped_executor_across_contexts_shares_its_outputs_storage_vars_too() -> None:
+    # the executor of group2ctx places each storage block on its context; reshape shares them alike
+    with mx.AttrScope(ctx_group="dev1"):
+        x = mx.sym.Variable("x")
+        hidden = mx.sym.relu(x)
+    with mx.AttrScope(ctx_group="dev2"):
+        fc = mx.sym.FullyConnected(hidden, num_hidden=3, name="fc")
+    ex = mx.sym.Group([fc, hidden]).simple_bind(mx.cpu(0), group2ctx={"dev1": mx.cpu(0), "dev2": mx.cpu(1)}, x=(4, 5))
+    smaller = ex.reshape(x=(2, 5))
+    ex.forward()
+    smaller.forward()
+    _slowly_written(mx.cpu(0), ex.outputs[1], 7.0)
+    np.testing.assert_array_equal(smaller.outputs[1].asnumpy(), np.full((2, 5), 7.0, np.float32))
