@@ -42,7 +42,7 @@ class _DLPackCapsule:
     )
 
     def __init__(self, capsule: Any) -> None:
-        if not self._is_valid(capsule, self._NAME):
+        if not self.is_unconsumed(capsule):
             raise OperatorError(
                 "from_dlpack: the DLPack capsule was already imported (a capsule can be consumed only once); "
                 "take a new one with to_dlpack_for_read() or to_dlpack_for_write()"
@@ -52,6 +52,11 @@ class _DLPackCapsule:
         # DLManagedTensor starts with DLTensor {void *data; DLDevice {int32 device_type, device_id}; ...}
         device = (ctypes.c_int32 * 2).from_address(self.address + ctypes.sizeof(ctypes.c_void_p))
         self._device = (int(device[0]), int(device[1]))
+
+    @classmethod
+    def is_unconsumed(cls, capsule: Any) -> bool:
+        """Whether ``capsule`` is an unversioned DLPack capsule that nothing has imported yet."""
+        return bool(cls._is_valid(capsule, cls._NAME))
 
     @classmethod
     def managed_address(cls, capsule: Any) -> int:
@@ -80,17 +85,21 @@ class _WritableHostMemory:
         self.__array_interface__ = dict(imported.__array_interface__, data=(address, False))
 
 
-# The var of each array whose capsule to_dlpack_for_read/_for_write handed out, by the capsule's
-# DLManagedTensor: an import of that capsule shares the var, so the engine orders the two arrays'
-# reads and writes of the one memory (a GPU array's write through the import, then the source's
-# copy to the host on another stream).  Weak: an entry goes with its array; an address reused by a
-# foreign capsule while the entry lives can only add an ordering, never lose one.
+# The var of each array whose capsule to_dlpack_for_read/_for_write or __dlpack__ handed out, by
+# the capsule's DLManagedTensor: an import of that capsule shares the var, so the engine orders the
+# two arrays' reads and writes of the one memory (a GPU array's write through the import, then the
+# source's copy to the host on another stream).  Weak: an entry goes with its array; an address
+# reused by a foreign capsule while the entry lives can only add an ordering, never lose one.
 _exported_vars: weakref.WeakValueDictionary[int, Var] = weakref.WeakValueDictionary()
 
 
-def _exported(data: Any) -> Any:
-    capsule = data._data.__dlpack__()
-    _exported_vars[_DLPackCapsule.managed_address(capsule)] = data._var
+def _exported(data: Any, **protocol: Any) -> Any:
+    """A capsule of ``data``'s memory (``protocol``: the keywords of ``__dlpack__``), noted with its
+    var for :func:`from_dlpack`.  A versioned capsule (``max_version``) is for another consumer:
+    from_dlpack takes only unversioned ones, so it is not noted."""
+    capsule = data._data.__dlpack__(**protocol)
+    if _DLPackCapsule.is_unconsumed(capsule):
+        _exported_vars[_DLPackCapsule.managed_address(capsule)] = data._var
     return capsule
 
 
@@ -154,7 +163,8 @@ def to_dlpack_for_write(data: Any) -> Any:
 
 
 def dlpack_capsule(arr: Any, stream: Any, kwargs: dict[str, Any]) -> Any:
-    """``arr.__dlpack__(stream, **kwargs)``: a capsule of the values for a consumer that may write them.
+    """``arr.__dlpack__(stream, **kwargs)``: a capsule of the values for a consumer that may write them;
+    ``from_dlpack`` of it shares ``arr``'s var, as of a ``to_dlpack_for_write`` capsule.
 
     The consumer's ``stream`` (a GPU array's) is passed on so that the producer orders it after the
     array's pending work; the wait for every pending read and write comes first, as for
@@ -162,5 +172,5 @@ def dlpack_capsule(arr: Any, stream: Any, kwargs: dict[str, Any]) -> Any:
     """
     arr.wait_to_write()
     if stream is not None and arr._ctx.device_type == "gpu":
-        return arr._data.__dlpack__(stream=stream, **kwargs)
-    return arr._data.__dlpack__(**kwargs)
+        return _exported(arr, stream=stream, **kwargs)
+    return _exported(arr, **kwargs)

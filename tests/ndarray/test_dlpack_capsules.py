@@ -27,13 +27,14 @@ def test_the_import_of_a_write_capsule_shares_memory_and_is_writable(ctx: mx.Con
     np.testing.assert_array_equal(a.asnumpy(), np.full((2, 3), 5, dtype=np.float32))
 
 
-@pytest.mark.parametrize("export", ["to_dlpack_for_write", "to_dlpack_for_read", "__dlpack__"])
+@pytest.mark.parametrize("export", ["to_dlpack_for_write", "to_dlpack_for_read", "__dlpack__", "the array"])
 def test_a_write_through_the_import_is_ordered_before_the_sources_reads(ctx: mx.Context, export) -> None:
     # the write through the import waits for a host operation that takes a while; the source's
     # read must wait for that write (on a GPU the read is a copy on another stream), so the import
-    # of our own array shares the source's dependencies
+    # of our own array (its capsule, or the array itself through the protocol) shares the source's
+    # dependencies
     a = mx.nd.zeros((2, 3), ctx=ctx)
-    b = mx.nd.from_dlpack(a if export == "__dlpack__" else getattr(a, export)())
+    b = mx.nd.from_dlpack(a if export == "the array" else getattr(a, export)())
     gate = mx.nd.zeros((2, 3), ctx=ctx)
     get_engine().push(time.sleep, (0.2,), [], [gate.var], name="slow_host_work")
     b[:] = gate + 1
