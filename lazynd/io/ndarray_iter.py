@@ -114,7 +114,9 @@ class NDArrayIter(DataIter):
         self._cursor = 0
         self._carried = 0  # examples ``roll_over`` carried into this epoch, at the start of ``_order``
         self._batch: tuple[np.ndarray, int] | None = None
-        self._shared: list[Any] | None = None  # the inputs as NDArrays (data, data_list), made on first use
+        # the inputs as NDArrays (data, label, data_list), made on first use: one for each input's
+        # array while it is one of the inputs (see data_list)
+        self._shared: list[Any] = []
         # set here and by every reset(): a subclass's reset() need not call ours (MXNet programs
         # override it to reorder ``data``/``label`` themselves and move ``cursor`` back)
         self._batch_descs = (self.provide_data, self.provide_label)
@@ -162,7 +164,6 @@ class NDArrayIter(DataIter):
     @data.setter
     def data(self, source: Any) -> None:
         self._data = self._replaced_inputs(source, "data", "data")
-        self._shared = None
         self._batch_descs = (self.provide_data, self.provide_label)
 
     @property
@@ -178,7 +179,6 @@ class NDArrayIter(DataIter):
     @label.setter
     def label(self, source: Any) -> None:
         self._label = self._replaced_inputs(source, "label", "softmax_label")
-        self._shared = None
         self._batch_descs = (self.provide_data, self.provide_label)
 
     def _replaced_inputs(self, source: Any, what: str, default_name: str) -> list[tuple[str, np.ndarray]]:
@@ -199,11 +199,21 @@ class NDArrayIter(DataIter):
     @property
     def data_list(self) -> list[Any]:
         """MXNet's ``data_list``: every input, data then label, as an NDArray over the iterator's own
-        copy; writing into one (``it.data_list[1][:] = p``) changes the batches that follow."""
+        copy; writing into one (``it.data_list[1][:] = p``) changes the batches that follow.
+
+        An input keeps its NDArray while it is one of the inputs: assigning new labels leaves the
+        data's NDArrays (which a program may hold) as they were, and the other way round, so the
+        engine orders a write into any of them before the batches that read it.
+        """
         from .. import ndarray as nd
 
-        if self._shared is None:
-            self._shared = [nd.from_numpy(arr, zero_copy=True) for _, arr in self._data + self._label]
+        arrays = [arr for _, arr in self._data + self._label]
+        shared = self._shared
+        if len(shared) != len(arrays) or any(s.data_array is not a for s, a in zip(shared, arrays, strict=True)):
+            kept = {id(s.data_array): s for s in shared}  # (each holds its array: the ids are distinct)
+            self._shared = [
+                nd.from_numpy(arr, zero_copy=True) if id(arr) not in kept else kept[id(arr)] for arr in arrays
+            ]
         return self._shared
 
     @property
@@ -296,7 +306,7 @@ class NDArrayIter(DataIter):
         if self._batch is None:
             raise DataError(f"{type(self).__name__}: no current batch; call iter_next() or next() first")
         index = self._batch[0]
-        for shared in self._shared or ():
+        for shared in self._shared:
             shared.wait_to_read()  # a write into data_list lands before the batch reads it
         ctx = current_context() if self.ctx is None else as_context(self.ctx)
         out = []

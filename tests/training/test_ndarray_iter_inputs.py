@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from iter_epochs import epoch_values
 
 import lazynd as mx
+from lazynd.engine import get_engine
 from lazynd.errors import DataError
 from lazynd.io import NDArrayIter
 
@@ -115,6 +117,30 @@ def test_writing_into_it_data_changes_the_batches_that_follow() -> None:
     it = NDArrayIter(np.zeros((4, 1)), batch_size=2)
     it.data[0][1][:] = 7.0
     assert [b.data[0].asnumpy().ravel().tolist() for b in it] == [[7.0, 7.0], [7.0, 7.0]]
+
+
+def test_data_held_across_a_new_label_stays_the_array_the_batches_wait_for() -> None:
+    # MXNet programs rename the labels (it.label = mx.io._init_data(...)); the data arrays taken
+    # before are still the iterator's own: a write into one, pending at the next batch, lands first
+    it = NDArrayIter(np.zeros((4, 2)), np.zeros(4), batch_size=4)
+    data = it.data[0][1]
+    it.label = mx.io._init_data(np.ones(4), allow_empty=True, default_name="svm_label")
+    assert it.data[0][1] is data
+    gate = mx.nd.zeros((4, 2))
+    get_engine().push(time.sleep, (0.2,), [], [gate.var], name="slow_host_work")
+    data[:] = gate + 7.0
+    np.testing.assert_array_equal(it.next().data[0].asnumpy(), np.full((4, 2), 7.0, np.float32))
+
+
+def test_labels_held_across_new_data_stay_the_arrays_the_batches_wait_for() -> None:
+    it = NDArrayIter(np.zeros((4, 2)), np.zeros(4), batch_size=4)
+    label = it.label[0][1]
+    it.data = [("pixels", np.ones((4, 2)))]
+    assert it.label[0][1] is label
+    gate = mx.nd.zeros((4,))
+    get_engine().push(time.sleep, (0.2,), [], [gate.var], name="slow_host_work")
+    label[:] = gate + 3.0
+    np.testing.assert_array_equal(it.next().label[0].asnumpy(), np.full(4, 3.0, np.float32))
 
 
 def test_the_iterator_of_a_feedforward_call_reads_its_arrays_without_copying_them():
