@@ -107,8 +107,8 @@ def from_dlpack(dlpack: Any) -> Any:
     """Zero-copy import of a DLPack capsule or of a DLPack-capable array (NumPy, CuPy, PyTorch...).
 
     The import of one of lazynd's own arrays (a capsule that ``to_dlpack_for_read``/``_for_write``
-    handed out, or the array itself) shares that array's dependencies: the engine orders a write
-    through either before the other's later reads.
+    or ``__dlpack__`` handed out, or the array itself) shares that array's dependencies: the engine
+    orders a write through either before the other's later reads.
 
     Examples
     --------
