@@ -49,6 +49,7 @@ class _DLPackCapsule:
             )
         self._capsule = capsule
         self.address = self.managed_address(capsule)
+        self.key = self.export_key(capsule)
         # DLManagedTensor starts with DLTensor {void *data; DLDevice {int32 device_type, device_id}; ...}
         device = (ctypes.c_int32 * 2).from_address(self.address + ctypes.sizeof(ctypes.c_void_p))
         self._device = (int(device[0]), int(device[1]))
@@ -62,6 +63,13 @@ class _DLPackCapsule:
     def managed_address(cls, capsule: Any) -> int:
         """The address of an unconsumed capsule's DLManagedTensor."""
         return int(cls._get_pointer(capsule, cls._NAME))
+
+    @classmethod
+    def export_key(cls, capsule: Any) -> tuple[int, int]:
+        """An unconsumed capsule's DLManagedTensor address and the address of the memory it points at
+        (DLTensor's first field): the pair that tells one capsule from any other alive with it."""
+        address = cls.managed_address(capsule)
+        return address, int(ctypes.c_void_p.from_address(address).value or 0)
 
     def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
         return self._capsule
@@ -89,8 +97,9 @@ class _WritableHostMemory:
 # the capsule's DLManagedTensor: an import of that capsule shares the var, so the engine orders the
 # two arrays' reads and writes of the one memory (a GPU array's write through the import, then the
 # source's copy to the host on another stream).  Weak: an entry goes with its array; an address
-# reused by a foreign capsule while the entry lives can only add an ordering, never lose one.
-_exported_vars: weakref.WeakValueDictionary[int, Var] = weakref.WeakValueDictionary()
+# reused by a foreign capsule over the same memory while the entry lives can only add an ordering,
+# never lose one (the key holds the memory's address too).
+_exported_vars: weakref.WeakValueDictionary[tuple[int, int], Var] = weakref.WeakValueDictionary()
 
 
 def _exported(data: Any, **protocol: Any) -> Any:
@@ -99,7 +108,7 @@ def _exported(data: Any, **protocol: Any) -> Any:
     from_dlpack takes only unversioned ones, so it is not noted."""
     capsule = data._data.__dlpack__(**protocol)
     if _DLPackCapsule.is_unconsumed(capsule):
-        _exported_vars[_DLPackCapsule.managed_address(capsule)] = data._var
+        _exported_vars[_DLPackCapsule.export_key(capsule)] = data._var
     return capsule
 
 
@@ -123,7 +132,7 @@ def from_dlpack(dlpack: Any) -> Any:
         return source.detach()
     if type(source).__name__ == "PyCapsule":
         source = _DLPackCapsule(source)
-        var = _exported_vars.pop(source.address, None)
+        var = _exported_vars.pop(source.key, None)
     elif not hasattr(source, "__dlpack__"):
         raise OperatorError(
             f"from_dlpack: expected a DLPack capsule or an object with __dlpack__, got {type(source).__name__}"
