@@ -26,7 +26,7 @@ class Unary(NamedTuple):
     kernel: Callable[[Any, Any], Any]  # (x, out) -> None, NumPy
     expr: str  # C expression in x
     grad: Callable | None  # (F, x, y, og) -> input gradient
-    float_only: bool  # integer inputs are computed in float64 on the CPU and rejected on the GPU
+    float_only: bool  # integer inputs are computed in float64 and stored back truncated, on both devices
 
 
 def _ufunc(f: np.ufunc) -> Callable[[Any, Any], Any]:
@@ -230,15 +230,19 @@ def _make(name: str, spec: Unary) -> OpDef:
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
         if spec.float_only and x.dtype.kind in "iub":
-            out[...] = _float64_result(spec.kernel, x)
+            out[...] = _float64_result(np, spec.kernel, x)
         else:
             spec.kernel(x, out)
 
     def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-        if inputs[0].dtype.kind == "b":  # only the copy takes bools (see infer_type); the family has no bool
-            outputs[0][...] = inputs[0]
+        x, out = inputs[0], outputs[0]
+        if x.dtype.kind == "b":  # only the copy takes bools (see infer_type); the family has no bool
+            out[...] = x
             return
-        GPU.unary(kctx.device_id, name, inputs[0], outputs[0])
+        if spec.float_only and x.dtype.kind in "iu":  # the family has these in floating point only
+            out[...] = _float64_result(kctx.xp, lambda v, r: GPU.unary(kctx.device_id, name, v, r), x)
+            return
+        GPU.unary(kctx.device_id, name, x, out)
 
     def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
         # MXNet 1.9.1 refuses bool arrays in every unary operator but the copy ("Unknown type enum 7");
@@ -266,9 +270,11 @@ def _make(name: str, spec: Unary) -> OpDef:
     )
 
 
-def _float64_result(kernel: Callable, x: Any) -> np.ndarray:
-    result = np.empty(x.shape, dtype=np.float64)
-    kernel(x.astype(np.float64), result)
+def _float64_result(xp: Any, kernel: Callable, x: Any) -> Any:
+    """A float-only function of an integer array, computed in float64 (MXNet's integers truncate
+    the result when it is stored back, as NumPy's and CuPy's casts do)."""
+    result = xp.empty(x.shape, dtype=xp.float64)
+    kernel(x.astype(xp.float64), result)
     return result
 
 
