@@ -9,6 +9,7 @@ returning the summed cross entropy as a (1,) array; its gradient scales
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,9 @@ from .registry import OpDef, merge_shape, register
 
 
 def _scores(x: Any) -> Any:
-    """(batch, classes) view of the scores: every axis after the first is a class axis."""
-    return x.reshape(x.shape[0], -1)
+    """(batch, classes) view of the scores: every axis after the first is a class axis (named, not
+    ``-1``: an empty batch has no size to infer it from)."""
+    return x.reshape(x.shape[0], math.prod(x.shape[1:]))
 
 
 def _labels(op: str, xp: Any, label: Any, classes: int) -> Any:

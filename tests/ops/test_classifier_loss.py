@@ -73,3 +73,23 @@ def test_softmax_cross_entropy_rejects_bad_shapes_and_labels():
         mx.nd.softmax_cross_entropy(mx.nd.zeros((2, 3)), mx.nd.zeros((3,)))
     with pytest.raises((OperatorError, EngineError), match="label -1 is out of range"):
         mx.nd.softmax_cross_entropy(mx.nd.zeros((2, 3)), mx.nd.array([0, -1])).asnumpy()
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (0, 3, 2)])
+def test_softmax_cross_entropy_of_an_empty_batch_is_zero(shape, ctx):
+    data = mx.nd.zeros(shape, ctx=ctx)
+    data.attach_grad()
+    with mx.autograd.record():
+        loss = mx.nd.softmax_cross_entropy(data, mx.nd.zeros((0,), ctx=ctx))
+    loss.backward()
+    np.testing.assert_array_equal(loss.asnumpy(), np.zeros((1,), np.float32))
+    assert data.grad.shape == shape
+
+
+def test_svm_output_of_an_empty_batch_is_empty(ctx):
+    data = mx.nd.zeros((0, 3), ctx=ctx)
+    data.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.SVMOutput(data, mx.nd.zeros((0,), ctx=ctx))
+    out.backward()
+    assert out.shape == data.grad.shape == (0, 3)
