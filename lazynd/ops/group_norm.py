@@ -9,10 +9,12 @@ normalised over its channels and spatial positions, ``(x - mean) / std`` with
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, parse_bool, parse_float, parse_int
+from .reduce import mean_keepdims
 from .registry import OpDef, merge_shape, register
 
 _PARAMS = {
@@ -37,15 +39,15 @@ def _check(attrs: dict, data: tuple) -> None:
 def _grouped(xp: Any, x: Any, groups: int) -> Any:
     """``x`` as (batch, groups, rest), float16 widened to float32 as MXNet accumulates."""
     work = x.astype(xp.float32) if x.dtype == xp.float16 else x
-    return work.reshape(x.shape[0], groups, -1)
+    return work.reshape(x.shape[0], groups, math.prod(x.shape[1:]) // groups)  # (an empty batch names its sizes)
 
 
 def _statistics(xp: Any, x: Any, attrs: dict) -> tuple[Any, Any, Any]:
     """``mean``, ``x - mean`` and ``std`` of each group, as (batch, groups, 1) and (batch, groups, rest)."""
     grouped = _grouped(xp, x, attrs["num_groups"])
-    mean = grouped.mean(axis=2, keepdims=True)
+    mean = mean_keepdims(xp, grouped, (2,))
     centred = grouped - mean
-    return mean, centred, xp.sqrt((centred * centred).mean(axis=2, keepdims=True) + attrs["eps"])
+    return mean, centred, xp.sqrt(mean_keepdims(xp, centred * centred, (2,)) + attrs["eps"])
 
 
 def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -67,8 +69,8 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
     xhat = centred / std
     dy = _grouped(kctx.xp, dy, attrs["num_groups"])
     scaled = dy * gamma[None, :, None]
-    mean_scaled = scaled.mean(axis=2, keepdims=True)
-    mean_scaled_xhat = (scaled * xhat).mean(axis=2, keepdims=True)
+    mean_scaled = mean_keepdims(kctx.xp, scaled, (2,))
+    mean_scaled_xhat = mean_keepdims(kctx.xp, scaled * xhat, (2,))
     if data_grad is not None:
         data_grad[...] = ((scaled - mean_scaled - xhat * mean_scaled_xhat) / std).reshape(x.shape)
     if gamma_grad is not None:

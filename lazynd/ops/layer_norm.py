@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .params import Param, parse_bool, parse_float, parse_int
+from .reduce import mean_keepdims
 from .registry import OpDef, merge_shape, register
 from .shape import normalize_axis
 
@@ -31,9 +32,9 @@ def _statistics(xp: Any, x: Any, axis: int, eps: float) -> tuple[Any, Any, Any]:
     accumulates: rounding the mean of values near 100 to float16 (steps of 1/16) before centring
     them threw away most of the digits of the normalised output."""
     work = x.astype(xp.float32) if x.dtype == xp.float16 else x
-    mean = work.mean(axis=axis, keepdims=True)
+    mean = mean_keepdims(xp, work, (axis,))
     centred = work - mean
-    return mean, centred, xp.sqrt((centred * centred).mean(axis=axis, keepdims=True) + eps)
+    return mean, centred, xp.sqrt(mean_keepdims(xp, centred * centred, (axis,)) + eps)
 
 
 def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -56,8 +57,8 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
     _, centred, std = _statistics(kctx.xp, x, axis, attrs["eps"])
     xhat = centred / std
     scaled = dy * _along(gamma, x.ndim, axis)
-    mean_scaled = scaled.mean(axis=axis, keepdims=True)
-    mean_scaled_xhat = (scaled * xhat).mean(axis=axis, keepdims=True)
+    mean_scaled = mean_keepdims(kctx.xp, scaled, (axis,))
+    mean_scaled_xhat = mean_keepdims(kctx.xp, scaled * xhat, (axis,))
     data_grad[...] = (scaled - mean_scaled - xhat * mean_scaled_xhat) / std
     # summed over every other axis (the whole batch): accumulated in float64, as MXNet's safe
     # accumulation does, since float32 sums of thousands of rows drift by 1e-4 and more

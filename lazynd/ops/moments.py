@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import OperatorError
 from .params import Param, optional, parse_bool, parse_shape
+from .reduce import mean_keepdims
 from .registry import OpDef, register
 from .shape import as_axes, unary_infer
 
@@ -56,9 +57,9 @@ def _work(xp: Any, x: Any) -> Any:
 def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x = _work(kctx.xp, inputs[0])
     axes = reduced_axes(attrs, x.ndim)
-    mean = x.mean(axis=axes, keepdims=True)
+    mean = mean_keepdims(kctx.xp, x, axes)
     centred = x - mean
-    var = (centred * centred).mean(axis=axes, keepdims=True)
+    var = mean_keepdims(kctx.xp, centred * centred, axes)
     outputs[0][...] = mean.reshape(outputs[0].shape)
     outputs[1][...] = var.reshape(outputs[1].shape)
 
@@ -72,7 +73,7 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
     count = 1
     for a in axes:
         count *= x.shape[a]
-    centred = x - x.mean(axis=axes, keepdims=True)
+    centred = x - mean_keepdims(kctx.xp, x, axes)
     grad = (mean_grad.reshape(kept) + 2 * var_grad.reshape(kept) * centred) / count
     outputs[0][...] = grad
 

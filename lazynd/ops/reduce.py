@@ -134,7 +134,7 @@ def _scaled_l2_norm(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
 # name -> reduction(xp, x, axes, attrs) returning keepdims=True results
 REDUCERS: dict[str, Callable[..., Any]] = {
     "sum": lambda xp, x, axes, attrs: xp.sum(x, axis=axes, keepdims=True, dtype=_acc(x)),
-    "mean": lambda xp, x, axes, attrs: _mean(xp, x, axes),
+    "mean": lambda xp, x, axes, attrs: mean_keepdims(xp, x, axes, dtype=_acc(x)),
     "prod": lambda xp, x, axes, attrs: xp.prod(x, axis=axes, keepdims=True, dtype=_acc(x)),
     "max": lambda xp, x, axes, attrs: xp.max(x, axis=axes, keepdims=True),
     "min": lambda xp, x, axes, attrs: xp.min(x, axis=axes, keepdims=True),
@@ -145,14 +145,16 @@ REDUCERS: dict[str, Callable[..., Any]] = {
 ALIASES = {"sum": ("sum_axis",), "max": ("max_axis",), "min": ("min_axis",)}
 
 
-def _mean(xp: Any, x: Any, axes: tuple[int, ...]) -> Any:
-    """The mean, keeping the reduced axes.  With nothing to average, float data gives NaN as NumPy
-    does, without NumPy's "Mean of empty slice" warning (MXNet is silent), and integer (and bool)
-    data gives 0, the project's answer to an integer division by zero (the NaN cast to int32 was
-    ``INT_MIN``, to bool True; MXNet 1.9.1 dies of SIGFPE)."""
-    if x.size == 0:
-        return xp.full(reduced_shape(x.shape, axes, True), 0 if x.dtype.kind in "iub" else np.nan, dtype=x.dtype)
-    return xp.mean(x, axis=axes, keepdims=True, dtype=_acc(x))
+def mean_keepdims(xp: Any, x: Any, axes: tuple[int, ...], dtype: Any = None) -> Any:
+    """The mean over ``axes`` (non-negative), keeping them: every operator's mean (LayerNorm's,
+    GroupNorm's and moments' too).  With nothing to average, float data gives NaN as NumPy does,
+    without its "Mean of empty slice" warning (MXNet is silent; a kernel's quiet context turns off
+    floating-point errors, not warnings), and integer (and bool) data gives 0, the project's answer
+    to an integer division by zero (MXNet 1.9.1 dies of SIGFPE)."""
+    if x.size:
+        return xp.mean(x, axis=axes, keepdims=True, dtype=dtype)
+    empty = 0 if x.dtype.kind in "iub" else np.nan
+    return xp.full(reduced_shape(x.shape, axes, True), empty, dtype=x.dtype if dtype is None else dtype)
 
 
 def _acc(x: Any) -> Any:

@@ -72,3 +72,12 @@ def test_group_norm_symbol_creates_one_gamma_and_beta_per_group():
 def test_group_norm_bad_input_is_a_clear_error(shape, params, gamma, match):
     with pytest.raises(LazyNDError, match=match):
         mx.nd.GroupNorm(mx.nd.ones(shape), mx.nd.ones(gamma), mx.nd.zeros(gamma), **params)
+
+
+def test_an_empty_batch_gives_an_empty_output_and_gradient(ctx):
+    x = mx.nd.zeros((0, 4, 3), ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.GroupNorm(x, mx.nd.ones((2,), ctx=ctx), mx.nd.zeros((2,), ctx=ctx), num_groups=2)
+    y.backward()
+    assert y.asnumpy().shape == x.grad.asnumpy().shape == (0, 4, 3)

@@ -159,3 +159,32 @@ def test_an_executors_monitor_and_custom_operators_keep_the_users_numpy_settings
         ex.forward()
         with pytest.raises(mx.LazyNDError, match="divide by zero"):
             mx.nd.waitall()
+
+
+# statistics over an empty axis: NaN (or an empty result) as NumPy gives, without its "Mean of empty
+# slice" warnings (MXNet is silent), forward and backward, on every context
+EMPTY_AXIS_CASES = {
+    "LayerNorm": ((3, 0), lambda x, ctx: mx.nd.LayerNorm(x, mx.nd.ones((0,), ctx=ctx), mx.nd.zeros((0,), ctx=ctx))),
+    "GroupNorm": (
+        (3, 2, 0),
+        lambda x, ctx: mx.nd.GroupNorm(x, mx.nd.ones((1,), ctx=ctx), mx.nd.zeros((1,), ctx=ctx), num_groups=1),
+    ),
+    "moments": ((3, 0), lambda x, ctx: mx.nd.moments(x, axes=(1,))[1]),
+}
+
+
+@pytest.mark.parametrize("name", list(EMPTY_AXIS_CASES))
+def test_statistics_over_an_empty_axis_compute_without_numpy_warnings(name, ctx):
+    shape, statistic = EMPTY_AXIS_CASES[name]
+    x = mx.nd.zeros(shape, ctx=ctx)
+    x.attach_grad()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", RuntimeWarning)
+        with mx.autograd.record():
+            out = statistic(x, ctx)
+        out.backward()
+        values, grad = out.asnumpy(), x.grad.asnumpy()
+    leaked = [f"{w.message} ({w.filename}:{w.lineno})" for w in seen if issubclass(w.category, RuntimeWarning)]
+    assert not leaked, f"{name}: NumPy warnings {leaked}"
+    assert grad.shape == shape
+    assert values.size == 0 or np.isnan(values).all()
