@@ -299,6 +299,7 @@ class CustomOpDef(OpDef):
                 _custom_backward,
                 inputs=self._backward_inputs,
                 outputs=lambda attrs: [f"{n}_grad" for n in _names(attrs, "list_arguments")],
+                mutates=self._backward_aux_positions,
                 infer_shape=self._backward_shapes,
                 infer_type=self._backward_types,
                 doc="Gradients of a Custom operator: calls the user's backward.",
@@ -341,6 +342,14 @@ class CustomOpDef(OpDef):
         return [labels[d] for d in deps] + _names(attrs, "list_auxiliary_states")
 
     @staticmethod
+    def _backward_aux_positions(attrs: dict) -> tuple[int, ...]:
+        # the user's backward may assign into its auxiliary states, which follow the dependencies
+        if not isinstance(attrs.get("op_type"), str):  # the documentation's generic signature
+            return ()
+        deps, _, _, n_aux = _backward_layout(attrs)
+        return tuple(range(len(deps), len(deps) + n_aux))
+
+    @staticmethod
     def _backward_shapes(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
         deps, n_out, n_in, _ = _backward_layout(attrs)
         by_slot = dict(zip(deps, in_shapes, strict=False))  # the gradient of input j has its shape
@@ -367,6 +376,7 @@ class CustomOpDef(OpDef):
                 _custom_backward,
                 inputs=self._backward_inputs(attrs),
                 outputs=self.output_names(attrs),
+                mutates=self._backward_aux_positions(attrs),
                 infer_shape=self._backward_shapes,
                 infer_type=self._backward_types,
                 doc=self.doc,
@@ -379,6 +389,7 @@ class CustomOpDef(OpDef):
                 inputs=_names(attrs, "list_arguments"),
                 outputs=_names(attrs, "list_outputs"),
                 aux=aux,
+                writes_aux_in_predict=True,  # the user's forward may assign them whatever the mode
                 infer_shape=lambda attrs, s, a: _infer_shape(attrs, s, a, with_aux=False),
                 infer_type=lambda attrs, t, a: _infer_type(attrs, t, a, with_aux=False),
                 gradient=_custom_gradient,

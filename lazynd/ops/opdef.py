@@ -31,6 +31,10 @@ An :class:`OpDef` carries everything about an operator:
   ``fix_gamma``: MXNet writes the 1 it scales by into it).  They are written as ``mutates``
   inputs are; as no recorded value goes into them and no gradient flows to them, autograd lets
   a recorded call write them where it refuses any other in-place write into a recorded array;
+- ``writes_aux_in_train`` / ``writes_aux_in_predict``: whether the kernel updates the auxiliary
+  states in a training call (BatchNorm's moving mean and variance) / in a prediction call too
+  (a ``Custom`` operator's, whose user's Python may assign them in either), so the engine
+  schedules them as writes;
 - ``shape_only_inputs``: indices of inputs whose values the kernel never reads, only their
   shape and dtype (the ``like`` input of ``_reduce_to_like``, ``_backward_slice``,
   ``broadcast_like``; a function of the parameters where it depends on them, as in
@@ -171,6 +175,7 @@ class OpDef:
         needs_random: bool | Callable[[dict], bool] = False,
         is_loss: bool = False,
         writes_aux_in_train: bool = True,
+        writes_aux_in_predict: bool = False,
         creates_output: bool = False,
         mutates: Sequence[int] | Callable[[dict], Sequence[int]] = (),
         fills: Sequence[int] | Callable[[dict], Sequence[int]] = (),
@@ -221,6 +226,7 @@ class OpDef:
         self.needs_random = needs_random
         self.is_loss = is_loss
         self.writes_aux_in_train = writes_aux_in_train
+        self.writes_aux_in_predict = writes_aux_in_predict
         # an operator without data inputs (zeros, uniform): ctx/shape/dtype come from params
         self.creates_output = creates_output
         self.shape_only_inputs = shape_only_inputs if callable(shape_only_inputs) else tuple(shape_only_inputs)

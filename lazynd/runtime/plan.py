@@ -42,7 +42,7 @@ class VarAccess:
 
     ``mutated``: indices of inputs the kernel updates in place (``filled``: those of them it
     overwrites with a constant, which autograd lets a recorded call write); ``aux_written``: auxiliary
-    states are updated (a training call of an operator that says so); ``blas_var``: the host
+    states are updated (a call of an operator that says so for its mode: training, or predicting too); ``blas_var``: the host
     BLAS's var, for a GEMM-heavy kernel on the CPU while the BLAS has threads of its own
     (:mod:`lazynd.backend.blas`); ``random``: the kernel draws from its context's generator.
     ``plain`` is true when there is none of these.
@@ -53,7 +53,7 @@ class VarAccess:
     def __init__(self, op: OpDef, attrs: dict, ctx: Context, is_train: bool) -> None:
         self.mutated = op.mutated_inputs(attrs)
         self.filled = op.filled_inputs(attrs)
-        self.aux_written = bool(is_train and op.aux and op.writes_aux_in_train)
+        self.aux_written = bool(op.aux and (op.writes_aux_in_train if is_train else op.writes_aux_in_predict))
         self.blas_var: Var | None = blas.BLAS_VAR if op.blas_heavy and ctx.device_type != "gpu" else None
         self.random = op.draws_random(attrs)
         self.plain = not (self.mutated or self.aux_written or self.blas_var is not None or self.random)
