@@ -3,7 +3,8 @@
 ``Custom``'s parameters (``op_type`` and any other keyword, as a string: :class:`AnyStringParams`);
 the property object of each configuration (:func:`properties`, made once); and the names, shapes
 and dtypes of its inputs, outputs and auxiliary states, from the property's ``list_*``,
-``infer_shape`` and ``infer_type``, each answer checked so that a wrong one is an
+``infer_shape`` and ``infer_type``, and which values its backward takes
+(``declare_backward_dependency``), each answer checked so that a wrong one is an
 :class:`~lazynd.errors.OperatorError` naming the op_type.  The ``Custom`` operator itself, its
 kernels and its definitions are in :mod:`lazynd.ops.custom`.
 """
@@ -237,3 +238,36 @@ def _dtype_name(attrs: dict, dtype: Any) -> str:
         raise OperatorError(
             f"Custom ({attrs['op_type']}): infer_type returned {dtype!r}, expected a NumPy dtype"
         ) from None
+
+
+def _declared(attrs: dict) -> tuple[set[int], int, int]:
+    """What the property's declare_backward_dependency names (indices into out_grad + in_data +
+    out_data), checked, and the counts of inputs and outputs."""
+    prop = properties(attrs)
+    n_in = len(_names(attrs, "list_arguments"))
+    n_out = len(_names(attrs, "list_outputs"))
+    out_grad = list(range(n_out)) if prop.need_top_grad() else []
+    in_data = list(range(n_out, n_out + n_in))
+    out_data = list(range(n_out + n_in, n_out + n_in + n_out))
+    result = ask(attrs, "declare_backward_dependency", out_grad, in_data, out_data)
+    if not isinstance(result, (list, tuple)) or not all(isinstance(d, (int, np.integer)) for d in result):
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): declare_backward_dependency returned {result!r}, "
+            "expected a list of integer indices"
+        )
+    declared = {int(d) for d in result}
+    if any(not 0 <= d < 2 * n_out + n_in for d in declared):
+        raise OperatorError(
+            f"Custom ({attrs['op_type']}): declare_backward_dependency returned {sorted(declared)}, "
+            f"expected indices below {2 * n_out + n_in}"
+        )
+    return declared, n_out, n_in
+
+
+def _backward_layout(attrs: dict) -> tuple[list[int], int, int, int]:
+    """The backward inputs (indices into out_grad + in_data + out_data) and the three counts."""
+    declared, n_out, n_in = _declared(attrs)
+    # the inputs and outputs always come along: the inputs' shapes and dtypes are those of the
+    # gradients, and both name the call whose CustomOp object ran forward (see _operator_cache)
+    deps = declared | set(range(n_out, 2 * n_out + n_in))
+    return sorted(deps), n_out, n_in, len(_names(attrs, "list_auxiliary_states"))

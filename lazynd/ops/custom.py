@@ -41,9 +41,11 @@ from ._custom_structure import (
     MAX_CONFIGURATIONS,
     PROPERTIES,
     AnyStringParams,
+    _backward_layout,
     _cache_lock,
     _config,
     _custom_params,
+    _declared,
     _infer_shape,
     _infer_type,
     _names,
@@ -183,39 +185,6 @@ def _custom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: li
         ),
         [*in_data, *out_data, *aux_data],
     )
-
-
-def _declared(attrs: dict) -> tuple[set[int], int, int]:
-    """What the property's declare_backward_dependency names (indices into out_grad + in_data +
-    out_data), checked, and the counts of inputs and outputs."""
-    prop = properties(attrs)
-    n_in = len(_names(attrs, "list_arguments"))
-    n_out = len(_names(attrs, "list_outputs"))
-    out_grad = list(range(n_out)) if prop.need_top_grad() else []
-    in_data = list(range(n_out, n_out + n_in))
-    out_data = list(range(n_out + n_in, n_out + n_in + n_out))
-    result = ask(attrs, "declare_backward_dependency", out_grad, in_data, out_data)
-    if not isinstance(result, (list, tuple)) or not all(isinstance(d, (int, np.integer)) for d in result):
-        raise OperatorError(
-            f"Custom ({attrs['op_type']}): declare_backward_dependency returned {result!r}, "
-            "expected a list of integer indices"
-        )
-    declared = {int(d) for d in result}
-    if any(not 0 <= d < 2 * n_out + n_in for d in declared):
-        raise OperatorError(
-            f"Custom ({attrs['op_type']}): declare_backward_dependency returned {sorted(declared)}, "
-            f"expected indices below {2 * n_out + n_in}"
-        )
-    return declared, n_out, n_in
-
-
-def _backward_layout(attrs: dict) -> tuple[list[int], int, int, int]:
-    """The backward inputs (indices into out_grad + in_data + out_data) and the three counts."""
-    declared, n_out, n_in = _declared(attrs)
-    # the inputs and outputs always come along: the inputs' shapes and dtypes are those of the
-    # gradients, and both name the call whose CustomOp object ran forward (see _operator_cache)
-    deps = declared | set(range(n_out, 2 * n_out + n_in))
-    return sorted(deps), n_out, n_in, len(_names(attrs, "list_auxiliary_states"))
 
 
 def _custom_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
