@@ -49,22 +49,27 @@ struct LazyndSoftmaxCombine {
   int op;
   __device__ T operator()(T a, T b) const { return lazynd_combine(a, b, op); }
 };
-template <typename T>
+// G: the group size where it is known at compile time (the loop over a group's warps then unrolls),
+// else 0 and `group` says it.
+template <typename T, int G = 0>
 __device__ T lazynd_group_combine(T v, T* shared, int group, int op) {
+  if (G) group = G;
   v = lazynd_warp_combine(v, group < 32 ? group : 32, LazyndSoftmaxCombine<T>{op});
   if (group <= 32) return v;
   const int warp = threadIdx.x >> 5, warps = group >> 5, first = warp - warp % warps;
   if ((threadIdx.x & 31) == 0) shared[warp] = v;
   __syncthreads();
   T result = shared[first];
+#pragma unroll
   for (int w = 1; w < warps; ++w) result = lazynd_combine(result, shared[first + w], op);
   __syncthreads();  // the next call writes shared again
   return result;
 }
 #else
 // Elsewhere (the CPU emulator, which has no warp shuffles): halving through shared memory
-template <typename T>
+template <typename T, int G = 0>
 __device__ T lazynd_group_combine(T v, T* shared, int group, int op) {
+  if (G) group = G;
   const int t = threadIdx.x;
   const int lane = t & (group - 1);
   shared[t] = v;
@@ -78,27 +83,6 @@ __device__ T lazynd_group_combine(T v, T* shared, int group, int op) {
   return result;
 }
 #endif
-
-// v combined (op 0: NaN-propagating max, 1: sum) over each aligned group of G consecutive threads of a
-// block of BLOCK, both known at compile time (the loop over a group's warps unrolls)
-template <typename T, int G, int BLOCK>
-__device__ __forceinline__ T lazynd_rows_combine(T v, T* shared, int op) {
-#ifdef LAZYND_WARP_SHUFFLE
-  constexpr int WARPS = G > 32 ? G / 32 : 1;
-  v = lazynd_warp_combine(v, G < 32 ? G : 32, LazyndSoftmaxCombine<T>{op});
-  if (G <= 32) return v;
-  const int warp = threadIdx.x >> 5, first = warp - warp % WARPS;
-  if ((threadIdx.x & 31) == 0) shared[warp] = v;
-  __syncthreads();
-  T result = shared[first];
-#pragma unroll
-  for (int w = 1; w < WARPS; ++w) result = lazynd_combine(result, shared[first + w], op);
-  __syncthreads();  // the next call writes shared again
-  return result;
-#else
-  return lazynd_group_combine<T>(v, shared, G, op);
-#endif
-}
 
 // The register path's forward pass.  A group of G threads owns a row, K elements a thread, read and
 // written V at a time: thread `lane` holds the row's vectors lane, lane + G, lane + 2 * G...  A block
@@ -137,7 +121,7 @@ __device__ void lazynd_softmax_rows(const T* __restrict__ x, T* __restrict__ y, 
     T mx = lowest;
 #pragma unroll
     for (int k = 0; k < K; ++k) mx = lazynd_nanmax(mx, v[k]);
-    mx = lazynd_rows_combine<T, G, BLOCK>(mx, shared, 0);
+    mx = lazynd_group_combine<T, G>(mx, shared, G, 0);
     T sum = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -146,7 +130,7 @@ __device__ void lazynd_softmax_rows(const T* __restrict__ x, T* __restrict__ y, 
       v[k] = log_mode ? v[k] - mx : e;
       sum += e;
     }
-    sum = lazynd_rows_combine<T, G, BLOCK>(sum, shared, 1);
+    sum = lazynd_group_combine<T, G>(sum, shared, G, 1);
     const T shift = log_mode ? lazynd_log(sum) : T(0), scale = T(1) / sum;
     T* yr = y + row * n;
 #pragma unroll
