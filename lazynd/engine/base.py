@@ -231,7 +231,7 @@ class Engine:
         """Run the pure function ``fn(*args)`` on this thread if its inputs are ready.
 
         For operations that only read ``reads`` and return a *new* array (so they write no
-        existing var): when every var in ``reads`` has its value ready (:meth:`Var.value_ready`:
+        existing var): when every var in ``reads`` has its value ready (:meth:`Var.values_ready`:
         no claimed or queued write, no error), the result is computed at once, with no
         bookkeeping, and returned; otherwise (or while the profiler records, or if ``fn``
         raises) :data:`NOT_READY` is returned and the caller pushes the operation as usual, so
@@ -239,9 +239,8 @@ class Engine:
         """
         if self.profiler_hook is not None:
             return NOT_READY
-        for v in reads:
-            if not v.value_ready():
-                return NOT_READY
+        if not Var.values_ready(reads):
+            return NOT_READY
         try:
             return fn(*args)
         except Exception:  # noqa: BLE001 - pushed again by the caller: the error reaches a wait

@@ -299,7 +299,7 @@ class ThreadedEngine(Engine):
         Meanwhile this thread runs what the policy hands it, which is only what ``var`` waits
         for (the operation waited for is most often among them): each one, and the chain it
         starts while the var stays busy, with no marker, no event and no hand-off.  The var is
-        tested without the lock, as :meth:`Var.value_ready` explains: this thread's own pushes
+        tested without the lock, as :meth:`Var.values_ready` explains: this thread's own pushes
         and completions are seen.
         """
         take_ready = self.policy.take_ready

@@ -7,14 +7,14 @@ behind the var's earlier users.  When an operation ends it *releases* its claims
 is *granted* to the operations at the head of its queue that the rules now let in.  The
 methods below are the only code that changes a var's counters (``pending_reads``,
 ``writing``, ``queue``, ``version``); the engine calls them with its lock held, except the
-``ready_*`` tests, which are also safe without it (see :meth:`Var.value_ready`), and
+``ready_*`` tests, which are also safe without it (see :meth:`Var.values_ready`), and
 :meth:`Var.note_writes`, which the pushing thread calls at every push.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -95,16 +95,21 @@ class Var:
         """:meth:`ready_for_write` if ``write`` else :meth:`ready_for_read`."""
         return not (self.queue or self.writing or (write and self.pending_reads))
 
-    def value_ready(self) -> bool:
-        """The value may be read now on the calling thread, with no engine bookkeeping at all.
+    @staticmethod
+    def values_ready(vars: Iterable[Var]) -> bool:
+        """The value of every var in ``vars`` may be read now on the calling thread, with no engine
+        bookkeeping at all (one call for an operation's reads).
 
-        True when no write is claimed or queued and the last write did not fail.  Safe without
+        True when none has a write claimed or queued and no last write failed.  Safe without
         the engine lock for the thread that pushed every write it depends on: each such write
         either holds ``writing`` or sits in ``queue`` (see the note above).  A write pushed
         concurrently by another thread has no order with the caller's read: that is a race in
         the program, as it would be in NumPy.
         """
-        return not (self.queue or self.writing or self.exc is not None)
+        for v in vars:
+            if v.queue or v.writing or v.exc is not None:
+                return False
+        return True
 
     # -- failures (by the thread that ran the operation, which holds the var) ----------------------
     def failed_write(self, exc: BaseException) -> None:

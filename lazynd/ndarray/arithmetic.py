@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import OperatorError
 from ..ops import registry
-from ..ops.elemwise_binary import values_as
+from ..ops.host_arithmetic import values_as
 from .dispatch import invoke
 
 NDArray: Any = None  # bound by ndarray.py (circular import)
@@ -75,7 +75,7 @@ def binary(kind: str, lhs: Any, rhs: Any, reflected: bool = False, out: Any = No
 
 def _array_operand(kind: str, lhs: Any, values: Any) -> Any:
     """A list, tuple or NumPy array beside NDArray ``lhs`` as an NDArray of its dtype and context,
-    each value converted as a scalar operand is (:func:`~lazynd.ops.elemwise_binary.values_as`)."""
+    each value converted as a scalar operand is (:func:`~lazynd.ops.host_arithmetic.values_as`)."""
     from .creation import array
 
     try:
@@ -99,7 +99,9 @@ def binary_method(kind: str, reflected: bool = False) -> Callable[[Any, Any], An
         # the two commonest forms first, as :func:`binary` would choose them
         cls = rhs.__class__
         if cls is NDArray and not reflected:
-            return invoke(same if lhs._data.shape == rhs._data.shape else broadcast, [lhs, rhs], _NO_PARAMS)
+            # one signature (shape, dtype, device) is one object: equal shapes without reading them
+            equal = lhs.signature is rhs.signature or lhs._data.shape == rhs._data.shape
+            return invoke(same if equal else broadcast, [lhs, rhs], _NO_PARAMS)
         if cls is float or cls is int:
             return invoke(scalar_op, [lhs], {"scalar": rhs})
         return binary(kind, lhs, rhs, reflected)

@@ -15,7 +15,7 @@ from ..backend.fperr import quietly
 from ..context import Context
 from ..errors import ArgumentTypeError, OperatorError, ShapeError
 from ..ops import registry
-from ..ops.elemwise_binary import scalar_as, values_as
+from ..ops.host_arithmetic import scalar_as, values_as
 from ..ops.params import parse_bool, parse_shape
 from ..ops.reshape_codes import reshape_shape
 from ..runtime import push, push_to_device
@@ -182,7 +182,7 @@ def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]
 def element_of(dtype: np.dtype, value: Any, op: str) -> Any:
     """The scalar ``value`` as an element of ``dtype``, converted once when the call is made.
 
-    As MXNet's ``static_cast`` (see :func:`lazynd.ops.elemwise_binary.scalar_as`): toward zero and
+    As MXNet's ``static_cast`` (see :func:`lazynd.ops.host_arithmetic.scalar_as`): toward zero and
     wrapped for an integer dtype (300 -> 44 for uint8), where NumPy 2 refuses an out-of-range
     Python integer.  A value no element can hold (NaN for an integer dtype, a string) is refused here.
     """
@@ -198,7 +198,7 @@ def element_of(dtype: np.dtype, value: Any, op: str) -> Any:
 
 def elements_of(dtype: np.dtype, values: np.ndarray, op: str) -> np.ndarray:
     """NumPy ``values`` (a list's, an array's) ready to cast to ``dtype``, each converted as
-    :func:`element_of` converts a scalar (:func:`lazynd.ops.elemwise_binary.values_as`).
+    :func:`element_of` converts a scalar (:func:`lazynd.ops.host_arithmetic.values_as`).
 
     Toward zero, then wrapped to an integer dtype's width (``[1e10]`` in int32 is 1410065408, as
     MXNet 1.9.1's ``nd.array`` of a list gives, not the ``INT_MIN`` of a C cast); true where not zero

@@ -85,7 +85,7 @@ def invoke(
         data = alloc()
         var = Var()
         o = _new_object(NDArray)
-        o._data, o._var, o._ctx, o._sig = data, var, ctx, plan.out_signatures[0]
+        o._data, o._var, o._ctx, o.signature = data, var, ctx, plan.out_signatures[0]
         o._partial, o._ag = False, None
         push(
             ctx,
@@ -117,13 +117,13 @@ def _planned_outputs(plan: CallPlan, out: Any) -> tuple[list[Any], list[Var]] | 
     path of :func:`call_parts` checks it, or refuses it with a clear error)."""
     signatures = plan.out_signatures
     if out.__class__ is NDArray:
-        if len(signatures) == 1 and out._sig is signatures[0] and not out._partial:
+        if len(signatures) == 1 and out.signature is signatures[0] and not out._partial:
             return [out._data], [out._var]
         return None
     if (out.__class__ is not list and out.__class__ is not tuple) or len(out) != len(signatures):
         return None
     for o, sig in zip(out, signatures):  # noqa: B905 - the lengths are equal
-        if o.__class__ is not NDArray or o._sig is not sig or o._partial:
+        if o.__class__ is not NDArray or o.signature is not sig or o._partial:
             return None
     return list(map(_data_of, out)), list(map(_var_of, out))
 
@@ -159,7 +159,7 @@ def call_parts(plan: CallPlan, datas: list[Any], reads: list[Var], out: Any = No
         outputs = []
         for data, sig in zip(plan.allocate(), plan.out_signatures):  # noqa: B905 - one per output
             o = _new_object(NDArray)
-            o._data, o._var, o._ctx, o._sig = data, Var() if on_cpu else plan.new_var(data), ctx, sig
+            o._data, o._var, o._ctx, o.signature = data, Var() if on_cpu else plan.new_var(data), ctx, sig
             o._partial, o._ag = False, None
             outputs.append(o)
     else:

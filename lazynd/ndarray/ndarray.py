@@ -53,6 +53,9 @@ class NDArray:
       name for the same object.
     - ``context``: the device the array lives on.
 
+    and ``signature``, the interned (shape, dtype, device) that the runtime's call plans are
+    cached by (:func:`lazynd.runtime.plan.signature_of`), read-only too.
+
     Examples
     --------
     >>> import lazynd as mx
@@ -63,14 +66,16 @@ class NDArray:
            [3., 3., 3.]], dtype=float32)
     """
 
-    # _sig: its interned (shape, dtype, device), the call-plan cache's key (see ``signature``);
+    # signature (public, read-only): its interned (shape, dtype, device), the runtime's call-plan
+    # cache key, set by every constructor (the buffer never changes, so neither does it; a slot,
+    # not a property: a call reads it for each input);
     # _partial: a view of part of its storage, which it shares the var of: a write into it alone
     # must not clear an error the storage holds, so such a write also reads the var (inheriting it);
     # _ag: its autograd entry (lazynd.autograd), None until autograd records or marks the array.
     # Every constructor sets every slot, and the class has no __getattr__: either would send each
     # attribute read of every array (x._data, x.shape) down the interpreter's slow path
     # (Python 3.11 specializes reads only on classes without one: ~300 instructions a read)
-    __slots__ = ("_data", "_var", "_ctx", "_sig", "_partial", "_ag", "__weakref__")
+    __slots__ = ("_data", "_var", "_ctx", "signature", "_partial", "_ag", "__weakref__")
     # make NumPy defer to our reflected operators (np.float32(2) * nd)
     __array_priority__ = 1000.0
 
@@ -78,7 +83,7 @@ class NDArray:
         self._data = data
         self._var = var if var is not None else Var()
         self._ctx = ctx if ctx is not None else _CPU
-        self._sig: Signature | None = None
+        self.signature: Signature = signature_of(data.shape, data.dtype, self._ctx)
         self._partial = False
         self._ag: Any = None
 
@@ -111,15 +116,6 @@ class NDArray:
     def data_array(self) -> Any:
         """The backend array (NumPy or CuPy) holding the values; reading it does not wait (see the class)."""
         return self._data
-
-    @property
-    def signature(self) -> Signature:
-        """The interned (shape, dtype, device) of this array: the runtime's call-plan cache key."""
-        sig = self._sig
-        if sig is None:  # an NDArray's buffer never changes, so neither does its signature
-            data = self._data
-            sig = self._sig = signature_of(data.shape, data.dtype, self._ctx)
-        return sig
 
     @property
     def var(self) -> Var:
@@ -312,7 +308,7 @@ class NDArray:
         """This array's values (the same memory) with no autograd history: gradients stop here."""
         detached = _new_object(NDArray)  # no __init__: every slot is set here
         detached._data, detached._var, detached._ctx = self._data, self._var, self._ctx
-        detached._sig, detached._partial, detached._ag = self._sig, self._partial, None
+        detached.signature, detached._partial, detached._ag = self.signature, self._partial, None
         return detached
 
     def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False, train_mode: bool = True) -> None:
@@ -334,7 +330,8 @@ class NDArray:
             except (ValueError, IndexError, TypeError):  # a zero step, a 0-d array, a float bound: indexing.py says why
                 return _indexing.getitem(self, key)
             view = _new_object(NDArray)
-            view._data, view._var, view._ctx, view._sig, view._ag = sub, self._var, self._ctx, None, None
+            view._data, view._var, view._ctx, view._ag = sub, self._var, self._ctx, None
+            view.signature = signature_of(sub.shape, sub.dtype, self._ctx)
             view._partial = self._partial or sub.size != data.size  # (a slice never selects an element twice)
             if _ops_table.recorder is not None:  # some thread records: a view of a recorded array is recorded
                 _ops_table.recorder.view(self, view, key)

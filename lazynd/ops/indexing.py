@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
-from .elemwise_binary import scalar_as
+from .host_arithmetic import scalar_as
 from .join_split import as_list
 from .params import REQUIRED, Param, dtype_among, enum, parse_float, parse_int
 from .registry import OpDef, merge_shape, refuse_empty_axis, register

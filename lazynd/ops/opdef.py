@@ -91,7 +91,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..backend.fperr import quietly
+from ..backend.fperr import quiet_kernel
 from ..errors import OperatorError, ShapeError
 from ..util import is_np_shape
 from .half_precision import float16_as_float32
@@ -196,12 +196,12 @@ class OpDef:
     ) -> None:
         self.name = name
         self.quiet = quiet  # see ``quiet=False`` above, and lazynd.backend.fperr
-        self.forward = quietly(forward) if quiet else forward
+        self.forward = quiet_kernel(forward) if quiet else forward
         # the CPU kernel without its switch of NumPy's warnings, for a caller that runs many kernels
         # inside one (an executor's pass: lazynd.backend.fperr.run_quietly)
         self.raw_forward = forward
         if quiet and forward_into_zeros is not None:
-            forward_into_zeros = quietly(forward_into_zeros)
+            forward_into_zeros = quiet_kernel(forward_into_zeros)
         self.mutates = mutates if callable(mutates) else tuple(mutates)
         self.fills = fills if callable(fills) else tuple(fills)
         if gpu_float16_as_float32:

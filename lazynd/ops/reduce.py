@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backend.cuda.elementwise import unaliased
 from ..backend.cuda.sources import dtype_name, load_file
-from ..backend.fperr import quietly
+from ..backend.fperr import quiet_kernel
 from ..errors import OperatorError
 from ..util import is_np_shape
 from .params import Param, describes, enum, optional, parse_axis, parse_bool
@@ -224,7 +224,7 @@ _ROW_KERNELS = {"sum": "sum", "mean": "sum", "max": "max", "min": "min"}
 def _reduce_forward_gpu(name: str) -> Callable:
     # the array-module kernel, run quiet as OpDef runs every CPU kernel, whichever array module
     # it is given: a float16 result past its range is inf, without a warning
-    cpu_style = quietly(_reduce_forward(name))
+    cpu_style = quiet_kernel(_reduce_forward(name))
 
     def forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]

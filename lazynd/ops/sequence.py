@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
-from .elemwise_binary import scalar_as
+from .host_arithmetic import scalar_as
 from .params import Param, parse_bool, parse_float, parse_int
 from .registry import OpDef, merge_shape, refuse_empty_axis, register
 
