@@ -116,21 +116,23 @@ def _scalar_infer_type(op_name: str) -> Callable:
 
 def _scalar_forward(name: str, reflected: bool) -> tuple[Callable, Callable]:
     ufunc = ARITHMETIC[name][0]
+    plain = ufunc is not np.mod  # a float modulo has MXNet's rule for a zero divisor
+    squares = name == "power" and not reflected  # x ** 2 is exactly x * x: np.square
 
     def forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
         x, out = inputs[0], outputs[0]
         s = attrs["scalar"]
-        if _unsigned_to_negative_power(name, reflected, x, s):
-            _unsigned_negative_power(x, s, out)
-            return  # a Python float: NumPy computes in a float array's own dtype (NEP 50)
-        if x.dtype.kind == "f" and out.dtype.kind == "f" and ufunc is not np.mod:  # the common case
+        if plain and x.dtype.kind == "f":  # the common case (the output has x's dtype)
+            # a Python float: NumPy computes in a float array's own dtype (NEP 50)
             if reflected:
                 ufunc(s, x, out=out)
-            elif name == "power" and s == 2:
-                # x ** 2 is exactly x * x; np.power with an array exponent has no such fast path
+            elif squares and s == 2:  # (np.power with an array exponent has no such fast path)
                 np.square(x, out=out)
             else:
                 ufunc(x, s, out=out)
+            return
+        if _unsigned_to_negative_power(name, reflected, x, s):
+            _unsigned_negative_power(x, s, out)
             return
         if x.dtype.kind != "f":
             x = x.astype(out.dtype) if x.dtype.kind == "b" else x  # as int64 (see _scalar_infer_type)
