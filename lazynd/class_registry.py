@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .errors import DataError
+from .errors import DataError, DataTypeError
 
 
 def make_register(registry: dict[str, Any]) -> Callable[..., Any]:
@@ -50,8 +50,9 @@ def make_register(registry: dict[str, Any]) -> Callable[..., Any]:
 
 
 def check_arguments(caller: str, name: str, cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """A ``DataError`` naming ``caller`` and the class's ``name`` unless ``cls(*args, **kwargs)`` would bind
-    (before a missing or unexpected argument becomes a bare ``TypeError`` inside the constructor).
+    """A ``DataTypeError`` (a ``DataError`` and a ``TypeError``, as MXNet's constructor raises) naming
+    ``caller`` and the class's ``name`` unless ``cls(*args, **kwargs)`` would bind (before a missing or
+    unexpected argument becomes a bare ``TypeError`` inside the constructor).
 
     Examples
     --------
@@ -68,7 +69,7 @@ def check_arguments(caller: str, name: str, cls: Any, args: tuple[Any, ...], kwa
         signature.bind(*args, **kwargs)
     except TypeError as err:
         given = [*(f"#{i}" for i in range(len(args))), *sorted(kwargs)]
-        raise DataError(f"{caller}: {name!r} cannot take {given}: {err}; its arguments: {signature}") from None
+        raise DataTypeError(f"{caller}: {name!r} cannot take {given}: {err}; its arguments: {signature}") from None
 
 
 def is_config(spec: Any) -> bool:

@@ -95,6 +95,12 @@ class ArgumentTypeError(LazyNDError, TypeError):
     goes); MXNet raises ``TypeError`` there, so ``except TypeError`` catches it too."""
 
 
+class ArgumentValueError(LazyNDError, ValueError):
+    """An argument of the right type but a value outside what it may be (a schedule step below 1,
+    an optimizer or initializer name nobody registered); MXNet raises ``ValueError`` there, so
+    ``except ValueError`` catches it too."""
+
+
 class MissingKeyError(LazyNDError, KeyError):
     """A key (of a record index, a parameter dict) is not there; MXNet raises ``KeyError`` there,
     so ``except KeyError`` catches it too."""

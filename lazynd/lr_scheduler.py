@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .arguments import is_choice
-from .errors import LazyNDError
+from .errors import ArgumentTypeError, ArgumentValueError, LazyNDError
 from .log import get_logger
 
 _log = get_logger(__name__)
@@ -41,9 +41,9 @@ def check_numbers(owner: str, **values: Any) -> None:
     """
     for name, value in values.items():
         if not isinstance(value, numbers.Real):
-            raise LazyNDError(f"{owner}: {name} must be a number, got {value!r}")
+            raise ArgumentTypeError(f"{owner}: {name} must be a number, got {value!r}")
         if not math.isfinite(value):
-            raise LazyNDError(f"{owner}: {name} must be a finite number, got {value!r}")
+            raise ArgumentValueError(f"{owner}: {name} must be a finite number, got {value!r}")
 
 
 class LRScheduler:
@@ -61,11 +61,11 @@ class LRScheduler:
         name = type(self).__name__
         check_numbers(name, base_lr=base_lr, warmup_begin_lr=warmup_begin_lr)
         if not isinstance(warmup_steps, int) or warmup_steps < 0:
-            raise LazyNDError(f"{name}: warmup_steps must be an int >= 0, got {warmup_steps!r}")
+            raise ArgumentValueError(f"{name}: warmup_steps must be an int >= 0, got {warmup_steps!r}")
         if warmup_begin_lr > base_lr:
-            raise LazyNDError(f"{name}: warmup_begin_lr {warmup_begin_lr} must not exceed base_lr {base_lr}")
+            raise ArgumentValueError(f"{name}: warmup_begin_lr {warmup_begin_lr} must not exceed base_lr {base_lr}")
         if not is_choice(warmup_mode, _WARMUP_MODES):
-            raise LazyNDError(f"{name}: warmup_mode must be one of {_WARMUP_MODES}, got {warmup_mode!r}")
+            raise ArgumentValueError(f"{name}: warmup_mode must be one of {_WARMUP_MODES}, got {warmup_mode!r}")
         self.base_lr = base_lr
         self.warmup_steps = warmup_steps
         self.warmup_begin_lr = warmup_begin_lr
@@ -126,9 +126,9 @@ class FactorScheduler(LRScheduler):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         check_numbers("FactorScheduler", step=step, factor=factor, stop_factor_lr=stop_factor_lr)
         if step < 1:
-            raise LazyNDError(f"FactorScheduler: step must be >= 1 update, got {step}")
+            raise ArgumentValueError(f"FactorScheduler: step must be >= 1 update, got {step}")
         if factor > 1.0:
-            raise LazyNDError(f"FactorScheduler: factor must be <= 1 so the rate decreases, got {factor}")
+            raise ArgumentValueError(f"FactorScheduler: factor must be <= 1 so the rate decreases, got {factor}")
         self.step = step
         self.factor = factor
         self.stop_factor_lr = stop_factor_lr
@@ -177,18 +177,18 @@ class MultiFactorScheduler(LRScheduler):
     ) -> None:
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if isinstance(step, (str, bytes)) or not isinstance(step, Iterable):
-            raise LazyNDError(f"MultiFactorScheduler: step must be a list of update counts, got {step!r}")
+            raise ArgumentTypeError(f"MultiFactorScheduler: step must be a list of update counts, got {step!r}")
         steps = list(step)
         if not steps:
-            raise LazyNDError("MultiFactorScheduler: step must list at least one update count")
+            raise ArgumentValueError("MultiFactorScheduler: step must list at least one update count")
         check_numbers("MultiFactorScheduler", factor=factor, **{f"step[{i}]": s for i, s in enumerate(steps)})
         for i, s in enumerate(steps):
             if s < 1:
-                raise LazyNDError(f"MultiFactorScheduler: step[{i}] must be >= 1, got {s}")
+                raise ArgumentValueError(f"MultiFactorScheduler: step[{i}] must be >= 1, got {s}")
             if i and s <= steps[i - 1]:
-                raise LazyNDError(f"MultiFactorScheduler: steps must increase, got {steps}")
+                raise ArgumentValueError(f"MultiFactorScheduler: steps must increase, got {steps}")
         if factor > 1.0:
-            raise LazyNDError(f"MultiFactorScheduler: factor must be <= 1 so the rate decreases, got {factor}")
+            raise ArgumentValueError(f"MultiFactorScheduler: factor must be <= 1 so the rate decreases, got {factor}")
         self.step = steps
         self.cur_step_ind = 0
         self.factor = factor
@@ -220,7 +220,7 @@ class _DecayToFinal(LRScheduler):
     ) -> None:
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if not isinstance(max_update, int) or max_update <= warmup_steps:
-            raise LazyNDError(
+            raise ArgumentValueError(
                 f"{type(self).__name__}: max_update must be an int larger than warmup_steps ({warmup_steps}), "
                 f"got {max_update!r}"
             )

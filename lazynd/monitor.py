@@ -6,7 +6,8 @@ activated for — one in every ``interval``, opened by ``tic()`` before the
 forward pass and closed by ``toc()`` after the update — so the other batches
 pay nothing but a test (the executor asks before each pass and copies no output
 for them).  ``toc()`` adds the arguments (weights) and the auxiliary states of
-every executor (gradients are the backward outputs, ``fc1_backward_output1``), applies
+the executors that ran while it recorded (of every installed one when none did;
+gradients are the backward outputs, ``fc1_backward_output1``), applies
 ``stat_func`` to everything recorded whose name matches ``pattern`` and returns
 ``(batch, name, text)`` rows; ``toc_print()`` logs them.
 
@@ -22,6 +23,7 @@ import re
 import threading
 import weakref
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from . import ndarray as nd
@@ -101,6 +103,9 @@ class Monitor:
         self.step = 0
         self.activated = False
         self._exes: list[weakref.ref] = []  # see the exes property
+        # the installed executors that ran a pass since tic(): a module keeps the executors of
+        # each set of input shapes it has seen, all installed, but only the current ones ran
+        self._ran: set[weakref.ref] = set()
         self.queue: list[tuple[int, str, NDArray]] = []
         self._lock = threading.Lock()
 
@@ -115,9 +120,10 @@ class Monitor:
         """Have executor ``exe`` report its outputs to this monitor (and its arrays at ``toc``)."""
         if not callable(getattr(exe, "set_monitor_callback", None)):
             raise LazyNDError(f"Monitor.install: expected an Executor, got {type(exe).__name__}")
+        ref = weakref.ref(exe)
         # the executor asks whether this batch is recorded before it copies any output
-        exe.set_monitor_callback(self.stat_helper, active=self._active, monitor_all=self.monitor_all)
-        self._exes = [ref for ref in self._exes if ref() is not None] + [weakref.ref(exe)]
+        exe.set_monitor_callback(self.stat_helper, active=partial(self._active, ref), monitor_all=self.monitor_all)
+        self._exes = [known for known in self._exes if known() is not None] + [ref]
 
     @property
     def exes(self) -> list[Any]:
@@ -126,7 +132,11 @@ class Monitor:
         alive until Python's cyclic collector ran."""
         return [exe for exe in (ref() for ref in self._exes) if exe is not None]
 
-    def _active(self) -> bool:
+    def _active(self, exe: weakref.ref) -> bool:
+        # asked by executor ``exe`` before each of its passes
+        if self.activated:
+            with self._lock:
+                self._ran.add(exe)
         return self.activated
 
     def tic(self) -> None:
@@ -135,6 +145,7 @@ class Monitor:
             self._wait_for_executors()  # outputs of earlier batches must not land in this one
             with self._lock:
                 self.queue = []
+                self._ran = set()
             self.activated = True
         self.step += 1
 
@@ -146,7 +157,11 @@ class Monitor:
         self.activated = False
         with self._lock:
             recorded, self.queue = self.queue, []
-        for exe in self.exes:
+            ran, self._ran = self._ran, set()
+        # as MXNet's module, whose monitor watches the executors of its current shapes only:
+        # not the arrays of executors (other shapes, other buckets) that this batch did not use
+        exes = [exe for exe in self.exes if weakref.ref(exe) in ran] or self.exes
+        for exe in exes:
             arrays = list(zip(exe.arg_names, exe.arg_arrays, strict=False))
             arrays += list(zip(exe.aux_names, exe.aux_arrays, strict=False))
             recorded += [(self.step, name, array) for name, array in arrays if self.re_prog.match(name)]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import ndarray as nd
 from ..class_registry import check_arguments, is_config, make_register, parse_config
-from ..errors import DataError, ShapeError
+from ..errors import ArgumentValueError, DataError, ShapeError
 from ..log import get_logger
 
 _REGISTRY: dict[str, type[Initializer]] = {}
@@ -190,7 +190,7 @@ class Initializer:
         raise NotImplementedError(f"{type(self).__name__} does not initialize weights ({name})")
 
     def _init_default(self, name: str, _: Any) -> None:
-        raise DataError(
+        raise ArgumentValueError(
             f"initializer: do not know how to initialize {name!r}: the name must end in weight, bias, gamma, beta, "
             "moving_mean or moving_var, or the variable needs an __init__ attribute"
         )

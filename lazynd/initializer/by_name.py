@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import ndarray as nd
-from ..errors import DataError, ShapeError
+from ..errors import ArgumentValueError, DataError, ShapeError
 from .base import Initializer, register
 
 
@@ -77,7 +77,7 @@ class Mixed(Initializer):
             if pattern.match(name):
                 init(name, arr)
                 return
-        raise DataError(f"Mixed: no pattern matches {name!r}; add a '.*' pattern as the default")
+        raise ArgumentValueError(f"Mixed: no pattern matches {name!r}; add a '.*' pattern as the default")
 
 
 def _compiled(owner: str, pattern: str) -> re.Pattern[str]:

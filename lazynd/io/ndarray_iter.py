@@ -23,7 +23,9 @@ class NDArrayIter(DataIter):
     Parameters
     ----------
     data, label : array, list of arrays, list of (name, array) pairs or dict name -> array
-        NumPy arrays or NDArrays; all must have the same number of examples.
+        NumPy arrays or NDArrays; all must have the same number of examples.  As in MXNet, a
+        NumPy input is copied and an NDArray input (on the host) read in place unless ``shuffle``:
+        a later in-place write into it changes the batches.
         ``label`` None or empty: no labels.
     batch_size : int
     shuffle : bool
@@ -117,14 +119,30 @@ class NDArrayIter(DataIter):
         # the inputs as NDArrays (data, label, data_list), made on first use: one for each input's
         # array while it is one of the inputs (see data_list)
         self._shared: list[Any] = []
+        if not shuffle:
+            self._keep_ndarray_inputs(given)
         # set here and by every reset(): a subclass's reset() need not call ours (MXNet programs
         # override it to reorder ``data``/``label`` themselves and move ``cursor`` back)
         self._batch_descs = (self.provide_data, self.provide_label)
         self.reset()
 
     # copied as MXNet copies them into NDArrays, so a later change to the user's array leaves
-    # the batches alone; the C++ iterators' subclasses pass arrays they made and skip the copy
+    # the batches alone (but see _keep_ndarray_inputs); the C++ iterators' subclasses pass arrays
+    # they made and skip the copy
     _COPIES_INPUTS = True
+
+    def _keep_ndarray_inputs(self, given: list[tuple[Any, Any]]) -> None:
+        """Read an NDArray input (on the host) from the user's own array, as MXNet keeps an NDArray
+        input itself (only its shuffle copies one): an in-place write into it (``x[:] = ...``,
+        ``x /= std``) changes the batches that follow, and ``data`` holds that very NDArray."""
+        sources: dict[str, Any] = {str(name): value for name, value in given}
+        for pairs in (self._data, self._label):
+            for i, (name, _) in enumerate(pairs):
+                value = sources[name]
+                host = getattr(value, "data_array", None)
+                if isinstance(host, np.ndarray) and value.context.device_type == "cpu":
+                    pairs[i] = (name, host)
+                    self._shared.append(value)  # _take waits for the writes pending on it
 
     def _own_copies(self, pairs: list[tuple[str, np.ndarray]]) -> list[tuple[str, np.ndarray]]:
         if self._COPIES_INPUTS:
@@ -157,8 +175,8 @@ class NDArrayIter(DataIter):
 
     @property
     def data(self) -> list[tuple[str, Any]]:
-        """The data inputs as ``(name, NDArray)`` pairs, as MXNet's: the iterator's own copies (those of
-        :attr:`data_list`), so writing into one changes the batches that follow."""
+        """The data inputs as ``(name, NDArray)`` pairs, as MXNet's: those of :attr:`data_list` (an
+        NDArray input itself, unless shuffled), so writing into one changes the batches that follow."""
         return [(name, self.data_list[i]) for i, (name, _) in enumerate(self._data)]
 
     @data.setter

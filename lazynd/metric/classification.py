@@ -31,9 +31,8 @@ class Accuracy(EvalMetric):
         name: str = "accuracy",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(name, axis=axis, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, axis=axis, output_names=output_names, label_names=label_names)
         self.axis = axis
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
@@ -61,11 +60,10 @@ class TopKAccuracy(EvalMetric):
         name: str = "top_k_accuracy",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
         if not _is_int(top_k) or top_k < 1:
             raise DataError(f"TopKAccuracy: top_k must be an int >= 1, got {top_k!r}")
-        super().__init__(f"{name}_{top_k}", top_k=top_k, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(f"{name}_{top_k}", top_k=top_k, output_names=output_names, label_names=label_names)
         self.top_k = top_k
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
@@ -198,9 +196,8 @@ class F1(_BinaryScore):
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
         average: str = "macro",
-        **kwargs: Any,
     ) -> None:
-        super().__init__(name, average, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, average, output_names=output_names, label_names=label_names)
 
 
 @register()
@@ -226,9 +223,8 @@ class MCC(_BinaryScore):
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
         average: str = "macro",
-        **kwargs: Any,
     ) -> None:
-        super().__init__(name, average, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, average, output_names=output_names, label_names=label_names)
 
 
 def _pcc_score(confusion: numpy.ndarray) -> float:
@@ -264,12 +260,9 @@ class PCC(EvalMetric):
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
         has_global_stats: bool = True,
-        **kwargs: Any,
     ) -> None:
         self._classes = 2
-        super().__init__(
-            name, output_names=output_names, label_names=label_names, has_global_stats=has_global_stats, **kwargs
-        )
+        super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=has_global_stats)
 
     def reset(self) -> None:
         super().reset()

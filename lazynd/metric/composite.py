@@ -31,9 +31,8 @@ class CompositeEvalMetric(EvalMetric):
         name: str = "composite",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, output_names=output_names, label_names=label_names)
         self.metrics = [create(m) for m in (metrics or [])]
 
     def add(self, metric: Any) -> None:
@@ -114,7 +113,6 @@ class CustomMetric(EvalMetric):
         allow_extra_outputs: bool = False,
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
         if not callable(feval):
             raise DataError(f"CustomMetric: feval must be callable, got {type(feval).__name__}")
@@ -122,7 +120,7 @@ class CustomMetric(EvalMetric):
             name = getattr(feval, "__name__", "custom")
             if "<" in name:
                 name = f"custom({name})"
-        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, output_names=output_names, label_names=label_names)
         self._feval = feval
         self._allow_extra_outputs = allow_extra_outputs
 

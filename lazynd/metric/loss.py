@@ -22,10 +22,9 @@ class CrossEntropy(EvalMetric):
         name: str = "cross-entropy",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
         _check_number(type(self).__name__, "eps", eps)
-        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names)
         self.eps = eps
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
@@ -62,9 +61,8 @@ class NegativeLogLikelihood(CrossEntropy):
         name: str = "nll-loss",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(eps, name, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(eps, name, output_names=output_names, label_names=label_names)
 
 
 @register()
@@ -88,13 +86,10 @@ class Perplexity(EvalMetric):
         name: str = "perplexity",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
         # a label that is no number would silently ignore nothing
         _check_number("Perplexity", "ignore_label", ignore_label, none_allowed=True)
-        super().__init__(
-            name, ignore_label=ignore_label, axis=axis, output_names=output_names, label_names=label_names, **kwargs
-        )
+        super().__init__(name, ignore_label=ignore_label, axis=axis, output_names=output_names, label_names=label_names)
         self.ignore_label = ignore_label
         self.axis = axis
 
@@ -138,9 +133,8 @@ class Loss(EvalMetric):
         name: str = "loss",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, output_names=output_names, label_names=label_names)
 
     def update(self, labels: Sequence[Any] | None, preds: Sequence[Any]) -> None:
         for pred in _as_array_list(preds):
@@ -158,9 +152,8 @@ class Torch(Loss):
         name: str = "torch",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, output_names=output_names, label_names=label_names)
 
 
 @register()
@@ -172,6 +165,5 @@ class Caffe(Loss):
         name: str = "caffe",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, output_names=output_names, label_names=label_names)

@@ -42,9 +42,8 @@ class MSE(_Regression):
         name: str = "mse",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, output_names=output_names, label_names=label_names)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         for diff in self._errors(labels, preds):
@@ -61,9 +60,8 @@ class MAE(_Regression):
         name: str = "mae",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, output_names=output_names, label_names=label_names)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         for diff in self._errors(labels, preds):
@@ -80,9 +78,8 @@ class RMSE(_Regression):
         name: str = "rmse",
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
-        **kwargs: Any,
     ) -> None:
-        super().__init__(name, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, output_names=output_names, label_names=label_names)
 
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         for diff in self._errors(labels, preds):
@@ -111,11 +108,10 @@ class PearsonCorrelation(EvalMetric):
         output_names: list[str] | None = None,
         label_names: list[str] | None = None,
         average: str = "macro",
-        **kwargs: Any,
     ) -> None:
         _check_average("PearsonCorrelation", average)
         self.average = average
-        super().__init__(name, average=average, output_names=output_names, label_names=label_names, **kwargs)
+        super().__init__(name, average=average, output_names=output_names, label_names=label_names)
 
     def reset(self) -> None:
         super().reset()

@@ -12,21 +12,43 @@ import numpy as np
 from ..backend import get_backend
 from ..context import Context
 from ..engine.var import Var
-from ..errors import ArgumentTypeError, OperatorError
+from ..errors import ArgumentTypeError, ArgumentValueError, OperatorError
 from . import dispatch
 
 __all__ = ["dlpack_capsule", "from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write"]
 
 
-def from_numpy(ndarray: np.ndarray, zero_copy: bool = False) -> Any:
-    """An NDArray from a NumPy array; ``zero_copy=True`` shares its memory."""
+def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> Any:
+    """An NDArray from a NumPy array, sharing its memory unless ``zero_copy=False`` (a copy).
+
+    As MXNet's: sharing is the default and takes a C-contiguous array of one of lazynd's dtypes;
+    a write into the NDArray shows in ``ndarray`` once done.  MXNet also marks ``ndarray`` read-only
+    (a write through NumPy would pass the engine by); lazynd leaves its flags alone, and a read or
+    write through NumPy is the program's to order (``wait_to_read`` first).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> host = np.zeros(3, np.float32)
+    >>> x = from_numpy(host)
+    >>> x += 1
+    >>> x.wait_to_read()  # (the engine writes it; NumPy does not wait)
+    >>> host.tolist()
+    [1.0, 1.0, 1.0]
+    """
     if not isinstance(ndarray, np.ndarray):
         raise ArgumentTypeError(f"from_numpy: expected a NumPy array, got {type(ndarray).__name__}")
-    if zero_copy:
-        return dispatch.NDArray(ndarray, Var(holds_value=True))  # on cpu(0), the shared context of host arrays
-    from .creation import array  # creation hands this module's functions on
+    from .creation import array, as_dtype  # creation hands this module's functions on
 
-    return array(ndarray, dtype=ndarray.dtype)
+    if not zero_copy or not ndarray.flags["WRITEABLE"]:  # (operators write into what they share)
+        return array(ndarray, dtype=ndarray.dtype)
+    as_dtype(ndarray.dtype)  # an OperatorError for a dtype lazynd lacks (int16, complex64), as MXNet refuses it
+    if not ndarray.flags["C_CONTIGUOUS"]:
+        raise ArgumentValueError(
+            f"from_numpy: zero_copy takes a C-contiguous array, got strides {ndarray.strides} for shape "
+            f"{ndarray.shape} (pass zero_copy=False, or np.ascontiguousarray)"
+        )
+    return dispatch.NDArray(ndarray, Var(holds_value=True))  # on cpu(0), the shared context of host arrays
 
 
 class _DLPackCapsule:

@@ -17,7 +17,15 @@ import numpy as np
 
 from .. import ndarray as _ndarray
 from ..arguments import flag
-from ..errors import ArgumentTypeError, LazyNDError, OperatorError, SettingConflictError, ShapeError, UnsupportedError
+from ..errors import (
+    ArgumentTypeError,
+    ArgumentValueError,
+    LazyNDError,
+    OperatorError,
+    SettingConflictError,
+    ShapeError,
+    UnsupportedError,
+)
 from ..log import warn_from_user_code
 from ..lr_scheduler import LRScheduler, check_numbers
 from ..ndarray import NDArray
@@ -124,7 +132,7 @@ class Optimizer:
         klass = Optimizer.opt_registry.get(str(name).lower())
         if klass is None:
             known = ", ".join(sorted(Optimizer.opt_registry))
-            raise LazyNDError(f"unknown optimizer {name!r} (registered: {known})")
+            raise ArgumentValueError(f"unknown optimizer {name!r} (registered: {known})")
         return klass(**kwargs)
 
     # -- to override -------------------------------------------------------------------------------

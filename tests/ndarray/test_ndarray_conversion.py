@@ -97,3 +97,43 @@ def test_dlpack_exchange_with_torch() -> None:
     assert t.tolist() == [0, 1, 2, 3] or a.asnumpy().tolist() == [1, 2, 3, 4]
     back = torch.from_dlpack(mx.nd.ones((2,)) * 3)
     assert back.tolist() == [3.0, 3.0]
+
+
+def test_from_numpy_shares_memory_by_default_as_mxnet() -> None:
+    # MXNet 1.9.1: from_numpy(ndarray, zero_copy=True); a write into the NDArray shows in the
+    # NumPy array (MXNet: [1.0, 1.0, 1.0] after y += 1)
+    host = np.zeros(3, np.float32)
+    y = mx.nd.from_numpy(host)
+    y += 1
+    y.wait_to_read()
+    assert host.tolist() == [1.0, 1.0, 1.0]
+    copied = np.zeros(3, np.float32)
+    z = mx.nd.from_numpy(copied, zero_copy=False)
+    z += 1
+    z.wait_to_read()
+    assert copied.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint16", "complex64"])
+def test_from_numpy_refuses_a_dtype_lazynd_lacks_as_mxnet(dtype) -> None:
+    # MXNet 1.9.1: ValueError "int16 is not supported."
+    with pytest.raises(ValueError, match="unsupported dtype"):
+        mx.nd.from_numpy(np.ones(2, dtype), zero_copy=True)
+
+
+def test_from_numpy_shares_only_a_c_contiguous_array_as_mxnet() -> None:
+    # MXNet 1.9.1: ValueError "Only c-contiguous arrays are supported for zero-copy"
+    strided = np.ones((3, 4), np.float32)[:, ::2]
+    with pytest.raises(ValueError, match="zero_copy takes a C-contiguous array"):
+        mx.nd.from_numpy(strided)
+    assert mx.nd.from_numpy(strided, zero_copy=False).shape == (3, 2)
+
+
+def test_from_numpy_of_a_read_only_array_copies_it() -> None:
+    # on purpose unlike MXNet 1.9.1, which writes through the flag ([2.0, 2.0] in ``frozen`` too):
+    # a read-only array may be an immutable buffer (np.frombuffer of bytes)
+    frozen = np.ones(2, np.float32)
+    frozen.flags.writeable = False
+    y = mx.nd.from_numpy(frozen)
+    y += 1
+    assert y.asnumpy().tolist() == [2.0, 2.0] and frozen.tolist() == [1.0, 1.0]

@@ -228,3 +228,24 @@ def test_a_scheduler_argument_that_is_nan_or_infinite_is_refused_by_name(make, m
     # accepted before: a NaN rate or factor passes every comparison and makes every rate NaN
     with pytest.raises(LazyNDError, match=message):
         make(value)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: lr_scheduler.FactorScheduler(step=0), "step must be >= 1 update, got 0"),
+        (lambda: lr_scheduler.FactorScheduler(step=10, factor=1.5), "factor must be <= 1"),
+        (lambda: lr_scheduler.MultiFactorScheduler(step=[10, 5]), r"steps must increase, got \[10, 5\]"),
+        (lambda: lr_scheduler.MultiFactorScheduler(step=[0, 5]), r"step\[0\] must be >= 1, got 0"),
+        (lambda: lr_scheduler.MultiFactorScheduler(step=[5], factor=2.0), "factor must be <= 1"),
+        (lambda: lr_scheduler.FactorScheduler(step=10, base_lr=0.1, warmup_begin_lr=0.5, warmup_steps=3), "exceed"),
+        (lambda: lr_scheduler.FactorScheduler(step=10, warmup_steps=3, warmup_mode="foo"), "warmup_mode"),
+        (lambda: lr_scheduler.PolyScheduler(max_update=0), "max_update must be an int larger"),
+        (lambda: lr_scheduler.CosineScheduler(max_update=0), "max_update must be an int larger"),
+    ],
+)
+def test_scheduler_arguments_out_of_range_are_value_errors_as_mxnet(make, message):
+    # MXNet 1.9.1 raises ValueError for each of these ("Schedule step must be greater or equal
+    # than 1 round", "Factor must be no more than 1 to make lr reduce", ...)
+    with pytest.raises(ValueError, match=message):
+        make()

@@ -18,6 +18,12 @@ def test_unknown_optimizer_name_is_an_error():
         optimizer.create("sgdd")
 
 
+def test_unknown_optimizer_name_is_a_value_error_as_mxnet():
+    # MXNet 1.9.1: ValueError "Cannot find optimizer sgdd"
+    with pytest.raises(ValueError, match="unknown optimizer 'sgdd'"):
+        optimizer.create("sgdd")
+
+
 @pytest.mark.parametrize(
     ("name", "kwargs", "message"),
     [

@@ -10,7 +10,7 @@ import pytest
 
 import lazynd as mx
 from lazynd import initializer as init
-from lazynd.errors import DataError, ShapeError
+from lazynd.errors import ArgumentValueError, DataError, ShapeError
 from lazynd.testing import assert_almost_equal
 
 
@@ -29,7 +29,10 @@ def test_name_suffix_picks_the_fill(name, value) -> None:
 
 
 def test_unknown_suffix_raises_naming_the_parameter() -> None:
-    with pytest.raises(DataError, match="'fc1_something'"):
+    # a ValueError, as MXNet 1.9.1's "Unknown initialization pattern for fc1_something"
+    with pytest.raises(ArgumentValueError, match="'fc1_something'"):
+        _filled(init.Uniform(), "fc1_something", (3,))
+    with pytest.raises(ValueError):
         _filled(init.Uniform(), "fc1_something", (3,))
 
 
@@ -129,6 +132,12 @@ def test_mixed_uses_first_matching_pattern() -> None:
     mixed = init.Mixed(["conv.*", ".*"], [init.One(), init.Zero()])
     assert np.all(_filled(mixed, "conv1_weight", (2, 2)) == 1.0)
     assert np.all(_filled(mixed, "fc1_weight", (2, 2)) == 0.0)
+
+
+def test_mixed_without_a_matching_pattern_raises_a_value_error_as_mxnet() -> None:
+    # MXNet 1.9.1: ValueError "Parameter name %s did not match any pattern. ..."
+    with pytest.raises(ValueError, match="no pattern matches 'fc1_weight'"):
+        _filled(init.Mixed(["conv.*"], [init.One()]), "fc1_weight", (2, 2))
 
 
 def test_bilinear_fills_mxnets_upsampling_filter() -> None:

@@ -118,3 +118,51 @@ def test_np_refuses_what_is_not_a_function(feval):
 def test_register_refuses_what_is_neither_a_class_nor_a_name(register, alias):
     with pytest.raises(DataError, match="register: expected a class or alias names"):
         register(alias)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: metric.Accuracy(ignore_label=0),
+        lambda: metric.TopKAccuracy(top_k=2, axis=0),
+        lambda: metric.F1(averge="micro"),
+        lambda: metric.MCC(foo=1),
+        lambda: metric.PCC(foo=1),
+        lambda: metric.Perplexity(None, foo=1),
+        lambda: metric.CrossEntropy(foo=1),
+        lambda: metric.NegativeLogLikelihood(foo=1),
+        lambda: metric.MAE(foo=1),
+        lambda: metric.MSE(foo=1),
+        lambda: metric.RMSE(foo=1),
+        lambda: metric.PearsonCorrelation(foo=1),
+        lambda: metric.Loss(foo=1),
+        lambda: metric.Torch(foo=1),
+        lambda: metric.Caffe(foo=1),
+        lambda: metric.CustomMetric(lambda label, pred: 0.0, foo=1),
+        lambda: metric.CompositeEvalMetric(foo=1),
+    ],
+)
+def test_a_builtin_metric_refuses_a_keyword_it_does_not_have(make) -> None:
+    # MXNet 1.9.1: TypeError "__init__() got an unexpected keyword argument" (a misspelt
+    # ``averge="micro"`` must not give the macro average silently)
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        make()
+
+
+def test_a_user_metric_still_passes_its_own_keywords_to_eval_metric() -> None:
+    class Scaled(metric.EvalMetric):
+        def __init__(self, scale: float) -> None:
+            super().__init__("scaled", scale=scale)
+
+    assert Scaled(2.0).get_config()["scale"] == 2.0
+
+
+def test_create_with_arguments_the_class_cannot_take_is_a_type_error_as_mxnet() -> None:
+    # MXNet 1.9.1: TypeError from the constructor ("missing 1 required positional argument:
+    # 'ignore_label'", "unexpected keyword argument 'foo'"); lazynd's names metric.create too
+    with pytest.raises(TypeError, match=r"metric.create: 'perplexity' cannot take \[\]"):
+        metric.create("perplexity")
+    with pytest.raises(TypeError, match=r"metric.create: 'acc' cannot take \['foo'\]"):
+        metric.create("acc", foo=1)
+    with pytest.raises(DataError):
+        metric.create("acc", foo=1)

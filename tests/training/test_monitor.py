@@ -112,6 +112,32 @@ def test_fit_with_a_monitor_prints_stats_every_interval_on_every_device(caplog) 
     assert all(float(words[3]) > 0 for words in lines)
 
 
+def test_after_a_reshape_toc_lists_each_array_once_from_the_executor_that_ran() -> None:
+    # the module keeps the executors of its first shapes, monitored too; MXNet 1.9.1 lists each
+    # array once, with the batch just run (its data row: 1.0), not the unused executors' (0.0)
+    mod = mx.mod.Module(_net())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params(mx.init.One())
+    mod.reshape([("data", (2, 5))], [("softmax_label", (2,))])
+    mon = Monitor(1, pattern="data|fc1_weight|fc2_output", sort=True)
+    mod.install_monitor(mon)
+    mon.tic()
+    mod.forward(mx.io.DataBatch([mx.nd.ones((2, 5))], [mx.nd.zeros(2)]), is_train=False)
+    assert [(name, text) for _, name, text in mon.toc()] == [
+        ("data", "1.0\t"),
+        ("fc1_weight", "1.0\t"),
+        ("fc2_output", "20.0\t"),
+    ]
+
+
+def test_toc_without_a_pass_lists_the_arrays_of_every_installed_executor() -> None:
+    ex = _executor()
+    mon = Monitor(1, pattern="fc1_weight$")
+    mon.install(ex)
+    mon.tic()
+    assert [name for _, name, _ in mon.toc()] == ["fc1_weight"]
+
+
 def test_bad_arguments_are_refused_with_clear_errors() -> None:
     with pytest.raises(LazyNDError, match="interval must be a positive int, got 0"):
         Monitor(0)

@@ -113,6 +113,29 @@ def test_changing_a_numpy_input_afterwards_leaves_the_batches_alone() -> None:
     ]
 
 
+def test_an_ndarray_input_is_read_in_place_as_mxnet_keeps_it() -> None:
+    # MXNet 1.9.1 keeps an NDArray input itself: it.data[0][1] is x, and an in-place write
+    # into x after the iterator is made (a pending one too) shows in the batches
+    x, y = mx.nd.array(np.arange(6.0).reshape(6, 1)), mx.nd.arange(6)
+    it = NDArrayIter(x, y, batch_size=3)
+    assert it.data[0][1] is x and it.label[0][1] is y
+    gate = mx.nd.zeros((6, 1))
+    get_engine().push(time.sleep, (0.2,), [], [gate.var], name="slow_host_work")
+    x[:] = gate + x / 2
+    y += 100
+    assert [(b.data[0].asnumpy().ravel().tolist(), b.label[0].asnumpy().tolist()) for b in it] == [
+        ([0.0, 0.5, 1.0], [100.0, 101.0, 102.0]),
+        ([1.5, 2.0, 2.5], [103.0, 104.0, 105.0]),
+    ]
+
+
+def test_a_shuffled_ndarray_input_is_copied_as_mxnet_shuffles_a_copy() -> None:
+    x = mx.nd.array(np.arange(6.0).reshape(6, 1))
+    it = NDArrayIter(x, batch_size=3, shuffle=True)
+    x[:] = -1
+    assert sorted(v for b in it for v in b.data[0].asnumpy().ravel().tolist()) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
 def test_writing_into_it_data_changes_the_batches_that_follow() -> None:
     it = NDArrayIter(np.zeros((4, 1)), batch_size=2)
     it.data[0][1][:] = 7.0
