@@ -61,7 +61,7 @@ def _fc_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) 
     kctx.backend.matmul(x2d, inputs[1].T, out2d)
     if not attrs["no_bias"]:
         out2d += inputs[2]
-    if not out.flags.c_contiguous:  # reshape may have copied: write the result back
+    if out2d is not out and not out.flags.c_contiguous:  # reshape may have copied: write the result back
         out[...] = out2d.reshape(out.shape)
 
 
@@ -100,7 +100,7 @@ def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
         # a copy when the buffer's layout has no such view; itself when 2-D (data's shape)
         grad2d = data_grad if data_grad.ndim == 2 else data_grad.reshape(x2d.shape)
         matmul(g2d, weight, grad2d)
-        if not data_grad.flags.c_contiguous:
+        if grad2d is not data_grad and not data_grad.flags.c_contiguous:
             data_grad[...] = grad2d.reshape(data_grad.shape)
     if outputs[1] is not None:
         matmul(g2d.T, x2d, outputs[1])
