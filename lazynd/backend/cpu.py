@@ -9,7 +9,7 @@ import numpy as np
 
 from .base import Backend
 from .blas import GOVERNOR
-from .host_gemm import host_gemm
+from .host_gemm import host_product
 from .pool import MIN_POOLED_BYTES, HostPool, aligned_zeros
 
 
@@ -46,15 +46,9 @@ class NumpyBackend(Backend):
         """``out[...] = a @ b``: MKL where it takes the product (:mod:`.host_gemm`), else NumPy's BLAS,
         timed by the BLAS's thread governor where lazynd sets the BLAS's threads (:mod:`.host_threads`)."""
         if GOVERNOR is None:
-            _one_product(a, b, out)
+            host_product(a, b, out)
         else:
-            GOVERNOR.run(a, b, out, _one_product)
+            GOVERNOR.run(a, b, out, host_product)
 
     def empty_cache(self) -> None:
         self.pool.release_free()
-
-
-def _one_product(a: Any, b: Any, out: Any) -> None:
-    """``out[...] = a @ b``: MKL where it takes the product, else NumPy's BLAS."""
-    if not host_gemm(a, b, out):
-        np.matmul(a, b, out=out)

@@ -1,8 +1,8 @@
 """The CPU's matrix products: NumPy's BLAS, or on request MKL's ``cblas_?gemm``.
 
 NumPy's wheels carry OpenBLAS. The CPU backend's one GEMM route
-(:meth:`~lazynd.backend.cpu.NumpyBackend.matmul`) hands a product to :func:`host_gemm` first, and
-to ``np.matmul`` when it declines. With ``LAZYND_HOST_BLAS=mkl`` (and Intel's MKL installed:
+(:meth:`~lazynd.backend.cpu.NumpyBackend.matmul`) runs :func:`host_product`, which hands a product
+to :func:`host_gemm` first, and to ``np.matmul`` when it declines. With ``LAZYND_HOST_BLAS=mkl`` (and Intel's MKL installed:
 ``pip install lazynd[mkl]``) :func:`host_gemm` is :class:`MklGemm`, which computes float32 and
 float64 products with MKL and declines:
 
@@ -41,7 +41,7 @@ import numpy as np
 from ..errors import LazyNDError
 from .blas import BLAS_THREADS
 
-__all__ = ["MIN_BATCHED_MACS", "MIN_MACS", "MklGemm", "host_gemm", "host_gemm_library", "load_mkl"]
+__all__ = ["MIN_BATCHED_MACS", "MIN_MACS", "MklGemm", "host_gemm", "host_gemm_library", "host_product", "load_mkl"]
 
 # a product of fewer multiply-adds per matrix goes to NumPy: the foreign call and its pointer
 # lookups cost about 4 us, which OpenBLAS's small kernels beat (an MLP's 128 x 64 x 10 output
@@ -178,6 +178,22 @@ def _choose() -> tuple[Callable[[np.ndarray, np.ndarray, np.ndarray], bool], str
 
 
 host_gemm, _library = _choose()
+
+
+def _gemm_then_numpy(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out[...] = a @ b``: :func:`host_gemm` where it takes the product, else ``np.matmul``."""
+    if not host_gemm(a, b, out):
+        np.matmul(a, b, out=out)
+
+
+# chosen once, as host_gemm is: where NumPy's BLAS does every product, the product is np.matmul
+# itself (its third argument is ``out``), with no Python call in between (the MNIST MLP runs
+# eight products a training step; two Python calls each were about 2% of the step's Python)
+host_product: Callable[[np.ndarray, np.ndarray, np.ndarray], Any] = (
+    np.matmul if host_gemm is _no_gemm else _gemm_then_numpy
+)
+"""``host_product(a, b, out)`` writes ``a @ b`` into ``out`` (``np.matmul``'s rules) with the host's
+BLAS: MKL where :func:`host_gemm` takes the product, else NumPy's."""
 
 
 def host_gemm_library() -> str:

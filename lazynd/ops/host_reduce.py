@@ -26,6 +26,7 @@ a first axis by NumPy.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -37,37 +38,33 @@ SHORT_AXIS = 32
 # OpenBLAS splits a matrix-vector product of at least this many elements across its threads
 # (2304 * GEMM_MULTITHREAD_THRESHOLD, 4 by default, in its interface/gemv.c)
 THREADED_GEMV_MIN = 9216
-# constant tables kept at most (a program softmaxing ever-new lengths starts the table again)
+# constant tables kept at most, of each kind (a program softmaxing ever-new lengths drops the
+# least recently read)
 MAX_CONSTANTS = 256
 _BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_constants: dict[tuple[str, int, np.dtype], np.ndarray] = {}
 
 
-def _constant(kind: str, n: int, dtype: np.dtype) -> np.ndarray:
-    """The read-only table ``kind`` (``"ones"``: a vector, ``"identity"``: a matrix) of size ``n``, made once."""
-    key = (kind, n, dtype)
-    table = _constants.get(key)
-    if table is None:
-        table = np.ones(n, dtype) if kind == "ones" else np.eye(n, dtype=dtype)
-        table.flags.writeable = False
-        if len(_constants) >= MAX_CONSTANTS:
-            _constants.clear()
-        _constants[key] = table
+def _read_only(table: np.ndarray) -> np.ndarray:
+    table.flags.writeable = False
     return table
 
 
+# the tables are functools' caches: a table made before is found in C, without a Python call
+# (the kernels of an MLP's training step read four of them)
+@functools.lru_cache(maxsize=MAX_CONSTANTS)
 def ones(n: int, dtype: np.dtype) -> np.ndarray:
     """A read-only vector of ``n`` ones, made once per length and dtype."""
-    return _constant("ones", n, dtype)
+    return _read_only(np.ones(n, dtype))
 
 
+@functools.lru_cache(maxsize=MAX_CONSTANTS)
 def identity(n: int, dtype: np.dtype) -> np.ndarray:
     """A read-only ``n x n`` identity matrix, made once per size and dtype: row ``k`` is class ``k`` one-hot.
 
     ``identity(n, dtype).take(labels, axis=0)`` is the one-hot matrix of ``labels`` in one
     gather (1 us for 128 labels of 10 classes, against 2 us for writing through a fancy index).
     """
-    return _constant("identity", n, dtype)
+    return _read_only(np.eye(n, dtype=dtype))
 
 
 def max_along(x: Any, axis: int) -> Any:
@@ -107,13 +104,9 @@ def column_sum_into(x: Any, out: Any) -> None:
     """Write the sum of a 2-D ``x`` over its rows into the 1-D ``out`` (a bias gradient)."""
     if x.__class__ is not np.ndarray:
         column_sum(x, out)
-    elif (
-        x.dtype in _BLAS_FLOATS
-        and out.dtype == x.dtype
-        and x.flags.c_contiguous
-        and x.shape[0] > 1
-        and _single_threaded_gemv(x)
-    ):
-        np.matmul(ones(x.shape[0], x.dtype), x, out=out)
+        return
+    dtype, rows = x.dtype, x.shape[0]
+    if dtype in _BLAS_FLOATS and out.dtype == dtype and rows > 1 and x.flags.c_contiguous and _single_threaded_gemv(x):
+        np.matmul(ones(rows, dtype), x, out=out)
     else:
         np.add.reduce(x, axis=0, out=out)

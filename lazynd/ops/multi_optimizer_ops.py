@@ -84,8 +84,8 @@ def _plain_sgd_on_host(attrs: dict, ins: list, outs: list) -> None:
     """multi_sgd_update on the CPU without gradient clipping: :func:`~.optimizer_ops.sgd_on_host`
     of each weight, as ``sgd_update`` runs it."""
     rescale = attrs["rescale_grad"]
-    for i, (lr, wd) in enumerate(zip(attrs["lrs"], attrs["wds"], strict=True)):
-        sgd_on_host(ins[2 * i], ins[2 * i + 1], outs[i], lr, wd, rescale)
+    for weight, grad, out, lr, wd in zip(ins[0::2], ins[1::2], outs, attrs["lrs"], attrs["wds"], strict=True):
+        sgd_on_host(weight, grad, out, lr, wd, rescale)
 
 
 def group_layout(

@@ -44,9 +44,11 @@ def _fc_inputs(attrs: dict) -> tuple[str, ...]:
 
 
 def _as_2d(x: Any, flatten: bool) -> Any:
-    # (batch, features) already, either way: itself, not a view (a view costs a tenth of a small layer's product)
-    if x.ndim == 2:
-        return x
+    """``x`` of any rank but 2 as the ``(batch, features)`` matrix FullyConnected multiplies.
+
+    A 2-D array is that matrix already, either way: the kernels take it as it is, without this call
+    or a view (a view costs a tenth of a small layer's product).
+    """
     # sizes written out, not -1: a batch of 0 rows has no size to infer a -1 from
     if flatten:
         return x.reshape(x.shape[0], math.prod(x.shape[1:]))
@@ -54,14 +56,14 @@ def _as_2d(x: Any, flatten: bool) -> Any:
 
 
 def _fc_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    x2d = _as_2d(inputs[0], attrs["flatten"])
-    out = outputs[0]
+    x, out = inputs[0], outputs[0]
+    x2d = x if x.ndim == 2 else _as_2d(x, attrs["flatten"])
     # a copy when out's layout has no such view (a strided out=); out itself when 2-D (its shape is that one)
     out2d = out if out.ndim == 2 else out.reshape(x2d.shape[0], attrs["num_hidden"])
     kctx.backend.matmul(x2d, inputs[1].T, out2d)
     if not attrs["no_bias"]:
         out2d += inputs[2]
-    if not out.flags.c_contiguous:  # reshape may have copied: write the result back
+    if out2d is not out and not out.flags.c_contiguous:  # reshape may have copied: write the result back
         out[...] = out2d.reshape(out.shape)
 
 
@@ -93,14 +95,14 @@ def _fc_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
     # an executor passes None for a gradient nobody reads (the data gradient of a first layer)
     matmul = kctx.backend.matmul
     out_grad, data, weight = inputs
-    x2d = _as_2d(data, attrs["flatten"])
+    x2d = data if data.ndim == 2 else _as_2d(data, attrs["flatten"])
     g2d = out_grad if out_grad.ndim == 2 else out_grad.reshape(x2d.shape[0], attrs["num_hidden"])
     data_grad = outputs[0]
     if data_grad is not None:
         # a copy when the buffer's layout has no such view; itself when 2-D (data's shape)
         grad2d = data_grad if data_grad.ndim == 2 else data_grad.reshape(x2d.shape)
         matmul(g2d, weight, grad2d)
-        if not data_grad.flags.c_contiguous:
+        if grad2d is not data_grad and not data_grad.flags.c_contiguous:
             data_grad[...] = grad2d.reshape(data_grad.shape)
     if outputs[1] is not None:
         matmul(g2d.T, x2d, outputs[1])

@@ -92,10 +92,11 @@ def _softmax_of_short_rows(x: Any, out: Any, axis: int) -> bool:
     """
     if x.__class__ is not np.ndarray or out.__class__ is not np.ndarray or x.dtype.kind != "f":
         return False
-    n = x.shape[axis] if x.ndim else 1
-    if not (axis == x.ndim - 1 and 1 < n <= SHORT_AXIS and x.size >= 16 * n):
+    last = x.ndim - 1
+    if axis != last:
         return False
-    if not (x.flags.c_contiguous and out.flags.c_contiguous):
+    n = x.shape[last]
+    if not (1 < n <= SHORT_AXIS and x.size >= 16 * n and x.flags.c_contiguous and out.flags.c_contiguous):
         return False
     lines = np.ascontiguousarray(x.reshape(-1, n).T)  # (n, rows)
     np.subtract(lines, np.maximum.reduce(lines, axis=0), out=lines)

@@ -111,7 +111,7 @@ def _softmax_output_forward(kctx: Any, attrs: dict, inputs: list, outputs: list,
     x, out = _softmax_view(attrs, inputs[0]), outputs[0]
     target = _softmax_view(attrs, out)
     softmax_into(kctx, x, target, _softmax_axis(attrs, x.ndim))
-    if not out.flags.c_contiguous:
+    if target is not out and not out.flags.c_contiguous:  # reshape may have copied: write the result back
         out[...] = target.reshape(out.shape)
 
 
@@ -211,7 +211,8 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
         and grad.flags.c_contiguous
         and label.size == p.shape[0]
     ):
-        _softmax_output_backward_rows(xp, attrs, p, label, grad.reshape(p.shape))
+        # grad has prob's shape: p's itself when 2-D
+        _softmax_output_backward_rows(xp, attrs, p, label, grad if grad.ndim == 2 else grad.reshape(p.shape))
         if attrs["out_grad"]:
             grad *= inputs[2]
         return

@@ -120,6 +120,31 @@ def test_the_setting_picks_the_library():
     assert "LAZYND_HOST_BLAS must be one of numpy, mkl, auto; got 'openblass'" in wrong.stderr
 
 
+_PRODUCTS = """
+import numpy as np
+from lazynd.backend import cpu_backend, host_gemm
+rng = np.random.default_rng(0)
+errors = []
+for m, k, n in ((128, 784, 128), (4, 3, 2)):  # MKL takes the first, declines the second
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    out = np.full((m, n), np.nan)
+    cpu_backend.matmul(a, b, out)
+    errors.append(float(np.abs(out - a @ b).max()))
+print(host_gemm.host_product is np.matmul, all(error < 1e-9 for error in errors))  # a NaN left: False
+"""
+
+
+@needs_mkl
+@pytest.mark.parametrize("setting", ["numpy", "mkl"])
+def test_the_chosen_product_writes_every_product(setting):
+    """host_product is np.matmul itself with NumPy's BLAS; with MKL it writes both the products MKL
+    takes and those it declines (NumPy's then)."""
+    env = {**os.environ, "LAZYND_HOST_BLAS": setting}
+    run = subprocess.run([sys.executable, "-c", _PRODUCTS], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == [str(setting == "numpy"), "True"]
+
+
 def test_runtime_features_name_the_host_gemm_library():
     assert Features().is_enabled("BLAS_MKL") == (host_gemm.host_gemm_library() == "mkl")
 
@@ -131,9 +156,9 @@ def test_operators_take_the_host_gemm_route(monkeypatch):
 
     def spy(a, b, out):
         seen.append((a.shape, b.shape))
-        return host_gemm.host_gemm(a, b, out)
+        host_gemm.host_product(a, b, out)
 
-    monkeypatch.setattr(cpu_module, "host_gemm", spy)
+    monkeypatch.setattr(cpu_module, "host_product", spy)
     x = rng.standard_normal((128, 784)).astype(np.float32)
     w = rng.standard_normal((128, 784)).astype(np.float32)
     b = rng.standard_normal(128).astype(np.float32)
