@@ -242,15 +242,16 @@ def _nag_mom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
 def _adam_block(
     xp: Any, attrs: dict, weight: Any, grad: Any, mean: Any, var: Any, out: Any, g: Any, scratch: Any
 ) -> None:
-    beta1, beta2 = attrs["beta1"], attrs["beta2"]
-    # g holds sqrt(1 - beta2) * gradient, so that its square is already var's increment
-    root = math.sqrt(1.0 - beta2)
+    # 1 - beta in the weight's precision, as MXNet's kernel (float32: 1 - 0.999 = 0.00099998713);
+    # g holds sqrt(1 - beta2) * gradient, its square var's increment
+    keep1, keep2 = (float(1 - weight.dtype.type(attrs[beta])) for beta in ("beta1", "beta2"))
+    root = math.sqrt(keep2)
     _scaled_gradient_into(xp, grad, attrs, g, scratch, weight, scale=root)
-    mean *= beta1
-    xp.multiply(g, (1.0 - beta1) / root, out=scratch)
+    mean *= attrs["beta1"]
+    xp.multiply(g, keep1 / root, out=scratch)
     mean += scratch
     xp.square(g, out=g)
-    var *= beta2
+    var *= attrs["beta2"]
     var += g
     xp.sqrt(var, out=g)
     g += attrs["epsilon"]

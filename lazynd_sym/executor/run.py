@@ -52,7 +52,7 @@ from lazynd.backend.fperr import run_quietly
 from lazynd.context import Context
 from lazynd.engine import get_engine
 from lazynd.engine.var import Var
-from lazynd.errors import LazyNDError, ShapeError
+from lazynd.errors import ArgumentTypeError, LazyNDError, ShapeError
 from lazynd.runtime import elements_touched, push
 
 from .access import copies_access
@@ -309,7 +309,8 @@ class PassRunner:
         for key, value in kwargs.items():
             index = self._arg_index.get(key)
             if index is None:
-                raise LazyNDError(f"forward: {key!r} is not an argument; arguments are {self.arg_names}")
+                # (a TypeError, as MXNet's "Unknown argument")
+                raise ArgumentTypeError(f"forward: {key!r} is not an argument; arguments are {self.arg_names}")
             target = self.arg_arrays[index]
             if isinstance(value, nd.NDArray):
                 if value.data_array.shape != target.data_array.shape:

@@ -77,6 +77,18 @@ def test_adam_update_updates_weight_mean_and_var(ctx, rng):
     assert_almost_equal(weight.asnumpy(), ref_w, rtol=1e-4, atol=1e-5)
 
 
+def test_adam_update_takes_one_minus_beta_in_float32_as_mxnet(ctx):
+    # MXNet 1.9.1, three adam_update(lr=0.01) steps of these arrays: its kernel computes 1 - beta
+    # in the weight's float32 (1 - 0.999 = 0.00099998713, not 0.001); 1e-5 apart before
+    weight, grad = mx.nd.array([0.5, -1.0, 2.0], ctx=ctx), mx.nd.array([0.1, 0.2, -0.3], ctx=ctx)
+    mean, var = mx.nd.zeros((3,), ctx=ctx), mx.nd.zeros((3,), ctx=ctx)
+    for _ in range(3):
+        mx.nd.adam_update(weight, grad, mean, var, lr=0.01, out=weight)
+    np.testing.assert_allclose(var.asnumpy(), [2.9969625757e-05, 1.1987850303e-04, 2.6972661726e-04], rtol=2e-7)
+    np.testing.assert_allclose(mean.asnumpy(), [0.027100007981, 0.054200015962, -0.081300020218], rtol=2e-7)
+    np.testing.assert_allclose(weight.asnumpy(), [0.37637838721, -1.12362170219, 2.12362170219], rtol=2e-7)
+
+
 @pytest.mark.parametrize("clip_weights", [-1.0, 0.5])
 def test_rmsprop_update_updates_weight_and_state(ctx, rng, clip_weights):
     w0, grads = steps(rng)
