@@ -42,20 +42,22 @@ F = TypeVar("F", bound=Callable[..., Any])
 _INSIDE = contextvars.ContextVar("lazynd_quiet_kernels", default=False)
 
 
-class _QuietContexts(threading.local):
-    """The calling thread's quiet context, made at its first kernel (a context is entered by one thread at a time)."""
-
-    context: contextvars.Context | None = None
-
-
-_threads = _QuietContexts()
-
-
 def _new_quiet_context() -> contextvars.Context:
     context = contextvars.Context()  # every variable at its default: nothing of the caller's
     context.run(np.seterr, divide="ignore", over="ignore", invalid="ignore", under="ignore")
     context.run(_INSIDE.set, True)
     return context
+
+
+class _QuietContexts(threading.local):
+    """The calling thread's quiet context (a context is entered by one thread at a time): made
+    by ``threading.local`` in each thread at its first kernel, as ``__init__`` runs there."""
+
+    def __init__(self) -> None:
+        self.context = _new_quiet_context()
+
+
+_threads = _QuietContexts()
 
 
 def quietly(fn: F) -> F:
@@ -67,10 +69,7 @@ def quietly(fn: F) -> F:
     def quiet(*args: Any) -> Any:
         if _INSIDE.get():
             return fn(*args)
-        context = _threads.context
-        if context is None:
-            context = _threads.context = _new_quiet_context()
-        return context.run(fn, *args)
+        return _threads.context.run(fn, *args)
 
     return quiet  # type: ignore[return-value]
 
@@ -86,10 +85,7 @@ def quiet_kernel(kernel: F) -> F:
     def quiet(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> Any:
         if _INSIDE.get():
             return kernel(kctx, attrs, inputs, outputs, aux)
-        context = _threads.context
-        if context is None:
-            context = _threads.context = _new_quiet_context()
-        return context.run(kernel, kctx, attrs, inputs, outputs, aux)
+        return _threads.context.run(kernel, kctx, attrs, inputs, outputs, aux)
 
     return quiet  # type: ignore[return-value]
 
