@@ -33,7 +33,7 @@ from .policy import STALLED_BACKLOG_S, SchedulingPolicy, make_policy
 from .var import Var
 from .workers import Workers, default_cpu_workers, run_helping
 
-_claim_all = Var.claim_all
+_claim_to_run = Var.claim_to_run
 _request_all = Var.request_all
 _note_writes = Var.note_writes
 _release_all = Var.release_all
@@ -108,8 +108,8 @@ class ThreadedEngine(Engine):
         device: Any = None,
         inline_ok: bool = False,
     ) -> None:
-        _note_writes(writes)
         if not (inline_ok and self._run_if_free(fn, args, reads, writes, name, device)):
+            _note_writes(writes)
             self._push_queued(fn, args, reads, writes, name, device)
 
     def run_if_free(
@@ -121,33 +121,33 @@ class ThreadedEngine(Engine):
         name: str = "op",
         device: Any = None,
     ) -> bool:
-        if self._run_if_free(fn, args, reads, writes, name, device):
-            _note_writes(writes)
-            return True
-        return False
+        return self._run_if_free(fn, args, reads, writes, name, device)
 
     def _run_if_free(
         self, fn: Callable[..., Any], args: tuple, reads: Sequence[Var], writes: Sequence[Var], name: str, device: Any
     ) -> bool:
-        """:meth:`run_if_free` without counting the writes (:meth:`push` counts them)."""
+        """:meth:`run_if_free`: claim the vars (counting the writes, as a push does), run, release."""
         if not self._inline:  # the policy keeps every operation on the workers
             return False
-        if len(writes) > 1:  # once each (two outputs may be views of one array): a var's write is
-            # one claim, and a second release would take back what its release granted the next writer
-            writes = list(dict.fromkeys(writes))
         lock = self._lock
         # acquire and release rather than ``with``: half the cost, on every push (and the
         # same in the wait and completion paths)
         lock.acquire()
-        if not _claim_all(reads, writes):
+        failed_input = _claim_to_run(reads, writes)
+        if failed_input is None and len(writes) > len(unique := list(dict.fromkeys(writes))):
+            # a var twice in ``writes`` (outputs that are views of one array) is claimed and released
+            # once: a second release would take back what the first granted the next writer
+            writes, failed_input = unique, _claim_to_run(reads, unique)
+        if failed_input is None:
             lock.release()
             return False
         handoff = self.policy.bypassed()
         lock.release()
         if handoff is not None:
             self._cpu_queue.put(handoff)
-        # this thread holds the vars: run the call, then release them (a Completion's: when it ends)
-        late = self._run_call(fn, args, reads, writes, name, device)
+        # this thread holds the vars: run the call, then release them (a Completion's: when it
+        # ends); its inputs need no look for errors unless the claim saw one
+        late = self._run_call(fn, args, reads if failed_input else (), writes, name, device)
         if late is not None:
             with self._lock:  # pending from now until it finishes, released as claimed (lists as given)
                 self._pending += 1

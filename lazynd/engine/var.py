@@ -233,19 +233,44 @@ class Var:
     # -- all the vars of one operation at once (engine lock held) -----------------------------------
     # One call per operation rather than one per var: these run on every push and completion.
     @staticmethod
-    def claim_all(reads: Sequence[Var], writes: Sequence[Var]) -> bool:
-        """Claim every var (reads, writes) if each is ready now and return True; else claim none."""
-        for v in reads:
-            if v.queue or v.writing:
-                return False
-        for v in writes:
+    def claim_to_run(reads: Sequence[Var], writes: Sequence[Var]) -> bool | None:
+        """Claim every var of an operation the calling thread runs now, and count its writes
+        (:meth:`note_writes`); None when a var is busy, and then nothing is claimed or counted.
+
+        Otherwise returns whether a var in ``reads`` holds an error, which the run must then
+        look at (the inputs of the operation are final: every write of them has completed).
+        A var may be in both lists (an update in place: a write that reads); one given twice in
+        ``writes`` (two outputs that are views of one array) counts as busy: the caller gives
+        each var once.
+        One loop per list, checking and claiming together: this runs at every push that runs
+        its operation at once.
+        """
+        for n, v in enumerate(writes):
             if v.queue or v.writing or v.pending_reads:
-                return False
-        for v in reads:
-            v.pending_reads += 1
-        for v in writes:
+                Var._give_back(reads, 0, writes, n)
+                return None
             v.writing = True
-        return True
+            v.version += 1
+        failed = False
+        for n, v in enumerate(reads):
+            # a var this operation writes is claimed by it above: readable by it alone
+            if v.queue or (v.writing and v not in writes):
+                Var._give_back(reads, n, writes, len(writes))
+                return None
+            v.pending_reads += 1
+            if v.exc is not None:
+                failed = True
+        return failed
+
+    @staticmethod
+    def _give_back(reads: Sequence[Var], n_reads: int, writes: Sequence[Var], n_writes: int) -> None:
+        """Undo the claims of :meth:`claim_to_run` on the first ``n_reads`` reads and ``n_writes``
+        writes (nothing was queued on those vars meanwhile: the engine lock is held)."""
+        for v in reads[:n_reads]:
+            v.pending_reads -= 1
+        for v in writes[:n_writes]:
+            v.writing = False
+            v.version -= 1
 
     @staticmethod
     def request_all(op: Operation) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import ArgumentTypeError, DataError
 from ..ops.params import Param, parse_bool, parse_dtype, parse_int, parse_shape
 from .single_array_iter import SingleArrayIter
 
@@ -132,7 +132,13 @@ class CSVIter(SingleArrayIter):
         label_name: str = "softmax_label",
         prefetch_buffer: int = 4,
         ctx: Any = None,
+        **unknown: Any,
     ) -> None:
+        if unknown:  # MXNet's C++ iterator refuses them by name; a misspelt one must not pass silently
+            raise ArgumentTypeError(
+                f"CSVIter: unknown argument(s) {sorted(unknown)}; its arguments are data_csv, data_shape, "
+                "label_csv, label_shape, batch_size, round_batch, dtype, data_name, label_name, prefetch_buffer, ctx"
+            )
         # MXNet's C++ iterator reads its arguments as text too: batch_size="32", round_batch="False"
         data_shape = _example_shape(data_shape, "data_shape")
         label_shape = _example_shape(label_shape, "label_shape")

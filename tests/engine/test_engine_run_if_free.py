@@ -38,6 +38,40 @@ def test_a_busy_var_runs_nothing_and_pushes_nothing(threaded: ThreadedEngine) ->
     assert ran == []
 
 
+def test_a_busy_read_after_free_writes_gives_every_claim_back(threaded: ThreadedEngine) -> None:
+    # the writes are claimed (and counted) before the reads are looked at: a busy read must undo them
+    busy, release = Var(), threading.Event()
+    free_reads, writes = [Var(), Var()], [Var(), Var()]
+    threaded.push(release.wait, (10,), [], [busy], "pending write")
+    try:
+        assert not threaded.run_if_free(lambda: None, (), [*free_reads, busy], writes)
+        for v in (*free_reads, *writes):
+            assert v.ready_for_write() and v.pending_reads == 0 and not v.writing
+        assert [v.version for v in writes] == [0, 0]  # counted when the operation is pushed, not here
+    finally:
+        release.set()
+    threaded.waitall()
+
+
+def test_an_update_in_place_runs_at_once_and_counts_its_write_once(threaded: ThreadedEngine) -> None:
+    # w read and written (w -= g): claimed for both, released for both
+    w, g, ran = Var(holds_value=True), Var(holds_value=True), []
+    assert threaded.run_if_free(ran.append, ("update",), [w, g], [w])
+    assert ran == ["update"] and w.version == 1 and g.version == 0
+    assert w.ready_for_write() and g.ready_for_write() and w.pending_reads == 0
+
+
+def test_a_failed_input_of_an_operation_run_at_once_skips_it(threaded: ThreadedEngine) -> None:
+    bad, out, ran = Var(), Var(), []
+    threaded.push(lambda: 1 / 0, (), [], [bad], "broken")
+    with pytest.raises(mx.EngineError):
+        threaded.wait_for_var(bad)
+    assert threaded.run_if_free(ran.append, (1,), [bad], [out], "reader")
+    assert ran == []  # skipped: its output inherits the input's error
+    with pytest.raises(mx.EngineError, match="broken"):
+        threaded.wait_for_var(out)
+
+
 def test_the_plain_policy_never_runs_an_operation_on_the_calling_thread() -> None:
     engine = ThreadedEngine(num_workers=1, policy="plain")
     try:

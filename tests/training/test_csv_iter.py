@@ -141,3 +141,11 @@ def test_csv_iter_arguments_of_the_wrong_kind_are_refused_by_name(tmp_path, kwar
     arguments = {"data_csv": _write_rows(tmp_path), "data_shape": (3,), "batch_size": 2, **kwargs}
     with pytest.raises(mx_errors.LazyNDError, match=re.escape(message)):
         CSVIter(**arguments)
+
+
+def test_csv_iter_a_misspelt_argument_is_refused_by_name(tmp_path) -> None:
+    # MXNet's C++ iterator refuses an unknown argument; silently ignoring ``batchsize=32`` would
+    # train on batches of one
+    (tmp_path / "d.csv").write_text("1,2\n3,4\n")
+    with pytest.raises(mx_errors.ArgumentTypeError, match=r"CSVIter: unknown argument\(s\) \['batchsize'\]"):
+        CSVIter(data_csv=str(tmp_path / "d.csv"), data_shape=(2,), batchsize=32)
