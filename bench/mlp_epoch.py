@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -301,6 +302,13 @@ def main() -> None:
     for name, measured in times.items():
         if measured:
             print(f"{name:<18}{min(measured):>10.3f}{min(measured) / base:>9.2f}x{accuracies[name]:>10.4f}")
+    # the host may swing between rounds: the two rows run back to back in each round, so the
+    # ratio of one round's pair is the steadier figure
+    paired = sorted(a / b for a, b in zip(times["lazynd executor"], times["hand NumPy"], strict=True))
+    print(
+        f"lazynd / hand NumPy, round by round: median {statistics.median(paired):.2f}x "
+        f"(from {paired[0]:.2f}x to {paired[-1]:.2f}x over {len(paired)} rounds)"
+    )
     same = min(times["NumPy, same work"])
     print(
         f"lazynd vs 'NumPy, same work' (FullyConnected's (out, in) weights, batch copied into bound "
