@@ -14,9 +14,11 @@ cached by (operator, training flag, parameters, input signatures).
 from __future__ import annotations
 
 import itertools
+import marshal
 import math
 from collections.abc import Callable, Sequence
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -264,14 +266,13 @@ class CallPlan:
         return Var() if self.backend is cpu_backend else self.backend.new_var(data)
 
 
-# plans by (operator, is_train, parameters with their types, input signatures)
-_plans: dict[tuple, CallPlan] = {}
-
+_plans: dict[tuple, CallPlan] = {}  # by (operator, is_train, parameters and their types, signatures)
 _FLOAT_TYPES = (float, np.float64, np.float32, np.float16)
 _NEGATIVE_ZERO = ("-0.0",)  # stands for a -0.0 parameter in a plan key
 _TRAINING = ("is_train",)  # marks a short plan key (see plan_for) of a call in training mode
 _FLAT = ("tuple of numbers",)  # marks the flat key of a tuple of numbers (see _param_key)
 _ONES = itertools.repeat(1.0)  # copysign(1.0, v): the sign of each member of such a tuple
+_array_signature = attrgetter("signature")
 
 
 def _param_key(value: Any) -> Any:
@@ -293,6 +294,30 @@ def _param_key(value: Any) -> Any:
         except (TypeError, OverflowError):  # a member that is no real number (a tuple, a string)
             return tuple((v.__class__, _param_key(v)) for v in value)
     return value
+
+
+# the types marshal writes with their type and a float's sign bit (see _plain_params)
+_PLAIN = frozenset((float, int, bool, str, type(None)))
+
+
+def _plain_params(kwargs: dict[str, Any]) -> bytes | None:
+    """The parameters as :mod:`marshal` writes them (a plan key's part) when every value is a plain
+    Python number, string, None or a tuple of those, else None (:func:`_param_key` keys them then).
+
+    Equal bytes are parameters no parser can tell apart: each value is written with its type (``1``,
+    ``1.0``, ``True`` differ), a float with its bits (``-0.0`` is not ``0.0``).  Nothing else is:
+    marshal writes a buffer (a NumPy scalar) as bare bytes, with no type.  Equal parameters may give
+    other bytes (a string interned or not, another keyword order): a plan is then made, as for a new call.
+    """
+    plain = _PLAIN
+    for v in kwargs.values():
+        cls = v.__class__
+        if cls is tuple:
+            if not plain.issuperset(map(type, v)):
+                return None
+        elif cls not in plain:
+            return None
+    return marshal.dumps(kwargs, 2)
 
 
 def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train: bool = False) -> CallPlan:
@@ -339,14 +364,18 @@ def plan_for(op: OpDef, inputs: Sequence[Any], kwargs: dict[str, Any], is_train:
                 plans.clear()
             plans[key] = plan
         return plan
-    parts: list[Any] = [op, is_train]
-    for k, v in kwargs.items():
-        parts += (k, v.__class__, _param_key(v))  # the type too: 1 and 1.0 may parse differently
+    plain = _plain_params(kwargs)
+    if plain is not None:
+        head: tuple = (op, is_train, plain)
+    else:
+        parts: list[Any] = [op, is_train]
+        for k, v in kwargs.items():
+            parts += (k, v.__class__, _param_key(v))  # the type too: 1 and 1.0 may parse differently
+        head = tuple(parts)
     try:
-        parts += [x.signature for x in inputs]
+        key = (*head, *map(_array_signature, inputs))
     except AttributeError:
         return CallPlan(op, inputs, kwargs, is_train)  # raises the clear error
-    key = tuple(parts)
     try:
         plan = _plans.get(key)
     except TypeError:  # an unhashable parameter value (a list): plan this call alone

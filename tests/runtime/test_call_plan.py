@@ -135,6 +135,31 @@ def test_tuple_parameters_tell_members_types_and_signs_apart(first: tuple, secon
     assert _param_key(first) == _param_key(tuple(first))
 
 
+@pytest.mark.parametrize("in_tuple", [False, True], ids=["value", "tuple-member"])
+def test_a_numpy_scalar_parameter_is_keyed_by_its_type_and_value(in_tuple: bool) -> None:
+    # plain parameters are keyed by the bytes marshal writes for them, but marshal writes a NumPy
+    # scalar as its bare bytes: float32 1.0 and int32 1065353216 are the same four
+    x = mx.nd.ones((3,))
+    op = registry.get("multi_sgd_update")
+    plans = []
+    for lr in (np.float32(1.0), np.int32(1065353216)):
+        kwargs = {"lrs": (lr,) if in_tuple else lr, "wds": (0.0,), "num_weights": 1}
+        if not in_tuple:
+            op, kwargs = registry.get("clip"), {"a_min": lr, "a_max": 2.0e9}
+        plans.append(plan_for(op, [x, x] if in_tuple else [x], kwargs))
+    assert plans[0] is not plans[1]
+    values = [p.attrs["lrs"][0] if in_tuple else p.attrs["a_min"] for p in plans]
+    assert values == [1.0, 1065353216]
+
+
+def test_plain_parameters_given_again_find_their_plan() -> None:
+    x = mx.nd.ones((3,))
+    op = registry.get("multi_sgd_update")
+    kwargs = {"lrs": (0.1,), "wds": (0.0,), "rescale_grad": 0.5, "num_weights": 1}
+    assert plan_for(op, [x, x], kwargs) is plan_for(op, [x, x], dict(kwargs))
+    assert plan_for(op, [x, x], kwargs) is not plan_for(op, [x, x], {**kwargs, "rescale_grad": 0.25})
+
+
 def test_an_update_with_negative_zero_rates_gets_its_own_plan() -> None:
     # w - lr * g on w = -0.0, g = 1: lr 0.0 keeps -0.0, lr -0.0 gives +0.0
     signs = []
