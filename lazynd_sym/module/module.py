@@ -389,8 +389,12 @@ class Module(BaseModule):
 
         ``pre_sliced``: ``labels`` holds one list of labels per device (each device's rows of
         the batch, in the order of the contexts), as MXNet's multi-device loops pass them.
+        The labels are named in the order the module was bound with (a batch's order, which an
+        iterator's sorted label dict may make differ from ``label_names``); a module bound without
+        labels names them by ``label_names``.
         """
-        self._bound_group("update_metric").update_metric_with(eval_metric, labels, pre_sliced, self._label_names)
+        group = self._bound_group("update_metric")
+        group.update_metric_with(eval_metric, labels, pre_sliced, group.label_names or self._label_names)
 
     def install_monitor(self, mon: Any) -> None:
         """Have ``mon`` (an ``mx.mon.Monitor``) watch every executor."""
