@@ -36,7 +36,7 @@ import numpy as np
 
 from lazynd import ndarray as nd
 from lazynd.context import Context
-from lazynd.errors import ArgumentTypeError, DataError, LazyNDError, ShapeError
+from lazynd.errors import ArgumentTypeError, DataError, DataValueError, LazyNDError, ShapeError
 from lazynd.io import DataBatch, DataDesc
 
 from .. import executor_group as base
@@ -162,7 +162,7 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         arg_names = symbol.list_arguments()
         unknown = [d.name for d in descs if d.name not in arg_names]
         if unknown:
-            raise DataError(
+            raise DataValueError(
                 f"Module.bind: inputs {unknown} are not arguments of the symbol; its arguments: {arg_names}"
             )
         self.input_names = [d.name for d in descs]
