@@ -102,6 +102,7 @@ _LAZY = {
     "contrib": "lazynd.contrib",
     "base": "lazynd.base",
     "util": "lazynd.util",
+    "registry": "lazynd.registry",
     "executor": "lazynd_sym.executor",
     "executor_manager": "lazynd_sym.executor_manager",
     "symbol_doc": "lazynd_sym.symbol_doc",

@@ -133,6 +133,12 @@ class DataTypeError(DataError, TypeError):
     data is not a list); MXNet raises ``TypeError`` there, so ``except TypeError`` catches it too."""
 
 
+class DataValueError(DataError, ValueError):
+    """Inputs named wrongly: a module's ``data_names`` or ``fixed_param_names`` that its symbol lacks,
+    ``data_shapes`` that do not name the module's data; MXNet raises ``ValueError`` there, so
+    ``except ValueError`` catches it too."""
+
+
 class LabelShapeError(DataError, ValueError):
     """Labels and predictions given to a metric disagree in number or shape; MXNet's
     ``check_label_shapes`` raises ``ValueError`` there, so ``except ValueError`` catches it too."""

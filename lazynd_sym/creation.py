@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from lazynd.base import _Null
-from lazynd.errors import ArgumentTypeError, LazyNDError, OperatorError
+from lazynd.errors import ArgumentTypeError, ArgumentValueError, LazyNDError, OperatorError
 from lazynd.ndarray.sparse import check_dense
 from lazynd.ops import registry
 from lazynd.ops.registry import OpDef
@@ -50,8 +50,9 @@ def Variable(
     >>> sym.Variable("data", shape=(2, 3)).attr("__shape__")
     '(2, 3)'
     """
-    if not isinstance(name, str) or not name:
-        raise LazyNDError(f"Variable: name must be a non-empty string, got {name!r}")
+    if not isinstance(name, str) or not name:  # a TypeError for a name that is no string, as in MXNet
+        error = ArgumentValueError if isinstance(name, str) else ArgumentTypeError
+        raise error(f"Variable: name must be a non-empty string, got {name!r}")
     check_dense(stype, f"Variable {name!r}")
     user = AttrScope.current.get(attr, f"Variable {name!r}")
     if stype is not None:
@@ -91,16 +92,17 @@ def _multiplier(name: str, what: str, value: Any) -> Any:
 
 
 def Group(symbols: Sequence[Symbol]) -> Symbol:
-    """One symbol holding the outputs of several (at least one, as MXNet requires)."""
+    """One symbol holding the outputs of several (at least one, as MXNet requires; anything else is
+    an :class:`~lazynd.errors.ArgumentTypeError`, a ``TypeError`` as MXNet's)."""
     if isinstance(symbols, Symbol) or not hasattr(symbols, "__iter__"):
-        raise LazyNDError(f"Group: expected a list of symbols, got {type(symbols).__name__}")
+        raise ArgumentTypeError(f"Group: expected a list of symbols, got {type(symbols).__name__}")
     symbols = list(symbols)
     if not symbols:
-        raise LazyNDError("Group: expected a non-empty list of symbols, got an empty one")
+        raise ArgumentTypeError("Group: expected a non-empty list of symbols, got an empty one")
     entries: list[Entry] = []
     for s in symbols:
         if not isinstance(s, Symbol):
-            raise LazyNDError(f"Group: expected symbols, got {type(s).__name__}")
+            raise ArgumentTypeError(f"Group: expected symbols, got {type(s).__name__}")
         entries += s._outputs
     return Symbol(entries)
 
@@ -245,7 +247,8 @@ def compose(symbol: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
     """
     name = kwargs.pop("name", None)
     if name is not None and (not isinstance(name, str) or not name):
-        raise LazyNDError(f"compose: name must be a non-empty string, got {name!r}")
+        error = ArgumentValueError if isinstance(name, str) else ArgumentTypeError
+        raise error(f"compose: name must be a non-empty string, got {name!r}")
     result = symbol.__copy__()
     arguments = result.list_arguments()
     mapping: dict[str, Symbol] = {}
@@ -259,7 +262,9 @@ def compose(symbol: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
         mapping[arg_name] = value
     entries = {}
     for arg_name, value in mapping.items():
-        if not isinstance(value, Symbol) or len(value._outputs) != 1:
+        if not isinstance(value, Symbol):  # a TypeError, as MXNet's
+            raise ArgumentTypeError(f"compose: {arg_name!r} must be a symbol, got {type(value).__name__}")
+        if len(value._outputs) != 1:
             raise LazyNDError(f"compose: {arg_name!r} must be a symbol with one output")
         entries[arg_name] = value._outputs[0]
     own_nodes = result._nodes()

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from lazynd.errors import LazyNDError, ShapeError
+from lazynd.errors import ArgumentValueError, LazyNDError, ShapeError
 from lazynd.log import warn_from_user_code
 from lazynd.util import is_np_shape
 
@@ -166,9 +166,9 @@ def _known_by_name(graph: IndexedGraph, args: tuple, kwargs: dict, what: str) ->
     names = [graph.nodes[i].name for i in arg_nodes]
     known: dict[int, Any] = {}
     if args and kwargs:
-        raise LazyNDError(f"{what}: give either positional or keyword arguments, not both")
+        raise ArgumentValueError(f"{what}: give either positional or keyword arguments, not both")
     if len(args) > len(names):
-        raise LazyNDError(f"{what}: {len(args)} positional values for {len(names)} arguments {names}")
+        raise ArgumentValueError(f"{what}: {len(args)} positional values for {len(names)} arguments {names}")
     for i, value in zip(arg_nodes, args, strict=False):
         if value is not None:
             known[graph.entry(i)] = value

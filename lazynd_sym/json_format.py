@@ -11,7 +11,7 @@ import json
 import os
 from typing import Any
 
-from lazynd.errors import ArgumentTypeError, FormatError, LazyNDError
+from lazynd.errors import ArgumentTypeError, FormatError, LazyNDError, MissingFileError
 from lazynd.formats.fileio import open_for_read, write_atomic
 from lazynd.ops import registry
 
@@ -362,6 +362,8 @@ def load(fname: str | os.PathLike[str]) -> Any:
     """A symbol from a JSON file written by MXNet or by ``Symbol.save`` a path, or a URL when fsspec is installed (checked as :func:`load_json` does)."""
     try:
         raw = open_for_read(fname)
+    except MissingFileError:  # a FileNotFoundError, as nd.load's and the parameter file's of a checkpoint
+        raise
     except OSError as err:
         raise FormatError(f"cannot read symbol file {fname!r}: {err}") from err
     try:

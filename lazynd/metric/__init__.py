@@ -1,8 +1,8 @@
 """Evaluation metrics (``mx.metric``): accumulate a score over batches.
 
 Labels and predictions arrive as lists of NDArrays (or NumPy arrays); the
-scores are computed on the host in float64 so that sums over an epoch do not
-drift.  ``base`` holds ``EvalMetric`` and the registry; ``classification``,
+scores are summed on the host in float64 so that sums over an epoch do not
+drift (a batch's loss or error in its outputs' precision, as MXNet's).  ``base`` holds ``EvalMetric`` and the registry; ``classification``,
 ``regression`` and ``loss`` the metrics of each kind; ``composite`` the
 metrics made of others or of a function, and ``create``.
 """

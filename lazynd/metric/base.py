@@ -2,8 +2,10 @@
 checks every metric applies to its labels and predictions.
 
 Labels and predictions arrive as lists of NDArrays (or NumPy arrays); the
-scores are computed on the host in float64 so that sums over an epoch do not
-drift.
+scores are computed on the host and summed over an epoch in float64 so that the
+sums do not drift.  A batch's own cross-entropy, perplexity and regression errors
+are computed in the arrays' float precision (:func:`_batch_floats`), as MXNet's
+are, so that a float32 model's logged values are MXNet's to the last digit.
 """
 
 from __future__ import annotations
@@ -26,6 +28,16 @@ _REGISTRY: dict[str, type[EvalMetric]] = {}
 register = make_register(_REGISTRY)
 """Register a metric class under its lower-case class name and aliases for ``create``:
 ``@register``, ``@register("alias")`` or MXNet's ``register(klass, name=None)``."""
+
+
+def _batch_floats(value: Any) -> numpy.ndarray:
+    """A label or prediction on the host in its own float precision, in which MXNet 1.9.1 computes a
+    batch's cross-entropy, perplexity and regression errors (float32 for float32 outputs; float16 is widened to
+    float32, which loses no value and keeps a batch's sum finite, and integers to float64)."""
+    array = _host(value)
+    if array.dtype.kind != "f":
+        return array.astype(numpy.float64)
+    return array.astype(numpy.float32) if array.dtype == numpy.float16 else array
 
 
 def _host(value: Any) -> numpy.ndarray:

@@ -9,7 +9,16 @@ from typing import Any
 import numpy
 
 from ..errors import DataError
-from .base import EvalMetric, _as_array_list, _check_axis, _check_number, _host, _label_pred_lists, register
+from .base import (
+    EvalMetric,
+    _as_array_list,
+    _batch_floats,
+    _check_axis,
+    _check_number,
+    _host,
+    _label_pred_lists,
+    register,
+)
 
 
 @register("ce")
@@ -31,7 +40,7 @@ class CrossEntropy(EvalMetric):
         labels, preds = _label_pred_lists(labels, preds)
         owner = type(self).__name__  # NegativeLogLikelihood's errors name it, not CrossEntropy
         for label, pred in zip(labels, preds, strict=False):
-            label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _host(pred).astype(numpy.float64)
+            label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _batch_floats(pred)
             if pred_np.ndim != 2 or pred_np.shape[0] != label_np.size:
                 raise DataError(f"{owner}: predictions must be ({label_np.size}, classes), got {pred_np.shape}")
             if label_np.size and (label_np.min() < 0 or label_np.max() >= pred_np.shape[1]):
@@ -96,7 +105,7 @@ class Perplexity(EvalMetric):
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
-            pred_np = _host(pred).astype(numpy.float64)
+            pred_np = _batch_floats(pred)
             _check_axis("Perplexity", self.axis, pred_np)
             classes = pred_np.shape[self.axis]
             label_np = _host(label).astype(numpy.int64).ravel()

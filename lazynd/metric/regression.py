@@ -9,14 +9,14 @@ from typing import Any
 import numpy
 
 from ..errors import DataError
-from .base import EvalMetric, _check_average, _host, _label_pred_lists, register
+from .base import EvalMetric, _batch_floats, _check_average, _host, _label_pred_lists, register
 
 
 class _Regression(EvalMetric):
     def _errors(self, labels: Sequence[Any], preds: Sequence[Any]) -> Any:
         labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
-            label_np, pred_np = _host(label).astype(numpy.float64), _host(pred).astype(numpy.float64)
+            label_np, pred_np = _batch_floats(label), _batch_floats(pred)
             # as MXNet: a 1-D label or prediction is a column, broadcast against the other
             # (labels (N,) against predictions (N, C) compare each row's label with its C values)
             if label_np.ndim == 1:

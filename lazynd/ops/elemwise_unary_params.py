@@ -89,9 +89,12 @@ for _name, _cpu, _grad in (
 
 def _clip_bound(dtype: np.dtype, bound: float) -> Any:
     """A bound of ``clip`` in the input's dtype: truncated for integers, as MXNet casts it, and held
-    to the dtype's range, where every element already is (``clip(uint8, -1, 2)`` clips at 0 and 2)."""
+    to the dtype's range, where every element already is (``clip(uint8, -1, 2)`` clips at 0 and 2;
+    an infinite bound clips nothing, as in MXNet)."""
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
+        if math.isinf(bound):
+            return dtype.type(info.max if bound > 0 else info.min)
         return dtype.type(min(max(math.trunc(bound), info.min), info.max))
     with np.errstate(over="ignore"):  # past float16's range: an infinite bound, which clips nothing
         return dtype.type(bound)
@@ -113,6 +116,9 @@ def _clip_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: 
 def _clip_infer_shape(
     attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: list | None = None
 ) -> tuple[list, list, list]:
+    for name in ("a_min", "a_max"):
+        if math.isnan(attrs[name]):
+            raise OperatorError(f"clip: {name}=nan is not a bound, expected a number (or -inf/inf for none)")
     if attrs["a_min"] > attrs["a_max"]:
         raise OperatorError(
             f"clip: a_min={attrs['a_min']} is greater than a_max={attrs['a_max']}, expected a_min <= a_max"

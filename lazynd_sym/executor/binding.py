@@ -13,7 +13,7 @@ import numpy as np
 
 import lazynd.ndarray as nd
 from lazynd.context import Context, as_context
-from lazynd.errors import ArgumentTypeError, ContextError, LazyNDError, ShapeError
+from lazynd.errors import ArgumentTypeError, ArgumentValueError, ContextError, LazyNDError, ShapeError
 from lazynd.ndarray.sparse import check_dense
 
 from ..inference import shapes_to_bind
@@ -29,18 +29,19 @@ def _as_list(values: Any, names: list[str], what: str, allow_missing: bool = Fal
 
     A dict may hold names the symbol lacks, as in MXNet: a part of a network (one of its
     ``get_internals()``) binds with the whole network's parameters.  Every array given must be
-    an NDArray (MXNet raises ``TypeError`` otherwise, so does this: :class:`ArgumentTypeError`).
+    an NDArray (MXNet raises ``TypeError`` otherwise, so does this: :class:`ArgumentTypeError`);
+    one missing, or a list of another length, is an :class:`ArgumentValueError` (MXNet's ``ValueError``).
     """
     if values is None:
         return [None] * len(names)
     if isinstance(values, dict):
         missing = [n for n in names if n not in values]
         if missing and not allow_missing:
-            raise LazyNDError(f"bind: {what} misses {missing}")
+            raise ArgumentValueError(f"bind: {what} misses {missing}")
         chosen = [values.get(n) for n in names]
     elif isinstance(values, (list, tuple)):
         if len(values) != len(names):
-            raise LazyNDError(f"bind: {what} has {len(values)} arrays, expected {len(names)} ({names})")
+            raise ArgumentValueError(f"bind: {what} has {len(values)} arrays, expected {len(names)} ({names})")
         chosen = list(values)
     else:
         raise ArgumentTypeError(
@@ -102,7 +103,9 @@ def bind(
     arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     arrays = _as_list(args, arg_names, "args")
     if any(a is None for a in arrays):
-        raise LazyNDError(f"bind: args misses {[n for n, a in zip(arg_names, arrays, strict=False) if a is None]}")
+        raise ArgumentValueError(
+            f"bind: args misses {[n for n, a in zip(arg_names, arrays, strict=False) if a is None]}"
+        )
     grads = _as_list(args_grad, arg_names, "args_grad", allow_missing=True)
     for name, array, grad in zip(arg_names, arrays, grads, strict=True):
         if grad is not None and tuple(grad.shape) != tuple(array.shape):
@@ -120,7 +123,9 @@ def bind(
     reqs = [r if g is not None else "null" for r, g in zip(reqs, grads, strict=False)]
     aux = _as_list(aux_states, aux_names, "aux_states")
     if any(a is None for a in aux):
-        raise LazyNDError(f"bind: aux_states misses {[n for n, a in zip(aux_names, aux, strict=False) if a is None]}")
+        raise ArgumentValueError(
+            f"bind: aux_states misses {[n for n, a in zip(aux_names, aux, strict=False) if a is None]}"
+        )
     with out_of_memory_named("bind", ctx):
         return _executor_class("bind", symbol, ctx, group2ctx)(symbol, ctx, arrays, grads, reqs, aux, group2ctx)
 

@@ -27,7 +27,16 @@ from ..executor_group import DataParallelExecutorGroup
 from ..symbol import Symbol
 from .buckets import BucketGroups, default_symbol
 from .checkpoint import epoch_number, load_checkpoint, save_checkpoint
-from .inputs import call_all, callback_list, check_callbacks, context_list, init_eval_iter, init_iter, num_batches
+from .inputs import (
+    call_all,
+    callback_list,
+    check_callbacks,
+    context_list,
+    init_eval_iter,
+    init_iter,
+    metric_padding,
+    num_batches,
+)
 from .kvstore_setup import (
     calls_per_key,
     create_kvstore,
@@ -293,7 +302,7 @@ class FeedForward(InferenceMixin):
                     monitor.toc_print()
                 # scored before the next batch is asked for, as in MXNet 0.9: an iterator may
                 # write every batch into the same arrays (asking first gained no time here)
-                group.update_metric(eval_metric, label_names, batch.label or [], getattr(batch, "pad", None) or 0)
+                group.update_metric(eval_metric, label_names, batch.label or [], metric_padding(data, batch))
                 progress.update(eval_metric)
                 nbatch += 1  # MXNet's FeedForward counts the batches done: the first callback sees 1
                 # the next batch is asked for after the scoring (see above) and before the callbacks,

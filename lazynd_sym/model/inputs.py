@@ -109,6 +109,15 @@ def init_eval_iter(eval_data: Any, numpy_batch_size: int) -> mx_io.DataIter | No
     raise DataError("FeedForward: eval_data must be a DataIter or an (X, y) pair")
 
 
+def metric_padding(data: Any, batch: Any) -> int:
+    """The examples at the end of ``batch`` that its metric leaves out: its ``pad``, but 0 from a
+    roll-over ``NDArrayIter``, whose ``pad`` (as MXNet's) counts the examples carried over from the
+    last epoch to the front of the batch, all of them real."""
+    if isinstance(data, mx_io.NDArrayIter) and data.last_batch_handle == "roll_over":
+        return 0
+    return getattr(batch, "pad", None) or 0
+
+
 def num_batches(data: Any) -> int | None:
     """Batches per epoch when the iterator can tell (for the progress bar), else None."""
     if isinstance(data, mx_io.ResizeIter):

@@ -21,7 +21,7 @@ from lazynd.context import Context
 from lazynd.errors import DataError
 
 from .buckets import default_symbol
-from .inputs import call_all, init_iter
+from .inputs import call_all, init_iter, metric_padding
 
 __all__ = ["InferenceMixin"]
 
@@ -45,9 +45,11 @@ class InferenceMixin:
         return executor
 
     @staticmethod
-    def _update_metric(eval_metric: metric_module.EvalMetric, batch: mx_io.DataBatch, outputs: list[Any]) -> None:
+    def _update_metric(
+        eval_metric: metric_module.EvalMetric, batch: mx_io.DataBatch, outputs: list[Any], pad: int
+    ) -> None:
         rows = batch.data[0].shape[0]
-        keep = rows - (getattr(batch, "pad", None) or 0)
+        keep = rows - pad
         # the padding is left out of arrays whose first axis is the batch; an output laid out
         # otherwise (time-major rows of an unrolled RNN: steps x batch) is scored whole, as MXNet does.
         # NDArrays, as MXNet hands them to a metric (custom metrics call ``asnumpy`` on them)
@@ -105,7 +107,7 @@ class InferenceMixin:
                 given = chain(given, zip([d[0] for d in data.provide_label or []], batch.label or [], strict=False))
             executor.forward(is_train=False, **{name: array for name, array in given if name in names})
             if eval_metric is not None:
-                self._update_metric(eval_metric, batch, executor.outputs)
+                self._update_metric(eval_metric, batch, executor.outputs, metric_padding(data, batch))
                 call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
             else:
                 keep = batch.data[0].shape[0] - (getattr(batch, "pad", None) or 0)

@@ -36,7 +36,7 @@ import numpy as np
 
 from lazynd import ndarray as nd
 from lazynd.context import Context
-from lazynd.errors import ArgumentTypeError, DataError, LazyNDError, ShapeError
+from lazynd.errors import ArgumentTypeError, DataError, DataValueError, LazyNDError, ShapeError
 from lazynd.io import DataBatch, DataDesc
 
 from .. import executor_group as base
@@ -162,7 +162,7 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         arg_names = symbol.list_arguments()
         unknown = [d.name for d in descs if d.name not in arg_names]
         if unknown:
-            raise DataError(
+            raise DataValueError(
                 f"Module.bind: inputs {unknown} are not arguments of the symbol; its arguments: {arg_names}"
             )
         self.input_names = [d.name for d in descs]
@@ -209,6 +209,25 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         ]
         self.output_shapes = list(zip(symbol.list_outputs(), [tuple(s) for s in out_shapes], strict=True))
         self.output_axes = [_output_batch_axis(symbol, name) for name in symbol.list_outputs()]
+        self._set_mxnet_attributes(arg_names, workload, fixed_param_names)
+
+    def _set_mxnet_attributes(self, arg_names: list[str], workload: list[float], fixed: Any) -> None:
+        """The attributes of MXNet 1.x's group that user code reads (``data_arrays``: per input, the
+        ``(slice of the batch, device array)`` pairs; ``input_grad_arrays``: per data input, the devices'
+        gradients, or None without ``inputs_need_grad``; the batch axes as ``*_layouts``)."""
+        self.arg_names, self.workload, self.fixed_param_names = arg_names, workload, list(fixed or ())
+        self.output_names = self.symbol.list_outputs()
+        self.num_outputs = len(self.output_names)
+        self.data_layouts = [self.batch_axes[name] for name in self.data_names]
+        self.label_layouts = [self.batch_axes[name] for name in self.label_names]
+        self.output_layouts = self.output_axes
+        inputs = self.data_names + self.label_names
+        pairs = [[(part, exe.arg_dict[n]) for part, exe in zip(self.slices, self.execs, strict=True)] for n in inputs]
+        self.data_arrays = pairs[: len(self.data_names)]
+        self.label_arrays = pairs[len(self.data_names) :] if self.label_names else None
+        self.input_grad_arrays = (
+            [[exe.grad_dict[name] for exe in self.execs] for name in self.data_names] if self.inputs_need_grad else None
+        )
 
     def _bind_one(
         self, k: int, ctx: Context, part: slice, dtypes: dict[str, Any], shared: ModuleExecutorGroup | None

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from lazynd import ndarray as nd
 from lazynd.arguments import flag
-from lazynd.errors import DataError, DataTypeError, LazyNDError, ParameterError
+from lazynd.errors import DataError, DataTypeError, DataValueError, LazyNDError, ParameterError
 from lazynd.io import DataBatch, DataDesc
 from lazynd.log import warn_from_user_code
 
@@ -51,7 +51,8 @@ def sort_arguments(
     """The roles of ``symbol``'s arguments: the data, labels and states named, and every other
     argument a parameter (those in ``fixed_param_names`` not learned).
 
-    Data, states and fixed parameters the symbol does not have are a :class:`~lazynd.errors.DataError`;
+    Data, states and fixed parameters the symbol does not have are a :class:`~lazynd.errors.DataValueError`
+    (a ``ValueError``, as MXNet raises);
     labels it does not take are only warned about (a module without a loss is fed none).  A fixed name
     that is an input is accepted, as MXNet accepts it, and dropped: inputs are not learned.
     """
@@ -61,20 +62,22 @@ def sort_arguments(
     data, labels = _name_list(data_names, "data_names"), _name_list(label_names, "label_names")
     missing = [n for n in data if n not in arg_names]
     if missing:
-        raise DataError(f"Module: data_names {missing} are not arguments of the symbol; its arguments: {arg_names}")
+        raise DataValueError(
+            f"Module: data_names {missing} are not arguments of the symbol; its arguments: {arg_names}"
+        )
     absent = [n for n in labels if n not in arg_names]
     if absent:
         logger.warning("Module: label_names %s are not arguments of the symbol; they are not fed", absent)
     states = _name_list(state_names, "state_names")
     stray = [n for n in states if n not in arg_names]
     if stray:
-        raise DataError(f"Module: state_names {stray} are not arguments of the symbol; its arguments: {arg_names}")
+        raise DataValueError(f"Module: state_names {stray} are not arguments of the symbol; its arguments: {arg_names}")
     inputs = set(data) | set(labels) | set(states)
     params = [n for n in arg_names if n not in inputs]
     fixed = _name_list(fixed_param_names, "fixed_param_names")
     unknown = [n for n in fixed if n not in arg_names]
     if unknown:
-        raise DataError(
+        raise DataValueError(
             f"Module: fixed_param_names {unknown} are not arguments of the symbol; its arguments: {arg_names}"
         )
     # data, labels and states among them (MXNet-SSD fixes all of list_arguments()) get no gradient anyway
@@ -127,14 +130,16 @@ def check_inputs(
     """
     data = as_descs(data_shapes, "data_shapes")
     if sorted(d.name for d in data) != sorted(data_names):
-        raise DataError(
+        raise DataValueError(
             f"Module.bind: data_shapes name {[d.name for d in data]}, the module's data_names are "
             f"{list(data_names)} (in SequentialModule.add, auto_wiring=True renames them)"
         )
     labels = as_descs(label_shapes, "label_shapes") if label_names else []
     stray = [d.name for d in labels if d.name not in label_names]
     if stray:
-        raise DataError(f"Module.bind: label_shapes name {stray}, the module's label_names are {list(label_names)}")
+        raise DataValueError(
+            f"Module.bind: label_shapes name {stray}, the module's label_names are {list(label_names)}"
+        )
     return data, [d for d in labels if d.name in arg_names]
 
 

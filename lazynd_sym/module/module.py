@@ -385,12 +385,12 @@ class Module(BaseModule):
         self._bound_group("set_states").set_states(states, value)
 
     def update_metric(self, eval_metric: Any, labels: Any, pre_sliced: bool = False) -> None:
-        """Update ``eval_metric`` with the outputs of the last forward against ``labels``.
-
-        ``pre_sliced``: ``labels`` holds one list of labels per device (each device's rows of
-        the batch, in the order of the contexts), as MXNet's multi-device loops pass them.
+        """Update ``eval_metric`` with the outputs of the last forward against ``labels``, named in the
+        order bound (a batch's; ``label_names``' if bound without labels).  ``pre_sliced``: one list of
+        labels per device (its rows of the batch, in the order of the contexts), as MXNet's loops pass them.
         """
-        self._bound_group("update_metric").update_metric_with(eval_metric, labels, pre_sliced, self._label_names)
+        group = self._bound_group("update_metric")
+        group.update_metric_with(eval_metric, labels, pre_sliced, group.label_names or self._label_names)
 
     def install_monitor(self, mon: Any) -> None:
         """Have ``mon`` (an ``mx.mon.Monitor``) watch every executor."""

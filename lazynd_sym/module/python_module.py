@@ -17,7 +17,7 @@ import numpy as np
 
 from lazynd import initializer as init_module
 from lazynd import ndarray as nd
-from lazynd.errors import DataError, LazyNDError
+from lazynd.errors import DataError, DataValueError, LazyNDError
 
 from .base_module import BaseModule
 from .inputs import as_descs
@@ -102,13 +102,13 @@ class PythonModule(BaseModule):
             raise LazyNDError(f"{type(self).__name__}.bind: grad_req must be 'write', got {grad_req!r}")
         data = as_descs(data_shapes, "data_shapes")
         if [d.name for d in data] != self._data_names:
-            raise DataError(
+            raise DataValueError(
                 f"{type(self).__name__}.bind: data_shapes name {[d.name for d in data]}, "
                 f"the module's data_names are {self._data_names}"
             )
         labels = as_descs(label_shapes, "label_shapes") if label_shapes is not None else None
         if labels is not None and [d.name for d in labels] != (self._label_names or []):
-            raise DataError(
+            raise DataValueError(
                 f"{type(self).__name__}.bind: label_shapes name {[d.name for d in labels]}, "
                 f"the module's label_names are {self._label_names}"
             )

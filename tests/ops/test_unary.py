@@ -192,6 +192,22 @@ def test_clip_bounds_beyond_an_integer_dtype_hold_to_its_range(dtype, low, high,
     np.testing.assert_array_equal(mx.nd.clip(x, low, high).asnumpy(), np.array(expected, dtype))
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+def test_clip_infinite_bounds_of_integers_clip_nothing(dtype, ctx):
+    # as in MXNet 1.9.1 (an OverflowError from inside the kernel before)
+    x = mx.nd.array([1, 2, 3, 6], ctx=ctx, dtype=dtype)
+    np.testing.assert_array_equal(mx.nd.clip(x, -np.inf, 3).asnumpy(), np.array([1, 2, 3, 3], dtype))
+    np.testing.assert_array_equal(mx.nd.clip(x, 2, np.inf).asnumpy(), np.array([2, 2, 3, 6], dtype))
+
+
+@pytest.mark.parametrize("bounds", [(np.nan, 4.0), (2.0, np.nan)])
+def test_clip_refuses_a_nan_bound_by_name(bounds):
+    # MXNet 1.9.1 ignores it on floats and reads it as INT_MIN on integers; lazynd gave NaNs
+    name = "a_min" if np.isnan(bounds[0]) else "a_max"
+    with pytest.raises(mx.OperatorError, match=f"clip: {name}=nan is not a bound"):
+        mx.nd.clip(mx.nd.ones((2,)), *bounds)
+
+
 def test_clip_rejects_inverted_bounds():
     with pytest.raises(mx.OperatorError, match="a_min=3.0 is greater than a_max=1.0"):
         mx.nd.clip(mx.nd.ones((2,)), a_min=3, a_max=1)

@@ -148,8 +148,32 @@ def test_bind_takes_dicts_holding_the_whole_networks_arrays():
     ex = net.get_internals()["fc1_output"].bind(mx.cpu(), args, args_grad=grads, aux_states=aux)
     np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.full((2, 3), 5.0))
     assert sorted(ex.arg_dict) == ["data", "fc1_bias", "fc1_weight"]
-    with pytest.raises(LazyNDError, match=r"bind: args misses \['fc1_bias'\]"):
+    # a ValueError, as MXNet's "key `fc1_bias` is missing in `args`"
+    with pytest.raises(ValueError, match=r"bind: args misses \['fc1_bias'\]"):
         fc1.bind(mx.cpu(), {"data": args["data"], "fc1_weight": args["fc1_weight"], "fc2_bias": args["fc2_bias"]})
+
+
+@pytest.mark.parametrize(
+    ("args", "aux", "message"),
+    [
+        ([mx.nd.ones((2, 3))], None, r"bind: args has 1 arrays, expected 3"),
+        (
+            {"x": mx.nd.ones((2, 3)), "bn_gamma": mx.nd.ones((3,)), "bn_beta": mx.nd.ones((3,))},
+            None,
+            "aux_states misses",
+        ),
+        (
+            {"x": mx.nd.ones((2, 3)), "bn_gamma": mx.nd.ones((3,)), "bn_beta": mx.nd.ones((3,))},
+            {"bn_moving_mean": mx.nd.ones((3,))},
+            r"aux_states misses \['bn_moving_var'\]",
+        ),
+    ],
+)
+def test_bind_without_every_array_raises_a_value_error(args, aux, message):
+    # MXNet 1.9.1 raises ValueError for each of these; lazynd's LazyNDError was a RuntimeError only
+    net = sym.BatchNorm(sym.Variable("x"), name="bn")
+    with pytest.raises(ValueError, match=message):
+        net.bind(mx.cpu(), args, aux_states=aux)
 
 
 def test_loss_output_needs_no_out_grads():

@@ -267,8 +267,10 @@ def test_a_slice_of_a_symbol_is_the_group_of_the_outputs_it_selects():
 @pytest.mark.parametrize("symbols", [[], (), sym.Variable("x")], ids=["empty-list", "empty-tuple", "a-symbol"])
 def test_group_of_nothing_or_of_a_bare_symbol_is_refused(symbols):
     # MXNet 1.9.1: TypeError 'Expected a list of symbols as input'; an empty group bound to nothing
-    with pytest.raises(LazyNDError, match="Group: expected a"):
+    with pytest.raises(TypeError, match="Group: expected a"):
         sym.Group(symbols)
+    with pytest.raises(TypeError, match="Group: expected symbols, got int"):
+        sym.Group([sym.Variable("a"), 3])
     assert sym.Group(iter([sym.Variable("a"), sym.Variable("b")])).list_outputs() == ["a", "b"]
 
 
@@ -360,3 +362,23 @@ def test_a_variable_refuses_an_init_or_multiplier_of_the_wrong_kind_by_name(kwar
 def test_a_variable_keeps_multipliers_given_as_numbers_or_their_text():
     w = sym.Variable("w", lr_mult="0.5", wd_mult=2, init="zeros")
     assert (w.attr("__lr_mult__"), w.attr("__wd_mult__"), w.attr("__init__")) == ("0.5", "2", "zeros")
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda: sym.Variable(3), TypeError),
+        (lambda: sym.Variable(None), TypeError),
+        (lambda: sym.Variable(""), ValueError),
+        (lambda: (sym.Variable("x") + 1)(x=3), TypeError),
+        (lambda: (sym.Variable("x") + 1)(x=sym.Variable("y"), name=3), TypeError),
+        (lambda: (sym.Variable("x") + sym.Variable("y")).infer_shape((2,), y=(2,)), ValueError),
+        (lambda: (sym.Variable("x") + 1).infer_shape((2,), (3,)), ValueError),
+    ],
+    ids=["name-int", "name-none", "name-empty", "compose-int", "compose-name-int", "infer-both", "infer-too-many"],
+)
+def test_arguments_of_the_wrong_type_or_value_raise_mxnets_python_error(call, error):
+    # MXNet 1.9.1 raises TypeError (a name or input that is no string or symbol) or ValueError
+    # (infer_shape given positional and keyword shapes); lazynd's were RuntimeErrors only
+    with pytest.raises(error):
+        call()

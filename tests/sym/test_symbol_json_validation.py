@@ -211,3 +211,17 @@ def test_bind_refuses_duplicate_argument_names():
         net.simple_bind(mx.cpu(), x=(2,))
     with pytest.raises(LazyNDError, match=r"bind: argument names \['x'\]"):
         net.bind(mx.cpu(), [mx.nd.ones((2,)), mx.nd.ones((2,))])
+
+
+@pytest.mark.parametrize(
+    ("load", "named"),
+    [
+        (lambda d: sym.load(str(d / "nope.json")), "nope.json"),
+        (lambda d: mx.model.load_checkpoint(str(d / "n"), 1), "n-symbol.json"),
+    ],
+    ids=["sym.load", "load_checkpoint"],
+)
+def test_a_symbol_file_that_does_not_exist_is_a_missing_file_error(tmp_path, load, named):
+    # a FileNotFoundError naming the file, as nd.load's; it was a FormatError, which says a file is damaged
+    with pytest.raises(mx.MissingFileError, match=named):
+        load(tmp_path)

@@ -195,3 +195,13 @@ def test_the_epoch_value_is_read_before_the_last_batchs_callbacks_reset_it(caplo
     assert len(lines) == 1 and "nan" not in lines[0], lines
     value = float(lines[0].rsplit("=", 1)[1])
     assert 0.0 <= value <= 1.0
+
+
+def test_the_metric_scores_every_example_of_a_rolled_over_batch() -> None:
+    # fit's arrays roll over: epoch 1 starts with the 2 examples left from epoch 0 and 2 new ones,
+    # a batch whose ``pad`` is 2 though all 4 are real; MXNet 1.9.1 scores all 4 (lazynd scored 2)
+    data, label = two_class_blobs(10)
+    seen = []
+    ff = FeedForward(two_class_net(), num_epoch=2, numpy_batch_size=4, progress_bar=False)
+    ff.fit(data, label, batch_end_callback=lambda p: seen.append((p.epoch, p.eval_metric.num_inst)))
+    assert seen == [(0, 4), (0, 8), (1, 4), (1, 8), (1, 12)]

@@ -1,4 +1,5 @@
-"""Regression and correlation metrics against NumPy and MXNet 1.9.1: MSE, MAE, RMSE, Pearson, PCC."""
+"""Regression and correlation metrics against NumPy and MXNet 1.9.1: MSE, MAE, RMSE, Pearson, PCC, and the
+float precision a batch of a loss or error metric is scored in."""
 
 from __future__ import annotations
 
@@ -84,3 +85,24 @@ def test_pcc_of_mxnets_docstring_example() -> None:
     pcc = mx.metric.create("pcc")
     pcc.update(labels, preds)
     assert pcc.get()[1] == pytest.approx(0.01917751877733392)  # MXNet 1.9.1
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("ce", 0.6067196528116862),
+        ("perplexity", 1.834404036143276),
+        ("mse", 0.2174999862909317),
+        ("mae", 0.4166666567325592),
+        ("rmse", 0.4663689434528351),
+    ],
+)
+def test_float32_outputs_are_scored_in_float32_as_mxnet_scores_them(name, expected) -> None:
+    # MXNet 1.9.1's values to the last bit: a batch's score is computed in the outputs' float32 (the
+    # epoch's sum in float64); lazynd computed it in float64, so logged values differed in the 6th digit
+    m = metric.create(name) if name != "perplexity" else metric.Perplexity(None)
+    if name in ("mse", "mae", "rmse"):
+        m.update([mx.nd.array([0.3, 0.2, 0.7])], [mx.nd.array([[0.1], [0.9], [0.35]])])
+    else:
+        m.update([mx.nd.array([1, 0, 0])], [mx.nd.array([[0.1, 0.9], [0.3, 0.7], [0.6, 0.4]])])
+    assert m.get()[1] == expected

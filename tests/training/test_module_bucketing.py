@@ -216,7 +216,7 @@ def test_bucketing_module_load_names_a_missing_or_bad_bucket_file(tmp_path) -> N
     prefix = str(tmp_path / "rnn")
     mod.save_checkpoint(prefix, 1)
     (tmp_path / "rnn-3-symbol.json").unlink()
-    with pytest.raises(FormatError, match="rnn-3-symbol.json"):
+    with pytest.raises(mx.MissingFileError, match="rnn-3-symbol.json"):
         mx.mod.BucketingModule.load(prefix, 1, sym_gen=_sym_gen, default_bucket_key=5)
     mx.nd.save(prefix + ".buckets", [mx.nd.array([5.5, 3.0])])
     with pytest.raises(FormatError, match="rnn.buckets: a bucket key file holds one 1-D integer array"):

@@ -85,3 +85,26 @@ def test_set_params_refuses_a_name_the_symbol_lacks_unless_allow_extra() -> None
     with pytest.raises(ParameterError, match=r"DataParallelExecutorGroup.set_params: arg_params names 'fc3_weight'"):
         group.set_params(extra, {})
     group.set_params(extra, {}, allow_extra=True)
+
+
+def test_the_group_has_mxnets_attributes_of_its_arrays_and_names() -> None:
+    # read by user modules and scripts (``mod._exec_group.data_arrays``); lazynd's group lacked them
+    batches = _batches()
+    group = DataParallelExecutorGroup(
+        two_class_net(), [mx.cpu(0), mx.cpu(1)], [1, 3], batches.provide_data, batches.provide_label,
+        PARAM_NAMES, True, True, fixed_param_names=["fc1_bias"],
+    )  # fmt: skip
+    assert [[(part, arr.shape) for part, arr in pairs] for pairs in group.data_arrays] == [
+        [(slice(0, 10), (10, 5)), (slice(10, 40), (30, 5))]
+    ]
+    assert [[part for part, _ in pairs] for pairs in group.label_arrays] == [[slice(0, 10), slice(10, 40)]]
+    assert group.data_arrays[0][1][1] is group.execs[1].arg_dict["data"]
+    assert [[g.shape for g in grads] for grads in group.input_grad_arrays] == [[(10, 5), (30, 5)]]
+    assert group.input_grad_arrays[0][0] is group.execs[0].grad_dict["data"]
+    assert group.arg_names == two_class_net().list_arguments() and group.workload == [1, 3]
+    assert group.fixed_param_names == ["fc1_bias"] and group.output_names == ["softmax_output"]
+    assert (group.num_outputs, group.data_layouts, group.label_layouts, group.output_layouts) == (1, [0], [0], [0])
+    unlabelled = DataParallelExecutorGroup(
+        two_class_net(), [mx.cpu()], None, batches.provide_data, None, PARAM_NAMES, False, False
+    )
+    assert unlabelled.label_arrays is None and unlabelled.input_grad_arrays is None

@@ -49,6 +49,24 @@ def test_bad_arguments_raise_clear_errors() -> None:
         mod.fit(mx.io.NDArrayIter(*two_class_blobs(8), batch_size=4))
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: mx.mod.Module(two_class_net(), data_names=["image"]),
+        lambda: mx.mod.Module(two_class_net(), state_names=["h0"]),
+        lambda: mx.mod.Module(two_class_net(), fixed_param_names=["fc9_weight"]),
+        lambda: mx.mod.Module(two_class_net()).bind([("x", (4, 5))]),
+        lambda: mx.mod.Module(two_class_net()).bind([("data", (4, 5))], [("lab", (4,))]),
+    ],
+    ids=["data_names", "state_names", "fixed_param_names", "data_shapes", "label_shapes"],
+)
+def test_names_the_symbol_or_module_lacks_raise_a_value_error(make) -> None:
+    # MXNet 1.9.1 raises ValueError for these (a KeyError after a warning for label_shapes); lazynd's
+    # DataError was a RuntimeError only, so ``except ValueError`` missed it
+    with pytest.raises(ValueError, match="name|are not arguments"):
+        make()
+
+
 def test_forward_refuses_what_is_not_a_batch_and_warns_of_inputs_a_batch_leaves_out() -> None:
     # a list of arrays once failed inside with AttributeError
     mod = mx.mod.Module(two_class_net())

@@ -85,3 +85,24 @@ def test_predict_takes_one_array_and_returns_the_first_output(as_numpy) -> None:
     out = mod.predict(data if as_numpy else mx.nd.array(data))
     assert isinstance(out, mx.nd.NDArray)
     np.testing.assert_array_equal(out.asnumpy(), data * 2)
+
+
+def test_metric_labels_are_named_in_the_order_the_module_was_bound_with() -> None:
+    # NDArrayIter sorts a label dict (reg_label before sm_label) while label_names lists sm_label first;
+    # the batch's labels come in the bound order, as in MXNet 1.9.1 (lazynd named them in label_names'
+    # order, so a metric's label_names picked the other label)
+    data = sym.Variable("data")
+    heads = [
+        sym.SoftmaxOutput(sym.FullyConnected(data, num_hidden=3, name="fa"), name="sm"),
+        sym.LinearRegressionOutput(sym.FullyConnected(data, num_hidden=1, name="fb"), name="reg"),
+    ]
+    mod = mx.mod.Module(sym.Group(heads), label_names=["sm_label", "reg_label"])
+    classes = np.array([0, 1, 2, 1], np.float32)
+    targets = np.full((4, 1), 2.0, np.float32)
+    it = mx.io.NDArrayIter(np.ones((4, 2), np.float32), {"sm_label": classes, "reg_label": targets}, batch_size=4)
+    assert [d.name for d in it.provide_label] == ["reg_label", "sm_label"]
+    mod.bind(data_shapes=it.provide_data, label_shapes=it.provide_label)
+    mod.init_params(mx.init.Zero())  # every class equally likely (argmax 0), every regression output 0
+    accuracy = mx.metric.Accuracy(output_names=["sm_output"], label_names=["sm_label"])
+    mse = mx.metric.MSE(output_names=["reg_output"], label_names=["reg_label"])
+    assert mod.score(it, mx.metric.create([accuracy, mse])) == [("accuracy", 0.25), ("mse", 4.0)]
