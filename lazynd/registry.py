@@ -16,18 +16,20 @@ The registries of lazynd's initializers and metrics are the ones ``mx.init.creat
 ``mx.init.create`` too, as in MXNet (whose optimizers keep a registry of their own,
 ``mx.optimizer.Optimizer.register``, as lazynd's do).  Names are case-insensitive.  Misuse raises a :class:`~lazynd.errors.ArgumentTypeError` (a class that is no
 subclass, a name that is no string) or an :class:`~lazynd.errors.ArgumentValueError` (a name nobody
-registered, arguments given with an instance), where MXNet fails an ``assert``.
+registered, arguments given with an instance), where MXNet fails an ``assert``; arguments the class does not
+take raise a :class:`~lazynd.errors.DataTypeError` (a ``TypeError``) naming them, as the other ``create``
+functions do.  Configs are read by :mod:`lazynd.class_registry`, as ``mx.init.create``'s and ``mx.metric.create``'s are.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .errors import ArgumentTypeError, ArgumentValueError
+from .class_registry import check_arguments, is_config, parse_config
+from .errors import ArgumentTypeError, ArgumentValueError, DataError
 
 __all__ = ["get_registry", "get_register_func", "get_alias_func", "get_create_func"]
 
@@ -147,23 +149,19 @@ def get_create_func(base_class: type, nickname: str) -> Callable[..., Any]:
             if args or kwargs:
                 raise ArgumentValueError(f"create: the {nickname} is already an instance; it takes no arguments")
             return spec
-        if isinstance(spec, dict):
-            return create(**spec)
-        if not isinstance(spec, str):
-            raise ArgumentTypeError(f"create: the {nickname} must be a name, a dict or JSON text, got {spec!r}")
-        if spec.lstrip()[:1] in ("[", "{"):
+        if is_config(spec):  # a dict or JSON naming the class under ``nickname``, or a [name, kwargs] pair
             if args or kwargs:
-                raise ArgumentValueError(f"create: a {nickname} given as JSON takes no other arguments")
+                raise ArgumentValueError(f"create: a {nickname} given as a config takes no other arguments")
             try:
-                config = json.loads(spec)
-            except ValueError as err:
-                raise ArgumentValueError(f"create: the {nickname} {spec!r} is not valid JSON ({err})") from None
-            if isinstance(config, list) and len(config) == 2:
-                return create(config[0], **config[1])
-            return create(**config)
+                spec, kwargs = parse_config(spec, nickname, "create")
+            except DataError as err:
+                raise ArgumentValueError(str(err)) from None
+        elif not isinstance(spec, str):
+            raise ArgumentTypeError(f"create: the {nickname} must be a name, a dict or JSON text, got {spec!r}")
         klass = registry.get(spec.lower())
         if klass is None:
             raise ArgumentValueError(f"create: no {nickname} is registered as {spec!r}; registered: {sorted(registry)}")
+        check_arguments("create", spec, klass, args, kwargs)
         return klass(*args, **kwargs)
 
     create.__doc__ = f"Create a {nickname} by name, config or instance (see mx.registry.get_create_func)."

@@ -107,3 +107,10 @@ def test_an_initializer_registered_here_is_created_by_mx_init_create() -> None:
     np.testing.assert_array_equal(weight.asnumpy(), [42, 42])
     assert "xavier" in mx.registry.get_registry(mx.init.Initializer)
     assert type(mx.registry.get_create_func(mx.metric.EvalMetric, "metric")("acc")).__name__ == "Accuracy"
+
+
+def test_create_names_an_argument_the_class_does_not_take() -> None:
+    base, register, _, create = _factory()
+    register(type("Flip", (base,), {"__init__": lambda self, p=0.5: None}))
+    with pytest.raises(TypeError, match=r"create: 'flip' cannot take \['bogus'\]"):
+        create("flip", bogus=1)
