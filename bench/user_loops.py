@@ -220,6 +220,12 @@ def main() -> None:
             f"| {loop} | {best['lazynd']:.3f} | {best['numpy']:.3f} | {torch_s} | "
             f"{best['lazynd'] / best['numpy']:.2f} | {vs_torch} |"
         )
+    # a row and its NumPy row run back to back in a round (but where the rotation splits them), so
+    # the ratio within one round is the steadier figure on a host whose speed swings between rounds
+    print("\nlazynd / hand NumPy, round by round (median, lowest and highest of the rounds):")
+    for loop in loops:
+        paired = sorted(a / b for a, b in zip(times[f"{loop}/lazynd"], times[f"{loop}/numpy"], strict=True))
+        print(f"- {loop}: {statistics.median(paired):.2f}x ({paired[0]:.2f}x to {paired[-1]:.2f}x)")
     print("\nper round (s): " + "; ".join(f"{row} " + ", ".join(f"{t:.3f}" for t in times[row]) for row in rows))
     if opts.warmup:
         print(

@@ -60,6 +60,7 @@ def test_bench_user_loops_times_tiny_layers_by_the_cpu_clock() -> None:
     assert "one random data epoch, MLP 8-8-8-10" in done.stdout and "CPU seconds" in done.stdout
     row = next(line for line in done.stdout.splitlines() if line.startswith("| fit |"))
     assert "not timed (CPU clock)" in row
+    assert "round by round" in done.stdout and any(line.startswith("- fit: ") for line in done.stdout.splitlines())
     bad = subprocess.run([*command[:2], "--sizes", "8,8,10"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "--sizes: four widths" in bad.stderr
 
