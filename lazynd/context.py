@@ -9,6 +9,7 @@ from .errors import ContextError
 
 _DEVICE_TYPES = {"cpu": 1, "gpu": 2, "cpu_pinned": 3}
 _DEVICE_NAMES = {v: k for k, v in _DEVICE_TYPES.items()}
+_HOST_TYPES = frozenset(("cpu", "cpu_pinned"))
 
 
 class _ContextType(type):
@@ -134,6 +135,17 @@ def _stack() -> list[Context]:
     if stack is None:
         stack = local.stack = []
     return stack
+
+
+def share_memory(a: Context, b: Context) -> bool:
+    """Whether one operation may read arrays on ``a`` and ``b``: the same device, or host memory on both.
+
+    Every ``cpu(n)`` and ``cpu_pinned(n)`` is this process's own memory (the id is a label, as
+    in MXNet 1.x, whose operators take inputs on any of them and check only the device type), so
+    a program that splits its batches over ``[mx.cpu(0), mx.cpu(1)]`` may add their gradients;
+    arrays on two GPUs, or on a GPU and the host, must be copied first.
+    """
+    return a == b or (a.device_type in _HOST_TYPES and b.device_type in _HOST_TYPES)
 
 
 def cpu(device_id: int = 0) -> Context:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import ndarray as nd
 from ..class_registry import check_arguments, is_config, make_register, parse_config
-from ..errors import ArgumentValueError, DataError, ShapeError
+from ..errors import ArgumentValueError, DataError, DataTypeError, DataValueError, ShapeError
 from ..log import get_logger
 
 _REGISTRY: dict[str, type[Initializer]] = {}
@@ -37,7 +37,7 @@ class InitDesc(str):
         cls, name: str, attrs: dict[str, str] | None = None, global_init: Initializer | None = None
     ) -> InitDesc:
         if attrs is not None and not isinstance(attrs, Mapping):
-            raise DataError(f"InitDesc {name!r}: attrs must be a dict of attribute -> value, got {attrs!r}")
+            raise DataTypeError(f"InitDesc {name!r}: attrs must be a dict of attribute -> value, got {attrs!r}")
         desc = super().__new__(cls, name)
         desc.attrs = dict(attrs or {})
         desc.global_init = global_init
@@ -84,7 +84,7 @@ class Initializer:
         True
         """
         if print_func is not None and not callable(print_func):
-            raise DataError(f"set_verbosity: print_func must be a function of the array, got {print_func!r}")
+            raise DataTypeError(f"set_verbosity: print_func must be a function of the array, got {print_func!r}")
         self._verbose = bool(verbose)
         self._print_func = print_func if print_func is not None else _root_mean_square
         return self
@@ -115,9 +115,11 @@ class Initializer:
 
     def __call__(self, desc: str, arr: Any) -> None:
         if not isinstance(desc, str):
-            raise DataError(f"initializer: the first argument must be the parameter name, got {type(desc).__name__}")
+            raise DataTypeError(
+                f"initializer: the first argument must be the parameter name, got {type(desc).__name__}"
+            )
         if not isinstance(arr, nd.NDArray):
-            raise DataError(f"initializer: {str(desc)!r} must be filled in an NDArray, got {type(arr).__name__}")
+            raise DataTypeError(f"initializer: {str(desc)!r} must be filled in an NDArray, got {type(arr).__name__}")
         if isinstance(desc, InitDesc) and desc.global_init is None:
             desc.global_init = self
         init = getattr(desc, "attrs", {}).get("__init__", "")
@@ -204,7 +206,7 @@ def _root_mean_square(arr: Any) -> str:
 
 def _check_number(owner: str, name: str, value: object) -> None:
     if not _is_number(value):
-        raise DataError(f"{owner}: {name} must be a number, got {value!r}")
+        raise DataTypeError(f"{owner}: {name} must be a number, got {value!r}")
 
 
 def _is_number(value: object) -> bool:
@@ -268,12 +270,12 @@ def create(spec: str | dict[str, Any] | Initializer, **kwargs: Any) -> Initializ
     elif isinstance(spec, str):
         name, params = spec, kwargs
     else:
-        raise DataError(f"initializer.create: expected a name or JSON string, got {type(spec).__name__}")
+        raise DataTypeError(f"initializer.create: expected a name or JSON string, got {type(spec).__name__}")
     if str(name).lower() == "fusedrnn" and "fusedrnn" not in _REGISTRY:
         _fused_rnn()  # registers itself
     cls = _REGISTRY.get(str(name).lower())
     if cls is None:
-        raise DataError(f"initializer.create: unknown initializer {name!r}; known: {sorted(_REGISTRY)}")
+        raise DataValueError(f"initializer.create: unknown initializer {name!r}; known: {sorted(_REGISTRY)}")
     check_arguments("initializer.create", name, cls, (), params)
     return cls(**params)
 

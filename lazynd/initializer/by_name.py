@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import ndarray as nd
-from ..errors import ArgumentValueError, DataError, ShapeError
+from ..errors import ArgumentValueError, DataError, DataTypeError, DataValueError, ShapeError
 from .base import Initializer, register
 
 
@@ -25,7 +25,7 @@ class Load(Initializer):
         if isinstance(param, str):
             param = nd.load(param)
         if not isinstance(param, dict):
-            raise DataError(f"Load: expected a dict of named arrays, got {type(param).__name__}")
+            raise DataTypeError(f"Load: expected a dict of named arrays, got {type(param).__name__}")
         self.param = {(k[4:] if k.startswith(("arg:", "aux:")) else k): v for k, v in param.items()}
         self.default_init = default_init
         self.verbose = verbose
@@ -61,18 +61,18 @@ class Mixed(Initializer):
     def __init__(self, patterns: Sequence[str], initializers: Sequence[Initializer]) -> None:
         for what, given in (("patterns", patterns), ("initializers", initializers)):
             if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
-                raise DataError(f"Mixed: {what} must be a list, got {given!r}")
+                raise DataTypeError(f"Mixed: {what} must be a list, got {given!r}")
         if len(patterns) != len(initializers):
-            raise DataError(f"Mixed: {len(patterns)} patterns but {len(initializers)} initializers")
+            raise DataValueError(f"Mixed: {len(patterns)} patterns but {len(initializers)} initializers")
         for init in initializers:
             if not callable(init):
-                raise DataError(f"Mixed: each initializer must be an Initializer, got {init!r}")
+                raise DataTypeError(f"Mixed: each initializer must be an Initializer, got {init!r}")
         self.map = [(_compiled("Mixed", p), init) for p, init in zip(patterns, initializers, strict=False)]
         super().__init__()
 
     def __call__(self, name: str, arr: Any) -> None:
         if not isinstance(name, str):  # (the patterns are matched against it)
-            raise DataError(f"Mixed: the first argument must be the parameter name, got {type(name).__name__}")
+            raise DataTypeError(f"Mixed: the first argument must be the parameter name, got {type(name).__name__}")
         for pattern, init in self.map:
             if pattern.match(name):
                 init(name, arr)
@@ -84,4 +84,4 @@ def _compiled(owner: str, pattern: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except (re.error, TypeError) as err:
-        raise DataError(f"{owner}: {pattern!r} is not a regular expression: {err}") from None
+        raise DataValueError(f"{owner}: {pattern!r} is not a regular expression: {err}") from None

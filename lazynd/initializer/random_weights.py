@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import random as _random
 from ..arguments import is_choice
-from ..errors import DataError, ShapeError
+from ..errors import DataValueError, ShapeError
 from .base import Initializer, _check_number, register
 
 
@@ -53,7 +53,7 @@ class Orthogonal(Initializer):
 
     def __init__(self, scale: float = 1.414, rand_type: str = "uniform") -> None:
         if not is_choice(rand_type, ("uniform", "normal")):
-            raise DataError(f"Orthogonal: rand_type must be 'uniform' or 'normal', got {rand_type!r}")
+            raise DataValueError(f"Orthogonal: rand_type must be 'uniform' or 'normal', got {rand_type!r}")
         _check_number("Orthogonal", "scale", scale)
         super().__init__(scale=scale, rand_type=rand_type)
         self.scale = scale
@@ -86,12 +86,12 @@ class Xavier(Initializer):
 
     def __init__(self, rnd_type: str = "uniform", factor_type: str = "avg", magnitude: float = 3) -> None:
         if not is_choice(rnd_type, ("uniform", "gaussian")):
-            raise DataError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
+            raise DataValueError(f"Xavier: rnd_type must be 'uniform' or 'gaussian', got {rnd_type!r}")
         if not is_choice(factor_type, ("avg", "in", "out")):
-            raise DataError(f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
+            raise DataValueError(f"Xavier: factor_type must be 'avg', 'in' or 'out', got {factor_type!r}")
         _check_number("Xavier", "magnitude", magnitude)
         if magnitude < 0:
-            raise DataError(f"Xavier: magnitude must be a number >= 0, got {magnitude!r}")
+            raise DataValueError(f"Xavier: magnitude must be a number >= 0, got {magnitude!r}")
         super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
         self.rnd_type = rnd_type
         self.factor_type = factor_type

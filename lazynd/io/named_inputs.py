@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -41,18 +40,17 @@ def init_named_arrays(source: Any, default_name: str, what: str) -> list[tuple[s
 def named_inputs(source: Any, default_name: str) -> list[tuple[Any, Any]]:
     """One array, a list of arrays or a dict as ``(name, array)`` pairs, the arrays as given.
 
-    A plain dict is taken in key order (so that the order does not depend on
-    how the dict was built); an ``OrderedDict`` and a list of ``(name, array)``
-    pairs keep their own order.  A list of several arrays is named
+    A dict, an ``OrderedDict`` too, is taken in key order, as MXNet 1.x sorts it
+    (``provide_data`` and a batch's arrays come in that order whatever order the
+    dict was built in); a list of ``(name, array)`` pairs, which MXNet refuses,
+    keeps its own order.  A list of several arrays is named
     ``_0_<default_name>``, ``_1_<default_name>``... as MXNet names them; a list
     of one takes ``default_name``.  ``None`` or an empty list or dict gives no
     arrays (MXNet's way to say "no labels").
     """
     if source is None or (isinstance(source, (list, tuple, dict)) and not source):
         return []
-    if isinstance(source, OrderedDict):
-        items = list(source.items())
-    elif isinstance(source, (list, tuple)) and all(_is_named_pair(item) for item in source):
+    if isinstance(source, (list, tuple)) and all(_is_named_pair(item) for item in source):
         items = [tuple(item) for item in source]
     elif isinstance(source, dict):
         items = sorted(source.items())

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import cpu_backend, get_backend
-from ..context import Context
+from ..context import Context, share_memory
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
 from ..ops import registry
@@ -226,7 +226,7 @@ def _prepare_outputs(plan: CallPlan, out: Any) -> list:
             raise ShapeError(f"{op.name}: out[{i}] has shape {o.shape}, expected {tuple(shape)}")
         if o.dtype != np.dtype(dtype):
             raise OperatorError(f"{op.name}: out[{i}] has dtype {np.dtype(o.dtype).name}, expected {dtype}")
-        if o._ctx != ctx:
+        if not share_memory(o._ctx, ctx):
             raise OperatorError(f"{op.name}: out[{i}] is on {o._ctx}, expected {ctx}")
     return outs
 

@@ -8,13 +8,16 @@ from typing import Any
 import numpy as np
 
 from ..context import Context
-from ..errors import ContextError, FormatError, OperatorError
+from ..errors import ArgumentTypeError, ContextError, FormatError, OperatorError
 from ..log import warn_from_user_code
 from .creation import array
 
 
 def save(fname: str, data: Any) -> None:
     """Save an NDArray, a list of NDArrays or a dict name -> NDArray to ``fname`` (atomically).
+
+    A value that is no NDArray (a NumPy array, a number) or a dict key that is no string is a
+    ``TypeError``, as in MXNet 1.9.1; ``data`` of another kind is a ``ValueError``.
 
     ``fname`` may be a local path or a URL (``s3://``, ``memory://``...) when fsspec is installed.
 
@@ -31,7 +34,7 @@ def save(fname: str, data: Any) -> None:
 
     def record(value: Any, key: str) -> Any:
         if not isinstance(value, NDArray):
-            raise OperatorError(f"save: {key} must be an NDArray, got {type(value).__name__}")
+            raise ArgumentTypeError(f"save: {key} must be an NDArray, got {type(value).__name__}")
         return fmt.ArrayRecord(value.asnumpy(), value.context.device_typeid, value.context.device_id)
 
     if isinstance(data, NDArray):
@@ -40,7 +43,7 @@ def save(fname: str, data: Any) -> None:
         payload: Any = {}
         for k, v in data.items():
             if not isinstance(k, str):
-                raise OperatorError(f"save: dict keys must be strings, got {type(k).__name__}")
+                raise ArgumentTypeError(f"save: dict keys must be strings, got {type(k).__name__}")
             payload[k] = record(v, f"value of {k!r}")
     elif isinstance(data, (list, tuple)):
         payload = [record(v, f"item {i}") for i, v in enumerate(data)]

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..backend import blas, cpu_backend, get_backend
 from ..backend.pool import MIN_POOLED_BYTES, aligned_zeros, size_class
-from ..context import Context, current_context
+from ..context import Context, current_context, share_memory
 from ..engine.var import Var
 from ..errors import OperatorError, ShapeError
 from ..ops.registry import OpDef
@@ -34,7 +34,6 @@ from .device_push import kernel_context
 from .random_state import generator_for
 
 _pool_take = cpu_backend.pool.take
-_HOST_KINDS = {"cpu", "cpu_pinned"}
 _MAX_PLANS = 4096
 _MAX_SIGNATURE_PLANS = 256  # plans kept on one signature (see plan_for)
 
@@ -131,12 +130,12 @@ def signature_of(shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> Signa
 
 
 def _context_of(op: OpDef, inputs: Sequence[Any], attrs: dict) -> Context:
-    """The context of a call: its first input's; every input must be there, except that cpu and
-    cpu_pinned arrays mix (both are host memory, as in MXNet)."""
+    """The context of a call: its first input's; every input must be there, except that host
+    arrays mix (``cpu(n)`` and ``cpu_pinned(n)`` of any id, as in MXNet 1.x: see share_memory)."""
     if inputs:
         ctx = inputs[0].context
         for i, x in enumerate(inputs[1:], 1):
-            if x.context != ctx and {x.context.device_type, ctx.device_type} != _HOST_KINDS:
+            if not share_memory(x.context, ctx):
                 raise OperatorError(f"{op.name}: input {i} is on {x.context}, expected {ctx} like input 0")
         return ctx
     ctx = attrs.get("ctx")

@@ -61,8 +61,26 @@ def test_corrupted_file_raises_format_error_naming_file(tmp_path: Path) -> None:
 
 
 def test_save_rejects_non_ndarray_values(tmp_path: Path) -> None:
-    with pytest.raises(mx.OperatorError, match="'w'"):
+    with pytest.raises(mx.LazyNDError, match="'w'"):
         mx.nd.save(str(tmp_path / "x"), {"w": np.ones(3)})
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        # MXNet 1.9.1: TypeError("save only accept dict str->NDArray or list of NDArray")
+        ({"w": np.ones(3)}, TypeError),
+        ([mx.nd.ones(1), 3], TypeError),
+        ({1: mx.nd.ones(1)}, TypeError),
+        # MXNet 1.9.1: ValueError("data needs to either be a NDArray, dict of ... or a list ...")
+        (3, ValueError),
+        ("x", ValueError),
+    ],
+)
+def test_save_of_what_is_no_ndarray_raises_mxnets_error_type(tmp_path: Path, data, expected) -> None:
+    with pytest.raises(expected, match="save: "):
+        mx.nd.save(str(tmp_path / "x"), data)
     assert not (tmp_path / "x").exists()
 
 

@@ -60,8 +60,7 @@ def test_cpu_and_cpu_pinned_arrays_mix_in_one_operation() -> None:
     host = mx.nd.array([10, 20, 30])
     assert (pinned + host).context == PINNED and (host + pinned).context == mx.cpu()
     np.testing.assert_array_equal((host * pinned).asnumpy(), [10, 40, 90])
-    with pytest.raises(mx.LazyNDError, match="input 1 is on cpu\\(1\\), expected cpu\\(0\\)"):
-        host + mx.nd.ones((3,), ctx=mx.cpu(1))  # other host contexts still do not mix
+    assert (pinned + mx.nd.ones((3,), ctx=mx.cpu(1))).context == PINNED  # any host ids (MXNet 1.x)
 
 
 def test_cpu_and_cpu_pinned_draw_from_one_generator() -> None:

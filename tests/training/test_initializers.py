@@ -260,6 +260,35 @@ def test_bad_initializer_arguments_are_refused_by_name(make, message) -> None:
         make()
 
 
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        # MXNet 1.9.1: ValueError("Unknown random type") / ValueError("Incorrect factor type")
+        (lambda: init.Xavier(rnd_type="foo")("fc_weight", mx.nd.zeros((2, 2))), ValueError),
+        (lambda: init.Xavier(factor_type="foo")("fc_weight", mx.nd.zeros((2, 2))), ValueError),
+        (lambda: init.MSRAPrelu(factor_type="foo"), ValueError),
+        (lambda: init.Orthogonal(rand_type="foo"), ValueError),
+        (lambda: init.Xavier(magnitude=-1), ValueError),
+        (lambda: init.create("nope"), ValueError),
+        (lambda: init.Mixed(["a", "b"], [init.One()]), ValueError),
+        (lambda: init.Mixed(["("], [init.One()]), ValueError),
+        # MXNet 1.9.1: TypeError("name must be string") / TypeError("arr must be NDArray")
+        (lambda: init.One()(3, mx.nd.zeros(1)), TypeError),
+        (lambda: init.One()("fc_weight", np.zeros(1)), TypeError),
+        (lambda: init.Uniform("0.1"), TypeError),  # MXNet's "bad operand type for unary -: 'str'"
+        (lambda: init.create(3), TypeError),
+        (lambda: init.Mixed([".*"], [3]), TypeError),
+        (lambda: init.Load(3), TypeError),
+        (lambda: init.InitDesc("fc_weight", attrs=3), TypeError),
+        (lambda: init.One().set_verbosity(True, print_func=3), TypeError),
+    ],
+)
+def test_bad_initializer_arguments_are_the_type_or_value_errors_mxnet_raises(make, expected) -> None:
+    with pytest.raises(expected) as caught:
+        make()
+    assert isinstance(caught.value, DataError)  # and still a LazyNDError naming the argument
+
+
 def test_an_initializer_fills_only_ndarrays() -> None:
     with pytest.raises(DataError, match="'fc_weight' must be filled in an NDArray, got ndarray"):
         init.Uniform()(init.InitDesc("fc_weight"), np.zeros((2, 2)))

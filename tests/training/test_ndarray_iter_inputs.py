@@ -22,8 +22,21 @@ def test_dict_inputs_are_named_and_sorted() -> None:
     assert it.provide_label[0].name == "lab"
 
 
-def test_ordered_dict_keeps_its_order() -> None:
-    it = NDArrayIter(OrderedDict([("b", np.zeros(4)), ("a", np.zeros(4))]), batch_size=2)
+def test_an_ordered_dict_is_sorted_by_name_as_mxnet_1x_sorts_it() -> None:
+    # MXNet 1.9.1's _init_data returns sorted(data.items()) for every dict: the batch's arrays
+    # and provide_data come in name order, not in the order the OrderedDict was built
+    data = OrderedDict([("b", np.zeros((4, 2))), ("a", np.ones((4, 3)))])
+    labels = OrderedDict([("y", np.zeros(4)), ("x", np.ones(4))])
+    it = NDArrayIter(data, labels, batch_size=2)
+    assert [(d.name, d.shape) for d in it.provide_data] == [("a", (2, 3)), ("b", (2, 2))]
+    assert [d.name for d in it.provide_label] == ["x", "y"]
+    batch = it.next()
+    assert [a.shape for a in batch.data] == [(2, 3), (2, 2)]
+    np.testing.assert_array_equal(batch.label[0].asnumpy(), [1, 1])
+
+
+def test_a_list_of_name_array_pairs_keeps_its_order() -> None:
+    it = NDArrayIter([("b", np.zeros(4)), ("a", np.zeros(4))], batch_size=2)
     assert [d.name for d in it.provide_data] == ["b", "a"]
 
 
