@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError
-from .params import Param, enum, optional, parse_context, parse_dtype, parse_float, parse_int, parse_shape
+from .params import Param, enum, optional, parse_context, parse_dtype, parse_float, parse_int, parse_long, parse_shape
 from .registry import OpDef, register
 
 FLOAT_DTYPES = ("float16", "float32", "float64")
@@ -153,7 +153,7 @@ register(
         "_random_randint",
         _randint,
         inputs=(),
-        params={"low": Param(parse_int), "high": Param(parse_int), **_creation_params("int32", ("int32", "int64"))},
+        params={"low": Param(parse_long), "high": Param(parse_long), **_creation_params("int32", ("int32", "int64"))},
         infer_shape=_checked(_check_randint),
         infer_type=_infer_creation_type,
         gradient=_NO_GRAD,
