@@ -36,7 +36,7 @@ from .conv_columns import (
 )
 from .conv_direct import conv_backward_direct, uses_direct_backward
 from .host_reduce import column_sum_into
-from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape
+from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape, parse_workspace
 from .products import product
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
@@ -51,7 +51,7 @@ def _common_params(no_bias_default: bool) -> dict[str, Param]:
         "pad": Param(parse_shape, (), "zero padding per spatial axis (default 0)"),
         "num_filter": Param(parse_positive_int, doc="number of output channels"),
         "num_group": Param(parse_int, 1, "number of groups"),
-        "workspace": Param(parse_int, 1024, "accepted for MXNet compatibility"),
+        "workspace": Param(parse_workspace, 1024, "accepted for MXNet compatibility"),
         "no_bias": Param(parse_bool, no_bias_default, "leave out the bias"),
         "cudnn_tune": Param(
             optional(enum("fastest", "limited_workspace", "off")), None, "accepted for MXNet compatibility"

@@ -90,6 +90,12 @@ def _labels_and_lengths(
     first = attrs["blank_label"] == "first"
     padding = 0 if first else -1
     batch, width = label.shape
+    if width == 0:
+        # no label positions: every label is empty (one ignored position keeps the extended label's
+        # blank, label, blank layout, which the recursions index)
+        if given_lengths is not None:
+            _checked_lengths(given_lengths, "label_lengths", 0, 0)
+        return np.zeros((batch, 1), dtype=np.int64), np.zeros(batch, dtype=np.int64)
     if given_lengths is None:
         is_pad = label == padding
         # a label ends at its first padding value

@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import OperatorError, ShapeError
 from ._bilinear import Tap, bilinear_taps
 from .conv_columns import Geometry, zero_gradients_of_an_empty_batch
-from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape
+from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape, parse_workspace
 from .products import product
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
 
@@ -202,7 +202,7 @@ def _params(modulated: bool) -> dict[str, Param]:
         "num_filter": Param(parse_positive_int, doc="number of output channels"),
         "num_group": Param(parse_int, 1, "number of channel groups of the product"),
         "num_deformable_group": Param(parse_int, 1, "number of channel groups with their own offsets"),
-        "workspace": Param(parse_int, 1024, "accepted for MXNet compatibility"),
+        "workspace": Param(parse_workspace, 1024, "accepted for MXNet compatibility"),
         "no_bias": Param(parse_bool, False, "leave out the bias"),
     }
     if modulated:  # MXNet's order (its generated functions read them positionally)

@@ -110,7 +110,8 @@ def _kl_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, lis
         return in_shapes, [None, aux_shapes[0]], aux_shapes
     if len(data) < 2:
         raise ShapeError(f"IdentityAttachKLSparseReg: data must be (batch, units, ...), got {tuple(data)}")
-    units = merge_shape("IdentityAttachKLSparseReg", "moving_avg", aux_shapes[0], (data[1],))
+    # data[1] is the data's own dim: a zero-size one is a size under NumPy shape semantics
+    units = merge_shape("IdentityAttachKLSparseReg", "moving_avg", aux_shapes[0], (data[1],), complete=True)
     return in_shapes, [tuple(data), units], [units]
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
-from .params import Param, parse_float, parse_float_tuple
+from .params import Param, float_between, parse_float, parse_float_tuple
 from .registry import OpDef, register
 
 _GRAY = (0.299, 0.587, 0.114)  # the luminance weights of R, G, B
@@ -166,7 +166,9 @@ def _shifted_hue(xp: Any, x: Any, alpha: Any) -> Any:
         (green - blue) * 60 / spread,
         xp.where(vmax == green, (blue - red) * 60 / spread + 120, (red - green) * 60 / spread + 240),
     )
-    degrees = xp.where(coloured, degrees, 0) + alpha * 360
+    # a turn count past float32's 2**24 is whole: one whose degrees overflow turns the hue by nothing
+    turn = alpha * 360
+    degrees = xp.where(coloured, degrees, 0) + xp.where(xp.isinf(turn), 0, turn)
     sixths = (degrees / 60) % 6
     sector = sixths.astype("int32")
     frac = sixths - sector
@@ -203,9 +205,12 @@ def _random_color_jitter(kctx: Any, attrs: dict, inputs: list, outputs: list, au
     outputs[0][...] = _saturated(xp, x, dtype)
 
 
+# a random draw's bounds: finite float32s, as MXNet's float parser reads them (NaN, infinity or a span
+# past the float range failed NumPy's uniform inside the engine; MXNet draws garbage or crashes there)
+FINITE_FLOAT32 = float_between(float(-np.finfo(np.float32).max), float(np.finfo(np.float32).max))
 _FACTORS = {
-    "min_factor": Param(parse_float, doc="smallest factor drawn"),
-    "max_factor": Param(parse_float, doc="largest factor drawn"),
+    "min_factor": Param(FINITE_FLOAT32, doc="smallest factor drawn"),
+    "max_factor": Param(FINITE_FLOAT32, doc="largest factor drawn"),
 }
 
 register(
@@ -261,7 +266,7 @@ register(
     OpDef(
         "_image_random_color_jitter",
         _random_color_jitter,
-        params={name: Param(parse_float, doc=f"how much to jitter {name}") for name in _JITTER_STEPS},
+        params={name: Param(FINITE_FLOAT32, doc=f"how much to jitter {name}") for name in _JITTER_STEPS},
         infer_shape=_image_infer("_image_random_color_jitter", (1, 3)),
         needs_random=True,
         takes_bool=False,

@@ -15,7 +15,17 @@ import numpy as np
 
 from ..errors import OperatorError
 from ..util import is_np_shape
-from .params import Param, optional, parse_bool, parse_context, parse_dtype, parse_float, parse_int, parse_shape
+from .params import (
+    Param,
+    optional,
+    parse_bool,
+    parse_context,
+    parse_dtype,
+    parse_float,
+    parse_int,
+    parse_long,
+    parse_shape,
+)
 from .registry import OpDef, register
 
 
@@ -180,7 +190,7 @@ def _dtype_or_float32(value: Any) -> str:
 
 
 def _count(value: Any) -> int:
-    number = parse_int(value)
+    number = parse_long(value)
     if number < 0:
         raise ValueError("expected a count >= 0")
     return number
@@ -203,7 +213,7 @@ register(
         params={
             "N": Param(_count, doc="number of rows"),
             "M": Param(_count, 0, "number of columns; 0 for N"),
-            "k": Param(parse_int, 0, "the diagonal of ones: 0 the main one, > 0 above it, < 0 below"),
+            "k": Param(parse_long, 0, "the diagonal of ones: 0 the main one, > 0 above it, < 0 below"),
             "ctx": Param(optional(parse_context), None, "context of the output (imperative use)"),
             "dtype": Param(_dtype_or_float32, "float32", "output dtype"),
         },

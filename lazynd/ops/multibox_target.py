@@ -47,9 +47,10 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
             f"negative_mining_thresh above 0, got {attrs['negative_mining_thresh']}"
         )
     anchor, label, cls_pred = in_shapes
-    if anchor is not None and (len(anchor) != 3 or anchor[-1] not in (0, 4)):
+    # (a 0 is an unknown dim, except in an imperative call's shapes, where it is a size and refused)
+    if anchor is not None and (len(anchor) != 3 or (dim_is_known(anchor[-1]) and anchor[-1] != 4)):
         raise ShapeError(f"{NAME}: 'anchor' must be (1, anchors, 4), got shape {tuple(anchor)}")
-    if label is not None and (len(label) != 3 or 0 < label[-1] < 5):
+    if label is not None and (len(label) != 3 or (dim_is_known(label[-1]) and label[-1] < 5)):
         raise ShapeError(f"{NAME}: 'label' must be (batch, objects, 5 or more), got shape {tuple(label)}")
     if cls_pred is not None and len(cls_pred) != 3:
         raise ShapeError(f"{NAME}: 'cls_pred' must be (batch, classes, anchors), got shape {tuple(cls_pred)}")
@@ -94,7 +95,8 @@ def _mine_negatives(flags: np.ndarray, best: np.ndarray, scores: np.ndarray, att
     """Mark the hardest negatives in ``flags`` (scores: (classes, anchors) of one image)."""
     positives = int((flags == _MATCHED).sum())
     # (MXNet 1.9.1's CPU operator reads no minimum_negative_samples here)
-    wanted = min(int(positives * attrs["negative_mining_ratio"]), flags.size - positives)
+    # (an infinite ratio asks for every other anchor: min() before int(), which has no int for inf)
+    wanted = int(min(positives * attrs["negative_mining_ratio"], flags.size - positives)) if positives else 0
     if wanted <= 0:
         return
     candidates = np.flatnonzero((flags != _MATCHED) & (best < best.dtype.type(attrs["negative_mining_thresh"])))

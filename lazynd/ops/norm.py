@@ -200,11 +200,13 @@ def _bn_infer(attrs: dict, in_shapes: list, aux_shapes: list, op: str = "BatchNo
     if data is None:
         return in_shapes, [None, None, None], aux_shapes
     _, channels, _ = _split(tuple(data), attrs["axis"], op)
+    # (channels,) is read from the data: under NumPy shape semantics its 0 is a size, so a (0,)
+    # gamma against 3 channels (or 3 against none) is refused here, not in the kernel
     names = ("gamma", "beta")
     for i, name in enumerate(names, 1):
-        in_shapes[i] = merge_shape(op, name, in_shapes[i], (channels,))
+        in_shapes[i] = merge_shape(op, name, in_shapes[i], (channels,), complete=True)
     for i, name in enumerate(("moving_mean", "moving_var")):
-        aux_shapes[i] = merge_shape(op, name, aux_shapes[i], (channels,))
+        aux_shapes[i] = merge_shape(op, name, aux_shapes[i], (channels,), complete=True)
     return in_shapes, [tuple(data), (channels,), (channels,)], aux_shapes
 
 

@@ -4,11 +4,10 @@ Call them as MXNet does, with ``out=weight``::
 
     nd.sgd_mom_update(weight, grad, mom, out=weight, lr=0.1, momentum=0.9, wd=1e-4)
 
-States (``mom``, ``mean``, ``var``, ``n``) are declared in ``mutates`` so the
-engine schedules them as writes.  The CPU kernels work in place with NumPy
-``out=`` and two scratch blocks, over cache-sized blocks of the parameter, so each
-array is read and written once per update; the GPU kernels (``kernels/optimizer.cu``) do the whole update in one launch.
-``clip_gradient < 0`` means no clipping.
+States (``mom``, ``mean``, ``var``, ``n``) are declared in ``mutates`` so the engine schedules them as
+writes.  The CPU kernels work in place with NumPy ``out=`` and two scratch blocks, over cache-sized blocks
+of the parameter, so each array is read and written once per update; the GPU kernels
+(``kernels/optimizer.cu``) do the whole update in one launch.  ``clip_gradient < 0`` means no clipping.
 """
 
 from __future__ import annotations
@@ -242,15 +241,15 @@ def _nag_mom_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: l
 def _adam_block(
     xp: Any, attrs: dict, weight: Any, grad: Any, mean: Any, var: Any, out: Any, g: Any, scratch: Any
 ) -> None:
-    # 1 - beta in the weight's precision, as MXNet's kernel (float32: 1 - 0.999 = 0.00099998713);
-    # g holds sqrt(1 - beta2) * gradient, its square var's increment
+    # 1 - beta in the weight's precision, as MXNet's kernel (float32: 1 - 0.999 = 0.00099998713); g holds
+    # sqrt(1 - beta2) * gradient, its square var's increment (a beta2 >= 1, which MXNet takes: g, 1 - beta2 g^2)
     keep1, keep2 = (float(1 - weight.dtype.type(attrs[beta])) for beta in ("beta1", "beta2"))
-    root = math.sqrt(keep2)
+    root = math.sqrt(keep2) if keep2 > 0 else 1.0
     _scaled_gradient_into(xp, grad, attrs, g, scratch, weight, scale=root)
     mean *= attrs["beta1"]
     xp.multiply(g, keep1 / root, out=scratch)
     mean += scratch
-    xp.square(g, out=g)
+    xp.multiply(g, g if keep2 > 0 else keep2 * g, out=g)
     var *= attrs["beta2"]
     var += g
     xp.sqrt(var, out=g)
@@ -280,11 +279,11 @@ def _adam_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
 # -- rmsprop ---------------------------------------------------------------------------------------
 def _rmsprop_block(xp: Any, attrs: dict, weight: Any, grad: Any, state: Any, out: Any, g: Any, scratch: Any) -> None:
     gamma1, clip_weights = attrs["gamma1"], attrs["clip_weights"]
-    # g holds sqrt(1 - gamma1) * gradient, so that its square is already the state's increment
-    root = math.sqrt(1.0 - gamma1)
+    # g holds sqrt(1 - gamma1) * gradient, so that its square is already the state's increment (as in adam)
+    root = math.sqrt(1.0 - gamma1) if gamma1 < 1 else 1.0
     _scaled_gradient_into(xp, grad, attrs, g, scratch, weight, scale=root)
     state *= gamma1
-    xp.square(g, out=scratch)
+    xp.multiply(g, g if gamma1 < 1 else (1.0 - gamma1) * g, out=scratch)
     state += scratch
     xp.add(state, attrs["epsilon"], out=scratch)
     xp.sqrt(scratch, out=scratch)

@@ -88,6 +88,13 @@ register(
 
 
 # -- lamb, phase 1 ---------------------------------------------------------------------------------
+def _bias_correction(beta: float, t: int) -> float:
+    """``1 - beta**t``; a power past the float range is infinite, as MXNet's ``pow`` gives it (a beta
+    above 1 is MXNet's to take), where Python's ``**`` raises OverflowError."""
+    with np.errstate(over="ignore"):
+        return float(1.0 - np.power(np.float64(beta), t))
+
+
 def _lamb_direction(xp: Any, attrs: dict, grad: Any, mean: Any, var: Any, weight: Any) -> Any:
     """Update ``mean`` and ``var`` in place; the step direction ``g`` (a new array)."""
     beta1, beta2, t = attrs["beta1"], attrs["beta2"], attrs["t"]
@@ -97,7 +104,7 @@ def _lamb_direction(xp: Any, attrs: dict, grad: Any, mean: Any, var: Any, weight
     var *= beta2
     var += (1.0 - beta2) * g * g
     if attrs["bias_correction"]:
-        direction = (mean / (1.0 - beta1**t)) / (xp.sqrt(var / (1.0 - beta2**t)) + attrs["epsilon"])
+        direction = (mean / _bias_correction(beta1, t)) / (xp.sqrt(var / _bias_correction(beta2, t)) + attrs["epsilon"])
     else:
         direction = mean / (xp.sqrt(var) + attrs["epsilon"])
     direction += attrs["wd"] * weight

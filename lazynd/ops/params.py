@@ -16,7 +16,8 @@ from ..errors import LazyNDError, OperatorError
 REQUIRED = object()
 
 DTYPE_NAMES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
-INT32_MAX = 2**31 - 1  # MXNet's int parameters are C ints
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # MXNet's int parameters are C ints
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # and its long ones (and a shape's dims) int64s
 _DTYPE_EXPECTED = f"expected a dtype, one of {', '.join(DTYPE_NAMES)}"
 
 _Parser = TypeVar("_Parser", bound=Callable[..., Any])
@@ -91,8 +92,7 @@ def _literal(value: Any) -> Any:
     return value
 
 
-@describes("int", quoted=True)
-def parse_int(value: Any) -> int:
+def _whole_number(value: Any) -> int:
     value = _literal(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
         raise ValueError("expected an integer")
@@ -103,11 +103,36 @@ def parse_int(value: Any) -> int:
     return int(value)
 
 
+def _within(number: int, low: int, high: int) -> int:
+    if not low <= number <= high:
+        raise ValueError(f"expected an integer in [{low}, {high}]")
+    return number
+
+
+@describes("int", quoted=True)
+def parse_int(value: Any) -> int:
+    """An integer in C ``int``'s range, as MXNet's ``int`` parameters (past it, lazynd sized a loop or
+    an allocation by it: ``ROIAlign(sample_ratio=2**40)`` never ended; MXNet's parser refuses it)."""
+    return _within(_whole_number(value), INT32_MIN, INT32_MAX)
+
+
+@describes("long")
+def parse_long(value: Any) -> int:
+    """An integer in int64's range: MXNet's ``long`` parameters (``eye``'s ``k``) and a shape's dims."""
+    return _within(_whole_number(value), INT64_MIN, INT64_MAX)
+
+
+@describes("long (non-negative)")
+def parse_workspace(value: Any) -> int:
+    """A convolution's ``workspace`` (MB of scratch MXNet may use; lazynd ignores it): an int64 >= 0."""
+    return _within(_whole_number(value), 0, INT64_MAX)
+
+
 @describes("int")
 def parse_positive_int(value: Any) -> int:
     """An integer of at least 1 (a count of units, filters, pieces, arrays: MXNet's lower bound 1) and
     at most 2**31 - 1 (MXNet's ``int``; a count of inputs past it named inputs without end)."""
-    number = parse_int(value)
+    number = _whole_number(value)
     if number < 1:
         raise ValueError("expected an integer >= 1")
     if number > INT32_MAX:
@@ -119,10 +144,7 @@ def parse_positive_int(value: Any) -> int:
 def parse_count(value: Any) -> int:
     """A number of inputs or outputs: an integer in [0, 2**31 - 1], MXNet's ``int`` (a larger one
     would have lazynd name that many inputs before anything else: a call that never ends)."""
-    number = parse_int(value)
-    if not 0 <= number <= INT32_MAX:
-        raise ValueError(f"expected an integer in [0, {INT32_MAX}]")
-    return number
+    return _within(_whole_number(value), 0, INT32_MAX)
 
 
 @describes("float")
@@ -213,9 +235,9 @@ def parse_shape(value: Any) -> tuple[int, ...]:
     if value is None:
         return ()
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return (int(value),)
+        return (parse_long(value),)
     if isinstance(value, (list, tuple)):
-        return tuple(parse_int(v) for v in value)
+        return tuple(parse_long(v) for v in value)
     raise ValueError("expected a shape such as (3, 3)")
 
 
@@ -236,9 +258,9 @@ def parse_axis(value: Any) -> int | tuple[int, ...] | None:
     if value is None:
         return None
     if isinstance(value, (list, tuple)):
-        axes = tuple(parse_int(v) for v in value)
+        axes = tuple(parse_long(v) for v in value)
         return axes if axes else None
-    return parse_int(value)
+    return parse_long(value)
 
 
 def parse_dtype(value: Any) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError
-from .params import Param, enum, optional, parse_context, parse_dtype, parse_float, parse_int, parse_shape
+from .params import Param, enum, optional, parse_context, parse_dtype, parse_float, parse_int, parse_long, parse_shape
 from .registry import OpDef, register
 
 FLOAT_DTYPES = ("float16", "float32", "float64")
@@ -153,7 +153,7 @@ register(
         "_random_randint",
         _randint,
         inputs=(),
-        params={"low": Param(parse_int), "high": Param(parse_int), **_creation_params("int32", ("int32", "int64"))},
+        params={"low": Param(parse_long), "high": Param(parse_long), **_creation_params("int32", ("int32", "int64"))},
         infer_shape=_checked(_check_randint),
         infer_type=_infer_creation_type,
         gradient=_NO_GRAD,
@@ -171,9 +171,31 @@ def draw(kctx: Any, method: str, out: Any, *params: Any) -> Any:
     broadcast against it); on the GPU in ``out``'s float width (Poisson: integers).  ``out`` is
     anything with a shape and a dtype."""
     if kctx.xp is np:
+        if method == "poisson":
+            return _host_poisson(kctx.rng, params[0], out.shape)
         return getattr(kctx.rng, method)(*params, size=out.shape)
     dtype = {} if method == "poisson" else {"dtype": _gpu_draw_dtype(out)}
     return getattr(kctx.rng, method)(*params, size=out.shape, **dtype)
+
+
+# NumPy's Poisson refuses a rate past about 9.2e18 (its int64 range); a rate that large is reached by
+# a parameter (lam=1e19) or by a negative binomial's gamma-drawn rate (p=1e-25) alike
+_POISSON_LARGEST = 1e18
+
+
+def _host_poisson(rng: Any, rate: Any, shape: tuple) -> Any:
+    """Poisson draws of ``rate`` (a number or an array broadcast to ``shape``).  Past
+    :data:`_POISSON_LARGEST` a Poisson is its normal approximation N(rate, rate) to a skew of 1e-9,
+    and is drawn as such; an infinite rate draws infinity.  (MXNet 1.9.1 gives -2**31 there.)"""
+    rate = np.asarray(rate, dtype=np.float64)
+    large = rate > _POISSON_LARGEST
+    if not large.any():
+        return rng.poisson(rate, size=shape)  # the one draw below the limit: the stream is unchanged
+    samples = rng.poisson(np.where(large, 0.0, rate), size=shape).astype(np.float64)
+    big = np.broadcast_to(np.where(large, rate, 0.0), shape)
+    with np.errstate(invalid="ignore"):  # inf + inf * a negative draw: the infinite rates, put back below
+        approx = np.rint(big + np.sqrt(big) * rng.standard_normal(shape))
+    return np.where(np.broadcast_to(large, shape), np.where(np.isinf(big), big, approx), samples)
 
 
 def _exponential(kctx: Any, out: Any, lam: Any) -> Any:

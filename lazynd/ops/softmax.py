@@ -286,6 +286,8 @@ def _activation_axis(op: str, mode: str, ndim: int) -> int:
         if ndim < 2:
             raise OperatorError(f"{op}: mode='channel' needs an input with at least 2 dimensions, got {ndim}")
         return 1
+    if ndim < 1:  # MXNet 1.9.1 refuses a 0-d input too: there is no axis to normalise over
+        raise OperatorError(f"{op}: mode='instance' needs an input with at least 1 dimension, got a 0-d one")
     # mode='instance' is MXNet's softmax of the data viewed as 2-D (all but the last axis, the last):
     # over the last axis, whatever the rank (MXNet 1.9.1 and 0.9 alike; its documentation's "each
     # instance" reads as all but the batch axis, which only a 2-D input gives)

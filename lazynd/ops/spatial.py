@@ -149,6 +149,8 @@ def _gather(xp: Any, flat: Any, index: Any) -> Any:
 
 def _sample(xp: Any, data: Any, grid: Any) -> Any:
     n, channels, height, width = data.shape
+    if height * width == 0:  # every point lies outside an empty image: it reads 0, as in MXNet
+        return xp.zeros((n, channels, *grid.shape[2:]), dtype=data.dtype)
     flat = data.reshape(n, channels, -1)
     out: Any = 0
     for index, weight, _, _ in _corners(xp, grid, height, width):
@@ -163,6 +165,8 @@ def _sample_backward(kctx: Any, data: Any, grid: Any, out_grad: Any) -> tuple[An
     dy = out_grad.reshape(n, channels, -1)
     data_grad = xp.zeros(flat.shape, dtype=data.dtype)
     grid_grad = xp.zeros((n, 2, dy.shape[2]), dtype=grid.dtype)
+    if height * width == 0:  # no pixel is read: none gets a gradient, and moving a point changes nothing
+        return data_grad.reshape(data.shape), grid_grad.reshape(grid.shape)
     batch, channel = xp.arange(n)[:, None, None], xp.arange(channels)[None, :, None]
     for index, weight, dweight_dx, dweight_dy in _corners(xp, grid, height, width):
         # a NaN grid point reads no pixel, so it sends none a gradient (as MXNet's); its output stays NaN

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
-from .params import Param, enum, parse_int
+from .params import Param, enum, parse_int, parse_workspace
 from .registry import OpDef, get, merge_shape, register, variadic_input_names
 
 # -- UpSampling (nearest) ------------------------------------------------------------------------
@@ -21,7 +21,7 @@ UPSAMPLING_PARAMS = {
     "sample_type": Param(enum("nearest", "bilinear"), "nearest", "interpolation"),
     "num_filter": Param(parse_int, 0, "bilinear: the data's channel count (nearest: unused)"),
     "multi_input_mode": Param(enum("concat", "sum"), "concat", "how several inputs are combined"),
-    "workspace": Param(parse_int, 512, "accepted for MXNet compatibility"),
+    "workspace": Param(parse_workspace, 512, "accepted for MXNet compatibility"),
 }
 
 

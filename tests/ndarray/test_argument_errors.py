@@ -126,12 +126,16 @@ def test_arange_names_the_argument_that_is_not_a_number(kwargs, message):
         (lambda F: F.arange(0, float("inf")), "must be finite numbers, got start=0.0, stop=inf"),
         (lambda F: F.arange(0, 5, float("nan")), "must be finite numbers, .*step=nan"),
         (lambda F: F.arange(float("-inf"), 5), "must be finite numbers, got start=-inf"),
-        (
+        (  # repeat is an int: MXNet's parser refuses one past C int's range
             lambda F: F.arange(0, 5, repeat=2**63),
-            r"elements \(repeat=9223372036854775808\) are more than an array holds",
+            r"invalid value 9223372036854775808 for parameter 'repeat'",
+        ),
+        (
+            lambda F: F.arange(0, 1e18, repeat=2**31 - 1),
+            r"elements \(repeat=2147483647\) are more than an array holds",
         ),
     ],
-    ids=["nan stop", "inf stop", "nan step", "-inf start", "huge repeat"],
+    ids=["nan stop", "inf stop", "nan step", "-inf start", "huge repeat", "huge count"],
 )
 @pytest.mark.parametrize("face", ["nd", "sym"])
 def test_arange_without_a_finite_count_is_refused_by_name(call, message, face):

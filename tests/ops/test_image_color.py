@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import colorsys
+import re
 
 import numpy as np
 import pytest
@@ -236,3 +237,27 @@ def test_color_jitter_with_nothing_to_do_returns_the_image_and_repeats_under_a_s
 def test_hue_and_jitter_refusals_name_the_operator(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e39])
+@pytest.mark.parametrize("op", ["random_brightness", "random_contrast", "random_saturation", "random_hue"])
+def test_a_random_factor_bound_that_is_no_finite_float32_is_refused_by_name(op: str, value: float) -> None:
+    # NumPy's uniform raised OverflowError inside the engine; MXNet 1.9.1 draws zeros, or crashes (hue)
+    image = mx.nd.ones((4, 4, 3), dtype="uint8")
+    with pytest.raises(
+        mx.OperatorError, match=rf"_image_{op}: invalid value {re.escape(str(value))} for parameter .max_factor."
+    ):
+        getattr(mx.nd.image, op)(image, min_factor=0.5, max_factor=value)
+
+
+def test_a_jitter_that_is_no_finite_float32_is_refused_by_name() -> None:
+    with pytest.raises(mx.OperatorError, match=r"_image_random_color_jitter: invalid value nan for parameter 'hue'"):
+        mx.nd.image.random_color_jitter(mx.nd.ones((4, 4, 3)), brightness=0, contrast=0, saturation=0, hue=float("nan"))
+
+
+def test_a_hue_turned_by_a_whole_number_of_turns_past_float32_is_unchanged() -> None:
+    # alpha * 360 overflowed float32 to inf, a NaN sector, and an IndexError inside the engine
+    image = mx.nd.array(np.random.RandomState(0).rand(4, 4, 3) * 255).astype("uint8")
+    turned = mx.nd.image.random_hue(image, min_factor=3e38, max_factor=3e38).asnumpy()
+    unchanged = mx.nd.image.random_hue(image, min_factor=0.0, max_factor=0.0).asnumpy()
+    np.testing.assert_array_equal(turned, unchanged)

@@ -285,3 +285,33 @@ def test_sgd_update_and_multi_sgd_update_share_one_host_update(rng, monkeypatch,
     np.testing.assert_array_equal(multi[0].asnumpy(), blocked)
     np.testing.assert_array_equal(multi[1].asnumpy(), blocked[:1])
     assert calls[0] == shape
+
+
+def _adam_rmsprop_arrays() -> list:
+    return [mx.nd.array(v) for v in ([1.0, 2.0, -1.0], [0.1, -0.3, 0.2], [0.1, 0.2, 0.05], [0.1, 0.3, 0.2])]
+
+
+# MXNet 1.9.1 takes a decay of 1 or more (its kernels have no root of 1 - beta): the weights and
+# states it gave on these inputs; lazynd's CPU kernel divided by sqrt(1 - beta) (0, or of a negative)
+@pytest.mark.parametrize(
+    ("beta2", "weight", "var"),
+    [
+        (1.0, [0.96837723, 1.9726139, -1.0145345], [0.1, 0.3, 0.2]),
+        (1.5, [0.97373873, 1.9764298, -1.0122838], [0.145, 0.405, 0.28]),
+    ],
+)
+def test_adam_takes_a_beta2_of_one_or_more_as_mxnet(beta2: float, weight: list, var: list) -> None:
+    w, g, m, v = _adam_rmsprop_arrays()
+    mx.nd.adam_update(w, g, m, v, lr=0.1, beta1=0.9, beta2=beta2, out=w)
+    assert_almost_equal(w.asnumpy(), np.array(weight), rtol=1e-6, atol=1e-6)
+    assert_almost_equal(v.asnumpy(), np.array(var), rtol=1e-6, atol=1e-6)
+    assert_almost_equal(m.asnumpy(), np.array([0.1, 0.15, 0.065]), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("gamma1", "weight"), [(1.0, [0.96837723, 2.0547724, -1.0447214]), (1.5, [0.97373873, 2.0471404, -1.0377965])]
+)
+def test_rmsprop_takes_a_gamma1_of_one_or_more_as_mxnet(gamma1: float, weight: list) -> None:
+    w, g, _, state = _adam_rmsprop_arrays()
+    mx.nd.rmsprop_update(w, g, state, lr=0.1, gamma1=gamma1, out=w)
+    assert_almost_equal(w.asnumpy(), np.array(weight), rtol=1e-6, atol=1e-6)

@@ -134,3 +134,14 @@ def test_lamb_phases_run_in_a_symbol():
     sym = mx.sym.lamb_update_phase1(*[mx.sym.var(n) for n in names], t=1, wd=0.01, rescale_grad=2.0, clip_gradient=0.5)
     out = sym.bind(mx.cpu(), arrays).forward()[0]
     assert_almost_equal(out.asnumpy(), DIRECTION, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("betas", "expected"), [({"beta1": 10.0}, [0.0, 0.0, 0.0]), ({"beta2": 10.0}, [100000.0, 149999.97, 65000.004])]
+)
+def test_lamb_bias_correction_past_the_float_range_is_infinite_as_mxnet(betas: dict, expected: list) -> None:
+    # 10.0 ** 400 raised OverflowError inside the kernel; MXNet 1.9.1's pow gives infinity: these outputs
+    weight, grad = mx.nd.array([1.0, 2.0, -1.0]), mx.nd.array([0.1, -0.3, 0.2])
+    mean, var = mx.nd.array([0.1, 0.2, 0.05]), mx.nd.array([0.1, 0.3, 0.2])
+    out = mx.nd.lamb_update_phase1(weight, grad, mean, var, t=400, wd=0.0, **betas)
+    assert_almost_equal(out.asnumpy(), np.array(expected), rtol=1e-6, atol=1e-6)
