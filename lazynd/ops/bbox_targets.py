@@ -175,9 +175,12 @@ DECODE = "_contrib_box_decode"
 
 def _decode_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     data, anchors = in_shapes
-    if data is not None and (len(data) != 3 or data[-1] not in (0, 4)):
+    # (a 0 is an unknown dim, except in an imperative call's shapes, where it is a size and refused)
+    if data is not None and (len(data) != 3 or (dim_is_known(data[-1]) and data[-1] != 4)):
         raise ShapeError(f"{DECODE}: 'data' must be (batch, anchors, 4), got shape {tuple(data)}")
-    if anchors is not None and (len(anchors) != 3 or anchors[0] not in (0, 1) or anchors[-1] not in (0, 4)):
+    if anchors is not None and (
+        len(anchors) != 3 or anchors[0] not in (0, 1) or (dim_is_known(anchors[-1]) and anchors[-1] != 4)
+    ):
         raise ShapeError(f"{DECODE}: 'anchors' must be (1, anchors, 4), got shape {tuple(anchors)}")
     if data is not None and anchors is not None and data[1] and anchors[1] and data[1] != anchors[1]:
         raise ShapeError(f"{DECODE}: 'anchors' {tuple(anchors)} and 'data' {tuple(data)} differ in their anchors")

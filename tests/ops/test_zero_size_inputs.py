@@ -98,3 +98,17 @@ def test_multibox_target_with_an_infinite_mining_ratio_takes_every_negative() ->
 
     np.testing.assert_array_equal(classes(float("inf")), classes(1e6))
     np.testing.assert_array_equal(classes(float("inf")), [[2, 0, 0, 0]])
+
+
+@pytest.mark.parametrize(("data", "anchors"), [((1, 2, 4), (1, 2, 0)), ((1, 2, 0), (1, 2, 4))])
+def test_box_decode_refuses_boxes_of_width_zero(data: tuple, anchors: tuple) -> None:
+    # MXNet 1.9.1: "last dimension of anchors must be 4"; lazynd's kernel read column 2 of nothing
+    with pytest.raises(ShapeError, match=r"_contrib_box_decode: '(data|anchors)' must be"):
+        mx.nd.contrib.box_decode(mx.nd.ones(data), mx.nd.ones(anchors))
+
+
+def test_box_decode_leaves_a_zero_dim_unknown_in_a_symbol() -> None:
+    # in a symbol's shapes a 0 is still an unknown dim: the anchors' width comes from the bound array
+    out = mx.sym.contrib.box_decode(mx.sym.var("data"), mx.sym.var("anchors"))
+    _, shapes, _ = out.infer_shape_partial(data=(1, 2, 4), anchors=(1, 2, 0))
+    assert shapes == [(1, 2, 4)]
