@@ -69,6 +69,12 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
 def _infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
     dtype = in_types[0] or next((t for i, t in enumerate(in_types) if t is not None and i != 5), None) or "float32"
     marks = in_types[5] or "int32"
+    if np.dtype(dtype).kind != "f":
+        # (MXNet 1.9.1 runs its float kernel in the integer type and truncates a log likelihood;
+        # NumPy refused to cast its float steps into the integer output inside the engine)
+        raise OperatorError(
+            f"hawkesll: the inputs but 'marks' have dtype {np.dtype(dtype).name}, expected a floating-point type"
+        )
     if not np.issubdtype(np.dtype(marks), np.integer):
         raise OperatorError(f"hawkesll: 'marks' has dtype {np.dtype(marks).name}, expected an integer type (int32)")
     types = [dtype] * len(INPUTS)

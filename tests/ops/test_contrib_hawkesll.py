@@ -142,3 +142,12 @@ def test_hawkesll_refuses_float_marks_and_a_misshapen_alpha():
     inputs[1] = mx.nd.ones((4,), dtype="float64")
     with pytest.raises(LazyNDError, match=r"shape of 'alpha' is \(4,\), expected \(3,\)"):
         mx.nd.contrib.hawkesll(*inputs)
+
+
+def test_hawkesll_refuses_integer_rates_by_name():
+    # a log likelihood has no integer value: MXNet 1.9.1 truncates it, lazynd's kernel failed inside
+    # the engine (NumPy refused to cast its float steps into the int32 output)
+    _, inputs = _call(mx.cpu())
+    inputs = [x if i == 5 else x.astype("int32") for i, x in enumerate(inputs)]
+    with pytest.raises(LazyNDError, match="hawkesll: the inputs but 'marks' have dtype int32, expected a floating"):
+        mx.nd.contrib.hawkesll(*inputs)
