@@ -18,7 +18,7 @@ from ..errors import OperatorError, ShapeError
 from .mp_optimizer_ops import _mp_types
 from .optimizer_ops import _COMMON
 from .params import FRACTION, Param, parse_bool, parse_float, parse_int
-from .registry import OpDef, merge_shape, register
+from .registry import OpDef, dim_is_known, merge_shape, register
 
 
 def _update_count(value: Any) -> int:
@@ -203,7 +203,8 @@ def _phase2_shapes(name: str, roles: tuple[str, ...]) -> Any:
             shape = merge_shape(name, roles[i], in_shapes[i], shape)
         for i in (2, 3):
             given = in_shapes[i]
-            if given is not None and 0 not in given and int(np.prod(given)) != 1:
+            # (a 0 is an unknown dim, except in an imperative call's shapes, where it is a size: no element)
+            if given is not None and all(map(dim_is_known, given)) and int(np.prod(given)) != 1:
                 raise ShapeError(f"{name}: input '{roles[i]}' has shape {tuple(given)}, expected one element (1,)")
         in_shapes = [shape, shape, in_shapes[2] or (1,), in_shapes[3] or (1,), *[shape] * (len(roles) - 4)]
         return in_shapes, [shape], aux_shapes

@@ -145,3 +145,12 @@ def test_lamb_bias_correction_past_the_float_range_is_infinite_as_mxnet(betas: d
     mean, var = mx.nd.array([0.1, 0.2, 0.05]), mx.nd.array([0.1, 0.3, 0.2])
     out = mx.nd.lamb_update_phase1(weight, grad, mean, var, t=400, wd=0.0, **betas)
     assert_almost_equal(out.asnumpy(), np.array(expected), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("norms", [((0,), (0,)), ((1,), (0,))])
+def test_lamb_phase2_refuses_an_empty_norm(norms: tuple) -> None:
+    # MXNet 1.9.1: "r1 shape incorrect"; lazynd took a (0,) norm for an unknown shape and its kernel
+    # failed inside the engine reshaping nothing into one value
+    w, g = mx.nd.ones((3,)), mx.nd.ones((3,))
+    with pytest.raises(ShapeError, match=r"lamb_update_phase2: input 'r[12]' has shape \(0,\), expected one element"):
+        mx.nd.lamb_update_phase2(w, g, mx.nd.ones(norms[0]), mx.nd.ones(norms[1]), lr=0.1)
