@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 
 def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
@@ -14,6 +15,13 @@ def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
         fn()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def paired_ratios(numerators: Sequence[float], denominators: Sequence[float]) -> tuple[float, float, float]:
+    """Median, lowest and highest of each round's ratio of two rows timed back to back in that round:
+    steadier than the ratio of the rows' own medians or bests on a host whose speed swings between rounds."""
+    ratios = sorted(a / b for a, b in zip(numerators, denominators, strict=True))
+    return statistics.median(ratios), ratios[0], ratios[-1]
 
 
 def print_table(title: str, header: list[str], rows: list[list[object]]) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -41,6 +40,7 @@ if __name__ == "__main__":
         os.environ[_var] = str(_threads_from_argv())
 
 import numpy as np  # noqa: E402
+from _table import paired_ratios  # noqa: E402
 
 BATCH, LR, SIZES = 128, 0.1, (784, 128, 64, 10)
 
@@ -304,10 +304,10 @@ def main() -> None:
             print(f"{name:<18}{min(measured):>10.3f}{min(measured) / base:>9.2f}x{accuracies[name]:>10.4f}")
     # the host may swing between rounds: the two rows run back to back in each round, so the
     # ratio of one round's pair is the steadier figure
-    paired = sorted(a / b for a, b in zip(times["lazynd executor"], times["hand NumPy"], strict=True))
+    median, low, high = paired_ratios(times["lazynd executor"], times["hand NumPy"])
     print(
-        f"lazynd / hand NumPy, round by round: median {statistics.median(paired):.2f}x "
-        f"(from {paired[0]:.2f}x to {paired[-1]:.2f}x over {len(paired)} rounds)"
+        f"lazynd / hand NumPy, round by round: median {median:.2f}x "
+        f"(from {low:.2f}x to {high:.2f}x over {len(times['hand NumPy'])} rounds)"
     )
     same = min(times["NumPy, same work"])
     print(

@@ -54,6 +54,7 @@ from pathlib import Path
 
 import numpy as np
 import user_loops_rows
+from _table import paired_ratios
 from user_loops_rows import (
     BATCH,
     SIZES,
@@ -224,8 +225,8 @@ def main() -> None:
     # the ratio within one round is the steadier figure on a host whose speed swings between rounds
     print("\nlazynd / hand NumPy, round by round (median, lowest and highest of the rounds):")
     for loop in loops:
-        paired = sorted(a / b for a, b in zip(times[f"{loop}/lazynd"], times[f"{loop}/numpy"], strict=True))
-        print(f"- {loop}: {statistics.median(paired):.2f}x ({paired[0]:.2f}x to {paired[-1]:.2f}x)")
+        median, low, high = paired_ratios(times[f"{loop}/lazynd"], times[f"{loop}/numpy"])
+        print(f"- {loop}: {median:.2f}x ({low:.2f}x to {high:.2f}x)")
     print("\nper round (s): " + "; ".join(f"{row} " + ", ".join(f"{t:.3f}" for t in times[row]) for row in rows))
     if opts.warmup:
         print(

@@ -171,8 +171,6 @@ def draw(kctx: Any, method: str, out: Any, *params: Any) -> Any:
     broadcast against it); on the GPU in ``out``'s float width (Poisson: integers).  ``out`` is
     anything with a shape and a dtype."""
     if kctx.xp is np:
-        if method == "poisson":
-            return _host_poisson(kctx.rng, params[0], out.shape)
         return getattr(kctx.rng, method)(*params, size=out.shape)
     dtype = {} if method == "poisson" else {"dtype": _gpu_draw_dtype(out)}
     return getattr(kctx.rng, method)(*params, size=out.shape, **dtype)
@@ -207,12 +205,15 @@ def _gamma(kctx: Any, out: Any, alpha: Any, beta: Any) -> Any:
 
 
 def _poisson(kctx: Any, out: Any, lam: Any) -> Any:
+    # on the host, rates past NumPy's Poisson limit are drawn apart (see _host_poisson)
+    if kctx.xp is np:
+        return _host_poisson(kctx.rng, lam, out.shape)
     return draw(kctx, "poisson", out, lam)
 
 
 def _negative_binomial(kctx: Any, out: Any, k: Any, p: Any) -> Any:
     # failures before the k-th success: Poisson of a Gamma(k, (1 - p) / p) rate, as MXNet draws it
-    return draw(kctx, "poisson", out, draw(kctx, "gamma", out, k, (1.0 - p) / p))
+    return _poisson(kctx, out, draw(kctx, "gamma", out, k, (1.0 - p) / p))
 
 
 def _generalized_negative_binomial(kctx: Any, out: Any, mu: Any, alpha: Any) -> Any:
@@ -221,7 +222,7 @@ def _generalized_negative_binomial(kctx: Any, out: Any, mu: Any, alpha: Any) -> 
     positive = xp.asarray(alpha > 0)  # a scalar parameter gives a bool, and cupy.where takes arrays only
     safe = xp.where(positive, alpha, 1.0)
     rate = xp.where(positive, draw(kctx, "gamma", out, 1.0 / safe, safe * mu), mu)
-    return draw(kctx, "poisson", out, rate)
+    return _poisson(kctx, out, rate)
 
 
 # name -> (the draw, its parameters and defaults, the CuPy RandomState methods it calls)
