@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import ndarray as nd
 from ..arguments import flag, is_choice
 from ..context import as_context, current_context
 from ..errors import DataError
@@ -223,8 +224,6 @@ class NDArrayIter(DataIter):
         data's NDArrays (which a program may hold) as they were, and the other way round, so the
         engine orders a write into any of them before the batches that read it.
         """
-        from .. import ndarray as nd
-
         arrays = [arr for _, arr in self._data + self._label]
         shared = self._shared
         if len(shared) != len(arrays) or any(s.data_array is not a for s, a in zip(shared, arrays, strict=True)):
@@ -319,8 +318,6 @@ class NDArrayIter(DataIter):
         return True
 
     def _take(self, pairs: list[tuple[str, np.ndarray]]) -> list[Any]:
-        from .. import ndarray as nd
-
         if self._batch is None:
             raise DataError(f"{type(self).__name__}: no current batch; call iter_next() or next() first")
         index = self._batch[0]

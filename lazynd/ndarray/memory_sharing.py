@@ -13,7 +13,7 @@ from ..backend import get_backend
 from ..context import Context
 from ..engine.var import Var
 from ..errors import ArgumentTypeError, ArgumentValueError, OperatorError
-from . import dispatch
+from . import creation, dispatch  # (creation, which hands this module's functions on, is read at call time)
 
 __all__ = ["dlpack_capsule", "from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write"]
 
@@ -38,11 +38,10 @@ def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> Any:
     """
     if not isinstance(ndarray, np.ndarray):
         raise ArgumentTypeError(f"from_numpy: expected a NumPy array, got {type(ndarray).__name__}")
-    from .creation import array, as_dtype  # creation hands this module's functions on
-
     if not zero_copy or not ndarray.flags["WRITEABLE"]:  # (operators write into what they share)
-        return array(ndarray, dtype=ndarray.dtype)
-    as_dtype(ndarray.dtype)  # an OperatorError for a dtype lazynd lacks (int16, complex64), as MXNet refuses it
+        return creation.array(ndarray, dtype=ndarray.dtype)
+    # an OperatorError for a dtype lazynd lacks (int16, complex64), as MXNet refuses it
+    creation.as_dtype(ndarray.dtype)
     if not ndarray.flags["C_CONTIGUOUS"]:
         raise ArgumentValueError(
             f"from_numpy: zero_copy takes a C-contiguous array, got strides {ndarray.strides} for shape "
