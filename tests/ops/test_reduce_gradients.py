@@ -22,6 +22,16 @@ def test_norm_gradient_matches_numeric(ord, ctx):
     check_gradient("norm", [reduce_data(seed=3) - 1.0], {"ord": ord, "axis": 1}, ctx=ctx)
 
 
+def test_norm_gradient_where_the_norm_is_zero_is_zero(ctx):
+    # the subgradient (PyTorch's too); MXNet 1.9.1 divides by the norm and gives NaN (a README departure)
+    x = mx.nd.array([[0.0, 0.0, 0.0], [3.0, 0.0, 4.0]], ctx=ctx)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.norm(x, axis=1)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.float32([[0.0, 0.0, 0.0], [0.6, 0.0, 0.8]]))
+
+
 def test_backward_reduce_reads_only_the_shapes_of_sum_and_mean_inputs():
     # an executor may overwrite a forward value read only for its shape and still run backward again
     op = registry.get("_backward_reduce")
