@@ -17,7 +17,7 @@ from lazynd.ops import registry
 
 from .attribute import PLAIN_KEYS, dtype_from_attr, is_attribute_key, parse_shape_hint
 from .control_flow_json import CONTROL_FLOW_OPS, read_control_flow
-from .graph import Entry, IndexedGraph, Node
+from .graph import Entry, IndexedGraph, Node, refuse_operator_aux
 
 MXNET_VERSION = 10901
 
@@ -301,7 +301,12 @@ class _Reader:
             raise self.error(f"({op_name}) has {len(inputs)} inputs, expected {expected}", index, name)
         if op.num_outputs(attrs) > MAX_NODE_OUTPUTS:
             raise self.error(f"({op_name}) has more than {MAX_NODE_OUTPUTS} outputs", index, name)
-        return Node(op, name, params, attrs, user, inputs)
+        node = Node(op, name, params, attrs, user, inputs)
+        try:
+            refuse_operator_aux(node)
+        except LazyNDError as err:
+            raise self.error(str(err), index, name) from None
+        return node
 
     def subgraph(self, document: Any) -> Any:
         """The symbol of a loop body, read (with its own variable names) from a node's ``subgraphs``."""
