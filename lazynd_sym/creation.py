@@ -26,7 +26,7 @@ from lazynd.ops.signature import (
 )
 
 from .attribute import AttrScope, dtype_to_attr, is_attribute_key, normalize_attrs, parse_shape_hint
-from .graph import Entry, Node
+from .graph import Entry, Node, refuse_operator_aux
 from .name import NameManager
 from .symbol import Symbol
 
@@ -234,16 +234,17 @@ def invoke(op_name: str | OpDef, args: Sequence[Any], kwargs: dict[str, Any], hi
     if named:
         raise OperatorError(f"{op.name}: unknown input(s) {sorted(named)}; inputs are {input_names}")
     node = Node(op, node_name, params_text, attrs, user, inputs)
+    refuse_operator_aux(node)
     return Symbol([(node, i) for i in range(node.num_visible_outputs())])
 
 
 def compose(symbol: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
     """``symbol(*args, **kwargs)``: a copy of its graph with free variables replaced by the symbols given.
 
-    ``args`` replace the arguments in ``list_arguments`` order, ``kwargs`` by name; with
-    ``name=...`` among ``kwargs``, the copy's head operator takes that name, as in MXNet (whose
-    graph composition renames its first output's node), and every other name stays.  See
-    ``Symbol.__call__``.
+    ``args`` replace the arguments in ``list_arguments`` order, ``kwargs`` any input by name
+    (an auxiliary state too, by another variable, as MXNet's); with ``name=...`` among ``kwargs``,
+    the copy's head operator takes that name, as in MXNet (whose graph composition renames its
+    first output's node), and every other name stays.  See ``Symbol.__call__``.
     """
     name = kwargs.pop("name", None)
     if name is not None and (not isinstance(name, str) or not name):
@@ -256,9 +257,10 @@ def compose(symbol: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
         raise LazyNDError(f"compose: {len(args)} positional symbols given, the symbol has {len(arguments)} arguments")
     for arg_name, value in zip(arguments, args, strict=False):
         mapping[arg_name] = value
+    inputs = result.list_inputs()
     for arg_name, value in kwargs.items():
-        if arg_name not in arguments:
-            raise LazyNDError(f"compose: {arg_name!r} is not an argument of the symbol; arguments are {arguments}")
+        if arg_name not in inputs:
+            raise LazyNDError(f"compose: {arg_name!r} is not an input of the symbol; inputs are {inputs}")
         mapping[arg_name] = value
     entries = {}
     for arg_name, value in mapping.items():
@@ -273,6 +275,7 @@ def compose(symbol: Symbol, args: tuple, kwargs: dict[str, Any]) -> Symbol:
         head.name = name
     for node in own_nodes:
         node.inputs = [entries.get(c.name, (c, i)) if c.op is None else (c, i) for c, i in node.inputs]
+        refuse_operator_aux(node)
     result._outputs = [entries.get(n.name, (n, i)) if n.op is None else (n, i) for n, i in result._outputs]
     return result
 

@@ -168,6 +168,25 @@ def debug_text(heads: list[Entry]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def refuse_operator_aux(node: Node) -> None:
+    """Raise unless every auxiliary state of ``node`` is a variable.
+
+    The operator updates its auxiliary states in place (BatchNorm's running mean and variance);
+    an operator's output there would be overwritten under that operator's other readers. MXNet
+    refuses it when composing ('Mutation target can only be Variable') and crashes running a file
+    that holds one.
+    """
+    op = node.op
+    if op is None or not op.aux:
+        return
+    for aux_name, (child, k) in zip(op.aux, node.inputs[node.num_data_inputs() :], strict=False):
+        if child.op is not None:
+            raise OperatorError(
+                f"{op.name} {node.name!r}: auxiliary state {aux_name!r} must be a variable (the operator "
+                f"updates it in place), got {child.output_name(k)!r}, an output of {child.op.name}"
+            )
+
+
 def aux_variables(nodes: Iterable[Node]) -> set[int]:
     """ids of the variables used as auxiliary states."""
     aux: set[int] = set()

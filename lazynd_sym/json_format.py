@@ -17,7 +17,7 @@ from lazynd.ops import registry
 
 from .attribute import PLAIN_KEYS, dtype_from_attr, is_attribute_key, parse_shape_hint
 from .control_flow_json import CONTROL_FLOW_OPS, read_control_flow
-from .graph import Entry, IndexedGraph, Node
+from .graph import Entry, IndexedGraph, Node, refuse_operator_aux
 
 MXNET_VERSION = 10901
 
@@ -171,7 +171,6 @@ class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
         self.nodes: list[Node] = []
-        self.variable_names: dict[str, int] = {}
 
     def error(self, message: str, index: int | None = None, name: str | None = None) -> FormatError:
         where = f"symbol JSON {self.source}"
@@ -222,16 +221,6 @@ class _Reader:
             elif not isinstance(v, str):
                 raise self.error(f"'{key}' value of {k!r} is {v!r}; expected a string", index, name)
 
-    def add_variable(self, node: Node, index: int | None) -> None:
-        earlier = self.variable_names.get(node.name)
-        if earlier is not None:
-            raise self.error(
-                f"variable name {node.name!r} is also used by node {earlier}; argument names must be unique",
-                index,
-                node.name,
-            )
-        self.variable_names[node.name] = len(self.nodes) if index is None else index
-
     def check_hints(self, user: dict[str, str], index: int, name: str) -> None:
         """A variable's ``__shape__`` and ``__dtype__`` must parse, or shape inference would fail later."""
         try:
@@ -262,9 +251,7 @@ class _Reader:
         params, user = _upgrade_attr(raw, name, op_name == "null")
         if op_name == "null":
             self.check_hints(user, index, name)
-            node = Node(None, name, params, None, user)
-            self.add_variable(node, index)
-            return node
+            return Node(None, name, params, None, user)
         if op_name in CONTROL_FLOW_OPS:
             try:
                 return read_control_flow(op_name, name, params, raw.get("subgraphs"), inputs, self.subgraph)
@@ -294,14 +281,17 @@ class _Reader:
         # marked as composition marks them (their initialisers), as MXNet's upgrade of such files does
         variable_attrs = op.attrs_of_input_variables(attrs)
         for missing in expected[len(inputs) :]:
-            variable = Node(None, f"{name}_{missing}", user={**variable_attrs.get(missing, {}), **user})
-            self.add_variable(variable, None)
-            inputs.append((variable, 0))
+            inputs.append((Node(None, f"{name}_{missing}", user={**variable_attrs.get(missing, {}), **user}), 0))
         if len(inputs) != len(expected):
             raise self.error(f"({op_name}) has {len(inputs)} inputs, expected {expected}", index, name)
         if op.num_outputs(attrs) > MAX_NODE_OUTPUTS:
             raise self.error(f"({op_name}) has more than {MAX_NODE_OUTPUTS} outputs", index, name)
-        return Node(op, name, params, attrs, user, inputs)
+        node = Node(op, name, params, attrs, user, inputs)
+        try:
+            refuse_operator_aux(node)
+        except LazyNDError as err:
+            raise self.error(str(err), index, name) from None
+        return node
 
     def subgraph(self, document: Any) -> Any:
         """The symbol of a loop body, read (with its own variable names) from a node's ``subgraphs``."""
@@ -342,7 +332,9 @@ def load_json(json_str: str | bytes, source: str = "string") -> Any:
 
     The graph is checked before it is built: node and output indices in range,
     inputs referring to earlier nodes (no cycles), integer entries, non-empty
-    ``heads``, unique variable names, known operators and valid parameters.
+    ``heads``, known operators and valid parameters.  Two variables may share a name, as in
+    MXNet (and in a symbol composed so, whose JSON this reads back); binding such a symbol
+    refuses the name.
 
     Raises
     ------

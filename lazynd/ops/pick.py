@@ -85,8 +85,9 @@ def _pick_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
         return in_shapes, [index], aux_shapes
     picked = _picked_shape("pick", attrs, tuple(data), attrs["keepdims"])
     # As MXNet, the index may keep the picked axis with length 1 or drop it, whatever
-    # keepdims says of the output: its number of axes tells which.
-    index_keeps_axis = attrs["keepdims"] if index is None else len(index) == len(data)
+    # keepdims says of the output: its number of axes tells which. An index of unknown shape
+    # drops it, as MXNet infers it (simple_bind allocates a label of (batch,), not (batch, 1))
+    index_keeps_axis = index is not None and len(index) == len(data)
     expected = _picked_shape("pick", attrs, tuple(data), index_keeps_axis)
     if not (index is not None and tuple(index) == () and expected == (1,)):  # one index may be 0-d
         index = merge_shape("pick", "index", index, expected, complete=True)

@@ -139,6 +139,19 @@ def test_pick_takes_the_index_with_the_axis_kept_or_dropped_whatever_keepdims_sa
         mx.nd.pick(mx.nd.zeros((3, 4)), mx.nd.zeros((1, 3)), axis=1)
 
 
+def test_pick_infers_an_unknown_index_without_the_picked_axis_whatever_keepdims():
+    # MXNet 1.9.1 infers (2,) and (3,) here; the index was inferred (2, 1) with keepdims, so
+    # simple_bind allocated a label an iterator's (batch,) labels could not be copied into
+    for axis, expected in [(1, (2,)), (0, (3,))]:
+        x = sym.pick(sym.Variable("data"), sym.Variable("index"), axis=axis, keepdims=True)
+        args, outs, _ = x.infer_shape_partial(data=(2, 3))
+        assert args[1] == expected and outs[0] == tuple(1 if a == axis else n for a, n in enumerate((2, 3)))
+    x = sym.pick(sym.Variable("data"), sym.Variable("index"), axis=1, keepdims=True)
+    executor = x.simple_bind(mx.cpu(), data=(2, 3))
+    out = executor.forward(data=mx.nd.array(np.arange(6).reshape(2, 3)), index=mx.nd.array([2, 0]))[0]
+    assert out.asnumpy().tolist() == [[2.0], [3.0]]
+
+
 def test_pick_gradient_with_a_dropped_index_axis_and_keepdims(ctx):
     data = rng.standard_normal((3, 4))
     check_gradient("pick", [data, np.array([2.0, 0.0, 3.0])], {"axis": 1, "keepdims": True}, ctx=ctx, wrt=[0])

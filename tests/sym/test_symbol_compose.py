@@ -81,7 +81,7 @@ def test_compose_by_call_replaces_free_variable():
 
 
 def test_compose_unknown_name_raises():
-    with pytest.raises(LazyNDError, match="not an argument"):
+    with pytest.raises(LazyNDError, match="not an input of the symbol"):
         sym.relu(sym.Variable("x"))(y=sym.Variable("z"))
 
 
