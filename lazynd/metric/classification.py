@@ -72,6 +72,7 @@ class TopKAccuracy(EvalMetric):
             pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
             if pred_np.ndim != 2:
                 raise DataError(f"TopKAccuracy: predictions must be (batch, classes), got shape {pred_np.shape}")
+            _check_axis("TopKAccuracy", 1, pred_np)
             if pred_np.shape[0] != label_np.size:
                 raise DataError(f"TopKAccuracy: {label_np.size} labels for {pred_np.shape[0]} predictions")
             top = numpy.argsort(pred_np, axis=1, kind="stable")[:, ::-1][:, : self.top_k]
@@ -160,6 +161,8 @@ class _BinaryScore(EvalMetric):
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         counts = _binary_counts(type(self).__name__, labels, preds)
         if self.average == "macro":
+            if not counts.sum():
+                return  # an update of empty batches has no score (a 0 would pull the average down)
             # one score per update call, averaged over the calls, as MXNet does
             self.sum_metric += self.score(*counts)
             self.num_inst += 1
@@ -289,6 +292,7 @@ class PCC(EvalMetric):
             if pred_np.shape == label_host.shape or pred_np.ndim == 1:
                 pred_np = pred_np.astype(numpy.int64).reshape(-1)
             elif pred_np.ndim == 2:
+                _check_axis("PCC", 1, pred_np)
                 pred_np = pred_np.argmax(axis=1)
             else:
                 raise DataError(f"PCC: predictions must be (batch, classes) or (batch,), got shape {pred_np.shape}")
