@@ -35,6 +35,8 @@ def _load_pair(
             path = os.path.join(os.fspath(data_dir), path)
         if not os.path.exists(path) and os.path.exists(path + ".gz"):
             path += ".gz"
+        if os.path.isdir(path):
+            raise DataError(f"MNISTIter: {path!r} is a folder, not an IDX file")
         if not os.path.exists(path):
             raise DataError(f"MNISTIter: no IDX file at {path!r} (nor {path + '.gz'!r})")
         paths.append(path)
@@ -140,13 +142,13 @@ class MNISTIter(SingleArrayIter):
             images, labels = images[order], labels[order]
         if not silent:  # MXNet's lines, at INFO (its C++ log): who runs with INFO on sees them
             if flat:
-                shape = f"({batch_size},{images[0].size})"
+                shape = f"({batch_size},{int(np.prod(images.shape[1:]))})"
             else:
                 shape = "[" + ",".join(map(str, (batch_size, 1, *images.shape[1:]))) + "]"
             _LOG.info("MNISTIter: load %d images, shuffle=%d, shape=%s", len(images), shuffle, shape)
         # MXNet divides by 256, not 255: the brightest pixel is 255/256
         pixels = images.astype(np.float32) * np.float32(1.0 / 256.0)
-        pixels = pixels.reshape(len(images), -1) if flat else pixels[:, None, :, :]
+        pixels = pixels.reshape(len(images), int(np.prod(images.shape[1:]))) if flat else pixels[:, None, :, :]
         super().__init__(
             pixels,
             labels.astype(np.float32),

@@ -79,11 +79,14 @@ def _check_number(metric: str, name: str, value: object, none_allowed: bool = Fa
 
 
 def _check_axis(metric: str, axis: int, array: numpy.ndarray) -> None:
-    """Refuse, by name, a class ``axis`` that is no int or that the predictions do not have."""
+    """Refuse, by name, a class ``axis`` that is no int, that the predictions do not have, or along
+    which they have no classes to choose from (NumPy's argmax of nothing raised from inside)."""
     if not _is_int(axis):
         raise DataError(f"{metric}: axis must be an int, got {axis!r}")
     if not -array.ndim <= axis < array.ndim:
         raise DataError(f"{metric}: axis {axis} is out of range for predictions of shape {array.shape}")
+    if array.shape[axis] == 0:
+        raise DataError(f"{metric}: predictions of shape {array.shape} have no classes along axis {axis}")
 
 
 def _is_array(value: Any) -> bool:

@@ -72,6 +72,7 @@ class TopKAccuracy(EvalMetric):
             pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
             if pred_np.ndim != 2:
                 raise DataError(f"TopKAccuracy: predictions must be (batch, classes), got shape {pred_np.shape}")
+            _check_axis("TopKAccuracy", 1, pred_np)
             if pred_np.shape[0] != label_np.size:
                 raise DataError(f"TopKAccuracy: {label_np.size} labels for {pred_np.shape[0]} predictions")
             top = numpy.argsort(pred_np, axis=1, kind="stable")[:, ::-1][:, : self.top_k]
@@ -160,6 +161,8 @@ class _BinaryScore(EvalMetric):
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         counts = _binary_counts(type(self).__name__, labels, preds)
         if self.average == "macro":
+            if not counts.sum():
+                return  # an update of empty batches has no score (a 0 would pull the average down)
             # one score per update call, averaged over the calls, as MXNet does
             self.sum_metric += self.score(*counts)
             self.num_inst += 1
@@ -243,8 +246,8 @@ def _pcc_score(confusion: numpy.ndarray) -> float:
 class PCC(EvalMetric):
     """The multiclass Matthews correlation (Pearson's correlation of a K x K confusion matrix).
 
-    Predictions are class scores (their argmax is taken) or classes; the matrix grows with the
-    largest class seen.  ``get`` reports the local period, ``get_global`` everything since ``reset``.
+    Predictions are class scores (their argmax is taken) or classes (predictions of the labels'
+    shape, ``(N, 1)`` ones too, as MXNet reads them); the matrix grows with the largest class seen.  ``get`` reports the local period, ``get_global`` everything since ``reset``.
 
     Examples
     --------
@@ -282,11 +285,17 @@ class PCC(EvalMetric):
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
-            label_np = _host(label).astype(numpy.int64).reshape(-1)
-            pred_np = _host(pred)
-            if pred_np.ndim > 2:
+            label_host, pred_np = _host(label), _host(pred)
+            label_np = label_host.astype(numpy.int64).reshape(-1)
+            # as MXNet (and Accuracy): predictions of the labels' shape are classes, (N, 1) ones too;
+            # only scores of another shape are reduced by argmax
+            if pred_np.shape == label_host.shape or pred_np.ndim == 1:
+                pred_np = pred_np.astype(numpy.int64).reshape(-1)
+            elif pred_np.ndim == 2:
+                _check_axis("PCC", 1, pred_np)
+                pred_np = pred_np.argmax(axis=1)
+            else:
                 raise DataError(f"PCC: predictions must be (batch, classes) or (batch,), got shape {pred_np.shape}")
-            pred_np = pred_np.argmax(axis=1) if pred_np.ndim > 1 else pred_np.astype(numpy.int64)
             if pred_np.size != label_np.size:
                 raise DataError(f"PCC: {label_np.size} labels for {pred_np.size} predictions")
             if label_np.size and min(label_np.min(), pred_np.min()) < 0:

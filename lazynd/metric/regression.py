@@ -17,6 +17,8 @@ class _Regression(EvalMetric):
         labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_np, pred_np = _batch_floats(label), _batch_floats(pred)
+            if label_np.size == 0 and pred_np.size == 0:
+                continue  # an empty batch has no error to average (its mean, NaN, made the epoch's NaN)
             # as MXNet: a 1-D label or prediction is a column, broadcast against the other
             # (labels (N,) against predictions (N, C) compare each row's label with its C values)
             if label_np.ndim == 1:
@@ -24,7 +26,8 @@ class _Regression(EvalMetric):
             if pred_np.ndim == 1:
                 pred_np = pred_np[:, None]
             try:
-                numpy.broadcast_shapes(label_np.shape, pred_np.shape)
+                if 0 in numpy.broadcast_shapes(label_np.shape, pred_np.shape):
+                    raise ValueError("labels or predictions without values")
             except ValueError:
                 raise DataError(
                     f"{type(self).__name__}: label shape {_host(label).shape} does not match prediction shape "
@@ -131,6 +134,8 @@ class PearsonCorrelation(EvalMetric):
                     f"PearsonCorrelation: label shape {label_np.shape} and prediction shape {pred_np.shape} "
                     "hold different numbers of values"
                 )
+            if label_np.size == 0:
+                continue  # an empty batch has no correlation (NumPy's NaN made the macro average NaN)
             values = numpy.stack([pred_np.ravel(), label_np.ravel()])
             if self.average == "macro":
                 self.sum_metric += float(numpy.atleast_2d(numpy.corrcoef(values))[0, 1])

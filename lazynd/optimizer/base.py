@@ -69,6 +69,11 @@ class Optimizer:
                 f"{name}: lr_scheduler must be an LRScheduler (or a function of the update count), "
                 f"got {type(lr_scheduler).__name__}"
             )
+        if isinstance(lr_scheduler, type):  # callable too: each update made a scheduler, not a rate
+            raise LazyNDError(
+                f"{name}: lr_scheduler must be an LRScheduler, got the class {lr_scheduler.__name__} itself; "
+                f"make one ({lr_scheduler.__name__}(...))"
+            )
         if learning_rate is None:
             # MXNet's rule: no rate given, the scheduler's base_lr (0.01 without a scheduler, or for a
             # plain function); a rate given replaces the scheduler's base_lr

@@ -291,12 +291,16 @@ class SGLD(Optimizer):
     """Stochastic gradient Langevin dynamics: half an SGD step plus Gaussian noise of variance ``lr``.
 
     ``weight += -lr/2 * (g + wd*weight) + N(0, lr)``, with the noise drawn from the weight's
-    context's generator (``mx.random.seed`` makes it reproducible).
+    context's generator (``mx.random.seed`` makes it reproducible).  A rate of 0 (an ``lr_mult``
+    of 0, or a schedule that has decayed to its ``final_lr=0``) leaves the weight as it is: N(0, 0)
+    is no noise, and no draw is taken (the sampler refuses a scale of 0, as MXNet 1.9.1's does).
     """
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
+        if lr == 0.0:
+            return
         g = self._prepared_grad(weight, grad)
         weight -= (g + weight * wd) * (lr / 2)
         weight += _random.normal(0.0, math.sqrt(lr), shape=weight.shape, ctx=weight.context, dtype=weight.dtype)

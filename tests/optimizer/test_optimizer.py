@@ -146,6 +146,24 @@ def test_sgld_noise_has_variance_lr():
     assert abs(values.mean()) < 0.005 and abs(values.std() - 0.2) < 0.005
 
 
+def test_sgld_at_a_rate_of_zero_leaves_the_weight():
+    # a schedule decayed to final_lr=0 (PolyScheduler at max_update) or an lr_mult of 0: no step
+    # and no noise (the normal sampler refused the scale of 0 in the middle of training)
+    schedule = mx.lr_scheduler.PolyScheduler(max_update=2, base_lr=0.1)
+    opt = optimizer.create("sgld", learning_rate=0.1, lr_scheduler=schedule, param_idx2name={0: "w", 1: "frozen"})
+    opt.set_lr_mult({"frozen": 0.0})
+    updater = optimizer.get_updater(opt)
+    weight, frozen = mx.nd.array([1.0, -2.0]), mx.nd.array([3.0, 4.0])
+    for _ in range(2):
+        updater(0, mx.nd.array([0.5, 0.25]), weight)
+        updater(1, mx.nd.array([0.5, 0.25]), frozen)
+    decayed = weight.asnumpy()
+    updater(0, mx.nd.array([0.5, 0.25]), weight)
+    assert opt.learning_rate == 0.0
+    np.testing.assert_array_equal(weight.asnumpy(), decayed)
+    np.testing.assert_array_equal(frozen.asnumpy(), [3.0, 4.0])
+
+
 @pytest.mark.parametrize("momentum", [0.0, 0.9])
 def test_dcasgd_matches_reference(problem, momentum):
     w0, grads = problem

@@ -108,6 +108,12 @@ def test_ccsgd_is_mxnets_deprecated_name_of_sgd():
         ("signum", {"wd_lh": "0"}, "wd_lh must be a number"),
         ("adamax", {"beta2": None}, "beta2 must be a number"),
         ("sgd", {"lr_scheduler": 3}, "lr_scheduler must be an LRScheduler"),
+        # a class is callable: each update called it and the rate was a scheduler (TypeError inside)
+        (
+            "sgd",
+            {"lr_scheduler": mx.lr_scheduler.FactorScheduler},
+            r"lr_scheduler must be an LRScheduler, got the class FactorScheduler itself; make one",
+        ),
         ("sgd", {"param_idx2name": {0: 3}}, "param_idx2name must be a dict of index -> name"),
     ],
 )

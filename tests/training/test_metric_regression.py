@@ -79,6 +79,16 @@ def test_pcc_matches_mxnet_across_updates_and_periods() -> None:
     assert m.get_global()[1] == pytest.approx(0.30434782608695654)
 
 
+def test_pcc_reads_predictions_of_the_labels_shape_as_classes() -> None:
+    # (N, 1) class predictions against (N, 1) labels, as a model emitting class ids gives them:
+    # their argmax over one column was class 0 for every example, and the score NaN
+    m = mx.metric.PCC()
+    m.update([mx.nd.array([[0], [1], [2], [1]])], [mx.nd.array([[0], [1], [1], [1]])])
+    assert m.get() == ("pcc", pytest.approx(0.6454972243679028))  # MXNet 1.9.1
+    m.update([mx.nd.array([[2], [0]])], [mx.nd.array([[2.0], [0.0]])])
+    assert m.get_global() == ("pcc", pytest.approx(0.7833494518006403))
+
+
 def test_pcc_of_mxnets_docstring_example() -> None:
     preds = [mx.nd.array([[0.3, 0.7]] * 1000 + [[0.7, 0.3]] * 2 + [[0.3, 0.7]] * 10000)]
     labels = [mx.nd.array([0] * 1001 + [1] * 10001)]

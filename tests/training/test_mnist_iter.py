@@ -72,6 +72,21 @@ def test_mnist_iter_missing_file_names_the_path(tmp_path) -> None:
         MNISTIter(str(tmp_path / "nope"), str(tmp_path / "nope2"))
 
 
+def test_mnist_iter_a_folder_for_a_file_is_refused_by_name(tmp_path) -> None:
+    # open()'s IsADirectoryError came from inside the IDX reader
+    with pytest.raises(DataError, match=re.escape(f"MNISTIter: {str(tmp_path)!r} is a folder, not an IDX file")):
+        MNISTIter(str(tmp_path), str(tmp_path))
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_mnist_iter_of_files_without_images_is_refused_as_too_few_examples(tmp_path, flat) -> None:
+    # as a file shorter than one batch is (MXNet 1.9.1 gives no batch); flat=True raised the load
+    # line's IndexError (images[0] of none), then NumPy's reshape error
+    files = _write_idx(tmp_path, np.zeros((0, 2, 2), np.uint8), np.arange(0))
+    with pytest.raises(DataError, match="MNISTIter: batch_size 4 is larger than the 0 examples"):
+        MNISTIter(*files, batch_size=4, flat=flat)
+
+
 @pytest.mark.parametrize("path", [1.5, ["a"], 0], ids=repr)
 def test_mnist_iter_paths_that_are_no_paths_are_refused_by_name(path) -> None:
     # os.fspath()'s TypeError before
