@@ -247,7 +247,8 @@ class PCC(EvalMetric):
     """The multiclass Matthews correlation (Pearson's correlation of a K x K confusion matrix).
 
     Predictions are class scores (their argmax is taken) or classes (predictions of the labels'
-    shape, ``(N, 1)`` ones too, as MXNet reads them); the matrix grows with the largest class seen.  ``get`` reports the local period, ``get_global`` everything since ``reset``.
+    shape, ``(N, 1)`` ones too, as MXNet reads them); the matrix grows with the largest class
+    seen.  ``get`` reports the local period, ``get_global`` everything since ``reset``.
 
     Examples
     --------
