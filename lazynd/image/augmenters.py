@@ -254,7 +254,9 @@ def _cast(src: np.ndarray, out: np.ndarray) -> None:
 
 
 class CastAug(Augmenter):
-    """Convert to dtype ``typ``."""
+    """Convert to dtype ``typ``: always a new array, as MXNet's ``astype`` gives, even when ``src``
+    already has that dtype (the colour augmenters that follow write into a float32 image, and must
+    not write into the caller's)."""
 
     def __init__(self, typ: str = "float32") -> None:
         try:
@@ -267,8 +269,6 @@ class CastAug(Augmenter):
         return json.dumps(["castaug", {"type": self.typ.name}])
 
     def augment(self, src: Any, label: np.ndarray | None = None) -> tuple[Any, np.ndarray | None]:
-        if src.data_array.dtype == self.typ:
-            return src, label
         return img.image_op("cast", _cast, src, src.shape, self.typ), label
 
 

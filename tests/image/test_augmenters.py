@@ -60,6 +60,17 @@ def test_cast_aug_gives_float32(src):
     np.testing.assert_array_equal(out.asnumpy(), src.asnumpy().astype(np.float32))
 
 
+def test_cast_aug_to_the_same_dtype_gives_a_new_array_so_later_augmenters_leave_src_alone(src):
+    # MXNet's CastAug is astype, which copies: the brightness jitter after it, which writes into a
+    # float32 image, must not write into the caller's image
+    base = image.CastAug()(src)
+    before = base.asnumpy().copy()
+    cast = image.CastAug()(base)
+    assert cast is not base
+    image.BrightnessJitterAug(0.5)(cast).wait_to_read()
+    np.testing.assert_array_equal(base.asnumpy(), before)
+
+
 def test_color_jitter_brightness_scales_pixels(src):
     out = image.ColorJitterAug(0.5, 0, 0)(image.CastAug()(src)).asnumpy()
     ratio = out[src.asnumpy() > 0] / src.asnumpy()[src.asnumpy() > 0]
