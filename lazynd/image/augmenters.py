@@ -283,6 +283,9 @@ class ForceResizeAug(Augmenter):
         return img.imresize(src, self.size[0], self.size[1], self.interp), label
 
 
+# ImageNet's RGB mean and standard deviation, for mean=True and std=True
+IMAGENET_MEAN = (123.68, 116.28, 103.53)
+IMAGENET_STD = (58.395, 57.12, 57.375)
 _EIGVAL = [55.46, 4.794, 1.148]
 _EIGVEC = [[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140], [-0.5836, -0.6948, 0.4203]]
 
@@ -373,9 +376,9 @@ def color_augmenters(
         augs.append(RandomGrayAug(rand_gray))
     # float32, as MXNet's NDArrays of ImageNet's statistics (which its dumps() shows as 123.68000030517578...)
     if mean is True:
-        mean = np.array([123.68, 116.28, 103.53], dtype=np.float32)
+        mean = np.array(IMAGENET_MEAN, dtype=np.float32)
     if std is True:
-        std = np.array([58.395, 57.12, 57.375], dtype=np.float32)
+        std = np.array(IMAGENET_STD, dtype=np.float32)
     if mean is not None or std is not None:
         augs.append(ColorNormalizeAug(mean, std))
     return augs

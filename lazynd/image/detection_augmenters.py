@@ -24,7 +24,7 @@ from ..errors import OperatorError
 from ..log import warn_from_user_code
 from . import transforms as img
 from .augmenter_base import DetAugmenter, DetBorrowAug, DetRandomSelectAug, Label
-from .augmenters import CastAug, ForceResizeAug, ResizeAug, _flip, color_augmenters
+from .augmenters import IMAGENET_MEAN, IMAGENET_STD, CastAug, ForceResizeAug, ResizeAug, _flip, color_augmenters
 
 __all__ = [
     "DetAugmenter",
@@ -59,6 +59,12 @@ def _as_range(value: Any) -> tuple[float, float]:
     if isinstance(value, (tuple, list)):
         return float(value[0]), float(value[1])
     return float(value), float(value)
+
+
+def _range_as_given(value: Any) -> list[Any]:
+    """A range as ``dumps()`` shows it: its numbers as given (``[0.5, 2]`` stays ``[0.5, 2]``), a single
+    number twice, as MXNet keeps them."""
+    return list(value) if isinstance(value, (tuple, list)) else [value, value]
 
 
 def _box_areas(boxes: np.ndarray) -> np.ndarray:
@@ -115,14 +121,14 @@ class DetRandomCropAug(DetAugmenter):
         min_eject_coverage: float = 0.3,
         max_attempts: int = 50,
     ) -> None:
-        aspect_ratio_range, area_range = _as_range(aspect_ratio_range), _as_range(area_range)
         super().__init__(
             min_object_covered=min_object_covered,
-            aspect_ratio_range=aspect_ratio_range,
-            area_range=area_range,
+            aspect_ratio_range=_range_as_given(aspect_ratio_range),
+            area_range=_range_as_given(area_range),
             min_eject_coverage=min_eject_coverage,
             max_attempts=max_attempts,
         )
+        aspect_ratio_range, area_range = _as_range(aspect_ratio_range), _as_range(area_range)
         self.min_object_covered, self.min_eject_coverage = min_object_covered, min_eject_coverage
         self.aspect_ratio_range, self.area_range, self.max_attempts = aspect_ratio_range, area_range, max_attempts
         self.enabled = False
@@ -210,12 +216,15 @@ class DetRandomPadAug(DetAugmenter):
         max_attempts: int = 50,
         pad_val: Any = (128, 128, 128),
     ) -> None:
+        super().__init__(
+            aspect_ratio_range=_range_as_given(aspect_ratio_range),
+            area_range=_range_as_given(area_range),
+            max_attempts=max_attempts,
+            pad_val=pad_val,
+        )
         if not isinstance(pad_val, (list, tuple)):
             pad_val = (pad_val,) * 3
         aspect_ratio_range, area_range = _as_range(aspect_ratio_range), _as_range(area_range)
-        super().__init__(
-            aspect_ratio_range=aspect_ratio_range, area_range=area_range, max_attempts=max_attempts, pad_val=pad_val
-        )
         self.pad_val, self.aspect_ratio_range = tuple(pad_val), aspect_ratio_range
         self.area_range, self.max_attempts = area_range, max_attempts
         self.enabled = False
@@ -350,6 +359,12 @@ def CreateDetAugmenter(  # noqa: N802 - MXNet's name
         augs.append(DetRandomSelectAug([pad], 1 - rand_pad))
     augs.append(DetBorrowAug(ForceResizeAug((int(data_shape[2]), int(data_shape[1])), inter_method)))
     augs.append(DetBorrowAug(CastAug()))
+    # ImageNet's statistics in float64, as MXNet's CreateDetAugmenter holds them (its dumps() shows
+    # 123.68; CreateAugmenter's are float32 NDArrays); the normalisation itself is float32 either way
+    if mean is True:
+        mean = np.array(IMAGENET_MEAN)
+    if std is True:
+        std = np.array(IMAGENET_STD)
     colors = color_augmenters(brightness, contrast, saturation, hue, pca_noise, rand_gray, mean, std)
     augs += [DetBorrowAug(aug) for aug in colors]
     return augs

@@ -140,3 +140,23 @@ def test_create_det_augmenter_order_matches_mxnet() -> None:
     )
     assert augs[1].skip_prob == 0.5 and augs[3].aug_list[0].area_range == (1.0, 3.0)
     assert json.loads(augs[2].dumps()) == ["dethorizontalflipaug", {"p": 0.5}]
+
+
+def test_random_crop_and_pad_dump_their_ranges_as_given_as_mxnet_does() -> None:
+    # MXNet 1.9.1's strings: the numbers as given (2 stays 2), a single number twice
+    assert image.DetRandomCropAug(0.3, (0.5, 2), [0.2, 1], 0.5, 30).dumps() == (
+        '["detrandomcropaug", {"min_object_covered": 0.3, "aspect_ratio_range": [0.5, 2], "area_range": [0.2, 1], '
+        '"min_eject_coverage": 0.5, "max_attempts": 30}]'
+    )
+    assert image.DetRandomPadAug(1, 2, 20, 7).dumps() == (
+        '["detrandompadaug", {"aspect_ratio_range": [1, 1], "area_range": [2, 2], "max_attempts": 20, "pad_val": 7}]'
+    )
+
+
+def test_create_det_augmenter_dumps_imagenet_statistics_as_mxnet_does() -> None:
+    # MXNet's CreateDetAugmenter holds them in float64 (CreateAugmenter's are float32 NDArrays)
+    last = image.CreateDetAugmenter((3, 30, 30), mean=True, std=True)[-1]
+    assert last.dumps() == [
+        "detborrowaug",
+        '["colornormalizeaug", {"mean": [123.68, 116.28, 103.53], "std": [58.395, 57.12, 57.375]}]',
+    ]
