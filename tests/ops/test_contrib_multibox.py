@@ -88,6 +88,26 @@ def test_multibox_target_mines_the_hardest_negatives():
     np.testing.assert_array_equal(cls.asnumpy(), [[1, -3, 0, -3]])
 
 
+@pytest.mark.parametrize("overlap_threshold", [0.0, 0.6])
+def test_multibox_target_mines_no_negative_overlapping_an_object_at_any_overlap_threshold(overlap_threshold):
+    # anchor 1 overlaps the object (matched by anchor 0) by 0.5 and is the least likely background:
+    # at negative_mining_thresh 0.5 it is no negative, whatever overlap_threshold (MXNet 1.9.1:
+    # [[1, -1, 0, 0]]); with overlap_threshold 0 it was mined, the anchors' overlaps left unread
+    anchors = np.array([[[0, 0, 0.5, 0.5], [0, 0, 0.5, 0.25], [0.6, 0.6, 1, 1], [0.7, 0.7, 1, 1]]], np.float32)
+    labels = np.array([[[0, 0, 0, 0.5, 0.5]]], np.float32)
+    scores = np.zeros((1, 2, 4), np.float32)
+    scores[0, 1] = [0, 5, 2, 1]
+    cls = mx.nd.contrib.MultiBoxTarget(
+        mx.nd.array(anchors),
+        mx.nd.array(labels),
+        mx.nd.array(scores),
+        overlap_threshold=overlap_threshold,
+        negative_mining_ratio=2,
+        negative_mining_thresh=0.5,
+    )[2]
+    np.testing.assert_array_equal(cls.asnumpy(), [[1, -1, 0, 0]])
+
+
 @pytest.mark.parametrize("thresh", [0.0, -0.5])
 def test_multibox_target_refuses_negative_mining_without_a_positive_threshold(thresh):
     # MXNet 1.9.1 refuses it; it ran, mining among no anchors
