@@ -49,6 +49,23 @@ def test_multibox_prior_symbol_infers_its_shape_and_has_no_gradient():
     assert not x.grad.asnumpy().any()
 
 
+@pytest.mark.parametrize("steps", [(0, 0.3), (0.2, 0), (-1, 0.3), (0.25, -1)])
+def test_multibox_prior_refuses_one_step_without_the_other(steps):
+    # MXNet 1.9.1 refuses (-1, 0.3) ("Must specify both step_y and step_x") but takes (0, 0.3) and
+    # drops its 0.3 for one cell each way; lazynd took one axis's step and filled in the other's
+    with pytest.raises(LazyNDError, match=r"MultiBoxPrior: 'steps' must give both steps \(y, x\) or neither"):
+        mx.nd.contrib.MultiBoxPrior(mx.nd.zeros((1, 1, 2, 3)), sizes=(0.2,), steps=steps)
+    with pytest.raises(LazyNDError, match="MultiBoxPrior: 'steps'"):
+        sym.contrib.MultiBoxPrior(sym.Variable("data"), sizes=(0.2,), steps=steps).infer_shape(data=(1, 1, 2, 3))
+
+
+def test_multibox_prior_steps_left_out_together_are_one_cell():
+    data = mx.nd.zeros((1, 1, 2, 3))
+    auto = mx.nd.contrib.MultiBoxPrior(data, sizes=(0.2,)).asnumpy()
+    np.testing.assert_array_equal(mx.nd.contrib.MultiBoxPrior(data, sizes=(0.2,), steps=(0, -2)).asnumpy(), auto)
+    np.testing.assert_allclose(auto[0, 4], [0.43333334, 0.65, 0.56666666, 0.85], rtol=1e-6)  # MXNet 1.9.1's
+
+
 def test_multibox_prior_refuses_empty_sizes():
     with pytest.raises(LazyNDError, match="MultiBoxPrior.*'sizes'"):
         mx.nd.contrib.MultiBoxPrior(mx.nd.zeros((1, 1, 2, 2)), sizes=())
