@@ -4,8 +4,8 @@ For a feature map 'data' (batch, channels, height, width) it gives, at every cel
 ``len(sizes) + len(ratios) - 1`` corner boxes, as fractions of the image: one per size with the
 first ratio, then one per further ratio with the first size.  A box of size ``s`` and ratio
 ``r`` is ``s * height / width * sqrt(r)`` wide and ``s / sqrt(r)`` high, centred at
-``((col + offsets[1]) * steps[1], (row + offsets[0]) * steps[0])``; a step of -1 is one cell
-(``1 / width``, ``1 / height``).  Output (1, height * width * boxes, 4), clipped to [0, 1] with
+``((col + offsets[1]) * steps[1], (row + offsets[0]) * steps[0])``; steps of -1 (any value
+<= 0) are one cell (``1 / width``, ``1 / height``), and the two are given together or not at all.  Output (1, height * width * boxes, 4), clipped to [0, 1] with
 ``clip``.  The values are computed in float32 in MXNet's order of operations; only the data's
 shape is read, and the gradient is zero.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import OperatorError, ShapeError
 from .params import Param, parse_bool, parse_float_tuple
 from .registry import OpDef, register, zero_gradient
 
@@ -28,6 +28,16 @@ def _pair(attrs: dict, name: str) -> tuple[float, float]:
     if len(values) != 2:
         raise ShapeError(f"{NAME}: '{name}' must hold 2 values (y, x), got {values}")
     return values[0], values[1]
+
+
+def _steps(attrs: dict) -> tuple[float, float]:
+    """The (y, x) steps, both given (> 0) or both left to the map's size (<= 0)."""
+    step_y, step_x = _pair(attrs, "steps")
+    if (step_y > 0) != (step_x > 0):  # MXNet 1.9.1: "Must specify both step_y and step_x"
+        raise OperatorError(
+            f"{NAME}: 'steps' must give both steps (y, x) or neither (a value <= 0), got {attrs['steps']}"
+        )
+    return step_y, step_x
 
 
 def _boxes_per_cell(attrs: dict) -> int:
@@ -42,7 +52,7 @@ def _boxes_per_cell(attrs: dict) -> int:
 def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
     data = in_shapes[0]
     per_cell = _boxes_per_cell(attrs)
-    _pair(attrs, "steps"), _pair(attrs, "offsets")
+    _steps(attrs), _pair(attrs, "offsets")
     if data is None:
         return list(in_shapes), [None], list(aux_shapes)
     if len(data) != 4:
@@ -55,10 +65,9 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
 def prior_boxes(attrs: dict, height: int, width: int) -> np.ndarray:
     """The anchors (height * width * boxes, 4) of a feature map of ``height`` x ``width``, float32."""
     f = np.float32
-    given_y, given_x = _pair(attrs, "steps")
+    given_y, given_x = _steps(attrs)
     offset_y, offset_x = _pair(attrs, "offsets")
-    step_y = f(given_y) if given_y > 0 else f(1) / f(height)
-    step_x = f(given_x) if given_x > 0 else f(1) / f(width)
+    step_y, step_x = (f(given_y), f(given_x)) if given_y > 0 else (f(1) / f(height), f(1) / f(width))
     center_y = (np.arange(height, dtype=f) + f(offset_y)) * step_y
     center_x = (np.arange(width, dtype=f) + f(offset_x)) * step_x
     sizes, ratios = attrs["sizes"], attrs["ratios"]

@@ -66,7 +66,7 @@ def _infer_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
 
 
 def _match(overlaps: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each anchor's flag (matched or not yet), its object and its best overlap (-1: not computed)."""
+    """Each anchor's flag (matched or not yet), its object and its best overlap."""
     anchors, objects = overlaps.shape
     flags = np.full(anchors, _IGNORED, np.int64)
     match = np.full(anchors, -1, np.int64)
@@ -80,14 +80,15 @@ def _match(overlaps: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarr
         flags[anchor], match[anchor], best[anchor] = _MATCHED, obj, free[anchor, obj]
         free[anchor, :] = -1
         free[:, obj] = -1
+    # every other anchor's best overlap, read by negative mining whatever the threshold (as MXNet:
+    # an anchor half covered by an object is no negative at negative_mining_thresh 0.5)
+    rest = flags != _MATCHED
+    nearest = np.argmax(overlaps, axis=1)
+    highest = overlaps[np.arange(anchors), nearest]
+    better = rest & (highest > best)
+    match[better], best[better] = nearest[better], highest[better]
     if threshold > 0:
-        rest = flags != _MATCHED
-        nearest = np.argmax(overlaps, axis=1)
-        highest = overlaps[np.arange(anchors), nearest]
-        better = rest & (highest > best)
-        match[better], best[better] = nearest[better], highest[better]
-        positive = rest & (best > overlaps.dtype.type(threshold))
-        flags[positive] = _MATCHED
+        flags[rest & (best > overlaps.dtype.type(threshold))] = _MATCHED
     return flags, match, best
 
 

@@ -3,7 +3,8 @@
 Each row of ``rois`` is ``[batch_index, x1, y1, x2, y2]`` in input-image coordinates;
 ``spatial_scale`` maps them onto the feature map, where the corners are rounded and the
 region (at least one cell high and wide) is split into ``pooled_size`` bins with floor/ceil
-edges, clipped to the map.  An empty bin gives 0.
+edges, clipped to the map.  An empty bin gives 0, and so does a region of a negative batch index
+(the padding rows of a batch of regions; its gradient is 0).
 
 The kernel loops over the regions (their geometry is worked out on the host) and pools
 each one with two vectorised max passes, over the bins' columns and then their rows, in
@@ -80,7 +81,7 @@ def _host(xp: Any, array: Any) -> np.ndarray:
 
 
 def _check_batch(index: int, batch: int) -> None:
-    if not 0 <= index < batch:
+    if index >= batch:
         raise OperatorError(f"ROIPooling: roi batch index {index} is out of range for a batch of {batch}")
 
 
@@ -91,6 +92,10 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     batch, _, height, width = data.shape
     for r, (b, rows, cols) in enumerate(_regions(attrs, _host(xp, rois), height, width)):
         _check_batch(b, batch)
+        if b < 0:  # a padding region (batch index -1): 0, and no gradient, as MXNet 1.9.1
+            out[r] = 0
+            argmax[r] = -1
+            continue
         best, position = _pool_region(xp, data[b], rows, cols)
         out[r] = best
         argmax[r] = position

@@ -93,6 +93,17 @@ def test_box_nms_converts_the_boxes_to_out_format():
     np.testing.assert_allclose(out[0, :, 2:], [[-0.5, -0.5, 0.5, 0.5], [-1, -0.5, 1, 0.5], [2, 2, 8, 8]])
 
 
+def test_box_nms_converts_boxes_left_of_or_above_the_origin_too():
+    # a box's first coordinate below 0 is a box like another (MXNet 1.9.1 reads it as a row of -1
+    # and writes the box unconverted: [-2, -1, 2, 3] stays so in 'center', [-1, 2, 2, 2] in 'corner')
+    rows = np.array([[[0, 0.9, -2, -1, 2, 3], [0, 0.8, 5, 5, 6, 6]]], np.float32)
+    out = mx.nd.contrib.box_nms(mx.nd.array(rows), out_format="center").asnumpy()
+    np.testing.assert_array_equal(out[0, :, 2:], [[0, 1, 4, 4], [5.5, 5.5, 1, 1]])
+    rows = np.array([[[0, 0.9, -1, 2, 2, 2]]], np.float32)
+    out = mx.nd.contrib.box_nms(mx.nd.array(rows), in_format="center").asnumpy()
+    np.testing.assert_array_equal(out[0, :, 2:], [[-2, 1, 0, 3]])
+
+
 def test_box_nms_suppresses_only_overlaps_above_the_threshold_and_keeps_zero_area_boxes():
     rows = np.array(
         [[0, 0.5, 0, 0, 1, 1], [0, 0.5, 0, 0, 2, 1], [0, 0.7, 0, 0, 0, 0], [0, 0.7, 0, 0, 0, 0]], np.float32

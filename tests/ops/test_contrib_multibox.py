@@ -49,6 +49,23 @@ def test_multibox_prior_symbol_infers_its_shape_and_has_no_gradient():
     assert not x.grad.asnumpy().any()
 
 
+@pytest.mark.parametrize("steps", [(0, 0.3), (0.2, 0), (-1, 0.3), (0.25, -1)])
+def test_multibox_prior_refuses_one_step_without_the_other(steps):
+    # MXNet 1.9.1 refuses (-1, 0.3) ("Must specify both step_y and step_x") but takes (0, 0.3) and
+    # drops its 0.3 for one cell each way; lazynd took one axis's step and filled in the other's
+    with pytest.raises(LazyNDError, match=r"MultiBoxPrior: 'steps' must give both steps \(y, x\) or neither"):
+        mx.nd.contrib.MultiBoxPrior(mx.nd.zeros((1, 1, 2, 3)), sizes=(0.2,), steps=steps)
+    with pytest.raises(LazyNDError, match="MultiBoxPrior: 'steps'"):
+        sym.contrib.MultiBoxPrior(sym.Variable("data"), sizes=(0.2,), steps=steps).infer_shape(data=(1, 1, 2, 3))
+
+
+def test_multibox_prior_steps_left_out_together_are_one_cell():
+    data = mx.nd.zeros((1, 1, 2, 3))
+    auto = mx.nd.contrib.MultiBoxPrior(data, sizes=(0.2,)).asnumpy()
+    np.testing.assert_array_equal(mx.nd.contrib.MultiBoxPrior(data, sizes=(0.2,), steps=(0, -2)).asnumpy(), auto)
+    np.testing.assert_allclose(auto[0, 4], [0.43333334, 0.65, 0.56666666, 0.85], rtol=1e-6)  # MXNet 1.9.1's
+
+
 def test_multibox_prior_refuses_empty_sizes():
     with pytest.raises(LazyNDError, match="MultiBoxPrior.*'sizes'"):
         mx.nd.contrib.MultiBoxPrior(mx.nd.zeros((1, 1, 2, 2)), sizes=())
@@ -86,6 +103,26 @@ def test_multibox_target_mines_the_hardest_negatives():
         mx.nd.array(ANCHORS), mx.nd.array(labels), mx.nd.array(scores), negative_mining_ratio=1, ignore_label=-3
     )[2]
     np.testing.assert_array_equal(cls.asnumpy(), [[1, -3, 0, -3]])
+
+
+@pytest.mark.parametrize("overlap_threshold", [0.0, 0.6])
+def test_multibox_target_mines_no_negative_overlapping_an_object_at_any_overlap_threshold(overlap_threshold):
+    # anchor 1 overlaps the object (matched by anchor 0) by 0.5 and is the least likely background:
+    # at negative_mining_thresh 0.5 it is no negative, whatever overlap_threshold (MXNet 1.9.1:
+    # [[1, -1, 0, 0]]); with overlap_threshold 0 it was mined, the anchors' overlaps left unread
+    anchors = np.array([[[0, 0, 0.5, 0.5], [0, 0, 0.5, 0.25], [0.6, 0.6, 1, 1], [0.7, 0.7, 1, 1]]], np.float32)
+    labels = np.array([[[0, 0, 0, 0.5, 0.5]]], np.float32)
+    scores = np.zeros((1, 2, 4), np.float32)
+    scores[0, 1] = [0, 5, 2, 1]
+    cls = mx.nd.contrib.MultiBoxTarget(
+        mx.nd.array(anchors),
+        mx.nd.array(labels),
+        mx.nd.array(scores),
+        overlap_threshold=overlap_threshold,
+        negative_mining_ratio=2,
+        negative_mining_thresh=0.5,
+    )[2]
+    np.testing.assert_array_equal(cls.asnumpy(), [[1, -1, 0, 0]])
 
 
 @pytest.mark.parametrize("thresh", [0.0, -0.5])

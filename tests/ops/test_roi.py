@@ -68,6 +68,21 @@ def test_roi_pooling_gradient(ctx):
     assert grads[1] is None
 
 
+def test_roi_pooling_of_a_negative_batch_index_is_zero_without_gradient(ctx):
+    # the padding regions of a batch (index -1) pool to 0, as MXNet 1.9.1's and lazynd's ROIAlign;
+    # ROIPooling refused them, so a program with padded regions failed at the wait
+    data = mx.nd.array(np.arange(32, dtype=np.float32).reshape(2, 1, 4, 4), ctx=ctx)
+    data.attach_grad()
+    rois = mx.nd.array([[-1, 0, 0, 3, 3], [0, 1, 1, 2, 2], [-2, 0, 0, 1, 1]], ctx=ctx)
+    with mx.autograd.record():
+        out = mx.nd.ROIPooling(data, rois, pooled_size=(2, 2), spatial_scale=1.0)
+    out.backward(mx.nd.ones_like(out))
+    np.testing.assert_array_equal(out.asnumpy().reshape(3, 4), [[0] * 4, [5, 6, 9, 10], [0] * 4])  # MXNet's values
+    grad = np.zeros((2, 1, 4, 4), np.float32)
+    grad[0, 0, 1:3, 1:3] = 1
+    np.testing.assert_array_equal(data.grad.asnumpy(), grad)
+
+
 def test_roi_pooling_symbol_shapes_and_arguments():
     net = sym.ROIPooling(sym.Variable("data"), sym.Variable("rois"), pooled_size=(7, 7), spatial_scale=0.0625)
     args, outs, _ = net.infer_shape(data=(1, 512, 38, 50), rois=(128, 5))
