@@ -78,7 +78,10 @@ class Symbol:
     def __getitem__(self, index: int | str | slice) -> Symbol:
         """The output ``index`` (a position, negative from the end, or a name), or the group a slice
         selects, as MXNet 1.x (with its errors: ``IndexError``, ``ValueError``, ``TypeError``)."""
-        return Symbol(selected_outputs(self._outputs, self.list_outputs(), index))
+        # names only for a name: listing them costs a node's whole output count, and the gradient of
+        # a loop's ``stack`` takes each of its thousand outputs by position
+        names = self.list_outputs() if isinstance(index, str) else []
+        return Symbol(selected_outputs(self._outputs, names, index))
 
     def get_internals(self) -> Symbol:
         """A group of every visible output of every node, in topological order.

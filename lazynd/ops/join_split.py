@@ -6,6 +6,7 @@ Kernels use ``kctx.xp``, so NumPy and CuPy run the same code.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..errors import OperatorError, ShapeError
@@ -13,6 +14,13 @@ from ..util import is_np_shape
 from .params import REQUIRED, Param, parse_bool, parse_int, parse_positive_int
 from .registry import OpDef, merge_shape, register
 from .shape import normalize_axis
+
+
+@functools.lru_cache(maxsize=64)
+def _numbered_outputs(count: int) -> tuple[str, ...]:
+    """``output0``... ``output{count - 1}``, built once per count: a foreach's ``split`` has one
+    output per step, and a graph pass asks for the names (or their count) of each of them."""
+    return tuple(f"output{i}" for i in range(count))
 
 
 def as_list(result: Any, n: int) -> list:
@@ -203,7 +211,7 @@ register(
             "axis": Param(parse_int, 1, "the axis to split"),
             "squeeze_axis": Param(parse_bool, False, "drop the split axis (its size must equal num_outputs)"),
         },
-        outputs=lambda attrs: [f"output{i}" for i in range(attrs.get("num_outputs") or 1)],
+        outputs=lambda attrs: _numbered_outputs(attrs.get("num_outputs") or 1),
         infer_shape=_slice_channel_infer,
         gradient=_slice_channel_gradient,
         aliases=("split",),

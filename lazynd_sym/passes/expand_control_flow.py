@@ -11,6 +11,9 @@ type inference, the gradient pass, memory planning and the executor then work un
 - ``_cond``: ``where`` on the predicate selects each output of the two branches, so the
   gradient goes to the branch taken only.
 
+:mod:`lazynd_sym.passes.gate_dead_branches` then closes each selected branch, so the backward
+of a branch not taken (or of a step past the loop's end) cannot send a NaN out of it.
+
 The outer symbols a body closes over (weights) are shared by every copy.  The pass builds new
 nodes for whatever reads a control-flow node and leaves the user's graph unchanged.
 """
@@ -23,6 +26,7 @@ from typing import Any
 from lazynd.errors import ShapeError
 
 from ..graph import Entry, IndexedGraph, Node, topo_order
+from .gate_dead_branches import Selections, follow_copy, gate_dead_branches, note_selection
 from .infer_shape import infer_shape, shape_known
 
 # the shape of an entry of the graph being expanded, None while unknown
@@ -57,6 +61,12 @@ def expand_control_flow(heads: list[Entry], shape_of: ShapeOf, default_length: i
     ``default_length`` stands in (for type inference, where the length does not matter), or,
     when None, a :class:`ShapeError` names the node.
     """
+    selections: Selections = {}
+    expanded = _expand(heads, shape_of, default_length, selections)
+    return gate_dead_branches(expanded, selections) if selections else expanded
+
+
+def _expand(heads: list[Entry], shape_of: ShapeOf, default_length: int | None, selections: Selections) -> list[Entry]:
     from ..control_flow import is_control_flow
 
     order = topo_order(heads)
@@ -67,13 +77,14 @@ def expand_control_flow(heads: list[Entry], shape_of: ShapeOf, default_length: i
         inputs = [new[id(child)][k] for child, k in node.inputs]
         if is_control_flow(node):
             expander = _EXPANDERS[node.attrs["kind"]]
-            outputs = expander(node, inputs, shape_of, default_length)
+            outputs = expander(node, inputs, shape_of, default_length, selections)
             # the copies of a body may hold control-flow nodes of their own (nested loops)
-            new[id(node)] = expand_control_flow(outputs, shape_of, default_length)
+            new[id(node)] = _expand(outputs, shape_of, default_length, selections)
         elif all(a[0] is b[0] and a[1] == b[1] for a, b in zip(inputs, node.inputs, strict=True)):
             new[id(node)] = [(node, k) for k in range(node.num_outputs())]
         else:
             copy = Node(node.op, node.name, node.params, node.attrs, node.user, inputs)
+            follow_copy(selections, node, copy)
             new[id(node)] = [(copy, k) for k in range(node.num_outputs())]
     return [new[id(node)][k] for node, k in heads]
 
@@ -123,7 +134,9 @@ def _length(node: Node, data: list[Entry], shapes: list, default_length: int | N
     )
 
 
-def _expand_foreach(node: Node, inputs: list[Entry], shape_of: ShapeOf, default_length: int | None) -> list[Entry]:
+def _expand_foreach(
+    node: Node, inputs: list[Entry], shape_of: ShapeOf, default_length: int | None, selections: Selections
+) -> list[Entry]:
     attrs = node.attrs
     n_data, n_states, n_out = attrs["num_data"], attrs["num_states"], attrs["num_out_data"]
     data, states, free = inputs[:n_data], inputs[n_data : n_data + n_states], inputs[n_data + n_states :]
@@ -153,13 +166,18 @@ def _expand_foreach(node: Node, inputs: list[Entry], shape_of: ShapeOf, default_
     return stacked + [_as_output(s, f"{node.name}_state{i}") for i, s in enumerate(states)]
 
 
-def _select(alive: Entry, new: Entry, old: Entry, name: str) -> Entry:
-    """``new`` where ``alive`` (one element) is nonzero, else ``old``."""
+def _select(alive: Entry, new: Entry, old: Entry, name: str, selections: Selections, sides: tuple[int, ...]) -> Entry:
+    """``new`` where ``alive`` (one element) is nonzero, else ``old``; ``sides`` (1 for ``new``,
+    2 for ``old``) are the branches to close against NaN gradients when not selected."""
     mask = _op("broadcast_like", [alive, new], f"{name}_mask")[0]
-    return _op("where", [mask, new, old], name)[0]
+    selected = _op("where", [mask, new, old], name)[0]
+    note_selection(selections, selected[0], sides)
+    return selected
 
 
-def _expand_while_loop(node: Node, inputs: list[Entry], shape_of: ShapeOf, default_length: int | None) -> list[Entry]:
+def _expand_while_loop(
+    node: Node, inputs: list[Entry], shape_of: ShapeOf, default_length: int | None, selections: Selections
+) -> list[Entry]:
     attrs = node.attrs
     positions, n_out = attrs["var_positions"], attrs["num_out_data"]
     variables = [inputs[p] for p in positions]
@@ -176,20 +194,23 @@ def _expand_while_loop(node: Node, inputs: list[Entry], shape_of: ShapeOf, defau
             _check_states(node, variables, outs[n_out:], shape_of, "'loop_vars' item")
         for i in range(n_out):
             zeros = _op("zeros_like", [outs[i]], f"{node.name}_step{t}_pad{i}")[0]
-            rows[i].append(_select(alive, outs[i], zeros, f"{node.name}_step{t}_output{i}"))
+            rows[i].append(_select(alive, outs[i], zeros, f"{node.name}_step{t}_output{i}", selections, (1,)))
+        # the step's body is closed (side 1); the variables it kept were computed by steps before it
         variables = [
-            _select(alive, new, old, f"{node.name}_step{t}_var{i}")
+            _select(alive, new, old, f"{node.name}_step{t}_var{i}", selections, (1,))
             for i, (new, old) in enumerate(zip(outs[n_out:], variables, strict=True))
         ]
     stacked = [_op("stack", row, f"{node.name}_output{i}_stacked", axis=0)[0] for i, row in enumerate(rows)]
     return stacked + [_as_output(v, f"{node.name}_var{i}") for i, v in enumerate(variables)]
 
 
-def _expand_cond(node: Node, inputs: list[Entry], shape_of: ShapeOf, default_length: int | None) -> list[Entry]:
+def _expand_cond(
+    node: Node, inputs: list[Entry], shape_of: ShapeOf, default_length: int | None, selections: Selections
+) -> list[Entry]:
     count = node.attrs["num_outputs"]
     pred, then_outs, else_outs = inputs[0], inputs[1 : 1 + count], inputs[1 + count :]
     return [
-        _select(pred, then_out, else_out, f"{node.name}_output{i}")
+        _select(pred, then_out, else_out, f"{node.name}_output{i}", selections, (1, 2))
         for i, (then_out, else_out) in enumerate(zip(then_outs, else_outs, strict=True))
     ]
 
