@@ -5,8 +5,8 @@ For a feature map 'data' (batch, channels, height, width) it gives, at every cel
 first ratio, then one per further ratio with the first size.  A box of size ``s`` and ratio
 ``r`` is ``s * height / width * sqrt(r)`` wide and ``s / sqrt(r)`` high, centred at
 ``((col + offsets[1]) * steps[1], (row + offsets[0]) * steps[0])``; steps of -1 (any value
-<= 0) are one cell (``1 / width``, ``1 / height``), and the two are given together or not at all.  Output (1, height * width * boxes, 4), clipped to [0, 1] with
-``clip``.  The values are computed in float32 in MXNet's order of operations; only the data's
+<= 0) are one cell (``1 / width``, ``1 / height``), and the two are given together or not at
+all.  Output (1, height * width * boxes, 4), clipped to [0, 1] with ``clip``.  The values are computed in float32 in MXNet's order of operations; only the data's
 shape is read, and the gradient is zero.
 """
 

@@ -63,7 +63,7 @@ def expand_control_flow(heads: list[Entry], shape_of: ShapeOf, default_length: i
     """
     selections: Selections = {}
     expanded = _expand(heads, shape_of, default_length, selections)
-    return gate_dead_branches(expanded, selections) if selections else expanded
+    return gate_dead_branches(expanded, selections, _op) if selections else expanded
 
 
 def _expand(heads: list[Entry], shape_of: ShapeOf, default_length: int | None, selections: Selections) -> list[Entry]:

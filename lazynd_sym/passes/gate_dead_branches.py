@@ -15,7 +15,7 @@ gradient where the branch was taken and an exact 0 (never ``0 * inf``) where it 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from ..graph import Entry, Node, topo_order
 
@@ -35,14 +35,17 @@ def follow_copy(selections: Selections, original: Node, copy: Node) -> None:
         selections[id(copy)] = (copy, selections[id(original)][1])
 
 
-def gate_dead_branches(heads: list[Entry], selections: Selections) -> list[Entry]:
+# builds one operator node: (operator name, inputs, node name, **parameters) -> its outputs
+MakeOp = Callable[..., list[Entry]]
+
+
+def gate_dead_branches(heads: list[Entry], selections: Selections, make_op: MakeOp) -> list[Entry]:
     """``heads`` with each selected branch's outside inputs gated by the mask of its selection.
 
     The ``where`` nodes of ``selections`` are the pass's own and are rewired in place; the
-    region's nodes (which may be the user's) are copied, never changed.
+    region's nodes (which may be the user's) are copied, never changed.  ``make_op`` builds the
+    gates' nodes (the expansion's own builder).
     """
-    from .expand_control_flow import _op
-
     order = topo_order(heads)
     position = {id(n): i for i, n in enumerate(order)}
     readers: dict[int, set[tuple[int, int]]] = {id(n): set() for n in order}
@@ -84,7 +87,7 @@ def gate_dead_branches(heads: list[Entry], selections: Selections) -> list[Entry
                     inputs.append((child, k))
                 else:
                     if (id(child), k) not in gates:
-                        made = _gate(_op, mask, (child, k), side, f"{node.name}_gate{len(gates)}")
+                        made = _gate(make_op, mask, (child, k), side, f"{node.name}_gate{len(gates)}")
                         for part in made:
                             link(part)
                         gates[(id(child), k)] = (made[-1], 0)
@@ -154,7 +157,7 @@ def _in_order(wheres: list[Node], side: int, region: set[int]) -> list[Node]:
     return order
 
 
-def _gate(op: Any, mask: Entry, entry: Entry, side: int, name: str) -> list[Node]:
+def _gate(op: MakeOp, mask: Entry, entry: Entry, side: int, name: str) -> list[Node]:
     """The nodes of ``entry`` gated by ``mask``, the gate last: ``entry`` going forward; backward,
     its gradient where ``mask`` selects ``side``, else an exact 0."""
     condition = op("broadcast_like", [mask, entry], f"{name}_mask")[0]
