@@ -22,6 +22,7 @@ from ..engine import get_engine
 from ..errors import OperatorError
 from ..ndarray import NDArray
 from ..ndarray.dispatch import new_array
+from ..ops.image_resize import check_resizable
 from ..ops.params import Param, parse_float_tuple
 from .arguments import area_argument, border_fill_argument, int_argument, nonempty_image, ratio_argument, size_argument
 
@@ -132,6 +133,7 @@ def imresize(src: Any, w: int, h: int, interp: int = 1, out: Any = None) -> Any:
     if w <= 0 or h <= 0:
         raise OperatorError(f"imresize: width and height must be positive, got w={w}, h={h}")
     nonempty_image("imresize", height, width)
+    check_resizable("imresize", src.data_array.dtype)
     code = interpolation_code(interp, (height, width), (h, w))
     return image_op("imresize", resize_into, src, (h, w, channels), src.data_array.dtype, code, out=out)
 
@@ -209,7 +211,10 @@ def fixed_crop(src: Any, x0: int, y0: int, w: int, h: int, size: tuple[int, int]
         raise OperatorError(f"fixed_crop: region x0={x0} y0={y0} w={w} h={h} is outside the {width}x{height} image")
     out_w, out_h = size_argument("fixed_crop", "size", size) if size is not None else (w, h)
     # as MXNet, the method is only chosen (and 10 only draws) when the crop is resized
-    code = interpolation_code(interp, (h, w), (out_h, out_w)) if (out_w, out_h) != (w, h) else 0
+    code = 0
+    if (out_w, out_h) != (w, h):
+        check_resizable("fixed_crop", src.data_array.dtype)
+        code = interpolation_code(interp, (h, w), (out_h, out_w))
     return image_op("fixed_crop", _crop, src, (out_h, out_w, channels), src.data_array.dtype, x0, y0, w, h, code)
 
 

@@ -24,7 +24,18 @@ from .params import Param, parse_bool, parse_int, parse_shape
 from .registry import OpDef, register
 
 _OP = "_image_resize"
-_DTYPES = ("uint8", "float32", "float64")
+RESIZE_DTYPES = ("uint8", "float32", "float64")
+
+
+def check_resizable(op_name: str, dtype: Any) -> None:
+    """Refuse, by name, an image dtype OpenCV cannot resize (its assertion came from inside the
+    kernel, at the next wait; MXNet 1.9.1 fails on int32 and float16 alike, and gives garbage for
+    int8 and int64)."""
+    name = np.dtype(dtype).name
+    if name not in RESIZE_DTYPES:
+        raise OperatorError(f"{op_name}: 'data' has dtype {name}, expected one of {', '.join(RESIZE_DTYPES)}")
+
+
 _INTERP_CODES = (0, 1, 2, 3, 4, 9, 10)
 
 
@@ -59,8 +70,8 @@ def _resize_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list,
 
 def _resize_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
     dtype = in_types[0]
-    if dtype is not None and np.dtype(dtype).name not in _DTYPES:
-        raise OperatorError(f"{_OP}: 'data' has dtype {np.dtype(dtype).name}, expected one of {', '.join(_DTYPES)}")
+    if dtype is not None:
+        check_resizable(_OP, dtype)
     return in_types, [dtype], aux_types
 
 

@@ -153,3 +153,15 @@ def test_a_mean_or_std_that_is_not_numbers_is_refused_by_name(name, argument, ma
 def test_augmenter_numbers_are_kept_as_given_and_text_is_read():
     assert mx.image.BrightnessJitterAug(1).dumps() == '["brightnessjitteraug", {"brightness": 1}]'
     assert mx.image.HorizontalFlipAug("0.5").p == 0.5
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "float16"])
+def test_resizes_refuse_dtypes_opencv_cannot_resize_at_the_call(dtype):
+    # OpenCV's assertion came from inside the kernel at the next wait (MXNet 1.9.1 fails on int32 and
+    # float16, and gives garbage for int8 and int64); a crop that keeps its size needs no resize
+    image = mx.nd.zeros((8, 8, 3), dtype=dtype)
+    with pytest.raises(OperatorError, match=f"imresize: 'data' has dtype {dtype}, expected one of uint8"):
+        mx.image.imresize(image, 4, 2)
+    with pytest.raises(OperatorError, match=f"fixed_crop: 'data' has dtype {dtype}, expected one of uint8"):
+        mx.image.fixed_crop(image, 0, 0, 4, 4, (2, 2))
+    assert mx.image.fixed_crop(image, 0, 0, 4, 4).asnumpy().shape == (4, 4, 3)
