@@ -4,7 +4,8 @@ Two forms, as MXNet's:
 
 - ``_histogram(data, bin_cnt=n, range=(lo, hi))``: ``n`` equal bins over ``[lo, hi]`` (over
   ``[lo - 0.5, hi + 0.5]`` where ``lo == hi``); the edges (``n + 1``) come back in the data's dtype;
-- ``_histogram(data, bins)``: the edges are the 1-D array ``bins`` (rising), handed back as they are.
+- ``_histogram(data, bins)``: the edges are the 1-D array ``bins`` (rising: a falling or NaN edge is
+  refused when the kernel reads it), handed back as they are.
 
 Every bin is half-open ``[e_i, e_i+1)`` except the last, which holds its right edge too;
 values outside the edges are not counted.  Counts are int64.  ``mx.nd.histogram(a, bins=10,
@@ -81,6 +82,11 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
         index = xp.floor((data - low) * scale).astype(np.int64)
     else:
         edges = inputs[1].astype(np.float64)
+        # edges that fall (or are NaN) bin by no rule (MXNet 1.9.1 counts anyway; NumPy refuses them);
+        # equal neighbours make an empty bin, as in NumPy
+        rises = edges[1:] >= edges[:-1]
+        steps = xp.where(rises, 0.0, edges[1:] - edges[:-1])
+        kctx.backend.check_range("_histogram", "step between neighbouring edges of 'bins'", steps, 0, np.inf, True)
         low, high, n = edges[0], edges[-1], edges.size - 1
         edges_out[...] = inputs[1]
         index = xp.searchsorted(edges, data, side="right") - 1

@@ -4,6 +4,10 @@
 Matrices are the last two axes (for gemm and gemm2, ``axis`` names the row axis instead); the
 other leading axes are a batch.  Triangular operands use only their ``lower`` (or upper)
 triangle, as LAPACK does.
+
+BLAS's rule for the scales, which MXNet follows: ``alpha = 0`` reads neither A nor B (the product,
+and its gradients, are zero even where they hold NaN or Inf, or a singular A for trsm), and
+``beta = 0`` does not read C.
 """
 
 from __future__ import annotations
@@ -60,7 +64,11 @@ def _gemm_product(kctx: Any, attrs: dict, a: Any, b: Any) -> Any:
         a = transposed(xp, a)
     if attrs["transpose_b"]:
         b = transposed(xp, b)
-    return xp.moveaxis(product(kctx, a, b) * attrs["alpha"], -2, axis)
+    if not attrs["alpha"]:
+        scaled = xp.zeros(a.shape[:-1] + b.shape[-1:], dtype=a.dtype)
+    else:
+        scaled = product(kctx, a, b) * attrs["alpha"]
+    return xp.moveaxis(scaled, -2, axis)
 
 
 def _gemm_out_shape(op: str, attrs: dict, a: tuple, b: tuple) -> tuple:
@@ -117,7 +125,7 @@ def _product_gradients(F: Any, attrs: dict, a: Any, b: Any, og: Any) -> list:
 
 def _gemm(kctx: Any, attrs: dict, ins: list) -> Any:
     scaled = _gemm_product(kctx, attrs, ins[0], ins[1])
-    # BLAS's rule, which MXNet follows: beta = 0 does not read C, so a NaN or Inf there is not kept
+    # beta = 0 does not read C, so a NaN or Inf there is not kept (the module's BLAS rule)
     return scaled + attrs["beta"] * ins[2] if attrs["beta"] else scaled
 
 
@@ -182,12 +190,16 @@ def _triangular_infer(op: str) -> Any:
 
 
 def _trmm(xp: Any, attrs: dict, ins: list) -> list:
+    if not attrs["alpha"]:
+        return [xp.zeros_like(ins[1])]
     t, b = _op_triangle(xp, attrs, ins[0]), ins[1]
     product = xp.matmul(b, t) if attrs["rightside"] else xp.matmul(t, b)
     return [attrs["alpha"] * product]
 
 
 def _trmm_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> list:
+    if not attrs["alpha"]:
+        return [xp.zeros_like(ins[0]), xp.zeros_like(ins[1])]
     t, b, g, alpha = _op_triangle(xp, attrs, ins[0]), ins[1], og[0], attrs["alpha"]
     if attrs["rightside"]:  # out = alpha B T
         return [
@@ -198,6 +210,8 @@ def _trmm_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> lis
 
 
 def _trsm(xp: Any, attrs: dict, ins: list) -> list:
+    if not attrs["alpha"]:
+        return [xp.zeros_like(ins[1])]
     t, b = _op_triangle(xp, attrs, ins[0]), attrs["alpha"] * ins[1]
     if attrs["rightside"]:  # X T = alpha B  <=>  T^T X^T = alpha B^T
         return [transposed(xp, xp.linalg.solve(transposed(xp, t), transposed(xp, b)))]
@@ -205,6 +219,8 @@ def _trsm(xp: Any, attrs: dict, ins: list) -> list:
 
 
 def _trsm_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> list:
+    if not attrs["alpha"]:
+        return [xp.zeros_like(ins[0]), xp.zeros_like(ins[1])]
     t, x, g, alpha = _op_triangle(xp, attrs, ins[0]), outs[0], og[0], attrs["alpha"]
     if attrs["rightside"]:  # X = alpha B T^-1: G = og T^-T
         solved = transposed(xp, xp.linalg.solve(t, transposed(xp, g)))
@@ -239,10 +255,15 @@ register_linalg(
 def _syrk(xp: Any, attrs: dict, ins: list) -> list:
     a = ins[0]
     at = transposed(xp, a)
+    if not attrs["alpha"]:
+        n = a.shape[-1] if attrs["transpose"] else a.shape[-2]
+        return [xp.zeros(a.shape[:-2] + (n, n), dtype=a.dtype)]
     return [attrs["alpha"] * (xp.matmul(at, a) if attrs["transpose"] else xp.matmul(a, at))]
 
 
 def _syrk_gradient(xp: Any, attrs: dict, og: list, ins: list, outs: list) -> list:
+    if not attrs["alpha"]:
+        return [xp.zeros_like(ins[0])]
     g = og[0] + transposed(xp, og[0])
     a = ins[0]
     return [attrs["alpha"] * (xp.matmul(a, g) if attrs["transpose"] else xp.matmul(g, a))]

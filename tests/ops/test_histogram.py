@@ -128,3 +128,18 @@ def test_an_empty_range_is_widened_by_half_each_way_as_mxnet(ctx):
     counts, edges = mx.nd.histogram(data, bins=4, range=(1, 1))
     assert counts.asnumpy().tolist() == [1, 0, 1, 1]
     assert edges.asnumpy().tolist() == [0.5, 0.75, 1.0, 1.25, 1.5]
+
+
+@pytest.mark.parametrize("edges", [[0.0, 4.0, 2.0], [0.0, float("nan"), 2.0]], ids=["falling", "nan"])
+def test_edges_that_fall_are_refused_at_the_wait(ctx, edges):
+    # NumPy refuses them; MXNet 1.9.1 counts [4, 0] of these data over [0, 4, 2], by no rule
+    data = mx.nd.array([0.0, 1, 1, 2, 3, 3, 3, 4], ctx=ctx)
+    counts, _ = mx.nd.histogram(data, bins=mx.nd.array(edges, ctx=ctx))
+    with pytest.raises(mx.LazyNDError, match=r"_histogram: step between neighbouring edges of 'bins' out of range"):
+        counts.asnumpy()
+
+
+def test_equal_neighbouring_edges_make_an_empty_bin_as_mxnet(ctx):
+    data = mx.nd.array([0.0, 1, 1, 2, 3, 3, 3, 4, 5.5, -1], ctx=ctx)
+    counts, _ = mx.nd.histogram(data, bins=mx.nd.array([0.0, 2, 2, 4], ctx=ctx))
+    assert counts.asnumpy().tolist() == [3, 0, 5]  # MXNet 1.9.1's

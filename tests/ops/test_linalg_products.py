@@ -39,6 +39,37 @@ def test_trsm_rightside_transposed_upper_and_trmm_transposed_upper_as_mxnet():
     np.testing.assert_allclose(got.asnumpy(), [[1.0, 2.0, 3.0], [10.5, 15.0, 19.5]])
 
 
+_POISONED = [[np.nan, 1.0], [np.inf, 0.0]]  # NaN and Inf, and singular as a lower triangle
+
+
+@pytest.mark.parametrize(
+    "name,inputs,params,expected",
+    [
+        ("linalg_gemm2", [_POISONED, T], {}, np.zeros((2, 2))),
+        ("linalg_gemm2", [T, _POISONED], {"transpose_b": True, "axis": -2}, np.zeros((2, 2))),
+        ("linalg_gemm", [_POISONED, T, T], {"beta": 0.5}, 0.5 * np.asarray(T)),
+        ("linalg_trmm", [_POISONED, B], {}, np.zeros((2, 3))),
+        ("linalg_trmm", [T, [[np.inf, 1.0, 2.0], [3.0, np.nan, 4.0]]], {"rightside": False}, np.zeros((2, 3))),
+        ("linalg_trsm", [_POISONED, B], {"transpose": True}, np.zeros((2, 3))),
+        ("linalg_trsm", [T, np.asarray(_POISONED).T], {"rightside": True}, np.zeros((2, 2))),
+        ("linalg_syrk", [_POISONED], {"transpose": True}, np.zeros((2, 2))),
+    ],
+    ids=["gemm2-A", "gemm2-B", "gemm", "trmm-A", "trmm-B", "trsm-singular-A", "trsm-B", "syrk"],
+)
+def test_alpha_zero_reads_neither_matrix_and_its_gradients_are_zero(name, inputs, params, expected):
+    # BLAS's rule, as MXNet 1.9.1: with alpha = 0 the product is not computed, so NaN, Inf or a
+    # singular triangle in A or B leaves no trace (IEEE arithmetic would give NaN: 0 * Inf)
+    arrays = [_f64(x) for x in inputs]
+    for x in arrays:
+        x.attach_grad()
+    with mx.autograd.record():
+        out = getattr(mx.nd, name)(*arrays, alpha=0.0, **params)
+    out.backward(mx.nd.ones(out.shape, dtype="float64"))
+    np.testing.assert_array_equal(out.asnumpy(), expected)
+    for x in arrays[:2]:
+        np.testing.assert_array_equal(x.grad.asnumpy(), np.zeros(x.shape))
+
+
 @pytest.mark.parametrize("transpose_a", [False, True])
 @pytest.mark.parametrize("transpose_b", [False, True])
 def test_gemm_gradients_of_every_transpose_match_central_differences(transpose_a, transpose_b):

@@ -276,3 +276,39 @@ def test_get_optimized_symbol_keeps_a_groups_outputs_and_the_auxiliary_states():
     assert group.get_optimized_symbol().list_outputs() == ["fc_output", "softmax_output"]
     bn = sym.BatchNorm(sym.Variable("data"), name="bn").simple_bind(mx.cpu(), data=(4, 3))
     assert bn.get_optimized_symbol().list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+
+
+def _square_plus(shape: tuple) -> np.ndarray:
+    values = np.random.default_rng(3).uniform(1.0, 2.0, size=shape)
+    return values + 3 * np.eye(shape[-1]) if shape[-1] == shape[-2] else values
+
+
+@pytest.mark.parametrize(
+    "make,shapes",
+    [
+        (lambda a, b: sym.linalg.gemm2(a, b), [(3, 4), (4, 2)]),
+        (lambda a, b: sym.linalg.trsm(a, b), [(3, 3), (3, 2)]),
+        (lambda a, b: sym.Group(list(sym.linalg.gelqf(a))), [(2, 4)]),
+        (lambda a, b: sym.linalg.inverse(a), [(3, 3)]),
+        (lambda a, b: sym.flip(a, axis=0), [(3, 3)]),
+        (lambda a, b: sym.Group(list(sym.moments(a, axes=(0,)))), [(3, 3)]),
+        (lambda a, b: sym.cumsum(a, axis=0), [(3, 3)]),
+        (lambda a, b: sym.mean(a), [(3, 3)]),
+    ],
+    ids=["gemm2", "trsm", "gelqf", "inverse", "flip", "moments", "cumsum", "mean"],
+)
+def test_grad_req_add_adds_where_mxnet_overwrites(make, shapes):
+    # a README departure: MXNet 1.9.1's executor overwrites these operators' gradient buffers under
+    # grad_req='add' (or gives neither sum); lazynd adds, as for every other operator
+    names = ["a", "b"][: len(shapes)]
+    net = make(sym.Variable("a"), sym.Variable("b") if len(shapes) == 2 else None)
+    args = {n: mx.nd.array(_square_plus(s), dtype="float64") for n, s in zip(names, shapes, strict=True)}
+    grads = {}
+    for req, start in (("write", 0.0), ("add", 1.0)):
+        buffers = {n: mx.nd.full(a.shape, start, dtype="float64") for n, a in args.items()}
+        ex = net.bind(mx.cpu(), args=args, args_grad=buffers, grad_req=req)
+        outs = ex.forward(is_train=True)
+        ex.backward([mx.nd.ones(o.shape, dtype="float64") for o in outs])
+        grads[req] = {n: b.asnumpy() for n, b in buffers.items()}
+    for n in names:
+        np.testing.assert_allclose(grads["add"][n], grads["write"][n] + 1.0, rtol=1e-12)
