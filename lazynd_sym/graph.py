@@ -123,6 +123,39 @@ def copied_graph(heads: list[Entry]) -> list[Entry]:
     return [(memo[id(n)], i) for n, i in heads]
 
 
+AMP_CAST_OPS = ("amp_cast", "amp_multicast")
+
+
+def without_amp_casts(heads: list[Entry]) -> list[Entry]:
+    """``heads`` over a copy of their graph in which every reader of an ``amp_cast`` or ``amp_multicast``
+    output reads that cast's input instead (output ``k`` of a multicast: its input ``k``).
+
+    What MXNet's ``tojson(remove_amp_cast=True)`` writes, so that a graph converted for mixed precision
+    saves as the float32 graph it came from; a cast that is itself a head stays, as in MXNet.
+
+    Examples:
+        >>> from lazynd.ops import registry
+        >>> data = Node(None, "data")
+        >>> cast = Node(registry.get("amp_cast"), "c", {"dtype": "float16"}, inputs=[(data, 0)])
+        >>> relu = Node(registry.get("relu"), "r", inputs=[(cast, 0)])
+        >>> [n.name for n in topo_order(without_amp_casts([(relu, 0)]))]
+        ['data', 'r']
+    """
+    memo: dict[int, Node] = {}
+
+    def source(entry: Entry) -> Entry:
+        child, k = entry
+        copy = memo[id(child)]
+        if copy.op is not None and copy.op.name in AMP_CAST_OPS:
+            return copy.inputs[0 if copy.op.name == "amp_cast" else k]  # already bypassed below it
+        return copy, k
+
+    for node in topo_order(heads):
+        inputs = [source(entry) for entry in node.inputs]
+        memo[id(node)] = Node(node.op, node.name, node.params, node.attrs, node.user, inputs)
+    return [(memo[id(n)], k) for n, k in heads]
+
+
 def selected_outputs(outputs: list[Entry], names: list[str], index: int | str | slice) -> list[Entry]:
     """The entries of ``outputs`` (named ``names``) that ``index`` selects: a position (negative from
     the end), an output name, or a slice, with MXNet 1.x's errors (``IndexError``, ``ValueError``,

@@ -17,7 +17,7 @@ from lazynd.ops import registry
 
 from .attribute import PLAIN_KEYS, dtype_from_attr, is_attribute_key, parse_shape_hint
 from .control_flow_json import CONTROL_FLOW_OPS, read_control_flow
-from .graph import Entry, IndexedGraph, Node, refuse_operator_aux
+from .graph import Entry, IndexedGraph, Node, refuse_operator_aux, without_amp_casts
 
 MXNET_VERSION = 10901
 
@@ -52,9 +52,12 @@ MXNET_OP_NAMES = {
 }
 
 
-def to_json(symbol: Any) -> str:
-    """The symbol as MXNet 1.x JSON text, laid out as MXNet writes it."""
-    document = graph_document(symbol._outputs)
+def to_json(symbol: Any, remove_amp_cast: bool = True) -> str:
+    """The symbol as MXNet 1.x JSON text, laid out as MXNet writes it; with ``remove_amp_cast``, as
+    MXNet's, without the ``amp_cast``/``amp_multicast`` nodes that feed other nodes (see
+    :func:`~lazynd_sym.graph.without_amp_casts`)."""
+    heads = without_amp_casts(symbol._outputs) if remove_amp_cast else symbol._outputs
+    document = graph_document(heads)
     document["attrs"] = {"mxnet_version": ["int", MXNET_VERSION]}
     return _layout(document, 0)
 
@@ -126,9 +129,10 @@ def _bracket(open_: str, items: list[str], close: str, multi_line: bool, depth: 
     return open_ + inner + f", {inner}".join(items) + "\n" + "  " * depth + close
 
 
-def save(symbol: Any, fname: str | os.PathLike[str]) -> None:
-    """Write the symbol's JSON to ``fname`` atomically: a path, or a URL when fsspec is installed."""
-    write_atomic(fname, to_json(symbol).encode("utf-8"))
+def save(symbol: Any, fname: str | os.PathLike[str], remove_amp_cast: bool = True) -> None:
+    """Write the symbol's JSON (:func:`to_json`) to ``fname`` atomically: a path, or a URL when fsspec is
+    installed."""
+    write_atomic(fname, to_json(symbol, remove_amp_cast).encode("utf-8"))
 
 
 def _upgrade_attr(node_json: dict, name: str, is_variable: bool) -> tuple[dict[str, str], dict[str, str]]:

@@ -315,16 +315,17 @@ class Symbol:
         return f"<Symbol group [{', '.join(node.name for node, _ in self._outputs)}]>"  # node names, as MXNet's
 
     def tojson(self, remove_amp_cast: bool = True) -> str:
-        """The graph as MXNet's JSON (``remove_amp_cast``: MXNet's; lazynd has no AMP cast nodes)."""
+        """The graph as MXNet's JSON; ``remove_amp_cast`` (MXNet's default) leaves out the ``amp_cast`` and
+        ``amp_multicast`` nodes that feed other nodes, whose readers then read the casts' inputs."""
         from .json_format import to_json
 
-        return to_json(self)
+        return to_json(self, remove_amp_cast)
 
     def save(self, fname: str, remove_amp_cast: bool = True) -> None:
         """Write the symbol's JSON to ``fname`` (atomically); ``remove_amp_cast`` as in :meth:`tojson`."""
         from .json_format import save
 
-        save(self, fname)
+        save(self, fname, remove_amp_cast)
 
     # -- executors -----------------------------------------------------------------------------
     def bind(

@@ -8,8 +8,9 @@ Layout, all little-endian::
     uint64 num_names        0 (a list) or `count` (a dict), then per name:
                             uint64 length, UTF-8 bytes
 
-Array records come in four versions (legacy, V1, V2, V3): we write V2 and read
-them all; their layout is in :mod:`lazynd.formats.ndarray_record`.
+Array records come in four versions (legacy, V1, V2, V3): we write V2, or V3 when
+asked for MXNet's NumPy-shape layout (``np_shape``, as MXNet writes under ``np_shape(True)``),
+and read them all; their layout is in :mod:`lazynd.formats.ndarray_record`.
 
 Readers check every count and size against the bytes that remain before they
 allocate anything, so a corrupted or hostile file raises
@@ -48,7 +49,7 @@ ArrayData = Sequence[ArrayRecord | np.ndarray] | Mapping[str, ArrayRecord | np.n
 Decoded = list[ArrayRecord] | dict[str, ArrayRecord]
 
 
-def encode(data: ArrayData) -> bytes:
+def encode(data: ArrayData, np_shape: bool = False) -> bytes:
     """Serialise arrays to the bytes of an MXNet NDArray file.
 
     Parameters
@@ -56,17 +57,21 @@ def encode(data: ArrayData) -> bytes:
     data : list or dict of ArrayRecord or numpy.ndarray
         A list is saved without names, a dict with its keys as names, in its
         iteration order.  Bare NumPy arrays are saved as on cpu(0).
+    np_shape : bool
+        Write V3 records, MXNet's NumPy-shape layout, which MXNet 1.9.1 loads
+        only under ``np_shape(True)`` (and V2 files only outside it).
 
     Returns
     -------
     bytes
-        The file contents (V2 records).
+        The file contents (V2 records, or V3 with ``np_shape``).
 
     Raises
     ------
     FormatError
         When an array cannot be stored: a dtype MXNet lacks, or a 0-d array
-        (MXNet reads an empty shape as an empty array and drops its data).
+        without ``np_shape`` (MXNet reads a V2 empty shape as an empty array and
+        drops its data).
     TypeError
         When ``data`` or one of its items has the wrong type.
 
@@ -77,13 +82,14 @@ def encode(data: ArrayData) -> bytes:
     >>> decode(buf)["w"].array
     array([1., 1.], dtype=float32)
     """
-    return b"".join(_encode_chunks(data))
+    return b"".join(_encode_chunks(data, np_shape))
 
 
 def save_arrays(
     uri: str | os.PathLike[str],
     data: ArrayData,
     storage_options: Mapping[str, Any] | None = None,
+    np_shape: bool = False,
 ) -> None:
     """Write arrays atomically as an MXNet NDArray file (see :func:`encode`).
 
@@ -95,6 +101,8 @@ def save_arrays(
         What to save.
     storage_options : mapping, optional
         fsspec filesystem options for a remote URL.
+    np_shape : bool
+        Write MXNet's NumPy-shape layout (see :func:`encode`).
 
     Examples
     --------
@@ -104,7 +112,7 @@ def save_arrays(
     >>> load_arrays(path)[0].array
     array([0, 1, 2], dtype=int32)
     """
-    write_atomic(uri, _encode_chunks(data), storage_options)
+    write_atomic(uri, _encode_chunks(data, np_shape), storage_options)
 
 
 def load_arrays(uri: str | os.PathLike[str], storage_options: Mapping[str, Any] | None = None) -> Decoded:
@@ -197,7 +205,7 @@ def _read_name(reader: ByteReader, index: int) -> str:
         raise reader.error(f"name {index} is not valid UTF-8: {bytes(raw[:40])!r}") from error
 
 
-def _encode_chunks(data: ArrayData) -> list[BytesLike]:
+def _encode_chunks(data: ArrayData, np_shape: bool = False) -> list[BytesLike]:
     """The file as a list of chunks; array data are views, not copies."""
     names: list[str] = []
     if isinstance(data, Mapping):
@@ -214,7 +222,7 @@ def _encode_chunks(data: ArrayData) -> list[BytesLike]:
 
     chunks: list[BytesLike] = [_LIST_HEADER.pack(LIST_MAGIC, 0, len(items))]
     for label, item in items:
-        chunks.extend(encode_record(label, item))
+        chunks.extend(encode_record(label, item, np_shape))
     chunks.append(_U64.pack(len(names)))
     for name in names:
         encoded = name.encode("utf-8")

@@ -1,6 +1,7 @@
 """One array record of MXNet's NDArray format: the record type and its bytes, read and written.
 
-Array records come in four versions.  We write V2; we read them all:
+Array records come in four versions.  We write V2, or V3 as MXNet does in its NumPy-shape mode; we
+read them all:
 
 =========  ==============  =====================================================
 version    magic (uint32)  after the magic
@@ -11,10 +12,12 @@ V2         0xF993FAC9      int32 storage type (0 = dense), uint32 ndim, int64 di
 V3         0xF993FACA      as V2 but int32 ndim; MXNet's NumPy-shape mode
 =========  ==============  =====================================================
 
-If the shape is empty (ndim 0; in V3, ndim -1) the record ends there: it is an
-empty ("none") array, read as ``ArrayRecord(None)``.  Otherwise follow int32
-dev_type, int32 dev_id (the context it was saved from), int32 dtype flag and
-the raw C-order data, all little-endian.
+A record without a shape ends there: it is an empty ("none") array, read as
+``ArrayRecord(None)``.  That is ndim 0 in the legacy and V1 records, ndim -1 in V3, and in V2 ndim 0
+with storage type -1 (undefined: MXNet 1.9.1 cannot save a none array at all).  A dense V2 record of
+ndim 0 is a 0-d array with its data: MXNet 1.9.1 writes one for a 0-d array outside its NumPy-shape
+mode (and cannot read it back, taking it for a none array).  Otherwise follow int32 dev_type, int32
+dev_id (the context it was saved from), int32 dtype flag and the raw C-order data, all little-endian.
 
 Part of :mod:`lazynd.formats.ndarray_file`, which hands these names on and frames the
 records into a file.
@@ -127,9 +130,7 @@ def read_record(reader: ByteReader, index: int) -> ArrayRecord:
             raise reader.error(f"{what} has unknown storage type {storage}", start)
         ndim_layout = _I32 if first == V3_MAGIC else _U32
         (ndim,) = reader.unpack(ndim_layout, f"{what} ndim")
-        if first == V3_MAGIC and ndim == -1:
-            return ArrayRecord(None)
-        if first == V2_MAGIC and ndim == 0:
+        if (first == V3_MAGIC and ndim == -1) or (storage == UNDEFINED_STORAGE and ndim == 0):
             return ArrayRecord(None)
         shape = _read_dims(reader, ndim, "<q", what)
         if storage == UNDEFINED_STORAGE:
@@ -188,15 +189,20 @@ def _read_dims(reader: ByteReader, ndim: int, dim_format: str, what: str) -> tup
     return shape
 
 
-def encode_record(label: str, item: ArrayRecord | np.ndarray) -> list[BytesLike]:
+def encode_record(label: str, item: ArrayRecord | np.ndarray, np_shape: bool = False) -> list[BytesLike]:
+    """The record of one array: V2, or with ``np_shape`` V3 (what MXNet writes in its NumPy-shape mode,
+    and the only record that keeps a 0-d array which MXNet reads back)."""
     record = item if isinstance(item, ArrayRecord) else ArrayRecord(item)
     array = record.array
     if array is None:
-        return [struct.pack("<IiI", V2_MAGIC, DENSE_STORAGE, 0)]
-    if array.ndim == 0:
+        if np_shape:
+            return [struct.pack("<Iii", V3_MAGIC, UNDEFINED_STORAGE, -1)]
+        return [struct.pack("<IiI", V2_MAGIC, UNDEFINED_STORAGE, 0)]
+    if array.ndim == 0 and not np_shape:
         raise FormatError(
-            f"array {label} is 0-d; MXNet's format reads an empty shape as an empty array "
-            "and would drop its value: reshape it to (1,)"
+            f"array {label} is 0-d; outside its NumPy-shape mode MXNet reads an empty shape as an empty "
+            "array and drops the value: save it under mx.np_shape() (MXNet loads that file under "
+            "np_shape(True)) or reshape it to (1,)"
         )
     flag = DTYPE_TO_FLAG.get(array.dtype.newbyteorder("="))
     if flag is None:
@@ -210,7 +216,7 @@ def encode_record(label: str, item: ArrayRecord | np.ndarray) -> list[BytesLike]
     little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
     header = struct.pack(
         f"<IiI{array.ndim}qiii",
-        V2_MAGIC,
+        V3_MAGIC if np_shape else V2_MAGIC,
         DENSE_STORAGE,
         array.ndim,
         *array.shape,

@@ -10,6 +10,7 @@ import numpy as np
 from ..context import Context
 from ..errors import ArgumentTypeError, ContextError, FormatError, OperatorError
 from ..log import warn_from_user_code
+from ..util import is_np_shape
 from .creation import array
 
 
@@ -20,6 +21,10 @@ def save(fname: str, data: Any) -> None:
     ``TypeError``, as in MXNet 1.9.1; ``data`` of another kind is a ``ValueError``.
 
     ``fname`` may be a local path or a URL (``s3://``, ``memory://``...) when fsspec is installed.
+
+    Under ``mx.np_shape()`` the file is MXNet's NumPy-shape layout (V3 records), as MXNet 1.9.1 writes
+    there: it keeps 0-d arrays, and MXNet loads it under ``np_shape(True)`` only.  Outside it a 0-d
+    array is refused (MXNet 1.9.1 writes one there that it cannot read back).  :func:`load` reads both.
 
     Examples
     --------
@@ -49,7 +54,7 @@ def save(fname: str, data: Any) -> None:
         payload = [record(v, f"item {i}") for i, v in enumerate(data)]
     else:
         raise OperatorError(f"save: data must be an NDArray, a list or a dict, got {type(data).__name__}")
-    fmt.save_arrays(fname, payload)
+    fmt.save_arrays(fname, payload, np_shape=is_np_shape())
 
 
 def load(fname: str, ctx: Context | None = None) -> Any:

@@ -71,6 +71,8 @@ def save_checkpoint(
 ) -> None:
     """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (``arg:``/``aux:`` keys), each atomically.
 
+    ``remove_amp_cast`` (MXNet's default) saves the symbol without its AMP casts (``Symbol.tojson``).
+
     Examples
     --------
     >>> import os, tempfile, lazynd as mx, lazynd_sym as sym
@@ -97,7 +99,7 @@ def save_checkpoint(
                 )
             payload[f"{kind}:{name}"] = value.as_in_context(mx.cpu())
     if symbol is not None:
-        symbol.save(f"{prefix}-symbol.json")
+        symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
     nd.save(path, payload)
     _log.info('Saved checkpoint to "%s"', path)
 

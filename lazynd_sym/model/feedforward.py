@@ -340,12 +340,12 @@ class FeedForward(InferenceMixin):
     def save(self, prefix: str, epoch: int | None = None, remove_amp_cast: bool = True) -> None:
         """Checkpoint the model as ``prefix-symbol.json`` and ``prefix-%04d.params`` (default: ``num_epoch``).
 
-        ``remove_amp_cast`` is MXNet's; lazynd's graphs have no AMP cast nodes to remove.
+        ``remove_amp_cast`` saves the symbol without its AMP casts, as ``Symbol.tojson``.
         """
         epoch = self.num_epoch if epoch is None else epoch
         if epoch is None or self.arg_params is None:
             raise DataError("FeedForward.save: needs an epoch number and parameters (fit first)")
-        save_checkpoint(prefix, epoch, self.symbol, self.arg_params, self.aux_params or {})
+        save_checkpoint(prefix, epoch, self.symbol, self.arg_params, self.aux_params or {}, remove_amp_cast)
 
     @staticmethod
     def load(prefix: str, epoch: int, ctx: Any = None, **kwargs: Any) -> FeedForward:

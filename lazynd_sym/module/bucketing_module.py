@@ -335,16 +335,17 @@ class BucketingModule(BaseModule):
         The parameters are in the order of MXNet's ``BucketingModule.save_checkpoint(prefix, epoch,
         remove_amp_cast=False)`` (``Module``'s puts ``save_optimizer_states`` third), so a third
         positional argument means the same in both; ``save_optimizer_states`` is lazynd's.
-        ``remove_amp_cast`` is MXNet's; lazynd's graphs have no AMP cast nodes to remove.
+        ``remove_amp_cast`` saves the symbols without their AMP casts, as ``Symbol.tojson``.
 
         Besides ``prefix-symbol.json`` (the default bucket's, which ``Module.load`` reads), each
         bucket's symbol goes to ``prefix-<key>-symbol.json`` and, for integer keys, the keys to
         ``prefix.buckets``: the files MXNet's ``BucketingModule.load`` reads.
         """
         arg_params, aux_params = self.get_params()
-        save_checkpoint(prefix, epoch, self._buckets[self._default_bucket_key].symbol, arg_params, aux_params)
+        default_symbol = self._buckets[self._default_bucket_key].symbol
+        save_checkpoint(prefix, epoch, default_symbol, arg_params, aux_params, remove_amp_cast)
         for key, module in self._buckets.items():
-            module.symbol.save(f"{prefix}-{key}-symbol.json")
+            module.symbol.save(f"{prefix}-{key}-symbol.json", remove_amp_cast=remove_amp_cast)
         keys = list(self._buckets)
         if all(isinstance(key, (int, np.integer)) and not isinstance(key, bool) for key in keys):
             nd.save(f"{prefix}.buckets", nd.array(keys, dtype=np.int32))

@@ -142,10 +142,10 @@ class Module(BaseModule):
     ) -> None:
         """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, when asked, ``prefix-%04d.states``.
 
-        ``remove_amp_cast`` is MXNet's; lazynd's graphs have no AMP cast nodes to remove.
+        ``remove_amp_cast`` saves the symbol without its AMP casts, as ``Symbol.tojson``.
         """
         arg_params, aux_params = self.get_params()
-        save_checkpoint(prefix, epoch, self._symbol, arg_params, aux_params)
+        save_checkpoint(prefix, epoch, self._symbol, arg_params, aux_params, remove_amp_cast)
         if save_optimizer_states:
             state_name = states_file(prefix, epoch)
             self.save_optimizer_states(state_name)

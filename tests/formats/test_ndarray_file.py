@@ -163,9 +163,10 @@ def test_v1_record_is_read():
     [
         struct.pack("<I", 0),
         struct.pack("<II", fmt.V1_MAGIC, 0),
-        struct.pack("<IiI", fmt.V2_MAGIC, 0, 0),
+        struct.pack("<IiI", fmt.V2_MAGIC, -1, 0),  # undefined storage: a dense V2 record of ndim 0 is 0-d
+        struct.pack("<Iii", fmt.V3_MAGIC, 0, -1),
     ],
-    ids=["legacy", "v1", "v2"],
+    ids=["legacy", "v1", "v2", "v3"],
 )
 def test_empty_shape_record_has_no_data_and_reads_as_none(record):
     records = fmt.decode(_file([record, _v2_float32([7.0])]))
@@ -173,8 +174,8 @@ def test_empty_shape_record_has_no_data_and_reads_as_none(record):
     assert records[1].array.tolist() == [7.0]
 
 
-def test_none_array_is_written_as_an_empty_v2_shape():
-    assert fmt.encode([fmt.ArrayRecord(None)]) == _file([struct.pack("<IiI", fmt.V2_MAGIC, 0, 0)])
+def test_none_array_is_written_as_an_empty_v2_shape_of_undefined_storage():
+    assert fmt.encode([fmt.ArrayRecord(None)]) == _file([struct.pack("<IiI", fmt.V2_MAGIC, -1, 0)])
 
 
 # --- writing ---------------------------------------------------------------
