@@ -4,7 +4,7 @@ indexed view the passes work on."""
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import Any
 
 from lazynd.errors import ArgumentTypeError, IndexingError, OperatorError
@@ -78,12 +78,13 @@ class Node:
         return op.input_names(self.attrs) + list(op.aux)
 
 
-def topo_order(heads: Iterable[Entry]) -> list[Node]:
-    """Nodes reachable from ``heads`` in depth-first post-order (inputs before users)."""
+def topo_order(heads: Iterable[Entry], within: Container[int] | None = None) -> list[Node]:
+    """Nodes reachable from ``heads`` in depth-first post-order (inputs before users); with ``within``
+    (node ids), only the nodes in it, reached through nodes in it (a region of the graph)."""
     order: list[Node] = []
     seen: set[int] = set()
     for head, _ in heads:
-        if id(head) in seen:
+        if id(head) in seen or (within is not None and id(head) not in within):
             continue
         stack: list[tuple[Node, int]] = [(head, 0)]
         seen.add(id(head))
@@ -92,7 +93,7 @@ def topo_order(heads: Iterable[Entry]) -> list[Node]:
             if i < len(node.inputs):
                 stack[-1] = (node, i + 1)
                 child = node.inputs[i][0]
-                if id(child) not in seen:
+                if id(child) not in seen and (within is None or id(child) in within):
                     seen.add(id(child))
                     stack.append((child, 0))
             else:

@@ -135,26 +135,7 @@ def _region(wheres: list[Node], side: int, readers: dict[int, set[tuple[int, int
 
 def _in_order(wheres: list[Node], side: int, region: set[int]) -> list[Node]:
     """The nodes of ``region`` inputs first (a walk that never leaves the region)."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    for where in wheres:
-        top = where.inputs[side][0]
-        if id(top) not in region or id(top) in seen:
-            continue
-        seen.add(id(top))
-        stack: list[tuple[Node, int]] = [(top, 0)]
-        while stack:
-            node, i = stack[-1]
-            if i < len(node.inputs):
-                stack[-1] = (node, i + 1)
-                child = node.inputs[i][0]
-                if id(child) in region and id(child) not in seen:
-                    seen.add(id(child))
-                    stack.append((child, 0))
-            else:
-                stack.pop()
-                order.append(node)
-    return order
+    return topo_order([where.inputs[side] for where in wheres], within=region)
 
 
 def _gate(op: MakeOp, mask: Entry, entry: Entry, side: int, name: str) -> list[Node]:
