@@ -90,13 +90,37 @@ def _check_randint(attrs: dict) -> None:
         )
 
 
+def _step_down(xp: Any, values: Any) -> Any:
+    """The next value of their dtype below each of the finite ``values``, found from their bits
+    (CuPy's ``nextafter`` steps a float16 on float32's grid, so it stays where it was)."""
+    bits = values.view(f"int{values.dtype.itemsize * 8}")
+    smallest_negative = np.iinfo(bits.dtype).min | 1  # below a zero of either sign
+    stepped = xp.where(values > 0, bits - 1, xp.where(values < 0, bits + 1, smallest_negative))
+    return stepped.astype(bits.dtype).view(values.dtype)
+
+
+def inside_high(xp: Any, values: Any, low: Any, high: Any) -> Any:
+    """``values`` (uniform draws in their output dtype) with any that rounding to that dtype carried
+    onto ``high`` moved one step back inside: the interval is half-open, ``[low, high)``, as documented
+    (a float32 draw from float64 reached ``high`` about once in 2**25, and in a narrow interval such as
+    ``[1, 1 + 2**-20)`` once in 16, in MXNet 1.9.1 too).  ``low`` and ``high`` are taken in that dtype,
+    as MXNet casts them; a row with ``high < low`` draws from ``(high, low]``; ``low == high`` draws
+    ``low``."""
+    low, high = xp.asarray(low, dtype=values.dtype), xp.asarray(high, dtype=values.dtype)
+    upward = high >= low
+    inside = xp.where(upward, _step_down(xp, high), -_step_down(xp, -high))
+    reached = xp.where(upward, values >= high, values <= high) & (low != high)
+    return xp.where(reached, inside, values)
+
+
+def uniform_draws(kctx: Any, out: Any, low: Any, high: Any) -> Any:
+    """Draws from ``[low, high)`` of ``out``'s shape, in ``out``'s dtype."""
+    values = draw(kctx, "uniform", out, low, high).astype(out.dtype, copy=False)
+    return inside_high(kctx.xp, values, low, high)
+
+
 def _uniform(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    out = outputs[0]
-    low, high = attrs["low"], attrs["high"]
-    if kctx.xp is np:
-        out[...] = kctx.rng.uniform(low, high, out.shape)
-    else:
-        out[...] = kctx.rng.uniform(low, high, out.shape, dtype=_gpu_draw_dtype(out))
+    outputs[0][...] = uniform_draws(kctx, outputs[0], attrs["low"], attrs["high"])
 
 
 def _normal(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -313,7 +337,7 @@ def _register_like(name: str, sample: Callable[..., Any], defaults: dict[str, fl
 
 _register_like(
     "uniform",
-    lambda kctx, out, low, high: draw(kctx, "uniform", out, low, high),
+    uniform_draws,
     {"low": 0.0, "high": 1.0},
     _check_uniform,
 )

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import OperatorError, ShapeError
 from .params import Param, enum, optional, parse_bool, parse_dtype, parse_shape
-from .random_ops import DISTRIBUTIONS, LIMITS, draw
+from .random_ops import DISTRIBUTIONS, LIMITS, draw, inside_high
 from .registry import OpDef, register, unify_shapes
 
 _FLOAT_DTYPE = enum("float16", "float32", "float64")
@@ -34,7 +34,8 @@ _SAMPLE_DTYPE = optional(_float_dtype)
 def _uniform(kctx: Any, out: Any, low: Any, high: Any) -> Any:
     # scaled by hand: a row whose high is below its low draws from (high, low], as in MXNet
     # (NumPy's Generator refuses it)
-    return low + (high - low) * draw(kctx, "uniform", out, 0.0, 1.0)
+    values = (low + (high - low) * draw(kctx, "uniform", out, 0.0, 1.0)).astype(out.dtype, copy=False)
+    return inside_high(kctx.xp, values, low, high)
 
 
 def _gamma(kctx: Any, out: Any, alpha: Any, beta: Any) -> Any:
