@@ -106,6 +106,13 @@ def inside_high(xp: Any, values: Any, low: Any, high: Any) -> Any:
     ``[1, 1 + 2**-20)`` once in 16, in MXNet 1.9.1 too).  ``low`` and ``high`` are taken in that dtype,
     as MXNet casts them; a row with ``high < low`` draws from ``(high, low]``; ``low == high`` draws
     ``low``."""
+    if np.ndim(low) == 0 and np.ndim(high) == 0 and not hasattr(high, "device"):
+        # the scalar parameters of uniform and uniform_like (high >= low, checked at the call): one
+        # pass, and no device synchronisation (the step is worked out on the host)
+        low, high = values.dtype.type(low), values.dtype.type(high)
+        if high == low:
+            return values
+        return xp.minimum(values, _step_down(np, np.asarray(high))[()], out=values)
     low, high = xp.asarray(low, dtype=values.dtype), xp.asarray(high, dtype=values.dtype)
     upward = high >= low
     inside = xp.where(upward, _step_down(xp, high), -_step_down(xp, -high))
