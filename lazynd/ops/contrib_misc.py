@@ -138,7 +138,9 @@ def _round_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     if x.dtype.kind != "f":
         _copy_forward(kctx, attrs, inputs, outputs, aux)
         return
-    xp.copysign(xp.floor(xp.abs(x) + x.dtype.type(0.5)), x, out=outputs[0])  # half away from zero
+    # half away from zero; the fraction x - trunc(x) is exact, floor(|x| + 0.5) is not (0.49999997)
+    whole = xp.trunc(x)
+    xp.copyto(outputs[0], xp.where(xp.abs(x - whole) >= 0.5, whole + xp.sign(x), whole))
 
 
 def _sign_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

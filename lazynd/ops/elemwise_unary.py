@@ -51,9 +51,10 @@ def _round_half_away(x: Any, out: Any) -> None:
     if x.dtype.kind in "iub":
         np.copyto(out, x)
         return
-    # MXNet's round is C's: halves go away from zero (NumPy's goes to even)
-    magnitude = np.floor(np.abs(x) + 0.5)
-    np.copysign(magnitude, x, out=out)
+    # MXNet's round is C's: halves go away from zero (NumPy's goes to even). The fraction
+    # x - trunc(x) is exact; floor(|x| + 0.5) is not (0.49999997 + 0.5 rounds up to 1 in float32).
+    whole = np.trunc(x)
+    np.copyto(out, np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole))
 
 
 def _rint_half_down(x: Any, out: Any) -> None:

@@ -100,5 +100,11 @@ def test_straight_through_symbol_gradient():
     np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), HEAD)
 
 
+def test_round_ste_of_the_float_just_below_a_half_is_zero():
+    below_half = float(np.nextafter(np.float32(0.5), np.float32(0)))
+    out = mx.nd.contrib.round_ste(mx.nd.array([below_half, -below_half, 0.5, -2.5]))
+    assert out.asnumpy().tolist() == [0, 0, 1, -3]
+
+
 def test_round_ste_of_integers_is_unchanged():
     assert mx.nd.contrib.round_ste(mx.nd.array([1, 2], dtype="int32")).asnumpy().tolist() == [1, 2]

@@ -104,6 +104,18 @@ def test_round_takes_halves_away_from_zero():
     assert_almost_equal(out, np.array([1, -1, 2, 3, -3], dtype=np.float32))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_round_of_the_float_just_below_a_half_is_zero(dtype):
+    # |x| + 0.5 rounds up to 1 at the dtype's precision; MXNet's C round gives 0
+    below_half = np.nextafter(np.array(0.5, dtype=dtype), np.array(0, dtype=dtype))
+    below_two_and_a_half = np.nextafter(np.array(2.5, dtype=dtype), np.array(0, dtype=dtype))
+    x = np.array([below_half, -below_half, below_two_and_a_half], dtype=dtype)
+    out = mx.nd.round(mx.nd.array(x, dtype=dtype)).asnumpy()
+    np.testing.assert_array_equal(out, np.array([0, -0.0, 2], dtype=dtype))
+    assert np.signbit(out[1])
+    assert mx.nd.array(x, dtype=dtype).round().asnumpy().tolist() == out.tolist()
+
+
 @pytest.mark.parametrize("name", ["abs", "negative", "square", "relu", "floor", "round", "sign"])
 def test_integer_inputs_stay_integers(name, ctx):
     x = np.array([[-3, 0, 2], [5, -1, 7]], dtype=np.int32)
