@@ -6,6 +6,8 @@ whose functions this module also hands on.
 
 from __future__ import annotations
 
+import decimal
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -182,6 +184,24 @@ def ones(
     return _fill_new_or_out("nd.ones", shape, 1, ctx, dtype, out)
 
 
+def _numbers_of_objects(host: np.ndarray, source: Any) -> np.ndarray:
+    """An object array's numbers as int64 (all integers) or float64, for ``array`` to cast.
+
+    Object arrays of numbers come from pandas, ``Fraction`` or ``Decimal`` lists and
+    ``np.array(..., dtype=object)``; MXNet converts them as NumPy does.  Anything else
+    (``None``, which NumPy would make NaN, text, complex, nested objects) is refused.
+    """
+    values = host.ravel().tolist()
+    if not all(isinstance(v, (numbers.Real, decimal.Decimal)) for v in values):
+        raise OperatorError(f"array: source is ragged or holds non-numbers ({type(source).__name__})")
+    if all(isinstance(v, numbers.Integral) for v in values):
+        try:
+            return host.astype(np.int64)
+        except OverflowError:
+            pass  # past int64: as floats, as NumPy would take them
+    return host.astype(np.float64)
+
+
 def array(source_array: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None) -> Any:
     """An array holding a copy of ``source_array`` (NumPy array, list, NDArray, scalar).
 
@@ -214,7 +234,7 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None, styp
     except (ValueError, TypeError) as err:
         raise OperatorError(f"array: cannot convert {type(source).__name__} to an array: {err}") from None
     if host.dtype == object:
-        raise OperatorError(f"array: source is ragged or holds non-numbers ({type(source).__name__})")
+        host = _numbers_of_objects(host, source)
     dt = as_dtype(dtype)
     ctx = _ctx(ctx)
     if not isinstance(source, np.ndarray):  # a list or a scalar converts as MXNet's list does

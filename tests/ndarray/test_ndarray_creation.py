@@ -104,3 +104,21 @@ def test_array_of_text_converts_numbers_and_refuses_the_rest_clearly() -> None:
 def test_full_of_a_value_no_element_can_hold_is_refused_at_the_call(value) -> None:
     with pytest.raises(mx.OperatorError, match="full: cannot store"):
         mx.nd.full((2,), value)
+
+
+def test_array_of_numbers_held_as_objects_converts_them() -> None:
+    # as MXNet 1.9.1 (NumPy's conversion): pandas columns, Fractions, Decimals, dtype=object
+    import decimal
+    import fractions
+
+    assert mx.nd.array(np.array([[1, 2.5], [3, 4]], dtype=object)).asnumpy().tolist() == [[1, 2.5], [3, 4]]
+    assert mx.nd.array([decimal.Decimal("1.5"), fractions.Fraction(1, 4)]).asnumpy().tolist() == [1.5, 0.25]
+    exact = mx.nd.array(np.array([2**40 + 1], dtype=object), dtype="int64")
+    assert exact.dtype == np.int64 and exact.asnumpy().tolist() == [2**40 + 1]
+    assert mx.nd.array(np.array([1.7], dtype=object), dtype="int32").asnumpy().tolist() == [1]
+
+
+@pytest.mark.parametrize("source", [[None], np.array([None, 1]), np.array([1 + 2j], dtype=object)])
+def test_array_of_objects_that_are_not_real_numbers_is_refused(source) -> None:
+    with pytest.raises(mx.LazyNDError, match="non-numbers"):
+        mx.nd.array(source)
