@@ -6,6 +6,8 @@ Indexing (``x[key]`` and ``x[key] = value``) is in :mod:`lazynd.ndarray.indexing
 
 from __future__ import annotations
 
+import decimal
+import numbers
 from typing import Any
 
 import numpy as np
@@ -194,6 +196,35 @@ def element_of(dtype: np.dtype, value: Any, op: str) -> Any:
         raise OperatorError(
             f"{op}: cannot store {value!r} in an array of dtype {np.dtype(dtype).name}: {err}"
         ) from None
+
+
+def numbers_of_objects(host: np.ndarray) -> np.ndarray | None:
+    """The numbers of an object array as int64 (all integers within int64's range: exact past 2**53)
+    or float64; None when one of them is no real number (``None``, which NumPy's own cast would make
+    NaN, text, a complex number, a nested sequence).
+
+    Object arrays of numbers come from pandas, ``Fraction`` or ``Decimal`` lists and
+    ``np.array(..., dtype=object)``; ``nd.array`` and ``x[key] = value`` take them by this one rule.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> numbers_of_objects(np.array([1, 2**60], dtype=object)).dtype
+    dtype('int64')
+    >>> numbers_of_objects(np.array([Fraction(1, 2), 2], dtype=object)).tolist()
+    [0.5, 2.0]
+    >>> numbers_of_objects(np.array([1, None], dtype=object)) is None
+    True
+    """
+    values = host.ravel().tolist()
+    if not all(isinstance(v, (numbers.Real, decimal.Decimal)) for v in values):
+        return None
+    if all(isinstance(v, numbers.Integral) for v in values):
+        try:
+            return host.astype(np.int64)
+        except OverflowError:
+            pass  # past int64: as floats, as NumPy would take them
+    return host.astype(np.float64)
 
 
 def elements_of(dtype: np.dtype, values: np.ndarray, op: str) -> np.ndarray:

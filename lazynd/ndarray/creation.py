@@ -6,8 +6,6 @@ whose functions this module also hands on.
 
 from __future__ import annotations
 
-import decimal
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +23,7 @@ from ..ops.init_ops import arange_length, arange_values
 from ..ops.params import parse_dtype, parse_int
 from ..runtime import push
 from . import dispatch
-from .copying import element_of, elements_of
+from .copying import element_of, elements_of, numbers_of_objects
 from .dispatch import new_array
 from .memory_sharing import dlpack_capsule, from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write
 from .sparse import check_dense
@@ -184,24 +182,6 @@ def ones(
     return _fill_new_or_out("nd.ones", shape, 1, ctx, dtype, out)
 
 
-def _numbers_of_objects(host: np.ndarray, source: Any) -> np.ndarray:
-    """An object array's numbers as int64 (all integers) or float64, for ``array`` to cast.
-
-    Object arrays of numbers come from pandas, ``Fraction`` or ``Decimal`` lists and
-    ``np.array(..., dtype=object)``; MXNet converts them as NumPy does.  Anything else
-    (``None``, which NumPy would make NaN, text, complex, nested objects) is refused.
-    """
-    values = host.ravel().tolist()
-    if not all(isinstance(v, (numbers.Real, decimal.Decimal)) for v in values):
-        raise OperatorError(f"array: source is ragged or holds non-numbers ({type(source).__name__})")
-    if all(isinstance(v, numbers.Integral) for v in values):
-        try:
-            return host.astype(np.int64)
-        except OverflowError:
-            pass  # past int64: as floats, as NumPy would take them
-    return host.astype(np.float64)
-
-
 def array(source_array: Any, ctx: Context | None = None, dtype: Any = None, stype: str | None = None) -> Any:
     """An array holding a copy of ``source_array`` (NumPy array, list, NDArray, scalar).
 
@@ -234,7 +214,11 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None, styp
     except (ValueError, TypeError) as err:
         raise OperatorError(f"array: cannot convert {type(source).__name__} to an array: {err}") from None
     if host.dtype == object:
-        host = _numbers_of_objects(host, source)
+        # numbers held as objects (pandas, Fraction or Decimal lists, dtype=object), as MXNet converts them
+        converted = numbers_of_objects(host)
+        if converted is None:
+            raise OperatorError(f"array: source is ragged or holds non-numbers ({type(source).__name__})")
+        host = converted
     dt = as_dtype(dtype)
     ctx = _ctx(ctx)
     if not isinstance(source, np.ndarray):  # a list or a scalar converts as MXNet's list does

@@ -17,7 +17,7 @@ from ..errors import ArgumentTypeError, IndexingError, OperatorError, ShapeError
 from ..runtime import push, run_if_free
 from ..util import is_np_shape
 from . import dispatch
-from .copying import copy_into, element_of, elements_of
+from .copying import copy_into, element_of, elements_of, numbers_of_objects
 from .dispatch import new_array
 
 _BASIC = (int, np.integer, slice, type(Ellipsis), type(None))
@@ -292,9 +292,12 @@ def _numbers_of(value: Any) -> np.ndarray:
     try:
         host = np.asarray(value)
         if host.dtype.kind == "O":
-            # numbers held as objects (an object array, Decimals): each through float(), which
-            # refuses None (NumPy's own cast would make it a NaN)
-            host = np.asarray(np.frompyfunc(float, 1, 1)(host), dtype=np.float64)
+            # numbers held as objects (an object array, Decimals), as nd.array takes them; None is
+            # refused (NumPy's own cast would make it a NaN)
+            converted = numbers_of_objects(host)
+            if converted is None:
+                raise TypeError("it holds something that is no real number")
+            host = converted
     except (ValueError, TypeError) as err:
         raise OperatorError(
             f"__setitem__: cannot convert the value ({type(value).__name__}) to an array of numbers: {err}"

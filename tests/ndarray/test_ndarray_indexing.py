@@ -124,3 +124,11 @@ def test_numbers_held_as_objects_are_assigned_as_numbers() -> None:
     a[0] = np.array([1, 2, 3], dtype=object)
     a[1] = [decimal.Decimal("4.5"), 5, 6.0]
     assert a.asnumpy().tolist() == [[1, 2, 3], [4, 5, 6]]
+
+
+def test_integers_held_as_objects_are_assigned_exactly_past_float64s_53_bits() -> None:
+    # the rule nd.array takes for object arrays (through int64 when all are integers); float()
+    # of each made 2**60 + 1 into 2**60
+    a = mx.nd.zeros((2,), dtype="int64")
+    a[:] = np.array([2**60 + 1, -(2**60) - 1], dtype=object)
+    assert a.asnumpy().tolist() == [2**60 + 1, -(2**60) - 1]
