@@ -188,7 +188,7 @@ def test_several_devices_without_a_kvstore_each_train_their_own_copy() -> None:
 def test_a_batch_too_small_for_the_devices_is_refused() -> None:
     data, label, _ = _problem(4)
     ff = FeedForward(_net(), ctx=[mx.cpu(i) for i in range(3)], num_epoch=1, numpy_batch_size=2, progress_bar=False)
-    with pytest.raises(DataError, match="a batch of 2 cannot be split over 3 devices"):
+    with pytest.raises(ValueError, match="a batch of 2 cannot be split over 3 devices"):  # as MXNet's
         ff.fit(data, label)
 
 
