@@ -19,7 +19,7 @@ import numpy as np
 from lazynd import metric as metric_module
 from lazynd import ndarray as nd
 from lazynd.context import Context
-from lazynd.errors import ArgumentTypeError, DataError
+from lazynd.errors import ArgumentTypeError, DataError, DataValueError
 from lazynd.io import DataDesc
 
 # the operator functions are generated at import time, so type checkers cannot see them
@@ -55,7 +55,8 @@ def split_input_slice(batch_size: int, work_load_list: Sequence[float]) -> list[
     for size in sizes:
         stop = min(start + size, batch_size)
         if stop <= start:
-            raise DataError(
+            # a ValueError, as MXNet's ("Too many slices"), so code catching that catches this
+            raise DataValueError(
                 f"a batch of {batch_size} cannot be split over {len(loads)} devices with work loads {loads}: "
                 "some devices would get no examples (use a larger batch or fewer devices)"
             )

@@ -193,9 +193,11 @@ class FeedForward(InferenceMixin):
         axis (in proportion to ``work_load_list``), one executor per device,
         and the gradients are summed through ``kvstore`` (a store or its name:
         ``'local'``, ``'device'``, ``'dist_sync'``...).  One device needs no
-        store unless it is distributed.  Whether the optimizer runs on the store
-        or on every device follows MXNet (see :func:`.kvstore_setup.create_kvstore`); either
-        way the parameters stay identical on every device (and, with
+        store unless it is distributed; with ``kvstore=None`` several devices
+        each train their own copy and ``arg_params`` gets the copies' mean, as
+        in MXNet.  Whether the optimizer runs on the store or on every device
+        follows MXNet (see :func:`.kvstore_setup.create_kvstore`); with a store,
+        either way the parameters stay identical on every device (and, with
         ``dist_sync``, on every worker).  ``monitor`` (a :class:`lazynd.monitor.Monitor`)
         is installed on the training executors and printed every ``interval`` batches.
         """
@@ -235,12 +237,9 @@ class FeedForward(InferenceMixin):
             ([d[0] for d in data.provide_data], [d[0] for d in data.provide_label]),
             on_new=None if monitor is None else (lambda new: new.install_monitor(monitor)),
         )
+        # Without a store (kvstore=None) several devices each update their own copy from their slice of
+        # the batch and arg_params gets the copies' mean, as in MXNet 1.9.1 and lazynd's Module.
         store, update_on_kvstore = create_kvstore(kvstore, len(self.ctx), arg_params)
-        if store is None and len(self.ctx) > 1:
-            raise DataError(
-                f"FeedForward.fit: {len(self.ctx)} devices need a kvstore to sum their gradients "
-                "(kvstore='local' or 'device'), got kvstore=None"
-            )
         batch_size = data.batch_size
         if is_dist_sync(store):
             batch_size *= int(getattr(store, "num_workers", 1))  # the gradients are summed over the workers
