@@ -1,9 +1,9 @@
 """Comparing arrays: exact equality, relative difference and closeness within dtype-aware tolerances.
 
 Each function takes NDArrays, NumPy arrays or anything ``numpy.asarray``
-accepts; tolerances left as None come from :data:`DEFAULT_TOLERANCES` by the
-inputs' floating dtypes (MXNet 1.x's tables: a user's test that passes under
-``mxnet.test_utils`` passes here).  :mod:`lazynd.testing` hands all of them on.
+accepts; tolerances left as None come from :data:`DEFAULT_TOLERANCES`, as in
+MXNet 1.x's ``mxnet.test_utils``: by the inputs' floating dtypes in
+:func:`assert_almost_equal`, float64's in :func:`almost_equal`.  :mod:`lazynd.testing` hands all of them on.
 """
 
 from __future__ import annotations
@@ -114,21 +114,30 @@ def almost_equal(
 ) -> bool:
     """Whether ``|a - b| <= atol + rtol * |b|`` everywhere.
 
+    Tolerances left as None are float64's (``rtol=1e-5``, ``atol=1e-20``) whatever the dtypes, as
+    MXNet 1.x's ``almost_equal`` (only :func:`assert_almost_equal` picks them by dtype): float32 values
+    1e-5 apart are not almost equal, so a test asserting they differ says what it says under MXNet.
+    A dict from dtype to tolerance is looked up by the arrays' dtypes.
+
     With ``use_broadcast`` (the default, as in MXNet) shapes that broadcast together are
     compared element by element after broadcasting; otherwise, and for shapes that do
     not broadcast, different shapes are never equal.
 
     Examples
     --------
+    >>> import numpy as np
     >>> from lazynd.testing import almost_equal
     >>> almost_equal([1.0], [1.0 + 1e-9]), almost_equal([1.0], [1.1])
     (True, False)
+    >>> almost_equal(np.float32([1.0]), np.float32([1.00002]))
+    False
     """
     try:
         a, b = _comparable(a, b, use_broadcast, ("a", "b"))
     except AssertionError:
         return False
-    rtol, atol = _tolerances(a, b, rtol, atol)
+    float64_rtol, float64_atol = DEFAULT_TOLERANCES[np.dtype(np.float64)]
+    rtol, atol = _tolerances(a, b, float64_rtol if rtol is None else rtol, float64_atol if atol is None else atol)
     return bool(np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

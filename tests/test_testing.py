@@ -67,9 +67,21 @@ def test_assert_almost_equal_accepts_ndarrays_within_tolerance():
     assert_almost_equal(mx.nd.ones((2, 2)), np.ones((2, 2)) + 1e-7)
 
 
-def test_almost_equal_uses_dtype_tolerances():
-    assert almost_equal(np.float16([1.0]), np.float16([1.004]))
+def test_almost_equal_defaults_to_float64_tolerances_whatever_the_dtype():
+    # MXNet 1.9.1's almost_equal takes rtol=1e-5, atol=1e-20 when none are given; only
+    # assert_almost_equal picks its tolerances by dtype
+    assert not almost_equal(np.float16([1.0]), np.float16([1.004]))
+    assert not almost_equal(np.float32([1.0]), np.float32([1.00002]))
+    assert not almost_equal(np.float32([0.0]), np.float32([5e-4]))
+    assert almost_equal(np.float32([1.0]), np.float32([1.000001]))
     assert not almost_equal(np.float64([1.0]), np.float64([1.004]))
+    assert_almost_equal(np.float32([1.0]), np.float32([1.00002]))
+
+
+def test_almost_equal_takes_given_tolerances():
+    assert almost_equal(np.float32([1.0]), np.float32([1.1]), rtol=0.2)
+    assert almost_equal(np.float32([0.0]), np.float32([5e-4]), atol=1e-3)
+    assert almost_equal(np.float32([1.0]), np.float32([1.1]), rtol={np.dtype(np.float32): 0.2})
 
 
 def test_same_and_reldiff():
