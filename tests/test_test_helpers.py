@@ -42,6 +42,20 @@ def test_nan_and_allclose_assertions() -> None:
     tu.assert_allclose(mx.nd.array([1.0, 2.0]), [1.0, 2.0])
 
 
+def test_assert_almost_equal_ignore_nan_takes_the_arrays_dtype_tolerances() -> None:
+    # float32's defaults (rtol=1e-4, atol=1e-3), as MXNet 1.9.1's, not float64's
+    tu.assert_almost_equal_ignore_nan(np.float32([0.0, np.nan]), np.float32([5e-4, 1.0]))
+    tu.assert_almost_equal_ignore_nan(mx.nd.array([0.0, np.nan]), mx.nd.array([5e-4, 1.0]))
+    with pytest.raises(AssertionError, match="rtol=1e-05"):
+        tu.assert_almost_equal_ignore_nan(np.float64([0.0, np.nan]), np.float64([5e-4, 1.0]))
+
+
+def test_assert_almost_equal_ignore_nan_leaves_its_arguments_alone() -> None:
+    a = np.float32([1.0, np.nan])
+    tu.assert_almost_equal_ignore_nan(a, np.float32([1.0, 2.0]))
+    assert np.isnan(a[1])
+
+
 def test_same_array_is_true_for_the_same_memory_only() -> None:
     x = mx.nd.ones((4, 3))
     # MXNet 1.9.1: True, False, False
