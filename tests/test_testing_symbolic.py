@@ -91,3 +91,29 @@ def test_mxnets_gradient_storage_keywords_take_default_and_refuse_sparse():
     check_numeric_gradient(x * 2, [np.ones(2)], grad_stype_dict={"x": "default"})
     with pytest.raises(mx.OperatorError, match="grad_stypes .*row_sparse"):
         check_symbolic_backward(x * 2, [np.ones(2)], [np.ones(2)], [np.full(2, 2.0)], grad_stypes={"x": "row_sparse"})
+
+
+def test_check_symbolic_backward_checks_the_leading_arguments_of_a_shorter_list():
+    # MXNet 1.9.1 pairs a list of expected gradients with the first arguments
+    a, b = np.full((2, 2), 2.0), np.full((2, 2), 3.0)
+    grads = check_symbolic_backward(_product(), [a, b], [np.ones((2, 2))], [b])
+    assert set(grads) >= {"a"}
+    with pytest.raises(AssertionError, match="gradient of a"):
+        check_symbolic_backward(_product(), [a, b], [np.ones((2, 2))], [a])
+
+
+def test_check_symbolic_backward_refuses_more_expected_gradients_than_arguments():
+    a = np.ones((2, 2))
+    with pytest.raises(ValueError, match="3 arrays given, the symbol has 2"):
+        check_symbolic_backward(_product(), [a, a], [a], [a, a, a])
+
+
+def test_check_symbolic_forward_checks_the_leading_outputs_of_a_shorter_list():
+    x = sym.Variable("x")
+    data = np.arange(6.0).reshape(2, 3)
+    pieces = sym.SliceChannel(x, num_outputs=3, axis=1)
+    check_symbolic_forward(pieces, [data], [data[:, 0:1]])
+    with pytest.raises(AssertionError, match="expected"):
+        check_symbolic_forward(pieces, [data], [data[:, 1:2]])
+    with pytest.raises(AssertionError, match="3 output"):
+        check_symbolic_forward(pieces, [data], [data[:, 0:1]] * 4)
