@@ -3,7 +3,8 @@
 Each function takes NDArrays, NumPy arrays or anything ``numpy.asarray``
 accepts; tolerances left as None come from :data:`DEFAULT_TOLERANCES`, as in
 MXNet 1.x's ``mxnet.test_utils``: by the inputs' floating dtypes in
-:func:`assert_almost_equal`, float64's in :func:`almost_equal`.  :mod:`lazynd.testing` hands all of them on.
+:func:`assert_almost_equal`, float64's in :func:`almost_equal`.  :mod:`lazynd.testing`
+hands all of them on.
 """
 
 from __future__ import annotations

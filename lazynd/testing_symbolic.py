@@ -127,9 +127,9 @@ def check_symbolic_backward(
     """Run forward and backward with head gradients ``out_grads``; compare argument gradients with ``expected``.
 
     ``expected`` is a list in ``sym.list_arguments()`` order (a shorter list gives the leading
-    arguments' gradients, as MXNet's) or a dict (names left out are not checked, nor are arguments whose ``grad_req`` is ``'null'``, which get
-    no gradient).  Returns the gradient NDArrays by name (as MXNet does); tolerances left as
-    None come from MXNet's tables by dtype.
+    arguments' gradients, as MXNet's) or a dict (names left out are not checked, nor are
+    arguments whose ``grad_req`` is ``'null'``, which get no gradient).  Returns the gradient
+    NDArrays by name (as MXNet does); tolerances left as None come from MXNet's tables by dtype.
 
     Examples
     --------
