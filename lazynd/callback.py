@@ -33,6 +33,7 @@ BatchEndParam = namedtuple("BatchEndParam", ["epoch", "nbatch", "eval_metric", "
 _FROM_SYMBOLIC = {
     "do_checkpoint": "lazynd_sym.model.checkpoint",
     "module_checkpoint": "lazynd_sym.model.checkpoint",
+    "save_checkpoint": "lazynd_sym.model.checkpoint",  # MXNet's callback module hands it on too
 }
 
 

@@ -147,3 +147,16 @@ def test_importing_the_notebook_callbacks_is_refused_by_name() -> None:
     # MXNet's matrix-factorisation demo: import mxnet.notebook.callback (live learning curves in Jupyter)
     with pytest.raises(mx.UnsupportedError, match=r"mx\.notebook: .*not part of lazynd"):
         import lazynd.notebook.callback  # noqa: F401
+
+
+def test_names_mxnet_hands_on_through_other_modules_are_there() -> None:
+    # MXNet 1.9.1's callback module hands on model.save_checkpoint, and its model module
+    # callback.LogValidationMetricsCallback
+    assert mx.callback.save_checkpoint is mx.model.save_checkpoint
+    assert mx.model.LogValidationMetricsCallback is mx.callback.LogValidationMetricsCallback
+
+
+def test_mxnets_cpp_iterator_class_is_refused_by_name() -> None:
+    with pytest.raises(mx.errors.UnsupportedError, match=r"mx.io.MXDataIter: .*mx.io.DataIter"):
+        mx.io.MXDataIter  # noqa: B018 - the attribute access is the test
+    assert not hasattr(mx.io, "MXDataIter")

@@ -43,6 +43,9 @@ __all__ = [
 _UNSUPPORTED = {
     "LibSVMIter": "it yields CSR sparse batches, and lazynd arrays are all dense; load the data with NumPy "
     "into an NDArrayIter",
+    # the class of MXNet's C++ iterators (ImageRecordIter, MNISTIter, CSVIter... are made as one)
+    "MXDataIter": "it is the class of MXNet's C++ iterators; lazynd's iterators are Python classes "
+    "deriving from mx.io.DataIter (ImageRecordIter, MNISTIter and CSVIter included)",
 }
 
 

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from lazynd.callback import BatchEndParam
+from lazynd.callback import BatchEndParam, LogValidationMetricsCallback
 
 from .checkpoint import do_checkpoint, load_checkpoint, load_params, save_checkpoint
 from .feedforward import FeedForward
@@ -23,6 +23,7 @@ from .loop_helpers import _create_kvstore, _initialize_kvstore, _update_params, 
 __all__ = [
     "BatchEndParam",
     "FeedForward",
+    "LogValidationMetricsCallback",
     "_create_kvstore",
     "_initialize_kvstore",
     "_update_params",
