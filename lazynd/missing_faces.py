@@ -46,6 +46,31 @@ FACES = {
 }
 
 
+# classes and functions of MXNet's modules that lazynd's modules lack, and why (``face.name``: the
+# name inside mx.<face>); each module's ``__getattr__`` refuses them through :func:`missing_name`
+NAMES = {
+    "io.LibSVMIter": "it yields CSR sparse batches, and lazynd arrays are all dense; load the data with NumPy "
+    "into an NDArrayIter",
+    # the class of MXNet's C++ iterators (ImageRecordIter, MNISTIter, CSVIter... are made as one)
+    "io.MXDataIter": "it is the class of MXNet's C++ iterators; lazynd's iterators are Python classes "
+    "deriving from mx.io.DataIter (ImageRecordIter, MNISTIter and CSVIter included)",
+    "kv.KVStoreServer": "it is the server process of MXNet's parameter-server stores; lazynd's dist_sync and "
+    "dist_device_sync stores run over MPI (mpirun -n N python train.py), every worker holding the parameters, "
+    "with no server to start",
+    "model.DataParallelExecutorManager": "it is the executor manager behind MXNet 0.x's FeedForward; lazynd's "
+    "FeedForward and mx.mod.Module split each batch over their devices themselves (context=[...])",
+}
+
+
+def missing_name(face: str, name: str, module: str) -> AttributeError:
+    """The error for ``mx.<face>.<name>``: an :class:`UnsupportedError` (an ``AttributeError`` too) saying
+    why when it is one of :data:`NAMES`, else the plain ``AttributeError`` of module ``module``."""
+    reason = NAMES.get(f"{face}.{name}")
+    if reason is None:
+        return AttributeError(f"module {module!r} has no attribute {name!r}")
+    return UnsupportedError(f"mx.{face}.{name}: not supported: {reason}")
+
+
 def refusal(name: str) -> UnsupportedError:
     """The error for the missing face ``name`` (a key of :data:`FACES`)."""
     return UnsupportedError(f"mx.{name}: {FACES[name]}")

@@ -8,6 +8,8 @@ imported only when one is created.
 
 from __future__ import annotations
 
+from lazynd.missing_faces import missing_name
+
 from . import device, dist, local
 from .base import KVKeyError, KVStore, create, register, supported_types
 from .registry import KVStoreBase
@@ -25,3 +27,7 @@ __all__ = [
     "device",
     "dist",
 ]
+
+
+def __getattr__(name: str) -> object:
+    raise missing_name("kv", name, __name__)

@@ -156,7 +156,18 @@ def test_names_mxnet_hands_on_through_other_modules_are_there() -> None:
     assert mx.model.LogValidationMetricsCallback is mx.callback.LogValidationMetricsCallback
 
 
-def test_mxnets_cpp_iterator_class_is_refused_by_name() -> None:
-    with pytest.raises(mx.errors.UnsupportedError, match=r"mx.io.MXDataIter: .*mx.io.DataIter"):
-        mx.io.MXDataIter  # noqa: B018 - the attribute access is the test
-    assert not hasattr(mx.io, "MXDataIter")
+@pytest.mark.parametrize(
+    ("face", "name", "instead"),
+    [
+        ("io", "MXDataIter", "mx.io.DataIter"),
+        ("io", "LibSVMIter", "NDArrayIter"),
+        ("kv", "KVStoreServer", "MPI"),
+        ("model", "DataParallelExecutorManager", "mx.mod.Module"),
+    ],
+)
+def test_mxnet_classes_lazynd_lacks_are_refused_by_name(face, name, instead) -> None:
+    with pytest.raises(mx.errors.UnsupportedError, match=rf"mx.{face}.{name}: not supported: .*{instead}"):
+        getattr(getattr(mx, face), name)
+    assert not hasattr(getattr(mx, face), name)  # an AttributeError too
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        getattr(mx, face).no_such_name  # noqa: B018 - the attribute access is the test

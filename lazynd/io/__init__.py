@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UnsupportedError
+from ..missing_faces import missing_name
 from .base import DataBatch, DataDesc, DataIter
 from .csv_iter import CSVIter
 from .mnist_iter import MNISTIter
@@ -39,21 +39,10 @@ __all__ = [
     *_FROM_IMAGE,
 ]
 
-# MXNet's iterators lazynd does not have, and why
-_UNSUPPORTED = {
-    "LibSVMIter": "it yields CSR sparse batches, and lazynd arrays are all dense; load the data with NumPy "
-    "into an NDArrayIter",
-    # the class of MXNet's C++ iterators (ImageRecordIter, MNISTIter, CSVIter... are made as one)
-    "MXDataIter": "it is the class of MXNet's C++ iterators; lazynd's iterators are Python classes "
-    "deriving from mx.io.DataIter (ImageRecordIter, MNISTIter and CSVIter included)",
-}
-
 
 def __getattr__(name: str) -> Any:
     if name in _FROM_IMAGE:
         from .. import image
 
         return getattr(image, name)
-    if name in _UNSUPPORTED:
-        raise UnsupportedError(f"mx.io.{name}: not supported: {_UNSUPPORTED[name]}")
-    raise AttributeError(f"module 'lazynd.io' has no attribute {name!r}")
+    raise missing_name("io", name, __name__)

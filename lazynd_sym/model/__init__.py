@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 from lazynd.callback import BatchEndParam, LogValidationMetricsCallback
+from lazynd.missing_faces import missing_name
 
 from .checkpoint import do_checkpoint, load_checkpoint, load_params, save_checkpoint
 from .feedforward import FeedForward
@@ -33,3 +34,7 @@ __all__ = [
     "load_params",
     "save_checkpoint",
 ]
+
+
+def __getattr__(name: str) -> object:
+    raise missing_name("model", name, __name__)
