@@ -54,8 +54,25 @@ def _sample_shape(shape: tuple | None) -> str:
     return "x".join(str(d) for d in (shape or ())[1:])
 
 
-def _entry_name(nodes: list[dict[str, Any]], entry: list[int]) -> str:
-    node = nodes[entry[0]]
+def _outputs_by_node(symbol: Any) -> list[list[str]]:
+    """The internal output names of each graph node, in the JSON's node order (``split_output0``, ...).
+
+    An edge from a layer of several outputs (``SliceChannel``, ``topk(ret_typ='both')``) names the one it
+    takes by index; the JSON's ``node_row_ptr`` says where each node's outputs start among the internals.
+    """
+    conf = json.loads(symbol.tojson())
+    rows, names = conf.get("node_row_ptr"), symbol.get_internals().list_outputs()
+    if not rows or len(rows) != len(conf["nodes"]) + 1 or rows[-1] != len(names):
+        return []
+    return [names[start:stop] for start, stop in zip(rows, rows[1:], strict=False)]
+
+
+def _entry_name(nodes: list[dict[str, Any]], entry: list[int], outputs: list[list[str]]) -> str:
+    """The internal output an edge carries: entry ``[node, index]`` of the JSON."""
+    node_id, index = entry[0], entry[1]
+    if node_id < len(outputs) and index < len(outputs[node_id]):
+        return outputs[node_id][index]
+    node = nodes[node_id]
     return node["name"] if node["op"] == "null" else f"{node['name']}_output"
 
 
@@ -327,6 +344,7 @@ def plot_network(
     _warn_repeated_names(nodes)
     shapes = _output_shapes(symbol, shape)
     types = _output_types(symbol, dtype)
+    outputs = _outputs_by_node(symbol) if shapes or types else []
     style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}
     style.update(node_attrs or {})
 
@@ -353,11 +371,11 @@ def plot_network(
                 continue
             edge = {"dir": "back", "arrowtail": "open"}
             if shapes:
-                edge_shape = shapes.get(_entry_name(nodes, entry))
+                edge_shape = shapes.get(_entry_name(nodes, entry, outputs))
                 if edge_shape is not None:
                     edge["label"] = _sample_shape(edge_shape)  # empty for a 1-d input, as MXNet leaves it
             if types:
-                edge_type = types.get(_entry_name(nodes, entry))
+                edge_type = types.get(_entry_name(nodes, entry, outputs))
                 if edge_type is not None:
                     edge["label"] = f"{edge.get('label', '')}({edge_type})"
             text = ", ".join(f'{k}="{v}"' for k, v in sorted(edge.items(), key=lambda kv: kv[0] != "label"))

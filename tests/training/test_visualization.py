@@ -225,3 +225,13 @@ def test_a_shape_that_is_no_dict_is_refused_by_name(shape):
     net = sym.FullyConnected(sym.Variable("data"), num_hidden=4, name="fc")
     with pytest.raises(ArgumentTypeError, match="visualization: shape must be a dict of input name -> shape"):
         print_summary(net, shape=shape)
+
+
+def test_plot_network_labels_the_edges_of_a_layer_of_several_outputs() -> None:
+    # an edge from SliceChannel's second output carries 'split_output1'; looking up 'split_output' left it bare
+    data = sym.Variable("data")
+    split = sym.SliceChannel(data, num_outputs=3, axis=1, name="split")
+    net = sym.Group([sym.FullyConnected(split[1], num_hidden=4, name="fa"), sym.Flatten(split[2], name="flat")])
+    dot = plot_network(net, shape={"data": (2, 6, 5)}, dtype={"data": "float32"}).source
+    assert '"fa" -> "split" [label="2x5(float32)"' in dot
+    assert '"flat" -> "split" [label="2x5(float32)"' in dot
