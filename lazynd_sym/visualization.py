@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from lazynd.errors import ArgumentTypeError, LazyNDError
+from lazynd.errors import ArgumentTypeError, ArgumentValueError, LazyNDError
 from lazynd.formats.fileio import write_atomic
 from lazynd.log import warn_from_user_code
 
@@ -40,8 +40,10 @@ def _output_shapes(symbol: Any, shape: dict[str, tuple] | None) -> dict[str, tup
 
 def _output_types(symbol: Any, dtype: dict[str, Any] | None) -> dict[str, str]:
     """Type name of every internal output by its name (``fc1_output``: ``'float32'``), if ``dtype`` is given."""
-    if not dtype:
+    if dtype is None or (isinstance(dtype, Mapping) and not dtype):
         return {}
+    if not isinstance(dtype, Mapping):
+        raise ArgumentTypeError(f"visualization: dtype must be a dict of input name -> type, got {dtype!r}")
     internals = symbol.get_internals()
     _, out_types, _ = internals.infer_type(**dtype)
     if out_types is None or any(t is None for t in out_types):
@@ -219,6 +221,26 @@ def _label(node: dict[str, Any]) -> str:
     return node["name"]
 
 
+def _checked_format(save_format: Any) -> str:
+    """``save_format`` as a Digraph takes it: a string, lower-cased, one of Graphviz's output formats.
+
+    MXNet's Digraph refuses a bad format when the graph is made; checking it here, not at ``render``,
+    names the mistake where it was made.  Without the ``graphviz`` package there is no list to check
+    against (nothing can be rendered then anyway), so any string is kept.
+    """
+    if not isinstance(save_format, str):
+        raise ArgumentTypeError(f"plot_network: save_format must be a str such as 'pdf', got {save_format!r}")
+    try:
+        from graphviz import FORMATS
+    except ImportError:
+        return save_format.lower()
+    if save_format.lower() not in FORMATS:
+        raise ArgumentValueError(
+            f"plot_network: unknown save_format {save_format!r}; expected one of Graphviz's {sorted(FORMATS)}"
+        )
+    return save_format.lower()
+
+
 class Network:
     """Graphviz DOT source of a network, used as MXNet's ``graphviz.Digraph``: ``render``, ``view``,
     ``pipe``, ``save``, ``format``, ``name``, ``filename``, and display in a notebook.  Rendering needs the ``graphviz``
@@ -227,7 +249,7 @@ class Network:
     def __init__(self, source: str, title: str, save_format: str) -> None:
         self.source = source
         self.title = title
-        self.save_format = save_format
+        self.save_format = _checked_format(save_format)
 
     def __str__(self) -> str:
         return self.source
@@ -259,7 +281,7 @@ class Network:
 
     @format.setter
     def format(self, value: str) -> None:
-        self.save_format = value
+        self.save_format = _checked_format(value)
 
     def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """Call ``method`` of a ``graphviz.Source`` of the DOT text; a missing package or ``dot`` program is named."""
@@ -341,6 +363,7 @@ def plot_network(
     ...
     """
     nodes = _graph(symbol)
+    save_format = _checked_format(save_format)
     _warn_repeated_names(nodes)
     shapes = _output_shapes(symbol, shape)
     types = _output_types(symbol, dtype)
