@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from lazynd.errors import ArgumentTypeError, LazyNDError
+from lazynd.errors import ArgumentTypeError, ArgumentValueError, LazyNDError
 from lazynd.formats.fileio import write_atomic
 from lazynd.log import warn_from_user_code
 
@@ -40,8 +40,10 @@ def _output_shapes(symbol: Any, shape: dict[str, tuple] | None) -> dict[str, tup
 
 def _output_types(symbol: Any, dtype: dict[str, Any] | None) -> dict[str, str]:
     """Type name of every internal output by its name (``fc1_output``: ``'float32'``), if ``dtype`` is given."""
-    if not dtype:
+    if dtype is None or (isinstance(dtype, Mapping) and not dtype):
         return {}
+    if not isinstance(dtype, Mapping):
+        raise ArgumentTypeError(f"visualization: dtype must be a dict of input name -> type, got {dtype!r}")
     internals = symbol.get_internals()
     _, out_types, _ = internals.infer_type(**dtype)
     if out_types is None or any(t is None for t in out_types):
@@ -54,8 +56,25 @@ def _sample_shape(shape: tuple | None) -> str:
     return "x".join(str(d) for d in (shape or ())[1:])
 
 
-def _entry_name(nodes: list[dict[str, Any]], entry: list[int]) -> str:
-    node = nodes[entry[0]]
+def _outputs_by_node(symbol: Any) -> list[list[str]]:
+    """The internal output names of each graph node, in the JSON's node order (``split_output0``, ...).
+
+    An edge from a layer of several outputs (``SliceChannel``, ``topk(ret_typ='both')``) names the one it
+    takes by index; the JSON's ``node_row_ptr`` says where each node's outputs start among the internals.
+    """
+    conf = json.loads(symbol.tojson())
+    rows, names = conf.get("node_row_ptr"), symbol.get_internals().list_outputs()
+    if not rows or len(rows) != len(conf["nodes"]) + 1 or rows[-1] != len(names):
+        return []
+    return [names[start:stop] for start, stop in zip(rows, rows[1:], strict=False)]
+
+
+def _entry_name(nodes: list[dict[str, Any]], entry: list[int], outputs: list[list[str]]) -> str:
+    """The internal output an edge carries: entry ``[node, index]`` of the JSON."""
+    node_id, index = entry[0], entry[1]
+    if node_id < len(outputs) and index < len(outputs[node_id]):
+        return outputs[node_id][index]
+    node = nodes[node_id]
     return node["name"] if node["op"] == "null" else f"{node['name']}_output"
 
 
@@ -202,6 +221,26 @@ def _label(node: dict[str, Any]) -> str:
     return node["name"]
 
 
+def _checked_format(save_format: Any) -> str:
+    """``save_format`` as a Digraph takes it: a string, lower-cased, one of Graphviz's output formats.
+
+    MXNet's Digraph refuses a bad format when the graph is made; checking it here, not at ``render``,
+    names the mistake where it was made.  Without the ``graphviz`` package there is no list to check
+    against (nothing can be rendered then anyway), so any string is kept.
+    """
+    if not isinstance(save_format, str):
+        raise ArgumentTypeError(f"plot_network: save_format must be a str such as 'pdf', got {save_format!r}")
+    try:
+        from graphviz import FORMATS
+    except ImportError:
+        return save_format.lower()
+    if save_format.lower() not in FORMATS:
+        raise ArgumentValueError(
+            f"plot_network: unknown save_format {save_format!r}; expected one of Graphviz's {sorted(FORMATS)}"
+        )
+    return save_format.lower()
+
+
 class Network:
     """Graphviz DOT source of a network, used as MXNet's ``graphviz.Digraph``: ``render``, ``view``,
     ``pipe``, ``save``, ``format``, ``name``, ``filename``, and display in a notebook.  Rendering needs the ``graphviz``
@@ -210,7 +249,7 @@ class Network:
     def __init__(self, source: str, title: str, save_format: str) -> None:
         self.source = source
         self.title = title
-        self.save_format = save_format
+        self.save_format = _checked_format(save_format)
 
     def __str__(self) -> str:
         return self.source
@@ -242,7 +281,7 @@ class Network:
 
     @format.setter
     def format(self, value: str) -> None:
-        self.save_format = value
+        self.save_format = _checked_format(value)
 
     def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """Call ``method`` of a ``graphviz.Source`` of the DOT text; a missing package or ``dot`` program is named."""
@@ -324,9 +363,11 @@ def plot_network(
     ...
     """
     nodes = _graph(symbol)
+    save_format = _checked_format(save_format)
     _warn_repeated_names(nodes)
     shapes = _output_shapes(symbol, shape)
     types = _output_types(symbol, dtype)
+    outputs = _outputs_by_node(symbol) if shapes or types else []
     style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}
     style.update(node_attrs or {})
 
@@ -353,11 +394,11 @@ def plot_network(
                 continue
             edge = {"dir": "back", "arrowtail": "open"}
             if shapes:
-                edge_shape = shapes.get(_entry_name(nodes, entry))
+                edge_shape = shapes.get(_entry_name(nodes, entry, outputs))
                 if edge_shape is not None:
                     edge["label"] = _sample_shape(edge_shape)  # empty for a 1-d input, as MXNet leaves it
             if types:
-                edge_type = types.get(_entry_name(nodes, entry))
+                edge_type = types.get(_entry_name(nodes, entry, outputs))
                 if edge_type is not None:
                     edge["label"] = f"{edge.get('label', '')}({edge_type})"
             text = ", ".join(f'{k}="{v}"' for k, v in sorted(edge.items(), key=lambda kv: kv[0] != "label"))

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 import lazynd_sym as sym
-from lazynd.errors import ArgumentTypeError, LazyNDError
+from lazynd.errors import ArgumentTypeError, ArgumentValueError, LazyNDError
 from lazynd_sym.visualization import plot_network, print_summary
 
 
@@ -225,3 +225,36 @@ def test_a_shape_that_is_no_dict_is_refused_by_name(shape):
     net = sym.FullyConnected(sym.Variable("data"), num_hidden=4, name="fc")
     with pytest.raises(ArgumentTypeError, match="visualization: shape must be a dict of input name -> shape"):
         print_summary(net, shape=shape)
+
+
+def test_plot_network_labels_the_edges_of_a_layer_of_several_outputs() -> None:
+    # an edge from SliceChannel's second output carries 'split_output1'; looking up 'split_output' left it bare
+    data = sym.Variable("data")
+    split = sym.SliceChannel(data, num_outputs=3, axis=1, name="split")
+    net = sym.Group([sym.FullyConnected(split[1], num_hidden=4, name="fa"), sym.Flatten(split[2], name="flat")])
+    dot = plot_network(net, shape={"data": (2, 6, 5)}, dtype={"data": "float32"}).source
+    assert '"fa" -> "split" [label="2x5(float32)"' in dot
+    assert '"flat" -> "split" [label="2x5(float32)"' in dot
+
+
+@pytest.mark.parametrize("save_format", [3, None, ["png"]], ids=repr)
+def test_a_save_format_that_is_no_str_is_refused_by_name(save_format):
+    # taken silently before; MXNet's Digraph fails on it (AttributeError 'lower') when the graph is made
+    with pytest.raises(ArgumentTypeError, match="plot_network: save_format must be a str"):
+        plot_network(_lenet_head(), save_format=save_format)
+
+
+def test_an_unknown_save_format_is_refused_when_the_graph_is_made_as_mxnets_digraph_does():
+    pytest.importorskip("graphviz")
+    with pytest.raises(ArgumentValueError, match="plot_network: unknown save_format 'xyz'"):
+        plot_network(_lenet_head(), save_format="xyz")
+    graph = plot_network(_lenet_head(), save_format="PNG")
+    assert graph.format == "png"
+    with pytest.raises(ValueError, match="unknown save_format 'jpgg'"):
+        graph.format = "jpgg"
+
+
+def test_a_dtype_that_is_no_dict_is_refused_by_name():
+    # "argument after ** must be a mapping" from inside before
+    with pytest.raises(ArgumentTypeError, match="visualization: dtype must be a dict of input name -> type"):
+        plot_network(_lenet_head(), dtype=["float32"])
