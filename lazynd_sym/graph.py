@@ -142,6 +142,9 @@ def without_amp_casts(heads: list[Entry]) -> list[Entry]:
         >>> [n.name for n in topo_order(without_amp_casts([(relu, 0)]))]
         ['data', 'r']
     """
+    order = topo_order(heads)
+    if not any(node.op is not None and node.op.name in AMP_CAST_OPS for node in order):
+        return heads  # the common graph, which every tojson() writes: nothing to copy
     memo: dict[int, Node] = {}
 
     def source(entry: Entry) -> Entry:
@@ -151,7 +154,7 @@ def without_amp_casts(heads: list[Entry]) -> list[Entry]:
             return copy.inputs[0 if copy.op.name == "amp_cast" else k]  # already bypassed below it
         return copy, k
 
-    for node in topo_order(heads):
+    for node in order:
         inputs = [source(entry) for entry in node.inputs]
         memo[id(node)] = Node(node.op, node.name, node.params, node.attrs, node.user, inputs)
     return [(memo[id(n)], k) for n, k in heads]

@@ -19,10 +19,11 @@ from lazynd.log import warn_from_user_code
 from .graphviz_source import Network, checked_format
 
 
-def _graph(symbol: Any) -> list[dict[str, Any]]:
+def _document(symbol: Any) -> dict[str, Any]:
+    """The symbol's JSON document (the graph both views read: ``nodes``, ``node_row_ptr``)."""
     if not callable(getattr(symbol, "tojson", None)):
         raise ArgumentTypeError(f"visualization: symbol must be a Symbol, got {type(symbol).__name__}")
-    return json.loads(symbol.tojson())["nodes"]
+    return json.loads(symbol.tojson())
 
 
 def _output_shapes(symbol: Any, shape: dict[str, tuple] | None) -> dict[str, tuple]:
@@ -56,13 +57,12 @@ def _sample_shape(shape: tuple | None) -> str:
     return "x".join(str(d) for d in (shape or ())[1:])
 
 
-def _outputs_by_node(symbol: Any) -> list[list[str]]:
+def _outputs_by_node(symbol: Any, conf: dict[str, Any]) -> list[list[str]]:
     """The internal output names of each graph node, in the JSON's node order (``split_output0``, ...).
 
     An edge from a layer of several outputs (``SliceChannel``, ``topk(ret_typ='both')``) names the one it
     takes by index; the JSON's ``node_row_ptr`` says where each node's outputs start among the internals.
     """
-    conf = json.loads(symbol.tojson())
     rows, names = conf.get("node_row_ptr"), symbol.get_internals().list_outputs()
     if not rows or len(rows) != len(conf["nodes"]) + 1 or rows[-1] != len(names):
         return []
@@ -114,7 +114,7 @@ def print_summary(
     ...
     7850
     """
-    nodes = _graph(symbol)
+    nodes = _document(symbol)["nodes"]
     shapes = _output_shapes(symbol, shape)
     shown = set(shape or {}) | ({nodes[0]["name"]} if nodes and nodes[0]["op"] == "null" else set())
     auxiliary = set(symbol.list_auxiliary_states())
@@ -257,12 +257,13 @@ def plot_network(
       "fc" -> "data" [label="5"...];
     ...
     """
-    nodes = _graph(symbol)
+    conf = _document(symbol)
+    nodes = conf["nodes"]
     save_format = checked_format(save_format)
     _warn_repeated_names(nodes)
     shapes = _output_shapes(symbol, shape)
     types = _output_types(symbol, dtype)
-    outputs = _outputs_by_node(symbol) if shapes or types else []
+    outputs = _outputs_by_node(symbol, conf) if shapes or types else []
     style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled"}
     style.update(node_attrs or {})
 
