@@ -192,7 +192,7 @@ UNARY: dict[str, Unary] = {
     "softsign": Unary(_softsign, "x / (1 + (x < 0 ? -x : x))", lambda F, x, y, g: F._backward_softsign(g, x), True),
     "softrelu": Unary(_softrelu, "(x > 20 ? x : log1p(exp(x)))", lambda F, x, y, g: F._backward_softrelu(g, y), True),
     "gamma": Unary(
-        _special_kernel(_special.gamma), "tgamma(x)", lambda F, x, y, g: F._mul(g, F._mul(y, F._digamma(x))), True
+        _special_kernel(_special.gamma), _special.GAMMA_C, lambda F, x, y, g: F._mul(g, F._mul(y, F._digamma(x))), True
     ),
     "gammaln": Unary(_special_kernel(_special.gammaln), "lgamma(x)", lambda F, x, y, g: F._mul(g, F._digamma(x)), True),
     "_digamma": Unary(_special_kernel(_special.digamma), _special.DIGAMMA_C, None, True),

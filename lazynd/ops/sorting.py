@@ -185,15 +185,12 @@ def _sort_shape(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, l
 
 
 def _sort_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    # equal values are indistinguishable, so sorted values need no stable order and no gather
+    # equal values are indistinguishable, so sorted values need no stable order and no gather; the
+    # sort runs on a copy (CuPy sorts no non-contiguous array in place, and ``out`` may be a view)
     xp = kctx.xp
     data, axis = _layout("sort", attrs, inputs[0])
-    out = outputs[0]
-    if attrs["is_ascend"]:
-        out[...] = data.reshape(out.shape)
-        out.sort(axis=axis)
-    else:
-        out[...] = xp.flip(xp.sort(data, axis=axis), axis=axis).reshape(out.shape)
+    ordered = xp.sort(data, axis=axis)
+    outputs[0][...] = (ordered if attrs["is_ascend"] else xp.flip(ordered, axis=axis)).reshape(outputs[0].shape)
 
 
 def _argsort_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
