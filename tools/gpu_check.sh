@@ -96,7 +96,8 @@ run_step "gpu-marked tests" 300 tests.log "$PY" -m pytest "${PYTEST_ARGS[@]}" "$
 grep -E '^(FAILED|ERROR)|^SKIPPED|passed|failed' "$OUT_DIR/tests.log" | tail -n 30 | sed 's/^/    /' | tee -a "$SUMMARY"
 if [ ${#WORKERS[@]} -gt 0 ] && grep -qE '^(FAILED|ERROR)' "$OUT_DIR/tests.log"; then
   # pytest's cache is off in pyproject's addopts, so the node ids come from the log
-  mapfile -t FAILED_IDS < <(grep -E '^(FAILED|ERROR) ' "$OUT_DIR/tests.log" | awk '{print $2}' | sort -u | head -n 200)
+  # (a node id may hold spaces, as parameter ids do: it runs up to the " - " before pytest's message)
+  mapfile -t FAILED_IDS < <(grep -E '^(FAILED|ERROR) ' "$OUT_DIR/tests.log" | sed -E 's/^(FAILED|ERROR) //; s/ - .*$//' | sort -u | head -n 200)
   run_step "failed tests again, alone" 120 tests-again.log "$PY" -m pytest "${PYTEST_ARGS[@]}" "${FAILED_IDS[@]}"
   grep -E '^(FAILED|ERROR)|passed|failed' "$OUT_DIR/tests-again.log" | tail -n 20 | sed 's/^/    /' | tee -a "$SUMMARY"
 fi
