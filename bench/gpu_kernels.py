@@ -4,8 +4,9 @@ the same bytes and against PyTorch on the same card (when it has CUDA).
 Rows: elementwise ``a + b``; broadcasts ``a + row`` ((rows, cols) + (cols,)), ``a + column``
 ((rows, cols) + (rows, 1)) and a 3-d one in which no dimensions collapse ((2048, 256, 128) +
 (1, 256, 1)); a whole-array and a last-axis ``sum``; a last-axis ``softmax`` of (2048, 32768) (long
-rows, a block of 1024 threads each, in registers), (65536, 1024) (short rows, several a block, in
-registers), (16384, 4096) and (4096, 16384) (between), (64, 1048576) (few long rows, cut in pieces)
+rows, a block of 1024 threads each, read twice), (65536, 1024) (short rows, several a block, in
+registers), (16384, 4096) (in registers) and (4096, 16384) (a block of 512 threads a row), (64,
+1048576) (few long rows, cut in pieces)
 and (32, 32000) (few rows, small: launch-bound); the softmax gradient of (65536, 1024).  Each figure
 is the best of ``--repeat`` timed launches after a warm-up, host clock around ``waitall`` /
 ``torch.cuda.synchronize``; GB/s counts the bytes each operation must read and write once.  A last table times the (65536, 1024) softmax read

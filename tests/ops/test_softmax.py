@@ -105,9 +105,10 @@ def test_softmax_activation_channel_mode_needs_two_dimensions():
 
 # -- the last axis on the GPU: rows held in registers, or long rows cut into pieces ----------------------
 # (rows, n): a row shorter than a warp, groups of several rows per block with a partial last block, every
-# elements-per-thread kernel (1 to 32), rows read 16 bytes at a time and rows whose length is no multiple
+# elements-per-thread kernel (1 to 16), rows read 16 bytes at a time and rows whose length is no multiple
 # of 4 (read an element at a time), blocks of 256 threads up to rows of 4096 and one past it, wider groups
-# (a block of up to 1024 threads a row), and the register path's limit (MAX_ROW_THREADS * MAX_PER_THREAD)
+# (a block of up to 1024 threads a row), and past the forward pass's register limit (REGISTER_FORWARD_MAX)
+# and the gradient's (MAX_ROW_THREADS * MAX_PER_THREAD)
 ROW_SHAPES = [
     (70, 10),
     (9, 1),
@@ -164,13 +165,14 @@ def test_every_register_layout_the_host_picks_has_its_forward_kernels():
         (int(g), int(k)) for g, k in re.findall(r"LAZYND_SOFTMAX_ROWS_(?:KERNEL|BOTH)\(T, SUFFIX, (\d+), (\d+),", code)
     }
     vector = {(int(g), int(k)) for g, k in re.findall(r"LAZYND_SOFTMAX_ROWS_BOTH\(T, SUFFIX, (\d+), (\d+),", code)}
-    limit = softmax_module.MAX_ROW_THREADS * softmax_module.MAX_PER_THREAD
+    limit = softmax_module.REGISTER_FORWARD_MAX
     picked = {softmax_module.register_layout(n) for n in range(1, limit + 1)}
     assert scalar == picked
     assert vector == {(g, k) for g, k in picked if k >= softmax_module.VECTOR_MIN_PER_THREAD}
 
 
-# every forward kernel: rows of 1 to 32768 (each layout register_layout gives), 16 bytes at a time where
+# every forward kernel: rows of 1 to 8192 (each layout register_layout gives; longer ones a block a row
+# or pieces), 16 bytes at a time where
 # the length allows and an element at a time one short of it, in both precisions
 @pytest.mark.parametrize("n", [2**i for i in range(16)] + [2**i - 1 for i in range(2, 16)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -203,9 +205,9 @@ def test_softmax_of_rows_at_an_address_off_the_16_byte_grid_matches_numpy(ctx, r
     assert_almost_equal(got, want * (d - (d * want).sum(-1, keepdims=True)), rtol=1e-4, atol=1e-6)
 
 
-# long rows cut into pieces: several a row where the rows are fewer than the GPU's multiprocessors
-# want blocks, one a row where they are not (the GPU said to have two, then one, multiprocessors)
-PIECE_CASES = [("float32", 40000, 2), ("float64", 33000, 2), ("float64", 70000, 1)]
+# long rows cut into pieces: several a row where the rows are fewer than the GPU's multiprocessors (the
+# GPU said to have four); with one, the forward pass takes a block a row and the gradient two pieces
+PIECE_CASES = [("float32", 40000, 4), ("float64", 33000, 4), ("float64", 70000, 1)]
 
 
 @pytest.mark.parametrize(("dtype", "n", "multiprocessors"), PIECE_CASES)
@@ -213,7 +215,8 @@ PIECE_CASES = [("float32", 40000, 2), ("float64", 33000, 2), ("float64", 70000, 
 def test_softmax_of_long_rows_in_pieces_matches_numpy(ctx, rng, monkeypatch, dtype, n, multiprocessors, log):
     from lazynd.ops import softmax_gpu as softmax_module
 
-    assert softmax_module.row_path(n) == "pieces"
+    assert softmax_module.gradient_path(n) == "pieces"
+    assert softmax_module.forward_path(n, 3, multiprocessors) == ("pieces" if multiprocessors > 3 else "rows")
     monkeypatch.setattr(softmax_module, "multiprocessor_count", lambda device_id: multiprocessors)
     x, dy = rng.standard_normal((3, n)) * 4, rng.standard_normal((3, n))
     x[1, ::7] = -np.inf  # -inf elements get 0
@@ -233,9 +236,35 @@ def test_softmax_of_long_rows_in_pieces_matches_numpy(ctx, rng, monkeypatch, dty
     assert_almost_equal(got_dx.asnumpy(), want_dx, **tolerance)
 
 
+# longer rows, many of them: a block a row, the row read twice (the GPU said to have one
+# multiprocessor, so that five rows are "many"); 16 bytes at a time, and an element at a time where
+# the length is odd
+@pytest.mark.parametrize(("dtype", "n"), [("float32", 32768), ("float32", 16385), ("float64", 40000), ("float64", 20001)])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_of_many_long_rows_a_block_each_matches_numpy(ctx, rng, monkeypatch, dtype, n, log):
+    from lazynd.ops import softmax_gpu as softmax_module
+
+    monkeypatch.setattr(softmax_module, "multiprocessor_count", lambda device_id: 1)
+    rows = 4 * softmax_module.ROW_BLOCKS_PER_MULTIPROCESSOR
+    assert softmax_module.forward_path(n, rows, 1) == "rows"
+    x = rng.standard_normal((rows, n)) * 4
+    x[1, ::7] = -np.inf  # -inf elements get 0
+    x[2, n // 2] = 50.0  # one element far above the rest: the running sums rescale
+    want = np_softmax(x, -1, 0.5)
+    op = mx.nd.log_softmax if log else mx.nd.softmax
+    got = op(mx.nd.array(x, ctx=ctx, dtype=dtype), temperature=0.5).asnumpy()
+    tolerance = {"rtol": 1e-3, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
+    with np.errstate(divide="ignore"):
+        assert_almost_equal(got, np.log(want) if log else want, **tolerance)
+
+
 @pytest.mark.parametrize("n", [6, 5000, 40000])
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # NumPy's, on the CPU
-def test_softmax_rows_with_nan_or_infinities_follow_numpy(ctx, n):
+@pytest.mark.parametrize("multiprocessors", [1, 200])  # long rows: a block a row, or pieces
+def test_softmax_rows_with_nan_or_infinities_follow_numpy(ctx, monkeypatch, n, multiprocessors):
+    from lazynd.ops import softmax_gpu as softmax_module
+
+    monkeypatch.setattr(softmax_module, "multiprocessor_count", lambda device_id: multiprocessors)
     x = np.zeros((4, n), np.float64)
     x[0, 1] = np.nan  # a NaN poisons its row
     x[1, :] = -np.inf  # a row of -inf has no softmax: NaN

@@ -1,24 +1,26 @@
 // Softmax and log-softmax along one axis of an array viewed as (outer, n, inner).
 // Every path is numerically stable: exp(x - max) never overflows.
 //
-// The last axis (inner == 1) has two paths, chosen on the host (ops/softmax_gpu.py):
-// - rows of up to LAZYND_SOFTMAX_MAX_THREADS * LAZYND_SOFTMAX_MAX_PER_THREAD elements are held in
-//   registers: a group of `group` consecutive threads (a power of two) owns a row, each thread K
-//   elements of it, so the row is read once, exp is taken once per element, and a block of short rows
-//   serves several rows at a time.  The forward pass reads and writes V consecutive elements at a
-//   time (16 bytes where the row's length and the arrays' addresses allow: on an H200 a kernel of
-//   rows of 1024 ran at 73% of a copy's bandwidth an element at a time, 99% with 16-byte accesses);
-// - longer rows are cut into `chunks` pieces of `chunk` elements, one block per piece, so that a few long
-//   rows still fill every multiprocessor: a first kernel gives each piece's max and sum of exp(x - max)
-//   (one read, an online rescaled sum), a second combines the row's pieces and writes the piece (a
-//   second read, often from L2).
+// The last axis (inner == 1) has three paths, chosen on the host (ops/softmax_gpu.py):
+// - rows of up to LAZYND_SOFTMAX_MAX_THREADS * LAZYND_SOFTMAX_MAX_PER_THREAD elements (the forward
+//   pass: up to 8192) are held in registers: a group of `group` consecutive threads (a power of two)
+//   owns a row, each thread K elements of it, so the row is read once, exp is taken once per element,
+//   and a block of short rows serves several rows at a time.  The forward pass reads and writes V
+//   consecutive elements at a time (16 bytes where the row's length and the arrays' addresses allow:
+//   on an H200 a kernel of rows of 1024 ran at 73% of a copy's bandwidth an element at a time, 99%
+//   with 16-byte accesses);
+// - longer rows, where they are many, take a block each (the forward pass): one read for the row's
+//   max and sum of exp(x - max) (an online rescaled sum), a second read to write it;
+// - few long rows are cut into `chunks` pieces of `chunk` elements, one block per piece, so that they
+//   still fill every multiprocessor: a first kernel gives each piece's max and sum of exp(x - max), a
+//   second combines the row's pieces and writes the piece.
 // Other axes run one thread per (outer, inner) line: neighbouring threads read neighbouring addresses.
 
 #include "warp.cuh"
 
 #define LAZYND_SOFTMAX_THREADS 256       // the block of the piece kernels, and of the register path's short rows
 #define LAZYND_SOFTMAX_MAX_THREADS 1024  // the register path's widest group (a block of its own)
-#define LAZYND_SOFTMAX_MAX_PER_THREAD 32
+#define LAZYND_SOFTMAX_MAX_PER_THREAD 16
 
 // exp and log in the element's own precision (expf for float: no round trip through double)
 __device__ __forceinline__ float lazynd_exp(float v) { return expf(v); }
@@ -179,17 +181,6 @@ __device__ void lazynd_softmax_grad_regs(const T* __restrict__ dy, const T* __re
 
 // -- long rows: pieces of `chunk` elements, `chunks` per row, one block per (row, piece) ------------------
 
-// the running (max, sum of exp(v - max)) of one thread, taking in v
-template <typename T>
-__device__ __forceinline__ void lazynd_online_add(T& mx, T& sum, T v) {
-  if (v > mx || v != v) {
-    sum = (mx == -(T)(1.0 / 0.0) ? T(0) : sum * lazynd_exp(mx - v)) + T(1);
-    mx = v;
-  } else if (mx != -(T)(1.0 / 0.0)) {
-    sum += lazynd_exp(v - mx);
-  }
-}
-
 // the block's (max, sum) from each thread's: the sums rescaled to the common max
 template <typename T>
 __device__ __forceinline__ void lazynd_block_maxsum(T& mx, T& sum, T* shared) {
@@ -210,52 +201,102 @@ __device__ __forceinline__ void lazynd_maxsum_merge(T& mx, T& sum, T mx2, T sum2
   sum = total;
 }
 
-template <typename T>
+// a thread's running (max, sum) taking in a vector of V values: one rescale for the vector's max
+template <typename T, int V>
+__device__ __forceinline__ void lazynd_online_vector(T& mx, T& sum, const LazyndVector<T, V>& in, T inv_temp) {
+  const T lowest = -(T)(1.0 / 0.0);
+  T v[V], vmax = lowest;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    v[j] = in.v[j] * inv_temp;
+    vmax = lazynd_nanmax(vmax, v[j]);
+  }
+  if (vmax > mx || vmax != vmax) {
+    sum = mx == lowest ? T(0) : sum * lazynd_exp(mx - vmax);
+    mx = vmax;
+  }
+  if (mx == lowest) return;  // every value so far is -inf: exp gives 0 for each
+#pragma unroll
+  for (int j = 0; j < V; ++j) sum += lazynd_exp(v[j] - mx);
+}
+
+// a thread's (max, sum of exp(v - max)) over its vectors of line[start, stop): vectors
+// start + (threadIdx.x + i * blockDim.x) * V, two loads in flight; stop - start is a multiple of V
+template <typename T, int V>
+__device__ void lazynd_span_maxsum(const T* __restrict__ line, long long start, long long stop, T inv_temp, T& mx,
+                                   T& sum) {
+  const T lowest = -(T)(1.0 / 0.0);
+  T mx1 = lowest, sum1 = 0;
+  mx = lowest;
+  sum = 0;
+  const long long step = (long long)blockDim.x * V;
+  long long c = start + (long long)threadIdx.x * V;
+  for (; c + step < stop; c += 2 * step) {
+    const LazyndVector<T, V> a = *reinterpret_cast<const LazyndVector<T, V>*>(line + c);
+    const LazyndVector<T, V> b = *reinterpret_cast<const LazyndVector<T, V>*>(line + c + step);
+    lazynd_online_vector(mx, sum, a, inv_temp);
+    lazynd_online_vector(mx1, sum1, b, inv_temp);
+  }
+  if (c < stop) lazynd_online_vector(mx, sum, *reinterpret_cast<const LazyndVector<T, V>*>(line + c), inv_temp);
+  lazynd_maxsum_merge(mx, sum, mx1, sum1);
+}
+
+// softmax (or log-softmax) of line[start, stop) into out[start, stop), given the whole line's max and
+// sum of exp(v - max); the same vectors as lazynd_span_maxsum, so a second read of them often hits L2
+template <typename T, int V>
+__device__ void lazynd_span_write(const T* __restrict__ line, T* __restrict__ out, long long start, long long stop,
+                                  T inv_temp, T mx, T sum, int log_mode) {
+  const T shift = lazynd_log(sum) + mx, scale = T(1) / sum;
+  for (long long c = start + (long long)threadIdx.x * V; c < stop; c += (long long)blockDim.x * V) {
+    LazyndVector<T, V> v = *reinterpret_cast<const LazyndVector<T, V>*>(line + c);
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const T s = v.v[j] * inv_temp;
+      v.v[j] = log_mode ? s - shift : lazynd_exp(s - mx) * scale;
+    }
+    *reinterpret_cast<LazyndVector<T, V>*>(out + c) = v;
+  }
+}
+
+// rows too long for registers but many: a block a row, read twice (the second read from L2, which
+// holds the rows of the blocks in flight), written once
+template <typename T, int V>
+__device__ void lazynd_softmax_block_rows(const T* __restrict__ x, T* __restrict__ y, long long rows, long long n,
+                                          T inv_temp, int log_mode, T* shared) {
+  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+    T mx, sum;
+    lazynd_span_maxsum<T, V>(x + row * n, 0, n, inv_temp, mx, sum);
+    lazynd_block_maxsum(mx, sum, shared);
+    lazynd_span_write<T, V>(x + row * n, y + row * n, 0, n, inv_temp, mx, sum, log_mode);
+  }
+}
+
+// few long rows: each piece's (max, sum) into partial, then lazynd_softmax_finish writes the pieces
+template <typename T, int V>
 __device__ void lazynd_softmax_pieces(const T* __restrict__ x, T* __restrict__ partial, long long rows, long long n,
                                       long long chunk, long long chunks, T inv_temp, T* shared) {
-  const T lowest = -(T)(1.0 / 0.0);
-  const long long step = blockDim.x;
   for (long long piece = blockIdx.x; piece < rows * chunks; piece += gridDim.x) {
     const long long row = piece / chunks, start = piece % chunks * chunk;
     const long long stop = start + chunk < n ? start + chunk : n;
-    const T* line = x + row * n;
-    // four running pairs a thread, so that four loads are in flight while the exps of the last run
-    T mx0 = lowest, mx1 = lowest, mx2 = lowest, mx3 = lowest, sum0 = 0, sum1 = 0, sum2 = 0, sum3 = 0;
-    long long c = start + threadIdx.x;
-    for (; c + 3 * step < stop; c += 4 * step) {
-      const T v0 = line[c], v1 = line[c + step], v2 = line[c + 2 * step], v3 = line[c + 3 * step];
-      lazynd_online_add(mx0, sum0, v0 * inv_temp);
-      lazynd_online_add(mx1, sum1, v1 * inv_temp);
-      lazynd_online_add(mx2, sum2, v2 * inv_temp);
-      lazynd_online_add(mx3, sum3, v3 * inv_temp);
-    }
-    for (; c < stop; c += step) lazynd_online_add(mx0, sum0, line[c] * inv_temp);
-    lazynd_maxsum_merge(mx0, sum0, mx1, sum1);
-    lazynd_maxsum_merge(mx2, sum2, mx3, sum3);
-    lazynd_maxsum_merge(mx0, sum0, mx2, sum2);
-    T mx = mx0, sum = sum0;
+    T mx, sum;
+    lazynd_span_maxsum<T, V>(x + row * n, start, stop, inv_temp, mx, sum);
     lazynd_block_maxsum(mx, sum, shared);
     if (threadIdx.x == 0) { partial[2 * piece] = mx; partial[2 * piece + 1] = sum; }
   }
 }
 
-template <typename T>
+template <typename T, int V>
 __device__ void lazynd_softmax_finish(const T* __restrict__ x, T* __restrict__ y, const T* __restrict__ partial,
                                       long long rows, long long n, long long chunk, long long chunks, T inv_temp,
                                       int log_mode) {
+  const T lowest = -(T)(1.0 / 0.0);
   for (long long piece = blockIdx.x; piece < rows * chunks; piece += gridDim.x) {
     const long long row = piece / chunks, start = piece % chunks * chunk;
     const long long stop = start + chunk < n ? start + chunk : n;
     // every thread combines the row's pieces itself (a few values, read through the cache): no barrier
-    T mx = -(T)(1.0 / 0.0), sum = 0;
-    for (long long p = row * chunks; p < (row + 1) * chunks; ++p) mx = lazynd_nanmax(mx, partial[2 * p]);
-    for (long long p = row * chunks; p < (row + 1) * chunks; ++p)
-      if (partial[2 * p] != -(T)(1.0 / 0.0)) sum += partial[2 * p + 1] * lazynd_exp(partial[2 * p] - mx);
-    const T shift = lazynd_log(sum) + mx, scale = T(1) / sum;
-    for (long long c = start + threadIdx.x; c < stop; c += blockDim.x) {
-      const T v = x[row * n + c] * inv_temp;
-      y[row * n + c] = log_mode ? v - shift : lazynd_exp(v - mx) * scale;
-    }
+    T mx = lowest, sum = 0;
+    for (long long p = row * chunks; p < (row + 1) * chunks; ++p) lazynd_maxsum_merge(mx, sum, partial[2 * p], partial[2 * p + 1]);
+    lazynd_span_write<T, V>(x + row * n, y + row * n, start, stop, inv_temp, mx, sum, log_mode);
   }
 }
 
@@ -411,29 +452,38 @@ LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 128, 8, VEC)                                
 LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 256, 8, VEC)                                                                      \
 LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 256, 16, VEC)                                                                     \
 LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 512, 16, VEC)                                                                     \
-LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 1024, 16, VEC)                                                                    \
-LAZYND_SOFTMAX_ROWS_BOTH(T, SUFFIX, 1024, 32, VEC)                                                                    \
 LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, 1)                                                                         \
 LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, 2)                                                                         \
 LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, 4)                                                                         \
 LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, 8)                                                                         \
-LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, 16)                                                                        \
-LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, 32)
+LAZYND_SOFTMAX_GRAD_REGS_KERNEL(T, SUFFIX, 16)
 LAZYND_SOFTMAX_REGS_ALL(float, float32, 4)
 LAZYND_SOFTMAX_REGS_ALL(double, float64, 2)
 
-// the piece kernels, with LAZYND_SOFTMAX_THREADS threads per block
-#define LAZYND_SOFTMAX_ROW_KERNELS(T, SUFFIX)                                                                        \
-extern "C" __global__ void lazynd_softmax_pieces_##SUFFIX(const T* x, T* partial, long long rows, long long n,         \
-                                                          long long chunk, long long chunks, T inv_temp) {            \
-  __shared__ T shared[LAZYND_SOFTMAX_THREADS];                                                                        \
-  lazynd_softmax_pieces<T>(x, partial, rows, n, chunk, chunks, inv_temp, shared);                                     \
+#define LAZYND_SOFTMAX_LONG_KERNELS(T, SUFFIX, V)                                                                   \
+extern "C" __global__ void LAZYND_SOFTMAX_REGS_BOUNDS                                                                    \
+lazynd_softmax_block_rows_v##V##_##SUFFIX(const T* x, T* y, long long rows, long long n, T inv_temp, int log_mode) {   \
+  __shared__ T shared[LAZYND_SOFTMAX_REGS_SHARED];                                                                    \
+  lazynd_softmax_block_rows<T, V>(x, y, rows, n, inv_temp, log_mode, shared);                                         \
 }                                                                                                                     \
-extern "C" __global__ void lazynd_softmax_finish_##SUFFIX(const T* x, T* y, const T* partial, long long rows,         \
-                                                          long long n, long long chunk, long long chunks, T inv_temp, \
-                                                          int log_mode) {                                             \
-  lazynd_softmax_finish<T>(x, y, partial, rows, n, chunk, chunks, inv_temp, log_mode);                                \
+extern "C" __global__ void LAZYND_SOFTMAX_REGS_BOUNDS                                                                    \
+lazynd_softmax_pieces_v##V##_##SUFFIX(const T* x, T* partial, long long rows, long long n, long long chunk,             \
+                                      long long chunks, T inv_temp) {                                                 \
+  __shared__ T shared[LAZYND_SOFTMAX_REGS_SHARED];                                                                    \
+  lazynd_softmax_pieces<T, V>(x, partial, rows, n, chunk, chunks, inv_temp, shared);                                  \
 }                                                                                                                     \
+extern "C" __global__ void lazynd_softmax_finish_v##V##_##SUFFIX(const T* x, T* y, const T* partial, long long rows,   \
+                                                                 long long n, long long chunk, long long chunks,       \
+                                                                 T inv_temp, int log_mode) {                          \
+  lazynd_softmax_finish<T, V>(x, y, partial, rows, n, chunk, chunks, inv_temp, log_mode);                             \
+}
+LAZYND_SOFTMAX_LONG_KERNELS(float, float32, 1)
+LAZYND_SOFTMAX_LONG_KERNELS(float, float32, 4)
+LAZYND_SOFTMAX_LONG_KERNELS(double, float64, 1)
+LAZYND_SOFTMAX_LONG_KERNELS(double, float64, 2)
+
+// the gradient's piece kernels, with LAZYND_SOFTMAX_THREADS threads per block
+#define LAZYND_SOFTMAX_GRAD_PIECE_KERNELS(T, SUFFIX)                                                                        \
 extern "C" __global__ void lazynd_softmax_grad_pieces_##SUFFIX(const T* dy, const T* y, T* partial, long long rows,    \
                                                                long long n, long long chunk, long long chunks,         \
                                                                int log_mode) {                                         \
@@ -446,8 +496,8 @@ extern "C" __global__ void lazynd_softmax_grad_finish_##SUFFIX(const T* dy, cons
   lazynd_softmax_grad_finish<T>(dy, y, dx, partial, rows, n, chunk, chunks, inv_temp, log_mode);                      \
 }
 
-LAZYND_SOFTMAX_ROW_KERNELS(float, float32)
-LAZYND_SOFTMAX_ROW_KERNELS(double, float64)
+LAZYND_SOFTMAX_GRAD_PIECE_KERNELS(float, float32)
+LAZYND_SOFTMAX_GRAD_PIECE_KERNELS(double, float64)
 
 // SoftmaxOutput's gradient in its common case (one label per row, no ignore label, no smoothing):
 // grad = scale * (p - one_hot(label)), one pass.  A label outside [0, classes) subtracts nothing.
