@@ -135,7 +135,8 @@ def piece_layout(rows: int, n: int, target_blocks: int, multiple: int = 1) -> tu
         ((2000, 16), (65536, 16), (32768, 1))
     """
     chunks = max(1, min(target_blocks // rows, -(-n // MIN_PIECE)))
-    chunk = -(-(-(-n // chunks)) // multiple) * multiple
+    per_piece = -(-n // chunks)
+    chunk = -(-per_piece // multiple) * multiple  # rounded up to whole vectors
     return chunk, -(-n // chunk)
 
 

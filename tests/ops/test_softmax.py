@@ -237,9 +237,11 @@ def test_softmax_of_long_rows_in_pieces_matches_numpy(ctx, rng, monkeypatch, dty
 
 
 # longer rows, many of them: a block a row, the row read twice (the GPU said to have one
-# multiprocessor, so that five rows are "many"); 16 bytes at a time, and an element at a time where
+# multiprocessor, so that four rows are "many"); 16 bytes at a time, and an element at a time where
 # the length is odd
-@pytest.mark.parametrize(("dtype", "n"), [("float32", 32768), ("float32", 16385), ("float64", 40000), ("float64", 20001)])
+@pytest.mark.parametrize(
+    ("dtype", "n"), [("float32", 32768), ("float32", 16385), ("float64", 40000), ("float64", 20001)]
+)
 @pytest.mark.parametrize("log", [False, True])
 def test_softmax_of_many_long_rows_a_block_each_matches_numpy(ctx, rng, monkeypatch, dtype, n, log):
     from lazynd.ops import softmax_gpu as softmax_module
