@@ -205,6 +205,18 @@ def test_softmax_of_rows_at_an_address_off_the_16_byte_grid_matches_numpy(ctx, r
     assert_almost_equal(got, want * (d - (d * want).sum(-1, keepdims=True)), rtol=1e-4, atol=1e-6)
 
 
+def _assert_long_rows_forward_matches_numpy(ctx, x, dtype, log):
+    """softmax (or log_softmax) of ``x`` at temperature 0.5 on ``ctx`` in ``dtype`` against NumPy's in
+    float64; gives NumPy's softmax and the tolerance used."""
+    want = np_softmax(x, -1, 0.5)
+    op = mx.nd.log_softmax if log else mx.nd.softmax
+    got = op(mx.nd.array(x, ctx=ctx, dtype=dtype), temperature=0.5).asnumpy()
+    tolerance = {"rtol": 1e-3, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
+    with np.errstate(divide="ignore"):
+        assert_almost_equal(got, np.log(want) if log else want, **tolerance)
+    return want, tolerance
+
+
 # long rows cut into pieces: several a row where the rows are fewer than the GPU's multiprocessors (the
 # GPU said to have four); with one, the forward pass takes a block a row and the gradient two pieces
 PIECE_CASES = [("float32", 40000, 4), ("float64", 33000, 4), ("float64", 70000, 1)]
@@ -220,12 +232,7 @@ def test_softmax_of_long_rows_in_pieces_matches_numpy(ctx, rng, monkeypatch, dty
     monkeypatch.setattr(softmax_module, "multiprocessor_count", lambda device_id: multiprocessors)
     x, dy = rng.standard_normal((3, n)) * 4, rng.standard_normal((3, n))
     x[1, ::7] = -np.inf  # -inf elements get 0
-    want = np_softmax(x, -1, 0.5)
-    op = mx.nd.log_softmax if log else mx.nd.softmax
-    got = op(mx.nd.array(x, ctx=ctx, dtype=dtype), temperature=0.5).asnumpy()
-    tolerance = {"rtol": 1e-3, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
-    with np.errstate(divide="ignore"):
-        assert_almost_equal(got, np.log(want) if log else want, **tolerance)
+    want, tolerance = _assert_long_rows_forward_matches_numpy(ctx, x, dtype, log)
     y = np.log(want) if log else want
     if log:
         want_dx = (dy - want * dy.sum(-1, keepdims=True)) / 0.5
@@ -252,12 +259,7 @@ def test_softmax_of_many_long_rows_a_block_each_matches_numpy(ctx, rng, monkeypa
     x = rng.standard_normal((rows, n)) * 4
     x[1, ::7] = -np.inf  # -inf elements get 0
     x[2, n // 2] = 50.0  # one element far above the rest: the running sums rescale
-    want = np_softmax(x, -1, 0.5)
-    op = mx.nd.log_softmax if log else mx.nd.softmax
-    got = op(mx.nd.array(x, ctx=ctx, dtype=dtype), temperature=0.5).asnumpy()
-    tolerance = {"rtol": 1e-3, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-10, "atol": 1e-12}
-    with np.errstate(divide="ignore"):
-        assert_almost_equal(got, np.log(want) if log else want, **tolerance)
+    _assert_long_rows_forward_matches_numpy(ctx, x, dtype, log)
 
 
 @pytest.mark.parametrize("n", [6, 5000, 40000])
