@@ -154,9 +154,9 @@ class BucketingModule(BaseModule):
         grad_req: Any = "write",
     ) -> None:
         """Bind the default bucket's module for these shapes (other buckets bind on first use)."""
-        if force_rebind:
-            self._buckets, self._curr_module, self.binded = {}, None, False
-            self.params_initialized = self.optimizer_initialized = False
+        if force_rebind and self.binded:  # as MXNet's, the parameters carry over to the new executors
+            self._loaded_params = self.get_params() if self.params_initialized else None
+            self._buckets, self._curr_module, self.binded, self.optimizer_initialized = {}, None, False, False
         if self.binded:
             self.logger.warning("BucketingModule.bind: already bound, ignoring bind()")
             return

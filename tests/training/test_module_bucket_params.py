@@ -56,3 +56,18 @@ def test_module_bound_with_a_shared_module_lacking_its_parameter_is_refused():
     with pytest.raises(DataValueError, match="extra_weight"):
         borrower.bind([("data", (2, 3))], [("lro_label", (2, 2))], shared_module=lender)
 
+
+def test_force_rebind_keeps_the_trained_parameters():
+    mod = _bound()
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    mod.forward(_batch(3), is_train=True)
+    mod.backward()
+    mod.update()
+    trained = {name: array.asnumpy() for name, array in mod.get_params()[0].items()}
+    mod.bind([("data", (2, 3))], [("lro_label", (2, 2))], for_training=False, force_rebind=True)
+    assert mod.params_initialized and not mod.optimizer_initialized
+    for name, array in mod.get_params()[0].items():
+        np.testing.assert_allclose(array.asnumpy(), trained[name], rtol=1e-6)
+    mod.forward(_batch(3), is_train=False)
+    expected = np.ones((2, 3)) @ trained["fc_weight"].T + trained["fc_bias"]
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), expected, rtol=1e-5)
