@@ -20,7 +20,7 @@ import numpy as np
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
 from lazynd import ndarray as nd
-from lazynd.errors import DataError, LazyNDError
+from lazynd.errors import DataError, DataValueError, LazyNDError
 
 from ..model.checkpoint import load_bucket_symbols, load_params, save_checkpoint, states_file
 from ..name import NameManager
@@ -101,8 +101,8 @@ class BucketingModule(BaseModule):
         # every bucket, so its parameters are the ones the default bucket owns and shares.
         with NameManager():
             result = self._sym_gen(bucket_key)
-        if not (isinstance(result, tuple) and len(result) == 3):
-            raise DataError(
+        if not (isinstance(result, tuple) and len(result) == 3):  # (a ValueError, as MXNet's unpacking raises)
+            raise DataValueError(
                 f"BucketingModule: sym_gen({bucket_key!r}) must return (symbol, data_names, label_names), "
                 f"got {type(result).__name__}"
             )
