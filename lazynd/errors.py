@@ -152,6 +152,12 @@ class UnsupportedError(LazyNDError, AttributeError):
     """
 
 
+class NotImplementedHookError(LazyNDError, NotImplementedError):
+    """A method a subclass is to write is not written (``BaseModule.forward``, ``PythonModule``'s
+    ``_compute_output_shapes``, ``PythonLossModule.backward`` without ``grad_func``).  MXNet raises
+    ``NotImplementedError`` there, so ``except NotImplementedError`` catches it too."""
+
+
 class SettingConflictError(LazyNDError, UserWarning):
     """A setting cannot be changed because another one governs it (``set_learning_rate`` on an optimizer
     with an ``lr_scheduler``).  MXNet raises ``UserWarning`` there, so ``except UserWarning`` catches it too."""

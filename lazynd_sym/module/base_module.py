@@ -17,7 +17,7 @@ from lazynd import metric as metric_module
 from lazynd import ndarray as nd
 from lazynd.base import _as_list as _as_list  # modules written by users import these three from here
 from lazynd.callback import BatchEndParam
-from lazynd.errors import DataError, LazyNDError
+from lazynd.errors import DataError, LazyNDError, NotImplementedHookError
 from lazynd.log import get_logger
 
 from ..model import checkpoint
@@ -290,8 +290,8 @@ class BaseModule:
         """The symbol this module runs."""
         return self._symbol
 
-    def _abstract(self, what: str) -> LazyNDError:
-        return LazyNDError(f"{type(self).__name__} does not implement {what}")
+    def _abstract(self, what: str) -> NotImplementedHookError:
+        return NotImplementedHookError(f"{type(self).__name__} does not implement {what}")
 
     @property
     def data_names(self) -> list[str]:

@@ -20,7 +20,7 @@ import numpy as np
 from lazynd import initializer as init_module
 from lazynd import io as mx_io
 from lazynd import ndarray as nd
-from lazynd.errors import DataError, LazyNDError
+from lazynd.errors import DataError, DataValueError, LazyNDError
 
 from ..model.checkpoint import load_bucket_symbols, load_params, save_checkpoint, states_file
 from ..name import NameManager
@@ -101,8 +101,8 @@ class BucketingModule(BaseModule):
         # every bucket, so its parameters are the ones the default bucket owns and shares.
         with NameManager():
             result = self._sym_gen(bucket_key)
-        if not (isinstance(result, tuple) and len(result) == 3):
-            raise DataError(
+        if not (isinstance(result, tuple) and len(result) == 3):  # (a ValueError, as MXNet's unpacking raises)
+            raise DataValueError(
                 f"BucketingModule: sym_gen({bucket_key!r}) must return (symbol, data_names, label_names), "
                 f"got {type(result).__name__}"
             )
@@ -154,9 +154,9 @@ class BucketingModule(BaseModule):
         grad_req: Any = "write",
     ) -> None:
         """Bind the default bucket's module for these shapes (other buckets bind on first use)."""
-        if force_rebind:
-            self._buckets, self._curr_module, self.binded = {}, None, False
-            self.params_initialized = self.optimizer_initialized = False
+        if force_rebind and self.binded:  # as MXNet's, the parameters carry over to the new executors
+            self._loaded_params = self.get_params() if self.params_initialized else None
+            self._buckets, self._curr_module, self.binded, self.optimizer_initialized = {}, None, False, False
         if self.binded:
             self.logger.warning("BucketingModule.bind: already bound, ignoring bind()")
             return

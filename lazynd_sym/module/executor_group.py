@@ -233,9 +233,8 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
         self, k: int, ctx: Context, part: slice, dtypes: dict[str, Any], shared: ModuleExecutorGroup | None
     ) -> Any:
         """The executor of device ``k``: inputs of its slice, the shared group's arrays where there is one."""
-        shapes = {
-            d.name: device_shape(d.shape, self.batch_axes[d.name], part) for d in self.data_shapes + self.label_shapes
-        }
+        descs = self.data_shapes + self.label_shapes
+        shapes = {d.name: device_shape(d.shape, self.batch_axes[d.name], part) for d in descs}
         hint = "; give each as a data or label shape, or a shape= on its Variable"
         arg_shapes, _, aux_shapes = shapes_to_bind(self.symbol, shapes, "Module.bind", "the inputs ", hint)
         arg_types, _, aux_types = self.symbol.infer_type_partial(**dtypes)  # (the full form warns)
@@ -257,7 +256,8 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
                     if tuple(old.shape) != tuple(shape):
                         raise ShapeError(
                             f"Module.bind: {name!r} has shape {tuple(shape)} here but {tuple(old.shape)} in the "
-                            "shared module; parameters shared between buckets must have one shape"
+                            "shared module (the default bucket's, or this module's own before a reshape or a forward "
+                            "of new input shapes); a parameter keeps one shape: check the input shapes"
                         )
                     return old
             if table == "aux_dict" or name in self.param_names:

@@ -212,7 +212,7 @@ class Module(BaseModule):
             return
         # the arguments are checked before a force_rebind drops the executors: a refused bind leaves the module as it was
         for_training, inputs_need_grad = bind_flags(for_training, inputs_need_grad)
-        shared_group = lent_group(shared_module, Module)
+        shared_group = lent_group(shared_module, Module, self._param_names + self._aux_names)
         if self._params_dirty:  # the new executors start from the trained values (MXNet's lose the last updates)
             self.get_params()
         self._exec_group, self._groups, self.binded = None, ShapeGroups(), False

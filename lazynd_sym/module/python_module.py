@@ -17,7 +17,7 @@ import numpy as np
 
 from lazynd import initializer as init_module
 from lazynd import ndarray as nd
-from lazynd.errors import DataError, DataValueError, LazyNDError
+from lazynd.errors import DataError, DataValueError, LazyNDError, NotImplementedHookError
 
 from .base_module import BaseModule
 from .inputs import as_descs
@@ -245,7 +245,7 @@ class PythonLossModule(PythonModule):
         if not self.for_training:
             raise LazyNDError("PythonLossModule.backward: the module was bound with for_training=False")
         if self._grad_func is None:
-            raise LazyNDError("PythonLossModule.backward: give grad_func (or subclass and write backward)")
+            raise NotImplementedHookError("PythonLossModule.backward: give grad_func (or subclass and write backward)")
         grad = self._grad_func(self._scores, self._labels)
         if not isinstance(grad, nd.NDArray):
             grad = nd.array(np.asarray(grad), ctx=self._scores.context)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lazynd.errors import ArgumentTypeError, LazyNDError
+from lazynd.errors import ArgumentTypeError, DataValueError, LazyNDError
 from lazynd.io import DataDesc
 
 from .executor_group import ModuleExecutorGroup
@@ -46,8 +46,14 @@ class ShapeGroups(dict[tuple, ModuleExecutorGroup]):
         return group
 
 
-def lent_group(shared_module: Any, module_type: type[Any]) -> ModuleExecutorGroup | None:
+def lent_group(
+    shared_module: Any, module_type: type[Any], needed: list[str] | None = None
+) -> ModuleExecutorGroup | None:
     """The executor group whose arrays ``shared_module`` lends to ``bind`` (None: no ``shared_module``).
+
+    ``needed`` are the binding module's parameters and auxiliary states: each must be one the
+    lender has, as in MXNet, whose bind fails there (a bucket's own parameter would otherwise be
+    bound to zeros that no ``init_params`` reaches: the buckets initialise only the lender's).
 
     Raises
     ------
@@ -55,6 +61,8 @@ def lent_group(shared_module: Any, module_type: type[Any]) -> ModuleExecutorGrou
         When it is not a ``module_type`` (a :class:`~lazynd_sym.module.Module`).
     LazyNDError
         When it is not bound or its parameters are not initialized.
+    DataValueError
+        When it lacks a parameter or auxiliary state in ``needed``.
     """
     if shared_module is None:
         return None
@@ -62,4 +70,12 @@ def lent_group(shared_module: Any, module_type: type[Any]) -> ModuleExecutorGrou
         raise ArgumentTypeError(f"Module.bind: shared_module is a {type(shared_module).__name__}, not a Module")
     if not (shared_module.binded and shared_module.params_initialized):
         raise LazyNDError("Module.bind: shared_module must be bound and have its parameters initialized")
-    return shared_module._exec_group
+    group = shared_module._exec_group
+    missing = [name for name in needed or () if name not in group.param_names + group.aux_names]
+    if missing:
+        raise DataValueError(
+            f"Module.bind: parameters {missing} are not in shared_module, which has "
+            f"{group.param_names + group.aux_names}; a module bound with shared_module (a bucket of a "
+            "BucketingModule) may use only the parameters of that module (the default bucket's)"
+        )
+    return group

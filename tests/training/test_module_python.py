@@ -59,3 +59,17 @@ def test_python_loss_module_alone_gives_its_gradient_and_refuses_misuse():
         mx.mod.PythonLossModule(data_names=("a", "b"))
     with pytest.raises(DataError, match="data_shapes name \\['x'\\]"):
         mx.mod.PythonLossModule().bind([("x", (2, 3))])
+
+
+def test_hooks_a_subclass_has_not_written_raise_not_implemented_error_as_mxnet():
+    # MXNet's BaseModule, PythonModule and PythonLossModule raise NotImplementedError there
+    with pytest.raises(NotImplementedError, match="PythonModule does not implement _compute_output_shapes"):
+        mx.mod.PythonModule(["data"], ["softmax_label"], ["out"]).bind([("data", (2, 3))])
+    with pytest.raises(NotImplementedError, match="BaseModule does not implement forward"):
+        mx.mod.BaseModule().forward(mx.io.DataBatch([mx.nd.ones((2, 3))]))
+    no_grad = mx.mod.PythonLossModule()
+    no_grad.bind([("data", (2, 3))], [("softmax_label", (2,))])
+    no_grad.forward(mx.io.DataBatch([mx.nd.ones((2, 3))], [mx.nd.zeros((2,))]))
+    with pytest.raises(NotImplementedError, match="give grad_func") as caught:
+        no_grad.backward()
+    assert isinstance(caught.value, LazyNDError)

@@ -7,9 +7,11 @@ import gc
 import weakref
 
 import numpy as np
+import pytest
 from blob_problem import two_class_net
 
 import lazynd as mx
+from lazynd.errors import ShapeError
 from lazynd_sym.module.module import MAX_SHAPE_SETS
 
 
@@ -62,3 +64,15 @@ def test_a_set_of_shapes_in_use_stays_while_others_come_and_go() -> None:
         kept = weakref.ref(mod._exec_group)
         mod.forward(_batch(size))
         assert kept() is not None
+
+
+def test_a_batch_whose_shapes_change_a_parameter_is_refused_naming_the_reshape() -> None:
+    # the message spoke of buckets only, to a module that was never one: it names the reshape too
+    mod = _module()
+    wide = mx.io.DataBatch([mx.nd.ones((2, 6))], [mx.nd.zeros((2,))])
+    with pytest.raises(ShapeError, match=r"'fc1_weight' has shape \(16, 6\) here but \(16, 5\).*before a reshape"):
+        mod.forward(wide)
+    with pytest.raises(ShapeError, match="or a forward of new input shapes"):
+        mod.reshape([("data", (2, 6))], [("softmax_label", (2,))])
+    mod.forward(_batch(3))  # the module still runs the shapes it has
+    assert mod.get_outputs()[0].shape == (3, 2)
