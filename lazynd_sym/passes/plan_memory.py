@@ -9,6 +9,7 @@ The outputs of ``optional_outputs`` operators that no node reads and no one sees
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Sequence, Set
 
 import numpy as np
@@ -24,6 +25,42 @@ def entry_bytes(shape: Sequence[int] | None, dtype: str | None) -> int:
     if shape is None:
         return 0
     return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype or "float32").itemsize
+
+
+class _FreeBlocks:
+    """The free blocks, found by bisection: each context's blocks sorted by (size, order freed).
+
+    A request takes the smallest block that fits, and of blocks of one size the one freed
+    first; blocks still holding a ``keep_values`` entry's value are a separate pool, asked only
+    when no other block fits.  A linear scan of one list made the same choice, but a graph of
+    ``n`` entries (a 1000-step loop has tens of thousands) then cost ``n**2`` comparisons.
+    A block's pool is fixed while it is free: it changes only when an entry is given the block.
+    """
+
+    def __init__(self) -> None:
+        self._pools: dict[tuple[object, bool], list[tuple[int, int, int]]] = {}
+        self._freed = 0  # how many blocks were freed so far: the order among blocks of one size
+
+    def add(self, sid: int, size: int, where: object, keeps_value: bool) -> None:
+        insort(self._pools.setdefault((where, keeps_value), []), (size, self._freed, sid))
+        self._freed += 1
+
+    def _index(self, need: int, where: object, keeps_value: bool) -> tuple[list, int] | None:
+        pool = self._pools.get((where, keeps_value), [])
+        k = bisect_left(pool, (need,))  # the first block of at least ``need`` bytes
+        return (pool, k) if k < len(pool) and pool[k][0] <= need * MATCH_RANGE else None
+
+    def fits(self, need: int, where: object) -> bool:
+        """Whether a free block that keeps no value serves ``need`` bytes."""
+        return self._index(need, where, keeps_value=False) is not None
+
+    def take(self, need: int, where: object) -> int | None:
+        """Remove and return the best block for ``need`` bytes in ``where``; None when none fits."""
+        found = self._index(need, where, keeps_value=False) or self._index(need, where, keeps_value=True)
+        if found is None:
+            return None
+        pool, k = found
+        return pool.pop(k)[2]
 
 
 def plan_memory(
@@ -64,32 +101,19 @@ def plan_memory(
     pinned_blocks: set[int] = set()
     # blocks still holding the value of a ``keep_values`` entry: the last choice for a new entry
     keeping: set[int] = set()
-    free: list[int] = []
+    free = _FreeBlocks()
     inplace: dict[int, int] = {}
     node_context = graph.attrs.get("context")
     block_context: list = []
 
-    def fits(sid: int, need: int, where: object) -> bool:
-        return need <= sizes[sid] <= need * MATCH_RANGE and block_context[sid] == where
-
-    def other_block_fits(need: int, where: object) -> bool:
-        """Whether a free block that keeps no value fits ``need`` bytes."""
-        return any(sid not in keeping and fits(sid, need, where) for sid in free)
-
     def allocate(need: int, where: object = None) -> int:
-        best = None
-        for sid in free:
-            if fits(sid, need, where) and (
-                best is None or ((sid in keeping), sizes[sid]) < ((best in keeping), sizes[best])
-            ):
-                best = sid
-        if best is None:
+        sid = free.take(need, where)
+        if sid is None:
             sizes.append(need)
             live.append(0)
             block_context.append(where)
             return len(sizes) - 1
-        free.remove(best)
-        return best
+        return sid
 
     def release(e: int) -> None:
         sid = storage[e]
@@ -97,7 +121,7 @@ def plan_memory(
             return
         live[sid] -= 1
         if live[sid] == 0 and sid not in pinned_blocks:
-            free.append(sid)
+            free.add(sid, sizes[sid], block_context[sid], sid in keeping)
 
     for i in order:
         node = graph.nodes[i]
@@ -123,7 +147,7 @@ def plan_memory(
                     and s not in pinned_blocks
                     and s not in taken
                     and nbytes[src] == nbytes[out]
-                    and not (s in keeping and other_block_fits(nbytes[out], where))
+                    and not (s in keeping and free.fits(nbytes[out], where))
                 ):
                     sid = s
                     inplace[out] = src
