@@ -24,10 +24,10 @@ from lazynd.runtime import generator_for, kernel_context, kernel_for, with_gener
 from .. import passes
 from ..graph import IndexedGraph
 from ..passes.fuse_elemwise import fusion_enabled
-from ..passes.infer_shape import shape_known
 from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import output_arrays, pass_vars, written_output_vars
 from .bind_graph import prepare_bind_graph
+from .bound_shapes import bound_shapes_and_types
 from .bulking import bulk_enabled, pass_graphs
 from .memory import out_of_memory_named
 from .memory_group import MemoryGroup, StorageBlock
@@ -154,11 +154,7 @@ class Executor(PassRunner):
                 j = wrt_index[id(node)]
                 self._grad_entry[j] = graph.entry_of(entry)
                 same.append((self._grad_entry[j], graph.entry(graph.index[id(node)])))
-        shapes = passes.infer_shape(graph, known_shape, same)
-        types = passes.infer_type(graph, known_type, same)
-        for eid, (s, t) in enumerate(zip(shapes, types, strict=False)):
-            if not shape_known(s) or t is None:
-                raise ShapeError(f"bind: cannot infer shape/dtype of '{graph.entry_name(eid)}' (got {s}, {t})")
+        bound_shapes_and_types(graph, bound, known_shape, known_type, same)
 
         # entries that live in caller-visible arrays: variables, and 'write' gradients made by an op
         external = {graph.entry(i) for i in graph.variables()}
