@@ -11,7 +11,7 @@ from __future__ import annotations
 from lazynd.missing_faces import missing_name
 
 from . import device, dist, local
-from .base import KVKeyError, KVStore, create, register, supported_types
+from .base import KVKeyError, KVStore, MixedKeyTypesError, create, register, supported_types
 from .registry import KVStoreBase
 from .teststore import TestStore
 
@@ -20,6 +20,7 @@ __all__ = [
     "KVStoreBase",
     "TestStore",
     "KVKeyError",
+    "MixedKeyTypesError",
     "create",
     "register",
     "supported_types",

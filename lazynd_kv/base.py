@@ -28,10 +28,19 @@ from lazynd.errors import LazyNDError, ParameterError, ShapeError
 from lazynd.ndarray import NDArray
 from lazynd.optimizer.states_file import load_states, save_states
 
-from .pairs import Key, _check_key, _check_priority, copy_pairs, group_pairs
+from .pairs import Key, MixedKeyTypesError, _check_key, _check_priority, copy_pairs, group_pairs, key_kind
 from .registry import KVStoreBase, OneWorker, create, register, supported_types
 
-__all__ = ["KVKeyError", "KVStore", "KVStoreBase", "Updater", "create", "register", "supported_types"]
+__all__ = [
+    "KVKeyError",
+    "KVStore",
+    "MixedKeyTypesError",
+    "KVStoreBase",
+    "Updater",
+    "create",
+    "register",
+    "supported_types",
+]
 
 Updater = Callable[[Key, NDArray, NDArray], None]
 
@@ -62,6 +71,7 @@ class KVStore(OneWorker, KVStoreBase):
         self._type = name
         self._store: dict[Key, NDArray] = {}
         self._updater: Updater | None = None
+        self._key_kind: str | None = None  # 'int' or 'str' once a key is initialised: a store keeps to one
 
     # -- properties ----------------------------------------------------------------------------
     @property
@@ -74,7 +84,7 @@ class KVStore(OneWorker, KVStoreBase):
     # -- public API ----------------------------------------------------------------------------
     def init(self, key: Any, value: Any) -> None:
         """Initialise ``key`` (or a list of keys) with ``value``; with a list of values the first is used."""
-        groups = group_pairs(key, value, "init")
+        groups = self._pairs(key, value, "init")
         if isinstance(key, (list, tuple)) and len(groups) < len(key):
             repeated = next(k for k, count in Counter(map(_check_key, key)).items() if count > 1)
             raise KVKeyError(f"KVStore.init: key {repeated!r} is given twice in one call (init each key once)")
@@ -82,11 +92,13 @@ class KVStore(OneWorker, KVStoreBase):
             if k in self._store:
                 raise KVKeyError(f"KVStore.init: key {k!r} is already initialised (init each key once)")
         self._init_groups(groups)
+        if groups:
+            self._key_kind = key_kind(groups[0][0])
 
     def push(self, key: Any, value: Any, priority: int = 0) -> None:
         """Push values for ``key`` (or lists); the values of one key are summed, then the updater runs."""
         _check_priority(priority)
-        groups = self._checked_values(group_pairs(key, value, "push"), "push")
+        groups = self._checked_values(self._pairs(key, value, "push"), "push")
         self._push_groups(groups)
 
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
@@ -100,7 +112,7 @@ class KVStore(OneWorker, KVStoreBase):
             raise LazyNDError(f"KVStore.pull: ignore_sparse must be True or False, got {ignore_sparse!r}")
         if out is None:
             raise LazyNDError("KVStore.pull: out= is required (an NDArray or a list of NDArrays per key)")
-        groups = group_pairs(key, out, "pull")
+        groups = self._pairs(key, out, "pull")
         self._check_outs(groups, "pull")
         self._pull_groups(groups)
 
@@ -127,7 +139,7 @@ class KVStore(OneWorker, KVStoreBase):
         _check_priority(priority)
         if out is None:
             raise LazyNDError("KVStore.broadcast: out= is required (an NDArray or a list of NDArrays per key)")
-        self._check_outs_shaped_like(group_pairs(key, value, "broadcast"), group_pairs(key, out, "broadcast"))
+        self._check_outs_shaped_like(self._pairs(key, value, "broadcast"), self._pairs(key, out, "broadcast"))
         self.init(key, value)
         self.pull(key, out=out, priority=priority)
 
@@ -152,8 +164,8 @@ class KVStore(OneWorker, KVStoreBase):
         [[3.0, 3.0], [3.0, 3.0]]
         """
         _check_priority(priority)
-        given = group_pairs(key, value, "pushpull")
-        out_groups = given if out is None else group_pairs(key, out, "pushpull")
+        given = self._pairs(key, value, "pushpull")
+        out_groups = given if out is None else self._pairs(key, out, "pushpull")
         groups = self._checked_values(given, "pushpull")
         self._check_outs(out_groups, "pushpull")
         self._pushpull_groups(groups, out_groups)
@@ -238,6 +250,19 @@ class KVStore(OneWorker, KVStoreBase):
         waitall()
 
     # -- helpers for subclasses ----------------------------------------------------------------
+    def _pairs(self, key: Any, value: Any, what: str) -> list[tuple[Key, list[NDArray]]]:
+        """:func:`group_pairs`, with the keys checked to be of the store's kind: as MXNet 1.9.1, a store
+        whose keys are ints refuses a str key in any call, and the other way round."""
+        groups = group_pairs(key, value, what)
+        kind = self._key_kind
+        for k, _ in groups if kind is not None else ():
+            if key_kind(k) != kind:
+                raise MixedKeyTypesError(
+                    f"KVStore.{what}: key {k!r} is of type {key_kind(k)}, but this store's keys are of type "
+                    f"{kind}; a store takes keys of one type"
+                )
+        return groups
+
     def _checked_values(
         self, groups: Sequence[tuple[Key, list[NDArray]]], what: str
     ) -> list[tuple[Key, list[NDArray]]]:

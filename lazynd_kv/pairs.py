@@ -4,8 +4,8 @@ Every call takes a key and a value, or a list of keys and a list of values; a
 value is one NDArray or a list of them (one per device).  :func:`group_pairs`
 turns both forms into ``[(key, [arrays...]), ...]``, merging a key given twice
 into one group in the order given.  A key is an ``int`` or a ``str`` (a NumPy
-integer is taken as an ``int``, a ``bool`` is refused); a priority is an
-``int``.  A bad argument raises a :class:`~lazynd.errors.LazyNDError` naming
+integer is taken as an ``int``, a ``bool`` is refused), the keys of one call all
+of one kind, as MXNet 1.9.1 asserts; a priority is an ``int``.  A bad argument raises a :class:`~lazynd.errors.LazyNDError` naming
 the call and the key before the store changes anything.
 
 :func:`copy_pairs` is how the stores hand values on (a pull into the outputs,
@@ -27,6 +27,16 @@ from lazynd.runtime import push
 
 Key = int | str
 BUNDLE_BYTES = 1 << 20  # copies of host arrays smaller than this share one engine operation
+
+
+class MixedKeyTypesError(LazyNDError, AssertionError):
+    """int and str keys mixed in one call or one store.  MXNet 1.9.1 raises an ``AssertionError``
+    for a call's list and an ``MXNetError`` (a ``RuntimeError``) for a store: this is both."""
+
+
+def key_kind(key: Key) -> str:
+    """``'int'`` or ``'str'``: the type of a checked key (NumPy integers are ints), which one store keeps to."""
+    return "str" if isinstance(key, str) else "int"
 
 
 def _check_key(key: Any) -> Key:
@@ -55,9 +65,11 @@ def group_pairs(key: Any, value: Any, what: str) -> list[tuple[Key, list[NDArray
         if not isinstance(value, (list, tuple)) or len(value) != len(key):
             given = len(value) if isinstance(value, (list, tuple)) else type(value).__name__
             raise LazyNDError(f"{what}: {len(key)} keys need a list of {len(key)} values (or lists), got {given}")
+        checked = [_check_key(k) for k in key]
+        if len({key_kind(k) for k in checked}) > 1:
+            raise MixedKeyTypesError(f"{what}: the keys {list(key)!r} mix int and str keys; give keys of one type")
         groups: dict[Key, list[NDArray]] = {}
-        for k, v in zip(key, value, strict=True):
-            k = _check_key(k)
+        for k, v in zip(checked, value, strict=True):
             vs = _as_list(v, what, k)
             if k in groups:  # a key given twice: its arrays are merged, in order
                 groups[k].extend(vs)

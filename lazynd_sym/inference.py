@@ -73,6 +73,16 @@ def shapes_to_bind(symbol: Any, shapes: dict, who: str, given: str = "", hint: s
     is warned first (MXNet's bind raises alone; infer_shape's warning said the same thing with
     the shapes it did not know written as ``()``).
     """
+    if is_np_shape():
+        for name, shape in shapes.items():
+            if isinstance(shape, (tuple, list)) and 0 in tuple(shape):
+                # MXNet 1.9.1 takes the 0 as a size there; the shape pass still reads it as an unknown
+                # size it may fill from the shapes around it (a silent (5, 3) for (0, 3) + (5, 3))
+                raise ShapeError(
+                    f"{who}: the shape {tuple(shape)} of {name!r} has a zero-size dimension, which lazynd's "
+                    "shape inference cannot take from given shapes; bind zero-size arrays with bind() "
+                    "under mx.np_shape()"
+                )
     arg_shapes, out_shapes, aux_shapes = infer_shape(symbol._outputs, (), shapes, partial=False, warn=False)
     if arg_shapes is not None and out_shapes is not None and aux_shapes is not None:
         return arg_shapes, out_shapes, aux_shapes

@@ -3,7 +3,8 @@ and read back (MXNet's or ours) without MXNet installed.
 
 MXNet's ``Updater.get_states`` pickles its dict of states, each NDArray as
 ``mxnet.ndarray.ndarray.NDArray(None)`` whose pickled state is ``{'handle': bytearray(record)}``, the
-record one array of MXNet's NDArray file format.  :func:`dumps_states` writes that layout opcode by
+record one array of MXNet's NDArray file format: V2, or V3 under ``mx.np_shape`` (MXNet 1.9.1 loads each
+only in the mode that wrote it).  :func:`dumps_states` writes that layout opcode by
 opcode (pickling a stand-in class under MXNet's name would need MXNet importable), so the bytes load in
 MXNet 1.9.1 unchanged; :func:`loads_states` reads them, each such NDArray becoming a NumPy array.
 """
@@ -18,6 +19,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..formats.ndarray_record import ArrayRecord, ByteReader, encode_record, read_record
+from ..util import is_np_shape
 
 __all__ = ["dumps_states", "loads_states"]
 
@@ -30,6 +32,9 @@ def dumps_states(states: dict[Any, Any]) -> bytes | None:
     """``states`` (key -> None, a NumPy array, or a tuple or list of them) pickled as MXNet pickles its
     updater's states, or None when a key or state does not fit that layout (the caller pickles it as is).
 
+    Under ``mx.np_shape`` the arrays are V3 records, as MXNet 1.9.1 writes them there (and a 0-d state
+    fits); elsewhere V2 records.
+
     Examples
     --------
     >>> import numpy as np
@@ -38,29 +43,32 @@ def dumps_states(states: dict[Any, Any]) -> bytes | None:
     >>> loaded[0].tolist(), loaded['w'][0].tolist(), loaded['w'][1]
     ([1.0, 1.0], [0.0], None)
     """
+    np_shape = is_np_shape()
     out = io.BytesIO()
     out.write(pickle.PROTO + bytes([_PROTOCOL]) + pickle.EMPTY_DICT)
     for key, state in states.items():
-        if not isinstance(key, (int, str)) or isinstance(key, bool) or not _write_state(out, state, check=True):
+        fits = _write_state(out, state, np_shape, check=True)
+        if not isinstance(key, (int, str)) or isinstance(key, bool) or not fits:
             return None
         out.write(_plain(key))
-        _write_state(out, state, check=False)
+        _write_state(out, state, np_shape, check=False)
         out.write(pickle.SETITEM)
     out.write(pickle.STOP)
     return out.getvalue()
 
 
-def _write_state(out: io.BytesIO, state: Any, check: bool) -> bool:
-    """Write ``state`` (or, with ``check``, only say whether it can be written)."""
+def _write_state(out: io.BytesIO, state: Any, np_shape: bool, check: bool) -> bool:
+    """Write ``state`` (or, with ``check``, only say whether it can be written), its arrays as V3
+    records with ``np_shape``."""
     if state is None:
         if not check:
             out.write(pickle.NONE)
         return True
     if isinstance(state, np.ndarray):
         try:
-            record = b"".join(bytes(chunk) for chunk in encode_record("state", ArrayRecord(state)))
+            record = b"".join(bytes(chunk) for chunk in encode_record("state", ArrayRecord(state), np_shape))
         except FormatError:
-            return False  # a 0-d array, or a dtype MXNet cannot hold
+            return False  # a 0-d array outside np_shape, or a dtype MXNet cannot hold
         if not check:
             # NDArray(None), then its state {'handle': bytearray(record)} (BUILD calls __setstate__)
             out.write(_MXNET_NDARRAY + pickle.NONE + pickle.TUPLE1 + pickle.REDUCE)
@@ -70,10 +78,10 @@ def _write_state(out: io.BytesIO, state: Any, check: bool) -> bool:
         return True
     if isinstance(state, (tuple, list)) and type(state) in (tuple, list):
         if check:
-            return all(_write_state(out, part, check=True) for part in state)
+            return all(_write_state(out, part, np_shape, check=True) for part in state)
         out.write(pickle.MARK)
         for part in state:
-            _write_state(out, part, check=False)
+            _write_state(out, part, np_shape, check=False)
         out.write(pickle.TUPLE if isinstance(state, tuple) else pickle.LIST)
         return True
     return False

@@ -108,7 +108,7 @@ def pass_vars(executor: Any) -> None:
     executor._forward_vars = {
         flag: (args + aux, outputs + internal_writes + extra(executor._forward_order, flag)) for flag in (True, False)
     }
-    grads = [g.var for g in executor.grad_arrays if g is not None]
+    grads = [g.var for g, r in zip(executor.grad_arrays, executor.grad_req, strict=True) if r != "null"]
     executor._backward_vars = (args + aux + outputs, grads + internal_writes + extra(executor._backward_order, True))
     executor._copies_access = {}  # see copies_access: worked out again from these vars
 

@@ -24,10 +24,10 @@ from lazynd.runtime import generator_for, kernel_context, kernel_for, with_gener
 from .. import passes
 from ..graph import IndexedGraph
 from ..passes.fuse_elemwise import fusion_enabled
-from ..passes.infer_shape import shape_known
 from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import output_arrays, pass_vars, written_output_vars
 from .bind_graph import prepare_bind_graph
+from .bound_shapes import bound_shapes_and_types
 from .bulking import bulk_enabled, pass_graphs
 from .memory import out_of_memory_named
 from .memory_group import MemoryGroup, StorageBlock
@@ -68,7 +68,9 @@ class Executor(PassRunner):
         self.output_names = symbol.list_outputs()
         self._arg_index = {name: i for i, name in enumerate(self.arg_names)}
         self.arg_arrays = args
-        self.grad_arrays = [g if r != "null" else None for g, r in zip(grads, reqs, strict=False)]
+        # as MXNet: an array passed for an argument bound with grad_req 'null' is still its
+        # gradient array (left untouched by backward), so grad_dict shows it
+        self.grad_arrays = list(grads)
         self.grad_req = reqs
         self.aux_arrays = aux
         self._monitor = None
@@ -93,9 +95,9 @@ class Executor(PassRunner):
         return {}
 
     def _grad_array(self, j: int) -> Any:
-        """The gradient array of argument ``j``; only arguments whose ``grad_req`` is not ``"null"`` have one."""
+        """The gradient array backward writes for argument ``j``: only one whose ``grad_req`` is not ``"null"``."""
         grad = self.grad_arrays[j]
-        if grad is None:
+        if grad is None or self.grad_req[j] == "null":
             raise LazyNDError(f"executor: argument {self.arg_names[j]!r} has grad_req 'null': it has no gradient array")
         return grad
 
@@ -152,11 +154,7 @@ class Executor(PassRunner):
                 j = wrt_index[id(node)]
                 self._grad_entry[j] = graph.entry_of(entry)
                 same.append((self._grad_entry[j], graph.entry(graph.index[id(node)])))
-        shapes = passes.infer_shape(graph, known_shape, same)
-        types = passes.infer_type(graph, known_type, same)
-        for eid, (s, t) in enumerate(zip(shapes, types, strict=False)):
-            if not shape_known(s) or t is None:
-                raise ShapeError(f"bind: cannot infer shape/dtype of '{graph.entry_name(eid)}' (got {s}, {t})")
+        bound_shapes_and_types(graph, bound, known_shape, known_type, same)
 
         # entries that live in caller-visible arrays: variables, and 'write' gradients made by an op
         external = {graph.entry(i) for i in graph.variables()}
@@ -283,7 +281,9 @@ class Executor(PassRunner):
 
     @property
     def grad_dict(self) -> dict[str, Any]:
-        """Every argument's gradient array, None where it has none (``grad_req='null'``), as in MXNet."""
+        """Every argument's gradient array, as in MXNet: None where none was bound (``simple_bind`` with
+        ``grad_req='null'``, or ``bind`` without one); an array ``bind`` was given for an argument with
+        ``grad_req='null'`` is shown, and backward leaves it untouched."""
         return dict(zip(self.arg_names, self.grad_arrays, strict=False))
 
     @property

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lazynd.errors import OperatorError, ShapeError
+from lazynd.util import np_shape
 
 from ..attribute import parse_shape_hint
 from ..graph import IndexedGraph
@@ -14,6 +15,23 @@ Shape = tuple[int, ...]
 
 def shape_known(shape: Shape | None) -> bool:
     return shape is not None and all(d > 0 for d in shape)
+
+
+def sizes_known(shape: Shape | None) -> bool:
+    """Whether every dim of ``shape`` is a size, 0 included (shapes from :func:`infer_shape` with ``complete``)."""
+    return shape is not None and all(d >= 0 for d in shape)
+
+
+def _merge_sizes(node_name: str, arg: str, given: Shape | None, inferred: Shape | None) -> Shape | None:
+    """``_merge`` where a 0 is a size (``complete``): shapes must agree exactly."""
+    if inferred is None:
+        return given
+    inferred = tuple(int(d) for d in inferred)
+    if given is not None and given != inferred:
+        raise ShapeError(
+            f"infer_shape: node '{node_name}', argument '{arg}': provided shape {given}, inferred shape {inferred}"
+        )
+    return inferred
 
 
 def _merge(node_name: str, arg: str, given: Shape | None, inferred: Shape | None) -> Shape | None:
@@ -44,12 +62,20 @@ def _given_over_hint(hint: Shape | None, given: Shape) -> Shape:
 
 
 def infer_shape(
-    graph: IndexedGraph, known: dict[int, Shape], same_shape: list[tuple[int, int]] | None = None
+    graph: IndexedGraph,
+    known: dict[int, Shape],
+    same_shape: list[tuple[int, int]] | None = None,
+    complete: bool = False,
 ) -> list[Shape | None]:
     """Shapes of every entry (None or 0 dims where unknown); stores them in ``graph.attrs['shape']``.
 
     ``known`` maps entry ids to given shapes; ``same_shape`` lists entry pairs that must
     agree (a head gradient and its output, a gradient and its argument).
+
+    ``complete``: ``known`` gives every variable its whole shape (arrays bound under
+    ``mx.np_shape``), so a 0 is a zero-size dimension, never an unknown one.  Each rule then runs
+    as for an imperative call -- under NumPy shape semantics, once all its inputs are known --
+    and shapes must agree exactly; an entry no rule reaches stays None.
 
     Examples
     --------
@@ -60,11 +86,12 @@ def infer_shape(
     [(3,), (3,)]
     """
     shapes: list[Shape | None] = [None] * graph.num_entries
+    merge = _merge_sizes if complete else _merge
     for i in graph.variables():
         node = graph.nodes[i]
         shapes[graph.entry(i)] = _merge(node.name, node.name, _variable_hint(node), None)
     for eid, shape in known.items():
-        shapes[eid] = _given_over_hint(shapes[eid], tuple(shape))
+        shapes[eid] = tuple(shape) if complete else _given_over_hint(shapes[eid], tuple(shape))
     op_nodes = [i for i, n in enumerate(graph.nodes) if n.op is not None]
     pairs = same_shape or []
     changed = True
@@ -74,10 +101,15 @@ def infer_shape(
         order = op_nodes if sweep % 2 == 0 else op_nodes[::-1]
         sweep += 1
         for i in order:
-            changed |= _apply_node(graph, i, shapes)
+            if complete:
+                if all(shapes[e] is not None for e in graph.input_entries(i)):
+                    with np_shape():
+                        changed |= _apply_node(graph, i, shapes, merge)
+            else:
+                changed |= _apply_node(graph, i, shapes, merge)
         for a, b in pairs:
             for x, y in ((a, b), (b, a)):
-                merged = _merge(graph.entry_name(x), graph.entry_name(x), shapes[x], shapes[y])
+                merged = merge(graph.entry_name(x), graph.entry_name(x), shapes[x], shapes[y])
                 if merged != shapes[x]:
                     shapes[x] = merged
                     changed = True
@@ -87,7 +119,7 @@ def infer_shape(
     return shapes
 
 
-def _apply_node(graph: IndexedGraph, i: int, shapes: list) -> bool:
+def _apply_node(graph: IndexedGraph, i: int, shapes: list, merge: Any) -> bool:
     node = graph.nodes[i]
     op = node.opdef
     in_entries = graph.input_entries(i)
@@ -118,13 +150,13 @@ def _apply_node(graph: IndexedGraph, i: int, shapes: list) -> bool:
         return False  # the rule needs more than is known yet
     changed = False
     for e, arg, shape in zip(in_entries, names, list(new_in) + list(new_aux), strict=False):
-        merged = _merge(node.name, arg, shapes[e], shape)
+        merged = merge(node.name, arg, shapes[e], shape)
         if merged != shapes[e]:
             shapes[e] = merged
             changed = True
     for k, shape in enumerate(new_out):
         e = graph.entry(i, k)
-        merged = _merge(node.name, node.output_name(k), shapes[e], shape)
+        merged = merge(node.name, node.output_name(k), shapes[e], shape)
         if merged != shapes[e]:
             shapes[e] = merged
             changed = True

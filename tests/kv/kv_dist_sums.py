@@ -23,7 +23,7 @@ def semantics(kv, mx) -> None:
     check(np.all(out.asnumpy() == 4 * n), "list of four values")
     # small keys are batched into one buffer, the large one goes alone
     big = 300_000
-    keys = ["a", "b", "big", 4]
+    keys = ["a", "b", "big", "d"]
     kv.init(keys, [mx.nd.zeros((10,)), mx.nd.zeros((2, 2)), mx.nd.zeros((big,)), mx.nd.zeros((7,), dtype="float64")])
     kv.set_updater(lambda key, recv, stored: stored.__iadd__(recv * 2))
     for step in range(3):
@@ -93,7 +93,7 @@ def uneven_local_sums(kv, mx) -> None:
 def key_order_in_a_call(kv, mx) -> None:
     """The keys of one call may come in any order on each rank: the sums are those of MXNet."""
     rank, n = kv.rank, kv.num_workers
-    keys = ["a", "b", 3, "big", 1]
+    keys = ["a", "b", "c", "big", "0"]  # one kind of key per store, as in MXNet 1.9.1
     shapes = [(10,), (2, 2), (5,), (BIG,), (3,)]
     dtypes = ["float32", "float64", "float32", "float32", "int32"]
     kv.init(keys, [mx.nd.zeros(s, dtype=d) for s, d in zip(shapes, dtypes, strict=True)])

@@ -103,10 +103,36 @@ def test_pull_into_several_outputs(kv):
         np.testing.assert_array_equal(out.asnumpy(), np.full(SHAPE, 3, np.float32))
 
 
-def test_int_and_str_keys_are_distinct(kv):
+def test_a_store_keeps_to_the_kind_of_key_it_was_initialised_with(kv):
+    # as MXNet 1.9.1 ("Mixed key types are not allowed", an MXNetError): init, push and pull alike
     kv.init(3, mx.nd.ones(SHAPE))
-    kv.init("3", mx.nd.ones(SHAPE) * 2)
-    assert pulled(kv, 3)[0, 0] == 1 and pulled(kv, "3")[0, 0] == 2
+    for call in (
+        lambda: kv.init("3", mx.nd.ones(SHAPE)),
+        lambda: kv.push("3", mx.nd.ones(SHAPE)),
+        lambda: kv.pull("3", out=mx.nd.zeros(SHAPE)),
+        lambda: kv.pushpull("3", mx.nd.ones(SHAPE)),
+    ):
+        with pytest.raises(
+            lazynd_kv.MixedKeyTypesError, match="key '3' is of type str, but this store's keys are of type int"
+        ):
+            call()
+    assert pulled(kv, 3)[0, 0] == 1
+
+
+def test_a_store_of_str_keys_refuses_an_int_key_as_a_runtime_error(kv):
+    kv.init("w", mx.nd.ones(SHAPE))
+    with pytest.raises(RuntimeError, match="key 4 is of type int, but this store's keys are of type str"):
+        kv.init(4, mx.nd.ones(SHAPE))
+
+
+def test_one_call_mixing_int_and_str_keys_is_refused_before_anything(kv):
+    # as MXNet 1.9.1 (an AssertionError, "inconsistent types of keys"), and the store stays open to either kind
+    with pytest.raises(AssertionError, match=r"init: the keys \[3, 'a'\] mix int and str keys"):
+        kv.init([3, "a"], [mx.nd.ones(SHAPE)] * 2)
+    kv.init("a", mx.nd.ones(SHAPE) * 2)
+    with pytest.raises(lazynd_kv.MixedKeyTypesError, match="push: the keys"):
+        kv.push(["a", 3], [mx.nd.ones(SHAPE)] * 2)
+    assert pulled(kv, "a")[0, 0] == 2
 
 
 def test_pull_of_an_uninitialised_key_names_it(kv):
@@ -158,7 +184,7 @@ def test_second_init_of_a_key_fails_and_keeps_the_value(kv):
 
 def test_a_key_given_twice_in_one_init_is_refused_and_nothing_is_stored(kv):
     with pytest.raises(lazynd_kv.KVKeyError, match="key 'w' is given twice in one call"):
-        kv.init(["w", 3, "w"], [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE), mx.nd.zeros(SHAPE)])
+        kv.init(["w", "v", "w"], [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE), mx.nd.zeros(SHAPE)])
     with pytest.raises(lazynd_kv.KVKeyError, match="key 'w' is not initialised"):
         kv.pull("w", out=mx.nd.zeros(SHAPE))
 

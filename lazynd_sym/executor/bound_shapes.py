@@ -1,0 +1,49 @@
+"""The shapes and dtypes of every entry of a graph being bound, worked out once at bind.
+
+Bound arrays give every variable its whole shape.  Under ``mx.np_shape`` a 0 in one is a
+zero-size axis, as in MXNet 1.9.1, so the shape pass runs in its ``complete`` mode (each rule as
+for an imperative call) and a graph of zero-size entries binds and runs.  Outside it a 0 is an
+unknown size, and MXNet cannot make such an array: a bound zero-size array is refused by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lazynd.errors import ShapeError
+from lazynd.util import is_np_shape
+
+from .. import passes
+from ..graph import IndexedGraph
+from ..passes.infer_shape import shape_known, sizes_known
+
+
+def bound_shapes_and_types(
+    graph: IndexedGraph,
+    bound: list[tuple[Any, Any]],
+    known_shape: dict[int, tuple],
+    known_type: dict[int, str],
+    same: list[tuple[int, int]],
+) -> None:
+    """Infer every entry's shape and dtype (into ``graph.attrs``) from the ``(variable node, array)``
+    pairs ``bound``, whose shapes and dtypes ``known_shape`` and ``known_type`` give by entry id; ``same``
+    pairs entries that must agree (see :func:`lazynd_sym.passes.infer_shape.infer_shape`).  Raises
+    ShapeError naming an entry left unknown."""
+    complete = is_np_shape()
+    if not complete:
+        _refuse_zero_size(bound)
+    shapes = passes.infer_shape(graph, known_shape, same, complete=complete)
+    types = passes.infer_type(graph, known_type, same)
+    is_known = sizes_known if complete else shape_known
+    for eid, (shape, dtype) in enumerate(zip(shapes, types, strict=False)):
+        if not is_known(shape) or dtype is None:
+            raise ShapeError(f"bind: cannot infer shape/dtype of '{graph.entry_name(eid)}' (got {shape}, {dtype})")
+
+
+def _refuse_zero_size(bound: list[tuple[Any, Any]]) -> None:
+    for node, array in bound:
+        if 0 in tuple(array.shape):
+            raise ShapeError(
+                f"bind: {node.name!r} is bound to a zero-size array of shape {tuple(array.shape)}; outside "
+                "mx.np_shape a 0 is an unknown size (as in MXNet 1.9.1): bind it under mx.np_shape()"
+            )
