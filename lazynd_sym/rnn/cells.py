@@ -150,7 +150,10 @@ class BaseRNNCell:
         return ()
 
     def begin_state(self, func: Callable[..., Symbol] | None = None, **kwargs: Any) -> list[Symbol]:
-        """The initial states, ``func(name=..., shape=..., __layout__=...)`` each (default: zeros)."""
+        """The initial states, ``func(name=..., shape=..., __layout__=...)`` each (default: zeros).
+
+        ``kwargs`` go to ``func`` too, but a state's own ``shape`` and ``__layout__`` win over them,
+        as in MXNet: a ``shape=(batch, hidden)`` given here leaves the batch to the graph."""
         if self._modified:
             raise LazyNDError(
                 f"{type(self).__name__}: this cell is wrapped by another; call begin_state of the wrapper"
@@ -159,7 +162,7 @@ class BaseRNNCell:
         states = []
         for info in self.state_info:
             self._init_counter += 1
-            states.append(make(name=f"{self._prefix}begin_state_{self._init_counter}", **{**info, **kwargs}))
+            states.append(make(name=f"{self._prefix}begin_state_{self._init_counter}", **{**kwargs, **info}))
         return states
 
     def unpack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
