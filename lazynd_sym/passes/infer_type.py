@@ -74,7 +74,12 @@ def infer_type(
             aux_types = [types[e] for e in entries[n_data:]]
             out_types = [types[graph.entry(i, k)] for k in range(node.num_outputs())]
             in_types = _from_outputs(node, in_types, aux_types, out_types)
-            new_in, new_out, new_aux = node.opdef.infer_type(node.attrs, in_types, aux_types)
+            try:
+                new_in, new_out, new_aux = node.opdef.infer_type(node.attrs, in_types, aux_types)
+            except OperatorError as err:
+                # the rule names its op and argument, not which of the graph's nodes it is (an
+                # unrolled RNN has one '_plus' per step), as infer_shape's errors do
+                raise OperatorError(f"infer_type: node '{node.name}' ({node.opdef.name}): {err}") from err
             updates = list(zip(entries, node.input_names(), list(new_in) + list(new_aux), strict=False))
             updates += [(graph.entry(i, k), node.output_name(k), t) for k, t in enumerate(new_out)]
             for e, arg, t in updates:

@@ -16,10 +16,11 @@ Examples
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lazynd.errors import LazyNDError, MissingKeyError
+from lazynd.errors import ArgumentTypeError, ArgumentValueError, LazyNDError, MissingKeyError
 
 from ..symbol import Symbol
 
@@ -53,6 +54,7 @@ def _as_steps(length: int, inputs: Any, layout: str, merge: bool | None, in_layo
     in_axis = in_layout.find("T") if in_layout is not None else axis
     if axis < 0:
         raise LazyNDError(f"mx.rnn: layout {layout!r} has no time axis 'T' (expected 'NTC' or 'TNC')")
+    _check_length(length, inputs, merge)
     if isinstance(inputs, Symbol):
         if merge is False:
             if len(inputs.list_outputs()) != 1:
@@ -70,20 +72,45 @@ def _as_steps(length: int, inputs: Any, layout: str, merge: bool | None, in_layo
     return inputs
 
 
-def _begin_states(cell: BaseRNNCell, begin_state: Any) -> list[Symbol]:
-    """``begin_state`` as a list of one symbol per state of ``cell`` (its own zeros when None)."""
-    if begin_state is None:
-        return cell.begin_state()
-    states = [begin_state] if isinstance(begin_state, Symbol) and len(begin_state.list_outputs()) == 1 else begin_state
-    states = list(states)
+def _check_length(length: Any, inputs: Any, merge: bool | None) -> None:
+    """Refuse an unroll ``length`` that is not a count of steps, before it is taken for one.
+
+    A string or float length was compared with the number of step inputs (``'2'`` against 2 was
+    reported as "length 2 was given 2 step inputs"), and a length below 1 reached ``SliceChannel``
+    and was reported as its ``num_outputs``.  None is let through where nothing is split (a list of
+    steps, or a whole sequence kept whole).
+    """
+    splits = isinstance(inputs, Symbol) and merge is False
+    if length is None and not splits:
+        return
+    if isinstance(length, bool) or not isinstance(length, numbers.Integral):
+        raise ArgumentTypeError(f"mx.rnn: unroll's length must be an int (the number of steps), got {length!r}")
+    if length < (1 if splits else 0):
+        raise ArgumentValueError(
+            f"mx.rnn: unroll's length must be at least {1 if splits else 0} to split a sequence into steps, "
+            f"got {length}"
+        )
+
+
+def _check_states(cell: BaseRNNCell, states: Any, method: str, argument: str) -> list[Symbol]:
+    """``states`` as a list of one symbol per entry of ``cell.state_info``, or a LazyNDError naming the
+    cell, the method and the count and types given (a short list was an IndexError deep in a step)."""
+    states = [states] if isinstance(states, Symbol) and len(states.list_outputs()) == 1 else list(states)
     expected = len(cell.state_info)
     if len(states) != expected or not all(isinstance(state, Symbol) for state in states):
         given = [type(state).__name__ for state in states]
         raise LazyNDError(
-            f"{type(cell).__name__}.unroll: begin_state must be a list of {expected} symbols (one per entry "
+            f"{type(cell).__name__}.{method}: {argument} must be a list of {expected} symbols (one per entry "
             f"of state_info), got {len(states)}: {given}"
         )
     return states
+
+
+def _begin_states(cell: BaseRNNCell, begin_state: Any) -> list[Symbol]:
+    """``begin_state`` as a list of one symbol per state of ``cell`` (its own zeros when None)."""
+    if begin_state is None:
+        return cell.begin_state()
+    return _check_states(cell, begin_state, "unroll", "begin_state")
 
 
 def _take(args: dict[str, Any], name: str, cell: BaseRNNCell, method: str) -> Any:
@@ -150,7 +177,10 @@ class BaseRNNCell:
         return ()
 
     def begin_state(self, func: Callable[..., Symbol] | None = None, **kwargs: Any) -> list[Symbol]:
-        """The initial states, ``func(name=..., shape=..., __layout__=...)`` each (default: zeros)."""
+        """The initial states, ``func(name=..., shape=..., __layout__=...)`` each (default: zeros).
+
+        ``kwargs`` go to ``func`` too, but a state's own ``shape`` and ``__layout__`` win over them,
+        as in MXNet: a ``shape=(batch, hidden)`` given here leaves the batch to the graph."""
         if self._modified:
             raise LazyNDError(
                 f"{type(self).__name__}: this cell is wrapped by another; call begin_state of the wrapper"
@@ -159,7 +189,7 @@ class BaseRNNCell:
         states = []
         for info in self.state_info:
             self._init_counter += 1
-            states.append(make(name=f"{self._prefix}begin_state_{self._init_counter}", **{**info, **kwargs}))
+            states.append(make(name=f"{self._prefix}begin_state_{self._init_counter}", **{**kwargs, **info}))
         return states
 
     def unpack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +243,9 @@ class BaseRNNCell:
             outputs.append(output)
         return _as_steps(length, outputs, layout, merge_outputs), states
 
-    def _step_name(self) -> str:
+    def _step_name(self, states: list[Symbol]) -> str:
+        """The next step's node prefix (``<prefix>t<i>_``), once ``states`` are checked to be the cell's."""
+        _check_states(self, states, "__call__", "states")
         self._counter += 1
         return f"{self._prefix}t{self._counter}_"
 
@@ -253,7 +285,7 @@ class RNNCell(BaseRNNCell):
         return ("",)
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        name = self._step_name()
+        name = self._step_name(states)
         i2h = self._fully_connected(inputs, "i2h", self._num_hidden, f"{name}i2h")
         h2h = self._fully_connected(states[0], "h2h", self._num_hidden, f"{name}h2h")
         output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
@@ -285,7 +317,7 @@ class LSTMCell(BaseRNNCell):
         return ("_i", "_f", "_c", "_o")
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        name = self._step_name()
+        name = self._step_name(states)
         i2h = self._fully_connected(inputs, "i2h", 4 * self._num_hidden, f"{name}i2h")
         h2h = self._fully_connected(states[0], "h2h", 4 * self._num_hidden, f"{name}h2h")
         next_h, next_c = lstm_update(i2h + h2h, states[1], name, tanh)
@@ -310,7 +342,7 @@ class GRUCell(BaseRNNCell):
         return ("_r", "_z", "_o")
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        name = self._step_name()
+        name = self._step_name(states)
         hidden = self._num_hidden
         i2h = self._fully_connected(inputs, "i2h", 3 * hidden, f"{name}_i2h")
         h2h = self._fully_connected(states[0], "h2h", 3 * hidden, f"{name}_h2h")

@@ -176,3 +176,11 @@ def test_minus_one_is_an_unknown_dimension_of_a_given_shape_as_mxnet():
     fc = sym.FullyConnected(sym.Variable("x"), num_hidden=4, name="fc")
     assert fc.infer_shape_partial(x=(-1, 10)) == ([(0, 10), (4, 10), (4,)], [(0, 4)], [])
     assert fc.infer_shape(x=(2, -1)) == (None, None, None)
+
+
+def test_an_operators_type_error_names_the_node_of_the_graph():
+    # an unrolled LSTM given float64 data meets its float32 zero states in one '_plus' per step;
+    # MXNet 1.9.1 names the node ('_plus0') too
+    outputs, _ = mx.rnn.LSTMCell(3, prefix="l_").unroll(2, mx.sym.var("data"), merge_outputs=True)
+    with pytest.raises(OperatorError, match=r"infer_type: node '_plus\d+' \(_plus\): .*'rhs' has dtype float32"):
+        outputs.infer_type(data="float64")
