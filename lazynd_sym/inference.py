@@ -13,6 +13,7 @@ a given ``()`` is an unknown shape outside ``mx.np_shape`` and a scalar's under 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from lazynd.util import is_np_shape
 
 from .attribute import check_dtype_hint
 from .graph import Entry, IndexedGraph
-from .passes.expand_control_flow import expand_control_flow, has_control_flow, shape_reader
+from .passes.expand_control_flow import Unrolled, has_control_flow, shape_reader, unroll, unroll_for_types
 from .passes.infer_shape import infer_shape as infer_shape_pass
 from .passes.infer_shape import shape_known
 from .passes.infer_type import infer_type as infer_type_pass
@@ -45,15 +46,18 @@ def infer_shape(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool, 
         given = {k: v for k, v in given.items() if v}
     by_node = {id(graph.nodes[i]): given[graph.entry(i)] for i in graph.variables() if graph.entry(i) in given}
 
-    def inferred_with(default_length: int | None) -> tuple[list, list]:
-        expanded, at = _expanded(graph, outputs, shape_reader(by_node), default_length)
+    def inferred_with(default_length: int) -> tuple[list, list, bool]:
+        expanded, at, defaulted = _expanded(
+            graph, outputs, lambda heads: unroll(heads, shape_reader(by_node), default_length)
+        )
         inferred = infer_shape_pass(expanded, {at[k]: v for k, v in given.items() if k in at})
-        return inferred, _read_back(graph, at, inferred, given)
+        return inferred, _read_back(graph, at, inferred, given), defaulted
 
     # a loop of unknown length is written out twice, 1 and 2 steps long: the dims the two disagree
-    # on follow the length and stay unknown (MXNet's foreach output (0, ...))
-    inferred, shapes = inferred_with(1)
-    if has_control_flow(outputs):
+    # on follow the length and stay unknown (MXNet's foreach output (0, ...)); a loop whose length
+    # is known (a while_loop's max_iterations, a foreach's data shape) is written out once
+    inferred, shapes, defaulted = inferred_with(1)
+    if defaulted:
         shapes = [_agreed(a, b) for a, b in zip(shapes, inferred_with(2)[1], strict=True)]
     if partial:
         return _split(graph, [_partial_shape(s) for s in shapes])
@@ -107,11 +111,8 @@ def infer_type(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) -
     what = "infer_type_partial" if partial else "infer_type"
     graph = IndexedGraph(outputs)
     known = _known_by_name(graph, args, kwargs, what)
-    # a loop's length does not change types: one step stands for an unknown length
-    expanded, at = _expanded(graph, outputs, lambda entry: None, 1)
-    given = {k: check_dtype_hint(v, f"{what}: {graph.entry_name(k)!r}") for k, v in known.items()}
-    inferred = infer_type_pass(expanded, {at[k]: v for k, v in given.items() if k in at})
-    types = _read_back(graph, at, inferred, given)
+    expanded, at, _ = _expanded(graph, outputs, unroll_for_types)
+    inferred, types = _types(graph, expanded, at, known, what)
     if partial:
         return _split(graph, [None if t is None else np.dtype(t).type for t in types])
     if any(t is None for t in inferred) or any(t is None for t in _variables(graph, types)):
@@ -119,6 +120,41 @@ def infer_type(outputs: list[Entry], args: tuple, kwargs: dict, partial: bool) -
         _warn_unknown(graph, "type", [t is None for t in arg_types], arg_types)
         return None, None, None
     return _split(graph, [np.dtype(t).type for t in types])
+
+
+def types_to_bind(symbol: Any, type_dict: dict) -> tuple[list, list]:
+    """The dtypes simple_bind gives the arguments and auxiliary states of ``symbol``: those of
+    ``type_dict``, those inferred from them, and float32 (MXNet's default dtype) for the rest.
+
+    An argument nothing decides is float32, and the types are inferred again from that, since an
+    auxiliary state or another argument may follow it.  Both inferences run on one written-out graph.
+    """
+    graph = IndexedGraph(symbol._outputs)
+    expanded, at, _ = _expanded(graph, symbol._outputs, unroll_for_types)
+    given = dict(type_dict)
+
+    def arg_and_aux_types() -> tuple[list, list]:
+        known = _known_by_name(graph, (), given, "infer_type_partial")
+        types = _types(graph, expanded, at, known, "infer_type_partial")[1]
+        args, _, aux = _split(graph, [None if t is None else np.dtype(t).type for t in types])
+        return args, aux
+
+    arg_types, aux_types = arg_and_aux_types()
+    if None not in arg_types + aux_types:
+        return arg_types, aux_types
+    for name, dtype in zip(symbol.list_arguments(), arg_types, strict=False):
+        if dtype is None:
+            given.setdefault(name, np.float32)
+    arg_types, aux_types = arg_and_aux_types()
+    return [np.float32 if t is None else t for t in arg_types], [np.float32 if t is None else t for t in aux_types]
+
+
+def _types(graph: IndexedGraph, expanded: IndexedGraph, at: dict[int, int], known: dict, what: str) -> tuple:
+    """The types inferred over ``expanded`` from those ``known`` of ``graph``'s entries, and what
+    they are for ``graph``'s own entries (``expanded``: the loops written out one step long)."""
+    given = {k: check_dtype_hint(v, f"{what}: {graph.entry_name(k)!r}") for k, v in known.items()}
+    inferred = infer_type_pass(expanded, {at[k]: v for k, v in given.items() if k in at})
+    return inferred, _read_back(graph, at, inferred, given)
 
 
 def _warn_unknown(graph: IndexedGraph, what: str, unknown: list[bool], values: list) -> None:
@@ -132,12 +168,14 @@ def _warn_unknown(graph: IndexedGraph, what: str, unknown: list[bool], values: l
     )
 
 
-def _expanded(graph: IndexedGraph, outputs: list[Entry], shape_of: Any, default_length: int | None) -> tuple:
-    """The graph of ``outputs`` with its control flow written out, and a map from the entries of
-    ``graph``'s variables and heads to its own (``graph`` itself when it has no control flow)."""
+def _expanded(graph: IndexedGraph, outputs: list[Entry], unrolled: Callable[[list[Entry]], Unrolled]) -> tuple:
+    """The graph of ``outputs`` with its control flow written out by ``unrolled``, a map from the
+    entries of ``graph``'s variables and heads to its own (``graph`` itself when it has no control
+    flow), and whether a made-up length stood in for a loop's unknown one."""
     if not has_control_flow(outputs):
-        return graph, {e: e for e in range(graph.num_entries)}
-    expanded = IndexedGraph(expand_control_flow(outputs, shape_of, default_length))
+        return graph, {e: e for e in range(graph.num_entries)}, False
+    written = unrolled(outputs)
+    expanded = IndexedGraph(written.heads)
     # a variable only a loop passes through, unchanged, to an output nobody reads is not in the
     # expanded graph: it has no entry there
     at = {
@@ -146,7 +184,7 @@ def _expanded(graph: IndexedGraph, outputs: list[Entry], shape_of: Any, default_
         if id(graph.nodes[i]) in expanded.index
     }
     at.update(zip(graph.heads, expanded.heads, strict=True))
-    return expanded, at
+    return expanded, at, written.length_defaulted
 
 
 def _read_back(graph: IndexedGraph, at: dict[int, int], values: list, given: dict[int, Any]) -> list:

@@ -16,7 +16,8 @@ from lazynd.context import Context, as_context
 from lazynd.errors import ArgumentTypeError, ArgumentValueError, ContextError, LazyNDError, ShapeError
 from lazynd.ndarray.sparse import check_dense
 
-from ..inference import shapes_to_bind
+from ..inference import shapes_to_bind, types_to_bind
+from ..passes.expand_control_flow import one_unrolling_per_bind
 from .executor import Executor
 from .memory import out_of_memory_named
 from .placed import PlacedExecutor, needs_placement
@@ -153,24 +154,6 @@ def _grad_reqs(caller: str, grad_req: Any, names: list[str]) -> list[str]:
     return reqs
 
 
-def _bound_types(symbol: Any, names: list, aux_names: list, type_dict: Any) -> tuple[list, list]:
-    """The dtypes simple_bind gives the arguments and auxiliary states: those of ``type_dict``,
-    those inferred from them, and float32 (MXNet's default dtype) for any that nothing decides."""
-    given = dict(_optional_dict("simple_bind", "type_dict", type_dict))
-    # (the partial form: the full one warns the user of what stays unknown, which is no news here)
-    partial_args, _, partial_aux = symbol.infer_type_partial(**given)
-    if None not in partial_args + partial_aux:
-        return partial_args, partial_aux
-    for name, dtype in zip(names, partial_args, strict=False):
-        if dtype is None:
-            given.setdefault(name, np.float32)
-    partial_args, _, partial_aux = symbol.infer_type_partial(**given)
-    return (
-        [np.float32 if t is None else t for t in partial_args],
-        [np.float32 if t is None else t for t in partial_aux],
-    )
-
-
 class Sharing:
     """Where ``simple_bind`` may take arrays from instead of allocating them: ``shared_exec``'s
     arguments and gradients of the same name and shape named in ``shared_arg_names`` (none when
@@ -229,16 +212,26 @@ def simple_bind(
     sharing: Sharing,
     shapes: dict,
 ) -> Executor:
-    """The executor of ``symbol.simple_bind``: arrays of the inferred shapes, or those ``sharing`` holds."""
+    """The executor of ``symbol.simple_bind``: arrays of the inferred shapes, or those ``sharing`` holds.
+
+    Its shape inference and its executor read one graph with the control flow written out.
+    """
     ctx = _check_binding("simple_bind", symbol, ctx)
     for name, stype in _optional_dict("simple_bind", "stype_dict", stype_dict).items():
         check_dense(stype, f"simple_bind: stype_dict[{name!r}]")
+    with one_unrolling_per_bind():
+        return _simple_bind(symbol, ctx, grad_req, type_dict, group2ctx, sharing, shapes)
+
+
+def _simple_bind(
+    symbol: Any, ctx: Context, grad_req: Any, type_dict: Any, group2ctx: Any, sharing: Sharing, shapes: dict
+) -> Executor:
     # as MXNet's, shapes of names the symbol lacks are passed over (a label's for a net without one)
     inputs = set(symbol.list_inputs())
     shapes = {name: shape for name, shape in shapes.items() if name in inputs}
     arg_shapes, _, aux_shapes = shapes_to_bind(symbol, shapes, "simple_bind")
     names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
-    arg_types, aux_types = _bound_types(symbol, names, aux_names, type_dict)
+    arg_types, aux_types = types_to_bind(symbol, _optional_dict("simple_bind", "type_dict", type_dict))
     executor_class = _executor_class("simple_bind", symbol, ctx, group2ctx)
     where = executor_class.variable_contexts(symbol, ctx, group2ctx)
 
