@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..arguments import is_choice
-from ..errors import LazyNDError
+from ..errors import LazyNDError, MissingKeyError
 from ..ndarray import dispatch
 from ..ndarray.dispatch import run_plan, visible_outputs
 from ..ops.registry import BackwardOpGradient, OpDef
@@ -310,8 +310,9 @@ def _concat_gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads
 
 # -- variables --------------------------------------------------------------------------------------
 def _grad_req(value: Any, where: str) -> str:
+    # a KeyError too: MXNet looks the name up in its table of grad_reqs, so ``except KeyError`` is what its users wrote
     if not is_choice(value, GRAD_REQS):
-        raise LazyNDError(f"{where}: grad_req must be one of {', '.join(map(repr, GRAD_REQS))}, got {value!r}")
+        raise MissingKeyError(f"{where}: grad_req must be one of {', '.join(map(repr, GRAD_REQS))}, got {value!r}")
     return value
 
 

@@ -25,6 +25,7 @@ from ..errors import LazyNDError
 from ..ndarray import NDArray
 
 __all__ = [
+    "TrainingStateScope",
     "backward",
     "compute_gradient",
     "grad",
@@ -46,14 +47,23 @@ def set_is_training(is_train: bool) -> bool:
     return was
 
 
-def train_section() -> _Scope:
+class TrainingStateScope(_Scope):
+    """A ``with`` block that turns recording and training mode both on (``enter_state`` true) or
+    both off, and restores them on exit: what :func:`train_section` and :func:`test_section` are
+    made of, which programs of MXNet 0.10 also used by name."""
+
+    def __init__(self, enter_state: bool) -> None:
+        super().__init__(bool(enter_state), bool(enter_state))
+
+
+def train_section() -> TrainingStateScope:
     """A ``with`` block whose operations are recorded, in training mode (``autograd.record()``)."""
-    return _autograd.record(train_mode=True)
+    return TrainingStateScope(True)
 
 
-def test_section() -> _Scope:
+def test_section() -> TrainingStateScope:
     """A ``with`` block with recording and training mode off (``autograd.pause()``)."""
-    return _autograd.pause(train_mode=False)
+    return TrainingStateScope(False)
 
 
 def backward(outputs: Sequence[NDArray], out_grads: Sequence[Any] | None = None, retain_graph: bool = False) -> None:

@@ -12,15 +12,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..arguments import is_choice
-from ..errors import LazyNDError, UnsupportedError
+from ..errors import ArgumentValueError, UnsupportedError
 
 DENSE = "default"
 
 
 def check_dense(stype: Any, what: str) -> None:
-    """Refuse a storage type other than dense ``'default'`` (None means dense), naming ``what`` asked."""
+    """Refuse a storage type other than dense ``'default'`` (None means dense), naming ``what`` asked.
+
+    A ``ValueError`` too: MXNet's ``attach_grad`` and ``nd.zeros`` raise one for a storage type they do not know.
+    """
     if stype is not None and not is_choice(stype, (DENSE,)):
-        raise LazyNDError(
+        raise ArgumentValueError(
             f"{what}: storage type {stype!r} is not supported; lazynd arrays are all dense (stype 'default')"
         )
 

@@ -141,6 +141,31 @@ def test_an_unknown_grad_req_is_refused() -> None:
         mx.nd.ones((2,)).attach_grad("sum")
 
 
+@pytest.mark.parametrize(
+    "mark",
+    [
+        lambda x: x.attach_grad(grad_req="sum"),
+        lambda x: autograd.mark_variables([x], [mx.nd.zeros((2,))], grad_reqs="sum"),
+    ],
+    ids=["attach_grad", "mark_variables"],
+)
+def test_an_unknown_grad_req_is_a_key_error_as_in_mxnet(mark) -> None:
+    # MXNet 1.9.1 looks the name up in its table and raises KeyError('sum'): the except clauses written for it catch ours
+    with pytest.raises(KeyError, match="grad_req must be one of 'write', 'add', 'null', got 'sum'"):
+        mark(mx.nd.ones((2,)))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda: mx.nd.ones((2,)).attach_grad(stype="bogus"), lambda: mx.nd.zeros((2,), stype="bogus")],
+    ids=["attach_grad", "nd.zeros"],
+)
+def test_an_unknown_storage_type_is_a_value_error_as_in_mxnet(call) -> None:
+    # MXNet 1.9.1: ValueError('unknown storage typebogus') from both
+    with pytest.raises(ValueError, match="storage type 'bogus' is not supported"):
+        call()
+
+
 def test_mark_variables_puts_gradients_into_the_given_arrays() -> None:
     x, w = mx.nd.array([1.0, 2.0]), mx.nd.array([3.0, 4.0])
     dx, dw = mx.nd.zeros((2,)), mx.nd.ones((2,))

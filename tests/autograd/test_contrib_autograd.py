@@ -35,6 +35,23 @@ def test_set_is_training_sets_both_and_returns_the_previous_setting() -> None:
     assert (mx.autograd.is_recording(), mx.autograd.is_training()) == (False, False)
 
 
+def test_training_state_scope_sets_both_switches_and_restores_them() -> None:
+    x = mx.nd.array([1.0, 2.0])
+    dx = mx.nd.zeros_like(x)
+    ag.mark_variables([x], [dx])
+    with ag.TrainingStateScope(True):
+        assert (mx.autograd.is_recording(), mx.autograd.is_training()) == (True, True)
+        y = x * x
+        with ag.TrainingStateScope(False):
+            assert (mx.autograd.is_recording(), mx.autograd.is_training()) == (False, False)
+        assert (mx.autograd.is_recording(), mx.autograd.is_training()) == (True, True)
+    assert (mx.autograd.is_recording(), mx.autograd.is_training()) == (False, False)
+    ag.compute_gradient([y])
+    assert dx.asnumpy().tolist() == [2.0, 4.0]
+    assert isinstance(ag.train_section(), ag.TrainingStateScope)
+    assert isinstance(ag.test_section(), ag.TrainingStateScope)
+
+
 def test_grad_and_grad_and_loss_wrap_a_function() -> None:
     def f(a, b):
         return (a * b + a).sum()
