@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from functools import partial
 from typing import Any
 
 from lazynd.errors import OperatorError, ShapeError
@@ -22,29 +24,23 @@ def sizes_known(shape: Shape | None) -> bool:
     return shape is not None and all(d >= 0 for d in shape)
 
 
-def _merge_sizes(node_name: str, arg: str, given: Shape | None, inferred: Shape | None) -> Shape | None:
-    """``_merge`` where a 0 is a size (``complete``): shapes must agree exactly."""
-    if inferred is None:
-        return given
-    inferred = tuple(int(d) for d in inferred)
-    if given is not None and given != inferred:
-        raise ShapeError(
-            f"infer_shape: node '{node_name}', argument '{arg}': provided shape {given}, inferred shape {inferred}"
-        )
-    return inferred
-
-
-def _merge(node_name: str, arg: str, given: Shape | None, inferred: Shape | None) -> Shape | None:
+def _merge(node_name: str, arg: str, given: Shape | None, inferred: Shape | None, sizes: bool = False) -> Shape | None:
+    """``given`` and ``inferred`` as one shape: a 0 is an unknown dim the other fills, or, with
+    ``sizes`` (``infer_shape``'s ``complete``), a zero size, and the shapes must agree exactly."""
     if inferred is None:
         return given
     inferred = tuple(int(d) for d in inferred)
     if given is None:
         return inferred
-    if len(given) != len(inferred) or any(g and i and g != i for g, i in zip(given, inferred, strict=False)):
+    if sizes:
+        conflict = given != inferred
+    else:
+        conflict = len(given) != len(inferred) or any(g and i and g != i for g, i in zip(given, inferred, strict=False))
+    if conflict:
         raise ShapeError(
             f"infer_shape: node '{node_name}', argument '{arg}': provided shape {given}, inferred shape {inferred}"
         )
-    return tuple(g or i for g, i in zip(given, inferred, strict=False))
+    return inferred if sizes else tuple(g or i for g, i in zip(given, inferred, strict=False))
 
 
 def _variable_hint(node: Any) -> Shape | None:
@@ -86,7 +82,7 @@ def infer_shape(
     [(3,), (3,)]
     """
     shapes: list[Shape | None] = [None] * graph.num_entries
-    merge = _merge_sizes if complete else _merge
+    merge = partial(_merge, sizes=complete)
     for i in graph.variables():
         node = graph.nodes[i]
         shapes[graph.entry(i)] = _merge(node.name, node.name, _variable_hint(node), None)
@@ -96,25 +92,23 @@ def infer_shape(
     pairs = same_shape or []
     changed = True
     sweep = 0
-    while changed:
-        changed = False
-        order = op_nodes if sweep % 2 == 0 else op_nodes[::-1]
-        sweep += 1
-        for i in order:
-            if complete:
-                if all(shapes[e] is not None for e in graph.input_entries(i)):
-                    with np_shape():
-                        changed |= _apply_node(graph, i, shapes, merge)
-            else:
-                changed |= _apply_node(graph, i, shapes, merge)
-        for a, b in pairs:
-            for x, y in ((a, b), (b, a)):
-                merged = merge(graph.entry_name(x), graph.entry_name(x), shapes[x], shapes[y])
-                if merged != shapes[x]:
-                    shapes[x] = merged
-                    changed = True
-        if sweep > 2 * len(op_nodes) + 4:
-            break
+    # (complete: the rules run under NumPy shape semantics, as for an imperative call)
+    with np_shape() if complete else nullcontext():
+        while changed:
+            changed = False
+            order = op_nodes if sweep % 2 == 0 else op_nodes[::-1]
+            sweep += 1
+            for i in order:
+                if not complete or all(shapes[e] is not None for e in graph.input_entries(i)):
+                    changed |= _apply_node(graph, i, shapes, merge)
+            for a, b in pairs:
+                for x, y in ((a, b), (b, a)):
+                    merged = merge(graph.entry_name(x), graph.entry_name(x), shapes[x], shapes[y])
+                    if merged != shapes[x]:
+                        shapes[x] = merged
+                        changed = True
+            if sweep > 2 * len(op_nodes) + 4:
+                break
     graph.attrs["shape"] = shapes
     return shapes
 

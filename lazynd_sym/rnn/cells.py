@@ -243,7 +243,7 @@ class BaseRNNCell:
             outputs.append(output)
         return _as_steps(length, outputs, layout, merge_outputs), states
 
-    def _step_name(self, states: list[Symbol]) -> str:
+    def _begin_step(self, states: list[Symbol]) -> str:
         """The next step's node prefix (``<prefix>t<i>_``), once ``states`` are checked to be the cell's."""
         _check_states(self, states, "__call__", "states")
         self._counter += 1
@@ -285,7 +285,7 @@ class RNNCell(BaseRNNCell):
         return ("",)
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        name = self._step_name(states)
+        name = self._begin_step(states)
         i2h = self._fully_connected(inputs, "i2h", self._num_hidden, f"{name}i2h")
         h2h = self._fully_connected(states[0], "h2h", self._num_hidden, f"{name}h2h")
         output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
@@ -317,7 +317,7 @@ class LSTMCell(BaseRNNCell):
         return ("_i", "_f", "_c", "_o")
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        name = self._step_name(states)
+        name = self._begin_step(states)
         i2h = self._fully_connected(inputs, "i2h", 4 * self._num_hidden, f"{name}i2h")
         h2h = self._fully_connected(states[0], "h2h", 4 * self._num_hidden, f"{name}h2h")
         next_h, next_c = lstm_update(i2h + h2h, states[1], name, tanh)
@@ -342,7 +342,7 @@ class GRUCell(BaseRNNCell):
         return ("_r", "_z", "_o")
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        name = self._step_name(states)
+        name = self._begin_step(states)
         hidden = self._num_hidden
         i2h = self._fully_connected(inputs, "i2h", 3 * hidden, f"{name}_i2h")
         h2h = self._fully_connected(states[0], "h2h", 3 * hidden, f"{name}_h2h")

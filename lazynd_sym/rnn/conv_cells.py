@@ -176,7 +176,7 @@ class ConvRNNCell(BaseConvRNNCell):
         return ("",)
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        name = self._step_name(states)
+        name = self._begin_step(states)
         i2h, h2h = self._conv_forward(inputs, states, name)
         output = self._activate(i2h + h2h, name=f"{name}out")
         return output, [output]
@@ -194,7 +194,7 @@ class ConvLSTMCell(BaseConvRNNCell):
         return ("_i", "_f", "_c", "_o")
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        name = self._step_name(states)
+        name = self._begin_step(states)
         i2h, h2h = self._conv_forward(inputs, states, name)
         next_h, next_c = lstm_update(i2h + h2h, states[1], name, self._activate, axis=self._channel_axis)
         return next_h, [next_h, next_c]
@@ -211,7 +211,7 @@ class ConvGRUCell(BaseConvRNNCell):
         return ("_r", "_z", "_o")
 
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        name = self._step_name(states)
+        name = self._begin_step(states)
         i2h, h2h = self._conv_forward(inputs, states, name)
         # the gates split on the channel axis (MXNet 1.9.1 splits on axis 1 whatever the layout)
         axis = None if self._channel_axis == 1 else self._channel_axis
