@@ -96,7 +96,9 @@ def set_config(mode: str | None = None, filename: str = "profile.json", **kwargs
         MXNet 1.x's keywords: ``profile_all=True`` or ``profile_imperative=True`` mean
         ``mode='all'`` (when ``mode`` is not given), ``profile_symbolic`` alone 'symbolic';
         ``profile_process`` must be ``'worker'``; ``profile_memory``, ``profile_api``,
-        ``continuous_dump``, ``dump_period`` and ``aggregate_stats`` are accepted and change nothing.
+        ``continuous_dump``, ``dump_period`` and ``aggregate_stats`` are checked as MXNet checks them
+        and change nothing.  Flags take what MXNet's parser takes: booleans, 0 and 1, and their
+        strings (``'True'``, ``'false'``, ``'1'``...), read by their meaning.
 
     Examples
     --------
@@ -346,7 +348,11 @@ def _write_at_exit() -> None:
 
 
 def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", ascending: bool = False) -> str:  # noqa: A002 - MXNet's name
-    """The recorded operations per name: count and total/avg/min/max time in ms.
+    """The recorded operations per name: count and total/min/max/avg time in ms, in MXNet's layout.
+
+    The text is MXNet 1.9.1's: a ``Profile Statistics:`` preface, then one table per category
+    in name order (title, a rule, ``Name  Total Count  Time (ms)  Min Time (ms)  Max Time (ms)
+    Avg Time (ms)``, dashes, rows, a blank line), so that scripts reading MXNet's tables read these.
 
     ``format``: ``'table'`` (text) or ``'json'`` (MXNet's ``{"Time": {"operator": {name:
     {"Count", "Total", "Min", "Max", "Avg"}}}, "Memory": {}, "Unit": {"Time": "ms", "Memory": "kB"}}``,
@@ -362,7 +368,11 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
     >>> print(mx.profiler.dumps())  # doctest: +SKIP
     """
     global _stats_start
-    reset, ascending = flag("profiler.dumps", "reset", reset), flag("profiler.dumps", "ascending", ascending)
+    for name, value in (("reset", reset), ("ascending", ascending)):
+        # MXNet asserts a flag here (True, False, 1 or 0): 'no' or 2 is refused, not read as true
+        if not is_choice(value, (False, True)):
+            raise LazyNDError(f"profiler.dumps: {name} must be True or False, got {value!r}")
+    reset, ascending = bool(reset), bool(ascending)
     if not is_choice(format, ("table", "json")):
         raise LazyNDError(f"profiler.dumps: format must be 'table' or 'json', got {format!r}")
     if not is_choice(sort_by, profiler_tables.SORT_KEYS):

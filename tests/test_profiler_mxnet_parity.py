@@ -3,6 +3,9 @@ operators, the values ``set_config`` and ``dumps`` take, and the layout of ``dum
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
 import lazynd as mx
@@ -55,3 +58,40 @@ def test_set_config_takes_a_dump_period_above_zero_or_with_continuous_dump_off(t
     for period in (0, -1):  # continuous_dump is on unless turned off, as in MXNet
         with pytest.raises(mx.LazyNDError, match="dump_period must be above 0 while continuous_dump is on, got "):
             profiler.set_config(filename=path, dump_period=period)
+
+
+@pytest.mark.parametrize("argument", ["reset", "ascending"])
+@pytest.mark.parametrize("value", ["x", 2, None, "False"])
+def test_dumps_refuses_a_flag_mxnet_refuses(argument, value):
+    with pytest.raises(mx.LazyNDError, match=f"profiler.dumps: {argument} must be True or False, got "):
+        profiler.dumps(**{argument: value})
+
+
+@pytest.mark.parametrize("value", [True, False, 1, 0, np.bool_(True)])
+def test_dumps_takes_the_flags_mxnet_takes(value):
+    profiler.dumps(reset=value, ascending=value)
+
+
+def test_dumps_table_is_laid_out_as_mxnets(tmp_path):
+    profiler.set_config(profile_all=True, aggregate_stats=True, filename=str(tmp_path / "trace.json"))
+    profiler.set_state("run")
+    with profiler.Domain("data").new_task("a task name longer than twenty-five"):
+        ones = mx.nd.ones((2,))
+        for _ in range(3):
+            (ones + 1).wait_to_read()
+    profiler.set_state("stop")
+    lines = profiler.dumps(sort_by="count").splitlines()
+    assert lines[:3] == ["", "Profile Statistics:", "\tNote the difference in units for different entries."]
+    header = "Name" + " " * 26 + "Total Count        Time (ms)    Min Time (ms)    Max Time (ms)    Avg Time (ms)"
+    dashes = "----" + " " * 26 + "-----------        ---------    -------------    -------------    -------------"
+    # categories in name order, each: title, rule, header, dashes, rows, blank line
+    assert lines[3:7] == ["data", "=" * 17, header, dashes]
+    assert lines[7].startswith("a task name longer than twenty-five" + " " * 15 + "1" + " " * 11)
+    assert lines[8:12] == ["", "operator", "=" * 17, header]
+    assert lines[13].startswith("_plus_scalar" + " " * 28 + "3" + " " * 11)  # sort_by='count': most first
+    assert lines[-1] == "" and lines[-2].split()[0] == "_ones"
+
+
+def test_dumps_of_nothing_recorded_is_mxnets_preface_and_no_table():
+    assert profiler.dumps() == "\nProfile Statistics:\n\tNote the difference in units for different entries.\n"
+    assert json.loads(profiler.dumps(format="json"))["Time"] == {}
