@@ -95,3 +95,10 @@ def test_dumps_table_is_laid_out_as_mxnets(tmp_path):
 def test_dumps_of_nothing_recorded_is_mxnets_preface_and_no_table():
     assert profiler.dumps() == "\nProfile Statistics:\n\tNote the difference in units for different entries.\n"
     assert json.loads(profiler.dumps(format="json"))["Time"] == {}
+
+
+def test_device_rows_of_the_trace_are_named_as_mxnets():
+    # MXNet names a device's process row "cpu/0" (scripts pick the row by it), not "cpu(0)"
+    events = profiler.trace_of(lambda: (mx.nd.ones((2,)) + 1, mx.nd.ones((2,), ctx=mx.cpu(1)) + 1))
+    rows = [event["args"]["name"] for event in events if event["name"] == "process_name"]
+    assert rows == ["cpu/0", "cpu/1"]
