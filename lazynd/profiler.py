@@ -80,6 +80,8 @@ _origin = 0  # perf_counter_ns at the first run: trace time zero
 _engine: Any = None  # the engine the hook is installed on
 _records = profiler_trace.recorded  # (changed in place, never rebound: profiler_trace's hook appends to it)
 _stats_start = 0  # dumps() counts the records from here: dumps(reset=True) forgets statistics, not the trace
+# records a finishing dump() took out of the trace that dumps() still counts, as MXNet's statistics outlive its dump
+_stats_kept: list[tuple[Any, ...]] = []
 
 
 def set_config(mode: str | None = None, filename: str = "profile.json", **kwargs: Any) -> None:
@@ -249,6 +251,7 @@ def reset() -> None:
     """Forget every recorded operation."""
     global _origin, _written, _stats_start
     _records.clear()
+    _stats_kept.clear()
     _written = _stats_start = 0
     _origin = time.perf_counter_ns()
 
@@ -283,6 +286,7 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
     saved, named = dict(_config), _output_named
     # what was recorded before (a stopped or paused profile) is not part of run's trace
     earlier, origin, written, paused, stats_start = list(_records), _origin, _written, _paused, _stats_start
+    kept = list(_stats_kept)
     _records.clear()
     _config["mode"], _output_named, _paused, _stats_start = mode, False, False, 0  # stopping writes no file
     try:
@@ -293,6 +297,7 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
     finally:
         set_state("stop")
         _records[:] = earlier
+        _stats_kept[:] = kept
         _origin, _written, _paused, _stats_start = origin, written, paused, stats_start
         _config.update(saved)
         _output_named = named
@@ -304,7 +309,8 @@ def dump(finished: bool = True, profile_process: str = "worker") -> str:
     Parameters
     ----------
     finished : bool
-        Also stop the profiler and forget the written records (MXNet's meaning).
+        Also stop the profiler and forget the written records (MXNet's meaning): the next trace
+        holds only what is recorded after, while :func:`dumps` still counts them, as MXNet's does.
     profile_process : str
         ``'worker'`` only (MXNet's kvstore server profiling is not supported).
 
@@ -319,8 +325,10 @@ def dump(finished: bool = True, profile_process: str = "worker") -> str:
     _follow_engine()
     path = _write_trace()
     if finished:
+        counted = _stats_kept + list(_records)[_stats_start:]
         _stop_recording()
         reset()
+        _stats_kept[:] = counted  # the next trace starts afresh; dumps() still counts what was recorded
     return path
 
 
@@ -378,10 +386,12 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
     if not is_choice(sort_by, profiler_tables.SORT_KEYS):
         raise LazyNDError(f"profiler.dumps: sort_by must be one of {list(profiler_tables.SORT_KEYS)}, got {sort_by!r}")
     _follow_engine()
-    records = list(_records)[_stats_start:]
+    recent = list(_records)[_stats_start:]
+    records = _stats_kept + recent
     times, values = profiler_tables.gather(records, profiler_trace.gpu_times(records)[0])
     if reset:
-        _stats_start += len(records)
+        _stats_kept.clear()
+        _stats_start += len(recent)
     return profiler_tables.render(times, values, format, sort_by, ascending)
 
 

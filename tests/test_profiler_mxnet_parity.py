@@ -102,3 +102,20 @@ def test_device_rows_of_the_trace_are_named_as_mxnets():
     events = profiler.trace_of(lambda: (mx.nd.ones((2,)) + 1, mx.nd.ones((2,), ctx=mx.cpu(1)) + 1))
     rows = [event["args"]["name"] for event in events if event["name"] == "process_name"]
     assert rows == ["cpu/0", "cpu/1"]
+
+
+def test_dumps_still_counts_what_a_finishing_dump_wrote(tmp_path):
+    # MXNet's statistics outlive dump(finished=True); before, dump() forgot them with the trace
+    path = tmp_path / "trace.json"
+    profiler.set_config(profile_all=True, aggregate_stats=True, filename=str(path))
+    profiler.set_state("run")
+    mx.nd.dot(mx.nd.ones((2, 2)), mx.nd.ones((2, 2))).wait_to_read()
+    profiler.dump()
+    assert json.loads(profiler.dumps(format="json"))["Time"]["operator"]["dot"]["Count"] == 1
+    profiler.set_state("run")
+    mx.nd.dot(mx.nd.ones((2, 2)), mx.nd.ones((2, 2))).wait_to_read()
+    profiler.dump()
+    names = [event["name"] for event in json.loads(path.read_text())["traceEvents"] if event["ph"] == "X"]
+    assert names.count("dot") == 1  # the trace holds the second run only
+    assert json.loads(profiler.dumps(format="json", reset=True))["Time"]["operator"]["dot"]["Count"] == 2
+    assert json.loads(profiler.dumps(format="json"))["Time"] == {}
