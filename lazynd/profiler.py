@@ -309,8 +309,7 @@ def dump(finished: bool = True, profile_process: str = "worker") -> str:
     Parameters
     ----------
     finished : bool
-        Also stop the profiler and forget the written records (MXNet's meaning): the next trace
-        holds only what is recorded after, while :func:`dumps` still counts them, as MXNet's does.
+        Also stop the profiler and start the next trace afresh (:func:`dumps` still counts all).
     profile_process : str
         ``'worker'`` only (MXNet's kvstore server profiling is not supported).
 
