@@ -80,6 +80,8 @@ _origin = 0  # perf_counter_ns at the first run: trace time zero
 _engine: Any = None  # the engine the hook is installed on
 _records = profiler_trace.recorded  # (changed in place, never rebound: profiler_trace's hook appends to it)
 _stats_start = 0  # dumps() counts the records from here: dumps(reset=True) forgets statistics, not the trace
+# records a finishing dump() took out of the trace that dumps() still counts, as MXNet's statistics outlive its dump
+_stats_kept: list[tuple[Any, ...]] = []
 
 
 def set_config(mode: str | None = None, filename: str = "profile.json", **kwargs: Any) -> None:
@@ -96,7 +98,9 @@ def set_config(mode: str | None = None, filename: str = "profile.json", **kwargs
         MXNet 1.x's keywords: ``profile_all=True`` or ``profile_imperative=True`` mean
         ``mode='all'`` (when ``mode`` is not given), ``profile_symbolic`` alone 'symbolic';
         ``profile_process`` must be ``'worker'``; ``profile_memory``, ``profile_api``,
-        ``continuous_dump``, ``dump_period`` and ``aggregate_stats`` are accepted and change nothing.
+        ``continuous_dump``, ``dump_period`` and ``aggregate_stats`` are checked as MXNet checks them
+        and change nothing.  Flags take what MXNet's parser takes: booleans, 0 and 1, and their
+        strings (``'True'``, ``'false'``, ``'1'``...), read by their meaning.
 
     Examples
     --------
@@ -247,6 +251,7 @@ def reset() -> None:
     """Forget every recorded operation."""
     global _origin, _written, _stats_start
     _records.clear()
+    _stats_kept.clear()
     _written = _stats_start = 0
     _origin = time.perf_counter_ns()
 
@@ -281,6 +286,7 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
     saved, named = dict(_config), _output_named
     # what was recorded before (a stopped or paused profile) is not part of run's trace
     earlier, origin, written, paused, stats_start = list(_records), _origin, _written, _paused, _stats_start
+    kept = list(_stats_kept)
     _records.clear()
     _config["mode"], _output_named, _paused, _stats_start = mode, False, False, 0  # stopping writes no file
     try:
@@ -291,6 +297,7 @@ def trace_of(run: Callable[[], object], mode: str = "all") -> list[dict[str, Any
     finally:
         set_state("stop")
         _records[:] = earlier
+        _stats_kept[:] = kept
         _origin, _written, _paused, _stats_start = origin, written, paused, stats_start
         _config.update(saved)
         _output_named = named
@@ -302,7 +309,7 @@ def dump(finished: bool = True, profile_process: str = "worker") -> str:
     Parameters
     ----------
     finished : bool
-        Also stop the profiler and forget the written records (MXNet's meaning).
+        Also stop the profiler and start the next trace afresh (:func:`dumps` still counts all).
     profile_process : str
         ``'worker'`` only (MXNet's kvstore server profiling is not supported).
 
@@ -317,8 +324,10 @@ def dump(finished: bool = True, profile_process: str = "worker") -> str:
     _follow_engine()
     path = _write_trace()
     if finished:
+        counted = _stats_kept + list(_records)[_stats_start:]
         _stop_recording()
         reset()
+        _stats_kept[:] = counted  # the next trace starts afresh; dumps() still counts what was recorded
     return path
 
 
@@ -346,7 +355,11 @@ def _write_at_exit() -> None:
 
 
 def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", ascending: bool = False) -> str:  # noqa: A002 - MXNet's name
-    """The recorded operations per name: count and total/avg/min/max time in ms.
+    """The recorded operations per name: count and total/min/max/avg time in ms, in MXNet's layout.
+
+    The text is MXNet 1.9.1's: a ``Profile Statistics:`` preface, then one table per category
+    in name order (title, a rule, ``Name  Total Count  Time (ms)  Min Time (ms)  Max Time (ms)
+    Avg Time (ms)``, dashes, rows, a blank line), so that scripts reading MXNet's tables read these.
 
     ``format``: ``'table'`` (text) or ``'json'`` (MXNet's ``{"Time": {"operator": {name:
     {"Count", "Total", "Min", "Max", "Avg"}}}, "Memory": {}, "Unit": {"Time": "ms", "Memory": "kB"}}``,
@@ -362,16 +375,22 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", as
     >>> print(mx.profiler.dumps())  # doctest: +SKIP
     """
     global _stats_start
-    reset, ascending = flag("profiler.dumps", "reset", reset), flag("profiler.dumps", "ascending", ascending)
+    for name, value in (("reset", reset), ("ascending", ascending)):
+        # MXNet asserts a flag here (True, False, 1 or 0): 'no' or 2 is refused, not read as true
+        if not is_choice(value, (False, True)):
+            raise LazyNDError(f"profiler.dumps: {name} must be True or False, got {value!r}")
+    reset, ascending = bool(reset), bool(ascending)
     if not is_choice(format, ("table", "json")):
         raise LazyNDError(f"profiler.dumps: format must be 'table' or 'json', got {format!r}")
     if not is_choice(sort_by, profiler_tables.SORT_KEYS):
         raise LazyNDError(f"profiler.dumps: sort_by must be one of {list(profiler_tables.SORT_KEYS)}, got {sort_by!r}")
     _follow_engine()
-    records = list(_records)[_stats_start:]
+    recent = list(_records)[_stats_start:]
+    records = _stats_kept + recent
     times, values = profiler_tables.gather(records, profiler_trace.gpu_times(records)[0])
     if reset:
-        _stats_start += len(records)
+        _stats_kept.clear()
+        _stats_start += len(recent)
     return profiler_tables.render(times, values, format, sort_by, ascending)
 
 

@@ -17,14 +17,49 @@ MODES = ("symbolic", "all")
 # aggregation, which lazynd's dumps() always does): accepted, and change nothing here
 _MXNET1_TUNING = ("profile_memory", "profile_api", "continuous_dump", "dump_period", "aggregate_stats")
 _MXNET1_KEYWORDS = ("profile_all", "profile_symbolic", "profile_imperative", "profile_process", *_MXNET1_TUNING)
-_FLAGS = ("profile_all", "profile_symbolic", "profile_imperative", "profile_memory", "profile_api")
+_FLAGS = (
+    "profile_all",
+    "profile_symbolic",
+    "profile_imperative",
+    "profile_memory",
+    "profile_api",
+    "continuous_dump",
+    "aggregate_stats",
+)
 
 
-def _is_flag(value: Any) -> bool:
-    """Whether ``value`` is a boolean (Python's, NumPy's, or the ints 0 and 1), as MXNet's flags take."""
+# the strings MXNet's parameter parser reads as a flag, in any case ('yes', 'on' and '2' it refuses)
+_FLAG_STRINGS = {"true": True, "1": True, "false": False, "0": False}
+
+
+def _flag_value(key: str, value: Any) -> bool:
+    """The truth of a flag as MXNet reads it: a boolean (Python's or NumPy's), the int 0 or 1, or
+    the string of one (``'True'``, ``'false'``, ``'1'``...: MXNet passes every value as its string).
+    Anything else is refused: ``bool('false')`` would be true and turn on what the program turned off.
+    """
     if isinstance(value, bool) or (isinstance(value, numbers.Integral) and value in (0, 1)):
-        return True
-    return type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
+        return bool(value)
+    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in _FLAG_STRINGS:
+        return _FLAG_STRINGS[value.lower()]
+    raise LazyNDError(f"profiler.set_config: {key} must be True or False, got {value!r}")
+
+
+def _dump_period(value: Any, continuous_dump: bool) -> float:
+    """``dump_period`` as MXNet reads it: a number of seconds (or its string), above 0 unless
+    ``continuous_dump`` is off."""
+    try:
+        seconds = float(value) if not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        seconds = None
+    if seconds is None or seconds != seconds:  # (NaN)
+        raise LazyNDError(f"profiler.set_config: dump_period must be a number of seconds, got {value!r}")
+    if continuous_dump and seconds <= 0:
+        raise LazyNDError(
+            f"profiler.set_config: dump_period must be above 0 while continuous_dump is on, got {value!r}"
+        )
+    return seconds
 
 
 def check_process(profile_process: str, what: str) -> None:
@@ -47,11 +82,11 @@ def config_from(mode: str | None, filename: Any, kwargs: dict[str, Any]) -> tupl
             f"profiler.set_config: unknown argument(s) {unknown}; expected mode, filename or {list(_MXNET1_KEYWORDS)}"
         )
     check_process(kwargs.get("profile_process", "worker"), "set_config")
-    for key in _FLAGS:
-        if key in kwargs and not _is_flag(kwargs[key]):  # (a string such as 'false' is true: it would record)
-            raise LazyNDError(f"profiler.set_config: {key} must be True or False, got {kwargs[key]!r}")
+    flags = {key: _flag_value(key, kwargs[key]) for key in _FLAGS if key in kwargs}
+    # continuous_dump is on unless turned off, as in MXNet; lazynd writes at stop and exit either way
+    _dump_period(kwargs.get("dump_period", 1.0), flags.get("continuous_dump", True))
     if mode is None:
-        mode = "all" if kwargs.get("profile_all") or kwargs.get("profile_imperative") else "symbolic"
+        mode = "all" if flags.get("profile_all") or flags.get("profile_imperative") else "symbolic"
     if not is_choice(mode, MODES):
         raise LazyNDError(f"profiler.set_config: mode {mode!r} is not one of {list(MODES)}")
     if not isinstance(filename, (str, os.PathLike)) or not str(filename):

@@ -32,8 +32,11 @@ def gather(records: list[tuple[Any, ...]], spans: list[tuple[int, int]]) -> tupl
 
 
 def render(times: Times, values: Values, format: str, sort_by: str, ascending: bool) -> str:  # noqa: A002 - MXNet's name
-    """The tables of :func:`gather`'s sums, ``format`` 'table' or 'json', rows sorted by ``sort_by``."""
-    tables = {category: _time_rows(stats, sort_by, ascending) for category, stats in times.items()}
+    """The tables of :func:`gather`'s sums, ``format`` 'table' or 'json', rows sorted by ``sort_by``;
+    categories in name order, as MXNet lists them."""
+    tables = {
+        category: _time_rows(times[category], sort_by, ascending) for category in sorted(times) if times[category]
+    }
     if format == "json":
         # lazynd does not record memory use: the section MXNet always writes is there, empty (as
         # MXNet's is without profile_memory), so programs that read it find it
@@ -50,7 +53,7 @@ def render(times: Times, values: Values, format: str, sort_by: str, ascending: b
     sections = [_time_table(category, rows) for category, rows in tables.items()]
     if values["C"] or values["i"]:
         sections.append(_value_table(values))
-    return "\n\n".join(sections)
+    return _PREFACE + "".join(sections)
 
 
 def _add_time(stats: dict[str, list[float]], name: str, ms: float) -> None:
@@ -84,21 +87,46 @@ def _time_rows(stats: dict[str, list[float]], sort_by: str, ascending: bool) -> 
     )
 
 
+# MXNet's table layout: a preface, then per category its name, a rule, a header, dashes, one row
+# per name and a blank line; names left in 25 columns (a longer one pushes its row right), the
+# count in 16, each time in 17 with 4 decimals
+_PREFACE = "\nProfile Statistics:\n\tNote the difference in units for different entries.\n"
+_TIME_COLUMNS = ("Time (ms)", "Min Time (ms)", "Max Time (ms)", "Avg Time (ms)")
+
+
+def _section(category: str, columns: tuple[str, ...], rows: list[tuple[str, int, list[str]]]) -> str:
+    """One category's table: ``rows`` of (name, count, the other columns' text)."""
+    lines = [
+        category,
+        "=" * 17,
+        _line("Name", "Total Count", columns),
+        _line("----", "-----------", ["-" * len(c) for c in columns]),
+    ]
+    lines += [_line(name, str(count), cells) for name, count, cells in rows]
+    return "\n".join(lines) + "\n\n"
+
+
+def _line(name: str, count: str, cells: Any) -> str:
+    return f"{name:<25}{count:>16}" + "".join(f"{cell:>17}" for cell in cells)
+
+
 def _time_table(category: str, rows: list[tuple[Any, ...]]) -> str:
-    width = max([len(category)] + [len(row[0]) for row in rows])
-    lines = [f"{category:<{width}} {'count':>8} {'total ms':>12} {'mean ms':>10} {'min ms':>10} {'max ms':>10}"]
-    for name, count, total, low, high, avg in rows:
-        lines.append(f"{name:<{width}} {int(count):>8d} {total:>12.4f} {avg:>10.4f} {low:>10.4f} {high:>10.4f}")
-    return "\n".join(lines)
+    return _section(
+        category,
+        _TIME_COLUMNS,
+        [
+            (name, int(count), [f"{v:.4f}" for v in (total, low, high, avg)])
+            for name, count, total, low, high, avg in rows
+        ],
+    )
 
 
 def _value_table(values: dict[str, dict[tuple[str, str], list[Any]]]) -> str:
-    """Counters (count of changes, last, min and max value) and markers (count), named ``category: name``."""
-    rows = [(f"{c}: {n}", row) for phase in ("C", "i") for (c, n), row in sorted(values[phase].items())]
-    title = "counter / marker"
-    width = max([len(title)] + [len(label) for label, _ in rows])
-    lines = [f"{title:<{width}} {'count':>8} {'last':>12} {'min':>10} {'max':>10}"]
-    for label, (count, last, low, high) in rows:
-        shown = ["-" if v is None else str(v) for v in (last, low, high)]
-        lines.append(f"{label:<{width}} {count:>8d} {shown[0]:>12} {shown[1]:>10} {shown[2]:>10}")
-    return "\n".join(lines)
+    """Counters (count of changes, last, min and max value) and markers (count), named
+    ``category: name``: a lazynd table (MXNet puts counters among its time rows, with times)."""
+    rows = [
+        (f"{c}: {n}", count, ["-" if v is None else str(v) for v in (last, low, high)])
+        for phase in ("C", "i")
+        for (c, n), (count, last, low, high) in sorted(values[phase].items())
+    ]
+    return _section("counter / marker", ("Last", "Min", "Max"), rows)

@@ -8,7 +8,8 @@ GPU operations taken from their CUDA events (:func:`gpu_times`).
 Events
 ------
 ``dump()`` writes complete (``"ph": "X"``) events with ``ts``/``dur`` in
-microseconds since the profiler started, one ``pid`` per device and one ``tid`` per
+microseconds since the profiler started, one ``pid`` per device (named as MXNet names it:
+``cpu/0``, ``gpu/0``) and one ``tid`` per
 worker thread (per CUDA stream for GPU operations, named ``stream compute``, ``stream h2d``...), plus ``process_name``/``thread_name`` metadata events (``ts`` 0: every event has ``ph``, ``ts``,
 ``pid`` and ``tid``, which trace readers index without checking), which
 chrome://tracing and Perfetto load.  Operations whose name contains ``copyto``
@@ -106,8 +107,16 @@ def _previous_end(earlier: list[tuple[int, int]], start: int) -> int:
     return start
 
 
+# MXNet's names of its devices' process rows: "cpu/0", "gpu/1"; page-locked memory "cpu pinned/"
+_DEVICE_ROWS = {"cpu": "cpu/{}", "gpu": "gpu/{}", "cpu_pinned": "cpu pinned/"}
+
+
 def _device_label(device: Any) -> str:
-    return "cpu(0)" if device is None else str(device)
+    """The name of a device's process row, as MXNet's traces name it (scripts pick rows by it)."""
+    if device is None:
+        return "cpu/0"
+    row = _DEVICE_ROWS.get(getattr(device, "device_type", None) or "")
+    return str(device) if row is None else row.format(device.device_id)
 
 
 def trace_events(records: list[tuple[Any, ...]], origin: int) -> list[dict[str, Any]]:

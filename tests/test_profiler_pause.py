@@ -81,7 +81,7 @@ def test_dumps_json_sorted_by_count() -> None:
     assert counts == sorted(counts) and max(counts) == 3
     assert set(next(iter(table.values()))) == {"Count", "Total", "Min", "Max", "Avg"}
     text = profiler.dumps(sort_by="count")
-    assert text.splitlines()[1].split()[1] == "3"  # descending: the three additions first
+    assert text.splitlines()[7].split()[1] == "3"  # descending: the three additions first
     with pytest.raises(mx.LazyNDError, match="sort_by must be one of"):
         profiler.dumps(sort_by="median")
 
@@ -113,4 +113,4 @@ def test_dumps_reset_forgets_the_statistics_but_not_the_trace(tmp_path) -> None:
         names = {event["name"] for event in json.load(f)["traceEvents"]}
     assert {"dot", "sum"} <= names
     profiler.reset()  # reset() itself still forgets everything
-    assert json.loads(profiler.dumps(format="json"))["Time"]["operator"] == {}
+    assert json.loads(profiler.dumps(format="json"))["Time"] == {}  # no table at all, as MXNet's

@@ -119,14 +119,26 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None, ou
 
 
 def _fill_new_or_out(op: str, shape: Any, val: Any, ctx: Context | None, dtype: Any, out: Any) -> Any:
-    """``out`` (whose shape must be ``shape``), or a new array, filled with ``val``; ``op`` names the caller."""
+    """``out`` (whose shape must be ``shape``), or a new array, filled with ``val``; ``op`` names the caller.
+
+    The fill is the engine operation of MXNet's operator for ``op`` (``nd.ones`` pushes ``_ones``,
+    ``nd.zeros`` ``_zeros``, ``nd.full`` ``_full``), the name the profiler's trace and ``dumps()`` show.
+    """
     if out is None:
         out = new_array(_shape(shape), as_dtype(dtype), _ctx(ctx))
     elif _shape(shape) != out.shape:
         raise ShapeError(f"{op}: shape={_shape(shape)} does not match the shape of out, {out.shape}")
     val = element_of(out._data.dtype, val, "full")  # a value no element can hold is refused here
     # ``out`` a view of part of its storage keeps the storage's error (see NDArray)
-    push(out._ctx, _fill, (out._data, val), [out._var] if out._partial else [], [out._var], "_full", out.size)
+    push(
+        out._ctx,
+        _fill,
+        (out._data, val),
+        [out._var] if out._partial else [],
+        [out._var],
+        "_" + op[len("nd.") :],
+        out.size,
+    )
     return out
 
 
@@ -163,7 +175,7 @@ def zeros(
     ctx = _ctx(ctx)
     if ctx.device_type != "gpu":  # cpu, or cpu_pinned (page-locked memory)
         return dispatch.NDArray(get_backend(ctx).zeros(_shape(shape), as_dtype(dtype)), Var(holds_value=True), ctx)
-    return full(shape, 0, ctx, dtype)
+    return _fill_new_or_out("nd.zeros", shape, 0, ctx, dtype, None)
 
 
 def ones(
