@@ -82,20 +82,31 @@ def register_layout(n: int) -> tuple[int, int]:
     return group, per_thread
 
 
-def vector_width(n: int, per_thread: int, itemsize: int, *arrays: Any) -> int:
-    """How many consecutive elements a register kernel's thread reads and writes at a time: 16 bytes'
-    worth where a thread holds at least ``VECTOR_MIN_PER_THREAD`` elements, the row's length is a
-    multiple of it and every array's address is aligned to it; else one (the kernels exist for these
-    two widths only).
+def vector_width(n: int, itemsize: int, *arrays: Any) -> int:
+    """How many consecutive elements a thread reads and writes at a time along rows of ``n``: 16
+    bytes' worth where the row's length is a multiple of it and every array's address is aligned to
+    it; else one (the kernels exist for these two widths only).  The register kernels also need a
+    thread to hold at least ``VECTOR_MIN_PER_THREAD`` elements (:func:`register_width`).
 
     Examples:
-        >>> vector_width(1024, 8, 4), vector_width(1022, 8, 4), vector_width(1024, 2, 4), vector_width(10, 8, 8)
-        (4, 1, 1, 2)
+        >>> vector_width(1024, 4), vector_width(1022, 4), vector_width(10, 8)
+        (4, 1, 2)
     """
     width = VECTOR_BYTES // itemsize
-    if per_thread < VECTOR_MIN_PER_THREAD or n % width or any(a.data.ptr % VECTOR_BYTES for a in arrays):
+    if n % width or any(a.data.ptr % VECTOR_BYTES for a in arrays):
         return 1
     return width
+
+
+def register_width(n: int, per_thread: int, itemsize: int, *arrays: Any) -> int:
+    """:func:`vector_width` for a register kernel whose threads hold ``per_thread`` elements of a row:
+    one where they hold fewer than ``VECTOR_MIN_PER_THREAD``.
+
+    Examples:
+        >>> register_width(1024, 8, 4), register_width(1024, 2, 4)
+        (4, 1)
+    """
+    return vector_width(n, itemsize, *arrays) if per_thread >= VECTOR_MIN_PER_THREAD else 1
 
 
 def gradient_path(n: int) -> str:
@@ -162,7 +173,7 @@ def softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log:
         threads = max(ROW_THREADS, group)  # (the forward kernels know it from the group)
         grid = (min(-(-outer // (threads // group)), _GRID_LIMIT),)
         if y is None:  # a kernel for each layout and access width
-            width = vector_width(n, per_thread, out.dtype.itemsize, x, target)
+            width = register_width(n, per_thread, out.dtype.itemsize, x, target)
             name = f"lazynd_softmax_rows_{group}x{per_thread}v{width}_{dtype}"
             kernel = source.function(kctx.device_id, name)
             kernel(grid, (threads,), (x, target, np.int64(outer), np.int32(n), inv_temp, np.int32(log)))
@@ -171,14 +182,14 @@ def softmax_gpu(kctx: Any, x: Any, out: Any, axis: int, temperature: float, log:
             args = (*inputs, target, np.int64(outer), np.int32(n), np.int32(group), inv_temp, np.int32(log))
             kernel(grid, (threads,), args)
     elif path == "rows":  # 16 bytes at a time where the rows and addresses allow
-        width = vector_width(n, VECTOR_MIN_PER_THREAD, out.dtype.itemsize, x, target)
+        width = vector_width(n, out.dtype.itemsize, x, target)
         kernel = source.function(kctx.device_id, f"lazynd_softmax_block_rows_v{width}_{dtype}")
         grid = (min(outer, _GRID_LIMIT),)
         threads = ROW_BLOCK_THREADS_SHORT if n <= ROW_BLOCK_SPLIT else ROW_BLOCK_THREADS_LONG
         kernel(grid, (threads,), (x, target, np.int64(outer), np.int64(n), inv_temp, np.int32(log)))
     elif path == "pieces":
         # the forward pieces read 16 bytes at a time where they can, so a piece holds whole vectors
-        width = 1 if y is not None else vector_width(n, VECTOR_MIN_PER_THREAD, out.dtype.itemsize, x, target)
+        width = 1 if y is not None else vector_width(n, out.dtype.itemsize, x, target)
         chunk, chunks = piece_layout(outer, n, PIECE_BLOCKS_PER_MULTIPROCESSOR * multiprocessors, width)
         grid = (min(outer * chunks, _GRID_LIMIT),)
         shape = (np.int64(outer), np.int64(n), np.int64(chunk), np.int64(chunks))

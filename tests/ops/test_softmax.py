@@ -192,7 +192,7 @@ def test_softmax_of_every_register_layout_matches_numpy(ctx, rng, n, dtype):
 
 @pytest.mark.parametrize("log", [False, True])
 def test_softmax_of_rows_at_an_address_off_the_16_byte_grid_matches_numpy(ctx, rng, log):
-    # a view that starts one element in: its rows cannot be read 16 bytes at a time (vector_width says 1)
+    # a view that starts one element in: its rows cannot be read 16 bytes at a time (vector_width gives 1)
     flat = rng.standard_normal(1 + 12 * 64).astype(np.float32)
     x = mx.nd.array(flat, ctx=ctx)[1:].reshape((12, 64))
     op = mx.nd.log_softmax if log else mx.nd.softmax
