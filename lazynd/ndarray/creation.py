@@ -136,7 +136,7 @@ def _fill_new_or_out(op: str, shape: Any, val: Any, ctx: Context | None, dtype: 
         (out._data, val),
         [out._var] if out._partial else [],
         [out._var],
-        "_" + op[len("nd.") :],
+        "_" + op.removeprefix("nd."),
         out.size,
     )
     return out
