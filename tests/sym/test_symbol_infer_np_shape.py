@@ -103,3 +103,13 @@ def test_a_variable_shape_hint_keeps_its_zero_size_and_unknown_dims_under_np_sha
         assert zero.infer_shape_partial() == ([(0, 3), (0, 3)], [(0, 3)], [])
         unknown = sym.Variable("x", shape=(-1, 3)) + sym.Variable("b")
         assert unknown.infer_shape_partial(b=(4, -1)) == ([(4, 3), (4, 3)], [(4, 3)], [])
+
+
+def test_flatten_infers_nothing_from_a_partly_known_input():
+    # MXNet 1.9.1: the output of Flatten is unknown until every input dim is, and so is a weight behind it
+    net = sym.FullyConnected(sym.flatten(sym.Variable("data")), num_hidden=4, name="fc")
+    assert net.infer_shape_partial(data=(0, 3, 4)) == ([(0, 3, 4), (), ()], [()], [])
+    with mx.np_shape():
+        assert net.infer_shape_partial(data=(-1, 3, 4)) == ([(-1, 3, 4), None, None], [None], [])
+        assert net.infer_shape(data=(0, 3, 4))[1] == [(0, 4)]
+    assert net.infer_shape(data=(2, 3, 4))[1] == [(2, 4)]
