@@ -61,8 +61,8 @@ def normalize_attrs(attrs: dict[str, Any] | None, where: str = "symbol") -> dict
 
 
 def parse_shape_hint(value: Any, where: str) -> tuple[int, ...]:
-    """A variable's shape (``shape=`` or its ``__shape__`` attribute) as a tuple; 0 is an unknown size,
-    and so, under ``mx.np_shape``, is -1 (MXNet's unknown size there), read as 0.
+    """A variable's shape (``shape=`` or its ``__shape__`` attribute) as a tuple: 0 is an unknown size,
+    or under ``mx.np_shape`` a zero size, where -1 is the unknown one.
 
     Examples
     --------
@@ -79,7 +79,7 @@ def parse_shape_hint(value: Any, where: str) -> tuple[int, ...]:
             f"{where}: shape {value!r} is not a shape; expected a tuple of non-negative ints such as (2, 3) "
             "(-1 for an unknown size under mx.np_shape)"
         )
-    return tuple(max(d, 0) for d in shape)
+    return tuple(shape)
 
 
 def check_dtype_hint(value: Any, where: str) -> str:

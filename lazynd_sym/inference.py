@@ -77,16 +77,6 @@ def shapes_to_bind(symbol: Any, shapes: dict, who: str, given: str = "", hint: s
     is warned first (MXNet's bind raises alone; infer_shape's warning said the same thing with
     the shapes it did not know written as ``()``).
     """
-    if is_np_shape():
-        for name, shape in shapes.items():
-            if isinstance(shape, (tuple, list)) and 0 in tuple(shape):
-                # MXNet 1.9.1 takes the 0 as a size there; the shape pass still reads it as an unknown
-                # size it may fill from the shapes around it (a silent (5, 3) for (0, 3) + (5, 3))
-                raise ShapeError(
-                    f"{who}: the shape {tuple(shape)} of {name!r} has a zero-size dimension, which lazynd's "
-                    "shape inference cannot take from given shapes; bind zero-size arrays with bind() "
-                    "under mx.np_shape()"
-                )
     arg_shapes, out_shapes, aux_shapes = infer_shape(symbol._outputs, (), shapes, partial=False, warn=False)
     if arg_shapes is not None and out_shapes is not None and aux_shapes is not None:
         return arg_shapes, out_shapes, aux_shapes
@@ -197,10 +187,11 @@ def _read_back(graph: IndexedGraph, at: dict[int, int], values: list, given: dic
 
 
 def _agreed(one: tuple | None, other: tuple | None) -> tuple | None:
-    """A shape both inferences agree on, with 0 (unknown) for the dims where they differ."""
+    """A shape both inferences agree on, with an unknown dim (0, or -1 under ``mx.np_shape``) where they differ."""
     if one is None or other is None or len(one) != len(other):
         return None
-    return tuple(a if a == b else 0 for a, b in zip(one, other, strict=True))
+    unknown = -1 if is_np_shape() else 0
+    return tuple(a if a == b else unknown for a, b in zip(one, other, strict=True))
 
 
 def _variables(graph: IndexedGraph, values: list) -> list:
@@ -244,19 +235,22 @@ def _split(graph: IndexedGraph, values: list) -> tuple[list, list, list]:
 
 def _partial_shape(shape: tuple[int, ...] | None) -> tuple[int, ...] | None:
     """An inferred shape as ``infer_shape_partial`` reports it: MXNet's legacy way (unknown size 0,
-    unknown shape ``()``), or under ``mx.np_shape`` its NumPy-shape way (-1, and None)."""
+    unknown shape ``()``), or under ``mx.np_shape`` its NumPy-shape way (-1, as the pass has it, and None)."""
     if not is_np_shape():
         return () if shape is None else shape
-    return None if shape is None else tuple(d or -1 for d in shape)
+    return shape
 
 
 def _given_shape(name: str, value: Any) -> tuple[int, ...]:
-    """A shape given to ``infer_shape``: a tuple or list of dimensions, 0 or -1 (as MXNet 1.9.1 reads
-    it) for an unknown one."""
+    """A shape given to ``infer_shape``: a tuple or list of dimensions; -1 is an unknown one, and so
+    is 0 outside ``mx.np_shape`` (as MXNet 1.9.1 reads them), where under it a 0 is a zero size."""
     if isinstance(value, (tuple, list)) and all(_is_dimension(d) for d in value):
+        if is_np_shape():
+            return tuple(int(d) for d in value)
         return tuple(max(int(d), 0) for d in value)
     raise ShapeError(
-        f"infer_shape: the shape of {name!r} must be a tuple of dimensions >= 0 (0 or -1: unknown), got {value!r}"
+        f"infer_shape: the shape of {name!r} must be a tuple of dimensions >= 0 (-1: unknown, and 0 outside "
+        f"mx.np_shape), got {value!r}"
     )
 
 

@@ -178,17 +178,22 @@ register(
 )
 
 
-def _flatten_shape(attrs: dict, s: tuple) -> tuple:
-    if not s:
+def _flatten_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
+    data = in_shapes[0]
+    if data is not None and not data:
         raise ShapeError("Flatten: input must have at least 1 dim, got shape ()")
-    return (s[0], math.prod(s[1:]))
+    if data is None or not all(dim_is_known(d) for d in data):
+        # as MXNet 1.9.1's rule: nothing of the output until every input dim is known, so no weight
+        # behind it is inferred from half a shape ((0, 12) for an unknown batch)
+        return in_shapes, [None], aux_shapes
+    return in_shapes, [(data[0], math.prod(data[1:]))], aux_shapes
 
 
 register(
     OpDef(
         "Flatten",
         _reshape_forward,
-        infer_shape=unary_infer(_flatten_shape),
+        infer_shape=_flatten_infer,
         gradient=_like_gradient,
         aliases=("flatten",),
         doc="Collapse all axes but the first: (d0, d1*...*dk).",

@@ -1,8 +1,8 @@
 """The shapes and dtypes of every entry of a graph being bound, worked out once at bind.
 
 Bound arrays give every variable its whole shape.  Under ``mx.np_shape`` a 0 in one is a
-zero-size axis, as in MXNet 1.9.1, so the shape pass runs in its ``complete`` mode (each rule as
-for an imperative call) and a graph of zero-size entries binds and runs.  Outside it a 0 is an
+zero-size axis, as in MXNet 1.9.1, so the shape pass reads it as one (each rule, its inputs all
+known, runs as for an imperative call) and a graph of zero-size entries binds and runs.  Outside it a 0 is an
 unknown size, and MXNet cannot make such an array: a bound zero-size array is refused by name.
 """
 
@@ -15,7 +15,7 @@ from lazynd.util import is_np_shape
 
 from .. import passes
 from ..graph import IndexedGraph
-from ..passes.infer_shape import shape_known, sizes_known
+from ..passes.infer_shape import shape_known
 
 
 def bound_shapes_and_types(
@@ -29,14 +29,12 @@ def bound_shapes_and_types(
     pairs ``bound``, whose shapes and dtypes ``known_shape`` and ``known_type`` give by entry id; ``same``
     pairs entries that must agree (see :func:`lazynd_sym.passes.infer_shape.infer_shape`).  Raises
     ShapeError naming an entry left unknown."""
-    complete = is_np_shape()
-    if not complete:
+    if not is_np_shape():
         _refuse_zero_size(bound)
-    shapes = passes.infer_shape(graph, known_shape, same, complete=complete)
+    shapes = passes.infer_shape(graph, known_shape, same)
     types = passes.infer_type(graph, known_type, same)
-    is_known = sizes_known if complete else shape_known
     for eid, (shape, dtype) in enumerate(zip(shapes, types, strict=False)):
-        if not is_known(shape) or dtype is None:
+        if not shape_known(shape) or dtype is None:
             raise ShapeError(f"bind: cannot infer shape/dtype of '{graph.entry_name(eid)}' (got {shape}, {dtype})")
 
 

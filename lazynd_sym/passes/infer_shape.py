@@ -2,45 +2,21 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-from functools import partial
 from typing import Any
 
 from lazynd.errors import OperatorError, ShapeError
-from lazynd.util import np_shape
 
 from ..attribute import parse_shape_hint
 from ..graph import IndexedGraph
+from .shape_semantics import ShapeSemantics
 
 Shape = tuple[int, ...]
 
 
 def shape_known(shape: Shape | None) -> bool:
-    return shape is not None and all(d > 0 for d in shape)
-
-
-def sizes_known(shape: Shape | None) -> bool:
-    """Whether every dim of ``shape`` is a size, 0 included (shapes from :func:`infer_shape` with ``complete``)."""
-    return shape is not None and all(d >= 0 for d in shape)
-
-
-def _merge(node_name: str, arg: str, given: Shape | None, inferred: Shape | None, sizes: bool = False) -> Shape | None:
-    """``given`` and ``inferred`` as one shape: a 0 is an unknown dim the other fills, or, with
-    ``sizes`` (``infer_shape``'s ``complete``), a zero size, and the shapes must agree exactly."""
-    if inferred is None:
-        return given
-    inferred = tuple(int(d) for d in inferred)
-    if given is None:
-        return inferred
-    if sizes:
-        conflict = given != inferred
-    else:
-        conflict = len(given) != len(inferred) or any(g and i and g != i for g, i in zip(given, inferred, strict=False))
-    if conflict:
-        raise ShapeError(
-            f"infer_shape: node '{node_name}', argument '{arg}': provided shape {given}, inferred shape {inferred}"
-        )
-    return inferred if sizes else tuple(g or i for g, i in zip(given, inferred, strict=False))
+    """Whether every dim of ``shape`` is a size, in the calling thread's reading (under
+    ``mx.np_shape`` a 0 is one, outside it a 0 is an unknown dim)."""
+    return ShapeSemantics.current().known(shape)
 
 
 def _variable_hint(node: Any) -> Shape | None:
@@ -50,28 +26,18 @@ def _variable_hint(node: Any) -> Shape | None:
     return parse_shape_hint(text, f"variable {node.name!r}")
 
 
-def _given_over_hint(hint: Shape | None, given: Shape) -> Shape:
-    """A shape given at inference or bind replaces a variable's ``shape=`` hint (hint dims fill its zeros)."""
-    if hint is None or len(hint) != len(given):
-        return given
-    return tuple(g or h for g, h in zip(given, hint, strict=True))
-
-
 def infer_shape(
     graph: IndexedGraph,
     known: dict[int, Shape],
     same_shape: list[tuple[int, int]] | None = None,
-    complete: bool = False,
 ) -> list[Shape | None]:
-    """Shapes of every entry (None or 0 dims where unknown); stores them in ``graph.attrs['shape']``.
+    """Shapes of every entry (None, or unknown dims, where unknown); stores them in ``graph.attrs['shape']``.
 
     ``known`` maps entry ids to given shapes; ``same_shape`` lists entry pairs that must
     agree (a head gradient and its output, a gradient and its argument).
 
-    ``complete``: ``known`` gives every variable its whole shape (arrays bound under
-    ``mx.np_shape``), so a 0 is a zero-size dimension, never an unknown one.  Each rule then runs
-    as for an imperative call -- under NumPy shape semantics, once all its inputs are known --
-    and shapes must agree exactly; an entry no rule reaches stays None.
+    An unknown dim is a 0, or under ``mx.np_shape`` a -1, where a 0 is a zero-size axis
+    (:mod:`~lazynd_sym.passes.shape_semantics`, read once here for the whole inference).
 
     Examples
     --------
@@ -81,39 +47,35 @@ def infer_shape(
     >>> infer_shape(g, {0: (3,)})
     [(3,), (3,)]
     """
+    semantics = ShapeSemantics.current()
     shapes: list[Shape | None] = [None] * graph.num_entries
-    merge = partial(_merge, sizes=complete)
     for i in graph.variables():
-        node = graph.nodes[i]
-        shapes[graph.entry(i)] = _merge(node.name, node.name, _variable_hint(node), None)
+        shapes[graph.entry(i)] = _variable_hint(graph.nodes[i])
     for eid, shape in known.items():
-        shapes[eid] = tuple(shape) if complete else _given_over_hint(shapes[eid], tuple(shape))
+        shapes[eid] = semantics.fill_hint(shapes[eid], tuple(shape))
     op_nodes = [i for i, n in enumerate(graph.nodes) if n.op is not None]
     pairs = same_shape or []
     changed = True
     sweep = 0
-    # (complete: the rules run under NumPy shape semantics, as for an imperative call)
-    with np_shape() if complete else nullcontext():
-        while changed:
-            changed = False
-            order = op_nodes if sweep % 2 == 0 else op_nodes[::-1]
-            sweep += 1
-            for i in order:
-                if not complete or all(shapes[e] is not None for e in graph.input_entries(i)):
-                    changed |= _apply_node(graph, i, shapes, merge)
-            for a, b in pairs:
-                for x, y in ((a, b), (b, a)):
-                    merged = merge(graph.entry_name(x), graph.entry_name(x), shapes[x], shapes[y])
-                    if merged != shapes[x]:
-                        shapes[x] = merged
-                        changed = True
-            if sweep > 2 * len(op_nodes) + 4:
-                break
+    while changed:
+        changed = False
+        order = op_nodes if sweep % 2 == 0 else op_nodes[::-1]
+        sweep += 1
+        for i in order:
+            changed |= _apply_node(graph, i, shapes, semantics)
+        for a, b in pairs:
+            for x, y in ((a, b), (b, a)):
+                merged = semantics.merge(graph.entry_name(x), graph.entry_name(x), shapes[x], shapes[y])
+                if merged != shapes[x]:
+                    shapes[x] = merged
+                    changed = True
+        if sweep > 2 * len(op_nodes) + 4:
+            break
     graph.attrs["shape"] = shapes
     return shapes
 
 
-def _apply_node(graph: IndexedGraph, i: int, shapes: list, merge: Any) -> bool:
+def _apply_node(graph: IndexedGraph, i: int, shapes: list, semantics: ShapeSemantics) -> bool:
     node = graph.nodes[i]
     op = node.opdef
     in_entries = graph.input_entries(i)
@@ -130,27 +92,27 @@ def _apply_node(graph: IndexedGraph, i: int, shapes: list, merge: Any) -> bool:
         if not (op.output_shape_fills_inputs and any(s is not None for s in out_shapes)):
             return False
     try:
-        new_in, new_out, new_aux = op.infer_shape(node.attrs, list(in_shapes), list(aux_shapes), out_shapes)
+        new_in, new_out, new_aux = semantics.run_rule(op, node.attrs, list(in_shapes), list(aux_shapes), out_shapes)
     except OperatorError as err:
         # a rule's own check (inconsistent shapes, a bad parameter such as a 1-entry stride for a 2-D
         # kernel) is the user's error however little is known yet: it must not pass for "unknown"
         error_class = ShapeError if isinstance(err, ShapeError) else OperatorError
         raise error_class(f"infer_shape: node '{node.name}' ({op.name}): {err}") from err
     except (TypeError, ValueError, IndexError) as err:
-        if all(shape_known(s) for s in in_shapes):
+        if all(semantics.known(s) for s in in_shapes):
             raise ShapeError(
                 f"infer_shape: node '{node.name}' ({op.name}) failed on input shapes {in_shapes}: {err}"
             ) from err
         return False  # the rule needs more than is known yet
     changed = False
     for e, arg, shape in zip(in_entries, names, list(new_in) + list(new_aux), strict=False):
-        merged = merge(node.name, arg, shapes[e], shape)
+        merged = semantics.merge(node.name, arg, shapes[e], shape)
         if merged != shapes[e]:
             shapes[e] = merged
             changed = True
     for k, shape in enumerate(new_out):
         e = graph.entry(i, k)
-        merged = merge(node.name, node.output_name(k), shapes[e], shape)
+        merged = semantics.merge(node.name, node.output_name(k), shapes[e], shape)
         if merged != shapes[e]:
             shapes[e] = merged
             changed = True

@@ -72,8 +72,38 @@ def test_bind_refuses_a_zero_size_array_outside_np_shape():
         _bound(sym.Variable("a") * 2, a=np.ones((0, 3)))
 
 
-def test_simple_bind_refuses_a_given_zero_size_shape_by_name():
+def test_simple_bind_takes_a_given_zero_size_shape_under_np_shape():
     a, b = sym.Variable("a"), sym.Variable("b")
-    # lazynd's shape inference reads the 0 as unknown and would fill it: (0, 3) + (5, 3) giving (5, 3)
-    with mx.np_shape(), pytest.raises(ShapeError, match=r"simple_bind: the shape \(0, 3\) of 'a' has a zero-size"):
+    with mx.np_shape():
+        executor = (a + b).simple_bind(mx.cpu(), a=(0, 3))
+        output, grads = _run(executor)
+    assert output.shape == (0, 3) and grads["a"].shape == (0, 3) and grads["b"].shape == (0, 3)
+
+
+def test_simple_bind_refuses_zero_and_nonzero_sizes_that_must_agree():
+    a, b = sym.Variable("a"), sym.Variable("b")
+    # before, the 0 was read as unknown and filled: (0, 3) + (5, 3) bound as (5, 3) + (5, 3)
+    with mx.np_shape(), pytest.raises(ShapeError, match=r"\(0, 3\).*\(5, 3\)|\(5, 3\).*\(0, 3\)"):
         (a + b).simple_bind(mx.cpu(), a=(0, 3), b=(5, 3))
+
+
+def test_simple_bind_of_a_network_with_an_empty_batch_infers_its_weights_and_label():
+    fc = sym.FullyConnected(sym.Variable("data"), num_hidden=3, name="fc")
+    net = sym.SoftmaxOutput(fc, name="softmax")
+    with mx.np_shape():
+        executor = net.simple_bind(mx.cpu(), data=(0, 5))
+        output = executor.forward(is_train=False)[0]
+    assert output.shape == (0, 3)
+    assert executor.arg_dict["fc_weight"].shape == (3, 5) and executor.arg_dict["softmax_label"].shape == (0,)
+
+
+def test_module_binds_a_zero_wide_input_under_np_shape():
+    net = sym.FullyConnected(sym.Variable("data"), num_hidden=4, name="fc")
+    module = mx.mod.Module(net, data_names=["data"], label_names=None, context=mx.cpu())
+    with mx.np_shape():
+        module.bind(data_shapes=[("data", (5, 0))])
+        module.init_params(mx.init.Uniform(0.1))
+        module.forward(mx.io.DataBatch([mx.nd.ones((5, 0))], []), is_train=False)
+        output = module.get_outputs()[0].asnumpy()
+    # no inputs: each output is its bias
+    np.testing.assert_allclose(output, np.tile(module.get_params()[0]["fc_bias"].asnumpy(), (5, 1)))
