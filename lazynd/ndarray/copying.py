@@ -21,6 +21,7 @@ from ..ops.host_arithmetic import scalar_as, values_as
 from ..ops.params import parse_bool, parse_shape
 from ..ops.reshape_codes import reshape_shape
 from ..runtime import push, push_to_device
+from ..util import np_shape
 from . import dispatch
 from .dispatch import new_array
 
@@ -177,7 +178,8 @@ def reshape_by_operator(arr: Any, shape: tuple[int, ...], kwargs: dict[str, Any]
         return dispatch.invoke_by_name("Reshape", [arr], {"shape": shape, "reverse": reverse, **kwargs})
     reverse = flag_argument("reshape", "reverse", reverse)
     if reverse or 0 in shape or -2 in shape or -3 in shape or -4 in shape:
-        shape = reshape_shape(tuple(shape), arr.shape, reverse)
+        with np_shape():  # as the operator's imperative call: every dim of the array is a size
+            shape = reshape_shape(tuple(shape), arr.shape, reverse)
     return view(arr, shape)
 
 

@@ -83,8 +83,14 @@ def reshape_shape(spec: tuple[int, ...], dshape: tuple[int, ...], reverse: bool 
     total = math.prod(dshape)
     if infer_at >= 0:
         rest = math.prod(out[:infer_at] + out[infer_at + 1 :])
-        if not known or rest == 0:
+        if not known:
             out[infer_at] = 0
+        elif rest == 0:
+            # any size fits beside a zero-size dim: NumPy refuses, as lazynd does (MXNet 1.9.1 dies
+            # of a division by zero)
+            raise ShapeError(
+                f"Reshape: cannot infer -1 beside a zero-size dim: the input {tuple(dshape)} has no elements, {given}"
+            )
         elif total % rest:
             raise ShapeError(f"Reshape: cannot infer -1, {total} elements do not divide by {rest}, {given}")
         else:

@@ -173,3 +173,16 @@ def test_gradients_of_an_empty_batch_are_zero(name):
     y.backward()
     assert y.shape[0] == 0 and x.grad.asnumpy().shape == (0, 2, 5, 5)
     assert not w.grad.asnumpy().any()
+
+
+@pytest.mark.parametrize("spec", [(0, -1), (0, -1, 4), (-2, -1)])
+def test_reshape_cannot_infer_minus_one_beside_a_zero_size_dim(spec):
+    # any size fits there: NumPy refuses, MXNet 1.9.1 dies of a division by zero; lazynd gave (0, 0)
+    a = mx.nd.zeros((0, 3, 4))
+    with pytest.raises(mx.base.MXNetError, match=r"cannot infer -1 beside a zero-size dim: the input \(0, 3, 4\)"):
+        a.reshape(spec)
+    with pytest.raises(mx.base.MXNetError, match="cannot infer -1 beside a zero-size dim"):
+        mx.nd.reshape(a, shape=spec)
+    assert a.reshape((0, 12)).shape == (0, 12)
+    assert a.reshape((-1, 12)).shape == (0, 12)
+    assert a.reshape((-1, 0)).shape == (0, 3)  # the 0 copies the input's 3, and -1 is 0 // 3
