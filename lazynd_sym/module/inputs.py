@@ -214,7 +214,9 @@ def shapes_of_batch(
 ) -> tuple[list[DataDesc], list[DataDesc] | None]:
     """The bound descriptions with the shapes of ``data_batch`` (labels it lacks follow its batch size).
 
-    A batch that is not a ``DataBatch`` is a :class:`~lazynd.errors.DataError`.  One that holds
+    A batch that is not a ``DataBatch`` is a :class:`~lazynd.errors.DataError`.  An object with only
+    a ``data`` list is one without labels, as MXNet reads it (its debugging how-to feeds a module a
+    class holding ``data`` alone).  One that holds
     fewer data arrays than the module has data names leaves the last inputs with the values they
     hold, as MXNet does (programs leave an RNN's begin states out of their batches that way), with
     a warning that names them.
@@ -224,7 +226,8 @@ def shapes_of_batch(
             f"Module.forward: expected a DataBatch (mx.io.DataBatch(data=[...], label=[...])), "
             f"got {type(data_batch).__name__}"
         )
-    not_arrays = [type(a).__name__ for a in [*data_batch.data, *(data_batch.label or [])] if not hasattr(a, "shape")]
+    given_labels = getattr(data_batch, "label", None) or []
+    not_arrays = [type(a).__name__ for a in [*data_batch.data, *given_labels] if not hasattr(a, "shape")]
     if not_arrays:  # (DataBatch checks that both are lists, MXNet's does not check what they hold)
         raise DataTypeError(f"Module.forward: a DataBatch's data and label must be lists of NDArrays, got {not_arrays}")
     given = len(data_batch.data)
@@ -237,8 +240,8 @@ def shapes_of_batch(
     data = [_resized(d, a.shape) for d, a in zip(data_shapes, data_batch.data, strict=False)]
     data += list(data_shapes[given:])
     labels = list(label_shapes) if label_shapes else None
-    if labels and data_batch.label:
-        labels = [_resized(d, a.shape) for d, a in zip(labels, data_batch.label, strict=False)]
+    if labels and given_labels:
+        labels = [_resized(d, a.shape) for d, a in zip(labels, given_labels, strict=False)]
     elif labels and any(batch_axis_of(d) >= 0 for d in data):
         first = next(d for d in data if batch_axis_of(d) >= 0)  # the first input with a batch axis
         size = first.shape[batch_axis_of(first)]

@@ -101,3 +101,29 @@ def test_score_refuses_what_is_no_iterator_of_batches(given: Any) -> None:
     module.init_params()
     with pytest.raises(DataError, match=f"score: expected a DataIter .* got {type(given).__name__}, which lacks"):
         module.score(given, "acc")
+
+
+class _DataOnly:
+    """A batch object holding ``data`` alone, as MXNet's debugging how-to feeds Module.forward."""
+
+    def __init__(self, data: list[Any]) -> None:
+        self.data = data
+
+
+def test_forward_takes_an_object_holding_data_alone() -> None:
+    conv = mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1), num_filter=1, name="conv")
+    module = mx.mod.Module(conv, label_names=None, context=mx.cpu())
+    module.bind(data_shapes=[("data", (1, 3, 5, 5))])
+    module.init_params(mx.init.One())
+    module.forward(_DataOnly([mx.nd.ones((1, 3, 5, 5))]))
+    # the centre sees 27 ones, a corner 12 (biases start at zero, whatever the initializer)
+    out = module.get_outputs()[0].asnumpy()
+    assert out[0, 0, 2, 2] == 27.0 and out[0, 0, 0, 0] == 12.0
+
+
+def test_forward_without_labels_on_a_module_with_labels_predicts_at_another_batch_size() -> None:
+    module = _module()
+    module.bind([("data", (8, 6))], [("softmax_label", (8,))], for_training=False)
+    module.init_params(mx.init.One())
+    module.forward(_DataOnly([mx.nd.ones((3, 6))]), is_train=False)  # a new batch size: the module reshapes
+    np.testing.assert_allclose(module.get_outputs()[0].asnumpy(), np.full((3, 2), 0.5))
