@@ -8,7 +8,8 @@ against its names, the shapes of a batch, and the labels its metric is given.
 in the module's order and refuses names the module does not have.
 :func:`shapes_of_batch` gives the descriptions a batch needs (its arrays'
 shapes; labels it lacks follow its batch size), so ``forward`` can tell when
-a batch calls for executors of other shapes.  :func:`_join_device_labels` makes the
+a batch calls for executors of other shapes; :func:`join_device_batches` makes one batch of the
+list of per-device batches ``forward`` may be given.  :func:`_join_device_labels` makes the
 batch's labels of the per-device lists that ``update_metric(pre_sliced=True)`` is given.
 :func:`_check_input_names` and :func:`_parse_data_desc` are the checks MXNet keeps private in
 ``mxnet.module.base_module``, which modules written by users import from there.
@@ -25,9 +26,17 @@ from lazynd.errors import DataError, DataTypeError, DataValueError, LazyNDError,
 from lazynd.io import DataBatch, DataDesc
 from lazynd.log import warn_from_user_code
 
-from ..executor_group import batch_axis_of
+from ..executor_group import batch_axis_of, split_input_slice
 
-__all__ = ["ArgumentRoles", "as_descs", "bind_flags", "check_inputs", "shapes_of_batch", "sort_arguments"]
+__all__ = [
+    "ArgumentRoles",
+    "as_descs",
+    "bind_flags",
+    "check_inputs",
+    "join_device_batches",
+    "shapes_of_batch",
+    "sort_arguments",
+]
 
 
 class ArgumentRoles(NamedTuple):
@@ -249,6 +258,48 @@ def shapes_of_batch(
             _resized(d, tuple(size if i == batch_axis_of(d) else n for i, n in enumerate(d.shape))) for d in labels
         ]
     return data, labels
+
+
+def join_device_batches(
+    batches: list[Any], data_shapes: Sequence[DataDesc], work_load_list: Sequence[float] | None, contexts: Sequence[Any]
+) -> DataBatch:
+    """One batch of ``batches``, a list of one batch per device (MXNet's pre-sliced ``forward``).
+
+    Batch ``i`` is the rows device ``i`` gets: the batches, which must hold arrays of the same
+    shapes, are joined on each input's batch axis, and the module's split of the joined batch
+    (by ``work_load_list``) must give each device its own rows back.  A list of another length
+    than the devices is refused (MXNet fills the devices it zips with and leaves the others).
+    """
+    work_load_list = list(work_load_list) if work_load_list is not None else [1.0] * len(contexts)
+    if not batches or any(not isinstance(getattr(b, "data", None), (list, tuple)) for b in batches):
+        raise DataError(
+            "Module.forward: expected a DataBatch or a list of one DataBatch per device, "
+            f"got a list holding {[type(b).__name__ for b in batches]}"
+        )
+    if len(batches) != len(work_load_list):
+        raise DataError(
+            f"Module.forward: got {len(batches)} batches for {len(work_load_list)} devices; give one per device"
+        )
+    shapes = [[a.shape for a in b.data] for b in batches]
+    if any(s != shapes[0] for s in shapes):
+        raise DataError(f"Module.forward: the batches of a list must hold arrays of the same shapes, got {shapes}")
+    axes = [batch_axis_of(d) for d in data_shapes] + [0] * (len(shapes[0]) - len(data_shapes))
+    size = shapes[0][0][axes[0]] if axes[0] >= 0 else 0
+    split = [s.stop - s.start for s in split_input_slice(size * len(batches), work_load_list)]
+    if split != [size] * len(batches):
+        raise DataError(
+            f"Module.forward: batches of {size} examples do not match the devices' shares {split} "
+            f"of the joined batch (work_load_list {list(work_load_list)})"
+        )
+
+    def joined(arrays: Sequence[Any], axis: int) -> Any:
+        return nd.concatenate(list(arrays), axis=axis) if axis >= 0 else arrays[0]
+
+    data = [joined([b.data[i] for b in batches], axis) for i, axis in enumerate(axes)]
+    labels = None
+    if getattr(batches[0], "label", None):  # as MXNet, the first batch tells whether labels are given
+        labels = [joined([b.label[i] for b in batches], 0) for i in range(len(batches[0].label))]
+    return DataBatch(data=data, label=labels, pad=sum(getattr(b, "pad", 0) or 0 for b in batches))
 
 
 def _join_device_labels(per_device: Any, num_devices: int) -> list[Any]:
