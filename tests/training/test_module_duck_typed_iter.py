@@ -7,6 +7,7 @@ MXNet's tutorials feed ``fit`` an iterator that is no ``mx.io.DataIter`` subclas
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -127,3 +128,21 @@ def test_forward_without_labels_on_a_module_with_labels_predicts_at_another_batc
     module.init_params(mx.init.One())
     module.forward(_DataOnly([mx.nd.ones((3, 6))]), is_train=False)  # a new batch size: the module reshapes
     np.testing.assert_allclose(module.get_outputs()[0].asnumpy(), np.full((3, 2), 0.5))
+
+
+def test_a_namedtuple_batch_predicts_as_the_predict_image_tutorial_writes_it() -> None:
+    # MXNet's "Predict with pre-trained models" tutorial: Batch = namedtuple('Batch', ['data'])
+    batch_type = namedtuple("Batch", ["data"])
+    fc = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
+    net = mx.sym.SoftmaxOutput(mx.sym.Flatten(fc, name="flatten0"), name="softmax")
+    module = mx.mod.Module(symbol=net, context=mx.cpu(), label_names=None)
+    module.bind(for_training=False, data_shapes=[("data", (1, 6))], label_shapes=module._label_shapes)
+    # the label is an argument the checkpoint lacks: allow_missing leaves it, as the tutorial loads
+    module.set_params({"fc_weight": mx.nd.ones((2, 6)), "fc_bias": mx.nd.zeros((2,))}, {}, allow_missing=True)
+    module.forward(batch_type([mx.nd.ones((1, 6))]))
+    np.testing.assert_allclose(module.get_outputs()[0].asnumpy(), [[0.5, 0.5]])
+    features = mx.mod.Module(symbol=net.get_internals()["flatten0_output"], context=mx.cpu(), label_names=None)
+    features.bind(for_training=False, data_shapes=[("data", (1, 6))])
+    features.set_params(*module.get_params(), allow_extra=True)
+    features.forward(batch_type([mx.nd.ones((1, 6))]))
+    np.testing.assert_allclose(features.get_outputs()[0].asnumpy(), [[6.0, 6.0]])
