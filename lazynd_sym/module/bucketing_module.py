@@ -356,10 +356,12 @@ class BucketingModule(BaseModule):
     def forward(self, data_batch: mx_io.DataBatch, is_train: bool | None = None) -> None:
         """Switch to the batch's bucket (``bucket_key``, default: the default key) and run it forward."""
         self._require("forward")
-        key = data_batch.bucket_key if data_batch.bucket_key is not None else self._default_bucket_key
-        if key not in self._buckets and data_batch.provide_data is None:
+        key = getattr(data_batch, "bucket_key", None)  # a batch holding data alone: the default bucket
+        key = self._default_bucket_key if key is None else key
+        provide_data = getattr(data_batch, "provide_data", None)
+        if key not in self._buckets and provide_data is None:
             raise DataError(f"BucketingModule.forward: a batch of the new bucket {key!r} must carry provide_data")
-        self.switch_bucket(key, data_batch.provide_data, data_batch.provide_label)
+        self.switch_bucket(key, provide_data, getattr(data_batch, "provide_label", None))
         self._current("forward").forward(data_batch, is_train=is_train)
 
     def backward(self, out_grads: Any = None) -> None:

@@ -282,8 +282,9 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
     def forward_batch(self, data_batch: DataBatch, is_train: bool) -> None:
         """Load ``data_batch`` (its labels when this group has label inputs and the batch has labels) and run forward."""
         self.load_batch(self.data_names, data_batch.data)
-        if self.label_names and data_batch.label:
-            self.load_batch(self.label_names, data_batch.label)
+        labels = getattr(data_batch, "label", None)  # a batch object may hold data alone, as MXNet reads it
+        if self.label_names and labels:
+            self.load_batch(self.label_names, labels)
         self.forward(is_train=is_train)
 
     def backward_with(self, out_grads: Sequence[Any] | None = None) -> None:

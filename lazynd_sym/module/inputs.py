@@ -8,7 +8,8 @@ against its names, the shapes of a batch, and the labels its metric is given.
 in the module's order and refuses names the module does not have.
 :func:`shapes_of_batch` gives the descriptions a batch needs (its arrays'
 shapes; labels it lacks follow its batch size), so ``forward`` can tell when
-a batch calls for executors of other shapes.  :func:`_join_device_labels` makes the
+a batch calls for executors of other shapes; :func:`join_device_batches` makes one batch of the
+list of per-device batches ``forward`` may be given.  :func:`_join_device_labels` makes the
 batch's labels of the per-device lists that ``update_metric(pre_sliced=True)`` is given.
 :func:`_check_input_names` and :func:`_parse_data_desc` are the checks MXNet keeps private in
 ``mxnet.module.base_module``, which modules written by users import from there.
@@ -25,9 +26,17 @@ from lazynd.errors import DataError, DataTypeError, DataValueError, LazyNDError,
 from lazynd.io import DataBatch, DataDesc
 from lazynd.log import warn_from_user_code
 
-from ..executor_group import batch_axis_of
+from ..executor_group import batch_axis_of, split_input_slice
 
-__all__ = ["ArgumentRoles", "as_descs", "bind_flags", "check_inputs", "shapes_of_batch", "sort_arguments"]
+__all__ = [
+    "ArgumentRoles",
+    "as_descs",
+    "bind_flags",
+    "check_inputs",
+    "join_device_batches",
+    "shapes_of_batch",
+    "sort_arguments",
+]
 
 
 class ArgumentRoles(NamedTuple):
@@ -214,7 +223,9 @@ def shapes_of_batch(
 ) -> tuple[list[DataDesc], list[DataDesc] | None]:
     """The bound descriptions with the shapes of ``data_batch`` (labels it lacks follow its batch size).
 
-    A batch that is not a ``DataBatch`` is a :class:`~lazynd.errors.DataError`.  One that holds
+    A batch that is not a ``DataBatch`` is a :class:`~lazynd.errors.DataError`.  An object with only
+    a ``data`` list is one without labels, as MXNet reads it (its debugging how-to feeds a module a
+    class holding ``data`` alone).  One that holds
     fewer data arrays than the module has data names leaves the last inputs with the values they
     hold, as MXNet does (programs leave an RNN's begin states out of their batches that way), with
     a warning that names them.
@@ -224,7 +235,8 @@ def shapes_of_batch(
             f"Module.forward: expected a DataBatch (mx.io.DataBatch(data=[...], label=[...])), "
             f"got {type(data_batch).__name__}"
         )
-    not_arrays = [type(a).__name__ for a in [*data_batch.data, *(data_batch.label or [])] if not hasattr(a, "shape")]
+    given_labels = getattr(data_batch, "label", None) or []
+    not_arrays = [type(a).__name__ for a in [*data_batch.data, *given_labels] if not hasattr(a, "shape")]
     if not_arrays:  # (DataBatch checks that both are lists, MXNet's does not check what they hold)
         raise DataTypeError(f"Module.forward: a DataBatch's data and label must be lists of NDArrays, got {not_arrays}")
     given = len(data_batch.data)
@@ -237,8 +249,8 @@ def shapes_of_batch(
     data = [_resized(d, a.shape) for d, a in zip(data_shapes, data_batch.data, strict=False)]
     data += list(data_shapes[given:])
     labels = list(label_shapes) if label_shapes else None
-    if labels and data_batch.label:
-        labels = [_resized(d, a.shape) for d, a in zip(labels, data_batch.label, strict=False)]
+    if labels and given_labels:
+        labels = [_resized(d, a.shape) for d, a in zip(labels, given_labels, strict=False)]
     elif labels and any(batch_axis_of(d) >= 0 for d in data):
         first = next(d for d in data if batch_axis_of(d) >= 0)  # the first input with a batch axis
         size = first.shape[batch_axis_of(first)]
@@ -246,6 +258,48 @@ def shapes_of_batch(
             _resized(d, tuple(size if i == batch_axis_of(d) else n for i, n in enumerate(d.shape))) for d in labels
         ]
     return data, labels
+
+
+def join_device_batches(
+    batches: list[Any], data_shapes: Sequence[DataDesc], work_load_list: Sequence[float] | None, contexts: Sequence[Any]
+) -> DataBatch:
+    """One batch of ``batches``, a list of one batch per device (MXNet's pre-sliced ``forward``).
+
+    Batch ``i`` is the rows device ``i`` gets: the batches, which must hold arrays of the same
+    shapes, are joined on each input's batch axis, and the module's split of the joined batch
+    (by ``work_load_list``) must give each device its own rows back.  A list of another length
+    than the devices is refused (MXNet fills the devices it zips with and leaves the others).
+    """
+    work_load_list = list(work_load_list) if work_load_list is not None else [1.0] * len(contexts)
+    if not batches or any(not isinstance(getattr(b, "data", None), (list, tuple)) for b in batches):
+        raise DataError(
+            "Module.forward: expected a DataBatch or a list of one DataBatch per device, "
+            f"got a list holding {[type(b).__name__ for b in batches]}"
+        )
+    if len(batches) != len(work_load_list):
+        raise DataError(
+            f"Module.forward: got {len(batches)} batches for {len(work_load_list)} devices; give one per device"
+        )
+    shapes = [[a.shape for a in b.data] for b in batches]
+    if any(s != shapes[0] for s in shapes):
+        raise DataError(f"Module.forward: the batches of a list must hold arrays of the same shapes, got {shapes}")
+    axes = [batch_axis_of(d) for d in data_shapes] + [0] * (len(shapes[0]) - len(data_shapes))
+    size = shapes[0][0][axes[0]] if axes[0] >= 0 else 0
+    split = [s.stop - s.start for s in split_input_slice(size * len(batches), work_load_list)]
+    if split != [size] * len(batches):
+        raise DataError(
+            f"Module.forward: batches of {size} examples do not match the devices' shares {split} "
+            f"of the joined batch (work_load_list {list(work_load_list)})"
+        )
+
+    def joined(arrays: Sequence[Any], axis: int) -> Any:
+        return nd.concatenate(list(arrays), axis=axis) if axis >= 0 else arrays[0]
+
+    data = [joined([b.data[i] for b in batches], axis) for i, axis in enumerate(axes)]
+    labels = None
+    if getattr(batches[0], "label", None):  # as MXNet, the first batch tells whether labels are given
+        labels = [joined([b.label[i] for b in batches], 0) for i in range(len(batches[0].label))]
+    return DataBatch(data=data, label=labels, pad=sum(getattr(b, "pad", 0) or 0 for b in batches))
 
 
 def _join_device_labels(per_device: Any, num_devices: int) -> list[Any]:

@@ -25,7 +25,7 @@ from ..model.checkpoint import load_checkpoint, save_checkpoint, states_file
 from .base_module import BaseModule
 from .devices import check_devices
 from .executor_group import ModuleExecutorGroup
-from .inputs import bind_flags, check_inputs, shapes_of_batch, sort_arguments
+from .inputs import bind_flags, check_inputs, join_device_batches, shapes_of_batch, sort_arguments
 from .params import check_param_dicts, fill_params, init_flags, zeros_like_first
 from .shape_groups import MAX_SHAPE_SETS as MAX_SHAPE_SETS  # defined here before: still importable from here
 from .shape_groups import ShapeGroups, lent_group
@@ -338,12 +338,14 @@ class Module(BaseModule):
         self.optimizer_initialized = True
 
     # -- computing -------------------------------------------------------------------------------
-    def forward(self, data_batch: mx_io.DataBatch, is_train: bool | None = None) -> None:
-        """Run ``data_batch`` forward (``is_train`` defaults to ``for_training``)."""
+    def forward(self, data_batch: mx_io.DataBatch | list[mx_io.DataBatch], is_train: bool | None = None) -> None:
+        """Run ``data_batch`` (or a list of one batch per device) forward (``is_train``: ``for_training``)."""
         self._require("forward")
         is_train = self.for_training if is_train is None else bool(is_train)
         if is_train and not self.for_training:
             raise LazyNDError("Module.forward: is_train=True on a module bound with for_training=False")
+        if isinstance(data_batch, list):  # one batch per device, as MXNet 1.x takes them
+            data_batch = join_device_batches(data_batch, self._data_shapes or [], self._work_load_list, self._context)
         data, labels = shapes_of_batch(data_batch, self._data_shapes or [], self._label_shapes)
         if data != self._data_shapes or labels != self._label_shapes:
             self.reshape(data, labels)

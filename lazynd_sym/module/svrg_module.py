@@ -113,7 +113,7 @@ class SVRGModule(Module):
         count = batches - pad / train_data.batch_size
         self._full_grads = [[acc / count for acc in total] for total in sums]
 
-    def forward(self, data_batch: mx_io.DataBatch, is_train: bool | None = None) -> None:
+    def forward(self, data_batch: mx_io.DataBatch | list[mx_io.DataBatch], is_train: bool | None = None) -> None:
         """Run the batch forward, through the snapshot weights too when training after a snapshot."""
         super().forward(data_batch, is_train)
         if (self.for_training if is_train is None else is_train) and self._full_grads is not None:

@@ -268,3 +268,18 @@ def test_load_dict_runs_the_symbols_it_is_given() -> None:
 def test_load_dict_names_what_is_missing() -> None:
     with pytest.raises(DataError, match="BucketingModule.load_dict: arg_params must be given"):
         mx.mod.BucketingModule.load_dict({5: _sym_gen(5)[0]}, _sym_gen, 5, None, {})
+
+
+def test_a_batch_object_holding_data_alone_runs_in_the_default_bucket() -> None:
+    # as Module.forward takes one (MXNet's predict tutorial: namedtuple('Batch', ['data']))
+    class DataOnly:
+        def __init__(self, data: list) -> None:
+            self.data = data
+
+    data = _BucketIter()
+    mod = _ready(mx.mod.BucketingModule(_sym_gen, default_bucket_key=5), data)
+    batch = next(iter(data))  # a batch of the default bucket, 5
+    mod.forward(batch, is_train=False)
+    want = mod.get_outputs()[0].asnumpy()
+    mod.forward(DataOnly(batch.data), is_train=False)
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), want, rtol=1e-6)

@@ -7,6 +7,7 @@ MXNet's tutorials feed ``fit`` an iterator that is no ``mx.io.DataIter`` subclas
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -101,3 +102,47 @@ def test_score_refuses_what_is_no_iterator_of_batches(given: Any) -> None:
     module.init_params()
     with pytest.raises(DataError, match=f"score: expected a DataIter .* got {type(given).__name__}, which lacks"):
         module.score(given, "acc")
+
+
+class _DataOnly:
+    """A batch object holding ``data`` alone, as MXNet's debugging how-to feeds Module.forward."""
+
+    def __init__(self, data: list[Any]) -> None:
+        self.data = data
+
+
+def test_forward_takes_an_object_holding_data_alone() -> None:
+    conv = mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1), num_filter=1, name="conv")
+    module = mx.mod.Module(conv, label_names=None, context=mx.cpu())
+    module.bind(data_shapes=[("data", (1, 3, 5, 5))])
+    module.init_params(mx.init.One())
+    module.forward(_DataOnly([mx.nd.ones((1, 3, 5, 5))]))
+    # the centre sees 27 ones, a corner 12 (biases start at zero, whatever the initializer)
+    out = module.get_outputs()[0].asnumpy()
+    assert out[0, 0, 2, 2] == 27.0 and out[0, 0, 0, 0] == 12.0
+
+
+def test_forward_without_labels_on_a_module_with_labels_predicts_at_another_batch_size() -> None:
+    module = _module()
+    module.bind([("data", (8, 6))], [("softmax_label", (8,))], for_training=False)
+    module.init_params(mx.init.One())
+    module.forward(_DataOnly([mx.nd.ones((3, 6))]), is_train=False)  # a new batch size: the module reshapes
+    np.testing.assert_allclose(module.get_outputs()[0].asnumpy(), np.full((3, 2), 0.5))
+
+
+def test_a_namedtuple_batch_predicts_as_the_predict_image_tutorial_writes_it() -> None:
+    # MXNet's "Predict with pre-trained models" tutorial: Batch = namedtuple('Batch', ['data'])
+    batch_type = namedtuple("Batch", ["data"])
+    fc = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
+    net = mx.sym.SoftmaxOutput(mx.sym.Flatten(fc, name="flatten0"), name="softmax")
+    module = mx.mod.Module(symbol=net, context=mx.cpu(), label_names=None)
+    module.bind(for_training=False, data_shapes=[("data", (1, 6))], label_shapes=module._label_shapes)
+    # the label is an argument the checkpoint lacks: allow_missing leaves it, as the tutorial loads
+    module.set_params({"fc_weight": mx.nd.ones((2, 6)), "fc_bias": mx.nd.zeros((2,))}, {}, allow_missing=True)
+    module.forward(batch_type([mx.nd.ones((1, 6))]))
+    np.testing.assert_allclose(module.get_outputs()[0].asnumpy(), [[0.5, 0.5]])
+    features = mx.mod.Module(symbol=net.get_internals()["flatten0_output"], context=mx.cpu(), label_names=None)
+    features.bind(for_training=False, data_shapes=[("data", (1, 6))])
+    features.set_params(*module.get_params(), allow_extra=True)
+    features.forward(batch_type([mx.nd.ones((1, 6))]))
+    np.testing.assert_allclose(features.get_outputs()[0].asnumpy(), [[6.0, 6.0]])

@@ -72,7 +72,7 @@ def test_forward_refuses_what_is_not_a_batch_and_warns_of_inputs_a_batch_leaves_
     mod = mx.mod.Module(two_class_net())
     mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
     mod.init_params()
-    with pytest.raises(DataError, match="Module.forward: expected a DataBatch .*got list"):
+    with pytest.raises(DataError, match=r"Module.forward: expected a DataBatch .*got a list holding \[.NDArray.\]"):
         mod.forward([mx.nd.ones((4, 5))])
     two = mx.mod.Module(sym.Variable("a") + sym.Variable("b"), data_names=["a", "b"], label_names=None)
     two.bind([("a", (2,)), ("b", (2,))], for_training=False)
