@@ -1,13 +1,11 @@
 """``BucketingModule``: one model over inputs of varying shape, a bound Module per bucket key (``mx.mod``).
 
-``sym_gen(bucket_key)`` builds the symbol of a bucket (e.g. an RNN unrolled to
-that sequence length) and returns ``(symbol, data_names, label_names)``.  The
-module of ``default_bucket_key`` is bound first and owns the parameters and the
-optimizer; each other bucket is bound on first use with the default module as
-its ``shared_module``, so every bucket reads and trains the same weight arrays.
-A batch picks its bucket through ``DataBatch.bucket_key`` (with its
-``provide_data``/``provide_label`` shapes).  ``sym_gen`` runs under a fresh
-``NameManager``, so automatic names (``fullyconnected0``) are the same in every bucket.
+``sym_gen(bucket_key)`` builds the symbol of a bucket (e.g. an RNN unrolled to that sequence length) and
+returns ``(symbol, data_names, label_names)``.  The module of ``default_bucket_key`` is bound first and owns
+the parameters and the optimizer; each other bucket is bound on first use with the default module as its
+``shared_module``, so every bucket reads and trains the same weight arrays.  A batch picks its bucket
+through ``DataBatch.bucket_key`` (with its ``provide_data``/``provide_label`` shapes).  ``sym_gen`` runs
+under a fresh ``NameManager``, so automatic names (``fullyconnected0``) are the same in every bucket.
 """
 
 from __future__ import annotations

@@ -280,10 +280,9 @@ class ModuleExecutorGroup(base.DataParallelExecutorGroup):
 
     # -- running ---------------------------------------------------------------------------------
     def forward_batch(self, data_batch: DataBatch, is_train: bool) -> None:
-        """Load ``data_batch`` (its labels when this group has label inputs and the batch has labels) and run forward."""
+        """Load ``data_batch`` (its labels where group and batch have them: MXNet takes data alone) and run forward."""
         self.load_batch(self.data_names, data_batch.data)
-        labels = getattr(data_batch, "label", None)  # a batch object may hold data alone, as MXNet reads it
-        if self.label_names and labels:
+        if self.label_names and (labels := getattr(data_batch, "label", None)):
             self.load_batch(self.label_names, labels)
         self.forward(is_train=is_train)
 

@@ -318,8 +318,7 @@ class Module(BaseModule):
         group = self._bound_group("init_optimizer")
         if self._optimizer_kept(force_init):
             return
-        # the devices' trained values, not the host copy of before training: a store that runs the
-        # optimizer starts from them and hands them back to every device (as MXNet syncs them first)
+        # the devices' trained values, not the host's older copy: a store running the optimizer starts from them
         arg_params, _ = self.get_params()
         self._optimizer, self._kvstore, self._update_on_kvstore, self._updater = create_updates(
             kvstore, optimizer, optimizer_params, self._symbol, group, arg_params
@@ -349,8 +348,7 @@ class Module(BaseModule):
         data, labels = shapes_of_batch(data_batch, self._data_shapes or [], self._label_shapes)
         if data != self._data_shapes or labels != self._label_shapes:
             self.reshape(data, labels)
-        assert self._exec_group is not None
-        self._exec_group.forward_batch(data_batch, is_train)
+        self._bound_group("forward").forward_batch(data_batch, is_train)
 
     def backward(self, out_grads: Any = None) -> None:
         """Backward from the loss outputs, or from ``out_grads`` (one per output, full batch)."""
