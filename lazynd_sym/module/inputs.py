@@ -228,14 +228,15 @@ def shapes_of_batch(
     class holding ``data`` alone).  One that holds
     fewer data arrays than the module has data names leaves the last inputs with the values they
     hold, as MXNet does (programs leave an RNN's begin states out of their batches that way), with
-    a warning that names them.
+    a warning that names them.  A module without labels ignores the batch's labels, whatever they hold.
     """
     if not isinstance(getattr(data_batch, "data", None), (list, tuple)):
         raise DataError(
             f"Module.forward: expected a DataBatch (mx.io.DataBatch(data=[...], label=[...])), "
             f"got {type(data_batch).__name__}"
         )
-    given_labels = getattr(data_batch, "label", None) or []
+    # a module without labels never reads a batch's: MXNet's neural-style feeds DataBatch([img], [0])
+    given_labels = (getattr(data_batch, "label", None) or []) if label_shapes else []
     not_arrays = [type(a).__name__ for a in [*data_batch.data, *given_labels] if not hasattr(a, "shape")]
     if not_arrays:  # (DataBatch checks that both are lists, MXNet's does not check what they hold)
         raise DataTypeError(f"Module.forward: a DataBatch's data and label must be lists of NDArrays, got {not_arrays}")

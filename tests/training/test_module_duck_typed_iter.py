@@ -146,3 +146,19 @@ def test_a_namedtuple_batch_predicts_as_the_predict_image_tutorial_writes_it() -
     features.set_params(*module.get_params(), allow_extra=True)
     features.forward(batch_type([mx.nd.ones((1, 6))]))
     np.testing.assert_allclose(features.get_outputs()[0].asnumpy(), [[6.0, 6.0]])
+
+
+@pytest.mark.parametrize("for_training", [False, True])
+def test_a_module_without_labels_ignores_what_the_batch_holds_as_labels(for_training: bool) -> None:
+    # MXNet's neural-style feeds its label-less VGG modules DataBatch([img], [0]); MXNet never reads
+    # the 0, lazynd refused it as a label that is not an NDArray
+    fc = mx.sym.FullyConnected(mx.sym.Variable("style_data"), num_hidden=2, no_bias=True, name="fc")
+    loss = mx.sym.sum(mx.sym.square(fc))
+    module = mx.mod.Module(loss, data_names=("style_data",), label_names=None, context=mx.cpu())
+    module.bind([("style_data", (1, 3))], for_training=for_training, inputs_need_grad=for_training)
+    module.init_params(mx.init.One())
+    module.forward(mx.io.DataBatch([mx.nd.array([[1.0, 2.0, 3.0]])], [0]), is_train=for_training)
+    np.testing.assert_allclose(module.get_outputs()[0].asnumpy(), [72.0])  # (1+2+3)^2 on each of 2 units
+    if for_training:
+        module.backward([mx.nd.ones((1,))])
+        np.testing.assert_allclose(module.get_input_grads()[0].asnumpy(), [[24.0, 24.0, 24.0]])
