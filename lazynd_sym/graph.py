@@ -3,6 +3,7 @@ indexed view the passes work on."""
 
 from __future__ import annotations
 
+import bisect
 import numbers
 from collections.abc import Container, Iterable
 from typing import Any
@@ -265,10 +266,12 @@ class IndexedGraph:
         return [self.entry_of(e) for e in self.nodes[node_index].inputs]
 
     def entry_name(self, eid: int) -> str:
-        for i in range(len(self.nodes)):
-            if self.row_ptr[i] <= eid < self.row_ptr[i + 1]:
-                return self.nodes[i].output_name(eid - self.row_ptr[i])
-        raise IndexError(eid)
+        # the shape and type passes name both entries of every pair they merge, each sweep: a
+        # search of row_ptr (sorted) keeps that from growing with nodes x pairs (seconds at bind)
+        if not 0 <= eid < self.num_entries:
+            raise IndexError(eid)
+        i = bisect.bisect_right(self.row_ptr, eid) - 1
+        return self.nodes[i].output_name(eid - self.row_ptr[i])
 
     def variables(self) -> list[int]:
         return [i for i, n in enumerate(self.nodes) if n.op is None]

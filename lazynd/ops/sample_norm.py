@@ -170,12 +170,13 @@ def _lrn_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, li
     data = in_shapes[0]
     if data is not None and len(data) < 2:
         raise ShapeError(f"LRN: data of shape {tuple(data)} has no channel axis (axis 1), expected at least 2 dims")
-    return in_shapes, [data], aux_shapes
+    return in_shapes, [data, data], aux_shapes
 
 
 def _lrn_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     x = inputs[0]
-    outputs[0][...] = x * _lrn_scale(kctx.xp, x, attrs) ** -attrs["beta"]
+    outputs[1][...] = _lrn_scale(kctx.xp, x, attrs)
+    outputs[0][...] = x * outputs[1] ** -attrs["beta"]
 
 
 def _lrn_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -191,6 +192,10 @@ register(
     OpDef(
         "LRN",
         _lrn_forward,
+        # MXNet's LRN keeps each element's scale as a hidden second output, so a symbol's JSON
+        # counts two outputs (node_row_ptr) and files written by either library agree
+        outputs=("output", "tmp_norm"),
+        num_visible_outputs=1,
         params=dict(_LRN_PARAMS),
         infer_shape=_lrn_infer,
         gradient=lambda F, attrs, i, o, og: [F._backward_LRN(og[0], i[0], **attrs)],
