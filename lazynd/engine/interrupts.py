@@ -23,7 +23,9 @@ from __future__ import annotations
 import _thread
 import os
 import signal
+import site
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -81,9 +83,10 @@ def drop() -> None:
 # the engine's bookkeeping (a var claimed but not queued, the engine's lock taken and not yet
 # released) the KeyboardInterrupt would leave the engine half way: the next push or wait, from any
 # thread, then hangs on the lock or on a var nobody releases.  So while the default handler is in
-# place, lazynd's handler looks at where the main thread is.  Sleeping in a wait, or running an
-# operation's own code (the operation then fails and the interrupt is raised as above), it raises
-# at once.  In bookkeeping, it lets it finish: the interrupt is raised when the outermost function
+# place, lazynd's handler looks at where the main thread is.  Sleeping in a wait, or running the
+# program's own code in an operation (a CustomOp's; the operation then fails and the interrupt is
+# raised as above), it raises at once.  In bookkeeping, or in a built-in operator's kernel (see
+# _bookkeeping), it lets it finish: the interrupt is raised when the outermost function
 # of that bookkeeping returns (a trace on that one frame), or, when the thread has gone to sleep in
 # a wait meanwhile, by the Ctrl-C delivered again a moment later.  Nothing is added to the pushes:
 # the cost is one look at the stack per Ctrl-C.
@@ -91,6 +94,7 @@ def drop() -> None:
 # a deferred Ctrl-C is delivered again after this long, and again until it is raised
 REDELIVER_S = 0.002
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_library_dirs: tuple[str, ...] | None = None  # see _is_program_code (found at the first Ctrl-C)
 _interruptible: set[CodeType] = set()  # engine functions that sleep with nothing half done
 _operation_runners: set[CodeType] = set()  # engine functions that call an operation's code
 _deferred = False  # a Ctrl-C waits for the bookkeeping to end
@@ -100,14 +104,39 @@ _redelivered = False  # the SIGINT being handled is the timer's, not the user's
 _redelivery_requests: SimpleQueue[None] = SimpleQueue()
 
 
+def _is_program_code(filename: str) -> bool:
+    """Whether ``filename`` is the program's own code (a CustomOp's ``forward``): not lazynd's, not
+    the standard library's or an installed package's (NumPy's Python functions a kernel calls)."""
+    if filename.startswith("<frozen "):
+        return False
+    global _library_dirs
+    if _library_dirs is None:
+        paths = sysconfig.get_paths()
+        paths["usersite"] = site.getusersitepackages() if site.ENABLE_USER_SITE else paths["purelib"]
+        lazynd_root = os.path.dirname(os.path.dirname(_ENGINE_DIR.rstrip(os.sep)))
+        _library_dirs = tuple(
+            {os.path.abspath(paths[key]) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib", "usersite")}
+            | {os.path.join(lazynd_root, package) + os.sep for package in ("lazynd", "lazynd_sym", "lazynd_kv")}
+        )
+    return not os.path.abspath(filename).startswith(_library_dirs)
+
+
 def _bookkeeping(frame: FrameType | None) -> FrameType | None:
     """The outermost frame of the engine bookkeeping the main thread is in (``frame`` is its
-    innermost one), or None where a KeyboardInterrupt may be raised."""
-    in_operation = False  # a frame of an operation's own code (not the engine's) was passed
+    innermost one), or None where a KeyboardInterrupt may be raised.
+
+    An operation's code counts as bookkeeping unless the program's own code runs in it: a
+    built-in kernel interrupted half way would leave its outputs failed, and an update in place
+    (``w -= lr * g``, an optimizer's step) would lose the weights a Ctrl-C handler goes on to
+    save.  Its NumPy calls hold the interrupt until they return anyway, so the rest of it delays
+    the interrupt by microseconds; a CustomOp's ``forward``, which may loop for minutes, does not
+    hold it.
+    """
+    in_program = False  # a frame of the program's own code run by an operation was passed
     while frame is not None and not frame.f_code.co_filename.startswith(_ENGINE_DIR):
-        in_operation = True
+        in_program = in_program or _is_program_code(frame.f_code.co_filename)
         frame = frame.f_back
-    if frame is None or frame.f_code in _interruptible or (in_operation and frame.f_code in _operation_runners):
+    if frame is None or frame.f_code in _interruptible or (in_program and frame.f_code in _operation_runners):
         return None
     while (outer := frame.f_back) is not None and outer.f_code.co_filename.startswith(_ENGINE_DIR):
         if outer.f_code in _interruptible:
