@@ -101,6 +101,12 @@ def _reshape_infer(attrs: dict, in_shapes: list, aux_shapes: list, out_shapes: l
     return [data], [out], aux_shapes
 
 
+# the same elements in the same order: an executor's plan may give the output its input's block, as
+# MXNet's does, and then the copy below is NumPy's no-op (same data, same strides) or, on a device,
+# an element-for-element copy onto itself
+RESHAPED_IN_PLACE = ((0, 0),)
+
+
 def _reshape_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     outputs[0][...] = inputs[0].reshape(outputs[0].shape)
 
@@ -109,6 +115,7 @@ register(
     OpDef(
         "Reshape",
         _reshape_forward,
+        inplace=RESHAPED_IN_PLACE,
         params={
             "shape": Param(parse_shape, (), "target shape with codes 0, -1, -2, -3, -4"),
             "reverse": Param(parse_bool, False, "apply the codes from the right"),
@@ -158,6 +165,7 @@ register(
     OpDef(
         "reshape_like",
         _reshape_forward,
+        inplace=RESHAPED_IN_PLACE,
         inputs=("lhs", "rhs"),
         shape_only_inputs=(1,),
         params={
@@ -193,6 +201,7 @@ register(
     OpDef(
         "Flatten",
         _reshape_forward,
+        inplace=RESHAPED_IN_PLACE,
         infer_shape=_flatten_infer,
         gradient=_like_gradient,
         aliases=("flatten",),
@@ -297,6 +306,7 @@ register(
     OpDef(
         "expand_dims",
         _reshape_forward,
+        inplace=RESHAPED_IN_PLACE,
         params={"axis": Param(parse_int, REQUIRED, "where the new axis goes (-ndim-1..ndim)")},
         infer_shape=unary_infer(_expand_dims_shape, _expand_dims_inverse),
         gradient=_like_gradient,
@@ -332,6 +342,7 @@ register(
     OpDef(
         "squeeze",
         _reshape_forward,
+        inplace=RESHAPED_IN_PLACE,
         params={"axis": Param(_parse_squeeze_axis, None, "the axes of length 1 to remove (None: all of them)")},
         infer_shape=unary_infer(_squeeze_shape),
         gradient=_like_gradient,

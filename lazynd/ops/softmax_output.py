@@ -303,6 +303,8 @@ register(
         infer_type=_label_type,
         gradient=_softmax_output_gradient,
         is_loss=True,
+        # as MXNet's: the probabilities may overwrite the scores (the gradient reads the output only)
+        inplace=((0, 0),),
         aliases=("Softmax",),
         doc="Softmax in the forward pass; (softmax - one_hot(label)) * grad_scale as the gradient.",
     )
