@@ -148,6 +148,17 @@ def shape_cases() -> list[Case]:
         torch_view(zeros),
     )
 
+    # take's gradient: the rows of a head gradient summed into the rows they were taken from
+    head, grad = rand(N, N), aligned(np.zeros((N, N), np.float32))
+    rows = idx.astype(np.intp)
+    hd, gd = nd(head, grad)
+    t_head, t_grad = torch_view(head), torch_view(grad)
+
+    def np_take_grad() -> np.ndarray:
+        grad.fill(0)
+        np.add.at(grad, rows, head)
+        return grad
+
     def np_one_hot() -> np.ndarray:
         out = np.zeros((N, N), np.float32)
         out[np.arange(N), labels.astype(np.int64)] = 1
@@ -203,6 +214,13 @@ def shape_cases() -> list[Case]:
             lambda: mx.nd.take(a, i),
             lambda: np.take(x, idx.astype(np.intp), axis=0),
             lambda: tx[ti],
+        ),
+        Case(
+            "shape",
+            "take rows gradient (scatter-add)",
+            lambda: mx.nd._backward_take(hd, i, a, out=gd),
+            np_take_grad,
+            lambda: t_grad.zero_().index_add_(0, ti, t_head),
         ),
         Case("shape", "one_hot", lambda: mx.nd.one_hot(lab, depth=N), np_one_hot, lambda: TF.one_hot(ti, N).float()),
         Case(
