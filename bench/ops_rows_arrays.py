@@ -106,6 +106,13 @@ def broadcast_cases() -> list[Case]:
 def reduce_cases() -> list[Case]:
     x = rand(N, N)
     (a,), tx = nd(x), torch_view(x)
+
+    def np_topk10() -> np.ndarray:
+        # the ten largest of each row: a partition, then a sort of those ten (largest first)
+        picked = np.argpartition(x, N - 10, axis=1)[:, N - 10 :]
+        order = np.argsort(-np.take_along_axis(x, picked, axis=1), axis=1, kind="stable")
+        return np.take_along_axis(picked, order, axis=1).astype(np.float32)
+
     return [
         Case("reduce", "sum (all)", lambda: mx.nd.sum(a), lambda: x.sum(), lambda: tx.sum()),
         Case("reduce", "sum axis=0", lambda: mx.nd.sum(a, axis=0), lambda: x.sum(axis=0), lambda: tx.sum(0)),
@@ -120,6 +127,7 @@ def reduce_cases() -> list[Case]:
             lambda: tx.argmax(1),
         ),
         Case("reduce", "norm", lambda: mx.nd.norm(a), lambda: np.linalg.norm(x), lambda: torch.linalg.vector_norm(tx)),
+        Case("reduce", "topk k=10 axis=1", lambda: mx.nd.topk(a, k=10), np_topk10, lambda: tx.topk(10, 1)[1]),
     ]
 
 
@@ -139,6 +147,17 @@ def shape_cases() -> list[Case]:
         torch_view(cond),
         torch_view(zeros),
     )
+
+    # take's gradient: the rows of a head gradient summed into the rows they were taken from
+    head, grad = rand(N, N), aligned(np.zeros((N, N), np.float32))
+    rows = idx.astype(np.intp)
+    hd, gd = nd(head, grad)
+    t_head, t_grad = torch_view(head), torch_view(grad)
+
+    def np_take_grad() -> np.ndarray:
+        grad.fill(0)
+        np.add.at(grad, rows, head)
+        return grad
 
     def np_one_hot() -> np.ndarray:
         out = np.zeros((N, N), np.float32)
@@ -195,6 +214,13 @@ def shape_cases() -> list[Case]:
             lambda: mx.nd.take(a, i),
             lambda: np.take(x, idx.astype(np.intp), axis=0),
             lambda: tx[ti],
+        ),
+        Case(
+            "shape",
+            "take rows gradient (scatter-add)",
+            lambda: mx.nd._backward_take(hd, i, a, out=gd),
+            np_take_grad,
+            lambda: t_grad.zero_().index_add_(0, ti, t_head),
         ),
         Case("shape", "one_hot", lambda: mx.nd.one_hot(lab, depth=N), np_one_hot, lambda: TF.one_hot(ti, N).float()),
         Case(

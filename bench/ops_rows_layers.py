@@ -62,6 +62,11 @@ def nn_cases() -> list[Case]:
         np.add(out, slabs[3], out=out)
         return np.multiply(out, np.float32(0.25), out=out)
 
+    # global pooling at the head of a ResNet: (32, 512, 7, 7), one window per channel
+    gp_x = rand(32, 512, 7, 7)
+    (gpx,) = nd(gp_x)
+    t_gp = torch_view(gp_x)
+
     return [
         Case(
             "nn",
@@ -113,6 +118,20 @@ def nn_cases() -> list[Case]:
             lambda: mx.nd.Pooling(bnx, kernel=(2, 2), stride=(2, 2), pool_type="avg"),
             np_avg_pool,
             lambda: TF.avg_pool2d(t_bn[0], 2, 2),
+        ),
+        Case(
+            "nn",
+            "Pooling global max (32,512,7,7)",
+            lambda: mx.nd.Pooling(gpx, global_pool=True, kernel=(1, 1), pool_type="max"),
+            lambda: gp_x.max(axis=(2, 3), keepdims=True),
+            lambda: TF.adaptive_max_pool2d(t_gp, 1),
+        ),
+        Case(
+            "nn",
+            "Pooling global avg (32,512,7,7)",
+            lambda: mx.nd.Pooling(gpx, global_pool=True, kernel=(1, 1), pool_type="avg"),
+            lambda: gp_x.mean(axis=(2, 3), keepdims=True),
+            lambda: TF.adaptive_avg_pool2d(t_gp, 1),
         ),
     ]
 

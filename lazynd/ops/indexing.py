@@ -82,9 +82,15 @@ def _backward_take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, 
     out = outputs[0]
     axis, pre, n, post = _take_layout(attrs, out.shape)
     idx = _take_indices(xp, indices.reshape(-1), n, "wrap" if attrs["mode"] == "wrap" else "clip")
-    target = xp.zeros((pre, n, post), dtype=out.dtype)
+    # straight into the gradient where it has the layout (a copy of a vocabulary-sized array cost
+    # as much as the scatter); into a buffer where it is a strided view or overlaps the head gradient
+    direct = out.flags.c_contiguous and not xp.may_share_memory(out, grad)
+    if direct:
+        out.fill(0)
+    target = out.reshape(pre, n, post) if direct else xp.zeros((pre, n, post), dtype=out.dtype)
     kctx.backend.scatter_add(target, (slice(None), idx, slice(None)), grad.reshape(pre, idx.size, post))
-    out[...] = target.reshape(out.shape)
+    if not direct:
+        out[...] = target.reshape(out.shape)
 
 
 _TAKE_PARAMS = {

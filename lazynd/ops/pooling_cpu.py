@@ -13,6 +13,7 @@ Max pooling's gradient goes to the first maximum of each window (in the order of
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,8 +24,12 @@ if TYPE_CHECKING:
     from .pooling import PoolGeometry
 
 
+@functools.lru_cache(maxsize=64)
 def avg_divisor(g: PoolGeometry, dtype: Any, include_pad: bool = True) -> np.ndarray:
-    """The count of each average window: padding included (MXNet's default) or not."""
+    """The count of each average window: padding included (MXNet's default) or not.
+
+    Counted once per geometry (read-only): a pass per kernel offset cost a global 7x7 average
+    pooling a quarter of its time at every call."""
     # counted in float32 at least: a float16 count stops at 2048
     dtype = np.promote_types(dtype, np.float32)
     ones = np.zeros(g.padded(), dtype=dtype)
@@ -38,6 +43,7 @@ def avg_divisor(g: PoolGeometry, dtype: Any, include_pad: bool = True) -> np.nda
     # a window past the padded input (the full convention's last, with a stride beyond the kernel)
     # holds nothing: it averages to 0 (its sum) rather than 0 / 0, as on the GPU
     np.maximum(count, 1, out=count)
+    count.flags.writeable = False
     return count
 
 
@@ -68,6 +74,15 @@ def _covered(g: PoolGeometry) -> bool:
     return all(o * st == s and st == k for o, st, s, k in zip(g.out, g.stride, g.spatial, g.kernel, strict=True))
 
 
+def _one_window(g: PoolGeometry) -> tuple | None:
+    """The window, where each sample has a single one and it lies inside the input (global pooling,
+    a kernel as large as the input); else None.  Such a window is one reduction over the spatial axes:
+    looping over its offsets instead would take k*k passes over slabs of one element per channel."""
+    if not _inside(g) or any(o != 1 for o in g.out):
+        return None
+    return (slice(None), slice(None)) + tuple(slice(0, k) for k in g.kernel)
+
+
 def _per_sample(x: Any) -> int:
     return int(np.prod(x.shape[1:]))
 
@@ -86,14 +101,22 @@ def pool_forward(g: PoolGeometry, x: Any, out: Any, mode: str) -> None:
     # accumulate straight into the output (no fill, no temporary), but sum float16 windows in
     # float32, as MXNet does: a float16 sum stops growing at 2048 times the step of its elements
     total = out if mode == "max" or out.dtype.itemsize >= 4 else np.empty(out.shape, np.float32)
-    for block in sample_blocks(x.shape[0], _per_sample(x)):
-        part, read = total[block], source[block]
-        if len(windows) == 1:
-            part[...] = read[windows[0]]
+    window = _one_window(g)
+    if window is not None:
+        spatial = tuple(range(2, x.ndim))
+        if mode == "max":
+            np.max(source[window], axis=spatial, keepdims=True, out=total)
         else:
-            combine(read[windows[0]], read[windows[1]], out=part)
-        for window in windows[2:]:
-            combine(part, read[window], out=part)
+            np.sum(source[window], axis=spatial, dtype=total.dtype, keepdims=True, out=total)
+    else:
+        for block in sample_blocks(x.shape[0], _per_sample(x)):
+            part, read = total[block], source[block]
+            if len(windows) == 1:
+                part[...] = read[windows[0]]
+            else:
+                combine(read[windows[0]], read[windows[1]], out=part)
+            for offset in windows[2:]:
+                combine(part, read[offset], out=part)
     if mode == "avg":
         divisor = avg_divisor(g, x.dtype)
         first = divisor.flat[0]
@@ -108,6 +131,10 @@ def pool_backward(g: PoolGeometry, x: Any, y: Any, dy: Any, dx: Any, mode: str) 
     # the in-place max gradient masks the head gradient by multiplying (0 * inf is NaN): where
     # windows overlap, a non-finite one takes the padded route, which selects (disjoint windows
     # have always multiplied: a window's non-finite gradient is NaN at its other elements)
+    window = _one_window(g)
+    if window is not None and in_place:
+        _one_window_backward(window, x, y, dy, dx, mode, avg_divisor(g, x.dtype) if mode == "avg" else None)
+        return
     if mode == "max" and in_place and (_disjoint(g) or np.isfinite(dy).all()):
         _max_pool_backward_in_place(g, x, y, dy, dx)
         return
@@ -131,6 +158,25 @@ def pool_backward(g: PoolGeometry, x: Any, y: Any, dy: Any, dx: Any, mode: str) 
         for window in g.windows():
             grad[window] += share
     dx[...] = grad[g.inner()]
+
+
+def _one_window_backward(window: tuple, x: Any, y: Any, dy: Any, dx: Any, mode: str, divisor: Any) -> None:
+    """The gradient of a pool with one window per sample (see :func:`_one_window`), in a few whole-array
+    passes: the head gradient spread over the window (avg, sum), or put on the window's first maximum
+    in row-major order, the order of the offsets the general loop takes (max), selected so that a
+    non-finite head gradient leaves the window's other elements at 0 (global pooling's stride 1
+    made the loop take its selecting route for those)."""
+    if any(w.stop != n for w, n in zip(window[2:], x.shape[2:], strict=True)):
+        dx[...] = 0  # elements outside the window
+    region = dx[window]
+    if mode != "max":
+        region[...] = dy if divisor is None else dy / divisor
+        return
+    n, c = x.shape[:2]
+    equal = x[window].reshape(n, c, -1) == y.reshape(n, c, 1)
+    hit = np.zeros(equal.shape, dtype=bool)
+    np.put_along_axis(hit, equal.argmax(axis=-1)[..., None], equal.any(axis=-1)[..., None], axis=-1)
+    region[...] = np.where(hit, dy.reshape(n, c, 1), 0).reshape(region.shape)
 
 
 def _max_pool_backward_in_place(g: PoolGeometry, x: Any, y: Any, dy: Any, dx: Any) -> None:

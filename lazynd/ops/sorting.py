@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import OperatorError
 from .params import Param, dtype_among, enum, optional, parse_bool, parse_int
 from .registry import OpDef, register
@@ -51,9 +53,48 @@ def _topk_order(kctx: Any, attrs: dict, x: Any) -> tuple[Any, Any, int]:
     xp = kctx.xp
     data, axis = _layout("topk", attrs, x)
     k = _k(attrs, data.shape[axis])
-    order = _argsort(xp, data, axis, attrs["is_ascend"])
-    top = xp.take(order, xp.arange(k), axis=axis)
-    return data, top, axis
+    rows = xp.moveaxis(data, axis, -1)
+    top = _top_rows(xp, rows.reshape(-1, rows.shape[-1]), k, attrs["is_ascend"])
+    return data, xp.moveaxis(top.reshape(rows.shape[:-1] + (k,)), -1, axis), axis
+
+
+def _top_rows(xp: Any, rows: Any, k: int, ascend: bool) -> Any:
+    """The positions of each row's ``k`` first elements in the stable order of :func:`_argsort`.
+
+    Sorting whole rows for a few of their elements cost ``topk(k=10)`` of 512 rows of 10000
+    33x MXNet's time.  A partition finds each row's k-th value in linear time; the elements on
+    the right side of it (a superset of the top k: it also holds every tie with the k-th value,
+    and NaNs, which compare false) are taken in their original order, so ties keep it, into
+    rows as long as the longest such set, padded at the end with a value that comes last
+    (stable, so after real ones equal to it); only those rows are sorted."""
+    n = rows.shape[-1]
+    if k == n or rows.size == 0:
+        return _argsort(xp, rows, 1, ascend)[:, :k]
+    # NaN is the largest value for NumPy's and CuPy's sorts and partitions
+    kth = xp.partition(rows, k - 1 if ascend else n - k, axis=1)[:, k - 1 if ascend else n - k]
+    candidate = ~(rows > kth[:, None]) if ascend else ~(rows < kth[:, None])
+    # one flat search (a 2-D ``nonzero`` takes eight times as long), rows and columns from its positions
+    row, column = xp.divmod(xp.flatnonzero(candidate), n)
+    counts = xp.bincount(row, minlength=rows.shape[0])
+    starts = xp.cumsum(counts) - counts
+    width = int(counts.max())
+    place = xp.arange(row.size) - starts[row]
+    positions = xp.zeros((rows.shape[0], width), dtype=column.dtype)
+    values = xp.full((rows.shape[0], width), _last_value(rows.dtype, ascend), dtype=rows.dtype)
+    positions[row, place] = column
+    values[row, place] = rows[row, column]
+    order = _argsort(xp, values, 1, ascend)[:, :k]
+    return xp.take_along_axis(positions, order, axis=1)
+
+
+def _last_value(dtype: Any, ascend: bool) -> Any:
+    """A value that sorts last in the stable order (or with the last, which it follows)."""
+    if dtype.kind == "f":
+        return float("nan") if ascend else float("-inf")
+    if dtype.kind == "b":
+        return ascend
+    info = np.iinfo(dtype)
+    return info.max if ascend else info.min
 
 
 def _topk_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

@@ -338,3 +338,21 @@ def test_slice_like_gradient_reaches_data_only():
 def test_slice_like_refuses_larger_or_mismatched_shapes_at_the_call(like, axes, message):
     with pytest.raises(ShapeError, match=message):
         mx.nd.slice_like(mx.nd.zeros((2, 3, 4)), mx.nd.zeros(like), axes=axes)
+
+
+@pytest.mark.parametrize("strided", [False, True])
+def test_take_gradient_sums_repeated_indices_into_an_out_array_over_its_old_values(strided):
+    # the scatter-add goes straight into a contiguous gradient (zeroed first), through a buffer into a strided one
+    rng = np.random.default_rng(1)
+    head = rng.standard_normal((4, 5, 2)).astype(np.float32)
+    indices = np.array([2, 2, -1, 7, 2], dtype=np.float32)  # wrap: 2, 2, 2, 1, 2
+    want = np.zeros((4, 3, 2), np.float32)
+    np.add.at(want, (slice(None), np.array([2, 2, 2, 1, 2]), slice(None)), head)
+    base = mx.nd.ones((4, 3, 4) if strided else (4, 3, 2))
+    out = base[:, :, ::2] if strided else base
+    like = mx.nd.zeros((4, 3, 2))
+    mx.nd._backward_take(mx.nd.array(head), mx.nd.array(indices), like, axis=1, mode="wrap", out=out)
+    np.testing.assert_array_equal(out.asnumpy(), want)
+    if strided:  # a view: the gradient lands in every other column of base, the others keep their ones
+        np.testing.assert_array_equal(base.asnumpy()[:, :, ::2], want)
+        np.testing.assert_array_equal(base.asnumpy()[:, :, 1::2], 1)

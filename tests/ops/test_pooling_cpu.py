@@ -61,6 +61,10 @@ CASES = {
     "3-D": ((2, 2, 4, 5, 6), dict(kernel=(2, 2, 2), stride=(2, 1, 2))),
     "one sample, one channel": ((1, 1, 6, 6), dict(kernel=(2, 2), stride=(2, 2))),
     "empty batch": ((0, 2, 6, 6), dict(kernel=(2, 2), stride=(2, 1))),
+    # one window per sample: one reduction over the spatial axes instead of a pass per offset
+    "global": ((3, 4, 5, 6), dict(global_pool=True)),
+    "global 1-D": ((3, 4, 7), dict(global_pool=True)),
+    "one window, smaller than the input": ((3, 2, 5, 6), dict(kernel=(3, 4), stride=(3, 3))),
 }
 
 
@@ -107,6 +111,18 @@ def test_overlapping_max_pooling_gives_a_non_finite_head_gradient_to_the_maximum
     want = np.zeros_like(x)
     want[0, 0, 0, 1] = np.nan
     np.testing.assert_array_equal(dx, want)
+
+
+def test_global_max_pooling_of_a_nan_or_of_an_infinite_head_gradient_as_the_window_loop_gives():
+    x = np.array([[[[1.0, np.nan], [3.0, 3.0]], [[2.0, 7.0], [7.0, 0.0]]]], dtype=np.float32)
+    dy = np.array([[[[1.0]], [[np.inf]]]], dtype=np.float32)
+    got_y, got_dx = run_op(dict(pool_type="max", global_pool=True), x, dy)
+    want_y, _ = padded_formula(_defaults(dict(pool_type="max", global_pool=True)), x, dy)
+    np.testing.assert_array_equal(got_y, want_y)
+    # the NaN window matches no element; in the other, the first 7 takes the infinite gradient
+    # and the others get 0, not 0 * inf
+    want_dx = np.array([[[[0.0, 0.0], [0.0, 0.0]], [[0.0, np.inf], [0.0, 0.0]]]], dtype=np.float32)
+    np.testing.assert_array_equal(got_dx, want_dx)
 
 
 def _defaults(attrs):

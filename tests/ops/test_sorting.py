@@ -160,3 +160,54 @@ def test_topk_mask_refuses_k_beyond_the_axis_at_the_call():
     # as the other ret_typs do (and MXNet); it failed only at the next wait, as an EngineError
     with pytest.raises(OperatorError, match="topk: k=7 is larger than the 4 elements along the axis"):
         mx.nd.topk(mx.nd.ones((2, 4)), k=7, ret_typ="mask")
+
+
+def stable_top(a: np.ndarray, k: int, axis: int, ascend: bool) -> np.ndarray:
+    """The first k of the whole sorted order, ties first-come both ways (NaN last ascending, first descending)."""
+    if ascend:
+        order = np.argsort(a, axis=axis, kind="stable")
+    else:
+        backwards = np.flip(np.argsort(np.flip(a, axis=axis), axis=axis, kind="stable"), axis=axis)
+        order = a.shape[axis] - 1 - backwards
+    return np.take(order, np.arange(k), axis=axis)
+
+
+def tied_rows(dtype: str, seed: int) -> np.ndarray:
+    """Rows of few distinct values (many ties at every k-th value), with NaNs and infinities in the float ones."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 6, size=(7, 40, 3)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        a[rng.random(a.shape) < 0.1] = np.nan
+        a[rng.random(a.shape) < 0.05] = np.inf
+        a[rng.random(a.shape) < 0.05] = -np.inf
+        a[0, :, 0] = np.nan  # a row of NaNs only
+    a[1, :, 1] = a[1, 0, 1]  # a row of one value
+    return a
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32", "uint8"])
+@pytest.mark.parametrize("ascend", [False, True])
+@pytest.mark.parametrize("k", [1, 3, 17, 39, 40])
+def test_topk_of_a_few_picks_the_first_k_of_the_stable_order_with_ties_and_nans(dtype, ascend, k):
+    # topk sorts only the candidates a partition leaves (each row's k-th value and everything on its side)
+    a = tied_rows(dtype, seed=k)
+    for axis in (1, 0):
+        kk = min(k, a.shape[axis])
+        got = mx.nd.topk(mx.nd.array(a, dtype=dtype), k=kk, axis=axis, is_ascend=ascend, dtype="int64")
+        np.testing.assert_array_equal(got.asnumpy(), stable_top(a, kk, axis, ascend))
+
+
+@pytest.mark.parametrize("ascend", [False, True])
+def test_topk_mask_and_gradient_go_to_the_first_of_tied_values(ascend):
+    a = tied_rows("float32", seed=5)[:, :, 2]
+    top = stable_top(a, 4, 1, ascend)
+    mask = np.zeros_like(a)
+    np.put_along_axis(mask, top, 1, axis=1)
+    got = mx.nd.topk(mx.nd.array(a), k=4, ret_typ="mask", is_ascend=ascend)
+    np.testing.assert_array_equal(got.asnumpy(), mask)
+    x = mx.nd.array(a)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.topk(x, k=4, ret_typ="value", is_ascend=ascend)
+    y.backward(mx.nd.ones(y.shape) * 2)
+    np.testing.assert_array_equal(x.grad.asnumpy(), 2 * mask)
