@@ -61,14 +61,16 @@ def _topk_order(kctx: Any, attrs: dict, x: Any) -> tuple[Any, Any, int]:
 def _top_rows(xp: Any, rows: Any, k: int, ascend: bool) -> Any:
     """The positions of each row's ``k`` first elements in the stable order of :func:`_argsort`.
 
-    Sorting whole rows for a few of their elements cost ``topk(k=10)`` of 512 rows of 10000
-    33x MXNet's time.  A partition finds each row's k-th value in linear time; the elements on
+    On the host, sorting whole rows for a few of their elements cost ``topk(k=10)`` of 512 rows
+    of 10000 33x MXNet's time.  A partition finds each row's k-th value in linear time; the elements on
     the right side of it (a superset of the top k: it also holds every tie with the k-th value,
     and NaNs, which compare false) are taken in their original order, so ties keep it, into
     rows as long as the longest such set, padded at the end with a value that comes last
     (stable, so after real ones equal to it); only those rows are sorted."""
     n = rows.shape[-1]
-    if k == n or rows.size == 0:
+    if k == n or rows.size == 0 or xp is not np:
+        # (on a device the candidates' count would be read back to the host at every call: a GPU
+        # sorts whole rows, on its stream)
         return _argsort(xp, rows, 1, ascend)[:, :k]
     # NaN is the largest value for NumPy's and CuPy's sorts and partitions
     kth = xp.partition(rows, k - 1 if ascend else n - k, axis=1)[:, k - 1 if ascend else n - k]
