@@ -205,7 +205,61 @@ def conv_cases() -> list[Case]:
 
         cases.append(Case("conv", f"{label} fwd", lz_fwd, np_fwd, torch_fwd))
         cases.append(Case("conv", f"{label} fwd+bwd", lz_fwd_bwd, np_fwd_bwd, torch_fwd_bwd))
-    return cases
+    return cases + depthwise_cases()
+
+
+def _np_depthwise(x: np.ndarray, w: np.ndarray, dy: np.ndarray | None) -> list[np.ndarray]:
+    """A 3x3, pad 1 convolution of one channel per group by kernel offsets: shifted views of the padded
+    data times per-channel weights; with ``dy``, the data and weight gradients the same way."""
+    n, c, h, wd = x.shape
+    padded = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)])
+    wk = w.reshape(c, 9)
+    y = np.zeros_like(x)
+    for k in range(9):
+        y += padded[:, :, k // 3 : k // 3 + h, k % 3 : k % 3 + wd] * wk[:, k, None, None]
+    if dy is None:
+        return [y]
+    dx_padded = np.zeros_like(padded)
+    dw = np.empty((c, 9), np.float32)
+    for k in range(9):
+        window = (slice(None), slice(None), slice(k // 3, k // 3 + h), slice(k % 3, k % 3 + wd))
+        dw[:, k] = np.einsum("nchw,nchw->c", dy, padded[window])
+        dx_padded[window] += dy * wk[:, k, None, None]
+    return [y, dx_padded[:, :, 1:-1, 1:-1], dw.reshape(w.shape)]
+
+
+def depthwise_cases() -> list[Case]:
+    """A MobileNet layer: a 3x3, pad 1 depthwise convolution (one channel per group) of (16, 64, 28, 28)."""
+    x, w, dy = rand(16, 64, 28, 28), rand(64, 1, 3, 3, low=-0.3, high=0.3), rand(16, 64, 28, 28)
+    xa, wa, dya = nd(x, w, dy)
+    tx, tw, tdy = torch_view(x), torch_view(w), torch_view(dy)
+    params = {"kernel": (3, 3), "pad": (1, 1), "num_filter": 64, "num_group": 64, "no_bias": True}
+
+    def lz_fwd_bwd() -> object:
+        y = mx.nd.Convolution(xa, wa, **params)
+        return [y, *mx.nd._backward_Convolution(dya, xa, wa, **params)]
+
+    def torch_fwd() -> object:
+        with torch.no_grad():
+            return TF.conv2d(tx, tw, padding=1, groups=64)
+
+    def torch_fwd_bwd() -> object:
+        xs, ws = (t.detach().requires_grad_() for t in (tx, tw))
+        y = TF.conv2d(xs, ws, padding=1, groups=64)
+        y.backward(tdy)
+        return [y.detach(), xs.grad, ws.grad]
+
+    label = "depthwise 16x64x28x28 3x3 pad 1"
+    return [
+        Case(
+            "conv",
+            f"{label} fwd",
+            lambda: mx.nd.Convolution(xa, wa, **params),
+            lambda: _np_depthwise(x, w, None)[0],
+            torch_fwd,
+        ),
+        Case("conv", f"{label} fwd+bwd", lz_fwd_bwd, lambda: _np_depthwise(x, w, dy), torch_fwd_bwd),
+    ]
 
 
 def loss_cases() -> list[Case]:

@@ -38,6 +38,14 @@ from .cpu_blocks import samples_per_block
 # The groups are the innermost loop here: the path pays with one channel and one filter per group
 # and enough groups.  A direct forward (the same loop) lost to im2col's GEMM at every one of these
 # shapes (depthwise (32, 64, 16, 16): 4.8 against 2.6 ms), so the forward stays im2col's.
+# Tried again (2026-11-28, one thread, float32, best of 10 in turns with im2col's, 3x3 pad 1 unless
+# said): the same loop with each offset's weights repeated along the output row, so that at stride 1
+# a product runs one inner loop along a whole window row (OW x groups) rather than one per position.
+# im2col's ms -> direct's: (16, 64, 56, 56) 23.3 -> 29.6 (one run 19.6), stride 2 9.7 -> 10.9,
+# 5x5 48.4 -> 58.1; (32, 256, 7, 7) 2.9 -> 4.5; (32, 256, 14, 14) 11.8 -> 11.1, 5x5 stride 2
+# 8.7 -> 12.5; (4, 32, 112, 112) 9.2 -> 16.2; (32, 64, 16, 16) 3.5 -> 6.1; multiplier 2 2.8 -> 10.2;
+# float16 2.6-2.8x slower everywhere.  NumPy cannot fuse the multiply and the add: two passes per
+# offset over the output, where im2col makes one copy per offset and one GEMV (MKL) reads them all.
 DIRECT_MAX_CHANNELS_PER_GROUP = 1
 DIRECT_MAX_FILTERS_PER_GROUP = 1
 DIRECT_MIN_GROUPS = 8
