@@ -26,6 +26,7 @@ from ..graph import IndexedGraph
 from ..passes.fuse_elemwise import fusion_enabled
 from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import output_arrays, pass_vars, written_output_vars
+from .accumulate import adding_kernel, plan_accumulation, tail_gradients
 from .bind_graph import prepare_bind_graph
 from .bound_shapes import bound_shapes_and_types
 from .bulking import bulk_enabled, pass_graphs
@@ -169,7 +170,10 @@ class Executor(PassRunner):
         order = self._forward_order + self._backward_order
         self._skipped = _unread_optional_outputs(graph, order, external)
         reread = forward_values_backward_reads(graph, self._forward_order, self._backward_order)
-        storage = passes.plan_memory(graph, order, external | self._skipped, keep_values=reread.keys())
+        self._accumulation = accumulation = plan_accumulation(
+            graph, self._backward_order, self._grad_entry, self.grad_req, external | fwd_heads
+        )
+        storage = passes.plan_memory(graph, order, external | self._skipped, reread.keys(), accumulation.released)
         self._overwritten_forward = overwritten_forward_value(graph, storage, reread, self._backward_order)
         self._forward_value_read = next(
             (f"{graph.entry_name(e)!r} (read by {reader})" for e, reader in reread.items()), None
@@ -212,15 +216,8 @@ class Executor(PassRunner):
         self._steps = {True: self._build(self._forward_order, True), False: self._build(self._forward_order, False)}
         self._backward_steps = self._build(self._backward_order, True)
         self._graphs = pass_graphs(ctx, self._bulk_now(), [*self._steps.values(), self._backward_steps])
-        self._finish_grads = []
-        for j, eid in self._grad_entry.items():
-            if j in self._direct_grads:
-                continue
-            target = self._grad_array(j).data_array
-            self._finish_grads.append((self.grad_req[j], buffers[eid], target))
-        for j, req in enumerate(self.grad_req):
-            if req == "write" and j not in self._grad_entry:
-                self._finish_grads.append(("zero", None, self._grad_array(j).data_array))
+        done = self._direct_grads.keys() | self._accumulation.arguments
+        self._finish_grads = tail_gradients(self._grad_entry, self.grad_req, buffers, self._grad_array, done)
         pass_vars(self)
         self._finish = finish_kernel(self._finish_grads) if self._finish_grads else None
 
@@ -257,6 +254,8 @@ class Executor(PassRunner):
             if op.draws_random(node.attrs):
                 kctx = with_generator(kctx, generator_for(where).generator)
             fn = kernel_for(op, where, raw=self._raw_kernels)
+            adds = [(k, self._grad_array(j).data_array) for k, j in self._accumulation.adds.get(i, ())]
+            fn = adding_kernel(fn, adds) if adds else fn
             entries = graph.input_entries(i)
             n_data = node.num_data_inputs()
             ins = [self._buffers[e] for e in entries[:n_data]]

@@ -23,6 +23,7 @@ from lazynd.runtime import push
 from ..passes.place_device import CROSS_DEVICE_COPY, place_device
 from ..passes.plan_memory import entry_bytes
 from .access import output_arrays, pass_vars
+from .accumulate import tail_gradients
 from .bind_graph import Placement
 from .executor import Executor
 from .monitoring import run_monitored
@@ -89,13 +90,8 @@ class PlacedExecutor(Executor):
         self._step_ctx: dict[int, Context] = {}
         self._steps = {True: self._build(self._forward_order, True), False: self._build(self._forward_order, False)}
         self._backward_steps = self._build(self._backward_order, True)
-        self._finish_grads = []
-        for j, eid in self._grad_entry.items():
-            if j not in self._direct_grads:
-                self._finish_grads.append((self.grad_req[j], buffers[eid], self._grad_array(j).data_array))
-        for j, req in enumerate(self.grad_req):
-            if req == "write" and j not in self._grad_entry:
-                self._finish_grads.append(("zero", None, self._grad_array(j).data_array))
+        done = self._direct_grads.keys() | self._accumulation.arguments
+        self._finish_grads = tail_gradients(self._grad_entry, self.grad_req, buffers, self._grad_array, done)
         self._uses_gpu = any(c.device_type == "gpu" for c in graph.attrs["context"])
         pass_vars(self)
         self._finish = finish_kernel(self._finish_grads) if self._finish_grads else None

@@ -3,7 +3,7 @@
 A pass is a list of steps ``(kernel, kctx, attrs, inputs, outputs, aux, node)`` run in order (see
 :mod:`.run`).  Besides the operators' kernels it may hold copies in front (the arguments given to
 ``forward(**kwargs)``, the head gradients given to ``backward``) and a tail that copies, adds or
-zeroes the gradients not written in place.  A failed step is reported naming its node and
+zeroes the gradients no step wrote or added in place (see :mod:`.accumulate`).  A failed step is reported naming its node and
 operator, and a step pushed as an engine operation of its own is named ``executor:<node>`` (its
 operator's name for the profiler's tables, as MXNet's rows).
 """
@@ -43,7 +43,7 @@ def step_failure(node: Any, err: Exception) -> StepFailure:
 
 
 def finish_kernel(finish: list[tuple]) -> Callable[[], None]:
-    """The tail of a backward pass: copy, add or zero the gradients not written in place."""
+    """The tail of a backward pass: copy, add or zero the gradients no step wrote or added itself."""
 
     def run() -> None:
         for req, src, dst in finish:

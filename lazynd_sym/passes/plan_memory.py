@@ -64,7 +64,11 @@ class _FreeBlocks:
 
 
 def plan_memory(
-    graph: IndexedGraph, order: Sequence[int], external: set[int], keep_values: Set[int] = frozenset()
+    graph: IndexedGraph,
+    order: Sequence[int],
+    external: set[int],
+    keep_values: Set[int] = frozenset(),
+    released_heads: Set[int] = frozenset(),
 ) -> list[int]:
     """Storage id of every entry, stored with block sizes in ``graph.attrs``.
 
@@ -72,7 +76,9 @@ def plan_memory(
     in caller-given arrays; ``keep_values`` entries whose values should outlive their last
     reader where that costs no memory (the forward values a backward pass reads, so that it
     can run again): once such an entry is freed, its block goes to a later entry, in place or
-    not, only when no other free block fits.  When ``graph.attrs['context']`` gives each node a context
+    not, only when no other free block fits.  A graph head lives to the end, unless it is one of
+    ``released_heads``: a head whose value the step producing it hands on at once (an 'add'
+    gradient, added into its array by that step) is freed after its last reader like any entry.  When ``graph.attrs['context']`` gives each node a context
     (device placement), a block only ever serves entries of one context, recorded in
     ``graph.attrs['storage_context']``.  Sets ``graph.attrs['storage_id']``, ``['storage_bytes']``,
     ``['inplace']`` (entry -> entry it overwrote) and ``['naive_bytes']``.
@@ -94,7 +100,7 @@ def plan_memory(
     for i in order:
         for e in graph.input_entries(i):
             readers[e] += 1
-    pinned_entries = set(graph.heads)
+    pinned_entries = set(graph.heads) - set(released_heads)
     storage = [EXTERNAL] * graph.num_entries
     sizes: list[int] = []
     live: list[int] = []  # live entries sharing each block
