@@ -40,8 +40,9 @@ def _join(xp: Any, values: Any, positions: Any, levels: tuple[int, int], shift: 
     first, second = values[tuple(head)], values[tuple(tail)]
     later = _beats(xp, second, first, nan)
     into[axis] = slice(0, size - shift)
-    values[tuple(into)] = xp.where(later, second, first)
-    positions[tuple(into)] = xp.where(later, positions[tuple(tail)], positions[tuple(head)])
+    xp.maximum(first, second, out=values[tuple(into)])  # (a NaN on either side stays)
+    xp.copyto(positions[tuple(into)], positions[tuple(head)])
+    xp.copyto(positions[tuple(into)], positions[tuple(tail)], where=later)
     into[axis] = rest[axis]
     values[tuple(into)] = values[tuple(rest)]
     positions[tuple(into)] = positions[tuple(rest)]
@@ -61,10 +62,10 @@ def _levels(xp: Any, maps: Any, row_levels: int, col_levels: int, nan: bool) -> 
     is ``row * width + column`` in the map."""
     count = (row_levels + 1) * (col_levels + 1)
     values = xp.empty((count, *maps.shape), maps.dtype)
-    positions = xp.empty((count, *maps.shape), np.int32)
     _, height, width, _ = maps.shape
+    positions = xp.empty((count, *maps.shape), position_type(height * width))
     values[0] = maps
-    positions[0] = xp.arange(height * width, dtype=np.int32).reshape(1, height, width, 1)
+    positions[0] = xp.arange(height * width, dtype=positions.dtype).reshape(1, height, width, 1)
     for j in range(1, col_levels + 1):
         _join(xp, values, positions, (j - 1, j), 1 << (j - 1), axis=3, nan=nan)
     for i in range(1, row_levels + 1):
@@ -72,6 +73,12 @@ def _levels(xp: Any, maps: Any, row_levels: int, col_levels: int, nan: bool) -> 
             level = i * (col_levels + 1) + j
             _join(xp, values, positions, (level - col_levels - 1, level), 1 << (i - 1), axis=2, nan=nan)
     return values, positions
+
+
+def position_type(cells: int) -> type:
+    """The smallest integer type that counts ``cells`` cells (a table of int16 positions is moved
+    at half the cost of int32)."""
+    return np.int16 if cells <= np.iinfo(np.int16).max else np.int32
 
 
 def _floor_log2(sizes: np.ndarray) -> np.ndarray:
@@ -109,7 +116,7 @@ def rectangle_max(
     nan = bool(xp.isnan(maps).any())
     group = max(1, TABLE_CELLS // (level_cells * (row_levels + 1) * (col_levels + 1)))
     best = xp.empty((top.size, channels), maps.dtype)
-    position = xp.empty((top.size, channels), np.int32)
+    position = xp.empty((top.size, channels), position_type(height * width))
     for start in range(0, channels, group):
         part = slice(start, start + group)
         table = _levels(xp, maps[..., part], row_levels, col_levels, nan)
@@ -131,5 +138,6 @@ def _query(xp: Any, values: Any, positions: Any, corners: list, nan: bool) -> tu
         # overlapping rectangles: a tie goes to the earlier position, a NaN to the earlier NaN
         same = (value == best) | (xp.isnan(value) & xp.isnan(best)) if nan else value == best
         wins = _beats(xp, value, best, nan) | (same & (where < position))
-        best, position = xp.where(wins, value, best), xp.where(wins, where, position)
+        xp.maximum(best, value, out=best)
+        xp.copyto(position, where, where=wins)
     return best, position
