@@ -95,15 +95,20 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
     grad = outputs[0]
     batch, channels, height, width = grad.shape
     plane = height * width
-    flat = xp.zeros(grad.size, dtype=grad.dtype)
-    batch_index = rois[:, 0].astype(xp.int64)
-    position = argmax.astype(xp.int64)
+    # one slot past the gradient takes the bins of no maximum (empty, or of a padding region):
+    # cheaper than picking the others out of both arrays
+    flat = xp.zeros(grad.size + 1, dtype=grad.dtype)
+    index = np.int32 if grad.size < np.iinfo(np.int32).max else np.int64
+    batch_index = rois[:, 0].astype(index)
+    position = argmax.astype(index)
     # each maximum's index in the flattened (N, C, H, W) gradient
-    target = batch_index[:, None, None, None] * (channels * plane) + xp.arange(channels)[None, :, None, None] * plane
-    target = target + position
-    used = position >= 0
-    kctx.backend.scatter_add(flat, target[used], out_grad[used])
-    grad[...] = flat.reshape(grad.shape)
+    base = (
+        batch_index[:, None, None, None] * (channels * plane)
+        + xp.arange(channels, dtype=index)[None, :, None, None] * plane
+    )
+    target = xp.where(position >= 0, position + base, index(grad.size))
+    kctx.backend.scatter_add(flat, target.reshape(-1), out_grad.reshape(-1))
+    grad[...] = flat[:-1].reshape(grad.shape)
 
 
 def _infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:
