@@ -109,7 +109,7 @@ def rectangle_max(
     offset = ((row_level * (col_levels + 1) + col_level) * batch + image) * (height * width)
     corners = [
         xp.asarray((offset + y * width + x).reshape(-1))
-        for y, x in ((top, left), (top, right), (bottom, left), (bottom, right))
+        for y, x in ((top, left), (bottom, left), (top, right), (bottom, right))
     ]
     # one look for a NaN (a read back to the host on a device, which has just read the regions)
     # saves the join and the query three passes each where there is none
@@ -126,18 +126,25 @@ def rectangle_max(
 
 
 def _query(xp: Any, values: Any, positions: Any, corners: list, nan: bool) -> tuple[Any, Any]:
-    """The four corners' rectangles of each query joined: the maximum and its position."""
+    """The four corners' rectangles (top-left, bottom-left, top-right, bottom-right) of each
+    query joined: the maximum and its position.
+
+    A lower rectangle of the same columns wins only by a greater value: a tie of its first
+    maximum with the upper one's lies in their common rows, where the upper one met it first.
+    Left and right rectangles share rows, so a tie there can go either way: the positions decide.
+    """
     channels = values.shape[-1]
     values, positions = values.reshape(-1, channels), positions.reshape(-1, channels)
-    best = position = None
-    for cell in corners:
-        value, where = xp.take(values, cell, axis=0), xp.take(positions, cell, axis=0)
-        if best is None:
-            best, position = value, where
-            continue
-        # overlapping rectangles: a tie goes to the earlier position, a NaN to the earlier NaN
-        same = (value == best) | (xp.isnan(value) & xp.isnan(best)) if nan else value == best
-        wins = _beats(xp, value, best, nan) | (same & (where < position))
+    sides = []
+    for upper, lower in (corners[:2], corners[2:]):
+        best, position = xp.take(values, upper, axis=0), xp.take(positions, upper, axis=0)
+        value, where = xp.take(values, lower, axis=0), xp.take(positions, lower, axis=0)
+        xp.copyto(position, where, where=_beats(xp, value, best, nan))
         xp.maximum(best, value, out=best)
-        xp.copyto(position, where, where=wins)
+        sides.append((best, position))
+    (best, position), (value, where) = sides
+    same = (value == best) | (xp.isnan(value) & xp.isnan(best)) if nan else value == best
+    wins = _beats(xp, value, best, nan) | (same & (where < position))
+    xp.maximum(best, value, out=best)
+    xp.copyto(position, where, where=wins)
     return best, position
