@@ -6,10 +6,11 @@ region (at least one cell high and wide) is split into ``pooled_size`` bins with
 edges, clipped to the map.  An empty bin gives 0, and so does a region of a negative batch index
 (the padding rows of a batch of regions; its gradient is 0).
 
-The kernel loops over the regions (their geometry is worked out on the host) and pools
-each one with two vectorised max passes, over the bins' columns and then their rows, in
-``kctx.xp``; a hidden output keeps each maximum's position (row * width + column, -1 for
-an empty bin) for the backward operator, which adds the output gradient there.
+The regions' geometry (every bin's first row and column and its size) is worked out on the host
+for all regions at once; the maxima of all bins then come from one sparse table of maxima over
+the maps (:mod:`.window_max`), in ``kctx.xp``, with no loop over regions or bins.  A hidden
+output keeps each maximum's position (row * width + column, -1 for an empty bin) for the
+backward operator, which adds the output gradient there in one scatter.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ def _regions(attrs: dict, rois: np.ndarray, batch: int, height: int, width: int)
     pooled_h, pooled_w = attrs["pooled_size"]
     refuse_nonfinite_rois("ROIPooling", rois)
     index = rois[:, 0].astype(np.int64)
-    if index.size and index.max() >= batch:
-        _check_batch(int(index.max()), batch)
+    beyond = index[index >= batch]
+    if beyond.size:  # the first such region, as the loop over them named it
+        _check_batch(int(beyond[0]), batch)
     corners = rois[:, 1:5]
     # C's round(): halves away from zero (NumPy's rounds them to even), in the regions' type;
     # clipped far outside any map so that the cells stay integers
