@@ -133,7 +133,46 @@ def nn_cases() -> list[Case]:
             lambda: gp_x.mean(axis=(2, 3), keepdims=True),
             lambda: TF.adaptive_avg_pool2d(t_gp, 1),
         ),
+        _roi_pooling_case(),
     ]
+
+
+def _roi_pooling_case() -> Case:
+    """Fast R-CNN's ROIPooling: 128 regions of a (1, 256, 38, 50) feature map into 7x7 bins.
+
+    The NumPy reference is what a user writes without a kernel: the bins' bounds computed once
+    (outside the timing, a saving lazynd does not get) and one ``max`` per bin over all channels.
+    PyTorch has no ROI pooling of its own (torchvision's is a separate package): no column."""
+    feature, count, scale = rand(1, 256, 38, 50), 128, 1 / 16
+    corner = RNG.uniform(0, 600, (count, 2))
+    size = RNG.uniform(16, 300, (count, 2))
+    rois = aligned(np.column_stack([np.zeros(count), corner, corner + size]).astype(np.float32))
+    fa, ra = nd(feature, rois)
+    bins = []
+    for r, roi in enumerate(rois):
+        x1, y1, x2, y2 = (int(np.sign(v) * np.floor(abs(v) * scale + 0.5)) for v in roi[1:])
+        bin_h, bin_w = max(y2 - y1 + 1, 1) / 7, max(x2 - x1 + 1, 1) / 7
+        for i in range(7):
+            h0 = min(max(int(np.floor(i * bin_h)) + y1, 0), 38)
+            h1 = min(max(int(np.ceil((i + 1) * bin_h)) + y1, 0), 38)
+            for j in range(7):
+                w0 = min(max(int(np.floor(j * bin_w)) + x1, 0), 50)
+                w1 = min(max(int(np.ceil((j + 1) * bin_w)) + x1, 0), 50)
+                if h1 > h0 and w1 > w0:
+                    bins.append((r, i, j, feature[0, :, h0:h1, w0:w1]))
+
+    def np_roi_pooling() -> np.ndarray:
+        out = np.zeros((count, 256, 7, 7), np.float32)
+        for r, i, j, window in bins:
+            out[r, :, i, j] = window.max(axis=(1, 2))
+        return out
+
+    return Case(
+        "nn",
+        "ROIPooling 128 regions 7x7 (1,256,38,50)",
+        lambda: mx.nd.ROIPooling(fa, ra, pooled_size=(7, 7), spatial_scale=scale),
+        np_roi_pooling,
+    )
 
 
 def _np_conv_forward(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -6,10 +6,11 @@ region (at least one cell high and wide) is split into ``pooled_size`` bins with
 edges, clipped to the map.  An empty bin gives 0, and so does a region of a negative batch index
 (the padding rows of a batch of regions; its gradient is 0).
 
-The kernel loops over the regions (their geometry is worked out on the host) and pools
-each one with two vectorised max passes, over the bins' columns and then their rows, in
-``kctx.xp``; a hidden output keeps each maximum's position (row * width + column, -1 for
-an empty bin) for the backward operator, which adds the output gradient there.
+The regions' geometry (every bin's first row and column and its size) is worked out on the host
+for all regions at once; the maxima of all bins then come from one sparse table of maxima over
+the maps (:mod:`.window_max`), in ``kctx.xp``, with no loop over regions or bins.  A hidden
+output keeps each maximum's position (row * width + column, -1 for an empty bin) for the
+backward operator, which adds the output gradient there in one scatter.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..errors import OperatorError, ShapeError
 from .params import SPATIAL_SCALE, Param, parse_shape
 from .registry import OpDef, merge_shape, register
 from .roi_align import refuse_nonfinite_rois
+from .window_max import rectangle_max
 
 _PARAMS = {
     "pooled_size": Param(parse_shape, doc="(height, width) of the pooled output"),
@@ -29,55 +31,31 @@ _PARAMS = {
 }
 
 
-def _bins(start: int, end: int, pooled: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """First and one-past-last cell of each of ``pooled`` bins over cells ``start..end``."""
-    size = max(end - start + 1, 1) / pooled
+def _bins(start: np.ndarray, end: np.ndarray, pooled: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """First and one-past-last cell (regions, pooled) of each region's bins over cells ``start..end``."""
+    size = np.maximum(end - start + 1, 1) / pooled
     index = np.arange(pooled)
-    low = np.clip(np.floor(index * size).astype(np.int64) + start, 0, limit)
-    high = np.clip(np.ceil((index + 1) * size).astype(np.int64) + start, 0, limit)
+    low = np.clip(np.floor(index * size[:, None]).astype(np.int64) + start[:, None], 0, limit)
+    high = np.clip(np.ceil((index + 1) * size[:, None]).astype(np.int64) + start[:, None], 0, limit)
     return low, high
 
 
-def _regions(attrs: dict, rois: np.ndarray, height: int, width: int) -> list[tuple[int, tuple, tuple]]:
-    """Per region: (batch index, (row starts, row ends), (column starts, column ends))."""
+def _regions(attrs: dict, rois: np.ndarray, batch: int, height: int, width: int) -> tuple[np.ndarray, ...]:
+    """Batch indices (regions,), bins' first rows and rows (regions, PH), first columns and columns
+    (regions, PW) of every region: a bin of no rows or columns is empty."""
     pooled_h, pooled_w = attrs["pooled_size"]
-    scale = attrs["spatial_scale"]
     refuse_nonfinite_rois("ROIPooling", rois)
-    regions = []
-    for roi in rois:
-        # C's round(): halves away from zero (NumPy's rounds them to even)
-        x1, y1, x2, y2 = (int(np.sign(v) * np.floor(abs(v) * scale + 0.5)) for v in roi[1:5])
-        regions.append((int(roi[0]), _bins(y1, y2, pooled_h, height), _bins(x1, x2, pooled_w, width)))
-    return regions
-
-
-def _pool_region(xp: Any, image: Any, rows: tuple, cols: tuple) -> tuple[Any, Any]:
-    """Maxima (C, PH, PW) of one region of ``image`` (C, H, W) and their positions (-1: empty bin)."""
-    channels, height, width = image.shape
-    if height == 0 or width == 0:  # every bin is empty: 0 (and no position), as MXNet 1.9.1 gives
-        shape = (channels, len(rows[0]), len(cols[0]))
-        return xp.zeros(shape, image.dtype), xp.full(shape, -1, dtype=np.int64)
-    low = xp.asarray(-np.inf, dtype=image.dtype)
-    in_col = (xp.arange(width)[None, :] >= xp.asarray(cols[0])[:, None]) & (
-        xp.arange(width)[None, :] < xp.asarray(cols[1])[:, None]
-    )  # (PW, W)
-    in_row = (xp.arange(height)[None, :] >= xp.asarray(rows[0])[:, None]) & (
-        xp.arange(height)[None, :] < xp.asarray(rows[1])[:, None]
-    )  # (PH, H)
-    by_col = xp.where(in_col[None, None], image[:, :, None, :], low)  # (C, H, PW, W)
-    col_max, col_arg = by_col.max(axis=3), by_col.argmax(axis=3)  # (C, H, PW)
-    by_row = xp.where(in_row[None, :, :, None], col_max[:, None], low)  # (C, PH, H, PW)
-    best, row_arg = by_row.max(axis=2), by_row.argmax(axis=2)  # (C, PH, PW)
-    col_at = xp.take_along_axis(col_arg, row_arg, axis=1)  # the column of each row's maximum
-    empty = xp.asarray((rows[1] <= rows[0])[:, None] | (cols[1] <= cols[0])[None, :])
-    best = xp.where(empty[None], xp.zeros((), image.dtype), best)
-    position = xp.where(empty[None], -1, row_arg * width + col_at)
-    return best, position
-
-
-def _host(xp: Any, array: Any) -> np.ndarray:
-    """``array`` on the host; a CuPy array is copied on the current (the kernel's) stream."""
-    return array if xp is np else array.get()
+    index = rois[:, 0].astype(np.int64)
+    beyond = index[index >= batch]
+    if beyond.size:  # the first such region, as the loop over them named it
+        _check_batch(int(beyond[0]), batch)
+    corners = rois[:, 1:5]
+    # C's round(): halves away from zero (NumPy's rounds them to even), in the regions' type;
+    # clipped far outside any map so that the cells stay integers
+    scaled = np.sign(corners) * np.floor(np.abs(corners) * attrs["spatial_scale"] + 0.5)
+    x1, y1, x2, y2 = np.clip(scaled.astype(np.float64), -(2.0**40), 2.0**40).astype(np.int64).T
+    (top, bottom), (left, right) = _bins(y1, y2, pooled_h, height), _bins(x1, x2, pooled_w, width)
+    return index, top, bottom - top, left, right - left
 
 
 def _check_batch(index: int, batch: int) -> None:
@@ -89,16 +67,28 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     xp = kctx.xp
     data, rois = inputs
     out, argmax = outputs
-    batch, _, height, width = data.shape
-    for r, (b, rows, cols) in enumerate(_regions(attrs, _host(xp, rois), height, width)):
-        _check_batch(b, batch)
-        if b < 0:  # a padding region (batch index -1): 0, and no gradient, as MXNet 1.9.1
-            out[r] = 0
-            argmax[r] = -1
-            continue
-        best, position = _pool_region(xp, data[b], rows, cols)
-        out[r] = best
-        argmax[r] = position
+    batch, channels, height, width = data.shape
+    index, top, rows, left, cols = _regions(attrs, rois if xp is np else rois.get(), batch, height, width)
+    # an empty bin, and every bin of a padding region (batch index -1), gives 0 and no position,
+    # as MXNet 1.9.1
+    empty = (rows <= 0)[:, :, None] | (cols <= 0)[:, None, :] | (index < 0)[:, None, None]
+    if empty.all() or channels == 0:
+        out[...] = 0
+        argmax[...] = -1
+        return
+    shape = empty.shape
+    best, position = rectangle_max(
+        xp,
+        data.transpose(0, 2, 3, 1),
+        np.broadcast_to(np.maximum(index, 0)[:, None, None], shape),
+        np.where(empty, 0, top[:, :, None]),
+        np.where(empty, 0, left[:, None, :]),
+        np.where(empty, 1, rows[:, :, None]),
+        np.where(empty, 1, cols[:, None, :]),
+    )  # (regions, PH, PW, channels)
+    hole = xp.asarray(empty)[:, None]
+    out[...] = xp.where(hole, xp.zeros((), data.dtype), best.transpose(0, 3, 1, 2))
+    argmax[...] = xp.where(hole, -1, position.transpose(0, 3, 1, 2))
 
 
 def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -107,15 +97,20 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
     grad = outputs[0]
     batch, channels, height, width = grad.shape
     plane = height * width
-    flat = xp.zeros(grad.size, dtype=grad.dtype)
-    batch_index = rois[:, 0].astype(xp.int64)
-    position = argmax.astype(xp.int64)
+    # one slot past the gradient takes the bins of no maximum (empty, or of a padding region):
+    # cheaper than picking the others out of both arrays
+    flat = xp.zeros(grad.size + 1, dtype=grad.dtype)
+    index = np.int32 if grad.size < np.iinfo(np.int32).max else np.int64
+    batch_index = rois[:, 0].astype(index)
+    position = argmax.astype(index)
     # each maximum's index in the flattened (N, C, H, W) gradient
-    target = batch_index[:, None, None, None] * (channels * plane) + xp.arange(channels)[None, :, None, None] * plane
-    target = target + position
-    used = position >= 0
-    kctx.backend.scatter_add(flat, target[used], out_grad[used])
-    grad[...] = flat.reshape(grad.shape)
+    base = (
+        batch_index[:, None, None, None] * (channels * plane)
+        + xp.arange(channels, dtype=index)[None, :, None, None] * plane
+    )
+    target = xp.where(position >= 0, position + base, index(grad.size))
+    kctx.backend.scatter_add(flat, target.reshape(-1), out_grad.reshape(-1))
+    grad[...] = flat[:-1].reshape(grad.shape)
 
 
 def _infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, list]:

@@ -125,7 +125,7 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
             part = part.reshape(-1, pooled_h, pooled_w, *part.shape[1:])
             out[r] = xp.einsum("ph,cpqhw,qw->cpq", left, part, right)
         else:
-            out[r] = xp.einsum("ph,chw,qw->cpq", left, part, right)
+            out[r] = pool_region(left, part, right)
 
 
 def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -142,8 +142,28 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
             part = xp.einsum("ph,cpq,qw->cpqhw", left, out_grad[r], right)
             part = part.reshape(-1, *part.shape[3:])
         else:
-            part = xp.einsum("ph,cpq,qw->chw", left, out_grad[r], right)
+            part = spread_region(left, out_grad[r], right)
         grad[index, :, row_span, col_span] += part
+
+
+def pool_region(rows: Any, part: Any, cols: Any) -> Any:
+    """``rows @ part[c] @ cols.T`` for every channel ``c`` of ``part`` (C, h, w): (C, ph, pw).
+
+    As two matrix products over all the channels at once (``einsum`` of the three operands ran
+    one unblocked loop over every (c, p, q, h, w): nine tenths of ROIAlign's time)."""
+    channels, height, width = part.shape
+    by_col = part.reshape(channels * height, width) @ cols.T  # (C * h, pw)
+    by_col = by_col.reshape(channels, height, -1).transpose(1, 0, 2).reshape(height, -1)  # (h, C * pw)
+    return (rows @ by_col).reshape(rows.shape[0], channels, -1).transpose(1, 0, 2)
+
+
+def spread_region(rows: Any, grad: Any, cols: Any) -> Any:
+    """``rows.T @ grad[c] @ cols`` for every channel ``c`` of ``grad`` (C, ph, pw): (C, h, w),
+    the transpose of :func:`pool_region`."""
+    channels, pooled_h, pooled_w = grad.shape
+    by_row = rows.T @ grad.transpose(1, 0, 2).reshape(pooled_h, -1)  # (h, C * pw)
+    by_row = by_row.reshape(-1, channels, pooled_w).transpose(1, 0, 2).reshape(-1, pooled_w)  # (C * h, pw)
+    return (by_row @ cols).reshape(channels, -1, cols.shape[1])
 
 
 def refuse_nonfinite_rois(op: str, rois: np.ndarray) -> None:
