@@ -119,19 +119,19 @@ def nn_cases() -> list[Case]:
             np_avg_pool,
             lambda: TF.avg_pool2d(t_bn[0], 2, 2),
         ),
-        Case(
-            "nn",
-            "Pooling global max (32,512,7,7)",
-            lambda: mx.nd.Pooling(gpx, global_pool=True, kernel=(1, 1), pool_type="max"),
-            lambda: gp_x.max(axis=(2, 3), keepdims=True),
-            lambda: TF.adaptive_max_pool2d(t_gp, 1),
-        ),
-        Case(
-            "nn",
-            "Pooling global avg (32,512,7,7)",
-            lambda: mx.nd.Pooling(gpx, global_pool=True, kernel=(1, 1), pool_type="avg"),
-            lambda: gp_x.mean(axis=(2, 3), keepdims=True),
-            lambda: TF.adaptive_avg_pool2d(t_gp, 1),
+        # global pooling, one window a sample: NumPy's reduction and PyTorch's adaptive pooling to 1x1
+        *(
+            Case(
+                "nn",
+                f"Pooling global {mode} (32,512,7,7)",
+                lambda mode=mode: mx.nd.Pooling(gpx, global_pool=True, kernel=(1, 1), pool_type=mode),
+                lambda reduce=reduce: reduce(gp_x, axis=(2, 3), keepdims=True),
+                lambda adaptive=adaptive: getattr(TF, adaptive)(t_gp, 1),  # (TF is None without PyTorch)
+            )
+            for mode, reduce, adaptive in (
+                ("max", np.max, "adaptive_max_pool2d"),
+                ("avg", np.mean, "adaptive_avg_pool2d"),
+            )
         ),
         _roi_pooling_case(),
     ]
