@@ -10,7 +10,10 @@ The regions' geometry (every bin's first row and column and its size) is worked 
 for all regions at once; the maxima of all bins then come from one sparse table of maxima over
 the maps (:mod:`.window_max`), in ``kctx.xp``, with no loop over regions or bins.  A hidden
 output keeps each maximum's position (row * width + column, -1 for an empty bin) for the
-backward operator, which adds the output gradient there in one scatter.
+backward operator, which adds the output gradient there in one scatter.  MXNet 1.9.1 keeps these
+positions in the data's type; we keep them in int32 (:data:`POSITION_TYPE`), as float16 holds
+integers exactly only up to 2048 (a 64 x 64 map would send gradients to rounded cells), float32
+only up to 2**24.  The hidden output is never part of the symbol's JSON, so MXNet reads it the same.
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ from .params import SPATIAL_SCALE, Param, parse_shape
 from .registry import OpDef, merge_shape, register
 from .roi_align import refuse_nonfinite_rois
 from .window_max import rectangle_max
+
+# the type of the hidden positions; a map of more cells than it counts is refused (the table of
+# maxima over such a map would not fit in memory anyway)
+POSITION_TYPE = "int32"
 
 _PARAMS = {
     "pooled_size": Param(parse_shape, doc="(height, width) of the pooled output"),
@@ -119,6 +126,11 @@ def _infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, 
     data, rois = in_shapes
     if data is not None and len(data) != 4:
         raise ShapeError(f"ROIPooling: data must be 4-D (N, C, H, W), got {tuple(data)}")
+    if data is not None and None not in data[2:] and data[2] * data[3] > np.iinfo(POSITION_TYPE).max:
+        raise ShapeError(
+            f"ROIPooling: data's map of {data[2]} x {data[3]} cells has more than the "
+            f"{np.iinfo(POSITION_TYPE).max} cells that the {POSITION_TYPE} positions of its maxima count"
+        )
     if rois is not None and (len(rois) != 2 or rois[1] not in (0, 5)):
         raise ShapeError(f"ROIPooling: rois must be (num_rois, 5), got {tuple(rois)}")
     if rois is not None:
@@ -127,6 +139,14 @@ def _infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, list, 
         return [data, rois], [None, None], aux_shapes
     out = (rois[0], data[1], *attrs["pooled_size"])
     return [tuple(data), rois], [out, out], aux_shapes
+
+
+def _infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+    """Data and regions of one type, the output of theirs and the hidden positions int32."""
+    dtype = next((t for t in in_types if t is not None), None)
+    if None not in in_types and in_types[0] != in_types[1]:
+        raise OperatorError(f"ROIPooling: input 'rois' has dtype {in_types[1]}, expected {dtype} like 'data'")
+    return [dtype, dtype], [dtype, POSITION_TYPE], aux_types
 
 
 register(
@@ -138,6 +158,7 @@ register(
         num_visible_outputs=1,
         params=dict(_PARAMS),
         infer_shape=_infer,
+        infer_type=_infer_type,
         float_data=True,  # MXNet: "only support floating point types" (empty bins give 0)
         gradient=lambda F, attrs, inputs, outputs, og: [
             F._backward_ROIPooling(og[0], inputs[1], outputs[1], inputs[0], **attrs),
