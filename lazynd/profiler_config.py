@@ -4,12 +4,12 @@ MXNet 1.x's ``profile_*`` keywords, read into a mode and a path or refused by na
 
 from __future__ import annotations
 
-import numbers
 import os
 from typing import Any
 
 from .arguments import is_choice
 from .errors import LazyNDError
+from .ops.params import parse_bool
 
 MODES = ("symbolic", "all")
 
@@ -28,22 +28,16 @@ _FLAGS = (
 )
 
 
-# the strings MXNet's parameter parser reads as a flag, in any case ('yes', 'on' and '2' it refuses)
-_FLAG_STRINGS = {"true": True, "1": True, "false": False, "0": False}
-
-
 def _flag_value(key: str, value: Any) -> bool:
-    """The truth of a flag as MXNet reads it: a boolean (Python's or NumPy's), the int 0 or 1, or
-    the string of one (``'True'``, ``'false'``, ``'1'``...: MXNet passes every value as its string).
-    Anything else is refused: ``bool('false')`` would be true and turn on what the program turned off.
+    """The truth of a flag as MXNet reads it, with the operators' parser (:func:`~lazynd.ops.params.parse_bool`):
+    a boolean, the int 0 or 1, or the string of one (``'True'``, ``'false'``, ``'1'``...: MXNet passes every
+    value as its string).  Anything else is refused: ``bool('false')`` would be true and turn on what the
+    program turned off.
     """
-    if isinstance(value, bool) or (isinstance(value, numbers.Integral) and value in (0, 1)):
-        return bool(value)
-    if type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool"):
-        return bool(value)
-    if isinstance(value, str) and value.lower() in _FLAG_STRINGS:
-        return _FLAG_STRINGS[value.lower()]
-    raise LazyNDError(f"profiler.set_config: {key} must be True or False, got {value!r}")
+    try:
+        return parse_bool(value)
+    except ValueError:
+        raise LazyNDError(f"profiler.set_config: {key} must be True or False, got {value!r}") from None
 
 
 def _dump_period(value: Any, continuous_dump: bool) -> float:

@@ -55,7 +55,7 @@ def _regions(attrs: dict, rois: np.ndarray, batch: int, height: int, width: int)
     index = rois[:, 0].astype(np.int64)
     beyond = index[index >= batch]
     if beyond.size:  # the first such region, as the loop over them named it
-        _check_batch(int(beyond[0]), batch)
+        raise OperatorError(f"ROIPooling: roi batch index {int(beyond[0])} is out of range for a batch of {batch}")
     corners = rois[:, 1:5]
     # C's round(): halves away from zero (NumPy's rounds them to even), in the regions' type;
     # clipped far outside any map so that the cells stay integers
@@ -63,11 +63,6 @@ def _regions(attrs: dict, rois: np.ndarray, batch: int, height: int, width: int)
     x1, y1, x2, y2 = np.clip(scaled.astype(np.float64), -(2.0**40), 2.0**40).astype(np.int64).T
     (top, bottom), (left, right) = _bins(y1, y2, pooled_h, height), _bins(x1, x2, pooled_w, width)
     return index, top, bottom - top, left, right - left
-
-
-def _check_batch(index: int, batch: int) -> None:
-    if index >= batch:
-        raise OperatorError(f"ROIPooling: roi batch index {index} is out of range for a batch of {batch}")
 
 
 def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

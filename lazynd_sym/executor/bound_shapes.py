@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from lazynd.errors import ShapeError
-from lazynd.util import is_np_shape
 
 from .. import passes
 from ..graph import IndexedGraph
-from ..passes.infer_shape import shape_known
+from ..passes.shape_semantics import ShapeSemantics
 
 
 def bound_shapes_and_types(
@@ -29,12 +28,13 @@ def bound_shapes_and_types(
     pairs ``bound``, whose shapes and dtypes ``known_shape`` and ``known_type`` give by entry id; ``same``
     pairs entries that must agree (see :func:`lazynd_sym.passes.infer_shape.infer_shape`).  Raises
     ShapeError naming an entry left unknown."""
-    if not is_np_shape():
+    semantics = ShapeSemantics.current()  # read once, not per entry
+    if not semantics.numpy:
         _refuse_zero_size(bound)
     shapes = passes.infer_shape(graph, known_shape, same)
     types = passes.infer_type(graph, known_type, same)
     for eid, (shape, dtype) in enumerate(zip(shapes, types, strict=False)):
-        if not shape_known(shape) or dtype is None:
+        if not semantics.known(shape) or dtype is None:
             raise ShapeError(f"bind: cannot infer shape/dtype of '{graph.entry_name(eid)}' (got {shape}, {dtype})")
 
 
