@@ -140,10 +140,8 @@ class Module(BaseModule):
     def save_checkpoint(
         self, prefix: str, epoch: int, save_optimizer_states: bool = False, remove_amp_cast: bool = True
     ) -> None:
-        """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, when asked, ``prefix-%04d.states``.
-
-        ``remove_amp_cast`` saves the symbol without its AMP casts, as ``Symbol.tojson``.
-        """
+        """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, when asked, ``prefix-%04d.states``
+        (``remove_amp_cast``: the symbol without its AMP casts, as ``Symbol.tojson``)."""
         arg_params, aux_params = self.get_params()
         save_checkpoint(prefix, epoch, self._symbol, arg_params, aux_params, remove_amp_cast)
         if save_optimizer_states:
@@ -228,12 +226,8 @@ class Module(BaseModule):
             self._exec_group.set_params(self._arg_params or {}, self._aux_params or {})
 
     def reshape(self, data_shapes: Any, label_shapes: Any = None) -> None:
-        """Run on inputs of new shapes (e.g. another batch size) with the same parameter arrays.
-
-        ``forward`` calls it when a batch's shapes differ from the bound ones; the
-        executors of the last :data:`MAX_SHAPE_SETS` sets of shapes used are kept for the next
-        time they come (a program whose shapes keep changing would keep them all otherwise).
-        """
+        """Run on inputs of new shapes (another batch size) with the same parameters; ``forward`` calls it when a
+        batch's shapes differ.  The executors of the last :data:`MAX_SHAPE_SETS` sets of shapes are kept for reuse."""
         self._require("reshape", params=False)
         self._switch_group(data_shapes, label_shapes, self._exec_group)
 
@@ -302,9 +296,14 @@ class Module(BaseModule):
         self._require("get_params", binded=False)
         assert self._arg_params is not None and self._aux_params is not None
         if self._params_dirty and self._exec_group is not None:
-            self._exec_group.copy_params_to(self._arg_params, self._aux_params)
-            self._params_dirty = False
+            self._sync_params_from_devices()
         return self._arg_params, self._aux_params
+
+    def _sync_params_from_devices(self) -> None:
+        """Copy the devices' parameters (averaged) into ``arg_params``/``aux_params``: MXNet 1.x's private
+        method, which programs call after ``update`` (its parallel_actor_critic example does)."""
+        self._bound_group("_sync_params_from_devices").copy_params_to(self._arg_params or {}, self._aux_params or {})
+        self._params_dirty = False
 
     # -- optimizer -------------------------------------------------------------------------------
     def init_optimizer(

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from lazynd.errors import LazyNDError
+from lazynd.errors import LazyNDError, TextRuleError
 from lazynd.io import DataBatch, DataDesc, DataIter
 
 
@@ -52,7 +52,11 @@ def encode_sentences(
         for word in sentence:
             if word not in vocab:
                 if not new_vocab and unknown_token is None:
-                    raise LazyNDError(f"encode_sentences: unknown word {word!r} (give unknown_token to map such words)")
+                    # an AssertionError too: MXNet asserts here, and programs encoding a test set with the
+                    # training vocabulary catch it as one
+                    raise TextRuleError(
+                        f"encode_sentences: unknown word {word!r} (give unknown_token to map such words)"
+                    )
                 if unknown_token is not None:
                     word = unknown_token
                 if word not in vocab:

@@ -102,3 +102,18 @@ def test_chain_has_no_symbol_and_takes_every_module_s_params_with_allow_missing(
     prefix = str(tmp_path / "chain")
     mx.callback.do_checkpoint(prefix)(0, chain.symbol, *chain.get_params())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chain-0001.params"]
+
+
+def test_input_grads_of_the_chain_are_the_composed_module_s() -> None:
+    # README departure: MXNet 1.9.1's SequentialModule never records inputs_need_grad, so its get_input_grads
+    # always fails an assertion; the chain's are the first module's, as the composed network's are
+    batch = next(iter(_data()))
+    grads = []
+    for mod in (_chain(), mx.mod.Module(_head(_body(sym.Variable("data"))))):
+        mod.bind(batch.provide_data, batch.provide_label, inputs_need_grad=True)
+        mod.init_params(arg_params=_start_params())
+        mod.forward_backward(batch)
+        assert mod.inputs_need_grad
+        grads.append(mod.get_input_grads()[0].asnumpy())
+    assert grads[0].shape == (40, 5) and np.abs(grads[0]).sum() > 0
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-7)
