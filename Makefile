@@ -31,7 +31,8 @@ CUDA_EMU ?= ../shared/tools/cuda-emu
 gpu-emu:
 	PYTHONPATH=$(CUDA_EMU)/fake:. $(PYTEST) -p fakeplugin -q -m gpu
 
-# everything a machine with a GPU can tell us (tests, stream ordering, benchmarks); OUT= a folder
+# everything a machine with a GPU can tell us (tests, stream ordering, benchmarks), the most
+# informative first, in about 5.5 minutes (GPU_CHECK_BUDGET_S, default 330 s); OUT= a folder
 OUT ?= /tmp/lazynd-gpu-check
 gpu-check:
 	bash tools/gpu_check.sh $(OUT)

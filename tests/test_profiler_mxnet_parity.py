@@ -104,6 +104,21 @@ def test_device_rows_of_the_trace_are_named_as_mxnets():
     assert rows == ["cpu/0", "cpu/1"]
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs an NVIDIA GPU with CuPy (none visible)")
+def test_gpu_rows_of_the_trace_are_named_as_mxnets():
+    # a GPU operation's row is its device's ("gpu/0"), timed by its CUDA event on its stream's lane;
+    # the host's work beside it stays on "cpu/0"
+    def run():
+        return mx.nd.ones((4,), ctx=mx.gpu(0)) * 2, mx.nd.ones((2,)) + 1
+
+    events = profiler.trace_of(run)
+    rows = {event["pid"]: event["args"]["name"] for event in events if event["name"] == "process_name"}
+    placed = {event["name"]: rows[event["pid"]] for event in events if event["ph"] == "X"}
+    assert placed["_mul_scalar"] == "gpu/0" and placed["_plus_scalar"] == "cpu/0", placed
+    assert sorted(rows.values()) == ["cpu/0", "gpu/0"], rows
+
+
 def test_dumps_still_counts_what_a_finishing_dump_wrote(tmp_path):
     # MXNet's statistics outlive dump(finished=True); before, dump() forgot them with the trace
     path = tmp_path / "trace.json"
