@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 
 import lazynd as mx
 from lazynd.engine import get_engine
@@ -76,3 +77,25 @@ def test_a_reshaped_executor_across_contexts_shares_its_outputs_storage_vars_too
     smaller.forward()
     _slowly_written(mx.cpu(0), ex.outputs[1], 7.0)
     np.testing.assert_array_equal(smaller.outputs[1].asnumpy(), np.full((2, 5), 7.0, np.float32))
+
+
+@pytest.mark.parametrize("grad_req", ["write", "add"])
+def test_an_output_given_twice_takes_the_sum_of_both_head_gradients(grad_req: str) -> None:
+    # d(sum(2x, axis=1))/dx is 2 per head: 2*1 + 2*10.  MXNet 1.9.1 keeps only the last head's
+    # gradient (20), in its executor and its autograd alike (a README departure)
+    x = mx.sym.Variable("x")
+    y = mx.sym.sum(x * 2, axis=1)
+    ex = mx.sym.Group([y, y]).simple_bind(mx.cpu(), grad_req=grad_req, x=(3, 2))
+    ex.grad_dict["x"][:] = 0
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.ones((3,)), mx.nd.ones((3,)) * 10])
+    np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), np.full((3, 2), 22.0, np.float32))
+
+
+def test_an_array_given_twice_to_autograd_backward_takes_the_sum_of_both_head_gradients() -> None:
+    x = mx.nd.ones((3, 2))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = (x * 2).sum(axis=1)
+    mx.autograd.backward([y, y], [mx.nd.ones((3,)), mx.nd.ones((3,)) * 10])
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.full((3, 2), 22.0, np.float32))
