@@ -178,9 +178,21 @@ def _excludes_pad(attrs: dict) -> bool:
     return attrs["pool_type"] == "avg" and attrs.get("count_include_pad") is False
 
 
+def _widened(attrs: dict, x: Any) -> bool:
+    """Whether lp pooling runs in float32: float16 powers overflow (``x ** 3`` from 41, ``x ** 2`` from
+    256) where the norm itself fits, and a window whose cubes nearly cancel lost half its gradient to
+    float16 rounding.  MXNet accumulates in float32 too."""
+    return attrs["pool_type"] == "lp" and attrs["p_value"] > 1 and x.dtype == np.float16
+
+
 def _sum_based_forward(kctx: Any, attrs: dict, inputs: list, outputs: list) -> None:
     """Forward of lp pooling and of average pooling without the padding counted: sum pooling."""
     xp, x, out = kctx.xp, inputs[0], outputs[0]
+    if _widened(attrs, x):
+        wide = xp.empty(out.shape, dtype=xp.float32)
+        _sum_based_forward(kctx, attrs, [x.astype(xp.float32)], [wide])
+        out[...] = wide
+        return
     g = PoolGeometry(attrs, x.shape)
     p = attrs["p_value"] if attrs["pool_type"] == "lp" else 1
     _pool_forward(kctx, _as_sum(attrs), [x if p == 1 else x**p], outputs, [])
@@ -198,6 +210,11 @@ def _sum_based_backward(kctx: Any, attrs: dict, inputs: list, outputs: list) -> 
     pooling, of the head gradient scaled per window (and, for lp, per element)."""
     xp = kctx.xp
     dy, x, y = inputs
+    if _widened(attrs, x):
+        wide = xp.empty(outputs[0].shape, dtype=xp.float32)
+        _sum_based_backward(kctx, attrs, [a.astype(xp.float32) for a in inputs], [wide])
+        outputs[0][...] = wide
+        return
     g = PoolGeometry(attrs, x.shape)
     p = attrs["p_value"] if attrs["pool_type"] == "lp" else 1
     if attrs["pool_type"] == "avg":

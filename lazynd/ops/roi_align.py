@@ -31,11 +31,15 @@ from .registry import OpDef, merge_shape, register
 NAME = "_contrib_ROIAlign"
 
 
-def _axis_weights(start: float, length: float, bins: int, samples: int, size: int) -> np.ndarray:
-    """(bins, size): each bin's mean bilinear weights over its ``samples`` points along one axis."""
+def _axis_weights(start: float, length: float, bins: int, samples: int, size: int) -> tuple[np.ndarray, ...]:
+    """(bins, size) each: each bin's mean bilinear weights over its ``samples`` points along one axis,
+    the cells its points tap, and those a point taps at weight 0 (an integer point's second tap, a
+    point on the last cell), which turn an infinite cell into NaN, as in MXNet's sums."""
     weights = np.zeros((bins, size))
+    taps = np.zeros((bins, size), dtype=bool)
+    zero_taps = np.zeros((bins, size), dtype=bool)
     if samples < 1:
-        return weights
+        return weights, taps, zero_taps
     step = length / bins
     for b in range(bins):
         for s in range(samples):
@@ -52,11 +56,14 @@ def _axis_weights(start: float, length: float, bins: int, samples: int, size: in
             fraction = point - low
             weights[b, low] += (1.0 - fraction) / samples
             weights[b, high] += fraction / samples
-    return weights
+            taps[b, [low, high]] = True
+            zero_taps[b, high] |= fraction == 0.0
+    return weights, taps, zero_taps
 
 
-def region_weights(attrs: dict, roi: np.ndarray, height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows (ph, height), cols (pw, width))`` of one region ``[batch_index, x1, y1, x2, y2]``."""
+def region_weights(attrs: dict, roi: np.ndarray, height: int, width: int) -> tuple[tuple[np.ndarray, ...], ...]:
+    """``(rows (ph, height), cols (pw, width))`` of one region ``[batch_index, x1, y1, x2, y2]``, each
+    the weights, taps and zero taps of :func:`_axis_weights`."""
     pooled_h, pooled_w = attrs["pooled_size"]
     offset = 0.5 if attrs["aligned"] else 0.0
     scale = attrs["spatial_scale"]
@@ -84,8 +91,9 @@ def extent(weights: np.ndarray) -> slice:
     return slice(int(used[0]), int(used[-1]) + 1) if used.size else slice(0, 0)
 
 
-def _regions(attrs: dict, xp: Any, rois: Any, data_shape: tuple) -> list[tuple[int, Any, Any, slice, slice]]:
-    """Per region: (batch index, rows, cols, row extent, column extent); index -1: gives 0."""
+def _regions(attrs: dict, xp: Any, rois: Any, data_shape: tuple) -> list[tuple[Any, ...]]:
+    """Per region: (batch index, rows, cols, row extent, column extent, (row taps, row zero taps,
+    column taps, column zero taps)); index -1: gives 0."""
     batch, _, height, width = data_shape
     host = rois if xp is np else rois.get()
     refuse_nonfinite_rois(NAME, host)
@@ -94,9 +102,10 @@ def _regions(attrs: dict, xp: Any, rois: Any, data_shape: tuple) -> list[tuple[i
         index = int(roi[0])
         if index >= batch:
             raise OperatorError(f"{NAME}: a region's batch index {index} is outside the batch of {batch} images")
-        rows, cols = region_weights(attrs, roi, height, width)
-        row_span, col_span = extent(rows), extent(cols)
-        regions.append((index, rows[:, row_span], cols[:, col_span], row_span, col_span))
+        (rows, *row_taps), (cols, *col_taps) = region_weights(attrs, roi, height, width)
+        row_span, col_span = extent(row_taps[0]), extent(col_taps[0])
+        taps = tuple(t[:, row_span] for t in row_taps) + tuple(t[:, col_span] for t in col_taps)
+        regions.append((index, rows[:, row_span], cols[:, col_span], row_span, col_span, taps))
     return regions
 
 
@@ -116,7 +125,8 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     out = outputs[0]
     out[...] = 0
     pooled_h, pooled_w = attrs["pooled_size"]
-    for r, (index, rows, cols, row_span, col_span) in enumerate(_regions(attrs, xp, rois, data.shape)):
+    finite = bool(xp.isfinite(data).all())  # (one check a call: a device waits for it once)
+    for r, (index, rows, cols, row_span, col_span, taps) in enumerate(_regions(attrs, xp, rois, data.shape)):
         if index < 0 or rows.shape[1] == 0 or cols.shape[1] == 0:
             continue
         part = data[index, :, row_span, col_span]
@@ -124,8 +134,11 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
         if attrs["position_sensitive"]:
             part = part.reshape(-1, pooled_h, pooled_w, *part.shape[1:])
             out[r] = xp.einsum("ph,cpqhw,qw->cpq", left, part, right)
-        else:
+        elif finite:
             out[r] = pool_region(left, part, right)
+        else:
+            out[r] = pool_region(left, xp.where(xp.isfinite(part), part, 0), right)
+            add_nonfinite(kctx, out[r], left, part, right, taps)
 
 
 def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -134,15 +147,19 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
     grad = outputs[0]
     grad[...] = 0
     pooled_h, pooled_w = attrs["pooled_size"]
-    for r, (index, rows, cols, row_span, col_span) in enumerate(_regions(attrs, xp, rois, data.shape)):
+    finite = bool(xp.isfinite(out_grad).all())
+    for r, (index, rows, cols, row_span, col_span, taps) in enumerate(_regions(attrs, xp, rois, data.shape)):
         if index < 0 or rows.shape[1] == 0 or cols.shape[1] == 0:
             continue
         left, right = xp.asarray(rows, dtype=grad.dtype), xp.asarray(cols, dtype=grad.dtype)
         if attrs["position_sensitive"]:
             part = xp.einsum("ph,cpq,qw->cpqhw", left, out_grad[r], right)
             part = part.reshape(-1, *part.shape[3:])
-        else:
+        elif finite:
             part = spread_region(left, out_grad[r], right)
+        else:
+            part = spread_region(left, xp.where(xp.isfinite(out_grad[r]), out_grad[r], 0), right)
+            add_nonfinite(kctx, part, left.T, out_grad[r], right.T, tuple(t.T for t in taps))
         grad[index, :, row_span, col_span] += part
 
 
@@ -164,6 +181,24 @@ def spread_region(rows: Any, grad: Any, cols: Any) -> Any:
     by_row = rows.T @ grad.transpose(1, 0, 2).reshape(pooled_h, -1)  # (h, C * pw)
     by_row = by_row.reshape(-1, channels, pooled_w).transpose(1, 0, 2).reshape(-1, pooled_w)  # (C * h, pw)
     return (by_row @ cols).reshape(channels, -1, cols.shape[1])
+
+
+def add_nonfinite(kctx: Any, out: Any, left: Any, values: Any, right: Any, taps: tuple) -> None:
+    """Add to ``out`` (C, I, J), ``left @ values[c] @ right.T`` taken without the non-finite entries
+    of ``values`` (C, A, B), the terms of those entries: each reaches only the outputs whose points
+    tap it (``taps``: left's taps and zero taps (I, A), right's (J, B)), as weight times value, or
+    NaN where a point taps it at weight 0.  In the products it would reach every output (0 * inf)."""
+    xp = kctx.xp
+    channel, a, b = xp.nonzero(~xp.isfinite(values))
+    left_taps, left_zeros, right_taps, right_zeros = (xp.asarray(t) for t in taps)
+    outer = (slice(None), slice(None), None), (slice(None), None, slice(None))  # (n, I, 1) and (n, 1, J)
+    reads = left_taps[:, a].T[outer[0]] & right_taps[:, b].T[outer[1]]
+    zeros = (left_zeros[:, a].T[outer[0]] & right_taps[:, b].T[outer[1]]) | (
+        left_taps[:, a].T[outer[0]] & right_zeros[:, b].T[outer[1]]
+    )
+    terms = left[:, a].T[outer[0]] * right[:, b].T[outer[1]] * values[channel, a, b][:, None, None]
+    terms = xp.where(zeros, xp.nan, terms)
+    kctx.backend.scatter_add(out, channel, xp.where(reads, terms, 0).astype(out.dtype))
 
 
 def refuse_nonfinite_rois(op: str, rois: np.ndarray) -> None:

@@ -7,12 +7,14 @@ scattered back to the positions the values came from.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..errors import OperatorError
 from .params import Param, dtype_among, enum, optional, parse_bool, parse_int
+from .partial_shapes import dim_is_known
 from .registry import OpDef, register
 from .shape import normalize_axis
 
@@ -129,13 +131,16 @@ def _put(xp: Any, target: Any, index: Any, value: Any, axis: int) -> None:
 
 
 def _topk_shape(attrs: dict, shape: tuple) -> tuple:
+    """The shape of the picked values; ``k`` is checked against the axis wherever its size is known.
+    A 0 is an unknown dim to a symbol's shape pass but a zero-size axis in an imperative call: there
+    ``k=1`` of nothing is refused at the call, as ``k`` past any other axis is (it was let through
+    to fail in the kernel, or for ``ret_typ='mask'`` to give an empty mask)."""
     if attrs["axis"] is None:
-        n = 1
-        for d in shape:
-            n *= d
-        return (_k(attrs, n) if n else max(attrs["k"], 0),)
+        n = math.prod(shape)
+        known = all(dim_is_known(d) for d in shape)
+        return (_k(attrs, n) if known else max(attrs["k"], 0),)
     axis = normalize_axis("topk", attrs["axis"], len(shape))
-    k = _k(attrs, shape[axis]) if shape[axis] else max(attrs["k"], 0)
+    k = _k(attrs, shape[axis]) if dim_is_known(shape[axis]) else max(attrs["k"], 0)
     return shape[:axis] + (k,) + shape[axis + 1 :]
 
 

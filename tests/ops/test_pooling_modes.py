@@ -159,3 +159,38 @@ def test_lp_pooling_without_a_supported_p_value_is_a_clear_error(params):
 def test_count_include_pad_bad_value_is_a_clear_error():
     with pytest.raises(LazyNDError, match="count_include_pad"):
         mx.nd.Pooling(mx.nd.ones((1, 1, 4, 4)), pool_type="avg", kernel=(2, 2), count_include_pad="sometimes")
+
+
+@pytest.mark.parametrize("p_value", [2, 3])
+@pytest.mark.parametrize("params", [{"kernel": (2,), "stride": (1,)}, {"global_pool": True, "kernel": (1,)}])
+def test_float16_lp_pooling_keeps_norms_whose_powers_overflow(p_value, params):
+    # 50 ** 3 and 500 ** 2 are past float16's 65504; the norms are not (MXNet 1.9.1 gives 50 and 500)
+    x = np.array([[[50.0, 1.0, 2.0, 3.0]]], dtype=np.float16)
+    for data in (x, x * 10):
+        a = mx.nd.array(data, dtype="float16")
+        a.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(a, pool_type="lp", p_value=p_value, **params)
+        y.backward(mx.nd.ones(y.shape, dtype="float16"))
+        wide = data.astype(np.float64)
+        windows = [wide[..., :2], wide[..., 1:3], wide[..., 2:]] if "stride" in params else [wide]
+        norms = [np.sum(np.abs(w) ** p_value, axis=-1, keepdims=True) ** (1 / p_value) for w in windows]
+        np.testing.assert_allclose(y.asnumpy(), np.concatenate(norms, axis=-1), rtol=2e-3)
+        assert np.isfinite(a.grad.asnumpy()).all()
+
+
+def test_float16_lp_gradient_is_as_precise_as_float32_rounded():
+    # overlapping windows with padding: a window whose cubes nearly cancel made the float16 gradient
+    # wrong by half its size (its powers and quotients rounded to float16); float32 inside, MXNet's way
+    x = np.random.default_rng(2).standard_normal((2, 3, 3, 3)).astype(np.float16)
+    params = {"pool_type": "lp", "p_value": 3, "kernel": (3, 3), "pad": (1, 1)}
+    grads = {}
+    for dtype in ("float16", "float64"):
+        a = mx.nd.array(x.astype(dtype), dtype=dtype)
+        a.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Pooling(a, **params)
+        y.backward(mx.nd.array(np.linspace(-1, 1, y.size).reshape(y.shape), dtype=dtype))
+        grads[dtype] = a.grad.asnumpy().astype(np.float64)
+    scale = np.abs(grads["float64"]).max()
+    assert np.abs(grads["float16"] - grads["float64"]).max() < 2e-3 * scale

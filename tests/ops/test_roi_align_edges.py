@@ -103,3 +103,38 @@ def test_roi_align_matches_the_point_by_point_reference(ctx, dtype, pooled, scal
     np.testing.assert_allclose(out, want_out, rtol=tol, atol=tol * 10)
     np.testing.assert_allclose(grad, want_grad, rtol=tol, atol=tol * 10)
     assert not out[list(rois[:, 0]).index(-1)].any()
+
+
+@pytest.mark.parametrize(("aligned", "nan_bins"), [(False, 1), (True, 2)])
+def test_a_nonfinite_pixel_reaches_only_the_bins_that_read_it(aligned, nan_bins):
+    # the two matrix products multiplied a NaN or inf cell by the zero weight of every other bin:
+    # the whole region came out NaN.  MXNet 1.9.1: NaN in the bins that read (1, 1) (the first, or
+    # with aligned's half-cell shift the first two each way), inf in the last, the rest as without them
+    x = np.arange(64, dtype=np.float32).reshape(1, 1, 8, 8)
+    x[0, 0, 1, 1], x[0, 0, 6, 6] = np.nan, np.inf
+    rois = mx.nd.array([[0, 0, 0, 7, 7]])
+    params = {"pooled_size": (4, 4), "spatial_scale": 1.0, "sample_ratio": 2, "aligned": aligned}
+    out = mx.nd.contrib.ROIAlign(mx.nd.array(x), rois, **params).asnumpy()[0, 0]
+    nan = np.zeros((4, 4), dtype=bool)
+    nan[:nan_bins, :nan_bins] = True
+    np.testing.assert_array_equal(np.isnan(out), nan)
+    assert out[3, 3] == np.inf
+    clean = x.copy()
+    clean[0, 0, 1, 1] = clean[0, 0, 6, 6] = 0
+    expected = mx.nd.contrib.ROIAlign(mx.nd.array(clean), rois, **params).asnumpy()[0, 0]
+    np.testing.assert_allclose(out[nan_bins:, :3], expected[nan_bins:, :3], rtol=1e-6)
+
+
+def test_a_nonfinite_head_gradient_reaches_only_the_cells_its_bin_read():
+    # as MXNet 1.9.1: the first bin of 2 x 2 over an 8 x 8 region reads cells 0..4 each way
+    data = mx.nd.array(np.ones((1, 1, 8, 8), dtype=np.float32))
+    data.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.contrib.ROIAlign(data, mx.nd.array([[0, 0, 0, 7, 7]]), pooled_size=(2, 2), spatial_scale=1.0)
+    head = np.ones((1, 1, 2, 2), dtype=np.float32)
+    head[0, 0, 0, 0] = np.inf
+    out.backward(mx.nd.array(head))
+    read = np.zeros((8, 8), dtype=bool)
+    read[:5, :5] = True
+    grad = data.grad.asnumpy()[0, 0]
+    assert np.isposinf(grad[read]).all() and np.isfinite(grad[~read]).all()

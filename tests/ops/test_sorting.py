@@ -211,3 +211,17 @@ def test_topk_mask_and_gradient_go_to_the_first_of_tied_values(ascend):
         y = mx.nd.topk(x, k=4, ret_typ="value", is_ascend=ascend)
     y.backward(mx.nd.ones(y.shape) * 2)
     np.testing.assert_array_equal(x.grad.asnumpy(), 2 * mask)
+
+
+@pytest.mark.parametrize("ret_typ", ["value", "indices", "mask", "both"])
+@pytest.mark.parametrize(("shape", "axis"), [((3, 0), -1), ((0, 4), 0), ((0, 4), None)])
+def test_topk_refuses_k_from_a_zero_size_axis_at_the_call(ret_typ, shape, axis):
+    # a zero-size axis is a size in an imperative call: k=1 of it was let through the shape rule,
+    # to fail in the kernel at the wait (or, for the mask, to give an empty mask without a word)
+    with pytest.raises(OperatorError, match="k=1 is larger than the 0 elements"):
+        mx.nd.topk(mx.nd.zeros(shape), k=1, axis=axis, ret_typ=ret_typ)
+
+
+def test_topk_of_all_of_a_zero_size_axis_is_empty():
+    assert mx.nd.topk(mx.nd.zeros((3, 0)), k=0, ret_typ="value").shape == (3, 0)
+    assert mx.nd.topk(mx.nd.zeros((0, 4)), k=2).shape == (0, 2)
