@@ -59,6 +59,8 @@ MXNET_VARIABLES: dict[str, str] = {
     "MXNET_OPTIMIZER_AGGREGATION_SIZE": "honoured: how many parameters one LARS step takes, which decides which "
     "ones its momentum correction reaches, as in MXNet; other optimizers' results do not depend on it",
     "MXNET_EXEC_ENABLE_INPLACE": "ignored: the memory plan always works in place where it is safe",
+    "MXNET_EXEC_INPLACE_GRAD_SUM_CAP": "honoured: from this many gradient terms on (default 8) a gradient is "
+    "summed by a chain of in-place adds (LAZYND_INPLACE_GRAD_SUM_CAP wins)",
     "MXNET_GPU_WORKER_NTHREADS": "ignored: one thread per GPU",
     "MXNET_GPU_COPY_NTHREADS": "ignored: one copy stream each way per GPU",
     "MXNET_CPU_PRIORITY_NTHREADS": "ignored: the engine has no priority pool",

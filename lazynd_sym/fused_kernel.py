@@ -25,7 +25,10 @@ from lazynd.ops.registry import OpDef
 CPU_CHUNK = 1 << 17  # elements per cache-sized chunk of a fused chain on the CPU
 CPU_CHUNK_FROM = 1 << 21  # smaller arrays stay in cache anyway; chunking would only add calls
 
-_NOT_FUSED = {"_digamma"}  # its CUDA expression is long; gains nothing from fusion
+# _digamma: its CUDA expression is long; gains nothing from fusion.  _grad_add: the links of a
+# gradient sum's chain (lazynd_sym.passes.gradient_sum), fused, would be one kernel reading every
+# term, so every term would live until the last is made: what the chain is there to avoid
+_NOT_FUSED = {"_digamma", "_grad_add"}
 
 
 class FusedStep(NamedTuple):

@@ -318,3 +318,22 @@ for _name in ARITHMETIC:
                 doc=f"Elementwise {_name} of an array and a scalar{' (scalar on the left)' if _reflected else ''}.",
             )
         )
+
+
+# -- _grad_add: one link of the chain the gradient pass sums many gradient terms in ---------------
+# MXNet's operator of that name (lazynd_sym.passes.gradient_sum).  An operator of its own rather
+# than an alias of _plus, so that elementwise fusion and the backward's step order can tell a link
+# from a user's add: fused, the chain would become one kernel reading every term at once.
+_fwd, _fwd_gpu = _binary_forward("plus")
+register(
+    OpDef(
+        "_grad_add",
+        _fwd,
+        forward_gpu=_fwd_gpu,
+        inputs=("lhs", "rhs"),
+        infer_type=_numeric_infer_type("_grad_add"),
+        gradient=_elementwise_gradient("plus"),
+        inplace=((0, 0), (1, 0)),
+        doc="Elementwise sum of two arrays of the same shape: a link of a gradient sum.",
+    )
+)

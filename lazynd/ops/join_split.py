@@ -154,6 +154,8 @@ register(
         outputs=lambda attrs: [f"grad{i}" for i in range((attrs.get("num_args") or 1) - 1)],
         infer_shape=lambda attrs, s, a: (s, list(s[1:]), a),
         infer_type=lambda attrs, t, a: (t, [t[0]] * (len(t) - 1), a),
+        # the forward inputs give the pieces' sizes only: no forward value need be kept for them
+        shape_only_inputs=lambda attrs: range(1, attrs.get("num_args") or 1),
         doc="Gradient of ``Concat``: the output gradient cut into the inputs' pieces (inputs: grad, *likes).",
     )
 )

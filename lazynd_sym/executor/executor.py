@@ -24,6 +24,7 @@ from lazynd.runtime import generator_for, kernel_context, kernel_for, with_gener
 from .. import passes
 from ..graph import IndexedGraph
 from ..passes.fuse_elemwise import fusion_enabled
+from ..passes.gradient_sum import ready_first_order
 from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import output_arrays, pass_vars, written_output_vars
 from .accumulate import adding_kernel, plan_accumulation, tail_gradients
@@ -133,7 +134,7 @@ class Executor(PassRunner):
         self._graph = graph
         ops = [i for i, n in enumerate(graph.nodes) if n.op is not None]
         self._forward_order = [i for i in ops if id(graph.nodes[i]) in forward_nodes]
-        self._backward_order = [i for i in ops if id(graph.nodes[i]) not in forward_nodes]
+        self._backward_order = ready_first_order(graph, [i for i in ops if id(graph.nodes[i]) not in forward_nodes])
 
         known_shape, known_type = {}, {}
         for node, arr in bound:

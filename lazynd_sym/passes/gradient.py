@@ -2,7 +2,7 @@
 
 Gradients are written with the symbol namespace (``F = lazynd_sym``), so the rule an
 operator gives for imperative use serves here too.  An entry read by several nodes
-receives the sum of their gradients.
+receives the sum of their gradients (many terms: a chain of adds, :mod:`.gradient_sum`).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from contextlib import nullcontext
 from typing import Any
 
 from lazynd.errors import OperatorError
-from lazynd.ops.registry import sum_gradients
 
 from ..graph import Entry, Node, topo_order
+from .gradient_sum import sum_gradient_terms
 
 
 class GradientResult:
@@ -73,7 +73,7 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
             summed: list[Any] = []
             for i, terms in enumerate(out_grads):
                 if terms:
-                    summed.append(sum_gradients(F, terms))
+                    summed.append(sum_gradient_terms(F, terms))
                 elif i < node.num_visible_outputs() and id(node) not in losses:
                     summed.append(F.zeros_like(Symbol([(node, i)])))  # not x * 0: inf * 0 is nan
                 else:
@@ -96,7 +96,7 @@ def gradient(outputs: list[Entry], wrt: list[Node]) -> GradientResult:
         final: list[Entry | None] = []
         for var in wrt:
             terms = grads.get((id(var), 0))
-            final.append(sum_gradients(F, terms)._outputs[0] if terms else None)
+            final.append(sum_gradient_terms(F, terms)._outputs[0] if terms else None)
     return GradientResult(final, head_grads)
 
 

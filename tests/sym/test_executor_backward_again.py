@@ -170,3 +170,15 @@ def test_memory_plan_of_mnist_training_graphs_stays_under_half_of_naive(net, sha
     reqs = {n: ("null" if n in ("data", "softmax_label") else "write") for n in symbol.list_arguments()}
     ex = symbol.simple_bind(mx.cpu(), grad_req=reqs, data=shape)
     assert ex.planned_bytes <= 0.5 * ex.naive_bytes
+
+
+def test_backward_twice_through_an_lstm_with_merged_outputs():
+    # the gradient of Concat (merge_outputs) reads its forward inputs only for their sizes; counted
+    # as read values, their blocks, reused by later steps, refused a second backward
+    cell = mx.rnn.LSTMCell(32, prefix="lstm_")
+    embedded = sym.Embedding(sym.Variable("idx"), input_dim=6, output_dim=32, name="embed")
+    outputs, _ = cell.unroll(12, inputs=embedded, merge_outputs=True, layout="NTC")
+    ex, _, _ = _bind(sym.MakeLoss(sym.sum(outputs), name="loss"), "write", {"idx": (4, 12)})
+    first, second = _twice(ex, [None, None])
+    for name, grad in second.items():
+        np.testing.assert_array_equal(grad, first[name], err_msg=name)
