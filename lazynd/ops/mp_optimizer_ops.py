@@ -163,14 +163,17 @@ def _multi(name: str, single: str, roles: tuple[str, ...], extra: dict[str, Para
     stride = len(roles)
     inputs = group_layout(name, roles)[0]
 
-    def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
-        names = inputs(attrs)
-        out_types = []
-        for i in range(attrs["num_weights"]):
-            group = slice(stride * i, stride * (i + 1))
-            in_types[group], out = _mp_types(name, tuple(names[group]), in_types[group])
-            out_types.append(out)
-        return in_types, out_types, aux_types
+    def type_rule(op_name: str) -> Callable:
+        def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+            names = inputs(attrs)
+            out_types = []
+            for i in range(attrs["num_weights"]):
+                group = slice(stride * i, stride * (i + 1))
+                in_types[group], out = _mp_types(op_name, tuple(names[group]), in_types[group])
+                out_types.append(out)
+            return in_types, out_types, aux_types
+
+        return infer_type
 
     def forward(kctx: Any, attrs: dict, ins: list, outs: list, aux: list) -> None:
         params = {k: attrs[k] for k in ("rescale_grad", "clip_gradient", "momentum") if k in attrs}
@@ -194,7 +197,7 @@ def _multi(name: str, single: str, roles: tuple[str, ...], extra: dict[str, Para
         forward,
         roles,
         {**_MULTI_COMMON, **extra},
-        infer_type,
+        type_rule,
         # each weight's float32 states (mom, weight32) are updated in place
         lambda attrs: [stride * i + k for i in range(attrs["num_weights"]) for k in range(2, stride)],
         doc,

@@ -173,13 +173,15 @@ def register_group_update(
     forward: Callable,
     roles: tuple[str, ...],
     params: dict[str, Param],
-    infer_type: Callable,
+    type_rule: Callable[[str], Callable],
     mutates: Callable,
     doc: str,
     on_device: OnDevice | None = None,
 ) -> None:
     """Register the multi-weight update ``name`` and its twin ``preloaded_<name>`` (``lrs`` and ``wds``
-    given as arrays after the weights' groups; ``on_device``: see :func:`preloaded_forward`)."""
+    given as arrays after the weights' groups; ``on_device``: see :func:`preloaded_forward`).
+    ``type_rule(op_name)`` is the weights' groups' type rule of the operator registered as
+    ``op_name``: its errors name the operator the user called, the twin included."""
     for preloaded in (False, True):
         op_name = f"preloaded_{name}" if preloaded else name
         inputs, outputs, infer_shape = group_layout(op_name, roles, _PRELOADED_LAYOUT if preloaded else ())
@@ -192,7 +194,7 @@ def register_group_update(
                 outputs=outputs,
                 params=preloaded_params(params) if preloaded else params,
                 infer_shape=infer_shape,
-                infer_type=preloaded_types(infer_type) if preloaded else infer_type,
+                infer_type=preloaded_types(type_rule(op_name)) if preloaded else type_rule(op_name),
                 gradient=lambda F, attrs, ins, outs, og: [None] * len(ins),
                 mutates=mutates,
                 float_data=True,  # MXNet: "only support floating point types"
@@ -208,19 +210,22 @@ def _make(
     stride = len(per_weight)
     inputs = group_layout(name, per_weight)[0]
 
-    def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
-        names = inputs(attrs)
-        out_types = []
-        for i in range(attrs["num_weights"]):
-            group = in_types[stride * i : stride * (i + 1)]
-            known = [t for t in group if t is not None]
-            if any(t != known[0] for t in known):
-                given = ", ".join(f"{names[stride * i + k]}={t}" for k, t in enumerate(group))
-                raise OperatorError(f"{name}: weight {i} and its gradient/state differ in dtype ({given})")
-            dtype = known[0] if known else None
-            in_types[stride * i : stride * (i + 1)] = [dtype] * stride
-            out_types.append(dtype)
-        return in_types, out_types, aux_types
+    def type_rule(op_name: str) -> Callable:
+        def infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, list, list]:
+            names = inputs(attrs)
+            out_types = []
+            for i in range(attrs["num_weights"]):
+                group = in_types[stride * i : stride * (i + 1)]
+                known = [t for t in group if t is not None]
+                if any(t != known[0] for t in known):
+                    given = ", ".join(f"{names[stride * i + k]}={t}" for k, t in enumerate(group))
+                    raise OperatorError(f"{op_name}: weight {i} and its gradient/state differ in dtype ({given})")
+                dtype = known[0] if known else None
+                in_types[stride * i : stride * (i + 1)] = [dtype] * stride
+                out_types.append(dtype)
+            return in_types, out_types, aux_types
+
+        return infer_type
 
     def forward(kctx: Any, attrs: dict, ins: list, outs: list, aux: list) -> None:
         # lrs and wds were checked against num_weights by infer_shape; one dict serves every weight
@@ -255,7 +260,7 @@ def _make(
         forward,
         per_weight,
         {**_MULTI_COMMON, **extra},
-        infer_type,
+        type_rule,
         # every momentum is updated in place: scheduled as a write
         lambda attrs: range(2, stride * attrs["num_weights"], stride) if stride == 3 else (),
         doc,

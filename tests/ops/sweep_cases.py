@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from sweep_table_mxnet1x import (
     MXNET1_A_CASES,
     MXNET1_B_CASES,
     MXNET_1X_CASES,
+    NOT_SWEPT_CONTRIB,
 )
 
 from lazynd.ndarray.arithmetic import BINARY_OPS
@@ -196,6 +198,40 @@ def auto_case(name: str) -> Case | None:
     except Exception:
         return None
     return Case([In() for _ in op.input_names(attrs)])
+
+
+# -- which operators are swept, on which values -----------------------------------------------------
+# operators without a case yet, and why
+NOT_SWEPT: dict[str, str] = {
+    "Custom": "runs a user-registered Python operator: tests/operator/test_custom.py covers it",
+    "RNN": "fused RNN with a packed parameter vector: tests/ops/test_rnn.py covers it",
+    "reset_arrays": "no outputs (zeroes its inputs in place), refused as a symbol: tests/ops/test_amp_checks.py",
+    **NOT_SWEPT_CONTRIB,
+}
+
+
+def excluded(name: str) -> bool:
+    """Gradient internals (``_backward_*``) are reached through the gradients of the others;
+    operators that other test modules register for themselves (``_test_*``, ``_sym_test_*``)
+    are not lazynd's, and whether they exist depends on which tests ran first."""
+    return name.startswith(("_backward", "_test_", "_sym_test_"))
+
+
+def case_for(name: str) -> Case | None:
+    """The operator's case: the tables' or, failing that, the automatic one."""
+    return CASES.get(name) or auto_case(name)
+
+
+def sample_values(name: str, case: Case) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The case's inputs and auxiliary states, drawn from a generator seeded by the operator's name
+    (every test of one operator sees the same values)."""
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    return [spec.make(rng) for spec in case.inputs], [spec.make(rng) for spec in case.aux]
+
+
+def swept_operators() -> list[str]:
+    """Every registered operator that has a case, in the registry's order."""
+    return [n for n in registry.list_ops() if not excluded(n) and n not in NOT_SWEPT and case_for(n) is not None]
 
 
 # -- the arithmetic dunders -------------------------------------------------------------------------

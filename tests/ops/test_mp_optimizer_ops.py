@@ -205,6 +205,14 @@ def test_a_float16_momentum_of_multi_mp_is_refused_naming_it():
                                       lrs=(0.1,), wds=(0.0,))  # fmt: skip
 
 
+def test_a_float16_momentum_of_the_preloaded_twin_is_refused_naming_the_twin():
+    # the preloaded twin shares its type rule with multi_mp_sgd_mom_update: the error named that one
+    half = [mx.nd.ones((2,), dtype="float16") for _ in range(3)]
+    rates = [mx.nd.array([0.1]), mx.nd.array([0.0])]
+    with pytest.raises(OperatorError, match=r"^preloaded_multi_mp_sgd_mom_update: input 'mom_0' has dtype float16"):
+        mx.nd.preloaded_multi_mp_sgd_mom_update(*half, mx.nd.ones((2,)), *rates)
+
+
 def test_a_master_copy_of_another_shape_is_refused():
     with pytest.raises(ShapeError, match=r"mp_sgd_update: shape of 'weight32' is \(3,\), expected \(2,\)"):
         mx.nd.mp_sgd_update(mx.nd.ones((2,), dtype="float16"), mx.nd.ones((2,), dtype="float16"),

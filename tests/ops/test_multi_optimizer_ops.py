@@ -131,6 +131,14 @@ def test_a_gradient_of_another_dtype_is_an_error_naming_it():
         mx.nd.multi_sgd_update(mx.nd.ones((2,)), mx.nd.ones((2,), dtype="float64"), lrs=(0.1,), wds=(0.0,))
 
 
+def test_the_preloaded_twin_names_itself_when_dtypes_differ():
+    # it shares multi_sgd_update's type rule: the error named multi_sgd_update, not the operator called
+    with pytest.raises(OperatorError, match="^preloaded_multi_sgd_update: weight 0 and its gradient/state differ"):
+        mx.nd.preloaded_multi_sgd_update(
+            mx.nd.ones((2,)), mx.nd.ones((2,), dtype="float64"), mx.nd.array([0.1]), mx.nd.array([0.0])
+        )
+
+
 def test_num_weights_below_one_is_an_error():
     with pytest.raises(OperatorError, match="num_weights"):
         mx.nd.multi_sgd_update(lrs=(), wds=(), num_weights=0)

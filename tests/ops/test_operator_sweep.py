@@ -13,8 +13,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sweep_cases import CASES, DUNDERS, Case, auto_case, missing_cupy_api
-from sweep_table_mxnet1x import NOT_SWEPT_CONTRIB
+from sweep_cases import (
+    CASES,
+    DUNDERS,
+    NOT_SWEPT,
+    Case,
+    case_for,
+    excluded,
+    missing_cupy_api,
+    sample_values,
+    swept_operators,
+)
 
 import lazynd as mx
 import lazynd_sym as sym
@@ -22,29 +31,12 @@ from lazynd.autograd import replay
 from lazynd.ops import registry
 from lazynd.testing import assert_almost_equal, check_gradient
 
-# operators without a case yet, and why
-NOT_SWEPT: dict[str, str] = {
-    "Custom": "runs a user-registered Python operator: tests/operator/test_custom.py covers it",
-    "RNN": "fused RNN with a packed parameter vector: tests/ops/test_rnn.py covers it",
-    "reset_arrays": "no outputs (zeroes its inputs in place), refused as a symbol: tests/ops/test_amp_checks.py",
-    **NOT_SWEPT_CONTRIB,
-}
-
-
 # operators whose autograd backward is not replayed, and why (lazynd.autograd.replay): none now;
 # an operator whose rules hand back arrays made without an engine operation would go here
 NOT_REPLAYED: dict[str, str] = {}
 
 
-def _excluded(name: str) -> bool:
-    """Gradient internals (``_backward_*``) are reached through the gradients of the others;
-    operators that other test modules register for themselves (``_test_*``, ``_sym_test_*``)
-    are not lazynd's, and whether they exist depends on which tests ran first."""
-    return name.startswith(("_backward", "_test_", "_sym_test_"))
-
-
-def _case(name: str) -> Case | None:
-    return CASES.get(name) or auto_case(name)
+_excluded, _case, _values = excluded, case_for, sample_values
 
 
 def _skip_without_cupy_api(case: Case, ctx: mx.Context) -> None:
@@ -54,7 +46,7 @@ def _skip_without_cupy_api(case: Case, ctx: mx.Context) -> None:
         pytest.skip(f"this CuPy has no {missing} (the CUDA emulator's fake CuPy lacks it)")
 
 
-SWEPT = [n for n in registry.list_ops() if not _excluded(n) and n not in NOT_SWEPT and _case(n) is not None]
+SWEPT = swept_operators()
 
 
 def _params() -> list:
@@ -73,11 +65,6 @@ def test_every_operator_is_swept():
     # (an operator whose parameters all have defaults gets an automatic case even when it is not swept)
     stale = [n for n in NOT_SWEPT if not registry.exists(n) or n in CASES]
     assert not stale, f"NOT_SWEPT lists operators that are gone or now have a case: {stale}"
-
-
-def _values(name: str, case: Case) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
-    return [spec.make(rng) for spec in case.inputs], [spec.make(rng) for spec in case.aux]
 
 
 def _run_nd(name: str, case: Case, inputs: list, aux: list, ctx: mx.Context) -> list[np.ndarray]:
