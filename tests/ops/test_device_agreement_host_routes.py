@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_sorting import tied_rows  # (7, 40, 3): ties at every k, NaN and +-inf rows
 
 import lazynd as mx
 from lazynd.testing import assert_almost_equal, check_consistency
@@ -33,20 +34,6 @@ TOLERANCE = {
 
 
 # -- topk, sort, argsort: ties, NaN and infinities -------------------------------------------------
-def _tied_rows(dtype: str, seed: int) -> np.ndarray:
-    """(7, 40, 3) of few distinct values: many ties at every k-th value; NaN and +-inf in floats,
-    a row of NaNs only and a row of one value."""
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 6, size=(7, 40, 3)).astype(dtype)
-    if np.dtype(dtype).kind == "f":
-        a[rng.random(a.shape) < 0.1] = np.nan
-        a[rng.random(a.shape) < 0.05] = np.inf
-        a[rng.random(a.shape) < 0.05] = -np.inf
-        a[0, :, 0] = np.nan
-    a[1, :, 1] = a[1, 0, 1]
-    return a
-
-
 def _on_both(function) -> list:
     return [function(ctx) for ctx in BOTH]
 
@@ -68,7 +55,7 @@ def stable_device_sort(monkeypatch):
 @pytest.mark.parametrize("k", [1, 3, 17, 40])
 @pytest.mark.usefixtures("stable_device_sort")
 def test_topk_values_and_indices_agree_on_ties_and_nans(dtype, ascend, k):
-    a = _tied_rows(dtype, seed=k)
+    a = tied_rows(dtype, seed=k)
     for axis in (1, 0):
         kk = min(k, a.shape[axis])
 
@@ -86,7 +73,7 @@ def test_topk_values_and_indices_agree_on_ties_and_nans(dtype, ascend, k):
 @pytest.mark.parametrize("ascend", [False, True], ids=["descending", "ascending"])
 @pytest.mark.usefixtures("stable_device_sort")
 def test_topk_mask_and_value_gradient_agree_on_ties(ascend):
-    a = _tied_rows("float32", seed=5)[:, :, 2]
+    a = tied_rows("float32", seed=5)[:, :, 2]
 
     def run(ctx):
         mask = mx.nd.topk(mx.nd.array(a, ctx=ctx), k=4, ret_typ="mask", is_ascend=ascend).asnumpy()
@@ -107,7 +94,7 @@ def test_topk_mask_and_value_gradient_agree_on_ties(ascend):
 @pytest.mark.parametrize("ascend", [False, True], ids=["descending", "ascending"])
 @pytest.mark.usefixtures("stable_device_sort")
 def test_sort_and_argsort_agree_on_ties_and_nans(dtype, ascend):
-    a = _tied_rows(dtype, seed=11)
+    a = tied_rows(dtype, seed=11)
     for op in ("sort", "argsort"):
         for axis in (1, 0, -1):
             params = {"axis": axis, "is_ascend": ascend}
