@@ -33,7 +33,7 @@ from .conv_columns import (
     im2col_blocks,
     uses_batch_last,
     uses_batch_last_backward,
-    zero_gradients_of_an_empty_batch,
+    zero_gradients_of_an_empty_output,
 )
 from .conv_depthwise import conv_backward_depthwise, uses_depthwise_backward
 from .conv_direct import conv_backward_direct, uses_direct_backward
@@ -175,7 +175,7 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     # the data gradient is half the work (a GEMM as large as the weight gradient's, and col2im)
     xp = kctx.xp
     out_grad, data, weight = inputs
-    if zero_gradients_of_an_empty_batch(data, outputs):
+    if zero_gradients_of_an_empty_output(out_grad, outputs):
         return
     g = geometry(attrs, "Convolution", data.ndim)
     x, w, dy = g.to_nc(data), g.to_nc(weight), g.to_nc(out_grad)

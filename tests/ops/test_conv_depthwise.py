@@ -164,3 +164,18 @@ def test_depthwise_backward_route_leaves_gpu_arrays_to_the_gpu_kernels():
         pass
 
     assert not conv_depthwise.uses_depthwise_backward(FakeCupy, 64, 64, 64, (1, 1))
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 0, 5), (2, 4, 5, 0), (0, 4, 5, 5)])
+@pytest.mark.parametrize("stride,groups", [((1, 1), 4), ((2, 2), 4), ((1, 1), 1)])
+def test_a_convolution_without_output_positions_has_zero_gradients(shape, stride, groups):
+    # a spatial size of 0 gives an output of none: every term of every gradient holds an element of it
+    # (the depthwise kernels' spans and the direct path's blocks failed on it)
+    params = dict(kernel=(3, 3), stride=stride, pad=(1, 1), num_filter=4, num_group=groups)
+    x = lazynd.nd.zeros(shape, dtype="float64")
+    w = lazynd.nd.ones((4, 4 // groups, 3, 3), dtype="float64")
+    y = lazynd.nd.Convolution(x, w, lazynd.nd.ones((4,), dtype="float64"), **params)
+    grads = lazynd.nd._backward_Convolution(lazynd.nd.ones(y.shape, dtype="float64"), x, w, **params)
+    for g, want in zip(grads, (shape, w.shape, (4,)), strict=True):
+        assert g.shape == want
+        assert not g.asnumpy().any()
