@@ -33,7 +33,8 @@ from numpy.lib.stride_tricks import as_strided
 from .conv_columns import Geometry
 
 # The backward (data and weight gradients) of a 3x3, pad 1 float32 depthwise convolution, one thread,
-# min of 5 in turns on the project's shared 2-core Xeon (under others' load: figures within ~20%),
+# min of 5 in turns on the project's shared 2-core Xeon (under others' heavy load: the ratios hold, the
+# times are 2-3x a quiet machine's),
 # ms before (conv_direct's groups-last loop, or im2col for a multiplier) -> here:
 #   (16, 64, 56, 56) 158.8 -> 55.0 (data gradient alone 113.8 -> 45.3, weight gradient 48.0 -> 23.3);
 #   (16, 64, 28, 28) 19.1 -> 9.2; (32, 256, 14, 14) 31.7 -> 13.7; (32, 256, 7, 7) 6.9 -> 4.7;
