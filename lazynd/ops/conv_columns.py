@@ -39,6 +39,18 @@ def zero_gradients_of_an_empty_batch(data: Any, outputs: list) -> bool:
     return True
 
 
+def zero_gradients_of_an_empty_output(out_grad: Any, outputs: list) -> bool:
+    """With no element in a convolution's output gradient (an empty batch, or a spatial size of 0)
+    every gradient is 0, each of its terms holding an element of ``out_grad``: write them (the
+    outputs that are not None) and say so.  The kernels' blocks and spans cannot take zero sizes."""
+    if out_grad.size:
+        return False
+    for out in outputs:
+        if out is not None:
+            out[...] = 0
+    return True
+
+
 class Geometry:
     """Kernel, stride, dilation and padding of a convolution, one entry per spatial axis."""
 

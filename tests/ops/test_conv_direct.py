@@ -12,7 +12,9 @@ from lazynd.ops import conv, conv_direct
 
 
 def _route_all_to_direct(monkeypatch) -> None:
-    """Route every CPU convolution backward, whatever its groups, to the direct path."""
+    """Route every CPU convolution backward, whatever its groups, to the direct path (stride-1 depthwise
+    ones too, which take conv_depthwise's route first)."""
+    monkeypatch.setattr(conv, "uses_depthwise_backward", lambda *a: False)
     monkeypatch.setattr(conv_direct, "DIRECT_MIN_GROUPS", 1)
     monkeypatch.setattr(conv_direct, "DIRECT_MAX_CHANNELS_PER_GROUP", 1 << 30)
     monkeypatch.setattr(conv_direct, "DIRECT_MAX_FILTERS_PER_GROUP", 1 << 30)
@@ -36,6 +38,7 @@ def _backward(monkeypatch, direct: bool, arrays, params, dtype):
         _route_all_to_direct(monkeypatch)
     else:
         monkeypatch.setattr(conv_direct, "DIRECT_MAX_CHANNELS_PER_GROUP", 0)
+        monkeypatch.setattr(conv, "uses_depthwise_backward", lambda *a: False)
     taken = _spy_direct(monkeypatch)
     x, w = (lazynd.nd.array(a, dtype=dtype) for a in arrays)
     y = lazynd.nd.Convolution(x, w, lazynd.nd.zeros((params["num_filter"],), dtype=dtype), **params)
@@ -100,11 +103,12 @@ def test_direct_backward_matches_central_differences(
 
 @pytest.mark.parametrize("left_out", [0, 1, 2, (0, 1)])
 def test_direct_backward_leaves_out_the_gradients_given_as_none(monkeypatch, left_out):
+    # a strided depthwise layer: the direct path's own (stride 1 takes conv_depthwise's)
     taken = _spy_direct(monkeypatch)
     rng = np.random.default_rng(3)
-    params = dict(kernel=(3, 3), pad=(1, 1), num_filter=8, num_group=8)
+    params = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), num_filter=8, num_group=8)
     x, w = (lazynd.nd.array(rng.standard_normal(s), dtype="float64") for s in ((2, 8, 5, 5), (8, 1, 3, 3)))
-    dy = lazynd.nd.array(rng.standard_normal((2, 8, 5, 5)), dtype="float64")
+    dy = lazynd.nd.array(rng.standard_normal((2, 8, 3, 3)), dtype="float64")
     full = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, x, w, **params)]
     skipped = {left_out} if isinstance(left_out, int) else set(left_out)
     out = [None if i in skipped else lazynd.nd.zeros(g.shape, dtype="float64") for i, g in enumerate(full)]
@@ -116,7 +120,9 @@ def test_direct_backward_leaves_out_the_gradients_given_as_none(monkeypatch, lef
 
 
 def test_a_depthwise_convolution_backward_takes_the_direct_path_on_the_cpu_only(monkeypatch, ctx):
-    # the user's MobileNet layer: 64 groups of one channel, 3x3, pad 1; a GPU keeps its kernels
+    # the user's MobileNet layer: 64 groups of one channel, 3x3, pad 1; a GPU keeps its kernels (the
+    # stride-1 layer takes conv_depthwise's route on the CPU, so here it is taken away)
+    monkeypatch.setattr(conv, "uses_depthwise_backward", lambda *a: False)
     taken = _spy_direct(monkeypatch)
     rng = np.random.default_rng(4)
     x_np, w_np = rng.standard_normal((4, 64, 8, 8)), rng.standard_normal((64, 1, 3, 3))

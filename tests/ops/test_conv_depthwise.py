@@ -1,0 +1,181 @@
+"""The CPU backward of depthwise convolutions by shifted flat columns: the gradients of a loop over output
+positions and kernel offsets, for every geometry it takes, and the route that takes it."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import lazynd
+from lazynd.ops import conv, conv_depthwise
+
+
+def _naive_gradients(x, w, dy, stride, pad, dilate):
+    """Data and weight gradients of a depthwise convolution (F = multiplier x C filters, filter
+    ``c * multiplier + j`` reading channel c), by a loop over output positions and kernel offsets."""
+    n, channels = x.shape[:2]
+    multiplier, kernel = w.shape[0] // channels, w.shape[2:]
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    dx_padded, dw = np.zeros_like(padded), np.zeros_like(w)
+    dy_split = dy.reshape(n, channels, multiplier, *dy.shape[2:])
+    w_split = w.reshape(channels, multiplier, *kernel)
+    for o in itertools.product(*[range(v) for v in dy.shape[2:]]):
+        for k in itertools.product(*[range(v) for v in kernel]):
+            at = (slice(None), slice(None), *[o[i] * stride[i] + k[i] * dilate[i] for i in range(len(k))])
+            head = dy_split[(slice(None), slice(None), slice(None), *o)]  # (n, C, multiplier)
+            dx_padded[at] += (head * w_split[(slice(None), slice(None), *k)]).sum(axis=-1)
+            dw[(slice(None), 0, *k)] += (head * padded[at][:, :, None]).sum(axis=0).reshape(-1)
+    interior = tuple(slice(p, p + s) for p, s in zip(pad, x.shape[2:], strict=True))
+    return dx_padded[(slice(None), slice(None), *interior)], dw
+
+
+def _spy(monkeypatch) -> list:
+    taken: list = []
+    real = conv.conv_backward_depthwise
+    monkeypatch.setattr(conv, "conv_backward_depthwise", lambda *a: (taken.append(True), real(*a)))
+    return taken
+
+
+# (data shape, kernel, pad, dilate, multiplier): stride 1, which is all the route takes
+CASES = [
+    ((3, 6, 7, 7), (3, 3), (1, 1), (1, 1), 1),  # a late layer's small image
+    ((2, 3, 20, 18), (3, 3), (1, 1), (1, 1), 1),
+    ((2, 4, 9, 10), (3, 3), (0, 0), (1, 1), 1),  # pad 0
+    ((2, 4, 9, 9), (3, 3), (2, 2), (2, 2), 1),  # dilation 2
+    ((2, 3, 11, 9), (5, 5), (2, 2), (1, 1), 1),  # 5x5
+    ((2, 4, 8, 7), (3, 3), (1, 1), (1, 1), 2),  # multiplier 2: out channels = 2 x groups
+    ((2, 3, 9, 8), (5, 3), (2, 0), (1, 2), 2),  # everything at once, pads and dilations per axis
+    ((3, 5, 11), (3,), (1,), (2,), 2),  # 1-D
+    ((2, 3, 4, 5, 6), (2, 3, 2), (0, 1, 1), (1, 1, 2), 1),  # 3-D
+]
+
+
+@pytest.mark.parametrize("shape,kernel,pad,dilate,multiplier", CASES)
+@pytest.mark.parametrize("dtype,tolerance", [("float64", 1e-10), ("float32", 1e-5), ("float16", 2e-2)])
+@pytest.mark.parametrize("block_elements", [conv_depthwise.COLUMN_BLOCK_ELEMENTS, 1])
+def test_depthwise_backward_matches_a_loop_over_offsets(
+    monkeypatch, shape, kernel, pad, dilate, multiplier, dtype, tolerance, block_elements
+):
+    # a block of one element makes a block of one channel of one sample: the walk over channels and samples
+    monkeypatch.setattr(conv_depthwise, "COLUMN_BLOCK_ELEMENTS", block_elements)
+    taken = _spy(monkeypatch)
+    rng = np.random.default_rng(1)
+    channels, filters = shape[1], shape[1] * multiplier
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((filters, 1, *kernel)).astype(dtype)
+    params = dict(kernel=kernel, pad=pad, dilate=dilate, num_filter=filters, num_group=channels)
+    xa, wa = lazynd.nd.array(x, dtype=dtype), lazynd.nd.array(w, dtype=dtype)
+    y = lazynd.nd.Convolution(xa, wa, no_bias=True, **params)
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    got = lazynd.nd._backward_Convolution(lazynd.nd.array(dy, dtype=dtype), xa, wa, **params)
+    want = [*_naive_gradients(*(a.astype("float64") for a in (x, w, dy)), (1,) * len(kernel), pad, dilate)]
+    want.append(dy.astype("float64").sum(axis=(0, *range(2, dy.ndim))))
+    for name, g, expected in zip(("data", "weight", "bias"), got, want, strict=True):
+        assert g.dtype == np.dtype(dtype)
+        scale = np.abs(expected).max()
+        np.testing.assert_allclose(g.asnumpy(), expected, rtol=tolerance, atol=tolerance * scale, err_msg=name)
+    assert taken == [True]
+
+
+@pytest.mark.parametrize(
+    "shape,kernel,stride,pad,dilate",
+    [((2, 4, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1)), ((2, 3, 10, 9), (5, 3), (2, 1), (0, 2), (1, 2))],
+)
+def test_depthwise_kernel_takes_a_stride(shape, kernel, stride, pad, dilate):
+    # the route leaves strides to the other kernels (slower here), but the kernel computes them right
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal(shape), rng.standard_normal((2 * shape[1], 1, *kernel))
+    g = conv_depthwise.Geometry("Convolution", dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate))
+    dy = rng.standard_normal((shape[0], w.shape[0], *g.out_size("Convolution", shape[2:])))
+    dx, dw, db = np.empty_like(x), np.empty_like(w), np.empty(w.shape[0])
+    conv_depthwise.conv_backward_depthwise(x, w, dy, g, [dx, dw, db])
+    want_dx, want_dw = _naive_gradients(x, w, dy, stride, pad, dilate)
+    np.testing.assert_allclose(dx, want_dx, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(dw, want_dw, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(db, dy.sum(axis=(0, 2, 3)), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("stride", [(2, 2), (1, 2)])
+def test_a_strided_depthwise_backward_matches_a_loop_over_offsets(stride):
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((2, 8, 9, 8)), rng.standard_normal((8, 1, 3, 3))
+    params = dict(kernel=(3, 3), stride=stride, pad=(1, 1), num_filter=8, num_group=8, no_bias=True)
+    xa, wa = lazynd.nd.array(x, dtype="float64"), lazynd.nd.array(w, dtype="float64")
+    dy = rng.standard_normal(lazynd.nd.Convolution(xa, wa, **params).shape)
+    dx, dw = lazynd.nd._backward_Convolution(lazynd.nd.array(dy, dtype="float64"), xa, wa, **params)
+    want_dx, want_dw = _naive_gradients(x, w, dy, stride, (1, 1), (1, 1))
+    np.testing.assert_allclose(dx.asnumpy(), want_dx, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(dw.asnumpy(), want_dw, rtol=1e-10, atol=1e-10)
+
+
+def test_depthwise_backward_of_a_channel_last_layout(monkeypatch):
+    taken = _spy(monkeypatch)
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((2, 6, 5, 4)), rng.standard_normal((8, 1, 3, 3))
+    params = dict(kernel=(3, 3), pad=(1, 1), num_filter=8, num_group=4, no_bias=True)
+    dy = rng.standard_normal((2, 8, 6, 5))
+    want = _naive_gradients(x.transpose(0, 3, 1, 2), w, dy, (1, 1), (1, 1), (1, 1))
+    # NHWC: data (N, H, W, C), weight (F, kh, kw, 1), dy (N, H, W, F)
+    args = [lazynd.nd.array(a, dtype="float64") for a in (dy.transpose(0, 2, 3, 1), x, w.transpose(0, 2, 3, 1))]
+    dx, dw = lazynd.nd._backward_Convolution(*args, layout="NHWC", **params)
+    np.testing.assert_allclose(dx.asnumpy(), want[0].transpose(0, 2, 3, 1), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(dw.asnumpy(), want[1].transpose(0, 2, 3, 1), rtol=1e-10, atol=1e-10)
+    assert taken == [True]
+
+
+@pytest.mark.parametrize("left_out", [0, 1, 2, (0, 1)])
+def test_depthwise_backward_leaves_out_the_gradients_given_as_none(monkeypatch, left_out):
+    taken = _spy(monkeypatch)
+    rng = np.random.default_rng(3)
+    params = dict(kernel=(3, 3), pad=(1, 1), num_filter=16, num_group=8)
+    x, w = (lazynd.nd.array(rng.standard_normal(s), dtype="float64") for s in ((2, 8, 5, 5), (16, 1, 3, 3)))
+    dy = lazynd.nd.array(rng.standard_normal((2, 16, 5, 5)), dtype="float64")
+    full = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, x, w, **params)]
+    skipped = {left_out} if isinstance(left_out, int) else set(left_out)
+    out = [None if i in skipped else lazynd.nd.zeros(g.shape, dtype="float64") for i, g in enumerate(full)]
+    lazynd.nd._backward_Convolution(dy, x, w, out=out, **params)
+    for i, (got, want) in enumerate(zip(out, full, strict=True)):
+        if got is not None:
+            np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12, atol=1e-12, err_msg=f"gradient {i}")
+    assert taken == [True, True]
+
+
+@pytest.mark.parametrize(
+    "channels,filters,groups,stride,depthwise",
+    [
+        (64, 64, 64, (1, 1), True),
+        (4, 4, 4, (1, 1), True),  # few groups
+        (64, 128, 64, (1, 1), True),  # multiplier 2
+        (64, 256, 64, (1, 1), False),  # multiplier 4: the weight gradient's products grow with it
+        (1, 20, 1, (1, 1), False),  # LeNet's first layer (multiplier 20)
+        (64, 64, 64, (2, 1), False),  # a stride: the columns would span every input position
+        (64, 64, 32, (1, 1), False),  # 2 channels per group
+        (20, 50, 1, (1, 1), False),  # dense
+    ],
+)
+def test_depthwise_backward_route(channels, filters, groups, stride, depthwise):
+    assert conv_depthwise.uses_depthwise_backward(np, channels, filters, groups, stride) is depthwise
+
+
+def test_depthwise_backward_route_leaves_gpu_arrays_to_the_gpu_kernels():
+    class FakeCupy:  # any array module but NumPy's
+        pass
+
+    assert not conv_depthwise.uses_depthwise_backward(FakeCupy, 64, 64, 64, (1, 1))
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 0, 5), (2, 4, 5, 0), (0, 4, 5, 5)])
+@pytest.mark.parametrize("stride,groups", [((1, 1), 4), ((2, 2), 4), ((1, 1), 1)])
+def test_a_convolution_without_output_positions_has_zero_gradients(shape, stride, groups):
+    # a spatial size of 0 gives an output of none: every term of every gradient holds an element of it
+    # (the depthwise kernels' spans and the direct path's blocks failed on it)
+    params = dict(kernel=(3, 3), stride=stride, pad=(1, 1), num_filter=4, num_group=groups)
+    x = lazynd.nd.zeros(shape, dtype="float64")
+    w = lazynd.nd.ones((4, 4 // groups, 3, 3), dtype="float64")
+    y = lazynd.nd.Convolution(x, w, lazynd.nd.ones((4,), dtype="float64"), **params)
+    grads = lazynd.nd._backward_Convolution(lazynd.nd.ones(y.shape, dtype="float64"), x, w, **params)
+    for g, want in zip(grads, (shape, w.shape, (4,)), strict=True):
+        assert g.shape == want
+        assert not g.asnumpy().any()
