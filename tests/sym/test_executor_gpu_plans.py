@@ -7,6 +7,9 @@
   softmax kernels read and write one buffer, on each of their paths (rows in registers, a block a
   row read twice, rows cut into pieces, one thread a line for ``multi_output``); a reshape
   (``Reshape``, ``Flatten``, ``expand_dims``, ``squeeze``, ``reshape_like``) lies in its input's block.
+- A loss head whose gradient depends on the labels' values: ``SoftmaxOutput`` in every mode
+  (several labels a sample, ignore labels, smoothing, each normalization, ``preserve_shape``,
+  ``out_grad``): masks and a device check, no host read, so its backward passes are captured too.
 
 Each test trains (or infers) several steps on new data and compares every output and gradient,
 step by step, with the same executor on the CPU; the passes must be captured (none refused).  On a
@@ -58,15 +61,18 @@ def _fill(ex, seed: int) -> None:
             ex.grad_dict[name][:] = 1.0  # what an 'add' gradient adds to
 
 
-def _train(net, ctx, shapes: dict, grad_req: dict, steps: int, classes: int) -> tuple:
-    """``steps`` training steps on new data and labels each; per step, every output and gradient."""
+def _train(net, ctx, shapes: dict, grad_req: dict, steps: int, classes: int, lowest_label: int = 0) -> tuple:
+    """``steps`` training steps on new data and labels each (from ``lowest_label`` to ``classes - 1``);
+    per step, every output and gradient."""
     ex = net.simple_bind(ctx, grad_req=grad_req, **shapes)
     _fill(ex, 0)
     rng = np.random.default_rng(1)
     seen = []
     for _ in range(steps):
         ex.arg_dict["data"][:] = rng.standard_normal(shapes["data"]).astype(np.float32)
-        ex.arg_dict["softmax_label"][:] = rng.integers(0, classes, shapes["softmax_label"]).astype(np.float32)
+        ex.arg_dict["softmax_label"][:] = rng.integers(lowest_label, classes, shapes["softmax_label"]).astype(
+            np.float32
+        )
         ex.forward(is_train=True)
         ex.backward()
         outputs = [o.asnumpy() for o in ex.outputs]
@@ -154,40 +160,55 @@ def test_multi_output_softmax_over_its_scores_agrees(captured_steps):
     ex, on_gpu = _train(net, mx.gpu(0), shapes, grad_req, captured_steps, classes=5)
     assert _in_place(ex, "softmax_output", "r_output")
     _, on_cpu = _train(net, mx.cpu(), shapes, grad_req, captured_steps, classes=5)
-    # its gradient's general route checks the labels and finds them with nonzero, reads to the host
-    # that a capture refuses: the backward pass runs eagerly (a known limit; capture it, then assert it)
-    assert ex._graphs.captured("forward_train") and not ex._graphs.captured("backward")
-    assert "backward" in ex._graphs.failures, ex._graphs.failures
+    # its gradient's route for several labels a sample checks the labels on the device and finds
+    # them by masks: no host read (it read them back, and the backward pass ran eagerly)
+    _assert_captured(ex, "forward_train", "backward")
     _assert_steps_agree(on_gpu, on_cpu)
 
 
-# -- reshapes in their input's block -----------------------------------------------------------------
-RESHAPES = {
-    "Reshape": lambda h: S.Reshape(h, shape=(-1,), name="r"),
-    "expand_dims-Flatten": lambda h: S.Flatten(S.expand_dims(h, axis=1, name="e"), name="r"),
-    "expand_dims-squeeze": lambda h: S.squeeze(S.expand_dims(h, axis=0, name="e"), axis=0, name="r"),
-    "reshape_like": lambda h: S.reshape_like(h, S.var("like"), name="r"),
+# -- loss heads' gradients from the labels' values, without a host read ---------------------------------
+def _scores(shape: tuple) -> sym.Symbol:
+    """Scores of ``shape`` from a fully connected layer over (batch, 3) data."""
+    per_sample = int(np.prod(shape[1:]))
+    return S.Reshape(S.FullyConnected(S.var("data"), num_hidden=per_sample, name="fc"), shape=shape, name="r")
+
+
+# (scores' shape, SoftmaxOutput's parameters, label shape, lowest label drawn): every route of its
+# gradient, each normalization; -1 labels are ignored where use_ignore
+SOFTMAX_OUTPUT_MODES = {
+    "multi_output-ignore-valid": (
+        (4, 5, 3),
+        {"multi_output": True, "use_ignore": True, "ignore_label": -1, "normalization": "valid"},
+        (4, 3),
+        -1,
+    ),
+    "ignore-class-valid": ((6, 5), {"use_ignore": True, "ignore_label": 2, "normalization": "valid"}, (6,), 0),
+    "ignore-null": ((6, 5), {"use_ignore": True, "ignore_label": -1, "grad_scale": 0.5}, (6,), -1),
+    "smooth-batch": ((6, 5), {"smooth_alpha": 0.2, "normalization": "batch"}, (6,), 0),
+    "multi_output-smooth-valid": (
+        (4, 5, 3),
+        {"multi_output": True, "smooth_alpha": 0.1, "normalization": "valid"},
+        (4, 3),
+        0,
+    ),
+    "preserve_shape-batch": ((4, 3, 5), {"preserve_shape": True, "normalization": "batch"}, (4, 3), 0),
+    "preserve_shape-ignore-valid": (
+        (4, 3, 5),
+        {"preserve_shape": True, "use_ignore": True, "ignore_label": -1, "normalization": "valid"},
+        (4, 3),
+        -1,
+    ),
 }
 
 
-@pytest.mark.parametrize("reshape", list(RESHAPES))
-def test_a_reshape_in_its_inputs_block_agrees_in_captured_inference(captured_steps, reshape):
-    hidden = S.elemwise_add(S.var("x"), S.var("y"), name="h")  # read by the reshape only
-    out = S.relu(RESHAPES[reshape](hidden) + 1, name="out")
-    shapes = {"x": (2, 3), "y": (2, 3)}
-    if "like" in out.list_arguments():
-        shapes["like"] = (6,)
-    results = {}
-    for ctx in (mx.gpu(0), mx.cpu()):
-        ex = out.simple_bind(ctx, grad_req="null", **shapes)
-        ids = {ex._graph.entry_name(e): sid for e, sid in enumerate(ex._graph.attrs["storage_id"])}
-        assert ids["r_output"] == ids["h_output"], "the reshape has a block of its own"
-        rng = np.random.default_rng(2)
-        seen = []
-        for _ in range(captured_steps):
-            ex.arg_dict["x"][:] = rng.standard_normal((2, 3)).astype(np.float32)
-            ex.arg_dict["y"][:] = rng.standard_normal((2, 3)).astype(np.float32)
-            seen.append([ex.forward(is_train=False)[0].asnumpy()])
-        results[ctx.device_type] = (ex, seen)
-    _assert_captured(results["gpu"][0], "forward")
-    _assert_steps_agree(results["gpu"][1], results["cpu"][1], rtol=0, atol=0)
+@pytest.mark.parametrize("mode", list(SOFTMAX_OUTPUT_MODES))
+def test_softmax_output_gradient_in_every_mode_is_captured_and_agrees(captured_steps, mode):
+    shape, params, label_shape, lowest = SOFTMAX_OUTPUT_MODES[mode]
+    net = S.SoftmaxOutput(_scores(shape), name="softmax", **params)
+    grad_req = {"data": "write", "softmax_label": "null", "fc_weight": "write", "fc_bias": "write"}
+    shapes = {"data": (shape[0], 3), "softmax_label": label_shape}
+    classes = shape[1] if params.get("multi_output") else shape[-1]
+    ex, on_gpu = _train(net, mx.gpu(0), shapes, grad_req, captured_steps, classes, lowest)
+    _, on_cpu = _train(net, mx.cpu(), shapes, grad_req, captured_steps, classes, lowest)
+    _assert_captured(ex, "forward_train", "backward")
+    _assert_steps_agree(on_gpu, on_cpu)
