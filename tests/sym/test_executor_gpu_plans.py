@@ -7,9 +7,10 @@
   softmax kernels read and write one buffer, on each of their paths (rows in registers, a block a
   row read twice, rows cut into pieces, one thread a line for ``multi_output``); a reshape
   (``Reshape``, ``Flatten``, ``expand_dims``, ``squeeze``, ``reshape_like``) lies in its input's block.
-- A loss head whose gradient depends on the labels' values: ``SoftmaxOutput`` in every mode
+- Loss heads whose gradient depends on the labels' values: ``SoftmaxOutput`` in every mode
   (several labels a sample, ignore labels, smoothing, each normalization, ``preserve_shape``,
-  ``out_grad``): masks and a device check, no host read, so its backward passes are captured too.
+  ``out_grad``) and ``SVMOutput``: masks and device checks, no host read, so their backward passes
+  are captured too.
 
 Each test trains (or infers) several steps on new data and compares every output and gradient,
 step by step, with the same executor on the CPU; the passes must be captured (none refused).  On a
@@ -212,3 +213,45 @@ def test_softmax_output_gradient_in_every_mode_is_captured_and_agrees(captured_s
     _, on_cpu = _train(net, mx.cpu(), shapes, grad_req, captured_steps, classes, lowest)
     _assert_captured(ex, "forward_train", "backward")
     _assert_steps_agree(on_gpu, on_cpu)
+
+
+def test_svm_output_gradient_is_captured_and_agrees(captured_steps):
+    net = S.SVMOutput(_scores((6, 5)), margin=0.5, name="softmax")  # named so its label is softmax_label
+    grad_req = {"data": "write", "softmax_label": "null", "fc_weight": "write", "fc_bias": "write"}
+    shapes = {"data": (6, 3), "softmax_label": (6,)}
+    ex, on_gpu = _train(net, mx.gpu(0), shapes, grad_req, captured_steps, 5)
+    _, on_cpu = _train(net, mx.cpu(), shapes, grad_req, captured_steps, 5)
+    _assert_captured(ex, "forward_train", "backward")
+    _assert_steps_agree(on_gpu, on_cpu)
+
+
+# -- reshapes in their input's block -----------------------------------------------------------------
+RESHAPES = {
+    "Reshape": lambda h: S.Reshape(h, shape=(-1,), name="r"),
+    "expand_dims-Flatten": lambda h: S.Flatten(S.expand_dims(h, axis=1, name="e"), name="r"),
+    "expand_dims-squeeze": lambda h: S.squeeze(S.expand_dims(h, axis=0, name="e"), axis=0, name="r"),
+    "reshape_like": lambda h: S.reshape_like(h, S.var("like"), name="r"),
+}
+
+
+@pytest.mark.parametrize("reshape", list(RESHAPES))
+def test_a_reshape_in_its_inputs_block_agrees_in_captured_inference(captured_steps, reshape):
+    hidden = S.elemwise_add(S.var("x"), S.var("y"), name="h")  # read by the reshape only
+    out = S.relu(RESHAPES[reshape](hidden) + 1, name="out")
+    shapes = {"x": (2, 3), "y": (2, 3)}
+    if "like" in out.list_arguments():
+        shapes["like"] = (6,)
+    results = {}
+    for ctx in (mx.gpu(0), mx.cpu()):
+        ex = out.simple_bind(ctx, grad_req="null", **shapes)
+        ids = {ex._graph.entry_name(e): sid for e, sid in enumerate(ex._graph.attrs["storage_id"])}
+        assert ids["r_output"] == ids["h_output"], "the reshape has a block of its own"
+        rng = np.random.default_rng(2)
+        seen = []
+        for _ in range(captured_steps):
+            ex.arg_dict["x"][:] = rng.standard_normal((2, 3)).astype(np.float32)
+            ex.arg_dict["y"][:] = rng.standard_normal((2, 3)).astype(np.float32)
+            seen.append([ex.forward(is_train=False)[0].asnumpy()])
+        results[ctx.device_type] = (ex, seen)
+    _assert_captured(results["gpu"][0], "forward")
+    _assert_steps_agree(results["gpu"][1], results["cpu"][1], rtol=0, atol=0)
