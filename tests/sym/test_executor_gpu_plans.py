@@ -9,8 +9,8 @@
   (``Reshape``, ``Flatten``, ``expand_dims``, ``squeeze``, ``reshape_like``) lies in its input's block.
 - Loss heads whose gradient depends on the labels' values: ``SoftmaxOutput`` in every mode
   (several labels a sample, ignore labels, smoothing, each normalization, ``preserve_shape``,
-  ``out_grad``) and ``SVMOutput``: masks and device checks, no host read, so their backward passes
-  are captured too.
+  ``out_grad``), ``SVMOutput`` and ``MakeLoss``'s valid count: masks and device checks, no host
+  read, so their backward passes are captured too.
 
 Each test trains (or infers) several steps on new data and compares every output and gradient,
 step by step, with the same executor on the CPU; the passes must be captured (none refused).  On a
@@ -211,6 +211,19 @@ def test_softmax_output_gradient_in_every_mode_is_captured_and_agrees(captured_s
     classes = shape[1] if params.get("multi_output") else shape[-1]
     ex, on_gpu = _train(net, mx.gpu(0), shapes, grad_req, captured_steps, classes, lowest)
     _, on_cpu = _train(net, mx.cpu(), shapes, grad_req, captured_steps, classes, lowest)
+    _assert_captured(ex, "forward_train", "backward")
+    _assert_steps_agree(on_gpu, on_cpu)
+
+
+def test_softmax_output_with_out_grad_under_make_loss_valid_is_captured_and_agrees(captured_steps):
+    # out_grad weighs SoftmaxOutput's gradient by its head gradient: here square's, from MakeLoss,
+    # whose normalization='valid' counts the squares above valid_thresh (on the device)
+    prob = S.SoftmaxOutput(_scores((4, 5, 3)), multi_output=True, use_ignore=True, out_grad=True, name="softmax")
+    net = S.MakeLoss(S.square(prob), normalization="valid", valid_thresh=0.05, name="loss")
+    grad_req = {"data": "write", "softmax_label": "null", "fc_weight": "write", "fc_bias": "write"}
+    shapes = {"data": (4, 3), "softmax_label": (4, 3)}
+    ex, on_gpu = _train(net, mx.gpu(0), shapes, grad_req, captured_steps, 5, -1)
+    _, on_cpu = _train(net, mx.cpu(), shapes, grad_req, captured_steps, 5, -1)
     _assert_captured(ex, "forward_train", "backward")
     _assert_steps_agree(on_gpu, on_cpu)
 
