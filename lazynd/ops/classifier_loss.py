@@ -61,10 +61,21 @@ def _svm_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
         outputs[0][...] = inputs[0]
 
 
+def _svm_labels(kctx: Any, label: Any, classes: int) -> Any:
+    """The labels as int64 class indices, refused out of range: on the host at once, on a GPU by a
+    device check (:meth:`Backend.check_range`) at the next wait, with no host read that would keep
+    the backward pass out of a CUDA graph; meanwhile such a label matches no class."""
+    if kctx.xp is np:
+        return _labels("SVMOutput", np, label, classes)
+    labels = label.reshape(-1).astype(np.int64)
+    kctx.backend.check_range("SVMOutput", "label", labels, 0, classes)
+    return labels
+
+
 def _svm_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     scores = _scores(inputs[0])
-    labels = _labels("SVMOutput", xp, inputs[1], scores.shape[1])
+    labels = _svm_labels(kctx, inputs[1], scores.shape[1])
     margin, coefficient = attrs["margin"], attrs["regularization_coefficient"]
     is_label = xp.arange(scores.shape[1])[None, :] == labels[:, None]
     # the true class is pushed above +margin, every other class below -margin

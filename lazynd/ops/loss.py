@@ -158,12 +158,16 @@ def _copy_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
 def _make_loss_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     out, grad = inputs[0], outputs[0]
     scale = attrs["grad_scale"]
+    if attrs["normalization"] == "valid":
+        # counted on the device, as the division in float64: a host read of the count would keep
+        # a GPU's backward pass out of a CUDA graph
+        count = kctx.xp.maximum((out > attrs["valid_thresh"]).sum(), 1)
+        grad[...] = kctx.xp.true_divide(scale, count)
+        return
     if attrs["normalization"] == "batch":
         # MXNet's batch is the rows of the data seen as 2-D (all axes but the last): a vector
         # of per-sample losses is one row, so its gradient is not divided
         scale /= max(int(np.prod(out.shape[:-1], dtype=np.int64)), 1)
-    elif attrs["normalization"] == "valid":
-        scale /= max(int((out > attrs["valid_thresh"]).sum()), 1)
     grad.fill(scale)
 
 

@@ -3,7 +3,9 @@
 The gradient is ``(softmax(data) - one_hot(label)) * grad_scale``, normalised as MXNet
 does, with ignore labels, label smoothing, probabilities as labels and ``out_grad``;
 one label per row takes a one-pass path (a cached identity table on the host,
-``softmax.cu``'s kernel on the GPU).  The shared loss-head pieces (the normalization
+``softmax.cu``'s kernel on the GPU); the other modes take masks on both devices, with the
+label check a device check on a GPU, so that no GPU pass reads the host and an executor's
+backward can be captured into a CUDA graph.  The shared loss-head pieces (the normalization
 parameter and the label type rule) are in :mod:`~lazynd.ops.loss`.
 """
 
@@ -216,48 +218,75 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
         if attrs["out_grad"]:
             grad *= inputs[2]
         return
+    _softmax_output_backward_positions(kctx, attrs, p, label, grad)
+    if attrs["out_grad"]:  # weighted by the head gradient, element by element (MXNet's documented out_grad)
+        grad *= inputs[2]
+
+
+def _checked_labels(kctx: Any, labels: Any, valid: Any, classes: int) -> None:
+    """Refuse a label (int64, not ignored where ``valid`` says so) outside ``0..classes-1``.
+
+    On the host at once.  On a GPU reading the labels back would make the host wait for the
+    device at every step and keep an executor's backward pass out of a CUDA graph: a device check
+    (:meth:`~lazynd.backend.base.Backend.check_range`) raises at the next wait instead, and
+    meanwhile such a label matches no class (its position's gradient is the probabilities), where
+    CuPy's integer indexing would have wrapped it around to another class."""
+    if kctx.xp is np:
+        _check_labels(labels.reshape(-1) if valid is None else labels[valid], classes)
+        return
+    checked = labels if valid is None else kctx.xp.where(valid, labels, 0)
+    kctx.backend.check_range("SoftmaxOutput", "label", checked, 0, classes)
+
+
+def _softmax_output_backward_positions(kctx: Any, attrs: dict, p: Any, label: Any, grad: Any) -> None:
+    """The gradient of several labels a sample, ignore labels or smoothing, written into ``grad``.
+
+    One formulation for both devices, of masks and elementwise operations only: no host read of
+    the labels and no index list found from them (``nonzero``), so on a GPU the pass needs no
+    host synchronisation and can be captured into a CUDA graph.  The target of each position is
+    a comparison of the class numbers with its label, subtracted where it holds; the valid count
+    of ``normalization='valid'`` stays on the device.
+    """
+    xp = kctx.xp
+    axis = _softmax_axis(attrs, p.ndim)
     outer, classes = int(np.prod(p.shape[:axis], dtype=np.int64)), p.shape[axis]
     # work in the output buffer when it is contiguous: no copy of the probabilities, no copy back
     direct = grad.flags.c_contiguous
     g = grad.reshape(outer, classes, -1) if direct else xp.empty((outer, classes, p.size // (outer * classes)), p.dtype)
     g[...] = p.reshape(g.shape)
     labels = label.reshape(outer, -1).astype(np.int64)
-    valid = labels != int(attrs["ignore_label"]) if attrs["use_ignore"] else xp.ones(labels.shape, dtype=bool)
-    if xp is np:
-        _check_labels(labels[valid], classes)
-    else:
-        # CuPy's integer indexing wraps an index out of range around (NumPy's raises): without this
-        # check a bad label would take the gradient from another class (the nonzero below waits
-        # for the device anyway)
-        bad = valid & ((labels < 0) | (labels >= classes))
-        if bool(bad.any()):
-            raise _label_error(labels[bad].get(), classes)
-    rows, cols = xp.nonzero(valid)
+    valid = labels != int(attrs["ignore_label"]) if attrs["use_ignore"] else None
+    _checked_labels(kctx, labels, valid, classes)
+    # (outer, classes, inner): true at each position's label; a label out of range matches nothing
+    target = xp.arange(classes, dtype=np.int64)[None, :, None] == labels[:, None, :]
     alpha = attrs["smooth_alpha"]
     if alpha and classes > 1:
         # smoothed target: 1 - alpha on the label, alpha / (classes - 1) elsewhere
         g -= alpha / (classes - 1)
-        g[rows, labels[rows, cols], cols] -= 1 - alpha - alpha / (classes - 1)
+        g -= target * g.dtype.type(1 - alpha - alpha / (classes - 1))
     else:
-        g[rows, labels[rows, cols], cols] -= 1
-    if attrs["use_ignore"]:
+        g -= target
+    if valid is not None:
         g *= valid[:, None, :]
-    scale = attrs["grad_scale"]
-    if attrs["normalization"] == "valid":
-        scale /= max(int(valid.sum()), 1)
+    if attrs["normalization"] == "valid" and valid is not None:
+        # the count stays on the device: grad_scale / count in float64 there, then in g's type
+        count = xp.maximum(valid.sum(), 1)
+        g *= xp.true_divide(attrs["grad_scale"], count).astype(g.dtype)
     else:
-        if attrs["multi_output"]:
-            scale /= g.shape[2]  # MXNet divides by the positions per sample unless normalizing by 'valid'
-        if attrs["normalization"] == "batch":
-            # MXNet's batch is the rows of the data seen as 2-D: every position but the class
-            # axis's with preserve_shape, the first axis otherwise
-            scale /= max(outer, 1)
-    if scale != 1.0:
-        g *= scale
+        scale = attrs["grad_scale"]
+        if attrs["normalization"] == "valid":
+            scale /= max(labels.size, 1)  # nothing ignored: every position is valid
+        else:
+            if attrs["multi_output"]:
+                scale /= g.shape[2]  # MXNet divides by the positions per sample unless normalizing by 'valid'
+            if attrs["normalization"] == "batch":
+                # MXNet's batch is the rows of the data seen as 2-D: every position but the class
+                # axis's with preserve_shape, the first axis otherwise
+                scale /= max(outer, 1)
+        if scale != 1.0:
+            g *= scale
     if not direct:
         grad[...] = g.reshape(grad.shape)
-    if attrs["out_grad"]:  # weighted by the head gradient, element by element (MXNet's documented out_grad)
-        grad *= inputs[2]
 
 
 _SOFTMAX_PARAMS = {

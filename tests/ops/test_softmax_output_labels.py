@@ -1,5 +1,5 @@
 """The labels ``SoftmaxOutput`` takes: the label shapes of ``multi_output=True``, as MXNet 1.9.1
-takes them, and where a label out of range leaves its mark on the gradient.
+takes them, where a label out of range is refused and where it leaves its mark on the gradient.
 
 Flattened positions ``(n, h*w)``, unflattened ``(n, h, w)`` (see ``test_loss.py``) and data's
 shape with one class ``(n, 1, h, w)``: Faster R-CNN programs bind the RPN label that way.
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import lazynd as mx
-from lazynd.errors import ShapeError
+from lazynd.errors import EngineError, OperatorError, ShapeError
 from lazynd.testing import assert_almost_equal
 
 
@@ -98,3 +98,34 @@ def test_a_label_per_position_with_preserve_shape_gives_one_softmax_per_position
     assert_almost_equal(prob, expected, rtol=1e-5, atol=1e-6)
     one_hot = np.eye(5, dtype=np.float32)[label.astype(int)]
     assert_almost_equal(exe.grad_dict["data"].asnumpy(), expected - one_hot, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [3, -1])
+@pytest.mark.parametrize("params", [{"multi_output": True}, {"use_ignore": True, "ignore_label": 5}])
+def test_softmax_output_gradient_rejects_out_of_range_labels_on_every_path(bad, params, ctx):
+    """The paths for several labels per sample, ignored labels or smoothing check labels too: on the
+    host at once, on a GPU by a device check raised at the next wait (a host read of the labels
+    would keep the pass out of a CUDA graph).  Meanwhile the GPU's label matches no class, where
+    CuPy's integer indexing would have wrapped it around to another class."""
+    shape = (2, 3, 4) if params.get("multi_output") else (2, 3)
+    labels = np.zeros(shape[:1] + shape[2:])
+    labels.flat[1] = bad
+    data = mx.nd.ones(shape, ctx=ctx)
+    data.attach_grad()
+    if ctx.device_type == "cpu":
+        message = f"SoftmaxOutput: label {bad} is out of range for 3 classes"
+    else:
+        message = (
+            rf"SoftmaxOutput: label out of range: {bad} at position 1, expected a value in \[0, 3\); "
+            r"found by a check on gpu\(0\) and raised at this wait"
+        )
+    with pytest.raises((OperatorError, EngineError), match=message):
+        with mx.autograd.record():
+            out = mx.nd.SoftmaxOutput(data, mx.nd.array(labels, ctx=ctx), **params)
+        out.backward()
+        data.grad.asnumpy()
+    if ctx.device_type == "gpu":  # raised once; the bad label's position has the probabilities, no -1
+        grad = data.grad.asnumpy()
+        scale = 1 / 4 if params.get("multi_output") else 1.0  # multi_output divides by the positions
+        at_bad = grad[0, :, 1] if params.get("multi_output") else grad[1]
+        assert_almost_equal(at_bad, np.full(3, scale / 3), rtol=1e-6, atol=1e-7)

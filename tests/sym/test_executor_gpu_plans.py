@@ -7,6 +7,10 @@
   softmax kernels read and write one buffer, on each of their paths (rows in registers, a block a
   row read twice, rows cut into pieces, one thread a line for ``multi_output``); a reshape
   (``Reshape``, ``Flatten``, ``expand_dims``, ``squeeze``, ``reshape_like``) lies in its input's block.
+- Loss heads whose gradient depends on the labels' values: ``SoftmaxOutput`` in every mode
+  (several labels a sample, ignore labels, smoothing, each normalization, ``preserve_shape``,
+  ``out_grad``), ``SVMOutput`` and ``MakeLoss``'s valid count: masks and device checks, no host
+  read, so their backward passes are captured too.
 
 Each test trains (or infers) several steps on new data and compares every output and gradient,
 step by step, with the same executor on the CPU; the passes must be captured (none refused).  On a
@@ -58,15 +62,18 @@ def _fill(ex, seed: int) -> None:
             ex.grad_dict[name][:] = 1.0  # what an 'add' gradient adds to
 
 
-def _train(net, ctx, shapes: dict, grad_req: dict, steps: int, classes: int) -> tuple:
-    """``steps`` training steps on new data and labels each; per step, every output and gradient."""
+def _train(net, ctx, shapes: dict, grad_req: dict, steps: int, classes: int, lowest_label: int = 0) -> tuple:
+    """``steps`` training steps on new data and labels each (from ``lowest_label`` to ``classes - 1``);
+    per step, every output and gradient."""
     ex = net.simple_bind(ctx, grad_req=grad_req, **shapes)
     _fill(ex, 0)
     rng = np.random.default_rng(1)
     seen = []
     for _ in range(steps):
         ex.arg_dict["data"][:] = rng.standard_normal(shapes["data"]).astype(np.float32)
-        ex.arg_dict["softmax_label"][:] = rng.integers(0, classes, shapes["softmax_label"]).astype(np.float32)
+        ex.arg_dict["softmax_label"][:] = rng.integers(lowest_label, classes, shapes["softmax_label"]).astype(
+            np.float32
+        )
         ex.forward(is_train=True)
         ex.backward()
         outputs = [o.asnumpy() for o in ex.outputs]
@@ -154,10 +161,80 @@ def test_multi_output_softmax_over_its_scores_agrees(captured_steps):
     ex, on_gpu = _train(net, mx.gpu(0), shapes, grad_req, captured_steps, classes=5)
     assert _in_place(ex, "softmax_output", "r_output")
     _, on_cpu = _train(net, mx.cpu(), shapes, grad_req, captured_steps, classes=5)
-    # its gradient's general route checks the labels and finds them with nonzero, reads to the host
-    # that a capture refuses: the backward pass runs eagerly (a known limit; capture it, then assert it)
-    assert ex._graphs.captured("forward_train") and not ex._graphs.captured("backward")
-    assert "backward" in ex._graphs.failures, ex._graphs.failures
+    # its gradient's route for several labels a sample checks the labels on the device and finds
+    # them by masks: no host read (it read them back, and the backward pass ran eagerly)
+    _assert_captured(ex, "forward_train", "backward")
+    _assert_steps_agree(on_gpu, on_cpu)
+
+
+# -- loss heads' gradients from the labels' values, without a host read ---------------------------------
+def _scores(shape: tuple) -> sym.Symbol:
+    """Scores of ``shape`` from a fully connected layer over (batch, 3) data."""
+    per_sample = int(np.prod(shape[1:]))
+    return S.Reshape(S.FullyConnected(S.var("data"), num_hidden=per_sample, name="fc"), shape=shape, name="r")
+
+
+# (scores' shape, SoftmaxOutput's parameters, label shape, lowest label drawn): every route of its
+# gradient, each normalization; -1 labels are ignored where use_ignore
+SOFTMAX_OUTPUT_MODES = {
+    "multi_output-ignore-valid": (
+        (4, 5, 3),
+        {"multi_output": True, "use_ignore": True, "ignore_label": -1, "normalization": "valid"},
+        (4, 3),
+        -1,
+    ),
+    "ignore-class-valid": ((6, 5), {"use_ignore": True, "ignore_label": 2, "normalization": "valid"}, (6,), 0),
+    "ignore-null": ((6, 5), {"use_ignore": True, "ignore_label": -1, "grad_scale": 0.5}, (6,), -1),
+    "smooth-batch": ((6, 5), {"smooth_alpha": 0.2, "normalization": "batch"}, (6,), 0),
+    "multi_output-smooth-valid": (
+        (4, 5, 3),
+        {"multi_output": True, "smooth_alpha": 0.1, "normalization": "valid"},
+        (4, 3),
+        0,
+    ),
+    "preserve_shape-batch": ((4, 3, 5), {"preserve_shape": True, "normalization": "batch"}, (4, 3), 0),
+    "preserve_shape-ignore-valid": (
+        (4, 3, 5),
+        {"preserve_shape": True, "use_ignore": True, "ignore_label": -1, "normalization": "valid"},
+        (4, 3),
+        -1,
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", list(SOFTMAX_OUTPUT_MODES))
+def test_softmax_output_gradient_in_every_mode_is_captured_and_agrees(captured_steps, mode):
+    shape, params, label_shape, lowest = SOFTMAX_OUTPUT_MODES[mode]
+    net = S.SoftmaxOutput(_scores(shape), name="softmax", **params)
+    grad_req = {"data": "write", "softmax_label": "null", "fc_weight": "write", "fc_bias": "write"}
+    shapes = {"data": (shape[0], 3), "softmax_label": label_shape}
+    classes = shape[1] if params.get("multi_output") else shape[-1]
+    ex, on_gpu = _train(net, mx.gpu(0), shapes, grad_req, captured_steps, classes, lowest)
+    _, on_cpu = _train(net, mx.cpu(), shapes, grad_req, captured_steps, classes, lowest)
+    _assert_captured(ex, "forward_train", "backward")
+    _assert_steps_agree(on_gpu, on_cpu)
+
+
+def test_softmax_output_with_out_grad_under_make_loss_valid_is_captured_and_agrees(captured_steps):
+    # out_grad weighs SoftmaxOutput's gradient by its head gradient: here square's, from MakeLoss,
+    # whose normalization='valid' counts the squares above valid_thresh (on the device)
+    prob = S.SoftmaxOutput(_scores((4, 5, 3)), multi_output=True, use_ignore=True, out_grad=True, name="softmax")
+    net = S.MakeLoss(S.square(prob), normalization="valid", valid_thresh=0.05, name="loss")
+    grad_req = {"data": "write", "softmax_label": "null", "fc_weight": "write", "fc_bias": "write"}
+    shapes = {"data": (4, 3), "softmax_label": (4, 3)}
+    ex, on_gpu = _train(net, mx.gpu(0), shapes, grad_req, captured_steps, 5, -1)
+    _, on_cpu = _train(net, mx.cpu(), shapes, grad_req, captured_steps, 5, -1)
+    _assert_captured(ex, "forward_train", "backward")
+    _assert_steps_agree(on_gpu, on_cpu)
+
+
+def test_svm_output_gradient_is_captured_and_agrees(captured_steps):
+    net = S.SVMOutput(_scores((6, 5)), margin=0.5, name="softmax")  # named so its label is softmax_label
+    grad_req = {"data": "write", "softmax_label": "null", "fc_weight": "write", "fc_bias": "write"}
+    shapes = {"data": (6, 3), "softmax_label": (6,)}
+    ex, on_gpu = _train(net, mx.gpu(0), shapes, grad_req, captured_steps, 5)
+    _, on_cpu = _train(net, mx.cpu(), shapes, grad_req, captured_steps, 5)
+    _assert_captured(ex, "forward_train", "backward")
     _assert_steps_agree(on_gpu, on_cpu)
 
 
