@@ -71,7 +71,8 @@ def pack(header: Any, s: bytes | bytearray | memoryview) -> bytes:
     label: Any = header.label
     if isinstance(label, numbers.Number):
         flag, labels = 0, b""
-        if isinstance(label, numbers.Real) and _FLOAT32_MAX < abs(label) < math.inf:
+        # abs, not float(): an int past float's range is refused too, where float() would overflow
+        if isinstance(label, numbers.Real) and _FLOAT32_MAX < abs(label) < math.inf:  # type: ignore[operator]
             # struct would raise a bare OverflowError here; MXNet 1.9.1 packs such a label as infinity
             raise FormatError(
                 f"cannot pack image record header {header}: label {str(label):.40} is beyond float32's range "
