@@ -30,6 +30,7 @@ IRHeader = HEADER
 
 _IR_FORMAT = struct.Struct("<IfQQ")
 _IR_SIZE = _IR_FORMAT.size  # 24 bytes
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _cv2() -> ModuleType:
@@ -70,6 +71,13 @@ def pack(header: Any, s: bytes | bytearray | memoryview) -> bytes:
     label: Any = header.label
     if isinstance(label, numbers.Number):
         flag, labels = 0, b""
+        # abs, not float(): an int past float's range is refused too, where float() would overflow
+        if isinstance(label, numbers.Real) and _FLOAT32_MAX < abs(label) < math.inf:  # type: ignore[operator]
+            # struct would raise a bare OverflowError here; MXNet 1.9.1 packs such a label as infinity
+            raise FormatError(
+                f"cannot pack image record header {header}: label {str(label):.40} is beyond float32's range "
+                f"(|label| <= {_FLOAT32_MAX:.6g}), which the header stores it in"
+            )
     else:
         try:
             values = np.asarray(header.label, dtype=np.float32)

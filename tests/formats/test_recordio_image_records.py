@@ -67,6 +67,9 @@ def test_bad_image_or_quality_raises_value_error() -> None:
     [
         (recordio.IRHeader(0, "cat", 1, 0), "label must be a number or an array of numbers"),
         (recordio.IRHeader(0, 1.0, -1, 0), "id and id2 integers"),
+        (recordio.IRHeader(0, 1e40, 1, 0), "label 1e\\+40 is beyond float32's range"),
+        (recordio.IRHeader(0, -1e40, 1, 0), "label -1e\\+40 is beyond float32's range"),
+        (recordio.IRHeader(0, 10**400, 1, 0), "is beyond float32.s range"),
     ],
 )
 def test_pack_of_a_header_the_format_cannot_hold_raises_format_error(header, message) -> None:
