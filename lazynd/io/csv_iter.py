@@ -152,7 +152,11 @@ class CSVIter(SingleArrayIter):
         else:
             label = _read_csv(_path(label_csv, "label_csv"), tuple(label_shape), "label", dtype)
             if len(label) != len(data):
-                raise DataError(f"CSVIter: {len(data)} data rows but {len(label)} label rows")
+                # one of the two files is damaged or cut short: the reader must know which files to look at
+                raise DataError(
+                    f"CSVIter: data file {data_csv!r} has {len(data)} rows but label file {label_csv!r} has "
+                    f"{len(label)}; each data row needs one label row"
+                )
         if tuple(label_shape) == (1,):
             label = label.reshape(len(label))
         self.round_batch = round_batch

@@ -97,6 +97,15 @@ def test_csv_iter_empty_file_raises_naming_it(tmp_path) -> None:
         CSVIter(str(tmp_path / "d.csv"), (2,), batch_size=1)
 
 
+def test_csv_iter_a_label_file_cut_short_is_refused_naming_both_files(tmp_path) -> None:
+    # MXNet refuses it too ("Data CSV's row is smaller than the number of rows in label_csv"); which
+    # of the two files lost rows is for the reader to find, so the message names both
+    (tmp_path / "d.csv").write_text("1,2,3\n4,5,6\n7,8,9\n")
+    (tmp_path / "l.csv").write_text("0\n1\n")
+    with pytest.raises(DataError, match=r"'[^']*d\.csv' has 3 rows but label file '[^']*l\.csv' has 2"):
+        CSVIter(str(tmp_path / "d.csv"), (3,), str(tmp_path / "l.csv"), batch_size=2)
+
+
 def test_csv_iter_integer_dtype_truncates_fractions_as_mxnet(tmp_path) -> None:
     (tmp_path / "d.csv").write_text("1,2\n3,4\n")
     (tmp_path / "l.csv").write_text("1.5\n-2.5\n")
