@@ -13,6 +13,7 @@ import shutil
 import zipfile
 
 from .errors import FormatError, LazyNDError
+from .formats.fileio import open_atomic
 from .test_helpers import download
 
 _MODELS_URL = "http://data.mxnet.io/models/"
@@ -95,15 +96,12 @@ def get_bz2_data(data_dir: str, data_name: str, url: str, data_origin_name: str)
     if os.path.exists(target):
         return
     archive = download(url, fname=data_origin_name, dirname=data_dir)
-    partial = target + ".part"
     try:
-        with bz2.open(archive, "rb") as source, open(partial, "wb") as out:
+        # through the project's atomic writer: any exception (an interrupt too) leaves no partial file
+        with bz2.open(archive, "rb") as source, open_atomic(target) as out:
             shutil.copyfileobj(source, out)
     except (OSError, EOFError) as err:
-        if os.path.exists(partial):
-            os.remove(partial)
         raise FormatError(f"get_bz2_data: {archive} is not a bz2 file ({err})") from err
-    os.replace(partial, target)
     os.remove(archive)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import shutil
 import urllib.error
 import zipfile
 
@@ -63,3 +64,19 @@ def test_download_model_of_an_unknown_name_and_given_urls(offline):
         test_utils.download_model(
             "m", "models", {"m": {"symbol": "http://example.invalid/m-symbol.json", "params": "x"}}
         )
+
+
+def test_get_bz2_data_interrupted_mid_write_leaves_no_partial_file(offline, monkeypatch):
+    # it wrote through open(target + '.part', 'wb') and removed that only on OSError/EOFError:
+    # an interrupt left the partial file behind; it now goes through the atomic writer
+    (offline / "bz").mkdir()
+    (offline / "bz" / "b.bz2").write_bytes(bz2.compress(b"line 1\nline 2\n"))
+
+    def copy_then_interrupt(source, out):
+        out.write(source.read(3))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(shutil, "copyfileobj", copy_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        test_utils.get_bz2_data("bz", "b.txt", "http://example.invalid/b.bz2", "b.bz2")
+    assert sorted(p.name for p in (offline / "bz").iterdir()) == ["b.bz2"]

@@ -40,7 +40,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from ..errors import ArgumentTypeError, LazyNDError, MissingFileError
+from ..errors import ArgumentTypeError, ArgumentValueError, LazyNDError, MissingFileError
 from .fileio_temporary import TEMPORARY_PREFIX as TEMPORARY_PREFIX
 from .fileio_temporary import (
     create_temporary,
@@ -105,12 +105,18 @@ def _naming_a_missing_file(uri: Any) -> Any:
     """
     try:
         yield
-    except MissingFileError:
+    except LazyNDError:
         raise
     except FileNotFoundError as error:
         raise MissingFileError(error.errno, "no such file or object", os.fspath(uri)) from error
     except IsADirectoryError as error:
         raise LazyNDError(f"cannot read {os.fspath(uri)!r}: it is a folder, not a file") from error
+    except ValueError as error:
+        # open() refuses a name holding a NUL byte with a bare ValueError; such names come from
+        # damaged image lists and indexes, so the message must show the whole name
+        if "null" not in str(error):
+            raise
+        raise ArgumentValueError(f"cannot read {os.fspath(uri)!r}: a file name cannot hold a NUL byte") from error
 
 
 def write_atomic(
@@ -246,6 +252,8 @@ class AtomicWriter:
             self._remote = remote_filesystem(self.uri, storage_options)
             self._buffer = self._handle = io.BytesIO()
         else:
+            if "\0" in self._local:  # open() would refuse it with a bare ValueError, naming nothing
+                raise ArgumentValueError(f"cannot save to {self.uri!r}: a file name cannot hold a NUL byte")
             directory = os.path.dirname(os.path.abspath(self._local))
             # checked here: the temporary's OSError would name the temporary, not the target
             if not os.path.isdir(directory):

@@ -39,6 +39,12 @@ def parse_detection_label(raw: np.ndarray, source: str) -> np.ndarray:
             f"ImageDetIter: {source} has a label of {raw.size} values; a detection label is "
             "[header width, object width, ...header, objects...] with at least one object of 5 or more values"
         )
+    if not np.isfinite(raw[:2]).all():
+        # int() of a NaN or inf would raise ValueError/OverflowError without naming the record
+        raise FormatError(
+            f"ImageDetIter: {source}: label header gives header width {raw[0]} and object width {raw[1]}; "
+            "expected whole numbers (header width >= 2, object width >= 5)"
+        )
     header_width, object_width = int(raw[0]), int(raw[1])
     if header_width < 2 or object_width < 5 or header_width >= raw.size:
         raise FormatError(
@@ -56,6 +62,10 @@ def parse_detection_label(raw: np.ndarray, source: str) -> np.ndarray:
     objects = objects[(objects[:, 3] > objects[:, 1]) & (objects[:, 4] > objects[:, 2])]
     if not len(objects):
         raise FormatError(f"ImageDetIter: {source} has no object with a non-empty box in its label")
+    if not np.isfinite(objects).all():
+        # a NaN class id or box value would reach the batch as garbage; NaN fails every range check below
+        row = int(np.nonzero(~np.isfinite(objects).all(axis=1))[0][0])
+        raise FormatError(f"ImageDetIter: {source} has object {objects[row].tolist()} with a value that is not finite")
     boxes = objects[:, 1:5]
     if boxes.min() < 0 or boxes.max() > 1:
         row = int(np.nonzero((boxes < 0).any(axis=1) | (boxes > 1).any(axis=1))[0][0])
@@ -144,7 +154,9 @@ class ImageDetIter(ImageIter):
         self.reset()
         if not width:
             what = self.path_imgrec or "the image list"
-            raise FormatError(f"ImageDetIter: {what} holds no records")
+            index_path = getattr(self.imgrec, "idx_path", None)  # set when the records are read through an index
+            index = f" (as its index {index_path} lists them)" if index_path else ""
+            raise FormatError(f"ImageDetIter: {what}{index} holds no records")
         return count, width
 
     def _check_record_label(self, raw: np.ndarray, source: str) -> None:

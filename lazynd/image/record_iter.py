@@ -214,7 +214,8 @@ class ImageRecordIter(BatchCursor, ImageIter):
         )
         if self._holds_no_records():
             # MXNet refuses an empty file; reading on would give epochs of no batches, silently
-            raise FormatError(f"{name}: {path_imgrec} holds no records")
+            index = f" (as its index {path_imgidx} lists them)" if given(path_imgidx) else ""
+            raise FormatError(f"{name}: {path_imgrec}{index} holds no records")
         if num_parts > 1:
             if not 0 <= part_index < num_parts:
                 raise OperatorError(f"{name}: part_index {part_index} must be in [0, {num_parts})")

@@ -23,7 +23,16 @@ def _load_rows(source: Any, dtype: Any) -> np.ndarray:
             if np.dtype(dtype).kind not in "iu":
                 raise
             # "1.5" for an integer dtype: MXNet's parser truncates it toward zero
-            return np.loadtxt(source, delimiter=",", dtype=np.float64, ndmin=2).astype(dtype)
+            values = np.loadtxt(source, delimiter=",", dtype=np.float64, ndmin=2)
+            limits = np.iinfo(dtype)
+            # NaN, inf or a value past the dtype's range would be cast to garbage (MXNet wraps it too)
+            outside = ~np.isfinite(values) | (values < limits.min) | (values >= float(limits.max) + 1)
+            if outside.any():
+                row, column = (int(i) for i in np.argwhere(outside)[0])
+                raise ValueError(
+                    f"value {values[row, column]} at row {row}, column {column} does not fit {np.dtype(dtype).name}"
+                ) from None
+            return values.astype(dtype)
 
 
 def _short_or_long_row(lines: list[str], width: int) -> str | None:
@@ -152,7 +161,11 @@ class CSVIter(SingleArrayIter):
         else:
             label = _read_csv(_path(label_csv, "label_csv"), tuple(label_shape), "label", dtype)
             if len(label) != len(data):
-                raise DataError(f"CSVIter: {len(data)} data rows but {len(label)} label rows")
+                # one of the two files is damaged or cut short: the reader must know which files to look at
+                raise DataError(
+                    f"CSVIter: data file {data_csv!r} has {len(data)} rows but label file {label_csv!r} has "
+                    f"{len(label)}; each data row needs one label row"
+                )
         if tuple(label_shape) == (1,):
             label = label.reshape(len(label))
         self.round_batch = round_batch

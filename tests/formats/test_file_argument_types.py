@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import lazynd as mx
-from lazynd.errors import ArgumentTypeError, MissingKeyError
+from lazynd.errors import ArgumentTypeError, ArgumentValueError, MissingKeyError
 
 
 @pytest.mark.parametrize("name", [5, None, b"/tmp/x.params"], ids=["int", "None", "bytes"])
@@ -93,3 +93,28 @@ def test_the_ndarray_file_encoder_refuses_names_and_containers_by_type() -> None
         ndarray_file.encode({1: mx.nd.ones(2).asnumpy()})  # type: ignore[dict-item]
     with pytest.raises(ArgumentTypeError, match="expected a list or dict of arrays, got int"):
         ndarray_file.encode(5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda name: mx.nd.save(name, [mx.nd.ones(2)]), id="nd.save"),
+        pytest.param(lambda name: mx.nd.load(name), id="nd.load"),
+        pytest.param(lambda name: mx.sym.load(name), id="sym.load"),
+        pytest.param(lambda name: mx.sym.Variable("x").save(name), id="Symbol.save"),
+        pytest.param(lambda name: mx.recordio.MXRecordIO(name, "r"), id="MXRecordIO-r"),
+        pytest.param(lambda name: mx.recordio.MXRecordIO(name, "w"), id="MXRecordIO-w"),
+    ],
+)
+def test_a_file_name_holding_a_nul_byte_is_refused_naming_it(tmp_path: Path, call: Callable[[Any], Any]) -> None:
+    # open() raised a bare ValueError ("embedded null byte") that named no file
+    with pytest.raises(ArgumentValueError, match=r"a\\x00b': a file name cannot hold a NUL byte"):
+        call(str(tmp_path / "a\0b"))
+
+
+def test_an_image_list_naming_a_file_with_a_nul_byte_is_refused_naming_it(tmp_path: Path) -> None:
+    # a damaged .lst line: the image's name is read from the file, so the bare ValueError came from a file
+    (tmp_path / "a.lst").write_bytes(b"0\t1.0\tx\x00.png\n")
+    it = mx.image.ImageIter(1, (3, 8, 8), path_imglist=str(tmp_path / "a.lst"), path_root=str(tmp_path))
+    with pytest.raises(ArgumentValueError, match=r"x\\x00\.png': a file name cannot hold a NUL byte"):
+        it.next()

@@ -124,3 +124,25 @@ def test_padding_rows_of_minus_one_in_a_record_are_dropped(write_det_rec, det_la
     rec = write_det_rec([det_label([[0, 0.1, 0.1, 0.5, 0.5], [-1, -1, -1, -1, -1]])])
     it = image.ImageDetIter(1, (3, 16, 16), path_imgrec=rec)
     assert it.label_shape == (1, 5)
+
+
+@pytest.mark.parametrize("header", [[np.nan, 5.0], [2.0, np.inf], [-np.inf, 5.0]])
+def test_a_label_header_that_is_not_finite_is_refused_naming_the_record(write_det_rec, header) -> None:
+    # int() of it raised a bare ValueError / OverflowError that named neither the file nor the record
+    rec = write_det_rec([np.array(header + [0, 0.1, 0.1, 0.5, 0.5], np.float32)])
+    with pytest.raises(mx.LazyNDError, match=r"record #0 of .*det\.rec: label header gives header width"):
+        image.ImageDetIter(1, (3, 16, 16), path_imgrec=rec)
+
+
+def test_an_object_with_a_nan_class_is_refused_rather_than_batched(write_det_rec, det_label) -> None:
+    # NaN fails every range check, so it reached the batch as a class id
+    rec = write_det_rec([det_label([[np.nan, 0.1, 0.1, 0.5, 0.5]])])
+    with pytest.raises(mx.LazyNDError, match=r"record #0 of .*det\.rec has object \[nan, .* not finite"):
+        image.ImageDetIter(1, (3, 16, 16), path_imgrec=rec)
+
+
+def test_an_empty_index_is_named_when_it_lists_no_records(write_det_rec, det_label, tmp_path) -> None:
+    rec = write_det_rec([det_label([[0, 0.1, 0.1, 0.5, 0.5]])])
+    (tmp_path / "empty.idx").write_bytes(b"")
+    with pytest.raises(mx.LazyNDError, match=r"det\.rec \(as its index .*empty\.idx lists them\) holds no records"):
+        image.ImageDetIter(1, (3, 16, 16), path_imgrec=rec, path_imgidx=str(tmp_path / "empty.idx"))

@@ -97,12 +97,30 @@ def test_csv_iter_empty_file_raises_naming_it(tmp_path) -> None:
         CSVIter(str(tmp_path / "d.csv"), (2,), batch_size=1)
 
 
+def test_csv_iter_a_label_file_cut_short_is_refused_naming_both_files(tmp_path) -> None:
+    # MXNet refuses it too ("Data CSV's row is smaller than the number of rows in label_csv"); which
+    # of the two files lost rows is for the reader to find, so the message names both
+    (tmp_path / "d.csv").write_text("1,2,3\n4,5,6\n7,8,9\n")
+    (tmp_path / "l.csv").write_text("0\n1\n")
+    with pytest.raises(DataError, match=r"'[^']*d\.csv' has 3 rows but label file '[^']*l\.csv' has 2"):
+        CSVIter(str(tmp_path / "d.csv"), (3,), str(tmp_path / "l.csv"), batch_size=2)
+
+
 def test_csv_iter_integer_dtype_truncates_fractions_as_mxnet(tmp_path) -> None:
     (tmp_path / "d.csv").write_text("1,2\n3,4\n")
     (tmp_path / "l.csv").write_text("1.5\n-2.5\n")
     it = CSVIter(str(tmp_path / "d.csv"), (2,), str(tmp_path / "l.csv"), batch_size=2, dtype="int32")
     batch = next(it)
     assert batch.label[0].dtype == np.int32 and batch.label[0].asnumpy().tolist() == [1, -2]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e999", "99999999999", "-2147483649"])
+def test_csv_iter_integer_dtype_refuses_a_value_it_cannot_hold(tmp_path, value) -> None:
+    # cast to int32 it became -2147483648 with only NumPy's RuntimeWarning (MXNet wraps 99999999999
+    # to 1215752191): a damaged number must not become a silent one
+    (tmp_path / "d.csv").write_text(f"1,2,3\n4,{value},6\n")
+    with pytest.raises(DataError, match=r"d\.csv' is not numeric CSV: value .* at row 1, column 1 does not fit int32"):
+        CSVIter(str(tmp_path / "d.csv"), (3,), batch_size=1, dtype="int32")
 
 
 def test_csv_iter_accepts_mxnet_prefetch_buffer_and_ctx(tmp_path) -> None:
