@@ -114,7 +114,7 @@ def _naming_a_missing_file(uri: Any) -> Any:
     except ValueError as error:
         # open() refuses a name holding a NUL byte with a bare ValueError; such names come from
         # damaged image lists and indexes, so the message must show the whole name
-        if "null" not in str(error):
+        if "\0" not in os.fspath(uri):
             raise
         raise ArgumentValueError(f"cannot read {os.fspath(uri)!r}: a file name cannot hold a NUL byte") from error
 
