@@ -35,7 +35,12 @@ from .conv_columns import (
     uses_batch_last_backward,
     zero_gradients_of_an_empty_output,
 )
-from .conv_depthwise import conv_backward_depthwise, uses_depthwise_backward
+from .conv_depthwise import (
+    conv_backward_depthwise,
+    conv_forward_depthwise,
+    uses_depthwise_backward,
+    uses_depthwise_forward,
+)
 from .conv_direct import conv_backward_direct, uses_direct_backward
 from .host_reduce import column_sum_into
 from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape, parse_workspace
@@ -99,6 +104,13 @@ def _conv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
     bias = None if attrs["no_bias"] else inputs[2]
     positions = math.prod(g.out_size("Convolution", tuple(x.shape[2:])))
+    # the CPU's routes, first match: a stride-1 depthwise layer (multiplier up to 2) by shifted flat
+    # columns (1.2-2.3x faster than im2col's or batch-last's in float32, 5-6x in float16; batch-last
+    # keeps small images of 8 samples or more; figures in conv_depthwise), long columns batch-last,
+    # the rest im2col's below
+    if uses_depthwise_forward(xp, x.shape[1], filters, groups, g.stride, n, positions, x.dtype):
+        conv_forward_depthwise(x, w, bias, g.to_nc(outputs[0]), g)
+        return
     if uses_batch_last(xp, n, positions):
         conv_forward_batch_last(_host_empty(kctx), kctx.backend.matmul, g, groups, x, w, bias, g.to_nc(outputs[0]))
         return

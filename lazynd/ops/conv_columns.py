@@ -27,22 +27,12 @@ from ..errors import OperatorError, ShapeError
 from .params_memo import ParamsMemo
 
 
-def zero_gradients_of_an_empty_batch(data: Any, outputs: list) -> bool:
-    """With no samples in ``data`` (batch first, in every layout) every gradient is 0: write them
-    (the outputs that are not None) and say so.  The backward kernels' reshapes by -1 cannot take
-    an empty batch, and only the data gradient is empty: weight and bias ones are not."""
-    if data.shape[0]:
-        return False
-    for out in outputs:
-        if out is not None:
-            out[...] = 0
-    return True
-
-
 def zero_gradients_of_an_empty_output(out_grad: Any, outputs: list) -> bool:
-    """With no element in a convolution's output gradient (an empty batch, or a spatial size of 0)
-    every gradient is 0, each of its terms holding an element of ``out_grad``: write them (the
-    outputs that are not None) and say so.  The kernels' blocks and spans cannot take zero sizes."""
+    """With no element in the output gradient of a convolution, deconvolution or deformable one (an
+    empty batch, or a spatial size of 0) every gradient is 0, each of its terms holding an element of
+    ``out_grad``: write them (the outputs that are not None; the data gradient is empty, weight and
+    bias ones are not) and say so.  The kernels' reshapes by -1, windows, blocks and spans cannot
+    take zero sizes."""
     if out_grad.size:
         return False
     for out in outputs:

@@ -21,7 +21,7 @@ from .conv import (
     _grad_outputs,
     _in_blas_section,
 )
-from .conv_columns import Geometry, col2im, im2col, zero_gradients_of_an_empty_batch
+from .conv_columns import Geometry, col2im, im2col, zero_gradients_of_an_empty_output
 from .params import Param, parse_shape
 from .products import product
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
@@ -117,7 +117,7 @@ def _deconv_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list,
 def _deconv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     out_grad, data, weight = inputs
-    if zero_gradients_of_an_empty_batch(data, outputs):
+    if zero_gradients_of_an_empty_output(out_grad, outputs):
         return
     g0 = Geometry("Deconvolution", attrs, data.ndim)
     x, dy = g0.to_nc(data), g0.to_nc(out_grad)

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import OperatorError, ShapeError
 from ._bilinear import Tap, bilinear_taps
-from .conv_columns import Geometry, zero_gradients_of_an_empty_batch
+from .conv_columns import Geometry, zero_gradients_of_an_empty_output
 from .params import Param, enum, optional, parse_bool, parse_int, parse_positive_int, parse_shape, parse_workspace
 from .products import product
 from .registry import BackwardOpGradient, OpDef, merge_shape, register
@@ -116,7 +116,7 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
     out_grad, data, offset = inputs[:3]
     mask = inputs[3] if modulated else None
     weight = inputs[4 if modulated else 3]
-    if zero_gradients_of_an_empty_batch(data, outputs):
+    if zero_gradients_of_an_empty_output(out_grad, outputs):
         return
     sampled, columns, taps = _columns(xp, attrs, data, offset, mask)
     batch, channels, height, width = data.shape

@@ -1,5 +1,6 @@
-"""The CPU backward of depthwise convolutions by shifted flat columns: the gradients of a loop over output
-positions and kernel offsets, for every geometry it takes, and the route that takes it."""
+"""The CPU forward and backward of depthwise convolutions by shifted flat columns: the output and the
+gradients of a loop over output positions and kernel offsets, for every geometry they take, and the
+routes that take them."""
 
 from __future__ import annotations
 
@@ -31,10 +32,30 @@ def _naive_gradients(x, w, dy, stride, pad, dilate):
     return dx_padded[(slice(None), slice(None), *interior)], dw
 
 
-def _spy(monkeypatch) -> list:
+def _naive_output(x, w, bias, stride, pad, dilate):
+    """The output of a depthwise convolution (filter ``c * multiplier + j`` reading channel c), by a loop
+    over output positions and kernel offsets."""
+    n, channels = x.shape[:2]
+    multiplier, kernel = w.shape[0] // channels, w.shape[2:]
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    spans = [d * (k - 1) + 1 for k, d in zip(kernel, dilate, strict=True)]
+    out = [(s - span) // st + 1 for s, span, st in zip(padded.shape[2:], spans, stride, strict=True)]
+    y = np.zeros((n, channels, multiplier, *out))
+    w_split = w.reshape(channels, multiplier, *kernel)
+    for o in itertools.product(*[range(v) for v in out]):
+        for k in itertools.product(*[range(v) for v in kernel]):
+            at = (slice(None), slice(None), *[o[i] * stride[i] + k[i] * dilate[i] for i in range(len(k))])
+            y[(slice(None), slice(None), slice(None), *o)] += (
+                padded[at][:, :, None] * w_split[(slice(None), slice(None), *k)]
+            )
+    y = y.reshape(n, channels * multiplier, *out)
+    return y if bias is None else y + bias.reshape(1, -1, *[1] * len(out))
+
+
+def _spy(monkeypatch, name="conv_backward_depthwise") -> list:
     taken: list = []
-    real = conv.conv_backward_depthwise
-    monkeypatch.setattr(conv, "conv_backward_depthwise", lambda *a: (taken.append(True), real(*a)))
+    real = getattr(conv, name)
+    monkeypatch.setattr(conv, name, lambda *a: (taken.append(True), real(*a)))
     return taken
 
 
@@ -77,6 +98,88 @@ def test_depthwise_backward_matches_a_loop_over_offsets(
         scale = np.abs(expected).max()
         np.testing.assert_allclose(g.asnumpy(), expected, rtol=tolerance, atol=tolerance * scale, err_msg=name)
     assert taken == [True]
+
+
+@pytest.mark.parametrize("shape,kernel,pad,dilate,multiplier", CASES)
+@pytest.mark.parametrize("dtype,tolerance", [("float64", 1e-10), ("float32", 1e-5), ("float16", 2e-2)])
+@pytest.mark.parametrize("block_elements", [conv_depthwise.COLUMN_BLOCK_ELEMENTS, 1])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_depthwise_forward_matches_a_loop_over_offsets(
+    monkeypatch, shape, kernel, pad, dilate, multiplier, dtype, tolerance, block_elements, with_bias
+):
+    monkeypatch.setattr(conv_depthwise, "COLUMN_BLOCK_ELEMENTS", block_elements)
+    taken = _spy(monkeypatch, "conv_forward_depthwise")
+    rng = np.random.default_rng(6)
+    channels, filters = shape[1], shape[1] * multiplier
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((filters, 1, *kernel)).astype(dtype)
+    b = rng.standard_normal(filters).astype(dtype)
+    params = dict(kernel=kernel, pad=pad, dilate=dilate, num_filter=filters, num_group=channels)
+    args = [lazynd.nd.array(a, dtype=dtype) for a in ((x, w, b) if with_bias else (x, w))]
+    y = lazynd.nd.Convolution(*args, no_bias=not with_bias, **params)
+    want = _naive_output(
+        x.astype("float64"),
+        w.astype("float64"),
+        b.astype("float64") if with_bias else None,
+        (1,) * len(kernel),
+        pad,
+        dilate,
+    )
+    assert y.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(y.asnumpy(), want, rtol=tolerance, atol=tolerance * np.abs(want).max())
+    assert taken == [True]
+
+
+@pytest.mark.parametrize(
+    "shape,kernel,stride,pad,dilate",
+    [((2, 4, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1)), ((2, 3, 10, 9), (5, 3), (2, 1), (0, 2), (1, 2))],
+)
+def test_depthwise_forward_kernel_takes_a_stride(shape, kernel, stride, pad, dilate):
+    # the route leaves strides to the other kernels (slower here), but the kernel keeps every stride-th position
+    rng = np.random.default_rng(7)
+    x, w, b = (
+        rng.standard_normal(shape),
+        rng.standard_normal((2 * shape[1], 1, *kernel)),
+        rng.standard_normal(2 * shape[1]),
+    )
+    g = conv_depthwise.Geometry("Convolution", dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate))
+    y = np.empty((shape[0], w.shape[0], *g.out_size("Convolution", shape[2:])))
+    conv_depthwise.conv_forward_depthwise(x, w, b, y, g)
+    np.testing.assert_allclose(y, _naive_output(x, w, b, stride, pad, dilate), rtol=1e-10, atol=1e-10)
+
+
+def test_depthwise_forward_of_a_channel_last_layout(monkeypatch):
+    taken = _spy(monkeypatch, "conv_forward_depthwise")
+    rng = np.random.default_rng(8)
+    x, w, b = rng.standard_normal((2, 6, 5, 4)), rng.standard_normal((8, 1, 3, 3)), rng.standard_normal(8)
+    params = dict(kernel=(3, 3), pad=(1, 1), num_filter=8, num_group=4, layout="NHWC")
+    # NHWC: data (N, H, W, C), weight (F, kh, kw, 1), output (N, H, W, F)
+    args = [lazynd.nd.array(a, dtype="float64") for a in (x, w.transpose(0, 2, 3, 1), b)]
+    y = lazynd.nd.Convolution(*args, **params)
+    want = _naive_output(x.transpose(0, 3, 1, 2), w, b, (1, 1), (1, 1), (1, 1))
+    np.testing.assert_allclose(y.asnumpy(), want.transpose(0, 2, 3, 1), rtol=1e-10, atol=1e-10)
+    assert taken == [True]
+
+
+@pytest.mark.parametrize(
+    "filters,groups,stride,batch,positions,dtype,depthwise",
+    [
+        (64, 64, (1, 1), 16, 56 * 56, "float32", True),
+        (128, 64, (1, 1), 16, 28 * 28, "float64", True),  # multiplier 2
+        (64, 64, (1, 1), 1, 7 * 7, "float32", True),  # a small image of one sample: im2col's route is slower
+        (64, 64, (1, 1), 16, 10 * 10, "float32", True),
+        (64, 64, (1, 1), 16, 7 * 7, "float32", False),  # a small image of a batch: batch-last columns
+        (64, 64, (1, 1), 16, 7 * 7, "float16", True),  # ... but not in float16, which has no BLAS
+        (64, 64, (2, 2), 1, 28 * 28, "float32", False),  # a stride: the span holds every stride-1 position
+        (256, 64, (1, 1), 1, 28 * 28, "float32", False),  # multiplier 4
+        (20, 1, (1, 1), 1, 24 * 24, "float32", False),  # LeNet's first layer (one channel, 20 filters)
+        (64, 32, (1, 1), 1, 28 * 28, "float32", False),  # 2 channels per group
+    ],
+)
+def test_depthwise_forward_route(filters, groups, stride, batch, positions, dtype, depthwise):
+    channels = 1 if groups == 1 else 64
+    got = conv_depthwise.uses_depthwise_forward(np, channels, filters, groups, stride, batch, positions, dtype)
+    assert got is depthwise
 
 
 @pytest.mark.parametrize(
@@ -164,6 +267,7 @@ def test_depthwise_backward_route_leaves_gpu_arrays_to_the_gpu_kernels():
         pass
 
     assert not conv_depthwise.uses_depthwise_backward(FakeCupy, 64, 64, 64, (1, 1))
+    assert not conv_depthwise.uses_depthwise_forward(FakeCupy, 64, 64, 64, (1, 1), 1, 3136, "float32")
 
 
 @pytest.mark.parametrize("shape", [(2, 4, 0, 5), (2, 4, 5, 0), (0, 4, 5, 5)])

@@ -186,3 +186,33 @@ def test_reshape_cannot_infer_minus_one_beside_a_zero_size_dim(spec):
     assert a.reshape((0, 12)).shape == (0, 12)
     assert a.reshape((-1, 12)).shape == (0, 12)
     assert a.reshape((-1, 0)).shape == (0, 3)  # the 0 copies the input's 3, and -1 is 0 // 3
+
+
+def _layer_without_positions(name, x, w, b, stride):
+    """``name``'s output (bias b) of data ``x`` whose spatial size holds a 0, 3x3, pad 1, ``stride``."""
+    params = {"kernel": (3, 3), "stride": stride, "pad": (1, 1), "num_filter": 2}
+    if name == "Deconvolution":
+        return mx.nd.Deconvolution(x, w, b, no_bias=False, **params)
+    out = [(s + 2 - 3) // st + 1 if s else 0 for s, st in zip(x.shape[2:], stride, strict=True)]
+    offset = mx.nd.zeros((x.shape[0], 18, *out))
+    if name == "DeformableConvolution":
+        return mx.nd.contrib.DeformableConvolution(x, offset, w, b, **params)
+    mask = mx.nd.ones((x.shape[0], 9, *out))
+    return mx.nd.contrib.ModulatedDeformableConvolution(x, offset, mask, w, b, **params)
+
+
+@pytest.mark.parametrize("name", ["Deconvolution", "DeformableConvolution", "ModulatedDeformableConvolution"])
+@pytest.mark.parametrize("shape", [(2, 2, 0, 5), (2, 2, 5, 0), (0, 2, 5, 5)])
+@pytest.mark.parametrize("stride", [(1, 1), (2, 2)])
+def test_gradients_of_a_layer_without_output_positions_are_zero(name, shape, stride):
+    # a spatial size of 0 gives an output of none, every term of every gradient holding an element of
+    # it: the backward kernels failed at the wait ("window shape cannot be larger than input array
+    # shape", "cannot reshape array of size 0"), as Convolution's did
+    x, w, b = mx.nd.zeros(shape), mx.nd.ones((2, 2, 3, 3)), mx.nd.ones(2)
+    for a in (x, w, b):
+        a.attach_grad()
+    with mx.autograd.record():
+        y = _layer_without_positions(name, x, w, b, stride)
+    y.backward()
+    assert y.size == 0 and x.grad.asnumpy().shape == shape
+    assert not w.grad.asnumpy().any() and not b.grad.asnumpy().any()
