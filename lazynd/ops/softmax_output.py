@@ -3,9 +3,10 @@
 The gradient is ``(softmax(data) - one_hot(label)) * grad_scale``, normalised as MXNet
 does, with ignore labels, label smoothing, probabilities as labels and ``out_grad``;
 one label per row takes a one-pass path (a cached identity table on the host,
-``softmax.cu``'s kernel on the GPU); the other modes take masks on both devices, with the
-label check a device check on a GPU, so that no GPU pass reads the host and an executor's
-backward can be captured into a CUDA graph.  The shared loss-head pieces (the normalization
+``softmax.cu``'s kernel on the GPU); the other modes take masks on both devices.  A label out
+of range is an error on every path: at once on the host, by a device check on a GPU (made by
+``softmax.cu``'s kernel itself on the one-pass path), so that no GPU pass reads the host and an
+executor's backward can be captured into a CUDA graph.  The shared loss-head pieces (the normalization
 parameter and the label type rule) are in :mod:`~lazynd.ops.loss`.
 """
 
@@ -117,33 +118,39 @@ def _softmax_output_forward(kctx: Any, attrs: dict, inputs: list, outputs: list,
         out[...] = target.reshape(out.shape)
 
 
-def _check_labels(labels: Any, classes: int) -> None:
-    # int64 labels seen as uint64: a negative one is at least 2**63, so one reduction checks both ends
-    if labels.size and np.maximum.reduce(labels.view(np.uint64)) >= classes:
-        raise _label_error(labels, classes)
+def _named_classes(xp: Any, labels: Any) -> Any:
+    """The class each label names: truncated toward zero, as a conversion to integers truncates,
+    but in the labels' own type, so that NaN and values beyond the integers stay what they are (a
+    conversion gives an undefined number for them, another on a GPU than on a CPU) and a check
+    reports the label given."""
+    return xp.trunc(labels) if labels.dtype.kind == "f" else labels
 
 
-def _label_error(labels: Any, classes: int) -> OperatorError:
-    """The error for the first label of ``labels`` outside ``0..classes-1`` (there must be one)."""
-    bad = (labels < 0) | (labels >= classes)
+def _label_error(named: Any, classes: int) -> OperatorError:
+    """The error for the first of ``named`` (host labels, :func:`_named_classes`) outside
+    ``0..classes-1`` (there must be one); NaN is never inside."""
+    first = float(named[~((named >= 0) & (named < classes))][0])
+    shown = int(first) if first.is_integer() else first
     return OperatorError(
-        f"SoftmaxOutput: label {int(labels[bad][0])} is out of range for {classes} classes (expected 0..{classes - 1})"
+        f"SoftmaxOutput: label {shown} is out of range for {classes} classes (expected 0..{classes - 1})"
     )
 
 
-def _one_hot_rows(labels: np.ndarray, classes: int, dtype: np.dtype) -> np.ndarray:
-    """The one-hot rows of int64 ``labels`` (host arrays), gathered from a cached identity table.
+def _one_hot_rows(labels: np.ndarray, classes: int, dtype: np.dtype, given: np.ndarray) -> np.ndarray:
+    """The one-hot rows of int64 ``labels`` (host arrays, converted from ``given``), gathered from a
+    cached identity table.
 
     ``take`` refuses a label of ``classes`` or more itself; a negative one it would wrap
     around, so only the minimum is checked here (a label check costs 3 us a batch this way,
-    against 6 for a separate range check, in a training loop whose caches the GEMMs evict).
+    against 6 for a separate range check, in a training loop whose caches the GEMMs evict).  An
+    error names the label given (NaN converts to a negative number on x86).
     """
     if labels.size and np.minimum.reduce(labels) < 0:
-        raise _label_error(labels, classes)
+        raise _label_error(_named_classes(np, given), classes)
     try:
         return identity(classes, dtype).take(labels, axis=0)
     except IndexError:
-        raise _label_error(labels, classes) from None
+        raise _label_error(_named_classes(np, given), classes) from None
 
 
 _OUTPUT_GRAD_LABELS = ("float32", "float64", "int32", "int64")
@@ -158,35 +165,54 @@ def _output_grad_kernel(p: Any, label: Any) -> Any:
     return _SOURCE.function(p.device.id, f"lazynd_softmax_output_grad_{value}_{kind}")
 
 
-def _softmax_output_backward_rows(xp: Any, attrs: dict, p: Any, label: Any, grad: Any) -> None:
+def _softmax_output_backward_rows(kctx: Any, attrs: dict, p: Any, label: Any, grad: Any) -> None:
     """The common case (one label per row, no ignore label, no smoothing), written into ``grad``.
 
     On the host ``(p - one_hot(label)) * scale``, one pass for the gradient, as hand NumPy
-    writes it (``p - eye[label]``).
+    writes it (``p - eye[label]``).  On a GPU a label out of range is found by a device check,
+    raised at the next wait (see :func:`_checked_labels`); softmax.cu's one-pass kernel makes that
+    check itself as it reads the labels, so the common step of a training loop launches nothing
+    more for it.
     """
+    xp = kctx.xp
     rows, classes = p.shape
     scale = attrs["grad_scale"]
     if attrs["normalization"] in ("batch", "valid"):
         scale /= max(rows, 1)
     if xp is np:
-        np.subtract(p, _one_hot_rows(label.reshape(-1).astype(np.int64), classes, p.dtype), out=grad)
+        given = label.reshape(-1)
+        np.subtract(p, _one_hot_rows(given.astype(np.int64), classes, p.dtype, given), out=grad)
         if scale != 1.0:
             grad *= p.dtype.type(scale)
         return
     kernel = _output_grad_kernel(p, label)
     if kernel is not None:
+        report, check = kctx.backend.check_report("SoftmaxOutput", "label", 0, classes)
         grid, block = launch_config(p.size)
         kernel(
-            grid, block, (p, xp.ascontiguousarray(label), grad, np.int64(rows), np.int32(classes), p.dtype.type(scale))
+            grid,
+            block,
+            (
+                p,
+                xp.ascontiguousarray(label),
+                grad,
+                np.int64(rows),
+                np.int32(classes),
+                p.dtype.type(scale),
+                np.float64(check),
+                report,
+            ),
         )
         return
+    # no one-pass kernel for these types (float16 data, other label types): the check launched on its own
+    named = _named_classes(xp, label.reshape(-1))
+    kctx.backend.check_range("SoftmaxOutput", "label", named, 0, classes)
     xp.multiply(p, p.dtype.type(scale), out=grad)
     # each row's label entry, by flat index (one per row, so ``-=`` is exact): cheaper than
     # grad[arange(rows), labels], which indexes two arrays.  A label outside [0, classes)
     # subtracts nothing, as in the kernel above: its flat index would land in another row
-    labels = label.reshape(-1).astype(np.int64)
-    inside = (labels >= 0) & (labels < classes)
-    xp.clip(labels, 0, classes - 1, out=labels)
+    inside = (named >= 0) & (named < classes)
+    labels = xp.where(inside, named, 0).astype(np.int64)
     labels += xp.arange(0, rows * classes, classes)
     grad.reshape(-1)[labels] -= inside.astype(p.dtype) * p.dtype.type(scale)
 
@@ -214,7 +240,7 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
         and label.size == p.shape[0]
     ):
         # grad has prob's shape: p's itself when 2-D
-        _softmax_output_backward_rows(xp, attrs, p, label, grad if grad.ndim == 2 else grad.reshape(p.shape))
+        _softmax_output_backward_rows(kctx, attrs, p, label, grad if grad.ndim == 2 else grad.reshape(p.shape))
         if attrs["out_grad"]:
             grad *= inputs[2]
         return
@@ -223,18 +249,20 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
         grad *= inputs[2]
 
 
-def _checked_labels(kctx: Any, labels: Any, valid: Any, classes: int) -> None:
-    """Refuse a label (int64, not ignored where ``valid`` says so) outside ``0..classes-1``.
+def _checked_labels(kctx: Any, named: Any, valid: Any, classes: int) -> None:
+    """Refuse a label (the class it names, :func:`_named_classes`; not ignored where ``valid`` says
+    so) outside ``0..classes-1``.
 
     On the host at once.  On a GPU reading the labels back would make the host wait for the
     device at every step and keep an executor's backward pass out of a CUDA graph: a device check
     (:meth:`~lazynd.backend.base.Backend.check_range`) raises at the next wait instead, and
     meanwhile such a label matches no class (its position's gradient is the probabilities), where
     CuPy's integer indexing would have wrapped it around to another class."""
+    checked = named if valid is None else kctx.xp.where(valid, named, 0)
     if kctx.xp is np:
-        _check_labels(labels.reshape(-1) if valid is None else labels[valid], classes)
+        if checked.size and not ((checked >= 0) & (checked < classes)).all():
+            raise _label_error(checked, classes)
         return
-    checked = labels if valid is None else kctx.xp.where(valid, labels, 0)
     kctx.backend.check_range("SoftmaxOutput", "label", checked, 0, classes)
 
 
@@ -254,11 +282,11 @@ def _softmax_output_backward_positions(kctx: Any, attrs: dict, p: Any, label: An
     direct = grad.flags.c_contiguous
     g = grad.reshape(outer, classes, -1) if direct else xp.empty((outer, classes, p.size // (outer * classes)), p.dtype)
     g[...] = p.reshape(g.shape)
-    labels = label.reshape(outer, -1).astype(np.int64)
-    valid = labels != int(attrs["ignore_label"]) if attrs["use_ignore"] else None
-    _checked_labels(kctx, labels, valid, classes)
+    named = _named_classes(xp, label.reshape(outer, -1))
+    valid = named != int(attrs["ignore_label"]) if attrs["use_ignore"] else None
+    _checked_labels(kctx, named, valid, classes)
     # (outer, classes, inner): true at each position's label; a label out of range matches nothing
-    target = xp.arange(classes, dtype=np.int64)[None, :, None] == labels[:, None, :]
+    target = xp.arange(classes, dtype=np.int64)[None, :, None] == named[:, None, :]
     alpha = attrs["smooth_alpha"]
     if alpha and classes > 1:
         # smoothed target: 1 - alpha on the label, alpha / (classes - 1) elsewhere
@@ -275,7 +303,7 @@ def _softmax_output_backward_positions(kctx: Any, attrs: dict, p: Any, label: An
     else:
         scale = attrs["grad_scale"]
         if attrs["normalization"] == "valid":
-            scale /= max(labels.size, 1)  # nothing ignored: every position is valid
+            scale /= max(named.size, 1)  # nothing ignored: every position is valid
         else:
             if attrs["multi_output"]:
                 scale /= g.shape[2]  # MXNet divides by the positions per sample unless normalizing by 'valid'

@@ -61,9 +61,10 @@ def test_multi_output_rejects_a_one_class_label_of_the_wrong_size():
 @pytest.mark.gpu
 @pytest.mark.skipif(not mx.num_gpus(), reason="needs an NVIDIA GPU with CuPy (none visible)")
 @pytest.mark.parametrize("bad", [3, -1])
-def test_float16_gradient_on_the_gpu_keeps_a_label_out_of_range_in_its_own_row(bad):
+def test_float16_gradient_on_the_gpu_refuses_a_label_out_of_range_and_keeps_it_in_its_own_row(bad):
     """One label per row in float16 takes the indexed path (softmax.cu's one-pass kernel is for
-    float32 and float64): a label out of range subtracts nothing there, as in the kernel, instead of
+    float32 and float64): a label out of range is found by a device check and raised at the next
+    wait, as on every other path; meanwhile it subtracts nothing, as in the kernel, instead of
     landing, by its flat index, on a class of the next or the previous row."""
     data = mx.nd.zeros((3, 3), ctx=mx.gpu(0), dtype="float16")
     data.attach_grad()
@@ -71,6 +72,8 @@ def test_float16_gradient_on_the_gpu_keeps_a_label_out_of_range_in_its_own_row(b
     with mx.autograd.record():
         out = mx.nd.SoftmaxOutput(data, labels)
     out.backward()
+    with pytest.raises(OperatorError, match=rf"SoftmaxOutput: label out of range: {bad} at position 1, "):
+        data.grad.asnumpy()
     expected = np.full((3, 3), 1 / 3)
     expected[0, 0] -= 1
     expected[2, 2] -= 1

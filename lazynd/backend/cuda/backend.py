@@ -178,6 +178,13 @@ class CupyBackend(Backend):
         """On the device (see :mod:`.checks`): a value out of range raises at the next wait."""
         self.checks.check_range(op, argument, values, low, high, inclusive)
 
+    def check_report(
+        self, op: str, argument: str, low: float, high: float, inclusive: bool = False
+    ) -> tuple[Any, float]:
+        """The report array and the check's number for a kernel that makes :meth:`check_range`'s
+        check itself, on values it reads anyway (``checks.cuh``): no launch of its own."""
+        return self.checks.report_for(op, argument, low, high, inclusive)
+
     def empty_cache(self) -> None:
         """Return this device's unused pool blocks to the driver."""
         with self.device:

@@ -12,6 +12,11 @@ and ``waitall`` (:meth:`CupyBackend.synchronize`) -- and raises an
 So a bad label is an error on both devices; on a GPU it surfaces at the next wait rather than at
 the call, as the engine's other errors do.
 
+A kernel that reads the values anyway may make the check itself, with no launch of its own
+(``softmax.cu``'s SoftmaxOutput gradient): :meth:`DeviceChecks.report_for` gives it the report and
+the check's number, and ``checks.cuh`` the range test and the writing of a finding that
+``checks.cu``'s kernel uses too, so the host reads and words every finding the same way.
+
 The report is read only on a device where a check was ever launched: other programs pay nothing.
 The report array is made once per device and never freed, since a captured graph holds its
 address; a check's identity (operator, argument, range) is a number the kernel writes, the same at
@@ -42,6 +47,26 @@ class DeviceChecks:
         self._described: list[tuple] = []
         self._lock = threading.Lock()
 
+    def report_for(self, op: str, argument: str, low: float, high: float, inclusive: bool = False) -> tuple[Any, float]:
+        """The report array (float64[4] on the device) and the number of the check that values lie in
+        ``[low, high)`` (``[low, high]`` when ``inclusive``), for a kernel that checks the values it
+        reads itself and writes a finding as ``checks.cuh`` does; made on first use, then the same
+        at every call with these arguments (a captured graph holds both)."""
+        key = (op, argument, float(low), float(high), inclusive)
+        number = self._checks.get(key)
+        report = self._report
+        if number is None or report is None:
+            with self._lock:
+                number = self._checks.get(key)
+                if number is None:
+                    number = self._checks[key] = len(self._described)
+                    self._described.append(key)
+                if self._report is None:
+                    with self._backend.device, self._backend.compute_stream:
+                        self._report = self._backend.cupy.zeros(4, self._backend.cupy.float64)  # kept for good
+                report = self._report
+        return report, float(number)
+
     def check_range(
         self, op: str, argument: str, values: Any, low: float, high: float, inclusive: bool = False
     ) -> None:
@@ -55,15 +80,7 @@ class DeviceChecks:
         if kind not in _CHECKED_DTYPES:
             values, kind = values.astype(cupy.float64), "float64"
         values = cupy.ascontiguousarray(values)
-        key = (op, argument, float(low), float(high), inclusive)
-        with self._lock:
-            number = self._checks.get(key)
-            if number is None:
-                number = self._checks[key] = len(self._described)
-                self._described.append(key)
-            if self._report is None:
-                with self._backend.device, self._backend.compute_stream:
-                    self._report = cupy.zeros(4, cupy.float64)  # kept while the backend lives
+        report, number = self.report_for(op, argument, low, high, inclusive)
         kernel = _SOURCE.function(self._backend.device_id, f"lazynd_check_range_{kind}")
         grid, block = launch_config(values.size)
         kernel(
@@ -76,7 +93,7 @@ class DeviceChecks:
                 np.float64(high),
                 np.int32(inclusive),
                 np.float64(number),
-                self._report,
+                report,
             ),
         )
 

@@ -1,22 +1,16 @@
-// Range checks that kernels make on the device, reported to the host at its next wait
-// (lazynd/backend/cuda/checks.py).  A value outside [low, high) ([low, high] when `inclusive`) -- or NaN -- is counted in
-// report[0]; the first thread to count one (atomicAdd returned 0) writes which check it was,
-// the value and its position into report[1..3].  Nothing is read back here: the host reads the
-// report when it waits for the device anyway, so a check costs one launch and no synchronisation,
-// and a pass holding checks can still be captured into a CUDA graph.
+// Range checks launched as kernels of their own, reported to the host at its next wait
+// (lazynd/backend/cuda/checks.py).  A value outside [low, high) ([low, high] when `inclusive`) -- or
+// NaN -- is counted in the report, as checks.cuh describes; a check costs one launch and no
+// synchronisation.
+
+#include "checks.cuh"
 
 template <typename T>
 __device__ void lazynd_check_range(const T* values, long long n, double low, double high, int inclusive,
                                    double check, double* report) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
     const double v = (double)values[i];
-    if (!(v >= low && (v < high || (inclusive && v == high)))) {
-      if (atomicAdd(&report[0], 1.0) == 0.0) {
-        report[1] = check;
-        report[2] = v;
-        report[3] = (double)i;
-      }
-    }
+    if (!lazynd_in_range(v, low, high, inclusive)) lazynd_report_out_of_range(report, check, v, i);
   }
 }
 

@@ -17,6 +17,7 @@
 // Other axes run one thread per (outer, inner) line: neighbouring threads read neighbouring addresses.
 
 #include "warp.cuh"
+#include "checks.cuh"
 
 #define LAZYND_SOFTMAX_THREADS 256       // the block of the piece kernels, and of the register path's short rows
 #define LAZYND_SOFTMAX_MAX_THREADS 1024  // the register path's widest group (a block of its own)
@@ -500,23 +501,33 @@ LAZYND_SOFTMAX_GRAD_PIECE_KERNELS(float, float32)
 LAZYND_SOFTMAX_GRAD_PIECE_KERNELS(double, float64)
 
 // SoftmaxOutput's gradient in its common case (one label per row, no ignore label, no smoothing):
-// grad = scale * (p - one_hot(label)), one pass.  A label outside [0, classes) subtracts nothing.
+// grad = scale * (p - one_hot(label)), one pass.  A label names class trunc(label), as the host's
+// conversion to integers does; one naming no class in [0, classes) -- NaN included -- subtracts
+// nothing, and the row's first thread reports it to the device check `check` (checks.cuh): the
+// kernel reads every label anyway, so the check costs no launch of its own.  The label is tested
+// as a double, before any conversion to an integer (which is undefined for NaN and huge values,
+// and differs between a GPU and a CPU).
 template <typename T, typename L>
-__device__ void lazynd_softmax_output_grad(const T* p, const L* label, T* grad, long long rows, int classes, T scale) {
+__device__ void lazynd_softmax_output_grad(const T* p, const L* label, T* grad, long long rows, int classes, T scale,
+                                           double check, double* report) {
   long long total = rows * classes;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
     long long r = i / classes;
     long long c = i - r * classes;
+    const double named = trunc((double)label[r]);
+    const bool inside = lazynd_in_range(named, 0.0, (double)classes, 0);
+    if (c == 0 && !inside) lazynd_report_out_of_range(report, check, named, r);
     T v = p[i] * scale;
-    if ((long long)label[r] == c) v -= scale;
+    if (inside && named == (double)c) v -= scale;
     grad[i] = v;
   }
 }
 
 #define LAZYND_SOFTMAX_OUTPUT_GRAD(T, SUFFIX, L, LSUFFIX)                                                            \
 extern "C" __global__ void lazynd_softmax_output_grad_##SUFFIX##_##LSUFFIX(const T* p, const L* label, T* grad,        \
-                                                                          long long rows, int classes, T scale) {     \
-  lazynd_softmax_output_grad<T, L>(p, label, grad, rows, classes, scale);                                             \
+                                                                          long long rows, int classes, T scale,       \
+                                                                          double check, double* report) {             \
+  lazynd_softmax_output_grad<T, L>(p, label, grad, rows, classes, scale, check, report);                              \
 }
 LAZYND_SOFTMAX_OUTPUT_GRAD(float, float32, float, float32)
 LAZYND_SOFTMAX_OUTPUT_GRAD(float, float32, double, float64)
