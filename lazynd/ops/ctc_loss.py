@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
+from .ctc_loss_gpu import ctc_loss_gpu
 from .params import Param, enum, parse_bool
 from .registry import OpDef, merge_shape, register
 
@@ -303,6 +304,15 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
     outputs[1][...] = gradient
 
 
+def _forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    given, sequences = _prepared(kctx, attrs, inputs)
+    data = given["data"]
+    blank = _blank(attrs, data.shape[2])
+    ctc_loss_gpu(
+        kctx, data, sequences.classes, sequences.label_lengths, sequences.data_lengths, blank, outputs[0], outputs[1]
+    )
+
+
 def _gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
     # d loss[b] / d data[t, b, k] was computed in the forward pass; scale it by each sequence's head gradient
     head = F.reshape(out_grads[0], shape=(1, -1, 1))
@@ -327,6 +337,7 @@ register(
         },
         infer_shape=_infer_shape,
         infer_type=_infer_type,
+        forward_gpu=_forward_gpu,
         gradient=_gradient,
         aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
         float_data=True,
