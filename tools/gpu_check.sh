@@ -128,6 +128,7 @@ KERNELS_BEGIN=$SECONDS
 # against the GPU's, the softmax launcher's access widths, the profiler's gpu/0 rows
 RECENT=(
   tests/ops/test_softmax_output_label_checks.py tests/ops/test_softmax_output_labels.py
+  tests/ops/test_ctc_loss_gpu.py tests/ops/test_ctc_loss.py
   tests/ops/test_device_agreement_sweep.py
   tests/ops/test_device_agreement_host_routes.py
   tests/sym/test_executor_gpu_plans.py

@@ -9,22 +9,28 @@ first padding value; without ``use_data_lengths`` every sequence is ``sequence_l
 
 Like MXNet, the forward pass also computes the gradient with respect to ``data`` (a hidden
 second output), so the gradient rule only scales it by the head gradient of each sequence.
-The forward-backward recursions run in log space with NumPy, vectorised over the batch and
-the extended label positions, one step of a Python loop per time step.  There is no CUDA
-kernel: on the GPU the inputs are copied to the host, and the results back.
+On the host the forward-backward recursions run in log space with NumPy, in float64, vectorised
+over the batch and the extended label positions, one step of a Python loop per time step.  On a
+GPU a kernel of ours runs them, a block per sequence (:mod:`.ctc_loss_gpu`, ``kernels/ctc.cu``),
+reading nothing back to the host.  What the parameters mean is written once (:func:`_sequences`),
+for both devices.
 
 A label that no alignment of its sequence can produce (more labels plus blanks between
 repeated labels than time steps) is refused: MXNet returns a loss of 0 and an uninitialised
-gradient there.
+gradient there.  Bad labels and lengths raise at once on the host; on a GPU the device's range
+checks raise them at the next wait, and meanwhile the kernel runs on values put in range.  Where
+the activations give every alignment probability 0 (a -inf activation), the loss is inf and the
+gradient the softmax, as in MXNet 1.9.1.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
+from .ctc_loss_gpu import ctc_loss_gpu
 from .params import Param, enum, parse_bool
 from .registry import OpDef, merge_shape, register
 
@@ -70,50 +76,139 @@ def _infer_type(attrs: dict, in_types: list, aux_types: list) -> tuple[list, lis
     return [dtype, *rest], [dtype, dtype], aux_types
 
 
-def _host(xp: Any, array: Any) -> np.ndarray:
-    """``array`` on the host; a CuPy array is copied on the current (the kernel's) stream."""
-    return array if xp is np else array.get()
+class Sequences(NamedTuple):
+    """The labels and lengths of one call in the form both devices' kernels take (on the inputs'
+    device): values out of range are replaced by ones in range, so that no kernel indexes outside
+    its arrays; the checks (:func:`_check_on_host`, :func:`_check_on_device`) report them."""
+
+    classes: Any  # (batch, width) int64: class indices; the lowest label past a label's end
+    label_lengths: Any  # (batch,) int64 in [0, width]
+    data_lengths: Any  # (batch,) int64 in [1, steps]
+    needed: Any  # (batch,) int64: the fewest steps that emit each label
 
 
-def _checked_lengths(lengths: np.ndarray, name: str, low: int, high: int) -> np.ndarray:
-    """The lengths input ``name`` as integers, each in [low, high]."""
-    if np.any(lengths != np.round(lengths)) or np.any(lengths < low) or np.any(lengths > high):
-        shown = ", ".join(f"{v:g}" for v in lengths.ravel())
-        raise OperatorError(f"{NAME}: '{name}' must hold whole numbers in [{low}, {high}], got [{shown}]")
-    return lengths.astype(np.int64)
+def _label_range(attrs: dict, alphabet: int) -> tuple[int, int]:
+    """The classes a label may hold: every class but the blank."""
+    return (1, alphabet - 1) if attrs["blank_label"] == "first" else (0, alphabet - 2)
 
 
-def _labels_and_lengths(
-    attrs: dict, label: np.ndarray, given_lengths: np.ndarray | None, alphabet: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The labels as class indices and each label's length, checked against the alphabet."""
-    first = attrs["blank_label"] == "first"
-    padding = 0 if first else -1
-    batch, width = label.shape
+def _blank(attrs: dict, alphabet: int) -> int:
+    return 0 if attrs["blank_label"] == "first" else alphabet - 1
+
+
+def _in_range(xp: Any, values: Any, low: int, high: int, fallback: int) -> Any:
+    """``values`` as int64, those outside [low, high] (NaN too) replaced by ``fallback``."""
+    return xp.where((values >= low) & (values <= high), values, fallback).astype(np.int64)
+
+
+def _sequences(xp: Any, attrs: dict, given: dict, alphabet: int) -> Sequences:
+    """What the parameters make of the inputs ``given`` (by name), on either device (``xp``):
+    without ``use_label_lengths`` a label ends at its first padding value (0 with
+    ``blank_label='first'``, -1 with ``'last'``), without ``use_data_lengths`` every sequence is
+    ``sequence_length`` long.  A label needs a step per class and one more between repeated classes."""
+    label = given["label"]
+    steps, batch = given["data"].shape[:2]
+    low, high = _label_range(attrs, alphabet)
+    width = label.shape[1]
     if width == 0:
         # no label positions: every label is empty (one ignored position keeps the extended label's
         # blank, label, blank layout, which the recursions index)
-        if given_lengths is not None:
-            _checked_lengths(given_lengths, "label_lengths", 0, 0)
-        return np.zeros((batch, 1), dtype=np.int64), np.zeros(batch, dtype=np.int64)
-    if given_lengths is None:
-        is_pad = label == padding
-        # a label ends at its first padding value
-        lengths = np.where(is_pad.any(axis=1), is_pad.argmax(axis=1), width).astype(np.int64)
+        classes = xp.full((batch, 1), low, dtype=np.int64)
+        label_lengths = needed = xp.zeros(batch, dtype=np.int64)
     else:
-        lengths = _checked_lengths(given_lengths, "label_lengths", 0, width)
-    inside = np.arange(width)[None, :] < lengths[:, None]
-    low, high = (1, alphabet - 1) if first else (0, alphabet - 2)
+        if "label_lengths" in given:
+            label_lengths = _in_range(xp, given["label_lengths"], 0, width, width)
+        else:
+            is_pad = label == (0 if attrs["blank_label"] == "first" else -1)
+            label_lengths = xp.where(is_pad.any(axis=1), is_pad.argmax(axis=1), width).astype(np.int64)
+        inside = xp.arange(width)[None, :] < label_lengths[:, None]
+        classes = _in_range(xp, xp.where(inside, label, low), low, high, low)
+        repeats = (classes[:, 1:] == classes[:, :-1]) & inside[:, 1:]
+        needed = label_lengths + repeats.sum(axis=1)
+    if "data_lengths" in given:
+        data_lengths = _in_range(xp, given["data_lengths"], 1, steps, steps)
+    else:
+        data_lengths = xp.full(batch, steps, dtype=np.int64)
+    return Sequences(classes, label_lengths, data_lengths, needed)
+
+
+def _checked_lengths(lengths: np.ndarray, name: str, low: int, high: int) -> None:
+    """Refuse a lengths input ``name`` unless it holds whole numbers in [low, high]."""
+    if np.any(lengths != np.round(lengths)) or np.any(lengths < low) or np.any(lengths > high):
+        shown = ", ".join(f"{v:g}" for v in lengths.ravel())
+        raise OperatorError(f"{NAME}: '{name}' must hold whole numbers in [{low}, {high}], got [{shown}]")
+
+
+def _check_on_host(attrs: dict, given: dict, sequences: Sequences, alphabet: int) -> None:
+    """Refuse, at once, lengths that are not whole numbers in range, labels outside the alphabet and
+    labels their sequences cannot emit."""
+    label = given["label"]
+    width = label.shape[1]
+    if "label_lengths" in given:
+        _checked_lengths(given["label_lengths"], "label_lengths", 0, width)
+    low, high = _label_range(attrs, alphabet)
+    inside = np.arange(width)[None, :] < sequences.label_lengths[:, None]
     bad = inside & ((label < low) | (label > high) | (label != np.round(label)))
     if bad.any():
         b, i = np.argwhere(bad)[0]
         raise OperatorError(
             f"{NAME}: label[{b}, {i}] = {label[b, i]:g} is outside the alphabet: with blank_label="
             f"'{attrs['blank_label']}' and alphabet_size {alphabet} labels are {low} .. {high}"
-            + (" (padding after a label's end is ignored)" if given_lengths is None else "")
+            + (" (padding after a label's end is ignored)" if "label_lengths" not in given else "")
         )
-    classes = np.where(inside, label, 0).astype(np.int64)
-    return classes, lengths
+    if "data_lengths" in given:
+        _checked_lengths(given["data_lengths"], "data_lengths", 1, given["data"].shape[0])
+    short = np.flatnonzero(sequences.needed > sequences.data_lengths)
+    if short.size:
+        b = int(short[0])
+        raise OperatorError(
+            f"{NAME}: the label of sequence {b} (length {sequences.label_lengths[b]}, "
+            f"{sequences.needed[b]} steps with blanks between repeated labels) cannot be "
+            f"aligned to its {sequences.data_lengths[b]} time steps"
+        )
+
+
+def _check_whole_on_device(kctx: Any, name: str, values: Any, low: float, high: float) -> None:
+    kctx.backend.check_range(NAME, name, values, low, high, inclusive=True)
+    if values.dtype.kind == "f":
+        kctx.backend.check_range(NAME, f"fractional part of {name}", values - kctx.xp.floor(values), 0, 0, True)
+
+
+def _check_on_device(kctx: Any, attrs: dict, given: dict, sequences: Sequences, alphabet: int) -> None:
+    """The checks of :func:`_check_on_host` as the device's range checks, raised at the host's next
+    wait (:meth:`~lazynd.backend.base.Backend.check_range`): reading the values back would make the
+    host wait for the device at every step and keep an executor's pass out of a CUDA graph.
+    Meanwhile the kernel runs on the values :func:`_sequences` put in range."""
+    xp, label = kctx.xp, given["label"]
+    width = label.shape[1]
+    if "label_lengths" in given:
+        _check_whole_on_device(kctx, "label_lengths", given["label_lengths"], 0, width)
+    if width:
+        low, high = _label_range(attrs, alphabet)
+        inside = xp.arange(width)[None, :] < sequences.label_lengths[:, None]
+        name = f"label (blank_label='{attrs['blank_label']}', alphabet_size {alphabet}; before each label's end)"
+        _check_whole_on_device(kctx, name, xp.where(inside, label, low), low, high)
+    if "data_lengths" in given:
+        _check_whole_on_device(kctx, "data_lengths", given["data_lengths"], 1, given["data"].shape[0])
+    spare = sequences.data_lengths - sequences.needed
+    # (position: the sequence; its label needs a step per label and one per blank between repeats)
+    kctx.backend.check_range(NAME, "time steps a sequence has beyond what its label needs", spare, 0, np.inf, True)
+
+
+def _prepared(kctx: Any, attrs: dict, inputs: list) -> tuple[dict, Sequences]:
+    """The inputs by name and their labels and lengths, checked on their device."""
+    given = dict(zip(_input_names(attrs), inputs, strict=True))
+    steps, _, alphabet = given["data"].shape
+    if alphabet < 2:
+        raise OperatorError(f"{NAME}: alphabet_size (last axis of 'data') is {alphabet}, expected at least 2")
+    if steps == 0:
+        raise OperatorError(f"{NAME}: 'data' has sequence_length 0, expected at least 1 (a sequence emits a blank)")
+    sequences = _sequences(kctx.xp, attrs, given, alphabet)
+    if kctx.xp is np:
+        _check_on_host(attrs, given, sequences, alphabet)
+    else:
+        _check_on_device(kctx, attrs, given, sequences, alphabet)
+    return given, sequences
 
 
 def _shift(values: np.ndarray, k: int) -> np.ndarray:
@@ -186,7 +281,10 @@ def ctc_loss_and_gradient(
         after = np.where(ending, start, np.where(ended, _NEG_INF, after))
         beta[t] = after
 
-    occupancy = np.exp(alpha + beta - log_likelihood[None, :, None])
+    # the occupancy of the positions each label uses; none where no alignment has any probability
+    # (MXNet 1.9.1: an infinite loss, and the softmax as the gradient), NaN where the likelihood is
+    used = (np.arange(positions)[None, :] < ends[:, None]) & ~(log_likelihood == _NEG_INF)[:, None]
+    occupancy = np.where(used[None], np.exp(alpha + beta - log_likelihood[None, :, None]), 0.0)
     gradient = np.exp(log_prob)
     step_index = np.arange(steps)[:, None, None]
     batch_index = rows[None, :, None]
@@ -195,40 +293,24 @@ def ctc_loss_and_gradient(
     return -log_likelihood, gradient
 
 
-def _needed_steps(classes: np.ndarray, label_lengths: np.ndarray) -> np.ndarray:
-    """The fewest time steps that emit each label: its length plus a blank between repeats."""
-    inside = np.arange(classes.shape[1])[None, :] < label_lengths[:, None]
-    repeats = (classes[:, 1:] == classes[:, :-1]) & inside[:, 1:]
-    return label_lengths + repeats.sum(axis=1)
-
-
 def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
-    xp = kctx.xp
-    names = _input_names(attrs)
-    host = {name: _host(xp, array) for name, array in zip(names, inputs, strict=True)}
-    data = host["data"]
-    steps, _, alphabet = data.shape
-    if alphabet < 2:
-        raise OperatorError(f"{NAME}: alphabet_size (last axis of 'data') is {alphabet}, expected at least 2")
-    classes, label_lengths = _labels_and_lengths(attrs, host["label"], host.get("label_lengths"), alphabet)
-    if "data_lengths" in host:
-        data_lengths = _checked_lengths(host["data_lengths"], "data_lengths", 1, steps)
-    else:
-        data_lengths = np.full(data.shape[1], steps, dtype=np.int64)
-    needed = _needed_steps(classes, label_lengths)
-    short = np.flatnonzero(needed > data_lengths)
-    if short.size:
-        b = int(short[0])
-        raise OperatorError(
-            f"{NAME}: the label of sequence {b} (length {label_lengths[b]}, "
-            f"{needed[b]} steps with blanks between repeated labels) cannot be "
-            f"aligned to its {data_lengths[b]} time steps"
-        )
-    blank = 0 if attrs["blank_label"] == "first" else alphabet - 1
-    loss, gradient = ctc_loss_and_gradient(data, classes, label_lengths, data_lengths, blank)
-    # on the GPU the results go back to the device on the kernel's stream
-    outputs[0][...] = loss if xp is np else xp.asarray(loss)
-    outputs[1][...] = gradient if xp is np else xp.asarray(gradient)
+    given, sequences = _prepared(kctx, attrs, inputs)
+    data = given["data"]
+    blank = _blank(attrs, data.shape[2])
+    loss, gradient = ctc_loss_and_gradient(
+        data, sequences.classes, sequences.label_lengths, sequences.data_lengths, blank
+    )
+    outputs[0][...] = loss
+    outputs[1][...] = gradient
+
+
+def _forward_gpu(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
+    given, sequences = _prepared(kctx, attrs, inputs)
+    data = given["data"]
+    blank = _blank(attrs, data.shape[2])
+    ctc_loss_gpu(
+        kctx, data, sequences.classes, sequences.label_lengths, sequences.data_lengths, blank, outputs[0], outputs[1]
+    )
 
 
 def _gradient(F: Any, attrs: dict, inputs: list, outputs: list, out_grads: list) -> list:
@@ -255,6 +337,7 @@ register(
         },
         infer_shape=_infer_shape,
         infer_type=_infer_type,
+        forward_gpu=_forward_gpu,
         gradient=_gradient,
         aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
         float_data=True,

@@ -210,3 +210,27 @@ def test_ctc_loss_rejects_bad_lengths():
     with pytest.raises(LazyNDError, match=r"label\[0, 0\] = 0 is outside the alphabet"):
         # with explicit lengths a 0 inside the label is the blank, not padding
         mx.nd.CTCLoss(data, mx.nd.array([[0, 2], [1, 1]]), mx.nd.array([2, 2]), use_label_lengths=True).asnumpy()
+
+
+def test_ctc_loss_without_any_alignment_is_inf_with_the_softmax_as_gradient(ctx):
+    # MXNet 1.9.1: class 1 has probability 0 at every step of sequence 0, whose label needs it; the
+    # loss is inf and the gradient the softmax (0 for class 1), not NaN
+    data = DATA.copy()
+    data[:, 0, 1] = -np.inf
+    loss, grad = ctc_with_gradient(data, [[1, 2], [1, 1]], ctx=ctx, head=np.ones(2, np.float32))
+    np.testing.assert_array_equal(loss[0], np.inf)
+    np.testing.assert_allclose(loss[1], 5.3695717, rtol=1e-5)
+    expected = [
+        [0.32605648, 0.0, 0.14867406, 0.52526945],
+        [0.14229979, 0.0, 0.182217, 0.67548317],
+        [0.7130066, 0.0, 0.21887028, 0.06812307],
+        [0.83761007, 0.0, 0.09060926, 0.07178061],
+    ]
+    np.testing.assert_allclose(grad[:, 0], expected, rtol=1e-5, atol=1e-7)
+    other = np.array(MXNET_CASES["repeated_label"][3])[:, 1] / HEAD[1]  # the same label as there
+    np.testing.assert_allclose(grad[:, 1], other, rtol=1e-4, atol=2e-5)
+
+
+def test_ctc_loss_refuses_sequences_of_no_steps(ctx):
+    with pytest.raises((OperatorError, EngineError), match="'data' has sequence_length 0, expected at least 1"):
+        mx.nd.CTCLoss(mx.nd.zeros((0, 2, 4), ctx=ctx), mx.nd.zeros((2, 0), ctx=ctx)).asnumpy()
