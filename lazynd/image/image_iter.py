@@ -25,7 +25,7 @@ from ..ndarray.dispatch import new_array
 from ..recordio import MXIndexedRecordIO, MXRecordIO
 from .augmenters import Augmenter, CreateAugmenter
 from .image import imdecode
-from .image_list import load_image_list
+from .image_list import load_image_list, read_listed_image
 
 __all__ = ["ImageIter"]
 
@@ -129,6 +129,7 @@ class ImageIter(DataIter):
         self._flag = {1: 0, 3: 1, 4: -1}[self.data_shape[0]]
         self.imgrec: MXRecordIO | None = None
         self.imglist: dict[Any, tuple[np.ndarray, str]] | None = None
+        self._list_origins: dict[Any, str] = {}  # where each listed image is named, for its errors
         self.path_imgrec = path_imgrec
         if given(path_imgrec):
             if given(path_imgidx) or shuffle or num_parts > 1:
@@ -138,9 +139,9 @@ class ImageIter(DataIter):
                 self.imgrec = MXRecordIO(path_imgrec, "r")
                 self.seq = None
             if given(path_imglist) or imglist is not None:  # as MXNet: the list's labels win, read by key
-                self.imglist = load_image_list(path_imglist, imglist, self.dtype)
+                self.imglist = load_image_list(path_imglist, imglist, self.dtype)[0]
         else:
-            self.imglist = load_image_list(path_imglist, imglist, self.dtype)
+            self.imglist, self._list_origins = load_image_list(path_imglist, imglist, self.dtype)
             self.seq = list(self.imglist)
         if num_parts > 1:
             if self.seq is None or not 0 <= part_index < num_parts:
@@ -258,7 +259,8 @@ class ImageIter(DataIter):
                 return self._record_label(header, key, source), payload, source
             assert self.imglist is not None
             label, fname = self.imglist[key]
-            return label, self.read_image(fname), f"file {os.path.join(self.path_root, fname)!r}"
+            payload = read_listed_image(self.read_image, fname, self._list_origins[key], type(self).__name__)
+            return label, payload, f"file {os.path.join(self.path_root, fname)!r}"
         assert self.imgrec is not None
         raw = self.imgrec.read()
         if raw is None:

@@ -15,6 +15,11 @@ grid per axis, so each region's output is ``rows @ plane @ cols.T``: ``rows`` (p
 are built on the host from the regions (read there); each region is then two contractions over
 ``kctx.xp`` on the part of the map it covers, and the gradient the transposed ones, added into
 the data's gradient.  The regions get no gradient, as in MXNet.
+
+A NaN or infinite cell (or head gradient) would meet the zero weight of every bin that does not
+read it in those contractions (0 * inf is NaN), where MXNet's per-point sums never see it: the
+contractions take it as 0 and :func:`add_nonfinite` adds its terms to the bins whose points tap
+it.  Position-sensitive regions take the same rule, each bin from its own input channel.
 """
 
 from __future__ import annotations
@@ -131,13 +136,19 @@ def _forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> 
             continue
         part = data[index, :, row_span, col_span]
         left, right = xp.asarray(rows, dtype=data.dtype), xp.asarray(cols, dtype=data.dtype)
+        clean = part if finite else xp.where(xp.isfinite(part), part, 0)
         if attrs["position_sensitive"]:
-            part = part.reshape(-1, pooled_h, pooled_w, *part.shape[1:])
-            out[r] = xp.einsum("ph,cpqhw,qw->cpq", left, part, right)
-        elif finite:
-            out[r] = pool_region(left, part, right)
+            clean = clean.reshape(-1, pooled_h, pooled_w, *part.shape[1:])
+            out[r] = xp.einsum("ph,cpqhw,qw->cpq", left, clean, right)
         else:
-            out[r] = pool_region(left, xp.where(xp.isfinite(part), part, 0), right)
+            out[r] = pool_region(left, clean, right)
+        if finite:
+            continue
+        if attrs["position_sensitive"]:  # every input channel into every bin, then each keeps its own
+            every_bin = xp.zeros((part.shape[0], pooled_h, pooled_w), dtype=out.dtype)
+            add_nonfinite(kctx, every_bin, left, part, right, taps)
+            out[r] += own_bins(every_bin, pooled_h, pooled_w)
+        else:
             add_nonfinite(kctx, out[r], left, part, right, taps)
 
 
@@ -152,15 +163,35 @@ def _backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) ->
         if index < 0 or rows.shape[1] == 0 or cols.shape[1] == 0:
             continue
         left, right = xp.asarray(rows, dtype=grad.dtype), xp.asarray(cols, dtype=grad.dtype)
+        head = out_grad[r]
+        clean = head if finite else xp.where(xp.isfinite(head), head, 0)
         if attrs["position_sensitive"]:
-            part = xp.einsum("ph,cpq,qw->cpqhw", left, out_grad[r], right)
+            part = xp.einsum("ph,cpq,qw->cpqhw", left, clean, right)
             part = part.reshape(-1, *part.shape[3:])
-        elif finite:
-            part = spread_region(left, out_grad[r], right)
         else:
-            part = spread_region(left, xp.where(xp.isfinite(out_grad[r]), out_grad[r], 0), right)
-            add_nonfinite(kctx, part, left.T, out_grad[r], right.T, tuple(t.T for t in taps))
+            part = spread_region(left, clean, right)
+        if not finite:
+            if attrs["position_sensitive"]:  # each bin's gradient as if from its own input channel alone
+                head = in_own_bins(xp, head, pooled_h, pooled_w)
+            add_nonfinite(kctx, part, left.T, head, right.T, tuple(t.T for t in taps))
         grad[index, :, row_span, col_span] += part
+
+
+def own_bins(every_bin: Any, pooled_h: int, pooled_w: int) -> Any:
+    """(C * ph * pw, ph, pw) -> (C, ph, pw): with ``position_sensitive``, bin (i, j) of output channel
+    ``c`` is bin (i, j) of input channel ``(c * ph + i) * pw + j``."""
+    bins = pooled_h * pooled_w
+    return every_bin.reshape(-1, bins, bins).diagonal(axis1=1, axis2=2).reshape(-1, pooled_h, pooled_w)
+
+
+def in_own_bins(xp: Any, pooled: Any, pooled_h: int, pooled_w: int) -> Any:
+    """(C, ph, pw) -> (C * ph * pw, ph, pw), the converse of :func:`own_bins`: each bin's value in its
+    own input channel, 0 in that channel's other bins (which it does not feed)."""
+    bins = pooled_h * pooled_w
+    every_bin = xp.zeros((pooled.shape[0], bins, bins), dtype=pooled.dtype)
+    diagonal = xp.arange(bins)
+    every_bin[:, diagonal, diagonal] = pooled.reshape(-1, bins)
+    return every_bin.reshape(-1, pooled_h, pooled_w)
 
 
 def pool_region(rows: Any, part: Any, cols: Any) -> Any:

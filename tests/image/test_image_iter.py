@@ -207,6 +207,24 @@ def test_lst_file_with_an_index_used_twice_is_refused(jpeg_folder):
         image.ImageIter(2, (3, 16, 16), path_imglist=str(lst), path_root=str(jpeg_folder), aug_list=[])
 
 
+def test_lst_line_naming_a_missing_image_names_the_image_the_list_and_the_line(jpeg_folder):
+    # the error named the image only: which of a list's lines was stale or damaged went unsaid
+    lst = jpeg_folder / "stale.lst"
+    lst.write_text("0\t4\timg0.jpg\n\n1\t5\tgone.jpg\n")
+    it = image.ImageIter(2, (3, 16, 16), path_imglist=str(lst), path_root=str(jpeg_folder), aug_list=None)
+    with pytest.raises(FileNotFoundError) as caught:  # a MissingFileError, so MXNet-style excepts catch it
+        next(it)
+    assert isinstance(caught.value, mx.MissingFileError)
+    assert caught.value.filename == str(jpeg_folder / "gone.jpg")
+    assert f"ImageIter: line 3 of {str(lst)!r} names an image that does not exist" in str(caught.value)
+
+
+def test_imglist_item_naming_a_missing_image_names_the_item(tmp_path):
+    it = image.ImageIter(1, (3, 8, 8), imglist=[[0.0, "gone.png"]], path_root=str(tmp_path), aug_list=[])
+    with pytest.raises(mx.MissingFileError, match="ImageIter: imglist item 0 names an image .*gone.png"):
+        next(it)
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [("x\t1\timg0.jpg\n", "integer index"), ("0\tcat\timg0.jpg\n", "numeric labels")],

@@ -160,6 +160,15 @@ def test_len_of_a_0d_array_is_a_lazynd_error_and_a_type_error():
     assert len(mx.nd.ones((3, 2))) == 3
 
 
+@pytest.mark.parametrize("use", [list, lambda x: [v for v in x], lambda x: 5 in x], ids=["list", "for loop", "x in"])
+def test_iterating_a_0d_array_or_testing_x_in_it_is_a_type_error(use):
+    # as NumPy's; MXNet 1.9.1's list() raises IndexError, its for loop runs no step, its x in is False:
+    # a loop silently skipped or a membership silently False would hide that the array has no axis
+    with pytest.raises(TypeError, match=r"0-d NDArray: it has no first axis") as caught:
+        use(mx.nd.array(5.0))
+    assert isinstance(caught.value, mx.LazyNDError)
+
+
 @pytest.mark.parametrize("shape", [None, 1.5, float("nan"), "abc", {"k": 1}], ids=repr)
 def test_the_broadcast_to_method_refuses_a_shape_that_is_no_tuple_by_name(shape):
     # the method's own len(shape) raised "object of type 'NoneType' has no len()" before

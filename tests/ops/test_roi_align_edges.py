@@ -138,3 +138,38 @@ def test_a_nonfinite_head_gradient_reaches_only_the_cells_its_bin_read():
     read[:5, :5] = True
     grad = data.grad.asnumpy()[0, 0]
     assert np.isposinf(grad[read]).all() and np.isfinite(grad[~read]).all()
+
+
+def position_sensitive(x, head, ctx):
+    """Output and data gradient of a position-sensitive ROIAlign, 2 x 2 bins over an 8 x 8 region."""
+    data = mx.nd.array(x, ctx=ctx)
+    data.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.contrib.ROIAlign(data, mx.nd.array([[0, 0, 0, 7, 7]], ctx=ctx), pooled_size=(2, 2),
+                                     spatial_scale=1.0, sample_ratio=2, position_sensitive=True)  # fmt: skip
+    out.backward(mx.nd.array(head, ctx=ctx))
+    return out.asnumpy()[0], data.grad.asnumpy()[0]
+
+
+def test_position_sensitive_a_nonfinite_pixel_reaches_only_its_bin_where_it_is_tapped(ctx):
+    # input channel 4k + 2i + j feeds bin (i, j) of output channel k.  The einsum multiplied a
+    # NaN or inf cell by the zero weight of a bin that does not tap it: that bin came out NaN.
+    # MXNet 1.9.1: a bin is non-finite only where its points tap the cell (bin (0, 0) reads cells 0..3)
+    x = np.arange(512, dtype=np.float32).reshape(1, 8, 8, 8) / 10
+    x[0, 0, 1, 1], x[0, 3, 6, 6] = np.nan, np.inf  # tapped by bins (0, 0) and (1, 1) of channel 0
+    x[0, 4, 6, 6], x[0, 5, 1, 1] = np.inf, np.nan  # not tapped by bins (0, 0) and (0, 1) of channel 1
+    out, _ = position_sensitive(x, np.ones((1, 2, 2, 2), np.float32), ctx)
+    np.testing.assert_allclose(out, [[[np.nan, 8.325], [17.175, np.inf]], [[27.175, 33.925], [42.775, 49.525]]],
+                               rtol=1e-6)  # fmt: skip
+
+
+def test_position_sensitive_a_nonfinite_head_gradient_reaches_only_the_cells_its_bin_read(ctx):
+    # the einsum spread an inf (NaN) head gradient over the whole of its input channel, as NaN where
+    # the bin does not read; MXNet 1.9.1: inf on bin (0, 0)'s cells 0..3 of channel 0, NaN on bin
+    # (1, 0)'s rows 4..7 and columns 0..3 of channel 6, every other cell finite
+    head = np.ones((1, 2, 2, 2), np.float32)
+    head[0, 0, 0, 0], head[0, 1, 1, 0] = np.inf, np.nan
+    _, grad = position_sensitive(np.ones((1, 8, 8, 8), np.float32), head, ctx)
+    expected = np.zeros((8, 8, 8))
+    expected[0, :4, :4], expected[6, 4:, :4] = np.inf, np.nan
+    np.testing.assert_array_equal(np.where(np.isfinite(grad), 0, grad), expected)
