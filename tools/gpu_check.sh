@@ -122,7 +122,7 @@ KERNELS_PID=$!
 KERNELS_BEGIN=$SECONDS
 
 # 1. what no GPU has run yet: SoftmaxOutput's label checks (softmax.cu's fused one, float16's, NaN labels, in
-# captured backward passes), every swept operator on gpu(0) against cpu(0) (issue 26), ROIPooling's table of maxima (int32 positions) and ROIAlign's products,
+# captured backward passes), CTCLoss's kernel (ctc.cu), every swept operator on gpu(0) against cpu(0) (issue 26), ROIPooling's table of maxima (int32 positions) and ROIAlign's products,
 # LRN's hidden output, 'add' gradients added in their steps and captured, the in-place plans of
 # reshapes and SoftmaxOutput, the CPU's own routes of topk, global pooling and row scatter-add
 # against the GPU's, the softmax launcher's access widths, the profiler's gpu/0 rows
