@@ -83,3 +83,26 @@ def cublas_stand_in(tmp_path_factory: pytest.TempPathFactory) -> Any:
     if library is None:
         pytest.skip("needs a C compiler to build the stand-in for cuBLAS's C library")
     return library
+
+
+@pytest.fixture
+def captured_steps(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many steps a test runs with executors' CUDA graphs on: eager, captured, then two replays
+    on a GPU; eager and captured on the CUDA emulator, whose capture is emulated
+    (tests/cuda_capture.py, with the stand-in cuBLAS).  Skips without a GPU."""
+    import lazynd as mx
+
+    if mx.num_gpus() == 0:
+        pytest.skip("needs an NVIDIA GPU with CuPy (none visible)")
+    import cupy
+    from cuda_capture import emulate_capture
+
+    from lazynd.backend.cuda.graphs import capture_supported
+
+    if hasattr(cupy, "_call"):  # the CUDA emulator's fake CuPy
+        emulate_capture(monkeypatch, request.getfixturevalue("cublas_stand_in"))
+        return 2
+    if not capture_supported(cupy):
+        pytest.skip("this CuPy captures no streams")
+    monkeypatch.setenv("LAZYND_CUDA_GRAPHS", "1")
+    return 4

@@ -15,17 +15,22 @@ import pytest
 import lazynd as mx
 from lazynd.errors import ArgumentTypeError, ArgumentValueError, MissingKeyError
 
+# the calls that take a file name, each given the name to try
+FILE_CALLS = [
+    pytest.param(lambda name: mx.nd.save(name, [mx.nd.ones(2)]), id="nd.save"),
+    pytest.param(lambda name: mx.nd.load(name), id="nd.load"),
+    pytest.param(lambda name: mx.sym.load(name), id="sym.load"),
+    pytest.param(lambda name: mx.sym.Variable("x").save(name), id="Symbol.save"),
+    pytest.param(lambda name: mx.recordio.MXRecordIO(name, "r"), id="MXRecordIO-r"),
+    pytest.param(lambda name: mx.recordio.MXRecordIO(name, "w"), id="MXRecordIO-w"),
+]
+
 
 @pytest.mark.parametrize("name", [5, None, b"/tmp/x.params"], ids=["int", "None", "bytes"])
 @pytest.mark.parametrize(
     "call",
     [
-        pytest.param(lambda name: mx.nd.save(name, [mx.nd.ones(2)]), id="nd.save"),
-        pytest.param(lambda name: mx.nd.load(name), id="nd.load"),
-        pytest.param(lambda name: mx.sym.load(name), id="sym.load"),
-        pytest.param(lambda name: mx.sym.Variable("x").save(name), id="Symbol.save"),
-        pytest.param(lambda name: mx.recordio.MXRecordIO(name, "r"), id="MXRecordIO-r"),
-        pytest.param(lambda name: mx.recordio.MXRecordIO(name, "w"), id="MXRecordIO-w"),
+        *FILE_CALLS,
         pytest.param(lambda name: mx.recordio.MXIndexedRecordIO(name, "/tmp/x.rec", "r"), id="MXIndexedRecordIO"),
     ],
 )
@@ -95,17 +100,7 @@ def test_the_ndarray_file_encoder_refuses_names_and_containers_by_type() -> None
         ndarray_file.encode(5)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    "call",
-    [
-        pytest.param(lambda name: mx.nd.save(name, [mx.nd.ones(2)]), id="nd.save"),
-        pytest.param(lambda name: mx.nd.load(name), id="nd.load"),
-        pytest.param(lambda name: mx.sym.load(name), id="sym.load"),
-        pytest.param(lambda name: mx.sym.Variable("x").save(name), id="Symbol.save"),
-        pytest.param(lambda name: mx.recordio.MXRecordIO(name, "r"), id="MXRecordIO-r"),
-        pytest.param(lambda name: mx.recordio.MXRecordIO(name, "w"), id="MXRecordIO-w"),
-    ],
-)
+@pytest.mark.parametrize("call", FILE_CALLS)
 def test_a_file_name_holding_a_nul_byte_is_refused_naming_it(tmp_path: Path, call: Callable[[Any], Any]) -> None:
     # open() raised a bare ValueError ("embedded null byte") that named no file
     with pytest.raises(ArgumentValueError, match=r"a\\x00b': a file name cannot hold a NUL byte"):

@@ -13,7 +13,6 @@ import zlib
 
 import numpy as np
 import pytest
-from cuda_capture import emulate_capture
 
 import lazynd as mx
 import lazynd_sym as sym
@@ -161,23 +160,6 @@ def test_bad_labels_and_lengths_are_refused_by_the_device_at_the_next_wait(gpu, 
     with pytest.raises(LazyNDError, match=match):
         loss.asnumpy()
     assert mx.nd.CTCLoss(data, mx.nd.array([[1, 2], [1, 1]], ctx=gpu)).asnumpy().shape == (2,)  # raised once
-
-
-@pytest.fixture
-def captured_steps(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, gpu) -> int:
-    """Steps to run with executors' CUDA graphs on: eager, captured, then two replays on a GPU; eager
-    and captured on the CUDA emulator, whose capture is emulated (tests/cuda_capture.py)."""
-    import cupy
-
-    from lazynd.backend.cuda.graphs import capture_supported
-
-    if hasattr(cupy, "_call"):  # the CUDA emulator's fake CuPy
-        emulate_capture(monkeypatch, request.getfixturevalue("cublas_stand_in"))
-        return 2
-    if not capture_supported(cupy):
-        pytest.skip("this CuPy captures no streams")
-    monkeypatch.setenv("LAZYND_CUDA_GRAPHS", "1")
-    return 4
 
 
 def _train(ctx: mx.Context, params: dict, steps: int, dtype: str) -> tuple:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cuda_capture import emulate_capture
 
 import lazynd as mx
 import lazynd_sym as sym
@@ -30,25 +29,6 @@ from lazynd.ops import softmax_gpu
 
 pytestmark = pytest.mark.gpu
 S = sym
-
-
-@pytest.fixture
-def captured_steps(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    """How many steps to run with executors' CUDA graphs on: eager, captured, then two replays on a
-    GPU; eager and captured on the emulator, whose capture is emulated (with a stand-in cuBLAS)."""
-    if mx.num_gpus() == 0:
-        pytest.skip("needs an NVIDIA GPU with CuPy (none visible)")
-    import cupy
-
-    from lazynd.backend.cuda.graphs import capture_supported
-
-    if hasattr(cupy, "_call"):  # the CUDA emulator's fake CuPy
-        emulate_capture(monkeypatch, request.getfixturevalue("cublas_stand_in"))
-        return 2
-    if not capture_supported(cupy):
-        pytest.skip("this CuPy captures no streams")
-    monkeypatch.setenv("LAZYND_CUDA_GRAPHS", "1")
-    return 4
 
 
 def _fill(ex, seed: int) -> None:
