@@ -7,7 +7,7 @@ On the CPU, batches of 8 or more may take the batch-last layout instead (see
 :func:`~lazynd.ops.conv_columns.uses_batch_last`): one plain GEMM per product,
 for the whole backward and for forwards with few output positions
 (:mod:`~lazynd.ops.conv_batch_last`); the CPU backward of a depthwise convolution takes
-:mod:`~lazynd.ops.conv_depthwise` (stride 1) or :mod:`~lazynd.ops.conv_direct`.
+:mod:`~lazynd.ops.conv_depthwise` (stride 1, or large strided images) or :mod:`~lazynd.ops.conv_direct`.
 CPU kernels run inside :func:`~lazynd.backend.blas.blas_section`.
 The parameters, shape checks and helpers here are shared with Deconvolution
 (:mod:`~lazynd.ops.deconv`).
@@ -104,9 +104,10 @@ def _conv_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
     bias = None if attrs["no_bias"] else inputs[2]
     positions = math.prod(g.out_size("Convolution", tuple(x.shape[2:])))
-    # the CPU's routes, first match: a stride-1 depthwise layer (multiplier up to 2) by shifted flat
-    # columns (1.2-2.3x faster than im2col's or batch-last's in float32, 5-6x in float16; batch-last
-    # keeps small images of 8 samples or more; figures in conv_depthwise), long columns batch-last,
+    # the CPU's routes, first match: a depthwise layer (multiplier up to 2) by shifted flat columns
+    # (1.2-2.3x faster than im2col's or batch-last's in float32, 5-6x in float16; batch-last keeps
+    # small images of 8 samples or more; stride 2 by phases from 56x56 outputs, or 28x28 at 8 samples;
+    # figures in conv_depthwise), long columns batch-last,
     # the rest im2col's below
     if uses_depthwise_forward(xp, x.shape[1], filters, groups, g.stride, n, positions, x.dtype):
         conv_forward_depthwise(x, w, bias, g.to_nc(outputs[0]), g)
@@ -191,10 +192,11 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         return
     g = geometry(attrs, "Convolution", data.ndim)
     x, w, dy = g.to_nc(data), g.to_nc(weight), g.to_nc(out_grad)
-    # the CPU's routes, first match: a stride-1 depthwise layer (multiplier up to 2) by shifted flat
-    # columns (2-3x faster than the others there; figures in conv_depthwise), other depthwise layers
-    # by the groups-last loop (conv_direct), long columns batch-last, the rest im2col's below
-    if uses_depthwise_backward(xp, x.shape[1], w.shape[0], attrs["num_group"], g.stride):
+    # the CPU's routes, first match: a depthwise layer (multiplier up to 2) by shifted flat columns,
+    # strided ones by phases from 28x28 outputs (2-3x faster than the others at stride 1, 1.3-2.9x at
+    # stride 2; figures in conv_depthwise), other depthwise layers by the groups-last loop (conv_direct), long columns batch-last, the rest im2col's below
+    positions = math.prod(dy.shape[2:])
+    if uses_depthwise_backward(xp, x.shape[1], w.shape[0], attrs["num_group"], g.stride, positions, x.dtype):
         grads = [None if o is None else g.to_nc(o) for o in outputs[:2]] + outputs[2:]
         conv_backward_depthwise(x, w, dy, g, grads)
         return
@@ -207,7 +209,6 @@ def _conv_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
         conv_backward_batch_last(_host_empty(kctx), kctx.backend.matmul, g, attrs["num_group"], x, w, dy, grads)
         return
     groups, n, filters = attrs["num_group"], x.shape[0], w.shape[0]
-    positions = math.prod(dy.shape[2:])
     dym = xp.ascontiguousarray(dy).reshape(n, groups, filters // groups, positions)
     col_shape = (n, x.shape[1], *g.kernel, *dy.shape[2:])  # im2col's (N, C, *kernel, *out)
     per_group = math.prod(col_shape[1:]) // positions // groups  # rows of a group's columns

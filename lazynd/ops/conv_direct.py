@@ -15,7 +15,8 @@ walked a block of samples at a time (:mod:`~lazynd.ops.cpu_blocks`), so that a b
 padded buffer and temporaries stay in cache across the offsets.  The forward keeps
 im2col's GEMM, which is faster here too (see :data:`DIRECT_MAX_CHANNELS_PER_GROUP`).
 NumPy only: the GPU keeps its kernels.  A stride-1 depthwise backward (multiplier up to 2) takes
-:mod:`~lazynd.ops.conv_depthwise` instead, 2-3x faster there; this path keeps the strided ones.
+:mod:`~lazynd.ops.conv_depthwise` instead, 2-3x faster there (and strided ones from 28x28 outputs);
+this path keeps strided ones on small images.
 """
 
 from __future__ import annotations

@@ -130,22 +130,47 @@ def test_depthwise_forward_matches_a_loop_over_offsets(
     assert taken == [True]
 
 
-@pytest.mark.parametrize(
-    "shape,kernel,stride,pad,dilate",
-    [((2, 4, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1)), ((2, 3, 10, 9), (5, 3), (2, 1), (0, 2), (1, 2))],
-)
-def test_depthwise_forward_kernel_takes_a_stride(shape, kernel, stride, pad, dilate):
-    # the route leaves strides to the other kernels (slower here), but the kernel keeps every stride-th position
+# (data shape, kernel, stride, pad, dilate, multiplier): strides, which the kernels compute by phases
+STRIDED_CASES = [
+    ((2, 3, 14, 14), (3, 3), (2, 2), (1, 1), (1, 1), 1),  # MobileNet's: phase kernels 2x2, 2x1, 1x2, 1x1
+    ((2, 4, 7, 8), (3, 3), (2, 2), (0, 0), (1, 1), 1),  # pad 0, odd and even sizes
+    ((2, 3, 9, 10), (3, 3), (2, 2), (2, 2), (2, 2), 1),  # dilation 2: the odd phases are read by no tap
+    ((2, 3, 11, 12), (5, 5), (2, 2), (2, 2), (1, 1), 1),  # 5x5: phase kernels 3x3, 3x2, 2x3, 2x2
+    ((2, 4, 9, 8), (3, 3), (2, 2), (1, 1), (1, 1), 2),  # multiplier 2
+    ((2, 3, 13, 11), (3, 3), (3, 3), (1, 1), (1, 1), 1),  # stride 3: nine phases of one tap
+    ((2, 3, 14, 13), (5, 5), (3, 3), (2, 2), (2, 2), 2),  # stride 3, dilation 2: taps 0, 2, 4 -> residues 0, 2, 1
+    ((2, 3, 10, 9), (5, 3), (2, 3), (0, 2), (1, 2), 1),  # strides, pads and dilations per axis
+    ((1, 2, 3, 3), (3, 3), (3, 3), (2, 2), (1, 1), 1),  # a small image: a phase holds pad alone
+    ((3, 5, 11), (3,), (2,), (1,), (1,), 2),  # 1-D
+    ((2, 3, 7, 6, 8), (3, 2, 3), (2, 1, 3), (1, 0, 1), (1, 1, 2), 1),  # 3-D
+]
+
+
+@pytest.mark.parametrize("shape,kernel,stride,pad,dilate,multiplier", STRIDED_CASES)
+@pytest.mark.parametrize("dtype,tolerance", [("float64", 1e-10), ("float32", 1e-5), ("float16", 2e-2)])
+@pytest.mark.parametrize("block_elements", [conv_depthwise.COLUMN_BLOCK_ELEMENTS, 1])
+def test_strided_depthwise_kernels_match_a_loop_over_offsets(
+    monkeypatch, shape, kernel, stride, pad, dilate, multiplier, dtype, tolerance, block_elements
+):
+    # the kernels themselves, whichever strides the routes give them
+    monkeypatch.setattr(conv_depthwise, "COLUMN_BLOCK_ELEMENTS", block_elements)
     rng = np.random.default_rng(7)
-    x, w, b = (
-        rng.standard_normal(shape),
-        rng.standard_normal((2 * shape[1], 1, *kernel)),
-        rng.standard_normal(2 * shape[1]),
-    )
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((multiplier * shape[1], 1, *kernel)).astype(dtype)
+    b = rng.standard_normal(w.shape[0]).astype(dtype)
     g = conv_depthwise.Geometry("Convolution", dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate))
-    y = np.empty((shape[0], w.shape[0], *g.out_size("Convolution", shape[2:])))
+    y = np.full((shape[0], w.shape[0], *g.out_size("Convolution", shape[2:])), np.nan, dtype)
     conv_depthwise.conv_forward_depthwise(x, w, b, y, g)
-    np.testing.assert_allclose(y, _naive_output(x, w, b, stride, pad, dilate), rtol=1e-10, atol=1e-10)
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    dx, dw, db = np.full_like(x, np.nan), np.full_like(w, np.nan), np.full_like(b, np.nan)
+    conv_depthwise.conv_backward_depthwise(x, w, dy, g, [dx, dw, db])
+    x64, w64, b64, dy64 = (a.astype("float64") for a in (x, w, b, dy))
+    want = [_naive_output(x64, w64, b64, stride, pad, dilate), *_naive_gradients(x64, w64, dy64, stride, pad, dilate)]
+    for name, got, expected in zip(("output", "data", "weight"), (y, dx, dw), want, strict=True):
+        assert got.dtype == np.dtype(dtype)
+        scale = np.abs(expected).max()
+        np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance * scale, err_msg=name)
+    np.testing.assert_allclose(db, dy64.sum(axis=(0, *range(2, dy.ndim))), rtol=tolerance, atol=tolerance * 10)
 
 
 def test_depthwise_forward_of_a_channel_last_layout(monkeypatch):
@@ -170,7 +195,14 @@ def test_depthwise_forward_of_a_channel_last_layout(monkeypatch):
         (64, 64, (1, 1), 16, 10 * 10, "float32", True),
         (64, 64, (1, 1), 16, 7 * 7, "float32", False),  # a small image of a batch: batch-last columns
         (64, 64, (1, 1), 16, 7 * 7, "float16", True),  # ... but not in float16, which has no BLAS
-        (64, 64, (2, 2), 1, 28 * 28, "float32", False),  # a stride: the span holds every stride-1 position
+        (64, 64, (2, 2), 1, 56 * 56, "float32", True),  # stride 2 by phases on a large image
+        (64, 64, (2, 1), 1, 112 * 56, "float64", True),
+        (64, 64, (2, 2), 1, 28 * 28, "float32", False),  # ... not on one sample of 28x28 (im2col's is as fast)
+        (64, 64, (2, 2), 16, 28 * 28, "float32", True),  # ... but on a batch of them
+        (64, 64, (2, 2), 16, 14 * 14, "float32", False),  # small strided images keep im2col's or batch-last's
+        (64, 64, (2, 2), 1, 7 * 7, "float16", True),  # ... but not in float16, at any size and stride
+        (64, 64, (3, 3), 16, 7 * 7, "float16", True),
+        (64, 64, (3, 3), 16, 56 * 56, "float32", False),  # stride 3's forward lost at 3x3
         (256, 64, (1, 1), 1, 28 * 28, "float32", False),  # multiplier 4
         (20, 1, (1, 1), 1, 24 * 24, "float32", False),  # LeNet's first layer (one channel, 20 filters)
         (64, 32, (1, 1), 1, 28 * 28, "float32", False),  # 2 channels per group
@@ -180,24 +212,6 @@ def test_depthwise_forward_route(filters, groups, stride, batch, positions, dtyp
     channels = 1 if groups == 1 else 64
     got = conv_depthwise.uses_depthwise_forward(np, channels, filters, groups, stride, batch, positions, dtype)
     assert got is depthwise
-
-
-@pytest.mark.parametrize(
-    "shape,kernel,stride,pad,dilate",
-    [((2, 4, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1)), ((2, 3, 10, 9), (5, 3), (2, 1), (0, 2), (1, 2))],
-)
-def test_depthwise_kernel_takes_a_stride(shape, kernel, stride, pad, dilate):
-    # the route leaves strides to the other kernels (slower here), but the kernel computes them right
-    rng = np.random.default_rng(4)
-    x, w = rng.standard_normal(shape), rng.standard_normal((2 * shape[1], 1, *kernel))
-    g = conv_depthwise.Geometry("Convolution", dict(kernel=kernel, stride=stride, pad=pad, dilate=dilate))
-    dy = rng.standard_normal((shape[0], w.shape[0], *g.out_size("Convolution", shape[2:])))
-    dx, dw, db = np.empty_like(x), np.empty_like(w), np.empty(w.shape[0])
-    conv_depthwise.conv_backward_depthwise(x, w, dy, g, [dx, dw, db])
-    want_dx, want_dw = _naive_gradients(x, w, dy, stride, pad, dilate)
-    np.testing.assert_allclose(dx, want_dx, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(dw, want_dw, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(db, dy.sum(axis=(0, 2, 3)), rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("stride", [(2, 2), (1, 2)])
@@ -211,6 +225,25 @@ def test_a_strided_depthwise_backward_matches_a_loop_over_offsets(stride):
     want_dx, want_dw = _naive_gradients(x, w, dy, stride, (1, 1), (1, 1))
     np.testing.assert_allclose(dx.asnumpy(), want_dx, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(dw.asnumpy(), want_dw, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("layout", [None, "NHWC"])
+def test_a_large_strided_depthwise_layer_takes_the_phases_both_ways(monkeypatch, layout):
+    # MobileNet's stride-2 layer of 56x56 outputs: both routes take it, and agree with the loop
+    forward, backward = _spy(monkeypatch, "conv_forward_depthwise"), _spy(monkeypatch)
+    rng = np.random.default_rng(9)
+    x, w, b = rng.standard_normal((1, 3, 112, 111)), rng.standard_normal((3, 1, 3, 3)), rng.standard_normal(3)
+    params = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), num_filter=3, num_group=3, layout=layout)
+    nhwc = (lambda a: a.transpose(0, 2, 3, 1)) if layout else (lambda a: a)
+    xa, wa, ba = (lazynd.nd.array(a, dtype="float32") for a in (nhwc(x), nhwc(w), b))
+    y = lazynd.nd.Convolution(xa, wa, ba, **params)
+    np.testing.assert_allclose(y.asnumpy(), nhwc(_naive_output(x, w, b, (2, 2), (1, 1), (1, 1))), rtol=1e-4, atol=1e-4)
+    dy = rng.standard_normal(_naive_output(x, w, None, (2, 2), (1, 1), (1, 1)).shape)
+    dx, dw, _ = lazynd.nd._backward_Convolution(lazynd.nd.array(nhwc(dy), dtype="float32"), xa, wa, **params)
+    want_dx, want_dw = _naive_gradients(x, w, dy, (2, 2), (1, 1), (1, 1))
+    np.testing.assert_allclose(dx.asnumpy(), nhwc(want_dx), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw.asnumpy(), nhwc(want_dw), rtol=1e-4, atol=1e-3)
+    assert forward == [True] and backward == [True]
 
 
 def test_depthwise_backward_of_a_channel_last_layout(monkeypatch):
@@ -246,28 +279,32 @@ def test_depthwise_backward_leaves_out_the_gradients_given_as_none(monkeypatch, 
 
 
 @pytest.mark.parametrize(
-    "channels,filters,groups,stride,depthwise",
+    "channels,filters,groups,stride,positions,dtype,depthwise",
     [
-        (64, 64, 64, (1, 1), True),
-        (4, 4, 4, (1, 1), True),  # few groups
-        (64, 128, 64, (1, 1), True),  # multiplier 2
-        (64, 256, 64, (1, 1), False),  # multiplier 4: the weight gradient's products grow with it
-        (1, 20, 1, (1, 1), False),  # LeNet's first layer (multiplier 20)
-        (64, 64, 64, (2, 1), False),  # a stride: the columns would span every input position
-        (64, 64, 32, (1, 1), False),  # 2 channels per group
-        (20, 50, 1, (1, 1), False),  # dense
+        (64, 64, 64, (1, 1), 7 * 7, "float32", True),
+        (4, 4, 4, (1, 1), 56 * 56, "float32", True),  # few groups
+        (64, 128, 64, (1, 1), 28 * 28, "float32", True),  # multiplier 2
+        (64, 256, 64, (1, 1), 28 * 28, "float32", False),  # multiplier 4: the weight gradient's products grow
+        (1, 20, 1, (1, 1), 24 * 24, "float32", False),  # LeNet's first layer (multiplier 20)
+        (64, 64, 64, (2, 1), 28 * 28, "float32", True),  # a stride, by phases, from 28x28 outputs
+        (64, 128, 64, (3, 3), 56 * 56, "float64", True),
+        (64, 64, 64, (2, 2), 14 * 14, "float32", False),  # ... not below: conv_direct's loop is faster there
+        (64, 64, 64, (2, 2), 7 * 7, "float16", True),  # ... but not in float16
+        (64, 64, 32, (1, 1), 28 * 28, "float32", False),  # 2 channels per group
+        (20, 50, 1, (1, 1), 28 * 28, "float32", False),  # dense
     ],
 )
-def test_depthwise_backward_route(channels, filters, groups, stride, depthwise):
-    assert conv_depthwise.uses_depthwise_backward(np, channels, filters, groups, stride) is depthwise
+def test_depthwise_backward_route(channels, filters, groups, stride, positions, dtype, depthwise):
+    got = conv_depthwise.uses_depthwise_backward(np, channels, filters, groups, stride, positions, dtype)
+    assert got is depthwise
 
 
 def test_depthwise_backward_route_leaves_gpu_arrays_to_the_gpu_kernels():
     class FakeCupy:  # any array module but NumPy's
         pass
 
-    assert not conv_depthwise.uses_depthwise_backward(FakeCupy, 64, 64, 64, (1, 1))
-    assert not conv_depthwise.uses_depthwise_forward(FakeCupy, 64, 64, 64, (1, 1), 1, 3136, "float32")
+    assert not conv_depthwise.uses_depthwise_backward(FakeCupy, 64, 64, 64, (1, 1), 3136, "float16")
+    assert not conv_depthwise.uses_depthwise_forward(FakeCupy, 64, 64, 64, (2, 2), 1, 3136, "float16")
 
 
 @pytest.mark.parametrize("shape", [(2, 4, 0, 5), (2, 4, 5, 0), (0, 4, 5, 5)])
