@@ -53,3 +53,18 @@ def numeric_gradient_check(op_name, arrays, params, rtol=1e-4, atol=1e-6, eps=1e
             fm = (fn(*args_m, **params).asnumpy() * head).sum()
             numeric.flat[j] = (fp - fm) / (2 * eps)
         np.testing.assert_allclose(g.asnumpy(), numeric, rtol=rtol, atol=atol, err_msg=f"{op_name} input {i}")
+
+
+def check_gradients_left_out(params: dict, shapes: tuple, left_out) -> None:
+    """``_backward_Convolution`` given ``None`` for the gradients in ``left_out`` (an index or a
+    tuple of them) leaves them out and writes the others as the full call does.  ``shapes``: data,
+    weight and output gradient, drawn in float64."""
+    rng = np.random.default_rng(3)
+    x, w, dy = (lazynd.nd.array(rng.standard_normal(s), dtype="float64") for s in shapes)
+    full = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, x, w, **params)]
+    skipped = {left_out} if isinstance(left_out, int) else set(left_out)
+    out = [None if i in skipped else lazynd.nd.zeros(g.shape, dtype="float64") for i, g in enumerate(full)]
+    lazynd.nd._backward_Convolution(dy, x, w, out=out, **params)
+    for i, (got, want) in enumerate(zip(out, full, strict=True)):
+        if got is not None:
+            np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12, atol=1e-12, err_msg=f"gradient {i}")

@@ -8,6 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
+from conv_reference import check_gradients_left_out
 
 import lazynd
 from lazynd.ops import conv, conv_depthwise
@@ -264,17 +265,8 @@ def test_depthwise_backward_of_a_channel_last_layout(monkeypatch):
 @pytest.mark.parametrize("left_out", [0, 1, 2, (0, 1)])
 def test_depthwise_backward_leaves_out_the_gradients_given_as_none(monkeypatch, left_out):
     taken = _spy(monkeypatch)
-    rng = np.random.default_rng(3)
     params = dict(kernel=(3, 3), pad=(1, 1), num_filter=16, num_group=8)
-    x, w = (lazynd.nd.array(rng.standard_normal(s), dtype="float64") for s in ((2, 8, 5, 5), (16, 1, 3, 3)))
-    dy = lazynd.nd.array(rng.standard_normal((2, 16, 5, 5)), dtype="float64")
-    full = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, x, w, **params)]
-    skipped = {left_out} if isinstance(left_out, int) else set(left_out)
-    out = [None if i in skipped else lazynd.nd.zeros(g.shape, dtype="float64") for i, g in enumerate(full)]
-    lazynd.nd._backward_Convolution(dy, x, w, out=out, **params)
-    for i, (got, want) in enumerate(zip(out, full, strict=True)):
-        if got is not None:
-            np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12, atol=1e-12, err_msg=f"gradient {i}")
+    check_gradients_left_out(params, ((2, 8, 5, 5), (16, 1, 3, 3), (2, 16, 5, 5)), left_out)
     assert taken == [True, True]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conv_reference import naive_conv, numeric_gradient_check
+from conv_reference import check_gradients_left_out, naive_conv, numeric_gradient_check
 
 import lazynd
 from lazynd.ops import conv, conv_direct
@@ -105,17 +105,8 @@ def test_direct_backward_matches_central_differences(
 def test_direct_backward_leaves_out_the_gradients_given_as_none(monkeypatch, left_out):
     # a strided depthwise layer: the direct path's own (stride 1 takes conv_depthwise's)
     taken = _spy_direct(monkeypatch)
-    rng = np.random.default_rng(3)
     params = dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1), num_filter=8, num_group=8)
-    x, w = (lazynd.nd.array(rng.standard_normal(s), dtype="float64") for s in ((2, 8, 5, 5), (8, 1, 3, 3)))
-    dy = lazynd.nd.array(rng.standard_normal((2, 8, 3, 3)), dtype="float64")
-    full = [g.asnumpy() for g in lazynd.nd._backward_Convolution(dy, x, w, **params)]
-    skipped = {left_out} if isinstance(left_out, int) else set(left_out)
-    out = [None if i in skipped else lazynd.nd.zeros(g.shape, dtype="float64") for i, g in enumerate(full)]
-    lazynd.nd._backward_Convolution(dy, x, w, out=out, **params)
-    for i, (got, want) in enumerate(zip(out, full, strict=True)):
-        if got is not None:
-            np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12, atol=1e-12, err_msg=f"gradient {i}")
+    check_gradients_left_out(params, ((2, 8, 5, 5), (8, 1, 3, 3), (2, 8, 3, 3)), left_out)
     assert len(taken) == 2
 
 
