@@ -21,6 +21,7 @@ import numpy
 from ..arguments import is_choice
 from ..class_registry import make_register
 from ..errors import DataError, LabelShapeError
+from ..ops.label_classes import shown
 
 _REGISTRY: dict[str, type[EvalMetric]] = {}
 
@@ -38,6 +39,23 @@ def _batch_floats(value: Any) -> numpy.ndarray:
     if array.dtype.kind != "f":
         return array.astype(numpy.float64)
     return array.astype(numpy.float32) if array.dtype == numpy.float16 else array
+
+
+def _classes(owner: str, what: str, values: numpy.ndarray) -> numpy.ndarray:
+    """Host ``values`` (labels, or predicted classes read back) as flat int64 classes.
+
+    Float values are checked as given, before the conversion: converting NaN, an infinity or a float
+    beyond int64 is undefined (x86 gives -2**63, aarch64 0, i.e. class 0, counted right or wrong by
+    the machine).  Their minimum and maximum are compared with int64's range, which NaN fails (it
+    propagates through both): two reductions, no pass of its own.  MXNet takes such a value as
+    garbage; lazynd refuses it by name.
+    """
+    flat = values.reshape(-1)
+    if flat.dtype.kind == "f" and flat.size:
+        if not (numpy.minimum.reduce(flat) >= -(2.0**63) and numpy.maximum.reduce(flat) < 2.0**63):
+            bad = flat[~((flat >= -(2.0**63)) & (flat < 2.0**63))][0]
+            raise DataError(f"{owner}: {what} {shown(bad)} is not a class (expected a whole number in int64's range)")
+    return flat.astype(numpy.int64, copy=False)
 
 
 def _host(value: Any) -> numpy.ndarray:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy
 
 from ..errors import DataError, LabelShapeError
-from .base import EvalMetric, _check_average, _check_axis, _host, _is_int, _label_pred_lists, register
+from .base import EvalMetric, _check_average, _check_axis, _classes, _host, _is_int, _label_pred_lists, register
 
 
 @register("acc")
@@ -42,8 +42,8 @@ class Accuracy(EvalMetric):
             if pred_np.shape != label_np.shape:
                 _check_axis("Accuracy", self.axis, pred_np)
                 pred_np = pred_np.argmax(axis=self.axis)
-            pred_np = pred_np.astype(numpy.int64, copy=False).ravel()  # argmax's classes are int64 already
-            label_np = label_np.astype(numpy.int64, copy=False).ravel()
+            pred_np = _classes("Accuracy", "predicted class", pred_np)  # argmax's classes are int64 already
+            label_np = _classes("Accuracy", "label", label_np)
             if pred_np.shape != label_np.shape:
                 raise LabelShapeError(f"Accuracy: {label_np.size} labels but {pred_np.size} predicted classes")
             self.sum_metric += float((pred_np == label_np).sum())
@@ -69,7 +69,7 @@ class TopKAccuracy(EvalMetric):
     def update(self, labels: Sequence[Any], preds: Sequence[Any]) -> None:
         labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
-            pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
+            pred_np, label_np = _host(pred), _classes("TopKAccuracy", "label", _host(label))
             if pred_np.ndim != 2:
                 raise DataError(f"TopKAccuracy: predictions must be (batch, classes), got shape {pred_np.shape}")
             _check_axis("TopKAccuracy", 1, pred_np)
@@ -85,7 +85,7 @@ def _binary_counts(metric: str, labels: Sequence[Any], preds: Sequence[Any]) -> 
     labels, preds = _label_pred_lists(labels, preds)
     counts = numpy.zeros(4)
     for label, pred in zip(labels, preds, strict=False):
-        pred_np, label_np = _host(pred), _host(label).astype(numpy.int64).ravel()
+        pred_np, label_np = _host(pred), _classes(metric, "label", _host(label))
         if pred_np.ndim != 2 or pred_np.shape[1] != 2:
             raise DataError(f"{metric}: predictions must be (batch, 2), got shape {pred_np.shape}")
         if pred_np.shape[0] != label_np.size:
@@ -287,11 +287,11 @@ class PCC(EvalMetric):
         labels, preds = _label_pred_lists(labels, preds)
         for label, pred in zip(labels, preds, strict=False):
             label_host, pred_np = _host(label), _host(pred)
-            label_np = label_host.astype(numpy.int64).reshape(-1)
+            label_np = _classes("PCC", "label", label_host)
             # as MXNet (and Accuracy): predictions of the labels' shape are classes, (N, 1) ones too;
             # only scores of another shape are reduced by argmax
             if pred_np.shape == label_host.shape or pred_np.ndim == 1:
-                pred_np = pred_np.astype(numpy.int64).reshape(-1)
+                pred_np = _classes("PCC", "predicted class", pred_np)
             elif pred_np.ndim == 2:
                 _check_axis("PCC", 1, pred_np)
                 pred_np = pred_np.argmax(axis=1)

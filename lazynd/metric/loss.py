@@ -15,6 +15,7 @@ from .base import (
     _batch_floats,
     _check_axis,
     _check_number,
+    _classes,
     _host,
     _label_pred_lists,
     register,
@@ -40,7 +41,7 @@ class CrossEntropy(EvalMetric):
         labels, preds = _label_pred_lists(labels, preds)
         owner = type(self).__name__  # NegativeLogLikelihood's errors name it, not CrossEntropy
         for label, pred in zip(labels, preds, strict=False):
-            label_np, pred_np = _host(label).astype(numpy.int64).ravel(), _batch_floats(pred)
+            label_np, pred_np = _classes(owner, "label", _host(label)), _batch_floats(pred)
             if pred_np.ndim != 2 or pred_np.shape[0] != label_np.size:
                 raise DataError(f"{owner}: predictions must be ({label_np.size}, classes), got {pred_np.shape}")
             if label_np.size and (label_np.min() < 0 or label_np.max() >= pred_np.shape[1]):
@@ -108,7 +109,7 @@ class Perplexity(EvalMetric):
             pred_np = _batch_floats(pred)
             _check_axis("Perplexity", self.axis, pred_np)
             classes = pred_np.shape[self.axis]
-            label_np = _host(label).astype(numpy.int64).ravel()
+            label_np = _classes("Perplexity", "label", _host(label))
             moved = numpy.moveaxis(pred_np, self.axis, -1).reshape(-1, classes)
             if moved.shape[0] != label_np.size:
                 raise DataError(

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OperatorError, ShapeError
+from ..errors import ShapeError
+from .label_classes import checked_classes
 from .loss import _label_type
 from .params import Param, parse_bool, parse_float
 from .registry import OpDef, merge_shape, register
@@ -24,14 +25,6 @@ def _scores(x: Any) -> Any:
     """(batch, classes) view of the scores: every axis after the first is a class axis (named, not
     ``-1``: an empty batch has no size to infer it from)."""
     return x.reshape(x.shape[0], math.prod(x.shape[1:]))
-
-
-def _labels(op: str, xp: Any, label: Any, classes: int) -> Any:
-    labels = label.reshape(-1).astype(xp.int64)
-    if labels.size and bool(((labels < 0) | (labels >= classes)).any()):
-        bad = int(labels[(labels < 0) | (labels >= classes)][0])
-        raise OperatorError(f"{op}: label {bad} is out of range for {classes} classes (expected 0..{classes - 1})")
-    return labels
 
 
 def _label_infer(op: str) -> Any:
@@ -62,14 +55,10 @@ def _svm_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list)
 
 
 def _svm_labels(kctx: Any, label: Any, classes: int) -> Any:
-    """The labels as int64 class indices, refused out of range: on the host at once, on a GPU by a
-    device check (:meth:`Backend.check_range`) at the next wait, with no host read that would keep
-    the backward pass out of a CUDA graph; meanwhile such a label matches no class."""
-    if kctx.xp is np:
-        return _labels("SVMOutput", np, label, classes)
-    labels = label.reshape(-1).astype(np.int64)
-    kctx.backend.check_range("SVMOutput", "label", labels, 0, classes)
-    return labels
+    """The labels as int64 class indices, checked as given (:func:`checked_classes`): on the host at
+    once, on a GPU at the next wait, with no host read that would keep the backward pass out of a
+    CUDA graph; meanwhile such a label reads -1, which matches no class."""
+    return checked_classes(kctx.backend, "SVMOutput", "label", label, classes, fallback=-1)
 
 
 def _svm_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
@@ -123,18 +112,16 @@ def _log_softmax(xp: Any, scores: Any) -> Any:
 def _cross_entropy_labels(kctx: Any, label: Any, classes: int) -> tuple[Any, Any]:
     """The labels as int64 class indices, and where they are in range (None: all are).
 
-    On the host a label out of range is an :class:`OperatorError` at once.  On a GPU reading the
-    labels back would make the host wait for the device at every call and keep an executor's pass
-    from being captured into a CUDA graph: a device check (:meth:`Backend.check_range`) raises it
-    at the next wait instead, and meanwhile the label reads class 0 and its sample's loss and
-    gradient row are NaN."""
-    xp = kctx.xp
-    if xp is np:
-        return _labels("softmax_cross_entropy", xp, label, classes), None
-    labels = label.reshape(-1).astype(xp.int64)
-    kctx.backend.check_range("softmax_cross_entropy", "label", labels, 0, classes)
-    valid = (labels >= 0) & (labels < classes)
-    return xp.where(valid, labels, 0), valid
+    Checked as given (:func:`checked_classes`): on the host a label out of range (NaN too) is an
+    :class:`OperatorError` at once.  On a GPU reading the labels back would make the host wait for
+    the device at every call and keep an executor's pass from being captured into a CUDA graph: a
+    device check raises it at the next wait instead, and meanwhile the label reads class 0 and its
+    sample's loss and gradient row are NaN."""
+    labels = checked_classes(kctx.backend, "softmax_cross_entropy", "label", label, classes, fallback=-1)
+    if kctx.xp is np:
+        return labels, None
+    valid = labels >= 0
+    return kctx.xp.where(valid, labels, 0), valid
 
 
 def _cross_entropy_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:

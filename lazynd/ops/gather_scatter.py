@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OperatorError, ShapeError
+from .label_classes import shown
 from .params import REQUIRED, Param, optional, parse_shape
 from .registry import OpDef, merge_shape, register
 
@@ -43,12 +44,11 @@ def _index_tuple(op: str, kctx: Any, indices: Any, shape: tuple) -> tuple[tuple,
     for axis in range(m):
         n = shape[axis]
         column = idx[axis]
-        bad = (column < -n) | (column > n - 1)
+        bad = ~((column >= -n) & (column <= n - 1))  # written so that NaN is out of range too
         if xp is np:
             if bool(bad.any()):
-                first = column[bad][0]
-                shown = float(first) if float_indices and first != int(first) else int(first)
-                raise OperatorError(f"{op}: index {shown} is out of bounds for axis {axis} with size {n}")
+                first = shown(column[bad][0])  # NaN and 2**63 as given
+                raise OperatorError(f"{op}: index {first} is out of bounds for axis {axis} with size {n}")
         else:
             kctx.backend.check_range(op, f"index on axis {axis}", column, -n, n - 1, inclusive=True)
             valid = ~bad if valid is None else valid & ~bad

@@ -15,25 +15,19 @@ import numpy as np
 from ..errors import OperatorError, ShapeError
 from .host_arithmetic import scalar_as
 from .join_split import as_list
+from .label_classes import checked_classes
 from .params import REQUIRED, Param, dtype_among, enum, parse_float, parse_int
 from .registry import OpDef, merge_shape, refuse_empty_axis, register
 from .shape import normalize_axis
 
 
 # -- take, batch_take ----------------------------------------------------------------------------------
-def _take_indices(xp: Any, indices: Any, n: int, mode: str) -> Any:
-    idx = indices.astype(xp.int64)
-    if mode == "clip":
-        return xp.clip(idx, 0, n - 1)
-    if mode == "wrap":
-        return idx % n
-    # as MXNet, the index as given is checked, before a fractional one is truncated: 2.6 is out of [0, 2]
-    bad = (indices < 0) | (indices > n - 1)
-    if bool(bad.any()):
-        value = float(indices[bad].ravel()[0])
-        first = int(value) if value == int(value) else f"{value:g}"  # 2.6, not 2.5999999046325684
-        raise OperatorError(f"take: index {first} is out of range for an axis of size {n} (mode='raise')")
-    return idx
+def _take_indices(kctx: Any, indices: Any, n: int, mode: str) -> Any:
+    """The positions ``indices`` name along an axis of ``n`` (:func:`checked_classes`): clipped or
+    wrapped as MXNet does, NaN refused; with mode='raise', as MXNet, the index as given is checked,
+    before a fractional one is truncated: 2.6 is out of [0, 2]."""
+    expected = f"for an axis of size {n} (mode='raise')"
+    return checked_classes(kctx.backend, "take", "index", indices, n, mode=mode, as_given=True, expected=expected)
 
 
 def _take_layout(attrs: dict, a_shape: tuple) -> tuple[int, int, int, int]:
@@ -46,8 +40,9 @@ def _take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     a, indices = inputs
     axis, pre, n, post = _take_layout(attrs, a.shape)
     out = outputs[0]
-    if xp is np and attrs["mode"] == "clip" and out.flags.c_contiguous:
-        # NumPy's take clips by itself: no clipped copy of the indices
+    if xp is np and attrs["mode"] == "clip" and out.flags.c_contiguous and indices.dtype.kind in "iu":
+        # NumPy's take clips integers by itself: no clipped copy of the indices (floats are
+        # clipped as numbers first: converting NaN or 2**63 is undefined)
         np.take(
             a.reshape(pre, n, post),
             indices.reshape(-1).astype(np.intp),
@@ -56,7 +51,7 @@ def _take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
             mode="clip",
         )
         return
-    idx = _take_indices(xp, indices.reshape(-1), n, attrs["mode"])
+    idx = _take_indices(kctx, indices.reshape(-1), n, attrs["mode"])
     if out.flags.c_contiguous:
         # indices are checked above; NumPy's default mode='raise' would also buffer the output
         mode = {"mode": "clip"} if xp is np else {}
@@ -81,7 +76,7 @@ def _backward_take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, 
     grad, indices = inputs[0], inputs[1]
     out = outputs[0]
     axis, pre, n, post = _take_layout(attrs, out.shape)
-    idx = _take_indices(xp, indices.reshape(-1), n, "wrap" if attrs["mode"] == "wrap" else "clip")
+    idx = _take_indices(kctx, indices.reshape(-1), n, "wrap" if attrs["mode"] == "wrap" else "clip")
     # straight into the gradient where it has the layout (a copy of a vocabulary-sized array cost
     # as much as the scatter); into a buffer where it is a strided view or overlaps the head gradient
     direct = out.flags.c_contiguous and not xp.may_share_memory(out, grad)
@@ -140,7 +135,7 @@ def _batch_take_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[l
 def _batch_take_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
     a, indices = inputs
-    idx = xp.clip(indices.astype(xp.int64), 0, a.shape[1] - 1)
+    idx = checked_classes(kctx.backend, "batch_take", "indices", indices, a.shape[1], mode="clip")
     outputs[0][...] = a[xp.arange(a.shape[0]), idx]
 
 
@@ -160,19 +155,24 @@ register(
 # -- one_hot, where ------------------------------------------------------------------------------------
 def _one_hot_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     # fill with off_value, then write on_value at each in-range index: no (N, depth) temporaries
-    _one_hot_write(kctx.xp, attrs, inputs[0], outputs[0], filled=False)
+    _one_hot_write(kctx, attrs, inputs[0], outputs[0], filled=False)
 
 
 def _one_hot_into_zeros(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     # the output is zero-filled already: with the default off_value only the ones are written
-    _one_hot_write(kctx.xp, attrs, inputs[0], outputs[0], filled=attrs["off_value"] == 0)
+    _one_hot_write(kctx, attrs, inputs[0], outputs[0], filled=attrs["off_value"] == 0)
 
 
-def _one_hot_write(xp: Any, attrs: dict, indices: Any, out: Any, filled: bool) -> None:
-    depth = attrs["depth"]
+def _one_hot_write(kctx: Any, attrs: dict, indices: Any, out: Any, filled: bool) -> None:
+    xp, depth = kctx.xp, attrs["depth"]
     if out.size == 0:  # no rows, or depth 0
         return
-    idx = (indices if indices.ndim == 1 else indices.reshape(-1)).astype(xp.int64)
+    if indices.dtype.kind == "f":
+        # MXNet's rule (a number out of range leaves its row at off_value) for every number, as
+        # given: converting inf or 2**63 is undefined; NaN is no number and is refused by name
+        idx = checked_classes(kctx.backend, "one_hot", "indices", indices, depth, mode="ignore", fallback=-1)
+    else:
+        idx = (indices if indices.ndim == 1 else indices.reshape(-1)).astype(xp.int64)
     n = idx.size
     # each row's entry by flat index (row * depth + index): cheaper than indexing two arrays
     if xp is np:

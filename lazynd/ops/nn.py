@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .host_reduce import column_sum_into
+from .label_classes import checked_classes
 from .params import (
     FRACTION,
     Param,
@@ -228,14 +229,15 @@ EMBED_PARAMS = {
 }
 
 
-def _indices(xp: Any, data: Any, input_dim: int) -> Any:
-    # out-of-range indices are clipped, as MXNet does
-    return xp.clip(data.astype("int64"), 0, input_dim - 1)
+def _indices(kctx: Any, data: Any, input_dim: int) -> Any:
+    # out-of-range indices are clipped, as MXNet does, as numbers (converting 2**63 is undefined);
+    # NaN names no row and is refused (:func:`checked_classes`)
+    return checked_classes(kctx.backend, "Embedding", "data", data, input_dim, mode="clip")
 
 
 def _embed_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     xp = kctx.xp
-    idx = _indices(xp, inputs[0], attrs["input_dim"]).reshape(-1)
+    idx = _indices(kctx, inputs[0], attrs["input_dim"]).reshape(-1)
     out = outputs[0]
     rows = out.reshape(idx.size, attrs["output_dim"])  # a copy when out's layout has no such view (a strided out=)
     xp.take(inputs[1], idx, axis=0, out=rows)
@@ -253,14 +255,13 @@ def _embed_infer(attrs: dict, in_shapes: list, aux_shapes: list) -> tuple[list, 
 def _embed_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list) -> None:
     # the indices' gradient is zero (they are not differentiable); the weight's sums each row's
     # gradients; either is left out (None) where nothing needs it
-    xp = kctx.xp
     dy, data = inputs
     data_grad, grad = outputs
     if data_grad is not None:
         data_grad[...] = 0
     if grad is None:
         return
-    idx = _indices(xp, data, attrs["input_dim"]).reshape(-1)
+    idx = _indices(kctx, data, attrs["input_dim"]).reshape(-1)
     grad[...] = 0
     rows = dy.reshape(idx.size, attrs["output_dim"])
     kctx.backend.scatter_add(grad, idx, rows)

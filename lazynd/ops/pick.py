@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from ..errors import ShapeError
+from .label_classes import checked_classes
 from .params import Param, enum, parse_bool, parse_int
 from .registry import OpDef, merge_shape, refuse_empty_axis, register
 from .shape import normalize_axis
@@ -29,14 +30,16 @@ def _rows_view(xp: Any, data: Any, axis: int) -> Any:
     return xp.ascontiguousarray(xp.moveaxis(data, axis, -1)).reshape(-1, data.shape[axis])
 
 
-def _row_indices(xp: Any, index: Any, n: int, mode: str) -> Any:
-    idx = index.reshape(-1).astype(xp.int64)
-    return idx % n if mode == "wrap" else xp.clip(idx, 0, n - 1)
+def _row_indices(kctx: Any, index: Any, n: int, mode: str, op: str = "pick") -> Any:
+    """The positions ``index`` names along a row of ``n``, clipped or wrapped as MXNet does; NaN
+    (and, wrapping, an infinity) names none and is refused (:func:`checked_classes`)."""
+    return checked_classes(kctx.backend, op, "index", index, n, mode=mode)
 
 
-def _flat_positions(xp: Any, index: Any, n: int, mode: str) -> Any:
+def _flat_positions(kctx: Any, index: Any, n: int, mode: str) -> Any:
     """Where each row's pick lies in a contiguous ``(rows, n)`` array read flat: ``row * n + index``."""
-    idx = _row_indices(xp, index, n, mode)
+    xp = kctx.xp
+    idx = _row_indices(kctx, index, n, mode)
     idx += xp.arange(0, idx.size * n, n, dtype=idx.dtype)
     return idx
 
@@ -48,10 +51,10 @@ def _pick_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     out = outputs[0]
     if axis == data.ndim - 1 and data.flags.c_contiguous and out.flags.c_contiguous:
         # a loss's pick along the classes of a (batch, classes) array: one gather from the flat data
-        xp.take(data.reshape(-1), _flat_positions(xp, index, data.shape[axis], attrs["mode"]), out=out.reshape(-1))
+        xp.take(data.reshape(-1), _flat_positions(kctx, index, data.shape[axis], attrs["mode"]), out=out.reshape(-1))
         return
     rows = _rows_view(xp, data, axis)
-    idx = _row_indices(xp, index, rows.shape[1], attrs["mode"])
+    idx = _row_indices(kctx, index, rows.shape[1], attrs["mode"])
     out[...] = rows[xp.arange(rows.shape[0]), idx].reshape(out.shape)
 
 
@@ -63,11 +66,11 @@ def _pick_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     if axis == like.ndim - 1 and out.flags.c_contiguous:
         # each row picked once: the gradient goes straight into the zeroed output, read flat
         out.fill(0)
-        out.reshape(-1)[_flat_positions(xp, index, like.shape[axis], attrs["mode"])] = out_grad.reshape(-1)
+        out.reshape(-1)[_flat_positions(kctx, index, like.shape[axis], attrs["mode"])] = out_grad.reshape(-1)
         return
     moved = xp.moveaxis(like, axis, -1).shape
     grad = xp.zeros((out_grad.size, like.shape[axis]), dtype=out.dtype)
-    idx = _row_indices(xp, index, grad.shape[1], attrs["mode"])
+    idx = _row_indices(kctx, index, grad.shape[1], attrs["mode"])
     grad[xp.arange(grad.shape[0]), idx] = out_grad.reshape(-1)
     out[...] = xp.moveaxis(grad.reshape(moved), -1, axis)
 
@@ -159,7 +162,7 @@ def _fill_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: list
     out = outputs[0]
     if out is not lhs:
         out[...] = lhs
-    idx = _row_indices(xp, index, lhs.shape[1], "clip")
+    idx = _row_indices(kctx, index, lhs.shape[1], "clip", "fill_element_0index")
     out[xp.arange(lhs.shape[0]), idx] = values
 
 
@@ -168,7 +171,7 @@ def _fill_backward(kctx: Any, attrs: dict, inputs: list, outputs: list, aux: lis
     out_grad, index = inputs
     lhs_grad, values_grad = outputs
     rows = xp.arange(out_grad.shape[0])
-    idx = _row_indices(xp, index, out_grad.shape[1], "clip")
+    idx = _row_indices(kctx, index, out_grad.shape[1], "clip", "fill_element_0index")
     values_grad[...] = out_grad[rows, idx]
     lhs_grad[...] = out_grad
     lhs_grad[rows, idx] = 0
@@ -212,7 +215,7 @@ def _onehot_encode_forward(kctx: Any, attrs: dict, inputs: list, outputs: list, 
     indices, target = inputs
     out = outputs[0]
     out[...] = 0
-    idx = _row_indices(xp, indices, out.shape[1], "clip")
+    idx = _row_indices(kctx, indices, out.shape[1], "clip", "onehot_encode")
     out[xp.arange(out.shape[0]), idx] = 1
     if target is not out:
         target[...] = out  # 0.9's onehot_encode(indices, out) writes into ``out``

@@ -20,6 +20,7 @@ import numpy as np
 from ..backend.cuda.sources import dtype_name, launch_config, load_file
 from ..errors import OperatorError, ShapeError
 from .host_reduce import identity
+from .label_classes import label_error, named_classes
 from .loss import _NORMALIZATION, _label_type
 from .params import FRACTION, Param, parse_bool, parse_float
 from .registry import OpDef, merge_shape, register
@@ -118,39 +119,28 @@ def _softmax_output_forward(kctx: Any, attrs: dict, inputs: list, outputs: list,
         out[...] = target.reshape(out.shape)
 
 
-def _named_classes(xp: Any, labels: Any) -> Any:
-    """The class each label names: truncated toward zero, as a conversion to integers truncates,
-    but in the labels' own type, so that NaN and values beyond the integers stay what they are (a
-    conversion gives an undefined number for them, another on a GPU than on a CPU) and a check
-    reports the label given."""
-    return xp.trunc(labels) if labels.dtype.kind == "f" else labels
+def _one_hot_rows(given: np.ndarray, classes: int, dtype: np.dtype) -> np.ndarray:
+    """The one-hot rows of the host labels ``given``, gathered from a cached identity table.
 
-
-def _label_error(named: Any, classes: int) -> OperatorError:
-    """The error for the first of ``named`` (host labels, :func:`_named_classes`) outside
-    ``0..classes-1`` (there must be one); NaN is never inside."""
-    first = float(named[~((named >= 0) & (named < classes))][0])
-    shown = int(first) if first.is_integer() else first
-    return OperatorError(
-        f"SoftmaxOutput: label {shown} is out of range for {classes} classes (expected 0..{classes - 1})"
-    )
-
-
-def _one_hot_rows(labels: np.ndarray, classes: int, dtype: np.dtype, given: np.ndarray) -> np.ndarray:
-    """The one-hot rows of int64 ``labels`` (host arrays, converted from ``given``), gathered from a
-    cached identity table.
-
-    ``take`` refuses a label of ``classes`` or more itself; a negative one it would wrap
-    around, so only the minimum is checked here (a label check costs 3 us a batch this way,
-    against 6 for a separate range check, in a training loop whose caches the GEMMs evict).  An
-    error names the label given (NaN converts to a negative number on x86).
+    Float labels are compared with the range as given, before their conversion to integers
+    (undefined for NaN, infinities and floats beyond int64: x86 gives -2**63, aarch64 0, i.e. class
+    0), by their minimum and maximum: NaN propagates through both and fails the comparison, so NaN
+    costs no pass of its own.  Integer labels need only their minimum: ``take`` refuses a label of
+    ``classes`` or more itself, and a negative one it would wrap around.  (A label check costs 3 us
+    a batch this way, against 6 for a separate range check, in a training loop whose caches the
+    GEMMs evict.)
     """
-    if labels.size and np.minimum.reduce(labels) < 0:
-        raise _label_error(_named_classes(np, given), classes)
+    if given.size:
+        if given.dtype.kind == "f":
+            inside = np.minimum.reduce(given) > -1 and np.maximum.reduce(given) < classes  # trunc(-0.5) is 0
+        else:
+            inside = np.minimum.reduce(given) >= 0
+        if not inside:
+            raise label_error("SoftmaxOutput", "label", named_classes(np, given), 0, classes)
     try:
-        return identity(classes, dtype).take(labels, axis=0)
+        return identity(classes, dtype).take(given.astype(np.int64, copy=False), axis=0)
     except IndexError:
-        raise _label_error(_named_classes(np, given), classes) from None
+        raise label_error("SoftmaxOutput", "label", named_classes(np, given), 0, classes) from None
 
 
 _OUTPUT_GRAD_LABELS = ("float32", "float64", "int32", "int64")
@@ -181,7 +171,7 @@ def _softmax_output_backward_rows(kctx: Any, attrs: dict, p: Any, label: Any, gr
         scale /= max(rows, 1)
     if xp is np:
         given = label.reshape(-1)
-        np.subtract(p, _one_hot_rows(given.astype(np.int64), classes, p.dtype, given), out=grad)
+        np.subtract(p, _one_hot_rows(given, classes, p.dtype), out=grad)
         if scale != 1.0:
             grad *= p.dtype.type(scale)
         return
@@ -205,7 +195,7 @@ def _softmax_output_backward_rows(kctx: Any, attrs: dict, p: Any, label: Any, gr
         )
         return
     # no one-pass kernel for these types (float16 data, other label types): the check launched on its own
-    named = _named_classes(xp, label.reshape(-1))
+    named = named_classes(xp, label.reshape(-1))
     kctx.backend.check_range("SoftmaxOutput", "label", named, 0, classes)
     xp.multiply(p, p.dtype.type(scale), out=grad)
     # each row's label entry, by flat index (one per row, so ``-=`` is exact): cheaper than
@@ -261,7 +251,7 @@ def _checked_labels(kctx: Any, named: Any, valid: Any, classes: int) -> None:
     checked = named if valid is None else kctx.xp.where(valid, named, 0)
     if kctx.xp is np:
         if checked.size and not ((checked >= 0) & (checked < classes)).all():
-            raise _label_error(checked, classes)
+            raise label_error("SoftmaxOutput", "label", checked, 0, classes)
         return
     kctx.backend.check_range("SoftmaxOutput", "label", checked, 0, classes)
 
@@ -282,7 +272,7 @@ def _softmax_output_backward_positions(kctx: Any, attrs: dict, p: Any, label: An
     direct = grad.flags.c_contiguous
     g = grad.reshape(outer, classes, -1) if direct else xp.empty((outer, classes, p.size // (outer * classes)), p.dtype)
     g[...] = p.reshape(g.shape)
-    named = _named_classes(xp, label.reshape(outer, -1))
+    named = named_classes(xp, label.reshape(outer, -1))
     valid = named != int(attrs["ignore_label"]) if attrs["use_ignore"] else None
     _checked_labels(kctx, named, valid, classes)
     # (outer, classes, inner): true at each position's label; a label out of range matches nothing
