@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from lazynd.backend import blas
 
 
@@ -52,7 +54,11 @@ def test_blas_section_lets_device_kernels_overlap(monkeypatch):
     assert _entered_from_another_thread(blas.blas_section(on_host=False), wait_s=30)
 
 
-def test_convolution_kernels_run_inside_the_section(monkeypatch):
+@pytest.mark.parametrize(
+    "route,channels,expected",
+    [("im2col_blocks", 2, 8), ("conv_forward_depthwise", 1, 4)],  # one channel, one filter: depthwise
+)
+def test_convolution_kernels_run_inside_the_section(monkeypatch, route, channels, expected):
     import numpy as np
 
     from lazynd.backend import cpu_backend
@@ -61,24 +67,24 @@ def test_convolution_kernels_run_inside_the_section(monkeypatch):
 
     monkeypatch.setattr(blas, "BLAS_THREADS", 2)
     held = []
-    original = conv.im2col_blocks
+    original = getattr(conv, route)
 
     def spy(*args):
         held.append(blas._section_lock.locked())
         return original(*args)
 
-    monkeypatch.setattr(conv, "im2col_blocks", spy)
+    monkeypatch.setattr(conv, route, spy)
     op = registry.get("Convolution")
     attrs = op.parse(dict(kernel=(2, 2), num_filter=1, no_bias=True))
     out = np.zeros((1, 1, 2, 2), "float32")
     op.forward(
         KernelContext(np, cpu_backend),
         attrs,
-        [np.ones((1, 1, 3, 3), "float32"), np.ones((1, 1, 2, 2), "float32")],
+        [np.ones((1, channels, 3, 3), "float32"), np.ones((1, channels, 2, 2), "float32")],
         [out],
         [],
     )
-    np.testing.assert_array_equal(out, np.full((1, 1, 2, 2), 4, "float32"))
+    np.testing.assert_array_equal(out, np.full((1, 1, 2, 2), expected, "float32"))
     assert held == [True]
     assert not blas._section_lock.locked()
 
