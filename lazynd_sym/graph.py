@@ -251,6 +251,7 @@ class IndexedGraph:
         self.heads = [self.entry_of(e) for e in heads]
         self.aux_ids = aux_variables(self.nodes)
         self.attrs: dict[str, Any] = {}
+        self._input_entries: list[tuple[int, ...]] | None = None
 
     @property
     def num_entries(self) -> int:
@@ -263,7 +264,14 @@ class IndexedGraph:
         return self.row_ptr[self.index[id(entry[0])]] + entry[1]
 
     def input_entries(self, node_index: int) -> list[int]:
-        return [self.entry_of(e) for e in self.nodes[node_index].inputs]
+        # every pass asks this of every node, some once a sweep: the entry ids of all nodes are
+        # worked out once, on the first question, not looked up (two dicts an input) each time
+        if self._input_entries is None:
+            index, row_ptr = self.index, self.row_ptr
+            self._input_entries = [
+                tuple(row_ptr[index[id(child)]] + k for child, k in node.inputs) for node in self.nodes
+            ]
+        return list(self._input_entries[node_index])
 
     def entry_name(self, eid: int) -> str:
         # the shape and type passes name both entries of every pair they merge, each sweep: a

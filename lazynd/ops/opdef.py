@@ -309,7 +309,8 @@ class OpDef:
         return index not in shape_only
 
     def num_outputs(self, attrs: dict) -> int:
-        return len(self.output_names(attrs))
+        # asked of every node by every graph pass: the count, without the copy output_names hands out
+        return len(self._outputs(attrs) if callable(self._outputs) else self._outputs)
 
     def num_visible_outputs(self, attrs: dict) -> int:
         if self._num_visible is None:

@@ -7,6 +7,9 @@ fusion.  Each rewrite copies the graph, so the user's symbol is never changed.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from lazynd.context import Context
@@ -61,3 +64,22 @@ def prepare_bind_graph(
         new_grads[j] = entry
     forward_ids = {id(n) for n in topo_order(heads[:n_out])}
     return PreparedGraph(heads[:n_out], new_grads, forward_ids, node_ctx, fused)
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while an executor compiles its graph.
+
+    Compiling makes a graph's worth of objects (nodes, entry lists, steps), all alive until the
+    bind ends, and the collector walks every live object on each full collection: it found nothing
+    to free, yet took a fifth of a 1000-step ``while_loop``'s bind and three fifths of a 4000-step
+    one.  The collector's own state is restored after (left off if the caller had turned it off),
+    and a cycle made meanwhile is freed at its next run.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

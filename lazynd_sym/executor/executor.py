@@ -28,7 +28,7 @@ from ..passes.gradient_sum import ready_first_order
 from ..passes.plan_memory import _unread_optional_outputs, entry_bytes
 from .access import output_arrays, pass_vars, written_output_vars
 from .accumulate import adding_kernel, plan_accumulation, tail_gradients
-from .bind_graph import prepare_bind_graph
+from .bind_graph import collection_paused, prepare_bind_graph
 from .bound_shapes import bound_shapes_and_types
 from .bulking import bulk_enabled, pass_graphs
 from .memory import out_of_memory_named
@@ -83,7 +83,8 @@ class Executor(PassRunner):
         self._memory_group: MemoryGroup = shared_memory._memory_group if shared_memory is not None else MemoryGroup()
         self._shared_blocks: list[StorageBlock] = list(shared_memory._blocks) if shared_memory is not None else []
         self._blocks: list[StorageBlock] = []
-        self._compile()
+        with collection_paused():
+            self._compile()
         self._memory_group.add(self)
         members = self._memory_group.members()
         if len(members) > 1:
@@ -108,8 +109,7 @@ class Executor(PassRunner):
         return None
 
     def _compile(self) -> None:
-        sym = self._symbol
-        outputs = list(sym._outputs)
+        outputs = list(self._symbol._outputs)
         self._n_outputs = len(outputs)
         graph0 = IndexedGraph(outputs)
         var_nodes = [graph0.nodes[i] for i in graph0.variables()]

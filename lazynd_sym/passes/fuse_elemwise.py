@@ -75,22 +75,24 @@ def find_chains(heads: list[Entry], key: Callable[[Node], Any] | None = None) ->
     return chains
 
 
-def _external_inputs(chain: list[Node]) -> list[tuple[int, int]]:
-    seen: list[tuple[int, int]] = []
-    members = {id(n) for n in chain}
-    for node in chain:
-        for child, k in node.inputs:
-            if id(child) not in members and (id(child), k) not in seen:
-                seen.append((id(child), k))
-    return seen
-
-
 def _split_by_inputs(chain: list[Node]) -> list[list[Node]]:
+    """``chain`` cut where a part would read more than ``MAX_INPUTS`` entries from outside it.
+
+    The part's outside inputs are kept as the chain is walked: a node added at the end can only
+    add some (no earlier member reads it).  Working them out anew for every prefix made a long
+    chain (thousands of unary operators) quadratic at bind.
+    """
     parts, start = [], 0
-    for end in range(1, len(chain) + 1):
-        if len(_external_inputs(chain[start:end])) > MAX_INPUTS:
-            parts.append(chain[start : end - 1])
-            start = end - 1
+    members: set[int] = set()
+    outside: set[tuple[int, int]] = set()
+    for end, node in enumerate(chain):
+        new = {(id(child), k) for child, k in node.inputs if id(child) not in members} - outside
+        if len(outside) + len(new) > MAX_INPUTS:
+            parts.append(chain[start:end])
+            start, members, outside = end, set(), set()
+            new = {(id(child), k) for child, k in node.inputs}
+        members.add(id(node))
+        outside |= new
     parts.append(chain[start:])
     return [p for p in parts if len(p) >= 2]
 

@@ -8,6 +8,7 @@ from lazynd.errors import OperatorError, ShapeError
 
 from ..attribute import parse_shape_hint
 from ..graph import IndexedGraph
+from .fixed_point import sweep_to_fixed_point
 from .shape_semantics import ShapeSemantics
 
 Shape = tuple[int, ...]
@@ -55,27 +56,26 @@ def infer_shape(
         shapes[eid] = semantics.fill_hint(shapes[eid], tuple(shape))
     op_nodes = [i for i, n in enumerate(graph.nodes) if n.op is not None]
     pairs = same_shape or []
-    changed = True
-    sweep = 0
-    while changed:
+
+    def merge_pairs() -> bool:
         changed = False
-        order = op_nodes if sweep % 2 == 0 else op_nodes[::-1]
-        sweep += 1
-        for i in order:
-            changed |= _apply_node(graph, i, shapes, semantics)
         for a, b in pairs:
             for x, y in ((a, b), (b, a)):
                 merged = semantics.merge(graph.entry_name(x), graph.entry_name(x), shapes[x], shapes[y])
                 if merged != shapes[x]:
                     shapes[x] = merged
                     changed = True
-        if sweep > 2 * len(op_nodes) + 4:
-            break
+        return changed
+
+    sweep_to_fixed_point(
+        op_nodes, lambda i: _apply_node(graph, i, shapes, semantics), merge_pairs, 2 * len(op_nodes) + 5
+    )
     graph.attrs["shape"] = shapes
     return shapes
 
 
-def _apply_node(graph: IndexedGraph, i: int, shapes: list, semantics: ShapeSemantics) -> bool:
+def _apply_node(graph: IndexedGraph, i: int, shapes: list, semantics: ShapeSemantics) -> tuple[bool, bool]:
+    """Run node ``i``'s rule and merge its answer: ``(changed, settled)`` (see :mod:`.fixed_point`)."""
     node = graph.nodes[i]
     op = node.opdef
     in_entries = graph.input_entries(i)
@@ -85,12 +85,13 @@ def _apply_node(graph: IndexedGraph, i: int, shapes: list, semantics: ShapeSeman
     aux_shapes = [shapes[e] for e in in_entries[n_data:]]
     # known output shapes reach the rules that infer backwards (FullyConnected's batch, Concat's and
     # SliceChannel's pieces, a same-shape operator's inputs), as MXNet's rules see them
-    out_shapes = [shapes[graph.entry(i, k)] for k in range(node.num_outputs())]
+    out_entries = range(graph.entry(i), graph.entry(i + 1))
+    out_shapes = [shapes[e] for e in out_entries]
     if in_shapes and all(s is None for s in in_shapes):
         # as MXNet's rules: nothing known of the inputs, nothing inferred (no half-made weights),
         # except where the output's shape is every input's (``(a * c + b).infer_shape(b=...)``)
         if not (op.output_shape_fills_inputs and any(s is not None for s in out_shapes)):
-            return False
+            return False, False
     try:
         new_in, new_out, new_aux = semantics.run_rule(op, node.attrs, list(in_shapes), list(aux_shapes), out_shapes)
     except OperatorError as err:
@@ -103,7 +104,7 @@ def _apply_node(graph: IndexedGraph, i: int, shapes: list, semantics: ShapeSeman
             raise ShapeError(
                 f"infer_shape: node '{node.name}' ({op.name}) failed on input shapes {in_shapes}: {err}"
             ) from err
-        return False  # the rule needs more than is known yet
+        return False, False  # the rule needs more than is known yet
     changed = False
     for e, arg, shape in zip(in_entries, names, list(new_in) + list(new_aux), strict=False):
         merged = semantics.merge(node.name, arg, shapes[e], shape)
@@ -116,4 +117,5 @@ def _apply_node(graph: IndexedGraph, i: int, shapes: list, semantics: ShapeSeman
         if merged != shapes[e]:
             shapes[e] = merged
             changed = True
-    return changed
+    known = semantics.known
+    return changed, all(known(shapes[e]) for e in in_entries) and all(known(shapes[e]) for e in out_entries)

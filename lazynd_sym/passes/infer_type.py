@@ -14,6 +14,7 @@ from lazynd.errors import LazyNDError, OperatorError
 
 from ..attribute import dtype_from_attr
 from ..graph import IndexedGraph
+from .fixed_point import sweep_to_fixed_point
 
 
 def _merge(node: str, arg: str, given: str | None, inferred: str | None) -> str | None:
@@ -64,35 +65,41 @@ def infer_type(
     for eid, dtype in known.items():
         types[eid] = _merge(graph.entry_name(eid), graph.entry_name(eid), types[eid], dtype)
     op_nodes = [i for i, n in enumerate(graph.nodes) if n.op is not None]
-    for sweep in range(2 * len(op_nodes) + 4):
+
+    def apply(i: int) -> tuple[bool, bool]:
+        node = graph.nodes[i]
+        entries = graph.input_entries(i)
+        n_data = node.num_data_inputs()
+        in_types = [types[e] for e in entries[:n_data]]
+        aux_types = [types[e] for e in entries[n_data:]]
+        out_entries = range(graph.entry(i), graph.entry(i + 1))
+        out_types = [types[e] for e in out_entries]
+        in_types = _from_outputs(node, in_types, aux_types, out_types)
+        try:
+            new_in, new_out, new_aux = node.opdef.infer_type(node.attrs, in_types, aux_types)
+        except OperatorError as err:
+            # the rule names its op and argument, not which of the graph's nodes it is (an
+            # unrolled RNN has one '_plus' per step), as infer_shape's errors do
+            raise OperatorError(f"infer_type: node '{node.name}' ({node.opdef.name}): {err}") from err
+        updates = list(zip(entries, node.input_names(), list(new_in) + list(new_aux), strict=False))
+        updates += [(graph.entry(i, k), node.output_name(k), t) for k, t in enumerate(new_out)]
         changed = False
-        for i in op_nodes if sweep % 2 == 0 else op_nodes[::-1]:
-            node = graph.nodes[i]
-            entries = graph.input_entries(i)
-            n_data = node.num_data_inputs()
-            in_types = [types[e] for e in entries[:n_data]]
-            aux_types = [types[e] for e in entries[n_data:]]
-            out_types = [types[graph.entry(i, k)] for k in range(node.num_outputs())]
-            in_types = _from_outputs(node, in_types, aux_types, out_types)
-            try:
-                new_in, new_out, new_aux = node.opdef.infer_type(node.attrs, in_types, aux_types)
-            except OperatorError as err:
-                # the rule names its op and argument, not which of the graph's nodes it is (an
-                # unrolled RNN has one '_plus' per step), as infer_shape's errors do
-                raise OperatorError(f"infer_type: node '{node.name}' ({node.opdef.name}): {err}") from err
-            updates = list(zip(entries, node.input_names(), list(new_in) + list(new_aux), strict=False))
-            updates += [(graph.entry(i, k), node.output_name(k), t) for k, t in enumerate(new_out)]
-            for e, arg, t in updates:
-                merged = _merge(node.name, arg, types[e], t)
-                if merged != types[e]:
-                    types[e] = merged
-                    changed = True
+        for e, arg, t in updates:
+            merged = _merge(node.name, arg, types[e], t)
+            if merged != types[e]:
+                types[e] = merged
+                changed = True
+        return changed, all(types[e] is not None for e in entries) and all(types[e] is not None for e in out_entries)
+
+    def merge_pairs() -> bool:
+        changed = False
         for a, b in same_type or []:
             if types[a] is None and types[b] is not None:
                 types[a], changed = types[b], True
             elif types[b] is None and types[a] is not None:
                 types[b], changed = types[a], True
-        if not changed:
-            break
+        return changed
+
+    sweep_to_fixed_point(op_nodes, apply, merge_pairs, 2 * len(op_nodes) + 4)
     graph.attrs["dtype"] = types
     return types
