@@ -240,8 +240,8 @@ def _softmax_output_backward(kctx: Any, attrs: dict, inputs: list, outputs: list
 
 
 def _checked_labels(kctx: Any, named: Any, valid: Any, classes: int) -> None:
-    """Refuse a label (the class it names, :func:`~lazynd.ops.label_classes.named_classes`; not ignored where ``valid`` says
-    so) outside ``0..classes-1``.
+    """Refuse a label (the class it names, :func:`~lazynd.ops.label_classes.named_classes`; not
+    ignored where ``valid`` says so) outside ``0..classes-1``.
 
     On the host at once.  On a GPU reading the labels back would make the host wait for the
     device at every step and keep an executor's backward pass out of a CUDA graph: a device check
